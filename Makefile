@@ -1,0 +1,100 @@
+# shardc: build, test, install. `make` builds build/shardc; `make test` runs
+# everything CI runs (sanitized unit tests, golden tests, round trips, fuzzing).
+
+PREFIX ?= /usr/local
+CC ?= cc
+FUZZ_SECONDS ?= 60
+B := build
+comma := ,
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
+CFLAGS_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -Icompiler -I$(B)/gen -g
+OPT := -O2
+SAN := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# flex and bison output is not ours: same warnings, minus the ones it trips.
+GEN_WARN := -Wno-unused-function -Wno-sign-compare -Wno-missing-prototypes -Wno-unused-parameter
+
+COMPILER_SRCS := util.c diag.c lit.c ir.c parse.c check.c shape.c print.c
+COMPILER_OBJS := $(COMPILER_SRCS:.c=.o) parser.o lexer.o
+UNIT_TESTS := test_lex_parse test_shape test_check test_print
+
+.PHONY: all deps test unit golden roundtrip fuzz fuzz-build bench install clean
+all: deps $(B)/shardc
+
+# ---- dependencies (once) ----
+deps: $(B)/.deps-ok
+$(B)/.deps-ok: tools/install-deps.sh
+	@mkdir -p $(B)
+	sh tools/install-deps.sh
+	@touch $@
+
+# ---- generated parser and lexer ----
+$(B)/gen/parser.c $(B)/gen/parser.h: grammar/parser.y | $(B)/.deps-ok
+	@mkdir -p $(B)/gen
+	bison -Wall -Werror --defines=$(B)/gen/parser.h -o $(B)/gen/parser.c $<
+$(B)/gen/lexer.c: grammar/lexer.l $(B)/gen/parser.h | $(B)/.deps-ok
+	@mkdir -p $(B)/gen
+	flex -o $@ $<
+
+HDRS := compiler/shardc.h compiler/util.h compiler/ops.h compiler/parse_internal.h $(B)/gen/parser.h
+
+# ---- three builds of the compiler library: opt, san (tests), fuzz ----
+define variant
+$(B)/$(1)/%.o: compiler/%.c $(HDRS)
+	@mkdir -p $$(@D)
+	$(2) $$(CFLAGS_BASE) $(3) -c -o $$@ $$<
+$(B)/$(1)/parser.o: $(B)/gen/parser.c $(HDRS)
+	@mkdir -p $$(@D)
+	$(2) $$(CFLAGS_BASE) $(3) $$(GEN_WARN) -c -o $$@ $$<
+$(B)/$(1)/lexer.o: $(B)/gen/lexer.c $(HDRS)
+	@mkdir -p $$(@D)
+	$(2) $$(CFLAGS_BASE) $(3) $$(GEN_WARN) -c -o $$@ $$<
+$(B)/$(1)/libshardc.a: $(addprefix $(B)/$(1)/,$(COMPILER_OBJS))
+	ar rcs $$@ $$^
+$(B)/$(1)/shardc: $(B)/$(1)/main.o $(B)/$(1)/libshardc.a
+	$(2) $(3) -o $$@ $$^ -lm
+endef
+$(eval $(call variant,opt,$(CC),$(OPT)))
+$(eval $(call variant,san,$(CC),$(SAN)))
+$(eval $(call variant,fuzz,clang,-O1 -fsanitize=fuzzer-no-link$(comma)address$(comma)undefined -fno-sanitize-recover=all))
+
+$(B)/shardc: $(B)/opt/shardc
+	cp $< $@
+
+# ---- tests ----
+$(B)/san/test_%: tests/unit/test_%.c $(B)/san/libshardc.a $(HDRS)
+	$(CC) $(CFLAGS_BASE) $(SAN) -o $@ $< $(B)/san/libshardc.a -lcriterion -lm
+
+test: deps $(B)/shardc unit golden roundtrip fuzz
+	@echo "make test: all passed"
+
+unit: $(addprefix $(B)/san/,$(UNIT_TESTS))
+	@set -e; for t in $^; do echo "== $$t"; ASAN_OPTIONS=detect_leaks=1 $$t --jobs 2; done
+
+golden: $(B)/san/shardc
+	sh tests/run_golden.sh $(B)/san/shardc
+
+roundtrip: $(B)/san/shardc
+	sh tests/run_roundtrip.sh $(B)/san/shardc
+
+# ---- fuzzing: libFuzzer on parse + check, seeded with the samples ----
+$(B)/fuzz/fuzz_parser: tools/fuzz_parser.c $(B)/fuzz/libshardc.a $(HDRS)
+	clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< $(B)/fuzz/libshardc.a -lm
+fuzz-build: $(B)/fuzz/fuzz_parser
+fuzz: $(B)/fuzz/fuzz_parser
+	@mkdir -p $(B)/fuzz/corpus
+	cp ir-samples/*.ir tests/good/*.ir tests/bad/*.ir $(B)/fuzz/corpus/ 2>/dev/null || true
+	$(B)/fuzz/fuzz_parser -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 $(B)/fuzz/corpus 2>&1 | tail -n 25
+	@echo "fuzz: no crash, leak or sanitizer report in $(FUZZ_SECONDS) s"
+
+# ---- benchmarks ----
+bench: $(B)/shardc
+	sh tools/bench.sh $(B)/shardc
+
+install: $(B)/shardc
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(B)/shardc $(DESTDIR)$(PREFIX)/bin/shardc
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,897 @@
+/* check.c: everything about a module that is not shapes.
+ *
+ *   check_context     the context block over the defaults (IR-SPEC 3.1)
+ *   check_names       graph and value names, definition before use, callees
+ *                     before calls, attribute names and kinds, strategies and
+ *                     layouts decoded, shard and train blocks decoded
+ *   check_strategies  (needs shapes) one strategy per input, one number per
+ *                     dim, divisibility, device counts, layouts' device
+ *                     matrices, dataset_strategy, the train loss
+ *
+ * Operator-specific rules (MatMul's k, unsplit softmax axes) belong to the
+ * parallel core; here only the form of what the user wrote is checked. */
+#include "shardc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+	Module *m;
+	Diag *d;
+	const Source *src;       /* where the spans point: the file, or the command line */
+} Checker;
+
+#define ERR(c, span, ...) diag_error((c)->d, (c)->src, (span), __VA_ARGS__)
+
+/* ---- context ---- */
+
+static void context_defaults(Context *c)
+{
+	*c = (Context){.device_num = 1, .parallel_mode = PM_STAND_ALONE, .search_mode = SM_PROPAGATION,
+	               .dataset_mode = DS_FULL_BATCH, .seed = 0};
+}
+
+static bool str_is(const Lit *v, const char *s)
+{
+	return v->kind == LIT_STR && strcmp(v->s, s) == 0;
+}
+
+bool context_apply(Context *c, const char *key, const Lit *v, const char **err)
+{
+	if (strcmp(key, "device_num") == 0) {
+		if (v->kind != LIT_INT || v->i < 1 || v->i > (1 << 20)) {
+			*err = "device_num must be an integer from 1 to 1048576";
+			return false;
+		}
+		c->device_num = v->i;
+	} else if (strcmp(key, "parallel_mode") == 0) {
+		for (int k = PM_STAND_ALONE; k <= PM_AUTO; k++)
+			if (str_is(v, parallel_mode_name((ParallelMode)k))) {
+				c->parallel_mode = (ParallelMode)k;
+				return true;
+			}
+		*err = "parallel_mode must be \"stand_alone\", \"data_parallel\", \"semi_auto_parallel\" or \"auto_parallel\"";
+		return false;
+	} else if (strcmp(key, "search_mode") == 0) {
+		if (str_is(v, "sharding_propagation"))
+			c->search_mode = SM_PROPAGATION;
+		else if (str_is(v, "recursive_programming"))
+			c->search_mode = SM_RECURSIVE;
+		else {
+			*err = "search_mode must be \"sharding_propagation\" or \"recursive_programming\"";
+			return false;
+		}
+	} else if (strcmp(key, "dataset_strategy") == 0) {
+		if (str_is(v, "full_batch"))
+			c->dataset_mode = DS_FULL_BATCH;
+		else if (str_is(v, "data_parallel"))
+			c->dataset_mode = DS_DATA_PARALLEL;
+		else if (v->kind == LIT_TUPLE) {
+			for (int i = 0; i < v->nitems; i++) {
+				const Lit *t = v->items[i];
+				bool ok = t->kind == LIT_TUPLE && t->nitems <= MAX_DIMS;
+				for (int j = 0; ok && j < t->nitems; j++)
+					ok = t->items[j]->kind == LIT_INT && t->items[j]->i >= 1;
+				if (!ok) {
+					*err = "each dataset_strategy entry must be a tuple of positive integers, one per dim";
+					return false;
+				}
+			}
+			c->dataset_mode = DS_TUPLE;
+			c->dataset_tuple = (Lit *)v;
+			c->dataset_src = NULL;   /* the caller says where v was written */
+		} else {
+			*err = "dataset_strategy must be \"full_batch\", \"data_parallel\" or a tuple of strategies, one per input";
+			return false;
+		}
+	} else if (strcmp(key, "seed") == 0) {
+		if (v->kind != LIT_INT || v->i < 0) {
+			*err = "seed must be a non-negative integer";
+			return false;
+		}
+		c->seed = v->i;
+	} else {
+		*err = "unknown context key (expected device_num, parallel_mode, search_mode, dataset_strategy or seed)";
+		return false;
+	}
+	return true;
+}
+
+bool check_context(Module *m, Diag *d)
+{
+	int before = d->nerrors;
+	context_defaults(&m->ctx);
+	Lit *lit = m->context_lit;
+	for (int i = 0; lit && i < lit->nitems; i++) {
+		const char *err = NULL;
+		bool ok = context_apply(&m->ctx, lit->keys[i]->s, lit->items[i], &err);
+		if (ok && m->ctx.dataset_tuple == lit->items[i])
+			m->ctx.dataset_src = m->src;
+		if (!ok)
+			diag_error(d, m->src, strncmp(err, "unknown", 7) == 0 ? lit->keys[i]->span : lit->items[i]->span,
+			           "%s", err);
+	}
+	return d->nerrors == before;
+}
+
+/* ---- names ---- */
+
+/* Open-addressing map from value name to id, for one graph at a time. */
+typedef struct {
+	const char **keys;
+	int *vals;
+	int cap;
+} NameMap;
+
+static unsigned hash_str(const char *s)
+{
+	unsigned h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static void map_init(NameMap *nm, int n)
+{
+	nm->cap = 16;
+	while (nm->cap < 2 * n + 1)
+		nm->cap *= 2;
+	nm->keys = xcalloc((size_t)nm->cap, sizeof *nm->keys);
+	nm->vals = xcalloc((size_t)nm->cap, sizeof *nm->vals);
+}
+
+static void map_free(NameMap *nm)
+{
+	free(nm->keys);
+	free(nm->vals);
+}
+
+/* Returns the slot of `key`: keys[slot] is NULL when absent. */
+static int map_slot(const NameMap *nm, const char *key)
+{
+	unsigned i = hash_str(key) & (unsigned)(nm->cap - 1);
+	while (nm->keys[i] && strcmp(nm->keys[i], key) != 0)
+		i = (i + 1) & (unsigned)(nm->cap - 1);
+	return (int)i;
+}
+
+static int resolve_value(Checker *c, const Graph *g, const NameMap *nm, const Lit *ref, int limit)
+{
+	int slot = map_slot(nm, ref->s);
+	if (!nm->keys[slot]) {
+		ERR(c, ref->span, "undefined value '%%%s' in @%s", ref->s, g->name);
+		return -1;
+	}
+	int id = nm->vals[slot];
+	if (id >= limit) {
+		int line, col;
+		source_line_col(c->m->src, g->values[id].span.start, &line, &col);
+		ERR(c, ref->span, "'%%%s' is used before it is defined (at line %d)", ref->s, line);
+		return -1;
+	}
+	return id;
+}
+
+/* ---- strategies ---- */
+
+static bool decode_layout_dim(Checker *c, const LayoutDecl *l, const Lit *a, TensorStrategy *t, int dim,
+                              unsigned *used)
+{
+	const Lit *one = a;
+	int n = a->kind == LIT_TUPLE ? a->nitems : 1;
+	if (a->kind == LIT_TUPLE && n == 0) {
+		ERR(c, a->span, "an empty tuple names no device axis; write \"None\" to leave a dim whole");
+		return false;
+	}
+	t->naxes[dim] = 0;
+	t->split[dim] = 1;
+	for (int k = 0; k < n; k++) {
+		one = a->kind == LIT_TUPLE ? a->items[k] : a;
+		if (one->kind != LIT_STR) {
+			ERR(c, one->span, "a layout dim is an axis alias, a tuple of aliases or \"None\", not %s",
+			    lit_kind_name(one->kind));
+			return false;
+		}
+		if (strcmp(one->s, "None") == 0) {
+			if (n > 1) {
+				ERR(c, one->span, "\"None\" cannot be combined with other axes");
+				return false;
+			}
+			return true;
+		}
+		int axis = -1;
+		for (int i = 0; i < l->ndims; i++)
+			if (strcmp(l->alias[i], one->s) == 0)
+				axis = i;
+		if (axis < 0) {
+			StrBuf names = {0};
+			for (int i = 0; i < l->ndims; i++)
+				sb_printf(&names, "%s\"%s\"", i ? ", " : "", l->alias[i]);
+			ERR(c, one->span, "layout '%s' has no axis \"%s\" (its axes are %s)", l->name, one->s, names.data);
+			sb_free(&names);
+			return false;
+		}
+		if (*used & (1u << axis)) {
+			ERR(c, one->span, "axis \"%s\" is used twice in one tensor layout", one->s);
+			return false;
+		}
+		*used |= 1u << axis;
+		t->axes[dim][t->naxes[dim]++] = axis;
+		t->split[dim] *= l->dims[axis];
+	}
+	return true;
+}
+
+static bool decode_tensor_strategy(Checker *c, const Lit *v, TensorStrategy *t)
+{
+	memset(t, 0, sizeof *t);
+	t->span = v->span;
+	if (v->kind == LIT_NONE)
+		return true;
+	t->given = true;
+	if (v->kind == LIT_TUPLE) {
+		if (v->nitems > MAX_DIMS) {
+			ERR(c, v->span, "a strategy has at most %d numbers", MAX_DIMS);
+			return false;
+		}
+		t->rank = v->nitems;
+		for (int i = 0; i < v->nitems; i++) {
+			const Lit *x = v->items[i];
+			if (x->kind != LIT_INT || x->i < 1 || x->i > (1 << 20)) {
+				ERR(c, x->span, "a strategy number is a positive integer: how many slices that dim is cut into");
+				return false;
+			}
+			t->split[i] = x->i;
+		}
+		return true;
+	}
+	if (v->kind == LIT_APPLY || v->kind == LIT_IDENT) {
+		const LayoutDecl *l = module_layout(c->m, v->s);
+		if (!l) {
+			ERR(c, v->span, "'%s' is not a declared layout", v->s);
+			return false;
+		}
+		if (v->kind == LIT_IDENT || v->nitems == 0) {
+			ERR(c, v->span, "apply layout '%s' to one alias per tensor dim, as %s(\"%s\", \"None\")", l->name,
+			    l->name, l->alias[0]);
+			return false;
+		}
+		if (v->nitems > MAX_DIMS) {
+			ERR(c, v->span, "a tensor layout has at most %d dims", MAX_DIMS);
+			return false;
+		}
+		t->layout = l;
+		t->rank = v->nitems;
+		unsigned used = 0;
+		for (int i = 0; i < v->nitems; i++) {
+			if (v->keys[i]) {
+				ERR(c, v->keys[i]->span, "layout arguments are positional");
+				return false;
+			}
+			if (!decode_layout_dim(c, l, v->items[i], t, i, &used))
+				return false;
+		}
+		return true;
+	}
+	ERR(c, v->span, "a tensor strategy is a tuple of slice counts, a layout application or None, not %s",
+	    lit_kind_name(v->kind));
+	return false;
+}
+
+static bool decode_strategy(Checker *c, const Lit *v, Strategy *s, const char *what)
+{
+	s->span = v->span;
+	if (v->kind != LIT_TUPLE) {
+		ERR(c, v->span, "%s is a tuple with one entry per tensor, e.g. ((2, 4), (4, 1)), not %s", what,
+		    lit_kind_name(v->kind));
+		return false;
+	}
+	if (v->nitems == 0) {
+		ERR(c, v->span, "%s is empty", what);
+		return false;
+	}
+	s->n = v->nitems;
+	s->t = arena_alloc(c->m->arena, sizeof *s->t * (size_t)s->n);
+	const LayoutDecl *layout = NULL;
+	bool tuples = false;
+	for (int i = 0; i < v->nitems; i++) {
+		if (!decode_tensor_strategy(c, v->items[i], &s->t[i]))
+			return false;
+		if (!s->t[i].given)
+			continue;
+		if (s->t[i].layout) {
+			if (layout && layout != s->t[i].layout) {
+				ERR(c, v->items[i]->span, "all layouts of one %s must come from one Layout ('%s' and '%s' differ)",
+				    what, layout->name, s->t[i].layout->name);
+				return false;
+			}
+			layout = s->t[i].layout;
+		} else
+			tuples = true;
+		if (layout && tuples) {
+			ERR(c, v->items[i]->span, "%s mixes layouts and tuples of slice counts; use one form", what);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ---- attributes ---- */
+
+static bool lit_ints(Checker *c, const Lit *v, int64_t *out, int max, int *n, const char *name)
+{
+	if (v->kind != LIT_TUPLE) {
+		ERR(c, v->span, "'%s' is a tuple of integers, not %s", name, lit_kind_name(v->kind));
+		return false;
+	}
+	if (v->nitems > max) {
+		ERR(c, v->span, "'%s' has more than %d entries", name, max);
+		return false;
+	}
+	for (int i = 0; i < v->nitems; i++) {
+		if (v->items[i]->kind != LIT_INT) {
+			ERR(c, v->items[i]->span, "'%s' is a tuple of integers", name);
+			return false;
+		}
+		out[i] = v->items[i]->i;
+	}
+	*n = v->nitems;
+	return true;
+}
+
+static const char *kind_wanted(AttrValueKind k)
+{
+	switch (k) {
+	case AK_BOOL: return "true or false";
+	case AK_INT: return "an integer";
+	case AK_FLOAT: return "a number";
+	case AK_INTS: return "a tuple of integers";
+	case AK_AXES: return "an integer or a tuple of integers";
+	case AK_DTYPE: return "an element type such as Float16";
+	case AK_REDUCE_OP: return "\"sum\" or \"max\"";
+	case AK_GRAPH: return "a graph name such as @f";
+	case AK_SHARD: return "a dict {in_strategy: ..., parameter_plan: {...}}";
+	case AK_STRATEGY: return "a tuple of strategies";
+	}
+	return "?";
+}
+
+static bool decode_shard(Checker *c, const Graph *caller, const Lit *v, ShardSpec **out);
+
+static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const Lit *v)
+{
+	Attrs *a = &n->a;
+	const char *name = attr_info[k].name;
+	AttrValueKind kind = attr_info[k].kind;
+	bool ok = true;
+	switch (kind) {
+	case AK_BOOL: ok = v->kind == LIT_BOOL; break;
+	case AK_INT: ok = v->kind == LIT_INT; break;
+	case AK_FLOAT: ok = lit_is_number(v); break;
+	case AK_INTS: case AK_STRATEGY: case AK_SHARD: ok = true; break;
+	case AK_AXES: ok = v->kind == LIT_INT || v->kind == LIT_TUPLE; break;
+	case AK_DTYPE: ok = v->kind == LIT_IDENT || v->kind == LIT_STR; break;
+	case AK_REDUCE_OP: ok = str_is(v, "sum") || str_is(v, "max"); break;
+	case AK_GRAPH: ok = v->kind == LIT_GRAPH; break;
+	}
+	if (!ok) {
+		ERR(c, v->span, "attribute '%s' of %s is %s", name, op_info[n->op].name, kind_wanted(kind));
+		return false;
+	}
+	switch (k) {
+	case ATTR_TRANSPOSE_A: a->transpose_a = v->i; break;
+	case ATTR_TRANSPOSE_B: a->transpose_b = v->i; break;
+	case ATTR_KEEP_DIMS: a->keep_dims = v->i; break;
+	case ATTR_AXIS:
+		a->has_axis = true;
+		if (v->kind == LIT_INT) {
+			a->naxes = 1;
+			a->axes[0] = v->i;
+		} else {
+			a->axis_is_tuple = true;
+			return lit_ints(c, v, a->axes, MAX_DIMS, &a->naxes, name);
+		}
+		break;
+	case ATTR_SHAPE: return lit_ints(c, v, a->shape, MAX_DIMS, &a->nshape, name);
+	case ATTR_PERM: return lit_ints(c, v, a->perm, MAX_DIMS, &a->nperm, name);
+	case ATTR_BEGIN: return lit_ints(c, v, a->begin, MAX_DIMS, &a->nslice, name);
+	case ATTR_END: { int nn; bool r = lit_ints(c, v, a->end, MAX_DIMS, &nn, name);
+		if (r && (a->present & (1u << ATTR_BEGIN)) && nn != a->nslice) {
+			ERR(c, v->span, "'end' has %d entries but 'begin' has %d", nn, a->nslice);
+			return false;
+		}
+		return r; }
+	case ATTR_STRIDES: { int nn; bool r = lit_ints(c, v, a->strides, MAX_DIMS, &nn, name);
+		if (r && nn != a->nslice) {
+			ERR(c, v->span, "'strides' has %d entries but 'begin' has %d", nn, a->nslice);
+			return false;
+		}
+		return r; }
+	case ATTR_BEGIN_NORM_AXIS: a->begin_norm_axis = v->i; break;
+	case ATTR_BEGIN_PARAMS_AXIS: a->begin_params_axis = v->i; break;
+	case ATTR_EPSILON:
+		a->epsilon = lit_number(v);
+		if (!(a->epsilon >= 0)) {
+			ERR(c, v->span, "epsilon must not be negative");
+			return false;
+		}
+		break;
+	case ATTR_DTYPE:
+		if (!dtype_from_name(v->s, &a->dtype)) {
+			ERR(c, v->span, "unknown element type '%s'", v->s);
+			return false;
+		}
+		break;
+	case ATTR_REDUCE_OP: a->reduce_op = str_is(v, "max") ? REDUCE_MAX_OP : REDUCE_SUM_OP; break;
+	case ATTR_GROUP: {
+		if (v->kind != LIT_TUPLE || v->nitems == 0) {
+			ERR(c, v->span, "'group' is a non-empty tuple of global ranks");
+			return false;
+		}
+		a->group = arena_alloc(c->m->arena, sizeof(int64_t) * (size_t)v->nitems);
+		a->ngroup = v->nitems;
+		for (int i = 0; i < v->nitems; i++) {
+			const Lit *r = v->items[i];
+			if (r->kind != LIT_INT || r->i < 0 || r->i >= c->m->ctx.device_num) {
+				ERR(c, r->span, "a group member is a rank from 0 to %lld", (long long)c->m->ctx.device_num - 1);
+				return false;
+			}
+			for (int j = 0; j < i; j++)
+				if (a->group[j] == r->i) {
+					ERR(c, r->span, "rank %lld appears twice in the group", (long long)r->i);
+					return false;
+				}
+			a->group[i] = r->i;
+		}
+		break;
+	}
+	case ATTR_SPLIT_AXIS: a->split_axis = v->i; break;
+	case ATTR_CONCAT_AXIS: a->concat_axis = v->i; break;
+	case ATTR_GRAPH: {
+		Graph *callee = module_graph(c->m, v->s);
+		if (!callee) {
+			ERR(c, v->span, "undefined graph '@%s'", v->s);
+			return false;
+		}
+		if (callee->span.start >= g->span.start) {
+			ERR(c, v->span, "graph '@%s' must be defined before @%s calls it", v->s, g->name);
+			return false;
+		}
+		a->callee = callee;
+		break;
+	}
+	case ATTR_SHARD: return decode_shard(c, g, v, &a->shard);
+	case ATTR_IN_STRATEGY: return decode_strategy(c, v, &a->in_strategy, "in_strategy");
+	case ATTR_OUT_STRATEGY: return decode_strategy(c, v, &a->out_strategy, "out_strategy");
+	case ATTR_COUNT: die("bad attribute");
+	}
+	return true;
+}
+
+static bool decode_shard(Checker *c, const Graph *caller, const Lit *v, ShardSpec **out)
+{
+	if (v->kind != LIT_DICT) {
+		ERR(c, v->span, "'shard' is %s", kind_wanted(AK_SHARD));
+		return false;
+	}
+	ShardSpec *s = arena_alloc(c->m->arena, sizeof *s);
+	s->span = v->span;
+	*out = s;
+	bool ok = true;
+	for (int i = 0; i < v->nitems; i++) {
+		const char *key = v->keys[i]->s;
+		const Lit *x = v->items[i];
+		if (strcmp(key, "in_strategy") == 0)
+			ok &= decode_strategy(c, x, &s->in, "in_strategy");
+		else if (strcmp(key, "out_strategy") == 0)
+			ok &= decode_strategy(c, x, &s->out, "out_strategy");
+		else if (strcmp(key, "parameter_plan") == 0) {
+			if (x->kind != LIT_DICT) {
+				ERR(c, x->span, "parameter_plan is a dict from parameter name to strategy, e.g. {\"w1\": (8, 1)}");
+				ok = false;
+				continue;
+			}
+			s->nplan = x->nitems;
+			s->plan_names = arena_alloc(c->m->arena, sizeof(char *) * (size_t)x->nitems);
+			s->plan = arena_alloc(c->m->arena, sizeof(TensorStrategy) * (size_t)x->nitems);
+			s->plan_spans = arena_alloc(c->m->arena, sizeof(Span) * (size_t)x->nitems);
+			for (int j = 0; j < x->nitems; j++) {
+				const Lit *k = x->keys[j];
+				s->plan_names[j] = k->s;
+				s->plan_spans[j] = k->span;
+				if (k->kind != LIT_STR) {
+					ERR(c, k->span, "parameter_plan keys are strings: \"%s\"", k->s);
+					ok = false;
+					continue;
+				}
+				int id = graph_value(caller, k->s);
+				if (id < 0 || !caller->values[id].type.is_param || id >= caller->nparams) {
+					ERR(c, k->span, "parameter_plan names \"%s\", which is not a Parameter of @%s", k->s,
+					    caller->name);
+					ok = false;
+					continue;
+				}
+				ok &= decode_tensor_strategy(c, x->items[j], &s->plan[j]);
+			}
+		} else {
+			ERR(c, v->keys[i]->span, "unknown shard key '%s' (expected in_strategy, out_strategy, parameter_plan)",
+			    key);
+			ok = false;
+		}
+	}
+	if (ok && s->in.n == 0) {
+		ERR(c, v->span, "shard needs an in_strategy, one entry per input of the called graph");
+		ok = false;
+	}
+	return ok;
+}
+
+static void list_attrs(StrBuf *b, OpKind op)
+{
+	unsigned mask = op_info[op].attrs;
+	if (op != OP_CALL && !op_is_comm(op))
+		mask |= (1u << ATTR_IN_STRATEGY) | (1u << ATTR_OUT_STRATEGY);
+	int n = 0;
+	for (int k = 0; k < ATTR_COUNT; k++)
+		if (mask & (1u << k))
+			sb_printf(b, "%s%s", n++ ? ", " : "", attr_info[k].name);
+	if (!n)
+		sb_puts(b, "none");
+}
+
+static void decode_attrs(Checker *c, Graph *g, Node *n)
+{
+	Attrs *a = &n->a;
+	a->epsilon = 1e-5;
+	a->begin_norm_axis = -1;
+	a->begin_params_axis = -1;
+	const Lit *d = n->attr_lit;
+	unsigned allowed = op_info[n->op].attrs;
+	if (n->op != OP_CALL && !op_is_comm(n->op))
+		allowed |= (1u << ATTR_IN_STRATEGY) | (1u << ATTR_OUT_STRATEGY);
+	for (int i = 0; d && i < d->nitems; i++) {
+		const Lit *key = d->keys[i];
+		int k = 0;
+		while (k < ATTR_COUNT && strcmp(attr_info[k].name, key->s) != 0)
+			k++;
+		if (k == ATTR_COUNT || !(allowed & (1u << k))) {
+			StrBuf b = {0};
+			list_attrs(&b, n->op);
+			ERR(c, key->span, "%s has no attribute '%s' (it takes: %s)", op_info[n->op].name, key->s, b.data);
+			sb_free(&b);
+			continue;
+		}
+		if (key->kind == LIT_STR) {
+			ERR(c, key->span, "attribute keys are identifiers: write %s, not \"%s\"", key->s, key->s);
+			continue;
+		}
+		if (decode_attr(c, g, n, (AttrKind)k, d->items[i]))
+			a->present |= 1u << k;
+	}
+}
+
+static bool calls_with_shard(const Graph *g)
+{
+	for (int i = 0; i < g->nnodes; i++) {
+		const Node *n = &g->nodes[i];
+		if (n->op == OP_CALL && (n->a.shard || (n->a.callee && calls_with_shard(n->a.callee))))
+			return true;
+	}
+	return false;
+}
+
+static void check_graph_names(Checker *c, Graph *g)
+{
+	NameMap nm;
+	map_init(&nm, g->nvalues);
+	for (int id = 0; id < g->nvalues; id++) {
+		Value *v = &g->values[id];
+		int slot = map_slot(&nm, v->name);
+		if (nm.keys[slot]) {
+			int line, col;
+			source_line_col(c->m->src, g->values[nm.vals[slot]].span.start, &line, &col);
+			ERR(c, v->span, "'%%%s' is defined twice in @%s (first at line %d)", v->name, g->name, line);
+			continue;
+		}
+		nm.keys[slot] = v->name;
+		nm.vals[slot] = id;
+	}
+	for (int i = 0; i < g->nnodes; i++) {
+		Node *n = &g->nodes[i];
+		n->in = arena_alloc(c->m->arena, sizeof(int) * (size_t)(n->nin ? n->nin : 1));
+		for (int k = 0; k < n->nin; k++)
+			n->in[k] = resolve_value(c, g, &nm, n->operands->items[k], n->result);
+		if (n->op == OP_COUNT)
+			continue;
+		const OpInfo *info = &op_info[n->op];
+		if (n->nin < info->min_inputs || (info->max_inputs >= 0 && n->nin > info->max_inputs)) {
+			if (info->min_inputs == info->max_inputs)
+				ERR(c, n->op_span, "%s takes %d operand%s, %d given", info->name, info->min_inputs,
+				    info->min_inputs == 1 ? "" : "s", n->nin);
+			else
+				ERR(c, n->op_span, "%s takes at least %d operand%s, %d given", info->name, info->min_inputs,
+				    info->min_inputs == 1 ? "" : "s", n->nin);
+		}
+		decode_attrs(c, g, n);
+		if (n->op == OP_CALL && !n->a.callee && !(n->a.present & (1u << ATTR_GRAPH)))
+			ERR(c, n->op_span, "Call needs a 'graph' attribute naming the called graph");
+		if (n->op == OP_CALL && n->a.shard && n->a.callee && calls_with_shard(n->a.callee))
+			ERR(c, n->a.shard->span, "nested shard: @%s already calls a graph with shard", n->a.callee->name);
+		if (n->op == OP_CALL && n->a.shard)
+			g->has_call_with_shard = true;
+	}
+	g->ret = arena_alloc(c->m->arena, sizeof(int) * (size_t)g->rets->nitems);
+	g->nret = g->rets->nitems;
+	for (int k = 0; k < g->nret; k++)
+		g->ret[k] = resolve_value(c, g, &nm, g->rets->items[k], g->nvalues);
+	map_free(&nm);
+}
+
+static void check_train_names(Checker *c)
+{
+	Train *t = c->m->train;
+	Graph *g = module_entry(c->m);
+	t->optimizer = OPT_SGD;
+	t->learning_rate = 0.01;
+	t->momentum = 0.9;
+	t->beta1 = 0.9;
+	t->beta2 = 0.999;
+	t->eps = 1e-8;
+	t->weight_decay = 0;
+	t->steps = 1;
+	for (int i = 0; i < t->lit->nitems; i++) {
+		const char *key = t->lit->keys[i]->s;
+		const Lit *v = t->lit->items[i];
+		if (strcmp(key, "loss") == 0) {
+			if (v->kind != LIT_VALUE) {
+				ERR(c, v->span, "loss is a value of the entry graph, such as %%loss");
+				continue;
+			}
+			t->loss = graph_value(g, v->s);
+			if (t->loss < 0)
+				ERR(c, v->span, "loss '%%%s' is not a value of the entry graph @%s", v->s, g->name);
+		} else if (strcmp(key, "steps") == 0) {
+			if (v->kind != LIT_INT || v->i < 1 || v->i > 1000000000)
+				ERR(c, v->span, "steps is a positive integer");
+			else
+				t->steps = v->i;
+		} else if (strcmp(key, "optimizer") == 0) {
+			static const struct { const char *name; OptimizerKind kind; const char *args; } opts[] = {
+				{"SGD", OPT_SGD, "learning_rate"},
+				{"Momentum", OPT_MOMENTUM, "learning_rate, momentum"},
+				{"Adam", OPT_ADAM, "learning_rate, beta1, beta2, eps, weight_decay"},
+			};
+			int o = -1;
+			for (int k = 0; k < 3; k++)
+				if ((v->kind == LIT_APPLY || v->kind == LIT_IDENT) && strcmp(v->s, opts[k].name) == 0)
+					o = k;
+			if (o < 0) {
+				ERR(c, v->span, "optimizer is SGD(...), Momentum(...) or Adam(...)");
+				continue;
+			}
+			t->optimizer = opts[o].kind;
+			for (int k = 0; v->kind == LIT_APPLY && k < v->nitems; k++) {
+				const Lit *key_lit = v->keys[k], *x = v->items[k];
+				if (!key_lit) {
+					ERR(c, x->span, "name the optimizer's arguments: %s(%s: ...)", opts[o].name, "learning_rate");
+					continue;
+				}
+				const char *an = key_lit->s;
+				double *slot = !strcmp(an, "learning_rate") ? &t->learning_rate
+				             : !strcmp(an, "momentum") && o == 1 ? &t->momentum
+				             : !strcmp(an, "beta1") && o == 2 ? &t->beta1
+				             : !strcmp(an, "beta2") && o == 2 ? &t->beta2
+				             : !strcmp(an, "eps") && o == 2 ? &t->eps
+				             : !strcmp(an, "weight_decay") && o == 2 ? &t->weight_decay : NULL;
+				if (!slot)
+					ERR(c, key_lit->span, "%s has no argument '%s' (it takes %s)", opts[o].name, an, opts[o].args);
+				else if (!lit_is_number(x))
+					ERR(c, x->span, "'%s' is a number", an);
+				else
+					*slot = lit_number(x);
+			}
+		} else
+			ERR(c, t->lit->keys[i]->span, "unknown train key '%s' (expected loss, optimizer, steps)", key);
+	}
+	if (!lit_dict_get(t->lit, "loss"))
+		ERR(c, t->span, "the train block needs 'loss: %%value'");
+}
+
+bool check_names(Module *m, Diag *d)
+{
+	Checker c = {m, d, m->src};
+	int before = d->nerrors;
+	if (m->ngraphs == 0) {
+		Span file_start = {0, 0};
+		ERR(&c, file_start, "the module has no graph (the last graph in the file is the entry)");
+		return false;
+	}
+	for (int i = 0; i < m->ngraphs; i++)
+		for (int j = 0; j < i; j++)
+			if (strcmp(m->graphs[i]->name, m->graphs[j]->name) == 0) {
+				ERR(&c, m->graphs[i]->name_span, "graph '@%s' is defined twice", m->graphs[i]->name);
+				break;
+			}
+	for (int i = 0; i < m->ngraphs; i++)
+		check_graph_names(&c, m->graphs[i]);
+	if (m->train)
+		check_train_names(&c);
+	return d->nerrors == before;
+}
+
+/* ---- strategies (form only; needs shapes) ---- */
+
+static bool devices_matter(const Module *m)
+{
+	return m->ctx.parallel_mode == PM_SEMI_AUTO || m->ctx.parallel_mode == PM_AUTO;
+}
+
+static void dims_str(StrBuf *b, const Type *t)
+{
+	sb_putc(b, '(');
+	for (int i = 0; i < t->rank; i++)
+		sb_printf(b, i ? ", %lld" : "%lld", (long long)t->dims[i]);
+	sb_puts(b, t->rank == 1 ? ",)" : ")");
+}
+
+static void split_str(StrBuf *b, const TensorStrategy *t)
+{
+	sb_putc(b, '(');
+	for (int i = 0; i < t->rank; i++)
+		sb_printf(b, i ? ", %lld" : "%lld", (long long)t->split[i]);
+	sb_puts(b, t->rank == 1 ? ",)" : ")");
+}
+
+/* One tensor's strategy against its type: rank, divisibility, devices. */
+static bool check_tensor_strategy(Checker *c, const TensorStrategy *t, const Type *type, const char *what)
+{
+	if (!t->given || type->rank < 0)
+		return true;
+	StrBuf b = {0}, s = {0};
+	bool ok = false;
+	dims_str(&b, type);
+	split_str(&s, t);
+	if (t->rank != type->rank) {
+		ERR(c, t->span, "%s has %d dim%s %s but its strategy %s has %d entr%s", what, type->rank,
+		    type->rank == 1 ? "" : "s", b.data, s.data, t->rank, t->rank == 1 ? "y" : "ies");
+		goto out;
+	}
+	int64_t product = 1;
+	for (int i = 0; i < t->rank; i++) {
+		if (type->dims[i] % t->split[i] != 0) {
+			ERR(c, t->span, "%s: dim %d of %s (size %lld) cannot be cut into %lld equal slices", what, i, b.data,
+			    (long long)type->dims[i], (long long)t->split[i]);
+			goto out;
+		}
+		product *= t->split[i];
+	}
+	int64_t devices = c->m->ctx.device_num;
+	if (devices_matter(c->m) && devices % product != 0) {
+		ERR(c, t->span, "%s: the strategy %s uses %lld devices, which does not divide device_num %lld", what,
+		    s.data, (long long)product, (long long)devices);
+		goto out;
+	}
+	ok = true;
+out:
+	sb_free(&b);
+	sb_free(&s);
+	return ok;
+}
+
+static void check_node_strategies(Checker *c, Graph *g, Node *n)
+{
+	const Strategy *in = &n->a.in_strategy, *out = &n->a.out_strategy;
+	const char *op = op_info[n->op].name;
+	char what[96];
+	if (in->n && in->n != n->nin)
+		ERR(c, in->span, "%s has %d input%s but in_strategy gives %d", op, n->nin, n->nin == 1 ? "" : "s", in->n);
+	else
+		for (int k = 0; k < in->n; k++) {
+			snprintf(what, sizeof what, "input %d of %s", k, op);
+			check_tensor_strategy(c, &in->t[k], &g->values[n->in[k]].type, what);
+		}
+	if (out->n) {
+		if (!in->n)
+			ERR(c, out->span, "%s: out_strategy needs an in_strategy beside it", op);
+		else if (out->n != 1)
+			ERR(c, out->span, "%s has one output but out_strategy gives %d", op, out->n);
+		else {
+			snprintf(what, sizeof what, "the output of %s", op);
+			check_tensor_strategy(c, &out->t[0], &g->values[n->result].type, what);
+		}
+	}
+	const ShardSpec *s = n->a.shard;
+	if (s && n->a.callee) {
+		const Graph *callee = n->a.callee;
+		if (s->in.n != callee->nparams)
+			ERR(c, s->in.span, "@%s has %d input%s but the shard in_strategy gives %d", callee->name,
+			    callee->nparams, callee->nparams == 1 ? "" : "s", s->in.n);
+		else
+			for (int k = 0; k < s->in.n; k++) {
+				snprintf(what, sizeof what, "input %d of @%s", k, callee->name);
+				check_tensor_strategy(c, &s->in.t[k], &callee->values[k].type, what);
+			}
+		for (int j = 0; j < s->nplan; j++) {
+			int id = graph_value(g, s->plan_names[j]);
+			snprintf(what, sizeof what, "parameter '%s'", s->plan_names[j]);
+			if (id >= 0)
+				check_tensor_strategy(c, &s->plan[j], &g->values[id].type, what);
+		}
+	}
+}
+
+static void check_layouts(Checker *c)
+{
+	for (int i = 0; i < c->m->nlayouts; i++) {
+		const LayoutDecl *l = c->m->layouts[i];
+		int64_t product = 1;
+		for (int k = 0; k < l->ndims; k++)
+			product *= l->dims[k];
+		if (product != c->m->ctx.device_num)
+			ERR(c, l->span, "layout '%s' has a device matrix of %lld devices but device_num is %lld", l->name,
+			    (long long)product, (long long)c->m->ctx.device_num);
+	}
+}
+
+static void check_dataset_strategy(Checker *c)
+{
+	const Graph *g = module_entry(c->m);
+	const Lit *ds = c->m->ctx.dataset_tuple;
+	int ninputs = 0;
+	for (int k = 0; k < g->nparams; k++)
+		ninputs += !g->values[k].type.is_param;
+	if (ds->nitems != ninputs) {
+		ERR(c, ds->span, "dataset_strategy gives %d entr%s but @%s has %d Tensor input%s", ds->nitems,
+		    ds->nitems == 1 ? "y" : "ies", g->name, ninputs, ninputs == 1 ? "" : "s");
+		return;
+	}
+	for (int k = 0, j = 0; k < g->nparams; k++) {
+		if (g->values[k].type.is_param)
+			continue;
+		TensorStrategy t;
+		if (!decode_tensor_strategy(c, ds->items[j++], &t))
+			continue;
+		char what[96];
+		snprintf(what, sizeof what, "input '%%%s'", g->values[k].name);
+		check_tensor_strategy(c, &t, &g->values[k].type, what);
+	}
+}
+
+bool check_strategies(Module *m, Diag *d)
+{
+	Checker c = {m, d, m->src};
+	int before = d->nerrors;
+	if (devices_matter(m))
+		check_layouts(&c);
+	for (int i = 0; i < m->ngraphs; i++) {
+		Graph *g = m->graphs[i];
+		for (int j = 0; j < g->nnodes; j++)
+			if (g->nodes[j].op != OP_COUNT)
+				check_node_strategies(&c, g, &g->nodes[j]);
+	}
+	if (m->ctx.dataset_mode == DS_TUPLE) {
+		Checker cds = {m, d, m->ctx.dataset_src};
+		check_dataset_strategy(&cds);
+	}
+	Train *t = m->train;
+	if (t && t->loss >= 0) {
+		const Graph *g = module_entry(m);
+		const Type *lt = &g->values[t->loss].type;
+		int64_t elems = 1;
+		for (int i = 0; i < lt->rank; i++)
+			elems *= lt->dims[i];
+		if (lt->rank >= 0 && (elems != 1 || !dtype_is_float(lt->dtype))) {
+			StrBuf b = {0};
+			dims_str(&b, lt);
+			ERR(&c, lit_dict_get(t->lit, "loss")->span, "the loss must be a float scalar; '%%%s' has shape %s",
+			    g->values[t->loss].name, b.data);
+			sb_free(&b);
+		}
+		bool any_param = false;
+		for (int k = 0; k < g->nparams; k++)
+			any_param |= g->values[k].type.is_param;
+		if (!any_param)
+			ERR(&c, t->span, "the train block has nothing to train: @%s has no Parameter", g->name);
+	}
+	return d->nerrors == before;
+}

@@ -1,0 +1,90 @@
+/* diag.c: `file:line:col: error: message`, the source line and a caret.
+ *
+ * Locations travel as byte spans; lines and columns are computed only here,
+ * from a table of line starts built on the first error. Columns count bytes
+ * from 1. Very long lines are shown as a window around the column. */
+#include "shardc.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+
+static void build_lines(Source *src)
+{
+	int n = 1;
+	for (int i = 0; i < src->len; i++)
+		n += src->text[i] == '\n';
+	src->line_starts = xmalloc(sizeof(int) * (size_t)n);
+	src->nlines = 0;
+	src->line_starts[src->nlines++] = 0;
+	for (int i = 0; i < src->len; i++)
+		if (src->text[i] == '\n')
+			src->line_starts[src->nlines++] = i + 1;
+}
+
+void source_line_col(Source *src, int offset, int *line, int *col)
+{
+	if (!src->line_starts)
+		build_lines(src);
+	if (offset < 0)
+		offset = 0;
+	if (offset > src->len)
+		offset = src->len;
+	int lo = 0, hi = src->nlines - 1;
+	while (lo < hi) {
+		int mid = (lo + hi + 1) / 2;
+		if (src->line_starts[mid] <= offset)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	*line = lo + 1;
+	*col = offset - src->line_starts[lo] + 1;
+}
+
+enum { WINDOW = 120 };   /* bytes of a long line shown around the caret */
+
+static void print_caret(FILE *out, Source *src, int line, int col)
+{
+	int start = src->line_starts[line - 1];
+	int end = start;
+	while (end < src->len && src->text[end] != '\n')
+		end++;
+	int from = start, to = end;
+	if (col - 1 > WINDOW / 2)
+		from = start + col - 1 - WINDOW / 2;
+	if (to - from > WINDOW)
+		to = from + WINDOW;
+	StrBuf b = {0};
+	sb_puts(&b, "  ");
+	for (int i = from; i < to; i++) {
+		unsigned char c = (unsigned char)src->text[i];
+		sb_putc(&b, c == '\t' || (c >= 0x20 && c != 0x7f) ? (char)c : '?');
+	}
+	sb_puts(&b, "\n  ");
+	for (int i = from; i < start + col - 1 && i < to; i++)
+		sb_putc(&b, src->text[i] == '\t' ? '\t' : ' ');
+	sb_puts(&b, "^\n");
+	fputs(b.data, out);
+	sb_free(&b);
+}
+
+void diag_error(Diag *d, const Source *csrc, Span at, const char *fmt, ...)
+{
+	Source *src = (Source *)csrc;   /* the line table is a cache */
+	d->nerrors++;
+	if (d->nerrors > MAX_ERRORS)
+		return;
+	FILE *out = d->out ? d->out : stderr;
+	int line, col;
+	source_line_col(src, at.start, &line, &col);
+	fprintf(out, "%s:%d:%d: error: ", src->name, line, col);
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
+	fputc('\n', out);
+	if (d->caret)
+		print_caret(out, src, line, col);
+	if (d->nerrors == MAX_ERRORS)
+		fprintf(out, "%s: too many errors, stopping here\n", src->name);
+}

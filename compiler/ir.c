@@ -1,0 +1,64 @@
+/* ir.c: the operator and attribute tables, and lookups over a module. */
+#include "shardc.h"
+
+#include <string.h>
+
+#define OP_INFO(e, name, lo, hi, attrs) [OP_##e] = {name, lo, hi, attrs},
+const OpInfo op_info[OP_COUNT] = {OP_TABLE(OP_INFO)};
+#define ATTR_INFO(e, name, kind) [ATTR_##e] = {name, kind},
+const AttrInfo attr_info[ATTR_COUNT] = {ATTR_TABLE(ATTR_INFO)};
+
+bool op_from_name(const char *s, OpKind *out)
+{
+	for (int k = 0; k < OP_COUNT; k++)
+		if (strcmp(op_info[k].name, s) == 0) {
+			*out = (OpKind)k;
+			return true;
+		}
+	return false;
+}
+
+bool op_is_comm(OpKind k)
+{
+	return k == OP_ALL_REDUCE || k == OP_ALL_GATHER || k == OP_REDUCE_SCATTER || k == OP_ALL_TO_ALL;
+}
+
+const char *parallel_mode_name(ParallelMode m)
+{
+	static const char *names[] = {"stand_alone", "data_parallel", "semi_auto_parallel", "auto_parallel"};
+	return names[m];
+}
+
+const char *search_mode_name(SearchMode m)
+{
+	return m == SM_PROPAGATION ? "sharding_propagation" : "recursive_programming";
+}
+
+Graph *module_entry(const Module *m)
+{
+	return m->ngraphs ? m->graphs[m->ngraphs - 1] : NULL;
+}
+
+Graph *module_graph(const Module *m, const char *name)
+{
+	for (int i = 0; i < m->ngraphs; i++)
+		if (strcmp(m->graphs[i]->name, name) == 0)
+			return m->graphs[i];
+	return NULL;
+}
+
+const LayoutDecl *module_layout(const Module *m, const char *name)
+{
+	for (int i = 0; i < m->nlayouts; i++)
+		if (strcmp(m->layouts[i]->name, name) == 0)
+			return m->layouts[i];
+	return NULL;
+}
+
+int graph_value(const Graph *g, const char *name)
+{
+	for (int i = 0; i < g->nvalues; i++)
+		if (strcmp(g->values[i].name, name) == 0)
+			return i;
+	return -1;
+}

@@ -1,0 +1,235 @@
+/* main.c: the driver. One call per stage, the check between stages, the
+ * optional dump; nothing else. Exit 0 ok, 1 bad model, 2 bad command line,
+ * 3 internal error (an abort also means our bug). */
+#include "shardc.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SHARDC_VERSION "0.1.0"
+
+enum { EXIT_MODEL = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
+
+static const char usage[] =
+	"usage: shardc MODEL.ir -o OUTDIR [options]\n"
+	"       shardc MODEL.ir --check [options]\n"
+	"\n"
+	"Compile a MindIR-like graph with sharding annotations into one C program per rank.\n"
+	"\n"
+	"  -o, --output DIR          where to write (created if missing)\n"
+	"      --check               parse, check and infer only; write nothing\n"
+	"      --dump-ir             write every stage under OUTDIR/ir/\n"
+	"      --device-num N        override the context's device_num\n"
+	"      --parallel-mode M     stand_alone | data_parallel | semi_auto_parallel | auto_parallel\n"
+	"      --search-mode S       sharding_propagation | recursive_programming\n"
+	"      --dataset-strategy D  full_batch | data_parallel | ((8, 1), (8,))\n"
+	"      --seed S              seed of the deterministic initializers\n"
+	"      --strategy-out FILE   save every operator's strategy as JSON\n"
+	"      --strategy-in FILE    load every operator's strategy from JSON\n"
+	"      --cluster FILE        JSON description of devices and links\n"
+	"      --time                print how long each stage took, and memory, to stderr\n"
+	"  -h, --help                this text\n"
+	"      --version             print the version\n";
+
+typedef struct {
+	const char *model, *outdir;
+	bool check_only, dump_ir, time;
+	const char *override_key[8];
+	const char *override_text[8];
+	int noverrides;
+} Options;
+
+static noreturn void usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "shardc: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n(see shardc --help)\n");
+	exit(EXIT_USAGE);
+}
+
+static void add_override(Options *o, const char *key, const char *text)
+{
+	for (int i = 0; i < o->noverrides; i++)
+		if (strcmp(o->override_key[i], key) == 0) {
+			o->override_text[i] = text;
+			return;
+		}
+	o->override_key[o->noverrides] = key;
+	o->override_text[o->noverrides++] = text;
+}
+
+static void parse_args(int argc, char **argv, Options *o)
+{
+	enum { O_CHECK = 256, O_DUMP, O_DEV, O_PM, O_SM, O_DS, O_SEED, O_SOUT, O_SIN, O_CLUSTER, O_VERSION, O_TIME };
+	static const struct option longs[] = {
+		{"output", required_argument, 0, 'o'}, {"check", no_argument, 0, O_CHECK},
+		{"dump-ir", no_argument, 0, O_DUMP}, {"device-num", required_argument, 0, O_DEV},
+		{"parallel-mode", required_argument, 0, O_PM}, {"search-mode", required_argument, 0, O_SM},
+		{"dataset-strategy", required_argument, 0, O_DS}, {"seed", required_argument, 0, O_SEED},
+		{"strategy-out", required_argument, 0, O_SOUT}, {"strategy-in", required_argument, 0, O_SIN},
+		{"cluster", required_argument, 0, O_CLUSTER}, {"help", no_argument, 0, 'h'},
+		{"version", no_argument, 0, O_VERSION}, {"time", no_argument, 0, O_TIME}, {0, 0, 0, 0},
+	};
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, ":o:h", longs, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->outdir = optarg; break;
+		case 'h': fputs(usage, stdout); exit(0);
+		case O_VERSION: printf("shardc %s\n", SHARDC_VERSION); exit(0);
+		case O_CHECK: o->check_only = true; break;
+		case O_DUMP: o->dump_ir = true; break;
+		case O_TIME: o->time = true; break;
+		case O_DEV: add_override(o, "device_num", optarg); break;
+		case O_PM: add_override(o, "parallel_mode", optarg); break;
+		case O_SM: add_override(o, "search_mode", optarg); break;
+		case O_DS: add_override(o, "dataset_strategy", optarg); break;
+		case O_SEED: add_override(o, "seed", optarg); break;
+		case O_SOUT: case O_SIN: case O_CLUSTER:
+			usage_error("%s is not implemented yet (it comes with the strategy search)", argv[optind - 1]);
+		case ':': usage_error("option %s needs a value", argv[optind - 1]);
+		default: usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		usage_error("%s", "no model file given");
+	if (optind + 1 < argc)
+		usage_error("one model file at a time; unexpected '%s'", argv[optind + 1]);
+	o->model = argv[optind];
+	if (!o->check_only && !o->outdir)
+		usage_error("%s", "give -o OUTDIR, or --check to only check the model");
+}
+
+/* Command-line values are IR values; bare words are taken as strings. */
+static void apply_overrides(Module *m, const Options *o, Module **holders)
+{
+	for (int i = 0; i < o->noverrides; i++) {
+		const char *text = o->override_text[i];
+		StrBuf b = {0};
+		if (text[0] == '(' || text[0] == '"' || text[0] == '-' || (text[0] >= '0' && text[0] <= '9'))
+			sb_puts(&b, text);
+		else
+			sb_printf(&b, "\"%s\"", text);
+		Lit *v = parse_value_text(b.data, &holders[i]);
+		sb_free(&b);
+		const char *err = "not a value";
+		if (!v || !context_apply(&m->ctx, o->override_key[i], v, &err)) {
+			fprintf(stderr, "shardc: --%s '%s': %s\n", o->override_key[i], text, err);
+			exit(EXIT_USAGE);
+		}
+		if (m->ctx.dataset_tuple == v)
+			m->ctx.dataset_src = holders[i]->src;
+	}
+}
+
+static int mkdir_p(const char *path)
+{
+	char *p = xstrdup(path);
+	for (char *s = p + 1; *s; s++)
+		if (*s == '/') {
+			*s = 0;
+			if (mkdir(p, 0777) && errno != EEXIST)
+				goto fail;
+			*s = '/';
+		}
+	if (mkdir(p, 0777) && errno != EEXIST)
+		goto fail;
+	free(p);
+	return 0;
+fail:
+	free(p);
+	return -1;
+}
+
+/* Write through a temporary file and rename, so no half-written file is left. */
+static void write_atomic(const char *dir, const char *name, const StrBuf *text)
+{
+	StrBuf path = {0}, tmp = {0};
+	sb_printf(&path, "%s/%s", dir, name);
+	sb_printf(&tmp, "%s.tmp.%ld", path.data, (long)getpid());
+	FILE *f = fopen(tmp.data, "wb");
+	bool ok = f && fwrite(text->data, 1, text->len, f) == text->len;
+	if (f)
+		ok &= fclose(f) == 0;
+	if (!ok || rename(tmp.data, path.data) != 0) {
+		fprintf(stderr, "shardc: cannot write %s: %s\n", path.data, strerror(errno));
+		remove(tmp.data);
+		exit(EXIT_USAGE);
+	}
+	sb_free(&path);
+	sb_free(&tmp);
+}
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+	Options o = {0};
+	parse_args(argc, argv, &o);
+
+	size_t len;
+	char *text = read_file(o.model, &len);
+	if (!text) {
+		fprintf(stderr, "shardc: cannot read %s: %s\n", o.model, strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (len > (size_t)1 << 30) {
+		fprintf(stderr, "shardc: %s is larger than 1 GiB\n", o.model);
+		return EXIT_USAGE;
+	}
+	Diag d = {.out = stderr, .caret = true};
+	Module *holders[8] = {0};
+	double t0 = now();
+
+	Module *m = parse_module(o.model, text, (int)len, &d);
+	double t_parse = now();
+	bool ok = d.nerrors == 0 && check_context(m, &d);
+	if (ok)
+		apply_overrides(m, &o, holders);
+	ok = ok && check_names(m, &d);
+	ok = ok && infer_shapes(m, &d);
+	ok = ok && check_strategies(m, &d);
+	double t_check = now();
+
+	if (o.time)
+		fprintf(stderr, "shardc: parse %.3f s, check %.3f s, module arena %.1f MB\n", t_parse - t0,
+		        t_check - t_parse, (double)arena_bytes(m->arena) / 1e6);
+	int status = 0;
+	if (!ok) {
+		fprintf(stderr, "%d error%s\n", d.nerrors, d.nerrors == 1 ? "" : "s");
+		status = EXIT_MODEL;
+	} else if (!o.check_only) {
+		if (mkdir_p(o.outdir)) {
+			fprintf(stderr, "shardc: cannot create %s: %s\n", o.outdir, strerror(errno));
+			status = EXIT_USAGE;
+		} else if (o.dump_ir) {
+			StrBuf ir = {0};
+			sb_printf(&ir, "%s/ir", o.outdir);
+			if (mkdir_p(ir.data)) {
+				fprintf(stderr, "shardc: cannot create %s: %s\n", ir.data, strerror(errno));
+				status = EXIT_USAGE;
+			} else {
+				StrBuf b = {0};
+				print_module(&b, m);
+				write_atomic(ir.data, "00_parsed.ir", &b);
+				sb_free(&b);
+			}
+			sb_free(&ir);
+		}
+	}
+	for (int i = 0; i < 8; i++)
+		module_free(holders[i]);
+	module_free(m);
+	free(text);
+	return status;
+}

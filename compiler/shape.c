@@ -1,0 +1,551 @@
+/* shape.c: shape and dtype inference for every v1 operator (IR-SPEC 4).
+ *
+ * Requires check_names. Walks graphs in file order (callees come first), sets
+ * each value's Type, and compares written signatures with what it inferred.
+ * A value whose type could not be inferred gets rank -1 and its users are
+ * skipped silently, so one mistake gives one message. Broadcasting is numpy's. */
+#include "shardc.h"
+
+#include <string.h>
+
+typedef struct {
+	Module *m;
+	Diag *d;
+	Graph *g;
+	Node *n;
+} Infer;
+
+#define ERR(x, span, ...) diag_error((x)->d, (x)->m->src, (span), __VA_ARGS__)
+
+static const char *dims_text(const Type *t, char *buf, size_t size)
+{
+	int off = snprintf(buf, size, "(");
+	for (int i = 0; i < t->rank && off < (int)size; i++)
+		off += snprintf(buf + off, size - (size_t)off, i ? ", %lld" : "%lld", (long long)t->dims[i]);
+	if (off < (int)size)
+		snprintf(buf + off, size - (size_t)off, t->rank == 1 ? ",)" : ")");
+	return buf;
+}
+
+#define DIMS(t) dims_text((t), (char[160]){0}, 160)
+
+static const Type *in_type(Infer *x, int k)
+{
+	return &x->g->values[x->n->in[k]].type;
+}
+
+static Span in_span(Infer *x, int k)
+{
+	return x->n->operands->items[k]->span;
+}
+
+static const char *opname(Infer *x)
+{
+	return op_info[x->n->op].name;
+}
+
+/* Normalizes axis `a` of a rank-r tensor into [0, r); false if out of range. */
+static bool norm_axis(Infer *x, int64_t a, int r, int64_t *out)
+{
+	if (a < -r || a >= (r ? r : 1) || (r == 0 && a != 0 && a != -1)) {
+		ERR(x, x->n->attr_lit ? x->n->attr_lit->span : x->n->op_span,
+		    "%s: axis %lld is out of range for a tensor of rank %d", opname(x), (long long)a, r);
+		return false;
+	}
+	*out = a < 0 ? a + r : a;
+	return true;
+}
+
+static bool need_attr(Infer *x, AttrKind k)
+{
+	if (x->n->a.present & (1u << k))
+		return true;
+	ERR(x, x->n->op_span, "%s needs the attribute '%s'", opname(x), attr_info[k].name);
+	return false;
+}
+
+static bool same_dtype(Infer *x, int a, int b)
+{
+	const Type *ta = in_type(x, a), *tb = in_type(x, b);
+	if (ta->dtype == tb->dtype)
+		return true;
+	ERR(x, in_span(x, b), "%s: operands have different element types, %s and %s (use Cast)", opname(x),
+	    dtype_name(ta->dtype), dtype_name(tb->dtype));
+	return false;
+}
+
+static bool need_float(Infer *x, int k)
+{
+	if (dtype_is_float(in_type(x, k)->dtype))
+		return true;
+	ERR(x, in_span(x, k), "%s needs a floating-point operand, '%%%s' is %s", opname(x),
+	    x->g->values[x->n->in[k]].name, dtype_name(in_type(x, k)->dtype));
+	return false;
+}
+
+static bool broadcast(Infer *x, const Type *a, const Type *b, Type *out, Span at)
+{
+	int r = a->rank > b->rank ? a->rank : b->rank;
+	out->rank = r;
+	for (int i = 0; i < r; i++) {
+		int ia = i - (r - a->rank), ib = i - (r - b->rank);
+		int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+		if (da != db && da != 1 && db != 1) {
+			ERR(x, at, "%s: shapes %s and %s do not broadcast (dim %d: %lld vs %lld)", opname(x), DIMS(a), DIMS(b),
+			    i, (long long)da, (long long)db);
+			return false;
+		}
+		out->dims[i] = da == 1 ? db : da;
+	}
+	return true;
+}
+
+static bool infer_matmul(Infer *x, Type *out)
+{
+	const Type *a = in_type(x, 0), *b = in_type(x, 1);
+	const Attrs *at = &x->n->a;
+	bool batch = x->n->op == OP_BATCH_MATMUL;
+	if (!same_dtype(x, 0, 1))
+		return false;
+	if (batch ? a->rank < 2 || b->rank < 2 : a->rank != 2 || b->rank != 2) {
+		ERR(x, x->n->op_span, "%s needs %s operands, got %s and %s", opname(x),
+		    batch ? "operands of rank 2 or more" : "two 2-D", DIMS(a), DIMS(b));
+		return false;
+	}
+	int64_t m = a->dims[a->rank - 2], ka = a->dims[a->rank - 1];
+	int64_t kb = b->dims[b->rank - 2], nn = b->dims[b->rank - 1];
+	if (at->transpose_a) {
+		int64_t t = m; m = ka; ka = t;
+	}
+	if (at->transpose_b) {
+		int64_t t = kb; kb = nn; nn = t;
+	}
+	if (ka != kb) {
+		ERR(x, x->n->op_span, "%s: inner dimensions differ: %s%s times %s%s (%lld vs %lld)", opname(x), DIMS(a),
+		    at->transpose_a ? "^T" : "", DIMS(b), at->transpose_b ? "^T" : "", (long long)ka, (long long)kb);
+		return false;
+	}
+	if (batch) {
+		Type ba = *a, bb = *b;
+		ba.rank -= 2;
+		bb.rank -= 2;
+		if (!broadcast(x, &ba, &bb, out, x->n->op_span))
+			return false;
+	} else
+		out->rank = 0;
+	out->dims[out->rank++] = m;
+	out->dims[out->rank++] = nn;
+	return true;
+}
+
+static bool infer_reduce(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	bool reduced[MAX_DIMS] = {0};
+	if (!a->has_axis || (a->axis_is_tuple && a->naxes == 0))
+		for (int i = 0; i < in->rank; i++)
+			reduced[i] = true;
+	for (int i = 0; a->has_axis && i < a->naxes; i++) {
+		int64_t ax;
+		if (!norm_axis(x, a->axes[i], in->rank, &ax))
+			return false;
+		if (reduced[ax]) {
+			ERR(x, x->n->attr_lit->span, "%s: axis %lld is named twice", opname(x), (long long)a->axes[i]);
+			return false;
+		}
+		reduced[ax] = true;
+	}
+	out->rank = 0;
+	for (int i = 0; i < in->rank; i++) {
+		if (!reduced[i])
+			out->dims[out->rank++] = in->dims[i];
+		else if (a->keep_dims)
+			out->dims[out->rank++] = 1;
+	}
+	return true;
+}
+
+static bool infer_reshape(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	if (!need_attr(x, ATTR_SHAPE))
+		return false;
+	int64_t total = 1, known = 1;
+	for (int i = 0; i < in->rank; i++)
+		total *= in->dims[i];
+	int infer_at = -1;
+	for (int i = 0; i < a->nshape; i++) {
+		if (a->shape[i] == -1 && infer_at < 0) {
+			infer_at = i;
+			continue;
+		}
+		if (a->shape[i] < 1) {
+			ERR(x, x->n->attr_lit->span, "Reshape: each target dim is positive (one may be -1)");
+			return false;
+		}
+		if (known > total)
+			break;
+		known *= a->shape[i];
+	}
+	out->rank = a->nshape;
+	memcpy(out->dims, a->shape, sizeof(int64_t) * (size_t)a->nshape);
+	if (infer_at >= 0 && known <= total && total % known == 0)
+		out->dims[infer_at] = total / known;
+	else if (infer_at >= 0)
+		known = -1;
+	if ((infer_at < 0 && known != total) || known < 0) {
+		ERR(x, x->n->attr_lit->span, "Reshape: cannot reshape %s (%lld elements) to the shape given", DIMS(in),
+		    (long long)total);
+		return false;
+	}
+	return true;
+}
+
+static bool infer_transpose(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	if (!need_attr(x, ATTR_PERM))
+		return false;
+	bool seen[MAX_DIMS] = {0};
+	bool ok = a->nperm == in->rank;
+	for (int i = 0; ok && i < a->nperm; i++) {
+		ok = a->perm[i] >= 0 && a->perm[i] < in->rank && !seen[a->perm[i]];
+		if (ok)
+			seen[a->perm[i]] = true;
+	}
+	if (!ok) {
+		ERR(x, x->n->attr_lit->span, "Transpose: perm must be a permutation of 0..%d for a tensor of shape %s",
+		    in->rank - 1, DIMS(in));
+		return false;
+	}
+	out->rank = in->rank;
+	for (int i = 0; i < in->rank; i++)
+		out->dims[i] = in->dims[a->perm[i]];
+	return true;
+}
+
+static bool infer_layer_norm(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	int64_t norm, params;
+	if (!need_float(x, 0) || !norm_axis(x, a->begin_norm_axis, in->rank, &norm) ||
+	    !norm_axis(x, a->begin_params_axis, in->rank, &params))
+		return false;
+	for (int k = 1; k < 3; k++) {
+		const Type *p = in_type(x, k);
+		bool ok = p->rank == in->rank - params && p->dtype == in->dtype;
+		for (int i = 0; ok && i < p->rank; i++)
+			ok = p->dims[i] == in->dims[params + i];
+		if (!ok) {
+			Type want = {.dtype = in->dtype, .rank = in->rank - (int)params};
+			memcpy(want.dims, in->dims + params, sizeof(int64_t) * (size_t)want.rank);
+			ERR(x, in_span(x, k), "LayerNorm: %s must be %s %s (x's dims from begin_params_axis %lld), got %s %s",
+			    k == 1 ? "gamma" : "beta", dtype_name(in->dtype), DIMS(&want), (long long)params,
+			    dtype_name(p->dtype), DIMS(p));
+			return false;
+		}
+	}
+	*out = *in;
+	return true;
+}
+
+static bool infer_concat(Infer *x, Type *out)
+{
+	const Type *a = in_type(x, 0);
+	int64_t axis;
+	if (!norm_axis(x, x->n->a.has_axis ? x->n->a.axes[0] : 0, a->rank, &axis))
+		return false;
+	*out = *a;
+	for (int k = 1; k < x->n->nin; k++) {
+		const Type *b = in_type(x, k);
+		bool ok = b->rank == a->rank && b->dtype == a->dtype;
+		for (int i = 0; ok && i < a->rank; i++)
+			ok = i == axis || b->dims[i] == a->dims[i];
+		if (!ok) {
+			ERR(x, in_span(x, k), "Concat: operand %d is %s %s, which does not match %s %s outside axis %lld", k,
+			    dtype_name(b->dtype), DIMS(b), dtype_name(a->dtype), DIMS(a), (long long)axis);
+			return false;
+		}
+		out->dims[axis] += b->dims[axis];
+	}
+	return true;
+}
+
+static bool infer_strided_slice(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	if (!need_attr(x, ATTR_BEGIN) || !need_attr(x, ATTR_END) || !need_attr(x, ATTR_STRIDES))
+		return false;
+	if (a->nslice != in->rank) {
+		ERR(x, x->n->attr_lit->span, "StridedSlice: begin, end and strides need %d entries, one per dim of %s",
+		    in->rank, DIMS(in));
+		return false;
+	}
+	out->rank = in->rank;
+	for (int i = 0; i < in->rank; i++) {
+		int64_t d = in->dims[i], b = a->begin[i], e = a->end[i], s = a->strides[i];
+		if (s < 1) {
+			ERR(x, x->n->attr_lit->span, "StridedSlice: strides must be positive (dim %d has %lld)", i, (long long)s);
+			return false;
+		}
+		b = b < 0 ? b + d : b;
+		e = e < 0 ? e + d : e;
+		b = b < 0 ? 0 : b > d ? d : b;
+		e = e < 0 ? 0 : e > d ? d : e;
+		if (e <= b) {
+			ERR(x, x->n->attr_lit->span, "StridedSlice: dim %d of %s would be empty (begin %lld, end %lld)", i,
+			    DIMS(in), (long long)a->begin[i], (long long)a->end[i]);
+			return false;
+		}
+		out->dims[i] = (e - b + s - 1) / s;
+	}
+	return true;
+}
+
+static bool infer_comm(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	if (!need_attr(x, ATTR_GROUP))
+		return false;
+	int64_t n = a->ngroup;
+	*out = *in;
+	int64_t axis;
+	switch (x->n->op) {
+	case OP_ALL_REDUCE:
+		return true;
+	case OP_ALL_GATHER:
+		if (!norm_axis(x, a->has_axis ? a->axes[0] : 0, in->rank, &axis))
+			return false;
+		out->dims[axis] *= n;
+		return true;
+	case OP_REDUCE_SCATTER:
+		if (!norm_axis(x, a->has_axis ? a->axes[0] : 0, in->rank, &axis))
+			return false;
+		if (in->dims[axis] % n) {
+			ERR(x, x->n->op_span, "ReduceScatter: dim %lld of %s is not divisible by the group size %lld",
+			    (long long)axis, DIMS(in), (long long)n);
+			return false;
+		}
+		out->dims[axis] /= n;
+		return true;
+	case OP_ALL_TO_ALL: {
+		int64_t sa, ca;
+		if (!need_attr(x, ATTR_SPLIT_AXIS) || !need_attr(x, ATTR_CONCAT_AXIS) ||
+		    !norm_axis(x, a->split_axis, in->rank, &sa) || !norm_axis(x, a->concat_axis, in->rank, &ca))
+			return false;
+		if (in->dims[sa] % n) {
+			ERR(x, x->n->op_span, "AllToAll: split dim %lld of %s is not divisible by the group size %lld",
+			    (long long)sa, DIMS(in), (long long)n);
+			return false;
+		}
+		out->dims[sa] /= n;
+		out->dims[ca] *= n;
+		return true;
+	}
+	default:
+		die("not a collective");
+	}
+}
+
+static bool infer_call(Infer *x, Type *out)
+{
+	const Graph *callee = x->n->a.callee;
+	if (!callee)
+		return false;
+	if (x->n->nin != callee->nparams) {
+		ERR(x, x->n->op_span, "@%s takes %d input%s, %d given", callee->name, callee->nparams,
+		    callee->nparams == 1 ? "" : "s", x->n->nin);
+		return false;
+	}
+	for (int k = 0; k < x->n->nin; k++) {
+		const Type *want = &callee->values[k].type, *got = in_type(x, k);
+		if (want->rank >= 0 && !type_equal(want, got)) {
+			ERR(x, in_span(x, k), "input %d of @%s is %s %s but '%%%s' is %s %s", k, callee->name,
+			    dtype_name(want->dtype), DIMS(want), x->g->values[x->n->in[k]].name, dtype_name(got->dtype),
+			    DIMS(got));
+			return false;
+		}
+	}
+	if (callee->nret != 1) {
+		ERR(x, x->n->op_span, "@%s returns %d values; Call takes a graph that returns one", callee->name,
+		    callee->nret);
+		return false;
+	}
+	if (callee->ret[0] < 0)
+		return false;
+	*out = callee->values[callee->ret[0]].type;
+	out->is_param = false;
+	return out->rank >= 0;
+}
+
+static bool infer_node(Infer *x, Type *out)
+{
+	Node *n = x->n;
+	const Type *a = in_type(x, 0);
+	*out = (Type){.dtype = n->nin ? a->dtype : DT_F32};
+	switch (n->op) {
+	case OP_MATMUL:
+	case OP_BATCH_MATMUL:
+		return infer_matmul(x, out);
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM: case OP_MINIMUM:
+		return same_dtype(x, 0, 1) && broadcast(x, a, in_type(x, 1), out, n->op_span);
+	case OP_BIAS_ADD: {
+		const Type *b = in_type(x, 1);
+		if (!same_dtype(x, 0, 1))
+			return false;
+		if (a->rank < 1 || b->rank != 1 || b->dims[0] != a->dims[a->rank - 1]) {
+			ERR(x, in_span(x, 1), "BiasAdd: the bias must be 1-D with the size of x's last dim; x is %s, bias %s",
+			    DIMS(a), DIMS(b));
+			return false;
+		}
+		*out = *a;
+		return true;
+	}
+	case OP_RELU: case OP_NEG: case OP_SQUARE:
+		*out = *a;
+		return true;
+	case OP_GELU: case OP_TANH: case OP_SIGMOID: case OP_EXP: case OP_LOG: case OP_SQRT:
+		*out = *a;
+		return need_float(x, 0);
+	case OP_SOFTMAX: case OP_LOG_SOFTMAX: {
+		int64_t axis;
+		if (n->a.axis_is_tuple && n->a.naxes != 1) {
+			ERR(x, n->attr_lit->span, "%s takes one axis", opname(x));
+			return false;
+		}
+		*out = *a;
+		return need_float(x, 0) && norm_axis(x, n->a.has_axis ? n->a.axes[0] : -1, a->rank, &axis);
+	}
+	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
+		return infer_reduce(x, a, out);
+	case OP_RESHAPE:
+		return infer_reshape(x, a, out);
+	case OP_TRANSPOSE:
+		return infer_transpose(x, a, out);
+	case OP_FLATTEN: {
+		if (a->rank < 1) {
+			ERR(x, in_span(x, 0), "Flatten needs a tensor of rank 1 or more");
+			return false;
+		}
+		out->rank = 2;
+		out->dims[0] = a->dims[0];
+		out->dims[1] = 1;
+		for (int i = 1; i < a->rank; i++)
+			out->dims[1] *= a->dims[i];
+		return true;
+	}
+	case OP_GATHER: {
+		const Type *idx = in_type(x, 1);
+		if (n->a.has_axis && (n->a.axis_is_tuple || n->a.axes[0] != 0)) {
+			ERR(x, n->attr_lit->span, "Gather supports axis 0 only in v1");
+			return false;
+		}
+		if (a->rank < 1 || (idx->dtype != DT_I32 && idx->dtype != DT_I64)) {
+			ERR(x, in_span(x, 1), "Gather: the indices must be Int32 or Int64 and the table of rank 1 or more");
+			return false;
+		}
+		if (idx->rank + a->rank - 1 > MAX_DIMS) {
+			ERR(x, n->op_span, "Gather: the result would have more than %d dims", MAX_DIMS);
+			return false;
+		}
+		out->rank = 0;
+		for (int i = 0; i < idx->rank; i++)
+			out->dims[out->rank++] = idx->dims[i];
+		for (int i = 1; i < a->rank; i++)
+			out->dims[out->rank++] = a->dims[i];
+		return true;
+	}
+	case OP_LAYER_NORM:
+		return infer_layer_norm(x, a, out);
+	case OP_CONCAT:
+		return infer_concat(x, out);
+	case OP_CAST:
+		if (!need_attr(x, ATTR_DTYPE))
+			return false;
+		*out = *a;
+		out->dtype = n->a.dtype;
+		return true;
+	case OP_STRIDED_SLICE:
+		return infer_strided_slice(x, a, out);
+	case OP_SPARSE_SOFTMAX_CE: {
+		const Type *l = in_type(x, 1);
+		if (a->rank != 2 || l->rank != 1 || l->dims[0] != a->dims[0] || (l->dtype != DT_I32 && l->dtype != DT_I64)) {
+			ERR(x, n->op_span, "%s needs logits (N, C) and Int32 or Int64 labels (N,); got %s and %s %s", opname(x),
+			    DIMS(a), dtype_name(l->dtype), DIMS(l));
+			return false;
+		}
+		out->rank = 0;
+		return need_float(x, 0);
+	}
+	case OP_MSE_LOSS: case OP_L1_LOSS:
+		if (!same_dtype(x, 0, 1) || !need_float(x, 0))
+			return false;
+		if (!type_equal(a, in_type(x, 1))) {
+			ERR(x, n->op_span, "%s: prediction %s and target %s differ in shape", opname(x), DIMS(a),
+			    DIMS(in_type(x, 1)));
+			return false;
+		}
+		out->rank = 0;
+		return true;
+	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
+		return infer_comm(x, a, out);
+	case OP_CALL:
+		return infer_call(x, out);
+	case OP_COUNT:
+		break;
+	}
+	return false;
+}
+
+static void check_signature(Infer *x, const Type *got)
+{
+	const Signature *s = x->n->sig;
+	if (s->ins->nitems != x->n->nin) {
+		ERR(x, s->span, "the signature lists %d input type%s but %s has %d operand%s", s->ins->nitems,
+		    s->ins->nitems == 1 ? "" : "s", opname(x), x->n->nin, x->n->nin == 1 ? "" : "s");
+		return;
+	}
+	for (int k = 0; k < x->n->nin; k++) {
+		const Type *w = s->ins->items[k]->type, *t = in_type(x, k);
+		if (w->rank >= 0 && !type_equal(w, t))
+			ERR(x, s->ins->items[k]->span, "signature input %d is %s %s but '%%%s' is %s %s", k, dtype_name(w->dtype),
+			    DIMS(w), x->g->values[x->n->in[k]].name, dtype_name(t->dtype), DIMS(t));
+	}
+	if (s->outs->nitems != 1) {
+		ERR(x, s->outs->span, "%s has one result but the signature lists %d", opname(x), s->outs->nitems);
+		return;
+	}
+	const Type *w = s->outs->items[0]->type;
+	if (w->rank >= 0 && !type_equal(w, got))
+		ERR(x, s->outs->items[0]->span, "the signature says %s returns %s %s, but it returns %s %s", opname(x),
+		    dtype_name(w->dtype), DIMS(w), dtype_name(got->dtype), DIMS(got));
+}
+
+bool infer_shapes(Module *m, Diag *d)
+{
+	int before = d->nerrors;
+	Infer x = {.m = m, .d = d};
+	for (int gi = 0; gi < m->ngraphs; gi++) {
+		x.g = m->graphs[gi];
+		for (int i = 0; i < x.g->nnodes; i++) {
+			x.n = &x.g->nodes[i];
+			Value *v = &x.g->values[x.n->result];
+			v->type.rank = -1;
+			if (x.n->op == OP_COUNT)
+				continue;
+			bool inputs_known = true;
+			for (int k = 0; k < x.n->nin; k++)
+				inputs_known &= x.n->in[k] >= 0 && x.g->values[x.n->in[k]].type.rank >= 0;
+			if (!inputs_known)
+				continue;
+			Type t;
+			if (!infer_node(&x, &t))
+				continue;
+			t.is_param = false;
+			v->type = t;
+			if (x.n->sig)
+				check_signature(&x, &t);
+		}
+	}
+	return d->nerrors == before;
+}

@@ -1,0 +1,215 @@
+/* util.c: arena, string buffer, allocation wrappers, die(). */
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Chunk {
+	struct Chunk *next;
+	size_t size, used;
+	_Alignas(16) unsigned char data[];
+} Chunk;
+
+struct Arena {
+	Chunk *head;
+	size_t reserved;
+};
+
+enum { CHUNK_MIN = 64 * 1024 };
+
+Arena *arena_new(void)
+{
+	return xcalloc(1, sizeof(Arena));
+}
+
+void arena_free(Arena *a)
+{
+	if (!a)
+		return;
+	for (Chunk *c = a->head, *next; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(a);
+}
+
+void *arena_alloc(Arena *a, size_t size)
+{
+	size = (size + 15) & ~(size_t)15;
+	Chunk *c = a->head;
+	if (!c || c->size - c->used < size) {
+		size_t want = size > CHUNK_MIN ? size : CHUNK_MIN;
+		if (c && c->size * 2 > want && c->size < 16 * 1024 * 1024)
+			want = c->size * 2;
+		c = xmalloc(sizeof(Chunk) + want);
+		c->size = want;
+		c->used = 0;
+		c->next = a->head;
+		a->head = c;
+		a->reserved += want;
+	}
+	void *p = c->data + c->used;
+	c->used += size;
+	memset(p, 0, size);
+	return p;
+}
+
+void *arena_grow(Arena *a, void *old, size_t oldsize, size_t newsize)
+{
+	void *p = arena_alloc(a, newsize);
+	if (old && oldsize)
+		memcpy(p, old, oldsize < newsize ? oldsize : newsize);
+	return p;
+}
+
+void arena_reserve(Arena *a, void *arrp, int len, int *cap, size_t elsize)
+{
+	if (len < *cap)
+		return;
+	void *old;
+	memcpy(&old, arrp, sizeof old);
+	int newcap = *cap ? 2 * *cap : 4;
+	void *arr = arena_grow(a, old, elsize * (size_t)*cap, elsize * (size_t)newcap);
+	memcpy(arrp, &arr, sizeof arr);
+	*cap = newcap;
+}
+
+char *arena_strndup(Arena *a, const char *s, size_t n)
+{
+	char *p = arena_alloc(a, n + 1);
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
+
+char *arena_strdup(Arena *a, const char *s)
+{
+	return arena_strndup(a, s, strlen(s));
+}
+
+size_t arena_bytes(const Arena *a)
+{
+	return a->reserved;
+}
+
+void sb_vprintf(StrBuf *b, const char *fmt, va_list ap)
+{
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0)
+		die("vsnprintf failed");
+	if (b->len + (size_t)n + 1 > b->cap) {
+		b->cap = (b->len + (size_t)n + 1) * 2;
+		b->data = xrealloc(b->data, b->cap);
+	}
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+}
+
+void sb_printf(StrBuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vprintf(b, fmt, ap);
+	va_end(ap);
+}
+
+void sb_putc(StrBuf *b, char c)
+{
+	if (b->len + 2 > b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 64;
+		b->data = xrealloc(b->data, b->cap);
+	}
+	b->data[b->len++] = c;
+	b->data[b->len] = 0;
+}
+
+void sb_puts(StrBuf *b, const char *s)
+{
+	size_t n = strlen(s);
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->data = xrealloc(b->data, b->cap);
+	}
+	memcpy(b->data + b->len, s, n + 1);
+	b->len += n;
+}
+
+void sb_free(StrBuf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		die("out of memory (%zu bytes)", n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		die("out of memory (%zu bytes)", n);
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(xmalloc(n), s, n);
+}
+
+noreturn void die_(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "shardc: internal error at %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, n = 0;
+	char *buf = xmalloc(cap);
+	for (;;) {
+		if (n + 1 >= cap)
+			buf = xrealloc(buf, cap *= 2);
+		size_t got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	int err = ferror(f);
+	fclose(f);
+	if (err) {
+		free(buf);
+		errno = EIO;
+		return NULL;
+	}
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}

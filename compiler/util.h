@@ -1,0 +1,54 @@
+/* util.h: containers and helpers that know nothing of the IR.
+ *
+ * Arena: bump allocator; everything a module owns lives in one and is freed at
+ * once. StrBuf: a growable string. die(): an internal invariant broke (our bug),
+ * print where and abort. */
+#ifndef SHARDC_UTIL_H
+#define SHARDC_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdnoreturn.h>
+
+typedef struct Arena Arena;
+
+Arena *arena_new(void);
+void arena_free(Arena *a);
+void *arena_alloc(Arena *a, size_t size);              /* zeroed, 16-byte aligned */
+void *arena_grow(Arena *a, void *old, size_t oldsize, size_t newsize);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_strdup(Arena *a, const char *s);
+size_t arena_bytes(const Arena *a);                    /* bytes reserved so far */
+
+/* Make room for one more element in the arena-backed array *arrp (a pointer
+ * to the array pointer) of len elements, doubling *cap when full. */
+void arena_reserve(Arena *a, void *arrp, int len, int *cap, size_t elsize);
+#define ARENA_PUSH(arena, arr, len, cap) \
+	(arena_reserve((arena), &(arr), (len), &(cap), sizeof *(arr)), &(arr)[(len)++])
+
+typedef struct {
+	char *data;
+	size_t len, cap;
+} StrBuf;
+
+void sb_putc(StrBuf *b, char c);
+void sb_puts(StrBuf *b, const char *s);
+void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_vprintf(StrBuf *b, const char *fmt, va_list ap);
+void sb_free(StrBuf *b);
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+noreturn void die_(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define die(...) die_(__FILE__, __LINE__, __VA_ARGS__)
+
+/* Read a whole file; NULL and errno set on failure. Appends a NUL not counted in *len. */
+char *read_file(const char *path, size_t *len);
+
+#endif
