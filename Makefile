@@ -18,7 +18,7 @@ COMPILER_SRCS := util.c diag.c lit.c ir.c parse.c check.c shape.c print.c
 COMPILER_OBJS := $(COMPILER_SRCS:.c=.o) parser.o lexer.o
 UNIT_TESTS := test_lex_parse test_shape test_check test_print
 
-.PHONY: all deps test unit golden roundtrip fuzz fuzz-build bench install clean
+.PHONY: all deps demo test unit golden roundtrip fuzz fuzz-build bench install clean
 all: deps $(B)/shardc
 
 # ---- dependencies (once) ----
@@ -82,11 +82,21 @@ $(B)/fuzz/fuzz_parser: tools/fuzz_parser.c $(B)/fuzz/libshardc.a $(HDRS)
 	clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< $(B)/fuzz/libshardc.a -lm
 fuzz-build: $(B)/fuzz/fuzz_parser
 fuzz: $(B)/fuzz/fuzz_parser
-	@mkdir -p $(B)/fuzz/corpus
-	cp ir-samples/*.ir tests/good/*.ir tests/bad/*.ir $(B)/fuzz/corpus/ 2>/dev/null || true
-	$(B)/fuzz/fuzz_parser -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-		-print_final_stats=1 $(B)/fuzz/corpus 2>&1 | tail -n 25
-	@echo "fuzz: no crash, leak or sanitizer report in $(FUZZ_SECONDS) s"
+	@mkdir -p $(B)/fuzz/corpus $(B)/fuzz/seeds
+	cp ir-samples/*.ir tests/good/*.ir tests/bad/*.ir $(B)/fuzz/seeds/
+	@echo "fuzz: $(FUZZ_SECONDS) s of libFuzzer on parse + check, seeded with the samples"
+	@if $(B)/fuzz/fuzz_parser -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+		-artifact_prefix=$(B)/fuzz/ -print_final_stats=1 $(B)/fuzz/corpus $(B)/fuzz/seeds >$(B)/fuzz/log 2>&1; then \
+		grep -E '^(Done|stat::number_of_executed_units|#[0-9]+ +DONE)' $(B)/fuzz/log; \
+		echo "fuzz: no crash, leak or sanitizer report"; \
+	else tail -n 60 $(B)/fuzz/log; echo "fuzz: FAILED (input saved under $(B)/fuzz/)"; exit 1; fi
+
+# ---- the main job: compile a seed sample as far as the compiler goes today ----
+DEMO ?= ir-samples/matmul_relu_semi.ir
+demo: all
+	$(B)/shardc $(DEMO) -o out/demo --dump-ir
+	@echo "== out/demo/ir/00_parsed.ir"
+	@cat out/demo/ir/00_parsed.ir
 
 # ---- benchmarks ----
 bench: $(B)/shardc

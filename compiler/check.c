@@ -91,7 +91,7 @@ bool context_apply(Context *c, const char *key, const Lit *v, const char **err)
 		}
 		c->seed = v->i;
 	} else {
-		*err = "unknown context key (expected device_num, parallel_mode, search_mode, dataset_strategy or seed)";
+		*err = "unknown context key";
 		return false;
 	}
 	return true;
@@ -107,9 +107,11 @@ bool check_context(Module *m, Diag *d)
 		bool ok = context_apply(&m->ctx, lit->keys[i]->s, lit->items[i], &err);
 		if (ok && m->ctx.dataset_tuple == lit->items[i])
 			m->ctx.dataset_src = m->src;
-		if (!ok)
-			diag_error(d, m->src, strncmp(err, "unknown", 7) == 0 ? lit->keys[i]->span : lit->items[i]->span,
-			           "%s", err);
+		if (!ok && strcmp(err, "unknown context key") == 0)
+			diag_error(d, m->src, lit->keys[i]->span, "unknown context key '%s' (expected device_num, "
+			           "parallel_mode, search_mode, dataset_strategy or seed)", lit->keys[i]->s);
+		else if (!ok)
+			diag_error(d, m->src, lit->items[i]->span, "%s", err);
 	}
 	return d->nerrors == before;
 }
@@ -601,8 +603,10 @@ static void check_graph_names(Checker *c, Graph *g)
 		n->in = arena_alloc(c->m->arena, sizeof(int) * (size_t)(n->nin ? n->nin : 1));
 		for (int k = 0; k < n->nin; k++)
 			n->in[k] = resolve_value(c, g, &nm, n->operands->items[k], n->result);
-		if (n->op == OP_COUNT)
+		if (n->op == OP_COUNT) {
+			ERR(c, n->op_span, "unknown operator '%s'", n->op_name);
 			continue;
+		}
 		const OpInfo *info = &op_info[n->op];
 		if (n->nin < info->min_inputs || (info->max_inputs >= 0 && n->nin > info->max_inputs)) {
 			if (info->min_inputs == info->max_inputs)
@@ -613,7 +617,7 @@ static void check_graph_names(Checker *c, Graph *g)
 				    info->min_inputs == 1 ? "" : "s", n->nin);
 		}
 		decode_attrs(c, g, n);
-		if (n->op == OP_CALL && !n->a.callee && !(n->a.present & (1u << ATTR_GRAPH)))
+		if (n->op == OP_CALL && !lit_dict_get(n->attr_lit, "graph"))
 			ERR(c, n->op_span, "Call needs a 'graph' attribute naming the called graph");
 		if (n->op == OP_CALL && n->a.shard && n->a.callee && calls_with_shard(n->a.callee))
 			ERR(c, n->a.shard->span, "nested shard: @%s already calls a graph with shard", n->a.callee->name);
@@ -697,6 +701,51 @@ static void check_train_names(Checker *c)
 		ERR(c, t->span, "the train block needs 'loss: %%value'");
 }
 
+/* Initializers (IR-SPEC 3.3, 9): only on the entry graph's inputs. */
+static void check_inits(Checker *c, const Graph *g, bool entry)
+{
+	static const struct { const char *name; int nargs; int dtypes; } inits[] = {
+		{"zeros", 0, 0}, {"ones", 0, 0}, {"constant", 1, 0},
+		{"uniform", 2, 1}, {"normal", 1, 1}, {"randint", 2, 2},
+	};   /* dtypes: 0 any, 1 float only, 2 integer only */
+	for (int k = 0; k < g->nparams; k++) {
+		const Value *v = &g->values[k];
+		const Lit *init = v->init;
+		if (!init)
+			continue;
+		if (!entry) {
+			ERR(c, init->span, "only the entry graph's inputs have initializers; @%s is called with its inputs",
+			    g->name);
+			continue;
+		}
+		int which = -1;
+		for (int i = 0; i < 6; i++)
+			if (strcmp(init->s, inits[i].name) == 0)
+				which = i;
+		if (which < 0) {
+			ERR(c, init->span, "unknown initializer '%s' (expected zeros, ones, constant(v), uniform(lo, hi), "
+			    "normal(std) or randint(lo, hi))", init->s);
+			continue;
+		}
+		if (init->nitems != inits[which].nargs) {
+			ERR(c, init->span, "%s takes %d argument%s, %d given", init->s, inits[which].nargs,
+			    inits[which].nargs == 1 ? "" : "s", init->nitems);
+			continue;
+		}
+		for (int i = 0; i < init->nitems; i++)
+			if (init->keys[i] || !lit_is_number(init->items[i]))
+				ERR(c, init->items[i]->span, "initializer arguments are plain numbers");
+		bool is_float = dtype_is_float(v->type.dtype);
+		if (v->type.rank >= 0 && ((inits[which].dtypes == 1 && !is_float) ||
+		                          (inits[which].dtypes == 2 && (is_float || v->type.dtype == DT_BOOL))))
+			ERR(c, init->span, "%s does not fit '%%%s' of type %s", init->s, v->name, dtype_name(v->type.dtype));
+		else if (which == 5 && init->nitems == 2 && !(lit_number(init->items[0]) < lit_number(init->items[1])))
+			ERR(c, init->span, "randint(lo, hi) needs lo < hi");
+		else if (which == 4 && init->nitems == 1 && !(lit_number(init->items[0]) >= 0))
+			ERR(c, init->span, "normal(std) needs std >= 0");
+	}
+}
+
 bool check_names(Module *m, Diag *d)
 {
 	Checker c = {m, d, m->src};
@@ -712,8 +761,10 @@ bool check_names(Module *m, Diag *d)
 				ERR(&c, m->graphs[i]->name_span, "graph '@%s' is defined twice", m->graphs[i]->name);
 				break;
 			}
-	for (int i = 0; i < m->ngraphs; i++)
+	for (int i = 0; i < m->ngraphs; i++) {
 		check_graph_names(&c, m->graphs[i]);
+		check_inits(&c, m->graphs[i], i == m->ngraphs - 1);
+	}
 	if (m->train)
 		check_train_names(&c);
 	return d->nerrors == before;

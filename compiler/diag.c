@@ -41,7 +41,20 @@ void source_line_col(Source *src, int offset, int *line, int *col)
 	*col = offset - src->line_starts[lo] + 1;
 }
 
-enum { WINDOW = 120 };   /* bytes of a long line shown around the caret */
+enum { WINDOW = 120 };
+
+/* Length of the well-formed multi-byte UTF-8 sequence at s, or 0. */
+static int utf8_length(const char *s, int avail)
+{
+	unsigned char c = (unsigned char)s[0];
+	int n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+	if (c >= 0xf5 || n > avail)
+		return 0;
+	for (int k = 1; k < n; k++)
+		if (((unsigned char)s[k] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}   /* bytes of a long line shown around the caret */
 
 static void print_caret(FILE *out, Source *src, int line, int col)
 {
@@ -56,9 +69,16 @@ static void print_caret(FILE *out, Source *src, int line, int col)
 		to = from + WINDOW;
 	StrBuf b = {0};
 	sb_puts(&b, "  ");
-	for (int i = from; i < to; i++) {
-		unsigned char c = (unsigned char)src->text[i];
-		sb_putc(&b, c == '\t' || (c >= 0x20 && c != 0x7f) ? (char)c : '?');
+	for (int i = from; i < to;) {
+		int n = utf8_length(src->text + i, to - i);
+		if (n == 0) {
+			unsigned char c = (unsigned char)src->text[i];
+			sb_putc(&b, c == '\t' || (c >= 0x20 && c < 0x7f) ? (char)c : '?');
+			i++;
+		} else {
+			for (int k = 0; k < n; k++)
+				sb_putc(&b, src->text[i++]);
+		}
 	}
 	sb_puts(&b, "\n  ");
 	for (int i = from; i < start + col - 1 && i < to; i++)

@@ -63,8 +63,10 @@ double lit_number(const Lit *l)
 static void print_float(StrBuf *b, double f)
 {
 	char buf[64];
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, f);
+	double mag = fabs(f);
+	bool plain = mag == 0 || (mag >= 1e-4 && mag < 1e15);   /* 2500.0, not 2.5e+03 */
+	for (int prec = plain ? 0 : 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof buf, plain ? "%.*f" : "%.*g", prec, f);
 		if (strtod(buf, NULL) == f)
 			break;
 	}

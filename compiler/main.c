@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +41,7 @@ typedef struct {
 	const char *model, *outdir;
 	bool check_only, dump_ir, time;
 	const char *override_key[8];
+	const char *override_flag[8];   /* as typed, for messages */
 	const char *override_text[8];
 	int noverrides;
 } Options;
@@ -52,13 +54,14 @@ static noreturn void usage_error(const char *fmt, const char *arg)
 	exit(EXIT_USAGE);
 }
 
-static void add_override(Options *o, const char *key, const char *text)
+static void add_override(Options *o, const char *key, const char *flag, const char *text)
 {
 	for (int i = 0; i < o->noverrides; i++)
 		if (strcmp(o->override_key[i], key) == 0) {
 			o->override_text[i] = text;
 			return;
 		}
+	o->override_flag[o->noverrides] = flag;
 	o->override_key[o->noverrides] = key;
 	o->override_text[o->noverrides++] = text;
 }
@@ -85,11 +88,11 @@ static void parse_args(int argc, char **argv, Options *o)
 		case O_CHECK: o->check_only = true; break;
 		case O_DUMP: o->dump_ir = true; break;
 		case O_TIME: o->time = true; break;
-		case O_DEV: add_override(o, "device_num", optarg); break;
-		case O_PM: add_override(o, "parallel_mode", optarg); break;
-		case O_SM: add_override(o, "search_mode", optarg); break;
-		case O_DS: add_override(o, "dataset_strategy", optarg); break;
-		case O_SEED: add_override(o, "seed", optarg); break;
+		case O_DEV: add_override(o, "device_num", "--device-num", optarg); break;
+		case O_PM: add_override(o, "parallel_mode", "--parallel-mode", optarg); break;
+		case O_SM: add_override(o, "search_mode", "--search-mode", optarg); break;
+		case O_DS: add_override(o, "dataset_strategy", "--dataset-strategy", optarg); break;
+		case O_SEED: add_override(o, "seed", "--seed", optarg); break;
 		case O_SOUT: case O_SIN: case O_CLUSTER:
 			usage_error("%s is not implemented yet (it comes with the strategy search)", argv[optind - 1]);
 		case ':': usage_error("option %s needs a value", argv[optind - 1]);
@@ -119,7 +122,7 @@ static void apply_overrides(Module *m, const Options *o, Module **holders)
 		sb_free(&b);
 		const char *err = "not a value";
 		if (!v || !context_apply(&m->ctx, o->override_key[i], v, &err)) {
-			fprintf(stderr, "shardc: --%s '%s': %s\n", o->override_key[i], text, err);
+			fprintf(stderr, "shardc: %s '%s': %s\n", o->override_flag[i], text, err);
 			exit(EXIT_USAGE);
 		}
 		if (m->ctx.dataset_tuple == v)
@@ -201,9 +204,15 @@ int main(int argc, char **argv)
 	ok = ok && check_strategies(m, &d);
 	double t_check = now();
 
-	if (o.time)
-		fprintf(stderr, "shardc: parse %.3f s, check %.3f s, module arena %.1f MB\n", t_parse - t0,
-		        t_check - t_parse, (double)arena_bytes(m->arena) / 1e6);
+	if (o.time) {
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		int nodes = 0;
+		for (int i = 0; i < m->ngraphs; i++)
+			nodes += m->graphs[i]->nnodes;
+		fprintf(stderr, "shardc: %d operators: parse %.3f s, check %.3f s, total %.3f s, peak memory %.1f MB\n",
+		        nodes, t_parse - t0, t_check - t_parse, t_check - t0, (double)ru.ru_maxrss / 1024.0);
+	}
 	int status = 0;
 	if (!ok) {
 		fprintf(stderr, "%d error%s\n", d.nerrors, d.nerrors == 1 ? "" : "s");

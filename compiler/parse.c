@@ -294,13 +294,13 @@ void build_stmt(Parser *p, const char *name, Span at, const char *op, Span op_at
 	Graph *g = p->cur;
 	if (!g)
 		return;
-	OpKind kind = OP_COUNT;
-	if (!op_from_name(op, &kind))
-		diag_error(p->d, p->m->src, op_at, "unknown operator '%s'", op);
+	OpKind kind = OP_COUNT;   /* unknown: check_names reports it with the other name errors */
+	op_from_name(op, &kind);
 	Value *v = add_value(p, name, at);
 	v->node = g->nnodes;
 	Node *n = ARENA_PUSH(p->m->arena, g->nodes, g->nnodes, g->cap_nodes);
 	n->op = kind;
+	n->op_name = op;
 	n->span = stmt_at;
 	n->op_span = op_at;
 	n->result = g->nvalues - 1;

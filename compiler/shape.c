@@ -440,8 +440,13 @@ static bool infer_node(Infer *x, Type *out)
 			ERR(x, n->attr_lit->span, "Gather supports axis 0 only in v1");
 			return false;
 		}
-		if (a->rank < 1 || (idx->dtype != DT_I32 && idx->dtype != DT_I64)) {
-			ERR(x, in_span(x, 1), "Gather: the indices must be Int32 or Int64 and the table of rank 1 or more");
+		if (idx->dtype != DT_I32 && idx->dtype != DT_I64) {
+			ERR(x, in_span(x, 1), "Gather: the indices must be Int32 or Int64, '%%%s' is %s",
+			    x->g->values[x->n->in[1]].name, dtype_name(idx->dtype));
+			return false;
+		}
+		if (a->rank < 1) {
+			ERR(x, in_span(x, 0), "Gather: the table must have rank 1 or more");
 			return false;
 		}
 		if (idx->rank + a->rank - 1 > MAX_DIMS) {

@@ -184,7 +184,8 @@ typedef struct {
 } Signature;
 
 typedef struct {
-	OpKind op;
+	OpKind op;               /* OP_COUNT: unknown name, reported by check_names */
+	const char *op_name;     /* as written */
 	Span span;               /* the whole statement */
 	Span op_span;            /* the operator's name */
 	int result;              /* value id */

@@ -6,18 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Small allocations are bumped out of shared chunks. A large one gets a chunk
+ * of its own on a doubly linked list, so that growing it (a node array that
+ * doubles) reallocates in place instead of leaving dead copies behind. */
 typedef struct Chunk {
-	struct Chunk *next;
+	struct Chunk *next, *prev;
 	size_t size, used;
+	bool big;                /* holds one large allocation */
 	_Alignas(16) unsigned char data[];
 } Chunk;
 
 struct Arena {
-	Chunk *head;
+	Chunk *head;             /* shared chunks, newest first */
+	Chunk *big;              /* large allocations */
 	size_t reserved;
 };
 
-enum { CHUNK_MIN = 64 * 1024 };
+enum { CHUNK_MIN = 64 * 1024, BIG = 16 * 1024 };
 
 Arena *arena_new(void)
 {
@@ -32,12 +37,38 @@ void arena_free(Arena *a)
 		next = c->next;
 		free(c);
 	}
+	for (Chunk *c = a->big, *next; c; c = next) {
+		next = c->next;
+		free(c);
+	}
 	free(a);
+}
+
+static void link_big(Arena *a, Chunk *c)
+{
+	c->prev = NULL;
+	c->next = a->big;
+	if (a->big)
+		a->big->prev = c;
+	a->big = c;
+}
+
+static void *alloc_big(Arena *a, size_t size)
+{
+	Chunk *c = xmalloc(sizeof(Chunk) + size);
+	c->size = c->used = size;
+	c->big = true;
+	link_big(a, c);
+	a->reserved += size;
+	memset(c->data, 0, size);
+	return c->data;
 }
 
 void *arena_alloc(Arena *a, size_t size)
 {
 	size = (size + 15) & ~(size_t)15;
+	if (size >= BIG)
+		return alloc_big(a, size);
 	Chunk *c = a->head;
 	if (!c || c->size - c->used < size) {
 		size_t want = size > CHUNK_MIN ? size : CHUNK_MIN;
@@ -58,6 +89,21 @@ void *arena_alloc(Arena *a, size_t size)
 
 void *arena_grow(Arena *a, void *old, size_t oldsize, size_t newsize)
 {
+	if (old && oldsize >= BIG && newsize > oldsize) {
+		Chunk *c = (Chunk *)((unsigned char *)old - offsetof(Chunk, data));
+		if (c->prev)
+			c->prev->next = c->next;
+		else
+			a->big = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		a->reserved += newsize - c->size;
+		c = xrealloc(c, sizeof(Chunk) + newsize);
+		memset(c->data + c->size, 0, newsize - c->size);
+		c->size = c->used = newsize;
+		link_big(a, c);
+		return c->data;
+	}
 	void *p = arena_alloc(a, newsize);
 	if (old && oldsize)
 		memcpy(p, old, oldsize < newsize ? oldsize : newsize);

@@ -4,6 +4,7 @@
 %define api.pure full
 %define api.prefix {ir_}
 %define parse.error detailed
+%define parse.lac full
 %define api.location.type {Span}
 %locations
 %expect 0
