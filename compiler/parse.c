@@ -223,10 +223,15 @@ void build_layout(Parser *p, const char *name, Span name_at, const char *ctor, S
 	l->name = name;
 	l->span = at;
 	l->ndims = dims->nitems;
+	int64_t devices = 1;
 	for (int i = 0; i < dims->nitems; i++) {
 		Lit *d = dims->items[i], *n = names->items[i];
-		if (d->kind != LIT_INT || d->i < 1 || d->i > (1 << 30)) {
+		if (d->kind != LIT_INT || d->i < 1) {
 			diag_error(p->d, src, d->span, "a device matrix axis must be a positive integer");
+			return;
+		}
+		if (d->i > (1 << 20) || (devices *= d->i) > (1 << 20)) {
+			diag_error(p->d, src, d->span, "the device matrix has more than 1048576 devices");
 			return;
 		}
 		if (n->kind != LIT_STR || strcmp(n->s, "None") == 0 || !n->s[0]) {

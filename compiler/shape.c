@@ -183,13 +183,15 @@ static bool infer_reshape(Infer *x, const Type *in, Type *out)
 			ERR(x, x->n->attr_lit->span, "Reshape: each target dim is positive (one may be -1)");
 			return false;
 		}
-		if (known > total)
+		if (a->shape[i] > total / known) {   /* more elements than the input: no overflow */
+			known = -1;
 			break;
+		}
 		known *= a->shape[i];
 	}
 	out->rank = a->nshape;
 	memcpy(out->dims, a->shape, sizeof(int64_t) * (size_t)a->nshape);
-	if (infer_at >= 0 && known <= total && total % known == 0)
+	if (infer_at >= 0 && known > 0 && total % known == 0)
 		out->dims[infer_at] = total / known;
 	else if (infer_at >= 0)
 		known = -1;
@@ -297,7 +299,7 @@ static bool infer_strided_slice(Infer *x, const Type *in, Type *out)
 			    DIMS(in), (long long)a->begin[i], (long long)a->end[i]);
 			return false;
 		}
-		out->dims[i] = (e - b + s - 1) / s;
+		out->dims[i] = (e - b - 1) / s + 1;
 	}
 	return true;
 }

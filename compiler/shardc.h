@@ -305,4 +305,88 @@ bool infer_shapes(Module *m, Diag *d);
 
 void print_module(StrBuf *b, const Module *m);
 
+/* ---- layout.c: tensor layouts over a device matrix ---------------------- */
+
+/* Where each piece of a tensor lives (IR-SPEC 3.2, 3.4). Ranks are numbered
+ * row-major over the device matrix dev[0..ndev): axis 0 most significant, the
+ * last fastest. Every device axis plays one of three roles: it splits one
+ * tensor dim (it appears in exactly one map[d]), it holds partial results
+ * (its bit is in `partial`), or it holds copies (a replica axis: neither).
+ * A dim split over several axes takes its shard index from them in map order,
+ * the first the most significant. Axes of size 1 are allowed (MindSpore keeps
+ * them so that axis i of a strategy's matrix is dim i); they change nothing. */
+typedef struct {
+	int ndev;                        /* device axes, 0..MAX_DIMS; 0: one device */
+	int64_t dev[MAX_DIMS];           /* (ndev) axis sizes, most significant first */
+	int rank;                        /* tensor rank (dims), 0..MAX_DIMS */
+	int8_t nmap[MAX_DIMS];           /* (rank) device axes splitting each dim; 0: whole */
+	int8_t map[MAX_DIMS][MAX_DIMS];  /* (rank, nmap[d]) those axes, most significant first */
+	uint32_t partial;                /* bit a: the values are partial along axis a */
+	ReduceOp partial_op;             /* how partials combine; meaningful when partial != 0 */
+} TensorLayout;
+
+/* Requires split[0..rank) >= 1, 0 <= rank <= MAX_DIMS, device_num >= 1.
+ * MindSpore's matrix for a strategy tuple: the tuple itself, 1s included, dim i
+ * split over axis i, then the repeated axis device_num / product appended last
+ * (fastest, so neighbouring ranks hold the copies) when product < device_num.
+ * When that would make MAX_DIMS + 1 axes, the 1s are dropped first. False when
+ * the product does not divide device_num or the axes still do not fit. */
+bool layout_from_split(const int64_t *split, int rank, int64_t device_num, TensorLayout *out);
+/* Requires t->given (a None strategy has no layout yet). A tuple goes through
+ * layout_from_split; a layout application takes its LayoutDecl's matrix and
+ * t->axes as the maps. False when the devices do not fit: see
+ * layout_from_split, or the declared matrix's product is not device_num. */
+bool layout_from_strategy(const TensorStrategy *t, int64_t device_num, TensorLayout *out);
+/* Requires device_num >= 1. The whole tensor on every rank: dev (device_num). */
+void layout_replicated(int rank, int64_t device_num, TensorLayout *out);
+/* Requires a layout that passes layout_check (dims aside). Product of dev. */
+int64_t layout_ndevices(const TensorLayout *l);
+/* Requires 0 <= dim < l->rank. How many slices `dim` is cut into. */
+int64_t layout_dim_split(const TensorLayout *l, int dim);
+/* Requires 0 <= rank < layout_ndevices(l); coords has room for ndev. */
+void layout_coords(const TensorLayout *l, int64_t rank, int64_t *coords);
+/* Requires 0 <= coords[a] < dev[a]. The inverse of layout_coords. */
+int64_t layout_rank_of(const TensorLayout *l, const int64_t *coords);
+/* Requires a valid rank and 0 <= dim < l->rank. Which slice of `dim` the rank
+ * holds, 0..split-1, mixed radix over the dim's axes, the first most significant. */
+int64_t layout_shard_index(const TensorLayout *l, int64_t rank, int dim);
+/* Requires each global[d] divisible by its split. local[d] = global[d] / split. */
+void layout_local_shape(const TensorLayout *l, const int64_t *global, int64_t *local);
+/* Requires a valid rank, `axes` within the matrix, and members with room for
+ * the product of those axes' sizes. The ranks that agree with `rank` on every
+ * axis outside `axes`, ordered row-major by their coordinates on `axes`: the
+ * member order of a collective over those axes (which is ascending rank order).
+ * Returns the count; axes 0 gives just `rank`. */
+int layout_group(const TensorLayout *l, int64_t rank, uint32_t axes, int64_t *members);
+/* Mask of the axes that hold copies: used by no dim and not partial. */
+uint32_t layout_replica_axes(const TensorLayout *l);
+/* Requires 0 <= index[d] < global[d], globals divisible by the splits. The
+ * ranks whose shard holds element `index` (its whole value, or a partial of
+ * it when the layout is partial), in ascending order; at most `max` are
+ * written, and the full count is returned: the product of the sizes of the
+ * replica and partial axes. */
+int64_t layout_owner_of(const TensorLayout *l, const int64_t *global, const int64_t *index, int64_t *ranks,
+                        int max);
+/* Drops size-1 device axes, renumbering the maps and the partial mask (a
+ * partial over one device is complete). in and out may be the same. */
+void layout_normalize(const TensorLayout *in, TensorLayout *out);
+/* layout_normalize, then merges each pair of neighbouring axes that play one
+ * role: both replica, both partial, or consecutive in one dim's map. Two
+ * layouts place every element on the same ranks iff their canonical forms are
+ * identical. in and out may be the same. */
+void layout_canonical(const TensorLayout *in, TensorLayout *out);
+/* Requires valid layouts. Same tensor rank, same number of devices, and the
+ * same slice (and partial state) of the tensor on every rank, however the
+ * device matrices are factored. */
+bool layout_equal(const TensorLayout *a, const TensorLayout *b);
+/* Consistency: sizes in range, every axis used at most once, partial disjoint
+ * from the used axes and within the matrix, and, when global is not NULL,
+ * every split divides its dim. False with a one-line reason in why[0..n). */
+bool layout_check(const TensorLayout *l, const int64_t *global, char *why, size_t n);
+/* Appends `dev (2, 2, 2) map ((2), (1, 0)) partial sum (0)`: the device matrix,
+ * then for each dim the axes it is split over (`()`: whole), then, only when
+ * some axis is partial, the reduce op (sum or max) and the partial axes. Lists
+ * never take a trailing comma, so one-element lists read `(8)`. */
+void layout_print(StrBuf *b, const TensorLayout *l);
+
 #endif
