@@ -95,10 +95,19 @@ void diag_error(Diag *d, const Source *csrc, Span at, const char *fmt, ...)
 	if (d->nerrors > MAX_ERRORS)
 		return;
 	FILE *out = d->out ? d->out : stderr;
+	va_list ap;
+	if (src->value_offset) {   /* a command-line value: name the flag, not a line */
+		int n = src->len - src->value_offset - 1;
+		fprintf(out, "shardc: %s '%.*s': error: ", src->name, n, src->text + src->value_offset);
+		va_start(ap, fmt);
+		vfprintf(out, fmt, ap);
+		va_end(ap);
+		fputc('\n', out);
+		return;
+	}
 	int line, col;
 	source_line_col(src, at.start, &line, &col);
 	fprintf(out, "%s:%d:%d: error: ", src->name, line, col);
-	va_list ap;
 	va_start(ap, fmt);
 	vfprintf(out, fmt, ap);
 	va_end(ap);

@@ -118,7 +118,7 @@ static void apply_overrides(Module *m, const Options *o, Module **holders)
 			sb_puts(&b, text);
 		else
 			sb_printf(&b, "\"%s\"", text);
-		Lit *v = parse_value_text(b.data, &holders[i]);
+		Lit *v = parse_value_text(o->override_flag[i], b.data, &holders[i]);
 		sb_free(&b);
 		const char *err = "not a value";
 		if (!v || !context_apply(&m->ctx, o->override_key[i], v, &err)) {
@@ -181,6 +181,11 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &o);
 
 	size_t len;
+	struct stat st;
+	if (stat(o.model, &st) == 0 && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "shardc: %s is a directory, not a model file\n", o.model);
+		return EXIT_USAGE;
+	}
 	char *text = read_file(o.model, &len);
 	if (!text) {
 		fprintf(stderr, "shardc: cannot read %s: %s\n", o.model, strerror(errno));
@@ -215,7 +220,10 @@ int main(int argc, char **argv)
 	}
 	int status = 0;
 	if (!ok) {
-		fprintf(stderr, "%d error%s\n", d.nerrors, d.nerrors == 1 ? "" : "s");
+		if (d.nerrors > MAX_ERRORS)
+			fprintf(stderr, "%d errors (the first %d shown)\n", d.nerrors, MAX_ERRORS);
+		else
+			fprintf(stderr, "%d error%s\n", d.nerrors, d.nerrors == 1 ? "" : "s");
 		status = EXIT_MODEL;
 	} else if (!o.check_only) {
 		if (mkdir_p(o.outdir)) {

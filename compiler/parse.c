@@ -106,6 +106,8 @@ void parse_syntax_error(Parser *p, Span at, const char *msg)
 	/* A bad token was already reported by the lexer. */
 	if (at.end > at.start && strstr(msg, "unexpected bad token"))
 		return;
+	if (strcmp(msg, "memory exhausted") == 0)
+		msg = "nested too deeply (brackets may nest about 10000 levels)";
 	diag_error(p->d, p->m->src, at, "%s", msg);
 }
 
@@ -387,14 +389,16 @@ Lit *build_type(Parser *p, const char *kind, Span kind_at, const char *dtype, Sp
 	return l;
 }
 
-Lit *parse_value_text(const char *text, Module **holder)
+Lit *parse_value_text(const char *flag, const char *text, Module **holder)
 {
+	static const char prefix[] = "context {v: ";
 	StrBuf b = {0};
-	sb_printf(&b, "context {v: %s}", text);
+	sb_printf(&b, "%s%s}", prefix, text);
 	FILE *devnull = fopen("/dev/null", "w");
 	Diag quiet = {.out = devnull};
 	char *owned = b.data;   /* the module's source must outlive it: leak-free via holder */
-	Module *m = parse_module("<command line>", owned, (int)b.len, &quiet);
+	Module *m = parse_module(flag, owned, (int)b.len, &quiet);
+	m->src->value_offset = (int)sizeof prefix - 1;
 	if (devnull)
 		fclose(devnull);
 	*holder = m;

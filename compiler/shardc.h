@@ -27,6 +27,7 @@ typedef struct {
 	int len;
 	int *line_starts;        /* byte offset of each line, built on first use */
 	int nlines;
+	int value_offset;        /* > 0: a command-line value wrapped for parsing; name is its flag */
 } Source;
 
 typedef struct {
@@ -282,7 +283,7 @@ Module *parse_module(const char *name, const char *text, int len, Diag *d);
 void module_free(Module *m);
 /* Parse one IR value written on the command line (`8`, `"data_parallel"`,
  * `((8, 1), (8,))`). NULL if it is not one value; *holder keeps it alive. */
-Lit *parse_value_text(const char *text, Module **holder);
+Lit *parse_value_text(const char *flag, const char *text, Module **holder);
 
 /* ---- check.c: names, attributes, context, train, strategies' form ------ */
 

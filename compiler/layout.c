@@ -1,0 +1,384 @@
+/* layout.c: tensor layouts over a device matrix (IR-SPEC 3.2, 3.4).
+ *
+ * The algebra the parallel passes build on: turning a strategy (a tuple of
+ * slice counts, or a layout application) into a TensorLayout, mapping ranks to
+ * device-matrix coordinates and back, finding which slice of a tensor a rank
+ * holds, which ranks hold an element, and which ranks form the group of a
+ * collective along some axes. It assumes MindSpore's conventions: ranks are
+ * numbered row-major over the device matrix (the last axis fastest), a dim
+ * split over several axes takes its shard index from them in map order (the
+ * first most significant), and a strategy tuple's repeated axis is appended
+ * last. Everything here is pure arithmetic on small fixed-size structs: no
+ * allocation, no diagnostics (layout_check returns its reason as text), so the
+ * checks and every later pass can call it freely. */
+#include "shardc.h"
+
+#include <string.h>
+
+bool layout_from_split(const int64_t *split, int rank, int64_t device_num, TensorLayout *out)
+{
+	if (rank < 0 || rank > MAX_DIMS || device_num < 1)
+		die("layout_from_split: rank %d, device_num %lld", rank, (long long)device_num);
+	int64_t product = 1;
+	for (int i = 0; i < rank; i++) {
+		if (split[i] < 1)
+			die("layout_from_split: split[%d] = %lld", i, (long long)split[i]);
+		if (split[i] > device_num / product)   /* product * split > device_num: cannot divide it */
+			return false;
+		product *= split[i];
+	}
+	if (device_num % product != 0)
+		return false;
+	int64_t repeat = device_num / product;
+	/* Keeping the 1s keeps axis i == dim i, as MindSpore indexes its matrix;
+	 * they only have to go when the repeated axis would not fit beside them. */
+	bool squeeze = repeat > 1 && rank == MAX_DIMS;
+	memset(out, 0, sizeof *out);
+	out->rank = rank;
+	out->partial_op = REDUCE_SUM_OP;
+	for (int i = 0; i < rank; i++) {
+		if (squeeze && split[i] == 1)
+			continue;
+		if (split[i] > 1)
+			out->map[i][out->nmap[i]++] = (int8_t)out->ndev;
+		out->dev[out->ndev++] = split[i];
+	}
+	if (repeat > 1) {
+		if (out->ndev == MAX_DIMS)
+			return false;
+		out->dev[out->ndev++] = repeat;
+	}
+	return true;
+}
+
+bool layout_from_strategy(const TensorStrategy *t, int64_t device_num, TensorLayout *out)
+{
+	if (!t->given)
+		die("layout_from_strategy: a None strategy has no layout until it is inferred");
+	if (!t->layout)
+		return layout_from_split(t->split, t->rank, device_num, out);
+	const LayoutDecl *d = t->layout;
+	memset(out, 0, sizeof *out);
+	out->ndev = d->ndims;
+	out->rank = t->rank;
+	out->partial_op = REDUCE_SUM_OP;
+	int64_t product = 1;
+	for (int a = 0; a < d->ndims; a++) {
+		out->dev[a] = d->dims[a];
+		product *= d->dims[a];
+	}
+	for (int i = 0; i < t->rank; i++) {
+		out->nmap[i] = (int8_t)t->naxes[i];
+		for (int k = 0; k < t->naxes[i]; k++)
+			out->map[i][k] = (int8_t)t->axes[i][k];
+	}
+	return product == device_num;
+}
+
+void layout_replicated(int rank, int64_t device_num, TensorLayout *out)
+{
+	if (rank < 0 || rank > MAX_DIMS || device_num < 1)
+		die("layout_replicated: rank %d, device_num %lld", rank, (long long)device_num);
+	memset(out, 0, sizeof *out);
+	out->ndev = 1;
+	out->dev[0] = device_num;
+	out->rank = rank;
+	out->partial_op = REDUCE_SUM_OP;
+}
+
+int64_t layout_ndevices(const TensorLayout *l)
+{
+	int64_t n = 1;
+	for (int a = 0; a < l->ndev; a++)
+		n *= l->dev[a];
+	return n;
+}
+
+int64_t layout_dim_split(const TensorLayout *l, int dim)
+{
+	int64_t n = 1;
+	for (int k = 0; k < l->nmap[dim]; k++)
+		n *= l->dev[l->map[dim][k]];
+	return n;
+}
+
+void layout_coords(const TensorLayout *l, int64_t rank, int64_t *coords)
+{
+	for (int a = l->ndev - 1; a >= 0; a--) {
+		coords[a] = rank % l->dev[a];
+		rank /= l->dev[a];
+	}
+}
+
+int64_t layout_rank_of(const TensorLayout *l, const int64_t *coords)
+{
+	int64_t rank = 0;
+	for (int a = 0; a < l->ndev; a++)
+		rank = rank * l->dev[a] + coords[a];
+	return rank;
+}
+
+int64_t layout_shard_index(const TensorLayout *l, int64_t rank, int dim)
+{
+	int64_t coords[MAX_DIMS];
+	layout_coords(l, rank, coords);
+	int64_t index = 0;
+	for (int k = 0; k < l->nmap[dim]; k++) {
+		int a = l->map[dim][k];
+		index = index * l->dev[a] + coords[a];
+	}
+	return index;
+}
+
+void layout_local_shape(const TensorLayout *l, const int64_t *global, int64_t *local)
+{
+	for (int d = 0; d < l->rank; d++)
+		local[d] = global[d] / layout_dim_split(l, d);
+}
+
+/* Visits every setting of the coordinates on `axes`, the others held at
+ * coords' values, row-major (the last axis fastest), writing the ranks into
+ * out[0..max) and returning how many there are. Row-major over a subset of
+ * the axes is ascending rank order, because rank is row-major over them all. */
+static int64_t enumerate_ranks(const TensorLayout *l, int64_t *coords, uint32_t axes, int64_t *out, int64_t max)
+{
+	int64_t count = 0;
+	for (int a = 0; a < l->ndev; a++)
+		if (axes & (1u << a))
+			coords[a] = 0;
+	for (;;) {
+		if (count < max)
+			out[count] = layout_rank_of(l, coords);
+		count++;
+		int a = l->ndev - 1;
+		for (; a >= 0; a--) {
+			if (!(axes & (1u << a)))
+				continue;
+			if (++coords[a] < l->dev[a])
+				break;
+			coords[a] = 0;
+		}
+		if (a < 0)
+			return count;
+	}
+}
+
+int layout_group(const TensorLayout *l, int64_t rank, uint32_t axes, int64_t *members)
+{
+	int64_t coords[MAX_DIMS];
+	layout_coords(l, rank, coords);
+	return (int)enumerate_ranks(l, coords, axes, members, INT64_MAX);
+}
+
+/* Mask of the axes some dim is split over. */
+static uint32_t used_axes(const TensorLayout *l)
+{
+	uint32_t used = 0;
+	for (int d = 0; d < l->rank; d++)
+		for (int k = 0; k < l->nmap[d]; k++)
+			used |= 1u << l->map[d][k];
+	return used;
+}
+
+static uint32_t all_axes(const TensorLayout *l)
+{
+	return l->ndev ? (uint32_t)((1ull << l->ndev) - 1) : 0;
+}
+
+uint32_t layout_replica_axes(const TensorLayout *l)
+{
+	return all_axes(l) & ~used_axes(l) & ~l->partial;
+}
+
+int64_t layout_owner_of(const TensorLayout *l, const int64_t *global, const int64_t *index, int64_t *ranks, int max)
+{
+	int64_t coords[MAX_DIMS] = {0};
+	for (int d = 0; d < l->rank; d++) {
+		int64_t shard = index[d] / (global[d] / layout_dim_split(l, d));
+		for (int k = l->nmap[d] - 1; k >= 0; k--) {   /* the last axis is the least significant digit */
+			int a = l->map[d][k];
+			coords[a] = shard % l->dev[a];
+			shard /= l->dev[a];
+		}
+	}
+	return enumerate_ranks(l, coords, all_axes(l) & ~used_axes(l), ranks, max);
+}
+
+/* Removes axis `a` (size 1, or just folded into its neighbour): out of the
+ * maps and the partial mask, the axes after it renumbered down by one. */
+static void drop_axis(TensorLayout *l, int a)
+{
+	for (int i = a; i + 1 < l->ndev; i++)
+		l->dev[i] = l->dev[i + 1];
+	l->dev[--l->ndev] = 0;
+	for (int d = 0; d < l->rank; d++) {
+		int n = 0;
+		for (int k = 0; k < l->nmap[d]; k++) {
+			int x = l->map[d][k];
+			if (x != a)
+				l->map[d][n++] = (int8_t)(x > a ? x - 1 : x);
+		}
+		for (int k = n; k < l->nmap[d]; k++)
+			l->map[d][k] = 0;
+		l->nmap[d] = (int8_t)n;
+	}
+	uint32_t below = l->partial & ((1u << a) - 1);
+	l->partial = below | ((l->partial >> (a + 1)) << a);
+}
+
+void layout_normalize(const TensorLayout *in, TensorLayout *out)
+{
+	if (out != in)
+		*out = *in;
+	for (int a = out->ndev - 1; a >= 0; a--)
+		if (out->dev[a] == 1)
+			drop_axis(out, a);
+	if (!out->partial)
+		out->partial_op = REDUCE_SUM_OP;   /* so that equal layouts compare equal field by field */
+}
+
+/* Axes a and a + 1 can be one axis of size dev[a] * dev[a+1] when they play
+ * the same role in the same order: the merged coordinate a * dev[a+1] + b is
+ * then exactly the digit pair they contributed to a rank and a shard index. */
+static bool same_role(const TensorLayout *l, int a)
+{
+	uint32_t pa = l->partial & (1u << a), pb = l->partial & (1u << (a + 1));
+	if (pa || pb)
+		return pa && pb;
+	for (int d = 0; d < l->rank; d++)
+		for (int k = 0; k < l->nmap[d]; k++)
+			if (l->map[d][k] == a)
+				return k + 1 < l->nmap[d] && l->map[d][k + 1] == a + 1;
+			else if (l->map[d][k] == a + 1)
+				return false;   /* b used, a not (or not just before it) */
+	return true;                /* neither used nor partial: both replicas */
+}
+
+void layout_canonical(const TensorLayout *in, TensorLayout *out)
+{
+	layout_normalize(in, out);
+	for (int a = 0; a + 1 < out->ndev;) {
+		if (same_role(out, a)) {
+			out->dev[a] *= out->dev[a + 1];
+			drop_axis(out, a + 1);
+		} else
+			a++;
+	}
+}
+
+bool layout_equal(const TensorLayout *a, const TensorLayout *b)
+{
+	TensorLayout x, y;
+	layout_canonical(a, &x);
+	layout_canonical(b, &y);
+	if (x.ndev != y.ndev || x.rank != y.rank || x.partial != y.partial || x.partial_op != y.partial_op)
+		return false;
+	for (int i = 0; i < x.ndev; i++)
+		if (x.dev[i] != y.dev[i])
+			return false;
+	for (int d = 0; d < x.rank; d++) {
+		if (x.nmap[d] != y.nmap[d])
+			return false;
+		for (int k = 0; k < x.nmap[d]; k++)
+			if (x.map[d][k] != y.map[d][k])
+				return false;
+	}
+	return true;
+}
+
+bool layout_check(const TensorLayout *l, const int64_t *global, char *why, size_t n)
+{
+	if (l->ndev < 0 || l->ndev > MAX_DIMS) {
+		snprintf(why, n, "%d device axes (at most %d)", l->ndev, MAX_DIMS);
+		return false;
+	}
+	if (l->rank < 0 || l->rank > MAX_DIMS) {
+		snprintf(why, n, "tensor rank %d (at most %d)", l->rank, MAX_DIMS);
+		return false;
+	}
+	int64_t devices = 1;
+	for (int a = 0; a < l->ndev; a++) {
+		if (l->dev[a] < 1 || l->dev[a] > INT32_MAX || devices > INT32_MAX / l->dev[a]) {
+			snprintf(why, n, "device axis %d has size %lld; the matrix must hold 1 to 2^31 - 1 devices", a,
+			         (long long)l->dev[a]);
+			return false;
+		}
+		devices *= l->dev[a];
+	}
+	int user[MAX_DIMS];
+	for (int a = 0; a < MAX_DIMS; a++)
+		user[a] = -1;
+	for (int d = 0; d < l->rank; d++) {
+		if (l->nmap[d] < 0 || l->nmap[d] > l->ndev) {
+			snprintf(why, n, "dim %d is mapped to %d axes of a %d-axis matrix", d, l->nmap[d], l->ndev);
+			return false;
+		}
+		for (int k = 0; k < l->nmap[d]; k++) {
+			int a = l->map[d][k];
+			if (a < 0 || a >= l->ndev) {
+				snprintf(why, n, "dim %d is mapped to axis %d of a %d-axis matrix", d, a, l->ndev);
+				return false;
+			}
+			if (user[a] >= 0) {
+				snprintf(why, n, "device axis %d is used by dim %d and dim %d", a, user[a], d);
+				return false;
+			}
+			user[a] = d;
+			if (l->partial & (1u << a)) {
+				snprintf(why, n, "device axis %d splits dim %d and is also partial", a, d);
+				return false;
+			}
+		}
+	}
+	if (l->partial & ~all_axes(l)) {
+		snprintf(why, n, "partial mask 0x%x names an axis beyond the %d-axis matrix", (unsigned)l->partial, l->ndev);
+		return false;
+	}
+	if (l->partial && l->partial_op != REDUCE_SUM_OP && l->partial_op != REDUCE_MAX_OP) {
+		snprintf(why, n, "partial reduce op %d is neither sum nor max", (int)l->partial_op);
+		return false;
+	}
+	for (int d = 0; global && d < l->rank; d++) {
+		int64_t split = layout_dim_split(l, d);
+		if (global[d] < 1 || global[d] % split != 0) {
+			snprintf(why, n, "dim %d (size %lld) cannot be cut into %lld equal slices", d, (long long)global[d],
+			         (long long)split);
+			return false;
+		}
+	}
+	if (n)
+		why[0] = '\0';
+	return true;
+}
+
+static void print_list(StrBuf *b, const int64_t *v, int n)
+{
+	sb_putc(b, '(');
+	for (int i = 0; i < n; i++)
+		sb_printf(b, i ? ", %lld" : "%lld", (long long)v[i]);
+	sb_putc(b, ')');
+}
+
+void layout_print(StrBuf *b, const TensorLayout *l)
+{
+	int64_t v[MAX_DIMS];
+	sb_puts(b, "dev ");
+	print_list(b, l->dev, l->ndev);
+	sb_puts(b, " map (");
+	for (int d = 0; d < l->rank; d++) {
+		for (int k = 0; k < l->nmap[d]; k++)
+			v[k] = l->map[d][k];
+		if (d)
+			sb_puts(b, ", ");
+		print_list(b, v, l->nmap[d]);
+	}
+	sb_putc(b, ')');
+	if (!l->partial)
+		return;
+	int n = 0;
+	for (int a = 0; a < l->ndev; a++)
+		if (l->partial & (1u << a))
+			v[n++] = a;
+	sb_puts(b, l->partial_op == REDUCE_MAX_OP ? " partial max " : " partial sum ");
+	print_list(b, v, n);
+}
