@@ -14,9 +14,9 @@ SAN := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 # flex and bison output is not ours: same warnings, minus the ones it trips.
 GEN_WARN := -Wno-unused-function -Wno-sign-compare -Wno-missing-prototypes -Wno-unused-parameter
 
-COMPILER_SRCS := util.c diag.c lit.c ir.c parse.c check.c shape.c print.c
+COMPILER_SRCS := util.c diag.c lit.c ir.c parse.c check.c shape.c print.c layout.c
 COMPILER_OBJS := $(COMPILER_SRCS:.c=.o) parser.o lexer.o
-UNIT_TESTS := test_lex_parse test_shape test_check test_print
+UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout
 
 .PHONY: all deps demo test unit golden roundtrip fuzz fuzz-build bench install clean
 all: deps $(B)/shardc

@@ -384,7 +384,7 @@ bool layout_equal(const TensorLayout *a, const TensorLayout *b);
  * from the used axes and within the matrix, and, when global is not NULL,
  * every split divides its dim. False with a one-line reason in why[0..n). */
 bool layout_check(const TensorLayout *l, const int64_t *global, char *why, size_t n);
-/* Appends `dev (2, 2, 2) map ((2), (1, 0)) partial sum (0)`: the device matrix,
+/* Appends `dev (2, 2, 2) map ((2), (1)) partial sum (0)`: the device matrix,
  * then for each dim the axes it is split over (`()`: whole), then, only when
  * some axis is partial, the reduce op (sum or max) and the partial axes. Lists
  * never take a trailing comma, so one-element lists read `(8)`. */
