@@ -396,19 +396,9 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 		break;
 	case ATTR_SHAPE: return lit_ints(c, v, a->shape, MAX_DIMS, &a->nshape, name);
 	case ATTR_PERM: return lit_ints(c, v, a->perm, MAX_DIMS, &a->nperm, name);
-	case ATTR_BEGIN: return lit_ints(c, v, a->begin, MAX_DIMS, &a->nslice, name);
-	case ATTR_END: { int nn; bool r = lit_ints(c, v, a->end, MAX_DIMS, &nn, name);
-		if (r && (a->present & (1u << ATTR_BEGIN)) && nn != a->nslice) {
-			ERR(c, v->span, "'end' has %d entries but 'begin' has %d", nn, a->nslice);
-			return false;
-		}
-		return r; }
-	case ATTR_STRIDES: { int nn; bool r = lit_ints(c, v, a->strides, MAX_DIMS, &nn, name);
-		if (r && nn != a->nslice) {
-			ERR(c, v->span, "'strides' has %d entries but 'begin' has %d", nn, a->nslice);
-			return false;
-		}
-		return r; }
+	case ATTR_BEGIN: return lit_ints(c, v, a->begin, MAX_DIMS, &a->nbegin, name);
+	case ATTR_END: return lit_ints(c, v, a->end, MAX_DIMS, &a->nend, name);
+	case ATTR_STRIDES: return lit_ints(c, v, a->strides, MAX_DIMS, &a->nstrides, name);
 	case ATTR_BEGIN_NORM_AXIS: a->begin_norm_axis = v->i; break;
 	case ATTR_BEGIN_PARAMS_AXIS: a->begin_params_axis = v->i; break;
 	case ATTR_EPSILON:
@@ -572,16 +562,6 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	}
 }
 
-static bool calls_with_shard(const Graph *g)
-{
-	for (int i = 0; i < g->nnodes; i++) {
-		const Node *n = &g->nodes[i];
-		if (n->op == OP_CALL && (n->a.shard || (n->a.callee && calls_with_shard(n->a.callee))))
-			return true;
-	}
-	return false;
-}
-
 static void check_graph_names(Checker *c, Graph *g)
 {
 	NameMap nm;
@@ -619,10 +599,10 @@ static void check_graph_names(Checker *c, Graph *g)
 		decode_attrs(c, g, n);
 		if (n->op == OP_CALL && !lit_dict_get(n->attr_lit, "graph"))
 			ERR(c, n->op_span, "Call needs a 'graph' attribute naming the called graph");
-		if (n->op == OP_CALL && n->a.shard && n->a.callee && calls_with_shard(n->a.callee))
+		if (n->op == OP_CALL && n->a.shard && n->a.callee && n->a.callee->contains_shard)
 			ERR(c, n->a.shard->span, "nested shard: @%s already calls a graph with shard", n->a.callee->name);
-		if (n->op == OP_CALL && n->a.shard)
-			g->has_call_with_shard = true;
+		if (n->op == OP_CALL && (n->a.shard || (n->a.callee && n->a.callee->contains_shard)))
+			g->contains_shard = true;
 	}
 	g->ret = arena_alloc(c->m->arena, sizeof(int) * (size_t)g->rets->nitems);
 	g->nret = g->rets->nitems;
@@ -934,8 +914,8 @@ bool check_strategies(Module *m, Diag *d)
 		if (lt->rank >= 0 && (elems != 1 || !dtype_is_float(lt->dtype))) {
 			StrBuf b = {0};
 			dims_str(&b, lt);
-			ERR(&c, lit_dict_get(t->lit, "loss")->span, "the loss must be a float scalar; '%%%s' has shape %s",
-			    g->values[t->loss].name, b.data);
+			ERR(&c, lit_dict_get(t->lit, "loss")->span, "the loss must be a float scalar; '%%%s' is %s %s",
+			    g->values[t->loss].name, dtype_name(lt->dtype), b.data);
 			sb_free(&b);
 		}
 		bool any_param = false;

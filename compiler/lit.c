@@ -65,7 +65,7 @@ static void print_float(StrBuf *b, double f)
 	char buf[64];
 	double mag = fabs(f);
 	bool plain = mag == 0 || (mag >= 1e-4 && mag < 1e15);   /* 2500.0, not 2.5e+03 */
-	for (int prec = plain ? 0 : 1; prec <= 17; prec++) {
+	for (int prec = plain ? 0 : 1; prec <= (plain ? 22 : 17); prec++) {   /* 1e-4 needs 4 + 17 */
 		snprintf(buf, sizeof buf, plain ? "%.*f" : "%.*g", prec, f);
 		if (strtod(buf, NULL) == f)
 			break;
@@ -75,7 +75,7 @@ static void print_float(StrBuf *b, double f)
 	sb_puts(b, buf);
 }
 
-static void print_string(StrBuf *b, const char *s)
+void print_quoted(StrBuf *b, const char *s)
 {
 	sb_putc(b, '"');
 	for (; *s; s++) {
@@ -104,7 +104,7 @@ void lit_print(StrBuf *b, const Lit *l)
 	switch (l->kind) {
 	case LIT_INT: sb_printf(b, "%lld", (long long)l->i); break;
 	case LIT_FLOAT: print_float(b, l->f); break;
-	case LIT_STR: print_string(b, l->s); break;
+	case LIT_STR: print_quoted(b, l->s); break;
 	case LIT_BOOL: sb_puts(b, l->i ? "true" : "false"); break;
 	case LIT_NONE: sb_puts(b, "None"); break;
 	case LIT_VALUE: sb_printf(b, "%%%s", l->s); break;

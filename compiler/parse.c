@@ -71,6 +71,11 @@ int lex_string(Parser *p, const char *text, int len, IR_STYPE *lval, Span at)
 {
 	char *s = arena_alloc(p->m->arena, (size_t)len);
 	int n = 0;
+	const char *nul = memchr(text, 0, (size_t)len);
+	if (nul) {
+		Span at_nul = {at.start + (int)(nul - text), at.start + (int)(nul - text) + 1};
+		return lex_bad(p, at_nul, "a string may not contain a NUL byte");
+	}
 	for (int i = 1; i < len - 1; i++) {
 		if (text[i] == '\\') {
 			i++;
@@ -162,15 +167,20 @@ Lit *lit_tuple(Parser *p, Lit *items, Span at)
 	return relabel(p, items, LIT_TUPLE, at);
 }
 
+static void check_duplicate_keys(Parser *p, const Lit *l, const char *what)
+{
+	for (int i = 0; i < l->nitems; i++)
+		for (int j = 0; l->keys[i] && j < i; j++)
+			if (l->keys[j] && strcmp(l->keys[i]->s, l->keys[j]->s) == 0) {
+				diag_error(p->d, p->m->src, l->keys[i]->span, "duplicate %s '%s'", what, l->keys[i]->s);
+				break;
+			}
+}
+
 Lit *lit_dict(Parser *p, Lit *entries, Span at)
 {
 	Lit *d = relabel(p, entries, LIT_DICT, at);
-	for (int i = 0; i < d->nitems; i++)
-		for (int j = 0; j < i; j++)
-			if (strcmp(d->keys[i]->s, d->keys[j]->s) == 0) {
-				diag_error(p->d, p->m->src, d->keys[i]->span, "duplicate key '%s' in dict", d->keys[i]->s);
-				break;
-			}
+	check_duplicate_keys(p, d, "key");
 	return d;
 }
 
@@ -178,6 +188,7 @@ Lit *lit_apply(Parser *p, const char *callee, Lit *args, Span at)
 {
 	Lit *l = relabel(p, args, LIT_APPLY, at);
 	l->s = callee;
+	check_duplicate_keys(p, l, "argument");
 	return l;
 }
 
@@ -378,7 +389,7 @@ Lit *build_type(Parser *p, const char *kind, Span kind_at, const char *dtype, Sp
 			diag_error(p->d, p->m->src, d->span, "a dimension must be a positive integer");
 			return l;
 		}
-		if (d->i > (INT64_C(1) << 40) || total > (INT64_C(1) << 40) / d->i) {
+		if (d->i > ELEMENT_LIMIT / total) {
 			diag_error(p->d, p->m->src, d->span, "tensor too large (more than 2^40 elements)");
 			return l;
 		}

@@ -23,8 +23,11 @@ static void print_layout(StrBuf *b, const LayoutDecl *l)
 	for (int i = 0; i < l->ndims; i++)
 		sb_printf(b, i ? ", %lld" : "%lld", (long long)l->dims[i]);
 	sb_puts(b, l->ndims == 1 ? ",), (" : "), (");
-	for (int i = 0; i < l->ndims; i++)
-		sb_printf(b, i ? ", \"%s\"" : "\"%s\"", l->alias[i]);
+	for (int i = 0; i < l->ndims; i++) {
+		if (i)
+			sb_puts(b, ", ");
+		print_quoted(b, l->alias[i]);
+	}
 	sb_puts(b, l->ndims == 1 ? ",))\n" : "))\n");
 }
 
@@ -49,7 +52,10 @@ static void print_graph(StrBuf *b, const Graph *g)
 		type_print(b, &v->type);
 		if (v->init) {
 			sb_puts(b, " = ");
-			lit_print(b, v->init);
+			if (v->init->nitems)
+				lit_print(b, v->init);
+			else
+				sb_puts(b, v->init->s);   /* `zeros`, as IR-SPEC writes it */
 		}
 	}
 	sb_puts(b, ") {\n");

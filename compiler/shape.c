@@ -255,6 +255,14 @@ static bool infer_concat(Infer *x, Type *out)
 {
 	const Type *a = in_type(x, 0);
 	int64_t axis;
+	if (x->n->a.axis_is_tuple) {
+		ERR(x, x->n->attr_lit->span, "Concat takes one axis");
+		return false;
+	}
+	if (a->rank < 1) {
+		ERR(x, in_span(x, 0), "Concat cannot join scalars; its operands need rank 1 or more");
+		return false;
+	}
 	if (!norm_axis(x, x->n->a.has_axis ? x->n->a.axes[0] : 0, a->rank, &axis))
 		return false;
 	*out = *a;
@@ -278,9 +286,9 @@ static bool infer_strided_slice(Infer *x, const Type *in, Type *out)
 	const Attrs *a = &x->n->a;
 	if (!need_attr(x, ATTR_BEGIN) || !need_attr(x, ATTR_END) || !need_attr(x, ATTR_STRIDES))
 		return false;
-	if (a->nslice != in->rank) {
-		ERR(x, x->n->attr_lit->span, "StridedSlice: begin, end and strides need %d entries, one per dim of %s",
-		    in->rank, DIMS(in));
+	if (a->nbegin != in->rank || a->nend != in->rank || a->nstrides != in->rank) {
+		ERR(x, x->n->attr_lit->span, "StridedSlice: begin, end and strides need %d entries each, one per dim of %s "
+		    "(they have %d, %d and %d)", in->rank, DIMS(in), a->nbegin, a->nend, a->nstrides);
 		return false;
 	}
 	out->rank = in->rank;
@@ -312,6 +320,14 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	int64_t n = a->ngroup;
 	*out = *in;
 	int64_t axis;
+	if (x->n->op != OP_ALL_REDUCE && in->rank < 1) {
+		ERR(x, in_span(x, 0), "%s needs a tensor of rank 1 or more", opname(x));
+		return false;
+	}
+	if (a->axis_is_tuple) {
+		ERR(x, x->n->attr_lit->span, "%s takes one axis", opname(x));
+		return false;
+	}
 	switch (x->n->op) {
 	case OP_ALL_REDUCE:
 		return true;
@@ -504,6 +520,20 @@ static bool infer_node(Infer *x, Type *out)
 	return false;
 }
 
+/* The same bound as declared types (parse.c), so later products never overflow. */
+static bool within_limit(Infer *x, const Type *t)
+{
+	int64_t total = 1;
+	for (int i = 0; i < t->rank; i++) {
+		if (t->dims[i] > ELEMENT_LIMIT / total) {
+			ERR(x, x->n->op_span, "%s: the result %s has more than 2^40 elements", opname(x), DIMS(t));
+			return false;
+		}
+		total *= t->dims[i];
+	}
+	return true;
+}
+
 static void check_signature(Infer *x, const Type *got)
 {
 	const Signature *s = x->n->sig;
@@ -546,7 +576,7 @@ bool infer_shapes(Module *m, Diag *d)
 			if (!inputs_known)
 				continue;
 			Type t;
-			if (!infer_node(&x, &t))
+			if (!infer_node(&x, &t) || !within_limit(&x, &t))
 				continue;
 			t.is_param = false;
 			v->type = t;

@@ -14,6 +14,7 @@
 
 enum { MAX_DIMS = 8 };       /* tensor rank limit */
 enum { MAX_ERRORS = 50 };    /* diagnostics printed before giving up */
+#define ELEMENT_LIMIT (INT64_C(1) << 40)   /* elements in one tensor */
 
 /* ---- diag.c: sources and diagnostics ---------------------------------- */
 
@@ -84,6 +85,7 @@ const char *lit_kind_name(LitKind k);
 bool lit_is_number(const Lit *l);
 double lit_number(const Lit *l);
 void lit_print(StrBuf *b, const Lit *l);
+void print_quoted(StrBuf *b, const char *s);   /* "...", with \" and \\ escapes */
 void type_print(StrBuf *b, const Type *t);
 const char *dtype_name(DType t);
 bool dtype_from_name(const char *s, DType *out);
@@ -167,7 +169,7 @@ typedef struct {
 	int64_t begin_norm_axis, begin_params_axis;
 	double epsilon;
 	DType dtype;
-	int nslice;
+	int nbegin, nend, nstrides;
 	int64_t begin[MAX_DIMS], end[MAX_DIMS], strides[MAX_DIMS];
 	ReduceOp reduce_op;
 	int ngroup;
@@ -217,7 +219,7 @@ struct Graph {
 	Lit *rets;               /* tuple of LIT_VALUE */
 	int *ret;                /* value ids */
 	int nret;
-	bool has_call_with_shard;
+	bool contains_shard;     /* calls, directly or through callees, a graph with shard */
 };
 
 struct LayoutDecl {

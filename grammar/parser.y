@@ -99,8 +99,8 @@ param:
 
 init_opt:
 	  %empty                                         { $$ = NULL; }
-	| '=' IDENT                                      { $$ = lit_apply(p, $2, NULL, @$); }
-	| '=' IDENT '(' args ')'                         { $$ = lit_apply(p, $2, $4, @$); }
+	| '=' IDENT                                      { $$ = lit_apply(p, $2, NULL, @2); }
+	| '=' IDENT '(' args ')'                         { $$ = lit_apply(p, $2, $4, (Span){@2.start, @5.end}); }
 	;
 
 stmts:

@@ -1,0 +1,793 @@
+/* test_shape.c: shape and dtype inference (shape.c) for every operator of
+ * IR-SPEC section 4, and its errors.
+ *
+ * Most tests write one statement `%y = ...` into a graph whose parameters
+ * they give, run the passes up to infer_shapes, and compare %y's type as the
+ * IR writes it, e.g. `<Tensor[Float32], (4, 5)>`. The statement is on line 3,
+ * so an error at its operator is at 3:8. */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shardc.h"
+
+/* LeakSanitizer's report at exit does not fail a Criterion test, so run_free
+ * asks for a leak check itself, once the run is freed. */
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#define LEAKS() __lsan_do_recoverable_leak_check()
+#else
+#define LEAKS() 0
+#endif
+
+/* ---- helpers ---- */
+
+typedef struct {
+	char *text;              /* the module points into it */
+	char *out;               /* diagnostics, from a memstream */
+	size_t outlen;
+	FILE *f;
+	Diag d;
+	Module *m;
+	bool ok;                 /* every pass up to infer_shapes succeeded */
+	StrBuf type;             /* the last type_of() */
+} Run;
+
+/* Runs not yet freed stay reachable, so a failed assertion reports no leak. */
+static Run *live[8];
+
+static void keep(Run *r, bool on)
+{
+	for (int i = 0; i < 8; i++)
+		if (on ? !live[i] : live[i] == r) {
+			live[i] = on ? r : NULL;
+			return;
+		}
+}
+
+/* Parses and runs the passes in the driver's order up to infer_shapes,
+ * stopping at the first that fails. */
+static Run *infer(const char *text)
+{
+	Run *r = calloc(1, sizeof *r);
+	keep(r, true);
+	r->text = strdup(text);
+	r->f = open_memstream(&r->out, &r->outlen);
+	r->d = (Diag){.out = r->f};
+	r->m = parse_module("t.ir", r->text, (int)strlen(text), &r->d);
+	r->ok = r->d.nerrors == 0 && check_context(r->m, &r->d) && check_names(r->m, &r->d) &&
+	        infer_shapes(r->m, &r->d);
+	return r;
+}
+
+/* One statement `%y = STMT` over the parameters PARAMS, on 8 devices. */
+static Run *op(const char *params, const char *stmt)
+{
+	char text[2048];
+	snprintf(text, sizeof text, "context {device_num: 8}\ngraph @g(%s) {\n  %%y = %s\n  return %%y\n}\n", params,
+	         stmt);
+	return infer(text);
+}
+
+static const char *msgs(Run *r)
+{
+	fflush(r->f);
+	return r->out;
+}
+
+static void run_free(Run *r)
+{
+	keep(r, false);
+	module_free(r->m);
+	fclose(r->f);
+	free(r->out);
+	free(r->text);
+	sb_free(&r->type);
+	free(r);
+	cr_assert_eq(LEAKS(), 0, "memory leaked (LeakSanitizer report above)");
+}
+
+/* The type of `value` in the entry graph, as the IR writes it. */
+static const char *type_of(Run *r, const char *value)
+{
+	Graph *g = module_entry(r->m);
+	int id = graph_value(g, value);
+	cr_assert_geq(id, 0, "no value %%%s", value);
+	const Type *t = &g->values[id].type;
+	if (t->rank < 0)
+		return "unknown";
+	sb_free(&r->type);
+	type_print(&r->type, t);
+	return r->type.data;
+}
+
+/* `%y = STMT` over PARAMS infers without a word and gives WANT. */
+static void expect_y(const char *params, const char *stmt, const char *want)
+{
+	Run *r = op(params, stmt);
+	cr_assert(r->ok && r->d.nerrors == 0, "%s: expected no errors, got:\n%s", stmt, msgs(r));
+	const char *got = type_of(r, "y");
+	cr_assert_str_eq(got, want, "%s: inferred %s, expected %s", stmt, got, want);
+	run_free(r);
+}
+
+/* `%y = STMT` over PARAMS fails with exactly one error, WANT. */
+static void expect_error(const char *params, const char *stmt, const char *want)
+{
+	Run *r = op(params, stmt);
+	cr_assert_not(r->ok, "%s: expected an error", stmt);
+	cr_assert(strstr(msgs(r), want), "%s: expected the message\n  %s\ngot:\n%s", stmt, want, msgs(r));
+	cr_assert_eq(r->d.nerrors, 1, "one error, got:\n%s", msgs(r));
+	run_free(r);
+}
+
+/* `%y = STMT` over PARAMS is refused with one error on its line; the
+ * wording is left open. */
+static void expect_refused(const char *params, const char *stmt)
+{
+	Run *r = op(params, stmt);
+	cr_assert_not(r->ok, "%s: accepted, inferred %s", stmt, type_of(r, "y"));
+	cr_assert(strstr(msgs(r), "t.ir:3:"), "%s: expected an error on line 3, got:\n%s", stmt, msgs(r));
+	cr_assert_eq(r->d.nerrors, 1, "one error, got:\n%s", msgs(r));
+	run_free(r);
+}
+
+#define F32(dims) "<Tensor[Float32], " dims ">"
+
+/* ---- MatMul and BatchMatMul ---- */
+
+Test(matmul, plain)
+{
+	expect_y("%a: <Tensor[Float32], (4, 3)>, %b: <Tensor[Float32], (3, 5)>", "MatMul(%a, %b)", F32("(4, 5)"));
+}
+
+Test(matmul, transpose_a)
+{
+	expect_y("%a: <Tensor[Float32], (3, 4)>, %b: <Tensor[Float32], (3, 5)>", "MatMul(%a, %b) {transpose_a: true}",
+	         F32("(4, 5)"));
+}
+
+Test(matmul, transpose_b)
+{
+	expect_y("%a: <Tensor[Float32], (4, 3)>, %b: <Tensor[Float32], (5, 3)>", "MatMul(%a, %b) {transpose_b: true}",
+	         F32("(4, 5)"));
+}
+
+Test(matmul, transpose_both_and_false)
+{
+	expect_y("%a: <Tensor[Float32], (3, 4)>, %b: <Tensor[Float32], (5, 3)>",
+	         "MatMul(%a, %b) {transpose_a: true, transpose_b: true}", F32("(4, 5)"));
+	expect_y("%a: <Tensor[Float32], (4, 3)>, %b: <Tensor[Float32], (3, 5)>",
+	         "MatMul(%a, %b) {transpose_a: false, transpose_b: false}", F32("(4, 5)"));
+}
+
+Test(matmul, keeps_the_element_type_and_takes_parameters)
+{
+	expect_y("%a: <Tensor[Float16], (4, 3)>, %w: <Parameter[Float16], (3, 5)>", "MatMul(%a, %w)",
+	         "<Tensor[Float16], (4, 5)>");
+}
+
+Test(matmul, inner_dimension_mismatch)
+{
+	expect_error("%a: <Tensor[Float32], (4, 3)>, %b: <Tensor[Float32], (4, 5)>", "MatMul(%a, %b)",
+	             "t.ir:3:8: error: MatMul: inner dimensions differ: (4, 3) times (4, 5) (3 vs 4)");
+	expect_error("%a: <Tensor[Float32], (4, 3)>, %b: <Tensor[Float32], (3, 5)>", "MatMul(%a, %b) {transpose_b: true}",
+	             "t.ir:3:8: error: MatMul: inner dimensions differ: (4, 3) times (3, 5)^T (3 vs 5)");
+}
+
+Test(matmul, needs_two_d_operands)
+{
+	expect_error("%a: <Tensor[Float32], (2, 4, 3)>, %b: <Tensor[Float32], (3, 5)>", "MatMul(%a, %b)",
+	             "t.ir:3:8: error: MatMul needs two 2-D operands, got (2, 4, 3) and (3, 5)");
+}
+
+Test(matmul, operands_of_different_element_types)
+{
+	expect_error("%a: <Tensor[Float32], (4, 3)>, %b: <Tensor[Float16], (3, 5)>", "MatMul(%a, %b)",
+	             "t.ir:3:19: error: MatMul: operands have different element types, Float32 and Float16 (use Cast)");
+}
+
+Test(batch_matmul, same_batch)
+{
+	expect_y("%a: <Tensor[Float32], (8, 2, 3)>, %b: <Tensor[Float32], (8, 3, 4)>", "BatchMatMul(%a, %b)",
+	         F32("(8, 2, 4)"));
+}
+
+Test(batch_matmul, broadcasting_batch_dims)
+{
+	expect_y("%a: <Tensor[Float32], (5, 1, 2, 3)>, %b: <Tensor[Float32], (4, 3, 6)>", "BatchMatMul(%a, %b)",
+	         F32("(5, 4, 2, 6)"));
+	expect_y("%a: <Tensor[Float32], (8, 2, 3)>, %b: <Tensor[Float32], (3, 4)>", "BatchMatMul(%a, %b)",
+	         F32("(8, 2, 4)"));
+}
+
+Test(batch_matmul, transposes)
+{
+	expect_y("%a: <Tensor[Float32], (2, 3, 7)>, %b: <Tensor[Float32], (2, 4, 3)>",
+	         "BatchMatMul(%a, %b) {transpose_a: true, transpose_b: true}", F32("(2, 7, 4)"));
+}
+
+Test(batch_matmul, batch_dims_that_do_not_broadcast)
+{
+	expect_error("%a: <Tensor[Float32], (3, 2, 3)>, %b: <Tensor[Float32], (4, 3, 6)>", "BatchMatMul(%a, %b)",
+	             "t.ir:3:8: error: BatchMatMul: shapes (3,) and (4,) do not broadcast (dim 0: 3 vs 4)");
+}
+
+/* ---- elementwise ---- */
+
+Test(elementwise, broadcasting_every_binary_op)
+{
+	const char *ops[] = {"Add", "Sub", "Mul", "Div", "Maximum", "Minimum"};
+	for (int i = 0; i < 6; i++) {
+		char stmt[64];
+		snprintf(stmt, sizeof stmt, "%s(%%a, %%b)", ops[i]);
+		expect_y("%a: <Tensor[Float32], (4, 1, 3)>, %b: <Tensor[Float32], (5, 1)>", stmt, F32("(4, 5, 3)"));
+	}
+}
+
+Test(elementwise, rank_extending_and_scalars)
+{
+	expect_y("%a: <Tensor[Float32], (2, 3)>, %b: <Tensor[Float32], (3,)>", "Add(%a, %b)", F32("(2, 3)"));
+	expect_y("%a: <Tensor[Float32], (3,)>, %b: <Tensor[Float32], (2, 1, 3)>", "Mul(%a, %b)", F32("(2, 1, 3)"));
+	expect_y("%a: <Tensor[Float32], ()>, %b: <Tensor[Float32], (2, 3)>", "Sub(%a, %b)", F32("(2, 3)"));
+	expect_y("%a: <Tensor[Float32], ()>, %b: <Tensor[Float32], ()>", "Div(%a, %b)", F32("()"));
+	expect_y("%a: <Tensor[Int32], (1,)>, %b: <Tensor[Int32], (7,)>", "Maximum(%a, %b)", "<Tensor[Int32], (7,)>");
+}
+
+Test(elementwise, broadcast_failure)
+{
+	expect_error("%a: <Tensor[Float32], (2, 3)>, %b: <Tensor[Float32], (4,)>", "Add(%a, %b)",
+	             "t.ir:3:8: error: Add: shapes (2, 3) and (4,) do not broadcast (dim 1: 3 vs 4)");
+}
+
+Test(elementwise, element_types_differ)
+{
+	expect_error("%a: <Tensor[Float32], (2, 3)>, %b: <Tensor[Float16], (2, 3)>", "Add(%a, %b)",
+	             "t.ir:3:16: error: Add: operands have different element types, Float32 and Float16 (use Cast)");
+}
+
+Test(elementwise, bias_add)
+{
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>, %b: <Parameter[Float32], (4,)>", "BiasAdd(%x, %b)",
+	         F32("(2, 3, 4)"));
+	expect_error("%x: <Tensor[Float32], (2, 3, 4)>, %b: <Tensor[Float32], (3,)>", "BiasAdd(%x, %b)",
+	             "t.ir:3:20: error: BiasAdd: the bias must be 1-D with the size of x's last dim; x is (2, 3, 4), bias (3,)");
+}
+
+Test(elementwise, unary_ops)
+{
+	const char *ops[] = {"ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Square"};
+	for (int i = 0; i < 9; i++) {
+		char stmt[64];
+		snprintf(stmt, sizeof stmt, "%s(%%x)", ops[i]);
+		expect_y("%x: <Tensor[Float16], (2, 3)>", stmt, "<Tensor[Float16], (2, 3)>");
+		expect_y("%x: <Tensor[Float32], ()>", stmt, F32("()"));
+	}
+}
+
+Test(elementwise, integer_operands)
+{
+	expect_y("%x: <Tensor[Int32], (5,)>", "ReLU(%x)", "<Tensor[Int32], (5,)>");
+	expect_y("%x: <Tensor[Int64], (5,)>", "Neg(%x)", "<Tensor[Int64], (5,)>");
+	expect_error("%x: <Tensor[Int32], (5,)>", "Exp(%x)", "t.ir:3:12: error: Exp needs a floating-point operand, '%x' is Int32");
+}
+
+/* ---- Softmax, reductions ---- */
+
+Test(softmax, axes)
+{
+	expect_y("%x: <Tensor[Float32], (2, 3)>", "Softmax(%x)", F32("(2, 3)"));
+	expect_y("%x: <Tensor[Float32], (2, 3)>", "Softmax(%x) {axis: 0}", F32("(2, 3)"));
+	expect_y("%x: <Tensor[Float32], (2, 3)>", "LogSoftmax(%x) {axis: -2}", F32("(2, 3)"));
+	expect_y("%x: <Tensor[Float32], (2, 3)>", "LogSoftmax(%x) {axis: (1,)}", F32("(2, 3)"));
+}
+
+Test(softmax, axis_out_of_range)
+{
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "Softmax(%x) {axis: 2}",
+	             "t.ir:3:20: error: Softmax: axis 2 is out of range for a tensor of rank 2");
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "Softmax(%x) {axis: -3}", "Softmax: axis -3 is out of range");
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "Softmax(%x) {axis: (0, 1)}",
+	             "t.ir:3:20: error: Softmax takes one axis");
+}
+
+Test(reduce, int_axis)
+{
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceSum(%x) {axis: 1}", F32("(2, 4)"));
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMean(%x) {axis: -1}", F32("(2, 3)"));
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMax(%x) {axis: 0, keep_dims: true}", F32("(1, 3, 4)"));
+}
+
+Test(reduce, tuple_axis)
+{
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceSum(%x) {axis: (0, 2)}", F32("(3,)"));
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMean(%x) {axis: (0, -1), keep_dims: true}",
+	         F32("(1, 3, 1)"));
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMax(%x) {axis: (1,)}", F32("(2, 4)"));
+}
+
+Test(reduce, default_is_all_axes)
+{
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceSum(%x)", F32("()"));
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMean(%x) {keep_dims: true}", F32("(1, 1, 1)"));
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMax(%x) {axis: ()}", F32("()"));
+}
+
+Test(reduce, axis_errors)
+{
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "ReduceSum(%x) {axis: (1, -1)}",
+	             "t.ir:3:22: error: ReduceSum: axis -1 is named twice");
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "ReduceSum(%x) {axis: 5}",
+	             "t.ir:3:22: error: ReduceSum: axis 5 is out of range for a tensor of rank 2");
+}
+
+/* ---- Reshape, Transpose, Flatten ---- */
+
+Test(reshape, explicit_shape)
+{
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "Reshape(%x) {shape: (6, 4)}", F32("(6, 4)"));
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "Reshape(%x) {shape: (24,)}", F32("(24,)"));
+	expect_y("%x: <Tensor[Float32], (1, 1)>", "Reshape(%x) {shape: ()}", F32("()"));
+}
+
+Test(reshape, minus_one)
+{
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "Reshape(%x) {shape: (-1, 4)}", F32("(6, 4)"));
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "Reshape(%x) {shape: (2, -1)}", F32("(2, 12)"));
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "Reshape(%x) {shape: (-1,)}", F32("(24,)"));
+}
+
+Test(reshape, size_mismatch)
+{
+	expect_error("%x: <Tensor[Float32], (2, 3, 4)>", "Reshape(%x) {shape: (5, 5)}",
+	             "t.ir:3:20: error: Reshape: cannot reshape (2, 3, 4) (24 elements) to the shape given");
+	expect_error("%x: <Tensor[Float32], (2, 3, 4)>", "Reshape(%x) {shape: (5, -1)}",
+	             "Reshape: cannot reshape (2, 3, 4) (24 elements) to the shape given");
+	expect_error("%x: <Tensor[Float32], (2,)>", "Reshape(%x) {shape: (2, 4611686018427387904)}",
+	             "Reshape: cannot reshape (2,) (2 elements) to the shape given");
+}
+
+Test(reshape, bad_targets)
+{
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "Reshape(%x) {shape: (-1, -1)}",
+	             "t.ir:3:20: error: Reshape: each target dim is positive (one may be -1)");
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "Reshape(%x) {shape: (0, 6)}",
+	             "Reshape: each target dim is positive (one may be -1)");
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "Reshape(%x)", "t.ir:3:8: error: Reshape needs the attribute 'shape'");
+}
+
+Test(transpose, permutes_dims)
+{
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "Transpose(%x) {perm: (2, 0, 1)}", F32("(4, 2, 3)"));
+	expect_y("%x: <Tensor[Float32], (2, 3)>", "Transpose(%x) {perm: (1, 0)}", F32("(3, 2)"));
+	expect_y("%x: <Tensor[Float32], (2, 3)>", "Transpose(%x) {perm: (0, 1)}", F32("(2, 3)"));
+}
+
+Test(transpose, bad_perm)
+{
+	expect_error("%x: <Tensor[Float32], (2, 3, 4)>", "Transpose(%x) {perm: (0, 0, 1)}",
+	             "t.ir:3:22: error: Transpose: perm must be a permutation of 0..2 for a tensor of shape (2, 3, 4)");
+	expect_error("%x: <Tensor[Float32], (2, 3, 4)>", "Transpose(%x) {perm: (1, 0)}",
+	             "Transpose: perm must be a permutation of 0..2");
+	expect_error("%x: <Tensor[Float32], (2, 3, 4)>", "Transpose(%x) {perm: (0, 1, 3)}",
+	             "Transpose: perm must be a permutation of 0..2");
+	expect_error("%x: <Tensor[Float32], (2, 3, 4)>", "Transpose(%x) {perm: (0, -1, 1)}",
+	             "Transpose: perm must be a permutation of 0..2");
+}
+
+Test(flatten, keeps_dim_zero)
+{
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "Flatten(%x)", F32("(2, 12)"));
+	expect_y("%x: <Tensor[Float32], (32, 1, 28, 28)>", "Flatten(%x)", F32("(32, 784)"));
+	expect_y("%x: <Tensor[Float32], (2, 3)>", "Flatten(%x)", F32("(2, 3)"));
+	expect_error("%x: <Tensor[Float32], ()>", "Flatten(%x)", "t.ir:3:16: error: Flatten needs a tensor of rank 1 or more");
+}
+
+/* ---- Gather, LayerNorm, Concat, Cast, StridedSlice ---- */
+
+Test(gather, indices_shape_then_table_rows)
+{
+	expect_y("%t: <Parameter[Float32], (10, 8)>, %i: <Tensor[Int32], (3, 4)>", "Gather(%t, %i)", F32("(3, 4, 8)"));
+	expect_y("%t: <Parameter[Float32], (10, 8)>, %i: <Tensor[Int64], (5,)>", "Gather(%t, %i) {axis: 0}",
+	         F32("(5, 8)"));
+	expect_y("%t: <Tensor[Float16], (10,)>, %i: <Tensor[Int32], (2, 2)>", "Gather(%t, %i)",
+	         "<Tensor[Float16], (2, 2)>");
+}
+
+Test(gather, wrong_index_dtype)
+{
+	expect_error("%t: <Parameter[Float32], (10, 8)>, %i: <Tensor[Float32], (3,)>", "Gather(%t, %i)",
+	             "t.ir:3:19: error: Gather: the indices must be Int32 or Int64, '%i' is Float32");
+	expect_error("%t: <Parameter[Float32], (10, 8)>, %i: <Tensor[Bool], (3,)>", "Gather(%t, %i)",
+	             "Gather: the indices must be Int32 or Int64, '%i' is Bool");
+}
+
+Test(gather, scalar_table)
+{
+	expect_error("%t: <Tensor[Float32], ()>, %i: <Tensor[Int32], (3,)>", "Gather(%t, %i)",
+	             "t.ir:3:15: error: Gather: the table must have rank 1 or more");
+}
+
+Test(gather, axis_other_than_zero)
+{
+	expect_error("%t: <Parameter[Float32], (10, 8)>, %i: <Tensor[Int32], (3,)>", "Gather(%t, %i) {axis: 1}",
+	             "t.ir:3:23: error: Gather supports axis 0 only in v1");
+}
+
+Test(layer_norm, default_axes)
+{
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>, %g: <Parameter[Float32], (4,)>, %b: <Parameter[Float32], (4,)>",
+	         "LayerNorm(%x, %g, %b)", F32("(2, 3, 4)"));
+}
+
+Test(layer_norm, begin_axes_and_epsilon)
+{
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>, %g: <Parameter[Float32], (3, 4)>, %b: <Parameter[Float32], (3, 4)>",
+	         "LayerNorm(%x, %g, %b) {begin_norm_axis: 1, begin_params_axis: 1, epsilon: 1e-6}", F32("(2, 3, 4)"));
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>, %g: <Parameter[Float32], (3, 4)>, %b: <Parameter[Float32], (3, 4)>",
+	         "LayerNorm(%x, %g, %b) {begin_params_axis: -2}", F32("(2, 3, 4)"));
+}
+
+Test(layer_norm, gamma_shape_mismatch)
+{
+	expect_error("%x: <Tensor[Float32], (2, 3, 4)>, %g: <Parameter[Float32], (3,)>, %b: <Parameter[Float32], (4,)>",
+	             "LayerNorm(%x, %g, %b)",
+	             "t.ir:3:22: error: LayerNorm: gamma must be Float32 (4,) (x's dims from begin_params_axis 2), got Float32 (3,)");
+}
+
+Test(concat, three_operands)
+{
+	expect_y("%a: <Tensor[Float32], (2, 3)>, %b: <Tensor[Float32], (2, 5)>, %c: <Tensor[Float32], (2, 1)>",
+	         "Concat(%a, %b, %c) {axis: 1}", F32("(2, 9)"));
+	expect_y("%a: <Tensor[Float32], (1, 3)>, %b: <Tensor[Float32], (2, 3)>, %c: <Tensor[Float32], (3, 3)>",
+	         "Concat(%a, %b, %c)", F32("(6, 3)"));
+	expect_y("%a: <Tensor[Float32], (2, 3)>, %b: <Tensor[Float32], (2, 5)>, %c: <Tensor[Float32], (2, 1)>",
+	         "Concat(%a, %b, %c) {axis: -1}", F32("(2, 9)"));
+	expect_y("%a: <Tensor[Float32], (2, 3)>", "Concat(%a)", F32("(2, 3)"));
+}
+
+Test(concat, mismatch_outside_the_axis)
+{
+	expect_error("%a: <Tensor[Float32], (2, 3)>, %b: <Tensor[Float32], (3, 5)>", "Concat(%a, %b) {axis: 1}",
+	             "t.ir:3:19: error: Concat: operand 1 is Float32 (3, 5), which does not match Float32 (2, 3) outside axis 1");
+}
+
+/* numpy and MindSpore refuse to concatenate 0-d tensors: two scalars cannot
+ * make one scalar. */
+Test(concat, scalars_are_refused)
+{
+	expect_refused("%a: <Tensor[Float32], ()>, %b: <Tensor[Float32], ()>", "Concat(%a, %b)");
+}
+
+/* Concat takes one axis, as Softmax does. */
+Test(concat, tuple_axis_is_refused)
+{
+	expect_refused("%a: <Tensor[Float32], (2, 3)>, %b: <Tensor[Float32], (2, 3)>", "Concat(%a, %b) {axis: (1, 0)}");
+}
+
+Test(cast, changes_the_element_type)
+{
+	expect_y("%x: <Tensor[Float32], (2, 3)>", "Cast(%x) {dtype: Float16}", "<Tensor[Float16], (2, 3)>");
+	expect_y("%x: <Tensor[Float32], (2, 3)>", "Cast(%x) {dtype: \"Int32\"}", "<Tensor[Int32], (2, 3)>");
+	expect_y("%x: <Tensor[Int64], ()>", "Cast(%x) {dtype: BFloat16}", "<Tensor[BFloat16], ()>");
+	expect_y("%x: <Tensor[Float32], (2,)>", "Cast(%x) {dtype: Bool}", "<Tensor[Bool], (2,)>");
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "Cast(%x)", "t.ir:3:8: error: Cast needs the attribute 'dtype'");
+}
+
+Test(strided_slice, negative_begin_and_stride_two)
+{
+	expect_y("%x: <Tensor[Float32], (10, 6)>", "StridedSlice(%x) {begin: (-6, 0), end: (10, 6), strides: (2, 1)}",
+	         F32("(3, 6)"));
+	expect_y("%x: <Tensor[Float32], (10, 6)>", "StridedSlice(%x) {begin: (1, 1), end: (9, 5), strides: (3, 2)}",
+	         F32("(3, 2)"));
+}
+
+Test(strided_slice, clamps_and_negative_end)
+{
+	expect_y("%x: <Tensor[Float32], (10, 6)>", "StridedSlice(%x) {begin: (0, -100), end: (100, -1), strides: (1, 1)}",
+	         F32("(10, 5)"));
+	expect_y("%x: <Tensor[Float32], (10,)>",
+	         "StridedSlice(%x) {begin: (0,), end: (10,), strides: (9223372036854775807,)}", F32("(1,)"));
+}
+
+Test(strided_slice, errors)
+{
+	expect_error("%x: <Tensor[Float32], (10, 6)>", "StridedSlice(%x) {begin: (5, 0), end: (5, 6), strides: (1, 1)}",
+	             "t.ir:3:25: error: StridedSlice: dim 0 of (10, 6) would be empty (begin 5, end 5)");
+	expect_error("%x: <Tensor[Float32], (10, 6)>", "StridedSlice(%x) {begin: (0, 0), end: (5, 6), strides: (1, 0)}",
+	             "StridedSlice: strides must be positive (dim 1 has 0)");
+	expect_error("%x: <Tensor[Float32], (10, 6)>", "StridedSlice(%x) {begin: (0,), end: (5,), strides: (1,)}",
+	             "StridedSlice: begin, end and strides need 2 entries each, one per dim of (10, 6) (they have 1, 1 and 1)");
+	expect_error("%x: <Tensor[Float32], (10,)>", "StridedSlice(%x) {begin: (0,), end: (5,)}",
+	             "t.ir:3:8: error: StridedSlice needs the attribute 'strides'");
+}
+
+/* A dict's entries have no order: strides may be written before begin. */
+Test(strided_slice, attribute_order_does_not_matter)
+{
+	expect_y("%x: <Tensor[Float32], (10, 6)>", "StridedSlice(%x) {strides: (2, 1), begin: (0, 0), end: (10, 6)}",
+	         F32("(5, 6)"));
+	expect_y("%x: <Tensor[Float32], (10, 6)>", "StridedSlice(%x) {end: (10, 6), strides: (2, 1), begin: (0, 0)}",
+	         F32("(5, 6)"));
+}
+
+/* A dict's entries have no order: end may come before begin, and its length
+ * is still checked against begin's. */
+Test(strided_slice, end_length_checked_in_any_order)
+{
+	Run *r = op("%x: <Tensor[Float32], (10, 6)>", "StridedSlice(%x) {end: (10,), begin: (0, 0), strides: (1, 1)}");
+	cr_assert_not(r->ok);
+	cr_assert_eq(r->d.nerrors, 1, "got:\n%s", msgs(r));
+	cr_assert(strstr(msgs(r), "need 2 entries each, one per dim of (10, 6) (they have 2, 1 and 2)"),
+	          "expected the lengths of 'end' and 'begin' compared, got:\n%s", msgs(r));
+	cr_assert_null(strstr(msgs(r), "would be empty"), "a short 'end' is read as 0, got:\n%s", msgs(r));
+	run_free(r);
+}
+
+/* ---- losses ---- */
+
+Test(loss, sparse_softmax_cross_entropy_is_a_scalar)
+{
+	expect_y("%l: <Tensor[Float32], (16, 10)>, %t: <Tensor[Int32], (16,)>",
+	         "SparseSoftmaxCrossEntropyWithLogits(%l, %t)", F32("()"));
+	expect_y("%l: <Tensor[Float16], (4, 3)>, %t: <Tensor[Int64], (4,)>", "SparseSoftmaxCrossEntropyWithLogits(%l, %t)",
+	         "<Tensor[Float16], ()>");
+}
+
+Test(loss, sparse_softmax_cross_entropy_errors)
+{
+	expect_error("%l: <Tensor[Float32], (16, 10)>, %t: <Tensor[Float32], (16,)>",
+	             "SparseSoftmaxCrossEntropyWithLogits(%l, %t)",
+	             "t.ir:3:8: error: SparseSoftmaxCrossEntropyWithLogits needs logits (N, C) and Int32 or Int64 labels (N,); "
+	             "got (16, 10) and Float32 (16,)");
+	expect_error("%l: <Tensor[Float32], (16, 10)>, %t: <Tensor[Int32], (8,)>",
+	             "SparseSoftmaxCrossEntropyWithLogits(%l, %t)", "got (16, 10) and Int32 (8,)");
+}
+
+Test(loss, mse_and_l1_are_scalars)
+{
+	expect_y("%p: <Tensor[Float32], (4, 3)>, %t: <Tensor[Float32], (4, 3)>", "MSELoss(%p, %t)", F32("()"));
+	expect_y("%p: <Tensor[Float32], (4, 3)>, %t: <Tensor[Float32], (4, 3)>", "L1Loss(%p, %t)", F32("()"));
+	expect_error("%p: <Tensor[Float32], (4, 3)>, %t: <Tensor[Float32], (4, 1)>", "MSELoss(%p, %t)",
+	             "t.ir:3:8: error: MSELoss: prediction (4, 3) and target (4, 1) differ in shape");
+	expect_error("%p: <Tensor[Int32], (4,)>, %t: <Tensor[Int32], (4,)>", "L1Loss(%p, %t)",
+	             "L1Loss needs a floating-point operand, '%p' is Int32");
+}
+
+/* ---- communication ---- */
+
+Test(comm, all_reduce_keeps_the_shape)
+{
+	expect_y("%x: <Tensor[Float32], (4, 3)>", "AllReduce(%x) {op: \"sum\", group: (0, 1, 2, 3)}", F32("(4, 3)"));
+	expect_y("%x: <Tensor[Float32], (4, 3)>", "AllReduce(%x) {op: \"max\", group: (7, 0)}", F32("(4, 3)"));
+}
+
+Test(comm, all_gather_multiplies_the_axis)
+{
+	expect_y("%x: <Tensor[Float32], (2, 3)>", "AllGather(%x) {group: (0, 1, 2, 3)}", F32("(8, 3)"));
+	expect_y("%x: <Tensor[Float32], (2, 3)>", "AllGather(%x) {axis: 1, group: (4, 5, 6, 7)}", F32("(2, 12)"));
+	expect_y("%x: <Tensor[Float32], (2, 3)>", "AllGather(%x) {axis: -1, group: (0, 1)}", F32("(2, 6)"));
+}
+
+Test(comm, reduce_scatter_divides_the_axis)
+{
+	expect_y("%x: <Tensor[Float32], (4, 3)>", "ReduceScatter(%x) {op: \"sum\", group: (0, 1)}", F32("(2, 3)"));
+	expect_y("%x: <Tensor[Float32], (4, 3)>", "ReduceScatter(%x) {op: \"sum\", axis: 1, group: (0, 1, 2)}",
+	         F32("(4, 1)"));
+	expect_error("%x: <Tensor[Float32], (6,)>", "ReduceScatter(%x) {op: \"sum\", group: (0, 1, 2, 3)}",
+	             "t.ir:3:8: error: ReduceScatter: dim 0 of (6,) is not divisible by the group size 4");
+}
+
+Test(comm, all_to_all_moves_a_factor)
+{
+	expect_y("%x: <Tensor[Float32], (4, 3)>", "AllToAll(%x) {split_axis: 0, concat_axis: 1, group: (0, 1)}",
+	         F32("(2, 6)"));
+	expect_y("%x: <Tensor[Float32], (8, 4, 2)>", "AllToAll(%x) {split_axis: 1, concat_axis: 1, group: (0, 1, 2, 3)}",
+	         F32("(8, 4, 2)"));
+	expect_error("%x: <Tensor[Float32], (3, 4)>", "AllToAll(%x) {split_axis: 0, concat_axis: 1, group: (0, 1)}",
+	             "t.ir:3:8: error: AllToAll: split dim 0 of (3, 4) is not divisible by the group size 2");
+	expect_error("%x: <Tensor[Float32], (4, 4)>", "AllToAll(%x) {concat_axis: 1, group: (0, 1)}",
+	             "t.ir:3:8: error: AllToAll needs the attribute 'split_axis'");
+}
+
+/* Gathering a scalar from 4 ranks gives 4 values, not one scalar. */
+Test(comm, all_gather_of_a_scalar_is_refused)
+{
+	expect_refused("%x: <Tensor[Float32], ()>", "AllGather(%x) {group: (0, 1, 2, 3)}");
+}
+
+/* A scalar has no dim to scatter over 2 ranks. */
+Test(comm, reduce_scatter_of_a_scalar_is_refused)
+{
+	expect_refused("%x: <Tensor[Float32], ()>", "ReduceScatter(%x) {op: \"sum\", group: (0, 1)}");
+}
+
+Test(comm, group_is_required)
+{
+	expect_error("%x: <Tensor[Float32], (4, 3)>", "AllReduce(%x) {op: \"sum\"}",
+	             "t.ir:3:8: error: AllReduce needs the attribute 'group'");
+}
+
+/* ---- Call ---- */
+
+static const char *callee =
+	"graph @f(%a: <Tensor[Float32], (2, 3)>, %w: <Tensor[Float32], (3, 4)>) {\n"
+	"  %b = MatMul(%a, %w)\n"
+	"  %c = ReLU(%b)\n"
+	"  return %c\n"
+	"}\n";
+
+Test(call, takes_the_callee_result_type)
+{
+	char text[1024];
+	snprintf(text, sizeof text,
+	         "%sgraph @main(%%x: <Tensor[Float32], (2, 3)>, %%w: <Parameter[Float32], (3, 4)>) {\n"
+	         "  %%y = Call(%%x, %%w) {graph: @f}\n"
+	         "  %%z = Call(%%x, %%w) {graph: @f}\n"
+	         "  %%s = Add(%%y, %%z)\n"
+	         "  return %%s\n"
+	         "}\n",
+	         callee);
+	Run *r = infer(text);
+	cr_assert(r->ok, "%s", msgs(r));
+	cr_assert_str_eq(type_of(r, "y"), F32("(2, 4)"));
+	cr_assert_str_eq(type_of(r, "s"), F32("(2, 4)"));
+	Graph *g = module_entry(r->m);
+	cr_assert_not(g->values[graph_value(g, "y")].type.is_param, "a Call's result is a Tensor");
+	run_free(r);
+}
+
+Test(call, argument_type_mismatch)
+{
+	char text[1024];
+	snprintf(text, sizeof text,
+	         "%sgraph @main(%%x: <Tensor[Float32], (3, 2)>, %%w: <Tensor[Float32], (3, 4)>) {\n"
+	         "  %%y = Call(%%x, %%w) {graph: @f}\n"
+	         "  return %%y\n"
+	         "}\n",
+	         callee);
+	Run *r = infer(text);
+	cr_assert_not(r->ok);
+	cr_assert(strstr(msgs(r), "t.ir:7:13: error: input 0 of @f is Float32 (2, 3) but '%x' is Float32 (3, 2)"), "%s",
+	          msgs(r));
+	cr_assert_eq(r->d.nerrors, 1);
+	run_free(r);
+}
+
+Test(call, argument_count_and_several_results)
+{
+	Run *r = infer("graph @two(%a: <Tensor[Float32], (2,)>) {\n  %b = Neg(%a)\n  return %a, %b\n}\n"
+	               "graph @main(%x: <Tensor[Float32], (2,)>) {\n"
+	               "  %y = Call(%x, %x) {graph: @two}\n"
+	               "  %z = Call(%x) {graph: @two}\n"
+	               "  return %y, %z\n"
+	               "}\n");
+	cr_assert(strstr(msgs(r), "t.ir:6:8: error: @two takes 1 input, 2 given"), "%s", msgs(r));
+	cr_assert(strstr(msgs(r), "t.ir:7:8: error: @two returns 2 values; Call takes a graph that returns one"), "%s",
+	          msgs(r));
+	cr_assert_eq(r->d.nerrors, 2);
+	run_free(r);
+}
+
+/* ---- signatures, and one message per mistake ---- */
+
+Test(signature, matching_signature_is_accepted)
+{
+	expect_y("%x: <Tensor[Float32], (2, 3)>",
+	         "ReLU(%x) : (<Tensor[Float32], (2, 3)>) -> (<Tensor[Float32], (2, 3)>)", F32("(2, 3)"));
+	expect_y("%x: <Tensor[Float32], (2, 3)>",
+	         "ReLU(%x) : (<Parameter[Float32], (2, 3)>) -> (<Tensor[Float32], (2, 3)>)", F32("(2, 3)"));
+}
+
+Test(signature, result_mismatch)
+{
+	expect_error("%x: <Tensor[Float32], (2, 3)>",
+	             "ReLU(%x) : (<Tensor[Float32], (2, 3)>) -> (<Tensor[Float32], (3, 2)>)",
+	             "t.ir:3:51: error: the signature says ReLU returns Float32 (3, 2), but it returns Float32 (2, 3)");
+	expect_error("%x: <Tensor[Float32], (2, 3)>",
+	             "ReLU(%x) : (<Tensor[Float32], (2, 3)>) -> (<Tensor[Float16], (2, 3)>)",
+	             "the signature says ReLU returns Float16 (2, 3), but it returns Float32 (2, 3)");
+}
+
+Test(signature, input_mismatch_and_counts)
+{
+	expect_error("%x: <Tensor[Float32], (2, 3)>",
+	             "ReLU(%x) : (<Tensor[Float32], (3, 3)>) -> (<Tensor[Float32], (2, 3)>)",
+	             "t.ir:3:20: error: signature input 0 is Float32 (3, 3) but '%x' is Float32 (2, 3)");
+	expect_error("%x: <Tensor[Float32], (2, 3)>",
+	             "ReLU(%x) : (<Tensor[Float32], (2, 3)>, <Tensor[Float32], (2, 3)>) -> (<Tensor[Float32], (2, 3)>)",
+	             "t.ir:3:17: error: the signature lists 2 input types but ReLU has 1 operand");
+	expect_error("%x: <Tensor[Float32], (2, 3)>",
+	             "ReLU(%x) : (<Tensor[Float32], (2, 3)>) -> (<Tensor[Float32], (2, 3)>, <Tensor[Float32], (2, 3)>)",
+	             "ReLU has one result but the signature lists 2");
+}
+
+Test(cascade, users_of_a_failed_value_are_silent)
+{
+	Run *r = infer("graph @g(%a: <Tensor[Float32], (4, 3)>, %b: <Tensor[Float32], (4, 5)>) {\n"
+	               "  %m = MatMul(%a, %b)\n"
+	               "  %r = ReLU(%m) : (<Tensor[Float32], (9, 9)>) -> (<Tensor[Float32], (9, 9)>)\n"
+	               "  %s = Add(%r, %a)\n"
+	               "  %t = Reshape(%s) {shape: (7,)}\n"
+	               "  %u = Neg(%a)\n"
+	               "  return %t, %u\n"
+	               "}\n");
+	cr_assert_not(r->ok);
+	cr_assert_eq(r->d.nerrors, 1, "one mistake, one message; got:\n%s", msgs(r));
+	cr_assert(strstr(msgs(r), "t.ir:2:8: error: MatMul: inner dimensions differ"), "%s", msgs(r));
+	cr_assert_str_eq(type_of(r, "m"), "unknown");
+	cr_assert_str_eq(type_of(r, "r"), "unknown");
+	cr_assert_str_eq(type_of(r, "t"), "unknown");
+	cr_assert_str_eq(type_of(r, "u"), F32("(4, 3)"), "independent values are still inferred");
+	run_free(r);
+}
+
+Test(cascade, failed_callee_result_is_silent_in_the_caller)
+{
+	char text[1024];
+	snprintf(text, sizeof text,
+	         "graph @f(%%a: <Tensor[Float32], (2, 3)>) {\n  %%b = MatMul(%%a, %%a)\n  return %%b\n}\n"
+	         "graph @main(%%x: <Tensor[Float32], (2, 3)>) {\n"
+	         "  %%y = Call(%%x) {graph: @f}\n"
+	         "  %%z = ReLU(%%y)\n"
+	         "  return %%z\n"
+	         "}\n");
+	Run *r = infer(text);
+	cr_assert_eq(r->d.nerrors, 1, "got:\n%s", msgs(r));
+	cr_assert(strstr(msgs(r), "t.ir:2:8: error: MatMul: inner dimensions differ"), "%s", msgs(r));
+	cr_assert_str_eq(type_of(r, "z"), "unknown");
+	run_free(r);
+}
+
+Test(cascade, every_independent_mistake_is_reported)
+{
+	Run *r = infer("graph @g(%a: <Tensor[Float32], (4, 3)>) {\n"
+	               "  %m = MatMul(%a, %a)\n"
+	               "  %n = Transpose(%a) {perm: (0,)}\n"
+	               "  %o = Add(%m, %n)\n"
+	               "  return %o\n"
+	               "}\n");
+	cr_assert_eq(r->d.nerrors, 2, "got:\n%s", msgs(r));
+	cr_assert(strstr(msgs(r), "t.ir:2:8: error: MatMul"), "%s", msgs(r));
+	cr_assert(strstr(msgs(r), "t.ir:3:22: error: Transpose"), "%s", msgs(r));
+	run_free(r);
+}
+
+/* A declared type may hold at most 2^40 elements (parse.c); an inferred one
+ * must not exceed that either, or later products overflow int64. Here the
+ * first Add already makes 2^41 elements, and Flatten multiplies to 2^81. */
+Test(limits, broadcast_result_larger_than_2_40_elements)
+{
+	Run *r = infer("graph @g(%a: <Tensor[Float32], (2, 1048576, 1, 1, 1)>, %b: <Tensor[Float32], (1, 1, 1048576, 1, 1)>,\n"
+	               "         %c: <Tensor[Float32], (1, 1, 1, 1048576, 1)>, %d: <Tensor[Float32], (1, 1, 1, 1, 1048576)>) {\n"
+	               "  %ab = Add(%a, %b)\n"
+	               "  %abc = Add(%ab, %c)\n"
+	               "  %y = Add(%abc, %d)\n"
+	               "  %f = Flatten(%y)\n"
+	               "  return %f\n"
+	               "}\n");
+	cr_assert_not(r->ok, "accepted: %%ab is %s", type_of(r, "ab"));
+	cr_assert(strstr(msgs(r), "t.ir:3:9: error:"), "expected an error at the first Add, got:\n%s", msgs(r));
+	cr_assert_eq(r->d.nerrors, 1, "got:\n%s", msgs(r));
+	run_free(r);
+}
+
+Test(limits, all_gather_result_larger_than_2_40_elements)
+{
+	expect_refused("%x: <Tensor[Float32], (1099511627776,)>", "AllGather(%x) {group: (0, 1)}");
+}
+
+Test(values, parameters_keep_their_declared_types)
+{
+	Run *r = infer("graph @g(%x: <Tensor[Int64], (2, 3)>, %w: <Parameter[BFloat16], (5,)>) {\n"
+	               "  %y = Neg(%x)\n"
+	               "  return %y\n"
+	               "}\n");
+	cr_assert(r->ok, "%s", msgs(r));
+	cr_assert_str_eq(type_of(r, "x"), "<Tensor[Int64], (2, 3)>");
+	cr_assert_str_eq(type_of(r, "w"), "<Parameter[BFloat16], (5,)>");
+	cr_assert_str_eq(type_of(r, "y"), "<Tensor[Int64], (2, 3)>");
+	run_free(r);
+}
