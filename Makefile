@@ -62,8 +62,11 @@ $(B)/shardc: $(B)/opt/shardc
 	cp $< $@
 
 # ---- tests ----
-$(B)/san/test_%: tests/unit/test_%.c $(B)/san/libshardc.a $(HDRS)
-	$(CC) $(CFLAGS_BASE) $(SAN) -o $@ $< $(B)/san/libshardc.a -lcriterion -lm
+$(B)/san/harness.o: tests/unit/harness.c tests/unit/harness.h $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(SAN) -c -o $@ $<
+$(B)/san/test_%: tests/unit/test_%.c $(B)/san/harness.o tests/unit/harness.h $(B)/san/libshardc.a $(HDRS)
+	$(CC) $(CFLAGS_BASE) $(SAN) -o $@ $< $(B)/san/harness.o $(B)/san/libshardc.a -lcriterion -lm
 
 test: deps $(B)/shardc unit golden roundtrip fuzz
 	@echo "make test: all passed"

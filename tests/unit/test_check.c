@@ -10,60 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness.h"
 #include "shardc.h"
 
-/* LeakSanitizer's report at exit does not fail a Criterion test, so run_free
- * asks for a leak check itself, once the run is freed. */
-#ifdef __SANITIZE_ADDRESS__
-#include <sanitizer/lsan_interface.h>
-#define LEAKS() __lsan_do_recoverable_leak_check()
-#else
-#define LEAKS() 0
-#endif
-
 /* ---- helpers ---- */
-
-typedef struct {
-	char *text;              /* the module points into it */
-	char *out;               /* diagnostics, from a memstream */
-	size_t outlen;
-	FILE *f;
-	Diag d;
-	Module *m;
-	bool ok;                 /* every pass succeeded */
-} Run;
-
-/* Runs not yet freed stay reachable, so a failed assertion reports no leak. */
-static Run *live[8];
-
-static void keep(Run *r, bool on)
-{
-	for (int i = 0; i < 8; i++)
-		if (on ? !live[i] : live[i] == r) {
-			live[i] = on ? r : NULL;
-			return;
-		}
-}
-
-static Run *parse(const char *text)
-{
-	Run *r = calloc(1, sizeof *r);
-	keep(r, true);
-	r->text = strdup(text);
-	r->f = open_memstream(&r->out, &r->outlen);
-	r->d = (Diag){.out = r->f};
-	r->m = parse_module("t.ir", r->text, (int)strlen(text), &r->d);
-	return r;
-}
-
-/* Parse, check_context, check_names, infer_shapes, check_strategies. */
-static Run *compile(const char *text)
-{
-	Run *r = parse(text);
-	r->ok = r->d.nerrors == 0 && check_context(r->m, &r->d) && check_names(r->m, &r->d) &&
-	        infer_shapes(r->m, &r->d) && check_strategies(r->m, &r->d);
-	return r;
-}
 
 /* compile() on the text of `head` followed by `tail`. */
 static Run *compile2(const char *head, const char *tail)
@@ -77,38 +27,17 @@ static Run *compile2(const char *head, const char *tail)
 	return r;
 }
 
-static const char *msgs(Run *r)
-{
-	fflush(r->f);
-	return r->out;
-}
-
-static void run_free(Run *r)
-{
-	keep(r, false);
-	module_free(r->m);
-	fclose(r->f);
-	free(r->out);
-	free(r->text);
-	free(r);
-	cr_assert_eq(LEAKS(), 0, "memory leaked (LeakSanitizer report above)");
-}
-
-static void expect_ok(Run *r)
-{
-	cr_assert(r->ok && r->d.nerrors == 0, "expected no errors, got:\n%s", msgs(r));
-}
-
-static void expect_msg(Run *r, const char *want)
+/* The run failed, and WANT is among its messages. */
+static void expect_error(Run *r, const char *want)
 {
 	cr_assert_not(r->ok, "expected an error: %s", want);
-	cr_assert(strstr(msgs(r), want), "expected the message\n  %s\ngot:\n%s", want, msgs(r));
+	expect_msg(r, want);
 }
 
 /* Exactly one error, and it is WANT. Frees the run. */
 static void expect_only(Run *r, const char *want)
 {
-	expect_msg(r, want);
+	expect_error(r, want);
 	cr_assert_eq(r->d.nerrors, 1, "expected one error, got:\n%s", msgs(r));
 	run_free(r);
 }
@@ -147,7 +76,7 @@ static Node *node_of(Graph *g, const char *value)
 Test(context, defaults)
 {
 	Run *r = compile(G1("ReLU(%x)"));
-	expect_ok(r);
+	expect_clean(r);
 	const Context *c = &r->m->ctx;
 	cr_assert_eq(c->device_num, 1);
 	cr_assert_eq(c->parallel_mode, PM_STAND_ALONE);
@@ -162,7 +91,7 @@ Test(context, every_key)
 {
 	Run *r = compile("context {device_num: 16, parallel_mode: \"auto_parallel\", search_mode: \"recursive_programming\"\n"
 	                 "         dataset_strategy: \"data_parallel\", seed: 42}\n" G1("ReLU(%x)"));
-	expect_ok(r);
+	expect_clean(r);
 	const Context *c = &r->m->ctx;
 	cr_assert_eq(c->device_num, 16);
 	cr_assert_eq(c->parallel_mode, PM_AUTO);
@@ -181,7 +110,7 @@ Test(context, every_parallel_mode)
 		snprintf(head, sizeof head, "context {parallel_mode: \"%s\", search_mode: \"sharding_propagation\"}\n",
 		         names[i]);
 		Run *r = compile2(head, G1("ReLU(%x)"));
-		expect_ok(r);
+		expect_clean(r);
 		cr_assert_eq(r->m->ctx.parallel_mode, modes[i], "%s", names[i]);
 		cr_assert_str_eq(parallel_mode_name(modes[i]), names[i]);
 		run_free(r);
@@ -196,7 +125,7 @@ Test(context, dataset_strategy_tuple)
 	                 "  %y = MatMul(%x, %w)\n"
 	                 "  return %y\n"
 	                 "}\n");
-	expect_ok(r);
+	expect_clean(r);
 	const Context *c = &r->m->ctx;
 	cr_assert_eq(c->dataset_mode, DS_TUPLE);
 	cr_assert_not_null(c->dataset_tuple);
@@ -216,14 +145,14 @@ Test(context, bad_values_each_reported_where_written)
 	                 "  seed: -1,\n"
 	                 "  colour: 3\n"
 	                 "}\n" G1("ReLU(%x)"));
-	expect_msg(r, "t.ir:2:15: error: device_num must be an integer from 1 to 1048576");
-	expect_msg(r, "t.ir:3:18: error: parallel_mode must be \"stand_alone\", \"data_parallel\", \"semi_auto_parallel\" "
+	expect_error(r, "t.ir:2:15: error: device_num must be an integer from 1 to 1048576");
+	expect_error(r, "t.ir:3:18: error: parallel_mode must be \"stand_alone\", \"data_parallel\", \"semi_auto_parallel\" "
 	              "or \"auto_parallel\"");
-	expect_msg(r, "t.ir:4:16: error: search_mode must be \"sharding_propagation\" or \"recursive_programming\"");
-	expect_msg(r, "t.ir:5:21: error: dataset_strategy must be \"full_batch\", \"data_parallel\" or a tuple of "
+	expect_error(r, "t.ir:4:16: error: search_mode must be \"sharding_propagation\" or \"recursive_programming\"");
+	expect_error(r, "t.ir:5:21: error: dataset_strategy must be \"full_batch\", \"data_parallel\" or a tuple of "
 	              "strategies, one per input");
-	expect_msg(r, "t.ir:6:9: error: seed must be a non-negative integer");
-	expect_msg(r, "t.ir:7:3: error: unknown context key 'colour' (expected device_num, parallel_mode, search_mode, "
+	expect_error(r, "t.ir:6:9: error: seed must be a non-negative integer");
+	expect_error(r, "t.ir:7:3: error: unknown context key 'colour' (expected device_num, parallel_mode, search_mode, "
 	              "dataset_strategy or seed)");
 	cr_assert_eq(r->d.nerrors, 6);
 	run_free(r);
@@ -386,7 +315,7 @@ Test(names, same_name_in_two_graphs_is_fine)
 {
 	Run *r = compile("graph @f(%x: <Tensor[Float32], (2,)>) {\n  %y = ReLU(%x)\n  return %y\n}\n"
 	                 "graph @g(%x: <Tensor[Float32], (2,)>) {\n  %y = Call(%x) {graph: @f}\n  return %y\n}\n");
-	expect_ok(r);
+	expect_clean(r);
 	run_free(r);
 }
 
@@ -446,7 +375,7 @@ Test(names, graph_defined_twice)
 {
 	Run *r = compile("graph @f(%x: <Tensor[Float32], (2,)>) {\n  %y = ReLU(%x)\n  return %y\n}\n"
 	                 "graph @f(%x: <Tensor[Float32], (2,)>) {\n  %y = Neg(%x)\n  return %y\n}\n");
-	expect_msg(r, "t.ir:5:7: error: graph '@f' is defined twice");
+	expect_error(r, "t.ir:5:7: error: graph '@f' is defined twice");
 	cr_assert_eq(r->d.nerrors, 1);
 	run_free(r);
 }
@@ -470,7 +399,7 @@ Test(names, resolved_ids)
 	                 "  %d = Mul(%c, %c)\n"
 	                 "  return %d, %a\n"
 	                 "}\n");
-	expect_ok(r);
+	expect_clean(r);
 	Graph *g = module_entry(r->m);
 	Node *c = node_of(g, "c"), *d = node_of(g, "d");
 	cr_assert_eq(c->in[0], 1);
@@ -549,7 +478,7 @@ Test(attributes, decoded_values)
 	                 "  %e = LayerNorm(%x, %x, %x) {begin_params_axis: 0}\n"
 	                 "  return %a, %b, %c, %d, %e\n"
 	                 "}\n");
-	expect_ok(r);
+	expect_clean(r);
 	Graph *g = module_entry(r->m);
 	const Attrs *a = &node_of(g, "a")->a, *b = &node_of(g, "b")->a, *c = &node_of(g, "c")->a;
 	cr_assert(a->has_axis && a->axis_is_tuple && a->keep_dims);
@@ -581,7 +510,7 @@ Test(attributes, operand_count)
 Test(strategies, valid_tuples_and_none)
 {
 	Run *r = compile(MATMUL("semi_auto_parallel", "{in_strategy: ((2, 4), (4, 1)), out_strategy: ((8, 1),)}"));
-	expect_ok(r);
+	expect_clean(r);
 	const Attrs *a = &node_of(module_entry(r->m), "y")->a;
 	cr_assert_eq(a->in_strategy.n, 2);
 	cr_assert(a->in_strategy.t[0].given);
@@ -594,7 +523,7 @@ Test(strategies, valid_tuples_and_none)
 	run_free(r);
 
 	r = compile(MATMUL("auto_parallel", "{in_strategy: ((4, 2), None)}"));
-	expect_ok(r);
+	expect_clean(r);
 	a = &node_of(module_entry(r->m), "y")->a;
 	cr_assert(a->in_strategy.t[0].given);
 	cr_assert_not(a->in_strategy.t[1].given, "None: to be inferred");
@@ -638,14 +567,14 @@ Test(strategies, product_not_dividing_device_num)
 Test(strategies, fewer_devices_than_device_num_is_fine)
 {
 	Run *r = compile(MATMUL("semi_auto_parallel", "{in_strategy: ((2, 2), (2, 1))}"));
-	expect_ok(r);
+	expect_clean(r);
 	run_free(r);
 }
 
 Test(strategies, stand_alone_skips_the_device_check)
 {
 	Run *r = compile(MATMUL("stand_alone", "{in_strategy: ((16, 1), (1, 1))}"));
-	expect_ok(r);
+	expect_clean(r);
 	run_free(r);
 	expect_only(compile(MATMUL("stand_alone", "{in_strategy: ((3, 1), (1, 1))}")),
 	            "t.ir:3:38: error: input 0 of MatMul: dim 0 of (16, 32) (size 16) cannot be cut into 3 equal slices");
@@ -676,7 +605,7 @@ Test(strategies, out_strategy_count)
 Test(layouts, decoded_axes)
 {
 	Run *r = compile(LAYOUT_MATMUL("8", "{in_strategy: (L(\"dp\", (\"sp\", \"mp\")), L((\"sp\", \"mp\"), \"None\"))}"));
-	expect_ok(r);
+	expect_clean(r);
 	const Strategy *s = &node_of(module_entry(r->m), "y")->a.in_strategy;
 	const TensorStrategy *x = &s->t[0], *w = &s->t[1];
 	cr_assert_eq(x->layout, module_layout(r->m, "L"));
@@ -774,7 +703,7 @@ Test(layouts, layout_split_must_divide_the_dim)
 Test(shard, decoded)
 {
 	Run *r = compile(SHARD("{in_strategy: ((4, 2), None), parameter_plan: {\"w1\": (8, 1)}}"));
-	expect_ok(r);
+	expect_clean(r);
 	Graph *g = module_entry(r->m);
 	const Attrs *a = &node_of(g, "r")->a;
 	cr_assert_eq(a->callee, module_graph(r->m, "dense"));
@@ -815,7 +744,7 @@ Test(shard, needs_in_strategy_and_known_keys)
 	expect_only(compile(SHARD("{}")),
 	            "t.ir:8:45: error: shard needs an in_strategy, one entry per input of the called graph");
 	Run *r = compile(SHARD("{in_strategy: ((4, 2), None), strategy: 1}"));
-	expect_msg(r, "t.ir:8:75: error: unknown shard key 'strategy' (expected in_strategy, out_strategy, parameter_plan)");
+	expect_error(r, "t.ir:8:75: error: unknown shard key 'strategy' (expected in_strategy, out_strategy, parameter_plan)");
 	run_free(r);
 }
 
@@ -837,7 +766,7 @@ Test(shard, nested_shard_is_an_error)
 Test(shard, shard_of_a_graph_that_calls_without_shard_is_fine)
 {
 	Run *r = compile(NESTED("{graph: @inner}"));
-	expect_ok(r);
+	expect_clean(r);
 	run_free(r);
 }
 
@@ -868,7 +797,7 @@ Test(shard, nested_check_is_not_exponential, .timeout = 5)
 	            "  %y = Call(%x) {graph: @g39, shard: {in_strategy: ((1,),)}}\n  return %y\n}\n");
 	Run *r = compile(b.data);
 	sb_free(&b);
-	expect_ok(r);
+	expect_clean(r);
 	run_free(r);
 }
 
@@ -885,7 +814,7 @@ Test(shard, nested_check_is_not_exponential, .timeout = 5)
 Test(dataset_strategy, one_entry_per_tensor_input)
 {
 	Run *r = compile(DATASET("((8, 1), (8,))"));
-	expect_ok(r);
+	expect_clean(r);
 	run_free(r);
 	expect_only(compile(DATASET("((8, 1),)")),
 	            "t.ir:1:80: error: dataset_strategy gives 1 entry but @g has 2 Tensor inputs");
@@ -915,7 +844,7 @@ Test(dataset_strategy, entries_are_checked_against_the_inputs)
 Test(train, decoded_with_defaults)
 {
 	Run *r = compile(TRAIN(MLP, "{loss: %loss}"));
-	expect_ok(r);
+	expect_clean(r);
 	const Train *t = r->m->train;
 	cr_assert_eq(t->loss, graph_value(module_entry(r->m), "loss"));
 	cr_assert_eq(t->optimizer, OPT_SGD);
@@ -929,7 +858,7 @@ Test(train, every_optimizer_argument)
 	Run *r = compile(TRAIN(MLP, "{loss: %loss, steps: 5,\n"
 	                            "       optimizer: Adam(learning_rate: 0.001, beta1: 0.8, beta2: 0.99, eps: 1e-7, "
 	                            "weight_decay: 1)}"));
-	expect_ok(r);
+	expect_clean(r);
 	const Train *t = r->m->train;
 	cr_assert_eq(t->optimizer, OPT_ADAM);
 	cr_assert_eq(t->learning_rate, 0.001);
@@ -941,14 +870,14 @@ Test(train, every_optimizer_argument)
 	run_free(r);
 
 	r = compile(TRAIN(MLP, "{loss: %loss, optimizer: Momentum(learning_rate: 0.2, momentum: 0.1)}"));
-	expect_ok(r);
+	expect_clean(r);
 	cr_assert_eq(r->m->train->optimizer, OPT_MOMENTUM);
 	cr_assert_eq(r->m->train->learning_rate, 0.2);
 	cr_assert_eq(r->m->train->momentum, 0.1);
 	run_free(r);
 
 	r = compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD}"));
-	expect_ok(r);
+	expect_clean(r);
 	cr_assert_eq(r->m->train->optimizer, OPT_SGD);
 	run_free(r);
 }
@@ -992,8 +921,8 @@ Test(train, optimizer_argument_named_twice)
 {
 	Run *r = compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(learning_rate: 0.1, learning_rate: 0.2)}"));
 	cr_assert_not(r->ok, "accepted; learning_rate is %g", r->m->train->learning_rate);
-	expect_msg(r, "t.ir:7:");
-	expect_msg(r, "learning_rate");
+	expect_error(r, "t.ir:7:");
+	expect_error(r, "learning_rate");
 	run_free(r);
 }
 

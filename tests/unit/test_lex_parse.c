@@ -11,87 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness.h"
 #include "shardc.h"
 
-/* LeakSanitizer's report at exit does not fail a Criterion test, so run_free
- * asks for a leak check itself, once the run is freed. */
-#ifdef __SANITIZE_ADDRESS__
-#include <sanitizer/lsan_interface.h>
-#define LEAKS() __lsan_do_recoverable_leak_check()
-#else
-#define LEAKS() 0
-#endif
-
 /* ---- helpers ---- */
-
-/* One parsed module and what the compiler said about it. */
-typedef struct {
-	char *text;              /* owned copy: the module points into it */
-	char *out;               /* diagnostics, from a memstream */
-	size_t outlen;
-	FILE *f;
-	Diag d;
-	Module *m;
-} Run;
-
-/* Runs not yet freed: a test that fails an assertion stops before run_free,
- * and what it holds stays reachable instead of showing up as a leak. */
-static Run *live[8];
-
-static void keep(Run *r, bool on)
-{
-	for (int i = 0; i < 8; i++)
-		if (on ? !live[i] : live[i] == r) {
-			live[i] = on ? r : NULL;
-			return;
-		}
-}
-
-static Run *parse_len(const char *text, size_t len)
-{
-	Run *r = calloc(1, sizeof *r);
-	keep(r, true);
-	r->text = malloc(len + 1);
-	memcpy(r->text, text, len);
-	r->text[len] = 0;
-	r->f = open_memstream(&r->out, &r->outlen);
-	r->d = (Diag){.out = r->f};
-	r->m = parse_module("t.ir", r->text, (int)len, &r->d);
-	return r;
-}
-
-static Run *parse(const char *text)
-{
-	return parse_len(text, strlen(text));
-}
-
-static const char *msgs(Run *r)
-{
-	fflush(r->f);
-	return r->out;
-}
-
-/* Frees the run; the test fails if anything the compiler allocated is left. */
-static void run_free(Run *r)
-{
-	keep(r, false);
-	module_free(r->m);
-	fclose(r->f);
-	free(r->out);
-	free(r->text);
-	free(r);
-	cr_assert_eq(LEAKS(), 0, "memory leaked (LeakSanitizer report above)");
-}
-
-static void expect_clean(Run *r)
-{
-	cr_assert_eq(r->d.nerrors, 0, "expected no errors, got:\n%s", msgs(r));
-}
-
-static void expect_msg(Run *r, const char *want)
-{
-	cr_assert(strstr(msgs(r), want), "expected the message\n  %s\ngot:\n%s", want, msgs(r));
-}
 
 static int count(const char *hay, const char *needle)
 {
@@ -830,5 +753,5 @@ Test(reentrant, parsing_in_threads_at_once)
 		pthread_join(t[k], &res);
 		cr_assert_null(res, "thread %d saw another thread's module", k);
 	}
-	cr_assert_eq(LEAKS(), 0);
+	cr_assert_eq(leak_check(), 0);
 }

@@ -8,40 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness.h"
 #include "shardc.h"
-
-/* LeakSanitizer's report at exit does not fail a Criterion test, so run_free
- * asks for a leak check itself, once the run is freed. */
-#ifdef __SANITIZE_ADDRESS__
-#include <sanitizer/lsan_interface.h>
-#define LEAKS() __lsan_do_recoverable_leak_check()
-#else
-#define LEAKS() 0
-#endif
 
 /* ---- helpers ---- */
 
-typedef struct {
-	char *text;              /* the module points into it */
-	char *out;               /* diagnostics, from a memstream */
-	size_t outlen;
-	FILE *f;
-	Diag d;
-	Module *m;
-	bool ok;                 /* every pass succeeded */
-	StrBuf printed;          /* print_module's text, after the passes */
-} Run;
-
-/* Runs and command-line values not yet freed stay reachable, so a failed
- * assertion reports no leak. */
-static Run *live[8];
+/* Command-line values not yet freed stay reachable, so a failed assertion
+ * reports no leak. */
 static Module *holders[8];
 
-static void keep(void **slots, void *p, bool on)
+static void hold(Module *h, bool on)
 {
 	for (int i = 0; i < 8; i++)
-		if (on ? !slots[i] : slots[i] == p) {
-			slots[i] = on ? p : NULL;
+		if (on ? !holders[i] : holders[i] == h) {
+			holders[i] = on ? h : NULL;
 			return;
 		}
 }
@@ -49,42 +29,13 @@ static void keep(void **slots, void *p, bool on)
 /* Parses `name` (for messages) and runs every pass, then prints the module. */
 static Run *compile_named(const char *name, const char *text, size_t len)
 {
-	Run *r = calloc(1, sizeof *r);
-	keep((void **)live, r, true);
-	r->text = malloc(len + 1);
-	memcpy(r->text, text, len);
-	r->text[len] = 0;
-	r->f = open_memstream(&r->out, &r->outlen);
-	r->d = (Diag){.out = r->f};
-	r->m = parse_module(name, r->text, (int)len, &r->d);
-	r->ok = r->d.nerrors == 0 && check_context(r->m, &r->d) && check_names(r->m, &r->d) &&
-	        infer_shapes(r->m, &r->d) && check_strategies(r->m, &r->d);
-	if (r->ok)
-		print_module(&r->printed, r->m);
-	return r;
+	return run_passes(name, text, len, PASSES_PRINT);
 }
 
-static Run *compile(const char *text)
+/* compile_named as t.ir. */
+static Run *compile_printed(const char *text)
 {
 	return compile_named("t.ir", text, strlen(text));
-}
-
-static const char *msgs(Run *r)
-{
-	fflush(r->f);
-	return r->out;
-}
-
-static void run_free(Run *r)
-{
-	keep((void **)live, r, false);
-	module_free(r->m);
-	fclose(r->f);
-	free(r->out);
-	free(r->text);
-	sb_free(&r->printed);
-	free(r);
-	cr_assert_eq(LEAKS(), 0, "memory leaked (LeakSanitizer report above)");
 }
 
 /* One IR value as lit_print writes it; NULL when `text` is not one value. */
@@ -92,14 +43,14 @@ static char *print_value(const char *text)
 {
 	Module *h = NULL;
 	Lit *v = parse_value_text("--value", text, &h);
-	keep((void **)holders, h, true);
+	hold(h, true);
 	char *s = NULL;
 	if (v) {
 		StrBuf b = {0};
 		lit_print(&b, v);
 		s = b.data;
 	}
-	keep((void **)holders, h, false);
+	hold(h, false);
 	module_free(h);
 	return s;
 }
@@ -319,7 +270,7 @@ static const char *canon_want =
 
 Test(modules, canonical_text)
 {
-	Run *r = compile(canon_src);
+	Run *r = compile_printed(canon_src);
 	cr_assert(r->ok, "%s", msgs(r));
 	cr_assert_str_eq(r->printed.data, canon_want);
 	run_free(r);
@@ -327,7 +278,7 @@ Test(modules, canonical_text)
 
 Test(modules, canonical_text_is_a_fixed_point)
 {
-	Run *r = compile(canon_want);
+	Run *r = compile_printed(canon_want);
 	cr_assert(r->ok, "%s", msgs(r));
 	cr_assert_str_eq(r->printed.data, canon_want);
 	run_free(r);
@@ -335,7 +286,7 @@ Test(modules, canonical_text_is_a_fixed_point)
 
 Test(modules, defaults_are_printed_without_a_context_block)
 {
-	Run *r = compile("graph @g(%x: <Tensor[Int32], ()>) {\n  %y = Neg(%x)\n  return %y\n}\n");
+	Run *r = compile_printed("graph @g(%x: <Tensor[Int32], ()>) {\n  %y = Neg(%x)\n  return %y\n}\n");
 	cr_assert(r->ok, "%s", msgs(r));
 	cr_assert_str_eq(r->printed.data, "context {\n"
 	                                  "  device_num: 1,\n"
@@ -354,10 +305,10 @@ Test(modules, defaults_are_printed_without_a_context_block)
 
 Test(modules, one_axis_layout_prints_one_tuples)
 {
-	Run *r = compile("context {device_num: 8, parallel_mode: \"semi_auto_parallel\"}\n"
-	                 "layout M = Layout((8), (\"all\"))\n"
-	                 "graph @g(%x: <Tensor[Float32], (8,)>) {\n  %y = ReLU(%x) {in_strategy: (M(\"all\"),)}\n"
-	                 "  return %y\n}\n");
+	Run *r = compile_printed("context {device_num: 8, parallel_mode: \"semi_auto_parallel\"}\n"
+	                         "layout M = Layout((8), (\"all\"))\n"
+	                         "graph @g(%x: <Tensor[Float32], (8,)>) {\n  %y = ReLU(%x) {in_strategy: (M(\"all\"),)}\n"
+	                         "  return %y\n}\n");
 	cr_assert(r->ok, "%s", msgs(r));
 	cr_assert(strstr(r->printed.data, "layout M = Layout((8,), (\"all\",))\n"), "%s", r->printed.data);
 	cr_assert(strstr(r->printed.data, "%y = ReLU(%x) {in_strategy: (M(\"all\"),)}\n"), "%s", r->printed.data);
@@ -418,8 +369,8 @@ Test(round_trip, strategies_and_out_strategy)
 /* A layout alias is a string: it must be printed with its escapes. */
 Test(round_trip, layout_alias_with_escapes)
 {
-	Run *r = compile("layout L = Layout((2,), (\"a\\\"b\",))\n"
-	                 "graph @g(%x: <Tensor[Float32], (2,)>) {\n  %y = ReLU(%x)\n  return %y\n}\n");
+	Run *r = compile_printed("layout L = Layout((2,), (\"a\\\"b\",))\n"
+	                         "graph @g(%x: <Tensor[Float32], (2,)>) {\n  %y = ReLU(%x)\n  return %y\n}\n");
 	cr_assert(r->ok, "%s", msgs(r));
 	cr_assert_str_eq(module_layout(r->m, "L")->alias[0], "a\"b");
 	cr_assert(strstr(r->printed.data, "layout L = Layout((2,), (\"a\\\"b\",))\n"),

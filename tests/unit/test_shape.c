@@ -11,55 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness.h"
 #include "shardc.h"
 
-/* LeakSanitizer's report at exit does not fail a Criterion test, so run_free
- * asks for a leak check itself, once the run is freed. */
-#ifdef __SANITIZE_ADDRESS__
-#include <sanitizer/lsan_interface.h>
-#define LEAKS() __lsan_do_recoverable_leak_check()
-#else
-#define LEAKS() 0
-#endif
-
 /* ---- helpers ---- */
-
-typedef struct {
-	char *text;              /* the module points into it */
-	char *out;               /* diagnostics, from a memstream */
-	size_t outlen;
-	FILE *f;
-	Diag d;
-	Module *m;
-	bool ok;                 /* every pass up to infer_shapes succeeded */
-	StrBuf type;             /* the last type_of() */
-} Run;
-
-/* Runs not yet freed stay reachable, so a failed assertion reports no leak. */
-static Run *live[8];
-
-static void keep(Run *r, bool on)
-{
-	for (int i = 0; i < 8; i++)
-		if (on ? !live[i] : live[i] == r) {
-			live[i] = on ? r : NULL;
-			return;
-		}
-}
 
 /* Parses and runs the passes in the driver's order up to infer_shapes,
  * stopping at the first that fails. */
 static Run *infer(const char *text)
 {
-	Run *r = calloc(1, sizeof *r);
-	keep(r, true);
-	r->text = strdup(text);
-	r->f = open_memstream(&r->out, &r->outlen);
-	r->d = (Diag){.out = r->f};
-	r->m = parse_module("t.ir", r->text, (int)strlen(text), &r->d);
-	r->ok = r->d.nerrors == 0 && check_context(r->m, &r->d) && check_names(r->m, &r->d) &&
-	        infer_shapes(r->m, &r->d);
-	return r;
+	return run_passes("t.ir", text, strlen(text), PASSES_SHAPES);
 }
 
 /* One statement `%y = STMT` over the parameters PARAMS, on 8 devices. */
@@ -69,24 +30,6 @@ static Run *op(const char *params, const char *stmt)
 	snprintf(text, sizeof text, "context {device_num: 8}\ngraph @g(%s) {\n  %%y = %s\n  return %%y\n}\n", params,
 	         stmt);
 	return infer(text);
-}
-
-static const char *msgs(Run *r)
-{
-	fflush(r->f);
-	return r->out;
-}
-
-static void run_free(Run *r)
-{
-	keep(r, false);
-	module_free(r->m);
-	fclose(r->f);
-	free(r->out);
-	free(r->text);
-	sb_free(&r->type);
-	free(r);
-	cr_assert_eq(LEAKS(), 0, "memory leaked (LeakSanitizer report above)");
 }
 
 /* The type of `value` in the entry graph, as the IR writes it. */

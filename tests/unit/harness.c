@@ -1,0 +1,97 @@
+/* harness.c: the shared unit-test harness; see harness.h. */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#endif
+
+/* Runs not yet freed: a test that fails an assertion stops before run_free,
+ * and what it holds stays reachable instead of showing up as a leak. */
+static Run *live[8];
+
+static void keep(Run *r, bool on)
+{
+	for (int i = 0; i < 8; i++)
+		if (on ? !live[i] : live[i] == r) {
+			live[i] = on ? r : NULL;
+			return;
+		}
+}
+
+Run *run_passes(const char *name, const char *text, size_t len, Passes upto)
+{
+	Run *r = calloc(1, sizeof *r);
+	keep(r, true);
+	r->text = malloc(len + 1);
+	memcpy(r->text, text, len);
+	r->text[len] = 0;
+	r->f = open_memstream(&r->out, &r->outlen);
+	r->d = (Diag){.out = r->f};
+	r->m = parse_module(name, r->text, (int)len, &r->d);
+	r->ok = r->d.nerrors == 0;
+	if (upto >= PASSES_SHAPES)
+		r->ok = r->ok && check_context(r->m, &r->d) && check_names(r->m, &r->d) && infer_shapes(r->m, &r->d);
+	if (upto >= PASSES_ALL)
+		r->ok = r->ok && check_strategies(r->m, &r->d);
+	if (upto >= PASSES_PRINT && r->ok)
+		print_module(&r->printed, r->m);
+	return r;
+}
+
+Run *parse_len(const char *text, size_t len)
+{
+	return run_passes("t.ir", text, len, PASSES_PARSE);
+}
+
+Run *parse(const char *text)
+{
+	return parse_len(text, strlen(text));
+}
+
+Run *compile(const char *text)
+{
+	return run_passes("t.ir", text, strlen(text), PASSES_ALL);
+}
+
+const char *msgs(Run *r)
+{
+	fflush(r->f);
+	return r->out;
+}
+
+int leak_check(void)
+{
+#ifdef __SANITIZE_ADDRESS__
+	return __lsan_do_recoverable_leak_check();
+#else
+	return 0;
+#endif
+}
+
+void run_free(Run *r)
+{
+	keep(r, false);
+	module_free(r->m);
+	fclose(r->f);
+	free(r->out);
+	free(r->text);
+	sb_free(&r->printed);
+	sb_free(&r->type);
+	free(r);
+	cr_assert_eq(leak_check(), 0, "memory leaked (LeakSanitizer report above)");
+}
+
+void expect_clean(Run *r)
+{
+	cr_assert(r->ok && r->d.nerrors == 0, "expected no errors, got:\n%s", msgs(r));
+}
+
+void expect_msg(Run *r, const char *want)
+{
+	cr_assert(strstr(msgs(r), want), "expected the message\n  %s\ngot:\n%s", want, msgs(r));
+}
