@@ -757,22 +757,6 @@ static bool devices_matter(const Module *m)
 	return m->ctx.parallel_mode == PM_SEMI_AUTO || m->ctx.parallel_mode == PM_AUTO;
 }
 
-static void dims_str(StrBuf *b, const Type *t)
-{
-	sb_putc(b, '(');
-	for (int i = 0; i < t->rank; i++)
-		sb_printf(b, i ? ", %lld" : "%lld", (long long)t->dims[i]);
-	sb_puts(b, t->rank == 1 ? ",)" : ")");
-}
-
-static void split_str(StrBuf *b, const TensorStrategy *t)
-{
-	sb_putc(b, '(');
-	for (int i = 0; i < t->rank; i++)
-		sb_printf(b, i ? ", %lld" : "%lld", (long long)t->split[i]);
-	sb_puts(b, t->rank == 1 ? ",)" : ")");
-}
-
 /* One tensor's strategy against its type: rank, divisibility, devices. */
 static bool check_tensor_strategy(Checker *c, const TensorStrategy *t, const Type *type, const char *what)
 {
@@ -780,8 +764,8 @@ static bool check_tensor_strategy(Checker *c, const TensorStrategy *t, const Typ
 		return true;
 	StrBuf b = {0}, s = {0};
 	bool ok = false;
-	dims_str(&b, type);
-	split_str(&s, t);
+	ints_print(&b, type->dims, type->rank);
+	ints_print(&s, t->split, t->rank);
 	if (t->rank != type->rank) {
 		ERR(c, t->span, "%s has %d dim%s %s but its strategy %s has %d entr%s", what, type->rank,
 		    type->rank == 1 ? "" : "s", b.data, s.data, t->rank, t->rank == 1 ? "y" : "ies");
@@ -913,7 +897,7 @@ bool check_strategies(Module *m, Diag *d)
 			elems *= lt->dims[i];
 		if (lt->rank >= 0 && (elems != 1 || !dtype_is_float(lt->dtype))) {
 			StrBuf b = {0};
-			dims_str(&b, lt);
+			ints_print(&b, lt->dims, lt->rank);
 			ERR(&c, lit_dict_get(t->lit, "loss")->span, "the loss must be a float scalar; '%%%s' is %s %s",
 			    g->values[t->loss].name, dtype_name(lt->dtype), b.data);
 			sb_free(&b);

@@ -157,12 +157,19 @@ bool dtype_is_float(DType t)
 	return t == DT_F32 || t == DT_F16 || t == DT_BF16;
 }
 
+void ints_print(StrBuf *b, const int64_t *v, int n)
+{
+	sb_putc(b, '(');
+	for (int i = 0; i < n; i++)
+		sb_printf(b, i ? ", %lld" : "%lld", (long long)v[i]);
+	sb_puts(b, n == 1 ? ",)" : ")");
+}
+
 void type_print(StrBuf *b, const Type *t)
 {
-	sb_printf(b, "<%s[%s], (", t->is_param ? "Parameter" : "Tensor", dtype_name(t->dtype));
-	for (int i = 0; i < t->rank; i++)
-		sb_printf(b, i ? ", %lld" : "%lld", (long long)t->dims[i]);
-	sb_puts(b, t->rank == 1 ? ",)>" : ")>");
+	sb_printf(b, "<%s[%s], ", t->is_param ? "Parameter" : "Tensor", dtype_name(t->dtype));
+	ints_print(b, t->dims, t->rank);
+	sb_putc(b, '>');
 }
 
 bool type_equal(const Type *a, const Type *b)

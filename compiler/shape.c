@@ -17,17 +17,17 @@ typedef struct {
 
 #define ERR(x, span, ...) diag_error((x)->d, (x)->m->src, (span), __VA_ARGS__)
 
+/* A type's dims as text in a caller's buffer, so messages can take several. */
 static const char *dims_text(const Type *t, char *buf, size_t size)
 {
-	int off = snprintf(buf, size, "(");
-	for (int i = 0; i < t->rank && off < (int)size; i++)
-		off += snprintf(buf + off, size - (size_t)off, i ? ", %lld" : "%lld", (long long)t->dims[i]);
-	if (off < (int)size)
-		snprintf(buf + off, size - (size_t)off, t->rank == 1 ? ",)" : ")");
+	StrBuf b = {0};
+	ints_print(&b, t->dims, t->rank);
+	snprintf(buf, size, "%s", b.data);
+	sb_free(&b);
 	return buf;
 }
 
-#define DIMS(t) dims_text((t), (char[160]){0}, 160)
+#define DIMS(t) dims_text((t), (char[200]){0}, 200)   /* 8 dims of up to 21 characters fit */
 
 static const Type *in_type(Infer *x, int k)
 {

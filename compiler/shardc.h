@@ -87,6 +87,7 @@ double lit_number(const Lit *l);
 void lit_print(StrBuf *b, const Lit *l);
 void print_quoted(StrBuf *b, const char *s);   /* "...", with \" and \\ escapes */
 void type_print(StrBuf *b, const Type *t);
+void ints_print(StrBuf *b, const int64_t *v, int n);   /* (2, 4), (8,), () */
 const char *dtype_name(DType t);
 bool dtype_from_name(const char *s, DType *out);
 bool dtype_is_float(DType t);
