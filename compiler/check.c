@@ -350,7 +350,7 @@ static const char *kind_wanted(AttrValueKind k)
 	case AK_INTS: return "a tuple of integers";
 	case AK_AXES: return "an integer or a tuple of integers";
 	case AK_DTYPE: return "an element type such as Float16";
-	case AK_REDUCE_OP: return "\"sum\" or \"max\"";
+	case AK_REDUCE_OP: return "\"sum\", \"max\" or \"mean\"";
 	case AK_GRAPH: return "a graph name such as @f";
 	case AK_SHARD: return "a dict {in_strategy: ..., parameter_plan: {...}}";
 	case AK_STRATEGY: return "a tuple of strategies";
@@ -373,7 +373,7 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case AK_INTS: case AK_STRATEGY: case AK_SHARD: ok = true; break;
 	case AK_AXES: ok = v->kind == LIT_INT || v->kind == LIT_TUPLE; break;
 	case AK_DTYPE: ok = v->kind == LIT_IDENT || v->kind == LIT_STR; break;
-	case AK_REDUCE_OP: ok = str_is(v, "sum") || str_is(v, "max"); break;
+	case AK_REDUCE_OP: ok = str_is(v, "sum") || str_is(v, "max") || str_is(v, "mean"); break;
 	case AK_GRAPH: ok = v->kind == LIT_GRAPH; break;
 	}
 	if (!ok) {
@@ -414,7 +414,9 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 			return false;
 		}
 		break;
-	case ATTR_REDUCE_OP: a->reduce_op = str_is(v, "max") ? REDUCE_MAX_OP : REDUCE_SUM_OP; break;
+	case ATTR_REDUCE_OP:
+		a->reduce_op = str_is(v, "max") ? REDUCE_MAX_OP : str_is(v, "mean") ? REDUCE_MEAN_OP : REDUCE_SUM_OP;
+		break;
 	case ATTR_GROUP: {
 		if (v->kind != LIT_TUPLE || v->nitems == 0) {
 			ERR(c, v->span, "'group' is a non-empty tuple of global ranks");
@@ -439,6 +441,7 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	}
 	case ATTR_SPLIT_AXIS: a->split_axis = v->i; break;
 	case ATTR_CONCAT_AXIS: a->concat_axis = v->i; break;
+	case ATTR_OFFSET: a->offset = v->i; break;
 	case ATTR_GRAPH: {
 		Graph *callee = module_graph(c->m, v->s);
 		if (!callee) {

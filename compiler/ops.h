@@ -24,6 +24,7 @@
 	ATTR(GROUP, "group", AK_INTS)                          \
 	ATTR(SPLIT_AXIS, "split_axis", AK_INT)                 \
 	ATTR(CONCAT_AXIS, "concat_axis", AK_INT)               \
+	ATTR(OFFSET, "offset", AK_INT)                         \
 	ATTR(GRAPH, "graph", AK_GRAPH)                         \
 	ATTR(SHARD, "shard", AK_SHARD)                         \
 	ATTR(IN_STRATEGY, "in_strategy", AK_STRATEGY)          \
@@ -62,7 +63,7 @@
 	OP(RESHAPE, "Reshape", 1, 1, A(SHAPE))                                        \
 	OP(TRANSPOSE, "Transpose", 1, 1, A(PERM))                                     \
 	OP(FLATTEN, "Flatten", 1, 1, 0)                                               \
-	OP(GATHER, "Gather", 2, 2, A(AXIS))                                           \
+	OP(GATHER, "Gather", 2, 2, A(AXIS) | A(OFFSET))                                         \
 	OP(LAYER_NORM, "LayerNorm", 3, 3, A_LAYERNORM)                                \
 	OP(CONCAT, "Concat", 1, -1, A(AXIS))                                          \
 	OP(CAST, "Cast", 1, 1, A(DTYPE))                                              \

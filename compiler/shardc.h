@@ -122,7 +122,10 @@ extern const AttrInfo attr_info[ATTR_COUNT];
 bool op_from_name(const char *s, OpKind *out);
 bool op_is_comm(OpKind k);       /* AllReduce, AllGather, ReduceScatter, AllToAll */
 
-typedef enum { REDUCE_SUM_OP, REDUCE_MAX_OP } ReduceOp;
+/* How partial results combine. mean (sum, then divide by the group size) is
+ * what a ReduceMean or a mean loss over a split dim leaves: equal slices make
+ * the mean of the slices' means the global mean. */
+typedef enum { REDUCE_SUM_OP, REDUCE_MAX_OP, REDUCE_MEAN_OP } ReduceOp;
 
 typedef struct LayoutDecl LayoutDecl;
 
@@ -176,6 +179,7 @@ typedef struct {
 	int ngroup;
 	int64_t *group;          /* global ranks, in order */
 	int64_t split_axis, concat_axis;
+	int64_t offset;          /* Gather: the first row this table holds (a row-split shard) */
 	Graph *callee;           /* Call */
 	ShardSpec *shard;        /* Call with shard */
 	Strategy in_strategy, out_strategy;

@@ -458,7 +458,7 @@ Test(attributes, bad_values)
 {
 	expect_only(compile(G1("LayerNorm(%x, %x, %x) {epsilon: -0.5}")), "error: epsilon must not be negative");
 	expect_only(compile("context {device_num: 4}\n" G1("AllReduce(%x) {op: \"min\", group: (0, 1)}")),
-	            "t.ir:3:27: error: attribute 'op' of AllReduce is \"sum\" or \"max\"");
+	            "t.ir:3:27: error: attribute 'op' of AllReduce is \"sum\", \"max\" or \"mean\"");
 	expect_only(compile("context {device_num: 4}\n" G1("AllReduce(%x) {op: \"sum\", group: (0, 4)}")),
 	            "t.ir:3:45: error: a group member is a rank from 0 to 3");
 	expect_only(compile("context {device_num: 4}\n" G1("AllReduce(%x) {op: \"sum\", group: (1, 1)}")),
