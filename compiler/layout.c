@@ -31,23 +31,17 @@ bool layout_from_split(const int64_t *split, int rank, int64_t device_num, Tenso
 		return false;
 	int64_t repeat = device_num / product;
 	/* Keeping the 1s keeps axis i == dim i, as MindSpore indexes its matrix;
-	 * they only have to go when the repeated axis would not fit beside them. */
-	bool squeeze = repeat > 1 && rank == MAX_DIMS;
+	 * rank + 1 <= MAX_AXES, so the repeated axis always fits beside them. */
 	memset(out, 0, sizeof *out);
 	out->rank = rank;
 	out->partial_op = REDUCE_SUM_OP;
 	for (int i = 0; i < rank; i++) {
-		if (squeeze && split[i] == 1)
-			continue;
 		if (split[i] > 1)
 			out->map[i][out->nmap[i]++] = (int8_t)out->ndev;
 		out->dev[out->ndev++] = split[i];
 	}
-	if (repeat > 1) {
-		if (out->ndev == MAX_DIMS)
-			return false;
+	if (repeat > 1)
 		out->dev[out->ndev++] = repeat;
-	}
 	return true;
 }
 
@@ -120,7 +114,7 @@ int64_t layout_rank_of(const TensorLayout *l, const int64_t *coords)
 
 int64_t layout_shard_index(const TensorLayout *l, int64_t rank, int dim)
 {
-	int64_t coords[MAX_DIMS];
+	int64_t coords[MAX_AXES];
 	layout_coords(l, rank, coords);
 	int64_t index = 0;
 	for (int k = 0; k < l->nmap[dim]; k++) {
@@ -165,7 +159,7 @@ static int64_t enumerate_ranks(const TensorLayout *l, int64_t *coords, uint32_t 
 
 int layout_group(const TensorLayout *l, int64_t rank, uint32_t axes, int64_t *members)
 {
-	int64_t coords[MAX_DIMS];
+	int64_t coords[MAX_AXES];
 	layout_coords(l, rank, coords);
 	return (int)enumerate_ranks(l, coords, axes, members, INT64_MAX);
 }
@@ -192,7 +186,7 @@ uint32_t layout_replica_axes(const TensorLayout *l)
 
 int64_t layout_owner_of(const TensorLayout *l, const int64_t *global, const int64_t *index, int64_t *ranks, int max)
 {
-	int64_t coords[MAX_DIMS] = {0};
+	int64_t coords[MAX_AXES] = {0};
 	for (int d = 0; d < l->rank; d++) {
 		int64_t shard = index[d] / (global[d] / layout_dim_split(l, d));
 		for (int k = l->nmap[d] - 1; k >= 0; k--) {   /* the last axis is the least significant digit */
@@ -288,8 +282,8 @@ bool layout_equal(const TensorLayout *a, const TensorLayout *b)
 
 bool layout_check(const TensorLayout *l, const int64_t *global, char *why, size_t n)
 {
-	if (l->ndev < 0 || l->ndev > MAX_DIMS) {
-		snprintf(why, n, "%d device axes (at most %d)", l->ndev, MAX_DIMS);
+	if (l->ndev < 0 || l->ndev > MAX_AXES) {
+		snprintf(why, n, "%d device axes (at most %d)", l->ndev, MAX_AXES);
 		return false;
 	}
 	if (l->rank < 0 || l->rank > MAX_DIMS) {
@@ -305,8 +299,8 @@ bool layout_check(const TensorLayout *l, const int64_t *global, char *why, size_
 		}
 		devices *= l->dev[a];
 	}
-	int user[MAX_DIMS];
-	for (int a = 0; a < MAX_DIMS; a++)
+	int user[MAX_AXES];
+	for (int a = 0; a < MAX_AXES; a++)
 		user[a] = -1;
 	for (int d = 0; d < l->rank; d++) {
 		if (l->nmap[d] < 0 || l->nmap[d] > l->ndev) {
@@ -361,7 +355,7 @@ static void print_list(StrBuf *b, const int64_t *v, int n)
 
 void layout_print(StrBuf *b, const TensorLayout *l)
 {
-	int64_t v[MAX_DIMS];
+	int64_t v[MAX_AXES];
 	sb_puts(b, "dev ");
 	print_list(b, l->dev, l->ndev);
 	sb_puts(b, " map (");

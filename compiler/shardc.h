@@ -13,6 +13,7 @@
 #include "util.h"
 
 enum { MAX_DIMS = 8 };       /* tensor rank limit */
+enum { MAX_AXES = 16 };      /* device-matrix axes: an operator's matrix has one per split op dim */
 enum { MAX_ERRORS = 50 };    /* diagnostics printed before giving up */
 #define ELEMENT_LIMIT (INT64_C(1) << 40)   /* elements in one tensor */
 
@@ -324,11 +325,11 @@ void print_module(StrBuf *b, const Module *m);
  * the first the most significant. Axes of size 1 are allowed (MindSpore keeps
  * them so that axis i of a strategy's matrix is dim i); they change nothing. */
 typedef struct {
-	int ndev;                        /* device axes, 0..MAX_DIMS; 0: one device */
-	int64_t dev[MAX_DIMS];           /* (ndev) axis sizes, most significant first */
+	int ndev;                        /* device axes, 0..MAX_AXES; 0: one device */
+	int64_t dev[MAX_AXES];           /* (ndev) axis sizes, most significant first */
 	int rank;                        /* tensor rank (dims), 0..MAX_DIMS */
 	int8_t nmap[MAX_DIMS];           /* (rank) device axes splitting each dim; 0: whole */
-	int8_t map[MAX_DIMS][MAX_DIMS];  /* (rank, nmap[d]) those axes, most significant first */
+	int8_t map[MAX_DIMS][MAX_AXES];  /* (rank, nmap[d]) those axes, most significant first */
 	uint32_t partial;                /* bit a: the values are partial along axis a */
 	ReduceOp partial_op;             /* how partials combine; meaningful when partial != 0 */
 } TensorLayout;
@@ -337,8 +338,7 @@ typedef struct {
  * MindSpore's matrix for a strategy tuple: the tuple itself, 1s included, dim i
  * split over axis i, then the repeated axis device_num / product appended last
  * (fastest, so neighbouring ranks hold the copies) when product < device_num.
- * When that would make MAX_DIMS + 1 axes, the 1s are dropped first. False when
- * the product does not divide device_num or the axes still do not fit. */
+ * False when the product does not divide device_num. */
 bool layout_from_split(const int64_t *split, int rank, int64_t device_num, TensorLayout *out);
 /* Requires t->given (a None strategy has no layout yet). A tuple goes through
  * layout_from_split; a layout application takes its LayoutDecl's matrix and
