@@ -863,15 +863,16 @@ static void check_dataset_strategy(Checker *c)
 		    ds->nitems == 1 ? "y" : "ies", g->name, ninputs, ninputs == 1 ? "" : "s");
 		return;
 	}
+	c->m->ctx.dataset = arena_alloc(c->m->arena, sizeof(TensorStrategy) * (size_t)(ninputs ? ninputs : 1));
 	for (int k = 0, j = 0; k < g->nparams; k++) {
 		if (g->values[k].type.is_param)
 			continue;
-		TensorStrategy t;
-		if (!decode_tensor_strategy(c, ds->items[j++], &t))
+		TensorStrategy *t = &c->m->ctx.dataset[j];
+		if (!decode_tensor_strategy(c, ds->items[j++], t))
 			continue;
 		char what[96];
 		snprintf(what, sizeof what, "input '%%%s'", g->values[k].name);
-		check_tensor_strategy(c, &t, &g->values[k].type, what);
+		check_tensor_strategy(c, t, &g->values[k].type, what);
 	}
 }
 

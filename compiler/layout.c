@@ -377,3 +377,82 @@ void layout_print(StrBuf *b, const TensorLayout *l)
 	sb_puts(b, names[l->partial_op]);
 	print_list(b, v, n);
 }
+
+/* The matrix boundaries of a layout: the suffix products of its axes, from
+ * the whole count down to 1. Axis a covers ranks' digits between bound[a]
+ * and bound[a + 1]. */
+static int bounds(const TensorLayout *l, int64_t *b)
+{
+	int n = 0;
+	b[n++] = layout_ndevices(l);
+	for (int a = 0; a < l->ndev; a++, n++)
+		b[n] = b[n - 1] / l->dev[a];
+	return n;
+}
+
+/* Rewrites l (normalized) onto the finer matrix whose bounds are cb[0..nc):
+ * each axis becomes the run of fine axes it covers, in the same role and, in
+ * a map, in the same place (most significant first). */
+static void refine(const TensorLayout *l, const int64_t *cb, int nc, TensorLayout *out)
+{
+	int64_t lb[MAX_AXES + 1];
+	bounds(l, lb);
+	int first[MAX_AXES + 1];   /* first fine axis of each coarse axis; first[ndev] = fine count */
+	for (int a = 0, f = 0; a <= l->ndev; a++) {
+		while (f < nc - 1 && cb[f] > lb[a])
+			f++;
+		first[a] = f;
+	}
+	memset(out, 0, sizeof *out);
+	out->ndev = nc - 1;
+	for (int f = 0; f + 1 < nc; f++)
+		out->dev[f] = cb[f] / cb[f + 1];
+	out->rank = l->rank;
+	out->partial_op = l->partial_op;
+	for (int a = 0; a < l->ndev; a++)
+		if (l->partial & (1u << a))
+			for (int f = first[a]; f < first[a + 1]; f++)
+				out->partial |= 1u << f;
+	for (int d = 0; d < l->rank; d++)
+		for (int k = 0; k < l->nmap[d]; k++) {
+			int a = l->map[d][k];
+			for (int f = first[a]; f < first[a + 1]; f++)
+				out->map[d][out->nmap[d]++] = (int8_t)f;
+		}
+}
+
+bool layout_common_matrix(const TensorLayout *a, const TensorLayout *b, TensorLayout *ra, TensorLayout *rb)
+{
+	TensorLayout na, nb;
+	layout_normalize(a, &na);
+	layout_normalize(b, &nb);
+	int64_t ba[MAX_AXES + 1], bb[MAX_AXES + 1], cb[2 * MAX_AXES + 2];
+	int n1 = bounds(&na, ba), n2 = bounds(&nb, bb), nc = 0;
+	/* Merge two descending lists; a common refinement exists when every
+	 * bound divides the one before it. */
+	for (int i = 0, j = 0; i < n1 || j < n2;) {
+		int64_t v = j >= n2 || (i < n1 && ba[i] >= bb[j]) ? ba[i] : bb[j];
+		if (i < n1 && ba[i] == v)
+			i++;
+		if (j < n2 && bb[j] == v)
+			j++;
+		if (nc && cb[nc - 1] % v != 0)
+			return false;
+		cb[nc++] = v;
+	}
+	if (nc - 1 > MAX_AXES)
+		return false;
+	refine(&na, cb, nc, ra);
+	refine(&nb, cb, nc, rb);
+	/* Neighbouring axes playing one role in both layouts act as one. */
+	for (int x = 0; x + 1 < ra->ndev;) {
+		if (same_role(ra, x) && same_role(rb, x)) {
+			ra->dev[x] *= ra->dev[x + 1];
+			rb->dev[x] *= rb->dev[x + 1];
+			drop_axis(ra, x + 1);
+			drop_axis(rb, x + 1);
+		} else
+			x++;
+	}
+	return true;
+}

@@ -247,6 +247,7 @@ typedef struct {
 	SearchMode search_mode;
 	DatasetMode dataset_mode;
 	Lit *dataset_tuple;      /* DS_TUPLE: one strategy per entry input */
+	TensorStrategy *dataset; /* DS_TUPLE, decoded by check_strategies: one per Tensor input, in order */
 	const Source *dataset_src;  /* where dataset_tuple was written */
 	int64_t seed;
 } Context;
@@ -396,5 +397,179 @@ bool layout_check(const TensorLayout *l, const int64_t *global, char *why, size_
  * some axis is partial, the reduce op (sum or max) and the partial axes. Lists
  * never take a trailing comma, so one-element lists read `(8)`. */
 void layout_print(StrBuf *b, const TensorLayout *l);
+/* Requires layouts over the same number of devices. Rewrites both onto one
+ * matrix, the coarsest that refines both, with neighbouring axes that play
+ * one role in both merged. False when the two matrices share no refinement
+ * ((2, 3) and (3, 2): rank digits that cut across each other). */
+bool layout_common_matrix(const TensorLayout *a, const TensorLayout *b, TensorLayout *ra, TensorLayout *rb);
+
+/* ---- rules.c: what an operator's strategy means ------------------------- */
+
+enum { MAX_OPDIMS = 2 * MAX_DIMS };   /* BatchMatMul: batch dims + i, k, j; Gather: v, h + index dims */
+enum { MAX_RULE_INPUTS = 3 };         /* inputs described one by one; Concat's later ones repeat the last */
+
+/* An operator's iteration space ("op dims") and which op dim each dim of its
+ * inputs and output follows. A strategy splits op dims. */
+typedef struct {
+	int nod;
+	int64_t size[MAX_OPDIMS];            /* (nod) */
+	const char *name[MAX_OPDIMS];        /* (nod) "i", "k", "j"...; NULL: "dim N" */
+	int nin;
+	int in_rank[MAX_RULE_INPUTS];
+	int8_t in_dim[MAX_RULE_INPUTS][MAX_DIMS];  /* op dim of input k's dim d; -1: broadcast, never split */
+	int out_rank;
+	int8_t out_dim[MAX_DIMS];            /* (out_rank) op dim each output dim follows; -1: none */
+	uint32_t reduced;                    /* op dims the output drops: split ones leave partials */
+	ReduceOp reduce_op;                  /* how those partials combine */
+	uint32_t whole;                      /* op dims v1 keeps whole */
+	const char *whole_why[MAX_OPDIMS];   /* "the softmax axis" */
+	int batch;                           /* op dim the batch-parallel default splits; -1: none */
+} OpDims;
+
+/* A strategy resolved onto op dims: the operator's device matrix and the
+ * device axes splitting each op dim. */
+typedef struct {
+	int ndev;
+	int64_t dev[MAX_AXES];               /* (ndev) MindSpore's matrix, most significant first */
+	int8_t nax[MAX_OPDIMS];
+	int8_t ax[MAX_OPDIMS][MAX_AXES];     /* (nod, nax) axes splitting each op dim, most significant first */
+	int64_t split[MAX_OPDIMS];           /* (nod) slices per op dim */
+	bool tuple;                          /* from slice counts (else from a Layout) */
+	const LayoutDecl *decl;              /* the Layout, when not a tuple */
+} OpSplit;
+
+/* Requires shapes inferred. False for operators without op dims: Reshape
+ * (no strategy of its own), Call, the collectives. */
+bool op_dims(const Graph *g, const Node *n, OpDims *od);
+const char *op_dim_name(const OpDims *od, int dim, char *buf, size_t size);
+/* MindSpore's default, batch parallel: od->batch split by the largest divisor
+ * of device_num that divides it (all devices when they do), the rest whole. */
+void op_split_default(const OpDims *od, int64_t device_num, OpSplit *out);
+/* Requires the product of split[] to divide device_num. Matrix: the op dims'
+ * splits in order, 1s kept, the repeated axis appended last. */
+void op_split_from_splits(const OpDims *od, const int64_t *split, int64_t device_num, OpSplit *out);
+/* Requires check_strategies passed. Resolves the user's in_strategy (tuples
+ * or Layouts, None inputs inferred), reporting a wrong one at its span with a
+ * strategy that would be right. */
+bool op_split_from_strategy(const OpDims *od, const Node *n, const Strategy *s, int64_t device_num, OpSplit *out,
+                            Diag *d, Source *src);
+void op_in_layout(const OpDims *od, const OpSplit *s, int k, TensorLayout *out);   /* how input k must arrive */
+void op_out_layout(const OpDims *od, const OpSplit *s, TensorLayout *out);        /* the output, partial included */
+void op_in_split(const OpDims *od, const OpSplit *s, int k, int64_t *split);      /* input k's slice counts */
+
+/* ---- redistribute.c: the cheapest way between two layouts -------------- */
+
+typedef enum { STEP_ALL_REDUCE, STEP_REDUCE_SCATTER, STEP_ALL_GATHER, STEP_ALL_TO_ALL, STEP_SLICE } StepKind;
+enum { MAX_STEPS = 64 };
+
+typedef struct {
+	StepKind kind;
+	ReduceOp op;             /* AllReduce, ReduceScatter */
+	int dim;                 /* dim gathered or scattered; AllToAll: the dim the axis leaves (concat) */
+	int dim2;                /* AllToAll: the dim the axis joins (split) */
+	uint32_t axes;           /* the group: these axes of from's matrix; 0 for a slice */
+	TensorLayout from, to;   /* before and after (a slice may change matrices) */
+	int64_t bytes;           /* sent by every rank */
+} RedistStep;
+
+typedef struct {
+	int n;
+	RedistStep step[MAX_STEPS];
+	int64_t bytes;           /* sent by every rank, all steps */
+} RedistPlan;
+
+/* Bytes a rank sends in one step over n members, in_bytes its input (IR-SPEC 8). */
+int64_t redist_step_bytes(StepKind kind, int64_t in_bytes, int64_t n);
+/* Requires layouts over one device count, `to` complete, global divisible by
+ * both. The cheapest plan; empty when they already agree. */
+void redist_plan(const TensorLayout *from, const TensorLayout *to, const int64_t *global, int64_t elem_bytes,
+                 RedistPlan *plan);
+/* Requires a STEP_SLICE. Where rank's piece of `to` lies in its piece of `from`. */
+void redist_slice_bounds(const RedistStep *s, int64_t rank, const int64_t *global, int64_t *begin, int64_t *end);
+
+/* ---- flatten.c: Calls inlined ------------------------------------------ */
+
+/* The entry graph with every Call inlined: parameters first (the entry's, in
+ * order), callee values renamed `<call>.<name>`. Nodes are copies that keep
+ * their attributes and spans. */
+typedef struct {
+	Graph *g;
+	const Node **orig;             /* (g->nnodes) the node each copies */
+	const ShardSpec **shard;       /* (g->nnodes) shard of the Call that brought it in, or NULL */
+} FlatGraph;
+
+/* Requires shapes inferred and strategies checked. */
+FlatGraph *flatten(Module *m);
+
+/* ---- strategy.c: strategies by parallel mode --------------------------- */
+
+typedef struct {
+	bool has_dims;           /* false: Reshape (no strategy), or a collective in a one-device model */
+	bool user;               /* from the user's in_strategy; the search may replace the others */
+	OpDims od;
+	OpSplit split;
+	bool has_out_strategy;
+	TensorLayout delivered;  /* the out_strategy's layout */
+} NodeStrategy;
+
+typedef struct {
+	int64_t device_num;      /* 1 in stand_alone */
+	NodeStrategy *node;      /* (flat nnodes) */
+	TensorLayout *home;      /* (nparams) where inputs and planned parameters live */
+	bool *home_fixed;        /* (nparams) false: the parameter lives where its first user wants it */
+} Strategies;
+
+int64_t strategy_devices(const Module *m);
+/* Requires the graph flattened. Reports bad strategies at their spans. */
+bool assign_strategies(Module *m, const FlatGraph *f, Strategies *s, Diag *d);
+
+/* ---- lower.c: one SPMD program of local operators ---------------------- */
+
+typedef struct {
+	const char *name;        /* without %; redistributed versions are <name>.<k> */
+	Type type;               /* this rank's piece */
+	int64_t global[MAX_DIMS];/* (type.rank) the whole tensor's dims */
+	TensorLayout layout;     /* where the pieces lie; partial until reduced */
+	int param;               /* entry parameter index, -1 otherwise */
+	int origin;              /* the value whose name this one versions */
+	int nderived;            /* versions handed out, on an origin */
+} LValue;
+
+typedef struct {
+	OpKind op;
+	int result;              /* LValue id */
+	int nin;
+	int *in;                 /* (nin) LValue ids */
+	Attrs a;                 /* local attributes; lowered_rank_attrs adds the rank's own */
+	int node;                /* the flat node it computes; -1: inserted by redistribution */
+	const RedistStep *step;  /* inserted: its step (group axes, slice bounds) */
+	const TensorLayout *table; /* Gather: the table's layout, for a row-split table's offset */
+	const char *why;         /* inserted: which edge or rule, which layouts */
+	int64_t bytes;           /* sent by every rank */
+} LOp;
+
+typedef struct {
+	Module *m;
+	const FlatGraph *flat;
+	const Strategies *st;
+	int64_t device_num;
+	LValue *values;          /* the first nparams are the entry's parameters, in order */
+	int nvalues, cap_values, nparams;
+	LOp *ops;
+	int nops, cap_ops;
+	int *rets;               /* (nret) LValue ids */
+	int nret;
+	TensorLayout *home;      /* (nparams) where each input and parameter lives */
+	TensorLayout **node_in;  /* (flat nnodes, nin) the layout each operator took its inputs in */
+	TensorLayout *node_out;  /* (flat nnodes) its output, partial included */
+	int64_t comm_bytes;      /* sent by every rank in one run of the graph */
+} Lowered;
+
+int64_t dtype_bytes(DType t);
+/* Requires strategies assigned. */
+Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st);
+/* op's attributes on `rank`: its group (written to members, room for
+ * device_num), a slice's bounds, a split table's row offset. */
+void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a, int64_t *members);
 
 #endif

@@ -1,0 +1,443 @@
+/* lower.c: the flat global graph to one SPMD program of local operators.
+ *
+ * Requires strategies assigned. Every rank runs the same sequence of
+ * operators on its own piece of each tensor; what differs between ranks (the
+ * members of a collective's group, where a slice starts, which rows of a split
+ * table a rank holds) is computed from the layouts by lowered_rank_attrs, so
+ * one Lowered serves every rank: the dumps and the C emitter materialize it
+ * per rank. Walking the graph in order, each operator asks for its inputs in
+ * the layouts its rule needs (rules.c); when a value is laid out otherwise the
+ * cheapest redistribution (redistribute.c) is inserted, each of its steps an
+ * operator that records why it is there. A redistributed value is reused by
+ * every later user that needs the same layout. Partial results stay partial
+ * until a user needs them whole or split, so a split user gets a
+ * ReduceScatter instead of an AllReduce. Returned values are completed the
+ * cheapest way (a ReduceScatter when a dim can take the split: output files are
+ * assembled from the ranks' pieces, so any complete layout will do). */
+#include "shardc.h"
+
+#include <string.h>
+
+int64_t dtype_bytes(DType t)
+{
+	switch (t) {
+	case DT_F32: case DT_I32: return 4;
+	case DT_F16: case DT_BF16: return 2;
+	case DT_I64: return 8;
+	case DT_BOOL: return 1;
+	}
+	return 4;
+}
+
+typedef struct {
+	int src;                 /* LValue redistributed */
+	TensorLayout to;
+	int result;              /* LValue holding it */
+} Reuse;
+
+typedef struct {
+	Lowered *l;
+	Arena *a;
+	int *vmap;               /* flat value id -> LValue id of its delivered form */
+	Reuse *reuse;
+	int nreuse, cap_reuse;
+} Lowering;
+
+static void local_type(const Type *global, const TensorLayout *l, Type *out)
+{
+	*out = *global;
+	out->is_param = global->is_param;
+	for (int d = 0; d < global->rank; d++)
+		out->dims[d] = global->dims[d] / layout_dim_split(l, d);
+}
+
+static int new_value(Lowering *x, const char *name, const Type *global, const TensorLayout *layout)
+{
+	Lowered *l = x->l;
+	LValue *v = ARENA_PUSH(x->a, l->values, l->nvalues, l->cap_values);
+	memset(v, 0, sizeof *v);
+	v->name = name;
+	v->layout = *layout;
+	memcpy(v->global, global->dims, sizeof v->global);
+	local_type(global, layout, &v->type);
+	v->param = -1;
+	v->origin = l->nvalues - 1;
+	return l->nvalues - 1;
+}
+
+static Type global_type(const LValue *v)
+{
+	Type t = v->type;
+	memcpy(t.dims, v->global, sizeof t.dims);
+	return t;
+}
+
+static LOp *new_op(Lowering *x, OpKind op, int nin, const char *why)
+{
+	Lowered *l = x->l;
+	LOp *o = ARENA_PUSH(x->a, l->ops, l->nops, l->cap_ops);
+	memset(o, 0, sizeof *o);
+	o->op = op;
+	o->nin = nin;
+	o->in = arena_alloc(x->a, sizeof(int) * (size_t)(nin ? nin : 1));
+	o->node = -1;
+	o->why = why;
+	return o;
+}
+
+/* `%1.1`, `%1.2`: versions of %1, counted on the value that first bore the name. */
+static const char *derived_name(Lowering *x, int src)
+{
+	LValue *root = &x->l->values[x->l->values[src].origin];
+	StrBuf b = {0};
+	sb_printf(&b, "%s.%d", root->name, ++root->nderived);
+	const char *s = arena_strdup(x->a, b.data);
+	sb_free(&b);
+	return s;
+}
+
+static const char *step_what(const RedistStep *s)
+{
+	switch (s->kind) {
+	case STEP_ALL_REDUCE: return "partial results made whole";
+	case STEP_REDUCE_SCATTER: return "partial results reduced straight into a split";
+	case STEP_ALL_GATHER: return "a split gathered";
+	case STEP_ALL_TO_ALL: return "a split moved to another dim";
+	case STEP_SLICE: return "each rank keeps its slice (no communication)";
+	}
+	return "";
+}
+
+static int redistribute(Lowering *x, int src, const TensorLayout *to, const char *user)
+{
+	for (int i = 0; i < x->nreuse; i++)
+		if (x->reuse[i].src == src && layout_equal(&x->reuse[i].to, to))
+			return x->reuse[i].result;
+	LValue *v = &x->l->values[src];
+	if (layout_equal(&v->layout, to))
+		return src;
+	RedistPlan plan;
+	Type gt = global_type(v);
+	redist_plan(&v->layout, to, v->global, dtype_bytes(v->type.dtype), &plan);
+	int cur = src;
+	for (int k = 0; k < plan.n; k++) {
+		const RedistStep *s = &plan.step[k];
+		RedistStep *keep = arena_alloc(x->a, sizeof *keep);
+		*keep = *s;
+		static const OpKind kinds[] = {OP_ALL_REDUCE, OP_REDUCE_SCATTER, OP_ALL_GATHER, OP_ALL_TO_ALL,
+		                               OP_STRIDED_SLICE};
+		StrBuf why = {0}, lf = {0}, lt = {0};
+		layout_print(&lf, &s->from);
+		layout_print(&lt, &s->to);
+		sb_printf(&why, "%s: %s; %s => %s", user, step_what(s), lf.data, lt.data);
+		LOp *o = new_op(x, kinds[s->kind], 1, arena_strdup(x->a, why.data));
+		sb_free(&why);
+		sb_free(&lf);
+		sb_free(&lt);
+		o->in[0] = cur;
+		o->step = keep;
+		o->bytes = s->bytes;
+		Attrs *a = &o->a;
+		switch (s->kind) {
+		case STEP_ALL_REDUCE:
+			a->reduce_op = s->op;
+			a->present = 1u << ATTR_REDUCE_OP | 1u << ATTR_GROUP;
+			break;
+		case STEP_REDUCE_SCATTER:
+			a->reduce_op = s->op;
+			a->has_axis = true, a->naxes = 1, a->axes[0] = s->dim;
+			a->present = 1u << ATTR_REDUCE_OP | 1u << ATTR_AXIS | 1u << ATTR_GROUP;
+			break;
+		case STEP_ALL_GATHER:
+			a->has_axis = true, a->naxes = 1, a->axes[0] = s->dim;
+			a->present = 1u << ATTR_AXIS | 1u << ATTR_GROUP;
+			break;
+		case STEP_ALL_TO_ALL:
+			a->split_axis = s->dim2;
+			a->concat_axis = s->dim;
+			a->present = 1u << ATTR_SPLIT_AXIS | 1u << ATTR_CONCAT_AXIS | 1u << ATTR_GROUP;
+			break;
+		case STEP_SLICE:
+			a->nbegin = a->nend = a->nstrides = gt.rank;
+			for (int d = 0; d < gt.rank; d++)
+				a->strides[d] = 1;
+			a->present = 1u << ATTR_BEGIN | 1u << ATTR_END | 1u << ATTR_STRIDES;
+			break;
+		}
+		const char *name = derived_name(x, src);
+		o->result = new_value(x, name, &gt, &s->to);
+		x->l->values[o->result].origin = x->l->values[src].origin;
+		x->l->comm_bytes += s->bytes;
+		cur = o->result;
+	}
+	Reuse *r = ARENA_PUSH(x->a, x->reuse, x->nreuse, x->cap_reuse);
+	*r = (Reuse){src, *to, cur};
+	return cur;
+}
+
+/* ---- Reshape: carry the input's split through when the pieces line up ---- */
+
+/* Dims of `in` and `out` fall into groups with equal products, in order. A
+ * rank's piece of a group is one contiguous run of the group's elements when
+ * the dims before the last split one are cut to single rows and the ones
+ * after it are whole; the output group then takes the same axes, filling its
+ * dims from the most significant, each axis wholly inside one dim. False when
+ * some group's piece is not a run or the axes do not fit the output dims;
+ * bad[] then marks the input dims of those groups. */
+static bool carry_reshape(const TensorLayout *in, const int64_t *idims, const Type *out_t, TensorLayout *out,
+                          bool *bad)
+{
+	int ri = in->rank, ro = out_t->rank;
+	const int64_t *odims = out_t->dims;
+	*out = *in;
+	out->rank = ro;
+	memset(out->nmap, 0, sizeof out->nmap);
+	bool ok = true;
+	for (int i = 0, j = 0; i < ri || j < ro;) {
+		int i0 = i, j0 = j;
+		int64_t pi = i < ri ? idims[i++] : 1, pj = j < ro ? odims[j++] : 1;
+		while (pi != pj) {
+			if (pi < pj && i < ri)
+				pi *= idims[i++];
+			else if (j < ro)
+				pj *= odims[j++];
+			else
+				break;
+		}
+		int last = -1;
+		for (int d = i0; d < i; d++)
+			if (in->nmap[d])
+				last = d;
+		bool group_ok = true;
+		for (int d = i0; d < last; d++)
+			group_ok &= idims[d] == 1 || layout_dim_split(in, d) == idims[d];
+		int8_t axes[MAX_AXES];
+		int nax = 0;
+		for (int d = i0; d <= last; d++)
+			for (int k = 0; k < in->nmap[d]; k++)
+				axes[nax++] = in->map[d][k];
+		int next = 0;
+		for (int d = j0; d < j && group_ok && next < nax; d++) {
+			int64_t room = odims[d], used = 1;
+			while (next < nax && room % (used * in->dev[axes[next]]) == 0) {
+				used *= in->dev[axes[next]];
+				out->map[d][out->nmap[d]++] = axes[next++];
+				if (used == room)
+					break;
+			}
+			if (next < nax && used != room)
+				group_ok = false;   /* an axis would straddle two output dims */
+		}
+		group_ok &= next == nax;
+		if (!group_ok) {
+			ok = false;
+			for (int d = i0; d < i; d++)
+				bad[d] = true;
+		}
+	}
+	return ok;
+}
+
+static void lower_reshape(Lowering *x, int i)
+{
+	const Graph *g = x->l->flat->g;
+	const Node *n = &g->nodes[i];
+	int src = x->vmap[n->in[0]];
+	const LValue *v = &x->l->values[src];
+	const Type *out_t = &g->values[n->result].type;
+	TensorLayout in = v->layout, out;
+	bool bad[MAX_DIMS] = {0};
+	const char *user = NULL;
+	if (!carry_reshape(&in, v->global, out_t, &out, bad)) {
+		for (int d = 0; d < in.rank; d++)
+			if (bad[d])
+				in.nmap[d] = 0;   /* those axes now hold copies: gather them */
+		StrBuf b = {0};
+		sb_printf(&b, "%%%s to Reshape %%%s: its split does not survive the reshape", v->name,
+		          g->values[n->result].name);
+		user = arena_strdup(x->a, b.data);
+		sb_free(&b);
+		src = redistribute(x, src, &in, user);
+		memset(bad, 0, sizeof bad);
+		if (!carry_reshape(&in, v->global, out_t, &out, bad))
+			die("an unsplit reshape group does not carry");
+	}
+	x->l->node_in[i][0] = in;
+	x->l->node_out[i] = out;
+	LOp *o = new_op(x, OP_RESHAPE, 1, NULL);
+	o->node = i;
+	o->in[0] = src;
+	o->result = new_value(x, g->values[n->result].name, out_t, &out);
+	o->a.nshape = out_t->rank;
+	memcpy(o->a.shape, x->l->values[o->result].type.dims, sizeof o->a.shape);
+	o->a.present = 1u << ATTR_SHAPE;
+	x->vmap[n->result] = o->result;
+}
+
+/* ---- computing operators ---- */
+
+/* The node's attributes as the local operator takes them. */
+static void local_attrs(const Node *n, const NodeStrategy *ns, const LValue *in0, Attrs *a)
+{
+	*a = n->a;
+	a->present &= ~(1u << ATTR_IN_STRATEGY | 1u << ATTR_OUT_STRATEGY);
+	memset(&a->in_strategy, 0, sizeof a->in_strategy);
+	memset(&a->out_strategy, 0, sizeof a->out_strategy);
+	if (n->op == OP_STRIDED_SLICE)
+		for (int d = 0; d < in0->type.rank; d++)
+			if (layout_dim_split(&in0->layout, d) > 1) {   /* an uncut dim (rules.c): the whole local range */
+				a->begin[d] = 0;
+				a->end[d] = in0->type.dims[d];
+				a->strides[d] = 1;
+			}
+	if (n->op == OP_GATHER && ns->split.split[0] > 1)
+		a->present |= 1u << ATTR_OFFSET;
+}
+
+static const char *user_text(Lowering *x, const Node *n, int k)
+{
+	const Graph *g = x->l->flat->g;
+	StrBuf b = {0};
+	sb_printf(&b, "%%%s to %s %%%s input %d", g->values[n->in[k]].name, op_info[n->op].name,
+	          g->values[n->result].name, k);
+	const char *s = arena_strdup(x->a, b.data);
+	sb_free(&b);
+	return s;
+}
+
+static void lower_node(Lowering *x, int i)
+{
+	Lowered *l = x->l;
+	const Graph *g = l->flat->g;
+	const Node *n = &g->nodes[i];
+	const NodeStrategy *ns = &l->st->node[i];
+	const Type *out_t = &g->values[n->result].type;
+	LOp *o;
+	if (!ns->has_dims && n->op == OP_RESHAPE) {
+		lower_reshape(x, i);
+		return;
+	}
+	int *ins = arena_alloc(x->a, sizeof(int) * (size_t)(n->nin ? n->nin : 1));
+	TensorLayout out;
+	if (!ns->has_dims) {   /* a collective written in a one-device model: as written */
+		for (int k = 0; k < n->nin; k++)
+			ins[k] = x->vmap[n->in[k]];
+		layout_replicated(out_t->rank, 1, &out);
+	} else {
+		for (int k = 0; k < n->nin; k++) {
+			op_in_layout(&ns->od, &ns->split, k, &l->node_in[i][k]);
+			ins[k] = redistribute(x, x->vmap[n->in[k]], &l->node_in[i][k], user_text(x, n, k));
+		}
+		op_out_layout(&ns->od, &ns->split, &out);
+	}
+	l->node_out[i] = out;
+	o = new_op(x, n->op, n->nin, NULL);
+	o->node = i;
+	memcpy(o->in, ins, sizeof(int) * (size_t)n->nin);
+	local_attrs(n, ns, n->nin ? &l->values[ins[0]] : NULL, &o->a);
+	if (n->op == OP_GATHER) {
+		TensorLayout *t = arena_alloc(x->a, sizeof *t);
+		*t = l->node_in[i][0];
+		o->table = t;
+	}
+	o->result = new_value(x, g->values[n->result].name, out_t, &out);
+	int result = o->result;
+	if (ns->has_out_strategy) {
+		StrBuf b = {0};
+		sb_printf(&b, "out_strategy of %s %%%s", op_info[n->op].name, g->values[n->result].name);
+		result = redistribute(x, result, &ns->delivered, arena_strdup(x->a, b.data));
+		sb_free(&b);
+	}
+	x->vmap[n->result] = result;
+}
+
+/* A returned value made whole: its partial axes scatter into the first dim
+ * they divide (half an AllReduce's bytes), else they are summed in place. */
+static int complete(Lowering *x, int src)
+{
+	const LValue *v = &x->l->values[src];
+	if (!v->layout.partial)
+		return src;
+	TensorLayout to = v->layout;
+	to.partial = 0;
+	int64_t n = 1;
+	for (int a = 0; a < to.ndev; a++)
+		if (v->layout.partial & (1u << a))
+			n *= to.dev[a];
+	for (int d = 0; d < to.rank; d++)
+		if (v->type.dims[d] % n == 0) {
+			for (int a = 0; a < to.ndev; a++)
+				if (v->layout.partial & (1u << a))
+					to.map[d][to.nmap[d]++] = (int8_t)a;
+			break;
+		}
+	StrBuf b = {0};
+	sb_printf(&b, "%%%s returned", v->name);
+	int r = redistribute(x, src, &to, arena_strdup(x->a, b.data));
+	sb_free(&b);
+	return r;
+}
+
+/* Where a parameter not fixed by a plan lives: where its first user wants it. */
+static void parameter_home(const Lowered *l, int p, TensorLayout *home)
+{
+	const Graph *g = l->flat->g;
+	for (int i = 0; i < g->nnodes; i++) {
+		const Node *n = &g->nodes[i];
+		const NodeStrategy *ns = &l->st->node[i];
+		for (int k = 0; k < n->nin; k++)
+			if (n->in[k] == p) {
+				if (ns->has_dims)
+					op_in_layout(&ns->od, &ns->split, k, home);
+				return;
+			}
+	}
+}
+
+Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st)
+{
+	Arena *a = m->arena;
+	const Graph *g = f->g;
+	Lowered *l = arena_alloc(a, sizeof *l);
+	l->m = m;
+	l->flat = f;
+	l->st = st;
+	l->device_num = st->device_num;
+	l->node_in = arena_alloc(a, sizeof(TensorLayout *) * (size_t)(g->nnodes ? g->nnodes : 1));
+	l->node_out = arena_alloc(a, sizeof(TensorLayout) * (size_t)(g->nnodes ? g->nnodes : 1));
+	for (int i = 0; i < g->nnodes; i++)
+		l->node_in[i] = arena_alloc(a, sizeof(TensorLayout) * (size_t)(g->nodes[i].nin ? g->nodes[i].nin : 1));
+	Lowering x = {l, a, NULL, NULL, 0, 0};
+	x.vmap = arena_alloc(a, sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
+	l->home = arena_alloc(a, sizeof(TensorLayout) * (size_t)(g->nparams ? g->nparams : 1));
+	for (int p = 0; p < g->nparams; p++) {
+		l->home[p] = st->home[p];
+		if (!st->home_fixed[p])
+			parameter_home(l, p, &l->home[p]);
+		x.vmap[p] = new_value(&x, g->values[p].name, &g->values[p].type, &l->home[p]);
+		l->values[x.vmap[p]].param = p;
+	}
+	l->nparams = g->nparams;
+	for (int i = 0; i < g->nnodes; i++)
+		lower_node(&x, i);
+	l->nret = g->nret;
+	l->rets = arena_alloc(a, sizeof(int) * (size_t)(g->nret ? g->nret : 1));
+	for (int k = 0; k < g->nret; k++)
+		l->rets[k] = complete(&x, x.vmap[g->ret[k]]);
+	return l;
+}
+
+void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a, int64_t *members)
+{
+	*a = op->a;
+	if (op->step && op->step->kind != STEP_SLICE) {
+		a->group = members;
+		a->ngroup = layout_group(&op->step->from, rank, op->step->axes, members);
+	} else if (op->step) {
+		redist_slice_bounds(op->step, rank, l->values[op->in[0]].global, a->begin, a->end);
+	}
+	if (op->table && (a->present & (1u << ATTR_OFFSET))) {
+		const LValue *t = &l->values[op->in[0]];
+		a->offset = layout_shard_index(op->table, rank, 0) * t->type.dims[0];
+	}
+}

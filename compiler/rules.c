@@ -1,0 +1,537 @@
+/* rules.c: what each operator's strategy means (IR-SPEC 3.4, 4).
+ *
+ * Every computing operator is described by its iteration space, the "op dims"
+ * (MatMul's i, k, j), and by which op dim each dim of each input and of the
+ * output follows. A strategy splits op dims; a tensor dim is split exactly as
+ * its op dim is. That one description gives everything the later passes need:
+ * the operator's device matrix (MindSpore's: the op dims' splits in order, the
+ * repeated axis appended last), the layout each input must arrive in, the
+ * output's layout, and its partial results (an op dim split but absent from
+ * the output leaves partial sums, maxima or means over its device axes).
+ * Reshape has no op dims: it has no strategy of its own (lower.c carries its
+ * input's split over when it can). The checks here report at the operator's
+ * strategy, say what is wrong and show a strategy that would be right. */
+#include "shardc.h"
+
+#include <string.h>
+
+#define ERR(d, src, span, ...) diag_error((d), (src), (span), __VA_ARGS__)
+
+static const Type *operand(const Graph *g, const Node *n, int k)
+{
+	return &g->values[n->in[k]].type;
+}
+
+static int64_t norm(int64_t axis, int rank)
+{
+	return axis < 0 ? axis + rank : axis;
+}
+
+static int add_dim(OpDims *od, int64_t size, const char *name)
+{
+	od->size[od->nod] = size;
+	od->name[od->nod] = name;
+	od->whole_why[od->nod] = NULL;
+	return od->nod++;
+}
+
+static void keep_whole(OpDims *od, int dim, const char *why)
+{
+	od->whole |= 1u << dim;
+	od->whole_why[dim] = why;
+}
+
+/* Input k follows the op dims one to one. */
+static void identity_input(OpDims *od, int k, int rank)
+{
+	od->in_rank[k] = rank;
+	for (int d = 0; d < rank; d++)
+		od->in_dim[k][d] = (int8_t)d;
+}
+
+/* Op dims = the output of a numpy broadcast; each input's dims line up from
+ * the right, and a dim of size 1 against a larger one is broadcast: it maps to
+ * no op dim, so it is never split. */
+static void broadcast_dims(const Graph *g, const Node *n, OpDims *od, int rank, const int64_t *dims)
+{
+	for (int d = 0; d < rank; d++)
+		add_dim(od, dims[d], NULL);
+	for (int k = 0; k < 2; k++) {
+		const Type *t = operand(g, n, k);
+		od->in_rank[k] = t->rank;
+		for (int d = 0; d < t->rank; d++) {
+			int o = rank - t->rank + d;
+			od->in_dim[k][d] = (int8_t)(t->dims[d] == dims[o] ? o : -1);
+		}
+	}
+}
+
+static void matmul_dims(const Graph *g, const Node *n, OpDims *od)
+{
+	const Type *a = operand(g, n, 0), *b = operand(g, n, 1), *out = &g->values[n->result].type;
+	int nb = out->rank - 2;   /* BatchMatMul's batch dims, 0 for MatMul */
+	for (int d = 0; d < nb; d++)
+		add_dim(od, out->dims[d], NULL);
+	int i = add_dim(od, out->dims[nb], "i");
+	int k = add_dim(od, a->dims[a->rank - (n->a.transpose_a ? 2 : 1)], "k");
+	int j = add_dim(od, out->dims[nb + 1], "j");
+	const Type *in[2] = {a, b};
+	for (int x = 0; x < 2; x++) {
+		const Type *t = in[x];
+		od->in_rank[x] = t->rank;
+		for (int d = 0; d < t->rank - 2; d++) {
+			int o = nb - (t->rank - 2) + d;
+			od->in_dim[x][d] = (int8_t)(t->dims[d] == out->dims[o] ? o : -1);
+		}
+		bool tr = x == 0 ? n->a.transpose_a : n->a.transpose_b;
+		int rows = x == 0 ? i : k, cols = x == 0 ? k : j;
+		od->in_dim[x][t->rank - 2] = (int8_t)(tr ? cols : rows);
+		od->in_dim[x][t->rank - 1] = (int8_t)(tr ? rows : cols);
+	}
+	od->out_rank = out->rank;
+	for (int d = 0; d < nb; d++)
+		od->out_dim[d] = (int8_t)d;
+	od->out_dim[nb] = (int8_t)i;
+	od->out_dim[nb + 1] = (int8_t)j;
+	od->reduced = 1u << k;
+	od->reduce_op = REDUCE_SUM_OP;
+	od->batch = nb ? 0 : i;
+}
+
+static void reduce_dims(const Graph *g, const Node *n, OpDims *od)
+{
+	const Type *x = operand(g, n, 0);
+	const Attrs *a = &n->a;
+	for (int d = 0; d < x->rank; d++)
+		add_dim(od, x->dims[d], NULL);
+	identity_input(od, 0, x->rank);
+	if (!a->has_axis || (a->axis_is_tuple && a->naxes == 0))
+		od->reduced = x->rank ? (1u << x->rank) - 1 : 0;
+	for (int i = 0; a->has_axis && i < a->naxes; i++)
+		od->reduced |= 1u << norm(a->axes[i], x->rank);
+	od->out_rank = 0;
+	for (int d = 0; d < x->rank; d++)
+		if (!(od->reduced & (1u << d)))
+			od->out_dim[od->out_rank++] = (int8_t)d;
+		else if (a->keep_dims)
+			od->out_dim[od->out_rank++] = -1;
+	od->reduce_op = n->op == OP_REDUCE_MAX ? REDUCE_MAX_OP : n->op == OP_REDUCE_MEAN ? REDUCE_MEAN_OP : REDUCE_SUM_OP;
+}
+
+bool op_dims(const Graph *g, const Node *n, OpDims *od)
+{
+	memset(od, 0, sizeof *od);
+	od->batch = 0;
+	od->nin = n->nin;
+	const Type *x = n->nin ? operand(g, n, 0) : NULL, *out = &g->values[n->result].type;
+	switch (n->op) {
+	case OP_MATMUL: case OP_BATCH_MATMUL:
+		matmul_dims(g, n, od);
+		return true;
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM: case OP_MINIMUM:
+		broadcast_dims(g, n, od, out->rank, out->dims);
+		od->out_rank = out->rank;
+		for (int d = 0; d < out->rank; d++)
+			od->out_dim[d] = (int8_t)d;
+		return true;
+	case OP_MSE_LOSS: case OP_L1_LOSS:
+		broadcast_dims(g, n, od, x->rank, x->dims);   /* the two shapes are equal (shape.c) */
+		od->reduced = x->rank ? (1u << x->rank) - 1 : 0;
+		od->reduce_op = REDUCE_MEAN_OP;
+		return true;
+	case OP_BIAS_ADD:
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], NULL);
+		identity_input(od, 0, x->rank);
+		od->in_rank[1] = 1;
+		od->in_dim[1][0] = (int8_t)(x->rank - 1);
+		break;
+	case OP_RELU: case OP_GELU: case OP_TANH: case OP_SIGMOID: case OP_EXP: case OP_LOG: case OP_NEG:
+	case OP_SQRT: case OP_SQUARE: case OP_CAST:
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], NULL);
+		identity_input(od, 0, x->rank);
+		break;
+	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], NULL);
+		identity_input(od, 0, x->rank);
+		if (x->rank)
+			keep_whole(od, (int)norm(n->a.has_axis ? n->a.axes[0] : -1, x->rank), "the softmax axis");
+		break;
+	case OP_LAYER_NORM: {
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], NULL);
+		identity_input(od, 0, x->rank);
+		int64_t params = norm(n->a.begin_params_axis, x->rank);
+		for (int k = 1; k < 3; k++) {
+			od->in_rank[k] = x->rank - (int)params;
+			for (int d = 0; d < od->in_rank[k]; d++)
+				od->in_dim[k][d] = (int8_t)(params + d);
+		}
+		for (int d = (int)norm(n->a.begin_norm_axis, x->rank); d < x->rank; d++)
+			keep_whole(od, d, "a normalized dim");
+		break;
+	}
+	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
+		reduce_dims(g, n, od);
+		return true;
+	case OP_TRANSPOSE:
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], NULL);
+		identity_input(od, 0, x->rank);
+		od->out_rank = x->rank;
+		for (int d = 0; d < x->rank; d++)
+			od->out_dim[d] = (int8_t)n->a.perm[d];
+		return true;
+	case OP_FLATTEN:
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], NULL);
+		identity_input(od, 0, x->rank);
+		/* The flattened dim 1 takes dim 1's split as its most significant
+		 * part; a split of a later dim would interleave, so they stay whole. */
+		for (int d = 2; d < x->rank; d++)
+			keep_whole(od, d, "a dim Flatten folds into dim 1 after the first");
+		od->out_rank = 2;
+		od->out_dim[0] = 0;
+		od->out_dim[1] = (int8_t)(x->rank > 1 ? 1 : -1);
+		return true;
+	case OP_GATHER: {
+		const Type *idx = operand(g, n, 1);
+		int v = add_dim(od, x->dims[0], "v"), h = add_dim(od, x->dims[1], "h");
+		od->in_rank[0] = 2;
+		od->in_dim[0][0] = (int8_t)v;
+		od->in_dim[0][1] = (int8_t)h;
+		od->in_rank[1] = idx->rank;
+		for (int d = 0; d < idx->rank; d++)
+			od->in_dim[1][d] = (int8_t)add_dim(od, idx->dims[d], NULL);
+		od->out_rank = idx->rank + 1;
+		for (int d = 0; d < idx->rank; d++)
+			od->out_dim[d] = (int8_t)(2 + d);
+		od->out_dim[idx->rank] = (int8_t)h;
+		od->reduced = 1u << v;   /* a row-split table: each shard fills its rows, zeros elsewhere */
+		od->reduce_op = REDUCE_SUM_OP;
+		od->batch = idx->rank ? 2 : -1;
+		return true;
+	}
+	case OP_CONCAT: {
+		int64_t axis = norm(n->a.has_axis ? n->a.axes[0] : 0, x->rank);
+		for (int d = 0; d < out->rank; d++)
+			add_dim(od, out->dims[d], NULL);
+		for (int k = 0; k < n->nin && k < MAX_RULE_INPUTS; k++)
+			identity_input(od, k, x->rank);
+		keep_whole(od, (int)axis, "the concat axis");
+		break;
+	}
+	case OP_STRIDED_SLICE:
+		for (int d = 0; d < x->rank; d++) {
+			add_dim(od, x->dims[d], NULL);
+			if (out->dims[d] != x->dims[d])
+				keep_whole(od, d, "a dim the slice cuts");
+		}
+		identity_input(od, 0, x->rank);
+		break;
+	case OP_SPARSE_SOFTMAX_CE:
+		add_dim(od, x->dims[0], "n");
+		add_dim(od, x->dims[1], "c");
+		identity_input(od, 0, 2);
+		od->in_rank[1] = 1;
+		od->in_dim[1][0] = 0;
+		keep_whole(od, 1, "the class dim");
+		od->reduced = 3;
+		od->reduce_op = REDUCE_MEAN_OP;
+		return true;
+	default:
+		return false;   /* Reshape, Call, the collectives: no op dims */
+	}
+	/* The output follows the op dims one to one. */
+	od->out_rank = out->rank;
+	for (int d = 0; d < out->rank; d++)
+		od->out_dim[d] = (int8_t)d;
+	return true;
+}
+
+/* Input k's description; Concat's inputs beyond the table repeat the last. */
+static int rule_input(int k)
+{
+	return k < MAX_RULE_INPUTS ? k : MAX_RULE_INPUTS - 1;
+}
+
+const char *op_dim_name(const OpDims *od, int dim, char *buf, size_t size)
+{
+	if (od->name[dim])
+		snprintf(buf, size, "%s", od->name[dim]);
+	else
+		snprintf(buf, size, "dim %d", dim);
+	return buf;
+}
+
+#define DIMNAME(od, dim) op_dim_name((od), (dim), (char[24]){0}, 24)
+
+/* The tuple strategy for input k under op-dim splits `split`. */
+static void input_split(const OpDims *od, int k, const int64_t *split, int64_t *out)
+{
+	int r = rule_input(k);
+	for (int d = 0; d < od->in_rank[r]; d++)
+		out[d] = od->in_dim[r][d] >= 0 ? split[od->in_dim[r][d]] : 1;
+}
+
+/* `in_strategy ((2, 4), (4, 1))` for op-dim splits, in a suggestion. */
+static void print_suggestion(StrBuf *b, const OpDims *od, const int64_t *split, int nin)
+{
+	sb_puts(b, "in_strategy (");
+	for (int k = 0; k < nin; k++) {
+		int64_t s[MAX_DIMS];
+		input_split(od, k, split, s);
+		if (k)
+			sb_puts(b, ", ");
+		ints_print(b, s, od->in_rank[rule_input(k)]);
+	}
+	sb_puts(b, nin == 1 ? ",)" : ")");
+}
+
+/* A strategy that keeps what it can of `split`: whole where the rule needs it. */
+static void repair(const OpDims *od, const int64_t *split, int64_t device_num, int64_t *fixed)
+{
+	int64_t product = 1;
+	for (int o = 0; o < od->nod; o++) {
+		fixed[o] = (od->whole & (1u << o)) ? 1 : split[o];
+		if (device_num % (product * fixed[o]) != 0)
+			fixed[o] = 1;
+		product *= fixed[o];
+	}
+}
+
+void op_split_default(const OpDims *od, int64_t device_num, OpSplit *out)
+{
+	int64_t split[MAX_OPDIMS];
+	for (int o = 0; o < od->nod; o++)
+		split[o] = 1;
+	int b = od->batch;
+	if (b >= 0 && b < od->nod && !(od->whole & (1u << b))) {
+		/* The largest part of the devices that cuts the batch dim evenly:
+		 * all of them when they divide it, as MindSpore's default does. */
+		for (int64_t s = device_num; s >= 1; s--)
+			if (device_num % s == 0 && od->size[b] % s == 0) {
+				split[b] = s;
+				break;
+			}
+	}
+	op_split_from_splits(od, split, device_num, out);
+}
+
+void op_split_from_splits(const OpDims *od, const int64_t *split, int64_t device_num, OpSplit *out)
+{
+	memset(out, 0, sizeof *out);
+	out->tuple = true;
+	int64_t product = 1;
+	for (int o = 0; o < od->nod; o++) {
+		out->split[o] = split[o];
+		if (split[o] > 1)
+			out->ax[o][out->nax[o]++] = (int8_t)out->ndev;
+		out->dev[out->ndev++] = split[o];
+		product *= split[o];
+	}
+	if (product < device_num)
+		out->dev[out->ndev++] = device_num / product;   /* the repeated axis, fastest */
+}
+
+/* Tuple strategies: each op dim's split comes from the inputs that name it,
+ * which must agree; None inputs take what the others decided. */
+static bool split_from_tuples(const OpDims *od, const Node *n, const Strategy *s, int64_t device_num, OpSplit *out,
+                              Diag *d, Source *src)
+{
+	const char *op = op_info[n->op].name;
+	int64_t split[MAX_OPDIMS];
+	int from[MAX_OPDIMS];   /* which input decided each op dim, -1 none */
+	for (int o = 0; o < od->nod; o++) {
+		split[o] = 1;
+		from[o] = -1;
+	}
+	for (int k = 0; k < s->n; k++) {
+		const TensorStrategy *t = &s->t[k];
+		if (!t->given)
+			continue;
+		int r = rule_input(k);
+		for (int dim = 0; dim < t->rank; dim++) {
+			int o = od->in_dim[r][dim];
+			if (o < 0) {
+				if (t->split[dim] > 1) {
+					int64_t fixed[MAX_OPDIMS];
+					StrBuf b = {0};
+					repair(od, split, device_num, fixed);
+					print_suggestion(&b, od, fixed, n->nin);
+					ERR(d, src, t->span, "%s: dim %d of input %d has size 1 and is broadcast, so it cannot be split "
+					    "(it is split into %lld); e.g. %s", op, dim, k, (long long)t->split[dim], b.data);
+					sb_free(&b);
+					return false;
+				}
+				continue;
+			}
+			if (from[o] >= 0 && split[o] != t->split[dim]) {
+				int64_t fixed[MAX_OPDIMS];
+				StrBuf b = {0};
+				repair(od, split, device_num, fixed);
+				print_suggestion(&b, od, fixed, n->nin);
+				ERR(d, src, t->span, "%s: input %d splits %s into %lld but input %d splits it into %lld; every input "
+				    "must split %s alike, e.g. %s", op, k, DIMNAME(od, o), (long long)t->split[dim], from[o],
+				    (long long)split[o], DIMNAME(od, o), b.data);
+				sb_free(&b);
+				return false;
+			}
+			split[o] = t->split[dim];
+			from[o] = k;
+		}
+	}
+	int64_t product = 1;
+	for (int o = 0; o < od->nod; o++) {
+		if (split[o] > 1 && (od->whole & (1u << o))) {
+			int64_t fixed[MAX_OPDIMS];
+			StrBuf b = {0};
+			repair(od, split, device_num, fixed);
+			print_suggestion(&b, od, fixed, n->nin);
+			ERR(d, src, s->span, "%s: %s (%s) is split into %lld but v1 keeps it whole; e.g. %s", op, DIMNAME(od, o),
+			    od->whole_why[o], (long long)split[o], b.data);
+			sb_free(&b);
+			return false;
+		}
+		product = product > device_num ? product : product * split[o];
+	}
+	if (device_num % product != 0) {
+		StrBuf b = {0};
+		for (int o = 0, first = 1; o < od->nod; o++)
+			if (split[o] > 1) {
+				sb_printf(&b, "%s%s %lld", first ? "" : " x ", DIMNAME(od, o), (long long)split[o]);
+				first = 0;
+			}
+		ERR(d, src, s->span, "%s: the strategy splits %s, %lld devices in all, which does not divide device_num %lld",
+		    op, b.data, (long long)product, (long long)device_num);
+		sb_free(&b);
+		return false;
+	}
+	op_split_from_splits(od, split, device_num, out);
+	return true;
+}
+
+/* Layout strategies: the op's matrix is the declared one; each op dim takes
+ * the axes of the inputs that name it, which must agree. */
+static bool split_from_layouts(const OpDims *od, const Node *n, const Strategy *s, OpSplit *out, Diag *d,
+                               Source *src)
+{
+	const char *op = op_info[n->op].name;
+	const LayoutDecl *decl = NULL;
+	memset(out, 0, sizeof *out);
+	int from[MAX_OPDIMS];
+	for (int o = 0; o < od->nod; o++)
+		from[o] = -1;
+	for (int k = 0; k < s->n; k++) {
+		const TensorStrategy *t = &s->t[k];
+		if (!t->given)
+			continue;
+		if (decl && t->layout != decl) {
+			ERR(d, src, t->span, "%s: all inputs' layouts must come from one Layout; input %d uses '%s', an earlier "
+			    "one '%s'", op, k, t->layout->name, decl->name);
+			return false;
+		}
+		decl = t->layout;
+		int r = rule_input(k);
+		for (int dim = 0; dim < t->rank; dim++) {
+			int o = od->in_dim[r][dim];
+			if (o < 0) {
+				if (t->naxes[dim]) {
+					ERR(d, src, t->span, "%s: dim %d of input %d has size 1 and is broadcast, so it cannot be split; "
+					    "write \"None\" for it", op, dim, k);
+					return false;
+				}
+				continue;
+			}
+			bool same = from[o] < 0 || out->nax[o] == t->naxes[dim];
+			for (int i = 0; same && from[o] >= 0 && i < t->naxes[dim]; i++)
+				same = out->ax[o][i] == t->axes[dim][i];
+			if (!same) {
+				ERR(d, src, t->span, "%s: input %d lays %s over other device axes than input %d does; every input "
+				    "must split %s alike", op, k, DIMNAME(od, o), from[o], DIMNAME(od, o));
+				return false;
+			}
+			if (from[o] < 0) {
+				out->nax[o] = (int8_t)t->naxes[dim];
+				for (int i = 0; i < t->naxes[dim]; i++)
+					out->ax[o][i] = (int8_t)t->axes[dim][i];
+				from[o] = k;
+			}
+		}
+	}
+	uint32_t used = 0;
+	for (int o = 0; o < od->nod; o++) {
+		if (out->nax[o] && (od->whole & (1u << o))) {
+			ERR(d, src, s->span, "%s: %s (%s) is split but v1 keeps it whole; write \"None\" for it", op,
+			    DIMNAME(od, o), od->whole_why[o]);
+			return false;
+		}
+		for (int i = 0; i < out->nax[o]; i++) {
+			uint32_t bit = 1u << out->ax[o][i];
+			if (used & bit) {
+				ERR(d, src, s->span, "%s: device axis '%s' splits two different dims of the operator", op,
+				    decl->alias[out->ax[o][i]]);
+				return false;
+			}
+			used |= bit;
+		}
+	}
+	out->decl = decl;
+	out->ndev = decl->ndims;
+	for (int a = 0; a < decl->ndims; a++)
+		out->dev[a] = decl->dims[a];
+	for (int o = 0; o < od->nod; o++) {
+		out->split[o] = 1;
+		for (int i = 0; i < out->nax[o]; i++)
+			out->split[o] *= out->dev[out->ax[o][i]];
+	}
+	return true;
+}
+
+bool op_split_from_strategy(const OpDims *od, const Node *n, const Strategy *s, int64_t device_num, OpSplit *out,
+                            Diag *d, Source *src)
+{
+	for (int k = 0; k < s->n; k++)
+		if (s->t[k].given && s->t[k].layout)
+			return split_from_layouts(od, n, s, out, d, src);
+	return split_from_tuples(od, n, s, device_num, out, d, src);
+}
+
+/* A tensor of `rank` dims whose dim i follows op dim dims[i] (-1: none). */
+static void follow(const OpSplit *s, const int8_t *dims, int rank, TensorLayout *out)
+{
+	memset(out, 0, sizeof *out);
+	out->ndev = s->ndev;
+	memcpy(out->dev, s->dev, sizeof(int64_t) * (size_t)s->ndev);
+	out->rank = rank;
+	for (int d = 0; d < rank; d++) {
+		int o = dims[d];
+		if (o < 0)
+			continue;
+		out->nmap[d] = s->nax[o];
+		memcpy(out->map[d], s->ax[o], (size_t)s->nax[o]);
+	}
+}
+
+void op_in_layout(const OpDims *od, const OpSplit *s, int k, TensorLayout *out)
+{
+	int r = rule_input(k);
+	follow(s, od->in_dim[r], od->in_rank[r], out);
+}
+
+void op_out_layout(const OpDims *od, const OpSplit *s, TensorLayout *out)
+{
+	follow(s, od->out_dim, od->out_rank, out);
+	for (int o = 0; o < od->nod; o++)
+		if (od->reduced & (1u << o))
+			for (int i = 0; i < s->nax[o]; i++)
+				out->partial |= 1u << s->ax[o][i];
+	out->partial_op = out->partial ? od->reduce_op : REDUCE_SUM_OP;
+}
+
+void op_in_split(const OpDims *od, const OpSplit *s, int k, int64_t *split)
+{
+	input_split(od, k, s->split, split);
+}

@@ -1,0 +1,124 @@
+/* strategy.c: every operator's strategy, and where inputs and parameters live.
+ *
+ * Requires check_strategies passed and the graph flattened. By parallel mode
+ * (IR-SPEC 3.1):
+ *   stand_alone         one device; strategies ignored.
+ *   data_parallel       every operator batch parallel, user strategies
+ *                       ignored; inputs split on dim 0 over all devices,
+ *                       parameters replicated.
+ *   semi_auto_parallel  the user's in_strategy where given, else the
+ *                       batch-parallel default; inputs by dataset_strategy.
+ *   auto_parallel       as semi_auto until the strategy search fills in the
+ *                       unconfigured operators: the seam is search_strategies,
+ *                       called last, which may overwrite any NodeStrategy
+ *                       whose `user` is false.
+ * Reshape gets no strategy (lower.c carries its input's split through).
+ * Parameters not fixed by a parameter_plan live where their first user wants
+ * them (lower.c decides that as it meets the use). */
+#include "shardc.h"
+
+#include <string.h>
+
+#define ERR(d, src, span, ...) diag_error((d), (src), (span), __VA_ARGS__)
+
+int64_t strategy_devices(const Module *m)
+{
+	return m->ctx.parallel_mode == PM_STAND_ALONE ? 1 : m->ctx.device_num;
+}
+
+static void dataset_layouts(const Module *m, const FlatGraph *f, Strategies *s, Diag *d)
+{
+	const Graph *g = f->g;
+	int64_t n = s->device_num;
+	DatasetMode mode = m->ctx.parallel_mode == PM_DATA_PARALLEL ? DS_DATA_PARALLEL : m->ctx.dataset_mode;
+	if (n == 1)
+		mode = DS_FULL_BATCH;
+	for (int k = 0, j = 0; k < g->nparams; k++) {
+		const Value *v = &g->values[k];
+		layout_replicated(v->type.rank, n, &s->home[k]);
+		if (v->type.is_param) {
+			s->home_fixed[k] = m->ctx.parallel_mode == PM_DATA_PARALLEL;
+			continue;
+		}
+		s->home_fixed[k] = true;
+		if (mode == DS_TUPLE) {
+			if (!layout_from_strategy(&m->ctx.dataset[j], n, &s->home[k]))
+				die("dataset strategy passed its check but has no layout");
+		} else if (mode == DS_DATA_PARALLEL && v->type.rank > 0) {
+			if (v->type.dims[0] % n != 0)
+				ERR(d, m->src, v->span, "dataset_strategy data_parallel splits dim 0 of every input over the %lld "
+				    "devices, but '%%%s' has %lld rows; use a batch that %lld divides, or full_batch", (long long)n,
+				    v->name, (long long)v->type.dims[0], (long long)n);
+			else {
+				int64_t split[MAX_DIMS] = {n};
+				for (int i = 1; i < v->type.rank; i++)
+					split[i] = 1;
+				layout_from_split(split, v->type.rank, n, &s->home[k]);
+			}
+		}
+		j++;
+	}
+}
+
+/* parameter_plan (IR-SPEC 3.5) fixes where named parameters live. */
+static void planned_parameters(const Module *m, const FlatGraph *f, Strategies *s)
+{
+	const Graph *g = f->g, *entry = module_entry(m);
+	for (int i = 0; i < g->nnodes; i++) {
+		const ShardSpec *sh = f->shard[i];
+		for (int j = 0; sh && j < sh->nplan; j++) {
+			int id = graph_value(entry, sh->plan_names[j]);
+			if (id >= 0 && id < entry->nparams && !s->home_fixed[id] && sh->plan[j].given &&
+			    layout_from_strategy(&sh->plan[j], s->device_num, &s->home[id]))
+				s->home_fixed[id] = true;
+		}
+	}
+}
+
+static bool node_strategy(const Module *m, const Graph *g, const Node *n, int64_t devices, NodeStrategy *ns,
+                          Diag *d)
+{
+	memset(ns, 0, sizeof *ns);
+	if (op_is_comm(n->op)) {
+		if (devices > 1) {
+			ERR(d, m->src, n->op_span, "%s belongs in per-rank graphs (step_parallel_end); in a model the compiler "
+			    "inserts the communication itself", op_info[n->op].name);
+			return false;
+		}
+		return true;
+	}
+	ns->has_dims = op_dims(g, n, &ns->od);
+	if (!ns->has_dims)
+		return true;
+	const Strategy *in = &n->a.in_strategy;
+	bool use_user = m->ctx.parallel_mode == PM_SEMI_AUTO || m->ctx.parallel_mode == PM_AUTO;
+	if (use_user && in->n) {
+		ns->user = true;
+		if (!op_split_from_strategy(&ns->od, n, in, devices, &ns->split, d, m->src))
+			return false;
+	} else
+		op_split_default(&ns->od, devices, &ns->split);
+	const Strategy *out = &n->a.out_strategy;
+	if (use_user && out->n && out->t[0].given) {
+		ns->has_out_strategy = true;
+		if (!layout_from_strategy(&out->t[0], devices, &ns->delivered))
+			die("out_strategy passed its check but has no layout");
+	}
+	return true;
+}
+
+bool assign_strategies(Module *m, const FlatGraph *f, Strategies *s, Diag *d)
+{
+	const Graph *g = f->g;
+	int before = d->nerrors;
+	s->device_num = strategy_devices(m);
+	s->node = arena_alloc(m->arena, sizeof(NodeStrategy) * (size_t)(g->nnodes ? g->nnodes : 1));
+	s->home = arena_alloc(m->arena, sizeof(TensorLayout) * (size_t)(g->nparams ? g->nparams : 1));
+	s->home_fixed = arena_alloc(m->arena, sizeof(bool) * (size_t)(g->nparams ? g->nparams : 1));
+	dataset_layouts(m, f, s, d);
+	if (m->ctx.parallel_mode == PM_SEMI_AUTO || m->ctx.parallel_mode == PM_AUTO)
+		planned_parameters(m, f, s);
+	for (int i = 0; i < g->nnodes; i++)
+		node_strategy(m, g, &g->nodes[i], s->device_num, &s->node[i], d);
+	return d->nerrors == before;
+}
