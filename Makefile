@@ -16,7 +16,7 @@ GEN_WARN := -Wno-unused-function -Wno-sign-compare -Wno-missing-prototypes -Wno-
 
 COMPILER_SRCS := util.c diag.c lit.c ir.c parse.c check.c shape.c print.c layout.c rules.c redistribute.c flatten.c strategy.c lower.c
 COMPILER_OBJS := $(COMPILER_SRCS:.c=.o) parser.o lexer.o
-UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout
+UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_eval
 
 .PHONY: all deps demo test unit golden roundtrip fuzz fuzz-build bench install clean
 all: deps $(B)/shardc
@@ -67,6 +67,15 @@ $(B)/san/harness.o: tests/unit/harness.c tests/unit/harness.h $(HDRS)
 	$(CC) $(CFLAGS_BASE) $(SAN) -c -o $@ $<
 $(B)/san/test_%: tests/unit/test_%.c $(B)/san/harness.o tests/unit/harness.h $(B)/san/libshardc.a $(HDRS)
 	$(CC) $(CFLAGS_BASE) $(SAN) -o $@ $< $(B)/san/harness.o $(B)/san/libshardc.a -lcriterion -lm
+
+# ---- the simulator's reference evaluator (tests/sim): test-only, san build ----
+$(B)/san/sim_eval.o: tests/sim/eval.c tests/sim/eval.h $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(SAN) -Itests/sim -c -o $@ $<
+$(B)/san/test_eval: tests/unit/test_eval.c $(B)/san/sim_eval.o $(B)/san/harness.o tests/unit/harness.h tests/sim/eval.h \
+		$(B)/san/libshardc.a $(HDRS)
+	$(CC) $(CFLAGS_BASE) $(SAN) -Itests/sim -o $@ $< $(B)/san/sim_eval.o $(B)/san/harness.o $(B)/san/libshardc.a \
+		-lcriterion -lm
 
 test: deps $(B)/shardc unit golden roundtrip fuzz
 	@echo "make test: all passed"

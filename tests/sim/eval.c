@@ -1,0 +1,772 @@
+/* eval.c: the simulator's reference evaluator (see eval.h).
+ *
+ * One kernel per computing operator of IR-SPEC 4, written for clarity, not
+ * speed: everything in double, numpy's semantics, and a check before each
+ * kernel that the operands and the result type agree with each other, since
+ * the per-rank graphs it runs come from the lowering under test and their
+ * types are not re-inferred. Attributes are read as check_names decoded them,
+ * with the defaults it sets (LayerNorm's axes -1, epsilon 1e-5). */
+#include "eval.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- tensors ---------------------------------------------------------- */
+
+SimTensor sim_tensor_new(int rank, const int64_t *dims)
+{
+	if (rank < 0 || rank > MAX_DIMS)
+		die("sim_tensor_new: rank %d", rank);
+	SimTensor t = {.rank = rank, .size = 1};
+	for (int i = 0; i < rank; i++) {
+		if (dims[i] < 1 || dims[i] > ELEMENT_LIMIT / t.size)
+			die("sim_tensor_new: dim %d is %lld", i, (long long)dims[i]);
+		t.dims[i] = dims[i];
+		t.size *= dims[i];
+	}
+	t.data = xcalloc((size_t)t.size, sizeof(double));
+	return t;
+}
+
+SimTensor sim_tensor_copy(const SimTensor *t)
+{
+	SimTensor c = sim_tensor_new(t->rank, t->dims);
+	memcpy(c.data, t->data, sizeof(double) * (size_t)t->size);
+	return c;
+}
+
+void sim_tensor_free(SimTensor *t)
+{
+	free(t->data);
+	*t = (SimTensor){0};
+}
+
+/* ---- element types ------------------------------------------------------ */
+
+/* What an integer element holds: numpy's astype truncates toward zero; the
+ * value saturates because converting an out-of-range double is undefined in
+ * C, and NaN becomes 0 for the same reason. */
+static double to_integer(double v, double lo, double hi)
+{
+	if (isnan(v))
+		return 0;
+	v = trunc(v);
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* A result as its element type holds it. Floating types keep the double:
+ * the reference stays more precise than any of them. */
+static double round_result(double v, DType t)
+{
+	switch (t) {
+	case DT_F32: case DT_F16: case DT_BF16: return v;
+	case DT_I32: return to_integer(v, INT32_MIN, INT32_MAX);
+	case DT_I64: return to_integer(v, -0x1p63, 0x1p63 - 1024);   /* the largest double below 2^63 */
+	case DT_BOOL: return v != 0;
+	}
+	die("bad dtype %d", (int)t);
+}
+
+/* ---- initializers (IR-SPEC 9) --------------------------------------------- */
+
+static uint64_t fnv1a64(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325u;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3u;
+	}
+	return h;
+}
+
+static uint64_t splitmix64(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15u;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+	return z ^ (z >> 31);
+}
+
+/* u(j): 24 random bits, so every value is exact in float too. */
+static double unit(uint64_t key, uint64_t j)
+{
+	return (double)(splitmix64(key + j) >> 40) * 0x1p-24;
+}
+
+void sim_init(SimTensor *t, const char *name, const Lit *init, bool is_param, DType dtype, int64_t seed)
+{
+	const double pi = 3.14159265358979323846;
+	const char *kind = init ? init->s : is_param ? "normal" : "uniform";
+	double arg[2] = {is_param ? 0.01 : 0, 1};   /* the defaults' arguments */
+	for (int k = 0; init && k < init->nitems && k < 2; k++)
+		arg[k] = lit_number(init->items[k]);
+	uint64_t key = fnv1a64(name) ^ ((uint64_t)seed * 0x9e3779b97f4a7c15u);
+	for (int64_t i = 0; i < t->size; i++) {
+		uint64_t j = (uint64_t)i;
+		double v;
+		if (strcmp(kind, "zeros") == 0)
+			v = 0;
+		else if (strcmp(kind, "ones") == 0)
+			v = 1;
+		else if (strcmp(kind, "constant") == 0)
+			v = arg[0];
+		else if (strcmp(kind, "uniform") == 0)
+			v = arg[0] + (arg[1] - arg[0]) * unit(key, j);
+		else if (strcmp(kind, "normal") == 0)
+			v = arg[0] * sqrt(-2 * log(1 - unit(key, 2 * j))) * cos(2 * pi * unit(key, 2 * j + 1));
+		else if (strcmp(kind, "randint") == 0)
+			v = arg[0] + floor(unit(key, j) * (arg[1] - arg[0]));
+		else
+			die("sim_init: unknown initializer '%s' (check_names lets none through)", kind);
+		t->data[i] = dtype_is_float(dtype) ? (double)(float)v : round_result(v, dtype);
+	}
+}
+
+/* ---- evaluation: shared helpers ------------------------------------------ */
+
+typedef struct {
+	const Graph *g;
+	const Node *n;
+	const SimTensor *ins;    /* (n->nin) operand values */
+	SimTensor *out;          /* allocated with the result type */
+	char *err;
+	size_t errlen;
+} Eval;
+
+static bool fail(Eval *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prefixes the message with the statement, `%y = Op: `, so that a failing
+ * simulation names the node. Always false. */
+static bool fail(Eval *e, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	const char *value = e->g->values[e->n->result].name;
+	const char *op = e->n->op < OP_COUNT ? op_info[e->n->op].name : e->n->op_name;
+	snprintf(e->err, e->errlen, "%%%s = %s: %s", value ? value : "?", op ? op : "?", msg);
+	return false;
+}
+
+/* dims as the IR writes them, (2, 3), in the caller's buffer. */
+static const char *dims_text(int rank, const int64_t *dims, char *buf, size_t size)
+{
+	StrBuf b = {0};
+	ints_print(&b, dims, rank);
+	snprintf(buf, size, "%s", b.data);
+	sb_free(&b);
+	return buf;
+}
+
+static bool same_dims(int ra, const int64_t *a, int rb, const int64_t *b)
+{
+	if (ra != rb)
+		return false;
+	for (int i = 0; i < ra; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+static int64_t product(const int64_t *dims, int from, int to)
+{
+	int64_t p = 1;
+	for (int i = from; i < to; i++)
+		p *= dims[i];
+	return p;
+}
+
+/* The result type is authoritative for the allocation; this checks that
+ * the operands give the same shape, which catches a lowering that wrote a
+ * wrong local type. */
+static bool expect_out(Eval *e, int rank, const int64_t *dims)
+{
+	if (same_dims(rank, dims, e->out->rank, e->out->dims))
+		return true;
+	char a[200], b[200];
+	return fail(e, "the result type says %s but the operands give %s", dims_text(e->out->rank, e->out->dims, a, 200),
+	            dims_text(rank, dims, b, 200));
+}
+
+/* Normalizes axis a of a rank-r tensor into [0, r) (a scalar's only axis is
+ * 0, written 0 or -1). */
+static bool norm_axis(Eval *e, int64_t a, int r, int *out)
+{
+	int64_t n = r ? r : 1;
+	if (a < -n || a >= n)
+		return fail(e, "axis %lld is out of range for rank %d", (long long)a, r);
+	*out = (int)(a < 0 ? a + n : a);
+	return true;
+}
+
+/* The offset of element `flat` of a tensor of shape dims[0..r) in a buffer
+ * whose dim i advances by st[i]: a stride of 0 broadcasts, a permuted or
+ * scaled stride transposes or slices. */
+static int64_t offset_of(int64_t flat, int r, const int64_t *dims, const int64_t *st)
+{
+	int64_t off = 0;
+	for (int i = r - 1; i >= 0; i--) {
+		off += flat % dims[i] * st[i];
+		flat /= dims[i];
+	}
+	return off;
+}
+
+/* Row-major strides of dims[0..r), in units of `unit` elements. */
+static void strides_of(const int64_t *dims, int r, int64_t unit, int64_t *st)
+{
+	for (int i = r - 1; i >= 0; i--) {
+		st[i] = unit;
+		unit *= dims[i];
+	}
+}
+
+/* Strides of dims[0..nd) read as r >= nd dims, right-aligned as numpy
+ * broadcasts, with stride 0 along the dims that are 1 or missing. */
+static void broadcast_strides(const int64_t *dims, int nd, int r, int64_t unit, int64_t *st)
+{
+	for (int i = r - 1; i >= 0; i--) {
+		int j = i - (r - nd);
+		st[i] = j < 0 || dims[j] == 1 ? 0 : unit;
+		if (j >= 0)
+			unit *= dims[j];
+	}
+}
+
+static bool broadcast_shape(Eval *e, const int64_t *da, int ra, const int64_t *db, int rb, int *r, int64_t *dims)
+{
+	*r = ra > rb ? ra : rb;
+	for (int i = 0; i < *r; i++) {
+		int ia = i - (*r - ra), ib = i - (*r - rb);
+		int64_t x = ia >= 0 ? da[ia] : 1, y = ib >= 0 ? db[ib] : 1;
+		if (x != y && x != 1 && y != 1) {
+			char a[200], b[200];
+			return fail(e, "shapes %s and %s do not broadcast", dims_text(ra, da, a, 200), dims_text(rb, db, b, 200));
+		}
+		dims[i] = x == 1 ? y : x;
+	}
+	return true;
+}
+
+/* Splits x around one axis: `outer` blocks of `len` steps of `inner`. */
+static void around_axis(const SimTensor *x, int axis, int64_t *outer, int64_t *len, int64_t *inner)
+{
+	*outer = product(x->dims, 0, axis);
+	*len = x->rank ? x->dims[axis] : 1;
+	*inner = x->rank ? product(x->dims, axis + 1, x->rank) : 1;
+}
+
+/* ---- kernels ---------------------------------------------------------------- */
+
+static bool eval_matmul(Eval *e)
+{
+	const SimTensor *a = &e->ins[0], *b = &e->ins[1];
+	bool ta = e->n->a.transpose_a, tb = e->n->a.transpose_b;
+	bool batch = e->n->op == OP_BATCH_MATMUL;
+	if (batch ? a->rank < 2 || b->rank < 2 : a->rank != 2 || b->rank != 2)
+		return fail(e, "operands of rank %d and %d", a->rank, b->rank);
+	int ra = a->rank, rb = b->rank;
+	int64_t m = a->dims[ra - 2], k = a->dims[ra - 1], kb = b->dims[rb - 2], n = b->dims[rb - 1];
+	if (ta) {
+		int64_t t = m; m = k; k = t;
+	}
+	if (tb) {
+		int64_t t = kb; kb = n; n = t;
+	}
+	if (k != kb)
+		return fail(e, "inner dimensions differ (%lld vs %lld)", (long long)k, (long long)kb);
+	int r;
+	int64_t dims[MAX_DIMS], sa[MAX_DIMS], sb[MAX_DIMS];
+	if (!broadcast_shape(e, a->dims, ra - 2, b->dims, rb - 2, &r, dims))
+		return false;
+	dims[r] = m;
+	dims[r + 1] = n;
+	if (!expect_out(e, r + 2, dims))
+		return false;
+	broadcast_strides(a->dims, ra - 2, r, m * k, sa);
+	broadcast_strides(b->dims, rb - 2, r, k * n, sb);
+	int64_t nbatch = product(dims, 0, r);
+	for (int64_t p = 0; p < nbatch; p++) {
+		const double *x = a->data + offset_of(p, r, dims, sa), *y = b->data + offset_of(p, r, dims, sb);
+		double *z = e->out->data + p * m * n;
+		for (int64_t i = 0; i < m; i++)
+			for (int64_t j = 0; j < n; j++) {
+				double s = 0;
+				for (int64_t l = 0; l < k; l++)
+					s += (ta ? x[l * m + i] : x[i * k + l]) * (tb ? y[j * k + l] : y[l * n + j]);
+				z[i * n + j] = s;
+			}
+	}
+	return true;
+}
+
+static double binary(OpKind op, double a, double b)
+{
+	switch (op) {
+	case OP_ADD: return a + b;
+	case OP_SUB: return a - b;
+	case OP_MUL: return a * b;
+	case OP_DIV: return a / b;
+	/* numpy's maximum and minimum propagate NaN */
+	case OP_MAXIMUM: return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
+	case OP_MINIMUM: return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
+	default: die("not a binary operator");
+	}
+}
+
+static bool eval_binary(Eval *e)
+{
+	const SimTensor *a = &e->ins[0], *b = &e->ins[1];
+	int r;
+	int64_t dims[MAX_DIMS], sa[MAX_DIMS], sb[MAX_DIMS];
+	if (!broadcast_shape(e, a->dims, a->rank, b->dims, b->rank, &r, dims) || !expect_out(e, r, dims))
+		return false;
+	broadcast_strides(a->dims, a->rank, r, 1, sa);
+	broadcast_strides(b->dims, b->rank, r, 1, sb);
+	for (int64_t j = 0; j < e->out->size; j++)
+		e->out->data[j] = binary(e->n->op, a->data[offset_of(j, r, dims, sa)], b->data[offset_of(j, r, dims, sb)]);
+	return true;
+}
+
+static bool eval_bias_add(Eval *e)
+{
+	const SimTensor *x = &e->ins[0], *b = &e->ins[1];
+	if (x->rank < 1 || b->rank != 1 || b->dims[0] != x->dims[x->rank - 1])
+		return fail(e, "the bias must be 1-D with the size of x's last dim");
+	if (!expect_out(e, x->rank, x->dims))
+		return false;
+	for (int64_t j = 0; j < x->size; j++)
+		e->out->data[j] = x->data[j] + b->data[j % b->dims[0]];
+	return true;
+}
+
+static double unary(OpKind op, double x)
+{
+	const double pi = 3.14159265358979323846;
+	switch (op) {
+	case OP_RELU: return x < 0 ? 0 : x;   /* NaN stays NaN, as numpy's maximum(x, 0) */
+	case OP_GELU: return 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x * x * x)));
+	case OP_TANH: return tanh(x);
+	case OP_SIGMOID: return 1 / (1 + exp(-x));
+	case OP_EXP: return exp(x);
+	case OP_LOG: return log(x);
+	case OP_NEG: return -x;
+	case OP_SQRT: return sqrt(x);
+	case OP_SQUARE: return x * x;
+	default: die("not a unary operator");
+	}
+}
+
+static bool eval_unary(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	if (!expect_out(e, x->rank, x->dims))
+		return false;
+	for (int64_t j = 0; j < x->size; j++)
+		e->out->data[j] = unary(e->n->op, x->data[j]);
+	return true;
+}
+
+/* Softmax and LogSoftmax, shifted by the maximum so exp never overflows. */
+static bool eval_softmax(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	const Attrs *a = &e->n->a;
+	int axis;
+	if (a->axis_is_tuple && a->naxes != 1)
+		return fail(e, "takes one axis");
+	if (!norm_axis(e, a->has_axis ? a->axes[0] : -1, x->rank, &axis) || !expect_out(e, x->rank, x->dims))
+		return false;
+	int64_t outer, len, inner;
+	around_axis(x, axis, &outer, &len, &inner);
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t in = 0; in < inner; in++) {
+			const double *v = x->data + o * len * inner + in;
+			double *y = e->out->data + o * len * inner + in;
+			double max = -INFINITY, sum = 0;
+			for (int64_t l = 0; l < len; l++)
+				if (isnan(v[l * inner]) || v[l * inner] > max)
+					max = v[l * inner];
+			for (int64_t l = 0; l < len; l++)
+				sum += exp(v[l * inner] - max);
+			for (int64_t l = 0; l < len; l++)
+				y[l * inner] = e->n->op == OP_SOFTMAX ? exp(v[l * inner] - max) / sum : v[l * inner] - max - log(sum);
+		}
+	return true;
+}
+
+static bool eval_reduce(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	const Attrs *a = &e->n->a;
+	bool reduced[MAX_DIMS] = {0};
+	bool all = !a->has_axis || (a->axis_is_tuple && a->naxes == 0);   /* axis () reduces all, as shape.c */
+	for (int i = 0; all && i < x->rank; i++)
+		reduced[i] = true;
+	for (int i = 0; !all && i < a->naxes; i++) {
+		int ax;
+		if (!norm_axis(e, a->axes[i], x->rank, &ax))
+			return false;
+		if (x->rank && reduced[ax])
+			return fail(e, "axis %lld is named twice", (long long)a->axes[i]);
+		reduced[ax] = x->rank > 0;
+	}
+	int r = 0;
+	int64_t dims[MAX_DIMS], st[MAX_DIMS], count = 1, unit = 1;
+	for (int i = 0; i < x->rank; i++)
+		if (!reduced[i] || a->keep_dims)
+			dims[r++] = reduced[i] ? 1 : x->dims[i];
+	if (!expect_out(e, r, dims))
+		return false;
+	/* each input element lands at its index with the reduced dims dropped */
+	for (int i = x->rank - 1; i >= 0; i--) {
+		st[i] = reduced[i] ? 0 : unit;
+		if (reduced[i])
+			count *= x->dims[i];
+		else
+			unit *= x->dims[i];
+	}
+	bool max = e->n->op == OP_REDUCE_MAX;
+	double *y = e->out->data;
+	for (int64_t j = 0; j < e->out->size; j++)
+		y[j] = max ? -INFINITY : 0;
+	for (int64_t j = 0; j < x->size; j++) {
+		double v = x->data[j], *t = &y[offset_of(j, x->rank, x->dims, st)];
+		if (!max)
+			*t += v;
+		else if (isnan(v) || v > *t)   /* numpy's max propagates NaN */
+			*t = v;
+	}
+	if (e->n->op == OP_REDUCE_MEAN)
+		for (int64_t j = 0; j < e->out->size; j++)
+			y[j] /= (double)count;
+	return true;
+}
+
+/* Reshape and Flatten: the row-major data does not move. */
+static bool eval_reshape(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	if (e->n->op == OP_FLATTEN) {
+		if (x->rank < 1)
+			return fail(e, "needs rank 1 or more");
+		int64_t dims[2] = {x->dims[0], product(x->dims, 1, x->rank)};
+		if (!expect_out(e, 2, dims))
+			return false;
+	}
+	if (x->size != e->out->size)
+		return fail(e, "%lld elements cannot become %lld", (long long)x->size, (long long)e->out->size);
+	memcpy(e->out->data, x->data, sizeof(double) * (size_t)x->size);
+	return true;
+}
+
+static bool eval_transpose(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	const Attrs *a = &e->n->a;
+	int64_t dims[MAX_DIMS], st[MAX_DIMS], xst[MAX_DIMS];
+	bool seen[MAX_DIMS] = {0};
+	if (a->nperm != x->rank)
+		return fail(e, "perm has %d entries for rank %d", a->nperm, x->rank);
+	strides_of(x->dims, x->rank, 1, xst);
+	for (int i = 0; i < x->rank; i++) {
+		int64_t p = a->perm[i];
+		if (p < 0 || p >= x->rank || seen[p])
+			return fail(e, "perm is not a permutation of 0..%d", x->rank - 1);
+		seen[p] = true;
+		dims[i] = x->dims[p];
+		st[i] = xst[p];
+	}
+	if (!expect_out(e, x->rank, dims))
+		return false;
+	for (int64_t j = 0; j < e->out->size; j++)
+		e->out->data[j] = x->data[offset_of(j, x->rank, dims, st)];
+	return true;
+}
+
+/* Index i takes row i - offset of the table; a row outside the table is
+ * zeros. With offset 0 that is the serial Gather; a row-split shard holds
+ * rows [offset, offset + V) and zeros elsewhere, which a sum over the shards
+ * turns into the whole lookup. */
+static bool eval_gather(Eval *e)
+{
+	const SimTensor *t = &e->ins[0], *idx = &e->ins[1];
+	const Attrs *a = &e->n->a;
+	if (a->has_axis && (a->naxes != 1 || a->axes[0] != 0))
+		return fail(e, "axis 0 only");
+	if (t->rank < 1 || idx->rank + t->rank - 1 > MAX_DIMS)
+		return fail(e, "a table of rank %d with indices of rank %d", t->rank, idx->rank);
+	int r = 0;
+	int64_t dims[MAX_DIMS];
+	for (int i = 0; i < idx->rank; i++)
+		dims[r++] = idx->dims[i];
+	for (int i = 1; i < t->rank; i++)
+		dims[r++] = t->dims[i];
+	if (!expect_out(e, r, dims))
+		return false;
+	int64_t rows = t->dims[0], h = t->size / rows;
+	for (int64_t p = 0; p < idx->size; p++) {
+		double v = idx->data[p];
+		if (!(v >= -0x1p62 && v <= 0x1p62))   /* NaN or far out: no row, and no overflow below */
+			continue;
+		int64_t row = (int64_t)v - a->offset;
+		if (row >= 0 && row < rows)
+			memcpy(e->out->data + p * h, t->data + row * h, sizeof(double) * (size_t)h);
+	}
+	return true;
+}
+
+/* Mean and biased variance over the dims from begin_norm_axis on; gamma and
+ * beta cover the dims from begin_params_axis on and repeat over the rest. */
+static bool eval_layer_norm(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	const Attrs *a = &e->n->a;
+	int norm, params;
+	if (!norm_axis(e, a->begin_norm_axis, x->rank, &norm) || !norm_axis(e, a->begin_params_axis, x->rank, &params))
+		return false;
+	if (x->rank == 0)
+		norm = params = 0;   /* a scalar normalizes over nothing */
+	for (int k = 1; k < 3; k++)
+		if (!same_dims(e->ins[k].rank, e->ins[k].dims, x->rank - params, x->dims + params))
+			return fail(e, "%s must have x's dims from begin_params_axis %d", k == 1 ? "gamma" : "beta", params);
+	if (!expect_out(e, x->rank, x->dims))
+		return false;
+	int64_t len = product(x->dims, norm, x->rank), plen = product(x->dims, params, x->rank);
+	const double *gamma = e->ins[1].data, *beta = e->ins[2].data;
+	for (int64_t base = 0; base < x->size; base += len) {
+		const double *v = x->data + base;
+		double mean = 0, var = 0;
+		for (int64_t i = 0; i < len; i++)
+			mean += v[i];
+		mean /= (double)len;
+		for (int64_t i = 0; i < len; i++)
+			var += (v[i] - mean) * (v[i] - mean);
+		var /= (double)len;
+		double scale = 1 / sqrt(var + a->epsilon);
+		for (int64_t i = 0; i < len; i++) {
+			int64_t p = (base + i) % plen;
+			e->out->data[base + i] = (v[i] - mean) * scale * gamma[p] + beta[p];
+		}
+	}
+	return true;
+}
+
+static bool eval_concat(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	const Attrs *a = &e->n->a;
+	int axis;
+	if (a->has_axis && a->naxes != 1)
+		return fail(e, "takes one axis");
+	if (x->rank < 1)
+		return fail(e, "cannot join scalars");
+	if (!norm_axis(e, a->has_axis ? a->axes[0] : 0, x->rank, &axis))
+		return false;
+	int64_t dims[MAX_DIMS];
+	memcpy(dims, x->dims, sizeof dims);
+	for (int k = 1; k < e->n->nin; k++) {
+		const SimTensor *y = &e->ins[k];
+		bool ok = y->rank == x->rank;
+		for (int i = 0; ok && i < x->rank; i++)
+			ok = i == axis || y->dims[i] == x->dims[i];
+		if (!ok)
+			return fail(e, "operand %d does not match operand 0 outside axis %d", k, axis);
+		dims[axis] += y->dims[axis];
+	}
+	if (!expect_out(e, x->rank, dims))
+		return false;
+	int64_t outer = product(dims, 0, axis), inner = product(dims, axis + 1, x->rank);
+	double *y = e->out->data;
+	for (int64_t o = 0; o < outer; o++)
+		for (int k = 0; k < e->n->nin; k++) {
+			int64_t block = e->ins[k].dims[axis] * inner;
+			memcpy(y, e->ins[k].data + o * block, sizeof(double) * (size_t)block);
+			y += block;
+		}
+	return true;
+}
+
+/* Cast moves values unchanged; round_result then truncates into an integer
+ * type or makes a Bool 0 or 1, and a floating type keeps the double. */
+static bool eval_cast(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	if (!expect_out(e, x->rank, x->dims))
+		return false;
+	memcpy(e->out->data, x->data, sizeof(double) * (size_t)x->size);
+	return true;
+}
+
+/* numpy's slice(b, e, *s).indices(d) for one dim: where it starts, and the
+ * count. A stride beyond the dim takes one element, as a stride of the dim
+ * itself does; *s is clamped there, which keeps -s from overflowing. */
+static int64_t slice_dim(int64_t d, int64_t b, int64_t end, int64_t *step, int64_t *start)
+{
+	int64_t s = *step = *step > d ? d : *step < -d ? -d : *step;
+	b = b < 0 ? b + d : b;
+	end = end < 0 ? end + d : end;
+	if (s > 0) {
+		b = b < 0 ? 0 : b > d ? d : b;
+		end = end < 0 ? 0 : end > d ? d : end;
+		*start = b;
+		return end > b ? (end - b - 1) / s + 1 : 0;
+	}
+	b = b < -1 ? -1 : b > d - 1 ? d - 1 : b;
+	end = end < -1 ? -1 : end > d - 1 ? d - 1 : end;
+	*start = b;
+	return b > end ? (b - end - 1) / -s + 1 : 0;
+}
+
+static bool eval_strided_slice(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	const Attrs *a = &e->n->a;
+	if (a->nbegin != x->rank || a->nend != x->rank || a->nstrides != x->rank)
+		return fail(e, "begin, end and strides need %d entries each", x->rank);
+	int64_t dims[MAX_DIMS], st[MAX_DIMS], xst[MAX_DIMS], base = 0;
+	strides_of(x->dims, x->rank, 1, xst);
+	for (int i = 0; i < x->rank; i++) {
+		int64_t start, s = a->strides[i];
+		if (s == 0)
+			return fail(e, "stride 0 in dim %d", i);
+		dims[i] = slice_dim(x->dims[i], a->begin[i], a->end[i], &s, &start);
+		base += start * xst[i];
+		st[i] = s * xst[i];
+	}
+	if (!expect_out(e, x->rank, dims))
+		return false;
+	for (int64_t j = 0; j < e->out->size; j++)
+		e->out->data[j] = x->data[base + offset_of(j, x->rank, dims, st)];
+	return true;
+}
+
+/* The mean over the batch of -log_softmax(logits)[n, label[n]]. */
+static bool eval_sparse_ce(Eval *e)
+{
+	const SimTensor *x = &e->ins[0], *l = &e->ins[1];
+	if (x->rank != 2 || l->rank != 1 || l->dims[0] != x->dims[0])
+		return fail(e, "needs logits (N, C) and labels (N,)");
+	if (!expect_out(e, 0, x->dims))
+		return false;
+	int64_t n = x->dims[0], c = x->dims[1];
+	double total = 0;
+	for (int64_t i = 0; i < n; i++) {
+		const double *v = x->data + i * c;
+		double label = l->data[i], max = -INFINITY, sum = 0;
+		if (!(label >= 0 && label < (double)c && label == trunc(label)))
+			return fail(e, "label %g of row %lld is not a class in [0, %lld)", label, (long long)i, (long long)c);
+		for (int64_t k = 0; k < c; k++)
+			if (isnan(v[k]) || v[k] > max)
+				max = v[k];
+		for (int64_t k = 0; k < c; k++)
+			sum += exp(v[k] - max);
+		total += max + log(sum) - v[(int64_t)label];
+	}
+	e->out->data[0] = total / (double)n;
+	return true;
+}
+
+static bool eval_loss(Eval *e)
+{
+	const SimTensor *a = &e->ins[0], *b = &e->ins[1];
+	if (!same_dims(a->rank, a->dims, b->rank, b->dims))
+		return fail(e, "prediction and target differ in shape");
+	if (!expect_out(e, 0, a->dims))
+		return false;
+	double sum = 0;
+	for (int64_t j = 0; j < a->size; j++) {
+		double d = a->data[j] - b->data[j];
+		sum += e->n->op == OP_MSE_LOSS ? d * d : fabs(d);
+	}
+	e->out->data[0] = sum / (double)a->size;
+	return true;
+}
+
+static bool eval_op(Eval *e)
+{
+	switch (e->n->op) {
+	case OP_MATMUL: case OP_BATCH_MATMUL:
+		return eval_matmul(e);
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM: case OP_MINIMUM:
+		return eval_binary(e);
+	case OP_BIAS_ADD:
+		return eval_bias_add(e);
+	case OP_RELU: case OP_GELU: case OP_TANH: case OP_SIGMOID: case OP_EXP: case OP_LOG: case OP_NEG:
+	case OP_SQRT: case OP_SQUARE:
+		return eval_unary(e);
+	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
+		return eval_softmax(e);
+	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
+		return eval_reduce(e);
+	case OP_RESHAPE: case OP_FLATTEN:
+		return eval_reshape(e);
+	case OP_TRANSPOSE:
+		return eval_transpose(e);
+	case OP_GATHER:
+		return eval_gather(e);
+	case OP_LAYER_NORM:
+		return eval_layer_norm(e);
+	case OP_CONCAT:
+		return eval_concat(e);
+	case OP_CAST:
+		return eval_cast(e);
+	case OP_STRIDED_SLICE:
+		return eval_strided_slice(e);
+	case OP_SPARSE_SOFTMAX_CE:
+		return eval_sparse_ce(e);
+	case OP_MSE_LOSS: case OP_L1_LOSS:
+		return eval_loss(e);
+	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL: case OP_CALL:
+	case OP_COUNT:
+		break;
+	}
+	return fail(e, "not evaluated here (collectives and Call are the simulator's)");
+}
+
+/* ---- entry point -------------------------------------------------------------- */
+
+/* The operands must have their Values' shapes: a mismatch is the caller's
+ * bookkeeping going wrong, better caught here than read as a wrong answer. */
+static bool check_operands(Eval *e)
+{
+	const Node *n = e->n;
+	for (int k = 0; k < n->nin; k++) {
+		if (n->in[k] < 0 || n->in[k] >= e->g->nvalues)
+			return fail(e, "operand %d is not resolved", k);
+		const Value *v = &e->g->values[n->in[k]];
+		const SimTensor *x = &e->ins[k];
+		if (!same_dims(x->rank, x->dims, v->type.rank, v->type.dims)) {
+			char a[200], b[200];
+			return fail(e, "operand %d holds %s but %%%s is %s", k, dims_text(x->rank, x->dims, a, 200), v->name,
+			            v->type.rank < 0 ? "of unknown type" : dims_text(v->type.rank, v->type.dims, b, 200));
+		}
+	}
+	return true;
+}
+
+bool sim_eval_node(const Graph *g, const Node *n, const SimTensor *ins, SimTensor *out, char *err, size_t errlen)
+{
+	Eval e = {.g = g, .n = n, .ins = ins, .out = out, .err = err, .errlen = errlen};
+	const Type *t = &g->values[n->result].type;
+	*out = (SimTensor){0};
+	if (op_is_comm(n->op) || n->op == OP_CALL || n->op == OP_COUNT)
+		return fail(&e, "not evaluated here (collectives and Call are the simulator's)");
+	if (t->rank < 0)
+		return fail(&e, "the result type is unknown (run infer_shapes first)");
+	if (!check_operands(&e))
+		return false;
+	*out = sim_tensor_new(t->rank, t->dims);
+	if (!eval_op(&e)) {
+		sim_tensor_free(out);
+		return false;
+	}
+	for (int64_t j = 0; j < out->size; j++)
+		out->data[j] = round_result(out->data[j], t->dtype);
+	return true;
+}
