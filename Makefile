@@ -89,6 +89,11 @@ golden: $(B)/san/shardc
 roundtrip: $(B)/san/shardc
 	sh tests/run_roundtrip.sh $(B)/san/shardc
 
+# ---- the numpy reference evaluator (tools/ref_eval.py): its own tests ----
+.PHONY: ref-test
+ref-test:
+	/usr/bin/python3 tests/ref/test_ref_eval.py
+
 # ---- fuzzing: libFuzzer on parse + check, seeded with the samples ----
 $(B)/fuzz/fuzz_parser: tools/fuzz_parser.c $(B)/fuzz/libshardc.a $(HDRS)
 	clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< $(B)/fuzz/libshardc.a -lm

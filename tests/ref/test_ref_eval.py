@@ -1,0 +1,734 @@
+#!/usr/bin/python3
+"""Tests of tools/ref_eval.py, the numpy reference evaluator.
+
+    /usr/bin/python3 tests/ref/test_ref_eval.py      (or: make ref-test)
+
+Plain unittest.  Covers the initializers of IR-SPEC 9 against values derived
+by hand, every operator's forward against an explicit numpy expression, every
+differentiable operator's backward against central finite differences in
+float64, the three optimizers against hand computation, the error messages,
+and a run of every model in ir-samples/ and tests/good/ (two steps where the
+model trains).
+"""
+
+import contextlib
+import glob
+import importlib.util
+import io
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import numpy as np
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TOOL = os.path.join(ROOT, "tools", "ref_eval.py")
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+_spec = importlib.util.spec_from_file_location("ref_eval", TOOL)
+R = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(R)
+
+
+def init(name, shape, call, dtype="Float32", seed=0, kind="Tensor"):
+    """Initializes `name` with an initializer written as IR text, e.g. 'uniform(0, 1)'."""
+    src = "graph @g(%%%s: <%s[%s], %s> = %s) { return %%%s }" % (
+        name, kind, dtype, tuple(shape) if len(shape) != 1 else "(%d,)" % shape[0], call, name)
+    p = R.parse(src).graphs[0].params[0]
+    return R.initialize(p.name, p.type, p.init, seed)
+
+
+def run_cli(args):
+    """Runs the evaluator in-process; returns (status, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    status = R.run(args, out=out, err=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+class TempDir(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.dir = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def write(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+
+# ---------------------------------------------------------------------------
+
+class Initializers(unittest.TestCase):
+    def test_published_vectors(self):
+        # FNV-1a 64 of "" is the offset basis, of "a" the published test vector;
+        # SplitMix64 seeded with 0 first returns 0xe220a8397b1dcdaf.
+        self.assertEqual(R.fnv1a64(""), 0xcbf29ce484222325)
+        self.assertEqual(R.fnv1a64("a"), 0xaf63dc4c8601ec8c)
+        self.assertEqual(int(R.splitmix64(np.array([0], dtype=np.uint64))[0]), 0xe220a8397b1dcdaf)
+
+    def test_uniform_by_hand(self):
+        # name "x", seed 0:
+        #   fnv1a64("x"): 0xcbf29ce484222325 ^ 0x78 = 0xcbf29ce48422235d
+        #                 * 0x100000001b3 mod 2^64   = 0xaf63f54c86021707
+        #   key = 0xaf63f54c86021707 ^ (0 * 0x9e3779b97f4a7c15) = 0xaf63f54c86021707
+        # u(0): z = key + 0
+        #   z += 0x9e3779b97f4a7c15              -> 0x4d9b6f06054c931c
+        #   z = (z ^ z>>30) * 0xbf58476d1ce4e5b9 -> 0xea30f856f1998de4
+        #   z = (z ^ z>>27) * 0x94d049bb133111eb -> 0x338262d89792fc3e
+        #   z ^ z>>31                            =  0x338262d8f096398f
+        #   >> 40 = 0x338262 = 3375714;  u(0) = 3375714 / 2^24 = 0.201208233833313
+        # u(1): z = key + 1 -> ... -> 0x82ced935c8563cdd; >> 40 = 8572633; u(1) = 0.5109687447547913
+        self.assertEqual(R.init_key("x", 0), 0xaf63f54c86021707)
+        u = R.uniform_bits(R.init_key("x", 0), 2)
+        self.assertEqual(list(u * 2 ** 24), [3375714.0, 8572633.0])
+        # uniform(0, 1): u itself, rounded to float32; uniform(-1, 1) of element 1: -1 + 2 * 0.51096874 = 0.02193749
+        x = init("x", (2,), "uniform(0, 1)")
+        self.assertEqual(x.dtype, np.float32)
+        self.assertEqual(x[0], np.float32(3375714 / 2 ** 24))
+        self.assertEqual(init("x", (2,), "uniform(-1, 1)")[1], np.float32(-1 + 2 * 8572633 / 2 ** 24))
+        # randint(3, 10) on Int32: 3 + floor(u * 7) = 3 + floor(1.408) = 4 and 3 + floor(3.577) = 6
+        self.assertEqual(list(init("x", (2,), "randint(3, 10)", dtype="Int32")), [4, 6])
+
+    def test_normal_by_hand(self):
+        # name "w", seed 1:
+        #   fnv1a64("w") = (0xcbf29ce484222325 ^ 0x77) * 0x100000001b3 = 0xaf63ea4c86020456
+        #   1 * 0x9e3779b97f4a7c15 = 0x9e3779b97f4a7c15; key = 0xaf63ea4c86020456 ^ that = 0x315493f5f9487843
+        #   u(0) = (splitmix64(key) >> 40) / 2^24 = 3920091 / 2^24 = 0.2336556315422058
+        #   u(1) = 5376139 / 2^24 = 0.3204428553581238
+        # normal(0.01), element 0 uses u(0) and u(1):
+        #   sqrt(-2 ln(1 - 0.2336556)) = sqrt(-2 * -0.2661236) = 0.7295528
+        #   cos(2 pi * 0.3204429) = cos(2.0134018) = -0.4282954
+        #   0.01 * 0.7295528 * -0.4282954 = -0.0031246408
+        # element 1 uses u(2) = 7466828 / 2^24 and u(3) = 10805403 / 2^24:
+        #   0.01 * 1.0852567 * -0.6176017 = -0.0067025633
+        self.assertEqual(R.init_key("w", 1), 0x315493f5f9487843)
+        u = R.uniform_bits(R.init_key("w", 1), 4) * 2 ** 24
+        self.assertEqual(list(u), [3920091.0, 5376139.0, 7466828.0, 10805403.0])
+        w = init("w", (2,), "normal(0.01)", seed=1, kind="Parameter")
+        np.testing.assert_allclose(w, [-0.0031246408, -0.0067025633], rtol=1e-7)
+        self.assertEqual(w.dtype, np.float32)
+
+    def test_defaults_and_constants(self):
+        # Inputs default to uniform(0, 1), parameters to normal(0.01) (IR-SPEC 3.3).
+        p = R.parse("graph @g(%x: <Tensor[Float32], (3,)>, %w: <Parameter[Float32], (3,)>) { return %x }")
+        x, w = p.graphs[0].params
+        np.testing.assert_array_equal(R.initialize("x", x.type, None, 5), init("x", (3,), "uniform(0, 1)", seed=5))
+        np.testing.assert_array_equal(R.initialize("w", w.type, None, 5),
+                                      init("w", (3,), "normal(0.01)", seed=5, kind="Parameter"))
+        np.testing.assert_array_equal(init("c", (2, 2), "constant(-2.5)"), np.full((2, 2), -2.5, np.float32))
+        np.testing.assert_array_equal(init("c", (2,), "ones", dtype="Int64"), np.ones(2, np.int64))
+        np.testing.assert_array_equal(init("c", (2,), "zeros", dtype="Float16"), np.zeros(2, np.float16))
+        self.assertEqual(init("c", (), "constant(0.1)", dtype="Float16").dtype, np.float16)
+        self.assertEqual(init("c", (), "constant(0.1)", dtype="Float16"), np.float16(0.1))
+
+    def test_vectorized_matches_scalar_and_is_fast(self):
+        def scalar_u(key, j):
+            m = (1 << 64) - 1
+            z = (key + j + 0x9e3779b97f4a7c15) & m
+            z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & m
+            z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & m
+            return ((z ^ (z >> 31)) >> 40) * 2.0 ** -24
+        t0 = time.time()
+        x = init("big.weight", (1000, 1000), "normal(0.02)", seed=3, kind="Parameter")
+        self.assertLess(time.time() - t0, 5.0)
+        key = R.init_key("big.weight", 3)
+        for i in (0, 1, 4242, 999999):
+            u0, u1 = scalar_u(key, 2 * i), scalar_u(key, 2 * i + 1)
+            want = 0.02 * math.sqrt(-2 * math.log(1 - u0)) * math.cos(2 * math.pi * u1)
+            self.assertEqual(x.reshape(-1)[i], np.float32(want))
+        # key + j wraps around 2^64
+        self.assertEqual(R.uniform_bits((1 << 64) - 1, 2)[1], scalar_u((1 << 64) - 1, 1))
+
+    def test_bfloat16_rounding(self):
+        # 7 fraction bits: 1 + 2^-8 is a tie and goes to even (1.0); 1 + 3 * 2^-8 goes up to 1 + 2^-6.
+        r = R.round_bf16(np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, -(1 + 2 ** -7), 3.4e38, np.inf]))
+        np.testing.assert_array_equal(r, np.array([1.0, 1 + 2 ** -6, -(1 + 2 ** -7), np.inf, np.inf], np.float32))
+        self.assertEqual(init("b", (), "constant(0.1)", dtype="BFloat16"), np.float32(0.10009765625))
+
+
+# ---------------------------------------------------------------------------
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def fwd(op, ins, attrs=None):
+    return R.OPS[op][0]([np.asarray(x) for x in ins], attrs or {})
+
+
+class Forward(unittest.TestCase):
+    def check(self, op, ins, attrs, want):
+        got = fwd(op, ins, attrs)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        self.assertEqual(np.shape(got), np.shape(want))
+
+    def test_matmul(self):
+        a, b = rng().normal(size=(3, 4)), rng(1).normal(size=(4, 5))
+        self.check("MatMul", [a, b], {}, a @ b)
+        self.check("MatMul", [a.T, b], {"transpose_a": True}, a @ b)
+        self.check("MatMul", [a, b.T], {"transpose_b": True}, a @ b)
+        self.check("MatMul", [a.T, b.T], {"transpose_a": True, "transpose_b": True}, a @ b)
+
+    def test_batch_matmul(self):
+        a, b = rng().normal(size=(2, 1, 3, 4)), rng(1).normal(size=(5, 4, 6))
+        want = np.einsum("xymk,ykn->xymn", np.broadcast_to(a, (2, 5, 3, 4)), b)
+        self.check("BatchMatMul", [a, b], {}, want)
+        self.check("BatchMatMul", [np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)],
+                   {"transpose_a": True, "transpose_b": True}, want)
+
+    def test_binary_broadcasting(self):
+        a, b = rng().normal(size=(4, 1, 3)), rng(1).uniform(1, 2, size=(5, 1))
+        for op, f in (("Add", np.add), ("Sub", np.subtract), ("Mul", np.multiply), ("Div", np.divide),
+                      ("Maximum", np.maximum), ("Minimum", np.minimum)):
+            self.check(op, [a, b], {}, f(a, b))
+        self.check("Add", [a, np.float64(2.0)], {}, a + 2.0)
+
+    def test_integer_division_truncates(self):
+        self.check("Div", [np.array([7, -7, 7]), np.array([2, 2, -2])], {}, np.array([3, -3, -3]))
+
+    def test_bias_add(self):
+        x, b = rng().normal(size=(2, 3, 4)), rng(1).normal(size=(4,))
+        self.check("BiasAdd", [x, b], {}, x + b[None, None, :])
+
+    def test_unary(self):
+        x = rng().normal(size=(3, 4))
+        p = np.abs(x) + 0.5
+        c = math.sqrt(2 / math.pi)
+        self.check("ReLU", [x], {}, np.where(x > 0, x, 0))
+        self.check("GeLU", [x], {}, 0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x ** 3))))
+        self.check("Tanh", [x], {}, np.tanh(x))
+        self.check("Sigmoid", [x], {}, 1 / (1 + np.exp(-x)))
+        self.check("Exp", [x], {}, np.exp(x))
+        self.check("Log", [p], {}, np.log(p))
+        self.check("Neg", [x], {}, -x)
+        self.check("Sqrt", [p], {}, np.sqrt(p))
+        self.check("Square", [x], {}, x ** 2)
+
+    def test_softmax_family(self):
+        x = rng().normal(size=(3, 5))
+        e = np.exp(x)
+        self.check("Softmax", [x], {}, e / e.sum(axis=-1, keepdims=True))
+        self.check("Softmax", [x], {"axis": 0}, e / e.sum(axis=0, keepdims=True))
+        self.check("Softmax", [x], {"axis": (0,)}, e / e.sum(axis=0, keepdims=True))
+        self.check("LogSoftmax", [x], {}, np.log(e / e.sum(axis=-1, keepdims=True)))
+        self.check("LogSoftmax", [x], {"axis": 0}, np.log(e / e.sum(axis=0, keepdims=True)))
+        big = np.array([[1000.0, 0.0]])               # stable: no overflow
+        self.check("Softmax", [big], {}, np.array([[1.0, 0.0]]))
+
+    def test_reductions(self):
+        x = rng().normal(size=(2, 3, 4))
+        self.check("ReduceSum", [x], {}, np.sum(x))
+        self.check("ReduceSum", [x], {"axis": ()}, np.sum(x))
+        self.check("ReduceSum", [x], {"axis": 1}, x.sum(axis=1))
+        self.check("ReduceSum", [x], {"axis": -1, "keep_dims": True}, x.sum(axis=2, keepdims=True))
+        self.check("ReduceMean", [x], {"axis": (0, 2)}, x.mean(axis=(0, 2)))
+        self.check("ReduceMean", [x], {"axis": (0, 2), "keep_dims": True}, x.mean(axis=(0, 2), keepdims=True))
+        self.check("ReduceMax", [x], {"axis": (2, 0)}, x.max(axis=(0, 2)))
+        self.check("ReduceMax", [x], {}, x.max())
+
+    def test_shape_ops(self):
+        x = rng().normal(size=(2, 3, 4))
+        self.check("Reshape", [x], {"shape": (4, -1)}, x.reshape(4, 6))
+        self.check("Transpose", [x], {"perm": (2, 0, 1)}, np.transpose(x, (2, 0, 1)))
+        self.check("Flatten", [x], {}, x.reshape(2, 12))
+        self.check("Concat", [x, x[:, :1], x], {"axis": 1}, np.concatenate([x, x[:, :1], x], axis=1))
+        self.check("Concat", [x, x], {}, np.concatenate([x, x], axis=0))
+        self.check("StridedSlice", [x], {"begin": (0, 1, -3), "end": (2, 3, 100), "strides": (1, 1, 2)},
+                   x[0:2, 1:3, 1:4:2])
+
+    def test_gather(self):
+        t = rng().normal(size=(5, 3))
+        i = np.array([[4, 0], [2, 2]])
+        self.check("Gather", [t, i], {"axis": 0}, t[i])
+        # offset 2: index i reads row i - 2; indices 0, 1 and 7 fall outside the 5-row table
+        want = np.stack([t[2], np.zeros(3), np.zeros(3), t[0], np.zeros(3)])
+        self.check("Gather", [t, np.array([4, 0, 1, 2, 7])], {"offset": 2}, want)
+
+    def test_layer_norm(self):
+        x, g, b = rng().normal(size=(2, 3, 4)), rng(1).normal(size=(4,)), rng(2).normal(size=(4,))
+        mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+        self.check("LayerNorm", [x, g, b], {}, (x - mu) / np.sqrt(var + 1e-5) * g + b)
+        g2, b2 = rng(3).normal(size=(3, 4)), rng(4).normal(size=(3, 4))
+        mu, var = x.mean((1, 2), keepdims=True), x.var((1, 2), keepdims=True)
+        self.check("LayerNorm", [x, g2, b2], {"begin_norm_axis": 1, "begin_params_axis": 1, "epsilon": 0.1},
+                   (x - mu) / np.sqrt(var + 0.1) * g2 + b2)
+
+    def test_cast(self):
+        ok, st, _ = self.run_graph("""
+          graph @g(%x: <Tensor[Float32], (4,)>) {
+            %h = Cast(%x) {dtype: Float16}
+            %i = Cast(%x) {dtype: "Int32"}
+            %b = Cast(%x) {dtype: Bool}
+            return %h, %i, %b
+          }""", {"x": np.array([1.1, -2.7, 0.0, 70000.0], np.float32)})
+        self.assertTrue(ok, st)
+        h, i, b = st
+        self.assertEqual(h.dtype, np.float16)
+        np.testing.assert_array_equal(h, np.array([1.1, -2.7, 0.0, np.inf], np.float16))
+        np.testing.assert_array_equal(i, np.array([1, -2, 0, 70000], np.int32))
+        np.testing.assert_array_equal(b, np.array([True, True, False, True]))
+
+    def test_losses(self):
+        logits, labels = rng().normal(size=(4, 6)), np.array([0, 5, 2, 2])
+        logp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+        self.check("SparseSoftmaxCrossEntropyWithLogits", [logits, labels], {}, -logp[np.arange(4), labels].mean())
+        p, t = rng(1).normal(size=(3, 2)), rng(2).normal(size=(3, 2))
+        self.check("MSELoss", [p, t], {}, ((p - t) ** 2).mean())
+        self.check("L1Loss", [p, t], {}, np.abs(p - t).mean())
+
+    def test_single_member_collectives_are_identity(self):
+        x = rng().normal(size=(2, 4))
+        for op in R.COLLECTIVES:
+            self.check(op, [x], {"group": (0,)}, x)
+
+    def run_graph(self, src, feeds):
+        """Evaluates a graph with float32 rounding; returns (ok, outputs or message, prog)."""
+        try:
+            prog = R.flatten(R.parse(src))
+            by_name = {p.name: vid for vid, p in prog.inputs}
+            vals = R.forward(prog, {by_name[n]: x for n, x in feeds.items()})
+            return True, [vals[v] for v in prog.outputs], prog
+        except R.ModelError as e:
+            return False, e.message, None
+
+    def test_every_result_is_rounded_to_float32(self):
+        a = np.array([1.0, 3.0], np.float32)
+        ok, (q,), _ = self.run_graph("""
+          graph @g(%a: <Tensor[Float32], (2,)>, %b: <Tensor[Float32], (2,)>) {
+            %q = Div(%a, %b)
+            return %q
+          }""", {"a": a, "b": np.array([3.0, 7.0], np.float32)})
+        self.assertEqual(q.dtype, np.float32)
+        np.testing.assert_array_equal(q, np.array([1 / 3, 3 / 7], np.float32))
+
+    def test_call_is_inlined(self):
+        x = rng().normal(size=(2, 3)).astype(np.float32)
+        ok, (y,), prog = self.run_graph("""
+          graph @sq(%a: <Tensor[Float32], (2, 3)>) { %s = Square(%a) return %s }
+          graph @main(%x: <Tensor[Float32], (2, 3)>) {
+            %y = Call(%x) {graph: @sq, shard: {in_strategy: ((2, 1),)}}
+            %z = Call(%y) {graph: @sq}
+            return %z
+          }""", {"x": x})
+        self.assertTrue(ok)
+        np.testing.assert_array_equal(y, (x * x).astype(np.float32) ** 2)
+        self.assertEqual([i.op for i in prog.instrs], ["Square", "Square"])
+
+
+# ---------------------------------------------------------------------------
+
+def numeric_grad(f, x, h=1e-6):
+    g = np.zeros_like(x)
+    it = np.nditer(x, flags=["multi_index"])
+    for _ in it:
+        i = it.multi_index
+        old = x[i]
+        x[i] = old + h
+        fp = f()
+        x[i] = old - h
+        fm = f()
+        x[i] = old
+        g[i] = (fp - fm) / (2 * h)
+    return g
+
+
+class Gradients(unittest.TestCase):
+    """Each backward against central differences of sum(r * forward) in float64."""
+
+    def check(self, op, ins, attrs=None, wrt=None):
+        attrs = attrs or {}
+        ins = [np.array(x, dtype=np.float64) if np.asarray(x).dtype.kind == "f" else np.asarray(x) for x in ins]
+        out = fwd(op, ins, attrs)
+        r = rng(7).normal(size=np.shape(out))
+        grads = R.OPS[op][1](r, ins, attrs)
+        self.assertEqual(len(grads), len(ins))
+        for k in wrt if wrt is not None else range(len(ins)):
+            num = numeric_grad(lambda: float(np.sum(r * fwd(op, ins, attrs))), ins[k])
+            self.assertEqual(np.shape(grads[k]), ins[k].shape, "%s input %d" % (op, k))
+            np.testing.assert_allclose(grads[k], num, rtol=1e-6, atol=1e-8, err_msg="%s input %d" % (op, k))
+
+    def test_matmul(self):
+        for ta in (False, True):
+            for tb in (False, True):
+                a = rng(1).normal(size=(4, 3) if ta else (3, 4))
+                b = rng(2).normal(size=(5, 4) if tb else (4, 5))
+                self.check("MatMul", [a, b], {"transpose_a": ta, "transpose_b": tb})
+
+    def test_batch_matmul(self):
+        self.check("BatchMatMul", [rng(1).normal(size=(2, 1, 3, 4)), rng(2).normal(size=(3, 4, 2))])
+        self.check("BatchMatMul", [rng(1).normal(size=(2, 4, 3)), rng(2).normal(size=(2, 5, 4))],
+                   {"transpose_a": True, "transpose_b": True})
+
+    def test_binary(self):
+        a, b = rng(1).normal(size=(3, 1, 4)), rng(2).uniform(0.5, 2, size=(2, 1))
+        for op in ("Add", "Sub", "Mul", "Div", "Maximum", "Minimum"):
+            self.check(op, [a, b])
+        self.check("Mul", [a, np.float64(1.5)])
+
+    def test_bias_add(self):
+        self.check("BiasAdd", [rng(1).normal(size=(2, 3, 4)), rng(2).normal(size=(4,))])
+
+    def test_unary(self):
+        x = rng(1).normal(size=(3, 4))
+        x = np.where(np.abs(x) < 0.05, 0.3, x)         # away from ReLU's kink
+        for op in ("ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Neg", "Square"):
+            self.check(op, [x])
+        for op in ("Log", "Sqrt"):
+            self.check(op, [np.abs(x) + 0.5])
+
+    def test_softmax_family(self):
+        x = rng(1).normal(size=(3, 5))
+        for op in ("Softmax", "LogSoftmax"):
+            self.check(op, [x])
+            self.check(op, [x], {"axis": 0})
+
+    def test_reductions(self):
+        x = rng(1).normal(size=(2, 3, 4))
+        for op in ("ReduceSum", "ReduceMean", "ReduceMax"):
+            self.check(op, [x])
+            self.check(op, [x], {"axis": 1})
+            self.check(op, [x], {"axis": (0, 2), "keep_dims": True})
+            self.check(op, [x], {"axis": -1, "keep_dims": False})
+
+    def test_reduce_max_splits_ties(self):
+        g = R.OPS["ReduceMax"][1](np.array([6.0]), [np.array([[1.0, 3.0, 3.0]])], {"axis": 1})[0]
+        np.testing.assert_array_equal(g, [[0.0, 3.0, 3.0]])
+
+    def test_shape_ops(self):
+        x = rng(1).normal(size=(2, 3, 4))
+        self.check("Reshape", [x], {"shape": (6, -1)})
+        self.check("Transpose", [x], {"perm": (1, 2, 0)})
+        self.check("Flatten", [x])
+        self.check("Concat", [x, rng(2).normal(size=(2, 1, 4))], {"axis": 1})
+        self.check("StridedSlice", [x], {"begin": (1, 0, -4), "end": (2, 3, 4), "strides": (1, 2, 3)})
+
+    def test_gather(self):
+        t = rng(1).normal(size=(5, 3))
+        self.check("Gather", [t, np.array([[4, 0], [2, 4]])], {"axis": 0}, wrt=[0])   # repeated rows add up
+        self.check("Gather", [t, np.array([4, 0, 1, 7])], {"offset": 1}, wrt=[0])     # rows outside: no gradient
+
+    def test_layer_norm(self):
+        x = rng(1).normal(size=(2, 3, 4))
+        self.check("LayerNorm", [x, rng(2).normal(size=(4,)), rng(3).normal(size=(4,))])
+        self.check("LayerNorm", [x, rng(2).normal(size=(3, 4)), rng(3).normal(size=(3, 4))],
+                   {"begin_norm_axis": 1, "begin_params_axis": 1})
+        self.check("LayerNorm", [x, rng(2).normal(size=(4,)), rng(3).normal(size=(4,))],
+                   {"begin_norm_axis": 1, "begin_params_axis": -1, "epsilon": 0.01})
+
+    def test_cast(self):
+        self.check("Cast", [rng(1).normal(size=(3,))], {"dtype": R.Ident("Float16", 0)})
+        g = R.OPS["Cast"][1](np.ones(3), [rng(1).normal(size=(3,))], {"dtype": R.Ident("Int32", 0)})
+        self.assertEqual(g, [None])
+
+    def test_losses(self):
+        logits = rng(1).normal(size=(4, 6))
+        self.check("SparseSoftmaxCrossEntropyWithLogits", [logits, np.array([1, 5, 0, 1])], wrt=[0])
+        p, t = rng(2).normal(size=(3, 4)), rng(3).normal(size=(3, 4))
+        self.check("MSELoss", [p, t])
+        self.check("L1Loss", [p, t])
+
+    def test_collectives(self):
+        for op in R.COLLECTIVES:
+            self.check(op, [rng(1).normal(size=(2, 3))], {"group": (0,)})
+
+    def test_every_operator_is_tested(self):
+        names = set(n[len("test_"):] for n in dir(self) if n.startswith("test_"))
+        groups = {"matmul": ["MatMul"], "batch_matmul": ["BatchMatMul"],
+                  "binary": ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum"], "bias_add": ["BiasAdd"],
+                  "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Square"],
+                  "softmax_family": ["Softmax", "LogSoftmax"], "reductions": ["ReduceSum", "ReduceMean", "ReduceMax"],
+                  "shape_ops": ["Reshape", "Transpose", "Flatten", "Concat", "StridedSlice"], "gather": ["Gather"],
+                  "layer_norm": ["LayerNorm"], "cast": ["Cast"],
+                  "losses": ["SparseSoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss"],
+                  "collectives": list(R.COLLECTIVES)}
+        covered = set(op for g, ops in groups.items() if g in names for op in ops)
+        self.assertEqual(covered, set(R.OPS))
+
+    def test_program_gradient_in_float64(self):
+        # A whole program (attention-like chain with a Call) with rounding switched off: backward() against
+        # central differences of the loss for every element of every parameter.
+        src = """
+          graph @proj(%a: <Tensor[Float32], (4, 6)>, %w: <Tensor[Float32], (6, 6)>) {
+            %m = MatMul(%a, %w)
+            %g = GeLU(%m)
+            return %g
+          }
+          graph @g(%x: <Tensor[Float32], (4, 6)> = uniform(-1, 1),
+                   %labels: <Tensor[Int32], (4,)> = randint(0, 3),
+                   %ln.gamma: <Parameter[Float32], (6,)> = uniform(0.5, 1.5),
+                   %ln.beta: <Parameter[Float32], (6,)> = normal(0.1),
+                   %wq: <Parameter[Float32], (6, 6)> = normal(0.5),
+                   %wo: <Parameter[Float32], (6, 3)> = normal(0.5),
+                   %emb: <Parameter[Float32], (3, 6)> = normal(0.5)) {
+            %ln = LayerNorm(%x, %ln.gamma, %ln.beta)
+            %e = Gather(%emb, %labels)
+            %xe = Add(%ln, %e)
+            %q = Call(%xe, %wq) {graph: @proj}
+            %q3 = Reshape(%q) {shape: (2, 2, 6)}
+            %k3 = Transpose(%q3) {perm: (0, 2, 1)}
+            %s = BatchMatMul(%q3, %q3) {transpose_b: true}
+            %p = Softmax(%s)
+            %c = BatchMatMul(%p, %q3)
+            %c2 = Reshape(%c) {shape: (4, 6)}
+            %t = Tanh(%c2)
+            %sl = StridedSlice(%t) {begin: (0, 0), end: (4, 6), strides: (1, 1)}
+            %logits = MatMul(%sl, %wo)
+            %ce = SparseSoftmaxCrossEntropyWithLogits(%logits, %labels)
+            %sq = Square(%logits)
+            %r = ReduceMean(%sq)
+            %loss = Add(%ce, %r)
+            return %loss
+          }
+          train {loss: %loss, optimizer: SGD}"""
+        saved = R.STORAGE["Float32"]
+        R.STORAGE["Float32"] = np.float64
+        try:
+            prog = R.flatten(R.parse(src))
+            feeds = {vid: R.initialize(p.name, p.type, p.init, 0) for vid, p in prog.inputs}
+            grads = R.backward(prog, R.forward(prog, feeds), prog.loss)
+            for vid, p in prog.inputs:
+                if p.type.kind != "Parameter":
+                    continue
+                num = numeric_grad(lambda: float(R.forward(prog, feeds)[prog.loss]), feeds[vid])
+                np.testing.assert_allclose(grads[vid], num, rtol=1e-5, atol=1e-8, err_msg=p.name)
+        finally:
+            R.STORAGE["Float32"] = saved
+
+    def test_program_backward_accumulates(self):
+        # loss = sum(w * w) + sum(w): dloss/dw = 2w + 1, the value %w used three times.
+        prog = R.flatten(R.parse("""
+          graph @g(%w: <Parameter[Float32], (3,)>) {
+            %sq = Mul(%w, %w)
+            %s = Add(%sq, %w)
+            %l = ReduceSum(%s)
+            return %l
+          }
+          train {loss: %l, optimizer: SGD}"""))
+        w = np.array([0.5, -1.0, 2.0], np.float32)
+        vals = R.forward(prog, {0: w})
+        grads = R.backward(prog, vals, prog.loss)
+        np.testing.assert_array_equal(grads[0], 2 * w + 1)
+        self.assertEqual(grads[0].dtype, np.float32)
+
+
+# ---------------------------------------------------------------------------
+
+SQUARE_MODEL = """
+graph @g(%w: <Parameter[Float32], (2,)> = constant(0.5),
+         %gamma: <Parameter[Float32], (2,)> = constant(0.5)) {
+  %sw = Square(%w)
+  %sg = Square(%gamma)
+  %s = Add(%sw, %sg)
+  %loss = ReduceSum(%s)
+  return %loss
+}
+train { loss: %loss, optimizer: OPT, steps: 2 }
+"""
+
+
+class Optimizers(TempDir):
+    """loss = sum(w^2) + sum(gamma^2), w = gamma = 0.5: the gradient of each element is 2p."""
+
+    def train(self, opt):
+        model = self.write("m.ir", SQUARE_MODEL.replace("OPT", opt))
+        status, out, err = run_cli([model, "--output-dir", self.dir])
+        self.assertEqual(status, 0, err)
+        w = np.load(os.path.join(self.dir, "param_w.npy"))
+        g = np.load(os.path.join(self.dir, "param_gamma.npy"))
+        self.assertEqual(w.dtype, np.float32)
+        return out, w, g
+
+    def test_sgd(self):
+        # step 1: g = 2 * 0.5 = 1.0, w = 0.5 - 0.1 * 1.0 = 0.4;  loss 4 * 0.25 = 1
+        # step 2: g = 0.8, w = 0.4 - 0.1 * 0.8 = 0.32;           loss 4 * 0.16 = 0.64, except that
+        #         float32(0.4) = 0.40000001, whose square rounds to 0.16000001, and 4 of those to 0.64000005
+        out, w, _ = self.train("SGD(learning_rate: 0.1)")
+        self.assertEqual(out, "step: 1, loss is 1.0\nstep: 2, loss is 0.64000005\n")
+        np.testing.assert_allclose(w, [0.32, 0.32], rtol=1e-6)
+        # output_0 is the last step's forward, before its update
+        self.assertEqual(np.load(os.path.join(self.dir, "output_0.npy")), np.float32(0.64000005))
+
+    def test_sgd_default_learning_rate_is_mindspores(self):
+        # nn.SGD's default learning_rate is 0.1: the same as above
+        _, w, _ = self.train("SGD")
+        np.testing.assert_allclose(w, [0.32, 0.32], rtol=1e-6)
+
+    def test_momentum(self):
+        # step 1: v = 0.9 * 0 + 1.0 = 1.0,   w = 0.5 - 0.1 * 1.0 = 0.4
+        # step 2: v = 0.9 * 1.0 + 0.8 = 1.7, w = 0.4 - 0.1 * 1.7 = 0.23
+        _, w, _ = self.train("Momentum(learning_rate: 0.1, momentum: 0.9)")
+        np.testing.assert_allclose(w, [0.23, 0.23], rtol=1e-6)
+
+    def test_momentum_needs_its_arguments(self):
+        model = self.write("m.ir", SQUARE_MODEL.replace("OPT", "Momentum(learning_rate: 0.1)"))
+        status, _, err = run_cli([model, "--output-dir", self.dir])
+        self.assertEqual(status, 1)
+        self.assertIn("Momentum needs momentum", err)
+
+    def test_adam_with_weight_decay(self):
+        # loss = sum(w + gamma), so the gradient is 1 everywhere; lr 0.1, b1 0.9, b2 0.999, eps 1e-8,
+        # weight_decay 0.5, which applies to w but not to gamma (MindSpore skips names with 'gamma').
+        # gamma, step 1: g = 1; m = 0.1, v = 0.001; m^ = 0.1 / 0.1 = 1, v^ = 0.001 / 0.001 = 1
+        #                gamma = 0.5 - 0.1 * 1 / (1 + 1e-8) = 0.4
+        #        step 2: g = 1; m = 0.19, v = 0.001999; m^ = 0.19 / 0.19 = 1, v^ = 1; gamma = 0.3
+        # w,     step 1: g = 1 + 0.5 * 0.5 = 1.25; m = 0.125, v = 0.0015625
+        #                m^ = 1.25, v^ = 1.5625, sqrt(v^) = 1.25; w = 0.5 - 0.1 * 1.25 / 1.25 = 0.4
+        #        step 2: g = 1 + 0.5 * 0.4 = 1.2; m = 0.9 * 0.125 + 0.1 * 1.2 = 0.2325
+        #                v = 0.999 * 0.0015625 + 0.001 * 1.44 = 0.0030009375
+        #                m^ = 0.2325 / 0.19 = 1.2236842; v^ = 0.0030009375 / 0.001999 = 1.5012194
+        #                sqrt(v^) = 1.2252426; w = 0.4 - 0.1 * 1.2236842 / 1.2252426 = 0.4 - 0.0998728 = 0.3001272
+        model = self.write("m.ir", SQUARE_MODEL.replace("Square", "Neg").replace("%s = Add(%sw, %sg)",
+                           "%s = Add(%w, %gamma)").replace(
+                           "OPT", "Adam(learning_rate: 0.1, beta1: 0.9, beta2: 0.999, eps: 1e-8, weight_decay: 0.5)"))
+        status, out, err = run_cli([model, "--output-dir", self.dir])
+        self.assertEqual(status, 0, err)
+        self.assertEqual(out, "step: 1, loss is 2.0\nstep: 2, loss is 1.6\n")
+        w = np.load(os.path.join(self.dir, "param_w.npy"))
+        g = np.load(os.path.join(self.dir, "param_gamma.npy"))
+        np.testing.assert_allclose(w, [0.3001272, 0.3001272], rtol=1e-6)
+        np.testing.assert_allclose(g, [0.3, 0.3], rtol=1e-6)
+
+    def test_steps_flag_overrides(self):
+        model = self.write("m.ir", SQUARE_MODEL.replace("OPT", "SGD(learning_rate: 0.1)"))
+        status, out, _ = run_cli([model, "--output-dir", self.dir, "--steps", "3"])
+        self.assertEqual(status, 0)
+        self.assertEqual(out.count("step: "), 3)
+        self.assertTrue(out.endswith("step: 3, loss is 0.4096\n"))        # step 3 sees w = 0.32
+
+
+# ---------------------------------------------------------------------------
+
+class CommandLine(TempDir):
+    MODEL = """context {device_num: 1, seed: 4}
+graph @net(%x: <Tensor[Float32], (2, 3)>, %w: <Parameter[Float32], (3, 2)>,
+           %ids: <Tensor[Int32], (2,)> = randint(0, 2)) {
+  %y = MatMul(%x, %w)
+  %z = Gather(%y, %ids)
+  return %y, %ids
+}
+"""
+
+    def test_feeds_and_outputs(self):
+        model = self.write("m.ir", self.MODEL)
+        x = rng().normal(size=(2, 3)).astype(np.float32)
+        w = rng(1).normal(size=(3, 2)).astype(np.float32)
+        np.save(os.path.join(self.dir, "x.npy"), x)
+        np.save(os.path.join(self.dir, "w.npy"), w)
+        out = os.path.join(self.dir, "res")
+        status, _, err = run_cli([model, "--input", "x=" + os.path.join(self.dir, "x.npy"),
+                                  "--param", "w=" + os.path.join(self.dir, "w.npy"), "--output-dir", out])
+        self.assertEqual(status, 0, err)
+        y, ids = np.load(os.path.join(out, "output_0.npy")), np.load(os.path.join(out, "output_1.npy"))
+        self.assertEqual((y.dtype, ids.dtype), (np.float32, np.int32))
+        np.testing.assert_allclose(y, x.astype(np.float64) @ w, rtol=1e-6)
+        np.testing.assert_array_equal(ids, init("ids", (2,), "randint(0, 2)", dtype="Int32", seed=4))
+
+    def test_seed_flag_overrides_context(self):
+        model = self.write("m.ir", self.MODEL)
+        run_cli([model, "--output-dir", self.dir, "--seed", "9"])
+        np.testing.assert_array_equal(np.load(os.path.join(self.dir, "output_1.npy")),
+                                      init("ids", (2,), "randint(0, 2)", dtype="Int32", seed=9))
+
+    def expect_error(self, args, text, status=1):
+        got, _, err = run_cli(args)
+        self.assertEqual(got, status, err)
+        self.assertIn(text, err)
+        return err
+
+    def test_feed_errors_name_the_input(self):
+        model = self.write("m.ir", self.MODEL)
+        np.save(os.path.join(self.dir, "shape.npy"), np.zeros((3, 2), np.float32))
+        np.save(os.path.join(self.dir, "dtype.npy"), np.zeros((2, 3), np.float64))
+        self.expect_error([model, "--input", "x=" + os.path.join(self.dir, "none.npy")], "--input x: no such file")
+        self.expect_error([model, "--input", "x=" + os.path.join(self.dir, "shape.npy")],
+                          "'%x' is Float32 (2, 3), which needs a float32 array of shape (2, 3)")
+        self.expect_error([model, "--input", "x=" + os.path.join(self.dir, "dtype.npy")], "holds float64 (2, 3)")
+        self.expect_error([model, "--input", "nope=" + os.path.join(self.dir, "dtype.npy")],
+                          "no input or parameter '%nope'")
+        self.expect_error([model, "--input", "w=" + os.path.join(self.dir, "dtype.npy")],
+                          "'%w' is a Parameter; give it with --param")
+
+    def test_parse_error_location(self):
+        model = self.write("bad.ir", "graph @g(%x: <Tensor[Float32], (2,)>) {\n  %y = ReLU(%x\n  return %y\n}\n")
+        err = self.expect_error([model], "bad.ir:3:3: error: expected ',' or ')', found 'return'")
+        self.assertTrue(err.startswith(model + ":3:3: error:"))
+        model = self.write("bad2.ir", "graph @g(%x: <Tensor[Float32], (2,)>) {\n  %y = Relu(%x)\n  return %y\n}\n")
+        self.expect_error([model], "bad2.ir:2:8: error: unknown operator 'Relu'")
+        model = self.write("bad5.ir", "graph @g(%x: <Tensor[Float32], (2,)>) {\n"
+                                      "  %y = ReLU(%x) {s: \"\u00e9\" 3}\n  return %y\n}\n")
+        self.expect_error([model], "bad5.ir:2:26: error: expected a key or '}', found '3'")   # columns count bytes
+        model = self.write("bad3.ir", "graph @g() { %y = ReLU(%x) return %y }")
+        self.expect_error([model], "bad3.ir:1:24: error: value '%x' is not defined")
+        model = self.write("bad4.ir", 'context {seed: "x\\n"}')
+        self.expect_error([model], "bad4.ir:1:18: error: unknown escape")
+
+    def test_signature_mismatch(self):
+        model = self.write("sig.ir", "graph @g(%x: <Tensor[Float32], (2, 3)>) {\n"
+                                     "  %y = ReLU(%x) : (<Tensor[Float32], (2, 3)>) -> (<Tensor[Float32], (3, 2)>)\n"
+                                     "  return %y\n}\n")
+        self.expect_error([model], "sig.ir:2:51: error: the signature's result of '%y' is declared Float32 (3, 2)")
+
+    def test_multi_rank_collective_is_refused(self):
+        model = self.write("c.ir", "context {device_num: 2}\ngraph @g(%x: <Tensor[Float32], (2,)>) {\n"
+                                   "  %y = AllReduce(%x) {op: \"sum\", group: (0, 1)}\n  return %y\n}\n")
+        self.expect_error([model], "c.ir:3:8: error: AllReduce over the group (0, 1): a serial reference cannot "
+                                   "evaluate a multi-rank collective")
+
+    def test_bad_command_line(self):
+        with self.assertRaises(SystemExit) as e, contextlib.redirect_stderr(io.StringIO()):
+            run_cli(["--steps"])
+        self.assertEqual(e.exception.code, 2)
+
+
+# ---------------------------------------------------------------------------
+
+class Samples(TempDir):
+    """Every sample model evaluates through the real command line (two steps where it trains)."""
+
+    def test_every_sample(self):
+        models = sorted(glob.glob(os.path.join(ROOT, "ir-samples", "*.ir")) +
+                        glob.glob(os.path.join(ROOT, "tests", "good", "*.ir")))
+        self.assertGreater(len(models), 10)
+        for model in models:
+            with self.subTest(model=os.path.basename(model)):
+                out = os.path.join(self.dir, os.path.basename(model))
+                p = subprocess.run([PYTHON, TOOL, model, "--output-dir", out, "--steps", "2"],
+                                   capture_output=True, text=True, timeout=120)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                with open(model) as f:
+                    trains = "\ntrain" in f.read()
+                lines = p.stdout.splitlines()
+                self.assertEqual(len(lines), 2 if trains else 0, p.stdout)
+                for s, line in enumerate(lines, 1):
+                    self.assertRegex(line, r"^step: %d, loss is -?[0-9.e+-]+$" % s)
+                    self.assertTrue(math.isfinite(float(line.split()[-1])))
+                self.assertTrue(os.path.exists(os.path.join(out, "output_0.npy")))
+                for f in glob.glob(os.path.join(out, "*.npy")):
+                    x = np.load(f)
+                    if x.dtype.kind == "f":
+                        self.assertTrue(np.isfinite(x).all(), f)
+                if trains:
+                    self.assertTrue(glob.glob(os.path.join(out, "param_*.npy")))
+
+    def test_bad_inputs_never_crash(self):
+        # The compiler's bad inputs: each is either refused with a located message (status 1) or, when the
+        # problem is one a serial evaluator does not care about (strategies, layouts), evaluated (status 0).
+        for model in sorted(glob.glob(os.path.join(ROOT, "tests", "bad", "*.ir"))):
+            with self.subTest(model=os.path.basename(model)):
+                status, _, err = run_cli([model, "--output-dir", self.dir, "--steps", "1"])
+                self.assertIn(status, (0, 1))
+                if status:
+                    self.assertRegex(err, r"^%s:\d+:\d+: error: " % re.escape(model))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)

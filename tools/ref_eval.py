@@ -1,0 +1,1611 @@
+#!/usr/bin/python3
+"""ref_eval.py: an independent numpy reference evaluator for shardc IR.
+
+    tools/ref_eval.py MODEL.ir [--input NAME=FILE.npy]... [--param NAME=FILE.npy]...
+                      [--output-dir DIR] [--steps K] [--seed S]
+
+It reads a module in the IR of ../shared/IR-SPEC.md (sections 1 and 1a) with
+its own small parser (standard library + numpy, nothing from the C compiler),
+evaluates the entry graph (the last one) serially, and writes what the
+generated programs' run.sh writes (IR-SPEC section 8): DIR/output_<k>.npy for
+the k-th returned value (DIR defaults to ./results), and, with a `train`
+block, one line `step: S, loss is L` per step and DIR/param_<name>.npy for
+every Parameter after the last step.  It exists to check the compiler's
+per-rank programs against something that shares none of their code.
+
+What it ignores and why: strategies, layouts, `shard`, and every context key
+but `seed` (sharding never changes values).  `Call` is inlined (its `graph:`
+attribute names the callee).  A collective written in an input graph is the
+identity when its group has one member; any larger group is an error, since
+a serial reference has only one rank.  Only the entry graph and the graphs
+it calls are evaluated, so a problem in a graph nothing calls goes unseen;
+checks that concern strategies or layouts are the compiler's, not ours.
+
+Choices where the spec is silent:
+
+- Floats.  Each operator is computed in float64 from its inputs and its
+  result is rounded once to its element type (Float32 -> float32, Float16 ->
+  float16, BFloat16 -> nearest-even bfloat16), so the evaluator behaves like
+  a float32 program whose every operator is correctly rounded; a real float32
+  program differs from it by accumulated rounding only.  Gradients are
+  computed the same way: each operator's backward in float64 at the rounded
+  forward values, each gradient contribution and each accumulated sum rounded
+  to the value's element type.  The optimizer computes in float64 and rounds
+  the parameter and its state (Momentum's v, Adam's m and v) to the
+  parameter's element type every step.  Integer operators compute in int64
+  and wrap to their type; Div and Cast of floats to integers truncate toward
+  zero as C does.
+- .npy element types: Float32 float32, Float16 float16, BFloat16 float32
+  (npy has no bfloat16; the values are bfloat16-exact), Int32 int32, Int64
+  int64, Bool bool.  A file for an input must have exactly the declared shape
+  and that element type (any byte order).
+- Loss printing: `step: S, loss is L` with S from 1 and L the shortest
+  decimal that reads back as the same float32 (numpy's str of a float32,
+  e.g. 2.3016002), the way MindSpore prints a float32 loss tensor (seed 001).
+- Outputs with `train`: output_<k>.npy holds the values of the last step's
+  forward pass, computed before that step's update; param_<name>.npy holds
+  the parameters after it.
+- Optimizers follow MindSpore's nn.SGD, nn.Momentum and nn.Adam documents:
+    SGD       p -= lr * g                                  (momentum 0)
+    Momentum  v = momentum * v + g;  p -= lr * v           (use_nesterov off)
+    Adam      g += weight_decay * p   (only for parameters whose name holds
+                                       neither 'beta' nor 'gamma', MindSpore's
+                                       default filter for ungrouped params)
+              m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+              m^ = m / (1 - b1^t);    v^ = v / (1 - b2^t)     (t from 1)
+              p -= lr * m^ / (sqrt(v^) + eps)
+  Defaults are MindSpore's: SGD learning_rate 0.1; Adam learning_rate 1e-3,
+  beta1 0.9, beta2 0.999, eps 1e-8, weight_decay 0.  nn.Momentum has no
+  default learning_rate or momentum, so both must be given.  Optimizer
+  arguments are named (`Momentum(learning_rate: 0.2, momentum: 0.1)`), and
+  `steps` defaults to 1.
+- Gradients at kinks: ReLU's is 0 at 0; Maximum gives a tie to its first
+  operand, Minimum too; ReduceMax splits the gradient evenly among tied
+  maxima (MindSpore's bprop); L1Loss uses sign(0) = 0.
+- Gather (axis 0 only) reads row i - offset for index i (`offset`, default 0,
+  is the lowering extension for row-split tables); rows outside the table
+  give zeros.  A SparseSoftmaxCrossEntropyWithLogits label outside [0, C) is
+  an error.
+- StridedSlice: negative begin/end count from the end, then both clamp to
+  the dim, as Python slices; strides are positive.
+
+Errors: a problem in the model prints `FILE:LINE:COL: error: message`
+(columns count bytes from 1) and exits 1; a bad --input/--param (unknown
+name, missing or unreadable file, wrong shape or element type) prints a
+message naming it and exits 1; a wrong command line exits 2.
+"""
+
+import argparse
+import math
+import os
+import re
+import sys
+
+import numpy as np
+
+
+class ModelError(Exception):
+    """A problem in the model, reported at a character offset of its source."""
+
+    def __init__(self, offset, message):
+        super().__init__(message)
+        self.offset = offset
+        self.message = message
+
+
+class FeedError(Exception):
+    """A problem with a file given by --input or --param."""
+
+
+# ---------------------------------------------------------------------------
+# Lexer (IR-SPEC 1)
+
+KEYWORDS = {"context", "layout", "graph", "train", "return", "true", "false", "None"}
+
+TOKEN_RE = re.compile(r"""
+    (?P<ws>[ \t\r\n]+)
+  | (?P<comment>\#[^\n]*)
+  | (?P<arrow>->)
+  | (?P<float>-?\d+\.\d*(?:[eE][-+]?\d+)?|-?\.\d+(?:[eE][-+]?\d+)?|-?\d+[eE][-+]?\d+)
+  | (?P<int>-?\d+)
+  | (?P<string>"(?:[^"\\\n]|\\.)*")
+  | (?P<value>%[A-Za-z0-9_.]+)
+  | (?P<graph>@[A-Za-z0-9_.]+)
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<punct>[(){}\[\]<>,:=])
+""", re.VERBOSE)
+
+
+class Token:
+    def __init__(self, kind, text, value, offset):
+        self.kind = kind      # int float string value graph ident -> EOF, a keyword, or a punctuation char
+        self.text = text
+        self.value = value    # the int, float, unescaped string or name
+        self.offset = offset  # character offset into the source
+
+
+def unescape(text, offset):
+    out, i = [], 1
+    while i < len(text) - 1:
+        c = text[i]
+        if c == "\\":
+            i += 1
+            if text[i] not in "\"\\":
+                raise ModelError(offset + i - 1, "unknown escape in string (only \\\" and \\\\ are allowed)")
+            c = text[i]
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def tokenize(src):
+    toks, pos = [], 0
+    while pos < len(src):
+        m = TOKEN_RE.match(src, pos)
+        if not m:
+            if src[pos] == '"':
+                raise ModelError(pos, "unterminated string")
+            raise ModelError(pos, "unexpected character %r" % src[pos])
+        kind, text = m.lastgroup, m.group()
+        if kind == "int":
+            v = int(text)
+            if not -2**63 <= v < 2**63:
+                raise ModelError(pos, "integer literal out of range (64-bit)")
+            toks.append(Token("int", text, v, pos))
+        elif kind == "float":
+            v = float(text)
+            if math.isinf(v):
+                raise ModelError(pos, "float literal out of range")
+            toks.append(Token("float", text, v, pos))
+        elif kind == "string":
+            toks.append(Token("string", text, unescape(text, pos), pos))
+        elif kind in ("value", "graph"):
+            toks.append(Token(kind, text, text[1:], pos))
+        elif kind == "ident":
+            toks.append(Token(text if text in KEYWORDS else "ident", text, text, pos))
+        elif kind == "arrow":
+            toks.append(Token("->", text, text, pos))
+        elif kind == "punct":
+            toks.append(Token(text, text, text, pos))
+        pos = m.end()
+    toks.append(Token("EOF", "end of file", None, pos))
+    return toks
+
+
+# ---------------------------------------------------------------------------
+# Parser (IR-SPEC 1a).  Values become Python objects: int, float, str
+# (strings), bool, None, tuple, dict, and the classes below.
+
+class Ref:
+    """%name: a value."""
+
+    def __init__(self, name, offset):
+        self.name, self.offset = name, offset
+
+
+class GraphRef:
+    """@name: a graph."""
+
+    def __init__(self, name, offset):
+        self.name, self.offset = name, offset
+
+
+class Ident:
+    """A bare identifier used as a value (Float16, SGD)."""
+
+    def __init__(self, name, offset):
+        self.name, self.offset = name, offset
+
+
+class Apply:
+    """IDENT(args): an optimizer, an initializer or a layout application."""
+
+    def __init__(self, name, args, offset):
+        self.name, self.args, self.offset = name, args, offset   # args: [(key or None, value)]
+
+
+class Type:
+    def __init__(self, kind, dtype, shape, offset):
+        self.kind = kind      # 'Tensor' or 'Parameter'
+        self.dtype = dtype    # 'Float32', ...
+        self.shape = shape    # tuple of ints
+        self.offset = offset
+
+
+class Param:
+    def __init__(self, name, type_, init, offset):
+        self.name, self.type, self.init, self.offset = name, type_, init, offset
+
+
+class Stmt:
+    def __init__(self, result, op, operands, attrs, sig, offset, op_offset):
+        self.result = result          # name without %
+        self.op = op
+        self.operands = operands      # [Ref]
+        self.attrs = attrs            # dict
+        self.sig = sig                # None or ([Type], [Type])
+        self.offset = offset
+        self.op_offset = op_offset
+
+
+class Graph:
+    def __init__(self, name, offset):
+        self.name, self.offset = name, offset
+        self.params = []              # [Param]
+        self.stmts = []               # [Stmt]
+        self.rets = []                # [Ref]
+
+
+class Module:
+    def __init__(self):
+        self.context = None           # (dict, offset)
+        self.layouts = {}
+        self.graphs = []              # [Graph], file order
+        self.train = None             # (dict, offset)
+
+
+DTYPES = ("Float32", "Float16", "BFloat16", "Int32", "Int64", "Bool")
+
+
+MAX_NESTING = 200   # brackets inside brackets; deeper is refused rather than overflowing Python's stack
+
+
+class Parser:
+    def __init__(self, src):
+        self.toks = tokenize(src)
+        self.i = 0
+        self.depth = 0
+
+    def peek(self, k=0):
+        return self.toks[min(self.i + k, len(self.toks) - 1)]
+
+    def next(self):
+        t = self.peek()
+        self.i += 1
+        return t
+
+    def fail(self, what):
+        t = self.peek()
+        found = "end of file" if t.kind == "EOF" else "'%s'" % t.text
+        raise ModelError(t.offset, "expected %s, found %s" % (what, found))
+
+    def expect(self, kind, what=None):
+        if self.peek().kind != kind:
+            self.fail(what or "'%s'" % kind)
+        return self.next()
+
+    def accept(self, kind):
+        if self.peek().kind == kind:
+            return self.next()
+        return None
+
+    def module(self):
+        m = Module()
+        while self.peek().kind != "EOF":
+            t = self.peek()
+            if t.kind == "context":
+                self.next()
+                if m.context:
+                    raise ModelError(t.offset, "a module has at most one context block")
+                m.context = (self.dict_(), t.offset)
+            elif t.kind == "train":
+                self.next()
+                if m.train:
+                    raise ModelError(t.offset, "a module has at most one train block")
+                m.train = (self.dict_(), t.offset)
+            elif t.kind == "layout":
+                self.next()
+                name = self.expect("ident", "a layout name")
+                self.expect("=")
+                self.expect("ident", "Layout")
+                self.expect("(")
+                m.layouts[name.value] = self.args()
+                self.expect(")")
+            elif t.kind == "graph":
+                g = self.graph()
+                if any(h.name == g.name for h in m.graphs):
+                    raise ModelError(g.offset, "graph @%s is defined twice" % g.name)
+                m.graphs.append(g)
+            else:
+                self.fail("'context', 'layout', 'graph' or 'train'")
+        if not m.graphs:
+            raise ModelError(self.peek().offset, "the module has no graph")
+        return m
+
+    def graph(self):
+        self.expect("graph")
+        name = self.expect("graph", "a graph name such as @net")
+        g = Graph(name.value, name.offset)
+        self.expect("(")
+        while self.peek().kind == "value":
+            v = self.next()
+            self.expect(":")
+            ty = self.type_()
+            init = None
+            if self.accept("="):
+                iname = self.expect("ident", "an initializer such as uniform(0, 1)")
+                args = []
+                if self.accept("("):
+                    args = self.args()
+                    self.expect(")")
+                init = Apply(iname.value, args, iname.offset)
+            g.params.append(Param(v.value, ty, init, v.offset))
+            if not self.accept(","):
+                break
+        self.expect(")", "',' or ')'")
+        self.expect("{")
+        while self.peek().kind == "value":
+            g.stmts.append(self.stmt())
+        self.expect("return", "a statement or 'return'")
+        g.rets.append(self.ref())
+        while self.accept(","):
+            g.rets.append(self.ref())
+        self.expect("}")
+        return g
+
+    def ref(self):
+        t = self.expect("value", "a value name such as %x")
+        return Ref(t.value, t.offset)
+
+    def stmt(self):
+        res = self.next()
+        self.expect("=")
+        op = self.expect("ident", "an operator name")
+        self.expect("(")
+        operands = []
+        if self.peek().kind != ")":
+            operands.append(self.ref())
+            while self.accept(","):
+                operands.append(self.ref())
+        self.expect(")", "',' or ')'")
+        attrs = self.dict_() if self.peek().kind == "{" else {}
+        sig = None
+        if self.accept(":"):
+            self.expect("(")
+            ins = self.types(")")
+            self.expect(")")
+            self.expect("->")
+            self.expect("(")
+            outs = self.types(")")
+            self.expect(")")
+            sig = (ins, outs)
+        return Stmt(res.value, op.value, operands, attrs, sig, res.offset, op.offset)
+
+    def types(self, end):
+        out = []
+        if self.peek().kind == end:
+            return out
+        out.append(self.type_())
+        while self.accept(","):
+            out.append(self.type_())
+        return out
+
+    def type_(self):
+        t = self.expect("<", "a type such as <Tensor[Float32], (16, 32)>")
+        kind = self.expect("ident", "Tensor or Parameter")
+        if kind.value not in ("Tensor", "Parameter"):
+            raise ModelError(kind.offset, "unknown type '%s' (expected Tensor or Parameter)" % kind.value)
+        self.expect("[")
+        dt = self.expect("ident", "an element type")
+        if dt.value not in DTYPES:
+            raise ModelError(dt.offset, "unknown element type '%s' (expected %s)" % (dt.value, ", ".join(DTYPES)))
+        self.expect("]")
+        self.expect(",")
+        shape_tok = self.peek()
+        shape = self.tuple_()
+        if not all(type(d) is int and d > 0 for d in shape):
+            raise ModelError(shape_tok.offset, "a shape is a tuple of positive integers")
+        self.expect(">")
+        return Type(kind.value, dt.value, shape, t.offset)
+
+    def value(self):
+        t = self.peek()
+        k = t.kind
+        if k in ("(", "{") or (k == "ident" and self.peek(1).kind == "("):
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise ModelError(t.offset, "nested too deeply (more than %d levels)" % MAX_NESTING)
+            try:
+                return self.nested_value()
+            finally:
+                self.depth -= 1
+        if k in ("int", "float", "string"):
+            self.next()
+            return t.value
+        if k in ("true", "false"):
+            self.next()
+            return k == "true"
+        if k == "None":
+            self.next()
+            return None
+        if k == "value":
+            self.next()
+            return Ref(t.value, t.offset)
+        if k == "graph":
+            self.next()
+            return GraphRef(t.value, t.offset)
+        if k == "ident":
+            self.next()
+            return Ident(t.value, t.offset)
+        self.fail("a value")
+
+    def nested_value(self):
+        t = self.peek()
+        if t.kind == "(":
+            return self.tuple_()
+        if t.kind == "{":
+            return self.dict_()
+        self.next()
+        self.expect("(")
+        args = self.args()
+        self.expect(")", "',' or ')'")
+        return Apply(t.value, args, t.offset)
+
+    def tuple_(self):
+        self.expect("(", "a tuple")
+        items = []
+        while self.peek().kind != ")":
+            items.append(self.value())
+            if not self.accept(","):
+                break
+        self.expect(")", "',' or ')'")
+        return tuple(items)
+
+    def dict_(self):
+        self.expect("{", "a dict")
+        d = {}
+        while self.peek().kind != "}":
+            key = self.next()
+            if key.kind not in ("ident", "string") and key.kind not in KEYWORDS - {"true", "false", "None"}:
+                self.i -= 1
+                self.fail("a key or '}'")
+            self.expect(":")
+            if key.value in d:
+                raise ModelError(key.offset, "key '%s' appears twice" % key.value)
+            d[key.value] = self.value()
+            self.accept(",")
+        self.expect("}")
+        return d
+
+    def args(self):
+        out = []
+        if self.peek().kind == ")":
+            return out
+        while True:
+            if self.peek().kind == "ident" and self.peek(1).kind == ":":
+                key = self.next().value
+                self.next()
+                out.append((key, self.value()))
+            else:
+                out.append((None, self.value()))
+            if not self.accept(","):
+                return out
+
+
+def parse(src):
+    return Parser(src).module()
+
+
+# ---------------------------------------------------------------------------
+# Element types: how a value is stored and how a float64 result is rounded.
+
+def round_bf16(x):
+    """Round float64 values to the nearest bfloat16 (ties to even); float32 storage."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        _, e = np.frexp(x)                               # |x| = m * 2^e, m in [0.5, 1)
+        q = np.maximum(e - 8, -133)                       # 8 significant bits; subnormals below 2^-126
+        r = np.ldexp(np.rint(np.ldexp(x, -q)), q)
+        r = np.where(np.isfinite(x), r, x)
+        r = np.where(np.abs(r) > 3.3895313892515355e38, np.copysign(np.inf, x), r)
+    return r.astype(np.float32)
+
+
+STORAGE = {"Float32": np.float32, "Float16": np.float16, "BFloat16": np.float32,
+           "Int32": np.int32, "Int64": np.int64, "Bool": np.bool_}
+FLOAT_TYPES = ("Float32", "Float16", "BFloat16")
+
+
+def is_float(dtype):
+    return dtype in FLOAT_TYPES
+
+
+def to_dtype(x, dtype):
+    """A float64 or int64 result as a value of element type `dtype`."""
+    x = np.asarray(x)
+    with np.errstate(all="ignore"):
+        if dtype == "BFloat16":
+            return round_bf16(x)
+        if dtype == "Bool":
+            return x != 0
+        if dtype in ("Int32", "Int64") and x.dtype.kind == "f":
+            x = np.trunc(np.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0))
+        return x.astype(STORAGE[dtype])
+
+
+def widen(x, dtype):
+    """A stored value in the precision operators compute in."""
+    if is_float(dtype):
+        return np.asarray(x, dtype=np.float64)
+    if dtype == "Bool":
+        return np.asarray(x, dtype=np.bool_)
+    return np.asarray(x, dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------
+# Deterministic initializers (IR-SPEC 9), vectorized in wrapping uint64.
+
+M64 = (1 << 64) - 1
+
+
+def fnv1a64(s):
+    h = 0xcbf29ce484222325
+    for b in s.encode("utf-8"):
+        h = ((h ^ b) * 0x100000001b3) & M64
+    return h
+
+
+def splitmix64(z):
+    """splitmix64 of a uint64 array (wrapping arithmetic)."""
+    z = z + np.uint64(0x9e3779b97f4a7c15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xbf58476d1ce4e5b9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94d049bb133111eb)
+    return z ^ (z >> np.uint64(31))
+
+
+def init_key(name, seed):
+    return fnv1a64(name) ^ ((seed * 0x9e3779b97f4a7c15) & M64)
+
+
+def uniform_bits(key, count):
+    """u(j) for j in [0, count): (splitmix64(key + j) >> 40) * 2^-24, as float64."""
+    with np.errstate(over="ignore"):
+        z = np.uint64(key) + np.arange(count, dtype=np.uint64)
+        return (splitmix64(z) >> np.uint64(40)).astype(np.float64) * 2.0 ** -24
+
+
+def init_number(v, what, offset):
+    if type(v) in (int, float):
+        return float(v)
+    raise ModelError(offset, "%s takes numbers" % what)
+
+
+def initialize(name, type_, init, seed):
+    """The initial value of the entry-graph input or parameter `name` (IR-SPEC 9)."""
+    n = int(np.prod(type_.shape, dtype=np.int64))
+    if init is None:
+        init = Apply("normal" if type_.kind == "Parameter" else "uniform",
+                     [(None, 0.01)] if type_.kind == "Parameter" else [(None, 0), (None, 1)], type_.offset)
+    args = [v for _, v in init.args]
+    wanted = {"zeros": 0, "ones": 0, "constant": 1, "uniform": 2, "normal": 1, "randint": 2}
+    if init.name not in wanted:
+        raise ModelError(init.offset, "unknown initializer '%s' (expected zeros, ones, constant, uniform, normal "
+                         "or randint)" % init.name)
+    if len(args) != wanted[init.name]:
+        raise ModelError(init.offset, "%s takes %d argument%s" % (init.name, wanted[init.name],
+                                                                   "" if wanted[init.name] == 1 else "s"))
+    args = [init_number(a, init.name, init.offset) for a in args]
+    key = init_key(name, seed)
+    if init.name == "zeros":
+        x = np.zeros(n)
+    elif init.name == "ones":
+        x = np.ones(n)
+    elif init.name == "constant":
+        x = np.full(n, args[0])
+    elif init.name == "uniform":
+        lo, hi = args
+        x = lo + (hi - lo) * uniform_bits(key, n)
+    elif init.name == "normal":
+        u = uniform_bits(key, 2 * n)
+        x = args[0] * np.sqrt(-2.0 * np.log(1.0 - u[0::2])) * np.cos(2.0 * math.pi * u[1::2])
+    else:
+        lo, hi = args
+        x = lo + np.floor(uniform_bits(key, n) * (hi - lo))
+    return to_dtype(x.reshape(type_.shape), type_.dtype)
+
+
+# ---------------------------------------------------------------------------
+# Operators (IR-SPEC 4).  Each has a forward f(ins, attrs) -> float64/int64
+# result and a backward b(g, ins, attrs) -> one gradient (or None) per input,
+# all in float64 and unrounded; the evaluator widens and rounds around them.
+
+class OpError(Exception):
+    """A problem an operator finds in its operands or attributes."""
+
+
+def attr_int(at, key, default):
+    v = at.get(key, default)
+    if isinstance(v, tuple) and len(v) == 1:
+        v = v[0]
+    if type(v) is not int:
+        raise OpError("attribute '%s' is an integer" % key)
+    return v
+
+
+def attr_bool(at, key):
+    v = at.get(key, False)
+    if type(v) is not bool:
+        raise OpError("attribute '%s' is true or false" % key)
+    return v
+
+
+def attr_ints(at, key):
+    if key not in at:
+        raise OpError("needs the attribute '%s'" % key)
+    v = at[key]
+    if not isinstance(v, tuple) or not all(type(i) is int for i in v):
+        raise OpError("attribute '%s' is a tuple of integers" % key)
+    return v
+
+
+def norm_axis(a, rank):
+    if not -max(rank, 1) <= a < max(rank, 1):
+        raise OpError("axis %d is out of range for a tensor of rank %d" % (a, rank))
+    return a % rank if rank else 0
+
+
+def reduce_axes(at, rank):
+    """The normalized axes a reduction reduces: absent or () means all."""
+    v = at.get("axis")
+    if v is None or v == ():
+        return tuple(range(rank))
+    v = v if isinstance(v, tuple) else (v,)
+    if not all(type(a) is int for a in v):
+        raise OpError("axis is an integer or a tuple of integers")
+    axes = tuple(sorted(norm_axis(a, rank) for a in v))
+    if len(set(axes)) != len(axes):
+        raise OpError("an axis is named twice")
+    return axes
+
+
+def unbroadcast(g, shape):
+    """Sums a broadcast gradient back to `shape`."""
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for i, d in enumerate(shape):
+        if d == 1 and g.shape[i] != 1:
+            g = g.sum(axis=i, keepdims=True)
+    return g
+
+
+def swap_last(x):
+    return np.swapaxes(x, -1, -2)
+
+
+def mm_operands(ins, at, batch):
+    a, b = ins
+    if batch and (a.ndim < 2 or b.ndim < 2) or not batch and (a.ndim != 2 or b.ndim != 2):
+        raise OpError("needs %s operands, got %s and %s" % ("rank >= 2" if batch else "2-D", a.shape, b.shape))
+    ta, tb = attr_bool(at, "transpose_a"), attr_bool(at, "transpose_b")
+    return (swap_last(a) if ta else a), (swap_last(b) if tb else b), ta, tb
+
+
+def fwd_matmul(ins, at, batch=False):
+    a, b, _, _ = mm_operands(ins, at, batch)
+    if a.shape[-1] != b.shape[-2]:
+        raise OpError("inner dimensions differ: %s and %s" % (a.shape, b.shape))
+    return np.matmul(a, b)
+
+
+def bwd_matmul(g, ins, at, batch=False):
+    a, b, ta, tb = mm_operands(ins, at, batch)
+    da = unbroadcast(np.matmul(g, swap_last(b)), a.shape)
+    db = unbroadcast(np.matmul(swap_last(a), g), b.shape)
+    return [swap_last(da) if ta else da, swap_last(db) if tb else db]
+
+
+def fwd_batch_matmul(ins, at):
+    return fwd_matmul(ins, at, batch=True)
+
+
+def bwd_batch_matmul(g, ins, at):
+    return bwd_matmul(g, ins, at, batch=True)
+
+
+def fwd_add(ins, at):
+    return ins[0] + ins[1]
+
+
+def bwd_add(g, ins, at):
+    return [unbroadcast(g, ins[0].shape), unbroadcast(g, ins[1].shape)]
+
+
+def fwd_sub(ins, at):
+    return ins[0] - ins[1]
+
+
+def bwd_sub(g, ins, at):
+    return [unbroadcast(g, ins[0].shape), unbroadcast(-g, ins[1].shape)]
+
+
+def fwd_mul(ins, at):
+    return ins[0] * ins[1]
+
+
+def bwd_mul(g, ins, at):
+    a, b = ins
+    return [unbroadcast(g * b, a.shape), unbroadcast(g * a, b.shape)]
+
+
+def fwd_div(ins, at):
+    a, b = ins
+    if a.dtype.kind == "f":
+        return a / b
+    with np.errstate(all="ignore"):               # integer division truncates toward zero, as C
+        q = np.trunc(a.astype(np.float64) / b.astype(np.float64))
+    return np.nan_to_num(q, nan=0.0, posinf=0.0, neginf=0.0).astype(np.int64)
+
+
+def bwd_div(g, ins, at):
+    a, b = ins
+    return [unbroadcast(g / b, a.shape), unbroadcast(-g * a / (b * b), b.shape)]
+
+
+def fwd_maximum(ins, at):
+    return np.maximum(ins[0], ins[1])
+
+
+def bwd_maximum(g, ins, at):
+    a, b = ins
+    first = a >= b                                # ties go to the first operand
+    return [unbroadcast(np.where(first, g, 0.0), a.shape), unbroadcast(np.where(first, 0.0, g), b.shape)]
+
+
+def fwd_minimum(ins, at):
+    return np.minimum(ins[0], ins[1])
+
+
+def bwd_minimum(g, ins, at):
+    a, b = ins
+    first = a <= b
+    return [unbroadcast(np.where(first, g, 0.0), a.shape), unbroadcast(np.where(first, 0.0, g), b.shape)]
+
+
+def fwd_bias_add(ins, at):
+    x, b = ins
+    if b.ndim != 1 or x.ndim < 1 or x.shape[-1] != b.shape[0]:
+        raise OpError("the bias must be 1-D with the size of x's last dim; x is %s, bias %s" % (x.shape, b.shape))
+    return x + b
+
+
+def bwd_bias_add(g, ins, at):
+    return [g, g.reshape(-1, g.shape[-1]).sum(axis=0)]
+
+
+def fwd_relu(ins, at):
+    return np.maximum(ins[0], 0)
+
+
+def bwd_relu(g, ins, at):
+    return [np.where(ins[0] > 0, g, 0.0)]
+
+
+GELU_C = math.sqrt(2.0 / math.pi)
+
+
+def fwd_gelu(ins, at):
+    x = ins[0]
+    return 0.5 * x * (1.0 + np.tanh(GELU_C * (x + 0.044715 * x ** 3)))
+
+
+def bwd_gelu(g, ins, at):
+    x = ins[0]
+    t = np.tanh(GELU_C * (x + 0.044715 * x ** 3))
+    dt = (1.0 - t * t) * GELU_C * (1.0 + 3 * 0.044715 * x * x)
+    return [g * (0.5 * (1.0 + t) + 0.5 * x * dt)]
+
+
+def fwd_tanh(ins, at):
+    return np.tanh(ins[0])
+
+
+def bwd_tanh(g, ins, at):
+    y = np.tanh(ins[0])
+    return [g * (1.0 - y * y)]
+
+
+def fwd_sigmoid(ins, at):
+    return 1.0 / (1.0 + np.exp(-ins[0]))
+
+
+def bwd_sigmoid(g, ins, at):
+    y = fwd_sigmoid(ins, at)
+    return [g * y * (1.0 - y)]
+
+
+def fwd_exp(ins, at):
+    return np.exp(ins[0])
+
+
+def bwd_exp(g, ins, at):
+    return [g * np.exp(ins[0])]
+
+
+def fwd_log(ins, at):
+    return np.log(ins[0])
+
+
+def bwd_log(g, ins, at):
+    return [g / ins[0]]
+
+
+def fwd_neg(ins, at):
+    return -ins[0]
+
+
+def bwd_neg(g, ins, at):
+    return [-g]
+
+
+def fwd_sqrt(ins, at):
+    return np.sqrt(ins[0])
+
+
+def bwd_sqrt(g, ins, at):
+    return [g / (2.0 * np.sqrt(ins[0]))]
+
+
+def fwd_square(ins, at):
+    return ins[0] * ins[0]
+
+
+def bwd_square(g, ins, at):
+    return [2.0 * ins[0] * g]
+
+
+def softmax_axis(at, rank):
+    return norm_axis(attr_int(at, "axis", -1), rank)
+
+
+def fwd_softmax(ins, at):
+    x = ins[0]
+    ax = softmax_axis(at, x.ndim)
+    e = np.exp(x - x.max(axis=ax, keepdims=True))
+    return e / e.sum(axis=ax, keepdims=True)
+
+
+def bwd_softmax(g, ins, at):
+    y = fwd_softmax(ins, at)
+    ax = softmax_axis(at, y.ndim)
+    return [y * (g - (g * y).sum(axis=ax, keepdims=True))]
+
+
+def fwd_log_softmax(ins, at):
+    x = ins[0]
+    ax = softmax_axis(at, x.ndim)
+    s = x - x.max(axis=ax, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=ax, keepdims=True))
+
+
+def bwd_log_softmax(g, ins, at):
+    y = fwd_log_softmax(ins, at)
+    ax = softmax_axis(at, y.ndim)
+    return [g - np.exp(y) * g.sum(axis=ax, keepdims=True)]
+
+
+def keep_dims(at):
+    return attr_bool(at, "keep_dims")
+
+
+def expand_reduced(g, x, at):
+    """A reduction's gradient with the reduced dims put back (size 1)."""
+    axes = reduce_axes(at, x.ndim)
+    return g if keep_dims(at) else np.expand_dims(g, axes) if axes else g
+
+
+def fwd_reduce_sum(ins, at):
+    return ins[0].sum(axis=reduce_axes(at, ins[0].ndim), keepdims=keep_dims(at))
+
+
+def bwd_reduce_sum(g, ins, at):
+    x = ins[0]
+    return [np.broadcast_to(expand_reduced(g, x, at), x.shape).copy()]
+
+
+def reduce_count(x, at):
+    return int(np.prod([x.shape[a] for a in reduce_axes(at, x.ndim)], dtype=np.int64))
+
+
+def fwd_reduce_mean(ins, at):
+    x = ins[0]
+    s = x.sum(axis=reduce_axes(at, x.ndim), keepdims=keep_dims(at))
+    n = reduce_count(x, at)
+    return s / n if x.dtype.kind == "f" else fwd_div([s, np.int64(n)], at)
+
+
+def bwd_reduce_mean(g, ins, at):
+    x = ins[0]
+    return [np.broadcast_to(expand_reduced(g, x, at), x.shape) / reduce_count(x, at)]
+
+
+def fwd_reduce_max(ins, at):
+    return ins[0].max(axis=reduce_axes(at, ins[0].ndim), keepdims=keep_dims(at))
+
+
+def bwd_reduce_max(g, ins, at):
+    x = ins[0]
+    axes = reduce_axes(at, x.ndim)
+    m = x.max(axis=axes, keepdims=True)
+    hit = (x == m).astype(np.float64)              # ties share the gradient evenly
+    share = hit / hit.sum(axis=axes, keepdims=True)
+    return [share * expand_reduced(g, x, at)]
+
+
+def fwd_reshape(ins, at):
+    shape = attr_ints(at, "shape")
+    try:
+        return ins[0].reshape(shape)
+    except ValueError:
+        raise OpError("cannot reshape %s to %s" % (ins[0].shape, shape))
+
+
+def bwd_reshape(g, ins, at):
+    return [g.reshape(ins[0].shape)]
+
+
+def fwd_transpose(ins, at):
+    perm = attr_ints(at, "perm")
+    if sorted(perm) != list(range(ins[0].ndim)):
+        raise OpError("perm %s is not a permutation of the %d dims of %s" % (perm, ins[0].ndim, ins[0].shape))
+    return np.transpose(ins[0], perm)
+
+
+def bwd_transpose(g, ins, at):
+    return [np.transpose(g, np.argsort(attr_ints(at, "perm")))]
+
+
+def fwd_flatten(ins, at):
+    x = ins[0]
+    if x.ndim < 1:
+        raise OpError("needs a tensor of rank 1 or more")
+    return x.reshape(x.shape[0], -1)
+
+
+def bwd_flatten(g, ins, at):
+    return [g.reshape(ins[0].shape)]
+
+
+def gather_rows(ins, at):
+    table, idx = ins
+    if attr_int(at, "axis", 0) != 0:
+        raise OpError("Gather supports axis 0 only")
+    if table.ndim < 1 or idx.dtype.kind not in "iu":
+        raise OpError("needs a table of rank 1 or more and integer indices")
+    rows = idx.astype(np.int64) - attr_int(at, "offset", 0)
+    valid = (rows >= 0) & (rows < table.shape[0])
+    return np.where(valid, rows, 0), valid
+
+
+def fwd_gather(ins, at):
+    table = ins[0]
+    rows, valid = gather_rows(ins, at)
+    out = table[rows]
+    return np.where(valid.reshape(valid.shape + (1,) * (table.ndim - 1)), out, 0)
+
+
+def bwd_gather(g, ins, at):
+    table = ins[0]
+    rows, valid = gather_rows(ins, at)
+    dt = np.zeros(table.shape)
+    np.add.at(dt, rows[valid], g[valid])
+    return [dt, None]
+
+
+def layer_norm_parts(ins, at):
+    x, gamma, beta = ins
+    norm = norm_axis(attr_int(at, "begin_norm_axis", -1), x.ndim)
+    params = norm_axis(attr_int(at, "begin_params_axis", -1), x.ndim)
+    eps = at.get("epsilon", 1e-5)
+    if type(eps) not in (int, float):
+        raise OpError("epsilon is a number")
+    if gamma.shape != x.shape[params:] or beta.shape != x.shape[params:]:
+        raise OpError("gamma and beta must have x's dims from begin_params_axis, %s" % (x.shape[params:],))
+    axes = tuple(range(norm, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)     # biased
+    rstd = 1.0 / np.sqrt(var + eps)
+    return x, gamma, beta, axes, params, (x - mean) * rstd, rstd
+
+
+def fwd_layer_norm(ins, at):
+    _, gamma, beta, _, _, xhat, _ = layer_norm_parts(ins, at)
+    return xhat * gamma + beta
+
+
+def bwd_layer_norm(g, ins, at):
+    x, gamma, _, axes, params, xhat, rstd = layer_norm_parts(ins, at)
+    lead = tuple(range(params))
+    dxhat = g * gamma
+    dx = rstd * (dxhat - dxhat.mean(axis=axes, keepdims=True) - xhat * (dxhat * xhat).mean(axis=axes, keepdims=True))
+    return [dx, (g * xhat).sum(axis=lead), g.sum(axis=lead)]
+
+
+def concat_axis(ins, at):
+    return norm_axis(attr_int(at, "axis", 0), ins[0].ndim)
+
+
+def fwd_concat(ins, at):
+    if ins[0].ndim < 1:
+        raise OpError("cannot join scalars")
+    try:
+        return np.concatenate(ins, axis=concat_axis(ins, at))
+    except ValueError as e:
+        raise OpError(str(e))
+
+
+def bwd_concat(g, ins, at):
+    ax = concat_axis(ins, at)
+    cuts = np.cumsum([x.shape[ax] for x in ins])[:-1]
+    return np.split(g, cuts, axis=ax)
+
+
+def cast_dtype(at):
+    v = at.get("dtype")
+    name = v.name if isinstance(v, Ident) else v
+    if name not in DTYPES:
+        raise OpError("attribute 'dtype' is an element type such as Float16")
+    return name
+
+
+def fwd_cast(ins, at):
+    cast_dtype(at)
+    return ins[0]                                   # the evaluator rounds to the new type
+
+
+def bwd_cast(g, ins, at):
+    # Float to float passes the gradient through; anything through an integer has none.
+    return [g if ins[0].dtype.kind == "f" and is_float(cast_dtype(at)) else None]
+
+
+def slices(x, at):
+    begin, end, strides = attr_ints(at, "begin"), attr_ints(at, "end"), attr_ints(at, "strides")
+    if not len(begin) == len(end) == len(strides) == x.ndim:
+        raise OpError("begin, end and strides need one entry per dim of %s" % (x.shape,))
+    out = []
+    for d, b, e, s in zip(x.shape, begin, end, strides):
+        if s < 1:
+            raise OpError("strides must be positive")
+        b, e = (b + d if b < 0 else b), (e + d if e < 0 else e)
+        b, e = min(max(b, 0), d), min(max(e, 0), d)
+        if e <= b:
+            raise OpError("dim %d of %s would be empty (begin %d, end %d)" % (len(out), x.shape, b, e))
+        out.append(slice(b, e, s))
+    return tuple(out)
+
+
+def fwd_strided_slice(ins, at):
+    return ins[0][slices(ins[0], at)]
+
+
+def bwd_strided_slice(g, ins, at):
+    dx = np.zeros(ins[0].shape)
+    dx[slices(ins[0], at)] = g
+    return [dx]
+
+
+def ce_parts(ins, at):
+    logits, labels = ins
+    if logits.ndim != 2 or labels.shape != logits.shape[:1] or labels.dtype.kind not in "iu":
+        raise OpError("needs logits (N, C) and integer labels (N,); got %s and %s" % (logits.shape, labels.shape))
+    if labels.size and (labels.min() < 0 or labels.max() >= logits.shape[1]):
+        raise OpError("a label is outside [0, %d)" % logits.shape[1])
+    s = logits - logits.max(axis=1, keepdims=True)
+    logp = s - np.log(np.exp(s).sum(axis=1, keepdims=True))
+    return logp, labels.astype(np.int64)
+
+
+def fwd_sparse_ce(ins, at):
+    logp, labels = ce_parts(ins, at)
+    return -logp[np.arange(len(labels)), labels].mean()
+
+
+def bwd_sparse_ce(g, ins, at):
+    logp, labels = ce_parts(ins, at)
+    d = np.exp(logp)
+    d[np.arange(len(labels)), labels] -= 1.0
+    return [g * d / len(labels), None]
+
+
+def loss_operands(ins):
+    p, t = ins
+    if p.shape != t.shape:
+        raise OpError("prediction %s and target %s differ in shape" % (p.shape, t.shape))
+    return p, t
+
+
+def fwd_mse(ins, at):
+    p, t = loss_operands(ins)
+    return ((p - t) ** 2).mean()
+
+
+def bwd_mse(g, ins, at):
+    p, t = loss_operands(ins)
+    d = g * 2.0 * (p - t) / p.size
+    return [d, -d]
+
+
+def fwd_l1(ins, at):
+    p, t = loss_operands(ins)
+    return np.abs(p - t).mean()
+
+
+def bwd_l1(g, ins, at):
+    p, t = loss_operands(ins)
+    d = g * np.sign(p - t) / p.size
+    return [d, -d]
+
+
+def fwd_identity(ins, at):
+    return ins[0]
+
+
+def bwd_identity(g, ins, at):
+    return [g]
+
+
+# op name -> (forward, backward, fewest operands, most operands)
+OPS = {
+    "MatMul": (fwd_matmul, bwd_matmul, 2, 2),
+    "BatchMatMul": (fwd_batch_matmul, bwd_batch_matmul, 2, 2),
+    "Add": (fwd_add, bwd_add, 2, 2),
+    "Sub": (fwd_sub, bwd_sub, 2, 2),
+    "Mul": (fwd_mul, bwd_mul, 2, 2),
+    "Div": (fwd_div, bwd_div, 2, 2),
+    "Maximum": (fwd_maximum, bwd_maximum, 2, 2),
+    "Minimum": (fwd_minimum, bwd_minimum, 2, 2),
+    "BiasAdd": (fwd_bias_add, bwd_bias_add, 2, 2),
+    "ReLU": (fwd_relu, bwd_relu, 1, 1),
+    "GeLU": (fwd_gelu, bwd_gelu, 1, 1),
+    "Tanh": (fwd_tanh, bwd_tanh, 1, 1),
+    "Sigmoid": (fwd_sigmoid, bwd_sigmoid, 1, 1),
+    "Exp": (fwd_exp, bwd_exp, 1, 1),
+    "Log": (fwd_log, bwd_log, 1, 1),
+    "Neg": (fwd_neg, bwd_neg, 1, 1),
+    "Sqrt": (fwd_sqrt, bwd_sqrt, 1, 1),
+    "Square": (fwd_square, bwd_square, 1, 1),
+    "Softmax": (fwd_softmax, bwd_softmax, 1, 1),
+    "LogSoftmax": (fwd_log_softmax, bwd_log_softmax, 1, 1),
+    "ReduceSum": (fwd_reduce_sum, bwd_reduce_sum, 1, 1),
+    "ReduceMean": (fwd_reduce_mean, bwd_reduce_mean, 1, 1),
+    "ReduceMax": (fwd_reduce_max, bwd_reduce_max, 1, 1),
+    "Reshape": (fwd_reshape, bwd_reshape, 1, 1),
+    "Transpose": (fwd_transpose, bwd_transpose, 1, 1),
+    "Flatten": (fwd_flatten, bwd_flatten, 1, 1),
+    "Gather": (fwd_gather, bwd_gather, 2, 2),
+    "LayerNorm": (fwd_layer_norm, bwd_layer_norm, 3, 3),
+    "Concat": (fwd_concat, bwd_concat, 1, None),
+    "Cast": (fwd_cast, bwd_cast, 1, 1),
+    "StridedSlice": (fwd_strided_slice, bwd_strided_slice, 1, 1),
+    "SparseSoftmaxCrossEntropyWithLogits": (fwd_sparse_ce, bwd_sparse_ce, 2, 2),
+    "MSELoss": (fwd_mse, bwd_mse, 2, 2),
+    "L1Loss": (fwd_l1, bwd_l1, 2, 2),
+    # Collectives: the identity over a one-member group (checked when flattening).
+    "AllReduce": (fwd_identity, bwd_identity, 1, 1),
+    "AllGather": (fwd_identity, bwd_identity, 1, 1),
+    "ReduceScatter": (fwd_identity, bwd_identity, 1, 1),
+    "AllToAll": (fwd_identity, bwd_identity, 1, 1),
+}
+COLLECTIVES = ("AllReduce", "AllGather", "ReduceScatter", "AllToAll")
+
+
+# ---------------------------------------------------------------------------
+# The program: the entry graph with every Call inlined, as a flat list of
+# instructions over dense value ids.
+
+class Instr:
+    def __init__(self, op, ins, attrs, out, offset):
+        self.op, self.ins, self.attrs, self.out, self.offset = op, ins, attrs, out, offset
+
+
+class Program:
+    def __init__(self):
+        self.names = []       # value id -> name, for messages
+        self.dtypes = []      # value id -> element type
+        self.inputs = []      # [(value id, Param)] of the entry graph, in order
+        self.instrs = []      # [Instr], in evaluation order
+        self.outputs = []     # value ids the entry graph returns
+        self.checks = {}      # value id -> [(Type, offset, what)] declared types to verify
+        self.loss = None      # value id of the train loss
+        self.loss_offset = 0
+
+    def new_value(self, name, dtype):
+        self.names.append(name)
+        self.dtypes.append(dtype)
+        return len(self.names) - 1
+
+    def expect_type(self, vid, type_, offset, what):
+        self.checks.setdefault(vid, []).append((type_, offset, what))
+
+
+def result_dtype(op, attrs, in_dtypes, offset):
+    if op == "Cast":
+        try:
+            return cast_dtype(attrs)
+        except OpError as e:
+            raise ModelError(offset, "Cast: %s" % e)
+    return in_dtypes[0] if in_dtypes else "Float32"
+
+
+def check_collective(st):
+    group = st.attrs.get("group")
+    if not isinstance(group, tuple) or not group:
+        raise ModelError(st.op_offset, "%s needs a 'group', a non-empty tuple of ranks" % st.op)
+    if len(group) != 1:
+        raise ModelError(st.op_offset, "%s over the group %s: a serial reference cannot evaluate a multi-rank "
+                         "collective" % (st.op, group))
+
+
+def emit_graph(prog, module, gi, env):
+    """Appends graph `gi`'s statements with inputs bound by `env`; returns its results' ids."""
+    g = module.graphs[gi]
+    for st in g.stmts:
+        ins = []
+        for r in st.operands:
+            if r.name not in env:
+                raise ModelError(r.offset, "value '%%%s' is not defined before this use in @%s" % (r.name, g.name))
+            ins.append(env[r.name])
+        if st.result in env:
+            raise ModelError(st.offset, "value '%%%s' is defined twice in @%s" % (st.result, g.name))
+        if st.op == "Call":
+            out = emit_call(prog, module, gi, st, ins)
+        elif st.op in OPS:
+            lo, hi = OPS[st.op][2], OPS[st.op][3]
+            if len(ins) < lo or (hi is not None and len(ins) > hi):
+                raise ModelError(st.op_offset, "%s takes %s operand%s, %d given" % (
+                    st.op, lo if lo == hi else "%d or more" % lo, "" if lo == 1 and hi == 1 else "s", len(ins)))
+            if st.op in COLLECTIVES:
+                check_collective(st)
+            dtype = result_dtype(st.op, st.attrs, [prog.dtypes[v] for v in ins], st.op_offset)
+            out = prog.new_value(st.result, dtype)
+            prog.instrs.append(Instr(st.op, ins, st.attrs, out, st.op_offset))
+        else:
+            raise ModelError(st.op_offset, "unknown operator '%s'" % st.op)
+        if st.sig:
+            sig_ins, sig_outs = st.sig
+            if len(sig_ins) != len(ins) or len(sig_outs) != 1:
+                raise ModelError(st.offset, "the signature of '%%%s' lists %d inputs and %d results; %s has %d "
+                                 "operands and one result" % (st.result, len(sig_ins), len(sig_outs), st.op, len(ins)))
+            for k, (v, t) in enumerate(zip(ins, sig_ins)):
+                prog.expect_type(v, t, t.offset, "signature input %d of '%%%s'" % (k, st.result))
+            prog.expect_type(out, sig_outs[0], sig_outs[0].offset, "the signature's result of '%%%s'" % st.result)
+        env[st.result] = out
+    outs = []
+    for r in g.rets:
+        if r.name not in env:
+            raise ModelError(r.offset, "returned value '%%%s' is not defined in @%s" % (r.name, g.name))
+        outs.append(env[r.name])
+    return outs
+
+
+def emit_call(prog, module, gi, st, ins):
+    ref = st.attrs.get("graph")
+    if not isinstance(ref, GraphRef):
+        raise ModelError(st.op_offset, "Call needs a 'graph' attribute naming the called graph, such as @f")
+    ci = next((k for k, h in enumerate(module.graphs) if h.name == ref.name), None)
+    if ci is None or ci >= gi:
+        raise ModelError(ref.offset, "graph @%s is not defined before @%s" % (ref.name, module.graphs[gi].name))
+    callee = module.graphs[ci]
+    if len(ins) != len(callee.params):
+        raise ModelError(st.op_offset, "@%s takes %d inputs, %d given" % (callee.name, len(callee.params), len(ins)))
+    for v, p in zip(ins, callee.params):
+        prog.expect_type(v, p.type, st.op_offset, "input '%%%s' of @%s" % (p.name, callee.name))
+    outs = emit_graph(prog, module, ci, {p.name: v for p, v in zip(callee.params, ins)})
+    if len(outs) != 1:
+        raise ModelError(st.op_offset, "@%s returns %d values; Call takes a graph that returns one"
+                         % (callee.name, len(outs)))
+    return outs[0]
+
+
+def flatten(module):
+    prog = Program()
+    gi = len(module.graphs) - 1
+    entry = module.graphs[gi]
+    env = {}
+    for p in entry.params:
+        if p.name in env:
+            raise ModelError(p.offset, "input '%%%s' is declared twice" % p.name)
+        env[p.name] = prog.new_value(p.name, p.type.dtype)
+        prog.inputs.append((env[p.name], p))
+    for g in module.graphs[:-1]:
+        for p in g.params:
+            if p.init is not None:
+                raise ModelError(p.init.offset, "only the entry graph's inputs have initializers")
+    prog.outputs = emit_graph(prog, module, gi, env)
+    if module.train:
+        loss = module.train[0].get("loss")
+        if not isinstance(loss, Ref):
+            raise ModelError(module.train[1], "the train block needs 'loss: %value'")
+        if loss.name not in env:
+            raise ModelError(loss.offset, "loss '%%%s' is not a value of the entry graph @%s" % (loss.name, entry.name))
+        prog.loss, prog.loss_offset = env[loss.name], loss.offset
+        if not is_float(prog.dtypes[prog.loss]):
+            raise ModelError(loss.offset, "the loss '%%%s' is not a float value" % loss.name)
+    return prog
+
+
+# ---------------------------------------------------------------------------
+# Evaluation: forward, backward.
+
+def check_value(prog, vid, x):
+    for t, offset, what in prog.checks.get(vid, ()):
+        if t.dtype != prog.dtypes[vid] or tuple(t.shape) != x.shape:
+            raise ModelError(offset, "%s is declared %s %s but '%%%s' is %s %s" % (
+                what, t.dtype, tuple(t.shape), prog.names[vid], prog.dtypes[vid], x.shape))
+
+
+def forward(prog, feeds):
+    """Every value of the program, in storage precision; feeds: value id -> array."""
+    vals = [None] * len(prog.names)
+    for vid, _ in prog.inputs:
+        vals[vid] = feeds[vid]
+        check_value(prog, vid, vals[vid])
+    with np.errstate(all="ignore"):
+        for ins in prog.instrs:
+            args = [widen(vals[v], prog.dtypes[v]) for v in ins.ins]
+            try:
+                r = OPS[ins.op][0](args, ins.attrs)
+            except (OpError, ValueError) as e:                # ValueError: numpy's, e.g. shapes that do not broadcast
+                raise ModelError(ins.offset, "%s: %s" % (ins.op, e))
+            vals[ins.out] = to_dtype(r, prog.dtypes[ins.out])
+            check_value(prog, ins.out, vals[ins.out])
+    return vals
+
+
+def backward(prog, vals, loss):
+    """Gradients of value `loss` with respect to every float value it depends on."""
+    adj = {loss: to_dtype(np.ones(vals[loss].shape), prog.dtypes[loss])}
+    with np.errstate(all="ignore"):
+        for ins in reversed(prog.instrs):
+            if ins.out not in adj:
+                continue
+            g = widen(adj[ins.out], prog.dtypes[ins.out])
+            args = [widen(vals[v], prog.dtypes[v]) for v in ins.ins]
+            grads = OPS[ins.op][1](g, args, ins.attrs)
+            for v, gv in zip(ins.ins, grads):
+                dt = prog.dtypes[v]
+                if gv is None or not is_float(dt):
+                    continue
+                gv = to_dtype(gv, dt)
+                adj[v] = gv if v not in adj else to_dtype(widen(adj[v], dt) + widen(gv, dt), dt)
+    return adj
+
+
+# ---------------------------------------------------------------------------
+# Optimizers (MindSpore nn.SGD, nn.Momentum, nn.Adam; see the docstring).
+
+OPTIMIZERS = {   # name -> {argument: MindSpore's default, None where it has none}
+    "SGD": {"learning_rate": 0.1},
+    "Momentum": {"learning_rate": None, "momentum": None},
+    "Adam": {"learning_rate": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0},
+}
+
+
+def optimizer_config(module):
+    """(name, {argument: value}, steps) of the train block."""
+    block, offset = module.train
+    for key in block:
+        if key not in ("loss", "optimizer", "steps"):
+            raise ModelError(offset, "unknown train key '%s' (expected loss, optimizer, steps)" % key)
+    steps = block.get("steps", 1)
+    if type(steps) is not int or steps < 1:
+        raise ModelError(offset, "steps is a positive integer")
+    opt = block.get("optimizer", Ident("SGD", offset))
+    if not isinstance(opt, (Ident, Apply)) or opt.name not in OPTIMIZERS:
+        raise ModelError(getattr(opt, "offset", offset), "optimizer is SGD(...), Momentum(...) or Adam(...)")
+    hyper = dict(OPTIMIZERS[opt.name])
+    for key, v in (opt.args if isinstance(opt, Apply) else []):
+        if key is None:
+            raise ModelError(opt.offset, "name the optimizer's arguments: %s(learning_rate: ...)" % opt.name)
+        if key not in hyper:
+            raise ModelError(opt.offset, "%s has no argument '%s' (it takes %s)"
+                             % (opt.name, key, ", ".join(OPTIMIZERS[opt.name])))
+        if type(v) not in (int, float):
+            raise ModelError(opt.offset, "'%s' is a number" % key)
+        hyper[key] = float(v)
+    missing = [k for k, v in hyper.items() if v is None]
+    if missing:
+        raise ModelError(opt.offset, "%s needs %s (MindSpore's nn.%s has no default)"
+                         % (opt.name, " and ".join(missing), opt.name))
+    return opt.name, hyper, steps
+
+
+def sgd_update(p, g, state, hyper, t, name):
+    return p - hyper["learning_rate"] * g
+
+
+def momentum_update(p, g, state, hyper, t, name):
+    v = hyper["momentum"] * state.get("v", 0.0) + g
+    state["v"] = v
+    return p - hyper["learning_rate"] * v
+
+
+def adam_decays(name):
+    """MindSpore's default decay filter for ungrouped parameters."""
+    return "beta" not in name and "gamma" not in name
+
+
+def adam_update(p, g, state, hyper, t, name):
+    b1, b2 = hyper["beta1"], hyper["beta2"]
+    if hyper["weight_decay"] and adam_decays(name):
+        g = g + hyper["weight_decay"] * p
+    m = b1 * state.get("m", 0.0) + (1.0 - b1) * g
+    v = b2 * state.get("v", 0.0) + (1.0 - b2) * g * g
+    state["m"], state["v"] = m, v
+    m_hat = m / (1.0 - b1 ** t)
+    v_hat = v / (1.0 - b2 ** t)
+    return p - hyper["learning_rate"] * m_hat / (np.sqrt(v_hat) + hyper["eps"])
+
+
+UPDATES = {"SGD": sgd_update, "Momentum": momentum_update, "Adam": adam_update}
+
+
+def optimizer_step(name, hyper, trained, params, grads, states, t):
+    """One update of every trained parameter (value id -> (name, dtype)), step t from 1.
+
+    `params` (value id -> array) is updated in place; `states` holds each
+    parameter's optimizer state (value id -> {"m": ..., "v": ...})."""
+    with np.errstate(all="ignore"):
+        for vid, (pname, dtype) in trained.items():
+            p = widen(params[vid], dtype)
+            g = widen(grads[vid], dtype) if vid in grads else np.zeros(p.shape)
+            state = {k: widen(v, dtype) for k, v in states[vid].items()}
+            p = UPDATES[name](p, g, state, hyper, t, pname)
+            states[vid] = {k: to_dtype(v, dtype) for k, v in state.items()}
+            params[vid] = to_dtype(p, dtype)
+
+
+def format_loss(x):
+    """The shortest decimal that reads back as the same float32 (MindSpore's print of a float32 tensor)."""
+    return str(np.float32(x))
+
+
+def train(prog, module, feeds, steps_override, out):
+    """Runs the train block; returns the last step's values and the trained inputs."""
+    name, hyper, steps = optimizer_config(module)
+    if steps_override is not None:
+        steps = steps_override
+    trained = {vid: (p.name, p.type.dtype) for vid, p in prog.inputs if p.type.kind == "Parameter"}
+    for vid, p in prog.inputs:
+        if vid in trained and not is_float(p.type.dtype):
+            raise ModelError(p.offset, "parameter '%%%s' is %s; only float parameters can be trained"
+                             % (p.name, p.type.dtype))
+    params = dict(feeds)
+    states = {vid: {} for vid in trained}
+    vals = None
+    for t in range(1, steps + 1):
+        vals = forward(prog, params)
+        if vals[prog.loss].shape != ():
+            raise ModelError(prog.loss_offset, "the loss '%%%s' is %s, not a scalar"
+                             % (prog.names[prog.loss], vals[prog.loss].shape))
+        out.write("step: %d, loss is %s\n" % (t, format_loss(vals[prog.loss])))
+        out.flush()
+        grads = backward(prog, vals, prog.loss)
+        optimizer_step(name, hyper, trained, params, grads, states, t)
+    return vals, params
+
+
+# ---------------------------------------------------------------------------
+# Files and the command line.
+
+def npy_dtype(dtype):
+    return np.dtype(STORAGE[dtype])
+
+
+def load_feed(flag, name, path, param):
+    """A value read from a .npy file for input `name` of the expected type."""
+    try:
+        x = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise FeedError("%s %s: no such file '%s'" % (flag, name, path))
+    except (OSError, ValueError) as e:
+        raise FeedError("%s %s: cannot read '%s' as a .npy file: %s" % (flag, name, path, e))
+    want, shape = npy_dtype(param.type.dtype), tuple(param.type.shape)
+    if not isinstance(x, np.ndarray) or x.dtype.newbyteorder("=") != want.newbyteorder("=") or x.shape != shape:
+        got = "%s %s" % (x.dtype, x.shape) if isinstance(x, np.ndarray) else "not an array"
+        raise FeedError("%s %s: '%s' holds %s, but '%%%s' is %s %s, which needs a %s array of shape %s"
+                        % (flag, name, path, got, name, param.type.dtype, shape, want, shape))
+    x = x.astype(want)
+    return round_bf16(x) if param.type.dtype == "BFloat16" else x
+
+
+def feeds_for(prog, seed, inputs, params):
+    """Every entry-graph input and parameter: from its file, or from its initializer."""
+    by_name = {p.name: (vid, p) for vid, p in prog.inputs}
+    files = {}
+    for flag, pairs, kind in (("--input", inputs, "Tensor"), ("--param", params, "Parameter")):
+        for pair in pairs:
+            name, sep, path = pair.partition("=")
+            if not sep or not name or not path:
+                raise FeedError("%s %s: expected NAME=FILE.npy" % (flag, pair))
+            if name not in by_name:
+                raise FeedError("%s %s: the entry graph has no input or parameter '%%%s'" % (flag, name, name))
+            p = by_name[name][1]
+            if p.type.kind != kind:
+                other = "--param" if p.type.kind == "Parameter" else "--input"
+                raise FeedError("%s %s: '%%%s' is a %s; give it with %s" % (flag, name, name, p.type.kind, other))
+            files[name] = (flag, path)
+    feeds = {}
+    for vid, p in prog.inputs:
+        if p.name in files:
+            feeds[vid] = load_feed(files[p.name][0], p.name, files[p.name][1], p)
+        else:
+            feeds[vid] = initialize(p.name, p.type, p.init, seed)
+    return feeds
+
+
+def context_seed(module):
+    if not module.context:
+        return 0
+    seed = module.context[0].get("seed", 0)
+    if type(seed) is not int:
+        raise ModelError(module.context[1], "seed is an integer")
+    return seed
+
+
+def save(path, x, dtype):
+    np.save(path, np.asarray(x, dtype=npy_dtype(dtype)))
+
+
+def location(src, offset):
+    """Line and byte column (from 1) of a character offset."""
+    line = src.count("\n", 0, offset) + 1
+    start = src.rfind("\n", 0, offset) + 1
+    return line, len(src[start:offset].encode("utf-8")) + 1
+
+
+def run(argv, out=sys.stdout, err=sys.stderr):
+    ap = argparse.ArgumentParser(prog="ref_eval.py", description="Serial numpy reference evaluator for shardc IR.")
+    ap.add_argument("model", help="MODEL.ir")
+    ap.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", help="feed a graph input")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=FILE.npy", help="feed a parameter")
+    ap.add_argument("--output-dir", default="results", metavar="DIR", help="where to write (default ./results)")
+    ap.add_argument("--steps", type=int, metavar="K", help="training steps (overrides the train block)")
+    ap.add_argument("--seed", type=int, metavar="S", help="initializer seed (overrides the context)")
+    args = ap.parse_args(argv)
+    if args.steps is not None and args.steps < 1:
+        ap.error("--steps is a positive integer")
+    try:
+        with open(args.model, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        err.write("ref_eval.py: error: cannot read %s: %s\n" % (args.model, e.strerror))
+        return 1
+    try:
+        src = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line, start = raw.count(b"\n", 0, e.start) + 1, raw.rfind(b"\n", 0, e.start) + 1
+        err.write("%s:%d:%d: error: the model is not UTF-8 text (byte 0x%02x)\n"
+                  % (args.model, line, e.start - start + 1, raw[e.start]))
+        return 1
+    try:
+        module = parse(src)
+        prog = flatten(module)
+        seed = args.seed if args.seed is not None else context_seed(module)
+        if module.train:
+            optimizer_config(module)                 # report a bad train block before any work
+        feeds = feeds_for(prog, seed, args.input, args.param)
+        os.makedirs(args.output_dir, exist_ok=True)
+        if module.train:
+            vals, params = train(prog, module, feeds, args.steps, out)
+        else:
+            vals, params = forward(prog, feeds), {}
+        for k, vid in enumerate(prog.outputs):
+            save(os.path.join(args.output_dir, "output_%d.npy" % k), vals[vid], prog.dtypes[vid])
+        for vid, p in prog.inputs:
+            if vid in params and p.type.kind == "Parameter":
+                save(os.path.join(args.output_dir, "param_%s.npy" % p.name), params[vid], p.type.dtype)
+    except ModelError as e:
+        line, col = location(src, e.offset)
+        err.write("%s:%d:%d: error: %s\n" % (args.model, line, col, e.message))
+        return 1
+    except FeedError as e:
+        err.write("ref_eval.py: error: %s\n" % e)
+        return 1
+    except OSError as e:
+        err.write("ref_eval.py: error: %s\n" % e)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run(sys.argv[1:]))
