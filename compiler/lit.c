@@ -60,7 +60,7 @@ double lit_number(const Lit *l)
 	return l->kind == LIT_INT ? (double)l->i : l->f;
 }
 
-static void print_float(StrBuf *b, double f)
+void print_float(StrBuf *b, double f)
 {
 	char buf[64];
 	double mag = fabs(f);

@@ -208,6 +208,11 @@ int main(int argc, char **argv)
 	ok = ok && infer_shapes(m, &d);
 	ok = ok && check_strategies(m, &d);
 	double t_check = now();
+	FlatGraph *flat = ok ? flatten(m) : NULL;
+	Strategies strategies;
+	ok = ok && assign_strategies(m, flat, &strategies, &d);
+	Lowered *low = ok ? lower(m, flat, &strategies) : NULL;
+	double t_lower = now();
 
 	if (o.time) {
 		struct rusage ru;
@@ -215,8 +220,9 @@ int main(int argc, char **argv)
 		int nodes = 0;
 		for (int i = 0; i < m->ngraphs; i++)
 			nodes += m->graphs[i]->nnodes;
-		fprintf(stderr, "shardc: %d operators: parse %.3f s, check %.3f s, total %.3f s, peak memory %.1f MB\n",
-		        nodes, t_parse - t0, t_check - t_parse, t_check - t0, (double)ru.ru_maxrss / 1024.0);
+		fprintf(stderr, "shardc: %d operators: parse %.3f s, check %.3f s, lower %.3f s, total %.3f s, "
+		        "peak memory %.1f MB\n", nodes, t_parse - t0, t_check - t_parse, t_lower - t_check, t_lower - t0,
+		        (double)ru.ru_maxrss / 1024.0);
 	}
 	int status = 0;
 	if (!ok) {
@@ -239,6 +245,22 @@ int main(int argc, char **argv)
 				StrBuf b = {0};
 				print_module(&b, m);
 				write_atomic(ir.data, "00_parsed.ir", &b);
+				b.len = 0;
+				dump_begin(&b, low);
+				write_atomic(ir.data, "step_parallel_begin.ir", &b);
+				for (int64_t r = 0; r < low->device_num && status == 0; r++) {
+					StrBuf dir = {0};
+					sb_printf(&dir, "%s/rank_%lld", ir.data, (long long)r);
+					if (mkdir_p(dir.data)) {
+						fprintf(stderr, "shardc: cannot create %s: %s\n", dir.data, strerror(errno));
+						status = EXIT_USAGE;
+					} else {
+						b.len = 0;
+						dump_end(&b, low, r);
+						write_atomic(dir.data, "step_parallel_end.ir", &b);
+					}
+					sb_free(&dir);
+				}
 				sb_free(&b);
 			}
 			sb_free(&ir);

@@ -5,7 +5,7 @@
  * prints gives the same text again. */
 #include "shardc.h"
 
-static void print_context(StrBuf *b, const Module *m)
+void print_context(StrBuf *b, const Module *m)
 {
 	const Context *c = &m->ctx;
 	sb_printf(b, "context {\n  device_num: %lld,\n  parallel_mode: \"%s\",\n  search_mode: \"%s\",\n  dataset_strategy: ",
@@ -17,7 +17,7 @@ static void print_context(StrBuf *b, const Module *m)
 	sb_printf(b, ",\n  seed: %lld\n}\n", (long long)c->seed);
 }
 
-static void print_layout(StrBuf *b, const LayoutDecl *l)
+void print_layout_decl(StrBuf *b, const LayoutDecl *l)
 {
 	sb_printf(b, "layout %s = Layout((", l->name);
 	for (int i = 0; i < l->ndims; i++)
@@ -87,7 +87,7 @@ void print_module(StrBuf *b, const Module *m)
 {
 	print_context(b, m);
 	for (int i = 0; i < m->nlayouts; i++)
-		print_layout(b, m->layouts[i]);
+		print_layout_decl(b, m->layouts[i]);
 	for (int i = 0; i < m->ngraphs; i++)
 		print_graph(b, m->graphs[i]);
 	if (m->train) {

@@ -87,6 +87,7 @@ bool lit_is_number(const Lit *l);
 double lit_number(const Lit *l);
 void lit_print(StrBuf *b, const Lit *l);
 void print_quoted(StrBuf *b, const char *s);   /* "...", with \" and \\ escapes */
+void print_float(StrBuf *b, double f);         /* shortest text that reads back as f */
 void type_print(StrBuf *b, const Type *t);
 void ints_print(StrBuf *b, const int64_t *v, int n);   /* (2, 4), (8,), () */
 const char *dtype_name(DType t);
@@ -314,6 +315,8 @@ bool infer_shapes(Module *m, Diag *d);
 /* ---- print.c: canonical IR text ---------------------------------------- */
 
 void print_module(StrBuf *b, const Module *m);
+void print_context(StrBuf *b, const Module *m);           /* `context {...}`, effective values */
+void print_layout_decl(StrBuf *b, const LayoutDecl *l);   /* `layout L = Layout(...)` */
 
 /* ---- layout.c: tensor layouts over a device matrix ---------------------- */
 
@@ -571,5 +574,10 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st);
 /* op's attributes on `rank`: its group (written to members, room for
  * device_num), a slice's bounds, a split table's row offset. */
 void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a, int64_t *members);
+
+/* ---- dump.c: step_parallel_begin and step_parallel_end ---------------- */
+
+void dump_begin(StrBuf *b, const Lowered *l);
+void dump_end(StrBuf *b, const Lowered *l, int64_t rank);
 
 #endif

@@ -1,0 +1,284 @@
+/* dump.c: the two stages a person reads and diffs (IR-SPEC 5, 6).
+ *
+ * step_parallel_begin is the flat global graph after strategy inference:
+ * every operator with its final in_strategy (a tuple, or the Layout it was
+ * given), every input and parameter with its layout in a comment, and each
+ * operator's device matrix and output layout in a comment at the end of its
+ * line. Fed back to shardc it compiles to the same per-rank programs.
+ * step_parallel_end is one rank's program: local shapes in every signature,
+ * parameters as the rank's slices, and the inserted collectives and slices
+ * with their groups, each saying in its comment which edge or rule put it
+ * there and between which layouts. It reads back with `shardc --check`. */
+#include "shardc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Attributes as the IR writes them, in the table's order. */
+static void print_attrs(StrBuf *b, OpKind op, const Attrs *a)
+{
+	unsigned mask = op_info[op].attrs & a->present;
+	mask &= ~(1u << ATTR_IN_STRATEGY | 1u << ATTR_OUT_STRATEGY | 1u << ATTR_GRAPH | 1u << ATTR_SHARD);
+	if (!mask)
+		return;
+	static const char *const reduce_names[] = {"\"sum\"", "\"max\"", "\"mean\""};
+	sb_puts(b, " {");
+	bool first = true;
+	for (int k = 0; k < ATTR_COUNT; k++) {
+		if (!(mask & (1u << k)))
+			continue;
+		sb_printf(b, "%s%s: ", first ? "" : ", ", attr_info[k].name);
+		first = false;
+		switch ((AttrKind)k) {
+		case ATTR_TRANSPOSE_A: sb_puts(b, a->transpose_a ? "true" : "false"); break;
+		case ATTR_TRANSPOSE_B: sb_puts(b, a->transpose_b ? "true" : "false"); break;
+		case ATTR_KEEP_DIMS: sb_puts(b, a->keep_dims ? "true" : "false"); break;
+		case ATTR_AXIS:
+			if (a->axis_is_tuple)
+				ints_print(b, a->axes, a->naxes);
+			else
+				sb_printf(b, "%lld", (long long)a->axes[0]);
+			break;
+		case ATTR_SHAPE: ints_print(b, a->shape, a->nshape); break;
+		case ATTR_PERM: ints_print(b, a->perm, a->nperm); break;
+		case ATTR_BEGIN_NORM_AXIS: sb_printf(b, "%lld", (long long)a->begin_norm_axis); break;
+		case ATTR_BEGIN_PARAMS_AXIS: sb_printf(b, "%lld", (long long)a->begin_params_axis); break;
+		case ATTR_EPSILON: print_float(b, a->epsilon); break;
+		case ATTR_DTYPE: sb_puts(b, dtype_name(a->dtype)); break;
+		case ATTR_BEGIN: ints_print(b, a->begin, a->nbegin); break;
+		case ATTR_END: ints_print(b, a->end, a->nend); break;
+		case ATTR_STRIDES: ints_print(b, a->strides, a->nstrides); break;
+		case ATTR_REDUCE_OP: sb_puts(b, reduce_names[a->reduce_op]); break;
+		case ATTR_GROUP: ints_print(b, a->group, a->ngroup); break;
+		case ATTR_SPLIT_AXIS: sb_printf(b, "%lld", (long long)a->split_axis); break;
+		case ATTR_CONCAT_AXIS: sb_printf(b, "%lld", (long long)a->concat_axis); break;
+		case ATTR_OFFSET: sb_printf(b, "%lld", (long long)a->offset); break;
+		case ATTR_GRAPH: case ATTR_SHARD: case ATTR_IN_STRATEGY: case ATTR_OUT_STRATEGY: case ATTR_COUNT: break;
+		}
+	}
+	sb_putc(b, '}');
+}
+
+/* ---- step_parallel_begin ---- */
+
+/* Input k's layout as a Layout application: L("mp", ("sp", "dp"), "None"). */
+static void print_layout_apply(StrBuf *b, const OpSplit *s, const TensorLayout *in)
+{
+	const LayoutDecl *decl = s->decl;
+	sb_printf(b, "%s(", decl->name);
+	for (int d = 0; d < in->rank; d++) {
+		if (d)
+			sb_puts(b, ", ");
+		if (in->nmap[d] == 0)
+			sb_puts(b, "\"None\"");
+		else if (in->nmap[d] == 1)
+			print_quoted(b, decl->alias[in->map[d][0]]);
+		else {
+			sb_putc(b, '(');
+			for (int k = 0; k < in->nmap[d]; k++) {
+				if (k)
+					sb_puts(b, ", ");
+				print_quoted(b, decl->alias[in->map[d][k]]);
+			}
+			sb_putc(b, ')');
+		}
+	}
+	sb_putc(b, ')');
+}
+
+static void print_in_strategy(StrBuf *b, const Lowered *l, int i)
+{
+	const Node *n = &l->flat->g->nodes[i];
+	const NodeStrategy *ns = &l->st->node[i];
+	sb_puts(b, "in_strategy: (");
+	for (int k = 0; k < n->nin; k++) {
+		if (k)
+			sb_puts(b, ", ");
+		if (ns->split.tuple) {
+			int64_t split[MAX_DIMS];
+			op_in_split(&ns->od, &ns->split, k, split);
+			ints_print(b, split, l->node_in[i][k].rank);
+		} else
+			print_layout_apply(b, &ns->split, &l->node_in[i][k]);
+	}
+	sb_puts(b, n->nin == 1 ? ",)" : ")");
+}
+
+static void print_begin_node(StrBuf *b, const Lowered *l, int i)
+{
+	const Graph *g = l->flat->g;
+	const Node *n = &g->nodes[i];
+	const NodeStrategy *ns = &l->st->node[i];
+	sb_printf(b, "  %%%s = %s(", g->values[n->result].name, op_info[n->op].name);
+	for (int k = 0; k < n->nin; k++)
+		sb_printf(b, k ? ", %%%s" : "%%%s", g->values[n->in[k]].name);
+	sb_putc(b, ')');
+	/* The node's own attributes, then the strategy it ended with. */
+	StrBuf attrs = {0};
+	print_attrs(&attrs, n->op, &n->a);
+	bool strategy = ns->has_dims && l->device_num > 1;
+	if (attrs.len || strategy) {
+		sb_puts(b, " {");
+		if (attrs.len) {
+			attrs.data[attrs.len - 1] = 0;   /* drop the closing brace */
+			sb_puts(b, attrs.data + 2);
+		}
+		if (strategy) {
+			sb_puts(b, attrs.len ? ", " : "");
+			print_in_strategy(b, l, i);
+			const Lit *out = n->attr_lit ? lit_dict_get(n->attr_lit, "out_strategy") : NULL;
+			if (ns->has_out_strategy && out) {
+				sb_puts(b, ", out_strategy: ");
+				lit_print(b, out);
+			}
+		}
+		sb_putc(b, '}');
+	}
+	sb_free(&attrs);
+	if (l->device_num > 1) {
+		sb_puts(b, "  # ");
+		if (ns->has_dims) {
+			TensorLayout dev = {.ndev = ns->split.ndev};
+			memcpy(dev.dev, ns->split.dev, sizeof dev.dev);
+			sb_puts(b, "dev ");
+			ints_print(b, dev.dev, dev.ndev);
+			sb_puts(b, "; out ");
+		} else if (n->op == OP_RESHAPE)
+			sb_puts(b, "no strategy of its own: in ");
+		if (n->op == OP_RESHAPE) {
+			layout_print(b, &l->node_in[i][0]);
+			sb_puts(b, "; out ");
+		}
+		layout_print(b, &l->node_out[i]);
+	}
+	sb_putc(b, '\n');
+}
+
+void dump_begin(StrBuf *b, const Lowered *l)
+{
+	const Module *m = l->m;
+	const Graph *g = l->flat->g;
+	sb_printf(b, "# step_parallel_begin: @%s after strategy inference, on %lld device%s.\n", g->name,
+	          (long long)l->device_num, l->device_num == 1 ? "" : "s");
+	sb_puts(b, "# Each operator carries its final in_strategy; the comment after it gives its device matrix\n"
+	           "# (dev) and its output layout: the device axes splitting each dim, and the axes over which\n"
+	           "# it is still partial. Inputs and parameters show where they live. Calls are inlined.\n");
+	print_context(b, m);
+	for (int i = 0; i < m->nlayouts; i++)
+		print_layout_decl(b, m->layouts[i]);
+	sb_printf(b, "\ngraph @%s(", g->name);
+	for (int p = 0; p < g->nparams; p++) {
+		const Value *v = &g->values[p];
+		/* With a comment after each parameter, the comma goes before it. */
+		bool comment = l->device_num > 1;
+		sb_printf(b, "%s%%%s: ", !p ? "" : comment ? "\n    " : ",\n    ", v->name);
+		type_print(b, &v->type);
+		if (v->init) {
+			sb_puts(b, " = ");
+			if (v->init->nitems)
+				lit_print(b, v->init);
+			else
+				sb_puts(b, v->init->s);
+		}
+		if (comment) {
+			sb_puts(b, p + 1 < g->nparams ? ",  # " : ") {  # ");
+			layout_print(b, &l->home[p]);
+		}
+	}
+	sb_puts(b, g->nparams && l->device_num > 1 ? "\n" : ") {\n");
+	for (int i = 0; i < g->nnodes; i++)
+		print_begin_node(b, l, i);
+	sb_puts(b, "  return ");
+	for (int k = 0; k < g->nret; k++)
+		sb_printf(b, k ? ", %%%s" : "%%%s", g->values[g->ret[k]].name);
+	sb_puts(b, "\n}\n");
+	if (m->train) {
+		sb_puts(b, "\ntrain ");
+		lit_print(b, m->train->lit);
+		sb_putc(b, '\n');
+	}
+}
+
+/* ---- step_parallel_end ---- */
+
+static void print_type_list(StrBuf *b, const Lowered *l, const int *ids, int n)
+{
+	sb_putc(b, '(');
+	for (int k = 0; k < n; k++) {
+		if (k)
+			sb_puts(b, ", ");
+		type_print(b, &l->values[ids[k]].type);
+	}
+	sb_putc(b, ')');
+}
+
+/* `rows 0:8 of (16, 32)`: where a rank's piece lies in the whole tensor. */
+static void print_piece(StrBuf *b, const LValue *v, int64_t rank)
+{
+	sb_puts(b, "[");
+	for (int d = 0; d < v->type.rank; d++) {
+		int64_t start = layout_shard_index(&v->layout, rank, d) * v->type.dims[d];
+		sb_printf(b, "%s%lld:%lld", d ? ", " : "", (long long)start, (long long)(start + v->type.dims[d]));
+	}
+	sb_puts(b, "] of ");
+	ints_print(b, v->global, v->type.rank);
+}
+
+void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
+{
+	const Module *m = l->m;
+	const Graph *g = l->flat->g;
+	sb_printf(b, "# step_parallel_end: rank %lld of %lld. Local shapes in every signature; parameters are this\n"
+	          "# rank's slices; every inserted operator says why it is there. This rank sends %lld bytes\n"
+	          "# per run (IR-SPEC 8). One rank's program: it reads back with `shardc --check`.\n",
+	          (long long)rank, (long long)l->device_num, (long long)l->comm_bytes);
+	sb_printf(b, "context {\n  device_num: %lld,\n  parallel_mode: \"stand_alone\",\n  seed: %lld\n}\n",
+	          (long long)l->device_num, (long long)m->ctx.seed);
+	sb_printf(b, "\ngraph @%s(", g->name);
+	for (int p = 0; p < l->nparams; p++) {
+		const LValue *v = &l->values[p];
+		const Value *gv = &g->values[p];
+		sb_printf(b, "%s%%%s: ", p ? "\n    " : "", v->name);
+		type_print(b, &v->type);
+		if (gv->init) {
+			sb_puts(b, " = ");
+			if (gv->init->nitems)
+				lit_print(b, gv->init);
+			else
+				sb_puts(b, gv->init->s);
+		}
+		sb_puts(b, p + 1 < l->nparams ? ",  # " : ") {  # ");
+		print_piece(b, v, rank);
+	}
+	sb_puts(b, l->nparams ? "\n" : ") {\n");
+	int64_t *members = xmalloc(sizeof(int64_t) * (size_t)l->device_num);
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		Attrs a;
+		lowered_rank_attrs(l, o, rank, &a, members);
+		sb_printf(b, "  %%%s = %s(", l->values[o->result].name, op_info[o->op].name);
+		for (int k = 0; k < o->nin; k++)
+			sb_printf(b, k ? ", %%%s" : "%%%s", l->values[o->in[k]].name);
+		sb_putc(b, ')');
+		print_attrs(b, o->op, &a);
+		sb_puts(b, " : ");
+		print_type_list(b, l, o->in, o->nin);
+		sb_puts(b, " -> ");
+		print_type_list(b, l, &o->result, 1);
+		const TensorLayout *out = &l->values[o->result].layout;
+		if (o->why)
+			sb_printf(b, "  # %s", o->why);
+		else if (out->partial && l->device_num > 1) {
+			int np = layout_group(out, rank, out->partial, members);
+			sb_printf(b, "  # partial %s over ranks ", out->partial_op == REDUCE_MAX_OP ? "max"
+			          : out->partial_op == REDUCE_MEAN_OP ? "mean" : "sum");
+			ints_print(b, members, np);
+		}
+		sb_putc(b, '\n');
+	}
+	free(members);
+	sb_puts(b, "  return ");
+	for (int k = 0; k < l->nret; k++)
+		sb_printf(b, k ? ", %%%s" : "%%%s", l->values[l->rets[k]].name);
+	sb_puts(b, "\n}\n");
+}
