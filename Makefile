@@ -16,7 +16,7 @@ GEN_WARN := -Wno-unused-function -Wno-sign-compare -Wno-missing-prototypes -Wno-
 
 COMPILER_SRCS := util.c diag.c lit.c ir.c parse.c check.c shape.c print.c layout.c rules.c redistribute.c flatten.c strategy.c lower.c dump.c
 COMPILER_OBJS := $(COMPILER_SRCS:.c=.o) parser.o lexer.o
-UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_eval
+UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_eval test_simulate
 
 .PHONY: all deps demo test unit golden roundtrip fuzz fuzz-build bench install clean
 all: deps $(B)/shardc
@@ -68,13 +68,16 @@ $(B)/san/harness.o: tests/unit/harness.c tests/unit/harness.h $(HDRS)
 $(B)/san/test_%: tests/unit/test_%.c $(B)/san/harness.o tests/unit/harness.h $(B)/san/libshardc.a $(HDRS)
 	$(CC) $(CFLAGS_BASE) $(SAN) -o $@ $< $(B)/san/harness.o $(B)/san/libshardc.a -lcriterion -lm
 
-# ---- the simulator's reference evaluator (tests/sim): test-only, san build ----
-$(B)/san/sim_eval.o: tests/sim/eval.c tests/sim/eval.h $(HDRS)
+# ---- the simulator (tests/sim): test-only, san build; tests that use it ----
+SIM_TESTS := test_eval test_simulate test_redistribute
+$(B)/san/sim_%.o: tests/sim/%.c tests/sim/eval.h tests/sim/simulate.h $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) $(SAN) -Itests/sim -c -o $@ $<
-$(B)/san/test_eval: tests/unit/test_eval.c $(B)/san/sim_eval.o $(B)/san/harness.o tests/unit/harness.h tests/sim/eval.h \
-		$(B)/san/libshardc.a $(HDRS)
-	$(CC) $(CFLAGS_BASE) $(SAN) -Itests/sim -o $@ $< $(B)/san/sim_eval.o $(B)/san/harness.o $(B)/san/libshardc.a \
+$(B)/san/libsim.a: $(B)/san/sim_eval.o $(B)/san/sim_simulate.o
+	ar rcs $@ $^
+$(addprefix $(B)/san/,$(SIM_TESTS)): $(B)/san/test_%: tests/unit/test_%.c $(B)/san/libsim.a $(B)/san/harness.o \
+		tests/unit/harness.h $(B)/san/libshardc.a $(HDRS)
+	$(CC) $(CFLAGS_BASE) $(SAN) -Itests/sim -o $@ $< $(B)/san/libsim.a $(B)/san/harness.o $(B)/san/libshardc.a \
 		-lcriterion -lm
 
 test: deps $(B)/shardc unit golden roundtrip fuzz

@@ -1,0 +1,261 @@
+/* test_simulate.c: every sample's per-rank programs, run in one process by
+ * the simulator, against the serial graph, on 1, 2, 4, 8 and 6 devices; the
+ * seed's MatMul -> ReLU case byte for byte; bad strategies. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "simulate.h"
+
+/* A model compiled down to its lowered program. */
+typedef struct {
+	Run *run;
+	Lowered *low;
+	bool dropped;            /* the user's strategies did not fit and were dropped */
+} Build;
+
+/* Forgets every strategy the user wrote, so the model compiles on any
+ * device count with the defaults. */
+static void drop_strategies(Module *m)
+{
+	for (int i = 0; i < m->ngraphs; i++)
+		for (int j = 0; j < m->graphs[i]->nnodes; j++) {
+			Node *n = &m->graphs[i]->nodes[j];
+			n->a.in_strategy.n = 0;
+			n->a.out_strategy.n = 0;
+			if (n->a.shard) {
+				for (int k = 0; k < n->a.shard->in.n; k++)
+					n->a.shard->in.t[k].given = false;
+				n->a.shard->nplan = 0;
+			}
+		}
+	m->nlayouts = 0;
+	if (m->ctx.dataset_mode == DS_TUPLE)
+		m->ctx.dataset_mode = DS_FULL_BATCH;
+}
+
+static bool batches_divide(const Module *m, int64_t n)
+{
+	const Graph *g = module_entry(m);
+	for (int p = 0; p < g->nparams; p++)
+		if (!g->values[p].type.is_param && g->values[p].type.rank > 0 && g->values[p].type.dims[0] % n)
+			return false;
+	return true;
+}
+
+/* Compiles text on `devices` devices (0: as written). With `drop`, the
+ * user's strategies go first; data_parallel batches that do not divide fall
+ * back to full_batch. */
+static Build build(const char *name, const char *text, int64_t devices, bool drop, int mode)
+{
+	Build b = {0};
+	b.run = run_passes(name, text, strlen(text), PASSES_PARSE);
+	Module *m = b.run->m;
+	Diag *d = &b.run->d;
+	bool ok = d->nerrors == 0 && check_context(m, d);
+	if (ok && devices)
+		m->ctx.device_num = devices;
+	if (ok && mode >= 0)
+		m->ctx.parallel_mode = (ParallelMode)mode;
+	ok = ok && check_names(m, d) && infer_shapes(m, d);
+	if (ok && drop) {
+		drop_strategies(m);
+		b.dropped = true;
+	}
+	if (ok && !batches_divide(m, m->ctx.device_num)) {
+		if (m->ctx.parallel_mode == PM_DATA_PARALLEL && !drop)
+			ok = false;   /* the compiler reports it: nothing to simulate */
+		else if (m->ctx.parallel_mode == PM_DATA_PARALLEL)
+			m->ctx.parallel_mode = PM_SEMI_AUTO;
+		if (m->ctx.dataset_mode == DS_DATA_PARALLEL)
+				m->ctx.dataset_mode = DS_FULL_BATCH;
+	}
+	ok = ok && check_strategies(m, d);
+	FlatGraph *f = ok ? flatten(m) : NULL;
+	Strategies *st = arena_alloc(m->arena, sizeof *st);
+	ok = ok && assign_strategies(m, f, st, d);
+	b.low = ok ? lower(m, f, st) : NULL;
+	return b;
+}
+
+static char *slurp(const char *path)
+{
+	size_t len;
+	char *t = read_file(path, &len);
+	cr_assert(t, "cannot read %s", path);
+	return t;
+}
+
+static void expect_equal(const Lowered *l, const char *what)
+{
+	SimResult r;
+	sim_run(l, &r);
+	cr_assert(r.ok, "%s: %s", what, r.why);
+	cr_assert(r.max_err < 1e-9, "%s: outputs differ from the serial graph by %g", what, r.max_err);
+	cr_assert_eq(r.max_bytes, l->comm_bytes, "%s: ranks send %lld bytes by the per-rank graphs, the compiler says %lld",
+	             what, (long long)r.max_bytes, (long long)l->comm_bytes);
+	cr_assert_eq(r.min_bytes, r.max_bytes, "%s: ranks send different byte counts", what);
+}
+
+static const char seed[] =
+	"context {device_num: 8, parallel_mode: \"semi_auto_parallel\"}\n"
+	"graph @net(%x: <Tensor[Float32], (16, 32)>, %w: <Parameter[Float32], (32, 16)>) {\n"
+	"  %1 = MatMul(%x, %w) {in_strategy: ((2, 4), (4, 1))}\n"
+	"  %2 = ReLU(%1)\n"
+	"  return %2\n"
+	"}\n";
+
+/* The seed check: MatMul (2, 4), (4, 1) -> ReLU on 8 devices. */
+Test(simulate, seed_matmul_relu_reduce_scatter)
+{
+	Build b = build("seed.ir", seed, 0, false, -1);
+	cr_assert(b.low, "%s", msgs(b.run));
+	StrBuf t = {0};
+	dump_end(&t, b.low, 0);
+	cr_assert(strstr(t.data, "%1 = MatMul(%x.1, %w) : (<Tensor[Float32], (8, 8)>, <Parameter[Float32], (8, 16)>) "
+	                         "-> (<Tensor[Float32], (8, 16)>)"), "%s", t.data);
+	cr_assert(strstr(t.data, "= ReduceScatter(%1) {axis: 0, op: \"sum\", group: (0, 1, 2, 3)}"), "%s", t.data);
+	cr_assert_null(strstr(t.data, "AllReduce"));
+	sb_free(&t);
+	/* 8 x 16 floats reduce-scattered over 4: 3/4 of 512 bytes, half of AllReduce's 2 x 3/4 x 512. */
+	cr_assert_eq(b.low->comm_bytes, 384);
+	cr_assert_eq(2 * b.low->comm_bytes, redist_step_bytes(STEP_ALL_REDUCE, 8 * 16 * 4, 4));
+	expect_equal(b.low, "seed");
+	run_free(b.run);
+}
+
+/* Every sample as written, then on 1, 2, 4, 8 and 6 devices: as written
+ * where its strategies fit, with the defaults where they do not, and in
+ * data_parallel and stand_alone modes. */
+Test(simulate, every_sample_on_every_device_count, .timeout = 600)
+{
+	DIR *dir = opendir("ir-samples");
+	cr_assert(dir);
+	struct dirent *e;
+	int runs = 0, dropped = 0;
+	while ((e = readdir(dir))) {
+		size_t n = strlen(e->d_name);
+		if (n < 4 || strcmp(e->d_name + n - 3, ".ir"))
+			continue;
+		char path[512];
+		snprintf(path, sizeof path, "ir-samples/%s", e->d_name);
+		char *text = slurp(path);
+		Build b = build(path, text, 0, false, -1);
+		cr_assert(b.low, "%s does not compile: %s", path, msgs(b.run));
+		expect_equal(b.low, path);
+		run_free(b.run);
+		runs++;
+		static const int64_t counts[] = {1, 2, 4, 8, 6};
+		for (int c = 0; c < 5; c++) {
+			char what[600];
+			b = build(path, text, counts[c], false, -1);
+			if (!b.low) {
+				run_free(b.run);
+				b = build(path, text, counts[c], true, -1);
+				dropped++;
+			}
+			snprintf(what, sizeof what, "%s on %lld devices%s", path, (long long)counts[c],
+			         b.dropped ? " (defaults)" : "");
+			cr_assert(b.low, "%s does not compile: %s", what, msgs(b.run));
+			expect_equal(b.low, what);
+			run_free(b.run);
+			runs++;
+			for (int mode = PM_STAND_ALONE; mode <= PM_DATA_PARALLEL; mode++) {
+				b = build(path, text, counts[c], false, mode);
+				snprintf(what, sizeof what, "%s on %lld devices in %s", path, (long long)counts[c],
+				         parallel_mode_name((ParallelMode)mode));
+				if (b.low) {
+					expect_equal(b.low, what);
+					runs++;
+				}
+				run_free(b.run);
+			}
+		}
+		free(text);
+	}
+	closedir(dir);
+	cr_log_info("simulated %d compilations (%d with the user's strategies dropped)", runs, dropped);
+	cr_assert_gt(runs, 100);
+}
+
+/* One case per operator rule, on 4 devices, with strategies that split every
+ * dim the rule allows, including the partial-result ones. */
+Test(simulate, operator_rules)
+{
+	static const char *const cases[] = {
+		/* MatMul with transposes and a split k, BatchMatMul with broadcast batch */
+		"%x: <Tensor[Float32], (8, 16)>, %w: <Parameter[Float32], (4, 16)>) {\n"
+		"  %1 = MatMul(%x, %w) {transpose_b: true, in_strategy: ((2, 2), (1, 2))}\n  return %1",
+		"%x: <Tensor[Float32], (4, 8, 16)>, %w: <Parameter[Float32], (16, 4)>) {\n"
+		"  %1 = BatchMatMul(%x, %w) {in_strategy: ((2, 1, 2), (2, 1))}\n  return %1",
+		/* broadcasting elementwise, BiasAdd */
+		"%x: <Tensor[Float32], (8, 16)>, %b: <Parameter[Float32], (1, 16)>) {\n"
+		"  %1 = Add(%x, %b) {in_strategy: ((2, 2), (1, 2))}\n  %2 = Mul(%1, %x)\n  return %2",
+		"%x: <Tensor[Float32], (8, 16)>, %b: <Parameter[Float32], (16,)>) {\n"
+		"  %1 = BiasAdd(%x, %b) {in_strategy: ((1, 4), (4,))}\n  %2 = GeLU(%1)\n  return %2",
+		/* reductions over split dims: sum, mean (sum then divide), max */
+		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = ReduceSum(%x) {axis: 1, in_strategy: ((2, 2),)}\n  return %1",
+		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = ReduceMean(%x) {axis: (0, 1), keep_dims: true, "
+		"in_strategy: ((2, 2),)}\n  return %1",
+		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = ReduceMax(%x) {axis: 0, in_strategy: ((4, 1),)}\n  return %1",
+		/* softmax with its axis whole, layernorm, transpose, flatten, concat, slice, cast */
+		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = Softmax(%x) {in_strategy: ((4, 1),)}\n  %2 = LogSoftmax(%1)\n"
+		"  return %2",
+		"%x: <Tensor[Float32], (8, 16)>, %g: <Parameter[Float32], (16,)>, %b: <Parameter[Float32], (16,)>) {\n"
+		"  %1 = LayerNorm(%x, %g, %b) {begin_norm_axis: -1, in_strategy: ((4, 1), (1,), (1,))}\n  return %1",
+		"%x: <Tensor[Float32], (8, 16, 4)>) {\n  %1 = Transpose(%x) {perm: (2, 0, 1), in_strategy: ((2, 2, 1),)}\n"
+		"  %2 = Flatten(%1)\n  return %2",
+		"%x: <Tensor[Float32], (8, 16)>, %y: <Tensor[Float32], (8, 4)>) {\n"
+		"  %1 = Concat(%x, %y) {axis: 1, in_strategy: ((4, 1), (4, 1))}\n"
+		"  %2 = StridedSlice(%1) {begin: (0, 2), end: (8, 18), strides: (1, 2), in_strategy: ((4, 1),)}\n"
+		"  %3 = Cast(%2) {dtype: Float16}\n  return %3",
+		/* Gather: a row-split table (mask and reduce), split indices */
+		"%t: <Parameter[Float32], (16, 8)>, %i: <Tensor[Int32], (4, 6)> = randint(0, 16)) {\n"
+		"  %1 = Gather(%t, %i) {axis: 0, in_strategy: ((4, 1), (1, 1))}\n  return %1",
+		"%t: <Parameter[Float32], (16, 8)>, %i: <Tensor[Int32], (4, 6)> = randint(0, 16)) {\n"
+		"  %1 = Gather(%t, %i) {axis: 0, in_strategy: ((2, 1), (2, 1))}\n  return %1",
+		/* losses: partial means */
+		"%x: <Tensor[Float32], (8, 10)>, %l: <Tensor[Int32], (8,)> = randint(0, 10)) {\n"
+		"  %1 = SparseSoftmaxCrossEntropyWithLogits(%x, %l) {in_strategy: ((4, 1), (4,))}\n  return %1",
+		"%x: <Tensor[Float32], (8, 10)>, %y: <Tensor[Float32], (8, 10)>) {\n"
+		"  %1 = MSELoss(%x, %y) {in_strategy: ((2, 2), (2, 2))}\n  %2 = L1Loss(%x, %y)\n"
+		"  %3 = Add(%1, %2)\n  return %3",
+		/* Reshapes that carry the split and one that cannot */
+		"%x: <Tensor[Float32], (8, 4, 6)>) {\n  %1 = ReLU(%x) {in_strategy: ((4, 1, 1),)}\n"
+		"  %2 = Reshape(%1) {shape: (32, 6)}\n  %3 = Reshape(%2) {shape: (2, 4, 4, 6)}\n  return %3",
+		"%x: <Tensor[Float32], (8, 4, 6)>) {\n  %1 = ReLU(%x) {in_strategy: ((1, 4, 1),)}\n"
+		"  %2 = Reshape(%1) {shape: (8, 24)}\n  %3 = Reshape(%2) {shape: (192,)}\n  return %3",
+		/* out_strategy asking for ReduceScatter, and a layout strategy */
+		"%x: <Tensor[Float32], (8, 16)>, %w: <Parameter[Float32], (16, 8)>) {\n"
+		"  %1 = MatMul(%x, %w) {in_strategy: ((1, 4), (4, 1)), out_strategy: ((4, 1),)}\n  return %1",
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		StrBuf t = {0};
+		sb_printf(&t, "context {device_num: 4, parallel_mode: \"semi_auto_parallel\"}\ngraph @g(%s\n}\n", cases[i]);
+		Build b = build("case.ir", t.data, 0, false, -1);
+		cr_assert(b.low, "case %zu does not compile: %s\n%s", i, msgs(b.run), t.data);
+		char what[32];
+		snprintf(what, sizeof what, "case %zu", i);
+		expect_equal(b.low, what);
+		run_free(b.run);
+		sb_free(&t);
+	}
+}
+
+/* A Layout strategy: the seed's L("mp", ("sp", "dp")) example compiled and run. */
+Test(simulate, layout_strategies)
+{
+	const char *text =
+		"context {device_num: 8, parallel_mode: \"semi_auto_parallel\"}\n"
+		"layout L = Layout((2, 2, 2), (\"dp\", \"sp\", \"mp\"))\n"
+		"graph @g(%x: <Tensor[Float32], (8, 16)>, %w: <Parameter[Float32], (16, 8)>) {\n"
+		"  %1 = MatMul(%x, %w) {in_strategy: (L(\"mp\", (\"sp\", \"dp\")), L((\"sp\", \"dp\"), \"None\"))}\n"
+		"  %2 = ReLU(%1)\n"
+		"  return %2\n}\n";
+	Build b = build("layout.ir", text, 0, false, -1);
+	cr_assert(b.low, "%s", msgs(b.run));
+	expect_equal(b.low, "layout");
+	run_free(b.run);
+}
