@@ -16,7 +16,7 @@ GEN_WARN := -Wno-unused-function -Wno-sign-compare -Wno-missing-prototypes -Wno-
 
 COMPILER_SRCS := util.c diag.c lit.c ir.c parse.c check.c shape.c print.c layout.c rules.c redistribute.c flatten.c strategy.c lower.c dump.c
 COMPILER_OBJS := $(COMPILER_SRCS:.c=.o) parser.o lexer.o
-UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_eval test_simulate
+UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_eval test_simulate test_redistribute
 
 .PHONY: all deps demo test unit golden roundtrip fuzz fuzz-build bench install clean
 all: deps $(B)/shardc
