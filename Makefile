@@ -6,6 +6,8 @@ CC ?= cc
 FUZZ_SECONDS ?= 60
 B := build
 comma := ,
+# What every binary that links libshardc.a links too (manifest.c writes JSON with jansson).
+LIBS := -ljansson -lm
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -Icompiler -I$(B)/gen -g
@@ -14,9 +16,10 @@ SAN := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 # flex and bison output is not ours: same warnings, minus the ones it trips.
 GEN_WARN := -Wno-unused-function -Wno-sign-compare -Wno-missing-prototypes -Wno-unused-parameter
 
-COMPILER_SRCS := util.c diag.c lit.c ir.c parse.c check.c shape.c print.c layout.c rules.c redistribute.c flatten.c strategy.c lower.c dump.c
+COMPILER_SRCS := util.c diag.c lit.c ir.c parse.c check.c shape.c print.c layout.c rules.c redistribute.c flatten.c strategy.c lower.c dump.c manifest.c
 COMPILER_OBJS := $(COMPILER_SRCS:.c=.o) parser.o lexer.o
-UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_eval test_simulate test_redistribute
+UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_manifest test_eval test_simulate \
+	test_redistribute
 
 .PHONY: all deps demo test unit golden roundtrip fuzz fuzz-build bench install clean
 all: deps $(B)/shardc
@@ -52,7 +55,7 @@ $(B)/$(1)/lexer.o: $(B)/gen/lexer.c $(HDRS)
 $(B)/$(1)/libshardc.a: $(addprefix $(B)/$(1)/,$(COMPILER_OBJS))
 	ar rcs $$@ $$^
 $(B)/$(1)/shardc: $(B)/$(1)/main.o $(B)/$(1)/libshardc.a
-	$(2) $(3) -o $$@ $$^ -lm
+	$(2) $(3) -o $$@ $$^ $$(LIBS)
 endef
 $(eval $(call variant,opt,$(CC),$(OPT)))
 $(eval $(call variant,san,$(CC),$(SAN)))
@@ -66,7 +69,7 @@ $(B)/san/harness.o: tests/unit/harness.c tests/unit/harness.h $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) $(SAN) -c -o $@ $<
 $(B)/san/test_%: tests/unit/test_%.c $(B)/san/harness.o tests/unit/harness.h $(B)/san/libshardc.a $(HDRS)
-	$(CC) $(CFLAGS_BASE) $(SAN) -o $@ $< $(B)/san/harness.o $(B)/san/libshardc.a -lcriterion -lm
+	$(CC) $(CFLAGS_BASE) $(SAN) -o $@ $< $(B)/san/harness.o $(B)/san/libshardc.a -lcriterion $(LIBS)
 
 # ---- the simulator (tests/sim): test-only, san build; tests that use it ----
 SIM_TESTS := test_eval test_simulate test_redistribute
@@ -78,7 +81,7 @@ $(B)/san/libsim.a: $(B)/san/sim_eval.o $(B)/san/sim_simulate.o
 $(addprefix $(B)/san/,$(SIM_TESTS)): $(B)/san/test_%: tests/unit/test_%.c $(B)/san/libsim.a $(B)/san/harness.o \
 		tests/unit/harness.h $(B)/san/libshardc.a $(HDRS)
 	$(CC) $(CFLAGS_BASE) $(SAN) -Itests/sim -o $@ $< $(B)/san/libsim.a $(B)/san/harness.o $(B)/san/libshardc.a \
-		-lcriterion -lm
+		-lcriterion $(LIBS)
 
 test: deps $(B)/shardc unit golden roundtrip fuzz
 	@echo "make test: all passed"
@@ -99,7 +102,7 @@ ref-test:
 
 # ---- fuzzing: libFuzzer on parse + check, seeded with the samples ----
 $(B)/fuzz/fuzz_parser: tools/fuzz_parser.c $(B)/fuzz/libshardc.a $(HDRS)
-	clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< $(B)/fuzz/libshardc.a -lm
+	clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< $(B)/fuzz/libshardc.a $(LIBS)
 fuzz-build: $(B)/fuzz/fuzz_parser
 fuzz: $(B)/fuzz/fuzz_parser
 	@mkdir -p $(B)/fuzz/corpus $(B)/fuzz/seeds

@@ -168,6 +168,14 @@ static void write_atomic(const char *dir, const char *name, const StrBuf *text)
 	sb_free(&tmp);
 }
 
+/* write_atomic for malloc'd text, which it frees. */
+static void write_owned(const char *dir, const char *name, char *text)
+{
+	StrBuf b = {text, strlen(text), strlen(text) + 1};
+	write_atomic(dir, name, &b);
+	sb_free(&b);
+}
+
 static double now(void)
 {
 	struct timespec t;
@@ -235,7 +243,11 @@ int main(int argc, char **argv)
 		if (mkdir_p(o.outdir)) {
 			fprintf(stderr, "shardc: cannot create %s: %s\n", o.outdir, strerror(errno));
 			status = EXIT_USAGE;
-		} else if (o.dump_ir) {
+		} else {
+			write_owned(o.outdir, "manifest.json", manifest_json(low));
+			write_owned(o.outdir, "strategy.json", strategy_json(low));
+		}
+		if (status == 0 && o.dump_ir) {
 			StrBuf ir = {0};
 			sb_printf(&ir, "%s/ir", o.outdir);
 			if (mkdir_p(ir.data)) {

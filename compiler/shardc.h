@@ -580,4 +580,13 @@ void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a,
 void dump_begin(StrBuf *b, const Lowered *l);
 void dump_end(StrBuf *b, const Lowered *l, int64_t rank);
 
+/* ---- manifest.c: manifest.json and strategy.json (IR-SPEC 8) ----------- */
+
+/* Requires a Lowered program. malloc'd JSON text, the formats described at
+ * the top of manifest.c: every input, parameter and output with its global
+ * shape, layout and per-rank pieces, the groups, the collectives and
+ * comm_bytes_per_rank; and every operator's final strategy. */
+char *manifest_json(const Lowered *l);
+char *strategy_json(const Lowered *l);
+
 #endif

@@ -1,0 +1,469 @@
+/* manifest.c: OUTDIR/manifest.json and OUTDIR/strategy.json (IR-SPEC 7, 8).
+ *
+ * Requires a Lowered program. Both files are built as jansson values and
+ * dumped here; no json_t leaves this file. Objects keep insertion order, and a
+ * container that fits on one line of 100 columns is written on one line, so
+ * `"shape": [16, 32]` and a rank's piece read as one line each.
+ *
+ * manifest.json: what the runtime and any checker need to feed, slice and
+ * assemble the program's tensors without redoing the layout algebra.
+ *
+ *   {"device_num": 8, "parallel_mode": "semi_auto_parallel", "graph": "net", "seed": 0,
+ *    "inputs":     [TENSOR...],     the entry graph's Tensor parameters, in order
+ *    "parameters": [TENSOR...],     its Parameters, in order
+ *    "outputs":    [TENSOR...],     the returned values; "index" k is output_<k>.npy
+ *    "groups": [[0, 1, 2, 3], [4, 5, 6, 7]],   every distinct group of an inserted
+ *                                   collective, ranks in group order, the list sorted
+ *    "collectives": [{"op": "ReduceScatter", "value": "1.1", "bytes_per_rank": 384,
+ *                     "group_of_rank": [0, 0, 0, 0, 1, 1, 1, 1], "why": "..."}],
+ *                                   every inserted collective in program order;
+ *                                   group_of_rank[r] indexes "groups"
+ *    "comm_bytes_per_rank": [384, ...]}   IR-SPEC 8, one entry per rank
+ *
+ *   TENSOR = {"name": "w" (no %), "dtype": "Float32", "shape": [32, 16] (global),
+ *             "init": "normal(0.01)" as IR text, or null for the default
+ *             (inputs uniform(0, 1), parameters normal(0.01)); outputs have no init,
+ *             "layout": LAYOUT,
+ *             "pieces": [{"rank": 0, "start": [0, 0], "shape": [8, 16]}, ...]}
+ *   one piece per rank: the block of the global tensor that rank holds,
+ *   start[d] = shard index of dim d times the local dim.
+ *
+ *   LAYOUT = {"dev": [2, 4, 1], "map": [[1], []], "partial": []}
+ *   dev: the device matrix, ranks row-major over it (IR-SPEC 3.2); map[d]: the
+ *   device axes (indices into dev) splitting dim d, most significant first;
+ *   partial: the axes over which the values are partial results (never for an
+ *   input, parameter or output). strategy.json's layouts add "partial_op":
+ *   "sum", "max", "mean", or null when nothing is partial.
+ *
+ * strategy.json: every operator's final strategy, written so that a later
+ * `--strategy-in` can reproduce them (operators are found by "name", the
+ * result value's name in the flat graph, Calls inlined as `<call>.<name>`):
+ *
+ *   {"device_num": 8, "parallel_mode": "semi_auto_parallel", "graph": "net",
+ *    "layouts": [{"name": "L", "dev": [2, 2, 2], "alias": ["dp", "sp", "mp"]}],
+ *    "operators": [{"name": "1", "op": "MatMul", "user": true,
+ *                   "in_strategy": [[2, 4], [4, 1]], "out_strategy": null,
+ *                   "device_matrix": [2, 4, 1], "out_layout": LAYOUT}, ...]}
+ *
+ *   user: the user's in_strategy (else a default or a search chose it).
+ *   in_strategy: slice counts per input (None inputs filled in with what was
+ *   inferred), MindSpore's tuple form, from which the device matrix follows;
+ *   for a strategy given as Layouts, one {"layout": "L", "dev": [...], "map":
+ *   [[...], ...]} per input instead, map indexing the declared matrix; null for
+ *   Reshape (no strategy of its own) and for a collective in a one-device model.
+ *   out_strategy: null, or the out_strategy given, in the in_strategy's form.
+ *   device_matrix: null where in_strategy is. out_layout: the output as the
+ *   operator leaves it, partial results included. */
+#include "shardc.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { LINE_WIDTH = 100 };
+
+/* ---- building values ---- */
+
+static void set(json_t *obj, const char *key, json_t *v)
+{
+	if (!v || json_object_set_new(obj, key, v))
+		die("out of memory building JSON");
+}
+
+static void push(json_t *arr, json_t *v)
+{
+	if (!v || json_array_append_new(arr, v))
+		die("out of memory building JSON");
+}
+
+/* Names come from the source, which need not be valid UTF-8: such bytes become '?'. */
+static json_t *jstr(const char *s)
+{
+	if (!s)
+		return json_null();
+	json_t *v = json_string(s);
+	if (v)
+		return v;
+	char *t = xstrdup(s);
+	for (char *p = t; *p; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	v = json_string(t);
+	free(t);
+	return v;
+}
+
+static json_t *jints(const int64_t *v, int n)
+{
+	json_t *a = json_array();
+	for (int i = 0; i < n; i++)
+		push(a, json_integer(v[i]));
+	return a;
+}
+
+static json_t *jmask(uint32_t mask, int n)
+{
+	json_t *a = json_array();
+	for (int i = 0; i < n; i++)
+		if (mask & (1u << i))
+			push(a, json_integer(i));
+	return a;
+}
+
+static const char *reduce_name(ReduceOp op)
+{
+	return op == REDUCE_MAX_OP ? "max" : op == REDUCE_MEAN_OP ? "mean" : "sum";
+}
+
+static json_t *jmap(const TensorLayout *l)
+{
+	json_t *map = json_array();
+	for (int d = 0; d < l->rank; d++) {
+		json_t *axes = json_array();
+		for (int k = 0; k < l->nmap[d]; k++)
+			push(axes, json_integer(l->map[d][k]));
+		push(map, axes);
+	}
+	return map;
+}
+
+/* LAYOUT: dev, map, partial, and with_op the partial_op. */
+static json_t *jlayout(const TensorLayout *l, bool with_op)
+{
+	json_t *o = json_object();
+	set(o, "dev", jints(l->dev, l->ndev));
+	set(o, "map", jmap(l));
+	set(o, "partial", jmask(l->partial, l->ndev));
+	if (with_op)
+		set(o, "partial_op", l->partial ? json_string(reduce_name(l->partial_op)) : json_null());
+	return o;
+}
+
+/* {"layout": "L", "dev": [...], "map": [...]}: a layout given as L(...). */
+static json_t *jdecl_layout(const LayoutDecl *decl, const TensorLayout *l)
+{
+	json_t *o = json_object();
+	set(o, "layout", jstr(decl->name));
+	set(o, "dev", jints(l->dev, l->ndev));
+	set(o, "map", jmap(l));
+	return o;
+}
+
+static json_t *jpieces(const LValue *v, int64_t device_num)
+{
+	json_t *a = json_array();
+	for (int64_t r = 0; r < device_num; r++) {
+		int64_t start[MAX_DIMS];
+		for (int d = 0; d < v->type.rank; d++)
+			start[d] = layout_shard_index(&v->layout, r, d) * v->type.dims[d];
+		json_t *p = json_object();
+		set(p, "rank", json_integer(r));
+		set(p, "start", jints(start, v->type.rank));
+		set(p, "shape", jints(v->type.dims, v->type.rank));
+		push(a, p);
+	}
+	return a;
+}
+
+/* TENSOR; an output has an index and no init_of, an input or parameter its
+ * Value (for the initializer) and index -1. */
+static json_t *jtensor(const Lowered *l, int index, const char *name, const LValue *v, const Value *init_of)
+{
+	json_t *o = json_object();
+	if (index >= 0)
+		set(o, "index", json_integer(index));
+	set(o, "name", jstr(name));
+	set(o, "dtype", json_string(dtype_name(v->type.dtype)));
+	set(o, "shape", jints(v->global, v->type.rank));
+	if (init_of) {
+		const Lit *init = init_of->init;
+		if (init) {
+			StrBuf b = {0};
+			if (init->nitems)
+				lit_print(&b, init);
+			else
+				sb_puts(&b, init->s);
+			set(o, "init", jstr(b.data));
+			sb_free(&b);
+		} else
+			set(o, "init", json_null());
+	}
+	set(o, "layout", jlayout(&v->layout, false));
+	set(o, "pieces", jpieces(v, l->device_num));
+	return o;
+}
+
+/* ---- writing: one line when it fits ---- */
+
+typedef struct {
+	char *buf;
+	size_t len, cap;
+} Fit;
+
+static int fit_cb(const char *s, size_t n, void *data)
+{
+	Fit *f = data;
+	if (f->len + n > f->cap)
+		return -1;   /* too long for the line: stop dumping */
+	memcpy(f->buf + f->len, s, n);
+	f->len += n;
+	return 0;
+}
+
+static void emit(StrBuf *b, const json_t *v, int indent, int col)
+{
+	const size_t flags = JSON_ENCODE_ANY | JSON_PRESERVE_ORDER;
+	bool container = json_is_object(v) || json_is_array(v);
+	if (!container) {
+		char *s = json_dumps(v, flags);
+		if (!s)
+			die("out of memory writing JSON");
+		sb_puts(b, s);
+		free(s);
+		return;
+	}
+	char line[LINE_WIDTH];
+	Fit f = {line, 0, col < LINE_WIDTH ? (size_t)(LINE_WIDTH - col) : 0};
+	if (json_dump_callback(v, fit_cb, &f, flags) == 0) {
+		sb_printf(b, "%.*s", (int)f.len, line);
+		return;
+	}
+	int inner = indent + 2;
+	if (json_is_array(v)) {
+		sb_putc(b, '[');
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			sb_printf(b, "%s\n%*s", i ? "," : "", inner, "");
+			emit(b, json_array_get(v, i), inner, inner);
+		}
+		sb_printf(b, "\n%*s]", indent, "");
+	} else {
+		sb_putc(b, '{');
+		const char *key;
+		const json_t *item;
+		bool first = true;
+		json_object_foreach((json_t *)v, key, item) {
+			sb_printf(b, "%s\n%*s\"%s\": ", first ? "" : ",", inner, "", key);   /* our own keys: no escapes */
+			emit(b, item, inner, inner + (int)strlen(key) + 4);
+			first = false;
+		}
+		sb_printf(b, "\n%*s}", indent, "");
+	}
+}
+
+static char *finish(json_t *root)
+{
+	StrBuf b = {0};
+	emit(&b, root, 0, 0);
+	sb_putc(&b, '\n');
+	json_decref(root);
+	return b.data;
+}
+
+/* ---- manifest.json ---- */
+
+typedef struct {
+	int64_t *members;        /* (n) ranks in group order */
+	int n;
+	int raw;                 /* index in collection order */
+} Group;
+
+static int group_cmp(const void *pa, const void *pb)
+{
+	const Group *a = pa, *b = pb;
+	for (int i = 0; i < a->n && i < b->n; i++)
+		if (a->members[i] != b->members[i])
+			return a->members[i] < b->members[i] ? -1 : 1;
+	return (a->n > b->n) - (a->n < b->n);
+}
+
+static bool inserted_collective(const LOp *op)
+{
+	return op->step && op->step->kind != STEP_SLICE;
+}
+
+/* "groups" and "collectives". Each rank joins one group per collective, so
+ * a rank already placed is skipped: linear in device_num per collective. */
+static void add_collectives(json_t *root, const Lowered *l)
+{
+	int64_t n = l->device_num;
+	int64_t *members = xmalloc(sizeof(int64_t) * (size_t)n);
+	int ncoll = 0;
+	for (int i = 0; i < l->nops; i++)
+		ncoll += inserted_collective(&l->ops[i]);
+	int *raw_of = xmalloc(sizeof(int) * (size_t)(ncoll ? ncoll : 1) * (size_t)n);   /* (ncoll, n) each rank's group */
+	Group *groups = NULL;
+	int ngroups = 0, cap = 0;
+	for (int i = 0, c = 0; i < l->nops; i++) {
+		const LOp *op = &l->ops[i];
+		if (!inserted_collective(op))
+			continue;
+		int *of = raw_of + (size_t)c++ * (size_t)n;
+		for (int64_t r = 0; r < n; r++)
+			of[r] = -1;
+		for (int64_t r = 0; r < n; r++) {
+			if (of[r] >= 0)
+				continue;
+			Attrs a;
+			lowered_rank_attrs(l, op, r, &a, members);
+			if (ngroups == cap) {
+				cap = cap ? 2 * cap : 16;
+				groups = xrealloc(groups, sizeof *groups * (size_t)cap);
+			}
+			Group *g = &groups[ngroups];
+			g->n = a.ngroup;
+			g->raw = ngroups;
+			g->members = xmalloc(sizeof(int64_t) * (size_t)(a.ngroup ? a.ngroup : 1));
+			memcpy(g->members, a.group, sizeof(int64_t) * (size_t)a.ngroup);
+			for (int k = 0; k < a.ngroup; k++)
+				of[a.group[k]] = ngroups;
+			of[r] = ngroups;
+			ngroups++;
+		}
+	}
+	if (ngroups)
+		qsort(groups, (size_t)ngroups, sizeof *groups, group_cmp);
+	int *uniq = xmalloc(sizeof(int) * (size_t)(ngroups ? ngroups : 1));   /* raw -> index in "groups" */
+	json_t *jgroups = json_array();
+	for (int k = 0, u = -1; k < ngroups; k++) {
+		if (k == 0 || group_cmp(&groups[k - 1], &groups[k]) != 0) {
+			push(jgroups, jints(groups[k].members, groups[k].n));
+			u++;
+		}
+		uniq[groups[k].raw] = u;
+	}
+	set(root, "groups", jgroups);
+
+	json_t *colls = json_array();
+	for (int i = 0, c = 0; i < l->nops; i++) {
+		const LOp *op = &l->ops[i];
+		if (!inserted_collective(op))
+			continue;
+		const int *of = raw_of + (size_t)c++ * (size_t)n;
+		json_t *o = json_object();
+		set(o, "op", json_string(op_info[op->op].name));
+		set(o, "value", jstr(l->values[op->result].name));
+		set(o, "bytes_per_rank", json_integer(op->bytes));
+		json_t *gr = json_array();
+		for (int64_t r = 0; r < n; r++)
+			push(gr, json_integer(uniq[of[r]]));
+		set(o, "group_of_rank", gr);
+		set(o, "why", jstr(op->why));
+		push(colls, o);
+	}
+	set(root, "collectives", colls);
+
+	for (int k = 0; k < ngroups; k++)
+		free(groups[k].members);
+	free(groups);
+	free(uniq);
+	free(raw_of);
+	free(members);
+}
+
+char *manifest_json(const Lowered *l)
+{
+	const Graph *g = l->flat->g;
+	json_t *root = json_object();
+	set(root, "device_num", json_integer(l->device_num));
+	set(root, "parallel_mode", json_string(parallel_mode_name(l->m->ctx.parallel_mode)));
+	set(root, "graph", jstr(g->name));
+	set(root, "seed", json_integer(l->m->ctx.seed));
+	json_t *inputs = json_array(), *params = json_array();
+	for (int p = 0; p < l->nparams; p++) {
+		const Value *v = &g->values[p];
+		push(v->type.is_param ? params : inputs, jtensor(l, -1, v->name, &l->values[p], v));
+	}
+	set(root, "inputs", inputs);
+	set(root, "parameters", params);
+	json_t *outs = json_array();
+	for (int k = 0; k < l->nret; k++)
+		push(outs, jtensor(l, k, g->values[g->ret[k]].name, &l->values[l->rets[k]], NULL));
+	set(root, "outputs", outs);
+	add_collectives(root, l);
+	/* Summed per rank, though every rank sends alike today (one SPMD program):
+	 * only the operators that send anything are visited. */
+	int *sending = xmalloc(sizeof(int) * (size_t)(l->nops ? l->nops : 1));
+	int nsending = 0;
+	for (int i = 0; i < l->nops; i++)
+		if (l->ops[i].bytes)
+			sending[nsending++] = i;
+	json_t *per_rank = json_array();
+	for (int64_t r = 0; r < l->device_num; r++) {
+		int64_t sent = 0;
+		for (int k = 0; k < nsending; k++)
+			sent += l->ops[sending[k]].bytes;
+		push(per_rank, json_integer(sent));
+	}
+	free(sending);
+	set(root, "comm_bytes_per_rank", per_rank);
+	return finish(root);
+}
+
+/* ---- strategy.json ---- */
+
+/* in_strategy or out_strategy as the user would write it. */
+static json_t *jin_strategy(const Lowered *l, int i)
+{
+	const Node *n = &l->flat->g->nodes[i];
+	const NodeStrategy *ns = &l->st->node[i];
+	json_t *a = json_array();
+	for (int k = 0; k < n->nin; k++) {
+		const TensorLayout *in = &l->node_in[i][k];
+		if (ns->split.tuple) {
+			int64_t split[MAX_DIMS];
+			op_in_split(&ns->od, &ns->split, k, split);
+			push(a, jints(split, in->rank));
+		} else
+			push(a, jdecl_layout(ns->split.decl, in));
+	}
+	return a;
+}
+
+static json_t *jout_strategy(const Lowered *l, int i)
+{
+	const NodeStrategy *ns = &l->st->node[i];
+	if (!ns->has_out_strategy)
+		return json_null();
+	const TensorStrategy *t = &l->flat->g->nodes[i].a.out_strategy.t[0];
+	json_t *a = json_array();
+	push(a, t->layout ? jdecl_layout(t->layout, &ns->delivered) : jints(t->split, t->rank));
+	return a;
+}
+
+char *strategy_json(const Lowered *l)
+{
+	const Module *m = l->m;
+	const Graph *g = l->flat->g;
+	json_t *root = json_object();
+	set(root, "device_num", json_integer(l->device_num));
+	set(root, "parallel_mode", json_string(parallel_mode_name(m->ctx.parallel_mode)));
+	set(root, "graph", jstr(g->name));
+	json_t *decls = json_array();
+	for (int i = 0; i < m->nlayouts; i++) {
+		const LayoutDecl *d = m->layouts[i];
+		json_t *o = json_object(), *alias = json_array();
+		for (int a = 0; a < d->ndims; a++)
+			push(alias, jstr(d->alias[a]));
+		set(o, "name", jstr(d->name));
+		set(o, "dev", jints(d->dims, d->ndims));
+		set(o, "alias", alias);
+		push(decls, o);
+	}
+	set(root, "layouts", decls);
+	json_t *ops = json_array();
+	for (int i = 0; i < g->nnodes; i++) {
+		const Node *n = &g->nodes[i];
+		const NodeStrategy *ns = &l->st->node[i];
+		json_t *o = json_object();
+		set(o, "name", jstr(g->values[n->result].name));
+		set(o, "op", json_string(op_info[n->op].name));
+		set(o, "user", json_boolean(ns->user));
+		set(o, "in_strategy", ns->has_dims ? jin_strategy(l, i) : json_null());
+		set(o, "out_strategy", jout_strategy(l, i));
+		set(o, "device_matrix", ns->has_dims ? jints(ns->split.dev, ns->split.ndev) : json_null());
+		set(o, "out_layout", jlayout(&l->node_out[i], true));
+		push(ops, o);
+	}
+	set(root, "operators", ops);
+	return finish(root);
+}

@@ -1,0 +1,443 @@
+/* test_manifest.c: manifest.json and strategy.json (manifest.c).
+ *
+ * Each test compiles IR through the driver's pipeline (parse, checks,
+ * flatten, assign_strategies, lower), asks manifest.c for both texts and reads
+ * them back with jansson. Hand-computed cases for the seed model (MatMul
+ * ((2, 4), (4, 1)) feeding a ReLU on 8 devices), a Layout-form model and a
+ * data_parallel one; then invariants over every sample: the pieces of each
+ * tensor tile it, every rank belongs to the group it is said to join, and the
+ * bytes add up. Samples are read from ir-samples/ (the tests run from the
+ * repository root). */
+#include <criterion/criterion.h>
+#include <jansson.h>
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "shardc.h"
+
+/* ---- helpers ---- */
+
+typedef struct {
+	Run *r;
+	char *text;              /* manifest.json as written */
+	json_t *manifest, *strategy;
+} Out;
+
+static json_t *load(const char *text, const char *what)
+{
+	json_error_t err;
+	json_t *v = json_loads(text, 0, &err);
+	cr_assert_not_null(v, "%s is not JSON: line %d: %s\n%s", what, err.line, err.text, text);
+	return v;
+}
+
+/* Compiles `len` bytes of `text` as `name` the way the driver does and reads
+ * both files back. */
+static Out lower_text(const char *name, const char *text, size_t len)
+{
+	Out o = {run_passes(name, text, len, PASSES_ALL), NULL, NULL, NULL};
+	expect_clean(o.r);
+	FlatGraph *f = flatten(o.r->m);
+	Strategies st;
+	cr_assert(assign_strategies(o.r->m, f, &st, &o.r->d), "strategies:\n%s", msgs(o.r));
+	Lowered *l = lower(o.r->m, f, &st);
+	char *m = manifest_json(l), *s = strategy_json(l);
+	o.manifest = load(m, "manifest.json");
+	o.strategy = load(s, "strategy.json");
+	o.text = m;
+	free(s);
+	return o;
+}
+
+static Out lower_file(const char *path)
+{
+	size_t len;
+	char *text = read_file(path, &len);
+	cr_assert_not_null(text, "cannot read %s (run the tests from the repository root)", path);
+	Out o = lower_text(path, text, len);
+	free(text);
+	return o;
+}
+
+static void out_free(Out *o)
+{
+	json_decref(o->manifest);
+	json_decref(o->strategy);
+	free(o->text);
+	run_free(o->r);
+}
+
+static json_t *get(const json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+	cr_assert_not_null(v, "no \"%s\" in %s", key, json_dumps(obj, JSON_COMPACT));
+	return v;
+}
+
+static json_t *at(const json_t *arr, size_t i)
+{
+	cr_assert(json_is_array(arr) && i < json_array_size(arr), "no element %zu", i);
+	return json_array_get(arr, i);
+}
+
+static int64_t num(const json_t *v)
+{
+	cr_assert(json_is_integer(v), "not an integer");
+	return json_integer_value(v);
+}
+
+static const char *str(const json_t *v)
+{
+	cr_assert(json_is_string(v), "not a string");
+	return json_string_value(v);
+}
+
+/* The entry of `arr` whose "name" is `name`. */
+static json_t *named(const json_t *arr, const char *name)
+{
+	for (size_t i = 0; i < json_array_size(arr); i++)
+		if (strcmp(str(get(json_array_get(arr, i), "name")), name) == 0)
+			return json_array_get(arr, i);
+	cr_assert_fail("no entry named %s", name);
+	return NULL;
+}
+
+/* `v` is the JSON text `want` (compared as values, so spacing is free). */
+static void expect_json(const json_t *v, const char *want)
+{
+	json_t *w = json_loads(want, JSON_DECODE_ANY, NULL);
+	cr_assert_not_null(w, "bad expectation %s", want);
+	char *got = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	bool same = json_equal(v, w);
+	json_decref(w);
+	cr_assert(same, "got %s, want %s", got, want);
+	free(got);
+}
+
+static void expect_piece(const json_t *tensor, int rank, const char *start, const char *shape)
+{
+	const json_t *p = at(get(tensor, "pieces"), (size_t)rank);
+	cr_assert_eq(num(get(p, "rank")), rank);
+	expect_json(get(p, "start"), start);
+	expect_json(get(p, "shape"), shape);
+}
+
+static const char seed[] =
+	"context {device_num: 8, parallel_mode: \"semi_auto_parallel\"}\n"
+	"graph @net(%x: <Tensor[Float32], (16, 32)> = uniform(0, 1),\n"
+	"           %w: <Parameter[Float32], (32, 16)> = normal(0.01)) {\n"
+	"  %1 = MatMul(%x, %w) {in_strategy: ((2, 4), (4, 1))}\n"
+	"  %2 = ReLU(%1)\n"
+	"  return %2\n"
+	"}\n";
+
+/* ---- the seed: MatMul ((2, 4), (4, 1)) then ReLU, 8 devices ---- */
+
+Test(manifest, seed_header_and_bytes)
+{
+	Out o = lower_text("t.ir", seed, strlen(seed));
+	json_t *m = o.manifest;
+	cr_assert_eq(num(get(m, "device_num")), 8);
+	cr_assert_str_eq(str(get(m, "parallel_mode")), "semi_auto_parallel");
+	cr_assert_str_eq(str(get(m, "graph")), "net");
+	/* the partial sums over k = 4 ReduceScatter into the ReLU's rows: 3/4 of 8x16 floats */
+	expect_json(get(m, "comm_bytes_per_rank"), "[384, 384, 384, 384, 384, 384, 384, 384]");
+	expect_json(get(m, "groups"), "[[0, 1, 2, 3], [4, 5, 6, 7]]");
+	json_t *c = get(m, "collectives");
+	cr_assert_eq(json_array_size(c), 1);
+	cr_assert_str_eq(str(get(at(c, 0), "op")), "ReduceScatter");
+	cr_assert_str_eq(str(get(at(c, 0), "value")), "1.1");
+	cr_assert_eq(num(get(at(c, 0), "bytes_per_rank")), 384);
+	expect_json(get(at(c, 0), "group_of_rank"), "[0, 0, 0, 0, 1, 1, 1, 1]");
+	cr_assert(strstr(str(get(at(c, 0), "why")), "ReLU"));
+	out_free(&o);
+}
+
+Test(manifest, seed_tensors)
+{
+	Out o = lower_text("t.ir", seed, strlen(seed));
+	json_t *m = o.manifest;
+	cr_assert_eq(json_array_size(get(m, "inputs")), 1);
+	cr_assert_eq(json_array_size(get(m, "parameters")), 1);
+	json_t *x = named(get(m, "inputs"), "x");
+	cr_assert_str_eq(str(get(x, "dtype")), "Float32");
+	cr_assert_str_eq(str(get(x, "init")), "uniform(0, 1)");
+	expect_json(get(x, "shape"), "[16, 32]");
+	expect_json(get(x, "layout"), "{\"dev\": [8], \"map\": [[], []], \"partial\": []}");   /* full_batch */
+	for (int r = 0; r < 8; r++)
+		expect_piece(x, r, "[0, 0]", "[16, 32]");
+
+	json_t *w = named(get(m, "parameters"), "w");
+	cr_assert_str_eq(str(get(w, "init")), "normal(0.01)");
+	expect_json(get(w, "layout"), "{\"dev\": [2, 4, 1], \"map\": [[1], []], \"partial\": []}");
+	expect_piece(w, 0, "[0, 0]", "[8, 16]");
+	expect_piece(w, 1, "[8, 0]", "[8, 16]");
+	expect_piece(w, 3, "[24, 0]", "[8, 16]");
+	expect_piece(w, 4, "[0, 0]", "[8, 16]");   /* the i axis holds copies of w */
+
+	json_t *outs = get(m, "outputs");
+	cr_assert_eq(json_array_size(outs), 1);
+	json_t *y = at(outs, 0);
+	cr_assert_eq(num(get(y, "index")), 0);
+	cr_assert_str_eq(str(get(y, "name")), "2");
+	cr_assert_null(json_object_get(y, "init"));
+	expect_json(get(y, "shape"), "[16, 16]");
+	expect_json(get(y, "layout"), "{\"dev\": [8, 1], \"map\": [[0], []], \"partial\": []}");
+	for (int r = 0; r < 8; r++) {
+		char start[32];
+		snprintf(start, sizeof start, "[%d, 0]", 2 * r);
+		expect_piece(y, r, start, "[2, 16]");
+	}
+	out_free(&o);
+}
+
+Test(strategy, seed)
+{
+	Out o = lower_text("t.ir", seed, strlen(seed));
+	json_t *s = o.strategy;
+	cr_assert_eq(num(get(s, "device_num")), 8);
+	cr_assert_str_eq(str(get(s, "parallel_mode")), "semi_auto_parallel");
+	expect_json(get(s, "layouts"), "[]");
+	json_t *ops = get(s, "operators");
+	cr_assert_eq(json_array_size(ops), 2);
+	json_t *mm = at(ops, 0), *relu = at(ops, 1);
+	cr_assert_str_eq(str(get(mm, "name")), "1");
+	cr_assert_str_eq(str(get(mm, "op")), "MatMul");
+	cr_assert(json_is_true(get(mm, "user")));
+	expect_json(get(mm, "in_strategy"), "[[2, 4], [4, 1]]");
+	expect_json(get(mm, "out_strategy"), "null");
+	expect_json(get(mm, "device_matrix"), "[2, 4, 1]");
+	expect_json(get(mm, "out_layout"),
+	            "{\"dev\": [2, 4, 1], \"map\": [[0], []], \"partial\": [1], \"partial_op\": \"sum\"}");
+	cr_assert_str_eq(str(get(relu, "name")), "2");
+	cr_assert_str_eq(str(get(relu, "op")), "ReLU");
+	cr_assert(json_is_false(get(relu, "user")));   /* the batch-parallel default */
+	expect_json(get(relu, "in_strategy"), "[[8, 1]]");
+	expect_json(get(relu, "device_matrix"), "[8, 1]");
+	expect_json(get(relu, "out_layout"),
+	            "{\"dev\": [8, 1], \"map\": [[0], []], \"partial\": [], \"partial_op\": null}");
+	out_free(&o);
+}
+
+/* The text is laid out for people: short containers on one line. */
+Test(manifest, reads_as_text)
+{
+	Out o = lower_text("t.ir", seed, strlen(seed));
+	const char *text = o.text;
+	cr_assert(strstr(text, "\n  \"groups\": [[0, 1, 2, 3], [4, 5, 6, 7]],\n"), "%s", text);
+	cr_assert(strstr(text, "\n        {\"rank\": 1, \"start\": [8, 0], \"shape\": [8, 16]},\n"), "%s", text);
+	cr_assert_eq(text[strlen(text) - 1], '\n');
+	for (const char *p = text, *nl; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		bool long_string = strstr(p, "\"why\"") && strstr(p, "\"why\"") < nl;
+		cr_assert(nl - p <= 100 || long_string, "line longer than 100 columns: %.*s", (int)(nl - p), p);
+	}
+	out_free(&o);
+}
+
+/* ---- a Layout-form strategy: ir-samples/layout_dense_matmul.ir ---- */
+
+Test(strategy, layout_form)
+{
+	Out o = lower_file("ir-samples/layout_dense_matmul.ir");
+	json_t *s = o.strategy;
+	expect_json(get(s, "layouts"), "[{\"name\": \"L\", \"dev\": [2, 2, 2], \"alias\": [\"dp\", \"sp\", \"mp\"]}]");
+	json_t *y = named(get(s, "operators"), "y");
+	cr_assert(json_is_true(get(y, "user")));
+	/* L("mp", ("sp", "dp")) and L(("sp", "dp"), "None"): axes dp 0, sp 1, mp 2 */
+	expect_json(get(y, "in_strategy"), "[{\"layout\": \"L\", \"dev\": [2, 2, 2], \"map\": [[2], [1, 0]]},"
+	                                   " {\"layout\": \"L\", \"dev\": [2, 2, 2], \"map\": [[1, 0], []]}]");
+	expect_json(get(y, "out_strategy"), "[{\"layout\": \"L\", \"dev\": [2, 2, 2], \"map\": [[2, 1, 0], []]}]");
+	expect_json(get(y, "device_matrix"), "[2, 2, 2]");
+	expect_json(get(y, "out_layout"),
+	            "{\"dev\": [2, 2, 2], \"map\": [[2], []], \"partial\": [0, 1], \"partial_op\": \"sum\"}");
+	out_free(&o);
+}
+
+Test(manifest, layout_form)
+{
+	Out o = lower_file("ir-samples/layout_dense_matmul.ir");
+	json_t *m = o.manifest;
+	/* two ReduceScatters: over sp (pairs 2 apart), then over dp (pairs 4 apart) */
+	json_t *c = get(m, "collectives");
+	cr_assert_eq(json_array_size(c), 2);
+	cr_assert_str_eq(str(get(at(c, 0), "op")), "ReduceScatter");
+	cr_assert_str_eq(str(get(at(c, 1), "op")), "ReduceScatter");
+	cr_assert_eq(num(get(at(c, 0), "bytes_per_rank")), 64);   /* 1/2 of a 4x8 float piece */
+	cr_assert_eq(num(get(at(c, 1), "bytes_per_rank")), 32);
+	expect_json(get(m, "groups"), "[[0, 2], [0, 4], [1, 3], [1, 5], [2, 6], [3, 7], [4, 6], [5, 7]]");
+	expect_json(get(at(c, 0), "group_of_rank"), "[0, 2, 0, 2, 6, 7, 6, 7]");
+	expect_json(get(at(c, 1), "group_of_rank"), "[1, 3, 4, 5, 1, 3, 4, 5]");
+	expect_json(get(m, "comm_bytes_per_rank"), "[96, 96, 96, 96, 96, 96, 96, 96]");
+	cr_assert_eq(json_array_size(get(m, "parameters")), 0);   /* x and w are inputs, as in the seed */
+	expect_piece(named(get(m, "inputs"), "w"), 5, "[0, 0]", "[16, 8]");
+	/* y's rows over (mp, sp, dp): rank 4 dp + 2 sp + mp holds row 4 mp + 2 sp + dp */
+	json_t *y = at(get(m, "outputs"), 0);
+	cr_assert_str_eq(str(get(y, "name")), "y");
+	expect_json(get(y, "layout"), "{\"dev\": [2, 2, 2], \"map\": [[2, 1, 0], []], \"partial\": []}");
+	for (int r = 0; r < 8; r++) {
+		char start[32];
+		snprintf(start, sizeof start, "[%d, 0]", 4 * (r & 1) + 2 * ((r >> 1) & 1) + (r >> 2));
+		expect_piece(y, r, start, "[1, 8]");
+	}
+	out_free(&o);
+}
+
+/* ---- data_parallel: ir-samples/data_parallel_mlp.ir ---- */
+
+Test(manifest, data_parallel)
+{
+	Out o = lower_file("ir-samples/data_parallel_mlp.ir");
+	json_t *m = o.manifest;
+	cr_assert_eq(num(get(m, "device_num")), 4);
+	cr_assert_str_eq(str(get(m, "parallel_mode")), "data_parallel");
+	cr_assert_eq(num(get(m, "seed")), 7);
+	json_t *x = named(get(m, "inputs"), "x"), *label = named(get(m, "inputs"), "label");
+	cr_assert_str_eq(str(get(label, "dtype")), "Int32");
+	cr_assert_str_eq(str(get(label, "init")), "randint(0, 10)");
+	for (int r = 0; r < 4; r++) {
+		char start[32];
+		snprintf(start, sizeof start, "[%d, 0]", 4 * r);
+		expect_piece(x, r, start, "[4, 32]");
+		snprintf(start, sizeof start, "[%d]", 4 * r);
+		expect_piece(label, r, start, "[4]");
+	}
+	json_t *params = get(m, "parameters");
+	cr_assert_eq(json_array_size(params), 4);
+	json_t *bias = named(params, "fc1.bias");
+	cr_assert_str_eq(str(get(bias, "init")), "zeros");
+	for (int r = 0; r < 4; r++)
+		expect_piece(named(params, "fc2.weight"), r, "[0, 0]", "[64, 10]");   /* replicated */
+	/* the loss: a mean of the ranks' means, one float AllReduced over all 4 ranks */
+	json_t *loss = at(get(m, "outputs"), 0);
+	cr_assert_str_eq(str(get(loss, "name")), "loss");
+	expect_json(get(loss, "shape"), "[]");
+	expect_piece(loss, 3, "[]", "[]");
+	expect_json(get(m, "groups"), "[[0, 1, 2, 3]]");
+	json_t *c = get(m, "collectives");
+	cr_assert_eq(json_array_size(c), 1);
+	cr_assert_str_eq(str(get(at(c, 0), "op")), "AllReduce");
+	cr_assert_eq(num(get(at(c, 0), "bytes_per_rank")), 6);   /* 2 (n-1)/n of 4 bytes */
+	expect_json(get(m, "comm_bytes_per_rank"), "[6, 6, 6, 6]");
+	out_free(&o);
+}
+
+Test(strategy, data_parallel)
+{
+	Out o = lower_file("ir-samples/data_parallel_mlp.ir");
+	json_t *ops = get(o.strategy, "operators");
+	cr_assert_eq(json_array_size(ops), 6);
+	for (size_t i = 0; i < json_array_size(ops); i++)
+		cr_assert(json_is_false(get(at(ops, i), "user")), "data_parallel ignores user strategies");
+	expect_json(get(named(ops, "h"), "in_strategy"), "[[4, 1], [1, 1]]");
+	expect_json(get(named(ops, "hb"), "in_strategy"), "[[4, 1], [1]]");
+	json_t *loss = named(ops, "loss");
+	cr_assert_str_eq(str(get(loss, "op")), "SparseSoftmaxCrossEntropyWithLogits");
+	expect_json(get(loss, "in_strategy"), "[[4, 1], [4]]");
+	expect_json(get(loss, "out_layout"), "{\"dev\": [4, 1], \"map\": [], \"partial\": [0], \"partial_op\": \"mean\"}");
+	out_free(&o);
+}
+
+/* ---- every sample: what must hold of any model ---- */
+
+static int64_t product(const json_t *ints)
+{
+	int64_t p = 1;
+	for (size_t i = 0; i < json_array_size(ints); i++)
+		p *= num(json_array_get(ints, i));
+	return p;
+}
+
+/* The pieces lie inside the tensor, and the distinct ones tile it exactly
+ * (copies on several ranks repeat a piece). */
+static void expect_tiles(const json_t *t, int64_t device_num, const char *sample)
+{
+	const char *name = str(get(t, "name"));
+	json_t *shape = get(t, "shape"), *pieces = get(t, "pieces");
+	cr_assert_eq((int64_t)json_array_size(pieces), device_num, "%s %s: one piece per rank", sample, name);
+	int64_t covered = 0;
+	for (size_t r = 0; r < json_array_size(pieces); r++) {
+		json_t *p = json_array_get(pieces, r), *start = get(p, "start"), *ps = get(p, "shape");
+		cr_assert_eq(num(get(p, "rank")), (int64_t)r);
+		bool first = true;
+		for (size_t q = 0; q < r && first; q++)
+			first = !json_equal(start, get(json_array_get(pieces, q), "start"));
+		for (size_t d = 0; d < json_array_size(shape); d++) {
+			int64_t s = num(at(start, d)), n = num(at(ps, d)), g = num(at(shape, d));
+			cr_assert(s >= 0 && n >= 1 && s + n <= g && s % n == 0, "%s %s: rank %zu's piece leaves the tensor",
+			          sample, name, r);
+		}
+		if (first)
+			covered += product(ps);
+	}
+	cr_assert_eq(covered, product(shape), "%s %s: the pieces do not tile the tensor", sample, name);
+}
+
+static void expect_invariants(const Out *o, const char *sample)
+{
+	json_t *m = o->manifest;
+	int64_t n = num(get(m, "device_num"));
+	const char *lists[] = {"inputs", "parameters", "outputs"};
+	for (int k = 0; k < 3; k++)
+		for (size_t i = 0; i < json_array_size(get(m, lists[k])); i++)
+			expect_tiles(json_array_get(get(m, lists[k]), i), n, sample);
+	json_t *groups = get(m, "groups"), *colls = get(m, "collectives");
+	int64_t bytes = 0;
+	for (size_t c = 0; c < json_array_size(colls); c++) {
+		json_t *coll = json_array_get(colls, c), *of = get(coll, "group_of_rank");
+		bytes += num(get(coll, "bytes_per_rank"));
+		cr_assert_eq((int64_t)json_array_size(of), n);
+		for (int64_t r = 0; r < n; r++) {
+			json_t *g = at(groups, (size_t)num(at(of, (size_t)r)));
+			bool in = false;
+			for (size_t i = 0; i < json_array_size(g); i++)
+				in |= num(json_array_get(g, i)) == r;
+			cr_assert(in, "%s: rank %lld is not in the group it joins", sample, (long long)r);
+		}
+	}
+	for (size_t i = 1; i < json_array_size(groups); i++) {
+		char *a = json_dumps(at(groups, i - 1), JSON_COMPACT), *b = json_dumps(at(groups, i), JSON_COMPACT);
+		cr_assert_neq(strcmp(a, b), 0, "%s: group %s twice", sample, a);
+		free(a);
+		free(b);
+	}
+	json_t *per_rank = get(m, "comm_bytes_per_rank");
+	cr_assert_eq((int64_t)json_array_size(per_rank), n);
+	for (int64_t r = 0; r < n; r++)
+		cr_assert_eq(num(at(per_rank, (size_t)r)), bytes, "%s: rank %lld's bytes", sample, (long long)r);
+	json_t *ops = get(o->strategy, "operators");
+	for (size_t i = 0; i < json_array_size(ops); i++) {
+		json_t *op = json_array_get(ops, i);
+		if (strcmp(str(get(op, "op")), "Reshape") == 0) {
+			cr_assert(json_is_null(get(op, "in_strategy")), "%s: a Reshape has no strategy", sample);
+			cr_assert(json_is_null(get(op, "device_matrix")));
+		} else if (n > 1) {
+			cr_assert(json_is_array(get(op, "in_strategy")), "%s: %s has no in_strategy", sample,
+			          str(get(op, "name")));
+			cr_assert_eq(product(get(op, "device_matrix")), n);
+		}
+	}
+}
+
+Test(manifest, every_sample)
+{
+	DIR *dir = opendir("ir-samples");
+	cr_assert_not_null(dir, "run the tests from the repository root (ir-samples/ not found)");
+	int count = 0;
+	for (struct dirent *e; (e = readdir(dir));) {
+		size_t len = strlen(e->d_name);
+		if (len < 4 || strcmp(e->d_name + len - 3, ".ir") != 0)
+			continue;
+		char path[512];
+		snprintf(path, sizeof path, "ir-samples/%s", e->d_name);
+		Out o = lower_file(path);
+		expect_invariants(&o, path);
+		out_free(&o);
+		count++;
+	}
+	closedir(dir);
+	cr_assert_geq(count, 12);
+}
