@@ -83,11 +83,15 @@ $(RT_B)/libshardc_rt_cuda.a: $(RT_CUDA_OBJS:%=$(RT_B)/cuda/%.o)
 # ---- tests ----
 RT_UNIT := test_rt_kernels test_rt_grads test_rt_io
 RT_SAN_LIB := $(RT_B)/san/libshardc_rt_cpu.a
+RT_TEST_O := $(RT_B)/san/rt_test.o
 
-$(RT_B)/san/test_rt_%: runtime/tests/test_rt_%.c runtime/tests/rt_test.h $(RT_SAN_LIB)
-	$(RT_CC) $(RT_CFLAGS) -Iruntime/tests $(RT_SAN) -o $@ $< $(RT_SAN_LIB) $(RT_LIBS) -lcriterion
-$(RT_B)/san/mpi_%: runtime/tests/mpi_%.c runtime/tests/rt_test.h $(RT_SAN_LIB)
-	$(RT_CC) $(RT_CFLAGS) -Iruntime/tests $(RT_SAN) -o $@ $< $(RT_SAN_LIB) $(RT_LIBS)
+$(RT_TEST_O): runtime/tests/rt_test.c runtime/tests/rt_test.h
+	@mkdir -p $(@D)
+	$(RT_CC) $(RT_CFLAGS) $(RT_SAN) -c -o $@ $<
+$(RT_B)/san/test_rt_%: runtime/tests/test_rt_%.c $(RT_TEST_O) $(RT_SAN_LIB)
+	$(RT_CC) $(RT_CFLAGS) -Iruntime/tests $(RT_SAN) -o $@ $< $(RT_TEST_O) $(RT_SAN_LIB) $(RT_LIBS) -lcriterion
+$(RT_B)/san/mpi_%: runtime/tests/mpi_%.c $(RT_TEST_O) $(RT_SAN_LIB)
+	$(RT_CC) $(RT_CFLAGS) -Iruntime/tests $(RT_SAN) -o $@ $< $(RT_TEST_O) $(RT_SAN_LIB) $(RT_LIBS)
 
 # The MPI tests run with ASAN_OPTIONS=detect_leaks=0: OpenMPI keeps (and
 # LeakSanitizer reports) allocations of its own at exit; ours are checked by
