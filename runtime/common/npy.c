@@ -351,8 +351,10 @@ void sc_save_npy(sc_rt *rt, const char *dir, const char *file, const void *src, 
 		sc_to_host(rt, mine, src, (size_t)local * es);
 	}
 	int64_t info[INFO] = {src != NULL}, *all = NULL;
-	memcpy(info + 1, start, (size_t)ndim * sizeof *start);
-	memcpy(info + 1 + SC_MAX_DIMS, ldims, (size_t)ndim * sizeof *ldims);
+	for (int d = 0; d < ndim; d++) {
+		info[1 + d] = start[d];
+		info[1 + SC_MAX_DIMS + d] = ldims[d];
+	}
 	int *send = NULL, sendme = 0;
 	if (rt->rank == 0 && (!(all = malloc((size_t)rt->size * INFO * sizeof *all)) ||
 	                      !(send = calloc((size_t)rt->size, sizeof *send))))
