@@ -39,7 +39,7 @@ NCCL $(if $(NVCC),$(or $(RT_NCCL),none: collectives through MPI),-))
 
 RT_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(RT_WARN) -Iruntime -Iruntime/cpu $(RT_MPI_CFLAGS)
 RT_LIBS := $(RT_MPI_LIBS) -lopenblas -lm
-RT_CUDA_CFLAGS := -I$(CUDA_HOME)/include $(if $(RT_NCCL),,-DSC_NO_NCCL)
+RT_CUDA_CFLAGS := -isystem $(CUDA_HOME)/include $(if $(RT_NCCL),,-DSC_NO_NCCL)
 RT_CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart $(if $(RT_NCCL),-lnccl) -lstdc++
 
 RT_HDRS := runtime/shardc_rt.h runtime/rt_internal.h runtime/cpu/cpu_kernels.h
@@ -74,9 +74,9 @@ $(RT_B)/cuda/%.o: runtime/common/%.c $(RT_HDRS)
 $(RT_B)/cuda/backend_cuda.o: runtime/cuda/backend.c runtime/cuda/cuda_kernels.h $(RT_HDRS)
 	@mkdir -p $(@D)
 	$(RT_CC) $(RT_CFLAGS) $(RT_CUDA_CFLAGS) -O2 -g -c -o $@ $<
-$(RT_B)/cuda/kernels_cu.o: runtime/cuda/kernels.cu runtime/cuda/cuda_kernels.h runtime/shardc_rt.h
+$(RT_B)/cuda/kernels_cu.o: runtime/cuda/kernels.cu runtime/cuda/cuda_kernels.h runtime/cpu/cpu_kernels.h runtime/shardc_rt.h
 	@mkdir -p $(@D)
-	$(NVCC) -O2 -std=c++17 $(CUDA_ARCH) -Iruntime -Xcompiler -Wall,-Wextra,-Werror -c -o $@ $<
+	$(NVCC) -O2 -std=c++17 $(CUDA_ARCH) -Iruntime -Iruntime/cpu -Xcompiler -Wall,-Wextra,-Werror -c -o $@ $<
 $(RT_B)/libshardc_rt_cuda.a: $(RT_CUDA_OBJS:%=$(RT_B)/cuda/%.o)
 	ar rcs $@ $^
 
@@ -107,11 +107,11 @@ runtime-test: $(addprefix $(RT_B)/san/,$(RT_UNIT) mpi_collectives mpi_io)
 # CUDA twins: the cuda library's kernels against the CPU ones, and the
 # collective test again on the cuda library (NCCL, or MPI when ranks share
 # a GPU). Both skip with a message where no GPU is present.
-$(RT_B)/cuda/cuda_twins: runtime/tests/cuda_twins.c runtime/tests/rt_test.h $(RT_B)/libshardc_rt_cuda.a $(RT_B)/opt/kernels.o
-	$(RT_CC) $(RT_CFLAGS) $(RT_CUDA_CFLAGS) -Iruntime/tests -O1 -g -o $@ $< $(RT_B)/opt/kernels.o \
+$(RT_B)/cuda/cuda_twins: runtime/tests/cuda_twins.c runtime/tests/rt_test.c runtime/tests/rt_test.h $(RT_B)/libshardc_rt_cuda.a $(RT_B)/opt/kernels.o
+	$(RT_CC) $(RT_CFLAGS) $(RT_CUDA_CFLAGS) -Iruntime/tests -O1 -g -o $@ $< runtime/tests/rt_test.c $(RT_B)/opt/kernels.o \
 		$(RT_B)/libshardc_rt_cuda.a $(RT_LIBS) $(RT_CUDA_LIBS)
-$(RT_B)/cuda/mpi_collectives: runtime/tests/mpi_collectives.c runtime/tests/rt_test.h $(RT_B)/libshardc_rt_cuda.a
-	$(RT_CC) $(RT_CFLAGS) $(RT_CUDA_CFLAGS) -Iruntime/tests -DSC_TEST_CUDA -O1 -g -o $@ $< \
+$(RT_B)/cuda/mpi_collectives: runtime/tests/mpi_collectives.c runtime/tests/rt_test.c runtime/tests/rt_test.h $(RT_B)/libshardc_rt_cuda.a
+	$(RT_CC) $(RT_CFLAGS) $(RT_CUDA_CFLAGS) -Iruntime/tests -DSC_TEST_CUDA -O1 -g -o $@ $< runtime/tests/rt_test.c \
 		$(RT_B)/libshardc_rt_cuda.a $(RT_LIBS) $(RT_CUDA_LIBS)
 
 ifeq ($(NVCC),)
