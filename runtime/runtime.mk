@@ -93,15 +93,23 @@ $(RT_B)/san/test_rt_%: runtime/tests/test_rt_%.c $(RT_TEST_O) $(RT_SAN_LIB)
 $(RT_B)/san/mpi_%: runtime/tests/mpi_%.c $(RT_TEST_O) $(RT_SAN_LIB)
 	$(RT_CC) $(RT_CFLAGS) -Iruntime/tests $(RT_SAN) -o $@ $< $(RT_TEST_O) $(RT_SAN_LIB) $(RT_LIBS)
 
+# The worked example at the top of shardc_rt.h, cut out of the header so
+# the two cannot drift apart.
+$(RT_B)/san/example.c: runtime/shardc_rt.h
+	@mkdir -p $(@D)
+	sed -n '/^ \*     #include "shardc_rt.h"/,/^ \*     }$$/s/^ \*     //p' $< >$@
+$(RT_B)/san/example: $(RT_B)/san/example.c $(RT_SAN_LIB)
+	$(RT_CC) $(RT_CFLAGS) $(RT_SAN) -o $@ $< $(RT_SAN_LIB) $(RT_LIBS)
+
 # The MPI tests run with ASAN_OPTIONS=detect_leaks=0: OpenMPI keeps (and
 # LeakSanitizer reports) allocations of its own at exit; ours are checked by
 # the Criterion tests, which run with leak detection on.
-runtime-test: $(addprefix $(RT_B)/san/,$(RT_UNIT) mpi_collectives mpi_io)
+runtime-test: $(addprefix $(RT_B)/san/,$(RT_UNIT) mpi_collectives mpi_io example)
 	@set -e; for t in $(RT_UNIT); do echo "== $$t"; ASAN_OPTIONS=detect_leaks=1 $(RT_B)/san/$$t --jobs 2; done
 	@echo "== mpi_collectives (mpirun -np $(RT_NP))"
 	@ASAN_OPTIONS=detect_leaks=0 $(RT_MPIRUN) -np $(RT_NP) $(RT_B)/san/mpi_collectives
 	@echo "== mpi_io"
-	@ASAN_OPTIONS=detect_leaks=0 sh runtime/tests/run_mpi_io.sh "$(RT_MPIRUN)" $(RT_B)/san/mpi_io $(RT_B)/mpi_io.tmp
+	@ASAN_OPTIONS=detect_leaks=0 sh runtime/tests/run_mpi_io.sh "$(RT_MPIRUN)" $(RT_B)/san/mpi_io $(RT_B)/mpi_io.tmp $(RT_B)/san/example
 	@echo "runtime-test: all passed"
 
 # CUDA twins: the cuda library's kernels against the CPU ones, and the

@@ -1,10 +1,10 @@
 #!/bin/sh
-# run_mpi_io.sh MPIRUN PROGRAM TMPDIR: the .npy and initializer tests across
-# 4 ranks (mpi_io.c). numpy (/usr/bin/python3) writes the inputs and checks
+# run_mpi_io.sh MPIRUN PROGRAM TMPDIR EXAMPLE: the .npy and initializer tests
+# across 4 ranks (mpi_io.c), and the header's worked example on 2. numpy (/usr/bin/python3) writes the inputs and checks
 # the outputs, the initializers against its own IR-SPEC 9 arithmetic. Then
 # bad inputs: each run must end with status 1 (not hang: a timeout fails it)
 # and print its one message once. Last line: N passed, N failed.
-MPIRUN=$1 PROG=$2 T=$3
+MPIRUN=$1 PROG=$2 T=$3 EXAMPLE=$4
 PY=/usr/bin/python3
 rm -rf "$T" && mkdir -p "$T/out" || exit 1
 pass=0 fail=0
@@ -33,9 +33,8 @@ if timeout 120 $MPIRUN -np 4 "$PROG" $GOOD --output-dir "$T/out" >"$T/good.log" 
 	bad "good inputs: status $?"; cat "$T/good.log"; fi
 grep -q "^rank 3: comm bytes sent 0$" "$T/good.log" && ok || bad "sc_finalize's byte report"
 
-if $PY - "$T" <<'EOF'; then ok; else bad "saved outputs"; fi
-import sys, math, numpy as np
-t = sys.argv[1]
+cat >"$T/ref.py" <<'EOF'
+import math, numpy as np
 M = (1 << 64) - 1
 def fnv(s):
     h = 0xcbf29ce484222325
@@ -59,6 +58,13 @@ def normal(name, seed, shape, std):
 def randint(name, seed, shape, lo, hi):
     n = int(np.prod(shape))
     return np.array([lo + math.floor(u(name, seed, i) * (hi - lo)) for i in range(n)]).reshape(shape).astype('<i4')
+EOF
+
+if $PY - "$T" <<'EOF'; then ok; else bad "saved outputs"; fi
+import sys, numpy as np
+t = sys.argv[1]
+sys.path.insert(0, t)
+from ref import uniform, normal, randint
 x = np.load(f"{t}/x.npy")
 want = {
     "x_split": x, "x_rep": x, "x_rows": x,
@@ -79,6 +85,26 @@ for name, w in want.items():
         print(f"{name}: differs\n{got}\n{w}"); bad += 1
 sys.exit(1 if bad else 0)
 EOF
+
+# the worked example of shardc_rt.h: y = relu(x @ w) on 2 ranks, x from a file or its initializer
+$PY -c "import numpy as np; np.save('$T/ex_x.npy', np.linspace(-1, 1, 512).reshape(16, 32).astype('<f4'))"
+for feed in file init; do
+	rm -rf "$T/ex" && mkdir -p "$T/ex"
+	args=$([ $feed = file ] && echo "--input x=$T/ex_x.npy")
+	if timeout 120 $MPIRUN -np 2 "$EXAMPLE" $args --output-dir "$T/ex" >"$T/ex.log" 2>&1 &&
+		grep -q "^rank 1: comm bytes sent 256$" "$T/ex.log" && $PY - "$T" $feed <<'EOF'; then ok; else bad "example ($feed)"; cat "$T/ex.log"; fi
+import sys, numpy as np
+t, feed = sys.argv[1], sys.argv[2]
+sys.path.insert(0, t)
+from ref import uniform, normal
+x = np.load(f"{t}/ex_x.npy") if feed == "file" else uniform("x", 0, (16, 32), 0.0, 1.0)
+want = np.maximum(x.astype(np.float64) @ normal("w", 0, (32, 8), 0.01).astype(np.float64), 0)
+got = np.load(f"{t}/ex/output_0.npy")
+d = np.max(np.abs(got - want))
+print(f"example ({feed}): largest difference from numpy {d:.2e}")
+sys.exit(0 if got.shape == (16, 8) and d < 1e-6 else 1)
+EOF
+done
 
 # expect_error NAME FILE MESSAGE [NP]: x fed from FILE must fail with MESSAGE once
 expect_error() {
