@@ -1,5 +1,5 @@
-/* test_rt_io.c: .npy reading and writing and the IR-SPEC 9 initializers, on
- * host buffers (no MPI; run_mpi_io.sh covers the collective side).
+/* test_rt_io.c: .npy reading and writing, the IR-SPEC 9 initializers and
+ * sc_option's command line, on host buffers (no MPI; run_mpi_io.sh covers the collective side).
  *
  * Round trips of every dtype and rank, slices against the whole, headers as
  * numpy writes them (1.0, 2.0, 3.0, odd spacing), and broken files, each
@@ -213,4 +213,20 @@ Test(init, seed_and_name_change_the_stream)
 	cr_assert(memcmp(a, b, sizeof a) != 0 && memcmp(a, c, sizeof a) != 0);
 	cr_assert_eq(sc_fnv1a64(""), 0xcbf29ce484222325ull);
 	cr_assert_eq(sc_fnv1a64("a"), 0xaf63dc4c8601ec8cull);   /* the FNV-1a test vector */
+}
+
+/* ---- the command line ---- */
+
+Test(options, forms_and_keys)
+{
+	char *argv[] = {"prog", "--input", "x=a.npy", "--param=w1=b.npy", "--output-dir=out", "--input", "y=c=d.npy",
+	                "--input", "x=e.npy", "--steps", "5", NULL};
+	sc_rt rt = {.argc = 11, .argv = argv};
+	cr_assert_str_eq(sc_option(&rt, "--input", "x"), "e.npy", "the last one wins");
+	cr_assert_str_eq(sc_option(&rt, "--input", "y"), "c=d.npy");
+	cr_assert_str_eq(sc_option(&rt, "--param", "w1"), "b.npy");
+	cr_assert_str_eq(sc_option(&rt, "--output-dir", NULL), "out");
+	cr_assert_str_eq(sc_option(&rt, "--steps", NULL), "5");
+	cr_assert_null(sc_option(&rt, "--input", "w1"));
+	cr_assert_null(sc_option(&rt, "--param", "x"));
 }
