@@ -73,7 +73,8 @@ void sc_init_host(void *dst, sc_dtype dt, sc_init_kind kind, const char *name, u
 			v = p0 + (p1 - p0) * sc_init_u(key, i);
 			break;
 		case SC_INIT_NORMAL:
-			v = p0 * sqrt(-2.0 * log(1.0 - sc_init_u(key, 2 * i))) * cos(2.0 * 3.14159265358979323846 * sc_init_u(key, 2 * i + 1));
+			v = p0 * sqrt(-2.0 * log(1.0 - sc_init_u(key, 2 * i))) *
+			    cos(2.0 * 3.14159265358979323846 * sc_init_u(key, 2 * i + 1));
 			break;
 		case SC_INIT_RANDINT:
 			v = p0 + floor(sc_init_u(key, i) * (p1 - p0));

@@ -1,5 +1,6 @@
 /* test_rt_io.c: .npy reading and writing, the IR-SPEC 9 initializers and
- * sc_option's command line, on host buffers (no MPI; run_mpi_io.sh covers the collective side).
+ * sc_option's command line, on host buffers (no MPI; run_mpi_io.sh covers
+ * the collective side).
  *
  * Round trips of every dtype and rank, slices against the whole, headers as
  * numpy writes them (1.0, 2.0, 3.0, odd spacing), and broken files, each
