@@ -104,7 +104,7 @@ bool sc_npy_read_header(FILE *f, sc_npy_header *h, char *err, size_t errlen);
 /* Reads the slice (start, ldims) of the data into dst (ldims row-major). */
 bool sc_npy_read_slice(FILE *f, const sc_npy_header *h, const int64_t *start, const int64_t *ldims, void *dst,
                        char *err, size_t errlen);
-/* Writes a whole tensor: format 1.0, or 2.0 when the header needs it. */
+/* Writes a whole tensor in format 1.0 (the header of 8 dims fits its 64 KiB). */
 bool sc_npy_write(FILE *f, sc_dtype dt, const int64_t *dims, int ndim, const void *data);
 
 /* ---- initializers on host memory (IR-SPEC 9) ---- */
