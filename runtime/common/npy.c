@@ -6,9 +6,10 @@
  * Python dict literal {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }
  * padded with spaces and a newline, then the data. We read '<f4' '<i4' '<i8'
  * '|b1' in C order and write version 1.0 (a header of at most 8 dims is far
- * below its 64 KiB limit), the data aligned to 64 bytes as numpy does. Loading is collective so every
- * rank learns of a bad file at the same point and exits 1; saving gathers the
- * slices on rank 0, one copy of each distinct slice travelling. */
+ * below its 64 KiB limit), the data aligned to 64 bytes as numpy does.
+ * Loading is collective so every rank learns of a bad file at the same point
+ * and exits 1; saving gathers the slices on rank 0, one copy of each
+ * distinct slice travelling. */
 #include "rt_internal.h"
 
 #include <errno.h>
