@@ -1,0 +1,200 @@
+/* comm.c: the collectives: argument checks, byte counting, host versions.
+ *
+ * The public sc_all_reduce etc. check their arguments, add what this rank
+ * sends to rt->bytes_sent by the ring formulas of IR-SPEC 8, and call the
+ * backend. The sc_host_* versions do the work on host memory with MPI; the
+ * cpu backend is them, and the cuda backend falls back to them when ranks
+ * share a GPU. A collective along an inner axis packs or unpacks with one
+ * (A, B, C) -> (B, A, C) swap so MPI always moves contiguous blocks:
+ * AllGather gathers member-major blocks and swaps them into place,
+ * ReduceScatter and AllToAll swap each member's slice into one block first. */
+#include "rt_internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- checks and counting ---- */
+
+static void check_member(const char *what, sc_rt *rt, sc_group *g)
+{
+	if (!g)
+		SC_DIE("%s: no group", what);
+	if (g->me < 0)
+		SC_DIE("%s: rank %d is not a member of this group", what, rt->rank);
+}
+
+static void check_dt(const char *what, sc_dtype dt)
+{
+	if (dt != SC_F32 && dt != SC_I32 && dt != SC_I64)
+		SC_DIE("%s: dtype %s is not supported by collectives", what, sc_dtype_name(dt));
+}
+
+static void count_bytes(sc_rt *rt, sc_group *g, int64_t bytes, int64_t factor)
+{
+	rt->bytes_sent += factor * bytes * (g->n - 1) / g->n;
+}
+
+void sc_all_reduce(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, int64_t count, sc_redop op)
+{
+	check_member("sc_all_reduce", rt, g);
+	check_dt("sc_all_reduce", dt);
+	if (count < 0)
+		SC_DIE("sc_all_reduce: count %lld", (long long)count);
+	count_bytes(rt, g, count * (int64_t)sc_dtype_size(dt), 2);
+	sc_be_all_reduce(rt, g, in, out, dt, count, op);
+}
+
+void sc_all_gather(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,
+                   int axis)
+{
+	check_member("sc_all_gather", rt, g);
+	check_dt("sc_all_gather", dt);
+	sc_check_dims("sc_all_gather", dims, ndim);
+	axis = sc_norm_axis("sc_all_gather", axis, ndim);
+	count_bytes(rt, g, g->n * sc_numel(dims, ndim) * (int64_t)sc_dtype_size(dt), 1);
+	sc_be_all_gather(rt, g, in, out, dt, dims, ndim, axis);
+}
+
+void sc_reduce_scatter(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims,
+                       int ndim, int axis, sc_redop op)
+{
+	check_member("sc_reduce_scatter", rt, g);
+	check_dt("sc_reduce_scatter", dt);
+	sc_check_dims("sc_reduce_scatter", dims, ndim);
+	axis = sc_norm_axis("sc_reduce_scatter", axis, ndim);
+	if (dims[axis] % g->n != 0)
+		SC_DIE("sc_reduce_scatter: dim %d (%lld) does not divide among %d members", axis, (long long)dims[axis],
+		       g->n);
+	count_bytes(rt, g, sc_numel(dims, ndim) * (int64_t)sc_dtype_size(dt), 1);
+	sc_be_reduce_scatter(rt, g, in, out, dt, dims, ndim, axis, op);
+}
+
+void sc_all_to_all(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,
+                   int split_axis, int concat_axis)
+{
+	check_member("sc_all_to_all", rt, g);
+	check_dt("sc_all_to_all", dt);
+	sc_check_dims("sc_all_to_all", dims, ndim);
+	split_axis = sc_norm_axis("sc_all_to_all", split_axis, ndim);
+	concat_axis = sc_norm_axis("sc_all_to_all", concat_axis, ndim);
+	if (dims[split_axis] % g->n != 0)
+		SC_DIE("sc_all_to_all: split dim %d (%lld) does not divide among %d members", split_axis,
+		       (long long)dims[split_axis], g->n);
+	count_bytes(rt, g, sc_numel(dims, ndim) * (int64_t)sc_dtype_size(dt), 1);
+	sc_be_all_to_all(rt, g, in, out, dt, dims, ndim, split_axis, concat_axis);
+}
+
+/* ---- host versions ---- */
+
+MPI_Datatype sc_mpi_type(sc_dtype dt)
+{
+	switch (dt) {
+	case SC_F32: return MPI_FLOAT;
+	case SC_I32: return MPI_INT32_T;
+	case SC_I64: return MPI_INT64_T;
+	case SC_BOOL: break;
+	}
+	SC_DIE("no MPI type for %s", sc_dtype_name(dt));
+}
+
+static int mpi_count(int64_t n)
+{
+	if (n > INT_MAX)
+		SC_DIE("a collective of %lld elements exceeds MPI's int count", (long long)n);
+	return (int)n;
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		SC_DIE("out of memory (%zu bytes)", n);
+	return p;
+}
+
+void sc_host_divide(void *buf, sc_dtype dt, int64_t count, int n)
+{
+	for (int64_t i = 0; i < count; i++)
+		switch (dt) {
+		case SC_F32: ((float *)buf)[i] /= (float)n; break;
+		case SC_I32: ((int32_t *)buf)[i] /= n; break;
+		case SC_I64: ((int64_t *)buf)[i] /= n; break;
+		case SC_BOOL: SC_DIE("mean of bool");
+		}
+}
+
+void sc_host_all_reduce(sc_group *g, const void *in, void *out, sc_dtype dt, int64_t count, sc_redop op)
+{
+	size_t bytes = (size_t)count * sc_dtype_size(dt);
+	if (in != out)
+		memcpy(out, in, bytes);
+	if (g->n > 1)
+		SC_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, out, mpi_count(count), sc_mpi_type(dt),
+		                           op == SC_MAX ? MPI_MAX : MPI_SUM, g->comm));
+	if (op == SC_MEAN)
+		sc_host_divide(out, dt, count, g->n);
+}
+
+void sc_host_all_gather(sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim, int axis)
+{
+	size_t es = sc_dtype_size(dt);
+	int64_t outer, mid, inner, local = sc_numel(dims, ndim);
+	sc_split3(dims, ndim, axis, &outer, &mid, &inner);
+	if (outer == 1) {
+		SC_MPI_CHECK(MPI_Allgather(in, mpi_count(local), sc_mpi_type(dt), out, mpi_count(local), sc_mpi_type(dt),
+		                           g->comm));
+		return;
+	}
+	void *tmp = xmalloc((size_t)(g->n * local) * es);   /* (n, outer, mid*inner) */
+	SC_MPI_CHECK(MPI_Allgather(in, mpi_count(local), sc_mpi_type(dt), tmp, mpi_count(local), sc_mpi_type(dt),
+	                           g->comm));
+	sc_host_swap01(tmp, out, g->n, outer, mid * inner, es);
+	free(tmp);
+}
+
+void sc_host_reduce_scatter(sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,
+                            int axis, sc_redop op)
+{
+	size_t es = sc_dtype_size(dt);
+	int64_t outer, mid, inner, total = sc_numel(dims, ndim), piece = total / g->n;
+	sc_split3(dims, ndim, axis, &outer, &mid, &inner);
+	const void *src = in;
+	void *tmp = NULL;
+	if (outer > 1) {   /* (outer, n, mid/n*inner) -> (n, outer, mid/n*inner) */
+		tmp = xmalloc((size_t)total * es);
+		sc_host_swap01(in, tmp, outer, g->n, mid / g->n * inner, es);
+		src = tmp;
+	}
+	if (g->n == 1)
+		memcpy(out, src, (size_t)total * es);
+	else
+		SC_MPI_CHECK(MPI_Reduce_scatter_block(src, out, mpi_count(piece), sc_mpi_type(dt),
+		                                      op == SC_MAX ? MPI_MAX : MPI_SUM, g->comm));
+	free(tmp);
+	if (op == SC_MEAN)
+		sc_host_divide(out, dt, piece, g->n);
+}
+
+void sc_host_all_to_all(sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,
+                        int split_axis, int concat_axis)
+{
+	size_t es = sc_dtype_size(dt);
+	int n = g->n;
+	int64_t total = sc_numel(dims, ndim), piece = total / n;
+	int64_t outer, mid, inner;
+	void *send = xmalloc((size_t)total * es), *recv = xmalloc((size_t)total * es);
+	/* send[j] = the j-th slice along split_axis, as a tensor of its own */
+	sc_split3(dims, ndim, split_axis, &outer, &mid, &inner);
+	sc_host_swap01(in, send, outer, n, mid / n * inner, es);
+	SC_MPI_CHECK(MPI_Alltoall(send, mpi_count(piece), sc_mpi_type(dt), recv, mpi_count(piece), sc_mpi_type(dt),
+	                          g->comm));
+	/* recv[i] is member i's piece (dims with dims[split_axis] / n); concatenate along concat_axis */
+	int64_t pdims[SC_MAX_DIMS];
+	memcpy(pdims, dims, (size_t)ndim * sizeof *dims);
+	pdims[split_axis] /= n;
+	sc_split3(pdims, ndim, concat_axis, &outer, &mid, &inner);
+	sc_host_swap01(recv, out, n, outer, mid * inner, es);
+	free(send);
+	free(recv);
+}

@@ -1,0 +1,193 @@
+/* rt.c: the process: init and finalize, the command line, slabs, groups.
+ *
+ * Backend-independent; it calls the backend's sc_be_* hooks for what differs
+ * (the GPU, NCCL, device memory). A group is an MPI communicator split from
+ * the world with the member index as key, so member order is the order the
+ * compiler gave; the cuda backend adds an NCCL communicator split the same
+ * way. */
+#include "rt_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The options run.sh passes; keyed ones take NAME=VALUE. */
+static const struct {
+	const char *flag;
+	bool keyed;
+} options[] = {
+	{"--input", true},
+	{"--param", true},
+	{"--output-dir", false},
+	{"--steps", false},
+};
+
+static int find_option(const char *arg, size_t *flag_len)
+{
+	for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+		size_t n = strlen(options[i].flag);
+		if (strncmp(arg, options[i].flag, n) == 0 && (arg[n] == '\0' || arg[n] == '=')) {
+			*flag_len = n;
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+/* One message for the first bad option, or "" when all are good. */
+static void check_options(int argc, char **argv, char *msg, size_t n)
+{
+	msg[0] = '\0';
+	for (int i = 1; i < argc; i++) {
+		size_t len;
+		int k = find_option(argv[i], &len);
+		if (k < 0) {
+			snprintf(msg, n, "shardc: unknown option '%s' (known: --input NAME=FILE, --param NAME=FILE, "
+			         "--output-dir DIR, --steps K)", argv[i]);
+			return;
+		}
+		const char *v = argv[i][len] == '=' ? argv[i] + len + 1 : i + 1 < argc ? argv[++i] : NULL;
+		if (!v || !*v) {
+			snprintf(msg, n, "shardc: option '%s' needs a value", options[k].flag);
+			return;
+		}
+		const char *eq = strchr(v, '=');
+		if (options[k].keyed && (!eq || eq == v || !eq[1])) {
+			snprintf(msg, n, "shardc: option %s takes NAME=FILE, got '%s'", options[k].flag, v);
+			return;
+		}
+	}
+}
+
+sc_rt *sc_init(int *argc, char ***argv, int expected_ranks)
+{
+	SC_MPI_CHECK(MPI_Init(argc, argv));
+	sc_rt *rt = calloc(1, sizeof *rt);
+	if (!rt)
+		SC_DIE("out of memory");
+	SC_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rt->rank));
+	SC_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &rt->size));
+	rt->argc = argc ? *argc : 0;
+	rt->argv = argv ? *argv : NULL;
+	char msg[512];
+	snprintf(msg, sizeof msg, "shardc: this program was compiled for %d ranks, but runs on %d (mpirun -np %d)",
+	         expected_ranks, rt->size, expected_ranks);
+	sc_agree_or_exit(rt, expected_ranks <= 0 || expected_ranks == rt->size, msg);
+	check_options(rt->argc, rt->argv, msg, sizeof msg);
+	sc_agree_or_exit(rt, msg[0] == '\0', msg);
+	sc_be_init(rt);
+	return rt;
+}
+
+const char *sc_option(sc_rt *rt, const char *flag, const char *key)
+{
+	const char *found = NULL;
+	size_t klen = key ? strlen(key) : 0;
+	for (int i = 1; i < rt->argc; i++) {
+		size_t len;
+		int k = find_option(rt->argv[i], &len);
+		if (k < 0)
+			continue;
+		const char *v = rt->argv[i][len] == '=' ? rt->argv[i] + len + 1 : i + 1 < rt->argc ? rt->argv[++i] : NULL;
+		if (!v || strcmp(options[k].flag, flag) != 0)
+			continue;
+		if (!key)
+			found = v;
+		else if (strncmp(v, key, klen) == 0 && v[klen] == '=')
+			found = v + klen + 1;
+	}
+	return found;
+}
+
+int sc_rank(const sc_rt *rt)
+{
+	return rt->rank;
+}
+
+int sc_size(const sc_rt *rt)
+{
+	return rt->size;
+}
+
+int64_t sc_comm_bytes(const sc_rt *rt)
+{
+	return rt->bytes_sent;
+}
+
+void sc_finalize(sc_rt *rt)
+{
+	int64_t *all = rt->rank == 0 ? calloc((size_t)rt->size, sizeof *all) : NULL;
+	SC_MPI_CHECK(MPI_Gather(&rt->bytes_sent, 1, MPI_INT64_T, all, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
+	if (rt->rank == 0) {
+		for (int r = 0; r < rt->size; r++)
+			printf("rank %d: comm bytes sent %lld\n", r, (long long)all[r]);
+		fflush(stdout);
+		free(all);
+	}
+	for (int i = 0; i < rt->ngroups; i++) {
+		sc_group *g = rt->groups[i];
+		sc_be_group_free(rt, g);
+		if (g->comm != MPI_COMM_NULL)
+			MPI_Comm_free(&g->comm);
+		free(g->members);
+		free(g);
+	}
+	for (int i = 0; i < rt->nslabs; i++)
+		sc_be_free(rt, rt->slabs[i]);
+	free(rt->groups);
+	free(rt->slabs);
+	sc_be_finalize(rt);
+	free(rt);
+	MPI_Finalize();
+}
+
+void *sc_slab(sc_rt *rt, size_t bytes)
+{
+	if (rt->nslabs == rt->capslabs) {
+		rt->capslabs = rt->capslabs ? 2 * rt->capslabs : 8;
+		rt->slabs = realloc(rt->slabs, (size_t)rt->capslabs * sizeof *rt->slabs);
+		if (!rt->slabs)
+			SC_DIE("out of memory");
+	}
+	void *p = sc_be_alloc(rt, bytes ? bytes : 1);
+	rt->slabs[rt->nslabs++] = p;
+	return p;
+}
+
+sc_group *sc_group_new(sc_rt *rt, const int *members, int n)
+{
+	if (n < 1 || n > rt->size)
+		SC_DIE("sc_group_new: %d members in a world of %d", n, rt->size);
+	uint64_t h = 0xcbf29ce484222325ull;   /* every rank must pass the same list */
+	int me = -1;
+	for (int i = 0; i < n; i++) {
+		if (members[i] < 0 || members[i] >= rt->size)
+			SC_DIE("sc_group_new: member %d is rank %d, not in [0, %d)", i, members[i], rt->size);
+		for (int j = 0; j < i; j++)
+			if (members[j] == members[i])
+				SC_DIE("sc_group_new: rank %d is named twice", members[i]);
+		if (members[i] == rt->rank)
+			me = i;
+		h = (h ^ (uint64_t)members[i]) * 0x100000001b3ull;
+	}
+	uint64_t lo, hi;
+	SC_MPI_CHECK(MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD));
+	SC_MPI_CHECK(MPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD));
+	if (lo != hi)
+		SC_DIE("sc_group_new: the ranks disagree on group %d's members (group calls out of order?)", rt->ngroups);
+	sc_group *g = calloc(1, sizeof *g);
+	if (!g || !(g->members = malloc((size_t)n * sizeof *g->members)))
+		SC_DIE("out of memory");
+	memcpy(g->members, members, (size_t)n * sizeof *members);
+	g->n = n;
+	g->me = me;
+	SC_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, me >= 0 ? 0 : MPI_UNDEFINED, me, &g->comm));
+	sc_be_group_init(rt, g);
+	if (rt->ngroups == rt->capgroups) {
+		rt->capgroups = rt->capgroups ? 2 * rt->capgroups : 8;
+		rt->groups = realloc(rt->groups, (size_t)rt->capgroups * sizeof *rt->groups);
+		if (!rt->groups)
+			SC_DIE("out of memory");
+	}
+	rt->groups[rt->ngroups++] = g;
+	return g;
+}

@@ -1,0 +1,181 @@
+/* util.c: errors and shape arithmetic shared by both backends.
+ *
+ * Errors of the program (a bad argument from emitted code, a failing MPI
+ * call) abort the whole job with MPI_Abort so no rank waits forever; errors
+ * of the user's input files go through sc_agree_or_exit instead, which ends
+ * every rank with status 1 after one message. Nothing here allocates. */
+#include "rt_internal.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Noreturn void sc_fatal(const char *file, int line, const char *fmt, ...)
+{
+	int inited = 0, finalized = 0, rank = -1;
+	MPI_Initialized(&inited);
+	MPI_Finalized(&finalized);
+	if (inited && !finalized)
+		MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (rank >= 0)
+		fprintf(stderr, "shardc runtime: rank %d: %s:%d: %s\n", rank, file, line, msg);
+	else
+		fprintf(stderr, "shardc runtime: %s:%d: %s\n", file, line, msg);
+	fflush(stderr);
+	if (inited && !finalized)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	abort();
+}
+
+void sc_mpi_check(int err, const char *call, const char *file, int line)
+{
+	if (err == MPI_SUCCESS)
+		return;
+	char s[MPI_MAX_ERROR_STRING];
+	int len = 0;
+	if (MPI_Error_string(err, s, &len) != MPI_SUCCESS)
+		snprintf(s, sizeof s, "MPI error %d", err);
+	sc_fatal(file, line, "%s: %s", call, s);
+}
+
+void sc_agree_or_exit(sc_rt *rt, bool ok, const char *msg)
+{
+	/* the lowest failing rank, or size when none failed */
+	int mine = ok ? rt->size : rt->rank, first = rt->size;
+	SC_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+	if (first == rt->size)
+		return;
+	if (rt->rank == first) {
+		fprintf(stderr, "%s\n", msg);
+		fflush(stderr);
+	}
+	/* A clean exit of every rank: mpirun reports status 1, nobody hangs. */
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Finalize();
+	exit(1);
+}
+
+size_t sc_dtype_size(sc_dtype dt)
+{
+	switch (dt) {
+	case SC_F32: case SC_I32: return 4;
+	case SC_I64: return 8;
+	case SC_BOOL: return 1;
+	}
+	SC_DIE("bad dtype %d", (int)dt);
+}
+
+const char *sc_dtype_name(sc_dtype dt)
+{
+	switch (dt) {
+	case SC_F32: return "float32";
+	case SC_I32: return "int32";
+	case SC_I64: return "int64";
+	case SC_BOOL: return "bool";
+	}
+	SC_DIE("bad dtype %d", (int)dt);
+}
+
+int64_t sc_numel(const int64_t *dims, int ndim)
+{
+	int64_t n = 1;
+	for (int i = 0; i < ndim; i++)
+		n *= dims[i];
+	return n;
+}
+
+void sc_check_dims(const char *what, const int64_t *dims, int ndim)
+{
+	if (ndim < 0 || ndim > SC_MAX_DIMS)
+		SC_DIE("%s: rank %d (the limit is %d)", what, ndim, SC_MAX_DIMS);
+	for (int i = 0; i < ndim; i++)
+		if (dims[i] < 1)
+			SC_DIE("%s: dim %d is %lld", what, i, (long long)dims[i]);
+}
+
+int sc_norm_axis(const char *what, int axis, int ndim)
+{
+	int a = axis < 0 ? axis + ndim : axis;
+	if (a < 0 || a >= ndim)
+		SC_DIE("%s: axis %d out of range for rank %d", what, axis, ndim);
+	return a;
+}
+
+void sc_split3(const int64_t *dims, int ndim, int axis, int64_t *outer, int64_t *mid, int64_t *inner)
+{
+	*outer = sc_numel(dims, axis);
+	*mid = dims[axis];
+	*inner = sc_numel(dims + axis + 1, ndim - axis - 1);
+}
+
+void sc_bcast_strides(const char *what, const int64_t *in_dims, int in_ndim, const int64_t *out_dims, int out_ndim,
+                      int64_t *strides)
+{
+	sc_check_dims(what, in_dims, in_ndim);
+	sc_check_dims(what, out_dims, out_ndim);
+	if (in_ndim > out_ndim)
+		SC_DIE("%s: rank %d does not broadcast to rank %d", what, in_ndim, out_ndim);
+	int64_t s = 1;
+	for (int i = out_ndim - 1; i >= 0; i--) {
+		int j = i - (out_ndim - in_ndim);
+		if (j < 0) {
+			strides[i] = 0;
+			continue;
+		}
+		if (in_dims[j] == out_dims[i])
+			strides[i] = in_dims[j] == 1 ? 0 : s;
+		else if (in_dims[j] == 1)
+			strides[i] = 0;
+		else {
+			char a[128], b[128];
+			SC_DIE("%s: %s does not broadcast to %s", what, sc_dims_str(a, sizeof a, in_dims, in_ndim),
+			       sc_dims_str(b, sizeof b, out_dims, out_ndim));
+		}
+		s *= in_dims[j];
+	}
+}
+
+void sc_slice_norm(const int64_t *dims, int ndim, const int64_t *begin, const int64_t *end, const int64_t *strides,
+                   int64_t *b, int64_t *out_dims)
+{
+	sc_check_dims("strided_slice", dims, ndim);
+	for (int i = 0; i < ndim; i++) {
+		int64_t d = dims[i], bb = begin[i], e = end[i], s = strides[i];
+		if (s < 1)
+			SC_DIE("strided_slice: stride %lld in dim %d", (long long)s, i);
+		bb = bb < 0 ? bb + d : bb;
+		e = e < 0 ? e + d : e;
+		bb = bb < 0 ? 0 : bb > d ? d : bb;
+		e = e < 0 ? 0 : e > d ? d : e;
+		if (e <= bb)
+			SC_DIE("strided_slice: dim %d is empty", i);
+		b[i] = bb;
+		out_dims[i] = (e - bb - 1) / s + 1;
+	}
+}
+
+const char *sc_dims_str(char *buf, size_t n, const int64_t *dims, int ndim)
+{
+	size_t k = 0;
+	k += (size_t)snprintf(buf + k, n - k, "(");
+	for (int i = 0; i < ndim && k < n; i++)
+		k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? ", " : "", (long long)dims[i]);
+	if (k < n)
+		snprintf(buf + k, n - k, ndim == 1 ? ",)" : ")");
+	return buf;
+}
+
+void sc_host_swap01(const void *src, void *dst, int64_t A, int64_t B, int64_t C, size_t es)
+{
+	const char *s = src;
+	char *d = dst;
+	size_t row = (size_t)C * es;
+	for (int64_t a = 0; a < A; a++)
+		for (int64_t b = 0; b < B; b++)
+			memcpy(d + ((size_t)b * (size_t)A + (size_t)a) * row, s + ((size_t)a * (size_t)B + (size_t)b) * row, row);
+}

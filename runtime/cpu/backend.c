@@ -1,0 +1,450 @@
+/* backend.c: the cpu backend: host memory, MPI collectives, the CPU kernels.
+ *
+ * Slabs are aligned host allocations; collectives are the host versions of
+ * comm.c; every public kernel is its sc_cpu_ twin in kernels.c, the rt
+ * argument unused. OpenBLAS runs one thread per rank unless
+ * OPENBLAS_NUM_THREADS says otherwise, since mpirun already puts a rank on
+ * each core (and more with --oversubscribe). */
+#include <cblas.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_kernels.h"
+#include "rt_internal.h"
+
+/* ---- hooks ---- */
+
+void sc_be_init(sc_rt *rt)
+{
+	(void)rt;
+	if (!getenv("OPENBLAS_NUM_THREADS"))
+		openblas_set_num_threads(1);
+}
+
+void sc_be_finalize(sc_rt *rt)
+{
+	(void)rt;
+}
+
+void sc_be_group_init(sc_rt *rt, sc_group *g)
+{
+	(void)rt;
+	(void)g;
+}
+
+void sc_be_group_free(sc_rt *rt, sc_group *g)
+{
+	(void)rt;
+	(void)g;
+}
+
+void *sc_be_alloc(sc_rt *rt, size_t bytes)
+{
+	(void)rt;
+	size_t n = (bytes + 255) / 256 * 256;
+	void *p = aligned_alloc(256, n);
+	if (!p)
+		SC_DIE("cannot allocate a slab of %zu bytes", bytes);
+	memset(p, 0, n);
+	return p;
+}
+
+void sc_be_free(sc_rt *rt, void *p)
+{
+	(void)rt;
+	free(p);
+}
+
+void sc_be_all_reduce(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, int64_t count, sc_redop op)
+{
+	(void)rt;
+	sc_host_all_reduce(g, in, out, dt, count, op);
+}
+
+void sc_be_all_gather(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,
+                      int axis)
+{
+	(void)rt;
+	sc_host_all_gather(g, in, out, dt, dims, ndim, axis);
+}
+
+void sc_be_reduce_scatter(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims,
+                          int ndim, int axis, sc_redop op)
+{
+	(void)rt;
+	sc_host_reduce_scatter(g, in, out, dt, dims, ndim, axis, op);
+}
+
+void sc_be_all_to_all(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,
+                      int split_axis, int concat_axis)
+{
+	(void)rt;
+	sc_host_all_to_all(g, in, out, dt, dims, ndim, split_axis, concat_axis);
+}
+
+/* ---- memory ---- */
+
+void sc_to_host(sc_rt *rt, void *host, const void *src, size_t bytes)
+{
+	(void)rt;
+	if (bytes)
+		memmove(host, src, bytes);
+}
+
+void sc_from_host(sc_rt *rt, void *dst, const void *host, size_t bytes)
+{
+	(void)rt;
+	if (bytes)
+		memmove(dst, host, bytes);
+}
+
+void sc_copy(sc_rt *rt, void *dst, const void *src, size_t bytes)
+{
+	(void)rt;
+	if (bytes)
+		memmove(dst, src, bytes);
+}
+
+void sc_fill(sc_rt *rt, void *dst, sc_dtype dt, int64_t n, double value)
+{
+	(void)rt;
+	sc_cpu_fill(dst, dt, n, value);
+}
+
+/* ---- kernels: the CPU twins ---- */
+
+void sc_matmul(sc_rt *rt, const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k,
+               int transpose_a, int transpose_b)
+{
+	(void)rt;
+	sc_cpu_matmul(a, b, c, m, n, k, transpose_a, transpose_b);
+}
+
+void sc_batch_matmul(sc_rt *rt, const float *a, const int64_t *a_bdims, int a_nb, const float *b,
+                     const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
+                     int64_t n, int64_t k, int transpose_a, int transpose_b)
+{
+	(void)rt;
+	sc_cpu_batch_matmul(a, a_bdims, a_nb, b, b_bdims, b_nb, c, c_bdims, c_nb, m, n, k, transpose_a, transpose_b);
+}
+
+void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+               const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim)
+{
+	(void)rt;
+	sc_cpu_binary(op, a, a_dims, a_ndim, b, b_dims, b_ndim, y, y_dims, y_ndim);
+}
+
+void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t rows, int64_t c)
+{
+	(void)rt;
+	sc_cpu_bias_add(x, bias, y, rows, c);
+}
+
+void sc_relu(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary(SC_U_RELU, x, y, n);
+}
+
+void sc_gelu(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary(SC_U_GELU, x, y, n);
+}
+
+void sc_tanh(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary(SC_U_TANH, x, y, n);
+}
+
+void sc_sigmoid(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary(SC_U_SIGMOID, x, y, n);
+}
+
+void sc_exp(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary(SC_U_EXP, x, y, n);
+}
+
+void sc_log(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary(SC_U_LOG, x, y, n);
+}
+
+void sc_sqrt(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary(SC_U_SQRT, x, y, n);
+}
+
+void sc_square(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary(SC_U_SQUARE, x, y, n);
+}
+
+void sc_relu_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary_grad(SC_U_RELU, x, dy, dx, n);
+}
+
+void sc_gelu_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary_grad(SC_U_GELU, x, dy, dx, n);
+}
+
+void sc_tanh_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary_grad(SC_U_TANH, y, dy, dx, n);
+}
+
+void sc_sigmoid_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary_grad(SC_U_SIGMOID, y, dy, dx, n);
+}
+
+void sc_exp_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary_grad(SC_U_EXP, y, dy, dx, n);
+}
+
+void sc_log_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary_grad(SC_U_LOG, x, dy, dx, n);
+}
+
+void sc_sqrt_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary_grad(SC_U_SQRT, y, dy, dx, n);
+}
+
+void sc_square_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary_grad(SC_U_SQUARE, x, dy, dx, n);
+}
+
+void sc_neg(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary(SC_U_NEG, x, y, n);
+}
+
+void sc_scale(sc_rt *rt, const float *x, float *y, int64_t n, double alpha)
+{
+	(void)rt;
+	sc_cpu_scale(x, y, n, alpha);
+}
+
+void sc_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int axis)
+{
+	(void)rt;
+	sc_cpu_softmax(x, y, dims, ndim, axis, 0);
+}
+
+void sc_log_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int axis)
+{
+	(void)rt;
+	sc_cpu_softmax(x, y, dims, ndim, axis, 1);
+}
+
+void sc_softmax_grad(sc_rt *rt, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim, int axis)
+{
+	(void)rt;
+	sc_cpu_softmax_grad(y, dy, dx, dims, ndim, axis, 0);
+}
+
+void sc_log_softmax_grad(sc_rt *rt, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim,
+                         int axis)
+{
+	(void)rt;
+	sc_cpu_softmax_grad(y, dy, dx, dims, ndim, axis, 1);
+}
+
+void sc_reduce_sum(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes)
+{
+	(void)rt;
+	sc_cpu_reduce(SC_R_SUM, x, y, dims, ndim, axes, naxes);
+}
+
+void sc_reduce_mean(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes)
+{
+	(void)rt;
+	sc_cpu_reduce(SC_R_MEAN, x, y, dims, ndim, axes, naxes);
+}
+
+void sc_reduce_max(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes)
+{
+	(void)rt;
+	sc_cpu_reduce(SC_R_MAX, x, y, dims, ndim, axes, naxes);
+}
+
+void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *dy, float *dx, const int64_t *dims,
+                        int ndim, const int *axes, int naxes)
+{
+	(void)rt;
+	sc_cpu_reduce_max_grad(x, y, dy, dx, dims, ndim, axes, naxes);
+}
+
+void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm)
+{
+	(void)rt;
+	sc_cpu_transpose(dt, x, y, dims, ndim, perm);
+}
+
+void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
+               int64_t nidx, int64_t offset, float *y)
+{
+	(void)rt;
+	sc_cpu_gather(table, rows, row, idx, idx_dt, nidx, offset, y);
+}
+
+void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
+                    float *dtable, int64_t rows, int64_t row)
+{
+	(void)rt;
+	sc_cpu_gather_grad(dy, idx, idx_dt, nidx, offset, dtable, rows, row);
+}
+
+void sc_layer_norm(sc_rt *rt, const float *x, const float *gamma, const float *beta, float *y, const int64_t *dims,
+                   int ndim, int begin_norm_axis, int begin_params_axis, double eps)
+{
+	(void)rt;
+	sc_cpu_layer_norm(x, gamma, beta, y, dims, ndim, begin_norm_axis, begin_params_axis, eps);
+}
+
+void sc_layer_norm_grad(sc_rt *rt, const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
+                        float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis,
+                        double eps)
+{
+	(void)rt;
+	sc_cpu_layer_norm_grad(dy, x, gamma, dx, dgamma, dbeta, dims, ndim, begin_norm_axis, begin_params_axis, eps);
+}
+
+void sc_concat(sc_rt *rt, sc_dtype dt, const void *const *xs, const int64_t *axis_sizes, int nx, void *y,
+               const int64_t *y_dims, int ndim, int axis)
+{
+	(void)rt;
+	sc_cpu_concat(dt, xs, axis_sizes, nx, y, y_dims, ndim, axis);
+}
+
+void sc_strided_slice(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim,
+                      const int64_t *begin, const int64_t *end, const int64_t *strides)
+{
+	(void)rt;
+	sc_cpu_strided_slice(dt, x, y, dims, ndim, begin, end, strides);
+}
+
+void sc_strided_slice_grad(sc_rt *rt, const float *dy, float *dx, const int64_t *dims, int ndim,
+                           const int64_t *begin, const int64_t *end, const int64_t *strides)
+{
+	(void)rt;
+	sc_cpu_strided_slice_grad(dy, dx, dims, ndim, begin, end, strides);
+}
+
+void sc_cast(sc_rt *rt, const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n)
+{
+	(void)rt;
+	sc_cpu_cast(x, x_dt, y, y_dt, n);
+}
+
+void sc_sparse_softmax_ce(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt, float *loss,
+                          int64_t n, int64_t c)
+{
+	(void)rt;
+	sc_cpu_sparse_softmax_ce(logits, labels, label_dt, loss, n, c);
+}
+
+void sc_sparse_softmax_ce_grad(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
+                               const float *dloss, float *dlogits, int64_t n, int64_t c)
+{
+	(void)rt;
+	sc_cpu_sparse_softmax_ce_grad(logits, labels, label_dt, dloss, dlogits, n, c);
+}
+
+void sc_mse_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n)
+{
+	(void)rt;
+	sc_cpu_mse_loss(pred, target, loss, n);
+}
+
+void sc_mse_loss_grad(sc_rt *rt, const float *pred, const float *target, const float *dloss, float *dpred,
+                      int64_t n)
+{
+	(void)rt;
+	sc_cpu_mse_loss_grad(pred, target, dloss, dpred, n);
+}
+
+void sc_l1_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n)
+{
+	(void)rt;
+	sc_cpu_l1_loss(pred, target, loss, n);
+}
+
+void sc_l1_loss_grad(sc_rt *rt, const float *pred, const float *target, const float *dloss, float *dpred,
+                     int64_t n)
+{
+	(void)rt;
+	sc_cpu_l1_loss_grad(pred, target, dloss, dpred, n);
+}
+
+void sc_binary_grad(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+                    const int64_t *b_dims, int b_ndim, const float *dy, const int64_t *y_dims, int y_ndim, float *da,
+                    float *db)
+{
+	(void)rt;
+	sc_cpu_binary_grad(op, a, a_dims, a_ndim, b, b_dims, b_ndim, dy, y_dims, y_ndim, da, db);
+}
+
+void sc_sum_to_shape(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndim, float *y, const int64_t *y_dims,
+                     int y_ndim)
+{
+	(void)rt;
+	sc_cpu_sum_to_shape(x, x_dims, x_ndim, y, y_dims, y_ndim);
+}
+
+void sc_broadcast_to(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndim, float *y, const int64_t *y_dims,
+                     int y_ndim)
+{
+	(void)rt;
+	sc_cpu_broadcast_to(x, x_dims, x_ndim, y, y_dims, y_ndim);
+}
+
+void sc_bias_add_grad(sc_rt *rt, const float *dy, float *dbias, int64_t rows, int64_t c)
+{
+	(void)rt;
+	sc_cpu_bias_add_grad(dy, dbias, rows, c);
+}
+
+void sc_sgd(sc_rt *rt, float *p, const float *g, int64_t n, double lr, double weight_decay)
+{
+	(void)rt;
+	sc_cpu_sgd(p, g, n, lr, weight_decay);
+}
+
+void sc_momentum(sc_rt *rt, float *p, const float *g, float *v, int64_t n, double lr, double momentum,
+                 double weight_decay)
+{
+	(void)rt;
+	sc_cpu_momentum(p, g, v, n, lr, momentum, weight_decay);
+}
+
+void sc_adam(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1,
+             double beta2, double eps, double weight_decay, int64_t step)
+{
+	(void)rt;
+	sc_cpu_adam(p, g, m, v, n, lr, beta1, beta2, eps, weight_decay, step);
+}

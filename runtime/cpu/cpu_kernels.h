@@ -1,0 +1,82 @@
+/* cpu_kernels.h: the CPU kernels, on host memory, without a runtime.
+ *
+ * Each sc_cpu_X is the public sc_X of shardc_rt.h without its sc_rt (see
+ * there for what it computes). The cpu backend's sc_X calls it; the unit
+ * tests call it directly (no MPI); the cuda tests use it as the twin every
+ * GPU kernel is checked against. */
+#ifndef CPU_KERNELS_H
+#define CPU_KERNELS_H
+
+#include "shardc_rt.h"
+
+void sc_cpu_fill(void *dst, sc_dtype dt, int64_t n, double value);
+void sc_cpu_matmul(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k, int transpose_a,
+                   int transpose_b);
+void sc_cpu_batch_matmul(const float *a, const int64_t *a_bdims, int a_nb, const float *b, const int64_t *b_bdims,
+                         int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m, int64_t n, int64_t k,
+                         int transpose_a, int transpose_b);
+void sc_cpu_binary(sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+                   const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim);
+void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c);
+
+/* unary ops by number, for the kernels that share one loop */
+typedef enum {
+	SC_U_RELU, SC_U_GELU, SC_U_TANH, SC_U_SIGMOID, SC_U_EXP, SC_U_LOG, SC_U_NEG, SC_U_SQRT, SC_U_SQUARE,
+} sc_unop;
+void sc_cpu_unary(sc_unop op, const float *x, float *y, int64_t n);
+/* t is what the op's gradient reads: x, or y for tanh, sigmoid, exp, sqrt (shardc_rt.h) */
+void sc_cpu_unary_grad(sc_unop op, const float *t, const float *dy, float *dx, int64_t n);
+void sc_cpu_scale(const float *x, float *y, int64_t n, double alpha);
+
+void sc_cpu_softmax(const float *x, float *y, const int64_t *dims, int ndim, int axis, int is_log);
+void sc_cpu_softmax_grad(const float *y, const float *dy, float *dx, const int64_t *dims, int ndim, int axis,
+                         int is_log);
+
+typedef enum { SC_R_SUM, SC_R_MEAN, SC_R_MAX } sc_reduce_kind;
+void sc_cpu_reduce(sc_reduce_kind kind, const float *x, float *y, const int64_t *dims, int ndim, const int *axes,
+                   int naxes);
+void sc_cpu_reduce_max_grad(const float *x, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim,
+                            const int *axes, int naxes);
+
+void sc_cpu_transpose(sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm);
+void sc_cpu_gather(const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt, int64_t nidx,
+                   int64_t offset, float *y);
+void sc_cpu_gather_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
+                        float *dtable, int64_t rows, int64_t row);
+void sc_cpu_layer_norm(const float *x, const float *gamma, const float *beta, float *y, const int64_t *dims, int ndim,
+                       int begin_norm_axis, int begin_params_axis, double eps);
+void sc_cpu_layer_norm_grad(const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
+                            float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis,
+                            double eps);
+void sc_cpu_concat(sc_dtype dt, const void *const *xs, const int64_t *axis_sizes, int nx, void *y,
+                   const int64_t *y_dims, int ndim, int axis);
+void sc_cpu_strided_slice(sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int64_t *begin,
+                          const int64_t *end, const int64_t *strides);
+void sc_cpu_strided_slice_grad(const float *dy, float *dx, const int64_t *dims, int ndim, const int64_t *begin,
+                               const int64_t *end, const int64_t *strides);
+void sc_cpu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n);
+
+void sc_cpu_sparse_softmax_ce(const float *logits, const void *labels, sc_dtype label_dt, float *loss, int64_t n,
+                              int64_t c);
+void sc_cpu_sparse_softmax_ce_grad(const float *logits, const void *labels, sc_dtype label_dt, const float *dloss,
+                                   float *dlogits, int64_t n, int64_t c);
+void sc_cpu_mse_loss(const float *pred, const float *target, float *loss, int64_t n);
+void sc_cpu_mse_loss_grad(const float *pred, const float *target, const float *dloss, float *dpred, int64_t n);
+void sc_cpu_l1_loss(const float *pred, const float *target, float *loss, int64_t n);
+void sc_cpu_l1_loss_grad(const float *pred, const float *target, const float *dloss, float *dpred, int64_t n);
+
+void sc_cpu_binary_grad(sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+                        const int64_t *b_dims, int b_ndim, const float *dy, const int64_t *y_dims, int y_ndim,
+                        float *da, float *db);
+void sc_cpu_sum_to_shape(const float *x, const int64_t *x_dims, int x_ndim, float *y, const int64_t *y_dims,
+                         int y_ndim);
+void sc_cpu_broadcast_to(const float *x, const int64_t *x_dims, int x_ndim, float *y, const int64_t *y_dims,
+                         int y_ndim);
+void sc_cpu_bias_add_grad(const float *dy, float *dbias, int64_t rows, int64_t c);
+
+void sc_cpu_sgd(float *p, const float *g, int64_t n, double lr, double weight_decay);
+void sc_cpu_momentum(float *p, const float *g, float *v, int64_t n, double lr, double momentum, double weight_decay);
+void sc_cpu_adam(float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1, double beta2,
+                 double eps, double weight_decay, int64_t step);
+
+#endif

@@ -1,0 +1,712 @@
+/* kernels.c: every operator of IR-SPEC 4, its backward, and the optimizers,
+ * on host memory.
+ *
+ * Straight loops over row-major tensors; the one shared device is an index
+ * walk that keeps a counter per dim and a running offset per operand, so
+ * broadcasting, transposes, slices and reductions are all "add this dim's
+ * stride, carry into the next". Sums over many elements (reductions, norms,
+ * softmax, losses, broadcast gradients) accumulate in double. Matmuls go to
+ * OpenBLAS. These are the reference the cuda backend is checked against, so
+ * clarity beats speed here. */
+#include "cpu_kernels.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+	if (!p)
+		SC_DIE("out of memory");
+	return p;
+}
+
+/* ---- the index walk ---- */
+
+/* Steps idx (row-major over dims) by one and each offs[k] by strides[k][d];
+ * with nops operands. */
+typedef struct {
+	int ndim, nops;
+	const int64_t *dims;
+	int64_t idx[SC_MAX_DIMS];
+	int64_t off[3];
+	const int64_t *strides[3];
+} Walk;
+
+static void walk_init(Walk *w, const int64_t *dims, int ndim, int nops, const int64_t *s0, const int64_t *s1,
+                      const int64_t *s2)
+{
+	memset(w, 0, sizeof *w);
+	w->dims = dims;
+	w->ndim = ndim;
+	w->nops = nops;
+	w->strides[0] = s0;
+	w->strides[1] = s1;
+	w->strides[2] = s2;
+}
+
+static void walk_next(Walk *w)
+{
+	for (int d = w->ndim - 1; d >= 0; d--) {
+		for (int k = 0; k < w->nops; k++)
+			w->off[k] += w->strides[k][d];
+		if (++w->idx[d] < w->dims[d])
+			return;
+		for (int k = 0; k < w->nops; k++)
+			w->off[k] -= w->strides[k][d] * w->dims[d];
+		w->idx[d] = 0;
+	}
+}
+
+static void row_strides(const int64_t *dims, int ndim, int64_t *s)
+{
+	int64_t v = 1;
+	for (int d = ndim - 1; d >= 0; d--) {
+		s[d] = v;
+		v *= dims[d];
+	}
+}
+
+/* Strides over x's index space of the output of a reduction: 0 on reduced
+ * axes, row-major over the kept ones. */
+static void reduce_strides(const char *what, const int64_t *dims, int ndim, const int *axes, int naxes,
+                           int64_t *ostride)
+{
+	bool red[SC_MAX_DIMS] = {0};
+	sc_check_dims(what, dims, ndim);
+	for (int i = 0; i < naxes; i++) {
+		int a = sc_norm_axis(what, axes[i], ndim);
+		if (red[a])
+			SC_DIE("%s: axis %d named twice", what, a);
+		red[a] = true;
+	}
+	int64_t v = 1;
+	for (int d = ndim - 1; d >= 0; d--) {
+		ostride[d] = red[d] ? 0 : v;
+		v *= red[d] ? 1 : dims[d];
+	}
+}
+
+static int64_t index_at(const void *idx, sc_dtype dt, int64_t i)
+{
+	if (dt == SC_I32)
+		return ((const int32_t *)idx)[i];
+	if (dt == SC_I64)
+		return ((const int64_t *)idx)[i];
+	SC_DIE("indices must be int32 or int64, not %s", sc_dtype_name(dt));
+}
+
+/* ---- memory ---- */
+
+void sc_cpu_fill(void *dst, sc_dtype dt, int64_t n, double value)
+{
+	for (int64_t i = 0; i < n; i++)
+		sc_store_as(dst, dt, i, value);
+}
+
+/* ---- matmul ---- */
+
+static int blas_int(int64_t v)
+{
+	if (v < 0 || v > INT_MAX)
+		SC_DIE("matmul: dim %lld out of BLAS's int range", (long long)v);
+	return (int)v;
+}
+
+void sc_cpu_matmul(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k, int transpose_a,
+                   int transpose_b)
+{
+	cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
+	            blas_int(m), blas_int(n), blas_int(k), 1.0f, a, blas_int(transpose_a ? m : k), b,
+	            blas_int(transpose_b ? k : n), 0.0f, c, blas_int(n));
+}
+
+void sc_cpu_batch_matmul(const float *a, const int64_t *a_bdims, int a_nb, const float *b, const int64_t *b_bdims,
+                         int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m, int64_t n, int64_t k,
+                         int transpose_a, int transpose_b)
+{
+	int64_t sa[SC_MAX_DIMS], sb[SC_MAX_DIMS], sc[SC_MAX_DIMS];
+	sc_bcast_strides("batch_matmul a", a_bdims, a_nb, c_bdims, c_nb, sa);
+	sc_bcast_strides("batch_matmul b", b_bdims, b_nb, c_bdims, c_nb, sb);
+	row_strides(c_bdims, c_nb, sc);
+	int64_t batches = sc_numel(c_bdims, c_nb);
+	Walk w;
+	walk_init(&w, c_bdims, c_nb, 2, sa, sb, NULL);
+	for (int64_t i = 0; i < batches; i++, walk_next(&w))
+		sc_cpu_matmul(a + w.off[0] * m * k, b + w.off[1] * k * n, c + i * m * n, m, n, k, transpose_a, transpose_b);
+}
+
+/* ---- elementwise ---- */
+
+static float binop(sc_binop op, float a, float b)
+{
+	switch (op) {
+	case SC_ADD: return a + b;
+	case SC_SUB: return a - b;
+	case SC_MUL: return a * b;
+	case SC_DIV: return a / b;
+	case SC_MAXIMUM: return a >= b ? a : b;
+	case SC_MINIMUM: return a <= b ? a : b;
+	}
+	SC_DIE("bad binary op %d", (int)op);
+}
+
+void sc_cpu_binary(sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+                   const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim)
+{
+	int64_t sa[SC_MAX_DIMS], sb[SC_MAX_DIMS];
+	sc_bcast_strides("binary a", a_dims, a_ndim, y_dims, y_ndim, sa);
+	sc_bcast_strides("binary b", b_dims, b_ndim, y_dims, y_ndim, sb);
+	int64_t n = sc_numel(y_dims, y_ndim);
+	Walk w;
+	walk_init(&w, y_dims, y_ndim, 2, sa, sb, NULL);
+	for (int64_t i = 0; i < n; i++, walk_next(&w))
+		y[i] = binop(op, a[w.off[0]], b[w.off[1]]);
+}
+
+void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c)
+{
+	for (int64_t r = 0; r < rows; r++)
+		for (int64_t j = 0; j < c; j++)
+			y[r * c + j] = x[r * c + j] + bias[j];
+}
+
+static const float gelu_k = 0.7978845608028654f;   /* sqrt(2/pi) */
+
+void sc_cpu_unary(sc_unop op, const float *x, float *y, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++) {
+		float v = x[i];
+		switch (op) {
+		case SC_U_RELU: y[i] = v > 0 ? v : 0; break;
+		case SC_U_GELU: y[i] = 0.5f * v * (1 + tanhf(gelu_k * (v + 0.044715f * v * v * v))); break;
+		case SC_U_TANH: y[i] = tanhf(v); break;
+		case SC_U_SIGMOID: y[i] = 1 / (1 + expf(-v)); break;
+		case SC_U_EXP: y[i] = expf(v); break;
+		case SC_U_LOG: y[i] = logf(v); break;
+		case SC_U_NEG: y[i] = -v; break;
+		case SC_U_SQRT: y[i] = sqrtf(v); break;
+		case SC_U_SQUARE: y[i] = v * v; break;
+		default: SC_DIE("bad unary op %d", (int)op);
+		}
+	}
+}
+
+void sc_cpu_unary_grad(sc_unop op, const float *t, const float *dy, float *dx, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++) {
+		float v = t[i], g = dy[i];
+		switch (op) {
+		case SC_U_RELU: dx[i] = v > 0 ? g : 0; break;
+		case SC_U_GELU: {
+			float u = gelu_k * (v + 0.044715f * v * v * v), th = tanhf(u);
+			float du = gelu_k * (1 + 3 * 0.044715f * v * v);
+			dx[i] = g * (0.5f * (1 + th) + 0.5f * v * (1 - th * th) * du);
+			break;
+		}
+		case SC_U_TANH: dx[i] = g * (1 - v * v); break;
+		case SC_U_SIGMOID: dx[i] = g * v * (1 - v); break;
+		case SC_U_EXP: dx[i] = g * v; break;
+		case SC_U_LOG: dx[i] = g / v; break;
+		case SC_U_NEG: dx[i] = -g; break;
+		case SC_U_SQRT: dx[i] = g / (2 * v); break;
+		case SC_U_SQUARE: dx[i] = 2 * v * g; break;
+		default: SC_DIE("bad unary op %d", (int)op);
+		}
+	}
+}
+
+void sc_cpu_scale(const float *x, float *y, int64_t n, double alpha)
+{
+	float a = (float)alpha;
+	for (int64_t i = 0; i < n; i++)
+		y[i] = a * x[i];
+}
+
+/* ---- softmax ---- */
+
+void sc_cpu_softmax(const float *x, float *y, const int64_t *dims, int ndim, int axis, int is_log)
+{
+	int64_t outer, len, inner;
+	sc_check_dims("softmax", dims, ndim);
+	sc_split3(dims, ndim, sc_norm_axis("softmax", axis, ndim), &outer, &len, &inner);
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t i = 0; i < inner; i++) {
+			const float *xr = x + o * len * inner + i;
+			float *yr = y + o * len * inner + i;
+			float mx = -INFINITY;
+			for (int64_t k = 0; k < len; k++)
+				mx = fmaxf(mx, xr[k * inner]);
+			double sum = 0;
+			for (int64_t k = 0; k < len; k++)
+				sum += exp((double)xr[k * inner] - mx);
+			double lse = log((double)sum);
+			for (int64_t k = 0; k < len; k++)
+				yr[k * inner] = is_log ? (float)((double)xr[k * inner] - mx - lse)
+				                    : (float)(exp((double)xr[k * inner] - mx) / sum);
+		}
+}
+
+void sc_cpu_softmax_grad(const float *y, const float *dy, float *dx, const int64_t *dims, int ndim, int axis,
+                         int is_log)
+{
+	int64_t outer, len, inner;
+	sc_check_dims("softmax_grad", dims, ndim);
+	sc_split3(dims, ndim, sc_norm_axis("softmax_grad", axis, ndim), &outer, &len, &inner);
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t i = 0; i < inner; i++) {
+			int64_t base = o * len * inner + i;
+			double s = 0;
+			for (int64_t k = 0; k < len; k++)
+				s += is_log ? (double)dy[base + k * inner] : (double)dy[base + k * inner] * y[base + k * inner];
+			for (int64_t k = 0; k < len; k++) {
+				int64_t j = base + k * inner;
+				dx[j] = is_log ? (float)(dy[j] - exp((double)y[j]) * s) : (float)(y[j] * (dy[j] - s));
+			}
+		}
+}
+
+/* ---- reductions ---- */
+
+void sc_cpu_reduce(sc_reduce_kind kind, const float *x, float *y, const int64_t *dims, int ndim, const int *axes,
+                   int naxes)
+{
+	int64_t os[SC_MAX_DIMS];
+	reduce_strides("reduce", dims, ndim, axes, naxes, os);
+	int64_t n = sc_numel(dims, ndim), nout = 1;
+	for (int d = 0; d < ndim; d++)
+		nout *= os[d] ? dims[d] : 1;
+	double *acc = xcalloc((size_t)nout, sizeof *acc);
+	if (kind == SC_R_MAX)
+		for (int64_t o = 0; o < nout; o++)
+			acc[o] = -INFINITY;
+	Walk w;
+	walk_init(&w, dims, ndim, 1, os, NULL, NULL);
+	for (int64_t i = 0; i < n; i++, walk_next(&w))
+		if (kind == SC_R_MAX)
+			acc[w.off[0]] = fmax(acc[w.off[0]], x[i]);
+		else
+			acc[w.off[0]] += x[i];
+	double count = (double)(n / nout);
+	for (int64_t o = 0; o < nout; o++)
+		y[o] = (float)(kind == SC_R_MEAN ? acc[o] / count : acc[o]);
+	free(acc);
+}
+
+void sc_cpu_reduce_max_grad(const float *x, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim,
+                            const int *axes, int naxes)
+{
+	int64_t os[SC_MAX_DIMS];
+	reduce_strides("reduce_max_grad", dims, ndim, axes, naxes, os);
+	int64_t n = sc_numel(dims, ndim), nout = 1;
+	for (int d = 0; d < ndim; d++)
+		nout *= os[d] ? dims[d] : 1;
+	int64_t *ties = xcalloc((size_t)nout, sizeof *ties);
+	Walk w;
+	walk_init(&w, dims, ndim, 1, os, NULL, NULL);
+	for (int64_t i = 0; i < n; i++, walk_next(&w))
+		ties[w.off[0]] += x[i] == y[w.off[0]];
+	walk_init(&w, dims, ndim, 1, os, NULL, NULL);
+	for (int64_t i = 0; i < n; i++, walk_next(&w))
+		dx[i] = x[i] == y[w.off[0]] ? dy[w.off[0]] / (float)ties[w.off[0]] : 0;
+	free(ties);
+}
+
+/* ---- data movement ---- */
+
+static void copy_elem(char *dst, const char *src, size_t es)
+{
+	switch (es) {
+	case 1: *dst = *src; break;
+	case 4: memcpy(dst, src, 4); break;
+	case 8: memcpy(dst, src, 8); break;
+	default: memcpy(dst, src, es);
+	}
+}
+
+void sc_cpu_transpose(sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm)
+{
+	sc_check_dims("transpose", dims, ndim);
+	int64_t xs[SC_MAX_DIMS], s[SC_MAX_DIMS], ydims[SC_MAX_DIMS];
+	bool seen[SC_MAX_DIMS] = {0};
+	row_strides(dims, ndim, xs);
+	for (int i = 0; i < ndim; i++) {
+		if (perm[i] < 0 || perm[i] >= ndim || seen[perm[i]])
+			SC_DIE("transpose: perm is not a permutation of 0..%d", ndim - 1);
+		seen[perm[i]] = true;
+		ydims[i] = dims[perm[i]];
+		s[i] = xs[perm[i]];
+	}
+	size_t es = sc_dtype_size(dt);
+	int64_t n = sc_numel(dims, ndim);
+	Walk w;
+	walk_init(&w, ydims, ndim, 1, s, NULL, NULL);
+	for (int64_t i = 0; i < n; i++, walk_next(&w))
+		copy_elem((char *)y + (size_t)i * es, (const char *)x + (size_t)w.off[0] * es, es);
+}
+
+void sc_cpu_gather(const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt, int64_t nidx,
+                   int64_t offset, float *y)
+{
+	for (int64_t i = 0; i < nidx; i++) {
+		int64_t r = index_at(idx, idx_dt, i) - offset;
+		if (r >= 0 && r < rows)
+			memcpy(y + i * row, table + r * row, (size_t)row * sizeof *y);
+		else
+			memset(y + i * row, 0, (size_t)row * sizeof *y);
+	}
+}
+
+void sc_cpu_gather_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
+                        float *dtable, int64_t rows, int64_t row)
+{
+	memset(dtable, 0, (size_t)(rows * row) * sizeof *dtable);
+	for (int64_t i = 0; i < nidx; i++) {
+		int64_t r = index_at(idx, idx_dt, i) - offset;
+		if (r >= 0 && r < rows)
+			for (int64_t j = 0; j < row; j++)
+				dtable[r * row + j] += dy[i * row + j];
+	}
+}
+
+/* rows, cols of the normalization and the size of gamma */
+static void norm_shape(const int64_t *dims, int ndim, int bna, int bpa, int64_t *rows, int64_t *cols, int64_t *np)
+{
+	sc_check_dims("layer_norm", dims, ndim);
+	bna = sc_norm_axis("layer_norm begin_norm_axis", bna, ndim);
+	bpa = sc_norm_axis("layer_norm begin_params_axis", bpa, ndim);
+	*rows = sc_numel(dims, bna);
+	*cols = sc_numel(dims + bna, ndim - bna);
+	*np = sc_numel(dims + bpa, ndim - bpa);
+}
+
+static void row_stats(const float *xr, int64_t cols, double eps, double *mean, double *rstd)
+{
+	double s = 0, v = 0;
+	for (int64_t j = 0; j < cols; j++)
+		s += xr[j];
+	*mean = s / (double)cols;
+	for (int64_t j = 0; j < cols; j++)
+		v += (xr[j] - *mean) * (xr[j] - *mean);
+	*rstd = 1.0 / sqrt(v / (double)cols + eps);
+}
+
+void sc_cpu_layer_norm(const float *x, const float *gamma, const float *beta, float *y, const int64_t *dims, int ndim,
+                       int begin_norm_axis, int begin_params_axis, double eps)
+{
+	int64_t rows, cols, np;
+	norm_shape(dims, ndim, begin_norm_axis, begin_params_axis, &rows, &cols, &np);
+	for (int64_t r = 0; r < rows; r++) {
+		double mean, rstd;
+		row_stats(x + r * cols, cols, eps, &mean, &rstd);
+		for (int64_t j = 0; j < cols; j++) {
+			int64_t i = r * cols + j, p = i % np;
+			y[i] = (float)((x[i] - mean) * rstd * gamma[p] + beta[p]);
+		}
+	}
+}
+
+void sc_cpu_layer_norm_grad(const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
+                            float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis,
+                            double eps)
+{
+	int64_t rows, cols, np;
+	norm_shape(dims, ndim, begin_norm_axis, begin_params_axis, &rows, &cols, &np);
+	double *dg = xcalloc((size_t)np, sizeof *dg), *db = xcalloc((size_t)np, sizeof *db);
+	for (int64_t r = 0; r < rows; r++) {
+		double mean, rstd, m1 = 0, m2 = 0;
+		row_stats(x + r * cols, cols, eps, &mean, &rstd);
+		for (int64_t j = 0; j < cols; j++) {
+			int64_t i = r * cols + j, p = i % np;
+			double xh = (x[i] - mean) * rstd, g = (double)dy[i] * gamma[p];
+			m1 += g;
+			m2 += g * xh;
+			dg[p] += dy[i] * xh;
+			db[p] += dy[i];
+		}
+		m1 /= (double)cols;
+		m2 /= (double)cols;
+		for (int64_t j = 0; dx && j < cols; j++) {
+			int64_t i = r * cols + j, p = i % np;
+			double xh = (x[i] - mean) * rstd, g = (double)dy[i] * gamma[p];
+			dx[i] = (float)(rstd * (g - m1 - xh * m2));
+		}
+	}
+	for (int64_t p = 0; p < np; p++) {
+		if (dgamma)
+			dgamma[p] = (float)dg[p];
+		if (dbeta)
+			dbeta[p] = (float)db[p];
+	}
+	free(dg);
+	free(db);
+}
+
+void sc_cpu_concat(sc_dtype dt, const void *const *xs, const int64_t *axis_sizes, int nx, void *y,
+                   const int64_t *y_dims, int ndim, int axis)
+{
+	sc_check_dims("concat", y_dims, ndim);
+	axis = sc_norm_axis("concat", axis, ndim);
+	int64_t outer, len, inner, sum = 0;
+	sc_split3(y_dims, ndim, axis, &outer, &len, &inner);
+	for (int k = 0; k < nx; k++)
+		sum += axis_sizes[k];
+	if (sum != len)
+		SC_DIE("concat: the inputs' sizes along axis %d add to %lld, the output has %lld", axis, (long long)sum,
+		       (long long)len);
+	size_t es = sc_dtype_size(dt);
+	for (int64_t o = 0; o < outer; o++) {
+		int64_t at = 0;
+		for (int k = 0; k < nx; k++) {
+			size_t chunk = (size_t)(axis_sizes[k] * inner) * es;
+			memcpy((char *)y + (size_t)((o * len + at) * inner) * es, (const char *)xs[k] + (size_t)o * chunk, chunk);
+			at += axis_sizes[k];
+		}
+	}
+}
+
+/* The walk over a slice: output dims and each output dim's stride in x. */
+static int64_t slice_walk(const int64_t *dims, int ndim, const int64_t *begin, const int64_t *end,
+                          const int64_t *strides, int64_t *odims, int64_t *step)
+{
+	int64_t b[SC_MAX_DIMS], xs[SC_MAX_DIMS], base = 0;
+	sc_slice_norm(dims, ndim, begin, end, strides, b, odims);
+	row_strides(dims, ndim, xs);
+	for (int d = 0; d < ndim; d++) {
+		base += b[d] * xs[d];
+		step[d] = strides[d] * xs[d];
+	}
+	return base;
+}
+
+void sc_cpu_strided_slice(sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int64_t *begin,
+                          const int64_t *end, const int64_t *strides)
+{
+	int64_t odims[SC_MAX_DIMS], step[SC_MAX_DIMS];
+	int64_t base = slice_walk(dims, ndim, begin, end, strides, odims, step), n = sc_numel(odims, ndim);
+	size_t es = sc_dtype_size(dt);
+	Walk w;
+	walk_init(&w, odims, ndim, 1, step, NULL, NULL);
+	for (int64_t i = 0; i < n; i++, walk_next(&w))
+		copy_elem((char *)y + (size_t)i * es, (const char *)x + (size_t)(base + w.off[0]) * es, es);
+}
+
+void sc_cpu_strided_slice_grad(const float *dy, float *dx, const int64_t *dims, int ndim, const int64_t *begin,
+                               const int64_t *end, const int64_t *strides)
+{
+	int64_t odims[SC_MAX_DIMS], step[SC_MAX_DIMS];
+	int64_t base = slice_walk(dims, ndim, begin, end, strides, odims, step), n = sc_numel(odims, ndim);
+	memset(dx, 0, (size_t)sc_numel(dims, ndim) * sizeof *dx);
+	Walk w;
+	walk_init(&w, odims, ndim, 1, step, NULL, NULL);
+	for (int64_t i = 0; i < n; i++, walk_next(&w))
+		dx[base + w.off[0]] = dy[i];
+}
+
+void sc_cpu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++) {
+		if (x_dt == SC_F32) {
+			float v = ((const float *)x)[i];
+			switch (y_dt) {
+			case SC_F32: ((float *)y)[i] = v; break;
+			case SC_I32: ((int32_t *)y)[i] = v != v ? 0 : v >= 2147483647.0f ? INT32_MAX
+			                               : v <= -2147483648.0f ? INT32_MIN : (int32_t)v; break;
+			case SC_I64: ((int64_t *)y)[i] = v != v ? 0 : v >= 9.2233720e18f ? INT64_MAX
+			                               : v <= -9.2233720e18f ? INT64_MIN : (int64_t)v; break;
+			case SC_BOOL: ((uint8_t *)y)[i] = v != 0; break;
+			}
+			continue;
+		}
+		int64_t v = x_dt == SC_I32 ? ((const int32_t *)x)[i] : x_dt == SC_I64 ? ((const int64_t *)x)[i]
+		          : x_dt == SC_BOOL ? ((const uint8_t *)x)[i] != 0 : 0;
+		switch (y_dt) {
+		case SC_F32: ((float *)y)[i] = (float)v; break;
+		case SC_I32: ((int32_t *)y)[i] = (int32_t)v; break;
+		case SC_I64: ((int64_t *)y)[i] = v; break;
+		case SC_BOOL: ((uint8_t *)y)[i] = v != 0; break;
+		}
+	}
+}
+
+/* ---- losses ---- */
+
+/* log-sum-exp and max of one row of logits */
+static double row_lse(const float *x, int64_t c, float *mx)
+{
+	*mx = -INFINITY;
+	for (int64_t j = 0; j < c; j++)
+		*mx = fmaxf(*mx, x[j]);
+	double s = 0;
+	for (int64_t j = 0; j < c; j++)
+		s += exp((double)x[j] - *mx);
+	return log(s);
+}
+
+void sc_cpu_sparse_softmax_ce(const float *logits, const void *labels, sc_dtype label_dt, float *loss, int64_t n,
+                              int64_t c)
+{
+	double total = 0;
+	for (int64_t i = 0; i < n; i++) {
+		int64_t l = index_at(labels, label_dt, i);
+		if (l < 0 || l >= c)
+			continue;
+		float mx;
+		double lse = row_lse(logits + i * c, c, &mx);
+		total += lse - ((double)logits[i * c + l] - mx);
+	}
+	loss[0] = (float)(total / (double)n);
+}
+
+void sc_cpu_sparse_softmax_ce_grad(const float *logits, const void *labels, sc_dtype label_dt, const float *dloss,
+                                   float *dlogits, int64_t n, int64_t c)
+{
+	double scale = (dloss ? dloss[0] : 1.0) / (double)n;
+	for (int64_t i = 0; i < n; i++) {
+		int64_t l = index_at(labels, label_dt, i);
+		float mx;
+		const float *x = logits + i * c;
+		double lse = row_lse(x, c, &mx);
+		for (int64_t j = 0; j < c; j++)
+			dlogits[i * c + j] = l < 0 || l >= c ? 0 : (float)((exp((double)x[j] - mx - lse) - (j == l)) * scale);
+	}
+}
+
+void sc_cpu_mse_loss(const float *pred, const float *target, float *loss, int64_t n)
+{
+	double s = 0;
+	for (int64_t i = 0; i < n; i++)
+		s += ((double)pred[i] - target[i]) * ((double)pred[i] - target[i]);
+	loss[0] = (float)(s / (double)n);
+}
+
+void sc_cpu_mse_loss_grad(const float *pred, const float *target, const float *dloss, float *dpred, int64_t n)
+{
+	double scale = 2.0 * (dloss ? dloss[0] : 1.0) / (double)n;
+	for (int64_t i = 0; i < n; i++)
+		dpred[i] = (float)(((double)pred[i] - target[i]) * scale);
+}
+
+void sc_cpu_l1_loss(const float *pred, const float *target, float *loss, int64_t n)
+{
+	double s = 0;
+	for (int64_t i = 0; i < n; i++)
+		s += fabs((double)pred[i] - target[i]);
+	loss[0] = (float)(s / (double)n);
+}
+
+void sc_cpu_l1_loss_grad(const float *pred, const float *target, const float *dloss, float *dpred, int64_t n)
+{
+	double scale = (dloss ? dloss[0] : 1.0) / (double)n;
+	for (int64_t i = 0; i < n; i++)
+		dpred[i] = (float)((pred[i] > target[i] ? 1 : pred[i] < target[i] ? -1 : 0) * scale);
+}
+
+/* ---- broadcasting gradients ---- */
+
+void sc_cpu_binary_grad(sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+                        const int64_t *b_dims, int b_ndim, const float *dy, const int64_t *y_dims, int y_ndim,
+                        float *da, float *db)
+{
+	int64_t sa[SC_MAX_DIMS], sb[SC_MAX_DIMS];
+	sc_bcast_strides("binary_grad a", a_dims, a_ndim, y_dims, y_ndim, sa);
+	sc_bcast_strides("binary_grad b", b_dims, b_ndim, y_dims, y_ndim, sb);
+	int64_t n = sc_numel(y_dims, y_ndim), na = sc_numel(a_dims, a_ndim), nb = sc_numel(b_dims, b_ndim);
+	double *ga = xcalloc((size_t)na, sizeof *ga), *gb = xcalloc((size_t)nb, sizeof *gb);
+	Walk w;
+	walk_init(&w, y_dims, y_ndim, 2, sa, sb, NULL);
+	for (int64_t i = 0; i < n; i++, walk_next(&w)) {
+		double g = dy[i];
+		int64_t ia = w.off[0], ib = w.off[1];
+		switch (op) {
+		case SC_ADD: ga[ia] += g; gb[ib] += g; break;
+		case SC_SUB: ga[ia] += g; gb[ib] -= g; break;
+		case SC_MUL: ga[ia] += g * b[ib]; gb[ib] += g * a[ia]; break;
+		case SC_DIV: ga[ia] += g / b[ib]; gb[ib] -= g * a[ia] / ((double)b[ib] * b[ib]); break;
+		case SC_MAXIMUM: if (a[ia] >= b[ib]) ga[ia] += g; else gb[ib] += g; break;
+		case SC_MINIMUM: if (a[ia] <= b[ib]) ga[ia] += g; else gb[ib] += g; break;
+		}
+	}
+	for (int64_t i = 0; da && i < na; i++)
+		da[i] = (float)ga[i];
+	for (int64_t i = 0; db && i < nb; i++)
+		db[i] = (float)gb[i];
+	free(ga);
+	free(gb);
+}
+
+void sc_cpu_sum_to_shape(const float *x, const int64_t *x_dims, int x_ndim, float *y, const int64_t *y_dims,
+                         int y_ndim)
+{
+	int64_t sy[SC_MAX_DIMS];
+	sc_bcast_strides("sum_to_shape", y_dims, y_ndim, x_dims, x_ndim, sy);
+	int64_t n = sc_numel(x_dims, x_ndim), ny = sc_numel(y_dims, y_ndim);
+	double *acc = xcalloc((size_t)ny, sizeof *acc);
+	Walk w;
+	walk_init(&w, x_dims, x_ndim, 1, sy, NULL, NULL);
+	for (int64_t i = 0; i < n; i++, walk_next(&w))
+		acc[w.off[0]] += x[i];
+	for (int64_t i = 0; i < ny; i++)
+		y[i] = (float)acc[i];
+	free(acc);
+}
+
+void sc_cpu_broadcast_to(const float *x, const int64_t *x_dims, int x_ndim, float *y, const int64_t *y_dims,
+                         int y_ndim)
+{
+	int64_t sx[SC_MAX_DIMS];
+	sc_bcast_strides("broadcast_to", x_dims, x_ndim, y_dims, y_ndim, sx);
+	int64_t n = sc_numel(y_dims, y_ndim);
+	Walk w;
+	walk_init(&w, y_dims, y_ndim, 1, sx, NULL, NULL);
+	for (int64_t i = 0; i < n; i++, walk_next(&w))
+		y[i] = x[w.off[0]];
+}
+
+void sc_cpu_bias_add_grad(const float *dy, float *dbias, int64_t rows, int64_t c)
+{
+	for (int64_t j = 0; j < c; j++) {
+		double s = 0;
+		for (int64_t r = 0; r < rows; r++)
+			s += dy[r * c + j];
+		dbias[j] = (float)s;
+	}
+}
+
+/* ---- optimizers ---- */
+
+void sc_cpu_sgd(float *p, const float *g, int64_t n, double lr, double weight_decay)
+{
+	float l = (float)lr, wd = (float)weight_decay;
+	for (int64_t i = 0; i < n; i++)
+		p[i] -= l * (g[i] + wd * p[i]);
+}
+
+void sc_cpu_momentum(float *p, const float *g, float *v, int64_t n, double lr, double momentum, double weight_decay)
+{
+	float l = (float)lr, mu = (float)momentum, wd = (float)weight_decay;
+	for (int64_t i = 0; i < n; i++) {
+		v[i] = mu * v[i] + (g[i] + wd * p[i]);
+		p[i] -= l * v[i];
+	}
+}
+
+void sc_cpu_adam(float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1, double beta2,
+                 double eps, double weight_decay, int64_t step)
+{
+	if (step < 1)
+		SC_DIE("adam: step %lld (steps count from 1)", (long long)step);
+	float b1 = (float)beta1, b2 = (float)beta2, e = (float)eps, wd = (float)weight_decay;
+	float lr_t = (float)(lr * sqrt(1 - pow(beta2, (double)step)) / (1 - pow(beta1, (double)step)));
+	for (int64_t i = 0; i < n; i++) {
+		float gi = g[i] + wd * p[i];
+		m[i] += (1 - b1) * (gi - m[i]);
+		v[i] += (1 - b2) * (gi * gi - v[i]);
+		p[i] -= lr_t * m[i] / (sqrtf(v[i]) + e);
+	}
+}

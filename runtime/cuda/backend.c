@@ -1,0 +1,888 @@
+/* backend.c: the cuda backend: one GPU per rank, NCCL, cuBLAS, the
+ * launchers of kernels.cu.
+ *
+ * Bootstrap as llm.c does it: MPI is up; each rank takes GPU (local rank
+ * modulo the node's device count); rank 0 gets an NCCL unique id and
+ * MPI_Bcast shares it; ncclCommInitRank makes the world communicator, and a
+ * group is ncclCommSplit of it keyed by member index. When ranks share a GPU
+ * (more ranks on a node than GPUs; NCCL refuses that), when NCCL was not
+ * found at build time (SC_NO_NCCL), or when SHARDC_NO_NCCL=1, collectives
+ * copy to host memory and use MPI (comm.c). Every operation is queued on one
+ * stream per rank; sc_to_host waits for it. Shapes are turned into walks and
+ * plans here, on the host; the kernels only follow them. */
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifndef SC_NO_NCCL
+#include <nccl.h>
+#endif
+
+#include "cuda_kernels.h"
+#include "rt_internal.h"
+
+static void cuda_check(cudaError_t e, const char *call, const char *file, int line)
+{
+	if (e != cudaSuccess)
+		sc_fatal(file, line, "%s: %s", call, cudaGetErrorString(e));
+}
+#define SC_CUDA_CHECK(call) cuda_check((call), #call, __FILE__, __LINE__)
+
+static void cublas_check(cublasStatus_t e, const char *call, const char *file, int line)
+{
+	if (e != CUBLAS_STATUS_SUCCESS)
+		sc_fatal(file, line, "%s: %s", call, cublasGetStatusString(e));
+}
+#define SC_CUBLAS_CHECK(call) cublas_check((call), #call, __FILE__, __LINE__)
+
+#ifndef SC_NO_NCCL
+static void nccl_check(ncclResult_t e, const char *call, const char *file, int line)
+{
+	if (e != ncclSuccess)
+		sc_fatal(file, line, "%s: %s", call, ncclGetErrorString(e));
+}
+#define SC_NCCL_CHECK(call) nccl_check((call), #call, __FILE__, __LINE__)
+#endif
+
+typedef struct {
+	int device;
+	cudaStream_t stream;
+	cublasHandle_t blas;
+	bool nccl;                   /* collectives through NCCL; else MPI on host copies */
+#ifndef SC_NO_NCCL
+	ncclComm_t world;
+#endif
+	void *dev[2];                /* device scratch for packing */
+	size_t devn[2];
+	void *host[2];               /* host scratch for the MPI fallback */
+	size_t hostn[2];
+} Cuda;
+
+static Cuda *cu(sc_rt *rt)
+{
+	return rt->be;
+}
+
+static void *dev_scratch(sc_rt *rt, int slot, size_t bytes)
+{
+	Cuda *c = cu(rt);
+	if (c->devn[slot] < bytes) {
+		SC_CUDA_CHECK(cudaStreamSynchronize(c->stream));
+		SC_CUDA_CHECK(cudaFree(c->dev[slot]));
+		SC_CUDA_CHECK(cudaMalloc(&c->dev[slot], bytes));
+		c->devn[slot] = bytes;
+	}
+	return c->dev[slot];
+}
+
+static void *host_scratch(sc_rt *rt, int slot, size_t bytes)
+{
+	Cuda *c = cu(rt);
+	if (c->hostn[slot] < bytes) {
+		free(c->host[slot]);
+		if (!(c->host[slot] = malloc(bytes)))
+			SC_DIE("out of memory");
+		c->hostn[slot] = bytes;
+	}
+	return c->host[slot];
+}
+
+/* ---- hooks ---- */
+
+void sc_be_init(sc_rt *rt)
+{
+	Cuda *c = calloc(1, sizeof *c);
+	if (!c)
+		SC_DIE("out of memory");
+	rt->be = c;
+	MPI_Comm node;
+	int lrank, lsize, ndev = 0;
+	SC_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rt->rank, MPI_INFO_NULL, &node));
+	SC_MPI_CHECK(MPI_Comm_rank(node, &lrank));
+	SC_MPI_CHECK(MPI_Comm_size(node, &lsize));
+	MPI_Comm_free(&node);
+	cudaError_t e = cudaGetDeviceCount(&ndev);
+	if (e != cudaSuccess || ndev == 0)
+		SC_DIE("no CUDA device for the cuda backend (%s); link -lshardc_rt_cpu to run on CPUs",
+		       e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+	c->device = lrank % ndev;
+	SC_CUDA_CHECK(cudaSetDevice(c->device));
+	SC_CUDA_CHECK(cudaStreamCreate(&c->stream));
+	SC_CUBLAS_CHECK(cublasCreate(&c->blas));
+	SC_CUBLAS_CHECK(cublasSetStream(c->blas, c->stream));
+	/* Every rank must take the same path: agree on whether any GPU is shared. */
+	int shared = lsize > ndev || (getenv("SHARDC_NO_NCCL") && strcmp(getenv("SHARDC_NO_NCCL"), "1") == 0), any;
+	SC_MPI_CHECK(MPI_Allreduce(&shared, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+#ifdef SC_NO_NCCL
+	c->nccl = false;
+	(void)any;
+#else
+	c->nccl = !any;
+	if (c->nccl) {
+		ncclUniqueId id;
+		if (rt->rank == 0)
+			SC_NCCL_CHECK(ncclGetUniqueId(&id));
+		SC_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD));
+		SC_NCCL_CHECK(ncclCommInitRank(&c->world, rt->size, id, rt->rank));
+	}
+#endif
+}
+
+void sc_be_finalize(sc_rt *rt)
+{
+	Cuda *c = cu(rt);
+	SC_CUDA_CHECK(cudaStreamSynchronize(c->stream));
+	for (int i = 0; i < 2; i++) {
+		cudaFree(c->dev[i]);
+		free(c->host[i]);
+	}
+#ifndef SC_NO_NCCL
+	if (c->nccl)
+		ncclCommDestroy(c->world);
+#endif
+	cublasDestroy(c->blas);
+	cudaStreamDestroy(c->stream);
+	free(c);
+	rt->be = NULL;
+}
+
+void sc_be_group_init(sc_rt *rt, sc_group *g)
+{
+	g->be = NULL;
+#ifndef SC_NO_NCCL
+	Cuda *c = cu(rt);
+	if (!c->nccl)
+		return;
+	ncclComm_t comm = NULL;
+	SC_NCCL_CHECK(ncclCommSplit(c->world, g->me >= 0 ? 0 : NCCL_SPLIT_NOCOLOR, g->me >= 0 ? g->me : 0, &comm, NULL));
+	g->be = comm;
+#else
+	(void)rt;
+#endif
+}
+
+void sc_be_group_free(sc_rt *rt, sc_group *g)
+{
+	(void)rt;
+#ifndef SC_NO_NCCL
+	if (g->be)
+		ncclCommDestroy((ncclComm_t)g->be);
+#endif
+	g->be = NULL;
+}
+
+void *sc_be_alloc(sc_rt *rt, size_t bytes)
+{
+	void *p = NULL;
+	SC_CUDA_CHECK(cudaMalloc(&p, bytes));
+	SC_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, cu(rt)->stream));
+	SC_CUDA_CHECK(cudaStreamSynchronize(cu(rt)->stream));
+	return p;
+}
+
+void sc_be_free(sc_rt *rt, void *p)
+{
+	SC_CUDA_CHECK(cudaStreamSynchronize(cu(rt)->stream));
+	SC_CUDA_CHECK(cudaFree(p));
+}
+
+/* ---- collectives ---- */
+
+/* The MPI fallback: the whole collective on host copies. */
+static void via_host(sc_rt *rt, const void *in, size_t inb, void *out, size_t outb, void **hin, void **hout)
+{
+	*hin = host_scratch(rt, 0, inb);
+	*hout = host_scratch(rt, 1, outb);
+	sc_to_host(rt, *hin, in, inb);
+	(void)out;
+}
+
+static void back_to_device(sc_rt *rt, void *out, const void *hout, size_t outb)
+{
+	sc_from_host(rt, out, hout, outb);
+}
+
+#ifndef SC_NO_NCCL
+static ncclDataType_t nccl_type(sc_dtype dt)
+{
+	switch (dt) {
+	case SC_F32: return ncclFloat32;
+	case SC_I32: return ncclInt32;
+	case SC_I64: return ncclInt64;
+	case SC_BOOL: break;
+	}
+	SC_DIE("no NCCL type for %s", sc_dtype_name(dt));
+}
+#endif
+
+void sc_be_all_reduce(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, int64_t count, sc_redop op)
+{
+	Cuda *c = cu(rt);
+	size_t bytes = (size_t)count * sc_dtype_size(dt);
+	if (!c->nccl) {
+		void *hin, *hout;
+		via_host(rt, in, bytes, out, bytes, &hin, &hout);
+		sc_host_all_reduce(g, hin, hout, dt, count, op);
+		back_to_device(rt, out, hout, bytes);
+		return;
+	}
+#ifndef SC_NO_NCCL
+	SC_NCCL_CHECK(ncclAllReduce(in, out, (size_t)count, nccl_type(dt), op == SC_MAX ? ncclMax : ncclSum,
+	                            (ncclComm_t)g->be, c->stream));
+	if (op == SC_MEAN)
+		SC_CUDA_CHECK(sc_cu_divide(out, dt, count, g->n, c->stream));
+#endif
+}
+
+void sc_be_all_gather(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,
+                      int axis)
+{
+	Cuda *c = cu(rt);
+	size_t es = sc_dtype_size(dt);
+	int64_t local = sc_numel(dims, ndim), outer, mid, inner;
+	if (!c->nccl) {
+		void *hin, *hout;
+		via_host(rt, in, (size_t)local * es, out, (size_t)(local * g->n) * es, &hin, &hout);
+		sc_host_all_gather(g, hin, hout, dt, dims, ndim, axis);
+		back_to_device(rt, out, hout, (size_t)(local * g->n) * es);
+		return;
+	}
+#ifndef SC_NO_NCCL
+	sc_split3(dims, ndim, axis, &outer, &mid, &inner);
+	void *dst = outer == 1 ? out : dev_scratch(rt, 0, (size_t)(local * g->n) * es);
+	SC_NCCL_CHECK(ncclAllGather(in, dst, (size_t)local, nccl_type(dt), (ncclComm_t)g->be, c->stream));
+	if (outer > 1)
+		SC_CUDA_CHECK(sc_cu_swap01(dst, out, g->n, outer, mid * inner, es, c->stream));
+#else
+	(void)outer, (void)mid, (void)inner;
+#endif
+}
+
+void sc_be_reduce_scatter(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims,
+                          int ndim, int axis, sc_redop op)
+{
+	Cuda *c = cu(rt);
+	size_t es = sc_dtype_size(dt);
+	int64_t total = sc_numel(dims, ndim), outer, mid, inner;
+	if (!c->nccl) {
+		void *hin, *hout;
+		via_host(rt, in, (size_t)total * es, out, (size_t)(total / g->n) * es, &hin, &hout);
+		sc_host_reduce_scatter(g, hin, hout, dt, dims, ndim, axis, op);
+		back_to_device(rt, out, hout, (size_t)(total / g->n) * es);
+		return;
+	}
+#ifndef SC_NO_NCCL
+	sc_split3(dims, ndim, axis, &outer, &mid, &inner);
+	const void *src = in;
+	if (outer > 1) {
+		void *tmp = dev_scratch(rt, 0, (size_t)total * es);
+		SC_CUDA_CHECK(sc_cu_swap01(in, tmp, outer, g->n, mid / g->n * inner, es, c->stream));
+		src = tmp;
+	}
+	SC_NCCL_CHECK(ncclReduceScatter(src, out, (size_t)(total / g->n), nccl_type(dt),
+	                                op == SC_MAX ? ncclMax : ncclSum, (ncclComm_t)g->be, c->stream));
+	if (op == SC_MEAN)
+		SC_CUDA_CHECK(sc_cu_divide(out, dt, total / g->n, g->n, c->stream));
+#else
+	(void)outer, (void)mid, (void)inner;
+#endif
+}
+
+void sc_be_all_to_all(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,
+                      int split_axis, int concat_axis)
+{
+	Cuda *c = cu(rt);
+	size_t es = sc_dtype_size(dt);
+	int64_t total = sc_numel(dims, ndim), outer, mid, inner;
+	if (!c->nccl) {
+		void *hin, *hout;
+		via_host(rt, in, (size_t)total * es, out, (size_t)total * es, &hin, &hout);
+		sc_host_all_to_all(g, hin, hout, dt, dims, ndim, split_axis, concat_axis);
+		back_to_device(rt, out, hout, (size_t)total * es);
+		return;
+	}
+#ifndef SC_NO_NCCL
+	int n = g->n;
+	size_t piece = (size_t)(total / n);
+	char *send = dev_scratch(rt, 0, (size_t)total * es), *recv = dev_scratch(rt, 1, (size_t)total * es);
+	sc_split3(dims, ndim, split_axis, &outer, &mid, &inner);
+	SC_CUDA_CHECK(sc_cu_swap01(in, send, outer, n, mid / n * inner, es, c->stream));
+	SC_NCCL_CHECK(ncclGroupStart());
+	for (int j = 0; j < n; j++) {
+		SC_NCCL_CHECK(ncclSend(send + j * piece * es, piece, nccl_type(dt), j, (ncclComm_t)g->be, c->stream));
+		SC_NCCL_CHECK(ncclRecv(recv + j * piece * es, piece, nccl_type(dt), j, (ncclComm_t)g->be, c->stream));
+	}
+	SC_NCCL_CHECK(ncclGroupEnd());
+	int64_t pdims[SC_MAX_DIMS];
+	memcpy(pdims, dims, (size_t)ndim * sizeof *dims);
+	pdims[split_axis] /= n;
+	sc_split3(pdims, ndim, concat_axis, &outer, &mid, &inner);
+	SC_CUDA_CHECK(sc_cu_swap01(recv, out, n, outer, mid * inner, es, c->stream));
+#else
+	(void)outer, (void)mid, (void)inner;
+#endif
+}
+
+/* ---- memory ---- */
+
+void sc_to_host(sc_rt *rt, void *host, const void *src, size_t bytes)
+{
+	if (!bytes)
+		return;
+	SC_CUDA_CHECK(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, cu(rt)->stream));
+	SC_CUDA_CHECK(cudaStreamSynchronize(cu(rt)->stream));
+}
+
+void sc_from_host(sc_rt *rt, void *dst, const void *host, size_t bytes)
+{
+	if (!bytes)
+		return;
+	SC_CUDA_CHECK(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, cu(rt)->stream));
+	SC_CUDA_CHECK(cudaStreamSynchronize(cu(rt)->stream));   /* the host buffer may go */
+}
+
+void sc_copy(sc_rt *rt, void *dst, const void *src, size_t bytes)
+{
+	if (bytes && dst != src)
+		SC_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, cu(rt)->stream));
+}
+
+void sc_fill(sc_rt *rt, void *dst, sc_dtype dt, int64_t n, double value)
+{
+	SC_CUDA_CHECK(sc_cu_fill(dst, dt, n, value, cu(rt)->stream));
+}
+
+/* ---- shapes into walks and plans ---- */
+
+static void row_strides(const int64_t *dims, int ndim, int64_t *s)
+{
+	int64_t v = 1;
+	for (int d = ndim - 1; d >= 0; d--) {
+		s[d] = v;
+		v *= dims[d];
+	}
+}
+
+/* The walk over out_dims of operands a (and b) broadcast to it. */
+static sc_cu_walk bcast_walk(const char *what, const int64_t *a_dims, int a_ndim, const int64_t *b_dims, int b_ndim,
+                             const int64_t *out_dims, int out_ndim)
+{
+	sc_cu_walk w;
+	memset(&w, 0, sizeof w);
+	w.ndim = out_ndim;
+	memcpy(w.dims, out_dims, (size_t)out_ndim * sizeof *out_dims);
+	sc_bcast_strides(what, a_dims, a_ndim, out_dims, out_ndim, w.s0);
+	if (b_dims || b_ndim == 0)
+		sc_bcast_strides(what, b_dims, b_ndim, out_dims, out_ndim, w.s1);
+	return w;
+}
+
+/* Reduce x (dims) over the axes marked in red; the output is row-major over the rest. */
+static sc_cu_plan make_plan(const int64_t *dims, int ndim, const bool *red)
+{
+	sc_cu_plan p;
+	int64_t xs[SC_MAX_DIMS];
+	memset(&p, 0, sizeof p);
+	row_strides(dims, ndim, xs);
+	for (int d = 0; d < ndim; d++)
+		if (red[d]) {
+			p.rdims[p.nr] = dims[d];
+			p.rstride[p.nr++] = xs[d];
+		} else {
+			p.kdims[p.nk] = dims[d];
+			p.kstride[p.nk++] = xs[d];
+		}
+	return p;
+}
+
+static sc_cu_plan axes_plan(const char *what, const int64_t *dims, int ndim, const int *axes, int naxes)
+{
+	bool red[SC_MAX_DIMS] = {0};
+	sc_check_dims(what, dims, ndim);
+	for (int i = 0; i < naxes; i++) {
+		int a = sc_norm_axis(what, axes[i], ndim);
+		if (red[a])
+			SC_DIE("%s: axis %d named twice", what, a);
+		red[a] = true;
+	}
+	return make_plan(dims, ndim, red);
+}
+
+/* sum x (x_dims) down to y_dims, which broadcast to x_dims */
+static sc_cu_plan sum_plan(const int64_t *x_dims, int x_ndim, const int64_t *y_dims, int y_ndim)
+{
+	int64_t s[SC_MAX_DIMS];
+	bool red[SC_MAX_DIMS] = {0};
+	sc_bcast_strides("sum_to_shape", y_dims, y_ndim, x_dims, x_ndim, s);
+	for (int d = 0; d < x_ndim; d++) {
+		int j = d - (x_ndim - y_ndim);
+		red[d] = j < 0 || y_dims[j] != x_dims[d];
+	}
+	return make_plan(x_dims, x_ndim, red);
+}
+
+/* ---- kernels ---- */
+
+static int blas_int(int64_t v)
+{
+	if (v < 0 || v > 2147483647)
+		SC_DIE("matmul: dim %lld out of cuBLAS's int range", (long long)v);
+	return (int)v;
+}
+
+/* Row-major c = op(a) op(b) is column-major c^T = op(b)^T op(a)^T. */
+void sc_matmul(sc_rt *rt, const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k,
+               int transpose_a, int transpose_b)
+{
+	const float one = 1, zero = 0;
+	SC_CUBLAS_CHECK(cublasSgemm(cu(rt)->blas, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+	                            transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, blas_int(n), blas_int(m), blas_int(k), &one, b,
+	                            blas_int(transpose_b ? k : n), a, blas_int(transpose_a ? m : k), &zero, c, blas_int(n)));
+}
+
+/* all batch strides 0 (broadcast) or all equal to the contiguous ones */
+static bool uniform_batch(const int64_t *s, const int64_t *dims, int nb, int64_t *stride)
+{
+	int64_t want[SC_MAX_DIMS];
+	bool zero = true, full = true;
+	row_strides(dims, nb, want);
+	for (int d = 0; d < nb; d++) {
+		zero = zero && (s[d] == 0 || dims[d] == 1);
+		full = full && (s[d] == want[d] || dims[d] == 1);
+	}
+	*stride = zero ? 0 : 1;
+	return zero || full;
+}
+
+void sc_batch_matmul(sc_rt *rt, const float *a, const int64_t *a_bdims, int a_nb, const float *b,
+                     const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
+                     int64_t n, int64_t k, int transpose_a, int transpose_b)
+{
+	sc_cu_walk w = bcast_walk("batch_matmul", a_bdims, a_nb, b_bdims, b_nb, c_bdims, c_nb);
+	int64_t batches = sc_numel(c_bdims, c_nb), sa, sb;
+	const float one = 1, zero = 0;
+	cublasOperation_t ob = transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, oa = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+	int ldb = blas_int(transpose_b ? k : n), lda = blas_int(transpose_a ? m : k);
+	if (uniform_batch(w.s0, c_bdims, c_nb, &sa) && uniform_batch(w.s1, c_bdims, c_nb, &sb)) {
+		SC_CUBLAS_CHECK(cublasSgemmStridedBatched(cu(rt)->blas, ob, oa, blas_int(n), blas_int(m), blas_int(k), &one,
+		                                          b, ldb, sb * k * n, a, lda, sa * m * k, &zero, c, blas_int(n), m * n,
+		                                          blas_int(batches)));
+		return;
+	}
+	int64_t idx[SC_MAX_DIMS] = {0};
+	for (int64_t i = 0; i < batches; i++) {
+		int64_t oa_off = 0, ob_off = 0;
+		for (int d = 0; d < c_nb; d++) {
+			oa_off += idx[d] * w.s0[d];
+			ob_off += idx[d] * w.s1[d];
+		}
+		SC_CUBLAS_CHECK(cublasSgemm(cu(rt)->blas, ob, oa, blas_int(n), blas_int(m), blas_int(k), &one,
+		                            b + ob_off * k * n, ldb, a + oa_off * m * k, lda, &zero, c + i * m * n,
+		                            blas_int(n)));
+		for (int d = c_nb - 1; d >= 0 && ++idx[d] == c_bdims[d]; d--)
+			idx[d] = 0;
+	}
+}
+
+void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+               const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim)
+{
+	sc_cu_walk w = bcast_walk("binary", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim);
+	SC_CUDA_CHECK(sc_cu_binary(op, a, b, y, &w, cu(rt)->stream));
+}
+
+void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t rows, int64_t c)
+{
+	SC_CUDA_CHECK(sc_cu_bias_add(x, bias, y, rows, c, cu(rt)->stream));
+}
+
+static void unary(sc_rt *rt, sc_unop op, const float *x, float *y, int64_t n)
+{
+	SC_CUDA_CHECK(sc_cu_unary(op, x, y, n, cu(rt)->stream));
+}
+
+static void unary_grad(sc_rt *rt, sc_unop op, const float *t, const float *dy, float *dx, int64_t n)
+{
+	SC_CUDA_CHECK(sc_cu_unary_grad(op, t, dy, dx, n, cu(rt)->stream));
+}
+
+void sc_relu(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	unary(rt, SC_U_RELU, x, y, n);
+}
+
+void sc_gelu(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	unary(rt, SC_U_GELU, x, y, n);
+}
+
+void sc_tanh(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	unary(rt, SC_U_TANH, x, y, n);
+}
+
+void sc_sigmoid(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	unary(rt, SC_U_SIGMOID, x, y, n);
+}
+
+void sc_exp(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	unary(rt, SC_U_EXP, x, y, n);
+}
+
+void sc_log(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	unary(rt, SC_U_LOG, x, y, n);
+}
+
+void sc_neg(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	unary(rt, SC_U_NEG, x, y, n);
+}
+
+void sc_sqrt(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	unary(rt, SC_U_SQRT, x, y, n);
+}
+
+void sc_square(sc_rt *rt, const float *x, float *y, int64_t n)
+{
+	unary(rt, SC_U_SQUARE, x, y, n);
+}
+
+void sc_relu_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n)
+{
+	unary_grad(rt, SC_U_RELU, x, dy, dx, n);
+}
+
+void sc_gelu_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n)
+{
+	unary_grad(rt, SC_U_GELU, x, dy, dx, n);
+}
+
+void sc_tanh_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n)
+{
+	unary_grad(rt, SC_U_TANH, y, dy, dx, n);
+}
+
+void sc_sigmoid_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n)
+{
+	unary_grad(rt, SC_U_SIGMOID, y, dy, dx, n);
+}
+
+void sc_exp_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n)
+{
+	unary_grad(rt, SC_U_EXP, y, dy, dx, n);
+}
+
+void sc_log_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n)
+{
+	unary_grad(rt, SC_U_LOG, x, dy, dx, n);
+}
+
+void sc_sqrt_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n)
+{
+	unary_grad(rt, SC_U_SQRT, y, dy, dx, n);
+}
+
+void sc_square_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n)
+{
+	unary_grad(rt, SC_U_SQUARE, x, dy, dx, n);
+}
+
+
+void sc_scale(sc_rt *rt, const float *x, float *y, int64_t n, double alpha)
+{
+	SC_CUDA_CHECK(sc_cu_scale(x, y, n, (float)alpha, cu(rt)->stream));
+}
+
+static void softmax(sc_rt *rt, const float *x, const float *dy, float *y, const int64_t *dims, int ndim, int axis,
+                    int is_log, bool grad)
+{
+	int64_t outer, len, inner;
+	sc_check_dims("softmax", dims, ndim);
+	sc_split3(dims, ndim, sc_norm_axis("softmax", axis, ndim), &outer, &len, &inner);
+	if (grad)
+		SC_CUDA_CHECK(sc_cu_softmax_grad(x, dy, y, outer, len, inner, is_log, cu(rt)->stream));
+	else
+		SC_CUDA_CHECK(sc_cu_softmax(x, y, outer, len, inner, is_log, cu(rt)->stream));
+}
+
+void sc_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int axis)
+{
+	softmax(rt, x, NULL, y, dims, ndim, axis, 0, false);
+}
+
+void sc_log_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int axis)
+{
+	softmax(rt, x, NULL, y, dims, ndim, axis, 1, false);
+}
+
+void sc_softmax_grad(sc_rt *rt, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim, int axis)
+{
+	softmax(rt, y, dy, dx, dims, ndim, axis, 0, true);
+}
+
+void sc_log_softmax_grad(sc_rt *rt, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim,
+                         int axis)
+{
+	softmax(rt, y, dy, dx, dims, ndim, axis, 1, true);
+}
+
+static void reduce(sc_rt *rt, sc_reduce_kind kind, const float *x, float *y, const int64_t *dims, int ndim,
+                   const int *axes, int naxes)
+{
+	sc_cu_plan p = axes_plan("reduce", dims, ndim, axes, naxes);
+	SC_CUDA_CHECK(sc_cu_reduce(kind, x, y, &p, cu(rt)->stream));
+}
+
+void sc_reduce_sum(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes)
+{
+	reduce(rt, SC_R_SUM, x, y, dims, ndim, axes, naxes);
+}
+
+void sc_reduce_mean(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes)
+{
+	reduce(rt, SC_R_MEAN, x, y, dims, ndim, axes, naxes);
+}
+
+void sc_reduce_max(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes)
+{
+	reduce(rt, SC_R_MAX, x, y, dims, ndim, axes, naxes);
+}
+
+void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *dy, float *dx, const int64_t *dims,
+                        int ndim, const int *axes, int naxes)
+{
+	sc_cu_plan p = axes_plan("reduce_max_grad", dims, ndim, axes, naxes);
+	SC_CUDA_CHECK(sc_cu_reduce_max_grad(x, y, dy, dx, &p, cu(rt)->stream));
+}
+
+void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm)
+{
+	sc_check_dims("transpose", dims, ndim);
+	int64_t xs[SC_MAX_DIMS];
+	bool seen[SC_MAX_DIMS] = {0};
+	sc_cu_walk w;
+	memset(&w, 0, sizeof w);
+	w.ndim = ndim;
+	row_strides(dims, ndim, xs);
+	for (int i = 0; i < ndim; i++) {
+		if (perm[i] < 0 || perm[i] >= ndim || seen[perm[i]])
+			SC_DIE("transpose: perm is not a permutation of 0..%d", ndim - 1);
+		seen[perm[i]] = true;
+		w.dims[i] = dims[perm[i]];
+		w.s0[i] = xs[perm[i]];
+	}
+	SC_CUDA_CHECK(sc_cu_strided_copy(x, y, 0, &w, sc_dtype_size(dt), cu(rt)->stream));
+}
+
+void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
+               int64_t nidx, int64_t offset, float *y)
+{
+	if (idx_dt != SC_I32 && idx_dt != SC_I64)
+		SC_DIE("gather: indices must be int32 or int64");
+	SC_CUDA_CHECK(sc_cu_gather(table, rows, row, idx, idx_dt == SC_I64, nidx, offset, y, cu(rt)->stream));
+}
+
+void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
+                    float *dtable, int64_t rows, int64_t row)
+{
+	if (idx_dt != SC_I32 && idx_dt != SC_I64)
+		SC_DIE("gather_grad: indices must be int32 or int64");
+	SC_CUDA_CHECK(sc_cu_gather_grad(dy, idx, idx_dt == SC_I64, nidx, offset, dtable, rows, row, cu(rt)->stream));
+}
+
+static void norm_shape(const int64_t *dims, int ndim, int bna, int bpa, int64_t *rows, int64_t *cols, int64_t *np)
+{
+	sc_check_dims("layer_norm", dims, ndim);
+	bna = sc_norm_axis("layer_norm begin_norm_axis", bna, ndim);
+	bpa = sc_norm_axis("layer_norm begin_params_axis", bpa, ndim);
+	*rows = sc_numel(dims, bna);
+	*cols = sc_numel(dims + bna, ndim - bna);
+	*np = sc_numel(dims + bpa, ndim - bpa);
+}
+
+void sc_layer_norm(sc_rt *rt, const float *x, const float *gamma, const float *beta, float *y, const int64_t *dims,
+                   int ndim, int begin_norm_axis, int begin_params_axis, double eps)
+{
+	int64_t rows, cols, np;
+	norm_shape(dims, ndim, begin_norm_axis, begin_params_axis, &rows, &cols, &np);
+	SC_CUDA_CHECK(sc_cu_layer_norm(x, gamma, beta, y, rows, cols, np, (float)eps, cu(rt)->stream));
+}
+
+void sc_layer_norm_grad(sc_rt *rt, const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
+                        float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis,
+                        double eps)
+{
+	int64_t rows, cols, np;
+	norm_shape(dims, ndim, begin_norm_axis, begin_params_axis, &rows, &cols, &np);
+	SC_CUDA_CHECK(sc_cu_layer_norm_grad(dy, x, gamma, dx, dgamma, dbeta, rows, cols, np, (float)eps, cu(rt)->stream));
+}
+
+void sc_concat(sc_rt *rt, sc_dtype dt, const void *const *xs, const int64_t *axis_sizes, int nx, void *y,
+               const int64_t *y_dims, int ndim, int axis)
+{
+	sc_check_dims("concat", y_dims, ndim);
+	axis = sc_norm_axis("concat", axis, ndim);
+	int64_t outer, len, inner, at = 0;
+	sc_split3(y_dims, ndim, axis, &outer, &len, &inner);
+	size_t es = sc_dtype_size(dt);
+	for (int k = 0; k < nx; k++) {
+		size_t chunk = (size_t)(axis_sizes[k] * inner) * es;
+		SC_CUDA_CHECK(cudaMemcpy2DAsync((char *)y + (size_t)(at * inner) * es, (size_t)(len * inner) * es, xs[k],
+		                                chunk, chunk, (size_t)outer, cudaMemcpyDeviceToDevice, cu(rt)->stream));
+		at += axis_sizes[k];
+	}
+	if (at != len)
+		SC_DIE("concat: the inputs' sizes along axis %d add to %lld, the output has %lld", axis, (long long)at,
+		       (long long)len);
+}
+
+static sc_cu_walk slice_walk(const int64_t *dims, int ndim, const int64_t *begin, const int64_t *end,
+                             const int64_t *strides, int64_t *base)
+{
+	int64_t b[SC_MAX_DIMS], xs[SC_MAX_DIMS];
+	sc_cu_walk w;
+	memset(&w, 0, sizeof w);
+	w.ndim = ndim;
+	sc_slice_norm(dims, ndim, begin, end, strides, b, w.dims);
+	row_strides(dims, ndim, xs);
+	*base = 0;
+	for (int d = 0; d < ndim; d++) {
+		*base += b[d] * xs[d];
+		w.s0[d] = strides[d] * xs[d];
+	}
+	return w;
+}
+
+void sc_strided_slice(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim,
+                      const int64_t *begin, const int64_t *end, const int64_t *strides)
+{
+	int64_t base;
+	sc_cu_walk w = slice_walk(dims, ndim, begin, end, strides, &base);
+	SC_CUDA_CHECK(sc_cu_strided_copy(x, y, base, &w, sc_dtype_size(dt), cu(rt)->stream));
+}
+
+void sc_strided_slice_grad(sc_rt *rt, const float *dy, float *dx, const int64_t *dims, int ndim,
+                           const int64_t *begin, const int64_t *end, const int64_t *strides)
+{
+	int64_t base;
+	sc_cu_walk w = slice_walk(dims, ndim, begin, end, strides, &base);
+	SC_CUDA_CHECK(cudaMemsetAsync(dx, 0, (size_t)sc_numel(dims, ndim) * sizeof *dx, cu(rt)->stream));
+	SC_CUDA_CHECK(sc_cu_strided_scatter(dy, dx, base, &w, cu(rt)->stream));
+}
+
+void sc_cast(sc_rt *rt, const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n)
+{
+	SC_CUDA_CHECK(sc_cu_cast(x, x_dt, y, y_dt, n, cu(rt)->stream));
+}
+
+static int label64(sc_dtype dt)
+{
+	if (dt != SC_I32 && dt != SC_I64)
+		SC_DIE("labels must be int32 or int64, not %s", sc_dtype_name(dt));
+	return dt == SC_I64;
+}
+
+void sc_sparse_softmax_ce(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt, float *loss,
+                          int64_t n, int64_t c)
+{
+	SC_CUDA_CHECK(sc_cu_sparse_ce(logits, labels, label64(label_dt), loss, n, c, cu(rt)->stream));
+}
+
+void sc_sparse_softmax_ce_grad(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
+                               const float *dloss, float *dlogits, int64_t n, int64_t c)
+{
+	SC_CUDA_CHECK(sc_cu_sparse_ce_grad(logits, labels, label64(label_dt), dloss, dlogits, n, c, cu(rt)->stream));
+}
+
+void sc_mse_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n)
+{
+	SC_CUDA_CHECK(sc_cu_pair_loss(0, pred, target, loss, n, cu(rt)->stream));
+}
+
+void sc_mse_loss_grad(sc_rt *rt, const float *pred, const float *target, const float *dloss, float *dpred,
+                      int64_t n)
+{
+	SC_CUDA_CHECK(sc_cu_pair_loss_grad(0, pred, target, dloss, dpred, n, cu(rt)->stream));
+}
+
+void sc_l1_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n)
+{
+	SC_CUDA_CHECK(sc_cu_pair_loss(1, pred, target, loss, n, cu(rt)->stream));
+}
+
+void sc_l1_loss_grad(sc_rt *rt, const float *pred, const float *target, const float *dloss, float *dpred,
+                     int64_t n)
+{
+	SC_CUDA_CHECK(sc_cu_pair_loss_grad(1, pred, target, dloss, dpred, n, cu(rt)->stream));
+}
+
+void sc_binary_grad(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+                    const int64_t *b_dims, int b_ndim, const float *dy, const int64_t *y_dims, int y_ndim, float *da,
+                    float *db)
+{
+	sc_cu_walk w = bcast_walk("binary_grad", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim);
+	size_t ny = (size_t)sc_numel(y_dims, y_ndim);
+	float *ga = da ? dev_scratch(rt, 0, ny * sizeof(float)) : NULL;
+	float *gb = db ? dev_scratch(rt, 1, ny * sizeof(float)) : NULL;
+	SC_CUDA_CHECK(sc_cu_binary_grad_full(op, a, b, dy, ga, gb, &w, cu(rt)->stream));
+	if (da) {
+		sc_cu_plan p = sum_plan(y_dims, y_ndim, a_dims, a_ndim);
+		SC_CUDA_CHECK(sc_cu_reduce(SC_R_SUM, ga, da, &p, cu(rt)->stream));
+	}
+	if (db) {
+		sc_cu_plan p = sum_plan(y_dims, y_ndim, b_dims, b_ndim);
+		SC_CUDA_CHECK(sc_cu_reduce(SC_R_SUM, gb, db, &p, cu(rt)->stream));
+	}
+}
+
+void sc_sum_to_shape(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndim, float *y, const int64_t *y_dims,
+                     int y_ndim)
+{
+	sc_cu_plan p = sum_plan(x_dims, x_ndim, y_dims, y_ndim);
+	SC_CUDA_CHECK(sc_cu_reduce(SC_R_SUM, x, y, &p, cu(rt)->stream));
+}
+
+void sc_broadcast_to(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndim, float *y, const int64_t *y_dims,
+                     int y_ndim)
+{
+	sc_cu_walk w = bcast_walk("broadcast_to", x_dims, x_ndim, NULL, -1, y_dims, y_ndim);
+	SC_CUDA_CHECK(sc_cu_strided_copy(x, y, 0, &w, sizeof(float), cu(rt)->stream));
+}
+
+void sc_bias_add_grad(sc_rt *rt, const float *dy, float *dbias, int64_t rows, int64_t c)
+{
+	sc_cu_plan p;
+	memset(&p, 0, sizeof p);
+	p.nk = p.nr = 1;
+	p.kdims[0] = c;
+	p.kstride[0] = 1;
+	p.rdims[0] = rows;
+	p.rstride[0] = c;
+	SC_CUDA_CHECK(sc_cu_reduce(SC_R_SUM, dy, dbias, &p, cu(rt)->stream));
+}
+
+void sc_sgd(sc_rt *rt, float *p, const float *g, int64_t n, double lr, double weight_decay)
+{
+	SC_CUDA_CHECK(sc_cu_sgd(p, g, n, (float)lr, (float)weight_decay, cu(rt)->stream));
+}
+
+void sc_momentum(sc_rt *rt, float *p, const float *g, float *v, int64_t n, double lr, double momentum,
+                 double weight_decay)
+{
+	SC_CUDA_CHECK(sc_cu_momentum(p, g, v, n, (float)lr, (float)momentum, (float)weight_decay, cu(rt)->stream));
+}
+
+void sc_adam(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1,
+             double beta2, double eps, double weight_decay, int64_t step)
+{
+	if (step < 1)
+		SC_DIE("adam: step %lld (steps count from 1)", (long long)step);
+	double lr_t = lr * sqrt(1 - pow(beta2, (double)step)) / (1 - pow(beta1, (double)step));
+	SC_CUDA_CHECK(sc_cu_adam(p, g, m, v, n, (float)lr_t, (float)beta1, (float)beta2, (float)eps, (float)weight_decay,
+	                         cu(rt)->stream));
+}

@@ -1,0 +1,91 @@
+/* cuda_kernels.h: the launchers of kernels.cu, callable from C.
+ *
+ * Each launcher queues its kernel on stream s and returns cudaGetLastError()
+ * for the caller's check macro; kernels.cu knows nothing of MPI or the
+ * runtime. Shapes arrive already reduced to what a kernel walks: a walk (the
+ * output's dims and, per operand, its element stride along each), or a
+ * reduction plan (kept dims and reduced dims, each with strides into x). The
+ * op numbers are those of cpu_kernels.h, so a kernel and its CPU twin take
+ * the same op. */
+#ifndef CUDA_KERNELS_H
+#define CUDA_KERNELS_H
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "cpu_kernels.h"
+
+typedef struct {
+	int ndim;
+	int64_t dims[SC_MAX_DIMS];   /* the iteration space, row-major */
+	int64_t s0[SC_MAX_DIMS];     /* element strides of operand 0 along each dim */
+	int64_t s1[SC_MAX_DIMS];     /* of operand 1 */
+} sc_cu_walk;
+
+typedef struct {
+	int nk, nr;
+	int64_t kdims[SC_MAX_DIMS], kstride[SC_MAX_DIMS];   /* kept: the output, row-major */
+	int64_t rdims[SC_MAX_DIMS], rstride[SC_MAX_DIMS];   /* reduced, for each output */
+} sc_cu_plan;
+
+cudaError_t sc_cu_fill(void *dst, sc_dtype dt, int64_t n, double value, cudaStream_t s);
+cudaError_t sc_cu_swap01(const void *src, void *dst, int64_t A, int64_t B, int64_t C, size_t es, cudaStream_t s);
+cudaError_t sc_cu_divide(void *buf, sc_dtype dt, int64_t n, int div, cudaStream_t s);
+
+cudaError_t sc_cu_binary(sc_binop op, const float *a, const float *b, float *y, const sc_cu_walk *w, cudaStream_t s);
+/* ga, gb (y-shaped, either NULL): each output's share of da, db before summing */
+cudaError_t sc_cu_binary_grad_full(sc_binop op, const float *a, const float *b, const float *dy, float *ga,
+                                   float *gb, const sc_cu_walk *w, cudaStream_t s);
+cudaError_t sc_cu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c, cudaStream_t s);
+cudaError_t sc_cu_unary(sc_unop op, const float *x, float *y, int64_t n, cudaStream_t s);
+cudaError_t sc_cu_unary_grad(sc_unop op, const float *t, const float *dy, float *dx, int64_t n, cudaStream_t s);
+cudaError_t sc_cu_scale(const float *x, float *y, int64_t n, float alpha, cudaStream_t s);
+
+cudaError_t sc_cu_softmax(const float *x, float *y, int64_t outer, int64_t len, int64_t inner, int is_log,
+                          cudaStream_t s);
+cudaError_t sc_cu_softmax_grad(const float *y, const float *dy, float *dx, int64_t outer, int64_t len, int64_t inner,
+                               int is_log, cudaStream_t s);
+cudaError_t sc_cu_reduce(sc_reduce_kind kind, const float *x, float *y, const sc_cu_plan *p, cudaStream_t s);
+cudaError_t sc_cu_reduce_max_grad(const float *x, const float *y, const float *dy, float *dx, const sc_cu_plan *p,
+                                  cudaStream_t s);
+
+/* y[i] = x[base + walk offset of i] (es-byte elements): transpose, slice, broadcast */
+cudaError_t sc_cu_strided_copy(const void *x, void *y, int64_t base, const sc_cu_walk *w, size_t es, cudaStream_t s);
+/* x[base + walk offset of i] = y[i] */
+cudaError_t sc_cu_strided_scatter(const float *y, float *x, int64_t base, const sc_cu_walk *w, cudaStream_t s);
+
+cudaError_t sc_cu_gather(const float *table, int64_t rows, int64_t row, const void *idx, int idx64, int64_t nidx,
+                         int64_t offset, float *y, cudaStream_t s);
+/* dtable zeroed here, then rows added */
+cudaError_t sc_cu_gather_grad(const float *dy, const void *idx, int idx64, int64_t nidx, int64_t offset,
+                              float *dtable, int64_t rows, int64_t row, cudaStream_t s);
+cudaError_t sc_cu_layer_norm(const float *x, const float *gamma, const float *beta, float *y, int64_t rows,
+                             int64_t cols, int64_t np, float eps, cudaStream_t s);
+/* dgamma, dbeta zeroed here; any of dx, dgamma, dbeta may be NULL */
+cudaError_t sc_cu_layer_norm_grad(const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
+                                  float *dbeta, int64_t rows, int64_t cols, int64_t np, float eps, cudaStream_t s);
+cudaError_t sc_cu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n, cudaStream_t s);
+
+cudaError_t sc_cu_sparse_ce(const float *logits, const void *labels, int label64, float *loss, int64_t n, int64_t c,
+                            cudaStream_t s);
+cudaError_t sc_cu_sparse_ce_grad(const float *logits, const void *labels, int label64, const float *dloss,
+                                 float *dlogits, int64_t n, int64_t c, cudaStream_t s);
+/* l1 0: mean squared error, 1: mean absolute error */
+cudaError_t sc_cu_pair_loss(int l1, const float *pred, const float *target, float *loss, int64_t n, cudaStream_t s);
+cudaError_t sc_cu_pair_loss_grad(int l1, const float *pred, const float *target, const float *dloss, float *dpred,
+                                 int64_t n, cudaStream_t s);
+
+cudaError_t sc_cu_sgd(float *p, const float *g, int64_t n, float lr, float wd, cudaStream_t s);
+cudaError_t sc_cu_momentum(float *p, const float *g, float *v, int64_t n, float lr, float mu, float wd,
+                           cudaStream_t s);
+cudaError_t sc_cu_adam(float *p, const float *g, float *m, float *v, int64_t n, float lr_t, float b1, float b2,
+                       float eps, float wd, cudaStream_t s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,775 @@
+/* kernels.cu: the CUDA kernels and their extern "C" launchers; nothing else.
+ *
+ * Elementwise kernels use grid-stride loops over int64 indices. Row kernels
+ * (softmax, layer norm, cross entropy) give each row one warp and reduce
+ * with shuffles; sums that cross rows (dgamma, dbeta, gather's scatter-add,
+ * the losses) use atomicAdd, so their last bits vary from run to run.
+ * Reductions over arbitrary axes give each output one thread, which walks
+ * the reduced dims with the plan's strides. Every kernel has its twin in
+ * cpu/kernels.c; cuda_twins.c compares them. */
+#include <stdint.h>
+
+#include "cuda_kernels.h"
+
+namespace {
+
+const int THREADS = 256;
+
+int blocks_for(int64_t n)
+{
+	int64_t b = (n + THREADS - 1) / THREADS;
+	return (int)(b < 1 ? 1 : b > 65535 ? 65535 : b);
+}
+
+int row_blocks(int64_t rows)   /* one warp per row, 8 rows a block */
+{
+	int64_t b = (rows + THREADS / 32 - 1) / (THREADS / 32);
+	return (int)(b < 1 ? 1 : b > 65535 ? 65535 : b);
+}
+
+#define GRID_LOOP(i, n) \
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
+#define ROW_LOOP(r, rows)                                                                  \
+	for (int64_t r = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32; r < (rows);    \
+	     r += (int64_t)gridDim.x * blockDim.x / 32)
+
+__device__ float warp_sum(float v)
+{
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+__device__ float warp_max(float v)
+{
+	for (int o = 16; o > 0; o >>= 1)
+		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return v;
+}
+
+__device__ int64_t walk_off(int64_t i, const sc_cu_walk &w, int64_t *off1)
+{
+	int64_t o0 = 0, o1 = 0;
+	for (int d = w.ndim - 1; d >= 0; d--) {
+		int64_t k = i % w.dims[d];
+		i /= w.dims[d];
+		o0 += k * w.s0[d];
+		o1 += k * w.s1[d];
+	}
+	if (off1)
+		*off1 = o1;
+	return o0;
+}
+
+__device__ int64_t plan_base(int64_t o, const sc_cu_plan &p)
+{
+	int64_t off = 0;
+	for (int d = p.nk - 1; d >= 0; d--) {
+		off += (o % p.kdims[d]) * p.kstride[d];
+		o /= p.kdims[d];
+	}
+	return off;
+}
+
+__device__ int64_t plan_red(int64_t r, const sc_cu_plan &p)
+{
+	int64_t off = 0;
+	for (int d = p.nr - 1; d >= 0; d--) {
+		off += (r % p.rdims[d]) * p.rstride[d];
+		r /= p.rdims[d];
+	}
+	return off;
+}
+
+int64_t plan_count(const sc_cu_plan &p, int64_t *nred)
+{
+	int64_t n = 1, r = 1;
+	for (int d = 0; d < p.nk; d++)
+		n *= p.kdims[d];
+	for (int d = 0; d < p.nr; d++)
+		r *= p.rdims[d];
+	*nred = r;
+	return n;
+}
+
+__device__ int64_t load_index(const void *idx, int is64, int64_t i)
+{
+	return is64 ? ((const int64_t *)idx)[i] : ((const int32_t *)idx)[i];
+}
+
+/* ---- memory and collectives' helpers ---- */
+
+template <typename T>
+__global__ void fill_k(T *d, int64_t n, T v)
+{
+	GRID_LOOP(i, n) d[i] = v;
+}
+
+template <typename T>
+__global__ void swap01_k(const T *src, T *dst, int64_t A, int64_t B, int64_t C)
+{
+	GRID_LOOP(i, A * B * C) {
+		int64_t c = i % C, ab = i / C, b = ab % B, a = ab / B;
+		dst[(b * A + a) * C + c] = src[i];
+	}
+}
+
+template <typename T>
+__global__ void divide_k(T *d, int64_t n, int div)
+{
+	GRID_LOOP(i, n) d[i] /= (T)div;
+}
+
+/* ---- elementwise ---- */
+
+__device__ float binop(sc_binop op, float a, float b)
+{
+	switch (op) {
+	case SC_ADD: return a + b;
+	case SC_SUB: return a - b;
+	case SC_MUL: return a * b;
+	case SC_DIV: return a / b;
+	case SC_MAXIMUM: return a >= b ? a : b;
+	case SC_MINIMUM: return a <= b ? a : b;
+	}
+	return 0;
+}
+
+__global__ void binary_k(sc_binop op, const float *a, const float *b, float *y, int64_t n, sc_cu_walk w)
+{
+	GRID_LOOP(i, n) {
+		int64_t ob, oa = walk_off(i, w, &ob);
+		y[i] = binop(op, a[oa], b[ob]);
+	}
+}
+
+__global__ void binary_grad_k(sc_binop op, const float *a, const float *b, const float *dy, float *ga, float *gb,
+                              int64_t n, sc_cu_walk w)
+{
+	GRID_LOOP(i, n) {
+		int64_t ib, ia = walk_off(i, w, &ib);
+		float g = dy[i], da = 0, db = 0;
+		switch (op) {
+		case SC_ADD: da = g; db = g; break;
+		case SC_SUB: da = g; db = -g; break;
+		case SC_MUL: da = g * b[ib]; db = g * a[ia]; break;
+		case SC_DIV: da = g / b[ib]; db = -g * a[ia] / (b[ib] * b[ib]); break;
+		case SC_MAXIMUM: (a[ia] >= b[ib] ? da : db) = g; break;
+		case SC_MINIMUM: (a[ia] <= b[ib] ? da : db) = g; break;
+		}
+		if (ga)
+			ga[i] = da;
+		if (gb)
+			gb[i] = db;
+	}
+}
+
+__global__ void bias_add_k(const float *x, const float *bias, float *y, int64_t n, int64_t c)
+{
+	GRID_LOOP(i, n) y[i] = x[i] + bias[i % c];
+}
+
+const float GELU_K = 0.7978845608028654f;
+
+__global__ void unary_k(sc_unop op, const float *x, float *y, int64_t n)
+{
+	GRID_LOOP(i, n) {
+		float v = x[i];
+		switch (op) {
+		case SC_U_RELU: y[i] = v > 0 ? v : 0; break;
+		case SC_U_GELU: y[i] = 0.5f * v * (1 + tanhf(GELU_K * (v + 0.044715f * v * v * v))); break;
+		case SC_U_TANH: y[i] = tanhf(v); break;
+		case SC_U_SIGMOID: y[i] = 1 / (1 + expf(-v)); break;
+		case SC_U_EXP: y[i] = expf(v); break;
+		case SC_U_LOG: y[i] = logf(v); break;
+		case SC_U_NEG: y[i] = -v; break;
+		case SC_U_SQRT: y[i] = sqrtf(v); break;
+		case SC_U_SQUARE: y[i] = v * v; break;
+		}
+	}
+}
+
+__global__ void unary_grad_k(sc_unop op, const float *t, const float *dy, float *dx, int64_t n)
+{
+	GRID_LOOP(i, n) {
+		float v = t[i], g = dy[i];
+		switch (op) {
+		case SC_U_RELU: dx[i] = v > 0 ? g : 0; break;
+		case SC_U_GELU: {
+			float th = tanhf(GELU_K * (v + 0.044715f * v * v * v));
+			float du = GELU_K * (1 + 3 * 0.044715f * v * v);
+			dx[i] = g * (0.5f * (1 + th) + 0.5f * v * (1 - th * th) * du);
+			break;
+		}
+		case SC_U_TANH: dx[i] = g * (1 - v * v); break;
+		case SC_U_SIGMOID: dx[i] = g * v * (1 - v); break;
+		case SC_U_EXP: dx[i] = g * v; break;
+		case SC_U_LOG: dx[i] = g / v; break;
+		case SC_U_NEG: dx[i] = -g; break;
+		case SC_U_SQRT: dx[i] = g / (2 * v); break;
+		case SC_U_SQUARE: dx[i] = 2 * v * g; break;
+		}
+	}
+}
+
+__global__ void scale_k(const float *x, float *y, int64_t n, float a)
+{
+	GRID_LOOP(i, n) y[i] = a * x[i];
+}
+
+/* ---- softmax: one warp per (outer, inner) row ---- */
+
+__global__ void softmax_k(const float *x, float *y, int64_t outer, int64_t len, int64_t inner, int is_log)
+{
+	int lane = threadIdx.x % 32;
+	ROW_LOOP(r, outer * inner) {
+		const float *xr = x + (r / inner) * len * inner + r % inner;
+		float *yr = y + (r / inner) * len * inner + r % inner;
+		float mx = -INFINITY, sum = 0;
+		for (int64_t k = lane; k < len; k += 32)
+			mx = fmaxf(mx, xr[k * inner]);
+		mx = warp_max(mx);
+		for (int64_t k = lane; k < len; k += 32)
+			sum += expf(xr[k * inner] - mx);
+		sum = warp_sum(sum);
+		float lse = logf(sum);
+		for (int64_t k = lane; k < len; k += 32)
+			yr[k * inner] = is_log ? xr[k * inner] - mx - lse : expf(xr[k * inner] - mx) / sum;
+	}
+}
+
+__global__ void softmax_grad_k(const float *y, const float *dy, float *dx, int64_t outer, int64_t len, int64_t inner,
+                               int is_log)
+{
+	int lane = threadIdx.x % 32;
+	ROW_LOOP(r, outer * inner) {
+		int64_t base = (r / inner) * len * inner + r % inner;
+		float s = 0;
+		for (int64_t k = lane; k < len; k += 32)
+			s += is_log ? dy[base + k * inner] : dy[base + k * inner] * y[base + k * inner];
+		s = warp_sum(s);
+		for (int64_t k = lane; k < len; k += 32) {
+			int64_t j = base + k * inner;
+			dx[j] = is_log ? dy[j] - expf(y[j]) * s : y[j] * (dy[j] - s);
+		}
+	}
+}
+
+/* ---- reductions: one thread per output ---- */
+
+__global__ void reduce_k(sc_reduce_kind kind, const float *x, float *y, int64_t nout, int64_t nred, sc_cu_plan p)
+{
+	GRID_LOOP(o, nout) {
+		int64_t base = plan_base(o, p);
+		float acc = kind == SC_R_MAX ? -INFINITY : 0;
+		for (int64_t r = 0; r < nred; r++) {
+			float v = x[base + plan_red(r, p)];
+			acc = kind == SC_R_MAX ? fmaxf(acc, v) : acc + v;
+		}
+		y[o] = kind == SC_R_MEAN ? acc / (float)nred : acc;
+	}
+}
+
+__global__ void reduce_max_grad_k(const float *x, const float *y, const float *dy, float *dx, int64_t nout,
+                                  int64_t nred, sc_cu_plan p)
+{
+	GRID_LOOP(o, nout) {
+		int64_t base = plan_base(o, p);
+		int64_t ties = 0;
+		for (int64_t r = 0; r < nred; r++)
+			ties += x[base + plan_red(r, p)] == y[o];
+		float share = dy[o] / (float)ties;
+		for (int64_t r = 0; r < nred; r++) {
+			int64_t j = base + plan_red(r, p);
+			dx[j] = x[j] == y[o] ? share : 0;
+		}
+	}
+}
+
+/* ---- data movement ---- */
+
+template <typename T>
+__global__ void strided_copy_k(const T *x, T *y, int64_t base, int64_t n, sc_cu_walk w)
+{
+	GRID_LOOP(i, n) y[i] = x[base + walk_off(i, w, nullptr)];
+}
+
+__global__ void strided_scatter_k(const float *y, float *x, int64_t base, int64_t n, sc_cu_walk w)
+{
+	GRID_LOOP(i, n) x[base + walk_off(i, w, nullptr)] = y[i];
+}
+
+__global__ void gather_k(const float *table, int64_t rows, int64_t row, const void *idx, int idx64, int64_t n,
+                         int64_t offset, float *y)
+{
+	GRID_LOOP(i, n) {
+		int64_t r = load_index(idx, idx64, i / row) - offset;
+		y[i] = r >= 0 && r < rows ? table[r * row + i % row] : 0.0f;
+	}
+}
+
+__global__ void gather_grad_k(const float *dy, const void *idx, int idx64, int64_t n, int64_t offset, float *dtable,
+                              int64_t rows, int64_t row)
+{
+	GRID_LOOP(i, n) {
+		int64_t r = load_index(idx, idx64, i / row) - offset;
+		if (r >= 0 && r < rows)
+			atomicAdd(dtable + r * row + i % row, dy[i]);
+	}
+}
+
+/* ---- layer norm: one warp per row ---- */
+
+__device__ void row_stats(const float *xr, int64_t cols, float eps, int lane, float *mean, float *rstd)
+{
+	float s = 0, v = 0;
+	for (int64_t j = lane; j < cols; j += 32)
+		s += xr[j];
+	float m = warp_sum(s) / (float)cols;
+	for (int64_t j = lane; j < cols; j += 32)
+		v += (xr[j] - m) * (xr[j] - m);
+	*mean = m;
+	*rstd = rsqrtf(warp_sum(v) / (float)cols + eps);
+}
+
+__global__ void layer_norm_k(const float *x, const float *gamma, const float *beta, float *y, int64_t rows,
+                             int64_t cols, int64_t np, float eps)
+{
+	int lane = threadIdx.x % 32;
+	ROW_LOOP(r, rows) {
+		float mean, rstd;
+		row_stats(x + r * cols, cols, eps, lane, &mean, &rstd);
+		for (int64_t j = lane; j < cols; j += 32) {
+			int64_t i = r * cols + j, p = i % np;
+			y[i] = (x[i] - mean) * rstd * gamma[p] + beta[p];
+		}
+	}
+}
+
+__global__ void layer_norm_grad_k(const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
+                                  float *dbeta, int64_t rows, int64_t cols, int64_t np, float eps)
+{
+	int lane = threadIdx.x % 32;
+	ROW_LOOP(r, rows) {
+		float mean, rstd, m1 = 0, m2 = 0;
+		row_stats(x + r * cols, cols, eps, lane, &mean, &rstd);
+		for (int64_t j = lane; j < cols; j += 32) {
+			int64_t i = r * cols + j, p = i % np;
+			float xh = (x[i] - mean) * rstd, g = dy[i] * gamma[p];
+			m1 += g;
+			m2 += g * xh;
+			if (dgamma)
+				atomicAdd(dgamma + p, dy[i] * xh);
+			if (dbeta)
+				atomicAdd(dbeta + p, dy[i]);
+		}
+		m1 = warp_sum(m1) / (float)cols;
+		m2 = warp_sum(m2) / (float)cols;
+		for (int64_t j = lane; dx && j < cols; j += 32) {
+			int64_t i = r * cols + j, p = i % np;
+			float xh = (x[i] - mean) * rstd, g = dy[i] * gamma[p];
+			dx[i] = rstd * (g - m1 - xh * m2);
+		}
+	}
+}
+
+/* ---- cast ---- */
+
+template <typename S, typename D>
+__device__ D convert(S v)
+{
+	return (D)v;
+}
+template <>
+__device__ int32_t convert<float, int32_t>(float v)
+{
+	return v != v ? 0 : v >= 2147483647.0f ? INT32_MAX : v <= -2147483648.0f ? INT32_MIN : (int32_t)v;
+}
+template <>
+__device__ int64_t convert<float, int64_t>(float v)
+{
+	return v != v ? 0 : v >= 9.2233720e18f ? INT64_MAX : v <= -9.2233720e18f ? INT64_MIN : (int64_t)v;
+}
+
+template <typename S, typename D>
+__global__ void cast_k(const S *x, D *y, int64_t n, bool to_bool)
+{
+	GRID_LOOP(i, n) y[i] = to_bool ? (D)(x[i] != 0) : convert<S, D>(x[i]);
+}
+
+template <typename S>
+cudaError_t cast_from(const S *x, void *y, sc_dtype yt, int64_t n, cudaStream_t s)
+{
+	switch (yt) {
+	case SC_F32: cast_k<S, float><<<blocks_for(n), THREADS, 0, s>>>(x, (float *)y, n, false); break;
+	case SC_I32: cast_k<S, int32_t><<<blocks_for(n), THREADS, 0, s>>>(x, (int32_t *)y, n, false); break;
+	case SC_I64: cast_k<S, int64_t><<<blocks_for(n), THREADS, 0, s>>>(x, (int64_t *)y, n, false); break;
+	case SC_BOOL: cast_k<S, uint8_t><<<blocks_for(n), THREADS, 0, s>>>(x, (uint8_t *)y, n, true); break;
+	}
+	return cudaGetLastError();
+}
+
+/* ---- losses ---- */
+
+__device__ float row_lse(const float *x, int64_t c, int lane, float *mx)
+{
+	float m = -INFINITY, s = 0;
+	for (int64_t j = lane; j < c; j += 32)
+		m = fmaxf(m, x[j]);
+	m = warp_max(m);
+	for (int64_t j = lane; j < c; j += 32)
+		s += expf(x[j] - m);
+	*mx = m;
+	return logf(warp_sum(s));
+}
+
+__global__ void sparse_ce_k(const float *logits, const void *labels, int label64, float *loss, int64_t n, int64_t c)
+{
+	int lane = threadIdx.x % 32;
+	ROW_LOOP(r, n) {
+		int64_t l = load_index(labels, label64, r);
+		float mx, lse = row_lse(logits + r * c, c, lane, &mx);
+		if (lane == 0 && l >= 0 && l < c)
+			atomicAdd(loss, (lse - (logits[r * c + l] - mx)) / (float)n);
+	}
+}
+
+__global__ void sparse_ce_grad_k(const float *logits, const void *labels, int label64, const float *dloss,
+                                 float *dlogits, int64_t n, int64_t c)
+{
+	int lane = threadIdx.x % 32;
+	float scale = (dloss ? *dloss : 1.0f) / (float)n;
+	ROW_LOOP(r, n) {
+		int64_t l = load_index(labels, label64, r);
+		const float *x = logits + r * c;
+		float mx, lse = row_lse(x, c, lane, &mx);
+		for (int64_t j = lane; j < c; j += 32)
+			dlogits[r * c + j] = l < 0 || l >= c ? 0.0f : (expf(x[j] - mx - lse) - (j == l)) * scale;
+	}
+}
+
+__global__ void pair_loss_k(int l1, const float *p, const float *t, float *loss, int64_t n)
+{
+	__shared__ float part[THREADS / 32];
+	float s = 0;
+	GRID_LOOP(i, n) {
+		float d = p[i] - t[i];
+		s += l1 ? fabsf(d) : d * d;
+	}
+	s = warp_sum(s);
+	if (threadIdx.x % 32 == 0)
+		part[threadIdx.x / 32] = s;
+	__syncthreads();
+	if (threadIdx.x < 32) {
+		s = threadIdx.x < THREADS / 32 ? part[threadIdx.x] : 0;
+		s = warp_sum(s);
+		if (threadIdx.x == 0)
+			atomicAdd(loss, s / (float)n);
+	}
+}
+
+__global__ void pair_loss_grad_k(int l1, const float *p, const float *t, const float *dloss, float *dp, int64_t n)
+{
+	float scale = (dloss ? *dloss : 1.0f) / (float)n;
+	GRID_LOOP(i, n) {
+		float d = p[i] - t[i];
+		dp[i] = l1 ? (d > 0 ? scale : d < 0 ? -scale : 0.0f) : 2 * d * scale;
+	}
+}
+
+/* ---- optimizers ---- */
+
+__global__ void sgd_k(float *p, const float *g, int64_t n, float lr, float wd)
+{
+	GRID_LOOP(i, n) p[i] -= lr * (g[i] + wd * p[i]);
+}
+
+__global__ void momentum_k(float *p, const float *g, float *v, int64_t n, float lr, float mu, float wd)
+{
+	GRID_LOOP(i, n) {
+		v[i] = mu * v[i] + (g[i] + wd * p[i]);
+		p[i] -= lr * v[i];
+	}
+}
+
+__global__ void adam_k(float *p, const float *g, float *m, float *v, int64_t n, float lr_t, float b1, float b2,
+                       float eps, float wd)
+{
+	GRID_LOOP(i, n) {
+		float gi = g[i] + wd * p[i];
+		m[i] += (1 - b1) * (gi - m[i]);
+		v[i] += (1 - b2) * (gi * gi - v[i]);
+		p[i] -= lr_t * m[i] / (sqrtf(v[i]) + eps);
+	}
+}
+
+}   /* namespace */
+
+/* ---- launchers ---- */
+
+extern "C" {
+
+cudaError_t sc_cu_fill(void *dst, sc_dtype dt, int64_t n, double value, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	switch (dt) {
+	case SC_F32: fill_k<<<blocks_for(n), THREADS, 0, s>>>((float *)dst, n, (float)value); break;
+	case SC_I32: fill_k<<<blocks_for(n), THREADS, 0, s>>>((int32_t *)dst, n, (int32_t)llrint(value)); break;
+	case SC_I64: fill_k<<<blocks_for(n), THREADS, 0, s>>>((int64_t *)dst, n, (int64_t)llrint(value)); break;
+	case SC_BOOL: fill_k<<<blocks_for(n), THREADS, 0, s>>>((uint8_t *)dst, n, (uint8_t)(value != 0)); break;
+	}
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_swap01(const void *src, void *dst, int64_t A, int64_t B, int64_t C, size_t es, cudaStream_t s)
+{
+	int64_t n = A * B * C;
+	if (n <= 0)
+		return cudaSuccess;
+	if (es == 4)
+		swap01_k<<<blocks_for(n), THREADS, 0, s>>>((const uint32_t *)src, (uint32_t *)dst, A, B, C);
+	else if (es == 8)
+		swap01_k<<<blocks_for(n), THREADS, 0, s>>>((const uint64_t *)src, (uint64_t *)dst, A, B, C);
+	else
+		swap01_k<<<blocks_for(n * (int64_t)es), THREADS, 0, s>>>((const uint8_t *)src, (uint8_t *)dst, A, B,
+		                                                          C * (int64_t)es);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_divide(void *buf, sc_dtype dt, int64_t n, int div, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	if (dt == SC_F32)
+		divide_k<<<blocks_for(n), THREADS, 0, s>>>((float *)buf, n, div);
+	else if (dt == SC_I32)
+		divide_k<<<blocks_for(n), THREADS, 0, s>>>((int32_t *)buf, n, div);
+	else if (dt == SC_I64)
+		divide_k<<<blocks_for(n), THREADS, 0, s>>>((int64_t *)buf, n, div);
+	else
+		return cudaErrorInvalidValue;
+	return cudaGetLastError();
+}
+
+static int64_t walk_count(const sc_cu_walk *w)
+{
+	int64_t n = 1;
+	for (int d = 0; d < w->ndim; d++)
+		n *= w->dims[d];
+	return n;
+}
+
+cudaError_t sc_cu_binary(sc_binop op, const float *a, const float *b, float *y, const sc_cu_walk *w, cudaStream_t s)
+{
+	int64_t n = walk_count(w);
+	binary_k<<<blocks_for(n), THREADS, 0, s>>>(op, a, b, y, n, *w);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_binary_grad_full(sc_binop op, const float *a, const float *b, const float *dy, float *ga,
+                                   float *gb, const sc_cu_walk *w, cudaStream_t s)
+{
+	int64_t n = walk_count(w);
+	binary_grad_k<<<blocks_for(n), THREADS, 0, s>>>(op, a, b, dy, ga, gb, n, *w);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c, cudaStream_t s)
+{
+	if (rows * c <= 0)
+		return cudaSuccess;
+	bias_add_k<<<blocks_for(rows * c), THREADS, 0, s>>>(x, bias, y, rows * c, c);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_unary(sc_unop op, const float *x, float *y, int64_t n, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	unary_k<<<blocks_for(n), THREADS, 0, s>>>(op, x, y, n);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_unary_grad(sc_unop op, const float *t, const float *dy, float *dx, int64_t n, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	unary_grad_k<<<blocks_for(n), THREADS, 0, s>>>(op, t, dy, dx, n);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_scale(const float *x, float *y, int64_t n, float alpha, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	scale_k<<<blocks_for(n), THREADS, 0, s>>>(x, y, n, alpha);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_softmax(const float *x, float *y, int64_t outer, int64_t len, int64_t inner, int is_log,
+                          cudaStream_t s)
+{
+	softmax_k<<<row_blocks(outer * inner), THREADS, 0, s>>>(x, y, outer, len, inner, is_log);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_softmax_grad(const float *y, const float *dy, float *dx, int64_t outer, int64_t len, int64_t inner,
+                               int is_log, cudaStream_t s)
+{
+	softmax_grad_k<<<row_blocks(outer * inner), THREADS, 0, s>>>(y, dy, dx, outer, len, inner, is_log);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_reduce(sc_reduce_kind kind, const float *x, float *y, const sc_cu_plan *p, cudaStream_t s)
+{
+	int64_t nred, nout = plan_count(*p, &nred);
+	reduce_k<<<blocks_for(nout), THREADS, 0, s>>>(kind, x, y, nout, nred, *p);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_reduce_max_grad(const float *x, const float *y, const float *dy, float *dx, const sc_cu_plan *p,
+                                  cudaStream_t s)
+{
+	int64_t nred, nout = plan_count(*p, &nred);
+	reduce_max_grad_k<<<blocks_for(nout), THREADS, 0, s>>>(x, y, dy, dx, nout, nred, *p);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_strided_copy(const void *x, void *y, int64_t base, const sc_cu_walk *w, size_t es, cudaStream_t s)
+{
+	int64_t n = walk_count(w);
+	if (es == 4)
+		strided_copy_k<<<blocks_for(n), THREADS, 0, s>>>((const uint32_t *)x, (uint32_t *)y, base, n, *w);
+	else if (es == 8)
+		strided_copy_k<<<blocks_for(n), THREADS, 0, s>>>((const uint64_t *)x, (uint64_t *)y, base, n, *w);
+	else if (es == 1)
+		strided_copy_k<<<blocks_for(n), THREADS, 0, s>>>((const uint8_t *)x, (uint8_t *)y, base, n, *w);
+	else
+		return cudaErrorInvalidValue;
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_strided_scatter(const float *y, float *x, int64_t base, const sc_cu_walk *w, cudaStream_t s)
+{
+	int64_t n = walk_count(w);
+	strided_scatter_k<<<blocks_for(n), THREADS, 0, s>>>(y, x, base, n, *w);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_gather(const float *table, int64_t rows, int64_t row, const void *idx, int idx64, int64_t nidx,
+                         int64_t offset, float *y, cudaStream_t s)
+{
+	if (nidx * row <= 0)
+		return cudaSuccess;
+	gather_k<<<blocks_for(nidx * row), THREADS, 0, s>>>(table, rows, row, idx, idx64, nidx * row, offset, y);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_gather_grad(const float *dy, const void *idx, int idx64, int64_t nidx, int64_t offset,
+                              float *dtable, int64_t rows, int64_t row, cudaStream_t s)
+{
+	cudaError_t e = cudaMemsetAsync(dtable, 0, (size_t)(rows * row) * sizeof(float), s);
+	if (e != cudaSuccess || nidx * row <= 0)
+		return e;
+	gather_grad_k<<<blocks_for(nidx * row), THREADS, 0, s>>>(dy, idx, idx64, nidx * row, offset, dtable, rows, row);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_layer_norm(const float *x, const float *gamma, const float *beta, float *y, int64_t rows,
+                             int64_t cols, int64_t np, float eps, cudaStream_t s)
+{
+	layer_norm_k<<<row_blocks(rows), THREADS, 0, s>>>(x, gamma, beta, y, rows, cols, np, eps);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_layer_norm_grad(const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
+                                  float *dbeta, int64_t rows, int64_t cols, int64_t np, float eps, cudaStream_t s)
+{
+	cudaError_t e = cudaSuccess;
+	if (dgamma)
+		e = cudaMemsetAsync(dgamma, 0, (size_t)np * sizeof(float), s);
+	if (e == cudaSuccess && dbeta)
+		e = cudaMemsetAsync(dbeta, 0, (size_t)np * sizeof(float), s);
+	if (e != cudaSuccess)
+		return e;
+	layer_norm_grad_k<<<row_blocks(rows), THREADS, 0, s>>>(dy, x, gamma, dx, dgamma, dbeta, rows, cols, np, eps);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	switch (x_dt) {
+	case SC_F32: return cast_from((const float *)x, y, y_dt, n, s);
+	case SC_I32: return cast_from((const int32_t *)x, y, y_dt, n, s);
+	case SC_I64: return cast_from((const int64_t *)x, y, y_dt, n, s);
+	case SC_BOOL: return cast_from((const uint8_t *)x, y, y_dt, n, s);
+	}
+	return cudaErrorInvalidValue;
+}
+
+cudaError_t sc_cu_sparse_ce(const float *logits, const void *labels, int label64, float *loss, int64_t n, int64_t c,
+                            cudaStream_t s)
+{
+	cudaError_t e = cudaMemsetAsync(loss, 0, sizeof(float), s);
+	if (e != cudaSuccess)
+		return e;
+	sparse_ce_k<<<row_blocks(n), THREADS, 0, s>>>(logits, labels, label64, loss, n, c);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_sparse_ce_grad(const float *logits, const void *labels, int label64, const float *dloss,
+                                 float *dlogits, int64_t n, int64_t c, cudaStream_t s)
+{
+	sparse_ce_grad_k<<<row_blocks(n), THREADS, 0, s>>>(logits, labels, label64, dloss, dlogits, n, c);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_pair_loss(int l1, const float *pred, const float *target, float *loss, int64_t n, cudaStream_t s)
+{
+	cudaError_t e = cudaMemsetAsync(loss, 0, sizeof(float), s);
+	if (e != cudaSuccess)
+		return e;
+	int b = blocks_for(n);
+	pair_loss_k<<<b > 1024 ? 1024 : b, THREADS, 0, s>>>(l1, pred, target, loss, n);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_pair_loss_grad(int l1, const float *pred, const float *target, const float *dloss, float *dpred,
+                                 int64_t n, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	pair_loss_grad_k<<<blocks_for(n), THREADS, 0, s>>>(l1, pred, target, dloss, dpred, n);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_sgd(float *p, const float *g, int64_t n, float lr, float wd, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	sgd_k<<<blocks_for(n), THREADS, 0, s>>>(p, g, n, lr, wd);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_momentum(float *p, const float *g, float *v, int64_t n, float lr, float mu, float wd,
+                           cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	momentum_k<<<blocks_for(n), THREADS, 0, s>>>(p, g, v, n, lr, mu, wd);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_adam(float *p, const float *g, float *m, float *v, int64_t n, float lr_t, float b1, float b2,
+                       float eps, float wd, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	adam_k<<<blocks_for(n), THREADS, 0, s>>>(p, g, m, v, n, lr_t, b1, b2, eps, wd);
+	return cudaGetLastError();
+}
+
+}   /* extern "C" */

@@ -1,0 +1,139 @@
+/* rt_internal.h: what the runtime's files share and emitted code never sees.
+ *
+ * Sections: the process and group structs, errors and check macros, small
+ * shape helpers, the host-memory collectives (MPI) both backends use, .npy
+ * and initializer arithmetic on host buffers (pure, so unit tests call them
+ * without MPI), and the hooks each backend provides (sc_be_*). Every symbol
+ * keeps the sc_ prefix so nothing clashes with emitted code or other
+ * libraries. */
+#ifndef RT_INTERNAL_H
+#define RT_INTERNAL_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "shardc_rt.h"
+
+/* ---- process and groups ---- */
+
+struct sc_rt {
+	int rank, size;
+	int argc;
+	char **argv;                 /* the command line, after MPI_Init */
+	int64_t bytes_sent;          /* IR-SPEC 8 ring formula, summed over collectives */
+	void **slabs;                /* freed at sc_finalize */
+	int nslabs, capslabs;
+	sc_group **groups;
+	int ngroups, capgroups;
+	void *be;                    /* backend state (cuda: device, streams, handles) */
+};
+
+struct sc_group {
+	MPI_Comm comm;               /* MPI_COMM_NULL on ranks outside the group */
+	int n;                       /* members */
+	int me;                      /* this rank's member index, -1 outside */
+	int *members;                /* (n) global ranks, in member order */
+	void *be;                    /* backend state (cuda: the NCCL communicator) */
+};
+
+/* ---- errors ---- */
+
+/* Prints `shardc runtime: rank R: FILE:LINE: message` and aborts the job. */
+_Noreturn void sc_fatal(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define SC_DIE(...) sc_fatal(__FILE__, __LINE__, __VA_ARGS__)
+#define SC_ASSERT(c) ((c) ? (void)0 : SC_DIE("assertion failed: %s", #c))
+
+void sc_mpi_check(int err, const char *call, const char *file, int line);
+#define SC_MPI_CHECK(call) sc_mpi_check((call), #call, __FILE__, __LINE__)
+
+/* Every rank knows it failed or not; agree, let the lowest failing rank print
+ * msg to stderr, and exit 1 everywhere (a clean error, not an abort). */
+void sc_agree_or_exit(sc_rt *rt, bool ok, const char *msg);
+
+/* ---- shapes ---- */
+
+size_t sc_dtype_size(sc_dtype dt);
+const char *sc_dtype_name(sc_dtype dt);             /* "float32" ... */
+int64_t sc_numel(const int64_t *dims, int ndim);
+void sc_check_dims(const char *what, const int64_t *dims, int ndim);
+int sc_norm_axis(const char *what, int axis, int ndim);   /* dies when out of range */
+/* prod(dims[:axis]), dims[axis], prod(dims[axis+1:]) */
+void sc_split3(const int64_t *dims, int ndim, int axis, int64_t *outer, int64_t *mid, int64_t *inner);
+/* Right-aligns in_dims against out_dims and writes each out dim's element
+ * stride into in (0 where broadcast or absent). Dies when in does not
+ * broadcast to out. */
+void sc_bcast_strides(const char *what, const int64_t *in_dims, int in_ndim, const int64_t *out_dims, int out_ndim,
+                      int64_t *strides);
+/* numpy slice normalization as the compiler's shape inference does it. */
+void sc_slice_norm(const int64_t *dims, int ndim, const int64_t *begin, const int64_t *end, const int64_t *strides,
+                   int64_t *b, int64_t *out_dims);
+/* "(3, 4)" into buf */
+const char *sc_dims_str(char *buf, size_t n, const int64_t *dims, int ndim);
+
+/* dst[b][a][:] = src[a][b][:] for src (A, B, C) of es-byte elements: the
+ * packing and unpacking step of collectives along an inner axis. */
+void sc_host_swap01(const void *src, void *dst, int64_t A, int64_t B, int64_t C, size_t es);
+
+/* ---- collectives on host memory (the cpu backend, and cuda without NCCL) ---- */
+
+MPI_Datatype sc_mpi_type(sc_dtype dt);
+void sc_host_all_reduce(sc_group *g, const void *in, void *out, sc_dtype dt, int64_t count, sc_redop op);
+void sc_host_all_gather(sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim, int axis);
+void sc_host_reduce_scatter(sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,
+                            int axis, sc_redop op);
+void sc_host_all_to_all(sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,
+                        int split_axis, int concat_axis);
+/* divide count elements by n in place (SC_MEAN) */
+void sc_host_divide(void *buf, sc_dtype dt, int64_t count, int n);
+
+/* ---- .npy on host memory ---- */
+
+typedef struct {
+	sc_dtype dt;
+	int ndim;
+	int64_t dims[SC_MAX_DIMS];
+	long data_offset;            /* bytes from the file's start to the data */
+} sc_npy_header;
+
+/* Parses the header of f (at its start). false: err says why (e.g.
+ * "has dtype float64 ('<f8'), expected ..." is the caller's; here "is not a
+ * .npy file"). */
+bool sc_npy_read_header(FILE *f, sc_npy_header *h, char *err, size_t errlen);
+/* Reads the slice (start, ldims) of the data into dst (ldims row-major). */
+bool sc_npy_read_slice(FILE *f, const sc_npy_header *h, const int64_t *start, const int64_t *ldims, void *dst,
+                       char *err, size_t errlen);
+/* Writes a whole tensor in format 1.0 (the header of 8 dims fits its 64 KiB). */
+bool sc_npy_write(FILE *f, sc_dtype dt, const int64_t *dims, int ndim, const void *data);
+
+/* ---- initializers on host memory (IR-SPEC 9) ---- */
+
+typedef enum { SC_INIT_UNIFORM, SC_INIT_NORMAL, SC_INIT_RANDINT } sc_init_kind;
+uint64_t sc_fnv1a64(const char *s);
+uint64_t sc_splitmix64(uint64_t z);
+/* u(j) of IR-SPEC 9 for the tensor named name */
+double sc_init_u(uint64_t key, uint64_t j);
+/* Writes the slice's elements as dt: uniform(p0, p1), normal(p0), randint(p0, p1). */
+void sc_init_host(void *dst, sc_dtype dt, sc_init_kind kind, const char *name, uint64_t seed, const int64_t *gdims,
+                  int ndim, const int64_t *start, const int64_t *ldims, double p0, double p1);
+/* Stores a double as dt (float: nearest; integers: nearest, saturated; bool: != 0). */
+void sc_store_as(void *dst, sc_dtype dt, int64_t i, double v);
+
+/* ---- what each backend provides ---- */
+
+void sc_be_init(sc_rt *rt);                  /* after MPI_Init and the rank checks */
+void sc_be_finalize(sc_rt *rt);              /* before MPI_Finalize */
+void sc_be_group_init(sc_rt *rt, sc_group *g); /* collective over the world */
+void sc_be_group_free(sc_rt *rt, sc_group *g);
+void *sc_be_alloc(sc_rt *rt, size_t bytes);  /* zeroed */
+void sc_be_free(sc_rt *rt, void *p);
+void sc_be_all_reduce(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, int64_t count, sc_redop op);
+void sc_be_all_gather(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,
+                      int axis);
+void sc_be_reduce_scatter(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims,
+                          int ndim, int axis, sc_redop op);
+void sc_be_all_to_all(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,
+                      int split_axis, int concat_axis);
+
+#endif

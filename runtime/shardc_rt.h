@@ -1,0 +1,286 @@
+/* shardc_rt.h: the runtime that shardc's per-rank programs link.
+ *
+ * The compiler decides everything: the schedule, every buffer's offset in a
+ * slab, the groups, the order of the collectives. The runtime interprets no
+ * graph; it gives a rank its MPI (and NCCL) world, memory, one call per
+ * collective and one launcher per kernel. The same header serves two
+ * backends: cpu (MPI, OpenBLAS, plain C; pointers are host memory) and cuda
+ * (NCCL, cuBLAS, CUDA kernels; slab pointers are device memory). A program
+ * picks one at link time: -lshardc_rt_cpu or -lshardc_rt_cuda.
+ *
+ * Example: y = ReLU(x @ w) with x (16, 32) split along dim 1 over 2 ranks and
+ * the partial sums reduced and scattered along dim 0.
+ *
+ *     #include "shardc_rt.h"
+ *     int main(int argc, char **argv)
+ *     {
+ *         sc_rt *rt = sc_init(&argc, &argv, 2);          // expects mpirun -np 2
+ *         int r = sc_rank(rt);
+ *         sc_group *g0 = sc_group_new(rt, (const int[]){0, 1}, 2);
+ *         char *slab = sc_slab(rt, 4096);                 // zeroed
+ *         float *x = (float *)(slab + 0);                 // (16, 16) local of (16, 32)
+ *         float *w = (float *)(slab + 1024);              // (16, 8)  local of (32, 8)
+ *         float *p = (float *)(slab + 1536);              // (16, 8)  partial sums
+ *         float *y = (float *)(slab + 2048);              // (8, 8)
+ *         const char *fx = sc_option(rt, "--input", "x");
+ *         if (fx)
+ *             sc_load_npy(rt, "x", fx, x, SC_F32, (const int64_t[]){16, 32}, 2,
+ *                         (const int64_t[]){0, 16 * r}, (const int64_t[]){16, 16});
+ *         else
+ *             sc_init_uniform(rt, x, SC_F32, "x", 0, (const int64_t[]){16, 32}, 2,
+ *                             (const int64_t[]){0, 16 * r}, (const int64_t[]){16, 16}, 0.0, 1.0);
+ *         sc_init_normal(rt, w, SC_F32, "w", 0, (const int64_t[]){32, 8}, 2,
+ *                        (const int64_t[]){16 * r, 0}, (const int64_t[]){16, 8}, 0.01);
+ *         sc_matmul(rt, x, w, p, 16, 8, 16, 0, 0);
+ *         sc_reduce_scatter(rt, g0, p, y, SC_F32, (const int64_t[]){16, 8}, 2, 0, SC_SUM);
+ *         sc_relu(rt, y, y, 64);
+ *         sc_save_npy(rt, sc_option(rt, "--output-dir", NULL), "output_0.npy", y, SC_F32,
+ *                     (const int64_t[]){16, 8}, 2, (const int64_t[]){8 * r, 0}, (const int64_t[]){8, 8});
+ *         sc_finalize(rt);                                // "rank 0: comm bytes sent 256" ...
+ *         return 0;
+ *     }
+ *
+ * Conventions.
+ * - Tensors are dense, row-major (C order). Dims arrays, axes and perms are
+ *   host memory; tensor pointers are slab memory (device memory on cuda).
+ * - Every kernel overwrites its output (gradients included); accumulate with
+ *   sc_binary(SC_ADD). Elementwise kernels (same n in and out) may run in
+ *   place; every other kernel needs its output apart from its inputs.
+ * - Axes may be negative (counted from the end), as in the IR.
+ * - Collectives, sc_group_new, sc_load_npy and sc_save_npy are collective:
+ *   every rank of the group (of the world, for the last three) makes the same
+ *   calls in the same order.
+ * - Any error (a bad argument, an MPI/CUDA/NCCL/cuBLAS failure) prints
+ *   `shardc runtime: rank R: FILE:LINE: message` and aborts the whole job
+ *   (MPI_Abort), so nothing hangs. Bad input files are not errors of the
+ *   program: every rank exits 1 after one clear message (sc_load_npy).
+ * - Byte counting (IR-SPEC 8): each collective adds what this rank sends in a
+ *   ring algorithm over its group of n: AllReduce 2*B*(n-1)/n of the tensor's
+ *   B bytes, AllGather B*(n-1)/n of the output, ReduceScatter and AllToAll
+ *   B*(n-1)/n of the input, in integer arithmetic. sc_finalize prints the
+ *   totals, rank 0 one line per rank. */
+#ifndef SHARDC_RT_H
+#define SHARDC_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { SC_MAX_DIMS = 8 };                 /* tensor rank limit, as the compiler's */
+
+typedef struct sc_rt sc_rt;               /* one per process: MPI world, backend, byte count */
+typedef struct sc_group sc_group;         /* an ordered set of ranks taking part in collectives */
+
+typedef enum {
+	SC_F32,                                /* float,   '<f4' */
+	SC_I32,                                /* int32_t, '<i4' */
+	SC_I64,                                /* int64_t, '<i8' */
+	SC_BOOL,                               /* uint8_t 0/1, '|b1' */
+} sc_dtype;
+
+typedef enum {
+	SC_SUM,
+	SC_MAX,
+	SC_MEAN,                               /* sum, then divide by the group size */
+} sc_redop;
+
+typedef enum {
+	SC_ADD, SC_SUB, SC_MUL, SC_DIV, SC_MAXIMUM, SC_MINIMUM,
+} sc_binop;
+
+/* ---- process ---- */
+
+/* MPI_Init (and, on cuda, the GPU and NCCL). Exits 1 on every rank when the
+ * job has not expected_ranks ranks or the command line has an option other
+ * than those sc_option knows. */
+sc_rt *sc_init(int *argc, char ***argv, int expected_ranks);
+/* Prints the bytes each rank sent (rank 0, in rank order), frees everything,
+ * MPI_Finalize. */
+void sc_finalize(sc_rt *rt);
+int sc_rank(const sc_rt *rt);
+int sc_size(const sc_rt *rt);
+int64_t sc_comm_bytes(const sc_rt *rt);   /* sent by this rank so far */
+/* The command line of run.sh: `--input NAME=FILE`, `--param NAME=FILE`
+ * (key NAME), `--output-dir DIR`, `--steps K` (key NULL); `--flag value` or
+ * `--flag=value`. NULL when absent; the last one wins. */
+const char *sc_option(sc_rt *rt, const char *flag, const char *key);
+
+/* ---- memory ---- */
+
+/* bytes of zeroed memory, 256-byte aligned, alive until sc_finalize. */
+void *sc_slab(sc_rt *rt, size_t bytes);
+void sc_to_host(sc_rt *rt, void *host, const void *src, size_t bytes);
+void sc_from_host(sc_rt *rt, void *dst, const void *host, size_t bytes);
+void sc_copy(sc_rt *rt, void *dst, const void *src, size_t bytes);   /* Reshape, Flatten */
+void sc_fill(sc_rt *rt, void *dst, sc_dtype dt, int64_t n, double value); /* zeros, ones, constant(v) */
+
+/* ---- groups and collectives ---- */
+
+/* A group of the given global ranks; member i has index i in every
+ * collective. Every rank calls every sc_group_new, members or not. */
+sc_group *sc_group_new(sc_rt *rt, const int *members, int n);
+
+/* in and out hold count elements; in == out is allowed. */
+void sc_all_reduce(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, int64_t count, sc_redop op);
+/* in has dims (ndim of them); out has dims with dims[axis] * n: the members'
+ * tensors concatenated along axis in member order. */
+void sc_all_gather(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt,
+                   const int64_t *dims, int ndim, int axis);
+/* in has dims, dims[axis] divisible by n; member i keeps the i-th slice along
+ * axis of the reduction. */
+void sc_reduce_scatter(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt,
+                       const int64_t *dims, int ndim, int axis, sc_redop op);
+/* in has dims, dims[split_axis] divisible by n. Member i sends its j-th slice
+ * along split_axis to member j; out is the received pieces concatenated along
+ * concat_axis in member order. */
+void sc_all_to_all(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt,
+                   const int64_t *dims, int ndim, int split_axis, int concat_axis);
+
+/* ---- inputs, parameters, outputs ---- */
+
+/* IR-SPEC 9 initializers, for this rank's slice only: gdims is the global
+ * shape, start the slice's first element, ldims its shape. */
+void sc_init_uniform(sc_rt *rt, void *dst, sc_dtype dt, const char *name, uint64_t seed, const int64_t *gdims,
+                     int ndim, const int64_t *start, const int64_t *ldims, double lo, double hi);
+void sc_init_normal(sc_rt *rt, void *dst, sc_dtype dt, const char *name, uint64_t seed, const int64_t *gdims,
+                    int ndim, const int64_t *start, const int64_t *ldims, double std);
+void sc_init_randint(sc_rt *rt, void *dst, sc_dtype dt, const char *name, uint64_t seed, const int64_t *gdims,
+                     int ndim, const int64_t *start, const int64_t *ldims, int64_t lo, int64_t hi);
+/* Reads this rank's slice of the .npy file at path ('<f4' '<i4' '<i8' '|b1',
+ * C order, format 1.0/2.0/3.0), which must have dtype dt and shape gdims.
+ * On any problem every rank exits 1 and one message names the input:
+ * `shardc: input 'x': x.npy has shape (3, 4), expected (16, 32)`.
+ * dst NULL: check the file only. */
+void sc_load_npy(sc_rt *rt, const char *name, const char *path, void *dst, sc_dtype dt, const int64_t *gdims,
+                 int ndim, const int64_t *start, const int64_t *ldims);
+/* Assembles the global tensor on rank 0 from every rank's slice and writes
+ * DIR/FILE (DIR created; NULL: the current directory). Ranks holding the
+ * same slice may all pass it (one copy travels); src NULL: this rank holds
+ * nothing. Aborts if the slices do not cover the tensor. */
+void sc_save_npy(sc_rt *rt, const char *dir, const char *file, const void *src, sc_dtype dt,
+                 const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims);
+
+/* ---- kernels (float32 unless a dtype is named) ---- */
+
+/* c (m, n) = op(a) op(b): a is (m, k), or (k, m) when transpose_a; b is
+ * (k, n), or (n, k) when transpose_b. */
+void sc_matmul(sc_rt *rt, const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k,
+               int transpose_a, int transpose_b);
+/* Batched matmul; the batch dims (a_nb, b_nb, c_nb of them, the leading
+ * dims without the last two) broadcast as numpy's. */
+void sc_batch_matmul(sc_rt *rt, const float *a, const int64_t *a_bdims, int a_nb, const float *b,
+                     const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
+                     int64_t n, int64_t k, int transpose_a, int transpose_b);
+
+/* y = a op b with numpy broadcasting (dims right-aligned, size 1 repeats). */
+void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+               const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim);
+void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t rows, int64_t c);
+
+void sc_relu(sc_rt *rt, const float *x, float *y, int64_t n);
+void sc_gelu(sc_rt *rt, const float *x, float *y, int64_t n);    /* tanh form */
+void sc_tanh(sc_rt *rt, const float *x, float *y, int64_t n);
+void sc_sigmoid(sc_rt *rt, const float *x, float *y, int64_t n);
+void sc_exp(sc_rt *rt, const float *x, float *y, int64_t n);
+void sc_log(sc_rt *rt, const float *x, float *y, int64_t n);
+void sc_neg(sc_rt *rt, const float *x, float *y, int64_t n);
+void sc_sqrt(sc_rt *rt, const float *x, float *y, int64_t n);
+void sc_square(sc_rt *rt, const float *x, float *y, int64_t n);
+void sc_scale(sc_rt *rt, const float *x, float *y, int64_t n, double alpha);   /* y = alpha x */
+
+void sc_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int axis);
+void sc_log_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int axis);
+
+/* y holds x's dims without the reduced axes (keep_dims changes no memory). */
+void sc_reduce_sum(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes);
+void sc_reduce_mean(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes);
+void sc_reduce_max(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes);
+
+/* y dims[i] = dims[perm[i]]; dims are x's. */
+void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm);
+/* y (nidx, row) = table rows idx - offset; rows outside [0, rows) give zeros
+ * (a table split by rows passes its first row's global index as offset). */
+void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
+               int64_t nidx, int64_t offset, float *y);
+/* Normalizes over dims[begin_norm_axis:] (biased variance); gamma and beta
+ * have the shape dims[begin_params_axis:]. */
+void sc_layer_norm(sc_rt *rt, const float *x, const float *gamma, const float *beta, float *y, const int64_t *dims,
+                   int ndim, int begin_norm_axis, int begin_params_axis, double eps);
+/* xs[i] has y's dims with axis_sizes[i] at axis. */
+void sc_concat(sc_rt *rt, sc_dtype dt, const void *const *xs, const int64_t *axis_sizes, int nx, void *y,
+               const int64_t *y_dims, int ndim, int axis);
+/* numpy's x[begin:end:strides] per dim (negative begin/end count from the
+ * end, then clamp; strides positive); dims are x's. */
+void sc_strided_slice(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim,
+                      const int64_t *begin, const int64_t *end, const int64_t *strides);
+/* Float to int truncates toward zero, anything to bool is != 0. */
+void sc_cast(sc_rt *rt, const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n);
+
+/* Scalar losses: the mean over n (rows, for the cross entropy). Labels
+ * outside [0, c) add nothing. */
+void sc_sparse_softmax_ce(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt, float *loss,
+                          int64_t n, int64_t c);
+void sc_mse_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n);
+void sc_l1_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n);
+
+/* ---- backward kernels ----
+ * dy is the gradient of the output, dx of the input. Matmul gradients are
+ * sc_matmul with transposes; Neg's is sc_neg; a loss's dloss points to its
+ * scalar gradient (NULL: 1). */
+
+/* da, db (either may be NULL) take a's and b's shapes: broadcast dims summed.
+ * Maximum sends dy to a where a >= b, Minimum where a <= b. */
+void sc_binary_grad(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+                    const int64_t *b_dims, int b_ndim, const float *dy, const int64_t *y_dims, int y_ndim, float *da,
+                    float *db);
+/* y = x's gradient summed down to y_dims, which broadcast to x_dims. */
+void sc_sum_to_shape(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndim, float *y, const int64_t *y_dims,
+                     int y_ndim);
+/* y = x broadcast to y_dims (ReduceSum/Mean backward with x in keep_dims form). */
+void sc_broadcast_to(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndim, float *y, const int64_t *y_dims,
+                     int y_ndim);
+void sc_bias_add_grad(sc_rt *rt, const float *dy, float *dbias, int64_t rows, int64_t c);
+
+void sc_relu_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n);
+void sc_gelu_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n);
+void sc_tanh_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n);    /* from the output */
+void sc_sigmoid_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n); /* from the output */
+void sc_exp_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n);     /* from the output */
+void sc_log_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n);
+void sc_sqrt_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n);    /* from the output */
+void sc_square_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n);
+
+void sc_softmax_grad(sc_rt *rt, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim, int axis);
+void sc_log_softmax_grad(sc_rt *rt, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim,
+                         int axis);
+/* dy in y's layout; ties share the gradient equally. */
+void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *dy, float *dx, const int64_t *dims,
+                        int ndim, const int *axes, int naxes);
+/* dtable (rows, row) = rows of dy added at idx - offset (others zero). */
+void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
+                    float *dtable, int64_t rows, int64_t row);
+/* Recomputes the statistics from x; dx, dgamma, dbeta may each be NULL. */
+void sc_layer_norm_grad(sc_rt *rt, const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
+                        float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis,
+                        double eps);
+/* dx (x's dims, zeros elsewhere) = dy placed where the slice took it. */
+void sc_strided_slice_grad(sc_rt *rt, const float *dy, float *dx, const int64_t *dims, int ndim,
+                           const int64_t *begin, const int64_t *end, const int64_t *strides);
+void sc_sparse_softmax_ce_grad(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
+                               const float *dloss, float *dlogits, int64_t n, int64_t c);
+void sc_mse_loss_grad(sc_rt *rt, const float *pred, const float *target, const float *dloss, float *dpred,
+                      int64_t n);
+void sc_l1_loss_grad(sc_rt *rt, const float *pred, const float *target, const float *dloss, float *dpred,
+                     int64_t n);
+
+/* ---- optimizers (MindSpore's; weight_decay adds weight_decay * p to g) ---- */
+
+void sc_sgd(sc_rt *rt, float *p, const float *g, int64_t n, double lr, double weight_decay);
+/* v = momentum v + g; p -= lr v */
+void sc_momentum(sc_rt *rt, float *p, const float *g, float *v, int64_t n, double lr, double momentum,
+                 double weight_decay);
+/* nn.Adam, step t >= 1: m += (1-b1)(g-m); v += (1-b2)(g^2-v);
+ * p -= lr sqrt(1-b2^t)/(1-b1^t) m/(sqrt(v)+eps) */
+void sc_adam(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1,
+             double beta2, double eps, double weight_decay, int64_t step);
+
+#endif

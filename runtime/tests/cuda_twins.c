@@ -1,0 +1,358 @@
+/* cuda_twins.c: every kernel of the cuda library against its CPU twin.
+ *
+ * The same random inputs go to sc_X on the GPU (the public API, linked from
+ * libshardc_rt_cuda.a) and to sc_cpu_X on the host (cpu/kernels.c); the
+ * outputs must agree within a tolerance that scales with the values, as in
+ * llm.c's validate_result: |gpu - cpu| <= 1e-4 |cpu| + 1e-5 max|cpu| (looser
+ * for matmul and the atomics-summed gradients). Where no GPU is present it
+ * says so and exits 0; `cuda_twins --has-gpu` exits 0 only where one is.
+ * Run under mpirun -np 1 (sc_init needs MPI). */
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_kernels.h"
+#include "rt_test.h"
+#include "shardc_rt.h"
+
+static sc_rt *rt;
+static char *slab;
+static size_t used;
+static int checks, failures;
+static uint64_t seed = 42;
+
+enum { SLAB = 64 << 20 };
+
+static void *dev(size_t bytes)
+{
+	void *p = slab + used;
+	used += (bytes + 255) / 256 * 256;
+	if (used > SLAB) {
+		fprintf(stderr, "cuda_twins: slab too small\n");
+		exit(2);
+	}
+	return p;
+}
+
+/* host random floats and their device copy */
+static float *rnd(int64_t n, float lo, float hi, float **d)
+{
+	float *h = malloc((size_t)n * sizeof *h);
+	t_fill(h, n, &seed, lo, hi);
+	*d = dev((size_t)n * sizeof *h);
+	sc_from_host(rt, *d, h, (size_t)n * sizeof *h);
+	return h;
+}
+
+static void *up(const void *h, size_t bytes)
+{
+	void *d = dev(bytes);
+	sc_from_host(rt, d, h, bytes);
+	return d;
+}
+
+/* compare device result d with the CPU's want */
+static void twin(const char *what, const float *d, const float *want, int64_t n, double rtol)
+{
+	float *got = malloc((size_t)n * sizeof *got);
+	sc_to_host(rt, got, d, (size_t)n * sizeof *got);
+	double mx = 0;
+	for (int64_t i = 0; i < n; i++)
+		mx = fmax(mx, fabs(want[i]));
+	checks++;
+	if (!t_close(what, got, want, n, 1e-5 * (mx > 1 ? mx : 1), rtol))
+		failures++;
+	free(got);
+}
+
+static void twin_bytes(const char *what, const void *d, const void *want, size_t bytes)
+{
+	char *got = malloc(bytes);
+	sc_to_host(rt, got, d, bytes);
+	checks++;
+	if (memcmp(got, want, bytes) != 0) {
+		failures++;
+		fprintf(stderr, "%s: bytes differ\n", what);
+	}
+	free(got);
+}
+
+static void test_matmul(void)
+{
+	const int M = 37, N = 29, K = 53;
+	float *da, *db, *a = rnd(M * K, -1, 1, &da), *b = rnd(K * N, -1, 1, &db);
+	float *c = malloc(M * N * sizeof *c), *dc = dev(M * N * sizeof *c);
+	for (int ta = 0; ta < 2; ta++)
+		for (int tb = 0; tb < 2; tb++) {
+			sc_matmul(rt, da, db, dc, M, N, K, ta, tb);
+			sc_cpu_matmul(a, b, c, M, N, K, ta, tb);
+			twin(ta ? tb ? "matmul TT" : "matmul TN" : tb ? "matmul NT" : "matmul NN", dc, c, M * N, 1e-3);
+		}
+	/* batches: strided (2, 3) x (3,), and the per-batch loop (2, 1) x (1, 3) */
+	float *dba, *dbb, *ba = rnd(6 * 5 * 7, -1, 1, &dba), *bb = rnd(3 * 7 * 4, -1, 1, &dbb);
+	float *bc = malloc(6 * 5 * 4 * sizeof *bc), *dbc = dev(6 * 5 * 4 * sizeof *bc);
+	const int64_t ab[2] = {2, 3}, bbd[1] = {3}, cb[2] = {2, 3};
+	sc_batch_matmul(rt, dba, ab, 2, dbb, bbd, 1, dbc, cb, 2, 5, 4, 7, 0, 0);
+	sc_cpu_batch_matmul(ba, ab, 2, bb, bbd, 1, bc, cb, 2, 5, 4, 7, 0, 0);
+	twin("batch_matmul strided", dbc, bc, 6 * 20, 1e-3);
+	const int64_t a2[2] = {2, 1}, b2[2] = {1, 3};
+	sc_batch_matmul(rt, dba, a2, 2, dbb, b2, 2, dbc, cb, 2, 5, 4, 7, 1, 1);   /* a (2,1,7,5), b (1,3,4,7) */
+	sc_cpu_batch_matmul(ba, a2, 2, bb, b2, 2, bc, cb, 2, 5, 4, 7, 1, 1);
+	twin("batch_matmul broadcast", dbc, bc, 6 * 20, 1e-3);
+	free(a), free(b), free(c), free(ba), free(bb), free(bc);
+}
+
+static void test_elementwise(void)
+{
+	const int64_t ad[3] = {4, 5, 6}, bd[2] = {5, 1}, yd[3] = {4, 5, 6};
+	const int n = 120;
+	float *da, *db, *ddy, *a = rnd(n, -2, 2, &da), *b = rnd(5, 0.5f, 1.5f, &db), *dy = rnd(n, -1, 1, &ddy);
+	float *y = malloc(n * sizeof *y), *dyv = dev(n * sizeof *y), *ga = malloc(n * sizeof *ga), *gb = malloc(5 * 4);
+	float *dga = dev(n * 4), *dgb = dev(5 * 4);
+	for (sc_binop op = SC_ADD; op <= SC_MINIMUM; op++) {
+		char what[64];
+		snprintf(what, sizeof what, "binary %d", op);
+		sc_binary(rt, op, da, ad, 3, db, bd, 2, dyv, yd, 3);
+		sc_cpu_binary(op, a, ad, 3, b, bd, 2, y, yd, 3);
+		twin(what, dyv, y, n, 1e-5);
+		snprintf(what, sizeof what, "binary_grad %d", op);
+		sc_binary_grad(rt, op, da, ad, 3, db, bd, 2, ddy, yd, 3, dga, dgb);
+		sc_cpu_binary_grad(op, a, ad, 3, b, bd, 2, dy, yd, 3, ga, gb);
+		twin(what, dga, ga, n, 1e-4);
+		twin(what, dgb, gb, 5, 1e-4);
+	}
+	sc_sum_to_shape(rt, ddy, yd, 3, dgb, bd, 2);
+	sc_cpu_sum_to_shape(dy, yd, 3, gb, bd, 2);
+	twin("sum_to_shape", dgb, gb, 5, 1e-4);
+	sc_broadcast_to(rt, db, bd, 2, dyv, yd, 3);
+	sc_cpu_broadcast_to(b, bd, 2, y, yd, 3);
+	twin("broadcast_to", dyv, y, n, 0);
+	sc_bias_add(rt, da, ddy, dyv, 1, n);
+	sc_cpu_bias_add(a, dy, y, 1, n);
+	twin("bias_add", dyv, y, n, 1e-6);
+	sc_bias_add_grad(rt, ddy, dga, 20, 6);
+	sc_cpu_bias_add_grad(dy, ga, 20, 6);
+	twin("bias_add_grad", dga, ga, 6, 1e-4);
+	sc_scale(rt, da, dyv, n, -0.3);
+	sc_cpu_scale(a, y, n, -0.3);
+	twin("scale", dyv, y, n, 1e-6);
+
+	void (*fwd[])(sc_rt *, const float *, float *, int64_t) = {sc_relu, sc_gelu, sc_tanh, sc_sigmoid, sc_exp,
+	                                                            sc_log, sc_neg, sc_sqrt, sc_square};
+	void (*bwd[])(sc_rt *, const float *, const float *, float *, int64_t) = {
+		sc_relu_grad, sc_gelu_grad, sc_tanh_grad, sc_sigmoid_grad, sc_exp_grad, sc_log_grad, NULL, sc_sqrt_grad,
+		sc_square_grad};
+	const int from_y[] = {0, 0, 1, 1, 1, 0, 0, 1, 0};
+	float *dp, *pos = rnd(n, 0.1f, 3, &dp);
+	for (int op = SC_U_RELU; op <= SC_U_SQUARE; op++) {
+		const float *x = op == SC_U_LOG || op == SC_U_SQRT ? pos : a;
+		const float *dx = op == SC_U_LOG || op == SC_U_SQRT ? dp : da;
+		char what[64];
+		snprintf(what, sizeof what, "unary %d", op);
+		fwd[op](rt, dx, dyv, n);
+		sc_cpu_unary(op, x, y, n);
+		twin(what, dyv, y, n, 1e-5);
+		if (!bwd[op])
+			continue;
+		snprintf(what, sizeof what, "unary_grad %d", op);
+		bwd[op](rt, from_y[op] ? dyv : dx, ddy, dga, n);
+		sc_cpu_unary_grad(op, from_y[op] ? y : x, dy, ga, n);
+		twin(what, dga, ga, n, 1e-4);
+	}
+	free(a), free(b), free(dy), free(y), free(ga), free(gb), free(pos);
+}
+
+static void test_rows(void)
+{
+	const int64_t d[3] = {6, 40, 70};
+	const int n = 6 * 40 * 70;
+	float *dx, *ddy, *x = rnd(n, -3, 3, &dx), *dy = rnd(n, -1, 1, &ddy);
+	float *y = malloc(n * 4), *g = malloc(n * 4), *dyv = dev(n * 4), *dg = dev(n * 4);
+	for (int axis = 0; axis < 3; axis++)
+		for (int lg = 0; lg < 2; lg++) {
+			char what[64];
+			snprintf(what, sizeof what, "%s axis %d", lg ? "log_softmax" : "softmax", axis);
+			(lg ? sc_log_softmax : sc_softmax)(rt, dx, dyv, d, 3, axis);
+			sc_cpu_softmax(x, y, d, 3, axis, lg);
+			twin(what, dyv, y, n, 1e-4);
+			(lg ? sc_log_softmax_grad : sc_softmax_grad)(rt, dyv, ddy, dg, d, 3, axis);
+			sc_cpu_softmax_grad(y, dy, g, d, 3, axis, lg);
+			twin(what, dg, g, n, 1e-3);
+		}
+	const int axes_sets[][3] = {{0, -1, 0}, {1, 0, 0}, {2, 0, 0}, {0, 1, 2}};
+	const int naxes[] = {2, 1, 1, 3};
+	for (int k = 0; k < 4; k++)
+		for (sc_reduce_kind kind = SC_R_SUM; kind <= SC_R_MAX; kind++) {
+			char what[64];
+			snprintf(what, sizeof what, "reduce %d over set %d", kind, k);
+			void (*f)(sc_rt *, const float *, float *, const int64_t *, int, const int *, int) =
+				kind == SC_R_SUM ? sc_reduce_sum : kind == SC_R_MEAN ? sc_reduce_mean : sc_reduce_max;
+			f(rt, dx, dyv, d, 3, axes_sets[k], naxes[k]);
+			sc_cpu_reduce(kind, x, y, d, 3, axes_sets[k], naxes[k]);
+			int64_t nout = 1;
+			for (int i = 0, j; i < 3; i++) {
+				for (j = 0; j < naxes[k] && (axes_sets[k][j] + 3) % 3 != i; j++)
+					;
+				nout *= j < naxes[k] ? 1 : d[i];
+			}
+			twin(what, dyv, y, nout, 1e-4);
+			if (kind == SC_R_MAX) {
+				sc_reduce_max_grad(rt, dx, dyv, ddy, dg, d, 3, axes_sets[k], naxes[k]);
+				sc_cpu_reduce_max_grad(x, y, dy, g, d, 3, axes_sets[k], naxes[k]);
+				twin("reduce_max_grad", dg, g, n, 1e-5);
+			}
+		}
+	const struct {
+		int bna, bpa;
+	} ln[] = {{2, 2}, {1, 2}, {2, 1}, {-1, 0}};
+	for (int k = 0; k < 4; k++) {
+		int bpa = ln[k].bpa < 0 ? ln[k].bpa + 3 : ln[k].bpa;
+		int64_t np = t_numel(d + bpa, 3 - bpa);
+		float *dgam, *dbet, *gam = rnd(np, 0.5f, 1.5f, &dgam), *bet = rnd(np, -1, 1, &dbet);
+		float *dgg = dev(np * 4), *dbb = dev(np * 4), *gg = malloc(np * 4), *bb = malloc(np * 4);
+		char what[64];
+		snprintf(what, sizeof what, "layer_norm %d", k);
+		sc_layer_norm(rt, dx, dgam, dbet, dyv, d, 3, ln[k].bna, ln[k].bpa, 1e-5);
+		sc_cpu_layer_norm(x, gam, bet, y, d, 3, ln[k].bna, ln[k].bpa, 1e-5);
+		twin(what, dyv, y, n, 1e-4);
+		sc_layer_norm_grad(rt, ddy, dx, dgam, dg, dgg, dbb, d, 3, ln[k].bna, ln[k].bpa, 1e-5);
+		sc_cpu_layer_norm_grad(dy, x, gam, g, gg, bb, d, 3, ln[k].bna, ln[k].bpa, 1e-5);
+		twin(what, dg, g, n, 1e-3);
+		twin(what, dgg, gg, np, 1e-3);
+		twin(what, dbb, bb, np, 1e-3);
+		free(gam), free(bet), free(gg), free(bb);
+	}
+	/* cross entropy over rows of x viewed as (240, 70) */
+	int32_t lab[240];
+	int64_t lab64[240];
+	for (int i = 0; i < 240; i++)
+		lab64[i] = lab[i] = (i * 37) % 75 - 2;   /* a few out of range */
+	float *dlab = up(lab, sizeof lab), *dlab64 = up(lab64, sizeof lab64), loss, *dloss = dev(4);
+	const float dl = 0.7f;
+	float *ddl = up(&dl, 4);
+	sc_sparse_softmax_ce(rt, dx, dlab, SC_I32, dloss, 240, 70);
+	sc_cpu_sparse_softmax_ce(x, lab, SC_I32, &loss, 240, 70);
+	twin("sparse_softmax_ce", dloss, &loss, 1, 1e-4);
+	sc_sparse_softmax_ce_grad(rt, dx, dlab64, SC_I64, ddl, dg, 240, 70);
+	sc_cpu_sparse_softmax_ce_grad(x, lab64, SC_I64, &dl, g, 240, 70);
+	twin("sparse_softmax_ce_grad", dg, g, n, 1e-4);
+	for (int l1 = 0; l1 < 2; l1++) {
+		(l1 ? sc_l1_loss : sc_mse_loss)(rt, dx, ddy, dloss, n);
+		(l1 ? sc_cpu_l1_loss : sc_cpu_mse_loss)(x, dy, &loss, n);
+		twin(l1 ? "l1_loss" : "mse_loss", dloss, &loss, 1, 1e-4);
+		(l1 ? sc_l1_loss_grad : sc_mse_loss_grad)(rt, dx, ddy, ddl, dg, n);
+		(l1 ? sc_cpu_l1_loss_grad : sc_cpu_mse_loss_grad)(x, dy, &dl, g, n);
+		twin(l1 ? "l1_loss_grad" : "mse_loss_grad", dg, g, n, 1e-5);
+	}
+	free(x), free(dy), free(y), free(g);
+}
+
+static void test_movement(void)
+{
+	const int64_t d[3] = {5, 6, 7};
+	const int n = 210;
+	float *dx, *x = rnd(n, -1, 1, &dx), *y = malloc(n * 4), *dyv = dev(n * 4);
+	const int perms[][3] = {{0, 1, 2}, {2, 0, 1}, {1, 2, 0}, {2, 1, 0}};
+	for (int k = 0; k < 4; k++) {
+		sc_transpose(rt, SC_F32, dx, dyv, d, 3, perms[k]);
+		sc_cpu_transpose(SC_F32, x, y, d, 3, perms[k]);
+		twin("transpose", dyv, y, n, 0);
+	}
+	int64_t l[210], lt[210];
+	for (int i = 0; i < n; i++)
+		l[i] = (int64_t)i * 1000003;
+	void *dl = up(l, sizeof l), *dlt = dev(sizeof l);
+	sc_transpose(rt, SC_I64, dl, dlt, d, 3, perms[2]);
+	sc_cpu_transpose(SC_I64, l, lt, d, 3, perms[2]);
+	twin_bytes("transpose int64", dlt, lt, sizeof lt);
+	const int64_t b[3] = {1, -5, 0}, e[3] = {5, 6, -1}, s[3] = {2, 3, 2};
+	sc_strided_slice(rt, SC_F32, dx, dyv, d, 3, b, e, s);
+	sc_cpu_strided_slice(SC_F32, x, y, d, 3, b, e, s);
+	twin("strided_slice", dyv, y, 2 * 2 * 3, 0);
+	float *g = malloc(n * 4), *dg = dev(n * 4);
+	sc_strided_slice_grad(rt, dx, dg, d, 3, b, e, s);
+	sc_cpu_strided_slice_grad(x, g, d, 3, b, e, s);
+	twin("strided_slice_grad", dg, g, n, 0);
+	const void *xs[2] = {dx, dx + 5 * 6 * 3};
+	const void *hs[2] = {x, x + 5 * 6 * 3};
+	const int64_t sizes[2] = {3, 4}, od[3] = {5, 6, 7};
+	sc_concat(rt, SC_F32, xs, sizes, 2, dyv, od, 3, 2);
+	sc_cpu_concat(SC_F32, hs, sizes, 2, y, od, 3, 2);
+	twin("concat", dyv, y, n, 0);
+	int32_t idx[9] = {3, 7, 4, 4, 12, 5, 6, 3, -1};
+	void *didx = up(idx, sizeof idx);
+	sc_gather(rt, dx, 10, 21, didx, SC_I32, 9, 3, dyv);   /* rows 3..12 of a table */
+	sc_cpu_gather(x, 10, 21, idx, SC_I32, 9, 3, y);
+	twin("gather", dyv, y, 9 * 21, 0);
+	sc_gather_grad(rt, dx, didx, SC_I32, 9, 3, dg, 10, 21);
+	sc_cpu_gather_grad(x, idx, SC_I32, 9, 3, g, 10, 21);
+	twin("gather_grad", dg, g, 210, 1e-5);
+	const float src[5] = {-1.7f, 2.9f, 0, 3e9f, -0.2f};
+	void *dsrc = up(src, sizeof src), *dout = dev(64);
+	for (sc_dtype from = SC_F32; from <= SC_BOOL; from++) {
+		char hin[40], hout[40];
+		sc_cpu_cast(src, SC_F32, hin, from, 5);
+		void *din = up(hin, 40);
+		for (sc_dtype to = SC_F32; to <= SC_BOOL; to++) {
+			char what[64];
+			sc_cast(rt, din, from, dout, to, 5);
+			sc_cpu_cast(hin, from, hout, to, 5);
+			snprintf(what, sizeof what, "cast %d to %d", from, to);
+			twin_bytes(what, dout, hout, 5 * (to == SC_BOOL ? 1 : to == SC_I64 ? 8 : 4));
+		}
+	}
+	(void)dsrc;
+	int32_t seven[3];
+	sc_cpu_fill(seven, SC_I32, 3, 7);
+	sc_fill(rt, dout, SC_I32, 3, 7);
+	twin_bytes("fill", dout, seven, sizeof seven);
+	free(x), free(y), free(g);
+}
+
+static void test_optimizers(void)
+{
+	const int n = 1000;
+	float *dp, *dg, *dm, *dv, *p = rnd(n, -1, 1, &dp), *g = rnd(n, -1, 1, &dg), *m = rnd(n, -0.1f, 0.1f, &dm);
+	float *v = rnd(n, 0, 0.1f, &dv);
+	sc_sgd(rt, dp, dg, n, 0.1, 0.01);
+	sc_cpu_sgd(p, g, n, 0.1, 0.01);
+	twin("sgd", dp, p, n, 1e-6);
+	sc_momentum(rt, dp, dg, dm, n, 0.1, 0.9, 0);
+	sc_cpu_momentum(p, g, m, n, 0.1, 0.9, 0);
+	twin("momentum", dp, p, n, 1e-6);
+	for (int t = 1; t <= 3; t++) {
+		sc_adam(rt, dp, dg, dm, dv, n, 0.01, 0.9, 0.999, 1e-8, 0.01, t);
+		sc_cpu_adam(p, g, m, v, n, 0.01, 0.9, 0.999, 1e-8, 0.01, t);
+	}
+	twin("adam", dp, p, n, 1e-5);
+	twin("adam m", dm, m, n, 1e-5);
+	free(p), free(g), free(m), free(v);
+}
+
+int main(int argc, char **argv)
+{
+	int ndev = 0;
+	cudaError_t e = cudaGetDeviceCount(&ndev);
+	if (argc > 1 && strcmp(argv[1], "--has-gpu") == 0)
+		return e == cudaSuccess && ndev > 0 ? 0 : 1;
+	if (e != cudaSuccess || ndev == 0) {
+		printf("cuda_twins: no CUDA device (%s); skipped\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+		return 0;
+	}
+	rt = sc_init(&argc, &argv, 0);
+	slab = sc_slab(rt, SLAB);
+	test_matmul();
+	used = 0;
+	test_elementwise();
+	used = 0;
+	test_rows();
+	used = 0;
+	test_movement();
+	used = 0;
+	test_optimizers();
+	printf("cuda_twins: %d comparisons, %d failed\n", checks, failures);
+	sc_finalize(rt);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,303 @@
+/* mpi_collectives.c: the collectives under mpirun -np 4, against answers
+ * computed here from their definitions (IR-SPEC 4), element by element.
+ *
+ * Every member's tensor holds values that name the member and the element,
+ * so a slice from the wrong member or the wrong place shows. Each collective
+ * runs on every axis of a 3-D tensor (every split/concat pair for AllToAll),
+ * over the world, pairs of neighbours, the non-contiguous pairs (0, 2) and
+ * (1, 3), and groups given out of rank order ((3, 1), (3, 2, 1, 0)), for
+ * float32 and int32. The bytes each rank sent are checked after every call
+ * against the ring formulas, and a few against numbers worked out by hand.
+ * Built against either library: with SC_TEST_CUDA the buffers are device
+ * memory and the copies go through sc_from_host/sc_to_host. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef SC_TEST_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include "rt_test.h"
+#include "shardc_rt.h"
+
+static sc_rt *rt;
+static int me, checks, failures;
+static char *slab;
+static size_t slab_used;
+static int64_t expect_bytes;
+
+enum { SLAB = 1 << 22 };
+
+static void *dev(size_t bytes)
+{
+	void *p = slab + slab_used;
+	slab_used += (bytes + 255) / 256 * 256;
+	if (slab_used > SLAB) {
+		fprintf(stderr, "mpi_collectives: test slab too small\n");
+		exit(2);
+	}
+	return p;
+}
+
+static void check(bool ok, const char *fmt, const char *what)
+{
+	checks++;
+	if (!ok) {
+		failures++;
+		fprintf(stderr, "rank %d: FAILED: %s %s\n", me, fmt, what);
+	}
+}
+
+/* the value member rank r holds at element i (salt tells tensors apart) */
+static double val(int r, int64_t i, int salt)
+{
+	return (double)(((r + 1) * 37 + i * 13 + salt * 5) % 101) - 50;
+}
+
+static void put(void *buf, sc_dtype dt, int64_t i, double v)
+{
+	if (dt == SC_F32)
+		((float *)buf)[i] = (float)v;
+	else
+		((int32_t *)buf)[i] = (int32_t)v;
+}
+
+static double get(const void *buf, sc_dtype dt, int64_t i)
+{
+	return dt == SC_F32 ? ((const float *)buf)[i] : ((const int32_t *)buf)[i];
+}
+
+/* this rank's input on device, from val() */
+static void *make_input(sc_dtype dt, int64_t n, int salt)
+{
+	void *h = malloc((size_t)n * 4), *d = dev((size_t)n * 4);
+	for (int64_t i = 0; i < n; i++)
+		put(h, dt, i, val(me, i, salt));
+	sc_from_host(rt, d, h, (size_t)n * 4);
+	free(h);
+	return d;
+}
+
+static void *fetch(const void *d, int64_t n)
+{
+	void *h = malloc((size_t)n * 4);
+	sc_to_host(rt, h, d, (size_t)n * 4);
+	return h;
+}
+
+static void compare(const char *what, const void *got, const double *want, sc_dtype dt, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		if (get(got, dt, i) != want[i]) {
+			char msg[256];
+			snprintf(msg, sizeof msg, "(element %lld: got %g, want %g)", (long long)i, get(got, dt, i), want[i]);
+			check(false, what, msg);
+			return;
+		}
+	check(true, what, "");
+}
+
+static void check_bytes(const char *what)
+{
+	char msg[128];
+	snprintf(msg, sizeof msg, "(counted %lld bytes, expected %lld)", (long long)sc_comm_bytes(rt),
+	         (long long)expect_bytes);
+	check(sc_comm_bytes(rt) == expect_bytes, what, msg);
+}
+
+typedef struct {
+	const char *name;
+	int n;
+	int members[4];
+	sc_group *g;
+} Group;
+
+static int index_in(const Group *g)
+{
+	for (int i = 0; i < g->n; i++)
+		if (g->members[i] == me)
+			return i;
+	return -1;
+}
+
+static const char *dtname(sc_dtype dt)
+{
+	return dt == SC_F32 ? "f32" : "i32";
+}
+
+static void test_all_reduce(Group *g, sc_dtype dt, sc_redop op, bool in_place)
+{
+	int64_t n = 24;
+	void *in = make_input(dt, n, 1), *out = in_place ? in : dev((size_t)n * 4);
+	sc_all_reduce(rt, g->g, in, out, dt, n, op);
+	expect_bytes += 2 * n * 4 * (g->n - 1) / g->n;
+	double want[24];
+	for (int64_t i = 0; i < n; i++) {
+		double s = op == SC_MAX ? -1e30 : 0;
+		for (int m = 0; m < g->n; m++)
+			s = op == SC_MAX ? (val(g->members[m], i, 1) > s ? val(g->members[m], i, 1) : s) : s + val(g->members[m], i, 1);
+		if (op == SC_MEAN)
+			s = dt == SC_F32 ? (double)((float)s / (float)g->n) : (double)((int32_t)s / g->n);
+		want[i] = s;
+	}
+	void *got = fetch(out, n);
+	char what[128];
+	snprintf(what, sizeof what, "all_reduce %s %s over %s%s", dtname(dt),
+	         op == SC_SUM ? "sum" : op == SC_MAX ? "max" : "mean", g->name, in_place ? " in place" : "");
+	compare(what, got, want, dt, n);
+	free(got);
+}
+
+static const int64_t D3[3] = {4, 8, 12};   /* divisible by 2 and 4 on every axis */
+
+static void test_all_gather(Group *g, sc_dtype dt, int axis)
+{
+	const int64_t ld[3] = {2, 3, 4};
+	int64_t n = t_numel(ld, 3), od[3] = {ld[0], ld[1], ld[2]};
+	od[axis] *= g->n;
+	void *in = make_input(dt, n, 2 + axis), *out = dev((size_t)(n * g->n) * 4);
+	sc_all_gather(rt, g->g, in, out, dt, ld, 3, axis);
+	expect_bytes += n * g->n * 4 * (g->n - 1) / g->n;
+	double *want = malloc((size_t)(n * g->n) * sizeof *want);
+	for (int64_t i = 0; i < n * g->n; i++) {
+		int64_t idx[3];
+		t_unravel(i, od, 3, idx);
+		int j = (int)(idx[axis] / ld[axis]);
+		idx[axis] %= ld[axis];
+		want[i] = val(g->members[j], t_ravel(idx, ld, 3), 2 + axis);
+	}
+	void *got = fetch(out, n * g->n);
+	char what[128];
+	snprintf(what, sizeof what, "all_gather %s axis %d over %s", dtname(dt), axis, g->name);
+	compare(what, got, want, dt, n * g->n);
+	free(got);
+	free(want);
+}
+
+static void test_reduce_scatter(Group *g, sc_dtype dt, int axis, sc_redop op)
+{
+	int64_t n = t_numel(D3, 3), od[3] = {D3[0], D3[1], D3[2]};
+	od[axis] /= g->n;
+	int k = index_in(g);
+	void *in = make_input(dt, n, 7 + axis), *out = dev((size_t)(n / g->n) * 4);
+	sc_reduce_scatter(rt, g->g, in, out, dt, D3, 3, axis, op);
+	expect_bytes += n * 4 * (g->n - 1) / g->n;
+	double *want = malloc((size_t)(n / g->n) * sizeof *want);
+	for (int64_t i = 0; i < n / g->n; i++) {
+		int64_t idx[3];
+		t_unravel(i, od, 3, idx);
+		idx[axis] += k * od[axis];
+		int64_t src = t_ravel(idx, D3, 3);
+		double s = op == SC_MAX ? -1e30 : 0;
+		for (int m = 0; m < g->n; m++) {
+			double v = val(g->members[m], src, 7 + axis);
+			s = op == SC_MAX ? (v > s ? v : s) : s + v;
+		}
+		if (op == SC_MEAN)
+			s = dt == SC_F32 ? (double)((float)s / (float)g->n) : (double)((int32_t)s / g->n);
+		want[i] = s;
+	}
+	void *got = fetch(out, n / g->n);
+	char what[128];
+	snprintf(what, sizeof what, "reduce_scatter %s %s axis %d over %s", dtname(dt),
+	         op == SC_SUM ? "sum" : op == SC_MAX ? "max" : "mean", axis, g->name);
+	compare(what, got, want, dt, n / g->n);
+	free(got);
+	free(want);
+}
+
+static void test_all_to_all(Group *g, sc_dtype dt, int split, int concat)
+{
+	int64_t n = t_numel(D3, 3), pd[3] = {D3[0], D3[1], D3[2]};
+	pd[split] /= g->n;
+	int64_t od[3] = {pd[0], pd[1], pd[2]};
+	od[concat] *= g->n;
+	int k = index_in(g);
+	void *in = make_input(dt, n, 11 + 3 * split + concat), *out = dev((size_t)n * 4);
+	sc_all_to_all(rt, g->g, in, out, dt, D3, 3, split, concat);
+	expect_bytes += n * 4 * (g->n - 1) / g->n;
+	double *want = malloc((size_t)n * sizeof *want);
+	for (int64_t i = 0; i < n; i++) {
+		int64_t idx[3];
+		t_unravel(i, od, 3, idx);
+		int j = (int)(idx[concat] / pd[concat]);   /* the piece came from member j */
+		idx[concat] %= pd[concat];
+		idx[split] += k * pd[split];               /* member j's k-th slice along split */
+		want[i] = val(g->members[j], t_ravel(idx, D3, 3), 11 + 3 * split + concat);
+	}
+	void *got = fetch(out, n);
+	char what[128];
+	snprintf(what, sizeof what, "all_to_all %s split %d concat %d over %s", dtname(dt), split, concat, g->name);
+	compare(what, got, want, dt, n);
+	free(got);
+	free(want);
+}
+
+int main(int argc, char **argv)
+{
+#ifdef SC_TEST_CUDA
+	int ndev = 0;
+	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+		printf("mpi_collectives: no CUDA device; skipped\n");
+		return 0;
+	}
+#endif
+	rt = sc_init(&argc, &argv, 4);
+	me = sc_rank(rt);
+	slab = sc_slab(rt, SLAB);
+	Group groups[] = {
+		{"(0, 1, 2, 3)", 4, {0, 1, 2, 3}, NULL},
+		{"(3, 2, 1, 0)", 4, {3, 2, 1, 0}, NULL},
+		{"(0, 1)", 2, {0, 1}, NULL},
+		{"(2, 3)", 2, {2, 3}, NULL},
+		{"(0, 2)", 2, {0, 2}, NULL},
+		{"(3, 1)", 2, {3, 1}, NULL},
+		{"(1, 3)", 2, {1, 3}, NULL},
+	};
+	int ngroups = (int)(sizeof groups / sizeof groups[0]);
+	for (int i = 0; i < ngroups; i++)
+		groups[i].g = sc_group_new(rt, groups[i].members, groups[i].n);
+
+	/* by hand: 24 floats (96 bytes) over 4 send 2 * 96 * 3/4 = 144 bytes */
+	test_all_reduce(&groups[0], SC_F32, SC_SUM, false);
+	check(sc_comm_bytes(rt) == 144, "bytes after one all_reduce of 96 bytes over 4 members", "(want 144)");
+	/* a (2, 3, 4) float tensor gathered over 4: output 384 bytes, 288 sent */
+	test_all_gather(&groups[0], SC_F32, 1);
+	check(sc_comm_bytes(rt) == 144 + 288, "bytes after an all_gather to 384 bytes over 4", "(want 432)");
+
+	for (int gi = 0; gi < ngroups; gi++) {
+		Group *g = &groups[gi];
+		for (sc_dtype dt = SC_F32; dt <= SC_I32; dt++) {
+			if (index_in(g) < 0)
+				continue;
+			for (sc_redop op = SC_SUM; op <= SC_MEAN; op++)
+				test_all_reduce(g, dt, op, op == SC_MAX);
+			for (int axis = 0; axis < 3; axis++) {
+				test_all_gather(g, dt, axis);
+				for (sc_redop op = SC_SUM; op <= SC_MEAN; op++)
+					test_reduce_scatter(g, dt, axis, op);
+				for (int c = 0; c < 3; c++)
+					test_all_to_all(g, dt, axis, c);
+			}
+			slab_used = 0;
+			check_bytes(g->name);
+		}
+	}
+	slab_used = 0;
+
+	/* the tally of every rank's checks is itself an int32 all_reduce of 8 bytes: 2 * 8 * 3/4 = 12 sent */
+	sc_group *world = groups[0].g;
+	int32_t *tally = dev(8);
+	int64_t before = sc_comm_bytes(rt);
+	sc_all_reduce(rt, world, tally, tally, SC_I32, 2, SC_SUM);
+	check(sc_comm_bytes(rt) - before == 12, "bytes of an all_reduce of 8 bytes over 4", "(want 12)");
+	int32_t h[2] = {checks, failures};
+	sc_from_host(rt, tally, h, 8);
+	sc_all_reduce(rt, world, tally, tally, SC_I32, 2, SC_SUM);
+	sc_to_host(rt, h, tally, 8);
+	if (me == 0)
+		printf("mpi_collectives: %d checks on %d ranks, %d failed\n", h[0], sc_size(rt), h[1]);
+	sc_finalize(rt);
+	return h[1] ? 1 : 0;
+}

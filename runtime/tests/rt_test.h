@@ -1,0 +1,23 @@
+/* rt_test.h: what the runtime's tests share: seeded random data, index
+ * arithmetic written independently of the runtime's, and llm.c-style
+ * comparison with a tolerance that scales with the values. */
+#ifndef RT_TEST_H
+#define RT_TEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* splitmix64 stream: next value in [0, 1) */
+double t_rand(uint64_t *state);
+void t_fill(float *x, int64_t n, uint64_t *state, float lo, float hi);
+
+int64_t t_numel(const int64_t *dims, int nd);
+void t_unravel(int64_t i, const int64_t *dims, int nd, int64_t *idx);
+int64_t t_ravel(const int64_t *idx, const int64_t *dims, int nd);
+
+/* |got - want| <= atol + rtol |want| for every element; on failure prints
+ * what, the first bad index and the largest difference (llm.c
+ * validate_result). */
+bool t_close(const char *what, const float *got, const float *want, int64_t n, double atol, double rtol);
+
+#endif

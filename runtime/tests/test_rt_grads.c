@@ -1,0 +1,426 @@
+/* test_rt_grads.c: every backward kernel against central finite differences
+ * of its forward kernel.
+ *
+ * For a forward y = f(x) and random weights w, L(x) = sum w y; the backward
+ * kernel given dy = w must return dL/dx, which we estimate as
+ * (L(x + h e_i) - L(x - h e_i)) / 2h for each element i. Inputs stay away
+ * from kinks (ReLU at 0, L1 at equality, Maximum at ties) so the estimate is
+ * good to the tolerance. Matmul gradients are shown to be sc_matmul with
+ * transposes, as the header promises. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_kernels.h"
+#include "rt_test.h"
+
+enum { MAXN = 256 };
+
+/* y = f(x) for the operand being differentiated; ctx holds the rest */
+typedef void (*Fwd)(const float *x, float *y, const void *ctx);
+
+static double objective(Fwd f, const float *x, const void *ctx, const float *w, int ny)
+{
+	float y[MAXN];
+	f(x, y, ctx);
+	double s = 0;
+	for (int i = 0; i < ny; i++)
+		s += (double)w[i] * y[i];
+	return s;
+}
+
+/* checks grad against finite differences of sum w f(x) */
+static void check_grad(const char *what, Fwd f, const float *x, int nx, const void *ctx, const float *w, int ny,
+                       const float *grad)
+{
+	float xp[MAXN], num[MAXN];
+	const float h = 1e-2f;
+	memcpy(xp, x, (size_t)nx * sizeof *x);
+	for (int i = 0; i < nx; i++) {
+		xp[i] = x[i] + h;
+		double lp = objective(f, xp, ctx, w, ny);
+		xp[i] = x[i] - h;
+		double lm = objective(f, xp, ctx, w, ny);
+		xp[i] = x[i];
+		num[i] = (float)((lp - lm) / (2.0 * ((double)(x[i] + h) - (double)x[i])));
+	}
+	cr_assert(t_close(what, grad, num, nx, 2e-3, 1e-2));
+}
+
+static void rand_fill(float *x, int n, uint64_t seed, float lo, float hi)
+{
+	uint64_t s = seed;
+	t_fill(x, n, &s, lo, hi);
+}
+
+/* ---- unary ---- */
+
+typedef struct {
+	sc_unop op;
+	int n;
+} UnCtx;
+
+static void un_fwd(const float *x, float *y, const void *c)
+{
+	const UnCtx *u = c;
+	sc_cpu_unary(u->op, x, y, u->n);
+}
+
+Test(grad, unary)
+{
+	static const struct {
+		sc_unop op;
+		const char *name;
+		float lo, hi;
+		int from_y;
+	} ops[] = {
+		{SC_U_RELU, "relu", -2, 2, 0}, {SC_U_GELU, "gelu", -3, 3, 0}, {SC_U_TANH, "tanh", -2, 2, 1},
+		{SC_U_SIGMOID, "sigmoid", -3, 3, 1}, {SC_U_EXP, "exp", -1, 1.5f, 1}, {SC_U_LOG, "log", 0.5f, 3, 0},
+		{SC_U_NEG, "neg", -2, 2, 0}, {SC_U_SQRT, "sqrt", 0.5f, 3, 1}, {SC_U_SQUARE, "square", -2, 2, 0},
+	};
+	for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+		float x[40], y[40], w[40], dx[40];
+		rand_fill(x, 40, 10 + k, ops[k].lo, ops[k].hi);
+		for (int i = 0; i < 40; i++)   /* keep relu away from its kink */
+			if (fabsf(x[i]) < 0.05f)
+				x[i] = 0.1f;
+		rand_fill(w, 40, 50 + k, -1, 1);
+		UnCtx c = {ops[k].op, 40};
+		sc_cpu_unary(ops[k].op, x, y, 40);
+		sc_cpu_unary_grad(ops[k].op, ops[k].from_y ? y : x, w, dx, 40);
+		check_grad(ops[k].name, un_fwd, x, 40, &c, w, 40, dx);
+	}
+}
+
+/* ---- softmax ---- */
+
+typedef struct {
+	const int64_t *dims;
+	int ndim, axis, log;
+} SmCtx;
+
+static void sm_fwd(const float *x, float *y, const void *c)
+{
+	const SmCtx *s = c;
+	sc_cpu_softmax(x, y, s->dims, s->ndim, s->axis, s->log);
+}
+
+Test(grad, softmax_log_softmax)
+{
+	const int64_t d[3] = {2, 3, 4};
+	for (int axis = 0; axis < 3; axis++)
+		for (int lg = 0; lg < 2; lg++) {
+			float x[24], y[24], w[24], dx[24];
+			rand_fill(x, 24, 3 + axis, -2, 2);
+			rand_fill(w, 24, 7 + lg, -1, 1);
+			SmCtx c = {d, 3, axis, lg};
+			sc_cpu_softmax(x, y, d, 3, axis, lg);
+			sc_cpu_softmax_grad(y, w, dx, d, 3, axis, lg);
+			check_grad(lg ? "log_softmax" : "softmax", sm_fwd, x, 24, &c, w, 24, dx);
+		}
+}
+
+/* ---- layer norm: with respect to x, gamma, beta ---- */
+
+typedef struct {
+	const float *x, *gamma, *beta;
+	const int64_t *dims;
+	int ndim, bna, bpa, wrt;   /* wrt 0: x, 1: gamma, 2: beta */
+} LnCtx;
+
+static void ln_fwd(const float *v, float *y, const void *c)
+{
+	const LnCtx *l = c;
+	sc_cpu_layer_norm(l->wrt == 0 ? v : l->x, l->wrt == 1 ? v : l->gamma, l->wrt == 2 ? v : l->beta, y, l->dims,
+	                  l->ndim, l->bna, l->bpa, 1e-5);
+}
+
+Test(grad, layer_norm)
+{
+	static const struct {
+		int bna, bpa;
+	} cases[] = {{2, 2}, {1, 2}, {2, 1}, {1, 1}, {-1, -1}};
+	const int64_t d[3] = {2, 3, 4};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		int bpa = cases[k].bpa < 0 ? cases[k].bpa + 3 : cases[k].bpa;
+		int np = (int)t_numel(d + bpa, 3 - bpa);
+		float x[24], g[24], b[24], w[24], dx[24], dg[24], db[24];
+		rand_fill(x, 24, 20 + k, -2, 2);
+		rand_fill(g, np, 30 + k, 0.5f, 1.5f);
+		rand_fill(b, np, 40 + k, -1, 1);
+		rand_fill(w, 24, 60 + k, -1, 1);
+		sc_cpu_layer_norm_grad(w, x, g, dx, dg, db, d, 3, cases[k].bna, cases[k].bpa, 1e-5);
+		LnCtx c = {x, g, b, d, 3, cases[k].bna, cases[k].bpa, 0};
+		check_grad("layer_norm dx", ln_fwd, x, 24, &c, w, 24, dx);
+		c.wrt = 1;
+		check_grad("layer_norm dgamma", ln_fwd, g, np, &c, w, 24, dg);
+		c.wrt = 2;
+		check_grad("layer_norm dbeta", ln_fwd, b, np, &c, w, 24, db);
+		sc_cpu_layer_norm_grad(w, x, g, NULL, dg, NULL, d, 3, cases[k].bna, cases[k].bpa, 1e-5);   /* NULLs skip */
+	}
+}
+
+/* ---- broadcasting binary ops: with respect to a and b ---- */
+
+typedef struct {
+	sc_binop op;
+	const float *a, *b;
+	const int64_t *ad, *bd, *yd;
+	int an, bn, yn, wrt;
+} BinCtx;
+
+static void bin_fwd(const float *v, float *y, const void *c)
+{
+	const BinCtx *p = c;
+	sc_cpu_binary(p->op, p->wrt ? p->a : v, p->ad, p->an, p->wrt ? v : p->b, p->bd, p->bn, y, p->yd, p->yn);
+}
+
+Test(grad, binary_broadcast)
+{
+	const int64_t ad[3] = {2, 3, 4}, bd[2] = {3, 1}, yd[3] = {2, 3, 4};
+	const char *names[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
+	for (sc_binop op = SC_ADD; op <= SC_MINIMUM; op++) {
+		float a[24], b[3], w[24], da[24], db[3];
+		rand_fill(a, 24, 70 + op, -2, 2);
+		rand_fill(b, 3, 80 + op, 0.5f, 1.5f);
+		for (int i = 0; i < 24; i++)   /* no ties for maximum and minimum */
+			for (int j = 0; j < 3; j++)
+				if (fabsf(a[i] - b[j]) < 0.05f)
+					a[i] += 0.1f;
+		rand_fill(w, 24, 90 + op, -1, 1);
+		sc_cpu_binary_grad(op, a, ad, 3, b, bd, 2, w, yd, 3, da, db);
+		BinCtx c = {op, a, b, ad, bd, yd, 3, 2, 3, 0};
+		check_grad(names[op], bin_fwd, a, 24, &c, w, 24, da);
+		c.wrt = 1;
+		check_grad(names[op], bin_fwd, b, 3, &c, w, 24, db);
+	}
+	/* the operand that is broadcast may be a (scalar a) */
+	float a = 0.7f, b[6], w[6], da, db[6];
+	rand_fill(b, 6, 5, 1, 2);
+	rand_fill(w, 6, 6, -1, 1);
+	sc_cpu_binary_grad(SC_DIV, &a, NULL, 0, b, (const int64_t[]){2, 3}, 2, w, (const int64_t[]){2, 3}, 2, &da, db);
+	BinCtx c = {SC_DIV, &a, b, NULL, (const int64_t[]){2, 3}, (const int64_t[]){2, 3}, 0, 2, 2, 0};
+	check_grad("div with scalar a", bin_fwd, &a, 1, &c, w, 6, &da);
+}
+
+/* ---- broadcast_to and its adjoint sum_to_shape; bias_add ---- */
+
+typedef struct {
+	const int64_t *xd, *yd;
+	int xn, yn;
+} BcCtx;
+
+static void bc_fwd(const float *x, float *y, const void *c)
+{
+	const BcCtx *p = c;
+	sc_cpu_broadcast_to(x, p->xd, p->xn, y, p->yd, p->yn);
+}
+
+Test(grad, sum_to_shape_is_broadcast_adjoint)
+{
+	const int64_t xd[3] = {2, 1, 4}, yd[4] = {3, 2, 5, 4};
+	float x[8], w[120], g[8];
+	rand_fill(x, 8, 1, -1, 1);
+	rand_fill(w, 120, 2, -1, 1);
+	sc_cpu_sum_to_shape(w, yd, 4, g, xd, 3);
+	BcCtx c = {xd, yd, 3, 4};
+	check_grad("sum_to_shape", bc_fwd, x, 8, &c, w, 120, g);
+}
+
+typedef struct {
+	const float *x;
+	int rows, c;
+} BiasCtx;
+
+static void bias_fwd(const float *bias, float *y, const void *c)
+{
+	const BiasCtx *p = c;
+	sc_cpu_bias_add(p->x, bias, y, p->rows, p->c);
+}
+
+Test(grad, bias_add)
+{
+	float x[15], bias[5], w[15], db[5];
+	rand_fill(x, 15, 1, -1, 1);
+	rand_fill(bias, 5, 2, -1, 1);
+	rand_fill(w, 15, 3, -1, 1);
+	sc_cpu_bias_add_grad(w, db, 3, 5);
+	BiasCtx c = {x, 3, 5};
+	check_grad("bias_add", bias_fwd, bias, 5, &c, w, 15, db);
+}
+
+/* ---- reductions ---- */
+
+typedef struct {
+	sc_reduce_kind kind;
+	const int64_t *dims;
+	int ndim, naxes;
+	const int *axes;
+} RedCtx;
+
+static void red_fwd(const float *x, float *y, const void *c)
+{
+	const RedCtx *r = c;
+	sc_cpu_reduce(r->kind, x, y, r->dims, r->ndim, r->axes, r->naxes);
+}
+
+Test(grad, reductions)
+{
+	const int64_t d[3] = {2, 3, 4}, kd[3] = {1, 3, 1};   /* kept dims of axes (0, 2) */
+	const int axes[2] = {0, 2};
+	float x[24], y[3], w[3], dx[24];
+	for (int i = 0; i < 24; i++)   /* distinct values: no ties for max */
+		x[i] = (float)((i * 7) % 24) * 0.1f - 1;
+	rand_fill(w, 3, 4, -1, 1);
+	RedCtx c = {SC_R_SUM, d, 3, 2, axes};
+	sc_cpu_broadcast_to(w, kd, 3, dx, d, 3);   /* ReduceSum backward */
+	check_grad("reduce_sum", red_fwd, x, 24, &c, w, 3, dx);
+	c.kind = SC_R_MEAN;
+	sc_cpu_broadcast_to(w, kd, 3, dx, d, 3);   /* ReduceMean backward: then scale by 1/8 */
+	sc_cpu_scale(dx, dx, 24, 1.0 / 8);
+	check_grad("reduce_mean", red_fwd, x, 24, &c, w, 3, dx);
+	c.kind = SC_R_MAX;
+	sc_cpu_reduce(SC_R_MAX, x, y, d, 3, axes, 2);
+	sc_cpu_reduce_max_grad(x, y, w, dx, d, 3, axes, 2);
+	check_grad("reduce_max", red_fwd, x, 24, &c, w, 3, dx);
+	/* ties share the gradient */
+	const float tie[4] = {1, 3, 3, 0};
+	float ty = 3, tdx[4];
+	sc_cpu_reduce_max_grad(tie, &ty, (const float[]){1}, tdx, (const int64_t[]){4}, 1, (const int[]){0}, 1);
+	cr_assert(t_close("tied max", tdx, (const float[]){0, 0.5f, 0.5f, 0}, 4, 0, 0));
+}
+
+/* ---- gather, strided slice, transpose ---- */
+
+typedef struct {
+	const int32_t *idx;
+	int nidx, rows, row, offset;
+} GaCtx;
+
+static void ga_fwd(const float *table, float *y, const void *c)
+{
+	const GaCtx *g = c;
+	sc_cpu_gather(table, g->rows, g->row, g->idx, SC_I32, g->nidx, g->offset, y);
+}
+
+Test(grad, gather_scatter_add)
+{
+	const int32_t idx[6] = {3, 5, 3, 9, 4, 3};   /* rows 3..5 here (offset 3); 9 elsewhere */
+	float table[9], w[18], dt[9];
+	rand_fill(table, 9, 1, -1, 1);
+	rand_fill(w, 18, 2, -1, 1);
+	sc_cpu_gather_grad(w, idx, SC_I32, 6, 3, dt, 3, 3);
+	GaCtx c = {idx, 6, 3, 3, 3};
+	check_grad("gather", ga_fwd, table, 9, &c, w, 18, dt);
+}
+
+typedef struct {
+	const int64_t *dims, *begin, *end, *strides;
+} SlCtx;
+
+static void sl_fwd(const float *x, float *y, const void *c)
+{
+	const SlCtx *s = c;
+	sc_cpu_strided_slice(SC_F32, x, y, s->dims, 3, s->begin, s->end, s->strides);
+}
+
+Test(grad, strided_slice)
+{
+	const int64_t d[3] = {3, 4, 5}, b[3] = {1, 0, -4}, e[3] = {3, 4, 5}, st[3] = {1, 3, 2};   /* (2, 2, 2) */
+	float x[60], w[8], dx[60];
+	rand_fill(x, 60, 1, -1, 1);
+	rand_fill(w, 8, 2, -1, 1);
+	sc_cpu_strided_slice_grad(w, dx, d, 3, b, e, st);
+	SlCtx c = {d, b, e, st};
+	check_grad("strided_slice", sl_fwd, x, 60, &c, w, 8, dx);
+}
+
+static void tr_fwd(const float *x, float *y, const void *c)
+{
+	(void)c;
+	sc_cpu_transpose(SC_F32, x, y, (const int64_t[]){2, 3, 4}, 3, (const int[]){1, 2, 0});
+}
+
+Test(grad, transpose_by_inverse_perm)
+{
+	float x[24], w[24], dx[24];
+	rand_fill(x, 24, 1, -1, 1);
+	rand_fill(w, 24, 2, -1, 1);
+	/* y dims (3, 4, 2); the inverse of (1, 2, 0) is (2, 0, 1) */
+	sc_cpu_transpose(SC_F32, w, dx, (const int64_t[]){3, 4, 2}, 3, (const int[]){2, 0, 1});
+	check_grad("transpose", tr_fwd, x, 24, NULL, w, 24, dx);
+}
+
+/* ---- matmul: gradients are matmuls with transposes ---- */
+
+typedef struct {
+	const float *a, *b;
+	int m, n, k, ta, tb, wrt;
+} MmCtx;
+
+static void mm_fwd(const float *v, float *y, const void *c)
+{
+	const MmCtx *p = c;
+	sc_cpu_matmul(p->wrt ? p->a : v, p->wrt ? v : p->b, y, p->m, p->n, p->k, p->ta, p->tb);
+}
+
+Test(grad, matmul_by_transposes)
+{
+	enum { M = 3, N = 4, K = 5 };
+	float a[M * K], b[K * N], w[M * N], da[M * K], db[K * N];
+	rand_fill(a, M * K, 1, -1, 1);
+	rand_fill(b, K * N, 2, -1, 1);
+	rand_fill(w, M * N, 3, -1, 1);
+	/* c = a b: da = dc b^T (M, K), db = a^T dc (K, N) */
+	sc_cpu_matmul(w, b, da, M, K, N, 0, 1);
+	sc_cpu_matmul(a, w, db, K, N, M, 1, 0);
+	MmCtx c = {a, b, M, N, K, 0, 0, 0};
+	check_grad("matmul da", mm_fwd, a, M * K, &c, w, M * N, da);
+	c.wrt = 1;
+	check_grad("matmul db", mm_fwd, b, K * N, &c, w, M * N, db);
+	/* c = a b^T with b stored (N, K): db = dc^T a (N, K) */
+	sc_cpu_matmul(w, a, db, N, K, M, 1, 0);
+	MmCtx t = {a, b, M, N, K, 0, 1, 1};
+	check_grad("matmul transpose_b db", mm_fwd, b, N * K, &t, w, M * N, db);
+}
+
+/* ---- losses ---- */
+
+typedef struct {
+	const void *labels;
+	const float *target;
+	int n, c, kind;   /* 0 sparse ce, 1 mse, 2 l1 */
+} LossCtx;
+
+static void loss_fwd(const float *x, float *y, const void *c)
+{
+	const LossCtx *l = c;
+	if (l->kind == 0)
+		sc_cpu_sparse_softmax_ce(x, l->labels, SC_I32, y, l->n, l->c);
+	else if (l->kind == 1)
+		sc_cpu_mse_loss(x, l->target, y, l->n);
+	else
+		sc_cpu_l1_loss(x, l->target, y, l->n);
+}
+
+Test(grad, losses)
+{
+	const int32_t labels[4] = {2, 0, 4, 1};
+	const float dl = 0.7f;
+	float x[20], t[20], dx[20];
+	rand_fill(x, 20, 1, -2, 2);
+	rand_fill(t, 20, 2, -2, 2);
+	for (int i = 0; i < 20; i++)   /* L1 away from its kink */
+		if (fabsf(x[i] - t[i]) < 0.05f)
+			t[i] += 0.1f;
+	LossCtx c = {labels, t, 4, 5, 0};
+	sc_cpu_sparse_softmax_ce_grad(x, labels, SC_I32, &dl, dx, 4, 5);
+	check_grad("sparse_softmax_ce", loss_fwd, x, 20, &c, &dl, 1, dx);
+	c = (LossCtx){NULL, t, 20, 0, 1};
+	sc_cpu_mse_loss_grad(x, t, &dl, dx, 20);
+	check_grad("mse", loss_fwd, x, 20, &c, &dl, 1, dx);
+	c.kind = 2;
+	sc_cpu_l1_loss_grad(x, t, NULL, dx, 20);   /* NULL dloss is 1 */
+	check_grad("l1", loss_fwd, x, 20, &c, (const float[]){1}, 1, dx);
+}

@@ -1,0 +1,233 @@
+/* test_rt_io.c: .npy reading and writing, the IR-SPEC 9 initializers and
+ * sc_option's command line, on host buffers (no MPI; run_mpi_io.sh covers
+ * the collective side).
+ *
+ * Round trips of every dtype and rank, slices against the whole, headers as
+ * numpy writes them (1.0, 2.0, 3.0, odd spacing), and broken files, each
+ * with the reason it gives. Initializer values were computed independently
+ * with numpy (/usr/bin/python3, the formulas of IR-SPEC 9 in Python
+ * integers) and are quoted here. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rt_internal.h"
+#include "rt_test.h"
+
+/* ---- .npy ---- */
+
+static FILE *write_tmp(const void *bytes, size_t n)
+{
+	FILE *f = tmpfile();
+	cr_assert(f);
+	cr_assert_eq(fwrite(bytes, 1, n, f), n);
+	rewind(f);
+	return f;
+}
+
+/* A file with this header text (padded as given) and data bytes. */
+static FILE *npy_with(int major, const char *dict, const void *data, size_t n)
+{
+	unsigned char buf[4096];
+	size_t len = strlen(dict), pre = major == 1 ? 10 : 12;
+	memcpy(buf, "\x93NUMPY", 6);
+	buf[6] = (unsigned char)major;
+	buf[7] = 0;
+	for (size_t i = 0; i < pre - 8; i++)
+		buf[8 + i] = (unsigned char)(len >> (8 * i));
+	memcpy(buf + pre, dict, len);
+	memcpy(buf + pre + len, data, n);
+	return write_tmp(buf, pre + len + n);
+}
+
+Test(npy, round_trip_every_dtype)
+{
+	const float f[6] = {1.5f, -2, 0, 3, 4, 5};
+	const int32_t i4[3] = {-1, 7, 2147483647};
+	const int64_t i8[2] = {-5, 1ll << 40};
+	const uint8_t b[4] = {1, 0, 0, 1};
+	struct {
+		sc_dtype dt;
+		const void *data;
+		int ndim;
+		int64_t dims[3];
+	} cases[] = {
+		{SC_F32, f, 2, {2, 3}}, {SC_I32, i4, 1, {3}}, {SC_I64, i8, 3, {1, 2, 1}}, {SC_BOOL, b, 2, {2, 2}},
+		{SC_F32, f, 0, {0}},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		FILE *f2 = tmpfile();
+		cr_assert(sc_npy_write(f2, cases[k].dt, cases[k].dims, cases[k].ndim, cases[k].data));
+		long size = ftell(f2);
+		rewind(f2);
+		sc_npy_header h;
+		char err[256];
+		cr_assert(sc_npy_read_header(f2, &h, err, sizeof err), "%s", err);
+		cr_assert_eq(h.dt, cases[k].dt);
+		cr_assert_eq(h.ndim, cases[k].ndim);
+		cr_assert_eq(h.data_offset % 64, 0, "numpy aligns the data to 64 bytes");
+		size_t bytes = (size_t)t_numel(cases[k].dims, cases[k].ndim) * sc_dtype_size(cases[k].dt);
+		cr_assert_eq((size_t)size, (size_t)h.data_offset + bytes);
+		char back[64];
+		int64_t zero[3] = {0};
+		cr_assert(sc_npy_read_slice(f2, &h, zero, cases[k].dims, back, err, sizeof err), "%s", err);
+		cr_assert_eq(memcmp(back, cases[k].data, bytes), 0);
+		fclose(f2);
+	}
+}
+
+Test(npy, slices_of_a_3d_tensor)
+{
+	float x[4 * 5 * 6];
+	for (int i = 0; i < 120; i++)
+		x[i] = (float)i;
+	const int64_t g[3] = {4, 5, 6};
+	FILE *f = tmpfile();
+	cr_assert(sc_npy_write(f, SC_F32, g, 3, x));
+	sc_npy_header h;
+	char err[256];
+	rewind(f);
+	cr_assert(sc_npy_read_header(f, &h, err, sizeof err));
+	const int64_t starts[][3] = {{0, 0, 0}, {2, 0, 0}, {1, 2, 3}, {0, 4, 0}, {3, 1, 5}};
+	const int64_t sizes[][3] = {{4, 5, 6}, {2, 5, 6}, {2, 3, 3}, {4, 1, 6}, {1, 4, 1}};
+	for (int k = 0; k < 5; k++) {
+		float got[120], want[120];
+		int64_t n = t_numel(sizes[k], 3), idx[3];
+		for (int64_t i = 0; i < n; i++) {
+			t_unravel(i, sizes[k], 3, idx);
+			for (int d = 0; d < 3; d++)
+				idx[d] += starts[k][d];
+			want[i] = x[t_ravel(idx, g, 3)];
+		}
+		cr_assert(sc_npy_read_slice(f, &h, starts[k], sizes[k], got, err, sizeof err), "%s", err);
+		cr_assert(t_close("slice", got, want, n, 0, 0), "slice %d", k);
+	}
+	fclose(f);
+}
+
+Test(npy, headers_numpy_may_write)
+{
+	const float d[2] = {1, 2};
+	char err[256];
+	sc_npy_header h;
+	/* version 2.0 and 3.0, double quotes, no trailing comma, keys in another order */
+	FILE *f = npy_with(2, "{\"shape\": (2,), \"fortran_order\": False, \"descr\": \"<f4\"}   \n", d, 8);
+	cr_assert(sc_npy_read_header(f, &h, err, sizeof err), "%s", err);
+	cr_assert(h.ndim == 1 && h.dims[0] == 2 && h.dt == SC_F32);
+	fclose(f);
+	f = npy_with(3, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), }\n", d, 8);
+	cr_assert(sc_npy_read_header(f, &h, err, sizeof err), "%s", err);
+	cr_assert(h.ndim == 2 && h.dims[1] == 2);
+	fclose(f);
+	f = npy_with(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }\n", d, 4);
+	cr_assert(sc_npy_read_header(f, &h, err, sizeof err), "%s", err);
+	cr_assert_eq(h.ndim, 0);
+	fclose(f);
+}
+
+static void expect_bad(FILE *f, const char *want)
+{
+	sc_npy_header h;
+	char err[256] = "";
+	int64_t zero[SC_MAX_DIMS] = {0};
+	float buf[64];
+	bool ok = sc_npy_read_header(f, &h, err, sizeof err) && sc_npy_read_slice(f, &h, zero, h.dims, buf, err, sizeof err);
+	cr_assert(!ok, "accepted a file that should fail with: %s", want);
+	cr_assert(strstr(err, want), "error '%s' does not say '%s'", err, want);
+	fclose(f);
+}
+
+Test(npy, broken_files)
+{
+	const float d[4] = {0};
+	expect_bad(write_tmp("hello world", 11), "is not a .npy file");
+	expect_bad(write_tmp("\x93NUMPY\x01", 7), "is not a .npy file");
+	expect_bad(write_tmp("\x93NUMPY\x04\x00\x10\x00", 10), "format version 4.0");
+	expect_bad(write_tmp("\x93NUMPY\x01\x00\x40\x00{'descr'", 18), "truncated inside its .npy header");
+	expect_bad(npy_with(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }\n", d, 16), "dtype '<f8'");
+	expect_bad(npy_with(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }\n", d, 8), "dtype '>f4'");
+	expect_bad(npy_with(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }\n", d, 8), "Fortran order");
+	expect_bad(npy_with(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n", d, 16),
+	           "truncated: 16 bytes of data, expected 24");
+	expect_bad(npy_with(1, "{'descr': '<f4', 'shape': (2,), }\n", d, 8), "not {'descr'");
+	expect_bad(npy_with(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }\n", d, 8), "not {'descr'");
+	expect_bad(npy_with(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1), }\n", d, 8),
+	           "not {'descr'");
+	expect_bad(npy_with(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}\n", d, 8), "not {'descr'");
+	expect_bad(npy_with(1, "['descr']\n", d, 8), "not {'descr'");
+}
+
+/* ---- initializers ---- */
+
+Test(init, values_from_numpy)
+{
+	/* uniform(0, 1) of "x", seed 0, elements 0 1 2 100 of a (10, 11) tensor */
+	float x[110];
+	const int64_t g[2] = {10, 11}, z[2] = {0, 0};
+	sc_init_host(x, SC_F32, SC_INIT_UNIFORM, "x", 0, g, 2, z, g, 0, 1);
+	cr_assert(t_close("uniform x", (float[]){x[0], x[1], x[2], x[100]},
+	                  (const float[]){0.201208233833313f, 0.5109687447547913f, 0.9408048391342163f, 0.4704093933105469f},
+	                  4, 0, 0));
+	/* normal(0.01) of "w1", seed 1: elements 0, 5, 77 */
+	float w[80];
+	sc_init_host(w, SC_F32, SC_INIT_NORMAL, "w1", 1, (const int64_t[]){80}, 1, (const int64_t[]){0},
+	             (const int64_t[]){80}, 0.01, 0);
+	cr_assert(t_close("normal w1", (float[]){w[0], w[5], w[77]},
+	                  (const float[]){0.006420786492526531f, 0.0002848338335752487f, 0.019471585750579834f}, 3, 0, 0));
+	/* randint(0, 10) of "labels", seed 7 */
+	int32_t l[6];
+	sc_init_host(l, SC_I32, SC_INIT_RANDINT, "labels", 7, (const int64_t[]){6}, 1, (const int64_t[]){0},
+	             (const int64_t[]){6}, 0, 10);
+	const int32_t want[6] = {4, 9, 1, 1, 5, 4};
+	cr_assert_eq(memcmp(l, want, sizeof want), 0);
+}
+
+Test(init, a_slice_is_the_same_elements)
+{
+	/* uniform(-2, 3) of "b", seed 0: global elements 3 and 11 of a (4, 4) tensor */
+	float s[4];
+	const int64_t g[2] = {4, 4};
+	sc_init_host(s, SC_F32, SC_INIT_UNIFORM, "b", 0, g, 2, (const int64_t[]){0, 3}, (const int64_t[]){4, 1}, -2, 3);
+	cr_assert(t_close("uniform b column 3", (float[]){s[0], s[2]},
+	                  (const float[]){1.605724573135376f, -1.903303623199463f}, 2, 0, 0));
+	/* every slice of a 3-D tensor equals the same part of the whole */
+	float whole[60], part[60];
+	const int64_t g3[3] = {3, 4, 5}, st[3] = {1, 1, 2}, ld[3] = {2, 2, 3};
+	sc_init_host(whole, SC_F32, SC_INIT_NORMAL, "t", 9, g3, 3, (const int64_t[]){0, 0, 0}, g3, 1.0, 0);
+	sc_init_host(part, SC_F32, SC_INIT_NORMAL, "t", 9, g3, 3, st, ld, 1.0, 0);
+	for (int64_t i = 0; i < 12; i++) {
+		int64_t idx[3];
+		t_unravel(i, ld, 3, idx);
+		for (int d = 0; d < 3; d++)
+			idx[d] += st[d];
+		cr_assert_eq(part[i], whole[t_ravel(idx, g3, 3)]);
+	}
+}
+
+Test(init, seed_and_name_change_the_stream)
+{
+	float a[4], b[4], c[4];
+	const int64_t g[1] = {4}, z[1] = {0};
+	sc_init_host(a, SC_F32, SC_INIT_UNIFORM, "w", 0, g, 1, z, g, 0, 1);
+	sc_init_host(b, SC_F32, SC_INIT_UNIFORM, "w", 1, g, 1, z, g, 0, 1);
+	sc_init_host(c, SC_F32, SC_INIT_UNIFORM, "v", 0, g, 1, z, g, 0, 1);
+	cr_assert(memcmp(a, b, sizeof a) != 0 && memcmp(a, c, sizeof a) != 0);
+	cr_assert_eq(sc_fnv1a64(""), 0xcbf29ce484222325ull);
+	cr_assert_eq(sc_fnv1a64("a"), 0xaf63dc4c8601ec8cull);   /* the FNV-1a test vector */
+}
+
+/* ---- the command line ---- */
+
+Test(options, forms_and_keys)
+{
+	char *argv[] = {"prog", "--input", "x=a.npy", "--param=w1=b.npy", "--output-dir=out", "--input", "y=c=d.npy",
+	                "--input", "x=e.npy", "--steps", "5", NULL};
+	sc_rt rt = {.argc = 11, .argv = argv};
+	cr_assert_str_eq(sc_option(&rt, "--input", "x"), "e.npy", "the last one wins");
+	cr_assert_str_eq(sc_option(&rt, "--input", "y"), "c=d.npy");
+	cr_assert_str_eq(sc_option(&rt, "--param", "w1"), "b.npy");
+	cr_assert_str_eq(sc_option(&rt, "--output-dir", NULL), "out");
+	cr_assert_str_eq(sc_option(&rt, "--steps", NULL), "5");
+	cr_assert_null(sc_option(&rt, "--input", "w1"));
+	cr_assert_null(sc_option(&rt, "--param", "x"));
+}

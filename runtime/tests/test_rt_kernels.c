@@ -1,0 +1,353 @@
+/* test_rt_kernels.c: the forward kernels and optimizers (cpu_kernels.h)
+ * against values worked out by hand (or with numpy, quoted in the comments)
+ * and against naive loops written here. No MPI: the kernels take no
+ * runtime. */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <math.h>
+#include <signal.h>
+#include <string.h>
+
+#include "cpu_kernels.h"
+#include "rt_test.h"
+
+#define CLOSE(got, want, n, what) cr_assert(t_close(what, got, want, n, 1e-6, 1e-5))
+
+/* ---- matmul ---- */
+
+/* c = op(a) op(b), naive, a and b as stored */
+static void naive_mm(const float *a, const float *b, float *c, int m, int n, int k, int ta, int tb)
+{
+	for (int i = 0; i < m; i++)
+		for (int j = 0; j < n; j++) {
+			double s = 0;
+			for (int p = 0; p < k; p++)
+				s += (double)(ta ? a[p * m + i] : a[i * k + p]) * (tb ? b[j * k + p] : b[p * n + j]);
+			c[i * n + j] = (float)s;
+		}
+}
+
+Test(matmul, by_hand)
+{
+	const float a[6] = {1, 2, 3, 4, 5, 6};      /* (2, 3) */
+	const float b[6] = {7, 8, 9, 10, 11, 12};   /* (3, 2) */
+	float c[4];
+	sc_cpu_matmul(a, b, c, 2, 2, 3, 0, 0);
+	CLOSE(c, ((const float[]){58, 64, 139, 154}), 4, "a @ b");
+	sc_cpu_matmul(a, a, c, 2, 2, 3, 0, 1);   /* a a^T */
+	CLOSE(c, ((const float[]){14, 32, 32, 77}), 4, "a @ a^T");
+}
+
+Test(matmul, every_transpose)
+{
+	uint64_t s = 1;
+	float a[5 * 7], b[7 * 3], c[5 * 3], want[5 * 3];
+	t_fill(a, 35, &s, -1, 1);
+	t_fill(b, 21, &s, -1, 1);
+	for (int ta = 0; ta < 2; ta++)
+		for (int tb = 0; tb < 2; tb++) {
+			sc_cpu_matmul(a, b, c, 5, 3, 7, ta, tb);
+			naive_mm(a, b, want, 5, 3, 7, ta, tb);
+			cr_assert(t_close("matmul", c, want, 15, 1e-5, 1e-5), "ta %d tb %d", ta, tb);
+		}
+}
+
+Test(matmul, batch_broadcast)
+{
+	/* a (2, 1, 2, 3), b (3, 3, 2): c (2, 3, 2, 2) */
+	uint64_t s = 2;
+	float a[2 * 2 * 3], b[3 * 3 * 2], c[2 * 3 * 4], want[2 * 3 * 4];
+	t_fill(a, 12, &s, -1, 1);
+	t_fill(b, 18, &s, -1, 1);
+	sc_cpu_batch_matmul(a, (const int64_t[]){2, 1}, 2, b, (const int64_t[]){3}, 1, c, (const int64_t[]){2, 3}, 2, 2,
+	                    2, 3, 0, 0);
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 3; j++)
+			naive_mm(a + i * 6, b + j * 6, want + (i * 3 + j) * 4, 2, 2, 3, 0, 0);
+	CLOSE(c, want, 24, "batch_matmul");
+	/* transposed operands, equal batches */
+	sc_cpu_batch_matmul(a, (const int64_t[]){2}, 1, b, (const int64_t[]){2}, 1, c, (const int64_t[]){2}, 1, 3, 3, 2,
+	                    1, 1);
+	for (int i = 0; i < 2; i++)
+		naive_mm(a + i * 6, b + i * 6, want + i * 9, 3, 3, 2, 1, 1);
+	CLOSE(c, want, 18, "batch_matmul transposed");
+}
+
+/* ---- elementwise ---- */
+
+Test(binary, broadcast_by_hand)
+{
+	const float a[6] = {1, 2, 3, 4, 5, 6};   /* (2, 3) */
+	const float b[3] = {10, 20, 30};         /* (3,) */
+	const float col[2] = {-1, 2};            /* (2, 1) */
+	float y[6];
+	const int64_t ad[2] = {2, 3}, bd[1] = {3}, cd[2] = {2, 1};
+	sc_cpu_binary(SC_ADD, a, ad, 2, b, bd, 1, y, ad, 2);
+	CLOSE(y, ((const float[]){11, 22, 33, 14, 25, 36}), 6, "add");
+	sc_cpu_binary(SC_SUB, b, bd, 1, a, ad, 2, y, ad, 2);
+	CLOSE(y, ((const float[]){9, 18, 27, 6, 15, 24}), 6, "sub");
+	sc_cpu_binary(SC_MUL, a, ad, 2, col, cd, 2, y, ad, 2);
+	CLOSE(y, ((const float[]){-1, -2, -3, 8, 10, 12}), 6, "mul");
+	sc_cpu_binary(SC_DIV, a, ad, 2, col, cd, 2, y, ad, 2);
+	CLOSE(y, ((const float[]){-1, -2, -3, 2, 2.5f, 3}), 6, "div");
+	sc_cpu_binary(SC_MAXIMUM, a, ad, 2, (const float[]){3.5f}, NULL, 0, y, ad, 2);
+	CLOSE(y, ((const float[]){3.5f, 3.5f, 3.5f, 4, 5, 6}), 6, "maximum with a scalar");
+	sc_cpu_binary(SC_MINIMUM, a, ad, 2, (const float[]){3.5f}, NULL, 0, y, ad, 2);
+	CLOSE(y, ((const float[]){1, 2, 3, 3.5f, 3.5f, 3.5f}), 6, "minimum with a scalar");
+	/* (2, 1) op (3,) -> (2, 3): both broadcast */
+	sc_cpu_binary(SC_ADD, col, cd, 2, b, bd, 1, y, ad, 2);
+	CLOSE(y, ((const float[]){9, 19, 29, 12, 22, 32}), 6, "outer add");
+}
+
+Test(binary, in_place)
+{
+	float a[6] = {1, 2, 3, 4, 5, 6};
+	const int64_t ad[2] = {2, 3};
+	sc_cpu_binary(SC_MUL, a, ad, 2, (const float[]){1, 10, 100}, (const int64_t[]){3}, 1, a, ad, 2);
+	CLOSE(a, ((const float[]){1, 20, 300, 4, 50, 600}), 6, "y = a * b in place");
+}
+
+Test(binary, bad_broadcast_dies, .signal = SIGABRT, .init = cr_redirect_stderr)
+{
+	float y[6] = {0};
+	sc_cpu_binary(SC_ADD, y, (const int64_t[]){2, 3}, 2, y, (const int64_t[]){2}, 1, y, (const int64_t[]){2, 3}, 2);
+}
+
+Test(elementwise, bias_add_and_scale)
+{
+	const float x[6] = {1, 2, 3, 4, 5, 6};
+	float y[6];
+	sc_cpu_bias_add(x, (const float[]){1, -1, 0.5f}, y, 2, 3);
+	CLOSE(y, ((const float[]){2, 1, 3.5f, 5, 4, 6.5f}), 6, "bias_add");
+	sc_cpu_scale(x, y, 6, -0.5);
+	CLOSE(y, ((const float[]){-0.5f, -1, -1.5f, -2, -2.5f, -3}), 6, "scale");
+}
+
+Test(elementwise, unary_by_hand)
+{
+	const float x[3] = {-0.5f, 0, 1};
+	float y[3];
+	sc_cpu_unary(SC_U_RELU, x, y, 3);
+	CLOSE(y, ((const float[]){0, 0, 1}), 3, "relu");
+	sc_cpu_unary(SC_U_GELU, x, y, 3);   /* numpy: tanh form */
+	CLOSE(y, ((const float[]){-0.15428599f, 0, 0.84119199f}), 3, "gelu");
+	sc_cpu_unary(SC_U_TANH, x, y, 3);
+	CLOSE(y, ((const float[]){-0.46211716f, 0, 0.76159416f}), 3, "tanh");
+	sc_cpu_unary(SC_U_SIGMOID, x, y, 3);
+	CLOSE(y, ((const float[]){0.37754067f, 0.5f, 0.73105858f}), 3, "sigmoid");
+	sc_cpu_unary(SC_U_EXP, x, y, 3);
+	CLOSE(y, ((const float[]){0.60653066f, 1, 2.71828183f}), 3, "exp");
+	sc_cpu_unary(SC_U_NEG, x, y, 3);
+	CLOSE(y, ((const float[]){0.5f, 0, -1}), 3, "neg");
+	sc_cpu_unary(SC_U_SQUARE, x, y, 3);
+	CLOSE(y, ((const float[]){0.25f, 0, 1}), 3, "square");
+	const float p[3] = {0.25f, 1, 2.71828183f};
+	sc_cpu_unary(SC_U_SQRT, p, y, 3);
+	CLOSE(y, ((const float[]){0.5f, 1, 1.64872127f}), 3, "sqrt");
+	sc_cpu_unary(SC_U_LOG, p, y, 3);
+	CLOSE(y, ((const float[]){-1.38629436f, 0, 1}), 3, "log");
+}
+
+/* ---- softmax, reductions ---- */
+
+Test(softmax, both_axes)
+{
+	const float x[6] = {1, 2, 3, 1, 1, 1};   /* (2, 3) */
+	float y[6];
+	const int64_t d[2] = {2, 3};
+	sc_cpu_softmax(x, y, d, 2, -1, 0);       /* numpy */
+	CLOSE(y, ((const float[]){0.09003057f, 0.24472847f, 0.66524096f, 1 / 3.f, 1 / 3.f, 1 / 3.f}), 6, "softmax -1");
+	sc_cpu_softmax(x, y, d, 2, -1, 1);
+	CLOSE(y, ((const float[]){-2.40760596f, -1.40760596f, -0.40760596f, -1.09861229f, -1.09861229f, -1.09861229f}), 6,
+	      "log_softmax -1");
+	sc_cpu_softmax(x, y, d, 2, 0, 0);        /* columns: (1,1) (2,1) (3,1) */
+	CLOSE(y, ((const float[]){0.5f, 0.73105858f, 0.88079708f, 0.5f, 0.26894142f, 0.11920292f}), 6, "softmax 0");
+}
+
+Test(softmax, large_values_stay_finite)
+{
+	const float x[3] = {1000, 1001, 1002};
+	float y[3];
+	sc_cpu_softmax(x, y, (const int64_t[]){3}, 1, 0, 0);
+	CLOSE(y, ((const float[]){0.09003057f, 0.24472847f, 0.66524096f}), 3, "softmax of large logits");
+}
+
+Test(reduce, by_hand)
+{
+	float x[24], y[8];
+	for (int i = 0; i < 24; i++)
+		x[i] = (float)i;   /* (2, 3, 4): x[i][j][k] = 12 i + 4 j + k */
+	const int64_t d[3] = {2, 3, 4};
+	sc_cpu_reduce(SC_R_SUM, x, y, d, 3, (const int[]){0, -1}, 2);
+	CLOSE(y, ((const float[]){60, 92, 124}), 3, "sum over (0, 2)");
+	sc_cpu_reduce(SC_R_MEAN, x, y, d, 3, (const int[]){2, 0}, 2);
+	CLOSE(y, ((const float[]){7.5f, 11.5f, 15.5f}), 3, "mean over (0, 2)");
+	sc_cpu_reduce(SC_R_MAX, x, y, d, 3, (const int[]){0, 2}, 2);
+	CLOSE(y, ((const float[]){15, 19, 23}), 3, "max over (0, 2)");
+	sc_cpu_reduce(SC_R_SUM, x, y, d, 3, (const int[]){1}, 1);
+	CLOSE(y, ((const float[]){12, 15, 18, 21, 48, 51, 54, 57}), 6, "sum over 1");
+	sc_cpu_reduce(SC_R_MAX, x, y, d, 3, (const int[]){0, 1, 2}, 3);
+	CLOSE(y, ((const float[]){23}), 1, "max over all");
+}
+
+/* ---- data movement ---- */
+
+Test(transpose, against_loops)
+{
+	float x[24], y[24];
+	for (int i = 0; i < 24; i++)
+		x[i] = (float)i;
+	const int64_t d[3] = {2, 3, 4};
+	sc_cpu_transpose(SC_F32, x, y, d, 3, (const int[]){2, 0, 1});   /* y (4, 2, 3) */
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 3; j++)
+			for (int k = 0; k < 4; k++)
+				cr_assert_eq(y[(k * 2 + i) * 3 + j], x[(i * 3 + j) * 4 + k]);
+	int64_t xi[24], yi[24];
+	for (int i = 0; i < 24; i++)
+		xi[i] = 1000 + i;
+	sc_cpu_transpose(SC_I64, xi, yi, (const int64_t[]){4, 6}, 2, (const int[]){1, 0});
+	cr_assert_eq(yi[1], 1006);
+	cr_assert_eq(yi[6 * 4 - 1], 1023);
+}
+
+Test(gather, offset_rows)
+{
+	/* rows 4..6 of a table whose global row r is (r, -r) */
+	const float table[6] = {4, -4, 5, -5, 6, -6};
+	float y[10];
+	sc_cpu_gather(table, 3, 2, (const int32_t[]){4, 6, 2, 7, 5}, SC_I32, 5, 4, y);
+	CLOSE(y, ((const float[]){4, -4, 6, -6, 0, 0, 0, 0, 5, -5}), 10, "gather with offset");
+	sc_cpu_gather(table, 3, 2, (const int64_t[]){2, 0}, SC_I64, 2, 0, y);
+	CLOSE(y, ((const float[]){6, -6, 4, -4}), 4, "gather int64 indices");
+}
+
+Test(layer_norm, by_hand)
+{
+	const float x[8] = {1, 2, 3, 4, 2, 2, 2, 2};
+	float y[8];
+	const float g4[4] = {2, 2, 2, 2}, b4[4] = {0.5f, 0.5f, 0.5f, 0.5f};
+	sc_cpu_layer_norm(x, g4, b4, y, (const int64_t[]){2, 4}, 2, 1, 1, 1e-5);   /* numpy */
+	CLOSE(y, ((const float[]){-2.18327084f, -0.39442361f, 1.39442361f, 3.18327084f, 0.5f, 0.5f, 0.5f, 0.5f}), 8,
+	      "layer_norm");
+	/* gamma over both dims (begin_params_axis 0), normalizing rows */
+	const float g8[8] = {1, 1, 1, 1, 0, 0, 0, 0}, b8[8] = {0, 0, 0, 0, 1, 2, 3, 4};
+	sc_cpu_layer_norm(x, g8, b8, y, (const int64_t[]){2, 4}, 2, -1, 0, 1e-5);
+	CLOSE(y, ((const float[]){-1.34163303f, -0.44721101f, 0.44721101f, 1.34163303f, 1, 2, 3, 4}), 8,
+	      "layer_norm with (2, 4) params");
+}
+
+Test(concat, along_axis_1)
+{
+	const float a[2] = {1, 2}, b[4] = {3, 4, 5, 6};   /* (2, 1), (2, 2) */
+	float y[6];
+	sc_cpu_concat(SC_F32, (const void *const[]){a, b}, (const int64_t[]){1, 2}, 2, y, (const int64_t[]){2, 3}, 2, 1);
+	CLOSE(y, ((const float[]){1, 3, 4, 2, 5, 6}), 6, "concat axis 1");
+	sc_cpu_concat(SC_F32, (const void *const[]){b, a}, (const int64_t[]){2, 1}, 2, y, (const int64_t[]){3, 2}, 2, 0);
+	cr_assert_eq(y[4], 1);
+}
+
+Test(strided_slice, numpy_rules)
+{
+	float x[20], y[6];
+	for (int i = 0; i < 20; i++)
+		x[i] = (float)i;   /* (4, 5) */
+	const int64_t d[2] = {4, 5};
+	/* x[1:4:2, -4:5:2] */
+	sc_cpu_strided_slice(SC_F32, x, y, d, 2, (const int64_t[]){1, -4}, (const int64_t[]){4, 5},
+	                     (const int64_t[]){2, 2});
+	CLOSE(y, ((const float[]){6, 8, 16, 18}), 4, "x[1:4:2, -4:5:2]");
+	/* x[-10:2, 1:-1] clamps the begin */
+	sc_cpu_strided_slice(SC_F32, x, y, d, 2, (const int64_t[]){-10, 1}, (const int64_t[]){2, -1},
+	                     (const int64_t[]){1, 1});
+	CLOSE(y, ((const float[]){1, 2, 3, 6, 7, 8}), 6, "x[-10:2, 1:-1]");
+}
+
+Test(cast, every_way)
+{
+	const float f[4] = {-1.7f, 2.9f, 0, 3e9f};
+	int32_t i[4];
+	int64_t l[4];
+	uint8_t b[4];
+	float back[4];
+	sc_cpu_cast(f, SC_F32, i, SC_I32, 4);
+	cr_assert(i[0] == -1 && i[1] == 2 && i[2] == 0 && i[3] == INT32_MAX);
+	sc_cpu_cast(f, SC_F32, b, SC_BOOL, 4);
+	cr_assert(b[0] == 1 && b[1] == 1 && b[2] == 0);
+	sc_cpu_cast(i, SC_I32, l, SC_I64, 4);
+	cr_assert(l[0] == -1 && l[3] == INT32_MAX);
+	sc_cpu_cast(l, SC_I64, back, SC_F32, 3);
+	CLOSE(back, ((const float[]){-1, 2, 0}), 3, "int64 to float");
+	sc_cpu_cast(b, SC_BOOL, back, SC_F32, 3);
+	CLOSE(back, ((const float[]){1, 1, 0}), 3, "bool to float");
+}
+
+Test(fill, dtypes)
+{
+	float f[3];
+	int32_t i[3];
+	sc_cpu_fill(f, SC_F32, 3, 0.25);
+	sc_cpu_fill(i, SC_I32, 3, 7);
+	cr_assert(f[2] == 0.25f && i[0] == 7 && i[2] == 7);
+}
+
+/* ---- losses ---- */
+
+Test(loss, sparse_softmax_ce)
+{
+	const float logits[6] = {1, 2, 3, 1, 1, 1};
+	float loss;
+	sc_cpu_sparse_softmax_ce(logits, (const int32_t[]){2, 0}, SC_I32, &loss, 2, 3);
+	CLOSE(&loss, ((const float[]){0.75310913f}), 1, "mean of -log p[label]");   /* numpy */
+	sc_cpu_sparse_softmax_ce(logits, (const int64_t[]){2, 5}, SC_I64, &loss, 2, 3);
+	CLOSE(&loss, ((const float[]){0.40760596f / 2}), 1, "a label out of range adds nothing");
+}
+
+Test(loss, mse_l1)
+{
+	const float p[3] = {1, 2, 3}, t[3] = {1, 0, 0};
+	float loss;
+	sc_cpu_mse_loss(p, t, &loss, 3);
+	CLOSE(&loss, ((const float[]){13.f / 3}), 1, "mse");
+	sc_cpu_l1_loss(p, t, &loss, 3);
+	CLOSE(&loss, ((const float[]){5.f / 3}), 1, "l1");
+}
+
+/* ---- optimizers ---- */
+
+Test(optimizer, sgd_momentum)
+{
+	float p[2] = {1, -2}, v[2] = {0.5f, 0};
+	const float g[2] = {0.1f, -0.4f};
+	sc_cpu_sgd(p, g, 2, 0.5, 0);
+	CLOSE(p, ((const float[]){0.95f, -1.8f}), 2, "sgd");
+	sc_cpu_sgd(p, g, 2, 0.5, 0.1);   /* g + 0.1 p */
+	CLOSE(p, ((const float[]){0.95f - 0.5f * (0.1f + 0.095f), -1.8f - 0.5f * (-0.4f - 0.18f)}), 2, "sgd decay");
+	p[0] = 1, p[1] = -2;
+	sc_cpu_momentum(p, g, v, 2, 0.2, 0.9, 0);   /* v = 0.9 v + g; p -= 0.2 v */
+	CLOSE(v, ((const float[]){0.55f, -0.4f}), 2, "momentum v");
+	CLOSE(p, ((const float[]){0.89f, -1.92f}), 2, "momentum p");
+}
+
+Test(optimizer, adam_matches_mindspore_formula)
+{
+	/* three steps against the ops.Adam update in double */
+	float p[3] = {1, -0.5f, 0.2f}, m[3] = {0}, v[3] = {0};
+	double pd[3] = {1, -0.5, 0.2}, md[3] = {0}, vd[3] = {0};
+	const double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-8, wd = 0.01;
+	for (int t = 1; t <= 3; t++) {
+		float g[3] = {0.5f * t, -0.25f, 0.01f * t};
+		sc_cpu_adam(p, g, m, v, 3, lr, b1, b2, eps, wd, t);
+		double lr_t = lr * sqrt(1 - pow(b2, t)) / (1 - pow(b1, t));
+		for (int i = 0; i < 3; i++) {
+			double gi = g[i] + wd * pd[i];
+			md[i] = b1 * md[i] + (1 - b1) * gi;
+			vd[i] = b2 * vd[i] + (1 - b2) * gi * gi;
+			pd[i] -= lr_t * md[i] / (sqrt(vd[i]) + eps);
+		}
+	}
+	float want[3] = {(float)pd[0], (float)pd[1], (float)pd[2]};
+	CLOSE(p, want, 3, "adam after 3 steps");
+	/* first step moves each weight by about lr against its gradient */
+	cr_assert(fabsf(want[0] - (1 - 3 * 0.01f)) < 2e-3f);
+}
