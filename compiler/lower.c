@@ -16,6 +16,7 @@
  * assembled from the ranks' pieces, so any complete layout will do). */
 #include "shardc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int64_t dtype_bytes(DType t)
@@ -30,9 +31,9 @@ int64_t dtype_bytes(DType t)
 }
 
 typedef struct {
-	int src;                 /* LValue redistributed */
 	TensorLayout to;
-	int result;              /* LValue holding it */
+	int result;              /* LValue holding the source in layout `to` */
+	int next;                /* the source's next Reuse, -1 at the end */
 } Reuse;
 
 typedef struct {
@@ -62,6 +63,7 @@ static int new_value(Lowering *x, const char *name, const Type *global, const Te
 	local_type(global, layout, &v->type);
 	v->param = -1;
 	v->origin = l->nvalues - 1;
+	v->reuse = -1;
 	return l->nvalues - 1;
 }
 
@@ -110,8 +112,8 @@ static const char *step_what(const RedistStep *s)
 
 static int redistribute(Lowering *x, int src, const TensorLayout *to, const char *user)
 {
-	for (int i = 0; i < x->nreuse; i++)
-		if (x->reuse[i].src == src && layout_equal(&x->reuse[i].to, to))
+	for (int i = x->l->values[src].reuse; i >= 0; i = x->reuse[i].next)
+		if (layout_equal(&x->reuse[i].to, to))
 			return x->reuse[i].result;
 	LValue *v = &x->l->values[src];
 	if (layout_equal(&v->layout, to))
@@ -171,7 +173,8 @@ static int redistribute(Lowering *x, int src, const TensorLayout *to, const char
 		cur = o->result;
 	}
 	Reuse *r = ARENA_PUSH(x->a, x->reuse, x->nreuse, x->cap_reuse);
-	*r = (Reuse){src, *to, cur};
+	*r = (Reuse){*to, cur, x->l->values[src].reuse};
+	x->l->values[src].reuse = x->nreuse - 1;
 	return cur;
 }
 
@@ -378,20 +381,25 @@ static int complete(Lowering *x, int src)
 	return r;
 }
 
-/* Where a parameter not fixed by a plan lives: where its first user wants it. */
-static void parameter_home(const Lowered *l, int p, TensorLayout *home)
+/* Where parameters not fixed by a plan live: where their first user wants
+ * them (replicated when that user has no strategy). */
+static void parameter_homes(const Lowered *l, TensorLayout *home)
 {
 	const Graph *g = l->flat->g;
+	bool *seen = xcalloc((size_t)(g->nparams ? g->nparams : 1), sizeof *seen);
 	for (int i = 0; i < g->nnodes; i++) {
 		const Node *n = &g->nodes[i];
 		const NodeStrategy *ns = &l->st->node[i];
-		for (int k = 0; k < n->nin; k++)
-			if (n->in[k] == p) {
-				if (ns->has_dims)
-					op_in_layout(&ns->od, &ns->split, k, home);
-				return;
-			}
+		for (int k = 0; k < n->nin; k++) {
+			int p = n->in[k];
+			if (p >= g->nparams || seen[p])
+				continue;
+			seen[p] = true;
+			if (!l->st->home_fixed[p] && ns->has_dims)
+				op_in_layout(&ns->od, &ns->split, k, &home[p]);
+		}
 	}
+	free(seen);
 }
 
 Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st)
@@ -410,10 +418,10 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st)
 	Lowering x = {l, a, NULL, NULL, 0, 0};
 	x.vmap = arena_alloc(a, sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
 	l->home = arena_alloc(a, sizeof(TensorLayout) * (size_t)(g->nparams ? g->nparams : 1));
-	for (int p = 0; p < g->nparams; p++) {
+	for (int p = 0; p < g->nparams; p++)
 		l->home[p] = st->home[p];
-		if (!st->home_fixed[p])
-			parameter_home(l, p, &l->home[p]);
+	parameter_homes(l, l->home);
+	for (int p = 0; p < g->nparams; p++) {
 		x.vmap[p] = new_value(&x, g->values[p].name, &g->values[p].type, &l->home[p]);
 		l->values[x.vmap[p]].param = p;
 	}

@@ -188,7 +188,11 @@ static json_t *jtensor(const Lowered *l, int index, const char *name, const LVal
 		} else
 			set(o, "init", json_null());
 	}
-	set(o, "layout", jlayout(&v->layout, false));
+	/* Size-1 axes dropped: the same placement reads the same however the
+	 * operator that chose it factored its matrix. */
+	TensorLayout norm;
+	layout_normalize(&v->layout, &norm);
+	set(o, "layout", jlayout(&norm, false));
 	set(o, "pieces", jpieces(v, l->device_num));
 	return o;
 }

@@ -536,6 +536,7 @@ typedef struct {
 	int param;               /* entry parameter index, -1 otherwise */
 	int origin;              /* the value whose name this one versions */
 	int nderived;            /* versions handed out, on an origin */
+	int reuse;               /* lower.c's list of this value's redistributed forms, -1: none */
 } LValue;
 
 typedef struct {

@@ -107,6 +107,54 @@ static bool node_strategy(const Module *m, const Graph *g, const Node *n, int64_
 	return true;
 }
 
+/* A planned parameter's first user, when its strategy is only the default,
+ * takes the split the plan gives that input (as MindSpore infers an
+ * operator's strategy from a parameter's layout), so the parameter is used
+ * where it lives. This also makes the plan visible in step_parallel_begin,
+ * which has no Calls to carry parameter_plan: there it is the user's
+ * in_strategy. */
+static void follow_plans(const Module *m, const FlatGraph *f, Strategies *s)
+{
+	const Graph *g = f->g, *entry = module_entry(m);
+	for (int i = 0; i < g->nnodes; i++) {
+		const ShardSpec *sh = f->shard[i];
+		for (int j = 0; sh && j < sh->nplan; j++) {
+			int p = graph_value(entry, sh->plan_names[j]);
+			if (p < 0 || p >= g->nparams || !sh->plan[j].given || sh->plan[j].layout)
+				continue;
+			for (int u = 0; u < g->nnodes; u++) {
+				const Node *n = &g->nodes[u];
+				int k = 0;
+				while (k < n->nin && n->in[k] != p)
+					k++;
+				if (k == n->nin)
+					continue;
+				NodeStrategy *ns = &s->node[u];
+				if (ns->user || !ns->has_dims)
+					break;
+				const OpDims *od = &ns->od;
+				int r = k < MAX_RULE_INPUTS ? k : MAX_RULE_INPUTS - 1;
+				int64_t split[MAX_OPDIMS], product = 1;
+				bool ok = true;
+				for (int o = 0; o < od->nod; o++)
+					split[o] = 1;
+				for (int dim = 0; dim < od->in_rank[r]; dim++) {
+					int o = od->in_dim[r][dim];
+					int64_t want = sh->plan[j].split[dim];
+					if (o < 0 || (od->whole & (1u << o)))
+						ok &= want == 1;
+					else
+						split[o] = want;
+					product *= want;
+				}
+				if (ok && s->device_num % product == 0)
+					op_split_from_splits(od, split, s->device_num, &ns->split);
+				break;
+			}
+		}
+	}
+}
+
 bool assign_strategies(Module *m, const FlatGraph *f, Strategies *s, Diag *d)
 {
 	const Graph *g = f->g;
@@ -120,5 +168,7 @@ bool assign_strategies(Module *m, const FlatGraph *f, Strategies *s, Diag *d)
 		planned_parameters(m, f, s);
 	for (int i = 0; i < g->nnodes; i++)
 		node_strategy(m, g, &g->nodes[i], s->device_num, &s->node[i], d);
+	if (m->ctx.parallel_mode == PM_SEMI_AUTO || m->ctx.parallel_mode == PM_AUTO)
+		follow_plans(m, f, s);
 	return d->nerrors == before;
 }

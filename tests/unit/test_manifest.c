@@ -172,7 +172,7 @@ Test(manifest, seed_tensors)
 
 	json_t *w = named(get(m, "parameters"), "w");
 	cr_assert_str_eq(str(get(w, "init")), "normal(0.01)");
-	expect_json(get(w, "layout"), "{\"dev\": [2, 4, 1], \"map\": [[1], []], \"partial\": []}");
+	expect_json(get(w, "layout"), "{\"dev\": [2, 4], \"map\": [[1], []], \"partial\": []}");
 	expect_piece(w, 0, "[0, 0]", "[8, 16]");
 	expect_piece(w, 1, "[8, 0]", "[8, 16]");
 	expect_piece(w, 3, "[24, 0]", "[8, 16]");
@@ -185,7 +185,7 @@ Test(manifest, seed_tensors)
 	cr_assert_str_eq(str(get(y, "name")), "2");
 	cr_assert_null(json_object_get(y, "init"));
 	expect_json(get(y, "shape"), "[16, 16]");
-	expect_json(get(y, "layout"), "{\"dev\": [8, 1], \"map\": [[0], []], \"partial\": []}");
+	expect_json(get(y, "layout"), "{\"dev\": [8], \"map\": [[0], []], \"partial\": []}");
 	for (int r = 0; r < 8; r++) {
 		char start[32];
 		snprintf(start, sizeof start, "[%d, 0]", 2 * r);

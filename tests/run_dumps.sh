@@ -1,0 +1,48 @@
+#!/bin/sh
+# run_dumps.sh SHARDC: the parallel stages of every sample, pinned.
+#   - ir/step_parallel_begin.ir and every ir/rank_<r>/step_parallel_end.ir
+#     equal the golden copies in tests/dumps/<sample>/ (UPDATE=1 rewrites them);
+#   - every dump reads back with --check;
+#   - step_parallel_begin.ir compiled again gives the same per-rank programs
+#     and the same manifest.json, byte for byte (IR-SPEC 5);
+#   - compiling twice gives identical output folders.
+# Last line: N passed, N failed.
+shardc=${1:?usage: run_dumps.sh SHARDC}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+for f in ir-samples/*.ir; do
+	name=$(basename "$f" .ir)
+	out="$tmp/$name" gold="tests/dumps/$name" ok=1
+	if ! "$shardc" "$f" -o "$out" --dump-ir 2>"$tmp/err"; then
+		echo "FAIL $f does not compile"; cat "$tmp/err"; fail=$((fail + 1)); continue
+	fi
+	"$shardc" "$f" -o "$out.again" --dump-ir 2>/dev/null
+	diff -r "$out" "$out.again" >"$tmp/diff" || { echo "FAIL $f: two compilations differ"; cat "$tmp/diff"; ok=0; }
+	for d in "$out"/ir/step_parallel_begin.ir "$out"/ir/rank_*/step_parallel_end.ir; do
+		"$shardc" "$d" --check 2>"$tmp/err" || { echo "FAIL ${d#$tmp/} does not read back"; cat "$tmp/err"; ok=0; }
+	done
+	if "$shardc" "$out/ir/step_parallel_begin.ir" -o "$out.begin" --dump-ir 2>"$tmp/err"; then
+		for d in "$out"/ir/rank_*; do
+			r=$(basename "$d")
+			cmp -s "$d/step_parallel_end.ir" "$out.begin/ir/$r/step_parallel_end.ir" ||
+				{ echo "FAIL $f: step_parallel_begin recompiles to another $r program"; ok=0; }
+		done
+		cmp -s "$out/manifest.json" "$out.begin/manifest.json" ||
+			{ echo "FAIL $f: step_parallel_begin recompiles to another manifest"; ok=0; }
+	else
+		echo "FAIL $f: step_parallel_begin does not compile"; cat "$tmp/err"; ok=0
+	fi
+	if [ -n "$UPDATE" ]; then
+		rm -rf "$gold"; mkdir -p "$gold"
+		(cd "$out/ir" && find . -name 'step_parallel_*.ir' | while read -r p; do
+			mkdir -p "$OLDPWD/$gold/$(dirname "$p")"; cp "$p" "$OLDPWD/$gold/$p"; done)
+	fi
+	for g in $(cd "$gold" 2>/dev/null && find . -name '*.ir' | sort); do
+		diff -u "$gold/$g" "$out/ir/$g" >"$tmp/diff" || { echo "FAIL $f: $g differs from $gold/$g"; head -40 "$tmp/diff"; ok=0; }
+	done
+	[ -f "$gold/step_parallel_begin.ir" ] || { echo "FAIL $f: no golden dumps in $gold (UPDATE=1 writes them)"; ok=0; }
+	if [ $ok -eq 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+done
+echo "dumps: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
