@@ -124,8 +124,10 @@ fuzz: $(B)/fuzz/fuzz_parser
 DEMO ?= ir-samples/matmul_relu_semi.ir
 demo: all
 	$(B)/shardc $(DEMO) -o out/demo --dump-ir
-	@echo "== out/demo/ir/00_parsed.ir"
-	@cat out/demo/ir/00_parsed.ir
+	@echo "== out/demo/ir/step_parallel_begin.ir"
+	@cat out/demo/ir/step_parallel_begin.ir
+	@echo "== out/demo/ir/rank_0/step_parallel_end.ir"
+	@cat out/demo/ir/rank_0/step_parallel_end.ir
 
 # ---- benchmarks ----
 bench: $(B)/shardc
