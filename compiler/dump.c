@@ -14,15 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Attributes as the IR writes them, in the table's order. */
-static void print_attrs(StrBuf *b, OpKind op, const Attrs *a)
+/* The attributes' entries as the IR writes them, in the table's order,
+ * without braces; false when there are none. */
+static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 {
 	unsigned mask = op_info[op].attrs & a->present;
 	mask &= ~(1u << ATTR_IN_STRATEGY | 1u << ATTR_OUT_STRATEGY | 1u << ATTR_GRAPH | 1u << ATTR_SHARD);
-	if (!mask)
-		return;
 	static const char *const reduce_names[] = {"\"sum\"", "\"max\"", "\"mean\""};
-	sb_puts(b, " {");
 	bool first = true;
 	for (int k = 0; k < ATTR_COUNT; k++) {
 		if (!(mask & (1u << k)))
@@ -56,7 +54,16 @@ static void print_attrs(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_GRAPH: case ATTR_SHARD: case ATTR_IN_STRATEGY: case ATTR_OUT_STRATEGY: case ATTR_COUNT: break;
 		}
 	}
-	sb_putc(b, '}');
+	return !first;
+}
+
+/* ` {entries}`, or nothing when there are none. */
+static void print_attrs(StrBuf *b, OpKind op, const Attrs *a)
+{
+	StrBuf e = {0};
+	if (print_attr_entries(&e, op, a))
+		sb_printf(b, " {%s}", e.data);
+	sb_free(&e);
 }
 
 /* ---- step_parallel_begin ---- */
@@ -115,16 +122,14 @@ static void print_begin_node(StrBuf *b, const Lowered *l, int i)
 	sb_putc(b, ')');
 	/* The node's own attributes, then the strategy it ended with. */
 	StrBuf attrs = {0};
-	print_attrs(&attrs, n->op, &n->a);
+	bool any = print_attr_entries(&attrs, n->op, &n->a);
 	bool strategy = ns->has_dims && l->device_num > 1;
-	if (attrs.len || strategy) {
+	if (any || strategy) {
 		sb_puts(b, " {");
-		if (attrs.len) {
-			attrs.data[attrs.len - 1] = 0;   /* drop the closing brace */
-			sb_puts(b, attrs.data + 2);
-		}
+		if (any)
+			sb_puts(b, attrs.data);
 		if (strategy) {
-			sb_puts(b, attrs.len ? ", " : "");
+			sb_puts(b, any ? ", " : "");
 			print_in_strategy(b, l, i);
 			const Lit *out = n->attr_lit ? lit_dict_get(n->attr_lit, "out_strategy") : NULL;
 			if (ns->has_out_strategy && out) {
@@ -138,10 +143,8 @@ static void print_begin_node(StrBuf *b, const Lowered *l, int i)
 	if (l->device_num > 1) {
 		sb_puts(b, "  # ");
 		if (ns->has_dims) {
-			TensorLayout dev = {.ndev = ns->split.ndev};
-			memcpy(dev.dev, ns->split.dev, sizeof dev.dev);
 			sb_puts(b, "dev ");
-			ints_print(b, dev.dev, dev.ndev);
+			ints_print(b, ns->split.dev, ns->split.ndev);
 			sb_puts(b, "; out ");
 		} else if (n->op == OP_RESHAPE)
 			sb_puts(b, "no strategy of its own: in ");
@@ -175,10 +178,7 @@ void dump_begin(StrBuf *b, const Lowered *l)
 		type_print(b, &v->type);
 		if (v->init) {
 			sb_puts(b, " = ");
-			if (v->init->nitems)
-				lit_print(b, v->init);
-			else
-				sb_puts(b, v->init->s);
+			init_print(b, v->init);
 		}
 		if (comment) {
 			sb_puts(b, p + 1 < g->nparams ? ",  # " : ") {  # ");
@@ -242,10 +242,7 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 		type_print(b, &v->type);
 		if (gv->init) {
 			sb_puts(b, " = ");
-			if (gv->init->nitems)
-				lit_print(b, gv->init);
-			else
-				sb_puts(b, gv->init->s);
+			init_print(b, gv->init);
 		}
 		sb_puts(b, p + 1 < l->nparams ? ",  # " : ") {  # ");
 		print_piece(b, v, rank);

@@ -99,6 +99,14 @@ static void print_items(StrBuf *b, const Lit *l, bool with_keys)
 	}
 }
 
+void init_print(StrBuf *b, const Lit *init)
+{
+	if (init->nitems)
+		lit_print(b, init);
+	else
+		sb_puts(b, init->s);   /* `zeros`, as IR-SPEC writes it */
+}
+
 void lit_print(StrBuf *b, const Lit *l)
 {
 	switch (l->kind) {

@@ -47,7 +47,6 @@ typedef struct {
 static void local_type(const Type *global, const TensorLayout *l, Type *out)
 {
 	*out = *global;
-	out->is_param = global->is_param;
 	for (int d = 0; d < global->rank; d++)
 		out->dims[d] = global->dims[d] / layout_dim_split(l, d);
 }

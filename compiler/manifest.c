@@ -179,10 +179,7 @@ static json_t *jtensor(const Lowered *l, int index, const char *name, const LVal
 		const Lit *init = init_of->init;
 		if (init) {
 			StrBuf b = {0};
-			if (init->nitems)
-				lit_print(&b, init);
-			else
-				sb_puts(&b, init->s);
+			init_print(&b, init);
 			set(o, "init", jstr(b.data));
 			sb_free(&b);
 		} else

@@ -52,10 +52,7 @@ static void print_graph(StrBuf *b, const Graph *g)
 		type_print(b, &v->type);
 		if (v->init) {
 			sb_puts(b, " = ");
-			if (v->init->nitems)
-				lit_print(b, v->init);
-			else
-				sb_puts(b, v->init->s);   /* `zeros`, as IR-SPEC writes it */
+			init_print(b, v->init);
 		}
 	}
 	sb_puts(b, ") {\n");

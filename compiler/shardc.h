@@ -86,6 +86,7 @@ const char *lit_kind_name(LitKind k);
 bool lit_is_number(const Lit *l);
 double lit_number(const Lit *l);
 void lit_print(StrBuf *b, const Lit *l);
+void init_print(StrBuf *b, const Lit *init);   /* `normal(0.01)`, or `zeros` without parentheses */
 void print_quoted(StrBuf *b, const char *s);   /* "...", with \" and \\ escapes */
 void print_float(StrBuf *b, double f);         /* shortest text that reads back as f */
 void type_print(StrBuf *b, const Type *t);

@@ -60,21 +60,6 @@ static void dataset_layouts(const Module *m, const FlatGraph *f, Strategies *s, 
 	}
 }
 
-/* parameter_plan (IR-SPEC 3.5) fixes where named parameters live. */
-static void planned_parameters(const Module *m, const FlatGraph *f, Strategies *s)
-{
-	const Graph *g = f->g, *entry = module_entry(m);
-	for (int i = 0; i < g->nnodes; i++) {
-		const ShardSpec *sh = f->shard[i];
-		for (int j = 0; sh && j < sh->nplan; j++) {
-			int id = graph_value(entry, sh->plan_names[j]);
-			if (id >= 0 && id < entry->nparams && !s->home_fixed[id] && sh->plan[j].given &&
-			    layout_from_strategy(&sh->plan[j], s->device_num, &s->home[id]))
-				s->home_fixed[id] = true;
-		}
-	}
-}
-
 static bool node_strategy(const Module *m, const Graph *g, const Node *n, int64_t devices, NodeStrategy *ns,
                           Diag *d)
 {
@@ -113,44 +98,54 @@ static bool node_strategy(const Module *m, const Graph *g, const Node *n, int64_
  * where it lives. This also makes the plan visible in step_parallel_begin,
  * which has no Calls to carry parameter_plan: there it is the user's
  * in_strategy. */
-static void follow_plans(const Module *m, const FlatGraph *f, Strategies *s)
+static void follow_plan(const Graph *g, Strategies *s, int p, const TensorStrategy *plan)
+{
+	for (int u = 0; u < g->nnodes; u++) {
+		const Node *n = &g->nodes[u];
+		int k = 0;
+		while (k < n->nin && n->in[k] != p)
+			k++;
+		if (k == n->nin)
+			continue;
+		NodeStrategy *ns = &s->node[u];
+		if (ns->user || !ns->has_dims)
+			return;
+		const OpDims *od = &ns->od;
+		int r = k < MAX_RULE_INPUTS ? k : MAX_RULE_INPUTS - 1;
+		int64_t split[MAX_OPDIMS], product = 1;
+		bool ok = true;
+		for (int o = 0; o < od->nod; o++)
+			split[o] = 1;
+		for (int dim = 0; dim < od->in_rank[r]; dim++) {
+			int o = od->in_dim[r][dim];
+			int64_t want = plan->split[dim];
+			if (o < 0 || (od->whole & (1u << o)))
+				ok &= want == 1;
+			else
+				split[o] = want;
+			product *= want;
+		}
+		if (ok && s->device_num % product == 0)
+			op_split_from_splits(od, split, s->device_num, &ns->split);
+		return;
+	}
+}
+
+/* parameter_plan (IR-SPEC 3.5) fixes where named parameters live; requires
+ * the operators' strategies assigned, which a tuple plan then adapts. */
+static void planned_parameters(const Module *m, const FlatGraph *f, Strategies *s)
 {
 	const Graph *g = f->g, *entry = module_entry(m);
 	for (int i = 0; i < g->nnodes; i++) {
 		const ShardSpec *sh = f->shard[i];
 		for (int j = 0; sh && j < sh->nplan; j++) {
-			int p = graph_value(entry, sh->plan_names[j]);
-			if (p < 0 || p >= g->nparams || !sh->plan[j].given || sh->plan[j].layout)
+			int id = graph_value(entry, sh->plan_names[j]);
+			if (id < 0 || id >= entry->nparams || s->home_fixed[id] || !sh->plan[j].given ||
+			    !layout_from_strategy(&sh->plan[j], s->device_num, &s->home[id]))
 				continue;
-			for (int u = 0; u < g->nnodes; u++) {
-				const Node *n = &g->nodes[u];
-				int k = 0;
-				while (k < n->nin && n->in[k] != p)
-					k++;
-				if (k == n->nin)
-					continue;
-				NodeStrategy *ns = &s->node[u];
-				if (ns->user || !ns->has_dims)
-					break;
-				const OpDims *od = &ns->od;
-				int r = k < MAX_RULE_INPUTS ? k : MAX_RULE_INPUTS - 1;
-				int64_t split[MAX_OPDIMS], product = 1;
-				bool ok = true;
-				for (int o = 0; o < od->nod; o++)
-					split[o] = 1;
-				for (int dim = 0; dim < od->in_rank[r]; dim++) {
-					int o = od->in_dim[r][dim];
-					int64_t want = sh->plan[j].split[dim];
-					if (o < 0 || (od->whole & (1u << o)))
-						ok &= want == 1;
-					else
-						split[o] = want;
-					product *= want;
-				}
-				if (ok && s->device_num % product == 0)
-					op_split_from_splits(od, split, s->device_num, &ns->split);
-				break;
-			}
+			s->home_fixed[id] = true;
+			if (!sh->plan[j].layout)
+				follow_plan(g, s, id, &sh->plan[j]);
 		}
 	}
 }
@@ -164,11 +159,9 @@ bool assign_strategies(Module *m, const FlatGraph *f, Strategies *s, Diag *d)
 	s->home = arena_alloc(m->arena, sizeof(TensorLayout) * (size_t)(g->nparams ? g->nparams : 1));
 	s->home_fixed = arena_alloc(m->arena, sizeof(bool) * (size_t)(g->nparams ? g->nparams : 1));
 	dataset_layouts(m, f, s, d);
-	if (m->ctx.parallel_mode == PM_SEMI_AUTO || m->ctx.parallel_mode == PM_AUTO)
-		planned_parameters(m, f, s);
 	for (int i = 0; i < g->nnodes; i++)
 		node_strategy(m, g, &g->nodes[i], s->device_num, &s->node[i], d);
 	if (m->ctx.parallel_mode == PM_SEMI_AUTO || m->ctx.parallel_mode == PM_AUTO)
-		follow_plans(m, f, s);
+		planned_parameters(m, f, s);
 	return d->nerrors == before;
 }

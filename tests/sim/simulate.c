@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Calls f(src offset, dst offset) for every row of a block copy: `shape` is
- * the block, sstart/dstart where it lies in src and dst. Rows are runs along
- * the last dim, so the copy is memcpy-sized. */
+/* Copies the block `shape` from src at sstart to dst at dstart, a row (a run
+ * along the last dim) at a time. */
 static void block_copy(double *dst, const int64_t *ddims, const int64_t *dstart, const double *src,
                        const int64_t *sdims, const int64_t *sstart, const int64_t *shape, int rank)
 {
