@@ -618,9 +618,10 @@ static void check_train_names(Checker *c)
 {
 	Train *t = c->m->train;
 	Graph *g = module_entry(c->m);
+	/* MindSpore's defaults: nn.SGD lr 0.1, nn.Adam lr 1e-3; nn.Momentum has none. */
 	t->optimizer = OPT_SGD;
-	t->learning_rate = 0.01;
-	t->momentum = 0.9;
+	t->learning_rate = 0.1;
+	t->momentum = 0;
 	t->beta1 = 0.9;
 	t->beta2 = 0.999;
 	t->eps = 1e-8;
@@ -657,6 +658,8 @@ static void check_train_names(Checker *c)
 				continue;
 			}
 			t->optimizer = opts[o].kind;
+			t->learning_rate = o == 2 ? 1e-3 : 0.1;
+			bool has_lr = false, has_momentum = false;
 			for (int k = 0; v->kind == LIT_APPLY && k < v->nitems; k++) {
 				const Lit *key_lit = v->keys[k], *x = v->items[k];
 				if (!key_lit) {
@@ -676,7 +679,12 @@ static void check_train_names(Checker *c)
 					ERR(c, x->span, "'%s' is a number", an);
 				else
 					*slot = lit_number(x);
+				has_lr |= slot == &t->learning_rate;
+				has_momentum |= slot == &t->momentum;
 			}
+			if (o == 1 && (!has_lr || !has_momentum))
+				ERR(c, v->span, "Momentum needs learning_rate and momentum (MindSpore's nn.Momentum has no "
+				    "default), e.g. Momentum(learning_rate: 0.1, momentum: 0.9)");
 		} else
 			ERR(c, t->lit->keys[i]->span, "unknown train key '%s' (expected loss, optimizer, steps)", key);
 	}
