@@ -231,7 +231,10 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 	sb_printf(b, "# step_parallel_end: rank %lld of %lld. Local shapes in every signature; parameters are this\n"
 	          "# rank's slices; every inserted operator says why it is there. This rank sends %lld bytes\n"
 	          "# per run (IR-SPEC 8). One rank's program: it reads back with `shardc --check`.\n",
-	          (long long)rank, (long long)l->device_num, (long long)l->comm_bytes);
+	          (long long)rank, (long long)l->device_num, (long long)l->fwd_bytes);
+	if (l->nfwd < l->nops)
+		sb_printf(b, "# Training: the backward pass, which the C emitter derives from this graph (autodiff.c),\n"
+		          "# sends %lld bytes more per step.\n", (long long)(l->comm_bytes - l->fwd_bytes));
 	sb_printf(b, "context {\n  device_num: %lld,\n  parallel_mode: \"stand_alone\",\n  seed: %lld\n}\n",
 	          (long long)l->device_num, (long long)m->ctx.seed);
 	sb_printf(b, "\ngraph @%s(", g->name);
@@ -249,7 +252,7 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 	}
 	sb_puts(b, l->nparams ? "\n" : ") {\n");
 	int64_t *members = xmalloc(sizeof(int64_t) * (size_t)l->device_num);
-	for (int i = 0; i < l->nops; i++) {
+	for (int i = 0; i < l->nfwd; i++) {   /* the backward pass is the emitter's (autodiff.c) */
 		const LOp *o = &l->ops[i];
 		Attrs a;
 		lowered_rank_attrs(l, o, rank, &a, members);

@@ -28,10 +28,12 @@ static int add_value(Flattener *x, const char *name, const Type *t, Span span)
 /* Copies graph `src`'s nodes; arg[k] is the flat value of src's parameter k.
  * rets[k] becomes the flat value of src's k-th returned value. */
 static void copy_graph(Flattener *x, const Graph *src, const int *arg, const char *prefix, const ShardSpec *shard,
-                       int *rets)
+                       int *rets, int **ids)
 {
 	Arena *a = x->m->arena;
 	int *id = arena_alloc(a, sizeof(int) * (size_t)src->nvalues);
+	if (ids)
+		*ids = id;
 	for (int k = 0; k < src->nparams; k++)
 		id[k] = arg[k];
 	for (int i = 0; i < src->nnodes; i++) {
@@ -49,7 +51,7 @@ static void copy_graph(Flattener *x, const Graph *src, const int *arg, const cha
 			for (int k = 0; k < n->nin; k++)
 				cargs[k] = id[n->in[k]];
 			int r;
-			copy_graph(x, n->a.callee, cargs, name, n->a.shard ? n->a.shard : shard, &r);
+			copy_graph(x, n->a.callee, cargs, name, n->a.shard ? n->a.shard : shard, &r, NULL);
 			id[n->result] = r;
 			continue;
 		}
@@ -98,6 +100,6 @@ FlatGraph *flatten(Module *m)
 	g->nparams = entry->nparams;
 	g->nret = entry->nret;
 	g->ret = arena_alloc(a, sizeof(int) * (size_t)(entry->nret ? entry->nret : 1));
-	copy_graph(&x, entry, arg, NULL, NULL, g->ret);
+	copy_graph(&x, entry, arg, NULL, NULL, g->ret, &f->of_entry);
 	return f;
 }

@@ -14,7 +14,7 @@
  * ReduceScatter instead of an AllReduce. Returned values are completed the
  * cheapest way (a ReduceScatter when a dim can take the split: output files are
  * assembled from the ranks' pieces, so any complete layout will do). */
-#include "shardc.h"
+#include "lower_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,20 +30,6 @@ int64_t dtype_bytes(DType t)
 	return 4;
 }
 
-typedef struct {
-	TensorLayout to;
-	int result;              /* LValue holding the source in layout `to` */
-	int next;                /* the source's next Reuse, -1 at the end */
-} Reuse;
-
-typedef struct {
-	Lowered *l;
-	Arena *a;
-	int *vmap;               /* flat value id -> LValue id of its delivered form */
-	Reuse *reuse;
-	int nreuse, cap_reuse;
-} Lowering;
-
 static void local_type(const Type *global, const TensorLayout *l, Type *out)
 {
 	*out = *global;
@@ -51,7 +37,7 @@ static void local_type(const Type *global, const TensorLayout *l, Type *out)
 		out->dims[d] = global->dims[d] / layout_dim_split(l, d);
 }
 
-static int new_value(Lowering *x, const char *name, const Type *global, const TensorLayout *layout)
+int lower_value(Lowering *x, const char *name, const Type *global, const TensorLayout *layout)
 {
 	Lowered *l = x->l;
 	LValue *v = ARENA_PUSH(x->a, l->values, l->nvalues, l->cap_values);
@@ -66,14 +52,14 @@ static int new_value(Lowering *x, const char *name, const Type *global, const Te
 	return l->nvalues - 1;
 }
 
-static Type global_type(const LValue *v)
+Type lower_global_type(const LValue *v)
 {
 	Type t = v->type;
 	memcpy(t.dims, v->global, sizeof t.dims);
 	return t;
 }
 
-static LOp *new_op(Lowering *x, OpKind op, int nin, const char *why)
+LOp *lower_op(Lowering *x, OpKind op, int nin, const char *why)
 {
 	Lowered *l = x->l;
 	LOp *o = ARENA_PUSH(x->a, l->ops, l->nops, l->cap_ops);
@@ -109,7 +95,7 @@ static const char *step_what(const RedistStep *s)
 	return "";
 }
 
-static int redistribute(Lowering *x, int src, const TensorLayout *to, const char *user)
+int lower_redistribute(Lowering *x, int src, const TensorLayout *to, const char *user)
 {
 	for (int i = x->l->values[src].reuse; i >= 0; i = x->reuse[i].next)
 		if (layout_equal(&x->reuse[i].to, to))
@@ -118,7 +104,7 @@ static int redistribute(Lowering *x, int src, const TensorLayout *to, const char
 	if (layout_equal(&v->layout, to))
 		return src;
 	RedistPlan plan;
-	Type gt = global_type(v);
+	Type gt = lower_global_type(v);
 	redist_plan(&v->layout, to, v->global, dtype_bytes(v->type.dtype), &plan);
 	int cur = src;
 	for (int k = 0; k < plan.n; k++) {
@@ -131,7 +117,7 @@ static int redistribute(Lowering *x, int src, const TensorLayout *to, const char
 		layout_print(&lf, &s->from);
 		layout_print(&lt, &s->to);
 		sb_printf(&why, "%s: %s; %s => %s", user, step_what(s), lf.data, lt.data);
-		LOp *o = new_op(x, kinds[s->kind], 1, arena_strdup(x->a, why.data));
+		LOp *o = lower_op(x, kinds[s->kind], 1, arena_strdup(x->a, why.data));
 		sb_free(&why);
 		sb_free(&lf);
 		sb_free(&lt);
@@ -166,7 +152,7 @@ static int redistribute(Lowering *x, int src, const TensorLayout *to, const char
 			break;
 		}
 		const char *name = derived_name(x, src);
-		o->result = new_value(x, name, &gt, &s->to);
+		o->result = lower_value(x, name, &gt, &s->to);
 		x->l->values[o->result].origin = x->l->values[src].origin;
 		x->l->comm_bytes += s->bytes;
 		cur = o->result;
@@ -259,17 +245,17 @@ static void lower_reshape(Lowering *x, int i)
 		          g->values[n->result].name);
 		user = arena_strdup(x->a, b.data);
 		sb_free(&b);
-		src = redistribute(x, src, &in, user);
+		src = lower_redistribute(x, src, &in, user);
 		memset(bad, 0, sizeof bad);
 		if (!carry_reshape(&in, v->global, out_t, &out, bad))
 			die("an unsplit reshape group does not carry");
 	}
 	x->l->node_in[i][0] = in;
 	x->l->node_out[i] = out;
-	LOp *o = new_op(x, OP_RESHAPE, 1, NULL);
+	LOp *o = lower_op(x, OP_RESHAPE, 1, NULL);
 	o->node = i;
 	o->in[0] = src;
-	o->result = new_value(x, g->values[n->result].name, out_t, &out);
+	o->result = lower_value(x, g->values[n->result].name, out_t, &out);
 	o->a.nshape = out_t->rank;
 	memcpy(o->a.shape, x->l->values[o->result].type.dims, sizeof o->a.shape);
 	o->a.present = 1u << ATTR_SHAPE;
@@ -328,12 +314,12 @@ static void lower_node(Lowering *x, int i)
 	} else {
 		for (int k = 0; k < n->nin; k++) {
 			op_in_layout(&ns->od, &ns->split, k, &l->node_in[i][k]);
-			ins[k] = redistribute(x, x->vmap[n->in[k]], &l->node_in[i][k], user_text(x, n, k));
+			ins[k] = lower_redistribute(x, x->vmap[n->in[k]], &l->node_in[i][k], user_text(x, n, k));
 		}
 		op_out_layout(&ns->od, &ns->split, &out);
 	}
 	l->node_out[i] = out;
-	o = new_op(x, n->op, n->nin, NULL);
+	o = lower_op(x, n->op, n->nin, NULL);
 	o->node = i;
 	memcpy(o->in, ins, sizeof(int) * (size_t)n->nin);
 	local_attrs(n, ns, n->nin ? &l->values[ins[0]] : NULL, &o->a);
@@ -342,12 +328,12 @@ static void lower_node(Lowering *x, int i)
 		*t = l->node_in[i][0];
 		o->table = t;
 	}
-	o->result = new_value(x, g->values[n->result].name, out_t, &out);
+	o->result = lower_value(x, g->values[n->result].name, out_t, &out);
 	int result = o->result;
 	if (ns->has_out_strategy) {
 		StrBuf b = {0};
 		sb_printf(&b, "out_strategy of %s %%%s", op_info[n->op].name, g->values[n->result].name);
-		result = redistribute(x, result, &ns->delivered, arena_strdup(x->a, b.data));
+		result = lower_redistribute(x, result, &ns->delivered, arena_strdup(x->a, b.data));
 		sb_free(&b);
 	}
 	x->vmap[n->result] = result;
@@ -375,7 +361,7 @@ static int complete(Lowering *x, int src)
 		}
 	StrBuf b = {0};
 	sb_printf(&b, "%%%s returned", v->name);
-	int r = redistribute(x, src, &to, arena_strdup(x->a, b.data));
+	int r = lower_redistribute(x, src, &to, arena_strdup(x->a, b.data));
 	sb_free(&b);
 	return r;
 }
@@ -421,7 +407,7 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st)
 		l->home[p] = st->home[p];
 	parameter_homes(l, l->home);
 	for (int p = 0; p < g->nparams; p++) {
-		x.vmap[p] = new_value(&x, g->values[p].name, &g->values[p].type, &l->home[p]);
+		x.vmap[p] = lower_value(&x, g->values[p].name, &g->values[p].type, &l->home[p]);
 		l->values[x.vmap[p]].param = p;
 	}
 	l->nparams = g->nparams;
@@ -431,6 +417,13 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st)
 	l->rets = arena_alloc(a, sizeof(int) * (size_t)(g->nret ? g->nret : 1));
 	for (int k = 0; k < g->nret; k++)
 		l->rets[k] = complete(&x, x.vmap[g->ret[k]]);
+	l->loss = -1;
+	if (m->train)
+		l->loss = complete(&x, x.vmap[f->of_entry[m->train->loss]]);
+	l->nfwd = l->nops;
+	l->fwd_bytes = l->comm_bytes;
+	if (m->train)
+		differentiate(&x);
 	return l;
 }
 

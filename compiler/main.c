@@ -176,6 +176,65 @@ static void write_owned(const char *dir, const char *name, char *text)
 	sb_free(&b);
 }
 
+/* Where shardc was built: $SHARDC_HOME, else the first folder above the
+ * executable holding runtime/shardc_rt.h. The generated Makefile links the
+ * runtime from there. */
+static char *shardc_home(void)
+{
+	const char *env = getenv("SHARDC_HOME");
+	if (env && *env)
+		return xstrdup(env);
+	char *exe = xcalloc(4096, 1);
+	if (readlink("/proc/self/exe", exe, 4095) <= 0)
+		exe[0] = 0;
+	for (int up = 0; up < 4; up++) {
+		char *slash = strrchr(exe, '/');
+		if (!slash || slash == exe)
+			break;
+		*slash = 0;
+		StrBuf h = {0};
+		sb_printf(&h, "%s/runtime/shardc_rt.h", exe);
+		bool found = access(h.data, R_OK) == 0;
+		sb_free(&h);
+		if (found)
+			return exe;
+	}
+	free(exe);
+	return xstrdup(".");
+}
+
+/* rank_<r>.c for every rank, the Makefile and run.sh. */
+static void write_programs(const char *outdir, const Lowered *low, const char *model)
+{
+	Program *p = emit_plan(low, model);
+	StrBuf b = {0};
+	for (int64_t r = 0; r < low->device_num; r++) {
+		StrBuf name = {0};
+		sb_printf(&name, "rank_%lld.c", (long long)r);
+		b.len = 0;
+		emit_rank(&b, p, r);
+		write_atomic(outdir, name.data, &b);
+		sb_free(&name);
+	}
+	char *home = shardc_home();
+	b.len = 0;
+	emit_makefile(&b, low, home);
+	write_atomic(outdir, "Makefile", &b);
+	free(home);
+	b.len = 0;
+	emit_run_sh(&b, low);
+	write_atomic(outdir, "run.sh", &b);
+	StrBuf run = {0};
+	sb_printf(&run, "%s/run.sh", outdir);
+	if (chmod(run.data, 0755) != 0) {
+		fprintf(stderr, "shardc: cannot make %s executable: %s\n", run.data, strerror(errno));
+		exit(EXIT_USAGE);
+	}
+	sb_free(&run);
+	sb_free(&b);
+	emit_free(p);
+}
+
 static double now(void)
 {
 	struct timespec t;
@@ -222,6 +281,7 @@ int main(int argc, char **argv)
 	/* Lowering reports nothing (every model error is found above), so a
 	 * --check run stops here. */
 	Lowered *low = ok && !o.check_only ? lower(m, flat, &strategies) : NULL;
+	ok = ok && (o.check_only || emit_check(low, &d));
 	double t_lower = now();
 
 	if (o.time) {
@@ -248,6 +308,7 @@ int main(int argc, char **argv)
 		} else {
 			write_owned(o.outdir, "manifest.json", manifest_json(low));
 			write_owned(o.outdir, "strategy.json", strategy_json(low));
+			write_programs(o.outdir, low, o.model);
 		}
 		if (status == 0 && o.dump_ir) {
 			StrBuf ir = {0};

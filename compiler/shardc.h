@@ -500,6 +500,7 @@ typedef struct {
 	Graph *g;
 	const Node **orig;             /* (g->nnodes) the node each copies */
 	const ShardSpec **shard;       /* (g->nnodes) shard of the Call that brought it in, or NULL */
+	int *of_entry;                 /* (entry nvalues) the flat value of each entry-graph value */
 } FlatGraph;
 
 /* Requires shapes inferred and strategies checked. */
@@ -540,8 +541,22 @@ typedef struct {
 	int reuse;               /* lower.c's list of this value's redistributed forms, -1: none */
 } LValue;
 
+/* What a backward operator computes (autodiff.c); forward ones are GRAD_NONE. */
+typedef enum {
+	GRAD_NONE,               /* a forward operator, or a collective/slice moving a gradient */
+	GRAD_SEED,               /* the loss's gradient: ones */
+	GRAD_ZERO,               /* a parameter the loss does not reach: zeros */
+	GRAD_ADJOINT,            /* in[0] is the gradient of ops[of]'s result; result: of its input k */
+	GRAD_ACCUM,              /* in[0] + in[1] */
+	GRAD_SCALE,              /* in[0] * scale (the adjoint of a mean) */
+	GRAD_MAX_MASK,           /* in[2] where in[0] (partial maxima) equals in[1] (their maximum), else 0 */
+} GradKind;
+
 typedef struct {
-	OpKind op;
+	OpKind op;               /* GRAD_ADJOINT: ops[of].op; GRAD_ACCUM/SCALE/...: the kernel's nearest op */
+	GradKind grad;
+	int of, k;               /* GRAD_ADJOINT */
+	double scale;            /* GRAD_SCALE */
 	int result;              /* LValue id */
 	int nin;
 	int *in;                 /* (nin) LValue ids */
@@ -567,7 +582,11 @@ typedef struct {
 	TensorLayout *home;      /* (nparams) where each input and parameter lives */
 	TensorLayout **node_in;  /* (flat nnodes, nin) the layout each operator took its inputs in */
 	TensorLayout *node_out;  /* (flat nnodes) its output, partial included */
-	int64_t comm_bytes;      /* sent by every rank in one run of the graph */
+	int64_t comm_bytes;      /* sent by every rank in one run of the graph (one training step) */
+	int nfwd;                /* ops[0, nfwd) are the forward graph; the rest its backward pass */
+	int64_t fwd_bytes;       /* sent by the forward graph */
+	int loss;                /* train: the loss, whole on every rank; -1 without train */
+	int *grad;               /* train: (nparams) each Parameter's gradient in its home layout, -1 otherwise */
 } Lowered;
 
 int64_t dtype_bytes(DType t);
@@ -590,5 +609,21 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank);
  * comm_bytes_per_rank; and every operator's final strategy. */
 char *manifest_json(const Lowered *l);
 char *strategy_json(const Lowered *l);
+
+/* ---- emit.c: the per-rank C programs, Makefile and run.sh (IR-SPEC 8) -- */
+
+typedef struct Program Program;      /* the buffer plan and groups every rank shares */
+
+/* Requires a Lowered program. False, with errors in d, for what the v1
+ * runtime cannot compute (Float16, integer arithmetic). */
+bool emit_check(const Lowered *l, Diag *d);
+/* model: the file named in the programs' comments. */
+Program *emit_plan(const Lowered *l, const char *model);
+void emit_free(Program *p);
+int64_t emit_slab_bytes(const Program *p);
+void emit_rank(StrBuf *b, const Program *p, int64_t rank);
+/* home: where shardc was built (its runtime/ and build/runtime/). */
+void emit_makefile(StrBuf *b, const Lowered *l, const char *home);
+void emit_run_sh(StrBuf *b, const Lowered *l);
 
 #endif

@@ -33,6 +33,7 @@ struct sc_group {
 	MPI_Comm comm;               /* MPI_COMM_NULL on ranks outside the group */
 	int n;                       /* members */
 	int me;                      /* this rank's member index, -1 outside */
+	int color;                   /* the split's color: one per group of a partition; -1 outside */
 	int *members;                /* (n) global ranks, in member order */
 	void *be;                    /* backend state (cuda: the NCCL communicator) */
 };
@@ -126,6 +127,7 @@ void sc_be_init(sc_rt *rt);                  /* after MPI_Init and the rank chec
 void sc_be_finalize(sc_rt *rt);              /* before MPI_Finalize */
 void sc_be_group_init(sc_rt *rt, sc_group *g); /* collective over the world */
 void sc_be_group_free(sc_rt *rt, sc_group *g);
+void sc_be_sync(sc_rt *rt);                  /* waits for the queued device work */
 void *sc_be_alloc(sc_rt *rt, size_t bytes);  /* zeroed */
 void sc_be_free(sc_rt *rt, void *p);
 void sc_be_all_reduce(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, int64_t count, sc_redop op);

@@ -99,6 +99,16 @@ void sc_finalize(sc_rt *rt);
 int sc_rank(const sc_rt *rt);
 int sc_size(const sc_rt *rt);
 int64_t sc_comm_bytes(const sc_rt *rt);   /* sent by this rank so far */
+/* `--steps K` (K >= 1), else default_steps; a bad K exits 1 on every rank. */
+int64_t sc_steps(sc_rt *rt, int64_t default_steps);
+/* Every `flag NAME=FILE` (flag "--input" or "--param") must name one of
+ * names[0..n); otherwise one message lists them and every rank exits 1. */
+void sc_check_names(sc_rt *rt, const char *flag, const char *const *names, int n);
+/* Seconds since an arbitrary point, after the device's queued work ends. */
+double sc_time(sc_rt *rt);
+/* Rank 0 prints `step: S, loss is L`, L the float32 at loss (slab memory)
+ * as the shortest decimal that reads back as the same float32 (numpy's str). */
+void sc_print_loss(sc_rt *rt, int64_t step, const float *loss);
 /* The command line of run.sh: `--input NAME=FILE`, `--param NAME=FILE`
  * (key NAME), `--output-dir DIR`, `--steps K` (key NULL); `--flag value` or
  * `--flag=value`. NULL when absent; the last one wins. */
@@ -118,6 +128,10 @@ void sc_fill(sc_rt *rt, void *dst, sc_dtype dt, int64_t n, double value); /* zer
 /* A group of the given global ranks; member i has index i in every
  * collective. Every rank calls every sc_group_new, members or not. */
 sc_group *sc_group_new(sc_rt *rt, const int *members, int n);
+/* One partition of the world into groups, each rank naming only the group it
+ * belongs to (its members in order, itself among them): one call per
+ * partition instead of one per group. Every rank makes every call. */
+sc_group *sc_group_split(sc_rt *rt, const int *members, int n);
 
 /* in and out hold count elements; in == out is allowed. */
 void sc_all_reduce(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, int64_t count, sc_redop op);

@@ -52,8 +52,10 @@ Choices where the spec is silent:
                                        neither 'beta' nor 'gamma', MindSpore's
                                        default filter for ungrouped params)
               m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
-              m^ = m / (1 - b1^t);    v^ = v / (1 - b2^t)     (t from 1)
-              p -= lr * m^ / (sqrt(v^) + eps)
+              lr_t = lr * sqrt(1 - b2^t) / (1 - b1^t)       (t from 1)
+              p -= lr_t * m / (sqrt(v) + eps)     (nn.Adam's formula: eps is
+                                                   added to sqrt(v), not to
+                                                   the bias-corrected sqrt(v^))
   Defaults are MindSpore's: SGD learning_rate 0.1; Adam learning_rate 1e-3,
   beta1 0.9, beta2 0.999, eps 1e-8, weight_decay 0.  nn.Momentum has no
   default learning_rate or momentum, so both must be given.  Optimizer
@@ -1431,9 +1433,8 @@ def adam_update(p, g, state, hyper, t, name):
     m = b1 * state.get("m", 0.0) + (1.0 - b1) * g
     v = b2 * state.get("v", 0.0) + (1.0 - b2) * g * g
     state["m"], state["v"] = m, v
-    m_hat = m / (1.0 - b1 ** t)
-    v_hat = v / (1.0 - b2 ** t)
-    return p - hyper["learning_rate"] * m_hat / (np.sqrt(v_hat) + hyper["eps"])
+    lr_t = hyper["learning_rate"] * np.sqrt(1.0 - b2 ** t) / (1.0 - b1 ** t)
+    return p - lr_t * m / (np.sqrt(v) + hyper["eps"])
 
 
 UPDATES = {"SGD": sgd_update, "Momentum": momentum_update, "Adam": adam_update}

@@ -7,6 +7,8 @@
  * way. */
 #include "rt_internal.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,6 +115,72 @@ int64_t sc_comm_bytes(const sc_rt *rt)
 	return rt->bytes_sent;
 }
 
+int64_t sc_steps(sc_rt *rt, int64_t default_steps)
+{
+	const char *v = sc_option(rt, "--steps", NULL);
+	if (!v)
+		return default_steps;
+	char *end, msg[256];
+	errno = 0;
+	long long k = strtoll(v, &end, 10);
+	snprintf(msg, sizeof msg, "shardc: --steps '%s': expected a positive integer", v);
+	sc_agree_or_exit(rt, errno == 0 && end != v && !*end && k >= 1, msg);
+	return k;
+}
+
+void sc_check_names(sc_rt *rt, const char *flag, const char *const *names, int n)
+{
+	for (int i = 1; i < rt->argc; i++) {
+		size_t len;
+		int k = find_option(rt->argv[i], &len);
+		if (k < 0)
+			continue;
+		const char *v = rt->argv[i][len] == '=' ? rt->argv[i] + len + 1 : i + 1 < rt->argc ? rt->argv[++i] : NULL;
+		if (!v || strcmp(options[k].flag, flag) != 0)
+			continue;
+		const char *eq = strchr(v, '=');
+		bool known = false;
+		for (int j = 0; eq && j < n && !known; j++)
+			known = strlen(names[j]) == (size_t)(eq - v) && strncmp(v, names[j], (size_t)(eq - v)) == 0;
+		char msg[1024];
+		if (!eq) {
+			snprintf(msg, sizeof msg, "shardc: %s %s: expected NAME=FILE.npy", flag, v);
+			sc_agree_or_exit(rt, false, msg);
+		}
+		int at = snprintf(msg, sizeof msg, "shardc: %s %s: the model has no %s named '%.*s' (it has:", flag, v,
+		                  strcmp(flag, "--param") == 0 ? "parameter" : "input", (int)(eq - v), v);
+		for (int j = 0; j < n && at > 0 && (size_t)at < sizeof msg; j++)
+			at += snprintf(msg + at, sizeof msg - (size_t)at, " %s", names[j]);
+		if (at > 0 && (size_t)at < sizeof msg)
+			snprintf(msg + at, sizeof msg - (size_t)at, "%s)", n ? "" : " none");
+		sc_agree_or_exit(rt, known, msg);
+	}
+}
+
+double sc_time(sc_rt *rt)
+{
+	sc_be_sync(rt);
+	return MPI_Wtime();
+}
+
+void sc_print_loss(sc_rt *rt, int64_t step, const float *loss)
+{
+	float x;
+	sc_to_host(rt, &x, loss, sizeof x);
+	if (rt->rank != 0)
+		return;
+	char buf[64];
+	for (int digits = 1; digits <= 9; digits++) {   /* shortest that reads back, as numpy prints */
+		snprintf(buf, sizeof buf, "%.*g", digits, (double)x);
+		if (strtof(buf, NULL) == x)
+			break;
+	}
+	if (isfinite(x) && !strpbrk(buf, ".e"))
+		strcat(buf, ".0");
+	printf("step: %lld, loss is %s\n", (long long)step, isnan(x) ? "nan" : buf);
+	fflush(stdout);
+}
+
 void sc_finalize(sc_rt *rt)
 {
 	int64_t *all = rt->rank == 0 ? calloc((size_t)rt->size, sizeof *all) : NULL;
@@ -153,34 +221,38 @@ void *sc_slab(sc_rt *rt, size_t bytes)
 	return p;
 }
 
-sc_group *sc_group_new(sc_rt *rt, const int *members, int n)
+/* Checks a member list, returning this rank's index in it (-1: not a member)
+ * and its FNV hash, by which the ranks compare lists. */
+static int group_members_check(const sc_rt *rt, const char *fn, const int *members, int n, uint64_t *hash)
 {
 	if (n < 1 || n > rt->size)
-		SC_DIE("sc_group_new: %d members in a world of %d", n, rt->size);
-	uint64_t h = 0xcbf29ce484222325ull;   /* every rank must pass the same list */
+		SC_DIE("%s: %d members in a world of %d", fn, n, rt->size);
+	uint64_t h = 0xcbf29ce484222325ull;
 	int me = -1;
 	for (int i = 0; i < n; i++) {
 		if (members[i] < 0 || members[i] >= rt->size)
-			SC_DIE("sc_group_new: member %d is rank %d, not in [0, %d)", i, members[i], rt->size);
+			SC_DIE("%s: member %d is rank %d, not in [0, %d)", fn, i, members[i], rt->size);
 		for (int j = 0; j < i; j++)
 			if (members[j] == members[i])
-				SC_DIE("sc_group_new: rank %d is named twice", members[i]);
+				SC_DIE("%s: rank %d is named twice", fn, members[i]);
 		if (members[i] == rt->rank)
 			me = i;
 		h = (h ^ (uint64_t)members[i]) * 0x100000001b3ull;
 	}
-	uint64_t lo, hi;
-	SC_MPI_CHECK(MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD));
-	SC_MPI_CHECK(MPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD));
-	if (lo != hi)
-		SC_DIE("sc_group_new: the ranks disagree on group %d's members (group calls out of order?)", rt->ngroups);
+	*hash = h;
+	return me;
+}
+
+static sc_group *group_add(sc_rt *rt, const int *members, int n, int me, int color)
+{
 	sc_group *g = calloc(1, sizeof *g);
 	if (!g || !(g->members = malloc((size_t)n * sizeof *g->members)))
 		SC_DIE("out of memory");
 	memcpy(g->members, members, (size_t)n * sizeof *members);
 	g->n = n;
 	g->me = me;
-	SC_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, me >= 0 ? 0 : MPI_UNDEFINED, me, &g->comm));
+	g->color = color;
+	SC_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color >= 0 ? color : MPI_UNDEFINED, me, &g->comm));
 	sc_be_group_init(rt, g);
 	if (rt->ngroups == rt->capgroups) {
 		rt->capgroups = rt->capgroups ? 2 * rt->capgroups : 8;
@@ -189,5 +261,33 @@ sc_group *sc_group_new(sc_rt *rt, const int *members, int n)
 			SC_DIE("out of memory");
 	}
 	rt->groups[rt->ngroups++] = g;
+	return g;
+}
+
+sc_group *sc_group_new(sc_rt *rt, const int *members, int n)
+{
+	uint64_t h, lo, hi;   /* every rank must pass the same list */
+	int me = group_members_check(rt, "sc_group_new", members, n, &h);
+	SC_MPI_CHECK(MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD));
+	SC_MPI_CHECK(MPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD));
+	if (lo != hi)
+		SC_DIE("sc_group_new: the ranks disagree on group %d's members (group calls out of order?)", rt->ngroups);
+	return group_add(rt, members, n, me, me >= 0 ? 0 : -1);
+}
+
+sc_group *sc_group_split(sc_rt *rt, const int *members, int n)
+{
+	uint64_t h, lo, hi;   /* the members of one group must pass the same list */
+	int me = group_members_check(rt, "sc_group_split", members, n, &h);
+	if (me < 0)
+		SC_DIE("sc_group_split: rank %d is not in the group it names", rt->rank);
+	sc_group *g = group_add(rt, members, n, me, members[0]);
+	SC_MPI_CHECK(MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, g->comm));
+	SC_MPI_CHECK(MPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, g->comm));
+	int size;
+	SC_MPI_CHECK(MPI_Comm_size(g->comm, &size));
+	if (lo != hi || size != n)
+		SC_DIE("sc_group_split: the ranks of group %d disagree on its members (group calls out of order?)",
+		       rt->ngroups - 1);
 	return g;
 }

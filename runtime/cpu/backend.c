@@ -32,6 +32,11 @@ void sc_be_group_init(sc_rt *rt, sc_group *g)
 	(void)g;
 }
 
+void sc_be_sync(sc_rt *rt)
+{
+	(void)rt;
+}
+
 void sc_be_group_free(sc_rt *rt, sc_group *g)
 {
 	(void)rt;

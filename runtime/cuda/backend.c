@@ -155,11 +155,16 @@ void sc_be_group_init(sc_rt *rt, sc_group *g)
 	if (!c->nccl)
 		return;
 	ncclComm_t comm = NULL;
-	SC_NCCL_CHECK(ncclCommSplit(c->world, g->me >= 0 ? 0 : NCCL_SPLIT_NOCOLOR, g->me >= 0 ? g->me : 0, &comm, NULL));
+	SC_NCCL_CHECK(ncclCommSplit(c->world, g->color >= 0 ? g->color : NCCL_SPLIT_NOCOLOR, g->me >= 0 ? g->me : 0, &comm, NULL));
 	g->be = comm;
 #else
 	(void)rt;
 #endif
+}
+
+void sc_be_sync(sc_rt *rt)
+{
+	SC_CUDA_CHECK(cudaStreamSynchronize(cu(rt)->stream));
 }
 
 void sc_be_group_free(sc_rt *rt, sc_group *g)

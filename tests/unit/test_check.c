@@ -848,7 +848,7 @@ Test(train, decoded_with_defaults)
 	const Train *t = r->m->train;
 	cr_assert_eq(t->loss, graph_value(module_entry(r->m), "loss"));
 	cr_assert_eq(t->optimizer, OPT_SGD);
-	cr_assert_eq(t->learning_rate, 0.01);
+	cr_assert_eq(t->learning_rate, 0.1);   /* nn.SGD's default */
 	cr_assert_eq(t->steps, 1);
 	run_free(r);
 }
@@ -903,8 +903,11 @@ Test(train, missing_loss)
 
 Test(train, unknown_optimizer_argument)
 {
-	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: Momentum(learning_rate: 0.2, beta1: 0.9)}")),
-	            "t.ir:7:61: error: Momentum has no argument 'beta1' (it takes learning_rate, momentum)");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: Momentum(learning_rate: 0.2, momentum: 0.1, beta1: 0.9)}")),
+	            "t.ir:7:76: error: Momentum has no argument 'beta1' (it takes learning_rate, momentum)");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: Momentum(momentum: 0.9)}")),
+	            "t.ir:7:32: error: Momentum needs learning_rate and momentum (MindSpore's nn.Momentum has no default), "
+	            "e.g. Momentum(learning_rate: 0.1, momentum: 0.9)");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(momentum: 0.9)}")),
 	            "t.ir:7:36: error: SGD has no argument 'momentum' (it takes learning_rate)");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(0.1)}")),

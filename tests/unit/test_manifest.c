@@ -317,11 +317,19 @@ Test(manifest, data_parallel)
 	expect_json(get(loss, "shape"), "[]");
 	expect_piece(loss, 3, "[]", "[]");
 	expect_json(get(m, "groups"), "[[0, 1, 2, 3]]");
+	/* Then, in the backward pass, each parameter's gradient summed over the 4
+	 * ranks (the data-parallel average: the loss's adjoint already holds 1/4). */
 	json_t *c = get(m, "collectives");
-	cr_assert_eq(json_array_size(c), 1);
-	cr_assert_str_eq(str(get(at(c, 0), "op")), "AllReduce");
-	cr_assert_eq(num(get(at(c, 0), "bytes_per_rank")), 6);   /* 2 (n-1)/n of 4 bytes */
-	expect_json(get(m, "comm_bytes_per_rank"), "[6, 6, 6, 6]");
+	cr_assert_eq(json_array_size(c), 5);
+	static const char *const values[] = {"loss.1", "grad_fc1.weight.1", "grad_fc1.bias.1", "grad_fc2.weight.1",
+	                                     "grad_fc2.bias.1"};
+	static const int bytes[] = {6, 12288, 384, 3840, 60};   /* 2 (n-1)/n of 4, 8192, 256, 2560, 40 bytes */
+	for (int k = 0; k < 5; k++) {
+		cr_assert_str_eq(str(get(at(c, k), "op")), "AllReduce");
+		cr_assert_str_eq(str(get(at(c, k), "value")), values[k]);
+		cr_assert_eq(num(get(at(c, k), "bytes_per_rank")), bytes[k]);
+	}
+	expect_json(get(m, "comm_bytes_per_rank"), "[16578, 16578, 16578, 16578]");
 	out_free(&o);
 }
 

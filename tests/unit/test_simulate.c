@@ -94,8 +94,8 @@ static void expect_equal(const Lowered *l, const char *what)
 	sim_run(l, &r);
 	cr_assert(r.ok, "%s: %s", what, r.why);
 	cr_assert(r.max_err < 1e-9, "%s: outputs differ from the serial graph by %g", what, r.max_err);
-	cr_assert_eq(r.max_bytes, l->comm_bytes, "%s: ranks send %lld bytes by the per-rank graphs, the compiler says %lld",
-	             what, (long long)r.max_bytes, (long long)l->comm_bytes);
+	cr_assert_eq(r.max_bytes, l->fwd_bytes, "%s: ranks send %lld bytes by the per-rank graphs, the compiler says %lld",
+	             what, (long long)r.max_bytes, (long long)l->fwd_bytes);
 	cr_assert_eq(r.min_bytes, r.max_bytes, "%s: ranks send different byte counts", what);
 }
 

@@ -1,0 +1,259 @@
+/* autodiff.c: the backward pass of a lowered program (IR-SPEC 3.6).
+ *
+ * Reverse-mode differentiation of the per-rank program itself, so the
+ * backward pass communicates exactly what its layouts require. The
+ * convention that makes this local: the gradient a rank holds for a value is
+ * the gradient of the loss with respect to the rank's own piece, laid out as
+ * the value is, with two refinements.
+ *
+ * - Partial values (a MatMul whose k is split, before its AllReduce): a sum's
+ *   every term has the whole sum's gradient, so the gradient of a partial sum
+ *   is complete. A mean's terms get 1/n of it and a max's only the maximal
+ *   term: the adjoint of the collective that completes them scales or masks.
+ * - A local operator's gradient for input k is itself partial over the device
+ *   axes that split the operator's output (or leave it partial) but not input
+ *   k: those ranks used the same piece of k for different parts of the
+ *   output, so their contributions add up. For a replicated parameter under a
+ *   batch-split operator this is the data-parallel gradient sum; for a
+ *   column-split weight it is nothing.
+ *
+ * Walking the forward program backwards, each forward value's contributions
+ * are summed when its producer is reached: those sharing a layout are added
+ * first, then each sum is redistributed (the cheapest plan, as in the forward
+ * pass) to the value's layout made complete. A forward redistribution step's
+ * adjoint is the redistribution back, from the gradient's layout to the
+ * step's input layout made complete, which needs no rule per collective: an
+ * AllGather's adjoint comes out as a free slice, a ReduceScatter's as an
+ * AllGather, an AllToAll's as the AllToAll back. The parameters' gradients
+ * end in their home layouts, complete, where the optimizer uses them. */
+#include "lower_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+	Lowering *x;
+	bool *needs;             /* (forward values) depends on a trained parameter */
+	int *head;               /* (forward values) first contribution, -1: none */
+	int *cvalue, *cnext;     /* contributions: the gradient piece, the next one */
+	int ncontrib, cap;
+} Diff;
+
+static bool is_float(DType t)
+{
+	return t == DT_F32 || t == DT_F16 || t == DT_BF16;
+}
+
+/* Indices, labels and integer results carry no gradient. */
+static bool differentiable(const Lowered *l, const LOp *op, int k)
+{
+	if ((op->op == OP_GATHER || op->op == OP_SPARSE_SOFTMAX_CE) && k == 1)
+		return false;
+	return is_float(l->values[op->in[k]].type.dtype) && is_float(l->values[op->result].type.dtype);
+}
+
+static uint32_t used_axes(const TensorLayout *t)
+{
+	uint32_t m = t->partial;
+	for (int d = 0; d < t->rank; d++)
+		for (int k = 0; k < t->nmap[d]; k++)
+			m |= 1u << t->map[d][k];
+	return m;
+}
+
+static void add_contrib(Diff *d, int value, int grad)
+{
+	if (d->ncontrib == d->cap) {
+		d->cap = d->cap ? 2 * d->cap : 256;
+		d->cvalue = xrealloc(d->cvalue, sizeof(int) * (size_t)d->cap);
+		d->cnext = xrealloc(d->cnext, sizeof(int) * (size_t)d->cap);
+	}
+	d->cvalue[d->ncontrib] = grad;
+	d->cnext[d->ncontrib] = d->head[value];
+	d->head[value] = d->ncontrib++;
+}
+
+static const char *grad_name(Diff *d, int v)
+{
+	StrBuf b = {0};
+	sb_printf(&b, "grad_%s", d->x->l->values[v].name);
+	const char *s = arena_strdup(d->x->a, b.data);
+	sb_free(&b);
+	return s;
+}
+
+/* A new gradient value for forward value v, laid out as `layout`. */
+static int grad_value(Diff *d, int v, const TensorLayout *layout)
+{
+	Type gt = lower_global_type(&d->x->l->values[v]);
+	return lower_value(d->x, grad_name(d, v), &gt, layout);
+}
+
+static LOp *grad_op(Diff *d, GradKind kind, OpKind op, int nin, int result)
+{
+	LOp *o = lower_op(d->x, op, nin, NULL);
+	o->grad = kind;
+	o->result = result;
+	return o;
+}
+
+static int accum(Diff *d, int v, int a, int b)
+{
+	int r = grad_value(d, v, &d->x->l->values[a].layout);
+	LOp *o = grad_op(d, GRAD_ACCUM, OP_ADD, 2, r);
+	o->in[0] = a;
+	o->in[1] = b;
+	return r;
+}
+
+static const char *why(Diff *d, int v, const char *what)
+{
+	StrBuf b = {0};
+	sb_printf(&b, "gradient of %%%s, %s", d->x->l->values[v].name, what);
+	const char *s = arena_strdup(d->x->a, b.data);
+	sb_free(&b);
+	return s;
+}
+
+/* The gradient of forward value v, complete in v's layout; -1 when the loss
+ * does not reach v. */
+static int finalize(Diff *d, int v)
+{
+	int n = 0;
+	for (int c = d->head[v]; c >= 0; c = d->cnext[c])
+		n++;
+	if (!n)
+		return -1;
+	int *g = xmalloc(sizeof(int) * (size_t)n);
+	n = 0;
+	for (int c = d->head[v]; c >= 0; c = d->cnext[c])
+		g[n++] = d->cvalue[c];
+	TensorLayout want = d->x->l->values[v].layout;
+	want.partial = 0;
+	int total = -1;
+	for (int i = n - 1; i >= 0; i--) {   /* in program order: contributions were pushed last first */
+		if (g[i] < 0)
+			continue;
+		int sum = g[i];
+		for (int j = i - 1; j >= 0; j--)
+			if (g[j] >= 0 && layout_equal(&d->x->l->values[g[j]].layout, &d->x->l->values[sum].layout)) {
+				sum = accum(d, v, sum, g[j]);
+				g[j] = -1;
+			}
+		sum = lower_redistribute(d->x, sum, &want, why(d, v, "summed over the ranks that shared the value"));
+		total = total < 0 ? sum : accum(d, v, total, sum);
+	}
+	free(g);
+	return total;
+}
+
+/* The adjoint of a forward redistribution step: the gradient redistributed
+ * back, then a mean's 1/n or a max's mask. */
+static void adjoint_step(Diff *d, int i, int dy)
+{
+	Lowered *l = d->x->l;
+	const LOp op = l->ops[i];
+	int u = op.in[0];
+	if (!d->needs[u])
+		return;
+	TensorLayout want = l->values[u].layout;
+	want.partial = 0;
+	int g = lower_redistribute(d->x, dy, &want, why(d, u, "the adjoint of a redistribution"));
+	StepKind kind = op.step->kind;
+	if ((kind == STEP_ALL_REDUCE || kind == STEP_REDUCE_SCATTER) && op.step->op != REDUCE_SUM_OP) {
+		int64_t n = 1;
+		for (int a = 0; a < op.step->from.ndev; a++)
+			if (op.step->axes & (1u << a))
+				n *= op.step->from.dev[a];
+		int r = grad_value(d, u, &want);
+		if (op.step->op == REDUCE_MEAN_OP) {
+			LOp *o = grad_op(d, GRAD_SCALE, OP_MUL, 1, r);
+			o->in[0] = g;
+			o->scale = 1.0 / (double)n;
+		} else {   /* max: only the ranks holding the maximum pass the gradient on */
+			int w = lower_redistribute(d->x, op.result, &want, why(d, u, "the maximum, to mask the gradient"));
+			LOp *o = grad_op(d, GRAD_MAX_MASK, OP_MAXIMUM, 3, r);
+			o->in[0] = u;
+			o->in[1] = w;
+			o->in[2] = g;
+		}
+		g = r;
+	}
+	add_contrib(d, u, g);
+}
+
+/* The adjoint of a local operator, one gradient per input that needs one. */
+static void adjoint_local(Diff *d, int i, int dy)
+{
+	Lowered *l = d->x->l;
+	const LOp op = l->ops[i];
+	if (op_is_comm(op.op)) {   /* as written in a one-device model: the identity */
+		if (d->needs[op.in[0]])
+			add_contrib(d, op.in[0], dy);
+		return;
+	}
+	uint32_t out_axes = used_axes(&l->values[op.result].layout);
+	for (int k = 0; k < op.nin; k++) {
+		int u = op.in[k];
+		if (!d->needs[u] || !differentiable(l, &op, k))
+			continue;
+		TensorLayout gl = l->values[u].layout;
+		gl.partial = out_axes & ~used_axes(&gl);
+		gl.partial_op = REDUCE_SUM_OP;
+		int g = grad_value(d, u, &gl);
+		LOp *o = grad_op(d, GRAD_ADJOINT, op.op, 1, g);
+		o->of = i;
+		o->k = k;
+		o->in[0] = dy;
+		add_contrib(d, u, g);
+	}
+}
+
+void differentiate(Lowering *x)
+{
+	Lowered *l = x->l;
+	const Graph *g = l->flat->g;
+	int nv = l->nvalues, nfwd = l->nops;
+	Diff d = {x, xcalloc((size_t)nv, sizeof(bool)), xmalloc(sizeof(int) * (size_t)nv), NULL, NULL, 0, 0};
+	for (int v = 0; v < nv; v++)
+		d.head[v] = -1;
+	for (int p = 0; p < l->nparams; p++)
+		d.needs[p] = g->values[p].type.is_param && is_float(g->values[p].type.dtype);
+	for (int i = 0; i < nfwd; i++) {
+		const LOp *op = &l->ops[i];
+		for (int k = 0; k < op->nin; k++)
+			d.needs[op->result] |= d.needs[op->in[k]] && (op->step || differentiable(l, op, k));
+	}
+	if (d.needs[l->loss]) {
+		int seed = grad_value(&d, l->loss, &l->values[l->loss].layout);
+		grad_op(&d, GRAD_SEED, OP_ADD, 0, seed);
+		add_contrib(&d, l->loss, seed);
+	}
+	for (int i = nfwd - 1; i >= 0; i--) {
+		int y = l->ops[i].result;
+		if (!d.needs[y])
+			continue;
+		int dy = finalize(&d, y);
+		if (dy < 0)
+			continue;
+		if (l->ops[i].step)
+			adjoint_step(&d, i, dy);
+		else
+			adjoint_local(&d, i, dy);
+	}
+	l->grad = arena_alloc(x->a, sizeof(int) * (size_t)(l->nparams ? l->nparams : 1));
+	for (int p = 0; p < l->nparams; p++) {
+		l->grad[p] = -1;
+		if (!d.needs[p])
+			continue;
+		l->grad[p] = finalize(&d, p);
+		if (l->grad[p] < 0) {   /* the loss does not reach it: a zero gradient, as the reference */
+			l->grad[p] = grad_value(&d, p, &l->values[p].layout);
+			grad_op(&d, GRAD_ZERO, OP_ADD, 0, l->grad[p]);
+		}
+	}
+	free(d.needs);
+	free(d.head);
+	free(d.cvalue);
+	free(d.cnext);
+}

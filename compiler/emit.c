@@ -1,0 +1,1120 @@
+/* emit.c: the per-rank C programs, their Makefile and run.sh (IR-SPEC 8).
+ *
+ * Requires a Lowered program. Every rank runs the same sequence of operators
+ * on pieces of the same local shapes, so one buffer plan serves them all:
+ * parameters, inputs and optimizer state live for the whole run; every other
+ * value gets a place in one slab from its definition to its last use
+ * (first-fit over the free ranges, in program order). What differs between
+ * ranks, the groups, slice bounds, a split table's row offset and where each
+ * input's slice starts, is written into each rank's source as constants, so
+ * a person can read one rank's program top to bottom: its groups, its
+ * buffers, its inputs, then one runtime call per operator of the forward
+ * graph (step_parallel_end), the backward pass (autodiff.c) and the update. */
+#include "shardc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { ALIGN = 256 };
+
+struct Program {
+	const Lowered *l;
+	const char *model;       /* the model file, named in comments */
+	int64_t *offset;         /* (nvalues) byte offset in the slab */
+	int64_t *state;          /* (nparams) optimizer state's offset (Adam: m, then v); -1 none */
+	int64_t slab_bytes, persistent_bytes, scratch;  /* scratch: the offset of one op's temporary */
+	const char **cname;      /* (nvalues) C identifiers */
+	int *partition;          /* (nops) index into part[] of a collective's group, -1 none */
+	int *part;               /* (npart) an op of each partition of the ranks into groups */
+	int npart;
+};
+
+static int64_t numel(const LValue *v)
+{
+	int64_t n = 1;
+	for (int d = 0; d < v->type.rank; d++)
+		n *= v->type.dims[d];
+	return n;
+}
+
+static int64_t value_bytes(const LValue *v)
+{
+	return numel(v) * dtype_bytes(v->type.dtype);
+}
+
+static int64_t aligned(int64_t n)
+{
+	return (n + ALIGN - 1) / ALIGN * ALIGN;
+}
+
+/* ---- checks: what the v1 runtime computes ---- */
+
+/* Operators that move elements of any type; the rest compute on Float32. */
+static bool any_dtype(OpKind op)
+{
+	return op == OP_RESHAPE || op == OP_FLATTEN || op == OP_TRANSPOSE || op == OP_CONCAT ||
+	       op == OP_STRIDED_SLICE || op == OP_CAST || op_is_comm(op);
+}
+
+bool emit_check(const Lowered *l, Diag *d)
+{
+	const Graph *g = l->flat->g;
+	int before = d->nerrors;
+	for (int v = 0; v < g->nvalues; v++)
+		if (g->values[v].type.dtype == DT_F16 || g->values[v].type.dtype == DT_BF16) {
+			diag_error(d, l->m->src, g->values[v].span, "'%%%s' is %s: the v1 runtime computes in Float32, Int32, "
+			           "Int64 and Bool only; use Float32", g->values[v].name, dtype_name(g->values[v].type.dtype));
+			return false;
+		}
+	for (int i = 0; i < l->nfwd; i++) {
+		const LOp *o = &l->ops[i];
+		if (o->node < 0 || any_dtype(o->op))
+			continue;
+		const Node *n = &g->nodes[o->node];
+		for (int k = 0; k < o->nin; k++) {
+			bool index = (o->op == OP_GATHER || o->op == OP_SPARSE_SOFTMAX_CE) && k == 1;
+			DType t = l->values[o->in[k]].type.dtype;
+			if (!index && t != DT_F32) {
+				diag_error(d, l->m->src, n->op_span, "%s on %s: the v1 runtime computes %s on Float32 only; Cast "
+				           "'%%%s' to Float32 first", op_info[o->op].name, dtype_name(t), op_info[o->op].name,
+				           g->values[n->in[k]].name);
+				break;
+			}
+		}
+	}
+	return d->nerrors == before;
+}
+
+/* ---- the buffer plan ---- */
+
+typedef struct {
+	int64_t off, size;
+} Range;
+
+typedef struct {
+	Range *free;             /* sorted by offset, never touching */
+	int n, cap;
+	int64_t top, peak;
+} Allocator;
+
+static int64_t take(Allocator *a, int64_t size)
+{
+	for (int i = 0; i < a->n; i++)
+		if (a->free[i].size >= size) {
+			int64_t off = a->free[i].off;
+			a->free[i].off += size;
+			a->free[i].size -= size;
+			if (!a->free[i].size) {
+				memmove(&a->free[i], &a->free[i + 1], sizeof(Range) * (size_t)(a->n - i - 1));
+				a->n--;
+			}
+			return off;
+		}
+	a->top += size;
+	a->peak = a->top > a->peak ? a->top : a->peak;
+	return a->top - size;
+}
+
+static void give(Allocator *a, int64_t off, int64_t size)
+{
+	int i = 0;
+	while (i < a->n && a->free[i].off < off)
+		i++;
+	if (a->n == a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 64;
+		a->free = xrealloc(a->free, sizeof(Range) * (size_t)a->cap);
+	}
+	memmove(&a->free[i + 1], &a->free[i], sizeof(Range) * (size_t)(a->n - i));
+	a->free[i] = (Range){off, size};
+	a->n++;
+	if (i + 1 < a->n && a->free[i].off + a->free[i].size == a->free[i + 1].off) {
+		a->free[i].size += a->free[i + 1].size;
+		memmove(&a->free[i + 1], &a->free[i + 2], sizeof(Range) * (size_t)(a->n - i - 2));
+		a->n--;
+	}
+	if (i > 0 && a->free[i - 1].off + a->free[i - 1].size == a->free[i].off) {
+		a->free[i - 1].size += a->free[i].size;
+		memmove(&a->free[i], &a->free[i + 1], sizeof(Range) * (size_t)(a->n - i - 1));
+		a->n--;
+		i--;
+	}
+	if (a->free[i].off + a->free[i].size == a->top) {   /* the last range gives the slab's end back */
+		a->top = a->free[i].off;
+		a->n--;
+	}
+}
+
+/* A backward operator reads the forward operator it differentiates. */
+static void mark_uses(const Lowered *l, const LOp *o, int at, int *last)
+{
+	for (int k = 0; k < o->nin; k++)
+		last[o->in[k]] = at;
+	if (o->grad == GRAD_ADJOINT) {
+		const LOp *f = &l->ops[o->of];
+		for (int k = 0; k < f->nin; k++)
+			last[f->in[k]] = at;
+		last[f->result] = at;
+	}
+}
+
+/* The largest temporary an operator needs: a broadcast BatchMatMul's
+ * gradient before it is summed down to its input's shape. */
+static int64_t scratch_bytes(const Lowered *l, const LOp *o)
+{
+	if (o->grad != GRAD_ADJOINT || o->op != OP_BATCH_MATMUL)
+		return 0;
+	const LValue *y = &l->values[l->ops[o->of].result], *x = &l->values[o->result];
+	int64_t batch = numel(y) / (y->type.dims[y->type.rank - 2] * y->type.dims[y->type.rank - 1]);
+	return batch * x->type.dims[x->type.rank - 2] * x->type.dims[x->type.rank - 1] * 4;
+}
+
+static void plan_buffers(Program *p)
+{
+	const Lowered *l = p->l;
+	int nv = l->nvalues, nops = l->nops;
+	p->offset = xmalloc(sizeof(int64_t) * (size_t)(nv ? nv : 1));
+	p->state = xmalloc(sizeof(int64_t) * (size_t)(l->nparams ? l->nparams : 1));
+	int64_t top = 0;
+	for (int v = 0; v < l->nparams; v++) {
+		p->offset[v] = top;
+		top += aligned(value_bytes(&l->values[v]));
+	}
+	for (int v = 0; v < l->nparams; v++) {
+		p->state[v] = -1;
+		if (!l->m->train || !l->grad || l->grad[v] < 0 || l->m->train->optimizer == OPT_SGD)
+			continue;
+		p->state[v] = top;
+		top += aligned(value_bytes(&l->values[v])) * (l->m->train->optimizer == OPT_ADAM ? 2 : 1);
+	}
+	p->persistent_bytes = top;
+	/* Last uses: operators' inputs; the loss is printed after the forward
+	 * graph, the gradients feed the update, the results are saved at the end. */
+	int *last = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));
+	for (int v = 0; v < nv; v++)
+		last[v] = -1;
+	for (int i = 0; i < nops; i++) {
+		last[l->ops[i].result] = i;
+		mark_uses(l, &l->ops[i], i, last);
+	}
+	if (l->loss >= 0 && last[l->loss] < l->nfwd)
+		last[l->loss] = l->nfwd;
+	for (int v = 0; l->grad && v < l->nparams; v++)
+		if (l->grad[v] >= 0)
+			last[l->grad[v]] = nops;
+	for (int k = 0; k < l->nret; k++)
+		last[l->rets[k]] = nops + 1;
+	/* Values dying at each position, as a linked list per position. */
+	int *first_dying = xmalloc(sizeof(int) * (size_t)(nops + 2));
+	int *next_dying = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));
+	for (int i = 0; i < nops + 2; i++)
+		first_dying[i] = -1;
+	for (int v = l->nparams; v < nv; v++)
+		if (last[v] >= 0) {
+			next_dying[v] = first_dying[last[v]];
+			first_dying[last[v]] = v;
+		}
+	Allocator a = {0};
+	int64_t scratch = 0;
+	for (int i = 0; i < nops; i++) {
+		const LOp *o = &l->ops[i];
+		p->offset[o->result] = take(&a, aligned(value_bytes(&l->values[o->result])));
+		int64_t s = scratch_bytes(l, o);
+		scratch = s > scratch ? s : scratch;
+		for (int v = first_dying[i]; v >= 0; v = next_dying[v])
+			give(&a, p->offset[v], aligned(value_bytes(&l->values[v])));
+	}
+	int64_t transient = a.peak;
+	for (int v = l->nparams; v < nv; v++)
+		p->offset[v] += p->persistent_bytes;
+	p->scratch = p->persistent_bytes + transient;
+	p->slab_bytes = p->scratch + aligned(scratch);
+	free(a.free);
+	free(last);
+	free(first_dying);
+	free(next_dying);
+}
+
+/* ---- C identifiers: the IR names made C, unique ---- */
+
+static const char *const reserved[] = {
+	"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+	"float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+	"sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "main",
+	"argc", "argv", "rt", "slab", "step", "steps", "out_dir", "file", "t0", "t1", "NULL", "int64_t", "int32_t",
+	"uint8_t", "printf", "input_names", "param_names",
+};
+
+typedef struct {
+	const char *name;
+	int value;
+} NameSlot;
+
+static int slot_cmp(const void *a, const void *b)
+{
+	const NameSlot *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->value > y->value) - (x->value < y->value);
+}
+
+static void name_values(Program *p, Arena *arena)
+{
+	const Lowered *l = p->l;
+	int nv = l->nvalues;
+	NameSlot *s = xmalloc(sizeof *s * (size_t)(nv ? nv : 1));
+	for (int v = 0; v < nv; v++) {
+		const char *n = l->values[v].name;
+		StrBuf b = {0};
+		if (!((n[0] >= 'a' && n[0] <= 'z') || (n[0] >= 'A' && n[0] <= 'Z') || n[0] == '_'))
+			sb_putc(&b, 'v');
+		for (const char *c = n; *c; c++)
+			sb_putc(&b, (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ? *c : '_');
+		for (size_t r = 0; r < sizeof reserved / sizeof *reserved; r++)
+			if (!strcmp(b.data, reserved[r]))
+				sb_puts(&b, "_");
+		s[v] = (NameSlot){arena_strdup(arena, b.data), v};
+		sb_free(&b);
+	}
+	qsort(s, (size_t)nv, sizeof *s, slot_cmp);
+	p->cname = arena_alloc(arena, sizeof(char *) * (size_t)(nv ? nv : 1));
+	for (int i = 0, run = 0; i < nv; i++) {   /* a repeated name takes _2, _3 ... (the IR has no such names) */
+		run = i > 0 && !strcmp(s[i].name, s[i - 1].name) ? run + 1 : 0;
+		if (!run) {
+			p->cname[s[i].value] = s[i].name;
+			continue;
+		}
+		StrBuf b = {0};
+		sb_printf(&b, "%s__%d", s[i].name, run + 1);
+		p->cname[s[i].value] = arena_strdup(arena, b.data);
+		sb_free(&b);
+	}
+	free(s);
+}
+
+/* ---- groups: one partition of the ranks per (device matrix, axes) ---- */
+
+static bool same_partition(const LOp *a, const LOp *b)
+{
+	const TensorLayout *x = &a->step->from, *y = &b->step->from;
+	return a->step->axes == b->step->axes && x->ndev == y->ndev &&
+	       !memcmp(x->dev, y->dev, sizeof(int64_t) * (size_t)x->ndev);
+}
+
+static void plan_groups(Program *p)
+{
+	const Lowered *l = p->l;
+	p->partition = xmalloc(sizeof(int) * (size_t)(l->nops ? l->nops : 1));
+	p->part = xmalloc(sizeof(int) * (size_t)(l->nops ? l->nops : 1));
+	p->npart = 0;
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		p->partition[i] = -1;
+		if (!o->step || o->step->kind == STEP_SLICE)
+			continue;
+		int k = 0;
+		while (k < p->npart && !same_partition(&l->ops[p->part[k]], o))
+			k++;
+		if (k == p->npart)
+			p->part[p->npart++] = i;
+		p->partition[i] = k;
+	}
+}
+
+Program *emit_plan(const Lowered *l, const char *model)
+{
+	Program *p = arena_alloc(l->m->arena, sizeof *p);
+	p->l = l;
+	p->model = model;
+	plan_buffers(p);
+	name_values(p, l->m->arena);
+	plan_groups(p);
+	return p;
+}
+
+void emit_free(Program *p)
+{
+	free(p->offset);
+	free(p->state);
+	free(p->partition);
+	free(p->part);
+}
+
+int64_t emit_slab_bytes(const Program *p)
+{
+	return p->slab_bytes;
+}
+
+/* ---- text helpers ---- */
+
+static void dims_lit(StrBuf *b, const int64_t *dims, int rank)
+{
+	sb_puts(b, "(const int64_t[]){");
+	for (int d = 0; d < rank; d++)
+		sb_printf(b, d ? ", %lld" : "%lld", (long long)dims[d]);
+	sb_puts(b, rank ? "}" : "1}");
+}
+
+static void ints_lit(StrBuf *b, const int64_t *v, int n)
+{
+	sb_puts(b, "(const int[]){");
+	for (int d = 0; d < n; d++)
+		sb_printf(b, d ? ", %lld" : "%lld", (long long)v[d]);
+	sb_puts(b, n ? "}" : "0}");
+}
+
+static const char *sc_dtype_name(DType t)
+{
+	switch (t) {
+	case DT_I32: return "SC_I32";
+	case DT_I64: return "SC_I64";
+	case DT_BOOL: return "SC_BOOL";
+	default: return "SC_F32";
+	}
+}
+
+static const char *c_type(DType t)
+{
+	switch (t) {
+	case DT_I32: return "int32_t";
+	case DT_I64: return "int64_t";
+	case DT_BOOL: return "uint8_t";
+	default: return "float";
+	}
+}
+
+/* `<name>, <dims>, <rank>` of a value: how most kernels take a tensor. */
+static void tensor_arg(StrBuf *b, const Program *p, int v)
+{
+	const LValue *x = &p->l->values[v];
+	sb_printf(b, "%s, ", p->cname[v]);
+	dims_lit(b, x->type.dims, x->type.rank);
+	sb_printf(b, ", %d", x->type.rank);
+}
+
+static const char *binop_name(OpKind op)
+{
+	switch (op) {
+	case OP_SUB: return "SC_SUB";
+	case OP_MUL: return "SC_MUL";
+	case OP_DIV: return "SC_DIV";
+	case OP_MAXIMUM: return "SC_MAXIMUM";
+	case OP_MINIMUM: return "SC_MINIMUM";
+	default: return "SC_ADD";
+	}
+}
+
+static const char *redop_name(ReduceOp op)
+{
+	return op == REDUCE_MAX_OP ? "SC_MAX" : op == REDUCE_MEAN_OP ? "SC_MEAN" : "SC_SUM";
+}
+
+static const char *unary_kernel(OpKind op)
+{
+	switch (op) {
+	case OP_RELU: return "relu";
+	case OP_GELU: return "gelu";
+	case OP_TANH: return "tanh";
+	case OP_SIGMOID: return "sigmoid";
+	case OP_EXP: return "exp";
+	case OP_LOG: return "log";
+	case OP_NEG: return "neg";
+	case OP_SQRT: return "sqrt";
+	case OP_SQUARE: return "square";
+	default: return NULL;
+	}
+}
+
+/* Reduced axes, non-negative; all of them when none are named. */
+static int reduce_axes(const Attrs *a, int rank, int64_t *axes)
+{
+	if (!a->has_axis || a->naxes == 0) {
+		for (int d = 0; d < rank; d++)
+			axes[d] = d;
+		return rank;
+	}
+	for (int k = 0; k < a->naxes; k++)
+		axes[k] = a->axes[k] < 0 ? a->axes[k] + rank : a->axes[k];
+	return a->naxes;
+}
+
+static int64_t norm_axis(int64_t axis, int rank)
+{
+	return axis < 0 ? axis + rank : axis;
+}
+
+/* StridedSlice's begin, end and strides for every dim (missing ones: whole). */
+static void slice_args(StrBuf *b, const Attrs *a, const LValue *x)
+{
+	int64_t begin[MAX_DIMS], end[MAX_DIMS], strides[MAX_DIMS];
+	for (int d = 0; d < x->type.rank; d++) {
+		begin[d] = d < a->nbegin ? a->begin[d] : 0;
+		end[d] = d < a->nend ? a->end[d] : x->type.dims[d];
+		strides[d] = d < a->nstrides ? a->strides[d] : 1;
+	}
+	dims_lit(b, begin, x->type.rank);
+	sb_puts(b, ", ");
+	dims_lit(b, end, x->type.rank);
+	sb_puts(b, ", ");
+	dims_lit(b, strides, x->type.rank);
+}
+
+/* ---- one operator ---- */
+
+static void emit_collective(StrBuf *b, const Program *p, const LOp *o, int i)
+{
+	const Lowered *l = p->l;
+	const LValue *x = &l->values[o->in[0]];
+	const char *in = p->cname[o->in[0]], *out = p->cname[o->result], *dt = sc_dtype_name(x->type.dtype);
+	int g = p->partition[i];
+	switch (o->step->kind) {
+	case STEP_ALL_REDUCE:
+		sb_printf(b, "sc_all_reduce(rt, g%d, %s, %s, %s, %lld, %s);", g, in, out, dt, (long long)numel(x),
+		          redop_name(o->step->op));
+		break;
+	case STEP_ALL_GATHER:
+		sb_printf(b, "sc_all_gather(rt, g%d, %s, %s, %s, ", g, in, out, dt);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, %d);", x->type.rank, o->step->dim);
+		break;
+	case STEP_REDUCE_SCATTER:
+		sb_printf(b, "sc_reduce_scatter(rt, g%d, %s, %s, %s, ", g, in, out, dt);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, %d, %s);", x->type.rank, o->step->dim, redop_name(o->step->op));
+		break;
+	case STEP_ALL_TO_ALL:
+		sb_printf(b, "sc_all_to_all(rt, g%d, %s, %s, %s, ", g, in, out, dt);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, %d, %d);", x->type.rank, o->step->dim2, o->step->dim);
+		break;
+	case STEP_SLICE:
+		break;
+	}
+}
+
+static void emit_matmul_dims(const LOp *f, const Lowered *l, int64_t *m, int64_t *n, int64_t *k)
+{
+	const LValue *a = &l->values[f->in[0]], *y = &l->values[f->result];
+	int ra = a->type.rank, ry = y->type.rank;
+	*m = y->type.dims[ry - 2];
+	*n = y->type.dims[ry - 1];
+	*k = f->a.transpose_a ? a->type.dims[ra - 2] : a->type.dims[ra - 1];
+}
+
+static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
+{
+	const Lowered *l = p->l;
+	const char *y = p->cname[o->result];
+	const LValue *yv = &l->values[o->result], *x = &l->values[o->in[0]];
+	const char *x0 = p->cname[o->in[0]], *x1 = o->nin > 1 ? p->cname[o->in[1]] : NULL;
+	const char *un = unary_kernel(o->op);
+	if (un) {
+		sb_printf(b, "sc_%s(rt, %s, %s, %lld);", un, x0, y, (long long)numel(yv));
+		return;
+	}
+	int64_t m, n, k, axes[MAX_DIMS];
+	switch (o->op) {
+	case OP_MATMUL:
+		emit_matmul_dims(o, l, &m, &n, &k);
+		sb_printf(b, "sc_matmul(rt, %s, %s, %s, %lld, %lld, %lld, %d, %d);", x0, x1, y, (long long)m, (long long)n,
+		          (long long)k, a->transpose_a, a->transpose_b);
+		break;
+	case OP_BATCH_MATMUL: {
+		emit_matmul_dims(o, l, &m, &n, &k);
+		const LValue *bv = &l->values[o->in[1]];
+		sb_printf(b, "sc_batch_matmul(rt, %s, ", x0);
+		dims_lit(b, x->type.dims, x->type.rank - 2);
+		sb_printf(b, ", %d, %s, ", x->type.rank - 2, x1);
+		dims_lit(b, bv->type.dims, bv->type.rank - 2);
+		sb_printf(b, ", %d, %s, ", bv->type.rank - 2, y);
+		dims_lit(b, yv->type.dims, yv->type.rank - 2);
+		sb_printf(b, ", %d, %lld, %lld, %lld, %d, %d);", yv->type.rank - 2, (long long)m, (long long)n, (long long)k,
+		          a->transpose_a, a->transpose_b);
+		break;
+	}
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM: case OP_MINIMUM:
+		sb_printf(b, "sc_binary(rt, %s, ", binop_name(o->op));
+		tensor_arg(b, p, o->in[0]);
+		sb_puts(b, ", ");
+		tensor_arg(b, p, o->in[1]);
+		sb_puts(b, ", ");
+		tensor_arg(b, p, o->result);
+		sb_puts(b, ");");
+		break;
+	case OP_BIAS_ADD: {
+		int64_t c = x->type.rank ? x->type.dims[x->type.rank - 1] : 1;
+		sb_printf(b, "sc_bias_add(rt, %s, %s, %s, %lld, %lld);", x0, x1, y, (long long)(numel(x) / c), (long long)c);
+		break;
+	}
+	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
+		sb_printf(b, "sc_%s(rt, %s, %s, ", o->op == OP_SOFTMAX ? "softmax" : "log_softmax", x0, y);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, %lld);", x->type.rank, (long long)(a->has_axis && a->naxes ? a->axes[0] : -1));
+		break;
+	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: {
+		int na = reduce_axes(a, x->type.rank, axes);
+		sb_printf(b, "sc_reduce_%s(rt, %s, %s, ", o->op == OP_REDUCE_SUM ? "sum" : o->op == OP_REDUCE_MEAN ? "mean" : "max",
+		          x0, y);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, ", x->type.rank);
+		ints_lit(b, axes, na);
+		sb_printf(b, ", %d);", na);
+		break;
+	}
+	case OP_RESHAPE: case OP_FLATTEN:
+		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));
+		break;
+	case OP_TRANSPOSE:
+		sb_printf(b, "sc_transpose(rt, %s, %s, %s, ", sc_dtype_name(x->type.dtype), x0, y);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, ", x->type.rank);
+		ints_lit(b, a->perm, a->nperm);
+		sb_puts(b, ");");
+		break;
+	case OP_GATHER: {
+		const LValue *idx = &l->values[o->in[1]];
+		int64_t rows = x->type.dims[0];
+		sb_printf(b, "sc_gather(rt, %s, %lld, %lld, %s, %s, %lld, %lld, %s);", x0, (long long)rows,
+		          (long long)(numel(x) / rows), x1, sc_dtype_name(idx->type.dtype), (long long)numel(idx),
+		          (long long)((a->present & (1u << ATTR_OFFSET)) ? a->offset : 0), y);
+		break;
+	}
+	case OP_LAYER_NORM:
+		sb_printf(b, "sc_layer_norm(rt, %s, %s, %s, %s, ", x0, x1, p->cname[o->in[2]], y);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, %lld, %lld, %.17g);", x->type.rank, (long long)a->begin_norm_axis,
+		          (long long)a->begin_params_axis, a->epsilon);
+		break;
+	case OP_CONCAT: {
+		int axis = (int)norm_axis(a->has_axis && a->naxes ? a->axes[0] : 0, yv->type.rank);
+		int64_t sizes[64];
+		sb_printf(b, "sc_concat(rt, %s, (const void *const[]){", sc_dtype_name(yv->type.dtype));
+		for (int j = 0; j < o->nin; j++) {
+			sb_printf(b, j ? ", %s" : "%s", p->cname[o->in[j]]);
+			sizes[j % 64] = l->values[o->in[j]].type.dims[axis];
+		}
+		sb_puts(b, "}, (const int64_t[]){");
+		for (int j = 0; j < o->nin; j++)
+			sb_printf(b, j ? ", %lld" : "%lld", (long long)l->values[o->in[j]].type.dims[axis]);
+		(void)sizes;
+		sb_printf(b, "}, %d, %s, ", o->nin, y);
+		dims_lit(b, yv->type.dims, yv->type.rank);
+		sb_printf(b, ", %d, %d);", yv->type.rank, axis);
+		break;
+	}
+	case OP_CAST:
+		sb_printf(b, "sc_cast(rt, %s, %s, %s, %s, %lld);", x0, sc_dtype_name(x->type.dtype), y,
+		          sc_dtype_name(yv->type.dtype), (long long)numel(x));
+		break;
+	case OP_STRIDED_SLICE:
+		sb_printf(b, "sc_strided_slice(rt, %s, %s, %s, ", sc_dtype_name(x->type.dtype), x0, y);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, ", x->type.rank);
+		slice_args(b, a, x);
+		sb_puts(b, ");");
+		break;
+	case OP_SPARSE_SOFTMAX_CE:
+		sb_printf(b, "sc_sparse_softmax_ce(rt, %s, %s, %s, %s, %lld, %lld);", x0, x1,
+		          sc_dtype_name(l->values[o->in[1]].type.dtype), y, (long long)x->type.dims[0],
+		          (long long)x->type.dims[1]);
+		break;
+	case OP_MSE_LOSS: case OP_L1_LOSS:
+		sb_printf(b, "sc_%s_loss(rt, %s, %s, %s, %lld);", o->op == OP_MSE_LOSS ? "mse" : "l1", x0, x1, y,
+		          (long long)numel(x));
+		break;
+	default:   /* a collective written in a one-device model: a group of one */
+		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));
+		break;
+	}
+}
+
+/* The gradient of input o->k of forward operator f, from dy. */
+static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, int64_t scratch_off)
+{
+	const Lowered *l = p->l;
+	const LOp *f = &l->ops[o->of];
+	int k = o->k;
+	const char *dy = p->cname[o->in[0]], *dx = p->cname[o->result];
+	const LValue *x = &l->values[f->in[0]], *y = &l->values[f->result], *dxv = &l->values[o->result];
+	const char *x0 = p->cname[f->in[0]], *x1 = f->nin > 1 ? p->cname[f->in[1]] : NULL, *yn = p->cname[f->result];
+	int64_t n = numel(dxv), m, nn, kk, axes[MAX_DIMS];
+	switch (f->op) {
+	case OP_RELU: case OP_GELU: case OP_LOG: case OP_SQUARE:
+		sb_printf(b, "sc_%s_grad(rt, %s, %s, %s, %lld);", unary_kernel(f->op), x0, dy, dx, (long long)n);
+		return;
+	case OP_TANH: case OP_SIGMOID: case OP_EXP: case OP_SQRT:   /* from the output */
+		sb_printf(b, "sc_%s_grad(rt, %s, %s, %s, %lld);", unary_kernel(f->op), yn, dy, dx, (long long)n);
+		return;
+	case OP_NEG:
+		sb_printf(b, "sc_neg(rt, %s, %s, %lld);", dy, dx, (long long)n);
+		return;
+	case OP_MATMUL:
+		emit_matmul_dims(f, l, &m, &nn, &kk);
+		if (k == 0 && !fa->transpose_a)
+			sb_printf(b, "sc_matmul(rt, %s, %s, %s, %lld, %lld, %lld, 0, %d);", dy, x1, dx, (long long)m, (long long)kk,
+			          (long long)nn, !fa->transpose_b);
+		else if (k == 0)
+			sb_printf(b, "sc_matmul(rt, %s, %s, %s, %lld, %lld, %lld, %d, 1);", x1, dy, dx, (long long)kk, (long long)m,
+			          (long long)nn, fa->transpose_b);
+		else if (!fa->transpose_b)
+			sb_printf(b, "sc_matmul(rt, %s, %s, %s, %lld, %lld, %lld, %d, 0);", x0, dy, dx, (long long)kk, (long long)nn,
+			          (long long)m, !fa->transpose_a);
+		else
+			sb_printf(b, "sc_matmul(rt, %s, %s, %s, %lld, %lld, %lld, 1, %d);", dy, x0, dx, (long long)nn, (long long)kk,
+			          (long long)m, fa->transpose_a);
+		return;
+	case OP_BATCH_MATMUL: {
+		emit_matmul_dims(f, l, &m, &nn, &kk);
+		const LValue *in = &l->values[f->in[k]], *other = &l->values[f->in[1 - k]];
+		int yb = y->type.rank - 2, ib = in->type.rank - 2, ob = other->type.rank - 2;
+		bool direct = yb == ib && !memcmp(y->type.dims, in->type.dims, sizeof(int64_t) * (size_t)yb);
+		StrBuf dst = {0};
+		if (direct)
+			sb_puts(&dst, dx);
+		else
+			sb_printf(&dst, "(float *)(slab + %lld)", (long long)scratch_off);
+		/* The four forms of MatMul's gradient, batched; broadcast inputs get theirs summed. */
+		const char *p0, *p1;
+		const LValue *v0, *v1;
+		int64_t M, N, K;
+		int t0, t1;
+		if (k == 0 && !fa->transpose_a)
+			p0 = dy, v0 = y, p1 = x1, v1 = other, M = m, N = kk, K = nn, t0 = 0, t1 = !fa->transpose_b;
+		else if (k == 0)
+			p0 = x1, v0 = other, p1 = dy, v1 = y, M = kk, N = m, K = nn, t0 = fa->transpose_b, t1 = 1;
+		else if (!fa->transpose_b)
+			p0 = x0, v0 = other, p1 = dy, v1 = y, M = kk, N = nn, K = m, t0 = !fa->transpose_a, t1 = 0;
+		else
+			p0 = dy, v0 = y, p1 = x0, v1 = other, M = nn, N = kk, K = m, t0 = 1, t1 = fa->transpose_a;
+		int n0 = v0 == y ? yb : ob, n1 = v1 == y ? yb : ob;
+		sb_printf(b, "sc_batch_matmul(rt, %s, ", p0);
+		dims_lit(b, v0->type.dims, n0);
+		sb_printf(b, ", %d, %s, ", n0, p1);
+		dims_lit(b, v1->type.dims, n1);
+		sb_printf(b, ", %d, %s, ", n1, dst.data);
+		dims_lit(b, y->type.dims, yb);
+		sb_printf(b, ", %d, %lld, %lld, %lld, %d, %d);", yb, (long long)M, (long long)N, (long long)K, t0, t1);
+		if (!direct) {
+			int64_t full[MAX_DIMS];
+			memcpy(full, y->type.dims, sizeof(int64_t) * (size_t)yb);
+			full[yb] = in->type.dims[ib];
+			full[yb + 1] = in->type.dims[ib + 1];
+			sb_printf(b, "\n\t\tsc_sum_to_shape(rt, %s, ", dst.data);
+			dims_lit(b, full, yb + 2);
+			sb_printf(b, ", %d, ", yb + 2);
+			tensor_arg(b, p, o->result);
+			sb_puts(b, ");");
+		}
+		sb_free(&dst);
+		return;
+	}
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM: case OP_MINIMUM:
+		sb_printf(b, "sc_binary_grad(rt, %s, ", binop_name(f->op));
+		tensor_arg(b, p, f->in[0]);
+		sb_puts(b, ", ");
+		tensor_arg(b, p, f->in[1]);
+		sb_printf(b, ", %s, ", dy);
+		dims_lit(b, y->type.dims, y->type.rank);
+		sb_printf(b, ", %d, %s, %s);", y->type.rank, k == 0 ? dx : "NULL", k == 1 ? dx : "NULL");
+		return;
+	case OP_BIAS_ADD: {
+		int64_t c = x->type.rank ? x->type.dims[x->type.rank - 1] : 1;
+		if (k == 0)
+			sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)(n * 4));
+		else
+			sb_printf(b, "sc_bias_add_grad(rt, %s, %s, %lld, %lld);", dy, dx, (long long)(numel(x) / c), (long long)c);
+		return;
+	}
+	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
+		sb_printf(b, "sc_%s_grad(rt, %s, %s, %s, ", f->op == OP_SOFTMAX ? "softmax" : "log_softmax", yn, dy, dx);
+		dims_lit(b, y->type.dims, y->type.rank);
+		sb_printf(b, ", %d, %lld);", y->type.rank, (long long)(fa->has_axis && fa->naxes ? fa->axes[0] : -1));
+		return;
+	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: {
+		int na = reduce_axes(fa, x->type.rank, axes);
+		int64_t kept[MAX_DIMS], count = 1;
+		memcpy(kept, x->type.dims, sizeof kept);
+		for (int j = 0; j < na; j++) {
+			count *= kept[axes[j]];
+			kept[axes[j]] = 1;
+		}
+		sb_printf(b, "sc_broadcast_to(rt, %s, ", dy);
+		dims_lit(b, kept, x->type.rank);
+		sb_printf(b, ", %d, ", x->type.rank);
+		tensor_arg(b, p, o->result);
+		sb_puts(b, ");");
+		if (f->op == OP_REDUCE_MEAN)
+			sb_printf(b, "\n\t\tsc_scale(rt, %s, %s, %lld, 1.0 / %lld);", dx, dx, (long long)n, (long long)count);
+		return;
+	}
+	case OP_REDUCE_MAX: {
+		int na = reduce_axes(fa, x->type.rank, axes);
+		sb_printf(b, "sc_reduce_max_grad(rt, %s, %s, %s, %s, ", x0, yn, dy, dx);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, ", x->type.rank);
+		ints_lit(b, axes, na);
+		sb_printf(b, ", %d);", na);
+		return;
+	}
+	case OP_TRANSPOSE: {
+		int64_t inv[MAX_DIMS];
+		for (int d = 0; d < fa->nperm; d++)
+			inv[fa->perm[d]] = d;
+		sb_printf(b, "sc_transpose(rt, SC_F32, %s, %s, ", dy, dx);
+		dims_lit(b, y->type.dims, y->type.rank);
+		sb_printf(b, ", %d, ", y->type.rank);
+		ints_lit(b, inv, fa->nperm);
+		sb_puts(b, ");");
+		return;
+	}
+	case OP_GATHER: {
+		const LValue *idx = &l->values[f->in[1]];
+		int64_t rows = x->type.dims[0];
+		sb_printf(b, "sc_gather_grad(rt, %s, %s, %s, %lld, %lld, %s, %lld, %lld);", dy, x1,
+		          sc_dtype_name(idx->type.dtype), (long long)numel(idx),
+		          (long long)((fa->present & (1u << ATTR_OFFSET)) ? fa->offset : 0), dx, (long long)rows,
+		          (long long)(numel(x) / rows));
+		return;
+	}
+	case OP_LAYER_NORM:
+		sb_printf(b, "sc_layer_norm_grad(rt, %s, %s, %s, %s, %s, %s, ", dy, x0, x1, k == 0 ? dx : "NULL",
+		          k == 1 ? dx : "NULL", k == 2 ? dx : "NULL");
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, %lld, %lld, %.17g);", x->type.rank, (long long)fa->begin_norm_axis,
+		          (long long)fa->begin_params_axis, fa->epsilon);
+		return;
+	case OP_CONCAT: {
+		int axis = (int)norm_axis(fa->has_axis && fa->naxes ? fa->axes[0] : 0, y->type.rank);
+		int64_t begin[MAX_DIMS] = {0}, end[MAX_DIMS], strides[MAX_DIMS];
+		for (int d = 0; d < y->type.rank; d++)
+			end[d] = y->type.dims[d], strides[d] = 1;
+		for (int j = 0; j < k; j++)
+			begin[axis] += l->values[f->in[j]].type.dims[axis];
+		end[axis] = begin[axis] + l->values[f->in[k]].type.dims[axis];
+		sb_printf(b, "sc_strided_slice(rt, SC_F32, %s, %s, ", dy, dx);
+		dims_lit(b, y->type.dims, y->type.rank);
+		sb_printf(b, ", %d, ", y->type.rank);
+		dims_lit(b, begin, y->type.rank);
+		sb_puts(b, ", ");
+		dims_lit(b, end, y->type.rank);
+		sb_puts(b, ", ");
+		dims_lit(b, strides, y->type.rank);
+		sb_puts(b, ");");
+		return;
+	}
+	case OP_STRIDED_SLICE:
+		sb_printf(b, "sc_strided_slice_grad(rt, %s, %s, ", dy, dx);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, ", x->type.rank);
+		slice_args(b, fa, x);
+		sb_puts(b, ");");
+		return;
+	case OP_SPARSE_SOFTMAX_CE:
+		sb_printf(b, "sc_sparse_softmax_ce_grad(rt, %s, %s, %s, %s, %s, %lld, %lld);", x0, x1,
+		          sc_dtype_name(l->values[f->in[1]].type.dtype), dy, dx, (long long)x->type.dims[0],
+		          (long long)x->type.dims[1]);
+		return;
+	case OP_MSE_LOSS: case OP_L1_LOSS:
+		sb_printf(b, "sc_%s_loss_grad(rt, %s, %s, %s, %s, %lld);", f->op == OP_MSE_LOSS ? "mse" : "l1", x0, x1, dy, dx,
+		          (long long)n);
+		if (k == 1)   /* the target's gradient is the prediction's, negated */
+			sb_printf(b, "\n\t\tsc_neg(rt, %s, %s, %lld);", dx, dx, (long long)n);
+		return;
+	default:   /* Reshape, Flatten, Cast between floats, a one-device collective: the identity */
+		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)(n * 4));
+		return;
+	}
+}
+
+static void emit_op(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *members)
+{
+	const Lowered *l = p->l;
+	const LOp *o = &l->ops[i];
+	const LValue *y = &l->values[o->result];
+	Attrs a;
+	sb_puts(b, "\t");
+	switch (o->grad) {
+	case GRAD_SEED:
+	case GRAD_ZERO:
+		sb_printf(b, "sc_fill(rt, %s, SC_F32, %lld, %s);", p->cname[o->result], (long long)numel(y),
+		          o->grad == GRAD_SEED ? "1.0" : "0.0");
+		break;
+	case GRAD_ACCUM:
+		sb_printf(b, "sc_binary(rt, SC_ADD, ");
+		tensor_arg(b, p, o->in[0]);
+		sb_puts(b, ", ");
+		tensor_arg(b, p, o->in[1]);
+		sb_puts(b, ", ");
+		tensor_arg(b, p, o->result);
+		sb_puts(b, ");");
+		break;
+	case GRAD_SCALE:
+		sb_printf(b, "sc_scale(rt, %s, %s, %lld, %.17g);", p->cname[o->in[0]], p->cname[o->result],
+		          (long long)numel(y), o->scale);
+		break;
+	case GRAD_MAX_MASK:
+		sb_puts(b, "sc_binary_grad(rt, SC_MAXIMUM, ");
+		tensor_arg(b, p, o->in[0]);
+		sb_puts(b, ", ");
+		tensor_arg(b, p, o->in[1]);
+		sb_printf(b, ", %s, ", p->cname[o->in[2]]);
+		dims_lit(b, y->type.dims, y->type.rank);
+		sb_printf(b, ", %d, %s, NULL);", y->type.rank, p->cname[o->result]);
+		break;
+	case GRAD_ADJOINT:
+		lowered_rank_attrs(l, &l->ops[o->of], rank, &a, members);
+		emit_adjoint(b, p, o, &a, p->scratch);
+		break;
+	case GRAD_NONE:
+		lowered_rank_attrs(l, o, rank, &a, members);
+		if (o->step && o->step->kind != STEP_SLICE)
+			emit_collective(b, p, o, i);
+		else
+			emit_forward(b, p, o, &a);
+		break;
+	}
+	if (o->why)
+		sb_printf(b, "  /* %s */", o->why);
+	sb_putc(b, '\n');
+}
+
+/* ---- inputs, parameters and results ---- */
+
+static double lit_arg(const Lit *init, int k, double dflt)
+{
+	return init && init->kind == LIT_APPLY && k < init->nitems && lit_is_number(init->items[k])
+	           ? lit_number(init->items[k]) : dflt;
+}
+
+/* Where this rank's piece of value v starts in the global tensor. */
+static void piece_start(const LValue *v, int64_t rank, int64_t *start)
+{
+	for (int d = 0; d < v->type.rank; d++)
+		start[d] = layout_shard_index(&v->layout, rank, d) * v->type.dims[d];
+}
+
+/* `gdims, ndim, start, ldims` of v's piece on rank. */
+static void piece_args(StrBuf *b, const LValue *v, int64_t rank)
+{
+	int64_t start[MAX_DIMS];
+	piece_start(v, rank, start);
+	dims_lit(b, v->global, v->type.rank);
+	sb_printf(b, ", %d, ", v->type.rank);
+	dims_lit(b, start, v->type.rank);
+	sb_puts(b, ", ");
+	dims_lit(b, v->type.dims, v->type.rank);
+}
+
+static void emit_input(StrBuf *b, const Program *p, int v, int64_t rank)
+{
+	const Lowered *l = p->l;
+	const Value *gv = &l->flat->g->values[v];
+	const LValue *x = &l->values[v];
+	const char *c = p->cname[v], *dt = sc_dtype_name(x->type.dtype);
+	const Lit *init = gv->init;
+	const char *kind = init ? init->s : gv->type.is_param ? "normal" : "uniform";
+	sb_printf(b, "\tif ((file = sc_option(rt, \"%s\", \"%s\")))\n\t\tsc_load_npy(rt, \"%s\", file, %s, %s, ",
+	          gv->type.is_param ? "--param" : "--input", gv->name, gv->name, c, dt);
+	piece_args(b, x, rank);
+	sb_puts(b, ");\n\telse\n\t\t");
+	if (!strcmp(kind, "zeros") || !strcmp(kind, "ones") || !strcmp(kind, "constant")) {
+		double value = !strcmp(kind, "ones") ? 1 : !strcmp(kind, "constant") ? lit_arg(init, 0, 0) : 0;
+		sb_printf(b, "sc_fill(rt, %s, %s, %lld, %.17g);\n", c, dt, (long long)numel(x), value);
+		return;
+	}
+	sb_printf(b, "sc_init_%s(rt, %s, %s, \"%s\", %lldu, ", kind, c, dt, gv->name, (long long)l->m->ctx.seed);
+	piece_args(b, x, rank);
+	if (!strcmp(kind, "normal"))
+		sb_printf(b, ", %.17g);\n", lit_arg(init, 0, 0.01));
+	else if (!strcmp(kind, "randint"))
+		sb_printf(b, ", %lld, %lld);\n", (long long)lit_arg(init, 0, 0), (long long)lit_arg(init, 1, 1));
+	else
+		sb_printf(b, ", %.17g, %.17g);\n", lit_arg(init, 0, 0), lit_arg(init, 1, 1));
+}
+
+static void emit_save(StrBuf *b, const Program *p, int v, const char *file, int64_t rank)
+{
+	const LValue *x = &p->l->values[v];
+	sb_printf(b, "\tsc_save_npy(rt, out_dir, \"%s\", %s, %s, ", file, p->cname[v], sc_dtype_name(x->type.dtype));
+	piece_args(b, x, rank);
+	sb_puts(b, ");\n");
+}
+
+/* Adam's weight decay skips parameters named like LayerNorm's (MindSpore's
+ * default filter for ungrouped parameters). */
+static bool adam_decays(const char *name)
+{
+	return !strstr(name, "beta") && !strstr(name, "gamma");
+}
+
+static void emit_update(StrBuf *b, const Program *p, int v)
+{
+	const Lowered *l = p->l;
+	const Train *t = l->m->train;
+	const char *c = p->cname[v], *g = p->cname[l->grad[v]];
+	long long n = (long long)numel(&l->values[v]);
+	long long st = (long long)p->state[v], half = (long long)aligned(value_bytes(&l->values[v]));
+	switch (t->optimizer) {
+	case OPT_SGD:
+		sb_printf(b, "\t\tsc_sgd(rt, %s, %s, %lld, %.17g, 0);\n", c, g, n, t->learning_rate);
+		break;
+	case OPT_MOMENTUM:
+		sb_printf(b, "\t\tsc_momentum(rt, %s, %s, (float *)(slab + %lld), %lld, %.17g, %.17g, 0);\n", c, g, st, n,
+		          t->learning_rate, t->momentum);
+		break;
+	case OPT_ADAM:
+		sb_printf(b, "\t\tsc_adam(rt, %s, %s, (float *)(slab + %lld), (float *)(slab + %lld), %lld, %.17g, %.17g, "
+		          "%.17g, %.17g, %.17g, step);\n", c, g, st, st + half, n, t->learning_rate, t->beta1, t->beta2, t->eps,
+		          adam_decays(l->flat->g->values[v].name) ? t->weight_decay : 0.0);
+		break;
+	}
+}
+
+static void emit_names(StrBuf *b, const Lowered *l, const char *var, bool params)
+{
+	const Graph *g = l->flat->g;
+	int n = 0;
+	sb_printf(b, "\tstatic const char *const %s[] = {", var);
+	for (int v = 0; v < l->nparams; v++)
+		if (g->values[v].type.is_param == params)
+			sb_printf(b, n++ ? ", \"%s\"" : "\"%s\"", g->values[v].name);
+	sb_printf(b, "%s};\n\tsc_check_names(rt, \"%s\", %s, %d);\n", n ? "" : "NULL", params ? "--param" : "--input",
+	          var, n);
+}
+
+void emit_rank(StrBuf *b, const Program *p, int64_t rank)
+{
+	const Lowered *l = p->l;
+	const Graph *g = l->flat->g;
+	const Train *t = l->m->train;
+	int64_t *members = xmalloc(sizeof(int64_t) * (size_t)l->device_num);
+	sb_printf(b, "/* rank_%lld.c: rank %lld of %lld of @%s, compiled by shardc from %s.\n"
+	          " *\n"
+	          " * Reads or initializes this rank's slices of the inputs and parameters, runs\n"
+	          " * the graph%s, and writes the results (IR-SPEC 8).\n"
+	          " * The forward operators are those of ir/rank_%lld/step_parallel_end.ir (shardc\n"
+	          " * --dump-ir); comments say why each collective is there. Sends %lld bytes per %s.\n"
+	          " * Build: make (BACKEND=cpu|cuda); run: ./run.sh. */\n"
+	          "#include \"shardc_rt.h\"\n\n#include <stdint.h>\n#include <stdio.h>\n\n",
+	          (long long)rank, (long long)rank, (long long)l->device_num, g->name, p->model,
+	          t ? ", computes the gradients and updates the parameters, step by step" : "", (long long)rank,
+	          (long long)l->comm_bytes, t ? "training step" : "run");
+	sb_printf(b, "int main(int argc, char **argv)\n{\n\tsc_rt *rt = sc_init(&argc, &argv, %lld);\n",
+	          (long long)l->device_num);
+	emit_names(b, l, "input_names", false);
+	emit_names(b, l, "param_names", true);
+	sb_printf(b, "\tint64_t steps = sc_steps(rt, %lld);\n", (long long)(t ? t->steps : 1));
+	sb_puts(b, "\tconst char *out_dir = sc_option(rt, \"--output-dir\", NULL), *file = NULL;\n\t(void)file;\n");
+	if (p->npart) {
+		sb_puts(b, "\n\t/* Groups: each a partition of the ranks; this rank names its own group. */\n");
+		for (int k = 0; k < p->npart; k++) {
+			Attrs a;
+			lowered_rank_attrs(l, &l->ops[p->part[k]], rank, &a, members);
+			sb_printf(b, "\tsc_group *g%d = sc_group_split(rt, ", k);
+			ints_lit(b, a.group, a.ngroup);
+			sb_printf(b, ", %d);\n", a.ngroup);
+		}
+	}
+	sb_printf(b, "\n\t/* Memory: parameters, inputs and optimizer state first (%lld bytes), then every\n"
+	          "\t * other value placed by liveness: buffers whose lives do not overlap share bytes. */\n"
+	          "\tchar *slab = sc_slab(rt, %lld);\n", (long long)p->persistent_bytes, (long long)p->slab_bytes);
+	for (int v = 0; v < l->nvalues; v++) {
+		const LValue *x = &l->values[v];
+		sb_printf(b, "\t%s *const %s = (%s *)(slab + %lld);  /* %%%s (", c_type(x->type.dtype), p->cname[v],
+		          c_type(x->type.dtype), (long long)p->offset[v], x->name);
+		for (int d = 0; d < x->type.rank; d++)
+			sb_printf(b, d ? ", %lld" : "%lld", (long long)x->type.dims[d]);
+		sb_puts(b, x->type.rank == 1 ? ",) */\n" : ") */\n");
+	}
+	sb_puts(b, "\n\t/* Inputs and parameters: this rank's slice of a file, or of the initializer. */\n");
+	for (int v = 0; v < l->nparams; v++)
+		emit_input(b, p, v, rank);
+	sb_puts(b, "\n\tdouble t0 = sc_time(rt);\n\tfor (int64_t step = 1; step <= steps; step++) {\n");
+	for (int i = 0; i < l->nfwd; i++) {
+		sb_putc(b, '\t');
+		emit_op(b, p, i, rank, members);
+	}
+	if (t) {
+		sb_printf(b, "\t\tsc_print_loss(rt, step, %s);\n\n\t\t/* Backward. */\n", p->cname[l->loss]);
+		for (int i = l->nfwd; i < l->nops; i++) {
+			sb_putc(b, '\t');
+			emit_op(b, p, i, rank, members);
+		}
+		sb_puts(b, "\n\t\t/* Update. */\n");
+		for (int v = 0; v < l->nparams; v++)
+			if (l->grad[v] >= 0)
+				emit_update(b, p, v);
+	}
+	sb_puts(b, "\t}\n\tdouble t1 = sc_time(rt);\n\n\t/* Results: every rank passes its piece, rank 0 writes. */\n");
+	for (int k = 0; k < l->nret; k++) {
+		StrBuf f = {0};
+		sb_printf(&f, "output_%d.npy", k);
+		emit_save(b, p, l->rets[k], f.data, rank);
+		sb_free(&f);
+	}
+	for (int v = 0; t && v < l->nparams; v++)
+		if (g->values[v].type.is_param) {
+			StrBuf f = {0};
+			sb_printf(&f, "param_%s.npy", g->values[v].name);
+			emit_save(b, p, v, f.data, rank);
+			sb_free(&f);
+		}
+	sb_printf(b, "\tif (sc_rank(rt) == 0)\n\t\tprintf(\"time: %%lld %s in %%.6f s, %%.3f ms each\\n\", (long long)steps, "
+	          "t1 - t0, 1e3 * (t1 - t0) / (double)steps);\n", t ? "steps" : "runs");
+	sb_puts(b, "\tsc_finalize(rt);\n\treturn 0;\n}\n");
+	free(members);
+}
+
+/* ---- Makefile and run.sh ---- */
+
+void emit_makefile(StrBuf *b, const Lowered *l, const char *home)
+{
+	sb_printf(b, "# Makefile: builds the %lld rank programs of @%s (generated by shardc).\n"
+	          "#   make [BACKEND=cpu|cuda]      bin/$(BACKEND)/rank_<r> from rank_<r>.c\n"
+	          "# SHARDC_HOME is where shardc was built: its runtime/ and build/runtime/.\n\n"
+	          "SHARDC_HOME ?= %s\nBACKEND ?= cpu\nRANKS := %lld\nCC := mpicc\nCFLAGS ?= -O2 -std=c11 -Wall -Wextra\n"
+	          "CUDA_HOME ?= /usr/local/cuda\n\n"
+	          "RT_LIB := $(SHARDC_HOME)/build/runtime/libshardc_rt_$(BACKEND).a\n"
+	          "NCCL := $(if $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h),-lnccl)\n"
+	          "LIBS_cpu := -lopenblas -lm\n"
+	          "LIBS_cuda := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart $(NCCL) -lstdc++ -lm\n"
+	          "PROGRAMS := $(foreach r,$(shell seq 0 $$(($(RANKS) - 1))),bin/$(BACKEND)/rank_$(r))\n\n"
+	          "ifeq ($(filter $(BACKEND),cpu cuda),)\n$(error BACKEND is cpu or cuda, not '$(BACKEND)')\nendif\n\n"
+	          ".PHONY: all clean\nall: $(PROGRAMS)\n\n"
+	          "$(RT_LIB):\n\t@echo \"no $(RT_LIB): build the runtime first (make -C $(SHARDC_HOME) runtime)\" >&2; exit 1\n\n"
+	          "bin/$(BACKEND)/rank_%%: rank_%%.c $(RT_LIB)\n\t@mkdir -p $(@D)\n"
+	          "\t$(CC) $(CFLAGS) -I$(SHARDC_HOME)/runtime -o $@ $< $(RT_LIB) $(LIBS_$(BACKEND))\n\n"
+	          "clean:\n\trm -rf bin\n",
+	          (long long)l->device_num, l->flat->g->name, home, (long long)l->device_num);
+}
+
+void emit_run_sh(StrBuf *b, const Lowered *l)
+{
+	sb_printf(b, "#!/usr/bin/env bash\n"
+	          "# run.sh: runs the %lld ranks of @%s as one MPMD job (generated by shardc; IR-SPEC 8).\n"
+	          "#   run.sh [--input NAME=FILE.npy]... [--param NAME=FILE.npy]... [--output-dir DIR]\n"
+	          "#          [--steps K] [-- extra mpirun arguments]\n"
+	          "# Builds the programs first (make, BACKEND=cpu|cuda from the environment, default cpu).\n"
+	          "set -eu\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\nbackend=${BACKEND:-cpu}\nranks=%lld\n"
+	          "usage() { sed -n '3,4s/^# *//p' \"$0\"; }\n"
+	          "args=() extra=() out=\"$here/results\"\n"
+	          "while [ $# -gt 0 ]; do\n"
+	          "\tcase $1 in\n"
+	          "\t--) shift; extra=(\"$@\"); break ;;\n"
+	          "\t-h|--help) usage; exit 0 ;;\n"
+	          "\t--output-dir) [ $# -ge 2 ] || { echo \"run.sh: $1 needs a value\" >&2; exit 2; }; out=$2; shift 2 ;;\n"
+	          "\t--output-dir=*) out=${1#*=}; shift ;;\n"
+	          "\t--input|--param|--steps)\n"
+	          "\t\t[ $# -ge 2 ] || { echo \"run.sh: $1 needs a value\" >&2; exit 2; }; args+=(\"$1\" \"$2\"); shift 2 ;;\n"
+	          "\t--input=*|--param=*|--steps=*) args+=(\"$1\"); shift ;;\n"
+	          "\t*) echo \"run.sh: unknown argument '$1'\" >&2; usage >&2; exit 2 ;;\n"
+	          "\tesac\ndone\n"
+	          "make -s -C \"$here\" BACKEND=\"$backend\" >&2\n"
+	          "mpi=(mpirun --oversubscribe)\n"
+	          "[ \"$(id -u)\" != 0 ] || mpi+=(--allow-run-as-root)\n"
+	          "app=()\n"
+	          "for ((r = 0; r < ranks; r++)); do\n"
+	          "\t[ $r = 0 ] || app+=(:)\n"
+	          "\tapp+=(-np 1 \"$here/bin/$backend/rank_$r\" ${args[@]+\"${args[@]}\"} --output-dir \"$out\")\n"
+	          "done\n"
+	          "exec \"${mpi[@]}\" ${extra[@]+\"${extra[@]}\"} \"${app[@]}\"\n",
+	          (long long)l->device_num, l->flat->g->name, (long long)l->device_num);
+}

@@ -1,0 +1,35 @@
+/* lower_internal.h: what lower.c shares with autodiff.c, which extends the
+ * same program with its backward pass. */
+#ifndef LOWER_INTERNAL_H
+#define LOWER_INTERNAL_H
+
+#include "shardc.h"
+
+typedef struct {
+	TensorLayout to;
+	int result;              /* LValue holding the source in layout `to` */
+	int next;                /* the source's next Reuse, -1 at the end */
+} Reuse;
+
+typedef struct {
+	Lowered *l;
+	Arena *a;
+	int *vmap;               /* flat value id -> LValue id of its delivered form */
+	Reuse *reuse;
+	int nreuse, cap_reuse;
+} Lowering;
+
+/* A new LValue: the piece of a tensor of type `global` laid out by `layout`. */
+int lower_value(Lowering *x, const char *name, const Type *global, const TensorLayout *layout);
+/* A new operator appended to the program, its result still to be set. */
+LOp *lower_op(Lowering *x, OpKind op, int nin, const char *why);
+/* src in layout `to` (`to` complete): the cheapest redistribution appended,
+ * each step an operator that says why (`user`), reused by later requests. */
+int lower_redistribute(Lowering *x, int src, const TensorLayout *to, const char *user);
+/* The global type of a value's tensor. */
+Type lower_global_type(const LValue *v);
+
+/* autodiff.c: appends the backward pass of the train block's loss. */
+void differentiate(Lowering *x);
+
+#endif
