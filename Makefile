@@ -86,7 +86,7 @@ $(addprefix $(B)/san/,$(SIM_TESTS)): $(B)/san/test_%: tests/unit/test_%.c $(B)/s
 	$(CC) $(CFLAGS_BASE) $(SAN) -Itests/sim -o $@ $< $(B)/san/libsim.a $(B)/san/harness.o $(B)/san/libshardc.a \
 		-lcriterion $(LIBS)
 
-test: deps $(B)/shardc unit golden roundtrip dumps fuzz runtime runtime-test runtime-cuda-test ref-test
+test: deps $(B)/shardc unit golden roundtrip dumps fuzz runtime runtime-test runtime-cuda-test ref-test e2e
 	@echo "make test: all passed"
 
 unit: $(addprefix $(B)/san/,$(UNIT_TESTS))
@@ -105,6 +105,11 @@ dumps: $(B)/san/shardc
 .PHONY: ref-test
 ref-test:
 	/usr/bin/python3 tests/ref/test_ref_eval.py
+
+# ---- end to end: every sample through run.sh on 1, 2, 4, 8 ranks (CPU) ----
+.PHONY: e2e
+e2e: $(B)/shardc runtime
+	bash tests/run_e2e.sh $(B)/shardc
 
 # ---- fuzzing: libFuzzer on parse + check, seeded with the samples ----
 $(B)/fuzz/fuzz_parser: tools/fuzz_parser.c $(B)/fuzz/libshardc.a $(HDRS)

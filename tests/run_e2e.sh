@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# run_e2e.sh SHARDC [MODEL.ir...]: end-to-end runs of the generated programs.
+#
+# Each model (default: every ir-samples/*.ir) is compiled, built and run
+# through its run.sh on the CPU backend on 1, 2, 4 and 8 ranks, and its
+# results (output_<k>.npy, param_<name>.npy, the loss lines) are compared with
+# (a) the same model compiled for one device (--parallel-mode stand_alone) and
+# (b) tools/ref_eval.py, the numpy reference. The bytes each rank counts at run
+# time must equal manifest.json's comm_bytes_per_rank times the steps run.
+# A model's own strategies are used where they fit the device count; where
+# they do not (exit 1), it is compiled without them (tools/strip_strategies.py:
+# the default strategies), else in data_parallel mode; a stand_alone model
+# runs its N-rank case in semi_auto_parallel mode.
+# Then wrong inputs: a missing file, a wrong shape, a wrong dtype and an
+# unknown name each give a message naming the input and a non-zero exit,
+# within a time limit (no hang). Last line: e2e: N passed, N failed.
+set -u
+shardc=$(realpath "${1:?usage: run_e2e.sh SHARDC [MODEL.ir...]}")
+shift
+[ $# -gt 0 ] || set -- ir-samples/*.ir
+root=$(pwd)
+py=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+export CFLAGS="-O2 -std=c11 -Wall -Wextra -Werror"   # the generated programs compile cleanly
+
+ok() { pass=$((pass + 1)); echo "ok   $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+# run DIR RESULTS [args]: run.sh with its stdout in RESULTS/log; the exit status.
+run() {
+	local dir=$1 res=$2
+	shift 2
+	mkdir -p "$res"
+	(cd "$dir" && timeout 600 ./run.sh --output-dir "$res" "$@") >"$res/log" 2>"$res/err"
+}
+
+# bytes_ok DIR RESULTS: the counted bytes equal the manifest's, times the steps.
+bytes_ok() {
+	"$py" - "$1/manifest.json" "$2/log" <<'PY'
+import json, re, sys
+m = json.load(open(sys.argv[1]))
+log = open(sys.argv[2]).read()
+steps = len(re.findall(r"^step: ", log, re.M)) or 1
+counted = {int(r): int(b) for r, b in re.findall(r"^rank (\d+): comm bytes sent (\d+)$", log, re.M)}
+want = {r: b * steps for r, b in enumerate(m["comm_bytes_per_rank"])}
+if counted != want:
+    print("bytes counted %s, manifest says %s per step x %d" % (counted, m["comm_bytes_per_rank"], steps))
+    sys.exit(1)
+PY
+}
+
+for model in "$@"; do
+	name=$(basename "$model" .ir)
+	w=$tmp/$name
+	mkdir -p "$w/ref"
+	if ! "$py" tools/ref_eval.py "$model" --output-dir "$w/ref" >"$w/ref/log" 2>"$w/ref/err"; then
+		bad "$name: the reference fails: $(head -3 "$w/ref/err")"
+		continue
+	fi
+	if ! "$shardc" "$model" -o "$w/serial" --parallel-mode stand_alone 2>"$w/err" ||
+	   ! run "$w/serial" "$w/serial_res"; then
+		bad "$name: one device: $(tail -3 "$w/err" "$w/serial_res/err" 2>/dev/null)"
+		continue
+	fi
+	for n in 1 2 4 8; do
+		out=$w/n$n
+		how="as written"
+		"$shardc" "$model" -o "$out" --device-num "$n" 2>"$w/err"
+		status=$?
+		if [ $status = 0 ] && [ "$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["device_num"])' "$out/manifest.json")" != "$n" ]; then
+			rm -rf "$out"
+			how="semi_auto_parallel"
+			"$shardc" "$model" -o "$out" --device-num "$n" --parallel-mode semi_auto_parallel 2>"$w/err"
+			status=$?
+		fi
+		if [ $status = 1 ]; then
+			how="strategies stripped"
+			"$py" tools/strip_strategies.py "$model" >"$w/stripped.ir"
+			"$shardc" "$w/stripped.ir" -o "$out" --device-num "$n" 2>"$w/err"
+			status=$?
+		fi
+		if [ $status = 1 ]; then
+			how="data_parallel"
+			"$shardc" "$model" -o "$out" --device-num "$n" --parallel-mode data_parallel 2>"$w/err"
+			status=$?
+		fi
+		if [ $status != 0 ]; then
+			bad "$name on $n ranks: shardc exits $status: $(head -3 "$w/err")"
+			continue
+		fi
+		if ! run "$out" "$out/res"; then
+			bad "$name on $n ranks ($how): run.sh fails: $(tail -5 "$out/res/err")"
+			continue
+		fi
+		msg=$("$py" tools/npy_compare.py "$out/res" "$w/serial_res" --what "vs one device" &&
+		      "$py" tools/npy_compare.py "$out/res" "$w/ref" --what "vs reference" && bytes_ok "$out" "$out/res")
+		if [ $? = 0 ]; then
+			ok "$name on $n ranks ($how): $(echo "$msg" | grep -o 'worst.*' | tr '\n' ' ')"
+		else
+			bad "$name on $n ranks ($how): $msg"
+		fi
+	done
+done
+
+# The CUDA backend: the seed's programs build and link against it (CI has
+# nvcc but no GPU; the device tool runs them for real).
+if [ -f build/runtime/libshardc_rt_cuda.a ]; then
+	out=$tmp/cuda
+	if "$shardc" ir-samples/matmul_relu_semi.ir -o "$out" 2>"$tmp/err" && make -s -C "$out" BACKEND=cuda >"$tmp/err" 2>&1 &&
+	   [ -x "$out/bin/cuda/rank_7" ]; then
+		ok "matmul_relu_semi builds for BACKEND=cuda"
+	else
+		bad "matmul_relu_semi does not build for BACKEND=cuda: $(tail -5 "$tmp/err")"
+	fi
+fi
+
+# Wrong inputs: one model, 4 ranks; each must fail fast with the input named.
+model=ir-samples/data_parallel_mlp.ir
+out=$tmp/wrong
+"$shardc" "$model" -o "$out" >/dev/null 2>&1 && (cd "$out" && make -s >/dev/null 2>&1)
+"$py" -c 'import numpy as np, sys
+d = sys.argv[1]
+np.save(d + "/x_shape.npy", np.zeros((3, 4), np.float32))
+np.save(d + "/x_dtype.npy", np.zeros((16, 32), np.float64))
+np.save(d + "/x_ok.npy", np.zeros((16, 32), np.float32))' "$out"
+check_wrong() {
+	local what=$1 want=$2
+	shift 2
+	(cd "$out" && timeout 120 ./run.sh --output-dir "$out/res" "$@") >"$out/log" 2>&1
+	local status=$?
+	if [ $status = 0 ] || [ $status = 124 ]; then
+		bad "wrong input ($what): exit $status (want a non-zero exit, no hang)"
+	elif ! grep -q -- "$want" "$out/log"; then
+		bad "wrong input ($what): no message with '$want': $(head -3 "$out/log")"
+	else
+		ok "wrong input ($what): exit $status, $(grep -m1 -- "$want" "$out/log")"
+	fi
+}
+check_wrong "missing file" "input 'x'" --input "x=$out/nothing.npy"
+check_wrong "wrong shape" "input 'x'" --input "x=$out/x_shape.npy"
+check_wrong "wrong dtype" "input 'x'" --input "x=$out/x_dtype.npy"
+check_wrong "unknown name" "no input named 'y'" --input "y=$out/x_ok.npy"
+check_wrong "bad --steps" "steps" --steps 0
+echo "e2e: $pass passed, $fail failed"
+[ $fail = 0 ]

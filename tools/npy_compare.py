@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""npy_compare.py GOT EXPECTED [--rtol R] [--what TEXT]: compares two result folders.
+
+Both must hold the same .npy files (output_<k>.npy, param_<name>.npy); each pair must
+have the same shape and dtype, integers equal, floats within
+|got - expected| <= rtol * (|expected| + max|expected|).  The second term scales with
+the tensor's magnitude so that elements that cancel to near zero are not held to a
+relative bound that float32 rounding cannot meet.  With a `log` file in each folder
+(run.sh's stdout), the `step: S, loss is L` lines must match in number and value.
+Prints one line per problem and the worst error; exits 1 on any problem."""
+import argparse
+import glob
+import os
+import re
+import sys
+
+import numpy as np
+
+
+def losses(folder):
+    path = os.path.join(folder, "log")
+    if not os.path.exists(path):
+        return None
+    return [float(m.group(2)) for m in re.finditer(r"^step: (\d+), loss is (\S+)$", open(path).read(), re.M)]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("got")
+    ap.add_argument("expected")
+    ap.add_argument("--rtol", type=float, default=2e-3)
+    ap.add_argument("--what", default="")
+    a = ap.parse_args()
+    problems = []
+    names = lambda d: sorted(os.path.basename(f) for f in glob.glob(os.path.join(d, "*.npy")))
+    got, want = names(a.got), names(a.expected)
+    if got != want:
+        problems.append("files differ: %s vs %s" % (got, want))
+    worst = 0.0
+    for f in sorted(set(got) & set(want)):
+        x, y = np.load(os.path.join(a.got, f)), np.load(os.path.join(a.expected, f))
+        if x.shape != y.shape or x.dtype != y.dtype:
+            problems.append("%s: %s %s, expected %s %s" % (f, x.dtype, x.shape, y.dtype, y.shape))
+        elif x.dtype.kind != "f":
+            if not np.array_equal(x, y):
+                problems.append("%s: %d elements differ" % (f, int(np.sum(x != y))))
+        elif x.size:
+            x64, y64 = x.astype(np.float64), y.astype(np.float64)
+            if not np.array_equal(np.isnan(x64), np.isnan(y64)):
+                problems.append("%s: NaNs differ" % f)
+                continue
+            ok = ~np.isnan(y64)
+            scale = np.abs(y64[ok]).max() if ok.any() else 0.0
+            err = np.abs(x64[ok] - y64[ok]) / (np.abs(y64[ok]) + scale + 1e-30)
+            e = float(err.max()) if err.size else 0.0
+            worst = max(worst, e)
+            if e > a.rtol:
+                i = int(np.argmax(err))
+                problems.append("%s: relative error %.3g at flat index %d (%r vs %r)"
+                                % (f, e, i, float(x64[ok][i]), float(y64[ok][i])))
+    lg, lw = losses(a.got), losses(a.expected)
+    if lg is not None and lw is not None:
+        if len(lg) != len(lw):
+            problems.append("%d loss lines, expected %d" % (len(lg), len(lw)))
+        for s, (p, q) in enumerate(zip(lg, lw), 1):
+            e = abs(p - q) / (abs(q) + 1e-30)
+            worst = max(worst, e)
+            if e > a.rtol:
+                problems.append("step %d: loss %r, expected %r" % (s, p, q))
+                break
+    for p in problems:
+        print("%s%s" % (a.what + ": " if a.what else "", p))
+    print("%sworst relative error %.3g" % (a.what + ": " if a.what else "", worst))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
