@@ -19,7 +19,7 @@ GEN_WARN := -Wno-unused-function -Wno-sign-compare -Wno-missing-prototypes -Wno-
 COMPILER_SRCS := util.c diag.c lit.c ir.c parse.c check.c shape.c print.c layout.c rules.c redistribute.c flatten.c strategy.c lower.c autodiff.c dump.c manifest.c emit.c
 COMPILER_OBJS := $(COMPILER_SRCS:.c=.o) parser.o lexer.o
 UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_manifest test_eval test_simulate \
-	test_redistribute
+	test_redistribute test_emit
 
 .PHONY: all deps demo test unit golden roundtrip dumps fuzz fuzz-build bench install clean
 all: deps $(B)/shardc runtime
@@ -133,14 +133,22 @@ demo: all
 	@cat out/demo/ir/step_parallel_begin.ir
 	@echo "== out/demo/ir/rank_0/step_parallel_end.ir"
 	@cat out/demo/ir/rank_0/step_parallel_end.ir
+	@echo "== out/demo/run.sh (8 ranks, CPU backend)"
+	out/demo/run.sh
+	@/usr/bin/python3 -c 'import numpy as n; y = n.load("out/demo/results/output_0.npy"); print("== out/demo/results/output_0.npy", y.shape, y.dtype, "sum %.6f" % y.sum())'
 
 # ---- benchmarks ----
 bench: $(B)/shardc
 	sh tools/bench.sh $(B)/shardc
 
-install: $(B)/shardc
-	install -d $(DESTDIR)$(PREFIX)/bin
+# The generated Makefiles find the runtime in PREFIX/share/shardc (runtime/
+# and build/runtime/, as in this tree).
+install: $(B)/shardc runtime
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/shardc/runtime \
+	        $(DESTDIR)$(PREFIX)/share/shardc/build/runtime
 	install -m 755 $(B)/shardc $(DESTDIR)$(PREFIX)/bin/shardc
+	install -m 644 runtime/shardc_rt.h $(DESTDIR)$(PREFIX)/share/shardc/runtime/
+	install -m 644 $(wildcard $(B)/runtime/libshardc_rt_*.a) $(DESTDIR)$(PREFIX)/share/shardc/build/runtime/
 
 clean:
 	rm -rf $(B)

@@ -343,6 +343,11 @@ int64_t emit_slab_bytes(const Program *p)
 	return p->slab_bytes;
 }
 
+int64_t emit_offset(const Program *p, int value)
+{
+	return p->offset[value];
+}
+
 /* ---- text helpers ---- */
 
 static void dims_lit(StrBuf *b, const int64_t *dims, int rank)
@@ -1107,7 +1112,7 @@ void emit_run_sh(StrBuf *b, const Lowered *l)
 	          "\t--input=*|--param=*|--steps=*) args+=(\"$1\"); shift ;;\n"
 	          "\t*) echo \"run.sh: unknown argument '$1'\" >&2; usage >&2; exit 2 ;;\n"
 	          "\tesac\ndone\n"
-	          "make -s -C \"$here\" BACKEND=\"$backend\" >&2\n"
+	          "make -s -j \"$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)\" -C \"$here\" BACKEND=\"$backend\" >&2\n"
 	          "mpi=(mpirun --oversubscribe)\n"
 	          "[ \"$(id -u)\" != 0 ] || mpi+=(--allow-run-as-root)\n"
 	          "app=()\n"

@@ -176,9 +176,9 @@ static void write_owned(const char *dir, const char *name, char *text)
 	sb_free(&b);
 }
 
-/* Where shardc was built: $SHARDC_HOME, else the first folder above the
- * executable holding runtime/shardc_rt.h. The generated Makefile links the
- * runtime from there. */
+/* Where the runtime is: $SHARDC_HOME, else the first folder above the
+ * executable holding runtime/shardc_rt.h (the build tree), or its
+ * share/shardc (make install). The generated Makefile links it from there. */
 static char *shardc_home(void)
 {
 	const char *env = getenv("SHARDC_HOME");
@@ -195,6 +195,14 @@ static char *shardc_home(void)
 		StrBuf h = {0};
 		sb_printf(&h, "%s/runtime/shardc_rt.h", exe);
 		bool found = access(h.data, R_OK) == 0;
+		h.len = 0;
+		sb_printf(&h, "%s/share/shardc/runtime/shardc_rt.h", exe);
+		if (!found && access(h.data, R_OK) == 0) {
+			h.len -= strlen("/runtime/shardc_rt.h");
+			h.data[h.len] = 0;
+			free(exe);
+			return h.data;
+		}
 		sb_free(&h);
 		if (found)
 			return exe;

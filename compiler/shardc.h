@@ -621,6 +621,7 @@ bool emit_check(const Lowered *l, Diag *d);
 Program *emit_plan(const Lowered *l, const char *model);
 void emit_free(Program *p);
 int64_t emit_slab_bytes(const Program *p);
+int64_t emit_offset(const Program *p, int value);   /* where value's buffer starts in the slab */
 void emit_rank(StrBuf *b, const Program *p, int64_t rank);
 /* home: where shardc was built (its runtime/ and build/runtime/). */
 void emit_makefile(StrBuf *b, const Lowered *l, const char *home);

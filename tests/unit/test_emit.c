@@ -1,0 +1,175 @@
+/* test_emit.c: the per-rank C programs' buffer plan and text.
+ *
+ * The buffer plan is checked against lifetimes computed here from the
+ * program alone: a value lives from the operator that defines it to its last
+ * reader (a backward operator reads the forward operator it differentiates;
+ * the loss is read after the forward graph, gradients by the update, results
+ * at the end), parameters and inputs for the whole run. No two values alive
+ * at once may share a byte, and every buffer lies in the slab. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static Lowered *lower_path(const char *path, const char *mode, Run **run)
+{
+	size_t len;
+	char *text = read_file(path, &len);
+	cr_assert_not_null(text, "cannot read %s (run the tests from the repository root)", path);
+	Run *r = run_passes(path, text, len, PASSES_SHAPES);
+	free(text);
+	expect_clean(r);
+	if (mode) {
+		Module *holder = NULL;
+		const char *err = NULL;
+		Lit *v = parse_value_text("--parallel-mode", mode, &holder);
+		cr_assert(context_apply(&r->m->ctx, "parallel_mode", v, &err), "%s", err ? err : "");
+		module_free(holder);
+	}
+	cr_assert(check_strategies(r->m, &r->d), "%s", msgs(r));
+	FlatGraph *f = flatten(r->m);
+	Strategies st;
+	cr_assert(assign_strategies(r->m, f, &st, &r->d), "strategies:\n%s", msgs(r));
+	*run = r;
+	return lower(r->m, f, &st);
+}
+
+static int64_t bytes_of(const LValue *v)
+{
+	int64_t n = dtype_bytes(v->type.dtype);
+	for (int d = 0; d < v->type.rank; d++)
+		n *= v->type.dims[d];
+	return n;
+}
+
+static void expect_plan(const char *path, const char *mode)
+{
+	Run *r;
+	Lowered *l = lower_path(path, mode, &r);
+	Program *p = emit_plan(l, path);
+	int nv = l->nvalues, end = l->nops + 2;
+	int *def = malloc(sizeof(int) * (size_t)nv), *last = malloc(sizeof(int) * (size_t)nv);
+	for (int v = 0; v < nv; v++)
+		def[v] = last[v] = v < l->nparams ? -1 : -2;
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		def[o->result] = last[o->result] = i;
+		for (int k = 0; k < o->nin; k++)
+			last[o->in[k]] = i;
+		if (o->grad == GRAD_ADJOINT) {
+			const LOp *f = &l->ops[o->of];
+			for (int k = 0; k < f->nin; k++)
+				last[f->in[k]] = i;
+			last[f->result] = i;
+		}
+	}
+	if (l->loss >= 0 && last[l->loss] < l->nfwd)
+		last[l->loss] = l->nfwd;
+	for (int v = 0; l->grad && v < l->nparams; v++)
+		if (l->grad[v] >= 0)
+			last[l->grad[v]] = l->nops;
+	for (int k = 0; k < l->nret; k++)
+		last[l->rets[k]] = l->nops + 1;
+	for (int v = 0; v < l->nparams; v++)
+		last[v] = end;
+	int64_t slab = emit_slab_bytes(p);
+	for (int v = 0; v < nv; v++) {
+		int64_t off = emit_offset(p, v), size = bytes_of(&l->values[v]);
+		cr_assert(def[v] > -2, "%s: %%%s is never defined", path, l->values[v].name);
+		cr_assert(off % 256 == 0 && off >= 0 && off + size <= slab, "%s: %%%s at [%lld, %lld) in a slab of %lld",
+		          path, l->values[v].name, (long long)off, (long long)(off + size), (long long)slab);
+		for (int u = 0; u < v; u++) {
+			bool alive_together = def[u] <= last[v] && def[v] <= last[u];
+			int64_t uo = emit_offset(p, u), us = bytes_of(&l->values[u]);
+			bool share = size && us && uo < off + size && off < uo + us;
+			cr_assert(!(alive_together && share), "%s: %%%s [%d, %d] and %%%s [%d, %d] share bytes", path,
+			          l->values[u].name, def[u], last[u], l->values[v].name, def[v], last[v]);
+		}
+	}
+	free(def);
+	free(last);
+	emit_free(p);
+	run_free(r);
+}
+
+Test(plan, no_live_buffers_share_bytes)
+{
+	static const char *const models[] = {
+		"ir-samples/auto_parallel_case.ir", "ir-samples/data_parallel_mlp.ir", "ir-samples/ffn_propagation.ir",
+		"ir-samples/layout_dense_matmul.ir", "ir-samples/layout_three_layer.ir", "ir-samples/matmul_relu_semi.ir",
+		"ir-samples/recursive_net.ir", "ir-samples/shard_dense_relu.ir", "ir-samples/shard_net1.ir",
+		"ir-samples/shard_net2.ir", "ir-samples/transformer_block.ir", "tests/e2e/transformer_train.ir",
+		"tests/e2e/every_grad.ir",
+	};
+	for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
+		expect_plan(models[i], NULL);
+		expect_plan(models[i], "\"stand_alone\"");
+	}
+}
+
+/* Buffers are reused: the transformer block's intermediate values need far
+ * less than their sum. */
+Test(plan, liveness_shares_memory)
+{
+	Run *r;
+	Lowered *l = lower_path("ir-samples/transformer_block.ir", NULL, &r);
+	Program *p = emit_plan(l, "t.ir");
+	int64_t params = 0, values = 0;
+	for (int v = 0; v < l->nvalues; v++)
+		*(v < l->nparams ? &params : &values) += (bytes_of(&l->values[v]) + 255) / 256 * 256;
+	int64_t transient = emit_slab_bytes(p) - params;
+	cr_assert_lt(transient * 3, values, "%lld bytes for values of %lld", (long long)transient, (long long)values);
+	emit_free(p);
+	run_free(r);
+}
+
+static char *rank_text(const char *path, int64_t rank)
+{
+	Run *r;
+	Lowered *l = lower_path(path, NULL, &r);
+	Program *p = emit_plan(l, path);
+	StrBuf b = {0};
+	emit_rank(&b, p, rank);
+	emit_free(p);
+	run_free(r);
+	return b.data;
+}
+
+static void expect_line(const char *text, const char *line)
+{
+	cr_assert_not_null(strstr(text, line), "no line\n  %s\nin\n%s", line, text);
+}
+
+/* The seed: rank 0 and rank 5 join different groups of the same partition,
+ * slice their own piece of x, and reduce-scatter the partial sums. */
+Test(text, seed_ranks)
+{
+	char *r0 = rank_text("ir-samples/matmul_relu_semi.ir", 0), *r5 = rank_text("ir-samples/matmul_relu_semi.ir", 5);
+	expect_line(r0, "sc_rt *rt = sc_init(&argc, &argv, 8);");
+	expect_line(r0, "sc_group *g0 = sc_group_split(rt, (const int[]){0, 1, 2, 3}, 4);");
+	expect_line(r5, "sc_group *g0 = sc_group_split(rt, (const int[]){4, 5, 6, 7}, 4);");
+	expect_line(r0, "sc_matmul(rt, x_1, w, v1, 8, 16, 8, 0, 0);");
+	expect_line(r0, "sc_reduce_scatter(rt, g0, v1, v1_1, SC_F32, (const int64_t[]){8, 16}, 2, 0, SC_SUM);");
+	/* rank 5: coordinates (1, 1) on (2, 4): rows 8:16, columns 8:16 of x */
+	expect_line(r5, "(const int64_t[]){16, 32}, 2, (const int64_t[]){8, 8}, (const int64_t[]){16, 16}, "
+	                "(const int64_t[]){1, 1});");
+	expect_line(r5, "sc_save_npy(rt, out_dir, \"output_0.npy\", v2, SC_F32, (const int64_t[]){16, 16}, 2, "
+	                "(const int64_t[]){10, 0}, (const int64_t[]){2, 16});");
+	free(r0);
+	free(r5);
+}
+
+/* Training: the loss printed, each replicated weight's gradient summed over
+ * the ranks that split the batch, Momentum with its state in the slab. */
+Test(text, training_step)
+{
+	char *t = rank_text("ir-samples/auto_parallel_case.ir", 0);
+	expect_line(t, "int64_t steps = sc_steps(rt, 20);");
+	expect_line(t, "sc_print_loss(rt, step, loss_1);");
+	expect_line(t, "sc_all_reduce(rt, g");
+	expect_line(t, "grad_w2_1, SC_F32, 256, SC_SUM);");
+	expect_line(t, "sc_momentum(rt, w2, grad_w2_1, (float *)(slab + ");
+	expect_line(t, "sc_save_npy(rt, out_dir, \"param_w2.npy\", w2, SC_F32, ");
+	free(t);
+}
