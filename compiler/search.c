@@ -955,6 +955,16 @@ static void explain(Search *x, FILE *out)
 	free(cand);
 }
 
+static const char *human_bytes(char *buf, double b)
+{
+	static const char *const unit[] = {"bytes", "kB", "MB", "GB", "TB"};
+	int u = 0;
+	while (b >= 1000 && u < 4)
+		b /= 1000, u++;
+	snprintf(buf, 32, u ? "%.3g %s" : "%.0f %s", b, unit[u]);
+	return buf;
+}
+
 bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d)
 {
 	if (m->ctx.parallel_mode != PM_AUTO || s->device_num < 1)
@@ -980,9 +990,10 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 	bool ok = true;
 	if (mem > o->cluster.memory) {
 		const Graph *entry = module_entry(m);
-		diag_error(d, m->src, entry->name_span, "no strategy fits: the strategies found need %.3g GB a device "
-		           "(parameters, optimizer state and activations) but a device holds %.3g GB; use more devices or "
-		           "a cluster with more memory (--cluster)", mem / 1e9, o->cluster.memory / 1e9);
+		char need[32], have[32];
+		diag_error(d, m->src, entry->name_span, "no strategy fits: the strategies found need %s a device "
+		           "(parameters, optimizer state and activations) but a device holds %s; use more devices or "
+		           "a cluster with more memory (--cluster)", human_bytes(need, mem), human_bytes(have, o->cluster.memory));
 		ok = false;
 	}
 	search_done(&x);

@@ -185,7 +185,7 @@ Test(search, deterministic_and_user_fixed)
 }
 
 /* D-Rec on device counts that are not powers of two, and past 1024. */
-Test(search, recursive_any_device_count, .timeout = 120)
+Test(search, recursive_any_device_count)
 {
 	static const int counts[] = {6, 12, 10, 2048};
 	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
