@@ -192,12 +192,14 @@ static void adjoint_local(Diff *d, int i, int dy)
 			add_contrib(d, op.in[0], dy);
 		return;
 	}
-	uint32_t out_axes = used_axes(&l->values[op.result].layout);
+	/* The operator's own layouts: its inputs and output on one device matrix
+	 * (a value it reads may be laid out on an equal but other matrix). */
+	uint32_t out_axes = used_axes(&l->node_out[op.node]);
 	for (int k = 0; k < op.nin; k++) {
 		int u = op.in[k];
 		if (!d->needs[u] || !differentiable(l, &op, k))
 			continue;
-		TensorLayout gl = l->values[u].layout;
+		TensorLayout gl = l->node_in[op.node][k];
 		gl.partial = out_axes & ~used_axes(&gl);
 		gl.partial_op = REDUCE_SUM_OP;
 		int g = grad_value(d, u, &gl);

@@ -101,12 +101,12 @@ static void print_in_strategy(StrBuf *b, const Lowered *l, int i)
 	for (int k = 0; k < n->nin; k++) {
 		if (k)
 			sb_puts(b, ", ");
-		if (ns->split.tuple) {
+		if (ns->split->tuple) {
 			int64_t split[MAX_DIMS];
-			op_in_split(&ns->od, &ns->split, k, split);
+			op_in_split(ns->od, ns->split, k, split);
 			ints_print(b, split, l->node_in[i][k].rank);
 		} else
-			print_layout_apply(b, &ns->split, &l->node_in[i][k]);
+			print_layout_apply(b, ns->split, &l->node_in[i][k]);
 	}
 	sb_puts(b, n->nin == 1 ? ",)" : ")");
 }
@@ -144,7 +144,7 @@ static void print_begin_node(StrBuf *b, const Lowered *l, int i)
 		sb_puts(b, "  # ");
 		if (ns->has_dims) {
 			sb_puts(b, "dev ");
-			ints_print(b, ns->split.dev, ns->split.ndev);
+			ints_print(b, ns->split->dev, ns->split->ndev);
 			sb_puts(b, "; out ");
 		} else if (n->op == OP_RESHAPE)
 			sb_puts(b, "no strategy of its own: in ");

@@ -172,7 +172,7 @@ int lower_redistribute(Lowering *x, int src, const TensorLayout *to, const char 
  * dims from the most significant, each axis wholly inside one dim. False when
  * some group's piece is not a run or the axes do not fit the output dims;
  * bad[] then marks the input dims of those groups. */
-static bool carry_reshape(const TensorLayout *in, const int64_t *idims, const Type *out_t, TensorLayout *out,
+bool carry_reshape(const TensorLayout *in, const int64_t *idims, const Type *out_t, TensorLayout *out,
                           bool *bad)
 {
 	int ri = in->rank, ro = out_t->rank;
@@ -278,7 +278,7 @@ static void local_attrs(const Node *n, const NodeStrategy *ns, const LValue *in0
 				a->end[d] = in0->type.dims[d];
 				a->strides[d] = 1;
 			}
-	if (n->op == OP_GATHER && ns->split.split[0] > 1)
+	if (n->op == OP_GATHER && ns->split->split[0] > 1)
 		a->present |= 1u << ATTR_OFFSET;
 }
 
@@ -313,10 +313,10 @@ static void lower_node(Lowering *x, int i)
 		layout_replicated(out_t->rank, 1, &out);
 	} else {
 		for (int k = 0; k < n->nin; k++) {
-			op_in_layout(&ns->od, &ns->split, k, &l->node_in[i][k]);
+			op_in_layout(ns->od, ns->split, k, &l->node_in[i][k]);
 			ins[k] = lower_redistribute(x, x->vmap[n->in[k]], &l->node_in[i][k], user_text(x, n, k));
 		}
-		op_out_layout(&ns->od, &ns->split, &out);
+		op_out_layout(ns->od, ns->split, &out);
 	}
 	l->node_out[i] = out;
 	o = lower_op(x, n->op, n->nin, NULL);
@@ -333,7 +333,7 @@ static void lower_node(Lowering *x, int i)
 	if (ns->has_out_strategy) {
 		StrBuf b = {0};
 		sb_printf(&b, "out_strategy of %s %%%s", op_info[n->op].name, g->values[n->result].name);
-		result = lower_redistribute(x, result, &ns->delivered, arena_strdup(x->a, b.data));
+		result = lower_redistribute(x, result, ns->delivered, arena_strdup(x->a, b.data));
 		sb_free(&b);
 	}
 	x->vmap[n->result] = result;
@@ -381,7 +381,7 @@ static void parameter_homes(const Lowered *l, TensorLayout *home)
 				continue;
 			seen[p] = true;
 			if (!l->st->home_fixed[p] && ns->has_dims)
-				op_in_layout(&ns->od, &ns->split, k, &home[p]);
+				op_in_layout(ns->od, ns->split, k, &home[p]);
 		}
 	}
 	free(seen);

@@ -32,14 +32,16 @@ static const char usage[] =
 	"      --seed S              seed of the deterministic initializers\n"
 	"      --strategy-out FILE   save every operator's strategy as JSON\n"
 	"      --strategy-in FILE    load every operator's strategy from JSON\n"
-	"      --cluster FILE        JSON description of devices and links\n"
+	"      --cluster FILE        JSON description of devices and links (the search's cost model)\n"
+	"      --explain             print each operator's strategy, its cost and the runner-up\n"
 	"      --time                print how long each stage took, and memory, to stderr\n"
 	"  -h, --help                this text\n"
 	"      --version             print the version\n";
 
 typedef struct {
 	const char *model, *outdir;
-	bool check_only, dump_ir, time;
+	bool check_only, dump_ir, time, explain;
+	const char *strategy_in, *strategy_out, *cluster;
 	const char *override_key[8];
 	const char *override_flag[8];   /* as typed, for messages */
 	const char *override_text[8];
@@ -68,7 +70,7 @@ static void add_override(Options *o, const char *key, const char *flag, const ch
 
 static void parse_args(int argc, char **argv, Options *o)
 {
-	enum { O_CHECK = 256, O_DUMP, O_DEV, O_PM, O_SM, O_DS, O_SEED, O_SOUT, O_SIN, O_CLUSTER, O_VERSION, O_TIME };
+	enum { O_CHECK = 256, O_DUMP, O_DEV, O_PM, O_SM, O_DS, O_SEED, O_SOUT, O_SIN, O_CLUSTER, O_VERSION, O_TIME, O_EXPLAIN };
 	static const struct option longs[] = {
 		{"output", required_argument, 0, 'o'}, {"check", no_argument, 0, O_CHECK},
 		{"dump-ir", no_argument, 0, O_DUMP}, {"device-num", required_argument, 0, O_DEV},
@@ -76,7 +78,8 @@ static void parse_args(int argc, char **argv, Options *o)
 		{"dataset-strategy", required_argument, 0, O_DS}, {"seed", required_argument, 0, O_SEED},
 		{"strategy-out", required_argument, 0, O_SOUT}, {"strategy-in", required_argument, 0, O_SIN},
 		{"cluster", required_argument, 0, O_CLUSTER}, {"help", no_argument, 0, 'h'},
-		{"version", no_argument, 0, O_VERSION}, {"time", no_argument, 0, O_TIME}, {0, 0, 0, 0},
+		{"version", no_argument, 0, O_VERSION}, {"time", no_argument, 0, O_TIME},
+		{"explain", no_argument, 0, O_EXPLAIN}, {0, 0, 0, 0},
 	};
 	opterr = 0;
 	int c;
@@ -93,8 +96,10 @@ static void parse_args(int argc, char **argv, Options *o)
 		case O_SM: add_override(o, "search_mode", "--search-mode", optarg); break;
 		case O_DS: add_override(o, "dataset_strategy", "--dataset-strategy", optarg); break;
 		case O_SEED: add_override(o, "seed", "--seed", optarg); break;
-		case O_SOUT: case O_SIN: case O_CLUSTER:
-			usage_error("%s is not implemented yet (it comes with the strategy search)", argv[optind - 1]);
+		case O_EXPLAIN: o->explain = true; break;
+		case O_SOUT: o->strategy_out = optarg; break;
+		case O_SIN: o->strategy_in = optarg; break;
+		case O_CLUSTER: o->cluster = optarg; break;
 		case ':': usage_error("option %s needs a value", argv[optind - 1]);
 		default: usage_error("unknown option '%s'", argv[optind - 1]);
 		}
@@ -106,6 +111,8 @@ static void parse_args(int argc, char **argv, Options *o)
 	o->model = argv[optind];
 	if (!o->check_only && !o->outdir)
 		usage_error("%s", "give -o OUTDIR, or --check to only check the model");
+	if (o->strategy_in && access(o->strategy_in, R_OK) != 0)
+		usage_error("cannot read --strategy-in file '%s'", o->strategy_in);
 }
 
 /* Command-line values are IR values; bare words are taken as strings. */
@@ -166,6 +173,21 @@ static void write_atomic(const char *dir, const char *name, const StrBuf *text)
 	}
 	sb_free(&path);
 	sb_free(&tmp);
+}
+
+/* write_atomic to a path given whole (--strategy-out FILE). */
+static void write_path(const char *path, char *text)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	const char *name = path;
+	if (slash) {
+		*slash = 0;
+		name = path + (slash - dir) + 1;
+	}
+	StrBuf b = {text, strlen(text), strlen(text) + 1};
+	write_atomic(slash ? (*dir ? dir : "/") : ".", name, &b);
+	sb_free(&b);
+	free(dir);
 }
 
 /* write_atomic for malloc'd text, which it frees. */
@@ -272,6 +294,13 @@ int main(int argc, char **argv)
 	}
 	Diag d = {.out = stderr, .caret = true};
 	Module *holders[8] = {0};
+	SearchOptions search = {.explain = o.explain, .out = stdout};
+	cluster_default(&search.cluster);
+	int cl = o.cluster ? cluster_load(o.cluster, &search.cluster, stderr) : 0;
+	if (cl) {
+		free(text);
+		return cl == 2 ? EXIT_USAGE : EXIT_MODEL;
+	}
 	double t0 = now();
 
 	Module *m = parse_module(o.model, text, (int)len, &d);
@@ -286,9 +315,21 @@ int main(int argc, char **argv)
 	FlatGraph *flat = ok ? flatten(m) : NULL;
 	Strategies strategies;
 	ok = ok && assign_strategies(m, flat, &strategies, &d);
+	double t_assign = now();
+	ok = ok && search_strategies(m, flat, &strategies, &search, &d);
+	double t_search = now();
+	if (ok && o.strategy_in) {
+		int r = strategy_load(o.strategy_in, m, flat, &strategies, &d);
+		if (r == 2) {
+			module_free(m);
+			free(text);
+			return EXIT_USAGE;
+		}
+		ok = r == 0;
+	}
 	/* Lowering reports nothing (every model error is found above), so a
-	 * --check run stops here. */
-	Lowered *low = ok && !o.check_only ? lower(m, flat, &strategies) : NULL;
+	 * --check run stops here, unless it is to save the strategies. */
+	Lowered *low = ok && (!o.check_only || o.strategy_out) ? lower(m, flat, &strategies) : NULL;
 	ok = ok && (o.check_only || emit_check(low, &d));
 	double t_lower = now();
 
@@ -298,9 +339,9 @@ int main(int argc, char **argv)
 		int nodes = 0;
 		for (int i = 0; i < m->ngraphs; i++)
 			nodes += m->graphs[i]->nnodes;
-		fprintf(stderr, "shardc: %d operators: parse %.3f s, check %.3f s, lower %.3f s, total %.3f s, "
-		        "peak memory %.1f MB\n", nodes, t_parse - t0, t_check - t_parse, t_lower - t_check, t_lower - t0,
-		        (double)ru.ru_maxrss / 1024.0);
+		fprintf(stderr, "shardc: %d operators: parse %.3f s, check %.3f s, search %.3f s, lower %.3f s, "
+		        "total %.3f s, peak memory %.1f MB\n", nodes, t_parse - t0, t_check - t_parse, t_search - t_assign,
+		        (t_assign - t_check) + (t_lower - t_search), t_lower - t0, (double)ru.ru_maxrss / 1024.0);
 	}
 	int status = 0;
 	if (!ok) {
@@ -309,7 +350,11 @@ int main(int argc, char **argv)
 		else
 			fprintf(stderr, "%d error%s\n", d.nerrors, d.nerrors == 1 ? "" : "s");
 		status = EXIT_MODEL;
-	} else if (!o.check_only) {
+	} else {
+		if (o.strategy_out)
+			write_path(o.strategy_out, strategy_json(low));
+	}
+	if (status == 0 && !o.check_only) {
 		if (mkdir_p(o.outdir)) {
 			fprintf(stderr, "shardc: cannot create %s: %s\n", o.outdir, strerror(errno));
 			status = EXIT_USAGE;

@@ -410,12 +410,12 @@ static json_t *jin_strategy(const Lowered *l, int i)
 	json_t *a = json_array();
 	for (int k = 0; k < n->nin; k++) {
 		const TensorLayout *in = &l->node_in[i][k];
-		if (ns->split.tuple) {
+		if (ns->split->tuple) {
 			int64_t split[MAX_DIMS];
-			op_in_split(&ns->od, &ns->split, k, split);
+			op_in_split(ns->od, ns->split, k, split);
 			push(a, jints(split, in->rank));
 		} else
-			push(a, jdecl_layout(ns->split.decl, in));
+			push(a, jdecl_layout(ns->split->decl, in));
 	}
 	return a;
 }
@@ -427,7 +427,7 @@ static json_t *jout_strategy(const Lowered *l, int i)
 		return json_null();
 	const TensorStrategy *t = &l->flat->g->nodes[i].a.out_strategy.t[0];
 	json_t *a = json_array();
-	push(a, t->layout ? jdecl_layout(t->layout, &ns->delivered) : jints(t->split, t->rank));
+	push(a, t->layout ? jdecl_layout(t->layout, ns->delivered) : jints(t->split, t->rank));
 	return a;
 }
 
@@ -461,7 +461,7 @@ char *strategy_json(const Lowered *l)
 		set(o, "user", json_boolean(ns->user));
 		set(o, "in_strategy", ns->has_dims ? jin_strategy(l, i) : json_null());
 		set(o, "out_strategy", jout_strategy(l, i));
-		set(o, "device_matrix", ns->has_dims ? jints(ns->split.dev, ns->split.ndev) : json_null());
+		set(o, "device_matrix", ns->has_dims ? jints(ns->split->dev, ns->split->ndev) : json_null());
 		set(o, "out_layout", jlayout(&l->node_out[i], true));
 		push(ops, o);
 	}

@@ -508,13 +508,15 @@ FlatGraph *flatten(Module *m);
 
 /* ---- strategy.c: strategies by parallel mode --------------------------- */
 
+/* One operator's strategy. The records are interned (equal ones shared), so
+ * a deep stack of equal layers costs a few pointers per operator. */
 typedef struct {
 	bool has_dims;           /* false: Reshape (no strategy), or a collective in a one-device model */
 	bool user;               /* from the user's in_strategy; the search may replace the others */
-	OpDims od;
-	OpSplit split;
 	bool has_out_strategy;
-	TensorLayout delivered;  /* the out_strategy's layout */
+	const OpDims *od;        /* has_dims: the operator's op dims */
+	const OpSplit *split;    /* has_dims: its strategy on them */
+	const TensorLayout *delivered;  /* has_out_strategy: the out_strategy's layout */
 } NodeStrategy;
 
 typedef struct {
@@ -522,11 +524,80 @@ typedef struct {
 	NodeStrategy *node;      /* (flat nnodes) */
 	TensorLayout *home;      /* (nparams) where inputs and planned parameters live */
 	bool *home_fixed;        /* (nparams) false: the parameter lives where its first user wants it */
+	Interner *intern;        /* the shared OpDims, OpSplit and layout records */
 } Strategies;
 
 int64_t strategy_devices(const Module *m);
 /* Requires the graph flattened. Reports bad strategies at their spans. */
 bool assign_strategies(Module *m, const FlatGraph *f, Strategies *s, Diag *d);
+/* Node i's strategy becomes `split` (interned here); the caller keeps `user`. */
+void strategy_set_split(Strategies *s, int i, const OpSplit *split);
+/* Node i delivers its output in `l` (an out_strategy); NULL: as computed. */
+void strategy_set_delivered(Strategies *s, int i, const TensorLayout *l);
+
+/* ---- cost.c: the cost model of the strategy search --------------------- */
+
+/* The devices and links (--cluster FILE, README "Cost model"). */
+typedef struct {
+	int64_t devices_per_node;   /* ranks 0..n-1 share node 0, and so on */
+	double intra_bw, inter_bw;  /* bytes/s one rank sends inside a node, across nodes */
+	double intra_lat, inter_lat;/* seconds per step of a collective */
+	double flops;               /* FLOP/s of one device */
+	double memory;              /* bytes of one device */
+} Cluster;
+
+typedef struct CostModel CostModel;
+
+/* 8 GPUs a node: NVLink-class inside (150 GB/s, 5 us), InfiniBand-class
+ * between (25 GB/s, 20 us), 100 TFLOP/s and 80 GB a device. */
+void cluster_default(Cluster *c);
+/* The defaults overridden by FILE's keys. 0 ok; 1 the contents are wrong
+ * (FILE:LINE:COL: error: ... printed to err); 2 the file cannot be read. */
+int cluster_load(const char *path, Cluster *c, FILE *err);
+/* Requires device_num >= 1. With `train`, gradients are counted. */
+CostModel *cost_new(const Cluster *c, int64_t device_num, bool train);
+void cost_free(CostModel *cm);
+const Cluster *cost_cluster(const CostModel *cm);
+/* Seconds of one collective over `axes` of l sending `bytes` per rank. */
+double cost_collective(CostModel *cm, const TensorLayout *l, uint32_t axes, int64_t bytes);
+/* Requires what redist_plan requires. Seconds of the cheapest plan; its bytes
+ * per rank in *bytes when not NULL. Cached. */
+double cost_redist(CostModel *cm, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
+                   int64_t elem_bytes, int64_t *bytes);
+/* Seconds of the operator's slice under op-dim splits `split`. */
+double cost_compute(const CostModel *cm, const Node *n, const OpDims *od, const int64_t *split);
+/* Seconds of the gradient AllReduce of a parameter living in `home` (0 without train). */
+double cost_gradient(CostModel *cm, const TensorLayout *home, const int64_t *global, int64_t elem_bytes);
+/* Bytes of one rank's piece (complete layouts). */
+int64_t cost_slice_bytes(const TensorLayout *l, const int64_t *global, int64_t elem_bytes);
+void cost_stats(const CostModel *cm, int64_t *hits, int64_t *misses);
+
+/* ---- search.c: the strategy search of auto_parallel -------------------- */
+
+typedef struct {
+	Cluster cluster;
+	bool explain;            /* print every operator's choice, cost and runner-up */
+	FILE *out;               /* where --explain goes (NULL: stdout) */
+} SearchOptions;
+
+/* Requires strategies assigned. In auto_parallel, replaces every strategy the
+ * user did not give by search_mode's choice and lays shard results out by
+ * dataset_strategy; elsewhere does nothing. False (reported) when the
+ * strategies do not fit the devices' memory. */
+bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d);
+/* The cost (seconds) of strategies s under cluster c: what the searches minimize. */
+double strategies_cost(const Module *m, const FlatGraph *f, const Strategies *s, const Cluster *c);
+/* An operator's candidate op-dim splits over device_num devices, the
+ * batch-parallel default first, then by devices used (most first), then
+ * splitting earlier op dims more; at most max. Returns the count. */
+int op_candidates(const OpDims *od, int64_t device_num, int64_t (*out)[MAX_OPDIMS], int max);
+
+/* ---- strategy_file.c: --strategy-in ------------------------------------ */
+
+/* Requires strategies assigned. Replaces every operator's strategy by the one
+ * the file (a strategy.json) gives. 0 ok; 1 the file contradicts the model
+ * (reported through d at the file's positions); 2 it cannot be read. */
+int strategy_load(const char *path, const Module *m, const FlatGraph *f, Strategies *s, Diag *d);
 
 /* ---- lower.c: one SPMD program of local operators ---------------------- */
 
@@ -590,6 +661,11 @@ typedef struct {
 } Lowered;
 
 int64_t dtype_bytes(DType t);
+/* Reshape of a value laid out `in` (global dims idims) to out_t: the layout
+ * its split carries over to, when every group of dims keeps its pieces
+ * contiguous; else false, bad[] marking the input dims that must be gathered
+ * first. The search prices a Reshape with it. */
+bool carry_reshape(const TensorLayout *in, const int64_t *idims, const Type *out_t, TensorLayout *out, bool *bad);
 /* Requires strategies assigned. */
 Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st);
 /* op's attributes on `rank`: its group (written to members, room for

@@ -60,9 +60,22 @@ static void dataset_layouts(const Module *m, const FlatGraph *f, Strategies *s, 
 	}
 }
 
-static bool node_strategy(const Module *m, const Graph *g, const Node *n, int64_t devices, NodeStrategy *ns,
-                          Diag *d)
+void strategy_set_split(Strategies *s, int i, const OpSplit *split)
 {
+	s->node[i].split = intern_bytes(s->intern, split, sizeof *split);
+}
+
+void strategy_set_delivered(Strategies *s, int i, const TensorLayout *l)
+{
+	s->node[i].has_out_strategy = l != NULL;
+	s->node[i].delivered = l ? intern_bytes(s->intern, l, sizeof *l) : NULL;
+}
+
+static bool node_strategy(const Module *m, const Graph *g, int i, Strategies *s, Diag *d)
+{
+	const Node *n = &g->nodes[i];
+	int64_t devices = s->device_num;
+	NodeStrategy *ns = &s->node[i];
 	memset(ns, 0, sizeof *ns);
 	if (op_is_comm(n->op)) {
 		if (devices > 1) {
@@ -72,22 +85,28 @@ static bool node_strategy(const Module *m, const Graph *g, const Node *n, int64_
 		}
 		return true;
 	}
-	ns->has_dims = op_dims(g, n, &ns->od);
+	OpDims od;
+	ns->has_dims = op_dims(g, n, &od);
 	if (!ns->has_dims)
 		return true;
+	ns->od = intern_bytes(s->intern, &od, sizeof od);
+	OpSplit split;
 	const Strategy *in = &n->a.in_strategy;
 	bool use_user = m->ctx.parallel_mode == PM_SEMI_AUTO || m->ctx.parallel_mode == PM_AUTO;
 	if (use_user && in->n) {
 		ns->user = true;
-		if (!op_split_from_strategy(&ns->od, n, in, devices, &ns->split, d, m->src))
+		if (!op_split_from_strategy(&od, n, in, devices, &split, d, m->src))
 			return false;
 	} else
-		op_split_default(&ns->od, devices, &ns->split);
+		op_split_default(&od, devices, &split);
+	strategy_set_split(s, i, &split);
 	const Strategy *out = &n->a.out_strategy;
 	if (use_user && out->n && out->t[0].given) {
-		ns->has_out_strategy = true;
-		if (!layout_from_strategy(&out->t[0], devices, &ns->delivered))
+		TensorLayout l;
+		memset(&l, 0, sizeof l);
+		if (!layout_from_strategy(&out->t[0], devices, &l))
 			die("out_strategy passed its check but has no layout");
+		strategy_set_delivered(s, i, &l);
 	}
 	return true;
 }
@@ -110,7 +129,7 @@ static void follow_plan(const Graph *g, Strategies *s, int p, const TensorStrate
 		NodeStrategy *ns = &s->node[u];
 		if (ns->user || !ns->has_dims)
 			return;
-		const OpDims *od = &ns->od;
+		const OpDims *od = ns->od;
 		int r = k < MAX_RULE_INPUTS ? k : MAX_RULE_INPUTS - 1;
 		int64_t split[MAX_OPDIMS], product = 1;
 		bool ok = true;
@@ -125,8 +144,11 @@ static void follow_plan(const Graph *g, Strategies *s, int p, const TensorStrate
 				split[o] = want;
 			product *= want;
 		}
-		if (ok && s->device_num % product == 0)
-			op_split_from_splits(od, split, s->device_num, &ns->split);
+		if (ok && s->device_num % product == 0) {
+			OpSplit os;
+			op_split_from_splits(od, split, s->device_num, &os);
+			strategy_set_split(s, u, &os);
+		}
 		return;
 	}
 }
@@ -158,9 +180,10 @@ bool assign_strategies(Module *m, const FlatGraph *f, Strategies *s, Diag *d)
 	s->node = arena_alloc(m->arena, sizeof(NodeStrategy) * (size_t)(g->nnodes ? g->nnodes : 1));
 	s->home = arena_alloc(m->arena, sizeof(TensorLayout) * (size_t)(g->nparams ? g->nparams : 1));
 	s->home_fixed = arena_alloc(m->arena, sizeof(bool) * (size_t)(g->nparams ? g->nparams : 1));
+	s->intern = interner_new(m->arena);
 	dataset_layouts(m, f, s, d);
 	for (int i = 0; i < g->nnodes; i++)
-		node_strategy(m, g, &g->nodes[i], s->device_num, &s->node[i], d);
+		node_strategy(m, g, i, s, d);
 	if (m->ctx.parallel_mode == PM_SEMI_AUTO || m->ctx.parallel_mode == PM_AUTO)
 		planned_parameters(m, f, s);
 	return d->nerrors == before;

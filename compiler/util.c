@@ -122,6 +122,103 @@ void arena_reserve(Arena *a, void *arrp, int len, int *cap, size_t elsize)
 	*cap = newcap;
 }
 
+struct Interner {
+	Arena *a;
+	const void **slot;       /* open addressing; NULL empty */
+	size_t *size;            /* (nslot) the bytes of each slot's record */
+	size_t nslot, n;
+};
+
+Interner *interner_new(Arena *a)
+{
+	Interner *t = arena_alloc(a, sizeof *t);
+	t->a = a;
+	return t;
+}
+
+static uint64_t hash_bytes(const void *p, size_t size)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0xcbf29ce484222325ull ^ size;
+	size_t i = 0;
+	for (; i + 8 <= size; i += 8) {   /* a word at a time: records are a kilobyte */
+		uint64_t w;
+		memcpy(&w, b + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	for (; i < size; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static void interner_grow(Interner *t)
+{
+	size_t old = t->nslot, nslot = old ? 2 * old : 64;
+	/* Old tables stay in the arena: all of them together are smaller than the last. */
+	const void **slot = arena_alloc(t->a, nslot * sizeof *slot);
+	size_t *size = arena_alloc(t->a, nslot * sizeof *size);
+	for (size_t i = 0; i < old; i++) {
+		if (!t->slot[i])
+			continue;
+		size_t at = hash_bytes(t->slot[i], t->size[i]) & (nslot - 1);
+		while (slot[at])
+			at = (at + 1) & (nslot - 1);
+		slot[at] = t->slot[i];
+		size[at] = t->size[i];
+	}
+	t->slot = slot;
+	t->size = size;
+	t->nslot = nslot;
+}
+
+const void *intern_bytes(Interner *t, const void *p, size_t size)
+{
+	if (2 * (t->n + 1) > t->nslot)
+		interner_grow(t);
+	size_t at = hash_bytes(p, size) & (t->nslot - 1);
+	for (; t->slot[at]; at = (at + 1) & (t->nslot - 1))
+		if (t->size[at] == size && memcmp(t->slot[at], p, size) == 0)
+			return t->slot[at];
+	void *copy = arena_alloc(t->a, size);
+	memcpy(copy, p, size);
+	t->slot[at] = copy;
+	t->size[at] = size;
+	t->n++;
+	return copy;
+}
+
+static void merge_pass(char *a, char *tmp, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
+                       void *ctx)
+{
+	if (n < 2)
+		return;
+	size_t h = n / 2;
+	merge_pass(a, tmp, h, size, cmp, ctx);
+	merge_pass(a + h * size, tmp, n - h, size, cmp, ctx);
+	size_t i = 0, j = h, k = 0;
+	while (i < h && j < n) {
+		if (cmp(a + j * size, a + i * size, ctx) < 0)
+			memcpy(tmp + k++ * size, a + j++ * size, size);
+		else
+			memcpy(tmp + k++ * size, a + i++ * size, size);
+	}
+	while (i < h)
+		memcpy(tmp + k++ * size, a + i++ * size, size);
+	while (j < n)
+		memcpy(tmp + k++ * size, a + j++ * size, size);
+	memcpy(a, tmp, n * size);
+}
+
+void sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *), void *ctx)
+{
+	if (n < 2)
+		return;
+	char *tmp = xmalloc(n * size);
+	merge_pass(base, tmp, n, size, cmp, ctx);
+	free(tmp);
+}
+
 char *arena_strndup(Arena *a, const char *s, size_t n)
 {
 	char *p = arena_alloc(a, n + 1);

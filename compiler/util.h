@@ -28,6 +28,14 @@ void arena_reserve(Arena *a, void *arrp, int len, int *cap, size_t elsize);
 #define ARENA_PUSH(arena, arr, len, cap) \
 	(arena_reserve((arena), &(arr), (len), &(cap), sizeof *(arr)), &(arr)[(len)++])
 
+/* Interner: one arena copy of each distinct byte string, so that many equal
+ * records (strategies of the layers of a deep stack) share one copy. Callers
+ * zero padding (memset) before interning structs. Lives in the arena. */
+typedef struct Interner Interner;
+
+Interner *interner_new(Arena *a);
+const void *intern_bytes(Interner *t, const void *p, size_t size);
+
 typedef struct {
 	char *data;
 	size_t len, cap;
@@ -38,6 +46,9 @@ void sb_puts(StrBuf *b, const char *s);
 void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_vprintf(StrBuf *b, const char *fmt, va_list ap);
 void sb_free(StrBuf *b);
+
+/* Stable merge sort with a context argument (qsort has none). */
+void sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *), void *ctx);
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

@@ -2,7 +2,9 @@
 # run_e2e.sh SHARDC [MODEL.ir...]: end-to-end runs of the generated programs.
 #
 # Each model (default: every ir-samples/*.ir) is compiled, built and run
-# through its run.sh on the CPU backend on 1, 2, 4 and 8 ranks, and its
+# through its run.sh on the CPU backend on 1, 2, 4 and 8 ranks, and on 4
+# and 8 ranks with the strategies the double-recursive search chooses for it
+# without its own (auto_parallel, recursive_programming), and its
 # results (output_<k>.npy, param_<name>.npy, the loss lines) are compared with
 # (a) the same model compiled for one device (--parallel-mode stand_alone) and
 # (b) tools/ref_eval.py, the numpy reference. The bytes each rank counts at run
@@ -64,12 +66,20 @@ for model in "$@"; do
 		bad "$name: one device: $(tail -3 "$w/err" "$w/serial_res/err" 2>/dev/null)"
 		continue
 	fi
-	for n in 1 2 4 8; do
+	"$py" tools/strip_strategies.py "$model" >"$w/stripped.ir"
+	for n in 1 2 4 8 4s 8s; do
 		out=$w/n$n
 		how="as written"
-		"$shardc" "$model" -o "$out" --device-num "$n" 2>"$w/err"
+		if [ "${n%s}" != "$n" ]; then   # the double-recursive search's own strategies
+			n=${n%s}
+			how="recursive_programming"
+			"$shardc" "$w/stripped.ir" -o "$out" --device-num "$n" --parallel-mode auto_parallel \
+				--search-mode recursive_programming 2>"$w/err"
+		else
+			"$shardc" "$model" -o "$out" --device-num "$n" 2>"$w/err"
+		fi
 		status=$?
-		if [ $status = 0 ] && [ "$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["device_num"])' "$out/manifest.json")" != "$n" ]; then
+		if [ $status = 0 ] && [ "$how" = "as written" ] && [ "$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["device_num"])' "$out/manifest.json")" != "$n" ]; then
 			rm -rf "$out"
 			how="semi_auto_parallel"
 			"$shardc" "$model" -o "$out" --device-num "$n" --parallel-mode semi_auto_parallel 2>"$w/err"
@@ -77,7 +87,6 @@ for model in "$@"; do
 		fi
 		if [ $status = 1 ]; then
 			how="strategies stripped"
-			"$py" tools/strip_strategies.py "$model" >"$w/stripped.ir"
 			"$shardc" "$w/stripped.ir" -o "$out" --device-num "$n" 2>"$w/err"
 			status=$?
 		fi

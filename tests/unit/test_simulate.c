@@ -76,6 +76,9 @@ static Build build(const char *name, const char *text, int64_t devices, bool dro
 	FlatGraph *f = ok ? flatten(m) : NULL;
 	Strategies *st = arena_alloc(m->arena, sizeof *st);
 	ok = ok && assign_strategies(m, f, st, d);
+	SearchOptions so = {0};
+	cluster_default(&so.cluster);
+	ok = ok && search_strategies(m, f, st, &so, d);
 	b.low = ok ? lower(m, f, st) : NULL;
 	return b;
 }

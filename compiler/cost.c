@@ -1,0 +1,328 @@
+/* cost.c: the cost model the strategy search minimizes.
+ *
+ * A cluster (--cluster FILE, or the built-in default) is devices grouped
+ * into nodes: links inside a node are fast, links between nodes slow. Costs
+ * are seconds:
+ *
+ *   operator       2 x (multiply-adds of its slice) / device FLOP/s for MatMul
+ *                  and BatchMatMul, elements of its slice / FLOP/s otherwise
+ *   redistribution the plan redist_plan finds (the cheapest in bytes); each
+ *                  collective over a group of n ranks costs
+ *                  (n - 1) x latency + bytes sent per rank / bandwidth,
+ *                  with the inter-node link's figures when the group spans
+ *                  more than one node (a slice is free)
+ *   gradients      with a train block, a parameter held in r copies costs an
+ *                  AllReduce of its slice's gradient over the r copies
+ *
+ * Redistribution costs are cached by (from, to, shape, element size): a deep
+ * stack of equal layers asks the same few questions again and again.
+ *
+ * The cluster file is a JSON object whose keys are all optional, in SI units:
+ *
+ *   {"devices_per_node": 8,
+ *    "intra_node_bandwidth": 150e9, "intra_node_latency": 5e-6,     bytes/s, s
+ *    "inter_node_bandwidth": 25e9,  "inter_node_latency": 2e-5,
+ *    "device_flops": 1e14, "device_memory": 80e9}                    FLOP/s, bytes
+ *
+ * Its jansson values are read into a Cluster here and released at once. */
+#include "shardc.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cluster_default(Cluster *c)
+{
+	*c = (Cluster){
+		.devices_per_node = 8,
+		.intra_bw = 150e9, .intra_lat = 5e-6,
+		.inter_bw = 25e9, .inter_lat = 2e-5,
+		.flops = 1e14, .memory = 80e9,
+	};
+}
+
+/* FILE:LINE:COL of the first `"key"` in the text (jansson keeps no positions
+ * of values it parsed), or FILE alone. */
+static void where(FILE *err, const char *path, const char *text, const char *key)
+{
+	char quoted[80];
+	snprintf(quoted, sizeof quoted, "\"%s\"", key);
+	const char *at = key ? strstr(text, quoted) : NULL;
+	if (!at) {
+		fprintf(err, "%s: error: ", path);
+		return;
+	}
+	int line = 1, col = 1;
+	for (const char *p = text; p < at; p++, col++)
+		if (*p == '\n')
+			line++, col = 0;
+	fprintf(err, "%s:%d:%d: error: ", path, line, col);
+}
+
+int cluster_load(const char *path, Cluster *c, FILE *err)
+{
+	static const struct {
+		const char *key;
+		size_t offset;
+		bool integer;
+	} keys[] = {
+		{"devices_per_node", offsetof(Cluster, devices_per_node), true},
+		{"intra_node_bandwidth", offsetof(Cluster, intra_bw), false},
+		{"intra_node_latency", offsetof(Cluster, intra_lat), false},
+		{"inter_node_bandwidth", offsetof(Cluster, inter_bw), false},
+		{"inter_node_latency", offsetof(Cluster, inter_lat), false},
+		{"device_flops", offsetof(Cluster, flops), false},
+		{"device_memory", offsetof(Cluster, memory), false},
+	};
+	enum { NKEYS = sizeof keys / sizeof keys[0] };
+	cluster_default(c);
+	size_t len;
+	char *text = read_file(path, &len);
+	if (!text) {
+		fprintf(err, "shardc: cannot read cluster file %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	json_error_t je;
+	json_t *root = json_loadb(text, len, 0, &je);
+	int status = 0;
+	if (!root) {
+		fprintf(err, "%s:%d:%d: error: %s\n", path, je.line, je.column, je.text);
+		status = 1;
+	} else if (!json_is_object(root)) {
+		fprintf(err, "%s:1:1: error: a cluster file is one JSON object (see README: cost model)\n", path);
+		status = 1;
+	}
+	const char *key;
+	json_t *v;
+	if (status == 0)
+		json_object_foreach(root, key, v) {
+			int k = 0;
+			while (k < NKEYS && strcmp(keys[k].key, key) != 0)
+				k++;
+			if (k == NKEYS) {
+				where(err, path, text, key);
+				fprintf(err, "unknown cluster key '%s' (expected devices_per_node, intra_node_bandwidth, "
+				        "intra_node_latency, inter_node_bandwidth, inter_node_latency, device_flops, "
+				        "device_memory)\n", key);
+				status = 1;
+				break;
+			}
+			double x = json_is_number(v) ? json_number_value(v) : -1;
+			bool latency = strstr(key, "latency") != NULL;
+			if (keys[k].integer) {
+				if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 1048576) {
+					where(err, path, text, key);
+					fprintf(err, "'%s' must be an integer from 1 to 1048576\n", key);
+					status = 1;
+					break;
+				}
+				*(int64_t *)((char *)c + keys[k].offset) = json_integer_value(v);
+			} else if (!json_is_number(v) || x < 0 || (!latency && x == 0) || x > 1e30) {
+				where(err, path, text, key);
+				fprintf(err, "'%s' must be a %s number\n", key, latency ? "non-negative" : "positive");
+				status = 1;
+				break;
+			} else
+				*(double *)((char *)c + keys[k].offset) = x;
+		}
+	json_decref(root);
+	free(text);
+	return status;
+}
+
+/* ---- the cache of redistribution costs ---- */
+
+enum { KEY_MAX = 2 * (4 + MAX_AXES + MAX_DIMS * (1 + MAX_AXES)) + MAX_DIMS + 2 };
+
+typedef struct {
+	int nkey;
+	int64_t *key;
+	double seconds;
+	int64_t bytes;
+} Entry;
+
+struct CostModel {
+	Cluster c;
+	int64_t device_num;
+	bool train;
+	RedistPlan *plan;        /* scratch: a plan is 40 KB */
+	int64_t *members;        /* (device_num) scratch for groups */
+	Entry *e;                /* open addressing, nkey 0 empty */
+	size_t nslot, n;
+	Arena *a;                /* the keys */
+	int64_t hits, misses;
+};
+
+CostModel *cost_new(const Cluster *c, int64_t device_num, bool train)
+{
+	CostModel *cm = xcalloc(1, sizeof *cm);
+	cm->c = *c;
+	cm->device_num = device_num;
+	cm->train = train;
+	cm->plan = xmalloc(sizeof *cm->plan);
+	cm->members = xmalloc(sizeof(int64_t) * (size_t)device_num);
+	cm->a = arena_new();
+	return cm;
+}
+
+void cost_free(CostModel *cm)
+{
+	if (!cm)
+		return;
+	free(cm->plan);
+	free(cm->members);
+	free(cm->e);
+	arena_free(cm->a);
+	free(cm);
+}
+
+const Cluster *cost_cluster(const CostModel *cm)
+{
+	return &cm->c;
+}
+
+static int put_layout(int64_t *k, int n, const TensorLayout *l)
+{
+	k[n++] = l->ndev;
+	for (int a = 0; a < l->ndev; a++)
+		k[n++] = l->dev[a];
+	k[n++] = l->rank;
+	for (int d = 0; d < l->rank; d++) {
+		k[n++] = l->nmap[d];
+		for (int i = 0; i < l->nmap[d]; i++)
+			k[n++] = l->map[d][i];
+	}
+	k[n++] = l->partial;
+	k[n++] = l->partial ? l->partial_op : 0;
+	return n;
+}
+
+static uint64_t hash_key(const int64_t *k, int n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (int i = 0; i < n; i++) {
+		h = (h ^ (uint64_t)k[i]) * 0x100000001b3ull;
+		h ^= h >> 31;
+	}
+	return h;
+}
+
+static void grow(CostModel *cm)
+{
+	size_t nslot = cm->nslot ? 2 * cm->nslot : 1024;
+	Entry *e = xcalloc(nslot, sizeof *e);
+	for (size_t i = 0; i < cm->nslot; i++) {
+		if (!cm->e[i].nkey)
+			continue;
+		size_t at = hash_key(cm->e[i].key, cm->e[i].nkey) & (nslot - 1);
+		while (e[at].nkey)
+			at = (at + 1) & (nslot - 1);
+		e[at] = cm->e[i];
+	}
+	free(cm->e);
+	cm->e = e;
+	cm->nslot = nslot;
+}
+
+/* Does the group of `rank` over `axes` of l span more than one node? */
+static bool crosses(CostModel *cm, const TensorLayout *l, int64_t rank, uint32_t axes)
+{
+	int n = layout_group(l, rank, axes, cm->members);
+	int64_t node = cm->members[0] / cm->c.devices_per_node;
+	for (int i = 1; i < n; i++)
+		if (cm->members[i] / cm->c.devices_per_node != node)
+			return true;
+	return false;
+}
+
+double cost_collective(CostModel *cm, const TensorLayout *l, uint32_t axes, int64_t bytes)
+{
+	int64_t n = 1;
+	for (int a = 0; a < l->ndev; a++)
+		if (axes & (1u << a))
+			n *= l->dev[a];
+	if (n <= 1)
+		return 0;
+	bool inter = crosses(cm, l, 0, axes) || crosses(cm, l, layout_ndevices(l) - 1, axes);
+	double lat = inter ? cm->c.inter_lat : cm->c.intra_lat, bw = inter ? cm->c.inter_bw : cm->c.intra_bw;
+	return (double)(n - 1) * lat + (double)bytes / bw;
+}
+
+double cost_redist(CostModel *cm, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
+                   int64_t elem_bytes, int64_t *bytes)
+{
+	int64_t key[KEY_MAX];
+	int nkey = put_layout(key, 0, from);
+	nkey = put_layout(key, nkey, to);
+	for (int d = 0; d < from->rank; d++)
+		key[nkey++] = global[d];
+	key[nkey++] = elem_bytes;
+	if (2 * (cm->n + 1) > cm->nslot)
+		grow(cm);
+	size_t at = hash_key(key, nkey) & (cm->nslot - 1);
+	for (; cm->e[at].nkey; at = (at + 1) & (cm->nslot - 1))
+		if (cm->e[at].nkey == nkey && memcmp(cm->e[at].key, key, sizeof(int64_t) * (size_t)nkey) == 0) {
+			cm->hits++;
+			if (bytes)
+				*bytes = cm->e[at].bytes;
+			return cm->e[at].seconds;
+		}
+	cm->misses++;
+	RedistPlan *p = cm->plan;
+	redist_plan(from, to, global, elem_bytes, p);
+	double t = 0;
+	for (int i = 0; i < p->n; i++)
+		if (p->step[i].kind != STEP_SLICE)
+			t += cost_collective(cm, &p->step[i].from, p->step[i].axes, p->step[i].bytes);
+	Entry *e = &cm->e[at];
+	e->nkey = nkey;
+	e->key = arena_alloc(cm->a, sizeof(int64_t) * (size_t)nkey);
+	memcpy(e->key, key, sizeof(int64_t) * (size_t)nkey);
+	e->seconds = t;
+	e->bytes = p->bytes;
+	cm->n++;
+	if (bytes)
+		*bytes = p->bytes;
+	return t;
+}
+
+double cost_compute(const CostModel *cm, const Node *n, const OpDims *od, const int64_t *split)
+{
+	double work = 1;
+	for (int o = 0; o < od->nod; o++)
+		work *= (double)(od->size[o] / split[o]);
+	if (n->op == OP_MATMUL || n->op == OP_BATCH_MATMUL)
+		work *= 2;
+	return work / cm->c.flops;
+}
+
+double cost_gradient(CostModel *cm, const TensorLayout *home, const int64_t *global, int64_t elem_bytes)
+{
+	if (!cm->train)
+		return 0;
+	uint32_t rep = layout_replica_axes(home);
+	int64_t n = 1, elems = 1;
+	for (int a = 0; a < home->ndev; a++)
+		if (rep & (1u << a))
+			n *= home->dev[a];
+	for (int d = 0; d < home->rank; d++)
+		elems *= global[d] / layout_dim_split(home, d);
+	if (n <= 1)
+		return 0;
+	return cost_collective(cm, home, rep, redist_step_bytes(STEP_ALL_REDUCE, elems * elem_bytes, n));
+}
+
+int64_t cost_slice_bytes(const TensorLayout *l, const int64_t *global, int64_t elem_bytes)
+{
+	int64_t elems = 1;
+	for (int d = 0; d < l->rank; d++)
+		elems *= global[d] / layout_dim_split(l, d);
+	return elems * elem_bytes;
+}
+
+void cost_stats(const CostModel *cm, int64_t *hits, int64_t *misses)
+{
+	*hits = cm->hits;
+	*misses = cm->misses;
+}

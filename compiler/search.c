@@ -1,0 +1,1001 @@
+/* search.c: the strategy search of auto_parallel (IR-SPEC 3.1, 3.5).
+ *
+ * Requires strategies assigned (assign_strategies: user strategies, the
+ * batch-parallel defaults, dataset layouts, parameter plans). In
+ * auto_parallel it replaces every strategy the user did not give:
+ *
+ *   sharding_propagation   from the configured operators (and from the
+ *       inputs of a shard whose in_strategy fixes their layout) strategies
+ *       spread along the graph both ways. A FIFO of decided operators; each
+ *       one popped decides its undecided neighbours, producers first (by
+ *       input), then consumers (in graph order). A consumer waits until all
+ *       its producers are decided; when only waiting operators are left, the
+ *       first in graph order is decided. Each decision takes the candidate
+ *       with the least cost against the neighbours decided so far (operator
+ *       cost plus redistribution, cost.c). Operators no configured one
+ *       reaches keep the batch-parallel default.
+ *   recursive_programming  MindSpore's double-recursive search (D-Rec):
+ *       device_num is factored into primes, largest first (any count, no
+ *       cap); at each level every operator, heaviest first (FLOPs, ties in
+ *       graph order), cuts one op dim by that factor, the one with the least
+ *       cost against its neighbours' current strategies. An operator with no
+ *       dim left to cut keeps the copies. User strategies stay fixed.
+ *
+ * Ties go to the candidate listed first. For propagation: the batch-parallel
+ * default, then candidates using more devices, then those splitting earlier
+ * op dims more. For D-Rec: the batch dim, then the op dims in order.
+ *
+ * The cost of a whole assignment (strategies_cost) is the sum of every
+ * operator's compute, every edge's redistribution (a producer's output, or
+ * an input's or parameter's home, carried through Reshapes, to the layout
+ * the consumer needs; a Reshape that cannot carry a split gathers it first),
+ * the completion of returned partial values, out_strategy deliveries and,
+ * with a train block, the gradient AllReduce of every parameter's copies. A
+ * parameter lives where its first user wants it (lower.c), so that edge is
+ * free. Both searches minimize it greedily, one operator at a time.
+ *
+ * Memory: a rank holds its parameters' slices (x2 with SGD's gradient, x3
+ * Momentum, x4 Adam) and every operator's output slice. A candidate whose own
+ * part does not fit a device is not chosen; when the final strategies do not
+ * fit, the model is reported. */
+#include "shardc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { SRC_NONE, SRC_PARAM, SRC_OP };
+enum { MAX_CANDIDATES = 4096, GEN_LIMIT = 100000 };
+
+typedef struct {
+	int kind;                /* SRC_NONE: a node without dims feeds it (a collective) */
+	int id;                  /* the parameter, or the producing node */
+	int chain, nchain;       /* the Reshapes in between, source side first: x->chain[chain..] */
+} Src;
+
+typedef struct {
+	const Module *m;
+	const Graph *g;
+	const FlatGraph *f;
+	Strategies *st;
+	CostModel *cm;
+	int64_t n;               /* device_num */
+	double mem_factor;       /* parameter bytes held per parameter byte */
+	OpSplit *cur;            /* (nnodes) the current strategy of each node with dims */
+	TensorLayout **in;       /* (nnodes, nin) the layouts cur needs */
+	TensorLayout *raw;       /* (nnodes) cur's output, partial included */
+	TensorLayout *out;       /* (nnodes) as consumers see it: delivered, else raw */
+	bool *decided;           /* (nnodes) */
+	Src **src;               /* (nnodes, nin) */
+	const TensorLayout ***fixed;  /* (nnodes, nin) a shard's in_strategy for that input, or NULL */
+	int *chain;
+	int nchain, cap_chain;
+	int *cstart, *cnode, *cin;    /* consumers of node u: (cnode, cin)[cstart[u]..cstart[u+1]) */
+	int *pstart, *pnode, *pin;    /* users of parameter p but its first */
+	int *first_node, *first_in;   /* (nparams) the first use of each parameter, -1 none */
+	bool *returned;          /* (nnodes) */
+	bool *fixed_node;        /* (nnodes) a user strategy, or a planned parameter's first user */
+} Search;
+
+/* ---- the graph as the search sees it ---- */
+
+static Src source(Search *x, int value)
+{
+	const Graph *g = x->g;
+	int start = x->nchain;
+	while (value >= g->nparams && g->nodes[g->values[value].node].op == OP_RESHAPE) {
+		*ARENA_PUSH(x->m->arena, x->chain, x->nchain, x->cap_chain) = g->values[value].node;
+		value = g->nodes[g->values[value].node].in[0];
+	}
+	/* Source side first. */
+	for (int a = start, b = x->nchain - 1; a < b; a++, b--) {
+		int t = x->chain[a];
+		x->chain[a] = x->chain[b];
+		x->chain[b] = t;
+	}
+	Src s = {SRC_NONE, value, start, x->nchain - start};
+	if (value < g->nparams)
+		s.kind = SRC_PARAM;
+	else if (x->st->node[g->values[value].node].has_dims)
+		s = (Src){SRC_OP, g->values[value].node, start, x->nchain - start};
+	return s;
+}
+
+static bool searchable(const Search *x, int v)
+{
+	return x->st->node[v].has_dims;
+}
+
+static const Graph *shard_callee(const Module *m, const ShardSpec *sh)
+{
+	for (int i = 0; i < m->ngraphs; i++)
+		for (int j = 0; j < m->graphs[i]->nnodes; j++)
+			if (m->graphs[i]->nodes[j].a.shard == sh)
+				return m->graphs[i]->nodes[j].a.callee;
+	return NULL;
+}
+
+static bool node_in_graph(const Graph *c, const Node *n)
+{
+	return c && n >= c->nodes && n < c->nodes + c->nnodes;
+}
+
+static void build(Search *x)
+{
+	Arena *a = x->m->arena;
+	const Graph *g = x->g;
+	int nn = g->nnodes, np = g->nparams;
+	size_t nz = (size_t)(nn ? nn : 1), pz = (size_t)(np ? np : 1);
+	x->cur = xcalloc(nz, sizeof *x->cur);
+	x->in = xcalloc(nz, sizeof *x->in);
+	x->raw = xcalloc(nz, sizeof *x->raw);
+	x->out = xcalloc(nz, sizeof *x->out);
+	x->decided = xcalloc(nz, sizeof *x->decided);
+	x->src = xcalloc(nz, sizeof *x->src);
+	x->fixed = xcalloc(nz, sizeof *x->fixed);
+	x->returned = xcalloc(nz, sizeof *x->returned);
+	x->fixed_node = xcalloc(nz, sizeof *x->fixed_node);
+	x->first_node = xmalloc(sizeof(int) * pz);
+	x->first_in = xmalloc(sizeof(int) * pz);
+	for (int p = 0; p < np; p++)
+		x->first_node[p] = x->first_in[p] = -1;
+	int *ncons = xcalloc(nz + 1, sizeof(int)), *nuse = xcalloc(pz + 1, sizeof(int));
+	for (int v = 0; v < nn; v++) {
+		const Node *nd = &g->nodes[v];
+		for (int k = 0; k < nd->nin; k++) {
+			int p = nd->in[k];
+			if (p < np && x->first_node[p] < 0)
+				x->first_node[p] = v, x->first_in[p] = k;
+		}
+		if (!searchable(x, v))
+			continue;
+		x->in[v] = xcalloc((size_t)(nd->nin ? nd->nin : 1), sizeof(TensorLayout));
+		x->src[v] = xcalloc((size_t)(nd->nin ? nd->nin : 1), sizeof(Src));
+		x->fixed[v] = xcalloc((size_t)(nd->nin ? nd->nin : 1), sizeof(TensorLayout *));
+		for (int k = 0; k < nd->nin; k++) {
+			Src s = source(x, nd->in[k]);
+			x->src[v][k] = s;
+			if (s.kind == SRC_OP)
+				ncons[s.id]++;
+		}
+	}
+	for (int v = 0; v < nn; v++)
+		for (int k = 0; searchable(x, v) && k < g->nodes[v].nin; k++) {
+			Src s = x->src[v][k];
+			if (s.kind == SRC_PARAM && !(x->first_node[s.id] == v && x->first_in[s.id] == k))
+				nuse[s.id]++;
+		}
+	x->cstart = xmalloc(sizeof(int) * (nz + 1));
+	x->pstart = xmalloc(sizeof(int) * (pz + 1));
+	x->cstart[0] = x->pstart[0] = 0;
+	for (int u = 0; u < nn; u++)
+		x->cstart[u + 1] = x->cstart[u] + ncons[u];
+	for (int p = 0; p < np; p++)
+		x->pstart[p + 1] = x->pstart[p] + nuse[p];
+	x->cnode = xmalloc(sizeof(int) * (size_t)(x->cstart[nn] + 1));
+	x->cin = xmalloc(sizeof(int) * (size_t)(x->cstart[nn] + 1));
+	x->pnode = xmalloc(sizeof(int) * (size_t)(x->pstart[np] + 1));
+	x->pin = xmalloc(sizeof(int) * (size_t)(x->pstart[np] + 1));
+	memset(ncons, 0, sizeof(int) * nz);
+	memset(nuse, 0, sizeof(int) * pz);
+	for (int v = 0; v < nn; v++)
+		for (int k = 0; searchable(x, v) && k < g->nodes[v].nin; k++) {
+			Src s = x->src[v][k];
+			if (s.kind == SRC_OP) {
+				int at = x->cstart[s.id] + ncons[s.id]++;
+				x->cnode[at] = v, x->cin[at] = k;
+			} else if (s.kind == SRC_PARAM && !(x->first_node[s.id] == v && x->first_in[s.id] == k)) {
+				int at = x->pstart[s.id] + nuse[s.id]++;
+				x->pnode[at] = v, x->pin[at] = k;
+			}
+		}
+	free(ncons);
+	free(nuse);
+	/* A parameter_plan's parameter is used where it lives: its first user
+	 * keeps the strategy follow_plan gave it, which step_parallel_begin
+	 * then carries (it has no Calls, so no plans). */
+	for (int v = 0; v < nn; v++)
+		x->fixed_node[v] = searchable(x, v) && x->st->node[v].user;
+	for (int p = 0; p < np; p++) {
+		int u = x->first_node[p];
+		if (u >= 0 && searchable(x, u) && g->values[p].type.is_param && x->st->home_fixed[p] &&
+		    x->m->ctx.parallel_mode == PM_AUTO)
+			x->fixed_node[u] = true;
+	}
+	for (int k = 0; k < g->nret; k++) {
+		int r = g->ret[k];
+		if (r >= np && searchable(x, g->values[r].node))
+			x->returned[g->values[r].node] = true;
+	}
+	/* A shard's in_strategy fixes the layout of the callee's inputs for the
+	 * operators inside that take them directly. */
+	for (int v = 0; v < nn; v++) {
+		const ShardSpec *sh = x->f->shard[v];
+		if (!sh || !searchable(x, v))
+			continue;
+		const Graph *callee = shard_callee(x->m, sh);
+		const Node *orig = x->f->orig[v];
+		if (!node_in_graph(callee, orig))
+			continue;
+		for (int k = 0; k < orig->nin; k++) {
+			int p = orig->in[k];
+			if (p >= callee->nparams || p >= sh->in.n || !sh->in.t[p].given)
+				continue;
+			TensorLayout *l = arena_alloc(a, sizeof *l);
+			if (layout_from_strategy(&sh->in.t[p], x->n, l))
+				x->fixed[v][k] = l;
+		}
+	}
+}
+
+static void search_free(Search *x)
+{
+	for (int v = 0; v < x->g->nnodes; v++) {
+		free(x->in[v]);
+		free(x->src[v]);
+		free(x->fixed[v]);
+	}
+	free(x->cur);
+	free(x->in);
+	free(x->raw);
+	free(x->out);
+	free(x->decided);
+	free(x->src);
+	free(x->fixed);
+	free(x->returned);
+	free(x->fixed_node);
+	free(x->first_node);
+	free(x->first_in);
+	free(x->cstart);
+	free(x->cnode);
+	free(x->cin);
+	free(x->pstart);
+	free(x->pnode);
+	free(x->pin);
+}
+
+/* ---- costs ---- */
+
+static int64_t elem_bytes(const Search *x, int value)
+{
+	return dtype_bytes(x->g->values[value].type.dtype);
+}
+
+/* The layouts a strategy gives node v: its inputs, its output (partial
+ * included), the output as consumers see it. */
+static void layouts(const Search *x, int v, const OpSplit *s, TensorLayout *in, TensorLayout *raw, TensorLayout *out)
+{
+	const NodeStrategy *ns = &x->st->node[v];
+	for (int k = 0; k < x->g->nodes[v].nin; k++)
+		op_in_layout(ns->od, s, k, &in[k]);
+	op_out_layout(ns->od, s, raw);
+	*out = ns->has_out_strategy ? *ns->delivered : *raw;
+}
+
+static void set_current(Search *x, int v, const OpSplit *s)
+{
+	x->cur[v] = *s;
+	layouts(x, v, s, x->in[v], &x->raw[v], &x->out[v]);
+}
+
+/* From layout `from` of value `value` through the Reshapes of `s` to `to`. */
+static double carry_cost(Search *x, TensorLayout from, int value, const Src *s, const TensorLayout *to)
+{
+	const Graph *g = x->g;
+	double c = 0;
+	for (int i = 0; i < s->nchain; i++) {
+		const Node *r = &g->nodes[x->chain[s->chain + i]];
+		const Value *vin = &g->values[r->in[0]];
+		TensorLayout next;
+		bool bad[MAX_DIMS] = {0};
+		if (!carry_reshape(&from, vin->type.dims, &g->values[r->result].type, &next, bad)) {
+			if (from.partial)
+				return INFINITY;   /* lowering gathers only complete values before a Reshape */
+			TensorLayout gathered = from;
+			for (int d = 0; d < from.rank; d++)
+				if (bad[d])
+					gathered.nmap[d] = 0;
+			c += cost_redist(x->cm, &from, &gathered, vin->type.dims, elem_bytes(x, r->in[0]), NULL);
+			memset(bad, 0, sizeof bad);
+			if (!carry_reshape(&gathered, vin->type.dims, &g->values[r->result].type, &next, bad))
+				die("an unsplit reshape group does not carry");
+		}
+		from = next;
+		value = r->result;
+	}
+	return c + cost_redist(x->cm, &from, to, g->values[value].type.dims, elem_bytes(x, value), NULL);
+}
+
+/* Where parameter p lives, given the current strategies; NULL: not known yet. */
+static const TensorLayout *home(const Search *x, int p)
+{
+	int u = x->first_node[p];
+	if (x->st->home_fixed[p] || u < 0 || !searchable(x, u))
+		return &x->st->home[p];
+	return x->decided[u] ? &x->in[u][x->first_in[p]] : NULL;
+}
+
+/* Input k of v arriving in `to`; 0 when its source is not decided yet. */
+static double in_cost(Search *x, int v, int k, const TensorLayout *to)
+{
+	const Src *s = &x->src[v][k];
+	if (x->fixed[v][k])
+		return cost_redist(x->cm, x->fixed[v][k], to, x->g->values[s->id].type.dims, elem_bytes(x, s->id), NULL);
+	if (s->kind == SRC_OP)
+		return x->decided[s->id] ? carry_cost(x, x->out[s->id], x->g->nodes[s->id].result, s, to) : 0;
+	if (s->kind != SRC_PARAM || (x->first_node[s->id] == v && x->first_in[s->id] == k))
+		return 0;
+	const TensorLayout *h = home(x, s->id);
+	return h ? carry_cost(x, *h, s->id, s, to) : 0;
+}
+
+/* A returned value completed as lower.c completes it. */
+static double complete_cost(Search *x, int v, const TensorLayout *out)
+{
+	if (!out->partial)
+		return 0;
+	const Value *val = &x->g->values[x->g->nodes[v].result];
+	TensorLayout to = *out;
+	to.partial = 0;
+	int64_t n = 1;
+	for (int a = 0; a < to.ndev; a++)
+		if (out->partial & (1u << a))
+			n *= to.dev[a];
+	for (int d = 0; d < to.rank; d++)
+		if ((val->type.dims[d] / layout_dim_split(out, d)) % n == 0) {
+			for (int a = 0; a < to.ndev; a++)
+				if (out->partial & (1u << a))
+					to.map[d][to.nmap[d]++] = (int8_t)a;
+			break;
+		}
+	return cost_redist(x->cm, out, &to, val->type.dims, elem_bytes(x, x->g->nodes[v].result), NULL);
+}
+
+static bool is_param(const Search *x, int p)
+{
+	return x->g->values[p].type.is_param;
+}
+
+/* What depends on v's strategy s: its compute, its inputs' and its
+ * consumers' redistributions (decided neighbours only), its completion or
+ * delivery, the parameters it is the first user of (their gradients and
+ * other users). *bytes: the memory its own part needs. */
+static double local_cost(Search *x, int v, const OpSplit *s, double *bytes)
+{
+	const Graph *g = x->g;
+	const Node *nd = &g->nodes[v];
+	const NodeStrategy *ns = &x->st->node[v];
+	TensorLayout in[MAX_RULE_INPUTS + 8], raw, out;
+	TensorLayout *ins = nd->nin <= (int)(sizeof in / sizeof in[0]) ? in : xmalloc(sizeof(TensorLayout) * (size_t)nd->nin);
+	layouts(x, v, s, ins, &raw, &out);
+	double c = cost_compute(x->cm, nd, ns->od, s->split);
+	const Value *res = &g->values[nd->result];
+	double mem = (double)cost_slice_bytes(&raw, res->type.dims, dtype_bytes(res->type.dtype));
+	for (int k = 0; k < nd->nin; k++) {
+		c += in_cost(x, v, k, &ins[k]);
+		const Src *sr = &x->src[v][k];
+		if (sr->kind != SRC_PARAM || x->first_node[sr->id] != v || x->first_in[sr->id] != k ||
+		    x->st->home_fixed[sr->id])
+			continue;
+		int p = sr->id;
+		const Value *pv = &g->values[p];
+		if (is_param(x, p)) {
+			c += cost_gradient(x->cm, &ins[k], pv->type.dims, dtype_bytes(pv->type.dtype));
+			mem += x->mem_factor * (double)cost_slice_bytes(&ins[k], pv->type.dims, dtype_bytes(pv->type.dtype));
+		}
+		for (int i = x->pstart[p]; i < x->pstart[p + 1]; i++) {
+			int w = x->pnode[i];
+			if (x->decided[w])
+				c += carry_cost(x, ins[k], p, &x->src[w][x->pin[i]], &x->in[w][x->pin[i]]);
+		}
+	}
+	if (ns->has_out_strategy)
+		c += cost_redist(x->cm, &raw, ns->delivered, res->type.dims, dtype_bytes(res->type.dtype), NULL);
+	for (int i = x->cstart[v]; i < x->cstart[v + 1]; i++) {
+		int w = x->cnode[i];
+		if (x->decided[w])
+			c += carry_cost(x, out, nd->result, &x->src[w][x->cin[i]], &x->in[w][x->cin[i]]);
+	}
+	if (x->returned[v])
+		c += complete_cost(x, v, &out);
+	if (ins != in)
+		free(ins);
+	*bytes = mem;
+	return c;
+}
+
+/* ---- candidates ---- */
+
+typedef struct {
+	int64_t (*split)[MAX_OPDIMS];
+	int n, max;
+	const OpDims *od;
+	int64_t devices;
+	int generated;
+} Gen;
+
+static bool op_dim_used(const OpDims *od, int o)
+{
+	for (int k = 0; k < od->nin && k < MAX_RULE_INPUTS; k++)
+		for (int d = 0; d < od->in_rank[k]; d++)
+			if (od->in_dim[k][d] == o)
+				return true;
+	return false;
+}
+
+static void gen(Gen *g, int o, int64_t *cur, int64_t product)
+{
+	if (g->generated >= GEN_LIMIT)
+		return;
+	if (o == g->od->nod) {
+		g->generated++;
+		if (g->n < g->max)
+			memcpy(g->split[g->n++], cur, sizeof(int64_t) * MAX_OPDIMS);
+		return;
+	}
+	int64_t left = g->devices / product;
+	bool free_dim = !(g->od->whole & (1u << o)) && op_dim_used(g->od, o);
+	for (int64_t s = 1; s <= left; s++) {
+		if (left % s || (s > 1 && (!free_dim || g->od->size[o] % s)))
+			continue;
+		cur[o] = s;
+		gen(g, o + 1, cur, product * s);
+	}
+	cur[o] = 1;
+}
+
+static int64_t product_of(const int64_t *s, int n)
+{
+	int64_t p = 1;
+	for (int i = 0; i < n; i++)
+		p *= s[i];
+	return p;
+}
+
+static int cand_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const int64_t *a = pa, *b = pb;
+	int nod = *(const int *)ctx;
+	int64_t x = product_of(a, nod), y = product_of(b, nod);
+	if (x != y)
+		return x > y ? -1 : 1;
+	for (int o = 0; o < nod; o++)
+		if (a[o] != b[o])
+			return a[o] > b[o] ? -1 : 1;
+	return 0;
+}
+
+int op_candidates(const OpDims *od, int64_t device_num, int64_t (*out)[MAX_OPDIMS], int max)
+{
+	if (max < 1)
+		return 0;
+	OpSplit def;
+	op_split_default(od, device_num, &def);
+	memset(out[0], 0, sizeof(int64_t) * MAX_OPDIMS);
+	memcpy(out[0], def.split, sizeof(int64_t) * (size_t)od->nod);
+	int64_t (*rest)[MAX_OPDIMS] = xmalloc(sizeof *rest * (size_t)max);
+	int64_t cur[MAX_OPDIMS] = {0};
+	for (int o = 0; o < od->nod; o++)
+		cur[o] = 1;
+	Gen g = {rest, 0, max, od, device_num, 0};
+	gen(&g, 0, cur, 1);
+	int nod = od->nod;
+	sort_r(rest, (size_t)g.n, sizeof *rest, cand_cmp, &nod);
+	int n = 1;
+	for (int i = 0; i < g.n && n < max; i++)
+		if (memcmp(rest[i], out[0], sizeof(int64_t) * (size_t)od->nod) != 0)
+			memcpy(out[n++], rest[i], sizeof(int64_t) * MAX_OPDIMS);
+	free(rest);
+	return n;
+}
+
+/* ---- sharding propagation ---- */
+
+/* v takes the least-cost candidate against its decided neighbours; one
+ * that fits in memory before one that does not. */
+static void decide(Search *x, int v, int64_t (*cand)[MAX_OPDIMS])
+{
+	const OpDims *od = x->st->node[v].od;
+	int nc = op_candidates(od, x->n, cand, MAX_CANDIDATES);
+	double memory = cost_cluster(x->cm)->memory, best = INFINITY;
+	bool best_fits = false;
+	OpSplit best_split;
+	for (int i = 0; i < nc; i++) {
+		OpSplit s;
+		op_split_from_splits(od, cand[i], x->n, &s);
+		double mem, c = local_cost(x, v, &s, &mem);
+		bool fits = mem <= memory;
+		if (i == 0 || (fits && !best_fits) || (fits == best_fits && c < best))
+			best = c, best_split = s, best_fits = fits;
+	}
+	set_current(x, v, &best_split);
+	x->decided[v] = true;
+}
+
+static bool producers_decided(const Search *x, int v)
+{
+	for (int k = 0; k < x->g->nodes[v].nin; k++) {
+		const Src *s = &x->src[v][k];
+		if (s->kind == SRC_OP && !x->decided[s->id])
+			return false;
+	}
+	return true;
+}
+
+static bool has_decided_neighbour(const Search *x, int v)
+{
+	for (int k = 0; k < x->g->nodes[v].nin; k++) {
+		const Src *s = &x->src[v][k];
+		if ((s->kind == SRC_OP && x->decided[s->id]) || x->fixed[v][k])
+			return true;
+	}
+	for (int i = x->cstart[v]; i < x->cstart[v + 1]; i++)
+		if (x->decided[x->cnode[i]])
+			return true;
+	return false;
+}
+
+static void propagate(Search *x)
+{
+	int nn = x->g->nnodes;
+	int *queue = xmalloc(sizeof(int) * (size_t)(nn ? nn : 1)), head = 0, tail = 0;
+	int64_t (*cand)[MAX_OPDIMS] = xmalloc(sizeof *cand * MAX_CANDIDATES);
+	for (int v = 0; v < nn; v++)
+		if (x->fixed_node[v]) {
+			set_current(x, v, x->st->node[v].split);
+			x->decided[v] = true;
+			queue[tail++] = v;
+		}
+	/* Operators taking a shard's fixed inputs are seeds too. */
+	for (int v = 0; v < nn; v++) {
+		bool fixed = false;
+		for (int k = 0; searchable(x, v) && k < x->g->nodes[v].nin; k++)
+			fixed |= x->fixed[v][k] != NULL;
+		if (fixed && !x->decided[v] && producers_decided(x, v)) {
+			decide(x, v, cand);
+			queue[tail++] = v;
+		}
+	}
+	for (;;) {
+		while (head < tail) {
+			int u = queue[head++];
+			const Node *nd = &x->g->nodes[u];
+			for (int k = 0; k < nd->nin; k++) {
+				const Src *s = &x->src[u][k];
+				if (s->kind == SRC_OP && !x->decided[s->id]) {
+					decide(x, s->id, cand);
+					queue[tail++] = s->id;
+				}
+			}
+			for (int i = x->cstart[u]; i < x->cstart[u + 1]; i++) {
+				int w = x->cnode[i];
+				if (!x->decided[w] && producers_decided(x, w)) {
+					decide(x, w, cand);
+					queue[tail++] = w;
+				}
+			}
+		}
+		int next = -1;
+		for (int v = 0; v < nn && next < 0; v++)
+			if (searchable(x, v) && !x->decided[v] && has_decided_neighbour(x, v))
+				next = v;
+		if (next < 0)
+			break;
+		decide(x, next, cand);
+		queue[tail++] = next;
+	}
+	free(queue);
+	free(cand);
+}
+
+/* ---- the double-recursive search ---- */
+
+/* After D-Rec, sweeps of local moves: an operator moves one prime factor of
+ * its devices from one op dim (or from its copies) to another, when that
+ * lowers the cost against its final neighbours. local_cost is exactly the
+ * part of strategies_cost an operator's strategy changes, so every move
+ * lowers the total; at most REFINE_SWEEPS sweeps, in weight order. */
+enum { REFINE_SWEEPS = 3 };
+
+static void refine(Search *x, const int *order, int norder)
+{
+	double memory = cost_cluster(x->cm)->memory;
+	for (int sweep = 0; sweep < REFINE_SWEEPS; sweep++) {
+		bool changed = false;
+		for (int i = 0; i < norder; i++) {
+			int v = order[i];
+			const OpDims *od = x->st->node[v].od;
+			double mem, now = local_cost(x, v, &x->cur[v], &mem);
+			bool fits = mem <= memory;
+			for (int moves = 0; moves < 8; moves++) {
+				int64_t split[MAX_OPDIMS];
+				memcpy(split, x->cur[v].split, sizeof split);
+				int64_t rep = x->n / product_of(split, od->nod);
+				double best = now;
+				OpSplit best_split;
+				bool found = false;
+				for (int a = 0; a <= od->nod; a++) {
+					int64_t have = a < od->nod ? split[a] : rep;
+					for (int64_t p = 2; p <= have; p++) {
+						if (have % p)
+							continue;
+						bool prime = true;
+						for (int64_t q = 2; q * q <= p && prime; q++)
+							prime = p % q != 0;
+						if (!prime)
+							continue;
+						for (int b = 0; b <= od->nod; b++) {
+							if (b == a || (b < od->nod && ((od->whole & (1u << b)) || !op_dim_used(od, b) ||
+							                               od->size[b] % (split[b] * p))))
+								continue;
+							int64_t s2[MAX_OPDIMS];
+							memcpy(s2, split, sizeof s2);
+							if (a < od->nod)
+								s2[a] /= p;
+							if (b < od->nod)
+								s2[b] *= p;
+							OpSplit s;
+							op_split_from_splits(od, s2, x->n, &s);
+							double m2, c = local_cost(x, v, &s, &m2);
+							bool fits2 = m2 <= memory;
+							if ((fits2 || !fits) && c < best - 1e-9 * fabs(best)) {
+								best = c, best_split = s, found = true;
+							}
+						}
+					}
+				}
+				if (!found)
+					break;
+				set_current(x, v, &best_split);
+				local_cost(x, v, &x->cur[v], &mem);
+				fits = mem <= memory;
+				now = best;
+				changed = true;
+			}
+		}
+		if (!changed)
+			break;
+	}
+}
+
+static int weight_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const double *weight = ctx;
+	int a = *(const int *)pa, b = *(const int *)pb;
+	if (weight[a] != weight[b])
+		return weight[a] > weight[b] ? -1 : 1;
+	return a - b;
+}
+
+static void drec(Search *x, int *order, int *norder_out)
+{
+	int nn = x->g->nnodes, norder = 0;
+	double *weight = xcalloc((size_t)(nn ? nn : 1), sizeof(double));
+	int64_t ones[MAX_OPDIMS];
+	for (int o = 0; o < MAX_OPDIMS; o++)
+		ones[o] = 1;
+	for (int v = 0; v < nn; v++) {
+		if (!searchable(x, v))
+			continue;
+		const NodeStrategy *ns = &x->st->node[v];
+		x->decided[v] = true;
+		if (x->fixed_node[v]) {
+			set_current(x, v, ns->split);
+			continue;
+		}
+		OpSplit s;
+		op_split_from_splits(ns->od, ones, x->n, &s);
+		set_current(x, v, &s);
+		weight[v] = cost_compute(x->cm, &x->g->nodes[v], ns->od, ones);
+		order[norder++] = v;
+	}
+	sort_r(order, (size_t)norder, sizeof(int), weight_cmp, weight);
+	int64_t factor[64];
+	int nf = 0;
+	for (int64_t rest = x->n, p = 2; rest > 1;) {
+		if (p * p > rest)
+			p = rest;
+		if (rest % p == 0) {
+			factor[nf++] = p;
+			rest /= p;
+		} else
+			p++;
+	}
+	for (int a = 0, b = nf - 1; a < b; a++, b--) {   /* largest first */
+		int64_t t = factor[a];
+		factor[a] = factor[b];
+		factor[b] = t;
+	}
+	double memory = cost_cluster(x->cm)->memory;
+	for (int f = 0; f < nf; f++) {
+		int64_t p = factor[f];
+		for (int i = 0; i < norder; i++) {
+			int v = order[i];
+			const OpDims *od = x->st->node[v].od;
+			int64_t split[MAX_OPDIMS];
+			memcpy(split, x->cur[v].split, sizeof split);
+			int best = -1;
+			double best_cost = INFINITY;
+			bool best_fits = false;
+			OpSplit best_split;
+			for (int j = -1; j < od->nod; j++) {
+				int o = j < 0 ? od->batch : j;
+				if (o < 0 || (j >= 0 && o == od->batch) || (od->whole & (1u << o)) || !op_dim_used(od, o) ||
+				    od->size[o] % (split[o] * p))
+					continue;
+				int64_t s2[MAX_OPDIMS];
+				memcpy(s2, split, sizeof s2);
+				s2[o] *= p;
+				OpSplit s;
+				op_split_from_splits(od, s2, x->n, &s);
+				double mem, c = local_cost(x, v, &s, &mem);
+				bool fits = mem <= memory;
+				if (best < 0 || (fits && !best_fits) || (fits == best_fits && c < best_cost)) {
+					best = o, best_cost = c, best_fits = fits, best_split = s;
+				}
+			}
+			if (best >= 0)
+				set_current(x, v, &best_split);
+		}
+	}
+	*norder_out = norder;
+	free(weight);
+}
+
+static double total(Search *x, double *memory);
+static void propagate(Search *x);
+
+/* D-Rec, then local moves (refine); and, beyond MindSpore, the same moves
+ * from the propagation result (the batch-parallel defaults when nothing is
+ * configured), the cheaper of the two kept: D-Rec's level-by-level choices
+ * can lock a deep stack into a local optimum that a second start avoids. */
+static void recursive(Search *x)
+{
+	int nn = x->g->nnodes, norder;
+	int *order = xmalloc(sizeof(int) * (size_t)(nn ? nn : 1));
+	drec(x, order, &norder);
+	refine(x, order, norder);
+	double mem, first = total(x, &mem);
+	OpSplit *keep = xmalloc(sizeof(OpSplit) * (size_t)(nn ? nn : 1));
+	memcpy(keep, x->cur, sizeof(OpSplit) * (size_t)nn);
+	memset(x->decided, 0, sizeof(bool) * (size_t)nn);
+	propagate(x);
+	for (int v = 0; v < nn; v++)
+		if (searchable(x, v) && !x->decided[v]) {
+			set_current(x, v, x->st->node[v].split);
+			x->decided[v] = true;
+		}
+	refine(x, order, norder);
+	if (first <= total(x, &mem))
+		for (int v = 0; v < nn; v++)
+			if (searchable(x, v))
+				set_current(x, v, &keep[v]);
+	free(keep);
+	free(order);
+}
+
+/* ---- functional shard's result, and the whole ---- */
+
+/* The node computing a shard Call's result lays it out by dataset_strategy
+ * (full_batch: whole; data_parallel: dim 0 split over every device when it
+ * divides). It becomes the node's out_strategy, written into its attributes
+ * so that step_parallel_begin carries it. */
+static void shard_results(Search *x)
+{
+	Arena *a = x->m->arena;
+	Graph *g = x->f->g;
+	for (int v = 0; v < g->nnodes; v++) {
+		const ShardSpec *sh = x->f->shard[v];
+		if (!sh || !searchable(x, v) || x->st->node[v].has_out_strategy)
+			continue;
+		const Graph *callee = shard_callee(x->m, sh);
+		const Node *orig = x->f->orig[v];
+		if (!node_in_graph(callee, orig) || callee->nret != 1 || orig->result != callee->ret[0])
+			continue;
+		Node *nd = &g->nodes[v];
+		const Type *t = &g->values[nd->result].type;
+		TensorStrategy *ts = arena_alloc(a, sizeof *ts);
+		ts->given = true;
+		ts->rank = t->rank;
+		ts->span = nd->span;
+		for (int d = 0; d < t->rank; d++)
+			ts->split[d] = 1;
+		if (x->m->ctx.dataset_mode == DS_DATA_PARALLEL && t->rank > 0 && t->dims[0] % x->n == 0)
+			ts->split[0] = x->n;
+		TensorLayout l;
+		if (!layout_from_strategy(ts, x->n, &l))
+			die("a dataset layout of %lld devices does not fit", (long long)x->n);
+		strategy_set_delivered(x->st, v, &l);
+		nd->a.out_strategy = (Strategy){1, ts, nd->span};
+		nd->a.present |= 1u << ATTR_OUT_STRATEGY;
+		/* out_strategy: ((s0, s1, ...),) in a copy of the attribute dict. */
+		Lit *dict = lit_new(a, LIT_DICT, nd->span), *outer = lit_new(a, LIT_TUPLE, nd->span);
+		Lit *inner = lit_new(a, LIT_TUPLE, nd->span);
+		for (int d = 0; d < t->rank; d++) {
+			Lit *num = lit_new(a, LIT_INT, nd->span);
+			num->i = ts->split[d];
+			lit_push(a, inner, NULL, num);
+		}
+		lit_push(a, outer, NULL, inner);
+		for (int i = 0; nd->attr_lit && i < nd->attr_lit->nitems; i++)
+			lit_push(a, dict, nd->attr_lit->keys[i], nd->attr_lit->items[i]);
+		Lit *key = lit_new(a, LIT_IDENT, nd->span);
+		key->s = "out_strategy";
+		lit_push(a, dict, key, outer);
+		nd->attr_lit = dict;
+	}
+}
+
+static void search_init(Search *x, const Module *m, const FlatGraph *f, Strategies *s, const Cluster *c)
+{
+	memset(x, 0, sizeof *x);
+	x->m = m;
+	x->f = f;
+	x->g = f->g;
+	x->st = s;
+	x->n = s->device_num;
+	bool train = m->train != NULL;
+	x->cm = cost_new(c, s->device_num, train);
+	x->mem_factor = !train ? 1 : m->train->optimizer == OPT_SGD ? 2 : m->train->optimizer == OPT_MOMENTUM ? 3 : 4;
+	build(x);
+}
+
+static void search_done(Search *x)
+{
+	search_free(x);
+	cost_free(x->cm);
+}
+
+/* The total cost and per-device memory of the current strategies. */
+static double total(Search *x, double *memory)
+{
+	const Graph *g = x->g;
+	double c = 0, mem = 0;
+	for (int v = 0; v < g->nnodes; v++)
+		if (searchable(x, v))
+			x->decided[v] = true;
+	for (int v = 0; v < g->nnodes; v++) {
+		if (!searchable(x, v))
+			continue;
+		const Node *nd = &g->nodes[v];
+		const NodeStrategy *ns = &x->st->node[v];
+		const Value *res = &g->values[nd->result];
+		c += cost_compute(x->cm, nd, ns->od, x->cur[v].split);
+		for (int k = 0; k < nd->nin; k++)
+			c += in_cost(x, v, k, &x->in[v][k]);
+		if (ns->has_out_strategy)
+			c += cost_redist(x->cm, &x->raw[v], ns->delivered, res->type.dims, dtype_bytes(res->type.dtype), NULL);
+		if (x->returned[v])
+			c += complete_cost(x, v, &x->out[v]);
+		mem += (double)cost_slice_bytes(&x->raw[v], res->type.dims, dtype_bytes(res->type.dtype));
+	}
+	for (int p = 0; p < g->nparams; p++) {
+		const TensorLayout *h = home(x, p);
+		const Value *pv = &g->values[p];
+		if (!h || !is_param(x, p))
+			continue;
+		c += cost_gradient(x->cm, h, pv->type.dims, dtype_bytes(pv->type.dtype));
+		mem += x->mem_factor * (double)cost_slice_bytes(h, pv->type.dims, dtype_bytes(pv->type.dtype));
+	}
+	*memory = mem;
+	return c;
+}
+
+double strategies_cost(const Module *m, const FlatGraph *f, const Strategies *s, const Cluster *c)
+{
+	Search x;
+	search_init(&x, m, f, (Strategies *)s, c);
+	for (int v = 0; v < f->g->nnodes; v++)
+		if (searchable(&x, v))
+			set_current(&x, v, s->node[v].split);
+	double mem, t = total(&x, &mem);
+	search_done(&x);
+	return t;
+}
+
+static void print_split(StrBuf *b, const Search *x, int v, const OpSplit *s)
+{
+	const Node *nd = &x->g->nodes[v];
+	sb_putc(b, '(');
+	for (int k = 0; k < nd->nin; k++) {
+		int64_t split[MAX_DIMS];
+		op_in_split(x->st->node[v].od, s, k, split);
+		if (k)
+			sb_puts(b, ", ");
+		ints_print(b, split, x->in[v][k].rank);
+	}
+	sb_puts(b, nd->nin == 1 ? ",)" : ")");
+}
+
+/* Per operator: the strategy, its cost against its final neighbours, and the
+ * best other candidate. */
+static void explain(Search *x, FILE *out)
+{
+	const Graph *g = x->g;
+	int64_t (*cand)[MAX_OPDIMS] = xmalloc(sizeof *cand * MAX_CANDIDATES);
+	fprintf(out, "# strategy search (%s, %lld devices): per operator the strategy chosen, its cost against its "
+	        "neighbours and the runner-up\n", search_mode_name(x->m->ctx.search_mode), (long long)x->n);
+	for (int v = 0; v < g->nnodes; v++) {
+		if (!searchable(x, v))
+			continue;
+		const NodeStrategy *ns = &x->st->node[v];
+		StrBuf b = {0};
+		double mem, mine = local_cost(x, v, &x->cur[v], &mem);
+		sb_printf(&b, "%%%s %s: ", g->values[g->nodes[v].result].name, op_info[g->nodes[v].op].name);
+		if (ns->split->tuple)
+			print_split(&b, x, v, &x->cur[v]);
+		else
+			sb_puts(&b, "(a Layout)");
+		sb_printf(&b, " cost %.4g s", mine);
+		if (x->fixed_node[v])
+			sb_puts(&b, ns->user ? " (user)" : " (parameter_plan)");
+		else {
+			int nc = op_candidates(ns->od, x->n, cand, MAX_CANDIDATES);
+			double second = INFINITY;
+			OpSplit second_split;
+			for (int i = 0; i < nc; i++) {
+				OpSplit s;
+				op_split_from_splits(ns->od, cand[i], x->n, &s);
+				if (memcmp(s.split, x->cur[v].split, sizeof s.split) == 0)
+					continue;
+				double c = local_cost(x, v, &s, &mem);
+				if (c < second)
+					second = c, second_split = s;
+			}
+			if (second < INFINITY) {
+				sb_puts(&b, "; runner-up ");
+				print_split(&b, x, v, &second_split);
+				sb_printf(&b, " cost %.4g s", second);
+			} else
+				sb_puts(&b, "; no other candidate");
+		}
+		fprintf(out, "%s\n", b.data);
+		sb_free(&b);
+	}
+	free(cand);
+}
+
+static const char *human_bytes(char *buf, double b)
+{
+	static const char *const unit[] = {"bytes", "kB", "MB", "GB", "TB"};
+	int u = 0;
+	while (b >= 1000 && u < 4)
+		b /= 1000, u++;
+	snprintf(buf, 32, u ? "%.3g %s" : "%.0f %s", b, unit[u]);
+	return buf;
+}
+
+bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d)
+{
+	if (m->ctx.parallel_mode != PM_AUTO || s->device_num < 1)
+		return true;
+	Search x;
+	search_init(&x, m, f, s, &o->cluster);
+	shard_results(&x);
+	if (m->ctx.search_mode == SM_RECURSIVE)
+		recursive(&x);
+	else
+		propagate(&x);
+	for (int v = 0; v < f->g->nnodes; v++)
+		if (searchable(&x, v) && !x.fixed_node[v]) {
+			if (!x.decided[v])   /* no configured operator reaches it: the default stays */
+				set_current(&x, v, s->node[v].split);
+			else
+				strategy_set_split(s, v, &x.cur[v]);
+		}
+	double mem;
+	total(&x, &mem);
+	if (o->explain)
+		explain(&x, o->out ? o->out : stdout);
+	bool ok = true;
+	if (mem > o->cluster.memory) {
+		const Graph *entry = module_entry(m);
+		char need[32], have[32];
+		diag_error(d, m->src, entry->name_span, "no strategy fits: the strategies found need %s a device "
+		           "(parameters, optimizer state and activations) but a device holds %s; use more devices or "
+		           "a cluster with more memory (--cluster)", human_bytes(need, mem), human_bytes(have, o->cluster.memory));
+		ok = false;
+	}
+	search_done(&x);
+	return ok;
+}

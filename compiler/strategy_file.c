@@ -1,0 +1,249 @@
+/* strategy_file.c: --strategy-in, every operator's strategy read back from
+ * the strategy.json a compile wrote (its format: manifest.c).
+ *
+ * Requires strategies assigned (and searched). Each operator of the flat
+ * graph must appear once, by name, with the same operator; its in_strategy
+ * (slice counts, or Layout entries naming a declared Layout) is checked by
+ * the same rules as a strategy written in the model and replaces the one
+ * assigned; out_strategy and `user` likewise. Parameter homes and input
+ * layouts follow from the model (its plans, its dataset_strategy) as they
+ * did when the file was written, so the per-rank programs come out byte for
+ * byte the same. A file that contradicts the model is reported at the
+ * operator's entry (FILE:LINE:COL, found by its name in the text, since
+ * jansson keeps no positions); one that cannot be read is a command-line
+ * error. The jansson values stay in this file. */
+#include "shardc.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+	const Module *m;
+	const Graph *g;
+	Strategies *s;
+	Source src;              /* the JSON file, for positions */
+	Diag *d;
+	int *by_name;            /* node indices sorted by result name */
+	bool *seen;
+} Loader;
+
+static int name_cmp(const void *a, const void *b, void *ctx)
+{
+	const Graph *g = ctx;
+	return strcmp(g->values[g->nodes[*(const int *)a].result].name, g->values[g->nodes[*(const int *)b].result].name);
+}
+
+static int find_node(const Loader *x, const char *name)
+{
+	int lo = 0, hi = x->g->nnodes - 1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2, v = x->by_name[mid];
+		int c = strcmp(name, x->g->values[x->g->nodes[v].result].name);
+		if (c == 0)
+			return v;
+		if (c < 0)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+/* Where `"name": "NAME"` is written (the operator's entry), else the start. */
+static Span entry_span(const Loader *x, const char *name)
+{
+	StrBuf b = {0};
+	sb_printf(&b, "\"name\": \"%s\"", name);
+	const char *at = strstr(x->src.text, b.data);
+	int off = at ? (int)(at - x->src.text) : 0;
+	Span sp = {off, off + (at ? (int)b.len : 1)};
+	sb_free(&b);
+	return sp;
+}
+
+#define ERR(x, sp, ...) diag_error((x)->d, &(x)->src, (sp), __VA_ARGS__)
+
+/* One tensor's strategy: [2, 4] or {"layout": "L", "dev": [...], "map": [[...], ...]}. */
+static bool tensor_strategy(Loader *x, json_t *j, int rank, Span sp, const char *what, TensorStrategy *t)
+{
+	memset(t, 0, sizeof *t);
+	t->span = sp;
+	t->rank = rank;
+	if (json_is_array(j)) {
+		if ((int)json_array_size(j) != rank) {
+			ERR(x, sp, "%s has %d numbers but the tensor has %d dims", what, (int)json_array_size(j), rank);
+			return false;
+		}
+		for (int d = 0; d < rank; d++) {
+			json_t *v = json_array_get(j, (size_t)d);
+			if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 1048576) {
+				ERR(x, sp, "%s: dim %d must be a positive slice count", what, d);
+				return false;
+			}
+			t->split[d] = json_integer_value(v);
+		}
+		t->given = true;
+		return true;
+	}
+	json_t *name = json_object_get(j, "layout"), *map = json_object_get(j, "map");
+	const LayoutDecl *decl = json_is_string(name) ? module_layout(x->m, json_string_value(name)) : NULL;
+	if (!decl) {
+		ERR(x, sp, "%s must be slice counts or {\"layout\": a Layout the model declares, \"map\": ...}", what);
+		return false;
+	}
+	if (!json_is_array(map) || (int)json_array_size(map) != rank) {
+		ERR(x, sp, "%s: \"map\" needs one list of device axes per dim (%d)", what, rank);
+		return false;
+	}
+	t->layout = decl;
+	uint32_t used = 0;
+	for (int d = 0; d < rank; d++) {
+		json_t *axes = json_array_get(map, (size_t)d);
+		t->split[d] = 1;
+		if (!json_is_array(axes) || json_array_size(axes) > MAX_DIMS) {
+			ERR(x, sp, "%s: map entry %d must be a list of device axes", what, d);
+			return false;
+		}
+		for (size_t k = 0; k < json_array_size(axes); k++) {
+			json_t *a = json_array_get(axes, k);
+			int64_t ax = json_is_integer(a) ? json_integer_value(a) : -1;
+			if (ax < 0 || ax >= decl->ndims || (used & (1u << ax))) {
+				ERR(x, sp, "%s: map entry %d names device axis %lld, which %s", what, d, (long long)ax,
+				    ax < 0 || ax >= decl->ndims ? "the Layout does not have" : "is used twice");
+				return false;
+			}
+			used |= 1u << ax;
+			t->axes[d][t->naxes[d]++] = (int)ax;
+			t->split[d] *= decl->dims[ax];
+		}
+	}
+	t->given = true;
+	return true;
+}
+
+static bool load_operator(Loader *x, json_t *o)
+{
+	json_t *jname = json_object_get(o, "name");
+	if (!json_is_string(jname)) {
+		ERR(x, ((Span){0, 1}), "every operator needs a \"name\"");
+		return false;
+	}
+	const char *name = json_string_value(jname);
+	Span sp = entry_span(x, name);
+	int v = find_node(x, name);
+	if (v < 0) {
+		ERR(x, sp, "operator '%%%s' is not in the model", name);
+		return false;
+	}
+	const Node *n = &x->g->nodes[v];
+	json_t *jop = json_object_get(o, "op");
+	if (!json_is_string(jop) || strcmp(json_string_value(jop), op_info[n->op].name) != 0) {
+		ERR(x, sp, "'%%%s' is a %s in the model, not a %s", name, op_info[n->op].name,
+		    json_is_string(jop) ? json_string_value(jop) : "(no \"op\")");
+		return false;
+	}
+	if (x->seen[v]) {
+		ERR(x, sp, "operator '%%%s' appears twice", name);
+		return false;
+	}
+	x->seen[v] = true;
+	NodeStrategy *ns = &x->s->node[v];
+	json_t *in = json_object_get(o, "in_strategy"), *out = json_object_get(o, "out_strategy");
+	if (!ns->has_dims) {
+		if (in && !json_is_null(in)) {
+			ERR(x, sp, "'%%%s' (%s) has no strategy of its own; its in_strategy must be null", name,
+			    op_info[n->op].name);
+			return false;
+		}
+		return true;
+	}
+	if (!json_is_array(in) || (int)json_array_size(in) != n->nin) {
+		ERR(x, sp, "'%%%s' needs an in_strategy with one entry per input (%d)", name, n->nin);
+		return false;
+	}
+	Strategy st = {n->nin, arena_alloc(x->m->arena, sizeof(TensorStrategy) * (size_t)n->nin), sp};
+	for (int k = 0; k < n->nin; k++) {
+		char what[64];
+		snprintf(what, sizeof what, "in_strategy of input %d", k);
+		if (!tensor_strategy(x, json_array_get(in, (size_t)k), x->g->values[n->in[k]].type.rank, sp, what,
+		                     &st.t[k]))
+			return false;
+	}
+	OpSplit split;
+	if (!op_split_from_strategy(ns->od, n, &st, x->s->device_num, &split, x->d, &x->src))
+		return false;
+	strategy_set_split(x->s, v, &split);
+	json_t *user = json_object_get(o, "user");
+	ns->user = json_is_true(user);
+	bool has_out = out && !json_is_null(out);
+	if (has_out != ns->has_out_strategy) {
+		ERR(x, sp, "'%%%s' has %s out_strategy in the model but %s in the file", name, ns->has_out_strategy ? "an" : "no",
+		    has_out ? "one" : "none");
+		return false;
+	}
+	if (has_out) {
+		TensorStrategy t;
+		TensorLayout l;
+		if (!json_is_array(out) || json_array_size(out) != 1 ||
+		    !tensor_strategy(x, json_array_get(out, 0), x->g->values[n->result].type.rank, sp, "out_strategy", &t))
+			return false;
+		memset(&l, 0, sizeof l);
+		if (!layout_from_strategy(&t, x->s->device_num, &l)) {
+			ERR(x, sp, "'%%%s': its out_strategy does not fit %lld devices", name, (long long)x->s->device_num);
+			return false;
+		}
+		strategy_set_delivered(x->s, v, &l);
+	}
+	return true;
+}
+
+int strategy_load(const char *path, const Module *m, const FlatGraph *f, Strategies *s, Diag *d)
+{
+	size_t len;
+	char *text = read_file(path, &len);
+	if (!text) {
+		fprintf(d->out, "shardc: cannot read strategy file %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	Loader x = {m, f->g, s, {.name = path, .text = text, .len = (int)len}, d, NULL, NULL};
+	int before = d->nerrors;
+	json_error_t je;
+	json_t *root = json_loadb(text, len, 0, &je);
+	json_t *ops = root ? json_object_get(root, "operators") : NULL;
+	json_t *dn = root ? json_object_get(root, "device_num") : NULL;
+	if (!root) {
+		int off = je.position > 0 ? je.position - 1 : 0;
+		ERR(&x, ((Span){off, off + 1}), "%s", je.text);
+	} else if (!json_is_array(ops)) {
+		ERR(&x, ((Span){0, 1}), "a strategy file is an object with \"operators\": [...] (what --strategy-out writes)");
+	} else if (!json_is_integer(dn) || json_integer_value(dn) != s->device_num) {
+		ERR(&x, ((Span){0, 1}), "the file's strategies are for %lld devices, the model runs on %lld",
+		    json_is_integer(dn) ? (long long)json_integer_value(dn) : 0LL, (long long)s->device_num);
+	} else {
+		int nn = f->g->nnodes;
+		x.by_name = xmalloc(sizeof(int) * (size_t)(nn ? nn : 1));
+		x.seen = xcalloc((size_t)(nn ? nn : 1), sizeof(bool));
+		for (int v = 0; v < nn; v++)
+			x.by_name[v] = v;
+		sort_r(x.by_name, (size_t)nn, sizeof(int), name_cmp, (void *)f->g);
+		for (size_t i = 0; i < json_array_size(ops) && d->nerrors == before; i++) {
+			json_t *o = json_array_get(ops, i);
+			if (!json_is_object(o))
+				ERR(&x, ((Span){0, 1}), "operator entry %zu is not an object", i);
+			else
+				load_operator(&x, o);
+		}
+		for (int v = 0; v < nn && d->nerrors == before; v++)
+			if (!x.seen[v])
+				ERR(&x, ((Span){0, 1}), "operator '%%%s' (%s) of the model is not in the file",
+				    f->g->values[f->g->nodes[v].result].name, op_info[f->g->nodes[v].op].name);
+		free(x.by_name);
+		free(x.seen);
+	}
+	json_decref(root);
+	free(x.src.line_starts);
+	free(text);
+	return d->nerrors == before ? 0 : 1;
+}

@@ -1,0 +1,50 @@
+#!/bin/sh
+# run_search.sh SHARDC: the strategy search end to end.
+#   - strategy files: every sample and a GPT-style stack compiled with
+#     --strategy-out, then again with --strategy-in, give the same per-rank
+#     programs and manifest.json byte for byte;
+#   - Megatron: a GPT-style stack with no annotations, searched by the
+#     double-recursive search on 8 devices, needs no more communication per
+#     rank (manifest.json's comm_bytes_per_rank) than the same stack with
+#     tools/gen_gpt.py's hand-written Megatron column/row strategies.
+# Last line: N passed, N failed.
+shardc=${1:?usage: run_search.sh SHARDC}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+
+# comm_bytes_per_rank's largest entry.
+comm_bytes() {
+	/usr/bin/python3 -c 'import json, sys; print(max(json.load(open(sys.argv[1]))["comm_bytes_per_rank"]))' "$1"
+}
+
+python3 tools/gen_gpt.py --layers 3 --devices 8 --mode auto_parallel --search recursive_programming -o "$tmp/gpt_drec.ir"
+python3 tools/gen_gpt.py --layers 3 --devices 8 --mode auto_parallel --search sharding_propagation --megatron \
+	--mp 2 -o "$tmp/gpt_prop.ir"
+for f in ir-samples/*.ir "$tmp/gpt_drec.ir" "$tmp/gpt_prop.ir"; do
+	name=$(basename "$f" .ir)
+	out="$tmp/$name"
+	if ! "$shardc" "$f" -o "$out.a" --dump-ir --strategy-out "$out.json" 2>"$tmp/err"; then
+		bad "$f does not compile"; cat "$tmp/err"; continue
+	fi
+	if ! "$shardc" "$f" -o "$out.b" --dump-ir --strategy-in "$out.json" 2>"$tmp/err"; then
+		bad "$f does not compile with --strategy-in"; cat "$tmp/err"; continue
+	fi
+	rm -rf "$out.a/ir/00_parsed.ir" "$out.b/ir/00_parsed.ir"
+	if diff -r "$out.a" "$out.b" >"$tmp/diff"; then ok; else bad "$f: --strategy-in gives other programs"; head -20 "$tmp/diff"; fi
+done
+
+for layers in 2 4; do
+	python3 tools/gen_gpt.py --layers $layers --devices 8 --mode auto_parallel --search recursive_programming \
+		-o "$tmp/plain.ir"
+	python3 tools/gen_gpt.py --layers $layers --devices 8 --megatron -o "$tmp/megatron.ir"
+	"$shardc" "$tmp/plain.ir" -o "$tmp/plain" && "$shardc" "$tmp/megatron.ir" -o "$tmp/megatron" || { bad "gpt $layers"; continue; }
+	d=$(comm_bytes "$tmp/plain/manifest.json") m=$(comm_bytes "$tmp/megatron/manifest.json")
+	echo "search: GPT-style stack of $layers layers on 8 devices: double-recursive search $d bytes per rank," \
+		"Megatron column/row by hand $m bytes per rank (forward, manifest.json)"
+	if [ "$d" -le "$m" ]; then ok; else bad "gpt $layers layers: D-Rec sends $d bytes per rank, Megatron $m"; fi
+done
+echo "search: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
