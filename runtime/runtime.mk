@@ -43,7 +43,7 @@ RT_CUDA_CFLAGS := -isystem $(CUDA_HOME)/include $(if $(RT_NCCL),,-DSC_NO_NCCL)
 RT_CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart $(if $(RT_NCCL),-lnccl) -lstdc++
 
 RT_HDRS := runtime/shardc_rt.h runtime/rt_internal.h runtime/cpu/cpu_kernels.h
-RT_COMMON := util rt comm npy init
+RT_COMMON := util half rt comm npy init
 RT_CPU_OBJS := $(RT_COMMON) kernels backend
 RT_CUDA_OBJS := $(RT_COMMON) backend_cuda kernels_cu
 
