@@ -81,7 +81,7 @@ $(RT_B)/libshardc_rt_cuda.a: $(RT_CUDA_OBJS:%=$(RT_B)/cuda/%.o)
 	ar rcs $@ $^
 
 # ---- tests ----
-RT_UNIT := test_rt_kernels test_rt_grads test_rt_io
+RT_UNIT := test_rt_kernels test_rt_grads test_rt_io test_rt_half
 RT_SAN_LIB := $(RT_B)/san/libshardc_rt_cpu.a
 RT_TEST_O := $(RT_B)/san/rt_test.o
 

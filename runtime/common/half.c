@@ -22,11 +22,13 @@ static uint16_t narrow(double v, int m, int bias)
 	if (isnan(v))
 		return (uint16_t)(sign | inf | 1 << (m - 1));   /* the quiet NaN */
 	double a = fabs(v);
+	if (a == 0)
+		return (uint16_t)sign;
 	if (a >= ldexp(1.0, bias + 1))                      /* inf, or beyond the largest exponent */
 		return (uint16_t)(sign | inf);
 	int e;
 	frexp(a, &e);                                       /* a = f 2^e, f in [0.5, 1): a's exponent is e - 1 */
-	int exp = e - 1 < 1 - bias ? 1 - bias : e - 1;      /* subnormals (and 0) take the least exponent */
+	int exp = e - 1 < 1 - bias ? 1 - bias : e - 1;      /* subnormals take the least exponent */
 	int q = (int)nearbyint(ldexp(a, m - exp));          /* the significand in units of its last place */
 	/* q in [2^m, 2^(m+1)] for normals, [0, 2^m] for subnormals; a carry out of
 	 * q lands in the exponent field, and past the largest finite value, on inf */
