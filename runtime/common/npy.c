@@ -197,7 +197,8 @@ bool sc_npy_read_header(FILE *f, sc_npy_header *h, char *err, size_t errlen)
 			h->dt = descrs[i].dt;
 			return true;
 		}
-	return fail(err, errlen, "has dtype '%s' (read: '<f4' float32, '<f2' float16, '<i4' int32, '<i8' int64, '|b1' bool)", descr);
+	return fail(err, errlen,
+	            "has dtype '%s' (read: '<f4' float32, '<f2' float16, '<i4' int32, '<i8' int64, '|b1' bool)", descr);
 }
 
 /* ---- slices: runs of contiguous elements ---- */
