@@ -77,6 +77,20 @@ const char *sc_dims_str(char *buf, size_t n, const int64_t *dims, int ndim);
  * packing and unpacking step of collectives along an inner axis. */
 void sc_host_swap01(const void *src, void *dst, int64_t A, int64_t B, int64_t C, size_t es);
 
+/* ---- Float16 and BFloat16 on the host (half.c) ----
+ * Narrowing rounds to nearest, ties to even: past the largest finite value
+ * to inf, subnormals kept, NaN to the quiet NaN of its sign (0x7e00,
+ * 0x7fc0). Widening is exact (a NaN keeps its payload, quieted). */
+
+uint16_t sc_f16_from_double(double v);
+uint16_t sc_bf16_from_double(double v);
+float sc_f16_to_float(uint16_t h);
+float sc_bf16_to_float(uint16_t h);
+/* y (n float32) = x (n elements of dt: SC_F32, SC_F16 or SC_BF16), and back */
+void sc_host_widen(const void *x, sc_dtype dt, float *y, int64_t n);
+void sc_host_narrow(const float *x, void *y, sc_dtype dt, int64_t n);
+bool sc_is_half(sc_dtype dt);                       /* SC_F16 or SC_BF16 */
+
 /* ---- collectives on host memory (the cpu backend, and cuda without NCCL) ---- */
 
 MPI_Datatype sc_mpi_type(sc_dtype dt);
@@ -118,7 +132,8 @@ double sc_init_u(uint64_t key, uint64_t j);
 /* Writes the slice's elements as dt: uniform(p0, p1), normal(p0), randint(p0, p1). */
 void sc_init_host(void *dst, sc_dtype dt, sc_init_kind kind, const char *name, uint64_t seed, const int64_t *gdims,
                   int ndim, const int64_t *start, const int64_t *ldims, double p0, double p1);
-/* Stores a double as dt (float: nearest; integers: nearest, saturated; bool: != 0). */
+/* Stores a double as dt (floats: nearest, 2-byte ones ties to even; integers:
+ * nearest, saturated; bool: != 0). */
 void sc_store_as(void *dst, sc_dtype dt, int64_t i, double v);
 
 /* ---- what each backend provides ---- */

@@ -47,6 +47,9 @@
  *   sc_binary(SC_ADD). Elementwise kernels (same n in and out) may run in
  *   place; every other kernel needs its output apart from its inputs.
  * - Axes may be negative (counted from the end), as in the IR.
+ * - SC_F16 and SC_BF16 are storage types (v1): copies, sc_fill, sc_transpose,
+ *   sc_concat, sc_strided_slice, sc_cast, the collectives, the initializers
+ *   and .npy take them; arithmetic kernels take float32 (cast first).
  * - Collectives, sc_group_new, sc_load_npy and sc_save_npy are collective:
  *   every rank of the group (of the world, for the last three) makes the same
  *   calls in the same order.
@@ -75,6 +78,9 @@ typedef enum {
 	SC_I32,                                /* int32_t, '<i4' */
 	SC_I64,                                /* int64_t, '<i8' */
 	SC_BOOL,                               /* uint8_t 0/1, '|b1' */
+	SC_F16,                                /* IEEE binary16 bits in a uint16_t, '<f2' */
+	SC_BF16,                               /* bfloat16 bits (a float32's top half) in a uint16_t;
+	                                          .npy '<f4' holding bfloat16-exact values */
 } sc_dtype;
 
 typedef enum {
@@ -121,7 +127,8 @@ void *sc_slab(sc_rt *rt, size_t bytes);
 void sc_to_host(sc_rt *rt, void *host, const void *src, size_t bytes);
 void sc_from_host(sc_rt *rt, void *dst, const void *host, size_t bytes);
 void sc_copy(sc_rt *rt, void *dst, const void *src, size_t bytes);   /* Reshape, Flatten */
-void sc_fill(sc_rt *rt, void *dst, sc_dtype dt, int64_t n, double value); /* zeros, ones, constant(v) */
+/* zeros, ones, constant(v): value rounded to dt (nearest; 2-byte floats ties to even) */
+void sc_fill(sc_rt *rt, void *dst, sc_dtype dt, int64_t n, double value);
 
 /* ---- groups and collectives ---- */
 
@@ -132,6 +139,11 @@ sc_group *sc_group_new(sc_rt *rt, const int *members, int n);
  * belongs to (its members in order, itself among them): one call per
  * partition instead of one per group. Every rank makes every call. */
 sc_group *sc_group_split(sc_rt *rt, const int *members, int n);
+
+/* Collectives take float32, float16, bfloat16, int32 and int64 (not bool).
+ * Sum, max and mean of SC_F16/SC_BF16 widen to float32, reduce (mean: divide)
+ * in float32 and round once to the element type; the byte count is still
+ * that of the 2-byte tensor. */
 
 /* in and out hold count elements; in == out is allowed. */
 void sc_all_reduce(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, int64_t count, sc_redop op);
@@ -159,15 +171,18 @@ void sc_init_normal(sc_rt *rt, void *dst, sc_dtype dt, const char *name, uint64_
                     int ndim, const int64_t *start, const int64_t *ldims, double std);
 void sc_init_randint(sc_rt *rt, void *dst, sc_dtype dt, const char *name, uint64_t seed, const int64_t *gdims,
                      int ndim, const int64_t *start, const int64_t *ldims, int64_t lo, int64_t hi);
-/* Reads this rank's slice of the .npy file at path ('<f4' '<i4' '<i8' '|b1',
- * C order, format 1.0/2.0/3.0), which must have dtype dt and shape gdims.
+/* Reads this rank's slice of the .npy file at path ('<f4' '<f2' '<i4' '<i8'
+ * '|b1', C order, format 1.0/2.0/3.0), which must have dtype dt and shape
+ * gdims. npy has no bfloat16: SC_BF16 reads a '<f4' file and rounds each
+ * value to the nearest bfloat16 (ties to even), as tools/ref_eval.py does.
  * On any problem every rank exits 1 and one message names the input:
  * `shardc: input 'x': x.npy has shape (3, 4), expected (16, 32)`.
  * dst NULL: check the file only. */
 void sc_load_npy(sc_rt *rt, const char *name, const char *path, void *dst, sc_dtype dt, const int64_t *gdims,
                  int ndim, const int64_t *start, const int64_t *ldims);
 /* Assembles the global tensor on rank 0 from every rank's slice and writes
- * DIR/FILE (DIR created; NULL: the current directory). Ranks holding the
+ * DIR/FILE (DIR created; NULL: the current directory); SC_BF16 is written as
+ * '<f4' (exact). Ranks holding the
  * same slice may all pass it (one copy travels); src NULL: this rank holds
  * nothing. Aborts if the slices do not cover the tensor. */
 void sc_save_npy(sc_rt *rt, const char *dir, const char *file, const void *src, sc_dtype dt,
@@ -226,7 +241,10 @@ void sc_concat(sc_rt *rt, sc_dtype dt, const void *const *xs, const int64_t *axi
  * end, then clamp; strides positive); dims are x's. */
 void sc_strided_slice(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim,
                       const int64_t *begin, const int64_t *end, const int64_t *strides);
-/* Float to int truncates toward zero, anything to bool is != 0. */
+/* Any pair of dtypes. To SC_F16/SC_BF16: nearest, ties to even (overflow to
+ * inf, subnormals kept, NaN stays NaN); from them: exact, through float32.
+ * Float to int truncates toward zero (NaN 0, saturating), anything to bool
+ * is != 0, integers to 2-byte floats go through double. */
 void sc_cast(sc_rt *rt, const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n);
 
 /* Scalar losses: the mean over n (rows, for the cross entropy). Labels

@@ -7,7 +7,9 @@
  * share a GPU. A collective along an inner axis packs or unpacks with one
  * (A, B, C) -> (B, A, C) swap so MPI always moves contiguous blocks:
  * AllGather gathers member-major blocks and swaps them into place,
- * ReduceScatter and AllToAll swap each member's slice into one block first. */
+ * ReduceScatter and AllToAll swap each member's slice into one block first.
+ * Float16 and BFloat16 move as MPI_UINT16_T; their sums, maxima and means
+ * widen to float32, reduce there and round once (MPI has no 2-byte float). */
 #include "rt_internal.h"
 
 #include <limits.h>
@@ -26,7 +28,7 @@ static void check_member(const char *what, sc_rt *rt, sc_group *g)
 
 static void check_dt(const char *what, sc_dtype dt)
 {
-	if (dt != SC_F32 && dt != SC_I32 && dt != SC_I64)
+	if (dt == SC_BOOL)
 		SC_DIE("%s: dtype %s is not supported by collectives", what, sc_dtype_name(dt));
 }
 
@@ -93,6 +95,7 @@ MPI_Datatype sc_mpi_type(sc_dtype dt)
 	case SC_F32: return MPI_FLOAT;
 	case SC_I32: return MPI_INT32_T;
 	case SC_I64: return MPI_INT64_T;
+	case SC_F16: case SC_BF16: return MPI_UINT16_T;   /* moved, never reduced */
 	case SC_BOOL: break;
 	}
 	SC_DIE("no MPI type for %s", sc_dtype_name(dt));
@@ -121,11 +124,20 @@ void sc_host_divide(void *buf, sc_dtype dt, int64_t count, int n)
 		case SC_I32: ((int32_t *)buf)[i] /= n; break;
 		case SC_I64: ((int64_t *)buf)[i] /= n; break;
 		case SC_BOOL: SC_DIE("mean of bool");
+		case SC_F16: case SC_BF16: SC_DIE("mean of %s: divided in float32", sc_dtype_name(dt));
 		}
 }
 
 void sc_host_all_reduce(sc_group *g, const void *in, void *out, sc_dtype dt, int64_t count, sc_redop op)
 {
+	if (sc_is_half(dt)) {
+		float *wide = xmalloc((size_t)count * sizeof *wide);
+		sc_host_widen(in, dt, wide, count);
+		sc_host_all_reduce(g, wide, wide, SC_F32, count, op);
+		sc_host_narrow(wide, out, dt, count);
+		free(wide);
+		return;
+	}
 	size_t bytes = (size_t)count * sc_dtype_size(dt);
 	if (in != out)
 		memcpy(out, in, bytes);
@@ -158,6 +170,14 @@ void sc_host_reduce_scatter(sc_group *g, const void *in, void *out, sc_dtype dt,
 {
 	size_t es = sc_dtype_size(dt);
 	int64_t outer, mid, inner, total = sc_numel(dims, ndim), piece = total / g->n;
+	if (sc_is_half(dt)) {   /* reduce in float32, round once */
+		float *wide = xmalloc((size_t)(total + piece) * sizeof *wide);
+		sc_host_widen(in, dt, wide, total);
+		sc_host_reduce_scatter(g, wide, wide + total, SC_F32, dims, ndim, axis, op);
+		sc_host_narrow(wide + total, out, dt, piece);
+		free(wide);
+		return;
+	}
 	sc_split3(dims, ndim, axis, &outer, &mid, &inner);
 	const void *src = in;
 	void *tmp = NULL;

@@ -3,8 +3,9 @@
  * Element i (row-major index into the global tensor) of the tensor named name
  * is a function of (name, seed, i) alone, so a rank computes only its own
  * slice and a serial run, a parallel run and an independent checker agree.
- * Values are computed in double on the host, stored as the element type,
- * then copied to the slab (device memory on cuda). */
+ * Values are computed in double on the host, rounded once to the element
+ * type (float16 and bfloat16 to nearest even, from the double), then copied
+ * to the slab (device memory on cuda). */
 #include "rt_internal.h"
 
 #include <math.h>
@@ -49,6 +50,12 @@ void sc_store_as(void *dst, sc_dtype dt, int64_t i, double v)
 		return;
 	case SC_BOOL:
 		((uint8_t *)dst)[i] = v != 0;
+		return;
+	case SC_F16:
+		((uint16_t *)dst)[i] = sc_f16_from_double(v);
+		return;
+	case SC_BF16:
+		((uint16_t *)dst)[i] = sc_bf16_from_double(v);
 		return;
 	}
 	SC_DIE("bad dtype %d", (int)dt);

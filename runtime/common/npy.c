@@ -4,9 +4,13 @@
  * The format (numpy's NEP 1): "\x93NUMPY", a major and minor version, the
  * header length (2 bytes little-endian in 1.0, 4 in 2.0 and 3.0), then a
  * Python dict literal {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }
- * padded with spaces and a newline, then the data. We read '<f4' '<i4' '<i8'
- * '|b1' in C order and write version 1.0 (a header of at most 8 dims is far
- * below its 64 KiB limit), the data aligned to 64 bytes as numpy does.
+ * padded with spaces and a newline, then the data. We read '<f4' '<f2' '<i4'
+ * '<i8' '|b1' in C order and write version 1.0 (a header of at most 8 dims is
+ * far below its 64 KiB limit), the data aligned to 64 bytes as numpy does.
+ * npy has no bfloat16; as tools/ref_eval.py does, a BFloat16 tensor's file is
+ * '<f4' holding bfloat16 values: saving widens (exactly), loading rounds each
+ * float32 to the nearest bfloat16, ties to even (a file written by us or by
+ * ref_eval.py is already exact and reads back unchanged).
  * Loading is collective so every rank learns of a bad file at the same point
  * and exits 1; saving gathers the slices on rank 0, one copy of each
  * distinct slice travelling. */
@@ -23,13 +27,21 @@ static const struct {
 	sc_dtype dt;
 } descrs[] = {
 	{"<f4", SC_F32},
+	{"<f2", SC_F16},
 	{"<i4", SC_I32},
 	{"<i8", SC_I64},
 	{"|b1", SC_BOOL},
 };
 
+/* the dtype a tensor of dt is stored as in a file */
+static sc_dtype file_dt(sc_dtype dt)
+{
+	return dt == SC_BF16 ? SC_F32 : dt;
+}
+
 static const char *descr_of(sc_dtype dt)
 {
+	dt = file_dt(dt);
 	for (size_t i = 0; i < sizeof descrs / sizeof descrs[0]; i++)
 		if (descrs[i].dt == dt)
 			return descrs[i].descr;
@@ -185,7 +197,8 @@ bool sc_npy_read_header(FILE *f, sc_npy_header *h, char *err, size_t errlen)
 			h->dt = descrs[i].dt;
 			return true;
 		}
-	return fail(err, errlen, "has dtype '%s' (read: '<f4' float32, '<i4' int32, '<i8' int64, '|b1' bool)", descr);
+	return fail(err, errlen,
+	            "has dtype '%s' (read: '<f4' float32, '<f2' float16, '<i4' int32, '<i8' int64, '|b1' bool)", descr);
 }
 
 /* ---- slices: runs of contiguous elements ---- */
@@ -274,7 +287,16 @@ bool sc_npy_write(FILE *f, sc_dtype dt, const int64_t *dims, int ndim, const voi
 	if (fputc('\n', f) == EOF)
 		return false;
 	size_t count = (size_t)sc_numel(dims, ndim);
-	return fwrite(data, sc_dtype_size(dt), count, f) == count;
+	if (dt != SC_BF16)
+		return fwrite(data, sc_dtype_size(dt), count, f) == count;
+	float buf[1024];
+	for (size_t i = 0; i < count; i += 1024) {   /* widened a block at a time */
+		size_t k = count - i < 1024 ? count - i : 1024;
+		sc_host_widen((const uint16_t *)data + i, SC_BF16, buf, (int64_t)k);
+		if (fwrite(buf, sizeof *buf, k, f) != k)
+			return false;
+	}
+	return true;
 }
 
 /* ---- collective load and save ---- */
@@ -283,8 +305,9 @@ void sc_load_npy(sc_rt *rt, const char *name, const char *path, void *dst, sc_dt
                  int ndim, const int64_t *start, const int64_t *ldims)
 {
 	check_slice("sc_load_npy", gdims, ndim, start, ldims);
-	size_t bytes = (size_t)sc_numel(ldims, ndim) * sc_dtype_size(dt);
-	void *tmp = dst ? malloc(bytes ? bytes : 1) : NULL;
+	int64_t n = sc_numel(ldims, ndim);
+	size_t bytes = (size_t)n * sc_dtype_size(dt), fbytes = (size_t)n * sc_dtype_size(file_dt(dt));
+	void *tmp = dst ? malloc(fbytes ? fbytes : 1) : NULL;
 	if (dst && !tmp)
 		SC_DIE("out of memory");
 	char why[512] = "", msg[1024];
@@ -293,9 +316,9 @@ void sc_load_npy(sc_rt *rt, const char *name, const char *path, void *dst, sc_dt
 	bool ok = f && sc_npy_read_header(f, &h, why, sizeof why);
 	if (!f)
 		snprintf(why, sizeof why, "cannot be opened: %s", path ? strerror(errno) : "no path");
-	if (ok && h.dt != dt) {
-		snprintf(why, sizeof why, "has dtype %s ('%s'), expected %s ('%s')", sc_dtype_name(h.dt), descr_of(h.dt),
-		         sc_dtype_name(dt), descr_of(dt));
+	if (ok && h.dt != file_dt(dt)) {
+		snprintf(why, sizeof why, "has dtype %s ('%s'), expected %s ('%s'%s)", sc_dtype_name(h.dt), descr_of(h.dt),
+		         sc_dtype_name(dt), descr_of(dt), dt == SC_BF16 ? ": float32 holding bfloat16 values" : "");
 		ok = false;
 	}
 	bool same = ok && h.ndim == ndim;
@@ -313,6 +336,14 @@ void sc_load_npy(sc_rt *rt, const char *name, const char *path, void *dst, sc_dt
 		fclose(f);
 	snprintf(msg, sizeof msg, "shardc: input '%s': %s %s", name, path ? path : "(none)", why);
 	sc_agree_or_exit(rt, ok, msg);
+	if (dst && dt == SC_BF16) {   /* the float32 values, rounded */
+		void *narrow = malloc(bytes ? bytes : 1);
+		if (!narrow)
+			SC_DIE("out of memory");
+		sc_host_narrow(tmp, narrow, SC_BF16, n);
+		free(tmp);
+		tmp = narrow;
+	}
 	if (dst)
 		sc_from_host(rt, dst, tmp, bytes);
 	free(tmp);

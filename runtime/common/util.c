@@ -65,6 +65,7 @@ size_t sc_dtype_size(sc_dtype dt)
 	switch (dt) {
 	case SC_F32: case SC_I32: return 4;
 	case SC_I64: return 8;
+	case SC_F16: case SC_BF16: return 2;
 	case SC_BOOL: return 1;
 	}
 	SC_DIE("bad dtype %d", (int)dt);
@@ -77,6 +78,8 @@ const char *sc_dtype_name(sc_dtype dt)
 	case SC_I32: return "int32";
 	case SC_I64: return "int64";
 	case SC_BOOL: return "bool";
+	case SC_F16: return "float16";
+	case SC_BF16: return "bfloat16";
 	}
 	SC_DIE("bad dtype %d", (int)dt);
 }

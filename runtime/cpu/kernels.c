@@ -323,6 +323,7 @@ static void copy_elem(char *dst, const char *src, size_t es)
 {
 	switch (es) {
 	case 1: *dst = *src; break;
+	case 2: memcpy(dst, src, 2); break;
 	case 4: memcpy(dst, src, 4); break;
 	case 8: memcpy(dst, src, 8); break;
 	default: memcpy(dst, src, es);
@@ -508,13 +509,22 @@ void sc_cpu_strided_slice_grad(const float *dy, float *dx, const int64_t *dims, 
 		dx[base + w.off[0]] = dy[i];
 }
 
+/* element i of a float tensor (float32, float16, bfloat16) as float32, exactly */
+static float float_at(const void *x, sc_dtype dt, int64_t i)
+{
+	return dt == SC_F32 ? ((const float *)x)[i]
+	     : dt == SC_F16 ? sc_f16_to_float(((const uint16_t *)x)[i]) : sc_bf16_to_float(((const uint16_t *)x)[i]);
+}
+
 void sc_cpu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++) {
-		if (x_dt == SC_F32) {
-			float v = ((const float *)x)[i];
+		if (x_dt == SC_F32 || sc_is_half(x_dt)) {
+			float v = float_at(x, x_dt, i);
 			switch (y_dt) {
 			case SC_F32: ((float *)y)[i] = v; break;
+			case SC_F16: ((uint16_t *)y)[i] = sc_f16_from_double(v); break;
+			case SC_BF16: ((uint16_t *)y)[i] = sc_bf16_from_double(v); break;
 			case SC_I32: ((int32_t *)y)[i] = v != v ? 0 : v >= 2147483647.0f ? INT32_MAX
 			                               : v <= -2147483648.0f ? INT32_MIN : (int32_t)v; break;
 			case SC_I64: ((int64_t *)y)[i] = v != v ? 0 : v >= 9.2233720e18f ? INT64_MAX
@@ -527,6 +537,8 @@ void sc_cpu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n
 		          : x_dt == SC_BOOL ? ((const uint8_t *)x)[i] != 0 : 0;
 		switch (y_dt) {
 		case SC_F32: ((float *)y)[i] = (float)v; break;
+		case SC_F16: ((uint16_t *)y)[i] = sc_f16_from_double((double)v); break;
+		case SC_BF16: ((uint16_t *)y)[i] = sc_bf16_from_double((double)v); break;
 		case SC_I32: ((int32_t *)y)[i] = (int32_t)v; break;
 		case SC_I64: ((int64_t *)y)[i] = v; break;
 		case SC_BOOL: ((uint8_t *)y)[i] = v != 0; break;

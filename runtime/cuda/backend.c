@@ -9,7 +9,9 @@
  * found at build time (SC_NO_NCCL), or when SHARDC_NO_NCCL=1, collectives
  * copy to host memory and use MPI (comm.c). Every operation is queued on one
  * stream per rank; sc_to_host waits for it. Shapes are turned into walks and
- * plans here, on the host; the kernels only follow them. */
+ * plans here, on the host; the kernels only follow them. Float16 and
+ * BFloat16 move as ncclFloat16 / ncclBfloat16; their reductions widen to
+ * float32 in device scratch, reduce there and round once, as comm.c does. */
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -215,6 +217,8 @@ static ncclDataType_t nccl_type(sc_dtype dt)
 	case SC_F32: return ncclFloat32;
 	case SC_I32: return ncclInt32;
 	case SC_I64: return ncclInt64;
+	case SC_F16: return ncclFloat16;
+	case SC_BF16: return ncclBfloat16;
 	case SC_BOOL: break;
 	}
 	SC_DIE("no NCCL type for %s", sc_dtype_name(dt));
@@ -233,6 +237,13 @@ void sc_be_all_reduce(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtyp
 		return;
 	}
 #ifndef SC_NO_NCCL
+	if (sc_is_half(dt)) {   /* as the host version: in float32, rounded once */
+		float *wide = dev_scratch(rt, 0, (size_t)count * sizeof *wide);
+		SC_CUDA_CHECK(sc_cu_cast(in, dt, wide, SC_F32, count, c->stream));
+		sc_be_all_reduce(rt, g, wide, wide, SC_F32, count, op);
+		SC_CUDA_CHECK(sc_cu_cast(wide, SC_F32, out, dt, count, c->stream));
+		return;
+	}
 	SC_NCCL_CHECK(ncclAllReduce(in, out, (size_t)count, nccl_type(dt), op == SC_MAX ? ncclMax : ncclSum,
 	                            (ncclComm_t)g->be, c->stream));
 	if (op == SC_MEAN)
@@ -278,6 +289,13 @@ void sc_be_reduce_scatter(sc_rt *rt, sc_group *g, const void *in, void *out, sc_
 		return;
 	}
 #ifndef SC_NO_NCCL
+	if (sc_is_half(dt)) {   /* as the host version: in float32, rounded once */
+		float *wide = dev_scratch(rt, 1, (size_t)(total + total / g->n) * sizeof *wide);
+		SC_CUDA_CHECK(sc_cu_cast(in, dt, wide, SC_F32, total, c->stream));
+		sc_be_reduce_scatter(rt, g, wide, wide + total, SC_F32, dims, ndim, axis, op);
+		SC_CUDA_CHECK(sc_cu_cast(wide + total, SC_F32, out, dt, total / g->n, c->stream));
+		return;
+	}
 	sc_split3(dims, ndim, axis, &outer, &mid, &inner);
 	const void *src = in;
 	if (outer > 1) {

@@ -7,7 +7,10 @@
  * Reductions over arbitrary axes give each output one thread, which walks
  * the reduced dims with the plan's strides. Every kernel has its twin in
  * cpu/kernels.c; cuda_twins.c compares them. */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <stdint.h>
+#include <type_traits>
 
 #include "cuda_kernels.h"
 
@@ -375,36 +378,109 @@ __global__ void layer_norm_grad_k(const float *dy, const float *x, const float *
 
 /* ---- cast ---- */
 
+/* Float16 and BFloat16 as the kernels see them: their 16 bits (a uint16_t
+ * in memory), tagged with the format. Conversions follow half.c: to them
+ * nearest even with cuda_fp16.h / cuda_bf16.h, a NaN as the quiet NaN of its
+ * sign; from them exactly. */
+struct f16 {
+	uint16_t bits;
+};
+struct bf16 {
+	uint16_t bits;
+};
+
+__host__ __device__ f16 f16_of(float v)
+{
+	return {v != v ? (uint16_t)(signbit(v) ? 0xfe00 : 0x7e00) : __half_raw(__float2half_rn(v)).x};
+}
+__host__ __device__ f16 f16_of(double v)
+{
+	return {v != v ? (uint16_t)(signbit(v) ? 0xfe00 : 0x7e00) : __half_raw(__double2half(v)).x};
+}
+__host__ __device__ bf16 bf16_of(float v)
+{
+	return {v != v ? (uint16_t)(signbit(v) ? 0xffc0 : 0x7fc0) : __nv_bfloat16_raw(__float2bfloat16_rn(v)).x};
+}
+__host__ __device__ bf16 bf16_of(double v)
+{
+	return {v != v ? (uint16_t)(signbit(v) ? 0xffc0 : 0x7fc0) : __nv_bfloat16_raw(__double2bfloat16(v)).x};
+}
+
+/* an element as what casts compute with: 2-byte floats as float32 (exact;
+ * a NaN quieted with its payload, as half.c does), bool as 0/1, the rest as
+ * it is */
+__device__ float widen(f16 h)
+{
+	if ((h.bits & 0x7fff) > 0x7c00)
+		return __uint_as_float((h.bits & 0x8000u) << 16 | 0x7fc00000u | (h.bits & 0x3ffu) << 13);
+	__half_raw r;
+	r.x = h.bits;
+	return __half2float(__half(r));
+}
+__device__ float widen(bf16 h)
+{
+	return __uint_as_float((uint32_t)h.bits << 16);
+}
+__device__ int32_t widen(uint8_t b)
+{
+	return b != 0;
+}
+template <typename T>
+__device__ T widen(T v)
+{
+	return v;
+}
+
+/* what a 2-byte float is rounded from: a float32 as it is, an integer as
+ * double (exact below 2^53, as sc_cpu_cast does it) */
+__device__ float exact(float v)
+{
+	return v;
+}
+template <typename T>
+__device__ double exact(T v)
+{
+	return (double)v;
+}
+
+/* one element of S as D, as sc_cpu_cast does it (uint8_t is bool) */
 template <typename S, typename D>
 __device__ D convert(S v)
 {
-	return (D)v;
-}
-template <>
-__device__ int32_t convert<float, int32_t>(float v)
-{
-	return v != v ? 0 : v >= 2147483647.0f ? INT32_MAX : v <= -2147483648.0f ? INT32_MIN : (int32_t)v;
-}
-template <>
-__device__ int64_t convert<float, int64_t>(float v)
-{
-	return v != v ? 0 : v >= 9.2233720e18f ? INT64_MAX : v <= -9.2233720e18f ? INT64_MIN : (int64_t)v;
+	auto w = widen(v);
+	using W = decltype(w);
+	constexpr bool from_float = std::is_same_v<W, float>;
+	if constexpr (std::is_same_v<D, uint8_t>)
+		return w != 0;
+	else if constexpr (std::is_same_v<D, f16>)
+		return f16_of(exact(w));
+	else if constexpr (std::is_same_v<D, bf16>)
+		return bf16_of(exact(w));
+	else if constexpr (from_float && std::is_same_v<D, int32_t>)
+		return w != w ? 0 : w >= 2147483647.0f ? INT32_MAX : w <= -2147483648.0f ? INT32_MIN : (int32_t)w;
+	else if constexpr (from_float && std::is_same_v<D, int64_t>)
+		return w != w ? 0 : w >= 9.2233720e18f ? INT64_MAX : w <= -9.2233720e18f ? INT64_MIN : (int64_t)w;
+	else
+		return (D)w;
 }
 
 template <typename S, typename D>
-__global__ void cast_k(const S *x, D *y, int64_t n, bool to_bool)
+__global__ void cast_k(const S *x, D *y, int64_t n)
 {
-	GRID_LOOP(i, n) y[i] = to_bool ? (D)(x[i] != 0) : convert<S, D>(x[i]);
+	GRID_LOOP(i, n) y[i] = convert<S, D>(x[i]);
 }
 
 template <typename S>
 cudaError_t cast_from(const S *x, void *y, sc_dtype yt, int64_t n, cudaStream_t s)
 {
 	switch (yt) {
-	case SC_F32: cast_k<S, float><<<blocks_for(n), THREADS, 0, s>>>(x, (float *)y, n, false); break;
-	case SC_I32: cast_k<S, int32_t><<<blocks_for(n), THREADS, 0, s>>>(x, (int32_t *)y, n, false); break;
-	case SC_I64: cast_k<S, int64_t><<<blocks_for(n), THREADS, 0, s>>>(x, (int64_t *)y, n, false); break;
-	case SC_BOOL: cast_k<S, uint8_t><<<blocks_for(n), THREADS, 0, s>>>(x, (uint8_t *)y, n, true); break;
+	case SC_F32: cast_k<<<blocks_for(n), THREADS, 0, s>>>(x, (float *)y, n); break;
+	case SC_F16: cast_k<<<blocks_for(n), THREADS, 0, s>>>(x, (f16 *)y, n); break;
+	case SC_BF16: cast_k<<<blocks_for(n), THREADS, 0, s>>>(x, (bf16 *)y, n); break;
+	case SC_I32: cast_k<<<blocks_for(n), THREADS, 0, s>>>(x, (int32_t *)y, n); break;
+	case SC_I64: cast_k<<<blocks_for(n), THREADS, 0, s>>>(x, (int64_t *)y, n); break;
+	case SC_BOOL: cast_k<<<blocks_for(n), THREADS, 0, s>>>(x, (uint8_t *)y, n); break;
+	default: return cudaErrorInvalidValue;
 	}
 	return cudaGetLastError();
 }
@@ -518,6 +594,8 @@ cudaError_t sc_cu_fill(void *dst, sc_dtype dt, int64_t n, double value, cudaStre
 	case SC_I32: fill_k<<<blocks_for(n), THREADS, 0, s>>>((int32_t *)dst, n, (int32_t)llrint(value)); break;
 	case SC_I64: fill_k<<<blocks_for(n), THREADS, 0, s>>>((int64_t *)dst, n, (int64_t)llrint(value)); break;
 	case SC_BOOL: fill_k<<<blocks_for(n), THREADS, 0, s>>>((uint8_t *)dst, n, (uint8_t)(value != 0)); break;
+	case SC_F16: fill_k<<<blocks_for(n), THREADS, 0, s>>>((uint16_t *)dst, n, f16_of(value).bits); break;
+	case SC_BF16: fill_k<<<blocks_for(n), THREADS, 0, s>>>((uint16_t *)dst, n, bf16_of(value).bits); break;
 	}
 	return cudaGetLastError();
 }
@@ -527,7 +605,9 @@ cudaError_t sc_cu_swap01(const void *src, void *dst, int64_t A, int64_t B, int64
 	int64_t n = A * B * C;
 	if (n <= 0)
 		return cudaSuccess;
-	if (es == 4)
+	if (es == 2)
+		swap01_k<<<blocks_for(n), THREADS, 0, s>>>((const uint16_t *)src, (uint16_t *)dst, A, B, C);
+	else if (es == 4)
 		swap01_k<<<blocks_for(n), THREADS, 0, s>>>((const uint32_t *)src, (uint32_t *)dst, A, B, C);
 	else if (es == 8)
 		swap01_k<<<blocks_for(n), THREADS, 0, s>>>((const uint64_t *)src, (uint64_t *)dst, A, B, C);
@@ -643,6 +723,8 @@ cudaError_t sc_cu_strided_copy(const void *x, void *y, int64_t base, const sc_cu
 		strided_copy_k<<<blocks_for(n), THREADS, 0, s>>>((const uint32_t *)x, (uint32_t *)y, base, n, *w);
 	else if (es == 8)
 		strided_copy_k<<<blocks_for(n), THREADS, 0, s>>>((const uint64_t *)x, (uint64_t *)y, base, n, *w);
+	else if (es == 2)
+		strided_copy_k<<<blocks_for(n), THREADS, 0, s>>>((const uint16_t *)x, (uint16_t *)y, base, n, *w);
 	else if (es == 1)
 		strided_copy_k<<<blocks_for(n), THREADS, 0, s>>>((const uint8_t *)x, (uint8_t *)y, base, n, *w);
 	else
@@ -706,6 +788,8 @@ cudaError_t sc_cu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int
 	case SC_I32: return cast_from((const int32_t *)x, y, y_dt, n, s);
 	case SC_I64: return cast_from((const int64_t *)x, y, y_dt, n, s);
 	case SC_BOOL: return cast_from((const uint8_t *)x, y, y_dt, n, s);
+	case SC_F16: return cast_from((const f16 *)x, y, y_dt, n, s);
+	case SC_BF16: return cast_from((const bf16 *)x, y, y_dt, n, s);
 	}
 	return cudaErrorInvalidValue;
 }

@@ -4,7 +4,8 @@
  * libshardc_rt_cuda.a) and to sc_cpu_X on the host (cpu/kernels.c); the
  * outputs must agree within a tolerance that scales with the values, as in
  * llm.c's validate_result: |gpu - cpu| <= 1e-4 |cpu| + 1e-5 max|cpu| (looser
- * for matmul and the atomics-summed gradients). Where no GPU is present it
+ * for matmul and the atomics-summed gradients). Data movement, casts and
+ * fills (every dtype, Float16 and BFloat16 included) must agree bit for bit. Where no GPU is present it
  * says so and exits 0; `cuda_twins --has-gpu` exits 0 only where one is.
  * Run under mpirun -np 1 (sc_init needs MPI). */
 #include <cuda_runtime_api.h>
@@ -77,6 +78,18 @@ static void twin_bytes(const char *what, const void *d, const void *want, size_t
 		fprintf(stderr, "%s: bytes differ\n", what);
 	}
 	free(got);
+}
+
+static const char *dtname(sc_dtype dt)
+{
+	static const char *names[] = {"float32", "int32", "int64", "bool", "float16", "bfloat16"};
+	return names[dt];
+}
+
+static size_t dtsize(sc_dtype dt)
+{
+	static const size_t sizes[] = {4, 4, 8, 1, 2, 2};
+	return sizes[dt];
 }
 
 static void test_matmul(void)
@@ -289,25 +302,52 @@ static void test_movement(void)
 	sc_gather_grad(rt, dx, didx, SC_I32, 9, 3, dg, 10, 21);
 	sc_cpu_gather_grad(x, idx, SC_I32, 9, 3, g, 10, 21);
 	twin("gather_grad", dg, g, 210, 1e-5);
-	const float src[5] = {-1.7f, 2.9f, 0, 3e9f, -0.2f};
-	void *dsrc = up(src, sizeof src), *dout = dev(64);
-	for (sc_dtype from = SC_F32; from <= SC_BOOL; from++) {
-		char hin[40], hout[40];
-		sc_cpu_cast(src, SC_F32, hin, from, 5);
-		void *din = up(hin, 40);
-		for (sc_dtype to = SC_F32; to <= SC_BOOL; to++) {
+	/* casts between every pair of the six dtypes, bit for bit: values that
+	 * round to even in float16 (65520, 2049) and bfloat16 (1 + 2^-8, 257),
+	 * overflow, subnormals, NaN of both signs, -0, and integers too large */
+	enum { NC = 16 };
+	const float src[NC] = {-1.7f, 2.9f, 0, 3e9f, -0.2f, NAN, -NAN, INFINITY, 65520, 1.0f / 3, 6e-8f, -0.0f,
+	                       1 + 0x1p-8f, 2049, 257, 1e-40f};
+	void *dout = dev(NC * 8);
+	for (sc_dtype from = SC_F32; from <= SC_BF16; from++) {
+		char hin[NC * 8], hout[NC * 8];
+		sc_cpu_cast(src, SC_F32, hin, from, NC);
+		void *din = up(hin, sizeof hin);
+		for (sc_dtype to = SC_F32; to <= SC_BF16; to++) {
 			char what[64];
-			sc_cast(rt, din, from, dout, to, 5);
-			sc_cpu_cast(hin, from, hout, to, 5);
-			snprintf(what, sizeof what, "cast %d to %d", from, to);
-			twin_bytes(what, dout, hout, 5 * (to == SC_BOOL ? 1 : to == SC_I64 ? 8 : 4));
+			sc_cast(rt, din, from, dout, to, NC);
+			sc_cpu_cast(hin, from, hout, to, NC);
+			snprintf(what, sizeof what, "cast %s to %s", dtname(from), dtname(to));
+			twin_bytes(what, dout, hout, NC * dtsize(to));
 		}
 	}
-	(void)dsrc;
-	int32_t seven[3];
-	sc_cpu_fill(seven, SC_I32, 3, 7);
-	sc_fill(rt, dout, SC_I32, 3, 7);
-	twin_bytes("fill", dout, seven, sizeof seven);
+	const double fills[3] = {7, 0.1, 1e6};
+	for (sc_dtype dt = SC_F32; dt <= SC_BF16; dt++)
+		for (int k = 0; k < 3; k++) {
+			char want[3 * 8], what[64];
+			sc_cpu_fill(want, dt, 3, fills[k]);
+			sc_fill(rt, dout, dt, 3, fills[k]);
+			snprintf(what, sizeof what, "fill %s %g", dtname(dt), fills[k]);
+			twin_bytes(what, dout, want, 3 * dtsize(dt));
+		}
+	/* 2-byte elements through transpose, strided slice and concat */
+	uint16_t h[210], ht[210];
+	for (int i = 0; i < n; i++)
+		h[i] = (uint16_t)(0x3c00 + 97 * i);
+	void *dh = up(h, sizeof h), *dht = dev(sizeof h);
+	for (int k = 0; k < 4; k++) {
+		sc_transpose(rt, SC_F16, dh, dht, d, 3, perms[k]);
+		sc_cpu_transpose(SC_F16, h, ht, d, 3, perms[k]);
+		twin_bytes("transpose float16", dht, ht, sizeof ht);
+	}
+	sc_strided_slice(rt, SC_BF16, dh, dht, d, 3, b, e, s);
+	sc_cpu_strided_slice(SC_BF16, h, ht, d, 3, b, e, s);
+	twin_bytes("strided_slice bfloat16", dht, ht, 2 * 2 * 3 * 2);
+	const void *hxs[2] = {dh, (uint16_t *)dh + 5 * 6 * 3};
+	const void *hhs[2] = {h, h + 5 * 6 * 3};
+	sc_concat(rt, SC_F16, hxs, sizes, 2, dht, od, 3, 2);
+	sc_cpu_concat(SC_F16, hhs, sizes, 2, ht, od, 3, 2);
+	twin_bytes("concat float16", dht, ht, sizeof ht);
 	free(x), free(y), free(g);
 }
 

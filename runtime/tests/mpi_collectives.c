@@ -6,7 +6,8 @@
  * runs on every axis of a 3-D tensor (every split/concat pair for AllToAll),
  * over the world, pairs of neighbours, the non-contiguous pairs (0, 2) and
  * (1, 3), and groups given out of rank order ((3, 1), (3, 2, 1, 0)), for
- * float32 and int32. The bytes each rank sent are checked after every call
+ * float32, int32, float16 and bfloat16 (2-byte elements; their sums and
+ * means, small integers and quarters, are exact in either). The bytes each rank sent are checked after every call
  * against the ring formulas, and a few against numbers worked out by hand.
  * Built against either library: with SC_TEST_CUDA the buffers are device
  * memory and the copies go through sc_from_host/sc_to_host. */
@@ -18,8 +19,8 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include "rt_internal.h"
 #include "rt_test.h"
-#include "shardc_rt.h"
 
 static sc_rt *rt;
 static int me, checks, failures;
@@ -57,32 +58,53 @@ static double val(int r, int64_t i, int salt)
 
 static void put(void *buf, sc_dtype dt, int64_t i, double v)
 {
-	if (dt == SC_F32)
-		((float *)buf)[i] = (float)v;
-	else
-		((int32_t *)buf)[i] = (int32_t)v;
+	switch (dt) {
+	case SC_F32: ((float *)buf)[i] = (float)v; break;
+	case SC_I32: ((int32_t *)buf)[i] = (int32_t)v; break;
+	case SC_F16: ((uint16_t *)buf)[i] = sc_f16_from_double(v); break;
+	case SC_BF16: ((uint16_t *)buf)[i] = sc_bf16_from_double(v); break;
+	default: abort();
+	}
 }
 
 static double get(const void *buf, sc_dtype dt, int64_t i)
 {
-	return dt == SC_F32 ? ((const float *)buf)[i] : ((const int32_t *)buf)[i];
+	switch (dt) {
+	case SC_F32: return ((const float *)buf)[i];
+	case SC_I32: return ((const int32_t *)buf)[i];
+	case SC_F16: return sc_f16_to_float(((const uint16_t *)buf)[i]);
+	case SC_BF16: return sc_bf16_to_float(((const uint16_t *)buf)[i]);
+	default: abort();
+	}
+}
+
+/* a mean as the runtime computes it: int32 divides; floats divide in
+ * float32 and round to their type */
+static double mean_of(sc_dtype dt, double sum, int n)
+{
+	if (dt == SC_I32)
+		return (double)((int32_t)sum / n);
+	char one[4];
+	put(one, dt, 0, (double)((float)sum / (float)n));
+	return get(one, dt, 0);
 }
 
 /* this rank's input on device, from val() */
 static void *make_input(sc_dtype dt, int64_t n, int salt)
 {
-	void *h = malloc((size_t)n * 4), *d = dev((size_t)n * 4);
+	size_t es = sc_dtype_size(dt);
+	void *h = malloc((size_t)n * es), *d = dev((size_t)n * es);
 	for (int64_t i = 0; i < n; i++)
 		put(h, dt, i, val(me, i, salt));
-	sc_from_host(rt, d, h, (size_t)n * 4);
+	sc_from_host(rt, d, h, (size_t)n * es);
 	free(h);
 	return d;
 }
 
-static void *fetch(const void *d, int64_t n)
+static void *fetch(const void *d, sc_dtype dt, int64_t n)
 {
-	void *h = malloc((size_t)n * 4);
-	sc_to_host(rt, h, d, (size_t)n * 4);
+	void *h = malloc((size_t)n * sc_dtype_size(dt));
+	sc_to_host(rt, h, d, (size_t)n * sc_dtype_size(dt));
 	return h;
 }
 
@@ -123,25 +145,26 @@ static int index_in(const Group *g)
 
 static const char *dtname(sc_dtype dt)
 {
-	return dt == SC_F32 ? "f32" : "i32";
+	return dt == SC_F32 ? "f32" : dt == SC_I32 ? "i32" : dt == SC_F16 ? "f16" : "bf16";
 }
 
 static void test_all_reduce(Group *g, sc_dtype dt, sc_redop op, bool in_place)
 {
 	int64_t n = 24;
-	void *in = make_input(dt, n, 1), *out = in_place ? in : dev((size_t)n * 4);
+	int64_t es = (int64_t)sc_dtype_size(dt);
+	void *in = make_input(dt, n, 1), *out = in_place ? in : dev((size_t)(n * es));
 	sc_all_reduce(rt, g->g, in, out, dt, n, op);
-	expect_bytes += 2 * n * 4 * (g->n - 1) / g->n;
+	expect_bytes += 2 * n * es * (g->n - 1) / g->n;
 	double want[24];
 	for (int64_t i = 0; i < n; i++) {
 		double s = op == SC_MAX ? -1e30 : 0;
 		for (int m = 0; m < g->n; m++)
 			s = op == SC_MAX ? (val(g->members[m], i, 1) > s ? val(g->members[m], i, 1) : s) : s + val(g->members[m], i, 1);
 		if (op == SC_MEAN)
-			s = dt == SC_F32 ? (double)((float)s / (float)g->n) : (double)((int32_t)s / g->n);
+			s = mean_of(dt, s, g->n);
 		want[i] = s;
 	}
-	void *got = fetch(out, n);
+	void *got = fetch(out, dt, n);
 	char what[128];
 	snprintf(what, sizeof what, "all_reduce %s %s over %s%s", dtname(dt),
 	         op == SC_SUM ? "sum" : op == SC_MAX ? "max" : "mean", g->name, in_place ? " in place" : "");
@@ -156,9 +179,10 @@ static void test_all_gather(Group *g, sc_dtype dt, int axis)
 	const int64_t ld[3] = {2, 3, 4};
 	int64_t n = t_numel(ld, 3), od[3] = {ld[0], ld[1], ld[2]};
 	od[axis] *= g->n;
-	void *in = make_input(dt, n, 2 + axis), *out = dev((size_t)(n * g->n) * 4);
+	int64_t es = (int64_t)sc_dtype_size(dt);
+	void *in = make_input(dt, n, 2 + axis), *out = dev((size_t)(n * g->n * es));
 	sc_all_gather(rt, g->g, in, out, dt, ld, 3, axis);
-	expect_bytes += n * g->n * 4 * (g->n - 1) / g->n;
+	expect_bytes += n * g->n * es * (g->n - 1) / g->n;
 	double *want = malloc((size_t)(n * g->n) * sizeof *want);
 	for (int64_t i = 0; i < n * g->n; i++) {
 		int64_t idx[3];
@@ -167,7 +191,7 @@ static void test_all_gather(Group *g, sc_dtype dt, int axis)
 		idx[axis] %= ld[axis];
 		want[i] = val(g->members[j], t_ravel(idx, ld, 3), 2 + axis);
 	}
-	void *got = fetch(out, n * g->n);
+	void *got = fetch(out, dt, n * g->n);
 	char what[128];
 	snprintf(what, sizeof what, "all_gather %s axis %d over %s", dtname(dt), axis, g->name);
 	compare(what, got, want, dt, n * g->n);
@@ -180,9 +204,10 @@ static void test_reduce_scatter(Group *g, sc_dtype dt, int axis, sc_redop op)
 	int64_t n = t_numel(D3, 3), od[3] = {D3[0], D3[1], D3[2]};
 	od[axis] /= g->n;
 	int k = index_in(g);
-	void *in = make_input(dt, n, 7 + axis), *out = dev((size_t)(n / g->n) * 4);
+	int64_t es = (int64_t)sc_dtype_size(dt);
+	void *in = make_input(dt, n, 7 + axis), *out = dev((size_t)(n / g->n * es));
 	sc_reduce_scatter(rt, g->g, in, out, dt, D3, 3, axis, op);
-	expect_bytes += n * 4 * (g->n - 1) / g->n;
+	expect_bytes += n * es * (g->n - 1) / g->n;
 	double *want = malloc((size_t)(n / g->n) * sizeof *want);
 	for (int64_t i = 0; i < n / g->n; i++) {
 		int64_t idx[3];
@@ -195,10 +220,10 @@ static void test_reduce_scatter(Group *g, sc_dtype dt, int axis, sc_redop op)
 			s = op == SC_MAX ? (v > s ? v : s) : s + v;
 		}
 		if (op == SC_MEAN)
-			s = dt == SC_F32 ? (double)((float)s / (float)g->n) : (double)((int32_t)s / g->n);
+			s = mean_of(dt, s, g->n);
 		want[i] = s;
 	}
-	void *got = fetch(out, n / g->n);
+	void *got = fetch(out, dt, n / g->n);
 	char what[128];
 	snprintf(what, sizeof what, "reduce_scatter %s %s axis %d over %s", dtname(dt),
 	         op == SC_SUM ? "sum" : op == SC_MAX ? "max" : "mean", axis, g->name);
@@ -214,9 +239,10 @@ static void test_all_to_all(Group *g, sc_dtype dt, int split, int concat)
 	int64_t od[3] = {pd[0], pd[1], pd[2]};
 	od[concat] *= g->n;
 	int k = index_in(g);
-	void *in = make_input(dt, n, 11 + 3 * split + concat), *out = dev((size_t)n * 4);
+	int64_t es = (int64_t)sc_dtype_size(dt);
+	void *in = make_input(dt, n, 11 + 3 * split + concat), *out = dev((size_t)(n * es));
 	sc_all_to_all(rt, g->g, in, out, dt, D3, 3, split, concat);
-	expect_bytes += n * 4 * (g->n - 1) / g->n;
+	expect_bytes += n * es * (g->n - 1) / g->n;
 	double *want = malloc((size_t)n * sizeof *want);
 	for (int64_t i = 0; i < n; i++) {
 		int64_t idx[3];
@@ -226,7 +252,7 @@ static void test_all_to_all(Group *g, sc_dtype dt, int split, int concat)
 		idx[split] += k * pd[split];               /* member j's k-th slice along split */
 		want[i] = val(g->members[j], t_ravel(idx, D3, 3), 11 + 3 * split + concat);
 	}
-	void *got = fetch(out, n);
+	void *got = fetch(out, dt, n);
 	char what[128];
 	snprintf(what, sizeof what, "all_to_all %s split %d concat %d over %s", dtname(dt), split, concat, g->name);
 	compare(what, got, want, dt, n);
@@ -266,9 +292,16 @@ int main(int argc, char **argv)
 	test_all_gather(&groups[0], SC_F32, 1);
 	check(sc_comm_bytes(rt) == 144 + 288, "bytes after an all_gather to 384 bytes over 4", "(want 432)");
 
+	/* a (2, 3, 4) float16 tensor gathered over 4: output 192 bytes, 144 sent */
+	int64_t before = sc_comm_bytes(rt);
+	test_all_gather(&groups[0], SC_F16, 2);
+	check(sc_comm_bytes(rt) - before == 144, "bytes of an all_gather to 192 bytes over 4", "(want 144)");
+
+	const sc_dtype dts[] = {SC_F32, SC_I32, SC_F16, SC_BF16};
 	for (int gi = 0; gi < ngroups; gi++) {
 		Group *g = &groups[gi];
-		for (sc_dtype dt = SC_F32; dt <= SC_I32; dt++) {
+		for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+			sc_dtype dt = dts[di];
 			if (index_in(g) < 0)
 				continue;
 			for (sc_redop op = SC_SUM; op <= SC_MEAN; op++)
@@ -289,7 +322,7 @@ int main(int argc, char **argv)
 	/* the tally of every rank's checks is itself an int32 all_reduce of 8 bytes: 2 * 8 * 3/4 = 12 sent */
 	sc_group *world = groups[0].g;
 	int32_t *tally = dev(8);
-	int64_t before = sc_comm_bytes(rt);
+	before = sc_comm_bytes(rt);
 	sc_all_reduce(rt, world, tally, tally, SC_I32, 2, SC_SUM);
 	check(sc_comm_bytes(rt) - before == 12, "bytes of an all_reduce of 8 bytes over 4", "(want 12)");
 	int32_t h[2] = {checks, failures};

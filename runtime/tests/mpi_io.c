@@ -6,7 +6,9 @@
  * message and status 1 on every rank. Here every rank loads its slice of each
  * input, checks the values it can predict, and saves slices back: split 2x2,
  * split by rows with two copies of each row block, replicated on every rank,
- * and held by rank 0 alone. */
+ * and held by rank 0 alone. Float16 travels as '<f2'; BFloat16 is read from
+ * '<f4' (rounded to nearest even) and saved as '<f4'. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -78,6 +80,32 @@ int main(int argc, char **argv)
 	float *s = (float *)(slab + 4096);
 	sc_init_uniform(rt, s, SC_F32, "s", 0, NULL, 0, NULL, NULL, 2.0, 3.0);
 	sc_save_npy(rt, out, "s_scalar.npy", s, SC_F32, NULL, 0, NULL, NULL);
+
+	/* h (4, 6) float16, a row per rank; hb (4, 6) bfloat16 from float32 values
+	 * that are not all bfloat16, whole on every rank */
+	const int64_t hg[2] = {4, 6}, hst[2] = {r, 0}, hld[2] = {1, 6};
+	void *h = slab + 5120, *hb = slab + 5376;
+	sc_load_npy(rt, "h", sc_option(rt, "--input", "h"), h, SC_F16, hg, 2, hst, hld);
+	sc_save_npy(rt, out, "h_copy.npy", h, SC_F16, hg, 2, hst, hld);
+	sc_load_npy(rt, "hb", sc_option(rt, "--input", "hb"), hb, SC_BF16, hg, 2, zero, hg);
+	uint16_t hbh[24];
+	sc_to_host(rt, hbh, hb, sizeof hbh);
+	expect(hbh[0] == 0x3eab, r, "1/3 as bfloat16 is 0x3eab");
+	sc_save_npy(rt, out, "hb_round.npy", hb, SC_BF16, hg, 2, zero, hg);
+	/* the cast of the loaded bfloat16 to float16, each rank its row */
+	void *hc = slab + 5632;
+	sc_cast(rt, (char *)hb + 12 * r, SC_BF16, hc, SC_F16, 6);
+	sc_save_npy(rt, out, "hb_as_f16.npy", hc, SC_F16, hg, 2, hst, hld);
+
+	/* initializers as float16 and bfloat16 */
+	void *wh = slab + 6144, *nb = slab + 6400;
+	sc_init_uniform(rt, wh, SC_F16, "w", 3, wg, 2, wst, wld, -1.0, 1.0);
+	sc_save_npy(rt, out, "w_uniform_f16.npy", wh, SC_F16, wg, 2, wst, wld);
+	sc_init_normal(rt, nb, SC_BF16, "layer.0.w", 1, ng, 3, nst, nld, 0.5);
+	sc_save_npy(rt, out, "n_normal_bf16.npy", nb, SC_BF16, ng, 3, nst, nld);
+	sc_fill(rt, wh, SC_F16, 3, 0.1);
+	sc_save_npy(rt, out, "c_fill_f16.npy", r == 0 ? wh : NULL, SC_F16, (const int64_t[]){3}, 1,
+	            (const int64_t[]){0}, (const int64_t[]){3});
 
 	if (failures)
 		fprintf(stderr, "rank %d: %d failures\n", r, failures);

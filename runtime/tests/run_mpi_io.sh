@@ -26,9 +26,15 @@ np.save(f"{t}/x_fortran.npy", np.asfortranarray(x))
 np.save(f"{t}/x_i4.npy", x.astype('<i4'))
 open(f"{t}/x_trunc.npy", "wb").write(open(f"{t}/x.npy", "rb").read()[:-20])
 open(f"{t}/not_npy.npy", "w").write("hello\n")
+# float16 with its edges; float32 values for a bfloat16 input, most not bfloat16-exact
+h = np.array([1/3, 65504, 6e-8, -0.0, np.inf, -2.5] * 4).reshape(4, 6).astype('<f2')
+np.save(f"{t}/h.npy", h)
+hb = np.array([1/3, 1 + 2**-8, 1 + 3 * 2**-8, 3.3961776e38, 0.1, -7] * 4, dtype=np.float32).reshape(4, 6)
+hb[1, [0, 1, 2, 4, 5]] *= 1000
+np.save(f"{t}/hb.npy", hb.astype('<f4'))
 EOF
 
-GOOD="--input x=$T/x.npy --input x2=$T/x_v2.npy --input y=$T/y.npy --input m=$T/m.npy"
+GOOD="--input x=$T/x.npy --input x2=$T/x_v2.npy --input y=$T/y.npy --input m=$T/m.npy --input h=$T/h.npy --input hb=$T/hb.npy"
 if timeout 120 $MPIRUN -np 4 "$PROG" $GOOD --output-dir "$T/out" >"$T/good.log" 2>&1; then ok; else
 	bad "good inputs: status $?"; cat "$T/good.log"; fi
 grep -q "^rank 3: comm bytes sent 0$" "$T/good.log" && ok || bad "sc_finalize's byte report"
@@ -48,23 +54,27 @@ def sm(z):
     return z ^ (z >> 31)
 def u(name, seed, j):
     return (sm((fnv(name) ^ ((seed * 0x9e3779b97f4a7c15) & M)) + j & M) >> 40) * 2.0 ** -24
-def uniform(name, seed, shape, lo, hi):
+def f4(a):
+    return a.astype('<f4')
+def uniform(name, seed, shape, lo, hi, to=f4):
     n = int(np.prod(shape))
-    return np.array([lo + (hi - lo) * u(name, seed, i) for i in range(n)]).reshape(shape).astype('<f4')
-def normal(name, seed, shape, std):
+    return to(np.array([lo + (hi - lo) * u(name, seed, i) for i in range(n)]).reshape(shape))
+def normal(name, seed, shape, std, to=f4):
     n = int(np.prod(shape))
-    return np.array([std * math.sqrt(-2 * math.log(1 - u(name, seed, 2 * i))) * math.cos(2 * math.pi * u(name, seed, 2 * i + 1))
-                     for i in range(n)]).reshape(shape).astype('<f4')
+    return to(np.array([std * math.sqrt(-2 * math.log(1 - u(name, seed, 2 * i))) * math.cos(2 * math.pi * u(name, seed, 2 * i + 1))
+                        for i in range(n)]).reshape(shape))
 def randint(name, seed, shape, lo, hi):
     n = int(np.prod(shape))
     return np.array([lo + math.floor(u(name, seed, i) * (hi - lo)) for i in range(n)]).reshape(shape).astype('<i4')
 EOF
 
-if $PY - "$T" <<'EOF'; then ok; else bad "saved outputs"; fi
+if $PY - "$T" "$(dirname "$0")/../../tools" <<'EOF'; then ok; else bad "saved outputs"; fi
 import sys, numpy as np
 t = sys.argv[1]
 sys.path.insert(0, t)
+sys.path.insert(0, sys.argv[2])
 from ref import uniform, normal, randint
+from ref_eval import round_bf16   # the bfloat16 convention: float32 storage, nearest even
 x = np.load(f"{t}/x.npy")
 want = {
     "x_split": x, "x_rep": x, "x_rows": x,
@@ -74,7 +84,21 @@ want = {
     "r_randint": randint("labels", 2, (16,), -3, 7),
     "s_scalar": uniform("s", 0, (), 2.0, 3.0),
 }
+# bit for bit: float16 and bfloat16 (saved as float32) round the double once
+hb = round_bf16(np.load(f"{t}/hb.npy"))
+exact = {
+    "h_copy": np.load(f"{t}/h.npy"), "hb_round": hb, "hb_as_f16": hb.astype('<f2'),
+    "w_uniform_f16": uniform("w", 3, (8, 12), -1.0, 1.0, to=lambda a: a.astype('<f2')),
+    "n_normal_bf16": normal("layer.0.w", 1, (4, 2, 6), 0.5, to=round_bf16),
+    "c_fill_f16": np.full(3, 0.1, dtype='<f2'),
+}
 bad = 0
+for name, w in exact.items():
+    got = np.load(f"{t}/out/{name}.npy")
+    if got.dtype != w.dtype or got.shape != w.shape or got.tobytes() != w.tobytes():
+        print(f"{name}: {got.dtype} {got.shape}\n{got}\nwant {w.dtype} {w.shape}\n{w}"); bad += 1
+if not np.isinf(hb[0, 3]) or hb[0, 1] != 1 or hb[0, 2] != 1 + 2**-6:
+    print(f"round_bf16 is not what this test assumes: {hb[0]}"); bad += 1
 for name, w in want.items():
     got = np.load(f"{t}/out/{name}.npy")
     if got.dtype != w.dtype or got.shape != w.shape:
@@ -106,11 +130,10 @@ sys.exit(0 if got.shape == (16, 8) and d < 1e-6 else 1)
 EOF
 done
 
-# expect_error NAME FILE MESSAGE [NP]: x fed from FILE must fail with MESSAGE once
+# expect_error NAME FILE MESSAGE [NP [INPUT]]: INPUT (default x) fed from FILE must fail with MESSAGE once
 expect_error() {
-	name=$1 file=$2 msg=$3 np=${4:-4}
-	timeout 120 $MPIRUN -np "$np" "$PROG" --input "x=$file" --input "x2=$T/x_v2.npy" --input "y=$T/y.npy" \
-		--input "m=$T/m.npy" --output-dir "$T/out" >"$T/$name.log" 2>&1
+	name=$1 file=$2 msg=$3 np=${4:-4} input=${5:-x}
+	timeout 120 $MPIRUN -np "$np" "$PROG" $GOOD --input "$input=$file" --output-dir "$T/out" >"$T/$name.log" 2>&1
 	st=$?
 	n=$(grep -cF -- "$msg" "$T/$name.log")
 	if [ "$st" -ne 0 ] && [ "$st" -ne 124 ] && [ "$n" -eq 1 ] && ! grep -q "MPI_ABORT" "$T/$name.log"; then ok; else
@@ -123,6 +146,10 @@ expect_error missing "$T/nope.npy" "shardc: input 'x': $T/nope.npy cannot be ope
 expect_error trunc "$T/x_trunc.npy" "shardc: input 'x': $T/x_trunc.npy is truncated: 172 bytes of data, expected 192"
 expect_error fortran "$T/x_fortran.npy" "shardc: input 'x': $T/x_fortran.npy is in Fortran order"
 expect_error magic "$T/not_npy.npy" "shardc: input 'x': $T/not_npy.npy is not a .npy file"
+expect_error h_f4 "$T/x.npy" "shardc: input 'h': $T/x.npy has dtype float32 ('<f4'), expected float16 ('<f2')" 4 h
+expect_error hb_f2 "$T/h.npy" \
+	"shardc: input 'hb': $T/h.npy has dtype float16 ('<f2'), expected bfloat16 ('<f4': float32 holding bfloat16 values)" 4 hb
+expect_error hb_shape "$T/x.npy" "shardc: input 'hb': $T/x.npy has shape (6, 8), expected (4, 6)" 4 hb
 expect_error ranks "$T/x.npy" "shardc: this program was compiled for 4 ranks, but runs on 2 (mpirun -np 4)" 2
 timeout 120 $MPIRUN -np 4 "$PROG" --inptu "x=$T/x.npy" >"$T/opt.log" 2>&1
 st=$?

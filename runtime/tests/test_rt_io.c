@@ -2,12 +2,14 @@
  * sc_option's command line, on host buffers (no MPI; run_mpi_io.sh covers
  * the collective side).
  *
- * Round trips of every dtype and rank, slices against the whole, headers as
- * numpy writes them (1.0, 2.0, 3.0, odd spacing), and broken files, each
- * with the reason it gives. Initializer values were computed independently
+ * Round trips of every dtype and rank (bfloat16 as the '<f4' convention of
+ * tools/ref_eval.py), slices against the whole, headers as numpy writes them
+ * (1.0, 2.0, 3.0, odd spacing), and broken files, each with the reason it
+ * gives. Initializer values were computed independently
  * with numpy (/usr/bin/python3, the formulas of IR-SPEC 9 in Python
  * integers) and are quoted here. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,6 +48,7 @@ Test(npy, round_trip_every_dtype)
 	const int32_t i4[3] = {-1, 7, 2147483647};
 	const int64_t i8[2] = {-5, 1ll << 40};
 	const uint8_t b[4] = {1, 0, 0, 1};
+	const uint16_t hf[5] = {0x3555, 0x7bff, 0x0001, 0x8000, 0x7c00};   /* 1/3, 65504, 2^-24, -0, inf */
 	struct {
 		sc_dtype dt;
 		const void *data;
@@ -53,7 +56,7 @@ Test(npy, round_trip_every_dtype)
 		int64_t dims[3];
 	} cases[] = {
 		{SC_F32, f, 2, {2, 3}}, {SC_I32, i4, 1, {3}}, {SC_I64, i8, 3, {1, 2, 1}}, {SC_BOOL, b, 2, {2, 2}},
-		{SC_F32, f, 0, {0}},
+		{SC_F32, f, 0, {0}}, {SC_F16, hf, 1, {5}},
 	};
 	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
 		FILE *f2 = tmpfile();
@@ -157,6 +160,52 @@ Test(npy, broken_files)
 	expect_bad(npy_with(1, "['descr']\n", d, 8), "not {'descr'");
 }
 
+/* the whole file f as a string (headers are text) */
+static void file_text(FILE *f, char *buf, size_t n)
+{
+	rewind(f);
+	size_t k = fread(buf, 1, n - 1, f);
+	buf[k] = '\0';
+	for (size_t i = 0; i < k; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+}
+
+Test(npy, float16_is_f2_and_bfloat16_is_f4)
+{
+	char text[512], err[256];
+	sc_npy_header h;
+	const uint16_t f16[3] = {0x3555, 0xfc00, 0x0400};
+	FILE *f = tmpfile();
+	cr_assert(sc_npy_write(f, SC_F16, (const int64_t[]){3}, 1, f16));
+	file_text(f, text, sizeof text);
+	cr_assert(strstr(text, "{'descr': '<f2', 'fortran_order': False, 'shape': (3,), }"), "%s", text);
+	fclose(f);
+	/* bfloat16 is saved as the float32 of the same value: 1, 1/3 rounded, -2.5, inf, 2^-133 */
+	const uint16_t bf[5] = {0x3f80, 0x3eab, 0xc020, 0x7f80, 0x0001};
+	f = tmpfile();
+	cr_assert(sc_npy_write(f, SC_BF16, (const int64_t[]){5, 1}, 2, bf));
+	file_text(f, text, sizeof text);
+	cr_assert(strstr(text, "{'descr': '<f4', 'fortran_order': False, 'shape': (5, 1), }"), "%s", text);
+	rewind(f);
+	cr_assert(sc_npy_read_header(f, &h, err, sizeof err), "%s", err);
+	cr_assert_eq(h.dt, SC_F32);
+	float back[5];
+	cr_assert(sc_npy_read_slice(f, &h, (const int64_t[]){0, 0}, h.dims, back, err, sizeof err), "%s", err);
+	cr_assert_eq(memcmp(back, ((const float[]){1, 0.333984375f, -2.5f, INFINITY, 0x1p-133f}), sizeof back), 0);
+	uint16_t again[5];
+	sc_host_narrow(back, again, SC_BF16, 5);
+	cr_assert_eq(memcmp(again, bf, sizeof bf), 0, "bfloat16 -> '<f4' -> bfloat16 is the identity");
+	fclose(f);
+	/* as numpy writes float16 */
+	f = npy_with(1, "{'descr': '<f2', 'fortran_order': False, 'shape': (2,), }\n", f16, 4);
+	cr_assert(sc_npy_read_header(f, &h, err, sizeof err), "%s", err);
+	cr_assert(h.dt == SC_F16 && h.ndim == 1 && h.dims[0] == 2);
+	fclose(f);
+	expect_bad(npy_with(1, "{'descr': '>f2', 'fortran_order': False, 'shape': (2,), }\n", f16, 4),
+	           "has dtype '>f2' (read: '<f4' float32, '<f2' float16,");
+}
+
 /* ---- initializers ---- */
 
 Test(init, values_from_numpy)
@@ -180,6 +229,41 @@ Test(init, values_from_numpy)
 	             (const int64_t[]){6}, 0, 10);
 	const int32_t want[6] = {4, 9, 1, 1, 5, 4};
 	cr_assert_eq(memcmp(l, want, sizeof want), 0);
+}
+
+Test(init, float16_and_bfloat16_round_the_double_once)
+{
+	/* numpy: np.float16 of the IR-SPEC 9 double, and ref_eval.py's round_bf16 of it. uniform(0, 1) of "x",
+	 * seed 0, elements 0 1 2 100: 0.201208233833313 0.5109687447547913 0.9408048391342163 0.4704093933105469 */
+	uint16_t h[110], b[110];
+	const int64_t g[2] = {10, 11}, z[2] = {0, 0};
+	sc_init_host(h, SC_F16, SC_INIT_UNIFORM, "x", 0, g, 2, z, g, 0, 1);
+	sc_init_host(b, SC_BF16, SC_INIT_UNIFORM, "x", 0, g, 2, z, g, 0, 1);
+	cr_assert(h[0] == 0x3270 && h[1] == 0x3816 && h[2] == 0x3b87 && h[100] == 0x3787);
+	cr_assert(b[0] == 0x3e4e && b[1] == 0x3f03 && b[2] == 0x3f71 && b[100] == 0x3ef1);
+	/* normal(0.01) of "w1", seed 1, elements 0 5 77: 0.006420786683109876 0.00028483382363319774
+	 * (a float16 subnormal) 0.019471586105641085 */
+	uint16_t w[80], wb[80];
+	const int64_t g1[1] = {80}, z1[1] = {0};
+	sc_init_host(w, SC_F16, SC_INIT_NORMAL, "w1", 1, g1, 1, z1, g1, 0.01, 0);
+	sc_init_host(wb, SC_BF16, SC_INIT_NORMAL, "w1", 1, g1, 1, z1, g1, 0.01, 0);
+	cr_assert(w[0] == 0x1e93 && w[5] == 0x0cab && w[77] == 0x24fc);
+	cr_assert(wb[0] == 0x3bd2 && wb[5] == 0x3995 && wb[77] == 0x3ca0);
+	/* normal(1) of "w1", seed 1: elements whose float32 lands on a tie, so rounding through float32 would
+	 * differ: 3336 is 0.10379028467037058 (float16 0x2ea5, not 0x2ea4), 177469 is 2.0859374692608643
+	 * (bfloat16 0x4005, not 0x4006) */
+	const int64_t big[1] = {200000};
+	uint16_t one;
+	sc_init_host(&one, SC_F16, SC_INIT_NORMAL, "w1", 1, big, 1, (const int64_t[]){3336}, (const int64_t[]){1}, 1, 0);
+	cr_assert_eq(one, 0x2ea5);
+	sc_init_host(&one, SC_BF16, SC_INIT_NORMAL, "w1", 1, big, 1, (const int64_t[]){177469}, (const int64_t[]){1}, 1,
+	             0);
+	cr_assert_eq(one, 0x4005);
+	/* randint(0, 10) of "labels", seed 7, as float16: small integers are exact */
+	uint16_t l[6];
+	sc_init_host(l, SC_F16, SC_INIT_RANDINT, "labels", 7, (const int64_t[]){6}, 1, z1, (const int64_t[]){6}, 0, 10);
+	cr_assert_eq(memcmp(l, ((const uint16_t[]){0x4400, 0x4880, 0x3c00, 0x3c00, 0x4500, 0x4400}), sizeof l), 0,
+	             "4 9 1 1 5 4");
 }
 
 Test(init, a_slice_is_the_same_elements)

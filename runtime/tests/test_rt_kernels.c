@@ -282,13 +282,126 @@ Test(cast, every_way)
 	CLOSE(back, ((const float[]){1, 1, 0}), 3, "bool to float");
 }
 
+/* Float16 and BFloat16 bits from numpy (np.float16; tools/ref_eval.py's
+ * round_bf16 for bfloat16) of these float32s */
+static const float HX[8] = {1.0f / 3, 65504, 65520, 6e-8f, -2.5f, 1e-3f, -1.7f, 2.9f};
+static const uint16_t HX_F16[8] = {0x3555, 0x7bff, 0x7c00, 0x0001, 0xc100, 0x1419, 0xbecd, 0x41cd};
+static const uint16_t HX_BF16[8] = {0x3eab, 0x4780, 0x4780, 0x3381, 0xc020, 0x3a83, 0xbfda, 0x403a};
+
+Test(cast, float16_and_bfloat16)
+{
+	uint16_t h[8], b[8], hb[8], bh[8];
+	float back[8];
+	sc_cpu_cast(HX, SC_F32, h, SC_F16, 8);
+	sc_cpu_cast(HX, SC_F32, b, SC_BF16, 8);
+	cr_assert_eq(memcmp(h, HX_F16, sizeof h), 0, "float32 to float16 as numpy");
+	cr_assert_eq(memcmp(b, HX_BF16, sizeof b), 0, "float32 to bfloat16 as ref_eval.py");
+	sc_cpu_cast(h, SC_F16, back, SC_F32, 8);
+	cr_assert_eq(memcmp(back, ((const float[]){0.333251953125f, 65504, INFINITY, 0x1p-24f, -2.5f,
+	                                           0.0010004043579101562f, -1.7001953125f, 2.900390625f}), sizeof back),
+	             0, "float16 to float32, exact");
+	sc_cpu_cast(b, SC_BF16, back, SC_F32, 8);
+	cr_assert_eq(memcmp(back, ((const float[]){0.333984375f, 65536, 65536, 6.007030606269836e-08f, -2.5f,
+	                                           0.00099945068359375f, -1.703125f, 2.90625f}), sizeof back),
+	             0, "bfloat16 to float32, exact");
+	/* one to the other goes through float32 (numpy) */
+	sc_cpu_cast(h, SC_F16, hb, SC_BF16, 8);
+	cr_assert_eq(memcmp(hb, ((const uint16_t[]){0x3eab, 0x4780, 0x7f80, 0x3380, 0xc020, 0x3a83, 0xbfda, 0x403a}),
+	                    sizeof hb), 0, "float16 to bfloat16");
+	sc_cpu_cast(b, SC_BF16, bh, SC_F16, 8);
+	cr_assert_eq(memcmp(bh, ((const uint16_t[]){0x3558, 0x7c00, 0x7c00, 0x0001, 0xc100, 0x1418, 0xbed0, 0x41d0}),
+	                    sizeof bh), 0, "bfloat16 to float16");
+	/* to integers: through float32, truncated toward zero, saturated, NaN 0; to bool: != 0 */
+	const uint16_t hs[6] = {0xbecd, 0x41cd, 0x7bff, 0x7c00, 0x7e00, 0x8000};   /* -1.7 2.9 65504 inf NaN -0 */
+	int32_t i[6];
+	int64_t l[6];
+	uint8_t t[6];
+	sc_cpu_cast(hs, SC_F16, i, SC_I32, 6);
+	cr_assert(i[0] == -1 && i[1] == 2 && i[2] == 65504 && i[3] == INT32_MAX && i[4] == 0 && i[5] == 0);
+	sc_cpu_cast(hs, SC_F16, l, SC_I64, 6);
+	cr_assert(l[0] == -1 && l[1] == 2 && l[2] == 65504 && l[3] == INT64_MAX && l[4] == 0);
+	sc_cpu_cast(hs, SC_F16, t, SC_BOOL, 6);
+	cr_assert(t[0] == 1 && t[1] == 1 && t[3] == 1 && t[4] == 1 && t[5] == 0);
+	sc_cpu_cast(b, SC_BF16, i, SC_I32, 6);
+	cr_assert(i[0] == 0 && i[1] == 65536 && i[4] == -2 && i[5] == 0);
+	/* from integers (numpy: through float64) and bool */
+	sc_cpu_cast((const int32_t[]){1, -3, 65519, 70000, 2049, 2051, -2051}, SC_I32, h, SC_F16, 7);
+	cr_assert_eq(memcmp(h, ((const uint16_t[]){0x3c00, 0xc200, 0x7bff, 0x7c00, 0x6800, 0x6802, 0xe802}), 14), 0,
+	             "int32 to float16: ties to even, overflow to inf");
+	sc_cpu_cast((const int64_t[]){257, 259, 1ll << 40, -(1ll << 20) - (1 << 12)}, SC_I64, b, SC_BF16, 4);
+	cr_assert_eq(memcmp(b, ((const uint16_t[]){0x4380, 0x4382, 0x5380, 0xc980}), 8), 0, "int64 to bfloat16");
+	sc_cpu_cast((const uint8_t[]){1, 0}, SC_BOOL, h, SC_F16, 2);
+	cr_assert(h[0] == 0x3c00 && h[1] == 0);
+}
+
+Test(cast, every_half_value_round_trips)
+{
+	static uint16_t h[65536], back[65536];
+	static float f[65536];
+	for (int k = 0; k < 2; k++) {
+		sc_dtype dt = k ? SC_BF16 : SC_F16;
+		uint16_t inf = k ? 0x7f80 : 0x7c00;
+		for (int i = 0; i < 65536; i++)
+			h[i] = (uint16_t)i;
+		sc_cpu_cast(h, dt, f, SC_F32, 65536);
+		sc_cpu_cast(f, SC_F32, back, dt, 65536);
+		int bad = 0;
+		for (int i = 0; i < 65536; i++) {
+			bool nan = (h[i] & 0x7fff) > inf;
+			bad += nan ? !isnan(f[i]) || (back[i] & 0x7fff) <= inf : back[i] != h[i];
+		}
+		cr_assert_eq(bad, 0, "%s: %d values do not survive float32 and back", k ? "bfloat16" : "float16", bad);
+	}
+	/* integers of float16's exact range survive a trip through it */
+	static int32_t n[4097], nb[4097];
+	for (int i = 0; i < 4097; i++)
+		n[i] = i - 2048;
+	sc_cpu_cast(n, SC_I32, h, SC_F16, 4097);
+	sc_cpu_cast(h, SC_F16, nb, SC_I32, 4097);
+	cr_assert_eq(memcmp(n, nb, sizeof n), 0);
+}
+
 Test(fill, dtypes)
 {
 	float f[3];
 	int32_t i[3];
+	uint16_t h[3], b[3];
 	sc_cpu_fill(f, SC_F32, 3, 0.25);
 	sc_cpu_fill(i, SC_I32, 3, 7);
 	cr_assert(f[2] == 0.25f && i[0] == 7 && i[2] == 7);
+	sc_cpu_fill(h, SC_F16, 3, 0.1);   /* numpy: float16(0.1) 0x2e66, bfloat16 0x3dcd */
+	sc_cpu_fill(b, SC_BF16, 3, 0.1);
+	cr_assert(h[0] == 0x2e66 && h[2] == 0x2e66 && b[1] == 0x3dcd);
+	sc_cpu_fill(h, SC_F16, 1, 1e6);
+	cr_assert_eq(h[0], 0x7c00, "a constant past float16's range is inf");
+}
+
+Test(movement, two_byte_elements)
+{
+	/* transpose, concat and strided slice move 2-byte elements as they are (any bits, NaNs included) */
+	uint16_t x[24], y[24], z[24];
+	for (int i = 0; i < 24; i++)
+		x[i] = (uint16_t)(0x7c01 + 1000 * i);
+	const int64_t d[3] = {2, 3, 4};
+	sc_cpu_transpose(SC_F16, x, y, d, 3, (const int[]){2, 0, 1});   /* y (4, 2, 3) */
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 3; j++)
+			for (int k = 0; k < 4; k++)
+				cr_assert_eq(y[(k * 2 + i) * 3 + j], x[(i * 3 + j) * 4 + k]);
+	/* (2, 3, 4) as (2, 1, 4) and (2, 2, 4) along axis 1 */
+	uint16_t a[8], b[16];
+	for (int i = 0; i < 2; i++) {
+		memcpy(a + 4 * i, x + 12 * i, 8);
+		memcpy(b + 8 * i, x + 12 * i + 4, 16);
+	}
+	sc_cpu_concat(SC_BF16, (const void *const[]){a, b}, (const int64_t[]){1, 2}, 2, z, d, 3, 1);
+	cr_assert_eq(memcmp(z, x, sizeof x), 0, "concat");
+	/* x[:, 1:, ::3] of (2, 3, 4): (2, 2, 2) */
+	sc_cpu_strided_slice(SC_F16, x, y, d, 3, (const int64_t[]){0, 1, 0}, (const int64_t[]){2, 3, 4},
+	                     (const int64_t[]){1, 1, 3});
+	const int want[8] = {4, 7, 8, 11, 16, 19, 20, 23};
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(y[i], x[want[i]]);
 }
 
 /* ---- losses ---- */

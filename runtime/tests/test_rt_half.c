@@ -1,0 +1,179 @@
+/* test_rt_half.c: Float16 and BFloat16 rounding and widening (half.c).
+ *
+ * Known values were computed with numpy (/usr/bin/python3): np.float16 of
+ * the double for Float16, tools/ref_eval.py's round_bf16 for BFloat16, and
+ * are quoted as bits. Then exhaustive checks that need no reference: every
+ * one of the 65536 bit patterns widens to the value its fields say and
+ * narrows back to itself, and every midpoint between neighbours rounds to
+ * the even one (a hair above or below it, to the nearer one). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+typedef struct {
+	double v;
+	uint16_t bits;
+} Known;
+
+static uint32_t float_bits(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
+Test(f16, known_values_from_numpy)
+{
+	const Known k[] = {
+		{1.0 / 3, 0x3555},
+		{65504, 0x7bff},                 /* the largest finite */
+		{65519, 0x7bff},
+		{65520, 0x7c00},                 /* the midpoint to 2^16 rounds to even: inf */
+		{-65520, 0xfc00},
+		{1e10, 0x7c00},
+		{INFINITY, 0x7c00},
+		{6e-8, 0x0001},                  /* the least subnormal, 2^-24 */
+		{0x1p-25, 0x0000},               /* half of it: ties to even, 0 */
+		{0x1.8p-24, 0x0002},             /* 1.5 units: ties up to 2 */
+		{0x1.4p-23, 0x0002},             /* 2.5 units: ties down to 2 */
+		{0x1p-14 - 0x1p-25, 0x0400},     /* between the largest subnormal and 2^-14: carries into the exponent */
+		{0x1p-14, 0x0400},
+		{0.1, 0x2e66},
+		{1 + 0x1p-11, 0x3c00},           /* a tie at 1: to 1 */
+		{1 + 0x3p-11, 0x3c02},           /* a tie at 1 + 2^-10: to 1 + 2^-9 */
+		{-0.0, 0x8000},
+		{0.0, 0x0000},
+	};
+	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+		cr_expect_eq(sc_f16_from_double(k[i].v), k[i].bits, "f16(%a) = %#x, numpy says %#x", k[i].v,
+		             sc_f16_from_double(k[i].v), k[i].bits);
+	cr_expect_eq(sc_f16_from_double(NAN), 0x7e00);
+	cr_expect_eq(sc_f16_from_double(-NAN), 0xfe00);
+	cr_expect(isnan(sc_f16_to_float(0x7e00)));
+	cr_expect_eq(float_bits(sc_f16_to_float(0x7c01)), 0x7fc02000u, "a signalling NaN is quieted, payload kept");
+	cr_expect_eq(float_bits(sc_f16_to_float(0x8000)), 0x80000000u, "-0 stays -0");
+	cr_expect_eq(sc_f16_to_float(0x3555), 0.333251953125f);
+	cr_expect_eq(sc_f16_to_float(0x0001), 0x1p-24f);
+	cr_expect_eq(sc_f16_to_float(0xfc00), -INFINITY);
+}
+
+Test(bf16, known_values_from_ref_eval)
+{
+	const Known k[] = {
+		{1.0 / 3, 0x3eab},
+		{1 + 0x1p-8, 0x3f80},            /* a tie at 1: to 1 */
+		{1 + 0x3p-8, 0x3f82},            /* a tie at 1 + 2^-7: to 1 + 2^-6 */
+		{0x1.fep127, 0x7f7f},            /* the largest finite, 3.3895e38 */
+		{0x1.ffp127, 0x7f80},            /* its midpoint to 2^128: inf */
+		{3.4028234663852886e38, 0x7f80}, /* FLT_MAX rounds up to inf */
+		{0x1p-133, 0x0001},              /* the least subnormal */
+		{0x1p-134, 0x0000},              /* half of it: ties to even, 0 */
+		{0x3p-134, 0x0002},
+		{1e-40, 0x0001},
+		{0x1p-126, 0x0080},
+		{-2.5, 0xc020},
+		{0.1, 0x3dcd},
+		{65520, 0x4780},
+		{-0.0, 0x8000},
+	};
+	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+		cr_expect_eq(sc_bf16_from_double(k[i].v), k[i].bits, "bf16(%a) = %#x, ref_eval says %#x", k[i].v,
+		             sc_bf16_from_double(k[i].v), k[i].bits);
+	cr_expect_eq(sc_bf16_from_double(NAN), 0x7fc0);
+	cr_expect_eq(sc_bf16_from_double(-NAN), 0xffc0);
+	cr_expect_eq(float_bits(sc_bf16_to_float(0x7f81)), 0x7f810000u, "widening is the top half, NaN included");
+	cr_expect_eq(sc_bf16_to_float(0x3eab), 0.333984375f);
+}
+
+/* the value of bits in a format of m mantissa bits and bias b, from its fields */
+static double value_of(uint16_t h, int m, int bias)
+{
+	int e = h >> m & ((1 << (15 - m)) - 1), f = h & ((1 << m) - 1);
+	double v = e == 0 ? ldexp(f, 1 - bias - m) : e == (2 * bias + 1) ? (f ? NAN : INFINITY)
+	                                                               : ldexp(f + (1 << m), e - bias - m);
+	return h & 0x8000 ? -v : v;
+}
+
+static void every_pattern(const char *name, uint16_t (*narrow)(double), float (*widen)(uint16_t), int m, int bias)
+{
+	int bad = 0;
+	for (uint32_t i = 0; i < 65536; i++) {
+		uint16_t h = (uint16_t)i;
+		double want = value_of(h, m, bias);
+		float w = widen(h);
+		if (isnan(want)) {
+			bad += !isnan(w) || !isnan(value_of(narrow(w), m, bias));
+			continue;
+		}
+		if (w != want || !signbit(w) != !signbit(want) || narrow(w) != h) {
+			if (bad++ < 5)
+				cr_log_error("%s %#06x: widened %a (want %a), narrowed back %#06x", name, h, (double)w, want,
+				             narrow(w));
+		}
+	}
+	cr_assert_eq(bad, 0, "%s: %d bit patterns do not round trip", name, bad);
+}
+
+Test(f16, every_pattern_widens_and_narrows_back)
+{
+	every_pattern("f16", sc_f16_from_double, sc_f16_to_float, 10, 15);
+}
+
+Test(bf16, every_pattern_widens_and_narrows_back)
+{
+	every_pattern("bf16", sc_bf16_from_double, sc_bf16_to_float, 7, 127);
+}
+
+/* Between each positive finite h and h + 1: the midpoint (exact in double)
+ * goes to whichever is even, a hair off it to the nearer; the same
+ * mirrored for negatives. */
+static void every_midpoint(const char *name, uint16_t (*narrow)(double), int m, int bias)
+{
+	uint16_t top = (uint16_t)((2 * bias + 1) << m);   /* inf: the last step rounds to it */
+	int bad = 0;
+	for (uint16_t h = 0; h < top; h++) {
+		double lo = value_of(h, m, bias), hi = h + 1 == top ? ldexp(1, bias + 1) : value_of(h + 1, m, bias);
+		double mid = (lo + hi) / 2, eps = (hi - lo) / 1024;
+		uint16_t even = h % 2 == 0 ? h : (uint16_t)(h + 1);
+		const struct {
+			double v;
+			uint16_t want;
+		} c[] = {{mid, even}, {mid - eps, h}, {mid + eps, (uint16_t)(h + 1)}};
+		for (int k = 0; k < 3; k++)
+			for (int s = 0; s < 2; s++) {
+				uint16_t got = narrow(s ? -c[k].v : c[k].v), want = (uint16_t)(c[k].want | (s ? 0x8000 : 0));
+				if (got != want && bad++ < 5)
+					cr_log_error("%s(%a) = %#06x, want %#06x", name, s ? -c[k].v : c[k].v, got, want);
+			}
+	}
+	cr_assert_eq(bad, 0, "%s: %d midpoints misrounded", name, bad);
+}
+
+Test(f16, every_midpoint_ties_to_even)
+{
+	every_midpoint("f16", sc_f16_from_double, 10, 15);
+}
+
+Test(bf16, every_midpoint_ties_to_even)
+{
+	every_midpoint("bf16", sc_bf16_from_double, 7, 127);
+}
+
+Test(half, bulk_widen_and_narrow)
+{
+	const float x[4] = {1.0f / 3, 65520, -0x1p-24f, 2.5f};
+	uint16_t h[4], b[4];
+	float back[4];
+	sc_host_narrow(x, h, SC_F16, 4);
+	cr_assert(h[0] == 0x3555 && h[1] == 0x7c00 && h[2] == 0x8001 && h[3] == 0x4100);
+	sc_host_narrow(x, b, SC_BF16, 4);
+	cr_assert(b[0] == 0x3eab && b[1] == 0x4780 && b[3] == 0x4020);
+	sc_host_widen(h, SC_F16, back, 4);
+	cr_assert(back[0] == 0.333251953125f && back[1] == INFINITY && back[2] == -0x1p-24f && back[3] == 2.5f);
+	cr_assert(sc_is_half(SC_F16) && sc_is_half(SC_BF16) && !sc_is_half(SC_F32));
+	cr_assert(sc_dtype_size(SC_F16) == 2 && sc_dtype_size(SC_BF16) == 2);
+	cr_assert_str_eq(sc_dtype_name(SC_F16), "float16");
+	cr_assert_str_eq(sc_dtype_name(SC_BF16), "bfloat16");
+}
