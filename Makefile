@@ -130,8 +130,14 @@ demo: all
 	@cat out/demo/ir/rank_0/step_parallel_end.ir
 
 # ---- benchmarks ----
-bench: $(B)/shardc
+# The front end on 100,000 operators; then the generated programs against the same
+# models written by hand with OpenBLAS (tools/bench_direct.c), on 1 and 8 ranks.
+$(B)/bench/bench_direct: tools/bench_direct.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OPT) -o $@ $< -lopenblas -lm
+bench: $(B)/shardc $(RT_B)/libshardc_rt_cpu.a $(B)/bench/bench_direct
 	sh tools/bench.sh $(B)/shardc
+	sh tools/bench_programs.sh $(B)/shardc $(B)/bench/bench_direct
 
 install: $(B)/shardc
 	install -d $(DESTDIR)$(PREFIX)/bin
