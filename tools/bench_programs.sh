@@ -14,14 +14,14 @@
 #       manifest.json's comm_bytes_per_rank.
 # The cpu backend throughout; OpenBLAS one thread per rank on both sides. The
 # number of runs K is calibrated per program for about BENCH_SECONDS (default 1)
-# seconds; each timing is the best of BENCH_REPEAT (default 3) runs.
+# seconds; each timing is the best of BENCH_REPEAT (default 5) runs.
 # Exits 1 if an output differs or a byte count disagrees with the manifest;
 # a ratio over 1.2 is reported, not failed.
 set -eu
 shardc=${1:?usage: bench_programs.sh SHARDC DIRECT}
 direct=${2:?usage: bench_programs.sh SHARDC DIRECT}
 seconds=${BENCH_SECONDS:-1}
-repeat=${BENCH_REPEAT:-3}
+repeat=${BENCH_REPEAT:-5}
 py=/usr/bin/python3                   # numpy lives there, not in the python3 on PATH
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
