@@ -141,8 +141,14 @@ demo: all
 	@/usr/bin/python3 -c 'import numpy as n; y = n.load("out/demo/results/output_0.npy"); print("== out/demo/results/output_0.npy", y.shape, y.dtype, "sum %.6f" % y.sum())'
 
 # ---- benchmarks ----
-bench: $(B)/shardc
+# The front end on 100,000 operators; then the generated programs against the same
+# models written by hand with OpenBLAS (tools/bench_direct.c), on 1 and 8 ranks.
+$(B)/bench/bench_direct: tools/bench_direct.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OPT) -o $@ $< -lopenblas -lm
+bench: $(B)/shardc $(RT_B)/libshardc_rt_cpu.a $(B)/bench/bench_direct
 	sh tools/bench.sh $(B)/shardc
+	sh tools/bench_programs.sh $(B)/shardc $(B)/bench/bench_direct
 
 # The generated Makefiles find the runtime in PREFIX/share/shardc (runtime/
 # and build/runtime/, as in this tree).
