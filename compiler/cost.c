@@ -11,8 +11,11 @@
  *                  (n - 1) x latency + bytes sent per rank / bandwidth,
  *                  with the inter-node link's figures when the group spans
  *                  more than one node (a slice is free)
- *   gradients      with a train block, a parameter held in r copies costs an
- *                  AllReduce of its slice's gradient over the r copies
+ *   gradients      with a train block, as autodiff.c's backward pass: an
+ *                  operator's gradient for an input that needs one is
+ *                  partial over the device axes splitting its output but
+ *                  not that input, and costs their AllReduce (for a
+ *                  replicated weight, the data-parallel gradient sum)
  *
  * Redistribution costs are cached by (from, to, shape, element size): a deep
  * stack of equal layers asks the same few questions again and again.
@@ -297,20 +300,30 @@ double cost_compute(const CostModel *cm, const Node *n, const OpDims *od, const 
 	return work / cm->c.flops;
 }
 
-double cost_gradient(CostModel *cm, const TensorLayout *home, const int64_t *global, int64_t elem_bytes)
+static uint32_t axes_used(const TensorLayout *t)
+{
+	uint32_t m = t->partial;
+	for (int d = 0; d < t->rank; d++)
+		for (int k = 0; k < t->nmap[d]; k++)
+			m |= 1u << t->map[d][k];
+	return m;
+}
+
+double cost_input_gradient(CostModel *cm, const TensorLayout *in, const TensorLayout *out, const int64_t *global,
+                           int64_t elem_bytes)
 {
 	if (!cm->train)
 		return 0;
-	uint32_t rep = layout_replica_axes(home);
+	uint32_t axes = axes_used(out) & ~axes_used(in);
 	int64_t n = 1, elems = 1;
-	for (int a = 0; a < home->ndev; a++)
-		if (rep & (1u << a))
-			n *= home->dev[a];
-	for (int d = 0; d < home->rank; d++)
-		elems *= global[d] / layout_dim_split(home, d);
+	for (int a = 0; a < in->ndev; a++)
+		if (axes & (1u << a))
+			n *= in->dev[a];
 	if (n <= 1)
 		return 0;
-	return cost_collective(cm, home, rep, redist_step_bytes(STEP_ALL_REDUCE, elems * elem_bytes, n));
+	for (int d = 0; d < in->rank; d++)
+		elems *= global[d] / layout_dim_split(in, d);
+	return cost_collective(cm, in, axes, redist_step_bytes(STEP_ALL_REDUCE, elems * elem_bytes, n));
 }
 
 int64_t cost_slice_bytes(const TensorLayout *l, const int64_t *global, int64_t elem_bytes)

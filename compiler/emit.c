@@ -56,16 +56,23 @@ static bool any_dtype(OpKind op)
 	       op == OP_STRIDED_SLICE || op == OP_CAST || op_is_comm(op);
 }
 
+/* Backward operators that only move or convert elements, as their forward
+ * ones; the rest compute on Float32. */
+static bool grad_any_dtype(const Lowered *l, const LOp *o)
+{
+	if (o->grad == GRAD_NONE)
+		return true;   /* a collective or slice moving a gradient */
+	if (o->grad != GRAD_ADJOINT)
+		return false;
+	OpKind f = l->ops[o->of].op;
+	return f == OP_RESHAPE || f == OP_FLATTEN || f == OP_TRANSPOSE || f == OP_CONCAT || f == OP_CAST ||
+	       op_is_comm(f);
+}
+
 bool emit_check(const Lowered *l, Diag *d)
 {
 	const Graph *g = l->flat->g;
 	int before = d->nerrors;
-	for (int v = 0; v < g->nvalues; v++)
-		if (g->values[v].type.dtype == DT_F16 || g->values[v].type.dtype == DT_BF16) {
-			diag_error(d, l->m->src, g->values[v].span, "'%%%s' is %s: the v1 runtime computes in Float32, Int32, "
-			           "Int64 and Bool only; use Float32", g->values[v].name, dtype_name(g->values[v].type.dtype));
-			return false;
-		}
 	for (int i = 0; i < l->nfwd; i++) {
 		const LOp *o = &l->ops[i];
 		if (o->node < 0 || any_dtype(o->op))
@@ -81,6 +88,16 @@ bool emit_check(const Lowered *l, Diag *d)
 				break;
 			}
 		}
+	}
+	for (int i = l->nfwd; i < l->nops && d->nerrors == before; i++) {
+		const LOp *o = &l->ops[i];
+		DType t = l->values[o->result].type.dtype;
+		if (t == DT_F32 || grad_any_dtype(l, o))
+			continue;
+		const LValue *v = &l->values[o->result];
+		diag_error(d, l->m->src, l->m->train->span, "training computes the gradient '%%%s' in %s: the v1 runtime's "
+		           "gradient arithmetic is Float32 only; keep the values the loss depends on in Float32", v->name,
+		           dtype_name(t));
 	}
 	return d->nerrors == before;
 }
@@ -372,6 +389,8 @@ static const char *sc_dtype_name(DType t)
 	case DT_I32: return "SC_I32";
 	case DT_I64: return "SC_I64";
 	case DT_BOOL: return "SC_BOOL";
+	case DT_F16: return "SC_F16";
+	case DT_BF16: return "SC_BF16";
 	default: return "SC_F32";
 	}
 }
@@ -382,6 +401,7 @@ static const char *c_type(DType t)
 	case DT_I32: return "int32_t";
 	case DT_I64: return "int64_t";
 	case DT_BOOL: return "uint8_t";
+	case DT_F16: case DT_BF16: return "uint16_t";   /* the bits; the runtime converts */
 	default: return "float";
 	}
 }
@@ -723,7 +743,7 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	case OP_BIAS_ADD: {
 		int64_t c = x->type.rank ? x->type.dims[x->type.rank - 1] : 1;
 		if (k == 0)
-			sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)(n * 4));
+			sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)value_bytes(dxv));
 		else
 			sb_printf(b, "sc_bias_add_grad(rt, %s, %s, %lld, %lld);", dy, dx, (long long)(numel(x) / c), (long long)c);
 		return;
@@ -763,7 +783,7 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		int64_t inv[MAX_DIMS];
 		for (int d = 0; d < fa->nperm; d++)
 			inv[fa->perm[d]] = d;
-		sb_printf(b, "sc_transpose(rt, SC_F32, %s, %s, ", dy, dx);
+		sb_printf(b, "sc_transpose(rt, %s, %s, %s, ", sc_dtype_name(dxv->type.dtype), dy, dx);
 		dims_lit(b, y->type.dims, y->type.rank);
 		sb_printf(b, ", %d, ", y->type.rank);
 		ints_lit(b, inv, fa->nperm);
@@ -794,7 +814,7 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		for (int j = 0; j < k; j++)
 			begin[axis] += l->values[f->in[j]].type.dims[axis];
 		end[axis] = begin[axis] + l->values[f->in[k]].type.dims[axis];
-		sb_printf(b, "sc_strided_slice(rt, SC_F32, %s, %s, ", dy, dx);
+		sb_printf(b, "sc_strided_slice(rt, %s, %s, %s, ", sc_dtype_name(dxv->type.dtype), dy, dx);
 		dims_lit(b, y->type.dims, y->type.rank);
 		sb_printf(b, ", %d, ", y->type.rank);
 		dims_lit(b, begin, y->type.rank);
@@ -823,8 +843,12 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		if (k == 1)   /* the target's gradient is the prediction's, negated */
 			sb_printf(b, "\n\t\tsc_neg(rt, %s, %s, %lld);", dx, dx, (long long)n);
 		return;
-	default:   /* Reshape, Flatten, Cast between floats, a one-device collective: the identity */
-		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)(n * 4));
+	case OP_CAST:   /* back to the input's float type */
+		sb_printf(b, "sc_cast(rt, %s, %s, %s, %s, %lld);", dy, sc_dtype_name(y->type.dtype), dx,
+		          sc_dtype_name(dxv->type.dtype), (long long)n);
+		return;
+	default:   /* Reshape, Flatten, a one-device collective: the identity */
+		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)value_bytes(dxv));
 		return;
 	}
 }

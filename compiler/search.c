@@ -30,7 +30,7 @@
  * an input's or parameter's home, carried through Reshapes, to the layout
  * the consumer needs; a Reshape that cannot carry a split gathers it first),
  * the completion of returned partial values, out_strategy deliveries and,
- * with a train block, the gradient AllReduce of every parameter's copies. A
+ * with a train block, the backward pass's gradient reductions (grad_cost). A
  * parameter lives where its first user wants it (lower.c), so that edge is
  * free. Both searches minimize it greedily, one operator at a time.
  *
@@ -356,6 +356,24 @@ static bool is_param(const Search *x, int p)
 	return x->g->values[p].type.is_param;
 }
 
+/* With a train block, the backward pass's reduction of input k's gradient
+ * (cost_input_gradient) when that input needs one: a trained parameter or an
+ * operator's float result (indices and labels carry none). */
+static double grad_cost(Search *x, int v, int k, const TensorLayout *in, const TensorLayout *raw)
+{
+	const Node *nd = &x->g->nodes[v];
+	const Src *s = &x->src[v][k];
+	if ((nd->op == OP_GATHER || nd->op == OP_SPARSE_SOFTMAX_CE) && k == 1)
+		return 0;
+	int id = s->kind == SRC_OP ? x->g->nodes[s->id].result : s->kind == SRC_PARAM && is_param(x, s->id) ? s->id : -1;
+	if (id < 0)
+		return 0;
+	const Value *val = &x->g->values[id];
+	if (val->type.dtype != DT_F32 && val->type.dtype != DT_F16 && val->type.dtype != DT_BF16)
+		return 0;
+	return cost_input_gradient(x->cm, in, raw, val->type.dims, dtype_bytes(val->type.dtype));
+}
+
 /* What depends on v's strategy s: its compute, its inputs' and its
  * consumers' redistributions (decided neighbours only), its completion or
  * delivery, the parameters it is the first user of (their gradients and
@@ -372,17 +390,15 @@ static double local_cost(Search *x, int v, const OpSplit *s, double *bytes)
 	const Value *res = &g->values[nd->result];
 	double mem = (double)cost_slice_bytes(&raw, res->type.dims, dtype_bytes(res->type.dtype));
 	for (int k = 0; k < nd->nin; k++) {
-		c += in_cost(x, v, k, &ins[k]);
+		c += in_cost(x, v, k, &ins[k]) + grad_cost(x, v, k, &ins[k], &raw);
 		const Src *sr = &x->src[v][k];
 		if (sr->kind != SRC_PARAM || x->first_node[sr->id] != v || x->first_in[sr->id] != k ||
 		    x->st->home_fixed[sr->id])
 			continue;
 		int p = sr->id;
 		const Value *pv = &g->values[p];
-		if (is_param(x, p)) {
-			c += cost_gradient(x->cm, &ins[k], pv->type.dims, dtype_bytes(pv->type.dtype));
+		if (is_param(x, p))
 			mem += x->mem_factor * (double)cost_slice_bytes(&ins[k], pv->type.dims, dtype_bytes(pv->type.dtype));
-		}
 		for (int i = x->pstart[p]; i < x->pstart[p + 1]; i++) {
 			int w = x->pnode[i];
 			if (x->decided[w])
@@ -862,7 +878,7 @@ static double total(Search *x, double *memory)
 		const Value *res = &g->values[nd->result];
 		c += cost_compute(x->cm, nd, ns->od, x->cur[v].split);
 		for (int k = 0; k < nd->nin; k++)
-			c += in_cost(x, v, k, &x->in[v][k]);
+			c += in_cost(x, v, k, &x->in[v][k]) + grad_cost(x, v, k, &x->in[v][k], &x->raw[v]);
 		if (ns->has_out_strategy)
 			c += cost_redist(x->cm, &x->raw[v], ns->delivered, res->type.dims, dtype_bytes(res->type.dtype), NULL);
 		if (x->returned[v])
@@ -874,7 +890,6 @@ static double total(Search *x, double *memory)
 		const Value *pv = &g->values[p];
 		if (!h || !is_param(x, p))
 			continue;
-		c += cost_gradient(x->cm, h, pv->type.dims, dtype_bytes(pv->type.dtype));
 		mem += x->mem_factor * (double)cost_slice_bytes(h, pv->type.dims, dtype_bytes(pv->type.dtype));
 	}
 	*memory = mem;

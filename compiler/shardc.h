@@ -566,8 +566,12 @@ double cost_redist(CostModel *cm, const TensorLayout *from, const TensorLayout *
                    int64_t elem_bytes, int64_t *bytes);
 /* Seconds of the operator's slice under op-dim splits `split`. */
 double cost_compute(const CostModel *cm, const Node *n, const OpDims *od, const int64_t *split);
-/* Seconds of the gradient AllReduce of a parameter living in `home` (0 without train). */
-double cost_gradient(CostModel *cm, const TensorLayout *home, const int64_t *global, int64_t elem_bytes);
+/* With a train block, what the backward pass sends for one operator input:
+ * the AllReduce of the input's gradient over the device axes that split the
+ * operator's output (or leave it partial) but not the input; `in` and `out`
+ * on the operator's matrix. 0 without training. */
+double cost_input_gradient(CostModel *cm, const TensorLayout *in, const TensorLayout *out, const int64_t *global,
+                           int64_t elem_bytes);
 /* Bytes of one rank's piece (complete layouts). */
 int64_t cost_slice_bytes(const TensorLayout *l, const int64_t *global, int64_t elem_bytes);
 void cost_stats(const CostModel *cm, int64_t *hits, int64_t *misses);

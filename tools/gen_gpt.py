@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Usage: gen_gpt.py --layers N [--hidden H] [--seq S] [--batch B] [--heads A] [--ffn F] [--devices D] [--mode semi_auto_parallel|auto_parallel] [--search recursive_programming|sharding_propagation] [--megatron [--mp M]] [--seed K] [-o FILE]
+# Usage: gen_gpt.py --layers N [--train] [--hidden H] [--seq S] [--batch B] [--heads A] [--ffn F] [--devices D] [--mode semi_auto_parallel|auto_parallel] [--search recursive_programming|sharding_propagation] [--megatron [--mp M]] [--seed K] [-o FILE]
 """Write a GPT-style stack of N transformer layers as a shardc IR module (IR-SPEC v1).
 
 Each layer has the block structure of ir-samples/transformer_block.ir, on the 2-D
@@ -58,6 +58,8 @@ def main(argv=None):
     ap.add_argument("--mp", type=int, default=None,
                     help="model-parallel degree for --megatron (default: gcd(devices, heads))")
     ap.add_argument("--seed", type=int, default=None, help="context seed")
+    ap.add_argument("--train", action="store_true",
+                    help="add a target input, an MSELoss of the last layer's output and a train block (SGD, 1 step)")
     ap.add_argument("-o", "--output", default=None, help="output file (default stdout)")
     a = ap.parse_args(argv)
 
@@ -111,6 +113,8 @@ def main(argv=None):
     # graph header: inputs then every layer's parameters
     params = ["%%x: %s = uniform(-1, 1)" % (T % shp(R, H)),
               "%%scale: %s = constant(%r)" % (T % shp(1), 1.0 / math.sqrt(Dh))]
+    if a.train:
+        params.insert(1, "%%target: %s = uniform(-1, 1)" % (T % shp(R, H)))
     pH, pHH, pHF, pFH, pF = P % shp(H), P % shp(H, H), P % shp(H, F), P % shp(F, H), P % shp(F)
     for i in range(N):
         l = "%%l%d." % i
@@ -183,7 +187,11 @@ def main(argv=None):
         w("  %sfb = BiasAdd(%sf, %sfc2.bias)%s\n" % (v, v, p, s_b2))
         w("  %sout = Add(%sres1, %sfb)%s\n" % (v, v, v, s_add))
         x = v + "out"
-    w("  return %s\n}\n" % x)
+    if a.train:
+        w("  %%loss = MSELoss(%s, %%target)\n  return %%loss\n}\n" % x)
+        w("\ntrain {\n  loss: %loss,\n  optimizer: SGD(learning_rate: 0.01),\n  steps: 1\n}\n")
+    else:
+        w("  return %s\n}\n" % x)
 
     text = "".join(out)
     if a.output:
