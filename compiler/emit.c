@@ -1086,7 +1086,7 @@ void emit_rank(StrBuf *b, const Program *p, int64_t rank)
 			emit_save(b, p, v, f.data, rank);
 			sb_free(&f);
 		}
-	sb_printf(b, "\tif (sc_rank(rt) == 0)\n\t\tprintf(\"time: %%lld %s in %%.6f s, %%.3f ms each\\n\", (long long)steps, "
+	sb_printf(b, "\tif (sc_rank(rt) == 0)\n\t\tprintf(\"time: %%lld %s in %%.6f s, %%.6g ms each\\n\", (long long)steps, "
 	          "t1 - t0, 1e3 * (t1 - t0) / (double)steps);\n", t ? "steps" : "runs");
 	sb_puts(b, "\tsc_finalize(rt);\n\treturn 0;\n}\n");
 	free(members);

@@ -240,6 +240,7 @@ static void lower_reshape(Lowering *x, int i)
 		for (int d = 0; d < in.rank; d++)
 			if (bad[d])
 				in.nmap[d] = 0;   /* those axes now hold copies: gather them */
+		in.partial = 0;           /* and partial results are completed first */
 		StrBuf b = {0};
 		sb_printf(&b, "%%%s to Reshape %%%s: its split does not survive the reshape", v->name,
 		          g->values[n->result].name);
