@@ -82,11 +82,13 @@ static const char *grad_name(Diff *d, int v)
 	return s;
 }
 
-/* A new gradient value for forward value v, laid out as `layout`. */
+/* A new gradient value for forward value v, laid out as `layout` (copied
+ * first: it may point into the values that lower_value grows). */
 static int grad_value(Diff *d, int v, const TensorLayout *layout)
 {
 	Type gt = lower_global_type(&d->x->l->values[v]);
-	return lower_value(d->x, grad_name(d, v), &gt, layout);
+	TensorLayout l = *layout;
+	return lower_value(d->x, grad_name(d, v), &gt, &l);
 }
 
 static LOp *grad_op(Diff *d, GradKind kind, OpKind op, int nin, int result)

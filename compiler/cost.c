@@ -16,6 +16,10 @@
  *                  partial over the device axes splitting its output but
  *                  not that input, and costs their AllReduce (for a
  *                  replicated weight, the data-parallel gradient sum)
+ *   backward edges with a train block, every redistribution of a value that
+ *                  needs a gradient has its adjoint: the plan back from the
+ *                  consumer's layout to the producer's, both made complete
+ *                  (a slice's adjoint is an AllGather, an AllReduce's free)
  *
  * Redistribution costs are cached by (from, to, shape, element size): a deep
  * stack of equal layers asks the same few questions again and again.
@@ -288,6 +292,16 @@ double cost_redist(CostModel *cm, const TensorLayout *from, const TensorLayout *
 	if (bytes)
 		*bytes = p->bytes;
 	return t;
+}
+
+double cost_redist_back(CostModel *cm, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
+                        int64_t elem_bytes)
+{
+	if (!cm->train)
+		return 0;
+	TensorLayout f = *from, t = *to;
+	f.partial = t.partial = 0;
+	return cost_redist(cm, &t, &f, global, elem_bytes, NULL);
 }
 
 double cost_compute(const CostModel *cm, const Node *n, const OpDims *od, const int64_t *split)

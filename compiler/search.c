@@ -73,6 +73,7 @@ typedef struct {
 	int *cstart, *cnode, *cin;    /* consumers of node u: (cnode, cin)[cstart[u]..cstart[u+1]) */
 	int *pstart, *pnode, *pin;    /* users of parameter p but its first */
 	int *first_node, *first_in;   /* (nparams) the first use of each parameter, -1 none */
+	bool *needs;             /* (nvalues) with a train block, depends on a trained parameter */
 	bool *returned;          /* (nnodes) */
 	bool *fixed_node;        /* (nnodes) a user strategy, or a planned parameter's first user */
 } Search;
@@ -115,6 +116,14 @@ static const Graph *shard_callee(const Module *m, const ShardSpec *sh)
 	return NULL;
 }
 
+/* Indices, labels and integer values carry no gradient (autodiff.c). */
+static bool differentiable(const Graph *g, const Node *nd, int k)
+{
+	if ((nd->op == OP_GATHER || nd->op == OP_SPARSE_SOFTMAX_CE) && k == 1)
+		return false;
+	return dtype_is_float(g->values[nd->in[k]].type.dtype) && dtype_is_float(g->values[nd->result].type.dtype);
+}
+
 static bool node_in_graph(const Graph *c, const Node *n)
 {
 	return c && n >= c->nodes && n < c->nodes + c->nnodes;
@@ -134,6 +143,7 @@ static void build(Search *x)
 	x->src = xcalloc(nz, sizeof *x->src);
 	x->fixed = xcalloc(nz, sizeof *x->fixed);
 	x->returned = xcalloc(nz, sizeof *x->returned);
+	x->needs = xcalloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof *x->needs);
 	x->fixed_node = xcalloc(nz, sizeof *x->fixed_node);
 	x->first_node = xmalloc(sizeof(int) * pz);
 	x->first_in = xmalloc(sizeof(int) * pz);
@@ -191,6 +201,15 @@ static void build(Search *x)
 		}
 	free(ncons);
 	free(nuse);
+	/* What needs a gradient, as autodiff.c decides it. */
+	for (int p = 0; p < np && x->m->train; p++)
+		x->needs[p] = g->values[p].type.is_param && dtype_is_float(g->values[p].type.dtype);
+	for (int v = 0; v < nn && x->m->train; v++) {
+		const Node *nd = &g->nodes[v];
+		for (int k = 0; k < nd->nin; k++)
+			if (differentiable(g, nd, k))
+				x->needs[nd->result] |= x->needs[nd->in[k]];
+	}
 	/* A parameter_plan's parameter is used where it lives: its first user
 	 * keeps the strategy follow_plan gave it, which step_parallel_begin
 	 * then carries (it has no Calls, so no plans). */
@@ -243,6 +262,7 @@ static void search_free(Search *x)
 	free(x->src);
 	free(x->fixed);
 	free(x->returned);
+	free(x->needs);
 	free(x->fixed_node);
 	free(x->first_node);
 	free(x->first_in);
@@ -278,10 +298,13 @@ static void set_current(Search *x, int v, const OpSplit *s)
 	layouts(x, v, s, x->in[v], &x->raw[v], &x->out[v]);
 }
 
-/* From layout `from` of value `value` through the Reshapes of `s` to `to`. */
+/* From layout `from` of value `value` through the Reshapes of `s` to `to`;
+ * with a train block and a value that needs a gradient, the adjoint too (a
+ * gather before a Reshape has a free slice for adjoint). */
 static double carry_cost(Search *x, TensorLayout from, int value, const Src *s, const TensorLayout *to)
 {
 	const Graph *g = x->g;
+	bool back = x->needs[value];
 	double c = 0;
 	for (int i = 0; i < s->nchain; i++) {
 		const Node *r = &g->nodes[x->chain[s->chain + i]];
@@ -303,7 +326,10 @@ static double carry_cost(Search *x, TensorLayout from, int value, const Src *s, 
 		from = next;
 		value = r->result;
 	}
-	return c + cost_redist(x->cm, &from, to, g->values[value].type.dims, elem_bytes(x, value), NULL);
+	c += cost_redist(x->cm, &from, to, g->values[value].type.dims, elem_bytes(x, value), NULL);
+	if (back)
+		c += cost_redist_back(x->cm, &from, to, g->values[value].type.dims, elem_bytes(x, value));
+	return c;
 }
 
 /* Where parameter p lives, given the current strategies; NULL: not known yet. */
@@ -315,10 +341,61 @@ static const TensorLayout *home(const Search *x, int p)
 	return x->decided[u] ? &x->in[u][x->first_in[p]] : NULL;
 }
 
-/* Input k of v arriving in `to`; 0 when its source is not decided yet. */
-static double in_cost(Search *x, int v, int k, const TensorLayout *to)
+static uint32_t axes_used(const TensorLayout *t)
+{
+	uint32_t m = t->partial;
+	for (int d = 0; d < t->rank; d++)
+		for (int i = 0; i < t->nmap[d]; i++)
+			m |= 1u << t->map[d][i];
+	return m;
+}
+
+/* Does another decided operator w than v (w < v with `before`) read input k
+ * of v's value in layout `to` (and, grad_axes >= 0, leave its gradient
+ * partial over the same axes)? Lowering redistributes a value once per
+ * layout, and autodiff.c sums the gradient contributions of one layout
+ * before completing them: such an edge costs once. */
+static bool shared(const Search *x, int v, int k, const TensorLayout *to, int64_t grad_axes, bool before)
 {
 	const Src *s = &x->src[v][k];
+	int value = x->g->nodes[v].in[k], n, *node, *in, first[1], first_in[1];
+	if (s->kind == SRC_OP) {
+		n = x->cstart[s->id + 1] - x->cstart[s->id];
+		node = x->cnode + x->cstart[s->id];
+		in = x->cin + x->cstart[s->id];
+	} else if (s->kind == SRC_PARAM) {
+		n = x->pstart[s->id + 1] - x->pstart[s->id];
+		node = x->pnode + x->pstart[s->id];
+		in = x->pin + x->pstart[s->id];
+	} else
+		return false;
+	for (int i = -1; i < n; i++) {
+		int w, j;
+		if (i < 0) {   /* a parameter's first user */
+			if (s->kind != SRC_PARAM || x->first_node[s->id] < 0)
+				continue;
+			first[0] = x->first_node[s->id], first_in[0] = x->first_in[s->id];
+			w = first[0], j = first_in[0];
+		} else
+			w = node[i], j = in[i];
+		if (w == v || (before && w > v) || !x->decided[w] || !searchable(x, w) || x->g->nodes[w].in[j] != value)
+			continue;
+		if (!layout_equal(&x->in[w][j], to))
+			continue;
+		if (grad_axes >= 0 && (int64_t)(axes_used(&x->raw[w]) & ~axes_used(&x->in[w][j])) != grad_axes)
+			continue;
+		return true;
+	}
+	return false;
+}
+
+/* Input k of v arriving in `to`; 0 when its source is not decided yet, or
+ * another operator reads it so (ahead of v with `before`). */
+static double in_cost(Search *x, int v, int k, const TensorLayout *to, bool before)
+{
+	const Src *s = &x->src[v][k];
+	if (!x->fixed[v][k] && shared(x, v, k, to, -1, before))
+		return 0;
 	if (x->fixed[v][k])
 		return cost_redist(x->cm, x->fixed[v][k], to, x->g->values[s->id].type.dims, elem_bytes(x, s->id), NULL);
 	if (s->kind == SRC_OP)
@@ -359,19 +436,31 @@ static bool is_param(const Search *x, int p)
 /* With a train block, the backward pass's reduction of input k's gradient
  * (cost_input_gradient) when that input needs one: a trained parameter or an
  * operator's float result (indices and labels carry none). */
-static double grad_cost(Search *x, int v, int k, const TensorLayout *in, const TensorLayout *raw)
+static double grad_cost(Search *x, int v, int k, const TensorLayout *in, const TensorLayout *raw, bool before)
 {
 	const Node *nd = &x->g->nodes[v];
 	const Src *s = &x->src[v][k];
-	if ((nd->op == OP_GATHER || nd->op == OP_SPARSE_SOFTMAX_CE) && k == 1)
+	if (s->kind == SRC_NONE || !differentiable(x->g, nd, k))
 		return 0;
-	int id = s->kind == SRC_OP ? x->g->nodes[s->id].result : s->kind == SRC_PARAM && is_param(x, s->id) ? s->id : -1;
-	if (id < 0)
+	int id = s->kind == SRC_OP ? x->g->nodes[s->id].result : s->id;
+	if (!x->needs[id])
+		return 0;
+	if (shared(x, v, k, in, axes_used(raw) & ~axes_used(in), before))
 		return 0;
 	const Value *val = &x->g->values[id];
-	if (val->type.dtype != DT_F32 && val->type.dtype != DT_F16 && val->type.dtype != DT_BF16)
-		return 0;
 	return cost_input_gradient(x->cm, in, raw, val->type.dims, dtype_bytes(val->type.dtype));
+}
+
+/* v's compute under s, forward and, with a train block, backward: one
+ * adjoint of the operator's size per input that needs a gradient. */
+static double compute_cost(Search *x, int v, const OpSplit *s)
+{
+	const Node *nd = &x->g->nodes[v];
+	double c = cost_compute(x->cm, nd, x->st->node[v].od, s->split), n = 1;
+	for (int k = 0; k < nd->nin; k++)
+		if (x->needs[nd->in[k]] && differentiable(x->g, nd, k))
+			n++;
+	return c * n;
 }
 
 /* What depends on v's strategy s: its compute, its inputs' and its
@@ -386,11 +475,11 @@ static double local_cost(Search *x, int v, const OpSplit *s, double *bytes)
 	TensorLayout in[MAX_RULE_INPUTS + 8], raw, out;
 	TensorLayout *ins = nd->nin <= (int)(sizeof in / sizeof in[0]) ? in : xmalloc(sizeof(TensorLayout) * (size_t)nd->nin);
 	layouts(x, v, s, ins, &raw, &out);
-	double c = cost_compute(x->cm, nd, ns->od, s->split);
+	double c = compute_cost(x, v, s);
 	const Value *res = &g->values[nd->result];
 	double mem = (double)cost_slice_bytes(&raw, res->type.dims, dtype_bytes(res->type.dtype));
 	for (int k = 0; k < nd->nin; k++) {
-		c += in_cost(x, v, k, &ins[k]) + grad_cost(x, v, k, &ins[k], &raw);
+		c += in_cost(x, v, k, &ins[k], false) + grad_cost(x, v, k, &ins[k], &raw, false);
 		const Src *sr = &x->src[v][k];
 		if (sr->kind != SRC_PARAM || x->first_node[sr->id] != v || x->first_in[sr->id] != k ||
 		    x->st->home_fixed[sr->id])
@@ -401,7 +490,7 @@ static double local_cost(Search *x, int v, const OpSplit *s, double *bytes)
 			mem += x->mem_factor * (double)cost_slice_bytes(&ins[k], pv->type.dims, dtype_bytes(pv->type.dtype));
 		for (int i = x->pstart[p]; i < x->pstart[p + 1]; i++) {
 			int w = x->pnode[i];
-			if (x->decided[w])
+			if (x->decided[w] && !shared(x, w, x->pin[i], &x->in[w][x->pin[i]], -1, true))
 				c += carry_cost(x, ins[k], p, &x->src[w][x->pin[i]], &x->in[w][x->pin[i]]);
 		}
 	}
@@ -409,7 +498,7 @@ static double local_cost(Search *x, int v, const OpSplit *s, double *bytes)
 		c += cost_redist(x->cm, &raw, ns->delivered, res->type.dims, dtype_bytes(res->type.dtype), NULL);
 	for (int i = x->cstart[v]; i < x->cstart[v + 1]; i++) {
 		int w = x->cnode[i];
-		if (x->decided[w])
+		if (x->decided[w] && !shared(x, w, x->cin[i], &x->in[w][x->cin[i]], -1, true))
 			c += carry_cost(x, out, nd->result, &x->src[w][x->cin[i]], &x->in[w][x->cin[i]]);
 	}
 	if (x->returned[v])
@@ -551,7 +640,7 @@ static bool has_decided_neighbour(const Search *x, int v)
 	return false;
 }
 
-static void propagate(Search *x)
+static void propagate(Search *x, int seed, const OpSplit *seed_split)
 {
 	int nn = x->g->nnodes;
 	int *queue = xmalloc(sizeof(int) * (size_t)(nn ? nn : 1)), head = 0, tail = 0;
@@ -562,6 +651,11 @@ static void propagate(Search *x)
 			x->decided[v] = true;
 			queue[tail++] = v;
 		}
+	if (seed >= 0) {
+		set_current(x, seed, seed_split);
+		x->decided[seed] = true;
+		queue[tail++] = seed;
+	}
 	/* Operators taking a shard's fixed inputs are seeds too. */
 	for (int v = 0; v < nn; v++) {
 		bool fixed = false;
@@ -759,7 +853,7 @@ static void drec(Search *x, int *order, int *norder_out)
 }
 
 static double total(Search *x, double *memory);
-static void propagate(Search *x);
+static void propagate(Search *x, int seed, const OpSplit *seed_split);
 
 /* D-Rec, then local moves (refine); and, beyond MindSpore, the same moves
  * from the propagation result (the batch-parallel defaults when nothing is
@@ -771,21 +865,36 @@ static void recursive(Search *x)
 	int *order = xmalloc(sizeof(int) * (size_t)(nn ? nn : 1));
 	drec(x, order, &norder);
 	refine(x, order, norder);
-	double mem, first = total(x, &mem);
+	double mem, best = total(x, &mem);
 	OpSplit *keep = xmalloc(sizeof(OpSplit) * (size_t)(nn ? nn : 1));
 	memcpy(keep, x->cur, sizeof(OpSplit) * (size_t)nn);
-	memset(x->decided, 0, sizeof(bool) * (size_t)nn);
-	propagate(x);
-	for (int v = 0; v < nn; v++)
-		if (searchable(x, v) && !x->decided[v]) {
-			set_current(x, v, x->st->node[v].split);
-			x->decided[v] = true;
-		}
-	refine(x, order, norder);
-	if (first <= total(x, &mem))
+	/* Further starts: propagation from the defaults, and every operator
+	 * computed whole on every device (with training, where collectives cost
+	 * more than the compute they save, local moves from there find it). */
+	int64_t ones[MAX_OPDIMS];
+	for (int o = 0; o < MAX_OPDIMS; o++)
+		ones[o] = 1;
+	for (int start = 0; start < (x->m->train ? 2 : 1); start++) {
+		memset(x->decided, 0, sizeof(bool) * (size_t)nn);
+		if (start == 0)
+			propagate(x, -1, NULL);
 		for (int v = 0; v < nn; v++)
-			if (searchable(x, v))
-				set_current(x, v, &keep[v]);
+			if (searchable(x, v) && !x->decided[v]) {
+				OpSplit whole;
+				op_split_from_splits(x->st->node[v].od, ones, x->n, &whole);
+				set_current(x, v, start == 0 || x->fixed_node[v] ? x->st->node[v].split : &whole);
+				x->decided[v] = true;
+			}
+		refine(x, order, norder);
+		double c = total(x, &mem);
+		if (c < best) {
+			best = c;
+			memcpy(keep, x->cur, sizeof(OpSplit) * (size_t)nn);
+		}
+	}
+	for (int v = 0; v < nn; v++)
+		if (searchable(x, v))
+			set_current(x, v, &keep[v]);
 	free(keep);
 	free(order);
 }
@@ -876,9 +985,9 @@ static double total(Search *x, double *memory)
 		const Node *nd = &g->nodes[v];
 		const NodeStrategy *ns = &x->st->node[v];
 		const Value *res = &g->values[nd->result];
-		c += cost_compute(x->cm, nd, ns->od, x->cur[v].split);
+		c += compute_cost(x, v, &x->cur[v]);
 		for (int k = 0; k < nd->nin; k++)
-			c += in_cost(x, v, k, &x->in[v][k]) + grad_cost(x, v, k, &x->in[v][k], &x->raw[v]);
+			c += in_cost(x, v, k, &x->in[v][k], true) + grad_cost(x, v, k, &x->in[v][k], &x->raw[v], true);
 		if (ns->has_out_strategy)
 			c += cost_redist(x->cm, &x->raw[v], ns->delivered, res->type.dims, dtype_bytes(res->type.dtype), NULL);
 		if (x->returned[v])
@@ -924,7 +1033,7 @@ static void print_split(StrBuf *b, const Search *x, int v, const OpSplit *s)
 
 /* Per operator: the strategy, its cost against its final neighbours, and the
  * best other candidate. */
-static void explain(Search *x, FILE *out)
+static void explain(Search *x, double cost, FILE *out)
 {
 	const Graph *g = x->g;
 	int64_t (*cand)[MAX_OPDIMS] = xmalloc(sizeof *cand * MAX_CANDIDATES);
@@ -967,6 +1076,7 @@ static void explain(Search *x, FILE *out)
 		fprintf(out, "%s\n", b.data);
 		sb_free(&b);
 	}
+	fprintf(out, "# total cost %.4g s\n", cost);
 	free(cand);
 }
 
@@ -990,7 +1100,7 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 	if (m->ctx.search_mode == SM_RECURSIVE)
 		recursive(&x);
 	else
-		propagate(&x);
+		propagate(&x, -1, NULL);
 	for (int v = 0; v < f->g->nnodes; v++)
 		if (searchable(&x, v) && !x.fixed_node[v]) {
 			if (!x.decided[v])   /* no configured operator reaches it: the default stays */
@@ -998,10 +1108,9 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 			else
 				strategy_set_split(s, v, &x.cur[v]);
 		}
-	double mem;
-	total(&x, &mem);
+	double mem, cost = total(&x, &mem);
 	if (o->explain)
-		explain(&x, o->out ? o->out : stdout);
+		explain(&x, cost, o->out ? o->out : stdout);
 	bool ok = true;
 	if (mem > o->cluster.memory) {
 		const Graph *entry = module_entry(m);

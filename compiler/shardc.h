@@ -564,6 +564,11 @@ double cost_collective(CostModel *cm, const TensorLayout *l, uint32_t axes, int6
  * per rank in *bytes when not NULL. Cached. */
 double cost_redist(CostModel *cm, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
                    int64_t elem_bytes, int64_t *bytes);
+/* With a train block, the adjoint of redistributing from `from` to `to`:
+ * the gradient's plan back from `to` to `from`, both made complete (autodiff.c
+ * redistributes each step's gradient back so). 0 without training. */
+double cost_redist_back(CostModel *cm, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
+                        int64_t elem_bytes);
 /* Seconds of the operator's slice under op-dim splits `split`. */
 double cost_compute(const CostModel *cm, const Node *n, const OpDims *od, const int64_t *split);
 /* With a train block, what the backward pass sends for one operator input:

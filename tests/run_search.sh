@@ -6,7 +6,8 @@
 #   - Megatron: a GPT-style stack with no annotations, searched by the
 #     double-recursive search on 8 devices, needs no more communication per
 #     rank (manifest.json's comm_bytes_per_rank) than the same stack with
-#     tools/gen_gpt.py's hand-written Megatron column/row strategies.
+#     tools/gen_gpt.py's hand-written Megatron column/row strategies, forward
+#     only and with training (--train: forward and backward of one step).
 # Last line: N passed, N failed.
 shardc=${1:?usage: run_search.sh SHARDC}
 tmp=$(mktemp -d)
@@ -36,15 +37,18 @@ for f in ir-samples/*.ir "$tmp/gpt_drec.ir" "$tmp/gpt_prop.ir"; do
 	if diff -r "$out.a" "$out.b" >"$tmp/diff"; then ok; else bad "$f: --strategy-in gives other programs"; head -20 "$tmp/diff"; fi
 done
 
-for layers in 2 4; do
-	python3 tools/gen_gpt.py --layers $layers --devices 8 --mode auto_parallel --search recursive_programming \
-		-o "$tmp/plain.ir"
-	python3 tools/gen_gpt.py --layers $layers --devices 8 --megatron -o "$tmp/megatron.ir"
-	"$shardc" "$tmp/plain.ir" -o "$tmp/plain" && "$shardc" "$tmp/megatron.ir" -o "$tmp/megatron" || { bad "gpt $layers"; continue; }
-	d=$(comm_bytes "$tmp/plain/manifest.json") m=$(comm_bytes "$tmp/megatron/manifest.json")
-	echo "search: GPT-style stack of $layers layers on 8 devices: double-recursive search $d bytes per rank," \
-		"Megatron column/row by hand $m bytes per rank (forward, manifest.json)"
-	if [ "$d" -le "$m" ]; then ok; else bad "gpt $layers layers: D-Rec sends $d bytes per rank, Megatron $m"; fi
+for train in "" --train; do
+	for layers in 2 4; do
+		python3 tools/gen_gpt.py --layers $layers --devices 8 --mode auto_parallel --search recursive_programming \
+			$train -o "$tmp/plain.ir"
+		python3 tools/gen_gpt.py --layers $layers --devices 8 --megatron $train -o "$tmp/megatron.ir"
+		"$shardc" "$tmp/plain.ir" -o "$tmp/plain" && "$shardc" "$tmp/megatron.ir" -o "$tmp/megatron" ||
+			{ bad "gpt $layers $train"; continue; }
+		d=$(comm_bytes "$tmp/plain/manifest.json") m=$(comm_bytes "$tmp/megatron/manifest.json")
+		echo "search: GPT-style stack of $layers layers on 8 devices${train:+, training}: double-recursive search" \
+			"$d bytes per rank, Megatron column/row by hand $m bytes per rank (manifest.json)"
+		if [ "$d" -le "$m" ]; then ok; else bad "gpt $layers layers $train: D-Rec sends $d bytes per rank, Megatron $m"; fi
+	done
 done
 echo "search: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
