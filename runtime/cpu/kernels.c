@@ -156,17 +156,99 @@ static float binop(sc_binop op, float a, float b)
 	SC_DIE("bad binary op %d", (int)op);
 }
 
+/* a and b broadcast to y's dims, in as few dims as it takes: y's dims of
+ * size 1 dropped, neighbours merged where each operand's elements stay
+ * evenly spaced across them. The last dim's strides are then 0 or 1, so
+ * the kernels walk the outer dims and run a plain loop along the last. */
+typedef struct {
+	int ndim;                   /* at least 1 */
+	int64_t dims[SC_MAX_DIMS];  /* (ndim) */
+	int64_t sa[SC_MAX_DIMS];    /* (ndim) a's strides, 0 where broadcast */
+	int64_t sb[SC_MAX_DIMS];    /* (ndim) b's */
+} Bcast;
+
+static void bcast_collapse(const char *what_a, const char *what_b, const int64_t *a_dims, int a_ndim,
+                           const int64_t *b_dims, int b_ndim, const int64_t *y_dims, int y_ndim, Bcast *c)
+{
+	int64_t sa[SC_MAX_DIMS], sb[SC_MAX_DIMS];
+	sc_bcast_strides(what_a, a_dims, a_ndim, y_dims, y_ndim, sa);
+	sc_bcast_strides(what_b, b_dims, b_ndim, y_dims, y_ndim, sb);
+	int n = 0;
+	for (int d = 0; d < y_ndim; d++) {
+		if (y_dims[d] == 1)
+			continue;
+		if (n > 0 && c->sa[n - 1] == sa[d] * y_dims[d] && c->sb[n - 1] == sb[d] * y_dims[d]) {
+			c->dims[n - 1] *= y_dims[d];
+			c->sa[n - 1] = sa[d];
+			c->sb[n - 1] = sb[d];
+			continue;
+		}
+		c->dims[n] = y_dims[d];
+		c->sa[n] = sa[d];
+		c->sb[n] = sb[d];
+		n++;
+	}
+	if (n == 0) {   /* one element */
+		c->dims[0] = 1;
+		c->sa[0] = c->sb[0] = 0;
+		n = 1;
+	}
+	c->ndim = n;
+}
+
+/* y[j] = a[j sa] op b[j sb] for j < n, with sa and sb 0 or 1: one loop per
+ * operator and stride pair, so that each is a plain loop. */
+static void binary_row(sc_binop op, const float *a, int64_t sa, const float *b, int64_t sb, float *y, int64_t n)
+{
+	if (sa && sb) {
+		switch (op) {
+		case SC_ADD: for (int64_t j = 0; j < n; j++) y[j] = a[j] + b[j]; return;
+		case SC_SUB: for (int64_t j = 0; j < n; j++) y[j] = a[j] - b[j]; return;
+		case SC_MUL: for (int64_t j = 0; j < n; j++) y[j] = a[j] * b[j]; return;
+		case SC_DIV: for (int64_t j = 0; j < n; j++) y[j] = a[j] / b[j]; return;
+		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = a[j] >= b[j] ? a[j] : b[j]; return;
+		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = a[j] <= b[j] ? a[j] : b[j]; return;
+		}
+	} else if (sa) {
+		float v = b[0];
+		switch (op) {
+		case SC_ADD: for (int64_t j = 0; j < n; j++) y[j] = a[j] + v; return;
+		case SC_SUB: for (int64_t j = 0; j < n; j++) y[j] = a[j] - v; return;
+		case SC_MUL: for (int64_t j = 0; j < n; j++) y[j] = a[j] * v; return;
+		case SC_DIV: for (int64_t j = 0; j < n; j++) y[j] = a[j] / v; return;
+		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = a[j] >= v ? a[j] : v; return;
+		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = a[j] <= v ? a[j] : v; return;
+		}
+	} else if (sb) {
+		float v = a[0];
+		switch (op) {
+		case SC_ADD: for (int64_t j = 0; j < n; j++) y[j] = v + b[j]; return;
+		case SC_SUB: for (int64_t j = 0; j < n; j++) y[j] = v - b[j]; return;
+		case SC_MUL: for (int64_t j = 0; j < n; j++) y[j] = v * b[j]; return;
+		case SC_DIV: for (int64_t j = 0; j < n; j++) y[j] = v / b[j]; return;
+		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = v >= b[j] ? v : b[j]; return;
+		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = v <= b[j] ? v : b[j]; return;
+		}
+	} else {   /* y larger than both: one value repeated */
+		float v = binop(op, a[0], b[0]);
+		for (int64_t j = 0; j < n; j++)
+			y[j] = v;
+		return;
+	}
+	SC_DIE("bad binary op %d", (int)op);
+}
+
 void sc_cpu_binary(sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                    const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim)
 {
-	int64_t sa[SC_MAX_DIMS], sb[SC_MAX_DIMS];
-	sc_bcast_strides("binary a", a_dims, a_ndim, y_dims, y_ndim, sa);
-	sc_bcast_strides("binary b", b_dims, b_ndim, y_dims, y_ndim, sb);
-	int64_t n = sc_numel(y_dims, y_ndim);
+	Bcast c;
+	bcast_collapse("binary a", "binary b", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim, &c);
+	int last = c.ndim - 1;
+	int64_t len = c.dims[last], rows = sc_numel(c.dims, last);
 	Walk w;
-	walk_init(&w, y_dims, y_ndim, 2, sa, sb, NULL);
-	for (int64_t i = 0; i < n; i++, walk_next(&w))
-		y[i] = binop(op, a[w.off[0]], b[w.off[1]]);
+	walk_init(&w, c.dims, last, 2, c.sa, c.sb, NULL);
+	for (int64_t r = 0; r < rows; r++, walk_next(&w))
+		binary_row(op, a + w.off[0], c.sa[last], b + w.off[1], c.sb[last], y + r * len, len);
 }
 
 void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c)
@@ -621,27 +703,62 @@ void sc_cpu_l1_loss_grad(const float *pred, const float *target, const float *dl
 
 /* ---- broadcasting gradients ---- */
 
+/* da and db where a, b and y have one shape: one term each, no sums */
+static void binary_grad_same(sc_binop op, const float *a, const float *b, const float *dy, float *da, float *db,
+                             int64_t n)
+{
+	for (int64_t i = 0; da && i < n; i++) {
+		double g = dy[i];
+		switch (op) {
+		case SC_ADD: case SC_SUB: da[i] = (float)g; break;
+		case SC_MUL: da[i] = (float)(g * b[i]); break;
+		case SC_DIV: da[i] = (float)(g / b[i]); break;
+		case SC_MAXIMUM: da[i] = a[i] >= b[i] ? (float)g : 0; break;
+		case SC_MINIMUM: da[i] = a[i] <= b[i] ? (float)g : 0; break;
+		}
+	}
+	for (int64_t i = 0; db && i < n; i++) {
+		double g = dy[i];
+		switch (op) {
+		case SC_ADD: db[i] = (float)g; break;
+		case SC_SUB: db[i] = (float)-g; break;
+		case SC_MUL: db[i] = (float)(g * a[i]); break;
+		case SC_DIV: db[i] = (float)-(g * a[i] / ((double)b[i] * b[i])); break;
+		case SC_MAXIMUM: db[i] = a[i] >= b[i] ? 0 : (float)g; break;
+		case SC_MINIMUM: db[i] = a[i] <= b[i] ? 0 : (float)g; break;
+		}
+	}
+}
+
 void sc_cpu_binary_grad(sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                         const int64_t *b_dims, int b_ndim, const float *dy, const int64_t *y_dims, int y_ndim,
                         float *da, float *db)
 {
-	int64_t sa[SC_MAX_DIMS], sb[SC_MAX_DIMS];
-	sc_bcast_strides("binary_grad a", a_dims, a_ndim, y_dims, y_ndim, sa);
-	sc_bcast_strides("binary_grad b", b_dims, b_ndim, y_dims, y_ndim, sb);
-	int64_t n = sc_numel(y_dims, y_ndim), na = sc_numel(a_dims, a_ndim), nb = sc_numel(b_dims, b_ndim);
+	Bcast c;
+	bcast_collapse("binary_grad a", "binary_grad b", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim, &c);
+	int last = c.ndim - 1;
+	int64_t len = c.dims[last], rows = sc_numel(c.dims, last);
+	int64_t na = sc_numel(a_dims, a_ndim), nb = sc_numel(b_dims, b_ndim);
+	if (c.ndim == 1 && c.sa[0] == 1 && c.sb[0] == 1) {
+		binary_grad_same(op, a, b, dy, da, db, len);
+		return;
+	}
+	/* sums over the broadcast dims, in double, in y's order */
 	double *ga = xcalloc((size_t)na, sizeof *ga), *gb = xcalloc((size_t)nb, sizeof *gb);
+	int64_t sa = c.sa[last], sb = c.sb[last];
 	Walk w;
-	walk_init(&w, y_dims, y_ndim, 2, sa, sb, NULL);
-	for (int64_t i = 0; i < n; i++, walk_next(&w)) {
-		double g = dy[i];
-		int64_t ia = w.off[0], ib = w.off[1];
-		switch (op) {
-		case SC_ADD: ga[ia] += g; gb[ib] += g; break;
-		case SC_SUB: ga[ia] += g; gb[ib] -= g; break;
-		case SC_MUL: ga[ia] += g * b[ib]; gb[ib] += g * a[ia]; break;
-		case SC_DIV: ga[ia] += g / b[ib]; gb[ib] -= g * a[ia] / ((double)b[ib] * b[ib]); break;
-		case SC_MAXIMUM: if (a[ia] >= b[ib]) ga[ia] += g; else gb[ib] += g; break;
-		case SC_MINIMUM: if (a[ia] <= b[ib]) ga[ia] += g; else gb[ib] += g; break;
+	walk_init(&w, c.dims, last, 2, c.sa, c.sb, NULL);
+	for (int64_t r = 0; r < rows; r++, walk_next(&w)) {
+		for (int64_t j = 0, ia = w.off[0], ib = w.off[1]; j < len; j++, ia += sa, ib += sb) {
+			double g = dy[r * len + j];
+			switch (op) {
+			case SC_ADD: ga[ia] += g; gb[ib] += g; break;
+			case SC_SUB: ga[ia] += g; gb[ib] -= g; break;
+			case SC_MUL: ga[ia] += g * b[ib]; gb[ib] += g * a[ia]; break;
+			case SC_DIV: ga[ia] += g / b[ib]; gb[ib] -= g * a[ia] / ((double)b[ib] * b[ib]); break;
+			case SC_MAXIMUM: if (a[ia] >= b[ib]) ga[ia] += g; else gb[ib] += g; break;
+			case SC_MINIMUM: if (a[ia] <= b[ib]) ga[ia] += g; else gb[ib] += g; break;
+			}
 		}
 	}
 	for (int64_t i = 0; da && i < na; i++)

@@ -113,6 +113,46 @@ Test(binary, bad_broadcast_dies, .signal = SIGABRT, .init = cr_redirect_stderr)
 	sc_cpu_binary(SC_ADD, y, (const int64_t[]){2, 3}, 2, y, (const int64_t[]){2}, 1, y, (const int64_t[]){2, 3}, 2);
 }
 
+/* a op b as IR-SPEC 4 says it, one element at a time (the rules restated
+ * with t_unravel, not the kernel's strides) */
+static float naive_op(sc_binop op, float u, float v)
+{
+	switch (op) {
+	case SC_ADD: return u + v;
+	case SC_SUB: return u - v;
+	case SC_MUL: return u * v;
+	case SC_DIV: return u / v;
+	case SC_MAXIMUM: return u >= v ? u : v;
+	case SC_MINIMUM: return u <= v ? u : v;
+	}
+	return NAN;
+}
+
+Test(binary, every_broadcast_case_against_naive)
+{
+	enum { N = 4 * 8 * 16 * 16 };
+	static float a[N], b[N], y[N], want[N];
+	uint64_t s = 11;
+	for (int k = 0; k < t_n_bcast_cases; k++) {
+		const t_bcast_case *c = &t_bcast_cases[k];
+		int64_t na = t_numel(c->ad, c->an), nb = t_numel(c->bd, c->bn), ny = t_numel(c->yd, c->yn);
+		t_fill(a, na, &s, -2, 2);
+		t_fill(b, nb, &s, 0.5f, 2);
+		a[0] = b[0];   /* a tie for maximum and minimum */
+		for (sc_binop op = SC_ADD; op <= SC_MINIMUM; op++) {
+			sc_cpu_binary(op, a, c->ad, c->an, b, c->bd, c->bn, y, c->yd, c->yn);
+			int64_t yi[SC_MAX_DIMS];
+			for (int64_t i = 0; i < ny; i++) {
+				t_unravel(i, c->yd, c->yn, yi);
+				want[i] = naive_op(op, a[t_bcast_index(yi, c->yn, c->ad, c->an)],
+				                   b[t_bcast_index(yi, c->yn, c->bd, c->bn)]);
+			}
+			/* one float operation each: the same bits */
+			cr_assert(t_close(c->what, y, want, ny, 0, 0), "%s, op %d", c->what, op);
+		}
+	}
+}
+
 Test(elementwise, bias_add_and_scale)
 {
 	const float x[6] = {1, 2, 3, 4, 5, 6};
