@@ -412,25 +412,104 @@ static void copy_elem(char *dst, const char *src, size_t es)
 	}
 }
 
+/* y[i ys + j] = x[i + j xs] for i < rows, j < cols, in es-byte elements:
+ * one 2-D transpose, in tiles that fit in L1 on both sides. */
+static void transpose_2d(size_t es, const char *x, int64_t xs, char *y, int64_t ys, int64_t rows, int64_t cols)
+{
+	enum { T = 16 };
+	for (int64_t i0 = 0; i0 < rows; i0 += T)
+		for (int64_t j0 = 0; j0 < cols; j0 += T) {
+			int64_t i1 = i0 + T < rows ? i0 + T : rows, j1 = j0 + T < cols ? j0 + T : cols;
+			switch (es) {
+			case 1:
+				for (int64_t i = i0; i < i1; i++)
+					for (int64_t j = j0; j < j1; j++)
+						((uint8_t *)y)[i * ys + j] = ((const uint8_t *)x)[i + j * xs];
+				break;
+			case 2:
+				for (int64_t i = i0; i < i1; i++)
+					for (int64_t j = j0; j < j1; j++)
+						((uint16_t *)y)[i * ys + j] = ((const uint16_t *)x)[i + j * xs];
+				break;
+			case 4:
+				for (int64_t i = i0; i < i1; i++)
+					for (int64_t j = j0; j < j1; j++)
+						((uint32_t *)y)[i * ys + j] = ((const uint32_t *)x)[i + j * xs];
+				break;
+			case 8:
+				for (int64_t i = i0; i < i1; i++)
+					for (int64_t j = j0; j < j1; j++)
+						((uint64_t *)y)[i * ys + j] = ((const uint64_t *)x)[i + j * xs];
+				break;
+			default:
+				for (int64_t i = i0; i < i1; i++)
+					for (int64_t j = j0; j < j1; j++)
+						memcpy(y + (size_t)(i * ys + j) * es, x + (size_t)(i + j * xs) * es, es);
+			}
+		}
+}
+
+/* The permutation is first reduced to as few dims as it takes: y's dims of
+ * size 1 dropped, neighbours merged where they are neighbours in x too
+ * (perm (0, 2, 1, 3) on (B, S, H, D) stays 4 dims; (1, 0, 2) on (A, B, C)
+ * would too; (2, 0, 1) on (A, B, C) becomes the 2-D (A B, C) -> (C, A B)).
+ * Then either y's last dim is x's last (rows of x copied whole, one memcpy
+ * each), or x's last dim sits at some p in y, and each slice over y's dims
+ * p and last is a 2-D transpose. */
 void sc_cpu_transpose(sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm)
 {
 	sc_check_dims("transpose", dims, ndim);
 	int64_t xs[SC_MAX_DIMS], s[SC_MAX_DIMS], ydims[SC_MAX_DIMS];
 	bool seen[SC_MAX_DIMS] = {0};
 	row_strides(dims, ndim, xs);
+	int nd = 0;
 	for (int i = 0; i < ndim; i++) {
 		if (perm[i] < 0 || perm[i] >= ndim || seen[perm[i]])
 			SC_DIE("transpose: perm is not a permutation of 0..%d", ndim - 1);
 		seen[perm[i]] = true;
-		ydims[i] = dims[perm[i]];
-		s[i] = xs[perm[i]];
+		int64_t d = dims[perm[i]], st = xs[perm[i]];
+		if (d == 1)
+			continue;
+		if (nd > 0 && s[nd - 1] == st * d) {
+			ydims[nd - 1] *= d;
+			s[nd - 1] = st;
+			continue;
+		}
+		ydims[nd] = d;
+		s[nd] = st;
+		nd++;
 	}
 	size_t es = sc_dtype_size(dt);
 	int64_t n = sc_numel(dims, ndim);
+	if (nd == 0 || s[nd - 1] == 1) {   /* y's rows are x's rows */
+		int64_t len = nd ? ydims[nd - 1] : 1, rows = n / len;
+		Walk w;
+		walk_init(&w, ydims, nd ? nd - 1 : 0, 1, s, NULL, NULL);
+		for (int64_t r = 0; r < rows; r++, walk_next(&w))
+			memcpy((char *)y + (size_t)(r * len) * es, (const char *)x + (size_t)w.off[0] * es, (size_t)len * es);
+		return;
+	}
+	/* p: x's last dim (stride 1) in y. The others, without p and the last,
+	 * are walked with x's strides and y's. */
+	int p = 0;
+	while (s[p] != 1)
+		p++;
+	int64_t ys[SC_MAX_DIMS], odims[SC_MAX_DIMS], oxs[SC_MAX_DIMS], oys[SC_MAX_DIMS];
+	row_strides(ydims, nd, ys);
+	int no = 0;
+	for (int d = 0; d < nd - 1; d++)
+		if (d != p) {
+			odims[no] = ydims[d];
+			oxs[no] = s[d];
+			oys[no] = ys[d];
+			no++;
+		}
+	int64_t slices = sc_numel(odims, no);
 	Walk w;
-	walk_init(&w, ydims, ndim, 1, s, NULL, NULL);
-	for (int64_t i = 0; i < n; i++, walk_next(&w))
-		copy_elem((char *)y + (size_t)i * es, (const char *)x + (size_t)w.off[0] * es, es);
+	walk_init(&w, odims, no, 2, oxs, oys, NULL);
+	for (int64_t k = 0; k < slices; k++, walk_next(&w))
+		transpose_2d(es, (const char *)x + (size_t)w.off[0] * es, s[nd - 1], (char *)y + (size_t)w.off[1] * es, ys[p],
+		             ydims[p], ydims[nd - 1]);
 }
 
 void sc_cpu_gather(const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt, int64_t nidx,

@@ -251,6 +251,62 @@ Test(transpose, against_loops)
 	cr_assert_eq(yi[6 * 4 - 1], 1023);
 }
 
+/* y = x transposed, one element at a time, es bytes each */
+static void naive_transpose(size_t es, const uint8_t *x, uint8_t *y, const int64_t *dims, int nd, const int *perm)
+{
+	int64_t yd[SC_MAX_DIMS], yi[SC_MAX_DIMS], xi[SC_MAX_DIMS];
+	for (int k = 0; k < nd; k++)
+		yd[k] = dims[perm[k]];
+	for (int64_t i = 0; i < t_numel(dims, nd); i++) {
+		t_unravel(i, yd, nd, yi);
+		for (int k = 0; k < nd; k++)
+			xi[perm[k]] = yi[k];
+		memcpy(y + i * es, x + t_ravel(xi, dims, nd) * es, es);
+	}
+}
+
+Test(transpose, every_perm_and_element_size)
+{
+	/* every perm of 4 dims, on shapes with a dim of 1 (dropped), with dims
+	 * past the kernel's 16-element tiles, and (B, S, H, D) attention heads;
+	 * bool, float16, float32 and int64 elements */
+	static const int64_t shapes[][4] = {{2, 3, 4, 5}, {3, 1, 17, 19}, {20, 2, 1, 33}, {2, 16, 4, 8}};
+	const sc_dtype dts[] = {SC_BOOL, SC_F16, SC_F32, SC_I64};
+	const size_t ess[] = {1, 2, 4, 8};
+	enum { N = 20 * 2 * 33 * 8 };
+	static uint8_t x[N], y[N], want[N];
+	uint64_t s = 5;
+	for (int i = 0; i < N; i++)
+		x[i] = (uint8_t)(t_rand(&s) * 256);
+	int perms = 0;
+	for (int p0 = 0; p0 < 4; p0++)
+		for (int p1 = 0; p1 < 4; p1++)
+			for (int p2 = 0; p2 < 4; p2++) {
+				int p3 = 6 - p0 - p1 - p2;
+				if (p0 == p1 || p0 == p2 || p1 == p2 || p3 < 0 || p3 == p0 || p3 == p1 || p3 == p2)
+					continue;
+				const int perm[4] = {p0, p1, p2, p3};
+				perms++;
+				for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+					for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++) {
+						size_t es = ess[t], bytes = (size_t)t_numel(shapes[k], 4) * es;
+						sc_cpu_transpose(dts[t], x, y, shapes[k], 4, perm);
+						naive_transpose(es, x, want, shapes[k], 4, perm);
+						cr_assert(memcmp(y, want, bytes) == 0, "shape %zu perm (%d %d %d %d) %zu-byte elements", k,
+						          p0, p1, p2, p3, es);
+					}
+			}
+	cr_assert_eq(perms, 24);
+	/* a 2-D one over several tiles; rank 1 and rank 0 are copies */
+	sc_cpu_transpose(SC_F32, x, y, (const int64_t[]){37, 41}, 2, (const int[]){1, 0});
+	naive_transpose(4, x, want, (const int64_t[]){37, 41}, 2, (const int[]){1, 0});
+	cr_assert(memcmp(y, want, 37 * 41 * 4) == 0, "(37, 41) transposed");
+	sc_cpu_transpose(SC_I32, x, y, (const int64_t[]){5}, 1, (const int[]){0});
+	cr_assert(memcmp(y, x, 5 * 4) == 0, "rank 1");
+	sc_cpu_transpose(SC_I64, x, y, NULL, 0, NULL);
+	cr_assert(memcmp(y, x, 8) == 0, "rank 0");
+}
+
 Test(gather, offset_rows)
 {
 	/* rows 4..6 of a table whose global row r is (r, -r) */
