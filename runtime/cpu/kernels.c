@@ -325,12 +325,23 @@ void sc_cpu_softmax(const float *x, float *y, const int64_t *dims, int ndim, int
 			for (int64_t k = 0; k < len; k++)
 				mx = fmaxf(mx, xr[k * inner]);
 			double sum = 0;
+			if (is_log) {
+				for (int64_t k = 0; k < len; k++)
+					sum += expf(xr[k * inner] - mx);
+				double lse = log(sum);
+				for (int64_t k = 0; k < len; k++)
+					yr[k * inner] = (float)((double)xr[k * inner] - mx - lse);
+				continue;
+			}
+			/* y holds exp(x - max) until the sum is known */
+			for (int64_t k = 0; k < len; k++) {
+				float e = expf(xr[k * inner] - mx);
+				yr[k * inner] = e;
+				sum += e;
+			}
+			double inv = 1 / sum;
 			for (int64_t k = 0; k < len; k++)
-				sum += exp((double)xr[k * inner] - mx);
-			double lse = log((double)sum);
-			for (int64_t k = 0; k < len; k++)
-				yr[k * inner] = is_log ? (float)((double)xr[k * inner] - mx - lse)
-				                    : (float)(exp((double)xr[k * inner] - mx) / sum);
+				yr[k * inner] = (float)(yr[k * inner] * inv);
 		}
 }
 

@@ -212,6 +212,43 @@ Test(softmax, large_values_stay_finite)
 	CLOSE(y, ((const float[]){0.09003057f, 0.24472847f, 0.66524096f}), 3, "softmax of large logits");
 }
 
+/* softmax and log_softmax of float32 logits, in double */
+static void naive_softmax(const float *x, double *y, const int64_t *dims, int nd, int axis, int is_log)
+{
+	int64_t len = dims[axis], inner = t_numel(dims + axis + 1, nd - axis - 1), n = t_numel(dims, nd);
+	for (int64_t i = 0; i < n; i++) {
+		int64_t base = i / (len * inner) * len * inner + i % inner;
+		double mx = -INFINITY, sum = 0;
+		for (int64_t k = 0; k < len; k++)
+			mx = fmax(mx, x[base + k * inner]);
+		for (int64_t k = 0; k < len; k++)
+			sum += exp(x[base + k * inner] - mx);
+		y[i] = is_log ? x[i] - mx - log(sum) : exp(x[i] - mx) / sum;
+	}
+}
+
+Test(softmax, against_double_reference)
+{
+	/* logits up to 30 apart. expf's argument x - max is rounded to float32,
+	 * so softmax's relative error grows with it: under (|x - max| + 2)
+	 * 2^-24, 2e-6 here; log_softmax's absolute error is an ulp of 30 */
+	enum { N = 3 * 37 * 5 };
+	const int64_t d[3] = {3, 37, 5};
+	float x[N], y[N], want[N];
+	double ref[N];
+	uint64_t s = 9;
+	t_fill(x, N, &s, -15, 15);
+	for (int axis = 0; axis < 3; axis++)
+		for (int lg = 0; lg < 2; lg++) {
+			sc_cpu_softmax(x, y, d, 3, axis, lg);
+			naive_softmax(x, ref, d, 3, axis, lg);
+			for (int i = 0; i < N; i++)
+				want[i] = (float)ref[i];
+			cr_assert(t_close(lg ? "log_softmax" : "softmax", y, want, N, lg ? 4e-6 : 1e-9, lg ? 0 : 4e-6),
+			          "axis %d", axis);
+		}
+}
+
 Test(reduce, by_hand)
 {
 	float x[24], y[8];
