@@ -558,15 +558,33 @@ static void norm_shape(const int64_t *dims, int ndim, int bna, int bpa, int64_t 
 	*np = sc_numel(dims + bpa, ndim - bpa);
 }
 
+/* mean and 1/std of one row; four partial sums each, so that the double
+ * adds do not wait on one another */
 static void row_stats(const float *xr, int64_t cols, double eps, double *mean, double *rstd)
 {
-	double s = 0, v = 0;
-	for (int64_t j = 0; j < cols; j++)
-		s += xr[j];
-	*mean = s / (double)cols;
-	for (int64_t j = 0; j < cols; j++)
-		v += (xr[j] - *mean) * (xr[j] - *mean);
-	*rstd = 1.0 / sqrt(v / (double)cols + eps);
+	double s[4] = {0}, v[4] = {0};
+	int64_t j, n4 = cols / 4 * 4;
+	for (j = 0; j < n4; j += 4)
+		for (int k = 0; k < 4; k++)
+			s[k] += xr[j + k];
+	for (; j < cols; j++)
+		s[0] += xr[j];
+	double m = (s[0] + s[1] + s[2] + s[3]) / (double)cols;
+	for (j = 0; j < n4; j += 4)
+		for (int k = 0; k < 4; k++)
+			v[k] += (xr[j + k] - m) * (xr[j + k] - m);
+	for (; j < cols; j++)
+		v[0] += (xr[j] - m) * (xr[j] - m);
+	*mean = m;
+	*rstd = 1.0 / sqrt((v[0] + v[1] + v[2] + v[3]) / (double)cols + eps);
+}
+
+/* gamma and beta repeat every np elements of x, np a multiple of cols or a
+ * divisor of it: row r's piece j0.. (span long) reads them from (r cols +
+ * j0) % np on. */
+static int64_t norm_span(int64_t cols, int64_t np)
+{
+	return np < cols ? np : cols;
 }
 
 void sc_cpu_layer_norm(const float *x, const float *gamma, const float *beta, float *y, const int64_t *dims, int ndim,
@@ -574,12 +592,17 @@ void sc_cpu_layer_norm(const float *x, const float *gamma, const float *beta, fl
 {
 	int64_t rows, cols, np;
 	norm_shape(dims, ndim, begin_norm_axis, begin_params_axis, &rows, &cols, &np);
+	int64_t span = norm_span(cols, np);
 	for (int64_t r = 0; r < rows; r++) {
 		double mean, rstd;
-		row_stats(x + r * cols, cols, eps, &mean, &rstd);
-		for (int64_t j = 0; j < cols; j++) {
-			int64_t i = r * cols + j, p = i % np;
-			y[i] = (float)((x[i] - mean) * rstd * gamma[p] + beta[p]);
+		const float *xr = x + r * cols;
+		float *yr = y + r * cols;
+		row_stats(xr, cols, eps, &mean, &rstd);
+		for (int64_t j0 = 0; j0 < cols; j0 += span) {
+			int64_t p0 = (r * cols + j0) % np;
+			const float *g = gamma + p0, *be = beta + p0;
+			for (int64_t q = 0; q < span; q++)
+				yr[j0 + q] = (float)((xr[j0 + q] - mean) * rstd * g[q] + be[q]);
 		}
 	}
 }
@@ -590,24 +613,35 @@ void sc_cpu_layer_norm_grad(const float *dy, const float *x, const float *gamma,
 {
 	int64_t rows, cols, np;
 	norm_shape(dims, ndim, begin_norm_axis, begin_params_axis, &rows, &cols, &np);
+	int64_t span = norm_span(cols, np);
 	double *dg = xcalloc((size_t)np, sizeof *dg), *db = xcalloc((size_t)np, sizeof *db);
 	for (int64_t r = 0; r < rows; r++) {
 		double mean, rstd, m1 = 0, m2 = 0;
-		row_stats(x + r * cols, cols, eps, &mean, &rstd);
-		for (int64_t j = 0; j < cols; j++) {
-			int64_t i = r * cols + j, p = i % np;
-			double xh = (x[i] - mean) * rstd, g = (double)dy[i] * gamma[p];
-			m1 += g;
-			m2 += g * xh;
-			dg[p] += dy[i] * xh;
-			db[p] += dy[i];
+		const float *xr = x + r * cols, *dyr = dy + r * cols;
+		row_stats(xr, cols, eps, &mean, &rstd);
+		for (int64_t j0 = 0; j0 < cols; j0 += span) {
+			int64_t p0 = (r * cols + j0) % np;
+			const float *g = gamma + p0;
+			double *dgp = dg + p0, *dbp = db + p0;
+			for (int64_t q = 0; q < span; q++) {
+				double xh = (xr[j0 + q] - mean) * rstd, gq = (double)dyr[j0 + q] * g[q];
+				m1 += gq;
+				m2 += gq * xh;
+				dgp[q] += dyr[j0 + q] * xh;
+				dbp[q] += dyr[j0 + q];
+			}
 		}
 		m1 /= (double)cols;
 		m2 /= (double)cols;
-		for (int64_t j = 0; dx && j < cols; j++) {
-			int64_t i = r * cols + j, p = i % np;
-			double xh = (x[i] - mean) * rstd, g = (double)dy[i] * gamma[p];
-			dx[i] = (float)(rstd * (g - m1 - xh * m2));
+		if (!dx)
+			continue;
+		float *dxr = dx + r * cols;
+		for (int64_t j0 = 0; j0 < cols; j0 += span) {
+			const float *g = gamma + (r * cols + j0) % np;
+			for (int64_t q = 0; q < span; q++) {
+				double xh = (xr[j0 + q] - mean) * rstd, gq = (double)dyr[j0 + q] * g[q];
+				dxr[j0 + q] = (float)(rstd * (gq - m1 - xh * m2));
+			}
 		}
 	}
 	for (int64_t p = 0; p < np; p++) {

@@ -142,7 +142,7 @@ Test(grad, layer_norm)
 {
 	static const struct {
 		int bna, bpa;
-	} cases[] = {{2, 2}, {1, 2}, {2, 1}, {1, 1}, {-1, -1}};
+	} cases[] = {{2, 2}, {1, 2}, {2, 1}, {1, 1}, {-1, -1}, {0, 2}, {2, 0}, {0, 0}};
 	const int64_t d[3] = {2, 3, 4};
 	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
 		int bpa = cases[k].bpa < 0 ? cases[k].bpa + 3 : cases[k].bpa;

@@ -370,6 +370,38 @@ Test(layer_norm, by_hand)
 	      "layer_norm with (2, 4) params");
 }
 
+Test(layer_norm, every_axis_pair_against_double_reference)
+{
+	/* gamma and beta of size np repeat every np elements (np a divisor or
+	 * a multiple of the normalized block): every begin_norm_axis and
+	 * begin_params_axis of a (2, 3, 8) */
+	enum { N = 2 * 3 * 8 };
+	const int64_t d[3] = {2, 3, 8};
+	float x[N], g[N], b[N], y[N], want[N];
+	uint64_t s = 3;
+	t_fill(x, N, &s, -2, 2);
+	t_fill(g, N, &s, 0.5f, 1.5f);
+	t_fill(b, N, &s, -1, 1);
+	for (int bna = 0; bna < 3; bna++)
+		for (int bpa = 0; bpa < 3; bpa++) {
+			int64_t cols = t_numel(d + bna, 3 - bna), np = t_numel(d + bpa, 3 - bpa);
+			for (int64_t r = 0; r < N / cols; r++) {
+				double mean = 0, var = 0;
+				for (int64_t j = 0; j < cols; j++)
+					mean += x[r * cols + j] / (double)cols;
+				for (int64_t j = 0; j < cols; j++)
+					var += (x[r * cols + j] - mean) * (x[r * cols + j] - mean) / (double)cols;
+				for (int64_t j = 0; j < cols; j++) {
+					int64_t i = r * cols + j;
+					want[i] = (float)((x[i] - mean) / sqrt(var + 1e-5) * g[i % np] + b[i % np]);
+				}
+			}
+			sc_cpu_layer_norm(x, g, b, y, d, 3, bna, bpa, 1e-5);
+			cr_assert(t_close("layer_norm", y, want, N, 1e-6, 1e-6), "begin_norm_axis %d begin_params_axis %d", bna,
+			          bpa);
+		}
+}
+
 Test(concat, along_axis_1)
 {
 	const float a[2] = {1, 2}, b[4] = {3, 4, 5, 6};   /* (2, 1), (2, 2) */
