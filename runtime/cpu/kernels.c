@@ -7,7 +7,10 @@
  * stride, carry into the next". Sums over many elements (reductions, norms,
  * softmax, losses, broadcast gradients) accumulate in double. Matmuls go to
  * OpenBLAS. These are the reference the cuda backend is checked against, so
- * clarity beats speed here. */
+ * clarity comes first; but the generated programs run on them too, so the
+ * kernels a transformer block spends its time in (binary ops, transpose,
+ * softmax, layer norm) reduce their shapes first and walk only the outer
+ * dims, with a plain loop along the last. */
 #include "cpu_kernels.h"
 
 #include <cblas.h>
