@@ -7,7 +7,10 @@
  * stride, carry into the next". Sums over many elements (reductions, norms,
  * softmax, losses, broadcast gradients) accumulate in double. Matmuls go to
  * OpenBLAS. These are the reference the cuda backend is checked against, so
- * clarity beats speed here. */
+ * clarity comes first; but the generated programs run on them too, so the
+ * kernels a transformer block spends its time in (binary ops, transpose,
+ * softmax, layer norm) reduce their shapes first and walk only the outer
+ * dims, with a plain loop along the last. */
 #include "cpu_kernels.h"
 
 #include <cblas.h>
@@ -156,17 +159,99 @@ static float binop(sc_binop op, float a, float b)
 	SC_DIE("bad binary op %d", (int)op);
 }
 
+/* a and b broadcast to y's dims, in as few dims as it takes: y's dims of
+ * size 1 dropped, neighbours merged where each operand's elements stay
+ * evenly spaced across them. The last dim's strides are then 0 or 1, so
+ * the kernels walk the outer dims and run a plain loop along the last. */
+typedef struct {
+	int ndim;                   /* at least 1 */
+	int64_t dims[SC_MAX_DIMS];  /* (ndim) */
+	int64_t sa[SC_MAX_DIMS];    /* (ndim) a's strides, 0 where broadcast */
+	int64_t sb[SC_MAX_DIMS];    /* (ndim) b's */
+} Bcast;
+
+static void bcast_collapse(const char *what_a, const char *what_b, const int64_t *a_dims, int a_ndim,
+                           const int64_t *b_dims, int b_ndim, const int64_t *y_dims, int y_ndim, Bcast *c)
+{
+	int64_t sa[SC_MAX_DIMS], sb[SC_MAX_DIMS];
+	sc_bcast_strides(what_a, a_dims, a_ndim, y_dims, y_ndim, sa);
+	sc_bcast_strides(what_b, b_dims, b_ndim, y_dims, y_ndim, sb);
+	int n = 0;
+	for (int d = 0; d < y_ndim; d++) {
+		if (y_dims[d] == 1)
+			continue;
+		if (n > 0 && c->sa[n - 1] == sa[d] * y_dims[d] && c->sb[n - 1] == sb[d] * y_dims[d]) {
+			c->dims[n - 1] *= y_dims[d];
+			c->sa[n - 1] = sa[d];
+			c->sb[n - 1] = sb[d];
+			continue;
+		}
+		c->dims[n] = y_dims[d];
+		c->sa[n] = sa[d];
+		c->sb[n] = sb[d];
+		n++;
+	}
+	if (n == 0) {   /* one element */
+		c->dims[0] = 1;
+		c->sa[0] = c->sb[0] = 0;
+		n = 1;
+	}
+	c->ndim = n;
+}
+
+/* y[j] = a[j sa] op b[j sb] for j < n, with sa and sb 0 or 1: one loop per
+ * operator and stride pair, so that each is a plain loop. */
+static void binary_row(sc_binop op, const float *a, int64_t sa, const float *b, int64_t sb, float *y, int64_t n)
+{
+	if (sa && sb) {
+		switch (op) {
+		case SC_ADD: for (int64_t j = 0; j < n; j++) y[j] = a[j] + b[j]; return;
+		case SC_SUB: for (int64_t j = 0; j < n; j++) y[j] = a[j] - b[j]; return;
+		case SC_MUL: for (int64_t j = 0; j < n; j++) y[j] = a[j] * b[j]; return;
+		case SC_DIV: for (int64_t j = 0; j < n; j++) y[j] = a[j] / b[j]; return;
+		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = a[j] >= b[j] ? a[j] : b[j]; return;
+		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = a[j] <= b[j] ? a[j] : b[j]; return;
+		}
+	} else if (sa) {
+		float v = b[0];
+		switch (op) {
+		case SC_ADD: for (int64_t j = 0; j < n; j++) y[j] = a[j] + v; return;
+		case SC_SUB: for (int64_t j = 0; j < n; j++) y[j] = a[j] - v; return;
+		case SC_MUL: for (int64_t j = 0; j < n; j++) y[j] = a[j] * v; return;
+		case SC_DIV: for (int64_t j = 0; j < n; j++) y[j] = a[j] / v; return;
+		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = a[j] >= v ? a[j] : v; return;
+		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = a[j] <= v ? a[j] : v; return;
+		}
+	} else if (sb) {
+		float v = a[0];
+		switch (op) {
+		case SC_ADD: for (int64_t j = 0; j < n; j++) y[j] = v + b[j]; return;
+		case SC_SUB: for (int64_t j = 0; j < n; j++) y[j] = v - b[j]; return;
+		case SC_MUL: for (int64_t j = 0; j < n; j++) y[j] = v * b[j]; return;
+		case SC_DIV: for (int64_t j = 0; j < n; j++) y[j] = v / b[j]; return;
+		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = v >= b[j] ? v : b[j]; return;
+		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = v <= b[j] ? v : b[j]; return;
+		}
+	} else {   /* y larger than both: one value repeated */
+		float v = binop(op, a[0], b[0]);
+		for (int64_t j = 0; j < n; j++)
+			y[j] = v;
+		return;
+	}
+	SC_DIE("bad binary op %d", (int)op);
+}
+
 void sc_cpu_binary(sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                    const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim)
 {
-	int64_t sa[SC_MAX_DIMS], sb[SC_MAX_DIMS];
-	sc_bcast_strides("binary a", a_dims, a_ndim, y_dims, y_ndim, sa);
-	sc_bcast_strides("binary b", b_dims, b_ndim, y_dims, y_ndim, sb);
-	int64_t n = sc_numel(y_dims, y_ndim);
+	Bcast c;
+	bcast_collapse("binary a", "binary b", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim, &c);
+	int last = c.ndim - 1;
+	int64_t len = c.dims[last], rows = sc_numel(c.dims, last);
 	Walk w;
-	walk_init(&w, y_dims, y_ndim, 2, sa, sb, NULL);
-	for (int64_t i = 0; i < n; i++, walk_next(&w))
-		y[i] = binop(op, a[w.off[0]], b[w.off[1]]);
+	walk_init(&w, c.dims, last, 2, c.sa, c.sb, NULL);
+	for (int64_t r = 0; r < rows; r++, walk_next(&w))
+		binary_row(op, a + w.off[0], c.sa[last], b + w.off[1], c.sb[last], y + r * len, len);
 }
 
 void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c)
@@ -243,12 +328,23 @@ void sc_cpu_softmax(const float *x, float *y, const int64_t *dims, int ndim, int
 			for (int64_t k = 0; k < len; k++)
 				mx = fmaxf(mx, xr[k * inner]);
 			double sum = 0;
+			if (is_log) {
+				for (int64_t k = 0; k < len; k++)
+					sum += expf(xr[k * inner] - mx);
+				double lse = log(sum);
+				for (int64_t k = 0; k < len; k++)
+					yr[k * inner] = (float)((double)xr[k * inner] - mx - lse);
+				continue;
+			}
+			/* y holds exp(x - max) until the sum is known */
+			for (int64_t k = 0; k < len; k++) {
+				float e = expf(xr[k * inner] - mx);
+				yr[k * inner] = e;
+				sum += e;
+			}
+			double inv = 1 / sum;
 			for (int64_t k = 0; k < len; k++)
-				sum += exp((double)xr[k * inner] - mx);
-			double lse = log((double)sum);
-			for (int64_t k = 0; k < len; k++)
-				yr[k * inner] = is_log ? (float)((double)xr[k * inner] - mx - lse)
-				                    : (float)(exp((double)xr[k * inner] - mx) / sum);
+				yr[k * inner] = (float)(yr[k * inner] * inv);
 		}
 }
 
@@ -330,25 +426,104 @@ static void copy_elem(char *dst, const char *src, size_t es)
 	}
 }
 
+/* y[i ys + j] = x[i + j xs] for i < rows, j < cols, in es-byte elements:
+ * one 2-D transpose, in tiles that fit in L1 on both sides. */
+static void transpose_2d(size_t es, const char *x, int64_t xs, char *y, int64_t ys, int64_t rows, int64_t cols)
+{
+	enum { T = 16 };
+	for (int64_t i0 = 0; i0 < rows; i0 += T)
+		for (int64_t j0 = 0; j0 < cols; j0 += T) {
+			int64_t i1 = i0 + T < rows ? i0 + T : rows, j1 = j0 + T < cols ? j0 + T : cols;
+			switch (es) {
+			case 1:
+				for (int64_t i = i0; i < i1; i++)
+					for (int64_t j = j0; j < j1; j++)
+						((uint8_t *)y)[i * ys + j] = ((const uint8_t *)x)[i + j * xs];
+				break;
+			case 2:
+				for (int64_t i = i0; i < i1; i++)
+					for (int64_t j = j0; j < j1; j++)
+						((uint16_t *)y)[i * ys + j] = ((const uint16_t *)x)[i + j * xs];
+				break;
+			case 4:
+				for (int64_t i = i0; i < i1; i++)
+					for (int64_t j = j0; j < j1; j++)
+						((uint32_t *)y)[i * ys + j] = ((const uint32_t *)x)[i + j * xs];
+				break;
+			case 8:
+				for (int64_t i = i0; i < i1; i++)
+					for (int64_t j = j0; j < j1; j++)
+						((uint64_t *)y)[i * ys + j] = ((const uint64_t *)x)[i + j * xs];
+				break;
+			default:
+				for (int64_t i = i0; i < i1; i++)
+					for (int64_t j = j0; j < j1; j++)
+						memcpy(y + (size_t)(i * ys + j) * es, x + (size_t)(i + j * xs) * es, es);
+			}
+		}
+}
+
+/* The permutation is first reduced to as few dims as it takes: y's dims of
+ * size 1 dropped, neighbours merged where they are neighbours in x too
+ * (perm (0, 2, 1, 3) on (B, S, H, D) stays 4 dims; (1, 0, 2) on (A, B, C)
+ * would too; (2, 0, 1) on (A, B, C) becomes the 2-D (A B, C) -> (C, A B)).
+ * Then either y's last dim is x's last (rows of x copied whole, one memcpy
+ * each), or x's last dim sits at some p in y, and each slice over y's dims
+ * p and last is a 2-D transpose. */
 void sc_cpu_transpose(sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm)
 {
 	sc_check_dims("transpose", dims, ndim);
 	int64_t xs[SC_MAX_DIMS], s[SC_MAX_DIMS], ydims[SC_MAX_DIMS];
 	bool seen[SC_MAX_DIMS] = {0};
 	row_strides(dims, ndim, xs);
+	int nd = 0;
 	for (int i = 0; i < ndim; i++) {
 		if (perm[i] < 0 || perm[i] >= ndim || seen[perm[i]])
 			SC_DIE("transpose: perm is not a permutation of 0..%d", ndim - 1);
 		seen[perm[i]] = true;
-		ydims[i] = dims[perm[i]];
-		s[i] = xs[perm[i]];
+		int64_t d = dims[perm[i]], st = xs[perm[i]];
+		if (d == 1)
+			continue;
+		if (nd > 0 && s[nd - 1] == st * d) {
+			ydims[nd - 1] *= d;
+			s[nd - 1] = st;
+			continue;
+		}
+		ydims[nd] = d;
+		s[nd] = st;
+		nd++;
 	}
 	size_t es = sc_dtype_size(dt);
 	int64_t n = sc_numel(dims, ndim);
+	if (nd == 0 || s[nd - 1] == 1) {   /* y's rows are x's rows */
+		int64_t len = nd ? ydims[nd - 1] : 1, rows = n / len;
+		Walk w;
+		walk_init(&w, ydims, nd ? nd - 1 : 0, 1, s, NULL, NULL);
+		for (int64_t r = 0; r < rows; r++, walk_next(&w))
+			memcpy((char *)y + (size_t)(r * len) * es, (const char *)x + (size_t)w.off[0] * es, (size_t)len * es);
+		return;
+	}
+	/* p: x's last dim (stride 1) in y. The others, without p and the last,
+	 * are walked with x's strides and y's. */
+	int p = 0;
+	while (s[p] != 1)
+		p++;
+	int64_t ys[SC_MAX_DIMS], odims[SC_MAX_DIMS], oxs[SC_MAX_DIMS], oys[SC_MAX_DIMS];
+	row_strides(ydims, nd, ys);
+	int no = 0;
+	for (int d = 0; d < nd - 1; d++)
+		if (d != p) {
+			odims[no] = ydims[d];
+			oxs[no] = s[d];
+			oys[no] = ys[d];
+			no++;
+		}
+	int64_t slices = sc_numel(odims, no);
 	Walk w;
-	walk_init(&w, ydims, ndim, 1, s, NULL, NULL);
-	for (int64_t i = 0; i < n; i++, walk_next(&w))
-		copy_elem((char *)y + (size_t)i * es, (const char *)x + (size_t)w.off[0] * es, es);
+	walk_init(&w, odims, no, 2, oxs, oys, NULL);
+	for (int64_t k = 0; k < slices; k++, walk_next(&w))
+		transpose_2d(es, (const char *)x + (size_t)w.off[0] * es, s[nd - 1], (char *)y + (size_t)w.off[1] * es, ys[p],
+		             ydims[p], ydims[nd - 1]);
 }
 
 void sc_cpu_gather(const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt, int64_t nidx,
@@ -386,15 +561,33 @@ static void norm_shape(const int64_t *dims, int ndim, int bna, int bpa, int64_t 
 	*np = sc_numel(dims + bpa, ndim - bpa);
 }
 
+/* mean and 1/std of one row; four partial sums each, so that the double
+ * adds do not wait on one another */
 static void row_stats(const float *xr, int64_t cols, double eps, double *mean, double *rstd)
 {
-	double s = 0, v = 0;
-	for (int64_t j = 0; j < cols; j++)
-		s += xr[j];
-	*mean = s / (double)cols;
-	for (int64_t j = 0; j < cols; j++)
-		v += (xr[j] - *mean) * (xr[j] - *mean);
-	*rstd = 1.0 / sqrt(v / (double)cols + eps);
+	double s[4] = {0}, v[4] = {0};
+	int64_t j, n4 = cols / 4 * 4;
+	for (j = 0; j < n4; j += 4)
+		for (int k = 0; k < 4; k++)
+			s[k] += xr[j + k];
+	for (; j < cols; j++)
+		s[0] += xr[j];
+	double m = (s[0] + s[1] + s[2] + s[3]) / (double)cols;
+	for (j = 0; j < n4; j += 4)
+		for (int k = 0; k < 4; k++)
+			v[k] += (xr[j + k] - m) * (xr[j + k] - m);
+	for (; j < cols; j++)
+		v[0] += (xr[j] - m) * (xr[j] - m);
+	*mean = m;
+	*rstd = 1.0 / sqrt((v[0] + v[1] + v[2] + v[3]) / (double)cols + eps);
+}
+
+/* gamma and beta repeat every np elements of x, np a multiple of cols or a
+ * divisor of it: row r's piece j0.. (span long) reads them from (r cols +
+ * j0) % np on. */
+static int64_t norm_span(int64_t cols, int64_t np)
+{
+	return np < cols ? np : cols;
 }
 
 void sc_cpu_layer_norm(const float *x, const float *gamma, const float *beta, float *y, const int64_t *dims, int ndim,
@@ -402,12 +595,17 @@ void sc_cpu_layer_norm(const float *x, const float *gamma, const float *beta, fl
 {
 	int64_t rows, cols, np;
 	norm_shape(dims, ndim, begin_norm_axis, begin_params_axis, &rows, &cols, &np);
+	int64_t span = norm_span(cols, np);
 	for (int64_t r = 0; r < rows; r++) {
 		double mean, rstd;
-		row_stats(x + r * cols, cols, eps, &mean, &rstd);
-		for (int64_t j = 0; j < cols; j++) {
-			int64_t i = r * cols + j, p = i % np;
-			y[i] = (float)((x[i] - mean) * rstd * gamma[p] + beta[p]);
+		const float *xr = x + r * cols;
+		float *yr = y + r * cols;
+		row_stats(xr, cols, eps, &mean, &rstd);
+		for (int64_t j0 = 0; j0 < cols; j0 += span) {
+			int64_t p0 = (r * cols + j0) % np;
+			const float *g = gamma + p0, *be = beta + p0;
+			for (int64_t q = 0; q < span; q++)
+				yr[j0 + q] = (float)((xr[j0 + q] - mean) * rstd * g[q] + be[q]);
 		}
 	}
 }
@@ -418,24 +616,35 @@ void sc_cpu_layer_norm_grad(const float *dy, const float *x, const float *gamma,
 {
 	int64_t rows, cols, np;
 	norm_shape(dims, ndim, begin_norm_axis, begin_params_axis, &rows, &cols, &np);
+	int64_t span = norm_span(cols, np);
 	double *dg = xcalloc((size_t)np, sizeof *dg), *db = xcalloc((size_t)np, sizeof *db);
 	for (int64_t r = 0; r < rows; r++) {
 		double mean, rstd, m1 = 0, m2 = 0;
-		row_stats(x + r * cols, cols, eps, &mean, &rstd);
-		for (int64_t j = 0; j < cols; j++) {
-			int64_t i = r * cols + j, p = i % np;
-			double xh = (x[i] - mean) * rstd, g = (double)dy[i] * gamma[p];
-			m1 += g;
-			m2 += g * xh;
-			dg[p] += dy[i] * xh;
-			db[p] += dy[i];
+		const float *xr = x + r * cols, *dyr = dy + r * cols;
+		row_stats(xr, cols, eps, &mean, &rstd);
+		for (int64_t j0 = 0; j0 < cols; j0 += span) {
+			int64_t p0 = (r * cols + j0) % np;
+			const float *g = gamma + p0;
+			double *dgp = dg + p0, *dbp = db + p0;
+			for (int64_t q = 0; q < span; q++) {
+				double xh = (xr[j0 + q] - mean) * rstd, gq = (double)dyr[j0 + q] * g[q];
+				m1 += gq;
+				m2 += gq * xh;
+				dgp[q] += dyr[j0 + q] * xh;
+				dbp[q] += dyr[j0 + q];
+			}
 		}
 		m1 /= (double)cols;
 		m2 /= (double)cols;
-		for (int64_t j = 0; dx && j < cols; j++) {
-			int64_t i = r * cols + j, p = i % np;
-			double xh = (x[i] - mean) * rstd, g = (double)dy[i] * gamma[p];
-			dx[i] = (float)(rstd * (g - m1 - xh * m2));
+		if (!dx)
+			continue;
+		float *dxr = dx + r * cols;
+		for (int64_t j0 = 0; j0 < cols; j0 += span) {
+			const float *g = gamma + (r * cols + j0) % np;
+			for (int64_t q = 0; q < span; q++) {
+				double xh = (xr[j0 + q] - mean) * rstd, gq = (double)dyr[j0 + q] * g[q];
+				dxr[j0 + q] = (float)(rstd * (gq - m1 - xh * m2));
+			}
 		}
 	}
 	for (int64_t p = 0; p < np; p++) {
@@ -621,27 +830,62 @@ void sc_cpu_l1_loss_grad(const float *pred, const float *target, const float *dl
 
 /* ---- broadcasting gradients ---- */
 
+/* da and db where a, b and y have one shape: one term each, no sums */
+static void binary_grad_same(sc_binop op, const float *a, const float *b, const float *dy, float *da, float *db,
+                             int64_t n)
+{
+	for (int64_t i = 0; da && i < n; i++) {
+		double g = dy[i];
+		switch (op) {
+		case SC_ADD: case SC_SUB: da[i] = (float)g; break;
+		case SC_MUL: da[i] = (float)(g * b[i]); break;
+		case SC_DIV: da[i] = (float)(g / b[i]); break;
+		case SC_MAXIMUM: da[i] = a[i] >= b[i] ? (float)g : 0; break;
+		case SC_MINIMUM: da[i] = a[i] <= b[i] ? (float)g : 0; break;
+		}
+	}
+	for (int64_t i = 0; db && i < n; i++) {
+		double g = dy[i];
+		switch (op) {
+		case SC_ADD: db[i] = (float)g; break;
+		case SC_SUB: db[i] = (float)-g; break;
+		case SC_MUL: db[i] = (float)(g * a[i]); break;
+		case SC_DIV: db[i] = (float)-(g * a[i] / ((double)b[i] * b[i])); break;
+		case SC_MAXIMUM: db[i] = a[i] >= b[i] ? 0 : (float)g; break;
+		case SC_MINIMUM: db[i] = a[i] <= b[i] ? 0 : (float)g; break;
+		}
+	}
+}
+
 void sc_cpu_binary_grad(sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                         const int64_t *b_dims, int b_ndim, const float *dy, const int64_t *y_dims, int y_ndim,
                         float *da, float *db)
 {
-	int64_t sa[SC_MAX_DIMS], sb[SC_MAX_DIMS];
-	sc_bcast_strides("binary_grad a", a_dims, a_ndim, y_dims, y_ndim, sa);
-	sc_bcast_strides("binary_grad b", b_dims, b_ndim, y_dims, y_ndim, sb);
-	int64_t n = sc_numel(y_dims, y_ndim), na = sc_numel(a_dims, a_ndim), nb = sc_numel(b_dims, b_ndim);
+	Bcast c;
+	bcast_collapse("binary_grad a", "binary_grad b", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim, &c);
+	int last = c.ndim - 1;
+	int64_t len = c.dims[last], rows = sc_numel(c.dims, last);
+	int64_t na = sc_numel(a_dims, a_ndim), nb = sc_numel(b_dims, b_ndim);
+	if (c.ndim == 1 && c.sa[0] == 1 && c.sb[0] == 1) {
+		binary_grad_same(op, a, b, dy, da, db, len);
+		return;
+	}
+	/* sums over the broadcast dims, in double, in y's order */
 	double *ga = xcalloc((size_t)na, sizeof *ga), *gb = xcalloc((size_t)nb, sizeof *gb);
+	int64_t sa = c.sa[last], sb = c.sb[last];
 	Walk w;
-	walk_init(&w, y_dims, y_ndim, 2, sa, sb, NULL);
-	for (int64_t i = 0; i < n; i++, walk_next(&w)) {
-		double g = dy[i];
-		int64_t ia = w.off[0], ib = w.off[1];
-		switch (op) {
-		case SC_ADD: ga[ia] += g; gb[ib] += g; break;
-		case SC_SUB: ga[ia] += g; gb[ib] -= g; break;
-		case SC_MUL: ga[ia] += g * b[ib]; gb[ib] += g * a[ia]; break;
-		case SC_DIV: ga[ia] += g / b[ib]; gb[ib] -= g * a[ia] / ((double)b[ib] * b[ib]); break;
-		case SC_MAXIMUM: if (a[ia] >= b[ib]) ga[ia] += g; else gb[ib] += g; break;
-		case SC_MINIMUM: if (a[ia] <= b[ib]) ga[ia] += g; else gb[ib] += g; break;
+	walk_init(&w, c.dims, last, 2, c.sa, c.sb, NULL);
+	for (int64_t r = 0; r < rows; r++, walk_next(&w)) {
+		for (int64_t j = 0, ia = w.off[0], ib = w.off[1]; j < len; j++, ia += sa, ib += sb) {
+			double g = dy[r * len + j];
+			switch (op) {
+			case SC_ADD: ga[ia] += g; gb[ib] += g; break;
+			case SC_SUB: ga[ia] += g; gb[ib] -= g; break;
+			case SC_MUL: ga[ia] += g * b[ib]; gb[ib] += g * a[ia]; break;
+			case SC_DIV: ga[ia] += g / b[ib]; gb[ib] -= g * a[ia] / ((double)b[ib] * b[ib]); break;
+			case SC_MAXIMUM: if (a[ia] >= b[ib]) ga[ia] += g; else gb[ib] += g; break;
+			case SC_MINIMUM: if (a[ia] <= b[ib]) ga[ia] += g; else gb[ib] += g; break;
+			}
 		}
 	}
 	for (int64_t i = 0; da && i < na; i++)

@@ -43,6 +43,31 @@ int64_t t_ravel(const int64_t *idx, const int64_t *dims, int nd)
 	return i;
 }
 
+const t_bcast_case t_bcast_cases[] = {
+	{3, 3, 3, {3, 5, 7}, {3, 5, 7}, {3, 5, 7}, "same shapes"},
+	{2, 0, 2, {6, 9}, {0}, {6, 9}, "b a scalar"},
+	{1, 2, 2, {1}, {6, 9}, {6, 9}, "a of shape (1,)"},
+	{2, 1, 2, {6, 9}, {9}, {6, 9}, "b (c,) along rows"},
+	{2, 2, 2, {6, 9}, {1, 9}, {6, 9}, "b (1, c)"},
+	{2, 2, 2, {6, 9}, {6, 1}, {6, 9}, "b (rows, 1)"},
+	{2, 2, 2, {6, 1}, {6, 9}, {6, 9}, "a (rows, 1)"},
+	{3, 3, 3, {4, 3, 5}, {4, 1, 5}, {4, 3, 5}, "b repeated along the middle dim"},
+	{2, 2, 2, {4, 1}, {1, 5}, {4, 5}, "both broadcast: an outer sum"},
+	{3, 1, 3, {3, 1, 5}, {5}, {3, 1, 5}, "y with a dim of 1"},
+	{1, 1, 2, {1}, {1}, {2, 3}, "y larger than both"},
+	{4, 4, 4, {2, 1, 3, 1}, {1, 4, 1, 5}, {2, 4, 3, 5}, "alternating"},
+	{4, 2, 4, {4, 8, 16, 16}, {16, 1}, {4, 8, 16, 16}, "a column of a batch"},
+};
+const int t_n_bcast_cases = sizeof t_bcast_cases / sizeof t_bcast_cases[0];
+
+int64_t t_bcast_index(const int64_t *yi, int yn, const int64_t *dims, int nd)
+{
+	int64_t idx[8];
+	for (int d = 0; d < nd; d++)
+		idx[d] = dims[d] == 1 ? 0 : yi[yn - nd + d];
+	return t_ravel(idx, dims, nd);
+}
+
 bool t_close(const char *what, const float *got, const float *want, int64_t n, double atol, double rtol)
 {
 	int64_t bad = -1, nbad = 0;

@@ -15,6 +15,18 @@ int64_t t_numel(const int64_t *dims, int nd);
 void t_unravel(int64_t i, const int64_t *dims, int nd, int64_t *idx);
 int64_t t_ravel(const int64_t *idx, const int64_t *dims, int nd);
 
+/* shapes (a, b, y) that cover the broadcasting kernels' paths (same
+ * shapes, scalars, a row or a column repeated, the general walk) */
+typedef struct {
+	int an, bn, yn;
+	int64_t ad[4], bd[4], yd[4];
+	const char *what;
+} t_bcast_case;
+extern const t_bcast_case t_bcast_cases[];
+extern const int t_n_bcast_cases;
+/* the flat index in an operand of dims (nd) of y's element at yi (yn) */
+int64_t t_bcast_index(const int64_t *yi, int yn, const int64_t *dims, int nd);
+
 /* |got - want| <= atol + rtol |want| for every element; on failure prints
  * what, the first bad index and the largest difference (llm.c
  * validate_result). */

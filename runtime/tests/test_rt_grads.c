@@ -6,7 +6,9 @@
  * (L(x + h e_i) - L(x - h e_i)) / 2h for each element i. Inputs stay away
  * from kinks (ReLU at 0, L1 at equality, Maximum at ties) so the estimate is
  * good to the tolerance. Matmul gradients are shown to be sc_matmul with
- * transposes, as the header promises. */
+ * transposes, as the header promises. The broadcasting binary gradient is
+ * also checked against its sums written out, on every broadcast case of
+ * rt_test.h. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -140,7 +142,7 @@ Test(grad, layer_norm)
 {
 	static const struct {
 		int bna, bpa;
-	} cases[] = {{2, 2}, {1, 2}, {2, 1}, {1, 1}, {-1, -1}};
+	} cases[] = {{2, 2}, {1, 2}, {2, 1}, {1, 1}, {-1, -1}, {0, 2}, {2, 0}, {0, 0}};
 	const int64_t d[3] = {2, 3, 4};
 	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
 		int bpa = cases[k].bpa < 0 ? cases[k].bpa + 3 : cases[k].bpa;
@@ -202,6 +204,49 @@ Test(grad, binary_broadcast)
 	sc_cpu_binary_grad(SC_DIV, &a, NULL, 0, b, (const int64_t[]){2, 3}, 2, w, (const int64_t[]){2, 3}, 2, &da, db);
 	BinCtx c = {SC_DIV, &a, b, NULL, (const int64_t[]){2, 3}, (const int64_t[]){2, 3}, 0, 2, 2, 0};
 	check_grad("div with scalar a", bin_fwd, &a, 1, &c, w, 6, &da);
+}
+
+Test(grad, binary_every_broadcast_case_against_sums)
+{
+	enum { N = 4 * 8 * 16 * 16 };
+	static float a[N], b[N], dy[N], da[N], db[N], wa[N], wb[N];
+	static double ga[N], gb[N];
+	uint64_t s = 13;
+	for (int k = 0; k < t_n_bcast_cases; k++) {
+		const t_bcast_case *c = &t_bcast_cases[k];
+		int64_t na = t_numel(c->ad, c->an), nb = t_numel(c->bd, c->bn), ny = t_numel(c->yd, c->yn);
+		t_fill(a, na, &s, -2, 2);
+		t_fill(b, nb, &s, 0.5f, 2);
+		t_fill(dy, ny, &s, -1, 1);
+		a[0] = b[0];
+		for (sc_binop op = SC_ADD; op <= SC_MINIMUM; op++) {
+			memset(ga, 0, (size_t)na * sizeof *ga);
+			memset(gb, 0, (size_t)nb * sizeof *gb);
+			int64_t yi[SC_MAX_DIMS];
+			for (int64_t i = 0; i < ny; i++) {
+				t_unravel(i, c->yd, c->yn, yi);
+				int64_t ia = t_bcast_index(yi, c->yn, c->ad, c->an), ib = t_bcast_index(yi, c->yn, c->bd, c->bn);
+				double g = dy[i], u = a[ia], v = b[ib];
+				switch (op) {
+				case SC_ADD: ga[ia] += g; gb[ib] += g; break;
+				case SC_SUB: ga[ia] += g; gb[ib] -= g; break;
+				case SC_MUL: ga[ia] += g * v; gb[ib] += g * u; break;
+				case SC_DIV: ga[ia] += g / v; gb[ib] -= g * u / (v * v); break;
+				case SC_MAXIMUM: if (u >= v) ga[ia] += g; else gb[ib] += g; break;
+				case SC_MINIMUM: if (u <= v) ga[ia] += g; else gb[ib] += g; break;
+				}
+			}
+			for (int64_t i = 0; i < na; i++)
+				wa[i] = (float)ga[i];
+			for (int64_t i = 0; i < nb; i++)
+				wb[i] = (float)gb[i];
+			sc_cpu_binary_grad(op, a, c->ad, c->an, b, c->bd, c->bn, dy, c->yd, c->yn, da, db);
+			cr_assert(t_close("binary_grad da", da, wa, na, 1e-6, 1e-6), "%s, op %d", c->what, op);
+			cr_assert(t_close("binary_grad db", db, wb, nb, 1e-6, 1e-6), "%s, op %d", c->what, op);
+			sc_cpu_binary_grad(op, a, c->ad, c->an, b, c->bd, c->bn, dy, c->yd, c->yn, NULL, db);   /* NULL skips */
+			cr_assert(t_close("binary_grad db alone", db, wb, nb, 1e-6, 1e-6), "%s, op %d", c->what, op);
+		}
+	}
 }
 
 /* ---- broadcast_to and its adjoint sum_to_shape; bias_add ---- */

@@ -113,6 +113,46 @@ Test(binary, bad_broadcast_dies, .signal = SIGABRT, .init = cr_redirect_stderr)
 	sc_cpu_binary(SC_ADD, y, (const int64_t[]){2, 3}, 2, y, (const int64_t[]){2}, 1, y, (const int64_t[]){2, 3}, 2);
 }
 
+/* a op b as IR-SPEC 4 says it, one element at a time (the rules restated
+ * with t_unravel, not the kernel's strides) */
+static float naive_op(sc_binop op, float u, float v)
+{
+	switch (op) {
+	case SC_ADD: return u + v;
+	case SC_SUB: return u - v;
+	case SC_MUL: return u * v;
+	case SC_DIV: return u / v;
+	case SC_MAXIMUM: return u >= v ? u : v;
+	case SC_MINIMUM: return u <= v ? u : v;
+	}
+	return NAN;
+}
+
+Test(binary, every_broadcast_case_against_naive)
+{
+	enum { N = 4 * 8 * 16 * 16 };
+	static float a[N], b[N], y[N], want[N];
+	uint64_t s = 11;
+	for (int k = 0; k < t_n_bcast_cases; k++) {
+		const t_bcast_case *c = &t_bcast_cases[k];
+		int64_t na = t_numel(c->ad, c->an), nb = t_numel(c->bd, c->bn), ny = t_numel(c->yd, c->yn);
+		t_fill(a, na, &s, -2, 2);
+		t_fill(b, nb, &s, 0.5f, 2);
+		a[0] = b[0];   /* a tie for maximum and minimum */
+		for (sc_binop op = SC_ADD; op <= SC_MINIMUM; op++) {
+			sc_cpu_binary(op, a, c->ad, c->an, b, c->bd, c->bn, y, c->yd, c->yn);
+			int64_t yi[SC_MAX_DIMS];
+			for (int64_t i = 0; i < ny; i++) {
+				t_unravel(i, c->yd, c->yn, yi);
+				want[i] = naive_op(op, a[t_bcast_index(yi, c->yn, c->ad, c->an)],
+				                   b[t_bcast_index(yi, c->yn, c->bd, c->bn)]);
+			}
+			/* one float operation each: the same bits */
+			cr_assert(t_close(c->what, y, want, ny, 0, 0), "%s, op %d", c->what, op);
+		}
+	}
+}
+
 Test(elementwise, bias_add_and_scale)
 {
 	const float x[6] = {1, 2, 3, 4, 5, 6};
@@ -172,6 +212,43 @@ Test(softmax, large_values_stay_finite)
 	CLOSE(y, ((const float[]){0.09003057f, 0.24472847f, 0.66524096f}), 3, "softmax of large logits");
 }
 
+/* softmax and log_softmax of float32 logits, in double */
+static void naive_softmax(const float *x, double *y, const int64_t *dims, int nd, int axis, int is_log)
+{
+	int64_t len = dims[axis], inner = t_numel(dims + axis + 1, nd - axis - 1), n = t_numel(dims, nd);
+	for (int64_t i = 0; i < n; i++) {
+		int64_t base = i / (len * inner) * len * inner + i % inner;
+		double mx = -INFINITY, sum = 0;
+		for (int64_t k = 0; k < len; k++)
+			mx = fmax(mx, x[base + k * inner]);
+		for (int64_t k = 0; k < len; k++)
+			sum += exp(x[base + k * inner] - mx);
+		y[i] = is_log ? x[i] - mx - log(sum) : exp(x[i] - mx) / sum;
+	}
+}
+
+Test(softmax, against_double_reference)
+{
+	/* logits up to 30 apart. expf's argument x - max is rounded to float32,
+	 * so softmax's relative error grows with it: under (|x - max| + 2)
+	 * 2^-24, 2e-6 here; log_softmax's absolute error is an ulp of 30 */
+	enum { N = 3 * 37 * 5 };
+	const int64_t d[3] = {3, 37, 5};
+	float x[N], y[N], want[N];
+	double ref[N];
+	uint64_t s = 9;
+	t_fill(x, N, &s, -15, 15);
+	for (int axis = 0; axis < 3; axis++)
+		for (int lg = 0; lg < 2; lg++) {
+			sc_cpu_softmax(x, y, d, 3, axis, lg);
+			naive_softmax(x, ref, d, 3, axis, lg);
+			for (int i = 0; i < N; i++)
+				want[i] = (float)ref[i];
+			cr_assert(t_close(lg ? "log_softmax" : "softmax", y, want, N, lg ? 4e-6 : 1e-9, lg ? 0 : 4e-6),
+			          "axis %d", axis);
+		}
+}
+
 Test(reduce, by_hand)
 {
 	float x[24], y[8];
@@ -211,6 +288,62 @@ Test(transpose, against_loops)
 	cr_assert_eq(yi[6 * 4 - 1], 1023);
 }
 
+/* y = x transposed, one element at a time, es bytes each */
+static void naive_transpose(size_t es, const uint8_t *x, uint8_t *y, const int64_t *dims, int nd, const int *perm)
+{
+	int64_t yd[SC_MAX_DIMS], yi[SC_MAX_DIMS], xi[SC_MAX_DIMS];
+	for (int k = 0; k < nd; k++)
+		yd[k] = dims[perm[k]];
+	for (int64_t i = 0; i < t_numel(dims, nd); i++) {
+		t_unravel(i, yd, nd, yi);
+		for (int k = 0; k < nd; k++)
+			xi[perm[k]] = yi[k];
+		memcpy(y + i * es, x + t_ravel(xi, dims, nd) * es, es);
+	}
+}
+
+Test(transpose, every_perm_and_element_size)
+{
+	/* every perm of 4 dims, on shapes with a dim of 1 (dropped), with dims
+	 * past the kernel's 16-element tiles, and (B, S, H, D) attention heads;
+	 * bool, float16, float32 and int64 elements */
+	static const int64_t shapes[][4] = {{2, 3, 4, 5}, {3, 1, 17, 19}, {20, 2, 1, 33}, {2, 16, 4, 8}};
+	const sc_dtype dts[] = {SC_BOOL, SC_F16, SC_F32, SC_I64};
+	const size_t ess[] = {1, 2, 4, 8};
+	enum { N = 20 * 2 * 33 * 8 };
+	static uint8_t x[N], y[N], want[N];
+	uint64_t s = 5;
+	for (int i = 0; i < N; i++)
+		x[i] = (uint8_t)(t_rand(&s) * 256);
+	int perms = 0;
+	for (int p0 = 0; p0 < 4; p0++)
+		for (int p1 = 0; p1 < 4; p1++)
+			for (int p2 = 0; p2 < 4; p2++) {
+				int p3 = 6 - p0 - p1 - p2;
+				if (p0 == p1 || p0 == p2 || p1 == p2 || p3 < 0 || p3 == p0 || p3 == p1 || p3 == p2)
+					continue;
+				const int perm[4] = {p0, p1, p2, p3};
+				perms++;
+				for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+					for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++) {
+						size_t es = ess[t], bytes = (size_t)t_numel(shapes[k], 4) * es;
+						sc_cpu_transpose(dts[t], x, y, shapes[k], 4, perm);
+						naive_transpose(es, x, want, shapes[k], 4, perm);
+						cr_assert(memcmp(y, want, bytes) == 0, "shape %zu perm (%d %d %d %d) %zu-byte elements", k,
+						          p0, p1, p2, p3, es);
+					}
+			}
+	cr_assert_eq(perms, 24);
+	/* a 2-D one over several tiles; rank 1 and rank 0 are copies */
+	sc_cpu_transpose(SC_F32, x, y, (const int64_t[]){37, 41}, 2, (const int[]){1, 0});
+	naive_transpose(4, x, want, (const int64_t[]){37, 41}, 2, (const int[]){1, 0});
+	cr_assert(memcmp(y, want, 37 * 41 * 4) == 0, "(37, 41) transposed");
+	sc_cpu_transpose(SC_I32, x, y, (const int64_t[]){5}, 1, (const int[]){0});
+	cr_assert(memcmp(y, x, 5 * 4) == 0, "rank 1");
+	sc_cpu_transpose(SC_I64, x, y, NULL, 0, NULL);
+	cr_assert(memcmp(y, x, 8) == 0, "rank 0");
+}
+
 Test(gather, offset_rows)
 {
 	/* rows 4..6 of a table whose global row r is (r, -r) */
@@ -235,6 +368,38 @@ Test(layer_norm, by_hand)
 	sc_cpu_layer_norm(x, g8, b8, y, (const int64_t[]){2, 4}, 2, -1, 0, 1e-5);
 	CLOSE(y, ((const float[]){-1.34163303f, -0.44721101f, 0.44721101f, 1.34163303f, 1, 2, 3, 4}), 8,
 	      "layer_norm with (2, 4) params");
+}
+
+Test(layer_norm, every_axis_pair_against_double_reference)
+{
+	/* gamma and beta of size np repeat every np elements (np a divisor or
+	 * a multiple of the normalized block): every begin_norm_axis and
+	 * begin_params_axis of a (2, 3, 8) */
+	enum { N = 2 * 3 * 8 };
+	const int64_t d[3] = {2, 3, 8};
+	float x[N], g[N], b[N], y[N], want[N];
+	uint64_t s = 3;
+	t_fill(x, N, &s, -2, 2);
+	t_fill(g, N, &s, 0.5f, 1.5f);
+	t_fill(b, N, &s, -1, 1);
+	for (int bna = 0; bna < 3; bna++)
+		for (int bpa = 0; bpa < 3; bpa++) {
+			int64_t cols = t_numel(d + bna, 3 - bna), np = t_numel(d + bpa, 3 - bpa);
+			for (int64_t r = 0; r < N / cols; r++) {
+				double mean = 0, var = 0;
+				for (int64_t j = 0; j < cols; j++)
+					mean += x[r * cols + j] / (double)cols;
+				for (int64_t j = 0; j < cols; j++)
+					var += (x[r * cols + j] - mean) * (x[r * cols + j] - mean) / (double)cols;
+				for (int64_t j = 0; j < cols; j++) {
+					int64_t i = r * cols + j;
+					want[i] = (float)((x[i] - mean) / sqrt(var + 1e-5) * g[i % np] + b[i % np]);
+				}
+			}
+			sc_cpu_layer_norm(x, g, b, y, d, 3, bna, bpa, 1e-5);
+			cr_assert(t_close("layer_norm", y, want, N, 1e-6, 1e-6), "begin_norm_axis %d begin_params_axis %d", bna,
+			          bpa);
+		}
 }
 
 Test(concat, along_axis_1)
