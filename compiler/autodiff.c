@@ -39,26 +39,12 @@ typedef struct {
 	int ncontrib, cap;
 } Diff;
 
-static bool is_float(DType t)
-{
-	return t == DT_F32 || t == DT_F16 || t == DT_BF16;
-}
-
 /* Indices, labels and integer results carry no gradient. */
 static bool differentiable(const Lowered *l, const LOp *op, int k)
 {
 	if ((op->op == OP_GATHER || op->op == OP_SPARSE_SOFTMAX_CE) && k == 1)
 		return false;
-	return is_float(l->values[op->in[k]].type.dtype) && is_float(l->values[op->result].type.dtype);
-}
-
-static uint32_t used_axes(const TensorLayout *t)
-{
-	uint32_t m = t->partial;
-	for (int d = 0; d < t->rank; d++)
-		for (int k = 0; k < t->nmap[d]; k++)
-			m |= 1u << t->map[d][k];
-	return m;
+	return dtype_is_float(l->values[op->in[k]].type.dtype) && dtype_is_float(l->values[op->result].type.dtype);
 }
 
 static void add_contrib(Diff *d, int value, int grad)
@@ -196,13 +182,13 @@ static void adjoint_local(Diff *d, int i, int dy)
 	}
 	/* The operator's own layouts: its inputs and output on one device matrix
 	 * (a value it reads may be laid out on an equal but other matrix). */
-	uint32_t out_axes = used_axes(&l->node_out[op.node]);
+	uint32_t out_axes = layout_busy_axes(&l->node_out[op.node]);
 	for (int k = 0; k < op.nin; k++) {
 		int u = op.in[k];
 		if (!d->needs[u] || !differentiable(l, &op, k))
 			continue;
 		TensorLayout gl = l->node_in[op.node][k];
-		gl.partial = out_axes & ~used_axes(&gl);
+		gl.partial = out_axes & ~layout_busy_axes(&gl);
 		gl.partial_op = REDUCE_SUM_OP;
 		int g = grad_value(d, u, &gl);
 		LOp *o = grad_op(d, GRAD_ADJOINT, op.op, 1, g);
@@ -222,7 +208,7 @@ void differentiate(Lowering *x)
 	for (int v = 0; v < nv; v++)
 		d.head[v] = -1;
 	for (int p = 0; p < l->nparams; p++)
-		d.needs[p] = g->values[p].type.is_param && is_float(g->values[p].type.dtype);
+		d.needs[p] = g->values[p].type.is_param && dtype_is_float(g->values[p].type.dtype);
 	for (int i = 0; i < nfwd; i++) {
 		const LOp *op = &l->ops[i];
 		for (int k = 0; k < op->nin; k++)

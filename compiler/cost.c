@@ -314,21 +314,12 @@ double cost_compute(const CostModel *cm, const Node *n, const OpDims *od, const 
 	return work / cm->c.flops;
 }
 
-static uint32_t axes_used(const TensorLayout *t)
-{
-	uint32_t m = t->partial;
-	for (int d = 0; d < t->rank; d++)
-		for (int k = 0; k < t->nmap[d]; k++)
-			m |= 1u << t->map[d][k];
-	return m;
-}
-
 double cost_input_gradient(CostModel *cm, const TensorLayout *in, const TensorLayout *out, const int64_t *global,
                            int64_t elem_bytes)
 {
 	if (!cm->train)
 		return 0;
-	uint32_t axes = axes_used(out) & ~axes_used(in);
+	uint32_t axes = layout_busy_axes(out) & ~layout_busy_axes(in);
 	int64_t n = 1, elems = 1;
 	for (int a = 0; a < in->ndev; a++)
 		if (axes & (1u << a))

@@ -215,11 +215,11 @@ static void print_type_list(StrBuf *b, const Lowered *l, const int *ids, int n)
 /* `rows 0:8 of (16, 32)`: where a rank's piece lies in the whole tensor. */
 static void print_piece(StrBuf *b, const LValue *v, int64_t rank)
 {
+	int64_t start[MAX_DIMS];
+	lowered_piece_start(v, rank, start);
 	sb_puts(b, "[");
-	for (int d = 0; d < v->type.rank; d++) {
-		int64_t start = layout_shard_index(&v->layout, rank, d) * v->type.dims[d];
-		sb_printf(b, "%s%lld:%lld", d ? ", " : "", (long long)start, (long long)(start + v->type.dims[d]));
-	}
+	for (int d = 0; d < v->type.rank; d++)
+		sb_printf(b, "%s%lld:%lld", d ? ", " : "", (long long)start[d], (long long)(start[d] + v->type.dims[d]));
 	sb_puts(b, "] of ");
 	ints_print(b, v->global, v->type.rank);
 }

@@ -65,8 +65,7 @@ static bool grad_any_dtype(const Lowered *l, const LOp *o)
 	if (o->grad != GRAD_ADJOINT)
 		return false;
 	OpKind f = l->ops[o->of].op;
-	return f == OP_RESHAPE || f == OP_FLATTEN || f == OP_TRANSPOSE || f == OP_CONCAT || f == OP_CAST ||
-	       op_is_comm(f);
+	return any_dtype(f) && f != OP_STRIDED_SLICE;   /* its gradient scatters into zeros: Float32 */
 }
 
 bool emit_check(const Lowered *l, Diag *d)
@@ -427,6 +426,18 @@ static const char *binop_name(OpKind op)
 	}
 }
 
+/* y = a op b, numpy broadcasting: values a, b and y. */
+static void emit_binary(StrBuf *b, const Program *p, const char *op, int a, int bb, int y)
+{
+	sb_printf(b, "sc_binary(rt, %s, ", op);
+	tensor_arg(b, p, a);
+	sb_puts(b, ", ");
+	tensor_arg(b, p, bb);
+	sb_puts(b, ", ");
+	tensor_arg(b, p, y);
+	sb_puts(b, ");");
+}
+
 static const char *redop_name(ReduceOp op)
 {
 	return op == REDUCE_MAX_OP ? "SC_MAX" : op == REDUCE_MEAN_OP ? "SC_MEAN" : "SC_SUM";
@@ -556,13 +567,7 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		break;
 	}
 	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM: case OP_MINIMUM:
-		sb_printf(b, "sc_binary(rt, %s, ", binop_name(o->op));
-		tensor_arg(b, p, o->in[0]);
-		sb_puts(b, ", ");
-		tensor_arg(b, p, o->in[1]);
-		sb_puts(b, ", ");
-		tensor_arg(b, p, o->result);
-		sb_puts(b, ");");
+		emit_binary(b, p, binop_name(o->op), o->in[0], o->in[1], o->result);
 		break;
 	case OP_BIAS_ADD: {
 		int64_t c = x->type.rank ? x->type.dims[x->type.rank - 1] : 1;
@@ -610,16 +615,12 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		break;
 	case OP_CONCAT: {
 		int axis = (int)norm_axis(a->has_axis && a->naxes ? a->axes[0] : 0, yv->type.rank);
-		int64_t sizes[64];
 		sb_printf(b, "sc_concat(rt, %s, (const void *const[]){", sc_dtype_name(yv->type.dtype));
-		for (int j = 0; j < o->nin; j++) {
+		for (int j = 0; j < o->nin; j++)
 			sb_printf(b, j ? ", %s" : "%s", p->cname[o->in[j]]);
-			sizes[j % 64] = l->values[o->in[j]].type.dims[axis];
-		}
 		sb_puts(b, "}, (const int64_t[]){");
 		for (int j = 0; j < o->nin; j++)
 			sb_printf(b, j ? ", %lld" : "%lld", (long long)l->values[o->in[j]].type.dims[axis]);
-		(void)sizes;
 		sb_printf(b, "}, %d, %s, ", o->nin, y);
 		dims_lit(b, yv->type.dims, yv->type.rank);
 		sb_printf(b, ", %d, %d);", yv->type.rank, axis);
@@ -651,6 +652,28 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	}
 }
 
+/* A MatMul gradient as one more product: y = op(a) op(b) is (m, n) over k;
+ * da = dy op(b)^T, or its transpose op(b) dy^T when transpose_a; db =
+ * op(a)^T dy, or dy^T op(a) when transpose_b. The product of the other
+ * operand and dy, in the order dy_first says, with its own dims and flags. */
+typedef struct {
+	bool dy_first;
+	int64_t m, n, k;
+	int ta, tb;
+} MatmulGrad;
+
+static void matmul_grad_form(const Attrs *fa, int input, int64_t m, int64_t n, int64_t k, MatmulGrad *g)
+{
+	if (input == 0 && !fa->transpose_a)
+		*g = (MatmulGrad){true, m, k, n, 0, !fa->transpose_b};
+	else if (input == 0)
+		*g = (MatmulGrad){false, k, m, n, fa->transpose_b, 1};
+	else if (!fa->transpose_b)
+		*g = (MatmulGrad){false, k, n, m, !fa->transpose_a, 0};
+	else
+		*g = (MatmulGrad){true, n, k, m, 1, fa->transpose_a};
+}
+
 /* The gradient of input o->k of forward operator f, from dy. */
 static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, int64_t scratch_off)
 {
@@ -661,6 +684,8 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	const LValue *x = &l->values[f->in[0]], *y = &l->values[f->result], *dxv = &l->values[o->result];
 	const char *x0 = p->cname[f->in[0]], *x1 = f->nin > 1 ? p->cname[f->in[1]] : NULL, *yn = p->cname[f->result];
 	int64_t n = numel(dxv), m, nn, kk, axes[MAX_DIMS];
+	const char *other_in = f->nin > 1 ? p->cname[f->in[1 - k]] : NULL;   /* MatMul's other operand */
+	MatmulGrad mg;
 	switch (f->op) {
 	case OP_RELU: case OP_GELU: case OP_LOG: case OP_SQUARE:
 		sb_printf(b, "sc_%s_grad(rt, %s, %s, %s, %lld);", unary_kernel(f->op), x0, dy, dx, (long long)n);
@@ -673,42 +698,25 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		return;
 	case OP_MATMUL:
 		emit_matmul_dims(f, l, &m, &nn, &kk);
-		if (k == 0 && !fa->transpose_a)
-			sb_printf(b, "sc_matmul(rt, %s, %s, %s, %lld, %lld, %lld, 0, %d);", dy, x1, dx, (long long)m, (long long)kk,
-			          (long long)nn, !fa->transpose_b);
-		else if (k == 0)
-			sb_printf(b, "sc_matmul(rt, %s, %s, %s, %lld, %lld, %lld, %d, 1);", x1, dy, dx, (long long)kk, (long long)m,
-			          (long long)nn, fa->transpose_b);
-		else if (!fa->transpose_b)
-			sb_printf(b, "sc_matmul(rt, %s, %s, %s, %lld, %lld, %lld, %d, 0);", x0, dy, dx, (long long)kk, (long long)nn,
-			          (long long)m, !fa->transpose_a);
-		else
-			sb_printf(b, "sc_matmul(rt, %s, %s, %s, %lld, %lld, %lld, 1, %d);", dy, x0, dx, (long long)nn, (long long)kk,
-			          (long long)m, fa->transpose_a);
+		matmul_grad_form(fa, k, m, nn, kk, &mg);
+		sb_printf(b, "sc_matmul(rt, %s, %s, %s, %lld, %lld, %lld, %d, %d);", mg.dy_first ? dy : other_in,
+		          mg.dy_first ? other_in : dy, dx, (long long)mg.m, (long long)mg.n, (long long)mg.k, mg.ta, mg.tb);
 		return;
 	case OP_BATCH_MATMUL: {
 		emit_matmul_dims(f, l, &m, &nn, &kk);
+		matmul_grad_form(fa, k, m, nn, kk, &mg);
 		const LValue *in = &l->values[f->in[k]], *other = &l->values[f->in[1 - k]];
 		int yb = y->type.rank - 2, ib = in->type.rank - 2, ob = other->type.rank - 2;
 		bool direct = yb == ib && !memcmp(y->type.dims, in->type.dims, sizeof(int64_t) * (size_t)yb);
 		StrBuf dst = {0};
 		if (direct)
 			sb_puts(&dst, dx);
-		else
+		else   /* a broadcast input: its gradient is summed down to its shape */
 			sb_printf(&dst, "(float *)(slab + %lld)", (long long)scratch_off);
-		/* The four forms of MatMul's gradient, batched; broadcast inputs get theirs summed. */
-		const char *p0, *p1;
-		const LValue *v0, *v1;
-		int64_t M, N, K;
-		int t0, t1;
-		if (k == 0 && !fa->transpose_a)
-			p0 = dy, v0 = y, p1 = x1, v1 = other, M = m, N = kk, K = nn, t0 = 0, t1 = !fa->transpose_b;
-		else if (k == 0)
-			p0 = x1, v0 = other, p1 = dy, v1 = y, M = kk, N = m, K = nn, t0 = fa->transpose_b, t1 = 1;
-		else if (!fa->transpose_b)
-			p0 = x0, v0 = other, p1 = dy, v1 = y, M = kk, N = nn, K = m, t0 = !fa->transpose_a, t1 = 0;
-		else
-			p0 = dy, v0 = y, p1 = x0, v1 = other, M = nn, N = kk, K = m, t0 = 1, t1 = fa->transpose_a;
+		const char *p0 = mg.dy_first ? dy : other_in, *p1 = mg.dy_first ? other_in : dy;
+		const LValue *v0 = mg.dy_first ? y : other, *v1 = mg.dy_first ? other : y;
+		int64_t M = mg.m, N = mg.n, K = mg.k;
+		int t0 = mg.ta, t1 = mg.tb;
 		int n0 = v0 == y ? yb : ob, n1 = v1 == y ? yb : ob;
 		sb_printf(b, "sc_batch_matmul(rt, %s, ", p0);
 		dims_lit(b, v0->type.dims, n0);
@@ -867,13 +875,7 @@ static void emit_op(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *m
 		          o->grad == GRAD_SEED ? "1.0" : "0.0");
 		break;
 	case GRAD_ACCUM:
-		sb_printf(b, "sc_binary(rt, SC_ADD, ");
-		tensor_arg(b, p, o->in[0]);
-		sb_puts(b, ", ");
-		tensor_arg(b, p, o->in[1]);
-		sb_puts(b, ", ");
-		tensor_arg(b, p, o->result);
-		sb_puts(b, ");");
+		emit_binary(b, p, "SC_ADD", o->in[0], o->in[1], o->result);
 		break;
 	case GRAD_SCALE:
 		sb_printf(b, "sc_scale(rt, %s, %s, %lld, %.17g);", p->cname[o->in[0]], p->cname[o->result],
@@ -913,18 +915,11 @@ static double lit_arg(const Lit *init, int k, double dflt)
 	           ? lit_number(init->items[k]) : dflt;
 }
 
-/* Where this rank's piece of value v starts in the global tensor. */
-static void piece_start(const LValue *v, int64_t rank, int64_t *start)
-{
-	for (int d = 0; d < v->type.rank; d++)
-		start[d] = layout_shard_index(&v->layout, rank, d) * v->type.dims[d];
-}
-
 /* `gdims, ndim, start, ldims` of v's piece on rank. */
 static void piece_args(StrBuf *b, const LValue *v, int64_t rank)
 {
 	int64_t start[MAX_DIMS];
-	piece_start(v, rank, start);
+	lowered_piece_start(v, rank, start);
 	dims_lit(b, v->global, v->type.rank);
 	sb_printf(b, ", %d, ", v->type.rank);
 	dims_lit(b, start, v->type.rank);

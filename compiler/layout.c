@@ -174,6 +174,11 @@ static uint32_t used_axes(const TensorLayout *l)
 	return used;
 }
 
+uint32_t layout_busy_axes(const TensorLayout *l)
+{
+	return used_axes(l) | l->partial;
+}
+
 static uint32_t all_axes(const TensorLayout *l)
 {
 	return l->ndev ? (uint32_t)((1ull << l->ndev) - 1) : 0;
@@ -181,7 +186,7 @@ static uint32_t all_axes(const TensorLayout *l)
 
 uint32_t layout_replica_axes(const TensorLayout *l)
 {
-	return all_axes(l) & ~used_axes(l) & ~l->partial;
+	return all_axes(l) & ~layout_busy_axes(l);
 }
 
 int64_t layout_owner_of(const TensorLayout *l, const int64_t *global, const int64_t *index, int64_t *ranks, int max)

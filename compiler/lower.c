@@ -442,3 +442,9 @@ void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a,
 		a->offset = layout_shard_index(op->table, rank, 0) * t->type.dims[0];
 	}
 }
+
+void lowered_piece_start(const LValue *v, int64_t rank, int64_t *start)
+{
+	for (int d = 0; d < v->type.rank; d++)
+		start[d] = layout_shard_index(&v->layout, rank, d) * v->type.dims[d];
+}

@@ -154,8 +154,7 @@ static json_t *jpieces(const LValue *v, int64_t device_num)
 	json_t *a = json_array();
 	for (int64_t r = 0; r < device_num; r++) {
 		int64_t start[MAX_DIMS];
-		for (int d = 0; d < v->type.rank; d++)
-			start[d] = layout_shard_index(&v->layout, r, d) * v->type.dims[d];
+		lowered_piece_start(v, r, start);
 		json_t *p = json_object();
 		set(p, "rank", json_integer(r));
 		set(p, "start", jints(start, v->type.rank));

@@ -341,15 +341,6 @@ static const TensorLayout *home(const Search *x, int p)
 	return x->decided[u] ? &x->in[u][x->first_in[p]] : NULL;
 }
 
-static uint32_t axes_used(const TensorLayout *t)
-{
-	uint32_t m = t->partial;
-	for (int d = 0; d < t->rank; d++)
-		for (int i = 0; i < t->nmap[d]; i++)
-			m |= 1u << t->map[d][i];
-	return m;
-}
-
 /* Does another decided operator w than v (w < v with `before`) read input k
  * of v's value in layout `to` (and, grad_axes >= 0, leave its gradient
  * partial over the same axes)? Lowering redistributes a value once per
@@ -382,7 +373,7 @@ static bool shared(const Search *x, int v, int k, const TensorLayout *to, int64_
 			continue;
 		if (!layout_equal(&x->in[w][j], to))
 			continue;
-		if (grad_axes >= 0 && (int64_t)(axes_used(&x->raw[w]) & ~axes_used(&x->in[w][j])) != grad_axes)
+		if (grad_axes >= 0 && (int64_t)(layout_busy_axes(&x->raw[w]) & ~layout_busy_axes(&x->in[w][j])) != grad_axes)
 			continue;
 		return true;
 	}
@@ -445,7 +436,7 @@ static double grad_cost(Search *x, int v, int k, const TensorLayout *in, const T
 	int id = s->kind == SRC_OP ? x->g->nodes[s->id].result : s->id;
 	if (!x->needs[id])
 		return 0;
-	if (shared(x, v, k, in, axes_used(raw) & ~axes_used(in), before))
+	if (shared(x, v, k, in, layout_busy_axes(raw) & ~layout_busy_axes(in), before))
 		return 0;
 	const Value *val = &x->g->values[id];
 	return cost_input_gradient(x->cm, in, raw, val->type.dims, dtype_bytes(val->type.dtype));

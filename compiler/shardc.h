@@ -373,6 +373,8 @@ void layout_local_shape(const TensorLayout *l, const int64_t *global, int64_t *l
 int layout_group(const TensorLayout *l, int64_t rank, uint32_t axes, int64_t *members);
 /* Mask of the axes that hold copies: used by no dim and not partial. */
 uint32_t layout_replica_axes(const TensorLayout *l);
+/* The other axes: those splitting some dim or holding partial results. */
+uint32_t layout_busy_axes(const TensorLayout *l);
 /* Requires 0 <= index[d] < global[d], globals divisible by the splits. The
  * ranks whose shard holds element `index` (its whole value, or a partial of
  * it when the layout is partial), in ascending order; at most `max` are
@@ -680,6 +682,8 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st);
 /* op's attributes on `rank`: its group (written to members, room for
  * device_num), a slice's bounds, a split table's row offset. */
 void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a, int64_t *members);
+/* Where rank's piece of v starts in the global tensor: start[d] for each dim. */
+void lowered_piece_start(const LValue *v, int64_t rank, int64_t *start);
 
 /* ---- dump.c: step_parallel_begin and step_parallel_end ---------------- */
 

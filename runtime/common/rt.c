@@ -35,19 +35,28 @@ static int find_option(const char *arg, size_t *flag_len)
 	return -1;
 }
 
+/* The option at argv[*i] (-1: not one) and its value, from `--flag value`
+ * or `--flag=value` (NULL: none); *i moves onto the value. */
+static int option_at(int argc, char **argv, int *i, const char **value)
+{
+	size_t len;
+	int k = find_option(argv[*i], &len);
+	*value = k < 0 ? NULL : argv[*i][len] == '=' ? argv[*i] + len + 1 : *i + 1 < argc ? argv[++*i] : NULL;
+	return k;
+}
+
 /* One message for the first bad option, or "" when all are good. */
 static void check_options(int argc, char **argv, char *msg, size_t n)
 {
 	msg[0] = '\0';
 	for (int i = 1; i < argc; i++) {
-		size_t len;
-		int k = find_option(argv[i], &len);
+		const char *v;
+		int k = option_at(argc, argv, &i, &v);
 		if (k < 0) {
 			snprintf(msg, n, "shardc: unknown option '%s' (known: --input NAME=FILE, --param NAME=FILE, "
 			         "--output-dir DIR, --steps K)", argv[i]);
 			return;
 		}
-		const char *v = argv[i][len] == '=' ? argv[i] + len + 1 : i + 1 < argc ? argv[++i] : NULL;
 		if (!v || !*v) {
 			snprintf(msg, n, "shardc: option '%s' needs a value", options[k].flag);
 			return;
@@ -85,12 +94,9 @@ const char *sc_option(sc_rt *rt, const char *flag, const char *key)
 	const char *found = NULL;
 	size_t klen = key ? strlen(key) : 0;
 	for (int i = 1; i < rt->argc; i++) {
-		size_t len;
-		int k = find_option(rt->argv[i], &len);
-		if (k < 0)
-			continue;
-		const char *v = rt->argv[i][len] == '=' ? rt->argv[i] + len + 1 : i + 1 < rt->argc ? rt->argv[++i] : NULL;
-		if (!v || strcmp(options[k].flag, flag) != 0)
+		const char *v;
+		int k = option_at(rt->argc, rt->argv, &i, &v);
+		if (k < 0 || !v || strcmp(options[k].flag, flag) != 0)
 			continue;
 		if (!key)
 			found = v;
@@ -130,23 +136,16 @@ int64_t sc_steps(sc_rt *rt, int64_t default_steps)
 
 void sc_check_names(sc_rt *rt, const char *flag, const char *const *names, int n)
 {
-	for (int i = 1; i < rt->argc; i++) {
-		size_t len;
-		int k = find_option(rt->argv[i], &len);
-		if (k < 0)
-			continue;
-		const char *v = rt->argv[i][len] == '=' ? rt->argv[i] + len + 1 : i + 1 < rt->argc ? rt->argv[++i] : NULL;
-		if (!v || strcmp(options[k].flag, flag) != 0)
+	for (int i = 1; i < rt->argc; i++) {   /* sc_init checked the form: every keyed value has NAME= */
+		const char *v;
+		int k = option_at(rt->argc, rt->argv, &i, &v);
+		if (k < 0 || !v || strcmp(options[k].flag, flag) != 0)
 			continue;
 		const char *eq = strchr(v, '=');
 		bool known = false;
-		for (int j = 0; eq && j < n && !known; j++)
+		for (int j = 0; j < n && !known; j++)
 			known = strlen(names[j]) == (size_t)(eq - v) && strncmp(v, names[j], (size_t)(eq - v)) == 0;
 		char msg[1024];
-		if (!eq) {
-			snprintf(msg, sizeof msg, "shardc: %s %s: expected NAME=FILE.npy", flag, v);
-			sc_agree_or_exit(rt, false, msg);
-		}
 		int at = snprintf(msg, sizeof msg, "shardc: %s %s: the model has no %s named '%.*s' (it has:", flag, v,
 		                  strcmp(flag, "--param") == 0 ? "parameter" : "input", (int)(eq - v), v);
 		for (int j = 0; j < n && at > 0 && (size_t)at < sizeof msg; j++)
