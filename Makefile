@@ -21,24 +21,28 @@ COMPILER_OBJS := $(COMPILER_SRCS:.c=.o) parser.o lexer.o
 UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_manifest test_eval test_simulate \
 	test_redistribute test_search test_emit
 
-.PHONY: all deps demo test unit golden roundtrip dumps search fuzz fuzz-build bench install clean
+.PHONY: all deps demo test unit golden roundtrip dumps search fuzz fuzz-build bench install clean fresh-check
 all: deps $(B)/shardc runtime
+
+# ---- dependencies: installed and probed once; the flags they need are written
+# to $(B)/config.mk, which make includes (and so makes first, then restarts).
+# Goals that build nothing do not install anything.
+NO_DEPS_GOALS := clean fresh-check
+ifneq ($(filter-out $(NO_DEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
+include $(B)/config.mk
+endif
+$(B)/config.mk: tools/install-deps.sh
+	sh tools/install-deps.sh $@
+deps: $(B)/config.mk
 
 # The runtime library and its tests (after `all`, so `all` stays the default goal).
 include runtime/runtime.mk
 
-# ---- dependencies (once) ----
-deps: $(B)/.deps-ok
-$(B)/.deps-ok: tools/install-deps.sh
-	@mkdir -p $(B)
-	sh tools/install-deps.sh
-	@touch $@
-
 # ---- generated parser and lexer ----
-$(B)/gen/parser.c $(B)/gen/parser.h: grammar/parser.y | $(B)/.deps-ok
+$(B)/gen/parser.c $(B)/gen/parser.h &: grammar/parser.y | $(B)/config.mk
 	@mkdir -p $(B)/gen
 	bison -Wall -Werror --defines=$(B)/gen/parser.h -o $(B)/gen/parser.c $<
-$(B)/gen/lexer.c: grammar/lexer.l $(B)/gen/parser.h | $(B)/.deps-ok
+$(B)/gen/lexer.c: grammar/lexer.l $(B)/gen/parser.h | $(B)/config.mk
 	@mkdir -p $(B)/gen
 	flex -o $@ $<
 
@@ -145,7 +149,7 @@ demo: all
 # models written by hand with OpenBLAS (tools/bench_direct.c), on 1 and 8 ranks.
 $(B)/bench/bench_direct: tools/bench_direct.c
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OPT) -o $@ $< -lopenblas -lm
+	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OPT) $(BLAS_CFLAGS) -o $@ $< $(BLAS_LIBS) -lm
 bench: $(B)/shardc $(RT_B)/libshardc_rt_cpu.a $(B)/bench/bench_direct
 	sh tools/bench.sh $(B)/shardc
 	sh tools/bench_programs.sh $(B)/shardc $(B)/bench/bench_direct
@@ -158,6 +162,11 @@ install: $(B)/shardc runtime
 	install -m 755 $(B)/shardc $(DESTDIR)$(PREFIX)/bin/shardc
 	install -m 644 runtime/shardc_rt.h $(DESTDIR)$(PREFIX)/share/shardc/runtime/
 	install -m 644 $(wildcard $(B)/runtime/libshardc_rt_*.a) $(DESTDIR)$(PREFIX)/share/shardc/build/runtime/
+
+# The README's two commands on a freshly debootstrapped Debian bookworm, in a
+# chroot, from a clone of HEAD (needs root; not part of make test).
+fresh-check:
+	sh tools/fresh-machine.sh
 
 clean:
 	rm -rf $(B)

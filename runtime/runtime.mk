@@ -7,7 +7,7 @@
 #   make runtime-cuda-test  CUDA kernels against their CPU twins; skips when no GPU is present
 #
 # Overrides: NO_CUDA=1 (no cuda library), NO_NCCL=1 (cuda library whose
-# collectives go through MPI on host memory), MPICC=, NVCC=, CUDA_HOME=,
+# collectives go through MPI on host memory), NVCC=, CUDA_HOME=,
 # CUDA_ARCH= (nvcc -gencode flags), RT_NP= (ranks of the MPI tests).
 
 RT_B := $(or $(B),build)/runtime
@@ -17,10 +17,11 @@ RT_SAN := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanit
 RT_NP ?= 4
 RT_MPIRUN := mpirun --allow-run-as-root --oversubscribe
 
-# ---- detection: MPI (required), nvcc and NCCL (optional) ----
-MPICC ?= mpicc
-RT_MPI_CFLAGS := $(shell $(MPICC) --showme:compile 2>/dev/null)
-RT_MPI_LIBS := $(shell $(MPICC) --showme:link 2>/dev/null)
+# ---- detection: MPI and OpenBLAS (required; tools/install-deps.sh probes and
+# installs them and writes their flags to build/config.mk, which the top
+# Makefile includes), nvcc and NCCL (optional) ----
+RT_MPI_CFLAGS := $(MPI_CFLAGS)
+RT_MPI_LIBS := $(MPI_LIBS)
 CUDA_HOME ?= /usr/local/cuda
 ifeq ($(NO_CUDA),1)
   NVCC :=
@@ -33,12 +34,12 @@ else
   RT_NCCL := $(firstword $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h /usr/local/include/nccl.h))
 endif
 CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
-$(info runtime: MPI $(if $(RT_MPI_LIBS),$(MPICC),NOT FOUND (install libopenmpi-dev)); \
+$(if $(MPI_LIBS),$(info runtime: MPI $(MPI_LIBS); OpenBLAS $(BLAS_LIBS); \
 nvcc $(or $(NVCC),none$(if $(filter 1,$(NO_CUDA)), (NO_CUDA=1))); \
-NCCL $(if $(NVCC),$(or $(RT_NCCL),none: collectives through MPI),-))
+NCCL $(if $(NVCC),$(or $(RT_NCCL),none: collectives through MPI),-)))
 
-RT_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(RT_WARN) -Iruntime -Iruntime/cpu $(RT_MPI_CFLAGS)
-RT_LIBS := $(RT_MPI_LIBS) -lopenblas -lm
+RT_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(RT_WARN) -Iruntime -Iruntime/cpu $(RT_MPI_CFLAGS) $(BLAS_CFLAGS)
+RT_LIBS := $(RT_MPI_LIBS) $(BLAS_LIBS) -lm
 RT_CUDA_CFLAGS := -isystem $(CUDA_HOME)/include $(if $(RT_NCCL),,-DSC_NO_NCCL)
 RT_CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart $(if $(RT_NCCL),-lnccl) -lstdc++
 
