@@ -5,7 +5,7 @@
  *   bench_direct matmul_relu M K N [--steps S] [--seed K] [--out FILE.npy]
  *   bench_direct transformer B S H A F [--prefix P] [--steps S] [--seed K] [--out FILE.npy]
  *
- * matmul_relu is the seed's model (ir-samples/matmul_relu_semi.ir,
+ * matmul_relu is the MatMul -> ReLU sample's model (ir-samples/matmul_relu_semi.ir,
  * tools/gen_matmul_relu.py): ReLU(x (M, K) @ w (K, N)). transformer is one
  * pre-LayerNorm block of ir-samples/transformer_block.ir and tools/gen_gpt.py
  * on x (B*S, H), A heads, MLP width F; parameters are named P + "wq" etc. (P is

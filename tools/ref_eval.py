@@ -41,7 +41,7 @@ Choices where the spec is silent:
   and that element type (any byte order).
 - Loss printing: `step: S, loss is L` with S from 1 and L the shortest
   decimal that reads back as the same float32 (numpy's str of a float32,
-  e.g. 2.3016002), the way MindSpore prints a float32 loss tensor (seed 001).
+  e.g. 2.3016002), the way MindSpore prints a float32 loss tensor.
 - Outputs with `train`: output_<k>.npy holds the values of the last step's
   forward pass, computed before that step's update; param_<name>.npy holds
   the parameters after it.
