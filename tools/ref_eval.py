@@ -21,7 +21,7 @@ a serial reference has only one rank.  Only the entry graph and the graphs
 it calls are evaluated, so a problem in a graph nothing calls goes unseen;
 checks that concern strategies or layouts are the compiler's, not ours.
 
-Choices where the spec is silent:
+Choices where MindSpore leaves room:
 
 - Floats.  Each operator is computed in float64 from its inputs and its
   result is rounded once to its element type (Float32 -> float32, Float16 ->
