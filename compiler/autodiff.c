@@ -1,4 +1,4 @@
-/* autodiff.c: the backward pass of a lowered program (IR-SPEC 3.6).
+/* autodiff.c: the backward pass of a lowered program (docs/language.md, Training).
  *
  * Reverse-mode differentiation of the per-rank program itself, so the
  * backward pass communicates exactly what its layouts require. The

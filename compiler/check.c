@@ -1,6 +1,6 @@
 /* check.c: everything about a module that is not shapes.
  *
- *   check_context     the context block over the defaults (IR-SPEC 3.1)
+ *   check_context     the context block over the defaults (docs/language.md, Context)
  *   check_names       graph and value names, definition before use, callees
  *                     before calls, attribute names and kinds, strategies and
  *                     layouts decoded, shard and train blocks decoded
@@ -692,7 +692,8 @@ static void check_train_names(Checker *c)
 		ERR(c, t->span, "the train block needs 'loss: %%value'");
 }
 
-/* Initializers (IR-SPEC 3.3, 9): only on the entry graph's inputs. */
+/* Initializers (docs/language.md, Graphs; docs/output.md, Initializers):
+ * only on the entry graph's inputs. */
 static void check_inits(Checker *c, const Graph *g, bool entry)
 {
 	static const struct { const char *name; int nargs; int dtypes; } inits[] = {

@@ -1,4 +1,4 @@
-/* dump.c: the two stages a person reads and diffs (IR-SPEC 5, 6).
+/* dump.c: the two stages a person reads and diffs (docs/output.md, IR dumps).
  *
  * step_parallel_begin is the flat global graph after strategy inference:
  * every operator with its final in_strategy (a tuple, or the Layout it was
@@ -230,7 +230,8 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 	const Graph *g = l->flat->g;
 	sb_printf(b, "# step_parallel_end: rank %lld of %lld. Local shapes in every signature; parameters are this\n"
 	          "# rank's slices; every inserted operator says why it is there. This rank sends %lld bytes\n"
-	          "# per run (IR-SPEC 8). One rank's program: it reads back with `shardc --check`.\n",
+	          "# per run (docs/output.md, Communication bytes). One rank's program: "
+	          "it reads back with `shardc --check`.\n",
 	          (long long)rank, (long long)l->device_num, (long long)l->fwd_bytes);
 	if (l->nfwd < l->nops)
 		sb_printf(b, "# Training: the backward pass, which the C emitter derives from this graph (autodiff.c),\n"

@@ -1,4 +1,4 @@
-/* layout.c: tensor layouts over a device matrix (IR-SPEC 3.2, 3.4).
+/* layout.c: tensor layouts over a device matrix (docs/language.md, Layouts, Strategies).
  *
  * The algebra the parallel passes build on: turning a strategy (a tuple of
  * slice counts, or a layout application) into a TensorLayout, mapping ranks to

@@ -104,7 +104,7 @@ void init_print(StrBuf *b, const Lit *init)
 	if (init->nitems)
 		lit_print(b, init);
 	else
-		sb_puts(b, init->s);   /* `zeros`, as IR-SPEC writes it */
+		sb_puts(b, init->s);   /* `zeros`, as docs/language.md writes it */
 }
 
 void lit_print(StrBuf *b, const Lit *l)

@@ -1,4 +1,4 @@
-/* manifest.c: OUTDIR/manifest.json and OUTDIR/strategy.json (IR-SPEC 7, 8).
+/* manifest.c: OUTDIR/manifest.json and OUTDIR/strategy.json (docs/output.md).
  *
  * Requires a Lowered program. Both files are built as jansson values and
  * dumped here; no json_t leaves this file. Objects keep insertion order, and a
@@ -18,7 +18,7 @@
  *                     "group_of_rank": [0, 0, 0, 0, 1, 1, 1, 1], "why": "..."}],
  *                                   every inserted collective in program order;
  *                                   group_of_rank[r] indexes "groups"
- *    "comm_bytes_per_rank": [384, ...]}   IR-SPEC 8, one entry per rank
+ *    "comm_bytes_per_rank": [384, ...]}   docs/output.md, one entry per rank
  *
  *   TENSOR = {"name": "w" (no %), "dtype": "Float32", "shape": [32, 16] (global),
  *             "init": "normal(0.01)" as IR text, or null for the default
@@ -29,7 +29,7 @@
  *   start[d] = shard index of dim d times the local dim.
  *
  *   LAYOUT = {"dev": [2, 4, 1], "map": [[1], []], "partial": []}
- *   dev: the device matrix, ranks row-major over it (IR-SPEC 3.2); map[d]: the
+ *   dev: the device matrix, ranks row-major over it (docs/language.md); map[d]: the
  *   device axes (indices into dev) splitting dim d, most significant first;
  *   partial: the axes over which the values are partial results (never for an
  *   input, parameter or output). strategy.json's layouts add "partial_op":

@@ -31,7 +31,7 @@ void print_layout_decl(StrBuf *b, const LayoutDecl *l)
 	sb_puts(b, l->ndims == 1 ? ",))\n" : "))\n");
 }
 
-/* A signature's type list: `(T)` for one type, as IR-SPEC writes it. */
+/* A signature's type list: `(T)` for one type, as docs/language.md writes it. */
 static void print_types(StrBuf *b, const Lit *types)
 {
 	sb_putc(b, '(');

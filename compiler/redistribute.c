@@ -12,7 +12,7 @@
  *   splits d -> splits d2      AllToAll         (n-1)/n of the input
  *   copies -> splits d         StridedSlice     free
  *
- * (IR-SPEC 8 counts bytes so.) A split axis can only leave its dim as the
+ * (docs/output.md counts bytes so.) A split axis can only leave its dim as the
  * innermost (last) axis of the dim's map, and a new split always comes in
  * innermost: those are the moves whose pieces are contiguous. A Dijkstra
  * search over the roles finds the cheapest sequence, ties going to fewer

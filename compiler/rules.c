@@ -1,4 +1,4 @@
-/* rules.c: what each operator's strategy means (IR-SPEC 3.4, 4).
+/* rules.c: what each operator's strategy means (docs/operators.md).
  *
  * Every computing operator is described by its iteration space, the "op dims"
  * (MatMul's i, k, j), and by which op dim each dim of each input and of the

@@ -1,4 +1,4 @@
-/* search.c: the strategy search of auto_parallel (IR-SPEC 3.1, 3.5).
+/* search.c: the strategy search of auto_parallel (docs/language.md, Context, Functional shard).
  *
  * Requires strategies assigned (assign_strategies: user strategies, the
  * batch-parallel defaults, dataset layouts, parameter plans). In

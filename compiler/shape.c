@@ -1,4 +1,4 @@
-/* shape.c: shape and dtype inference for every v1 operator (IR-SPEC 4).
+/* shape.c: shape and dtype inference for every v1 operator (docs/operators.md).
  *
  * Requires check_names. Walks graphs in file order (callees come first), sets
  * each value's Type, and compares written signatures with what it inferred.

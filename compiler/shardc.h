@@ -321,7 +321,7 @@ void print_layout_decl(StrBuf *b, const LayoutDecl *l);   /* `layout L = Layout(
 
 /* ---- layout.c: tensor layouts over a device matrix ---------------------- */
 
-/* Where each piece of a tensor lives (IR-SPEC 3.2, 3.4). Ranks are numbered
+/* Where each piece of a tensor lives (docs/language.md, Layouts). Ranks are numbered
  * row-major over the device matrix dev[0..ndev): axis 0 most significant, the
  * last fastest. Every device axis plays one of three roles: it splits one
  * tensor dim (it appears in exactly one map[d]), it holds partial results
@@ -484,7 +484,7 @@ typedef struct {
 	int64_t bytes;           /* sent by every rank, all steps */
 } RedistPlan;
 
-/* Bytes a rank sends in one step over n members, in_bytes its input (IR-SPEC 8). */
+/* Bytes a rank sends in one step over n members, in_bytes its input (docs/output.md). */
 int64_t redist_step_bytes(StepKind kind, int64_t in_bytes, int64_t n);
 /* Requires layouts over one device count, `to` complete, global divisible by
  * both. The cheapest plan; empty when they already agree. */
@@ -690,7 +690,7 @@ void lowered_piece_start(const LValue *v, int64_t rank, int64_t *start);
 void dump_begin(StrBuf *b, const Lowered *l);
 void dump_end(StrBuf *b, const Lowered *l, int64_t rank);
 
-/* ---- manifest.c: manifest.json and strategy.json (IR-SPEC 8) ----------- */
+/* ---- manifest.c: manifest.json and strategy.json (docs/output.md) ----- */
 
 /* Requires a Lowered program. malloc'd JSON text, the formats described at
  * the top of manifest.c: every input, parameter and output with its global
@@ -699,7 +699,7 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank);
 char *manifest_json(const Lowered *l);
 char *strategy_json(const Lowered *l);
 
-/* ---- emit.c: the per-rank C programs, Makefile and run.sh (IR-SPEC 8) -- */
+/* ---- emit.c: the per-rank C programs, Makefile and run.sh (docs/output.md) */
 
 typedef struct Program Program;      /* the buffer plan and groups every rank shares */
 

@@ -1,7 +1,7 @@
 /* strategy.c: every operator's strategy, and where inputs and parameters live.
  *
  * Requires check_strategies passed and the graph flattened. By parallel mode
- * (IR-SPEC 3.1):
+ * (docs/language.md, Context):
  *   stand_alone         one device; strategies ignored.
  *   data_parallel       every operator batch parallel, user strategies
  *                       ignored; inputs split on dim 0 over all devices,
@@ -153,7 +153,7 @@ static void follow_plan(const Graph *g, Strategies *s, int p, const TensorStrate
 	}
 }
 
-/* parameter_plan (IR-SPEC 3.5) fixes where named parameters live; requires
+/* parameter_plan (docs/language.md, Functional shard) fixes where named parameters live; requires
  * the operators' strategies assigned, which a tuple plan then adapts. */
 static void planned_parameters(const Module *m, const FlatGraph *f, Strategies *s)
 {

@@ -1,4 +1,4 @@
-/* parser.y: grammar of the shardc IR (IR-SPEC section 1a; see grammar/IR.txt).
+/* parser.y: grammar of the shardc IR (docs/language.md, Grammar; see grammar/IR.txt).
  * Pure and reentrant. Every action is one call to a builder in parse.c;
  * `error` productions let one run report independent syntax errors. */
 %define api.pure full

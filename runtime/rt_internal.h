@@ -21,7 +21,7 @@ struct sc_rt {
 	int rank, size;
 	int argc;
 	char **argv;                 /* the command line, after MPI_Init */
-	int64_t bytes_sent;          /* IR-SPEC 8 ring formula, summed over collectives */
+	int64_t bytes_sent;          /* docs/output.md ring formula, summed over collectives */
 	void **slabs;                /* freed at sc_finalize */
 	int nslabs, capslabs;
 	sc_group **groups;
@@ -122,12 +122,12 @@ bool sc_npy_read_slice(FILE *f, const sc_npy_header *h, const int64_t *start, co
 /* Writes a whole tensor in format 1.0 (the header of 8 dims fits its 64 KiB). */
 bool sc_npy_write(FILE *f, sc_dtype dt, const int64_t *dims, int ndim, const void *data);
 
-/* ---- initializers on host memory (IR-SPEC 9) ---- */
+/* ---- initializers on host memory (docs/output.md) ---- */
 
 typedef enum { SC_INIT_UNIFORM, SC_INIT_NORMAL, SC_INIT_RANDINT } sc_init_kind;
 uint64_t sc_fnv1a64(const char *s);
 uint64_t sc_splitmix64(uint64_t z);
-/* u(j) of IR-SPEC 9 for the tensor named name */
+/* u(j) of docs/output.md, Initializers, for the tensor named name */
 double sc_init_u(uint64_t key, uint64_t j);
 /* Writes the slice's elements as dt: uniform(p0, p1), normal(p0), randint(p0, p1). */
 void sc_init_host(void *dst, sc_dtype dt, sc_init_kind kind, const char *name, uint64_t seed, const int64_t *gdims,

@@ -57,7 +57,7 @@
  *   `shardc runtime: rank R: FILE:LINE: message` and aborts the whole job
  *   (MPI_Abort), so nothing hangs. Bad input files are not errors of the
  *   program: every rank exits 1 after one clear message (sc_load_npy).
- * - Byte counting (IR-SPEC 8): each collective adds what this rank sends in a
+ * - Byte counting (docs/output.md): each collective adds what this rank sends in a
  *   ring algorithm over its group of n: AllReduce 2*B*(n-1)/n of the tensor's
  *   B bytes, AllGather B*(n-1)/n of the output, ReduceScatter and AllToAll
  *   B*(n-1)/n of the input, in integer arithmetic. sc_finalize prints the
@@ -163,7 +163,7 @@ void sc_all_to_all(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype d
 
 /* ---- inputs, parameters, outputs ---- */
 
-/* IR-SPEC 9 initializers, for this rank's slice only: gdims is the global
+/* The initializers of docs/output.md, for this rank's slice only: gdims is the global
  * shape, start the slice's first element, ldims its shape. */
 void sc_init_uniform(sc_rt *rt, void *dst, sc_dtype dt, const char *name, uint64_t seed, const int64_t *gdims,
                      int ndim, const int64_t *start, const int64_t *ldims, double lo, double hi);

@@ -4,7 +4,7 @@
 #     equal the golden copies in tests/dumps/<sample>/ (UPDATE=1 rewrites them);
 #   - every dump reads back with --check;
 #   - step_parallel_begin.ir compiled again gives the same per-rank programs
-#     and the same manifest.json, byte for byte (IR-SPEC 5);
+#     and the same manifest.json, byte for byte (docs/output.md, IR dumps);
 #   - compiling twice gives identical output folders.
 # Last line: N passed, N failed.
 shardc=${1:?usage: run_dumps.sh SHARDC}

@@ -5,12 +5,12 @@
  *   bench_direct matmul_relu M K N [--steps S] [--seed K] [--out FILE.npy]
  *   bench_direct transformer B S H A F [--prefix P] [--steps S] [--seed K] [--out FILE.npy]
  *
- * matmul_relu is the seed's model (ir-samples/matmul_relu_semi.ir,
+ * matmul_relu is the MatMul -> ReLU sample's model (ir-samples/matmul_relu_semi.ir,
  * tools/gen_matmul_relu.py): ReLU(x (M, K) @ w (K, N)). transformer is one
  * pre-LayerNorm block of ir-samples/transformer_block.ir and tools/gen_gpt.py
  * on x (B*S, H), A heads, MLP width F; parameters are named P + "wq" etc. (P is
  * "" for the sample, "l0." for gen_gpt.py). Inputs and parameters get the
- * deterministic initializers of IR-SPEC 9 with the given context seed, so the
+ * deterministic initializers of docs/output.md with the given context seed, so the
  * result can be compared with the generated program's output_0.npy.
  *
  * Setup (allocation, initializers) is outside the timed loop, which runs the
@@ -47,7 +47,7 @@ static float *alloc(int64_t n)
 	return p;
 }
 
-/* ---- IR-SPEC 9 initializers ---- */
+/* ---- initializers (docs/output.md) ---- */
 
 static uint64_t fnv1a64(const char *s)
 {

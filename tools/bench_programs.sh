@@ -1,7 +1,7 @@
 #!/bin/sh
-# bench_programs.sh SHARDC DIRECT: the generated programs' speed (issue 4, item 6).
+# bench_programs.sh SHARDC DIRECT: the generated programs' speed.
 #
-# For the seed (ir-samples/matmul_relu_semi.ir), the transformer sample
+# For the MatMul -> ReLU sample (ir-samples/matmul_relu_semi.ir), the transformer sample
 # (ir-samples/transformer_block.ir) and scaled-up versions of both
 # (tools/gen_matmul_relu.py at 1024^3, tools/gen_gpt.py --layers 1 at hidden 512),
 # all forward only:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Usage: gen_gpt.py --layers N [--train] [--hidden H] [--seq S] [--batch B] [--heads A] [--ffn F] [--devices D] [--mode semi_auto_parallel|auto_parallel] [--search recursive_programming|sharding_propagation] [--megatron [--mp M]] [--seed K] [-o FILE]
-"""Write a GPT-style stack of N transformer layers as a shardc IR module (IR-SPEC v1).
+"""Write a GPT-style stack of N transformer layers as a shardc IR module (docs/language.md).
 
 Each layer has the block structure of ir-samples/transformer_block.ir, on the 2-D
 activation x = (batch * seq, hidden):

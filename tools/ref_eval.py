@@ -4,10 +4,10 @@
     tools/ref_eval.py MODEL.ir [--input NAME=FILE.npy]... [--param NAME=FILE.npy]...
                       [--output-dir DIR] [--steps K] [--seed S]
 
-It reads a module in the IR of ../shared/IR-SPEC.md (sections 1 and 1a) with
+It reads a module in the IR of docs/language.md (lexical rules and grammar) with
 its own small parser (standard library + numpy, nothing from the C compiler),
 evaluates the entry graph (the last one) serially, and writes what the
-generated programs' run.sh writes (IR-SPEC section 8): DIR/output_<k>.npy for
+generated programs' run.sh writes (docs/output.md): DIR/output_<k>.npy for
 the k-th returned value (DIR defaults to ./results), and, with a `train`
 block, one line `step: S, loss is L` per step and DIR/param_<name>.npy for
 every Parameter after the last step.  It exists to check the compiler's
@@ -21,7 +21,7 @@ a serial reference has only one rank.  Only the entry graph and the graphs
 it calls are evaluated, so a problem in a graph nothing calls goes unseen;
 checks that concern strategies or layouts are the compiler's, not ours.
 
-Choices where the spec is silent:
+Choices where MindSpore leaves room:
 
 - Floats.  Each operator is computed in float64 from its inputs and its
   result is rounded once to its element type (Float32 -> float32, Float16 ->
@@ -41,7 +41,7 @@ Choices where the spec is silent:
   and that element type (any byte order).
 - Loss printing: `step: S, loss is L` with S from 1 and L the shortest
   decimal that reads back as the same float32 (numpy's str of a float32,
-  e.g. 2.3016002), the way MindSpore prints a float32 loss tensor (seed 001).
+  e.g. 2.3016002), the way MindSpore prints a float32 loss tensor.
 - Outputs with `train`: output_<k>.npy holds the values of the last step's
   forward pass, computed before that step's update; param_<name>.npy holds
   the parameters after it.
@@ -100,7 +100,7 @@ class FeedError(Exception):
 
 
 # ---------------------------------------------------------------------------
-# Lexer (IR-SPEC 1)
+# Lexer (docs/language.md, Lexical rules)
 
 KEYWORDS = {"context", "layout", "graph", "train", "return", "true", "false", "None"}
 
@@ -175,7 +175,7 @@ def tokenize(src):
 
 
 # ---------------------------------------------------------------------------
-# Parser (IR-SPEC 1a).  Values become Python objects: int, float, str
+# Parser (docs/language.md, Grammar).  Values become Python objects: int, float, str
 # (strings), bool, None, tuple, dict, and the classes below.
 
 class Ref:
@@ -535,7 +535,7 @@ def widen(x, dtype):
 
 
 # ---------------------------------------------------------------------------
-# Deterministic initializers (IR-SPEC 9), vectorized in wrapping uint64.
+# Deterministic initializers (docs/output.md), vectorized in wrapping uint64.
 
 M64 = (1 << 64) - 1
 
@@ -573,7 +573,8 @@ def init_number(v, what, offset):
 
 
 def initialize(name, type_, init, seed):
-    """The initial value of the entry-graph input or parameter `name` (IR-SPEC 9)."""
+    """The initial value of the entry-graph input or parameter `name`
+    (docs/output.md, Initializers)."""
     n = int(np.prod(type_.shape, dtype=np.int64))
     if init is None:
         init = Apply("normal" if type_.kind == "Parameter" else "uniform",
@@ -607,7 +608,7 @@ def initialize(name, type_, init, seed):
 
 
 # ---------------------------------------------------------------------------
-# Operators (IR-SPEC 4).  Each has a forward f(ins, attrs) -> float64/int64
+# Operators (docs/operators.md).  Each has a forward f(ins, attrs) -> float64/int64
 # result and a backward b(g, ins, attrs) -> one gradient (or None) per input,
 # all in float64 and unrounded; the evaluator widens and rounds around them.
 

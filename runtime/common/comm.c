@@ -1,7 +1,7 @@
 /* comm.c: the collectives: argument checks, byte counting, host versions.
  *
  * The public sc_all_reduce etc. check their arguments, add what this rank
- * sends to rt->bytes_sent by the ring formulas of IR-SPEC 8, and call the
+ * sends to rt->bytes_sent by the ring formulas of docs/output.md, and call the
  * backend. The sc_host_* versions do the work on host memory with MPI; the
  * cpu backend is them, and the cuda backend falls back to them when ranks
  * share a GPU. A collective along an inner axis packs or unpacks with one

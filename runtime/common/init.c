@@ -1,4 +1,4 @@
-/* init.c: the deterministic initializers of IR-SPEC 9.
+/* init.c: the deterministic initializers (docs/output.md, Initializers).
  *
  * Element i (row-major index into the global tensor) of the tensor named name
  * is a function of (name, seed, i) alone, so a rank computes only its own

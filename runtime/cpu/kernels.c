@@ -1,4 +1,4 @@
-/* kernels.c: every operator of IR-SPEC 4, its backward, and the optimizers,
+/* kernels.c: every operator of docs/operators.md, its backward, and the optimizers,
  * on host memory.
  *
  * Straight loops over row-major tensors; the one shared device is an index

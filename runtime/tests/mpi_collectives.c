@@ -1,5 +1,5 @@
 /* mpi_collectives.c: the collectives under mpirun -np 4, against answers
- * computed here from their definitions (IR-SPEC 4), element by element.
+ * computed here from their definitions (docs/operators.md), element by element.
  *
  * Every member's tensor holds values that name the member and the element,
  * so a slice from the wrong member or the wrong place shows. Each collective

@@ -2,7 +2,7 @@
  *
  * run_mpi_io.sh writes the .npy inputs with numpy, runs this program, and
  * checks what it saved against numpy and against its own implementation of
- * the IR-SPEC 9 initializers; it also runs it with bad inputs, expecting one
+ * the initializers of docs/output.md; it also runs it with bad inputs, expecting one
  * message and status 1 on every rank. Here every rank loads its slice of each
  * input, checks the values it can predict, and saves slices back: split 2x2,
  * split by rows with two copies of each row block, replicated on every rank,

@@ -1,7 +1,7 @@
 #!/bin/sh
 # run_mpi_io.sh MPIRUN PROGRAM TMPDIR EXAMPLE: the .npy and initializer tests
 # across 4 ranks (mpi_io.c), and the header's worked example on 2. numpy (/usr/bin/python3) writes the inputs and checks
-# the outputs, the initializers against its own IR-SPEC 9 arithmetic. Then
+# the outputs, the initializers against its own arithmetic of docs/output.md's initializers. Then
 # bad inputs: each run must end with status 1 (not hang: a timeout fails it)
 # and print its one message once. Last line: N passed, N failed.
 MPIRUN=$1 PROG=$2 T=$3 EXAMPLE=$4

@@ -1,4 +1,4 @@
-/* test_rt_io.c: .npy reading and writing, the IR-SPEC 9 initializers and
+/* test_rt_io.c: .npy reading and writing, the initializers of docs/output.md and
  * sc_option's command line, on host buffers (no MPI; run_mpi_io.sh covers
  * the collective side).
  *
@@ -6,7 +6,7 @@
  * tools/ref_eval.py), slices against the whole, headers as numpy writes them
  * (1.0, 2.0, 3.0, odd spacing), and broken files, each with the reason it
  * gives. Initializer values were computed independently
- * with numpy (/usr/bin/python3, the formulas of IR-SPEC 9 in Python
+ * with numpy (/usr/bin/python3, the formulas of docs/output.md in Python
  * integers) and are quoted here. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -233,7 +233,7 @@ Test(init, values_from_numpy)
 
 Test(init, float16_and_bfloat16_round_the_double_once)
 {
-	/* numpy: np.float16 of the IR-SPEC 9 double, and ref_eval.py's round_bf16 of it. uniform(0, 1) of "x",
+	/* numpy: np.float16 of the initializer's double, and ref_eval.py's round_bf16 of it. uniform(0, 1) of "x",
 	 * seed 0, elements 0 1 2 100: 0.201208233833313 0.5109687447547913 0.9408048391342163 0.4704093933105469 */
 	uint16_t h[110], b[110];
 	const int64_t g[2] = {10, 11}, z[2] = {0, 0};

@@ -113,7 +113,7 @@ Test(binary, bad_broadcast_dies, .signal = SIGABRT, .init = cr_redirect_stderr)
 	sc_cpu_binary(SC_ADD, y, (const int64_t[]){2, 3}, 2, y, (const int64_t[]){2}, 1, y, (const int64_t[]){2, 3}, 2);
 }
 
-/* a op b as IR-SPEC 4 says it, one element at a time (the rules restated
+/* a op b as docs/operators.md says it, one element at a time (the rules restated
  * with t_unravel, not the kernel's strides) */
 static float naive_op(sc_binop op, float u, float v)
 {

@@ -3,7 +3,7 @@
 
     /usr/bin/python3 tests/ref/test_ref_eval.py      (or: make ref-test)
 
-Plain unittest.  Covers the initializers of IR-SPEC 9 against values derived
+Plain unittest.  Covers the initializers of docs/output.md against values derived
 by hand, every operator's forward against an explicit numpy expression, every
 differentiable operator's backward against central finite differences in
 float64, the three optimizers against hand computation, the error messages,
@@ -118,7 +118,7 @@ class Initializers(unittest.TestCase):
         self.assertEqual(w.dtype, np.float32)
 
     def test_defaults_and_constants(self):
-        # Inputs default to uniform(0, 1), parameters to normal(0.01) (IR-SPEC 3.3).
+        # Inputs default to uniform(0, 1), parameters to normal(0.01) (docs/language.md, Graphs).
         p = R.parse("graph @g(%x: <Tensor[Float32], (3,)>, %w: <Parameter[Float32], (3,)>) { return %x }")
         x, w = p.graphs[0].params
         np.testing.assert_array_equal(R.initialize("x", x.type, None, 5), init("x", (3,), "uniform(0, 1)", seed=5))

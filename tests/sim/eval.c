@@ -1,6 +1,6 @@
 /* eval.c: the simulator's reference evaluator (see eval.h).
  *
- * One kernel per computing operator of IR-SPEC 4, written for clarity, not
+ * One kernel per computing operator of docs/operators.md, written for clarity, not
  * speed: everything in double, numpy's semantics, and a check before each
  * kernel that the operands and the result type agree with each other, since
  * the per-rank graphs it runs come from the lowering under test and their
@@ -70,7 +70,7 @@ static double round_result(double v, DType t)
 	die("bad dtype %d", (int)t);
 }
 
-/* ---- initializers (IR-SPEC 9) --------------------------------------------- */
+/* ---- initializers (docs/output.md) ---------------------------------------- */
 
 static uint64_t fnv1a64(const char *s)
 {

@@ -2,7 +2,7 @@
  *
  * Test-only: the simulator runs the serial graph and every per-rank graph in
  * one process and compares them; this file gives it the initializers of
- * IR-SPEC 9 and one kernel per computing operator of IR-SPEC 4, one node at a
+ * docs/output.md and one kernel per computing operator of docs/operators.md, one node at a
  * time. Collectives and Call are the simulator's own business.
  *
  *     SimTensor ins[2] = {a, b}, y;
@@ -38,7 +38,7 @@ SimTensor sim_tensor_copy(const SimTensor *t);
 /* Frees the data and leaves an empty tensor; a zeroed tensor is fine too. */
 void sim_tensor_free(SimTensor *t);
 
-/* IR-SPEC 9: fills the whole GLOBAL tensor t (allocated by the caller with the
+/* docs/output.md, Initializers: fills the whole GLOBAL tensor t (allocated by the caller with the
  * value's global shape) for the input or parameter `name` (without %). init is
  * the Value's initializer (LIT_APPLY such as uniform(0, 1), or LIT_IDENT such
  * as zeros) or NULL for the default: inputs uniform(0, 1), parameters

@@ -141,7 +141,7 @@ static int64_t elems(const Type *t)
 	return n;
 }
 
-/* Bytes a rank sends for one collective node of a per-rank graph (IR-SPEC 8). */
+/* Bytes a rank sends for one collective node of a per-rank graph (docs/output.md). */
 static int64_t node_bytes(const Graph *g, const Node *n)
 {
 	int64_t in = elems(&g->values[n->in[0]].type) * dtype_bytes(g->values[n->in[0]].type.dtype);

@@ -9,7 +9,7 @@
  * over the group members' buffers. It assembles each returned value from the
  * ranks' pieces (every element covered, copies in agreement) and compares it
  * with the serial value. It also counts, from the per-rank graphs alone, the
- * bytes each rank sends (IR-SPEC 8) for comparison with the compiler's figure. */
+ * bytes each rank sends (docs/output.md) for comparison with the compiler's figure. */
 #ifndef SIM_SIMULATE_H
 #define SIM_SIMULATE_H
 
@@ -31,7 +31,7 @@ void sim_run(const Lowered *l, SimResult *out);
 /* A rank's piece of a global tensor under `layout` (complete layouts only). */
 SimTensor sim_piece(const SimTensor *global, const TensorLayout *layout, int64_t rank);
 
-/* Collectives over `n` members' inputs (in group order) as IR-SPEC 4 defines
+/* Collectives over `n` members' inputs (in group order) as docs/operators.md defines
  * them; `me` is the member whose output is wanted. */
 SimTensor sim_all_reduce(const SimTensor *in, int n, ReduceOp op);
 SimTensor sim_all_gather(const SimTensor *in, int n, int axis);

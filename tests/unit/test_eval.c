@@ -1,7 +1,7 @@
 /* test_eval.c: the simulator's reference evaluator (tests/sim/eval.c):
- * every computing operator of IR-SPEC 4 against values computed by hand (or,
+ * every computing operator of docs/operators.md against values computed by hand (or,
  * for transcendental ones, by numpy, as noted), its refusals, and the
- * deterministic initializers of IR-SPEC 9 against an independent Python
+ * deterministic initializers of docs/output.md against an independent Python
  * implementation.
  *
  * A test writes a graph as IR text, runs the passes up to infer_shapes,
@@ -745,9 +745,9 @@ Test(refuse, a_zero_stride)
 	sim_done(s);
 }
 
-/* ---- initializers (IR-SPEC 9) ---- */
+/* ---- initializers (docs/output.md) ---- */
 
-/* Expected values from an independent implementation of IR-SPEC 9 in Python
+/* Expected values from an independent implementation of docs/output.md's initializers in Python
  * (run with /usr/bin/python3, numpy only for float32 rounding):
  *
  *   M = (1 << 64) - 1

@@ -87,7 +87,7 @@ static TensorStrategy tuple_strategy(int rank, const int64_t *split)
 	return t;
 }
 
-/* ---- the seed example (IR-SPEC 3.2) ---- */
+/* ---- the Layout example of docs/language.md ---- */
 
 /* a = L("mp", ("sp", "dp")) on a (2, 4) tensor: the row [a0, a1, a2, a3] lies on
  * ranks 0, 4, 2, 6. Column slice c = 2 sp + dp, so c = 1 is dp = 1: rank 4. */

@@ -1,5 +1,5 @@
 /* test_shape.c: shape and dtype inference (shape.c) for every operator of
- * IR-SPEC section 4, and its errors.
+ * docs/operators.md, and its errors.
  *
  * Most tests write one statement `%y = ...` into a graph whose parameters
  * they give, run the passes up to infer_shapes, and compare %y's type as the

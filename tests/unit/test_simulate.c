@@ -110,7 +110,7 @@ static const char seed[] =
 	"  return %2\n"
 	"}\n";
 
-/* The seed check: MatMul (2, 4), (4, 1) -> ReLU on 8 devices. */
+/* The MatMul -> ReLU sample's check: MatMul (2, 4), (4, 1) -> ReLU on 8 devices. */
 Test(simulate, seed_matmul_relu_reduce_scatter)
 {
 	Build b = build("seed.ir", seed, 0, false, -1);
