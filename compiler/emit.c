@@ -684,7 +684,9 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	const LValue *x = &l->values[f->in[0]], *y = &l->values[f->result], *dxv = &l->values[o->result];
 	const char *x0 = p->cname[f->in[0]], *x1 = f->nin > 1 ? p->cname[f->in[1]] : NULL, *yn = p->cname[f->result];
 	int64_t n = numel(dxv), m, nn, kk, axes[MAX_DIMS];
-	const char *other_in = f->nin > 1 ? p->cname[f->in[1 - k]] : NULL;   /* MatMul's other operand */
+	/* A two-input operator's other operand (MatMul's); LayerNorm's and
+	 * Concat's inputs past the second have none. */
+	const char *other_in = f->nin == 2 ? p->cname[f->in[1 - k]] : NULL;
 	MatmulGrad mg;
 	switch (f->op) {
 	case OP_RELU: case OP_GELU: case OP_LOG: case OP_SQUARE:
