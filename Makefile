@@ -119,19 +119,29 @@ ref-test:
 e2e: $(B)/shardc runtime
 	bash tests/run_e2e.sh $(B)/shardc
 
-# ---- fuzzing: libFuzzer on parse + check, seeded with the samples ----
-$(B)/fuzz/fuzz_parser: tools/fuzz_parser.c $(B)/fuzz/libshardc.a $(HDRS)
+# ---- fuzzing: libFuzzer on parse + check, then on the whole pipeline ----
+# FUZZ_SECONDS in all: a third on the front end (fuzz_parser), the rest on
+# every stage through the emitted programs, in memory (fuzz_pipeline). Both
+# are seeded with the samples and the samples' step_parallel_begin dumps.
+FUZZ_TARGETS := fuzz_parser fuzz_pipeline
+$(B)/fuzz/fuzz_%: tools/fuzz_%.c $(B)/fuzz/libshardc.a $(HDRS)
 	clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< $(B)/fuzz/libshardc.a $(LIBS)
-fuzz-build: $(B)/fuzz/fuzz_parser
-fuzz: $(B)/fuzz/fuzz_parser
-	@mkdir -p $(B)/fuzz/corpus $(B)/fuzz/seeds
-	cp ir-samples/*.ir tests/good/*.ir tests/bad/*.ir $(B)/fuzz/seeds/
-	@echo "fuzz: $(FUZZ_SECONDS) s of libFuzzer on parse + check, seeded with the samples"
-	@if $(B)/fuzz/fuzz_parser -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-		-artifact_prefix=$(B)/fuzz/ -print_final_stats=1 $(B)/fuzz/corpus $(B)/fuzz/seeds >$(B)/fuzz/log 2>&1; then \
-		grep -E '^(Done|stat::number_of_executed_units|#[0-9]+ +DONE)' $(B)/fuzz/log; \
-		echo "fuzz: no crash, leak or sanitizer report"; \
-	else tail -n 60 $(B)/fuzz/log; echo "fuzz: FAILED (input saved under $(B)/fuzz/)"; exit 1; fi
+fuzz-build: $(addprefix $(B)/fuzz/,$(FUZZ_TARGETS))
+fuzz: fuzz-build
+	@rm -rf $(B)/fuzz/seeds; mkdir -p $(B)/fuzz/seeds
+	cp ir-samples/*.ir tests/good/*.ir tests/bad/*.ir tests/e2e/*.ir $(B)/fuzz/seeds/
+	@for d in tests/dumps/*/; do cp $$d/step_parallel_begin.ir $(B)/fuzz/seeds/begin_$$(basename $$d).ir; done
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		if [ $$t = fuzz_parser ]; then s=$$(($(FUZZ_SECONDS) / 3)); else s=$$(($(FUZZ_SECONDS) - $(FUZZ_SECONDS) / 3)); fi; \
+		mkdir -p $(B)/fuzz/corpus_$$t; \
+		echo "fuzz: $$s s of libFuzzer on $$t, seeded with the samples"; \
+		if $(B)/fuzz/$$t -max_total_time=$$s -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+			-artifact_prefix=$(B)/fuzz/$$t- -print_final_stats=1 $(B)/fuzz/corpus_$$t $(B)/fuzz/seeds \
+			>$(B)/fuzz/$$t.log 2>&1; then \
+			grep -E '^(Done|stat::number_of_executed_units|#[0-9]+ +DONE)' $(B)/fuzz/$$t.log; \
+			echo "fuzz: $$t: no crash, leak or sanitizer report"; \
+		else tail -n 60 $(B)/fuzz/$$t.log; echo "fuzz: $$t FAILED (input saved under $(B)/fuzz/$$t-*)"; exit 1; fi; \
+	done
 
 # ---- the main job: compile a seed sample as far as the compiler goes today ----
 DEMO ?= ir-samples/matmul_relu_semi.ir
