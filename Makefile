@@ -1,5 +1,6 @@
 # shardc: build, test, install. `make` builds build/shardc; `make test` runs
-# everything CI runs (sanitized unit tests, golden tests, round trips, fuzzing).
+# everything CI runs (sanitized unit tests, golden tests, round trips, the sanitized
+# sweep, the new-operator check, fuzzing).
 
 PREFIX ?= /usr/local
 CC ?= cc
