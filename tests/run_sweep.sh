@@ -21,7 +21,6 @@ if [ "$1" = --one ]; then
 	label="$model --device-num $dev --parallel-mode $mode${search:+ --search-mode $search}"
 	# A sanitizer report must not pass for exit 1, the status of a bad model.
 	export ASAN_OPTIONS=exitcode=86:detect_leaks=1 UBSAN_OPTIONS=exitcode=87:halt_on_error=1:print_stacktrace=1
-	verdict=pass
 	for pass in 1 2; do
 		in=$model
 		[ $pass -eq 2 ] && in="$out/ir/step_parallel_begin.ir" label="$label, its step_parallel_begin.ir"
