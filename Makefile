@@ -1,5 +1,6 @@
 # shardc: build, test, install. `make` builds build/shardc; `make test` runs
-# everything CI runs (sanitized unit tests, golden tests, round trips, fuzzing).
+# everything CI runs (sanitized unit tests, golden tests, round trips, the sanitized
+# sweep, the new-operator check, fuzzing).
 
 PREFIX ?= /usr/local
 CC ?= cc
@@ -21,7 +22,7 @@ COMPILER_OBJS := $(COMPILER_SRCS:.c=.o) parser.o lexer.o
 UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_manifest test_eval test_simulate \
 	test_redistribute test_search test_emit
 
-.PHONY: all deps demo test unit golden roundtrip dumps search fuzz fuzz-build bench install clean fresh-check
+.PHONY: all deps demo test unit golden roundtrip dumps search sweep newop fuzz fuzz-build bench install clean fresh-check
 all: deps $(B)/shardc runtime
 
 # ---- dependencies: installed and probed once; the flags they need are written
@@ -90,7 +91,7 @@ $(addprefix $(B)/san/,$(SIM_TESTS)): $(B)/san/test_%: tests/unit/test_%.c $(B)/s
 	$(CC) $(CFLAGS_BASE) $(SAN) -Itests/sim -o $@ $< $(B)/san/libsim.a $(B)/san/harness.o $(B)/san/libshardc.a \
 		-lcriterion $(LIBS)
 
-test: deps $(B)/shardc unit golden roundtrip dumps search fuzz runtime runtime-test runtime-cuda-test ref-test e2e
+test: deps $(B)/shardc unit golden roundtrip dumps search sweep newop fuzz runtime runtime-test runtime-cuda-test ref-test e2e
 	@echo "make test: all passed"
 
 unit: $(addprefix $(B)/san/,$(UNIT_TESTS))
@@ -108,6 +109,16 @@ dumps: $(B)/san/shardc
 search: $(B)/san/shardc
 	sh tests/run_search.sh $(B)/san/shardc
 
+# Every sample on 1 to 16 devices in every parallel mode under ASan and UBSan,
+# and each one's step_parallel_begin.ir again: no crash, only clean diagnostics.
+sweep: $(B)/san/shardc
+	sh tests/run_sweep.sh $(B)/san/shardc
+
+# An operator added to ops.h alone must be a build error in every switch over
+# the operators (none may take it silently through a default).
+newop: $(B)/gen/parser.h
+	sh tests/run_newop.sh $(CC) $(CFLAGS_BASE)
+
 # ---- the numpy reference evaluator (tools/ref_eval.py): its own tests ----
 .PHONY: ref-test
 ref-test:
@@ -118,19 +129,29 @@ ref-test:
 e2e: $(B)/shardc runtime
 	bash tests/run_e2e.sh $(B)/shardc
 
-# ---- fuzzing: libFuzzer on parse + check, seeded with the samples ----
-$(B)/fuzz/fuzz_parser: tools/fuzz_parser.c $(B)/fuzz/libshardc.a $(HDRS)
+# ---- fuzzing: libFuzzer on parse + check, then on the whole pipeline ----
+# FUZZ_SECONDS in all: a third on the front end (fuzz_parser), the rest on
+# every stage through the emitted programs, in memory (fuzz_pipeline). Both
+# are seeded with the samples and the samples' step_parallel_begin dumps.
+FUZZ_TARGETS := fuzz_parser fuzz_pipeline
+$(B)/fuzz/fuzz_%: tools/fuzz_%.c $(B)/fuzz/libshardc.a $(HDRS)
 	clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< $(B)/fuzz/libshardc.a $(LIBS)
-fuzz-build: $(B)/fuzz/fuzz_parser
-fuzz: $(B)/fuzz/fuzz_parser
-	@mkdir -p $(B)/fuzz/corpus $(B)/fuzz/seeds
-	cp ir-samples/*.ir tests/good/*.ir tests/bad/*.ir $(B)/fuzz/seeds/
-	@echo "fuzz: $(FUZZ_SECONDS) s of libFuzzer on parse + check, seeded with the samples"
-	@if $(B)/fuzz/fuzz_parser -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-		-artifact_prefix=$(B)/fuzz/ -print_final_stats=1 $(B)/fuzz/corpus $(B)/fuzz/seeds >$(B)/fuzz/log 2>&1; then \
-		grep -E '^(Done|stat::number_of_executed_units|#[0-9]+ +DONE)' $(B)/fuzz/log; \
-		echo "fuzz: no crash, leak or sanitizer report"; \
-	else tail -n 60 $(B)/fuzz/log; echo "fuzz: FAILED (input saved under $(B)/fuzz/)"; exit 1; fi
+fuzz-build: $(addprefix $(B)/fuzz/,$(FUZZ_TARGETS))
+fuzz: fuzz-build
+	@rm -rf $(B)/fuzz/seeds; mkdir -p $(B)/fuzz/seeds
+	cp ir-samples/*.ir tests/good/*.ir tests/bad/*.ir tests/e2e/*.ir $(B)/fuzz/seeds/
+	@for d in tests/dumps/*/; do cp $$d/step_parallel_begin.ir $(B)/fuzz/seeds/begin_$$(basename $$d).ir; done
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		if [ $$t = fuzz_parser ]; then s=$$(($(FUZZ_SECONDS) / 3)); else s=$$(($(FUZZ_SECONDS) - $(FUZZ_SECONDS) / 3)); fi; \
+		mkdir -p $(B)/fuzz/corpus_$$t; \
+		echo "fuzz: $$s s of libFuzzer on $$t, seeded with the samples"; \
+		if $(B)/fuzz/$$t -max_total_time=$$s -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+			-artifact_prefix=$(B)/fuzz/$$t- -print_final_stats=1 $(B)/fuzz/corpus_$$t $(B)/fuzz/seeds \
+			>$(B)/fuzz/$$t.log 2>&1; then \
+			grep -E '^(Done|stat::number_of_executed_units|#[0-9]+ +DONE)' $(B)/fuzz/$$t.log; \
+			echo "fuzz: $$t: no crash, leak or sanitizer report"; \
+		else tail -n 60 $(B)/fuzz/$$t.log; echo "fuzz: $$t FAILED (input saved under $(B)/fuzz/$$t-*)"; exit 1; fi; \
+	done
 
 # ---- the main job: compile a seed sample as far as the compiler goes today ----
 DEMO ?= ir-samples/matmul_relu_semi.ir

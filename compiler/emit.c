@@ -414,16 +414,26 @@ static void tensor_arg(StrBuf *b, const Program *p, int v)
 	sb_printf(b, ", %d", x->type.rank);
 }
 
+/* The runtime's name of an elementwise binary operator. Every operator is
+ * listed (no default), so that a new one is a -Wswitch error here. */
 static const char *binop_name(OpKind op)
 {
 	switch (op) {
+	case OP_ADD: return "SC_ADD";
 	case OP_SUB: return "SC_SUB";
 	case OP_MUL: return "SC_MUL";
 	case OP_DIV: return "SC_DIV";
 	case OP_MAXIMUM: return "SC_MAXIMUM";
 	case OP_MINIMUM: return "SC_MINIMUM";
-	default: return "SC_ADD";
+	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_RELU: case OP_GELU: case OP_TANH:
+	case OP_SIGMOID: case OP_EXP: case OP_LOG: case OP_NEG: case OP_SQRT: case OP_SQUARE: case OP_SOFTMAX:
+	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE:
+	case OP_TRANSPOSE: case OP_FLATTEN: case OP_GATHER: case OP_LAYER_NORM: case OP_CONCAT: case OP_CAST:
+	case OP_STRIDED_SLICE: case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_ALL_REDUCE:
+	case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL: case OP_CALL: case OP_COUNT:
+		break;
 	}
+	die("%s is not an elementwise binary operator", op < OP_COUNT ? op_info[op].name : "?");
 }
 
 /* y = a op b, numpy broadcasting: values a, b and y. */
@@ -443,6 +453,8 @@ static const char *redop_name(ReduceOp op)
 	return op == REDUCE_MAX_OP ? "SC_MAX" : op == REDUCE_MEAN_OP ? "SC_MEAN" : "SC_SUM";
 }
 
+/* The runtime's kernel of an elementwise unary operator (sc_<name>,
+ * sc_<name>_grad). Every operator is listed, as in binop_name. */
 static const char *unary_kernel(OpKind op)
 {
 	switch (op) {
@@ -455,8 +467,15 @@ static const char *unary_kernel(OpKind op)
 	case OP_NEG: return "neg";
 	case OP_SQRT: return "sqrt";
 	case OP_SQUARE: return "square";
-	default: return NULL;
+	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM:
+	case OP_MINIMUM: case OP_BIAS_ADD: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_REDUCE_SUM:
+	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE: case OP_FLATTEN: case OP_GATHER:
+	case OP_LAYER_NORM: case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE: case OP_SPARSE_SOFTMAX_CE:
+	case OP_MSE_LOSS: case OP_L1_LOSS: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER:
+	case OP_ALL_TO_ALL: case OP_CALL: case OP_COUNT:
+		break;
 	}
+	die("%s is not an elementwise unary operator", op < OP_COUNT ? op_info[op].name : "?");
 }
 
 /* Reduced axes, non-negative; all of them when none are named. */
@@ -541,13 +560,12 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	const char *y = p->cname[o->result];
 	const LValue *yv = &l->values[o->result], *x = &l->values[o->in[0]];
 	const char *x0 = p->cname[o->in[0]], *x1 = o->nin > 1 ? p->cname[o->in[1]] : NULL;
-	const char *un = unary_kernel(o->op);
-	if (un) {
-		sb_printf(b, "sc_%s(rt, %s, %s, %lld);", un, x0, y, (long long)numel(yv));
-		return;
-	}
 	int64_t m, n, k, axes[MAX_DIMS];
 	switch (o->op) {
+	case OP_RELU: case OP_GELU: case OP_TANH: case OP_SIGMOID: case OP_EXP: case OP_LOG: case OP_NEG:
+	case OP_SQRT: case OP_SQUARE:
+		sb_printf(b, "sc_%s(rt, %s, %s, %lld);", unary_kernel(o->op), x0, y, (long long)numel(yv));
+		break;
 	case OP_MATMUL:
 		emit_matmul_dims(o, l, &m, &n, &k);
 		sb_printf(b, "sc_matmul(rt, %s, %s, %s, %lld, %lld, %lld, %d, %d);", x0, x1, y, (long long)m, (long long)n,
@@ -646,9 +664,12 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		sb_printf(b, "sc_%s_loss(rt, %s, %s, %s, %lld);", o->op == OP_MSE_LOSS ? "mse" : "l1", x0, x1, y,
 		          (long long)numel(x));
 		break;
-	default:   /* a collective written in a one-device model: a group of one */
+	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
+		/* a collective written in a one-device model: a group of one */
 		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));
 		break;
+	case OP_CALL: case OP_COUNT:   /* inlined by flatten; rejected by check_names */
+		die("no %s operator is left to emit", o->op == OP_CALL ? "Call" : "unknown");
 	}
 }
 
@@ -684,7 +705,9 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	const LValue *x = &l->values[f->in[0]], *y = &l->values[f->result], *dxv = &l->values[o->result];
 	const char *x0 = p->cname[f->in[0]], *x1 = f->nin > 1 ? p->cname[f->in[1]] : NULL, *yn = p->cname[f->result];
 	int64_t n = numel(dxv), m, nn, kk, axes[MAX_DIMS];
-	const char *other_in = f->nin > 1 ? p->cname[f->in[1 - k]] : NULL;   /* MatMul's other operand */
+	/* A two-input operator's other operand (MatMul's); LayerNorm's and
+	 * Concat's inputs past the second have none. */
+	const char *other_in = f->nin == 2 ? p->cname[f->in[1 - k]] : NULL;
 	MatmulGrad mg;
 	switch (f->op) {
 	case OP_RELU: case OP_GELU: case OP_LOG: case OP_SQUARE:
@@ -855,9 +878,12 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		sb_printf(b, "sc_cast(rt, %s, %s, %s, %s, %lld);", dy, sc_dtype_name(y->type.dtype), dx,
 		          sc_dtype_name(dxv->type.dtype), (long long)n);
 		return;
-	default:   /* Reshape, Flatten, a one-device collective: the identity */
+	case OP_RESHAPE: case OP_FLATTEN:   /* the identity on the elements */
+	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:   /* one device */
 		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)value_bytes(dxv));
 		return;
+	case OP_CALL: case OP_COUNT:   /* inlined by flatten; rejected by check_names */
+		die("no %s operator is left to differentiate", f->op == OP_CALL ? "Call" : "unknown");
 	}
 }
 

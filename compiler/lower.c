@@ -95,17 +95,21 @@ static const char *step_what(const RedistStep *s)
 	return "";
 }
 
-int lower_redistribute(Lowering *x, int src, const TensorLayout *to, const char *user)
+int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const char *user)
 {
+	const TensorLayout to_copy = *want, *to = &to_copy;   /* want may lie in the values that grow below */
 	for (int i = x->l->values[src].reuse; i >= 0; i = x->reuse[i].next)
 		if (layout_equal(&x->reuse[i].to, to))
 			return x->reuse[i].result;
-	LValue *v = &x->l->values[src];
-	if (layout_equal(&v->layout, to))
-		return src;
 	RedistPlan plan;
-	Type gt = lower_global_type(v);
-	redist_plan(&v->layout, to, v->global, dtype_bytes(v->type.dtype), &plan);
+	Type gt;
+	{   /* v only here: the steps below grow the values array it points into */
+		const LValue *v = &x->l->values[src];
+		if (layout_equal(&v->layout, to))
+			return src;
+		gt = lower_global_type(v);
+		redist_plan(&v->layout, to, v->global, dtype_bytes(v->type.dtype), &plan);
+	}
 	int cur = src;
 	for (int k = 0; k < plan.n; k++) {
 		const RedistStep *s = &plan.step[k];
@@ -226,29 +230,32 @@ bool carry_reshape(const TensorLayout *in, const int64_t *idims, const Type *out
 	return ok;
 }
 
+/* The values array grows under lower_value and lower_redistribute: what is
+ * needed of a value across those calls is copied out, or fetched again by id. */
 static void lower_reshape(Lowering *x, int i)
 {
 	const Graph *g = x->l->flat->g;
 	const Node *n = &g->nodes[i];
 	int src = x->vmap[n->in[0]];
-	const LValue *v = &x->l->values[src];
 	const Type *out_t = &g->values[n->result].type;
-	TensorLayout in = v->layout, out;
+	int64_t global[MAX_DIMS];
+	memcpy(global, x->l->values[src].global, sizeof global);
+	TensorLayout in = x->l->values[src].layout, out;
 	bool bad[MAX_DIMS] = {0};
 	const char *user = NULL;
-	if (!carry_reshape(&in, v->global, out_t, &out, bad)) {
+	if (!carry_reshape(&in, global, out_t, &out, bad)) {
 		for (int d = 0; d < in.rank; d++)
 			if (bad[d])
 				in.nmap[d] = 0;   /* those axes now hold copies: gather them */
 		in.partial = 0;           /* and partial results are completed first */
 		StrBuf b = {0};
-		sb_printf(&b, "%%%s to Reshape %%%s: its split does not survive the reshape", v->name,
+		sb_printf(&b, "%%%s to Reshape %%%s: its split does not survive the reshape", x->l->values[src].name,
 		          g->values[n->result].name);
 		user = arena_strdup(x->a, b.data);
 		sb_free(&b);
 		src = lower_redistribute(x, src, &in, user);
 		memset(bad, 0, sizeof bad);
-		if (!carry_reshape(&in, v->global, out_t, &out, bad))
+		if (!carry_reshape(&in, global, out_t, &out, bad))
 			die("an unsplit reshape group does not carry");
 	}
 	x->l->node_in[i][0] = in;

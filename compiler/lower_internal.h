@@ -23,9 +23,9 @@ typedef struct {
 int lower_value(Lowering *x, const char *name, const Type *global, const TensorLayout *layout);
 /* A new operator appended to the program, its result still to be set. */
 LOp *lower_op(Lowering *x, OpKind op, int nin, const char *why);
-/* src in layout `to` (`to` complete): the cheapest redistribution appended,
+/* src in layout `want` (complete; it may point into the values): the cheapest redistribution appended,
  * each step an operator that says why (`user`), reused by later requests. */
-int lower_redistribute(Lowering *x, int src, const TensorLayout *to, const char *user);
+int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const char *user);
 /* The global type of a value's tensor. */
 Type lower_global_type(const LValue *v);
 

@@ -241,8 +241,11 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		od->reduced = 3;
 		od->reduce_op = REDUCE_MEAN_OP;
 		return true;
-	default:
-		return false;   /* Reshape, Call, the collectives: no op dims */
+	case OP_RESHAPE: case OP_CALL:
+	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
+		return false;   /* no op dims */
+	case OP_COUNT:
+		die("op_dims of an unknown operator");
 	}
 	/* The output follows the op dims one to one. */
 	od->out_rank = out->rank;

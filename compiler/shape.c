@@ -360,9 +360,15 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 		out->dims[ca] *= n;
 		return true;
 	}
-	default:
-		die("not a collective");
+	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM:
+	case OP_MINIMUM: case OP_BIAS_ADD: case OP_RELU: case OP_GELU: case OP_TANH: case OP_SIGMOID: case OP_EXP:
+	case OP_LOG: case OP_NEG: case OP_SQRT: case OP_SQUARE: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
+	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
+	case OP_FLATTEN: case OP_GATHER: case OP_LAYER_NORM: case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
+	case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
+		break;
 	}
+	die("%s is not a collective", opname(x));
 }
 
 static bool infer_call(Infer *x, Type *out)
