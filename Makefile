@@ -22,7 +22,7 @@ COMPILER_OBJS := $(COMPILER_SRCS:.c=.o) parser.o lexer.o
 UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_manifest test_eval test_simulate \
 	test_redistribute test_search test_emit
 
-.PHONY: all deps demo test unit golden roundtrip dumps search sweep newop fuzz fuzz-build bench install clean fresh-check
+.PHONY: all deps demo test unit golden roundtrip dumps search sweep newop bounds fuzz fuzz-build bench install clean fresh-check
 all: deps $(B)/shardc runtime
 
 # ---- dependencies: installed and probed once; the flags they need are written
@@ -91,7 +91,7 @@ $(addprefix $(B)/san/,$(SIM_TESTS)): $(B)/san/test_%: tests/unit/test_%.c $(B)/s
 	$(CC) $(CFLAGS_BASE) $(SAN) -Itests/sim -o $@ $< $(B)/san/libsim.a $(B)/san/harness.o $(B)/san/libshardc.a \
 		-lcriterion $(LIBS)
 
-test: deps $(B)/shardc unit golden roundtrip dumps search sweep newop fuzz runtime runtime-test runtime-cuda-test ref-test e2e
+test: deps $(B)/shardc unit golden roundtrip dumps search sweep newop bounds fuzz runtime runtime-test runtime-cuda-test ref-test e2e
 	@echo "make test: all passed"
 
 unit: $(addprefix $(B)/san/,$(UNIT_TESTS))
@@ -118,6 +118,10 @@ sweep: $(B)/san/shardc
 # the operators (none may take it silently through a default).
 newop: $(B)/gen/parser.h
 	sh tests/run_newop.sh $(CC) $(CFLAGS_BASE)
+
+# The optimized build: the models are large (20,000 graphs, 1,024 ranks).
+bounds: $(B)/shardc
+	sh tests/run_bounds.sh $(B)/shardc
 
 # ---- the numpy reference evaluator (tools/ref_eval.py): its own tests ----
 .PHONY: ref-test

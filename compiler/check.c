@@ -3,7 +3,8 @@
  *   check_context     the context block over the defaults (docs/language.md, Context)
  *   check_names       graph and value names, definition before use, callees
  *                     before calls, attribute names and kinds, strategies and
- *                     layouts decoded, shard and train blocks decoded
+ *                     layouts decoded, shard and train blocks decoded, the
+ *                     size of the entry once Calls are inlined
  *   check_strategies  (needs shapes) one strategy per input, one number per
  *                     dim, divisibility, device counts, layouts' device
  *                     matrices, dataset_strategy, the train loss
@@ -15,10 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct NameMap;
+
 typedef struct {
 	Module *m;
 	Diag *d;
 	const Source *src;       /* where the spans point: the file, or the command line */
+	const struct NameMap *graphs;  /* check_names: graph name to index in m->graphs */
 } Checker;
 
 #define ERR(c, span, ...) diag_error((c)->d, (c)->src, (span), __VA_ARGS__)
@@ -118,8 +122,8 @@ bool check_context(Module *m, Diag *d)
 
 /* ---- names ---- */
 
-/* Open-addressing map from value name to id, for one graph at a time. */
-typedef struct {
+/* Open-addressing map from name to id: a graph's values, or the module's graphs. */
+typedef struct NameMap {
 	const char **keys;
 	int *vals;
 	int cap;
@@ -443,7 +447,8 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case ATTR_CONCAT_AXIS: a->concat_axis = v->i; break;
 	case ATTR_OFFSET: a->offset = v->i; break;
 	case ATTR_GRAPH: {
-		Graph *callee = module_graph(c->m, v->s);
+		int slot = map_slot(c->graphs, v->s);
+		Graph *callee = c->graphs->keys[slot] ? c->m->graphs[c->graphs->vals[slot]] : NULL;
 		if (!callee) {
 			ERR(c, v->span, "undefined graph '@%s'", v->s);
 			return false;
@@ -581,6 +586,7 @@ static void check_graph_names(Checker *c, Graph *g)
 		nm.keys[slot] = v->name;
 		nm.vals[slot] = id;
 	}
+	g->nflat = 0;
 	for (int i = 0; i < g->nnodes; i++) {
 		Node *n = &g->nodes[i];
 		n->in = arena_alloc(c->m->arena, sizeof(int) * (size_t)(n->nin ? n->nin : 1));
@@ -606,6 +612,8 @@ static void check_graph_names(Checker *c, Graph *g)
 			ERR(c, n->a.shard->span, "nested shard: @%s already calls a graph with shard", n->a.callee->name);
 		if (n->op == OP_CALL && (n->a.shard || (n->a.callee && n->a.callee->contains_shard)))
 			g->contains_shard = true;
+		int64_t add = n->op == OP_CALL && n->a.callee ? n->a.callee->nflat : 1;
+		g->nflat = g->nflat > INT64_MAX - add ? INT64_MAX : g->nflat + add;
 	}
 	g->ret = arena_alloc(c->m->arena, sizeof(int) * (size_t)g->rets->nitems);
 	g->nret = g->rets->nitems;
@@ -738,27 +746,76 @@ static void check_inits(Checker *c, const Graph *g, bool entry)
 	}
 }
 
+/* Requires every graph's nflat. Inlining is refused before it starts when the
+ * entry would exceed FLAT_LIMIT operators (40 graphs each calling the previous
+ * twice are 2 KB of text and 2^40 operators). The error points at the Call
+ * where the limit is first crossed: in the entry, the Call whose callee takes
+ * the running count over; if that callee is over the limit by itself, the
+ * same inside it, and so on down. */
+static void check_inline_size(Checker *c)
+{
+	const Graph *entry = module_entry(c->m), *g = entry;
+	if (entry->nflat <= FLAT_LIMIT)
+		return;
+	for (;;) {
+		int64_t count = 0;
+		for (int i = 0; i < g->nnodes; i++) {
+			const Node *n = &g->nodes[i];
+			const Graph *callee = n->op == OP_CALL ? n->a.callee : NULL;
+			int64_t add = callee ? callee->nflat : 1;
+			if (count + add <= FLAT_LIMIT) {
+				count += add;
+				continue;
+			}
+			if (callee && add > FLAT_LIMIT) {
+				g = callee;
+				break;
+			}
+			char whole[96] = "";
+			if (g != entry)
+				snprintf(whole, sizeof whole, " (@%s would have %s%lld)", entry->name,
+				         entry->nflat == INT64_MAX ? "over " : "", (long long)entry->nflat);
+			if (callee)
+				ERR(c, n->op_span, "inlining @%s here takes @%s to %lld operators, over the limit of %lld%s",
+				    callee->name, g->name, (long long)(count + add), (long long)FLAT_LIMIT, whole);
+			else
+				ERR(c, n->op_span, "@%s has more than %lld operators once Calls are inlined", entry->name,
+				    (long long)FLAT_LIMIT);
+			return;
+		}
+	}
+}
+
 bool check_names(Module *m, Diag *d)
 {
-	Checker c = {m, d, m->src};
+	Checker c = {m, d, m->src, NULL};
 	int before = d->nerrors;
 	if (m->ngraphs == 0) {
 		Span file_start = {0, 0};
 		ERR(&c, file_start, "the module has no graph (the last graph in the file is the entry)");
 		return false;
 	}
-	for (int i = 0; i < m->ngraphs; i++)
-		for (int j = 0; j < i; j++)
-			if (strcmp(m->graphs[i]->name, m->graphs[j]->name) == 0) {
-				ERR(&c, m->graphs[i]->name_span, "graph '@%s' is defined twice", m->graphs[i]->name);
-				break;
-			}
+	NameMap graphs;
+	map_init(&graphs, m->ngraphs);
+	for (int i = 0; i < m->ngraphs; i++) {
+		int slot = map_slot(&graphs, m->graphs[i]->name);
+		if (graphs.keys[slot]) {
+			ERR(&c, m->graphs[i]->name_span, "graph '@%s' is defined twice", m->graphs[i]->name);
+			continue;
+		}
+		graphs.keys[slot] = m->graphs[i]->name;
+		graphs.vals[slot] = i;
+	}
+	c.graphs = &graphs;
 	for (int i = 0; i < m->ngraphs; i++) {
 		check_graph_names(&c, m->graphs[i]);
 		check_inits(&c, m->graphs[i], i == m->ngraphs - 1);
 	}
+	map_free(&graphs);
 	if (m->train)
 		check_train_names(&c);
+	if (d->nerrors == before)
+		check_inline_size(&c);
 	return d->nerrors == before;
 }
 
@@ -887,7 +944,7 @@ static void check_dataset_strategy(Checker *c)
 
 bool check_strategies(Module *m, Diag *d)
 {
-	Checker c = {m, d, m->src};
+	Checker c = {m, d, m->src, NULL};
 	int before = d->nerrors;
 	if (devices_matter(m))
 		check_layouts(&c);
@@ -898,7 +955,7 @@ bool check_strategies(Module *m, Diag *d)
 				check_node_strategies(&c, g, &g->nodes[j]);
 	}
 	if (m->ctx.dataset_mode == DS_TUPLE) {
-		Checker cds = {m, d, m->ctx.dataset_src};
+		Checker cds = {m, d, m->ctx.dataset_src, NULL};
 		check_dataset_strategy(&cds);
 	}
 	Train *t = m->train;

@@ -1018,6 +1018,56 @@ static void emit_update(StrBuf *b, const Program *p, int v)
 	}
 }
 
+/* rank's group for a collective of partition op, as sc_group_split_grid
+ * takes it: its first member, then for each run of neighbouring group axes
+ * (of the matrix the ranks are numbered row-major over) its size and rank
+ * stride. The line does not grow with the ranks; a small group's members
+ * follow in a comment. */
+static void emit_group(StrBuf *b, const Lowered *l, const LOp *op, int k, int64_t rank, int64_t *members)
+{
+	const TensorLayout *m = &op->step->from;
+	int64_t coords[MAX_AXES], step[MAX_AXES], size[MAX_AXES] = {0}, stride[MAX_AXES] = {0}, first = rank, n = 1;
+	layout_coords(m, rank, coords);
+	for (int a = m->ndev - 1; a >= 0; a--)
+		step[a] = a == m->ndev - 1 ? 1 : step[a + 1] * m->dev[a + 1];
+	int ng = 0;
+	for (int a = 0; a < m->ndev; a++) {
+		if (!(op->step->axes >> a & 1) || m->dev[a] == 1)
+			continue;
+		first -= coords[a] * step[a];
+		n *= m->dev[a];
+		if (ng && stride[ng - 1] == step[a] * m->dev[a]) {
+			size[ng - 1] *= m->dev[a];
+			stride[ng - 1] = step[a];
+		} else {
+			size[ng] = m->dev[a];
+			stride[ng++] = step[a];
+		}
+	}
+	sb_printf(b, "\tsc_group *g%d = sc_group_split_grid(rt, %lld, %d, ", k, (long long)first, ng);
+	ints_lit(b, size, ng);
+	sb_puts(b, ", ");
+	ints_lit(b, stride, ng);
+	if (n > 16) {
+		sb_printf(b, ");  /* %lld ranks */\n", (long long)n);
+		return;
+	}
+	Attrs a;
+	lowered_rank_attrs(l, op, rank, &a, members);
+	sb_puts(b, ");  /* ranks ");
+	for (int i = 0; i < a.ngroup; i++) {
+		int64_t r = first, rest = i;
+		for (int j = ng - 1; j >= 0; j--) {
+			r += rest % size[j] * stride[j];
+			rest /= size[j];
+		}
+		if (a.ngroup != n || r != a.group[i])
+			die("group grid of rank %lld disagrees with its members", (long long)rank);
+		sb_printf(b, i ? ", %lld" : "%lld", (long long)a.group[i]);
+	}
+	sb_puts(b, " */\n");
+}
+
 static void emit_names(StrBuf *b, const Lowered *l, const char *var, bool params)
 {
 	const Graph *g = l->flat->g;
@@ -1055,13 +1105,8 @@ void emit_rank(StrBuf *b, const Program *p, int64_t rank)
 	sb_puts(b, "\tconst char *out_dir = sc_option(rt, \"--output-dir\", NULL), *file = NULL;\n\t(void)file;\n");
 	if (p->npart) {
 		sb_puts(b, "\n\t/* Groups: each a partition of the ranks; this rank names its own group. */\n");
-		for (int k = 0; k < p->npart; k++) {
-			Attrs a;
-			lowered_rank_attrs(l, &l->ops[p->part[k]], rank, &a, members);
-			sb_printf(b, "\tsc_group *g%d = sc_group_split(rt, ", k);
-			ints_lit(b, a.group, a.ngroup);
-			sb_printf(b, ", %d);\n", a.ngroup);
-		}
+		for (int k = 0; k < p->npart; k++)
+			emit_group(b, l, &l->ops[p->part[k]], k, rank, members);
 	}
 	sb_printf(b, "\n\t/* Memory: parameters, inputs and optimizer state first (%lld bytes), then every\n"
 	          "\t * other value placed by liveness: buffers whose lives do not overlap share bytes. */\n"

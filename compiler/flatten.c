@@ -4,17 +4,38 @@
  * graph: each called graph's nodes are copied in at the Call, their values
  * renamed `<call result>.<name>` (names may hold dots) so that every name
  * stays unique and says where it came from, and the Call's result becomes the
- * callee's returned value. The copies keep their original attributes and
+ * callee's returned value. So that names do not grow with the depth of the
+ * calls (a chain of 20,000 graphs would make names of 40,000 bytes, and the
+ * pass quadratic), a Call nested PREFIX_DEPTH deep starts the prefix over as
+ * `<callee>.<n>`, n counting the Calls inlined so far. The copies keep their original attributes and
  * spans, and remember the node they copy and the shard of the Call that
  * brought them in. The entry graph's parameters come first, in order. */
 #include "shardc.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+enum { PREFIX_DEPTH = 8 };   /* call results in a prefix before it starts over */
+
+/* One graph being copied. The copy goes depth first with an explicit stack,
+ * so that a chain of many thousand Calls does not overflow the C stack. */
+typedef struct {
+	const Graph *src;
+	int *id;                 /* (src->nvalues) the flat value of each of src's values */
+	int *rets;               /* (src->nret) where its returned values go */
+	const char *prefix;      /* NULL in the entry */
+	int depth;               /* call results in prefix */
+	const ShardSpec *shard;  /* of the Call that brought it in, or an enclosing one */
+	int next;                /* the next node to copy */
+} Frame;
 
 typedef struct {
 	Module *m;
 	FlatGraph *f;
 	int cap_values, cap_nodes, cap_orig;
+	int64_t ncalls;          /* Calls inlined so far */
+	Frame *stack;
+	int nstack, cap_stack;
 } Flattener;
 
 static int add_value(Flattener *x, const char *name, const Type *t, Span span)
@@ -25,59 +46,79 @@ static int add_value(Flattener *x, const char *name, const Type *t, Span span)
 	return g->nvalues - 1;
 }
 
-/* Copies graph `src`'s nodes; arg[k] is the flat value of src's parameter k.
- * rets[k] becomes the flat value of src's k-th returned value. */
-static void copy_graph(Flattener *x, const Graph *src, const int *arg, const char *prefix, const ShardSpec *shard,
-                       int *rets, int **ids)
+/* Starts copying graph `src`: arg[k] is the flat value of its parameter k. */
+static void push_graph(Flattener *x, const Graph *src, const int *arg, int *rets, const char *prefix, int depth,
+                       const ShardSpec *shard)
 {
-	Arena *a = x->m->arena;
-	int *id = arena_alloc(a, sizeof(int) * (size_t)src->nvalues);
-	if (ids)
-		*ids = id;
+	if (x->nstack == x->cap_stack) {
+		x->cap_stack = x->cap_stack ? 2 * x->cap_stack : 16;
+		x->stack = xrealloc(x->stack, sizeof *x->stack * (size_t)x->cap_stack);
+	}
+	int *id = arena_alloc(x->m->arena, sizeof(int) * (size_t)src->nvalues);
 	for (int k = 0; k < src->nparams; k++)
 		id[k] = arg[k];
-	for (int i = 0; i < src->nnodes; i++) {
-		const Node *n = &src->nodes[i];
-		const Value *res = &src->values[n->result];
-		const char *name = res->name;
-		if (prefix) {
+	x->stack[x->nstack++] = (Frame){src, id, rets, prefix, depth, shard, 0};
+}
+
+/* Copies the next node of the graph on top of the stack, or, when none is
+ * left, hands its returned values to the caller. */
+static void copy_step(Flattener *x)
+{
+	Arena *a = x->m->arena;
+	Frame *fr = &x->stack[x->nstack - 1];
+	const Graph *src = fr->src;
+	int *id = fr->id;
+	if (fr->next == src->nnodes) {
+		for (int k = 0; k < src->nret; k++)
+			fr->rets[k] = id[src->ret[k]];
+		x->nstack--;
+		return;
+	}
+	const Node *n = &src->nodes[fr->next++];
+	const Value *res = &src->values[n->result];
+	const char *name = res->name;
+	if (fr->prefix) {
+		StrBuf b = {0};
+		sb_printf(&b, "%s.%s", fr->prefix, res->name);
+		name = arena_strdup(a, b.data);
+		sb_free(&b);
+	}
+	if (n->op == OP_CALL) {
+		int *args = arena_alloc(a, sizeof(int) * (size_t)(n->nin ? n->nin : 1));
+		for (int k = 0; k < n->nin; k++)
+			args[k] = id[n->in[k]];
+		int depth = fr->depth + 1;
+		x->ncalls++;
+		if (depth >= PREFIX_DEPTH) {
 			StrBuf b = {0};
-			sb_printf(&b, "%s.%s", prefix, res->name);
+			sb_printf(&b, "%s.%lld", n->a.callee->name, (long long)x->ncalls);
 			name = arena_strdup(a, b.data);
 			sb_free(&b);
+			depth = 1;
 		}
-		if (n->op == OP_CALL) {
-			int *cargs = arena_alloc(a, sizeof(int) * (size_t)(n->nin ? n->nin : 1));
-			for (int k = 0; k < n->nin; k++)
-				cargs[k] = id[n->in[k]];
-			int r;
-			copy_graph(x, n->a.callee, cargs, name, n->a.shard ? n->a.shard : shard, &r, NULL);
-			id[n->result] = r;
-			continue;
-		}
-		Graph *g = x->f->g;
-		Node *c = ARENA_PUSH(a, g->nodes, g->nnodes, x->cap_nodes);
-		*c = *n;
-		c->in = arena_alloc(a, sizeof(int) * (size_t)(n->nin ? n->nin : 1));
-		for (int k = 0; k < n->nin; k++)
-			c->in[k] = id[n->in[k]];
-		c->result = add_value(x, name, &res->type, res->span);
-		g->values[c->result].node = g->nnodes - 1;
-		id[n->result] = c->result;
-		int at = x->f->g->nnodes - 1;
-		if (at >= x->cap_orig) {
-			int cap = x->cap_orig ? 2 * x->cap_orig : 64;
-			x->f->orig = arena_grow(a, x->f->orig, sizeof(const Node *) * (size_t)x->cap_orig,
-			                        sizeof(const Node *) * (size_t)cap);
-			x->f->shard = arena_grow(a, x->f->shard, sizeof(const ShardSpec *) * (size_t)x->cap_orig,
-			                         sizeof(const ShardSpec *) * (size_t)cap);
-			x->cap_orig = cap;
-		}
-		x->f->orig[at] = n;
-		x->f->shard[at] = shard;
+		push_graph(x, n->a.callee, args, &id[n->result], name, depth, n->a.shard ? n->a.shard : fr->shard);
+		return;
 	}
-	for (int k = 0; k < src->nret; k++)
-		rets[k] = id[src->ret[k]];
+	Graph *g = x->f->g;
+	Node *c = ARENA_PUSH(a, g->nodes, g->nnodes, x->cap_nodes);
+	*c = *n;
+	c->in = arena_alloc(a, sizeof(int) * (size_t)(n->nin ? n->nin : 1));
+	for (int k = 0; k < n->nin; k++)
+		c->in[k] = id[n->in[k]];
+	c->result = add_value(x, name, &res->type, res->span);
+	g->values[c->result].node = g->nnodes - 1;
+	id[n->result] = c->result;
+	int at = x->f->g->nnodes - 1;
+	if (at >= x->cap_orig) {
+		int cap = x->cap_orig ? 2 * x->cap_orig : 64;
+		x->f->orig = arena_grow(a, x->f->orig, sizeof(const Node *) * (size_t)x->cap_orig,
+		                        sizeof(const Node *) * (size_t)cap);
+		x->f->shard = arena_grow(a, x->f->shard, sizeof(const ShardSpec *) * (size_t)x->cap_orig,
+		                         sizeof(const ShardSpec *) * (size_t)cap);
+		x->cap_orig = cap;
+	}
+	x->f->orig[at] = n;
+	x->f->shard[at] = fr->shard;
 }
 
 FlatGraph *flatten(Module *m)
@@ -86,7 +127,7 @@ FlatGraph *flatten(Module *m)
 	const Graph *entry = module_entry(m);
 	FlatGraph *f = arena_alloc(a, sizeof *f);
 	f->g = arena_alloc(a, sizeof *f->g);
-	Flattener x = {m, f, 0, 0, 0};
+	Flattener x = {.m = m, .f = f};
 	Graph *g = f->g;
 	g->name = entry->name;
 	g->span = entry->span;
@@ -100,6 +141,10 @@ FlatGraph *flatten(Module *m)
 	g->nparams = entry->nparams;
 	g->nret = entry->nret;
 	g->ret = arena_alloc(a, sizeof(int) * (size_t)(entry->nret ? entry->nret : 1));
-	copy_graph(&x, entry, arg, NULL, NULL, g->ret, &f->of_entry);
+	push_graph(&x, entry, arg, g->ret, NULL, 0, NULL);
+	f->of_entry = x.stack[0].id;
+	while (x.nstack)
+		copy_step(&x);
+	free(x.stack);
 	return f;
 }

@@ -16,6 +16,7 @@ enum { MAX_DIMS = 8 };       /* tensor rank limit */
 enum { MAX_AXES = 16 };      /* device-matrix axes: an operator's matrix has one per split op dim */
 enum { MAX_ERRORS = 50 };    /* diagnostics printed before giving up */
 #define ELEMENT_LIMIT (INT64_C(1) << 40)   /* elements in one tensor */
+#define FLAT_LIMIT INT64_C(10000000)       /* operators in the entry graph once Calls are inlined */
 
 /* ---- diag.c: sources and diagnostics ---------------------------------- */
 
@@ -228,6 +229,7 @@ struct Graph {
 	int *ret;                /* value ids */
 	int nret;
 	bool contains_shard;     /* calls, directly or through callees, a graph with shard */
+	int64_t nflat;           /* operators once Calls are inlined (check_names), saturating at INT64_MAX */
 };
 
 struct LayoutDecl {
@@ -303,7 +305,8 @@ bool check_context(Module *m, Diag *d);
 /* Sets one context entry (a file entry or a command-line override); on a bad
  * value returns false with *err saying what is expected. */
 bool context_apply(Context *c, const char *key, const Lit *v, const char **err);
-/* Requires: parsed. Resolves value and graph names, decodes attributes. */
+/* Requires: parsed. Resolves value and graph names, decodes attributes;
+ * refuses an entry that inlines to more than FLAT_LIMIT operators. */
 bool check_names(Module *m, Diag *d);
 /* Requires: names checked and shapes inferred. Strategies, layouts, shard, train. */
 bool check_strategies(Module *m, Diag *d);

@@ -139,6 +139,11 @@ sc_group *sc_group_new(sc_rt *rt, const int *members, int n);
  * belongs to (its members in order, itself among them): one call per
  * partition instead of one per group. Every rank makes every call. */
 sc_group *sc_group_split(sc_rt *rt, const int *members, int n);
+/* sc_group_split with the members a grid: first + i_0 stride[0] + ... +
+ * i_(k-1) stride[k-1] for 0 <= i_j < size[j], i_0 the most significant (a
+ * group over axes of a row-major device matrix), so that a rank's program
+ * holds a few numbers, not the thousands of ranks of a data-parallel group. */
+sc_group *sc_group_split_grid(sc_rt *rt, int first, int k, const int *size, const int *stride);
 
 /* Collectives take float32, float16, bfloat16, int32 and int64 (not bool).
  * Sum, max and mean of SC_F16/SC_BF16 widen to float32, reduce (mean: divide)

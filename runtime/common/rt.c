@@ -228,16 +228,19 @@ static int group_members_check(const sc_rt *rt, const char *fn, const int *membe
 		SC_DIE("%s: %d members in a world of %d", fn, n, rt->size);
 	uint64_t h = 0xcbf29ce484222325ull;
 	int me = -1;
+	char *seen = calloc((size_t)rt->size, 1);   /* linear: a group may hold every rank */
+	if (!seen)
+		SC_DIE("out of memory");
 	for (int i = 0; i < n; i++) {
 		if (members[i] < 0 || members[i] >= rt->size)
 			SC_DIE("%s: member %d is rank %d, not in [0, %d)", fn, i, members[i], rt->size);
-		for (int j = 0; j < i; j++)
-			if (members[j] == members[i])
-				SC_DIE("%s: rank %d is named twice", fn, members[i]);
+		if (seen[members[i]]++)
+			SC_DIE("%s: rank %d is named twice", fn, members[i]);
 		if (members[i] == rt->rank)
 			me = i;
 		h = (h ^ (uint64_t)members[i]) * 0x100000001b3ull;
 	}
+	free(seen);
 	*hash = h;
 	return me;
 }
@@ -288,5 +291,34 @@ sc_group *sc_group_split(sc_rt *rt, const int *members, int n)
 	if (lo != hi || size != n)
 		SC_DIE("sc_group_split: the ranks of group %d disagree on its members (group calls out of order?)",
 		       rt->ngroups - 1);
+	return g;
+}
+
+sc_group *sc_group_split_grid(sc_rt *rt, int first, int k, const int *size, const int *stride)
+{
+	int64_t n = 1;
+	for (int j = 0; j < k; j++) {
+		if (size[j] < 1 || stride[j] < 1)
+			SC_DIE("sc_group_split_grid: axis %d has size %d and stride %d", j, size[j], stride[j]);
+		n *= size[j];
+		if (n > rt->size)
+			SC_DIE("sc_group_split_grid: more than %d members in a world of %d", rt->size, rt->size);
+	}
+	int *members = malloc((size_t)n * sizeof *members);
+	if (!members)
+		SC_DIE("out of memory");
+	for (int64_t i = 0; i < n; i++) {
+		int64_t r = first, rest = i;
+		for (int j = k - 1; j >= 0; j--) {
+			r += rest % size[j] * stride[j];
+			rest /= size[j];
+		}
+		if (r < 0 || r >= rt->size)
+			SC_DIE("sc_group_split_grid: member %lld is rank %lld, not in [0, %d)", (long long)i, (long long)r,
+			       rt->size);
+		members[i] = (int)r;
+	}
+	sc_group *g = sc_group_split(rt, members, (int)n);
+	free(members);
 	return g;
 }

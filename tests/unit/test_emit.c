@@ -147,8 +147,10 @@ Test(text, seed_ranks)
 {
 	char *r0 = rank_text("ir-samples/matmul_relu_semi.ir", 0), *r5 = rank_text("ir-samples/matmul_relu_semi.ir", 5);
 	expect_line(r0, "sc_rt *rt = sc_init(&argc, &argv, 8);");
-	expect_line(r0, "sc_group *g0 = sc_group_split(rt, (const int[]){0, 1, 2, 3}, 4);");
-	expect_line(r5, "sc_group *g0 = sc_group_split(rt, (const int[]){4, 5, 6, 7}, 4);");
+	expect_line(r0, "sc_group *g0 = sc_group_split_grid(rt, 0, 1, (const int[]){4}, (const int[]){1});  "
+	                "/* ranks 0, 1, 2, 3 */");
+	expect_line(r5, "sc_group *g0 = sc_group_split_grid(rt, 4, 1, (const int[]){4}, (const int[]){1});  "
+	                "/* ranks 4, 5, 6, 7 */");
 	expect_line(r0, "sc_matmul(rt, x_1, w, v1, 8, 16, 8, 0, 0);");
 	expect_line(r0, "sc_reduce_scatter(rt, g0, v1, v1_1, SC_F32, (const int64_t[]){8, 16}, 2, 0, SC_SUM);");
 	/* rank 5: coordinates (1, 1) on (2, 4): rows 8:16, columns 8:16 of x */

@@ -1,0 +1,38 @@
+#!/bin/sh
+# run_bounds.sh SHARDC: work and output that must not run away with the model.
+#   - a chain of 20,000 graphs, each calling the one before once, compiles
+#     (timeout 60 s: it took 4 to 14 s when name lookups were quadratic) and its
+#     inlined names stay short (they grew by two bytes per level, 40 KB deep);
+#   - a data-parallel training model's rank_0.c is as big on 1,024 ranks as on
+#     64 (within 1.2x; it was 1.5x): a rank's program names its groups by a grid, not by
+#     listing every member (4,096 ranks made 113 MB of OUT).
+# The refusal of an inlining bomb is a golden test (tests/bad/inline_too_big*.ir);
+# `make bench` prints the chain's --check time.
+# Last line: N passed, N failed.
+shardc=${1:?usage: run_bounds.sh SHARDC}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+python3 tools/gen_calls.py --graphs 20000 -o "$tmp/chain.ir"
+if timeout 60 "$shardc" "$tmp/chain.ir" -o "$tmp/chain" --dump-ir 2>"$tmp/err"; then
+	ok
+	longest=$(grep -o '%[A-Za-z0-9_.]*' "$tmp/chain/ir/step_parallel_begin.ir" | awk '{ if (length($0) > n) n = length($0) } END { print n }')
+	if [ "$longest" -le 64 ]; then ok; else bad "20,000-graph chain: a value name of $longest bytes"; fi
+else
+	bad "20,000-graph chain does not compile within 60 s"; cat "$tmp/err"
+fi
+
+for n in 64 1024; do
+	sed -e "s/device_num: 4/device_num: $n/" -e "s/(16, /($n, /g; s/(16,)/($n,)/g" ir-samples/data_parallel_mlp.ir \
+		>"$tmp/dp$n.ir"
+	timeout 120 "$shardc" "$tmp/dp$n.ir" -o "$tmp/dp$n" 2>"$tmp/err" || { bad "data_parallel_mlp on $n ranks"; cat "$tmp/err"; }
+done
+s64=$(wc -c <"$tmp/dp64/rank_0.c") s1024=$(wc -c <"$tmp/dp1024/rank_0.c")
+echo "bounds: data_parallel_mlp rank_0.c: $s64 bytes on 64 ranks, $s1024 on 1,024"
+if [ $((s1024 * 5)) -le $((s64 * 6)) ]; then ok; else bad "rank_0.c grows with the ranks: $s64 -> $s1024 bytes"; fi
+
+echo "bounds: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
