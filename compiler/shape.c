@@ -469,8 +469,10 @@ static bool infer_node(Infer *x, Type *out)
 			    x->g->values[x->n->in[1]].name, dtype_name(idx->dtype));
 			return false;
 		}
-		if (a->rank < 1) {
-			ERR(x, in_span(x, 0), "Gather: the table must have rank 1 or more");
+		if (a->rank != 2) {
+			/* The split rule (rules.c) and the kernels know a (rows, features) table only. */
+			ERR(x, in_span(x, 0), "Gather: the table must be 2-D (rows, features), '%%%s' is %s",
+			    x->g->values[x->n->in[0]].name, DIMS(a));
 			return false;
 		}
 		if (idx->rank + a->rank - 1 > MAX_DIMS) {
