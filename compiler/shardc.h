@@ -716,4 +716,16 @@ void emit_rank(StrBuf *b, const Program *p, int64_t rank);
 void emit_makefile(StrBuf *b, const Lowered *l, const char *home);
 void emit_run_sh(StrBuf *b, const Lowered *l);
 
+/* ---- outdir.c: writing OUT ---------------------------------------------- */
+
+/* shardc's exit statuses (README "Exit status"). */
+enum { EXIT_MODEL = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3, EXIT_IO = 4 };
+
+/* Requires a Lowered program emit_check accepted. Writes manifest.json,
+ * strategy.json, rank_<r>.c, Makefile, run.sh (and ir/ with dump_ir) into a
+ * staging folder beside OUT and swaps it in whole. 0; EXIT_USAGE when OUT
+ * is a file or a folder shardc did not write; EXIT_IO when a write failed
+ * (message printed, OUT left as it was). model: named in the programs. */
+int outdir_write(const char *outdir, const Module *m, const Lowered *low, const char *model, bool dump_ir);
+
 #endif
