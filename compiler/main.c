@@ -21,7 +21,7 @@ static const char usage[] =
 	"\n"
 	"Compile a MindIR-like graph with sharding annotations into one C program per rank.\n"
 	"\n"
-	"  -o, --output DIR          where to write (created if missing)\n"
+	"  -o, --output DIR          where to write (created, or replaced whole if shardc wrote it)\n"
 	"      --check               parse, check and infer only; write nothing\n"
 	"      --dump-ir             write every stage under OUTDIR/ir/\n"
 	"      --device-num N        override the context's device_num\n"
@@ -30,7 +30,7 @@ static const char usage[] =
 	"      --dataset-strategy D  full_batch | data_parallel | ((8, 1), (8,))\n"
 	"      --seed S              seed of the deterministic initializers\n"
 	"      --strategy-out FILE   save every operator's strategy as JSON\n"
-	"      --strategy-in FILE    load every operator's strategy from JSON\n"
+	"      --strategy-in FILE    load every operator's strategy from JSON (no search)\n"
 	"      --cluster FILE        JSON description of devices and links (the search's cost model)\n"
 	"      --explain             print each operator's strategy, its cost and the runner-up\n"
 	"      --time                print how long each stage took, and memory, to stderr\n"
@@ -175,7 +175,7 @@ int main(int argc, char **argv)
 	}
 	Diag d = {.out = stderr, .caret = true};
 	Module *holders[8] = {0};
-	SearchOptions search = {.explain = o.explain, .out = stdout};
+	SearchOptions search = {.explain = o.explain, .out = stdout, .results_only = o.strategy_in != NULL};
 	cluster_default(&search.cluster);
 	int cl = o.cluster ? cluster_load(o.cluster, &search.cluster, stderr) : 0;
 	if (cl) {

@@ -589,12 +589,14 @@ typedef struct {
 	Cluster cluster;
 	bool explain;            /* print every operator's choice, cost and runner-up */
 	FILE *out;               /* where --explain goes (NULL: stdout) */
+	bool results_only;       /* --strategy-in: only lay out shard results; no search, no memory check */
 } SearchOptions;
 
 /* Requires strategies assigned. In auto_parallel, replaces every strategy the
  * user did not give by search_mode's choice and lays shard results out by
- * dataset_strategy; elsewhere does nothing. False (reported) when the
- * strategies do not fit the devices' memory. */
+ * dataset_strategy (only the latter with results_only); elsewhere does
+ * nothing. False (reported) when the strategies do not fit the devices'
+ * memory. */
 bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d);
 /* The cost (seconds) of strategies s under cluster c: what the searches minimize. */
 double strategies_cost(const Module *m, const FlatGraph *f, const Strategies *s, const Cluster *c);
