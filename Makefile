@@ -17,12 +17,12 @@ SAN := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 # flex and bison output is not ours: same warnings, minus the ones it trips.
 GEN_WARN := -Wno-unused-function -Wno-sign-compare -Wno-missing-prototypes -Wno-unused-parameter
 
-COMPILER_SRCS := util.c diag.c lit.c ir.c parse.c check.c shape.c print.c layout.c rules.c redistribute.c flatten.c strategy.c cost.c search.c strategy_file.c lower.c autodiff.c dump.c manifest.c emit.c
+COMPILER_SRCS := util.c diag.c lit.c ir.c parse.c check.c shape.c print.c layout.c rules.c redistribute.c flatten.c strategy.c cost.c search.c strategy_file.c lower.c autodiff.c dump.c manifest.c emit.c outdir.c
 COMPILER_OBJS := $(COMPILER_SRCS:.c=.o) parser.o lexer.o
 UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_manifest test_eval test_simulate \
 	test_redistribute test_search test_emit
 
-.PHONY: all deps demo test unit golden roundtrip dumps search sweep newop bounds fuzz fuzz-build bench install clean fresh-check
+.PHONY: all deps demo test unit golden roundtrip dumps search outdir sweep newop bounds fuzz fuzz-build bench install clean fresh-check
 all: deps $(B)/shardc runtime
 
 # ---- dependencies: installed and probed once; the flags they need are written
@@ -91,7 +91,7 @@ $(addprefix $(B)/san/,$(SIM_TESTS)): $(B)/san/test_%: tests/unit/test_%.c $(B)/s
 	$(CC) $(CFLAGS_BASE) $(SAN) -Itests/sim -o $@ $< $(B)/san/libsim.a $(B)/san/harness.o $(B)/san/libshardc.a \
 		-lcriterion $(LIBS)
 
-test: deps $(B)/shardc unit golden roundtrip dumps search sweep newop bounds fuzz runtime runtime-test runtime-cuda-test ref-test e2e
+test: deps $(B)/shardc unit golden roundtrip dumps search outdir sweep newop bounds fuzz runtime runtime-test runtime-cuda-test ref-test e2e
 	@echo "make test: all passed"
 
 unit: $(addprefix $(B)/san/,$(UNIT_TESTS))
@@ -122,6 +122,10 @@ newop: $(B)/gen/parser.h
 # The optimized build: the models are large (20,000 graphs, 1,024 ranks).
 bounds: $(B)/shardc
 	sh tests/run_bounds.sh $(B)/shardc
+
+# Writing OUT: staging and swap, refusals, write errors, odd paths (builds and runs on 2 ranks).
+outdir: $(B)/san/shardc runtime
+	bash tests/run_outdir.sh $(B)/san/shardc
 
 # ---- the numpy reference evaluator (tools/ref_eval.py): its own tests ----
 .PHONY: ref-test

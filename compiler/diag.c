@@ -5,6 +5,7 @@
  * from 1. Very long lines are shown as a window around the column. */
 #include "shardc.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
 
@@ -88,6 +89,34 @@ static void print_caret(FILE *out, Source *src, int line, int col)
 	sb_free(&b);
 }
 
+enum { NAME_SHOWN = 64 };   /* bytes of a long name a message shows */
+
+/* The message, with every name (a run of [A-Za-z0-9_.]) longer than
+ * NAME_SHOWN + 16 bytes cut to its first NAME_SHOWN, "..." and its length:
+ * a 100 MB identifier gives a short message. */
+static void put_message(FILE *out, const char *fmt, va_list ap)
+{
+	StrBuf b = {0}, m = {0};
+	sb_vprintf(&b, fmt, ap);
+	for (size_t i = 0; i < b.len;) {
+		size_t j = i;
+		while (j < b.len && (isalnum((unsigned char)b.data[j]) || b.data[j] == '_' || b.data[j] == '.'))
+			j++;
+		if (j - i > NAME_SHOWN + 16) {
+			sb_printf(&m, "%.*s... (%zu bytes)", NAME_SHOWN, b.data + i, j - i);
+			i = j;
+		} else if (j > i) {
+			sb_printf(&m, "%.*s", (int)(j - i), b.data + i);
+			i = j;
+		} else
+			sb_putc(&m, b.data[i++]);
+	}
+	sb_putc(&m, '\n');
+	fputs(m.data, out);
+	sb_free(&b);
+	sb_free(&m);
+}
+
 void diag_error(Diag *d, const Source *csrc, Span at, const char *fmt, ...)
 {
 	Source *src = (Source *)csrc;   /* the line table is a cache */
@@ -100,18 +129,16 @@ void diag_error(Diag *d, const Source *csrc, Span at, const char *fmt, ...)
 		int n = src->len - src->value_offset - 1;
 		fprintf(out, "shardc: %s '%.*s': error: ", src->name, n, src->text + src->value_offset);
 		va_start(ap, fmt);
-		vfprintf(out, fmt, ap);
+		put_message(out, fmt, ap);
 		va_end(ap);
-		fputc('\n', out);
 		return;
 	}
 	int line, col;
 	source_line_col(src, at.start, &line, &col);
 	fprintf(out, "%s:%d:%d: error: ", src->name, line, col);
 	va_start(ap, fmt);
-	vfprintf(out, fmt, ap);
+	put_message(out, fmt, ap);
 	va_end(ap);
-	fputc('\n', out);
 	if (d->caret)
 		print_caret(out, src, line, col);
 	if (d->nerrors == MAX_ERRORS)

@@ -1,6 +1,7 @@
 /* main.c: the driver. One call per stage, the check between stages, the
  * optional dump; nothing else. Exit 0 ok, 1 bad model, 2 bad command line,
- * 3 internal error (an abort also means our bug). */
+ * 3 internal error (an abort also means our bug), 4 a file could not be
+ * written (outdir.c writes OUT). */
 #include "shardc.h"
 
 #include <errno.h>
@@ -14,15 +15,13 @@
 
 #define SHARDC_VERSION "0.1.0"
 
-enum { EXIT_MODEL = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
-
 static const char usage[] =
 	"usage: shardc MODEL.ir -o OUTDIR [options]\n"
 	"       shardc MODEL.ir --check [options]\n"
 	"\n"
 	"Compile a MindIR-like graph with sharding annotations into one C program per rank.\n"
 	"\n"
-	"  -o, --output DIR          where to write (created if missing)\n"
+	"  -o, --output DIR          where to write (created, or replaced whole if shardc wrote it)\n"
 	"      --check               parse, check and infer only; write nothing\n"
 	"      --dump-ir             write every stage under OUTDIR/ir/\n"
 	"      --device-num N        override the context's device_num\n"
@@ -31,7 +30,7 @@ static const char usage[] =
 	"      --dataset-strategy D  full_batch | data_parallel | ((8, 1), (8,))\n"
 	"      --seed S              seed of the deterministic initializers\n"
 	"      --strategy-out FILE   save every operator's strategy as JSON\n"
-	"      --strategy-in FILE    load every operator's strategy from JSON\n"
+	"      --strategy-in FILE    load every operator's strategy from JSON (no search)\n"
 	"      --cluster FILE        JSON description of devices and links (the search's cost model)\n"
 	"      --explain             print each operator's strategy, its cost and the runner-up\n"
 	"      --time                print how long each stage took, and memory, to stderr\n"
@@ -137,132 +136,14 @@ static void apply_overrides(Module *m, const Options *o, Module **holders)
 	}
 }
 
-static int mkdir_p(const char *path)
-{
-	char *p = xstrdup(path);
-	for (char *s = p + 1; *s; s++)
-		if (*s == '/') {
-			*s = 0;
-			if (mkdir(p, 0777) && errno != EEXIST)
-				goto fail;
-			*s = '/';
-		}
-	if (mkdir(p, 0777) && errno != EEXIST)
-		goto fail;
-	free(p);
-	return 0;
-fail:
-	free(p);
-	return -1;
-}
-
-/* Write through a temporary file and rename, so no half-written file is left. */
-static void write_atomic(const char *dir, const char *name, const StrBuf *text)
-{
-	StrBuf path = {0}, tmp = {0};
-	sb_printf(&path, "%s/%s", dir, name);
-	sb_printf(&tmp, "%s.tmp.%ld", path.data, (long)getpid());
-	FILE *f = fopen(tmp.data, "wb");
-	bool ok = f && fwrite(text->data, 1, text->len, f) == text->len;
-	if (f)
-		ok &= fclose(f) == 0;
-	if (!ok || rename(tmp.data, path.data) != 0) {
-		fprintf(stderr, "shardc: cannot write %s: %s\n", path.data, strerror(errno));
-		remove(tmp.data);
-		exit(EXIT_USAGE);
-	}
-	sb_free(&path);
-	sb_free(&tmp);
-}
-
-/* write_atomic to a path given whole (--strategy-out FILE). */
+/* --strategy-out FILE: written whole or not at all. */
 static void write_path(const char *path, char *text)
 {
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-	const char *name = path;
-	if (slash) {
-		*slash = 0;
-		name = path + (slash - dir) + 1;
+	if (!write_file(path, text, strlen(text))) {
+		fprintf(stderr, "shardc: cannot write %s: %s\n", path, strerror(errno));
+		exit(EXIT_IO);
 	}
-	StrBuf b = {text, strlen(text), strlen(text) + 1};
-	write_atomic(slash ? (*dir ? dir : "/") : ".", name, &b);
-	sb_free(&b);
-	free(dir);
-}
-
-/* write_atomic for malloc'd text, which it frees. */
-static void write_owned(const char *dir, const char *name, char *text)
-{
-	StrBuf b = {text, strlen(text), strlen(text) + 1};
-	write_atomic(dir, name, &b);
-	sb_free(&b);
-}
-
-/* Where the runtime is: $SHARDC_HOME, else the first folder above the
- * executable holding runtime/shardc_rt.h (the build tree), or its
- * share/shardc (make install). The generated Makefile links it from there. */
-static char *shardc_home(void)
-{
-	const char *env = getenv("SHARDC_HOME");
-	if (env && *env)
-		return xstrdup(env);
-	char *exe = xcalloc(4096, 1);
-	if (readlink("/proc/self/exe", exe, 4095) <= 0)
-		exe[0] = 0;
-	for (int up = 0; up < 4; up++) {
-		char *slash = strrchr(exe, '/');
-		if (!slash || slash == exe)
-			break;
-		*slash = 0;
-		StrBuf h = {0};
-		sb_printf(&h, "%s/runtime/shardc_rt.h", exe);
-		bool found = access(h.data, R_OK) == 0;
-		h.len = 0;
-		sb_printf(&h, "%s/share/shardc/runtime/shardc_rt.h", exe);
-		if (!found && access(h.data, R_OK) == 0) {
-			h.len -= strlen("/runtime/shardc_rt.h");
-			h.data[h.len] = 0;
-			free(exe);
-			return h.data;
-		}
-		sb_free(&h);
-		if (found)
-			return exe;
-	}
-	free(exe);
-	return xstrdup(".");
-}
-
-/* rank_<r>.c for every rank, the Makefile and run.sh. */
-static void write_programs(const char *outdir, const Lowered *low, const char *model)
-{
-	Program *p = emit_plan(low, model);
-	StrBuf b = {0};
-	for (int64_t r = 0; r < low->device_num; r++) {
-		StrBuf name = {0};
-		sb_printf(&name, "rank_%lld.c", (long long)r);
-		b.len = 0;
-		emit_rank(&b, p, r);
-		write_atomic(outdir, name.data, &b);
-		sb_free(&name);
-	}
-	char *home = shardc_home();
-	b.len = 0;
-	emit_makefile(&b, low, home);
-	write_atomic(outdir, "Makefile", &b);
-	free(home);
-	b.len = 0;
-	emit_run_sh(&b, low);
-	write_atomic(outdir, "run.sh", &b);
-	StrBuf run = {0};
-	sb_printf(&run, "%s/run.sh", outdir);
-	if (chmod(run.data, 0755) != 0) {
-		fprintf(stderr, "shardc: cannot make %s executable: %s\n", run.data, strerror(errno));
-		exit(EXIT_USAGE);
-	}
-	sb_free(&run);
-	sb_free(&b);
-	emit_free(p);
+	free(text);
 }
 
 static double now(void)
@@ -294,7 +175,7 @@ int main(int argc, char **argv)
 	}
 	Diag d = {.out = stderr, .caret = true};
 	Module *holders[8] = {0};
-	SearchOptions search = {.explain = o.explain, .out = stdout};
+	SearchOptions search = {.explain = o.explain, .out = stdout, .results_only = o.strategy_in != NULL};
 	cluster_default(&search.cluster);
 	int cl = o.cluster ? cluster_load(o.cluster, &search.cluster, stderr) : 0;
 	if (cl) {
@@ -354,46 +235,8 @@ int main(int argc, char **argv)
 		if (o.strategy_out)
 			write_path(o.strategy_out, strategy_json(low));
 	}
-	if (status == 0 && !o.check_only) {
-		if (mkdir_p(o.outdir)) {
-			fprintf(stderr, "shardc: cannot create %s: %s\n", o.outdir, strerror(errno));
-			status = EXIT_USAGE;
-		} else {
-			write_owned(o.outdir, "manifest.json", manifest_json(low));
-			write_owned(o.outdir, "strategy.json", strategy_json(low));
-			write_programs(o.outdir, low, o.model);
-		}
-		if (status == 0 && o.dump_ir) {
-			StrBuf ir = {0};
-			sb_printf(&ir, "%s/ir", o.outdir);
-			if (mkdir_p(ir.data)) {
-				fprintf(stderr, "shardc: cannot create %s: %s\n", ir.data, strerror(errno));
-				status = EXIT_USAGE;
-			} else {
-				StrBuf b = {0};
-				print_module(&b, m);
-				write_atomic(ir.data, "00_parsed.ir", &b);
-				b.len = 0;
-				dump_begin(&b, low);
-				write_atomic(ir.data, "step_parallel_begin.ir", &b);
-				for (int64_t r = 0; r < low->device_num && status == 0; r++) {
-					StrBuf dir = {0};
-					sb_printf(&dir, "%s/rank_%lld", ir.data, (long long)r);
-					if (mkdir_p(dir.data)) {
-						fprintf(stderr, "shardc: cannot create %s: %s\n", dir.data, strerror(errno));
-						status = EXIT_USAGE;
-					} else {
-						b.len = 0;
-						dump_end(&b, low, r);
-						write_atomic(dir.data, "step_parallel_end.ir", &b);
-					}
-					sb_free(&dir);
-				}
-				sb_free(&b);
-			}
-			sb_free(&ir);
-		}
-	}
+	if (status == 0 && !o.check_only)
+		status = outdir_write(o.outdir, m, low, o.model, o.dump_ir);
 	for (int i = 0; i < 8; i++)
 		module_free(holders[i]);
 	module_free(m);

@@ -1088,6 +1088,10 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 	Search x;
 	search_init(&x, m, f, s, &o->cluster);
 	shard_results(&x);
+	if (o->results_only) {   /* the strategies come from a file: nothing to search or to price */
+		search_done(&x);
+		return true;
+	}
 	if (m->ctx.search_mode == SM_RECURSIVE)
 		recursive(&x);
 	else

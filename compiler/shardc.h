@@ -592,12 +592,14 @@ typedef struct {
 	Cluster cluster;
 	bool explain;            /* print every operator's choice, cost and runner-up */
 	FILE *out;               /* where --explain goes (NULL: stdout) */
+	bool results_only;       /* --strategy-in: only lay out shard results; no search, no memory check */
 } SearchOptions;
 
 /* Requires strategies assigned. In auto_parallel, replaces every strategy the
  * user did not give by search_mode's choice and lays shard results out by
- * dataset_strategy; elsewhere does nothing. False (reported) when the
- * strategies do not fit the devices' memory. */
+ * dataset_strategy (only the latter with results_only); elsewhere does
+ * nothing. False (reported) when the strategies do not fit the devices'
+ * memory. */
 bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d);
 /* The cost (seconds) of strategies s under cluster c: what the searches minimize. */
 double strategies_cost(const Module *m, const FlatGraph *f, const Strategies *s, const Cluster *c);
@@ -718,5 +720,17 @@ void emit_rank(StrBuf *b, const Program *p, int64_t rank);
 /* home: where shardc was built (its runtime/ and build/runtime/). */
 void emit_makefile(StrBuf *b, const Lowered *l, const char *home);
 void emit_run_sh(StrBuf *b, const Lowered *l);
+
+/* ---- outdir.c: writing OUT ---------------------------------------------- */
+
+/* shardc's exit statuses (README "Exit status"). */
+enum { EXIT_MODEL = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3, EXIT_IO = 4 };
+
+/* Requires a Lowered program emit_check accepted. Writes manifest.json,
+ * strategy.json, rank_<r>.c, Makefile, run.sh (and ir/ with dump_ir) into a
+ * staging folder beside OUT and swaps it in whole. 0; EXIT_USAGE when OUT
+ * is a file or a folder shardc did not write; EXIT_IO when a write failed
+ * (message printed, OUT left as it was). model: named in the programs. */
+int outdir_write(const char *outdir, const Module *m, const Lowered *low, const char *model, bool dump_ir);
 
 #endif

@@ -117,8 +117,9 @@ static bool node_strategy(const Module *m, const Graph *g, int i, Strategies *s,
  * where it lives. This also makes the plan visible in step_parallel_begin,
  * which has no Calls to carry parameter_plan: there it is the user's
  * in_strategy. */
-static void follow_plan(const Graph *g, Strategies *s, int p, const TensorStrategy *plan)
+static void follow_plan(const Graph *g, Strategies *s, int p)
 {
+	const TensorLayout *home = &s->home[p];   /* the plan's, a tuple or a Layout: slices per dim */
 	for (int u = 0; u < g->nnodes; u++) {
 		const Node *n = &g->nodes[u];
 		int k = 0;
@@ -137,7 +138,7 @@ static void follow_plan(const Graph *g, Strategies *s, int p, const TensorStrate
 			split[o] = 1;
 		for (int dim = 0; dim < od->in_rank[r]; dim++) {
 			int o = od->in_dim[r][dim];
-			int64_t want = plan->split[dim];
+			int64_t want = layout_dim_split(home, dim);
 			if (o < 0 || (od->whole & (1u << o)))
 				ok &= want == 1;
 			else
@@ -154,7 +155,7 @@ static void follow_plan(const Graph *g, Strategies *s, int p, const TensorStrate
 }
 
 /* parameter_plan (docs/language.md, Functional shard) fixes where named parameters live; requires
- * the operators' strategies assigned, which a tuple plan then adapts. */
+ * the operators' strategies assigned, which the plan then adapts. */
 static void planned_parameters(const Module *m, const FlatGraph *f, Strategies *s)
 {
 	const Graph *g = f->g, *entry = module_entry(m);
@@ -166,8 +167,7 @@ static void planned_parameters(const Module *m, const FlatGraph *f, Strategies *
 			    !layout_from_strategy(&sh->plan[j], s->device_num, &s->home[id]))
 				continue;
 			s->home_fixed[id] = true;
-			if (!sh->plan[j].layout)
-				follow_plan(g, s, id, &sh->plan[j]);
+			follow_plan(g, s, id);
 		}
 	}
 }

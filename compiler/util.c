@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Small allocations are bumped out of shared chunks. A large one gets a chunk
  * of its own on a doubly linked list, so that growing it (a node array that
@@ -271,6 +272,27 @@ void sb_putc(StrBuf *b, char c)
 	b->data[b->len] = 0;
 }
 
+void sb_c_comment(StrBuf *b, const char *s)
+{
+	for (const char *c = s; *c; c++) {
+		unsigned char u = (unsigned char)*c;
+		if (*c == '\\')
+			sb_puts(b, "\\\\");
+		else if (*c == '\n')
+			sb_puts(b, "\\n");
+		else if (u < 0x20 || u == 0x7f)
+			sb_printf(b, "\\%03o", u);
+		else if (*c == '/' && c > s && c[-1] == '*')
+			sb_puts(b, "\\/");
+		else if (*c == '*' && c > s && c[-1] == '/')
+			sb_puts(b, "\\*");
+		else if (*c == '?' && c[1] == '?')
+			sb_puts(b, "?\\");
+		else
+			sb_putc(b, *c);
+	}
+}
+
 void sb_puts(StrBuf *b, const char *s)
 {
 	size_t n = strlen(s);
@@ -355,4 +377,26 @@ char *read_file(const char *path, size_t *len)
 	buf[n] = 0;
 	*len = n;
 	return buf;
+}
+
+bool write_file(const char *path, const char *data, size_t len)
+{
+	StrBuf tmp = {0};
+	sb_printf(&tmp, "%s.tmp.%ld", path, (long)getpid());
+	FILE *f = fopen(tmp.data, "wb");
+	bool ok = f && fwrite(data, 1, len, f) == len;
+	int err = errno;
+	if (f && fclose(f) != 0 && ok) {
+		ok = false;
+		err = errno;
+	}
+	if (ok && rename(tmp.data, path) != 0) {
+		ok = false;
+		err = errno;
+	}
+	if (!ok)
+		remove(tmp.data);
+	sb_free(&tmp);
+	errno = err;
+	return ok;
 }

@@ -46,6 +46,10 @@ void sb_puts(StrBuf *b, const char *s);
 void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_vprintf(StrBuf *b, const char *fmt, va_list ap);
 void sb_free(StrBuf *b);
+/* s as text safe inside a C block comment: no star-slash or slash-star, no control
+ * characters (escaped as in a C string: \n, \ooo), no trigraph; backslash
+ * doubled. Text with none of these is appended unchanged. */
+void sb_c_comment(StrBuf *b, const char *s);
 
 /* Stable merge sort with a context argument (qsort has none). */
 void sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *), void *ctx);
@@ -61,5 +65,9 @@ noreturn void die_(const char *file, int line, const char *fmt, ...)
 
 /* Read a whole file; NULL and errno set on failure. Appends a NUL not counted in *len. */
 char *read_file(const char *path, size_t *len);
+/* Write len bytes to path through a temporary file beside it and rename, so
+ * no half-written file is ever seen; false and errno set on failure (the
+ * temporary removed). */
+bool write_file(const char *path, const char *data, size_t len);
 
 #endif

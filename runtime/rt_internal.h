@@ -72,6 +72,11 @@ void sc_slice_norm(const int64_t *dims, int ndim, const int64_t *begin, const in
                    int64_t *b, int64_t *out_dims);
 /* "(3, 4)" into buf */
 const char *sc_dims_str(char *buf, size_t n, const int64_t *dims, int ndim);
+/* s (its first len bytes) for a message: whole if short, else its first
+ * SC_NAME_SHOWN bytes, "..." and its length, so a 100 kB name or argument
+ * does not fill the screen or push the message's end out of its buffer. */
+enum { SC_NAME_SHOWN = 64, SC_NAME_BUF = SC_NAME_SHOWN + 40 };
+const char *sc_cut(char buf[SC_NAME_BUF], const char *s, size_t len);
 
 /* dst[b][a][:] = src[a][b][:] for src (A, B, C) of es-byte elements: the
  * packing and unpacking step of collectives along an inner axis. */

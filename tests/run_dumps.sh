@@ -44,5 +44,24 @@ for f in ir-samples/*.ir; do
 	[ -f "$gold/step_parallel_begin.ir" ] || { echo "FAIL $f: no golden dumps in $gold (UPDATE=1 writes them)"; ok=0; }
 	if [ $ok -eq 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
+
+# parameter_plan written as a Layout (P("a", "None") on Layout((8,), ("a",)))
+# gives the operators the strategies of the tuple form ((8, 1)), and the same
+# per-rank programs: the plan's first user follows it either way.
+for f in ir-samples/shard_net1.ir ir-samples/shard_net2.ir; do
+	name=$(basename "$f" .ir) ok=1
+	sed 's|parameter_plan: {"block1.dense2.weight": (8, 1)}|parameter_plan: {"block1.dense2.weight": P("a", "None")}|
+	     s|^graph @block(|layout P = Layout((8,), ("a",))\n\ngraph @block(|' "$f" >"$tmp/$name.layout.ir"
+	grep -q 'P("a", "None")' "$tmp/$name.layout.ir" || ok=0
+	"$shardc" "$f" -o "$tmp/$name.tuple" --dump-ir 2>"$tmp/err" &&
+		"$shardc" "$tmp/$name.layout.ir" -o "$tmp/$name.layout" --dump-ir 2>>"$tmp/err" || { cat "$tmp/err"; ok=0; }
+	grep '^  %' "$tmp/$name.tuple/ir/step_parallel_begin.ir" >"$tmp/a" 2>/dev/null
+	grep '^  %' "$tmp/$name.layout/ir/step_parallel_begin.ir" >"$tmp/b" 2>/dev/null
+	[ -s "$tmp/a" ] && diff -u "$tmp/a" "$tmp/b" || ok=0
+	for r in "$tmp/$name.tuple"/rank_*.c; do
+		tail -n +2 "$r" | cmp -s - "$(tail -n +2 "$tmp/$name.layout/$(basename "$r")" >"$tmp/c"; echo "$tmp/c")" || ok=0
+	done
+	if [ $ok = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $f: parameter_plan as a Layout gives other strategies than as a tuple"; fi
+done
 echo "dumps: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -7,7 +7,8 @@
 #     double-recursive search on 8 devices, needs no more communication per
 #     rank (manifest.json's comm_bytes_per_rank) than the same stack with
 #     tools/gen_gpt.py's hand-written Megatron column/row strategies, forward
-#     only and with training (--train: forward and backward of one step).
+#     only and with training (--train: forward and backward of one step);
+#   - --strategy-in skips the search (and its memory estimate).
 # Last line: N passed, N failed.
 shardc=${1:?usage: run_search.sh SHARDC}
 tmp=$(mktemp -d)
@@ -50,5 +51,29 @@ for train in "" --train; do
 		if [ "$d" -le "$m" ]; then ok; else bad "gpt $layers layers $train: D-Rec sends $d bytes per rank, Megatron $m"; fi
 	done
 done
+
+# --strategy-in skips the search: a model whose searched strategies would not
+# fit a 2 MB device (the weight replicated, 4.2 MB) compiles with a loaded
+# strategy file that splits the weight eight ways.
+cat >"$tmp/big.ir" <<'EOF'
+context {device_num: 8, parallel_mode: "auto_parallel", search_mode: "sharding_propagation"}
+graph @net(%x: <Tensor[Float32], (8, 1024)> = uniform(0, 1),
+           %w: <Parameter[Float32], (1024, 1024)> = normal(0.01)) {
+  %y = MatMul(%x, %w)
+  %z = ReLU(%y)
+  return %z
+}
+EOF
+sed 's/%y = MatMul(%x, %w)/%y = MatMul(%x, %w) {in_strategy: ((1, 1), (1, 8))}/
+     s/"auto_parallel", search_mode: "sharding_propagation"/"semi_auto_parallel"/' "$tmp/big.ir" >"$tmp/big_semi.ir"
+echo '{"device_memory": 2e6}' >"$tmp/small.json"
+"$shardc" "$tmp/big_semi.ir" -o "$tmp/big_semi" --strategy-out "$tmp/big.json" || bad "big_semi.ir does not compile"
+if "$shardc" "$tmp/big.ir" --cluster "$tmp/small.json" --check 2>"$tmp/err"; then
+	bad "big.ir: the search fits a 2 MB device, the test needs it not to"
+elif ! grep -q "no strategy fits" "$tmp/err"; then bad "big.ir: $(cat "$tmp/err")"; else ok; fi
+tail -n +2 "$tmp/big_semi/rank_3.c" >"$tmp/want"   # line 1 names the model file
+if "$shardc" "$tmp/big.ir" --cluster "$tmp/small.json" --strategy-in "$tmp/big.json" -o "$tmp/big" 2>"$tmp/err" &&
+	tail -n +2 "$tmp/big/rank_3.c" | cmp -s - "$tmp/want"; then ok; else
+	bad "--strategy-in with strategies that fit a small device: $(cat "$tmp/err")"; fi
 echo "search: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

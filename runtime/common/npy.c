@@ -17,10 +17,12 @@
 #include "rt_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const struct {
 	const char *descr;
@@ -301,6 +303,32 @@ bool sc_npy_write(FILE *f, sc_dtype dt, const int64_t *dims, int ndim, const voi
 
 /* ---- collective load and save ---- */
 
+/* path opened for reading if it is a regular file (a FIFO would block every
+ * rank in open, a directory reads as garbage); else NULL and why says what
+ * it is. */
+static FILE *open_regular(const char *path, char *why, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		snprintf(why, n, "cannot be opened: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	const char *what = S_ISREG(st.st_mode) ? NULL : S_ISDIR(st.st_mode) ? "is a directory"
+	                   : S_ISFIFO(st.st_mode) ? "is a FIFO (named pipe)" : S_ISSOCK(st.st_mode) ? "is a socket"
+	                   : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "is a device" : "is not a regular file";
+	FILE *f = what ? NULL : fdopen(fd, "rb");
+	if (what)
+		snprintf(why, n, "%s, not a .npy file", what);
+	else if (!f)
+		snprintf(why, n, "cannot be opened: %s", strerror(errno));
+	if (!f)
+		close(fd);
+	return f;
+}
+
 void sc_load_npy(sc_rt *rt, const char *name, const char *path, void *dst, sc_dtype dt, const int64_t *gdims,
                  int ndim, const int64_t *start, const int64_t *ldims)
 {
@@ -312,10 +340,10 @@ void sc_load_npy(sc_rt *rt, const char *name, const char *path, void *dst, sc_dt
 		SC_DIE("out of memory");
 	char why[512] = "", msg[1024];
 	sc_npy_header h;
-	FILE *f = path ? fopen(path, "rb") : NULL;
+	FILE *f = path ? open_regular(path, why, sizeof why) : NULL;
 	bool ok = f && sc_npy_read_header(f, &h, why, sizeof why);
-	if (!f)
-		snprintf(why, sizeof why, "cannot be opened: %s", path ? strerror(errno) : "no path");
+	if (!path)
+		snprintf(why, sizeof why, "cannot be opened: no path");
 	if (ok && h.dt != file_dt(dt)) {
 		snprintf(why, sizeof why, "has dtype %s ('%s'), expected %s ('%s'%s)", sc_dtype_name(h.dt), descr_of(h.dt),
 		         sc_dtype_name(dt), descr_of(dt), dt == SC_BF16 ? ": float32 holding bfloat16 values" : "");
@@ -334,7 +362,9 @@ void sc_load_npy(sc_rt *rt, const char *name, const char *path, void *dst, sc_dt
 		ok = sc_npy_read_slice(f, &h, start, ldims, tmp, why, sizeof why);
 	if (f)
 		fclose(f);
-	snprintf(msg, sizeof msg, "shardc: input '%s': %s %s", name, path ? path : "(none)", why);
+	char n1[SC_NAME_BUF], n2[SC_NAME_BUF];
+	snprintf(msg, sizeof msg, "shardc: %s '%s': %s %s", path && path == sc_option(rt, "--param", name) ? "parameter" : "input",
+	         sc_cut(n1, name, strlen(name)), path ? sc_cut(n2, path, strlen(path)) : "(none)", why);
 	sc_agree_or_exit(rt, ok, msg);
 	if (dst && dt == SC_BF16) {   /* the float32 values, rounded */
 		void *narrow = malloc(bytes ? bytes : 1);

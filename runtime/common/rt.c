@@ -52,9 +52,10 @@ static void check_options(int argc, char **argv, char *msg, size_t n)
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		int k = option_at(argc, argv, &i, &v);
+		char cut[SC_NAME_BUF];
 		if (k < 0) {
 			snprintf(msg, n, "shardc: unknown option '%s' (known: --input NAME=FILE, --param NAME=FILE, "
-			         "--output-dir DIR, --steps K)", argv[i]);
+			         "--output-dir DIR, --steps K)", sc_cut(cut, argv[i], strlen(argv[i])));
 			return;
 		}
 		if (!v || !*v) {
@@ -63,7 +64,7 @@ static void check_options(int argc, char **argv, char *msg, size_t n)
 		}
 		const char *eq = strchr(v, '=');
 		if (options[k].keyed && (!eq || eq == v || !eq[1])) {
-			snprintf(msg, n, "shardc: option %s takes NAME=FILE, got '%s'", options[k].flag, v);
+			snprintf(msg, n, "shardc: option %s takes NAME=FILE, got '%s'", options[k].flag, sc_cut(cut, v, strlen(v)));
 			return;
 		}
 	}
@@ -126,11 +127,11 @@ int64_t sc_steps(sc_rt *rt, int64_t default_steps)
 	const char *v = sc_option(rt, "--steps", NULL);
 	if (!v)
 		return default_steps;
-	char *end, msg[256];
+	char *end, msg[256], cut[SC_NAME_BUF];
 	errno = 0;
-	long long k = strtoll(v, &end, 10);
-	snprintf(msg, sizeof msg, "shardc: --steps '%s': expected a positive integer", v);
-	sc_agree_or_exit(rt, errno == 0 && end != v && !*end && k >= 1, msg);
+	long long k = strtoll(v, &end, 10);   /* which also takes leading spaces and a sign: digits only */
+	snprintf(msg, sizeof msg, "shardc: --steps '%s': expected a positive integer", sc_cut(cut, v, strlen(v)));
+	sc_agree_or_exit(rt, *v >= '0' && *v <= '9' && errno == 0 && !*end && k >= 1, msg);
 	return k;
 }
 
@@ -145,11 +146,12 @@ void sc_check_names(sc_rt *rt, const char *flag, const char *const *names, int n
 		bool known = false;
 		for (int j = 0; j < n && !known; j++)
 			known = strlen(names[j]) == (size_t)(eq - v) && strncmp(v, names[j], (size_t)(eq - v)) == 0;
-		char msg[1024];
-		int at = snprintf(msg, sizeof msg, "shardc: %s %s: the model has no %s named '%.*s' (it has:", flag, v,
-		                  strcmp(flag, "--param") == 0 ? "parameter" : "input", (int)(eq - v), v);
+		char msg[1024], c1[SC_NAME_BUF], c2[SC_NAME_BUF];
+		int at = snprintf(msg, sizeof msg, "shardc: %s %s: the model has no %s named '%s' (it has:", flag,
+		                  sc_cut(c1, v, strlen(v)), strcmp(flag, "--param") == 0 ? "parameter" : "input",
+		                  sc_cut(c2, v, (size_t)(eq - v)));
 		for (int j = 0; j < n && at > 0 && (size_t)at < sizeof msg; j++)
-			at += snprintf(msg + at, sizeof msg - (size_t)at, " %s", names[j]);
+			at += snprintf(msg + at, sizeof msg - (size_t)at, " %s", sc_cut(c1, names[j], strlen(names[j])));
 		if (at > 0 && (size_t)at < sizeof msg)
 			snprintf(msg + at, sizeof msg - (size_t)at, "%s)", n ? "" : " none");
 		sc_agree_or_exit(rt, known, msg);

@@ -173,6 +173,15 @@ const char *sc_dims_str(char *buf, size_t n, const int64_t *dims, int ndim)
 	return buf;
 }
 
+const char *sc_cut(char buf[SC_NAME_BUF], const char *s, size_t len)
+{
+	if (len <= SC_NAME_SHOWN + 16)
+		snprintf(buf, SC_NAME_BUF, "%.*s", (int)len, s);
+	else
+		snprintf(buf, SC_NAME_BUF, "%.*s... (%zu bytes)", SC_NAME_SHOWN, s, len);
+	return buf;
+}
+
 void sc_host_swap01(const void *src, void *dst, int64_t A, int64_t B, int64_t C, size_t es)
 {
 	const char *s = src;

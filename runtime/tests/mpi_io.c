@@ -32,6 +32,12 @@ int main(int argc, char **argv)
 	char *slab = sc_slab(rt, 1 << 16);
 	float host[48];
 
+	/* the command line: known names, --steps, a parameter from a file */
+	static const char *const inputs[] = {"x", "x2", "y", "m", "h", "hb"}, *const params[] = {"p"};
+	sc_check_names(rt, "--input", inputs, 6);
+	sc_check_names(rt, "--param", params, 1);
+	expect(sc_steps(rt, 1) >= 1, r, "--steps");
+
 	/* x (6, 8) float32, x[i][j] = (8 i + j) / 2 - 3, split 2x2 over the ranks */
 	const int64_t g[2] = {6, 8}, st[2] = {3 * (r / 2), 4 * (r % 2)}, ld[2] = {3, 4}, zero[2] = {0, 0};
 	float *x = (float *)slab;
@@ -41,6 +47,11 @@ int main(int argc, char **argv)
 		for (int j = 0; j < 4; j++)
 			expect(host[4 * i + j] == (float)((8 * (st[0] + i) + st[1] + j) * 0.5 - 3), r, "x slice value");
 	sc_save_npy(rt, out, "x_split.npy", x, SC_F32, g, 2, st, ld);
+
+	/* p: x again, given as --param when the test wants a parameter's message */
+	const char *fp = sc_option(rt, "--param", "p");
+	if (fp)
+		sc_load_npy(rt, "p", fp, slab + 16384, SC_F32, g, 2, zero, g);
 
 	/* x2: the same values in a format 2.0 file, whole on every rank */
 	float *x2 = (float *)(slab + 256);
