@@ -335,8 +335,8 @@ Test(gather, indices_shape_then_table_rows)
 	expect_y("%t: <Parameter[Float32], (10, 8)>, %i: <Tensor[Int32], (3, 4)>", "Gather(%t, %i)", F32("(3, 4, 8)"));
 	expect_y("%t: <Parameter[Float32], (10, 8)>, %i: <Tensor[Int64], (5,)>", "Gather(%t, %i) {axis: 0}",
 	         F32("(5, 8)"));
-	expect_y("%t: <Tensor[Float16], (10,)>, %i: <Tensor[Int32], (2, 2)>", "Gather(%t, %i)",
-	         "<Tensor[Float16], (2, 2)>");
+	expect_y("%t: <Tensor[Float16], (10, 3)>, %i: <Tensor[Int32], (2, 2)>", "Gather(%t, %i)",
+	         "<Tensor[Float16], (2, 2, 3)>");
 }
 
 Test(gather, wrong_index_dtype)
@@ -347,10 +347,15 @@ Test(gather, wrong_index_dtype)
 	             "Gather: the indices must be Int32 or Int64, '%i' is Bool");
 }
 
-Test(gather, scalar_table)
+/* The split rule and the kernels know a (rows, features) table only. */
+Test(gather, table_not_2d)
 {
 	expect_error("%t: <Tensor[Float32], ()>, %i: <Tensor[Int32], (3,)>", "Gather(%t, %i)",
-	             "t.ir:3:15: error: Gather: the table must have rank 1 or more");
+	             "t.ir:3:15: error: Gather: the table must be 2-D (rows, features), '%t' is ()");
+	expect_error("%t: <Tensor[Float32], (10,)>, %i: <Tensor[Int32], (3,)>", "Gather(%t, %i)",
+	             "t.ir:3:15: error: Gather: the table must be 2-D (rows, features), '%t' is (10,)");
+	expect_error("%t: <Tensor[Float32], (10, 4, 2)>, %i: <Tensor[Int32], (3,)>", "Gather(%t, %i)",
+	             "t.ir:3:15: error: Gather: the table must be 2-D (rows, features), '%t' is (10, 4, 2)");
 }
 
 Test(gather, axis_other_than_zero)
