@@ -465,8 +465,8 @@ Test(gather, offset_shard_masks_rows_it_does_not_hold)
 Test(gather, out_of_range_and_negative_indices_give_zeros)
 {
 	/* no numpy wrap-around: -1 is a row no shard holds, so zeros */
-	expect_op("%a: " T("(4,)") ", %b: <Tensor[Int64], (4,)>", "Gather(%a, %b)", V(5, 6, 7, 8), V(3, -1, 0, 4), "(4,)",
-	          V(8, 0, 5, 0));
+	expect_op("%a: " T("(4, 1)") ", %b: <Tensor[Int64], (4,)>", "Gather(%a, %b)", V(5, 6, 7, 8), V(3, -1, 0, 4),
+	          "(4, 1)", V(8, 0, 5, 0));
 }
 
 Test(gather, shards_sum_to_the_whole_lookup)
