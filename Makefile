@@ -135,7 +135,7 @@ ref-test:
 # ---- end to end: every sample through run.sh on 1, 2, 4, 8 ranks (CPU) ----
 .PHONY: e2e
 e2e: $(B)/shardc runtime
-	bash tests/run_e2e.sh $(B)/shardc
+	bash tests/run_e2e.sh $(B)/shardc ir-samples/*.ir tests/e2e/half_*.ir
 
 # ---- fuzzing: libFuzzer on parse + check, then on the whole pipeline ----
 # FUZZ_SECONDS in all: a third on the front end (fuzz_parser), the rest on

@@ -24,6 +24,7 @@ struct Program {
 	int64_t *state;          /* (nparams) optimizer state's offset (Adam: m, then v); -1 none */
 	int64_t slab_bytes, persistent_bytes, scratch;  /* scratch: the offset of one op's temporary */
 	const char **cname;      /* (nvalues) C identifiers */
+	const char **arg;        /* (nvalues) what an operator passes: cname, or a half value's Float32 copy */
 	int *partition;          /* (nops) index into part[] of a collective's group, -1 none */
 	int *part;               /* (npart) an op of each partition of the ranks into groups */
 	int npart;
@@ -49,7 +50,12 @@ static int64_t aligned(int64_t n)
 
 /* ---- checks: what the v1 runtime computes ---- */
 
-/* Operators that move elements of any type; the rest compute on Float32. */
+static bool is_half(DType t)
+{
+	return t == DT_F16 || t == DT_BF16;
+}
+
+/* Operators that move elements of any type; the rest compute on floats. */
 static bool any_dtype(OpKind op)
 {
 	return op == OP_RESHAPE || op == OP_FLATTEN || op == OP_TRANSPOSE || op == OP_CONCAT ||
@@ -57,7 +63,7 @@ static bool any_dtype(OpKind op)
 }
 
 /* Backward operators that only move or convert elements, as their forward
- * ones; the rest compute on Float32. */
+ * ones; the rest compute on floats. */
 static bool grad_any_dtype(const Lowered *l, const LOp *o)
 {
 	if (o->grad == GRAD_NONE)
@@ -65,9 +71,14 @@ static bool grad_any_dtype(const Lowered *l, const LOp *o)
 	if (o->grad != GRAD_ADJOINT)
 		return false;
 	OpKind f = l->ops[o->of].op;
-	return any_dtype(f) && f != OP_STRIDED_SLICE;   /* its gradient scatters into zeros: Float32 */
+	if (f == OP_BIAS_ADD && o->k == 0)
+		return true;   /* a copy of dy */
+	return any_dtype(f) && f != OP_STRIDED_SLICE;   /* its gradient scatters into zeros */
 }
 
+/* The runtime's kernels compute on Float32; Float16 and BFloat16 operands
+ * are widened to Float32 around them (see "half types" below). Integer
+ * arithmetic it has none of. Gradients are floats by construction. */
 bool emit_check(const Lowered *l, Diag *d)
 {
 	const Graph *g = l->flat->g;
@@ -80,25 +91,81 @@ bool emit_check(const Lowered *l, Diag *d)
 		for (int k = 0; k < o->nin; k++) {
 			bool index = (o->op == OP_GATHER || o->op == OP_SPARSE_SOFTMAX_CE) && k == 1;
 			DType t = l->values[o->in[k]].type.dtype;
-			if (!index && t != DT_F32) {
-				diag_error(d, l->m->src, n->op_span, "%s on %s: the v1 runtime computes %s on Float32 only; Cast "
-				           "'%%%s' to Float32 first", op_info[o->op].name, dtype_name(t), op_info[o->op].name,
-				           g->values[n->in[k]].name);
+			if (!index && t != DT_F32 && !is_half(t)) {
+				diag_error(d, l->m->src, n->op_span, "%s on %s: the v1 runtime computes %s on Float32, Float16 "
+				           "and BFloat16 only; Cast '%%%s' to Float32 first", op_info[o->op].name, dtype_name(t),
+				           op_info[o->op].name, g->values[n->in[k]].name);
 				break;
 			}
 		}
 	}
-	for (int i = l->nfwd; i < l->nops && d->nerrors == before; i++) {
-		const LOp *o = &l->ops[i];
-		DType t = l->values[o->result].type.dtype;
-		if (t == DT_F32 || grad_any_dtype(l, o))
-			continue;
-		const LValue *v = &l->values[o->result];
-		diag_error(d, l->m->src, l->m->train->span, "training computes the gradient '%%%s' in %s: the v1 runtime's "
-		           "gradient arithmetic is Float32 only; keep the values the loss depends on in Float32", v->name,
-		           dtype_name(t));
-	}
 	return d->nerrors == before;
+}
+
+/* ---- half types: computed in float32 ----
+ *
+ * An operator that computes (not one that moves elements) on Float16 or
+ * BFloat16 values runs the Float32 kernel between casts: each half value it
+ * reads is widened (exactly) into a Float32 copy in the scratch area, the
+ * kernel writes its result's Float32 copy there, and one sc_cast rounds it
+ * to the result's type (to nearest, ties to even). So every half result is
+ * the Float32 computation rounded once, on either backend; sums inside a
+ * kernel (MatMul's, a reduction's, LayerNorm's) run in Float32 or wider. */
+
+enum { MAX_WIDENED = 8 };   /* LayerNorm's adjoint: dy, x, gamma, beta, y and dx */
+
+typedef struct {
+	int value[MAX_WIDENED];
+	int64_t off[MAX_WIDENED];       /* the Float32 copy's offset in the slab */
+	int n, nread;                   /* value[0..nread) are read, the rest written */
+	int64_t bytes;                  /* scratch the copies take */
+} Widened;
+
+static bool computes(const Lowered *l, const LOp *o)
+{
+	switch (o->grad) {
+	case GRAD_NONE: return !any_dtype(o->op);
+	case GRAD_SEED: case GRAD_ZERO: return false;   /* sc_fill takes every type */
+	case GRAD_ACCUM: case GRAD_SCALE: case GRAD_MAX_MASK: return true;
+	case GRAD_ADJOINT: return !grad_any_dtype(l, o);
+	}
+	return true;
+}
+
+static void widen_add(const Lowered *l, Widened *w, int v, int64_t *top)
+{
+	if (!is_half(l->values[v].type.dtype))
+		return;
+	for (int i = 0; i < w->n; i++)
+		if (w->value[i] == v)
+			return;
+	if (w->n == MAX_WIDENED)
+		die("an operator with more than %d half operands", MAX_WIDENED);
+	w->value[w->n] = v;
+	w->off[w->n++] = *top;
+	*top += aligned(numel(&l->values[v]) * 4);
+}
+
+/* The half values operator o reads and writes, their Float32 copies placed
+ * from offset base on. */
+static void widened(const Lowered *l, const LOp *o, int64_t base, Widened *w)
+{
+	int64_t top = base;
+	w->n = 0;
+	if (computes(l, o)) {
+		for (int k = 0; k < o->nin; k++)
+			widen_add(l, w, o->in[k], &top);
+		if (o->grad == GRAD_ADJOINT) {
+			const LOp *f = &l->ops[o->of];
+			for (int k = 0; k < f->nin; k++)
+				widen_add(l, w, f->in[k], &top);
+			widen_add(l, w, f->result, &top);
+		}
+	}
+	w->nread = w->n;
+	if (computes(l, o))
+		widen_add(l, w, o->result, &top);
+	w->bytes = top - base;
 }
 
 /* ---- the buffer plan ---- */
@@ -173,15 +240,36 @@ static void mark_uses(const Lowered *l, const LOp *o, int at, int *last)
 	}
 }
 
-/* The largest temporary an operator needs: a broadcast BatchMatMul's
- * gradient before it is summed down to its input's shape. */
-static int64_t scratch_bytes(const Lowered *l, const LOp *o)
+/* The temporary a kernel needs: a broadcast BatchMatMul's gradient before
+ * it is summed down to its input's shape. */
+static int64_t kernel_scratch(const Lowered *l, const LOp *o)
 {
 	if (o->grad != GRAD_ADJOINT || o->op != OP_BATCH_MATMUL)
 		return 0;
 	const LValue *y = &l->values[l->ops[o->of].result], *x = &l->values[o->result];
 	int64_t batch = numel(y) / (y->type.dims[y->type.rank - 2] * y->type.dims[y->type.rank - 1]);
-	return batch * x->type.dims[x->type.rank - 2] * x->type.dims[x->type.rank - 1] * 4;
+	return aligned(batch * x->type.dims[x->type.rank - 2] * x->type.dims[x->type.rank - 1] * 4);
+}
+
+/* The scratch an operator needs: its kernel's, then its half operands'
+ * Float32 copies. */
+static int64_t scratch_bytes(const Lowered *l, const LOp *o)
+{
+	Widened w;
+	int64_t k = kernel_scratch(l, o);
+	widened(l, o, k, &w);
+	return k + w.bytes;
+}
+
+/* The scratch a half parameter's update needs: Float32 copies of the
+ * parameter, its gradient and its optimizer state. */
+static int64_t update_scratch(const Lowered *l, int v)
+{
+	const LValue *x = &l->values[v];
+	if (!is_half(x->type.dtype))
+		return 0;
+	OptimizerKind opt = l->m->train->optimizer;
+	return aligned(numel(x) * 4) * (opt == OPT_ADAM ? 4 : opt == OPT_MOMENTUM ? 3 : 2);
 }
 
 static void plan_buffers(Program *p)
@@ -239,6 +327,13 @@ static void plan_buffers(Program *p)
 		for (int v = first_dying[i]; v >= 0; v = next_dying[v])
 			give(&a, p->offset[v], aligned(value_bytes(&l->values[v])));
 	}
+	for (int v = 0; l->grad && v < l->nparams; v++)
+		if (l->grad[v] >= 0) {
+			int64_t s = update_scratch(l, v);
+			scratch = s > scratch ? s : scratch;
+		}
+	if (l->loss >= 0 && is_half(l->values[l->loss].type.dtype))
+		scratch = scratch > 4 ? scratch : 4;   /* the loss widened for printing */
 	int64_t transient = a.peak;
 	for (int v = l->nparams; v < nv; v++)
 		p->offset[v] += p->persistent_bytes;
@@ -345,6 +440,8 @@ Program *emit_plan(const Lowered *l, const char *model)
 	sb_free(&c);
 	plan_buffers(p);
 	name_values(p, l->m->arena);
+	p->arg = arena_alloc(l->m->arena, sizeof(char *) * (size_t)(l->nvalues ? l->nvalues : 1));
+	memcpy(p->arg, p->cname, sizeof(char *) * (size_t)l->nvalues);
 	plan_groups(p);
 	return p;
 }
@@ -890,18 +987,18 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	}
 }
 
-static void emit_op(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *members)
+/* Operator i's kernel call, its operands named by p->cname. */
+static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *members)
 {
 	const Lowered *l = p->l;
 	const LOp *o = &l->ops[i];
 	const LValue *y = &l->values[o->result];
 	Attrs a;
-	sb_puts(b, "\t");
 	switch (o->grad) {
 	case GRAD_SEED:
 	case GRAD_ZERO:
-		sb_printf(b, "sc_fill(rt, %s, SC_F32, %lld, %s);", p->cname[o->result], (long long)numel(y),
-		          o->grad == GRAD_SEED ? "1.0" : "0.0");
+		sb_printf(b, "sc_fill(rt, %s, %s, %lld, %s);", p->cname[o->result], sc_dtype_name(y->type.dtype),
+		          (long long)numel(y), o->grad == GRAD_SEED ? "1.0" : "0.0");
 		break;
 	case GRAD_ACCUM:
 		emit_binary(b, p, "SC_ADD", o->in[0], o->in[1], o->result);
@@ -930,6 +1027,54 @@ static void emit_op(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *m
 		else
 			emit_forward(b, p, o, &a);
 		break;
+	}
+}
+
+/* `sc_cast(rt, x, x_dt, y, y_dt, n);` between value v and its Float32 copy at off. */
+static void emit_widen(StrBuf *b, const Program *p, int v, int64_t off, bool narrow)
+{
+	const LValue *x = &p->l->values[v];
+	const char *dt = sc_dtype_name(x->type.dtype);
+	if (narrow)
+		sb_printf(b, "sc_cast(rt, (float *)(slab + %lld), SC_F32, %s, %s, %lld);", (long long)off, p->cname[v], dt,
+		          (long long)numel(x));
+	else
+		sb_printf(b, "sc_cast(rt, %s, %s, (float *)(slab + %lld), SC_F32, %lld);", p->cname[v], dt, (long long)off,
+		          (long long)numel(x));
+}
+
+static void emit_op(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *members)
+{
+	const Lowered *l = p->l;
+	const LOp *o = &l->ops[i];
+	Widened w;
+	widened(l, o, p->scratch + kernel_scratch(l, o), &w);
+	sb_puts(b, "\t");
+	if (!w.n) {
+		emit_kernel(b, p, i, rank, members);
+	} else {   /* half operands: the Float32 kernel on their widened copies */
+		sb_printf(b, "/* %s on %s: in Float32, rounded once */\n\t\t", op_info[o->op].name,
+		          dtype_name(l->values[w.value[0]].type.dtype));
+		for (int j = 0; j < w.nread; j++) {
+			emit_widen(b, p, w.value[j], w.off[j], false);
+			sb_puts(b, "\n\t\t");
+		}
+		StrBuf names[MAX_WIDENED] = {{0}};
+		for (int j = 0; j < w.n; j++) {
+			sb_printf(&names[j], "((float *)(slab + %lld))", (long long)w.off[j]);
+			p->arg[w.value[j]] = names[j].data;
+		}
+		Program q = *p;
+		q.cname = p->arg;
+		emit_kernel(b, &q, i, rank, members);
+		for (int j = 0; j < w.n; j++) {
+			p->arg[w.value[j]] = p->cname[w.value[j]];
+			sb_free(&names[j]);
+		}
+		for (int j = w.nread; j < w.n; j++) {
+			sb_puts(b, "\n\t\t");
+			emit_widen(b, p, w.value[j], w.off[j], true);
+		}
 	}
 	if (o->why)
 		sb_printf(b, "  /* %s */", o->why);
@@ -998,26 +1143,67 @@ static bool adam_decays(const char *name)
 	return !strstr(name, "beta") && !strstr(name, "gamma");
 }
 
-static void emit_update(StrBuf *b, const Program *p, int v)
+/* The optimizer's call on parameter v: the names of the parameter, its
+ * gradient and its state (Momentum's v; Adam's m, then v). */
+static void emit_optimizer(StrBuf *b, const Program *p, int v, const char *c, const char *g, const char *s0,
+                           const char *s1)
 {
 	const Lowered *l = p->l;
 	const Train *t = l->m->train;
-	const char *c = p->cname[v], *g = p->cname[l->grad[v]];
 	long long n = (long long)numel(&l->values[v]);
-	long long st = (long long)p->state[v], half = (long long)aligned(value_bytes(&l->values[v]));
 	switch (t->optimizer) {
 	case OPT_SGD:
 		sb_printf(b, "\t\tsc_sgd(rt, %s, %s, %lld, %.17g, 0);\n", c, g, n, t->learning_rate);
 		break;
 	case OPT_MOMENTUM:
-		sb_printf(b, "\t\tsc_momentum(rt, %s, %s, (float *)(slab + %lld), %lld, %.17g, %.17g, 0);\n", c, g, st, n,
-		          t->learning_rate, t->momentum);
+		sb_printf(b, "\t\tsc_momentum(rt, %s, %s, %s, %lld, %.17g, %.17g, 0);\n", c, g, s0, n, t->learning_rate,
+		          t->momentum);
 		break;
 	case OPT_ADAM:
-		sb_printf(b, "\t\tsc_adam(rt, %s, %s, (float *)(slab + %lld), (float *)(slab + %lld), %lld, %.17g, %.17g, "
-		          "%.17g, %.17g, %.17g, step);\n", c, g, st, st + half, n, t->learning_rate, t->beta1, t->beta2, t->eps,
+		sb_printf(b, "\t\tsc_adam(rt, %s, %s, %s, %s, %lld, %.17g, %.17g, %.17g, %.17g, %.17g, step);\n", c, g, s0, s1,
+		          n, t->learning_rate, t->beta1, t->beta2, t->eps,
 		          adam_decays(l->flat->g->values[v].name) ? t->weight_decay : 0.0);
 		break;
+	}
+}
+
+/* A half parameter's update computes on Float32 copies of it, its gradient
+ * and its state (kept in the parameter's type), and rounds the parameter
+ * and the state once. */
+static void emit_update(StrBuf *b, const Program *p, int v)
+{
+	const Lowered *l = p->l;
+	const LValue *x = &l->values[v];
+	long long st = (long long)p->state[v], state_bytes = (long long)aligned(value_bytes(x));
+	int nstate = l->m->train->optimizer == OPT_ADAM ? 2 : l->m->train->optimizer == OPT_MOMENTUM ? 1 : 0;
+	StrBuf name[4] = {{0}};
+	if (!is_half(x->type.dtype)) {
+		sb_printf(&name[0], "(float *)(slab + %lld)", st);
+		sb_printf(&name[1], "(float *)(slab + %lld)", st + state_bytes);
+		emit_optimizer(b, p, v, p->cname[v], p->cname[l->grad[v]], name[0].data, name[1].data);
+		sb_free(&name[0]);
+		sb_free(&name[1]);
+		return;
+	}
+	const char *dt = sc_dtype_name(x->type.dtype);
+	long long n = (long long)numel(x), wide = (long long)aligned(numel(x) * 4);
+	StrBuf src[4] = {{0}};
+	sb_puts(&src[0], p->cname[v]);
+	sb_puts(&src[1], p->cname[l->grad[v]]);
+	for (int j = 0; j < nstate; j++)
+		sb_printf(&src[2 + j], "(uint16_t *)(slab + %lld)", st + j * state_bytes);
+	sb_printf(b, "\t\t/* %%%s is %s: updated in Float32, rounded once */\n", x->name, dtype_name(x->type.dtype));
+	for (int j = 0; j < 2 + nstate; j++) {
+		sb_printf(&name[j], "(float *)(slab + %lld)", (long long)p->scratch + j * wide);
+		sb_printf(b, "\t\tsc_cast(rt, %s, %s, %s, SC_F32, %lld);\n", src[j].data, dt, name[j].data, n);
+	}
+	emit_optimizer(b, p, v, name[0].data, name[1].data, name[2].data, name[3].data);
+	for (int j = 0; j < 2 + nstate; j++)
+		if (j != 1)
+			sb_printf(b, "\t\tsc_cast(rt, %s, SC_F32, %s, %s, %lld);\n", name[j].data, src[j].data, dt, n);
+	for (int j = 0; j < 4; j++) {
+		sb_free(&name[j]);
+		sb_free(&src[j]);
 	}
 }
 
@@ -1131,7 +1317,13 @@ void emit_rank(StrBuf *b, const Program *p, int64_t rank)
 		emit_op(b, p, i, rank, members);
 	}
 	if (t) {
-		sb_printf(b, "\t\tsc_print_loss(rt, step, %s);\n\n\t\t/* Backward. */\n", p->cname[l->loss]);
+		const LValue *lv = &l->values[l->loss];
+		if (is_half(lv->type.dtype))
+			sb_printf(b, "\t\tsc_cast(rt, %s, %s, (float *)(slab + %lld), SC_F32, 1);\n\t\tsc_print_loss(rt, step, "
+			          "(float *)(slab + %lld));\n\n\t\t/* Backward. */\n", p->cname[l->loss],
+			          sc_dtype_name(lv->type.dtype), (long long)p->scratch, (long long)p->scratch);
+		else
+			sb_printf(b, "\t\tsc_print_loss(rt, step, %s);\n\n\t\t/* Backward. */\n", p->cname[l->loss]);
 		for (int i = l->nfwd; i < l->nops; i++) {
 			sb_putc(b, '\t');
 			emit_op(b, p, i, rank, members);

@@ -47,9 +47,10 @@
  *   sc_binary(SC_ADD). Elementwise kernels (same n in and out) may run in
  *   place; every other kernel needs its output apart from its inputs.
  * - Axes may be negative (counted from the end), as in the IR.
- * - SC_F16 and SC_BF16 are storage types (v1): copies, sc_fill, sc_transpose,
- *   sc_concat, sc_strided_slice, sc_cast, the collectives, the initializers
- *   and .npy take them; arithmetic kernels take float32 (cast first).
+ * - SC_F16 and SC_BF16: copies, sc_fill, sc_transpose, sc_concat,
+ *   sc_strided_slice, sc_cast, the collectives, the initializers and .npy
+ *   take them; arithmetic kernels take float32 (emitted programs sc_cast half
+ *   operands to float32 scratch, run the kernel, and round the result once).
  * - Collectives, sc_group_new, sc_load_npy and sc_save_npy are collective:
  *   every rank of the group (of the world, for the last three) makes the same
  *   calls in the same order.

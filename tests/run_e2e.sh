@@ -16,6 +16,8 @@
 # Then wrong inputs: a missing file, a wrong shape, a wrong dtype and an
 # unknown name each give a message naming the input and a non-zero exit,
 # within a time limit (no hang). Last line: e2e: N passed, N failed.
+# Floats compare within npy_compare.py's rtol, 2e-3 unless the model has a
+# line `# e2e rtol: R` (models computing in BFloat16 state theirs and why).
 set -u
 shardc=$(realpath "${1:?usage: run_e2e.sh SHARDC [MODEL.ir...]}")
 shift
@@ -66,6 +68,7 @@ for model in "$@"; do
 		bad "$name: one device: $(tail -3 "$w/err" "$w/serial_res/err" 2>/dev/null)"
 		continue
 	fi
+	rtol=$(sed -n 's/^# e2e rtol: *\([0-9.e+-]*\).*/\1/p' "$model" | head -1)
 	"$py" tools/strip_strategies.py "$model" >"$w/stripped.ir"
 	for n in 1 2 4 8 4s 8s; do
 		out=$w/n$n
@@ -103,8 +106,9 @@ for model in "$@"; do
 			bad "$name on $n ranks ($how): run.sh fails: $(tail -5 "$out/res/err")"
 			continue
 		fi
-		msg=$("$py" tools/npy_compare.py "$out/res" "$w/serial_res" --what "vs one device" &&
-		      "$py" tools/npy_compare.py "$out/res" "$w/ref" --what "vs reference" && bytes_ok "$out" "$out/res")
+		msg=$("$py" tools/npy_compare.py "$out/res" "$w/serial_res" --rtol "${rtol:-2e-3}" --what "vs one device" &&
+		      "$py" tools/npy_compare.py "$out/res" "$w/ref" --rtol "${rtol:-2e-3}" --what "vs reference" &&
+		      bytes_ok "$out" "$out/res")
 		if [ $? = 0 ]; then
 			ok "$name on $n ranks ($how): $(echo "$msg" | grep -o 'worst.*' | tr '\n' ' ')"
 		else

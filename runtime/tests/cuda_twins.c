@@ -371,6 +371,55 @@ static void test_optimizers(void)
 	free(p), free(g), free(m), free(v);
 }
 
+/* Half operands as emitted programs compute on them: widen (sc_cast), the
+ * float32 kernel, round once. GPU and CPU sum in other orders, so a result
+ * may sit one ulp apart where float32's sum lands by a half's midpoint. */
+static void twin_half(const char *what, sc_dtype dt, const void *d, const uint16_t *want, int64_t n)
+{
+	uint16_t *got = malloc((size_t)n * sizeof *got);
+	sc_to_host(rt, got, d, (size_t)n * sizeof *got);
+	int64_t bad = 0;
+	for (int64_t i = 0; i < n; i++)
+		bad += abs((int)got[i] - (int)want[i]) > 1 || (got[i] ^ want[i]) >= 0x8000;
+	checks++;
+	if (bad) {
+		failures++;
+		fprintf(stderr, "%s %s: %lld of %lld results more than one ulp off\n", what, dtname(dt), (long long)bad,
+		        (long long)n);
+	}
+	free(got);
+}
+
+static void test_half(void)
+{
+	const int M = 17, N = 13, K = 64;
+	for (sc_dtype dt = SC_F16; dt <= SC_BF16; dt++) {
+		float *da, *db, *a = rnd(M * K, -1, 1, &da), *b = rnd(K * N, -1, 1, &db);
+		uint16_t *ha = malloc(M * K * 2), *hb = malloc(K * N * 2), *hc = malloc(M * N * 2), *hs = malloc(M * N * 2);
+		float *wa = malloc(M * K * 4), *wb = malloc(K * N * 4), *wc = malloc(M * N * 4);
+		sc_cpu_cast(a, SC_F32, ha, dt, M * K);
+		sc_cpu_cast(b, SC_F32, hb, dt, K * N);
+		void *dha = up(ha, M * K * 2), *dhb = up(hb, K * N * 2), *dhc = dev(M * N * 2), *dhs = dev(M * N * 2);
+		float *dwc = dev(M * N * 4);
+		sc_cast(rt, dha, dt, da, SC_F32, M * K);   /* the widened copies, over the float32 operands */
+		sc_cast(rt, dhb, dt, db, SC_F32, K * N);
+		sc_matmul(rt, da, db, dwc, M, N, K, 0, 0);
+		sc_cast(rt, dwc, SC_F32, dhc, dt, M * N);
+		sc_sigmoid(rt, dwc, dwc, M * N);
+		sc_cast(rt, dwc, SC_F32, dhs, dt, M * N);
+		sc_cpu_cast(ha, dt, wa, SC_F32, M * K);
+		sc_cpu_cast(hb, dt, wb, SC_F32, K * N);
+		sc_cpu_matmul(wa, wb, wc, M, N, K, 0, 0);
+		sc_cpu_cast(wc, SC_F32, hc, dt, M * N);
+		sc_cpu_unary(SC_U_SIGMOID, wc, wc, M * N);
+		sc_cpu_cast(wc, SC_F32, hs, dt, M * N);
+		twin_half("half matmul", dt, dhc, hc, M * N);
+		twin_half("half sigmoid", dt, dhs, hs, M * N);
+		free(a), free(b), free(ha), free(hb), free(hc), free(hs), free(wa), free(wb), free(wc);
+		used = 0;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int ndev = 0;
@@ -392,6 +441,8 @@ int main(int argc, char **argv)
 	test_movement();
 	used = 0;
 	test_optimizers();
+	used = 0;
+	test_half();
 	printf("cuda_twins: %d comparisons, %d failed\n", checks, failures);
 	sc_finalize(rt);
 	return failures ? 1 : 0;

@@ -1,4 +1,5 @@
-/* test_rt_half.c: Float16 and BFloat16 rounding and widening (half.c).
+/* test_rt_half.c: Float16 and BFloat16 rounding and widening (half.c), and
+ * arithmetic on them as emitted programs do it (widen, float32 kernel, round).
  *
  * Known values were computed with numpy (/usr/bin/python3): np.float16 of
  * the double for Float16, tools/ref_eval.py's round_bf16 for BFloat16, and
@@ -10,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cpu_kernels.h"
 #include "rt_internal.h"
 
 typedef struct {
@@ -176,4 +178,68 @@ Test(half, bulk_widen_and_narrow)
 	cr_assert(sc_dtype_size(SC_F16) == 2 && sc_dtype_size(SC_BF16) == 2);
 	cr_assert_str_eq(sc_dtype_name(SC_F16), "float16");
 	cr_assert_str_eq(sc_dtype_name(SC_BF16), "bfloat16");
+}
+
+/* ---- arithmetic on half values: the emitted programs' pattern ----
+ * An operator on Float16/BFloat16 operands is widen (sc_cast), the float32
+ * kernel, narrow (sc_cast) once. Against the exact (double) result rounded
+ * once: equal, or one ulp off where float32's own rounding of the result (a
+ * second rounding, 2^-24 relative) or of a sum crosses a half's midpoint. */
+
+static int64_t half_ulps(uint16_t a, uint16_t b)
+{
+	/* both finite, same sign here: neighbours differ by one in their bits */
+	return a > b ? a - b : b - a;
+}
+
+static void half_pattern(sc_dtype dt, uint16_t (*from_double)(double))
+{
+	enum { M = 4, K = 64, N = 3 };
+	uint16_t a[M * K], b[K * N], c[M * N], s[M * N];
+	float aw[M * K], bw[K * N], cw[M * N], sw[M * N];
+	for (int i = 0; i < M * K; i++)
+		a[i] = from_double(sin(0.37 * i) * 1.5);
+	for (int i = 0; i < K * N; i++)
+		b[i] = from_double(cos(0.11 * i + 0.5));
+	sc_cpu_cast(a, dt, aw, SC_F32, M * K);
+	sc_cpu_cast(b, dt, bw, SC_F32, K * N);
+	sc_cpu_matmul(aw, bw, cw, M, N, K, 0, 0);
+	sc_cpu_cast(cw, SC_F32, c, dt, M * N);
+	sc_cpu_softmax(cw, sw, (const int64_t[]){M, N}, 2, -1, 0);
+	sc_cpu_cast(sw, SC_F32, s, dt, M * N);
+	int exact = 0;
+	for (int i = 0; i < M; i++) {
+		double row[N], max = -INFINITY, sum = 0;
+		for (int j = 0; j < N; j++) {
+			double acc = 0;   /* from the half operands, exactly */
+			for (int p = 0; p < K; p++)
+				acc += (double)aw[i * K + p] * bw[p * N + j];
+			uint16_t want = from_double(acc);
+			cr_expect(half_ulps(c[i * N + j], want) <= 1 && (c[i * N + j] ^ want) < 0x8000,
+			          "%s matmul (%d, %d): 0x%04x, want 0x%04x", sc_dtype_name(dt), i, j, c[i * N + j], want);
+			exact += c[i * N + j] == want;
+			row[j] = cw[i * N + j];   /* softmax of the float32 product, as the kernel saw it */
+			max = row[j] > max ? row[j] : max;
+		}
+		for (int j = 0; j < N; j++)
+			sum += exp(row[j] - max);
+		for (int j = 0; j < N; j++) {
+			uint16_t want = from_double(exp(row[j] - max) / sum);
+			cr_expect(half_ulps(s[i * N + j], want) <= 1, "%s softmax (%d, %d): 0x%04x, want 0x%04x",
+			          sc_dtype_name(dt), i, j, s[i * N + j], want);
+			exact += s[i * N + j] == want;
+		}
+	}
+	cr_expect(exact >= 2 * M * N - 2, "%s: only %d of %d results are the exact value rounded once",
+	          sc_dtype_name(dt), exact, 2 * M * N);
+}
+
+Test(half, f16_arithmetic_is_float32_rounded_once)
+{
+	half_pattern(SC_F16, sc_f16_from_double);
+}
+
+Test(half, bf16_arithmetic_is_float32_rounded_once)
+{
+	half_pattern(SC_BF16, sc_bf16_from_double);
 }

@@ -277,6 +277,33 @@ class Forward(unittest.TestCase):
         np.testing.assert_array_equal(i, np.array([1, -2, 0, 70000], np.int32))
         np.testing.assert_array_equal(b, np.array([True, True, False, True]))
 
+    def test_half_arithmetic_rounds_once(self):
+        """Float16 and BFloat16 operators compute wide and round each result once."""
+        x = np.array([0.3, -1.7, 2.05, 11.3], np.float32)
+        w = np.array([[0.5, -0.25], [1.5, 0.75], [-0.125, 2.0], [0.0625, -1.0]], np.float32)
+        for dt, rnd in (("Float16", lambda v: np.float16(v)), ("BFloat16", R.round_bf16)):
+            xs, ws = rnd(x), rnd(w)
+            ok, st, _ = self.run_graph("""
+              graph @g(%%x: <Tensor[%s], (1, 4)>, %%w: <Tensor[%s], (4, 2)>) {
+                %%s = Sigmoid(%%x)
+                %%m = MatMul(%%x, %%w)
+                %%r = ReduceSum(%%x) {axis: 1}
+                return %%s, %%m, %%r
+              }""" % (dt, dt), {"x": xs.reshape(1, 4), "w": ws})
+            self.assertTrue(ok, st)
+            sig, mm, red = st
+            x64, w64 = np.float64(xs).reshape(1, 4), np.float64(ws)
+            np.testing.assert_array_equal(sig, rnd(1 / (1 + np.exp(-x64))))
+            np.testing.assert_array_equal(mm, rnd(x64 @ w64))   # one rounding, not one per product
+            np.testing.assert_array_equal(red, rnd(x64.sum(axis=1)))
+            self.assertEqual(sig.dtype, np.float16 if dt == "Float16" else np.float32)
+
+    def test_round_bf16_ties_to_even(self):
+        one = 1.0
+        self.assertEqual(R.round_bf16(one + 2 ** -8), one)                  # a tie: to the even 1.0
+        self.assertEqual(R.round_bf16(one + 3 * 2 ** -8), one + 2 ** -6)    # a tie: to the even 1 + 2^-6
+        self.assertEqual(R.round_bf16(one + 2 ** -8 + 2 ** -20), one + 2 ** -7)
+
     def test_losses(self):
         logits, labels = rng().normal(size=(4, 6)), np.array([0, 5, 2, 2])
         logp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
