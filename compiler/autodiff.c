@@ -262,7 +262,8 @@ static void clip_gradients(Diff *d)
 	for (int p = 0, k = 0; p < l->nparams; p++)
 		if (l->grad[p] >= 0)
 			o->in[k++] = l->grad[p];
-	s = lower_redistribute(d->x, s, &whole, "the gradients' squared global norm, for clip_global_norm: summed over every rank");
+	s = lower_redistribute(d->x, s, &whole,
+	                       "the gradients' squared global norm, for clip_global_norm: summed over every rank");
 	for (int p = 0; p < l->nparams; p++) {
 		if (l->grad[p] < 0)
 			continue;

@@ -617,7 +617,9 @@ static void check_graph_names(Checker *c, Graph *g)
 
 /* The optimizers as MindSpore has them: each argument with its default
  * (NAN: none, the argument must be given) and its range. */
-typedef enum { ARG_LR, ARG_MOMENTUM, ARG_DAMPENING, ARG_WEIGHT_DECAY, ARG_NESTEROV, ARG_BETA1, ARG_BETA2, ARG_EPS } OptArg;
+typedef enum {
+	ARG_LR, ARG_MOMENTUM, ARG_DAMPENING, ARG_WEIGHT_DECAY, ARG_NESTEROV, ARG_BETA1, ARG_BETA2, ARG_EPS,
+} OptArg;
 
 typedef struct {
 	const char *name;
@@ -723,7 +725,10 @@ static void check_optimizer(Checker *c, Train *t, const Lit *v)
 		else
 			*opt_slot(t, a) = lit_number(x);
 	}
-	if (o->kind == OPT_MOMENTUM && (!given[0] || !given[1]))
+	bool missing = false;
+	for (int k = 0; k < o->nargs; k++)
+		missing |= isnan(o->args[k].dflt) && !given[k];
+	if (missing)   /* only nn.Momentum has arguments without defaults */
 		ERR(c, v->span, "Momentum needs learning_rate and momentum (MindSpore's nn.Momentum has no default), "
 		    "e.g. Momentum(learning_rate: 0.1, momentum: 0.9)");
 	if (o->kind == OPT_SGD && t->nesterov && !(t->momentum > 0 && t->dampening == 0))

@@ -954,7 +954,9 @@ static void search_init(Search *x, const Module *m, const FlatGraph *f, Strategi
 	x->cm = cost_new(c, s->device_num, train);
 	/* parameters, gradients and the optimizer's state (SGD's with momentum, Momentum's v, Adam's m and v) */
 	const Train *t = m->train;
-	x->mem_factor = !train ? 1 : t->optimizer == OPT_SGD ? (t->momentum > 0 ? 3 : 2) : t->optimizer == OPT_MOMENTUM ? 3 : 4;
+	x->mem_factor = !train ? 1
+	              : t->optimizer == OPT_SGD ? (t->momentum > 0 ? 3 : 2)
+	              : t->optimizer == OPT_MOMENTUM ? 3 : 4;
 	build(x);
 }
 
