@@ -130,7 +130,7 @@ variants=(
 	"sgd_momentum_dampening_decay_clip|SGD(learning_rate: LR, momentum: 0.9, dampening: 0.1, weight_decay: 0.01)|0.5"
 	"sgd_nesterov_decay|SGD(learning_rate: LR, momentum: 0.9, nesterov: true, weight_decay: 0.01)|"
 	"momentum_nesterov_decay_clip|Momentum(learning_rate: LR, momentum: 0.9, weight_decay: 0.01, use_nesterov: true)|0.1"
-	"adam_weight_decay_clip|AdamWeightDecay(learning_rate: LR, weight_decay: 0.01)|0.1"
+	"adam_weight_decay_clip|AdamWeightDecay(learning_rate: LR, weight_decay: 0.01)|0.5"
 )
 for model in "$@"; do
 	grep -q '^train' "$model" || continue
