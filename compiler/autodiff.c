@@ -9,7 +9,11 @@
  * - Partial values (a MatMul whose k is split, before its AllReduce): a sum's
  *   every term has the whole sum's gradient, so the gradient of a partial sum
  *   is complete. A mean's terms get 1/n of it and a max's only the maximal
- *   term: the adjoint of the collective that completes them scales or masks.
+ *   terms: the adjoint of the collective that completes them scales or masks.
+ *   Tied maxima share the gradient evenly over the whole reduced extent, as
+ *   on one device: a ReduceMax whose reduced dims are split counts the ties
+ *   of its piece that equal the completed maximum, and one AllReduce sums
+ *   the counts over the ranks that split those dims.
  * - A local operator's gradient for input k is itself partial over the device
  *   axes that split the operator's output (or leave it partial) but not input
  *   k: those ranks used the same piece of k for different parts of the
@@ -25,7 +29,10 @@
  * step's input layout made complete, which needs no rule per collective: an
  * AllGather's adjoint comes out as a free slice, a ReduceScatter's as an
  * AllGather, an AllToAll's as the AllToAll back. The parameters' gradients
- * end in their home layouts, complete, where the optimizer uses them. */
+ * end in their home layouts, complete, where the optimizer uses them. With
+ * clip_global_norm, one more AllReduce sums the squares of the gradients'
+ * distinct pieces over every rank, and each gradient is scaled by
+ * clip / max(norm, clip). */
 #include "lower_internal.h"
 
 #include <stdlib.h>
@@ -170,6 +177,35 @@ static void adjoint_step(Diff *d, int i, int dy)
 	add_contrib(d, u, g);
 }
 
+/* The ties of a ReduceMax (ops[i]) whose reduced dims are split: for each
+ * output element, how many elements of the whole reduced extent equal the
+ * maximum, on every rank. The maximum comes back from the forward pass's
+ * completion of the partial maxima (the mask of the collective's adjoint
+ * asked for the same, so it is reused); each rank counts its piece's ties
+ * and an AllReduce sums the counts over the partial axes. */
+static int global_ties(Diff *d, int i)
+{
+	Lowered *l = d->x->l;
+	const LOp op = l->ops[i];
+	int u = op.result;
+	TensorLayout whole = l->values[u].layout, partial = whole;
+	whole.partial = 0;
+	partial.partial_op = REDUCE_SUM_OP;
+	int done = l->values[u].reuse >= 0 ? d->x->reuse[l->values[u].reuse].result : u;
+	int max = lower_redistribute(d->x, done, &whole, why(d, u, "the maximum, to count the ties"));
+	Type ct = lower_global_type(&l->values[u]);
+	ct.dtype = DT_F32;
+	StrBuf name = {0};
+	sb_printf(&name, "ties_%s", l->values[u].name);
+	int c = lower_value(d->x, arena_strdup(d->x->a, name.data), &ct, &partial);
+	sb_free(&name);
+	LOp *o = grad_op(d, GRAD_TIE_COUNT, OP_REDUCE_MAX, 2, c);
+	o->of = i;
+	o->in[0] = op.in[0];
+	o->in[1] = max;
+	return lower_redistribute(d->x, c, &whole, why(d, u, "the ties counted over the ranks that split the reduced dims"));
+}
+
 /* The adjoint of a local operator, one gradient per input that needs one. */
 static void adjoint_local(Diff *d, int i, int dy)
 {
@@ -190,12 +226,52 @@ static void adjoint_local(Diff *d, int i, int dy)
 		TensorLayout gl = l->node_in[op.node][k];
 		gl.partial = out_axes & ~layout_busy_axes(&gl);
 		gl.partial_op = REDUCE_SUM_OP;
+		bool split_max = op.op == OP_REDUCE_MAX && l->values[op.result].layout.partial;
+		int ties = split_max ? global_ties(d, i) : -1;
 		int g = grad_value(d, u, &gl);
-		LOp *o = grad_op(d, GRAD_ADJOINT, op.op, 1, g);
+		LOp *o = grad_op(d, GRAD_ADJOINT, op.op, split_max ? 2 : 1, g);
 		o->of = i;
 		o->k = k;
 		o->in[0] = dy;
+		if (split_max)
+			o->in[1] = ties;
 		add_contrib(d, u, g);
+	}
+}
+
+/* clip_global_norm: every gradient scaled by clip / max(global norm, clip).
+ * Each rank sums the squares of the gradient pieces it holds the first copy
+ * of (a replicated piece counts once), so the partial sums add up to the
+ * global norm's square over all ranks. */
+static void clip_gradients(Diff *d)
+{
+	Lowered *l = d->x->l;
+	int n = 0;
+	for (int p = 0; p < l->nparams; p++)
+		n += l->grad[p] >= 0;
+	if (!n)
+		return;
+	TensorLayout partial, whole;
+	layout_replicated(0, l->device_num, &whole);
+	partial = whole;
+	if (l->device_num > 1)
+		partial.partial = 1;   /* a sum over the one axis of every rank */
+	Type st = {false, DT_F32, 0, {0}};
+	int s = lower_value(d->x, "grad_sqnorm", &st, &partial);
+	LOp *o = grad_op(d, GRAD_SQNORM, OP_SQUARE, n, s);
+	for (int p = 0, k = 0; p < l->nparams; p++)
+		if (l->grad[p] >= 0)
+			o->in[k++] = l->grad[p];
+	s = lower_redistribute(d->x, s, &whole,
+	                       "the gradients' squared global norm, for clip_global_norm: summed over every rank");
+	for (int p = 0; p < l->nparams; p++) {
+		if (l->grad[p] < 0)
+			continue;
+		int c = grad_value(d, p, &l->values[l->grad[p]].layout);
+		LOp *clip = grad_op(d, GRAD_CLIP, OP_MUL, 2, c);
+		clip->in[0] = l->grad[p];
+		clip->in[1] = s;
+		l->grad[p] = c;
 	}
 }
 
@@ -242,6 +318,8 @@ void differentiate(Lowering *x)
 			grad_op(&d, GRAD_ZERO, OP_ADD, 0, l->grad[p]);
 		}
 	}
+	if (l->m->train->clip_global_norm > 0)
+		clip_gradients(&d);
 	free(d.needs);
 	free(d.head);
 	free(d.cvalue);

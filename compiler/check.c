@@ -13,6 +13,7 @@
  * parallel core; here only the form of what the user wrote is checked. */
 #include "shardc.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -622,18 +623,133 @@ static void check_graph_names(Checker *c, Graph *g)
 	map_free(&nm);
 }
 
+/* The optimizers as MindSpore has them: each argument with its default
+ * (NAN: none, the argument must be given) and its range. */
+typedef enum {
+	ARG_LR, ARG_MOMENTUM, ARG_DAMPENING, ARG_WEIGHT_DECAY, ARG_NESTEROV, ARG_BETA1, ARG_BETA2, ARG_EPS,
+} OptArg;
+
+typedef struct {
+	const char *name;
+	OptArg arg;
+	double dflt;
+} OptArgInfo;
+
+typedef struct {
+	const char *name;
+	OptimizerKind kind;
+	OptArgInfo args[6];
+	int nargs;
+} OptInfo;
+
+static const OptInfo optimizers[] = {
+	{"SGD", OPT_SGD, {{"learning_rate", ARG_LR, 0.1}, {"momentum", ARG_MOMENTUM, 0}, {"dampening", ARG_DAMPENING, 0},
+	                  {"weight_decay", ARG_WEIGHT_DECAY, 0}, {"nesterov", ARG_NESTEROV, 0}}, 5},
+	{"Momentum", OPT_MOMENTUM, {{"learning_rate", ARG_LR, NAN}, {"momentum", ARG_MOMENTUM, NAN},
+	                            {"weight_decay", ARG_WEIGHT_DECAY, 0}, {"use_nesterov", ARG_NESTEROV, 0}}, 4},
+	{"Adam", OPT_ADAM, {{"learning_rate", ARG_LR, 1e-3}, {"beta1", ARG_BETA1, 0.9}, {"beta2", ARG_BETA2, 0.999},
+	                    {"eps", ARG_EPS, 1e-8}, {"weight_decay", ARG_WEIGHT_DECAY, 0}}, 5},
+	{"AdamWeightDecay", OPT_ADAM_WEIGHT_DECAY, {{"learning_rate", ARG_LR, 1e-3}, {"beta1", ARG_BETA1, 0.9},
+	                                            {"beta2", ARG_BETA2, 0.999}, {"eps", ARG_EPS, 1e-6},
+	                                            {"weight_decay", ARG_WEIGHT_DECAY, 0}}, 5},
+};
+enum { NOPTIMIZERS = sizeof optimizers / sizeof optimizers[0] };
+
+static double *opt_slot(Train *t, OptArg a)
+{
+	switch (a) {
+	case ARG_LR: return &t->learning_rate;
+	case ARG_MOMENTUM: return &t->momentum;
+	case ARG_DAMPENING: return &t->dampening;
+	case ARG_WEIGHT_DECAY: return &t->weight_decay;
+	case ARG_BETA1: return &t->beta1;
+	case ARG_BETA2: return &t->beta2;
+	case ARG_EPS: return &t->eps;
+	case ARG_NESTEROV: return NULL;
+	}
+	return NULL;
+}
+
+/* MindSpore's checks on one argument's value; NULL when it is fine. */
+static const char *opt_arg_range(OptArg a, double v)
+{
+	switch (a) {
+	case ARG_LR: return v >= 0 ? NULL : "at least 0";
+	case ARG_MOMENTUM: return v >= 0 ? NULL : "at least 0";
+	case ARG_DAMPENING: return v >= 0 ? NULL : "at least 0";
+	case ARG_WEIGHT_DECAY: return v >= 0 ? NULL : "at least 0";
+	case ARG_BETA1: case ARG_BETA2: return v > 0 && v < 1 ? NULL : "between 0 and 1, both excluded";
+	case ARG_EPS: return v > 0 ? NULL : "greater than 0";
+	case ARG_NESTEROV: return NULL;
+	}
+	return NULL;
+}
+
+static void check_optimizer(Checker *c, Train *t, const Lit *v)
+{
+	const OptInfo *o = NULL;
+	for (int k = 0; k < NOPTIMIZERS; k++)
+		if ((v->kind == LIT_APPLY || v->kind == LIT_IDENT) && strcmp(v->s, optimizers[k].name) == 0)
+			o = &optimizers[k];
+	if (!o) {
+		ERR(c, v->span, "optimizer is SGD(...), Momentum(...), Adam(...) or AdamWeightDecay(...)");
+		return;
+	}
+	StrBuf names = {0};
+	for (int k = 0; k < o->nargs; k++)
+		sb_printf(&names, k ? ", %s" : "%s", o->args[k].name);
+	t->optimizer = o->kind;
+	bool given[6] = {false};
+	for (int k = 0; k < o->nargs; k++) {
+		double *slot = opt_slot(t, o->args[k].arg);
+		if (slot)
+			*slot = o->args[k].dflt;
+	}
+	for (int i = 0; v->kind == LIT_APPLY && i < v->nitems; i++) {
+		const Lit *key = v->keys[i], *x = v->items[i];
+		if (!key) {
+			ERR(c, x->span, "name the optimizer's arguments: %s(%s: ...)", o->name, "learning_rate");
+			continue;
+		}
+		int k = 0;
+		while (k < o->nargs && strcmp(o->args[k].name, key->s) != 0)
+			k++;
+		if (k == o->nargs) {
+			ERR(c, key->span, "%s has no argument '%s' (it takes %s)", o->name, key->s, names.data);
+			continue;
+		}
+		given[k] = true;
+		OptArg a = o->args[k].arg;
+		const char *range;
+		if (a == ARG_NESTEROV) {
+			if (x->kind != LIT_BOOL)
+				ERR(c, x->span, "'%s' is true or false", key->s);
+			else
+				t->nesterov = x->i != 0;
+		} else if (!lit_is_number(x))
+			ERR(c, x->span, "'%s' is a number", key->s);
+		else if ((range = opt_arg_range(a, lit_number(x))))
+			ERR(c, x->span, "%s's '%s' is %s", o->name, key->s, range);
+		else
+			*opt_slot(t, a) = lit_number(x);
+	}
+	bool missing = false;
+	for (int k = 0; k < o->nargs; k++)
+		missing |= isnan(o->args[k].dflt) && !given[k];
+	if (missing)   /* only nn.Momentum has arguments without defaults */
+		ERR(c, v->span, "Momentum needs learning_rate and momentum (MindSpore's nn.Momentum has no default), "
+		    "e.g. Momentum(learning_rate: 0.1, momentum: 0.9)");
+	if (o->kind == OPT_SGD && t->nesterov && !(t->momentum > 0 && t->dampening == 0))
+		ERR(c, v->span, "SGD with nesterov needs momentum > 0 and dampening 0 (as MindSpore's nn.SGD)");
+	sb_free(&names);
+}
+
 static void check_train_names(Checker *c)
 {
 	Train *t = c->m->train;
 	Graph *g = module_entry(c->m);
-	/* MindSpore's defaults: nn.SGD lr 0.1, nn.Adam lr 1e-3; nn.Momentum has none. */
-	t->optimizer = OPT_SGD;
+	t->optimizer = OPT_SGD;   /* no optimizer: nn.SGD with its defaults */
 	t->learning_rate = 0.1;
-	t->momentum = 0;
-	t->beta1 = 0.9;
-	t->beta2 = 0.999;
-	t->eps = 1e-8;
-	t->weight_decay = 0;
 	t->steps = 1;
 	for (int i = 0; i < t->lit->nitems; i++) {
 		const char *key = t->lit->keys[i]->s;
@@ -651,50 +767,16 @@ static void check_train_names(Checker *c)
 				ERR(c, v->span, "steps is a positive integer");
 			else
 				t->steps = v->i;
-		} else if (strcmp(key, "optimizer") == 0) {
-			static const struct { const char *name; OptimizerKind kind; const char *args; } opts[] = {
-				{"SGD", OPT_SGD, "learning_rate"},
-				{"Momentum", OPT_MOMENTUM, "learning_rate, momentum"},
-				{"Adam", OPT_ADAM, "learning_rate, beta1, beta2, eps, weight_decay"},
-			};
-			int o = -1;
-			for (int k = 0; k < 3; k++)
-				if ((v->kind == LIT_APPLY || v->kind == LIT_IDENT) && strcmp(v->s, opts[k].name) == 0)
-					o = k;
-			if (o < 0) {
-				ERR(c, v->span, "optimizer is SGD(...), Momentum(...) or Adam(...)");
-				continue;
-			}
-			t->optimizer = opts[o].kind;
-			t->learning_rate = o == 2 ? 1e-3 : 0.1;
-			bool has_lr = false, has_momentum = false;
-			for (int k = 0; v->kind == LIT_APPLY && k < v->nitems; k++) {
-				const Lit *key_lit = v->keys[k], *x = v->items[k];
-				if (!key_lit) {
-					ERR(c, x->span, "name the optimizer's arguments: %s(%s: ...)", opts[o].name, "learning_rate");
-					continue;
-				}
-				const char *an = key_lit->s;
-				double *slot = !strcmp(an, "learning_rate") ? &t->learning_rate
-				             : !strcmp(an, "momentum") && o == 1 ? &t->momentum
-				             : !strcmp(an, "beta1") && o == 2 ? &t->beta1
-				             : !strcmp(an, "beta2") && o == 2 ? &t->beta2
-				             : !strcmp(an, "eps") && o == 2 ? &t->eps
-				             : !strcmp(an, "weight_decay") && o == 2 ? &t->weight_decay : NULL;
-				if (!slot)
-					ERR(c, key_lit->span, "%s has no argument '%s' (it takes %s)", opts[o].name, an, opts[o].args);
-				else if (!lit_is_number(x))
-					ERR(c, x->span, "'%s' is a number", an);
-				else
-					*slot = lit_number(x);
-				has_lr |= slot == &t->learning_rate;
-				has_momentum |= slot == &t->momentum;
-			}
-			if (o == 1 && (!has_lr || !has_momentum))
-				ERR(c, v->span, "Momentum needs learning_rate and momentum (MindSpore's nn.Momentum has no "
-				    "default), e.g. Momentum(learning_rate: 0.1, momentum: 0.9)");
-		} else
-			ERR(c, t->lit->keys[i]->span, "unknown train key '%s' (expected loss, optimizer, steps)", key);
+		} else if (strcmp(key, "clip_global_norm") == 0) {
+			if (!lit_is_number(v) || !(lit_number(v) > 0))
+				ERR(c, v->span, "clip_global_norm is a number greater than 0 (the largest global norm of the gradients)");
+			else
+				t->clip_global_norm = lit_number(v);
+		} else if (strcmp(key, "optimizer") == 0)
+			check_optimizer(c, t, v);
+		else
+			ERR(c, t->lit->keys[i]->span, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm)",
+			    key);
 	}
 	if (!lit_dict_get(t->lit, "loss"))
 		ERR(c, t->span, "the train block needs 'loss: %%value'");

@@ -99,6 +99,15 @@ bool emit_check(const Lowered *l, Diag *d)
 			}
 		}
 	}
+	/* The global norm's one kernel reads every gradient: too many to widen. */
+	const Train *t = l->m->train;
+	for (int v = 0; t && t->clip_global_norm > 0 && v < l->nparams; v++)
+		if (is_half(l->values[v].type.dtype)) {
+			diag_error(d, l->m->src, t->span, "clip_global_norm with a %s parameter ('%%%s'): the global norm is "
+			           "computed on Float32 gradients only; keep the parameters in Float32 and Cast them",
+			           dtype_name(l->values[v].type.dtype), g->values[v].name);
+			break;
+		}
 	return d->nerrors == before;
 }
 
@@ -126,7 +135,8 @@ static bool computes(const Lowered *l, const LOp *o)
 	switch (o->grad) {
 	case GRAD_NONE: return !any_dtype(o->op);
 	case GRAD_SEED: case GRAD_ZERO: return false;   /* sc_fill takes every type */
-	case GRAD_ACCUM: case GRAD_SCALE: case GRAD_MAX_MASK: return true;
+	case GRAD_ACCUM: case GRAD_SCALE: case GRAD_MAX_MASK: case GRAD_TIE_COUNT: case GRAD_CLIP: return true;
+	case GRAD_SQNORM: return true;   /* emit_check refuses it on half gradients */
 	case GRAD_ADJOINT: return !grad_any_dtype(l, o);
 	}
 	return true;
@@ -261,6 +271,20 @@ static int64_t scratch_bytes(const Lowered *l, const LOp *o)
 	return k + w.bytes;
 }
 
+/* The optimizer's state per parameter, in buffers of the parameter's size:
+ * SGD's accumulation (with momentum), Momentum's v, Adam's m and v. */
+static int state_slots(const Train *t)
+{
+	if (!t)
+		return 0;
+	switch (t->optimizer) {
+	case OPT_SGD: return t->momentum > 0;
+	case OPT_MOMENTUM: return 1;
+	case OPT_ADAM: case OPT_ADAM_WEIGHT_DECAY: return 2;
+	}
+	return 0;
+}
+
 /* The scratch a half parameter's update needs: Float32 copies of the
  * parameter, its gradient and its optimizer state. */
 static int64_t update_scratch(const Lowered *l, int v)
@@ -268,8 +292,7 @@ static int64_t update_scratch(const Lowered *l, int v)
 	const LValue *x = &l->values[v];
 	if (!is_half(x->type.dtype))
 		return 0;
-	OptimizerKind opt = l->m->train->optimizer;
-	return aligned(numel(x) * 4) * (opt == OPT_ADAM ? 4 : opt == OPT_MOMENTUM ? 3 : 2);
+	return aligned(numel(x) * 4) * (2 + state_slots(l->m->train));
 }
 
 static void plan_buffers(Program *p)
@@ -285,10 +308,11 @@ static void plan_buffers(Program *p)
 	}
 	for (int v = 0; v < l->nparams; v++) {
 		p->state[v] = -1;
-		if (!l->m->train || !l->grad || l->grad[v] < 0 || l->m->train->optimizer == OPT_SGD)
+		int slots = state_slots(l->m->train);
+		if (!l->grad || l->grad[v] < 0 || !slots)
 			continue;
 		p->state[v] = top;
-		top += aligned(value_bytes(&l->values[v])) * (l->m->train->optimizer == OPT_ADAM ? 2 : 1);
+		top += aligned(value_bytes(&l->values[v])) * slots;
 	}
 	p->persistent_bytes = top;
 	/* Last uses: operators' inputs; the loss is printed after the forward
@@ -901,9 +925,10 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 			sb_printf(b, "\n\t\tsc_scale(rt, %s, %s, %lld, 1.0 / %lld);", dx, dx, (long long)n, (long long)count);
 		return;
 	}
-	case OP_REDUCE_MAX: {
+	case OP_REDUCE_MAX: {   /* in[1]: the ties over every rank, when the reduced dims are split */
 		int na = reduce_axes(fa, x->type.rank, axes);
-		sb_printf(b, "sc_reduce_max_grad(rt, %s, %s, %s, %s, ", x0, yn, dy, dx);
+		sb_printf(b, "sc_reduce_max_grad(rt, %s, %s, %s, %s, %s, ", x0, yn, dy, o->nin > 1 ? p->cname[o->in[1]] : "NULL",
+		          dx);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, ", x->type.rank);
 		ints_lit(b, axes, na);
@@ -1008,13 +1033,49 @@ static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_
 		          (long long)numel(y), o->scale);
 		break;
 	case GRAD_MAX_MASK:
-		sb_puts(b, "sc_binary_grad(rt, SC_MAXIMUM, ");
-		tensor_arg(b, p, o->in[0]);
-		sb_puts(b, ", ");
-		tensor_arg(b, p, o->in[1]);
-		sb_printf(b, ", %s, ", p->cname[o->in[2]]);
-		dims_lit(b, y->type.dims, y->type.rank);
-		sb_printf(b, ", %d, %s, NULL);", y->type.rank, p->cname[o->result]);
+		sb_printf(b, "sc_where_equal(rt, %s, %s, %s, %s, %lld);", p->cname[o->in[0]], p->cname[o->in[1]],
+		          p->cname[o->in[2]], p->cname[o->result], (long long)numel(y));
+		break;
+	case GRAD_TIE_COUNT: {
+		const LValue *x = &l->values[o->in[0]];
+		int64_t axes[MAX_DIMS];
+		int na = reduce_axes(&l->ops[o->of].a, x->type.rank, axes);
+		sb_printf(b, "sc_count_equal(rt, %s, %s, %s, ", p->cname[o->in[0]], p->cname[o->in[1]], p->cname[o->result]);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, ", x->type.rank);
+		ints_lit(b, axes, na);
+		sb_printf(b, ", %d);", na);
+		break;
+	}
+	case GRAD_SQNORM: {   /* the pieces this rank holds the first copy of */
+		StrBuf xs = {0}, ns = {0};
+		int n = 0;
+		for (int k = 0; k < o->nin; k++) {
+			const LValue *g = &l->values[o->in[k]];
+			int64_t coords[MAX_AXES];
+			layout_coords(&g->layout, rank, coords);
+			uint32_t copies = layout_replica_axes(&g->layout);
+			bool first = true;
+			for (int ax = 0; ax < g->layout.ndev; ax++)
+				first &= !(copies & (1u << ax)) || coords[ax] == 0;
+			if (!first)
+				continue;
+			sb_printf(&xs, n ? ", %s" : "%s", p->cname[o->in[k]]);
+			sb_printf(&ns, n ? ", %lld" : "%lld", (long long)numel(g));
+			n++;
+		}
+		if (n)
+			sb_printf(b, "sc_sum_squares(rt, (const float *const[]){%s}, (const int64_t[]){%s}, %d, %s);", xs.data,
+			          ns.data, n, p->cname[o->result]);
+		else
+			sb_printf(b, "sc_fill(rt, %s, SC_F32, 1, 0.0);", p->cname[o->result]);
+		sb_free(&xs);
+		sb_free(&ns);
+		break;
+	}
+	case GRAD_CLIP:
+		sb_printf(b, "sc_clip_by_norm(rt, %s, %s, %lld, %s, %.17g);", p->cname[o->in[0]], p->cname[o->result],
+		          (long long)numel(y), p->cname[o->in[1]], l->m->train->clip_global_norm);
 		break;
 	case GRAD_ADJOINT:
 		lowered_rank_attrs(l, &l->ops[o->of], rank, &a, members);
@@ -1136,11 +1197,14 @@ static void emit_save(StrBuf *b, const Program *p, int v, const char *file, int6
 	sb_puts(b, ");\n");
 }
 
-/* Adam's weight decay skips parameters named like LayerNorm's (MindSpore's
- * default filter for ungrouped parameters). */
-static bool adam_decays(const char *name)
+/* Weight decay skips parameters named like LayerNorm's (MindSpore's default
+ * decay filter for ungrouped parameters), except in nn.SGD, whose SGD kernel
+ * decays every parameter. */
+static double decay_of(const Train *t, const char *name)
 {
-	return !strstr(name, "beta") && !strstr(name, "gamma");
+	if (t->optimizer != OPT_SGD && (strstr(name, "beta") || strstr(name, "gamma")))
+		return 0.0;
+	return t->weight_decay;
 }
 
 /* The optimizer's call on parameter v: the names of the parameter, its
@@ -1151,18 +1215,27 @@ static void emit_optimizer(StrBuf *b, const Program *p, int v, const char *c, co
 	const Lowered *l = p->l;
 	const Train *t = l->m->train;
 	long long n = (long long)numel(&l->values[v]);
+	double wd = decay_of(t, l->flat->g->values[v].name);
 	switch (t->optimizer) {
 	case OPT_SGD:
-		sb_printf(b, "\t\tsc_sgd(rt, %s, %s, %lld, %.17g, 0);\n", c, g, n, t->learning_rate);
+		if (t->momentum > 0)
+			sb_printf(b, "\t\tsc_sgd(rt, %s, %s, %s, %lld, %.17g, %.17g, %.17g, %.17g, %d, step);\n", c, g, s0, n,
+			          t->learning_rate, t->momentum, t->dampening, wd, t->nesterov);
+		else
+			sb_printf(b, "\t\tsc_sgd(rt, %s, %s, NULL, %lld, %.17g, 0, %.17g, %.17g, 0, step);\n", c, g, n,
+			          t->learning_rate, t->dampening, wd);
 		break;
 	case OPT_MOMENTUM:
-		sb_printf(b, "\t\tsc_momentum(rt, %s, %s, %s, %lld, %.17g, %.17g, 0);\n", c, g, s0, n, t->learning_rate,
-		          t->momentum);
+		sb_printf(b, "\t\tsc_momentum(rt, %s, %s, %s, %lld, %.17g, %.17g, %.17g, %d);\n", c, g, s0, n, t->learning_rate,
+		          t->momentum, wd, t->nesterov);
 		break;
 	case OPT_ADAM:
 		sb_printf(b, "\t\tsc_adam(rt, %s, %s, %s, %s, %lld, %.17g, %.17g, %.17g, %.17g, %.17g, step);\n", c, g, s0, s1,
-		          n, t->learning_rate, t->beta1, t->beta2, t->eps,
-		          adam_decays(l->flat->g->values[v].name) ? t->weight_decay : 0.0);
+		          n, t->learning_rate, t->beta1, t->beta2, t->eps, wd);
+		break;
+	case OPT_ADAM_WEIGHT_DECAY:
+		sb_printf(b, "\t\tsc_adam_weight_decay(rt, %s, %s, %s, %s, %lld, %.17g, %.17g, %.17g, %.17g, %.17g);\n", c, g,
+		          s0, s1, n, t->learning_rate, t->beta1, t->beta2, t->eps, wd);
 		break;
 	}
 }
@@ -1175,7 +1248,7 @@ static void emit_update(StrBuf *b, const Program *p, int v)
 	const Lowered *l = p->l;
 	const LValue *x = &l->values[v];
 	long long st = (long long)p->state[v], state_bytes = (long long)aligned(value_bytes(x));
-	int nstate = l->m->train->optimizer == OPT_ADAM ? 2 : l->m->train->optimizer == OPT_MOMENTUM ? 1 : 0;
+	int nstate = state_slots(l->m->train);
 	StrBuf name[4] = {{0}};
 	if (!is_half(x->type.dtype)) {
 		sb_printf(&name[0], "(float *)(slab + %lld)", st);

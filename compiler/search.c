@@ -952,7 +952,11 @@ static void search_init(Search *x, const Module *m, const FlatGraph *f, Strategi
 	x->n = s->device_num;
 	bool train = m->train != NULL;
 	x->cm = cost_new(c, s->device_num, train);
-	x->mem_factor = !train ? 1 : m->train->optimizer == OPT_SGD ? 2 : m->train->optimizer == OPT_MOMENTUM ? 3 : 4;
+	/* parameters, gradients and the optimizer's state (SGD's with momentum, Momentum's v, Adam's m and v) */
+	const Train *t = m->train;
+	x->mem_factor = !train ? 1
+	              : t->optimizer == OPT_SGD ? (t->momentum > 0 ? 3 : 2)
+	              : t->optimizer == OPT_MOMENTUM ? 3 : 4;
 	build(x);
 }
 

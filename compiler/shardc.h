@@ -256,14 +256,17 @@ typedef struct {
 	int64_t seed;
 } Context;
 
-typedef enum { OPT_SGD, OPT_MOMENTUM, OPT_ADAM } OptimizerKind;
+/* MindSpore's nn.SGD, nn.Momentum, nn.Adam, nn.AdamWeightDecay (README "Training"). */
+typedef enum { OPT_SGD, OPT_MOMENTUM, OPT_ADAM, OPT_ADAM_WEIGHT_DECAY } OptimizerKind;
 
 typedef struct {
 	Lit *lit;                /* as written */
 	Span span;
 	int loss;                /* value id in the entry graph */
 	OptimizerKind optimizer;
-	double learning_rate, momentum, beta1, beta2, eps, weight_decay;
+	double learning_rate, momentum, dampening, beta1, beta2, eps, weight_decay;
+	bool nesterov;           /* SGD's nesterov, Momentum's use_nesterov */
+	double clip_global_norm; /* > 0: gradients scaled by clip / max(global norm, clip) first; 0: off */
 	int64_t steps;
 } Train;
 
@@ -637,12 +640,15 @@ typedef enum {
 	GRAD_ACCUM,              /* in[0] + in[1] */
 	GRAD_SCALE,              /* in[0] * scale (the adjoint of a mean) */
 	GRAD_MAX_MASK,           /* in[2] where in[0] (partial maxima) equals in[1] (their maximum), else 0 */
+	GRAD_TIE_COUNT,          /* how many of in[0] (ops[of]'s ReduceMax input) equal in[1] (the maximum) */
+	GRAD_SQNORM,             /* the sum of squares of the in[] this rank holds first copies of (a partial sum) */
+	GRAD_CLIP,               /* in[0] * clip / max(sqrt(in[1]), clip), clip the train block's clip_global_norm */
 } GradKind;
 
 typedef struct {
 	OpKind op;               /* GRAD_ADJOINT: ops[of].op; GRAD_ACCUM/SCALE/...: the kernel's nearest op */
 	GradKind grad;
-	int of, k;               /* GRAD_ADJOINT */
+	int of, k;               /* GRAD_ADJOINT (ReduceMax: in[1], when present, counts the ties); GRAD_TIE_COUNT: of */
 	double scale;            /* GRAD_SCALE */
 	int result;              /* LValue id */
 	int nin;

@@ -266,7 +266,8 @@ void sc_l1_loss(sc_rt *rt, const float *pred, const float *target, float *loss, 
  * scalar gradient (NULL: 1). */
 
 /* da, db (either may be NULL) take a's and b's shapes: broadcast dims summed.
- * Maximum sends dy to a where a >= b, Minimum where a <= b. */
+ * Maximum sends dy to a where a > b, Minimum where a < b, and a tie gives
+ * each operand half of dy (MindSpore's MaximumGrad). */
 void sc_binary_grad(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                     const int64_t *b_dims, int b_ndim, const float *dy, const int64_t *y_dims, int y_ndim, float *da,
                     float *db);
@@ -290,9 +291,18 @@ void sc_square_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64
 void sc_softmax_grad(sc_rt *rt, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim, int axis);
 void sc_log_softmax_grad(sc_rt *rt, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim,
                          int axis);
-/* dy in y's layout; ties share the gradient equally. */
-void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *dy, float *dx, const int64_t *dims,
-                        int ndim, const int *axes, int naxes);
+/* dy in y's layout; the ties share the gradient equally: dx = dy / count where
+ * x equals y, count[o] the ties of output o (y's dims). count NULL: the ties
+ * in x; a reduced dim split over ranks passes the ties of every rank's piece
+ * (sc_count_equal, then an AllReduce sum). */
+void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *dy, const float *count, float *dx,
+                        const int64_t *dims, int ndim, const int *axes, int naxes);
+/* count (y's dims, as floats) = how many elements of x along axes equal y. */
+void sc_count_equal(sc_rt *rt, const float *x, const float *y, float *count, const int64_t *dims, int ndim,
+                    const int *axes, int naxes);
+/* dx = dy where x equals y, else 0 (the adjoint of a max over ranks: the
+ * ranks whose partial maximum is the maximum pass the gradient on). */
+void sc_where_equal(sc_rt *rt, const float *x, const float *y, const float *dy, float *dx, int64_t n);
 /* dtable (rows, row) = rows of dy added at idx - offset (others zero). */
 void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
                     float *dtable, int64_t rows, int64_t row);
@@ -310,15 +320,32 @@ void sc_mse_loss_grad(sc_rt *rt, const float *pred, const float *target, const f
 void sc_l1_loss_grad(sc_rt *rt, const float *pred, const float *target, const float *dloss, float *dpred,
                      int64_t n);
 
-/* ---- optimizers (MindSpore's; weight_decay adds weight_decay * p to g) ---- */
+/* ---- optimizers (MindSpore's formulas; g' = g + weight_decay p) ----
+ * The compiler passes weight_decay 0 for a parameter the decay filter skips. */
 
-void sc_sgd(sc_rt *rt, float *p, const float *g, int64_t n, double lr, double weight_decay);
-/* v = momentum v + g; p -= lr v */
+/* nn.SGD: with momentum > 0, a = g' on step 1, else momentum a + (1 - dampening) g',
+ * then g' = nesterov ? g' + momentum a : a (accum holds a; NULL when momentum
+ * is 0); p -= lr g'. */
+void sc_sgd(sc_rt *rt, float *p, const float *g, float *accum, int64_t n, double lr, double momentum,
+            double dampening, double weight_decay, int nesterov, int64_t step);
+/* nn.Momentum: v = momentum v + g'; p -= lr v, or with nesterov
+ * p -= lr g' + lr momentum v */
 void sc_momentum(sc_rt *rt, float *p, const float *g, float *v, int64_t n, double lr, double momentum,
-                 double weight_decay);
-/* nn.Adam, step t >= 1: m += (1-b1)(g-m); v += (1-b2)(g^2-v);
+                 double weight_decay, int nesterov);
+/* nn.Adam, step t >= 1: m += (1-b1)(g'-m); v += (1-b2)(g'^2-v);
  * p -= lr sqrt(1-b2^t)/(1-b1^t) m/(sqrt(v)+eps) */
 void sc_adam(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1,
              double beta2, double eps, double weight_decay, int64_t step);
+/* nn.AdamWeightDecay (no bias correction; the decay is not in m and v):
+ * m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= lr (m/(sqrt(v)+eps) + weight_decay p) */
+void sc_adam_weight_decay(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n, double lr,
+                          double beta1, double beta2, double eps, double weight_decay);
+
+/* ---- gradient clipping by global norm ---- */
+
+/* out (one float) = the sum of the squares of xs[k] (ns[k] elements each). */
+void sc_sum_squares(sc_rt *rt, const float *const *xs, const int64_t *ns, int nx, float *out);
+/* y = x clip / max(sqrt(*sqnorm), clip) (ops.clip_by_global_norm); may run in place. */
+void sc_clip_by_norm(sc_rt *rt, const float *x, float *y, int64_t n, const float *sqnorm, double clip);
 
 #endif

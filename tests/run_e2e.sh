@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # run_e2e.sh SHARDC [MODEL.ir...]: end-to-end runs of the generated programs.
 #
-# Each model (default: every ir-samples/*.ir) is compiled, built and run
-# through its run.sh on the CPU backend on 1, 2, 4 and 8 ranks, and on 4
+# Each model (default: every ir-samples/*.ir and tests/e2e/*.ir) is compiled,
+# built and run through its run.sh on the CPU backend on 1, 2, 4 and 8 ranks, and on 4
 # and 8 ranks with the strategies the double-recursive search chooses for it
 # without its own (auto_parallel, recursive_programming), and its
 # results (output_<k>.npy, param_<name>.npy, the loss lines) are compared with
@@ -13,6 +13,10 @@
 # they do not (exit 1), it is compiled without them (tools/strip_strategies.py:
 # the default strategies), else in data_parallel mode; a stand_alone model
 # runs its N-rank case in semi_auto_parallel mode.
+# Then every training model again with each of MindSpore's optimizer options
+# (SGD's momentum, dampening, weight_decay and nesterov, Momentum's
+# weight_decay and use_nesterov, AdamWeightDecay, clip_global_norm; the
+# model's own learning rate) on 1 and 8 ranks, compared the same way.
 # Then wrong inputs: a missing file, a wrong shape, a wrong dtype and an
 # unknown name each give a message naming the input and a non-zero exit,
 # within a time limit (no hang). Last line: e2e: N passed, N failed.
@@ -21,7 +25,7 @@
 set -u
 shardc=$(realpath "${1:?usage: run_e2e.sh SHARDC [MODEL.ir...]}")
 shift
-[ $# -gt 0 ] || set -- ir-samples/*.ir
+[ $# -gt 0 ] || set -- ir-samples/*.ir tests/e2e/*.ir
 root=$(pwd)
 py=/usr/bin/python3
 tmp=$(mktemp -d)
@@ -55,22 +59,25 @@ if counted != want:
 PY
 }
 
-for model in "$@"; do
-	name=$(basename "$model" .ir)
-	w=$tmp/$name
+# check MODEL NAME COUNTS...: the model against the one-device program and
+# the reference on each rank count (a trailing s: the search's strategies).
+check() {
+	local model=$1 name=$2
+	shift 2
+	local w=$tmp/$name n out how status msg
 	mkdir -p "$w/ref"
 	if ! "$py" tools/ref_eval.py "$model" --output-dir "$w/ref" >"$w/ref/log" 2>"$w/ref/err"; then
 		bad "$name: the reference fails: $(head -3 "$w/ref/err")"
-		continue
+		return
 	fi
 	if ! "$shardc" "$model" -o "$w/serial" --parallel-mode stand_alone 2>"$w/err" ||
 	   ! run "$w/serial" "$w/serial_res"; then
 		bad "$name: one device: $(tail -3 "$w/err" "$w/serial_res/err" 2>/dev/null)"
-		continue
+		return
 	fi
 	rtol=$(sed -n 's/^# e2e rtol: *\([0-9.e+-]*\).*/\1/p' "$model" | head -1)
 	"$py" tools/strip_strategies.py "$model" >"$w/stripped.ir"
-	for n in 1 2 4 8 4s 8s; do
+	for n in "$@"; do
 		out=$w/n$n
 		how="as written"
 		if [ "${n%s}" != "$n" ]; then   # the double-recursive search's own strategies
@@ -114,6 +121,46 @@ for model in "$@"; do
 		else
 			bad "$name on $n ranks ($how): $msg"
 		fi
+	done
+}
+
+for model in "$@"; do
+	check "$model" "$(basename "$model" .ir)" 1 2 4 8 4s 8s
+done
+
+# The optimizer options: the train block's optimizer replaced (its
+# learning_rate kept), clip_global_norm added where a variant names one.
+variants=(
+	"sgd_momentum_dampening_decay_clip|SGD(learning_rate: LR, momentum: 0.9, dampening: 0.1, weight_decay: 0.01)|0.5"
+	"sgd_nesterov_decay|SGD(learning_rate: LR, momentum: 0.9, nesterov: true, weight_decay: 0.01)|"
+	"momentum_nesterov_decay_clip|Momentum(learning_rate: LR, momentum: 0.9, weight_decay: 0.01, use_nesterov: true)|0.1"
+	"adam_weight_decay_clip|AdamWeightDecay(learning_rate: LR, weight_decay: 0.01)|0.5"
+)
+for model in "$@"; do
+	grep -q '^train' "$model" || continue
+	for v in "${variants[@]}"; do
+		IFS='|' read -r vname opt clip <<<"$v"
+		name="$(basename "$model" .ir)+$vname"
+		if ! "$py" - "$model" "$opt" "$clip" >"$tmp/$name.ir" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+train = text.rindex("\ntrain")
+m = re.compile(r"optimizer:\s*\w+(\([^)]*\))?").search(text, train)
+lr = re.search(r"learning_rate:\s*([-+0-9.eE]+)", m.group(0)) if m else None
+new = "optimizer: " + sys.argv[2].replace("LR", lr.group(1) if lr else "0.1")
+if sys.argv[3]:
+    new += ", clip_global_norm: " + sys.argv[3]
+if m:
+    text = text[:m.start()] + new + text[m.end():]
+else:
+    text = text[:train] + text[train:].replace("{", "{" + new + ", ", 1)
+sys.stdout.write(text)
+PY
+		then
+			bad "$name: cannot write the variant"
+			continue
+		fi
+		check "$tmp/$name.ir" "$name" 1 8
 	done
 done
 

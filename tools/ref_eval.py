@@ -31,8 +31,8 @@ Choices where MindSpore leaves room:
   computed the same way: each operator's backward in float64 at the rounded
   forward values, each gradient contribution and each accumulated sum rounded
   to the value's element type.  The optimizer computes in float64 and rounds
-  the parameter and its state (Momentum's v, Adam's m and v) to the
-  parameter's element type every step.  Integer operators compute in int64
+  the parameter and its state (SGD's accumulation, Momentum's v, Adam's m
+  and v) to the parameter's element type every step.  Integer operators compute in int64
   and wrap to their type; Div and Cast of floats to integers truncate toward
   zero as C does.
 - .npy element types: Float32 float32, Float16 float16, BFloat16 float32
@@ -45,25 +45,37 @@ Choices where MindSpore leaves room:
 - Outputs with `train`: output_<k>.npy holds the values of the last step's
   forward pass, computed before that step's update; param_<name>.npy holds
   the parameters after it.
-- Optimizers follow MindSpore's nn.SGD, nn.Momentum and nn.Adam documents:
-    SGD       p -= lr * g                                  (momentum 0)
-    Momentum  v = momentum * v + g;  p -= lr * v           (use_nesterov off)
-    Adam      g += weight_decay * p   (only for parameters whose name holds
-                                       neither 'beta' nor 'gamma', MindSpore's
-                                       default filter for ungrouped params)
-              m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+- Optimizers follow MindSpore's nn.SGD, nn.Momentum, nn.Adam and
+  nn.AdamWeightDecay (g' = g + weight_decay * p):
+    SGD       g' (every parameter: nn.SGD's kernel has no decay filter);
+              with momentum > 0: a = g' at step 1, else
+              a = momentum * a + (1 - dampening) * g', and g' = a, or
+              g' + momentum * a with nesterov;  p -= lr * g'
+    Momentum  v = momentum * v + g';  p -= lr * v, or with use_nesterov
+              p -= lr * g' + lr * momentum * v
+    Adam      m = b1 m + (1 - b1) g';  v = b2 v + (1 - b2) g'^2
               lr_t = lr * sqrt(1 - b2^t) / (1 - b1^t)       (t from 1)
               p -= lr_t * m / (sqrt(v) + eps)     (nn.Adam's formula: eps is
                                                    added to sqrt(v), not to
                                                    the bias-corrected sqrt(v^))
-  Defaults are MindSpore's: SGD learning_rate 0.1; Adam learning_rate 1e-3,
-  beta1 0.9, beta2 0.999, eps 1e-8, weight_decay 0.  nn.Momentum has no
-  default learning_rate or momentum, so both must be given.  Optimizer
-  arguments are named (`Momentum(learning_rate: 0.2, momentum: 0.1)`), and
-  `steps` defaults to 1.
-- Gradients at kinks: ReLU's is 0 at 0; Maximum gives a tie to its first
-  operand, Minimum too; ReduceMax splits the gradient evenly among tied
-  maxima (MindSpore's bprop); L1Loss uses sign(0) = 0.
+    AdamWeightDecay  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+              p -= lr * (m / (sqrt(v) + eps) + weight_decay * p)
+                                                  (no bias correction)
+  Momentum, Adam and AdamWeightDecay decay only parameters whose name holds
+  neither 'beta' nor 'gamma' (MindSpore's default filter for ungrouped
+  parameters).  Defaults are MindSpore's: SGD learning_rate 0.1, momentum 0,
+  dampening 0, weight_decay 0, nesterov false; Momentum weight_decay 0,
+  use_nesterov false; Adam learning_rate 1e-3, beta1 0.9, beta2 0.999, eps
+  1e-8, weight_decay 0; AdamWeightDecay the same but eps 1e-6.  nn.Momentum
+  has no default learning_rate or momentum, so both must be given.
+  Optimizer arguments are named (`Momentum(learning_rate: 0.2, momentum:
+  0.1)`), and `steps` defaults to 1.  `clip_global_norm: c` in the train
+  block scales every gradient by c / max(global norm, c) before the update
+  (ops.clip_by_global_norm; the norm over every trained parameter).
+- Gradients at kinks: ReLU's is 0 at 0; Maximum and Minimum give each
+  operand half the gradient where they tie (MindSpore's MaximumGrad);
+  ReduceMax splits the gradient evenly among tied maxima (MindSpore's
+  bprop); L1Loss uses sign(0) = 0.
 - Gather (axis 0 only) reads row i - offset for index i (`offset`, default 0,
   is the lowering extension for row-split tables); rows outside the table
   give zeros.  A SparseSoftmaxCrossEntropyWithLogits label outside [0, C) is
@@ -748,10 +760,16 @@ def fwd_maximum(ins, at):
     return np.maximum(ins[0], ins[1])
 
 
+def split_ties(g, a, b, first):
+    """The gradient to the operand chosen (`first`: a), half to each where a and b tie."""
+    ga = np.where(a == b, g / 2, np.where(first, g, 0.0))
+    gb = np.where(a == b, g / 2, np.where(first, 0.0, g))
+    return [unbroadcast(ga, a.shape), unbroadcast(gb, b.shape)]
+
+
 def bwd_maximum(g, ins, at):
     a, b = ins
-    first = a >= b                                # ties go to the first operand
-    return [unbroadcast(np.where(first, g, 0.0), a.shape), unbroadcast(np.where(first, 0.0, g), b.shape)]
+    return split_ties(g, a, b, a > b)             # a tie gives each operand half (MindSpore's MaximumGrad)
 
 
 def fwd_minimum(ins, at):
@@ -760,8 +778,7 @@ def fwd_minimum(ins, at):
 
 def bwd_minimum(g, ins, at):
     a, b = ins
-    first = a <= b
-    return [unbroadcast(np.where(first, g, 0.0), a.shape), unbroadcast(np.where(first, 0.0, g), b.shape)]
+    return split_ties(g, a, b, a < b)
 
 
 def fwd_bias_add(ins, at):
@@ -1374,27 +1391,43 @@ def backward(prog, vals, loss):
 
 
 # ---------------------------------------------------------------------------
-# Optimizers (MindSpore nn.SGD, nn.Momentum, nn.Adam; see the docstring).
+# Optimizers (MindSpore nn.SGD, nn.Momentum, nn.Adam, nn.AdamWeightDecay;
+# see the docstring).
 
 OPTIMIZERS = {   # name -> {argument: MindSpore's default, None where it has none}
-    "SGD": {"learning_rate": 0.1},
-    "Momentum": {"learning_rate": None, "momentum": None},
+    "SGD": {"learning_rate": 0.1, "momentum": 0.0, "dampening": 0.0, "weight_decay": 0.0, "nesterov": False},
+    "Momentum": {"learning_rate": None, "momentum": None, "weight_decay": 0.0, "use_nesterov": False},
     "Adam": {"learning_rate": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0},
+    "AdamWeightDecay": {"learning_rate": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-6, "weight_decay": 0.0},
+}
+
+RANGES = {   # argument -> (test, what it must be), MindSpore's checks
+    "learning_rate": (lambda v: v >= 0, "at least 0"),
+    "momentum": (lambda v: v >= 0, "at least 0"),
+    "dampening": (lambda v: v >= 0, "at least 0"),
+    "weight_decay": (lambda v: v >= 0, "at least 0"),
+    "beta1": (lambda v: 0 < v < 1, "between 0 and 1, both excluded"),
+    "beta2": (lambda v: 0 < v < 1, "between 0 and 1, both excluded"),
+    "eps": (lambda v: v > 0, "greater than 0"),
 }
 
 
 def optimizer_config(module):
-    """(name, {argument: value}, steps) of the train block."""
+    """(name, {argument: value}, steps, clip_global_norm or None) of the train block."""
     block, offset = module.train
     for key in block:
-        if key not in ("loss", "optimizer", "steps"):
-            raise ModelError(offset, "unknown train key '%s' (expected loss, optimizer, steps)" % key)
+        if key not in ("loss", "optimizer", "steps", "clip_global_norm"):
+            raise ModelError(offset, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm)" % key)
     steps = block.get("steps", 1)
     if type(steps) is not int or steps < 1:
         raise ModelError(offset, "steps is a positive integer")
+    clip = block.get("clip_global_norm")
+    if clip is not None and (type(clip) not in (int, float) or not clip > 0):
+        raise ModelError(offset, "clip_global_norm is a number greater than 0")
     opt = block.get("optimizer", Ident("SGD", offset))
     if not isinstance(opt, (Ident, Apply)) or opt.name not in OPTIMIZERS:
-        raise ModelError(getattr(opt, "offset", offset), "optimizer is SGD(...), Momentum(...) or Adam(...)")
+        raise ModelError(getattr(opt, "offset", offset),
+                         "optimizer is SGD(...), Momentum(...), Adam(...) or AdamWeightDecay(...)")
     hyper = dict(OPTIMIZERS[opt.name])
     for key, v in (opt.args if isinstance(opt, Apply) else []):
         if key is None:
@@ -1402,34 +1435,55 @@ def optimizer_config(module):
         if key not in hyper:
             raise ModelError(opt.offset, "%s has no argument '%s' (it takes %s)"
                              % (opt.name, key, ", ".join(OPTIMIZERS[opt.name])))
+        if key in ("nesterov", "use_nesterov"):
+            if type(v) is not bool:
+                raise ModelError(opt.offset, "'%s' is true or false" % key)
+            hyper[key] = v
+            continue
         if type(v) not in (int, float):
             raise ModelError(opt.offset, "'%s' is a number" % key)
+        test, what = RANGES[key]
+        if not test(v):
+            raise ModelError(opt.offset, "%s's '%s' is %s" % (opt.name, key, what))
         hyper[key] = float(v)
     missing = [k for k, v in hyper.items() if v is None]
     if missing:
         raise ModelError(opt.offset, "%s needs %s (MindSpore's nn.%s has no default)"
                          % (opt.name, " and ".join(missing), opt.name))
-    return opt.name, hyper, steps
+    if opt.name == "SGD" and hyper["nesterov"] and not (hyper["momentum"] > 0 and hyper["dampening"] == 0):
+        raise ModelError(opt.offset, "SGD with nesterov needs momentum > 0 and dampening 0")
+    return opt.name, hyper, steps, None if clip is None else float(clip)
+
+
+def decays(name):
+    """MindSpore's default decay filter for ungrouped parameters (nn.Momentum,
+    nn.Adam, nn.AdamWeightDecay; nn.SGD's kernel decays every parameter)."""
+    return "beta" not in name and "gamma" not in name
 
 
 def sgd_update(p, g, state, hyper, t, name):
+    """nn.SGD, as its SGD kernel: the first step sets the accumulation to the gradient."""
+    g = g + hyper["weight_decay"] * p
+    mu = hyper["momentum"]
+    if mu > 0:
+        a = g if t == 1 else mu * state["a"] + (1.0 - hyper["dampening"]) * g
+        state["a"] = a
+        g = g + mu * a if hyper["nesterov"] else a
     return p - hyper["learning_rate"] * g
 
 
 def momentum_update(p, g, state, hyper, t, name):
-    v = hyper["momentum"] * state.get("v", 0.0) + g
+    if hyper["weight_decay"] and decays(name):
+        g = g + hyper["weight_decay"] * p
+    mu, lr = hyper["momentum"], hyper["learning_rate"]
+    v = mu * state.get("v", 0.0) + g
     state["v"] = v
-    return p - hyper["learning_rate"] * v
-
-
-def adam_decays(name):
-    """MindSpore's default decay filter for ungrouped parameters."""
-    return "beta" not in name and "gamma" not in name
+    return p - (lr * g + lr * mu * v if hyper["use_nesterov"] else lr * v)
 
 
 def adam_update(p, g, state, hyper, t, name):
     b1, b2 = hyper["beta1"], hyper["beta2"]
-    if hyper["weight_decay"] and adam_decays(name):
+    if hyper["weight_decay"] and decays(name):
         g = g + hyper["weight_decay"] * p
     m = b1 * state.get("m", 0.0) + (1.0 - b1) * g
     v = b2 * state.get("v", 0.0) + (1.0 - b2) * g * g
@@ -1438,7 +1492,31 @@ def adam_update(p, g, state, hyper, t, name):
     return p - lr_t * m / (np.sqrt(v) + hyper["eps"])
 
 
-UPDATES = {"SGD": sgd_update, "Momentum": momentum_update, "Adam": adam_update}
+def adam_weight_decay_update(p, g, state, hyper, t, name):
+    """nn.AdamWeightDecay: no bias correction; the decay joins the update, not m and v."""
+    b1, b2 = hyper["beta1"], hyper["beta2"]
+    m = b1 * state.get("m", 0.0) + (1.0 - b1) * g
+    v = b2 * state.get("v", 0.0) + (1.0 - b2) * g * g
+    state["m"], state["v"] = m, v
+    update = m / (np.sqrt(v) + hyper["eps"])
+    if decays(name):
+        update = update + hyper["weight_decay"] * p
+    return p - hyper["learning_rate"] * update
+
+
+UPDATES = {"SGD": sgd_update, "Momentum": momentum_update, "Adam": adam_update,
+           "AdamWeightDecay": adam_weight_decay_update}
+
+
+def clip_by_global_norm(trained, params, grads, clip):
+    """ops.clip_by_global_norm: every gradient times clip / max(global norm, clip)."""
+    with np.errstate(all="ignore"):
+        wide = {vid: widen(grads[vid], dtype) if vid in grads else np.zeros(params[vid].shape)
+                for vid, (_, dtype) in trained.items()}
+        norm = math.sqrt(sum(float(np.sum(g * g)) for g in wide.values()))
+        scale = clip / max(norm, clip)
+        for vid, (_, dtype) in trained.items():
+            grads[vid] = to_dtype(wide[vid] * scale, dtype)
 
 
 def optimizer_step(name, hyper, trained, params, grads, states, t):
@@ -1463,7 +1541,7 @@ def format_loss(x):
 
 def train(prog, module, feeds, steps_override, out):
     """Runs the train block; returns the last step's values and the trained inputs."""
-    name, hyper, steps = optimizer_config(module)
+    name, hyper, steps, clip = optimizer_config(module)
     if steps_override is not None:
         steps = steps_override
     trained = {vid: (p.name, p.type.dtype) for vid, p in prog.inputs if p.type.kind == "Parameter"}
@@ -1482,6 +1560,8 @@ def train(prog, module, feeds, steps_override, out):
         out.write("step: %d, loss is %s\n" % (t, format_loss(vals[prog.loss])))
         out.flush()
         grads = backward(prog, vals, prog.loss)
+        if clip is not None:
+            clip_by_global_norm(trained, params, grads, clip)
         optimizer_step(name, hyper, trained, params, grads, states, t)
     return vals, params
 

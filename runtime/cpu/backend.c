@@ -297,11 +297,24 @@ void sc_reduce_max(sc_rt *rt, const float *x, float *y, const int64_t *dims, int
 	sc_cpu_reduce(SC_R_MAX, x, y, dims, ndim, axes, naxes);
 }
 
-void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *dy, float *dx, const int64_t *dims,
-                        int ndim, const int *axes, int naxes)
+void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *dy, const float *count, float *dx,
+                        const int64_t *dims, int ndim, const int *axes, int naxes)
 {
 	(void)rt;
-	sc_cpu_reduce_max_grad(x, y, dy, dx, dims, ndim, axes, naxes);
+	sc_cpu_reduce_max_grad(x, y, dy, count, dx, dims, ndim, axes, naxes);
+}
+
+void sc_count_equal(sc_rt *rt, const float *x, const float *y, float *count, const int64_t *dims, int ndim,
+                    const int *axes, int naxes)
+{
+	(void)rt;
+	sc_cpu_count_equal(x, y, count, dims, ndim, axes, naxes);
+}
+
+void sc_where_equal(sc_rt *rt, const float *x, const float *y, const float *dy, float *dx, int64_t n)
+{
+	(void)rt;
+	sc_cpu_where_equal(x, y, dy, dx, n);
 }
 
 void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm)
@@ -434,17 +447,18 @@ void sc_bias_add_grad(sc_rt *rt, const float *dy, float *dbias, int64_t rows, in
 	sc_cpu_bias_add_grad(dy, dbias, rows, c);
 }
 
-void sc_sgd(sc_rt *rt, float *p, const float *g, int64_t n, double lr, double weight_decay)
+void sc_sgd(sc_rt *rt, float *p, const float *g, float *accum, int64_t n, double lr, double momentum,
+            double dampening, double weight_decay, int nesterov, int64_t step)
 {
 	(void)rt;
-	sc_cpu_sgd(p, g, n, lr, weight_decay);
+	sc_cpu_sgd(p, g, accum, n, lr, momentum, dampening, weight_decay, nesterov, step);
 }
 
 void sc_momentum(sc_rt *rt, float *p, const float *g, float *v, int64_t n, double lr, double momentum,
-                 double weight_decay)
+                 double weight_decay, int nesterov)
 {
 	(void)rt;
-	sc_cpu_momentum(p, g, v, n, lr, momentum, weight_decay);
+	sc_cpu_momentum(p, g, v, n, lr, momentum, weight_decay, nesterov);
 }
 
 void sc_adam(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1,
@@ -452,4 +466,23 @@ void sc_adam(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n,
 {
 	(void)rt;
 	sc_cpu_adam(p, g, m, v, n, lr, beta1, beta2, eps, weight_decay, step);
+}
+
+void sc_adam_weight_decay(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n, double lr,
+                          double beta1, double beta2, double eps, double weight_decay)
+{
+	(void)rt;
+	sc_cpu_adam_weight_decay(p, g, m, v, n, lr, beta1, beta2, eps, weight_decay);
+}
+
+void sc_sum_squares(sc_rt *rt, const float *const *xs, const int64_t *ns, int nx, float *out)
+{
+	(void)rt;
+	sc_cpu_sum_squares(xs, ns, nx, out);
+}
+
+void sc_clip_by_norm(sc_rt *rt, const float *x, float *y, int64_t n, const float *sqnorm, double clip)
+{
+	(void)rt;
+	sc_cpu_clip_by_norm(x, y, n, sqnorm, clip);
 }

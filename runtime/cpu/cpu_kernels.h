@@ -35,8 +35,11 @@ void sc_cpu_softmax_grad(const float *y, const float *dy, float *dx, const int64
 typedef enum { SC_R_SUM, SC_R_MEAN, SC_R_MAX } sc_reduce_kind;
 void sc_cpu_reduce(sc_reduce_kind kind, const float *x, float *y, const int64_t *dims, int ndim, const int *axes,
                    int naxes);
-void sc_cpu_reduce_max_grad(const float *x, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim,
-                            const int *axes, int naxes);
+void sc_cpu_count_equal(const float *x, const float *y, float *count, const int64_t *dims, int ndim, const int *axes,
+                        int naxes);
+void sc_cpu_reduce_max_grad(const float *x, const float *y, const float *dy, const float *count, float *dx,
+                            const int64_t *dims, int ndim, const int *axes, int naxes);
+void sc_cpu_where_equal(const float *x, const float *y, const float *dy, float *dx, int64_t n);
 
 void sc_cpu_transpose(sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm);
 void sc_cpu_gather(const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt, int64_t nidx,
@@ -74,9 +77,15 @@ void sc_cpu_broadcast_to(const float *x, const int64_t *x_dims, int x_ndim, floa
                          int y_ndim);
 void sc_cpu_bias_add_grad(const float *dy, float *dbias, int64_t rows, int64_t c);
 
-void sc_cpu_sgd(float *p, const float *g, int64_t n, double lr, double weight_decay);
-void sc_cpu_momentum(float *p, const float *g, float *v, int64_t n, double lr, double momentum, double weight_decay);
+void sc_cpu_sgd(float *p, const float *g, float *accum, int64_t n, double lr, double momentum, double dampening,
+                double weight_decay, int nesterov, int64_t step);
+void sc_cpu_momentum(float *p, const float *g, float *v, int64_t n, double lr, double momentum, double weight_decay,
+                     int nesterov);
 void sc_cpu_adam(float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1, double beta2,
                  double eps, double weight_decay, int64_t step);
+void sc_cpu_adam_weight_decay(float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1,
+                              double beta2, double eps, double weight_decay);
+void sc_cpu_sum_squares(const float *const *xs, const int64_t *ns, int nx, float *out);
+void sc_cpu_clip_by_norm(const float *x, float *y, int64_t n, const float *sqnorm, double clip);
 
 #endif

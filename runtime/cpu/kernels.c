@@ -394,11 +394,12 @@ void sc_cpu_reduce(sc_reduce_kind kind, const float *x, float *y, const int64_t 
 	free(acc);
 }
 
-void sc_cpu_reduce_max_grad(const float *x, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim,
-                            const int *axes, int naxes)
+/* count (y's dims) = how many elements of x along the reduced axes equal y */
+void sc_cpu_count_equal(const float *x, const float *y, float *count, const int64_t *dims, int ndim, const int *axes,
+                        int naxes)
 {
 	int64_t os[SC_MAX_DIMS];
-	reduce_strides("reduce_max_grad", dims, ndim, axes, naxes, os);
+	reduce_strides("count_equal", dims, ndim, axes, naxes, os);
 	int64_t n = sc_numel(dims, ndim), nout = 1;
 	for (int d = 0; d < ndim; d++)
 		nout *= os[d] ? dims[d] : 1;
@@ -407,10 +408,38 @@ void sc_cpu_reduce_max_grad(const float *x, const float *y, const float *dy, flo
 	walk_init(&w, dims, ndim, 1, os, NULL, NULL);
 	for (int64_t i = 0; i < n; i++, walk_next(&w))
 		ties[w.off[0]] += x[i] == y[w.off[0]];
-	walk_init(&w, dims, ndim, 1, os, NULL, NULL);
-	for (int64_t i = 0; i < n; i++, walk_next(&w))
-		dx[i] = x[i] == y[w.off[0]] ? dy[w.off[0]] / (float)ties[w.off[0]] : 0;
+	for (int64_t o = 0; o < nout; o++)
+		count[o] = (float)ties[o];
 	free(ties);
+}
+
+void sc_cpu_reduce_max_grad(const float *x, const float *y, const float *dy, const float *count, float *dx,
+                            const int64_t *dims, int ndim, const int *axes, int naxes)
+{
+	int64_t os[SC_MAX_DIMS];
+	reduce_strides("reduce_max_grad", dims, ndim, axes, naxes, os);
+	int64_t n = sc_numel(dims, ndim), nout = 1;
+	for (int d = 0; d < ndim; d++)
+		nout *= os[d] ? dims[d] : 1;
+	float *ties = NULL;
+	if (!count) {
+		ties = xcalloc((size_t)nout, sizeof *ties);
+		sc_cpu_count_equal(x, y, ties, dims, ndim, axes, naxes);
+		count = ties;
+	}
+	Walk w;
+	walk_init(&w, dims, ndim, 1, os, NULL, NULL);
+	for (int64_t i = 0; i < n; i++, walk_next(&w)) {
+		int64_t o = w.off[0];
+		dx[i] = x[i] == y[o] && count[o] > 0 ? dy[o] / count[o] : 0;
+	}
+	free(ties);
+}
+
+void sc_cpu_where_equal(const float *x, const float *y, const float *dy, float *dx, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		dx[i] = x[i] == y[i] ? dy[i] : 0;
 }
 
 /* ---- data movement ---- */
@@ -840,8 +869,8 @@ static void binary_grad_same(sc_binop op, const float *a, const float *b, const 
 		case SC_ADD: case SC_SUB: da[i] = (float)g; break;
 		case SC_MUL: da[i] = (float)(g * b[i]); break;
 		case SC_DIV: da[i] = (float)(g / b[i]); break;
-		case SC_MAXIMUM: da[i] = a[i] >= b[i] ? (float)g : 0; break;
-		case SC_MINIMUM: da[i] = a[i] <= b[i] ? (float)g : 0; break;
+		case SC_MAXIMUM: da[i] = a[i] > b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
+		case SC_MINIMUM: da[i] = a[i] < b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
 		}
 	}
 	for (int64_t i = 0; db && i < n; i++) {
@@ -851,8 +880,8 @@ static void binary_grad_same(sc_binop op, const float *a, const float *b, const 
 		case SC_SUB: db[i] = (float)-g; break;
 		case SC_MUL: db[i] = (float)(g * a[i]); break;
 		case SC_DIV: db[i] = (float)-(g * a[i] / ((double)b[i] * b[i])); break;
-		case SC_MAXIMUM: db[i] = a[i] >= b[i] ? 0 : (float)g; break;
-		case SC_MINIMUM: db[i] = a[i] <= b[i] ? 0 : (float)g; break;
+		case SC_MAXIMUM: db[i] = a[i] < b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
+		case SC_MINIMUM: db[i] = a[i] > b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
 		}
 	}
 }
@@ -883,8 +912,15 @@ void sc_cpu_binary_grad(sc_binop op, const float *a, const int64_t *a_dims, int 
 			case SC_SUB: ga[ia] += g; gb[ib] -= g; break;
 			case SC_MUL: ga[ia] += g * b[ib]; gb[ib] += g * a[ia]; break;
 			case SC_DIV: ga[ia] += g / b[ib]; gb[ib] -= g * a[ia] / ((double)b[ib] * b[ib]); break;
-			case SC_MAXIMUM: if (a[ia] >= b[ib]) ga[ia] += g; else gb[ib] += g; break;
-			case SC_MINIMUM: if (a[ia] <= b[ib]) ga[ia] += g; else gb[ib] += g; break;
+			case SC_MAXIMUM: case SC_MINIMUM:   /* a tie splits the gradient evenly */
+				if (a[ia] == b[ib]) {
+					ga[ia] += g / 2;
+					gb[ib] += g / 2;
+				} else if ((a[ia] > b[ib]) == (op == SC_MAXIMUM))
+					ga[ia] += g;
+				else
+					gb[ib] += g;
+				break;
 			}
 		}
 	}
@@ -936,19 +972,30 @@ void sc_cpu_bias_add_grad(const float *dy, float *dbias, int64_t rows, int64_t c
 
 /* ---- optimizers ---- */
 
-void sc_cpu_sgd(float *p, const float *g, int64_t n, double lr, double weight_decay)
+void sc_cpu_sgd(float *p, const float *g, float *accum, int64_t n, double lr, double momentum, double dampening,
+                double weight_decay, int nesterov, int64_t step)
 {
-	float l = (float)lr, wd = (float)weight_decay;
-	for (int64_t i = 0; i < n; i++)
-		p[i] -= l * (g[i] + wd * p[i]);
+	float l = (float)lr, mu = (float)momentum, damp = (float)(1 - dampening), wd = (float)weight_decay;
+	if (momentum > 0 && !accum)
+		SC_DIE("sgd: momentum %g needs an accumulation buffer", momentum);
+	for (int64_t i = 0; i < n; i++) {
+		float gi = g[i] + wd * p[i];
+		if (momentum > 0) {
+			accum[i] = step <= 1 ? gi : mu * accum[i] + damp * gi;
+			gi = nesterov ? gi + mu * accum[i] : accum[i];
+		}
+		p[i] -= l * gi;
+	}
 }
 
-void sc_cpu_momentum(float *p, const float *g, float *v, int64_t n, double lr, double momentum, double weight_decay)
+void sc_cpu_momentum(float *p, const float *g, float *v, int64_t n, double lr, double momentum, double weight_decay,
+                     int nesterov)
 {
 	float l = (float)lr, mu = (float)momentum, wd = (float)weight_decay;
 	for (int64_t i = 0; i < n; i++) {
-		v[i] = mu * v[i] + (g[i] + wd * p[i]);
-		p[i] -= l * v[i];
+		float gi = g[i] + wd * p[i];
+		v[i] = mu * v[i] + gi;
+		p[i] -= nesterov ? l * gi + l * mu * v[i] : l * v[i];
 	}
 }
 
@@ -965,4 +1012,34 @@ void sc_cpu_adam(float *p, const float *g, float *m, float *v, int64_t n, double
 		v[i] += (1 - b2) * (gi * gi - v[i]);
 		p[i] -= lr_t * m[i] / (sqrtf(v[i]) + e);
 	}
+}
+
+void sc_cpu_adam_weight_decay(float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1,
+                              double beta2, double eps, double weight_decay)
+{
+	float l = (float)lr, b1 = (float)beta1, b2 = (float)beta2, e = (float)eps, wd = (float)weight_decay;
+	for (int64_t i = 0; i < n; i++) {
+		m[i] = b1 * m[i] + (1 - b1) * g[i];
+		v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
+		p[i] -= l * (m[i] / (sqrtf(v[i]) + e) + wd * p[i]);
+	}
+}
+
+/* ---- gradient clipping ---- */
+
+void sc_cpu_sum_squares(const float *const *xs, const int64_t *ns, int nx, float *out)
+{
+	double s = 0;
+	for (int k = 0; k < nx; k++)
+		for (int64_t i = 0; i < ns[k]; i++)
+			s += (double)xs[k][i] * xs[k][i];
+	out[0] = (float)s;
+}
+
+void sc_cpu_clip_by_norm(const float *x, float *y, int64_t n, const float *sqnorm, double clip)
+{
+	double norm = sqrt((double)sqnorm[0]);
+	float scale = (float)(clip / (norm > clip ? norm : clip));
+	for (int64_t i = 0; i < n; i++)
+		y[i] = x[i] * scale;
 }

@@ -676,11 +676,23 @@ void sc_reduce_max(sc_rt *rt, const float *x, float *y, const int64_t *dims, int
 	reduce(rt, SC_R_MAX, x, y, dims, ndim, axes, naxes);
 }
 
-void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *dy, float *dx, const int64_t *dims,
-                        int ndim, const int *axes, int naxes)
+void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *dy, const float *count, float *dx,
+                        const int64_t *dims, int ndim, const int *axes, int naxes)
 {
 	sc_cu_plan p = axes_plan("reduce_max_grad", dims, ndim, axes, naxes);
-	SC_CUDA_CHECK(sc_cu_reduce_max_grad(x, y, dy, dx, &p, cu(rt)->stream));
+	SC_CUDA_CHECK(sc_cu_reduce_max_grad(x, y, dy, count, dx, &p, cu(rt)->stream));
+}
+
+void sc_count_equal(sc_rt *rt, const float *x, const float *y, float *count, const int64_t *dims, int ndim,
+                    const int *axes, int naxes)
+{
+	sc_cu_plan p = axes_plan("count_equal", dims, ndim, axes, naxes);
+	SC_CUDA_CHECK(sc_cu_count_equal(x, y, count, &p, cu(rt)->stream));
+}
+
+void sc_where_equal(sc_rt *rt, const float *x, const float *y, const float *dy, float *dx, int64_t n)
+{
+	SC_CUDA_CHECK(sc_cu_where_equal(x, y, dy, dx, n, cu(rt)->stream));
 }
 
 void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm)
@@ -889,15 +901,20 @@ void sc_bias_add_grad(sc_rt *rt, const float *dy, float *dbias, int64_t rows, in
 	SC_CUDA_CHECK(sc_cu_reduce(SC_R_SUM, dy, dbias, &p, cu(rt)->stream));
 }
 
-void sc_sgd(sc_rt *rt, float *p, const float *g, int64_t n, double lr, double weight_decay)
+void sc_sgd(sc_rt *rt, float *p, const float *g, float *accum, int64_t n, double lr, double momentum,
+            double dampening, double weight_decay, int nesterov, int64_t step)
 {
-	SC_CUDA_CHECK(sc_cu_sgd(p, g, n, (float)lr, (float)weight_decay, cu(rt)->stream));
+	if (momentum > 0 && !accum)
+		SC_DIE("sgd: momentum %g needs an accumulation buffer", momentum);
+	SC_CUDA_CHECK(sc_cu_sgd(p, g, accum, n, (float)lr, momentum > 0 ? (float)momentum : 0.0f,
+	                        (float)(1 - dampening), (float)weight_decay, nesterov, step <= 1, cu(rt)->stream));
 }
 
 void sc_momentum(sc_rt *rt, float *p, const float *g, float *v, int64_t n, double lr, double momentum,
-                 double weight_decay)
+                 double weight_decay, int nesterov)
 {
-	SC_CUDA_CHECK(sc_cu_momentum(p, g, v, n, (float)lr, (float)momentum, (float)weight_decay, cu(rt)->stream));
+	SC_CUDA_CHECK(sc_cu_momentum(p, g, v, n, (float)lr, (float)momentum, (float)weight_decay, nesterov,
+	                             cu(rt)->stream));
 }
 
 void sc_adam(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1,
@@ -908,4 +925,21 @@ void sc_adam(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n,
 	double lr_t = lr * sqrt(1 - pow(beta2, (double)step)) / (1 - pow(beta1, (double)step));
 	SC_CUDA_CHECK(sc_cu_adam(p, g, m, v, n, (float)lr_t, (float)beta1, (float)beta2, (float)eps, (float)weight_decay,
 	                         cu(rt)->stream));
+}
+
+void sc_adam_weight_decay(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n, double lr,
+                          double beta1, double beta2, double eps, double weight_decay)
+{
+	SC_CUDA_CHECK(sc_cu_adam_weight_decay(p, g, m, v, n, (float)lr, (float)beta1, (float)beta2, (float)eps,
+	                                      (float)weight_decay, cu(rt)->stream));
+}
+
+void sc_sum_squares(sc_rt *rt, const float *const *xs, const int64_t *ns, int nx, float *out)
+{
+	SC_CUDA_CHECK(sc_cu_sum_squares(xs, ns, nx, out, cu(rt)->stream));
+}
+
+void sc_clip_by_norm(sc_rt *rt, const float *x, float *y, int64_t n, const float *sqnorm, double clip)
+{
+	SC_CUDA_CHECK(sc_cu_clip_by_norm(x, y, n, sqnorm, (float)clip, cu(rt)->stream));
 }

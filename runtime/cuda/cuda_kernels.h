@@ -49,8 +49,10 @@ cudaError_t sc_cu_softmax(const float *x, float *y, int64_t outer, int64_t len, 
 cudaError_t sc_cu_softmax_grad(const float *y, const float *dy, float *dx, int64_t outer, int64_t len, int64_t inner,
                                int is_log, cudaStream_t s);
 cudaError_t sc_cu_reduce(sc_reduce_kind kind, const float *x, float *y, const sc_cu_plan *p, cudaStream_t s);
-cudaError_t sc_cu_reduce_max_grad(const float *x, const float *y, const float *dy, float *dx, const sc_cu_plan *p,
-                                  cudaStream_t s);
+cudaError_t sc_cu_reduce_max_grad(const float *x, const float *y, const float *dy, const float *count, float *dx,
+                                  const sc_cu_plan *p, cudaStream_t s);
+cudaError_t sc_cu_count_equal(const float *x, const float *y, float *count, const sc_cu_plan *p, cudaStream_t s);
+cudaError_t sc_cu_where_equal(const float *x, const float *y, const float *dy, float *dx, int64_t n, cudaStream_t s);
 
 /* y[i] = x[base + walk offset of i] (es-byte elements): transpose, slice, broadcast */
 cudaError_t sc_cu_strided_copy(const void *x, void *y, int64_t base, const sc_cu_walk *w, size_t es, cudaStream_t s);
@@ -78,11 +80,17 @@ cudaError_t sc_cu_pair_loss(int l1, const float *pred, const float *target, floa
 cudaError_t sc_cu_pair_loss_grad(int l1, const float *pred, const float *target, const float *dloss, float *dpred,
                                  int64_t n, cudaStream_t s);
 
-cudaError_t sc_cu_sgd(float *p, const float *g, int64_t n, float lr, float wd, cudaStream_t s);
-cudaError_t sc_cu_momentum(float *p, const float *g, float *v, int64_t n, float lr, float mu, float wd,
+cudaError_t sc_cu_sgd(float *p, const float *g, float *accum, int64_t n, float lr, float mu, float damp, float wd,
+                      int nesterov, int first, cudaStream_t s);
+cudaError_t sc_cu_momentum(float *p, const float *g, float *v, int64_t n, float lr, float mu, float wd, int nesterov,
                            cudaStream_t s);
 cudaError_t sc_cu_adam(float *p, const float *g, float *m, float *v, int64_t n, float lr_t, float b1, float b2,
                        float eps, float wd, cudaStream_t s);
+cudaError_t sc_cu_adam_weight_decay(float *p, const float *g, float *m, float *v, int64_t n, float lr, float b1,
+                                    float b2, float eps, float wd, cudaStream_t s);
+/* out = the sum of the squares of xs[k] (device pointers; ns host) */
+cudaError_t sc_cu_sum_squares(const float *const *xs, const int64_t *ns, int nx, float *out, cudaStream_t s);
+cudaError_t sc_cu_clip_by_norm(const float *x, float *y, int64_t n, const float *sqnorm, float clip, cudaStream_t s);
 
 #ifdef __cplusplus
 }

@@ -157,8 +157,12 @@ __global__ void binary_grad_k(sc_binop op, const float *a, const float *b, const
 		case SC_SUB: da = g; db = -g; break;
 		case SC_MUL: da = g * b[ib]; db = g * a[ia]; break;
 		case SC_DIV: da = g / b[ib]; db = -g * a[ia] / (b[ib] * b[ib]); break;
-		case SC_MAXIMUM: (a[ia] >= b[ib] ? da : db) = g; break;
-		case SC_MINIMUM: (a[ia] <= b[ib] ? da : db) = g; break;
+		case SC_MAXIMUM: case SC_MINIMUM:   /* a tie splits the gradient evenly */
+			if (a[ia] == b[ib])
+				da = db = g / 2;
+			else
+				((a[ia] > b[ib]) == (op == SC_MAXIMUM) ? da : db) = g;
+			break;
 		}
 		if (ga)
 			ga[i] = da;
@@ -273,20 +277,40 @@ __global__ void reduce_k(sc_reduce_kind kind, const float *x, float *y, int64_t 
 	}
 }
 
-__global__ void reduce_max_grad_k(const float *x, const float *y, const float *dy, float *dx, int64_t nout,
-                                  int64_t nred, sc_cu_plan p)
+__global__ void count_equal_k(const float *x, const float *y, float *count, int64_t nout, int64_t nred,
+                              sc_cu_plan p)
 {
 	GRID_LOOP(o, nout) {
 		int64_t base = plan_base(o, p);
 		int64_t ties = 0;
 		for (int64_t r = 0; r < nred; r++)
 			ties += x[base + plan_red(r, p)] == y[o];
-		float share = dy[o] / (float)ties;
+		count[o] = (float)ties;
+	}
+}
+
+__global__ void reduce_max_grad_k(const float *x, const float *y, const float *dy, const float *count, float *dx,
+                                  int64_t nout, int64_t nred, sc_cu_plan p)
+{
+	GRID_LOOP(o, nout) {
+		int64_t base = plan_base(o, p);
+		float ties = 0;
+		if (count)
+			ties = count[o];
+		else
+			for (int64_t r = 0; r < nred; r++)
+				ties += x[base + plan_red(r, p)] == y[o];
+		float share = ties > 0 ? dy[o] / ties : 0.0f;
 		for (int64_t r = 0; r < nred; r++) {
 			int64_t j = base + plan_red(r, p);
 			dx[j] = x[j] == y[o] ? share : 0;
 		}
 	}
+}
+
+__global__ void where_equal_k(const float *x, const float *y, const float *dy, float *dx, int64_t n)
+{
+	GRID_LOOP(i, n) dx[i] = x[i] == y[i] ? dy[i] : 0.0f;
 }
 
 /* ---- data movement ---- */
@@ -555,16 +579,25 @@ __global__ void pair_loss_grad_k(int l1, const float *p, const float *t, const f
 
 /* ---- optimizers ---- */
 
-__global__ void sgd_k(float *p, const float *g, int64_t n, float lr, float wd)
-{
-	GRID_LOOP(i, n) p[i] -= lr * (g[i] + wd * p[i]);
-}
-
-__global__ void momentum_k(float *p, const float *g, float *v, int64_t n, float lr, float mu, float wd)
+__global__ void sgd_k(float *p, const float *g, float *accum, int64_t n, float lr, float mu, float damp, float wd,
+                      int nesterov, int first)
 {
 	GRID_LOOP(i, n) {
-		v[i] = mu * v[i] + (g[i] + wd * p[i]);
-		p[i] -= lr * v[i];
+		float gi = g[i] + wd * p[i];
+		if (mu > 0) {
+			accum[i] = first ? gi : mu * accum[i] + damp * gi;
+			gi = nesterov ? gi + mu * accum[i] : accum[i];
+		}
+		p[i] -= lr * gi;
+	}
+}
+
+__global__ void momentum_k(float *p, const float *g, float *v, int64_t n, float lr, float mu, float wd, int nesterov)
+{
+	GRID_LOOP(i, n) {
+		float gi = g[i] + wd * p[i];
+		v[i] = mu * v[i] + gi;
+		p[i] -= nesterov ? lr * gi + lr * mu * v[i] : lr * v[i];
 	}
 }
 
@@ -577,6 +610,41 @@ __global__ void adam_k(float *p, const float *g, float *m, float *v, int64_t n, 
 		v[i] += (1 - b2) * (gi * gi - v[i]);
 		p[i] -= lr_t * m[i] / (sqrtf(v[i]) + eps);
 	}
+}
+
+__global__ void adam_weight_decay_k(float *p, const float *g, float *m, float *v, int64_t n, float lr, float b1,
+                                    float b2, float eps, float wd)
+{
+	GRID_LOOP(i, n) {
+		m[i] = b1 * m[i] + (1 - b1) * g[i];
+		v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
+		p[i] -= lr * (m[i] / (sqrtf(v[i]) + eps) + wd * p[i]);
+	}
+}
+
+/* ---- gradient clipping ---- */
+
+__global__ void sum_squares_k(const float *x, int64_t n, float *out)
+{
+	__shared__ float part[THREADS / 32];
+	float s = 0;
+	GRID_LOOP(i, n) s += x[i] * x[i];
+	s = warp_sum(s);
+	if (threadIdx.x % 32 == 0)
+		part[threadIdx.x / 32] = s;
+	__syncthreads();
+	if (threadIdx.x < 32) {
+		s = threadIdx.x < THREADS / 32 ? part[threadIdx.x] : 0;
+		s = warp_sum(s);
+		if (threadIdx.x == 0)
+			atomicAdd(out, s);
+	}
+}
+
+__global__ void clip_by_norm_k(const float *x, float *y, int64_t n, const float *sqnorm, float clip)
+{
+	float norm = sqrtf(*sqnorm), scale = clip / (norm > clip ? norm : clip);
+	GRID_LOOP(i, n) y[i] = x[i] * scale;
 }
 
 }   /* namespace */
@@ -708,11 +776,26 @@ cudaError_t sc_cu_reduce(sc_reduce_kind kind, const float *x, float *y, const sc
 	return cudaGetLastError();
 }
 
-cudaError_t sc_cu_reduce_max_grad(const float *x, const float *y, const float *dy, float *dx, const sc_cu_plan *p,
-                                  cudaStream_t s)
+cudaError_t sc_cu_reduce_max_grad(const float *x, const float *y, const float *dy, const float *count, float *dx,
+                                  const sc_cu_plan *p, cudaStream_t s)
 {
 	int64_t nred, nout = plan_count(*p, &nred);
-	reduce_max_grad_k<<<blocks_for(nout), THREADS, 0, s>>>(x, y, dy, dx, nout, nred, *p);
+	reduce_max_grad_k<<<blocks_for(nout), THREADS, 0, s>>>(x, y, dy, count, dx, nout, nred, *p);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_count_equal(const float *x, const float *y, float *count, const sc_cu_plan *p, cudaStream_t s)
+{
+	int64_t nred, nout = plan_count(*p, &nred);
+	count_equal_k<<<blocks_for(nout), THREADS, 0, s>>>(x, y, count, nout, nred, *p);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_where_equal(const float *x, const float *y, const float *dy, float *dx, int64_t n, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	where_equal_k<<<blocks_for(n), THREADS, 0, s>>>(x, y, dy, dx, n);
 	return cudaGetLastError();
 }
 
@@ -830,20 +913,21 @@ cudaError_t sc_cu_pair_loss_grad(int l1, const float *pred, const float *target,
 	return cudaGetLastError();
 }
 
-cudaError_t sc_cu_sgd(float *p, const float *g, int64_t n, float lr, float wd, cudaStream_t s)
+cudaError_t sc_cu_sgd(float *p, const float *g, float *accum, int64_t n, float lr, float mu, float damp, float wd,
+                      int nesterov, int first, cudaStream_t s)
 {
 	if (n <= 0)
 		return cudaSuccess;
-	sgd_k<<<blocks_for(n), THREADS, 0, s>>>(p, g, n, lr, wd);
+	sgd_k<<<blocks_for(n), THREADS, 0, s>>>(p, g, accum, n, lr, mu, damp, wd, nesterov, first);
 	return cudaGetLastError();
 }
 
-cudaError_t sc_cu_momentum(float *p, const float *g, float *v, int64_t n, float lr, float mu, float wd,
+cudaError_t sc_cu_momentum(float *p, const float *g, float *v, int64_t n, float lr, float mu, float wd, int nesterov,
                            cudaStream_t s)
 {
 	if (n <= 0)
 		return cudaSuccess;
-	momentum_k<<<blocks_for(n), THREADS, 0, s>>>(p, g, v, n, lr, mu, wd);
+	momentum_k<<<blocks_for(n), THREADS, 0, s>>>(p, g, v, n, lr, mu, wd, nesterov);
 	return cudaGetLastError();
 }
 
@@ -853,6 +937,36 @@ cudaError_t sc_cu_adam(float *p, const float *g, float *m, float *v, int64_t n, 
 	if (n <= 0)
 		return cudaSuccess;
 	adam_k<<<blocks_for(n), THREADS, 0, s>>>(p, g, m, v, n, lr_t, b1, b2, eps, wd);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_adam_weight_decay(float *p, const float *g, float *m, float *v, int64_t n, float lr, float b1,
+                                    float b2, float eps, float wd, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	adam_weight_decay_k<<<blocks_for(n), THREADS, 0, s>>>(p, g, m, v, n, lr, b1, b2, eps, wd);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_sum_squares(const float *const *xs, const int64_t *ns, int nx, float *out, cudaStream_t s)
+{
+	cudaError_t e = cudaMemsetAsync(out, 0, sizeof(float), s);
+	for (int k = 0; k < nx && e == cudaSuccess; k++) {
+		if (ns[k] <= 0)
+			continue;
+		int b = blocks_for(ns[k]);
+		sum_squares_k<<<b > 1024 ? 1024 : b, THREADS, 0, s>>>(xs[k], ns[k], out);
+		e = cudaGetLastError();
+	}
+	return e;
+}
+
+cudaError_t sc_cu_clip_by_norm(const float *x, float *y, int64_t n, const float *sqnorm, float clip, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	clip_by_norm_k<<<blocks_for(n), THREADS, 0, s>>>(x, y, n, sqnorm, clip);
 	return cudaGetLastError();
 }
 

@@ -212,9 +212,23 @@ static void test_rows(void)
 			}
 			twin(what, dyv, y, nout, 1e-4);
 			if (kind == SC_R_MAX) {
-				sc_reduce_max_grad(rt, dx, dyv, ddy, dg, d, 3, axes_sets[k], naxes[k]);
-				sc_cpu_reduce_max_grad(x, y, dy, g, d, 3, axes_sets[k], naxes[k]);
+				sc_reduce_max_grad(rt, dx, dyv, ddy, NULL, dg, d, 3, axes_sets[k], naxes[k]);
+				sc_cpu_reduce_max_grad(x, y, dy, NULL, g, d, 3, axes_sets[k], naxes[k]);
 				twin("reduce_max_grad", dg, g, n, 1e-5);
+				float *dc = dev(sizeof(float) * (size_t)nout), *c = malloc(sizeof(float) * (size_t)nout);
+				sc_count_equal(rt, dx, dyv, dc, d, 3, axes_sets[k], naxes[k]);
+				sc_cpu_count_equal(x, y, c, d, 3, axes_sets[k], naxes[k]);
+				twin("count_equal", dc, c, nout, 0);
+				for (int64_t o = 0; o < nout; o++)
+					c[o] += 2;   /* ties on other ranks */
+				sc_from_host(rt, dc, c, sizeof(float) * (size_t)nout);
+				sc_reduce_max_grad(rt, dx, dyv, ddy, dc, dg, d, 3, axes_sets[k], naxes[k]);
+				sc_cpu_reduce_max_grad(x, y, dy, c, g, d, 3, axes_sets[k], naxes[k]);
+				twin("reduce_max_grad with counts", dg, g, n, 1e-5);
+				sc_where_equal(rt, dx, dx, ddy, dg, nout);
+				sc_cpu_where_equal(x, x, dy, g, nout);
+				twin("where_equal", dg, g, nout, 0);
+				free(c);
 			}
 		}
 	const struct {
@@ -356,18 +370,43 @@ static void test_optimizers(void)
 	const int n = 1000;
 	float *dp, *dg, *dm, *dv, *p = rnd(n, -1, 1, &dp), *g = rnd(n, -1, 1, &dg), *m = rnd(n, -0.1f, 0.1f, &dm);
 	float *v = rnd(n, 0, 0.1f, &dv);
-	sc_sgd(rt, dp, dg, n, 0.1, 0.01);
-	sc_cpu_sgd(p, g, n, 0.1, 0.01);
+	sc_sgd(rt, dp, dg, NULL, n, 0.1, 0, 0, 0.01, 0, 1);
+	sc_cpu_sgd(p, g, NULL, n, 0.1, 0, 0, 0.01, 0, 1);
 	twin("sgd", dp, p, n, 1e-6);
-	sc_momentum(rt, dp, dg, dm, n, 0.1, 0.9, 0);
-	sc_cpu_momentum(p, g, m, n, 0.1, 0.9, 0);
+	for (int t = 1; t <= 2; t++) {
+		sc_sgd(rt, dp, dg, dm, n, 0.1, 0.9, 0.1, 0.01, 0, t);
+		sc_cpu_sgd(p, g, m, n, 0.1, 0.9, 0.1, 0.01, 0, t);
+		sc_sgd(rt, dp, dg, dv, n, 0.1, 0.9, 0, 0.01, 1, t);
+		sc_cpu_sgd(p, g, v, n, 0.1, 0.9, 0, 0.01, 1, t);
+	}
+	twin("sgd momentum, nesterov", dp, p, n, 1e-6);
+	sc_momentum(rt, dp, dg, dm, n, 0.1, 0.9, 0, 0);
+	sc_cpu_momentum(p, g, m, n, 0.1, 0.9, 0, 0);
 	twin("momentum", dp, p, n, 1e-6);
+	sc_momentum(rt, dp, dg, dm, n, 0.1, 0.9, 0.01, 1);
+	sc_cpu_momentum(p, g, m, n, 0.1, 0.9, 0.01, 1);
+	twin("momentum nesterov", dp, p, n, 1e-6);
+	sc_cpu_fill(v, SC_F32, n, 0.05);
+	sc_from_host(rt, dv, v, sizeof(float) * n);
 	for (int t = 1; t <= 3; t++) {
 		sc_adam(rt, dp, dg, dm, dv, n, 0.01, 0.9, 0.999, 1e-8, 0.01, t);
 		sc_cpu_adam(p, g, m, v, n, 0.01, 0.9, 0.999, 1e-8, 0.01, t);
 	}
 	twin("adam", dp, p, n, 1e-5);
 	twin("adam m", dm, m, n, 1e-5);
+	for (int t = 1; t <= 3; t++) {
+		sc_adam_weight_decay(rt, dp, dg, dm, dv, n, 0.01, 0.9, 0.999, 1e-6, 0.01);
+		sc_cpu_adam_weight_decay(p, g, m, v, n, 0.01, 0.9, 0.999, 1e-6, 0.01);
+	}
+	twin("adam_weight_decay", dp, p, n, 1e-5);
+	twin("adam_weight_decay v", dv, v, n, 1e-5);
+	float *dsq = dev(sizeof(float)), sq;
+	sc_sum_squares(rt, (const float *const[]){dp, dg}, (const int64_t[]){n, n / 2}, 2, dsq);
+	sc_cpu_sum_squares((const float *const[]){p, g}, (const int64_t[]){n, n / 2}, 2, &sq);
+	twin("sum_squares", dsq, &sq, 1, 1e-5);
+	sc_clip_by_norm(rt, dg, dg, n, dsq, 1.0);
+	sc_cpu_clip_by_norm(g, g, n, &sq, 1.0);
+	twin("clip_by_norm", dg, g, n, 1e-5);
 	free(p), free(g), free(m), free(v);
 }
 

@@ -232,8 +232,14 @@ Test(grad, binary_every_broadcast_case_against_sums)
 				case SC_SUB: ga[ia] += g; gb[ib] -= g; break;
 				case SC_MUL: ga[ia] += g * v; gb[ib] += g * u; break;
 				case SC_DIV: ga[ia] += g / v; gb[ib] -= g * u / (v * v); break;
-				case SC_MAXIMUM: if (u >= v) ga[ia] += g; else gb[ib] += g; break;
-				case SC_MINIMUM: if (u <= v) ga[ia] += g; else gb[ib] += g; break;
+				case SC_MAXIMUM: case SC_MINIMUM:   /* a tie (a[0] = b[0]) splits evenly */
+					if (u == v)
+						ga[ia] += g / 2, gb[ib] += g / 2;
+					else if ((u > v) == (op == SC_MAXIMUM))
+						ga[ia] += g;
+					else
+						gb[ib] += g;
+					break;
 				}
 			}
 			for (int64_t i = 0; i < na; i++)
@@ -327,13 +333,43 @@ Test(grad, reductions)
 	check_grad("reduce_mean", red_fwd, x, 24, &c, w, 3, dx);
 	c.kind = SC_R_MAX;
 	sc_cpu_reduce(SC_R_MAX, x, y, d, 3, axes, 2);
-	sc_cpu_reduce_max_grad(x, y, w, dx, d, 3, axes, 2);
+	sc_cpu_reduce_max_grad(x, y, w, NULL, dx, d, 3, axes, 2);
 	check_grad("reduce_max", red_fwd, x, 24, &c, w, 3, dx);
 	/* ties share the gradient */
 	const float tie[4] = {1, 3, 3, 0};
 	float ty = 3, tdx[4];
-	sc_cpu_reduce_max_grad(tie, &ty, (const float[]){1}, tdx, (const int64_t[]){4}, 1, (const int[]){0}, 1);
+	sc_cpu_reduce_max_grad(tie, &ty, (const float[]){1}, NULL, tdx, (const int64_t[]){4}, 1, (const int[]){0}, 1);
 	cr_assert(t_close("tied max", tdx, (const float[]){0, 0.5f, 0.5f, 0}, 4, 0, 0));
+	/* a dim split over ranks: the ties of every piece (here 5), counted apart */
+	float count;
+	sc_cpu_count_equal(tie, &ty, &count, (const int64_t[]){4}, 1, (const int[]){0}, 1);
+	cr_assert(count == 2);
+	count = 5;
+	sc_cpu_reduce_max_grad(tie, &ty, (const float[]){1}, &count, tdx, (const int64_t[]){4}, 1, (const int[]){0}, 1);
+	cr_assert(t_close("tied max over ranks", tdx, (const float[]){0, 0.2f, 0.2f, 0}, 4, 0, 0));
+	/* the adjoint of the max over ranks: the gradient where the partial max is the max */
+	float mdx[3];
+	sc_cpu_where_equal((const float[]){1, 3, 2}, (const float[]){3, 3, 3}, (const float[]){4, 5, 6}, mdx, 3);
+	cr_assert(t_close("where equal", mdx, (const float[]){0, 5, 0}, 3, 0, 0));
+}
+
+Test(grad, maximum_minimum_ties_split_evenly)
+{
+	/* MindSpore's MaximumGrad: a tie gives each operand half, also when broadcast */
+	const float a[3] = {1, 2, 3}, b[3] = {2, 2, 2}, dy[3] = {1, 1, 1};
+	float da[3], db[3];
+	sc_cpu_binary_grad(SC_MAXIMUM, a, (const int64_t[]){3}, 1, b, (const int64_t[]){3}, 1, dy,
+	                   (const int64_t[]){3}, 1, da, db);
+	cr_assert(t_close("maximum da", da, (const float[]){0, 0.5f, 1}, 3, 0, 0));
+	cr_assert(t_close("maximum db", db, (const float[]){1, 0.5f, 0}, 3, 0, 0));
+	sc_cpu_binary_grad(SC_MINIMUM, a, (const int64_t[]){3}, 1, b, (const int64_t[]){3}, 1, dy,
+	                   (const int64_t[]){3}, 1, da, db);
+	cr_assert(t_close("minimum da", da, (const float[]){1, 0.5f, 0}, 3, 0, 0));
+	cr_assert(t_close("minimum db", db, (const float[]){0, 0.5f, 1}, 3, 0, 0));
+	float bs = 2, dbs;
+	sc_cpu_binary_grad(SC_MAXIMUM, a, (const int64_t[]){3}, 1, &bs, NULL, 0, dy, (const int64_t[]){3}, 1, da, &dbs);
+	cr_assert(t_close("maximum da, b broadcast", da, (const float[]){0, 0.5f, 1}, 3, 0, 0));
+	cr_assert(dbs == 1.5f);
 }
 
 /* ---- gather, strided slice, transpose ---- */

@@ -597,14 +597,77 @@ Test(optimizer, sgd_momentum)
 {
 	float p[2] = {1, -2}, v[2] = {0.5f, 0};
 	const float g[2] = {0.1f, -0.4f};
-	sc_cpu_sgd(p, g, 2, 0.5, 0);
+	sc_cpu_sgd(p, g, NULL, 2, 0.5, 0, 0, 0, 0, 1);
 	CLOSE(p, ((const float[]){0.95f, -1.8f}), 2, "sgd");
-	sc_cpu_sgd(p, g, 2, 0.5, 0.1);   /* g + 0.1 p */
+	sc_cpu_sgd(p, g, NULL, 2, 0.5, 0, 0, 0.1, 0, 2);   /* g + 0.1 p */
 	CLOSE(p, ((const float[]){0.95f - 0.5f * (0.1f + 0.095f), -1.8f - 0.5f * (-0.4f - 0.18f)}), 2, "sgd decay");
 	p[0] = 1, p[1] = -2;
-	sc_cpu_momentum(p, g, v, 2, 0.2, 0.9, 0);   /* v = 0.9 v + g; p -= 0.2 v */
+	sc_cpu_momentum(p, g, v, 2, 0.2, 0.9, 0, 0);   /* v = 0.9 v + g; p -= 0.2 v */
 	CLOSE(v, ((const float[]){0.55f, -0.4f}), 2, "momentum v");
 	CLOSE(p, ((const float[]){0.89f, -1.92f}), 2, "momentum p");
+	p[0] = 1, p[1] = -2, v[0] = 0.5f, v[1] = 0;
+	sc_cpu_momentum(p, g, v, 2, 0.2, 0.9, 0.1, 1);   /* g' = g + 0.1 p; v = 0.9 v + g'; p -= 0.2 (g' + 0.9 v) */
+	CLOSE(v, ((const float[]){0.65f, -0.6f}), 2, "nesterov momentum v");
+	CLOSE(p, ((const float[]){1 - 0.2f * (0.2f + 0.9f * 0.65f), -2 - 0.2f * (-0.6f - 0.9f * 0.6f)}), 2,
+	      "nesterov momentum p");
+}
+
+Test(optimizer, sgd_options_match_mindspore_kernel)
+{
+	/* nn.SGD(momentum 0.9, dampening 0.1, weight_decay 0.01) and with nesterov
+	 * (dampening 0), three steps against the SGD kernel's loop in double:
+	 * the first step sets the accumulation to the gradient. */
+	for (int nesterov = 0; nesterov <= 1; nesterov++) {
+		float p[3] = {1, -0.5f, 0.2f}, a[3] = {7, 7, 7};
+		double pd[3] = {1, -0.5, 0.2}, ad[3];
+		const double lr = 0.1, mu = 0.9, damp = nesterov ? 0 : 0.1, wd = 0.01;
+		for (int t = 1; t <= 3; t++) {
+			float g[3] = {0.5f * t, -0.25f, 0.01f * t};
+			sc_cpu_sgd(p, g, a, 3, lr, mu, damp, wd, nesterov, t);
+			for (int i = 0; i < 3; i++) {
+				double gi = g[i] + wd * pd[i];
+				ad[i] = t == 1 ? gi : mu * ad[i] + (1 - damp) * gi;
+				gi = nesterov ? gi + mu * ad[i] : ad[i];
+				pd[i] -= lr * gi;
+			}
+		}
+		float want[3] = {(float)pd[0], (float)pd[1], (float)pd[2]};
+		CLOSE(p, want, 3, nesterov ? "sgd nesterov" : "sgd momentum dampening");
+	}
+}
+
+Test(optimizer, adam_weight_decay_has_no_bias_correction)
+{
+	float p[3] = {1, -0.5f, 0.2f}, m[3] = {0}, v[3] = {0};
+	double pd[3] = {1, -0.5, 0.2}, md[3] = {0}, vd[3] = {0};
+	const double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-6, wd = 0.1;
+	for (int t = 1; t <= 3; t++) {
+		float g[3] = {0.5f * t, -0.25f, 0.01f * t};
+		sc_cpu_adam_weight_decay(p, g, m, v, 3, lr, b1, b2, eps, wd);
+		for (int i = 0; i < 3; i++) {
+			md[i] = b1 * md[i] + (1 - b1) * g[i];
+			vd[i] = b2 * vd[i] + (1 - b2) * g[i] * g[i];
+			pd[i] -= lr * (md[i] / (sqrt(vd[i]) + eps) + wd * pd[i]);
+		}
+	}
+	float want[3] = {(float)pd[0], (float)pd[1], (float)pd[2]};
+	CLOSE(p, want, 3, "adamw after 3 steps");
+	/* without bias correction the first step is lr (1-b1)/sqrt(1-b2) ~ 3.16 lr */
+	float q = 1, mq = 0, vq = 0;
+	sc_cpu_adam_weight_decay(&q, (const float[]){1}, &mq, &vq, 1, 0.01, 0.9, 0.999, 1e-6, 0);
+	cr_assert(fabsf(q - (1 - 0.01f * 0.1f / sqrtf(0.001f))) < 1e-5f);
+}
+
+Test(optimizer, clip_by_global_norm)
+{
+	const float a[2] = {3, 0}, b[1] = {4};
+	float sq, y[2];
+	sc_cpu_sum_squares((const float *const[]){a, b}, (const int64_t[]){2, 1}, 2, &sq);
+	cr_assert(sq == 25);
+	sc_cpu_clip_by_norm(a, y, 2, &sq, 1.0);   /* norm 5 > 1: scaled by 1/5 */
+	CLOSE(y, ((const float[]){0.6f, 0}), 2, "clipped");
+	sc_cpu_clip_by_norm(a, y, 2, &sq, 10.0);  /* norm 5 <= 10: unchanged */
+	CLOSE(y, a, 2, "not clipped");
 }
 
 Test(optimizer, adam_matches_mindspore_formula)

@@ -430,6 +430,16 @@ class Gradients(unittest.TestCase):
         g = R.OPS["ReduceMax"][1](np.array([6.0]), [np.array([[1.0, 3.0, 3.0]])], {"axis": 1})[0]
         np.testing.assert_array_equal(g, [[0.0, 3.0, 3.0]])
 
+    def test_maximum_minimum_split_ties(self):
+        # MindSpore's MaximumGrad: a tie gives each operand half of the gradient
+        a, b, g = np.array([1.0, 2.0, 3.0]), np.array([2.0]), np.ones(3)
+        da, db = R.OPS["Maximum"][1](g, [a, b], {})
+        np.testing.assert_array_equal(da, [0.0, 0.5, 1.0])
+        np.testing.assert_array_equal(db, [1.5])
+        da, db = R.OPS["Minimum"][1](g, [a, b], {})
+        np.testing.assert_array_equal(da, [1.0, 0.5, 0.0])
+        np.testing.assert_array_equal(db, [1.5])
+
     def test_shape_ops(self):
         x = rng(1).normal(size=(2, 3, 4))
         self.check("Reshape", [x], {"shape": (6, -1)})
@@ -625,6 +635,81 @@ class Optimizers(TempDir):
         g = np.load(os.path.join(self.dir, "param_gamma.npy"))
         np.testing.assert_allclose(w, [0.3001272, 0.3001272], rtol=1e-6)
         np.testing.assert_allclose(g, [0.3, 0.3], rtol=1e-6)
+
+    def test_sgd_momentum_dampening(self):
+        # nn.SGD's kernel: the first step sets the accumulation to the gradient (no dampening)
+        # step 1: g = 1.0, a = 1.0, w = 0.5 - 0.1 = 0.4
+        # step 2: g = 0.8, a = 0.9 * 1.0 + (1 - 0.5) * 0.8 = 1.3, w = 0.4 - 0.13 = 0.27
+        _, w, g = self.train("SGD(learning_rate: 0.1, momentum: 0.9, dampening: 0.5)")
+        np.testing.assert_allclose(w, [0.27, 0.27], rtol=1e-6)
+        np.testing.assert_allclose(g, [0.27, 0.27], rtol=1e-6)
+
+    def test_sgd_nesterov_decays_every_parameter(self):
+        # g' = g + 0.5 p, a as above, p -= lr (g' + 0.9 a); nn.SGD's kernel decays gamma too
+        # step 1: g' = 1.25, a = 1.25, p = 0.5 - 0.1 * 2.375 = 0.2625
+        # step 2: g' = 0.525 + 0.13125 = 0.65625, a = 1.125 + 0.65625 = 1.78125,
+        #         p = 0.2625 - 0.1 * (0.65625 + 1.603125) = 0.0365625
+        _, w, g = self.train("SGD(learning_rate: 0.1, momentum: 0.9, weight_decay: 0.5, nesterov: true)")
+        np.testing.assert_allclose(w, [0.0365625] * 2, rtol=1e-5)
+        np.testing.assert_allclose(g, [0.0365625] * 2, rtol=1e-5)
+
+    def test_momentum_nesterov_weight_decay_skips_gamma(self):
+        # v = 0.9 v + g'; p -= lr g' + lr 0.9 v; w decays (g' = g + 0.5 w), gamma does not
+        # w:     as SGD with nesterov above: 0.0365625
+        # gamma: step 1: g = 1, v = 1, gamma = 0.5 - 0.19 = 0.31
+        #        step 2: g = 0.62, v = 1.52, gamma = 0.31 - (0.062 + 0.1368) = 0.1112
+        _, w, g = self.train("Momentum(learning_rate: 0.1, momentum: 0.9, weight_decay: 0.5, use_nesterov: true)")
+        np.testing.assert_allclose(w, [0.0365625] * 2, rtol=1e-5)
+        np.testing.assert_allclose(g, [0.1112] * 2, rtol=1e-5)
+
+    def test_adam_weight_decay_has_no_bias_correction(self):
+        # loss = sum(w + gamma): g = 1. nn.AdamWeightDecay, eps 1e-6 by default:
+        # m = 0.9 m + 0.1, v = 0.999 v + 0.001, p -= lr (m / (sqrt(v) + eps) + 0.5 p), gamma not decayed
+        model = self.write("m.ir", SQUARE_MODEL.replace("Square", "Neg").replace("%s = Add(%sw, %sg)",
+                           "%s = Add(%w, %gamma)").replace("OPT", "AdamWeightDecay(learning_rate: 0.1, weight_decay: 0.5)"))
+        status, _, err = run_cli([model, "--output-dir", self.dir])
+        self.assertEqual(status, 0, err)
+        want_w, want_g, m, v = 0.5, 0.5, 0.0, 0.0
+        for _ in range(2):
+            m, v = 0.9 * m + 0.1, 0.999 * v + 0.001
+            u = m / (math.sqrt(v) + 1e-6)
+            want_w -= 0.1 * (u + 0.5 * want_w)
+            want_g -= 0.1 * u
+        # step 1 moves gamma by lr * 0.1 / sqrt(0.001) = 0.316: no bias correction (Adam's would be 0.1)
+        self.assertAlmostEqual(0.5 - 0.1 * 0.1 / (math.sqrt(0.001) + 1e-6), 0.18378, places=5)
+        np.testing.assert_allclose(np.load(os.path.join(self.dir, "param_w.npy")), [want_w] * 2, rtol=1e-5)
+        np.testing.assert_allclose(np.load(os.path.join(self.dir, "param_gamma.npy")), [want_g] * 2, rtol=1e-5)
+
+    def test_clip_global_norm(self):
+        # g = 2p = 1 on four elements: global norm 2, clipped to 1 (g = 0.5), w = 0.5 - 0.05 = 0.45;
+        # step 2: g = 0.9, norm 1.8, clipped to 0.5 again: w = 0.4. A large clip changes nothing.
+        model = self.write("m.ir", SQUARE_MODEL.replace("OPT", "SGD(learning_rate: 0.1)").replace(
+                           "steps: 2", "steps: 2, clip_global_norm: 1.0"))
+        status, _, err = run_cli([model, "--output-dir", self.dir])
+        self.assertEqual(status, 0, err)
+        np.testing.assert_allclose(np.load(os.path.join(self.dir, "param_w.npy")), [0.4, 0.4], rtol=1e-6)
+        np.testing.assert_allclose(np.load(os.path.join(self.dir, "param_gamma.npy")), [0.4, 0.4], rtol=1e-6)
+        model = self.write("m.ir", SQUARE_MODEL.replace("OPT", "SGD(learning_rate: 0.1)").replace(
+                           "steps: 2", "steps: 2, clip_global_norm: 10"))
+        status, _, err = run_cli([model, "--output-dir", self.dir])
+        self.assertEqual(status, 0, err)
+        np.testing.assert_allclose(np.load(os.path.join(self.dir, "param_w.npy")), [0.32, 0.32], rtol=1e-6)
+
+    def test_optimizer_options_are_checked(self):
+        for opt, msg in (("SGD(nesterov: true)", "nesterov needs momentum > 0"),
+                         ("SGD(momentum: 0.9, nesterov: 1)", "'nesterov' is true or false"),
+                         ("SGD(dampening: -1)", "'dampening' is at least 0"),
+                         ("Momentum(learning_rate: 0.1, momentum: 0.9, use_nesterov: 2)", "true or false"),
+                         ("AdamWeightDecay(beta2: 1.5)", "'beta2' is between 0 and 1"),
+                         ("AdamWeightDecay(momentum: 0.9)", "AdamWeightDecay has no argument 'momentum'")):
+            model = self.write("m.ir", SQUARE_MODEL.replace("OPT", opt))
+            status, _, err = run_cli([model, "--output-dir", self.dir])
+            self.assertEqual(status, 1, opt)
+            self.assertIn(msg, err, opt)
+        model = self.write("m.ir", SQUARE_MODEL.replace("OPT", "SGD").replace("steps: 2", "clip_global_norm: -1"))
+        status, _, err = run_cli([model, "--output-dir", self.dir])
+        self.assertEqual(status, 1)
+        self.assertIn("clip_global_norm is a number greater than 0", err)
 
     def test_steps_flag_overrides(self):
         model = self.write("m.ir", SQUARE_MODEL.replace("OPT", "SGD(learning_rate: 0.1)"))

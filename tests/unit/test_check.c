@@ -894,6 +894,72 @@ Test(train, every_optimizer_argument)
 	run_free(r);
 }
 
+/* nn.SGD's, nn.Momentum's and nn.AdamWeightDecay's options with MindSpore's
+ * defaults, and gradient clipping by global norm. */
+Test(train, mindspore_optimizer_options)
+{
+	Run *r = compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(learning_rate: 0.2, momentum: 0.9, dampening: 0.1, "
+	                            "weight_decay: 0.01)}"));
+	expect_clean(r);
+	const Train *t = r->m->train;
+	cr_assert_eq(t->optimizer, OPT_SGD);
+	cr_assert_eq(t->momentum, 0.9);
+	cr_assert_eq(t->dampening, 0.1);
+	cr_assert_eq(t->weight_decay, 0.01);
+	cr_assert_not(t->nesterov);
+	cr_assert_eq(t->clip_global_norm, 0);
+	run_free(r);
+
+	r = compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(momentum: 0.9, nesterov: true), clip_global_norm: 1}"));
+	expect_clean(r);
+	cr_assert(r->m->train->nesterov);
+	cr_assert_eq(r->m->train->learning_rate, 0.1);
+	cr_assert_eq(r->m->train->dampening, 0);
+	cr_assert_eq(r->m->train->clip_global_norm, 1.0);
+	run_free(r);
+
+	r = compile(TRAIN(MLP, "{loss: %loss, optimizer: Momentum(learning_rate: 0.1, momentum: 0.9, weight_decay: 1e-4, "
+	                       "use_nesterov: true)}"));
+	expect_clean(r);
+	cr_assert_eq(r->m->train->optimizer, OPT_MOMENTUM);
+	cr_assert_eq(r->m->train->weight_decay, 1e-4);
+	cr_assert(r->m->train->nesterov);
+	run_free(r);
+
+	r = compile(TRAIN(MLP, "{loss: %loss, optimizer: AdamWeightDecay}"));   /* MindSpore's defaults */
+	expect_clean(r);
+	t = r->m->train;
+	cr_assert_eq(t->optimizer, OPT_ADAM_WEIGHT_DECAY);
+	cr_assert_eq(t->learning_rate, 1e-3);
+	cr_assert_eq(t->beta1, 0.9);
+	cr_assert_eq(t->beta2, 0.999);
+	cr_assert_eq(t->eps, 1e-6);
+	cr_assert_eq(t->weight_decay, 0);
+	run_free(r);
+}
+
+Test(train, optimizer_options_checked_as_mindspore_does)
+{
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(nesterov: true)}")),
+	            "t.ir:7:32: error: SGD with nesterov needs momentum > 0 and dampening 0 (as MindSpore's nn.SGD)");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(momentum: 0.9, dampening: 0.5, nesterov: true)}")),
+	            "t.ir:7:32: error: SGD with nesterov needs momentum > 0 and dampening 0 (as MindSpore's nn.SGD)");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(nesterov: 1)}")),
+	            "t.ir:7:46: error: 'nesterov' is true or false");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(momentum: -0.5)}")),
+	            "t.ir:7:46: error: SGD's 'momentum' is at least 0");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: Momentum(learning_rate: 0.1, momentum: 0.9, "
+	                               "weight_decay: -1)}")),
+	            "t.ir:7:90: error: Momentum's 'weight_decay' is at least 0");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: AdamWeightDecay(beta1: 1.0)}")),
+	            "t.ir:7:55: error: AdamWeightDecay's 'beta1' is between 0 and 1, both excluded");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: Adam(eps: 0)}")),
+	            "t.ir:7:42: error: Adam's 'eps' is greater than 0");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, clip_global_norm: 0}")),
+	            "t.ir:7:39: error: clip_global_norm is a number greater than 0 (the largest global norm of the "
+	            "gradients)");
+}
+
 Test(train, loss_must_be_a_scalar)
 {
 	expect_only(compile(TRAIN("  %y = MatMul(%x, %w)\n  return %y\n", "{loss: %y}")),
@@ -916,18 +982,20 @@ Test(train, missing_loss)
 Test(train, unknown_optimizer_argument)
 {
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: Momentum(learning_rate: 0.2, momentum: 0.1, beta1: 0.9)}")),
-	            "t.ir:7:76: error: Momentum has no argument 'beta1' (it takes learning_rate, momentum)");
+	            "t.ir:7:76: error: Momentum has no argument 'beta1' (it takes learning_rate, momentum, weight_decay, "
+	            "use_nesterov)");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: Momentum(momentum: 0.9)}")),
 	            "t.ir:7:32: error: Momentum needs learning_rate and momentum (MindSpore's nn.Momentum has no default), "
 	            "e.g. Momentum(learning_rate: 0.1, momentum: 0.9)");
-	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(momentum: 0.9)}")),
-	            "t.ir:7:36: error: SGD has no argument 'momentum' (it takes learning_rate)");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(beta1: 0.9)}")),
+	            "t.ir:7:36: error: SGD has no argument 'beta1' (it takes learning_rate, momentum, dampening, "
+	            "weight_decay, nesterov)");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(0.1)}")),
 	            "t.ir:7:36: error: name the optimizer's arguments: SGD(learning_rate: ...)");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(learning_rate: \"fast\")}")),
 	            "t.ir:7:51: error: 'learning_rate' is a number");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: RMSProp(learning_rate: 0.1)}")),
-	            "t.ir:7:32: error: optimizer is SGD(...), Momentum(...) or Adam(...)");
+	            "t.ir:7:32: error: optimizer is SGD(...), Momentum(...), Adam(...) or AdamWeightDecay(...)");
 }
 
 /* An argument named twice is a mistake, as in Python; the second must not
@@ -944,7 +1012,7 @@ Test(train, optimizer_argument_named_twice)
 Test(train, other_keys)
 {
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, epochs: 3}")),
-	            "t.ir:7:21: error: unknown train key 'epochs' (expected loss, optimizer, steps)");
+	            "t.ir:7:21: error: unknown train key 'epochs' (expected loss, optimizer, steps, clip_global_norm)");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, steps: 0}")), "t.ir:7:28: error: steps is a positive integer");
 }
 

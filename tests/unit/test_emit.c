@@ -12,13 +12,9 @@
 
 #include "harness.h"
 
-static Lowered *lower_path(const char *path, const char *mode, Run **run)
+static Lowered *lower_text(const char *name, const char *text, size_t len, const char *mode, Run **run)
 {
-	size_t len;
-	char *text = read_file(path, &len);
-	cr_assert_not_null(text, "cannot read %s (run the tests from the repository root)", path);
-	Run *r = run_passes(path, text, len, PASSES_SHAPES);
-	free(text);
+	Run *r = run_passes(name, text, len, PASSES_SHAPES);
 	expect_clean(r);
 	if (mode) {
 		Module *holder = NULL;
@@ -33,6 +29,16 @@ static Lowered *lower_path(const char *path, const char *mode, Run **run)
 	cr_assert(assign_strategies(r->m, f, &st, &r->d), "strategies:\n%s", msgs(r));
 	*run = r;
 	return lower(r->m, f, &st);
+}
+
+static Lowered *lower_path(const char *path, const char *mode, Run **run)
+{
+	size_t len;
+	char *text = read_file(path, &len);
+	cr_assert_not_null(text, "cannot read %s (run the tests from the repository root)", path);
+	Lowered *l = lower_text(path, text, len, mode, run);
+	free(text);
+	return l;
 }
 
 static int64_t bytes_of(const LValue *v)
@@ -124,16 +130,33 @@ Test(plan, liveness_shares_memory)
 	run_free(r);
 }
 
-static char *rank_text(const char *path, int64_t rank)
+static char *program_text(Lowered *l, Run *r, const char *name, int64_t rank)
 {
-	Run *r;
-	Lowered *l = lower_path(path, NULL, &r);
-	Program *p = emit_plan(l, path);
+	Program *p = emit_plan(l, name);
 	StrBuf b = {0};
 	emit_rank(&b, p, rank);
 	emit_free(p);
 	run_free(r);
 	return b.data;
+}
+
+static char *rank_text(const char *path, int64_t rank)
+{
+	Run *r;
+	Lowered *l = lower_path(path, NULL, &r);
+	return program_text(l, r, path, rank);
+}
+
+static char *rank_text_of(const char *text, int64_t rank)
+{
+	Run *r;
+	Lowered *l = lower_text("t.ir", text, strlen(text), NULL, &r);
+	return program_text(l, r, "t.ir", rank);
+}
+
+static void expect_no_line(const char *text, const char *line)
+{
+	cr_assert_null(strstr(text, line), "unexpected\n  %s\nin\n%s", line, text);
 }
 
 static void expect_line(const char *text, const char *line)
@@ -174,4 +197,73 @@ Test(text, training_step)
 	expect_line(t, "sc_momentum(rt, w2, grad_w2_1, (float *)(slab + ");
 	expect_line(t, "sc_save_npy(rt, out_dir, \"param_w2.npy\", w2, SC_F32, ");
 	free(t);
+}
+
+/* A ReduceMax split along its reduced dim: the maximum's ranks pass the
+ * gradient on, each counts its piece's ties of the maximum and one AllReduce
+ * sums the counts, which the gradient kernel divides by. */
+Test(text, split_reduce_max_counts_ties_over_ranks)
+{
+	char *t = rank_text("tests/e2e/max_ties.ir", 0);
+	expect_line(t, "sc_where_equal(rt, m, m_2, ");
+	expect_line(t, "sc_count_equal(rt, w, m_2, ties_m, (const int64_t[]){4, 2}, 2, (const int[]){1}, 1);");
+	expect_line(t, "SC_F32, 2, SC_SUM);  /* gradient of %m, the ties counted over the ranks that split the reduced dims");
+	expect_line(t, "sc_reduce_max_grad(rt, w, m, grad_m, ties_m_3, grad_w, ");
+	expect_line(t, "sc_count_equal(rt, y_2, m3_1, ties_m3, (const int64_t[]){2, 2}, 2, (const int[]){0, 1}, 2);");
+	free(t);
+	t = rank_text("tests/e2e/max_ties_2.ir", 0);   /* ReduceMax over a whole dim: the ties it holds */
+	expect_line(t, "sc_reduce_max_grad(rt, z, rz, grad_rz, NULL, grad_z, ");
+	expect_no_line(t, "sc_count_equal(rt, z, ");
+	free(t);
+}
+
+#define OPT_MODEL(opt, extra)                                                                             \
+	"context {device_num: 4, parallel_mode: \"semi_auto_parallel\"}\n"                                    \
+	"graph @g(%x: <Tensor[Float32], (8, 4)>, %w: <Parameter[Float32], (4, 4)>,\n"                         \
+	"         %gamma: <Parameter[Float32], (4,)>, %wc: <Parameter[Float32], (4, 4)>) {\n"                   \
+	"  %y = MatMul(%x, %w)\n  %z = Mul(%y, %gamma)\n"                                                     \
+	"  %u = MatMul(%z, %wc) {in_strategy: ((1, 1), (1, 4))}\n"                                           \
+	"  %loss = ReduceMean(%u) {axis: (0, 1)}\n  return %loss\n}\n"                                       \
+	"train {loss: %loss, optimizer: " opt extra "}\n"
+
+/* The optimizers' calls with their options; gamma is not decayed but by SGD. */
+Test(text, optimizer_options)
+{
+	char *t = rank_text_of(OPT_MODEL("AdamWeightDecay(learning_rate: 0.01, weight_decay: 0.1)", ""), 1);
+	expect_line(t, "sc_adam_weight_decay(rt, w, grad_w_1, (float *)(slab + ");
+	expect_line(t, ", 0.01, 0.90000000000000002, 0.999, 9.9999999999999995e-07, 0.10000000000000001);");
+	expect_line(t, ", 0.01, 0.90000000000000002, 0.999, 9.9999999999999995e-07, 0);");   /* gamma */
+	expect_no_line(t, "sc_clip_by_norm(");
+	free(t);
+	t = rank_text_of(OPT_MODEL("SGD(momentum: 0.9, dampening: 0.1, weight_decay: 0.1)", ""), 0);
+	expect_line(t, "sc_sgd(rt, gamma, grad_gamma_1, (float *)(slab + ");
+	expect_line(t, ", 0.10000000000000001, 0.90000000000000002, 0.10000000000000001, 0.10000000000000001, 0, step);");
+	free(t);
+	t = rank_text_of(OPT_MODEL("SGD", ""), 0);   /* no momentum: no state */
+	expect_line(t, "sc_sgd(rt, w, grad_w_1, NULL, 16, 0.10000000000000001, 0, 0, 0, 0, step);");
+	free(t);
+	t = rank_text_of(OPT_MODEL("Momentum(learning_rate: 0.1, momentum: 0.9, weight_decay: 0.5, use_nesterov: true)", ""),
+	                 0);
+	expect_line(t, ", 16, 0.10000000000000001, 0.90000000000000002, 0.5, 1);");
+	expect_line(t, ", 4, 0.10000000000000001, 0.90000000000000002, 0, 1);");   /* gamma */
+	free(t);
+}
+
+/* clip_global_norm: each rank sums the squares of the gradient pieces it
+ * holds the first copy of (w and gamma are replicated: rank 0 only; wc's
+ * columns are split: every rank), one AllReduce over every rank, then each
+ * gradient is scaled before the update. */
+Test(text, clip_global_norm)
+{
+	const char *model = OPT_MODEL("SGD(learning_rate: 0.1)", ", clip_global_norm: 1.5");
+	char *t0 = rank_text_of(model, 0), *t2 = rank_text_of(model, 2);
+	expect_line(t0, "sc_sum_squares(rt, (const float *const[]){grad_w_1, grad_gamma_1, grad_wc}, "
+	                "(const int64_t[]){16, 4, 4}, 3, grad_sqnorm);");
+	expect_line(t2, "sc_sum_squares(rt, (const float *const[]){grad_wc}, (const int64_t[]){4}, 1, grad_sqnorm);");
+	expect_line(t0, "sc_all_reduce(rt, g");
+	expect_line(t0, "grad_sqnorm, grad_sqnorm_1, SC_F32, 1, SC_SUM);  /* the gradients' squared global norm");
+	expect_line(t0, "sc_clip_by_norm(rt, grad_w_1, grad_w__2, 16, grad_sqnorm_1, 1.5);");
+	expect_line(t0, "sc_sgd(rt, w, grad_w__2, NULL, 16, ");
+	free(t0);
+	free(t2);
 }
