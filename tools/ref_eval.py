@@ -1297,6 +1297,25 @@ def emit_graph(prog, module, gi, env):
     return outs
 
 
+# The most operators the entry may have once its Calls are inlined (the
+# compiler's limit too): 40 graphs each calling the one before twice are 2 KB
+# of text and 2^40 operators.
+INLINE_LIMIT = 10_000_000
+
+
+def inlined_size(module, gi, memo):
+    """Operators graph `gi` has once its Calls are inlined (capped just over the limit)."""
+    if gi not in memo:
+        n = 0
+        for st in module.graphs[gi].stmts:
+            ref = st.attrs.get("graph") if st.op == "Call" else None
+            ci = next((k for k, h in enumerate(module.graphs[:gi]) if h.name == ref.name), None) \
+                if isinstance(ref, GraphRef) else None
+            n = min(n + (inlined_size(module, ci, memo) if ci is not None else 1), INLINE_LIMIT + 1)
+        memo[gi] = n
+    return memo[gi]
+
+
 def emit_call(prog, module, gi, st, ins):
     ref = st.attrs.get("graph")
     if not isinstance(ref, GraphRef):
@@ -1316,10 +1335,26 @@ def emit_call(prog, module, gi, st, ins):
     return outs[0]
 
 
+def check_inlined_size(module, gi, memo):
+    """Refuses, at the Call that crosses it, an entry over INLINE_LIMIT operators once inlined."""
+    if inlined_size(module, gi, memo) <= INLINE_LIMIT:
+        return
+    n = 0
+    for st in module.graphs[gi].stmts:
+        ref = st.attrs.get("graph") if st.op == "Call" else None
+        ci = next((k for k, h in enumerate(module.graphs[:gi]) if h.name == ref.name), None) \
+            if isinstance(ref, GraphRef) else None
+        n += inlined_size(module, ci, memo) if ci is not None else 1
+        if n > INLINE_LIMIT:
+            raise ModelError(st.op_offset, "inlining @%s here takes @%s over %d operators"
+                             % (ref.name, module.graphs[gi].name, INLINE_LIMIT))
+
+
 def flatten(module):
     prog = Program()
     gi = len(module.graphs) - 1
     entry = module.graphs[gi]
+    check_inlined_size(module, gi, {})
     env = {}
     for p in entry.params:
         if p.name in env:
