@@ -134,17 +134,22 @@ variants=(
 	"sgd_momentum_dampening_decay_clip|SGD(learning_rate: LR, momentum: 0.9, dampening: 0.1, weight_decay: 0.01)|0.5"
 	"sgd_nesterov_decay|SGD(learning_rate: LR, momentum: 0.9, nesterov: true, weight_decay: 0.01)|"
 	"momentum_nesterov_decay_clip|Momentum(learning_rate: LR, momentum: 0.9, weight_decay: 0.01, use_nesterov: true)|0.1"
-	"adam_weight_decay_clip|AdamWeightDecay(learning_rate: LR, weight_decay: 0.01)|0.5"
+	"adam_weight_decay_clip|AdamWeightDecay(learning_rate: LR, weight_decay: 0.01)|0.5|1e-2"
 )
+# AdamWeightDecay moves every element by about lr a step whatever its
+# gradient's size, so an element whose gradient is rounding noise (a sum that
+# cancels) moves by lr in a direction float32 and the float64 reference may
+# see differently: against the reference its variant allows 1e-2 (recursive_net
+# measured 4.1e-3, lr 1e-3 over 10 steps); against one device it is exact.
 # Models that train half parameters keep their own optimizer: their
 # tolerances are set for it (and clip_global_norm is Float32-only).
 for model in "$@"; do
 	grep -q '^train' "$model" || continue
 	grep -q 'Parameter\[\(Float16\|BFloat16\)\]' "$model" && continue
 	for v in "${variants[@]}"; do
-		IFS='|' read -r vname opt clip <<<"$v"
+		IFS='|' read -r vname opt clip vrtol <<<"$v"
 		name="$(basename "$model" .ir)+$vname"
-		if ! "$py" - "$model" "$opt" "$clip" >"$tmp/$name.ir" <<'PY'
+		if ! "$py" - "$model" "$opt" "$clip" "$vrtol" >"$tmp/$name.ir" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 train = text.rindex("\ntrain")
@@ -157,6 +162,8 @@ if m:
     text = text[:m.start()] + new + text[m.end():]
 else:
     text = text[:train] + text[train:].replace("{", "{" + new + ", ", 1)
+if sys.argv[4]:
+    text = "# e2e rtol: %s\n" % sys.argv[4] + text
 sys.stdout.write(text)
 PY
 		then
