@@ -1075,16 +1075,6 @@ static void explain(Search *x, double cost, FILE *out)
 	free(cand);
 }
 
-static const char *human_bytes(char *buf, double b)
-{
-	static const char *const unit[] = {"bytes", "kB", "MB", "GB", "TB"};
-	int u = 0;
-	while (b >= 1000 && u < 4)
-		b /= 1000, u++;
-	snprintf(buf, 32, u ? "%.3g %s" : "%.0f %s", b, unit[u]);
-	return buf;
-}
-
 bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d)
 {
 	if (m->ctx.parallel_mode != PM_AUTO || s->device_num < 1)
