@@ -30,6 +30,7 @@ static const char usage[] =
 	"      --dataset-strategy D  full_batch | data_parallel | ((8, 1), (8,))\n"
 	"      --seed S              seed of the deterministic initializers\n"
 	"      --strategy-out FILE   save every operator's strategy as JSON\n"
+	"      --dot FILE            write the graph, strategies, costs and communication as Graphviz DOT\n"
 	"      --strategy-in FILE    load every operator's strategy from JSON (no search)\n"
 	"      --cluster FILE        JSON description of devices and links (the search's cost model)\n"
 	"      --explain             print each operator's strategy, its cost and the runner-up\n"
@@ -40,7 +41,7 @@ static const char usage[] =
 typedef struct {
 	const char *model, *outdir;
 	bool check_only, dump_ir, time, explain;
-	const char *strategy_in, *strategy_out, *cluster;
+	const char *strategy_in, *strategy_out, *cluster, *dot;
 	const char *override_key[8];
 	const char *override_flag[8];   /* as typed, for messages */
 	const char *override_text[8];
@@ -69,7 +70,7 @@ static void add_override(Options *o, const char *key, const char *flag, const ch
 
 static void parse_args(int argc, char **argv, Options *o)
 {
-	enum { O_CHECK = 256, O_DUMP, O_DEV, O_PM, O_SM, O_DS, O_SEED, O_SOUT, O_SIN, O_CLUSTER, O_VERSION, O_TIME, O_EXPLAIN };
+	enum { O_CHECK = 256, O_DUMP, O_DEV, O_PM, O_SM, O_DS, O_SEED, O_SOUT, O_SIN, O_CLUSTER, O_VERSION, O_TIME, O_EXPLAIN, O_DOT };
 	static const struct option longs[] = {
 		{"output", required_argument, 0, 'o'}, {"check", no_argument, 0, O_CHECK},
 		{"dump-ir", no_argument, 0, O_DUMP}, {"device-num", required_argument, 0, O_DEV},
@@ -78,7 +79,7 @@ static void parse_args(int argc, char **argv, Options *o)
 		{"strategy-out", required_argument, 0, O_SOUT}, {"strategy-in", required_argument, 0, O_SIN},
 		{"cluster", required_argument, 0, O_CLUSTER}, {"help", no_argument, 0, 'h'},
 		{"version", no_argument, 0, O_VERSION}, {"time", no_argument, 0, O_TIME},
-		{"explain", no_argument, 0, O_EXPLAIN}, {0, 0, 0, 0},
+		{"explain", no_argument, 0, O_EXPLAIN}, {"dot", required_argument, 0, O_DOT}, {0, 0, 0, 0},
 	};
 	opterr = 0;
 	int c;
@@ -99,6 +100,7 @@ static void parse_args(int argc, char **argv, Options *o)
 		case O_SOUT: o->strategy_out = optarg; break;
 		case O_SIN: o->strategy_in = optarg; break;
 		case O_CLUSTER: o->cluster = optarg; break;
+		case O_DOT: o->dot = optarg; break;
 		case ':': usage_error("option %s needs a value", argv[optind - 1]);
 		default: usage_error("unknown option '%s'", argv[optind - 1]);
 		}
@@ -136,7 +138,7 @@ static void apply_overrides(Module *m, const Options *o, Module **holders)
 	}
 }
 
-/* --strategy-out FILE: written whole or not at all. */
+/* --strategy-out FILE, --dot FILE: written whole or not at all. */
 static void write_path(const char *path, char *text)
 {
 	if (!write_file(path, text, strlen(text))) {
@@ -209,8 +211,8 @@ int main(int argc, char **argv)
 		ok = r == 0;
 	}
 	/* Lowering reports nothing (every model error is found above), so a
-	 * --check run stops here, unless it is to save the strategies. */
-	Lowered *low = ok && (!o.check_only || o.strategy_out) ? lower(m, flat, &strategies) : NULL;
+	 * --check run stops here, unless it is to save the strategies or the DOT. */
+	Lowered *low = ok && (!o.check_only || o.strategy_out || o.dot) ? lower(m, flat, &strategies) : NULL;
 	ok = ok && (o.check_only || emit_check(low, &d));
 	double t_lower = now();
 
@@ -234,6 +236,8 @@ int main(int argc, char **argv)
 	} else {
 		if (o.strategy_out)
 			write_path(o.strategy_out, strategy_json(low));
+		if (o.dot)
+			write_path(o.dot, dot_graph(low, &search.cluster));
 	}
 	if (status == 0 && !o.check_only)
 		status = outdir_write(o.outdir, m, low, o.model, o.dump_ir);

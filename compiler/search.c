@@ -1075,14 +1075,72 @@ static void explain(Search *x, double cost, FILE *out)
 	free(cand);
 }
 
-static const char *human_bytes(char *buf, double b)
+/* The least any strategy can need a device: every parameter (with its
+ * optimizer state) and every operator output split over all devices. */
+static double least_memory(const Search *x)
 {
-	static const char *const unit[] = {"bytes", "kB", "MB", "GB", "TB"};
-	int u = 0;
-	while (b >= 1000 && u < 4)
-		b /= 1000, u++;
-	snprintf(buf, 32, u ? "%.3g %s" : "%.0f %s", b, unit[u]);
-	return buf;
+	const Graph *g = x->g;
+	double mem = 0;
+	for (int v = 0; v < g->nnodes; v++)
+		if (searchable(x, v)) {
+			const Type *t = &g->values[g->nodes[v].result].type;
+			double elems = 1;
+			for (int d = 0; d < t->rank; d++)
+				elems *= (double)t->dims[d];
+			mem += elems * (double)dtype_bytes(t->dtype) / (double)x->n;
+		}
+	for (int p = 0; p < g->nparams; p++) {
+		const Type *t = &g->values[p].type;
+		if (!is_param(x, p))
+			continue;
+		double elems = 1;
+		for (int d = 0; d < t->rank; d++)
+			elems *= (double)t->dims[d];
+		mem += x->mem_factor * elems * (double)dtype_bytes(t->dtype) / (double)x->n;
+	}
+	return mem;
+}
+
+/* The strategies need `mem` a device, more than the cluster gives. Whether
+ * more devices are needed (even everything split over all of them does not
+ * fit), or a better plan: the double-recursive search's, when propagation
+ * chose and D-Rec's plan fits, else in_strategy on the large operators. */
+static void report_memory(Search *x, double mem, const SearchOptions *o, Diag *d)
+{
+	const Module *m = x->m;
+	const Graph *entry = module_entry(m);
+	double have = o->cluster.memory, least = least_memory(x);
+	char need_s[32], have_s[32], least_s[32], drec_s[32];
+	human_bytes(need_s, mem);
+	human_bytes(have_s, have);
+	human_bytes(least_s, least);
+	bool prop = m->ctx.search_mode != SM_RECURSIVE;
+	const char *who = prop ? "sharding propagation's strategies" : "the double-recursive search's strategies";
+	if (least > have) {
+		diag_error(d, m->src, entry->name_span, "no strategy fits: %s need %s a device (parameters, optimizer "
+		           "state and activations) and even with every tensor split over all %lld devices the model "
+		           "needs %s, over the %s a device holds; use more devices, a smaller batch or a cluster with "
+		           "more memory (--cluster)", who, need_s, (long long)x->n, least_s, have_s);
+		return;
+	}
+	if (prop) {
+		recursive(x);
+		double drec;
+		total(x, &drec);
+		human_bytes(drec_s, drec);
+		if (drec <= have) {
+			diag_error(d, m->src, entry->name_span, "no strategy fits: %s need %s a device (parameters, "
+			           "optimizer state and activations), over the %s a device holds, but the double-recursive "
+			           "search finds strategies that need %s; try --search-mode recursive_programming, or "
+			           "annotate the large operators with in_strategy", who, need_s, have_s, drec_s);
+			return;
+		}
+	}
+	diag_error(d, m->src, entry->name_span, "no strategy fits: %s need %s a device (parameters, optimizer state "
+	           "and activations), over the %s a device holds%s%s%s; split over all %lld devices the model would "
+	           "need %s: annotate the large operators with in_strategy, or use more devices or a cluster with "
+	           "more memory (--cluster)", who, need_s, have_s, prop ? " (the double-recursive search's need " : "",
+	           prop ? drec_s : "", prop ? ")" : "", (long long)x->n, least_s);
 }
 
 bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d)
@@ -1110,15 +1168,9 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 	double mem, cost = total(&x, &mem);
 	if (o->explain)
 		explain(&x, cost, o->out ? o->out : stdout);
-	bool ok = true;
-	if (mem > o->cluster.memory) {
-		const Graph *entry = module_entry(m);
-		char need[32], have[32];
-		diag_error(d, m->src, entry->name_span, "no strategy fits: the strategies found need %s a device "
-		           "(parameters, optimizer state and activations) but a device holds %s; use more devices or "
-		           "a cluster with more memory (--cluster)", human_bytes(need, mem), human_bytes(have, o->cluster.memory));
-		ok = false;
-	}
+	bool ok = mem <= o->cluster.memory;
+	if (!ok)
+		report_memory(&x, mem, o, d);
 	search_done(&x);
 	return ok;
 }

@@ -710,6 +710,14 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank);
 char *manifest_json(const Lowered *l);
 char *strategy_json(const Lowered *l);
 
+/* ---- dot.c: --dot FILE ------------------------------------------------- */
+
+/* Requires a Lowered program. malloc'd Graphviz DOT text of the flat graph:
+ * every operator with its strategy and its cost under cluster c, every input
+ * and parameter with its layout, every edge with the redistribution it needs
+ * and its bytes a rank (drawn heavier and redder the more it sends). */
+char *dot_graph(const Lowered *l, const Cluster *c);
+
 /* ---- emit.c: the per-rank C programs, Makefile and run.sh (docs/output.md) */
 
 typedef struct Program Program;      /* the buffer plan and groups every rank shares */

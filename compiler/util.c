@@ -400,3 +400,13 @@ bool write_file(const char *path, const char *data, size_t len)
 	errno = err;
 	return ok;
 }
+
+const char *human_bytes(char *buf, double b)
+{
+	static const char *const unit[] = {"bytes", "kB", "MB", "GB", "TB"};
+	int u = 0;
+	while (b >= 1000 && u < 4)
+		b /= 1000, u++;
+	snprintf(buf, 32, u ? "%.3g %s" : "%.0f %s", b, unit[u]);
+	return buf;
+}

@@ -69,5 +69,7 @@ char *read_file(const char *path, size_t *len);
  * no half-written file is ever seen; false and errno set on failure (the
  * temporary removed). */
 bool write_file(const char *path, const char *data, size_t len);
+/* b bytes as `512 bytes`, `2.56 kB`, `1.5 MB` (powers of 1000) in buf (32 bytes); returns buf. */
+const char *human_bytes(char *buf, double b);
 
 #endif

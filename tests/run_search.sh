@@ -8,7 +8,11 @@
 #     rank (manifest.json's comm_bytes_per_rank) than the same stack with
 #     tools/gen_gpt.py's hand-written Megatron column/row strategies, forward
 #     only and with training (--train: forward and backward of one step);
-#   - --strategy-in skips the search (and its memory estimate).
+#   - --strategy-in skips the search (and its memory estimate);
+#   - --dot: the MatMul -> ReLU sample's DOT equals tests/dot/matmul_relu_semi.dot
+#     (with --check and with -o), is written whole (no FILE.tmp left behind),
+#     a write error is exit 4, and the DOT parses with graphviz's `dot` when
+#     it is installed (UPDATE=1 rewrites the expected file).
 # Last line: N passed, N failed.
 shardc=${1:?usage: run_search.sh SHARDC}
 tmp=$(mktemp -d)
@@ -75,5 +79,25 @@ tail -n +2 "$tmp/big_semi/rank_3.c" >"$tmp/want"   # line 1 names the model file
 if "$shardc" "$tmp/big.ir" --cluster "$tmp/small.json" --strategy-in "$tmp/big.json" -o "$tmp/big" 2>"$tmp/err" &&
 	tail -n +2 "$tmp/big/rank_3.c" | cmp -s - "$tmp/want"; then ok; else
 	bad "--strategy-in with strategies that fit a small device: $(cat "$tmp/err")"; fi
+# --dot: golden, with --check and with -o; write errors; parsing.
+want=tests/dot/matmul_relu_semi.dot
+if [ "${UPDATE:-0}" = 1 ]; then "$shardc" ir-samples/matmul_relu_semi.ir --check --dot "$want"; fi
+if "$shardc" ir-samples/matmul_relu_semi.ir --check --dot "$tmp/mr.dot" 2>"$tmp/err" && cmp -s "$tmp/mr.dot" "$want"
+then ok; else bad "--dot: matmul_relu_semi differs from $want"; diff -u "$want" "$tmp/mr.dot" | head -30; cat "$tmp/err"; fi
+if "$shardc" ir-samples/matmul_relu_semi.ir -o "$tmp/mr" --dot "$tmp/mr2.dot" && cmp -s "$tmp/mr2.dot" "$want" &&
+	[ -z "$(ls "$tmp" | grep '\.tmp')" ]; then ok; else bad "--dot with -o: not the same DOT, or a temporary left"; fi
+"$shardc" ir-samples/matmul_relu_semi.ir --check --dot "$tmp/no/such/dir/x.dot" 2>"$tmp/err"
+st=$?
+if [ "$st" = 4 ] && grep -q "shardc: cannot write $tmp/no/such/dir/x.dot: No such file or directory" "$tmp/err"
+then ok; else bad "--dot into a missing folder: exit $st (want 4): $(cat "$tmp/err")"; fi
+if command -v dot >/dev/null 2>&1; then
+	for f in "$want" "$tmp/gpt_drec.ir"; do
+		case $f in *.ir) "$shardc" "$f" --check --dot "$tmp/g.dot" || bad "--dot $f"; f=$tmp/g.dot ;; esac
+		if dot -Tsvg "$f" -o "$tmp/g.svg" 2>"$tmp/err" && [ ! -s "$tmp/err" ]; then ok
+		else bad "dot -Tsvg $f: $(cat "$tmp/err")"; fi
+	done
+else
+	echo "search: graphviz's dot is not installed; the DOT files are not parsed (apt-get install graphviz)"
+fi
 echo "search: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
