@@ -43,6 +43,22 @@ __device__ float warp_sum(float v)
 	return v;
 }
 
+/* The sum of s over the block's threads, in thread 0 (the others get a
+ * partial sum); every thread of the block must call it. */
+__device__ float block_sum(float s)
+{
+	__shared__ float part[THREADS / 32];
+	s = warp_sum(s);
+	if (threadIdx.x % 32 == 0)
+		part[threadIdx.x / 32] = s;
+	__syncthreads();
+	if (threadIdx.x < 32) {
+		s = threadIdx.x < THREADS / 32 ? part[threadIdx.x] : 0;
+		s = warp_sum(s);
+	}
+	return s;
+}
+
 __device__ float warp_max(float v)
 {
 	for (int o = 16; o > 0; o >>= 1)
@@ -550,22 +566,14 @@ __global__ void sparse_ce_grad_k(const float *logits, const void *labels, int la
 
 __global__ void pair_loss_k(int l1, const float *p, const float *t, float *loss, int64_t n)
 {
-	__shared__ float part[THREADS / 32];
 	float s = 0;
 	GRID_LOOP(i, n) {
 		float d = p[i] - t[i];
 		s += l1 ? fabsf(d) : d * d;
 	}
-	s = warp_sum(s);
-	if (threadIdx.x % 32 == 0)
-		part[threadIdx.x / 32] = s;
-	__syncthreads();
-	if (threadIdx.x < 32) {
-		s = threadIdx.x < THREADS / 32 ? part[threadIdx.x] : 0;
-		s = warp_sum(s);
-		if (threadIdx.x == 0)
-			atomicAdd(loss, s / (float)n);
-	}
+	s = block_sum(s);
+	if (threadIdx.x == 0)
+		atomicAdd(loss, s / (float)n);
 }
 
 __global__ void pair_loss_grad_k(int l1, const float *p, const float *t, const float *dloss, float *dp, int64_t n)
@@ -626,19 +634,11 @@ __global__ void adam_weight_decay_k(float *p, const float *g, float *m, float *v
 
 __global__ void sum_squares_k(const float *x, int64_t n, float *out)
 {
-	__shared__ float part[THREADS / 32];
 	float s = 0;
 	GRID_LOOP(i, n) s += x[i] * x[i];
-	s = warp_sum(s);
-	if (threadIdx.x % 32 == 0)
-		part[threadIdx.x / 32] = s;
-	__syncthreads();
-	if (threadIdx.x < 32) {
-		s = threadIdx.x < THREADS / 32 ? part[threadIdx.x] : 0;
-		s = warp_sum(s);
-		if (threadIdx.x == 0)
-			atomicAdd(out, s);
-	}
+	s = block_sum(s);
+	if (threadIdx.x == 0)
+		atomicAdd(out, s);
 }
 
 __global__ void clip_by_norm_k(const float *x, float *y, int64_t n, const float *sqnorm, float clip)
