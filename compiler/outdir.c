@@ -49,15 +49,8 @@ static void put(Out *o, const char *name, const char *data, size_t len)
 		return;
 	StrBuf path = {0};
 	sb_printf(&path, "%s/%s", o->dir, name);
-	FILE *f = fopen(path.data, "wb");
-	bool ok = f && fwrite(data, 1, len, f) == len;
-	int err = errno;
-	if (f && fclose(f) != 0 && ok) {
-		ok = false;
-		err = errno;
-	}
-	if (!ok) {
-		fprintf(stderr, "shardc: cannot write %s/%s: %s\n", o->shown, name, strerror(err));
+	if (!write_bytes(path.data, data, len)) {
+		fprintf(stderr, "shardc: cannot write %s/%s: %s\n", o->shown, name, strerror(errno));
 		o->failed = true;
 	}
 	sb_free(&path);

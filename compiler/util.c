@@ -379,17 +379,25 @@ char *read_file(const char *path, size_t *len)
 	return buf;
 }
 
-bool write_file(const char *path, const char *data, size_t len)
+bool write_bytes(const char *path, const char *data, size_t len)
 {
-	StrBuf tmp = {0};
-	sb_printf(&tmp, "%s.tmp.%ld", path, (long)getpid());
-	FILE *f = fopen(tmp.data, "wb");
+	FILE *f = fopen(path, "wb");
 	bool ok = f && fwrite(data, 1, len, f) == len;
 	int err = errno;
 	if (f && fclose(f) != 0 && ok) {
 		ok = false;
 		err = errno;
 	}
+	errno = err;
+	return ok;
+}
+
+bool write_file(const char *path, const char *data, size_t len)
+{
+	StrBuf tmp = {0};
+	sb_printf(&tmp, "%s.tmp.%ld", path, (long)getpid());
+	bool ok = write_bytes(tmp.data, data, len);
+	int err = errno;
 	if (ok && rename(tmp.data, path) != 0) {
 		ok = false;
 		err = errno;

@@ -65,6 +65,8 @@ noreturn void die_(const char *file, int line, const char *fmt, ...)
 
 /* Read a whole file; NULL and errno set on failure. Appends a NUL not counted in *len. */
 char *read_file(const char *path, size_t *len);
+/* Write len bytes to path (created or truncated); false and errno set on failure. */
+bool write_bytes(const char *path, const char *data, size_t len);
 /* Write len bytes to path through a temporary file beside it and rename, so
  * no half-written file is ever seen; false and errno set on failure (the
  * temporary removed). */
