@@ -1303,17 +1303,24 @@ def emit_graph(prog, module, gi, env):
 INLINE_LIMIT = 10_000_000
 
 
-def inlined_size(module, gi, memo):
-    """Operators graph `gi` has once its Calls are inlined (capped just over the limit)."""
-    if gi not in memo:
+def callee_index(index, gi, st):
+    """The graph a Call statement of graph `gi` inlines (defined before it), or None."""
+    ref = st.attrs.get("graph") if st.op == "Call" else None
+    ci = index.get(ref.name) if isinstance(ref, GraphRef) else None
+    return ci if ci is not None and ci < gi else None
+
+
+def inlined_sizes(module, index, upto):
+    """Operators each graph up to `upto` has once its Calls are inlined, capped just over
+    the limit; a graph calls only graphs before it, so one pass in file order does."""
+    sizes = []
+    for gi in range(upto + 1):
         n = 0
         for st in module.graphs[gi].stmts:
-            ref = st.attrs.get("graph") if st.op == "Call" else None
-            ci = next((k for k, h in enumerate(module.graphs[:gi]) if h.name == ref.name), None) \
-                if isinstance(ref, GraphRef) else None
-            n = min(n + (inlined_size(module, ci, memo) if ci is not None else 1), INLINE_LIMIT + 1)
-        memo[gi] = n
-    return memo[gi]
+            ci = callee_index(index, gi, st)
+            n = min(n + (sizes[ci] if ci is not None else 1), INLINE_LIMIT + 1)
+        sizes.append(n)
+    return sizes
 
 
 def emit_call(prog, module, gi, st, ins):
@@ -1335,26 +1342,28 @@ def emit_call(prog, module, gi, st, ins):
     return outs[0]
 
 
-def check_inlined_size(module, gi, memo):
+def check_inlined_size(module, gi):
     """Refuses, at the Call that crosses it, an entry over INLINE_LIMIT operators once inlined."""
-    if inlined_size(module, gi, memo) <= INLINE_LIMIT:
+    index = {}
+    for k, g in enumerate(module.graphs):
+        index.setdefault(g.name, k)   # the first graph of a name, as emit_call finds it
+    sizes = inlined_sizes(module, index, gi)
+    if sizes[gi] <= INLINE_LIMIT:
         return
     n = 0
     for st in module.graphs[gi].stmts:
-        ref = st.attrs.get("graph") if st.op == "Call" else None
-        ci = next((k for k, h in enumerate(module.graphs[:gi]) if h.name == ref.name), None) \
-            if isinstance(ref, GraphRef) else None
-        n += inlined_size(module, ci, memo) if ci is not None else 1
+        ci = callee_index(index, gi, st)
+        n += sizes[ci] if ci is not None else 1
         if n > INLINE_LIMIT:
             raise ModelError(st.op_offset, "inlining @%s here takes @%s over %d operators"
-                             % (ref.name, module.graphs[gi].name, INLINE_LIMIT))
+                             % (module.graphs[ci].name, module.graphs[gi].name, INLINE_LIMIT))
 
 
 def flatten(module):
     prog = Program()
     gi = len(module.graphs) - 1
     entry = module.graphs[gi]
-    check_inlined_size(module, gi, {})
+    check_inlined_size(module, gi)
     env = {}
     for p in entry.params:
         if p.name in env:
