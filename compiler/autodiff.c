@@ -275,9 +275,9 @@ static void clip_gradients(Diff *d)
 	}
 }
 
-void differentiate(Lowering *x)
+void differentiate(Lowered *l)
 {
-	Lowered *l = x->l;
+	Lowering *x = l->lowering;
 	const Graph *g = l->flat->g;
 	int nv = l->nvalues, nfwd = l->nops;
 	Diff d = {x, xcalloc((size_t)nv, sizeof(bool)), xmalloc(sizeof(int) * (size_t)nv), NULL, NULL, 0, 0};

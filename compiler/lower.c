@@ -13,7 +13,9 @@
  * until a user needs them whole or split, so a split user gets a
  * ReduceScatter instead of an AllReduce. Returned values are completed the
  * cheapest way (a ReduceScatter when a dim can take the split: output files are
- * assembled from the ranks' pieces, so any complete layout will do). */
+ * assembled from the ranks' pieces, so any complete layout will do). The
+ * forward graph only: differentiate (autodiff.c) appends the backward pass,
+ * continuing from the state kept in Lowered.lowering. */
 #include "lower_internal.h"
 
 #include <stdlib.h>
@@ -408,30 +410,30 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st)
 	l->node_out = arena_alloc(a, sizeof(TensorLayout) * (size_t)(g->nnodes ? g->nnodes : 1));
 	for (int i = 0; i < g->nnodes; i++)
 		l->node_in[i] = arena_alloc(a, sizeof(TensorLayout) * (size_t)(g->nodes[i].nin ? g->nodes[i].nin : 1));
-	Lowering x = {l, a, NULL, NULL, 0, 0};
-	x.vmap = arena_alloc(a, sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
+	Lowering *x = arena_alloc(a, sizeof *x);
+	*x = (Lowering){l, a, NULL, NULL, 0, 0};
+	l->lowering = x;
+	x->vmap = arena_alloc(a, sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
 	l->home = arena_alloc(a, sizeof(TensorLayout) * (size_t)(g->nparams ? g->nparams : 1));
 	for (int p = 0; p < g->nparams; p++)
 		l->home[p] = st->home[p];
 	parameter_homes(l, l->home);
 	for (int p = 0; p < g->nparams; p++) {
-		x.vmap[p] = lower_value(&x, g->values[p].name, &g->values[p].type, &l->home[p]);
-		l->values[x.vmap[p]].param = p;
+		x->vmap[p] = lower_value(x, g->values[p].name, &g->values[p].type, &l->home[p]);
+		l->values[x->vmap[p]].param = p;
 	}
 	l->nparams = g->nparams;
 	for (int i = 0; i < g->nnodes; i++)
-		lower_node(&x, i);
+		lower_node(x, i);
 	l->nret = g->nret;
 	l->rets = arena_alloc(a, sizeof(int) * (size_t)(g->nret ? g->nret : 1));
 	for (int k = 0; k < g->nret; k++)
-		l->rets[k] = complete(&x, x.vmap[g->ret[k]]);
+		l->rets[k] = complete(x, x->vmap[g->ret[k]]);
 	l->loss = -1;
 	if (m->train)
-		l->loss = complete(&x, x.vmap[f->of_entry[m->train->loss]]);
+		l->loss = complete(x, x->vmap[f->of_entry[m->train->loss]]);
 	l->nfwd = l->nops;
 	l->fwd_bytes = l->comm_bytes;
-	if (m->train)
-		differentiate(&x);
 	return l;
 }
 

@@ -1,5 +1,5 @@
 /* lower_internal.h: what lower.c shares with autodiff.c, which extends the
- * same program with its backward pass. */
+ * same program with its backward pass (through Lowered.lowering). */
 #ifndef LOWER_INTERNAL_H
 #define LOWER_INTERNAL_H
 
@@ -11,7 +11,7 @@ typedef struct {
 	int next;                /* the source's next Reuse, -1 at the end */
 } Reuse;
 
-typedef struct {
+typedef struct Lowering {
 	Lowered *l;
 	Arena *a;
 	int *vmap;               /* flat value id -> LValue id of its delivered form */
@@ -28,8 +28,5 @@ LOp *lower_op(Lowering *x, OpKind op, int nin, const char *why);
 int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const char *user);
 /* The global type of a value's tensor. */
 Type lower_global_type(const LValue *v);
-
-/* autodiff.c: appends the backward pass of the train block's loss. */
-void differentiate(Lowering *x);
 
 #endif

@@ -148,6 +148,14 @@ static void write_path(const char *path, char *text)
 	free(text);
 }
 
+/* --time: each stage's seconds, in pipeline order. */
+typedef struct {
+	const char *name[16];
+	double seconds[16];
+	int n;
+	double last, start;
+} Stages;
+
 static double now(void)
 {
 	struct timespec t;
@@ -155,92 +163,126 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* Ends the stage that was running: called after each one. */
+static void stage(Stages *t, const char *name)
+{
+	double n = now();
+	t->name[t->n] = name;
+	t->seconds[t->n++] = n - t->last;
+	t->last = n;
+}
+
+static void print_stages(const Stages *t, const Module *m)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	int nodes = 0;
+	for (int i = 0; i < m->ngraphs; i++)
+		nodes += m->graphs[i]->nnodes;
+	fprintf(stderr, "shardc: %d operators:", nodes);
+	for (int i = 0; i < t->n; i++)
+		fprintf(stderr, " %s %.3f s,", t->name[i], t->seconds[i]);
+	fprintf(stderr, " total %.3f s, peak memory %.1f MB\n", t->last - t->start, (double)ru.ru_maxrss / 1024.0);
+}
+
+/* The model's text; exits with a message when it cannot be read. */
+static char *read_model(const char *path, size_t *len)
+{
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "shardc: %s is a directory, not a model file\n", path);
+		exit(EXIT_USAGE);
+	}
+	char *text = read_file(path, len);
+	if (!text) {
+		fprintf(stderr, "shardc: cannot read %s: %s\n", path, strerror(errno));
+		exit(EXIT_USAGE);
+	}
+	if (*len > (size_t)1 << 30) {
+		fprintf(stderr, "shardc: %s is larger than 1 GiB\n", path);
+		exit(EXIT_USAGE);
+	}
+	return text;
+}
+
+static void report_errors(const Diag *d)
+{
+	if (d->nerrors > MAX_ERRORS)
+		fprintf(stderr, "%d errors (the first %d shown)\n", d->nerrors, MAX_ERRORS);
+	else
+		fprintf(stderr, "%d error%s\n", d->nerrors, d->nerrors == 1 ? "" : "s");
+}
+
+/* The pipeline, one stage a line; each stage runs only when the ones before
+ * it found no error. */
 int main(int argc, char **argv)
 {
 	Options o = {0};
 	parse_args(argc, argv, &o);
-
-	size_t len;
-	struct stat st;
-	if (stat(o.model, &st) == 0 && S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "shardc: %s is a directory, not a model file\n", o.model);
-		return EXIT_USAGE;
-	}
-	char *text = read_file(o.model, &len);
-	if (!text) {
-		fprintf(stderr, "shardc: cannot read %s: %s\n", o.model, strerror(errno));
-		return EXIT_USAGE;
-	}
-	if (len > (size_t)1 << 30) {
-		fprintf(stderr, "shardc: %s is larger than 1 GiB\n", o.model);
-		return EXIT_USAGE;
-	}
-	Diag d = {.out = stderr, .caret = true};
-	Module *holders[8] = {0};
 	SearchOptions search = {.explain = o.explain, .out = stdout, .results_only = o.strategy_in != NULL};
 	cluster_default(&search.cluster);
 	int cl = o.cluster ? cluster_load(o.cluster, &search.cluster, stderr) : 0;
-	if (cl) {
-		free(text);
+	if (cl)
 		return cl == 2 ? EXIT_USAGE : EXIT_MODEL;
-	}
-	double t0 = now();
+	size_t len;
+	char *text = read_model(o.model, &len);
+	Diag d = {.out = stderr, .caret = true};
+	Module *holders[8] = {0};
+	Stages t = {.start = now()};
+	t.last = t.start;
+	/* Lowering reports nothing (every model error is found before it), so a
+	 * --check run stops before it, unless it is to save the strategies or the DOT. */
+	bool lowering = !o.check_only || o.strategy_out || o.dot;
+	int status = 0;
 
 	Module *m = parse_module(o.model, text, (int)len, &d);
-	double t_parse = now();
+	stage(&t, "parse");
 	bool ok = d.nerrors == 0 && check_context(m, &d);
 	if (ok)
 		apply_overrides(m, &o, holders);
 	ok = ok && check_names(m, &d);
-	ok = ok && infer_shapes(m, &d);
-	ok = ok && check_strategies(m, &d);
-	double t_check = now();
+	stage(&t, "check");
+	ok = ok && infer_shapes(m, &d) && check_strategies(m, &d);
+	stage(&t, "infer");
 	FlatGraph *flat = ok ? flatten(m) : NULL;
+	stage(&t, "flatten");
 	Strategies strategies;
 	ok = ok && assign_strategies(m, flat, &strategies, &d);
-	double t_assign = now();
+	stage(&t, "strategies");
 	ok = ok && search_strategies(m, flat, &strategies, &search, &d);
-	double t_search = now();
 	if (ok && o.strategy_in) {
 		int r = strategy_load(o.strategy_in, m, flat, &strategies, &d);
-		if (r == 2) {
-			module_free(m);
-			free(text);
-			return EXIT_USAGE;
-		}
+		status = r == 2 ? EXIT_USAGE : 0;
 		ok = r == 0;
 	}
-	/* Lowering reports nothing (every model error is found above), so a
-	 * --check run stops here, unless it is to save the strategies or the DOT. */
-	Lowered *low = ok && (!o.check_only || o.strategy_out || o.dot) ? lower(m, flat, &strategies) : NULL;
+	stage(&t, "search");
+	Lowered *low = ok && lowering ? lower(m, flat, &strategies) : NULL;
+	stage(&t, "lower");
+	if (low && m->train)
+		differentiate(low);
+	stage(&t, "differentiate");
 	ok = ok && (o.check_only || emit_check(low, &d));
-	double t_lower = now();
+	Program *plan = ok && !o.check_only ? emit_plan(low, o.model) : NULL;
+	stage(&t, "plan memory");
 
-	if (o.time) {
-		struct rusage ru;
-		getrusage(RUSAGE_SELF, &ru);
-		int nodes = 0;
-		for (int i = 0; i < m->ngraphs; i++)
-			nodes += m->graphs[i]->nnodes;
-		fprintf(stderr, "shardc: %d operators: parse %.3f s, check %.3f s, search %.3f s, lower %.3f s, "
-		        "total %.3f s, peak memory %.1f MB\n", nodes, t_parse - t0, t_check - t_parse, t_search - t_assign,
-		        (t_assign - t_check) + (t_lower - t_search), t_lower - t0, (double)ru.ru_maxrss / 1024.0);
-	}
-	int status = 0;
 	if (!ok) {
-		if (d.nerrors > MAX_ERRORS)
-			fprintf(stderr, "%d errors (the first %d shown)\n", d.nerrors, MAX_ERRORS);
-		else
-			fprintf(stderr, "%d error%s\n", d.nerrors, d.nerrors == 1 ? "" : "s");
-		status = EXIT_MODEL;
+		if (status == 0) {
+			report_errors(&d);
+			status = EXIT_MODEL;
+		}
 	} else {
 		if (o.strategy_out)
 			write_path(o.strategy_out, strategy_json(low));
 		if (o.dot)
 			write_path(o.dot, dot_graph(low, &search.cluster));
+		if (plan)
+			status = outdir_write(o.outdir, m, low, plan, o.dump_ir);
 	}
-	if (status == 0 && !o.check_only)
-		status = outdir_write(o.outdir, m, low, o.model, o.dump_ir);
+	stage(&t, "emit and write");
+	if (o.time)
+		print_stages(&t, m);
+	if (plan)
+		emit_free(plan);
 	for (int i = 0; i < 8; i++)
 		module_free(holders[i]);
 	module_free(m);

@@ -117,11 +117,10 @@ static char *shardc_home(void)
 }
 
 /* Every file of OUT into the staging folder. */
-static void put_all(Out *o, const Module *m, const Lowered *low, const char *model, const char *home, bool dump_ir)
+static void put_all(Out *o, const Module *m, const Lowered *low, const Program *p, const char *home, bool dump_ir)
 {
 	put_owned(o, "manifest.json", manifest_json(low));
 	put_owned(o, "strategy.json", strategy_json(low));
-	Program *p = emit_plan(low, model);
 	StrBuf b = {0}, name = {0};
 	for (int64_t r = 0; r < low->device_num && !o->failed; r++) {
 		name.len = b.len = 0;
@@ -129,7 +128,6 @@ static void put_all(Out *o, const Module *m, const Lowered *low, const char *mod
 		emit_rank(&b, p, r);
 		put_sb(o, name.data, &b);
 	}
-	emit_free(p);
 	b.len = 0;
 	emit_makefile(&b, low, home);
 	put_sb(o, "Makefile", &b);
@@ -300,7 +298,7 @@ static int swap_in(const char *staging, const char *target)
 	return r;
 }
 
-int outdir_write(const char *outdir, const Module *m, const Lowered *low, const char *model, bool dump_ir)
+int outdir_write(const char *outdir, const Module *m, const Lowered *low, const Program *p, bool dump_ir)
 {
 	char *home = shardc_home();
 	if (strchr(home, '\n')) {
@@ -325,7 +323,7 @@ int outdir_write(const char *outdir, const Module *m, const Lowered *low, const 
 		status = EXIT_IO;
 	} else {
 		Out o = {.shown = outdir, .dir = staging};
-		put_all(&o, m, low, model, home, dump_ir);
+		put_all(&o, m, low, p, home, dump_ir);
 		if (o.failed)
 			status = EXIT_IO;
 		else if (swap_in(staging, target) != 0) {

@@ -680,6 +680,7 @@ typedef struct {
 	int64_t fwd_bytes;       /* sent by the forward graph */
 	int loss;                /* train: the loss, whole on every rank; -1 without train */
 	int *grad;               /* train: (nparams) each Parameter's gradient in its home layout, -1 otherwise */
+	struct Lowering *lowering; /* lower.c's state (reusable redistributions), which differentiate extends */
 } Lowered;
 
 int64_t dtype_bytes(DType t);
@@ -690,6 +691,13 @@ int64_t dtype_bytes(DType t);
 bool carry_reshape(const TensorLayout *in, const int64_t *idims, const Type *out_t, TensorLayout *out, bool *bad);
 /* Requires strategies assigned. */
 Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st);
+/* ---- autodiff.c: the backward pass ------------------------------------ */
+
+/* Requires a Lowered program of a module with a train block. Appends the
+ * backward pass of the loss: every Parameter's gradient in its home layout
+ * (l->grad), the redistributions' adjoints, clipping by global norm. */
+void differentiate(Lowered *l);
+
 /* op's attributes on `rank`: its group (written to members, room for
  * device_num), a slice's bounds, a split table's row offset. */
 void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a, int64_t *members);
@@ -740,11 +748,11 @@ void emit_run_sh(StrBuf *b, const Lowered *l);
 /* shardc's exit statuses (README "Exit status"). */
 enum { EXIT_MODEL = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3, EXIT_IO = 4 };
 
-/* Requires a Lowered program emit_check accepted. Writes manifest.json,
+/* Requires a Lowered program emit_check accepted and its plan. Writes manifest.json,
  * strategy.json, rank_<r>.c, Makefile, run.sh (and ir/ with dump_ir) into a
  * staging folder beside OUT and swaps it in whole. 0; EXIT_USAGE when OUT
  * is a file or a folder shardc did not write; EXIT_IO when a write failed
- * (message printed, OUT left as it was). model: named in the programs. */
-int outdir_write(const char *outdir, const Module *m, const Lowered *low, const char *model, bool dump_ir);
+ * (message printed, OUT left as it was). */
+int outdir_write(const char *outdir, const Module *m, const Lowered *low, const Program *p, bool dump_ir);
 
 #endif

@@ -50,6 +50,8 @@ static void back_end(Module *m, Diag *d, FILE *devnull)
 	if (!assign_strategies(m, flat, &st, d) || !search_strategies(m, flat, &st, &search, d))
 		return;
 	Lowered *low = lower(m, flat, &st);
+	if (m->train)
+		differentiate(low);
 	if (!emit_check(low, d))
 		return;
 	StrBuf b = {0};

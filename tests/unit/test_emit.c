@@ -28,7 +28,10 @@ static Lowered *lower_text(const char *name, const char *text, size_t len, const
 	Strategies st;
 	cr_assert(assign_strategies(r->m, f, &st, &r->d), "strategies:\n%s", msgs(r));
 	*run = r;
-	return lower(r->m, f, &st);
+	Lowered *l = lower(r->m, f, &st);
+	if (r->m->train)
+		differentiate(l);
+	return l;
 }
 
 static Lowered *lower_path(const char *path, const char *mode, Run **run)
