@@ -22,6 +22,7 @@ shardc=${1:?usage: bench_programs.sh SHARDC DIRECT}
 direct=${2:?usage: bench_programs.sh SHARDC DIRECT}
 seconds=${BENCH_SECONDS:-1}
 repeat=${BENCH_REPEAT:-5}
+export SHARDC_THREADS=1               # as bench_direct: one BLAS thread a rank
 py=/usr/bin/python3                   # numpy lives there, not in the python3 on PATH
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

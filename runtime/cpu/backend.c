@@ -2,23 +2,48 @@
  *
  * Slabs are aligned host allocations; collectives are the host versions of
  * comm.c; every public kernel is its sc_cpu_ twin in kernels.c, the rt
- * argument unused. OpenBLAS runs one thread per rank unless
- * OPENBLAS_NUM_THREADS says otherwise, since mpirun already puts a rank on
- * each core (and more with --oversubscribe). */
+ * argument unused. OpenBLAS gets this rank's share of the node's cores (see
+ * blas_threads). */
+#define _GNU_SOURCE
 #include <cblas.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cpu_kernels.h"
 #include "rt_internal.h"
 
 /* ---- hooks ---- */
 
+/* The cores of the node shared among the ranks on it (cores / ranks, at
+ * least 1), and no more than the cores this process may run on: mpirun binds
+ * a rank to one core when the ranks fill the node (run.sh lets them float
+ * when there are fewer ranks than cores). SHARDC_THREADS, or OpenBLAS's own
+ * OPENBLAS_NUM_THREADS, says otherwise. Collective: every rank calls it. */
+static int blas_threads(sc_rt *rt)
+{
+	MPI_Comm node;
+	int on_node = 1;
+	SC_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rt->rank, MPI_INFO_NULL, &node));
+	SC_MPI_CHECK(MPI_Comm_size(node, &on_node));
+	SC_MPI_CHECK(MPI_Comm_free(&node));
+	const char *env = getenv("SHARDC_THREADS");
+	if (env && atoi(env) > 0)
+		return atoi(env);
+	long t = sysconf(_SC_NPROCESSORS_ONLN) / on_node;
+	cpu_set_t mine;
+	if (sched_getaffinity(0, sizeof mine, &mine) == 0 && CPU_COUNT(&mine) < t)
+		t = CPU_COUNT(&mine);
+	return t < 1 ? 1 : (int)t;
+}
+
 void sc_be_init(sc_rt *rt)
 {
-	(void)rt;
-	if (!getenv("OPENBLAS_NUM_THREADS"))
-		openblas_set_num_threads(1);
+	int threads = blas_threads(rt);
+	if (!getenv("OPENBLAS_NUM_THREADS") || getenv("SHARDC_THREADS"))
+		openblas_set_num_threads(threads);
 }
 
 void sc_be_finalize(sc_rt *rt)
