@@ -175,13 +175,15 @@ demo: all
 
 # ---- benchmarks ----
 # The front end on 100,000 operators; then the generated programs against the same
-# models written by hand with OpenBLAS (tools/bench_direct.c), on 1 and 8 ranks.
+# models written by hand with OpenBLAS (tools/bench_direct.c), on 1 and 8 ranks;
+# then the GPT layer against JAX/XLA (tools/bench_jax.py; skipped without jax).
 $(B)/bench/bench_direct: tools/bench_direct.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OPT) $(BLAS_CFLAGS) -o $@ $< $(BLAS_LIBS) -lm
 bench: $(B)/shardc $(RT_B)/libshardc_rt_cpu.a $(B)/bench/bench_direct
 	sh tools/bench.sh $(B)/shardc
 	sh tools/bench_programs.sh $(B)/shardc $(B)/bench/bench_direct
+	/usr/bin/python3 tools/bench_jax.py $(B)/shardc
 
 # The generated Makefiles find the runtime in PREFIX/share/shardc (runtime/
 # and build/runtime/, as in this tree).
