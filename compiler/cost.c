@@ -29,7 +29,8 @@
  *   {"devices_per_node": 8,
  *    "intra_node_bandwidth": 150e9, "intra_node_latency": 5e-6,     bytes/s, s
  *    "inter_node_bandwidth": 25e9,  "inter_node_latency": 2e-5,
- *    "device_flops": 1e14, "device_memory": 80e9}                    FLOP/s, bytes
+ *    "device_flops": 1e14, "device_memory": 80e9,                    FLOP/s, bytes
+ *    "gradient_bucket_bytes": 25e6}      gradient AllReduces packed per call (bucket.c); 0: none
  *
  * Its jansson values are read into a Cluster here and released at once. */
 #include "shardc.h"
@@ -46,6 +47,7 @@ void cluster_default(Cluster *c)
 		.intra_bw = 150e9, .intra_lat = 5e-6,
 		.inter_bw = 25e9, .inter_lat = 2e-5,
 		.flops = 1e14, .memory = 80e9,
+		.bucket_bytes = 25e6,   /* PyTorch DDP's default bucket */
 	};
 }
 
@@ -81,6 +83,7 @@ int cluster_load(const char *path, Cluster *c, FILE *err)
 		{"inter_node_latency", offsetof(Cluster, inter_lat), false},
 		{"device_flops", offsetof(Cluster, flops), false},
 		{"device_memory", offsetof(Cluster, memory), false},
+		{"gradient_bucket_bytes", offsetof(Cluster, bucket_bytes), false},
 	};
 	enum { NKEYS = sizeof keys / sizeof keys[0] };
 	cluster_default(c);
@@ -111,12 +114,12 @@ int cluster_load(const char *path, Cluster *c, FILE *err)
 				where(err, path, text, key);
 				fprintf(err, "unknown cluster key '%s' (expected devices_per_node, intra_node_bandwidth, "
 				        "intra_node_latency, inter_node_bandwidth, inter_node_latency, device_flops, "
-				        "device_memory)\n", key);
+				        "device_memory, gradient_bucket_bytes)\n", key);
 				status = 1;
 				break;
 			}
 			double x = json_is_number(v) ? json_number_value(v) : -1;
-			bool latency = strstr(key, "latency") != NULL;
+			bool zero_ok = strstr(key, "latency") != NULL || strcmp(key, "gradient_bucket_bytes") == 0;
 			if (keys[k].integer) {
 				if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 1048576) {
 					where(err, path, text, key);
@@ -125,9 +128,9 @@ int cluster_load(const char *path, Cluster *c, FILE *err)
 					break;
 				}
 				*(int64_t *)((char *)c + keys[k].offset) = json_integer_value(v);
-			} else if (!json_is_number(v) || x < 0 || (!latency && x == 0) || x > 1e30) {
+			} else if (!json_is_number(v) || x < 0 || (!zero_ok && x == 0) || x > 1e30) {
 				where(err, path, text, key);
-				fprintf(err, "'%s' must be a %s number\n", key, latency ? "non-negative" : "positive");
+				fprintf(err, "'%s' must be a %s number\n", key, zero_ok ? "non-negative" : "positive");
 				status = 1;
 				break;
 			} else

@@ -251,9 +251,15 @@ static void mark_uses(const Lowered *l, const LOp *o, int at, int *last)
 }
 
 /* The temporary a kernel needs: a broadcast BatchMatMul's gradient before
- * it is summed down to its input's shape. */
+ * it is summed down to its input's shape; a bucket of AllReduces packed. */
 static int64_t kernel_scratch(const Lowered *l, const LOp *o)
 {
+	if (o->bucket > 0) {
+		int64_t bytes = 0;
+		for (int j = 0; j < o->bucket; j++)
+			bytes += value_bytes(&l->values[o[j].result]);
+		return aligned(bytes);
+	}
 	if (o->grad != GRAD_ADJOINT || o->op != OP_BATCH_MATMUL)
 		return 0;
 	const LValue *y = &l->values[l->ops[o->of].result], *x = &l->values[o->result];
@@ -427,12 +433,6 @@ static void name_values(Program *p, Arena *arena)
 
 /* ---- groups: one partition of the ranks per (device matrix, axes) ---- */
 
-static bool same_partition(const LOp *a, const LOp *b)
-{
-	const TensorLayout *x = &a->step->from, *y = &b->step->from;
-	return a->step->axes == b->step->axes && x->ndev == y->ndev &&
-	       !memcmp(x->dev, y->dev, sizeof(int64_t) * (size_t)x->ndev);
-}
 
 static void plan_groups(Program *p)
 {
@@ -446,7 +446,7 @@ static void plan_groups(Program *p)
 		if (!o->step || o->step->kind == STEP_SLICE)
 			continue;
 		int k = 0;
-		while (k < p->npart && !same_partition(&l->ops[p->part[k]], o))
+		while (k < p->npart && !redist_same_group(l->ops[p->part[k]].step, o->step))
 			k++;
 		if (k == p->npart)
 			p->part[p->npart++] = i;
@@ -646,8 +646,26 @@ static void emit_collective(StrBuf *b, const Program *p, const LOp *o, int i)
 	int g = p->partition[i];
 	switch (o->step->kind) {
 	case STEP_ALL_REDUCE:
-		sb_printf(b, "sc_all_reduce(rt, g%d, %s, %s, %s, %lld, %s);", g, in, out, dt, (long long)numel(x),
-		          redop_name(o->step->op));
+		if (o->bucket < 0) {
+			sb_puts(b, "/* in the bucket above */");
+		} else if (o->bucket > 0) {   /* o and the members after it, one call */
+			StrBuf ins = {0}, outs = {0}, counts = {0};
+			for (int j = 0; j < o->bucket; j++) {
+				const LOp *m = o + j;
+				sb_printf(&ins, j ? ", %s" : "%s", p->cname[m->in[0]]);
+				sb_printf(&outs, j ? ", %s" : "%s", p->cname[m->result]);
+				sb_printf(&counts, j ? ", %lld" : "%lld", (long long)numel(&l->values[m->in[0]]));
+			}
+			sb_printf(b, "sc_all_reduce_bucket(rt, g%d, %d, (const void *const[]){%s}, (void *const[]){%s}, "
+			          "(const int64_t[]){%s}, %s, %s, slab + %lld);", g, o->bucket, ins.data, outs.data, counts.data,
+			          dt, redop_name(o->step->op), (long long)p->scratch);
+			sb_free(&ins);
+			sb_free(&outs);
+			sb_free(&counts);
+		} else {
+			sb_printf(b, "sc_all_reduce(rt, g%d, %s, %s, %s, %lld, %s);", g, in, out, dt, (long long)numel(x),
+			          redop_name(o->step->op));
+		}
 		break;
 	case STEP_ALL_GATHER:
 		sb_printf(b, "sc_all_gather(rt, g%d, %s, %s, %s, ", g, in, out, dt);

@@ -17,7 +17,10 @@
  *    "collectives": [{"op": "ReduceScatter", "value": "1.1", "bytes_per_rank": 384,
  *                     "group_of_rank": [0, 0, 0, 0, 1, 1, 1, 1], "why": "..."}],
  *                                   every inserted collective in program order;
- *                                   group_of_rank[r] indexes "groups"
+ *                                   group_of_rank[r] indexes "groups"; "call": k,
+ *                                   the runtime call it goes out in (a bucket of
+ *                                   gradient AllReduces shares one, bucket.c)
+ *    "collective_calls": 7,         runtime collective calls a run makes
  *    "comm_bytes_per_rank": [384, ...]}   docs/output.md, one entry per rank
  *
  *   TENSOR = {"name": "w" (no %), "dtype": "Float32", "shape": [32, 16] (global),
@@ -334,6 +337,7 @@ static void add_collectives(json_t *root, const Lowered *l)
 	set(root, "groups", jgroups);
 
 	json_t *colls = json_array();
+	int calls = 0;
 	for (int i = 0, c = 0; i < l->nops; i++) {
 		const LOp *op = &l->ops[i];
 		if (!inserted_collective(op))
@@ -343,6 +347,8 @@ static void add_collectives(json_t *root, const Lowered *l)
 		set(o, "op", json_string(op_info[op->op].name));
 		set(o, "value", jstr(l->values[op->result].name));
 		set(o, "bytes_per_rank", json_integer(op->bytes));
+		calls += op->bucket >= 0;
+		set(o, "call", json_integer(calls - 1));
 		json_t *gr = json_array();
 		for (int64_t r = 0; r < n; r++)
 			push(gr, json_integer(uniq[of[r]]));
@@ -351,6 +357,7 @@ static void add_collectives(json_t *root, const Lowered *l)
 		push(colls, o);
 	}
 	set(root, "collectives", colls);
+	set(root, "collective_calls", json_integer(calls));
 
 	for (int k = 0; k < ngroups; k++)
 		free(groups[k].members);

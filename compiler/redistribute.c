@@ -79,6 +79,12 @@ static int64_t local_elems(const TensorLayout *l, const int64_t *global)
 	return n;
 }
 
+bool redist_same_group(const RedistStep *a, const RedistStep *b)
+{
+	const TensorLayout *x = &a->from, *y = &b->from;
+	return a->axes == b->axes && x->ndev == y->ndev && !memcmp(x->dev, y->dev, sizeof(int64_t) * (size_t)x->ndev);
+}
+
 int64_t redist_step_bytes(StepKind kind, int64_t in_bytes, int64_t n)
 {
 	switch (kind) {

@@ -490,6 +490,8 @@ typedef struct {
 	int64_t bytes;           /* sent by every rank, all steps */
 } RedistPlan;
 
+/* Whether two collective steps go over the same groups of ranks. */
+bool redist_same_group(const RedistStep *a, const RedistStep *b);
 /* Bytes a rank sends in one step over n members, in_bytes its input (docs/output.md). */
 int64_t redist_step_bytes(StepKind kind, int64_t in_bytes, int64_t n);
 /* Requires layouts over one device count, `to` complete, global divisible by
@@ -552,6 +554,7 @@ typedef struct {
 	double intra_lat, inter_lat;/* seconds per step of a collective */
 	double flops;               /* FLOP/s of one device */
 	double memory;              /* bytes of one device */
+	double bucket_bytes;        /* gradient AllReduces packed up to this many bytes a call (bucket.c); 0: none */
 } Cluster;
 
 typedef struct CostModel CostModel;
@@ -659,6 +662,8 @@ typedef struct {
 	const TensorLayout *table; /* Gather: the table's layout, for a row-split table's offset */
 	const char *why;         /* inserted: which edge or rule, which layouts */
 	int64_t bytes;           /* sent by every rank */
+	int bucket;              /* an AllReduce of gradients (bucket.c): n > 1 on the first of n consecutive
+	                            members sent in one call, -1 on the others, 0 alone */
 } LOp;
 
 typedef struct {
@@ -697,6 +702,14 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st);
  * backward pass of the loss: every Parameter's gradient in its home layout
  * (l->grad), the redistributions' adjoints, clipping by global norm. */
 void differentiate(Lowered *l);
+
+/* ---- bucket.c: gradient AllReduces in buckets ------------------------- */
+
+/* Requires differentiate. The backward pass's AllReduces over one group,
+ * dtype and reduction packed into buckets of up to bucket_bytes, each sent
+ * once just before the first reader of one of its results (LOp.bucket); the
+ * bytes sent do not change. bucket_bytes 0: one call per AllReduce. */
+void bucket_gradients(Lowered *l, int64_t bucket_bytes);
 
 /* op's attributes on `rank`: its group (written to members, room for
  * device_num), a slice's bounds, a split table's row offset. */

@@ -167,6 +167,14 @@ void sc_reduce_scatter(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dty
 void sc_all_to_all(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt,
                    const int64_t *dims, int ndim, int split_axis, int concat_axis);
 
+/* n AllReduces over g in one call: in[k] and out[k] hold counts[k]
+ * elements (in[k] == out[k] allowed); pack (slab memory) holds their sum.
+ * They are copied into pack, reduced at once and copied out, so n tensors
+ * pay one collective's latency; each counts its bytes as its own
+ * sc_all_reduce would. */
+void sc_all_reduce_bucket(sc_rt *rt, sc_group *g, int n, const void *const *in, void *const *out,
+                          const int64_t *counts, sc_dtype dt, sc_redop op, void *pack);
+
 /* ---- inputs, parameters, outputs ---- */
 
 /* The initializers of docs/output.md, for this rank's slice only: gdims is the global

@@ -50,8 +50,10 @@ static void back_end(Module *m, Diag *d, FILE *devnull)
 	if (!assign_strategies(m, flat, &st, d) || !search_strategies(m, flat, &st, &search, d))
 		return;
 	Lowered *low = lower(m, flat, &st);
-	if (m->train)
+	if (m->train) {
 		differentiate(low);
+		bucket_gradients(low, (int64_t)search.cluster.bucket_bytes);
+	}
 	if (!emit_check(low, d))
 		return;
 	StrBuf b = {0};

@@ -47,6 +47,28 @@ void sc_all_reduce(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype d
 	sc_be_all_reduce(rt, g, in, out, dt, count, op);
 }
 
+void sc_all_reduce_bucket(sc_rt *rt, sc_group *g, int n, const void *const *in, void *const *out,
+                          const int64_t *counts, sc_dtype dt, sc_redop op, void *pack)
+{
+	check_member("sc_all_reduce_bucket", rt, g);
+	check_dt("sc_all_reduce_bucket", dt);
+	size_t size = sc_dtype_size(dt);
+	int64_t total = 0;
+	for (int k = 0; k < n; k++) {
+		if (counts[k] < 0)
+			SC_DIE("sc_all_reduce_bucket: count %lld", (long long)counts[k]);
+		count_bytes(rt, g, counts[k] * (int64_t)size, 2);
+		sc_copy(rt, (char *)pack + (size_t)total * size, in[k], (size_t)counts[k] * size);
+		total += counts[k];
+	}
+	sc_be_all_reduce(rt, g, pack, pack, dt, total, op);
+	total = 0;
+	for (int k = 0; k < n; k++) {
+		sc_copy(rt, out[k], (const char *)pack + (size_t)total * size, (size_t)counts[k] * size);
+		total += counts[k];
+	}
+}
+
 void sc_all_gather(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,
                    int axis)
 {

@@ -172,6 +172,40 @@ static void test_all_reduce(Group *g, sc_dtype dt, sc_redop op, bool in_place)
 	free(got);
 }
 
+/* Three tensors of 24, 5 and 11 elements in one call (one in place): each
+ * as its own all_reduce would give, and bytes counted per tensor. */
+static void test_all_reduce_bucket(Group *g, sc_dtype dt, sc_redop op)
+{
+	enum { N = 3 };
+	const int64_t counts[N] = {24, 5, 11};
+	int64_t es = (int64_t)sc_dtype_size(dt);
+	const void *in[N];
+	void *out[N];
+	for (int k = 0; k < N; k++) {
+		in[k] = make_input(dt, counts[k], 2 + k);
+		out[k] = k == 1 ? (void *)in[k] : dev((size_t)(counts[k] * es));
+		expect_bytes += 2 * counts[k] * es * (g->n - 1) / g->n;
+	}
+	sc_all_reduce_bucket(rt, g->g, N, in, out, counts, dt, op, dev((size_t)(40 * es)));
+	for (int k = 0; k < N; k++) {
+		double want[24];
+		for (int64_t i = 0; i < counts[k]; i++) {
+			double s = op == SC_MAX ? -1e30 : 0;
+			for (int m = 0; m < g->n; m++) {
+				double v = val(g->members[m], i, 2 + k);
+				s = op == SC_MAX ? (v > s ? v : s) : s + v;
+			}
+			want[i] = op == SC_MEAN ? mean_of(dt, s, g->n) : s;
+		}
+		void *got = fetch(out[k], dt, counts[k]);
+		char what[128];
+		snprintf(what, sizeof what, "all_reduce_bucket %s %s over %s, tensor %d", dtname(dt),
+		         op == SC_SUM ? "sum" : op == SC_MAX ? "max" : "mean", g->name, k);
+		compare(what, got, want, dt, counts[k]);
+		free(got);
+	}
+}
+
 static const int64_t D3[3] = {4, 8, 12};   /* divisible by 2 and 4 on every axis */
 
 static void test_all_gather(Group *g, sc_dtype dt, int axis)
@@ -304,8 +338,10 @@ int main(int argc, char **argv)
 			sc_dtype dt = dts[di];
 			if (index_in(g) < 0)
 				continue;
-			for (sc_redop op = SC_SUM; op <= SC_MEAN; op++)
+			for (sc_redop op = SC_SUM; op <= SC_MEAN; op++) {
 				test_all_reduce(g, dt, op, op == SC_MAX);
+				test_all_reduce_bucket(g, dt, op);
+			}
 			for (int axis = 0; axis < 3; axis++) {
 				test_all_gather(g, dt, axis);
 				for (sc_redop op = SC_SUM; op <= SC_MEAN; op++)

@@ -12,6 +12,8 @@
 
 #include "harness.h"
 
+static int64_t bucket_bytes = 25000000;   /* the cluster's default */
+
 static Lowered *lower_text(const char *name, const char *text, size_t len, const char *mode, Run **run)
 {
 	Run *r = run_passes(name, text, len, PASSES_SHAPES);
@@ -29,8 +31,10 @@ static Lowered *lower_text(const char *name, const char *text, size_t len, const
 	cr_assert(assign_strategies(r->m, f, &st, &r->d), "strategies:\n%s", msgs(r));
 	*run = r;
 	Lowered *l = lower(r->m, f, &st);
-	if (r->m->train)
+	if (r->m->train) {
 		differentiate(l);
+		bucket_gradients(l, bucket_bytes);
+	}
 	return l;
 }
 
@@ -269,4 +273,51 @@ Test(text, clip_global_norm)
 	expect_line(t0, "sc_sgd(rt, w, grad_w__2, NULL, 16, ");
 	free(t0);
 	free(t2);
+}
+
+/* Collective calls a run makes: a bucket is one. */
+static int collective_calls(const Lowered *l)
+{
+	int n = 0;
+	for (int i = 0; i < l->nops; i++)
+		n += l->ops[i].step && l->ops[i].step->kind != STEP_SLICE && l->ops[i].bucket >= 0;
+	return n;
+}
+
+/* The data-parallel gradient sums of a training step go out in buckets:
+ * fewer calls, the same bytes, each bucket's members over one group and
+ * consecutive, and no operator reads a member's result before its bucket. */
+Test(bucket, gradient_sums_share_calls)
+{
+	Run *r0, *r1;
+	bucket_bytes = 0;
+	Lowered *alone = lower_path("tests/e2e/transformer_train.ir", NULL, &r0);
+	bucket_bytes = 25000000;
+	Lowered *l = lower_path("tests/e2e/transformer_train.ir", NULL, &r1);
+	cr_assert_eq(l->comm_bytes, alone->comm_bytes);
+	cr_assert_eq(l->nops, alone->nops);
+	int calls = collective_calls(l), before = collective_calls(alone), buckets = 0;
+	cr_assert_lt(calls, before, "%d collective calls with buckets, %d without", calls, before);
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *h = &l->ops[i];
+		if (h->bucket <= 0)
+			continue;
+		buckets++;
+		cr_assert(i >= l->nfwd && i + h->bucket <= l->nops);
+		for (int j = 1; j < h->bucket; j++) {
+			const LOp *m = &l->ops[i + j];
+			cr_assert_eq(m->bucket, -1);
+			cr_assert(m->step->kind == STEP_ALL_REDUCE && redist_same_group(h->step, m->step));
+		}
+		for (int u = 0; u < i + h->bucket; u++)
+			for (int k = 0; k < l->ops[u].nin; k++)
+				for (int j = 0; j < h->bucket; j++)
+					cr_assert_neq(l->ops[u].in[k], l->ops[i + j].result,
+					              "op %d reads a result of the bucket at %d before it is sent", u, i);
+	}
+	cr_assert_gt(buckets, 0);
+	for (int i = 0; i < alone->nops; i++)
+		cr_assert_eq(alone->ops[i].bucket, 0);
+	run_free(r0);
+	run_free(r1);
 }

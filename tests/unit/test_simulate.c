@@ -80,8 +80,10 @@ static Build build(const char *name, const char *text, int64_t devices, bool dro
 	cluster_default(&so.cluster);
 	ok = ok && search_strategies(m, f, st, &so, d);
 	b.low = ok ? lower(m, f, st) : NULL;
-	if (b.low && m->train)
+	if (b.low && m->train) {
 		differentiate(b.low);
+		bucket_gradients(b.low, (int64_t)so.cluster.bucket_bytes);
+	}
 	return b;
 }
 

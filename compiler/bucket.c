@@ -1,0 +1,114 @@
+/* bucket.c: gradient AllReduces packed into buckets, as PyTorch DDP and XLA do.
+ *
+ * Requires a Lowered program with its backward pass (differentiate). The
+ * backward pass completes each parameter's gradient with its own AllReduce
+ * (the data-parallel sum), so a training step makes one collective call per
+ * parameter, and the latency of each call adds up with the layers. Here the
+ * AllReduces of the backward pass that go over the same group, with the same
+ * dtype and reduction, are gathered into buckets of up to bucket_bytes: a
+ * bucket's members move, in order, to one place in the schedule, and the
+ * emitter makes one runtime call of them (sc_all_reduce_bucket: packed, one
+ * reduction, unpacked). A member waits for the bucket only as long as nothing
+ * reads its result: a bucket goes out when it is full, just before the first
+ * operator that reads one of its results, or at the end of the backward pass
+ * (the optimizer's updates read the gradients after every operator). So the
+ * AllReduces of activation gradients, read at once, stay alone, and the
+ * parameters' gradient sums share calls. The bytes each rank sends do not
+ * change: the runtime counts every member as its own AllReduce. */
+#include "shardc.h"
+
+#include <stdlib.h>
+
+typedef struct {
+	int *member;             /* old indices, in order */
+	int n, cap;
+	int64_t bytes;
+	bool open;
+} Bucket;
+
+typedef struct {
+	const Lowered *l;
+	LOp *ops;                /* the new order */
+	int nops;
+	int *waiting;            /* value -> the open bucket whose member produces it, -1 */
+	Bucket *b;
+	int nb, capb;
+} Bucketing;
+
+static bool candidate(const Lowered *l, int i)
+{
+	const LOp *o = &l->ops[i];
+	return i >= l->nfwd && o->grad == GRAD_NONE && o->step && o->step->kind == STEP_ALL_REDUCE &&
+	       dtype_is_float(l->values[o->result].type.dtype);
+}
+
+static bool fits(const Lowered *l, const Bucket *b, int i)
+{
+	const LOp *a = &l->ops[b->member[0]], *o = &l->ops[i];
+	return redist_same_group(a->step, o->step) && a->step->op == o->step->op &&
+	       l->values[a->result].type.dtype == l->values[o->result].type.dtype;
+}
+
+static int64_t value_bytes(const LValue *v)
+{
+	int64_t n = dtype_bytes(v->type.dtype);
+	for (int d = 0; d < v->type.rank; d++)
+		n *= v->type.dims[d];
+	return n;
+}
+
+static void place(Bucketing *x, const LOp *o, int bucket)
+{
+	x->ops[x->nops] = *o;
+	x->ops[x->nops++].bucket = bucket;
+}
+
+/* The bucket's members into the schedule here: one call when more than one. */
+static void flush(Bucketing *x, int k)
+{
+	Bucket *b = &x->b[k];
+	for (int j = 0; j < b->n; j++) {
+		const LOp *o = &x->l->ops[b->member[j]];
+		x->waiting[o->result] = -1;
+		place(x, o, b->n == 1 ? 0 : j == 0 ? b->n : -1);
+	}
+	b->open = false;
+}
+
+void bucket_gradients(Lowered *l, int64_t bucket_bytes)
+{
+	if (bucket_bytes <= 0 || l->nfwd == l->nops)
+		return;
+	Arena *a = l->m->arena;
+	Bucketing x = {l, arena_alloc(a, sizeof(LOp) * (size_t)l->nops), 0,
+	               xmalloc(sizeof(int) * (size_t)l->nvalues), NULL, 0, 0};
+	for (int v = 0; v < l->nvalues; v++)
+		x.waiting[v] = -1;
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		for (int k = 0; k < o->nin; k++)   /* a reader of a waiting result sends its bucket first */
+			if (x.waiting[o->in[k]] >= 0)
+				flush(&x, x.waiting[o->in[k]]);
+		if (!candidate(l, i)) {
+			place(&x, o, 0);
+			continue;
+		}
+		int k = 0;
+		while (k < x.nb && !(x.b[k].open && fits(l, &x.b[k], i)))
+			k++;
+		if (k == x.nb)
+			*ARENA_PUSH(a, x.b, x.nb, x.capb) = (Bucket){.open = true};
+		Bucket *b = &x.b[k];
+		*ARENA_PUSH(a, b->member, b->n, b->cap) = i;
+		b->bytes += value_bytes(&l->values[o->result]);
+		x.waiting[o->result] = k;
+		if (b->bytes >= bucket_bytes)
+			flush(&x, k);
+	}
+	for (int k = 0; k < x.nb; k++)   /* the rest, in the order they opened, before the updates */
+		if (x.b[k].open)
+			flush(&x, k);
+	free(x.waiting);
+	l->ops = x.ops;
+	l->cap_ops = l->nops;
+}
