@@ -35,6 +35,7 @@ struct Program {
 	struct Entry *entry;     /* (nentry) in table order */
 	int nentry;
 	int64_t tlen;            /* numbers in a rank's table */
+	int64_t *tab;            /* (device_num, tlen) every rank's table */
 	int *value_entry;        /* (nvalues) entry of a value's piece start, -1 none */
 	int *op_entry;           /* (nops) entry of an op's rank's attributes or pieces, -1 none */
 	int *part_entry;         /* (npart) entry of the first member of the rank's group */
@@ -56,7 +57,10 @@ typedef enum {
 typedef struct Entry {
 	EntryKind kind;
 	int at, n;
-	int64_t pos;
+	int64_t pos;         /* its numbers are T[pos .. pos + n); -1: the same on every rank, lit */
+	const int64_t *lit;  /* (n) with pos -1: the numbers, written into program.c */
+	int first;           /* the first entry with the same numbers on every rank (it names them) */
+	int nsame;           /* on a first entry: how many others share its place */
 } Entry;
 
 static int64_t numel(const LValue *v)
@@ -514,9 +518,77 @@ static int64_t group_grid(const LOp *op, int64_t rank, int64_t *size, int64_t *s
 
 static int add_entry(Program *p, EntryKind kind, int at, int n)
 {
-	p->entry[p->nentry] = (Entry){kind, at, n, p->tlen};
-	p->tlen += n;
+	p->entry[p->nentry] = (Entry){kind, at, n, -1, NULL, p->nentry, 0};
 	return p->nentry++;
+}
+
+static void entry_values(const Program *p, const Entry *e, int64_t rank, int64_t *out, int64_t *members);
+
+static uint64_t hash_ints(const int64_t *v, int64_t n)
+{
+	uint64_t h = 0xcbf29ce484222325u;
+	for (int64_t i = 0; i < n; i++)
+		h = (h ^ (uint64_t)v[i]) * 0x100000001b3u;
+	return h;
+}
+
+/* Each entry's numbers on every rank: the same on all of them, it is
+ * written into program.c; else it takes a place in the table, shared with
+ * the entries before it that have the same numbers on every rank (every
+ * layer's weight of one shape starts at the same place on a rank). */
+static void place_entries(Program *p)
+{
+	const Lowered *l = p->l;
+	int64_t ranks = l->device_num, *members = xmalloc(sizeof(int64_t) * (size_t)ranks);
+	int hcap = 1;
+	while (hcap < 2 * p->nentry + 2)
+		hcap *= 2;
+	int *hash = xmalloc(sizeof(int) * (size_t)hcap);   /* entries with a place, by their numbers */
+	for (int i = 0; i < hcap; i++)
+		hash[i] = -1;
+	int64_t **all = xmalloc(sizeof(int64_t *) * (size_t)(p->nentry ? p->nentry : 1));   /* (ranks, n) each */
+	for (int i = 0; i < p->nentry; i++) {
+		Entry *e = &p->entry[i];
+		int64_t n = e->n, *v = arena_alloc(l->m->arena, sizeof(int64_t) * (size_t)(n * ranks + 1));
+		all[i] = v;
+		for (int64_t r = 0; r < ranks; r++)
+			entry_values(p, e, r, v + r * n, members);
+		bool same = true;
+		for (int64_t r = 1; r < ranks && same; r++)
+			same = !memcmp(v, v + r * n, sizeof(int64_t) * (size_t)n);
+		if (same) {
+			e->lit = v;
+			continue;
+		}
+		uint64_t h = hash_ints(v, n * ranks) ^ (uint64_t)n;
+		int at = (int)(h & (uint64_t)(hcap - 1));
+		while (hash[at] >= 0) {
+			const Entry *o = &p->entry[hash[at]];
+			if (o->n == n && !memcmp(all[hash[at]], v, sizeof(int64_t) * (size_t)(n * ranks)))
+				break;
+			at = (at + 1) & (hcap - 1);
+		}
+		if (hash[at] >= 0) {
+			e->pos = p->entry[hash[at]].pos;
+			e->first = hash[at];
+			p->entry[hash[at]].nsame++;
+			continue;
+		}
+		hash[at] = i;
+		e->pos = p->tlen;
+		p->tlen += n;
+	}
+	p->tab = xmalloc(sizeof(int64_t) * (size_t)(p->tlen * ranks + 1));
+	for (int i = 0; i < p->nentry; i++) {
+		const Entry *e = &p->entry[i];
+		if (e->pos < 0 || e->first != i)
+			continue;
+		for (int64_t r = 0; r < ranks; r++)
+			memcpy(p->tab + r * p->tlen + e->pos, all[i] + r * e->n, sizeof(int64_t) * (size_t)e->n);
+	}
+	free(all);
+	free(hash);
+	free(members);
 }
 
 /* A gradient piece of the global norm that rank holds the first copy of. */
@@ -575,10 +647,13 @@ static void plan_table(Program *p)
 		if (p->value_entry[v] < 0 && l->values[v].type.rank)
 			p->value_entry[v] = add_entry(p, E_PIECE, v, l->values[v].type.rank);
 	}
+	place_entries(p);
 	p->mat = NULL;
 	p->nmat = 0;
 	for (int i = 0; i < p->nentry; i++) {
 		const Entry *e = &p->entry[i];
+		if (e->pos < 0 || e->first != i)
+			continue;
 		const LOp *o = e->kind == E_GROUP ? &l->ops[p->part[e->at]] : e->kind == E_PIECE ? NULL : &l->ops[e->at];
 		switch (e->kind) {
 		case E_GROUP: add_matrix(p, &o->step->from); break;
@@ -667,6 +742,7 @@ void emit_free(Program *p)
 	free(p->op_entry);
 	free(p->part_entry);
 	free(p->mat);
+	free(p->tab);
 }
 
 int64_t emit_slab_bytes(const Program *p)
@@ -811,7 +887,19 @@ static int64_t norm_axis(int64_t axis, int rank)
 	return axis < 0 ? axis + rank : axis;
 }
 
-/* The table's numbers of operator o's entry: `T + pos`. */
+/* Numbers [k, k + n) of entry e: `T + pos` (array) or `T[pos]`, or the
+ * numbers themselves where every rank has the same. */
+static void entry_ref(StrBuf *b, const Entry *e, int k, int n, bool array)
+{
+	if (e->pos >= 0)
+		sb_printf(b, array ? "T + %lld" : "T[%lld]", (long long)(e->pos + k));
+	else if (array)
+		dims_lit(b, e->lit + k, n);
+	else
+		sb_printf(b, "%lld", (long long)e->lit[k]);
+}
+
+/* The table entry of operator o, or NULL. */
 static const Entry *op_table(const Program *p, const LOp *o)
 {
 	int e = p->op_entry[o - p->l->ops];
@@ -827,7 +915,10 @@ static void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a
 	if (e && e->kind == E_SLICE) {
 		for (int d = 0; d < x->type.rank; d++)
 			strides[d] = 1;
-		sb_printf(b, "T + %lld, T + %lld, ", (long long)e->pos, (long long)e->pos + x->type.rank);
+		entry_ref(b, e, 0, x->type.rank, true);
+		sb_puts(b, ", ");
+		entry_ref(b, e, x->type.rank, x->type.rank, true);
+		sb_puts(b, ", ");
 		dims_lit(b, strides, x->type.rank);
 		return;
 	}
@@ -849,8 +940,10 @@ static void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a
 static void offset_arg(char *buf, size_t size, const Program *p, const LOp *o, const Attrs *a)
 {
 	const Entry *e = op_table(p, o);
-	if (e && e->kind == E_OFFSET)
+	if (e && e->kind == E_OFFSET && e->pos >= 0)
 		snprintf(buf, size, "T[%lld]", (long long)e->pos);
+	else if (e && e->kind == E_OFFSET)
+		snprintf(buf, size, "%lld", (long long)e->lit[0]);
 	else
 		snprintf(buf, size, "%lld", (long long)((a->present & (1u << ATTR_OFFSET)) ? a->offset : 0));
 }
@@ -1270,8 +1363,9 @@ static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_
 		StrBuf xs = {0};
 		for (int k = 0; k < o->nin; k++)
 			sb_printf(&xs, k ? ", %s" : "%s", p->cname[o->in[k]]);
-		sb_printf(b, "sc_sum_squares(rt, (const float *const[]){%s}, T + %lld, %d, %s);", xs.data,
-		          (long long)op_table(p, o)->pos, o->nin, p->cname[o->result]);
+		sb_printf(b, "sc_sum_squares(rt, (const float *const[]){%s}, ", xs.data);
+		entry_ref(b, op_table(p, o), 0, o->nin, true);
+		sb_printf(b, ", %d, %s);", o->nin, p->cname[o->result]);
 		sb_free(&xs);
 		break;
 	}
@@ -1360,7 +1454,7 @@ static void piece_args(StrBuf *b, const Program *p, int v)
 	dims_lit(b, x->global, x->type.rank);
 	sb_printf(b, ", %d, ", x->type.rank);
 	if (x->type.rank)
-		sb_printf(b, "T + %lld", (long long)p->entry[p->value_entry[v]].pos);
+		entry_ref(b, &p->entry[p->value_entry[v]], 0, x->type.rank, true);
 	else
 		dims_lit(b, x->type.dims, 0);
 	sb_puts(b, ", ");
@@ -1492,8 +1586,10 @@ static void emit_group(StrBuf *b, const Program *p, int k)
 	int64_t size[MAX_AXES], stride[MAX_AXES], n;
 	int ng;
 	group_grid(&p->l->ops[p->part[k]], 0, size, stride, &ng, &n);
-	sb_printf(b, "\tsc_group *g%d = sc_group_split_grid(rt, (int)T[%lld], %d, ", k,
-	          (long long)p->entry[p->part_entry[k]].pos, ng);
+	const Entry *e = &p->entry[p->part_entry[k]];
+	sb_printf(b, "\tsc_group *g%d = sc_group_split_grid(rt, %s", k, e->pos >= 0 ? "(int)" : "");
+	entry_ref(b, e, 0, 1, false);
+	sb_printf(b, ", %d, ", ng);
 	ints_lit(b, size, ng);
 	sb_puts(b, ", ");
 	ints_lit(b, stride, ng);
@@ -1651,8 +1747,6 @@ static void entry_label(StrBuf *b, const Program *p, const Entry *e, int64_t ran
 void emit_table(StrBuf *b, const Program *p, int64_t rank)
 {
 	const Lowered *l = p->l;
-	int64_t *members = xmalloc(sizeof(int64_t) * (size_t)l->device_num);
-	int64_t *val = xmalloc(sizeof(int64_t) * (size_t)(2 * MAX_DIMS + l->nops + 1));
 	sb_printf(b, "/* rank_%lld.c: rank %lld of %lld of @%s, compiled by shardc from %s.\n"
 	          " *\n"
 	          " * The numbers program.c reads as T[k] on this rank, and nothing else\n"
@@ -1678,11 +1772,16 @@ void emit_table(StrBuf *b, const Program *p, int64_t rank)
 	}
 	sb_printf(b, "%s. */\n#include <stdint.h>\n\nconst int64_t sc_rank_%lld[] = {\n", nm ? "" : " (none)",
 	          (long long)rank);
+	const int64_t *row = p->tab + rank * p->tlen;
 	for (int i = 0; i < p->nentry; i++) {
 		const Entry *e = &p->entry[i];
-		entry_values(p, e, rank, val, members);
+		const int64_t *val = row + e->pos;
+		if (e->pos < 0 || e->first != i)
+			continue;
 		sb_printf(b, "\t/* T[%lld] ", (long long)e->pos);
 		entry_label(b, p, e, rank, val);
+		if (e->nsame)
+			sb_printf(b, "; and %d more", e->nsame);
 		sb_puts(b, " */");
 		for (int k = 0; k < e->n; k++)
 			sb_printf(b, " %lld,", (long long)val[k]);
@@ -1691,8 +1790,6 @@ void emit_table(StrBuf *b, const Program *p, int64_t rank)
 	if (!p->tlen)
 		sb_puts(b, "\t0   /* no numbers: C has no empty array */\n");
 	sb_puts(b, "};\n");
-	free(val);
-	free(members);
 }
 
 void emit_ranks(StrBuf *b, const Lowered *l)
