@@ -1850,7 +1850,7 @@ void emit_makefile(StrBuf *b, const Lowered *l, const char *home)
 	          ".PHONY: all clean\nall: $(PROGRAMS)\n\n"
 	          "$(call mkesc,$(RT_LIB)):\n\t@echo \"no \"$(call shq,$(RT_LIB))\": build the runtime first "
 	          "(make -C \"$(call shq,$(SHARDC_HOME))\" runtime)\" >&2; exit 1\n\n"
-	          "$(BIN)/program.o: program.c $(call mkesc,$(SHARDC_HOME)/runtime/shardc_rt.h)\n\t@mkdir -p $(@D)\n"
+	          "$(BIN)/program.o: program.c | $(call mkesc,$(RT_LIB))\n\t@mkdir -p $(@D)\n"
 	          "\t$(CC) $(CFLAGS) -I$(call shq,$(SHARDC_HOME)/runtime) -c -o $@ $<\n\n"
 	          "$(BIN)/ranks.o: ranks.c $(wildcard rank_*.c)\n\t@mkdir -p $(@D)\n"
 	          "\t$(CC) $(CFLAGS) -c -o $@ $<\n\n"
