@@ -603,14 +603,30 @@ static bool first_copy(const LValue *g, int64_t rank)
 	return first;
 }
 
+/* Device matrices in order of their axes, then their sizes: the tables do
+ * not depend on which operator's layout names a matrix first. */
+static int matrix_cmp(const TensorLayout *a, const TensorLayout *b)
+{
+	if (a->ndev != b->ndev)
+		return a->ndev < b->ndev ? -1 : 1;
+	for (int k = 0; k < a->ndev; k++)
+		if (a->dev[k] != b->dev[k])
+			return a->dev[k] < b->dev[k] ? -1 : 1;
+	return 0;
+}
+
 static void add_matrix(Program *p, const TensorLayout *t)
 {
-	for (int j = 0; j < p->nmat; j++)
-		if (p->mat[j]->ndev == t->ndev && !memcmp(p->mat[j]->dev, t->dev, sizeof(int64_t) * (size_t)t->ndev))
-			return;
+	int j = 0;
+	while (j < p->nmat && matrix_cmp(p->mat[j], t) < 0)
+		j++;
+	if (j < p->nmat && !matrix_cmp(p->mat[j], t))
+		return;
 	if (!(p->nmat & (p->nmat - 1)))
 		p->mat = xrealloc(p->mat, sizeof *p->mat * (size_t)(p->nmat ? 2 * p->nmat : 1));
-	p->mat[p->nmat++] = t;
+	memmove(&p->mat[j + 1], &p->mat[j], sizeof *p->mat * (size_t)(p->nmat - j));
+	p->mat[j] = t;
+	p->nmat++;
 }
 
 /* The table's entries in the order program.c first reads them: the groups,
