@@ -549,7 +549,7 @@ static void place_entries(Program *p)
 	int64_t **all = xmalloc(sizeof(int64_t *) * (size_t)(p->nentry ? p->nentry : 1));   /* (ranks, n) each */
 	for (int i = 0; i < p->nentry; i++) {
 		Entry *e = &p->entry[i];
-		int64_t n = e->n, *v = arena_alloc(l->m->arena, sizeof(int64_t) * (size_t)(n * ranks + 1));
+		int64_t n = e->n, *v = xmalloc(sizeof(int64_t) * (size_t)(n * ranks + 1));
 		all[i] = v;
 		for (int64_t r = 0; r < ranks; r++)
 			entry_values(p, e, r, v + r * n, members);
@@ -557,7 +557,9 @@ static void place_entries(Program *p)
 		for (int64_t r = 1; r < ranks && same; r++)
 			same = !memcmp(v, v + r * n, sizeof(int64_t) * (size_t)n);
 		if (same) {
-			e->lit = v;
+			int64_t *lit = arena_alloc(l->m->arena, sizeof(int64_t) * (size_t)(n + 1));
+			memcpy(lit, v, sizeof(int64_t) * (size_t)n);
+			e->lit = lit;
 			continue;
 		}
 		uint64_t h = hash_ints(v, n * ranks) ^ (uint64_t)n;
@@ -586,6 +588,8 @@ static void place_entries(Program *p)
 		for (int64_t r = 0; r < ranks; r++)
 			memcpy(p->tab + r * p->tlen + e->pos, all[i] + r * e->n, sizeof(int64_t) * (size_t)e->n);
 	}
+	for (int i = 0; i < p->nentry; i++)
+		free(all[i]);
 	free(all);
 	free(hash);
 	free(members);
