@@ -5,9 +5,12 @@
  * parameters, inputs and optimizer state live for the whole run; every other
  * value gets a place in one slab from its definition to its last use
  * (first-fit over the free ranges, in program order). What differs between
- * ranks, the groups, slice bounds, a split table's row offset and where each
- * input's slice starts, is written into each rank's source as constants, so
- * a person can read one rank's program top to bottom: its groups, its
+ * ranks, the groups, slice bounds, a split table's row offset, which pieces
+ * of the gradients a rank holds the first copy of and where each input's
+ * and result's piece starts, is a table of numbers per rank: program.c, the
+ * one SPMD body every rank runs, reads them as T[k], and rank_<r>.c holds
+ * rank r's table and nothing else. So OUT grows with the model, not with
+ * the ranks. A person reads program.c top to bottom: its groups, its
  * buffers, its inputs, then one runtime call per operator of the forward
  * graph (step_parallel_end), the backward pass (autodiff.c) and the update. */
 #include "shardc.h"
@@ -28,7 +31,37 @@ struct Program {
 	int *partition;          /* (nops) index into part[] of a collective's group, -1 none */
 	int *part;               /* (npart) an op of each partition of the ranks into groups */
 	int npart;
+	/* The rank table: what program.c reads as T[pos .. pos + n) */
+	struct Entry *entry;     /* (nentry) in table order */
+	int nentry;
+	int64_t tlen;            /* numbers in a rank's table */
+	int64_t *tab;            /* (device_num, tlen) every rank's table */
+	int *value_entry;        /* (nvalues) entry of a value's piece start, -1 none */
+	int *op_entry;           /* (nops) entry of an op's rank's attributes or pieces, -1 none */
+	int *part_entry;         /* (npart) entry of the first member of the rank's group */
+	const TensorLayout **mat;   /* (nmat) the device matrices the entries are formulas on */
+	int nmat;
 };
+
+/* One rank-dependent item of the table, a formula of the rank's row-major
+ * coordinates on a device matrix. */
+typedef enum {
+	E_GROUP,     /* at partition k: the first member of the rank's group (1 number) */
+	E_PIECE,     /* at value v: where the rank's piece starts, per dim (rank numbers) */
+	E_SLICE,     /* at op i, a slice: its begin, then its end, per dim */
+	E_OFFSET,    /* at op i, a Gather of a split table: the first row the rank holds (1) */
+	E_SQNORM,    /* at op i, a global norm: per gradient piece, its size if the rank
+	              * holds its first copy, else 0 (nin numbers) */
+} EntryKind;
+
+typedef struct Entry {
+	EntryKind kind;
+	int at, n;
+	int64_t pos;         /* its numbers are T[pos .. pos + n); -1: the same on every rank, lit */
+	const int64_t *lit;  /* (n) with pos -1: the numbers, written into program.c */
+	int first;           /* the first entry with the same numbers on every rank (it names them) */
+	int nsame;           /* on a first entry: how many others share its place */
+} Entry;
 
 static int64_t numel(const LValue *v)
 {
@@ -382,7 +415,7 @@ static const char *const reserved[] = {
 	"float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
 	"sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "main",
 	"argc", "argv", "rt", "slab", "step", "steps", "out_dir", "file", "t0", "t1", "NULL", "int64_t", "int32_t",
-	"uint8_t", "printf", "input_names", "param_names",
+	"uint8_t", "printf", "input_names", "param_names", "T", "sc_ranks",
 };
 
 typedef struct {
@@ -454,6 +487,253 @@ static void plan_groups(Program *p)
 	}
 }
 
+/* The group of rank for a collective of partition op, as sc_group_split_grid
+ * takes it: its first member, then for each run of neighbouring group axes
+ * (of the matrix the ranks are numbered row-major over) its size and rank
+ * stride; ng runs, n members. Only first depends on the rank. */
+static int64_t group_grid(const LOp *op, int64_t rank, int64_t *size, int64_t *stride, int *ng, int64_t *n)
+{
+	const TensorLayout *m = &op->step->from;
+	int64_t coords[MAX_AXES], step[MAX_AXES], first = rank;
+	layout_coords(m, rank, coords);
+	for (int a = m->ndev - 1; a >= 0; a--)
+		step[a] = a == m->ndev - 1 ? 1 : step[a + 1] * m->dev[a + 1];
+	*ng = 0;
+	*n = 1;
+	for (int a = 0; a < m->ndev; a++) {
+		if (!(op->step->axes >> a & 1) || m->dev[a] == 1)
+			continue;
+		first -= coords[a] * step[a];
+		*n *= m->dev[a];
+		if (*ng && stride[*ng - 1] == step[a] * m->dev[a]) {
+			size[*ng - 1] *= m->dev[a];
+			stride[*ng - 1] = step[a];
+		} else {
+			size[*ng] = m->dev[a];
+			stride[(*ng)++] = step[a];
+		}
+	}
+	return first;
+}
+
+static int add_entry(Program *p, EntryKind kind, int at, int n)
+{
+	p->entry[p->nentry] = (Entry){kind, at, n, -1, NULL, p->nentry, 0};
+	return p->nentry++;
+}
+
+static void entry_values(const Program *p, const Entry *e, int64_t rank, int64_t *out, int64_t *members);
+
+static uint64_t hash_ints(const int64_t *v, int64_t n)
+{
+	uint64_t h = 0xcbf29ce484222325u;
+	for (int64_t i = 0; i < n; i++)
+		h = (h ^ (uint64_t)v[i]) * 0x100000001b3u;
+	return h;
+}
+
+/* Each entry's numbers on every rank: the same on all of them, it is
+ * written into program.c; else it takes a place in the table, shared with
+ * the entries before it that have the same numbers on every rank (every
+ * layer's weight of one shape starts at the same place on a rank). */
+static void place_entries(Program *p)
+{
+	const Lowered *l = p->l;
+	int64_t ranks = l->device_num, *members = xmalloc(sizeof(int64_t) * (size_t)ranks);
+	int hcap = 1;
+	while (hcap < 2 * p->nentry + 2)
+		hcap *= 2;
+	int *hash = xmalloc(sizeof(int) * (size_t)hcap);   /* entries with a place, by their numbers */
+	for (int i = 0; i < hcap; i++)
+		hash[i] = -1;
+	int64_t **all = xmalloc(sizeof(int64_t *) * (size_t)(p->nentry ? p->nentry : 1));   /* (ranks, n) each */
+	for (int i = 0; i < p->nentry; i++) {
+		Entry *e = &p->entry[i];
+		int64_t n = e->n, *v = xmalloc(sizeof(int64_t) * (size_t)(n * ranks + 1));
+		all[i] = v;
+		for (int64_t r = 0; r < ranks; r++)
+			entry_values(p, e, r, v + r * n, members);
+		bool same = true;
+		for (int64_t r = 1; r < ranks && same; r++)
+			same = !memcmp(v, v + r * n, sizeof(int64_t) * (size_t)n);
+		if (same) {
+			int64_t *lit = arena_alloc(l->m->arena, sizeof(int64_t) * (size_t)(n + 1));
+			memcpy(lit, v, sizeof(int64_t) * (size_t)n);
+			e->lit = lit;
+			continue;
+		}
+		uint64_t h = hash_ints(v, n * ranks) ^ (uint64_t)n;
+		int at = (int)(h & (uint64_t)(hcap - 1));
+		while (hash[at] >= 0) {
+			const Entry *o = &p->entry[hash[at]];
+			if (o->n == n && !memcmp(all[hash[at]], v, sizeof(int64_t) * (size_t)(n * ranks)))
+				break;
+			at = (at + 1) & (hcap - 1);
+		}
+		if (hash[at] >= 0) {
+			e->pos = p->entry[hash[at]].pos;
+			e->first = hash[at];
+			p->entry[hash[at]].nsame++;
+			continue;
+		}
+		hash[at] = i;
+		e->pos = p->tlen;
+		p->tlen += n;
+	}
+	p->tab = xmalloc(sizeof(int64_t) * (size_t)(p->tlen * ranks + 1));
+	for (int i = 0; i < p->nentry; i++) {
+		const Entry *e = &p->entry[i];
+		if (e->pos < 0 || e->first != i)
+			continue;
+		for (int64_t r = 0; r < ranks; r++)
+			memcpy(p->tab + r * p->tlen + e->pos, all[i] + r * e->n, sizeof(int64_t) * (size_t)e->n);
+	}
+	for (int i = 0; i < p->nentry; i++)
+		free(all[i]);
+	free(all);
+	free(hash);
+	free(members);
+}
+
+/* A gradient piece of the global norm that rank holds the first copy of. */
+static bool first_copy(const LValue *g, int64_t rank)
+{
+	int64_t coords[MAX_AXES];
+	layout_coords(&g->layout, rank, coords);
+	uint32_t copies = layout_replica_axes(&g->layout);
+	bool first = true;
+	for (int ax = 0; ax < g->layout.ndev; ax++)
+		first &= !(copies & (1u << ax)) || coords[ax] == 0;
+	return first;
+}
+
+/* Device matrices in order of their axes, then their sizes: the tables do
+ * not depend on which operator's layout names a matrix first. */
+static int matrix_cmp(const TensorLayout *a, const TensorLayout *b)
+{
+	if (a->ndev != b->ndev)
+		return a->ndev < b->ndev ? -1 : 1;
+	for (int k = 0; k < a->ndev; k++)
+		if (a->dev[k] != b->dev[k])
+			return a->dev[k] < b->dev[k] ? -1 : 1;
+	return 0;
+}
+
+static void add_matrix(Program *p, const TensorLayout *t)
+{
+	int j = 0;
+	while (j < p->nmat && matrix_cmp(p->mat[j], t) < 0)
+		j++;
+	if (j < p->nmat && !matrix_cmp(p->mat[j], t))
+		return;
+	if (!(p->nmat & (p->nmat - 1)))
+		p->mat = xrealloc(p->mat, sizeof *p->mat * (size_t)(p->nmat ? 2 * p->nmat : 1));
+	memmove(&p->mat[j + 1], &p->mat[j], sizeof *p->mat * (size_t)(p->nmat - j));
+	p->mat[j] = t;
+	p->nmat++;
+}
+
+/* The table's entries in the order program.c first reads them: the groups,
+ * the inputs' and parameters' pieces, the operators', the results' pieces. */
+static void plan_table(Program *p)
+{
+	const Lowered *l = p->l;
+	int nv = l->nvalues, nops = l->nops;
+	p->entry = xmalloc(sizeof(Entry) * (size_t)(p->npart + nv + nops + 1));
+	p->value_entry = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));
+	p->op_entry = xmalloc(sizeof(int) * (size_t)(nops ? nops : 1));
+	p->part_entry = xmalloc(sizeof(int) * (size_t)(p->npart ? p->npart : 1));
+	p->nentry = 0;
+	p->tlen = 0;
+	for (int v = 0; v < nv; v++)
+		p->value_entry[v] = -1;
+	for (int k = 0; k < p->npart; k++)
+		p->part_entry[k] = add_entry(p, E_GROUP, k, 1);
+	for (int v = 0; v < l->nparams; v++)
+		if (l->values[v].type.rank)
+			p->value_entry[v] = add_entry(p, E_PIECE, v, l->values[v].type.rank);
+	for (int i = 0; i < nops; i++) {
+		const LOp *o = &l->ops[i];
+		p->op_entry[i] = -1;
+		if (o->grad == GRAD_NONE && o->step && o->step->kind == STEP_SLICE)
+			p->op_entry[i] = add_entry(p, E_SLICE, i, 2 * l->values[o->in[0]].type.rank);
+		else if (o->grad == GRAD_NONE && o->table && (o->a.present & (1u << ATTR_OFFSET)))
+			p->op_entry[i] = add_entry(p, E_OFFSET, i, 1);
+		else if (o->grad == GRAD_SQNORM)
+			p->op_entry[i] = add_entry(p, E_SQNORM, i, o->nin);
+	}
+	for (int k = 0; k < l->nret; k++) {
+		int v = l->rets[k];
+		if (p->value_entry[v] < 0 && l->values[v].type.rank)
+			p->value_entry[v] = add_entry(p, E_PIECE, v, l->values[v].type.rank);
+	}
+	place_entries(p);
+	p->mat = NULL;
+	p->nmat = 0;
+	for (int i = 0; i < p->nentry; i++) {
+		const Entry *e = &p->entry[i];
+		if (e->pos < 0 || e->first != i)
+			continue;
+		const LOp *o = e->kind == E_GROUP ? &l->ops[p->part[e->at]] : e->kind == E_PIECE ? NULL : &l->ops[e->at];
+		switch (e->kind) {
+		case E_GROUP: add_matrix(p, &o->step->from); break;
+		case E_PIECE: add_matrix(p, &l->values[e->at].layout); break;
+		case E_SLICE: add_matrix(p, &o->step->to); break;
+		case E_OFFSET: add_matrix(p, o->table); break;
+		case E_SQNORM:
+			for (int k = 0; k < o->nin; k++)
+				add_matrix(p, &l->values[o->in[k]].layout);
+			break;
+		}
+	}
+}
+
+/* Entry e's numbers on rank. */
+static void entry_values(const Program *p, const Entry *e, int64_t rank, int64_t *out, int64_t *members)
+{
+	const Lowered *l = p->l;
+	Attrs a;
+	switch (e->kind) {
+	case E_GROUP: {
+		const LOp *op = &l->ops[p->part[e->at]];
+		int64_t size[MAX_AXES], stride[MAX_AXES], n;
+		int ng;
+		out[0] = group_grid(op, rank, size, stride, &ng, &n);
+		lowered_rank_attrs(l, op, rank, &a, members);
+		for (int i = 0; i < a.ngroup; i++) {   /* the grid names the members lowering put in the group */
+			int64_t r = out[0], rest = i;
+			for (int j = ng - 1; j >= 0; j--) {
+				r += rest % size[j] * stride[j];
+				rest /= size[j];
+			}
+			if (a.ngroup != n || r != a.group[i])
+				die("group grid of rank %lld disagrees with its members", (long long)rank);
+		}
+		return;
+	}
+	case E_PIECE:
+		lowered_piece_start(&l->values[e->at], rank, out);
+		return;
+	case E_SLICE:
+		lowered_rank_attrs(l, &l->ops[e->at], rank, &a, members);
+		for (int d = 0; d < e->n / 2; d++) {
+			out[d] = a.begin[d];
+			out[e->n / 2 + d] = a.end[d];
+		}
+		return;
+	case E_OFFSET:
+		lowered_rank_attrs(l, &l->ops[e->at], rank, &a, members);
+		out[0] = a.offset;
+		return;
+	case E_SQNORM: {
+		const LOp *o = &l->ops[e->at];
+		for (int k = 0; k < o->nin; k++)
+			out[k] = first_copy(&l->values[o->in[k]], rank) ? numel(&l->values[o->in[k]]) : 0;
+		return;
+	}
+	}
+}
+
 Program *emit_plan(const Lowered *l, const char *model)
 {
 	Program *p = arena_alloc(l->m->arena, sizeof *p);
@@ -467,6 +747,7 @@ Program *emit_plan(const Lowered *l, const char *model)
 	p->arg = arena_alloc(l->m->arena, sizeof(char *) * (size_t)(l->nvalues ? l->nvalues : 1));
 	memcpy(p->arg, p->cname, sizeof(char *) * (size_t)l->nvalues);
 	plan_groups(p);
+	plan_table(p);
 	return p;
 }
 
@@ -476,6 +757,12 @@ void emit_free(Program *p)
 	free(p->state);
 	free(p->partition);
 	free(p->part);
+	free(p->entry);
+	free(p->value_entry);
+	free(p->op_entry);
+	free(p->part_entry);
+	free(p->mat);
+	free(p->tab);
 }
 
 int64_t emit_slab_bytes(const Program *p)
@@ -620,10 +907,41 @@ static int64_t norm_axis(int64_t axis, int rank)
 	return axis < 0 ? axis + rank : axis;
 }
 
-/* StridedSlice's begin, end and strides for every dim (missing ones: whole). */
-static void slice_args(StrBuf *b, const Attrs *a, const LValue *x)
+/* Numbers [k, k + n) of entry e: `T + pos` (array) or `T[pos]`, or the
+ * numbers themselves where every rank has the same. */
+static void entry_ref(StrBuf *b, const Entry *e, int k, int n, bool array)
+{
+	if (e->pos >= 0)
+		sb_printf(b, array ? "T + %lld" : "T[%lld]", (long long)(e->pos + k));
+	else if (array)
+		dims_lit(b, e->lit + k, n);
+	else
+		sb_printf(b, "%lld", (long long)e->lit[k]);
+}
+
+/* The table entry of operator o, or NULL. */
+static const Entry *op_table(const Program *p, const LOp *o)
+{
+	int e = p->op_entry[o - p->l->ops];
+	return e >= 0 ? &p->entry[e] : NULL;
+}
+
+/* StridedSlice's begin, end and strides for every dim (missing ones: whole);
+ * a slice redistribution's bounds are the rank's, from the table. */
+static void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a, const LValue *x)
 {
 	int64_t begin[MAX_DIMS], end[MAX_DIMS], strides[MAX_DIMS];
+	const Entry *e = op_table(p, o);
+	if (e && e->kind == E_SLICE) {
+		for (int d = 0; d < x->type.rank; d++)
+			strides[d] = 1;
+		entry_ref(b, e, 0, x->type.rank, true);
+		sb_puts(b, ", ");
+		entry_ref(b, e, x->type.rank, x->type.rank, true);
+		sb_puts(b, ", ");
+		dims_lit(b, strides, x->type.rank);
+		return;
+	}
 	for (int d = 0; d < x->type.rank; d++) {
 		begin[d] = d < a->nbegin ? a->begin[d] : 0;
 		end[d] = d < a->nend ? a->end[d] : x->type.dims[d];
@@ -637,6 +955,18 @@ static void slice_args(StrBuf *b, const Attrs *a, const LValue *x)
 }
 
 /* ---- one operator ---- */
+
+/* Gather's offset: a split table's first row is the rank's, from the table. */
+static void offset_arg(char *buf, size_t size, const Program *p, const LOp *o, const Attrs *a)
+{
+	const Entry *e = op_table(p, o);
+	if (e && e->kind == E_OFFSET && e->pos >= 0)
+		snprintf(buf, size, "T[%lld]", (long long)e->pos);
+	else if (e && e->kind == E_OFFSET)
+		snprintf(buf, size, "%lld", (long long)e->lit[0]);
+	else
+		snprintf(buf, size, "%lld", (long long)((a->present & (1u << ATTR_OFFSET)) ? a->offset : 0));
+}
 
 static void emit_collective(StrBuf *b, const Program *p, const LOp *o, int i)
 {
@@ -762,9 +1092,10 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	case OP_GATHER: {
 		const LValue *idx = &l->values[o->in[1]];
 		int64_t rows = x->type.dims[0];
-		sb_printf(b, "sc_gather(rt, %s, %lld, %lld, %s, %s, %lld, %lld, %s);", x0, (long long)rows,
-		          (long long)(numel(x) / rows), x1, sc_dtype_name(idx->type.dtype), (long long)numel(idx),
-		          (long long)((a->present & (1u << ATTR_OFFSET)) ? a->offset : 0), y);
+		char off[32];
+		offset_arg(off, sizeof off, p, o, a);
+		sb_printf(b, "sc_gather(rt, %s, %lld, %lld, %s, %s, %lld, %s, %s);", x0, (long long)rows,
+		          (long long)(numel(x) / rows), x1, sc_dtype_name(idx->type.dtype), (long long)numel(idx), off, y);
 		break;
 	}
 	case OP_LAYER_NORM:
@@ -794,7 +1125,7 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		sb_printf(b, "sc_strided_slice(rt, %s, %s, %s, ", sc_dtype_name(x->type.dtype), x0, y);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, ", x->type.rank);
-		slice_args(b, a, x);
+		slice_args(b, p, o, a, x);
 		sb_puts(b, ");");
 		break;
 	case OP_SPARSE_SOFTMAX_CE:
@@ -967,9 +1298,10 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	case OP_GATHER: {
 		const LValue *idx = &l->values[f->in[1]];
 		int64_t rows = x->type.dims[0];
-		sb_printf(b, "sc_gather_grad(rt, %s, %s, %s, %lld, %lld, %s, %lld, %lld);", dy, x1,
-		          sc_dtype_name(idx->type.dtype), (long long)numel(idx),
-		          (long long)((fa->present & (1u << ATTR_OFFSET)) ? fa->offset : 0), dx, (long long)rows,
+		char off[32];
+		offset_arg(off, sizeof off, p, f, fa);
+		sb_printf(b, "sc_gather_grad(rt, %s, %s, %s, %lld, %s, %s, %lld, %lld);", dy, x1,
+		          sc_dtype_name(idx->type.dtype), (long long)numel(idx), off, dx, (long long)rows,
 		          (long long)(numel(x) / rows));
 		return;
 	}
@@ -1003,7 +1335,7 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		sb_printf(b, "sc_strided_slice_grad(rt, %s, %s, ", dy, dx);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, ", x->type.rank);
-		slice_args(b, fa, x);
+		slice_args(b, p, f, fa, x);
 		sb_puts(b, ");");
 		return;
 	case OP_SPARSE_SOFTMAX_CE:
@@ -1065,30 +1397,14 @@ static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_
 		sb_printf(b, ", %d);", na);
 		break;
 	}
-	case GRAD_SQNORM: {   /* the pieces this rank holds the first copy of */
-		StrBuf xs = {0}, ns = {0};
-		int n = 0;
-		for (int k = 0; k < o->nin; k++) {
-			const LValue *g = &l->values[o->in[k]];
-			int64_t coords[MAX_AXES];
-			layout_coords(&g->layout, rank, coords);
-			uint32_t copies = layout_replica_axes(&g->layout);
-			bool first = true;
-			for (int ax = 0; ax < g->layout.ndev; ax++)
-				first &= !(copies & (1u << ax)) || coords[ax] == 0;
-			if (!first)
-				continue;
-			sb_printf(&xs, n ? ", %s" : "%s", p->cname[o->in[k]]);
-			sb_printf(&ns, n ? ", %lld" : "%lld", (long long)numel(g));
-			n++;
-		}
-		if (n)
-			sb_printf(b, "sc_sum_squares(rt, (const float *const[]){%s}, (const int64_t[]){%s}, %d, %s);", xs.data,
-			          ns.data, n, p->cname[o->result]);
-		else
-			sb_printf(b, "sc_fill(rt, %s, SC_F32, 1, 0.0);", p->cname[o->result]);
+	case GRAD_SQNORM: {   /* the pieces this rank holds the first copy of: the table gives their sizes, else 0 */
+		StrBuf xs = {0};
+		for (int k = 0; k < o->nin; k++)
+			sb_printf(&xs, k ? ", %s" : "%s", p->cname[o->in[k]]);
+		sb_printf(b, "sc_sum_squares(rt, (const float *const[]){%s}, ", xs.data);
+		entry_ref(b, op_table(p, o), 0, o->nin, true);
+		sb_printf(b, ", %d, %s);", o->nin, p->cname[o->result]);
 		sb_free(&xs);
-		sb_free(&ns);
 		break;
 	}
 	case GRAD_CLIP:
@@ -1168,19 +1484,22 @@ static double lit_arg(const Lit *init, int k, double dflt)
 	           ? lit_number(init->items[k]) : dflt;
 }
 
-/* `gdims, ndim, start, ldims` of v's piece on rank. */
-static void piece_args(StrBuf *b, const LValue *v, int64_t rank)
+/* `gdims, ndim, start, ldims` of value v's piece; where the rank's piece
+ * starts is in the table. */
+static void piece_args(StrBuf *b, const Program *p, int v)
 {
-	int64_t start[MAX_DIMS];
-	lowered_piece_start(v, rank, start);
-	dims_lit(b, v->global, v->type.rank);
-	sb_printf(b, ", %d, ", v->type.rank);
-	dims_lit(b, start, v->type.rank);
+	const LValue *x = &p->l->values[v];
+	dims_lit(b, x->global, x->type.rank);
+	sb_printf(b, ", %d, ", x->type.rank);
+	if (x->type.rank)
+		entry_ref(b, &p->entry[p->value_entry[v]], 0, x->type.rank, true);
+	else
+		dims_lit(b, x->type.dims, 0);
 	sb_puts(b, ", ");
-	dims_lit(b, v->type.dims, v->type.rank);
+	dims_lit(b, x->type.dims, x->type.rank);
 }
 
-static void emit_input(StrBuf *b, const Program *p, int v, int64_t rank)
+static void emit_input(StrBuf *b, const Program *p, int v)
 {
 	const Lowered *l = p->l;
 	const Value *gv = &l->flat->g->values[v];
@@ -1190,7 +1509,7 @@ static void emit_input(StrBuf *b, const Program *p, int v, int64_t rank)
 	const char *kind = init ? init->s : gv->type.is_param ? "normal" : "uniform";
 	sb_printf(b, "\tif ((file = sc_option(rt, \"%s\", \"%s\")))\n\t\tsc_load_npy(rt, \"%s\", file, %s, %s, ",
 	          gv->type.is_param ? "--param" : "--input", gv->name, gv->name, c, dt);
-	piece_args(b, x, rank);
+	piece_args(b, p, v);
 	sb_puts(b, ");\n\telse\n\t\t");
 	if (!strcmp(kind, "zeros") || !strcmp(kind, "ones") || !strcmp(kind, "constant")) {
 		double value = !strcmp(kind, "ones") ? 1 : !strcmp(kind, "constant") ? lit_arg(init, 0, 0) : 0;
@@ -1198,7 +1517,7 @@ static void emit_input(StrBuf *b, const Program *p, int v, int64_t rank)
 		return;
 	}
 	sb_printf(b, "sc_init_%s(rt, %s, %s, \"%s\", %lldu, ", kind, c, dt, gv->name, (long long)l->m->ctx.seed);
-	piece_args(b, x, rank);
+	piece_args(b, p, v);
 	if (!strcmp(kind, "normal"))
 		sb_printf(b, ", %.17g);\n", lit_arg(init, 0, 0.01));
 	else if (!strcmp(kind, "randint"))
@@ -1207,11 +1526,11 @@ static void emit_input(StrBuf *b, const Program *p, int v, int64_t rank)
 		sb_printf(b, ", %.17g, %.17g);\n", lit_arg(init, 0, 0), lit_arg(init, 1, 1));
 }
 
-static void emit_save(StrBuf *b, const Program *p, int v, const char *file, int64_t rank)
+static void emit_save(StrBuf *b, const Program *p, int v, const char *file)
 {
 	const LValue *x = &p->l->values[v];
 	sb_printf(b, "\tsc_save_npy(rt, out_dir, \"%s\", %s, %s, ", file, p->cname[v], sc_dtype_name(x->type.dtype));
-	piece_args(b, x, rank);
+	piece_args(b, p, v);
 	sb_puts(b, ");\n");
 }
 
@@ -1298,54 +1617,21 @@ static void emit_update(StrBuf *b, const Program *p, int v)
 	}
 }
 
-/* rank's group for a collective of partition op, as sc_group_split_grid
- * takes it: its first member, then for each run of neighbouring group axes
- * (of the matrix the ranks are numbered row-major over) its size and rank
- * stride. The line does not grow with the ranks; a small group's members
- * follow in a comment. */
-static void emit_group(StrBuf *b, const Lowered *l, const LOp *op, int k, int64_t rank, int64_t *members)
+/* The group of partition k: its first member is the rank's, from the table;
+ * the grid's shape is every rank's. The line does not grow with the ranks. */
+static void emit_group(StrBuf *b, const Program *p, int k)
 {
-	const TensorLayout *m = &op->step->from;
-	int64_t coords[MAX_AXES], step[MAX_AXES], size[MAX_AXES] = {0}, stride[MAX_AXES] = {0}, first = rank, n = 1;
-	layout_coords(m, rank, coords);
-	for (int a = m->ndev - 1; a >= 0; a--)
-		step[a] = a == m->ndev - 1 ? 1 : step[a + 1] * m->dev[a + 1];
-	int ng = 0;
-	for (int a = 0; a < m->ndev; a++) {
-		if (!(op->step->axes >> a & 1) || m->dev[a] == 1)
-			continue;
-		first -= coords[a] * step[a];
-		n *= m->dev[a];
-		if (ng && stride[ng - 1] == step[a] * m->dev[a]) {
-			size[ng - 1] *= m->dev[a];
-			stride[ng - 1] = step[a];
-		} else {
-			size[ng] = m->dev[a];
-			stride[ng++] = step[a];
-		}
-	}
-	sb_printf(b, "\tsc_group *g%d = sc_group_split_grid(rt, %lld, %d, ", k, (long long)first, ng);
+	int64_t size[MAX_AXES], stride[MAX_AXES], n;
+	int ng;
+	group_grid(&p->l->ops[p->part[k]], 0, size, stride, &ng, &n);
+	const Entry *e = &p->entry[p->part_entry[k]];
+	sb_printf(b, "\tsc_group *g%d = sc_group_split_grid(rt, %s", k, e->pos >= 0 ? "(int)" : "");
+	entry_ref(b, e, 0, 1, false);
+	sb_printf(b, ", %d, ", ng);
 	ints_lit(b, size, ng);
 	sb_puts(b, ", ");
 	ints_lit(b, stride, ng);
-	if (n > 16) {
-		sb_printf(b, ");  /* %lld ranks */\n", (long long)n);
-		return;
-	}
-	Attrs a;
-	lowered_rank_attrs(l, op, rank, &a, members);
-	sb_puts(b, ");  /* ranks ");
-	for (int i = 0; i < a.ngroup; i++) {
-		int64_t r = first, rest = i;
-		for (int j = ng - 1; j >= 0; j--) {
-			r += rest % size[j] * stride[j];
-			rest /= size[j];
-		}
-		if (a.ngroup != n || r != a.group[i])
-			die("group grid of rank %lld disagrees with its members", (long long)rank);
-		sb_printf(b, i ? ", %lld" : "%lld", (long long)a.group[i]);
-	}
-	sb_puts(b, " */\n");
+	sb_printf(b, ");  /* %lld ranks */\n", (long long)n);
 }
 
 static void emit_names(StrBuf *b, const Lowered *l, const char *var, bool params)
@@ -1360,25 +1646,17 @@ static void emit_names(StrBuf *b, const Lowered *l, const char *var, bool params
 	          var, n);
 }
 
-void emit_rank(StrBuf *b, const Program *p, int64_t rank)
+/* program.c's main; rank only feeds lowered_rank_attrs, whose rank-dependent
+ * attributes every caller takes from the table instead. */
+static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 {
 	const Lowered *l = p->l;
 	const Graph *g = l->flat->g;
 	const Train *t = l->m->train;
 	int64_t *members = xmalloc(sizeof(int64_t) * (size_t)l->device_num);
-	sb_printf(b, "/* rank_%lld.c: rank %lld of %lld of @%s, compiled by shardc from %s.\n"
-	          " *\n"
-	          " * Reads or initializes this rank's slices of the inputs and parameters, runs\n"
-	          " * the graph%s, and writes the results (docs/output.md).\n"
-	          " * The forward operators are those of ir/rank_%lld/step_parallel_end.ir (shardc\n"
-	          " * --dump-ir); comments say why each collective is there. Sends %lld bytes per %s.\n"
-	          " * Build: make (BACKEND=cpu|cuda); run: ./run.sh. */\n"
-	          "#include \"shardc_rt.h\"\n\n#include <stdint.h>\n#include <stdio.h>\n\n",
-	          (long long)rank, (long long)rank, (long long)l->device_num, g->name, p->model,
-	          t ? ", computes the gradients and updates the parameters, step by step" : "", (long long)rank,
-	          (long long)l->comm_bytes, t ? "training step" : "run");
 	sb_printf(b, "int main(int argc, char **argv)\n{\n\tsc_rt *rt = sc_init(&argc, &argv, %lld);\n",
 	          (long long)l->device_num);
+	sb_puts(b, "\tconst int64_t *const T = sc_ranks[sc_rank(rt)];   /* this rank's table: rank_<r>.c */\n\t(void)T;\n");
 	emit_names(b, l, "input_names", false);
 	emit_names(b, l, "param_names", true);
 	sb_printf(b, "\tint64_t steps = sc_steps(rt, %lld);\n", (long long)(t ? t->steps : 1));
@@ -1386,7 +1664,7 @@ void emit_rank(StrBuf *b, const Program *p, int64_t rank)
 	if (p->npart) {
 		sb_puts(b, "\n\t/* Groups: each a partition of the ranks; this rank names its own group. */\n");
 		for (int k = 0; k < p->npart; k++)
-			emit_group(b, l, &l->ops[p->part[k]], k, rank, members);
+			emit_group(b, p, k);
 	}
 	sb_printf(b, "\n\t/* Memory: parameters, inputs and optimizer state first (%lld bytes), then every\n"
 	          "\t * other value placed by liveness: buffers whose lives do not overlap share bytes. */\n"
@@ -1401,7 +1679,7 @@ void emit_rank(StrBuf *b, const Program *p, int64_t rank)
 	}
 	sb_puts(b, "\n\t/* Inputs and parameters: this rank's slice of a file, or of the initializer. */\n");
 	for (int v = 0; v < l->nparams; v++)
-		emit_input(b, p, v, rank);
+		emit_input(b, p, v);
 	sb_puts(b, "\n\tdouble t0 = sc_time(rt);\n\tfor (int64_t step = 1; step <= steps; step++) {\n");
 	for (int i = 0; i < l->nfwd; i++) {
 		sb_putc(b, '\t');
@@ -1428,14 +1706,14 @@ void emit_rank(StrBuf *b, const Program *p, int64_t rank)
 	for (int k = 0; k < l->nret; k++) {
 		StrBuf f = {0};
 		sb_printf(&f, "output_%d.npy", k);
-		emit_save(b, p, l->rets[k], f.data, rank);
+		emit_save(b, p, l->rets[k], f.data);
 		sb_free(&f);
 	}
 	for (int v = 0; t && v < l->nparams; v++)
 		if (g->values[v].type.is_param) {
 			StrBuf f = {0};
 			sb_printf(&f, "param_%s.npy", g->values[v].name);
-			emit_save(b, p, v, f.data, rank);
+			emit_save(b, p, v, f.data);
 			sb_free(&f);
 		}
 	sb_printf(b, "\tif (sc_rank(rt) == 0)\n\t\tprintf(\"time: %%lld %s in %%.6f s, %%.6g ms each\\n\", (long long)steps, "
@@ -1444,6 +1722,126 @@ void emit_rank(StrBuf *b, const Program *p, int64_t rank)
 	free(members);
 }
 
+void emit_program(StrBuf *b, const Program *p)
+{
+	const Lowered *l = p->l;
+	const Train *t = l->m->train;
+	sb_printf(b, "/* program.c: every rank's program of @%s (%lld ranks), compiled by shardc from %s.\n"
+	          " *\n"
+	          " * Reads or initializes the rank's slices of the inputs and parameters, runs\n"
+	          " * the graph%s, and writes the results (docs/output.md).\n"
+	          " * Every number that differs between ranks is read from T, the rank's table:\n"
+	          " * rank_<r>.c holds rank r's and says what each T[k] is. With rank r's numbers in\n"
+	          " * place of T, the forward operators are those of ir/rank_<r>/step_parallel_end.ir\n"
+	          " * (shardc --dump-ir); comments say why each collective is there. Sends %lld bytes\n"
+	          " * per %s. Build: make (BACKEND=cpu|cuda); run: ./run.sh. */\n"
+	          "#include \"shardc_rt.h\"\n\n#include <stdint.h>\n#include <stdio.h>\n\n"
+	          "extern const int64_t *const sc_ranks[];   /* ranks.c: sc_ranks[r] is rank_<r>.c's table */\n\n",
+	          l->flat->g->name, (long long)l->device_num, p->model,
+	          t ? ", computes the gradients and updates the parameters, step by step" : "",
+	          (long long)l->comm_bytes, t ? "training step" : "run");
+	size_t at = b->len;
+	emit_main(b, p, 0);
+	if (l->device_num > 1) {   /* the text must not depend on the rank: the last one's is the same */
+		StrBuf other = {0};
+		emit_main(&other, p, l->device_num - 1);
+		if (other.len != b->len - at || memcmp(other.data, b->data + at, other.len))
+			die("program.c depends on the rank: a rank-dependent number is not in the table");
+		sb_free(&other);
+	}
+}
+
+static void entry_label(StrBuf *b, const Program *p, const Entry *e, int64_t rank, const int64_t *val)
+{
+	const Lowered *l = p->l;
+	switch (e->kind) {
+	case E_GROUP: {
+		const LOp *op = &l->ops[p->part[e->at]];
+		int64_t size[MAX_AXES], stride[MAX_AXES], n;
+		int ng;
+		group_grid(op, rank, size, stride, &ng, &n);
+		sb_printf(b, "g%d's first member: ranks ", e->at);
+		if (n > 16) {
+			sb_printf(b, "%lld.. (%lld)", (long long)val[0], (long long)n);
+			return;
+		}
+		for (int i = 0; i < n; i++) {
+			int64_t r = val[0], rest = i;
+			for (int j = ng - 1; j >= 0; j--) {
+				r += rest % size[j] * stride[j];
+				rest /= size[j];
+			}
+			sb_printf(b, i ? ", %lld" : "%lld", (long long)r);
+		}
+		return;
+	}
+	case E_PIECE: sb_printf(b, "%%%s starts at", l->values[e->at].name); return;
+	case E_SLICE: sb_printf(b, "%%%s: begin, end", l->values[l->ops[e->at].result].name); return;
+	case E_OFFSET: sb_printf(b, "%%%s: the first row held", l->values[l->ops[e->at].result].name); return;
+	case E_SQNORM: sb_printf(b, "%%%s: sizes of the first copies", l->values[l->ops[e->at].result].name); return;
+	}
+}
+
+void emit_table(StrBuf *b, const Program *p, int64_t rank)
+{
+	const Lowered *l = p->l;
+	sb_printf(b, "/* rank_%lld.c: rank %lld of %lld of @%s, compiled by shardc from %s.\n"
+	          " *\n"
+	          " * The numbers program.c reads as T[k] on this rank, and nothing else\n"
+	          " * (docs/output.md). Each is a formula of the rank's row-major coordinates c on\n"
+	          " * a device matrix: a piece or a slice starts at c times the local size along a\n"
+	          " * split dim, a group's first member is the rank with c zero on the group's axes,\n"
+	          " * a gradient piece counts in the global norm where c is zero on the axes that\n"
+	          " * copy it. c on each matrix here:",
+	          (long long)rank, (long long)rank, (long long)l->device_num, l->flat->g->name, p->model);
+	const TensorLayout **mats = p->mat;
+	int nm = p->nmat;
+	for (int j = 0; j < nm; j++) {
+		int64_t c[MAX_AXES];
+		layout_coords(mats[j], rank, c);
+		sb_puts(b, j ? ";\n *" : "\n *");
+		sb_puts(b, " (");
+		for (int a = 0; a < mats[j]->ndev; a++)
+			sb_printf(b, a ? ", %lld" : "%lld", (long long)c[a]);
+		sb_puts(b, mats[j]->ndev == 1 ? ",) on (" : ") on (");
+		for (int a = 0; a < mats[j]->ndev; a++)
+			sb_printf(b, a ? ", %lld" : "%lld", (long long)mats[j]->dev[a]);
+		sb_puts(b, mats[j]->ndev == 1 ? ",)" : ")");
+	}
+	sb_printf(b, "%s. */\n#include <stdint.h>\n\nconst int64_t sc_rank_%lld[] = {\n", nm ? "" : " (none)",
+	          (long long)rank);
+	const int64_t *row = p->tab + rank * p->tlen;
+	for (int i = 0; i < p->nentry; i++) {
+		const Entry *e = &p->entry[i];
+		const int64_t *val = row + e->pos;
+		if (e->pos < 0 || e->first != i)
+			continue;
+		sb_printf(b, "\t/* T[%lld] ", (long long)e->pos);
+		entry_label(b, p, e, rank, val);
+		if (e->nsame)
+			sb_printf(b, "; and %d more", e->nsame);
+		sb_puts(b, " */");
+		for (int k = 0; k < e->n; k++)
+			sb_printf(b, " %lld,", (long long)val[k]);
+		sb_putc(b, '\n');
+	}
+	if (!p->tlen)
+		sb_puts(b, "\t0   /* no numbers: C has no empty array */\n");
+	sb_puts(b, "};\n");
+}
+
+void emit_ranks(StrBuf *b, const Lowered *l)
+{
+	sb_printf(b, "/* ranks.c: the %lld ranks' tables of @%s, by rank (generated by shardc).\n"
+	          " * program.c reads sc_ranks[its rank]; each rank_<r>.c holds one. */\n"
+	          "#include <stdint.h>\n\n", (long long)l->device_num, l->flat->g->name);
+	for (int64_t r = 0; r < l->device_num; r++)
+		sb_printf(b, "#include \"rank_%lld.c\"\n", (long long)r);
+	sb_puts(b, "\nconst int64_t *const sc_ranks[] = {\n");
+	for (int64_t r = 0; r < l->device_num; r++)
+		sb_printf(b, "%ssc_rank_%lld,", r % 8 ? " " : r ? "\n\t" : "\t", (long long)r);
+	sb_puts(b, "\n};\n");
+}
 /* ---- Makefile and run.sh ---- */
 
 /* home as a make variable's value: '$' doubled, '#' escaped (no newline:
@@ -1464,7 +1862,10 @@ static void make_value(StrBuf *b, const char *home)
 void emit_makefile(StrBuf *b, const Lowered *l, const char *home)
 {
 	sb_printf(b, "# Makefile: builds the %lld rank programs of @%s (generated by shardc).\n"
-	          "#   make [BACKEND=cpu|cuda]      bin/$(BACKEND)/rank_<r> from rank_<r>.c\n"
+	          "#   make [BACKEND=cpu|cuda]      bin/$(BACKEND)/rank_<r>\n"
+	          "# program.c is compiled once; ranks.c holds every rank_<r>.c's table. They link\n"
+	          "# into one executable, bin/$(BACKEND)/program, which takes its table by its MPI\n"
+	          "# rank; bin/$(BACKEND)/rank_<r> are hard links to it, one a rank, for run.sh.\n"
 	          "# SHARDC_HOME is where shardc was built: its runtime/ and build/runtime/.\n\n"
 	          "SHARDC_HOME ?= ", (long long)l->device_num, l->flat->g->name);
 	make_value(b, home);
@@ -1481,13 +1882,19 @@ void emit_makefile(StrBuf *b, const Lowered *l, const char *home)
 	          "NCCL := $(if $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h),-lnccl)\n"
 	          "LIBS_cpu := -lopenblas -lm\n"
 	          "LIBS_cuda := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart $(NCCL) -lstdc++ -lm\n"
-	          "PROGRAMS := $(foreach r,$(shell seq 0 $$(($(RANKS) - 1))),bin/$(BACKEND)/rank_$(r))\n\n"
+	          "BIN := bin/$(BACKEND)\n"
+	          "PROGRAMS := $(foreach r,$(shell seq 0 $$(($(RANKS) - 1))),$(BIN)/rank_$(r))\n\n"
 	          "ifeq ($(filter $(BACKEND),cpu cuda),)\n$(error BACKEND is cpu or cuda, not '$(BACKEND)')\nendif\n\n"
 	          ".PHONY: all clean\nall: $(PROGRAMS)\n\n"
 	          "$(call mkesc,$(RT_LIB)):\n\t@echo \"no \"$(call shq,$(RT_LIB))\": build the runtime first "
 	          "(make -C \"$(call shq,$(SHARDC_HOME))\" runtime)\" >&2; exit 1\n\n"
-	          "bin/$(BACKEND)/rank_%%: rank_%%.c $(call mkesc,$(RT_LIB))\n\t@mkdir -p $(@D)\n"
-	          "\t$(CC) $(CFLAGS) -I$(call shq,$(SHARDC_HOME)/runtime) -o $@ $< $(call shq,$(RT_LIB)) $(LIBS_$(BACKEND))\n\n"
+	          "$(BIN)/program.o: program.c | $(call mkesc,$(RT_LIB))\n\t@mkdir -p $(@D)\n"
+	          "\t$(CC) $(CFLAGS) -I$(call shq,$(SHARDC_HOME)/runtime) -c -o $@ $<\n\n"
+	          "$(BIN)/ranks.o: ranks.c $(wildcard rank_*.c)\n\t@mkdir -p $(@D)\n"
+	          "\t$(CC) $(CFLAGS) -c -o $@ $<\n\n"
+	          "$(BIN)/program: $(BIN)/program.o $(BIN)/ranks.o $(call mkesc,$(RT_LIB))\n"
+	          "\t$(CC) $(CFLAGS) -o $@ $(BIN)/program.o $(BIN)/ranks.o $(call shq,$(RT_LIB)) $(LIBS_$(BACKEND))\n\n"
+	          "$(PROGRAMS): $(BIN)/program\n\tln -f $< $@\n\n"
 	          "clean:\n\trm -rf bin\n",
 	          (long long)l->device_num);
 }

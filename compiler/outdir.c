@@ -1,7 +1,7 @@
 /* outdir.c: writing OUT, the compile's product. Everything (manifest.json,
- * strategy.json, rank_<r>.c, Makefile, run.sh, and ir/ with --dump-ir) is
- * written into a staging folder beside OUT, PARENT/.NAME.shardc-tmp.PID,
- * which then replaces OUT by rename(2). So a reader never sees a mix of two
+ * strategy.json, program.c, rank_<r>.c, ranks.c, Makefile, run.sh, and ir/
+ * with --dump-ir) is written into a staging folder beside OUT,
+ * PARENT/.NAME.shardc-tmp.PID, which then replaces OUT by rename(2). So a reader never sees a mix of two
  * compiles (the last to finish wins whole), a recompile for fewer ranks
  * leaves no rank_7.c, ir/rank_7 or bin/ behind, and a failed write removes
  * the staging folder and leaves the old OUT as it was.
@@ -122,12 +122,17 @@ static void put_all(Out *o, const Module *m, const Lowered *low, const Program *
 	put_owned(o, "manifest.json", manifest_json(low));
 	put_owned(o, "strategy.json", strategy_json(low));
 	StrBuf b = {0}, name = {0};
+	emit_program(&b, p);
+	put_sb(o, "program.c", &b);
 	for (int64_t r = 0; r < low->device_num && !o->failed; r++) {
 		name.len = b.len = 0;
 		sb_printf(&name, "rank_%lld.c", (long long)r);
-		emit_rank(&b, p, r);
+		emit_table(&b, p, r);
 		put_sb(o, name.data, &b);
 	}
+	b.len = 0;
+	emit_ranks(&b, low);
+	put_sb(o, "ranks.c", &b);
 	b.len = 0;
 	emit_makefile(&b, low, home);
 	put_sb(o, "Makefile", &b);

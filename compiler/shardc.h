@@ -741,7 +741,7 @@ char *dot_graph(const Lowered *l, const Cluster *c);
 
 /* ---- emit.c: the per-rank C programs, Makefile and run.sh (docs/output.md) */
 
-typedef struct Program Program;      /* the buffer plan and groups every rank shares */
+typedef struct Program Program;      /* the buffer plan, groups and rank table every rank shares */
 
 /* Requires a Lowered program. False, with errors in d, for what the v1
  * runtime cannot compute (Float16, integer arithmetic). */
@@ -751,7 +751,11 @@ Program *emit_plan(const Lowered *l, const char *model);
 void emit_free(Program *p);
 int64_t emit_slab_bytes(const Program *p);
 int64_t emit_offset(const Program *p, int value);   /* where value's buffer starts in the slab */
-void emit_rank(StrBuf *b, const Program *p, int64_t rank);
+/* program.c: the SPMD body every rank runs, reading the rank's numbers
+ * from its table; rank_<r>.c: rank r's table; ranks.c: the tables by rank. */
+void emit_program(StrBuf *b, const Program *p);
+void emit_table(StrBuf *b, const Program *p, int64_t rank);
+void emit_ranks(StrBuf *b, const Lowered *l);
 /* home: where shardc was built (its runtime/ and build/runtime/). */
 void emit_makefile(StrBuf *b, const Lowered *l, const char *home);
 void emit_run_sh(StrBuf *b, const Lowered *l);

@@ -3,9 +3,11 @@
 #   - a chain of 20,000 graphs, each calling the one before once, compiles
 #     (timeout 60 s: it took 4 to 14 s when name lookups were quadratic) and its
 #     inlined names stay short (they grew by two bytes per level, 40 KB deep);
-#   - a data-parallel training model's rank_0.c is as big on 1,024 ranks as on
-#     64 (within 1.2x; it was 1.5x): a rank's program names its groups by a grid, not by
-#     listing every member (4,096 ranks made 113 MB of OUT).
+#   - a data-parallel training model's program.c is as big on 1,024 ranks as on
+#     64 (within 64 bytes: it names its groups by a grid, not by listing every
+#     member; 4,096 ranks made 113 MB of OUT), and so is rank_0.c, its table
+#     (within 1.2x); its OUT on 1,024 ranks is under 10 MB (every rank's whole
+#     program made 9.9 MB of C).
 # The refusal of an inlining bomb is a golden test (tests/bad/inline_too_big*.ir);
 # `make bench` prints the chain's --check time.
 # Last line: N passed, N failed.
@@ -30,9 +32,15 @@ for n in 64 1024; do
 		>"$tmp/dp$n.ir"
 	timeout 120 "$shardc" "$tmp/dp$n.ir" -o "$tmp/dp$n" 2>"$tmp/err" || { bad "data_parallel_mlp on $n ranks"; cat "$tmp/err"; }
 done
+s64=$(wc -c <"$tmp/dp64/program.c") s1024=$(wc -c <"$tmp/dp1024/program.c")
+echo "bounds: data_parallel_mlp program.c: $s64 bytes on 64 ranks, $s1024 on 1,024"
+if [ "$s1024" -le $((s64 + 64)) ]; then ok; else bad "program.c grows with the ranks: $s64 -> $s1024 bytes"; fi
 s64=$(wc -c <"$tmp/dp64/rank_0.c") s1024=$(wc -c <"$tmp/dp1024/rank_0.c")
 echo "bounds: data_parallel_mlp rank_0.c: $s64 bytes on 64 ranks, $s1024 on 1,024"
 if [ $((s1024 * 5)) -le $((s64 * 6)) ]; then ok; else bad "rank_0.c grows with the ranks: $s64 -> $s1024 bytes"; fi
+out=$(du -sb "$tmp/dp1024" | cut -f1)
+echo "bounds: data_parallel_mlp OUT on 1,024 ranks: $out bytes"
+if [ "$out" -lt 10000000 ]; then ok; else bad "OUT of 1,024 ranks is $out bytes, over 10 MB"; fi
 
 echo "bounds: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

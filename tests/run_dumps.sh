@@ -58,7 +58,7 @@ for f in ir-samples/shard_net1.ir ir-samples/shard_net2.ir; do
 	grep '^  %' "$tmp/$name.tuple/ir/step_parallel_begin.ir" >"$tmp/a" 2>/dev/null
 	grep '^  %' "$tmp/$name.layout/ir/step_parallel_begin.ir" >"$tmp/b" 2>/dev/null
 	[ -s "$tmp/a" ] && diff -u "$tmp/a" "$tmp/b" || ok=0
-	for r in "$tmp/$name.tuple"/rank_*.c; do
+	for r in "$tmp/$name.tuple"/program.c "$tmp/$name.tuple"/rank_*.c; do
 		tail -n +2 "$r" | cmp -s - "$(tail -n +2 "$tmp/$name.layout/$(basename "$r")" >"$tmp/c"; echo "$tmp/c")" || ok=0
 	done
 	if [ $ok = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $f: parameter_plan as a Layout gives other strategies than as a tuple"; fi

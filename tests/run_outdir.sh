@@ -3,7 +3,8 @@
 #
 # - A recompile for fewer ranks leaves no rank_<r>.c, ir/rank_<r> or bin/ of
 #   the old one; compiles of 8 and 16 ranks racing into one OUT leave one of
-#   them whole (run.sh, manifest.json, rank files and ir/ agree).
+#   them whole (run.sh, manifest.json, program.c, ranks.c, rank files and ir/
+#   agree).
 # - OUT as a file, or as a folder of the user's with files in it, is refused
 #   with exit 2 and left alone; an empty folder is used.
 # - A write that fails part way (ulimit -f: EFBIG) exits 4 naming the file,
@@ -41,6 +42,8 @@ whole() {
 	grep -q "\"device_num\": $n," "$out/manifest.json" || return 1
 	grep -q "^RANKS := $n\$" "$out/Makefile" || return 1
 	[ "$(ls "$out" | grep -c '^rank_[0-9]*\.c$')" = "$n" ] || return 1
+	[ -f "$out/program.c" ] && [ "$(grep -c '^#include "rank_[0-9]*\.c"$' "$out/ranks.c")" = "$n" ] || return 1
+	grep -q "(${n} ranks)" "$out/program.c" || return 1
 	[ "$(ls "$out/ir" | grep -c '^rank_[0-9]*$')" = "$n" ] || return 1
 	for ((r = 0; r < n; r++)); do
 		head -1 "$out/rank_$r.c" | grep -q "rank $r of $n of" || return 1

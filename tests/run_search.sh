@@ -76,8 +76,10 @@ if "$shardc" "$tmp/big.ir" --cluster "$tmp/small.json" --check 2>"$tmp/err"; the
 	bad "big.ir: the search fits a 2 MB device, the test needs it not to"
 elif ! grep -q "no strategy fits" "$tmp/err"; then bad "big.ir: $(cat "$tmp/err")"; else ok; fi
 tail -n +2 "$tmp/big_semi/rank_3.c" >"$tmp/want"   # line 1 names the model file
+tail -n +2 "$tmp/big_semi/program.c" >"$tmp/want_program"
 if "$shardc" "$tmp/big.ir" --cluster "$tmp/small.json" --strategy-in "$tmp/big.json" -o "$tmp/big" 2>"$tmp/err" &&
-	tail -n +2 "$tmp/big/rank_3.c" | cmp -s - "$tmp/want"; then ok; else
+	tail -n +2 "$tmp/big/rank_3.c" | cmp -s - "$tmp/want" &&
+	tail -n +2 "$tmp/big/program.c" | cmp -s - "$tmp/want_program"; then ok; else
 	bad "--strategy-in with strategies that fit a small device: $(cat "$tmp/err")"; fi
 # --dot: golden, with --check and with -o; write errors; parsing.
 want=tests/dot/matmul_relu_semi.dot

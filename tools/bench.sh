@@ -7,7 +7,10 @@
 # before (tools/gen_calls.py). Targets: parse + check of 100,000 operators
 # under 1 s and peak memory under 500 MB; the search of 100 layers at 64
 # devices under 1 s, its time growing linearly with operators; the chain
-# linear in the graphs.
+# linear in the graphs. Last, OUT's size and the time to compile and build it
+# (make -j2) against the ranks, 1, 8, 64 and 1024, for a 100-layer GPT stack
+# (hidden 256, Megatron annotations). Targets: 64 ranks within 1.5x of 1 rank
+# in C bytes and build time (program.c is compiled once; rank_<r>.c is a table).
 set -e
 shardc=${1:?usage: bench.sh SHARDC}
 tmp=$(mktemp -d)
@@ -35,3 +38,20 @@ python3 tools/gen_calls.py --graphs 20000 -o "$tmp/chain.ir"
 echo "bench: a chain of 20,000 graphs, each calling the one before (tools/gen_calls.py):"
 "$shardc" "$tmp/chain.ir" --check --time
 echo "bench: target: linear in the graphs (it took 4 to 14 s when name lookups were quadratic)"
+echo "bench: OUT against the ranks, a 100-layer GPT stack (hidden 256, --megatron), built with make -j2:"
+printf 'bench: %6s %12s %12s %12s %10s %10s\n' ranks "OUT bytes" "C bytes" "manifest" "compile s" "build s"
+now() { date +%s.%N; }
+for d in 1 8 64 1024; do
+	python3 tools/gen_gpt.py --layers 100 --hidden 256 --megatron --devices $d -o "$tmp/o.ir"
+	t0=$(now)
+	"$shardc" "$tmp/o.ir" -o "$tmp/o"
+	t1=$(now)
+	make -s -j2 -C "$tmp/o" >/dev/null
+	t2=$(now)
+	out=$(du -sb --exclude=bin "$tmp/o" | cut -f1)
+	c=$(cat "$tmp/o"/*.c | wc -c)
+	printf 'bench: %6d %12d %12d %12d %10.2f %10.2f\n' $d "$out" "$c" "$(wc -c <"$tmp/o/manifest.json")" \
+		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$(awk -v a="$t1" -v b="$t2" 'BEGIN { print b - a }')"
+	rm -rf "$tmp/o"
+done
+echo "bench: target: 64 ranks' C bytes and build time within 1.5x of 1 rank's (each rank_<r>.c was the whole program)"

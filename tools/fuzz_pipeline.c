@@ -65,11 +65,14 @@ static void back_end(Module *m, Diag *d, FILE *devnull)
 		dump_end(&b, low, r);
 	}
 	Program *p = emit_plan(low, "fuzz.ir");
+	emit_program(&b, p);
 	for (int64_t r = 0; r < low->device_num; r++) {
 		b.len = 0;
-		emit_rank(&b, p, r);
+		emit_table(&b, p, r);
 	}
 	emit_free(p);
+	b.len = 0;
+	emit_ranks(&b, low);
 	b.len = 0;
 	emit_makefile(&b, low, "/nonexistent");
 	emit_run_sh(&b, low);

@@ -137,11 +137,13 @@ Test(plan, liveness_shares_memory)
 	run_free(r);
 }
 
+/* program.c, then rank's table (rank_<r>.c). */
 static char *program_text(Lowered *l, Run *r, const char *name, int64_t rank)
 {
 	Program *p = emit_plan(l, name);
 	StrBuf b = {0};
-	emit_rank(&b, p, rank);
+	emit_program(&b, p);
+	emit_table(&b, p, rank);
 	emit_free(p);
 	run_free(r);
 	return b.data;
@@ -172,22 +174,31 @@ static void expect_line(const char *text, const char *line)
 }
 
 /* The seed: rank 0 and rank 5 join different groups of the same partition,
- * slice their own piece of x, and reduce-scatter the partial sums. */
+ * slice their own piece of x, and reduce-scatter the partial sums. The one
+ * program reads the rank's numbers from its table: the group's first member,
+ * the slice bounds, where the pieces start. */
 Test(text, seed_ranks)
 {
 	char *r0 = rank_text("ir-samples/matmul_relu_semi.ir", 0), *r5 = rank_text("ir-samples/matmul_relu_semi.ir", 5);
 	expect_line(r0, "sc_rt *rt = sc_init(&argc, &argv, 8);");
-	expect_line(r0, "sc_group *g0 = sc_group_split_grid(rt, 0, 1, (const int[]){4}, (const int[]){1});  "
-	                "/* ranks 0, 1, 2, 3 */");
-	expect_line(r5, "sc_group *g0 = sc_group_split_grid(rt, 4, 1, (const int[]){4}, (const int[]){1});  "
-	                "/* ranks 4, 5, 6, 7 */");
+	expect_line(r0, "const int64_t *const T = sc_ranks[sc_rank(rt)];");
+	expect_line(r0, "sc_group *g0 = sc_group_split_grid(rt, (int)T[0], 1, (const int[]){4}, (const int[]){1});  "
+	                "/* 4 ranks */");
+	expect_line(r0, "const int64_t sc_rank_0[] = {\n\t/* T[0] g0's first member: ranks 0, 1, 2, 3 */ 0,\n");
+	expect_line(r5, "const int64_t sc_rank_5[] = {\n\t/* T[0] g0's first member: ranks 4, 5, 6, 7 */ 4,\n");
+	expect_line(r5, " * (1, 1) on (2, 4);");
 	expect_line(r0, "sc_matmul(rt, x_1, w, v1, 8, 16, 8, 0, 0);");
 	expect_line(r0, "sc_reduce_scatter(rt, g0, v1, v1_1, SC_F32, (const int64_t[]){8, 16}, 2, 0, SC_SUM);");
 	/* rank 5: coordinates (1, 1) on (2, 4): rows 8:16, columns 8:16 of x */
-	expect_line(r5, "(const int64_t[]){16, 32}, 2, (const int64_t[]){8, 8}, (const int64_t[]){16, 16}, "
+	expect_line(r5, "sc_strided_slice(rt, SC_F32, x, x_1, (const int64_t[]){16, 32}, 2, T + 3, T + 5, "
 	                "(const int64_t[]){1, 1});");
+	expect_line(r5, "\t/* T[3] %x.1: begin, end */ 8, 8, 16, 16,\n");
+	expect_line(r0, "\t/* T[3] %x.1: begin, end */ 0, 0, 8, 8,\n");
 	expect_line(r5, "sc_save_npy(rt, out_dir, \"output_0.npy\", v2, SC_F32, (const int64_t[]){16, 16}, 2, "
-	                "(const int64_t[]){10, 0}, (const int64_t[]){2, 16});");
+	                "T + 7, (const int64_t[]){2, 16});");
+	expect_line(r5, "\t/* T[7] %2 starts at */ 10, 0,\n");
+	/* x is whole on every rank: where its piece starts is in the program */
+	expect_line(r5, "sc_init_uniform(rt, x, SC_F32, \"x\", 0u, (const int64_t[]){16, 32}, 2, (const int64_t[]){0, 0}, ");
 	free(r0);
 	free(r5);
 }
@@ -264,9 +275,10 @@ Test(text, clip_global_norm)
 {
 	const char *model = OPT_MODEL("SGD(learning_rate: 0.1)", ", clip_global_norm: 1.5");
 	char *t0 = rank_text_of(model, 0), *t2 = rank_text_of(model, 2);
-	expect_line(t0, "sc_sum_squares(rt, (const float *const[]){grad_w_1, grad_gamma_1, grad_wc}, "
-	                "(const int64_t[]){16, 4, 4}, 3, grad_sqnorm);");
-	expect_line(t2, "sc_sum_squares(rt, (const float *const[]){grad_wc}, (const int64_t[]){4}, 1, grad_sqnorm);");
+	expect_line(t0, "sc_sum_squares(rt, (const float *const[]){grad_w_1, grad_gamma_1, grad_wc}, T + 6, 3, "
+	                "grad_sqnorm);");
+	expect_line(t0, "\t/* T[6] %grad_sqnorm: sizes of the first copies */ 16, 4, 4,\n");
+	expect_line(t2, "\t/* T[6] %grad_sqnorm: sizes of the first copies */ 0, 0, 4,\n");
 	expect_line(t0, "sc_all_reduce(rt, g");
 	expect_line(t0, "grad_sqnorm, grad_sqnorm_1, SC_F32, 1, SC_SUM);  /* the gradients' squared global norm");
 	expect_line(t0, "sc_clip_by_norm(rt, grad_w_1, grad_w__2, 16, grad_sqnorm_1, 1.5);");
