@@ -772,11 +772,19 @@ static void check_train_names(Checker *c)
 				ERR(c, v->span, "clip_global_norm is a number greater than 0 (the largest global norm of the gradients)");
 			else
 				t->clip_global_norm = lit_number(v);
+		} else if (strcmp(key, "precision") == 0) {
+			if (v->kind == LIT_STR && strcmp(v->s, "bf16") == 0)
+				t->precision = DT_BF16;
+			else if (v->kind == LIT_STR && strcmp(v->s, "fp16") == 0)
+				t->precision = DT_F16;
+			else if (!(v->kind == LIT_STR && strcmp(v->s, "fp32") == 0))
+				ERR(c, v->span, "precision is \"bf16\", \"fp16\" or \"fp32\" (the type matrix products and "
+				    "elementwise operators compute in; parameters stay Float32)");
 		} else if (strcmp(key, "optimizer") == 0)
 			check_optimizer(c, t, v);
 		else
-			ERR(c, t->lit->keys[i]->span, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm)",
-			    key);
+			ERR(c, t->lit->keys[i]->span, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm, "
+			    "precision)", key);
 	}
 	if (!lit_dict_get(t->lit, "loss"))
 		ERR(c, t->span, "the train block needs 'loss: %%value'");

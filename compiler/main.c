@@ -196,6 +196,8 @@ int main(int argc, char **argv)
 	ok = ok && check_strategies(m, &d);
 	double t_check = now();
 	FlatGraph *flat = ok ? flatten(m) : NULL;
+	if (ok)
+		autocast(m, flat);
 	Strategies strategies;
 	ok = ok && assign_strategies(m, flat, &strategies, &d);
 	double t_assign = now();
@@ -210,6 +212,8 @@ int main(int argc, char **argv)
 		}
 		ok = r == 0;
 	}
+	if (ok)
+		autocast_strategies(m, flat, &strategies);
 	/* Lowering reports nothing (every model error is found above), so a
 	 * --check run stops here, unless it is to save the strategies or the DOT. */
 	Lowered *low = ok && (!o.check_only || o.strategy_out || o.dot) ? lower(m, flat, &strategies) : NULL;

@@ -1388,6 +1388,75 @@ def flatten(module):
 
 
 # ---------------------------------------------------------------------------
+# Mixed precision: the train block's `precision` (compiler/autocast.c makes
+# the same rewrite).  Float32 parameters stay the master copies; matrix
+# products and elementwise operators compute in the compute type, their
+# Float32 inputs cast to it (one Cast a value, shared by its users);
+# normalizations, losses, reductions, Exp, Log and Sqrt in Float32; operators
+# that move or pick elements keep their input's type (Float32 when a
+# Concat's inputs differ); returned values and the loss are cast back to the
+# types they were written with.  Operators on other types run as written.
+
+PRECISIONS = {"bf16": "BFloat16", "fp16": "Float16", "fp32": None}
+AUTOCAST_LOW = {"MatMul", "BatchMatMul", "Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "BiasAdd", "ReLU",
+                "GeLU", "Tanh", "Sigmoid", "Neg", "Square"}
+AUTOCAST_F32 = {"Exp", "Log", "Sqrt", "Softmax", "LogSoftmax", "ReduceSum", "ReduceMean", "LayerNorm",
+                "SparseSoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss"}
+AUTOCAST_FOLLOW = {"ReduceMax", "Reshape", "Transpose", "Flatten", "Gather", "Concat", "StridedSlice"}
+
+
+def precision_config(module):
+    """The compute type the train block's precision names, or None (Float32 throughout)."""
+    block, offset = module.train
+    p = block.get("precision", "fp32")
+    if p not in PRECISIONS:
+        raise ModelError(offset, 'precision is "bf16", "fp16" or "fp32"')
+    return PRECISIONS[p]
+
+
+def autocast(prog, prec):
+    """Rewrites prog for compute type `prec` by inserting Cast instructions."""
+    declared = list(prog.dtypes)
+    cur = list(range(len(prog.names)))       # value id -> the id computing it now
+    casts = {}
+
+    def value_as(v, dt, offset):
+        now = cur[v]
+        if prog.dtypes[now] == dt or not is_float(dt) or not is_float(prog.dtypes[now]):
+            return now
+        if (v, dt) not in casts:
+            out = prog.new_value(prog.names[v] + "." + {"BFloat16": "bf16", "Float16": "f16"}.get(dt, "f32"), dt)
+            instrs.append(Instr("Cast", [now], {"dtype": dt}, out, offset))
+            casts[v, dt] = out
+        return casts[v, dt]
+
+    instrs = []
+    for ins in prog.instrs:
+        low, f32, follow = ins.op in AUTOCAST_LOW, ins.op in AUTOCAST_F32, ins.op in AUTOCAST_FOLLOW
+        change = (low or f32 or follow) and declared[ins.out] == "Float32" and \
+            all(declared[v] == "Float32" or not is_float(declared[v]) for v in ins.ins)
+        want = [declared[v] for v in ins.ins]
+        if change:
+            now = [prog.dtypes[cur[v]] for v in ins.ins]
+            floats = [t for t in now if is_float(t)]
+            for k, t in enumerate(now):
+                if is_float(t):
+                    want[k] = prec if low else "Float32" if f32 else t if len(set(floats)) == 1 else "Float32"
+        new_ins = [value_as(v, w, ins.offset) for v, w in zip(ins.ins, want)]
+        if change:
+            firsts = [prog.dtypes[v] for v in new_ins if is_float(prog.dtypes[v])]
+            prog.dtypes[ins.out] = prec if low else "Float32" if f32 or not firsts else firsts[0]
+            if prog.dtypes[ins.out] != declared[ins.out]:
+                prog.checks.pop(ins.out, None)       # declared types were checked as written
+        instrs.append(Instr(ins.op, new_ins, ins.attrs, ins.out, ins.offset))
+        cur[ins.out] = ins.out
+    prog.outputs = [value_as(v, declared[v], prog.loss_offset) for v in prog.outputs]
+    if prog.loss is not None:
+        prog.loss = value_as(prog.loss, declared[prog.loss], prog.loss_offset)
+    prog.instrs = instrs
+
+
+# ---------------------------------------------------------------------------
 # Evaluation: forward, backward.
 
 def check_value(prog, vid, x):
@@ -1460,8 +1529,9 @@ def optimizer_config(module):
     """(name, {argument: value}, steps, clip_global_norm or None) of the train block."""
     block, offset = module.train
     for key in block:
-        if key not in ("loss", "optimizer", "steps", "clip_global_norm"):
-            raise ModelError(offset, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm)" % key)
+        if key not in ("loss", "optimizer", "steps", "clip_global_norm", "precision"):
+            raise ModelError(offset, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm, "
+                             "precision)" % key)
     steps = block.get("steps", 1)
     if type(steps) is not int or steps < 1:
         raise ModelError(offset, "steps is a positive integer")
@@ -1709,6 +1779,8 @@ def run(argv, out=sys.stdout, err=sys.stderr):
         seed = args.seed if args.seed is not None else context_seed(module)
         if module.train:
             optimizer_config(module)                 # report a bad train block before any work
+            if precision_config(module):
+                autocast(prog, precision_config(module))
         feeds = feeds_for(prog, seed, args.input, args.param)
         os.makedirs(args.output_dir, exist_ok=True)
         if module.train:
