@@ -269,6 +269,9 @@ typedef struct {
 	double clip_global_norm; /* > 0: gradients scaled by clip / max(global norm, clip) first; 0: off */
 	int64_t steps;
 	DType precision;         /* precision: "bf16"/"fp16": the compute type autocast.c casts to; DT_F32: off */
+	/* precision "fp16": dynamic loss scaling (MindSpore's DynamicLossScaleManager). */
+	double init_loss_scale, scale_factor;
+	int64_t scale_window;
 } Train;
 
 typedef struct {
@@ -699,6 +702,8 @@ typedef struct {
 	int64_t fwd_bytes;       /* sent by the forward graph */
 	int loss;                /* train: the loss, whole on every rank; -1 without train */
 	int *grad;               /* train: (nparams) each Parameter's gradient in its home layout, -1 otherwise */
+	int overflow;            /* loss scaling: the gradients' squared global norm, whole on every rank (inf or
+	                          * NaN: an overflow); -1 without */
 } Lowered;
 
 int64_t dtype_bytes(DType t);

@@ -1414,6 +1414,26 @@ def precision_config(module):
     return PRECISIONS[p]
 
 
+def loss_scale_config(module):
+    """(init_loss_scale, scale_factor, scale_window) with precision "fp16" (MindSpore's
+    DynamicLossScaleManager and its defaults), else None."""
+    block, offset = module.train
+    keys = [k for k in ("init_loss_scale", "scale_factor", "scale_window") if k in block]
+    if precision_config(module) != "Float16":
+        if keys:
+            raise ModelError(offset, 'loss scaling is for precision: "fp16"')
+        return None
+    init, factor, window = block.get("init_loss_scale", 2 ** 24), block.get("scale_factor", 2), \
+        block.get("scale_window", 2000)
+    if type(init) not in (int, float) or not 1 <= init < math.inf:
+        raise ModelError(offset, "init_loss_scale is a number at least 1")
+    if type(factor) not in (int, float) or not 1 < factor < math.inf:
+        raise ModelError(offset, "scale_factor is a number greater than 1")
+    if type(window) is not int or window < 1:
+        raise ModelError(offset, "scale_window is a positive integer")
+    return float(init), float(factor), window
+
+
 def autocast(prog, prec):
     """Rewrites prog for compute type `prec` by inserting Cast instructions."""
     declared = list(prog.dtypes)
@@ -1484,9 +1504,9 @@ def forward(prog, feeds):
     return vals
 
 
-def backward(prog, vals, loss):
-    """Gradients of value `loss` with respect to every float value it depends on."""
-    adj = {loss: to_dtype(np.ones(vals[loss].shape), prog.dtypes[loss])}
+def backward(prog, vals, loss, seed=1.0):
+    """Gradients of `seed` times value `loss` with respect to every float value it depends on."""
+    adj = {loss: to_dtype(np.full(vals[loss].shape, seed), prog.dtypes[loss])}
     with np.errstate(all="ignore"):
         for ins in reversed(prog.instrs):
             if ins.out not in adj:
@@ -1529,9 +1549,10 @@ def optimizer_config(module):
     """(name, {argument: value}, steps, clip_global_norm or None) of the train block."""
     block, offset = module.train
     for key in block:
-        if key not in ("loss", "optimizer", "steps", "clip_global_norm", "precision"):
+        if key not in ("loss", "optimizer", "steps", "clip_global_norm", "precision", "init_loss_scale",
+                       "scale_factor", "scale_window"):
             raise ModelError(offset, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm, "
-                             "precision)" % key)
+                             "precision, init_loss_scale, scale_factor, scale_window)" % key)
     steps = block.get("steps", 1)
     if type(steps) is not int or steps < 1:
         raise ModelError(offset, "steps is a positive integer")
@@ -1666,6 +1687,8 @@ def train(prog, module, feeds, steps_override, out):
     params = dict(feeds)
     states = {vid: {} for vid in trained}
     vals = None
+    scaling = loss_scale_config(module)
+    scale, good, updates = (scaling[0] if scaling else 1.0), 0, 0
     for t in range(1, steps + 1):
         vals = forward(prog, params)
         if vals[prog.loss].shape != ():
@@ -1673,10 +1696,29 @@ def train(prog, module, feeds, steps_override, out):
                              % (prog.names[prog.loss], vals[prog.loss].shape))
         out.write("step: %d, loss is %s\n" % (t, format_loss(vals[prog.loss])))
         out.flush()
-        grads = backward(prog, vals, prog.loss)
+        grads = backward(prog, vals, prog.loss, scale)
+        if scaling:
+            # Dynamic loss scaling: an inf or NaN in any scaled gradient skips the
+            # step and divides the scale (not below 1); else the gradients are
+            # unscaled, and scale_window good steps in a row multiply it.
+            with np.errstate(all="ignore"):
+                sq = float(np.float32(sum(float(np.sum(np.float64(grads[v]) ** 2)) for v in trained if v in grads)))
+            if not math.isfinite(sq):
+                nxt = max(scale / scaling[1], 1.0)
+                out.write("step: %d, overflow, loss scale %.10g -> %.10g, step skipped\n" % (t, scale, nxt))
+                scale, good = nxt, 0
+                continue
+            for v in trained:
+                if v in grads:
+                    grads[v] = to_dtype(widen(grads[v], trained[v][1]) * (1.0 / scale), trained[v][1])
         if clip is not None:
             clip_by_global_norm(trained, params, grads, clip)
-        optimizer_step(name, hyper, trained, params, grads, states, t)
+        updates += 1                                 # a skipped step is no update (SGD's first, Adam's t)
+        optimizer_step(name, hyper, trained, params, grads, states, updates)
+        if scaling:
+            good += 1
+            if good == scaling[2]:
+                scale, good = scale * scaling[1], 0
     return vals, params
 
 
@@ -1781,6 +1823,7 @@ def run(argv, out=sys.stdout, err=sys.stderr):
             optimizer_config(module)                 # report a bad train block before any work
             if precision_config(module):
                 autocast(prog, precision_config(module))
+            loss_scale_config(module)
         feeds = feeds_for(prog, seed, args.input, args.param)
         os.makedirs(args.output_dir, exist_ok=True)
         if module.train:

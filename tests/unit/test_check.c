@@ -1013,7 +1013,7 @@ Test(train, other_keys)
 {
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, epochs: 3}")),
 	            "t.ir:7:21: error: unknown train key 'epochs' (expected loss, optimizer, steps, clip_global_norm, "
-	            "precision)");
+	            "precision, init_loss_scale, scale_factor, scale_window)");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, steps: 0}")), "t.ir:7:28: error: steps is a positive integer");
 }
 
