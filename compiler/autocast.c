@@ -36,9 +36,11 @@ static CastClass cast_class(OpKind op)
 	case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE: case OP_FLATTEN: case OP_GATHER: case OP_CONCAT:
 	case OP_STRIDED_SLICE:
 		return AC_FOLLOW;
-	default:
+	case OP_CAST: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL: case OP_CALL:
+	case OP_COUNT:
 		return AC_ASIS;
 	}
+	return AC_ASIS;
 }
 
 static bool is_float(DType t)

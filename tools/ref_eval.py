@@ -515,6 +515,15 @@ def round_bf16(x):
     return r.astype(np.float32)
 
 
+def round_bf16_bits(x):
+    """float32 values to bfloat16 the way the runtime does it: round to nearest even on
+    the upper 16 bits of the float32 pattern (NaN kept quiet); float32 storage."""
+    b = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    r = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16
+    r = np.where((b & 0x7FFFFFFF) > 0x7F800000, b | 0x00400000, r)   # NaN: stays a (quiet) NaN
+    return r.astype(np.uint32).view(np.float32)
+
+
 STORAGE = {"Float32": np.float32, "Float16": np.float16, "BFloat16": np.float32,
            "Int32": np.int32, "Int64": np.int64, "Bool": np.bool_}
 FLOAT_TYPES = ("Float32", "Float16", "BFloat16")
