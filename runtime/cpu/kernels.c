@@ -762,7 +762,7 @@ void sc_cpu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n
 			switch (y_dt) {
 			case SC_F32: ((float *)y)[i] = v; break;
 			case SC_F16: ((uint16_t *)y)[i] = sc_f16_from_double(v); break;
-			case SC_BF16: ((uint16_t *)y)[i] = sc_bf16_from_double(v); break;
+			case SC_BF16: ((uint16_t *)y)[i] = sc_bf16_from_float(v); break;
 			case SC_I32: ((int32_t *)y)[i] = v != v ? 0 : v >= 2147483647.0f ? INT32_MAX
 			                               : v <= -2147483648.0f ? INT32_MIN : (int32_t)v; break;
 			case SC_I64: ((int64_t *)y)[i] = v != v ? 0 : v >= 9.2233720e18f ? INT64_MAX
