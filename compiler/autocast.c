@@ -112,6 +112,7 @@ static int value_as(Caster *x, int ov, DType dt, const Node *user)
 	sb_free(&b);
 	int r = new_value(x, val, name, dt);
 	x->g->values[r].span = user->span;
+	x->g->values[r].type.is_param = false;   /* a Cast's result is a Tensor, as shape.c types it */
 	Node n;
 	memset(&n, 0, sizeof n);
 	n.op = OP_CAST;
