@@ -756,6 +756,17 @@ static float float_at(const void *x, sc_dtype dt, int64_t i)
 
 void sc_cpu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n)
 {
+	/* Between Float32 and a half type (every half operand, in mixed precision
+	 * every cast weight and activation): half.c's loops, which inline the
+	 * conversion, instead of a dispatch per element. */
+	if (sc_is_half(x_dt) && y_dt == SC_F32) {
+		sc_host_widen(x, x_dt, y, n);
+		return;
+	}
+	if (x_dt == SC_F32 && sc_is_half(y_dt)) {
+		sc_host_narrow(x, y, y_dt, n);
+		return;
+	}
 	for (int64_t i = 0; i < n; i++) {
 		if (x_dt == SC_F32 || sc_is_half(x_dt)) {
 			float v = float_at(x, x_dt, i);
