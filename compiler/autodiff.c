@@ -239,18 +239,13 @@ static void adjoint_local(Diff *d, int i, int dy)
 	}
 }
 
-/* clip_global_norm: every gradient scaled by clip / max(global norm, clip).
- * Each rank sums the squares of the gradient pieces it holds the first copy
- * of (a replicated piece counts once), so the partial sums add up to the
- * global norm's square over all ranks. */
-static void clip_gradients(Diff *d)
+/* The squared global norm of the n gradients, whole on every rank. Each rank
+ * sums the squares of the gradient pieces it holds the first copy of (a
+ * replicated piece counts once), so the partial sums add up to the global
+ * norm's square over all ranks: one AllReduce of a scalar. */
+static int squared_norm(Diff *d, int n, const char *why)
 {
 	Lowered *l = d->x->l;
-	int n = 0;
-	for (int p = 0; p < l->nparams; p++)
-		n += l->grad[p] >= 0;
-	if (!n)
-		return;
 	TensorLayout partial, whole;
 	layout_replicated(0, l->device_num, &whole);
 	partial = whole;
@@ -262,8 +257,19 @@ static void clip_gradients(Diff *d)
 	for (int p = 0, k = 0; p < l->nparams; p++)
 		if (l->grad[p] >= 0)
 			o->in[k++] = l->grad[p];
-	s = lower_redistribute(d->x, s, &whole,
-	                       "the gradients' squared global norm, for clip_global_norm: summed over every rank");
+	return lower_redistribute(d->x, s, &whole, why);
+}
+
+/* clip_global_norm: every gradient scaled by clip / max(global norm, clip). */
+static void clip_gradients(Diff *d)
+{
+	Lowered *l = d->x->l;
+	int n = 0;
+	for (int p = 0; p < l->nparams; p++)
+		n += l->grad[p] >= 0;
+	if (!n)
+		return;
+	int s = squared_norm(d, n, "the gradients' squared global norm, for clip_global_norm: summed over every rank");
 	for (int p = 0; p < l->nparams; p++) {
 		if (l->grad[p] < 0)
 			continue;
@@ -320,6 +326,12 @@ void differentiate(Lowered *l)
 	}
 	if (l->m->train->clip_global_norm > 0)
 		clip_gradients(&d);
+	int n = 0;
+	for (int p = 0; p < l->nparams; p++)
+		n += l->grad[p] >= 0;
+	if (l->m->train->precision == DT_F16 && n)   /* dynamic loss scaling: inf or NaN anywhere shows in the norm */
+		l->overflow = squared_norm(&d, n, "the scaled gradients' squared global norm, for loss scaling's "
+		                           "overflow check: summed over every rank");
 	free(d.needs);
 	free(d.head);
 	free(d.cvalue);

@@ -749,6 +749,10 @@ static void check_train_names(Checker *c)
 	Train *t = c->m->train;
 	Graph *g = module_entry(c->m);
 	t->optimizer = OPT_SGD;   /* no optimizer: nn.SGD with its defaults */
+	t->init_loss_scale = 16777216;   /* DynamicLossScaleManager's defaults: 2^24, 2, 2000 */
+	t->scale_factor = 2;
+	t->scale_window = 2000;
+	const Lit *scaling = NULL;
 	t->learning_rate = 0.1;
 	t->steps = 1;
 	for (int i = 0; i < t->lit->nitems; i++) {
@@ -772,12 +776,38 @@ static void check_train_names(Checker *c)
 				ERR(c, v->span, "clip_global_norm is a number greater than 0 (the largest global norm of the gradients)");
 			else
 				t->clip_global_norm = lit_number(v);
+		} else if (strcmp(key, "precision") == 0) {
+			if (v->kind == LIT_STR && strcmp(v->s, "bf16") == 0)
+				t->precision = DT_BF16;
+			else if (v->kind == LIT_STR && strcmp(v->s, "fp16") == 0)
+				t->precision = DT_F16;
+			else if (!(v->kind == LIT_STR && strcmp(v->s, "fp32") == 0))
+				ERR(c, v->span, "precision is \"bf16\", \"fp16\" or \"fp32\" (the type matrix products and "
+				    "elementwise operators compute in; parameters stay Float32)");
+		} else if (strcmp(key, "init_loss_scale") == 0 || strcmp(key, "scale_factor") == 0) {
+			bool init = key[0] == 'i';
+			scaling = v;
+			if (!lit_is_number(v) || !(init ? lit_number(v) >= 1 : lit_number(v) > 1) || !isfinite(lit_number(v)))
+				ERR(c, v->span, "%s is a number %s", key, init ? "at least 1" : "greater than 1");
+			else
+				*(init ? &t->init_loss_scale : &t->scale_factor) = lit_number(v);
+		} else if (strcmp(key, "scale_window") == 0) {
+			scaling = v;
+			if (v->kind != LIT_INT || v->i < 1 || v->i > 1000000000)
+				ERR(c, v->span, "scale_window is a positive integer (good steps before the loss scale grows)");
+			else
+				t->scale_window = v->i;
 		} else if (strcmp(key, "optimizer") == 0)
 			check_optimizer(c, t, v);
 		else
-			ERR(c, t->lit->keys[i]->span, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm)",
-			    key);
+			ERR(c, t->lit->keys[i]->span, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm, "
+			    "precision, init_loss_scale, scale_factor, scale_window)", key);
 	}
+	if (scaling && t->precision != DT_F16)
+		ERR(c, scaling->span, "loss scaling is for precision: \"fp16\" (bf16 has Float32's exponent range)");
+	if (t->precision == DT_F16 && t->clip_global_norm > 0)
+		ERR(c, t->span, "clip_global_norm with precision: \"fp16\": not yet (the norm would be taken of the "
+		    "scaled gradients)");
 	if (!lit_dict_get(t->lit, "loss"))
 		ERR(c, t->span, "the train block needs 'loss: %%value'");
 }

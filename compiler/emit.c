@@ -1373,7 +1373,7 @@ static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_
 	case GRAD_SEED:
 	case GRAD_ZERO:
 		sb_printf(b, "sc_fill(rt, %s, %s, %lld, %s);", p->cname[o->result], sc_dtype_name(y->type.dtype),
-		          (long long)numel(y), o->grad == GRAD_SEED ? "1.0" : "0.0");
+		          (long long)numel(y), o->grad != GRAD_SEED ? "0.0" : l->overflow >= 0 ? "loss_scale" : "1.0");
 		break;
 	case GRAD_ACCUM:
 		emit_binary(b, p, "SC_ADD", o->in[0], o->in[1], o->result);
@@ -1553,22 +1553,23 @@ static void emit_optimizer(StrBuf *b, const Program *p, int v, const char *c, co
 	const Train *t = l->m->train;
 	long long n = (long long)numel(&l->values[v]);
 	double wd = decay_of(t, l->flat->g->values[v].name);
+	const char *count = l->overflow >= 0 ? "updates" : "step";   /* loss scaling skips steps: count updates */
 	switch (t->optimizer) {
 	case OPT_SGD:
 		if (t->momentum > 0)
-			sb_printf(b, "\t\tsc_sgd(rt, %s, %s, %s, %lld, %.17g, %.17g, %.17g, %.17g, %d, step);\n", c, g, s0, n,
-			          t->learning_rate, t->momentum, t->dampening, wd, t->nesterov);
+			sb_printf(b, "\t\tsc_sgd(rt, %s, %s, %s, %lld, %.17g, %.17g, %.17g, %.17g, %d, %s);\n", c, g, s0, n,
+			          t->learning_rate, t->momentum, t->dampening, wd, t->nesterov, count);
 		else
-			sb_printf(b, "\t\tsc_sgd(rt, %s, %s, NULL, %lld, %.17g, 0, %.17g, %.17g, 0, step);\n", c, g, n,
-			          t->learning_rate, t->dampening, wd);
+			sb_printf(b, "\t\tsc_sgd(rt, %s, %s, NULL, %lld, %.17g, 0, %.17g, %.17g, 0, %s);\n", c, g, n,
+			          t->learning_rate, t->dampening, wd, count);
 		break;
 	case OPT_MOMENTUM:
 		sb_printf(b, "\t\tsc_momentum(rt, %s, %s, %s, %lld, %.17g, %.17g, %.17g, %d);\n", c, g, s0, n, t->learning_rate,
 		          t->momentum, wd, t->nesterov);
 		break;
 	case OPT_ADAM:
-		sb_printf(b, "\t\tsc_adam(rt, %s, %s, %s, %s, %lld, %.17g, %.17g, %.17g, %.17g, %.17g, step);\n", c, g, s0, s1,
-		          n, t->learning_rate, t->beta1, t->beta2, t->eps, wd);
+		sb_printf(b, "\t\tsc_adam(rt, %s, %s, %s, %s, %lld, %.17g, %.17g, %.17g, %.17g, %.17g, %s);\n", c, g, s0, s1,
+		          n, t->learning_rate, t->beta1, t->beta2, t->eps, wd, count);
 		break;
 	case OPT_ADAM_WEIGHT_DECAY:
 		sb_printf(b, "\t\tsc_adam_weight_decay(rt, %s, %s, %s, %s, %lld, %.17g, %.17g, %.17g, %.17g, %.17g);\n", c, g,
@@ -1580,6 +1581,27 @@ static void emit_optimizer(StrBuf *b, const Program *p, int v, const char *c, co
 /* A half parameter's update computes on Float32 copies of it, its gradient
  * and its state (kept in the parameter's type), and rounds the parameter
  * and the state once. */
+/* Dynamic loss scaling (MindSpore's DynamicLossScaleManager): an inf or NaN
+ * in the scaled gradients shows in their squared global norm, which every
+ * rank holds whole; then the step is skipped and the scale divided by
+ * scale_factor (not below 1); else the gradients are unscaled for the update. */
+static void emit_unscale(StrBuf *b, const Program *p)
+{
+	const Lowered *l = p->l;
+	sb_printf(b, "\n\t\t/* Loss scaling: skip the step on an overflow, else unscale the gradients. */\n"
+	          "\t\tfloat sqnorm;\n\t\tsc_to_host(rt, &sqnorm, %s, sizeof sqnorm);\n\t\tif (!isfinite(sqnorm)) {\n"
+	          "\t\t\tdouble next = loss_scale / %.17g > 1 ? loss_scale / %.17g : 1;\n"
+	          "\t\t\tif (sc_rank(rt) == 0)\n\t\t\t\tprintf(\"step: %%lld, overflow, loss scale %%.10g -> %%.10g, step "
+	          "skipped\\n\", (long long)step, loss_scale, next);\n"
+	          "\t\t\tloss_scale = next;\n\t\t\tgood_steps = 0;\n\t\t\tcontinue;\n\t\t}\n",
+	          p->cname[l->overflow], l->m->train->scale_factor, l->m->train->scale_factor);
+	for (int v = 0; v < l->nparams; v++)
+		if (l->grad[v] >= 0)
+			sb_printf(b, "\t\tsc_scale(rt, %s, %s, %lld, 1.0 / loss_scale);\n", p->cname[l->grad[v]],
+			          p->cname[l->grad[v]], (long long)numel(&l->values[l->grad[v]]));
+	sb_puts(b, "\t\tupdates++;\n");
+}
+
 static void emit_update(StrBuf *b, const Program *p, int v)
 {
 	const Lowered *l = p->l;
@@ -1680,6 +1702,9 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	sb_puts(b, "\n\t/* Inputs and parameters: this rank's slice of a file, or of the initializer. */\n");
 	for (int v = 0; v < l->nparams; v++)
 		emit_input(b, p, v);
+	if (t && l->overflow >= 0)
+		sb_printf(b, "\n\tdouble loss_scale = %.17g;   /* dynamic loss scaling (precision fp16) */\n"
+		          "\tint64_t good_steps = 0, updates = 0;\n", l->m->train->init_loss_scale);
 	sb_puts(b, "\n\tdouble t0 = sc_time(rt);\n\tfor (int64_t step = 1; step <= steps; step++) {\n");
 	for (int i = 0; i < l->nfwd; i++) {
 		sb_putc(b, '\t');
@@ -1697,10 +1722,16 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 			sb_putc(b, '\t');
 			emit_op(b, p, i, rank, members);
 		}
+		if (l->overflow >= 0)
+			emit_unscale(b, p);
 		sb_puts(b, "\n\t\t/* Update. */\n");
 		for (int v = 0; v < l->nparams; v++)
 			if (l->grad[v] >= 0)
 				emit_update(b, p, v);
+		if (l->overflow >= 0)
+			sb_printf(b, "\t\tif (++good_steps == %lld) {   /* scale_window good steps: grow */\n\t\t\tloss_scale *= "
+			          "%.17g;\n\t\t\tgood_steps = 0;\n\t\t}\n", (long long)l->m->train->scale_window,
+			          l->m->train->scale_factor);
 	}
 	sb_puts(b, "\t}\n\tdouble t1 = sc_time(rt);\n\n\t/* Results: every rank passes its piece, rank 0 writes. */\n");
 	for (int k = 0; k < l->nret; k++) {
@@ -1740,6 +1771,8 @@ void emit_program(StrBuf *b, const Program *p)
 	          l->flat->g->name, (long long)l->device_num, p->model,
 	          t ? ", computes the gradients and updates the parameters, step by step" : "",
 	          (long long)l->comm_bytes, t ? "training step" : "run");
+	if (t && l->overflow >= 0)
+		sb_puts(b, "#include <math.h>\n\n");
 	size_t at = b->len;
 	emit_main(b, p, 0);
 	if (l->device_num > 1) {   /* the text must not depend on the rank: the last one's is the same */

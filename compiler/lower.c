@@ -430,6 +430,7 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st)
 	for (int k = 0; k < g->nret; k++)
 		l->rets[k] = complete(x, x->vmap[g->ret[k]]);
 	l->loss = -1;
+	l->overflow = -1;
 	if (m->train)
 		l->loss = complete(x, x->vmap[f->of_entry[m->train->loss]]);
 	l->nfwd = l->nops;

@@ -246,6 +246,9 @@ int main(int argc, char **argv)
 	stage(&t, "infer");
 	FlatGraph *flat = ok ? flatten(m) : NULL;
 	stage(&t, "flatten");
+	if (ok)
+		autocast(m, flat);
+	stage(&t, "autocast");
 	Strategies strategies;
 	ok = ok && assign_strategies(m, flat, &strategies, &d);
 	stage(&t, "strategies");
@@ -255,6 +258,8 @@ int main(int argc, char **argv)
 		status = r == 2 ? EXIT_USAGE : 0;
 		ok = r == 0;
 	}
+	if (ok)
+		autocast_strategies(m, flat, &strategies);
 	stage(&t, "search");
 	Lowered *low = ok && lowering ? lower(m, flat, &strategies) : NULL;
 	stage(&t, "lower");

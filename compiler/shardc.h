@@ -268,6 +268,10 @@ typedef struct {
 	bool nesterov;           /* SGD's nesterov, Momentum's use_nesterov */
 	double clip_global_norm; /* > 0: gradients scaled by clip / max(global norm, clip) first; 0: off */
 	int64_t steps;
+	DType precision;         /* precision: "bf16"/"fp16": the compute type autocast.c casts to; DT_F32: off */
+	/* precision "fp16": dynamic loss scaling (MindSpore's DynamicLossScaleManager). */
+	double init_loss_scale, scale_factor;
+	int64_t scale_window;
 } Train;
 
 typedef struct {
@@ -511,10 +515,23 @@ typedef struct {
 	const Node **orig;             /* (g->nnodes) the node each copies */
 	const ShardSpec **shard;       /* (g->nnodes) shard of the Call that brought it in, or NULL */
 	int *of_entry;                 /* (entry nvalues) the flat value of each entry-graph value */
+	bool *inserted;                /* (g->nnodes) a Cast autocast.c inserted; NULL when it did nothing */
 } FlatGraph;
 
 /* Requires shapes inferred and strategies checked. */
 FlatGraph *flatten(Module *m);
+
+/* ---- autocast.c: the train block's precision (mixed precision) -------- */
+
+/* Requires the graph flattened. With a train block's precision, rewrites the
+ * flat graph as MindSpore's AMP O2 and PyTorch's autocast do: Float32
+ * parameters stay the master copies and are cast to the compute type where
+ * used; matrix products and elementwise operators compute in it; Softmax,
+ * LayerNorm, the losses, reductions, Exp, Log and Sqrt in Float32; Casts are
+ * inserted where a value's type differs from what its user computes in, and
+ * returned values and the loss are cast back to their declared types.
+ * Does nothing without a precision. */
+void autocast(Module *m, FlatGraph *f);
 
 /* ---- strategy.c: strategies by parallel mode --------------------------- */
 
@@ -544,6 +561,11 @@ bool assign_strategies(Module *m, const FlatGraph *f, Strategies *s, Diag *d);
 void strategy_set_split(Strategies *s, int i, const OpSplit *split);
 /* Node i delivers its output in `l` (an out_strategy); NULL: as computed. */
 void strategy_set_delivered(Strategies *s, int i, const TensorLayout *l);
+/* autocast.c: requires strategies assigned (and searched). Each Cast autocast
+ * inserted takes its first user's matrix and the axes that user splits that
+ * input over, so the Cast moves no data and a parameter lives where its real
+ * user wants it. */
+void autocast_strategies(const Module *m, const FlatGraph *f, Strategies *s);
 
 /* ---- cost.c: the cost model of the strategy search --------------------- */
 
@@ -685,6 +707,8 @@ typedef struct {
 	int64_t fwd_bytes;       /* sent by the forward graph */
 	int loss;                /* train: the loss, whole on every rank; -1 without train */
 	int *grad;               /* train: (nparams) each Parameter's gradient in its home layout, -1 otherwise */
+	int overflow;            /* loss scaling: the gradients' squared global norm, whole on every rank (inf or
+	                          * NaN: an overflow); -1 without */
 	struct Lowering *lowering; /* lower.c's state (reusable redistributions), which differentiate extends */
 } Lowered;
 

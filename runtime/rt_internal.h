@@ -89,6 +89,7 @@ void sc_host_swap01(const void *src, void *dst, int64_t A, int64_t B, int64_t C,
 
 uint16_t sc_f16_from_double(double v);
 uint16_t sc_bf16_from_double(double v);
+uint16_t sc_bf16_from_float(float v);   /* the same on a float, by its bits */
 float sc_f16_to_float(uint16_t h);
 float sc_bf16_to_float(uint16_t h);
 /* y (n float32) = x (n elements of dt: SC_F32, SC_F16 or SC_BF16), and back */

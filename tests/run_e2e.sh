@@ -17,11 +17,15 @@
 # (SGD's momentum, dampening, weight_decay and nesterov, Momentum's
 # weight_decay and use_nesterov, AdamWeightDecay, clip_global_norm; the
 # model's own learning rate) on 1 and 8 ranks, compared the same way.
+# Then every training model with Float32 parameters in mixed precision,
+# precision: "bf16", on 1, 2, 4 and 8 ranks (below: the tolerance and why).
 # Then wrong inputs: a missing file, a wrong shape, a wrong dtype and an
 # unknown name each give a message naming the input and a non-zero exit,
 # within a time limit (no hang). Last line: e2e: N passed, N failed.
 # Floats compare within npy_compare.py's rtol, 2e-3 unless the model has a
-# line `# e2e rtol: R` (models computing in BFloat16 state theirs and why).
+# line `# e2e rtol: R` (models computing in BFloat16 state theirs and why),
+# and `# e2e atol: A` lets differences up to A pass whatever the magnitudes.
+# Loss scaling's overflow lines must equal the reference's.
 set -u
 shardc=$(realpath "${1:?usage: run_e2e.sh SHARDC [MODEL.ir...]}")
 shift
@@ -50,7 +54,7 @@ bytes_ok() {
 import json, re, sys
 m = json.load(open(sys.argv[1]))
 log = open(sys.argv[2]).read()
-steps = len(re.findall(r"^step: ", log, re.M)) or 1
+steps = len(re.findall(r"^step: \d+, loss is ", log, re.M)) or 1
 counted = {int(r): int(b) for r, b in re.findall(r"^rank (\d+): comm bytes sent (\d+)$", log, re.M)}
 want = {r: b * steps for r, b in enumerate(m["comm_bytes_per_rank"])}
 if counted != want:
@@ -76,6 +80,7 @@ check() {
 		return
 	fi
 	rtol=$(sed -n 's/^# e2e rtol: *\([0-9.e+-]*\).*/\1/p' "$model" | head -1)
+	atol=$(sed -n 's/^# e2e atol: *\([0-9.e+-]*\).*/\1/p' "$model" | head -1)
 	"$py" tools/strip_strategies.py "$model" >"$w/stripped.ir"
 	for n in "$@"; do
 		out=$w/n$n
@@ -113,8 +118,10 @@ check() {
 			bad "$name on $n ranks ($how): run.sh fails: $(tail -5 "$out/res/err")"
 			continue
 		fi
-		msg=$("$py" tools/npy_compare.py "$out/res" "$w/serial_res" --rtol "${rtol:-2e-3}" --what "vs one device" &&
-		      "$py" tools/npy_compare.py "$out/res" "$w/ref" --rtol "${rtol:-2e-3}" --what "vs reference" &&
+		msg=$("$py" tools/npy_compare.py "$out/res" "$w/serial_res" --rtol "${rtol:-2e-3}" --atol "${atol:-0}" \
+		          --what "vs one device" &&
+		      "$py" tools/npy_compare.py "$out/res" "$w/ref" --rtol "${rtol:-2e-3}" --atol "${atol:-0}" \
+		          --what "vs reference" &&
 		      bytes_ok "$out" "$out/res")
 		if [ $? = 0 ]; then
 			ok "$name on $n ranks ($how): $(echo "$msg" | grep -o 'worst.*' | tr '\n' ' ')"
@@ -127,6 +134,34 @@ check() {
 for model in "$@"; do
 	check "$model" "$(basename "$model" .ir)" 1 2 4 8 4s 8s
 done
+
+# Loss scaling pinned (tests/e2e/mixed_loss_scale_f16.ir, 8 ranks): the scale
+# starts at 2^24, overflows and halves with the step skipped, and training
+# goes on (the loss falls; a later good run of steps doubles the scale).
+log=$tmp/mixed_loss_scale_f16/n8/res/log
+if [ -f "$log" ]; then
+	if msg=$("$py" - "$log" <<'PY'
+import re, sys
+log = open(sys.argv[1]).read()
+over = re.findall(r"^step: (\d+), overflow, loss scale (\S+) -> (\S+), step skipped$", log, re.M)
+loss = [float(x) for x in re.findall(r"^step: \d+, loss is (\S+)$", log, re.M)]
+steps = {int(s) for s, _, _ in over}
+if not over or over[0] != ("1", "16777216", "8388608"):
+    sys.exit("no overflow at step 1 halving 16777216 -> 8388608: %s" % over[:1])
+if any(float(b) * 2 != float(a) for _, a, b in over):
+    sys.exit("an overflow does not halve the scale: %s" % over)
+good = [s for s in range(1, len(loss) + 1) if s not in steps]
+if len(good) < 3 or not loss[-1] < loss[0]:
+    sys.exit("training does not go on after the overflows: %d good steps, loss %s -> %s" % (len(good), loss[0], loss[-1]))
+print("%d steps skipped, scale %s -> %s, %d steps trained, loss %s -> %s"
+      % (len(over), over[0][1], over[-1][2], len(good), loss[0], loss[-1]))
+PY
+	); then
+		ok "loss scaling: $msg"
+	else
+		bad "loss scaling: $msg"
+	fi
+fi
 
 # The optimizer options: the train block's optimizer replaced (its
 # learning_rate kept), clip_global_norm added where a variant names one.
@@ -141,11 +176,12 @@ variants=(
 # cancels) moves by lr in a direction float32 and the float64 reference may
 # see differently: against the reference its variant allows 1e-2 (recursive_net
 # measured 4.1e-3, lr 1e-3 over 10 steps); against one device it is exact.
-# Models that train half parameters keep their own optimizer: their
+# Models that train half parameters, or in mixed precision, keep their own optimizer: their
 # tolerances are set for it (and clip_global_norm is Float32-only).
 for model in "$@"; do
 	grep -q '^train' "$model" || continue
 	grep -q 'Parameter\[\(Float16\|BFloat16\)\]' "$model" && continue
+	grep -q '^  *precision:' "$model" && continue   # mixed-precision models keep their own setup
 	for v in "${variants[@]}"; do
 		IFS='|' read -r vname opt clip vrtol <<<"$v"
 		name="$(basename "$model" .ir)+$vname"
@@ -172,6 +208,50 @@ PY
 		fi
 		check "$tmp/$name.ir" "$name" 1 8
 	done
+done
+
+# Mixed precision: every training model with Float32 parameters again with
+# precision: "bf16" (autocast.c), on 1, 2, 4 and 8 ranks against the
+# one-device bf16 program and ref_eval's bf16 emulation (the same Casts, each
+# result rounded to bfloat16). The optimizer becomes SGD with the model's own
+# learning rate: Adam's and AdamWeightDecay's updates move an element by about
+# lr whatever its gradient's size, so gradients that bf16 rounding leaves at
+# noise level move by lr in either direction. Tolerance BF16_RTOL: bfloat16
+# keeps 8 significant bits, so each rounding is off by up to 2^-9 = 2e-3
+# relative (2^-8 = 3.9e-3 between neighbours); one program and another round
+# different partial sums (the split of a MatMul's k, an AllReduce's order)
+# and so differ by about one bf16 step in a result, which the next operators
+# and the steps carry on: measured worst 4.5e-3 (layout_three_layer, 8 ranks),
+# about one bf16 step, so 1e-2 leaves twice that. Parameters that start at zero
+# and move only by gradients that cancel to noise (ffn_propagation's biases,
+# 1e-9 to 1e-5) are held to BF16_ATOL = 1e-5 absolute, under one bf16 step
+# (2^-8 x 0.02 = 7.8e-5) of the smallest weights the models initialize.
+BF16_RTOL=${BF16_RTOL:-1e-2}
+BF16_ATOL=${BF16_ATOL:-1e-5}
+for model in "$@"; do
+	grep -q '^train' "$model" || continue
+	grep -q 'Parameter\[\(Float16\|BFloat16\)\]' "$model" && continue
+	grep -q '^  *precision:' "$model" && continue
+	name="$(basename "$model" .ir)+bf16"
+	if ! "$py" - "$model" "$BF16_RTOL" "$BF16_ATOL" >"$tmp/$name.ir" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+text = re.sub(r"^# e2e [ar]tol:.*\n", "", text, flags=re.M)
+train = text.rindex("\ntrain")
+m = re.compile(r"optimizer:\s*\w+(\([^)]*\))?").search(text, train)
+lr = re.search(r"learning_rate:\s*([-+0-9.eE]+)", m.group(0)) if m else None
+new = "optimizer: SGD(learning_rate: %s)" % (lr.group(1) if lr else "0.1")
+if m:
+    text = text[:m.start()] + new + text[m.end():]
+    train = text.rindex("\ntrain")
+text = text[:train] + text[train:].replace("{", '{precision: "bf16", ', 1)
+sys.stdout.write("# e2e rtol: %s\n# e2e atol: %s\n" % (sys.argv[2], sys.argv[3]) + text)
+PY
+	then
+		bad "$name: cannot write the variant"
+		continue
+	fi
+	check "$tmp/$name.ir" "$name" ${BF16_RANKS:-1 2 4 8}
 done
 
 # The CUDA backend: the seed's programs build and link against it (CI has

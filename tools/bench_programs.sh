@@ -12,6 +12,8 @@
 #   (b) the program with the sample's own strategies on 8 ranks: time per run and
 #       bytes sent per rank per run, the counted figure checked equal to
 #       manifest.json's comm_bytes_per_rank.
+#   (c) one training step of the GPT layer on 1 rank with the train block's
+#       precision "bf16" against Float32: time per step and the slab's bytes.
 # The cpu backend throughout; OpenBLAS one thread per rank on both sides. The
 # number of runs K is calibrated per program for about BENCH_SECONDS (default 1)
 # seconds; each timing is the best of BENCH_REPEAT (default 5) runs.
@@ -33,7 +35,7 @@ timed() {
 	k=$1
 	shift
 	"$@" --steps "$k" >"$tmp/log" 2>"$tmp/err" || { cat "$tmp/log" "$tmp/err" >&2; exit 1; }
-	sed -n 's/^time: [0-9]* runs in \([0-9.]*\) s.*/\1/p' "$tmp/log"
+	sed -n 's/^time: [0-9]* [a-z]* in \([0-9.]*\) s.*/\1/p' "$tmp/log"
 }
 
 # the number of runs of CMD... that takes about $seconds
@@ -148,6 +150,22 @@ bench_case seed_1024x1024x1024 "$tmp/matmul_relu_1024.ir" "mm (2,4),(4,1)" matmu
 bench_case transformer_64x256 ir-samples/transformer_block.ir "dp2 x mp4" transformer 4 16 256 8 1024 --seed 1
 bench_case gpt1_512x512_ffn2048 "$tmp/gpt_512.ir" "dp2 x mp4" transformer 4 128 512 8 2048 --prefix l0. --seed 1
 
+# (c) mixed precision: one training step of the GPT layer on 1 rank, the
+# train block's precision "bf16" against Float32 (tools/gen_gpt.py --train --precision)
+: >"$tmp/table_c"
+for prec in fp32 bf16; do
+	python3 tools/gen_gpt.py --layers 1 --hidden 512 --seq 128 --batch 4 --heads 8 --devices 1 --train \
+		--precision "$prec" --seed 1 -o "$tmp/gpt_train_$prec.ir"
+	"$shardc" "$tmp/gpt_train_$prec.ir" -o "$tmp/train_$prec" --parallel-mode stand_alone
+	make -s -C "$tmp/train_$prec" >/dev/null
+	k=$(calibrate "$tmp/train_$prec/run.sh" --output-dir "$tmp/train_$prec/res")
+	t=$(best "$k" "$tmp/train_$prec/run.sh" --output-dir "$tmp/train_$prec/res")
+	loss=$(sed -n 's/^step: 1, loss is //p' "$tmp/log")
+	slab=$(sed -n 's/.*sc_slab(rt, \([0-9]*\)).*/\1/p' "$tmp/train_$prec/rank_0.c")
+	printf '%-24s %-9s %9s %12s %14s  %s\n' gpt1_512x512_ffn2048 "$prec" "$k" "$(us "$t" "$k")" "$slab" "$loss" \
+		>>"$tmp/table_c"
+done
+
 echo
 echo "(a) 1 rank (--parallel-mode stand_alone) against the same model by hand (tools/bench_direct.c)"
 printf '%-24s %9s %12s %12s %7s %-9s %s\n' model "runs K" "program us" "direct us" ratio target "max|diff|"
@@ -158,7 +176,12 @@ printf '%-24s %-16s %5s %9s %12s  %-22s %-8s %s\n' model strategies ranks "runs 
 	manifest "max|diff|"
 cat "$tmp/table_b"
 echo
-echo "us = microseconds per run of the forward graph; bytes/rank/run = run.sh's 'comm bytes sent' / K,"
+echo "(c) 1 rank, one training step (forward, backward, SGD), precision fp32 against bf16 (Float32 master"
+echo "    weights; MatMul and elementwise in BFloat16: each widened to Float32, computed, rounded once)"
+printf '%-24s %-9s %9s %12s %14s  %s\n' model precision "steps K" "us/step" "slab bytes" "step 1 loss"
+cat "$tmp/table_c"
+echo
+echo "us = microseconds per run of the forward graph (in (c), per training step); bytes/rank/run = run.sh's 'comm bytes sent' / K,"
 echo "'manifest' = equal when every rank's count is K x manifest.json's comm_bytes_per_rank;"
 echo "max|diff| = largest difference of output_0.npy from bench_direct's output."
 echo "load average before: $load0, after: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared: other load skews both sides)"

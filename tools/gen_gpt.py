@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Usage: gen_gpt.py --layers N [--train] [--hidden H] [--seq S] [--batch B] [--heads A] [--ffn F] [--devices D] [--mode semi_auto_parallel|auto_parallel] [--search recursive_programming|sharding_propagation] [--megatron [--mp M]] [--seed K] [-o FILE]
+# Usage: gen_gpt.py --layers N [--train [--precision bf16|fp16]] [--hidden H] [--seq S] [--batch B] [--heads A] [--ffn F] [--devices D] [--mode semi_auto_parallel|auto_parallel] [--search recursive_programming|sharding_propagation] [--megatron [--mp M]] [--seed K] [-o FILE]
 """Write a GPT-style stack of N transformer layers as a shardc IR module (docs/language.md).
 
 Each layer has the block structure of ir-samples/transformer_block.ir, on the 2-D
@@ -60,6 +60,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=None, help="context seed")
     ap.add_argument("--train", action="store_true",
                     help="add a target input, an MSELoss of the last layer's output and a train block (SGD, 1 step)")
+    ap.add_argument("--precision", default=None, choices=("bf16", "fp16", "fp32"),
+                    help="with --train: the train block's precision (mixed precision)")
     ap.add_argument("-o", "--output", default=None, help="output file (default stdout)")
     a = ap.parse_args(argv)
 
@@ -71,6 +73,8 @@ def main(argv=None):
             die("%s must be a positive integer" % name)
     if H % A:
         die("--hidden %d is not divisible by --heads %d" % (H, A))
+    if a.precision and not a.train:
+        die("--precision needs --train (it is a train block option)")
     Dh = H // A
     R = B * S
 
@@ -189,7 +193,8 @@ def main(argv=None):
         x = v + "out"
     if a.train:
         w("  %%loss = MSELoss(%s, %%target)\n  return %%loss\n}\n" % x)
-        w("\ntrain {\n  loss: %loss,\n  optimizer: SGD(learning_rate: 0.01),\n  steps: 1\n}\n")
+        prec = '  precision: "%s",\n' % a.precision if a.precision else ""
+        w("\ntrain {\n  loss: %%loss,\n  optimizer: SGD(learning_rate: 0.01),\n%s  steps: 1\n}\n" % prec)
     else:
         w("  return %s\n}\n" % x)
 

@@ -6,7 +6,9 @@ have the same shape and dtype, integers equal, floats within
 |got - expected| <= rtol * (|expected| + max|expected|).  The second term scales with
 the tensor's magnitude so that elements that cancel to near zero are not held to a
 relative bound that float32 rounding cannot meet.  With a `log` file in each folder
-(run.sh's stdout), the `step: S, loss is L` lines must match in number and value.
+(run.sh's stdout), the `step: S, loss is L` lines must match in number and value,
+and loss scaling's `step: S, overflow, ...` lines exactly.  --atol A: differences up
+to A pass whatever the magnitudes.
 Prints one line per problem and the worst error; exits 1 on any problem."""
 import argparse
 import glob
@@ -24,11 +26,21 @@ def losses(folder):
     return [float(m.group(2)) for m in re.finditer(r"^step: (\d+), loss is (\S+)$", open(path).read(), re.M)]
 
 
+def overflows(folder):
+    """Loss scaling's `step: S, overflow, loss scale A -> B, step skipped` lines."""
+    path = os.path.join(folder, "log")
+    if not os.path.exists(path):
+        return None
+    return re.findall(r"^step: \d+, overflow, .*$", open(path).read(), re.M)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("got")
     ap.add_argument("expected")
     ap.add_argument("--rtol", type=float, default=2e-3)
+    ap.add_argument("--atol", type=float, default=0.0,
+                    help="differences up to this much pass whatever the magnitudes (default 0)")
     ap.add_argument("--what", default="")
     a = ap.parse_args()
     problems = []
@@ -51,13 +63,17 @@ def main():
                 continue
             ok = ~np.isnan(y64)
             scale = np.abs(y64[ok]).max() if ok.any() else 0.0
-            err = np.abs(x64[ok] - y64[ok]) / (np.abs(y64[ok]) + scale + 1e-30)
+            diff = np.abs(x64[ok] - y64[ok])
+            err = np.where(diff <= a.atol, 0.0, diff / (np.abs(y64[ok]) + scale + 1e-30))
             e = float(err.max()) if err.size else 0.0
             worst = max(worst, e)
             if e > a.rtol:
                 i = int(np.argmax(err))
                 problems.append("%s: relative error %.3g at flat index %d (%r vs %r)"
                                 % (f, e, i, float(x64[ok][i]), float(y64[ok][i])))
+    og, ow = overflows(a.got), overflows(a.expected)
+    if og is not None and ow is not None and og != ow:
+        problems.append("loss scaling: %s, expected %s" % (og or "no overflow", ow or "no overflow"))
     lg, lw = losses(a.got), losses(a.expected)
     if lg is not None and lw is not None:
         if len(lg) != len(lw):

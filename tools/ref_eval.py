@@ -515,6 +515,15 @@ def round_bf16(x):
     return r.astype(np.float32)
 
 
+def round_bf16_bits(x):
+    """float32 values to bfloat16 the way the runtime does it: round to nearest even on
+    the upper 16 bits of the float32 pattern (NaN kept quiet); float32 storage."""
+    b = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    r = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16
+    r = np.where((b & 0x7FFFFFFF) > 0x7F800000, b | 0x00400000, r)   # NaN: stays a (quiet) NaN
+    return r.astype(np.uint32).view(np.float32)
+
+
 STORAGE = {"Float32": np.float32, "Float16": np.float16, "BFloat16": np.float32,
            "Int32": np.int32, "Int64": np.int64, "Bool": np.bool_}
 FLOAT_TYPES = ("Float32", "Float16", "BFloat16")
@@ -1388,6 +1397,95 @@ def flatten(module):
 
 
 # ---------------------------------------------------------------------------
+# Mixed precision: the train block's `precision` (compiler/autocast.c makes
+# the same rewrite).  Float32 parameters stay the master copies; matrix
+# products and elementwise operators compute in the compute type, their
+# Float32 inputs cast to it (one Cast a value, shared by its users);
+# normalizations, losses, reductions, Exp, Log and Sqrt in Float32; operators
+# that move or pick elements keep their input's type (Float32 when a
+# Concat's inputs differ); returned values and the loss are cast back to the
+# types they were written with.  Operators on other types run as written.
+
+PRECISIONS = {"bf16": "BFloat16", "fp16": "Float16", "fp32": None}
+AUTOCAST_LOW = {"MatMul", "BatchMatMul", "Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "BiasAdd", "ReLU",
+                "GeLU", "Tanh", "Sigmoid", "Neg", "Square"}
+AUTOCAST_F32 = {"Exp", "Log", "Sqrt", "Softmax", "LogSoftmax", "ReduceSum", "ReduceMean", "LayerNorm",
+                "SparseSoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss"}
+AUTOCAST_FOLLOW = {"ReduceMax", "Reshape", "Transpose", "Flatten", "Gather", "Concat", "StridedSlice"}
+
+
+def precision_config(module):
+    """The compute type the train block's precision names, or None (Float32 throughout)."""
+    block, offset = module.train
+    p = block.get("precision", "fp32")
+    if p not in PRECISIONS:
+        raise ModelError(offset, 'precision is "bf16", "fp16" or "fp32"')
+    return PRECISIONS[p]
+
+
+def loss_scale_config(module):
+    """(init_loss_scale, scale_factor, scale_window) with precision "fp16" (MindSpore's
+    DynamicLossScaleManager and its defaults), else None."""
+    block, offset = module.train
+    keys = [k for k in ("init_loss_scale", "scale_factor", "scale_window") if k in block]
+    if precision_config(module) != "Float16":
+        if keys:
+            raise ModelError(offset, 'loss scaling is for precision: "fp16"')
+        return None
+    init, factor, window = block.get("init_loss_scale", 2 ** 24), block.get("scale_factor", 2), \
+        block.get("scale_window", 2000)
+    if type(init) not in (int, float) or not 1 <= init < math.inf:
+        raise ModelError(offset, "init_loss_scale is a number at least 1")
+    if type(factor) not in (int, float) or not 1 < factor < math.inf:
+        raise ModelError(offset, "scale_factor is a number greater than 1")
+    if type(window) is not int or window < 1:
+        raise ModelError(offset, "scale_window is a positive integer")
+    return float(init), float(factor), window
+
+
+def autocast(prog, prec):
+    """Rewrites prog for compute type `prec` by inserting Cast instructions."""
+    declared = list(prog.dtypes)
+    cur = list(range(len(prog.names)))       # value id -> the id computing it now
+    casts = {}
+
+    def value_as(v, dt, offset):
+        now = cur[v]
+        if prog.dtypes[now] == dt or not is_float(dt) or not is_float(prog.dtypes[now]):
+            return now
+        if (v, dt) not in casts:
+            out = prog.new_value(prog.names[v] + "." + {"BFloat16": "bf16", "Float16": "f16"}.get(dt, "f32"), dt)
+            instrs.append(Instr("Cast", [now], {"dtype": dt}, out, offset))
+            casts[v, dt] = out
+        return casts[v, dt]
+
+    instrs = []
+    for ins in prog.instrs:
+        low, f32, follow = ins.op in AUTOCAST_LOW, ins.op in AUTOCAST_F32, ins.op in AUTOCAST_FOLLOW
+        change = (low or f32 or follow) and declared[ins.out] == "Float32" and \
+            all(declared[v] == "Float32" or not is_float(declared[v]) for v in ins.ins)
+        want = [declared[v] for v in ins.ins]
+        if change:
+            now = [prog.dtypes[cur[v]] for v in ins.ins]
+            floats = [t for t in now if is_float(t)]
+            for k, t in enumerate(now):
+                if is_float(t):
+                    want[k] = prec if low else "Float32" if f32 else t if len(set(floats)) == 1 else "Float32"
+        new_ins = [value_as(v, w, ins.offset) for v, w in zip(ins.ins, want)]
+        if change:
+            firsts = [prog.dtypes[v] for v in new_ins if is_float(prog.dtypes[v])]
+            prog.dtypes[ins.out] = prec if low else "Float32" if f32 or not firsts else firsts[0]
+            if prog.dtypes[ins.out] != declared[ins.out]:
+                prog.checks.pop(ins.out, None)       # declared types were checked as written
+        instrs.append(Instr(ins.op, new_ins, ins.attrs, ins.out, ins.offset))
+        cur[ins.out] = ins.out
+    prog.outputs = [value_as(v, declared[v], prog.loss_offset) for v in prog.outputs]
+    if prog.loss is not None:
+        prog.loss = value_as(prog.loss, declared[prog.loss], prog.loss_offset)
+    prog.instrs = instrs
+
+
+# ---------------------------------------------------------------------------
 # Evaluation: forward, backward.
 
 def check_value(prog, vid, x):
@@ -1415,9 +1513,9 @@ def forward(prog, feeds):
     return vals
 
 
-def backward(prog, vals, loss):
-    """Gradients of value `loss` with respect to every float value it depends on."""
-    adj = {loss: to_dtype(np.ones(vals[loss].shape), prog.dtypes[loss])}
+def backward(prog, vals, loss, seed=1.0):
+    """Gradients of `seed` times value `loss` with respect to every float value it depends on."""
+    adj = {loss: to_dtype(np.full(vals[loss].shape, seed), prog.dtypes[loss])}
     with np.errstate(all="ignore"):
         for ins in reversed(prog.instrs):
             if ins.out not in adj:
@@ -1460,8 +1558,10 @@ def optimizer_config(module):
     """(name, {argument: value}, steps, clip_global_norm or None) of the train block."""
     block, offset = module.train
     for key in block:
-        if key not in ("loss", "optimizer", "steps", "clip_global_norm"):
-            raise ModelError(offset, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm)" % key)
+        if key not in ("loss", "optimizer", "steps", "clip_global_norm", "precision", "init_loss_scale",
+                       "scale_factor", "scale_window"):
+            raise ModelError(offset, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm, "
+                             "precision, init_loss_scale, scale_factor, scale_window)" % key)
     steps = block.get("steps", 1)
     if type(steps) is not int or steps < 1:
         raise ModelError(offset, "steps is a positive integer")
@@ -1596,6 +1696,8 @@ def train(prog, module, feeds, steps_override, out):
     params = dict(feeds)
     states = {vid: {} for vid in trained}
     vals = None
+    scaling = loss_scale_config(module)
+    scale, good, updates = (scaling[0] if scaling else 1.0), 0, 0
     for t in range(1, steps + 1):
         vals = forward(prog, params)
         if vals[prog.loss].shape != ():
@@ -1603,10 +1705,29 @@ def train(prog, module, feeds, steps_override, out):
                              % (prog.names[prog.loss], vals[prog.loss].shape))
         out.write("step: %d, loss is %s\n" % (t, format_loss(vals[prog.loss])))
         out.flush()
-        grads = backward(prog, vals, prog.loss)
+        grads = backward(prog, vals, prog.loss, scale)
+        if scaling:
+            # Dynamic loss scaling: an inf or NaN in any scaled gradient skips the
+            # step and divides the scale (not below 1); else the gradients are
+            # unscaled, and scale_window good steps in a row multiply it.
+            with np.errstate(all="ignore"):
+                sq = float(np.float32(sum(float(np.sum(np.float64(grads[v]) ** 2)) for v in trained if v in grads)))
+            if not math.isfinite(sq):
+                nxt = max(scale / scaling[1], 1.0)
+                out.write("step: %d, overflow, loss scale %.10g -> %.10g, step skipped\n" % (t, scale, nxt))
+                scale, good = nxt, 0
+                continue
+            for v in trained:
+                if v in grads:
+                    grads[v] = to_dtype(widen(grads[v], trained[v][1]) * (1.0 / scale), trained[v][1])
         if clip is not None:
             clip_by_global_norm(trained, params, grads, clip)
-        optimizer_step(name, hyper, trained, params, grads, states, t)
+        updates += 1                                 # a skipped step is no update (SGD's first, Adam's t)
+        optimizer_step(name, hyper, trained, params, grads, states, updates)
+        if scaling:
+            good += 1
+            if good == scaling[2]:
+                scale, good = scale * scaling[1], 0
     return vals, params
 
 
@@ -1709,6 +1830,9 @@ def run(argv, out=sys.stdout, err=sys.stderr):
         seed = args.seed if args.seed is not None else context_seed(module)
         if module.train:
             optimizer_config(module)                 # report a bad train block before any work
+            if precision_config(module):
+                autocast(prog, precision_config(module))
+            loss_scale_config(module)
         feeds = feeds_for(prog, seed, args.input, args.param)
         os.makedirs(args.output_dir, exist_ok=True)
         if module.train:

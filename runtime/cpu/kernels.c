@@ -756,13 +756,24 @@ static float float_at(const void *x, sc_dtype dt, int64_t i)
 
 void sc_cpu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n)
 {
+	/* Between Float32 and a half type (every half operand, in mixed precision
+	 * every cast weight and activation): half.c's loops, which inline the
+	 * conversion, instead of a dispatch per element. */
+	if (sc_is_half(x_dt) && y_dt == SC_F32) {
+		sc_host_widen(x, x_dt, y, n);
+		return;
+	}
+	if (x_dt == SC_F32 && sc_is_half(y_dt)) {
+		sc_host_narrow(x, y, y_dt, n);
+		return;
+	}
 	for (int64_t i = 0; i < n; i++) {
 		if (x_dt == SC_F32 || sc_is_half(x_dt)) {
 			float v = float_at(x, x_dt, i);
 			switch (y_dt) {
 			case SC_F32: ((float *)y)[i] = v; break;
 			case SC_F16: ((uint16_t *)y)[i] = sc_f16_from_double(v); break;
-			case SC_BF16: ((uint16_t *)y)[i] = sc_bf16_from_double(v); break;
+			case SC_BF16: ((uint16_t *)y)[i] = sc_bf16_from_float(v); break;
 			case SC_I32: ((int32_t *)y)[i] = v != v ? 0 : v >= 2147483647.0f ? INT32_MAX
 			                               : v <= -2147483648.0f ? INT32_MIN : (int32_t)v; break;
 			case SC_I64: ((int64_t *)y)[i] = v != v ? 0 : v >= 9.2233720e18f ? INT64_MAX

@@ -153,6 +153,36 @@ static void every_midpoint(const char *name, uint16_t (*narrow)(double), int m, 
 	cr_assert_eq(bad, 0, "%s: %d midpoints misrounded", name, bad);
 }
 
+/* The bit-level float path equals the double path on float32 patterns: a
+ * stride over all 2^32 (every exponent, sign and low-bit pattern), every tie
+ * and its neighbours, the largest floats, infinities and NaNs. */
+Test(bf16, from_float_equals_from_double)
+{
+	for (uint64_t u = 0; u < (1ull << 32); u += 65521) {
+		float f;
+		uint32_t w = (uint32_t)u;
+		memcpy(&f, &w, sizeof f);
+		if (isnan(f)) {
+			cr_assert_eq(sc_bf16_from_float(f) & 0x7fff, 0x7fc0, "NaN %08x", w);
+			continue;
+		}
+		cr_assert_eq(sc_bf16_from_float(f), sc_bf16_from_double(f), "%08x", w);
+	}
+	for (uint32_t h = 0; h < 0x10000; h++)
+		for (uint32_t low = 0x7ffe; low <= 0x8002; low++) {
+			uint32_t w = h << 16 | low;
+			float f;
+			memcpy(&f, &w, sizeof f);
+			if (!isnan(f))
+				cr_assert_eq(sc_bf16_from_float(f), sc_bf16_from_double(f), "%08x", w);
+		}
+	float edge[] = {INFINITY, -INFINITY, 3.4028235e38f, -3.4028235e38f, 0.0f, -0.0f, 1e-45f};
+	for (size_t i = 0; i < sizeof edge / sizeof *edge; i++)
+		cr_assert_eq(sc_bf16_from_float(edge[i]), sc_bf16_from_double(edge[i]), "%g", (double)edge[i]);
+	cr_assert_eq(sc_bf16_from_float(3.4028235e38f), 0x7f80);   /* past the largest bfloat16: inf */
+	cr_assert_eq(sc_bf16_from_float(-NAN), 0xffc0);
+}
+
 Test(f16, every_midpoint_ties_to_even)
 {
 	every_midpoint("f16", sc_f16_from_double, 10, 15);

@@ -304,6 +304,22 @@ class Forward(unittest.TestCase):
         self.assertEqual(R.round_bf16(one + 3 * 2 ** -8), one + 2 ** -6)    # a tie: to the even 1 + 2^-6
         self.assertEqual(R.round_bf16(one + 2 ** -8 + 2 ** -20), one + 2 ** -7)
 
+    def test_round_bf16_bits_matches_rounding_of_float32(self):
+        """The runtime's upper-16-bit rounding of float32 and round_bf16 agree: ties, inf, NaN, overflow."""
+        x = rng().normal(size=20000).astype(np.float32) * np.float32(10.0) ** rng(1).integers(-40, 38, 20000)
+        ties = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, -(1 + 2 ** -8), 2 ** -130 * (1 + 2 ** -8)], np.float32)
+        edge = np.array([np.inf, -np.inf, 3.3895314e38, np.finfo(np.float32).max, -np.finfo(np.float32).max,
+                         0.0, -0.0, np.finfo(np.float32).tiny, 1e-45], np.float32)
+        for v in (x, ties, edge):
+            np.testing.assert_array_equal(R.round_bf16_bits(v), R.round_bf16(v))
+        np.testing.assert_array_equal(R.round_bf16_bits(ties), np.array([1.0, 1 + 2 ** -6, -1.0, 2 ** -130], np.float32))
+        self.assertEqual(R.round_bf16_bits(np.float32(np.finfo(np.float32).max)), np.inf)   # rounds past the top
+        n = R.round_bf16_bits(np.array([np.nan, -np.nan], np.float32))
+        self.assertTrue(np.isnan(n).all())
+        self.assertTrue(np.isnan(R.round_bf16(np.array([np.nan]))).all())
+        # every value is bfloat16-exact: its lower 16 bits are zero
+        self.assertFalse((R.round_bf16_bits(x).view(np.uint32) & 0xFFFF).any())
+
     def test_losses(self):
         logits, labels = rng().normal(size=(4, 6)), np.array([0, 5, 2, 2])
         logp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
@@ -720,6 +736,90 @@ class Optimizers(TempDir):
 
 
 # ---------------------------------------------------------------------------
+
+class MixedPrecision(TempDir):
+    MODEL = """context {device_num: 1, seed: 2}
+graph @net(%x: <Tensor[Float32], (4, 8)> = uniform(-1, 1), %t: <Tensor[Float32], (4, 2)> = uniform(T0, T1),
+           %w: <Parameter[Float32], (8, 2)> = normal(0.5), %b: <Parameter[Float32], (2,)> = zeros) {
+  %y = MatMul(%x, %w)
+  %yb = BiasAdd(%y, %b)
+  %s = Softmax(%yb)
+  %loss = MSELoss(%yb, %t)
+  return %loss, %s
+}
+train {loss: %loss, optimizer: SGD(learning_rate: 0.01), steps: STEPS, PREC}
+"""
+
+    def program(self, prec, t0=0, t1=1, steps=1):
+        src = self.MODEL.replace("PREC", prec).replace("T0", str(t0)).replace("T1", str(t1)).replace("STEPS",
+                                                                                                      str(steps))
+        module = R.parse(src)
+        prog = R.flatten(module)
+        if R.precision_config(module):
+            R.autocast(prog, R.precision_config(module))
+        return module, prog
+
+    def test_autocast_inserts_casts(self):
+        _, prog = self.program('precision: "bf16"')
+        ops = [(i.op, [prog.names[v] for v in i.ins], prog.names[i.out], prog.dtypes[i.out]) for i in prog.instrs]
+        self.assertEqual(ops, [
+            ("Cast", ["x"], "x.bf16", "BFloat16"),            # Float32 inputs and parameters cast where used
+            ("Cast", ["w"], "w.bf16", "BFloat16"),
+            ("MatMul", ["x.bf16", "w.bf16"], "y", "BFloat16"),
+            ("Cast", ["b"], "b.bf16", "BFloat16"),
+            ("BiasAdd", ["y", "b.bf16"], "yb", "BFloat16"),
+            ("Cast", ["yb"], "yb.f32", "Float32"),             # Softmax and the loss in Float32, one shared Cast
+            ("Softmax", ["yb.f32"], "s", "Float32"),
+            ("MSELoss", ["yb.f32", "t"], "loss", "Float32"),
+        ])
+        self.assertEqual([prog.names[v] for v in prog.outputs], ["loss", "s"])
+        # the parameters stay Float32 (master weights), and so do their gradients
+        self.assertEqual([prog.dtypes[v] for v, _ in prog.inputs], ["Float32"] * 4)
+
+    def test_bf16_rounds_where_autocast_says(self):
+        module, prog = self.program('precision: "bf16"')
+        feeds = R.feeds_for(prog, 2, [], [])
+        vals = R.forward(prog, feeds)
+        x, w, b = (np.float64(feeds[v]) for v, _ in prog.inputs[0:1] + prog.inputs[2:4])
+        y = R.round_bf16(R.round_bf16(x) @ R.round_bf16(w))
+        yb = R.round_bf16(y + R.round_bf16(b))
+        by = {prog.names[v]: vals[v] for v in range(len(prog.names))}
+        np.testing.assert_array_equal(by["yb"], yb)
+        grads = R.backward(prog, vals, prog.loss)
+        self.assertEqual(grads[prog.inputs[2][0]].dtype, np.float32)
+
+    def test_fp32_is_off(self):
+        _, prog = self.program('precision: "fp32"')
+        self.assertNotIn("Cast", [i.op for i in prog.instrs])
+
+    def test_loss_scaling_skips_and_halves(self):
+        # targets near 40: the scaled gradients (about 40 x scale) overflow Float16 (65504) at first
+        model = self.write("m.ir", self.MODEL.replace(
+            "PREC", 'precision: "fp16", init_loss_scale: 1048576, scale_window: 2').replace(
+            "T0", "30").replace("T1", "50").replace("STEPS", "14"))
+        status, out, err = run_cli([model, "--output-dir", self.dir])
+        self.assertEqual(status, 0, err)
+        over = re.findall(r"^step: (\d+), overflow, loss scale (\S+) -> (\S+), step skipped$", out, re.M)
+        losses = [float(v) for v in re.findall(r"^step: \d+, loss is (\S+)$", out, re.M)]
+        self.assertEqual(len(losses), 14)
+        self.assertEqual(over[0], ("1", "1048576", "524288"))
+        for s_, a, b_ in over[1:]:
+            self.assertEqual(float(b_) * 2, float(a))
+        skipped = {int(s_) for s_, _, _ in over}
+        first_good = min(set(range(1, 15)) - skipped)
+        # a skipped step does not update: the next step's loss is the same
+        self.assertEqual(losses[first_good - 1], losses[0])
+        self.assertLess(losses[-1], losses[0])
+        # scale_window 2: after two good steps in a row the scale doubles, so it overflows again
+        self.assertTrue(any(s_ > first_good for s_ in skipped), out)
+
+    def test_loss_scaling_needs_fp16(self):
+        model = self.write("m.ir", self.MODEL.replace("PREC", 'precision: "bf16", scale_window: 2').replace(
+            "T0", "0").replace("T1", "1").replace("STEPS", "1"))
+        status, _, err = run_cli([model, "--output-dir", self.dir])
+        self.assertEqual(status, 1)
+        self.assertIn('loss scaling is for precision: "fp16"', err)
+
 
 class CommandLine(TempDir):
     MODEL = """context {device_num: 1, seed: 4}

@@ -1012,8 +1012,36 @@ Test(train, optimizer_argument_named_twice)
 Test(train, other_keys)
 {
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, epochs: 3}")),
-	            "t.ir:7:21: error: unknown train key 'epochs' (expected loss, optimizer, steps, clip_global_norm)");
+	            "t.ir:7:21: error: unknown train key 'epochs' (expected loss, optimizer, steps, clip_global_norm, "
+	            "precision, init_loss_scale, scale_factor, scale_window)");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, steps: 0}")), "t.ir:7:28: error: steps is a positive integer");
+}
+
+Test(train, precision)
+{
+	Run *r = compile(TRAIN(MLP, "{loss: %loss, precision: \"bf16\"}"));
+	cr_assert(r->ok);
+	cr_assert_eq(r->m->train->precision, DT_BF16);
+	run_free(r);
+	r = compile(TRAIN(MLP, "{loss: %loss, precision: \"fp16\", init_loss_scale: 1024, scale_window: 5}"));
+	cr_assert(r->ok);
+	cr_assert_eq(r->m->train->precision, DT_F16);
+	cr_assert_eq(r->m->train->init_loss_scale, 1024);
+	cr_assert_eq(r->m->train->scale_factor, 2);   /* DynamicLossScaleManager's defaults */
+	cr_assert_eq(r->m->train->scale_window, 5);
+	run_free(r);
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, precision: \"half\"}")),
+	            "t.ir:7:32: error: precision is \"bf16\", \"fp16\" or \"fp32\" (the type matrix products and "
+	            "elementwise operators compute in; parameters stay Float32)");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, precision: \"bf16\", scale_window: 5}")),
+	            "t.ir:7:54: error: loss scaling is for precision: \"fp16\" (bf16 has Float32's exponent range)");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, precision: \"fp16\", scale_factor: 1}")),
+	            "t.ir:7:54: error: scale_factor is a number greater than 1");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, precision: \"fp16\", init_loss_scale: 0.5}")),
+	            "t.ir:7:57: error: init_loss_scale is a number at least 1");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, precision: \"fp16\", clip_global_norm: 1}")),
+	            "t.ir:7:1: error: clip_global_norm with precision: \"fp16\": not yet (the norm would be taken of the "
+	            "scaled gradients)");
 }
 
 Test(train, needs_a_parameter)

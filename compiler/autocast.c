@@ -1,0 +1,272 @@
+/* autocast.c: the train block's `precision` (docs/language.md, The train block).
+ *
+ * Requires the graph flattened. Mixed precision as MindSpore's AMP level O2
+ * and PyTorch's autocast do it, written into the flat graph as Casts, so that
+ * the strategies, lowering, the backward pass and the emitter see ordinary
+ * operators (and step_parallel_begin shows them):
+ *   - Float32 parameters stay Float32: the master weights the optimizer
+ *     updates, with its state; each is cast to the compute type where an
+ *     operator computing in it uses it (one Cast a value, shared by its users);
+ *   - matrix products and elementwise operators compute in the compute type;
+ *   - Softmax, LogSoftmax, LayerNorm, the losses, ReduceSum/ReduceMean, Exp,
+ *     Log and Sqrt compute in Float32: their half inputs are cast up;
+ *   - operators that only move or pick elements (Reshape, Transpose, Gather,
+ *     StridedSlice, Concat, ReduceMax) keep their input's type;
+ *   - returned values and the loss are cast back to their declared types.
+ * The gradient of a Cast is cast back to its input's type (autodiff.c), so
+ * every parameter's gradient arrives in Float32. Only Float32 values change:
+ * an operator written on another type (a Float16 model, a user's Cast,
+ * integer operators) computes as written, its changed inputs cast back. */
+#include "shardc.h"
+
+#include <string.h>
+
+typedef enum { AC_ASIS, AC_LOW, AC_F32, AC_FOLLOW } CastClass;
+
+static CastClass cast_class(OpKind op)
+{
+	switch (op) {
+	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM:
+	case OP_MINIMUM: case OP_BIAS_ADD: case OP_RELU: case OP_GELU: case OP_TANH: case OP_SIGMOID: case OP_NEG:
+	case OP_SQUARE:
+		return AC_LOW;
+	case OP_EXP: case OP_LOG: case OP_SQRT: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_REDUCE_SUM:
+	case OP_REDUCE_MEAN: case OP_LAYER_NORM: case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS:
+		return AC_F32;
+	case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE: case OP_FLATTEN: case OP_GATHER: case OP_CONCAT:
+	case OP_STRIDED_SLICE:
+		return AC_FOLLOW;
+	case OP_CAST: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL: case OP_CALL:
+	case OP_COUNT:
+		return AC_ASIS;
+	}
+	return AC_ASIS;
+}
+
+static bool is_float(DType t)
+{
+	return t == DT_F32 || t == DT_F16 || t == DT_BF16;
+}
+
+static const char *dtype_suffix(DType t)
+{
+	return t == DT_BF16 ? "bf16" : t == DT_F16 ? "f16" : "f32";
+}
+
+typedef struct {
+	Arena *a;
+	const Graph *old;
+	Graph *g;                /* the new flat graph */
+	FlatGraph nf;            /* its side tables as they grow */
+	int cap_values, cap_nodes;
+	int *cur;                /* (old nvalues) the new value computing each old one */
+	int (*cast)[3];          /* (old nvalues) its Cast to Float32, Float16, BFloat16, or -1 */
+} Caster;
+
+static int new_value(Caster *x, const Value *like, const char *name, DType dt)
+{
+	Value *v = ARENA_PUSH(x->a, x->g->values, x->g->nvalues, x->cap_values);
+	*v = *like;
+	v->name = name;
+	v->type.dtype = dt;
+	v->node = -1;
+	v->init = NULL;
+	return x->g->nvalues - 1;
+}
+
+/* Appends node n (its inputs and result already new ids) with its side tables. */
+static void push_node(Caster *x, const Node *n, const Node *orig, const ShardSpec *shard, bool inserted)
+{
+	int at = x->g->nnodes;
+	int cap = x->cap_nodes;
+	Node *c = ARENA_PUSH(x->a, x->g->nodes, x->g->nnodes, x->cap_nodes);
+	*c = *n;
+	if (x->cap_nodes != cap) {
+		x->nf.orig = arena_grow(x->a, x->nf.orig, sizeof(const Node *) * (size_t)cap,
+		                        sizeof(const Node *) * (size_t)x->cap_nodes);
+		x->nf.shard = arena_grow(x->a, x->nf.shard, sizeof(const ShardSpec *) * (size_t)cap,
+		                         sizeof(const ShardSpec *) * (size_t)x->cap_nodes);
+		x->nf.inserted = arena_grow(x->a, x->nf.inserted, sizeof(bool) * (size_t)cap,
+		                            sizeof(bool) * (size_t)x->cap_nodes);
+	}
+	x->nf.orig[at] = orig ? orig : c;   /* an inserted Cast is its own original, in no graph */
+	x->nf.shard[at] = shard;
+	x->nf.inserted[at] = inserted;
+	x->g->values[c->result].node = at;
+}
+
+/* Old value ov in type dt: as computed, or through one shared Cast inserted
+ * here, before `user` (whose spans it borrows). */
+static int value_as(Caster *x, int ov, DType dt, const Node *user)
+{
+	int v = x->cur[ov];
+	const Value *val = &x->g->values[v];
+	if (val->type.dtype == dt || !is_float(dt) || !is_float(val->type.dtype))
+		return v;
+	int slot = dt == DT_F32 ? 0 : dt == DT_F16 ? 1 : 2;
+	if (x->cast[ov][slot] >= 0)
+		return x->cast[ov][slot];
+	StrBuf b = {0};
+	sb_printf(&b, "%s.%s", x->old->values[ov].name, dtype_suffix(dt));
+	const char *name = arena_strdup(x->a, b.data);
+	sb_free(&b);
+	int r = new_value(x, val, name, dt);
+	x->g->values[r].span = user->span;
+	x->g->values[r].type.is_param = false;   /* a Cast's result is a Tensor, as shape.c types it */
+	Node n;
+	memset(&n, 0, sizeof n);
+	n.op = OP_CAST;
+	n.op_name = op_info[OP_CAST].name;
+	n.span = user->span;
+	n.op_span = user->op_span;
+	n.result = r;
+	n.nin = 1;
+	n.in = arena_alloc(x->a, sizeof(int));
+	n.in[0] = v;
+	n.a.dtype = dt;
+	n.a.present = 1u << ATTR_DTYPE;
+	push_node(x, &n, NULL, NULL, true);
+	x->cast[ov][slot] = r;
+	return r;
+}
+
+static void cast_node(Caster *x, const FlatGraph *f, int i, DType prec)
+{
+	const Node *n = &x->old->nodes[i];
+	const Value *res = &x->old->values[n->result];
+	CastClass cls = cast_class(n->op);
+	bool change = cls != AC_ASIS && res->type.dtype == DT_F32;
+	for (int k = 0; k < n->nin; k++) {
+		DType t = x->old->values[n->in[k]].type.dtype;
+		change &= !is_float(t) || t == DT_F32;
+	}
+	/* What each input is wanted in; a follower takes its inputs as they are,
+	 * all in Float32 when its float inputs now differ (Concat). */
+	DType *want = arena_alloc(x->a, sizeof(DType) * (size_t)(n->nin ? n->nin : 1));
+	DType follow = DT_BOOL;
+	bool mixed = false;
+	for (int k = 0; k < n->nin; k++) {
+		int ov = n->in[k];
+		DType now = x->g->values[x->cur[ov]].type.dtype;
+		want[k] = x->old->values[ov].type.dtype;
+		if (!change || !is_float(now))
+			continue;
+		if (cls == AC_LOW)
+			want[k] = prec;
+		else if (cls == AC_F32)
+			want[k] = DT_F32;
+		else {
+			mixed |= follow != DT_BOOL && follow != now;
+			follow = follow == DT_BOOL ? now : follow;
+			want[k] = now;
+		}
+	}
+	Node c = *n;
+	c.in = arena_alloc(x->a, sizeof(int) * (size_t)(n->nin ? n->nin : 1));
+	for (int k = 0; k < n->nin; k++) {
+		DType w = want[k];
+		if (mixed && is_float(w))
+			w = DT_F32;
+		c.in[k] = value_as(x, n->in[k], w, n);
+	}
+	DType rd = res->type.dtype;
+	if (change)
+		rd = cls == AC_LOW ? prec : cls == AC_F32 ? DT_F32 : mixed || follow == DT_BOOL ? DT_F32 : follow;
+	c.result = new_value(x, res, res->name, rd);
+	x->g->values[c.result].init = res->init;
+	push_node(x, &c, f->orig[i], f->shard[i], false);
+	x->cur[n->result] = c.result;
+}
+
+void autocast(Module *m, FlatGraph *f)
+{
+	if (!m->train || m->train->precision == DT_F32)
+		return;
+	DType prec = m->train->precision;
+	const Graph *old = f->g;
+	Caster x;
+	memset(&x, 0, sizeof x);
+	x.a = m->arena;
+	x.old = old;
+	x.g = arena_alloc(x.a, sizeof *x.g);
+	*x.g = *old;
+	x.g->values = NULL, x.g->nvalues = 0;
+	x.g->nodes = NULL, x.g->nnodes = 0;
+	size_t nv = (size_t)(old->nvalues ? old->nvalues : 1);
+	x.cur = arena_alloc(x.a, sizeof(int) * nv);
+	x.cast = arena_alloc(x.a, sizeof *x.cast * nv);
+	for (int v = 0; v < old->nvalues; v++)
+		x.cast[v][0] = x.cast[v][1] = x.cast[v][2] = -1;
+	for (int p = 0; p < old->nparams; p++) {
+		Value *v = ARENA_PUSH(x.a, x.g->values, x.g->nvalues, x.cap_values);
+		*v = old->values[p];
+		x.cur[p] = p;
+	}
+	for (int i = 0; i < old->nnodes; i++)
+		cast_node(&x, f, i, prec);
+	/* Returned values and the loss in their declared types, after everything else. */
+	x.g->ret = arena_alloc(x.a, sizeof(int) * (size_t)(old->nret ? old->nret : 1));
+	for (int k = 0; k < old->nret; k++) {
+		int ov = old->ret[k];
+		const Node *at = ov >= old->nparams ? &old->nodes[old->values[ov].node] : &old->nodes[0];
+		x.g->ret[k] = old->nnodes ? value_as(&x, ov, old->values[ov].type.dtype, at) : x.cur[ov];
+	}
+	const Graph *entry = module_entry(m);
+	int loss = f->of_entry[m->train->loss];
+	for (int v = 0; v < entry->nvalues; v++)
+		f->of_entry[v] = x.cur[f->of_entry[v]];
+	if (old->nnodes && loss >= old->nparams)
+		f->of_entry[m->train->loss] = value_as(&x, loss, old->values[loss].type.dtype,
+		                                       &old->nodes[old->values[loss].node]);
+	f->g = x.g;
+	f->orig = x.nf.orig;
+	f->shard = x.nf.shard;
+	f->inserted = x.nf.inserted;
+}
+
+void autocast_strategies(const Module *m, const FlatGraph *f, Strategies *s)
+{
+	(void)m;
+	if (!f->inserted)
+		return;
+	const Graph *g = f->g;
+	for (int i = 0; i < g->nnodes; i++) {
+		NodeStrategy *ns = &s->node[i];
+		if (!f->inserted[i] || !ns->has_dims)
+			continue;
+		int r = g->nodes[i].result;
+		for (int u = i + 1; u < g->nnodes; u++) {
+			const Node *n = &g->nodes[u];
+			int k = 0;
+			while (k < n->nin && n->in[k] != r)
+				k++;
+			if (k == n->nin)
+				continue;
+			const NodeStrategy *us = &s->node[u];
+			if (!us->has_dims)
+				break;
+			/* The user's own matrix and axes: the Cast's output is laid out
+			 * exactly as the user takes it, so nothing is redistributed. */
+			TensorLayout want;
+			op_in_layout(us->od, us->split, k, &want);
+			OpSplit os;
+			memset(&os, 0, sizeof os);
+			os.ndev = want.ndev;
+			memcpy(os.dev, want.dev, sizeof os.dev);
+			os.tuple = true;
+			for (int o = 0; o < ns->od->nod; o++)
+				os.split[o] = 1;
+			for (int d = 0; d < ns->od->in_rank[0] && d < want.rank; d++) {
+				int o = ns->od->in_dim[0][d];
+				if (o < 0)
+					continue;
+				os.nax[o] = want.nmap[d];
+				memcpy(os.ax[o], want.map[d], (size_t)want.nmap[d]);
+				for (int j = 0; j < want.nmap[d]; j++)
+					os.split[o] *= want.dev[want.map[d][j]];
+			}
+			strategy_set_split(s, i, &os);
+			break;
+		}
+	}
+}
