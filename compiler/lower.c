@@ -301,6 +301,144 @@ static const char *user_text(Lowering *x, const Node *n, int k)
 	return s;
 }
 
+/* ---- statistics: an operator split along the axis it normalizes ----
+ *
+ * Softmax, LogSoftmax and SparseSoftmaxCrossEntropyWithLogits whose
+ * normalized axis is split (rules.c, od->normalized) are lowered as a few
+ * local pieces: each rank computes its slice's statistic (a row maximum, a
+ * row sum), a partial value over the axes that split the axis, and the
+ * ordinary redistribution completes it (an AllReduce max or sum of one
+ * element a row), so those collectives are priced, counted, dumped and
+ * emitted as every other. The backward pass differentiates the pieces; the
+ * maximum only shifts the exponentials, so it carries no gradient. */
+
+typedef struct {
+	Lowering *x;
+	int node;
+	const Node *n;
+	const int *ins;          /* the operator's inputs, laid out as node_in */
+	TensorLayout row;        /* the input's layout with the normalized dims whole: a statistic */
+	uint32_t axes;           /* the device axes splitting the normalized dims */
+	Type xt, rowt;           /* global types: the input, a statistic (normalized dims 1) */
+	int64_t axis[MAX_DIMS];  /* the normalized dims */
+	int naxis;
+} Stats;
+
+static const char *stat_text(Stats *s, const char *fmt, const char *what)
+{
+	const Graph *g = s->x->l->flat->g;
+	StrBuf b = {0};
+	sb_printf(&b, fmt, op_info[s->n->op].name, g->values[s->n->result].name, what);
+	const char *t = arena_strdup(s->x->a, b.data);
+	sb_free(&b);
+	return t;
+}
+
+/* A local piece of the operator: op over in[] into a new value. */
+static int stat_piece(Stats *s, OpKind op, int nin, const int *in, const Type *t, const TensorLayout *out,
+                      const char *name, const char *why)
+{
+	Lowered *l = s->x->l;
+	TensorLayout *lay = arena_alloc(s->x->a, sizeof(TensorLayout) * (size_t)(nin + 1));
+	for (int k = 0; k < nin; k++) {
+		lay[k] = l->values[in[k]].layout;
+		for (int j = 0; j < s->n->nin; j++)
+			if (in[k] == s->ins[j])
+				lay[k] = l->node_in[s->node][j];   /* the operator's own matrix */
+	}
+	lay[nin] = *out;
+	int r = lower_value(s->x, name, t, out);
+	LOp *o = lower_op(s->x, op, nin, why);
+	o->node = s->node;
+	memcpy(o->in, in, sizeof(int) * (size_t)nin);
+	o->result = r;
+	o->lay = lay;
+	return r;
+}
+
+/* The slice's statistic of `v` (ReduceMax or ReduceSum over the normalized
+ * dims, kept), completed over the group. */
+static int stat_reduce(Stats *s, OpKind op, int v, const char *what)
+{
+	const Graph *g = s->x->l->flat->g;
+	TensorLayout partial = s->row;
+	partial.partial = s->axes;
+	partial.partial_op = op == OP_REDUCE_MAX ? REDUCE_MAX_OP : REDUCE_SUM_OP;
+	StrBuf name = {0};
+	sb_printf(&name, "%s.%s", g->values[s->n->result].name, op == OP_REDUCE_MAX ? "max" : "sum");
+	int r = stat_piece(s, op, 1, &v, &s->rowt, &partial, arena_strdup(s->x->a, name.data),
+	                   stat_text(s, "%s %%%s split along its normalized axis: %s of this rank's slice", what));
+	sb_free(&name);
+	LOp *o = &s->x->l->ops[s->x->l->nops - 1];
+	o->a.has_axis = true;
+	o->a.axis_is_tuple = s->naxis > 1;
+	o->a.naxes = s->naxis;
+	memcpy(o->a.axes, s->axis, sizeof o->a.axes);
+	o->a.keep_dims = true;
+	o->a.present = 1u << ATTR_AXIS | 1u << ATTR_KEEP_DIMS;
+	return lower_redistribute(s->x, r, &s->row, stat_text(s, "%s %%%s: %s, over the ranks that split the axis", what));
+}
+
+static const char *stat_name(Stats *s, const char *suffix)
+{
+	StrBuf b = {0};
+	sb_printf(&b, "%s.%s", s->x->l->flat->g->values[s->n->result].name, suffix);
+	const char *t = arena_strdup(s->x->a, b.data);
+	sb_free(&b);
+	return t;
+}
+
+/* Softmax, LogSoftmax and the cross-entropy when an op dim of
+ * od->normalized is split; ins the inputs in the operator's layouts, out its
+ * output's. Returns the result. The cross-entropy's last piece takes the
+ * completed statistics and the slice's first class (its offset): the rank
+ * whose slice holds a row's label contributes that row's loss (docs/operators.md). */
+static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayout *out)
+{
+	Lowered *l = x->l;
+	const Graph *g = l->flat->g;
+	const Node *n = &g->nodes[i];
+	const NodeStrategy *ns = &l->st->node[i];
+	const TensorLayout in = l->node_in[i][0];
+	Stats s = {x, i, n, ins, in, 0, lower_global_type(&l->values[ins[0]]), {0}, {0}, 0};
+	for (int o = 0; o < ns->od->nod; o++)
+		if (ns->od->normalized & (1u << o)) {
+			s.axis[s.naxis++] = o;
+			s.row.nmap[o] = 0;
+			for (int k = 0; k < ns->split->nax[o]; k++)
+				s.axes |= 1u << ns->split->ax[o][k];
+		}
+	s.rowt = s.xt;
+	for (int k = 0; k < s.naxis; k++)
+		s.rowt.dims[s.axis[k]] = 1;
+	const char *y = g->values[n->result].name;
+	const Type *yt = &g->values[n->result].type;
+	int x0 = ins[0];
+	int m = stat_reduce(&s, OP_REDUCE_MAX, x0, "the row maxima");
+	int z = stat_piece(&s, OP_SUB, 2, (int[]){x0, m}, &s.xt, &in, stat_name(&s, "shifted"), NULL);
+	l->ops[l->nops - 1].nograd = 1u << 1;
+	int e = stat_piece(&s, OP_EXP, 1, &z, &s.xt, &in, stat_name(&s, "exp"), NULL);
+	int sum = stat_reduce(&s, OP_REDUCE_SUM, e, "the row sums of the exponentials");
+	switch (n->op) {
+	case OP_SOFTMAX:
+		return stat_piece(&s, OP_DIV, 2, (int[]){e, sum}, yt, out, y, NULL);
+	case OP_LOG_SOFTMAX: {
+		int ls = stat_piece(&s, OP_LOG, 1, &sum, &s.rowt, &s.row, stat_name(&s, "logsum"), NULL);
+		return stat_piece(&s, OP_SUB, 2, (int[]){z, ls}, yt, out, y, NULL);
+	}
+	default: {   /* OP_SPARSE_SOFTMAX_CE */
+		int r = stat_piece(&s, OP_SPARSE_SOFTMAX_CE, 4, (int[]){x0, ins[1], m, sum}, yt, out, y, NULL);
+		LOp *o = &l->ops[l->nops - 1];
+		o->nograd = 1u << 1 | 1u << 2 | 1u << 3;
+		o->a.present = 1u << ATTR_OFFSET;
+		TensorLayout *t = arena_alloc(x->a, sizeof *t);
+		*t = in;
+		o->table = t;
+		return r;
+	}
+	}
+}
+
 static void lower_node(Lowering *x, int i)
 {
 	Lowered *l = x->l;
@@ -327,6 +465,22 @@ static void lower_node(Lowering *x, int i)
 		op_out_layout(ns->od, ns->split, &out);
 	}
 	l->node_out[i] = out;
+	if (ns->has_dims && ns->od->normalized) {
+		bool split = false;
+		for (int d = 0; d < ns->od->nod; d++)
+			split |= (ns->od->normalized & (1u << d)) && ns->split->split[d] > 1;
+		if (split) {
+			int r = lower_normalized(x, i, ins, &out);
+			x->vmap[n->result] = r;
+			if (ns->has_out_strategy) {
+				StrBuf b = {0};
+				sb_printf(&b, "out_strategy of %s %%%s", op_info[n->op].name, g->values[n->result].name);
+				x->vmap[n->result] = lower_redistribute(x, r, ns->delivered, arena_strdup(x->a, b.data));
+				sb_free(&b);
+			}
+			return;
+		}
+	}
 	o = lower_op(x, n->op, n->nin, NULL);
 	o->node = i;
 	memcpy(o->in, ins, sizeof(int) * (size_t)n->nin);
@@ -444,9 +598,10 @@ void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a,
 	} else if (op->step) {
 		redist_slice_bounds(op->step, rank, l->values[op->in[0]].global, a->begin, a->end);
 	}
-	if (op->table && (a->present & (1u << ATTR_OFFSET))) {
+	if (op->table && (a->present & (1u << ATTR_OFFSET))) {   /* a table's first row; logits' first class */
 		const LValue *t = &l->values[op->in[0]];
-		a->offset = layout_shard_index(op->table, rank, 0) * t->type.dims[0];
+		int d = op->op == OP_SPARSE_SOFTMAX_CE ? 1 : 0;
+		a->offset = layout_shard_index(op->table, rank, d) * t->type.dims[d];
 	}
 }
 

@@ -156,8 +156,11 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], NULL);
 		identity_input(od, 0, x->rank);
-		if (x->rank)
-			keep_whole(od, (int)norm(n->a.has_axis ? n->a.axes[0] : -1, x->rank), "the softmax axis");
+		if (x->rank) {   /* split: the row maxima and sums completed; backward, sum(dy * y) or log's */
+			od->normalized = 1u << norm(n->a.has_axis ? n->a.axes[0] : -1, x->rank);
+			od->nstats_fwd = 2;
+			od->nstats_bwd = 1;
+		}
 		break;
 	case OP_LAYER_NORM: {
 		for (int d = 0; d < x->rank; d++)
@@ -237,7 +240,8 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		identity_input(od, 0, 2);
 		od->in_rank[1] = 1;
 		od->in_dim[1][0] = 0;
-		keep_whole(od, 1, "the class dim");
+		od->normalized = 1u << 1;   /* vocab-parallel: the row maxima and sums completed */
+		od->nstats_fwd = 2;
 		od->reduced = 3;
 		od->reduce_op = REDUCE_MEAN_OP;
 		return true;
