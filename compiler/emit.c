@@ -780,9 +780,14 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		sb_puts(b, ");");
 		break;
 	case OP_SPARSE_SOFTMAX_CE:
-		sb_printf(b, "sc_sparse_softmax_ce(rt, %s, %s, %s, %s, %lld, %lld);", x0, x1,
-		          sc_dtype_name(l->values[o->in[1]].type.dtype), y, (long long)x->type.dims[0],
-		          (long long)x->type.dims[1]);
+		if (o->nin == 4)   /* a class slice's piece (lower.c) */
+			sb_printf(b, "sc_sparse_softmax_ce_part(rt, %s, %s, %s, %s, %s, %s, %lld, %lld, %lld);", x0, x1,
+			          sc_dtype_name(l->values[o->in[1]].type.dtype), p->cname[o->in[2]], p->cname[o->in[3]], y,
+			          (long long)x->type.dims[0], (long long)x->type.dims[1], (long long)a->offset);
+		else
+			sb_printf(b, "sc_sparse_softmax_ce(rt, %s, %s, %s, %s, %lld, %lld);", x0, x1,
+			          sc_dtype_name(l->values[o->in[1]].type.dtype), y, (long long)x->type.dims[0],
+			          (long long)x->type.dims[1]);
 		break;
 	case OP_MSE_LOSS: case OP_L1_LOSS:
 		sb_printf(b, "sc_%s_loss(rt, %s, %s, %s, %lld);", o->op == OP_MSE_LOSS ? "mse" : "l1", x0, x1, y,
@@ -989,9 +994,15 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		sb_puts(b, ");");
 		return;
 	case OP_SPARSE_SOFTMAX_CE:
-		sb_printf(b, "sc_sparse_softmax_ce_grad(rt, %s, %s, %s, %s, %s, %lld, %lld);", x0, x1,
-		          sc_dtype_name(l->values[f->in[1]].type.dtype), dy, dx, (long long)x->type.dims[0],
-		          (long long)x->type.dims[1]);
+		if (f->nin == 4)
+			sb_printf(b, "sc_sparse_softmax_ce_part_grad(rt, %s, %s, %s, %s, %s, %s, %s, %lld, %lld, %lld, %lld);", x0,
+			          x1, sc_dtype_name(l->values[f->in[1]].type.dtype), p->cname[f->in[2]], p->cname[f->in[3]], dy, dx,
+			          (long long)x->type.dims[0], (long long)x->type.dims[1], (long long)fa->offset,
+			          (long long)x->global[1]);
+		else
+			sb_printf(b, "sc_sparse_softmax_ce_grad(rt, %s, %s, %s, %s, %s, %lld, %lld);", x0, x1,
+			          sc_dtype_name(l->values[f->in[1]].type.dtype), dy, dx, (long long)x->type.dims[0],
+			          (long long)x->type.dims[1]);
 		return;
 	case OP_MSE_LOSS: case OP_L1_LOSS:
 		sb_printf(b, "sc_%s_loss_grad(rt, %s, %s, %s, %s, %lld);", f->op == OP_MSE_LOSS ? "mse" : "l1", x0, x1, dy, dx,

@@ -426,15 +426,38 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 		int ls = stat_piece(&s, OP_LOG, 1, &sum, &s.rowt, &s.row, stat_name(&s, "logsum"), NULL);
 		return stat_piece(&s, OP_SUB, 2, (int[]){z, ls}, yt, out, y, NULL);
 	}
-	default: {   /* OP_SPARSE_SOFTMAX_CE */
-		int r = stat_piece(&s, OP_SPARSE_SOFTMAX_CE, 4, (int[]){x0, ins[1], m, sum}, yt, out, y, NULL);
+	default: {   /* OP_SPARSE_SOFTMAX_CE: each row's loss, summed over the slices, then their mean */
+		Type rt = s.xt;
+		rt.rank = 1;
+		TensorLayout rows = in, part, mean = in;
+		rows.rank = 1;
+		rows.partial = 0;
+		part = rows;
+		part.partial = s.axes;
+		part.partial_op = REDUCE_SUM_OP;
+		int r = stat_piece(&s, OP_SPARSE_SOFTMAX_CE, 4, (int[]){x0, ins[1], m, sum}, &rt, &part, stat_name(&s, "rows"),
+		                   stat_text(&s, "%s %%%s split along the classes: %s", "each row's loss on the rank "
+		                             "whose classes hold its label, 0 on the others"));
 		LOp *o = &l->ops[l->nops - 1];
 		o->nograd = 1u << 1 | 1u << 2 | 1u << 3;
 		o->a.present = 1u << ATTR_OFFSET;
 		TensorLayout *t = arena_alloc(x->a, sizeof *t);
 		*t = in;
 		o->table = t;
-		return r;
+		r = lower_redistribute(x, r, &rows, stat_text(&s, "%s %%%s: %s, over the ranks that split the classes",
+		                                              "the rows' losses"));
+		mean.rank = 0;
+		mean.partial = 0;
+		for (int k = 0; k < in.nmap[0]; k++)
+			mean.partial |= 1u << in.map[0][k];
+		mean.partial_op = REDUCE_MEAN_OP;
+		l->node_out[i] = mean;
+		int res = stat_piece(&s, OP_REDUCE_MEAN, 1, &r, yt, &mean, y, NULL);
+		o = &l->ops[l->nops - 1];
+		o->a.has_axis = true;
+		o->a.naxes = 1;
+		o->a.present = 1u << ATTR_AXIS;
+		return res;
 	}
 	}
 }

@@ -68,7 +68,7 @@
 	OP(CONCAT, "Concat", 1, -1, A(AXIS))                                          \
 	OP(CAST, "Cast", 1, 1, A(DTYPE))                                              \
 	OP(STRIDED_SLICE, "StridedSlice", 1, 1, A_SLICE)                              \
-	OP(SPARSE_SOFTMAX_CE, "SparseSoftmaxCrossEntropyWithLogits", 2, 2, 0)         \
+	OP(SPARSE_SOFTMAX_CE, "SparseSoftmaxCrossEntropyWithLogits", 2, 4, A(OFFSET))  \
 	OP(MSE_LOSS, "MSELoss", 2, 2, 0)                                              \
 	OP(L1_LOSS, "L1Loss", 2, 2, 0)                                                \
 	OP(ALL_REDUCE, "AllReduce", 1, 1, A(REDUCE_OP) | A(GROUP))                    \

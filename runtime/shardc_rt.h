@@ -257,6 +257,14 @@ void sc_cast(sc_rt *rt, const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, in
  * outside [0, c) add nothing. */
 void sc_sparse_softmax_ce(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt, float *loss,
                           int64_t n, int64_t c);
+/* The cross entropy of a slice of the classes, [offset, offset + c), given
+ * each row's maximum and sum of exp(logit - maximum) over all the classes:
+ * loss[i] (n of them) = log sum + max - the label's logit for the rows whose
+ * label the slice holds, 0 for the others; summed over the slices, each
+ * row's loss. */
+void sc_sparse_softmax_ce_part(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
+                               const float *max, const float *sum, float *loss, int64_t n, int64_t c,
+                               int64_t offset);
 void sc_mse_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n);
 void sc_l1_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n);
 
@@ -315,6 +323,11 @@ void sc_strided_slice_grad(sc_rt *rt, const float *dy, float *dx, const int64_t 
                            const int64_t *begin, const int64_t *end, const int64_t *strides);
 void sc_sparse_softmax_ce_grad(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
                                const float *dloss, float *dlogits, int64_t n, int64_t c);
+/* Its gradient on the slice, rows' dloss given: dloss[i] * (softmax - one-hot of the label) for the rows
+ * whose label is a class, [0, classes); 0 for the others. */
+void sc_sparse_softmax_ce_part_grad(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
+                                    const float *max, const float *sum, const float *dloss, float *dlogits,
+                                    int64_t n, int64_t c, int64_t offset, int64_t classes);
 void sc_mse_loss_grad(sc_rt *rt, const float *pred, const float *target, const float *dloss, float *dpred,
                       int64_t n);
 void sc_l1_loss_grad(sc_rt *rt, const float *pred, const float *target, const float *dloss, float *dpred,

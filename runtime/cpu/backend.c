@@ -393,6 +393,22 @@ void sc_sparse_softmax_ce_grad(sc_rt *rt, const float *logits, const void *label
 	sc_cpu_sparse_softmax_ce_grad(logits, labels, label_dt, dloss, dlogits, n, c);
 }
 
+void sc_sparse_softmax_ce_part(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
+                               const float *max, const float *sum, float *loss, int64_t n, int64_t c,
+                               int64_t offset)
+{
+	(void)rt;
+	sc_cpu_sparse_softmax_ce_part(logits, labels, label_dt, max, sum, loss, n, c, offset);
+}
+
+void sc_sparse_softmax_ce_part_grad(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
+                                    const float *max, const float *sum, const float *dloss, float *dlogits,
+                                    int64_t n, int64_t c, int64_t offset, int64_t classes)
+{
+	(void)rt;
+	sc_cpu_sparse_softmax_ce_part_grad(logits, labels, label_dt, max, sum, dloss, dlogits, n, c, offset, classes);
+}
+
 void sc_mse_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n)
 {
 	(void)rt;

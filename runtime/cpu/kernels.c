@@ -827,6 +827,27 @@ void sc_cpu_sparse_softmax_ce_grad(const float *logits, const void *labels, sc_d
 	}
 }
 
+void sc_cpu_sparse_softmax_ce_part(const float *logits, const void *labels, sc_dtype label_dt, const float *max,
+                                   const float *sum, float *loss, int64_t n, int64_t c, int64_t offset)
+{
+	for (int64_t i = 0; i < n; i++) {
+		int64_t l = index_at(labels, label_dt, i) - offset;
+		loss[i] = l >= 0 && l < c ? (float)(log((double)sum[i]) + max[i] - logits[i * c + l]) : 0;
+	}
+}
+
+void sc_cpu_sparse_softmax_ce_part_grad(const float *logits, const void *labels, sc_dtype label_dt,
+                                        const float *max, const float *sum, const float *dloss, float *dlogits,
+                                        int64_t n, int64_t c, int64_t offset, int64_t classes)
+{
+	for (int64_t i = 0; i < n; i++) {
+		int64_t label = index_at(labels, label_dt, i), l = label - offset;
+		double dy = label >= 0 && label < classes ? dloss[i] : 0;
+		for (int64_t j = 0; j < c; j++)
+			dlogits[i * c + j] = (float)((exp((double)logits[i * c + j] - max[i]) / sum[i] - (j == l)) * dy);
+	}
+}
+
 void sc_cpu_mse_loss(const float *pred, const float *target, float *loss, int64_t n)
 {
 	double s = 0;

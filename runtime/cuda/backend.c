@@ -834,6 +834,22 @@ void sc_sparse_softmax_ce_grad(sc_rt *rt, const float *logits, const void *label
 	SC_CUDA_CHECK(sc_cu_sparse_ce_grad(logits, labels, label64(label_dt), dloss, dlogits, n, c, cu(rt)->stream));
 }
 
+void sc_sparse_softmax_ce_part(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
+                               const float *max, const float *sum, float *loss, int64_t n, int64_t c,
+                               int64_t offset)
+{
+	SC_CUDA_CHECK(sc_cu_sparse_ce_part(logits, labels, label64(label_dt), max, sum, loss, n, c, offset,
+	                                   cu(rt)->stream));
+}
+
+void sc_sparse_softmax_ce_part_grad(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
+                                    const float *max, const float *sum, const float *dloss, float *dlogits,
+                                    int64_t n, int64_t c, int64_t offset, int64_t classes)
+{
+	SC_CUDA_CHECK(sc_cu_sparse_ce_part_grad(logits, labels, label64(label_dt), max, sum, dloss, dlogits, n, c, offset,
+	                                        classes, cu(rt)->stream));
+}
+
 void sc_mse_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n)
 {
 	SC_CUDA_CHECK(sc_cu_pair_loss(0, pred, target, loss, n, cu(rt)->stream));

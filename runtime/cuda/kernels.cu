@@ -564,6 +564,26 @@ __global__ void sparse_ce_grad_k(const float *logits, const void *labels, int la
 	}
 }
 
+__global__ void sparse_ce_part_k(const float *logits, const void *labels, int label64, const float *max,
+                                 const float *sum, float *loss, int64_t n, int64_t c, int64_t offset)
+{
+	GRID_LOOP(r, n) {
+		int64_t l = load_index(labels, label64, r) - offset;
+		loss[r] = l >= 0 && l < c ? logf(sum[r]) + max[r] - logits[r * c + l] : 0.0f;
+	}
+}
+
+__global__ void sparse_ce_part_grad_k(const float *logits, const void *labels, int label64, const float *max,
+                                      const float *sum, const float *dloss, float *dlogits, int64_t n, int64_t c,
+                                      int64_t offset, int64_t classes)
+{
+	GRID_LOOP(i, n * c) {
+		int64_t r = i / c, j = i % c, label = load_index(labels, label64, r);
+		dlogits[i] = label < 0 || label >= classes ? 0.0f
+		             : (expf(logits[i] - max[r]) / sum[r] - (j == label - offset)) * dloss[r];
+	}
+}
+
 __global__ void pair_loss_k(int l1, const float *p, const float *t, float *loss, int64_t n)
 {
 	float s = 0;
@@ -884,6 +904,23 @@ cudaError_t sc_cu_sparse_ce(const float *logits, const void *labels, int label64
 	if (e != cudaSuccess)
 		return e;
 	sparse_ce_k<<<row_blocks(n), THREADS, 0, s>>>(logits, labels, label64, loss, n, c);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_sparse_ce_part(const float *logits, const void *labels, int label64, const float *max,
+                                 const float *sum, float *loss, int64_t n, int64_t c, int64_t offset,
+                                 cudaStream_t s)
+{
+	sparse_ce_part_k<<<blocks_for(n), THREADS, 0, s>>>(logits, labels, label64, max, sum, loss, n, c, offset);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_sparse_ce_part_grad(const float *logits, const void *labels, int label64, const float *max,
+                                      const float *sum, const float *dloss, float *dlogits, int64_t n, int64_t c,
+                                      int64_t offset, int64_t classes, cudaStream_t s)
+{
+	sparse_ce_part_grad_k<<<blocks_for(n * c), THREADS, 0, s>>>(logits, labels, label64, max, sum, dloss, dlogits, n,
+	                                                          c, offset, classes);
 	return cudaGetLastError();
 }
 
