@@ -581,6 +581,36 @@ Test(loss, sparse_softmax_ce)
 	CLOSE(&loss, ((const float[]){0.40760596f / 2}), 1, "a label out of range adds nothing");
 }
 
+/* Classes split in two slices: the pieces, given each row's maximum and sum
+ * over all the classes, add up to each row's loss, and their gradients are
+ * the whole gradient (rows' dloss 1/n: the mean's). */
+Test(loss, sparse_softmax_ce_part)
+{
+	const float logits[8] = {1, 2, 3, 0, 1, 1, 1, 5};   /* 2 rows of 4 classes */
+	const int32_t labels[2] = {2, 0};
+	const int64_t labels64[2] = {2, 0};
+	float mx[2], sum[2] = {0, 0}, whole, rows[2][2], g[8], part[2][4];
+	for (int i = 0; i < 2; i++) {
+		mx[i] = fmaxf(fmaxf(logits[4 * i], logits[4 * i + 1]), fmaxf(logits[4 * i + 2], logits[4 * i + 3]));
+		for (int j = 0; j < 4; j++)
+			sum[i] += expf(logits[4 * i + j] - mx[i]);
+	}
+	sc_cpu_sparse_softmax_ce(logits, labels, SC_I32, &whole, 2, 4);
+	const float dl = 1, drows[2] = {0.5f, 0.5f};
+	sc_cpu_sparse_softmax_ce_grad(logits, labels64, SC_I64, &dl, g, 2, 4);
+	for (int s = 0; s < 2; s++) {
+		float slice[4] = {logits[2 * s], logits[2 * s + 1], logits[4 + 2 * s], logits[4 + 2 * s + 1]};
+		sc_cpu_sparse_softmax_ce_part(slice, labels, SC_I32, mx, sum, rows[s], 2, 2, 2 * s);
+		sc_cpu_sparse_softmax_ce_part_grad(slice, labels64, SC_I64, mx, sum, drows, part[s], 2, 2, 2 * s, 4);
+	}
+	const float mean = (rows[0][0] + rows[1][0] + rows[0][1] + rows[1][1]) / 2;
+	CLOSE(&mean, &whole, 1, "the slices' rows add up to the loss");
+	cr_expect(rows[0][0] == 0 && rows[1][1] == 0, "a slice without the label adds nothing");
+	const float joined[8] = {part[0][0], part[0][1], part[1][0], part[1][1], part[0][2], part[0][3], part[1][2],
+	                         part[1][3]};
+	CLOSE(joined, g, 8, "the slices' gradients are the whole gradient");
+}
+
 Test(loss, mse_l1)
 {
 	const float p[3] = {1, 2, 3}, t[3] = {1, 0, 0};
