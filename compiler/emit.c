@@ -750,6 +750,15 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		break;
 	}
 	case OP_LAYER_NORM:
+		if (o->nin == 5) {   /* a slice of the normalized dims (lower.c) */
+			int64_t rows = 1, nd = norm_axis(a->begin_norm_axis, x->type.rank);
+			for (int d = 0; d < nd; d++)
+				rows *= x->type.dims[d];
+			sb_printf(b, "sc_layer_norm_part(rt, %s, %s, %s, %s, %s, %s, %lld, %lld, %.17g);", x0, x1, p->cname[o->in[2]],
+			          p->cname[o->in[3]], p->cname[o->in[4]], y, (long long)rows, (long long)(numel(x) / rows),
+			          a->epsilon);
+			break;
+		}
 		sb_printf(b, "sc_layer_norm(rt, %s, %s, %s, %s, ", x0, x1, p->cname[o->in[2]], y);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, %lld, %lld, %.17g);", x->type.rank, (long long)a->begin_norm_axis,
@@ -961,6 +970,16 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		return;
 	}
 	case OP_LAYER_NORM:
+		if (f->nin == 5) {
+			int64_t rows = 1, nd = norm_axis(fa->begin_norm_axis, x->type.rank);
+			for (int d = 0; d < nd; d++)
+				rows *= x->type.dims[d];
+			sb_printf(b, "sc_layer_norm_part_grad(rt, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %lld, %lld, %.17g);", dy, x0,
+			          x1, p->cname[f->in[3]], p->cname[f->in[4]], k == 0 ? dx : "NULL", k == 1 ? dx : "NULL",
+			          k == 2 ? dx : "NULL", k == 3 ? dx : "NULL", k == 4 ? dx : "NULL", (long long)rows,
+			          (long long)(numel(x) / rows), fa->epsilon);
+			return;
+		}
 		sb_printf(b, "sc_layer_norm_grad(rt, %s, %s, %s, %s, %s, %s, ", dy, x0, x1, k == 0 ? dx : "NULL",
 		          k == 1 ? dx : "NULL", k == 2 ? dx : "NULL");
 		dims_lit(b, x->type.dims, x->type.rank);

@@ -322,7 +322,18 @@ typedef struct {
 	Type xt, rowt;           /* global types: the input, a statistic (normalized dims 1) */
 	int64_t axis[MAX_DIMS];  /* the normalized dims */
 	int naxis;
+	int known[16];           /* the pieces' values, with their layouts on the operator's matrix (a */
+	TensorLayout known_lay[16]; /* redistribution may leave an equal layout on another matrix) */
+	int nknown;
 } Stats;
+
+static void stat_known(Stats *s, int v, const TensorLayout *l)
+{
+	if (s->nknown == (int)(sizeof s->known / sizeof s->known[0]))
+		die("too many pieces in one operator's lowering");
+	s->known[s->nknown] = v;
+	s->known_lay[s->nknown++] = *l;
+}
 
 static const char *stat_text(Stats *s, const char *fmt, const char *what)
 {
@@ -342,12 +353,16 @@ static int stat_piece(Stats *s, OpKind op, int nin, const int *in, const Type *t
 	TensorLayout *lay = arena_alloc(s->x->a, sizeof(TensorLayout) * (size_t)(nin + 1));
 	for (int k = 0; k < nin; k++) {
 		lay[k] = l->values[in[k]].layout;
+		for (int j = 0; j < s->nknown; j++)
+			if (in[k] == s->known[j])
+				lay[k] = s->known_lay[j];
 		for (int j = 0; j < s->n->nin; j++)
 			if (in[k] == s->ins[j])
 				lay[k] = l->node_in[s->node][j];   /* the operator's own matrix */
 	}
 	lay[nin] = *out;
 	int r = lower_value(s->x, name, t, out);
+	stat_known(s, r, out);
 	LOp *o = lower_op(s->x, op, nin, why);
 	o->node = s->node;
 	memcpy(o->in, in, sizeof(int) * (size_t)nin);
@@ -356,16 +371,16 @@ static int stat_piece(Stats *s, OpKind op, int nin, const int *in, const Type *t
 	return r;
 }
 
-/* The slice's statistic of `v` (ReduceMax or ReduceSum over the normalized
- * dims, kept), completed over the group. */
-static int stat_reduce(Stats *s, OpKind op, int v, const char *what)
+/* The slice's statistic of `v` (ReduceMax, ReduceSum or ReduceMean over the
+ * normalized dims, kept), completed over the group. */
+static int stat_reduce(Stats *s, OpKind op, int v, const char *suffix, const char *what)
 {
 	const Graph *g = s->x->l->flat->g;
 	TensorLayout partial = s->row;
 	partial.partial = s->axes;
-	partial.partial_op = op == OP_REDUCE_MAX ? REDUCE_MAX_OP : REDUCE_SUM_OP;
+	partial.partial_op = op == OP_REDUCE_MAX ? REDUCE_MAX_OP : op == OP_REDUCE_MEAN ? REDUCE_MEAN_OP : REDUCE_SUM_OP;
 	StrBuf name = {0};
-	sb_printf(&name, "%s.%s", g->values[s->n->result].name, op == OP_REDUCE_MAX ? "max" : "sum");
+	sb_printf(&name, "%s.%s", g->values[s->n->result].name, suffix);
 	int r = stat_piece(s, op, 1, &v, &s->rowt, &partial, arena_strdup(s->x->a, name.data),
 	                   stat_text(s, "%s %%%s split along its normalized axis: %s of this rank's slice", what));
 	sb_free(&name);
@@ -376,7 +391,9 @@ static int stat_reduce(Stats *s, OpKind op, int v, const char *what)
 	memcpy(o->a.axes, s->axis, sizeof o->a.axes);
 	o->a.keep_dims = true;
 	o->a.present = 1u << ATTR_AXIS | 1u << ATTR_KEEP_DIMS;
-	return lower_redistribute(s->x, r, &s->row, stat_text(s, "%s %%%s: %s, over the ranks that split the axis", what));
+	int c = lower_redistribute(s->x, r, &s->row, stat_text(s, "%s %%%s: %s, over the ranks that split the axis", what));
+	stat_known(s, c, &s->row);
+	return c;
 }
 
 static const char *stat_name(Stats *s, const char *suffix)
@@ -388,7 +405,7 @@ static const char *stat_name(Stats *s, const char *suffix)
 	return t;
 }
 
-/* Softmax, LogSoftmax and the cross-entropy when an op dim of
+/* Softmax, LogSoftmax, the cross-entropy and LayerNorm when an op dim of
  * od->normalized is split; ins the inputs in the operator's layouts, out its
  * output's. Returns the result. The cross-entropy's last piece takes the
  * completed statistics and the slice's first class (its offset): the rank
@@ -400,7 +417,7 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 	const Node *n = &g->nodes[i];
 	const NodeStrategy *ns = &l->st->node[i];
 	const TensorLayout in = l->node_in[i][0];
-	Stats s = {x, i, n, ins, in, 0, lower_global_type(&l->values[ins[0]]), {0}, {0}, 0};
+	Stats s = {x, i, n, ins, in, 0, lower_global_type(&l->values[ins[0]]), {0}, {0}, 0, {0}, {{0}}, 0};
 	for (int o = 0; o < ns->od->nod; o++)
 		if (ns->od->normalized & (1u << o)) {
 			s.axis[s.naxis++] = o;
@@ -414,11 +431,24 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 	const char *y = g->values[n->result].name;
 	const Type *yt = &g->values[n->result].type;
 	int x0 = ins[0];
-	int m = stat_reduce(&s, OP_REDUCE_MAX, x0, "the row maxima");
+	if (n->op == OP_LAYER_NORM) {   /* the rows' means and variances, then a piece normalizing the slice */
+		int mean = stat_reduce(&s, OP_REDUCE_MEAN, x0, "mean", "the row means");
+		int c = stat_piece(&s, OP_SUB, 2, (int[]){x0, mean}, &s.xt, &in, stat_name(&s, "centered"), NULL);
+		int sq = stat_piece(&s, OP_SQUARE, 1, &c, &s.xt, &in, stat_name(&s, "squared"), NULL);
+		int var = stat_reduce(&s, OP_REDUCE_MEAN, sq, "var", "the row variances");
+		int r = stat_piece(&s, OP_LAYER_NORM, 5, (int[]){x0, ins[1], ins[2], mean, var}, yt, out, y, NULL);
+		LOp *o = &l->ops[l->nops - 1];
+		o->a = n->a;
+		o->a.present &= ~(1u << ATTR_IN_STRATEGY | 1u << ATTR_OUT_STRATEGY);
+		memset(&o->a.in_strategy, 0, sizeof o->a.in_strategy);
+		memset(&o->a.out_strategy, 0, sizeof o->a.out_strategy);
+		return r;
+	}
+	int m = stat_reduce(&s, OP_REDUCE_MAX, x0, "max", "the row maxima");
 	int z = stat_piece(&s, OP_SUB, 2, (int[]){x0, m}, &s.xt, &in, stat_name(&s, "shifted"), NULL);
 	l->ops[l->nops - 1].nograd = 1u << 1;
 	int e = stat_piece(&s, OP_EXP, 1, &z, &s.xt, &in, stat_name(&s, "exp"), NULL);
-	int sum = stat_reduce(&s, OP_REDUCE_SUM, e, "the row sums of the exponentials");
+	int sum = stat_reduce(&s, OP_REDUCE_SUM, e, "sum", "the row sums of the exponentials");
 	switch (n->op) {
 	case OP_SOFTMAX:
 		return stat_piece(&s, OP_DIV, 2, (int[]){e, sum}, yt, out, y, NULL);
@@ -446,6 +476,7 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 		o->table = t;
 		r = lower_redistribute(x, r, &rows, stat_text(&s, "%s %%%s: %s, over the ranks that split the classes",
 		                                              "the rows' losses"));
+		stat_known(&s, r, &rows);
 		mean.rank = 0;
 		mean.partial = 0;
 		for (int k = 0; k < in.nmap[0]; k++)

@@ -64,7 +64,7 @@
 	OP(TRANSPOSE, "Transpose", 1, 1, A(PERM))                                     \
 	OP(FLATTEN, "Flatten", 1, 1, 0)                                               \
 	OP(GATHER, "Gather", 2, 2, A(AXIS) | A(OFFSET))                                         \
-	OP(LAYER_NORM, "LayerNorm", 3, 3, A_LAYERNORM)                                \
+	OP(LAYER_NORM, "LayerNorm", 3, 5, A_LAYERNORM)                                \
 	OP(CONCAT, "Concat", 1, -1, A(AXIS))                                          \
 	OP(CAST, "Cast", 1, 1, A(DTYPE))                                              \
 	OP(STRIDED_SLICE, "StridedSlice", 1, 1, A_SLICE)                              \

@@ -172,8 +172,16 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 			for (int d = 0; d < od->in_rank[k]; d++)
 				od->in_dim[k][d] = (int8_t)(params + d);
 		}
-		for (int d = (int)norm(n->a.begin_norm_axis, x->rank); d < x->rank; d++)
-			keep_whole(od, d, "a normalized dim");
+		int64_t begin = norm(n->a.begin_norm_axis, x->rank);
+		for (int d = (int)begin; d < x->rank; d++) {
+			if (params != begin)   /* gamma would cover rows too: not split (lower.c) */
+				keep_whole(od, d, "a normalized dim, with begin_params_axis other than begin_norm_axis");
+			od->normalized |= params == begin ? 1u << d : 0;
+		}
+		if (od->normalized) {   /* the rows' means and variances; backward, their gradients and the mean's again */
+			od->nstats_fwd = 2;
+			od->nstats_bwd = 3;
+		}
 		break;
 	}
 	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:

@@ -247,6 +247,20 @@ static bool infer_layer_norm(Infer *x, const Type *in, Type *out)
 			return false;
 		}
 	}
+	/* A slice of the normalized dims (lower.c): each row's completed mean and
+	 * variance, x's dims with the normalized ones 1; gamma and beta cover them. */
+	for (int k = 3; k < x->n->nin; k++) {
+		const Type *s = in_type(x, k);
+		bool ok = x->n->nin == 5 && params == norm && s->rank == in->rank && s->dtype == in->dtype;
+		for (int i = 0; ok && i < s->rank; i++)
+			ok = s->dims[i] == (i < norm ? in->dims[i] : 1);
+		if (!ok) {
+			ERR(x, in_span(x, k), "LayerNorm: a normalized slice's piece takes each row's mean and variance, x's "
+			    "dims with the normalized ones 1, and begin_params_axis equal to begin_norm_axis; got %s %s",
+			    dtype_name(s->dtype), DIMS(s));
+			return false;
+		}
+	}
 	*out = *in;
 	return true;
 }

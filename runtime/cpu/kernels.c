@@ -686,6 +686,48 @@ void sc_cpu_layer_norm_grad(const float *dy, const float *x, const float *gamma,
 	free(db);
 }
 
+void sc_cpu_layer_norm_part(const float *x, const float *gamma, const float *beta, const float *mean,
+                            const float *var, float *y, int64_t rows, int64_t cols, double eps)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		double rstd = 1 / sqrt((double)var[r] + eps);
+		for (int64_t j = 0; j < cols; j++)
+			y[r * cols + j] = (float)((x[r * cols + j] - (double)mean[r]) * rstd * gamma[j] + beta[j]);
+	}
+}
+
+void sc_cpu_layer_norm_part_grad(const float *dy, const float *x, const float *gamma, const float *mean,
+                                 const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
+                                 int64_t rows, int64_t cols, double eps)
+{
+	double *dg = xcalloc((size_t)cols, sizeof *dg), *db = xcalloc((size_t)cols, sizeof *db);
+	for (int64_t r = 0; r < rows; r++) {
+		double rstd = 1 / sqrt((double)var[r] + eps), s1 = 0, s2 = 0;
+		for (int64_t j = 0; j < cols; j++) {
+			int64_t i = r * cols + j;
+			double xc = x[i] - (double)mean[r], g = (double)dy[i] * gamma[j];
+			s1 += g;
+			s2 += g * xc;
+			dg[j] += dy[i] * xc * rstd;
+			db[j] += dy[i];
+			if (dx)
+				dx[i] = (float)(g * rstd);
+		}
+		if (dmean)
+			dmean[r] = (float)(-rstd * s1);
+		if (dvar)
+			dvar[r] = (float)(-0.5 * rstd * rstd * rstd * s2);
+	}
+	for (int64_t j = 0; j < cols; j++) {
+		if (dgamma)
+			dgamma[j] = (float)dg[j];
+		if (dbeta)
+			dbeta[j] = (float)db[j];
+	}
+	free(dg);
+	free(db);
+}
+
 void sc_cpu_concat(sc_dtype dt, const void *const *xs, const int64_t *axis_sizes, int nx, void *y,
                    const int64_t *y_dims, int ndim, int axis)
 {

@@ -69,6 +69,11 @@ cudaError_t sc_cu_layer_norm(const float *x, const float *gamma, const float *be
 /* dgamma, dbeta zeroed here; any of dx, dgamma, dbeta may be NULL */
 cudaError_t sc_cu_layer_norm_grad(const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
                                   float *dbeta, int64_t rows, int64_t cols, int64_t np, float eps, cudaStream_t s);
+cudaError_t sc_cu_layer_norm_part(const float *x, const float *gamma, const float *beta, const float *mean,
+                                  const float *var, float *y, int64_t rows, int64_t cols, float eps, cudaStream_t s);
+cudaError_t sc_cu_layer_norm_part_grad(const float *dy, const float *x, const float *gamma, const float *mean,
+                                       const float *var, float *dx, float *dgamma, float *dbeta, float *dmean,
+                                       float *dvar, int64_t rows, int64_t cols, float eps, cudaStream_t s);
 cudaError_t sc_cu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n, cudaStream_t s);
 
 cudaError_t sc_cu_sparse_ce(const float *logits, const void *labels, int label64, float *loss, int64_t n, int64_t c,

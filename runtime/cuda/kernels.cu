@@ -416,6 +416,43 @@ __global__ void layer_norm_grad_k(const float *dy, const float *x, const float *
 	}
 }
 
+__global__ void layer_norm_part_k(const float *x, const float *gamma, const float *beta, const float *mean,
+                                  const float *var, float *y, int64_t rows, int64_t cols, float eps)
+{
+	GRID_LOOP(i, rows * cols) {
+		int64_t r = i / cols, j = i % cols;
+		y[i] = (x[i] - mean[r]) * rsqrtf(var[r] + eps) * gamma[j] + beta[j];
+	}
+}
+
+__global__ void layer_norm_part_grad_k(const float *dy, const float *x, const float *gamma, const float *mean,
+                                       const float *var, float *dx, float *dgamma, float *dbeta, float *dmean,
+                                       float *dvar, int64_t rows, int64_t cols, float eps)
+{
+	int lane = threadIdx.x % 32;
+	ROW_LOOP(r, rows) {
+		float rstd = rsqrtf(var[r] + eps), s1 = 0, s2 = 0;
+		for (int64_t j = lane; j < cols; j += 32) {
+			int64_t i = r * cols + j;
+			float xc = x[i] - mean[r], g = dy[i] * gamma[j];
+			s1 += g;
+			s2 += g * xc;
+			if (dgamma)
+				atomicAdd(dgamma + j, dy[i] * xc * rstd);
+			if (dbeta)
+				atomicAdd(dbeta + j, dy[i]);
+			if (dx)
+				dx[i] = g * rstd;
+		}
+		s1 = warp_sum(s1);
+		s2 = warp_sum(s2);
+		if (lane == 0 && dmean)
+			dmean[r] = -rstd * s1;
+		if (lane == 0 && dvar)
+			dvar[r] = -0.5f * rstd * rstd * rstd * s2;
+	}
+}
+
 /* ---- cast ---- */
 
 /* Float16 and BFloat16 as the kernels see them: their 16 bits (a uint16_t
@@ -879,6 +916,29 @@ cudaError_t sc_cu_layer_norm_grad(const float *dy, const float *x, const float *
 	if (e != cudaSuccess)
 		return e;
 	layer_norm_grad_k<<<row_blocks(rows), THREADS, 0, s>>>(dy, x, gamma, dx, dgamma, dbeta, rows, cols, np, eps);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_layer_norm_part(const float *x, const float *gamma, const float *beta, const float *mean,
+                                  const float *var, float *y, int64_t rows, int64_t cols, float eps, cudaStream_t s)
+{
+	layer_norm_part_k<<<blocks_for(rows * cols), THREADS, 0, s>>>(x, gamma, beta, mean, var, y, rows, cols, eps);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_layer_norm_part_grad(const float *dy, const float *x, const float *gamma, const float *mean,
+                                       const float *var, float *dx, float *dgamma, float *dbeta, float *dmean,
+                                       float *dvar, int64_t rows, int64_t cols, float eps, cudaStream_t s)
+{
+	cudaError_t e = cudaSuccess;
+	if (dgamma)
+		e = cudaMemsetAsync(dgamma, 0, (size_t)cols * sizeof(float), s);
+	if (e == cudaSuccess && dbeta)
+		e = cudaMemsetAsync(dbeta, 0, (size_t)cols * sizeof(float), s);
+	if (e != cudaSuccess)
+		return e;
+	layer_norm_part_grad_k<<<row_blocks(rows), THREADS, 0, s>>>(dy, x, gamma, mean, var, dx, dgamma, dbeta, dmean,
+	                                                              dvar, rows, cols, eps);
 	return cudaGetLastError();
 }
 

@@ -539,6 +539,8 @@ static bool eval_layer_norm(Eval *e)
 		return false;
 	int64_t len = product(x->dims, norm, x->rank), plen = product(x->dims, params, x->rank);
 	const double *gamma = e->ins[1].data, *beta = e->ins[2].data;
+	if (e->n->nin == 5 && (e->ins[3].size != x->size / len || e->ins[4].size != x->size / len))
+		return fail(e, "a normalized slice's piece needs each row's mean and variance");
 	for (int64_t base = 0; base < x->size; base += len) {
 		const double *v = x->data + base;
 		double mean = 0, var = 0;
@@ -548,6 +550,10 @@ static bool eval_layer_norm(Eval *e)
 		for (int64_t i = 0; i < len; i++)
 			var += (v[i] - mean) * (v[i] - mean);
 		var /= (double)len;
+		if (e->n->nin == 5) {   /* a slice of the normalized dims: the whole rows' statistics given */
+			mean = e->ins[3].data[base / len];
+			var = e->ins[4].data[base / len];
+		}
 		double scale = 1 / sqrt(var + a->epsilon);
 		for (int64_t i = 0; i < len; i++) {
 			int64_t p = (base + i) % plen;
