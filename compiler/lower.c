@@ -303,14 +303,15 @@ static const char *user_text(Lowering *x, const Node *n, int k)
 
 /* ---- statistics: an operator split along the axis it normalizes ----
  *
- * Softmax, LogSoftmax and SparseSoftmaxCrossEntropyWithLogits whose
- * normalized axis is split (rules.c, od->normalized) are lowered as a few
- * local pieces: each rank computes its slice's statistic (a row maximum, a
- * row sum), a partial value over the axes that split the axis, and the
- * ordinary redistribution completes it (an AllReduce max or sum of one
- * element a row), so those collectives are priced, counted, dumped and
- * emitted as every other. The backward pass differentiates the pieces; the
- * maximum only shifts the exponentials, so it carries no gradient. */
+ * Softmax, LogSoftmax, LayerNorm and SparseSoftmaxCrossEntropyWithLogits
+ * whose normalized axis is split (rules.c, od->normalized) are lowered as a
+ * few local pieces: each rank computes its slice's statistic (a row maximum,
+ * sum or mean), a partial value over the axes that split the axis, and the
+ * ordinary redistribution completes it (an AllReduce of one element a row),
+ * so those collectives are priced, counted, dumped and emitted as every
+ * other (docs/operators.md, "Statistics across a split axis"). The backward
+ * pass differentiates the pieces; the maximum only shifts the exponentials,
+ * so it carries no gradient. */
 
 typedef struct {
 	Lowering *x;
@@ -449,18 +450,18 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 	l->ops[l->nops - 1].nograd = 1u << 1;
 	int e = stat_piece(&s, OP_EXP, 1, &z, &s.xt, &in, stat_name(&s, "exp"), NULL);
 	int sum = stat_reduce(&s, OP_REDUCE_SUM, e, "sum", "the row sums of the exponentials");
-	switch (n->op) {
-	case OP_SOFTMAX:
+	if (n->op == OP_SOFTMAX)
 		return stat_piece(&s, OP_DIV, 2, (int[]){e, sum}, yt, out, y, NULL);
-	case OP_LOG_SOFTMAX: {
+	if (n->op == OP_LOG_SOFTMAX) {
 		int ls = stat_piece(&s, OP_LOG, 1, &sum, &s.rowt, &s.row, stat_name(&s, "logsum"), NULL);
 		return stat_piece(&s, OP_SUB, 2, (int[]){z, ls}, yt, out, y, NULL);
 	}
-	default: {   /* OP_SPARSE_SOFTMAX_CE: each row's loss, summed over the slices, then their mean */
+	{   /* the cross-entropy: each row's loss, summed over the slices, then their mean */
 		Type rt = s.xt;
 		rt.rank = 1;
 		TensorLayout rows = in, part, mean = in;
 		rows.rank = 1;
+		rows.nmap[1] = 0;
 		rows.partial = 0;
 		part = rows;
 		part.partial = s.axes;
@@ -478,6 +479,7 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 		                                              "the rows' losses"));
 		stat_known(&s, r, &rows);
 		mean.rank = 0;
+		mean.nmap[0] = mean.nmap[1] = 0;
 		mean.partial = 0;
 		for (int k = 0; k < in.nmap[0]; k++)
 			mean.partial |= 1u << in.map[0][k];
@@ -489,7 +491,6 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 		o->a.naxes = 1;
 		o->a.present = 1u << ATTR_AXIS;
 		return res;
-	}
 	}
 }
 
