@@ -248,8 +248,8 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		identity_input(od, 0, 2);
 		od->in_rank[1] = 1;
 		od->in_dim[1][0] = 0;
-		od->normalized = 1u << 1;   /* vocab-parallel: the row maxima and sums completed */
-		od->nstats_fwd = 2;
+		od->normalized = 1u << 1;   /* vocab-parallel: the row maxima, sums and losses completed */
+		od->nstats_fwd = 3;
 		od->reduced = 3;
 		od->reduce_op = REDUCE_MEAN_OP;
 		return true;
