@@ -263,7 +263,7 @@ Test(simulate, operator_rules)
 /* The e2e models that split Softmax, LogSoftmax, LayerNorm and the
  * cross-entropy along their normalized axis, on 2, 4 and 8 devices: as
  * written where their strategies fit. */
-Test(simulate, normalized_axis_splits, .timeout = 300)
+Test(simulate, normalized_axis_splits)
 {
 	static const char *const models[] = {"tests/e2e/softmax_split.ir", "tests/e2e/layernorm_split.ir",
 	                                     "tests/e2e/vocab_parallel_gpt.ir", "tests/e2e/norm_split_2.ir",
