@@ -49,7 +49,7 @@ typedef struct {
 /* Indices, labels and integer results carry no gradient. */
 static bool differentiable(const Lowered *l, const LOp *op, int k)
 {
-	if ((op->op == OP_GATHER || op->op == OP_SPARSE_SOFTMAX_CE) && k == 1)
+	if (((op->op == OP_GATHER || op->op == OP_SPARSE_SOFTMAX_CE) && k == 1) || (op->nograd & (1u << k)))
 		return false;
 	return dtype_is_float(l->values[op->in[k]].type.dtype) && dtype_is_float(l->values[op->result].type.dtype);
 }
@@ -218,12 +218,12 @@ static void adjoint_local(Diff *d, int i, int dy)
 	}
 	/* The operator's own layouts: its inputs and output on one device matrix
 	 * (a value it reads may be laid out on an equal but other matrix). */
-	uint32_t out_axes = layout_busy_axes(&l->node_out[op.node]);
+	uint32_t out_axes = layout_busy_axes(op.lay ? &op.lay[op.nin] : &l->node_out[op.node]);
 	for (int k = 0; k < op.nin; k++) {
 		int u = op.in[k];
 		if (!d->needs[u] || !differentiable(l, &op, k))
 			continue;
-		TensorLayout gl = l->node_in[op.node][k];
+		TensorLayout gl = op.lay ? op.lay[k] : l->node_in[op.node][k];
 		gl.partial = out_axes & ~layout_busy_axes(&gl);
 		gl.partial_op = REDUCE_SUM_OP;
 		bool split_max = op.op == OP_REDUCE_MAX && l->values[op.result].layout.partial;

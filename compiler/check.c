@@ -602,6 +602,9 @@ static void check_graph_names(Checker *c, Graph *g)
 			if (info->min_inputs == info->max_inputs)
 				ERR(c, n->op_span, "%s takes %d operand%s, %d given", info->name, info->min_inputs,
 				    info->min_inputs == 1 ? "" : "s", n->nin);
+			else if (info->max_inputs >= 0)   /* LayerNorm, the cross-entropy: a slice's piece takes more */
+				ERR(c, n->op_span, "%s takes %d to %d operands, %d given", info->name, info->min_inputs,
+				    info->max_inputs, n->nin);
 			else
 				ERR(c, n->op_span, "%s takes at least %d operand%s, %d given", info->name, info->min_inputs,
 				    info->min_inputs == 1 ? "" : "s", n->nin);

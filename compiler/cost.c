@@ -334,6 +334,30 @@ double cost_input_gradient(CostModel *cm, const TensorLayout *in, const TensorLa
 	return cost_collective(cm, in, axes, redist_step_bytes(STEP_ALL_REDUCE, elems * elem_bytes, n));
 }
 
+double cost_statistics(CostModel *cm, const OpDims *od, const OpSplit *s, int64_t elem_bytes)
+{
+	uint32_t axes = 0;
+	for (int o = 0; o < od->nod; o++)
+		if (od->normalized & (1u << o))
+			for (int k = 0; k < s->nax[o]; k++)
+				axes |= 1u << s->ax[o][k];
+	if (!axes)
+		return 0;
+	TensorLayout in;
+	op_in_layout(od, s, 0, &in);
+	int64_t n = 1, rows = 1;
+	for (int a = 0; a < in.ndev; a++)
+		if (axes & (1u << a))
+			n *= in.dev[a];
+	for (int d = 0; d < od->in_rank[0]; d++) {
+		int o = od->in_dim[0][d];
+		if (o >= 0 && !(od->normalized & (1u << o)))
+			rows *= od->size[o] / s->split[o];
+	}
+	int count = od->nstats_fwd + (cm->train ? od->nstats_bwd : 0);
+	return count * cost_collective(cm, &in, axes, redist_step_bytes(STEP_ALL_REDUCE, rows * elem_bytes, n));
+}
+
 int64_t cost_slice_bytes(const TensorLayout *l, const int64_t *global, int64_t elem_bytes)
 {
 	int64_t elems = 1;

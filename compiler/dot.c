@@ -205,6 +205,7 @@ char *dot_graph(const Lowered *l, const Cluster *c)
 		if (ns->has_dims) {
 			put_strategy(&lb, l, v);
 			compute = cost_compute(cm, nd, ns->od, ns->split->split);
+			comm[v] += cost_statistics(cm, ns->od, ns->split, dtype_bytes(g->values[nd->in[0]].type.dtype));
 			if (ns->has_out_strategy)
 				comm[v] += cost_redist(cm, &l->node_out[v], ns->delivered, res->type.dims,
 				                       dtype_bytes(res->type.dtype), NULL);

@@ -956,7 +956,8 @@ static void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a
 
 /* ---- one operator ---- */
 
-/* Gather's offset: a split table's first row is the rank's, from the table. */
+/* Gather's offset (a split table's first row) and a class-split cross
+ * entropy's (its first class) are the rank's, from the table. */
 static void offset_arg(char *buf, size_t size, const Program *p, const LOp *o, const Attrs *a)
 {
 	const Entry *e = op_table(p, o);
@@ -1099,6 +1100,15 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		break;
 	}
 	case OP_LAYER_NORM:
+		if (o->nin == 5) {   /* a slice of the normalized dims (lower.c) */
+			int64_t rows = 1, nd = norm_axis(a->begin_norm_axis, x->type.rank);
+			for (int d = 0; d < nd; d++)
+				rows *= x->type.dims[d];
+			sb_printf(b, "sc_layer_norm_part(rt, %s, %s, %s, %s, %s, %s, %lld, %lld, %.17g);", x0, x1, p->cname[o->in[2]],
+			          p->cname[o->in[3]], p->cname[o->in[4]], y, (long long)rows, (long long)(numel(x) / rows),
+			          a->epsilon);
+			break;
+		}
 		sb_printf(b, "sc_layer_norm(rt, %s, %s, %s, %s, ", x0, x1, p->cname[o->in[2]], y);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, %lld, %lld, %.17g);", x->type.rank, (long long)a->begin_norm_axis,
@@ -1129,9 +1139,16 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		sb_puts(b, ");");
 		break;
 	case OP_SPARSE_SOFTMAX_CE:
-		sb_printf(b, "sc_sparse_softmax_ce(rt, %s, %s, %s, %s, %lld, %lld);", x0, x1,
-		          sc_dtype_name(l->values[o->in[1]].type.dtype), y, (long long)x->type.dims[0],
-		          (long long)x->type.dims[1]);
+		if (o->nin == 4) {   /* a class slice's piece (lower.c); its first class from the table */
+			char off[32];
+			offset_arg(off, sizeof off, p, o, a);
+			sb_printf(b, "sc_sparse_softmax_ce_part(rt, %s, %s, %s, %s, %s, %s, %lld, %lld, %s);", x0, x1,
+			          sc_dtype_name(l->values[o->in[1]].type.dtype), p->cname[o->in[2]], p->cname[o->in[3]], y,
+			          (long long)x->type.dims[0], (long long)x->type.dims[1], off);
+		} else
+			sb_printf(b, "sc_sparse_softmax_ce(rt, %s, %s, %s, %s, %lld, %lld);", x0, x1,
+			          sc_dtype_name(l->values[o->in[1]].type.dtype), y, (long long)x->type.dims[0],
+			          (long long)x->type.dims[1]);
 		break;
 	case OP_MSE_LOSS: case OP_L1_LOSS:
 		sb_printf(b, "sc_%s_loss(rt, %s, %s, %s, %lld);", o->op == OP_MSE_LOSS ? "mse" : "l1", x0, x1, y,
@@ -1306,6 +1323,16 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		return;
 	}
 	case OP_LAYER_NORM:
+		if (f->nin == 5) {
+			int64_t rows = 1, nd = norm_axis(fa->begin_norm_axis, x->type.rank);
+			for (int d = 0; d < nd; d++)
+				rows *= x->type.dims[d];
+			sb_printf(b, "sc_layer_norm_part_grad(rt, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %lld, %lld, %.17g);", dy, x0,
+			          x1, p->cname[f->in[3]], p->cname[f->in[4]], k == 0 ? dx : "NULL", k == 1 ? dx : "NULL",
+			          k == 2 ? dx : "NULL", k == 3 ? dx : "NULL", k == 4 ? dx : "NULL", (long long)rows,
+			          (long long)(numel(x) / rows), fa->epsilon);
+			return;
+		}
 		sb_printf(b, "sc_layer_norm_grad(rt, %s, %s, %s, %s, %s, %s, ", dy, x0, x1, k == 0 ? dx : "NULL",
 		          k == 1 ? dx : "NULL", k == 2 ? dx : "NULL");
 		dims_lit(b, x->type.dims, x->type.rank);
@@ -1339,9 +1366,16 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		sb_puts(b, ");");
 		return;
 	case OP_SPARSE_SOFTMAX_CE:
-		sb_printf(b, "sc_sparse_softmax_ce_grad(rt, %s, %s, %s, %s, %s, %lld, %lld);", x0, x1,
-		          sc_dtype_name(l->values[f->in[1]].type.dtype), dy, dx, (long long)x->type.dims[0],
-		          (long long)x->type.dims[1]);
+		if (f->nin == 4) {
+			char off[32];
+			offset_arg(off, sizeof off, p, f, fa);
+			sb_printf(b, "sc_sparse_softmax_ce_part_grad(rt, %s, %s, %s, %s, %s, %s, %s, %lld, %lld, %s, %lld);", x0,
+			          x1, sc_dtype_name(l->values[f->in[1]].type.dtype), p->cname[f->in[2]], p->cname[f->in[3]], dy, dx,
+			          (long long)x->type.dims[0], (long long)x->type.dims[1], off, (long long)x->global[1]);
+		} else
+			sb_printf(b, "sc_sparse_softmax_ce_grad(rt, %s, %s, %s, %s, %s, %lld, %lld);", x0, x1,
+			          sc_dtype_name(l->values[f->in[1]].type.dtype), dy, dx, (long long)x->type.dims[0],
+			          (long long)x->type.dims[1]);
 		return;
 	case OP_MSE_LOSS: case OP_L1_LOSS:
 		sb_printf(b, "sc_%s_loss_grad(rt, %s, %s, %s, %s, %lld);", f->op == OP_MSE_LOSS ? "mse" : "l1", x0, x1, dy, dx,
@@ -1810,7 +1844,7 @@ static void entry_label(StrBuf *b, const Program *p, const Entry *e, int64_t ran
 	}
 	case E_PIECE: sb_printf(b, "%%%s starts at", l->values[e->at].name); return;
 	case E_SLICE: sb_printf(b, "%%%s: begin, end", l->values[l->ops[e->at].result].name); return;
-	case E_OFFSET: sb_printf(b, "%%%s: the first row held", l->values[l->ops[e->at].result].name); return;
+	case E_OFFSET: sb_printf(b, "%%%s: the first row (class) held", l->values[l->ops[e->at].result].name); return;
 	case E_SQNORM: sb_printf(b, "%%%s: sizes of the first copies", l->values[l->ops[e->at].result].name); return;
 	}
 }

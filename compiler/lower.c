@@ -303,6 +303,199 @@ static const char *user_text(Lowering *x, const Node *n, int k)
 	return s;
 }
 
+/* ---- statistics: an operator split along the axis it normalizes ----
+ *
+ * Softmax, LogSoftmax, LayerNorm and SparseSoftmaxCrossEntropyWithLogits
+ * whose normalized axis is split (rules.c, od->normalized) are lowered as a
+ * few local pieces: each rank computes its slice's statistic (a row maximum,
+ * sum or mean), a partial value over the axes that split the axis, and the
+ * ordinary redistribution completes it (an AllReduce of one element a row),
+ * so those collectives are priced, counted, dumped and emitted as every
+ * other (docs/operators.md, "Statistics across a split axis"). The backward
+ * pass differentiates the pieces; the maximum only shifts the exponentials,
+ * so it carries no gradient. */
+
+typedef struct {
+	Lowering *x;
+	int node;
+	const Node *n;
+	const int *ins;          /* the operator's inputs, laid out as node_in */
+	TensorLayout row;        /* the input's layout with the normalized dims whole: a statistic */
+	uint32_t axes;           /* the device axes splitting the normalized dims */
+	Type xt, rowt;           /* global types: the input, a statistic (normalized dims 1) */
+	int64_t axis[MAX_DIMS];  /* the normalized dims */
+	int naxis;
+	int known[16];           /* the pieces' values, with their layouts on the operator's matrix (a */
+	TensorLayout known_lay[16]; /* redistribution may leave an equal layout on another matrix) */
+	int nknown;
+} Stats;
+
+static void stat_known(Stats *s, int v, const TensorLayout *l)
+{
+	if (s->nknown == (int)(sizeof s->known / sizeof s->known[0]))
+		die("too many pieces in one operator's lowering");
+	s->known[s->nknown] = v;
+	s->known_lay[s->nknown++] = *l;
+}
+
+static const char *stat_text(Stats *s, const char *fmt, const char *what)
+{
+	const Graph *g = s->x->l->flat->g;
+	StrBuf b = {0};
+	sb_printf(&b, fmt, op_info[s->n->op].name, g->values[s->n->result].name, what);
+	const char *t = arena_strdup(s->x->a, b.data);
+	sb_free(&b);
+	return t;
+}
+
+/* A local piece of the operator: op over in[] into a new value. */
+static int stat_piece(Stats *s, OpKind op, int nin, const int *in, const Type *t, const TensorLayout *out,
+                      const char *name, const char *why)
+{
+	Lowered *l = s->x->l;
+	TensorLayout *lay = arena_alloc(s->x->a, sizeof(TensorLayout) * (size_t)(nin + 1));
+	for (int k = 0; k < nin; k++) {
+		lay[k] = l->values[in[k]].layout;
+		for (int j = 0; j < s->nknown; j++)
+			if (in[k] == s->known[j])
+				lay[k] = s->known_lay[j];
+		for (int j = 0; j < s->n->nin; j++)
+			if (in[k] == s->ins[j])
+				lay[k] = l->node_in[s->node][j];   /* the operator's own matrix */
+	}
+	lay[nin] = *out;
+	int r = lower_value(s->x, name, t, out);
+	stat_known(s, r, out);
+	LOp *o = lower_op(s->x, op, nin, why);
+	o->node = s->node;
+	memcpy(o->in, in, sizeof(int) * (size_t)nin);
+	o->result = r;
+	o->lay = lay;
+	return r;
+}
+
+/* The slice's statistic of `v` (ReduceMax, ReduceSum or ReduceMean over the
+ * normalized dims, kept), completed over the group. */
+static int stat_reduce(Stats *s, OpKind op, int v, const char *suffix, const char *what)
+{
+	const Graph *g = s->x->l->flat->g;
+	TensorLayout partial = s->row;
+	partial.partial = s->axes;
+	partial.partial_op = op == OP_REDUCE_MAX ? REDUCE_MAX_OP : op == OP_REDUCE_MEAN ? REDUCE_MEAN_OP : REDUCE_SUM_OP;
+	StrBuf name = {0};
+	sb_printf(&name, "%s.%s", g->values[s->n->result].name, suffix);
+	int r = stat_piece(s, op, 1, &v, &s->rowt, &partial, arena_strdup(s->x->a, name.data),
+	                   stat_text(s, "%s %%%s split along its normalized axis: %s of this rank's slice", what));
+	sb_free(&name);
+	LOp *o = &s->x->l->ops[s->x->l->nops - 1];
+	o->a.has_axis = true;
+	o->a.axis_is_tuple = s->naxis > 1;
+	o->a.naxes = s->naxis;
+	memcpy(o->a.axes, s->axis, sizeof o->a.axes);
+	o->a.keep_dims = true;
+	o->a.present = 1u << ATTR_AXIS | 1u << ATTR_KEEP_DIMS;
+	int c = lower_redistribute(s->x, r, &s->row, stat_text(s, "%s %%%s: %s, over the ranks that split the axis", what));
+	stat_known(s, c, &s->row);
+	return c;
+}
+
+static const char *stat_name(Stats *s, const char *suffix)
+{
+	StrBuf b = {0};
+	sb_printf(&b, "%s.%s", s->x->l->flat->g->values[s->n->result].name, suffix);
+	const char *t = arena_strdup(s->x->a, b.data);
+	sb_free(&b);
+	return t;
+}
+
+/* Softmax, LogSoftmax, the cross-entropy and LayerNorm when an op dim of
+ * od->normalized is split; ins the inputs in the operator's layouts, out its
+ * output's. Returns the result. The cross-entropy's last piece takes the
+ * completed statistics and the slice's first class (its offset): the rank
+ * whose slice holds a row's label contributes that row's loss (docs/operators.md). */
+static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayout *out)
+{
+	Lowered *l = x->l;
+	const Graph *g = l->flat->g;
+	const Node *n = &g->nodes[i];
+	const NodeStrategy *ns = &l->st->node[i];
+	const TensorLayout in = l->node_in[i][0];
+	Stats s = {x, i, n, ins, in, 0, lower_global_type(&l->values[ins[0]]), {0}, {0}, 0, {0}, {{0}}, 0};
+	for (int o = 0; o < ns->od->nod; o++)
+		if (ns->od->normalized & (1u << o)) {
+			s.axis[s.naxis++] = o;
+			s.row.nmap[o] = 0;
+			for (int k = 0; k < ns->split->nax[o]; k++)
+				s.axes |= 1u << ns->split->ax[o][k];
+		}
+	s.rowt = s.xt;
+	for (int k = 0; k < s.naxis; k++)
+		s.rowt.dims[s.axis[k]] = 1;
+	const char *y = g->values[n->result].name;
+	const Type *yt = &g->values[n->result].type;
+	int x0 = ins[0];
+	if (n->op == OP_LAYER_NORM) {   /* the rows' means and variances, then a piece normalizing the slice */
+		int mean = stat_reduce(&s, OP_REDUCE_MEAN, x0, "mean", "the row means");
+		int c = stat_piece(&s, OP_SUB, 2, (int[]){x0, mean}, &s.xt, &in, stat_name(&s, "centered"), NULL);
+		int sq = stat_piece(&s, OP_SQUARE, 1, &c, &s.xt, &in, stat_name(&s, "squared"), NULL);
+		int var = stat_reduce(&s, OP_REDUCE_MEAN, sq, "var", "the row variances");
+		int r = stat_piece(&s, OP_LAYER_NORM, 5, (int[]){x0, ins[1], ins[2], mean, var}, yt, out, y, NULL);
+		LOp *o = &l->ops[l->nops - 1];
+		o->a = n->a;
+		o->a.present &= ~(1u << ATTR_IN_STRATEGY | 1u << ATTR_OUT_STRATEGY);
+		memset(&o->a.in_strategy, 0, sizeof o->a.in_strategy);
+		memset(&o->a.out_strategy, 0, sizeof o->a.out_strategy);
+		return r;
+	}
+	int m = stat_reduce(&s, OP_REDUCE_MAX, x0, "max", "the row maxima");
+	int z = stat_piece(&s, OP_SUB, 2, (int[]){x0, m}, &s.xt, &in, stat_name(&s, "shifted"), NULL);
+	l->ops[l->nops - 1].nograd = 1u << 1;
+	int e = stat_piece(&s, OP_EXP, 1, &z, &s.xt, &in, stat_name(&s, "exp"), NULL);
+	int sum = stat_reduce(&s, OP_REDUCE_SUM, e, "sum", "the row sums of the exponentials");
+	if (n->op == OP_SOFTMAX)
+		return stat_piece(&s, OP_DIV, 2, (int[]){e, sum}, yt, out, y, NULL);
+	if (n->op == OP_LOG_SOFTMAX) {
+		int ls = stat_piece(&s, OP_LOG, 1, &sum, &s.rowt, &s.row, stat_name(&s, "logsum"), NULL);
+		return stat_piece(&s, OP_SUB, 2, (int[]){z, ls}, yt, out, y, NULL);
+	}
+	{   /* the cross-entropy: each row's loss, summed over the slices, then their mean */
+		Type rt = s.xt;
+		rt.rank = 1;
+		TensorLayout rows = in, part, mean = in;
+		rows.rank = 1;
+		rows.nmap[1] = 0;
+		rows.partial = 0;
+		part = rows;
+		part.partial = s.axes;
+		part.partial_op = REDUCE_SUM_OP;
+		int r = stat_piece(&s, OP_SPARSE_SOFTMAX_CE, 4, (int[]){x0, ins[1], m, sum}, &rt, &part, stat_name(&s, "rows"),
+		                   stat_text(&s, "%s %%%s split along the classes: %s", "each row's loss on the rank "
+		                             "whose classes hold its label, 0 on the others"));
+		LOp *o = &l->ops[l->nops - 1];
+		o->nograd = 1u << 1 | 1u << 2 | 1u << 3;
+		o->a.present = 1u << ATTR_OFFSET;
+		TensorLayout *t = arena_alloc(x->a, sizeof *t);
+		*t = in;
+		o->table = t;
+		r = lower_redistribute(x, r, &rows, stat_text(&s, "%s %%%s: %s, over the ranks that split the classes",
+		                                              "the rows' losses"));
+		stat_known(&s, r, &rows);
+		mean.rank = 0;
+		mean.nmap[0] = mean.nmap[1] = 0;
+		mean.partial = 0;
+		for (int k = 0; k < in.nmap[0]; k++)
+			mean.partial |= 1u << in.map[0][k];
+		mean.partial_op = REDUCE_MEAN_OP;
+		l->node_out[i] = mean;
+		int res = stat_piece(&s, OP_REDUCE_MEAN, 1, &r, yt, &mean, y, NULL);
+		o = &l->ops[l->nops - 1];
+		o->a.has_axis = true;
+		o->a.naxes = 1;
+		o->a.present = 1u << ATTR_AXIS;
+		return res;
+	}
+}
+
 static void lower_node(Lowering *x, int i)
 {
 	Lowered *l = x->l;
@@ -329,6 +522,22 @@ static void lower_node(Lowering *x, int i)
 		op_out_layout(ns->od, ns->split, &out);
 	}
 	l->node_out[i] = out;
+	if (ns->has_dims && ns->od->normalized) {
+		bool split = false;
+		for (int d = 0; d < ns->od->nod; d++)
+			split |= (ns->od->normalized & (1u << d)) && ns->split->split[d] > 1;
+		if (split) {
+			int r = lower_normalized(x, i, ins, &out);
+			x->vmap[n->result] = r;
+			if (ns->has_out_strategy) {
+				StrBuf b = {0};
+				sb_printf(&b, "out_strategy of %s %%%s", op_info[n->op].name, g->values[n->result].name);
+				x->vmap[n->result] = lower_redistribute(x, r, ns->delivered, arena_strdup(x->a, b.data));
+				sb_free(&b);
+			}
+			return;
+		}
+	}
 	o = lower_op(x, n->op, n->nin, NULL);
 	o->node = i;
 	memcpy(o->in, ins, sizeof(int) * (size_t)n->nin);
@@ -447,9 +656,10 @@ void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a,
 	} else if (op->step) {
 		redist_slice_bounds(op->step, rank, l->values[op->in[0]].global, a->begin, a->end);
 	}
-	if (op->table && (a->present & (1u << ATTR_OFFSET))) {
+	if (op->table && (a->present & (1u << ATTR_OFFSET))) {   /* a table's first row; logits' first class */
 		const LValue *t = &l->values[op->in[0]];
-		a->offset = layout_shard_index(op->table, rank, 0) * t->type.dims[0];
+		int d = op->op == OP_SPARSE_SOFTMAX_CE ? 1 : 0;
+		a->offset = layout_shard_index(op->table, rank, d) * t->type.dims[d];
 	}
 }
 

@@ -64,11 +64,11 @@
 	OP(TRANSPOSE, "Transpose", 1, 1, A(PERM))                                     \
 	OP(FLATTEN, "Flatten", 1, 1, 0)                                               \
 	OP(GATHER, "Gather", 2, 2, A(AXIS) | A(OFFSET))                                         \
-	OP(LAYER_NORM, "LayerNorm", 3, 3, A_LAYERNORM)                                \
+	OP(LAYER_NORM, "LayerNorm", 3, 5, A_LAYERNORM)                                \
 	OP(CONCAT, "Concat", 1, -1, A(AXIS))                                          \
 	OP(CAST, "Cast", 1, 1, A(DTYPE))                                              \
 	OP(STRIDED_SLICE, "StridedSlice", 1, 1, A_SLICE)                              \
-	OP(SPARSE_SOFTMAX_CE, "SparseSoftmaxCrossEntropyWithLogits", 2, 2, 0)         \
+	OP(SPARSE_SOFTMAX_CE, "SparseSoftmaxCrossEntropyWithLogits", 2, 4, A(OFFSET))  \
 	OP(MSE_LOSS, "MSELoss", 2, 2, 0)                                              \
 	OP(L1_LOSS, "L1Loss", 2, 2, 0)                                                \
 	OP(ALL_REDUCE, "AllReduce", 1, 1, A(REDUCE_OP) | A(GROUP))                    \

@@ -156,8 +156,11 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], NULL);
 		identity_input(od, 0, x->rank);
-		if (x->rank)
-			keep_whole(od, (int)norm(n->a.has_axis ? n->a.axes[0] : -1, x->rank), "the softmax axis");
+		if (x->rank) {   /* split: the row maxima and sums completed; backward, sum(dy * y) or log's */
+			od->normalized = 1u << norm(n->a.has_axis ? n->a.axes[0] : -1, x->rank);
+			od->nstats_fwd = 2;
+			od->nstats_bwd = 1;
+		}
 		break;
 	case OP_LAYER_NORM: {
 		for (int d = 0; d < x->rank; d++)
@@ -169,8 +172,16 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 			for (int d = 0; d < od->in_rank[k]; d++)
 				od->in_dim[k][d] = (int8_t)(params + d);
 		}
-		for (int d = (int)norm(n->a.begin_norm_axis, x->rank); d < x->rank; d++)
-			keep_whole(od, d, "a normalized dim");
+		int64_t begin = norm(n->a.begin_norm_axis, x->rank);
+		for (int d = (int)begin; d < x->rank; d++) {
+			if (params != begin)   /* gamma would cover rows too: not split (lower.c) */
+				keep_whole(od, d, "a normalized dim, with begin_params_axis other than begin_norm_axis");
+			od->normalized |= params == begin ? 1u << d : 0;
+		}
+		if (od->normalized) {   /* the rows' means and variances; backward, their gradients and the mean's again */
+			od->nstats_fwd = 2;
+			od->nstats_bwd = 3;
+		}
 		break;
 	}
 	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
@@ -237,7 +248,8 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		identity_input(od, 0, 2);
 		od->in_rank[1] = 1;
 		od->in_dim[1][0] = 0;
-		keep_whole(od, 1, "the class dim");
+		od->normalized = 1u << 1;   /* vocab-parallel: the row maxima, sums and losses completed */
+		od->nstats_fwd = 3;
 		od->reduced = 3;
 		od->reduce_op = REDUCE_MEAN_OP;
 		return true;

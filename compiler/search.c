@@ -443,7 +443,8 @@ static double grad_cost(Search *x, int v, int k, const TensorLayout *in, const T
 }
 
 /* v's compute under s, forward and, with a train block, backward: one
- * adjoint of the operator's size per input that needs a gradient. */
+ * adjoint of the operator's size per input that needs a gradient; and the
+ * AllReduces of statistics when s splits a normalized dim (cost_statistics). */
 static double compute_cost(Search *x, int v, const OpSplit *s)
 {
 	const Node *nd = &x->g->nodes[v];
@@ -451,7 +452,8 @@ static double compute_cost(Search *x, int v, const OpSplit *s)
 	for (int k = 0; k < nd->nin; k++)
 		if (x->needs[nd->in[k]] && differentiable(x->g, nd, k))
 			n++;
-	return c * n;
+	const Type *t = &x->g->values[nd->in[0]].type;
+	return c * n + cost_statistics(x->cm, x->st->node[v].od, s, dtype_bytes(t->dtype));
 }
 
 /* What depends on v's strategy s: its compute, its inputs' and its

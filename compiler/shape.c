@@ -247,6 +247,20 @@ static bool infer_layer_norm(Infer *x, const Type *in, Type *out)
 			return false;
 		}
 	}
+	/* A slice of the normalized dims (lower.c): each row's completed mean and
+	 * variance, x's dims with the normalized ones 1; gamma and beta cover them. */
+	for (int k = 3; k < x->n->nin; k++) {
+		const Type *s = in_type(x, k);
+		bool ok = x->n->nin == 5 && params == norm && s->rank == in->rank && s->dtype == in->dtype;
+		for (int i = 0; ok && i < s->rank; i++)
+			ok = s->dims[i] == (i < norm ? in->dims[i] : 1);
+		if (!ok) {
+			ERR(x, in_span(x, k), "LayerNorm: a normalized slice's piece takes each row's mean and variance, x's "
+			    "dims with the normalized ones 1, and begin_params_axis equal to begin_norm_axis; got %s %s",
+			    dtype_name(s->dtype), DIMS(s));
+			return false;
+		}
+	}
 	*out = *in;
 	return true;
 }
@@ -505,7 +519,22 @@ static bool infer_node(Infer *x, Type *out)
 			    DIMS(a), dtype_name(l->dtype), DIMS(l));
 			return false;
 		}
-		out->rank = 0;
+		if (n->nin == 2) {
+			out->rank = 0;
+			return need_float(x, 0);
+		}
+		/* A class-split piece (lower.c): the slice's classes from offset, each
+		 * row's completed maximum and sum; the rows' losses where it holds the label. */
+		for (int k = 2; k < n->nin; k++) {
+			const Type *s = in_type(x, k);
+			if (n->nin != 4 || s->rank != 2 || s->dims[0] != a->dims[0] || s->dims[1] != 1 || s->dtype != a->dtype) {
+				ERR(x, n->op_span, "%s: a class slice's piece takes each row's maximum and sum, (N, 1) of the "
+				    "logits' dtype; got %s %s", opname(x), dtype_name(s->dtype), DIMS(s));
+				return false;
+			}
+		}
+		out->rank = 1;
+		out->dims[0] = a->dims[0];
 		return need_float(x, 0);
 	}
 	case OP_MSE_LOSS: case OP_L1_LOSS:

@@ -437,6 +437,9 @@ typedef struct {
 	int8_t out_dim[MAX_DIMS];            /* (out_rank) op dim each output dim follows; -1: none */
 	uint32_t reduced;                    /* op dims the output drops: split ones leave partials */
 	ReduceOp reduce_op;                  /* how those partials combine */
+	uint32_t normalized;                 /* op dims a softmax normalizes over: split, their statistics are
+	                                      * completed across the group (lower.c) */
+	int8_t nstats_fwd, nstats_bwd;       /* those statistics' AllReduces, forward and in the backward pass */
 	uint32_t whole;                      /* op dims v1 keeps whole */
 	const char *whole_why[MAX_OPDIMS];   /* "the softmax axis" */
 	int batch;                           /* op dim the batch-parallel default splits; -1: none */
@@ -610,6 +613,10 @@ double cost_compute(const CostModel *cm, const Node *n, const OpDims *od, const 
  * on the operator's matrix. 0 without training. */
 double cost_input_gradient(CostModel *cm, const TensorLayout *in, const TensorLayout *out, const int64_t *global,
                            int64_t elem_bytes);
+/* Seconds of the AllReduces completing the statistics of an operator split
+ * along a dim it normalizes (od->normalized; lower.c): one element a row each,
+ * od->nstats_fwd of them, and with training nstats_bwd more. 0 when unsplit. */
+double cost_statistics(CostModel *cm, const OpDims *od, const OpSplit *s, int64_t elem_bytes);
 /* Bytes of one rank's piece (complete layouts). */
 int64_t cost_slice_bytes(const TensorLayout *l, const int64_t *global, int64_t elem_bytes);
 void cost_stats(const CostModel *cm, int64_t *hits, int64_t *misses);
@@ -686,6 +693,11 @@ typedef struct {
 	int64_t bytes;           /* sent by every rank */
 	int bucket;              /* an AllReduce of gradients (bucket.c): n > 1 on the first of n consecutive
 	                            members sent in one call, -1 on the others, 0 alone */
+	/* A piece of an operator split along its normalized axis (lower.c,
+	 * "statistics"): its inputs' and result's layouts on the operator's
+	 * matrix, (nin + 1), for the adjoint; NULL for a whole operator. */
+	const TensorLayout *lay;
+	unsigned nograd;         /* inputs that carry no gradient (mask): a softmax's maximum */
 } LOp;
 
 typedef struct {

@@ -248,6 +248,11 @@ void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const v
  * have the shape dims[begin_params_axis:]. */
 void sc_layer_norm(sc_rt *rt, const float *x, const float *gamma, const float *beta, float *y, const int64_t *dims,
                    int ndim, int begin_norm_axis, int begin_params_axis, double eps);
+/* A slice of the normalized dims, given each row's mean and (biased)
+ * variance over all of them: y (rows, cols) = (x - mean) / sqrt(var + eps)
+ * * gamma + beta, gamma and beta (cols). */
+void sc_layer_norm_part(sc_rt *rt, const float *x, const float *gamma, const float *beta, const float *mean,
+                        const float *var, float *y, int64_t rows, int64_t cols, double eps);
 /* xs[i] has y's dims with axis_sizes[i] at axis. */
 void sc_concat(sc_rt *rt, sc_dtype dt, const void *const *xs, const int64_t *axis_sizes, int nx, void *y,
                const int64_t *y_dims, int ndim, int axis);
@@ -265,6 +270,14 @@ void sc_cast(sc_rt *rt, const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, in
  * outside [0, c) add nothing. */
 void sc_sparse_softmax_ce(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt, float *loss,
                           int64_t n, int64_t c);
+/* The cross entropy of a slice of the classes, [offset, offset + c), given
+ * each row's maximum and sum of exp(logit - maximum) over all the classes:
+ * loss[i] (n of them) = log sum + max - the label's logit for the rows whose
+ * label the slice holds, 0 for the others; summed over the slices, each
+ * row's loss. */
+void sc_sparse_softmax_ce_part(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
+                               const float *max, const float *sum, float *loss, int64_t n, int64_t c,
+                               int64_t offset);
 void sc_mse_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n);
 void sc_l1_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n);
 
@@ -318,11 +331,21 @@ void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt
 void sc_layer_norm_grad(sc_rt *rt, const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
                         float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis,
                         double eps);
+/* sc_layer_norm_part's gradients with respect to x (the mean and variance
+ * held fixed), gamma, beta, the mean and the variance (rows); each may be NULL. */
+void sc_layer_norm_part_grad(sc_rt *rt, const float *dy, const float *x, const float *gamma, const float *mean,
+                             const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
+                             int64_t rows, int64_t cols, double eps);
 /* dx (x's dims, zeros elsewhere) = dy placed where the slice took it. */
 void sc_strided_slice_grad(sc_rt *rt, const float *dy, float *dx, const int64_t *dims, int ndim,
                            const int64_t *begin, const int64_t *end, const int64_t *strides);
 void sc_sparse_softmax_ce_grad(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
                                const float *dloss, float *dlogits, int64_t n, int64_t c);
+/* Its gradient on the slice, rows' dloss given: dloss[i] * (softmax - one-hot of the label) for the rows
+ * whose label is a class, [0, classes); 0 for the others. */
+void sc_sparse_softmax_ce_part_grad(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
+                                    const float *max, const float *sum, const float *dloss, float *dlogits,
+                                    int64_t n, int64_t c, int64_t offset, int64_t classes);
 void sc_mse_loss_grad(sc_rt *rt, const float *pred, const float *target, const float *dloss, float *dpred,
                       int64_t n);
 void sc_l1_loss_grad(sc_rt *rt, const float *pred, const float *target, const float *dloss, float *dpred,

@@ -377,6 +377,21 @@ void sc_layer_norm_grad(sc_rt *rt, const float *dy, const float *x, const float 
 	sc_cpu_layer_norm_grad(dy, x, gamma, dx, dgamma, dbeta, dims, ndim, begin_norm_axis, begin_params_axis, eps);
 }
 
+void sc_layer_norm_part(sc_rt *rt, const float *x, const float *gamma, const float *beta, const float *mean,
+                        const float *var, float *y, int64_t rows, int64_t cols, double eps)
+{
+	(void)rt;
+	sc_cpu_layer_norm_part(x, gamma, beta, mean, var, y, rows, cols, eps);
+}
+
+void sc_layer_norm_part_grad(sc_rt *rt, const float *dy, const float *x, const float *gamma, const float *mean,
+                             const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
+                             int64_t rows, int64_t cols, double eps)
+{
+	(void)rt;
+	sc_cpu_layer_norm_part_grad(dy, x, gamma, mean, var, dx, dgamma, dbeta, dmean, dvar, rows, cols, eps);
+}
+
 void sc_concat(sc_rt *rt, sc_dtype dt, const void *const *xs, const int64_t *axis_sizes, int nx, void *y,
                const int64_t *y_dims, int ndim, int axis)
 {
@@ -416,6 +431,22 @@ void sc_sparse_softmax_ce_grad(sc_rt *rt, const float *logits, const void *label
 {
 	(void)rt;
 	sc_cpu_sparse_softmax_ce_grad(logits, labels, label_dt, dloss, dlogits, n, c);
+}
+
+void sc_sparse_softmax_ce_part(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
+                               const float *max, const float *sum, float *loss, int64_t n, int64_t c,
+                               int64_t offset)
+{
+	(void)rt;
+	sc_cpu_sparse_softmax_ce_part(logits, labels, label_dt, max, sum, loss, n, c, offset);
+}
+
+void sc_sparse_softmax_ce_part_grad(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
+                                    const float *max, const float *sum, const float *dloss, float *dlogits,
+                                    int64_t n, int64_t c, int64_t offset, int64_t classes)
+{
+	(void)rt;
+	sc_cpu_sparse_softmax_ce_part_grad(logits, labels, label_dt, max, sum, dloss, dlogits, n, c, offset, classes);
 }
 
 void sc_mse_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n)

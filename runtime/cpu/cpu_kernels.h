@@ -63,6 +63,16 @@ void sc_cpu_sparse_softmax_ce(const float *logits, const void *labels, sc_dtype 
                               int64_t c);
 void sc_cpu_sparse_softmax_ce_grad(const float *logits, const void *labels, sc_dtype label_dt, const float *dloss,
                                    float *dlogits, int64_t n, int64_t c);
+void sc_cpu_layer_norm_part(const float *x, const float *gamma, const float *beta, const float *mean,
+                            const float *var, float *y, int64_t rows, int64_t cols, double eps);
+void sc_cpu_layer_norm_part_grad(const float *dy, const float *x, const float *gamma, const float *mean,
+                                 const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
+                                 int64_t rows, int64_t cols, double eps);
+void sc_cpu_sparse_softmax_ce_part(const float *logits, const void *labels, sc_dtype label_dt, const float *max,
+                                   const float *sum, float *loss, int64_t n, int64_t c, int64_t offset);
+void sc_cpu_sparse_softmax_ce_part_grad(const float *logits, const void *labels, sc_dtype label_dt,
+                                        const float *max, const float *sum, const float *dloss, float *dlogits,
+                                        int64_t n, int64_t c, int64_t offset, int64_t classes);
 void sc_cpu_mse_loss(const float *pred, const float *target, float *loss, int64_t n);
 void sc_cpu_mse_loss_grad(const float *pred, const float *target, const float *dloss, float *dpred, int64_t n);
 void sc_cpu_l1_loss(const float *pred, const float *target, float *loss, int64_t n);

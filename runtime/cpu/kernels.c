@@ -686,6 +686,48 @@ void sc_cpu_layer_norm_grad(const float *dy, const float *x, const float *gamma,
 	free(db);
 }
 
+void sc_cpu_layer_norm_part(const float *x, const float *gamma, const float *beta, const float *mean,
+                            const float *var, float *y, int64_t rows, int64_t cols, double eps)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		double rstd = 1 / sqrt((double)var[r] + eps);
+		for (int64_t j = 0; j < cols; j++)
+			y[r * cols + j] = (float)((x[r * cols + j] - (double)mean[r]) * rstd * gamma[j] + beta[j]);
+	}
+}
+
+void sc_cpu_layer_norm_part_grad(const float *dy, const float *x, const float *gamma, const float *mean,
+                                 const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
+                                 int64_t rows, int64_t cols, double eps)
+{
+	double *dg = xcalloc((size_t)cols, sizeof *dg), *db = xcalloc((size_t)cols, sizeof *db);
+	for (int64_t r = 0; r < rows; r++) {
+		double rstd = 1 / sqrt((double)var[r] + eps), s1 = 0, s2 = 0;
+		for (int64_t j = 0; j < cols; j++) {
+			int64_t i = r * cols + j;
+			double xc = x[i] - (double)mean[r], g = (double)dy[i] * gamma[j];
+			s1 += g;
+			s2 += g * xc;
+			dg[j] += dy[i] * xc * rstd;
+			db[j] += dy[i];
+			if (dx)
+				dx[i] = (float)(g * rstd);
+		}
+		if (dmean)
+			dmean[r] = (float)(-rstd * s1);
+		if (dvar)
+			dvar[r] = (float)(-0.5 * rstd * rstd * rstd * s2);
+	}
+	for (int64_t j = 0; j < cols; j++) {
+		if (dgamma)
+			dgamma[j] = (float)dg[j];
+		if (dbeta)
+			dbeta[j] = (float)db[j];
+	}
+	free(dg);
+	free(db);
+}
+
 void sc_cpu_concat(sc_dtype dt, const void *const *xs, const int64_t *axis_sizes, int nx, void *y,
                    const int64_t *y_dims, int ndim, int axis)
 {
@@ -835,6 +877,27 @@ void sc_cpu_sparse_softmax_ce_grad(const float *logits, const void *labels, sc_d
 		double lse = row_lse(x, c, &mx);
 		for (int64_t j = 0; j < c; j++)
 			dlogits[i * c + j] = l < 0 || l >= c ? 0 : (float)((exp((double)x[j] - mx - lse) - (j == l)) * scale);
+	}
+}
+
+void sc_cpu_sparse_softmax_ce_part(const float *logits, const void *labels, sc_dtype label_dt, const float *max,
+                                   const float *sum, float *loss, int64_t n, int64_t c, int64_t offset)
+{
+	for (int64_t i = 0; i < n; i++) {
+		int64_t l = index_at(labels, label_dt, i) - offset;
+		loss[i] = l >= 0 && l < c ? (float)(log((double)sum[i]) + max[i] - logits[i * c + l]) : 0;
+	}
+}
+
+void sc_cpu_sparse_softmax_ce_part_grad(const float *logits, const void *labels, sc_dtype label_dt,
+                                        const float *max, const float *sum, const float *dloss, float *dlogits,
+                                        int64_t n, int64_t c, int64_t offset, int64_t classes)
+{
+	for (int64_t i = 0; i < n; i++) {
+		int64_t label = index_at(labels, label_dt, i), l = label - offset;
+		double dy = label >= 0 && label < classes ? dloss[i] : 0;
+		for (int64_t j = 0; j < c; j++)
+			dlogits[i * c + j] = (float)((exp((double)logits[i * c + j] - max[i]) / sum[i] - (j == l)) * dy);
 	}
 }
 

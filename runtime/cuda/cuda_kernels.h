@@ -69,12 +69,23 @@ cudaError_t sc_cu_layer_norm(const float *x, const float *gamma, const float *be
 /* dgamma, dbeta zeroed here; any of dx, dgamma, dbeta may be NULL */
 cudaError_t sc_cu_layer_norm_grad(const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
                                   float *dbeta, int64_t rows, int64_t cols, int64_t np, float eps, cudaStream_t s);
+cudaError_t sc_cu_layer_norm_part(const float *x, const float *gamma, const float *beta, const float *mean,
+                                  const float *var, float *y, int64_t rows, int64_t cols, float eps, cudaStream_t s);
+cudaError_t sc_cu_layer_norm_part_grad(const float *dy, const float *x, const float *gamma, const float *mean,
+                                       const float *var, float *dx, float *dgamma, float *dbeta, float *dmean,
+                                       float *dvar, int64_t rows, int64_t cols, float eps, cudaStream_t s);
 cudaError_t sc_cu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n, cudaStream_t s);
 
 cudaError_t sc_cu_sparse_ce(const float *logits, const void *labels, int label64, float *loss, int64_t n, int64_t c,
                             cudaStream_t s);
 cudaError_t sc_cu_sparse_ce_grad(const float *logits, const void *labels, int label64, const float *dloss,
                                  float *dlogits, int64_t n, int64_t c, cudaStream_t s);
+cudaError_t sc_cu_sparse_ce_part(const float *logits, const void *labels, int label64, const float *max,
+                                 const float *sum, float *loss, int64_t n, int64_t c, int64_t offset,
+                                 cudaStream_t s);
+cudaError_t sc_cu_sparse_ce_part_grad(const float *logits, const void *labels, int label64, const float *max,
+                                      const float *sum, const float *dloss, float *dlogits, int64_t n, int64_t c,
+                                      int64_t offset, int64_t classes, cudaStream_t s);
 /* l1 0: mean squared error, 1: mean absolute error */
 cudaError_t sc_cu_pair_loss(int l1, const float *pred, const float *target, float *loss, int64_t n, cudaStream_t s);
 cudaError_t sc_cu_pair_loss_grad(int l1, const float *pred, const float *target, const float *dloss, float *dpred,

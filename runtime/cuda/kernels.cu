@@ -416,6 +416,43 @@ __global__ void layer_norm_grad_k(const float *dy, const float *x, const float *
 	}
 }
 
+__global__ void layer_norm_part_k(const float *x, const float *gamma, const float *beta, const float *mean,
+                                  const float *var, float *y, int64_t rows, int64_t cols, float eps)
+{
+	GRID_LOOP(i, rows * cols) {
+		int64_t r = i / cols, j = i % cols;
+		y[i] = (x[i] - mean[r]) * rsqrtf(var[r] + eps) * gamma[j] + beta[j];
+	}
+}
+
+__global__ void layer_norm_part_grad_k(const float *dy, const float *x, const float *gamma, const float *mean,
+                                       const float *var, float *dx, float *dgamma, float *dbeta, float *dmean,
+                                       float *dvar, int64_t rows, int64_t cols, float eps)
+{
+	int lane = threadIdx.x % 32;
+	ROW_LOOP(r, rows) {
+		float rstd = rsqrtf(var[r] + eps), s1 = 0, s2 = 0;
+		for (int64_t j = lane; j < cols; j += 32) {
+			int64_t i = r * cols + j;
+			float xc = x[i] - mean[r], g = dy[i] * gamma[j];
+			s1 += g;
+			s2 += g * xc;
+			if (dgamma)
+				atomicAdd(dgamma + j, dy[i] * xc * rstd);
+			if (dbeta)
+				atomicAdd(dbeta + j, dy[i]);
+			if (dx)
+				dx[i] = g * rstd;
+		}
+		s1 = warp_sum(s1);
+		s2 = warp_sum(s2);
+		if (lane == 0 && dmean)
+			dmean[r] = -rstd * s1;
+		if (lane == 0 && dvar)
+			dvar[r] = -0.5f * rstd * rstd * rstd * s2;
+	}
+}
+
 /* ---- cast ---- */
 
 /* Float16 and BFloat16 as the kernels see them: their 16 bits (a uint16_t
@@ -561,6 +598,26 @@ __global__ void sparse_ce_grad_k(const float *logits, const void *labels, int la
 		float mx, lse = row_lse(x, c, lane, &mx);
 		for (int64_t j = lane; j < c; j += 32)
 			dlogits[r * c + j] = l < 0 || l >= c ? 0.0f : (expf(x[j] - mx - lse) - (j == l)) * scale;
+	}
+}
+
+__global__ void sparse_ce_part_k(const float *logits, const void *labels, int label64, const float *max,
+                                 const float *sum, float *loss, int64_t n, int64_t c, int64_t offset)
+{
+	GRID_LOOP(r, n) {
+		int64_t l = load_index(labels, label64, r) - offset;
+		loss[r] = l >= 0 && l < c ? logf(sum[r]) + max[r] - logits[r * c + l] : 0.0f;
+	}
+}
+
+__global__ void sparse_ce_part_grad_k(const float *logits, const void *labels, int label64, const float *max,
+                                      const float *sum, const float *dloss, float *dlogits, int64_t n, int64_t c,
+                                      int64_t offset, int64_t classes)
+{
+	GRID_LOOP(i, n * c) {
+		int64_t r = i / c, j = i % c, label = load_index(labels, label64, r);
+		dlogits[i] = label < 0 || label >= classes ? 0.0f
+		             : (expf(logits[i] - max[r]) / sum[r] - (j == label - offset)) * dloss[r];
 	}
 }
 
@@ -862,6 +919,29 @@ cudaError_t sc_cu_layer_norm_grad(const float *dy, const float *x, const float *
 	return cudaGetLastError();
 }
 
+cudaError_t sc_cu_layer_norm_part(const float *x, const float *gamma, const float *beta, const float *mean,
+                                  const float *var, float *y, int64_t rows, int64_t cols, float eps, cudaStream_t s)
+{
+	layer_norm_part_k<<<blocks_for(rows * cols), THREADS, 0, s>>>(x, gamma, beta, mean, var, y, rows, cols, eps);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_layer_norm_part_grad(const float *dy, const float *x, const float *gamma, const float *mean,
+                                       const float *var, float *dx, float *dgamma, float *dbeta, float *dmean,
+                                       float *dvar, int64_t rows, int64_t cols, float eps, cudaStream_t s)
+{
+	cudaError_t e = cudaSuccess;
+	if (dgamma)
+		e = cudaMemsetAsync(dgamma, 0, (size_t)cols * sizeof(float), s);
+	if (e == cudaSuccess && dbeta)
+		e = cudaMemsetAsync(dbeta, 0, (size_t)cols * sizeof(float), s);
+	if (e != cudaSuccess)
+		return e;
+	layer_norm_part_grad_k<<<row_blocks(rows), THREADS, 0, s>>>(dy, x, gamma, mean, var, dx, dgamma, dbeta, dmean,
+	                                                              dvar, rows, cols, eps);
+	return cudaGetLastError();
+}
+
 cudaError_t sc_cu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n, cudaStream_t s)
 {
 	if (n <= 0)
@@ -884,6 +964,23 @@ cudaError_t sc_cu_sparse_ce(const float *logits, const void *labels, int label64
 	if (e != cudaSuccess)
 		return e;
 	sparse_ce_k<<<row_blocks(n), THREADS, 0, s>>>(logits, labels, label64, loss, n, c);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_sparse_ce_part(const float *logits, const void *labels, int label64, const float *max,
+                                 const float *sum, float *loss, int64_t n, int64_t c, int64_t offset,
+                                 cudaStream_t s)
+{
+	sparse_ce_part_k<<<blocks_for(n), THREADS, 0, s>>>(logits, labels, label64, max, sum, loss, n, c, offset);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_sparse_ce_part_grad(const float *logits, const void *labels, int label64, const float *max,
+                                      const float *sum, const float *dloss, float *dlogits, int64_t n, int64_t c,
+                                      int64_t offset, int64_t classes, cudaStream_t s)
+{
+	sparse_ce_part_grad_k<<<blocks_for(n * c), THREADS, 0, s>>>(logits, labels, label64, max, sum, dloss, dlogits, n,
+	                                                          c, offset, classes);
 	return cudaGetLastError();
 }
 

@@ -265,6 +265,46 @@ static void test_rows(void)
 	sc_sparse_softmax_ce_grad(rt, dx, dlab64, SC_I64, ddl, dg, 240, 70);
 	sc_cpu_sparse_softmax_ce_grad(x, lab64, SC_I64, &dl, g, 240, 70);
 	twin("sparse_softmax_ce_grad", dg, g, n, 1e-4);
+	/* LayerNorm of a slice of 70 of the normalized dims, the rows' statistics given */
+	{
+		float rmean[240], rvar[240], *gam, *dgam, *bet, *dbet, *dm, *dv;
+		for (int i = 0; i < 240; i++)
+			rmean[i] = 0.01f * (float)(i % 9), rvar[i] = 0.5f + 0.01f * (float)(i % 13);
+		gam = rnd(70, 0.5f, 1.5f, &dgam), bet = rnd(70, -1, 1, &dbet);
+		float *drmean = up(rmean, sizeof rmean), *drvar = up(rvar, sizeof rvar);
+		float *dgg = dev(70 * 4), *dbb = dev(70 * 4), gg[70], bb[70], mm[240], vv[240];
+		dm = dev(240 * 4), dv = dev(240 * 4);
+		sc_layer_norm_part(rt, dx, dgam, dbet, drmean, drvar, dyv, 240, 70, 1e-5);
+		sc_cpu_layer_norm_part(x, gam, bet, rmean, rvar, y, 240, 70, 1e-5);
+		twin("layer_norm_part", dyv, y, n, 1e-4);
+		sc_layer_norm_part_grad(rt, ddy, dx, dgam, drmean, drvar, dg, dgg, dbb, dm, dv, 240, 70, 1e-5);
+		sc_cpu_layer_norm_part_grad(dy, x, gam, rmean, rvar, g, gg, bb, mm, vv, 240, 70, 1e-5);
+		twin("layer_norm_part_grad dx", dg, g, n, 1e-4);
+		twin("layer_norm_part_grad dgamma", dgg, gg, 70, 1e-3);
+		twin("layer_norm_part_grad dbeta", dbb, bb, 70, 1e-3);
+		twin("layer_norm_part_grad dmean", dm, mm, 240, 1e-3);
+		twin("layer_norm_part_grad dvar", dv, vv, 240, 1e-3);
+		free(gam), free(bet);
+	}
+	/* the same rows as classes [35, 105) of 140: a class slice's pieces, given the rows' statistics */
+	float rmax[240], rsum[240], rows[240], drows[240];
+	for (int i = 0; i < 240; i++) {
+		rmax[i] = x[i * 70];
+		for (int j = 1; j < 70; j++)
+			rmax[i] = fmaxf(rmax[i], x[i * 70 + j]);
+		rsum[i] = 1.5f;   /* the other slices' share */
+		for (int j = 0; j < 70; j++)
+			rsum[i] += expf(x[i * 70 + j] - rmax[i]);
+		drows[i] = 0.01f * (float)(i % 7);
+	}
+	float *drmax = up(rmax, sizeof rmax), *drsum = up(rsum, sizeof rsum), *ddrows = up(drows, sizeof drows);
+	float *drowsout = dev(sizeof rows);
+	sc_sparse_softmax_ce_part(rt, dx, dlab, SC_I32, drmax, drsum, drowsout, 240, 70, 35);
+	sc_cpu_sparse_softmax_ce_part(x, lab, SC_I32, rmax, rsum, rows, 240, 70, 35);
+	twin("sparse_softmax_ce_part", drowsout, rows, 240, 1e-4);
+	sc_sparse_softmax_ce_part_grad(rt, dx, dlab64, SC_I64, drmax, drsum, ddrows, dg, 240, 70, 35, 140);
+	sc_cpu_sparse_softmax_ce_part_grad(x, lab64, SC_I64, rmax, rsum, drows, g, 240, 70, 35, 140);
+	twin("sparse_softmax_ce_part_grad", dg, g, n, 1e-4);
 	for (int l1 = 0; l1 < 2; l1++) {
 		(l1 ? sc_l1_loss : sc_mse_loss)(rt, dx, ddy, dloss, n);
 		(l1 ? sc_cpu_l1_loss : sc_cpu_mse_loss)(x, dy, &loss, n);

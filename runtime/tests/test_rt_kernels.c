@@ -370,6 +370,47 @@ Test(layer_norm, by_hand)
 	      "layer_norm with (2, 4) params");
 }
 
+/* The normalized dim split in two slices: given the whole rows' mean and
+ * variance, the pieces are the whole LayerNorm, and their gradients, the
+ * mean's and variance's taken back through mean = sum(x) / cols and var =
+ * sum((x - mean)^2) / cols, add up to the whole gradient. */
+Test(layer_norm, part_slices_make_the_whole)
+{
+	const float x[8] = {1, 2, 3, 4, 2, -1, 0.5f, 2}, g[4] = {1.5f, 0.5f, 1, 2}, b[4] = {0.5f, -0.5f, 0, 1};
+	const float dy[8] = {0.3f, -0.2f, 0.1f, 0.4f, -0.5f, 0.2f, 0.7f, -0.1f};
+	float y[8], dx[8], dg[4], db[4], mean[2], var[2];
+	sc_cpu_layer_norm(x, g, b, y, (const int64_t[]){2, 4}, 2, 1, 1, 1e-3);
+	sc_cpu_layer_norm_grad(dy, x, g, dx, dg, db, (const int64_t[]){2, 4}, 2, 1, 1, 1e-3);
+	for (int r = 0; r < 2; r++) {
+		mean[r] = (x[4 * r] + x[4 * r + 1] + x[4 * r + 2] + x[4 * r + 3]) / 4;
+		var[r] = 0;
+		for (int j = 0; j < 4; j++)
+			var[r] += (x[4 * r + j] - mean[r]) * (x[4 * r + j] - mean[r]) / 4;
+	}
+	float py[8], pdx[8], pdg[4], pdb[4], dmean[2] = {0, 0}, dvar[2] = {0, 0};
+	for (int s = 0; s < 2; s++) {
+		float xs[4], dys[4], ys[4], dxs[4], dms[2], dvs[2];
+		for (int r = 0; r < 2; r++)
+			for (int j = 0; j < 2; j++)
+				xs[2 * r + j] = x[4 * r + 2 * s + j], dys[2 * r + j] = dy[4 * r + 2 * s + j];
+		sc_cpu_layer_norm_part(xs, g + 2 * s, b + 2 * s, mean, var, ys, 2, 2, 1e-3);
+		sc_cpu_layer_norm_part_grad(dys, xs, g + 2 * s, mean, var, dxs, pdg + 2 * s, pdb + 2 * s, dms, dvs, 2, 2, 1e-3);
+		for (int r = 0; r < 2; r++) {
+			dmean[r] += dms[r];
+			dvar[r] += dvs[r];
+			for (int j = 0; j < 2; j++)
+				py[4 * r + 2 * s + j] = ys[2 * r + j], pdx[4 * r + 2 * s + j] = dxs[2 * r + j];
+		}
+	}
+	for (int r = 0; r < 2; r++)
+		for (int j = 0; j < 4; j++)
+			pdx[4 * r + j] += dmean[r] / 4 + dvar[r] * 2 * (x[4 * r + j] - mean[r]) / 4;
+	CLOSE(py, y, 8, "the slices' pieces are the whole LayerNorm");
+	CLOSE(pdx, dx, 8, "the pieces' gradients through the statistics are the whole gradient");
+	CLOSE(pdg, dg, 4, "gamma's gradient");
+	CLOSE(pdb, db, 4, "beta's gradient");
+}
+
 Test(layer_norm, every_axis_pair_against_double_reference)
 {
 	/* gamma and beta of size np repeat every np elements (np a divisor or
@@ -579,6 +620,36 @@ Test(loss, sparse_softmax_ce)
 	CLOSE(&loss, ((const float[]){0.75310913f}), 1, "mean of -log p[label]");   /* numpy */
 	sc_cpu_sparse_softmax_ce(logits, (const int64_t[]){2, 5}, SC_I64, &loss, 2, 3);
 	CLOSE(&loss, ((const float[]){0.40760596f / 2}), 1, "a label out of range adds nothing");
+}
+
+/* Classes split in two slices: the pieces, given each row's maximum and sum
+ * over all the classes, add up to each row's loss, and their gradients are
+ * the whole gradient (rows' dloss 1/n: the mean's). */
+Test(loss, sparse_softmax_ce_part)
+{
+	const float logits[8] = {1, 2, 3, 0, 1, 1, 1, 5};   /* 2 rows of 4 classes */
+	const int32_t labels[2] = {2, 0};
+	const int64_t labels64[2] = {2, 0};
+	float mx[2], sum[2] = {0, 0}, whole, rows[2][2], g[8], part[2][4];
+	for (int i = 0; i < 2; i++) {
+		mx[i] = fmaxf(fmaxf(logits[4 * i], logits[4 * i + 1]), fmaxf(logits[4 * i + 2], logits[4 * i + 3]));
+		for (int j = 0; j < 4; j++)
+			sum[i] += expf(logits[4 * i + j] - mx[i]);
+	}
+	sc_cpu_sparse_softmax_ce(logits, labels, SC_I32, &whole, 2, 4);
+	const float dl = 1, drows[2] = {0.5f, 0.5f};
+	sc_cpu_sparse_softmax_ce_grad(logits, labels64, SC_I64, &dl, g, 2, 4);
+	for (int s = 0; s < 2; s++) {
+		float slice[4] = {logits[2 * s], logits[2 * s + 1], logits[4 + 2 * s], logits[4 + 2 * s + 1]};
+		sc_cpu_sparse_softmax_ce_part(slice, labels, SC_I32, mx, sum, rows[s], 2, 2, 2 * s);
+		sc_cpu_sparse_softmax_ce_part_grad(slice, labels64, SC_I64, mx, sum, drows, part[s], 2, 2, 2 * s, 4);
+	}
+	const float mean = (rows[0][0] + rows[1][0] + rows[0][1] + rows[1][1]) / 2;
+	CLOSE(&mean, &whole, 1, "the slices' rows add up to the loss");
+	cr_expect(rows[0][0] == 0 && rows[1][1] == 0, "a slice without the label adds nothing");
+	const float joined[8] = {part[0][0], part[0][1], part[1][0], part[1][1], part[0][2], part[0][3], part[1][2],
+	                         part[1][3]};
+	CLOSE(joined, g, 8, "the slices' gradients are the whole gradient");
 }
 
 Test(loss, mse_l1)

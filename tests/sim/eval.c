@@ -539,6 +539,8 @@ static bool eval_layer_norm(Eval *e)
 		return false;
 	int64_t len = product(x->dims, norm, x->rank), plen = product(x->dims, params, x->rank);
 	const double *gamma = e->ins[1].data, *beta = e->ins[2].data;
+	if (e->n->nin == 5 && (e->ins[3].size != x->size / len || e->ins[4].size != x->size / len))
+		return fail(e, "a normalized slice's piece needs each row's mean and variance");
 	for (int64_t base = 0; base < x->size; base += len) {
 		const double *v = x->data + base;
 		double mean = 0, var = 0;
@@ -548,6 +550,10 @@ static bool eval_layer_norm(Eval *e)
 		for (int64_t i = 0; i < len; i++)
 			var += (v[i] - mean) * (v[i] - mean);
 		var /= (double)len;
+		if (e->n->nin == 5) {   /* a slice of the normalized dims: the whole rows' statistics given */
+			mean = e->ins[3].data[base / len];
+			var = e->ins[4].data[base / len];
+		}
 		double scale = 1 / sqrt(var + a->epsilon);
 		for (int64_t i = 0; i < len; i++) {
 			int64_t p = (base + i) % plen;
@@ -652,6 +658,19 @@ static bool eval_sparse_ce(Eval *e)
 	const SimTensor *x = &e->ins[0], *l = &e->ins[1];
 	if (x->rank != 2 || l->rank != 1 || l->dims[0] != x->dims[0])
 		return fail(e, "needs logits (N, C) and labels (N,)");
+	if (e->n->nin == 4) {   /* a class slice's piece: each row's loss where it holds the label, else 0 */
+		const SimTensor *mx = &e->ins[2], *sum = &e->ins[3];
+		int64_t c = x->dims[1], off = (e->n->a.present & (1u << ATTR_OFFSET)) ? e->n->a.offset : 0;
+		if (mx->size != x->dims[0] || sum->size != x->dims[0])
+			return fail(e, "a class slice's piece needs each row's maximum and sum, (N, 1)");
+		if (!expect_out(e, 1, x->dims))
+			return false;
+		for (int64_t i = 0; i < x->dims[0]; i++) {
+			double k = l->data[i] - (double)off;
+			e->out->data[i] = k >= 0 && k < (double)c ? log(sum->data[i]) + mx->data[i] - x->data[i * c + (int64_t)k] : 0;
+		}
+		return true;
+	}
 	if (!expect_out(e, 0, x->dims))
 		return false;
 	int64_t n = x->dims[0], c = x->dims[1];

@@ -229,6 +229,19 @@ Test(simulate, operator_rules)
 		"%x: <Tensor[Float32], (8, 10)>, %y: <Tensor[Float32], (8, 10)>) {\n"
 		"  %1 = MSELoss(%x, %y) {in_strategy: ((2, 2), (2, 2))}\n  %2 = L1Loss(%x, %y)\n"
 		"  %3 = Add(%1, %2)\n  return %3",
+		/* split along the normalized axis: statistics completed across the group */
+		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = Softmax(%x) {in_strategy: ((2, 2),)}\n"
+		"  %2 = LogSoftmax(%1) {axis: 1, in_strategy: ((1, 4),)}\n  return %2",
+		"%x: <Tensor[Float32], (8, 16)>, %g: <Parameter[Float32], (16,)>, %b: <Parameter[Float32], (16,)>) {\n"
+		"  %1 = LayerNorm(%x, %g, %b) {begin_norm_axis: -1, begin_params_axis: -1, in_strategy: ((1, 4), (4,), (4,))}\n"
+		"  return %1",
+		"%x: <Tensor[Float32], (2, 4, 8)>, %g: <Parameter[Float32], (4, 8)>, %b: <Parameter[Float32], (4, 8)>) {\n"
+		"  %1 = LayerNorm(%x, %g, %b) {begin_norm_axis: 1, begin_params_axis: 1, in_strategy: ((1, 2, 2), (2, 2), "
+		"(2, 2))}\n  return %1",
+		"%x: <Tensor[Float32], (8, 12)>, %l: <Tensor[Int32], (8,)> = randint(0, 12)) {\n"
+		"  %1 = SparseSoftmaxCrossEntropyWithLogits(%x, %l) {in_strategy: ((2, 2), (2,))}\n  return %1",
+		"%x: <Tensor[Float32], (8, 12)>, %l: <Tensor[Int32], (8,)> = randint(0, 12)) {\n"
+		"  %1 = SparseSoftmaxCrossEntropyWithLogits(%x, %l) {in_strategy: ((1, 4), (1,))}\n  return %1",
 		/* Reshapes that carry the split and one that cannot */
 		"%x: <Tensor[Float32], (8, 4, 6)>) {\n  %1 = ReLU(%x) {in_strategy: ((4, 1, 1),)}\n"
 		"  %2 = Reshape(%1) {shape: (32, 6)}\n  %3 = Reshape(%2) {shape: (2, 4, 4, 6)}\n  return %3",
@@ -249,6 +262,36 @@ Test(simulate, operator_rules)
 		run_free(b.run);
 		sb_free(&t);
 	}
+}
+
+/* The e2e models that split Softmax, LogSoftmax, LayerNorm and the
+ * cross-entropy along their normalized axis, on 2, 4 and 8 devices: as
+ * written where their strategies fit. */
+Test(simulate, normalized_axis_splits)
+{
+	static const char *const models[] = {"tests/e2e/softmax_split.ir", "tests/e2e/layernorm_split.ir",
+	                                     "tests/e2e/vocab_parallel_gpt.ir", "tests/e2e/norm_split_2.ir",
+	                                     "tests/e2e/norm_split_4.ir"};
+	int as_written = 0;
+	for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
+		char *text = slurp(models[i]);
+		static const int64_t counts[] = {2, 4, 8};
+		for (int c = 0; c < 3; c++) {
+			char what[600];
+			Build b = build(models[i], text, counts[c], false, -1);
+			as_written += b.low != NULL;
+			if (!b.low) {
+				run_free(b.run);
+				b = build(models[i], text, counts[c], true, -1);
+			}
+			snprintf(what, sizeof what, "%s on %lld devices", models[i], (long long)counts[c]);
+			cr_assert(b.low, "%s does not compile: %s", what, msgs(b.run));
+			expect_equal(b.low, what);
+			run_free(b.run);
+		}
+		free(text);
+	}
+	cr_assert_eq(as_written, 8, "as written: norm_split_2 on 2, 4, 8, norm_split_4 on 4, 8, the others on 8");
 }
 
 /* A Layout strategy: the seed's L("mp", ("sp", "dp")) example compiled and run. */
