@@ -1028,7 +1028,7 @@ static void print_split(StrBuf *b, const Search *x, int v, const OpSplit *s)
 
 /* Per operator: the strategy, its cost against its final neighbours, and the
  * best other candidate. */
-static void explain(Search *x, double cost, FILE *out)
+static void explain(Search *x, double cost, double memory, FILE *out)
 {
 	const Graph *g = x->g;
 	int64_t (*cand)[MAX_OPDIMS] = xmalloc(sizeof *cand * MAX_CANDIDATES);
@@ -1071,7 +1071,7 @@ static void explain(Search *x, double cost, FILE *out)
 		fprintf(out, "%s\n", b.data);
 		sb_free(&b);
 	}
-	fprintf(out, "# total cost %.4g s\n", cost);
+	fprintf(out, "# total cost %.4g s, memory %.4g B a device\n", cost, memory);
 	free(cand);
 }
 
@@ -1145,8 +1145,22 @@ static void report_memory(Search *x, double mem, const SearchOptions *o, Diag *d
 
 bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d)
 {
-	if (m->ctx.parallel_mode != PM_AUTO || s->device_num < 1)
+	if (s->device_num < 1)
 		return true;
+	if (m->ctx.parallel_mode != PM_AUTO) {   /* nothing to search; --explain still prices the given strategies */
+		if (o->explain && !o->results_only) {
+			Search x;
+			search_init(&x, m, f, s, &o->cluster);
+			for (int v = 0; v < f->g->nnodes; v++)
+				if (searchable(&x, v))
+					set_current(&x, v, s->node[v].split);
+			double mem, cost = total(&x, &mem);
+			fprintf(o->out ? o->out : stdout, "# strategies as given (no search, %lld devices): total cost %.4g s, "
+			        "memory %.4g B a device\n", (long long)x.n, cost, mem);
+			search_done(&x);
+		}
+		return true;
+	}
 	Search x;
 	search_init(&x, m, f, s, &o->cluster);
 	shard_results(&x);
@@ -1167,7 +1181,7 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 		}
 	double mem, cost = total(&x, &mem);
 	if (o->explain)
-		explain(&x, cost, o->out ? o->out : stdout);
+		explain(&x, cost, mem, o->out ? o->out : stdout);
 	bool ok = mem <= o->cluster.memory;
 	if (!ok)
 		report_memory(&x, mem, o, d);
