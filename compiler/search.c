@@ -76,6 +76,7 @@ typedef struct {
 	bool *needs;             /* (nvalues) with a train block, depends on a trained parameter */
 	bool *returned;          /* (nnodes) */
 	bool *fixed_node;        /* (nnodes) a user strategy, or a planned parameter's first user */
+	int64_t tmpl_dp, tmpl_mp;  /* a Megatron template's propagation (0: off): decide takes only dp x mp candidates */
 } Search;
 
 /* ---- the graph as the search sees it ---- */
@@ -589,10 +590,12 @@ int op_candidates(const OpDims *od, int64_t device_num, int64_t (*out)[MAX_OPDIM
 
 /* v takes the least-cost candidate against its decided neighbours; one
  * that fits in memory before one that does not. */
+static int template_candidates(const Search *x, const OpDims *od, int64_t (*cand)[MAX_OPDIMS]);
+
 static void decide(Search *x, int v, int64_t (*cand)[MAX_OPDIMS])
 {
 	const OpDims *od = x->st->node[v].od;
-	int nc = op_candidates(od, x->n, cand, MAX_CANDIDATES);
+	int nc = x->tmpl_dp ? template_candidates(x, od, cand) : op_candidates(od, x->n, cand, MAX_CANDIDATES);
 	double memory = cost_cluster(x->cm)->memory, best = INFINITY;
 	bool best_fits = false;
 	OpSplit best_split;
@@ -846,47 +849,164 @@ static void drec(Search *x, int *order, int *norder_out)
 static double total(Search *x, double *memory);
 static void propagate(Search *x, int seed, const OpSplit *seed_split);
 
-/* D-Rec, then local moves (refine); and, beyond MindSpore, the same moves
- * from the propagation result (the batch-parallel defaults when nothing is
- * configured), the cheaper of the two kept: D-Rec's level-by-level choices
- * can lock a deep stack into a local optimum that a second start avoids. */
+/* A start is kept over another when it fits a device and the other does
+ * not, else when it costs less. */
+typedef struct {
+	OpSplit *keep;
+	double cost;
+	bool fits, any;
+} Best;
+
+static void consider(Search *x, Best *b)
+{
+	double mem, c = total(x, &mem);
+	bool fits = mem <= cost_cluster(x->cm)->memory;
+	if (!b->any || (fits && !b->fits) || (fits == b->fits && c < b->cost)) {
+		b->any = true, b->cost = c, b->fits = fits;
+		memcpy(b->keep, x->cur, sizeof(OpSplit) * (size_t)x->g->nnodes);
+	}
+}
+
+/* Operators left undecided take their default (whole: computed whole on
+ * every device); fixed ones their own. */
+static void settle(Search *x, bool whole)
+{
+	for (int v = 0; v < x->g->nnodes; v++)
+		if (searchable(x, v) && !x->decided[v]) {
+			const OpSplit *s = x->st->node[v].split;
+			OpSplit w;
+			if (whole && !x->fixed_node[v]) {
+				int64_t ones[MAX_OPDIMS];
+				for (int o = 0; o < MAX_OPDIMS; o++)
+					ones[o] = 1;
+				op_split_from_splits(x->st->node[v].od, ones, x->n, &w);
+				s = &w;
+			}
+			set_current(x, v, s);
+			x->decided[v] = true;
+		}
+}
+
+/* A Megatron template's candidates for an operator: the batch dim split by
+ * the largest divisor of dp dividing it, and no other dim, or one other dim
+ * split by mp (data-parallel copies of a column, row or head split). Ties go
+ * to a dim the output keeps (a column split before a row split's partials). */
+static int template_candidates(const Search *x, const OpDims *od, int64_t (*cand)[MAX_OPDIMS])
+{
+	int nc = 0;
+	int64_t bsplit = 1;
+	int b = od->batch;
+	if (b >= 0 && !(od->whole & (1u << b)) && op_dim_used(od, b))
+		for (int64_t d = x->tmpl_dp; d > 1; d--)
+			if (x->tmpl_dp % d == 0 && od->size[b] % d == 0) {
+				bsplit = d;
+				break;
+			}
+	for (int i = -1; i < 2 * od->nod; i++) {   /* ties: dims the output keeps before reduced ones */
+		int o = i < 0 ? -1 : i % od->nod;
+		if (i >= 0 && (((od->reduced >> o) & 1) != (i >= od->nod)))
+			continue;
+		if (o >= 0 && (o == b || (od->whole & (1u << o)) || !op_dim_used(od, o) || od->size[o] % x->tmpl_mp ||
+		               x->tmpl_mp == 1))
+			continue;
+		for (int k = 0; k < MAX_OPDIMS; k++)
+			cand[nc][k] = 1;
+		if (b >= 0)
+			cand[nc][b] = bsplit;
+		if (o >= 0)
+			cand[nc][o] = x->tmpl_mp;
+		nc++;
+	}
+	return nc;
+}
+
+/* The data-parallel template of degree dp: every searched operator splits
+ * its batch dim by the largest divisor of dp that divides it, the rest of
+ * the devices copies. */
+static void data_template(Search *x, int64_t dp)
+{
+	for (int v = 0; v < x->g->nnodes; v++) {
+		if (!searchable(x, v))
+			continue;
+		x->decided[v] = true;
+		if (x->fixed_node[v]) {
+			set_current(x, v, x->st->node[v].split);
+			continue;
+		}
+		const OpDims *od = x->st->node[v].od;
+		int64_t split[MAX_OPDIMS];
+		for (int o = 0; o < MAX_OPDIMS; o++)
+			split[o] = 1;
+		int b = od->batch;
+		if (b >= 0 && !(od->whole & (1u << b)) && op_dim_used(od, b))
+			for (int64_t d = dp; d > 1; d--)
+				if (dp % d == 0 && od->size[b] % d == 0) {
+					split[b] = d;
+					break;
+				}
+		OpSplit s;
+		op_split_from_splits(od, split, x->n, &s);
+		set_current(x, v, &s);
+	}
+}
+
+/* D-Rec, then local moves (refine); and, beyond MindSpore, further starts,
+ * each followed by the same moves, the best kept (one that fits a device
+ * before one that does not, then the cheapest): propagation from the
+ * defaults; with training, every operator computed whole on every device;
+ * the data-parallel templates (every divisor dp of the device count, the
+ * batch dims split dp, refine adds the model parallelism); and the dp x mp
+ * templates: for each divisor dp < device_num, every operator in graph order
+ * takes the cheapest against its producers of the batch dim split dp with no
+ * other dim or one other op dim split mp = device_num / dp (template_candidates).
+ * D-Rec's level-by-level choices can lock a deep stack into a local optimum
+ * that these starts may avoid; each start costs a pass and a refine. */
 static void recursive(Search *x)
 {
 	int nn = x->g->nnodes, norder;
 	int *order = xmalloc(sizeof(int) * (size_t)(nn ? nn : 1));
+	Best b = {xmalloc(sizeof(OpSplit) * (size_t)(nn ? nn : 1)), 0, false, false};
 	drec(x, order, &norder);
 	refine(x, order, norder);
-	double mem, best = total(x, &mem);
-	OpSplit *keep = xmalloc(sizeof(OpSplit) * (size_t)(nn ? nn : 1));
-	memcpy(keep, x->cur, sizeof(OpSplit) * (size_t)nn);
-	/* Further starts: propagation from the defaults, and every operator
-	 * computed whole on every device (with training, where collectives cost
-	 * more than the compute they save, local moves from there find it). */
-	int64_t ones[MAX_OPDIMS];
-	for (int o = 0; o < MAX_OPDIMS; o++)
-		ones[o] = 1;
+	consider(x, &b);
 	for (int start = 0; start < (x->m->train ? 2 : 1); start++) {
 		memset(x->decided, 0, sizeof(bool) * (size_t)nn);
 		if (start == 0)
 			propagate(x, -1, NULL);
+		settle(x, start == 1);
+		refine(x, order, norder);
+		consider(x, &b);
+	}
+	for (int64_t dp = x->n; dp >= 1; dp--) {
+		if (x->n % dp)
+			continue;
+		data_template(x, dp);
+		refine(x, order, norder);
+		consider(x, &b);
+	}
+	for (int64_t dp = x->n; dp >= 1; dp--) {
+		if (x->n % dp || dp == x->n)
+			continue;
+		x->tmpl_dp = dp, x->tmpl_mp = x->n / dp;
+		memset(x->decided, 0, sizeof(bool) * (size_t)nn);
 		for (int v = 0; v < nn; v++)
-			if (searchable(x, v) && !x->decided[v]) {
-				OpSplit whole;
-				op_split_from_splits(x->st->node[v].od, ones, x->n, &whole);
-				set_current(x, v, start == 0 || x->fixed_node[v] ? x->st->node[v].split : &whole);
-				x->decided[v] = true;
+			if (searchable(x, v)) {
+				if (x->fixed_node[v]) {
+					set_current(x, v, x->st->node[v].split);
+					x->decided[v] = true;
+				} else {
+					int64_t cand[MAX_OPDIMS + 1][MAX_OPDIMS];
+					decide(x, v, cand);
+				}
 			}
 		refine(x, order, norder);
-		double c = total(x, &mem);
-		if (c < best) {
-			best = c;
-			memcpy(keep, x->cur, sizeof(OpSplit) * (size_t)nn);
-		}
+		consider(x, &b);
+		x->tmpl_dp = x->tmpl_mp = 0;
 	}
 	for (int v = 0; v < nn; v++)
 		if (searchable(x, v))
-			set_current(x, v, &keep[v]);
-	free(keep);
+			set_current(x, v, &b.keep[v]);
+	free(b.keep);
 	free(order);
 }
 

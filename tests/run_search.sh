@@ -12,7 +12,8 @@
 #   - --dot: the MatMul -> ReLU sample's DOT equals tests/dot/matmul_relu_semi.dot
 #     (with --check and with -o), is written whole (no FILE.tmp left behind),
 #     a write error is exit 4, and the DOT parses with graphviz's `dot` when
-#     it is installed (UPDATE=1 rewrites the expected file).
+#     it is installed (UPDATE=1 rewrites the expected file);
+#   - bench-search at small scale: D-Rec costs no more than the hand plans.
 # Last line: N passed, N failed.
 shardc=${1:?usage: run_search.sh SHARDC}
 tmp=$(mktemp -d)
@@ -99,5 +100,21 @@ if command -v dot >/dev/null 2>&1; then
 else
 	echo "search: graphviz's dot is not installed; the DOT files are not parsed (apt-get install graphviz)"
 fi
+
+# bench-search at small scale (tools/bench_search.py --small: the 13B row's
+# structure, shapes divided down, 8 devices, Adam): D-Rec's total cost by the
+# cost model is no more than every hand plan's that fits (Megatron mp 2/4/8,
+# data parallel), and --explain prices given strategies (no search) too.
+if /usr/bin/python3 tools/bench_search.py "$shardc" --small --rows 13B --json "$tmp/bench.json" >"$tmp/bench.md" 2>&1 &&
+   /usr/bin/python3 - "$tmp/bench.json" <<'PY'
+import json, sys
+rs = json.load(open(sys.argv[1]))
+drec = [r for r in rs if r["plan"] == "D-Rec"][0]
+hand = [r for r in rs if r["plan"].startswith(("Megatron", "data")) and r.get("fits")]
+assert len(hand) >= 3, hand
+assert drec.get("fits") and all(drec["cost"] <= h["cost"] for h in hand), (drec, hand)
+assert all(r.get("memory", 0) > 0 for r in rs if "error" not in r), rs
+PY
+then ok; else bad "bench_search.py --small: D-Rec above a hand plan: $(cat "$tmp/bench.md")"; fi
 echo "search: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
