@@ -603,6 +603,18 @@ static void decide(Search *x, int v, int64_t (*cand)[MAX_OPDIMS])
 		OpSplit s;
 		op_split_from_splits(od, cand[i], x->n, &s);
 		double mem, c = local_cost(x, v, &s, &mem);
+		if (x->tmpl_dp) {   /* a template pass prices partials now: their completion, not their consumers' choice */
+			TensorLayout in[MAX_RULE_INPUTS + 8], raw, out;
+			if (x->g->nodes[v].nin <= (int)(sizeof in / sizeof in[0])) {
+				layouts(x, v, &s, in, &raw, &out);
+				if (out.partial) {
+					TensorLayout done = out;
+					done.partial = 0;
+					const Value *res = &x->g->values[x->g->nodes[v].result];
+					c += cost_redist(x->cm, &out, &done, res->type.dims, dtype_bytes(res->type.dtype), NULL);
+				}
+			}
+		}
 		bool fits = mem <= memory;
 		if (i == 0 || (fits && !best_fits) || (fits == best_fits && c < best))
 			best = c, best_split = s, best_fits = fits;
@@ -849,22 +861,99 @@ static void drec(Search *x, int *order, int *norder_out)
 static double total(Search *x, double *memory);
 static void propagate(Search *x, int seed, const OpSplit *seed_split);
 
-/* A start is kept over another when it fits a device and the other does
- * not, else when it costs less. */
-typedef struct {
-	OpSplit *keep;
-	double cost;
-	bool fits, any;
-} Best;
-
-static void consider(Search *x, Best *b)
+/* The bytes a device needs under the current strategies, counted the way
+ * the program allocates them: the strategies lowered (redistributions and,
+ * with a train block, the backward pass included) and the generated
+ * program's slab planned (emit_plan: parameters, inputs and optimizer state,
+ * then every buffer placed by liveness, then the largest scratch). The
+ * lowering lives in a scratch arena, freed here; the strategies' splits are
+ * put back as they were. */
+static double slab_memory(Search *x)
 {
-	double mem, c = total(x, &mem);
-	bool fits = mem <= cost_cluster(x->cm)->memory;
-	if (!b->any || (fits && !b->fits) || (fits == b->fits && c < b->cost)) {
-		b->any = true, b->cost = c, b->fits = fits;
-		memcpy(b->keep, x->cur, sizeof(OpSplit) * (size_t)x->g->nnodes);
+	Module *m = (Module *)x->m;   /* only its arena is swapped, and restored */
+	const Graph *g = x->g;
+	const OpSplit **was = xmalloc(sizeof(OpSplit *) * (size_t)(g->nnodes ? g->nnodes : 1));
+	for (int v = 0; v < g->nnodes; v++) {
+		was[v] = x->st->node[v].split;
+		if (searchable(x, v) && x->decided[v] && !x->fixed_node[v])
+			strategy_set_split(x->st, v, &x->cur[v]);
 	}
+	Arena *keep = m->arena;
+	m->arena = arena_new();
+	Lowered *l = lower(m, x->f, x->st);
+	Program *p = emit_plan(l, "");
+	double slab = (double)emit_slab_bytes(p);
+	emit_free(p);
+	arena_free(m->arena);
+	m->arena = keep;
+	for (int v = 0; v < g->nnodes; v++)
+		x->st->node[v].split = was[v];
+	free(was);
+	return slab;
+}
+
+/* The starts' results, kept to choose among them once all are known. */
+typedef struct {
+	OpSplit **keep;
+	double *cost;
+	int n, cap;
+} Starts;
+
+static void consider(Search *x, Starts *b)
+{
+	size_t size = sizeof(OpSplit) * (size_t)(x->g->nnodes ? x->g->nnodes : 1);
+	for (int i = 0; i < b->n; i++)
+		if (memcmp(b->keep[i], x->cur, size) == 0)
+			return;
+	if (b->n == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 16;
+		b->keep = xrealloc(b->keep, sizeof(OpSplit *) * (size_t)b->cap);
+		b->cost = xrealloc(b->cost, sizeof(double) * (size_t)b->cap);
+	}
+	double mem;
+	b->cost[b->n] = total(x, &mem);
+	b->keep[b->n] = xmalloc(size);
+	memcpy(b->keep[b->n++], x->cur, size);
+}
+
+static int cost_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const double *cost = ctx;
+	int a = *(const int *)pa, b = *(const int *)pb;
+	if (cost[a] != cost[b])
+		return cost[a] < cost[b] ? -1 : 1;
+	return a - b;
+}
+
+/* The cheapest start whose program fits a device (slab_memory, tried in
+ * order of cost); when none fits, the one that needs the least. */
+static void choose(Search *x, Starts *b)
+{
+	int *idx = xmalloc(sizeof(int) * (size_t)(b->n ? b->n : 1)), pick = -1;
+	for (int i = 0; i < b->n; i++)
+		idx[i] = i;
+	sort_r(idx, (size_t)b->n, sizeof(int), cost_cmp, b->cost);
+	double least = INFINITY, memory = cost_cluster(x->cm)->memory;
+	for (int j = 0; j < b->n; j++) {
+		for (int v = 0; v < x->g->nnodes; v++)
+			if (searchable(x, v))
+				set_current(x, v, &b->keep[idx[j]][v]);
+		double mem = slab_memory(x);
+		if (mem <= memory) {
+			pick = idx[j];
+			break;
+		}
+		if (mem < least)
+			least = mem, pick = idx[j];
+	}
+	for (int v = 0; pick >= 0 && v < x->g->nnodes; v++)
+		if (searchable(x, v))
+			set_current(x, v, &b->keep[pick][v]);
+	for (int i = 0; i < b->n; i++)
+		free(b->keep[i]);
+	free(b->keep);
+	free(b->cost);
+	free(idx);
 }
 
 /* Operators left undecided take their default (whole: computed whole on
@@ -965,7 +1054,7 @@ static void recursive(Search *x)
 {
 	int nn = x->g->nnodes, norder;
 	int *order = xmalloc(sizeof(int) * (size_t)(nn ? nn : 1));
-	Best b = {xmalloc(sizeof(OpSplit) * (size_t)(nn ? nn : 1)), 0, false, false};
+	Starts b = {0};
 	drec(x, order, &norder);
 	refine(x, order, norder);
 	consider(x, &b);
@@ -981,6 +1070,7 @@ static void recursive(Search *x)
 		if (x->n % dp)
 			continue;
 		data_template(x, dp);
+		consider(x, &b);   /* itself too: refine trades memory it does not see for speed */
 		refine(x, order, norder);
 		consider(x, &b);
 	}
@@ -1003,10 +1093,7 @@ static void recursive(Search *x)
 		consider(x, &b);
 		x->tmpl_dp = x->tmpl_mp = 0;
 	}
-	for (int v = 0; v < nn; v++)
-		if (searchable(x, v))
-			set_current(x, v, &b.keep[v]);
-	free(b.keep);
+	choose(x, &b);
 	free(order);
 }
 
@@ -1247,6 +1334,7 @@ static void report_memory(Search *x, double mem, const SearchOptions *o, Diag *d
 		recursive(x);
 		double drec;
 		total(x, &drec);
+		drec = slab_memory(x);
 		human_bytes(drec_s, drec);
 		if (drec <= have) {
 			diag_error(d, m->src, entry->name_span, "no strategy fits: %s need %s a device (parameters, "
@@ -1275,6 +1363,7 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 				if (searchable(&x, v))
 					set_current(&x, v, s->node[v].split);
 			double mem, cost = total(&x, &mem);
+			mem = slab_memory(&x);
 			fprintf(o->out ? o->out : stdout, "# strategies as given (no search, %lld devices): total cost %.4g s, "
 			        "memory %.4g B a device\n", (long long)x.n, cost, mem);
 			search_done(&x);
@@ -1300,6 +1389,7 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 				strategy_set_split(s, v, &x.cur[v]);
 		}
 	double mem, cost = total(&x, &mem);
+	mem = slab_memory(&x);
 	if (o->explain)
 		explain(&x, cost, mem, o->out ? o->out : stdout);
 	bool ok = mem <= o->cluster.memory;
