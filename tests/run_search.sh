@@ -13,7 +13,8 @@
 #     (with --check and with -o), is written whole (no FILE.tmp left behind),
 #     a write error is exit 4, and the DOT parses with graphviz's `dot` when
 #     it is installed (UPDATE=1 rewrites the expected file);
-#   - bench-search at small scale: D-Rec costs no more than the hand plans.
+#   - bench-search at small scale: D-Rec costs no more than the hand plans,
+#     and the search's memory figure is the slab, there and on every sample.
 # Last line: N passed, N failed.
 shardc=${1:?usage: run_search.sh SHARDC}
 tmp=$(mktemp -d)
@@ -113,8 +114,23 @@ drec = [r for r in rs if r["plan"] == "D-Rec"][0]
 hand = [r for r in rs if r["plan"].startswith(("Megatron", "data")) and r.get("fits")]
 assert len(hand) >= 3, hand
 assert drec.get("fits") and all(drec["cost"] <= h["cost"] for h in hand), (drec, hand)
-assert all(r.get("memory", 0) > 0 for r in rs if "error" not in r), rs
+for r in rs:   # the search's memory figure is the program's slab (within 2%)
+    assert "error" in r or abs(r["memory"] / r["slab"] - 1) <= 0.02, r
 PY
-then ok; else bad "bench_search.py --small: D-Rec above a hand plan: $(cat "$tmp/bench.md")"; fi
+then ok; else bad "bench_search.py --small: D-Rec above a hand plan, or memory off the slab: $(cat "$tmp/bench.md")"; fi
+# Every sample, forward and (gen_gpt.py --train, Adam) training: --explain's
+# memory figure is the slab the generated program allocates (sc_slab), within 2%.
+python3 tools/gen_gpt.py --layers 2 --devices 8 --train --optimizer adam --mode auto_parallel \
+	--search recursive_programming -o "$tmp/gpt_adam.ir"
+for f in ir-samples/*.ir "$tmp/gpt_adam.ir"; do
+	mem=$("$shardc" "$f" --check --explain 2>/dev/null | sed -n 's/.*, memory \([0-9.e+-]*\) B a device$/\1/p')
+	rm -rf "$tmp/slab"
+	if [ -z "$mem" ] || ! "$shardc" "$f" -o "$tmp/slab" 2>"$tmp/err"; then
+		bad "$f: no memory figure or no program"; continue
+	fi
+	slab=$(sed -n 's/.*sc_slab(rt, \([0-9]*\)).*/\1/p' "$tmp/slab"/rank_*.c | sort -n | tail -1)
+	if /usr/bin/python3 -c 'import sys; m, s = map(float, sys.argv[1:]); sys.exit(abs(m / s - 1) > 0.02)' "$mem" "$slab"
+	then ok; else bad "$f: --explain's memory $mem B, the slab $slab B"; fi
+done
 echo "search: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
