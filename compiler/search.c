@@ -1071,8 +1071,6 @@ static void recursive(Search *x)
 			continue;
 		data_template(x, dp);
 		consider(x, &b);   /* itself too: refine trades memory it does not see for speed */
-		refine(x, order, norder);
-		consider(x, &b);
 	}
 	for (int64_t dp = x->n; dp >= 1; dp--) {
 		if (x->n % dp || dp == x->n)
