@@ -20,6 +20,8 @@
  *       graph order), cuts one op dim by that factor, the one with the least
  *       cost against its neighbours' current strategies. An operator with no
  *       dim left to cut keeps the copies. User strategies stay fixed.
+ *       Then further starts (data-parallel and dp x mp templates, see
+ *       recursive), the cheapest whose slab fits kept.
  *
  * Ties go to the candidate listed first. For propagation: the batch-parallel
  * default, then candidates using more devices, then those splitting earlier
@@ -34,10 +36,12 @@
  * parameter lives where its first user wants it (lower.c), so that edge is
  * free. Both searches minimize it greedily, one operator at a time.
  *
- * Memory: a rank holds its parameters' slices (x2 with SGD's gradient, x3
- * Momentum, x4 Adam) and every operator's output slice. A candidate whose own
- * part does not fit a device is not chosen; when the final strategies do not
- * fit, the model is reported. */
+ * Memory: while one operator chooses, its parameters' slices (x2 with SGD's
+ * gradient, x3 Momentum, x4 Adam) and its output slice; a candidate whose own
+ * part does not fit a device is not chosen. A whole plan's memory is the
+ * generated program's slab (slab_memory: lowered and planned by emit_plan),
+ * what D-Rec's starts are chosen by and what the final check uses; when the
+ * final strategies do not fit, the model is reported. */
 #include "shardc.h"
 
 #include <math.h>
