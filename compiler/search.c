@@ -386,7 +386,9 @@ static bool shared(const Search *x, int v, int k, const TensorLayout *to, int64_
 }
 
 /* Input k of v arriving in `to`; 0 when its source is not decided yet, or
- * another operator reads it so (ahead of v with `before`). */
+ * another operator reads it so (ahead of v with `before`). An input (or a
+ * planned parameter) is carried from where dataset_strategy (or the plan)
+ * puts it, its first user included. */
 static double in_cost(Search *x, int v, int k, const TensorLayout *to, bool before)
 {
 	const Src *s = &x->src[v][k];
@@ -396,8 +398,9 @@ static double in_cost(Search *x, int v, int k, const TensorLayout *to, bool befo
 		return cost_redist(x->cm, x->fixed[v][k], to, x->g->values[s->id].type.dims, elem_bytes(x, s->id), NULL);
 	if (s->kind == SRC_OP)
 		return x->decided[s->id] ? carry_cost(x, x->out[s->id], x->g->nodes[s->id].result, s, to) : 0;
-	if (s->kind != SRC_PARAM || (x->first_node[s->id] == v && x->first_in[s->id] == k))
-		return 0;
+	if (s->kind != SRC_PARAM ||
+	    (x->first_node[s->id] == v && x->first_in[s->id] == k && !x->st->home_fixed[s->id]))
+		return 0;   /* a free home lives where its first user wants it; a fixed one (an input's dataset layout) is delivered */
 	const TensorLayout *h = home(x, s->id);
 	return h ? carry_cost(x, *h, s->id, s, to) : 0;
 }
