@@ -1056,12 +1056,15 @@ static void data_template(Search *x, int64_t dp)
  * takes the cheapest against its producers of the batch dim split dp with no
  * other dim or one other op dim split mp = device_num / dp (template_candidates).
  * D-Rec's level-by-level choices can lock a deep stack into a local optimum
- * that these starts may avoid; each start costs a pass and a refine. */
+ * that these starts may avoid. The templates are kept as they are, and the
+ * TEMPLATE_REFINES cheapest dp x mp ones also after the local moves. */
+enum { TEMPLATE_REFINES = 2 };
+
 static void recursive(Search *x)
 {
 	int nn = x->g->nnodes, norder;
 	int *order = xmalloc(sizeof(int) * (size_t)(nn ? nn : 1));
-	Starts b = {0};
+	Starts b = {0}, tm = {0};   /* every start; the dp x mp templates as they are */
 	drec(x, order, &norder);
 	refine(x, order, norder);
 	consider(x, &b);
@@ -1094,10 +1097,28 @@ static void recursive(Search *x)
 					decide(x, v, cand);
 				}
 			}
+		x->tmpl_dp = x->tmpl_mp = 0;
+		consider(x, &b);
+		consider(x, &tm);
+	}
+	/* The local moves from the cheapest templates only: a refine from each
+	 * costs most of the search's time at many devices. */
+	int *idx = xmalloc(sizeof(int) * (size_t)(tm.n ? tm.n : 1));
+	for (int i = 0; i < tm.n; i++)
+		idx[i] = i;
+	sort_r(idx, (size_t)tm.n, sizeof(int), cost_cmp, tm.cost);
+	for (int j = 0; j < tm.n && j < TEMPLATE_REFINES; j++) {
+		for (int v = 0; v < nn; v++)
+			if (searchable(x, v))
+				set_current(x, v, &tm.keep[idx[j]][v]);
 		refine(x, order, norder);
 		consider(x, &b);
-		x->tmpl_dp = x->tmpl_mp = 0;
 	}
+	for (int i = 0; i < tm.n; i++)
+		free(tm.keep[i]);
+	free(tm.keep);
+	free(tm.cost);
+	free(idx);
 	choose(x, &b);
 	free(order);
 }
