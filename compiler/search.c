@@ -1051,7 +1051,7 @@ static void data_template(Search *x, int64_t dp)
  * before one that does not, then the cheapest): propagation from the
  * defaults; with training, every operator computed whole on every device;
  * the data-parallel templates (every divisor dp of the device count, the
- * batch dims split dp, refine adds the model parallelism); and the dp x mp
+ * batch dims split dp, the rest copies); and the dp x mp
  * templates: for each divisor dp < device_num, every operator in graph order
  * takes the cheapest against its producers of the batch dim split dp with no
  * other dim or one other op dim split mp = device_num / dp (template_candidates).
