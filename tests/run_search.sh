@@ -102,11 +102,13 @@ else
 	echo "search: graphviz's dot is not installed; the DOT files are not parsed (apt-get install graphviz)"
 fi
 
-# bench-search at small scale (tools/bench_search.py --small: the 13B row's
-# structure, shapes divided down, 8 devices, Adam): D-Rec's total cost by the
+# bench-search at small scale (tools/bench_search.py --small: each row's layer
+# shapes, 2 layers, its devices and batch, Adam): D-Rec's total cost by the
 # cost model is no more than every hand plan's that fits (Megatron mp 2/4/8,
-# data parallel), and --explain prices given strategies (no search) too.
-if /usr/bin/python3 tools/bench_search.py "$shardc" --small --rows 13B --json "$tmp/bench.json" >"$tmp/bench.md" 2>&1 &&
+# data parallel; at full size the best are mp 8, mp 8 and data parallel, here
+# mp 8, mp 8 and mp 4), and --explain prices given strategies (no search) too.
+for row in 13B 1.3B 350M; do
+if /usr/bin/python3 tools/bench_search.py "$shardc" --small --rows $row --json "$tmp/bench.json" >"$tmp/bench.md" 2>&1 &&
    /usr/bin/python3 - "$tmp/bench.json" <<'PY'
 import json, sys
 rs = json.load(open(sys.argv[1]))
@@ -117,7 +119,8 @@ assert drec.get("fits") and all(drec["cost"] <= h["cost"] for h in hand), (drec,
 for r in rs:   # the search's memory figure is the program's slab (within 2%)
     assert "error" in r or abs(r["memory"] / r["slab"] - 1) <= 0.02, r
 PY
-then ok; else bad "bench_search.py --small: D-Rec above a hand plan, or memory off the slab: $(cat "$tmp/bench.md")"; fi
+then ok; else bad "bench_search.py --small $row: D-Rec above a hand plan, or memory off the slab: $(cat "$tmp/bench.md")"; fi
+done
 # Every sample, forward and (gen_gpt.py --train, Adam) training: --explain's
 # memory figure is the slab the generated program allocates (sc_slab), within 2%.
 python3 tools/gen_gpt.py --layers 2 --devices 8 --train --optimizer adam --mode auto_parallel \
