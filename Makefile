@@ -22,7 +22,7 @@ COMPILER_OBJS := $(COMPILER_SRCS:.c=.o) parser.o lexer.o
 UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_manifest test_eval test_simulate \
 	test_redistribute test_search test_emit
 
-.PHONY: all deps demo test unit golden roundtrip dumps search outdir sweep newop bounds fuzz fuzz-build bench install clean fresh-check
+.PHONY: all deps demo test unit golden roundtrip dumps search outdir sweep newop bounds fuzz fuzz-build bench bench-search install clean fresh-check
 all: deps $(B)/shardc runtime
 
 # ---- dependencies: installed and probed once; the flags they need are written
@@ -184,6 +184,11 @@ bench: $(B)/shardc $(RT_B)/libshardc_rt_cpu.a $(B)/bench/bench_direct
 	sh tools/bench.sh $(B)/shardc
 	sh tools/bench_programs.sh $(B)/shardc $(B)/bench/bench_direct
 	/usr/bin/python3 tools/bench_jax.py $(B)/shardc
+
+# The strategy search against the hand plans (Megatron mp 2/4/8, data parallel) on
+# GPT stacks of 13B, 1.3B and 350M parameters: cost, bytes, memory, slab, compile time.
+bench-search: $(B)/shardc
+	/usr/bin/python3 tools/bench_search.py $(B)/shardc
 
 # The generated Makefiles find the runtime in PREFIX/share/shardc (runtime/
 # and build/runtime/, as in this tree).

@@ -20,6 +20,8 @@
  *       graph order), cuts one op dim by that factor, the one with the least
  *       cost against its neighbours' current strategies. An operator with no
  *       dim left to cut keeps the copies. User strategies stay fixed.
+ *       Then further starts (data-parallel and dp x mp templates, see
+ *       recursive), the cheapest whose slab fits kept.
  *
  * Ties go to the candidate listed first. For propagation: the batch-parallel
  * default, then candidates using more devices, then those splitting earlier
@@ -34,10 +36,12 @@
  * parameter lives where its first user wants it (lower.c), so that edge is
  * free. Both searches minimize it greedily, one operator at a time.
  *
- * Memory: a rank holds its parameters' slices (x2 with SGD's gradient, x3
- * Momentum, x4 Adam) and every operator's output slice. A candidate whose own
- * part does not fit a device is not chosen; when the final strategies do not
- * fit, the model is reported. */
+ * Memory: while one operator chooses, its parameters' slices (x2 with SGD's
+ * gradient, x3 Momentum, x4 Adam) and its output slice; a candidate whose own
+ * part does not fit a device is not chosen. A whole plan's memory is the
+ * generated program's slab (slab_memory: lowered and planned by emit_plan),
+ * what D-Rec's starts are chosen by and what the final check uses; when the
+ * final strategies do not fit, the model is reported. */
 #include "shardc.h"
 
 #include <math.h>
@@ -76,6 +80,7 @@ typedef struct {
 	bool *needs;             /* (nvalues) with a train block, depends on a trained parameter */
 	bool *returned;          /* (nnodes) */
 	bool *fixed_node;        /* (nnodes) a user strategy, or a planned parameter's first user */
+	int64_t tmpl_dp, tmpl_mp;  /* a Megatron template's propagation (0: off): decide takes only dp x mp candidates */
 } Search;
 
 /* ---- the graph as the search sees it ---- */
@@ -381,7 +386,9 @@ static bool shared(const Search *x, int v, int k, const TensorLayout *to, int64_
 }
 
 /* Input k of v arriving in `to`; 0 when its source is not decided yet, or
- * another operator reads it so (ahead of v with `before`). */
+ * another operator reads it so (ahead of v with `before`). An input (or a
+ * planned parameter) is carried from where dataset_strategy (or the plan)
+ * puts it, its first user included. */
 static double in_cost(Search *x, int v, int k, const TensorLayout *to, bool before)
 {
 	const Src *s = &x->src[v][k];
@@ -391,8 +398,9 @@ static double in_cost(Search *x, int v, int k, const TensorLayout *to, bool befo
 		return cost_redist(x->cm, x->fixed[v][k], to, x->g->values[s->id].type.dims, elem_bytes(x, s->id), NULL);
 	if (s->kind == SRC_OP)
 		return x->decided[s->id] ? carry_cost(x, x->out[s->id], x->g->nodes[s->id].result, s, to) : 0;
-	if (s->kind != SRC_PARAM || (x->first_node[s->id] == v && x->first_in[s->id] == k))
-		return 0;
+	if (s->kind != SRC_PARAM ||
+	    (x->first_node[s->id] == v && x->first_in[s->id] == k && !x->st->home_fixed[s->id]))
+		return 0;   /* a free home lives where its first user wants it; a fixed one (an input's dataset layout) is delivered */
 	const TensorLayout *h = home(x, s->id);
 	return h ? carry_cost(x, *h, s->id, s, to) : 0;
 }
@@ -591,10 +599,12 @@ int op_candidates(const OpDims *od, int64_t device_num, int64_t (*out)[MAX_OPDIM
 
 /* v takes the least-cost candidate against its decided neighbours; one
  * that fits in memory before one that does not. */
+static int template_candidates(const Search *x, const OpDims *od, int64_t (*cand)[MAX_OPDIMS]);
+
 static void decide(Search *x, int v, int64_t (*cand)[MAX_OPDIMS])
 {
 	const OpDims *od = x->st->node[v].od;
-	int nc = op_candidates(od, x->n, cand, MAX_CANDIDATES);
+	int nc = x->tmpl_dp ? template_candidates(x, od, cand) : op_candidates(od, x->n, cand, MAX_CANDIDATES);
 	double memory = cost_cluster(x->cm)->memory, best = INFINITY;
 	bool best_fits = false;
 	OpSplit best_split;
@@ -602,6 +612,18 @@ static void decide(Search *x, int v, int64_t (*cand)[MAX_OPDIMS])
 		OpSplit s;
 		op_split_from_splits(od, cand[i], x->n, &s);
 		double mem, c = local_cost(x, v, &s, &mem);
+		if (x->tmpl_dp) {   /* a template pass prices partials now: their completion, not their consumers' choice */
+			TensorLayout in[MAX_RULE_INPUTS + 8], raw, out;
+			if (x->g->nodes[v].nin <= (int)(sizeof in / sizeof in[0])) {
+				layouts(x, v, &s, in, &raw, &out);
+				if (out.partial) {
+					TensorLayout done = out;
+					done.partial = 0;
+					const Value *res = &x->g->values[x->g->nodes[v].result];
+					c += cost_redist(x->cm, &out, &done, res->type.dims, dtype_bytes(res->type.dtype), NULL);
+				}
+			}
+		}
 		bool fits = mem <= memory;
 		if (i == 0 || (fits && !best_fits) || (fits == best_fits && c < best))
 			best = c, best_split = s, best_fits = fits;
@@ -848,47 +870,262 @@ static void drec(Search *x, int *order, int *norder_out)
 static double total(Search *x, double *memory);
 static void propagate(Search *x, int seed, const OpSplit *seed_split);
 
-/* D-Rec, then local moves (refine); and, beyond MindSpore, the same moves
- * from the propagation result (the batch-parallel defaults when nothing is
- * configured), the cheaper of the two kept: D-Rec's level-by-level choices
- * can lock a deep stack into a local optimum that a second start avoids. */
+/* The bytes a device needs under the current strategies, counted the way
+ * the program allocates them: the strategies lowered (redistributions and,
+ * with a train block, the backward pass included) and the generated
+ * program's slab planned (emit_plan: parameters, inputs and optimizer state,
+ * then every buffer placed by liveness, then the largest scratch). The
+ * lowering lives in a scratch arena, freed here; the strategies' splits are
+ * put back as they were. */
+static double slab_memory(Search *x)
+{
+	Module *m = (Module *)x->m;   /* only its arena is swapped, and restored */
+	const Graph *g = x->g;
+	const OpSplit **was = xmalloc(sizeof(OpSplit *) * (size_t)(g->nnodes ? g->nnodes : 1));
+	for (int v = 0; v < g->nnodes; v++) {
+		was[v] = x->st->node[v].split;
+		if (searchable(x, v) && x->decided[v] && !x->fixed_node[v])
+			strategy_set_split(x->st, v, &x->cur[v]);
+	}
+	Arena *keep = m->arena;
+	m->arena = arena_new();
+	Lowered *l = lower(m, x->f, x->st);
+	if (m->train) {   /* the pipeline's stages up to the memory plan, as main runs them */
+		differentiate(l);
+		bucket_gradients(l, (int64_t)cost_cluster(x->cm)->bucket_bytes);
+	}
+	Program *p = emit_plan(l, "");
+	double slab = (double)emit_slab_bytes(p);
+	emit_free(p);
+	arena_free(m->arena);
+	m->arena = keep;
+	for (int v = 0; v < g->nnodes; v++)
+		x->st->node[v].split = was[v];
+	free(was);
+	return slab;
+}
+
+/* The starts' results, kept to choose among them once all are known. */
+typedef struct {
+	OpSplit **keep;
+	double *cost;
+	int n, cap;
+} Starts;
+
+static void consider(Search *x, Starts *b)
+{
+	size_t size = sizeof(OpSplit) * (size_t)(x->g->nnodes ? x->g->nnodes : 1);
+	for (int i = 0; i < b->n; i++)
+		if (memcmp(b->keep[i], x->cur, size) == 0)
+			return;
+	if (b->n == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 16;
+		b->keep = xrealloc(b->keep, sizeof(OpSplit *) * (size_t)b->cap);
+		b->cost = xrealloc(b->cost, sizeof(double) * (size_t)b->cap);
+	}
+	double mem;
+	b->cost[b->n] = total(x, &mem);
+	b->keep[b->n] = xmalloc(size);
+	memcpy(b->keep[b->n++], x->cur, size);
+}
+
+static int cost_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const double *cost = ctx;
+	int a = *(const int *)pa, b = *(const int *)pb;
+	if (cost[a] != cost[b])
+		return cost[a] < cost[b] ? -1 : 1;
+	return a - b;
+}
+
+/* The cheapest start whose program fits a device (slab_memory, tried in
+ * order of cost); when none fits, the one that needs the least. */
+static void choose(Search *x, Starts *b)
+{
+	int *idx = xmalloc(sizeof(int) * (size_t)(b->n ? b->n : 1)), pick = -1;
+	for (int i = 0; i < b->n; i++)
+		idx[i] = i;
+	sort_r(idx, (size_t)b->n, sizeof(int), cost_cmp, b->cost);
+	double least = INFINITY, memory = cost_cluster(x->cm)->memory;
+	for (int j = 0; j < b->n; j++) {
+		for (int v = 0; v < x->g->nnodes; v++)
+			if (searchable(x, v))
+				set_current(x, v, &b->keep[idx[j]][v]);
+		double mem = slab_memory(x);
+		if (mem <= memory) {
+			pick = idx[j];
+			break;
+		}
+		if (mem < least)
+			least = mem, pick = idx[j];
+	}
+	for (int v = 0; pick >= 0 && v < x->g->nnodes; v++)
+		if (searchable(x, v))
+			set_current(x, v, &b->keep[pick][v]);
+	for (int i = 0; i < b->n; i++)
+		free(b->keep[i]);
+	free(b->keep);
+	free(b->cost);
+	free(idx);
+}
+
+/* Operators left undecided take their default (whole: computed whole on
+ * every device); fixed ones their own. */
+static void settle(Search *x, bool whole)
+{
+	for (int v = 0; v < x->g->nnodes; v++)
+		if (searchable(x, v) && !x->decided[v]) {
+			const OpSplit *s = x->st->node[v].split;
+			OpSplit w;
+			if (whole && !x->fixed_node[v]) {
+				int64_t ones[MAX_OPDIMS];
+				for (int o = 0; o < MAX_OPDIMS; o++)
+					ones[o] = 1;
+				op_split_from_splits(x->st->node[v].od, ones, x->n, &w);
+				s = &w;
+			}
+			set_current(x, v, s);
+			x->decided[v] = true;
+		}
+}
+
+/* A Megatron template's candidates for an operator: the batch dim split by
+ * the largest divisor of dp dividing it, and no other dim, or one other dim
+ * split by mp (data-parallel copies of a column, row or head split). Ties go
+ * to a dim the output keeps (a column split before a row split's partials). */
+static int template_candidates(const Search *x, const OpDims *od, int64_t (*cand)[MAX_OPDIMS])
+{
+	int nc = 0;
+	int64_t bsplit = 1;
+	int b = od->batch;
+	if (b >= 0 && !(od->whole & (1u << b)) && op_dim_used(od, b))
+		for (int64_t d = x->tmpl_dp; d > 1; d--)
+			if (x->tmpl_dp % d == 0 && od->size[b] % d == 0) {
+				bsplit = d;
+				break;
+			}
+	for (int i = -1; i < 2 * od->nod; i++) {   /* ties: dims the output keeps before reduced ones */
+		int o = i < 0 ? -1 : i % od->nod;
+		if (i >= 0 && (((od->reduced >> o) & 1) != (i >= od->nod)))
+			continue;
+		if (o >= 0 && (o == b || (od->whole & (1u << o)) || !op_dim_used(od, o) || od->size[o] % x->tmpl_mp ||
+		               x->tmpl_mp == 1))
+			continue;
+		for (int k = 0; k < MAX_OPDIMS; k++)
+			cand[nc][k] = 1;
+		if (b >= 0)
+			cand[nc][b] = bsplit;
+		if (o >= 0)
+			cand[nc][o] = x->tmpl_mp;
+		nc++;
+	}
+	return nc;
+}
+
+/* The data-parallel template of degree dp: every searched operator splits
+ * its batch dim by the largest divisor of dp that divides it, the rest of
+ * the devices copies. */
+static void data_template(Search *x, int64_t dp)
+{
+	for (int v = 0; v < x->g->nnodes; v++) {
+		if (!searchable(x, v))
+			continue;
+		x->decided[v] = true;
+		if (x->fixed_node[v]) {
+			set_current(x, v, x->st->node[v].split);
+			continue;
+		}
+		const OpDims *od = x->st->node[v].od;
+		int64_t split[MAX_OPDIMS];
+		for (int o = 0; o < MAX_OPDIMS; o++)
+			split[o] = 1;
+		int b = od->batch;
+		if (b >= 0 && !(od->whole & (1u << b)) && op_dim_used(od, b))
+			for (int64_t d = dp; d > 1; d--)
+				if (dp % d == 0 && od->size[b] % d == 0) {
+					split[b] = d;
+					break;
+				}
+		OpSplit s;
+		op_split_from_splits(od, split, x->n, &s);
+		set_current(x, v, &s);
+	}
+}
+
+/* D-Rec, then local moves (refine); and, beyond MindSpore, further starts,
+ * each followed by the same moves, the best kept (one that fits a device
+ * before one that does not, then the cheapest): propagation from the
+ * defaults; with training, every operator computed whole on every device;
+ * the data-parallel templates (every divisor dp of the device count, the
+ * batch dims split dp, the rest copies); and the dp x mp
+ * templates: for each divisor dp < device_num, every operator in graph order
+ * takes the cheapest against its producers of the batch dim split dp with no
+ * other dim or one other op dim split mp = device_num / dp (template_candidates).
+ * D-Rec's level-by-level choices can lock a deep stack into a local optimum
+ * that these starts may avoid. The templates are kept as they are, and the
+ * TEMPLATE_REFINES cheapest dp x mp ones also after the local moves. */
+enum { TEMPLATE_REFINES = 2 };
+
 static void recursive(Search *x)
 {
 	int nn = x->g->nnodes, norder;
 	int *order = xmalloc(sizeof(int) * (size_t)(nn ? nn : 1));
+	Starts b = {0}, tm = {0};   /* every start; the dp x mp templates as they are */
 	drec(x, order, &norder);
 	refine(x, order, norder);
-	double mem, best = total(x, &mem);
-	OpSplit *keep = xmalloc(sizeof(OpSplit) * (size_t)(nn ? nn : 1));
-	memcpy(keep, x->cur, sizeof(OpSplit) * (size_t)nn);
-	/* Further starts: propagation from the defaults, and every operator
-	 * computed whole on every device (with training, where collectives cost
-	 * more than the compute they save, local moves from there find it). */
-	int64_t ones[MAX_OPDIMS];
-	for (int o = 0; o < MAX_OPDIMS; o++)
-		ones[o] = 1;
+	consider(x, &b);
 	for (int start = 0; start < (x->m->train ? 2 : 1); start++) {
 		memset(x->decided, 0, sizeof(bool) * (size_t)nn);
 		if (start == 0)
 			propagate(x, -1, NULL);
-		for (int v = 0; v < nn; v++)
-			if (searchable(x, v) && !x->decided[v]) {
-				OpSplit whole;
-				op_split_from_splits(x->st->node[v].od, ones, x->n, &whole);
-				set_current(x, v, start == 0 || x->fixed_node[v] ? x->st->node[v].split : &whole);
-				x->decided[v] = true;
-			}
+		settle(x, start == 1);
 		refine(x, order, norder);
-		double c = total(x, &mem);
-		if (c < best) {
-			best = c;
-			memcpy(keep, x->cur, sizeof(OpSplit) * (size_t)nn);
-		}
+		consider(x, &b);
 	}
-	for (int v = 0; v < nn; v++)
-		if (searchable(x, v))
-			set_current(x, v, &keep[v]);
-	free(keep);
+	for (int64_t dp = x->n; dp >= 1; dp--) {
+		if (x->n % dp)
+			continue;
+		data_template(x, dp);
+		consider(x, &b);   /* itself too: refine trades memory it does not see for speed */
+	}
+	for (int64_t dp = x->n; dp >= 1; dp--) {
+		if (x->n % dp || dp == x->n)
+			continue;
+		x->tmpl_dp = dp, x->tmpl_mp = x->n / dp;
+		memset(x->decided, 0, sizeof(bool) * (size_t)nn);
+		for (int v = 0; v < nn; v++)
+			if (searchable(x, v)) {
+				if (x->fixed_node[v]) {
+					set_current(x, v, x->st->node[v].split);
+					x->decided[v] = true;
+				} else {
+					int64_t cand[MAX_OPDIMS + 1][MAX_OPDIMS];
+					decide(x, v, cand);
+				}
+			}
+		x->tmpl_dp = x->tmpl_mp = 0;
+		consider(x, &b);
+		consider(x, &tm);
+	}
+	/* The local moves from the cheapest templates only: a refine from each
+	 * costs most of the search's time at many devices. */
+	int *idx = xmalloc(sizeof(int) * (size_t)(tm.n ? tm.n : 1));
+	for (int i = 0; i < tm.n; i++)
+		idx[i] = i;
+	sort_r(idx, (size_t)tm.n, sizeof(int), cost_cmp, tm.cost);
+	for (int j = 0; j < tm.n && j < TEMPLATE_REFINES; j++) {
+		for (int v = 0; v < nn; v++)
+			if (searchable(x, v))
+				set_current(x, v, &tm.keep[idx[j]][v]);
+		refine(x, order, norder);
+		consider(x, &b);
+	}
+	for (int i = 0; i < tm.n; i++)
+		free(tm.keep[i]);
+	free(tm.keep);
+	free(tm.cost);
+	free(idx);
+	choose(x, &b);
 	free(order);
 }
 
@@ -1030,7 +1267,7 @@ static void print_split(StrBuf *b, const Search *x, int v, const OpSplit *s)
 
 /* Per operator: the strategy, its cost against its final neighbours, and the
  * best other candidate. */
-static void explain(Search *x, double cost, FILE *out)
+static void explain(Search *x, double cost, double memory, FILE *out)
 {
 	const Graph *g = x->g;
 	int64_t (*cand)[MAX_OPDIMS] = xmalloc(sizeof *cand * MAX_CANDIDATES);
@@ -1073,7 +1310,7 @@ static void explain(Search *x, double cost, FILE *out)
 		fprintf(out, "%s\n", b.data);
 		sb_free(&b);
 	}
-	fprintf(out, "# total cost %.4g s\n", cost);
+	fprintf(out, "# total cost %.4g s, memory %.4g B a device\n", cost, memory);
 	free(cand);
 }
 
@@ -1129,6 +1366,7 @@ static void report_memory(Search *x, double mem, const SearchOptions *o, Diag *d
 		recursive(x);
 		double drec;
 		total(x, &drec);
+		drec = slab_memory(x);
 		human_bytes(drec_s, drec);
 		if (drec <= have) {
 			diag_error(d, m->src, entry->name_span, "no strategy fits: %s need %s a device (parameters, "
@@ -1147,8 +1385,23 @@ static void report_memory(Search *x, double mem, const SearchOptions *o, Diag *d
 
 bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d)
 {
-	if (m->ctx.parallel_mode != PM_AUTO || s->device_num < 1)
+	if (s->device_num < 1)
 		return true;
+	if (m->ctx.parallel_mode != PM_AUTO) {   /* nothing to search; --explain still prices the given strategies */
+		if (o->explain && !o->results_only) {
+			Search x;
+			search_init(&x, m, f, s, &o->cluster);
+			for (int v = 0; v < f->g->nnodes; v++)
+				if (searchable(&x, v))
+					set_current(&x, v, s->node[v].split);
+			double mem, cost = total(&x, &mem);
+			mem = slab_memory(&x);
+			fprintf(o->out ? o->out : stdout, "# strategies as given (no search, %lld devices): total cost %.4g s, "
+			        "memory %.4g B a device\n", (long long)x.n, cost, mem);
+			search_done(&x);
+		}
+		return true;
+	}
 	Search x;
 	search_init(&x, m, f, s, &o->cluster);
 	shard_results(&x);
@@ -1168,8 +1421,9 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 				strategy_set_split(s, v, &x.cur[v]);
 		}
 	double mem, cost = total(&x, &mem);
+	mem = slab_memory(&x);
 	if (o->explain)
-		explain(&x, cost, o->out ? o->out : stdout);
+		explain(&x, cost, mem, o->out ? o->out : stdout);
 	bool ok = mem <= o->cluster.memory;
 	if (!ok)
 		report_memory(&x, mem, o, d);

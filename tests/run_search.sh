@@ -12,7 +12,9 @@
 #   - --dot: the MatMul -> ReLU sample's DOT equals tests/dot/matmul_relu_semi.dot
 #     (with --check and with -o), is written whole (no FILE.tmp left behind),
 #     a write error is exit 4, and the DOT parses with graphviz's `dot` when
-#     it is installed (UPDATE=1 rewrites the expected file).
+#     it is installed (UPDATE=1 rewrites the expected file);
+#   - bench-search at small scale: D-Rec costs no more than the hand plans,
+#     and the search's memory figure is the slab, there and on every sample.
 # Last line: N passed, N failed.
 shardc=${1:?usage: run_search.sh SHARDC}
 tmp=$(mktemp -d)
@@ -101,5 +103,39 @@ if command -v dot >/dev/null 2>&1; then
 else
 	echo "search: graphviz's dot is not installed; the DOT files are not parsed (apt-get install graphviz)"
 fi
+
+# bench-search at small scale (tools/bench_search.py --small: each row's layer
+# shapes, 2 layers, its devices and batch, Adam): D-Rec's total cost by the
+# cost model is no more than every hand plan's that fits (Megatron mp 2/4/8,
+# data parallel; at full size the best are mp 8, mp 8 and data parallel, here
+# mp 8, mp 8 and mp 4), and --explain prices given strategies (no search) too.
+for row in 13B 1.3B 350M; do
+if /usr/bin/python3 tools/bench_search.py "$shardc" --small --rows $row --json "$tmp/bench.json" >"$tmp/bench.md" 2>&1 &&
+   /usr/bin/python3 - "$tmp/bench.json" <<'PY'
+import json, sys
+rs = json.load(open(sys.argv[1]))
+drec = [r for r in rs if r["plan"] == "D-Rec"][0]
+hand = [r for r in rs if r["plan"].startswith(("Megatron", "data")) and r.get("fits")]
+assert len(hand) >= 3, hand
+assert drec.get("fits") and all(drec["cost"] <= h["cost"] for h in hand), (drec, hand)
+for r in rs:   # the search's memory figure is the program's slab (within 2%)
+    assert "error" in r or abs(r["memory"] / r["slab"] - 1) <= 0.02, r
+PY
+then ok; else bad "bench_search.py --small $row: D-Rec above a hand plan, or memory off the slab: $(cat "$tmp/bench.md")"; fi
+done
+# Every sample, forward and (gen_gpt.py --train, Adam) training: --explain's
+# memory figure is the slab the generated program allocates (sc_slab), within 2%.
+python3 tools/gen_gpt.py --layers 2 --devices 8 --train --optimizer adam --mode auto_parallel \
+	--search recursive_programming -o "$tmp/gpt_adam.ir"
+for f in ir-samples/*.ir "$tmp/gpt_adam.ir"; do
+	mem=$("$shardc" "$f" --check --explain 2>/dev/null | sed -n 's/.*, memory \([0-9.e+-]*\) B a device$/\1/p')
+	rm -rf "$tmp/slab"
+	if [ -z "$mem" ] || ! "$shardc" "$f" -o "$tmp/slab" 2>"$tmp/err"; then
+		bad "$f: no memory figure or no program"; continue
+	fi
+	slab=$(sed -n 's/.*sc_slab(rt, \([0-9]*\)).*/\1/p' "$tmp/slab"/rank_*.c | sort -n | tail -1)
+	if /usr/bin/python3 -c 'import sys; m, s = map(float, sys.argv[1:]); sys.exit(abs(m / s - 1) > 0.02)' "$mem" "$slab"
+	then ok; else bad "$f: --explain's memory $mem B, the slab $slab B"; fi
+done
 echo "search: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

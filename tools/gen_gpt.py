@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Usage: gen_gpt.py --layers N [--train [--precision bf16|fp16]] [--hidden H] [--seq S] [--batch B] [--heads A] [--ffn F] [--devices D] [--mode semi_auto_parallel|auto_parallel] [--search recursive_programming|sharding_propagation] [--megatron [--mp M]] [--seed K] [-o FILE]
+# Usage: gen_gpt.py --layers N [--train [--precision bf16|fp16] [--optimizer sgd|momentum|adam]] [--hidden H] [--seq S] [--batch B] [--heads A] [--ffn F] [--devices D] [--mode semi_auto_parallel|auto_parallel] [--search recursive_programming|sharding_propagation] [--megatron [--mp M]] [--seed K] [-o FILE]
 """Write a GPT-style stack of N transformer layers as a shardc IR module (docs/language.md).
 
 Each layer has the block structure of ir-samples/transformer_block.ir, on the 2-D
@@ -59,9 +59,11 @@ def main(argv=None):
                     help="model-parallel degree for --megatron (default: gcd(devices, heads))")
     ap.add_argument("--seed", type=int, default=None, help="context seed")
     ap.add_argument("--train", action="store_true",
-                    help="add a target input, an MSELoss of the last layer's output and a train block (SGD, 1 step)")
+                    help="add a target input, an MSELoss of the last layer's output and a train block (1 step)")
     ap.add_argument("--precision", default=None, choices=("bf16", "fp16", "fp32"),
                     help="with --train: the train block's precision (mixed precision)")
+    ap.add_argument("--optimizer", default="sgd", choices=["sgd", "momentum", "adam"],
+                    help="the train block's optimizer (default sgd)")
     ap.add_argument("-o", "--output", default=None, help="output file (default stdout)")
     a = ap.parse_args(argv)
 
@@ -89,6 +91,8 @@ def main(argv=None):
         dp = math.gcd(D // mp, B)
     elif a.mp is not None:
         die("--mp needs --megatron")
+    if a.optimizer != "sgd" and not a.train:
+        die("--optimizer needs --train")
 
     out = []
     w = out.append
@@ -194,7 +198,9 @@ def main(argv=None):
     if a.train:
         w("  %%loss = MSELoss(%s, %%target)\n  return %%loss\n}\n" % x)
         prec = '  precision: "%s",\n' % a.precision if a.precision else ""
-        w("\ntrain {\n  loss: %%loss,\n  optimizer: SGD(learning_rate: 0.01),\n%s  steps: 1\n}\n" % prec)
+        opt = {"sgd": "SGD(learning_rate: 0.01)", "momentum": "Momentum(learning_rate: 0.01, momentum: 0.9)",
+               "adam": "Adam(learning_rate: 0.001)"}[a.optimizer]
+        w("\ntrain {\n  loss: %%loss,\n  optimizer: %s,\n%s  steps: 1\n}\n" % (opt, prec))
     else:
         w("  return %s\n}\n" % x)
 

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+# Usage: bench_search.py SHARDC [--small] [--rows 13B,1.3B,350M] [--plans ...] [--keep DIR]
+"""The strategy search against the hand plans at the scale of real models (make bench-search).
+
+For each row (a GPT stack from tools/gen_gpt.py with a train block, fp32, Adam, seq 1024)
+every plan is compiled with --cluster set to 8 devices a node, 300e9 B/s within a node,
+25e9 B/s between nodes, 5e-6 s latency, 2e14 FLOP/s and 80e9 B a device:
+
+    D-Rec         auto_parallel, search_mode recursive_programming, no annotations
+    propagation   auto_parallel, search_mode sharding_propagation, no annotations
+    Megatron mp M gen_gpt.py --megatron --mp M (semi_auto_parallel: the search is off)
+    data parallel gen_gpt.py --megatron --mp 1 (every operator split over the batch only)
+
+and the table gives, per plan: the total cost by shardc's own cost model (--explain's
+"total cost"), the bytes a rank sends (manifest.json's largest comm_bytes_per_rank),
+the search's memory figure (--explain's "memory ... a device"), the slab the largest
+rank's program allocates (sc_slab in rank_N.c), whether that fits 80e9 B, and the
+compile time (--time's total, parse to lowering, in a run without --explain; one
+core, wall clock, so a loaded machine shows more). A plan shardc refuses shows the
+first line of the error.
+
+--small keeps each row's layer shapes but stacks 2 layers, so the table runs in seconds.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MEMORY = 80e9
+CLUSTER = {"devices_per_node": 8, "intra_node_bandwidth": 300e9, "intra_node_latency": 5e-6,
+           "inter_node_bandwidth": 25e9, "inter_node_latency": 5e-6, "device_flops": 2e14,
+           "device_memory": MEMORY}
+# name: (hidden, layers, heads, devices, batch, seq)
+ROWS = {
+    "13B": (5120, 40, 40, 8, 1, 1024),
+    "1.3B": (2048, 24, 16, 64, 128, 1024),
+    "350M": (1024, 24, 16, 64, 512, 1024),
+}
+SMALL = {   # the same layers, 2 of them: the per-layer trade-offs of the full rows, in seconds
+    "13B": (5120, 2, 40, 8, 1, 1024),
+    "1.3B": (2048, 2, 16, 64, 128, 1024),
+    "350M": (1024, 2, 16, 64, 512, 1024),
+}
+
+
+def plans(devices, heads):
+    out = [("D-Rec", ["--mode", "auto_parallel", "--search", "recursive_programming"]),
+           ("propagation", ["--mode", "auto_parallel", "--search", "sharding_propagation"])]
+    for mp in (2, 4, 8):
+        if devices % mp == 0 and heads % mp == 0:
+            out.append(("Megatron mp %d" % mp, ["--megatron", "--mp", str(mp)]))
+    out.append(("data parallel", ["--megatron", "--mp", "1"]))
+    return out
+
+
+def run_plan(shardc, tmp, row, dims, name, args):
+    hidden, layers, heads, devices, batch, seq = dims
+    tag = re.sub(r"[^A-Za-z0-9]+", "_", "%s_%s" % (row, name))
+    ir = os.path.join(tmp, tag + ".ir")
+    subprocess.run([sys.executable, os.path.join(HERE, "gen_gpt.py"), "--layers", str(layers), "--hidden",
+                    str(hidden), "--heads", str(heads), "--seq", str(seq), "--batch", str(batch), "--devices",
+                    str(devices), "--train", "--optimizer", "adam", "-o", ir] + args, check=True)
+    out = os.path.join(tmp, tag)
+    cluster = os.path.join(tmp, "cluster.json")
+    # --explain prices every operator's runner-up too: a run of its own, not timed
+    p = subprocess.run([shardc, ir, "--cluster", cluster, "--explain", "--check"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    r = {"plan": name}
+    m = re.search(r"total cost ([0-9.e+-]+) s, memory ([0-9.e+-]+) B a device", p.stdout)
+    if m:
+        r["cost"], r["memory"] = float(m.group(1)), float(m.group(2))
+    p = subprocess.run([shardc, ir, "--cluster", cluster, "--time", "-o", out], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    m = re.search(r"total ([0-9.]+) s", p.stderr)
+    if m:
+        r["compile"] = float(m.group(1))
+    if p.returncode != 0:
+        err = [l for l in p.stderr.splitlines() if "error:" in l]
+        r["error"] = err[0].split("error:", 1)[1].strip() if err else p.stderr.strip()[:300]
+        return r
+    man = json.load(open(os.path.join(out, "manifest.json")))
+    r["comm"] = max(man.get("comm_bytes_per_rank", [0]))
+    slab = 0
+    for f in glob.glob(os.path.join(out, "rank_*.c")):
+        with open(f) as fh:
+            for line in fh:
+                m = re.search(r"sc_slab\(rt, (\d+)\)", line)
+                if m:
+                    slab = max(slab, int(m.group(1)))
+                    break
+    r["slab"] = slab
+    r["fits"] = slab <= MEMORY
+    shutil.rmtree(out, ignore_errors=True)
+    return r
+
+
+def fmt(v, unit=""):
+    if v is None:
+        return "-"
+    return "%.4g%s" % (v, unit)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("shardc")
+    ap.add_argument("--small", action="store_true", help="the shapes divided down (same structure)")
+    ap.add_argument("--rows", default=",".join(ROWS))
+    ap.add_argument("--json", default=None, help="also write the results as JSON to this file")
+    a = ap.parse_args()
+    table = SMALL if a.small else ROWS
+    tmp = tempfile.mkdtemp(prefix="bench_search.")
+    try:
+        with open(os.path.join(tmp, "cluster.json"), "w") as f:
+            json.dump(CLUSTER, f)
+        results = []
+        print("| model | devices | batch | plan | total cost (s) | cost / best hand plan | bytes a rank | "
+              "search memory (B) | slab (B) | memory / slab | fits 80e9 | compile (s) |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for row in a.rows.split(","):
+            dims = table[row]
+            rs = [run_plan(os.path.abspath(a.shardc), tmp, row, dims, n, args) for n, args in plans(dims[3], dims[2])]
+            hand = [r["cost"] for r in rs if r["plan"].startswith(("Megatron", "data")) and r.get("fits") and "cost" in r]
+            best = min(hand) if hand else None
+            for r in rs:
+                ratio = r["cost"] / best if best and "cost" in r else None
+                mratio = r["memory"] / r["slab"] if r.get("slab") and "memory" in r else None
+                fits = "refused: " + r["error"][:120] if "error" in r else ("yes" if r["fits"] else "no")
+                print("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                    row, dims[3], dims[4], r["plan"], fmt(r.get("cost")), fmt(ratio), fmt(r.get("comm")),
+                    fmt(r.get("memory")), fmt(r.get("slab")), fmt(mratio), fits, fmt(r.get("compile"))))
+                sys.stdout.flush()
+                r.update(model=row, devices=dims[3], batch=dims[4], best_hand=best)
+                results.append(r)
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump(results, f, indent=1)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
