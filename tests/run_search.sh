@@ -133,7 +133,7 @@ for f in ir-samples/*.ir "$tmp/gpt_adam.ir"; do
 	if [ -z "$mem" ] || ! "$shardc" "$f" -o "$tmp/slab" 2>"$tmp/err"; then
 		bad "$f: no memory figure or no program"; continue
 	fi
-	slab=$(sed -n 's/.*sc_slab(rt, \([0-9]*\)).*/\1/p' "$tmp/slab"/rank_*.c | sort -n | tail -1)
+	slab=$(sed -n 's/.*sc_slab(rt, \([0-9]*\)).*/\1/p' "$tmp/slab"/program.c | sort -n | tail -1)
 	if /usr/bin/python3 -c 'import sys; m, s = map(float, sys.argv[1:]); sys.exit(abs(m / s - 1) > 0.02)' "$mem" "$slab"
 	then ok; else bad "$f: --explain's memory $mem B, the slab $slab B"; fi
 done

@@ -14,7 +14,7 @@ every plan is compiled with --cluster set to 8 devices a node, 300e9 B/s within 
 and the table gives, per plan: the total cost by shardc's own cost model (--explain's
 "total cost"), the bytes a rank sends (manifest.json's largest comm_bytes_per_rank),
 the search's memory figure (--explain's "memory ... a device"), the slab the largest
-rank's program allocates (sc_slab in rank_N.c), whether that fits 80e9 B, and the
+rank's program allocates (sc_slab in program.c), whether that fits 80e9 B, and the
 compile time (--time's total, parse to lowering, in a run without --explain; one
 core, wall clock, so a loaded machine shows more). A plan shardc refuses shows the
 first line of the error.
@@ -87,7 +87,7 @@ def run_plan(shardc, tmp, row, dims, name, args):
     man = json.load(open(os.path.join(out, "manifest.json")))
     r["comm"] = max(man.get("comm_bytes_per_rank", [0]))
     slab = 0
-    for f in glob.glob(os.path.join(out, "rank_*.c")):
+    for f in glob.glob(os.path.join(out, "program.c")):
         with open(f) as fh:
             for line in fh:
                 m = re.search(r"sc_slab\(rt, (\d+)\)", line)
