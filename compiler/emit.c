@@ -577,20 +577,20 @@ static const char *redop_name(ReduceOp op)
 	return op == REDUCE_MAX_OP ? "SC_MAX" : op == REDUCE_MEAN_OP ? "SC_MEAN" : "SC_SUM";
 }
 
-/* The runtime's kernel of an elementwise unary operator (sc_<name>,
- * sc_<name>_grad). Every operator is listed, as in binop_name. */
+/* The runtime's kernel of an elementwise unary operator (sc_unary's
+ * sc_unop). Every operator is listed, as in binop_name. */
 static const char *unary_kernel(OpKind op)
 {
 	switch (op) {
-	case OP_RELU: return "relu";
-	case OP_GELU: return "gelu";
-	case OP_TANH: return "tanh";
-	case OP_SIGMOID: return "sigmoid";
-	case OP_EXP: return "exp";
-	case OP_LOG: return "log";
-	case OP_NEG: return "neg";
-	case OP_SQRT: return "sqrt";
-	case OP_SQUARE: return "square";
+	case OP_RELU: return "SC_U_RELU";
+	case OP_GELU: return "SC_U_GELU";
+	case OP_TANH: return "SC_U_TANH";
+	case OP_SIGMOID: return "SC_U_SIGMOID";
+	case OP_EXP: return "SC_U_EXP";
+	case OP_LOG: return "SC_U_LOG";
+	case OP_NEG: return "SC_U_NEG";
+	case OP_SQRT: return "SC_U_SQRT";
+	case OP_SQUARE: return "SC_U_SQUARE";
 	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM:
 	case OP_MINIMUM: case OP_BIAS_ADD: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_REDUCE_SUM:
 	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE: case OP_FLATTEN: case OP_GATHER:
@@ -688,7 +688,7 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	switch (o->op) {
 	case OP_RELU: case OP_GELU: case OP_TANH: case OP_SIGMOID: case OP_EXP: case OP_LOG: case OP_NEG:
 	case OP_SQRT: case OP_SQUARE:
-		sb_printf(b, "sc_%s(rt, %s, %s, %lld);", unary_kernel(o->op), x0, y, (long long)numel(yv));
+		sb_printf(b, "sc_unary(rt, %s, %s, %s, %lld);", unary_kernel(o->op), x0, y, (long long)numel(yv));
 		break;
 	case OP_MATMUL:
 		emit_matmul_dims(o, l, &m, &n, &k);
@@ -835,13 +835,13 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	MatmulGrad mg;
 	switch (f->op) {
 	case OP_RELU: case OP_GELU: case OP_LOG: case OP_SQUARE:
-		sb_printf(b, "sc_%s_grad(rt, %s, %s, %s, %lld);", unary_kernel(f->op), x0, dy, dx, (long long)n);
+		sb_printf(b, "sc_unary_grad(rt, %s, %s, %s, %s, %lld);", unary_kernel(f->op), x0, dy, dx, (long long)n);
 		return;
 	case OP_TANH: case OP_SIGMOID: case OP_EXP: case OP_SQRT:   /* from the output */
-		sb_printf(b, "sc_%s_grad(rt, %s, %s, %s, %lld);", unary_kernel(f->op), yn, dy, dx, (long long)n);
+		sb_printf(b, "sc_unary_grad(rt, %s, %s, %s, %s, %lld);", unary_kernel(f->op), yn, dy, dx, (long long)n);
 		return;
 	case OP_NEG:
-		sb_printf(b, "sc_neg(rt, %s, %s, %lld);", dy, dx, (long long)n);
+		sb_printf(b, "sc_unary_grad(rt, SC_U_NEG, NULL, %s, %s, %lld);", dy, dx, (long long)n);
 		return;
 	case OP_MATMUL:
 		emit_matmul_dims(f, l, &m, &nn, &kk);
@@ -997,7 +997,7 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		sb_printf(b, "sc_%s_loss_grad(rt, %s, %s, %s, %s, %lld);", f->op == OP_MSE_LOSS ? "mse" : "l1", x0, x1, dy, dx,
 		          (long long)n);
 		if (k == 1)   /* the target's gradient is the prediction's, negated */
-			sb_printf(b, "\n\t\tsc_neg(rt, %s, %s, %lld);", dx, dx, (long long)n);
+			sb_printf(b, "\n\t\tsc_unary(rt, SC_U_NEG, %s, %s, %lld);", dx, dx, (long long)n);
 		return;
 	case OP_CAST:   /* back to the input's float type */
 		sb_printf(b, "sc_cast(rt, %s, %s, %s, %s, %lld);", dy, sc_dtype_name(y->type.dtype), dx,
