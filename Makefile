@@ -47,7 +47,7 @@ $(B)/gen/lexer.c: grammar/lexer.l $(B)/gen/parser.h | $(B)/config.mk
 	@mkdir -p $(B)/gen
 	flex -o $@ $<
 
-HDRS := compiler/shardc.h compiler/util.h compiler/ops.h compiler/parse_internal.h $(B)/gen/parser.h
+HDRS := compiler/shardc.h compiler/util.h compiler/ops.h runtime/shardc_rt.h compiler/parse_internal.h $(B)/gen/parser.h
 
 # ---- three builds of the compiler library: opt, san (tests), fuzz ----
 define variant

@@ -46,12 +46,11 @@ typedef struct {
 	int ncontrib, cap;
 } Diff;
 
-/* Indices, labels and integer results carry no gradient. */
+/* Indices, labels and integer results carry no gradient (op_input_has_grad,
+ * which the search's pricing of the backward pass shares). */
 static bool differentiable(const Lowered *l, const LOp *op, int k)
 {
-	if ((op->op == OP_GATHER || op->op == OP_SPARSE_SOFTMAX_CE) && k == 1)
-		return false;
-	return dtype_is_float(l->values[op->in[k]].type.dtype) && dtype_is_float(l->values[op->result].type.dtype);
+	return op_input_has_grad(op->op, k, l->values[op->in[k]].type.dtype, l->values[op->result].type.dtype);
 }
 
 static void add_contrib(Diff *d, int value, int grad)

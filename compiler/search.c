@@ -116,12 +116,10 @@ static const Graph *shard_callee(const Module *m, const ShardSpec *sh)
 	return NULL;
 }
 
-/* Indices, labels and integer values carry no gradient (autodiff.c). */
+/* Indices, labels and integer values carry no gradient: autodiff.c's own test. */
 static bool differentiable(const Graph *g, const Node *nd, int k)
 {
-	if ((nd->op == OP_GATHER || nd->op == OP_SPARSE_SOFTMAX_CE) && k == 1)
-		return false;
-	return dtype_is_float(g->values[nd->in[k]].type.dtype) && dtype_is_float(g->values[nd->result].type.dtype);
+	return op_input_has_grad(nd->op, k, g->values[nd->in[k]].type.dtype, g->values[nd->result].type.dtype);
 }
 
 static bool node_in_graph(const Graph *c, const Node *n)
