@@ -118,6 +118,7 @@ sweep: $(B)/san/shardc
 # the operators (none may take it silently through a default).
 newop: $(B)/gen/parser.h
 	sh tests/run_newop.sh $(CC) $(CFLAGS_BASE)
+	bash tests/run_newop_e2e.sh
 
 # The optimized build: the models are large (20,000 graphs, 1,024 ranks).
 bounds: $(B)/shardc
