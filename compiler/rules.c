@@ -124,7 +124,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	od->batch = 0;
 	od->nin = n->nin;
 	const Type *x = n->nin ? operand(g, n, 0) : NULL, *out = &g->values[n->result].type;
-	switch (op_info[n->op].rule) {
+	switch (n->op < OP_COUNT ? op_info[n->op].rule : R_OWN) {
 	case R_ELEMWISE:
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], NULL);

@@ -361,7 +361,8 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 		return true;
 	}
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
-	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
+	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_REDUCE_SUM:
+	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
 	case OP_FLATTEN: case OP_GATHER: case OP_LAYER_NORM: case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 		break;
@@ -405,7 +406,7 @@ static bool infer_node(Infer *x, Type *out)
 	Node *n = x->n;
 	const Type *a = in_type(x, 0);
 	*out = (Type){.dtype = n->nin ? a->dtype : DT_F32};
-	switch (op_info[n->op].shape) {
+	switch (n->op < OP_COUNT ? op_info[n->op].shape : SH_OWN) {
 	case SH_SAME:
 		*out = *a;
 		return true;
