@@ -205,6 +205,11 @@ static int global_ties(Diff *d, int i)
 	return lower_redistribute(d->x, c, &whole, why(d, u, "the ties counted over the ranks that split the reduced dims"));
 }
 
+uint32_t grad_partial_axes(const TensorLayout *in, const TensorLayout *out)
+{
+	return layout_busy_axes(out) & ~layout_busy_axes(in);
+}
+
 /* The adjoint of a local operator, one gradient per input that needs one. */
 static void adjoint_local(Diff *d, int i, int dy)
 {
@@ -217,13 +222,12 @@ static void adjoint_local(Diff *d, int i, int dy)
 	}
 	/* The operator's own layouts: its inputs and output on one device matrix
 	 * (a value it reads may be laid out on an equal but other matrix). */
-	uint32_t out_axes = layout_busy_axes(&l->node_out[op.node]);
 	for (int k = 0; k < op.nin; k++) {
 		int u = op.in[k];
 		if (!d->needs[u] || !differentiable(l, &op, k))
 			continue;
 		TensorLayout gl = l->node_in[op.node][k];
-		gl.partial = out_axes & ~layout_busy_axes(&gl);
+		gl.partial = grad_partial_axes(&gl, &l->node_out[op.node]);
 		gl.partial_op = REDUCE_SUM_OP;
 		bool split_max = op.op == OP_REDUCE_MAX && l->values[op.result].layout.partial;
 		int ties = split_max ? global_ties(d, i) : -1;

@@ -319,7 +319,7 @@ double cost_input_gradient(CostModel *cm, const TensorLayout *in, const TensorLa
 {
 	if (!cm->train)
 		return 0;
-	uint32_t axes = layout_busy_axes(out) & ~layout_busy_axes(in);
+	uint32_t axes = grad_partial_axes(in, out);   /* as autodiff.c makes the gradient partial */
 	int64_t n = 1, elems = 1;
 	for (int a = 0; a < in->ndev; a++)
 		if (axes & (1u << a))

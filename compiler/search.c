@@ -434,7 +434,7 @@ static double grad_cost(Search *x, int v, int k, const TensorLayout *in, const T
 	int id = s->kind == SRC_OP ? x->g->nodes[s->id].result : s->id;
 	if (!x->needs[id])
 		return 0;
-	if (shared(x, v, k, in, layout_busy_axes(raw) & ~layout_busy_axes(in), before))
+	if (shared(x, v, k, in, grad_partial_axes(in, raw), before))
 		return 0;
 	const Value *val = &x->g->values[id];
 	return cost_input_gradient(x->cm, in, raw, val->type.dims, dtype_bytes(val->type.dtype));

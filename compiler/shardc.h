@@ -395,6 +395,10 @@ int layout_group(const TensorLayout *l, int64_t rank, uint32_t axes, int64_t *me
 uint32_t layout_replica_axes(const TensorLayout *l);
 /* The other axes: those splitting some dim or holding partial results. */
 uint32_t layout_busy_axes(const TensorLayout *l);
+/* autodiff.c: the device axes over which an operator's gradient for an input
+ * (layout `in`) is partial: those splitting its output (`out`, or leaving it
+ * partial) but not the input. The search prices their AllReduce (cost.c). */
+uint32_t grad_partial_axes(const TensorLayout *in, const TensorLayout *out);
 /* Requires 0 <= index[d] < global[d], globals divisible by the splits. The
  * ranks whose shard holds element `index` (its whole value, or a partial of
  * it when the layout is partial), in ascending order; at most `max` are
