@@ -13,6 +13,16 @@
 #define OP_INFO(e, name, lo, hi, attrs, shape, rule, kernel, grad, nograd) \
 	[OP_##e] = {name, lo, hi, attrs, shape, rule, KERNEL_##kernel, grad, nograd},
 const OpInfo op_info[OP_COUNT] = {OP_TABLE(OP_INFO)};
+
+/* What an elementwise row says its gradient reads must be what its kernel's
+ * row of SC_UNARY_TABLE reads (X, Y or N): emit.c passes that tensor. */
+#define GR_N GR_NONE
+#define RT_READS(name, t, fwd, grad) RT_READS_##name = GR_##t,
+enum { SC_UNARY_TABLE(RT_READS) };
+#define READS_UNARY(x) RT_READS_##x
+#define CHECK_READS(e, name, lo, hi, attrs, shape, rule, kernel, grad, nograd) \
+	_Static_assert((int)grad == (int)READS_##kernel, name ": its grad column and its kernel's row disagree");
+UNARY_OPS(CHECK_READS)
 #define ATTR_INFO(e, name, kind) [ATTR_##e] = {name, kind},
 const AttrInfo attr_info[ATTR_COUNT] = {ATTR_TABLE(ATTR_INFO)};
 
