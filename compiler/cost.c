@@ -309,7 +309,7 @@ double cost_compute(const CostModel *cm, const Node *n, const OpDims *od, const 
 	double work = 1;
 	for (int o = 0; o < od->nod; o++)
 		work *= (double)(od->size[o] / split[o]);
-	if (n->op == OP_MATMUL || n->op == OP_BATCH_MATMUL)
+	if (op_info[n->op].rule == R_MATMUL)   /* a multiply and an add per op-dim point */
 		work *= 2;
 	return work / cm->c.flops;
 }
