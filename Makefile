@@ -47,7 +47,7 @@ $(B)/gen/lexer.c: grammar/lexer.l $(B)/gen/parser.h | $(B)/config.mk
 	@mkdir -p $(B)/gen
 	flex -o $@ $<
 
-HDRS := compiler/shardc.h compiler/util.h compiler/ops.h compiler/parse_internal.h $(B)/gen/parser.h
+HDRS := compiler/shardc.h compiler/util.h compiler/ops.h runtime/shardc_rt.h compiler/parse_internal.h $(B)/gen/parser.h
 
 # ---- three builds of the compiler library: opt, san (tests), fuzz ----
 define variant
@@ -118,6 +118,7 @@ sweep: $(B)/san/shardc
 # the operators (none may take it silently through a default).
 newop: $(B)/gen/parser.h
 	sh tests/run_newop.sh $(CC) $(CFLAGS_BASE)
+	bash tests/run_newop_e2e.sh
 
 # The optimized build: the models are large (20,000 graphs, 1,024 ranks).
 bounds: $(B)/shardc

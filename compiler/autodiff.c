@@ -46,12 +46,12 @@ typedef struct {
 	int ncontrib, cap;
 } Diff;
 
-/* Indices, labels and integer results carry no gradient. */
+/* Indices, labels and integer results carry no gradient (op_input_has_grad,
+ * which the search's pricing of the backward pass shares). */
 static bool differentiable(const Lowered *l, const LOp *op, int k)
 {
-	if (((op->op == OP_GATHER || op->op == OP_SPARSE_SOFTMAX_CE) && k == 1) || (op->nograd & (1u << k)))
-		return false;
-	return dtype_is_float(l->values[op->in[k]].type.dtype) && dtype_is_float(l->values[op->result].type.dtype);
+	return !(op->nograd & (1u << k)) &&
+	       op_input_has_grad(op->op, k, l->values[op->in[k]].type.dtype, l->values[op->result].type.dtype);
 }
 
 static void add_contrib(Diff *d, int value, int grad)
@@ -206,6 +206,11 @@ static int global_ties(Diff *d, int i)
 	return lower_redistribute(d->x, c, &whole, why(d, u, "the ties counted over the ranks that split the reduced dims"));
 }
 
+uint32_t grad_partial_axes(const TensorLayout *in, const TensorLayout *out)
+{
+	return layout_busy_axes(out) & ~layout_busy_axes(in);
+}
+
 /* The adjoint of a local operator, one gradient per input that needs one. */
 static void adjoint_local(Diff *d, int i, int dy)
 {
@@ -218,13 +223,13 @@ static void adjoint_local(Diff *d, int i, int dy)
 	}
 	/* The operator's own layouts: its inputs and output on one device matrix
 	 * (a value it reads may be laid out on an equal but other matrix). */
-	uint32_t out_axes = layout_busy_axes(op.lay ? &op.lay[op.nin] : &l->node_out[op.node]);
+	const TensorLayout *out = op.lay ? &op.lay[op.nin] : &l->node_out[op.node];
 	for (int k = 0; k < op.nin; k++) {
 		int u = op.in[k];
 		if (!d->needs[u] || !differentiable(l, &op, k))
 			continue;
 		TensorLayout gl = op.lay ? op.lay[k] : l->node_in[op.node][k];
-		gl.partial = out_axes & ~layout_busy_axes(&gl);
+		gl.partial = grad_partial_axes(&gl, out);
 		gl.partial_op = REDUCE_SUM_OP;
 		bool split_max = op.op == OP_REDUCE_MAX && l->values[op.result].layout.partial;
 		int ties = split_max ? global_ties(d, i) : -1;

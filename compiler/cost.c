@@ -312,7 +312,7 @@ double cost_compute(const CostModel *cm, const Node *n, const OpDims *od, const 
 	double work = 1;
 	for (int o = 0; o < od->nod; o++)
 		work *= (double)(od->size[o] / split[o]);
-	if (n->op == OP_MATMUL || n->op == OP_BATCH_MATMUL)
+	if (op_info[n->op].rule == R_MATMUL)   /* a multiply and an add per op-dim point */
 		work *= 2;
 	return work / cm->c.flops;
 }
@@ -322,7 +322,7 @@ double cost_input_gradient(CostModel *cm, const TensorLayout *in, const TensorLa
 {
 	if (!cm->train)
 		return 0;
-	uint32_t axes = layout_busy_axes(out) & ~layout_busy_axes(in);
+	uint32_t axes = grad_partial_axes(in, out);   /* as autodiff.c makes the gradient partial */
 	int64_t n = 1, elems = 1;
 	for (int a = 0; a < in->ndev; a++)
 		if (axes & (1u << a))

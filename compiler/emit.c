@@ -122,7 +122,7 @@ bool emit_check(const Lowered *l, Diag *d)
 			continue;
 		const Node *n = &g->nodes[o->node];
 		for (int k = 0; k < o->nin; k++) {
-			bool index = (o->op == OP_GATHER || o->op == OP_SPARSE_SOFTMAX_CE) && k == 1;
+			bool index = op_info[o->op].nograd & (1u << k);   /* indices, labels */
 			DType t = l->values[o->in[k]].type.dtype;
 			if (!index && t != DT_F32 && !is_half(t)) {
 				diag_error(d, l->m->src, n->op_span, "%s on %s: the v1 runtime computes %s on Float32, Float16 "
@@ -825,28 +825,6 @@ static void tensor_arg(StrBuf *b, const Program *p, int v)
 	sb_printf(b, ", %d", x->type.rank);
 }
 
-/* The runtime's name of an elementwise binary operator. Every operator is
- * listed (no default), so that a new one is a -Wswitch error here. */
-static const char *binop_name(OpKind op)
-{
-	switch (op) {
-	case OP_ADD: return "SC_ADD";
-	case OP_SUB: return "SC_SUB";
-	case OP_MUL: return "SC_MUL";
-	case OP_DIV: return "SC_DIV";
-	case OP_MAXIMUM: return "SC_MAXIMUM";
-	case OP_MINIMUM: return "SC_MINIMUM";
-	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_RELU: case OP_GELU: case OP_TANH:
-	case OP_SIGMOID: case OP_EXP: case OP_LOG: case OP_NEG: case OP_SQRT: case OP_SQUARE: case OP_SOFTMAX:
-	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE:
-	case OP_TRANSPOSE: case OP_FLATTEN: case OP_GATHER: case OP_LAYER_NORM: case OP_CONCAT: case OP_CAST:
-	case OP_STRIDED_SLICE: case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_ALL_REDUCE:
-	case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL: case OP_CALL: case OP_COUNT:
-		break;
-	}
-	die("%s is not an elementwise binary operator", op < OP_COUNT ? op_info[op].name : "?");
-}
-
 /* y = a op b, numpy broadcasting: values a, b and y. */
 static void emit_binary(StrBuf *b, const Program *p, const char *op, int a, int bb, int y)
 {
@@ -862,31 +840,6 @@ static void emit_binary(StrBuf *b, const Program *p, const char *op, int a, int 
 static const char *redop_name(ReduceOp op)
 {
 	return op == REDUCE_MAX_OP ? "SC_MAX" : op == REDUCE_MEAN_OP ? "SC_MEAN" : "SC_SUM";
-}
-
-/* The runtime's kernel of an elementwise unary operator (sc_<name>,
- * sc_<name>_grad). Every operator is listed, as in binop_name. */
-static const char *unary_kernel(OpKind op)
-{
-	switch (op) {
-	case OP_RELU: return "relu";
-	case OP_GELU: return "gelu";
-	case OP_TANH: return "tanh";
-	case OP_SIGMOID: return "sigmoid";
-	case OP_EXP: return "exp";
-	case OP_LOG: return "log";
-	case OP_NEG: return "neg";
-	case OP_SQRT: return "sqrt";
-	case OP_SQUARE: return "square";
-	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM:
-	case OP_MINIMUM: case OP_BIAS_ADD: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_REDUCE_SUM:
-	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE: case OP_FLATTEN: case OP_GATHER:
-	case OP_LAYER_NORM: case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE: case OP_SPARSE_SOFTMAX_CE:
-	case OP_MSE_LOSS: case OP_L1_LOSS: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER:
-	case OP_ALL_TO_ALL: case OP_CALL: case OP_COUNT:
-		break;
-	}
-	die("%s is not an elementwise unary operator", op < OP_COUNT ? op_info[op].name : "?");
 }
 
 /* Reduced axes, non-negative; all of them when none are named. */
@@ -1035,9 +988,8 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	const char *x0 = p->cname[o->in[0]], *x1 = o->nin > 1 ? p->cname[o->in[1]] : NULL;
 	int64_t m, n, k, axes[MAX_DIMS];
 	switch (o->op) {
-	case OP_RELU: case OP_GELU: case OP_TANH: case OP_SIGMOID: case OP_EXP: case OP_LOG: case OP_NEG:
-	case OP_SQRT: case OP_SQUARE:
-		sb_printf(b, "sc_%s(rt, %s, %s, %lld);", unary_kernel(o->op), x0, y, (long long)numel(yv));
+	OP_CASES(UNARY_OPS)
+		sb_printf(b, "sc_unary(rt, %s, %s, %s, %lld);", op_info[o->op].kernel, x0, y, (long long)numel(yv));
 		break;
 	case OP_MATMUL:
 		emit_matmul_dims(o, l, &m, &n, &k);
@@ -1057,8 +1009,8 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		          a->transpose_a, a->transpose_b);
 		break;
 	}
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM: case OP_MINIMUM:
-		emit_binary(b, p, binop_name(o->op), o->in[0], o->in[1], o->result);
+	OP_CASES(BINARY_OPS)
+		emit_binary(b, p, op_info[o->op].kernel, o->in[0], o->in[1], o->result);
 		break;
 	case OP_BIAS_ADD: {
 		int64_t c = x->type.rank ? x->type.dims[x->type.rank - 1] : 1;
@@ -1200,15 +1152,12 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	const char *other_in = f->nin == 2 ? p->cname[f->in[1 - k]] : NULL;
 	MatmulGrad mg;
 	switch (f->op) {
-	case OP_RELU: case OP_GELU: case OP_LOG: case OP_SQUARE:
-		sb_printf(b, "sc_%s_grad(rt, %s, %s, %s, %lld);", unary_kernel(f->op), x0, dy, dx, (long long)n);
+	OP_CASES(UNARY_OPS) {   /* from the input, the output or dy alone, as its row says */
+		GradReads r = op_info[f->op].grad;
+		sb_printf(b, "sc_unary_grad(rt, %s, %s, %s, %s, %lld);", op_info[f->op].kernel,
+		          r == GR_X ? x0 : r == GR_Y ? yn : "NULL", dy, dx, (long long)n);
 		return;
-	case OP_TANH: case OP_SIGMOID: case OP_EXP: case OP_SQRT:   /* from the output */
-		sb_printf(b, "sc_%s_grad(rt, %s, %s, %s, %lld);", unary_kernel(f->op), yn, dy, dx, (long long)n);
-		return;
-	case OP_NEG:
-		sb_printf(b, "sc_neg(rt, %s, %s, %lld);", dy, dx, (long long)n);
-		return;
+	}
 	case OP_MATMUL:
 		emit_matmul_dims(f, l, &m, &nn, &kk);
 		matmul_grad_form(fa, k, m, nn, kk, &mg);
@@ -1252,8 +1201,8 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		sb_free(&dst);
 		return;
 	}
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM: case OP_MINIMUM:
-		sb_printf(b, "sc_binary_grad(rt, %s, ", binop_name(f->op));
+	OP_CASES(BINARY_OPS)
+		sb_printf(b, "sc_binary_grad(rt, %s, ", op_info[f->op].kernel);
 		tensor_arg(b, p, f->in[0]);
 		sb_puts(b, ", ");
 		tensor_arg(b, p, f->in[1]);
@@ -1381,7 +1330,7 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		sb_printf(b, "sc_%s_loss_grad(rt, %s, %s, %s, %s, %lld);", f->op == OP_MSE_LOSS ? "mse" : "l1", x0, x1, dy, dx,
 		          (long long)n);
 		if (k == 1)   /* the target's gradient is the prediction's, negated */
-			sb_printf(b, "\n\t\tsc_neg(rt, %s, %s, %lld);", dx, dx, (long long)n);
+			sb_printf(b, "\n\t\tsc_unary(rt, SC_U_NEG, %s, %s, %lld);", dx, dx, (long long)n);
 		return;
 	case OP_CAST:   /* back to the input's float type */
 		sb_printf(b, "sc_cast(rt, %s, %s, %s, %s, %lld);", dy, sc_dtype_name(y->type.dtype), dx,

@@ -3,8 +3,26 @@
 
 #include <string.h>
 
-#define OP_INFO(e, name, lo, hi, attrs) [OP_##e] = {name, lo, hi, attrs},
+#include "../runtime/shardc_rt.h"   /* the kernels' enums: a row naming a kernel the runtime lacks does not build */
+
+/* The kernel column: its name as emitted, plus 0 times the runtime's enum
+ * value, so that a name the runtime lacks is an error here. */
+#define KERNEL_UNARY(x) ("SC_U_" #x + 0 * SC_U_##x)
+#define KERNEL_BINARY(x) ("SC_" #x + 0 * SC_##x)
+#define KERNEL_OWN NULL
+#define OP_INFO(e, name, lo, hi, attrs, shape, rule, kernel, grad, nograd) \
+	[OP_##e] = {name, lo, hi, attrs, shape, rule, KERNEL_##kernel, grad, nograd},
 const OpInfo op_info[OP_COUNT] = {OP_TABLE(OP_INFO)};
+
+/* What an elementwise row says its gradient reads must be what its kernel's
+ * row of SC_UNARY_TABLE reads (X, Y or N): emit.c passes that tensor. */
+#define GR_N GR_NONE
+#define RT_READS(name, t, fwd, grad) RT_READS_##name = GR_##t,
+enum { SC_UNARY_TABLE(RT_READS) };
+#define READS_UNARY(x) RT_READS_##x
+#define CHECK_READS(e, name, lo, hi, attrs, shape, rule, kernel, grad, nograd) \
+	_Static_assert((int)grad == (int)READS_##kernel, name ": its grad column and its kernel's row disagree");
+UNARY_OPS(CHECK_READS)
 #define ATTR_INFO(e, name, kind) [ATTR_##e] = {name, kind},
 const AttrInfo attr_info[ATTR_COUNT] = {ATTR_TABLE(ATTR_INFO)};
 
@@ -21,6 +39,11 @@ bool op_from_name(const char *s, OpKind *out)
 bool op_is_comm(OpKind k)
 {
 	return k == OP_ALL_REDUCE || k == OP_ALL_GATHER || k == OP_REDUCE_SCATTER || k == OP_ALL_TO_ALL;
+}
+
+bool op_input_has_grad(OpKind op, int k, DType in, DType out)
+{
+	return !(op_info[op].nograd & (1u << k)) && dtype_is_float(in) && dtype_is_float(out);
 }
 
 const char *parallel_mode_name(ParallelMode m)

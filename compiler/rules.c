@@ -124,16 +124,34 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	od->batch = 0;
 	od->nin = n->nin;
 	const Type *x = n->nin ? operand(g, n, 0) : NULL, *out = &g->values[n->result].type;
-	switch (n->op) {
-	case OP_MATMUL: case OP_BATCH_MATMUL:
-		matmul_dims(g, n, od);
+	switch (n->op < OP_COUNT ? op_info[n->op].rule : R_OWN) {
+	case R_ELEMWISE:
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], NULL);
+		identity_input(od, 0, x->rank);
+		od->out_rank = out->rank;
+		for (int d = 0; d < out->rank; d++)
+			od->out_dim[d] = (int8_t)d;
 		return true;
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM: case OP_MINIMUM:
+	case R_BROADCAST:
 		broadcast_dims(g, n, od, out->rank, out->dims);
 		od->out_rank = out->rank;
 		for (int d = 0; d < out->rank; d++)
 			od->out_dim[d] = (int8_t)d;
 		return true;
+	case R_MATMUL:
+		matmul_dims(g, n, od);
+		return true;
+	case R_REDUCE:
+		reduce_dims(g, n, od);
+		return true;
+	case R_OWN:
+		break;
+	}
+	switch (n->op) {
+	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
+	case OP_CAST: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
+		die("%s has its rule class", op_info[n->op].name);
 	case OP_MSE_LOSS: case OP_L1_LOSS:
 		broadcast_dims(g, n, od, x->rank, x->dims);   /* the two shapes are equal (shape.c) */
 		od->reduced = x->rank ? (1u << x->rank) - 1 : 0;
@@ -145,12 +163,6 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		identity_input(od, 0, x->rank);
 		od->in_rank[1] = 1;
 		od->in_dim[1][0] = (int8_t)(x->rank - 1);
-		break;
-	case OP_RELU: case OP_GELU: case OP_TANH: case OP_SIGMOID: case OP_EXP: case OP_LOG: case OP_NEG:
-	case OP_SQRT: case OP_SQUARE: case OP_CAST:
-		for (int d = 0; d < x->rank; d++)
-			add_dim(od, x->dims[d], NULL);
-		identity_input(od, 0, x->rank);
 		break;
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 		for (int d = 0; d < x->rank; d++)
@@ -184,9 +196,6 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		}
 		break;
 	}
-	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
-		reduce_dims(g, n, od);
-		return true;
 	case OP_TRANSPOSE:
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], NULL);

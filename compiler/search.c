@@ -121,12 +121,10 @@ static const Graph *shard_callee(const Module *m, const ShardSpec *sh)
 	return NULL;
 }
 
-/* Indices, labels and integer values carry no gradient (autodiff.c). */
+/* Indices, labels and integer values carry no gradient: autodiff.c's own test. */
 static bool differentiable(const Graph *g, const Node *nd, int k)
 {
-	if ((nd->op == OP_GATHER || nd->op == OP_SPARSE_SOFTMAX_CE) && k == 1)
-		return false;
-	return dtype_is_float(g->values[nd->in[k]].type.dtype) && dtype_is_float(g->values[nd->result].type.dtype);
+	return op_input_has_grad(nd->op, k, g->values[nd->in[k]].type.dtype, g->values[nd->result].type.dtype);
 }
 
 static bool node_in_graph(const Graph *c, const Node *n)
@@ -444,7 +442,7 @@ static double grad_cost(Search *x, int v, int k, const TensorLayout *in, const T
 	int id = s->kind == SRC_OP ? x->g->nodes[s->id].result : s->id;
 	if (!x->needs[id])
 		return 0;
-	if (shared(x, v, k, in, layout_busy_axes(raw) & ~layout_busy_axes(in), before))
+	if (shared(x, v, k, in, grad_partial_axes(in, raw), before))
 		return 0;
 	const Value *val = &x->g->values[id];
 	return cost_input_gradient(x->cm, in, raw, val->type.dims, dtype_bytes(val->type.dtype));

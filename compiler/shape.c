@@ -374,10 +374,9 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 		out->dims[ca] *= n;
 		return true;
 	}
-	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM:
-	case OP_MINIMUM: case OP_BIAS_ADD: case OP_RELU: case OP_GELU: case OP_TANH: case OP_SIGMOID: case OP_EXP:
-	case OP_LOG: case OP_NEG: case OP_SQRT: case OP_SQUARE: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
-	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
+	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
+	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_REDUCE_SUM:
+	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
 	case OP_FLATTEN: case OP_GATHER: case OP_LAYER_NORM: case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 		break;
@@ -421,12 +420,26 @@ static bool infer_node(Infer *x, Type *out)
 	Node *n = x->n;
 	const Type *a = in_type(x, 0);
 	*out = (Type){.dtype = n->nin ? a->dtype : DT_F32};
-	switch (n->op) {
-	case OP_MATMUL:
-	case OP_BATCH_MATMUL:
-		return infer_matmul(x, out);
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM: case OP_MINIMUM:
+	switch (n->op < OP_COUNT ? op_info[n->op].shape : SH_OWN) {
+	case SH_SAME:
+		*out = *a;
+		return true;
+	case SH_FLOAT:
+		*out = *a;
+		return need_float(x, 0);
+	case SH_BROADCAST:
 		return same_dtype(x, 0, 1) && broadcast(x, a, in_type(x, 1), out, n->op_span);
+	case SH_MATMUL:
+		return infer_matmul(x, out);
+	case SH_REDUCE:
+		return infer_reduce(x, a, out);
+	case SH_OWN:
+		break;
+	}
+	switch (n->op) {
+	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
+	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
+		die("%s has its shape class", opname(x));
 	case OP_BIAS_ADD: {
 		const Type *b = in_type(x, 1);
 		if (!same_dtype(x, 0, 1))
@@ -439,12 +452,6 @@ static bool infer_node(Infer *x, Type *out)
 		*out = *a;
 		return true;
 	}
-	case OP_RELU: case OP_NEG: case OP_SQUARE:
-		*out = *a;
-		return true;
-	case OP_GELU: case OP_TANH: case OP_SIGMOID: case OP_EXP: case OP_LOG: case OP_SQRT:
-		*out = *a;
-		return need_float(x, 0);
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX: {
 		int64_t axis;
 		if (n->a.axis_is_tuple && n->a.naxes != 1) {
@@ -454,8 +461,6 @@ static bool infer_node(Infer *x, Type *out)
 		*out = *a;
 		return need_float(x, 0) && norm_axis(x, n->a.has_axis ? n->a.axes[0] : -1, a->rank, &axis);
 	}
-	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
-		return infer_reduce(x, a, out);
 	case OP_RESHAPE:
 		return infer_reshape(x, a, out);
 	case OP_TRANSPOSE:

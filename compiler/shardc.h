@@ -99,7 +99,7 @@ bool type_equal(const Type *a, const Type *b);  /* dtype and dims, kind ignored 
 
 /* ---- ir.c: the graph --------------------------------------------------- */
 
-#define OP_ENUM(e, name, lo, hi, attrs) OP_##e,
+#define OP_ENUM(e, ...) OP_##e,
 #include "ops.h"
 typedef enum { OP_TABLE(OP_ENUM) OP_COUNT } OpKind;
 #define ATTR_ENUM(e, name, kind) ATTR_##e,
@@ -110,10 +110,20 @@ typedef enum {
 	AK_GRAPH, AK_SHARD, AK_STRATEGY,
 } AttrValueKind;
 
+/* An operator's classes: its row of ops.h says what each means. */
+typedef enum { SH_SAME, SH_FLOAT, SH_BROADCAST, SH_MATMUL, SH_REDUCE, SH_OWN } ShapeClass;
+typedef enum { R_ELEMWISE, R_BROADCAST, R_MATMUL, R_REDUCE, R_OWN } RuleClass;
+typedef enum { GR_X, GR_Y, GR_NONE, GR_OWN } GradReads;
+
 typedef struct {
 	const char *name;
 	int min_inputs, max_inputs;  /* max -1: any number */
 	unsigned attrs;              /* mask of (1 << ATTR_x) */
+	ShapeClass shape;
+	RuleClass rule;
+	const char *kernel;          /* the runtime's SC_U_X (sc_unary) or SC_X (sc_binary); NULL: its own */
+	GradReads grad;
+	unsigned nograd;             /* mask of the inputs that carry no gradient */
 } OpInfo;
 
 typedef struct {
@@ -125,6 +135,10 @@ extern const OpInfo op_info[OP_COUNT];
 extern const AttrInfo attr_info[ATTR_COUNT];
 bool op_from_name(const char *s, OpKind *out);
 bool op_is_comm(OpKind k);       /* AllReduce, AllGather, ReduceScatter, AllToAll */
+/* Whether input k (of dtype in) of an operator with a result of dtype out
+ * carries a gradient: floats into a float, not an index or label. autodiff.c
+ * differentiates exactly these inputs and the search prices their adjoints. */
+bool op_input_has_grad(OpKind op, int k, DType in, DType out);
 
 /* How partial results combine. mean (sum, then divide by the group size) is
  * what a ReduceMean or a mean loss over a split dim leaves: equal slices make
@@ -385,6 +399,10 @@ int layout_group(const TensorLayout *l, int64_t rank, uint32_t axes, int64_t *me
 uint32_t layout_replica_axes(const TensorLayout *l);
 /* The other axes: those splitting some dim or holding partial results. */
 uint32_t layout_busy_axes(const TensorLayout *l);
+/* autodiff.c: the device axes over which an operator's gradient for an input
+ * (layout `in`) is partial: those splitting its output (`out`, or leaving it
+ * partial) but not the input. The search prices their AllReduce (cost.c). */
+uint32_t grad_partial_axes(const TensorLayout *in, const TensorLayout *out);
 /* Requires 0 <= index[d] < global[d], globals divisible by the splits. The
  * ranks whose shard holds element `index` (its whole value, or a partial of
  * it when the layout is partial), in ascending order; at most `max` are

@@ -33,7 +33,7 @@
  *                        (const int64_t[]){16 * r, 0}, (const int64_t[]){16, 8}, 0.01);
  *         sc_matmul(rt, x, w, p, 16, 8, 16, 0, 0);
  *         sc_reduce_scatter(rt, g0, p, y, SC_F32, (const int64_t[]){16, 8}, 2, 0, SC_SUM);
- *         sc_relu(rt, y, y, 64);
+ *         sc_unary(rt, SC_U_RELU, y, y, 64);
  *         sc_save_npy(rt, sc_option(rt, "--output-dir", NULL), "output_0.npy", y, SC_F32,
  *                     (const int64_t[]){16, 8}, 2, (const int64_t[]){8 * r, 0}, (const int64_t[]){8, 8});
  *         sc_finalize(rt);                                // "rank 0: comm bytes sent 256" ...
@@ -219,15 +219,36 @@ void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, in
                const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim);
 void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t rows, int64_t c);
 
-void sc_relu(sc_rt *rt, const float *x, float *y, int64_t n);
-void sc_gelu(sc_rt *rt, const float *x, float *y, int64_t n);    /* tanh form */
-void sc_tanh(sc_rt *rt, const float *x, float *y, int64_t n);
-void sc_sigmoid(sc_rt *rt, const float *x, float *y, int64_t n);
-void sc_exp(sc_rt *rt, const float *x, float *y, int64_t n);
-void sc_log(sc_rt *rt, const float *x, float *y, int64_t n);
-void sc_neg(sc_rt *rt, const float *x, float *y, int64_t n);
-void sc_sqrt(sc_rt *rt, const float *x, float *y, int64_t n);
-void sc_square(sc_rt *rt, const float *x, float *y, int64_t n);
+/* The elementwise unary kernels, one row each: U(NAME, T, y of x, dx of t
+ * and g). T is what the gradient reads: X the input, Y the output, N nothing
+ * (t is then NULL); g is dy. The math is C that the CPU (float) and CUDA
+ * (device) kernels both expand, so adding a kernel is adding a row here. */
+#define SC_GELU_U(v) (0.7978845608028654f * ((v) + 0.044715f * (v) * (v) * (v)))   /* sqrt(2/pi) (v + 0.044715 v^3) */
+#define SC_GELU_DU(v) (0.7978845608028654f * (1 + 3 * 0.044715f * (v) * (v)))
+#define SC_UNARY_TABLE(U)                                                                                      \
+	U(RELU, X, x > 0 ? x : 0, t > 0 ? g : 0)                                                                   \
+	U(GELU, X, 0.5f * x * (1 + tanhf(SC_GELU_U(x))),                  /* tanh form */                        \
+	  g * (0.5f * (1 + tanhf(SC_GELU_U(t))) + 0.5f * t * (1 - tanhf(SC_GELU_U(t)) * tanhf(SC_GELU_U(t))) *  \
+	       SC_GELU_DU(t)))                                                                                    \
+	U(TANH, Y, tanhf(x), g * (1 - t * t))                                                                      \
+	U(SIGMOID, Y, 1 / (1 + expf(-x)), g * t * (1 - t))                                                         \
+	U(EXP, Y, expf(x), g * t)                                                                                  \
+	U(LOG, X, logf(x), g / t)                                                                                  \
+	U(NEG, N, -x, -g)                                                                                          \
+	U(SQRT, Y, sqrtf(x), g / (2 * t))                                                                          \
+	U(SQUARE, X, x * x, 2 * t * g)
+
+typedef enum {
+#define SC_U_ENUM(name, t, fwd, grad) SC_U_##name,
+	SC_UNARY_TABLE(SC_U_ENUM)
+#undef SC_U_ENUM
+	SC_U_COUNT
+} sc_unop;
+
+/* y = op(x) elementwise; dx = op's gradient at t (x, y or NULL as its row
+ * says) times dy. */
+void sc_unary(sc_rt *rt, sc_unop op, const float *x, float *y, int64_t n);
+void sc_unary_grad(sc_rt *rt, sc_unop op, const float *t, const float *dy, float *dx, int64_t n);
 void sc_scale(sc_rt *rt, const float *x, float *y, int64_t n, double alpha);   /* y = alpha x */
 
 void sc_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int axis);
@@ -283,7 +304,7 @@ void sc_l1_loss(sc_rt *rt, const float *pred, const float *target, float *loss, 
 
 /* ---- backward kernels ----
  * dy is the gradient of the output, dx of the input. Matmul gradients are
- * sc_matmul with transposes; Neg's is sc_neg; a loss's dloss points to its
+ * sc_matmul with transposes; a loss's dloss points to its
  * scalar gradient (NULL: 1). */
 
 /* da, db (either may be NULL) take a's and b's shapes: broadcast dims summed.
@@ -299,15 +320,6 @@ void sc_sum_to_shape(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndi
 void sc_broadcast_to(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndim, float *y, const int64_t *y_dims,
                      int y_ndim);
 void sc_bias_add_grad(sc_rt *rt, const float *dy, float *dbias, int64_t rows, int64_t c);
-
-void sc_relu_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n);
-void sc_gelu_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n);
-void sc_tanh_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n);    /* from the output */
-void sc_sigmoid_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n); /* from the output */
-void sc_exp_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n);     /* from the output */
-void sc_log_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n);
-void sc_sqrt_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n);    /* from the output */
-void sc_square_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n);
 
 void sc_softmax_grad(sc_rt *rt, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim, int axis);
 void sc_log_softmax_grad(sc_rt *rt, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim,

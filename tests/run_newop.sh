@@ -1,25 +1,38 @@
 #!/bin/sh
-# run_newop.sh CC CFLAGS...: an operator added to ops.h and nowhere else must
-# not build. A copy of compiler/ gets a throwaway row at the end of OP_TABLE
-# and every source is compiled with the project's flags (-fsyntax-only).
-#   - the build must fail, each error a -Wswitch error naming the new
-#     operator: no switch over the operators may fall into a default, which
-#     would make the operator an unsplit copy with an identity gradient;
-#   - every switch over the operators must be among them: the switches that
-#     -Wswitch-enum (which also sees switches with a default) finds for the
-#     new operator are exactly the ones -Wswitch finds.
+# run_newop.sh CC CFLAGS...: what a new row of ops.h needs before it builds.
+# Copies of compiler/ (and runtime/shardc_rt.h, which ir.c checks kernel names
+# against) get a throwaway row and every source is compiled with the
+# project's flags (-fsyntax-only).
+# 1. An operator of its own classes (SH_OWN, R_OWN, kernel OWN, GR_OWN) at
+#    the end of OP_TABLE:
+#    - the build must fail, each error a -Wswitch error naming the new
+#      operator: no switch over the operators may fall into a default, which
+#      would make the operator an unsplit copy with an identity gradient;
+#    - every switch over the operators must be among them: the switches that
+#      -Wswitch-enum (which also sees switches with a default) finds for the
+#      new operator are exactly the ones -Wswitch finds.
+# 2. An elementwise operator, a row of UNARY_OPS naming its kernel
+#    UNARY(SHARDC_NEWOP):
+#    - alone, the build must fail (not a silent copy), every error in ir.c,
+#      which checks each row's kernel against the runtime: SC_U_SHARDC_NEWOP
+#      undeclared (and its row in SC_UNARY_TABLE missing);
+#    - with its kernel's row in SC_UNARY_TABLE (runtime/shardc_rt.h), every
+#      source compiles: the switches take it through their UNARY_OPS case.
+# (tests/run_newop_e2e.sh then runs such an operator end to end.)
 # Last line: N passed, N failed (one check per switch over the operators).
 cc=${1:?usage: run_newop.sh CC CFLAGS...}
 shift
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp -r compiler "$tmp/compiler"
+mkdir -p "$tmp/runtime"
+cp runtime/shardc_rt.h "$tmp/runtime/"
 new=OP_SHARDC_NEWOP
 awk '
 	/^#define OP_TABLE\(OP\)/ { table = 1 }
 	table && !/\\$/ {
 		print $0 " \\"
-		print "\tOP(SHARDC_NEWOP, \"ShardcNewOp\", 1, 1, 0)"
+		print "\tOP(SHARDC_NEWOP, \"ShardcNewOp\", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_OWN, 0)"
 		table = 0
 		next
 	}
@@ -61,5 +74,42 @@ while read -r at; do
 		echo "FAIL $at: a switch over the operators has a default that takes $new silently"; fail=$((fail + 1))
 	fi
 done <"$tmp/wswitch_enum"
+
+# 2. the elementwise row, before Square's in UNARY_OPS (the table's last row
+# has no continuation backslash).
+awk '/OP\(SQUARE, "Square"/ {
+		print "\tOP(SHARDC_NEWOP, \"ShardcNewOp\", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SHARDC_NEWOP), GR_X, 0) \\"
+	}
+	{ print }' compiler/ops.h >"$tmp/compiler/ops.h"
+grep -q "UNARY(SHARDC_NEWOP)" "$tmp/compiler/ops.h" || { echo "run_newop: could not add a row to UNARY_OPS"; exit 1; }
+: >"$tmp/log"
+status=0
+for f in "$tmp"/compiler/*.c; do
+	LC_ALL=C "$cc" "$@" -fsyntax-only "$f" >>"$tmp/log" 2>&1 || status=1
+done
+if [ $status -eq 0 ]; then
+	echo "FAIL the compiler builds with an elementwise row whose kernel the runtime lacks"; fail=$((fail + 1))
+elif grep ': error: ' "$tmp/log" | grep -v "^$tmp/compiler/ir.c:" >"$tmp/other" ||
+     ! grep -q "'SC_U_SHARDC_NEWOP' undeclared" "$tmp/log"; then
+	echo "FAIL an elementwise row alone: errors other than ir.c's on its missing kernel:"
+	head -n 20 "$tmp/other"; fail=$((fail + 1))
+else
+	echo "ok   an elementwise row alone does not build: ir.c's check of its kernel, SC_U_SHARDC_NEWOP undeclared"
+	pass=$((pass + 1))
+fi
+awk '/U\(SQUARE, X,/ { print "\tU(SHARDC_NEWOP, X, x * x * x, 3 * t * t * g) \\" } { print }' \
+	runtime/shardc_rt.h >"$tmp/runtime/shardc_rt.h"
+grep -q "U(SHARDC_NEWOP" "$tmp/runtime/shardc_rt.h" || { echo "run_newop: could not add a row to SC_UNARY_TABLE"; exit 1; }
+: >"$tmp/log"
+status=0
+for f in "$tmp"/compiler/*.c; do
+	LC_ALL=C "$cc" "$@" -fsyntax-only "$f" >>"$tmp/log" 2>&1 || status=1
+done
+if [ $status -eq 0 ]; then
+	echo "ok   an elementwise row with its kernel's row in SC_UNARY_TABLE builds"; pass=$((pass + 1))
+else
+	echo "FAIL an elementwise row with its kernel does not build:"; grep ': error: ' "$tmp/log" | head -n 20
+	fail=$((fail + 1))
+fi
 echo "newop: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -19,12 +19,8 @@ void sc_cpu_binary(sc_binop op, const float *a, const int64_t *a_dims, int a_ndi
                    const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim);
 void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c);
 
-/* unary ops by number, for the kernels that share one loop */
-typedef enum {
-	SC_U_RELU, SC_U_GELU, SC_U_TANH, SC_U_SIGMOID, SC_U_EXP, SC_U_LOG, SC_U_NEG, SC_U_SQRT, SC_U_SQUARE,
-} sc_unop;
 void sc_cpu_unary(sc_unop op, const float *x, float *y, int64_t n);
-/* t is what the op's gradient reads: x, or y for tanh, sigmoid, exp, sqrt (shardc_rt.h) */
+/* t is what the op's gradient reads: x, y or NULL, as its SC_UNARY_TABLE row says */
 void sc_cpu_unary_grad(sc_unop op, const float *t, const float *dy, float *dx, int64_t n);
 void sc_cpu_scale(const float *x, float *y, int64_t n, double alpha);
 

@@ -261,46 +261,30 @@ void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, 
 			y[r * c + j] = x[r * c + j] + bias[j];
 }
 
-static const float gelu_k = 0.7978845608028654f;   /* sqrt(2/pi) */
-
-void sc_cpu_unary(sc_unop op, const float *x, float *y, int64_t n)
+void sc_cpu_unary(sc_unop op, const float *xs, float *y, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++) {
-		float v = x[i];
+		float x = xs[i];
 		switch (op) {
-		case SC_U_RELU: y[i] = v > 0 ? v : 0; break;
-		case SC_U_GELU: y[i] = 0.5f * v * (1 + tanhf(gelu_k * (v + 0.044715f * v * v * v))); break;
-		case SC_U_TANH: y[i] = tanhf(v); break;
-		case SC_U_SIGMOID: y[i] = 1 / (1 + expf(-v)); break;
-		case SC_U_EXP: y[i] = expf(v); break;
-		case SC_U_LOG: y[i] = logf(v); break;
-		case SC_U_NEG: y[i] = -v; break;
-		case SC_U_SQRT: y[i] = sqrtf(v); break;
-		case SC_U_SQUARE: y[i] = v * v; break;
+#define CASE(name, t, fwd, grad) \
+	case SC_U_##name: y[i] = (fwd); break;
+			SC_UNARY_TABLE(CASE)
+#undef CASE
 		default: SC_DIE("bad unary op %d", (int)op);
 		}
 	}
 }
 
-void sc_cpu_unary_grad(sc_unop op, const float *t, const float *dy, float *dx, int64_t n)
+void sc_cpu_unary_grad(sc_unop op, const float *ts, const float *dy, float *dx, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++) {
-		float v = t[i], g = dy[i];
+		float t = ts ? ts[i] : 0, g = dy[i];
+		(void)t;
 		switch (op) {
-		case SC_U_RELU: dx[i] = v > 0 ? g : 0; break;
-		case SC_U_GELU: {
-			float u = gelu_k * (v + 0.044715f * v * v * v), th = tanhf(u);
-			float du = gelu_k * (1 + 3 * 0.044715f * v * v);
-			dx[i] = g * (0.5f * (1 + th) + 0.5f * v * (1 - th * th) * du);
-			break;
-		}
-		case SC_U_TANH: dx[i] = g * (1 - v * v); break;
-		case SC_U_SIGMOID: dx[i] = g * v * (1 - v); break;
-		case SC_U_EXP: dx[i] = g * v; break;
-		case SC_U_LOG: dx[i] = g / v; break;
-		case SC_U_NEG: dx[i] = -g; break;
-		case SC_U_SQRT: dx[i] = g / (2 * v); break;
-		case SC_U_SQUARE: dx[i] = 2 * v * g; break;
+#define CASE(name, t_, fwd, grad) \
+	case SC_U_##name: dx[i] = (grad); break;
+			SC_UNARY_TABLE(CASE)
+#undef CASE
 		default: SC_DIE("bad unary op %d", (int)op);
 		}
 	}

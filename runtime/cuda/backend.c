@@ -520,101 +520,15 @@ void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t
 	SC_CUDA_CHECK(sc_cu_bias_add(x, bias, y, rows, c, cu(rt)->stream));
 }
 
-static void unary(sc_rt *rt, sc_unop op, const float *x, float *y, int64_t n)
+void sc_unary(sc_rt *rt, sc_unop op, const float *x, float *y, int64_t n)
 {
 	SC_CUDA_CHECK(sc_cu_unary(op, x, y, n, cu(rt)->stream));
 }
 
-static void unary_grad(sc_rt *rt, sc_unop op, const float *t, const float *dy, float *dx, int64_t n)
+void sc_unary_grad(sc_rt *rt, sc_unop op, const float *t, const float *dy, float *dx, int64_t n)
 {
 	SC_CUDA_CHECK(sc_cu_unary_grad(op, t, dy, dx, n, cu(rt)->stream));
 }
-
-void sc_relu(sc_rt *rt, const float *x, float *y, int64_t n)
-{
-	unary(rt, SC_U_RELU, x, y, n);
-}
-
-void sc_gelu(sc_rt *rt, const float *x, float *y, int64_t n)
-{
-	unary(rt, SC_U_GELU, x, y, n);
-}
-
-void sc_tanh(sc_rt *rt, const float *x, float *y, int64_t n)
-{
-	unary(rt, SC_U_TANH, x, y, n);
-}
-
-void sc_sigmoid(sc_rt *rt, const float *x, float *y, int64_t n)
-{
-	unary(rt, SC_U_SIGMOID, x, y, n);
-}
-
-void sc_exp(sc_rt *rt, const float *x, float *y, int64_t n)
-{
-	unary(rt, SC_U_EXP, x, y, n);
-}
-
-void sc_log(sc_rt *rt, const float *x, float *y, int64_t n)
-{
-	unary(rt, SC_U_LOG, x, y, n);
-}
-
-void sc_neg(sc_rt *rt, const float *x, float *y, int64_t n)
-{
-	unary(rt, SC_U_NEG, x, y, n);
-}
-
-void sc_sqrt(sc_rt *rt, const float *x, float *y, int64_t n)
-{
-	unary(rt, SC_U_SQRT, x, y, n);
-}
-
-void sc_square(sc_rt *rt, const float *x, float *y, int64_t n)
-{
-	unary(rt, SC_U_SQUARE, x, y, n);
-}
-
-void sc_relu_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n)
-{
-	unary_grad(rt, SC_U_RELU, x, dy, dx, n);
-}
-
-void sc_gelu_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n)
-{
-	unary_grad(rt, SC_U_GELU, x, dy, dx, n);
-}
-
-void sc_tanh_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n)
-{
-	unary_grad(rt, SC_U_TANH, y, dy, dx, n);
-}
-
-void sc_sigmoid_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n)
-{
-	unary_grad(rt, SC_U_SIGMOID, y, dy, dx, n);
-}
-
-void sc_exp_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n)
-{
-	unary_grad(rt, SC_U_EXP, y, dy, dx, n);
-}
-
-void sc_log_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n)
-{
-	unary_grad(rt, SC_U_LOG, x, dy, dx, n);
-}
-
-void sc_sqrt_grad(sc_rt *rt, const float *y, const float *dy, float *dx, int64_t n)
-{
-	unary_grad(rt, SC_U_SQRT, y, dy, dx, n);
-}
-
-void sc_square_grad(sc_rt *rt, const float *x, const float *dy, float *dx, int64_t n)
-{
-	unary_grad(rt, SC_U_SQUARE, x, dy, dx, n);
-}
-
 
 void sc_scale(sc_rt *rt, const float *x, float *y, int64_t n, double alpha)
 {

@@ -192,45 +192,31 @@ __global__ void bias_add_k(const float *x, const float *bias, float *y, int64_t 
 	GRID_LOOP(i, n) y[i] = x[i] + bias[i % c];
 }
 
-const float GELU_K = 0.7978845608028654f;
-
-__global__ void unary_k(sc_unop op, const float *x, float *y, int64_t n)
+__global__ void unary_k(sc_unop op, const float *xs, float *y, int64_t n)
 {
 	GRID_LOOP(i, n) {
-		float v = x[i];
+		float x = xs[i];
 		switch (op) {
-		case SC_U_RELU: y[i] = v > 0 ? v : 0; break;
-		case SC_U_GELU: y[i] = 0.5f * v * (1 + tanhf(GELU_K * (v + 0.044715f * v * v * v))); break;
-		case SC_U_TANH: y[i] = tanhf(v); break;
-		case SC_U_SIGMOID: y[i] = 1 / (1 + expf(-v)); break;
-		case SC_U_EXP: y[i] = expf(v); break;
-		case SC_U_LOG: y[i] = logf(v); break;
-		case SC_U_NEG: y[i] = -v; break;
-		case SC_U_SQRT: y[i] = sqrtf(v); break;
-		case SC_U_SQUARE: y[i] = v * v; break;
+#define CASE(name, t, fwd, grad) \
+	case SC_U_##name: y[i] = (fwd); break;
+			SC_UNARY_TABLE(CASE)
+#undef CASE
+		case SC_U_COUNT: break;
 		}
 	}
 }
 
-__global__ void unary_grad_k(sc_unop op, const float *t, const float *dy, float *dx, int64_t n)
+__global__ void unary_grad_k(sc_unop op, const float *ts, const float *dy, float *dx, int64_t n)
 {
 	GRID_LOOP(i, n) {
-		float v = t[i], g = dy[i];
+		float t = ts ? ts[i] : 0.0f, g = dy[i];
+		(void)t;
 		switch (op) {
-		case SC_U_RELU: dx[i] = v > 0 ? g : 0; break;
-		case SC_U_GELU: {
-			float th = tanhf(GELU_K * (v + 0.044715f * v * v * v));
-			float du = GELU_K * (1 + 3 * 0.044715f * v * v);
-			dx[i] = g * (0.5f * (1 + th) + 0.5f * v * (1 - th * th) * du);
-			break;
-		}
-		case SC_U_TANH: dx[i] = g * (1 - v * v); break;
-		case SC_U_SIGMOID: dx[i] = g * v * (1 - v); break;
-		case SC_U_EXP: dx[i] = g * v; break;
-		case SC_U_LOG: dx[i] = g / v; break;
-		case SC_U_NEG: dx[i] = -g; break;
-		case SC_U_SQRT: dx[i] = g / (2 * v); break;
-		case SC_U_SQUARE: dx[i] = 2 * v * g; break;
+#define CASE(name, t_, fwd, grad) \
+	case SC_U_##name: dx[i] = (grad); break;
+			SC_UNARY_TABLE(CASE)
+#undef CASE
+		case SC_U_COUNT: break;
 		}
 	}
 }

@@ -712,12 +712,11 @@ static bool eval_op(Eval *e)
 	switch (e->n->op) {
 	case OP_MATMUL: case OP_BATCH_MATMUL:
 		return eval_matmul(e);
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM: case OP_MINIMUM:
+	OP_CASES(BINARY_OPS)
 		return eval_binary(e);
 	case OP_BIAS_ADD:
 		return eval_bias_add(e);
-	case OP_RELU: case OP_GELU: case OP_TANH: case OP_SIGMOID: case OP_EXP: case OP_LOG: case OP_NEG:
-	case OP_SQRT: case OP_SQUARE:
+	OP_CASES(UNARY_OPS)
 		return eval_unary(e);
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 		return eval_softmax(e);
