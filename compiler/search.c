@@ -989,7 +989,8 @@ static void settle(Search *x, bool whole)
 
 /* A Megatron template's candidates for an operator: the batch dim split by
  * the largest divisor of dp dividing it, and no other dim, or one other dim
- * split by mp (data-parallel copies of a column, row or head split). Ties go
+ * split by mp (data-parallel copies of a column, row or head split); as in
+ * Megatron, a normalized dim (Softmax's axis, LayerNorm's) stays whole. Ties go
  * to a dim the output keeps (a column split before a row split's partials). */
 static int template_candidates(const Search *x, const OpDims *od, int64_t (*cand)[MAX_OPDIMS])
 {
@@ -1006,8 +1007,8 @@ static int template_candidates(const Search *x, const OpDims *od, int64_t (*cand
 		int o = i < 0 ? -1 : i % od->nod;
 		if (i >= 0 && (((od->reduced >> o) & 1) != (i >= od->nod)))
 			continue;
-		if (o >= 0 && (o == b || (od->whole & (1u << o)) || !op_dim_used(od, o) || od->size[o] % x->tmpl_mp ||
-		               x->tmpl_mp == 1))
+		if (o >= 0 && (o == b || ((od->whole | od->normalized) & (1u << o)) || !op_dim_used(od, o) ||
+		               od->size[o] % x->tmpl_mp || x->tmpl_mp == 1))
 			continue;
 		for (int k = 0; k < MAX_OPDIMS; k++)
 			cand[nc][k] = 1;
