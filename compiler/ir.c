@@ -5,10 +5,10 @@
 
 #include "../runtime/shardc_rt.h"   /* the kernels' enums: a row naming a kernel the runtime lacks does not build */
 
-/* The kernel column: its name as emitted, plus 0 times the runtime's enum
- * value, so that a name the runtime lacks is an error here. */
-#define KERNEL_UNARY(x) ("SC_U_" #x + 0 * SC_U_##x)
-#define KERNEL_BINARY(x) ("SC_" #x + 0 * SC_##x)
+/* The kernel column: its name as emitted, indexed at 0 times the runtime's
+ * enum value, so that a name the runtime lacks is an error here. */
+#define KERNEL_UNARY(x) (&("SC_U_" #x)[0 * SC_U_##x])
+#define KERNEL_BINARY(x) (&("SC_" #x)[0 * SC_##x])
 #define KERNEL_OWN NULL
 #define OP_INFO(e, name, lo, hi, attrs, shape, rule, kernel, grad, nograd) \
 	[OP_##e] = {name, lo, hi, attrs, shape, rule, KERNEL_##kernel, grad, nograd},
