@@ -133,10 +133,10 @@ outdir: $(B)/san/shardc runtime
 ref-test:
 	/usr/bin/python3 tests/ref/test_ref_eval.py
 
-# ---- end to end: every sample through run.sh on 1, 2, 4, 8 ranks (CPU) ----
+# ---- end to end: every sample and tests/e2e model through run.sh on 1, 2, 4, 8 ranks (CPU) ----
 .PHONY: e2e
 e2e: $(B)/shardc runtime
-	bash tests/run_e2e.sh $(B)/shardc ir-samples/*.ir tests/e2e/half_*.ir
+	bash tests/run_e2e.sh $(B)/shardc
 
 # ---- fuzzing: libFuzzer on parse + check, then on the whole pipeline ----
 # FUZZ_SECONDS in all: a third on the front end (fuzz_parser), the rest on
