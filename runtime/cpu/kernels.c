@@ -261,6 +261,13 @@ void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, 
 			y[r * c + j] = x[r * c + j] + bias[j];
 }
 
+/* GeLU's derivative at t (SC_UNARY_TABLE): tanh once. */
+static float sc_gelu_slope(float t)
+{
+	float th = tanhf(SC_GELU_U(t));
+	return 0.5f * (1 + th) + 0.5f * t * (1 - th * th) * SC_GELU_DU(t);
+}
+
 void sc_cpu_unary(sc_unop op, const float *xs, float *y, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++) {

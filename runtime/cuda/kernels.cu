@@ -192,6 +192,13 @@ __global__ void bias_add_k(const float *x, const float *bias, float *y, int64_t 
 	GRID_LOOP(i, n) y[i] = x[i] + bias[i % c];
 }
 
+/* GeLU's derivative at t (SC_UNARY_TABLE): tanh once. */
+__device__ static float sc_gelu_slope(float t)
+{
+	float th = tanhf(SC_GELU_U(t));
+	return 0.5f * (1 + th) + 0.5f * t * (1 - th * th) * SC_GELU_DU(t);
+}
+
 __global__ void unary_k(sc_unop op, const float *xs, float *y, int64_t n)
 {
 	GRID_LOOP(i, n) {
