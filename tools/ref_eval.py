@@ -518,9 +518,10 @@ def round_bf16(x):
 def round_bf16_bits(x):
     """float32 values to bfloat16 the way the runtime does it: round to nearest even on
     the upper 16 bits of the float32 pattern (NaN kept quiet); float32 storage."""
-    b = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    r = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16
-    r = np.where((b & 0x7FFFFFFF) > 0x7F800000, b | 0x00400000, r)   # NaN: stays a (quiet) NaN
+    u = np.uint64                                        # every constant unsigned: numpy 1.x turns
+    b = np.asarray(x, dtype=np.float32).view(np.uint32).astype(u)   # uint64 with int64 into float64
+    r = ((b + u(0x7FFF) + ((b >> u(16)) & u(1))) >> u(16)) << u(16)
+    r = np.where((b & u(0x7FFFFFFF)) > u(0x7F800000), b | u(0x00400000), r)   # NaN: stays a (quiet) NaN
     return r.astype(np.uint32).view(np.float32)
 
 
