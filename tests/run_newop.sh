@@ -53,10 +53,16 @@ switches() {
 }
 switches "$@" >"$tmp/wswitch"
 switches "$@" -Wswitch-enum -Wno-error >"$tmp/wswitch_enum"
-status=0
-for f in "$tmp"/compiler/*.c; do
-	LC_ALL=C "$cc" "$@" -fsyntax-only "$f" >>"$tmp/log" 2>&1 || status=1
-done
+# Every compiler source of the copy, syntax only: errors in $tmp/log (anew),
+# status 1 when any failed.
+compile_all() {
+	: >"$tmp/log"
+	status=0
+	for f in "$tmp"/compiler/*.c; do
+		LC_ALL=C "$cc" "$@" -fsyntax-only "$f" >>"$tmp/log" 2>&1 || status=1
+	done
+}
+compile_all "$@"
 pass=0 fail=0
 if [ $status -eq 0 ]; then
 	echo "FAIL the compiler builds with $new added to ops.h alone"; fail=$((fail + 1))
@@ -82,11 +88,7 @@ awk '/OP\(SQUARE, "Square"/ {
 	}
 	{ print }' compiler/ops.h >"$tmp/compiler/ops.h"
 grep -q "UNARY(SHARDC_NEWOP)" "$tmp/compiler/ops.h" || { echo "run_newop: could not add a row to UNARY_OPS"; exit 1; }
-: >"$tmp/log"
-status=0
-for f in "$tmp"/compiler/*.c; do
-	LC_ALL=C "$cc" "$@" -fsyntax-only "$f" >>"$tmp/log" 2>&1 || status=1
-done
+compile_all "$@"
 if [ $status -eq 0 ]; then
 	echo "FAIL the compiler builds with an elementwise row whose kernel the runtime lacks"; fail=$((fail + 1))
 elif grep ': error: ' "$tmp/log" | grep -v "^$tmp/compiler/ir.c:" >"$tmp/other" ||
@@ -100,11 +102,7 @@ fi
 awk '/U\(SQUARE, X,/ { print "\tU(SHARDC_NEWOP, X, x * x * x, 3 * t * t * g) \\" } { print }' \
 	runtime/shardc_rt.h >"$tmp/runtime/shardc_rt.h"
 grep -q "U(SHARDC_NEWOP" "$tmp/runtime/shardc_rt.h" || { echo "run_newop: could not add a row to SC_UNARY_TABLE"; exit 1; }
-: >"$tmp/log"
-status=0
-for f in "$tmp"/compiler/*.c; do
-	LC_ALL=C "$cc" "$@" -fsyntax-only "$f" >>"$tmp/log" 2>&1 || status=1
-done
+compile_all "$@"
 if [ $status -eq 0 ]; then
 	echo "ok   an elementwise row with its kernel's row in SC_UNARY_TABLE builds"; pass=$((pass + 1))
 else
