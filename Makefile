@@ -138,6 +138,16 @@ ref-test:
 e2e: $(B)/shardc runtime
 	bash tests/run_e2e.sh $(B)/shardc
 
+# ---- the cuda backend on a machine with a GPU (and no MPI, no OpenBLAS) ----
+# Every e2e run's OUTDIR with the one-device CPU program's results, OpenMPI
+# unpacked from Debian's packages and the cuda test programs, in one file
+# (tools/gpu_kit.sh). There, from a copy of this tree:
+#   bash tools/gpu_run.sh build/gpu-kit.tar.xz [SECONDS]
+.PHONY: gpu-kit
+gpu-kit: $(B)/shardc runtime
+	E2E_WORK=$(B)/e2e-work bash tests/run_e2e.sh $(B)/shardc
+	bash tools/gpu_kit.sh $(B)/e2e-work $(B)/gpu-kit.tar.xz
+
 # ---- fuzzing: libFuzzer on parse + check, then on the whole pipeline ----
 # FUZZ_SECONDS in all: a third on the front end (fuzz_parser), the rest on
 # every stage through the emitted programs, in memory (fuzz_pipeline). Both

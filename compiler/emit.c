@@ -175,6 +175,26 @@ static bool computes(const Lowered *l, const LOp *o)
 	return true;
 }
 
+/* A 2-D MatMul (or a MatMul's adjoint) whose two operands are of one half
+ * type runs on them directly: sc_matmul_half sums in Float32 (tensor cores
+ * on cuda) and writes the Float32 copy of the result, which is rounded once
+ * as for any operator. Its operands need no widened copies. */
+static bool matmul_on_halves(const Lowered *l, const LOp *o)
+{
+	int x0, x1;
+	if (o->grad == GRAD_NONE && o->op == OP_MATMUL) {
+		x0 = o->in[0];
+		x1 = o->in[1];
+	} else if (o->grad == GRAD_ADJOINT && l->ops[o->of].op == OP_MATMUL) {
+		x0 = o->in[0];                               /* dy */
+		x1 = l->ops[o->of].in[1 - o->k];             /* the other operand */
+	} else {
+		return false;
+	}
+	DType t = l->values[x0].type.dtype;
+	return is_half(t) && l->values[x1].type.dtype == t;
+}
+
 static void widen_add(const Lowered *l, Widened *w, int v, int64_t *top)
 {
 	if (!is_half(l->values[v].type.dtype))
@@ -195,7 +215,7 @@ static void widened(const Lowered *l, const LOp *o, int64_t base, Widened *w)
 {
 	int64_t top = base;
 	w->n = 0;
-	if (computes(l, o)) {
+	if (computes(l, o) && !matmul_on_halves(l, o)) {
 		for (int k = 0; k < o->nin; k++)
 			widen_add(l, w, o->in[k], &top);
 		if (o->grad == GRAD_ADJOINT) {
@@ -980,6 +1000,15 @@ static void emit_matmul_dims(const LOp *f, const Lowered *l, int64_t *m, int64_t
 	*k = f->a.transpose_a ? a->type.dims[ra - 2] : a->type.dims[ra - 1];
 }
 
+/* `sc_matmul(rt, ` or, on half operands, `sc_matmul_half(rt, SC_BF16, `. */
+static void matmul_call(StrBuf *b, const Lowered *l, const LOp *o)
+{
+	if (matmul_on_halves(l, o))
+		sb_printf(b, "sc_matmul_half(rt, %s, ", sc_dtype_name(l->values[o->in[0]].type.dtype));
+	else
+		sb_puts(b, "sc_matmul(rt, ");
+}
+
 static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 {
 	const Lowered *l = p->l;
@@ -993,8 +1022,9 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		break;
 	case OP_MATMUL:
 		emit_matmul_dims(o, l, &m, &n, &k);
-		sb_printf(b, "sc_matmul(rt, %s, %s, %s, %lld, %lld, %lld, %d, %d);", x0, x1, y, (long long)m, (long long)n,
-		          (long long)k, a->transpose_a, a->transpose_b);
+		matmul_call(b, l, o);
+		sb_printf(b, "%s, %s, %s, %lld, %lld, %lld, %d, %d);", x0, x1, y, (long long)m, (long long)n, (long long)k,
+		          a->transpose_a, a->transpose_b);
 		break;
 	case OP_BATCH_MATMUL: {
 		emit_matmul_dims(o, l, &m, &n, &k);
@@ -1161,8 +1191,9 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	case OP_MATMUL:
 		emit_matmul_dims(f, l, &m, &nn, &kk);
 		matmul_grad_form(fa, k, m, nn, kk, &mg);
-		sb_printf(b, "sc_matmul(rt, %s, %s, %s, %lld, %lld, %lld, %d, %d);", mg.dy_first ? dy : other_in,
-		          mg.dy_first ? other_in : dy, dx, (long long)mg.m, (long long)mg.n, (long long)mg.k, mg.ta, mg.tb);
+		matmul_call(b, l, o);
+		sb_printf(b, "%s, %s, %s, %lld, %lld, %lld, %d, %d);", mg.dy_first ? dy : other_in, mg.dy_first ? other_in : dy,
+		          dx, (long long)mg.m, (long long)mg.n, (long long)mg.k, mg.ta, mg.tb);
 		return;
 	case OP_BATCH_MATMUL: {
 		emit_matmul_dims(f, l, &m, &nn, &kk);

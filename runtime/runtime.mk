@@ -119,6 +119,8 @@ runtime-test: $(addprefix $(RT_B)/san/,$(RT_UNIT) mpi_collectives mpi_io example
 $(RT_B)/cuda/cuda_twins: runtime/tests/cuda_twins.c runtime/tests/rt_test.c runtime/tests/rt_test.h $(RT_B)/libshardc_rt_cuda.a $(RT_B)/opt/kernels.o
 	$(RT_CC) $(RT_CFLAGS) $(RT_CUDA_CFLAGS) -Iruntime/tests -O1 -g -o $@ $< runtime/tests/rt_test.c $(RT_B)/opt/kernels.o \
 		$(RT_B)/libshardc_rt_cuda.a $(RT_LIBS) $(RT_CUDA_LIBS)
+$(RT_B)/cuda/cuda_gemm_bench: runtime/tests/cuda_gemm_bench.c $(RT_B)/libshardc_rt_cuda.a
+	$(RT_CC) $(RT_CFLAGS) $(RT_CUDA_CFLAGS) -O2 -o $@ $< $(RT_B)/libshardc_rt_cuda.a $(RT_LIBS) $(RT_CUDA_LIBS)
 $(RT_B)/cuda/mpi_collectives: runtime/tests/mpi_collectives.c runtime/tests/rt_test.c runtime/tests/rt_test.h $(RT_B)/libshardc_rt_cuda.a
 	$(RT_CC) $(RT_CFLAGS) $(RT_CUDA_CFLAGS) -Iruntime/tests -DSC_TEST_CUDA -O1 -g -o $@ $< runtime/tests/rt_test.c \
 		$(RT_B)/libshardc_rt_cuda.a $(RT_LIBS) $(RT_CUDA_LIBS)

@@ -208,6 +208,13 @@ void sc_save_npy(sc_rt *rt, const char *dir, const char *file, const void *src, 
  * (k, n), or (n, k) when transpose_b. */
 void sc_matmul(sc_rt *rt, const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k,
                int transpose_a, int transpose_b);
+/* The same product of two Float16 or BFloat16 matrices (both of type dt),
+ * summed in Float32 and written in Float32: cuBLAS's GemmEx with Float32
+ * compute (tensor cores) on cuda; on cpu the operands are widened (exactly)
+ * to Float32 and multiplied as sc_matmul does, so the result is sc_matmul's
+ * on the widened operands bit for bit. */
+void sc_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const void *b, float *c, int64_t m, int64_t n,
+                    int64_t k, int transpose_a, int transpose_b);
 /* Batched matmul; the batch dims (a_nb, b_nb, c_nb of them, the leading
  * dims without the last two) broadcast as numpy's. */
 void sc_batch_matmul(sc_rt *rt, const float *a, const int64_t *a_bdims, int a_nb, const float *b,

@@ -150,6 +150,22 @@ void sc_matmul(sc_rt *rt, const float *a, const float *b, float *c, int64_t m, i
 	sc_cpu_matmul(a, b, c, m, n, k, transpose_a, transpose_b);
 }
 
+void sc_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const void *b, float *c, int64_t m, int64_t n,
+                    int64_t k, int transpose_a, int transpose_b)
+{
+	(void)rt;
+	if (!sc_is_half(dt))
+		SC_DIE("sc_matmul_half: %s is not a half type", sc_dtype_name(dt));
+	float *wa = malloc((size_t)(m * k + k * n) * sizeof *wa);
+	if (!wa)
+		SC_DIE("out of memory");
+	float *wb = wa + m * k;
+	sc_host_widen(a, dt, wa, m * k);
+	sc_host_widen(b, dt, wb, k * n);
+	sc_cpu_matmul(wa, wb, c, m, n, k, transpose_a, transpose_b);
+	free(wa);
+}
+
 void sc_batch_matmul(sc_rt *rt, const float *a, const int64_t *a_bdims, int a_nb, const float *b,
                      const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
                      int64_t n, int64_t k, int transpose_a, int transpose_b)

@@ -464,6 +464,20 @@ void sc_matmul(sc_rt *rt, const float *a, const float *b, float *c, int64_t m, i
 	                            blas_int(transpose_b ? k : n), a, blas_int(transpose_a ? m : k), &zero, c, blas_int(n)));
 }
 
+/* Tensor cores: half operands, Float32 sums and result. */
+void sc_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const void *b, float *c, int64_t m, int64_t n,
+                    int64_t k, int transpose_a, int transpose_b)
+{
+	if (!sc_is_half(dt))
+		SC_DIE("sc_matmul_half: %s is not a half type", sc_dtype_name(dt));
+	const float one = 1, zero = 0;
+	cudaDataType_t t = dt == SC_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+	SC_CUBLAS_CHECK(cublasGemmEx(cu(rt)->blas, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+	                             transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, blas_int(n), blas_int(m), blas_int(k), &one,
+	                             b, t, blas_int(transpose_b ? k : n), a, t, blas_int(transpose_a ? m : k), &zero, c,
+	                             CUDA_R_32F, blas_int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
 /* all batch strides 0 (broadcast) or all equal to the contiguous ones */
 static bool uniform_batch(const int64_t *s, const int64_t *dims, int nb, int64_t *stride)
 {

@@ -496,6 +496,34 @@ static void test_half(void)
 	}
 }
 
+/* sc_matmul_half (GemmEx on tensor cores, Float32 sums) against the CPU's
+ * Float32 product of the widened operands, every transpose: the sums run in
+ * another order, so the matmul tolerance. */
+static void test_matmul_half(void)
+{
+	const int M = 33, N = 47, K = 128;
+	for (sc_dtype dt = SC_F16; dt <= SC_BF16; dt++)
+		for (int ta = 0; ta < 2; ta++)
+			for (int tb = 0; tb < 2; tb++) {
+				float *da, *db, *a = rnd(M * K, -1, 1, &da), *b = rnd(K * N, -1, 1, &db);
+				uint16_t *ha = malloc(M * K * 2), *hb = malloc(K * N * 2);
+				float *wa = malloc(M * K * 4), *wb = malloc(K * N * 4), *c = malloc(M * N * 4);
+				sc_cpu_cast(a, SC_F32, ha, dt, M * K);
+				sc_cpu_cast(b, SC_F32, hb, dt, K * N);
+				sc_cpu_cast(ha, dt, wa, SC_F32, M * K);
+				sc_cpu_cast(hb, dt, wb, SC_F32, K * N);
+				void *dha = up(ha, M * K * 2), *dhb = up(hb, K * N * 2);
+				float *dc = dev(M * N * 4);
+				sc_matmul_half(rt, dt, dha, dhb, dc, M, N, K, ta, tb);
+				sc_cpu_matmul(wa, wb, c, M, N, K, ta, tb);
+				char what[64];
+				snprintf(what, sizeof what, "matmul_half %s %c%c", dtname(dt), ta ? 'T' : 'N', tb ? 'T' : 'N');
+				twin(what, dc, c, M * N, 1e-3);
+				free(a), free(b), free(ha), free(hb), free(wa), free(wb), free(c);
+				used = 0;
+			}
+}
+
 int main(int argc, char **argv)
 {
 	int ndev = 0;
@@ -509,6 +537,7 @@ int main(int argc, char **argv)
 	rt = sc_init(&argc, &argv, 0);
 	slab = sc_slab(rt, SLAB);
 	test_matmul();
+	test_matmul_half();
 	used = 0;
 	test_elementwise();
 	used = 0;

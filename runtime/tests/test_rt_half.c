@@ -273,3 +273,29 @@ Test(half, bf16_arithmetic_is_float32_rounded_once)
 {
 	half_pattern(SC_BF16, sc_bf16_from_double);
 }
+
+/* sc_matmul_half on the cpu backend is the Float32 product of the widened
+ * operands, bit for bit, for every transpose (the cuda one is GemmEx on
+ * tensor cores: cuda_twins compares it with this). */
+Test(half, matmul_half_is_the_widened_float32_product)
+{
+	enum { M = 5, K = 37, N = 6 };
+	uint16_t a[M * K], b[K * N];
+	float aw[M * K], bw[K * N], want[M * N], got[M * N];
+	for (sc_dtype dt = SC_F16; dt <= SC_BF16; dt++)
+		for (int ta = 0; ta < 2; ta++)
+			for (int tb = 0; tb < 2; tb++) {
+				for (int i = 0; i < M * K; i++)
+					aw[i] = (float)(sin(0.29 * i + ta) * 2);
+				for (int i = 0; i < K * N; i++)
+					bw[i] = (float)cos(0.13 * i + tb);
+				sc_cpu_cast(aw, SC_F32, a, dt, M * K);
+				sc_cpu_cast(bw, SC_F32, b, dt, K * N);
+				sc_cpu_cast(a, dt, aw, SC_F32, M * K);
+				sc_cpu_cast(b, dt, bw, SC_F32, K * N);
+				sc_cpu_matmul(aw, bw, want, M, N, K, ta, tb);
+				sc_matmul_half(NULL, dt, a, b, got, M, N, K, ta, tb);
+				cr_expect(memcmp(got, want, sizeof want) == 0, "%s %c%c: the product differs",
+				          sc_dtype_name(dt), ta ? 'T' : 'N', tb ? 'T' : 'N');
+			}
+}

@@ -333,3 +333,28 @@ Test(bucket, gradient_sums_share_calls)
 	run_free(r0);
 	run_free(r1);
 }
+
+/* A MatMul of two BFloat16 operands runs on them directly (sc_matmul_half:
+ * tensor cores on cuda), forward and in both adjoints: only its Float32
+ * result is a scratch copy, rounded once; the operands are not widened. */
+Test(text, half_matmul_reads_its_operands_directly)
+{
+	static const char ir[] =
+		"context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
+		"graph @m(%x: <Tensor[BFloat16], (4, 8)> = uniform(-1, 1),\n"
+		"         %w: <Parameter[BFloat16], (8, 2)> = normal(0.5)) {\n"
+		"  %y = MatMul(%x, %w)\n"
+		"  %l = ReduceSum(%y) {axis: (0, 1)}\n"
+		"  return %l\n"
+		"}\n"
+		"train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n";
+	char *t = rank_text_of(ir, 0);
+	expect_line(t, "sc_matmul_half(rt, SC_BF16, x, w, ((float *)(slab + ");
+	expect_line(t, "), 4, 2, 8, 0, 0);");
+	expect_line(t, "sc_matmul_half(rt, SC_BF16, x, grad_y");   /* dw = x^T dy */
+	expect_no_line(t, "sc_cast(rt, x, SC_BF16");                /* x is never widened */
+	const char *w = strstr(t, "sc_cast(rt, w, SC_BF16");        /* w once: for SGD's update */
+	cr_assert(w && !strstr(w + 1, "sc_cast(rt, w, SC_BF16") && strstr(w, "sc_sgd("), "w widened outside SGD:\n%s", t);
+	expect_no_line(t, "sc_matmul(rt, ");
+	free(t);
+}

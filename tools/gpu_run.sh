@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# gpu_run.sh KIT.tar.xz [SECONDS]: on a machine with a GPU, from the repo's
+# root: the cuda backend's kernels against their CPU twins, the matrix
+# products' speed, the collectives, then every run of the kit's end-to-end
+# models built for BACKEND=cuda and compared with the CPU programs' results
+# (tools/npy_compare.py, the model's tolerances, against the one-device CPU program) and with the manifest's
+# byte counts. The kit is tools/gpu_kit.sh's. The end-to-end runs stop
+# after SECONDS (default 240), counting what was not run. Last line:
+# gpu e2e: N passed, N failed, N not run.
+set -uo pipefail
+kit_tar=$(realpath "${1:?usage: gpu_run.sh KIT.tar.xz [SECONDS]}")
+budget=${2:-240}
+repo=$(pwd)
+work=/tmp/shardc_gpu
+rm -rf "$work" && mkdir -p "$work" && tar -C "$work" -xJf "$kit_tar" || exit 2
+kit=$work/kit
+R=$kit/root/usr
+
+# OpenMPI unpacked under $R, found through OPAL_PREFIX; PMIx's plugins are
+# named, or it looks where Debian puts them (the device's own pmix2 is
+# another version: its zlib plugin refused ours, 2026-11-24).
+export OPAL_PREFIX=$R PATH=$kit/bin:$R/bin:$PATH
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+export PMIX_MCA_mca_base_component_path=$R/lib/x86_64-linux-gnu/pmix2/lib/pmix PMIX_MCA_pcompress_base_silence_warning=1
+ln -sf "$R/bin/orterun" "$kit/bin/mpirun"
+ln -sf "$R/bin/mpicc.openmpi" "$kit/bin/mpicc"
+# cuBLAS, the CUDA runtime and NCCL: with the toolkit, or with PyTorch's packages.
+libdir() { dirname "$(find /usr/local/cuda/lib64/ /usr/local/cuda/targets /usr/lib/x86_64-linux-gnu/ /opt /usr/local/lib \
+	-name "$1" 2>/dev/null | head -1)" 2>/dev/null; }
+cublas=$(libdir 'libcublas.so.13*') cudart=$(libdir 'libcudart.so.13*') nccl=$(libdir 'libnccl.so.2*')
+export LD_LIBRARY_PATH=$R/lib/x86_64-linux-gnu:$R/lib/x86_64-linux-gnu/openmpi/lib:$cublas:$cudart:$nccl:${LD_LIBRARY_PATH:-}
+export CUDA_LIBS="-L$cublas -L$cudart -L$nccl -l:libcublas.so.13 -l:libcudart.so.13 -l:libnccl.so.2 -lstdc++ -lm"
+mpi=(mpirun --oversubscribe --bind-to none)
+
+echo "== machine"
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
+echo "gcc: $(gcc --version | head -1); cublas in $cublas, cudart in $cudart, nccl in $nccl; $(nproc) cores"
+echo "== cuda_twins"
+"${mpi[@]}" -np 1 "$kit/bin/cuda_twins" 2>&1 | tail -40
+echo "== cuda_gemm_bench"
+"${mpi[@]}" -np 1 "$kit/bin/cuda_gemm_bench" 2>&1
+echo "== mpi_collectives on the cuda library, 4 ranks on one GPU (so through MPI: NCCL takes one rank a GPU)"
+"${mpi[@]}" -np 4 "$kit/bin/mpi_collectives" 2>&1 | tail -6
+
+mkdir -p "$repo/build/runtime"
+cp "$kit/lib/libshardc_rt_cuda.a" "$repo/build/runtime/"
+echo "== training step of 4 GPT layers (hidden 1024, seq 1024, batch 8, Adam), 1 rank: 1 step and 6 steps timed"
+for d in "$kit"/bench/*; do
+	make -s -C "$d" BACKEND=cuda SHARDC_HOME="$repo" CFLAGS="-O0 -std=c11" LIBS_cuda="$CUDA_LIBS" >"$d/build.log" 2>&1 ||
+		{ echo "$(basename "$d"): build fails: $(tail -3 "$d/build.log")"; continue; }
+	t=()
+	for steps in 1 6; do
+		t0=$(date +%s.%N)
+		"${mpi[@]}" -np 1 "$d/bin/cuda/program" --steps $steps --output-dir "$d/res$steps" >"$d/log$steps" 2>&1 ||
+			{ echo "$(basename "$d"): fails: $(tail -3 "$d/log$steps")"; continue 2; }
+		t+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')")
+	done
+	echo "$(basename "$d"): 1 step ${t[0]} s, 6 steps ${t[1]} s: $(awk -v a="${t[0]}" -v b="${t[1]}" 'BEGIN { printf "%.1f", (b - a) * 200 }') ms a step;" \
+		"losses $(grep -o 'loss is [^ ]*' "$d/log6" | cut -d' ' -f3 | tr '\n' ' ')"
+done
+
+echo "== end to end on BACKEND=cuda"
+# one run: build, run, compare; prints ok/FAIL and the worst errors
+one() {
+	local dir=$1 ranks rtol atol msg
+	ranks=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device_num"])' "$dir/manifest.json")
+	read -r rtol atol <"$dir/../tol"
+	local what="${dir#"$kit"/e2e/} ($ranks ranks)"
+	if ! make -s -C "$dir" BACKEND=cuda SHARDC_HOME="$repo" CFLAGS="-O0 -std=c11" LIBS_cuda="$CUDA_LIBS" >"$dir/build.log" 2>&1; then
+		echo "FAIL $what: build: $(tail -3 "$dir/build.log")"
+		return
+	fi
+	mkdir -p "$dir/gpu"
+	if ! timeout 120 "${mpi[@]}" -np "$ranks" "$dir/bin/cuda/program" --output-dir "$dir/gpu" >"$dir/gpu/log" 2>"$dir/gpu/err"; then
+		echo "FAIL $what: run: $(tail -3 "$dir/gpu/err")"
+		return
+	fi
+	if msg=$(python3 "$repo/tools/npy_compare.py" "$dir/gpu" "$dir/../cpu" --rtol "$rtol" --atol "$atol" --what "cuda vs cpu" 2>&1 &&
+	         python3 - "$dir/manifest.json" "$dir/gpu/log" <<'PY'
+import json, re, sys
+m = json.load(open(sys.argv[1]))
+log = open(sys.argv[2]).read()
+steps = len(re.findall(r"^step: \d+, loss is ", log, re.M)) or 1
+counted = {int(r): int(b) for r, b in re.findall(r"^rank (\d+): comm bytes sent (\d+)$", log, re.M)}
+want = {r: b * steps for r, b in enumerate(m["comm_bytes_per_rank"])}
+if counted != want:
+    sys.exit("bytes counted %s, manifest says %s per step x %d" % (counted, m["comm_bytes_per_rank"], steps))
+PY
+	); then
+		echo "ok   $what: $(echo "$msg" | grep -o 'worst.*' | tr '\n' ' ')"
+	else
+		echo "FAIL $what: $msg"
+	fi
+}
+export -f one
+export kit repo
+export MPI_CMD="${mpi[*]}"
+# Each rank count's runs in turn, so a cut-off run still covers every model once.
+for d in "$kit"/e2e/*/n1 "$kit"/e2e/*/n2 "$kit"/e2e/*/n4 "$kit"/e2e/*/n8 "$kit"/e2e/*/n4s "$kit"/e2e/*/n8s; do
+	[ -d "$d" ] && echo "$d"
+done >"$work/runs"
+total=$(wc -l <"$work/runs")
+timeout "$budget" xargs -P "$(( $(nproc) / 2 ))" -I{} bash -c 'mpi=($MPI_CMD); one "$1"' _ {} <"$work/runs" | tee "$work/results"
+pass=$(grep -c '^ok ' "$work/results")
+fail=$(grep -c '^FAIL ' "$work/results")
+echo "gpu e2e: $pass passed, $fail failed, $((total - pass - fail)) not run"
