@@ -1,4 +1,5 @@
-/* autocast.c: the train block's `precision` (docs/language.md, The train block).
+/* autocast.c: the model's `precision`, from the context or the train block
+ * (docs/language.md, The train block), for inference and training alike.
  *
  * Requires the graph flattened. Mixed precision as MindSpore's AMP level O2
  * and PyTorch's autocast do it, written into the flat graph as Casts, so that
@@ -184,9 +185,9 @@ static void cast_node(Caster *x, const FlatGraph *f, int i, DType prec)
 
 void autocast(Module *m, FlatGraph *f)
 {
-	if (!m->train || m->train->precision == DT_F32)
+	DType prec = m->ctx.precision;   /* the train block's too: check_train made them one */
+	if (prec == DT_F32)
 		return;
-	DType prec = m->train->precision;
 	const Graph *old = f->g;
 	Caster x;
 	memset(&x, 0, sizeof x);
@@ -216,7 +217,7 @@ void autocast(Module *m, FlatGraph *f)
 		x.g->ret[k] = old->nnodes ? value_as(&x, ov, old->values[ov].type.dtype, at) : x.cur[ov];
 	}
 	const Graph *entry = module_entry(m);
-	int loss = f->of_entry[m->train->loss];
+	int loss = m->train ? f->of_entry[m->train->loss] : -1;
 	for (int v = 0; v < entry->nvalues; v++)
 		f->of_entry[v] = x.cur[f->of_entry[v]];
 	if (old->nnodes && loss >= old->nparams)

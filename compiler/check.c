@@ -33,12 +33,26 @@ typedef struct {
 static void context_defaults(Context *c)
 {
 	*c = (Context){.device_num = 1, .parallel_mode = PM_STAND_ALONE, .search_mode = SM_PROPAGATION,
-	               .dataset_mode = DS_FULL_BATCH, .seed = 0};
+	               .dataset_mode = DS_FULL_BATCH, .seed = 0, .precision = DT_F32};
 }
 
 static bool str_is(const Lit *v, const char *s)
 {
 	return v->kind == LIT_STR && strcmp(v->s, s) == 0;
+}
+
+/* "bf16", "fp16", "fp32": the compute type of mixed precision (DT_F32: off). */
+static bool precision_of(const Lit *v, DType *t)
+{
+	if (str_is(v, "bf16"))
+		*t = DT_BF16;
+	else if (str_is(v, "fp16"))
+		*t = DT_F16;
+	else if (str_is(v, "fp32"))
+		*t = DT_F32;
+	else
+		return false;
+	return true;
 }
 
 bool context_apply(Context *c, const char *key, const Lit *v, const char **err)
@@ -95,6 +109,12 @@ bool context_apply(Context *c, const char *key, const Lit *v, const char **err)
 			return false;
 		}
 		c->seed = v->i;
+	} else if (strcmp(key, "precision") == 0) {
+		if (!precision_of(v, &c->precision)) {
+			*err = "precision must be \"bf16\", \"fp16\" or \"fp32\" (the type matrix products and elementwise "
+			       "operators compute in; Float32 parameters stay Float32)";
+			return false;
+		}
 	} else {
 		*err = "unknown context key";
 		return false;
@@ -114,7 +134,7 @@ bool check_context(Module *m, Diag *d)
 			m->ctx.dataset_src = m->src;
 		if (!ok && strcmp(err, "unknown context key") == 0)
 			diag_error(d, m->src, lit->keys[i]->span, "unknown context key '%s' (expected device_num, "
-			           "parallel_mode, search_mode, dataset_strategy or seed)", lit->keys[i]->s);
+			           "parallel_mode, search_mode, dataset_strategy, seed or precision)", lit->keys[i]->s);
 		else if (!ok)
 			diag_error(d, m->src, lit->items[i]->span, "%s", err);
 	}
@@ -780,13 +800,12 @@ static void check_train_names(Checker *c)
 			else
 				t->clip_global_norm = lit_number(v);
 		} else if (strcmp(key, "precision") == 0) {
-			if (v->kind == LIT_STR && strcmp(v->s, "bf16") == 0)
-				t->precision = DT_BF16;
-			else if (v->kind == LIT_STR && strcmp(v->s, "fp16") == 0)
-				t->precision = DT_F16;
-			else if (!(v->kind == LIT_STR && strcmp(v->s, "fp32") == 0))
+			if (!precision_of(v, &t->precision))
 				ERR(c, v->span, "precision is \"bf16\", \"fp16\" or \"fp32\" (the type matrix products and "
 				    "elementwise operators compute in; parameters stay Float32)");
+			else if (c->m->ctx.precision != DT_F32 && t->precision != c->m->ctx.precision)
+				ERR(c, v->span, "precision \"%s\" here, but the context (or --precision) says \"%s\": a model "
+				    "has one precision", v->s, c->m->ctx.precision == DT_BF16 ? "bf16" : "fp16");
 		} else if (strcmp(key, "init_loss_scale") == 0 || strcmp(key, "scale_factor") == 0) {
 			bool init = key[0] == 'i';
 			scaling = v;
@@ -806,6 +825,10 @@ static void check_train_names(Checker *c)
 			ERR(c, t->lit->keys[i]->span, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm, "
 			    "precision, init_loss_scale, scale_factor, scale_window)", key);
 	}
+	/* One precision for the model: the train block's, else the context's. */
+	if (t->precision == DT_F32)
+		t->precision = c->m->ctx.precision;
+	c->m->ctx.precision = t->precision;
 	if (scaling && t->precision != DT_F16)
 		ERR(c, scaling->span, "loss scaling is for precision: \"fp16\" (bf16 has Float32's exponent range)");
 	if (t->precision == DT_F16 && t->clip_global_norm > 0)

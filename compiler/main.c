@@ -29,6 +29,7 @@ static const char usage[] =
 	"      --search-mode S       sharding_propagation | recursive_programming\n"
 	"      --dataset-strategy D  full_batch | data_parallel | ((8, 1), (8,))\n"
 	"      --seed S              seed of the deterministic initializers\n"
+	"      --precision P         bf16 | fp16 | fp32: mixed precision for inference and training\n"
 	"      --strategy-out FILE   save every operator's strategy as JSON\n"
 	"      --dot FILE            write the graph, strategies, costs and communication as Graphviz DOT\n"
 	"      --strategy-in FILE    load every operator's strategy from JSON (no search)\n"
@@ -70,12 +71,13 @@ static void add_override(Options *o, const char *key, const char *flag, const ch
 
 static void parse_args(int argc, char **argv, Options *o)
 {
-	enum { O_CHECK = 256, O_DUMP, O_DEV, O_PM, O_SM, O_DS, O_SEED, O_SOUT, O_SIN, O_CLUSTER, O_VERSION, O_TIME, O_EXPLAIN, O_DOT };
+	enum { O_CHECK = 256, O_DUMP, O_DEV, O_PM, O_SM, O_DS, O_SEED, O_PREC, O_SOUT, O_SIN, O_CLUSTER, O_VERSION, O_TIME, O_EXPLAIN, O_DOT };
 	static const struct option longs[] = {
 		{"output", required_argument, 0, 'o'}, {"check", no_argument, 0, O_CHECK},
 		{"dump-ir", no_argument, 0, O_DUMP}, {"device-num", required_argument, 0, O_DEV},
 		{"parallel-mode", required_argument, 0, O_PM}, {"search-mode", required_argument, 0, O_SM},
 		{"dataset-strategy", required_argument, 0, O_DS}, {"seed", required_argument, 0, O_SEED},
+		{"precision", required_argument, 0, O_PREC},
 		{"strategy-out", required_argument, 0, O_SOUT}, {"strategy-in", required_argument, 0, O_SIN},
 		{"cluster", required_argument, 0, O_CLUSTER}, {"help", no_argument, 0, 'h'},
 		{"version", no_argument, 0, O_VERSION}, {"time", no_argument, 0, O_TIME},
@@ -96,6 +98,7 @@ static void parse_args(int argc, char **argv, Options *o)
 		case O_SM: add_override(o, "search_mode", "--search-mode", optarg); break;
 		case O_DS: add_override(o, "dataset_strategy", "--dataset-strategy", optarg); break;
 		case O_SEED: add_override(o, "seed", "--seed", optarg); break;
+		case O_PREC: add_override(o, "precision", "--precision", optarg); break;
 		case O_EXPLAIN: o->explain = true; break;
 		case O_SOUT: o->strategy_out = optarg; break;
 		case O_SIN: o->strategy_in = optarg; break;

@@ -268,6 +268,7 @@ typedef struct {
 	TensorStrategy *dataset; /* DS_TUPLE, decoded by check_strategies: one per Tensor input, in order */
 	const Source *dataset_src;  /* where dataset_tuple was written */
 	int64_t seed;
+	DType precision;         /* precision: "bf16"/"fp16": the type autocast.c computes in; DT_F32: off */
 } Context;
 
 /* MindSpore's nn.SGD, nn.Momentum, nn.Adam, nn.AdamWeightDecay (README "Training"). */
@@ -282,7 +283,7 @@ typedef struct {
 	bool nesterov;           /* SGD's nesterov, Momentum's use_nesterov */
 	double clip_global_norm; /* > 0: gradients scaled by clip / max(global norm, clip) first; 0: off */
 	int64_t steps;
-	DType precision;         /* precision: "bf16"/"fp16": the compute type autocast.c casts to; DT_F32: off */
+	DType precision;         /* the train block's precision, else the context's (check_train makes them one) */
 	/* precision "fp16": dynamic loss scaling (MindSpore's DynamicLossScaleManager). */
 	double init_loss_scale, scale_factor;
 	int64_t scale_window;

@@ -32,8 +32,16 @@ shift
 [ $# -gt 0 ] || set -- ir-samples/*.ir tests/e2e/*.ir
 root=$(pwd)
 py=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# E2E_WORK=DIR keeps every model's work there (DIR/NAME/n<N>: the compiled
+# OUTDIR with its CPU results in res/; DIR/NAME/tol: its tolerances), for
+# tools/gpu_kit.sh to rerun on a GPU; by default it is a temporary folder.
+if [ -n "${E2E_WORK:-}" ]; then
+	tmp=$E2E_WORK
+	rm -rf "$tmp" && mkdir -p "$tmp" || exit 2
+else
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+fi
 pass=0 fail=0
 export CFLAGS="-O0 -std=c11 -Wall -Wextra -Werror"   # the generated programs compile cleanly
 
@@ -81,6 +89,7 @@ check() {
 	fi
 	rtol=$(sed -n 's/^# e2e rtol: *\([0-9.e+-]*\).*/\1/p' "$model" | head -1)
 	atol=$(sed -n 's/^# e2e atol: *\([0-9.e+-]*\).*/\1/p' "$model" | head -1)
+	echo "${rtol:-2e-3} ${atol:-0}" >"$w/tol"
 	"$py" tools/strip_strategies.py "$model" >"$w/stripped.ir"
 	for n in "$@"; do
 		out=$w/n$n
@@ -210,11 +219,12 @@ PY
 	done
 done
 
-# Mixed precision: every training model with Float32 parameters again with
-# precision: "bf16" (autocast.c), on 1, 2, 4 and 8 ranks against the
+# Mixed precision: every model with Float32 parameters again with
+# precision: "bf16" (autocast.c; in the train block of a training model, in
+# the context of an inference one), on 1, 2, 4 and 8 ranks against the
 # one-device bf16 program and ref_eval's bf16 emulation (the same Casts, each
-# result rounded to bfloat16). The optimizer becomes SGD with the model's own
-# learning rate: Adam's and AdamWeightDecay's updates move an element by about
+# result rounded to bfloat16). A training model's optimizer becomes SGD with
+# the model's own learning rate: Adam's and AdamWeightDecay's updates move an element by about
 # lr whatever its gradient's size, so gradients that bf16 rounding leaves at
 # noise level move by lr in either direction. Tolerance BF16_RTOL: bfloat16
 # keeps 8 significant bits, so each rounding is off by up to 2^-9 = 2e-3
@@ -229,14 +239,19 @@ done
 BF16_RTOL=${BF16_RTOL:-1e-2}
 BF16_ATOL=${BF16_ATOL:-1e-5}
 for model in "$@"; do
-	grep -q '^train' "$model" || continue
 	grep -q 'Parameter\[\(Float16\|BFloat16\)\]' "$model" && continue
-	grep -q '^  *precision:' "$model" && continue
+	grep -q '^ *precision:' "$model" && continue
 	name="$(basename "$model" .ir)+bf16"
 	if ! "$py" - "$model" "$BF16_RTOL" "$BF16_ATOL" >"$tmp/$name.ir" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 text = re.sub(r"^# e2e [ar]tol:.*\n", "", text, flags=re.M)
+if not re.search(r"^train", text, re.M):   # inference: the context's precision
+    ctx = re.search(r"^context\s*\{", text, re.M)
+    text = (text[:ctx.end()] + ' precision: "bf16",' + text[ctx.end():] if ctx
+            else 'context { precision: "bf16" }\n' + text)
+    sys.stdout.write("# e2e rtol: %s\n# e2e atol: %s\n" % (sys.argv[2], sys.argv[3]) + text)
+    sys.exit(0)
 train = text.rindex("\ntrain")
 m = re.compile(r"optimizer:\s*\w+(\([^)]*\))?").search(text, train)
 lr = re.search(r"learning_rate:\s*([-+0-9.eE]+)", m.group(0)) if m else None

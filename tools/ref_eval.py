@@ -1398,8 +1398,8 @@ def flatten(module):
 
 
 # ---------------------------------------------------------------------------
-# Mixed precision: the train block's `precision` (compiler/autocast.c makes
-# the same rewrite).  Float32 parameters stay the master copies; matrix
+# Mixed precision: the model's `precision`, from the context or the train
+# block (compiler/autocast.c makes the same rewrite).  Float32 parameters stay the master copies; matrix
 # products and elementwise operators compute in the compute type, their
 # Float32 inputs cast to it (one Cast a value, shared by its users);
 # normalizations, losses, reductions, Exp, Log and Sqrt in Float32; operators
@@ -1416,12 +1416,20 @@ AUTOCAST_FOLLOW = {"ReduceMax", "Reshape", "Transpose", "Flatten", "Gather", "Co
 
 
 def precision_config(module):
-    """The compute type the train block's precision names, or None (Float32 throughout)."""
-    block, offset = module.train
-    p = block.get("precision", "fp32")
-    if p not in PRECISIONS:
-        raise ModelError(offset, 'precision is "bf16", "fp16" or "fp32"')
-    return PRECISIONS[p]
+    """The compute type the model's precision names, or None (Float32 throughout): the
+    train block's, else the context's; where both name a half type it is the same one."""
+    named = []
+    for block, offset in (b for b in (module.context, module.train) if b is not None):
+        if "precision" in block:
+            p = block["precision"]
+            if p not in PRECISIONS:
+                raise ModelError(offset, 'precision is "bf16", "fp16" or "fp32"')
+            named.append((PRECISIONS[p], offset))
+    if len(named) == 2 and named[0][0] and named[1][0] and named[0][0] != named[1][0]:
+        raise ModelError(named[1][1], "the train block's precision differs from the context's")
+    if len(named) == 2 and not named[1][0]:
+        return named[0][0]
+    return named[-1][0] if named else None
 
 
 def loss_scale_config(module):
@@ -1831,9 +1839,9 @@ def run(argv, out=sys.stdout, err=sys.stderr):
         seed = args.seed if args.seed is not None else context_seed(module)
         if module.train:
             optimizer_config(module)                 # report a bad train block before any work
-            if precision_config(module):
-                autocast(prog, precision_config(module))
             loss_scale_config(module)
+        if precision_config(module):
+            autocast(prog, precision_config(module))
         feeds = feeds_for(prog, seed, args.input, args.param)
         os.makedirs(args.output_dir, exist_ok=True)
         if module.train:

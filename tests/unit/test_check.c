@@ -153,7 +153,7 @@ Test(context, bad_values_each_reported_where_written)
 	              "strategies, one per input");
 	expect_error(r, "t.ir:6:9: error: seed must be a non-negative integer");
 	expect_error(r, "t.ir:7:3: error: unknown context key 'colour' (expected device_num, parallel_mode, search_mode, "
-	              "dataset_strategy or seed)");
+	              "dataset_strategy, seed or precision)");
 	cr_assert_eq(r->d.nerrors, 6);
 	run_free(r);
 }
