@@ -1355,10 +1355,19 @@ static void report_memory(Search *x, double mem, const SearchOptions *o, Diag *d
 	bool prop = m->ctx.search_mode != SM_RECURSIVE;
 	const char *who = prop ? "sharding propagation's strategies" : "the double-recursive search's strategies";
 	if (least > have) {
+		/* Split the same way over more devices the need shrinks with their
+		 * number: the device count, doubled until that bound fits (a bound:
+		 * the search's own plan may need more). */
+		int64_t more = x->n;
+		while (least * (double)x->n / (double)more > have && more < ((int64_t)1 << 20))
+			more *= 2;
+		char more_s[32];
+		human_bytes(more_s, least * (double)x->n / (double)more);
 		diag_error(d, m->src, entry->name_span, "no strategy fits: %s need %s a device (parameters, optimizer "
 		           "state and activations) and even with every tensor split over all %lld devices the model "
-		           "needs %s, over the %s a device holds; use more devices, a smaller batch or a cluster with "
-		           "more memory (--cluster)", who, need_s, (long long)x->n, least_s, have_s);
+		           "needs %s, over the %s a device holds; it needs at least %lld devices (split over %lld, %s a "
+		           "device), a smaller batch or a cluster with more memory (--cluster)", who, need_s, (long long)x->n,
+		           least_s, have_s, (long long)more, (long long)more, more_s);
 		return;
 	}
 	if (prop) {
