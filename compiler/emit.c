@@ -175,17 +175,23 @@ static bool computes(const Lowered *l, const LOp *o)
 	return true;
 }
 
-/* A 2-D MatMul (or a MatMul's adjoint) whose two operands are of one half
- * type runs on them directly: sc_matmul_half sums in Float32 (tensor cores
- * on cuda) and writes the Float32 copy of the result, which is rounded once
- * as for any operator. Its operands need no widened copies. */
+/* A MatMul or BatchMatMul (or one's adjoint) whose two operands are of one
+ * half type runs on them directly: sc_matmul_half / sc_batch_matmul_half sum
+ * in Float32 (tensor cores on cuda) and write the Float32 copy of the
+ * result, which is rounded once as for any operator. Its operands need no
+ * widened copies. */
+static bool is_matmul(OpKind op)
+{
+	return op == OP_MATMUL || op == OP_BATCH_MATMUL;
+}
+
 static bool matmul_on_halves(const Lowered *l, const LOp *o)
 {
 	int x0, x1;
-	if (o->grad == GRAD_NONE && o->op == OP_MATMUL) {
+	if (o->grad == GRAD_NONE && is_matmul(o->op)) {
 		x0 = o->in[0];
 		x1 = o->in[1];
-	} else if (o->grad == GRAD_ADJOINT && l->ops[o->of].op == OP_MATMUL) {
+	} else if (o->grad == GRAD_ADJOINT && is_matmul(l->ops[o->of].op)) {
 		x0 = o->in[0];                               /* dy */
 		x1 = l->ops[o->of].in[1 - o->k];             /* the other operand */
 	} else {
@@ -1000,13 +1006,15 @@ static void emit_matmul_dims(const LOp *f, const Lowered *l, int64_t *m, int64_t
 	*k = f->a.transpose_a ? a->type.dims[ra - 2] : a->type.dims[ra - 1];
 }
 
-/* `sc_matmul(rt, ` or, on half operands, `sc_matmul_half(rt, SC_BF16, `. */
-static void matmul_call(StrBuf *b, const Lowered *l, const LOp *o)
+/* `sc_matmul(rt, ` or, on half operands, `sc_matmul_half(rt, SC_BF16, `;
+ * sc_batch_matmul likewise. */
+static void matmul_call(StrBuf *b, const Lowered *l, const LOp *o, bool batch)
 {
+	const char *f = batch ? "sc_batch_matmul" : "sc_matmul";
 	if (matmul_on_halves(l, o))
-		sb_printf(b, "sc_matmul_half(rt, %s, ", sc_dtype_name(l->values[o->in[0]].type.dtype));
+		sb_printf(b, "%s_half(rt, %s, ", f, sc_dtype_name(l->values[o->in[0]].type.dtype));
 	else
-		sb_puts(b, "sc_matmul(rt, ");
+		sb_printf(b, "%s(rt, ", f);
 }
 
 static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
@@ -1022,14 +1030,15 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		break;
 	case OP_MATMUL:
 		emit_matmul_dims(o, l, &m, &n, &k);
-		matmul_call(b, l, o);
+		matmul_call(b, l, o, false);
 		sb_printf(b, "%s, %s, %s, %lld, %lld, %lld, %d, %d);", x0, x1, y, (long long)m, (long long)n, (long long)k,
 		          a->transpose_a, a->transpose_b);
 		break;
 	case OP_BATCH_MATMUL: {
 		emit_matmul_dims(o, l, &m, &n, &k);
 		const LValue *bv = &l->values[o->in[1]];
-		sb_printf(b, "sc_batch_matmul(rt, %s, ", x0);
+		matmul_call(b, l, o, true);
+		sb_printf(b, "%s, ", x0);
 		dims_lit(b, x->type.dims, x->type.rank - 2);
 		sb_printf(b, ", %d, %s, ", x->type.rank - 2, x1);
 		dims_lit(b, bv->type.dims, bv->type.rank - 2);
@@ -1191,7 +1200,7 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	case OP_MATMUL:
 		emit_matmul_dims(f, l, &m, &nn, &kk);
 		matmul_grad_form(fa, k, m, nn, kk, &mg);
-		matmul_call(b, l, o);
+		matmul_call(b, l, o, false);
 		sb_printf(b, "%s, %s, %s, %lld, %lld, %lld, %d, %d);", mg.dy_first ? dy : other_in, mg.dy_first ? other_in : dy,
 		          dx, (long long)mg.m, (long long)mg.n, (long long)mg.k, mg.ta, mg.tb);
 		return;
@@ -1211,7 +1220,8 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		int64_t M = mg.m, N = mg.n, K = mg.k;
 		int t0 = mg.ta, t1 = mg.tb;
 		int n0 = v0 == y ? yb : ob, n1 = v1 == y ? yb : ob;
-		sb_printf(b, "sc_batch_matmul(rt, %s, ", p0);
+		matmul_call(b, l, o, true);
+		sb_printf(b, "%s, ", p0);
 		dims_lit(b, v0->type.dims, n0);
 		sb_printf(b, ", %d, %s, ", n0, p1);
 		dims_lit(b, v1->type.dims, n1);

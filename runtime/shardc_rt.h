@@ -220,6 +220,11 @@ void sc_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const void *b, float 
 void sc_batch_matmul(sc_rt *rt, const float *a, const int64_t *a_bdims, int a_nb, const float *b,
                      const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
                      int64_t n, int64_t k, int transpose_a, int transpose_b);
+/* The same on two half operands of type dt, as sc_matmul_half: Float32 sums
+ * and result (cublasGemmStridedBatchedEx on cuda; widened on cpu). */
+void sc_batch_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_bdims, int a_nb, const void *b,
+                          const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
+                          int64_t n, int64_t k, int transpose_a, int transpose_b);
 
 /* y = a op b with numpy broadcasting (dims right-aligned, size 1 repeats). */
 void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,

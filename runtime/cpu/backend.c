@@ -150,19 +150,38 @@ void sc_matmul(sc_rt *rt, const float *a, const float *b, float *c, int64_t m, i
 	sc_cpu_matmul(a, b, c, m, n, k, transpose_a, transpose_b);
 }
 
+/* Float32 copies of two half operands of na and nb elements (free the first). */
+static float *widen_pair(const char *what, sc_dtype dt, const void *a, int64_t na, const void *b, int64_t nb,
+                         float **wb)
+{
+	if (!sc_is_half(dt))
+		SC_DIE("%s: %s is not a half type", what, sc_dtype_name(dt));
+	float *wa = malloc((size_t)(na + nb) * sizeof *wa);
+	if (!wa)
+		SC_DIE("out of memory");
+	*wb = wa + na;
+	sc_host_widen(a, dt, wa, na);
+	sc_host_widen(b, dt, *wb, nb);
+	return wa;
+}
+
 void sc_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const void *b, float *c, int64_t m, int64_t n,
                     int64_t k, int transpose_a, int transpose_b)
 {
 	(void)rt;
-	if (!sc_is_half(dt))
-		SC_DIE("sc_matmul_half: %s is not a half type", sc_dtype_name(dt));
-	float *wa = malloc((size_t)(m * k + k * n) * sizeof *wa);
-	if (!wa)
-		SC_DIE("out of memory");
-	float *wb = wa + m * k;
-	sc_host_widen(a, dt, wa, m * k);
-	sc_host_widen(b, dt, wb, k * n);
+	float *wb, *wa = widen_pair("sc_matmul_half", dt, a, m * k, b, k * n, &wb);
 	sc_cpu_matmul(wa, wb, c, m, n, k, transpose_a, transpose_b);
+	free(wa);
+}
+
+void sc_batch_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_bdims, int a_nb, const void *b,
+                          const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
+                          int64_t n, int64_t k, int transpose_a, int transpose_b)
+{
+	(void)rt;
+	int64_t na = sc_numel(a_bdims, a_nb) * m * k, nb = sc_numel(b_bdims, b_nb) * k * n;
+	float *wb, *wa = widen_pair("sc_batch_matmul_half", dt, a, na, b, nb, &wb);
+	sc_cpu_batch_matmul(wa, a_bdims, a_nb, wb, b_bdims, b_nb, c, c_bdims, c_nb, m, n, k, transpose_a, transpose_b);
 	free(wa);
 }
 

@@ -492,19 +492,30 @@ static bool uniform_batch(const int64_t *s, const int64_t *dims, int nb, int64_t
 	return zero || full;
 }
 
-void sc_batch_matmul(sc_rt *rt, const float *a, const int64_t *a_bdims, int a_nb, const float *b,
-                     const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
-                     int64_t n, int64_t k, int transpose_a, int transpose_b)
+/* Batched c = op(a) op(b) with a and b of type dt (Float32: Sgemm; a half
+ * type: GemmEx with Float32 sums), c Float32: one strided-batched call when
+ * both operands' batches are evenly spaced (or broadcast whole), else one
+ * call a batch. */
+static void batch_gemm(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_bdims, int a_nb, const void *b,
+                       const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
+                       int64_t n, int64_t k, int transpose_a, int transpose_b)
 {
 	sc_cu_walk w = bcast_walk("batch_matmul", a_bdims, a_nb, b_bdims, b_nb, c_bdims, c_nb);
-	int64_t batches = sc_numel(c_bdims, c_nb), sa, sb;
+	int64_t batches = sc_numel(c_bdims, c_nb), sa, sb, es = (int64_t)sc_dtype_size(dt);
 	const float one = 1, zero = 0;
+	cublasHandle_t h = cu(rt)->blas;
 	cublasOperation_t ob = transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, oa = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
 	int ldb = blas_int(transpose_b ? k : n), lda = blas_int(transpose_a ? m : k);
+	int bn = blas_int(n), bm = blas_int(m), bk = blas_int(k);
+	cudaDataType_t t = dt == SC_BF16 ? CUDA_R_16BF : CUDA_R_16F;
 	if (uniform_batch(w.s0, c_bdims, c_nb, &sa) && uniform_batch(w.s1, c_bdims, c_nb, &sb)) {
-		SC_CUBLAS_CHECK(cublasSgemmStridedBatched(cu(rt)->blas, ob, oa, blas_int(n), blas_int(m), blas_int(k), &one,
-		                                          b, ldb, sb * k * n, a, lda, sa * m * k, &zero, c, blas_int(n), m * n,
-		                                          blas_int(batches)));
+		if (dt == SC_F32)
+			SC_CUBLAS_CHECK(cublasSgemmStridedBatched(h, ob, oa, bn, bm, bk, &one, b, ldb, sb * k * n, a, lda,
+			                                          sa * m * k, &zero, c, bn, m * n, blas_int(batches)));
+		else
+			SC_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, ob, oa, bn, bm, bk, &one, b, t, ldb, sb * k * n, a, t, lda,
+			                                           sa * m * k, &zero, c, CUDA_R_32F, bn, m * n, blas_int(batches),
+			                                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 		return;
 	}
 	int64_t idx[SC_MAX_DIMS] = {0};
@@ -514,12 +525,32 @@ void sc_batch_matmul(sc_rt *rt, const float *a, const int64_t *a_bdims, int a_nb
 			oa_off += idx[d] * w.s0[d];
 			ob_off += idx[d] * w.s1[d];
 		}
-		SC_CUBLAS_CHECK(cublasSgemm(cu(rt)->blas, ob, oa, blas_int(n), blas_int(m), blas_int(k), &one,
-		                            b + ob_off * k * n, ldb, a + oa_off * m * k, lda, &zero, c + i * m * n,
-		                            blas_int(n)));
+		const char *bi = (const char *)b + ob_off * k * n * es, *ai = (const char *)a + oa_off * m * k * es;
+		if (dt == SC_F32)
+			SC_CUBLAS_CHECK(cublasSgemm(h, ob, oa, bn, bm, bk, &one, (const float *)bi, ldb, (const float *)ai, lda,
+			                            &zero, c + i * m * n, bn));
+		else
+			SC_CUBLAS_CHECK(cublasGemmEx(h, ob, oa, bn, bm, bk, &one, bi, t, ldb, ai, t, lda, &zero, c + i * m * n,
+			                             CUDA_R_32F, bn, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 		for (int d = c_nb - 1; d >= 0 && ++idx[d] == c_bdims[d]; d--)
 			idx[d] = 0;
 	}
+}
+
+void sc_batch_matmul(sc_rt *rt, const float *a, const int64_t *a_bdims, int a_nb, const float *b,
+                     const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
+                     int64_t n, int64_t k, int transpose_a, int transpose_b)
+{
+	batch_gemm(rt, SC_F32, a, a_bdims, a_nb, b, b_bdims, b_nb, c, c_bdims, c_nb, m, n, k, transpose_a, transpose_b);
+}
+
+void sc_batch_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_bdims, int a_nb, const void *b,
+                          const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
+                          int64_t n, int64_t k, int transpose_a, int transpose_b)
+{
+	if (!sc_is_half(dt))
+		SC_DIE("sc_batch_matmul_half: %s is not a half type", sc_dtype_name(dt));
+	batch_gemm(rt, dt, a, a_bdims, a_nb, b, b_bdims, b_nb, c, c_bdims, c_nb, m, n, k, transpose_a, transpose_b);
 }
 
 void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,

@@ -524,6 +524,35 @@ static void test_matmul_half(void)
 			}
 }
 
+/* sc_batch_matmul_half against the CPU's batched product of the widened
+ * operands: evenly spaced batches (one strided-batched GemmEx) and a
+ * broadcast that is not (one GemmEx a batch). */
+static void test_batch_matmul_half(void)
+{
+	static const int64_t a_even[] = {2, 3}, b_even[] = {2, 3}, a_cast[] = {2, 1}, b_cast[] = {1, 3}, c_b[] = {2, 3};
+	const int M = 17, N = 24, K = 40, A = 6 * M * K, B = 6 * K * N, C = 6 * M * N;
+	for (sc_dtype dt = SC_F16; dt <= SC_BF16; dt++)
+		for (int bcast = 0; bcast < 2; bcast++) {
+			float *da, *db, *a = rnd(A, -1, 1, &da), *b = rnd(B, -1, 1, &db);
+			uint16_t *ha = malloc(A * 2), *hb = malloc(B * 2);
+			float *wa = malloc(A * 4), *wb = malloc(B * 4), *c = malloc(C * 4);
+			sc_cpu_cast(a, SC_F32, ha, dt, A);
+			sc_cpu_cast(b, SC_F32, hb, dt, B);
+			sc_cpu_cast(ha, dt, wa, SC_F32, A);
+			sc_cpu_cast(hb, dt, wb, SC_F32, B);
+			void *dha = up(ha, A * 2), *dhb = up(hb, B * 2);
+			float *dc = dev(C * 4);
+			const int64_t *ab = bcast ? a_cast : a_even, *bb = bcast ? b_cast : b_even;
+			sc_batch_matmul_half(rt, dt, dha, ab, 2, dhb, bb, 2, dc, c_b, 2, M, N, K, bcast, !bcast);
+			sc_cpu_batch_matmul(wa, ab, 2, wb, bb, 2, c, c_b, 2, M, N, K, bcast, !bcast);
+			char what[64];
+			snprintf(what, sizeof what, "batch_matmul_half %s %s", dtname(dt), bcast ? "broadcast" : "strided");
+			twin(what, dc, c, C, 1e-3);
+			free(a), free(b), free(ha), free(hb), free(wa), free(wb), free(c);
+			used = 0;
+		}
+}
+
 int main(int argc, char **argv)
 {
 	int ndev = 0;
@@ -538,6 +567,7 @@ int main(int argc, char **argv)
 	slab = sc_slab(rt, SLAB);
 	test_matmul();
 	test_matmul_half();
+	test_batch_matmul_half();
 	used = 0;
 	test_elementwise();
 	used = 0;

@@ -299,3 +299,28 @@ Test(half, matmul_half_is_the_widened_float32_product)
 				          sc_dtype_name(dt), ta ? 'T' : 'N', tb ? 'T' : 'N');
 			}
 }
+
+/* sc_batch_matmul_half likewise, with a batch dim broadcast. */
+Test(half, batch_matmul_half_is_the_widened_float32_product)
+{
+	enum { B = 3, M = 4, K = 9, N = 5 };
+	uint16_t a[B * M * K], b[K * N];
+	float aw[B * M * K], bw[K * N], want[B * M * N], got[B * M * N];
+	const int64_t ab[] = {B}, bb[] = {1}, cb[] = {B};
+	for (sc_dtype dt = SC_F16; dt <= SC_BF16; dt++)
+		for (int ta = 0; ta < 2; ta++)
+			for (int tb = 0; tb < 2; tb++) {
+				for (int i = 0; i < B * M * K; i++)
+					aw[i] = (float)(sin(0.31 * i + tb) * 3);
+				for (int i = 0; i < K * N; i++)
+					bw[i] = (float)cos(0.17 * i + ta);
+				sc_cpu_cast(aw, SC_F32, a, dt, B * M * K);
+				sc_cpu_cast(bw, SC_F32, b, dt, K * N);
+				sc_cpu_cast(a, dt, aw, SC_F32, B * M * K);
+				sc_cpu_cast(b, dt, bw, SC_F32, K * N);
+				sc_cpu_batch_matmul(aw, ab, 1, bw, bb, 1, want, cb, 1, M, N, K, ta, tb);
+				sc_batch_matmul_half(NULL, dt, a, ab, 1, b, bb, 1, got, cb, 1, M, N, K, ta, tb);
+				cr_expect(memcmp(got, want, sizeof want) == 0, "%s %c%c: the product differs",
+				          sc_dtype_name(dt), ta ? 'T' : 'N', tb ? 'T' : 'N');
+			}
+}

@@ -358,3 +358,24 @@ Test(text, half_matmul_reads_its_operands_directly)
 	expect_no_line(t, "sc_matmul(rt, ");
 	free(t);
 }
+
+/* BatchMatMul likewise: sc_batch_matmul_half, forward and adjoints. */
+Test(text, half_batch_matmul_reads_its_operands_directly)
+{
+	static const char ir[] =
+		"context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
+		"graph @m(%x: <Tensor[BFloat16], (2, 4, 8)> = uniform(-1, 1),\n"
+		"         %w: <Parameter[BFloat16], (2, 8, 3)> = normal(0.5)) {\n"
+		"  %y = BatchMatMul(%x, %w)\n"
+		"  %l = ReduceSum(%y) {axis: (0, 1, 2)}\n"
+		"  return %l\n"
+		"}\n"
+		"train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n";
+	char *t = rank_text_of(ir, 0);
+	expect_line(t, "sc_batch_matmul_half(rt, SC_BF16, x, (const int64_t[]){2}, 1, w, (const int64_t[]){2}, 1, "
+	               "((float *)(slab + ");
+	expect_line(t, "sc_batch_matmul_half(rt, SC_BF16, x, (const int64_t[]){2}, 1, grad_y");   /* dw = x^T dy */
+	expect_no_line(t, "sc_cast(rt, x, SC_BF16");
+	expect_no_line(t, "sc_batch_matmul(rt, ");
+	free(t);
+}
