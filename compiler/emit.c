@@ -1937,7 +1937,7 @@ void emit_makefile(StrBuf *b, const Lowered *l, const char *home)
 	          "mkesc = $(subst $(space),\\$(space),$(subst :,\\:,$(1)))\n"
 	          "RT_LIB := $(SHARDC_HOME)/build/runtime/libshardc_rt_$(BACKEND).a\n"
 	          "NCCL := $(if $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h),-lnccl)\n"
-	          "LIBS_cpu := -lopenblas -lm\n"
+	          "LIBS_cpu := -lopenblas -fopenmp -lm\n"
 	          "LIBS_cuda := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart $(NCCL) -lstdc++ -lm\n"
 	          "BIN := bin/$(BACKEND)\n"
 	          "PROGRAMS := $(foreach r,$(shell seq 0 $$(($(RANKS) - 1))),$(BIN)/rank_$(r))\n\n"

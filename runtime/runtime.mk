@@ -38,8 +38,9 @@ $(if $(MPI_LIBS),$(info runtime: MPI $(MPI_LIBS); OpenBLAS $(BLAS_LIBS); \
 nvcc $(or $(NVCC),none$(if $(filter 1,$(NO_CUDA)), (NO_CUDA=1))); \
 NCCL $(if $(NVCC),$(or $(RT_NCCL),none: collectives through MPI),-)))
 
-RT_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(RT_WARN) -Iruntime -Iruntime/cpu $(RT_MPI_CFLAGS) $(BLAS_CFLAGS)
-RT_LIBS := $(RT_MPI_LIBS) $(BLAS_LIBS) -lm
+# -fopenmp: the CPU kernels' loops run on the rank's share of the cores.
+RT_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(RT_WARN) -fopenmp -Iruntime -Iruntime/cpu $(RT_MPI_CFLAGS) $(BLAS_CFLAGS)
+RT_LIBS := $(RT_MPI_LIBS) $(BLAS_LIBS) -fopenmp -lm
 RT_CUDA_CFLAGS := -isystem $(CUDA_HOME)/include $(if $(RT_NCCL),,-DSC_NO_NCCL)
 RT_CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart $(if $(RT_NCCL),-lnccl) -lstdc++
 

@@ -2,10 +2,11 @@
  *
  * Slabs are aligned host allocations; collectives are the host versions of
  * comm.c; every public kernel is its sc_cpu_ twin in kernels.c, the rt
- * argument unused. OpenBLAS gets this rank's share of the node's cores (see
- * blas_threads). */
+ * argument unused. OpenBLAS and the kernels' OpenMP loops get this rank's
+ * share of the node's cores (see blas_threads). */
 #define _GNU_SOURCE
 #include <cblas.h>
+#include <omp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,8 @@ void sc_be_init(sc_rt *rt)
 	int threads = blas_threads(rt);
 	if (!getenv("OPENBLAS_NUM_THREADS") || getenv("SHARDC_THREADS"))
 		openblas_set_num_threads(threads);
+	if (!getenv("OMP_NUM_THREADS") || getenv("SHARDC_THREADS"))
+		omp_set_num_threads(threads);   /* the kernels' own loops (kernels.c) */
 }
 
 void sc_be_finalize(sc_rt *rt)

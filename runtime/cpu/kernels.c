@@ -112,6 +112,12 @@ void sc_cpu_fill(void *dst, sc_dtype dt, int64_t n, double value)
 		sc_store_as(dst, dt, i, value);
 }
 
+/* Loops whose elements (or rows) are computed independently run on the
+ * rank's threads (sc_be_init sets them: the node's cores over its ranks)
+ * once they are this long; each element is computed as in one thread, so
+ * results do not depend on the thread count. */
+#define SC_PAR_MIN ((int64_t)1 << 15)
+
 /* ---- matmul ---- */
 
 static int blas_int(int64_t v)
@@ -256,6 +262,7 @@ void sc_cpu_binary(sc_binop op, const float *a, const int64_t *a_dims, int a_ndi
 
 void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c)
 {
+#pragma omp parallel for if (rows * c >= SC_PAR_MIN) schedule(static)
 	for (int64_t r = 0; r < rows; r++)
 		for (int64_t j = 0; j < c; j++)
 			y[r * c + j] = x[r * c + j] + bias[j];
@@ -270,6 +277,7 @@ static float sc_gelu_slope(float t)
 
 void sc_cpu_unary(sc_unop op, const float *xs, float *y, int64_t n)
 {
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
 	for (int64_t i = 0; i < n; i++) {
 		float x = xs[i];
 		switch (op) {
@@ -284,6 +292,7 @@ void sc_cpu_unary(sc_unop op, const float *xs, float *y, int64_t n)
 
 void sc_cpu_unary_grad(sc_unop op, const float *ts, const float *dy, float *dx, int64_t n)
 {
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
 	for (int64_t i = 0; i < n; i++) {
 		float t = ts ? ts[i] : 0, g = dy[i];
 		(void)t;
@@ -300,6 +309,7 @@ void sc_cpu_unary_grad(sc_unop op, const float *ts, const float *dy, float *dx, 
 void sc_cpu_scale(const float *x, float *y, int64_t n, double alpha)
 {
 	float a = (float)alpha;
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
 	for (int64_t i = 0; i < n; i++)
 		y[i] = a * x[i];
 }
@@ -311,6 +321,7 @@ void sc_cpu_softmax(const float *x, float *y, const int64_t *dims, int ndim, int
 	int64_t outer, len, inner;
 	sc_check_dims("softmax", dims, ndim);
 	sc_split3(dims, ndim, sc_norm_axis("softmax", axis, ndim), &outer, &len, &inner);
+#pragma omp parallel for collapse(2) if (outer * len * inner >= SC_PAR_MIN) schedule(static)
 	for (int64_t o = 0; o < outer; o++)
 		for (int64_t i = 0; i < inner; i++) {
 			const float *xr = x + o * len * inner + i;
@@ -345,6 +356,7 @@ void sc_cpu_softmax_grad(const float *y, const float *dy, float *dx, const int64
 	int64_t outer, len, inner;
 	sc_check_dims("softmax_grad", dims, ndim);
 	sc_split3(dims, ndim, sc_norm_axis("softmax_grad", axis, ndim), &outer, &len, &inner);
+#pragma omp parallel for collapse(2) if (outer * len * inner >= SC_PAR_MIN) schedule(static)
 	for (int64_t o = 0; o < outer; o++)
 		for (int64_t i = 0; i < inner; i++) {
 			int64_t base = o * len * inner + i;
@@ -616,6 +628,7 @@ void sc_cpu_layer_norm(const float *x, const float *gamma, const float *beta, fl
 	int64_t rows, cols, np;
 	norm_shape(dims, ndim, begin_norm_axis, begin_params_axis, &rows, &cols, &np);
 	int64_t span = norm_span(cols, np);
+#pragma omp parallel for if (rows * cols >= SC_PAR_MIN) schedule(static)
 	for (int64_t r = 0; r < rows; r++) {
 		double mean, rstd;
 		const float *xr = x + r * cols;
@@ -1043,6 +1056,7 @@ void sc_cpu_sgd(float *p, const float *g, float *accum, int64_t n, double lr, do
 	float l = (float)lr, mu = (float)momentum, damp = (float)(1 - dampening), wd = (float)weight_decay;
 	if (momentum > 0 && !accum)
 		SC_DIE("sgd: momentum %g needs an accumulation buffer", momentum);
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
 	for (int64_t i = 0; i < n; i++) {
 		float gi = g[i] + wd * p[i];
 		if (momentum > 0) {
@@ -1057,6 +1071,7 @@ void sc_cpu_momentum(float *p, const float *g, float *v, int64_t n, double lr, d
                      int nesterov)
 {
 	float l = (float)lr, mu = (float)momentum, wd = (float)weight_decay;
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
 	for (int64_t i = 0; i < n; i++) {
 		float gi = g[i] + wd * p[i];
 		v[i] = mu * v[i] + gi;
@@ -1071,6 +1086,7 @@ void sc_cpu_adam(float *p, const float *g, float *m, float *v, int64_t n, double
 		SC_DIE("adam: step %lld (steps count from 1)", (long long)step);
 	float b1 = (float)beta1, b2 = (float)beta2, e = (float)eps, wd = (float)weight_decay;
 	float lr_t = (float)(lr * sqrt(1 - pow(beta2, (double)step)) / (1 - pow(beta1, (double)step)));
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
 	for (int64_t i = 0; i < n; i++) {
 		float gi = g[i] + wd * p[i];
 		m[i] += (1 - b1) * (gi - m[i]);
@@ -1083,6 +1099,7 @@ void sc_cpu_adam_weight_decay(float *p, const float *g, float *m, float *v, int6
                               double beta2, double eps, double weight_decay)
 {
 	float l = (float)lr, b1 = (float)beta1, b2 = (float)beta2, e = (float)eps, wd = (float)weight_decay;
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
 	for (int64_t i = 0; i < n; i++) {
 		m[i] = b1 * m[i] + (1 - b1) * g[i];
 		v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];

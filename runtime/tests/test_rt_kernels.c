@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <math.h>
+#include <omp.h>
 #include <signal.h>
 #include <string.h>
 
@@ -763,3 +764,55 @@ Test(optimizer, adam_matches_mindspore_formula)
 	/* first step moves each weight by about lr against its gradient */
 	cr_assert(fabsf(want[0] - (1 - 3 * 0.01f)) < 2e-3f);
 }
+
+/* ---- threads ----
+ * The kernels' OpenMP loops (long enough tensors) give the same bits on 1
+ * thread and on 4: every element is computed as in one thread. */
+
+typedef void (*KernelRun)(const float *x, float *y, float *state);
+
+static void run_unary(const float *x, float *y, float *state)
+{
+	(void)state;
+	sc_cpu_unary(SC_U_GELU, x, y, 1 << 16);
+	sc_cpu_unary_grad(SC_U_GELU, x, x + 7, y + (1 << 16), 1 << 16);
+}
+
+static void run_rows(const float *x, float *y, float *state)
+{
+	(void)state;
+	const int64_t dims[] = {64, 16, 64};
+	sc_cpu_softmax(x, y, dims, 3, 1, 0);                      /* along a middle axis */
+	sc_cpu_softmax_grad(y, x + 11, y + (1 << 16), dims, 3, -1, 1);
+	sc_cpu_layer_norm(x, x + 100, x + 200, y + (2 << 16), (const int64_t[]){256, 256}, 2, 1, 1, 1e-5);
+	sc_cpu_bias_add(x, x + 300, y + (3 << 16), 256, 256);
+	sc_cpu_scale(x, y + (4 << 16), 1 << 16, 0.3);
+}
+
+static void run_optimizers(const float *x, float *y, float *state)
+{
+	const int64_t n = 1 << 16;
+	memcpy(y, x, sizeof(float) * (size_t)n);                   /* the parameters */
+	memset(state, 0, sizeof(float) * 2 * (size_t)n);
+	sc_cpu_adam(y, x + 5, state, state + n, n, 1e-3, 0.9, 0.999, 1e-8, 0.01, 1);
+	sc_cpu_adam_weight_decay(y, x + 9, state, state + n, n, 1e-3, 0.9, 0.999, 1e-8, 0.01);
+	sc_cpu_sgd(y, x + 3, state, n, 0.1, 0.9, 0.1, 0.01, 1, 2);
+	sc_cpu_momentum(y, x + 1, state + n, n, 0.1, 0.9, 0.01, 1);
+}
+
+static void same_on_threads(KernelRun run, const char *what)
+{
+	enum { N = 6 << 16 };
+	static float x[N], y1[N], y4[N], s1[2 << 16], s4[2 << 16];
+	uint64_t seed = 7;
+	t_fill(x, N, &seed, -2, 2);
+	omp_set_num_threads(1);
+	run(x, y1, s1);
+	omp_set_num_threads(4);
+	run(x, y4, s4);
+	cr_assert(memcmp(y1, y4, sizeof y1) == 0 && memcmp(s1, s4, sizeof s1) == 0, "%s: 4 threads differ from 1", what);
+}
+
+Test(threads, elementwise_same_bits) { same_on_threads(run_unary, "unary"); }
+Test(threads, rows_same_bits) { same_on_threads(run_rows, "softmax, layer norm, bias, scale"); }
+Test(threads, optimizers_same_bits) { same_on_threads(run_optimizers, "optimizers"); }
