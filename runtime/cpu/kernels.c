@@ -16,6 +16,7 @@
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +64,18 @@ static void walk_next(Walk *w)
 		for (int k = 0; k < w->nops; k++)
 			w->off[k] -= w->strides[k][d] * w->dims[d];
 		w->idx[d] = 0;
+	}
+}
+
+/* w at row-major position i, as i calls of walk_next would leave it. */
+static void walk_seek(Walk *w, int64_t i)
+{
+	memset(w->off, 0, sizeof w->off);
+	for (int d = w->ndim - 1; d >= 0; d--) {
+		w->idx[d] = i % w->dims[d];
+		i /= w->dims[d];
+		for (int k = 0; k < w->nops; k++)
+			w->off[k] += w->idx[d] * w->strides[k][d];
 	}
 }
 
@@ -254,10 +267,17 @@ void sc_cpu_binary(sc_binop op, const float *a, const int64_t *a_dims, int a_ndi
 	bcast_collapse("binary a", "binary b", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim, &c);
 	int last = c.ndim - 1;
 	int64_t len = c.dims[last], rows = sc_numel(c.dims, last);
-	Walk w;
-	walk_init(&w, c.dims, last, 2, c.sa, c.sb, NULL);
-	for (int64_t r = 0; r < rows; r++, walk_next(&w))
-		binary_row(op, a + w.off[0], c.sa[last], b + w.off[1], c.sb[last], y + r * len, len);
+	/* each thread a block of rows, its walk started where the block starts */
+#pragma omp parallel if (rows * len >= SC_PAR_MIN)
+	{
+		int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+		int64_t r0 = rows * t / nt, r1 = rows * (t + 1) / nt;
+		Walk w;
+		walk_init(&w, c.dims, last, 2, c.sa, c.sb, NULL);
+		walk_seek(&w, r0);
+		for (int64_t r = r0; r < r1; r++, walk_next(&w))
+			binary_row(op, a + w.off[0], c.sa[last], b + w.off[1], c.sb[last], y + r * len, len);
+	}
 }
 
 void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c)
@@ -805,12 +825,17 @@ void sc_cpu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n
 	/* Between Float32 and a half type (every half operand, in mixed precision
 	 * every cast weight and activation): half.c's loops, which inline the
 	 * conversion, instead of a dispatch per element. */
+	enum { CHUNK = 1 << 14 };
 	if (sc_is_half(x_dt) && y_dt == SC_F32) {
-		sc_host_widen(x, x_dt, y, n);
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
+		for (int64_t i = 0; i < n; i += CHUNK)
+			sc_host_widen((const uint16_t *)x + i, x_dt, (float *)y + i, n - i < CHUNK ? n - i : CHUNK);
 		return;
 	}
 	if (x_dt == SC_F32 && sc_is_half(y_dt)) {
-		sc_host_narrow(x, y, y_dt, n);
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
+		for (int64_t i = 0; i < n; i += CHUNK)
+			sc_host_narrow((const float *)x + i, (uint16_t *)y + i, y_dt, n - i < CHUNK ? n - i : CHUNK);
 		return;
 	}
 	for (int64_t i = 0; i < n; i++) {

@@ -787,6 +787,12 @@ static void run_rows(const float *x, float *y, float *state)
 	sc_cpu_layer_norm(x, x + 100, x + 200, y + (2 << 16), (const int64_t[]){256, 256}, 2, 1, 1, 1e-5);
 	sc_cpu_bias_add(x, x + 300, y + (3 << 16), 256, 256);
 	sc_cpu_scale(x, y + (4 << 16), 1 << 16, 0.3);
+	/* broadcast along a middle dim, so the blocks of rows start mid-walk */
+	sc_cpu_binary(SC_MUL, x, (const int64_t[]){8, 64, 128}, 3, x + 500, (const int64_t[]){8, 1, 128}, 3,
+	              y + (5 << 16), (const int64_t[]){8, 64, 128}, 3);
+	uint16_t *h = (uint16_t *)state;                             /* casts through bfloat16 and back */
+	sc_cpu_cast(x, SC_F32, h, SC_BF16, 1 << 16);
+	sc_cpu_cast(h, SC_BF16, y + (1 << 16) + 3, SC_F32, (1 << 16) - 3);
 }
 
 static void run_optimizers(const float *x, float *y, float *state)
