@@ -58,17 +58,7 @@ run() {
 
 # bytes_ok DIR RESULTS: the counted bytes equal the manifest's, times the steps.
 bytes_ok() {
-	"$py" - "$1/manifest.json" "$2/log" <<'PY'
-import json, re, sys
-m = json.load(open(sys.argv[1]))
-log = open(sys.argv[2]).read()
-steps = len(re.findall(r"^step: \d+, loss is ", log, re.M)) or 1
-counted = {int(r): int(b) for r, b in re.findall(r"^rank (\d+): comm bytes sent (\d+)$", log, re.M)}
-want = {r: b * steps for r, b in enumerate(m["comm_bytes_per_rank"])}
-if counted != want:
-    print("bytes counted %s, manifest says %s per step x %d" % (counted, m["comm_bytes_per_rank"], steps))
-    sys.exit(1)
-PY
+	"$py" tools/bytes_check.py "$1/manifest.json" "$2/log"
 }
 
 # check MODEL NAME COUNTS...: the model against the one-device program and

@@ -76,17 +76,7 @@ one() {
 		return
 	fi
 	if msg=$(python3 "$repo/tools/npy_compare.py" "$dir/gpu" "$dir/../cpu" --rtol "$rtol" --atol "$atol" --what "cuda vs cpu" 2>&1 &&
-	         python3 - "$dir/manifest.json" "$dir/gpu/log" <<'PY'
-import json, re, sys
-m = json.load(open(sys.argv[1]))
-log = open(sys.argv[2]).read()
-steps = len(re.findall(r"^step: \d+, loss is ", log, re.M)) or 1
-counted = {int(r): int(b) for r, b in re.findall(r"^rank (\d+): comm bytes sent (\d+)$", log, re.M)}
-want = {r: b * steps for r, b in enumerate(m["comm_bytes_per_rank"])}
-if counted != want:
-    sys.exit("bytes counted %s, manifest says %s per step x %d" % (counted, m["comm_bytes_per_rank"], steps))
-PY
-	); then
+	         python3 "$repo/tools/bytes_check.py" "$dir/manifest.json" "$dir/gpu/log"); then
 		echo "ok   $what: $(echo "$msg" | grep -o 'worst.*' | tr '\n' ' ')"
 	else
 		echo "FAIL $what: $msg"

@@ -1,0 +1,25 @@
+#!/usr/bin/python3
+"""bytes_check.py MANIFEST LOG: the bytes each rank counted at run time (run.sh's
+`rank R: comm bytes sent B` lines in LOG) equal manifest.json's comm_bytes_per_rank
+times the steps run (the `step: S, loss is L` lines, at least 1).  Prints the
+difference and exits 1 when they do not."""
+import json
+import re
+import sys
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: bytes_check.py MANIFEST LOG")
+    manifest = json.load(open(sys.argv[1]))
+    log = open(sys.argv[2]).read()
+    steps = len(re.findall(r"^step: \d+, loss is ", log, re.M)) or 1
+    counted = {int(r): int(b) for r, b in re.findall(r"^rank (\d+): comm bytes sent (\d+)$", log, re.M)}
+    want = {r: b * steps for r, b in enumerate(manifest["comm_bytes_per_rank"])}
+    if counted != want:
+        print("bytes counted %s, manifest says %s per step x %d" % (counted, manifest["comm_bytes_per_rank"], steps))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
