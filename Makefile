@@ -208,7 +208,7 @@ install: $(B)/shardc runtime
 	        $(DESTDIR)$(PREFIX)/share/shardc/build/runtime
 	install -m 755 $(B)/shardc $(DESTDIR)$(PREFIX)/bin/shardc
 	install -m 644 runtime/shardc_rt.h $(DESTDIR)$(PREFIX)/share/shardc/runtime/
-	install -m 644 $(wildcard $(B)/runtime/libshardc_rt_*.a) $(DESTDIR)$(PREFIX)/share/shardc/build/runtime/
+	install -m 644 $(wildcard $(B)/runtime/libshardc_rt_*.a) $(B)/runtime/link.mk $(DESTDIR)$(PREFIX)/share/shardc/build/runtime/
 
 # The README's two commands on a freshly debootstrapped Debian bookworm, in a
 # chroot, from a clone of HEAD (needs root; not part of make test).

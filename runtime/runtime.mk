@@ -39,7 +39,11 @@ nvcc $(or $(NVCC),none$(if $(filter 1,$(NO_CUDA)), (NO_CUDA=1))); \
 NCCL $(if $(NVCC),$(or $(RT_NCCL),none: collectives through MPI),-)))
 
 # -fopenmp: the CPU kernels' loops run on the rank's share of the cores.
-RT_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(RT_WARN) -fopenmp -Iruntime -Iruntime/cpu $(RT_MPI_CFLAGS) $(BLAS_CFLAGS)
+# -fno-trapping-math -fno-math-errno: no kernel reads the floating-point flags
+# or errno, and without them GCC keeps a branch for every float compare and a
+# call for every sqrtf, so those loops do not vectorize. Neither changes a
+# value (no reassociation, no contraction: -std=c11 keeps -ffp-contract=off).
+RT_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(RT_WARN) -fopenmp -fno-trapping-math -fno-math-errno -Iruntime -Iruntime/cpu $(RT_MPI_CFLAGS) $(BLAS_CFLAGS)
 RT_LIBS := $(RT_MPI_LIBS) $(BLAS_LIBS) -fopenmp -lm
 RT_CUDA_CFLAGS := -isystem $(CUDA_HOME)/include $(if $(RT_NCCL),,-DSC_NO_NCCL)
 RT_CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart $(if $(RT_NCCL),-lnccl) -lstdc++
@@ -50,7 +54,13 @@ RT_CPU_OBJS := $(RT_COMMON) kernels backend
 RT_CUDA_OBJS := $(RT_COMMON) backend_cuda kernels_cu
 
 .PHONY: runtime runtime-test runtime-cuda-test
-runtime: $(RT_B)/libshardc_rt_cpu.a $(if $(NVCC),$(RT_B)/libshardc_rt_cuda.a)
+runtime: $(RT_B)/libshardc_rt_cpu.a $(RT_B)/link.mk $(if $(NVCC),$(RT_B)/libshardc_rt_cuda.a)
+
+# What a generated program links the cpu library with (its Makefile includes
+# this): the BLAS install-deps chose, so programs and tests use the same one.
+$(RT_B)/link.mk: $(or $(B),build)/config.mk
+	@mkdir -p $(@D)
+	printf '# Written by runtime/runtime.mk: the cpu library'"'"'s link flags.\nLIBS_cpu := %s\n' '$(BLAS_LIBS) -fopenmp -lm' > $@
 
 # ---- the cpu library: opt (programs) and san (tests) ----
 define rt_variant

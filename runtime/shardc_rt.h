@@ -235,15 +235,16 @@ void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t
  * and g). T is what the gradient reads: X the input, Y the output, N nothing
  * (t is then NULL); g is dy. The math is C that the CPU (float) and CUDA
  * (device) kernels both expand, so adding a kernel is adding a row here.
- * GeLU's slope, 0.5 (1 + th) + 0.5 t (1 - th^2) du with th = tanh(u(t)), is
- * sc_gelu_slope, which both kernel files define, so that tanh is computed
- * once (an expression would compute it three times: a math call is not
- * merged, since it may set errno). */
+ * GeLU's tanh is sc_gelu_tanh and its slope, 0.5 (1 + th) + 0.5 t (1 - th^2) du
+ * with th = tanh(u(t)), is sc_gelu_slope, which both kernel files define: the
+ * slope computes tanh once (an expression would compute it three times: a math
+ * call is not merged, since it may set errno), and the CPU's tanh is one that
+ * vectorizes (kernels.c). */
 #define SC_GELU_U(v) (0.7978845608028654f * ((v) + 0.044715f * (v) * (v) * (v)))   /* sqrt(2/pi) (v + 0.044715 v^3) */
 #define SC_GELU_DU(v) (0.7978845608028654f * (1 + 3 * 0.044715f * (v) * (v)))
 #define SC_UNARY_TABLE(U)                                                                                      \
 	U(RELU, X, x > 0 ? x : 0, t > 0 ? g : 0)                                                                   \
-	U(GELU, X, 0.5f * x * (1 + tanhf(SC_GELU_U(x))), g * sc_gelu_slope(t))   /* tanh form */               \
+	U(GELU, X, 0.5f * x * (1 + sc_gelu_tanh(SC_GELU_U(x))), g * sc_gelu_slope(t))   /* tanh form */        \
 	U(TANH, Y, tanhf(x), g * (1 - t * t))                                                                      \
 	U(SIGMOID, Y, 1 / (1 + expf(-x)), g * t * (1 - t))                                                         \
 	U(EXP, Y, expf(x), g * t)                                                                                  \

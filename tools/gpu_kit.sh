@@ -44,7 +44,7 @@ link() {
 	# shellcheck disable=SC2046
 	cc -std=c11 -D_POSIX_C_SOURCE=200809L -Iruntime -Iruntime/cpu -Iruntime/tests $(mpicc --showme:compile) \
 		-isystem /usr/local/cuda/include -O2 -o "$kit/bin/$name" "$@" "$rt/libshardc_rt_cuda.a" \
-		$(mpicc --showme:link) "$(pkg-config --variable=libdir openblas)/libopenblas.a" -fopenmp -lpthread -lm \
+		$(mpicc --showme:link) "/usr/lib/$(cc -print-multiarch)/openblas-openmp/libopenblas.a" -fopenmp -lpthread -lm \
 		-L/usr/local/cuda/lib64 -lcublas -lcudart -lnccl -lstdc++
 }
 link cuda_twins runtime/tests/cuda_twins.c runtime/tests/rt_test.c "$rt/opt/kernels.o"
