@@ -125,12 +125,31 @@ print(min(run(k) for _ in range(5)) / k * 1e3)
 
 
 def jax_ms(h, s, b, a, devices, train, seconds):
-    env = dict(os.environ)
-    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=%d" % devices).strip()
-    env["JAX_PLATFORMS"] = "cpu"
+    """ms per run of the same layer in JAX, or None (with the reason printed) when XLA fails.
+
+    XLA's newer CPU runtime ("thunks") runs the 8 virtual devices' collectives on
+    its thread pool, which on 2 cores waits for itself until XLA aborts ("stuck"
+    AllReduce, jax 0.4.38 and 0.10); the older runtime does not. So the flag that
+    selects it is tried first, and then no flag (jax versions without it refuse it).
+    """
     code = JAX_CASE % dict(H=h, S=s, B=b, A=a, devices=devices, train=int(train), seconds=seconds)
-    r = subprocess.run([PY, "-c", code], env=env, check=True, capture_output=True, text=True)
-    return float(r.stdout.strip().splitlines()[-1])
+    why = ""
+    for extra in ("--xla_cpu_use_thunk_runtime=false", ""):
+        env = dict(os.environ)
+        env["XLA_FLAGS"] = " ".join(f for f in (env.get("XLA_FLAGS", ""), extra,
+                                                "--xla_force_host_platform_device_count=%d" % devices) if f)
+        env["JAX_PLATFORMS"] = "cpu"
+        try:
+            r = subprocess.run([PY, "-c", code], env=env, capture_output=True, text=True, timeout=120 + 60 * seconds)
+        except subprocess.TimeoutExpired:
+            why = "no answer in %d s" % (120 + 60 * seconds)
+            continue
+        if r.returncode == 0:
+            return float(r.stdout.strip().splitlines()[-1])
+        lines = [l for l in r.stderr.strip().splitlines() if l.strip()]
+        why = "exit %d: %s" % (r.returncode, lines[-1][:120] if lines else "")
+    print("bench: jax: %d device(s), %s: failed (%s)" % (devices, "training step" if train else "forward", why))
+    return None
 
 
 def main():
@@ -156,8 +175,11 @@ def main():
                 args = shape + ["--devices", "8"] + (["--megatron"] if devices == 8 else []) + (["--train"] if train else [])
                 ms = shardc_ms(a.shardc, tmp, args, devices, a.seconds)
                 mj = jax_ms(a.hidden, a.seq, a.batch, a.heads, devices, train, a.seconds)
-                print("bench: %-16s %6d %10.2f %10.2f %8.2f" % ("training step" if train else "forward",
-                                                                 devices, ms, mj, ms / mj))
+                case = "training step" if train else "forward"
+                if mj is None:
+                    print("bench: %-16s %6d %10.2f %10s %8s" % (case, devices, ms, "-", "-"))
+                else:
+                    print("bench: %-16s %6d %10.2f %10.2f %8.2f" % (case, devices, ms, mj, ms / mj))
                 sys.stdout.flush()
     finally:
         shutil.rmtree(tmp)

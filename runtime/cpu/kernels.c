@@ -691,6 +691,9 @@ void sc_cpu_layer_norm(const float *x, const float *gamma, const float *beta, fl
 	}
 }
 
+/* Two passes, each split over threads without changing a sum's order: the
+ * rows (each row's dx from its own sums), then the parameters (each one's
+ * dgamma and dbeta summed over the rows in order, as one thread would). */
 void sc_cpu_layer_norm_grad(const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
                             float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis,
                             double eps)
@@ -698,44 +701,62 @@ void sc_cpu_layer_norm_grad(const float *dy, const float *x, const float *gamma,
 	int64_t rows, cols, np;
 	norm_shape(dims, ndim, begin_norm_axis, begin_params_axis, &rows, &cols, &np);
 	int64_t span = norm_span(cols, np);
-	double *dg = xcalloc((size_t)np, sizeof *dg), *db = xcalloc((size_t)np, sizeof *db);
+	double *mean = xcalloc((size_t)(2 * rows), sizeof *mean), *rstd = mean + rows;
+	int par = rows * cols >= SC_PAR_MIN;
+#pragma omp parallel for if (par) schedule(static)
 	for (int64_t r = 0; r < rows; r++) {
-		double mean, rstd, m1 = 0, m2 = 0;
 		const float *xr = x + r * cols, *dyr = dy + r * cols;
-		row_stats(xr, cols, eps, &mean, &rstd);
+		row_stats(xr, cols, eps, &mean[r], &rstd[r]);
+		if (!dx)
+			continue;
+		double m1 = 0, m2 = 0;
 		for (int64_t j0 = 0; j0 < cols; j0 += span) {
-			int64_t p0 = (r * cols + j0) % np;
-			const float *g = gamma + p0;
-			double *dgp = dg + p0, *dbp = db + p0;
+			const float *g = gamma + (r * cols + j0) % np;
 			for (int64_t q = 0; q < span; q++) {
-				double xh = (xr[j0 + q] - mean) * rstd, gq = (double)dyr[j0 + q] * g[q];
+				double xh = (xr[j0 + q] - mean[r]) * rstd[r], gq = (double)dyr[j0 + q] * g[q];
 				m1 += gq;
 				m2 += gq * xh;
-				dgp[q] += dyr[j0 + q] * xh;
-				dbp[q] += dyr[j0 + q];
 			}
 		}
 		m1 /= (double)cols;
 		m2 /= (double)cols;
-		if (!dx)
-			continue;
 		float *dxr = dx + r * cols;
 		for (int64_t j0 = 0; j0 < cols; j0 += span) {
 			const float *g = gamma + (r * cols + j0) % np;
 			for (int64_t q = 0; q < span; q++) {
-				double xh = (xr[j0 + q] - mean) * rstd, gq = (double)dyr[j0 + q] * g[q];
-				dxr[j0 + q] = (float)(rstd * (gq - m1 - xh * m2));
+				double xh = (xr[j0 + q] - mean[r]) * rstd[r], gq = (double)dyr[j0 + q] * g[q];
+				dxr[j0 + q] = (float)(rstd[r] * (gq - m1 - xh * m2));
 			}
 		}
 	}
-	for (int64_t p = 0; p < np; p++) {
-		if (dgamma)
-			dgamma[p] = (float)dg[p];
-		if (dbeta)
-			dbeta[p] = (float)db[p];
+	if (dgamma || dbeta) {
+		double *dg = xcalloc((size_t)(2 * np), sizeof *dg), *db = dg + np;
+#pragma omp parallel if (par)
+		{
+			int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+			int64_t lo = np * t / nt, hi = np * (t + 1) / nt;
+			for (int64_t r = 0; r < rows; r++) {
+				const float *xr = x + r * cols, *dyr = dy + r * cols;
+				for (int64_t j0 = 0; j0 < cols; j0 += span) {
+					int64_t p0 = (r * cols + j0) % np;
+					int64_t q0 = lo > p0 ? lo - p0 : 0, q1 = hi - p0 < span ? hi - p0 : span;
+					for (int64_t q = q0; q < q1; q++) {
+						double xh = (xr[j0 + q] - mean[r]) * rstd[r];
+						dg[p0 + q] += dyr[j0 + q] * xh;
+						db[p0 + q] += dyr[j0 + q];
+					}
+				}
+			}
+			for (int64_t p = lo; p < hi; p++) {
+				if (dgamma)
+					dgamma[p] = (float)dg[p];
+				if (dbeta)
+					dbeta[p] = (float)db[p];
+			}
+		}
+		free(dg);
 	}
-	free(dg);
-	free(db);
+	free(mean);
 }
 
 void sc_cpu_layer_norm_part(const float *x, const float *gamma, const float *beta, const float *mean,
@@ -994,26 +1015,26 @@ void sc_cpu_l1_loss_grad(const float *pred, const float *target, const float *dl
 static void binary_grad_same(sc_binop op, const float *a, const float *b, const float *dy, float *da, float *db,
                              int64_t n)
 {
-	for (int64_t i = 0; da && i < n; i++) {
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
+	for (int64_t i = 0; i < n; i++) {
 		double g = dy[i];
-		switch (op) {
-		case SC_ADD: case SC_SUB: da[i] = (float)g; break;
-		case SC_MUL: da[i] = (float)(g * b[i]); break;
-		case SC_DIV: da[i] = (float)(g / b[i]); break;
-		case SC_MAXIMUM: da[i] = a[i] > b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
-		case SC_MINIMUM: da[i] = a[i] < b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
-		}
-	}
-	for (int64_t i = 0; db && i < n; i++) {
-		double g = dy[i];
-		switch (op) {
-		case SC_ADD: db[i] = (float)g; break;
-		case SC_SUB: db[i] = (float)-g; break;
-		case SC_MUL: db[i] = (float)(g * a[i]); break;
-		case SC_DIV: db[i] = (float)-(g * a[i] / ((double)b[i] * b[i])); break;
-		case SC_MAXIMUM: db[i] = a[i] < b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
-		case SC_MINIMUM: db[i] = a[i] > b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
-		}
+		if (da)
+			switch (op) {
+			case SC_ADD: case SC_SUB: da[i] = (float)g; break;
+			case SC_MUL: da[i] = (float)(g * b[i]); break;
+			case SC_DIV: da[i] = (float)(g / b[i]); break;
+			case SC_MAXIMUM: da[i] = a[i] > b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
+			case SC_MINIMUM: da[i] = a[i] < b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
+			}
+		if (db)
+			switch (op) {
+			case SC_ADD: db[i] = (float)g; break;
+			case SC_SUB: db[i] = (float)-g; break;
+			case SC_MUL: db[i] = (float)(g * a[i]); break;
+			case SC_DIV: db[i] = (float)-(g * a[i] / ((double)b[i] * b[i])); break;
+			case SC_MAXIMUM: db[i] = a[i] < b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
+			case SC_MINIMUM: db[i] = a[i] > b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
+			}
 	}
 }
 
@@ -1091,14 +1112,23 @@ void sc_cpu_broadcast_to(const float *x, const int64_t *x_dims, int x_ndim, floa
 		y[i] = x[w.off[0]];
 }
 
+/* Each column summed over the rows in order, as one thread would; the rows
+ * are walked in memory order (a row of sums), each thread its block of
+ * columns. */
 void sc_cpu_bias_add_grad(const float *dy, float *dbias, int64_t rows, int64_t c)
 {
-	for (int64_t j = 0; j < c; j++) {
-		double s = 0;
+	double *acc = xcalloc((size_t)c, sizeof *acc);
+#pragma omp parallel if (rows * c >= SC_PAR_MIN)
+	{
+		int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+		int64_t j0 = c * t / nt, j1 = c * (t + 1) / nt;
 		for (int64_t r = 0; r < rows; r++)
-			s += dy[r * c + j];
-		dbias[j] = (float)s;
+			for (int64_t j = j0; j < j1; j++)
+				acc[j] += dy[r * c + j];
+		for (int64_t j = j0; j < j1; j++)
+			dbias[j] = (float)acc[j];
 	}
+	free(acc);
 }
 
 /* ---- optimizers ---- */

@@ -833,6 +833,16 @@ static void run_optimizers(const float *x, float *y, float *state)
 	sc_cpu_momentum(y, x + 1, state + n, n, 0.1, 0.9, 0.01, 1);
 }
 
+static void run_grads(const float *x, float *y, float *state)
+{
+	const int64_t d2[] = {256, 256}, d3[] = {64, 16, 64}, n[] = {1 << 16};
+	sc_cpu_layer_norm_grad(x + 1, x, x + 100, y, y + (1 << 16), y + (1 << 16) + 256, d2, 2, 1, 1, 1e-5);
+	/* gamma over the last two dims: 1024 of them, each row a window of 64 */
+	sc_cpu_layer_norm_grad(x + 3, x, x + 200, y + (1 << 16) + 512, state, state + 1024, d3, 3, 2, 1, 1e-5);
+	sc_cpu_bias_add_grad(x + 5, y + (2 << 16), 256, 256);
+	sc_cpu_binary_grad(SC_MUL, x, n, 1, x + 7, n, 1, x + 9, n, 1, y + (3 << 16), y + (4 << 16));
+}
+
 static void same_on_threads(KernelRun run, const char *what)
 {
 	enum { N = 6 << 16 };
@@ -849,3 +859,4 @@ static void same_on_threads(KernelRun run, const char *what)
 Test(threads, elementwise_same_bits) { same_on_threads(run_unary, "unary"); }
 Test(threads, rows_same_bits) { same_on_threads(run_rows, "softmax, layer norm, bias, scale"); }
 Test(threads, optimizers_same_bits) { same_on_threads(run_optimizers, "optimizers"); }
+Test(threads, gradients_same_bits) { same_on_threads(run_grads, "layer norm, bias and binary gradients"); }
