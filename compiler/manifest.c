@@ -3,7 +3,8 @@
  * Requires a Lowered program. Both files are built as jansson values and
  * dumped here; no json_t leaves this file. Objects keep insertion order, and a
  * container that fits on one line of 100 columns is written on one line, so
- * `"shape": [16, 32]` and a rank's piece read as one line each.
+ * `"shape": [16, 32]` and a layout read as one line each; a longer list of
+ * numbers (a group of many ranks) fills its lines.
  *
  * manifest.json: what the runtime and any checker need to feed, slice and
  * assemble the program's tensors without redoing the layout algebra.
@@ -15,28 +16,42 @@
  *    "groups": [[0, 1, 2, 3], [4, 5, 6, 7]],   every distinct group of an inserted
  *                                   collective, ranks in group order, the list sorted
  *    "collectives": [{"op": "ReduceScatter", "value": "1.1", "bytes_per_rank": 384,
- *                     "group_of_rank": [0, 0, 0, 0, 1, 1, 1, 1], "why": "..."}],
+ *                     "call": 0, "group": GRID, "why": "..."}],
  *                                   every inserted collective in program order;
- *                                   group_of_rank[r] indexes "groups"; "call": k,
- *                                   the runtime call it goes out in (a bucket of
- *                                   gradient AllReduces shares one, bucket.c)
+ *                                   "call": k, the runtime call it goes out in (a
+ *                                   bucket of gradient AllReduces shares one, bucket.c)
  *    "collective_calls": 7,         runtime collective calls a run makes
  *    "comm_bytes_per_rank": [384, ...]}   docs/output.md, one entry per rank
+ *
+ * Besides comm_bytes_per_rank and the groups' members (each rank once per
+ * distinct GRID), nothing is listed per rank: a piece and a collective's group
+ * are rules over the ranks' coordinates on a device matrix, so the file grows
+ * with the model, not with device_num.
  *
  *   TENSOR = {"name": "w" (no %), "dtype": "Float32", "shape": [32, 16] (global),
  *             "init": "normal(0.01)" as IR text, or null for the default
  *             (inputs uniform(0, 1), parameters normal(0.01)); outputs have no init,
- *             "layout": LAYOUT,
- *             "pieces": [{"rank": 0, "start": [0, 0], "shape": [8, 16]}, ...]}
- *   one piece per rank: the block of the global tensor that rank holds,
- *   start[d] = shard index of dim d times the local dim.
+ *             "layout": LAYOUT, "piece": [8, 16], "copies": [0]}
+ *   piece: the local shape, the block every rank holds; rank r's block starts at
+ *   start[d] = s * piece[d], s the number whose digits are r's coordinates (row-
+ *   major over dev) on the axes map[d], most significant first (0 for an
+ *   unsplit dim). Pieces are always even: layout_check wants every split to
+ *   divide its dim. copies: the axes no dim is split over; ranks differing
+ *   only there hold the same block.
  *
  *   LAYOUT = {"dev": [2, 4, 1], "map": [[1], []], "partial": []}
  *   dev: the device matrix, ranks row-major over it (docs/language.md); map[d]: the
  *   device axes (indices into dev) splitting dim d, most significant first;
  *   partial: the axes over which the values are partial results (never for an
  *   input, parameter or output). strategy.json's layouts add "partial_op":
- *   "sum", "max", "mean", or null when nothing is partial.
+ *   "sum", "max", "mean", or null when nothing is partial. The manifest's
+ *   layouts drop size-1 axes; their dev multiplies to device_num.
+ *
+ *   GRID = {"dev": [2, 4], "axes": [1]}
+ *   rank r's group: the ranks whose coordinates on dev equal r's off the listed
+ *   axes, in ascending order (row-major over those axes). Size-1 axes dropped
+ *   and neighbours on the same side of "axes" merged, so one partition of the
+ *   ranks is always written the same way.
  *
  * strategy.json: every operator's final strategy, written so that a later
  * `--strategy-in` can reproduce them (operators are found by "name", the
@@ -152,21 +167,6 @@ static json_t *jdecl_layout(const LayoutDecl *decl, const TensorLayout *l)
 	return o;
 }
 
-static json_t *jpieces(const LValue *v, int64_t device_num)
-{
-	json_t *a = json_array();
-	for (int64_t r = 0; r < device_num; r++) {
-		int64_t start[MAX_DIMS];
-		lowered_piece_start(v, r, start);
-		json_t *p = json_object();
-		set(p, "rank", json_integer(r));
-		set(p, "start", jints(start, v->type.rank));
-		set(p, "shape", jints(v->type.dims, v->type.rank));
-		push(a, p);
-	}
-	return a;
-}
-
 /* TENSOR; an output has an index and no init_of, an input or parameter its
  * Value (for the initializer) and index -1. */
 static json_t *jtensor(const Lowered *l, int index, const char *name, const LValue *v, const Value *init_of)
@@ -191,8 +191,12 @@ static json_t *jtensor(const Lowered *l, int index, const char *name, const LVal
 	 * operator that chose it factored its matrix. */
 	TensorLayout norm;
 	layout_normalize(&v->layout, &norm);
+	if (layout_ndevices(&norm) != l->device_num)
+		die("%s: a layout over %lld devices in a %lld-device model", name, (long long)layout_ndevices(&norm),
+		    (long long)l->device_num);
 	set(o, "layout", jlayout(&norm, false));
-	set(o, "pieces", jpieces(v, l->device_num));
+	set(o, "piece", jints(v->type.dims, v->type.rank));
+	set(o, "copies", jmask(layout_replica_axes(&norm), norm.ndev));
 	return o;
 }
 
@@ -211,6 +215,14 @@ static int fit_cb(const char *s, size_t n, void *data)
 	memcpy(f->buf + f->len, s, n);
 	f->len += n;
 	return 0;
+}
+
+static bool numbers(const json_t *arr)
+{
+	for (size_t i = 0; i < json_array_size(arr); i++)
+		if (!json_is_number(json_array_get(arr, i)))
+			return false;
+	return true;
 }
 
 static void emit(StrBuf *b, const json_t *v, int indent, int col)
@@ -232,7 +244,27 @@ static void emit(StrBuf *b, const json_t *v, int indent, int col)
 		return;
 	}
 	int inner = indent + 2;
-	if (json_is_array(v)) {
+	if (json_is_array(v) && numbers(v)) {   /* a long list of ranks or bytes: lines filled */
+		sb_putc(b, '[');
+		int at = LINE_WIDTH;
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			char *s = json_dumps(json_array_get(v, i), flags);
+			if (!s)
+				die("out of memory writing JSON");
+			int w = (int)strlen(s) + 1;   /* and its comma, or the line's last column unused */
+			if (at + 1 + w > LINE_WIDTH) {
+				sb_printf(b, "\n%*s", inner, "");
+				at = inner;
+			} else {
+				sb_putc(b, ' ');
+				at++;
+			}
+			sb_printf(b, "%s%s", s, i + 1 < json_array_size(v) ? "," : "");
+			at += w;
+			free(s);
+		}
+		sb_printf(b, "\n%*s]", indent, "");
+	} else if (json_is_array(v)) {
 		sb_putc(b, '[');
 		for (size_t i = 0; i < json_array_size(v); i++) {
 			sb_printf(b, "%s\n%*s", i ? "," : "", inner, "");
@@ -264,10 +296,55 @@ static char *finish(json_t *root)
 
 /* ---- manifest.json ---- */
 
+/* GRID: a collective's groups as a rule. Its step's groups are layout_group
+ * over `from`'s matrix along `axes`; dropping size-1 axes and merging two
+ * neighbours on the same side of `axes` (the merged coordinate holds both
+ * digits) changes neither a rank's coordinates elsewhere nor the order of a
+ * group, so the groups are the same. */
+typedef struct {
+	TensorLayout m;          /* the matrix alone: ndev, dev */
+	uint32_t axes;           /* the group's axes of m */
+} Grid;
+
+static Grid grid_of(const RedistStep *s)
+{
+	Grid g;
+	memset(&g, 0, sizeof g);
+	for (int a = 0; a < s->from.ndev; a++) {
+		if (s->from.dev[a] == 1)
+			continue;
+		bool in = s->axes & (1u << a);
+		if (g.m.ndev && (bool)(g.axes & (1u << (g.m.ndev - 1))) == in)
+			g.m.dev[g.m.ndev - 1] *= s->from.dev[a];
+		else {
+			g.axes |= (uint32_t)in << g.m.ndev;
+			g.m.dev[g.m.ndev++] = s->from.dev[a];
+		}
+	}
+	return g;
+}
+
+static bool grid_equal(const Grid *a, const Grid *b)
+{
+	if (a->m.ndev != b->m.ndev || a->axes != b->axes)
+		return false;
+	for (int i = 0; i < a->m.ndev; i++)
+		if (a->m.dev[i] != b->m.dev[i])
+			return false;
+	return true;
+}
+
+static json_t *jgrid(const Grid *g)
+{
+	json_t *o = json_object();
+	set(o, "dev", jints(g->m.dev, g->m.ndev));
+	set(o, "axes", jmask(g->axes, g->m.ndev));
+	return o;
+}
+
 typedef struct {
 	int64_t *members;        /* (n) ranks in group order */
 	int n;
-	int raw;                 /* index in collection order */
 } Group;
 
 static int group_cmp(const void *pa, const void *pb)
@@ -284,75 +361,78 @@ static bool inserted_collective(const LOp *op)
 	return op->step && op->step->kind != STEP_SLICE;
 }
 
-/* "groups" and "collectives". Each rank joins one group per collective, so
- * a rank already placed is skipped: linear in device_num per collective. */
+/* "groups", "collectives" and "collective_calls". The groups are listed once
+ * per distinct grid, each group from its first member (coordinate 0 on the
+ * grid's axes): linear in device_num per grid, however many collectives share
+ * it. */
 static void add_collectives(json_t *root, const Lowered *l)
 {
 	int64_t n = l->device_num;
-	int64_t *members = xmalloc(sizeof(int64_t) * (size_t)n);
-	int ncoll = 0;
-	for (int i = 0; i < l->nops; i++)
-		ncoll += inserted_collective(&l->ops[i]);
-	int *raw_of = xmalloc(sizeof(int) * (size_t)(ncoll ? ncoll : 1) * (size_t)n);   /* (ncoll, n) each rank's group */
+	Grid *grids = NULL;
+	int ngrids = 0, gcap = 0;
+	for (int i = 0; i < l->nops; i++) {
+		if (!inserted_collective(&l->ops[i]))
+			continue;
+		Grid g = grid_of(l->ops[i].step);
+		if (layout_ndevices(&g.m) != n)
+			die("%s: a group over %lld devices in a %lld-device model", l->values[l->ops[i].result].name,
+			    (long long)layout_ndevices(&g.m), (long long)n);
+		int k = 0;
+		while (k < ngrids && !grid_equal(&grids[k], &g))
+			k++;
+		if (k < ngrids)
+			continue;
+		if (ngrids == gcap) {
+			gcap = gcap ? 2 * gcap : 8;
+			grids = xrealloc(grids, sizeof *grids * (size_t)gcap);
+		}
+		grids[ngrids++] = g;
+	}
 	Group *groups = NULL;
 	int ngroups = 0, cap = 0;
-	for (int i = 0, c = 0; i < l->nops; i++) {
-		const LOp *op = &l->ops[i];
-		if (!inserted_collective(op))
-			continue;
-		int *of = raw_of + (size_t)c++ * (size_t)n;
-		for (int64_t r = 0; r < n; r++)
-			of[r] = -1;
+	int64_t *members = xmalloc(sizeof(int64_t) * (size_t)n);
+	for (int k = 0; k < ngrids; k++) {
 		for (int64_t r = 0; r < n; r++) {
-			if (of[r] >= 0)
+			int64_t coords[MAX_AXES];
+			layout_coords(&grids[k].m, r, coords);
+			bool first = true;
+			for (int a = 0; a < grids[k].m.ndev; a++)
+				first &= !(grids[k].axes & (1u << a)) || coords[a] == 0;
+			if (!first)
 				continue;
-			Attrs a;
-			lowered_rank_attrs(l, op, r, &a, members);
+			int size = layout_group(&grids[k].m, r, grids[k].axes, members);
 			if (ngroups == cap) {
 				cap = cap ? 2 * cap : 16;
 				groups = xrealloc(groups, sizeof *groups * (size_t)cap);
 			}
-			Group *g = &groups[ngroups];
-			g->n = a.ngroup;
-			g->raw = ngroups;
-			g->members = xmalloc(sizeof(int64_t) * (size_t)(a.ngroup ? a.ngroup : 1));
-			memcpy(g->members, a.group, sizeof(int64_t) * (size_t)a.ngroup);
-			for (int k = 0; k < a.ngroup; k++)
-				of[a.group[k]] = ngroups;
-			of[r] = ngroups;
+			groups[ngroups].n = size;
+			groups[ngroups].members = xmalloc(sizeof(int64_t) * (size_t)size);
+			memcpy(groups[ngroups].members, members, sizeof(int64_t) * (size_t)size);
 			ngroups++;
 		}
 	}
 	if (ngroups)
 		qsort(groups, (size_t)ngroups, sizeof *groups, group_cmp);
-	int *uniq = xmalloc(sizeof(int) * (size_t)(ngroups ? ngroups : 1));   /* raw -> index in "groups" */
 	json_t *jgroups = json_array();
-	for (int k = 0, u = -1; k < ngroups; k++) {
-		if (k == 0 || group_cmp(&groups[k - 1], &groups[k]) != 0) {
+	for (int k = 0; k < ngroups; k++)
+		if (k == 0 || group_cmp(&groups[k - 1], &groups[k]) != 0)
 			push(jgroups, jints(groups[k].members, groups[k].n));
-			u++;
-		}
-		uniq[groups[k].raw] = u;
-	}
 	set(root, "groups", jgroups);
 
 	json_t *colls = json_array();
 	int calls = 0;
-	for (int i = 0, c = 0; i < l->nops; i++) {
+	for (int i = 0; i < l->nops; i++) {
 		const LOp *op = &l->ops[i];
 		if (!inserted_collective(op))
 			continue;
-		const int *of = raw_of + (size_t)c++ * (size_t)n;
 		json_t *o = json_object();
 		set(o, "op", json_string(op_info[op->op].name));
 		set(o, "value", jstr(l->values[op->result].name));
 		set(o, "bytes_per_rank", json_integer(op->bytes));
 		calls += op->bucket >= 0;
 		set(o, "call", json_integer(calls - 1));
-		json_t *gr = json_array();
-		for (int64_t r = 0; r < n; r++)
-			push(gr, json_integer(uniq[of[r]]));
-		set(o, "group_of_rank", gr);
+		Grid g = grid_of(op->step);
+		set(o, "group", jgrid(&g));
 		set(o, "why", jstr(op->why));
 		push(colls, o);
 	}
@@ -362,8 +442,7 @@ static void add_collectives(json_t *root, const Lowered *l)
 	for (int k = 0; k < ngroups; k++)
 		free(groups[k].members);
 	free(groups);
-	free(uniq);
-	free(raw_of);
+	free(grids);
 	free(members);
 }
 

@@ -7,7 +7,10 @@
 #     64 (within 64 bytes: it names its groups by a grid, not by listing every
 #     member; 4,096 ranks made 113 MB of OUT), and so is rank_0.c, its table
 #     (within 1.2x); its OUT on 1,024 ranks is under 10 MB (every rank's whole
-#     program made 9.9 MB of C).
+#     program made 9.9 MB of C);
+#   - a 100-layer GPT stack's OUT (hidden 256, Megatron strategies) is on 64
+#     ranks within 1.5x of its OUT on one (manifest.json listing every rank's
+#     piece of every tensor made it 3.6x).
 # The refusal of an inlining bomb is a golden test (tests/bad/inline_too_big*.ir);
 # `make bench` prints the chain's --check time.
 # Last line: N passed, N failed.
@@ -41,6 +44,14 @@ if [ $((s1024 * 5)) -le $((s64 * 6)) ]; then ok; else bad "rank_0.c grows with t
 out=$(du -sb "$tmp/dp1024" | cut -f1)
 echo "bounds: data_parallel_mlp OUT on 1,024 ranks: $out bytes"
 if [ "$out" -lt 10000000 ]; then ok; else bad "OUT of 1,024 ranks is $out bytes, over 10 MB"; fi
+
+for n in 1 64; do
+	python3 tools/gen_gpt.py --layers 100 --hidden 256 --megatron --devices $n -o "$tmp/gpt$n.ir"
+	"$shardc" "$tmp/gpt$n.ir" -o "$tmp/gpt$n" 2>"$tmp/err" || { bad "100-layer GPT on $n ranks"; cat "$tmp/err"; }
+done
+o1=$(du -sb "$tmp/gpt1" | cut -f1) o64=$(du -sb "$tmp/gpt64" | cut -f1)
+echo "bounds: 100-layer GPT OUT: $o1 bytes on 1 rank, $o64 on 64"
+if [ $((o64 * 2)) -le $((o1 * 3)) ]; then ok; else bad "OUT grows with the ranks: $o1 -> $o64 bytes"; fi
 
 echo "bounds: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -4,10 +4,12 @@
  * flatten, assign_strategies, lower), asks manifest.c for both texts and reads
  * them back with jansson. Hand-computed cases for the seed model (MatMul
  * ((2, 4), (4, 1)) feeding a ReLU on 8 devices), a Layout-form model and a
- * data_parallel one; then invariants over every sample: the pieces of each
- * tensor tile it, every rank belongs to the group it is said to join, and the
- * bytes add up. Samples are read from ir-samples/ (the tests run from the
- * repository root). */
+ * data_parallel one; then invariants over every sample: each rank's piece and
+ * each collective's group on each rank, worked out from the manifest's rules
+ * (docs/output.md) as any reader would, are the lowered program's own, the
+ * pieces tile each tensor, and the bytes add up; and the file grows with the
+ * ranks only by their lists of bytes and group members. Samples are read from
+ * ir-samples/ (the tests run from the repository root). */
 #include <criterion/criterion.h>
 #include <jansson.h>
 
@@ -22,6 +24,7 @@
 
 typedef struct {
 	Run *r;
+	Lowered *l;
 	char *text;              /* manifest.json as written */
 	json_t *manifest, *strategy;
 } Out;
@@ -38,7 +41,7 @@ static json_t *load(const char *text, const char *what)
  * both files back. */
 static Out lower_text(const char *name, const char *text, size_t len)
 {
-	Out o = {run_passes(name, text, len, PASSES_ALL), NULL, NULL, NULL};
+	Out o = {run_passes(name, text, len, PASSES_ALL), NULL, NULL, NULL, NULL};
 	expect_clean(o.r);
 	FlatGraph *f = flatten(o.r->m);
 	Strategies st;
@@ -50,6 +53,7 @@ static Out lower_text(const char *name, const char *text, size_t len)
 	o.manifest = load(m, "manifest.json");
 	o.strategy = load(s, "strategy.json");
 	o.text = m;
+	o.l = l;
 	free(s);
 	return o;
 }
@@ -119,12 +123,114 @@ static void expect_json(const json_t *v, const char *want)
 	free(got);
 }
 
+/* ---- the manifest's rules, as a reader applies them (docs/output.md) ---- */
+
+/* The rank's row-major coordinates on the matrix `dev`; returns the axes. */
+static int coords_on(const json_t *dev, int64_t rank, int64_t *c)
+{
+	int n = (int)json_array_size(dev);
+	cr_assert(n <= MAX_AXES);
+	for (int a = n - 1; a >= 0; a--) {
+		c[a] = rank % num(at(dev, (size_t)a));
+		rank /= num(at(dev, (size_t)a));
+	}
+	return n;
+}
+
+/* Where the rank's piece of TENSOR starts: along dim d, the rank's
+ * coordinates on the axes map[d] read as digits (the first most significant)
+ * times the piece's size. */
+static void piece_start(const json_t *tensor, int64_t rank, int64_t *start)
+{
+	const json_t *layout = get(tensor, "layout"), *dev = get(layout, "dev"), *map = get(layout, "map");
+	const json_t *piece = get(tensor, "piece");
+	int64_t c[MAX_AXES];
+	coords_on(dev, rank, c);
+	cr_assert_eq(json_array_size(map), json_array_size(piece));
+	for (size_t d = 0; d < json_array_size(map); d++) {
+		int64_t s = 0;
+		for (size_t k = 0; k < json_array_size(at(map, d)); k++) {
+			int64_t a = num(at(at(map, d), k));
+			s = s * num(at(dev, (size_t)a)) + c[a];
+		}
+		start[d] = s * num(at(piece, d));
+	}
+}
+
+/* The members of the rank's group of a collective, in order: the ranks whose
+ * coordinates on the grid's dev are the rank's off its axes, ascending. */
+static int64_t group_members(const json_t *grid, int64_t rank, int64_t *members, int64_t max)
+{
+	const json_t *dev = get(grid, "dev"), *axes = get(grid, "axes");
+	int64_t c[MAX_AXES];
+	int n = coords_on(dev, rank, c);
+	bool in[MAX_AXES] = {false};
+	for (size_t k = 0; k < json_array_size(axes); k++)
+		in[num(at(axes, k))] = true;
+	int64_t count = 1;
+	members[0] = 0;
+	for (int a = 0; a < n; a++) {
+		int64_t size = num(at(dev, (size_t)a)), next = in[a] ? count * size : count;
+		cr_assert_leq(next, max);
+		for (int64_t i = next - 1; i >= 0; i--)   /* in place: member i comes of member i / size */
+			members[i] = in[a] ? members[i / size] * size + i % size : members[i] * size + c[a];
+		count = next;
+	}
+	return count;
+}
+
+/* For each rank, the index in "groups" of its group of collective COLL (a
+ * rank's group is its first member's: the groups split the ranks). */
+static json_t *group_of_rank(const json_t *m, const json_t *coll)
+{
+	int64_t n = num(get(m, "device_num"));
+	const json_t *groups = get(m, "groups");
+	int64_t *members = malloc(sizeof(int64_t) * (size_t)n);
+	json_t *of = json_array();
+	for (int64_t r = 0; r < n; r++) {
+		int64_t size = group_members(get(coll, "group"), r, members, n);
+		if (members[0] < r) {
+			json_array_append_new(of, json_integer(num(at(of, (size_t)members[0]))));
+			continue;
+		}
+		json_t *g = json_array();
+		for (int64_t i = 0; i < size; i++)
+			json_array_append_new(g, json_integer(members[i]));
+		size_t k = 0;
+		while (k < json_array_size(groups) && !json_equal(at(groups, k), g))
+			k++;
+		cr_assert_lt(k, json_array_size(groups), "rank %lld's group %s is not in \"groups\"", (long long)r,
+		             json_dumps(g, JSON_COMPACT));
+		json_array_append_new(of, json_integer((json_int_t)k));
+		json_decref(g);
+	}
+	free(members);
+	return of;
+}
+
+static json_t *jints_of(const int64_t *v, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_integer(v[i]));
+	return a;
+}
+
 static void expect_piece(const json_t *tensor, int rank, const char *start, const char *shape)
 {
-	const json_t *p = at(get(tensor, "pieces"), (size_t)rank);
-	cr_assert_eq(num(get(p, "rank")), rank);
-	expect_json(get(p, "start"), start);
-	expect_json(get(p, "shape"), shape);
+	int64_t s[MAX_DIMS];
+	piece_start(tensor, rank, s);
+	json_t *js = jints_of(s, json_array_size(get(tensor, "piece")));
+	expect_json(js, start);
+	json_decref(js);
+	expect_json(get(tensor, "piece"), shape);
+}
+
+static void expect_group_of_rank(const json_t *m, const json_t *coll, const char *want)
+{
+	json_t *of = group_of_rank(m, coll);
+	expect_json(of, want);
+	json_decref(of);
 }
 
 static const char seed[] =
@@ -153,7 +259,8 @@ Test(manifest, seed_header_and_bytes)
 	cr_assert_str_eq(str(get(at(c, 0), "op")), "ReduceScatter");
 	cr_assert_str_eq(str(get(at(c, 0), "value")), "1.1");
 	cr_assert_eq(num(get(at(c, 0), "bytes_per_rank")), 384);
-	expect_json(get(at(c, 0), "group_of_rank"), "[0, 0, 0, 0, 1, 1, 1, 1]");
+	expect_json(get(at(c, 0), "group"), "{\"dev\": [2, 4], \"axes\": [1]}");
+	expect_group_of_rank(m, at(c, 0), "[0, 0, 0, 0, 1, 1, 1, 1]");
 	cr_assert(strstr(str(get(at(c, 0), "why")), "ReLU"));
 	out_free(&o);
 }
@@ -169,12 +276,14 @@ Test(manifest, seed_tensors)
 	cr_assert_str_eq(str(get(x, "init")), "uniform(0, 1)");
 	expect_json(get(x, "shape"), "[16, 32]");
 	expect_json(get(x, "layout"), "{\"dev\": [8], \"map\": [[], []], \"partial\": []}");   /* full_batch */
+	expect_json(get(x, "copies"), "[0]");
 	for (int r = 0; r < 8; r++)
 		expect_piece(x, r, "[0, 0]", "[16, 32]");
 
 	json_t *w = named(get(m, "parameters"), "w");
 	cr_assert_str_eq(str(get(w, "init")), "normal(0.01)");
 	expect_json(get(w, "layout"), "{\"dev\": [2, 4], \"map\": [[1], []], \"partial\": []}");
+	expect_json(get(w, "copies"), "[0]");
 	expect_piece(w, 0, "[0, 0]", "[8, 16]");
 	expect_piece(w, 1, "[8, 0]", "[8, 16]");
 	expect_piece(w, 3, "[24, 0]", "[8, 16]");
@@ -188,6 +297,7 @@ Test(manifest, seed_tensors)
 	cr_assert_null(json_object_get(y, "init"));
 	expect_json(get(y, "shape"), "[16, 16]");
 	expect_json(get(y, "layout"), "{\"dev\": [8], \"map\": [[0], []], \"partial\": []}");
+	expect_json(get(y, "copies"), "[]");
 	for (int r = 0; r < 8; r++) {
 		char start[32];
 		snprintf(start, sizeof start, "[%d, 0]", 2 * r);
@@ -230,7 +340,8 @@ Test(manifest, reads_as_text)
 	Out o = lower_text("t.ir", seed, strlen(seed));
 	const char *text = o.text;
 	cr_assert(strstr(text, "\n  \"groups\": [[0, 1, 2, 3], [4, 5, 6, 7]],\n"), "%s", text);
-	cr_assert(strstr(text, "\n        {\"rank\": 1, \"start\": [8, 0], \"shape\": [8, 16]},\n"), "%s", text);
+	cr_assert(strstr(text, "\n      \"piece\": [8, 16],\n"), "%s", text);
+	cr_assert(strstr(text, "\n      \"group\": {\"dev\": [2, 4], \"axes\": [1]},\n"), "%s", text);
 	cr_assert_eq(text[strlen(text) - 1], '\n');
 	for (const char *p = text, *nl; *p; p = nl + 1) {
 		nl = strchr(p, '\n');
@@ -271,8 +382,10 @@ Test(manifest, layout_form)
 	cr_assert_eq(num(get(at(c, 0), "bytes_per_rank")), 64);   /* 1/2 of a 4x8 float piece */
 	cr_assert_eq(num(get(at(c, 1), "bytes_per_rank")), 32);
 	expect_json(get(m, "groups"), "[[0, 2], [0, 4], [1, 3], [1, 5], [2, 6], [3, 7], [4, 6], [5, 7]]");
-	expect_json(get(at(c, 0), "group_of_rank"), "[0, 2, 0, 2, 6, 7, 6, 7]");
-	expect_json(get(at(c, 1), "group_of_rank"), "[1, 3, 4, 5, 1, 3, 4, 5]");
+	expect_json(get(at(c, 0), "group"), "{\"dev\": [2, 2, 2], \"axes\": [1]}");
+	expect_json(get(at(c, 1), "group"), "{\"dev\": [2, 4], \"axes\": [0]}");   /* sp and mp both whole: one axis */
+	expect_group_of_rank(m, at(c, 0), "[0, 2, 0, 2, 6, 7, 6, 7]");
+	expect_group_of_rank(m, at(c, 1), "[1, 3, 4, 5, 1, 3, 4, 5]");
 	expect_json(get(m, "comm_bytes_per_rank"), "[96, 96, 96, 96, 96, 96, 96, 96]");
 	cr_assert_eq(json_array_size(get(m, "parameters")), 0);   /* x and w are inputs, as in the seed */
 	expect_piece(named(get(m, "inputs"), "w"), 5, "[0, 0]", "[16, 8]");
@@ -361,53 +474,129 @@ static int64_t product(const json_t *ints)
 	return p;
 }
 
-/* The pieces lie inside the tensor, and the distinct ones tile it exactly
- * (copies on several ranks repeat a piece). */
-static void expect_tiles(const json_t *t, int64_t device_num, const char *sample)
+static size_t starts_rank;   /* dims compared by starts_cmp */
+
+static int starts_cmp(const void *pa, const void *pb)
+{
+	const int64_t *a = pa, *b = pb;
+	for (size_t d = 0; d < starts_rank; d++)
+		if (a[d] != b[d])
+			return a[d] < b[d] ? -1 : 1;
+	return 0;
+}
+
+/* Each rank's piece, by the manifest's rule, is where the lowered program
+ * puts it (lowered_piece_start); the pieces lie inside the tensor, ranks that
+ * differ only on the "copies" axes hold the same one, and the others' pieces
+ * are distinct and tile the tensor exactly. */
+static void expect_tiles(const json_t *t, const LValue *v, int64_t device_num, const char *sample)
 {
 	const char *name = str(get(t, "name"));
-	json_t *shape = get(t, "shape"), *pieces = get(t, "pieces");
-	cr_assert_eq((int64_t)json_array_size(pieces), device_num, "%s %s: one piece per rank", sample, name);
-	int64_t covered = 0;
-	for (size_t r = 0; r < json_array_size(pieces); r++) {
-		json_t *p = json_array_get(pieces, r), *start = get(p, "start"), *ps = get(p, "shape");
-		cr_assert_eq(num(get(p, "rank")), (int64_t)r);
-		bool first = true;
-		for (size_t q = 0; q < r && first; q++)
-			first = !json_equal(start, get(json_array_get(pieces, q), "start"));
-		for (size_t d = 0; d < json_array_size(shape); d++) {
-			int64_t s = num(at(start, d)), n = num(at(ps, d)), g = num(at(shape, d));
-			cr_assert(s >= 0 && n >= 1 && s + n <= g && s % n == 0, "%s %s: rank %zu's piece leaves the tensor",
-			          sample, name, r);
+	json_t *shape = get(t, "shape"), *piece = get(t, "piece"), *layout = get(t, "layout");
+	size_t rank = json_array_size(shape);
+	cr_assert_eq(json_array_size(piece), rank);
+	cr_assert_eq(product(get(layout, "dev")), device_num, "%s %s: the matrix is not every rank", sample, name);
+	json_t *dev = get(layout, "dev"), *copies = get(t, "copies");
+	bool copy[MAX_AXES] = {false};
+	for (size_t k = 0; k < json_array_size(copies); k++)
+		copy[num(at(copies, k))] = true;
+	for (size_t d = 0; d < rank; d++) {
+		int64_t split = 1;
+		for (size_t k = 0; k < json_array_size(at(get(layout, "map"), d)); k++) {
+			int64_t a = num(at(at(get(layout, "map"), d), k));
+			cr_assert(!copy[a], "%s %s: axis %lld splits dim %zu and copies", sample, name, (long long)a, d);
+			split *= num(at(dev, (size_t)a));
 		}
-		if (first)
-			covered += product(ps);
+		cr_assert_eq(num(at(piece, d)) * split, num(at(shape, d)), "%s %s: dim %zu's piece", sample, name, d);
+		cr_assert_eq(num(at(piece, d)), v->type.dims[d], "%s %s: dim %zu's piece", sample, name, d);
 	}
-	cr_assert_eq(covered, product(shape), "%s %s: the pieces do not tile the tensor", sample, name);
+	int64_t(*starts)[MAX_DIMS] = calloc((size_t)device_num, sizeof *starts);
+	int64_t(*firsts)[MAX_DIMS] = calloc((size_t)device_num, sizeof *firsts);
+	int64_t nfirst = 0;
+	for (int64_t r = 0; r < device_num; r++) {
+		int64_t want[MAX_DIMS];
+		piece_start(t, r, starts[r]);
+		lowered_piece_start(v, r, want);
+		for (size_t d = 0; d < rank; d++) {
+			int64_t s = starts[r][d], n = num(at(piece, d)), g = num(at(shape, d));
+			cr_assert_eq(s, want[d], "%s %s: rank %lld's piece starts at %lld in dim %zu, the program's at %lld",
+			             sample, name, (long long)r, (long long)s, d, (long long)want[d]);
+			cr_assert(s >= 0 && n >= 1 && s + n <= g && s % n == 0, "%s %s: rank %lld's piece leaves the tensor",
+			          sample, name, (long long)r);
+		}
+		/* the rank with r's coordinates but 0 on the copies axes holds r's piece */
+		int64_t c[MAX_AXES], q = 0;
+		int nax = coords_on(dev, r, c);
+		for (int a = 0; a < nax; a++)
+			q = q * num(at(dev, (size_t)a)) + (copy[a] ? 0 : c[a]);
+		cr_assert(memcmp(starts[q], starts[r], sizeof(int64_t) * rank) == 0,
+		          "%s %s: ranks %lld and %lld differ only on copies axes but hold other pieces", sample, name,
+		          (long long)q, (long long)r);
+		if (q == r)
+			memcpy(firsts[nfirst++], starts[r], sizeof(int64_t) * rank);
+	}
+	starts_rank = rank;
+	qsort(firsts, (size_t)nfirst, sizeof *firsts, starts_cmp);
+	for (int64_t k = 1; k < nfirst; k++)
+		cr_assert_neq(starts_cmp(firsts[k - 1], firsts[k]), 0, "%s %s: ranks apart off the copies axes share a piece",
+		              sample, name);
+	cr_assert_eq(nfirst * product(piece), product(shape), "%s %s: the pieces do not tile the tensor", sample, name);
+	free(starts);
+	free(firsts);
 }
 
 static void expect_invariants(const Out *o, const char *sample)
 {
 	json_t *m = o->manifest;
+	const Lowered *l = o->l;
+	const Graph *g = l->flat->g;
 	int64_t n = num(get(m, "device_num"));
-	const char *lists[] = {"inputs", "parameters", "outputs"};
-	for (int k = 0; k < 3; k++)
-		for (size_t i = 0; i < json_array_size(get(m, lists[k])); i++)
-			expect_tiles(json_array_get(get(m, lists[k]), i), n, sample);
+	size_t ni = 0, np = 0;
+	for (int p = 0; p < l->nparams; p++) {
+		bool param = g->values[p].type.is_param;
+		json_t *t = at(get(m, param ? "parameters" : "inputs"), param ? np++ : ni++);
+		cr_assert_str_eq(str(get(t, "name")), g->values[p].name);
+		expect_tiles(t, &l->values[p], n, sample);
+	}
+	cr_assert_eq(json_array_size(get(m, "inputs")), ni);
+	cr_assert_eq(json_array_size(get(m, "parameters")), np);
+	cr_assert_eq(json_array_size(get(m, "outputs")), (size_t)l->nret);
+	for (int k = 0; k < l->nret; k++)
+		expect_tiles(at(get(m, "outputs"), (size_t)k), &l->values[l->rets[k]], n, sample);
+	/* Each collective's group on each rank, by the rule, is the program's
+	 * (lowered_rank_attrs), and one of "groups". */
 	json_t *groups = get(m, "groups"), *colls = get(m, "collectives");
 	int64_t bytes = 0;
-	for (size_t c = 0; c < json_array_size(colls); c++) {
-		json_t *coll = json_array_get(colls, c), *of = get(coll, "group_of_rank");
+	int64_t *members = malloc(sizeof(int64_t) * (size_t)n), *want = malloc(sizeof(int64_t) * (size_t)n);
+	bool *joined = calloc(json_array_size(groups) + 1, sizeof *joined);
+	size_t c = 0;
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *op = &l->ops[i];
+		if (!op->step || op->step->kind == STEP_SLICE)
+			continue;
+		json_t *coll = at(colls, c++);
+		cr_assert_str_eq(str(get(coll, "value")), l->values[op->result].name);
 		bytes += num(get(coll, "bytes_per_rank"));
-		cr_assert_eq((int64_t)json_array_size(of), n);
 		for (int64_t r = 0; r < n; r++) {
-			json_t *g = at(groups, (size_t)num(at(of, (size_t)r)));
-			bool in = false;
-			for (size_t i = 0; i < json_array_size(g); i++)
-				in |= num(json_array_get(g, i)) == r;
-			cr_assert(in, "%s: rank %lld is not in the group it joins", sample, (long long)r);
+			Attrs a;
+			lowered_rank_attrs(l, op, r, &a, want);
+			int64_t size = group_members(get(coll, "group"), r, members, n);
+			cr_assert_eq(size, a.ngroup, "%s %s: rank %lld's group has %lld members, the program's %d", sample,
+			             str(get(coll, "value")), (long long)r, (long long)size, a.ngroup);
+			cr_assert(memcmp(members, a.group, sizeof(int64_t) * (size_t)size) == 0,
+			          "%s %s: rank %lld's group is not the program's", sample, str(get(coll, "value")), (long long)r);
 		}
+		json_t *of = group_of_rank(m, coll);   /* fails unless every rank's group is listed */
+		for (int64_t r = 0; r < n; r++)
+			joined[num(at(of, (size_t)r))] = true;
+		json_decref(of);
 	}
+	cr_assert_eq(json_array_size(colls), c);
+	for (size_t k = 0; k < json_array_size(groups); k++)
+		cr_assert(joined[k], "%s: group %zu is no rank's group of any collective", sample, k);
+	free(joined);
+	free(members);
+	free(want);
 	for (size_t i = 1; i < json_array_size(groups); i++) {
 		char *a = json_dumps(at(groups, i - 1), JSON_COMPACT), *b = json_dumps(at(groups, i), JSON_COMPACT);
 		cr_assert_neq(strcmp(a, b), 0, "%s: group %s twice", sample, a);
@@ -450,4 +639,46 @@ Test(manifest, every_sample)
 	}
 	closedir(dir);
 	cr_assert_geq(count, 12);
+}
+
+/* ---- the file grows with the model, not with the ranks ---- */
+
+static const char dp_mlp[] =
+	"context {device_num: %d, parallel_mode: \"data_parallel\"}\n"
+	"graph @mlp(%%x: <Tensor[Float32], (%d, 32)> = uniform(-1, 1),\n"
+	"           %%label: <Tensor[Int32], (%d,)> = randint(0, 10),\n"
+	"           %%w1: <Parameter[Float32], (32, 64)>, %%w2: <Parameter[Float32], (64, 10)>) {\n"
+	"  %%h = MatMul(%%x, %%w1)\n"
+	"  %%a = ReLU(%%h)\n"
+	"  %%logits = MatMul(%%a, %%w2)\n"
+	"  %%loss = SparseSoftmaxCrossEntropyWithLogits(%%logits, %%label)\n"
+	"  return %%loss\n"
+	"}\n"
+	"train {loss: %%loss, optimizer: SGD(learning_rate: 0.1), steps: 1}\n";
+
+static Out dp_mlp_on(int n)
+{
+	char text[sizeof dp_mlp + 64];
+	snprintf(text, sizeof text, dp_mlp, n, n, n);
+	return lower_text("dp.ir", text, strlen(text));
+}
+
+/* A data-parallel training step on 64 and on 1,024 ranks: what the larger one
+ * adds is its comm_bytes_per_rank and its one group's members, a few bytes a
+ * rank (one piece per rank and each rank's group per collective made it 460),
+ * the long lists filled into lines of at most 100 columns. */
+Test(manifest, grows_with_the_model)
+{
+	Out small = dp_mlp_on(64), big = dp_mlp_on(1024);
+	size_t s = strlen(small.text), b = strlen(big.text);
+	cr_assert_leq(b, s + 16 * (1024 - 64), "manifest.json: %zu bytes on 64 ranks, %zu on 1,024", s, b);
+	for (const char *p = big.text, *nl; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		bool long_string = strstr(p, "\"why\"") && strstr(p, "\"why\"") < nl;
+		cr_assert(nl - p <= 100 || long_string, "line longer than 100 columns: %.*s", (int)(nl - p), p);
+	}
+	expect_json(get(at(get(big.manifest, "collectives"), 1), "group"), "{\"dev\": [1024], \"axes\": [0]}");
+	expect_invariants(&big, "dp.ir on 1,024 ranks");
+	out_free(&small);
+	out_free(&big);
 }
