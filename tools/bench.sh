@@ -41,8 +41,14 @@ echo "bench: target: linear in the graphs (it took 4 to 14 s when name lookups w
 echo "bench: OUT against the ranks, a 100-layer GPT stack (hidden 256, --megatron), built with make -j2:"
 printf 'bench: %6s %12s %12s %12s %10s %10s\n' ranks "OUT bytes" "C bytes" "manifest" "compile s" "build s"
 now() { date +%s.%N; }
-for d in 1 8 64 1024; do
-	python3 tools/gen_gpt.py --layers 100 --hidden 256 --megatron --devices $d -o "$tmp/o.ir"
+# The last row: the same stack trained data parallel on 1,024 ranks (Adam-free
+# SGD, batch 1024: one sample a rank).
+for d in 1 8 64 1024 1024dp; do
+	case $d in
+	1024dp) python3 tools/gen_gpt.py --layers 100 --hidden 256 --megatron --mp 1 --devices 1024 --batch 1024 \
+		--train -o "$tmp/o.ir" ;;
+	*) python3 tools/gen_gpt.py --layers 100 --hidden 256 --megatron --devices $d -o "$tmp/o.ir" ;;
+	esac
 	t0=$(now)
 	"$shardc" "$tmp/o.ir" -o "$tmp/o"
 	t1=$(now)
@@ -50,8 +56,9 @@ for d in 1 8 64 1024; do
 	t2=$(now)
 	out=$(du -sb --exclude=bin "$tmp/o" | cut -f1)
 	c=$(cat "$tmp/o"/*.c | wc -c)
-	printf 'bench: %6d %12d %12d %12d %10.2f %10.2f\n' $d "$out" "$c" "$(wc -c <"$tmp/o/manifest.json")" \
+	printf 'bench: %6s %12d %12d %12d %10.2f %10.2f\n' $d "$out" "$c" "$(wc -c <"$tmp/o/manifest.json")" \
 		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$(awk -v a="$t1" -v b="$t2" 'BEGIN { print b - a }')"
 	rm -rf "$tmp/o"
 done
-echo "bench: target: 64 ranks' C bytes and build time within 1.5x of 1 rank's (each rank_<r>.c was the whole program)"
+echo "bench: target: 64 ranks' OUT and build time within 1.5x of 1 rank's (each rank_<r>.c was the whole program);"
+echo "bench: 1024dp (data-parallel training) compiled and built in under 10 s, OUT under 10 MB"

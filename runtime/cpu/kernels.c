@@ -288,24 +288,32 @@ void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, 
 			y[r * c + j] = x[r * c + j] + bias[j];
 }
 
+/* exp(y) for y <= 0, written out so that loops calling it vectorize (libm's
+ * expf is a call a value): y = k ln2 + r with |r| <= ln2/2, exp(r) a degree-7
+ * polynomial (truncation 5e-9), 2^k put in the exponent bits; below -87 the
+ * result is 0 (expf's would be under 1.6e-38). Only + - * and integer bit
+ * moves, so a vector lane and the scalar tail give the same bits, and the
+ * thread count does not change results. Within 2 float roundings of expf. */
+static inline float sc_exp_nonpos(float y)
+{
+	float c = y > -87.0f ? y : -87.0f;
+	int32_t k = (int32_t)(c * 1.4426950408889634f - 0.5f);   /* round(c / ln2), c <= 0 */
+	float r = (c - (float)k * 0.693145751953125f) - (float)k * 1.428606765330187e-06f;   /* ln2 in two parts */
+	float p = 1 + r * (1 + r * (1.0f / 2 + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
+	union { int32_t i; float f; } two_k = { .i = (k + 127) * (1 << 23) };   /* k in [-126, 0] */
+	float e = y > -87.0f ? p * two_k.f : 0;
+	return y != y ? y : e;   /* NaN stays NaN */
+}
+
 /* GeLU's tanh (SC_UNARY_TABLE): tanh u = sign(u) (1 - e) / (1 + e) with
- * e = exp(-2|u|), the exp written out (2^k times a degree-7 polynomial on
- * |r| <= ln2/2) so that the loop vectorizes: libm's tanhf is a call a value,
- * and it was 30% of the GPT layer's forward pass. Only + - * / and integer
- * bit moves, so a vector lane and the scalar tail give the same bits (the
- * thread count does not change results). Its error is absolute, below 2e-7:
- * GeLU adds it to 1, so that is a relative error of GeLU below 2e-7 too
- * (Tanh, the operator, keeps libm's tanhf for its small values). */
+ * e = exp(-2|u|) from sc_exp_nonpos, so that the loop vectorizes: libm's
+ * tanhf was 30% of the GPT layer's forward pass. Its error is absolute,
+ * below 2e-7: GeLU adds it to 1, so that is a relative error of GeLU below
+ * 2e-7 too (Tanh, the operator, keeps libm's tanhf for its small values). */
 static inline float sc_gelu_tanh(float u)
 {
 	float a = fabsf(u);
-	a = a < 9.0f ? a : 9.0f;   /* tanh 9 is 1 in float */
-	float y = -2 * a;          /* in [-18, 0] */
-	int32_t k = (int32_t)(y * 1.4426950408889634f - 0.5f);   /* round(y / ln2), y <= 0 */
-	float r = (y - (float)k * 0.693145751953125f) - (float)k * 1.428606765330187e-06f;   /* ln2 in two parts */
-	float p = 1 + r * (1 + r * (1.0f / 2 + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
-	union { int32_t i; float f; } two_k = { .i = (k + 127) * (1 << 23) };   /* k in [-26, 0] */
-	float e = p * two_k.f;
+	float e = sc_exp_nonpos(-2 * (a < 9.0f ? a : 9.0f));   /* tanh 9 is 1 in float */
 	return copysignf((1 - e) / (1 + e), u);
 }
 
@@ -376,21 +384,19 @@ void sc_cpu_softmax(const float *x, float *y, const int64_t *dims, int ndim, int
 			float *yr = y + o * len * inner + i;
 			float mx = -INFINITY;
 			for (int64_t k = 0; k < len; k++)
-				mx = fmaxf(mx, xr[k * inner]);
+				mx = xr[k * inner] > mx ? xr[k * inner] : mx;   /* fmaxf, but inline: NaNs give NaN rows either way */
+			/* y holds exp(x - max) until the sum is known */
+#pragma omp simd
+			for (int64_t k = 0; k < len; k++)
+				yr[k * inner] = sc_exp_nonpos(xr[k * inner] - mx);
 			double sum = 0;
+			for (int64_t k = 0; k < len; k++)
+				sum += yr[k * inner];
 			if (is_log) {
-				for (int64_t k = 0; k < len; k++)
-					sum += expf(xr[k * inner] - mx);
 				double lse = log(sum);
 				for (int64_t k = 0; k < len; k++)
 					yr[k * inner] = (float)((double)xr[k * inner] - mx - lse);
 				continue;
-			}
-			/* y holds exp(x - max) until the sum is known */
-			for (int64_t k = 0; k < len; k++) {
-				float e = expf(xr[k * inner] - mx);
-				yr[k * inner] = e;
-				sum += e;
 			}
 			double inv = 1 / sum;
 			for (int64_t k = 0; k < len; k++)

@@ -792,6 +792,35 @@ Test(elementwise, gelu_against_double)
 	free(x);
 }
 
+/* Softmax's exp is written out so that it vectorizes (kernels.c): against
+ * the double formula over a wide range, -inf gives exactly 0 and a NaN a
+ * NaN row, as expf did. */
+Test(elementwise, softmax_against_double)
+{
+	enum { L = 1201 };
+	static float x[2 * L], y[2 * L];
+	for (int i = 0; i < L; i++)
+		x[i] = -110 + 120.0f * (float)i / (L - 1);
+	x[7] = -INFINITY;
+	for (int i = 0; i < L; i++)
+		x[L + i] = (float)i / L;
+	x[L + 5] = NAN;
+	sc_cpu_softmax(x, y, (const int64_t[]){2, L}, 2, 1, 0);
+	double sum = 0, worst = 0;   /* x - max is a float, as in the kernel */
+	for (int i = 0; i < L; i++)
+		sum += exp((double)(x[i] - 10.0f));
+	/* relative, and absolute below 1e-30 (exps under e^-87 are 0, where expf
+	 * gave subnormal floats) */
+	for (int i = 0; i < L; i++) {
+		double want = exp((double)(x[i] - 10.0f)) / sum;
+		worst = fmax(worst, fabs(y[i] - want) / fmax(want, 1e-30));
+	}
+	cr_expect(worst < 5e-7, "softmax: relative error %g", worst);
+	cr_expect(y[7] == 0, "softmax of -inf: %g, not 0", y[7]);
+	for (int i = 0; i < L; i++)
+		cr_expect(isnan(y[L + i]), "a row with a NaN: y[%d] = %g", i, y[L + i]);
+}
+
 /* ---- threads ----
  * The kernels' OpenMP loops (long enough tensors) give the same bits on 1
  * thread and on 4: every element is computed as in one thread. */
