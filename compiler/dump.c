@@ -275,6 +275,11 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 			          : out->partial_op == REDUCE_MEAN_OP ? "mean" : "sum");
 			ints_print(b, members, np);
 		}
+		if (o->fused)
+			sb_puts(b, "  # fused: computed by the Softmax that reads it, no buffer of its own");
+		else if (o->fuse_from >= 0)
+			sb_printf(b, "  # fused: one kernel with %%%s = %s, reading its operands",
+			          l->values[l->ops[o->fuse_from].result].name, op_info[l->ops[o->fuse_from].op].name);
 		sb_putc(b, '\n');
 	}
 	free(members);

@@ -296,11 +296,14 @@ static void give(Allocator *a, int64_t off, int64_t size)
 	}
 }
 
-/* A backward operator reads the forward operator it differentiates. */
+/* A backward operator reads the forward operator it differentiates; a
+ * kernel that carries a fused operator (fuse.c) reads that one's inputs. */
 static void mark_uses(const Lowered *l, const LOp *o, int at, int *last)
 {
 	for (int k = 0; k < o->nin; k++)
 		last[o->in[k]] = at;
+	for (int k = 0; o->fuse_from >= 0 && k < l->ops[o->fuse_from].nin; k++)
+		last[l->ops[o->fuse_from].in[k]] = at;
 	if (o->grad == GRAD_ADJOINT) {
 		const LOp *f = &l->ops[o->of];
 		for (int k = 0; k < f->nin; k++)
@@ -383,10 +386,12 @@ static void plan_buffers(Program *p)
 	/* Last uses: operators' inputs; the loss is printed after the forward
 	 * graph, the gradients feed the update, the results are saved at the end. */
 	int *last = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));
+	bool *unbuffered = xcalloc((size_t)(nv ? nv : 1), sizeof *unbuffered);   /* a fused operator's result */
 	for (int v = 0; v < nv; v++)
 		last[v] = -1;
 	for (int i = 0; i < nops; i++) {
 		last[l->ops[i].result] = i;
+		unbuffered[l->ops[i].result] = l->ops[i].fused;
 		mark_uses(l, &l->ops[i], i, last);
 	}
 	if (l->loss >= 0 && last[l->loss] < l->nfwd)
@@ -402,7 +407,7 @@ static void plan_buffers(Program *p)
 	for (int i = 0; i < nops + 2; i++)
 		first_dying[i] = -1;
 	for (int v = l->nparams; v < nv; v++)
-		if (last[v] >= 0) {
+		if (last[v] >= 0 && !unbuffered[v]) {
 			next_dying[v] = first_dying[last[v]];
 			first_dying[last[v]] = v;
 		}
@@ -410,7 +415,7 @@ static void plan_buffers(Program *p)
 	int64_t scratch = 0;
 	for (int i = 0; i < nops; i++) {
 		const LOp *o = &l->ops[i];
-		p->offset[o->result] = take(&a, aligned(value_bytes(&l->values[o->result])));
+		p->offset[o->result] = o->fused ? -1 : take(&a, aligned(value_bytes(&l->values[o->result])));
 		int64_t s = scratch_bytes(l, o);
 		scratch = s > scratch ? s : scratch;
 		for (int v = first_dying[i]; v >= 0; v = next_dying[v])
@@ -425,11 +430,13 @@ static void plan_buffers(Program *p)
 		scratch = scratch > 4 ? scratch : 4;   /* the loss widened for printing */
 	int64_t transient = a.peak;
 	for (int v = l->nparams; v < nv; v++)
-		p->offset[v] += p->persistent_bytes;
+		if (p->offset[v] >= 0)
+			p->offset[v] += p->persistent_bytes;
 	p->scratch = p->persistent_bytes + transient;
 	p->slab_bytes = p->scratch + aligned(scratch);
 	free(a.free);
 	free(last);
+	free(unbuffered);
 	free(first_dying);
 	free(next_dying);
 }
@@ -1057,7 +1064,12 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		break;
 	}
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
-		sb_printf(b, "sc_%s(rt, %s, %s, ", o->op == OP_SOFTMAX ? "softmax" : "log_softmax", x0, y);
+		if (o->fuse_from >= 0) {   /* softmax(x * scale): the Mul's operands (fuse.c) */
+			const LOp *mul = &l->ops[o->fuse_from];
+			int s = fused_scale_operand(l, o);
+			sb_printf(b, "sc_softmax_scaled(rt, %s, %s, %s, ", p->cname[mul->in[1 - s]], p->cname[mul->in[s]], y);
+		} else
+			sb_printf(b, "sc_%s(rt, %s, %s, ", o->op == OP_SOFTMAX ? "softmax" : "log_softmax", x0, y);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, %lld);", x->type.rank, (long long)(a->has_axis && a->naxes ? a->axes[0] : -1));
 		break;
@@ -1466,6 +1478,11 @@ static void emit_op(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *m
 {
 	const Lowered *l = p->l;
 	const LOp *o = &l->ops[i];
+	if (o->fused) {
+		sb_printf(b, "\t/* %%%s = %s: computed by the kernel that reads it (fused) */\n", l->values[o->result].name,
+		          op_info[o->op].name);
+		return;
+	}
 	Widened w;
 	widened(l, o, p->scratch + kernel_scratch(l, o), &w);
 	sb_puts(b, "\t");
@@ -1717,6 +1734,8 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	          "\tchar *slab = sc_slab(rt, %lld);\n", (long long)p->persistent_bytes, (long long)p->slab_bytes);
 	for (int v = 0; v < l->nvalues; v++) {
 		const LValue *x = &l->values[v];
+		if (p->offset[v] < 0)   /* fused away: nothing writes or reads it */
+			continue;
 		sb_printf(b, "\t%s *const %s = (%s *)(slab + %lld);  /* %%%s (", c_type(x->type.dtype), p->cname[v],
 		          c_type(x->type.dtype), (long long)p->offset[v], x->name);
 		for (int d = 0; d < x->type.rank; d++)

@@ -272,6 +272,9 @@ int main(int argc, char **argv)
 	if (low && m->train)
 		bucket_gradients(low, (int64_t)search.cluster.bucket_bytes);
 	stage(&t, "bucket");
+	if (low)
+		fuse_operators(low);
+	stage(&t, "fuse");
 	ok = ok && (o.check_only || emit_check(low, &d));
 	Program *plan = ok && !o.check_only ? emit_plan(low, o.model) : NULL;
 	stage(&t, "plan memory");

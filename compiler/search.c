@@ -892,6 +892,7 @@ static double slab_memory(Search *x)
 		differentiate(l);
 		bucket_gradients(l, (int64_t)cost_cluster(x->cm)->bucket_bytes);
 	}
+	fuse_operators(l);
 	Program *p = emit_plan(l, "");
 	double slab = (double)emit_slab_bytes(p);
 	emit_free(p);

@@ -717,6 +717,11 @@ typedef struct {
 	 * matrix, (nin + 1), for the adjoint; NULL for a whole operator. */
 	const TensorLayout *lay;
 	unsigned nograd;         /* inputs that carry no gradient (mask): a softmax's maximum */
+	/* Fusion (fuse.c): fuse_from, an earlier operator whose result this one's
+	 * kernel computes as it reads (-1: none); fused, on that operator: no code
+	 * and no buffer of its own. */
+	int fuse_from;
+	bool fused;
 } LOp;
 
 typedef struct {
@@ -766,6 +771,15 @@ void differentiate(Lowered *l);
  * bytes sent do not change. bucket_bytes 0: one call per AllReduce. */
 void bucket_gradients(Lowered *l, int64_t bucket_bytes);
 
+/* ---- fuse.c: operators a later kernel computes as it reads -------------- */
+
+/* Requires bucket_gradients (every reader in place). Marks each Mul by a
+ * one-element tensor whose only reader is a whole-axis Float32 Softmax: the
+ * Softmax reads x * scale itself (LOp.fuse_from, LOp.fused). */
+void fuse_operators(Lowered *l);
+/* A fused Softmax's scale: which input of its Mul (0 or 1); -1 unfused. */
+int fused_scale_operand(const Lowered *l, const LOp *softmax);
+
 /* op's attributes on `rank`: its group (written to members, room for
  * device_num), a slice's bounds, a split table's row offset. */
 void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a, int64_t *members);
@@ -781,8 +795,9 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank);
 
 /* Requires a Lowered program. malloc'd JSON text, the formats described at
  * the top of manifest.c: every input, parameter and output with its global
- * shape, layout and per-rank pieces, the groups, the collectives and
- * comm_bytes_per_rank; and every operator's final strategy. */
+ * shape, layout and piece (one shape and the rule placing it on each rank),
+ * the groups, the collectives and comm_bytes_per_rank; and every operator's
+ * final strategy. */
 char *manifest_json(const Lowered *l);
 char *strategy_json(const Lowered *l);
 

@@ -268,6 +268,10 @@ void sc_scale(sc_rt *rt, const float *x, float *y, int64_t n, double alpha);   /
 
 void sc_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int axis);
 void sc_log_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int axis);
+/* softmax(x * scale[0]), scale one element where the tensors live: a Mul by a
+ * scalar fused into the softmax (compiler/fuse.c), each product rounded to
+ * Float32 as the Mul would, so the result is the two kernels' bit for bit. */
+void sc_softmax_scaled(sc_rt *rt, const float *x, const float *scale, float *y, const int64_t *dims, int ndim, int axis);
 
 /* y holds x's dims without the reduced axes (keep_dims changes no memory). */
 void sc_reduce_sum(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes);

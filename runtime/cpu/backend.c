@@ -239,6 +239,12 @@ void sc_log_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, in
 	sc_cpu_softmax(x, y, dims, ndim, axis, 1);
 }
 
+void sc_softmax_scaled(sc_rt *rt, const float *x, const float *scale, float *y, const int64_t *dims, int ndim, int axis)
+{
+	(void)rt;
+	sc_cpu_softmax_scaled(x, scale, y, dims, ndim, axis);
+}
+
 void sc_softmax_grad(sc_rt *rt, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim, int axis)
 {
 	(void)rt;

@@ -372,7 +372,9 @@ void sc_cpu_scale(const float *x, float *y, int64_t n, double alpha)
 
 /* ---- softmax ---- */
 
-void sc_cpu_softmax(const float *x, float *y, const int64_t *dims, int ndim, int axis, int is_log)
+/* x is read as x * scale, each product rounded to Float32 as a Mul before
+ * the softmax would round it (scale 1 changes nothing). */
+static void softmax_of_scaled(const float *x, float scale, float *y, const int64_t *dims, int ndim, int axis, int is_log)
 {
 	int64_t outer, len, inner;
 	sc_check_dims("softmax", dims, ndim);
@@ -383,25 +385,37 @@ void sc_cpu_softmax(const float *x, float *y, const int64_t *dims, int ndim, int
 			const float *xr = x + o * len * inner + i;
 			float *yr = y + o * len * inner + i;
 			float mx = -INFINITY;
-			for (int64_t k = 0; k < len; k++)
-				mx = xr[k * inner] > mx ? xr[k * inner] : mx;   /* fmaxf, but inline: NaNs give NaN rows either way */
+			for (int64_t k = 0; k < len; k++) {
+				float v = xr[k * inner] * scale;
+				mx = v > mx ? v : mx;   /* fmaxf, but inline: NaNs give NaN rows either way */
+			}
 			/* y holds exp(x - max) until the sum is known */
 #pragma omp simd
 			for (int64_t k = 0; k < len; k++)
-				yr[k * inner] = sc_exp_nonpos(xr[k * inner] - mx);
+				yr[k * inner] = sc_exp_nonpos(xr[k * inner] * scale - mx);
 			double sum = 0;
 			for (int64_t k = 0; k < len; k++)
 				sum += yr[k * inner];
 			if (is_log) {
 				double lse = log(sum);
 				for (int64_t k = 0; k < len; k++)
-					yr[k * inner] = (float)((double)xr[k * inner] - mx - lse);
+					yr[k * inner] = (float)((double)(xr[k * inner] * scale) - mx - lse);
 				continue;
 			}
 			double inv = 1 / sum;
 			for (int64_t k = 0; k < len; k++)
 				yr[k * inner] = (float)(yr[k * inner] * inv);
 		}
+}
+
+void sc_cpu_softmax(const float *x, float *y, const int64_t *dims, int ndim, int axis, int is_log)
+{
+	softmax_of_scaled(x, 1, y, dims, ndim, axis, is_log);
+}
+
+void sc_cpu_softmax_scaled(const float *x, const float *scale, float *y, const int64_t *dims, int ndim, int axis)
+{
+	softmax_of_scaled(x, scale[0], y, dims, ndim, axis, 0);
 }
 
 void sc_cpu_softmax_grad(const float *y, const float *dy, float *dx, const int64_t *dims, int ndim, int axis,

@@ -580,6 +580,7 @@ void sc_scale(sc_rt *rt, const float *x, float *y, int64_t n, double alpha)
 	SC_CUDA_CHECK(sc_cu_scale(x, y, n, (float)alpha, cu(rt)->stream));
 }
 
+/* dy: the gradient, for grad; else the scale x is read times (NULL: 1). */
 static void softmax(sc_rt *rt, const float *x, const float *dy, float *y, const int64_t *dims, int ndim, int axis,
                     int is_log, bool grad)
 {
@@ -589,7 +590,12 @@ static void softmax(sc_rt *rt, const float *x, const float *dy, float *y, const 
 	if (grad)
 		SC_CUDA_CHECK(sc_cu_softmax_grad(x, dy, y, outer, len, inner, is_log, cu(rt)->stream));
 	else
-		SC_CUDA_CHECK(sc_cu_softmax(x, y, outer, len, inner, is_log, cu(rt)->stream));
+		SC_CUDA_CHECK(sc_cu_softmax(x, dy, y, outer, len, inner, is_log, cu(rt)->stream));
+}
+
+void sc_softmax_scaled(sc_rt *rt, const float *x, const float *scale, float *y, const int64_t *dims, int ndim, int axis)
+{
+	softmax(rt, x, scale, y, dims, ndim, axis, 0, false);
 }
 
 void sc_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int axis)

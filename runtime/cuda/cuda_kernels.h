@@ -44,8 +44,8 @@ cudaError_t sc_cu_unary(sc_unop op, const float *x, float *y, int64_t n, cudaStr
 cudaError_t sc_cu_unary_grad(sc_unop op, const float *t, const float *dy, float *dx, int64_t n, cudaStream_t s);
 cudaError_t sc_cu_scale(const float *x, float *y, int64_t n, float alpha, cudaStream_t s);
 
-cudaError_t sc_cu_softmax(const float *x, float *y, int64_t outer, int64_t len, int64_t inner, int is_log,
-                          cudaStream_t s);
+cudaError_t sc_cu_softmax(const float *x, const float *scale, float *y, int64_t outer, int64_t len, int64_t inner,
+                          int is_log, cudaStream_t s);
 cudaError_t sc_cu_softmax_grad(const float *y, const float *dy, float *dx, int64_t outer, int64_t len, int64_t inner,
                                int is_log, cudaStream_t s);
 cudaError_t sc_cu_reduce(sc_reduce_kind kind, const float *x, float *y, const sc_cu_plan *p, cudaStream_t s);

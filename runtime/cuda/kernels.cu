@@ -242,22 +242,27 @@ __global__ void scale_k(const float *x, float *y, int64_t n, float a)
 
 /* ---- softmax: one warp per (outer, inner) row ---- */
 
-__global__ void softmax_k(const float *x, float *y, int64_t outer, int64_t len, int64_t inner, int is_log)
+/* x is read as x * scale[0] (scale NULL: 1), a fused Mul (compiler/fuse.c). */
+__global__ void softmax_k(const float *x, const float *scale, float *y, int64_t outer, int64_t len, int64_t inner,
+                          int is_log)
 {
 	int lane = threadIdx.x % 32;
+	float s = scale ? scale[0] : 1.0f;
 	ROW_LOOP(r, outer * inner) {
 		const float *xr = x + (r / inner) * len * inner + r % inner;
 		float *yr = y + (r / inner) * len * inner + r % inner;
 		float mx = -INFINITY, sum = 0;
 		for (int64_t k = lane; k < len; k += 32)
-			mx = fmaxf(mx, xr[k * inner]);
+			mx = fmaxf(mx, __fmul_rn(xr[k * inner], s));
 		mx = warp_max(mx);
 		for (int64_t k = lane; k < len; k += 32)
-			sum += expf(xr[k * inner] - mx);
+			sum += expf(__fmul_rn(xr[k * inner], s) - mx);
 		sum = warp_sum(sum);
 		float lse = logf(sum);
-		for (int64_t k = lane; k < len; k += 32)
-			yr[k * inner] = is_log ? xr[k * inner] - mx - lse : expf(xr[k * inner] - mx) / sum;
+		for (int64_t k = lane; k < len; k += 32) {
+			float v = __fmul_rn(xr[k * inner], s);   /* rounded, never contracted into the subtraction */
+			yr[k * inner] = is_log ? v - mx - lse : expf(v - mx) / sum;
+		}
 	}
 }
 
@@ -812,10 +817,10 @@ cudaError_t sc_cu_scale(const float *x, float *y, int64_t n, float alpha, cudaSt
 	return cudaGetLastError();
 }
 
-cudaError_t sc_cu_softmax(const float *x, float *y, int64_t outer, int64_t len, int64_t inner, int is_log,
-                          cudaStream_t s)
+cudaError_t sc_cu_softmax(const float *x, const float *scale, float *y, int64_t outer, int64_t len, int64_t inner,
+                          int is_log, cudaStream_t s)
 {
-	softmax_k<<<row_blocks(outer * inner), THREADS, 0, s>>>(x, y, outer, len, inner, is_log);
+	softmax_k<<<row_blocks(outer * inner), THREADS, 0, s>>>(x, scale, y, outer, len, inner, is_log);
 	return cudaGetLastError();
 }
 

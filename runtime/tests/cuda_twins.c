@@ -191,6 +191,15 @@ static void test_rows(void)
 			sc_cpu_softmax_grad(y, dy, g, d, 3, axis, lg);
 			twin(what, dg, g, n, 1e-3);
 		}
+	/* a Mul by one element fused into the softmax (compiler/fuse.c) */
+	float *ds, *s = rnd(1, 0.1f, 0.9f, &ds);
+	for (int axis = 0; axis < 3; axis++) {
+		char what[64];
+		snprintf(what, sizeof what, "softmax_scaled axis %d", axis);
+		sc_softmax_scaled(rt, dx, ds, dyv, d, 3, axis);
+		sc_cpu_softmax_scaled(x, s, y, d, 3, axis);
+		twin(what, dyv, y, n, 1e-4);
+	}
 	const int axes_sets[][3] = {{0, -1, 0}, {1, 0, 0}, {2, 0, 0}, {0, 1, 2}};
 	const int naxes[] = {2, 1, 1, 3};
 	for (int k = 0; k < 4; k++)

@@ -821,6 +821,25 @@ Test(elementwise, softmax_against_double)
 		cr_expect(isnan(y[L + i]), "a row with a NaN: y[%d] = %g", i, y[L + i]);
 }
 
+/* softmax_scaled is a Mul by one element then the softmax, bit for bit: the
+ * program is the same with and without fusion (compiler/fuse.c). */
+Test(elementwise, softmax_scaled_is_mul_then_softmax)
+{
+	enum { N = 3 * 50 * 7 };
+	static float x[N], xs[N], y1[N], y2[N];
+	const int64_t d[] = {3, 50, 7};
+	const float s = 0.35355339f;   /* 1 / sqrt(8) */
+	uint64_t seed = 3;
+	t_fill(x, N, &seed, -20, 20);
+	for (int i = 0; i < N; i++)
+		xs[i] = x[i] * s;
+	for (int axis = 0; axis < 3; axis++) {
+		sc_cpu_softmax(xs, y1, d, 3, axis, 0);
+		sc_cpu_softmax_scaled(x, &s, y2, d, 3, axis);
+		cr_expect(memcmp(y1, y2, sizeof y1) == 0, "axis %d: softmax_scaled differs from Mul then softmax", axis);
+	}
+}
+
 /* ---- threads ----
  * The kernels' OpenMP loops (long enough tensors) give the same bits on 1
  * thread and on 4: every element is computed as in one thread. */

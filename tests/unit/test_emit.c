@@ -35,6 +35,7 @@ static Lowered *lower_text(const char *name, const char *text, size_t len, const
 		differentiate(l);
 		bucket_gradients(l, bucket_bytes);
 	}
+	fuse_operators(l);
 	return l;
 }
 
@@ -70,6 +71,8 @@ static void expect_plan(const char *path, const char *mode)
 		def[o->result] = last[o->result] = i;
 		for (int k = 0; k < o->nin; k++)
 			last[o->in[k]] = i;
+		for (int k = 0; o->fuse_from >= 0 && k < l->ops[o->fuse_from].nin; k++)   /* the fused Mul's operands */
+			last[l->ops[o->fuse_from].in[k]] = i;
 		if (o->grad == GRAD_ADJOINT) {
 			const LOp *f = &l->ops[o->of];
 			for (int k = 0; k < f->nin; k++)
@@ -87,12 +90,21 @@ static void expect_plan(const char *path, const char *mode)
 	for (int v = 0; v < l->nparams; v++)
 		last[v] = end;
 	int64_t slab = emit_slab_bytes(p);
+	bool *fused = calloc((size_t)nv, sizeof *fused);
+	for (int i = 0; i < l->nops; i++)
+		fused[l->ops[i].result] = l->ops[i].fused;
 	for (int v = 0; v < nv; v++) {
 		int64_t off = emit_offset(p, v), size = bytes_of(&l->values[v]);
 		cr_assert(def[v] > -2, "%s: %%%s is never defined", path, l->values[v].name);
+		cr_assert((off < 0) == fused[v], "%s: %%%s %s", path, l->values[v].name,
+		          fused[v] ? "is fused but has a buffer" : "has no buffer");
+		if (fused[v])
+			continue;
 		cr_assert(off % 256 == 0 && off >= 0 && off + size <= slab, "%s: %%%s at [%lld, %lld) in a slab of %lld",
 		          path, l->values[v].name, (long long)off, (long long)(off + size), (long long)slab);
 		for (int u = 0; u < v; u++) {
+			if (fused[u])
+				continue;
 			bool alive_together = def[u] <= last[v] && def[v] <= last[u];
 			int64_t uo = emit_offset(p, u), us = bytes_of(&l->values[u]);
 			bool share = size && us && uo < off + size && off < uo + us;
@@ -102,6 +114,7 @@ static void expect_plan(const char *path, const char *mode)
 	}
 	free(def);
 	free(last);
+	free(fused);
 	emit_free(p);
 	run_free(r);
 }
@@ -377,5 +390,47 @@ Test(text, half_batch_matmul_reads_its_operands_directly)
 	expect_line(t, "sc_batch_matmul_half(rt, SC_BF16, x, (const int64_t[]){2}, 1, grad_y");   /* dw = x^T dy */
 	expect_no_line(t, "sc_cast(rt, x, SC_BF16");
 	expect_no_line(t, "sc_batch_matmul(rt, ");
+	free(t);
+}
+
+/* Attention's scaling: the Mul by a one-element tensor is done by the
+ * Softmax's kernel as it reads (fuse.c), in training too (the Mul's adjoint
+ * reads its operands); the Mul has no code and its result no buffer. */
+static char *fuse_text(const char *q_line)
+{
+	StrBuf b = {0};
+	sb_puts(&b, "context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
+	            "graph @m(%x: <Tensor[Float32], (4, 8)> = uniform(-1, 1),\n"
+	            "         %s: <Tensor[Float32], (1,)> = constant(0.5),\n"
+	            "         %w: <Parameter[Float32], (8, 8)> = normal(0.5)) {\n"
+	            "  %h = MatMul(%x, %w)\n"
+	            "  %z = Mul(%h, %s)\n"
+	            "  %p = Softmax(%z) {axis: -1}\n");
+	sb_puts(&b, q_line);
+	sb_puts(&b, "  %l = ReduceSum(%q) {axis: (0, 1)}\n"
+	            "  return %l\n"
+	            "}\n"
+	            "train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n");
+	char *t = rank_text_of(b.data, 0);
+	sb_free(&b);
+	return t;
+}
+
+Test(fuse, softmax_reads_the_scaled_operand)
+{
+	char *t = fuse_text("  %q = Square(%p)\n");
+	expect_line(t, "/* %z = Mul: computed by the kernel that reads it (fused) */");
+	expect_line(t, "sc_softmax_scaled(rt, h, s, p, (const int64_t[]){4, 8}, 2, -1);");
+	expect_no_line(t, "*const z = ");                      /* no buffer */
+	expect_no_line(t, "sc_binary(rt, SC_MUL, h");          /* no Mul kernel */
+	expect_line(t, "sc_binary_grad(rt, SC_MUL, h, ");      /* its adjoint reads its operands */
+	free(t);
+}
+
+Test(fuse, not_when_another_operator_reads_the_product)
+{
+	char *t = fuse_text("  %q = Add(%p, %z)\n");
+	expect_no_line(t, "sc_softmax_scaled");
+	expect_line(t, "sc_softmax(rt, z, p, ");
 	free(t);
 }

@@ -1,0 +1,100 @@
+/* fuse.c: operators whose work a later operator's kernel does as it reads.
+ *
+ * Requires a Lowered program, with its backward pass when it trains, so that
+ * every reader of a value is seen. One pattern so far, attention's scaling:
+ * a Mul of a tensor by a one-element tensor whose only reader is a Softmax
+ * along an axis it holds whole. The Softmax's kernel reads x * scale
+ * (sc_softmax_scaled), each product rounded to Float32 as the Mul rounded it,
+ * so the results are the unfused program's bit for bit. The Mul then has no
+ * code and its result no buffer: one pass over the attention scores and one
+ * buffer of their size fewer, in training too, since the Mul's adjoint reads
+ * its operands and never its result. The dumps and the program say which
+ * operator carries which (docs/output.md). */
+#include "shardc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int64_t count(const LValue *v)
+{
+	int64_t n = 1;
+	for (int d = 0; d < v->type.rank; d++)
+		n *= v->type.dims[d];
+	return n;
+}
+
+/* The Mul's operand that scales (one element), or -1 when it is not x * s
+ * with x of the Mul's own shape. */
+static int scale_operand(const Lowered *l, const LOp *mul)
+{
+	const LValue *y = &l->values[mul->result];
+	for (int k = 1; k >= 0; k--) {
+		const LValue *s = &l->values[mul->in[k]], *x = &l->values[mul->in[1 - k]];
+		if (count(s) == 1 && x->type.rank == y->type.rank &&
+		    !memcmp(x->type.dims, y->type.dims, sizeof(int64_t) * (size_t)y->type.rank) &&
+		    s->type.dtype == DT_F32 && x->type.dtype == DT_F32)
+			return k;
+	}
+	return -1;
+}
+
+/* emit.c's adjoint of a binary elementwise operator (sc_binary_grad) reads
+ * its operands and dy, never its result. */
+static bool adjoint_reads_result(OpKind op)
+{
+	switch (op) {
+	OP_CASES(BINARY_OPS)
+		return false;
+	default:
+		return true;
+	}
+}
+
+int fused_scale_operand(const Lowered *l, const LOp *softmax)
+{
+	return softmax->fuse_from < 0 ? -1 : scale_operand(l, &l->ops[softmax->fuse_from]);
+}
+
+void fuse_operators(Lowered *l)
+{
+	int nv = l->nvalues;
+	int *readers = calloc((size_t)(nv ? nv : 1), sizeof *readers);
+	int *producer = malloc(sizeof(int) * (size_t)(nv ? nv : 1));
+	if (!readers || !producer)
+		abort();
+	for (int v = 0; v < nv; v++)
+		producer[v] = -1;
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		producer[o->result] = i;
+		for (int k = 0; k < o->nin; k++)
+			readers[o->in[k]]++;
+		if (o->grad == GRAD_ADJOINT && adjoint_reads_result(l->ops[o->of].op))
+			readers[l->ops[o->of].result]++;
+	}
+	/* what the program reads after the operators: never fused away */
+	for (int k = 0; k < l->nret; k++)
+		readers[l->rets[k]] += 2;
+	if (l->loss >= 0)
+		readers[l->loss] += 2;
+	if (l->overflow >= 0)
+		readers[l->overflow] += 2;
+	for (int v = 0; l->grad && v < l->nparams; v++)
+		if (l->grad[v] >= 0)
+			readers[l->grad[v]] += 2;
+	for (int i = 0; i < l->nfwd; i++) {
+		LOp *o = &l->ops[i];
+		if (o->op != OP_SOFTMAX || o->grad != GRAD_NONE || o->step || o->lay || o->nin != 1)
+			continue;
+		int v = o->in[0], p = producer[v];
+		if (p < 0 || readers[v] != 1 || l->values[o->result].type.dtype != DT_F32)
+			continue;
+		LOp *mul = &l->ops[p];
+		if (mul->op != OP_MUL || mul->grad != GRAD_NONE || mul->step || mul->fused || scale_operand(l, mul) < 0)
+			continue;
+		o->fuse_from = p;
+		mul->fused = true;
+	}
+	free(readers);
+	free(producer);
+}
