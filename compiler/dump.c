@@ -224,6 +224,15 @@ static void print_piece(StrBuf *b, const LValue *v, int64_t rank)
 	ints_print(b, v->global, v->type.rank);
 }
 
+/* The operator whose kernel computes fused operator i (fuse.c). */
+static OpKind fused_into(const Lowered *l, int i)
+{
+	for (int j = i + 1; j < l->nops; j++)
+		if (l->ops[j].fuse_from == i)
+			return l->ops[j].op;
+	return l->ops[i].op;
+}
+
 void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 {
 	const Module *m = l->m;
@@ -276,7 +285,8 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 			ints_print(b, members, np);
 		}
 		if (o->fused)
-			sb_puts(b, "  # fused: computed by the Softmax that reads it, no buffer of its own");
+			sb_printf(b, "  # fused: computed by the %s that reads it, %s", op_info[fused_into(l, i)].name,
+			          o->fused_writes ? "which writes it too" : "no buffer of its own");
 		else if (o->fuse_from >= 0)
 			sb_printf(b, "  # fused: one kernel with %%%s = %s, reading its operands",
 			          l->values[l->ops[o->fuse_from].result].name, op_info[l->ops[o->fuse_from].op].name);

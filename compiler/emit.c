@@ -391,7 +391,7 @@ static void plan_buffers(Program *p)
 		last[v] = -1;
 	for (int i = 0; i < nops; i++) {
 		last[l->ops[i].result] = i;
-		unbuffered[l->ops[i].result] = l->ops[i].fused;
+		unbuffered[l->ops[i].result] = l->ops[i].fused && !l->ops[i].fused_writes;
 		mark_uses(l, &l->ops[i], i, last);
 	}
 	if (l->loss >= 0 && last[l->loss] < l->nfwd)
@@ -415,7 +415,7 @@ static void plan_buffers(Program *p)
 	int64_t scratch = 0;
 	for (int i = 0; i < nops; i++) {
 		const LOp *o = &l->ops[i];
-		p->offset[o->result] = o->fused ? -1 : take(&a, aligned(value_bytes(&l->values[o->result])));
+		p->offset[o->result] = unbuffered[o->result] ? -1 : take(&a, aligned(value_bytes(&l->values[o->result])));
 		int64_t s = scratch_bytes(l, o);
 		scratch = s > scratch ? s : scratch;
 		for (int v = first_dying[i]; v >= 0; v = next_dying[v])
@@ -1033,7 +1033,15 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	int64_t m, n, k, axes[MAX_DIMS];
 	switch (o->op) {
 	OP_CASES(UNARY_OPS)
-		sb_printf(b, "sc_unary(rt, %s, %s, %s, %lld);", op_info[o->op].kernel, x0, y, (long long)numel(yv));
+		if (o->fuse_from >= 0) {   /* BiasAdd then the operator: one pass (fuse.c) */
+			const LOp *bias = &l->ops[o->fuse_from];
+			const LValue *bx = &l->values[bias->in[0]];
+			int64_t c = bx->type.rank ? bx->type.dims[bx->type.rank - 1] : 1;
+			sb_printf(b, "sc_bias_unary(rt, %s, %s, %s, %s, %s, %lld, %lld);", op_info[o->op].kernel,
+			          p->cname[bias->in[0]], p->cname[bias->in[1]], bias->fused_writes ? x0 : "NULL", y,
+			          (long long)(numel(bx) / c), (long long)c);
+		} else
+			sb_printf(b, "sc_unary(rt, %s, %s, %s, %lld);", op_info[o->op].kernel, x0, y, (long long)numel(yv));
 		break;
 	case OP_MATMUL:
 		emit_matmul_dims(o, l, &m, &n, &k);

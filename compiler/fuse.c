@@ -1,15 +1,21 @@
 /* fuse.c: operators whose work a later operator's kernel does as it reads.
  *
  * Requires a Lowered program, with its backward pass when it trains, so that
- * every reader of a value is seen. One pattern so far, attention's scaling:
- * a Mul of a tensor by a one-element tensor whose only reader is a Softmax
- * along an axis it holds whole. The Softmax's kernel reads x * scale
- * (sc_softmax_scaled), each product rounded to Float32 as the Mul rounded it,
- * so the results are the unfused program's bit for bit. The Mul then has no
- * code and its result no buffer: one pass over the attention scores and one
- * buffer of their size fewer, in training too, since the Mul's adjoint reads
- * its operands and never its result. The dumps and the program say which
- * operator carries which (docs/output.md). */
+ * every reader of a value is seen. Two patterns, both in Float32, both giving
+ * the unfused program's values bit for bit (each intermediate is rounded to
+ * Float32 as its own kernel rounded it):
+ * - attention's scaling: a Mul of a tensor by a one-element tensor whose only
+ *   reader is a Softmax along an axis it holds whole. The Softmax's kernel
+ *   reads x * scale (sc_softmax_scaled); the Mul has no code and its result
+ *   no buffer: one pass over the attention scores and one buffer of their
+ *   size fewer, in training too, since the Mul's adjoint reads its operands
+ *   and never its result.
+ * - a BiasAdd whose first reader is a unary elementwise operator (the MLP's
+ *   bias and GeLU): one kernel adds the bias and applies the operator
+ *   (sc_bias_unary), writing the sum too when something reads it later (the
+ *   GeLU's adjoint, in training), else the sum has no buffer.
+ * The dumps and the program say which operator carries which
+ * (docs/output.md). */
 #include "shardc.h"
 
 #include <stdlib.h>
@@ -55,22 +61,54 @@ int fused_scale_operand(const Lowered *l, const LOp *softmax)
 	return softmax->fuse_from < 0 ? -1 : scale_operand(l, &l->ops[softmax->fuse_from]);
 }
 
+static bool is_unary(OpKind op)
+{
+	switch (op) {
+	OP_CASES(UNARY_OPS)
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool all_f32(const Lowered *l, const LOp *o)
+{
+	for (int k = 0; k < o->nin; k++)
+		if (l->values[o->in[k]].type.dtype != DT_F32)
+			return false;
+	return l->values[o->result].type.dtype == DT_F32;
+}
+
+/* A forward operator that computes (no collective or slice) in Float32. */
+static bool plain(const Lowered *l, const LOp *o)
+{
+	return o->grad == GRAD_NONE && !o->step && !o->fused && o->fuse_from < 0 && all_f32(l, o);
+}
+
+static void read_at(int *readers, int *first, int v, int at)
+{
+	readers[v]++;
+	if (first[v] < 0 || at < first[v])
+		first[v] = at;
+}
+
 void fuse_operators(Lowered *l)
 {
-	int nv = l->nvalues;
-	int *readers = calloc((size_t)(nv ? nv : 1), sizeof *readers);
-	int *producer = malloc(sizeof(int) * (size_t)(nv ? nv : 1));
-	if (!readers || !producer)
+	int nv = l->nvalues, n = nv ? nv : 1;
+	int *readers = calloc((size_t)n, sizeof *readers);
+	int *first = malloc(sizeof(int) * (size_t)n);      /* the first reader's position */
+	int *producer = malloc(sizeof(int) * (size_t)n);
+	if (!readers || !first || !producer)
 		abort();
 	for (int v = 0; v < nv; v++)
-		producer[v] = -1;
+		producer[v] = first[v] = -1;
 	for (int i = 0; i < l->nops; i++) {
 		const LOp *o = &l->ops[i];
 		producer[o->result] = i;
 		for (int k = 0; k < o->nin; k++)
-			readers[o->in[k]]++;
+			read_at(readers, first, o->in[k], i);
 		if (o->grad == GRAD_ADJOINT && adjoint_reads_result(l->ops[o->of].op))
-			readers[l->ops[o->of].result]++;
+			read_at(readers, first, l->ops[o->of].result, i);
 	}
 	/* what the program reads after the operators: never fused away */
 	for (int k = 0; k < l->nret; k++)
@@ -84,17 +122,23 @@ void fuse_operators(Lowered *l)
 			readers[l->grad[v]] += 2;
 	for (int i = 0; i < l->nfwd; i++) {
 		LOp *o = &l->ops[i];
-		if (o->op != OP_SOFTMAX || o->grad != GRAD_NONE || o->step || o->lay || o->nin != 1)
+		if (o->nin < 1 || !plain(l, o))
 			continue;
 		int v = o->in[0], p = producer[v];
-		if (p < 0 || readers[v] != 1 || l->values[o->result].type.dtype != DT_F32)
+		if (p < 0 || !plain(l, &l->ops[p]) || first[v] != i)
 			continue;
-		LOp *mul = &l->ops[p];
-		if (mul->op != OP_MUL || mul->grad != GRAD_NONE || mul->step || mul->fused || scale_operand(l, mul) < 0)
-			continue;
-		o->fuse_from = p;
-		mul->fused = true;
+		LOp *from = &l->ops[p];
+		if (o->op == OP_SOFTMAX && !o->lay && o->nin == 1 && from->op == OP_MUL && readers[v] == 1 &&
+		    scale_operand(l, from) >= 0) {
+			o->fuse_from = p;
+			from->fused = true;
+		} else if (is_unary(o->op) && from->op == OP_BIAS_ADD) {
+			o->fuse_from = p;
+			from->fused = true;
+			from->fused_writes = readers[v] > 1;
+		}
 	}
 	free(readers);
+	free(first);
 	free(producer);
 }

@@ -719,9 +719,10 @@ typedef struct {
 	unsigned nograd;         /* inputs that carry no gradient (mask): a softmax's maximum */
 	/* Fusion (fuse.c): fuse_from, an earlier operator whose result this one's
 	 * kernel computes as it reads (-1: none); fused, on that operator: no code
-	 * and no buffer of its own. */
+	 * of its own, and no buffer unless fused_writes (the kernel writes the
+	 * result too, for readers after it). */
 	int fuse_from;
-	bool fused;
+	bool fused, fused_writes;
 } LOp;
 
 typedef struct {
@@ -773,9 +774,11 @@ void bucket_gradients(Lowered *l, int64_t bucket_bytes);
 
 /* ---- fuse.c: operators a later kernel computes as it reads -------------- */
 
-/* Requires bucket_gradients (every reader in place). Marks each Mul by a
- * one-element tensor whose only reader is a whole-axis Float32 Softmax: the
- * Softmax reads x * scale itself (LOp.fuse_from, LOp.fused). */
+/* Requires bucket_gradients (every reader in place). Marks, in Float32:
+ * each Mul by a one-element tensor whose only reader is a whole-axis Softmax
+ * (the Softmax reads x * scale itself), and each BiasAdd first read by a
+ * unary elementwise operator (one kernel adds the bias and applies it,
+ * keeping the sum when something later reads it). LOp.fuse_from, .fused. */
 void fuse_operators(Lowered *l);
 /* A fused Softmax's scale: which input of its Mul (0 or 1); -1 unfused. */
 int fused_scale_operand(const Lowered *l, const LOp *softmax);

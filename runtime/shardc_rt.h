@@ -264,6 +264,11 @@ typedef enum {
  * says) times dy. */
 void sc_unary(sc_rt *rt, sc_unop op, const float *x, float *y, int64_t n);
 void sc_unary_grad(sc_rt *rt, sc_unop op, const float *t, const float *dy, float *dx, int64_t n);
+/* pre = x + bias (rows of c; pre NULL: not kept), y = op(pre): a BiasAdd
+ * fused into the unary operator that reads it (compiler/fuse.c), the same
+ * values as the two calls, bit for bit. */
+void sc_bias_unary(sc_rt *rt, sc_unop op, const float *x, const float *bias, float *pre, float *y, int64_t rows,
+                   int64_t c);
 void sc_scale(sc_rt *rt, const float *x, float *y, int64_t n, double alpha);   /* y = alpha x */
 
 void sc_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int axis);

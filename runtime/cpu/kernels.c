@@ -324,6 +324,33 @@ static inline float sc_gelu_slope(float t)
 	return 0.5f * (1 + th) + 0.5f * t * (1 - th * th) * SC_GELU_DU(t);
 }
 
+/* BiasAdd then a unary operator in one pass (compiler/fuse.c): one loop an
+ * operator, each row's pre-activation kept when pre is not NULL. */
+void sc_cpu_bias_unary(sc_unop op, const float *xs, const float *bias, float *pre, float *y, int64_t rows, int64_t c)
+{
+	switch (op) {
+#define CASE(name, t, fwd, grad)                                                       \
+	case SC_U_##name:                                                                  \
+		_Pragma("omp parallel for if (rows * c >= SC_PAR_MIN) schedule(static)")      \
+		for (int64_t r = 0; r < rows; r++) {                                           \
+			const float *xr = xs + r * c;                                              \
+			float *yr = y + r * c, *pr = pre ? pre + r * c : NULL;                     \
+			if (pr)                                                                    \
+				for (int64_t j = 0; j < c; j++)                                        \
+					pr[j] = xr[j] + bias[j];                                           \
+			_Pragma("omp simd")                                                        \
+			for (int64_t j = 0; j < c; j++) {                                          \
+				float x = xr[j] + bias[j];                                             \
+				yr[j] = (fwd);                                                         \
+			}                                                                          \
+		}                                                                              \
+		break;
+		SC_UNARY_TABLE(CASE)
+#undef CASE
+	default: SC_DIE("bad unary op %d", (int)op);
+	}
+}
+
 /* One loop an operator, the switch outside it, so that each loop can be
  * vectorized. */
 void sc_cpu_unary(sc_unop op, const float *xs, float *y, int64_t n)

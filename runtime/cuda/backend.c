@@ -560,6 +560,12 @@ void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, in
 	SC_CUDA_CHECK(sc_cu_binary(op, a, b, y, &w, cu(rt)->stream));
 }
 
+void sc_bias_unary(sc_rt *rt, sc_unop op, const float *x, const float *bias, float *pre, float *y, int64_t rows,
+                   int64_t c)
+{
+	SC_CUDA_CHECK(sc_cu_bias_unary(op, x, bias, pre, y, rows, c, cu(rt)->stream));
+}
+
 void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t rows, int64_t c)
 {
 	SC_CUDA_CHECK(sc_cu_bias_add(x, bias, y, rows, c, cu(rt)->stream));

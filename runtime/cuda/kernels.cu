@@ -220,6 +220,24 @@ __global__ void unary_k(sc_unop op, const float *xs, float *y, int64_t n)
 	}
 }
 
+/* pre = x + bias (kept unless NULL), y = op(pre): compiler/fuse.c */
+__global__ void bias_unary_k(sc_unop op, const float *xs, const float *bias, float *pre, float *y, int64_t n,
+                             int64_t c)
+{
+	GRID_LOOP(i, n) {
+		float x = __fadd_rn(xs[i], bias[i % c]);
+		if (pre)
+			pre[i] = x;
+		switch (op) {
+#define CASE(name, t, fwd, grad) \
+	case SC_U_##name: y[i] = (fwd); break;
+			SC_UNARY_TABLE(CASE)
+#undef CASE
+		case SC_U_COUNT: break;
+		}
+	}
+}
+
 __global__ void unary_grad_k(sc_unop op, const float *ts, const float *dy, float *dx, int64_t n)
 {
 	GRID_LOOP(i, n) {
@@ -798,6 +816,15 @@ cudaError_t sc_cu_unary(sc_unop op, const float *x, float *y, int64_t n, cudaStr
 	if (n <= 0)
 		return cudaSuccess;
 	unary_k<<<blocks_for(n), THREADS, 0, s>>>(op, x, y, n);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_bias_unary(sc_unop op, const float *x, const float *bias, float *pre, float *y, int64_t rows,
+                             int64_t c, cudaStream_t s)
+{
+	if (rows * c <= 0)
+		return cudaSuccess;
+	bias_unary_k<<<blocks_for(rows * c), THREADS, 0, s>>>(op, x, bias, pre, y, rows * c, c);
 	return cudaGetLastError();
 }
 

@@ -191,6 +191,16 @@ static void test_rows(void)
 			sc_cpu_softmax_grad(y, dy, g, d, 3, axis, lg);
 			twin(what, dg, g, n, 1e-3);
 		}
+	/* a BiasAdd fused into a unary operator (compiler/fuse.c) */
+	float *dbias, *bias = rnd(70, -1, 1, &dbias);
+	for (sc_unop op = 0; op < SC_U_COUNT; op++) {
+		char what[64];
+		snprintf(what, sizeof what, "bias_unary %d", (int)op);
+		sc_bias_unary(rt, op, dx, dbias, dg, dyv, n / 70, 70);
+		sc_cpu_bias_unary(op, x, bias, g, y, n / 70, 70);
+		twin(what, dg, g, n, 1e-5);
+		twin(what, dyv, y, n, 1e-4);
+	}
 	/* a Mul by one element fused into the softmax (compiler/fuse.c) */
 	float *ds, *s = rnd(1, 0.1f, 0.9f, &ds);
 	for (int axis = 0; axis < 3; axis++) {

@@ -840,6 +840,25 @@ Test(elementwise, softmax_scaled_is_mul_then_softmax)
 	}
 }
 
+/* bias_unary is BiasAdd then the unary operator, bit for bit, the sum kept
+ * or not. */
+Test(elementwise, bias_unary_is_bias_add_then_unary)
+{
+	enum { R = 70, C = 513, N = R * C };
+	static float x[N], b[C], s1[N], y1[N], s2[N], y2[N], y3[N];
+	uint64_t seed = 5;
+	t_fill(x, N, &seed, -4, 4);
+	t_fill(b, C, &seed, -1, 1);
+	for (sc_unop op = 0; op < SC_U_COUNT; op++) {
+		sc_cpu_bias_add(x, b, s1, R, C);
+		sc_cpu_unary(op, s1, y1, N);
+		sc_cpu_bias_unary(op, x, b, s2, y2, R, C);
+		sc_cpu_bias_unary(op, x, b, NULL, y3, R, C);
+		cr_expect(memcmp(s1, s2, sizeof s1) == 0, "op %d: the kept sum differs", (int)op);
+		cr_expect(memcmp(y1, y2, sizeof y1) == 0 && memcmp(y1, y3, sizeof y1) == 0, "op %d: y differs", (int)op);
+	}
+}
+
 /* ---- threads ----
  * The kernels' OpenMP loops (long enough tensors) give the same bits on 1
  * thread and on 4: every element is computed as in one thread. */

@@ -92,7 +92,7 @@ static void expect_plan(const char *path, const char *mode)
 	int64_t slab = emit_slab_bytes(p);
 	bool *fused = calloc((size_t)nv, sizeof *fused);
 	for (int i = 0; i < l->nops; i++)
-		fused[l->ops[i].result] = l->ops[i].fused;
+		fused[l->ops[i].result] = l->ops[i].fused && !l->ops[i].fused_writes;   /* no buffer */
 	for (int v = 0; v < nv; v++) {
 		int64_t off = emit_offset(p, v), size = bytes_of(&l->values[v]);
 		cr_assert(def[v] > -2, "%s: %%%s is never defined", path, l->values[v].name);
@@ -432,5 +432,43 @@ Test(fuse, not_when_another_operator_reads_the_product)
 	char *t = fuse_text("  %q = Add(%p, %z)\n");
 	expect_no_line(t, "sc_softmax_scaled");
 	expect_line(t, "sc_softmax(rt, z, p, ");
+	free(t);
+}
+
+/* A BiasAdd first read by a unary operator: one kernel. In training the
+ * GeLU's adjoint reads the sum, so the kernel writes it; forward only, the
+ * sum has no buffer. */
+static char *bias_text(bool train)
+{
+	StrBuf b = {0};
+	sb_puts(&b, "context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
+	            "graph @m(%x: <Tensor[Float32], (4, 8)> = uniform(-1, 1),\n"
+	            "         %w: <Parameter[Float32], (8, 6)> = normal(0.5),\n"
+	            "         %c: <Parameter[Float32], (6,)> = normal(0.5)) {\n"
+	            "  %h = MatMul(%x, %w)\n"
+	            "  %hb = BiasAdd(%h, %c)\n"
+	            "  %g = GeLU(%hb)\n"
+	            "  %l = ReduceSum(%g) {axis: (0, 1)}\n"
+	            "  return %l\n"
+	            "}\n");
+	if (train)
+		sb_puts(&b, "train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n");
+	char *t = rank_text_of(b.data, 0);
+	sb_free(&b);
+	return t;
+}
+
+Test(fuse, bias_and_unary_in_one_pass)
+{
+	char *t = bias_text(false);
+	expect_line(t, "/* %hb = BiasAdd: computed by the kernel that reads it (fused) */");
+	expect_line(t, "sc_bias_unary(rt, SC_U_GELU, h, c, NULL, g, 4, 6);");
+	expect_no_line(t, "*const hb = ");
+	expect_no_line(t, "sc_bias_add(rt");
+	free(t);
+	t = bias_text(true);
+	expect_line(t, "sc_bias_unary(rt, SC_U_GELU, h, c, hb, g, 4, 6);");   /* the adjoint reads hb */
+	expect_line(t, "*const hb = ");
+	expect_line(t, "sc_unary_grad(rt, SC_U_GELU, hb, ");
 	free(t);
 }
