@@ -22,7 +22,9 @@
  *                  (a slice's adjoint is an AllGather, an AllReduce's free)
  *
  * Redistribution costs are cached by (from, to, shape, element size): a deep
- * stack of equal layers asks the same few questions again and again.
+ * stack of equal layers asks the same few questions again and again. So are
+ * the lower bounds the search prunes with (cost_bound_only), until the plan
+ * itself is asked for.
  *
  * The cluster file is a JSON object whose keys are all optional, in SI units:
  *
@@ -150,6 +152,7 @@ typedef struct {
 	int64_t *key;
 	double seconds;
 	int64_t bytes;
+	bool planned;            /* else seconds is only redist_bound's lower bound */
 } Entry;
 
 struct CostModel {
@@ -162,6 +165,7 @@ struct CostModel {
 	size_t nslot, n;
 	Arena *a;                /* the keys */
 	int64_t hits, misses;
+	bool bound_only;         /* a redistribution not cached is bounded, not planned (cost_bound_only) */
 };
 
 CostModel *cost_new(const Cluster *c, int64_t device_num, bool train)
@@ -259,6 +263,43 @@ double cost_collective(CostModel *cm, const TensorLayout *l, uint32_t axes, int6
 	return (double)(n - 1) * lat + (double)bytes / bw;
 }
 
+void cost_bound_only(CostModel *cm, bool on)
+{
+	cm->bound_only = on;
+}
+
+/* No plan from `from` to `to` costs less: rank 0 and the last rank must
+ * each receive the part of their slice they do not hold (all of it when
+ * `from` is partial: each element sums other ranks' parts too), every
+ * collective step sends per rank what a rank receives in it, and costs one
+ * latency at least. */
+static double redist_bound(const CostModel *cm, const TensorLayout *from, const TensorLayout *to,
+                           const int64_t *global, int64_t elem_bytes)
+{
+	if (layout_ndevices(from) != layout_ndevices(to))
+		return 0;
+	bool partial = false;
+	for (int a = 0; a < from->ndev; a++)
+		partial |= (from->partial >> a & 1) && from->dev[a] > 1;
+	int64_t last = layout_ndevices(to) - 1, missing = 0;
+	for (int64_t rank = 0; rank <= last; rank += last > 0 ? last : 1) {
+		int64_t need = 1, have = 1;
+		for (int d = 0; d < to->rank; d++) {
+			int64_t lf = global[d] / layout_dim_split(from, d), lt = global[d] / layout_dim_split(to, d);
+			int64_t f0 = layout_shard_index(from, rank, d) * lf, t0 = layout_shard_index(to, rank, d) * lt;
+			int64_t lo = f0 > t0 ? f0 : t0, hi = f0 + lf < t0 + lt ? f0 + lf : t0 + lt;
+			need *= lt;
+			have *= hi > lo && !partial ? hi - lo : 0;
+		}
+		missing = need - have > missing ? need - have : missing;
+	}
+	if (!missing)
+		return 0;
+	double lat = cm->c.intra_lat < cm->c.inter_lat ? cm->c.intra_lat : cm->c.inter_lat;
+	double bw = cm->c.intra_bw > cm->c.inter_bw ? cm->c.intra_bw : cm->c.inter_bw;
+	return lat + (double)(missing * elem_bytes) / bw;
+}
+
 double cost_redist(CostModel *cm, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
                    int64_t elem_bytes, int64_t *bytes)
 {
@@ -271,13 +312,33 @@ double cost_redist(CostModel *cm, const TensorLayout *from, const TensorLayout *
 	if (2 * (cm->n + 1) > cm->nslot)
 		grow(cm);
 	size_t at = hash_key(key, nkey) & (cm->nslot - 1);
+	Entry *e = NULL;
 	for (; cm->e[at].nkey; at = (at + 1) & (cm->nslot - 1))
 		if (cm->e[at].nkey == nkey && memcmp(cm->e[at].key, key, sizeof(int64_t) * (size_t)nkey) == 0) {
-			cm->hits++;
-			if (bytes)
-				*bytes = cm->e[at].bytes;
-			return cm->e[at].seconds;
+			e = &cm->e[at];
+			break;
 		}
+	if (e && (e->planned || cm->bound_only)) {
+		cm->hits += e->planned;
+		if (bytes)
+			*bytes = e->bytes;
+		return e->seconds;
+	}
+	if (!e) {
+		e = &cm->e[at];
+		e->nkey = nkey;
+		e->key = arena_alloc(cm->a, sizeof(int64_t) * (size_t)nkey);
+		memcpy(e->key, key, sizeof(int64_t) * (size_t)nkey);
+		cm->n++;
+	}
+	if (cm->bound_only) {
+		e->seconds = redist_bound(cm, from, to, global, elem_bytes);
+		e->bytes = 0;
+		e->planned = false;
+		if (bytes)
+			*bytes = 0;
+		return e->seconds;
+	}
 	cm->misses++;
 	RedistPlan *p = cm->plan;
 	redist_plan(from, to, global, elem_bytes, p);
@@ -285,13 +346,9 @@ double cost_redist(CostModel *cm, const TensorLayout *from, const TensorLayout *
 	for (int i = 0; i < p->n; i++)
 		if (p->step[i].kind != STEP_SLICE)
 			t += cost_collective(cm, &p->step[i].from, p->step[i].axes, p->step[i].bytes);
-	Entry *e = &cm->e[at];
-	e->nkey = nkey;
-	e->key = arena_alloc(cm->a, sizeof(int64_t) * (size_t)nkey);
-	memcpy(e->key, key, sizeof(int64_t) * (size_t)nkey);
 	e->seconds = t;
 	e->bytes = p->bytes;
-	cm->n++;
+	e->planned = true;
 	if (bytes)
 		*bytes = p->bytes;
 	return t;

@@ -21,7 +21,10 @@
  *       cost against its neighbours' current strategies. An operator with no
  *       dim left to cut keeps the copies. User strategies stay fixed.
  *       Then further starts (data-parallel and dp x mp templates, see
- *       recursive), the cheapest whose slab fits kept.
+ *       recursive), the cheapest whose slab fits kept (or a crossover of it
+ *       with a cheaper one that does not fit, choose), and from there the
+ *       fixed point (polish): no single operator's change of strategy that
+ *       still fits lowers the total cost.
  *
  * Ties go to the candidate listed first. For propagation: the batch-parallel
  * default, then candidates using more devices, then those splitting earlier
@@ -40,8 +43,9 @@
  * gradient, x3 Momentum, x4 Adam) and its output slice; a candidate whose own
  * part does not fit a device is not chosen. A whole plan's memory is the
  * generated program's slab (slab_memory: lowered and planned by emit_plan),
- * what D-Rec's starts are chosen by and what the final check uses; when the
- * final strategies do not fit, the model is reported. */
+ * what D-Rec's starts are chosen by, its fixed point is held to and the
+ * final check uses; when the final strategies do not fit, the model is
+ * reported with what would fit (report_memory). */
 #include "shardc.h"
 
 #include <math.h>
@@ -56,6 +60,43 @@ typedef struct {
 	int id;                  /* the parameter, or the producing node */
 	int chain, nchain;       /* the Reshapes in between, source side first: x->chain[chain..] */
 } Src;
+
+/* A candidate strategy and its local_cost. */
+typedef struct {
+	OpSplit s;
+	double cost;
+	int at;                  /* its place among the candidates: ties go to the first */
+} Priced;
+
+/* What an operator's choice depends on, as integers (context_key). */
+typedef struct {
+	int64_t *k;
+	int n, cap;
+} Key;
+
+/* Keys seen and the move best_move answered for them. */
+typedef struct {
+	int64_t *key;            /* NULL: an empty slot */
+	int nkey;
+	bool found;
+	Priced best;
+} Memo;
+
+typedef struct {
+	Memo *slot;
+	size_t nslot, n;
+	Arena *a;                /* the keys */
+} MemoTable;
+
+/* The distinct layouts (with gradient axes) a value's readers take it in,
+ * and how many readers each: for a value with many readers, kept and summed
+ * again only after a reader's strategy changed. */
+typedef struct {
+	int64_t epoch, version;  /* Search's epoch and the value's version when summed */
+	Key k;                   /* the entries' ints, one entry after another */
+	int *start, *count;      /* (n + 1) where each entry's ints start; (n) its readers */
+	int n, cap;
+} Readers;
 
 typedef struct {
 	const Module *m;
@@ -81,6 +122,14 @@ typedef struct {
 	bool *returned;          /* (nnodes) */
 	bool *fixed_node;        /* (nnodes) a user strategy, or a planned parameter's first user */
 	int64_t tmpl_dp, tmpl_mp;  /* a Megatron template's propagation (0: off): decide takes only dp x mp candidates */
+	const OpSplit **slab_plan;  /* (nnodes) the interned strategies slab_memory planned last, or NULL */
+	double slab;             /* and their slab */
+	MemoTable memo;          /* best_move's answers by context_key */
+	Key key, entry;
+	Readers *readers;        /* (nvalues) summed readers of values with many */
+	int64_t *version;        /* (nvalues) bumped when a reader of the value changes strategy */
+	int64_t epoch;           /* bumped as refine or polish starts: readers summed before are stale */
+	int64_t (*cand)[MAX_OPDIMS];  /* (MAX_CANDIDATES) scratch for op_candidates */
 } Search;
 
 /* ---- the graph as the search sees it ---- */
@@ -148,6 +197,7 @@ static void build(Search *x)
 	x->returned = xcalloc(nz, sizeof *x->returned);
 	x->needs = xcalloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof *x->needs);
 	x->fixed_node = xcalloc(nz, sizeof *x->fixed_node);
+	x->version = xcalloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof *x->version);
 	x->first_node = xmalloc(sizeof(int) * pz);
 	x->first_in = xmalloc(sizeof(int) * pz);
 	for (int p = 0; p < np; p++)
@@ -275,6 +325,20 @@ static void search_free(Search *x)
 	free(x->pstart);
 	free(x->pnode);
 	free(x->pin);
+	free(x->slab_plan);
+	free(x->memo.slot);
+	if (x->memo.a)
+		arena_free(x->memo.a);
+	free(x->key.k);
+	free(x->entry.k);
+	for (int v = 0; x->readers && v < x->g->nvalues; v++) {
+		free(x->readers[v].k.k);
+		free(x->readers[v].start);
+		free(x->readers[v].count);
+	}
+	free(x->readers);
+	free(x->version);
+	free(x->cand);
 }
 
 /* ---- costs ---- */
@@ -299,6 +363,8 @@ static void set_current(Search *x, int v, const OpSplit *s)
 {
 	x->cur[v] = *s;
 	layouts(x, v, s, x->in[v], &x->raw[v], &x->out[v]);
+	for (int k = 0; x->version && k < x->g->nodes[v].nin; k++)
+		x->version[x->g->nodes[v].in[k]]++;
 }
 
 /* From layout `from` of value `value` through the Reshapes of `s` to `to`;
@@ -451,21 +517,30 @@ static double grad_cost(Search *x, int v, int k, const TensorLayout *in, const T
 /* v's compute under s, forward and, with a train block, backward: one
  * adjoint of the operator's size per input that needs a gradient; and the
  * AllReduces of statistics when s splits a normalized dim (cost_statistics). */
-static double compute_cost(Search *x, int v, const OpSplit *s)
+static double passes(const Search *x, int v)
 {
 	const Node *nd = &x->g->nodes[v];
-	double c = cost_compute(x->cm, nd, x->st->node[v].od, s->split), n = 1;
+	double n = 1;
 	for (int k = 0; k < nd->nin; k++)
 		if (x->needs[nd->in[k]] && differentiable(x->g, nd, k))
 			n++;
+	return n;
+}
+
+static double compute_cost(Search *x, int v, const OpSplit *s)
+{
+	const Node *nd = &x->g->nodes[v];
+	double c = cost_compute(x->cm, nd, x->st->node[v].od, s->split);
 	const Type *t = &x->g->values[nd->in[0]].type;
-	return c * n + cost_statistics(x->cm, x->st->node[v].od, s, dtype_bytes(t->dtype));
+	return c * passes(x, v) + cost_statistics(x->cm, x->st->node[v].od, s, dtype_bytes(t->dtype));
 }
 
 /* What depends on v's strategy s: its compute, its inputs' and its
  * consumers' redistributions (decided neighbours only), its completion or
  * delivery, the parameters it is the first user of (their gradients and
- * other users). *bytes: the memory its own part needs. */
+ * other users). *bytes: the memory its own part needs. Whatever this and
+ * the functions it calls read about v's surroundings, context_key must put
+ * in the key (best_move's memo). */
 static double local_cost(Search *x, int v, const OpSplit *s, double *bytes)
 {
 	const Graph *g = x->g;
@@ -717,62 +792,68 @@ static void propagate(Search *x, int seed, const OpSplit *seed_split)
  * its devices from one op dim (or from its copies) to another, when that
  * lowers the cost against its final neighbours. local_cost is exactly the
  * part of strategies_cost an operator's strategy changes, so every move
- * lowers the total; at most REFINE_SWEEPS sweeps, in weight order. */
+ * lowers the total; at most REFINE_SWEEPS sweeps, in weight order. An
+ * operator whose surroundings equal one's priced before takes the same move
+ * without pricing (best_move's memo): the layers of a deep stack past the
+ * first few. */
 enum { REFINE_SWEEPS = 3 };
+
+enum { MOVE_PRIME, MOVE_ANY };   /* best_move's kinds: refine's, polish's */
+
+static bool best_move(Search *x, int v, int kind, Priced *out);
+
+/* v's cheapest move of one prime factor from its current strategy, if one
+ * lowers its cost; one whose own part does not fit a device is not taken
+ * while the current one fits. */
+static bool prime_move(Search *x, int v, Priced *out)
+{
+	double memory = cost_cluster(x->cm)->memory;
+	const OpDims *od = x->st->node[v].od;
+	double mem, best = local_cost(x, v, &x->cur[v], &mem);
+	bool fits = mem <= memory, found = false;
+	int64_t split[MAX_OPDIMS];
+	memcpy(split, x->cur[v].split, sizeof split);
+	int64_t rep = x->n / product_of(split, od->nod);
+	for (int a = 0; a <= od->nod; a++) {
+		int64_t have = a < od->nod ? split[a] : rep;
+		for (int64_t p = 2; p <= have; p++) {
+			if (have % p)
+				continue;
+			bool prime = true;
+			for (int64_t q = 2; q * q <= p && prime; q++)
+				prime = p % q != 0;
+			if (!prime)
+				continue;
+			for (int b = 0; b <= od->nod; b++) {
+				if (b == a || (b < od->nod && ((od->whole & (1u << b)) || !op_dim_used(od, b) ||
+				                               od->size[b] % (split[b] * p))))
+					continue;
+				int64_t s2[MAX_OPDIMS];
+				memcpy(s2, split, sizeof s2);
+				if (a < od->nod)
+					s2[a] /= p;
+				if (b < od->nod)
+					s2[b] *= p;
+				OpSplit s;
+				op_split_from_splits(od, s2, x->n, &s);
+				double m2, c = local_cost(x, v, &s, &m2);
+				if ((m2 <= memory || !fits) && c < best - 1e-9 * fabs(best))
+					best = c, *out = (Priced){s, c, 0}, found = true;
+			}
+		}
+	}
+	return found;
+}
 
 static void refine(Search *x, const int *order, int norder)
 {
-	double memory = cost_cluster(x->cm)->memory;
+	x->epoch++;   /* every operator is decided: readers summed from here on stay right (put_readers) */
 	for (int sweep = 0; sweep < REFINE_SWEEPS; sweep++) {
 		bool changed = false;
 		for (int i = 0; i < norder; i++) {
-			int v = order[i];
-			const OpDims *od = x->st->node[v].od;
-			double mem, now = local_cost(x, v, &x->cur[v], &mem);
-			bool fits = mem <= memory;
-			for (int moves = 0; moves < 8; moves++) {
-				int64_t split[MAX_OPDIMS];
-				memcpy(split, x->cur[v].split, sizeof split);
-				int64_t rep = x->n / product_of(split, od->nod);
-				double best = now;
-				OpSplit best_split;
-				bool found = false;
-				for (int a = 0; a <= od->nod; a++) {
-					int64_t have = a < od->nod ? split[a] : rep;
-					for (int64_t p = 2; p <= have; p++) {
-						if (have % p)
-							continue;
-						bool prime = true;
-						for (int64_t q = 2; q * q <= p && prime; q++)
-							prime = p % q != 0;
-						if (!prime)
-							continue;
-						for (int b = 0; b <= od->nod; b++) {
-							if (b == a || (b < od->nod && ((od->whole & (1u << b)) || !op_dim_used(od, b) ||
-							                               od->size[b] % (split[b] * p))))
-								continue;
-							int64_t s2[MAX_OPDIMS];
-							memcpy(s2, split, sizeof s2);
-							if (a < od->nod)
-								s2[a] /= p;
-							if (b < od->nod)
-								s2[b] *= p;
-							OpSplit s;
-							op_split_from_splits(od, s2, x->n, &s);
-							double m2, c = local_cost(x, v, &s, &m2);
-							bool fits2 = m2 <= memory;
-							if ((fits2 || !fits) && c < best - 1e-9 * fabs(best)) {
-								best = c, best_split = s, found = true;
-							}
-						}
-					}
-				}
-				if (!found)
-					break;
-				set_current(x, v, &best_split);
-				local_cost(x, v, &x->cur[v], &mem);
-				fits = mem <= memory;
-				now = best;
+			Priced p;
+			for (int moves = 0; moves < 8 && best_move(x, order[i], MOVE_PRIME, &p); moves++) {
+				set_current(x, order[i], &p.s);
 				changed = true;
 			}
 		}
@@ -874,17 +955,30 @@ static void propagate(Search *x, int seed, const OpSplit *seed_split);
  * program's slab planned (emit_plan: parameters, inputs and optimizer state,
  * then every buffer placed by liveness, then the largest scratch). The
  * lowering lives in a scratch arena, freed here; the strategies' splits are
- * put back as they were. */
+ * put back as they were. The last plan's slab is kept: asked again, it is
+ * not planned again. */
 static double slab_memory(Search *x)
 {
 	Module *m = (Module *)x->m;   /* only its arena is swapped, and restored */
 	const Graph *g = x->g;
 	const OpSplit **was = xmalloc(sizeof(OpSplit *) * (size_t)(g->nnodes ? g->nnodes : 1));
+	bool same = x->slab_plan != NULL;
 	for (int v = 0; v < g->nnodes; v++) {
 		was[v] = x->st->node[v].split;
 		if (searchable(x, v) && x->decided[v] && !x->fixed_node[v])
 			strategy_set_split(x->st, v, &x->cur[v]);
+		same = same && x->slab_plan[v] == x->st->node[v].split;   /* interned: equal strategies, one pointer */
 	}
+	if (same) {
+		for (int v = 0; v < g->nnodes; v++)
+			x->st->node[v].split = was[v];
+		free(was);
+		return x->slab;
+	}
+	if (!x->slab_plan)
+		x->slab_plan = xmalloc(sizeof(OpSplit *) * (size_t)(g->nnodes ? g->nnodes : 1));
+	for (int v = 0; v < g->nnodes; v++)
+		x->slab_plan[v] = x->st->node[v].split;
 	Arena *keep = m->arena;
 	m->arena = arena_new();
 	Lowered *l = lower(m, x->f, x->st);
@@ -901,7 +995,556 @@ static double slab_memory(Search *x)
 	for (int v = 0; v < g->nnodes; v++)
 		x->st->node[v].split = was[v];
 	free(was);
-	return slab;
+	return x->slab = slab;
+}
+
+static int cost_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const double *cost = ctx;
+	int a = *(const int *)pa, b = *(const int *)pb;
+	if (cost[a] != cost[b])
+		return cost[a] < cost[b] ? -1 : 1;
+	return a - b;
+}
+
+/* ---- the fixed point: no single operator's change that fits lowers the cost ---- */
+
+/* Lower by more than rounding: what a move must gain, and what --explain
+ * calls cheaper. */
+static double below(double now)
+{
+	return now - 1e-9 * fabs(now);
+}
+
+static int priced_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const Priced *a = pa, *b = pb;
+	(void)ctx;
+	if (a->cost != b->cost)
+		return a->cost < b->cost ? -1 : 1;
+	return a->at - b->at;
+}
+
+/* v's candidates other than its current strategy costing less than `bound`
+ * (local_cost), cheapest first (ties: less compute, then candidate order).
+ * Pricing is the search's expense (a redistribution plan per new pair of
+ * layouts), so candidates are bounded first: taken in order of compute, a
+ * lower bound of local_cost (its other parts are >= 0), they stop where
+ * that reaches `bound`; then local_cost with every redistribution not yet
+ * planned replaced by a lower bound (cost_bound_only) skips one that cannot
+ * get under it. With max 1, the cheapest only, the bound tightening as it
+ * goes. */
+static int cheaper_candidates(Search *x, int v, double bound, Priced *out, int max)
+{
+	const OpDims *od = x->st->node[v].od;
+	if (!x->cand)
+		x->cand = xmalloc(sizeof *x->cand * MAX_CANDIDATES);
+	int64_t (*cand)[MAX_OPDIMS] = x->cand;
+	int nc = op_candidates(od, x->n, cand, MAX_CANDIDATES), n = 0;
+	double *work = xmalloc(sizeof(double) * (size_t)nc), k = passes(x, v);
+	int *ix = xmalloc(sizeof(int) * (size_t)nc);
+	for (int i = 0; i < nc; i++) {
+		work[i] = cost_compute(x->cm, &x->g->nodes[v], od, cand[i]) * k;
+		ix[i] = i;
+	}
+	sort_r(ix, (size_t)nc, sizeof(int), cost_cmp, work);
+	for (int j = 0; j < nc && work[ix[j]] < bound; j++) {
+		int i = ix[j];
+		OpSplit s;
+		op_split_from_splits(od, cand[i], x->n, &s);
+		if (memcmp(s.split, x->cur[v].split, sizeof s.split) == 0 || compute_cost(x, v, &s) >= bound)
+			continue;
+		double mem;
+		cost_bound_only(x->cm, true);
+		double least = local_cost(x, v, &s, &mem);
+		cost_bound_only(x->cm, false);
+		if (least >= bound)
+			continue;
+		double c = local_cost(x, v, &s, &mem);
+		if (!(c < bound))
+			continue;
+		if (max == 1)
+			n = 0, bound = c;
+		if (n < max)
+			out[n++] = (Priced){s, c, j};
+	}
+	sort_r(out, (size_t)n, sizeof *out, priced_cmp, NULL);
+	free(work);
+	free(ix);
+	return n;
+}
+
+typedef struct {
+	int v;
+	const OpSplit *was, *now;   /* interned */
+} Move;
+
+/* The first `to` moves of log applied, the rest undone; *at: how many are. */
+static void replay(Search *x, const Move *log, int *at, int to)
+{
+	for (; *at > to; --*at)
+		set_current(x, log[*at - 1].v, log[*at - 1].was);
+	for (; *at < to; ++*at)
+		set_current(x, log[*at].v, log[*at].now);
+}
+
+/* What v's strategy enters the local cost of: v, its producers and their
+ * other consumers (shared redistributions), the other users of its
+ * parameters, its consumers. */
+static void touch(const Search *x, int v, bool *dirty)
+{
+	const Node *nd = &x->g->nodes[v];
+	dirty[v] = true;
+	for (int k = 0; k < nd->nin; k++) {
+		const Src *s = &x->src[v][k];
+		if (s->kind == SRC_OP) {
+			dirty[s->id] = true;
+			for (int i = x->cstart[s->id]; i < x->cstart[s->id + 1]; i++)
+				dirty[x->cnode[i]] = true;
+		} else if (s->kind == SRC_PARAM) {
+			if (x->first_node[s->id] >= 0)
+				dirty[x->first_node[s->id]] = true;
+			for (int i = x->pstart[s->id]; i < x->pstart[s->id + 1]; i++)
+				dirty[x->pnode[i]] = true;
+		}
+	}
+	for (int i = x->cstart[v]; i < x->cstart[v + 1]; i++)
+		dirty[x->cnode[i]] = true;
+}
+
+/* ---- the memo of the sweeps: operators in equal surroundings ---- */
+
+/* Everything local_cost reads for operator v, whatever the candidate, as
+ * integers: v's operator, op dims, values and current strategy; per input
+ * its source's layout (or home), the Reshapes between, a fixed layout, and
+ * the layouts other decided readers take it in (shared); the other users of
+ * a parameter v places, and its consumers, with their layouts and whether
+ * an earlier reader shares theirs. Two operators with equal keys price
+ * every candidate alike: in a deep stack of equal layers, the layers past
+ * the first few are not priced again (memo). local_cost and the functions
+ * it calls must not read anything this leaves out. */
+static void put(Key *k, int64_t v)
+{
+	if (k->n == k->cap) {
+		k->cap = k->cap ? 2 * k->cap : 256;
+		k->k = xrealloc(k->k, sizeof(int64_t) * (size_t)k->cap);
+	}
+	k->k[k->n++] = v;
+}
+
+static void put_layout(Key *k, const TensorLayout *l)
+{
+	put(k, l->ndev);
+	for (int a = 0; a < l->ndev; a++)
+		put(k, l->dev[a]);
+	put(k, l->rank);
+	for (int d = 0; d < l->rank; d++) {
+		put(k, l->nmap[d]);
+		for (int i = 0; i < l->nmap[d]; i++)
+			put(k, l->map[d][i]);
+	}
+	put(k, l->partial);
+	put(k, l->partial ? (int64_t)l->partial_op : 0);
+}
+
+static void put_value(Key *k, const Search *x, int value)
+{
+	const Type *t = &x->g->values[value].type;
+	put(k, t->rank);
+	for (int d = 0; d < t->rank; d++)
+		put(k, t->dims[d]);
+	put(k, t->dtype);
+	put(k, t->is_param);
+	put(k, x->needs[value]);
+}
+
+static void put_chain(Key *k, const Search *x, const Src *s)
+{
+	put(k, s->nchain);
+	for (int i = 0; i < s->nchain; i++)
+		put_value(k, x, x->g->nodes[x->chain[s->chain + i]].result);
+}
+
+enum { KEY_FANOUT = 16 };
+
+/* The readers of input k of v: (*node, *in)[0..*n), and a parameter's first
+ * user (*first, -1 none) besides. */
+static void readers_of(const Search *x, int v, int k, int *n, const int **node, const int **in, int *first)
+{
+	const Src *s = &x->src[v][k];
+	*n = 0, *first = -1;
+	if (s->kind == SRC_OP) {
+		*n = x->cstart[s->id + 1] - x->cstart[s->id];
+		*node = x->cnode + x->cstart[s->id];
+		*in = x->cin + x->cstart[s->id];
+	} else if (s->kind == SRC_PARAM) {
+		*n = x->pstart[s->id + 1] - x->pstart[s->id];
+		*node = x->pnode + x->pstart[s->id];
+		*in = x->pin + x->pstart[s->id];
+		*first = x->first_node[s->id];
+	}
+}
+
+/* Reader w's entry for input j: the layout and gradient axes shared() compares. */
+static void put_reader(Key *k, const Search *x, int w, int j)
+{
+	put_layout(k, &x->in[w][j]);
+	put(k, (int64_t)(layout_busy_axes(&x->raw[w]) & ~layout_busy_axes(&x->in[w][j])));
+}
+
+static bool is_reader(const Search *x, int w, int j, int value)
+{
+	return w >= 0 && x->decided[w] && searchable(x, w) && x->g->nodes[w].in[j] == value;
+}
+
+/* The entry equal to the one in e, or -1. */
+static int find_entry(const Readers *r, const Key *e)
+{
+	for (int i = 0; i < r->n; i++)
+		if (r->start[i + 1] - r->start[i] == e->n &&
+		    memcmp(r->k.k + r->start[i], e->k, sizeof(int64_t) * (size_t)e->n) == 0)
+			return i;
+	return -1;
+}
+
+/* The readers of input kin's value other than v (shared, with before false):
+ * the layouts and gradient axes they take it in, each once. With more than
+ * KEY_FANOUT readers, from the value's sum (Readers), less v's own. */
+static void put_readers(Key *k, Search *x, int v, int kin)
+{
+	int value = x->g->nodes[v].in[kin], n, first;
+	const int *node = NULL, *in = NULL;
+	readers_of(x, v, kin, &n, &node, &in, &first);
+	if (n <= KEY_FANOUT) {
+		int last = -1;
+		for (int i = first >= 0 ? -1 : 0; i < n; i++) {   /* -1: a parameter's first user */
+			int w = i < 0 ? first : node[i], j = i < 0 ? x->first_in[x->src[v][kin].id] : in[i];
+			if (w == v || !is_reader(x, w, j, value))
+				continue;
+			int at = k->n;
+			put_reader(k, x, w, j);
+			if (last >= 0 && at - last == k->n - at &&
+			    memcmp(k->k + last, k->k + at, sizeof(int64_t) * (size_t)(at - last)) == 0)
+				k->n = at;
+			else
+				last = at;
+		}
+		put(k, -1);
+		return;
+	}
+	if (!x->readers) {
+		x->readers = xcalloc((size_t)x->g->nvalues, sizeof *x->readers);
+		for (int u = 0; u < x->g->nvalues; u++)
+			x->readers[u].epoch = -1;
+	}
+	Readers *r = &x->readers[value];
+	if (r->epoch != x->epoch || r->version != x->version[value]) {
+		r->k.n = r->n = 0;
+		for (int i = first >= 0 ? -1 : 0; i < n; i++) {
+			int w = i < 0 ? first : node[i], j = i < 0 ? x->first_in[x->src[v][kin].id] : in[i];
+			if (!is_reader(x, w, j, value))
+				continue;
+			x->entry.n = 0;
+			put_reader(&x->entry, x, w, j);
+			int e = find_entry(r, &x->entry);
+			if (e < 0) {
+				if (r->n == r->cap) {
+					r->cap = r->cap ? 2 * r->cap : 4;
+					r->start = xrealloc(r->start, sizeof(int) * (size_t)(r->cap + 1));
+					r->count = xrealloc(r->count, sizeof(int) * (size_t)r->cap);
+				}
+				r->start[r->n] = r->k.n;
+				for (int t = 0; t < x->entry.n; t++)
+					put(&r->k, x->entry.k[t]);
+				e = r->n++;
+				r->start[r->n] = r->k.n;
+				r->count[e] = 0;
+			}
+			r->count[e]++;
+		}
+		r->epoch = x->epoch, r->version = x->version[value];
+	}
+	int mine[MAX_RULE_INPUTS + 8], nmine = 0;   /* v's own entries */
+	for (int j = 0; j < x->g->nodes[v].nin && nmine < (int)(sizeof mine / sizeof mine[0]); j++)
+		if (is_reader(x, v, j, value)) {
+			x->entry.n = 0;
+			put_reader(&x->entry, x, v, j);
+			mine[nmine++] = find_entry(r, &x->entry);
+		}
+	put(k, -2);
+	for (int i = 0; i < r->n; i++) {
+		int c = r->count[i];
+		for (int t = 0; t < nmine; t++)
+			c -= mine[t] == i;
+		for (int t = r->start[i]; c > 0 && t < r->start[i + 1]; t++)
+			put(k, r->k.k[t]);
+	}
+	put(k, -1);
+}
+
+/* False, with no key, when v's result or a parameter v places has more than
+ * KEY_FANOUT readers: the key would list them all (its one producer is
+ * priced each time instead). */
+static bool context_key(Search *x, int v, int kind, Key *k)
+{
+	const Graph *g = x->g;
+	const Node *nd = &g->nodes[v];
+	const NodeStrategy *ns = &x->st->node[v];
+	const OpDims *od = ns->od;
+	k->n = 0;
+	if (x->cstart[v + 1] - x->cstart[v] > KEY_FANOUT || nd->nin > MAX_RULE_INPUTS + 8)
+		return false;
+	for (int kin = 0; kin < nd->nin; kin++) {
+		const Src *s = &x->src[v][kin];
+		if (s->kind == SRC_PARAM && x->first_node[s->id] == v && x->first_in[s->id] == kin &&
+		    x->pstart[s->id + 1] - x->pstart[s->id] > KEY_FANOUT)
+			return false;
+	}
+	put(k, kind);
+	put(k, nd->op);
+	put(k, nd->nin);
+	put_value(k, x, nd->result);
+	put(k, x->returned[v]);
+	put(k, ns->has_out_strategy);
+	if (ns->has_out_strategy)
+		put_layout(k, ns->delivered);
+	put(k, od->nod);
+	for (int o = 0; o < od->nod; o++)
+		put(k, od->size[o]), put(k, x->cur[v].split[o]);
+	put(k, od->whole), put(k, od->normalized), put(k, od->reduced), put(k, od->reduce_op), put(k, od->batch);
+	put(k, od->nstats_fwd), put(k, od->nstats_bwd), put(k, od->nin), put(k, od->out_rank);
+	for (int d = 0; d < od->out_rank; d++)
+		put(k, od->out_dim[d]);
+	for (int i = 0; i < od->nin && i < MAX_RULE_INPUTS; i++) {
+		put(k, od->in_rank[i]);
+		for (int d = 0; d < od->in_rank[i]; d++)
+			put(k, od->in_dim[i][d]);
+	}
+	for (int kin = 0; kin < nd->nin; kin++) {
+		const Src *s = &x->src[v][kin];
+		put_value(k, x, nd->in[kin]);
+		put(k, differentiable(g, nd, kin));
+		put(k, s->kind);
+		put_chain(k, x, s);
+		put(k, x->fixed[v][kin] != NULL);
+		if (x->fixed[v][kin]) {
+			put_layout(k, x->fixed[v][kin]);
+			put_value(k, x, s->id);
+		}
+		put_readers(k, x, v, kin);
+		if (s->kind == SRC_OP) {
+			put_value(k, x, g->nodes[s->id].result);
+			put(k, x->decided[s->id]);
+			if (x->decided[s->id])
+				put_layout(k, &x->out[s->id]);
+		} else if (s->kind == SRC_PARAM) {
+			int p = s->id;
+			bool places = x->first_node[p] == v && x->first_in[p] == kin && !x->st->home_fixed[p];
+			put_value(k, x, p);
+			put(k, places);
+			if (!places) {
+				const TensorLayout *h = home(x, p);
+				put(k, h != NULL);
+				if (h)
+					put_layout(k, h);
+				continue;
+			}
+			for (int i = x->pstart[p]; i < x->pstart[p + 1]; i++) {
+				int w = x->pnode[i], j = x->pin[i];
+				put(k, x->decided[w]);
+				if (!x->decided[w])
+					continue;
+				put_layout(k, &x->in[w][j]);
+				put_chain(k, x, &x->src[w][j]);
+				put(k, shared(x, w, j, &x->in[w][j], -1, true));
+			}
+			put(k, -1);
+		}
+	}
+	for (int i = x->cstart[v]; i < x->cstart[v + 1]; i++) {
+		int w = x->cnode[i], j = x->cin[i];
+		put(k, x->decided[w]);
+		if (!x->decided[w])
+			continue;
+		put_layout(k, &x->in[w][j]);
+		put_chain(k, x, &x->src[w][j]);
+		put(k, shared(x, w, j, &x->in[w][j], -1, true));
+	}
+	put(k, -1);
+	return true;
+}
+
+static uint64_t key_hash(const Key *k)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (int i = 0; i < k->n; i++) {
+		h = (h ^ (uint64_t)k->k[i]) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+/* The slot of key k: its entry, or the empty one to fill. */
+static Memo *memo_slot(MemoTable *t, const Key *k)
+{
+	if (2 * (t->n + 1) > t->nslot) {
+		size_t nslot = t->nslot ? 2 * t->nslot : 1024;
+		Memo *slot = xcalloc(nslot, sizeof *slot);
+		for (size_t i = 0; i < t->nslot; i++)
+			if (t->slot[i].key) {
+				Key old = {t->slot[i].key, t->slot[i].nkey, 0};
+				size_t at = key_hash(&old) & (nslot - 1);
+				while (slot[at].key)
+					at = (at + 1) & (nslot - 1);
+				slot[at] = t->slot[i];
+			}
+		free(t->slot);
+		t->slot = slot;
+		t->nslot = nslot;
+	}
+	size_t at = key_hash(k) & (t->nslot - 1);
+	for (; t->slot[at].key; at = (at + 1) & (t->nslot - 1))
+		if (t->slot[at].nkey == k->n && memcmp(t->slot[at].key, k->k, sizeof(int64_t) * (size_t)k->n) == 0)
+			return &t->slot[at];
+	return &t->slot[at];
+}
+
+/* v's best move from its current strategy, or false: MOVE_PRIME, refine's
+ * (one prime factor of the devices moved between two op dims or the
+ * copies); MOVE_ANY, polish's (the cheapest of all candidates). Answered
+ * from the memo when an operator with v's key asked before; the memo is
+ * emptied past MEMO_MAX keys (a graph without repeats gains nothing from
+ * it). */
+enum { MEMO_MAX = 1 << 14 };
+
+static bool find_move(Search *x, int v, int kind, Priced *out)
+{
+	if (kind == MOVE_PRIME)
+		return prime_move(x, v, out);
+	double mem, now = local_cost(x, v, &x->cur[v], &mem);
+	return cheaper_candidates(x, v, below(now), out, 1) > 0;
+}
+
+static bool best_move(Search *x, int v, int kind, Priced *out)
+{
+	if (!context_key(x, v, kind, &x->key))
+		return find_move(x, v, kind, out);
+	if (!x->memo.a || x->memo.n == MEMO_MAX) {
+		free(x->memo.slot);
+		if (x->memo.a)
+			arena_free(x->memo.a);
+		x->memo = (MemoTable){NULL, 0, 0, arena_new()};
+	}
+	Memo *m = memo_slot(&x->memo, &x->key);
+	if (m->key) {
+		*out = m->best;
+		return m->found;
+	}
+	bool found = find_move(x, v, kind, out);
+	m->key = arena_alloc(x->memo.a, sizeof(int64_t) * (size_t)x->key.n);
+	memcpy(m->key, x->key.k, sizeof(int64_t) * (size_t)x->key.n);
+	m->nkey = x->key.n;
+	m->found = found;
+	if (found)
+		m->best = *out;
+	x->memo.n++;
+	return found;
+}
+
+enum { POLISH_MOVES = 64 };   /* a guard: moves per operator */
+
+/* From the current strategies, sweeps in weight order in which an operator
+ * takes its cheapest candidate (all of op_candidates, not only refine's
+ * moves) when that lowers the total, until none does: the fixed point. The
+ * first sweep prices every operator (an operator whose surroundings equal
+ * one priced before is answered from the memo), the next ones those whose
+ * surroundings changed (touch). Memory: the plan's slab may not exceed
+ * `limit`. The moves are checked together, once, when no operator has one
+ * left; if they do not fit, they are cut back to their longest prefix that
+ * does (bisection on the slab), and from then on each move is checked
+ * alone: an operator tries its cheaper candidates, cheapest first, and
+ * takes the first that fits; one left with cheaper candidates that do not
+ * fit is tried again after any move (the slab is the whole plan's). So at
+ * the end no single operator's change that fits lowers the total: a
+ * cheaper --explain runner-up is one that does not fit. Each move lowers
+ * the total, so the sweeps end. */
+static void polish(Search *x, const int *order, int norder, double limit)
+{
+	int nn = x->g->nnodes, nlog = 0, cap = 0;
+	Priced *pr = xmalloc(sizeof *pr * MAX_CANDIDATES);
+	Move *log = NULL;
+	bool *dirty = xcalloc((size_t)(nn ? nn : 1), sizeof(bool)), *blocked = xcalloc((size_t)(nn ? nn : 1), sizeof(bool));
+	Arena *a = arena_new();
+	Interner *splits = interner_new(a);
+	for (int v = 0; v < nn; v++)
+		x->decided[v] = searchable(x, v);
+	x->epoch++;
+	for (int i = 0; i < norder; i++)
+		dirty[order[i]] = true;
+	bool tight = false, more = true;
+	int64_t moves = 0, most = (int64_t)POLISH_MOVES * norder;
+	while (more) {
+		more = false;
+		for (int i = 0; i < norder; i++) {
+			int v = order[i];
+			if (!dirty[v] || moves == most)
+				continue;
+			dirty[v] = false;
+			if (!tight) {
+				if (best_move(x, v, MOVE_ANY, pr)) {
+					if (nlog == cap) {
+						cap = cap ? 2 * cap : 256;
+						log = xrealloc(log, sizeof *log * (size_t)cap);
+					}
+					log[nlog++] = (Move){v, intern_bytes(splits, &x->cur[v], sizeof(OpSplit)),
+					                     intern_bytes(splits, &pr[0].s, sizeof(OpSplit))};
+					set_current(x, v, &pr[0].s);
+					touch(x, v, dirty);
+					more = true;
+					moves++;
+				}
+				continue;
+			}
+			OpSplit was = x->cur[v];
+			double mem, now = local_cost(x, v, &x->cur[v], &mem);
+			int n = cheaper_candidates(x, v, below(now), pr, MAX_CANDIDATES);
+			bool took = false;
+			for (int j = 0; j < n && !took; j++) {
+				set_current(x, v, &pr[j].s);
+				took = slab_memory(x) <= limit;
+				if (!took)
+					set_current(x, v, &was);
+			}
+			blocked[v] = n > 0 && !took;
+			if (took) {
+				for (int w = 0; w < nn; w++)
+					dirty[w] |= blocked[w];
+				touch(x, v, dirty);
+				more = true;
+				moves++;
+			}
+		}
+		if (more || tight || !nlog || slab_memory(x) <= limit)
+			continue;
+		int lo = 0, hi = nlog, at = nlog;   /* none of the moves fits; all do not */
+		while (hi - lo > 1) {
+			int mid = lo + (hi - lo) / 2;
+			replay(x, log, &at, mid);
+			if (slab_memory(x) <= limit)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		replay(x, log, &at, lo);
+		for (int j = 0; j < nlog; j++)
+			touch(x, log[j].v, dirty);
+		tight = more = true;
+	}
+	free(pr);
+	free(log);
+	free(dirty);
+	free(blocked);
+	arena_free(a);
 }
 
 /* The starts' results, kept to choose among them once all are known. */
@@ -928,28 +1571,33 @@ static void consider(Search *x, Starts *b)
 	memcpy(b->keep[b->n++], x->cur, size);
 }
 
-static int cost_cmp(const void *pa, const void *pb, void *ctx)
+static void set_plan(Search *x, const OpSplit *plan)
 {
-	const double *cost = ctx;
-	int a = *(const int *)pa, b = *(const int *)pb;
-	if (cost[a] != cost[b])
-		return cost[a] < cost[b] ? -1 : 1;
-	return a - b;
+	for (int v = 0; v < x->g->nnodes; v++)
+		if (searchable(x, v))
+			set_current(x, v, &plan[v]);
 }
 
+enum { CROSSOVERS = 3 };
+
 /* The cheapest start whose program fits a device (slab_memory, tried in
- * order of cost); when none fits, the one that needs the least. */
-static void choose(Search *x, Starts *b)
+ * order of cost); when none fits, the one that needs the least. When
+ * cheaper starts do not fit, crossovers too: with f one of the CROSSOVERS
+ * cheapest of those and s the fitting one, the hybrid that takes s's
+ * strategies for the searched operators before graph position k and f's
+ * from there, for the least k that fits (bisection on the slab): f's speed
+ * in as many layers as memory allows. The cheapest that fits is left
+ * current. Returns the memory the plan may need: the device's, or when
+ * none fits, what the one left needs. */
+static double choose(Search *x, Starts *b)
 {
-	int *idx = xmalloc(sizeof(int) * (size_t)(b->n ? b->n : 1)), pick = -1;
+	int nn = x->g->nnodes, *idx = xmalloc(sizeof(int) * (size_t)(b->n ? b->n : 1)), pick = -1, j = 0;
 	for (int i = 0; i < b->n; i++)
 		idx[i] = i;
 	sort_r(idx, (size_t)b->n, sizeof(int), cost_cmp, b->cost);
 	double least = INFINITY, memory = cost_cluster(x->cm)->memory;
-	for (int j = 0; j < b->n; j++) {
-		for (int v = 0; v < x->g->nnodes; v++)
-			if (searchable(x, v))
-				set_current(x, v, &b->keep[idx[j]][v]);
+	for (; j < b->n; j++) {
+		set_plan(x, b->keep[idx[j]]);
 		double mem = slab_memory(x);
 		if (mem <= memory) {
 			pick = idx[j];
@@ -958,14 +1606,43 @@ static void choose(Search *x, Starts *b)
 		if (mem < least)
 			least = mem, pick = idx[j];
 	}
-	for (int v = 0; pick >= 0 && v < x->g->nnodes; v++)
+	size_t size = sizeof(OpSplit) * (size_t)(nn ? nn : 1);
+	OpSplit *best = xmalloc(size);
+	if (pick >= 0)
+		memcpy(best, b->keep[pick], size);
+	double best_cost = pick >= 0 ? b->cost[pick] : 0;
+	int *pos = xmalloc(sizeof(int) * (size_t)(nn ? nn : 1)), npos = 0;
+	for (int v = 0; v < nn; v++)
 		if (searchable(x, v))
-			set_current(x, v, &b->keep[pick][v]);
+			pos[npos++] = v;
+	for (int f = 0; j < b->n && f < j && f < CROSSOVERS; f++) {
+		const OpSplit *fit = b->keep[pick], *fast = b->keep[idx[f]];
+		int lo = 0, hi = npos;   /* fast's from pos[lo] on does not fit; from pos[hi] (none) does */
+		while (hi - lo > 1) {
+			int mid = lo + (hi - lo) / 2;
+			for (int i = 0; i < npos; i++)
+				set_current(x, pos[i], i < mid ? &fit[pos[i]] : &fast[pos[i]]);
+			if (slab_memory(x) <= memory)
+				hi = mid;
+			else
+				lo = mid;
+		}
+		for (int i = 0; i < npos; i++)
+			set_current(x, pos[i], i < hi ? &fit[pos[i]] : &fast[pos[i]]);
+		double mem, c = total(x, &mem);
+		if (c < best_cost)
+			best_cost = c, memcpy(best, x->cur, size);
+	}
+	if (pick >= 0)
+		set_plan(x, best);
 	for (int i = 0; i < b->n; i++)
 		free(b->keep[i]);
 	free(b->keep);
 	free(b->cost);
 	free(idx);
+	free(pos);
+	free(best);
+	return j < b->n ? memory : least;
 }
 
 /* Operators left undecided take their default (whole: computed whole on
@@ -1063,7 +1740,9 @@ static void data_template(Search *x, int64_t dp)
  * other dim or one other op dim split mp = device_num / dp (template_candidates).
  * D-Rec's level-by-level choices can lock a deep stack into a local optimum
  * that these starts may avoid. The templates are kept as they are, and the
- * TEMPLATE_REFINES cheapest dp x mp ones also after the local moves. */
+ * TEMPLATE_REFINES cheapest dp x mp ones also after the local moves. The
+ * start choose keeps (or its crossover) is then polished to the fixed point
+ * under the device's memory. */
 enum { TEMPLATE_REFINES = 2 };
 
 static void recursive(Search *x)
@@ -1125,7 +1804,7 @@ static void recursive(Search *x)
 	free(tm.keep);
 	free(tm.cost);
 	free(idx);
-	choose(x, &b);
+	polish(x, order, norder, choose(x, &b));
 	free(order);
 }
 
@@ -1266,11 +1945,12 @@ static void print_split(StrBuf *b, const Search *x, int v, const OpSplit *s)
 }
 
 /* Per operator: the strategy, its cost against its final neighbours, and the
- * best other candidate. */
+ * best other candidate; when that one is cheaper, the slab of the plan with
+ * it instead, which does not fit after D-Rec (polish). */
 static void explain(Search *x, double cost, double memory, FILE *out)
 {
 	const Graph *g = x->g;
-	int64_t (*cand)[MAX_OPDIMS] = xmalloc(sizeof *cand * MAX_CANDIDATES);
+	Priced second;
 	fprintf(out, "# strategy search (%s, %lld devices): per operator the strategy chosen, its cost against its "
 	        "neighbours and the runner-up\n", search_mode_name(x->m->ctx.search_mode), (long long)x->n);
 	for (int v = 0; v < g->nnodes; v++) {
@@ -1287,47 +1967,54 @@ static void explain(Search *x, double cost, double memory, FILE *out)
 		sb_printf(&b, " cost %.4g s", mine);
 		if (x->fixed_node[v])
 			sb_puts(&b, ns->user ? " (user)" : " (parameter_plan)");
-		else {
-			int nc = op_candidates(ns->od, x->n, cand, MAX_CANDIDATES);
-			double second = INFINITY;
-			OpSplit second_split;
-			for (int i = 0; i < nc; i++) {
-				OpSplit s;
-				op_split_from_splits(ns->od, cand[i], x->n, &s);
-				if (memcmp(s.split, x->cur[v].split, sizeof s.split) == 0)
-					continue;
-				double c = local_cost(x, v, &s, &mem);
-				if (c < second)
-					second = c, second_split = s;
+		else if (cheaper_candidates(x, v, INFINITY, &second, 1)) {
+			sb_puts(&b, "; runner-up ");
+			print_split(&b, x, v, &second.s);
+			sb_printf(&b, " cost %.4g s", second.cost);
+			if (second.cost < below(mine)) {
+				OpSplit was = x->cur[v];
+				char need[32];
+				set_current(x, v, &second.s);
+				double slab = slab_memory(x);
+				set_current(x, v, &was);
+				sb_printf(&b, ", %s: needs %.0f B a device (%s)",
+				          slab > cost_cluster(x->cm)->memory ? "does not fit" : "fits", slab, human_bytes(need, slab));
 			}
-			if (second < INFINITY) {
-				sb_puts(&b, "; runner-up ");
-				print_split(&b, x, v, &second_split);
-				sb_printf(&b, " cost %.4g s", second);
-			} else
-				sb_puts(&b, "; no other candidate");
-		}
+		} else
+			sb_puts(&b, "; no other candidate");
 		fprintf(out, "%s\n", b.data);
 		sb_free(&b);
 	}
 	fprintf(out, "# total cost %.4g s, memory %.4g B a device\n", cost, memory);
-	free(cand);
 }
 
 /* The least any strategy can need a device: every parameter (with its
- * optimizer state) and every operator output split over all devices. */
-static double least_memory(const Search *x)
+ * optimizer state) and every operator output split over all devices.
+ * *batched: the part that grows with the batch, the outputs computed from an
+ * input (all of them, as if each grew in proportion: so a batch that this
+ * says cannot fit does not). */
+static double least_memory(const Search *x, double *batched)
 {
 	const Graph *g = x->g;
+	bool *data = xcalloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof(bool));
 	double mem = 0;
-	for (int v = 0; v < g->nnodes; v++)
-		if (searchable(x, v)) {
-			const Type *t = &g->values[g->nodes[v].result].type;
-			double elems = 1;
-			for (int d = 0; d < t->rank; d++)
-				elems *= (double)t->dims[d];
-			mem += elems * (double)dtype_bytes(t->dtype) / (double)x->n;
-		}
+	*batched = 0;
+	for (int p = 0; p < g->nparams; p++)
+		data[p] = !is_param(x, p);
+	for (int v = 0; v < g->nnodes; v++) {
+		const Node *nd = &g->nodes[v];
+		for (int k = 0; k < nd->nin; k++)
+			data[nd->result] |= data[nd->in[k]];
+		if (!searchable(x, v))
+			continue;
+		const Type *t = &g->values[nd->result].type;
+		double elems = 1;
+		for (int d = 0; d < t->rank; d++)
+			elems *= (double)t->dims[d];
+		mem += elems * (double)dtype_bytes(t->dtype) / (double)x->n;
+		if (data[nd->result])
+			*batched += elems * (double)dtype_bytes(t->dtype) / (double)x->n;
+	}
 	for (int p = 0; p < g->nparams; p++) {
 		const Type *t = &g->values[p].type;
 		if (!is_param(x, p))
@@ -1337,18 +2024,38 @@ static double least_memory(const Search *x)
 			elems *= (double)t->dims[d];
 		mem += x->mem_factor * elems * (double)dtype_bytes(t->dtype) / (double)x->n;
 	}
+	free(data);
 	return mem;
 }
 
+/* The global batch: dim 0 of the largest input (dataset_strategy splits
+ * inputs along it); -1 when no input has dims. */
+static int batch_input(const Search *x)
+{
+	int best = -1;
+	double most = 0;
+	for (int p = 0; p < x->g->nparams; p++) {
+		const Type *t = &x->g->values[p].type;
+		double elems = 1;
+		for (int d = 0; d < t->rank; d++)
+			elems *= (double)t->dims[d];
+		if (!is_param(x, p) && t->rank > 0 && elems > most)
+			best = p, most = elems;
+	}
+	return best;
+}
+
 /* The strategies need `mem` a device, more than the cluster gives. Whether
- * more devices are needed (even everything split over all of them does not
- * fit), or a better plan: the double-recursive search's, when propagation
- * chose and D-Rec's plan fits, else in_strategy on the large operators. */
+ * more devices or a smaller batch are needed (even everything split over
+ * all of them does not fit: then how many devices, doubling the count, and
+ * the largest global batch that could fit on these), or a better plan: the
+ * double-recursive search's, when propagation chose and D-Rec's plan fits,
+ * else in_strategy on the large operators. */
 static void report_memory(Search *x, double mem, const SearchOptions *o, Diag *d)
 {
 	const Module *m = x->m;
 	const Graph *entry = module_entry(m);
-	double have = o->cluster.memory, least = least_memory(x);
+	double have = o->cluster.memory, batched, least = least_memory(x, &batched);
 	char need_s[32], have_s[32], least_s[32], drec_s[32];
 	human_bytes(need_s, mem);
 	human_bytes(have_s, have);
@@ -1358,17 +2065,35 @@ static void report_memory(Search *x, double mem, const SearchOptions *o, Diag *d
 	if (least > have) {
 		/* Split the same way over more devices the need shrinks with their
 		 * number: the device count, doubled until that bound fits (a bound:
-		 * the search's own plan may need more). */
+		 * the search's own plan may need more). On these devices, the
+		 * batched part shrinks with the batch. */
 		int64_t more = x->n;
 		while (least * (double)x->n / (double)more > have && more < ((int64_t)1 << 20))
 			more *= 2;
-		char more_s[32];
+		char more_s[32], over_s[32], fixed_s[32];
 		human_bytes(more_s, least * (double)x->n / (double)more);
+		human_bytes(over_s, least - have);
+		human_bytes(fixed_s, least - batched);
+		StrBuf batch = {0}, none = {0};
+		int in = batch_input(x);
+		if (in >= 0 && batched > 0) {
+			int64_t now = x->g->values[in].type.dims[0];
+			int64_t fit = least - batched < have ? (int64_t)((double)now * (have - (least - batched)) / batched) : 0;
+			if (fit >= 1)
+				sb_printf(&batch, ", a global batch of at most %lld on these %lld (dim 0 of %%%s, now %lld),",
+				          (long long)fit, (long long)x->n, x->g->values[in].name, (long long)now);
+			else
+				sb_printf(&none, ": on these %lld no batch fits, without activations the model needs %s a device",
+				          (long long)x->n, fixed_s);
+		}
 		diag_error(d, m->src, entry->name_span, "no strategy fits: %s need %s a device (parameters, optimizer "
-		           "state and activations) and even with every tensor split over all %lld devices the model "
-		           "needs %s, over the %s a device holds; it needs at least %lld devices (split over %lld, %s a "
-		           "device), a smaller batch or a cluster with more memory (--cluster)", who, need_s, (long long)x->n,
-		           least_s, have_s, (long long)more, (long long)more, more_s);
+		           "state and activations), over the %s a device holds, and even with every tensor split over all "
+		           "%lld devices the model needs %s, %s too much; it needs at least %lld devices (%s a device split "
+		           "over %lld)%s or a cluster with more memory (--cluster)%s", who, need_s, have_s, (long long)x->n,
+		           least_s, over_s, (long long)more, more_s, (long long)more, batch.data ? batch.data : "",
+		           none.data ? none.data : "");
+		sb_free(&batch);
+		sb_free(&none);
 		return;
 	}
 	if (prop) {

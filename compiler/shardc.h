@@ -619,6 +619,10 @@ double cost_collective(CostModel *cm, const TensorLayout *l, uint32_t axes, int6
  * per rank in *bytes when not NULL. Cached. */
 double cost_redist(CostModel *cm, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
                    int64_t elem_bytes, int64_t *bytes);
+/* While on, cost_redist answers a redistribution it has not cached with a
+ * lower bound on its cost (what a rank must receive, one latency) instead
+ * of planning it: the search prunes candidates with it. */
+void cost_bound_only(CostModel *cm, bool on);
 /* With a train block, the adjoint of redistributing from `from` to `to`:
  * the gradient's plan back from `to` to `from`, both made complete (autodiff.c
  * redistributes each step's gradient back so). 0 without training. */

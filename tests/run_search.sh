@@ -13,8 +13,10 @@
 #     (with --check and with -o), is written whole (no FILE.tmp left behind),
 #     a write error is exit 4, and the DOT parses with graphviz's `dot` when
 #     it is installed (UPDATE=1 rewrites the expected file);
-#   - bench-search at small scale: D-Rec costs no more than the hand plans,
-#     and the search's memory figure is the slab, there and on every sample.
+#   - bench-search at small scale, also on devices small enough for memory
+#     to bind: D-Rec costs no more than the hand plans that fit, no operator
+#     has a runner-up that is cheaper and fits, and the search's memory
+#     figure is the slab, there and on every sample.
 # Last line: N passed, N failed.
 shardc=${1:?usage: run_search.sh SHARDC}
 tmp=$(mktemp -d)
@@ -107,21 +109,32 @@ fi
 # bench-search at small scale (tools/bench_search.py --small: each row's layer
 # shapes, 2 layers, its devices and batch, Adam): D-Rec's total cost by the
 # cost model is no more than every hand plan's that fits (Megatron mp 2/4/8,
-# data parallel; at full size the best are mp 8, mp 8 and data parallel, here
-# mp 8, mp 8 and mp 4), and --explain prices given strategies (no search) too.
-for row in 13B 1.3B 350M; do
-if /usr/bin/python3 tools/bench_search.py "$shardc" --small --rows $row --json "$tmp/bench.json" >"$tmp/bench.md" 2>&1 &&
-   /usr/bin/python3 - "$tmp/bench.json" <<'PY'
+# data parallel), and --explain prices given strategies (no search) too.
+# Then two rows again on devices small enough for memory to bind (--memory):
+# some hand plans fit and some do not (13B: mp 2 and data parallel do not, as
+# at full size; 350M: only data parallel fits, and neither does the search's
+# fastest plan). Everywhere the search stops at a fixed point: no
+# operator's --explain runner-up costs less than its choice and fits (a
+# cheaper one says "does not fit: needs N B a device", over the memory).
+for spec in 13B 1.3B 350M "13B 4e9" "350M 11e9"; do
+set -- $spec
+if /usr/bin/python3 tools/bench_search.py "$shardc" --small --rows $1 --memory ${2:-80e9} --json "$tmp/bench.json" \
+	>"$tmp/bench.md" 2>&1 && /usr/bin/python3 - "$tmp/bench.json" "${2:-}" <<'PY'
 import json, sys
 rs = json.load(open(sys.argv[1]))
 drec = [r for r in rs if r["plan"] == "D-Rec"][0]
-hand = [r for r in rs if r["plan"].startswith(("Megatron", "data")) and r.get("fits")]
-assert len(hand) >= 3, hand
+plans = [r for r in rs if r["plan"].startswith(("Megatron", "data"))]
+hand = [r for r in plans if r.get("fits")]
+if sys.argv[2]:   # a small device: memory binds
+    assert 1 <= len(hand) < len(plans), plans
+else:
+    assert len(hand) >= 3, hand
 assert drec.get("fits") and all(drec["cost"] <= h["cost"] for h in hand), (drec, hand)
+assert drec["cheaper_fit"] == 0, ("runner-ups cheaper than the choice that fit", drec)
 for r in rs:   # the search's memory figure is the program's slab (within 2%)
     assert "error" in r or abs(r["memory"] / r["slab"] - 1) <= 0.02, r
 PY
-then ok; else bad "bench_search.py --small $row: D-Rec above a hand plan, or memory off the slab: $(cat "$tmp/bench.md")"; fi
+then ok; else bad "bench_search.py --small $spec: D-Rec above a hand plan, a cheaper runner-up that fits, or memory off the slab: $(cat "$tmp/bench.md")"; fi
 done
 # Every sample, forward and (gen_gpt.py --train, Adam) training: --explain's
 # memory figure is the slab the generated program allocates (sc_slab), within 2%.

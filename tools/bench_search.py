@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Usage: bench_search.py SHARDC [--small] [--rows 13B,1.3B,350M] [--plans ...] [--keep DIR]
+# Usage: bench_search.py SHARDC [--small] [--rows 13B,1.3B,350M] [--memory BYTES] [--json FILE]
 """The strategy search against the hand plans at the scale of real models (make bench-search).
 
 For each row (a GPT stack from tools/gen_gpt.py with a train block, fp32, Adam, seq 1024)
@@ -14,12 +14,17 @@ every plan is compiled with --cluster set to 8 devices a node, 300e9 B/s within 
 and the table gives, per plan: the total cost by shardc's own cost model (--explain's
 "total cost"), the bytes a rank sends (manifest.json's largest comm_bytes_per_rank),
 the search's memory figure (--explain's "memory ... a device"), the slab the largest
-rank's program allocates (sc_slab in program.c), whether that fits 80e9 B, and the
+rank's program allocates (sc_slab in program.c), whether that fits a device (80e9 B), the
 compile time (--time's total, parse to lowering, in a run without --explain; one
-core, wall clock, so a loaded machine shows more). A plan shardc refuses shows the
-first line of the error.
+core, wall clock, so a loaded machine shows more), and of the operators --explain
+prints, those whose runner-up costs less than their choice: how many of those
+runner-ups fit the device and how many do not ("does not fit: needs ... B a device").
+After the search none may fit. A plan shardc refuses shows the first line of the
+error.
 
 --small keeps each row's layer shapes but stacks 2 layers, so the table runs in seconds.
+--memory sets the device memory instead of 80e9 (the small rows need less for memory
+to bind: at 350M, 11e9 leaves data parallelism the one hand plan that fits).
 """
 import argparse
 import glob
@@ -59,7 +64,24 @@ def plans(devices, heads):
     return out
 
 
-def run_plan(shardc, tmp, row, dims, name, args):
+def runner_ups(text, memory):
+    """Of --explain's operator lines, those whose runner-up costs less than the
+    choice: (how many of those runner-ups fit, how many do not), by the memory
+    the line says the plan with the runner-up needs ("needs ... B a device";
+    none said counts as fitting)."""
+    fit = nofit = 0
+    for line in text.splitlines():
+        m = re.search(r"\) cost ([0-9.e+-]+) s.*; runner-up .*\) cost ([0-9.e+-]+) s", line)
+        if m and float(m.group(2)) < float(m.group(1)):
+            need = re.search(r"needs ([0-9.e+-]+) B a device", line)
+            if need and float(need.group(1)) > memory:
+                nofit += 1
+            else:
+                fit += 1
+    return fit, nofit
+
+
+def run_plan(shardc, tmp, row, dims, name, args, memory):
     hidden, layers, heads, devices, batch, seq = dims
     tag = re.sub(r"[^A-Za-z0-9]+", "_", "%s_%s" % (row, name))
     ir = os.path.join(tmp, tag + ".ir")
@@ -75,6 +97,8 @@ def run_plan(shardc, tmp, row, dims, name, args):
     m = re.search(r"total cost ([0-9.e+-]+) s, memory ([0-9.e+-]+) B a device", p.stdout)
     if m:
         r["cost"], r["memory"] = float(m.group(1)), float(m.group(2))
+    if "runner-up" in p.stdout:
+        r["cheaper_fit"], r["cheaper_nofit"] = runner_ups(p.stdout, memory)
     p = subprocess.run([shardc, ir, "--cluster", cluster, "--time", "-o", out], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, universal_newlines=True)
     m = re.search(r"total ([0-9.]+) s", p.stderr)
@@ -95,7 +119,7 @@ def run_plan(shardc, tmp, row, dims, name, args):
                     slab = max(slab, int(m.group(1)))
                     break
     r["slab"] = slab
-    r["fits"] = slab <= MEMORY
+    r["fits"] = slab <= memory
     shutil.rmtree(out, ignore_errors=True)
     return r
 
@@ -112,28 +136,32 @@ def main():
     ap.add_argument("--small", action="store_true", help="the shapes divided down (same structure)")
     ap.add_argument("--rows", default=",".join(ROWS))
     ap.add_argument("--json", default=None, help="also write the results as JSON to this file")
+    ap.add_argument("--memory", type=float, default=MEMORY, help="bytes a device (default 80e9)")
     a = ap.parse_args()
     table = SMALL if a.small else ROWS
     tmp = tempfile.mkdtemp(prefix="bench_search.")
     try:
         with open(os.path.join(tmp, "cluster.json"), "w") as f:
-            json.dump(CLUSTER, f)
+            json.dump(dict(CLUSTER, device_memory=a.memory), f)
         results = []
         print("| model | devices | batch | plan | total cost (s) | cost / best hand plan | bytes a rank | "
-              "search memory (B) | slab (B) | memory / slab | fits 80e9 | compile (s) |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+              "search memory (B) | slab (B) | memory / slab | fits %g | compile (s) | "
+              "cheaper runner-ups: fit, do not |" % a.memory)
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for row in a.rows.split(","):
             dims = table[row]
-            rs = [run_plan(os.path.abspath(a.shardc), tmp, row, dims, n, args) for n, args in plans(dims[3], dims[2])]
+            rs = [run_plan(os.path.abspath(a.shardc), tmp, row, dims, n, args, a.memory)
+                  for n, args in plans(dims[3], dims[2])]
             hand = [r["cost"] for r in rs if r["plan"].startswith(("Megatron", "data")) and r.get("fits") and "cost" in r]
             best = min(hand) if hand else None
             for r in rs:
                 ratio = r["cost"] / best if best and "cost" in r else None
                 mratio = r["memory"] / r["slab"] if r.get("slab") and "memory" in r else None
                 fits = "refused: " + r["error"][:120] if "error" in r else ("yes" if r["fits"] else "no")
-                print("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                ups = "%d, %d" % (r["cheaper_fit"], r["cheaper_nofit"]) if "cheaper_fit" in r else "-"
+                print("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                     row, dims[3], dims[4], r["plan"], fmt(r.get("cost")), fmt(ratio), fmt(r.get("comm")),
-                    fmt(r.get("memory")), fmt(r.get("slab")), fmt(mratio), fits, fmt(r.get("compile"))))
+                    fmt(r.get("memory")), fmt(r.get("slab")), fmt(mratio), fits, fmt(r.get("compile")), ups))
                 sys.stdout.flush()
                 r.update(model=row, devices=dims[3], batch=dims[4], best_hand=best)
                 results.append(r)

@@ -244,6 +244,59 @@ Test(search, nothing_fits)
 	run_free(r);
 }
 
+/* The lower bound the search prunes with (cost_bound_only) never exceeds
+ * the planned cost: every pair of layouts of a (16, 8) tensor over 8
+ * devices and of a (8, 4, 16) tensor over 16, 4 devices a node, the source
+ * also partial over its copies. */
+Test(search, redistribution_bound)
+{
+	static const struct {
+		int rank;
+		int64_t devices, global[3];
+	} cases[] = {{2, 8, {16, 8, 1}}, {3, 16, {8, 4, 16}}};
+	Cluster c;
+	cluster_default(&c);
+	c.devices_per_node = 4;
+	for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+		int64_t dn = cases[t].devices;
+		CostModel *plan = cost_new(&c, dn, true), *bound = cost_new(&c, dn, true);
+		cost_bound_only(bound, true);
+		TensorLayout l[128];
+		int n = 0;
+		for (int64_t a = 1; a <= dn; a *= 2)
+			for (int64_t b = 1; a * b <= dn; b *= 2)
+				for (int64_t e = 1; a * b * e <= dn && (e == 1 || cases[t].rank == 3); e *= 2) {
+					int64_t split[3] = {a, b, e};
+					if (cases[t].global[0] % a || cases[t].global[1] % b || cases[t].global[2] % e)
+						continue;
+					cr_assert(layout_from_split(split, cases[t].rank, dn, &l[n]));
+					n++;
+					if (a * b * e < dn) {   /* the copies' axis (the last) holds partial sums instead */
+						l[n] = l[n - 1];
+						l[n].partial = 1u << (l[n].ndev - 1);
+						n++;
+					}
+				}
+		int strict = 0;
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++) {
+				if (l[j].partial)
+					continue;
+				double least = cost_redist(bound, &l[i], &l[j], cases[t].global, 4, NULL);
+				double cost = cost_redist(plan, &l[i], &l[j], cases[t].global, 4, NULL);
+				cr_assert(least <= cost * (1 + 1e-12), "case %zu, pair %d -> %d: bound %g over the plan's %g", t,
+				          i, j, least, cost);
+				strict += least > 0;
+			}
+		cr_assert(strict > n, "the bound is 0 almost everywhere (%d pairs)", strict);
+		int64_t hits, misses;
+		cost_stats(bound, &hits, &misses);
+		cr_assert_eq(misses, 0);   /* no plan was made */
+		cost_free(plan);
+		cost_free(bound);
+	}
+}
+
 Test(search, cost_model_links)
 {
 	Cluster c;
