@@ -44,31 +44,16 @@ static int scale_operand(const Lowered *l, const LOp *mul)
 	return -1;
 }
 
-/* emit.c's adjoint of a binary elementwise operator (sc_binary_grad) reads
- * its operands and dy, never its result. */
-static bool adjoint_reads_result(OpKind op)
-{
-	switch (op) {
-	OP_CASES(BINARY_OPS)
-		return false;
-	default:
-		return true;
-	}
-}
+/* The rows of ops.h's elementwise sub-tables (arrays, not switches: a new row
+ * is in them by construction). */
+#define IN_TABLE(e, ...) [OP_##e] = true,
+static const bool unary_op[OP_COUNT] = {UNARY_OPS(IN_TABLE)};
+static const bool binary_op[OP_COUNT] = {BINARY_OPS(IN_TABLE)};
+#undef IN_TABLE
 
 int fused_scale_operand(const Lowered *l, const LOp *softmax)
 {
 	return softmax->fuse_from < 0 ? -1 : scale_operand(l, &l->ops[softmax->fuse_from]);
-}
-
-static bool is_unary(OpKind op)
-{
-	switch (op) {
-	OP_CASES(UNARY_OPS)
-		return true;
-	default:
-		return false;
-	}
 }
 
 static bool all_f32(const Lowered *l, const LOp *o)
@@ -107,7 +92,9 @@ void fuse_operators(Lowered *l)
 		producer[o->result] = i;
 		for (int k = 0; k < o->nin; k++)
 			read_at(readers, first, o->in[k], i);
-		if (o->grad == GRAD_ADJOINT && adjoint_reads_result(l->ops[o->of].op))
+		/* an adjoint reads its operator's result, except a binary elementwise
+		 * one's (emit.c: sc_binary_grad reads the operands and dy) */
+		if (o->grad == GRAD_ADJOINT && !binary_op[l->ops[o->of].op])
 			read_at(readers, first, l->ops[o->of].result, i);
 	}
 	/* what the program reads after the operators: never fused away */
@@ -132,7 +119,7 @@ void fuse_operators(Lowered *l)
 		    scale_operand(l, from) >= 0) {
 			o->fuse_from = p;
 			from->fused = true;
-		} else if (is_unary(o->op) && from->op == OP_BIAS_ADD) {
+		} else if (unary_op[o->op] && from->op == OP_BIAS_ADD) {
 			o->fuse_from = p;
 			from->fused = true;
 			from->fused_writes = readers[v] > 1;
