@@ -17,6 +17,7 @@
  * The dumps and the program say which operator carries which
  * (docs/output.md). */
 #include "shardc.h"
+#include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -80,11 +81,9 @@ static void read_at(int *readers, int *first, int v, int at)
 void fuse_operators(Lowered *l)
 {
 	int nv = l->nvalues, n = nv ? nv : 1;
-	int *readers = calloc((size_t)n, sizeof *readers);
-	int *first = malloc(sizeof(int) * (size_t)n);      /* the first reader's position */
-	int *producer = malloc(sizeof(int) * (size_t)n);
-	if (!readers || !first || !producer)
-		abort();
+	int *readers = xcalloc((size_t)n, sizeof *readers);
+	int *first = xmalloc(sizeof(int) * (size_t)n);     /* the first reader's position */
+	int *producer = xmalloc(sizeof(int) * (size_t)n);
 	for (int v = 0; v < nv; v++)
 		producer[v] = first[v] = -1;
 	for (int i = 0; i < l->nops; i++) {

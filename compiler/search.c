@@ -1282,6 +1282,19 @@ static void put_readers(Key *k, Search *x, int v, int kin)
 	put(k, -1);
 }
 
+/* A consumer w (input j) of what v places or produces: whether it is decided
+ * and, if so, the layout it reads, the chain that brings it, and whether the
+ * move is shared. */
+static void put_consumer(Key *k, const Search *x, int w, int j)
+{
+	put(k, x->decided[w]);
+	if (!x->decided[w])
+		return;
+	put_layout(k, &x->in[w][j]);
+	put_chain(k, x, &x->src[w][j]);
+	put(k, shared(x, w, j, &x->in[w][j], -1, true));
+}
+
 /* False, with no key, when v's result or a parameter v places has more than
  * KEY_FANOUT readers: the key would list them all (its one producer is
  * priced each time instead). */
@@ -1349,27 +1362,13 @@ static bool context_key(Search *x, int v, int kind, Key *k)
 					put_layout(k, h);
 				continue;
 			}
-			for (int i = x->pstart[p]; i < x->pstart[p + 1]; i++) {
-				int w = x->pnode[i], j = x->pin[i];
-				put(k, x->decided[w]);
-				if (!x->decided[w])
-					continue;
-				put_layout(k, &x->in[w][j]);
-				put_chain(k, x, &x->src[w][j]);
-				put(k, shared(x, w, j, &x->in[w][j], -1, true));
-			}
+			for (int i = x->pstart[p]; i < x->pstart[p + 1]; i++)
+				put_consumer(k, x, x->pnode[i], x->pin[i]);
 			put(k, -1);
 		}
 	}
-	for (int i = x->cstart[v]; i < x->cstart[v + 1]; i++) {
-		int w = x->cnode[i], j = x->cin[i];
-		put(k, x->decided[w]);
-		if (!x->decided[w])
-			continue;
-		put_layout(k, &x->in[w][j]);
-		put_chain(k, x, &x->src[w][j]);
-		put(k, shared(x, w, j, &x->in[w][j], -1, true));
-	}
+	for (int i = x->cstart[v]; i < x->cstart[v + 1]; i++)
+		put_consumer(k, x, x->cnode[i], x->cin[i]);
 	put(k, -1);
 	return true;
 }

@@ -206,18 +206,22 @@ __device__ static float sc_gelu_slope(float t)
 	return 0.5f * (1 + th) + 0.5f * t * (1 - th * th) * SC_GELU_DU(t);
 }
 
+/* op(x), SC_UNARY_TABLE's forward column: unary_k and bias_unary_k. */
+__device__ static float unary_fwd(sc_unop op, float x)
+{
+	switch (op) {
+#define CASE(name, t, fwd, grad) \
+	case SC_U_##name: return (fwd);
+		SC_UNARY_TABLE(CASE)
+#undef CASE
+	case SC_U_COUNT: break;
+	}
+	return 0;
+}
+
 __global__ void unary_k(sc_unop op, const float *xs, float *y, int64_t n)
 {
-	GRID_LOOP(i, n) {
-		float x = xs[i];
-		switch (op) {
-#define CASE(name, t, fwd, grad) \
-	case SC_U_##name: y[i] = (fwd); break;
-			SC_UNARY_TABLE(CASE)
-#undef CASE
-		case SC_U_COUNT: break;
-		}
-	}
+	GRID_LOOP(i, n) y[i] = unary_fwd(op, xs[i]);
 }
 
 /* pre = x + bias (kept unless NULL), y = op(pre): compiler/fuse.c */
@@ -228,13 +232,7 @@ __global__ void bias_unary_k(sc_unop op, const float *xs, const float *bias, flo
 		float x = __fadd_rn(xs[i], bias[i % c]);
 		if (pre)
 			pre[i] = x;
-		switch (op) {
-#define CASE(name, t, fwd, grad) \
-	case SC_U_##name: y[i] = (fwd); break;
-			SC_UNARY_TABLE(CASE)
-#undef CASE
-		case SC_U_COUNT: break;
-		}
+		y[i] = unary_fwd(op, x);
 	}
 }
 
