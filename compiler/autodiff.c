@@ -111,8 +111,11 @@ static const char *why(Diff *d, int v, const char *what)
 }
 
 /* The gradient of forward value v, complete in v's layout; -1 when the loss
- * does not reach v. */
-static int finalize(Diff *d, int v)
+ * does not reach v. With keep_partial, contributions that share one layout
+ * are summed and left partial: an AllGather's adjoint then goes from the
+ * partial sum straight to the slices, one ReduceScatter where completing
+ * first would AllReduce and then slice (optimizer parallelism's gradients). */
+static int finalize(Diff *d, int v, bool keep_partial)
 {
 	int n = 0;
 	for (int c = d->head[v]; c >= 0; c = d->cnext[c])
@@ -125,6 +128,15 @@ static int finalize(Diff *d, int v)
 		g[n++] = d->cvalue[c];
 	TensorLayout want = d->x->l->values[v].layout;
 	want.partial = 0;
+	for (int i = 1; keep_partial && i < n; i++)
+		keep_partial = layout_equal(&d->x->l->values[g[i]].layout, &d->x->l->values[g[0]].layout);
+	if (keep_partial) {
+		int sum = g[n - 1];
+		for (int i = n - 2; i >= 0; i--)
+			sum = accum(d, v, sum, g[i]);
+		free(g);
+		return sum;
+	}
 	int total = -1;
 	for (int i = n - 1; i >= 0; i--) {   /* in program order: contributions were pushed last first */
 		if (g[i] < 0)
@@ -310,7 +322,8 @@ void differentiate(Lowered *l)
 		int y = l->ops[i].result;
 		if (!d.needs[y])
 			continue;
-		int dy = finalize(&d, y);
+		const RedistStep *step = l->ops[i].step;
+		int dy = finalize(&d, y, step && step->kind == STEP_ALL_GATHER);
 		if (dy < 0)
 			continue;
 		if (l->ops[i].step)
@@ -323,7 +336,7 @@ void differentiate(Lowered *l)
 		l->grad[p] = -1;
 		if (!d.needs[p])
 			continue;
-		l->grad[p] = finalize(&d, p);
+		l->grad[p] = finalize(&d, p, false);
 		if (l->grad[p] < 0) {   /* the loss does not reach it: a zero gradient, as the reference */
 			l->grad[p] = grad_value(&d, p, &l->values[p].layout);
 			grad_op(&d, GRAD_ZERO, OP_ADD, 0, l->grad[p]);

@@ -33,7 +33,8 @@ typedef struct {
 static void context_defaults(Context *c)
 {
 	*c = (Context){.device_num = 1, .parallel_mode = PM_STAND_ALONE, .search_mode = SM_PROPAGATION,
-	               .dataset_mode = DS_FULL_BATCH, .seed = 0, .precision = DT_F32};
+	               .dataset_mode = DS_FULL_BATCH, .seed = 0, .precision = DT_F32, .optimizer_level = 1,
+	               .optimizer_shard_size = -1};
 }
 
 static bool str_is(const Lit *v, const char *s)
@@ -115,6 +116,28 @@ bool context_apply(Context *c, const char *key, const Lit *v, const char **err)
 			       "operators compute in; Float32 parameters stay Float32)";
 			return false;
 		}
+	} else if (strcmp(key, "enable_parallel_optimizer") == 0) {
+		if (v->kind != LIT_BOOL) {
+			*err = "enable_parallel_optimizer must be true or false";
+			return false;
+		}
+		c->parallel_optimizer = v->i != 0;
+	} else if (strcmp(key, "optimizer_level") == 0) {
+		static const char *const levels[] = {"level1", "level2", "level3"};
+		for (int k = 0; k < 3; k++)
+			if (str_is(v, levels[k])) {
+				c->optimizer_level = k + 1;
+				return true;
+			}
+		*err = "optimizer_level must be \"level1\" (parameters and optimizer state as slices), \"level2\" (and "
+		       "gradients) or \"level3\" (and each parameter gathered again for the backward pass)";
+		return false;
+	} else if (strcmp(key, "optimizer_weight_shard_size") == 0) {
+		if (v->kind != LIT_INT || (v->i < 1 && v->i != -1) || v->i > (1 << 20)) {
+			*err = "optimizer_weight_shard_size must be -1 (every copy) or a positive integer";
+			return false;
+		}
+		c->optimizer_shard_size = v->i;
 	} else {
 		*err = "unknown context key";
 		return false;
@@ -134,7 +157,8 @@ bool check_context(Module *m, Diag *d)
 			m->ctx.dataset_src = m->src;
 		if (!ok && strcmp(err, "unknown context key") == 0)
 			diag_error(d, m->src, lit->keys[i]->span, "unknown context key '%s' (expected device_num, "
-			           "parallel_mode, search_mode, dataset_strategy, seed or precision)", lit->keys[i]->s);
+			           "parallel_mode, search_mode, dataset_strategy, seed, precision, enable_parallel_optimizer, "
+			           "optimizer_level or optimizer_weight_shard_size)", lit->keys[i]->s);
 		else if (!ok)
 			diag_error(d, m->src, lit->items[i]->span, "%s", err);
 	}

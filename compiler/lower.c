@@ -607,6 +607,108 @@ static void parameter_homes(const Lowered *l, TensorLayout *home)
 	free(seen);
 }
 
+/* Splits device axis a of l into (size / inner, inner), the inner part
+ * least significant, renumbering the maps. Requires inner to divide the
+ * size and room for one more axis. */
+static void split_axis(TensorLayout *l, int a, int64_t inner)
+{
+	for (int b = l->ndev; b > a + 1; b--)
+		l->dev[b] = l->dev[b - 1];
+	l->dev[a + 1] = inner;
+	l->dev[a] /= inner;
+	l->ndev++;
+	uint32_t low = l->partial & ((1u << (a + 1)) - 1);
+	l->partial = low | (l->partial & ~low) << 1;
+	for (int d = 0; d < l->rank; d++)
+		for (int k = 0; k < l->nmap[d]; k++)
+			l->map[d][k] += l->map[d][k] > a;
+}
+
+/* Optimizer parallelism (docs/language.md, "Optimizer parallelism"): a
+ * trained parameter's home split further over the axes that hold copies of
+ * its slice, shard_size ranks of them (-1: all), the fastest axes first so a
+ * slice group is neighbouring ranks; an axis is cut in two when only part of
+ * it is wanted. The first dim whose local size those ranks divide takes them,
+ * after its own axes, so each rank's slice is a contiguous part of the piece
+ * the copies hold (MindSpore takes dim 0 only). The parameter stays whole
+ * when no dim divides, or the copies do not divide into shard_size groups.
+ * Every user then redistributes from the slice, an AllGather, whose adjoint
+ * makes the gradient a ReduceScatter into the slice, and the optimizer
+ * updates the slice with state of the slice's size. True when it sliced. */
+static bool shard_home(TensorLayout *home, const Type *t, uint32_t summed, int64_t shard_size)
+{
+	TensorLayout h = *home;
+	uint32_t copies = layout_replica_axes(&h) & summed, take = 0;
+	int64_t want = shard_size, got = 1;
+	for (int a = h.ndev - 1; a >= 0 && (want < 0 || got < want); a--) {
+		if (!(copies & (1u << a)) || h.dev[a] == 1)
+			continue;
+		int64_t need = want < 0 ? h.dev[a] : want / got;
+		if (want >= 0 && (want % got || (h.dev[a] > need && h.dev[a] % need) || (h.dev[a] < need && need % h.dev[a])))
+			return false;
+		if (h.dev[a] > need) {
+			if (h.ndev == MAX_AXES)
+				return false;
+			split_axis(&h, a, need);
+			take <<= 1;   /* axes after a moved up by one */
+			a++;
+		}
+		take |= 1u << a;
+		got *= h.dev[a];
+	}
+	if (!take || (want >= 0 && got != want))
+		return false;
+	for (int d = 0; d < t->rank; d++) {
+		if ((t->dims[d] / layout_dim_split(&h, d)) % got)
+			continue;
+		for (int a = 0; a < h.ndev; a++)
+			if (take & (1u << a))
+				h.map[d][h.nmap[d]++] = (int8_t)a;
+		*home = h;
+		return true;
+	}
+	return false;
+}
+
+/* Which parameters optimizer parallelism slices, and over which copies:
+ * trained (float) parameters of a training module with
+ * enable_parallel_optimizer, over the axes of their home on which their
+ * first user sums the gradient (grad_partial_axes: the data-parallel
+ * ranks), so the ReduceScatter and AllGather send what the AllReduce they
+ * replace did. Copies that compute the same gradient redundantly stay: an
+ * AllGather there would replace nothing. */
+static void shard_optimizer_homes(const Lowered *l, TensorLayout *home)
+{
+	const Module *m = l->m;
+	if (!m->train || !m->ctx.parallel_optimizer || l->device_num == 1)
+		return;
+	const Graph *g = l->flat->g;
+	bool *seen = xcalloc((size_t)(g->nparams ? g->nparams : 1), sizeof *seen);
+	for (int i = 0; i < g->nnodes; i++) {
+		const Node *n = &g->nodes[i];
+		const NodeStrategy *ns = &l->st->node[i];
+		for (int k = 0; k < n->nin; k++) {
+			int p = n->in[k];
+			if (p >= g->nparams || seen[p])
+				continue;
+			seen[p] = true;
+			const Type *t = &g->values[p].type;
+			if (!t->is_param || !dtype_is_float(t->dtype) || !ns->has_dims)
+				continue;
+			TensorLayout in, out, h, summed;
+			op_in_layout(ns->od, ns->split, k, &in);
+			op_out_layout(ns->od, ns->split, &out);
+			in.partial = grad_partial_axes(&in, &out);
+			in.partial_op = REDUCE_SUM_OP;
+			if (!layout_common_matrix(&home[p], &in, &h, &summed))
+				continue;   /* a planned home whose matrix cuts across the user's */
+			if (shard_home(&h, t, summed.partial, m->ctx.optimizer_shard_size))
+				home[p] = h;
+		}
+	}
+	free(seen);
+}
+
 Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st)
 {
 	Arena *a = m->arena;
@@ -628,6 +730,7 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st)
 	for (int p = 0; p < g->nparams; p++)
 		l->home[p] = st->home[p];
 	parameter_homes(l, l->home);
+	shard_optimizer_homes(l, l->home);
 	for (int p = 0; p < g->nparams; p++) {
 		x->vmap[p] = lower_value(x, g->values[p].name, &g->values[p].type, &l->home[p]);
 		l->values[x->vmap[p]].param = p;

@@ -30,6 +30,8 @@ static const char usage[] =
 	"      --dataset-strategy D  full_batch | data_parallel | ((8, 1), (8,))\n"
 	"      --seed S              seed of the deterministic initializers\n"
 	"      --precision P         bf16 | fp16 | fp32: mixed precision for inference and training\n"
+	"      --parallel-optimizer L  off | level1 | level2 | level3: trained parameters, their\n"
+	"                            gradients and optimizer state as slices over their copies (ZeRO)\n"
 	"      --strategy-out FILE   save every operator's strategy as JSON\n"
 	"      --dot FILE            write the graph, strategies, costs and communication as Graphviz DOT\n"
 	"      --strategy-in FILE    load every operator's strategy from JSON (no search)\n"
@@ -43,9 +45,9 @@ typedef struct {
 	const char *model, *outdir;
 	bool check_only, dump_ir, time, explain;
 	const char *strategy_in, *strategy_out, *cluster, *dot;
-	const char *override_key[8];
-	const char *override_flag[8];   /* as typed, for messages */
-	const char *override_text[8];
+	const char *override_key[12];
+	const char *override_flag[12];   /* as typed, for messages */
+	const char *override_text[12];
 	int noverrides;
 } Options;
 
@@ -71,13 +73,13 @@ static void add_override(Options *o, const char *key, const char *flag, const ch
 
 static void parse_args(int argc, char **argv, Options *o)
 {
-	enum { O_CHECK = 256, O_DUMP, O_DEV, O_PM, O_SM, O_DS, O_SEED, O_PREC, O_SOUT, O_SIN, O_CLUSTER, O_VERSION, O_TIME, O_EXPLAIN, O_DOT };
+	enum { O_CHECK = 256, O_DUMP, O_DEV, O_PM, O_SM, O_DS, O_SEED, O_PREC, O_POPT, O_SOUT, O_SIN, O_CLUSTER, O_VERSION, O_TIME, O_EXPLAIN, O_DOT };
 	static const struct option longs[] = {
 		{"output", required_argument, 0, 'o'}, {"check", no_argument, 0, O_CHECK},
 		{"dump-ir", no_argument, 0, O_DUMP}, {"device-num", required_argument, 0, O_DEV},
 		{"parallel-mode", required_argument, 0, O_PM}, {"search-mode", required_argument, 0, O_SM},
 		{"dataset-strategy", required_argument, 0, O_DS}, {"seed", required_argument, 0, O_SEED},
-		{"precision", required_argument, 0, O_PREC},
+		{"precision", required_argument, 0, O_PREC}, {"parallel-optimizer", required_argument, 0, O_POPT},
 		{"strategy-out", required_argument, 0, O_SOUT}, {"strategy-in", required_argument, 0, O_SIN},
 		{"cluster", required_argument, 0, O_CLUSTER}, {"help", no_argument, 0, 'h'},
 		{"version", no_argument, 0, O_VERSION}, {"time", no_argument, 0, O_TIME},
@@ -99,6 +101,11 @@ static void parse_args(int argc, char **argv, Options *o)
 		case O_DS: add_override(o, "dataset_strategy", "--dataset-strategy", optarg); break;
 		case O_SEED: add_override(o, "seed", "--seed", optarg); break;
 		case O_PREC: add_override(o, "precision", "--precision", optarg); break;
+		case O_POPT:
+			add_override(o, "enable_parallel_optimizer", "--parallel-optimizer", strcmp(optarg, "off") ? "true" : "false");
+			if (strcmp(optarg, "off"))
+				add_override(o, "optimizer_level", "--parallel-optimizer", optarg);
+			break;
 		case O_EXPLAIN: o->explain = true; break;
 		case O_SOUT: o->strategy_out = optarg; break;
 		case O_SIN: o->strategy_in = optarg; break;
@@ -125,7 +132,8 @@ static void apply_overrides(Module *m, const Options *o, Module **holders)
 	for (int i = 0; i < o->noverrides; i++) {
 		const char *text = o->override_text[i];
 		StrBuf b = {0};
-		if (text[0] == '(' || text[0] == '"' || text[0] == '-' || (text[0] >= '0' && text[0] <= '9'))
+		if (text[0] == '(' || text[0] == '"' || text[0] == '-' || (text[0] >= '0' && text[0] <= '9') ||
+		    !strcmp(text, "true") || !strcmp(text, "false"))
 			sb_puts(&b, text);
 		else
 			sb_printf(&b, "\"%s\"", text);

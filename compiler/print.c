@@ -14,7 +14,11 @@ void print_context(StrBuf *b, const Module *m)
 		lit_print(b, c->dataset_tuple);
 	else
 		sb_puts(b, c->dataset_mode == DS_FULL_BATCH ? "\"full_batch\"" : "\"data_parallel\"");
-	sb_printf(b, ",\n  seed: %lld\n}\n", (long long)c->seed);
+	sb_printf(b, ",\n  seed: %lld", (long long)c->seed);
+	if (c->parallel_optimizer)
+		sb_printf(b, ",\n  enable_parallel_optimizer: true,\n  optimizer_level: \"level%d\",\n  "
+		          "optimizer_weight_shard_size: %lld", c->optimizer_level, (long long)c->optimizer_shard_size);
+	sb_puts(b, "\n}\n");
 }
 
 void print_layout_decl(StrBuf *b, const LayoutDecl *l)

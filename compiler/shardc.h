@@ -269,6 +269,13 @@ typedef struct {
 	const Source *dataset_src;  /* where dataset_tuple was written */
 	int64_t seed;
 	DType precision;         /* precision: "bf16"/"fp16": the type autocast.c computes in; DT_F32: off */
+	/* Optimizer parallelism (MindSpore's enable_parallel_optimizer and its
+	 * parallel_optimizer_config): trained parameters, their gradients and
+	 * their optimizer state stored as slices over the ranks holding copies
+	 * (lower.c, "optimizer parallelism"). */
+	bool parallel_optimizer; /* enable_parallel_optimizer */
+	int optimizer_level;     /* optimizer_level "level1".."level3": 1..3 (default 1) */
+	int64_t optimizer_shard_size; /* optimizer_weight_shard_size: ranks a slice group spans; -1: all copies */
 } Context;
 
 /* MindSpore's nn.SGD, nn.Momentum, nn.Adam, nn.AdamWeightDecay (README "Training"). */

@@ -259,6 +259,39 @@ PY
 	check "$tmp/$name.ir" "$name" ${BF16_RANKS:-1 2 4 8}
 done
 
+# Memory-saving parallelism: every training model again with optimizer
+# parallelism at each level (context enable_parallel_optimizer, optimizer_level:
+# parameters, gradients and optimizer state as slices over the ranks holding
+# copies, level3 gathering each parameter again for the backward pass), on 1,
+# 2, 4 and 8 ranks, against the one-device program and the reference with the
+# model's own tolerances: the same numbers, summed in another order where a
+# ReduceScatter replaces an AllReduce.
+memsave=(
+	"zero1|enable_parallel_optimizer: true, optimizer_level: \"level1\""
+	"zero2|enable_parallel_optimizer: true, optimizer_level: \"level2\", optimizer_weight_shard_size: 2"
+	"zero3|enable_parallel_optimizer: true, optimizer_level: \"level3\""
+)
+for model in "$@"; do
+	grep -q '^train' "$model" || continue
+	for v in "${memsave[@]}"; do
+		IFS='|' read -r vname ctx <<<"$v"
+		name="$(basename "$model" .ir)+$vname"
+		if ! "$py" - "$model" "$ctx" >"$tmp/$name.ir" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+ctx = re.search(r"^context\s*\{", text, re.M)
+text = (text[:ctx.end()] + " " + sys.argv[2] + "," + text[ctx.end():] if ctx
+        else "context { " + sys.argv[2] + " }\n" + text)
+sys.stdout.write(text)
+PY
+		then
+			bad "$name: cannot write the variant"
+			continue
+		fi
+		check "$tmp/$name.ir" "$name" ${MEMSAVE_RANKS:-1 2 4 8}
+	done
+done
+
 # The CUDA backend: the seed's programs build and link against it (CI has
 # nvcc but no GPU; the device tool runs them for real).
 if [ -f build/runtime/libshardc_rt_cuda.a ]; then

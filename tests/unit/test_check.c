@@ -153,7 +153,8 @@ Test(context, bad_values_each_reported_where_written)
 	              "strategies, one per input");
 	expect_error(r, "t.ir:6:9: error: seed must be a non-negative integer");
 	expect_error(r, "t.ir:7:3: error: unknown context key 'colour' (expected device_num, parallel_mode, search_mode, "
-	              "dataset_strategy, seed or precision)");
+	              "dataset_strategy, seed, precision, enable_parallel_optimizer, optimizer_level or "
+	              "optimizer_weight_shard_size)");
 	cr_assert_eq(r->d.nerrors, 6);
 	run_free(r);
 }
