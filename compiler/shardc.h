@@ -680,6 +680,14 @@ int op_candidates(const OpDims *od, int64_t device_num, int64_t (*out)[MAX_OPDIM
  * (reported through d at the file's positions); 2 it cannot be read. */
 int strategy_load(const char *path, const Module *m, const FlatGraph *f, Strategies *s, Diag *d);
 
+/* ---- checkpoint.c: which operators the backward pass recomputes ------- */
+
+typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_LAYERS } RecomputePolicy;
+
+/* Requires the graph flattened. marked (flat nnodes): the nodes `policy`
+ * recomputes (see the top of checkpoint.c); the rest false. */
+void recompute_policy(const Module *m, const FlatGraph *f, RecomputePolicy policy, bool *marked);
+
 /* ---- lower.c: one SPMD program of local operators ---------------------- */
 
 typedef struct {
