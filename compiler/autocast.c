@@ -66,6 +66,7 @@ typedef struct {
 	int cap_values, cap_nodes;
 	int *cur;                /* (old nvalues) the new value computing each old one */
 	int (*cast)[3];          /* (old nvalues) its Cast to Float32, Float16, BFloat16, or -1 */
+	const int *old_call;     /* (old nnodes) FlatGraph.call of the old nodes */
 } Caster;
 
 static int new_value(Caster *x, const Value *like, const char *name, DType dt)
@@ -80,7 +81,7 @@ static int new_value(Caster *x, const Value *like, const char *name, DType dt)
 }
 
 /* Appends node n (its inputs and result already new ids) with its side tables. */
-static void push_node(Caster *x, const Node *n, const Node *orig, const ShardSpec *shard, bool inserted)
+static void push_node(Caster *x, const Node *n, const Node *orig, const ShardSpec *shard, int call, bool inserted)
 {
 	int at = x->g->nnodes;
 	int cap = x->cap_nodes;
@@ -93,10 +94,12 @@ static void push_node(Caster *x, const Node *n, const Node *orig, const ShardSpe
 		                         sizeof(const ShardSpec *) * (size_t)x->cap_nodes);
 		x->nf.inserted = arena_grow(x->a, x->nf.inserted, sizeof(bool) * (size_t)cap,
 		                            sizeof(bool) * (size_t)x->cap_nodes);
+		x->nf.call = arena_grow(x->a, x->nf.call, sizeof(int) * (size_t)cap, sizeof(int) * (size_t)x->cap_nodes);
 	}
 	x->nf.orig[at] = orig ? orig : c;   /* an inserted Cast is its own original, in no graph */
 	x->nf.shard[at] = shard;
 	x->nf.inserted[at] = inserted;
+	x->nf.call[at] = call;
 	x->g->values[c->result].node = at;
 }
 
@@ -130,7 +133,7 @@ static int value_as(Caster *x, int ov, DType dt, const Node *user)
 	n.in[0] = v;
 	n.a.dtype = dt;
 	n.a.present = 1u << ATTR_DTYPE;
-	push_node(x, &n, NULL, NULL, true);
+	push_node(x, &n, NULL, NULL, x->old_call[user - x->old->nodes], true);   /* in its user's Call */
 	x->cast[ov][slot] = r;
 	return r;
 }
@@ -179,7 +182,7 @@ static void cast_node(Caster *x, const FlatGraph *f, int i, DType prec)
 		rd = cls == AC_LOW ? prec : cls == AC_F32 ? DT_F32 : mixed || follow == DT_BOOL ? DT_F32 : follow;
 	c.result = new_value(x, res, res->name, rd);
 	x->g->values[c.result].init = res->init;
-	push_node(x, &c, f->orig[i], f->shard[i], false);
+	push_node(x, &c, f->orig[i], f->shard[i], f->call[i], false);
 	x->cur[n->result] = c.result;
 }
 
@@ -193,6 +196,7 @@ void autocast(Module *m, FlatGraph *f)
 	memset(&x, 0, sizeof x);
 	x.a = m->arena;
 	x.old = old;
+	x.old_call = f->call;
 	x.g = arena_alloc(x.a, sizeof *x.g);
 	*x.g = *old;
 	x.g->values = NULL, x.g->nvalues = 0;
@@ -227,6 +231,7 @@ void autocast(Module *m, FlatGraph *f)
 	f->orig = x.nf.orig;
 	f->shard = x.nf.shard;
 	f->inserted = x.nf.inserted;
+	f->call = x.nf.call;
 }
 
 void autocast_strategies(const Module *m, const FlatGraph *f, Strategies *s)

@@ -9,7 +9,8 @@
  * pass quadratic), a Call nested PREFIX_DEPTH deep starts the prefix over as
  * `<callee>.<n>`, n counting the Calls inlined so far. The copies keep their original attributes and
  * spans, and remember the node they copy and the shard of the Call that
- * brought them in. The entry graph's parameters come first, in order. */
+ * brought them in (and which of the entry's Calls that was: recompute.c keeps
+ * a layer's outputs). The entry graph's parameters come first, in order. */
 #include "shardc.h"
 
 #include <stdlib.h>
@@ -26,6 +27,7 @@ typedef struct {
 	const char *prefix;      /* NULL in the entry */
 	int depth;               /* call results in prefix */
 	const ShardSpec *shard;  /* of the Call that brought it in, or an enclosing one */
+	int call;                /* the entry graph's Call it is inside (FlatGraph.call), -1: the entry */
 	int next;                /* the next node to copy */
 } Frame;
 
@@ -34,6 +36,7 @@ typedef struct {
 	FlatGraph *f;
 	int cap_values, cap_nodes, cap_orig;
 	int64_t ncalls;          /* Calls inlined so far */
+	int nentry_calls;        /* the entry graph's own Calls so far */
 	Frame *stack;
 	int nstack, cap_stack;
 } Flattener;
@@ -48,7 +51,7 @@ static int add_value(Flattener *x, const char *name, const Type *t, Span span)
 
 /* Starts copying graph `src`: arg[k] is the flat value of its parameter k. */
 static void push_graph(Flattener *x, const Graph *src, const int *arg, int *rets, const char *prefix, int depth,
-                       const ShardSpec *shard)
+                       const ShardSpec *shard, int call)
 {
 	if (x->nstack == x->cap_stack) {
 		x->cap_stack = x->cap_stack ? 2 * x->cap_stack : 16;
@@ -57,7 +60,7 @@ static void push_graph(Flattener *x, const Graph *src, const int *arg, int *rets
 	int *id = arena_alloc(x->m->arena, sizeof(int) * (size_t)src->nvalues);
 	for (int k = 0; k < src->nparams; k++)
 		id[k] = arg[k];
-	x->stack[x->nstack++] = (Frame){src, id, rets, prefix, depth, shard, 0};
+	x->stack[x->nstack++] = (Frame){src, id, rets, prefix, depth, shard, call, 0};
 }
 
 /* Copies the next node of the graph on top of the stack, or, when none is
@@ -96,7 +99,8 @@ static void copy_step(Flattener *x)
 			sb_free(&b);
 			depth = 1;
 		}
-		push_graph(x, n->a.callee, args, &id[n->result], name, depth, n->a.shard ? n->a.shard : fr->shard);
+		int call = fr->call >= 0 ? fr->call : x->nentry_calls++;
+		push_graph(x, n->a.callee, args, &id[n->result], name, depth, n->a.shard ? n->a.shard : fr->shard, call);
 		return;
 	}
 	Graph *g = x->f->g;
@@ -115,10 +119,12 @@ static void copy_step(Flattener *x)
 		                        sizeof(const Node *) * (size_t)cap);
 		x->f->shard = arena_grow(a, x->f->shard, sizeof(const ShardSpec *) * (size_t)x->cap_orig,
 		                         sizeof(const ShardSpec *) * (size_t)cap);
+		x->f->call = arena_grow(a, x->f->call, sizeof(int) * (size_t)x->cap_orig, sizeof(int) * (size_t)cap);
 		x->cap_orig = cap;
 	}
 	x->f->orig[at] = n;
 	x->f->shard[at] = fr->shard;
+	x->f->call[at] = fr->call;
 }
 
 FlatGraph *flatten(Module *m)
@@ -141,7 +147,7 @@ FlatGraph *flatten(Module *m)
 	g->nparams = entry->nparams;
 	g->nret = entry->nret;
 	g->ret = arena_alloc(a, sizeof(int) * (size_t)(entry->nret ? entry->nret : 1));
-	push_graph(&x, entry, arg, g->ret, NULL, 0, NULL);
+	push_graph(&x, entry, arg, g->ret, NULL, 0, NULL, -1);
 	f->of_entry = x.stack[0].id;
 	while (x.nstack)
 		copy_step(&x);

@@ -180,6 +180,7 @@ typedef struct {
 /* Decoded attributes; only the ones of the node's operator are meaningful. */
 typedef struct {
 	bool transpose_a, transpose_b, keep_dims;
+	bool recompute;          /* recompute: true (recompute.c) */
 	bool has_axis;
 	int naxes;               /* axis given as an int: 1 entry, axis_is_tuple false */
 	bool axis_is_tuple;
@@ -287,6 +288,7 @@ typedef struct {
 	/* precision "fp16": dynamic loss scaling (MindSpore's DynamicLossScaleManager). */
 	double init_loss_scale, scale_factor;
 	int64_t scale_window;
+	bool recompute;          /* recompute every layer but its output (recompute.c); --recompute sets it */
 } Train;
 
 typedef struct {
@@ -538,6 +540,9 @@ typedef struct {
 	const ShardSpec **shard;       /* (g->nnodes) shard of the Call that brought it in, or NULL */
 	int *of_entry;                 /* (entry nvalues) the flat value of each entry-graph value */
 	bool *inserted;                /* (g->nnodes) a Cast autocast.c inserted; NULL when it did nothing */
+	int *call;                     /* (g->nnodes) which of the entry graph's Calls brought the node in
+	                                  (numbered from 0 in order; nested Calls count as their outermost),
+	                                  -1: the entry's own node */
 } FlatGraph;
 
 /* Requires shapes inferred and strategies checked. */
@@ -727,6 +732,7 @@ typedef struct {
 	 * result too, for readers after it). */
 	int fuse_from;
 	bool fused, fused_writes;
+	int recomputes;          /* recompute.c: a clone in the backward pass of forward operator ops[recomputes]; -1 */
 } LOp;
 
 typedef struct {
@@ -767,6 +773,27 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st);
  * backward pass of the loss: every Parameter's gradient in its home layout
  * (l->grad), the redistributions' adjoints, clipping by global norm. */
 void differentiate(Lowered *l);
+
+/* ---- recompute.c: forward values recomputed in the backward pass ----- */
+
+/* Requires differentiate. Which forward operators (l->nfwd entries,
+ * malloc'd; NULL when none) the model asks to recompute: those written with
+ * `recompute: true`, and with the train block's `recompute: true` every
+ * operator a Call brought in (every operator, in a model without Calls)
+ * unless its result is read outside that Call, or it says `recompute:
+ * false`. Never one whose result is returned or is the loss. */
+bool *recompute_marks(const Lowered *l);
+/* Requires differentiate, before bucket_gradients. marked: (l->nfwd) the
+ * forward operators to recompute; an inserted redistribution joins them
+ * when every forward operator reading its result is marked. Each backward
+ * operator that reads a marked operator's result (through in[], or an
+ * adjoint through ops[of]) reads a clone instead, computed just before the
+ * first such reader (LOp.recomputes); the forward values then die at their
+ * last forward reader. A recomputed collective's bytes are sent again
+ * (comm_bytes). Returned values and the loss are never recomputed. */
+void recompute_forward(Lowered *l, const bool *marked);
+/* The pipeline's stage: recompute_forward of recompute_marks, if any. */
+void recompute(Lowered *l);
 
 /* ---- bucket.c: gradient AllReduces in buckets ------------------------- */
 

@@ -33,6 +33,7 @@ static Lowered *lower_text(const char *name, const char *text, size_t len, const
 	Lowered *l = lower(r->m, f, &st);
 	if (r->m->train) {
 		differentiate(l);
+		recompute(l);
 		bucket_gradients(l, bucket_bytes);
 	}
 	fuse_operators(l);
