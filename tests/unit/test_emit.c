@@ -127,7 +127,7 @@ Test(plan, no_live_buffers_share_bytes)
 		"ir-samples/layout_dense_matmul.ir", "ir-samples/layout_three_layer.ir", "ir-samples/matmul_relu_semi.ir",
 		"ir-samples/recursive_net.ir", "ir-samples/shard_dense_relu.ir", "ir-samples/shard_net1.ir",
 		"ir-samples/shard_net2.ir", "ir-samples/transformer_block.ir", "tests/e2e/transformer_train.ir",
-		"tests/e2e/every_grad.ir",
+		"tests/e2e/every_grad.ir", "tests/e2e/recompute_layers.ir",
 	};
 	for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
 		expect_plan(models[i], NULL);
