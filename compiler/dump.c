@@ -112,10 +112,16 @@ static void print_in_strategy(StrBuf *b, const Lowered *l, int i)
 	sb_puts(b, n->nin == 1 ? ",)" : ")");
 }
 
-static void print_begin_node(StrBuf *b, const Lowered *l, int i)
+static void print_begin_node(StrBuf *b, const Lowered *l, int i, const bool *recomputed)
 {
 	const Graph *g = l->flat->g;
 	const Node *n = &g->nodes[i];
+	Attrs na = n->a;   /* recompute as decided (recompute.c), not as written */
+	na.present &= ~(1u << ATTR_RECOMPUTE);
+	if (recomputed && recomputed[i]) {
+		na.present |= 1u << ATTR_RECOMPUTE;
+		na.recompute = true;
+	}
 	const NodeStrategy *ns = &l->st->node[i];
 	sb_printf(b, "  %%%s = %s(", g->values[n->result].name, op_info[n->op].name);
 	for (int k = 0; k < n->nin; k++)
@@ -123,7 +129,7 @@ static void print_begin_node(StrBuf *b, const Lowered *l, int i)
 	sb_putc(b, ')');
 	/* The node's own attributes, then the strategy it ended with. */
 	StrBuf attrs = {0};
-	bool any = print_attr_entries(&attrs, n->op, &n->a);
+	bool any = print_attr_entries(&attrs, n->op, &na);
 	bool strategy = ns->has_dims && l->device_num > 1;
 	if (any || strategy) {
 		sb_puts(b, " {");
@@ -187,15 +193,38 @@ void dump_begin(StrBuf *b, const Lowered *l)
 		}
 	}
 	sb_puts(b, g->nparams && l->device_num > 1 ? "\n" : ") {\n");
+	/* Each operator recompute.c recomputes says so itself; the train
+	 * block's recompute, which chose them by their Calls, is left out (the
+	 * Calls are inlined here). */
+	bool *marks = recompute_marks(l), *recomputed = NULL;
+	if (marks) {
+		recomputed = xcalloc((size_t)g->nnodes, sizeof *recomputed);
+		for (int i = 0; i < l->nfwd; i++)
+			if (marks[i] && l->ops[i].node >= 0)
+				recomputed[l->ops[i].node] = true;
+	}
 	for (int i = 0; i < g->nnodes; i++)
-		print_begin_node(b, l, i);
+		print_begin_node(b, l, i, recomputed);
+	free(marks);
+	free(recomputed);
 	sb_puts(b, "  return ");
 	for (int k = 0; k < g->nret; k++)
 		sb_printf(b, k ? ", %%%s" : "%%%s", g->values[g->ret[k]].name);
 	sb_puts(b, "\n}\n");
 	if (m->train) {
 		sb_puts(b, "\ntrain ");
-		lit_print(b, m->train->lit);
+		Lit t = *m->train->lit;   /* without recompute */
+		t.keys = xmalloc(sizeof(Lit *) * (size_t)(t.nitems + 1));
+		t.items = xmalloc(sizeof(Lit *) * (size_t)(t.nitems + 1));
+		t.nitems = 0;
+		for (int k = 0; k < m->train->lit->nitems; k++)
+			if (strcmp(m->train->lit->keys[k]->s, "recompute") != 0) {
+				t.keys[t.nitems] = m->train->lit->keys[k];
+				t.items[t.nitems++] = m->train->lit->items[k];
+			}
+		lit_print(b, &t);
+		free(t.keys);
+		free(t.items);
 		sb_putc(b, '\n');
 	}
 }
