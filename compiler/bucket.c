@@ -31,6 +31,7 @@ typedef struct {
 	LOp *ops;                /* the new order */
 	int nops;
 	int *waiting;            /* value -> the open bucket whose member produces it, -1 */
+	int *moved;              /* (nops) each operator's new index */
 	Bucket *b;
 	int nb, capb;
 } Bucketing;
@@ -38,7 +39,7 @@ typedef struct {
 static bool candidate(const Lowered *l, int i)
 {
 	const LOp *o = &l->ops[i];
-	return i >= l->nfwd && o->grad == GRAD_NONE && o->step && o->step->kind == STEP_ALL_REDUCE &&
+	return i >= l->nfwd && o->grad == GRAD_NONE && o->recomputes < 0 && o->step && o->step->kind == STEP_ALL_REDUCE &&
 	       dtype_is_float(l->values[o->result].type.dtype);
 }
 
@@ -59,6 +60,7 @@ static int64_t value_bytes(const LValue *v)
 
 static void place(Bucketing *x, const LOp *o, int bucket)
 {
+	x->moved[o - x->l->ops] = x->nops;
 	x->ops[x->nops] = *o;
 	x->ops[x->nops++].bucket = bucket;
 }
@@ -81,7 +83,7 @@ void bucket_gradients(Lowered *l, int64_t bucket_bytes)
 		return;
 	Arena *a = l->m->arena;
 	Bucketing x = {l, arena_alloc(a, sizeof(LOp) * (size_t)l->nops), 0,
-	               xmalloc(sizeof(int) * (size_t)l->nvalues), NULL, 0, 0};
+	               xmalloc(sizeof(int) * (size_t)l->nvalues), xmalloc(sizeof(int) * (size_t)l->nops), NULL, 0, 0};
 	for (int v = 0; v < l->nvalues; v++)
 		x.waiting[v] = -1;
 	for (int i = 0; i < l->nops; i++) {
@@ -108,7 +110,11 @@ void bucket_gradients(Lowered *l, int64_t bucket_bytes)
 	for (int k = 0; k < x.nb; k++)   /* the rest, in the order they opened, before the updates */
 		if (x.b[k].open)
 			flush(&x, k);
+	for (int i = l->nfwd; i < l->nops; i++)   /* an adjoint of a recomputed operator (recompute.c) */
+		if ((x.ops[i].grad == GRAD_ADJOINT || x.ops[i].grad == GRAD_TIE_COUNT) && x.ops[i].of >= l->nfwd)
+			x.ops[i].of = x.moved[x.ops[i].of];
 	free(x.waiting);
+	free(x.moved);
 	l->ops = x.ops;
 	l->cap_ops = l->nops;
 }

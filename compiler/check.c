@@ -508,6 +508,7 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case ATTR_SHARD: return decode_shard(c, g, v, &a->shard);
 	case ATTR_IN_STRATEGY: return decode_strategy(c, v, &a->in_strategy, "in_strategy");
 	case ATTR_OUT_STRATEGY: return decode_strategy(c, v, &a->out_strategy, "out_strategy");
+	case ATTR_RECOMPUTE: a->recompute = v->i; break;
 	case ATTR_COUNT: die("bad attribute");
 	}
 	return true;
@@ -576,6 +577,8 @@ static void list_attrs(StrBuf *b, OpKind op)
 	unsigned mask = op_info[op].attrs;
 	if (op != OP_CALL && !op_is_comm(op))
 		mask |= (1u << ATTR_IN_STRATEGY) | (1u << ATTR_OUT_STRATEGY);
+	if (op != OP_CALL)
+		mask |= 1u << ATTR_RECOMPUTE;
 	int n = 0;
 	for (int k = 0; k < ATTR_COUNT; k++)
 		if (mask & (1u << k))
@@ -594,6 +597,8 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	unsigned allowed = op_info[n->op].attrs;
 	if (n->op != OP_CALL && !op_is_comm(n->op))
 		allowed |= (1u << ATTR_IN_STRATEGY) | (1u << ATTR_OUT_STRATEGY);
+	if (n->op != OP_CALL)   /* a Call's layer is recomputed by the train block's recompute */
+		allowed |= 1u << ATTR_RECOMPUTE;
 	for (int i = 0; d && i < d->nitems; i++) {
 		const Lit *key = d->keys[i];
 		int k = 0;
@@ -843,11 +848,19 @@ static void check_train_names(Checker *c)
 				ERR(c, v->span, "scale_window is a positive integer (good steps before the loss scale grows)");
 			else
 				t->scale_window = v->i;
+		} else if (strcmp(key, "recompute") == 0) {
+			if (v->kind == LIT_BOOL)
+				t->recompute = v->i ? RECOMPUTE_LAYERS : RECOMPUTE_NONE;
+			else if (str_is(v, "selective"))
+				t->recompute = RECOMPUTE_SELECTIVE;
+			else
+				ERR(c, v->span, "recompute is true (recompute every layer's operators in the backward pass, "
+				    "keeping the values between layers), \"selective\" (only attention's scores and Softmax) or false");
 		} else if (strcmp(key, "optimizer") == 0)
 			check_optimizer(c, t, v);
 		else
 			ERR(c, t->lit->keys[i]->span, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm, "
-			    "precision, init_loss_scale, scale_factor, scale_window)", key);
+			    "precision, init_loss_scale, scale_factor, scale_window, recompute)", key);
 	}
 	/* One precision for the model: the train block's, else the context's. */
 	if (t->precision == DT_F32)

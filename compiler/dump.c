@@ -18,7 +18,7 @@
  * without braces; false when there are none. */
 static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 {
-	unsigned mask = op_info[op].attrs & a->present;
+	unsigned mask = (op_info[op].attrs | (op != OP_CALL ? 1u << ATTR_RECOMPUTE : 0)) & a->present;
 	mask &= ~(1u << ATTR_IN_STRATEGY | 1u << ATTR_OUT_STRATEGY | 1u << ATTR_GRAPH | 1u << ATTR_SHARD);
 	static const char *const reduce_names[] = {"\"sum\"", "\"max\"", "\"mean\""};
 	bool first = true;
@@ -51,6 +51,7 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_SPLIT_AXIS: sb_printf(b, "%lld", (long long)a->split_axis); break;
 		case ATTR_CONCAT_AXIS: sb_printf(b, "%lld", (long long)a->concat_axis); break;
 		case ATTR_OFFSET: sb_printf(b, "%lld", (long long)a->offset); break;
+		case ATTR_RECOMPUTE: sb_puts(b, a->recompute ? "true" : "false"); break;
 		case ATTR_GRAPH: case ATTR_SHARD: case ATTR_IN_STRATEGY: case ATTR_OUT_STRATEGY: case ATTR_COUNT: break;
 		}
 	}
@@ -111,10 +112,16 @@ static void print_in_strategy(StrBuf *b, const Lowered *l, int i)
 	sb_puts(b, n->nin == 1 ? ",)" : ")");
 }
 
-static void print_begin_node(StrBuf *b, const Lowered *l, int i)
+static void print_begin_node(StrBuf *b, const Lowered *l, int i, const bool *recomputed)
 {
 	const Graph *g = l->flat->g;
 	const Node *n = &g->nodes[i];
+	Attrs na = n->a;   /* recompute as decided (recompute.c), not as written */
+	na.present &= ~(1u << ATTR_RECOMPUTE);
+	if (recomputed && recomputed[i]) {
+		na.present |= 1u << ATTR_RECOMPUTE;
+		na.recompute = true;
+	}
 	const NodeStrategy *ns = &l->st->node[i];
 	sb_printf(b, "  %%%s = %s(", g->values[n->result].name, op_info[n->op].name);
 	for (int k = 0; k < n->nin; k++)
@@ -122,7 +129,7 @@ static void print_begin_node(StrBuf *b, const Lowered *l, int i)
 	sb_putc(b, ')');
 	/* The node's own attributes, then the strategy it ended with. */
 	StrBuf attrs = {0};
-	bool any = print_attr_entries(&attrs, n->op, &n->a);
+	bool any = print_attr_entries(&attrs, n->op, &na);
 	bool strategy = ns->has_dims && l->device_num > 1;
 	if (any || strategy) {
 		sb_puts(b, " {");
@@ -186,15 +193,38 @@ void dump_begin(StrBuf *b, const Lowered *l)
 		}
 	}
 	sb_puts(b, g->nparams && l->device_num > 1 ? "\n" : ") {\n");
+	/* Each operator recompute.c recomputes says so itself; the train
+	 * block's recompute, which chose them by their Calls, is left out (the
+	 * Calls are inlined here). */
+	bool *marks = recompute_marks(l), *recomputed = NULL;
+	if (marks) {
+		recomputed = xcalloc((size_t)g->nnodes, sizeof *recomputed);
+		for (int i = 0; i < l->nfwd; i++)
+			if (marks[i] && l->ops[i].node >= 0)
+				recomputed[l->ops[i].node] = true;
+	}
 	for (int i = 0; i < g->nnodes; i++)
-		print_begin_node(b, l, i);
+		print_begin_node(b, l, i, recomputed);
+	free(marks);
+	free(recomputed);
 	sb_puts(b, "  return ");
 	for (int k = 0; k < g->nret; k++)
 		sb_printf(b, k ? ", %%%s" : "%%%s", g->values[g->ret[k]].name);
 	sb_puts(b, "\n}\n");
 	if (m->train) {
 		sb_puts(b, "\ntrain ");
-		lit_print(b, m->train->lit);
+		Lit t = *m->train->lit;   /* without recompute */
+		t.keys = xmalloc(sizeof(Lit *) * (size_t)(t.nitems + 1));
+		t.items = xmalloc(sizeof(Lit *) * (size_t)(t.nitems + 1));
+		t.nitems = 0;
+		for (int k = 0; k < m->train->lit->nitems; k++)
+			if (strcmp(m->train->lit->keys[k]->s, "recompute") != 0) {
+				t.keys[t.nitems] = m->train->lit->keys[k];
+				t.items[t.nitems++] = m->train->lit->items[k];
+			}
+		lit_print(b, &t);
+		free(t.keys);
+		free(t.items);
 		sb_putc(b, '\n');
 	}
 }
@@ -231,6 +261,65 @@ static OpKind fused_into(const Lowered *l, int i)
 		if (l->ops[j].fuse_from == i)
 			return l->ops[j].op;
 	return l->ops[i].op;
+}
+
+/* Whether backward operator o reads a value of a clone (is_clone: by value). */
+static bool reads_clone(const Lowered *l, const LOp *o, const bool *is_clone)
+{
+	for (int k = 0; k < o->nin; k++)
+		if (is_clone[o->in[k]])
+			return true;
+	return o->grad == GRAD_ADJOINT && l->ops[o->of].recomputes >= 0;
+}
+
+/* The forward operators the backward pass runs again (recompute.c), in
+ * order, as comments: the graph above stays the forward program. Each clone
+ * names the forward value it recomputes and the backward operator it was
+ * made for (the first after it that reads a clone). */
+static void dump_recomputed(StrBuf *b, const Lowered *l, int64_t rank)
+{
+	int n = 0;
+	for (int i = l->nfwd; i < l->nops; i++)
+		n += l->ops[i].recomputes >= 0;
+	if (!n)
+		return;
+	bool *is_clone = xcalloc((size_t)l->nvalues, sizeof *is_clone);
+	for (int i = l->nfwd; i < l->nops; i++)
+		is_clone[l->ops[i].result] = l->ops[i].recomputes >= 0;
+	int64_t *members = xmalloc(sizeof(int64_t) * (size_t)l->device_num);
+	sb_printf(b, "\n# Backward: recomputed forward operators (%d; recompute.c). Each runs again before the first\n"
+	          "# backward operator that reads its value, which the forward value is then not kept for.\n", n);
+	for (int i = l->nfwd; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		if (o->recomputes < 0)
+			continue;
+		Attrs a;
+		lowered_rank_attrs(l, o, rank, &a, members);
+		sb_printf(b, "#   %%%s = %s(", l->values[o->result].name, op_info[o->op].name);
+		for (int k = 0; k < o->nin; k++)
+			sb_printf(b, k ? ", %%%s" : "%%%s", l->values[o->in[k]].name);
+		sb_putc(b, ')');
+		print_attrs(b, o->op, &a);
+		sb_puts(b, " : ");
+		print_type_list(b, l, o->in, o->nin);
+		sb_puts(b, " -> ");
+		print_type_list(b, l, &o->result, 1);
+		sb_printf(b, "  # recomputes %%%s", l->values[l->ops[o->recomputes].result].name);
+		int r = i + 1;
+		while (r < l->nops && (l->ops[r].recomputes >= 0 || !reads_clone(l, &l->ops[r], is_clone)))
+			r++;
+		if (r < l->nops)
+			sb_printf(b, " for the backward's first reader %%%s", l->values[l->ops[r].result].name);
+		if (o->bytes)
+			sb_printf(b, ", sending %lld bytes again", (long long)o->bytes);
+		if (o->fused)
+			sb_printf(b, "; fused: computed by the operator that reads it");
+		else if (o->fuse_from >= 0)
+			sb_printf(b, "; fused: one kernel with %%%s", l->values[l->ops[o->fuse_from].result].name);
+		sb_putc(b, '\n');
+	}
+	free(members);
+	free(is_clone);
 }
 
 void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
@@ -297,4 +386,5 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 	for (int k = 0; k < l->nret; k++)
 		sb_printf(b, k ? ", %%%s" : "%%%s", l->values[l->rets[k]].name);
 	sb_puts(b, "\n}\n");
+	dump_recomputed(b, l, rank);
 }

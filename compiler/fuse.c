@@ -106,9 +106,9 @@ void fuse_operators(Lowered *l)
 	for (int v = 0; l->grad && v < l->nparams; v++)
 		if (l->grad[v] >= 0)
 			readers[l->grad[v]] += 2;
-	for (int i = 0; i < l->nfwd; i++) {
+	for (int i = 0; i < l->nops; i++) {   /* the forward operators, and their clones (recompute.c) */
 		LOp *o = &l->ops[i];
-		if (o->nin < 1 || !plain(l, o))
+		if ((i >= l->nfwd && o->recomputes < 0) || o->nin < 1 || !plain(l, o))
 			continue;
 		int v = o->in[0], p = producer[v];
 		if (p < 0 || !plain(l, &l->ops[p]) || first[v] != i)

@@ -72,6 +72,7 @@ LOp *lower_op(Lowering *x, OpKind op, int nin, const char *why)
 	o->node = -1;
 	o->why = why;
 	o->fuse_from = -1;
+	o->recomputes = -1;
 	return o;
 }
 
@@ -279,7 +280,7 @@ static void lower_reshape(Lowering *x, int i)
 static void local_attrs(const Node *n, const NodeStrategy *ns, const LValue *in0, Attrs *a)
 {
 	*a = n->a;
-	a->present &= ~(1u << ATTR_IN_STRATEGY | 1u << ATTR_OUT_STRATEGY);
+	a->present &= ~(1u << ATTR_IN_STRATEGY | 1u << ATTR_OUT_STRATEGY | 1u << ATTR_RECOMPUTE);
 	memset(&a->in_strategy, 0, sizeof a->in_strategy);
 	memset(&a->out_strategy, 0, sizeof a->out_strategy);
 	if (n->op == OP_STRIDED_SLICE)
@@ -443,7 +444,7 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 		int r = stat_piece(&s, OP_LAYER_NORM, 5, (int[]){x0, ins[1], ins[2], mean, var}, yt, out, y, NULL);
 		LOp *o = &l->ops[l->nops - 1];
 		o->a = n->a;
-		o->a.present &= ~(1u << ATTR_IN_STRATEGY | 1u << ATTR_OUT_STRATEGY);
+		o->a.present &= ~(1u << ATTR_IN_STRATEGY | 1u << ATTR_OUT_STRATEGY | 1u << ATTR_RECOMPUTE);
 		memset(&o->a.in_strategy, 0, sizeof o->a.in_strategy);
 		memset(&o->a.out_strategy, 0, sizeof o->a.out_strategy);
 		return r;

@@ -32,6 +32,8 @@ static const char usage[] =
 	"      --precision P         bf16 | fp16 | fp32: mixed precision for inference and training\n"
 	"      --parallel-optimizer L  off | level1 | level2 | level3: trained parameters, their\n"
 	"                            gradients and optimizer state as slices over their copies (ZeRO)\n"
+	"      --recompute           training: recompute each layer's activations in the backward pass\n"
+	"                            (the train block's recompute: true)\n"
 	"      --strategy-out FILE   save every operator's strategy as JSON\n"
 	"      --dot FILE            write the graph, strategies, costs and communication as Graphviz DOT\n"
 	"      --strategy-in FILE    load every operator's strategy from JSON (no search)\n"
@@ -43,7 +45,7 @@ static const char usage[] =
 
 typedef struct {
 	const char *model, *outdir;
-	bool check_only, dump_ir, time, explain;
+	bool check_only, dump_ir, time, explain, recompute;
 	const char *strategy_in, *strategy_out, *cluster, *dot;
 	const char *override_key[12];
 	const char *override_flag[12];   /* as typed, for messages */
@@ -73,7 +75,8 @@ static void add_override(Options *o, const char *key, const char *flag, const ch
 
 static void parse_args(int argc, char **argv, Options *o)
 {
-	enum { O_CHECK = 256, O_DUMP, O_DEV, O_PM, O_SM, O_DS, O_SEED, O_PREC, O_POPT, O_SOUT, O_SIN, O_CLUSTER, O_VERSION, O_TIME, O_EXPLAIN, O_DOT };
+	enum { O_CHECK = 256, O_DUMP, O_DEV, O_PM, O_SM, O_DS, O_SEED, O_PREC, O_POPT, O_SOUT, O_SIN, O_CLUSTER, O_VERSION,
+	       O_TIME, O_EXPLAIN, O_DOT, O_RECOMPUTE };
 	static const struct option longs[] = {
 		{"output", required_argument, 0, 'o'}, {"check", no_argument, 0, O_CHECK},
 		{"dump-ir", no_argument, 0, O_DUMP}, {"device-num", required_argument, 0, O_DEV},
@@ -83,7 +86,8 @@ static void parse_args(int argc, char **argv, Options *o)
 		{"strategy-out", required_argument, 0, O_SOUT}, {"strategy-in", required_argument, 0, O_SIN},
 		{"cluster", required_argument, 0, O_CLUSTER}, {"help", no_argument, 0, 'h'},
 		{"version", no_argument, 0, O_VERSION}, {"time", no_argument, 0, O_TIME},
-		{"explain", no_argument, 0, O_EXPLAIN}, {"dot", required_argument, 0, O_DOT}, {0, 0, 0, 0},
+		{"explain", no_argument, 0, O_EXPLAIN}, {"dot", required_argument, 0, O_DOT},
+		{"recompute", no_argument, 0, O_RECOMPUTE}, {0, 0, 0, 0},
 	};
 	opterr = 0;
 	int c;
@@ -107,6 +111,7 @@ static void parse_args(int argc, char **argv, Options *o)
 				add_override(o, "optimizer_level", "--parallel-optimizer", optarg);
 			break;
 		case O_EXPLAIN: o->explain = true; break;
+		case O_RECOMPUTE: o->recompute = true; break;
 		case O_SOUT: o->strategy_out = optarg; break;
 		case O_SIN: o->strategy_in = optarg; break;
 		case O_CLUSTER: o->cluster = optarg; break;
@@ -147,6 +152,16 @@ static void apply_overrides(Module *m, const Options *o, Module **holders)
 		if (m->ctx.dataset_tuple == v)
 			m->ctx.dataset_src = holders[i]->src;
 	}
+}
+
+/* --recompute: the train block's recompute: true. */
+static void set_recompute(Module *m, const char *model)
+{
+	if (!m->train) {
+		fprintf(stderr, "shardc: --recompute: %s has no train block (recomputation is for training)\n", model);
+		exit(EXIT_USAGE);
+	}
+	m->train->recompute = RECOMPUTE_LAYERS;
 }
 
 /* --strategy-out FILE, --dot FILE: written whole or not at all. */
@@ -252,6 +267,8 @@ int main(int argc, char **argv)
 	if (ok)
 		apply_overrides(m, &o, holders);
 	ok = ok && check_names(m, &d);
+	if (ok && o.recompute)
+		set_recompute(m, o.model);
 	stage(&t, "check");
 	ok = ok && infer_shapes(m, &d) && check_strategies(m, &d);
 	stage(&t, "infer");
@@ -277,6 +294,9 @@ int main(int argc, char **argv)
 	if (low && m->train)
 		differentiate(low);
 	stage(&t, "differentiate");
+	if (low && m->train)
+		recompute(low);
+	stage(&t, "recompute");
 	if (low && m->train)
 		bucket_gradients(low, (int64_t)search.cluster.bucket_bytes);
 	stage(&t, "bucket");

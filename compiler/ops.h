@@ -4,7 +4,8 @@
  * holds everything the passes need to know about an operator:
  *   min/max_inputs  max -1 means any number
  *   attribute mask  in_strategy and out_strategy are allowed on every
- *                   computing operator and are not listed
+ *                   computing operator, recompute on every operator but
+ *                   Call; they are not listed
  *   shape   how shape.c infers its result: SH_SAME (input 0's type),
  *           SH_FLOAT (the same, and input 0 must be a float), SH_BROADCAST
  *           (numpy broadcasting of two inputs of one dtype), SH_MATMUL,
@@ -47,7 +48,8 @@
 	ATTR(GRAPH, "graph", AK_GRAPH)                         \
 	ATTR(SHARD, "shard", AK_SHARD)                         \
 	ATTR(IN_STRATEGY, "in_strategy", AK_STRATEGY)          \
-	ATTR(OUT_STRATEGY, "out_strategy", AK_STRATEGY)
+	ATTR(OUT_STRATEGY, "out_strategy", AK_STRATEGY)        \
+	ATTR(RECOMPUTE, "recompute", AK_BOOL)
 
 #define A(x) (1u << ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))

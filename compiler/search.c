@@ -984,6 +984,7 @@ static double slab_memory(Search *x)
 	Lowered *l = lower(m, x->f, x->st);
 	if (m->train) {   /* the pipeline's stages up to the memory plan, as main runs them */
 		differentiate(l);
+		recompute(l);
 		bucket_gradients(l, (int64_t)cost_cluster(x->cm)->bucket_bytes);
 	}
 	fuse_operators(l);

@@ -180,6 +180,7 @@ typedef struct {
 /* Decoded attributes; only the ones of the node's operator are meaningful. */
 typedef struct {
 	bool transpose_a, transpose_b, keep_dims;
+	bool recompute;          /* recompute: true (recompute.c) */
 	bool has_axis;
 	int naxes;               /* axis given as an int: 1 entry, axis_is_tuple false */
 	bool axis_is_tuple;
@@ -278,6 +279,9 @@ typedef struct {
 	int64_t optimizer_shard_size; /* optimizer_weight_shard_size: ranks a slice group spans; -1: all copies */
 } Context;
 
+/* What the backward pass recomputes instead of keeping (checkpoint.c). */
+typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_LAYERS } RecomputePolicy;
+
 /* MindSpore's nn.SGD, nn.Momentum, nn.Adam, nn.AdamWeightDecay (README "Training"). */
 typedef enum { OPT_SGD, OPT_MOMENTUM, OPT_ADAM, OPT_ADAM_WEIGHT_DECAY } OptimizerKind;
 
@@ -294,6 +298,7 @@ typedef struct {
 	/* precision "fp16": dynamic loss scaling (MindSpore's DynamicLossScaleManager). */
 	double init_loss_scale, scale_factor;
 	int64_t scale_window;
+	RecomputePolicy recompute; /* recompute: true (layers), "selective"; --recompute (checkpoint.c) */
 } Train;
 
 typedef struct {
@@ -682,8 +687,6 @@ int strategy_load(const char *path, const Module *m, const FlatGraph *f, Strateg
 
 /* ---- checkpoint.c: which operators the backward pass recomputes ------- */
 
-typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_LAYERS } RecomputePolicy;
-
 /* Requires the graph flattened. marked (flat nnodes): the nodes `policy`
  * recomputes (see the top of checkpoint.c); the rest false. */
 void recompute_policy(const Module *m, const FlatGraph *f, RecomputePolicy policy, bool *marked);
@@ -742,6 +745,7 @@ typedef struct {
 	 * result too, for readers after it). */
 	int fuse_from;
 	bool fused, fused_writes;
+	int recomputes;          /* recompute.c: a clone in the backward pass of forward operator ops[recomputes]; -1 */
 } LOp;
 
 typedef struct {
@@ -782,6 +786,25 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st);
  * backward pass of the loss: every Parameter's gradient in its home layout
  * (l->grad), the redistributions' adjoints, clipping by global norm. */
 void differentiate(Lowered *l);
+
+/* ---- recompute.c: forward values recomputed in the backward pass ----- */
+
+/* Requires differentiate. Which forward operators (l->nfwd entries,
+ * malloc'd; NULL when none) the model asks to recompute: the train block's
+ * recompute policy (checkpoint.c), then each operator's own `recompute:`,
+ * and with optimizer_level 3 the AllGathers of sliced parameters. */
+bool *recompute_marks(const Lowered *l);
+/* Requires differentiate, before bucket_gradients. marked: (l->nfwd) the
+ * forward operators to recompute; an inserted redistribution joins them
+ * when every forward operator reading its result is marked. Each backward
+ * operator that reads a marked operator's result (through in[], or an
+ * adjoint through ops[of]) reads a clone instead, computed just before the
+ * first such reader (LOp.recomputes); the forward values then die at their
+ * last forward reader. A recomputed collective's bytes are sent again
+ * (comm_bytes). Returned values and the loss are never recomputed. */
+void recompute_forward(Lowered *l, const bool *marked);
+/* The pipeline's stage: recompute_forward of recompute_marks, if any. */
+void recompute(Lowered *l);
 
 /* ---- bucket.c: gradient AllReduces in buckets ------------------------- */
 

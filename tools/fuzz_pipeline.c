@@ -52,6 +52,7 @@ static void back_end(Module *m, Diag *d, FILE *devnull)
 	Lowered *low = lower(m, flat, &st);
 	if (m->train) {
 		differentiate(low);
+		recompute(low);
 		bucket_gradients(low, (int64_t)search.cluster.bucket_bytes);
 	}
 	if (!emit_check(low, d))

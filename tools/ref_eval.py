@@ -1568,9 +1568,11 @@ def optimizer_config(module):
     block, offset = module.train
     for key in block:
         if key not in ("loss", "optimizer", "steps", "clip_global_norm", "precision", "init_loss_scale",
-                       "scale_factor", "scale_window"):
+                       "scale_factor", "scale_window", "recompute"):
             raise ModelError(offset, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm, "
-                             "precision, init_loss_scale, scale_factor, scale_window)" % key)
+                             "precision, init_loss_scale, scale_factor, scale_window, recompute)" % key)
+    if block.get("recompute", False) not in (True, False):   # recomputation changes no number
+        raise ModelError(offset, "recompute is true or false")
     steps = block.get("steps", 1)
     if type(steps) is not int or steps < 1:
         raise ModelError(offset, "steps is a positive integer")

@@ -418,14 +418,15 @@ Test(names, resolved_ids)
 Test(attributes, unknown_attribute_lists_the_allowed_ones)
 {
 	expect_only(compile(G1("ReLU(%x) {axis: 1}")),
-	            "t.ir:2:18: error: ReLU has no attribute 'axis' (it takes: in_strategy, out_strategy)");
+	            "t.ir:2:18: error: ReLU has no attribute 'axis' (it takes: in_strategy, out_strategy, recompute)");
 	expect_only(compile(G1("MatMul(%x, %w) {transpose: true}")),
 	            "t.ir:2:24: error: MatMul has no attribute 'transpose' (it takes: transpose_a, transpose_b, in_strategy, "
-	            "out_strategy)");
+	            "out_strategy, recompute)");
 	expect_only(compile("context {device_num: 2}\n" G1("AllReduce(%x) {op: \"sum\", group: (0, 1), in_strategy: ((1, 1),)}")),
-	            "t.ir:3:49: error: AllReduce has no attribute 'in_strategy' (it takes: op, group)");
+	            "t.ir:3:49: error: AllReduce has no attribute 'in_strategy' (it takes: op, group, recompute)");
 	expect_only(compile(G1("ReduceSum(%x) {axes: 1}")),
-	            "ReduceSum has no attribute 'axes' (it takes: axis, keep_dims, in_strategy, out_strategy)");
+	            "ReduceSum has no attribute 'axes' (it takes: axis, keep_dims, in_strategy, out_strategy, recompute)");
+	expect_only(compile(G1("ReLU(%x) {recompute: 1}")), "t.ir:2:29: error: attribute 'recompute' of ReLU is true or false");
 }
 
 Test(attributes, string_keys_are_not_attribute_names)
@@ -1014,8 +1015,18 @@ Test(train, other_keys)
 {
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, epochs: 3}")),
 	            "t.ir:7:21: error: unknown train key 'epochs' (expected loss, optimizer, steps, clip_global_norm, "
-	            "precision, init_loss_scale, scale_factor, scale_window)");
+	            "precision, init_loss_scale, scale_factor, scale_window, recompute)");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, steps: 0}")), "t.ir:7:28: error: steps is a positive integer");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, recompute: 1}")),
+	            "t.ir:7:32: error: recompute is true (recompute every layer's operators in the backward pass, keeping "
+	            "the values between layers), \"selective\" (only attention's scores and Softmax) or false");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, recompute: \"some\"}")),
+	            "t.ir:7:32: error: recompute is true (recompute every layer's operators in the backward pass, keeping "
+	            "the values between layers), \"selective\" (only attention's scores and Softmax) or false");
+	Run *r = compile(TRAIN(MLP, "{loss: %loss, recompute: \"selective\"}"));
+	cr_assert(r->ok, "%s", msgs(r));
+	cr_assert_eq(r->m->train->recompute, RECOMPUTE_SELECTIVE);
+	run_free(r);
 }
 
 Test(train, precision)

@@ -33,6 +33,7 @@ static Lowered *lower_text(const char *name, const char *text, size_t len, const
 	Lowered *l = lower(r->m, f, &st);
 	if (r->m->train) {
 		differentiate(l);
+		recompute(l);
 		bucket_gradients(l, bucket_bytes);
 	}
 	fuse_operators(l);
@@ -126,7 +127,7 @@ Test(plan, no_live_buffers_share_bytes)
 		"ir-samples/layout_dense_matmul.ir", "ir-samples/layout_three_layer.ir", "ir-samples/matmul_relu_semi.ir",
 		"ir-samples/recursive_net.ir", "ir-samples/shard_dense_relu.ir", "ir-samples/shard_net1.ir",
 		"ir-samples/shard_net2.ir", "ir-samples/transformer_block.ir", "tests/e2e/transformer_train.ir",
-		"tests/e2e/every_grad.ir",
+		"tests/e2e/every_grad.ir", "tests/e2e/recompute_layers.ir",
 	};
 	for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
 		expect_plan(models[i], NULL);

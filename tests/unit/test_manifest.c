@@ -47,8 +47,10 @@ static Out lower_text(const char *name, const char *text, size_t len)
 	Strategies st;
 	cr_assert(assign_strategies(o.r->m, f, &st, &o.r->d), "strategies:\n%s", msgs(o.r));
 	Lowered *l = lower(o.r->m, f, &st);
-	if (o.r->m->train)
+	if (o.r->m->train) {
 		differentiate(l);
+		recompute(l);
+	}
 	char *m = manifest_json(l), *s = strategy_json(l);
 	o.manifest = load(m, "manifest.json");
 	o.strategy = load(s, "strategy.json");

@@ -82,6 +82,7 @@ static Build build(const char *name, const char *text, int64_t devices, bool dro
 	b.low = ok ? lower(m, f, st) : NULL;
 	if (b.low && m->train) {
 		differentiate(b.low);
+		recompute(b.low);
 		bucket_gradients(b.low, (int64_t)so.cluster.bucket_bytes);
 	}
 	return b;
