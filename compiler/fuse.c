@@ -92,9 +92,16 @@ void fuse_operators(Lowered *l)
 		for (int k = 0; k < o->nin; k++)
 			read_at(readers, first, o->in[k], i);
 		/* an adjoint reads its operator's result, except a binary elementwise
-		 * one's (emit.c: sc_binary_grad reads the operands and dy) */
-		if (o->grad == GRAD_ADJOINT && !binary_op[l->ops[o->of].op])
-			read_at(readers, first, l->ops[o->of].result, i);
+		 * one's (emit.c: sc_binary_grad reads the operands and dy), and the
+		 * operands of one whose gradient needs x (a ReLU's, a GeLU's: its
+		 * operator may be a recomputed clone, the operand then the kept value) */
+		if (o->grad == GRAD_ADJOINT) {
+			const LOp *f = &l->ops[o->of];
+			if (!binary_op[f->op])
+				read_at(readers, first, f->result, i);
+			for (int k = 0; op_info[f->op].grad == GR_X && k < f->nin; k++)
+				read_at(readers, first, f->in[k], i);
+		}
 	}
 	/* what the program reads after the operators: never fused away */
 	for (int k = 0; k < l->nret; k++)

@@ -948,6 +948,7 @@ static void drec(Search *x, int *order, int *norder_out)
 
 static double total(Search *x, double *memory);
 static void propagate(Search *x, int seed, const OpSplit *seed_split);
+static double recompute_cost(const Search *x);
 
 /* The bytes a device needs under the current strategies, counted the way
  * the program allocates them: the strategies lowered (redistributions and,
@@ -2051,7 +2052,7 @@ static int batch_input(const Search *x)
  * the largest global batch that could fit on these), or a better plan: the
  * double-recursive search's, when propagation chose and D-Rec's plan fits,
  * else in_strategy on the large operators. */
-static void report_memory(Search *x, double mem, const SearchOptions *o, Diag *d)
+static void report_memory(Search *x, double mem, const char *saved, const SearchOptions *o, Diag *d)
 {
 	const Module *m = x->m;
 	const Graph *entry = module_entry(m);
@@ -2062,6 +2063,12 @@ static void report_memory(Search *x, double mem, const SearchOptions *o, Diag *d
 	human_bytes(least_s, least);
 	bool prop = m->ctx.search_mode != SM_RECURSIVE;
 	const char *who = prop ? "sharding propagation's strategies" : "the double-recursive search's strategies";
+	if (saved) {   /* least_memory keeps every activation: no bound once they are recomputed */
+		diag_error(d, m->src, entry->name_span, "no strategy fits: even with %s, %s need %s a device (parameters, "
+		           "optimizer state and activations), over the %s a device holds; use more devices, a smaller "
+		           "batch, or a cluster with more memory (--cluster)", saved, who, need_s, have_s);
+		return;
+	}
 	if (least > have) {
 		/* Split the same way over more devices the need shrinks with their
 		 * number: the device count, doubled until that bound fits (a bound:
@@ -2117,6 +2124,136 @@ static void report_memory(Search *x, double mem, const SearchOptions *o, Diag *d
 	           prop ? drec_s : "", prop ? ")" : "", (long long)x->n, least_s);
 }
 
+/* search_mode's search from the strategies the user gave, its choices put
+ * into s. Returns the plan's cost; x stays set up for pricing it. */
+static double run_search(Search *x, Module *m, const FlatGraph *f, Strategies *s, const Cluster *c)
+{
+	search_init(x, m, f, s, c);
+	shard_results(x);
+	if (m->ctx.search_mode == SM_RECURSIVE)
+		recursive(x);
+	else
+		propagate(x, -1, NULL);
+	for (int v = 0; v < f->g->nnodes; v++)
+		if (searchable(x, v) && !x->fixed_node[v]) {
+			if (!x->decided[v])   /* no configured operator reaches it: the default stays */
+				set_current(x, v, s->node[v].split);
+			else
+				strategy_set_split(s, v, &x->cur[v]);
+		}
+	double mem;
+	return total(x, &mem);
+}
+
+/* The forward compute the train block's recompute policy runs again: the
+ * recomputed operators' own cost under the current strategies (their
+ * collectives aside). */
+static double recompute_cost(const Search *x)
+{
+	const Graph *g = x->g;
+	bool *marked = xcalloc((size_t)(g->nnodes ? g->nnodes : 1), sizeof *marked);
+	recompute_policy(x->m, x->f, x->m->train->recompute, marked);
+	double c = 0;
+	for (int v = 0; v < g->nnodes; v++)
+		if (marked[v] && searchable(x, v))
+			c += cost_compute(x->cm, &g->nodes[v], x->st->node[v].od, x->st->node[v].split->split);
+	free(marked);
+	return c;
+}
+
+/* When the searched plan does not fit a device, the memory savings of
+ * docs/language.md (Context: optimizer parallelism; Training: recompute)
+ * are switched on one at a time, cheapest first, and the search run again
+ * with each, until a plan fits: the optimizer's state, gradients and
+ * parameters as slices over the ranks that sum their gradients (no extra
+ * bytes or work), then attention's scores and Softmax recomputed (a few
+ * FLOPs an element), then every layer recomputed (the forward pass again),
+ * then parameters gathered again for the backward (ZeRO-3: their bytes
+ * again). The module keeps what was switched on, so the program the driver
+ * lowers is the plan priced here. Returns what was switched on (NULL:
+ * nothing was left to try); *cost and *mem are the last plan's. */
+static const char *save_memory(Search *x, Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o,
+                               double *cost, double *mem)
+{
+	static const char *const said[] = {
+		"optimizer parallelism (enable_parallel_optimizer, level1)",
+		"optimizer parallelism (level1) and selective recomputation (recompute: \"selective\")",
+		"optimizer parallelism (level1) and every layer recomputed (recompute: true)",
+		"optimizer parallelism (level3) and every layer recomputed (recompute: true)",
+	};
+	const char *done = NULL;
+	for (int step = 0; step < 4 && *mem > o->cluster.memory; step++) {
+		Context *c = &m->ctx;
+		Train *t = m->train;
+		if (step == 0 && c->parallel_optimizer)
+			continue;
+		c->parallel_optimizer = true;
+		if (step == 3)
+			c->optimizer_level = c->optimizer_level > 3 ? c->optimizer_level : 3;
+		RecomputePolicy want = step == 1 ? RECOMPUTE_SELECTIVE : step >= 2 ? RECOMPUTE_LAYERS : RECOMPUTE_NONE;
+		if (t->recompute < want)
+			t->recompute = want;
+		else if (step == 1 || step == 2)
+			continue;   /* the model asks for as much already */
+		done = said[step];
+		free(x->slab_plan);   /* the same strategies need less now: plan their slab again */
+		x->slab_plan = NULL;
+		if (step < 3 && slab_memory(x) > o->cluster.memory)
+			continue;   /* not even the plan at hand fits with this much: try the next saving first */
+		search_done(x);
+		*cost = run_search(x, m, f, s, &o->cluster);
+		*cost += recompute_cost(x);
+		*mem = slab_memory(x);
+	}
+	return done;
+}
+
+/* --explain's account of save_memory: what was switched on, which
+ * parameters live as slices and which operators are recomputed. */
+static void explain_savings(Search *x, const char *saved, FILE *out)
+{
+	Module *m = (Module *)x->m;
+	const Graph *g = x->g;
+	fprintf(out, "# memory: the searched plan did not fit a device; switched on %s (the total cost includes "
+	        "the recomputation's %.4g s)\n", saved, recompute_cost(x));
+	bool *marked = xcalloc((size_t)(g->nnodes ? g->nnodes : 1), sizeof *marked);
+	recompute_policy(m, x->f, m->train->recompute, marked);
+	int n = 0;
+	for (int v = 0; v < g->nnodes; v++)
+		n += marked[v];
+	fprintf(out, "# recomputed in the backward pass: %d of %d operators%s", n, g->nnodes, n ? ":" : "\n");
+	for (int v = 0, shown = 0; v < g->nnodes; v++)
+		if (marked[v] && shown++ < 12)
+			fprintf(out, " %%%s%s", g->values[g->nodes[v].result].name, shown == 12 && n > 12 ? " ...\n" : "");
+	if (n && n <= 12)
+		fputc('\n', out);
+	free(marked);
+	Arena *keep = m->arena;   /* the homes as lower.c slices them, in a scratch lowering */
+	m->arena = arena_new();
+	Lowered *l = lower(m, x->f, x->st);
+	double whole = 0, sliced = 0;
+	int nsliced = 0, ntrained = 0;
+	for (int p = 0; p < l->nparams; p++) {
+		if (!g->values[p].type.is_param)
+			continue;
+		double bytes = (double)cost_slice_bytes(&x->st->home[p], g->values[p].type.dims,
+		                                        dtype_bytes(g->values[p].type.dtype));
+		double piece = (double)cost_slice_bytes(&l->values[p].layout, g->values[p].type.dims,
+		                                        dtype_bytes(g->values[p].type.dtype));
+		ntrained++;
+		nsliced += piece < bytes;
+		whole += bytes;
+		sliced += piece;
+	}
+	arena_free(m->arena);
+	m->arena = keep;
+	char a[32], b[32];
+	human_bytes(a, whole);
+	human_bytes(b, sliced);
+	fprintf(out, "# sliced over the ranks that sum their gradients: %d of %d parameters; parameters on the "
+	        "largest rank %s -> %s (optimizer state and gradients alike)\n", nsliced, ntrained, a, b);
+}
+
 bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d)
 {
 	if (s->device_num < 1)
@@ -2129,6 +2266,8 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 				if (searchable(&x, v))
 					set_current(&x, v, s->node[v].split);
 			double mem, cost = total(&x, &mem);
+			if (m->train)
+				cost += recompute_cost(&x);
 			mem = slab_memory(&x);
 			fprintf(o->out ? o->out : stdout, "# strategies as given (no search, %lld devices): total cost %.4g s, "
 			        "memory %.4g B a device\n", (long long)x.n, cost, mem);
@@ -2137,30 +2276,23 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 		return true;
 	}
 	Search x;
-	search_init(&x, m, f, s, &o->cluster);
-	shard_results(&x);
 	if (o->results_only) {   /* the strategies come from a file: nothing to search or to price */
+		search_init(&x, m, f, s, &o->cluster);
+		shard_results(&x);
 		search_done(&x);
 		return true;
 	}
-	if (m->ctx.search_mode == SM_RECURSIVE)
-		recursive(&x);
-	else
-		propagate(&x, -1, NULL);
-	for (int v = 0; v < f->g->nnodes; v++)
-		if (searchable(&x, v) && !x.fixed_node[v]) {
-			if (!x.decided[v])   /* no configured operator reaches it: the default stays */
-				set_current(&x, v, s->node[v].split);
-			else
-				strategy_set_split(s, v, &x.cur[v]);
-		}
-	double mem, cost = total(&x, &mem);
-	mem = slab_memory(&x);
+	double cost = run_search(&x, m, f, s, &o->cluster), mem = slab_memory(&x);
+	const char *saved = NULL;
+	if (mem > o->cluster.memory && m->train)
+		saved = save_memory(&x, m, f, s, o, &cost, &mem);
 	if (o->explain)
 		explain(&x, cost, mem, o->out ? o->out : stdout);
+	if (o->explain && saved)
+		explain_savings(&x, saved, o->out ? o->out : stdout);
 	bool ok = mem <= o->cluster.memory;
 	if (!ok)
-		report_memory(&x, mem, o, d);
+		report_memory(&x, mem, saved, o, d);
 	search_done(&x);
 	return ok;
 }

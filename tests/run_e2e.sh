@@ -260,28 +260,38 @@ PY
 done
 
 # Memory-saving parallelism: every training model again with optimizer
-# parallelism at each level (context enable_parallel_optimizer, optimizer_level:
-# parameters, gradients and optimizer state as slices over the ranks holding
-# copies, level3 gathering each parameter again for the backward pass), on 1,
-# 2, 4 and 8 ranks, against the one-device program and the reference with the
-# model's own tolerances: the same numbers, summed in another order where a
-# ReduceScatter replaces an AllReduce.
+# parallelism at each level (context enable_parallel_optimizer,
+# optimizer_level: parameters, gradients and optimizer state as slices over
+# the ranks that sum their gradients; level2 with optimizer_weight_shard_size
+# 2; level3 gathering each parameter again for the backward pass) and with
+# recomputation of every layer (the train block's recompute: true), on 1, 2,
+# 4 and 8 ranks, against the one-device program and the reference with the
+# model's own tolerances: the same numbers (summed in another order where a
+# ReduceScatter replaces an AllReduce), and the bytes counted at run time,
+# recomputed collectives and regathered parameters included, equal the
+# manifest's.
 memsave=(
-	"zero1|enable_parallel_optimizer: true, optimizer_level: \"level1\""
-	"zero2|enable_parallel_optimizer: true, optimizer_level: \"level2\", optimizer_weight_shard_size: 2"
-	"zero3|enable_parallel_optimizer: true, optimizer_level: \"level3\""
+	"zero1|enable_parallel_optimizer: true, optimizer_level: \"level1\"|"
+	"zero2|enable_parallel_optimizer: true, optimizer_level: \"level2\", optimizer_weight_shard_size: 2|"
+	"zero3|enable_parallel_optimizer: true, optimizer_level: \"level3\"|"
+	"recompute||recompute: true"
 )
 for model in "$@"; do
 	grep -q '^train' "$model" || continue
 	for v in "${memsave[@]}"; do
-		IFS='|' read -r vname ctx <<<"$v"
+		IFS='|' read -r vname ctx train <<<"$v"
 		name="$(basename "$model" .ir)+$vname"
-		if ! "$py" - "$model" "$ctx" >"$tmp/$name.ir" <<'PY'
+		if ! "$py" - "$model" "$ctx" "$train" >"$tmp/$name.ir" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
-ctx = re.search(r"^context\s*\{", text, re.M)
-text = (text[:ctx.end()] + " " + sys.argv[2] + "," + text[ctx.end():] if ctx
-        else "context { " + sys.argv[2] + " }\n" + text)
+if sys.argv[2]:
+    ctx = re.search(r"^context\s*\{", text, re.M)
+    text = (text[:ctx.end()] + " " + sys.argv[2] + "," + text[ctx.end():] if ctx
+            else "context { " + sys.argv[2] + " }\n" + text)
+if sys.argv[3]:
+    text = re.sub(r"^\s*recompute:[^,\n}]*,?", "", text, flags=re.M)
+    train = text.rindex("\ntrain")
+    text = text[:train] + text[train:].replace("{", "{" + sys.argv[3] + ", ", 1)
 sys.stdout.write(text)
 PY
 		then

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Usage: bench_search.py SHARDC [--small] [--rows 13B,1.3B,350M] [--memory BYTES] [--json FILE]
+# Usage: bench_search.py SHARDC [--small] [--rows 13B,1.3B,350M,1.3B/8,13B/64] [--memory BYTES] [--json FILE]
 """The strategy search against the hand plans at the scale of real models (make bench-search).
 
 For each row (a GPT stack from tools/gen_gpt.py with a train block, fp32, Adam, seq 1024)
@@ -46,21 +46,33 @@ ROWS = {
     "13B": (5120, 40, 40, 8, 1, 1024),
     "1.3B": (2048, 24, 16, 64, 128, 1024),
     "350M": (1024, 24, 16, 64, 512, 1024),
+    # batch 8 a device: no plan fits without optimizer parallelism and recomputation
+    "1.3B/8": (2048, 24, 16, 8, 64, 1024),
+    "13B/64": (5120, 40, 40, 64, 512, 1024),
 }
 SMALL = {   # the same layers, 2 of them: the per-layer trade-offs of the full rows, in seconds
     "13B": (5120, 2, 40, 8, 1, 1024),
     "1.3B": (2048, 2, 16, 64, 128, 1024),
     "350M": (1024, 2, 16, 64, 512, 1024),
+    "1.3B/8": (2048, 2, 16, 8, 64, 1024),
+    "13B/64": (5120, 2, 40, 64, 512, 1024),
 }
+# Rows whose hand plans are Megatron with ZeRO-1 (enable_parallel_optimizer,
+# level1), alone and with every layer recomputed (recompute: true).
+MEMSAVE = {"1.3B/8", "13B/64"}
 
 
-def plans(devices, heads):
+def plans(devices, heads, memsave=False):
     out = [("D-Rec", ["--mode", "auto_parallel", "--search", "recursive_programming"]),
            ("propagation", ["--mode", "auto_parallel", "--search", "sharding_propagation"])]
+    saves = [("", [])]
+    if memsave:
+        saves = [(" + ZeRO-1", ["--zero", "level1"]),
+                 (" + ZeRO-1 + recompute", ["--zero", "level1", "--recompute", "true"])]
     for mp in (2, 4, 8):
         if devices % mp == 0 and heads % mp == 0:
-            out.append(("Megatron mp %d" % mp, ["--megatron", "--mp", str(mp)]))
-    out.append(("data parallel", ["--megatron", "--mp", "1"]))
+            out += [("Megatron mp %d%s" % (mp, n), ["--megatron", "--mp", str(mp)] + z) for n, z in saves]
+    out += [("data parallel%s" % n, ["--megatron", "--mp", "1"] + z) for n, z in saves]
     return out
 
 
@@ -151,7 +163,7 @@ def main():
         for row in a.rows.split(","):
             dims = table[row]
             rs = [run_plan(os.path.abspath(a.shardc), tmp, row, dims, n, args, a.memory)
-                  for n, args in plans(dims[3], dims[2])]
+                  for n, args in plans(dims[3], dims[2], row in MEMSAVE)]
             hand = [r["cost"] for r in rs if r["plan"].startswith(("Megatron", "data")) and r.get("fits") and "cost" in r]
             best = min(hand) if hand else None
             for r in rs:

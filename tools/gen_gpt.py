@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Usage: gen_gpt.py --layers N [--train [--precision bf16|fp16] [--optimizer sgd|momentum|adam]] [--hidden H] [--seq S] [--batch B] [--heads A] [--ffn F] [--devices D] [--mode semi_auto_parallel|auto_parallel] [--search recursive_programming|sharding_propagation] [--megatron [--mp M]] [--seed K] [-o FILE]
+# Usage: gen_gpt.py --layers N [--train [--precision bf16|fp16] [--optimizer sgd|momentum|adam]] [--hidden H] [--seq S] [--batch B] [--heads A] [--ffn F] [--devices D] [--mode semi_auto_parallel|auto_parallel] [--search recursive_programming|sharding_propagation] [--megatron [--mp M]] [--zero LEVEL] [--recompute true|selective] [--seed K] [-o FILE]
 """Write a GPT-style stack of N transformer layers as a shardc IR module (docs/language.md).
 
 Each layer has the block structure of ir-samples/transformer_block.ir, on the 2-D
@@ -64,6 +64,10 @@ def main(argv=None):
                     help="with --train: the train block's precision (mixed precision)")
     ap.add_argument("--optimizer", default="sgd", choices=["sgd", "momentum", "adam"],
                     help="the train block's optimizer (default sgd)")
+    ap.add_argument("--zero", default=None, choices=["level1", "level2", "level3"],
+                    help="with --train: enable_parallel_optimizer with this optimizer_level (ZeRO)")
+    ap.add_argument("--recompute", default=None, choices=["true", "selective"],
+                    help="with --train: the train block's recompute")
     ap.add_argument("-o", "--output", default=None, help="output file (default stdout)")
     a = ap.parse_args(argv)
 
@@ -93,6 +97,8 @@ def main(argv=None):
         die("--mp needs --megatron")
     if a.optimizer != "sgd" and not a.train:
         die("--optimizer needs --train")
+    if (a.zero or a.recompute) and not a.train:
+        die("--zero and --recompute need --train")
 
     out = []
     w = out.append
@@ -110,6 +116,8 @@ def main(argv=None):
         w("  search_mode: \"%s\",\n" % (a.search or "sharding_propagation"))
     if a.seed is not None:
         w("  seed: %d,\n" % a.seed)
+    if a.zero:
+        w("  enable_parallel_optimizer: true,\n  optimizer_level: \"%s\",\n" % a.zero)
     w("  dataset_strategy: \"full_batch\"\n}\n\n")
 
     T = "<Tensor[Float32], (%s)>"
@@ -200,6 +208,8 @@ def main(argv=None):
         prec = '  precision: "%s",\n' % a.precision if a.precision else ""
         opt = {"sgd": "SGD(learning_rate: 0.01)", "momentum": "Momentum(learning_rate: 0.01, momentum: 0.9)",
                "adam": "Adam(learning_rate: 0.001)"}[a.optimizer]
+        if a.recompute:
+            prec += "  recompute: %s,\n" % ("true" if a.recompute == "true" else '"selective"')
         w("\ntrain {\n  loss: %%loss,\n  optimizer: %s,\n%s  steps: 1\n}\n" % (opt, prec))
     else:
         w("  return %s\n}\n" % x)

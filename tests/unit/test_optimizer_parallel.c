@@ -45,6 +45,7 @@ static Lowered *lower_mlp(const char *keys, int dp, int mp, Run **run)
 	cr_assert(assign_strategies(r->m, f, &st, &r->d), "%s", msgs(r));
 	Lowered *l = lower(r->m, f, &st);
 	differentiate(l);
+	recompute(l);
 	bucket_gradients(l, 25000000);
 	fuse_operators(l);
 	*run = r;
