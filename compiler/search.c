@@ -1994,7 +1994,7 @@ static void explain(Search *x, double cost, double memory, FILE *out)
  * *batched: the part that grows with the batch, the outputs computed from an
  * input (all of them, as if each grew in proportion: so a batch that this
  * says cannot fit does not). */
-static double least_memory(const Search *x, double *batched)
+static double least_memory(const Search *x, const bool *recomputed, double *batched)
 {
 	const Graph *g = x->g;
 	bool *data = xcalloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof(bool));
@@ -2006,7 +2006,7 @@ static double least_memory(const Search *x, double *batched)
 		const Node *nd = &g->nodes[v];
 		for (int k = 0; k < nd->nin; k++)
 			data[nd->result] |= data[nd->in[k]];
-		if (!searchable(x, v))
+		if (!searchable(x, v) || (recomputed && recomputed[v]))
 			continue;
 		const Type *t = &g->values[nd->result].type;
 		double elems = 1;
@@ -2056,7 +2056,7 @@ static void report_memory(Search *x, double mem, const char *saved, const Search
 {
 	const Module *m = x->m;
 	const Graph *entry = module_entry(m);
-	double have = o->cluster.memory, batched, least = least_memory(x, &batched);
+	double have = o->cluster.memory, batched, least = least_memory(x, NULL, &batched);
 	char need_s[32], have_s[32], least_s[32], drec_s[32];
 	human_bytes(need_s, mem);
 	human_bytes(have_s, have);
@@ -2161,6 +2161,8 @@ static double recompute_cost(const Search *x)
 	return c;
 }
 
+static double least_memory(const Search *x, const bool *recomputed, double *batched);
+
 /* When the searched plan does not fit a device, the memory savings of
  * docs/language.md (Context: optimizer parallelism; Training: recompute)
  * are switched on one at a time, cheapest first, and the search run again
@@ -2173,7 +2175,7 @@ static double recompute_cost(const Search *x)
  * lowers is the plan priced here. Returns what was switched on (NULL:
  * nothing was left to try); *cost and *mem are the last plan's. */
 static const char *save_memory(Search *x, Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o,
-                               double *cost, double *mem)
+                               bool planned, double *cost, double *mem)
 {
 	static const char *const said[] = {
 		"optimizer parallelism (enable_parallel_optimizer, level1)",
@@ -2189,7 +2191,7 @@ static const char *save_memory(Search *x, Module *m, const FlatGraph *f, Strateg
 			continue;
 		c->parallel_optimizer = true;
 		if (step == 3)
-			c->optimizer_level = c->optimizer_level > 3 ? c->optimizer_level : 3;
+			c->optimizer_level = 3;
 		RecomputePolicy want = step == 1 ? RECOMPUTE_SELECTIVE : step >= 2 ? RECOMPUTE_LAYERS : RECOMPUTE_NONE;
 		if (t->recompute < want)
 			t->recompute = want;
@@ -2198,10 +2200,19 @@ static const char *save_memory(Search *x, Module *m, const FlatGraph *f, Strateg
 		done = said[step];
 		free(x->slab_plan);   /* the same strategies need less now: plan their slab again */
 		x->slab_plan = NULL;
-		if (step < 3 && slab_memory(x) > o->cluster.memory)
+		if (step == 0 && !planned)
+			continue;   /* optimizer parallelism alone cannot help: least_memory splits parameters already */
+		bool *marked = xcalloc((size_t)(f->g->nnodes ? f->g->nnodes : 1), sizeof *marked);
+		recompute_policy(m, f, t->recompute, marked);
+		double batched, least = least_memory(x, marked, &batched);
+		free(marked);
+		if (step < 3 && least > o->cluster.memory)
+			continue;   /* what it keeps cannot fit however it is split: try the next saving */
+		if (planned && step < 3 && slab_memory(x) > o->cluster.memory)
 			continue;   /* not even the plan at hand fits with this much: try the next saving first */
 		search_done(x);
 		*cost = run_search(x, m, f, s, &o->cluster);
+		planned = true;
 		*cost += recompute_cost(x);
 		*mem = slab_memory(x);
 	}
@@ -2282,10 +2293,20 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 		search_done(&x);
 		return true;
 	}
-	double cost = run_search(&x, m, f, s, &o->cluster), mem = slab_memory(&x);
+	/* A training model that cannot fit even split over every device with its
+	 * activations kept (least_memory) needs recomputation: no plan to search
+	 * for without it. */
+	search_init(&x, m, f, s, &o->cluster);
+	double batched, cost = 0, mem = INFINITY;
+	bool hopeless = m->train && least_memory(&x, NULL, &batched) > o->cluster.memory;
+	if (!hopeless) {
+		search_done(&x);
+		cost = run_search(&x, m, f, s, &o->cluster);
+		mem = slab_memory(&x);
+	}
 	const char *saved = NULL;
 	if (mem > o->cluster.memory && m->train)
-		saved = save_memory(&x, m, f, s, o, &cost, &mem);
+		saved = save_memory(&x, m, f, s, o, !hopeless, &cost, &mem);
 	if (o->explain)
 		explain(&x, cost, mem, o->out ? o->out : stdout);
 	if (o->explain && saved)
