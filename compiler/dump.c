@@ -280,7 +280,7 @@ static void dump_recomputed(StrBuf *b, const Lowered *l, int64_t rank)
 {
 	int n = 0;
 	for (int i = l->nfwd; i < l->nops; i++)
-		n += l->ops[i].recomputes >= 0;
+		n += l->ops[i].recomputes >= 0 && !l->ops[i].shadow;
 	if (!n)
 		return;
 	bool *is_clone = xcalloc((size_t)l->nvalues, sizeof *is_clone);
@@ -291,7 +291,7 @@ static void dump_recomputed(StrBuf *b, const Lowered *l, int64_t rank)
 	          "# backward operator that reads its value, which the forward value is then not kept for.\n", n);
 	for (int i = l->nfwd; i < l->nops; i++) {
 		const LOp *o = &l->ops[i];
-		if (o->recomputes < 0)
+		if (o->recomputes < 0 || o->shadow)   /* a shadow is not run: nothing to list */
 			continue;
 		Attrs a;
 		lowered_rank_attrs(l, o, rank, &a, members);

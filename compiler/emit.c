@@ -390,6 +390,8 @@ static void plan_buffers(Program *p)
 	for (int v = 0; v < nv; v++)
 		last[v] = -1;
 	for (int i = 0; i < nops; i++) {
+		if (l->ops[i].shadow)   /* no code: its adjoint reads through it (mark_uses) */
+			continue;
 		last[l->ops[i].result] = i;
 		unbuffered[l->ops[i].result] = l->ops[i].fused && !l->ops[i].fused_writes;
 		mark_uses(l, &l->ops[i], i, last);
@@ -415,7 +417,8 @@ static void plan_buffers(Program *p)
 	int64_t scratch = 0;
 	for (int i = 0; i < nops; i++) {
 		const LOp *o = &l->ops[i];
-		p->offset[o->result] = unbuffered[o->result] ? -1 : take(&a, aligned(value_bytes(&l->values[o->result])));
+		if (!o->shadow)
+			p->offset[o->result] = unbuffered[o->result] ? -1 : take(&a, aligned(value_bytes(&l->values[o->result])));
 		int64_t s = scratch_bytes(l, o);
 		scratch = s > scratch ? s : scratch;
 		for (int v = first_dying[i]; v >= 0; v = next_dying[v])
@@ -1770,6 +1773,8 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 		else
 			sb_printf(b, "\t\tsc_print_loss(rt, step, %s);\n\n\t\t/* Backward. */\n", p->cname[l->loss]);
 		for (int i = l->nfwd; i < l->nops; i++) {
+			if (l->ops[i].shadow)   /* no code (recompute.c) */
+				continue;
 			sb_putc(b, '\t');
 			emit_op(b, p, i, rank, members);
 		}

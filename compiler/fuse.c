@@ -88,6 +88,8 @@ void fuse_operators(Lowered *l)
 		producer[v] = first[v] = -1;
 	for (int i = 0; i < l->nops; i++) {
 		const LOp *o = &l->ops[i];
+		if (o->shadow)   /* never run: its adjoint's reads are counted there */
+			continue;
 		producer[o->result] = i;
 		for (int k = 0; k < o->nin; k++)
 			read_at(readers, first, o->in[k], i);
@@ -99,7 +101,9 @@ void fuse_operators(Lowered *l)
 			const LOp *f = &l->ops[o->of];
 			if (!binary_op[f->op])
 				read_at(readers, first, f->result, i);
-			for (int k = 0; op_info[f->op].grad == GR_X && k < f->nin; k++)
+			bool reads_x = op_info[f->op].grad == GR_X ||
+			               (op_info[f->op].grad == GR_OWN && f->op != OP_SOFTMAX && f->op != OP_LOG_SOFTMAX);
+			for (int k = 0; reads_x && k < f->nin; k++)
 				read_at(readers, first, f->in[k], i);
 		}
 	}
@@ -115,7 +119,7 @@ void fuse_operators(Lowered *l)
 			readers[l->grad[v]] += 2;
 	for (int i = 0; i < l->nops; i++) {   /* the forward operators, and their clones (recompute.c) */
 		LOp *o = &l->ops[i];
-		if ((i >= l->nfwd && o->recomputes < 0) || o->nin < 1 || !plain(l, o))
+		if ((i >= l->nfwd && o->recomputes < 0) || o->shadow || o->nin < 1 || !plain(l, o))
 			continue;
 		int v = o->in[0], p = producer[v];
 		if (p < 0 || !plain(l, &l->ops[p]) || first[v] != i)

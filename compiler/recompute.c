@@ -18,8 +18,9 @@
  * Backward operators read forward values two ways: through in[], and an
  * adjoint (GRAD_ADJOINT) through ops[of], whose in[] and result its kernel
  * reads. An adjoint whose operator is in S, or reads a value of S, gets a
- * clone of that operator as its `of` (for an operator outside S that clone
- * is an extra run of it, for its adjoint only).
+ * clone of that operator as its `of`; for an operator outside S the clone is
+ * a shadow (LOp.shadow): never run, its result the kept forward one, its
+ * operands the recomputed values, so a kept MatMul is not run twice.
  *
  * Which operators (recompute_marks): the train block's policy (checkpoint.c:
  * `recompute: true` or --recompute keeps the values between layers and
@@ -128,10 +129,14 @@ static void make_clone(Recompute *x, int f)
 {
 	Lowered *l = x->l;
 	const LOp *o = &x->old[f];
-	const LValue *y = &l->values[o->result];
-	Type gt = lower_global_type(y);
-	TensorLayout layout = y->layout;
-	int r = lower_value(l->lowering, clone_name(x, y->name), &gt, &layout);
+	bool shadow = !x->s[f];   /* kept: its adjoint needs only its recomputed operands, not a second run */
+	int r = o->result;
+	if (!shadow) {
+		const LValue *y = &l->values[o->result];
+		Type gt = lower_global_type(y);
+		TensorLayout layout = y->layout;
+		r = lower_value(l->lowering, clone_name(x, y->name), &gt, &layout);
+	}
 	LOp *c = ARENA_PUSH(l->lowering->a, x->ops, x->nops, x->cap);
 	*c = *o;
 	c->in = arena_alloc(l->lowering->a, sizeof(int) * (size_t)(o->nin ? o->nin : 1));
@@ -139,11 +144,13 @@ static void make_clone(Recompute *x, int f)
 		c->in[k] = current(x, o->in[k]);
 	c->result = r;
 	c->recomputes = f;
+	c->shadow = shadow;
 	c->bucket = 0;
 	c->fuse_from = -1;
 	c->fused = c->fused_writes = false;
 	x->clone[f] = x->nops - 1;
-	l->comm_bytes += o->bytes;
+	if (!shadow)
+		l->comm_bytes += o->bytes;
 }
 
 /* Clones forward operator f unless it has one, depth first over its inputs

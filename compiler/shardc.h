@@ -746,6 +746,10 @@ typedef struct {
 	int fuse_from;
 	bool fused, fused_writes;
 	int recomputes;          /* recompute.c: a clone in the backward pass of forward operator ops[recomputes]; -1 */
+	/* recompute.c: on a clone of a kept operator whose operands are
+	 * recomputed: not run (no code, its result the forward one's); the
+	 * adjoint that points at it reads the recomputed operands through it. */
+	bool shadow;
 } LOp;
 
 typedef struct {

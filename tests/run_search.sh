@@ -16,7 +16,9 @@
 #   - bench-search at small scale, also on devices small enough for memory
 #     to bind: D-Rec costs no more than the hand plans that fit, no operator
 #     has a runner-up that is cheaper and fits, and the search's memory
-#     figure is the slab, there and on every sample.
+#     figure is the slab, there and on every sample;
+#   - GPT 1.3B on 8 devices and 13B on 64 at batch 8 a device fit 80e9-byte
+#     devices by the memory savings the search switches on (--explain).
 # Last line: N passed, N failed.
 shardc=${1:?usage: run_search.sh SHARDC}
 tmp=$(mktemp -d)
@@ -135,6 +137,31 @@ for r in rs:   # the search's memory figure is the program's slab (within 2%)
     assert "error" in r or abs(r["memory"] / r["slab"] - 1) <= 0.02, r
 PY
 then ok; else bad "bench_search.py --small $spec: D-Rec above a hand plan, a cheaper runner-up that fits, or memory off the slab: $(cat "$tmp/bench.md")"; fi
+done
+# Memory savings at full size (docs/language.md: optimizer parallelism,
+# recompute): GPT 1.3B (hidden 2048, 24 layers, seq 1024, batch 8 a device)
+# on 8 devices and GPT 13B (hidden 5120, 40 layers) on 64, fp32 with Adam, on
+# 80e9-byte devices, fit no plan that keeps every activation; the search
+# switches the savings on, says so in --explain, and the plan fits: the
+# search's memory figure, and the slab of the program written, under 80e9.
+echo '{"device_memory": 80e9}' >"$tmp/80g.json"
+for spec in "2048 24 16 8 64" "5120 40 40 64 512"; do
+	set -- $spec
+	python3 tools/gen_gpt.py --hidden $1 --layers $2 --heads $3 --devices $4 --batch $5 --seq 1024 --train \
+		--optimizer adam --mode auto_parallel --search recursive_programming -o "$tmp/save.ir"
+	rm -rf "$tmp/save"
+	if "$shardc" "$tmp/save.ir" --cluster "$tmp/80g.json" --check --explain >"$tmp/explain" 2>"$tmp/err" &&
+	   grep -q '^# memory: the searched plan did not fit a device; switched on optimizer parallelism' "$tmp/explain" &&
+	   grep -q '^# recomputed in the backward pass: [1-9]' "$tmp/explain" &&
+	   grep -q '^# sliced over the ranks that sum their gradients: [1-9]' "$tmp/explain" &&
+	   "$shardc" "$tmp/save.ir" --cluster "$tmp/80g.json" -o "$tmp/save" 2>"$tmp/err" &&
+	   /usr/bin/python3 - "$tmp/explain" "$tmp/save/program.c" <<'PY'
+import re, sys
+mem = float(re.search(r"memory ([0-9.e+]+) B a device", open(sys.argv[1]).read()).group(1))
+slab = int(re.search(r"sc_slab\(rt, (\d+)\)", open(sys.argv[2]).read()).group(1))
+assert mem <= 80e9 and slab <= 80e9 and abs(mem / slab - 1) <= 0.02, (mem, slab)
+PY
+	then ok; else bad "GPT hidden $1, $2 layers on $4 devices: no plan that fits with the savings: $(head -c 600 "$tmp/err") $(grep '^# [a-z]' "$tmp/explain" | tail -4)"; fi
 done
 # Every sample, forward and (gen_gpt.py --train, Adam) training: --explain's
 # memory figure is the slab the generated program allocates (sc_slab), within 2%.

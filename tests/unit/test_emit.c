@@ -69,6 +69,8 @@ static void expect_plan(const char *path, const char *mode)
 		def[v] = last[v] = v < l->nparams ? -1 : -2;
 	for (int i = 0; i < l->nops; i++) {
 		const LOp *o = &l->ops[i];
+		if (o->shadow)   /* not run: the adjoint reading through it marks its operands below */
+			continue;
 		def[o->result] = last[o->result] = i;
 		for (int k = 0; k < o->nin; k++)
 			last[o->in[k]] = i;

@@ -145,3 +145,37 @@ Test(optimizer_parallel, levels_and_bad_values)
 	cr_assert_eq(l->values[1].type.dims[0], 4);
 	run_free(r);
 }
+
+/* level3 (ZeRO-3): each sliced parameter's AllGather runs again in the
+ * backward pass, its bytes counted once more; the operators reading it are
+ * not run again (their adjoints read the regathered value through a
+ * shadow). */
+Test(optimizer_parallel, level3_gathers_again_for_the_backward)
+{
+	Run *r1, *r3;
+	Lowered *l1 = lower_mlp(", enable_parallel_optimizer: true", 8, 1, &r1);
+	Lowered *l3 = lower_mlp(", enable_parallel_optimizer: true, optimizer_level: \"level3\"", 8, 1, &r3);
+	int64_t again = 0;
+	int gathers = 0;
+	for (int i = l3->nfwd; i < l3->nops; i++) {
+		const LOp *o = &l3->ops[i];
+		if (o->recomputes < 0)
+			continue;
+		if (o->step) {
+			cr_assert_eq(o->step->kind, STEP_ALL_GATHER);
+			cr_assert_geq(l3->values[o->in[0]].param, 0, "a parameter's slice is gathered");
+			gathers++;
+			again += o->bytes;
+		} else {
+			cr_assert(o->shadow, "%%%s = %s runs again", l3->values[o->result].name, op_info[o->op].name);
+		}
+	}
+	cr_assert_eq(gathers, 3, "w1, b1 and w2 gathered again: %d", gathers);
+	cr_assert_eq(l3->comm_bytes, l1->comm_bytes + again);
+	Program *p1 = emit_plan(l1, "t.ir"), *p3 = emit_plan(l3, "t.ir");
+	cr_assert_leq(emit_slab_bytes(p3), emit_slab_bytes(p1));
+	emit_free(p1);
+	emit_free(p3);
+	run_free(r1);
+	run_free(r3);
+}

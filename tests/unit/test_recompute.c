@@ -60,6 +60,15 @@ static void expect_recomputed(const Lowered *l, const bool *marked, const char *
 		             l->values[o->result].name);
 		cr_assert_eq(o->grad, GRAD_NONE);
 		cr_assert_eq(o->op, l->ops[o->recomputes].op);
+		if (o->shadow) {   /* a kept operator, not run: its adjoint, after it, reads recomputed operands through it */
+			cr_assert(!marked[o->recomputes], "%s: shadow of a recomputed %%%s", what, l->values[o->result].name);
+			cr_assert_eq(o->result, l->ops[o->recomputes].result);
+			int adjoint = -1;
+			for (int j = i + 1; j < l->nops && adjoint < 0; j++)
+				adjoint = l->ops[j].grad == GRAD_ADJOINT && l->ops[j].of == i ? j : -1;
+			cr_assert_gt(adjoint, i, "%s: no adjoint reads the shadow of %%%s", what, l->values[o->result].name);
+			continue;
+		}
 		int first = -1;
 		for (int j = 0; j < l->nops && first < 0; j++) {
 			const LOp *u = &l->ops[j];
