@@ -124,6 +124,8 @@ typedef struct {
 	int64_t tmpl_dp, tmpl_mp;  /* a Megatron template's propagation (0: off): decide takes only dp x mp candidates */
 	const OpSplit **slab_plan;  /* (nnodes) the interned strategies slab_memory planned last, or NULL */
 	double slab;             /* and their slab */
+	double slab_again;       /* and the seconds of the collectives their backward pass sends again (recompute.c:
+	                          * recomputed ones, ZeRO-3's second AllGathers) */
 	MemoTable memo;          /* best_move's answers by context_key */
 	Key key, entry;
 	Readers *readers;        /* (nvalues) summed readers of values with many */
@@ -992,6 +994,12 @@ static double slab_memory(Search *x)
 	Program *p = emit_plan(l, "");
 	double slab = (double)emit_slab_bytes(p);
 	emit_free(p);
+	x->slab_again = 0;
+	for (int i = l->nfwd; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		if (o->recomputes >= 0 && !o->shadow && o->step && o->step->kind != STEP_SLICE)
+			x->slab_again += cost_collective(x->cm, &o->step->from, o->step->axes, o->bytes);
+	}
 	arena_free(m->arena);
 	m->arena = keep;
 	for (int v = 0; v < g->nnodes; v++)
@@ -2145,9 +2153,11 @@ static double run_search(Search *x, Module *m, const FlatGraph *f, Strategies *s
 	return total(x, &mem);
 }
 
-/* The forward compute the train block's recompute policy runs again: the
- * recomputed operators' own cost under the current strategies (their
- * collectives aside). */
+/* What recomputation adds to a step: the forward compute the train
+ * block's recompute policy runs again, the recomputed operators' own cost
+ * under the current strategies, and the collectives the backward pass sends
+ * again (recomputed ones, ZeRO-3's second AllGathers), from the plan
+ * slab_memory lowered last (call it first). */
 static double recompute_cost(const Search *x)
 {
 	const Graph *g = x->g;
@@ -2158,7 +2168,7 @@ static double recompute_cost(const Search *x)
 		if (marked[v] && searchable(x, v))
 			c += cost_compute(x->cm, &g->nodes[v], x->st->node[v].od, x->st->node[v].split->split);
 	free(marked);
-	return c;
+	return c + x->slab_again;
 }
 
 static double least_memory(const Search *x, const bool *recomputed, double *batched);
@@ -2213,8 +2223,8 @@ static const char *save_memory(Search *x, Module *m, const FlatGraph *f, Strateg
 		search_done(x);
 		*cost = run_search(x, m, f, s, &o->cluster);
 		planned = true;
-		*cost += recompute_cost(x);
 		*mem = slab_memory(x);
+		*cost += recompute_cost(x);
 	}
 	return done;
 }
@@ -2225,6 +2235,7 @@ static void explain_savings(Search *x, const char *saved, FILE *out)
 {
 	Module *m = (Module *)x->m;
 	const Graph *g = x->g;
+	slab_memory(x);   /* the plan itself again: explain priced its runner-ups last */
 	fprintf(out, "# memory: the searched plan did not fit a device; switched on %s (the total cost includes "
 	        "the recomputation's %.4g s)\n", saved, recompute_cost(x));
 	bool *marked = xcalloc((size_t)(g->nnodes ? g->nnodes : 1), sizeof *marked);
@@ -2277,9 +2288,9 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 				if (searchable(&x, v))
 					set_current(&x, v, s->node[v].split);
 			double mem, cost = total(&x, &mem);
+			mem = slab_memory(&x);
 			if (m->train)
 				cost += recompute_cost(&x);
-			mem = slab_memory(&x);
 			fprintf(o->out ? o->out : stdout, "# strategies as given (no search, %lld devices): total cost %.4g s, "
 			        "memory %.4g B a device\n", (long long)x.n, cost, mem);
 			search_done(&x);
