@@ -263,6 +263,24 @@ static OpKind fused_into(const Lowered *l, int i)
 	return l->ops[i].op;
 }
 
+/* `%y = Op(%a, %b) {rank's attributes} : (types) -> (type)` after indent,
+ * no newline: one lowered operator as rank sees it. */
+static void print_lowered_op(StrBuf *b, const Lowered *l, const LOp *o, int64_t rank, int64_t *members,
+                             const char *indent)
+{
+	Attrs a;
+	lowered_rank_attrs(l, o, rank, &a, members);
+	sb_printf(b, "%s%%%s = %s(", indent, l->values[o->result].name, op_info[o->op].name);
+	for (int k = 0; k < o->nin; k++)
+		sb_printf(b, k ? ", %%%s" : "%%%s", l->values[o->in[k]].name);
+	sb_putc(b, ')');
+	print_attrs(b, o->op, &a);
+	sb_puts(b, " : ");
+	print_type_list(b, l, o->in, o->nin);
+	sb_puts(b, " -> ");
+	print_type_list(b, l, &o->result, 1);
+}
+
 /* Whether backward operator o reads a value of a clone (is_clone: by value). */
 static bool reads_clone(const Lowered *l, const LOp *o, const bool *is_clone)
 {
@@ -293,17 +311,7 @@ static void dump_recomputed(StrBuf *b, const Lowered *l, int64_t rank)
 		const LOp *o = &l->ops[i];
 		if (o->recomputes < 0 || o->shadow)   /* a shadow is not run: nothing to list */
 			continue;
-		Attrs a;
-		lowered_rank_attrs(l, o, rank, &a, members);
-		sb_printf(b, "#   %%%s = %s(", l->values[o->result].name, op_info[o->op].name);
-		for (int k = 0; k < o->nin; k++)
-			sb_printf(b, k ? ", %%%s" : "%%%s", l->values[o->in[k]].name);
-		sb_putc(b, ')');
-		print_attrs(b, o->op, &a);
-		sb_puts(b, " : ");
-		print_type_list(b, l, o->in, o->nin);
-		sb_puts(b, " -> ");
-		print_type_list(b, l, &o->result, 1);
+		print_lowered_op(b, l, o, rank, members, "#   ");
 		sb_printf(b, "  # recomputes %%%s", l->values[l->ops[o->recomputes].result].name);
 		int r = i + 1;
 		while (r < l->nops && (l->ops[r].recomputes >= 0 || !reads_clone(l, &l->ops[r], is_clone)))
@@ -353,17 +361,7 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 	int64_t *members = xmalloc(sizeof(int64_t) * (size_t)l->device_num);
 	for (int i = 0; i < l->nfwd; i++) {   /* the backward pass is the emitter's (autodiff.c) */
 		const LOp *o = &l->ops[i];
-		Attrs a;
-		lowered_rank_attrs(l, o, rank, &a, members);
-		sb_printf(b, "  %%%s = %s(", l->values[o->result].name, op_info[o->op].name);
-		for (int k = 0; k < o->nin; k++)
-			sb_printf(b, k ? ", %%%s" : "%%%s", l->values[o->in[k]].name);
-		sb_putc(b, ')');
-		print_attrs(b, o->op, &a);
-		sb_puts(b, " : ");
-		print_type_list(b, l, o->in, o->nin);
-		sb_puts(b, " -> ");
-		print_type_list(b, l, &o->result, 1);
+		print_lowered_op(b, l, o, rank, members, "  ");
 		const TensorLayout *out = &l->values[o->result].layout;
 		if (o->why)
 			sb_printf(b, "  # %s", o->why);

@@ -587,27 +587,6 @@ static int complete(Lowering *x, int src)
 	return r;
 }
 
-/* Where parameters not fixed by a plan live: where their first user wants
- * them (replicated when that user has no strategy). */
-static void parameter_homes(const Lowered *l, TensorLayout *home)
-{
-	const Graph *g = l->flat->g;
-	bool *seen = xcalloc((size_t)(g->nparams ? g->nparams : 1), sizeof *seen);
-	for (int i = 0; i < g->nnodes; i++) {
-		const Node *n = &g->nodes[i];
-		const NodeStrategy *ns = &l->st->node[i];
-		for (int k = 0; k < n->nin; k++) {
-			int p = n->in[k];
-			if (p >= g->nparams || seen[p])
-				continue;
-			seen[p] = true;
-			if (!l->st->home_fixed[p] && ns->has_dims)
-				op_in_layout(ns->od, ns->split, k, &home[p]);
-		}
-	}
-	free(seen);
-}
-
 /* Splits device axis a of l into (size / inner, inner), the inner part
  * least significant, renumbering the maps. Requires inner to divide the
  * size and room for one more axis. */
@@ -671,18 +650,35 @@ static bool shard_home(TensorLayout *home, const Type *t, uint32_t summed, int64
 	return false;
 }
 
-/* Which parameters optimizer parallelism slices, and over which copies:
- * trained (float) parameters of a training module with
- * enable_parallel_optimizer, over the axes of their home on which their
- * first user sums the gradient (grad_partial_axes: the data-parallel
- * ranks), so the ReduceScatter and AllGather send what the AllReduce they
- * replace did. Copies that compute the same gradient redundantly stay: an
- * AllGather there would replace nothing. */
-static void shard_optimizer_homes(const Lowered *l, TensorLayout *home)
+/* Optimizer parallelism for parameter p, first read as input k of a node
+ * with strategy ns: a trained (float) parameter of a training module with
+ * enable_parallel_optimizer is sliced over the axes of its home on which
+ * that user sums the gradient (grad_partial_axes: the data-parallel ranks),
+ * so the ReduceScatter and AllGather send what the AllReduce they replace
+ * did. Copies that compute the same gradient redundantly stay: an AllGather
+ * there would replace nothing. */
+static void shard_optimizer_home(const Lowered *l, const NodeStrategy *ns, int k, int p, TensorLayout *home)
 {
 	const Module *m = l->m;
-	if (!m->train || !m->ctx.parallel_optimizer || l->device_num == 1)
+	const Type *t = &l->flat->g->values[p].type;
+	if (!m->train || !m->ctx.parallel_optimizer || l->device_num == 1 || !t->is_param || !dtype_is_float(t->dtype))
 		return;
+	TensorLayout in, out, h, summed;
+	op_in_layout(ns->od, ns->split, k, &in);
+	op_out_layout(ns->od, ns->split, &out);
+	in.partial = grad_partial_axes(&in, &out);
+	in.partial_op = REDUCE_SUM_OP;
+	if (!layout_common_matrix(home, &in, &h, &summed))
+		return;   /* a planned home whose matrix cuts across the user's */
+	if (shard_home(&h, t, summed.partial, m->ctx.optimizer_shard_size))
+		*home = h;
+}
+
+/* Where parameters not fixed by a plan live: where their first user wants
+ * them (replicated when that user has no strategy); then, every parameter,
+ * sliced for optimizer parallelism by that same user. */
+static void parameter_homes(const Lowered *l, TensorLayout *home)
+{
 	const Graph *g = l->flat->g;
 	bool *seen = xcalloc((size_t)(g->nparams ? g->nparams : 1), sizeof *seen);
 	for (int i = 0; i < g->nnodes; i++) {
@@ -693,18 +689,11 @@ static void shard_optimizer_homes(const Lowered *l, TensorLayout *home)
 			if (p >= g->nparams || seen[p])
 				continue;
 			seen[p] = true;
-			const Type *t = &g->values[p].type;
-			if (!t->is_param || !dtype_is_float(t->dtype) || !ns->has_dims)
+			if (!ns->has_dims)
 				continue;
-			TensorLayout in, out, h, summed;
-			op_in_layout(ns->od, ns->split, k, &in);
-			op_out_layout(ns->od, ns->split, &out);
-			in.partial = grad_partial_axes(&in, &out);
-			in.partial_op = REDUCE_SUM_OP;
-			if (!layout_common_matrix(&home[p], &in, &h, &summed))
-				continue;   /* a planned home whose matrix cuts across the user's */
-			if (shard_home(&h, t, summed.partial, m->ctx.optimizer_shard_size))
-				home[p] = h;
+			if (!l->st->home_fixed[p])
+				op_in_layout(ns->od, ns->split, k, &home[p]);
+			shard_optimizer_home(l, ns, k, p, &home[p]);
 		}
 	}
 	free(seen);
@@ -731,7 +720,6 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st)
 	for (int p = 0; p < g->nparams; p++)
 		l->home[p] = st->home[p];
 	parameter_homes(l, l->home);
-	shard_optimizer_homes(l, l->home);
 	for (int p = 0; p < g->nparams; p++) {
 		x->vmap[p] = lower_value(x, g->values[p].name, &g->values[p].type, &l->home[p]);
 		l->values[x->vmap[p]].param = p;
