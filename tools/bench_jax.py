@@ -8,7 +8,10 @@ ranks with the Megatron strategies gen_gpt.py writes (dp x mp; JAX: 8 virtual
 CPU devices, XLA_FLAGS=--xla_force_host_platform_device_count=8, the same
 shardings on the parameters and the activation, GSPMD propagating the rest).
 Same shapes, float32, both on every core of this machine (shardc: the runtime
-gives each rank its share of the cores for BLAS; XLA: its own thread pool).
+gives each rank its share of the cores for BLAS; XLA: its own thread pool),
+each with the vector kernels it picks for this CPU (an OPENBLAS_CORETYPE in
+the environment is set aside for shardc's runs, and said so; XLA has no such
+pin: --keep-blas-coretype keeps it).
 Each time is the best of 5 timings of K runs, K calibrated for about --seconds.
 Prints one line per case: milliseconds per run for each, and the ratio shardc /
 XLA (below 1: shardc faster). When jax cannot be imported it says so and
@@ -27,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PY = "/usr/bin/python3"
 
 
-def shardc_ms(shardc, tmp, args, devices, seconds):
+def shardc_ms(shardc, tmp, args, devices, seconds, env):
     """ms per run of the program gen_gpt.py writes with args, on `devices` ranks."""
     ir = os.path.join(tmp, "m.ir")
     out = os.path.join(tmp, "out")
@@ -37,7 +40,7 @@ def shardc_ms(shardc, tmp, args, devices, seconds):
 
     def run(k):
         r = subprocess.run([os.path.join(out, "run.sh"), "--steps", str(k)], check=True,
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, env=env)
         m = re.search(r"^time: \d+ \w+ in ([0-9.]+) s", r.stdout, re.M)
         if not m:
             sys.exit("bench_jax: no time line in run.sh's output:\n" + r.stdout + r.stderr)
@@ -160,6 +163,8 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--seconds", type=float, default=1.0)
+    ap.add_argument("--keep-blas-coretype", action="store_true",
+                    help="run shardc with the environment's OPENBLAS_CORETYPE (default: set aside)")
     a = ap.parse_args()
     if subprocess.run([PY, "-c", "import jax"], capture_output=True).returncode != 0:
         print("bench: jax: skipped: jax is not installed for %s (pip install jax)" % PY)
@@ -168,12 +173,22 @@ def main():
     print("bench: GPT layer (hidden %d, seq %d, batch %d, heads %d) against JAX/XLA on %d cores, ms per run:"
           % (a.hidden, a.seq, a.batch, a.heads, os.cpu_count()))
     print("bench: %-16s %6s %10s %10s %8s" % ("case", "ranks", "shardc", "XLA", "ratio"))
+    # XLA picks its kernels from the CPU it runs on; so does OpenBLAS unless
+    # OPENBLAS_CORETYPE names a core. An environment that pins an older core
+    # (Haswell's AVX2 on an AVX-512 machine) would compare shardc's GEMMs on
+    # half the vector width with XLA's: set it aside unless asked to keep it.
+    env = dict(os.environ)
+    pinned = env.get("OPENBLAS_CORETYPE")
+    if pinned and not a.keep_blas_coretype:
+        del env["OPENBLAS_CORETYPE"]
+        print("bench: OPENBLAS_CORETYPE=%s set aside: OpenBLAS detects this CPU, as XLA does "
+              "(--keep-blas-coretype keeps it)" % pinned)
     tmp = tempfile.mkdtemp()
     try:
         for train in (False, True):
             for devices in (1, 8):
                 args = shape + ["--devices", "8"] + (["--megatron"] if devices == 8 else []) + (["--train"] if train else [])
-                ms = shardc_ms(a.shardc, tmp, args, devices, a.seconds)
+                ms = shardc_ms(a.shardc, tmp, args, devices, a.seconds, env)
                 mj = jax_ms(a.hidden, a.seq, a.batch, a.heads, devices, train, a.seconds)
                 case = "training step" if train else "forward"
                 if mj is None:

@@ -22,6 +22,18 @@
 
 #include "rt_internal.h"
 
+/* The loops the layers spend their time in are compiled three times, for
+ * x86-64's AVX-512 (v4), AVX2 (v3) and baseline levels, and the loader picks
+ * the one this CPU runs (GCC's target_clones, an ifunc): one library for
+ * every x86-64 machine, 2 to 4x wider vectors where the CPU has them. No
+ * value changes with the level: -std=c11 contracts no a * b + c into an FMA,
+ * and no loop reassociates a sum. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define SC_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define SC_VECTOR_CLONES
+#endif
+
 static void *xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size);
@@ -220,6 +232,7 @@ static void bcast_collapse(const char *what_a, const char *what_b, const int64_t
 
 /* y[j] = a[j sa] op b[j sb] for j < n, with sa and sb 0 or 1: one loop per
  * operator and stride pair, so that each is a plain loop. */
+SC_VECTOR_CLONES
 static void binary_row(sc_binop op, const float *a, int64_t sa, const float *b, int64_t sb, float *y, int64_t n)
 {
 	if (sa && sb) {
@@ -280,6 +293,7 @@ void sc_cpu_binary(sc_binop op, const float *a, const int64_t *a_dims, int a_ndi
 	}
 }
 
+SC_VECTOR_CLONES
 void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c)
 {
 #pragma omp parallel for if (rows * c >= SC_PAR_MIN) schedule(static)
@@ -293,27 +307,44 @@ void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, 
  * polynomial (truncation 5e-9), 2^k put in the exponent bits; below -87 the
  * result is 0 (expf's would be under 1.6e-38). Only + - * and integer bit
  * moves, so a vector lane and the scalar tail give the same bits, and the
- * thread count does not change results. Within 2 float roundings of expf. */
+ * thread count does not change results. Within 2 float roundings of expf.
+ * The two choices (y below -87, y NaN) are bit masks, not branches: GCC's
+ * jump threading turns ?: on y into control flow that the AVX loops of
+ * SC_VECTOR_CLONES then refuse to vectorize. */
+static inline int32_t float_bits(float f)
+{
+	int32_t i;
+	memcpy(&i, &f, sizeof i);
+	return i;
+}
+
+static inline float bits_float(int32_t i)
+{
+	float f;
+	memcpy(&f, &i, sizeof f);
+	return f;
+}
+
 static inline float sc_exp_nonpos(float y)
 {
-	float c = y > -87.0f ? y : -87.0f;
+	int32_t in = -(int32_t)(y > -87.0f), nan = -(int32_t)(y != y);   /* all ones where true */
+	float c = bits_float((float_bits(y) & in) | (float_bits(-87.0f) & ~in));
 	int32_t k = (int32_t)(c * 1.4426950408889634f - 0.5f);   /* round(c / ln2), c <= 0 */
 	float r = (c - (float)k * 0.693145751953125f) - (float)k * 1.428606765330187e-06f;   /* ln2 in two parts */
 	float p = 1 + r * (1 + r * (1.0f / 2 + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
-	union { int32_t i; float f; } two_k = { .i = (k + 127) * (1 << 23) };   /* k in [-126, 0] */
-	float e = y > -87.0f ? p * two_k.f : 0;
-	return y != y ? y : e;   /* NaN stays NaN */
+	float e = p * bits_float((k + 127) * (1 << 23));   /* k in [-126, 0] */
+	return bits_float((float_bits(e) & in) | (float_bits(y) & nan));   /* NaN stays NaN */
 }
 
 /* GeLU's tanh (SC_UNARY_TABLE): tanh u = sign(u) (1 - e) / (1 + e) with
  * e = exp(-2|u|) from sc_exp_nonpos, so that the loop vectorizes: libm's
  * tanhf was 30% of the GPT layer's forward pass. Its error is absolute,
  * below 2e-7: GeLU adds it to 1, so that is a relative error of GeLU below
- * 2e-7 too (Tanh, the operator, keeps libm's tanhf for its small values). */
+ * 2e-7 too (Tanh, the operator, keeps libm's tanhf for its small values).
+ * From |u| = 9 on, e is below half a float step of 1 and the result 1. */
 static inline float sc_gelu_tanh(float u)
 {
-	float a = fabsf(u);
-	float e = sc_exp_nonpos(-2 * (a < 9.0f ? a : 9.0f));   /* tanh 9 is 1 in float */
+	float e = sc_exp_nonpos(-2 * fabsf(u));
 	return copysignf((1 - e) / (1 + e), u);
 }
 
@@ -326,6 +357,7 @@ static inline float sc_gelu_slope(float t)
 
 /* BiasAdd then a unary operator in one pass (compiler/fuse.c): one loop an
  * operator, each row's pre-activation kept when pre is not NULL. */
+SC_VECTOR_CLONES
 void sc_cpu_bias_unary(sc_unop op, const float *xs, const float *bias, float *pre, float *y, int64_t rows, int64_t c)
 {
 	switch (op) {
@@ -353,6 +385,7 @@ void sc_cpu_bias_unary(sc_unop op, const float *xs, const float *bias, float *pr
 
 /* One loop an operator, the switch outside it, so that each loop can be
  * vectorized. */
+SC_VECTOR_CLONES
 void sc_cpu_unary(sc_unop op, const float *xs, float *y, int64_t n)
 {
 	switch (op) {
@@ -370,6 +403,7 @@ void sc_cpu_unary(sc_unop op, const float *xs, float *y, int64_t n)
 	}
 }
 
+SC_VECTOR_CLONES
 void sc_cpu_unary_grad(sc_unop op, const float *ts, const float *dy, float *dx, int64_t n)
 {
 	const float *tv = ts ? ts : dy;   /* a row reading nothing ignores t: no load under a condition */
@@ -401,6 +435,7 @@ void sc_cpu_scale(const float *x, float *y, int64_t n, double alpha)
 
 /* x is read as x * scale, each product rounded to Float32 as a Mul before
  * the softmax would round it (scale 1 changes nothing). */
+SC_VECTOR_CLONES
 static void softmax_of_scaled(const float *x, float scale, float *y, const int64_t *dims, int ndim, int axis, int is_log)
 {
 	int64_t outer, len, inner;
@@ -445,6 +480,7 @@ void sc_cpu_softmax_scaled(const float *x, const float *scale, float *y, const i
 	softmax_of_scaled(x, scale[0], y, dims, ndim, axis, 0);
 }
 
+SC_VECTOR_CLONES
 void sc_cpu_softmax_grad(const float *y, const float *dy, float *dx, const int64_t *dims, int ndim, int axis,
                          int is_log)
 {
@@ -690,6 +726,7 @@ static void norm_shape(const int64_t *dims, int ndim, int bna, int bpa, int64_t 
 
 /* mean and 1/std of one row; four partial sums each, so that the double
  * adds do not wait on one another */
+SC_VECTOR_CLONES
 static void row_stats(const float *xr, int64_t cols, double eps, double *mean, double *rstd)
 {
 	double s[4] = {0}, v[4] = {0};
@@ -717,6 +754,7 @@ static int64_t norm_span(int64_t cols, int64_t np)
 	return np < cols ? np : cols;
 }
 
+SC_VECTOR_CLONES
 void sc_cpu_layer_norm(const float *x, const float *gamma, const float *beta, float *y, const int64_t *dims, int ndim,
                        int begin_norm_axis, int begin_params_axis, double eps)
 {
@@ -741,6 +779,7 @@ void sc_cpu_layer_norm(const float *x, const float *gamma, const float *beta, fl
 /* Two passes, each split over threads without changing a sum's order: the
  * rows (each row's dx from its own sums), then the parameters (each one's
  * dgamma and dbeta summed over the rows in order, as one thread would). */
+SC_VECTOR_CLONES
 void sc_cpu_layer_norm_grad(const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
                             float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis,
                             double eps)
@@ -1059,6 +1098,7 @@ void sc_cpu_l1_loss_grad(const float *pred, const float *target, const float *dl
 /* ---- broadcasting gradients ---- */
 
 /* da and db where a, b and y have one shape: one term each, no sums */
+SC_VECTOR_CLONES
 static void binary_grad_same(sc_binop op, const float *a, const float *b, const float *dy, float *da, float *db,
                              int64_t n)
 {
@@ -1162,6 +1202,7 @@ void sc_cpu_broadcast_to(const float *x, const int64_t *x_dims, int x_ndim, floa
 /* Each column summed over the rows in order, as one thread would; the rows
  * are walked in memory order (a row of sums), each thread its block of
  * columns. */
+SC_VECTOR_CLONES
 void sc_cpu_bias_add_grad(const float *dy, float *dbias, int64_t rows, int64_t c)
 {
 	double *acc = xcalloc((size_t)c, sizeof *acc);
@@ -1180,6 +1221,7 @@ void sc_cpu_bias_add_grad(const float *dy, float *dbias, int64_t rows, int64_t c
 
 /* ---- optimizers ---- */
 
+SC_VECTOR_CLONES
 void sc_cpu_sgd(float *p, const float *g, float *accum, int64_t n, double lr, double momentum, double dampening,
                 double weight_decay, int nesterov, int64_t step)
 {
@@ -1197,6 +1239,7 @@ void sc_cpu_sgd(float *p, const float *g, float *accum, int64_t n, double lr, do
 	}
 }
 
+SC_VECTOR_CLONES
 void sc_cpu_momentum(float *p, const float *g, float *v, int64_t n, double lr, double momentum, double weight_decay,
                      int nesterov)
 {
@@ -1209,6 +1252,7 @@ void sc_cpu_momentum(float *p, const float *g, float *v, int64_t n, double lr, d
 	}
 }
 
+SC_VECTOR_CLONES
 void sc_cpu_adam(float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1, double beta2,
                  double eps, double weight_decay, int64_t step)
 {
@@ -1225,6 +1269,7 @@ void sc_cpu_adam(float *p, const float *g, float *m, float *v, int64_t n, double
 	}
 }
 
+SC_VECTOR_CLONES
 void sc_cpu_adam_weight_decay(float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1,
                               double beta2, double eps, double weight_decay)
 {

@@ -792,6 +792,33 @@ Test(elementwise, gelu_against_double)
 	free(x);
 }
 
+/* The hot loops are built for several vector widths (SC_VECTOR_CLONES) and
+ * each runs a scalar tail after its vector body: a value gives the same bits
+ * in every lane and in the tail (no FMA contraction, no reassociation), so
+ * the width this CPU picked changes nothing. 67 elements: 64 in the vector
+ * body of every width, 3 in the tail, the tail's values repeated in it. */
+Test(elementwise, vector_lanes_and_tail_same_bits)
+{
+	enum { N = 67 };
+	float x[N], y[N], g[N], d[N], b[N], pre[N], yb[N];
+	const float tail[3] = {-3.71f, 0.4142f, 11.5f};
+	for (int i = 0; i < N; i++) {
+		x[i] = tail[i < N - 3 ? i % 3 : i - (N - 3)];
+		d[i] = 0.75f;
+		b[i] = 0.25f;
+	}
+	for (sc_unop op = 0; op < SC_U_COUNT; op++) {
+		sc_cpu_unary(op, x, y, N);
+		sc_cpu_unary_grad(op, x, d, g, N);
+		for (int i = 0; i < N - 3; i++)
+			cr_assert(!memcmp(&y[i], &y[N - 3 + i % 3], sizeof *y) && !memcmp(&g[i], &g[N - 3 + i % 3], sizeof *g),
+			          "unary op %d: element %d differs from the tail's", (int)op, i);
+	}
+	sc_cpu_bias_unary(SC_U_GELU, x, b, pre, yb, 1, N);
+	for (int i = 0; i < N - 3; i++)
+		cr_assert(!memcmp(&yb[i], &yb[N - 3 + i % 3], sizeof *yb), "bias + gelu: element %d", i);
+}
+
 /* Softmax's exp is written out so that it vectorizes (kernels.c): against
  * the double formula over a wide range, -inf gives exactly 0 and a NaN a
  * NaN row, as expf did. */
