@@ -12,7 +12,8 @@ gives each rank its share of the cores for BLAS; XLA: its own thread pool),
 each with the vector kernels it picks for this CPU (an OPENBLAS_CORETYPE in
 the environment is set aside for shardc's runs, and said so; XLA has no such
 pin: --keep-blas-coretype keeps it).
-Each time is the best of 5 timings of K runs, K calibrated for about --seconds.
+Each time is the best of 5 timings of K runs, K calibrated for about --seconds,
+and the best of --rounds such figures taken alternately with XLA's.
 Prints one line per case: milliseconds per run for each, and the ratio shardc /
 XLA (below 1: shardc faster). When jax cannot be imported it says so and
 exits 0: the comparison is optional (pip install jax).
@@ -146,7 +147,7 @@ def jax_ms(h, s, b, a, devices, train, seconds):
             r = subprocess.run([PY, "-c", code], env=env, capture_output=True, text=True, timeout=120 + 60 * seconds)
         except subprocess.TimeoutExpired:
             why = "no answer in %d s" % (120 + 60 * seconds)
-            continue
+            break   # a hang is not the flag's refusal: the next try would hang too
         if r.returncode == 0:
             return float(r.stdout.strip().splitlines()[-1])
         lines = [l for l in r.stderr.strip().splitlines() if l.strip()]
@@ -163,6 +164,7 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--seconds", type=float, default=1.0)
+    ap.add_argument("--rounds", type=int, default=3, help="alternating timings of each side (best kept)")
     ap.add_argument("--keep-blas-coretype", action="store_true",
                     help="run shardc with the environment's OPENBLAS_CORETYPE (default: set aside)")
     a = ap.parse_args()
@@ -170,9 +172,6 @@ def main():
         print("bench: jax: skipped: jax is not installed for %s (pip install jax)" % PY)
         return 0
     shape = ["--hidden", str(a.hidden), "--seq", str(a.seq), "--batch", str(a.batch), "--heads", str(a.heads)]
-    print("bench: GPT layer (hidden %d, seq %d, batch %d, heads %d) against JAX/XLA on %d cores, ms per run:"
-          % (a.hidden, a.seq, a.batch, a.heads, os.cpu_count()))
-    print("bench: %-16s %6s %10s %10s %8s" % ("case", "ranks", "shardc", "XLA", "ratio"))
     # XLA picks its kernels from the CPU it runs on; so does OpenBLAS unless
     # OPENBLAS_CORETYPE names a core. An environment that pins an older core
     # (Haswell's AVX2 on an AVX-512 machine) would compare shardc's GEMMs on
@@ -183,13 +182,24 @@ def main():
         del env["OPENBLAS_CORETYPE"]
         print("bench: OPENBLAS_CORETYPE=%s set aside: OpenBLAS detects this CPU, as XLA does "
               "(--keep-blas-coretype keeps it)" % pinned)
+    print("bench: GPT layer (hidden %d, seq %d, batch %d, heads %d) against JAX/XLA on %d cores, ms per run:"
+          % (a.hidden, a.seq, a.batch, a.heads, os.cpu_count()))
+    print("bench: %-16s %6s %10s %10s %8s" % ("case", "ranks", "shardc", "XLA", "ratio"))
     tmp = tempfile.mkdtemp()
     try:
         for train in (False, True):
             for devices in (1, 8):
                 args = shape + ["--devices", "8"] + (["--megatron"] if devices == 8 else []) + (["--train"] if train else [])
-                ms = shardc_ms(a.shardc, tmp, args, devices, a.seconds, env)
-                mj = jax_ms(a.hidden, a.seq, a.batch, a.heads, devices, train, a.seconds)
+                # alternately, each the best of its rounds: on a shared machine
+                # whole minutes run slower, and would fall on one side only
+                ms = mj = None
+                for _ in range(a.rounds):
+                    t = shardc_ms(a.shardc, tmp, args, devices, a.seconds, env)
+                    ms = t if ms is None else min(ms, t)
+                    t = jax_ms(a.hidden, a.seq, a.batch, a.heads, devices, train, a.seconds)
+                    if t is None:
+                        break
+                    mj = t if mj is None else min(mj, t)
                 case = "training step" if train else "forward"
                 if mj is None:
                     print("bench: %-16s %6d %10.2f %10s %8s" % (case, devices, ms, "-", "-"))

@@ -433,6 +433,43 @@ void sc_cpu_scale(const float *x, float *y, int64_t n, double alpha)
 
 /* ---- softmax ---- */
 
+/* One softmax row of len elements, stride apart (1: the last axis, which
+ * GCC then reads as contiguous vectors). Always inlined: into each of
+ * softmax_of_scaled's clones, so that it gets their vector width, and at
+ * each call, so that stride 1 is a constant there. */
+__attribute__((always_inline)) static inline void softmax_row(const float *xr, float scale, float *yr, int64_t len, int64_t stride, int is_log)
+{
+	float mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
+	for (int64_t k = 0; k < len; k++) {
+		float v = xr[k * stride] * scale;
+		mx = v > mx ? v : mx;   /* any order gives the same max; NaNs give NaN rows either way */
+	}
+	/* y holds exp(x - max) until the sum is known */
+#pragma omp simd
+	for (int64_t k = 0; k < len; k++)
+		yr[k * stride] = sc_exp_nonpos(xr[k * stride] * scale - mx);
+	/* eight partial sums in a fixed order, whatever the vector width */
+	double part[8] = {0};
+	int64_t k8 = len / 8 * 8;
+	for (int64_t k = 0; k < k8; k += 8)
+		for (int q = 0; q < 8; q++)
+			part[q] += yr[(k + q) * stride];
+	for (int64_t k = k8; k < len; k++)
+		part[k - k8] += yr[k * stride];
+	double sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+	if (is_log) {
+		double lse = log(sum);
+		for (int64_t k = 0; k < len; k++)
+			yr[k * stride] = (float)((double)(xr[k * stride] * scale) - mx - lse);
+		return;
+	}
+	double inv = 1 / sum;
+#pragma omp simd
+	for (int64_t k = 0; k < len; k++)
+		yr[k * stride] = (float)(yr[k * stride] * inv);
+}
+
 /* x is read as x * scale, each product rounded to Float32 as a Mul before
  * the softmax would round it (scale 1 changes nothing). */
 SC_VECTOR_CLONES
@@ -441,33 +478,16 @@ static void softmax_of_scaled(const float *x, float scale, float *y, const int64
 	int64_t outer, len, inner;
 	sc_check_dims("softmax", dims, ndim);
 	sc_split3(dims, ndim, sc_norm_axis("softmax", axis, ndim), &outer, &len, &inner);
+	if (inner == 1) {
+#pragma omp parallel for if (outer * len >= SC_PAR_MIN) schedule(static)
+		for (int64_t o = 0; o < outer; o++)
+			softmax_row(x + o * len, scale, y + o * len, len, 1, is_log);
+		return;
+	}
 #pragma omp parallel for collapse(2) if (outer * len * inner >= SC_PAR_MIN) schedule(static)
 	for (int64_t o = 0; o < outer; o++)
-		for (int64_t i = 0; i < inner; i++) {
-			const float *xr = x + o * len * inner + i;
-			float *yr = y + o * len * inner + i;
-			float mx = -INFINITY;
-			for (int64_t k = 0; k < len; k++) {
-				float v = xr[k * inner] * scale;
-				mx = v > mx ? v : mx;   /* fmaxf, but inline: NaNs give NaN rows either way */
-			}
-			/* y holds exp(x - max) until the sum is known */
-#pragma omp simd
-			for (int64_t k = 0; k < len; k++)
-				yr[k * inner] = sc_exp_nonpos(xr[k * inner] * scale - mx);
-			double sum = 0;
-			for (int64_t k = 0; k < len; k++)
-				sum += yr[k * inner];
-			if (is_log) {
-				double lse = log(sum);
-				for (int64_t k = 0; k < len; k++)
-					yr[k * inner] = (float)((double)(xr[k * inner] * scale) - mx - lse);
-				continue;
-			}
-			double inv = 1 / sum;
-			for (int64_t k = 0; k < len; k++)
-				yr[k * inner] = (float)(yr[k * inner] * inv);
-		}
+		for (int64_t i = 0; i < inner; i++)
+			softmax_row(x + o * len * inner + i, scale, y + o * len * inner + i, len, inner, is_log);
 }
 
 void sc_cpu_softmax(const float *x, float *y, const int64_t *dims, int ndim, int axis, int is_log)
