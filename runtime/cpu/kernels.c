@@ -1145,6 +1145,31 @@ static void binary_grad_same(sc_binop op, const float *a, const float *b, const 
 	}
 }
 
+/* The gradient of the operand of y's shape when the other is one element
+ * and has none asked for (attention's scores times its scale): no sum, so
+ * one pass on the threads, each element the general path's bits (its
+ * double starts at +0, hence the 0 + and 0 - ). */
+SC_VECTOR_CLONES
+static void scalar_operand_grad(sc_binop op, const float *a, const float *b, const float *dy, float *da, float *db,
+                                int64_t n)
+{
+	float *d = da ? da : db;
+	const float *full = da ? a : b;
+	double v = da ? b[0] : a[0];
+#pragma omp parallel for simd if (n >= SC_PAR_MIN) schedule(static)
+	for (int64_t i = 0; i < n; i++) {
+		double g = dy[i], r;
+		switch (op) {
+		case SC_ADD: r = 0 + g; break;
+		case SC_SUB: r = da ? 0 + g : 0 - g; break;
+		case SC_MUL: r = 0 + g * v; break;
+		case SC_DIV: r = da ? 0 + g / v : 0 - g * v / ((double)full[i] * full[i]); break;
+		default: r = NAN; break;   /* MAXIMUM and MINIMUM take the general path */
+		}
+		d[i] = (float)r;
+	}
+}
+
 void sc_cpu_binary_grad(sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                         const int64_t *b_dims, int b_ndim, const float *dy, const int64_t *y_dims, int y_ndim,
                         float *da, float *db)
@@ -1156,6 +1181,11 @@ void sc_cpu_binary_grad(sc_binop op, const float *a, const int64_t *a_dims, int 
 	int64_t na = sc_numel(a_dims, a_ndim), nb = sc_numel(b_dims, b_ndim);
 	if (c.ndim == 1 && c.sa[0] == 1 && c.sb[0] == 1) {
 		binary_grad_same(op, a, b, dy, da, db, len);
+		return;
+	}
+	if (op != SC_MAXIMUM && op != SC_MINIMUM &&
+	    ((!db && na == rows * len && nb == 1) || (!da && nb == rows * len && na == 1))) {
+		scalar_operand_grad(op, a, b, dy, da, db, rows * len);
 		return;
 	}
 	/* sums over the broadcast dims, in double, in y's order */
