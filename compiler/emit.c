@@ -1067,7 +1067,16 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		break;
 	}
 	OP_CASES(BINARY_OPS)
-		emit_binary(b, p, op_info[o->op].kernel, o->in[0], o->in[1], o->result);
+		if (o->fuse_from >= 0) {   /* BiasAdd then this Add: one pass (fuse.c) */
+			const LOp *bias = &l->ops[o->fuse_from];
+			const LValue *bx = &l->values[bias->in[0]];
+			int64_t c = bx->type.rank ? bx->type.dims[bx->type.rank - 1] : 1;
+			int other = o->in[0] == bias->result ? o->in[1] : o->in[0];
+			sb_printf(b, "sc_bias_add_residual(rt, %s, %s, %s, %s, %s, %lld, %lld);", p->cname[bias->in[0]],
+			          p->cname[bias->in[1]], bias->fused_writes ? p->cname[bias->result] : "NULL", p->cname[other], y,
+			          (long long)(numel(bx) / c), (long long)c);
+		} else
+			emit_binary(b, p, op_info[o->op].kernel, o->in[0], o->in[1], o->result);
 		break;
 	case OP_BIAS_ADD: {
 		int64_t c = x->type.rank ? x->type.dims[x->type.rank - 1] : 1;

@@ -14,6 +14,10 @@
  *   bias and GeLU): one kernel adds the bias and applies the operator
  *   (sc_bias_unary), writing the sum too when something reads it later (the
  *   GeLU's adjoint, in training), else the sum has no buffer.
+ * - a BiasAdd whose first reader is an Add of two tensors of its own shape
+ *   (the residual after a projection or the MLP): one kernel adds the bias
+ *   and the other operand (sc_bias_add_residual), writing the sum too when
+ *   something reads it later (the Add's adjoint, in training).
  * The dumps and the program say which operator carries which
  * (docs/output.md). */
 #include "shardc.h"
@@ -71,6 +75,31 @@ static bool plain(const Lowered *l, const LOp *o)
 	return o->grad == GRAD_NONE && !o->step && !o->fused && o->fuse_from < 0 && all_f32(l, o);
 }
 
+static bool same_dims(const LValue *a, const LValue *b)
+{
+	return a->type.rank == b->type.rank &&
+	       !memcmp(a->type.dims, b->type.dims, sizeof(int64_t) * (size_t)a->type.rank);
+}
+
+/* An Add at position i of two tensors of its own shape, one of them a
+ * BiasAdd's result read first here: the BiasAdd rides on the Add's kernel. */
+static void fuse_residual(Lowered *l, LOp *add, int i, const int *producer, const int *first, const int *readers)
+{
+	const LValue *y = &l->values[add->result];
+	if (add->nin != 2 || add->in[0] == add->in[1] || !same_dims(&l->values[add->in[0]], y) ||
+	    !same_dims(&l->values[add->in[1]], y))
+		return;
+	for (int k = 0; k < 2; k++) {
+		int v = add->in[k], p = producer[v];
+		if (p < 0 || first[v] != i || l->ops[p].op != OP_BIAS_ADD || !plain(l, &l->ops[p]))
+			continue;
+		add->fuse_from = p;
+		l->ops[p].fused = true;
+		l->ops[p].fused_writes = readers[v] > 1;
+		return;
+	}
+}
+
 static void read_at(int *readers, int *first, int v, int at)
 {
 	readers[v]++;
@@ -121,6 +150,10 @@ void fuse_operators(Lowered *l)
 		LOp *o = &l->ops[i];
 		if ((i >= l->nfwd && o->recomputes < 0) || o->shadow || o->nin < 1 || !plain(l, o))
 			continue;
+		if (o->op == OP_ADD) {
+			fuse_residual(l, o, i, producer, first, readers);
+			continue;
+		}
 		int v = o->in[0], p = producer[v];
 		if (p < 0 || !plain(l, &l->ops[p]) || first[v] != i)
 			continue;

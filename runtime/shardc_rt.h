@@ -267,6 +267,11 @@ void sc_unary_grad(sc_rt *rt, sc_unop op, const float *t, const float *dy, float
 /* pre = x + bias (rows of c; pre NULL: not kept), y = op(pre): a BiasAdd
  * fused into the unary operator that reads it (compiler/fuse.c), the same
  * values as the two calls, bit for bit. */
+/* pre = x + bias (rows of c; pre NULL: not kept), y = r + pre: a BiasAdd
+ * fused into the Add that reads it (compiler/fuse.c; the residual after an
+ * MLP or a projection), the same values as the two calls, bit for bit. */
+void sc_bias_add_residual(sc_rt *rt, const float *x, const float *bias, float *pre, const float *r, float *y,
+                          int64_t rows, int64_t c);
 void sc_bias_unary(sc_rt *rt, sc_unop op, const float *x, const float *bias, float *pre, float *y, int64_t rows,
                    int64_t c);
 void sc_scale(sc_rt *rt, const float *x, float *y, int64_t n, double alpha);   /* y = alpha x */

@@ -246,6 +246,13 @@ void sc_bias_unary(sc_rt *rt, sc_unop op, const float *x, const float *bias, flo
 	sc_cpu_bias_unary(op, x, bias, pre, y, rows, c);
 }
 
+void sc_bias_add_residual(sc_rt *rt, const float *x, const float *bias, float *pre, const float *r, float *y,
+                          int64_t rows, int64_t c)
+{
+	(void)rt;
+	sc_cpu_bias_add_residual(x, bias, pre, r, y, rows, c);
+}
+
 void sc_softmax_scaled(sc_rt *rt, const float *x, const float *scale, float *y, const int64_t *dims, int ndim, int axis)
 {
 	(void)rt;

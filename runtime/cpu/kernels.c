@@ -397,6 +397,27 @@ void sc_cpu_bias_unary(sc_unop op, const float *xs, const float *bias, float *pr
 	}
 }
 
+/* BiasAdd then the Add that reads it in one pass (compiler/fuse.c): each
+ * sum rounded to Float32 as its own kernel rounds it (a + b is b + a). */
+SC_VECTOR_CLONES
+void sc_cpu_bias_add_residual(const float *xs, const float *bias, float *pre, const float *r, float *y, int64_t rows,
+                              int64_t c)
+{
+#pragma omp parallel for if (rows * c >= SC_PAR_MIN) schedule(static)
+	for (int64_t i = 0; i < rows; i++) {
+		const float *xr = xs + i * c, *rr = r + i * c;
+		float *yr = y + i * c;
+		if (pre)
+			for (int64_t j = 0; j < c; j++)
+				pre[i * c + j] = xr[j] + bias[j];
+#pragma omp simd
+		for (int64_t j = 0; j < c; j++) {
+			float x = xr[j] + bias[j];
+			yr[j] = rr[j] + x;
+		}
+	}
+}
+
 /* One loop an operator, the switch outside it, so that each loop can be
  * vectorized. */
 SC_VECTOR_CLONES

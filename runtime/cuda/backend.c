@@ -566,6 +566,12 @@ void sc_bias_unary(sc_rt *rt, sc_unop op, const float *x, const float *bias, flo
 	SC_CUDA_CHECK(sc_cu_bias_unary(op, x, bias, pre, y, rows, c, cu(rt)->stream));
 }
 
+void sc_bias_add_residual(sc_rt *rt, const float *x, const float *bias, float *pre, const float *r, float *y,
+                          int64_t rows, int64_t c)
+{
+	SC_CUDA_CHECK(sc_cu_bias_add_residual(x, bias, pre, r, y, rows, c, cu(rt)->stream));
+}
+
 void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t rows, int64_t c)
 {
 	SC_CUDA_CHECK(sc_cu_bias_add(x, bias, y, rows, c, cu(rt)->stream));

@@ -41,6 +41,8 @@ cudaError_t sc_cu_binary_grad_full(sc_binop op, const float *a, const float *b, 
                                    float *gb, const sc_cu_walk *w, cudaStream_t s);
 cudaError_t sc_cu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c, cudaStream_t s);
 cudaError_t sc_cu_unary(sc_unop op, const float *x, float *y, int64_t n, cudaStream_t s);
+cudaError_t sc_cu_bias_add_residual(const float *x, const float *bias, float *pre, const float *r, float *y,
+                                   int64_t rows, int64_t c, cudaStream_t s);
 cudaError_t sc_cu_bias_unary(sc_unop op, const float *x, const float *bias, float *pre, float *y, int64_t rows,
                              int64_t c, cudaStream_t s);
 cudaError_t sc_cu_unary_grad(sc_unop op, const float *t, const float *dy, float *dx, int64_t n, cudaStream_t s);

@@ -236,6 +236,18 @@ __global__ void bias_unary_k(sc_unop op, const float *xs, const float *bias, flo
 	}
 }
 
+/* pre = x + bias (kept unless NULL), y = r + pre: compiler/fuse.c */
+__global__ void bias_add_residual_k(const float *xs, const float *bias, float *pre, const float *r, float *y,
+                                    int64_t n, int64_t c)
+{
+	GRID_LOOP(i, n) {
+		float x = __fadd_rn(xs[i], bias[i % c]);
+		if (pre)
+			pre[i] = x;
+		y[i] = __fadd_rn(r[i], x);
+	}
+}
+
 __global__ void unary_grad_k(sc_unop op, const float *ts, const float *dy, float *dx, int64_t n)
 {
 	GRID_LOOP(i, n) {
@@ -823,6 +835,15 @@ cudaError_t sc_cu_bias_unary(sc_unop op, const float *x, const float *bias, floa
 	if (rows * c <= 0)
 		return cudaSuccess;
 	bias_unary_k<<<blocks_for(rows * c), THREADS, 0, s>>>(op, x, bias, pre, y, rows * c, c);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_bias_add_residual(const float *x, const float *bias, float *pre, const float *r, float *y,
+                                   int64_t rows, int64_t c, cudaStream_t s)
+{
+	if (rows * c <= 0)
+		return cudaSuccess;
+	bias_add_residual_k<<<blocks_for(rows * c), THREADS, 0, s>>>(x, bias, pre, r, y, rows * c, c);
 	return cudaGetLastError();
 }
 

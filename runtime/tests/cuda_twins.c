@@ -201,6 +201,12 @@ static void test_rows(void)
 		twin(what, dg, g, n, 1e-5);
 		twin(what, dyv, y, n, 1e-4);
 	}
+	/* a BiasAdd fused into the residual Add (compiler/fuse.c) */
+	float *dr, *r = rnd(n, -2, 2, &dr);
+	sc_bias_add_residual(rt, dx, dbias, dg, dr, dyv, n / 70, 70);
+	sc_cpu_bias_add_residual(x, bias, g, r, y, n / 70, 70);
+	twin("bias_add_residual pre", dg, g, n, 1e-6);
+	twin("bias_add_residual", dyv, y, n, 1e-6);
 	/* a Mul by one element fused into the softmax (compiler/fuse.c) */
 	float *ds, *s = rnd(1, 0.1f, 0.9f, &ds);
 	for (int axis = 0; axis < 3; axis++) {
@@ -329,7 +335,7 @@ static void test_rows(void)
 		(l1 ? sc_cpu_l1_loss_grad : sc_cpu_mse_loss_grad)(x, dy, &dl, g, n);
 		twin(l1 ? "l1_loss_grad" : "mse_loss_grad", dg, g, n, 1e-5);
 	}
-	free(x), free(dy), free(y), free(g);
+	free(x), free(dy), free(y), free(g), free(r);
 }
 
 static void test_movement(void)

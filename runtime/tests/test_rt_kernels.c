@@ -886,6 +886,24 @@ Test(elementwise, bias_unary_is_bias_add_then_unary)
 	}
 }
 
+/* bias_add_residual is BiasAdd then Add, bit for bit, the sum kept or not. */
+Test(elementwise, bias_add_residual_is_bias_add_then_add)
+{
+	enum { R = 70, C = 513, N = R * C };
+	static float x[N], b[C], r[N], s1[N], y1[N], s2[N], y2[N], y3[N];
+	uint64_t seed = 9;
+	t_fill(x, N, &seed, -4, 4);
+	t_fill(b, C, &seed, -1, 1);
+	t_fill(r, N, &seed, -3, 3);
+	sc_cpu_bias_add(x, b, s1, R, C);
+	sc_cpu_binary(SC_ADD, r, (const int64_t[]){R, C}, 2, s1, (const int64_t[]){R, C}, 2, y1, (const int64_t[]){R, C},
+	              2);
+	sc_cpu_bias_add_residual(x, b, s2, r, y2, R, C);
+	sc_cpu_bias_add_residual(x, b, NULL, r, y3, R, C);
+	cr_expect(memcmp(s1, s2, sizeof s1) == 0, "the kept sum differs");
+	cr_expect(memcmp(y1, y2, sizeof y1) == 0 && memcmp(y1, y3, sizeof y1) == 0, "y differs");
+}
+
 /* ---- threads ----
  * The kernels' OpenMP loops (long enough tensors) give the same bits on 1
  * thread and on 4: every element is computed as in one thread. */

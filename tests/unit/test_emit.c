@@ -461,6 +461,48 @@ static char *bias_text(bool train)
 	return t;
 }
 
+/* A BiasAdd first read by an Add of its own shape (a residual): one kernel,
+ * whichever side of the Add it is on; in training the Add's adjoint reads
+ * the sum, so the kernel writes it. */
+static char *residual_text(bool train, bool bias_first)
+{
+	StrBuf b = {0};
+	sb_printf(&b,
+	          "context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
+	          "graph @m(%%x: <Tensor[Float32], (4, 8)> = uniform(-1, 1),\n"
+	          "         %%w: <Parameter[Float32], (8, 8)> = normal(0.5),\n"
+	          "         %%c: <Parameter[Float32], (8,)> = normal(0.5)) {\n"
+	          "  %%h = MatMul(%%x, %%w)\n"
+	          "  %%hb = BiasAdd(%%h, %%c)\n"
+	          "  %%r = Add(%s)\n"
+	          "  %%l = ReduceSum(%%r) {axis: (0, 1)}\n"
+	          "  return %%l\n"
+	          "}\n",
+	          bias_first ? "%hb, %x" : "%x, %hb");
+	if (train)
+		sb_puts(&b, "train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n");
+	char *t = rank_text_of(b.data, 0);
+	sb_free(&b);
+	return t;
+}
+
+Test(fuse, bias_and_residual_add_in_one_pass)
+{
+	for (int side = 0; side < 2; side++) {
+		char *t = residual_text(false, side);
+		expect_line(t, "/* %hb = BiasAdd: computed by the kernel that reads it (fused) */");
+		expect_line(t, "sc_bias_add_residual(rt, h, c, NULL, x, r, 4, 8);");
+		expect_no_line(t, "*const hb = ");
+		expect_no_line(t, "sc_bias_add(rt");
+		expect_no_line(t, "sc_binary(rt");
+		free(t);
+		t = residual_text(true, side);
+		expect_line(t, "sc_bias_add_residual(rt, h, c, hb, x, r, 4, 8);");
+		expect_line(t, "*const hb = ");
+		free(t);
+	}
+}
+
 Test(fuse, bias_and_unary_in_one_pass)
 {
 	char *t = bias_text(false);
