@@ -4,7 +4,10 @@
  * on pieces of the same local shapes, so one buffer plan serves them all:
  * parameters, inputs and optimizer state live for the whole run; every other
  * value gets a place in one slab from its definition to its last use
- * (first-fit over the free ranges, in program order). What differs between
+ * (placed offline, largest first, each at the lowest offset free for its
+ * whole life), except a value that would only be a copy of another (a
+ * Reshape, its adjoint), which is that value's bytes in its buffer (a
+ * view: no copy, no second buffer). What differs between
  * ranks, the groups, slice bounds, a split table's row offset, which pieces
  * of the gradients a rank holds the first copy of and where each input's
  * and result's piece starts, is a table of numbers per rank: program.c, the
@@ -24,6 +27,7 @@ struct Program {
 	const Lowered *l;
 	const char *model;       /* the model file, named in comments (sb_c_comment) */
 	int64_t *offset;         /* (nvalues) byte offset in the slab */
+	int *view;               /* (nvalues) the value whose buffer this one shares (copied_value), -1 none */
 	int64_t *state;          /* (nparams) optimizer state's offset (Adam: m, then v); -1 none */
 	int64_t slab_bytes, persistent_bytes, scratch;  /* scratch: the offset of one op's temporary */
 	const char **cname;      /* (nvalues) C identifiers */
@@ -239,62 +243,66 @@ static void widened(const Lowered *l, const LOp *o, int64_t base, Widened *w)
 
 /* ---- the buffer plan ---- */
 
+/* Offline placement (greedy by size, as TensorFlow Lite's arena planner
+ * does): every buffer's life [def, last] is known before any is placed, so
+ * the largest go first, each at the lowest offset where it overlaps no
+ * placed buffer alive at the same time. Returns the bytes used. */
 typedef struct {
-	int64_t off, size;
-} Range;
+	int64_t off, end;
+} Busy;
 
-typedef struct {
-	Range *free;             /* sorted by offset, never touching */
-	int n, cap;
-	int64_t top, peak;
-} Allocator;
-
-static int64_t take(Allocator *a, int64_t size)
+static int busy_cmp(const void *a, const void *b)
 {
-	for (int i = 0; i < a->n; i++)
-		if (a->free[i].size >= size) {
-			int64_t off = a->free[i].off;
-			a->free[i].off += size;
-			a->free[i].size -= size;
-			if (!a->free[i].size) {
-				memmove(&a->free[i], &a->free[i + 1], sizeof(Range) * (size_t)(a->n - i - 1));
-				a->n--;
-			}
-			return off;
+	const Busy *x = a, *y = b;
+	return (x->off > y->off) - (x->off < y->off);
+}
+
+typedef struct {
+	const int64_t *size;
+	const int *def;
+} PlaceKeys;
+
+static PlaceKeys place_keys;   /* qsort's comparison has no context argument in C11 */
+
+static int place_cmp(const void *a, const void *b)
+{
+	int i = *(const int *)a, j = *(const int *)b;
+	const int64_t *size = place_keys.size;
+	if (size[i] != size[j])
+		return size[i] < size[j] ? 1 : -1;
+	if (place_keys.def[i] != place_keys.def[j])
+		return place_keys.def[i] < place_keys.def[j] ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+static int64_t place_buffers(int n, const int64_t *size, const int *def, const int *last, int64_t *off)
+{
+	int *order = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+	Busy *busy = xmalloc(sizeof(Busy) * (size_t)(n ? n : 1));
+	for (int k = 0; k < n; k++)
+		order[k] = k;
+	place_keys = (PlaceKeys){size, def};
+	qsort(order, (size_t)n, sizeof *order, place_cmp);
+	int64_t peak = 0;
+	for (int a = 0; a < n; a++) {
+		int k = order[a], nb = 0;
+		for (int b = 0; b < a; b++) {
+			int j = order[b];
+			if (def[j] <= last[k] && def[k] <= last[j] && size[j] > 0)
+				busy[nb++] = (Busy){off[j], off[j] + size[j]};
 		}
-	a->top += size;
-	a->peak = a->top > a->peak ? a->top : a->peak;
-	return a->top - size;
+		qsort(busy, (size_t)nb, sizeof *busy, busy_cmp);
+		int64_t at = 0;
+		for (int b = 0; b < nb && busy[b].off < at + size[k]; b++)
+			at = busy[b].end > at ? busy[b].end : at;
+		off[k] = at;
+		peak = at + size[k] > peak ? at + size[k] : peak;
+	}
+	free(order);
+	free(busy);
+	return peak;
 }
 
-static void give(Allocator *a, int64_t off, int64_t size)
-{
-	int i = 0;
-	while (i < a->n && a->free[i].off < off)
-		i++;
-	if (a->n == a->cap) {
-		a->cap = a->cap ? 2 * a->cap : 64;
-		a->free = xrealloc(a->free, sizeof(Range) * (size_t)a->cap);
-	}
-	memmove(&a->free[i + 1], &a->free[i], sizeof(Range) * (size_t)(a->n - i));
-	a->free[i] = (Range){off, size};
-	a->n++;
-	if (i + 1 < a->n && a->free[i].off + a->free[i].size == a->free[i + 1].off) {
-		a->free[i].size += a->free[i + 1].size;
-		memmove(&a->free[i + 1], &a->free[i + 2], sizeof(Range) * (size_t)(a->n - i - 2));
-		a->n--;
-	}
-	if (i > 0 && a->free[i - 1].off + a->free[i - 1].size == a->free[i].off) {
-		a->free[i - 1].size += a->free[i].size;
-		memmove(&a->free[i], &a->free[i + 1], sizeof(Range) * (size_t)(a->n - i - 1));
-		a->n--;
-		i--;
-	}
-	if (a->free[i].off + a->free[i].size == a->top) {   /* the last range gives the slab's end back */
-		a->top = a->free[i].off;
-		a->n--;
-	}
-}
 
 /* A backward operator reads the forward operator it differentiates; a
  * kernel that carries a fused operator (fuse.c) reads that one's inputs. */
@@ -363,6 +371,45 @@ static int64_t update_scratch(const Lowered *l, int v)
 	return aligned(numel(x) * 4) * (2 + state_slots(l->m->train));
 }
 
+/* The value operator o's code would only copy into its result, bytes
+ * unchanged (a Reshape or a Flatten, their adjoints, a BiasAdd's adjoint for
+ * its input), or -1. */
+static int copied_value(const Lowered *l, const LOp *o)
+{
+	bool copies = false;
+	if (o->grad == GRAD_NONE && !o->step)
+		copies = o->op == OP_RESHAPE || o->op == OP_FLATTEN;
+	else if (o->grad == GRAD_ADJOINT) {
+		OpKind f = l->ops[o->of].op;
+		copies = f == OP_RESHAPE || f == OP_FLATTEN || (f == OP_BIAS_ADD && o->k == 0);
+	}
+	if (!copies || value_bytes(&l->values[o->in[0]]) != value_bytes(&l->values[o->result]))
+		return -1;
+	return o->in[0];
+}
+
+/* Views: a result that would be a copy of a value computed in this step
+ * takes that value's buffer instead (no copy), and the buffer lives until
+ * the last reader of either. Nothing writes a value after its operator, so
+ * the two never differ. Parameters and inputs are left alone (their buffers
+ * are not the step's to lend), and so are fused results, which have none. */
+static void plan_views(Program *p, int *last, const bool *unbuffered)
+{
+	const Lowered *l = p->l;
+	for (int v = 0; v < l->nvalues; v++)
+		p->view[v] = -1;
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		int s = o->shadow || o->fused ? -1 : copied_value(l, o);
+		if (s < l->nparams || unbuffered[s])
+			continue;
+		p->view[o->result] = p->view[s] >= 0 ? p->view[s] : s;
+	}
+	for (int v = 0; v < l->nvalues; v++)
+		if (p->view[v] >= 0 && last[v] > last[p->view[v]])
+			last[p->view[v]] = last[v];
+}
+
 static void plan_buffers(Program *p)
 {
 	const Lowered *l = p->l;
@@ -403,27 +450,39 @@ static void plan_buffers(Program *p)
 			last[l->grad[v]] = nops;
 	for (int k = 0; k < l->nret; k++)
 		last[l->rets[k]] = nops + 1;
-	/* Values dying at each position, as a linked list per position. */
-	int *first_dying = xmalloc(sizeof(int) * (size_t)(nops + 2));
-	int *next_dying = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));
-	for (int i = 0; i < nops + 2; i++)
-		first_dying[i] = -1;
-	for (int v = l->nparams; v < nv; v++)
-		if (last[v] >= 0 && !unbuffered[v]) {
-			next_dying[v] = first_dying[last[v]];
-			first_dying[last[v]] = v;
-		}
-	Allocator a = {0};
+	p->view = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));
+	plan_views(p, last, unbuffered);
+	/* Each buffer's life: from its operator to its last reader. */
+	int *def = xcalloc((size_t)(nv ? nv : 1), sizeof *def);   /* 0 for one only a shadow defines: from the start */
+	int64_t *size = xcalloc((size_t)(nv ? nv : 1), sizeof *size);
 	int64_t scratch = 0;
 	for (int i = 0; i < nops; i++) {
 		const LOp *o = &l->ops[i];
-		if (!o->shadow)
-			p->offset[o->result] = unbuffered[o->result] ? -1 : take(&a, aligned(value_bytes(&l->values[o->result])));
 		int64_t s = scratch_bytes(l, o);
 		scratch = s > scratch ? s : scratch;
-		for (int v = first_dying[i]; v >= 0; v = next_dying[v])
-			give(&a, p->offset[v], aligned(value_bytes(&l->values[v])));
+		if (!o->shadow)
+			def[o->result] = i;
 	}
+	int *owner = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));   /* the values with buffers of their own */
+	int n = 0;
+	for (int v = l->nparams; v < nv; v++) {
+		p->offset[v] = -1;
+		if (last[v] >= 0 && !unbuffered[v] && p->view[v] < 0)
+			owner[n++] = v;
+	}
+	int *odef = xmalloc(sizeof(int) * (size_t)(n ? n : 1)), *olast = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+	int64_t *ooff = xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+	for (int k = 0; k < n; k++) {
+		size[k] = aligned(value_bytes(&l->values[owner[k]]));
+		odef[k] = def[owner[k]];
+		olast[k] = last[owner[k]];
+	}
+	int64_t transient = place_buffers(n, size, odef, olast, ooff);
+	for (int k = 0; k < n; k++)
+		p->offset[owner[k]] = ooff[k];
+	for (int v = l->nparams; v < nv; v++)
+		if (p->view[v] >= 0)
+			p->offset[v] = p->offset[p->view[v]];
 	for (int v = 0; l->grad && v < l->nparams; v++)
 		if (l->grad[v] >= 0) {
 			int64_t s = update_scratch(l, v);
@@ -431,17 +490,19 @@ static void plan_buffers(Program *p)
 		}
 	if (l->loss >= 0 && is_half(l->values[l->loss].type.dtype))
 		scratch = scratch > 4 ? scratch : 4;   /* the loss widened for printing */
-	int64_t transient = a.peak;
 	for (int v = l->nparams; v < nv; v++)
 		if (p->offset[v] >= 0)
 			p->offset[v] += p->persistent_bytes;
 	p->scratch = p->persistent_bytes + transient;
 	p->slab_bytes = p->scratch + aligned(scratch);
-	free(a.free);
 	free(last);
 	free(unbuffered);
-	free(first_dying);
-	free(next_dying);
+	free(def);
+	free(size);
+	free(owner);
+	free(odef);
+	free(olast);
+	free(ooff);
 }
 
 /* ---- C identifiers: the IR names made C, unique ---- */
@@ -790,6 +851,7 @@ Program *emit_plan(const Lowered *l, const char *model)
 void emit_free(Program *p)
 {
 	free(p->offset);
+	free(p->view);
 	free(p->state);
 	free(p->partition);
 	free(p->part);
@@ -809,6 +871,11 @@ int64_t emit_slab_bytes(const Program *p)
 int64_t emit_offset(const Program *p, int value)
 {
 	return p->offset[value];
+}
+
+int emit_view_of(const Program *p, int value)
+{
+	return p->view[value];
 }
 
 /* ---- text helpers ---- */
@@ -1501,6 +1568,11 @@ static void emit_op(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *m
 	if (o->fused) {
 		sb_printf(b, "\t/* %%%s = %s: computed by the kernel that reads it (fused) */\n", l->values[o->result].name,
 		          op_info[o->op].name);
+		return;
+	}
+	if (p->view[o->result] >= 0) {   /* plan_views */
+		sb_printf(b, "\t/* %%%s: %%%s's bytes, in its buffer (no copy) */\n", l->values[o->result].name,
+		          l->values[o->in[0]].name);
 		return;
 	}
 	Widened w;

@@ -870,6 +870,7 @@ Program *emit_plan(const Lowered *l, const char *model);
 void emit_free(Program *p);
 int64_t emit_slab_bytes(const Program *p);
 int64_t emit_offset(const Program *p, int value);   /* where value's buffer starts in the slab */
+int emit_view_of(const Program *p, int value);       /* the value whose buffer it shares (a copy not made), -1 none */
 /* program.c: the SPMD body every rank runs, reading the rank's numbers
  * from its table; rank_<r>.c: rank r's table; ranks.c: the tables by rank. */
 void emit_program(StrBuf *b, const Program *p);
