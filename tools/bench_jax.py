@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 # Usage: bench_jax.py SHARDC [--hidden H] [--seq S] [--batch B] [--heads A] [--seconds T]
+#                     [--cases forward,train] [--ranks 1,8] [--rounds N] [--keep-blas-coretype]
 """The GPT layer of tools/gen_gpt.py, shardc's CPU program against JAX/XLA.
 
 Four cases: the layer's forward pass and its training step (MSELoss, SGD), each
@@ -164,6 +165,8 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--seconds", type=float, default=1.0)
+    ap.add_argument("--cases", default="forward,train", help="forward, train or both (comma-separated)")
+    ap.add_argument("--ranks", default="1,8", help="rank counts, comma-separated")
     ap.add_argument("--rounds", type=int, default=3, help="alternating timings of each side (best kept)")
     ap.add_argument("--keep-blas-coretype", action="store_true",
                     help="run shardc with the environment's OPENBLAS_CORETYPE (default: set aside)")
@@ -187,8 +190,8 @@ def main():
     print("bench: %-16s %6s %10s %10s %8s" % ("case", "ranks", "shardc", "XLA", "ratio"))
     tmp = tempfile.mkdtemp()
     try:
-        for train in (False, True):
-            for devices in (1, 8):
+        for train in [c == "train" for c in a.cases.split(",")]:
+            for devices in [int(r) for r in a.ranks.split(",")]:
                 args = shape + ["--devices", "8"] + (["--megatron"] if devices == 8 else []) + (["--train"] if train else [])
                 # alternately, each the best of its rounds: on a shared machine
                 # whole minutes run slower, and would fall on one side only
