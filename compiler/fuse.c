@@ -34,6 +34,12 @@ static int64_t count(const LValue *v)
 	return n;
 }
 
+static bool same_dims(const LValue *a, const LValue *b)
+{
+	return a->type.rank == b->type.rank &&
+	       !memcmp(a->type.dims, b->type.dims, sizeof(int64_t) * (size_t)a->type.rank);
+}
+
 /* The Mul's operand that scales (one element), or -1 when it is not x * s
  * with x of the Mul's own shape. */
 static int scale_operand(const Lowered *l, const LOp *mul)
@@ -41,9 +47,7 @@ static int scale_operand(const Lowered *l, const LOp *mul)
 	const LValue *y = &l->values[mul->result];
 	for (int k = 1; k >= 0; k--) {
 		const LValue *s = &l->values[mul->in[k]], *x = &l->values[mul->in[1 - k]];
-		if (count(s) == 1 && x->type.rank == y->type.rank &&
-		    !memcmp(x->type.dims, y->type.dims, sizeof(int64_t) * (size_t)y->type.rank) &&
-		    s->type.dtype == DT_F32 && x->type.dtype == DT_F32)
+		if (count(s) == 1 && same_dims(x, y) && s->type.dtype == DT_F32 && x->type.dtype == DT_F32)
 			return k;
 	}
 	return -1;
@@ -73,12 +77,6 @@ static bool all_f32(const Lowered *l, const LOp *o)
 static bool plain(const Lowered *l, const LOp *o)
 {
 	return o->grad == GRAD_NONE && !o->step && !o->fused && o->fuse_from < 0 && all_f32(l, o);
-}
-
-static bool same_dims(const LValue *a, const LValue *b)
-{
-	return a->type.rank == b->type.rank &&
-	       !memcmp(a->type.dims, b->type.dims, sizeof(int64_t) * (size_t)a->type.rank);
 }
 
 /* An Add at position i of two tensors of its own shape, one of them a
