@@ -246,7 +246,22 @@ static void widened(const Lowered *l, const LOp *o, int64_t base, Widened *w)
 /* Offline placement (greedy by size, as TensorFlow Lite's arena planner
  * does): every buffer's life [def, last] is known before any is placed, so
  * the largest go first, each at the lowest offset where it overlaps no
- * placed buffer alive at the same time. Returns the bytes used. */
+ * placed buffer alive at the same time. */
+typedef struct {
+	int64_t size, off;
+	int def, last, value;
+} Buffer;
+
+static int larger_first(const void *a, const void *b)
+{
+	const Buffer *x = a, *y = b;
+	if (x->size != y->size)
+		return x->size < y->size ? 1 : -1;
+	if (x->def != y->def)
+		return x->def < y->def ? -1 : 1;
+	return (x->value > y->value) - (x->value < y->value);
+}
+
 typedef struct {
 	int64_t off, end;
 } Busy;
@@ -257,52 +272,27 @@ static int busy_cmp(const void *a, const void *b)
 	return (x->off > y->off) - (x->off < y->off);
 }
 
-typedef struct {
-	const int64_t *size;
-	const int *def;
-} PlaceKeys;
-
-static PlaceKeys place_keys;   /* qsort's comparison has no context argument in C11 */
-
-static int place_cmp(const void *a, const void *b)
+/* Sets each buffer's off; returns the bytes they take together. */
+static int64_t place_buffers(Buffer *buf, int n)
 {
-	int i = *(const int *)a, j = *(const int *)b;
-	const int64_t *size = place_keys.size;
-	if (size[i] != size[j])
-		return size[i] < size[j] ? 1 : -1;
-	if (place_keys.def[i] != place_keys.def[j])
-		return place_keys.def[i] < place_keys.def[j] ? -1 : 1;
-	return (i > j) - (i < j);
-}
-
-static int64_t place_buffers(int n, const int64_t *size, const int *def, const int *last, int64_t *off)
-{
-	int *order = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
 	Busy *busy = xmalloc(sizeof(Busy) * (size_t)(n ? n : 1));
-	for (int k = 0; k < n; k++)
-		order[k] = k;
-	place_keys = (PlaceKeys){size, def};
-	qsort(order, (size_t)n, sizeof *order, place_cmp);
+	qsort(buf, (size_t)n, sizeof *buf, larger_first);
 	int64_t peak = 0;
-	for (int a = 0; a < n; a++) {
-		int k = order[a], nb = 0;
-		for (int b = 0; b < a; b++) {
-			int j = order[b];
-			if (def[j] <= last[k] && def[k] <= last[j] && size[j] > 0)
-				busy[nb++] = (Busy){off[j], off[j] + size[j]};
-		}
+	for (int k = 0; k < n; k++) {
+		int nb = 0;
+		for (int j = 0; j < k; j++)
+			if (buf[j].def <= buf[k].last && buf[k].def <= buf[j].last && buf[j].size > 0)
+				busy[nb++] = (Busy){buf[j].off, buf[j].off + buf[j].size};
 		qsort(busy, (size_t)nb, sizeof *busy, busy_cmp);
 		int64_t at = 0;
-		for (int b = 0; b < nb && busy[b].off < at + size[k]; b++)
-			at = busy[b].end > at ? busy[b].end : at;
-		off[k] = at;
-		peak = at + size[k] > peak ? at + size[k] : peak;
+		for (int j = 0; j < nb && busy[j].off < at + buf[k].size; j++)
+			at = busy[j].end > at ? busy[j].end : at;
+		buf[k].off = at;
+		peak = at + buf[k].size > peak ? at + buf[k].size : peak;
 	}
-	free(order);
 	free(busy);
 	return peak;
 }
-
 
 /* A backward operator reads the forward operator it differentiates; a
  * kernel that carries a fused operator (fuse.c) reads that one's inputs. */
@@ -454,7 +444,6 @@ static void plan_buffers(Program *p)
 	plan_views(p, last, unbuffered);
 	/* Each buffer's life: from its operator to its last reader. */
 	int *def = xcalloc((size_t)(nv ? nv : 1), sizeof *def);   /* 0 for one only a shadow defines: from the start */
-	int64_t *size = xcalloc((size_t)(nv ? nv : 1), sizeof *size);
 	int64_t scratch = 0;
 	for (int i = 0; i < nops; i++) {
 		const LOp *o = &l->ops[i];
@@ -463,23 +452,16 @@ static void plan_buffers(Program *p)
 		if (!o->shadow)
 			def[o->result] = i;
 	}
-	int *owner = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));   /* the values with buffers of their own */
+	Buffer *buf = xmalloc(sizeof *buf * (size_t)(nv ? nv : 1));   /* the values with buffers of their own */
 	int n = 0;
 	for (int v = l->nparams; v < nv; v++) {
 		p->offset[v] = -1;
 		if (last[v] >= 0 && !unbuffered[v] && p->view[v] < 0)
-			owner[n++] = v;
+			buf[n++] = (Buffer){aligned(value_bytes(&l->values[v])), 0, def[v], last[v], v};
 	}
-	int *odef = xmalloc(sizeof(int) * (size_t)(n ? n : 1)), *olast = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
-	int64_t *ooff = xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1));
-	for (int k = 0; k < n; k++) {
-		size[k] = aligned(value_bytes(&l->values[owner[k]]));
-		odef[k] = def[owner[k]];
-		olast[k] = last[owner[k]];
-	}
-	int64_t transient = place_buffers(n, size, odef, olast, ooff);
+	int64_t transient = place_buffers(buf, n);
 	for (int k = 0; k < n; k++)
-		p->offset[owner[k]] = ooff[k];
+		p->offset[buf[k].value] = buf[k].off;
 	for (int v = l->nparams; v < nv; v++)
 		if (p->view[v] >= 0)
 			p->offset[v] = p->offset[p->view[v]];
@@ -498,11 +480,7 @@ static void plan_buffers(Program *p)
 	free(last);
 	free(unbuffered);
 	free(def);
-	free(size);
-	free(owner);
-	free(odef);
-	free(olast);
-	free(ooff);
+	free(buf);
 }
 
 /* ---- C identifiers: the IR names made C, unique ---- */

@@ -164,10 +164,9 @@ void sc_cpu_batch_matmul(const float *a, const int64_t *a_bdims, int a_nb, const
                          int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m, int64_t n, int64_t k,
                          int transpose_a, int transpose_b)
 {
-	int64_t sa[SC_MAX_DIMS], sb[SC_MAX_DIMS], sc[SC_MAX_DIMS];
+	int64_t sa[SC_MAX_DIMS], sb[SC_MAX_DIMS];
 	sc_bcast_strides("batch_matmul a", a_bdims, a_nb, c_bdims, c_nb, sa);
 	sc_bcast_strides("batch_matmul b", b_bdims, b_nb, c_bdims, c_nb, sb);
-	row_strides(c_bdims, c_nb, sc);
 	int64_t batches = sc_numel(c_bdims, c_nb);
 	/* Many small products (attention's, one a batch and head): each thread
 	 * takes a run of them, and OpenBLAS, called inside the parallel region,
@@ -407,9 +406,10 @@ void sc_cpu_bias_add_residual(const float *xs, const float *bias, float *pre, co
 	for (int64_t i = 0; i < rows; i++) {
 		const float *xr = xs + i * c, *rr = r + i * c;
 		float *yr = y + i * c;
-		if (pre)
+		float *pr = pre ? pre + i * c : NULL;
+		if (pr)
 			for (int64_t j = 0; j < c; j++)
-				pre[i * c + j] = xr[j] + bias[j];
+				pr[j] = xr[j] + bias[j];
 #pragma omp simd
 		for (int64_t j = 0; j < c; j++) {
 			float x = xr[j] + bias[j];
