@@ -377,6 +377,10 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 		else if (o->fuse_from >= 0)
 			sb_printf(b, "  # fused: one kernel with %%%s = %s, reading its operands",
 			          l->values[l->ops[o->fuse_from].result].name, op_info[l->ops[o->fuse_from].op].name);
+		if (o->fold)
+			sb_printf(b, o->fold == FOLD_READ ? "  # folded: no copy; BatchMatMuls read %%%s through strides"
+			                                  : "  # folded: no copy; a BatchMatMul wrote %%%s through strides",
+			          l->values[o->fold == FOLD_READ ? o->result : o->in[0]].name);
 		sb_putc(b, '\n');
 	}
 	free(members);

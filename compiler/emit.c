@@ -382,7 +382,9 @@ static int copied_value(const Lowered *l, const LOp *o)
  * takes that value's buffer instead (no copy), and the buffer lives until
  * the last reader of either. Nothing writes a value after its operator, so
  * the two never differ. Parameters and inputs are left alone (their buffers
- * are not the step's to lend), and so are fused results, which have none. */
+ * are not the step's to lend), and so are fused results, which have none.
+ * A folded Transpose's two values share a buffer the same way (fuse.c), one
+ * of them laid out with strides. */
 static void plan_views(Program *p, int *last, const bool *unbuffered)
 {
 	const Lowered *l = p->l;
@@ -390,7 +392,7 @@ static void plan_views(Program *p, int *last, const bool *unbuffered)
 		p->view[v] = -1;
 	for (int i = 0; i < l->nops; i++) {
 		const LOp *o = &l->ops[i];
-		int s = o->shadow || o->fused ? -1 : copied_value(l, o);
+		int s = o->fold ? o->in[0] : o->shadow || o->fused ? -1 : copied_value(l, o);
 		if (s < l->nparams || unbuffered[s])
 			continue;
 		p->view[o->result] = p->view[s] >= 0 ? p->view[s] : s;
@@ -1072,6 +1074,44 @@ static void matmul_call(StrBuf *b, const Lowered *l, const LOp *o, bool batch)
 		sb_printf(b, "%s(rt, ", f);
 }
 
+/* A BatchMatMul of which one value is laid out by a folded Transpose
+ * (fuse.c): every operand by its strides, batch dims aligned to the
+ * result's (y, nb of them) from the right, 0 where one repeats. */
+static bool bmm_is_strided(const Lowered *l, int a, int b, int c)
+{
+	return strided_by(l, a) || strided_by(l, b) || strided_by(l, c);
+}
+
+static void operand_strides(StrBuf *b, const Lowered *l, int v, int nb)
+{
+	const LValue *x = &l->values[v];
+	int64_t st[MAX_DIMS], out[MAX_DIMS + 1];
+	value_strides(l, v, st);
+	int xb = x->type.rank - 2;
+	for (int d = 0; d < nb; d++) {
+		int dx = d - (nb - xb);
+		out[d] = dx < 0 || x->type.dims[dx] == 1 ? 0 : st[dx];
+	}
+	out[nb] = st[xb];
+	dims_lit(b, out, nb + 1);
+}
+
+static void strided_bmm_call(StrBuf *b, const Program *p, const int v[3], const char *c, const LValue *y, int64_t m,
+                             int64_t n, int64_t k, int ta, int tb)
+{
+	const Lowered *l = p->l;
+	int nb = y->type.rank - 2;
+	sb_printf(b, "sc_batch_matmul_strided(rt, %s, ", p->cname[v[0]]);
+	operand_strides(b, l, v[0], nb);
+	sb_printf(b, ", %s, ", p->cname[v[1]]);
+	operand_strides(b, l, v[1], nb);
+	sb_printf(b, ", %s, ", c);
+	operand_strides(b, l, v[2], nb);
+	sb_puts(b, ", ");
+	dims_lit(b, y->type.dims, nb);
+	sb_printf(b, ", %d, %lld, %lld, %lld, %d, %d);", nb, (long long)m, (long long)n, (long long)k, ta, tb);
+}
+
 static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 {
 	const Lowered *l = p->l;
@@ -1099,6 +1139,11 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		break;
 	case OP_BATCH_MATMUL: {
 		emit_matmul_dims(o, l, &m, &n, &k);
+		if (bmm_is_strided(l, o->in[0], o->in[1], o->result)) {
+			strided_bmm_call(b, p, (const int[]){o->in[0], o->in[1], o->result}, y, yv, m, n, k, a->transpose_a,
+			                 a->transpose_b);
+			break;
+		}
 		const LValue *bv = &l->values[o->in[1]];
 		matmul_call(b, l, o, true);
 		sb_printf(b, "%s, ", x0);
@@ -1284,6 +1329,12 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	case OP_BATCH_MATMUL: {
 		emit_matmul_dims(f, l, &m, &nn, &kk);
 		matmul_grad_form(fa, k, m, nn, kk, &mg);
+		int dy_v = o->in[0], other_v = f->in[1 - k];
+		if (bmm_is_strided(l, dy_v, other_v, o->result)) {   /* direct (fuse.c) */
+			int v[3] = {mg.dy_first ? dy_v : other_v, mg.dy_first ? other_v : dy_v, o->result};
+			strided_bmm_call(b, p, v, dx, y, mg.m, mg.n, mg.k, mg.ta, mg.tb);
+			return;
+		}
 		const LValue *in = &l->values[f->in[k]], *other = &l->values[f->in[1 - k]];
 		int yb = y->type.rank - 2, ib = in->type.rank - 2, ob = other->type.rank - 2;
 		bool direct = yb == ib && !memcmp(y->type.dims, in->type.dims, sizeof(int64_t) * (size_t)yb);
@@ -1548,6 +1599,16 @@ static void emit_op(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *m
 		          op_info[o->op].name);
 		return;
 	}
+	if (o->fold == FOLD_READ) {   /* fuse.c, plan_views */
+		sb_printf(b, "\t/* %%%s: %%%s's bytes, which BatchMatMuls read with strides (no copy) */\n",
+		          l->values[o->result].name, l->values[o->in[0]].name);
+		return;
+	}
+	if (o->fold == FOLD_WRITE) {
+		sb_printf(b, "\t/* %%%s: written in place by a BatchMatMul, with strides, as %%%s (no copy) */\n",
+		          l->values[o->result].name, l->values[o->in[0]].name);
+		return;
+	}
 	if (p->view[o->result] >= 0) {   /* plan_views */
 		sb_printf(b, "\t/* %%%s: %%%s's bytes, in its buffer (no copy) */\n", l->values[o->result].name,
 		          l->values[o->in[0]].name);
@@ -1779,6 +1840,57 @@ static void emit_names(StrBuf *b, const Lowered *l, const char *var, bool params
 	          var, n);
 }
 
+/* An operator whose adjoint moves dy's bytes to dx and reads nothing else. */
+static bool moves_bytes(OpKind op)
+{
+	return op == OP_TRANSPOSE || op == OP_RESHAPE || op == OP_FLATTEN;
+}
+
+/* Whether operator o has code of its own (emit_op): not a shadow, a fused
+ * operator, a folded Transpose or a view. */
+static bool has_code(const Program *p, const LOp *o)
+{
+	return !o->shadow && !o->fused && !o->fold && p->view[o->result] < 0;
+}
+
+/* The values program.c names: what an operator with code may pass (its
+ * operands and result, a carried operator's, a differentiated operator's),
+ * the inputs and parameters, and what is read after the operators. A value
+ * between two operators without code (a Reshape of a folded Transpose's
+ * operand) has a buffer but no name: a pointer to it would go unused. */
+static bool *named_values(const Program *p)
+{
+	const Lowered *l = p->l;
+	bool *named = xcalloc((size_t)(l->nvalues ? l->nvalues : 1), sizeof *named);
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		if (!has_code(p, o))
+			continue;
+		named[o->result] = true;
+		for (int k = 0; k < o->nin; k++)
+			named[o->in[k]] = true;
+		const LOp *f = o->fuse_from >= 0 ? &l->ops[o->fuse_from] : o->grad == GRAD_ADJOINT ? &l->ops[o->of] : NULL;
+		if (f && o->grad == GRAD_ADJOINT && moves_bytes(f->op))   /* dy to dx alone */
+			f = NULL;
+		for (int k = 0; f && k < f->nin; k++)
+			named[f->in[k]] = true;
+		if (f)
+			named[f->result] = true;
+	}
+	for (int v = 0; v < l->nparams; v++)
+		named[v] = true;
+	for (int k = 0; k < l->nret; k++)
+		named[l->rets[k]] = true;
+	if (l->loss >= 0)
+		named[l->loss] = true;
+	if (l->overflow >= 0)
+		named[l->overflow] = true;
+	for (int v = 0; l->grad && v < l->nparams; v++)
+		if (l->grad[v] >= 0)
+			named[l->grad[v]] = true;
+	return named;
+}
+
 /* program.c's main; rank only feeds lowered_rank_attrs, whose rank-dependent
  * attributes every caller takes from the table instead. */
 static void emit_main(StrBuf *b, const Program *p, int64_t rank)
@@ -1802,9 +1914,10 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	sb_printf(b, "\n\t/* Memory: parameters, inputs and optimizer state first (%lld bytes), then every\n"
 	          "\t * other value placed by liveness: buffers whose lives do not overlap share bytes. */\n"
 	          "\tchar *slab = sc_slab(rt, %lld);\n", (long long)p->persistent_bytes, (long long)p->slab_bytes);
+	bool *named = named_values(p);
 	for (int v = 0; v < l->nvalues; v++) {
 		const LValue *x = &l->values[v];
-		if (p->offset[v] < 0)   /* fused away: nothing writes or reads it */
+		if (p->offset[v] < 0 || !named[v])   /* fused away, or only views pass through it */
 			continue;
 		sb_printf(b, "\t%s *const %s = (%s *)(slab + %lld);  /* %%%s (", c_type(x->type.dtype), p->cname[v],
 		          c_type(x->type.dtype), (long long)p->offset[v], x->name);
@@ -1812,6 +1925,7 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 			sb_printf(b, d ? ", %lld" : "%lld", (long long)x->type.dims[d]);
 		sb_puts(b, x->type.rank == 1 ? ",) */\n" : ") */\n");
 	}
+	free(named);
 	sb_puts(b, "\n\t/* Inputs and parameters: this rank's slice of a file, or of the initializer. */\n");
 	for (int v = 0; v < l->nparams; v++)
 		emit_input(b, p, v);

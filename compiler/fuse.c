@@ -1,9 +1,9 @@
 /* fuse.c: operators whose work a later operator's kernel does as it reads.
  *
  * Requires a Lowered program, with its backward pass when it trains, so that
- * every reader of a value is seen. Two patterns, both in Float32, both giving
+ * every reader of a value is seen. Three patterns, all in Float32, all giving
  * the unfused program's values bit for bit (each intermediate is rounded to
- * Float32 as its own kernel rounded it):
+ * Float32 as its own kernel rounded it), and one fold:
  * - attention's scaling: a Mul of a tensor by a one-element tensor whose only
  *   reader is a Softmax along an axis it holds whole. The Softmax's kernel
  *   reads x * scale (sc_softmax_scaled); the Mul has no code and its result
@@ -18,6 +18,8 @@
  *   (the residual after a projection or the MLP): one kernel adds the bias
  *   and the other operand (sc_bias_add_residual), writing the sum too when
  *   something reads it later (the Add's adjoint, in training).
+ * - a Transpose keeping the last axis last between BatchMatMuls and the
+ *   rest (fold_transposes): no copy, the BatchMatMuls take strides.
  * The dumps and the program say which operator carries which
  * (docs/output.md). */
 #include "shardc.h"
@@ -25,6 +27,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+static void fold_transposes(Lowered *l);
 
 static int64_t count(const LValue *v)
 {
@@ -169,4 +173,154 @@ void fuse_operators(Lowered *l)
 	free(readers);
 	free(first);
 	free(producer);
+	fold_transposes(l);
+}
+
+/* ---- Transposes folded into BatchMatMul strides ---- */
+
+/* A BatchMatMul's kernel reads its operands and writes its result with
+ * strides (sc_batch_matmul_strided), so a Transpose between it and another
+ * BatchMatMul, or between it and a Reshape, need not copy when it keeps the
+ * last axis last (each matrix row stays contiguous): attention's (0, 2, 1, 3)
+ * on q, k, v and the context, and their adjoints. Only Float32 products; a
+ * broadcast BatchMatMul's gradient, summed down to its input after the
+ * product, is not written with strides. */
+
+static bool is_bmm(const Lowered *l, const LOp *o)
+{
+	if (o->shadow || o->step)
+		return false;
+	if (o->grad == GRAD_NONE && o->op == OP_BATCH_MATMUL)
+		return all_f32(l, o);
+	if (o->grad != GRAD_ADJOINT || l->ops[o->of].op != OP_BATCH_MATMUL)
+		return false;
+	const LOp *f = &l->ops[o->of];
+	const LValue *y = &l->values[f->result], *x = &l->values[f->in[o->k]];
+	int nb = y->type.rank - 2;
+	bool direct = x->type.rank == y->type.rank && !memcmp(y->type.dims, x->type.dims, sizeof(int64_t) * (size_t)nb);
+	return direct && all_f32(l, o) && all_f32(l, f);
+}
+
+/* A Transpose or a Transpose's adjoint that keeps the last axis: its
+ * permutation (result axis d is operand axis perm[d]), else false. */
+static bool transpose_perm(const Lowered *l, const LOp *o, int64_t *perm)
+{
+	const LOp *f = o->grad == GRAD_ADJOINT ? &l->ops[o->of] : o;
+	if (o->shadow || o->step || o->fused || o->fuse_from >= 0 || f->op != OP_TRANSPOSE ||
+	    (o->grad != GRAD_NONE && o->grad != GRAD_ADJOINT) || !all_f32(l, o))
+		return false;
+	int r = f->a.nperm;
+	for (int d = 0; d < r; d++) {
+		if (o->grad == GRAD_ADJOINT)
+			perm[f->a.perm[d]] = d;
+		else
+			perm[d] = f->a.perm[d];
+	}
+	return r >= 2 && perm[r - 1] == r - 1;
+}
+
+/* For each value, whether something other than a BatchMatMul (or the
+ * Transpose deciding it) reads it, and which operator writes it. */
+typedef struct {
+	int *others;     /* (nvalues) readers that are not BatchMatMuls */
+	int *producer;   /* (nvalues) the operator that computes it, -1 */
+} Reads;
+
+static void count_reads(const Lowered *l, Reads *r)
+{
+	int n = l->nvalues ? l->nvalues : 1;
+	r->others = xcalloc((size_t)n, sizeof(int));
+	r->producer = xmalloc(sizeof(int) * (size_t)n);
+	for (int v = 0; v < l->nvalues; v++)
+		r->producer[v] = -1;
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		if (o->shadow)
+			continue;
+		r->producer[o->result] = i;
+		bool bmm = is_bmm(l, o);
+		for (int k = 0; k < o->nin; k++)
+			r->others[o->in[k]] += !bmm;
+		if (o->fuse_from >= 0)   /* a fused kernel reads its carried operator's operands */
+			for (int k = 0; k < l->ops[o->fuse_from].nin; k++)
+				r->others[l->ops[o->fuse_from].in[k]]++;
+		/* an adjoint reads its operator's operands and result, as emit.c's
+		 * lifetimes count them, except a Transpose's (dy alone) */
+		if (o->grad == GRAD_ADJOINT && l->ops[o->of].op != OP_TRANSPOSE) {
+			const LOp *f = &l->ops[o->of];
+			for (int k = 0; k < f->nin; k++)
+				r->others[f->in[k]] += !bmm;
+			r->others[f->result] += !bmm;
+		}
+	}
+	for (int k = 0; k < l->nret; k++)
+		r->others[l->rets[k]]++;
+	if (l->loss >= 0)
+		r->others[l->loss]++;
+	if (l->overflow >= 0)
+		r->others[l->overflow]++;
+	for (int v = 0; l->grad && v < l->nparams; v++)
+		if (l->grad[v] >= 0)
+			r->others[l->grad[v]]++;
+}
+
+static void fold_transposes(Lowered *l)
+{
+	Reads r;
+	count_reads(l, &r);
+	for (int i = 0; i < l->nops; i++) {
+		LOp *t = &l->ops[i];
+		int64_t perm[MAX_DIMS];
+		if (!transpose_perm(l, t, perm))
+			continue;
+		int u = t->in[0], w = t->result, pu = r.producer[u];
+		if (u < l->nparams || pu < 0 || l->ops[pu].fused || strided_by(l, u))
+			continue;
+		if (r.others[w] == 0)
+			t->fold = FOLD_READ;
+		else if (r.others[u] == 1 && is_bmm(l, &l->ops[pu]))   /* the one other reader: t */
+			t->fold = FOLD_WRITE;
+	}
+	free(r.others);
+	free(r.producer);
+}
+
+const LOp *strided_by(const Lowered *l, int v)
+{
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *t = &l->ops[i];
+		if ((t->fold == FOLD_READ && t->result == v) || (t->fold == FOLD_WRITE && t->in[0] == v))
+			return t;
+	}
+	return NULL;
+}
+
+static void row_major(const LValue *v, int64_t *strides)
+{
+	int64_t s = 1;
+	for (int d = v->type.rank - 1; d >= 0; d--) {
+		strides[d] = s;
+		s *= v->type.dims[d];
+	}
+}
+
+void value_strides(const Lowered *l, int v, int64_t *strides)
+{
+	const LOp *t = strided_by(l, v);
+	if (!t) {
+		row_major(&l->values[v], strides);
+		return;
+	}
+	int64_t perm[MAX_DIMS], laid[MAX_DIMS];
+	transpose_perm(l, t, perm);
+	int r = l->values[v].type.rank;
+	if (t->fold == FOLD_READ) {   /* v = t's result: axis d is the operand's axis perm[d] */
+		row_major(&l->values[t->in[0]], laid);
+		for (int d = 0; d < r; d++)
+			strides[d] = laid[perm[d]];
+	} else {                      /* v = t's operand: axis perm[d] is the result's axis d */
+		row_major(&l->values[t->result], laid);
+		for (int d = 0; d < r; d++)
+			strides[perm[d]] = laid[d];
+	}
 }

@@ -704,6 +704,13 @@ typedef struct {
 	int reuse;               /* lower.c's list of this value's redistributed forms, -1: none */
 } LValue;
 
+/* How a Transpose with no code (fuse.c) lays its two values in one buffer. */
+typedef enum {
+	FOLD_NONE,
+	FOLD_READ,    /* the operand as it is; the result is its bytes, read with strides */
+	FOLD_WRITE,   /* the result as it is; the operand was written into it with strides */
+} TransposeFold;
+
 /* What a backward operator computes (autodiff.c); forward ones are GRAD_NONE. */
 typedef enum {
 	GRAD_NONE,               /* a forward operator, or a collective/slice moving a gradient */
@@ -745,6 +752,10 @@ typedef struct {
 	 * result too, for readers after it). */
 	int fuse_from;
 	bool fused, fused_writes;
+	/* fuse.c: a Transpose, or a Transpose's adjoint, that keeps the last axis
+	 * and has no code: its result and operand share one buffer, one of them
+	 * laid out with strides that only BatchMatMuls read or write. */
+	TransposeFold fold;
 	int recomputes;          /* recompute.c: a clone in the backward pass of forward operator ops[recomputes]; -1 */
 	/* recompute.c: on a clone of a kept operator whose operands are
 	 * recomputed: not run (no code, its result the forward one's); the
@@ -824,10 +835,19 @@ void bucket_gradients(Lowered *l, int64_t bucket_bytes);
  * each Mul by a one-element tensor whose only reader is a whole-axis Softmax
  * (the Softmax reads x * scale itself), and each BiasAdd first read by a
  * unary elementwise operator (one kernel adds the bias and applies it,
- * keeping the sum when something later reads it). LOp.fuse_from, .fused. */
+ * keeping the sum when something later reads it), each BiasAdd first read
+ * by a residual Add, and each Transpose keeping the last axis that only
+ * BatchMatMuls read or write on one side (LOp.fold: no copy, strides).
+ * LOp.fuse_from, .fused, .fold. */
 void fuse_operators(Lowered *l);
 /* A fused Softmax's scale: which input of its Mul (0 or 1); -1 unfused. */
 int fused_scale_operand(const Lowered *l, const LOp *softmax);
+/* The Transpose (or Transpose adjoint) that lays value v out with strides
+ * (LOp.fold), or NULL when v is row-major in its buffer. */
+const LOp *strided_by(const Lowered *l, int v);
+/* v's strides in elements, per dim, where strided_by lays it out; its
+ * row-major strides otherwise. */
+void value_strides(const Lowered *l, int v, int64_t *strides);
 
 /* op's attributes on `rank`: its group (written to members, room for
  * device_num), a slice's bounds, a split table's row offset. */

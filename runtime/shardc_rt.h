@@ -225,6 +225,14 @@ void sc_batch_matmul(sc_rt *rt, const float *a, const int64_t *a_bdims, int a_nb
 void sc_batch_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_bdims, int a_nb, const void *b,
                           const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
                           int64_t n, int64_t k, int transpose_a, int transpose_b);
+/* Batched matmul on operands laid out by strides, in elements: batch index
+ * (i_0 .. i_nb-1) of bdims finds a's matrix at sum i_d a_st[d] (0 repeats
+ * it), and a_st[nb] is the distance between that matrix's rows, whose
+ * elements are adjacent; b and c likewise. A Transpose that keeps the last
+ * axis last is read or written this way, in place of a copy (fuse.c). */
+void sc_batch_matmul_strided(sc_rt *rt, const float *a, const int64_t *a_st, const float *b, const int64_t *b_st,
+                             float *c, const int64_t *c_st, const int64_t *bdims, int nb, int64_t m, int64_t n,
+                             int64_t k, int transpose_a, int transpose_b);
 
 /* y = a op b with numpy broadcasting (dims right-aligned, size 1 repeats). */
 void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,

@@ -196,6 +196,14 @@ void sc_batch_matmul(sc_rt *rt, const float *a, const int64_t *a_bdims, int a_nb
 	sc_cpu_batch_matmul(a, a_bdims, a_nb, b, b_bdims, b_nb, c, c_bdims, c_nb, m, n, k, transpose_a, transpose_b);
 }
 
+void sc_batch_matmul_strided(sc_rt *rt, const float *a, const int64_t *a_st, const float *b, const int64_t *b_st,
+                             float *c, const int64_t *c_st, const int64_t *bdims, int nb, int64_t m, int64_t n,
+                             int64_t k, int transpose_a, int transpose_b)
+{
+	(void)rt;
+	sc_cpu_batch_matmul_strided(a, a_st, b, b_st, c, c_st, bdims, nb, m, n, k, transpose_a, transpose_b);
+}
+
 void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim)
 {

@@ -15,6 +15,9 @@ void sc_cpu_matmul(const float *a, const float *b, float *c, int64_t m, int64_t 
 void sc_cpu_batch_matmul(const float *a, const int64_t *a_bdims, int a_nb, const float *b, const int64_t *b_bdims,
                          int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m, int64_t n, int64_t k,
                          int transpose_a, int transpose_b);
+void sc_cpu_batch_matmul_strided(const float *a, const int64_t *a_st, const float *b, const int64_t *b_st, float *c,
+                                 const int64_t *c_st, const int64_t *bdims, int nb, int64_t m, int64_t n, int64_t k,
+                                 int transpose_a, int transpose_b);
 void sc_cpu_binary(sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                    const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim);
 void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c);

@@ -160,14 +160,13 @@ void sc_cpu_matmul(const float *a, const float *b, float *c, int64_t m, int64_t 
 	            blas_int(transpose_b ? k : n), 0.0f, c, blas_int(n));
 }
 
-void sc_cpu_batch_matmul(const float *a, const int64_t *a_bdims, int a_nb, const float *b, const int64_t *b_bdims,
-                         int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m, int64_t n, int64_t k,
-                         int transpose_a, int transpose_b)
+void sc_cpu_batch_matmul_strided(const float *a, const int64_t *a_st, const float *b, const int64_t *b_st, float *c,
+                                 const int64_t *c_st, const int64_t *bdims, int nb, int64_t m, int64_t n, int64_t k,
+                                 int transpose_a, int transpose_b)
 {
-	int64_t sa[SC_MAX_DIMS], sb[SC_MAX_DIMS];
-	sc_bcast_strides("batch_matmul a", a_bdims, a_nb, c_bdims, c_nb, sa);
-	sc_bcast_strides("batch_matmul b", b_bdims, b_nb, c_bdims, c_nb, sb);
-	int64_t batches = sc_numel(c_bdims, c_nb);
+	sc_check_dims("batch_matmul", bdims, nb);
+	int64_t batches = sc_numel(bdims, nb);
+	int lda = blas_int(a_st[nb]), ldb = blas_int(b_st[nb]), ldc = blas_int(c_st[nb]);
 	/* Many small products (attention's, one a batch and head): each thread
 	 * takes a run of them, and OpenBLAS, called inside the parallel region,
 	 * runs each on that one thread: no fork and join a product (2-3% of the
@@ -180,12 +179,33 @@ void sc_cpu_batch_matmul(const float *a, const int64_t *a_bdims, int a_nb, const
 		int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
 		int64_t lo = batches * t / nt, hi = batches * (t + 1) / nt;
 		Walk w;
-		walk_init(&w, c_bdims, c_nb, 2, sa, sb, NULL);
+		walk_init(&w, bdims, nb, 3, a_st, b_st, c_st);
 		walk_seek(&w, lo);
 		for (int64_t i = lo; i < hi; i++, walk_next(&w))
-			sc_cpu_matmul(a + w.off[0] * m * k, b + w.off[1] * k * n, c + i * m * n, m, n, k, transpose_a,
-			              transpose_b);
+			cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
+			            transpose_b ? CblasTrans : CblasNoTrans, blas_int(m), blas_int(n), blas_int(k), 1.0f,
+			            a + w.off[0], lda, b + w.off[1], ldb, 0.0f, c + w.off[2], ldc);
 	}
+}
+
+void sc_cpu_batch_matmul(const float *a, const int64_t *a_bdims, int a_nb, const float *b, const int64_t *b_bdims,
+                         int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m, int64_t n, int64_t k,
+                         int transpose_a, int transpose_b)
+{
+	/* numpy's broadcast as strides: a repeated matrix's batch stride is 0 */
+	int64_t sa[SC_MAX_DIMS + 1], sb[SC_MAX_DIMS + 1], sc[SC_MAX_DIMS + 1];
+	sc_bcast_strides("batch_matmul a", a_bdims, a_nb, c_bdims, c_nb, sa);
+	sc_bcast_strides("batch_matmul b", b_bdims, b_nb, c_bdims, c_nb, sb);
+	row_strides(c_bdims, c_nb, sc);
+	for (int d = 0; d < c_nb; d++) {
+		sa[d] *= m * k;
+		sb[d] *= k * n;
+		sc[d] *= m * n;
+	}
+	sa[c_nb] = transpose_a ? m : k;
+	sb[c_nb] = transpose_b ? k : n;
+	sc[c_nb] = n;
+	sc_cpu_batch_matmul_strided(a, sa, b, sb, c, sc, c_bdims, c_nb, m, n, k, transpose_a, transpose_b);
 }
 
 /* ---- elementwise ---- */

@@ -553,6 +553,35 @@ void sc_batch_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *
 	batch_gemm(rt, dt, a, a_bdims, a_nb, b, b_bdims, b_nb, c, c_bdims, c_nb, m, n, k, transpose_a, transpose_b);
 }
 
+/* Strided operands: the last batch dim in one strided-batched call, the
+ * ones before it walked here (a view of attention's heads: a call a batch). */
+void sc_batch_matmul_strided(sc_rt *rt, const float *a, const int64_t *a_st, const float *b, const int64_t *b_st,
+                             float *c, const int64_t *c_st, const int64_t *bdims, int nb, int64_t m, int64_t n,
+                             int64_t k, int transpose_a, int transpose_b)
+{
+	sc_check_dims("batch_matmul", bdims, nb);
+	const float one = 1, zero = 0;
+	cublasHandle_t h = cu(rt)->blas;
+	cublasOperation_t ob = transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, oa = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+	int lda = blas_int(a_st[nb]), ldb = blas_int(b_st[nb]), ldc = blas_int(c_st[nb]);
+	int bn = blas_int(n), bm = blas_int(m), bk = blas_int(k);
+	int inner = nb ? blas_int(bdims[nb - 1]) : 1, outer_nb = nb ? nb - 1 : 0;
+	int64_t sa = nb ? a_st[nb - 1] : 0, sb = nb ? b_st[nb - 1] : 0, sc = nb ? c_st[nb - 1] : 0;
+	int64_t idx[SC_MAX_DIMS] = {0}, outer = sc_numel(bdims, outer_nb);
+	for (int64_t i = 0; i < outer; i++) {
+		int64_t oa_off = 0, ob_off = 0, oc_off = 0;
+		for (int d = 0; d < outer_nb; d++) {
+			oa_off += idx[d] * a_st[d];
+			ob_off += idx[d] * b_st[d];
+			oc_off += idx[d] * c_st[d];
+		}
+		SC_CUBLAS_CHECK(cublasSgemmStridedBatched(h, ob, oa, bn, bm, bk, &one, b + ob_off, ldb, sb, a + oa_off, lda, sa,
+		                                          &zero, c + oc_off, ldc, sc, inner));
+		for (int d = outer_nb - 1; d >= 0 && ++idx[d] == bdims[d]; d--)
+			idx[d] = 0;
+	}
+}
+
 void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim)
 {

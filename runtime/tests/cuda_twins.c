@@ -114,6 +114,20 @@ static void test_matmul(void)
 	sc_batch_matmul(rt, dba, a2, 2, dbb, b2, 2, dbc, cb, 2, 5, 4, 7, 1, 1);   /* a (2,1,7,5), b (1,3,4,7) */
 	sc_cpu_batch_matmul(ba, a2, 2, bb, b2, 2, bc, cb, 2, 5, 4, 7, 1, 1);
 	twin("batch_matmul broadcast", dbc, bc, 6 * 20, 1e-3);
+	/* attention's views: q (2, 5, 3, 4) read as (2, 3, 5, 4), k likewise,
+	 * and the product o = s v written as (2, 5, 3, 4) */
+	enum { B = 2, S = 5, H = 3, D = 4 };
+	const int64_t view[3] = {S * H * D, D, H * D}, sst[3] = {H * S * S, S * S, S}, bd[2] = {B, H};
+	float *dq, *dk, *q = rnd(B * S * H * D, -1, 1, &dq), *k = rnd(B * S * H * D, -1, 1, &dk);
+	float *sc = malloc(B * H * S * S * sizeof *sc), *dsc = dev(B * H * S * S * sizeof *sc);
+	float *o = malloc(B * S * H * D * sizeof *o), *dout = dev(B * S * H * D * sizeof *o);
+	sc_batch_matmul_strided(rt, dq, view, dk, view, dsc, sst, bd, 2, S, S, D, 0, 1);
+	sc_cpu_batch_matmul_strided(q, view, k, view, sc, sst, bd, 2, S, S, D, 0, 1);
+	twin("batch_matmul_strided read", dsc, sc, B * H * S * S, 1e-3);
+	sc_batch_matmul_strided(rt, dsc, sst, dk, view, dout, view, bd, 2, S, D, S, 1, 0);
+	sc_cpu_batch_matmul_strided(sc, sst, k, view, o, view, bd, 2, S, D, S, 1, 0);
+	twin("batch_matmul_strided write", dout, o, B * S * H * D, 1e-3);
+	free(q), free(k), free(sc), free(o);
 	free(a), free(b), free(c), free(ba), free(bb), free(bc);
 }
 

@@ -75,6 +75,42 @@ Test(matmul, batch_broadcast)
 	CLOSE(c, want, 18, "batch_matmul transposed");
 }
 
+/* Attention's layout: q (B, S, H, D) read as (B, H, S, D) through strides,
+ * the product written back as (B, S, H, ...) through strides, equals
+ * Transpose, batched product, Transpose, bit for bit, for every pair of
+ * transpose flags; one thread or many. */
+Test(matmul, strided_views_are_transposes)
+{
+	enum { B = 3, S = 5, H = 4, D = 7 };
+	uint64_t s = 3;
+	static float q[B * S * H * D], k[B * S * H * D], qt[B * H * S * D], kt[B * H * S * D];
+	static float c[B * H * S * S], want[B * H * S * S], o[B * S * H * D], ot[B * H * S * D], owant[B * S * H * D];
+	t_fill(q, B * S * H * D, &s, -1, 1);
+	t_fill(k, B * S * H * D, &s, -1, 1);
+	const int64_t dims[4] = {B, S, H, D};
+	const int perm[4] = {0, 2, 1, 3};
+	sc_cpu_transpose(SC_F32, q, qt, dims, 4, perm);
+	sc_cpu_transpose(SC_F32, k, kt, dims, 4, perm);
+	const int64_t view[3] = {S * H * D, D, H * D};   /* (B, H) batches, rows S apart by H D */
+	for (int threads = 1; threads <= 2; threads++) {
+		omp_set_num_threads(threads);
+		/* c = q k^T as (B, H, S, S), both operands views */
+		sc_cpu_batch_matmul(qt, (const int64_t[]){B, H}, 2, kt, (const int64_t[]){B, H}, 2, want,
+		                    (const int64_t[]){B, H}, 2, S, S, D, 0, 1);
+		sc_cpu_batch_matmul_strided(q, view, k, view, c, (const int64_t[]){H * S * S, S * S, S},
+		                            (const int64_t[]){B, H}, 2, S, S, D, 0, 1);
+		cr_assert(!memcmp(c, want, sizeof c), "q k^T through strides, %d threads", threads);
+		/* o = c^T q (B, H, S, D), q a view, o written as (B, S, H, D) */
+		sc_cpu_batch_matmul(c, (const int64_t[]){B, H}, 2, qt, (const int64_t[]){B, H}, 2, ot,
+		                    (const int64_t[]){B, H}, 2, S, D, S, 1, 0);
+		sc_cpu_transpose(SC_F32, ot, owant, (const int64_t[]){B, H, S, D}, 4, perm);
+		sc_cpu_batch_matmul_strided(c, (const int64_t[]){H * S * S, S * S, S}, q, view, o, view,
+		                            (const int64_t[]){B, H}, 2, S, D, S, 1, 0);
+		cr_assert(!memcmp(o, owant, sizeof o), "written through strides, %d threads", threads);
+	}
+	omp_set_num_threads(omp_get_num_procs());
+}
+
 /* ---- elementwise ---- */
 
 Test(binary, broadcast_by_hand)

@@ -525,3 +525,71 @@ Test(fuse, bias_and_unary_in_one_pass)
 	expect_line(t, "sc_unary_grad(rt, SC_U_GELU, hb, ");
 	free(t);
 }
+
+/* Attention's head transposes keep the last axis, so the BatchMatMuls read
+ * q, k and v and write the context through strides (fuse.c): no Transpose
+ * copies, forward or backward, and the Reshapes around them name nothing. */
+static char *heads_text(bool train, const char *extra)
+{
+	StrBuf b = {0};
+	sb_printf(&b,
+	          "context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
+	          "graph @m(%%x: <Tensor[Float32], (8, 6)> = uniform(-1, 1),\n"
+	          "         %%wq: <Parameter[Float32], (6, 6)> = normal(0.5),\n"
+	          "         %%wk: <Parameter[Float32], (6, 6)> = normal(0.5),\n"
+	          "         %%wv: <Parameter[Float32], (6, 6)> = normal(0.5)) {\n"
+	          "  %%q = MatMul(%%x, %%wq)\n"
+	          "  %%k = MatMul(%%x, %%wk)\n"
+	          "  %%v = MatMul(%%x, %%wv)\n"
+	          "  %%q4 = Reshape(%%q) {shape: (2, 4, 2, 3)}\n"
+	          "  %%k4 = Reshape(%%k) {shape: (2, 4, 2, 3)}\n"
+	          "  %%v4 = Reshape(%%v) {shape: (2, 4, 2, 3)}\n"
+	          "  %%qh = Transpose(%%q4) {perm: (0, 2, 1, 3)}\n"
+	          "  %%kh = Transpose(%%k4) {perm: (0, 2, 1, 3)}\n"
+	          "  %%vh = Transpose(%%v4) {perm: (0, 2, 1, 3)}\n"
+	          "  %%s = BatchMatMul(%%qh, %%kh) {transpose_b: true}\n"
+	          "  %%c = BatchMatMul(%%s, %%vh)\n"
+	          "  %%ct = Transpose(%%c) {perm: (0, 2, 1, 3)}\n"
+	          "  %%c2 = Reshape(%%ct) {shape: (8, 6)}\n"
+	          "%s"
+	          "  %%l = ReduceSum(%%c2) {axis: (0, 1)}\n"
+	          "  return %%l\n"
+	          "}\n",
+	          extra);
+	if (train)
+		sb_puts(&b, "train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n");
+	char *t = rank_text_of(b.data, 0);
+	sb_free(&b);
+	return t;
+}
+
+Test(fuse, head_transposes_read_and_written_through_strides)
+{
+	for (int train = 0; train < 2; train++) {
+		char *t = heads_text(train, "");
+		/* q4 (2, 4, 2, 3) as qh (2, 2, 4, 3): batches 24 and 3 apart, rows 6 */
+		expect_line(t, "sc_batch_matmul_strided(rt, qh, (const int64_t[]){24, 3, 6}, kh, (const int64_t[]){24, 3, 6}, "
+		               "s, (const int64_t[]){32, 16, 4}, (const int64_t[]){2, 2}, 2, 4, 4, 3, 0, 1);");
+		expect_line(t, "sc_batch_matmul_strided(rt, s, (const int64_t[]){32, 16, 4}, vh, (const int64_t[]){24, 3, 6}, "
+		               "c, (const int64_t[]){24, 3, 6}, (const int64_t[]){2, 2}, 2, 4, 3, 4, 0, 0);");
+		expect_line(t, "/* %qh: %q4's bytes, which BatchMatMuls read with strides (no copy) */");
+		expect_line(t, "/* %ct: written in place by a BatchMatMul, with strides, as %c (no copy) */");
+		expect_no_line(t, "sc_transpose(");
+		expect_no_line(t, "*const q4 = ");   /* only views pass through it */
+		if (train) {   /* the gradients of q, k, v written in place, dc read through strides */
+			expect_line(t, "/* %grad_q4: written in place by a BatchMatMul, with strides, as %grad_qh (no copy) */");
+			expect_line(t, "/* %grad_c: %grad_ct's bytes, which BatchMatMuls read with strides (no copy) */");
+			expect_line(t, "sc_batch_matmul_strided(rt, grad_s, (const int64_t[]){32, 16, 4}, kh, "
+			               "(const int64_t[]){24, 3, 6}, grad_qh, (const int64_t[]){24, 3, 6}, ");
+		}
+		free(t);
+	}
+}
+
+Test(fuse, not_when_another_operator_reads_the_heads)
+{
+	char *t = heads_text(false, "  %u = ReduceSum(%qh) {axis: (0, 1, 2, 3)}\n  %w = Add(%u, %u)\n");
+	expect_line(t, "sc_transpose(rt, SC_F32, q4, qh, ");   /* the ReduceSum reads qh row-major */
+	expect_line(t, "sc_batch_matmul_strided(rt, qh, (const int64_t[]){24, 12, 3}, kh, ");   /* qh row-major */
+	free(t);
+}
