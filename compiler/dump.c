@@ -254,12 +254,14 @@ static void print_piece(StrBuf *b, const LValue *v, int64_t rank)
 	ints_print(b, v->global, v->type.rank);
 }
 
-/* The operator whose kernel computes fused operator i (fuse.c). */
+/* The operator whose kernel computes fused operator i (fuse.c): its
+ * reader's, or that one's when the reader is fused too (a masked Softmax's
+ * scaling Mul). */
 static OpKind fused_into(const Lowered *l, int i)
 {
 	for (int j = i + 1; j < l->nops; j++)
 		if (l->ops[j].fuse_from == i)
-			return l->ops[j].op;
+			return l->ops[j].fused ? fused_into(l, j) : l->ops[j].op;
 	return l->ops[i].op;
 }
 

@@ -295,13 +295,15 @@ static int64_t place_buffers(Buffer *buf, int n)
 }
 
 /* A backward operator reads the forward operator it differentiates; a
- * kernel that carries a fused operator (fuse.c) reads that one's inputs. */
+ * kernel that carries a fused operator (fuse.c) reads that one's inputs,
+ * and those of the one it carries in turn. */
 static void mark_uses(const Lowered *l, const LOp *o, int at, int *last)
 {
 	for (int k = 0; k < o->nin; k++)
 		last[o->in[k]] = at;
-	for (int k = 0; o->fuse_from >= 0 && k < l->ops[o->fuse_from].nin; k++)
-		last[l->ops[o->fuse_from].in[k]] = at;
+	for (int f = o->fuse_from; f >= 0; f = l->ops[f].fuse_from)
+		for (int k = 0; k < l->ops[f].nin; k++)
+			last[l->ops[f].in[k]] = at;
 	if (o->grad == GRAD_ADJOINT) {
 		const LOp *f = &l->ops[o->of];
 		for (int k = 0; k < f->nin; k++)
@@ -1174,6 +1176,18 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		break;
 	}
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
+		if (fused_mask_operand(l, o) >= 0) {   /* softmax([x * scale] + mask): the Add's, the Mul's operands */
+			const LOp *add = &l->ops[o->fuse_from], *mul = add->fuse_from >= 0 ? &l->ops[add->fuse_from] : NULL;
+			int mk = fused_mask_operand(l, o), s = fused_scale_operand(l, o);
+			const LValue *mv = &l->values[add->in[mk]];
+			sb_printf(b, "sc_softmax_masked(rt, %s, %s, %s, ", p->cname[mul ? mul->in[1 - s] : add->in[1 - mk]],
+			          mul ? p->cname[mul->in[s]] : "NULL", p->cname[add->in[mk]]);
+			dims_lit(b, mv->type.dims, mv->type.rank);
+			sb_printf(b, ", %d, %s, ", mv->type.rank, y);
+			dims_lit(b, x->type.dims, x->type.rank);
+			sb_printf(b, ", %d);", x->type.rank);
+			break;
+		}
 		if (o->fuse_from >= 0) {   /* softmax(x * scale): the Mul's operands (fuse.c) */
 			const LOp *mul = &l->ops[o->fuse_from];
 			int s = fused_scale_operand(l, o);
@@ -1869,8 +1883,13 @@ static bool *named_values(const Program *p)
 		named[o->result] = true;
 		for (int k = 0; k < o->nin; k++)
 			named[o->in[k]] = true;
-		const LOp *f = o->fuse_from >= 0 ? &l->ops[o->fuse_from] : o->grad == GRAD_ADJOINT ? &l->ops[o->of] : NULL;
-		if (f && o->grad == GRAD_ADJOINT && moves_bytes(f->op))   /* dy to dx alone */
+		for (int f = o->fuse_from; f >= 0; f = l->ops[f].fuse_from) {
+			for (int k = 0; k < l->ops[f].nin; k++)
+				named[l->ops[f].in[k]] = true;
+			named[l->ops[f].result] = true;
+		}
+		const LOp *f = o->grad == GRAD_ADJOINT ? &l->ops[o->of] : NULL;
+		if (f && moves_bytes(f->op))   /* dy to dx alone */
 			f = NULL;
 		for (int k = 0; f && k < f->nin; k++)
 			named[f->in[k]] = true;

@@ -9,7 +9,11 @@
  *   reads x * scale (sc_softmax_scaled); the Mul has no code and its result
  *   no buffer: one pass over the attention scores and one buffer of their
  *   size fewer, in training too, since the Mul's adjoint reads its operands
- *   and never its result.
+ *   and never its result. With a mask, an Add of a tensor that broadcasts
+ *   whose only reader is a last-axis Softmax, the kernel reads x + mask, or
+ *   x * scale + mask when the Add's other operand is such a Mul read only
+ *   there (sc_softmax_masked; in training the Add's adjoint reads the
+ *   product, so only the Add rides on the Softmax then).
  * - a BiasAdd whose first reader is a unary elementwise operator (the MLP's
  *   bias and GeLU): one kernel adds the bias and applies the operator
  *   (sc_bias_unary), writing the sum too when something reads it later (the
@@ -64,9 +68,41 @@ static const bool unary_op[OP_COUNT] = {UNARY_OPS(IN_TABLE)};
 static const bool binary_op[OP_COUNT] = {BINARY_OPS(IN_TABLE)};
 #undef IN_TABLE
 
+/* The Add's operand that is added (the mask), or -1 when neither is: the
+ * other has the Add's own shape, the mask any shape that broadcasts to it
+ * (the second when both could be). */
+static int mask_operand(const Lowered *l, const LOp *add)
+{
+	const LValue *y = &l->values[add->result];
+	for (int k = 1; k >= 0; k--)
+		if (same_dims(&l->values[add->in[1 - k]], y))
+			return k;
+	return -1;
+}
+
+/* A Softmax along its last axis. */
+static bool last_axis(const Lowered *l, const LOp *softmax)
+{
+	int r = l->values[softmax->result].type.rank;
+	int64_t a = softmax->a.has_axis && softmax->a.naxes ? softmax->a.axes[0] : -1;
+	return r >= 1 && (a == -1 || a == r - 1);
+}
+
 int fused_scale_operand(const Lowered *l, const LOp *softmax)
 {
-	return softmax->fuse_from < 0 ? -1 : scale_operand(l, &l->ops[softmax->fuse_from]);
+	if (softmax->fuse_from < 0)
+		return -1;
+	const LOp *f = &l->ops[softmax->fuse_from];
+	if (f->op == OP_ADD)   /* masked: the Add's own fused Mul, if any */
+		return f->fuse_from < 0 ? -1 : scale_operand(l, &l->ops[f->fuse_from]);
+	return scale_operand(l, f);
+}
+
+int fused_mask_operand(const Lowered *l, const LOp *softmax)
+{
+	if (softmax->fuse_from < 0 || l->ops[softmax->fuse_from].op != OP_ADD)
+		return -1;
+	return mask_operand(l, &l->ops[softmax->fuse_from]);
 }
 
 static bool all_f32(const Lowered *l, const LOp *o)
@@ -160,10 +196,19 @@ void fuse_operators(Lowered *l)
 		if (p < 0 || !plain(l, &l->ops[p]) || first[v] != i)
 			continue;
 		LOp *from = &l->ops[p];
-		if (o->op == OP_SOFTMAX && !o->lay && o->nin == 1 && from->op == OP_MUL && readers[v] == 1 &&
-		    scale_operand(l, from) >= 0) {
+		bool softmax = o->op == OP_SOFTMAX && !o->lay && o->nin == 1 && readers[v] == 1;
+		if (softmax && from->op == OP_MUL && scale_operand(l, from) >= 0) {
 			o->fuse_from = p;
 			from->fused = true;
+		} else if (softmax && from->op == OP_ADD && last_axis(l, o) && mask_operand(l, from) >= 0) {
+			o->fuse_from = p;
+			from->fused = true;
+			int t = from->in[1 - mask_operand(l, from)], pt = producer[t];   /* x * scale, the mask added */
+			if (pt >= 0 && first[t] == p && readers[t] == 1 && l->ops[pt].op == OP_MUL && plain(l, &l->ops[pt]) &&
+			    scale_operand(l, &l->ops[pt]) >= 0) {
+				from->fuse_from = pt;
+				l->ops[pt].fused = true;
+			}
 		} else if (unary_op[o->op] && from->op == OP_BIAS_ADD) {
 			o->fuse_from = p;
 			from->fused = true;
@@ -241,9 +286,9 @@ static void count_reads(const Lowered *l, Reads *r)
 		bool bmm = is_bmm(l, o);
 		for (int k = 0; k < o->nin; k++)
 			r->others[o->in[k]] += !bmm;
-		if (o->fuse_from >= 0)   /* a fused kernel reads its carried operator's operands */
-			for (int k = 0; k < l->ops[o->fuse_from].nin; k++)
-				r->others[l->ops[o->fuse_from].in[k]]++;
+		for (int f = o->fuse_from; f >= 0; f = l->ops[f].fuse_from)   /* a fused kernel reads its carried operators' operands */
+			for (int k = 0; k < l->ops[f].nin; k++)
+				r->others[l->ops[f].in[k]]++;
 		/* an adjoint reads its operator's operands and result, as emit.c's
 		 * lifetimes count them, except a Transpose's (dy alone) */
 		if (o->grad == GRAD_ADJOINT && l->ops[o->of].op != OP_TRANSPOSE) {

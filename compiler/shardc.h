@@ -842,6 +842,9 @@ void bucket_gradients(Lowered *l, int64_t bucket_bytes);
 void fuse_operators(Lowered *l);
 /* A fused Softmax's scale: which input of its Mul (0 or 1); -1 unfused. */
 int fused_scale_operand(const Lowered *l, const LOp *softmax);
+/* A masked Softmax's mask: which input of its fused Add; -1 none. Its Mul,
+ * when the scale is fused too, is the Add's fuse_from. */
+int fused_mask_operand(const Lowered *l, const LOp *softmax);
 /* The Transpose (or Transpose adjoint) that lays value v out with strides
  * (LOp.fold), or NULL when v is row-major in its buffer. */
 const LOp *strided_by(const Lowered *l, int v);

@@ -290,6 +290,13 @@ void sc_log_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, in
  * scalar fused into the softmax (compiler/fuse.c), each product rounded to
  * Float32 as the Mul would, so the result is the two kernels' bit for bit. */
 void sc_softmax_scaled(sc_rt *rt, const float *x, const float *scale, float *y, const int64_t *dims, int ndim, int axis);
+/* softmax(x * scale[0] + mask) along the last axis, the mask broadcast to x
+ * as numpy would (attention's (S, S) mask over (B, H, S, S) scores), scale
+ * NULL for none: a Mul by a scalar and an Add of a mask fused into the
+ * softmax (compiler/fuse.c), each step rounded to Float32 as its own kernel
+ * rounds it, so the result is the three calls' bit for bit. */
+void sc_softmax_masked(sc_rt *rt, const float *x, const float *scale, const float *mask, const int64_t *mask_dims,
+                       int mask_ndim, float *y, const int64_t *dims, int ndim);
 
 /* y holds x's dims without the reduced axes (keep_dims changes no memory). */
 void sc_reduce_sum(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes);

@@ -267,6 +267,13 @@ void sc_softmax_scaled(sc_rt *rt, const float *x, const float *scale, float *y, 
 	sc_cpu_softmax_scaled(x, scale, y, dims, ndim, axis);
 }
 
+void sc_softmax_masked(sc_rt *rt, const float *x, const float *scale, const float *mask, const int64_t *mask_dims,
+                       int mask_ndim, float *y, const int64_t *dims, int ndim)
+{
+	(void)rt;
+	sc_cpu_softmax_masked(x, scale, mask, mask_dims, mask_ndim, y, dims, ndim);
+}
+
 void sc_softmax_grad(sc_rt *rt, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim, int axis)
 {
 	(void)rt;

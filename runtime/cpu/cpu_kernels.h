@@ -32,6 +32,8 @@ void sc_cpu_bias_unary(sc_unop op, const float *x, const float *bias, float *pre
 void sc_cpu_bias_add_residual(const float *x, const float *bias, float *pre, const float *r, float *y, int64_t rows,
                               int64_t c);
 void sc_cpu_softmax_scaled(const float *x, const float *scale, float *y, const int64_t *dims, int ndim, int axis);
+void sc_cpu_softmax_masked(const float *x, const float *scale, const float *mask, const int64_t *mask_dims,
+                           int mask_ndim, float *y, const int64_t *dims, int ndim);
 void sc_cpu_softmax_grad(const float *y, const float *dy, float *dx, const int64_t *dims, int ndim, int axis,
                          int is_log);
 

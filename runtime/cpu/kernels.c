@@ -489,21 +489,31 @@ void sc_cpu_scale(const float *x, float *y, int64_t n, double alpha)
 /* ---- softmax ---- */
 
 /* One softmax row of len elements, stride apart (1: the last axis, which
- * GCC then reads as contiguous vectors). Always inlined: into each of
- * softmax_of_scaled's clones, so that it gets their vector width, and at
- * each call, so that stride 1 is a constant there. */
-__attribute__((always_inline)) static inline void softmax_row(const float *xr, float scale, float *yr, int64_t len, int64_t stride, int is_log)
+ * GCC then reads as contiguous vectors), of x * scale + m with m the mask's
+ * row, ms apart (0: one value; mr NULL: no mask). Always inlined: into each
+ * of softmax_of_scaled's clones, so that it gets their vector width, and at
+ * each call, so that stride 1 and a missing mask are constants there. */
+__attribute__((always_inline)) static inline float softmax_in(const float *xr, float scale, const float *mr,
+                                                              int64_t ms, int64_t k, int64_t stride)
+{
+	float v = xr[k * stride] * scale;   /* rounded as the Mul rounded it (no contraction in C11 mode) */
+	return mr ? v + mr[k * ms] : v;
+}
+
+__attribute__((always_inline)) static inline void softmax_row(const float *xr, float scale, const float *mr,
+                                                              int64_t ms, float *yr, int64_t len, int64_t stride,
+                                                              int is_log)
 {
 	float mx = -INFINITY;
 #pragma omp simd reduction(max : mx)
 	for (int64_t k = 0; k < len; k++) {
-		float v = xr[k * stride] * scale;
+		float v = softmax_in(xr, scale, mr, ms, k, stride);
 		mx = v > mx ? v : mx;   /* any order gives the same max; NaNs give NaN rows either way */
 	}
 	/* y holds exp(x - max) until the sum is known */
 #pragma omp simd
 	for (int64_t k = 0; k < len; k++)
-		yr[k * stride] = sc_exp_nonpos(xr[k * stride] * scale - mx);
+		yr[k * stride] = sc_exp_nonpos(softmax_in(xr, scale, mr, ms, k, stride) - mx);
 	/* eight partial sums in a fixed order, whatever the vector width */
 	double part[8] = {0};
 	int64_t k8 = len / 8 * 8;
@@ -516,7 +526,7 @@ __attribute__((always_inline)) static inline void softmax_row(const float *xr, f
 	if (is_log) {
 		double lse = log(sum);
 		for (int64_t k = 0; k < len; k++)
-			yr[k * stride] = (float)((double)(xr[k * stride] * scale) - mx - lse);
+			yr[k * stride] = (float)((double)softmax_in(xr, scale, mr, ms, k, stride) - mx - lse);
 		return;
 	}
 	double inv = 1 / sum;
@@ -536,13 +546,13 @@ static void softmax_of_scaled(const float *x, float scale, float *y, const int64
 	if (inner == 1) {
 #pragma omp parallel for if (outer * len >= SC_PAR_MIN) schedule(static)
 		for (int64_t o = 0; o < outer; o++)
-			softmax_row(x + o * len, scale, y + o * len, len, 1, is_log);
+			softmax_row(x + o * len, scale, NULL, 0, y + o * len, len, 1, is_log);
 		return;
 	}
 #pragma omp parallel for collapse(2) if (outer * len * inner >= SC_PAR_MIN) schedule(static)
 	for (int64_t o = 0; o < outer; o++)
 		for (int64_t i = 0; i < inner; i++)
-			softmax_row(x + o * len * inner + i, scale, y + o * len * inner + i, len, inner, is_log);
+			softmax_row(x + o * len * inner + i, scale, NULL, 0, y + o * len * inner + i, len, inner, is_log);
 }
 
 void sc_cpu_softmax(const float *x, float *y, const int64_t *dims, int ndim, int axis, int is_log)
@@ -553,6 +563,35 @@ void sc_cpu_softmax(const float *x, float *y, const int64_t *dims, int ndim, int
 void sc_cpu_softmax_scaled(const float *x, const float *scale, float *y, const int64_t *dims, int ndim, int axis)
 {
 	softmax_of_scaled(x, scale[0], y, dims, ndim, axis, 0);
+}
+
+/* The last axis's rows of x * scale + mask, the mask broadcast to x (its
+ * rows found by walking x's outer dims with the mask's strides). */
+SC_VECTOR_CLONES
+void sc_cpu_softmax_masked(const float *x, const float *scale, const float *mask, const int64_t *mask_dims,
+                           int mask_ndim, float *y, const int64_t *dims, int ndim)
+{
+	int64_t ms[SC_MAX_DIMS];
+	sc_check_dims("softmax", dims, ndim);
+	if (ndim < 1)
+		SC_DIE("softmax_masked: a scalar has no axis");
+	sc_bcast_strides("softmax mask", mask_dims, mask_ndim, dims, ndim, ms);
+	float s = scale ? scale[0] : 1;
+	int64_t len = dims[ndim - 1], rows = sc_numel(dims, ndim - 1);
+#pragma omp parallel if (rows * len >= SC_PAR_MIN)
+	{
+		int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+		int64_t lo = rows * t / nt, hi = rows * (t + 1) / nt;
+		Walk w;
+		walk_init(&w, dims, ndim - 1, 1, ms, NULL, NULL);
+		walk_seek(&w, lo);
+		for (int64_t r = lo; r < hi; r++, walk_next(&w)) {
+			if (ms[ndim - 1])
+				softmax_row(x + r * len, s, mask + w.off[0], 1, y + r * len, len, 1, 0);
+			else
+				softmax_row(x + r * len, s, mask + w.off[0], 0, y + r * len, len, 1, 0);
+		}
+	}
 }
 
 SC_VECTOR_CLONES

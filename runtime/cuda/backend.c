@@ -639,6 +639,19 @@ void sc_softmax_scaled(sc_rt *rt, const float *x, const float *scale, float *y, 
 	softmax(rt, x, scale, y, dims, ndim, axis, 0, false);
 }
 
+void sc_softmax_masked(sc_rt *rt, const float *x, const float *scale, const float *mask, const int64_t *mask_dims,
+                       int mask_ndim, float *y, const int64_t *dims, int ndim)
+{
+	sc_check_dims("softmax", dims, ndim);
+	if (ndim < 1)
+		SC_DIE("softmax_masked: a scalar has no axis");
+	sc_cu_walk w = bcast_walk("softmax mask", mask_dims, mask_ndim, NULL, -1, dims, ndim);
+	int64_t mlast = w.s0[ndim - 1];
+	w.ndim = ndim - 1;   /* the rows: x's dims before the last */
+	SC_CUDA_CHECK(sc_cu_softmax_masked(x, scale, mask, &w, mlast, y, sc_numel(dims, ndim - 1), dims[ndim - 1],
+	                                   cu(rt)->stream));
+}
+
 void sc_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int axis)
 {
 	softmax(rt, x, NULL, y, dims, ndim, axis, 0, false);

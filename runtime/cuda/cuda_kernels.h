@@ -48,6 +48,9 @@ cudaError_t sc_cu_bias_unary(sc_unop op, const float *x, const float *bias, floa
 cudaError_t sc_cu_unary_grad(sc_unop op, const float *t, const float *dy, float *dx, int64_t n, cudaStream_t s);
 cudaError_t sc_cu_scale(const float *x, float *y, int64_t n, float alpha, cudaStream_t s);
 
+/* rows of len along the last axis; the mask's row r at walk_off(r, mw), mlast apart */
+cudaError_t sc_cu_softmax_masked(const float *x, const float *scale, const float *mask, const sc_cu_walk *mw,
+                                 int64_t mlast, float *y, int64_t rows, int64_t len, cudaStream_t s);
 cudaError_t sc_cu_softmax(const float *x, const float *scale, float *y, int64_t outer, int64_t len, int64_t inner,
                           int is_log, cudaStream_t s);
 cudaError_t sc_cu_softmax_grad(const float *y, const float *dy, float *dx, int64_t outer, int64_t len, int64_t inner,

@@ -10,6 +10,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
+#include <string.h>
 #include <type_traits>
 
 #include "cuda_kernels.h"
@@ -270,25 +271,34 @@ __global__ void scale_k(const float *x, float *y, int64_t n, float a)
 
 /* ---- softmax: one warp per (outer, inner) row ---- */
 
-/* x is read as x * scale[0] (scale NULL: 1), a fused Mul (compiler/fuse.c). */
-__global__ void softmax_k(const float *x, const float *scale, float *y, int64_t outer, int64_t len, int64_t inner,
-                          int is_log)
+/* x is read as x * scale[0] (scale NULL: 1), a fused Mul, plus the mask
+ * (NULL: none; rows along the last axis only, inner 1), a fused Add
+ * (compiler/fuse.c): the mask's row at walk_off(r, mw), mlast apart. */
+__device__ float softmax_in(const float *xr, float s, const float *mr, int64_t mlast, int64_t k, int64_t inner)
+{
+	float v = __fmul_rn(xr[k * inner], s);   /* rounded, never contracted into what follows */
+	return mr ? __fadd_rn(v, mr[k * mlast]) : v;
+}
+
+__global__ void softmax_k(const float *x, const float *scale, const float *mask, sc_cu_walk mw, int64_t mlast,
+                          float *y, int64_t outer, int64_t len, int64_t inner, int is_log)
 {
 	int lane = threadIdx.x % 32;
 	float s = scale ? scale[0] : 1.0f;
 	ROW_LOOP(r, outer * inner) {
 		const float *xr = x + (r / inner) * len * inner + r % inner;
+		const float *mr = mask ? mask + walk_off(r, mw, nullptr) : nullptr;
 		float *yr = y + (r / inner) * len * inner + r % inner;
 		float mx = -INFINITY, sum = 0;
 		for (int64_t k = lane; k < len; k += 32)
-			mx = fmaxf(mx, __fmul_rn(xr[k * inner], s));
+			mx = fmaxf(mx, softmax_in(xr, s, mr, mlast, k, inner));
 		mx = warp_max(mx);
 		for (int64_t k = lane; k < len; k += 32)
-			sum += expf(__fmul_rn(xr[k * inner], s) - mx);
+			sum += expf(softmax_in(xr, s, mr, mlast, k, inner) - mx);
 		sum = warp_sum(sum);
 		float lse = logf(sum);
 		for (int64_t k = lane; k < len; k += 32) {
-			float v = __fmul_rn(xr[k * inner], s);   /* rounded, never contracted into the subtraction */
+			float v = softmax_in(xr, s, mr, mlast, k, inner);
 			yr[k * inner] = is_log ? v - mx - lse : expf(v - mx) / sum;
 		}
 	}
@@ -866,7 +876,16 @@ cudaError_t sc_cu_scale(const float *x, float *y, int64_t n, float alpha, cudaSt
 cudaError_t sc_cu_softmax(const float *x, const float *scale, float *y, int64_t outer, int64_t len, int64_t inner,
                           int is_log, cudaStream_t s)
 {
-	softmax_k<<<row_blocks(outer * inner), THREADS, 0, s>>>(x, scale, y, outer, len, inner, is_log);
+	sc_cu_walk none;
+	memset(&none, 0, sizeof none);
+	softmax_k<<<row_blocks(outer * inner), THREADS, 0, s>>>(x, scale, nullptr, none, 0, y, outer, len, inner, is_log);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_softmax_masked(const float *x, const float *scale, const float *mask, const sc_cu_walk *mw,
+                                 int64_t mlast, float *y, int64_t rows, int64_t len, cudaStream_t s)
+{
+	softmax_k<<<row_blocks(rows), THREADS, 0, s>>>(x, scale, mask, *mw, mlast, y, rows, len, 1, 0);
 	return cudaGetLastError();
 }
 

@@ -230,6 +230,15 @@ static void test_rows(void)
 		sc_cpu_softmax_scaled(x, s, y, d, 3, axis);
 		twin(what, dyv, y, n, 1e-4);
 	}
+	/* and a mask added (40, 70) over (6, 40, 70), or one per row (6, 40, 1) */
+	float *dmask, *mk = rnd(6 * 40 * 70, -3, 3, &dmask);
+	static const int64_t md[2][3] = {{40, 70}, {6, 40, 1}};
+	for (int k = 0; k < 2; k++) {
+		sc_softmax_masked(rt, dx, k ? NULL : ds, dmask, md[k], k ? 3 : 2, dyv, d, 3);
+		sc_cpu_softmax_masked(x, k ? NULL : s, mk, md[k], k ? 3 : 2, y, d, 3);
+		twin(k ? "softmax_masked per row" : "softmax_masked scaled", dyv, y, n, 1e-4);
+	}
+	free(mk);
 	const int axes_sets[][3] = {{0, -1, 0}, {1, 0, 0}, {2, 0, 0}, {0, 1, 2}};
 	const int naxes[] = {2, 1, 1, 3};
 	for (int k = 0; k < 4; k++)

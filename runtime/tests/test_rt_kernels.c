@@ -903,6 +903,31 @@ Test(elementwise, softmax_scaled_is_mul_then_softmax)
 	}
 }
 
+/* softmax_masked is the Mul by one element (or none), the Add of a mask
+ * broadcast as numpy would, then the last axis's softmax, bit for bit. */
+Test(elementwise, softmax_masked_is_mul_add_then_softmax)
+{
+	enum { N = 3 * 50 * 37 };
+	static float x[N], xs[N], m[N], z[N], y1[N], y2[N];
+	const int64_t d[] = {3, 50, 37};
+	static const int64_t md[][3] = {{50, 37}, {3, 1, 37}, {3, 50, 1}, {1}};
+	static const int mn[] = {2, 3, 3, 1};
+	const float s = 0.125f * 1.3f;
+	uint64_t seed = 5;
+	t_fill(x, N, &seed, -20, 20);
+	t_fill(m, N, &seed, -1e4, 10);   /* large negative entries: a mask's -10000 */
+	for (int i = 0; i < N; i++)
+		xs[i] = x[i] * s;
+	for (int k = 0; k < 4; k++)
+		for (int scaled = 0; scaled < 2; scaled++) {
+			sc_cpu_binary(SC_ADD, scaled ? xs : x, d, 3, m, md[k], mn[k], z, d, 3);
+			sc_cpu_softmax(z, y1, d, 3, -1, 0);
+			sc_cpu_softmax_masked(x, scaled ? &s : NULL, m, md[k], mn[k], y2, d, 3);
+			cr_expect(memcmp(y1, y2, sizeof y1) == 0, "mask %d, scaled %d: differs from Mul, Add, softmax", k,
+			          scaled);
+		}
+}
+
 /* bias_unary is BiasAdd then the unary operator, bit for bit, the sum kept
  * or not. */
 Test(elementwise, bias_unary_is_bias_add_then_unary)

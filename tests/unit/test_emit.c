@@ -76,8 +76,9 @@ static void expect_plan(const char *path, const char *mode)
 		def[o->result] = last[o->result] = i;
 		for (int k = 0; k < o->nin; k++)
 			last[o->in[k]] = i;
-		for (int k = 0; o->fuse_from >= 0 && k < l->ops[o->fuse_from].nin; k++)   /* the fused Mul's operands */
-			last[l->ops[o->fuse_from].in[k]] = i;
+		for (int f = o->fuse_from; f >= 0; f = l->ops[f].fuse_from)   /* the fused operators' operands */
+			for (int k = 0; k < l->ops[f].nin; k++)
+				last[l->ops[f].in[k]] = i;
 		if (o->grad == GRAD_ADJOINT) {
 			const LOp *f = &l->ops[o->of];
 			for (int k = 0; k < f->nin; k++)
@@ -137,7 +138,8 @@ Test(plan, no_live_buffers_share_bytes)
 		"ir-samples/layout_dense_matmul.ir", "ir-samples/layout_three_layer.ir", "ir-samples/matmul_relu_semi.ir",
 		"ir-samples/recursive_net.ir", "ir-samples/shard_dense_relu.ir", "ir-samples/shard_net1.ir",
 		"ir-samples/shard_net2.ir", "ir-samples/transformer_block.ir", "tests/e2e/transformer_train.ir",
-		"tests/e2e/every_grad.ir", "tests/e2e/recompute_layers.ir",
+		"tests/e2e/every_grad.ir", "tests/e2e/recompute_layers.ir", "tests/e2e/masked_attention.ir",
+		"tests/e2e/masked_attention_fwd.ir",
 	};
 	for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
 		expect_plan(models[i], NULL);
@@ -591,5 +593,48 @@ Test(fuse, not_when_another_operator_reads_the_heads)
 	char *t = heads_text(false, "  %u = ReduceSum(%qh) {axis: (0, 1, 2, 3)}\n  %w = Add(%u, %u)\n");
 	expect_line(t, "sc_transpose(rt, SC_F32, q4, qh, ");   /* the ReduceSum reads qh row-major */
 	expect_line(t, "sc_batch_matmul_strided(rt, qh, (const int64_t[]){24, 12, 3}, kh, ");   /* qh row-major */
+	free(t);
+}
+
+/* A mask added before the Softmax (attention's): the Add, and forward only
+ * the scaling Mul before it, ride on the Softmax's kernel. In training the
+ * Add's adjoint reads the product, so the Mul keeps its kernel. */
+static char *masked_text(bool train)
+{
+	StrBuf b = {0};
+	sb_puts(&b, "context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
+	            "graph @m(%x: <Tensor[Float32], (2, 4, 8)> = uniform(-1, 1),\n"
+	            "         %s: <Tensor[Float32], (1,)> = constant(0.5),\n"
+	            "         %k: <Tensor[Float32], (4, 8)> = uniform(-3, 0),\n"
+	            "         %w: <Parameter[Float32], (8, 8)> = normal(0.5)) {\n"
+	            "  %h = BatchMatMul(%x, %w)\n"
+	            "  %z = Mul(%h, %s)\n"
+	            "  %a = Add(%z, %k)\n"
+	            "  %p = Softmax(%a) {axis: -1}\n"
+	            "  %q = Square(%p)\n"
+	            "  %l = ReduceSum(%q) {axis: (0, 1, 2)}\n"
+	            "  return %l\n"
+	            "}\n");
+	if (train)
+		sb_puts(&b, "train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n");
+	char *t = rank_text_of(b.data, 0);
+	sb_free(&b);
+	return t;
+}
+
+Test(fuse, softmax_reads_the_masked_scores)
+{
+	char *t = masked_text(false);
+	expect_line(t, "/* %z = Mul: computed by the kernel that reads it (fused) */");
+	expect_line(t, "/* %a = Add: computed by the kernel that reads it (fused) */");
+	expect_line(t, "sc_softmax_masked(rt, h, s, k, (const int64_t[]){4, 8}, 2, p, (const int64_t[]){2, 4, 8}, 3);");
+	expect_no_line(t, "*const z = ");
+	expect_no_line(t, "*const a = ");
+	free(t);
+	t = masked_text(true);
+	expect_line(t, "sc_binary(rt, SC_MUL, h, ");
+	expect_line(t, "sc_softmax_masked(rt, z, NULL, k, (const int64_t[]){4, 8}, 2, p, (const int64_t[]){2, 4, 8}, 3);");
+	expect_line(t, "sc_binary_grad(rt, SC_ADD, z, ");   /* the Add's adjoint reads the product */
+	expect_no_line(t, "*const a = ");
 	free(t);
 }
