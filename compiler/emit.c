@@ -1098,12 +1098,16 @@ static void operand_strides(StrBuf *b, const Lowered *l, int v, int nb)
 	dims_lit(b, out, nb + 1);
 }
 
-static void strided_bmm_call(StrBuf *b, const Program *p, const int v[3], const char *c, const LValue *y, int64_t m,
-                             int64_t n, int64_t k, int ta, int tb)
+static void strided_bmm_call(StrBuf *b, const Program *p, const LOp *o, const int v[3], const char *c,
+                             const LValue *y, int64_t m, int64_t n, int64_t k, int ta, int tb)
 {
 	const Lowered *l = p->l;
 	int nb = y->type.rank - 2;
-	sb_printf(b, "sc_batch_matmul_strided(rt, %s, ", p->cname[v[0]]);
+	if (matmul_on_halves(l, o))   /* c: the Float32 copy of the half result */
+		sb_printf(b, "sc_batch_matmul_half_strided(rt, %s, %s, ", sc_dtype_name(l->values[v[0]].type.dtype),
+		          p->cname[v[0]]);
+	else
+		sb_printf(b, "sc_batch_matmul_strided(rt, %s, ", p->cname[v[0]]);
 	operand_strides(b, l, v[0], nb);
 	sb_printf(b, ", %s, ", p->cname[v[1]]);
 	operand_strides(b, l, v[1], nb);
@@ -1142,7 +1146,7 @@ static void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 	case OP_BATCH_MATMUL: {
 		emit_matmul_dims(o, l, &m, &n, &k);
 		if (bmm_is_strided(l, o->in[0], o->in[1], o->result)) {
-			strided_bmm_call(b, p, (const int[]){o->in[0], o->in[1], o->result}, y, yv, m, n, k, a->transpose_a,
+			strided_bmm_call(b, p, o, (const int[]){o->in[0], o->in[1], o->result}, y, yv, m, n, k, a->transpose_a,
 			                 a->transpose_b);
 			break;
 		}
@@ -1346,7 +1350,7 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		int dy_v = o->in[0], other_v = f->in[1 - k];
 		if (bmm_is_strided(l, dy_v, other_v, o->result)) {   /* direct (fuse.c) */
 			int v[3] = {mg.dy_first ? dy_v : other_v, mg.dy_first ? other_v : dy_v, o->result};
-			strided_bmm_call(b, p, v, dx, y, mg.m, mg.n, mg.k, mg.ta, mg.tb);
+			strided_bmm_call(b, p, o, v, dx, y, mg.m, mg.n, mg.k, mg.ta, mg.tb);
 			return;
 		}
 		const LValue *in = &l->values[f->in[k]], *other = &l->values[f->in[1 - k]];

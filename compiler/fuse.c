@@ -227,23 +227,46 @@ void fuse_operators(Lowered *l)
  * strides (sc_batch_matmul_strided), so a Transpose between it and another
  * BatchMatMul, or between it and a Reshape, need not copy when it keeps the
  * last axis last (each matrix row stays contiguous): attention's (0, 2, 1, 3)
- * on q, k, v and the context, and their adjoints. Only Float32 products; a
- * broadcast BatchMatMul's gradient, summed down to its input after the
- * product, is not written with strides. */
+ * on q, k, v and the context, and their adjoints. Products of two half
+ * operands read them in place too (sc_batch_matmul_half_strided), but
+ * their result is rounded from a Float32 copy, so only a Float32 product
+ * writes with strides; nor does a broadcast BatchMatMul's gradient, summed
+ * down to its input after the product. */
 
-static bool is_bmm(const Lowered *l, const LOp *o)
+/* A BatchMatMul, or a BatchMatMul's adjoint writing its input's gradient
+ * whole: the dtype its two operands share (dy and the other operand, for
+ * the adjoint), else -1. */
+static int bmm_operands(const Lowered *l, const LOp *o)
 {
 	if (o->shadow || o->step)
-		return false;
-	if (o->grad == GRAD_NONE && o->op == OP_BATCH_MATMUL)
-		return all_f32(l, o);
-	if (o->grad != GRAD_ADJOINT || l->ops[o->of].op != OP_BATCH_MATMUL)
-		return false;
-	const LOp *f = &l->ops[o->of];
-	const LValue *y = &l->values[f->result], *x = &l->values[f->in[o->k]];
-	int nb = y->type.rank - 2;
-	bool direct = x->type.rank == y->type.rank && !memcmp(y->type.dims, x->type.dims, sizeof(int64_t) * (size_t)nb);
-	return direct && all_f32(l, o) && all_f32(l, f);
+		return -1;
+	int a, b;
+	if (o->grad == GRAD_NONE && o->op == OP_BATCH_MATMUL) {
+		a = o->in[0];
+		b = o->in[1];
+	} else if (o->grad == GRAD_ADJOINT && l->ops[o->of].op == OP_BATCH_MATMUL) {
+		const LOp *f = &l->ops[o->of];
+		const LValue *y = &l->values[f->result], *x = &l->values[f->in[o->k]];
+		int nb = y->type.rank - 2;
+		if (x->type.rank != y->type.rank || memcmp(y->type.dims, x->type.dims, sizeof(int64_t) * (size_t)nb))
+			return -1;
+		a = o->in[0];
+		b = f->in[1 - o->k];
+	} else {
+		return -1;
+	}
+	DType t = l->values[a].type.dtype;
+	return l->values[b].type.dtype == t && dtype_is_float(t) ? (int)t : -1;
+}
+
+static bool bmm_reads_strided(const Lowered *l, const LOp *o)
+{
+	return bmm_operands(l, o) >= 0;
+}
+
+static bool bmm_writes_strided(const Lowered *l, const LOp *o)
+{
+	return bmm_operands(l, o) == DT_F32 && l->values[o->result].type.dtype == DT_F32;
 }
 
 /* A Transpose or a Transpose's adjoint that keeps the last axis: its
@@ -252,7 +275,7 @@ static bool transpose_perm(const Lowered *l, const LOp *o, int64_t *perm)
 {
 	const LOp *f = o->grad == GRAD_ADJOINT ? &l->ops[o->of] : o;
 	if (o->shadow || o->step || o->fused || o->fuse_from >= 0 || f->op != OP_TRANSPOSE ||
-	    (o->grad != GRAD_NONE && o->grad != GRAD_ADJOINT) || !all_f32(l, o))
+	    (o->grad != GRAD_NONE && o->grad != GRAD_ADJOINT) || !dtype_is_float(l->values[o->result].type.dtype))
 		return false;
 	int r = f->a.nperm;
 	for (int d = 0; d < r; d++) {
@@ -283,7 +306,7 @@ static void count_reads(const Lowered *l, Reads *r)
 		if (o->shadow)
 			continue;
 		r->producer[o->result] = i;
-		bool bmm = is_bmm(l, o);
+		bool bmm = bmm_reads_strided(l, o);
 		for (int k = 0; k < o->nin; k++)
 			r->others[o->in[k]] += !bmm;
 		for (int f = o->fuse_from; f >= 0; f = l->ops[f].fuse_from)   /* a fused kernel reads its carried operators' operands */
@@ -323,7 +346,7 @@ static void fold_transposes(Lowered *l)
 			continue;
 		if (r.others[w] == 0)
 			t->fold = FOLD_READ;
-		else if (r.others[u] == 1 && is_bmm(l, &l->ops[pu]))   /* the one other reader: t */
+		else if (r.others[u] == 1 && bmm_writes_strided(l, &l->ops[pu]))   /* the one other reader: t */
 			t->fold = FOLD_WRITE;
 	}
 	free(r.others);

@@ -233,6 +233,10 @@ void sc_batch_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *
 void sc_batch_matmul_strided(sc_rt *rt, const float *a, const int64_t *a_st, const float *b, const int64_t *b_st,
                              float *c, const int64_t *c_st, const int64_t *bdims, int nb, int64_t m, int64_t n,
                              int64_t k, int transpose_a, int transpose_b);
+/* The same on two half operands of type dt, as sc_batch_matmul_half. */
+void sc_batch_matmul_half_strided(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_st, const void *b,
+                                  const int64_t *b_st, float *c, const int64_t *c_st, const int64_t *bdims, int nb,
+                                  int64_t m, int64_t n, int64_t k, int transpose_a, int transpose_b);
 
 /* y = a op b with numpy broadcasting (dims right-aligned, size 1 repeats). */
 void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,

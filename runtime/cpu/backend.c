@@ -188,6 +188,29 @@ void sc_batch_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *
 	free(wa);
 }
 
+/* Elements from an operand's first to its last, by its strides: its batch
+ * dims, then rows (ld apart) of cols adjacent elements. */
+static int64_t strided_extent(const int64_t *st, const int64_t *bdims, int nb, int64_t rows, int64_t cols)
+{
+	int64_t last = (rows - 1) * st[nb] + cols - 1;
+	for (int d = 0; d < nb; d++)
+		last += (bdims[d] - 1) * st[d];
+	return last + 1;
+}
+
+void sc_batch_matmul_half_strided(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_st, const void *b,
+                                  const int64_t *b_st, float *c, const int64_t *c_st, const int64_t *bdims, int nb,
+                                  int64_t m, int64_t n, int64_t k, int transpose_a, int transpose_b)
+{
+	(void)rt;
+	sc_check_dims("batch_matmul", bdims, nb);
+	int64_t na = strided_extent(a_st, bdims, nb, transpose_a ? k : m, transpose_a ? m : k);
+	int64_t nbe = strided_extent(b_st, bdims, nb, transpose_b ? n : k, transpose_b ? k : n);
+	float *wb, *wa = widen_pair("sc_batch_matmul_half_strided", dt, a, na, b, nbe, &wb);
+	sc_cpu_batch_matmul_strided(wa, a_st, wb, b_st, c, c_st, bdims, nb, m, n, k, transpose_a, transpose_b);
+	free(wa);
+}
+
 void sc_batch_matmul(sc_rt *rt, const float *a, const int64_t *a_bdims, int a_nb, const float *b,
                      const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
                      int64_t n, int64_t k, int transpose_a, int transpose_b)

@@ -554,15 +554,19 @@ void sc_batch_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *
 }
 
 /* Strided operands: the last batch dim in one strided-batched call, the
- * ones before it walked here (a view of attention's heads: a call a batch). */
-void sc_batch_matmul_strided(sc_rt *rt, const float *a, const int64_t *a_st, const float *b, const int64_t *b_st,
-                             float *c, const int64_t *c_st, const int64_t *bdims, int nb, int64_t m, int64_t n,
-                             int64_t k, int transpose_a, int transpose_b)
+ * ones before it walked here (a view of attention's heads: a call a batch).
+ * a and b of type dt (Float32: Sgemm; a half type: GemmEx with Float32
+ * sums), c Float32. */
+static void strided_gemm(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_st, const void *b,
+                         const int64_t *b_st, float *c, const int64_t *c_st, const int64_t *bdims, int nb, int64_t m,
+                         int64_t n, int64_t k, int transpose_a, int transpose_b)
 {
 	sc_check_dims("batch_matmul", bdims, nb);
 	const float one = 1, zero = 0;
 	cublasHandle_t h = cu(rt)->blas;
 	cublasOperation_t ob = transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, oa = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+	cudaDataType_t t = dt == SC_BF16 ? CUDA_R_16BF : dt == SC_F16 ? CUDA_R_16F : CUDA_R_32F;
+	int64_t es = (int64_t)sc_dtype_size(dt);
 	int lda = blas_int(a_st[nb]), ldb = blas_int(b_st[nb]), ldc = blas_int(c_st[nb]);
 	int bn = blas_int(n), bm = blas_int(m), bk = blas_int(k);
 	int inner = nb ? blas_int(bdims[nb - 1]) : 1, outer_nb = nb ? nb - 1 : 0;
@@ -575,11 +579,33 @@ void sc_batch_matmul_strided(sc_rt *rt, const float *a, const int64_t *a_st, con
 			ob_off += idx[d] * b_st[d];
 			oc_off += idx[d] * c_st[d];
 		}
-		SC_CUBLAS_CHECK(cublasSgemmStridedBatched(h, ob, oa, bn, bm, bk, &one, b + ob_off, ldb, sb, a + oa_off, lda, sa,
-		                                          &zero, c + oc_off, ldc, sc, inner));
+		const char *ai = (const char *)a + oa_off * es, *bi = (const char *)b + ob_off * es;
+		if (dt == SC_F32)
+			SC_CUBLAS_CHECK(cublasSgemmStridedBatched(h, ob, oa, bn, bm, bk, &one, (const float *)bi, ldb, sb,
+			                                          (const float *)ai, lda, sa, &zero, c + oc_off, ldc, sc, inner));
+		else
+			SC_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, ob, oa, bn, bm, bk, &one, bi, t, ldb, sb, ai, t, lda, sa,
+			                                           &zero, c + oc_off, CUDA_R_32F, ldc, sc, inner,
+			                                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 		for (int d = outer_nb - 1; d >= 0 && ++idx[d] == bdims[d]; d--)
 			idx[d] = 0;
 	}
+}
+
+void sc_batch_matmul_strided(sc_rt *rt, const float *a, const int64_t *a_st, const float *b, const int64_t *b_st,
+                             float *c, const int64_t *c_st, const int64_t *bdims, int nb, int64_t m, int64_t n,
+                             int64_t k, int transpose_a, int transpose_b)
+{
+	strided_gemm(rt, SC_F32, a, a_st, b, b_st, c, c_st, bdims, nb, m, n, k, transpose_a, transpose_b);
+}
+
+void sc_batch_matmul_half_strided(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_st, const void *b,
+                                  const int64_t *b_st, float *c, const int64_t *c_st, const int64_t *bdims, int nb,
+                                  int64_t m, int64_t n, int64_t k, int transpose_a, int transpose_b)
+{
+	if (!sc_is_half(dt))
+		SC_DIE("sc_batch_matmul_half_strided: %s is not a half type", sc_dtype_name(dt));
+	strided_gemm(rt, dt, a, a_st, b, b_st, c, c_st, bdims, nb, m, n, k, transpose_a, transpose_b);
 }
 
 void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
