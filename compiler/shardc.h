@@ -745,6 +745,10 @@ typedef struct {
 	 * result too, for readers after it). */
 	int fuse_from;
 	bool fused, fused_writes;
+	/* An elementwise chain (fuse.c): on each member, the position of the
+	 * chain's last operator, whose one sc_ew_chain call computes them all;
+	 * the others are fused (fused_writes: stored too). -1: in none. */
+	int chain;
 	int recomputes;          /* recompute.c: a clone in the backward pass of forward operator ops[recomputes]; -1 */
 	/* recompute.c: on a clone of a kept operator whose operands are
 	 * recomputed: not run (no code, its result the forward one's); the
@@ -823,11 +827,18 @@ void bucket_gradients(Lowered *l, int64_t bucket_bytes);
 /* Requires bucket_gradients (every reader in place). Marks, in Float32:
  * each Mul by a one-element tensor whose only reader is a whole-axis Softmax
  * (the Softmax reads x * scale itself), and each BiasAdd first read by a
- * unary elementwise operator (one kernel adds the bias and applies it,
- * keeping the sum when something later reads it). LOp.fuse_from, .fused. */
+ * unary elementwise operator or a residual Add (one kernel adds the bias and
+ * applies it, keeping the sum when something later reads it). LOp.fuse_from,
+ * .fused. Then, in any float type, chains of elementwise operators and
+ * Casts, each first read by the next, that one sc_ew_chain call computes
+ * (LOp.chain). */
 void fuse_operators(Lowered *l);
 /* A fused Softmax's scale: which input of its Mul (0 or 1); -1 unfused. */
 int fused_scale_operand(const Lowered *l, const LOp *softmax);
+/* The members of the chain that ends at position end, in order, into
+ * at (MAX_CHAIN of them at most); returns how many (0: no chain ends there). */
+enum { MAX_CHAIN = 16 };
+int chain_members(const Lowered *l, int end, int *at);
 
 /* op's attributes on `rank`: its group (written to members, room for
  * device_num), a slice's bounds, a split table's row offset. */
