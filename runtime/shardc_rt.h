@@ -50,7 +50,8 @@
  * - SC_F16 and SC_BF16: copies, sc_fill, sc_transpose, sc_concat,
  *   sc_strided_slice, sc_cast, the collectives, the initializers and .npy
  *   take them; arithmetic kernels take float32 (emitted programs sc_cast half
- *   operands to float32 scratch, run the kernel, and round the result once).
+ *   operands to float32 scratch, run the kernel, and round the result once),
+ *   but for sc_ew_chain, which reads and writes them itself.
  * - Collectives, sc_group_new, sc_load_npy and sc_save_npy are collective:
  *   every rank of the group (of the world, for the last three) makes the same
  *   calls in the same order.
