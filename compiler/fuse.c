@@ -116,6 +116,34 @@ static void read_at(int *readers, int *first, int v, int at)
 		first[v] = at;
 }
 
+/* An operator with a half operand or result: emit.c's adjoint of it (but a
+ * Cast's, which converts dy alone) widens every one of them to a Float32
+ * copy, read or not. */
+static bool half_adjoint(const Lowered *l, const LOp *f)
+{
+	DType t = l->values[f->result].type.dtype;
+	bool half = t == DT_F16 || t == DT_BF16;
+	for (int k = 0; k < f->nin; k++)
+		half |= l->values[f->in[k]].type.dtype == DT_F16 || l->values[f->in[k]].type.dtype == DT_BF16;
+	return half && f->op != OP_CAST;
+}
+
+/* Whether f's adjoint reads f's result: all but a binary elementwise one's
+ * (sc_binary_grad reads the operands and dy), unless widened. */
+static bool adjoint_reads_y(const Lowered *l, const LOp *f)
+{
+	return !binary_op[f->op] || half_adjoint(l, f);
+}
+
+/* Whether f's adjoint reads f's operands: a gradient that needs x (a
+ * ReLU's, a GeLU's), every operator of its own case but those known not to
+ * (a Softmax's reads y, a Cast's dy alone), and any widened. */
+static bool adjoint_reads_x(const Lowered *l, const LOp *f)
+{
+	return op_info[f->op].grad == GR_X || half_adjoint(l, f) ||
+	       (op_info[f->op].grad == GR_OWN && f->op != OP_SOFTMAX && f->op != OP_LOG_SOFTMAX && f->op != OP_CAST);
+}
+
 /* ---- elementwise chains ---- */
 
 static bool float_type(DType t)
@@ -156,11 +184,9 @@ static bool reads(const Lowered *l, const LOp *o, int v)
 	if (o->grad != GRAD_ADJOINT)
 		return false;
 	const LOp *f = &l->ops[o->of];
-	if (!binary_op[f->op] && f->result == v)
+	if (adjoint_reads_y(l, f) && f->result == v)
 		return true;
-	bool reads_x = op_info[f->op].grad == GR_X ||
-	               (op_info[f->op].grad == GR_OWN && f->op != OP_SOFTMAX && f->op != OP_LOG_SOFTMAX);
-	for (int k = 0; reads_x && k < f->nin; k++)
+	for (int k = 0; adjoint_reads_x(l, f) && k < f->nin; k++)
 		if (f->in[k] == v)
 			return true;
 	return false;
@@ -273,17 +299,14 @@ void fuse_operators(Lowered *l)
 		producer[o->result] = i;
 		for (int k = 0; k < o->nin; k++)
 			read_at(readers, first, o->in[k], i);
-		/* an adjoint reads its operator's result, except a binary elementwise
-		 * one's (emit.c: sc_binary_grad reads the operands and dy), and the
-		 * operands of one whose gradient needs x (a ReLU's, a GeLU's: its
-		 * operator may be a recomputed clone, the operand then the kept value) */
+		/* an adjoint reads its operator's result and operands as
+		 * adjoint_reads_y and _x say (its operator may be a recomputed clone,
+		 * an operand then the kept value) */
 		if (o->grad == GRAD_ADJOINT) {
 			const LOp *f = &l->ops[o->of];
-			if (!binary_op[f->op])
+			if (adjoint_reads_y(l, f))
 				read_at(readers, first, f->result, i);
-			bool reads_x = op_info[f->op].grad == GR_X ||
-			               (op_info[f->op].grad == GR_OWN && f->op != OP_SOFTMAX && f->op != OP_LOG_SOFTMAX);
-			for (int k = 0; reads_x && k < f->nin; k++)
+			for (int k = 0; adjoint_reads_x(l, f) && k < f->nin; k++)
 				read_at(readers, first, f->in[k], i);
 		}
 	}

@@ -97,6 +97,19 @@ static void expect_plan(const char *path, const char *mode)
 		last[l->rets[k]] = l->nops + 1;
 	for (int v = 0; v < l->nparams; v++)
 		last[v] = end;
+	/* a half operator's adjoint (but a Cast's) widens its operands and
+	 * result, whatever it reads: each must have a buffer, fused or not */
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i], *f = o->grad == GRAD_ADJOINT ? &l->ops[o->of] : NULL;
+		if (!f || f->op == OP_CAST || l->values[f->result].type.dtype != DT_BF16)
+			continue;
+		cr_assert(emit_offset(p, f->result) >= 0, "%s: %%%s's adjoint widens it, which has no buffer", path,
+		          l->values[f->result].name);
+		for (int k = 0; k < f->nin; k++)
+			cr_assert(emit_offset(p, f->in[k]) >= 0 || l->values[f->in[k]].type.dtype != DT_BF16,
+			          "%s: %%%s's adjoint widens %%%s, which has no buffer", path, l->values[f->result].name,
+			          l->values[f->in[k]].name);
+	}
 	int64_t slab = emit_slab_bytes(p);
 	bool *fused = calloc((size_t)nv, sizeof *fused);
 	for (int i = 0; i < l->nops; i++)
@@ -534,7 +547,8 @@ Test(fuse, bias_and_unary_in_one_pass)
  * sc_ew_chain call at the last operator's place reading the matmul's
  * result, the bias (a row), the scale (one element) and x, each half result
  * rounded; forward only, no intermediate has a buffer. In training the
- * GeLU's adjoint reads hb, so the call stores it, and nothing else. */
+ * adjoints read hb (GeLU's) and widen the Mul's and the Add's results, so
+ * the call stores them. */
 static char *chain_text(bool train)
 {
 	StrBuf b = {0};
@@ -584,6 +598,9 @@ Test(fuse, elementwise_chain_in_one_call)
 	expect_line(t, "{SC_EW_ROUND, 0, 4, 0, SC_BF16, NULL}, {SC_EW_STORE, 0, 5, 0, SC_BF16, hb}, "
 	               "{SC_EW_UNARY, SC_U_GELU, 6, 0, SC_F32, NULL}");   /* the adjoint reads hb */
 	expect_line(t, "*const hb = ");
+	expect_line(t, "{SC_EW_STORE, 0, 11, 0, SC_BF16, gs}");   /* the Mul's and the Add's adjoints widen */
+	expect_line(t, "{SC_EW_STORE, 0, 14, 0, SC_BF16, r}");    /* their results */
+	expect_line(t, "*const r = ");
 	free(t);
 }
 
