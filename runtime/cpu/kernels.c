@@ -449,6 +449,7 @@ static void ew_load(const sc_ew_operand *in, int64_t at, float *v, int64_t n)
 	}
 	if (in->dt == SC_BF16) {
 		const uint16_t *h = (const uint16_t *)in->p + at;
+#pragma omp simd
 		for (int64_t j = 0; j < n; j++) {
 			uint32_t u = (uint32_t)h[j] << 16;
 			memcpy(&v[j], &u, sizeof u);
@@ -482,6 +483,7 @@ static void ew_step(const sc_ew_step *st, const float *const *val, float *y, int
 		return;
 	case SC_EW_ROUND:
 		if (st->dt == SC_BF16) {
+#pragma omp simd
 			for (int64_t j = 0; j < n; j++)
 				y[j] = ew_round_bf16(a[j]);
 			return;
@@ -499,6 +501,7 @@ static void ew_step(const sc_ew_step *st, const float *const *val, float *y, int
 		}
 		if (st->dt == SC_BF16) {
 			uint16_t *h = (uint16_t *)st->out + at;
+#pragma omp simd
 			for (int64_t j = 0; j < n; j++) {
 				float r = ew_round_bf16(a[j]);
 				uint32_t u;
