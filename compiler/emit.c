@@ -1545,15 +1545,11 @@ static void emit_widen(StrBuf *b, const Program *p, int v, int64_t off, bool nar
 		          (long long)numel(x));
 }
 
-static bool unary_op_kind(OpKind op)
-{
-	switch (op) {
-	OP_CASES(UNARY_OPS)
-		return true;
-	default:
-		return false;
-	}
-}
+/* The rows of ops.h's unary sub-table (an array, not a switch: a new row
+ * is in it by construction). */
+#define IN_TABLE(e, ...) [OP_##e] = true,
+static const bool unary_op[OP_COUNT] = {UNARY_OPS(IN_TABLE)};
+#undef IN_TABLE
 
 /* The elementwise chain that ends at operator i (fuse.c) as one
  * sc_ew_chain call: the values outside it its operands, each member's
@@ -1597,7 +1593,7 @@ static void emit_chain(StrBuf *b, const Program *p, int i)
 			}
 		}
 		const char *sep = nsteps ? ", " : "";
-		if (unary_op_kind(o->op))
+		if (unary_op[o->op])
 			sb_printf(b, "%s{SC_EW_UNARY, %s, %d, 0, SC_F32, NULL}", sep, op_info[o->op].kernel, a[0]);
 		else if (o->op != OP_CAST)
 			sb_printf(b, "%s{SC_EW_BINARY, %s, %d, %d, SC_F32, NULL}", sep,
