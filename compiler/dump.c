@@ -265,6 +265,37 @@ static OpKind fused_into(const Lowered *l, int i)
 	return l->ops[i].op;
 }
 
+/* The fusion mark of operator i (fuse.c), if any: a comment after its line
+ * in the graph, or a clause of its line in the list of recomputed ones. */
+static void fusion_mark(StrBuf *b, const Lowered *l, int i, bool clause)
+{
+	const LOp *o = &l->ops[i];
+	const char *lead = clause ? "; " : "  # ";
+	if (o->chain >= 0 && o->chain != i) {
+		sb_printf(b, "%sfused: in the elementwise chain that %%%s's kernel computes, %s", lead,
+		          l->values[l->ops[o->chain].result].name, o->fused_writes ? "which writes it too" : "no buffer of its own");
+	} else if (o->chain == i) {
+		int m[MAX_CHAIN], nm = chain_members(l, i, m);
+		sb_printf(b, "%sfused: one elementwise kernel (sc_ew_chain) computing", lead);
+		for (int k = 0; k < nm - 1; k++)
+			sb_printf(b, "%s %%%s = %s", k ? "," : "", l->values[l->ops[m[k]].result].name, op_info[l->ops[m[k]].op].name);
+		sb_puts(b, " and this");
+	} else if (o->fused && clause)
+		sb_printf(b, "; fused: computed by the operator that reads it");
+	else if (o->fused)
+		sb_printf(b, "  # fused: computed by the %s that reads it, %s", op_info[fused_into(l, i)].name,
+		          o->fused_writes ? "which writes it too" : "no buffer of its own");
+	else if (o->fuse_from >= 0 && clause)
+		sb_printf(b, "; fused: one kernel with %%%s", l->values[l->ops[o->fuse_from].result].name);
+	else if (o->fuse_from >= 0)
+		sb_printf(b, "  # fused: one kernel with %%%s = %s, reading its operands",
+		          l->values[l->ops[o->fuse_from].result].name, op_info[l->ops[o->fuse_from].op].name);
+	if (o->fold)
+		sb_printf(b, o->fold == FOLD_READ ? "%sfolded: no copy; BatchMatMuls read %%%s through strides"
+		                                  : "%sfolded: no copy; a BatchMatMul wrote %%%s through strides",
+		          lead, l->values[o->fold == FOLD_READ ? o->result : o->in[0]].name);
+}
+
 /* `%y = Op(%a, %b) {rank's attributes} : (types) -> (type)` after indent,
  * no newline: one lowered operator as rank sees it. */
 static void print_lowered_op(StrBuf *b, const Lowered *l, const LOp *o, int64_t rank, int64_t *members,
@@ -322,10 +353,7 @@ static void dump_recomputed(StrBuf *b, const Lowered *l, int64_t rank)
 			sb_printf(b, " for the backward's first reader %%%s", l->values[l->ops[r].result].name);
 		if (o->bytes)
 			sb_printf(b, ", sending %lld bytes again", (long long)o->bytes);
-		if (o->fused)
-			sb_printf(b, "; fused: computed by the operator that reads it");
-		else if (o->fuse_from >= 0)
-			sb_printf(b, "; fused: one kernel with %%%s", l->values[l->ops[o->fuse_from].result].name);
+		fusion_mark(b, l, i, true);
 		sb_putc(b, '\n');
 	}
 	free(members);
@@ -373,16 +401,7 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 			          : out->partial_op == REDUCE_MEAN_OP ? "mean" : "sum");
 			ints_print(b, members, np);
 		}
-		if (o->fused)
-			sb_printf(b, "  # fused: computed by the %s that reads it, %s", op_info[fused_into(l, i)].name,
-			          o->fused_writes ? "which writes it too" : "no buffer of its own");
-		else if (o->fuse_from >= 0)
-			sb_printf(b, "  # fused: one kernel with %%%s = %s, reading its operands",
-			          l->values[l->ops[o->fuse_from].result].name, op_info[l->ops[o->fuse_from].op].name);
-		if (o->fold)
-			sb_printf(b, o->fold == FOLD_READ ? "  # folded: no copy; BatchMatMuls read %%%s through strides"
-			                                  : "  # folded: no copy; a BatchMatMul wrote %%%s through strides",
-			          l->values[o->fold == FOLD_READ ? o->result : o->in[0]].name);
+		fusion_mark(b, l, i, false);
 		sb_putc(b, '\n');
 	}
 	free(members);

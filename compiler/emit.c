@@ -301,6 +301,10 @@ static void mark_uses(const Lowered *l, const LOp *o, int at, int *last)
 {
 	for (int k = 0; k < o->nin; k++)
 		last[o->in[k]] = at;
+	int m[MAX_CHAIN], nm = chain_members(l, at, m);   /* an elementwise chain's last: every member's */
+	for (int j = 0; j < nm; j++)
+		for (int k = 0; k < l->ops[m[j]].nin; k++)
+			last[l->ops[m[j]].in[k]] = at;
 	for (int f = o->fuse_from; f >= 0; f = l->ops[f].fuse_from)
 		for (int k = 0; k < l->ops[f].nin; k++)
 			last[l->ops[f].in[k]] = at;
@@ -333,6 +337,8 @@ static int64_t kernel_scratch(const Lowered *l, const LOp *o)
  * Float32 copies. */
 static int64_t scratch_bytes(const Lowered *l, const LOp *o)
 {
+	if (o->chain >= 0)   /* sc_ew_chain reads and writes half values itself */
+		return 0;
 	Widened w;
 	int64_t k = kernel_scratch(l, o);
 	widened(l, o, k, &w);
@@ -1608,10 +1614,97 @@ static void emit_widen(StrBuf *b, const Program *p, int v, int64_t off, bool nar
 		          (long long)numel(x));
 }
 
+/* The rows of ops.h's unary sub-table (an array, not a switch: a new row
+ * is in it by construction). */
+#define IN_TABLE(e, ...) [OP_##e] = true,
+static const bool unary_op[OP_COUNT] = {UNARY_OPS(IN_TABLE)};
+#undef IN_TABLE
+
+/* The elementwise chain that ends at operator i (fuse.c) as one
+ * sc_ew_chain call: the values outside it its operands, each member's
+ * operator a step, a half result rounded, the last result and those read
+ * outside the chain stored. */
+static void emit_chain(StrBuf *b, const Program *p, int i)
+{
+	const Lowered *l = p->l;
+	int m[MAX_CHAIN], nm = chain_members(l, i, m);
+	const LValue *y = &l->values[l->ops[i].result];
+	int64_t n = numel(y), c = y->type.rank ? y->type.dims[y->type.rank - 1] : 1;
+	int ins[2 * MAX_CHAIN], nin = 0, num[2 * MAX_CHAIN];   /* operands; each member's value number */
+	for (int j = 0; j < nm; j++)
+		for (int k = 0; k < l->ops[m[j]].nin; k++) {
+			int v = l->ops[m[j]].in[k], seen = 0;
+			for (int q = 0; q < j && !seen; q++)
+				seen = l->ops[m[q]].result == v;
+			for (int q = 0; q < nin && !seen; q++)
+				seen = ins[q] == v;
+			if (!seen)
+				ins[nin++] = v;
+		}
+	sb_puts(b, "/* elementwise chain (fused):");
+	for (int j = 0; j < nm; j++)
+		sb_printf(b, "%s %%%s = %s", j ? "," : "", l->values[l->ops[m[j]].result].name, op_info[l->ops[m[j]].op].name);
+	sb_puts(b, " */\n\t\tsc_ew_chain(rt, (const sc_ew_step[]){");
+	int nsteps = 0;
+	for (int j = 0; j < nm; j++) {
+		const LOp *o = &l->ops[m[j]];
+		int a[2];
+		for (int k = 0; k < o->nin; k++) {
+			int v = o->in[k], q = 0;
+			while (q < nin && ins[q] != v)
+				q++;
+			if (q < nin)
+				a[k] = q;
+			else {
+				for (q = 0; l->ops[m[q]].result != v; q++)
+					;
+				a[k] = num[q];
+			}
+		}
+		const char *sep = nsteps ? ", " : "";
+		if (unary_op[o->op])
+			sb_printf(b, "%s{SC_EW_UNARY, %s, %d, 0, SC_F32, NULL}", sep, op_info[o->op].kernel, a[0]);
+		else if (o->op != OP_CAST)
+			sb_printf(b, "%s{SC_EW_BINARY, %s, %d, %d, SC_F32, NULL}", sep,
+			          o->op == OP_BIAS_ADD ? "SC_ADD" : op_info[o->op].kernel, a[0], a[1]);
+		num[j] = o->op == OP_CAST ? a[0] : nin + nsteps++;
+		DType t = l->values[o->result].type.dtype;
+		bool same = o->op == OP_CAST && l->values[o->in[0]].type.dtype == t;
+		if (is_half(t) && !same) {
+			sb_printf(b, "%s{SC_EW_ROUND, 0, %d, 0, %s, NULL}", nsteps ? ", " : "", num[j], sc_dtype_name(t));
+			num[j] = nin + nsteps++;
+		}
+		if (m[j] == i || o->fused_writes) {
+			sb_printf(b, "%s{SC_EW_STORE, 0, %d, 0, %s, %s}", nsteps ? ", " : "", num[j], sc_dtype_name(t),
+			          p->cname[o->result]);
+			num[j] = nin + nsteps++;
+		}
+	}
+	sb_printf(b, "}, %d, (const sc_ew_operand[]){", nsteps);
+	for (int k = 0; k < nin; k++) {
+		const LValue *x = &l->values[ins[k]];
+		int64_t xn = numel(x);
+		sb_printf(b, "%s{%s, %s, %s}", k ? ", " : "", p->cname[ins[k]], sc_dtype_name(x->type.dtype),
+		          xn == n ? "SC_EW_FULL" : xn == 1 ? "SC_EW_SCALAR" : "SC_EW_ROW");
+	}
+	sb_printf(b, "}, %d, %lld, %lld);", nin, (long long)(n / c), (long long)c);
+}
+
 static void emit_op(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *members)
 {
 	const Lowered *l = p->l;
 	const LOp *o = &l->ops[i];
+	if (o->fused && o->chain >= 0) {
+		sb_printf(b, "\t/* %%%s = %s: computed by %%%s's elementwise chain (fused) */\n", l->values[o->result].name,
+		          op_info[o->op].name, l->values[l->ops[o->chain].result].name);
+		return;
+	}
+	if (o->chain == i) {
+		sb_puts(b, "\t");
+		emit_chain(b, p, i);
+		sb_putc(b, '\n');
+		return;
+	}
 	if (o->fused) {
 		sb_printf(b, "\t/* %%%s = %s: computed by the kernel that reads it (fused) */\n", l->values[o->result].name,
 		          op_info[o->op].name);
@@ -1891,6 +1984,12 @@ static bool *named_values(const Program *p)
 			for (int k = 0; k < l->ops[f].nin; k++)
 				named[l->ops[f].in[k]] = true;
 			named[l->ops[f].result] = true;
+		}
+		int m[MAX_CHAIN], nm = chain_members(l, i, m);   /* an elementwise chain's call */
+		for (int j = 0; j < nm; j++) {
+			for (int k = 0; k < l->ops[m[j]].nin; k++)
+				named[l->ops[m[j]].in[k]] = true;
+			named[l->ops[m[j]].result] = true;
 		}
 		const LOp *f = o->grad == GRAD_ADJOINT ? &l->ops[o->of] : NULL;
 		if (f && moves_bytes(f->op))   /* dy to dx alone */

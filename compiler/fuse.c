@@ -22,8 +22,19 @@
  *   (the residual after a projection or the MLP): one kernel adds the bias
  *   and the other operand (sc_bias_add_residual), writing the sum too when
  *   something reads it later (the Add's adjoint, in training).
- * - a Transpose keeping the last axis last between BatchMatMuls and the
- *   rest (fold_transposes): no copy, the BatchMatMuls take strides.
+ * Then chains, in any float type: forward elementwise operators (the rows of
+ * UNARY_OPS and BINARY_OPS, BiasAdd) and Casts between float types, each
+ * first read by the next, every operand of the result's size, one element
+ * or a vector along the last axis, every result of the chain's size. One
+ * sc_ew_chain call at the last one's place computes them all, each as its
+ * own kernel would (a half result rounded once): the unfused program's
+ * values bit for bit, in one pass instead of one per operator and one per
+ * half operand widened or result rounded. A member's result that something
+ * outside the chain reads (an adjoint, a return) is stored too, which needs
+ * every such reader after the chain's last operator; the rest have no
+ * buffer. The three patterns above are kept where they apply.
+ * Last, a Transpose keeping the last axis last between BatchMatMuls and
+ * the rest (fold_transposes): no copy, the BatchMatMuls take strides.
  * The dumps and the program say which operator carries which
  * (docs/output.md). */
 #include "shardc.h"
@@ -145,6 +156,174 @@ static void read_at(int *readers, int *first, int v, int at)
 		first[v] = at;
 }
 
+/* An operator with a half operand or result: emit.c's adjoint of it (but a
+ * Cast's, which converts dy alone) widens every one of them to a Float32
+ * copy, read or not. */
+static bool half_adjoint(const Lowered *l, const LOp *f)
+{
+	DType t = l->values[f->result].type.dtype;
+	bool half = t == DT_F16 || t == DT_BF16;
+	for (int k = 0; k < f->nin; k++)
+		half |= l->values[f->in[k]].type.dtype == DT_F16 || l->values[f->in[k]].type.dtype == DT_BF16;
+	return half && f->op != OP_CAST;
+}
+
+/* Whether f's adjoint reads f's result: all but a binary elementwise one's
+ * (sc_binary_grad reads the operands and dy), unless widened. */
+static bool adjoint_reads_y(const Lowered *l, const LOp *f)
+{
+	return !binary_op[f->op] || half_adjoint(l, f);
+}
+
+/* Whether f's adjoint reads f's operands: a gradient that needs x (a
+ * ReLU's, a GeLU's), every operator of its own case but those known not to
+ * (a Softmax's reads y, a Cast's dy alone), and any widened. */
+static bool adjoint_reads_x(const Lowered *l, const LOp *f)
+{
+	return op_info[f->op].grad == GR_X || half_adjoint(l, f) ||
+	       (op_info[f->op].grad == GR_OWN && f->op != OP_SOFTMAX && f->op != OP_LOG_SOFTMAX && f->op != OP_CAST);
+}
+
+/* ---- elementwise chains ---- */
+
+static bool float_type(DType t)
+{
+	return t == DT_F32 || t == DT_F16 || t == DT_BF16;
+}
+
+/* An operator a chain may hold: forward, computing (no collective or
+ * slice), not in a pattern above, every value a float of the one size n
+ * and last dim c, but for operands of one element or a last-axis vector. */
+static bool chainable(const Lowered *l, const LOp *o, int64_t n, int64_t c)
+{
+	if (o->grad != GRAD_NONE || o->step || o->shadow || o->fused || o->fuse_from >= 0 || o->chain >= 0)
+		return false;
+	if (!unary_op[o->op] && !binary_op[o->op] && o->op != OP_BIAS_ADD && o->op != OP_CAST)
+		return false;
+	const LValue *y = &l->values[o->result];
+	int64_t yc = y->type.rank ? y->type.dims[y->type.rank - 1] : 1;
+	if (!float_type(y->type.dtype) || count(y) != n || yc != c)
+		return false;
+	for (int k = 0; k < o->nin; k++) {
+		const LValue *x = &l->values[o->in[k]];
+		int64_t xn = count(x);
+		if (!float_type(x->type.dtype) || (xn != n && xn != 1 && (xn != c || x->type.dims[x->type.rank - 1] != c)))
+			return false;
+	}
+	return true;
+}
+
+/* Whether operator o reads value v, as fuse_operators counts readers. */
+static bool reads(const Lowered *l, const LOp *o, int v)
+{
+	if (o->shadow)
+		return false;
+	for (int k = 0; k < o->nin; k++)
+		if (o->in[k] == v)
+			return true;
+	if (o->grad != GRAD_ADJOINT)
+		return false;
+	const LOp *f = &l->ops[o->of];
+	if (adjoint_reads_y(l, f) && f->result == v)
+		return true;
+	for (int k = 0; adjoint_reads_x(l, f) && k < f->nin; k++)
+		if (f->in[k] == v)
+			return true;
+	return false;
+}
+
+static bool member_of(const int *m, int n, int i)
+{
+	for (int k = 0; k < n; k++)
+		if (m[k] == i)
+			return true;
+	return false;
+}
+
+/* The runtime's limits on one call (SC_EW_MAX_STEPS, SC_EW_MAX_INS). */
+enum { EW_MAX_STEPS = 16, EW_MAX_INS = 8 };
+
+/* Whether chain m (n members) keeps to EW_MAX_STEPS and EW_MAX_INS: a
+ * member takes one step for its operator, one to round a half result, one
+ * to store; each outside value it reads is an operand. Stores are not
+ * known yet: counted for every member. */
+static bool fits(const Lowered *l, const int *m, int n)
+{
+	int steps = 0, ins = 0, seen[4 * MAX_CHAIN];
+	for (int k = 0; k < n; k++) {
+		const LOp *o = &l->ops[m[k]];
+		DType t = l->values[o->result].type.dtype;
+		steps += (o->op != OP_CAST) + (t != DT_F32) + 1;
+		for (int j = 0; j < o->nin; j++) {
+			int v = o->in[j], p = 0;
+			for (int q = 0; q < k && !p; q++)
+				p = l->ops[m[q]].result == v;
+			for (int q = 0; q < ins && !p; q++)
+				p = seen[q] == v;
+			if (!p)
+				seen[ins++] = v;
+		}
+	}
+	return steps <= EW_MAX_STEPS && ins <= EW_MAX_INS;
+}
+
+/* The chain that starts at operator i, if it has two members or more. */
+static void find_chain(Lowered *l, int i, const int *first, const int *readers)
+{
+	const LValue *y = &l->values[l->ops[i].result];
+	int64_t n = count(y), c = y->type.rank ? y->type.dims[y->type.rank - 1] : 1;
+	if (!chainable(l, &l->ops[i], n, c))
+		return;
+	int m[MAX_CHAIN], nm = 1;
+	m[0] = i;
+	while (nm < MAX_CHAIN) {
+		int j = first[l->ops[m[nm - 1]].result];
+		if (j < 0 || !chainable(l, &l->ops[j], n, c) || (j < l->nfwd) != (i < l->nfwd) ||
+		    (j >= l->nfwd && l->ops[j].recomputes < 0))
+			break;
+		m[nm] = j;
+		if (!fits(l, m, nm + 1))
+			break;
+		/* every reader outside the chain of a member's result comes after j */
+		bool late = true;
+		for (int p = i + 1; p <= j && late; p++)
+			for (int k = 0; k < nm && late; k++)
+				late = member_of(m, nm + 1, p) || !reads(l, &l->ops[p], l->ops[m[k]].result);
+		if (!late)
+			break;
+		nm++;
+	}
+	if (nm < 2)
+		return;
+	int end = m[nm - 1];
+	for (int k = 0; k < nm; k++) {
+		LOp *o = &l->ops[m[k]];
+		o->chain = end;
+		if (k == nm - 1)
+			break;
+		int inside = 0;
+		for (int q = 0; q < nm; q++)
+			for (int j = 0; j < l->ops[m[q]].nin; j++)
+				inside += l->ops[m[q]].in[j] == o->result;
+		o->fused = true;
+		o->fused_writes = readers[o->result] > inside;
+	}
+}
+
+int chain_members(const Lowered *l, int end, int *at)
+{
+	if (end < 0 || end >= l->nops || l->ops[end].chain != end)
+		return 0;
+	int n = 0;
+	for (int i = 0; i <= end; i++)
+		if (l->ops[i].chain == end) {
+			if (n == MAX_CHAIN)
+				die("a chain of more than %d operators", MAX_CHAIN);
+			at[n++] = i;
+		}
+	return n;
+}
+
 void fuse_operators(Lowered *l)
 {
 	int nv = l->nvalues, n = nv ? nv : 1;
@@ -160,17 +339,14 @@ void fuse_operators(Lowered *l)
 		producer[o->result] = i;
 		for (int k = 0; k < o->nin; k++)
 			read_at(readers, first, o->in[k], i);
-		/* an adjoint reads its operator's result, except a binary elementwise
-		 * one's (emit.c: sc_binary_grad reads the operands and dy), and the
-		 * operands of one whose gradient needs x (a ReLU's, a GeLU's: its
-		 * operator may be a recomputed clone, the operand then the kept value) */
+		/* an adjoint reads its operator's result and operands as
+		 * adjoint_reads_y and _x say (its operator may be a recomputed clone,
+		 * an operand then the kept value) */
 		if (o->grad == GRAD_ADJOINT) {
 			const LOp *f = &l->ops[o->of];
-			if (!binary_op[f->op])
+			if (adjoint_reads_y(l, f))
 				read_at(readers, first, f->result, i);
-			bool reads_x = op_info[f->op].grad == GR_X ||
-			               (op_info[f->op].grad == GR_OWN && f->op != OP_SOFTMAX && f->op != OP_LOG_SOFTMAX);
-			for (int k = 0; reads_x && k < f->nin; k++)
+			for (int k = 0; adjoint_reads_x(l, f) && k < f->nin; k++)
 				read_at(readers, first, f->in[k], i);
 		}
 	}
@@ -215,6 +391,9 @@ void fuse_operators(Lowered *l)
 			from->fused_writes = readers[v] > 1;
 		}
 	}
+	for (int i = 0; i < l->nops; i++)
+		if (!((i >= l->nfwd && l->ops[i].recomputes < 0) || l->ops[i].shadow))
+			find_chain(l, i, first, readers);
 	free(readers);
 	free(first);
 	free(producer);

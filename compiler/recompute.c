@@ -146,7 +146,7 @@ static void make_clone(Recompute *x, int f)
 	c->recomputes = f;
 	c->shadow = shadow;
 	c->bucket = 0;
-	c->fuse_from = -1;
+	c->fuse_from = c->chain = -1;
 	c->fused = c->fused_writes = false;
 	x->clone[f] = x->nops - 1;
 	if (!shadow)

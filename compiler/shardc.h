@@ -752,6 +752,10 @@ typedef struct {
 	 * result too, for readers after it). */
 	int fuse_from;
 	bool fused, fused_writes;
+	/* An elementwise chain (fuse.c): on each member, the position of the
+	 * chain's last operator, whose one sc_ew_chain call computes them all;
+	 * the others are fused (fused_writes: stored too). -1: in none. */
+	int chain;
 	/* fuse.c: a Transpose, or a Transpose's adjoint, that keeps the last axis
 	 * and has no code: its result and operand share one buffer, one of them
 	 * laid out with strides that only BatchMatMuls read or write. */
@@ -834,17 +838,23 @@ void bucket_gradients(Lowered *l, int64_t bucket_bytes);
 /* Requires bucket_gradients (every reader in place). Marks, in Float32:
  * each Mul by a one-element tensor whose only reader is a whole-axis Softmax
  * (the Softmax reads x * scale itself), and each BiasAdd first read by a
- * unary elementwise operator (one kernel adds the bias and applies it,
- * keeping the sum when something later reads it), each BiasAdd first read
- * by a residual Add, and each Transpose keeping the last axis that only
- * BatchMatMuls read or write on one side (LOp.fold: no copy, strides).
- * LOp.fuse_from, .fused, .fold. */
+ * unary elementwise operator or a residual Add (one kernel adds the bias and
+ * applies it, keeping the sum when something later reads it), a mask's Add
+ * read by a last-axis Softmax. LOp.fuse_from, .fused. Then, in any float
+ * type, chains of elementwise operators and Casts, each first read by the
+ * next, that one sc_ew_chain call computes (LOp.chain). Last, each
+ * Transpose keeping the last axis that only BatchMatMuls read or write on
+ * one side (LOp.fold: no copy, strides). */
 void fuse_operators(Lowered *l);
 /* A fused Softmax's scale: which input of its Mul (0 or 1); -1 unfused. */
 int fused_scale_operand(const Lowered *l, const LOp *softmax);
 /* A masked Softmax's mask: which input of its fused Add; -1 none. Its Mul,
  * when the scale is fused too, is the Add's fuse_from. */
 int fused_mask_operand(const Lowered *l, const LOp *softmax);
+/* The members of the chain that ends at position end, in order, into
+ * at (MAX_CHAIN of them at most); returns how many (0: no chain ends there). */
+enum { MAX_CHAIN = 16 };
+int chain_members(const Lowered *l, int end, int *at);
 /* The Transpose (or Transpose adjoint) that lays value v out with strides
  * (LOp.fold), or NULL when v is row-major in its buffer. */
 const LOp *strided_by(const Lowered *l, int v);

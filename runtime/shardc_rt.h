@@ -50,7 +50,8 @@
  * - SC_F16 and SC_BF16: copies, sc_fill, sc_transpose, sc_concat,
  *   sc_strided_slice, sc_cast, the collectives, the initializers and .npy
  *   take them; arithmetic kernels take float32 (emitted programs sc_cast half
- *   operands to float32 scratch, run the kernel, and round the result once).
+ *   operands to float32 scratch, run the kernel, and round the result once),
+ *   but for sc_ew_chain, which reads and writes them itself.
  * - Collectives, sc_group_new, sc_load_npy and sc_save_npy are collective:
  *   every rank of the group (of the world, for the last three) makes the same
  *   calls in the same order.
@@ -287,6 +288,37 @@ void sc_bias_add_residual(sc_rt *rt, const float *x, const float *bias, float *p
 void sc_bias_unary(sc_rt *rt, sc_unop op, const float *x, const float *bias, float *pre, float *y, int64_t rows,
                    int64_t c);
 void sc_scale(sc_rt *rt, const float *x, float *y, int64_t n, double alpha);   /* y = alpha x */
+
+/* A chain of elementwise operators in one pass (compiler/fuse.c): steps run
+ * in order on every element of a (rows, cols) tensor, each value a float32.
+ * The values are numbered: the nin operands first, then one per step (a
+ * store's is its operand's). An operand is read as float32 (a half exactly)
+ * at the element's index (SC_EW_FULL), at its column (SC_EW_ROW: a bias, a
+ * vector along the last axis) or at 0 (SC_EW_SCALAR). Each step computes
+ * what its own kernel would: SC_EW_UNARY sc_unary's op of value a,
+ * SC_EW_BINARY sc_binary's op of values a and b, SC_EW_ROUND value a
+ * rounded to the half type dt and widened back (sc_cast there and back),
+ * SC_EW_STORE value a written to out in dt (an exact store when the value
+ * was rounded to dt); so the chain gives its kernels' results bit for bit.
+ * At most SC_EW_MAX_STEPS steps and SC_EW_MAX_INS operands; no out may
+ * overlap an operand. */
+enum { SC_EW_MAX_STEPS = 16, SC_EW_MAX_INS = 8 };
+typedef enum { SC_EW_FULL, SC_EW_ROW, SC_EW_SCALAR } sc_ew_bcast;
+typedef enum { SC_EW_UNARY, SC_EW_BINARY, SC_EW_ROUND, SC_EW_STORE } sc_ew_kind;
+typedef struct {
+	const void *p;                         /* slab memory */
+	sc_dtype dt;                           /* SC_F32, SC_F16 or SC_BF16 */
+	sc_ew_bcast bcast;
+} sc_ew_operand;
+typedef struct {
+	sc_ew_kind kind;
+	int op;                                /* UNARY: an sc_unop; BINARY: an sc_binop */
+	int a, b;                              /* value numbers (b: BINARY only), earlier than this step's */
+	sc_dtype dt;                           /* ROUND: the half type; STORE: out's type */
+	void *out;                             /* STORE: slab memory, (rows, cols) */
+} sc_ew_step;
+void sc_ew_chain(sc_rt *rt, const sc_ew_step *steps, int nsteps, const sc_ew_operand *ins, int nin, int64_t rows,
+                 int64_t cols);
 
 void sc_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int axis);
 void sc_log_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int axis);

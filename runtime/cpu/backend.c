@@ -284,6 +284,13 @@ void sc_bias_add_residual(sc_rt *rt, const float *x, const float *bias, float *p
 	sc_cpu_bias_add_residual(x, bias, pre, r, y, rows, c);
 }
 
+void sc_ew_chain(sc_rt *rt, const sc_ew_step *steps, int nsteps, const sc_ew_operand *ins, int nin, int64_t rows,
+                 int64_t cols)
+{
+	(void)rt;
+	sc_cpu_ew_chain(steps, nsteps, ins, nin, rows, cols);
+}
+
 void sc_softmax_scaled(sc_rt *rt, const float *x, const float *scale, float *y, const int64_t *dims, int ndim, int axis)
 {
 	(void)rt;

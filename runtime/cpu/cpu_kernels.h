@@ -31,6 +31,8 @@ void sc_cpu_softmax(const float *x, float *y, const int64_t *dims, int ndim, int
 void sc_cpu_bias_unary(sc_unop op, const float *x, const float *bias, float *pre, float *y, int64_t rows, int64_t c);
 void sc_cpu_bias_add_residual(const float *x, const float *bias, float *pre, const float *r, float *y, int64_t rows,
                               int64_t c);
+void sc_cpu_ew_chain(const sc_ew_step *steps, int nsteps, const sc_ew_operand *ins, int nin, int64_t rows,
+                     int64_t cols);
 void sc_cpu_softmax_scaled(const float *x, const float *scale, float *y, const int64_t *dims, int ndim, int axis);
 void sc_cpu_softmax_masked(const float *x, const float *scale, const float *mask, const int64_t *mask_dims,
                            int mask_ndim, float *y, const int64_t *dims, int ndim);

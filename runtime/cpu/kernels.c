@@ -438,6 +438,159 @@ void sc_cpu_bias_add_residual(const float *xs, const float *bias, float *pre, co
 	}
 }
 
+/* ---- elementwise chains (compiler/fuse.c) ----
+ * A block of up to EW_BLOCK elements of one row at a time, each value of
+ * the chain a small array, so that every step is one plain loop (the
+ * separate kernels' loops, on a block). Values the chain reads as they are
+ * (a float32 operand) are pointers into it; the rest live in the block. */
+enum { EW_BLOCK = 256, EW_NV = SC_EW_MAX_INS + SC_EW_MAX_STEPS };
+
+/* v rounded to bfloat16 and widened back: sc_bf16_from_float's bits, as a
+ * float, written so that the loops vectorize (half.c's is a call). */
+static inline float ew_round_bf16(float v)
+{
+	uint32_t u;
+	memcpy(&u, &v, sizeof u);
+	uint32_t r = (u + 0x7fffu + (u >> 16 & 1u)) & 0xffff0000u;
+	uint32_t q = (u & 0x80000000u) | 0x7fc00000u;   /* NaN: the quiet NaN of its sign */
+	u = (u & 0x7fffffffu) > 0x7f800000u ? q : r;
+	memcpy(&v, &u, sizeof v);
+	return v;
+}
+
+static void ew_load(const sc_ew_operand *in, int64_t at, float *v, int64_t n)
+{
+	if (in->bcast == SC_EW_SCALAR) {
+		float s;
+		sc_host_widen(in->p, in->dt, &s, 1);
+		for (int64_t j = 0; j < n; j++)
+			v[j] = s;
+		return;
+	}
+	if (in->dt == SC_BF16) {
+		const uint16_t *h = (const uint16_t *)in->p + at;
+#pragma omp simd
+		for (int64_t j = 0; j < n; j++) {
+			uint32_t u = (uint32_t)h[j] << 16;
+			memcpy(&v[j], &u, sizeof u);
+		}
+	} else
+		sc_host_widen((const uint16_t *)in->p + at, in->dt, v, n);
+}
+
+SC_VECTOR_CLONES
+static void ew_step(const sc_ew_step *st, const float *const *val, float *y, int64_t n, int64_t at)
+{
+	const float *a = val[st->a];
+	switch (st->kind) {
+	case SC_EW_UNARY:
+		switch ((sc_unop)st->op) {
+#define CASE(name, t, fwd, grad)                                                       \
+		case SC_U_##name:                                                              \
+			_Pragma("omp simd")                                                        \
+			for (int64_t j = 0; j < n; j++) {                                          \
+				float x = a[j];                                                        \
+				y[j] = (fwd);                                                          \
+			}                                                                          \
+			return;
+			SC_UNARY_TABLE(CASE)
+#undef CASE
+		default: break;
+		}
+		break;
+	case SC_EW_BINARY:
+		binary_row((sc_binop)st->op, a, 1, val[st->b], 1, y, n);
+		return;
+	case SC_EW_ROUND:
+		if (st->dt == SC_BF16) {
+#pragma omp simd
+			for (int64_t j = 0; j < n; j++)
+				y[j] = ew_round_bf16(a[j]);
+			return;
+		}
+		if (st->dt == SC_F16) {
+			for (int64_t j = 0; j < n; j++)
+				y[j] = sc_f16_to_float(sc_f16_from_double(a[j]));
+			return;
+		}
+		break;
+	case SC_EW_STORE:
+		if (st->dt == SC_F32) {
+			memcpy((float *)st->out + at, a, (size_t)n * sizeof *a);
+			return;
+		}
+		if (st->dt == SC_BF16) {
+			uint16_t *h = (uint16_t *)st->out + at;
+#pragma omp simd
+			for (int64_t j = 0; j < n; j++) {
+				float r = ew_round_bf16(a[j]);
+				uint32_t u;
+				memcpy(&u, &r, sizeof u);
+				h[j] = (uint16_t)(u >> 16);
+			}
+			return;
+		}
+		if (st->dt == SC_F16) {
+			sc_host_narrow(a, (uint16_t *)st->out + at, SC_F16, n);
+			return;
+		}
+		break;
+	}
+	SC_DIE("sc_ew_chain: bad step (kind %d, op %d, dtype %s)", (int)st->kind, st->op, sc_dtype_name(st->dt));
+}
+
+void sc_cpu_ew_chain(const sc_ew_step *steps, int nsteps, const sc_ew_operand *ins, int nin, int64_t rows,
+                     int64_t cols)
+{
+	if (nsteps < 1 || nsteps > SC_EW_MAX_STEPS || nin < 0 || nin > SC_EW_MAX_INS)
+		SC_DIE("sc_ew_chain: %d steps, %d operands (at most %d and %d)", nsteps, nin, SC_EW_MAX_STEPS,
+		       SC_EW_MAX_INS);
+	for (int k = 0; k < nsteps; k++) {
+		const sc_ew_step *st = &steps[k];
+		if (st->a < 0 || st->a >= nin + k || (st->kind == SC_EW_BINARY && (st->b < 0 || st->b >= nin + k)))
+			SC_DIE("sc_ew_chain: step %d reads a value not yet computed", k);
+	}
+	for (int k = 0; k < nin; k++)
+		if (ins[k].dt != SC_F32 && !sc_is_half(ins[k].dt))
+			SC_DIE("sc_ew_chain: operand %d is %s, not a float type", k, sc_dtype_name(ins[k].dt));
+	int64_t nb = (cols + EW_BLOCK - 1) / EW_BLOCK, tasks = rows * nb;
+#pragma omp parallel if (rows * cols >= SC_PAR_MIN)
+	{
+		float block[EW_NV][EW_BLOCK];
+		const float *val[EW_NV];
+		for (int k = 0; k < nin; k++)   /* a scalar is the same block everywhere */
+			if (ins[k].bcast == SC_EW_SCALAR)
+				ew_load(&ins[k], 0, block[k], EW_BLOCK);
+#pragma omp for schedule(static)
+		for (int64_t t = 0; t < tasks; t++) {
+			int64_t r = t / nb, c0 = t % nb * EW_BLOCK, n = cols - c0 < EW_BLOCK ? cols - c0 : EW_BLOCK;
+			int64_t at = r * cols + c0;
+			for (int k = 0; k < nin; k++) {
+				const sc_ew_operand *in = &ins[k];
+				int64_t off = in->bcast == SC_EW_FULL ? at : c0;
+				if (in->bcast == SC_EW_SCALAR)
+					val[k] = block[k];
+				else if (in->dt == SC_F32)
+					val[k] = (const float *)in->p + off;
+				else {
+					ew_load(in, off, block[k], n);
+					val[k] = block[k];
+				}
+			}
+			for (int k = 0; k < nsteps; k++) {
+				const sc_ew_step *st = &steps[k];
+				if (st->kind == SC_EW_STORE) {
+					ew_step(st, val, NULL, n, at);
+					val[nin + k] = val[st->a];
+				} else {
+					ew_step(st, val, block[nin + k], n, at);
+					val[nin + k] = block[nin + k];
+				}
+			}
+		}
+	}
+}
+
 /* One loop an operator, the switch outside it, so that each loop can be
  * vectorized. */
 SC_VECTOR_CLONES

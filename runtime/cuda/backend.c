@@ -627,6 +627,30 @@ void sc_bias_add_residual(sc_rt *rt, const float *x, const float *bias, float *p
 	SC_CUDA_CHECK(sc_cu_bias_add_residual(x, bias, pre, r, y, rows, c, cu(rt)->stream));
 }
 
+void sc_ew_chain(sc_rt *rt, const sc_ew_step *steps, int nsteps, const sc_ew_operand *ins, int nin, int64_t rows,
+                 int64_t cols)
+{
+	if (nsteps < 1 || nsteps > SC_EW_MAX_STEPS || nin < 0 || nin > SC_EW_MAX_INS)
+		SC_DIE("sc_ew_chain: %d steps, %d operands (at most %d and %d)", nsteps, nin, SC_EW_MAX_STEPS,
+		       SC_EW_MAX_INS);
+	sc_cu_chain ch = {.nsteps = nsteps, .nin = nin};
+	for (int k = 0; k < nsteps; k++) {
+		const sc_ew_step *st = &steps[k];
+		if (st->a < 0 || st->a >= nin + k || (st->kind == SC_EW_BINARY && (st->b < 0 || st->b >= nin + k)))
+			SC_DIE("sc_ew_chain: step %d reads a value not yet computed", k);
+		if ((st->kind == SC_EW_ROUND && !sc_is_half(st->dt)) ||
+		    (st->kind == SC_EW_STORE && st->dt != SC_F32 && !sc_is_half(st->dt)))
+			SC_DIE("sc_ew_chain: step %d: bad dtype %s", k, sc_dtype_name(st->dt));
+		ch.steps[k] = *st;
+	}
+	for (int k = 0; k < nin; k++) {
+		if (ins[k].dt != SC_F32 && !sc_is_half(ins[k].dt))
+			SC_DIE("sc_ew_chain: operand %d is %s, not a float type", k, sc_dtype_name(ins[k].dt));
+		ch.ins[k] = ins[k];
+	}
+	SC_CUDA_CHECK(sc_cu_ew_chain(&ch, rows, cols, cu(rt)->stream));
+}
+
 void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t rows, int64_t c)
 {
 	SC_CUDA_CHECK(sc_cu_bias_add(x, bias, y, rows, c, cu(rt)->stream));

@@ -81,6 +81,13 @@ cudaError_t sc_cu_layer_norm_part(const float *x, const float *gamma, const floa
 cudaError_t sc_cu_layer_norm_part_grad(const float *dy, const float *x, const float *gamma, const float *mean,
                                        const float *var, float *dx, float *dgamma, float *dbeta, float *dmean,
                                        float *dvar, int64_t rows, int64_t cols, float eps, cudaStream_t s);
+/* sc_ew_chain's steps and operands, by value (the kernel's parameters) */
+typedef struct {
+	sc_ew_step steps[SC_EW_MAX_STEPS];
+	sc_ew_operand ins[SC_EW_MAX_INS];
+	int nsteps, nin;
+} sc_cu_chain;
+cudaError_t sc_cu_ew_chain(const sc_cu_chain *ch, int64_t rows, int64_t cols, cudaStream_t s);
 cudaError_t sc_cu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n, cudaStream_t s);
 
 cudaError_t sc_cu_sparse_ce(const float *logits, const void *labels, int label64, float *loss, int64_t n, int64_t c,

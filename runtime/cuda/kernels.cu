@@ -605,6 +605,60 @@ cudaError_t cast_from(const S *x, void *y, sc_dtype yt, int64_t n, cudaStream_t 
 	return cudaGetLastError();
 }
 
+/* ---- elementwise chains (compiler/fuse.c) ---- */
+
+/* One thread an element: the operands loaded, then the steps in order, each
+ * as its own kernel computes it (sc_ew_chain in shardc_rt.h). The binary
+ * steps round each result (the _rn intrinsics), so that no product and sum
+ * of two steps become one fma, which the separate kernels could not do. */
+__device__ float ew_load(const sc_ew_operand &in, int64_t i, int64_t c)
+{
+	int64_t at = in.bcast == SC_EW_FULL ? i : in.bcast == SC_EW_ROW ? i % c : 0;
+	switch (in.dt) {
+	case SC_BF16: return widen(((const bf16 *)in.p)[at]);
+	case SC_F16: return widen(((const f16 *)in.p)[at]);
+	default: return ((const float *)in.p)[at];
+	}
+}
+
+__device__ float ew_binop(int op, float a, float b)
+{
+	switch (op) {
+	case SC_ADD: return __fadd_rn(a, b);
+	case SC_SUB: return __fsub_rn(a, b);
+	case SC_MUL: return __fmul_rn(a, b);
+	case SC_DIV: return __fdiv_rn(a, b);
+	default: return binop((sc_binop)op, a, b);
+	}
+}
+
+__global__ void ew_chain_k(sc_cu_chain ch, int64_t n, int64_t c)
+{
+	GRID_LOOP(i, n) {
+		float v[SC_EW_MAX_INS + SC_EW_MAX_STEPS];
+		for (int k = 0; k < ch.nin; k++)
+			v[k] = ew_load(ch.ins[k], i, c);
+		for (int k = 0; k < ch.nsteps; k++) {
+			const sc_ew_step &st = ch.steps[k];
+			float a = v[st.a], y = a;
+			switch (st.kind) {
+			case SC_EW_UNARY: y = unary_fwd((sc_unop)st.op, a); break;
+			case SC_EW_BINARY: y = ew_binop(st.op, a, v[st.b]); break;
+			case SC_EW_ROUND: y = st.dt == SC_BF16 ? widen(bf16_of(a)) : widen(f16_of(a)); break;
+			case SC_EW_STORE:
+				if (st.dt == SC_BF16)
+					((bf16 *)st.out)[i] = bf16_of(a);
+				else if (st.dt == SC_F16)
+					((f16 *)st.out)[i] = f16_of(a);
+				else
+					((float *)st.out)[i] = a;
+				break;
+			}
+			v[ch.nin + k] = y;
+		}
+	}
+}
+
 /* ---- losses ---- */
 
 __device__ float row_lse(const float *x, int64_t c, int lane, float *mx)
@@ -1009,6 +1063,14 @@ cudaError_t sc_cu_layer_norm_part_grad(const float *dy, const float *x, const fl
 		return e;
 	layer_norm_part_grad_k<<<row_blocks(rows), THREADS, 0, s>>>(dy, x, gamma, mean, var, dx, dgamma, dbeta, dmean,
 	                                                              dvar, rows, cols, eps);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_ew_chain(const sc_cu_chain *ch, int64_t rows, int64_t cols, cudaStream_t s)
+{
+	if (rows * cols <= 0)
+		return cudaSuccess;
+	ew_chain_k<<<blocks_for(rows * cols), THREADS, 0, s>>>(*ch, rows * cols, cols);
 	return cudaGetLastError();
 }
 

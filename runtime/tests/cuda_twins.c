@@ -221,6 +221,45 @@ static void test_rows(void)
 	sc_cpu_bias_add_residual(x, bias, g, r, y, n / 70, 70);
 	twin("bias_add_residual pre", dg, g, n, 1e-6);
 	twin("bias_add_residual", dyv, y, n, 1e-6);
+	/* an elementwise chain (sc_ew_chain): BFloat16 x + bias, rounded and
+	 * kept, GeLU, times a Float32 scalar, plus a full Float32 operand,
+	 * stored in BFloat16; its values widened to compare (a GeLU's tanh may
+	 * move a result by one bfloat16 step) */
+	{
+		uint16_t *xh = malloc(n * 2), *bh = malloc(140), *pre = malloc(n * 2), *out = malloc(n * 2);
+		uint16_t *dxh = dev(n * 2), *dbh = dev(140), *dpre = dev(n * 2), *dout = dev(n * 2);
+		float *dsc, *sc = rnd(1, 0.5f, 1.5f, &dsc);
+		sc_cpu_cast(x, SC_F32, xh, SC_BF16, n);
+		sc_cpu_cast(bias, SC_F32, bh, SC_BF16, 70);
+		sc_cast(rt, dx, SC_F32, dxh, SC_BF16, n);
+		sc_cast(rt, dbias, SC_F32, dbh, SC_BF16, 70);
+		for (int d_ = 0; d_ < 2; d_++) {
+			const sc_ew_operand ins[] = {{d_ ? (const void *)dxh : xh, SC_BF16, SC_EW_FULL},
+			                             {d_ ? (const void *)dbh : bh, SC_BF16, SC_EW_ROW},
+			                             {d_ ? (const void *)dsc : sc, SC_F32, SC_EW_SCALAR},
+			                             {d_ ? (const void *)dr : r, SC_F32, SC_EW_FULL}};
+			const sc_ew_step st[] = {
+				{SC_EW_BINARY, SC_ADD, 0, 1, SC_F32, NULL},        /* 4 */
+				{SC_EW_ROUND, 0, 4, 0, SC_BF16, NULL},             /* 5 */
+				{SC_EW_STORE, 0, 5, 0, SC_BF16, d_ ? dpre : pre},  /* 6 */
+				{SC_EW_UNARY, SC_U_GELU, 6, 0, SC_F32, NULL},      /* 7 */
+				{SC_EW_BINARY, SC_MUL, 7, 2, SC_F32, NULL},        /* 8 */
+				{SC_EW_BINARY, SC_ADD, 3, 8, SC_F32, NULL},        /* 9 */
+				{SC_EW_STORE, 0, 9, 0, SC_BF16, d_ ? dout : out},
+			};
+			if (d_)
+				sc_ew_chain(rt, st, 7, ins, 4, n / 70, 70);
+			else
+				sc_cpu_ew_chain(st, 7, ins, 4, n / 70, 70);
+		}
+		sc_cast(rt, dpre, SC_BF16, dg, SC_F32, n);
+		sc_cpu_cast(pre, SC_BF16, g, SC_F32, n);
+		twin("ew_chain kept sum", dg, g, n, 1e-6);
+		sc_cast(rt, dout, SC_BF16, dyv, SC_F32, n);
+		sc_cpu_cast(out, SC_BF16, y, SC_F32, n);
+		twin("ew_chain", dyv, y, n, 1e-2);
+		free(xh), free(bh), free(pre), free(out), free(sc);
+	}
 	/* a Mul by one element fused into the softmax (compiler/fuse.c) */
 	float *ds, *s = rnd(1, 0.1f, 0.9f, &ds);
 	for (int axis = 0; axis < 3; axis++) {

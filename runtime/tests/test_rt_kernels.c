@@ -965,6 +965,90 @@ Test(elementwise, bias_add_residual_is_bias_add_then_add)
 	cr_expect(memcmp(y1, y2, sizeof y1) == 0 && memcmp(y1, y3, sizeof y1) == 0, "y differs");
 }
 
+/* An elementwise chain (sc_ew_chain) is its operators' kernels run one
+ * after another, each half result widened, computed on, rounded back
+ * (sc_cast), bit for bit: the bf16 MLP (h + bias, rounded, GeLU, rounded,
+ * the sum kept), a float32 mask, scale and unary chain with a scalar and a
+ * row operand, and f16, on odd sizes (a block tail, rows of 513 or 1). */
+static void ew_half(sc_dtype dt, float *x, int64_t n)   /* x rounded to dt, in place */
+{
+	uint16_t *h = malloc((size_t)n * 2);
+	sc_cpu_cast(x, SC_F32, h, dt, n);
+	sc_cpu_cast(h, dt, x, SC_F32, n);
+	free(h);
+}
+
+Test(elementwise, ew_chain_is_its_kernels)
+{
+	enum { R = 7, C = 513, N = R * C };
+	static float x[N], bias[C], r[N], m[N], s1[N], y1[N], t[N], y2f[N], pre2f[N];
+	static uint16_t xh[N], bh[C], y2[N], pre2[N], want[N], wpre[N];
+	uint64_t seed = 13;
+	t_fill(x, N, &seed, -4, 4);
+	t_fill(bias, C, &seed, -1, 1);
+	t_fill(r, N, &seed, -3, 3);
+	t_fill(m, N, &seed, -2, 2);
+	for (int h = 0; h < 2; h++) {   /* BFloat16, Float16: h + bias, GeLU, the sum kept */
+		sc_dtype dt = h ? SC_F16 : SC_BF16;
+		sc_cpu_cast(x, SC_F32, xh, dt, N);
+		sc_cpu_cast(bias, SC_F32, bh, dt, C);
+		float *xw = malloc(N * 4), *bw = malloc(C * 4);   /* the unfused program: widen, add, round, ... */
+		sc_cpu_cast(xh, dt, xw, SC_F32, N);
+		sc_cpu_cast(bh, dt, bw, SC_F32, C);
+		sc_cpu_bias_add(xw, bw, s1, R, C);
+		sc_cpu_cast(s1, SC_F32, wpre, dt, N);
+		sc_cpu_cast(wpre, dt, s1, SC_F32, N);
+		sc_cpu_unary(SC_U_GELU, s1, y1, N);
+		sc_cpu_cast(y1, SC_F32, want, dt, N);
+		const sc_ew_operand ins[] = {{xh, dt, SC_EW_FULL}, {bh, dt, SC_EW_ROW}};
+		const sc_ew_step st[] = {
+			{SC_EW_BINARY, SC_ADD, 0, 1, SC_F32, NULL}, /* 2 */
+			{SC_EW_ROUND, 0, 2, 0, dt, NULL},           /* 3 */
+			{SC_EW_STORE, 0, 3, 0, dt, pre2},           /* 4 */
+			{SC_EW_UNARY, SC_U_GELU, 3, 0, SC_F32, NULL}, /* 5 */
+			{SC_EW_STORE, 0, 5, 0, dt, y2},
+		};
+		sc_cpu_ew_chain(st, 5, ins, 2, R, C);
+		cr_expect(memcmp(pre2, wpre, sizeof wpre) == 0, "%s: the kept sum differs", h ? "f16" : "bf16");
+		cr_expect(memcmp(y2, want, sizeof want) == 0, "%s: y differs", h ? "f16" : "bf16");
+		free(xw), free(bw);
+	}
+	/* Float32: (x + m) * s, then Tanh, r - that, and the product kept; one row of N */
+	float s = 0.37f;
+	sc_cpu_binary(SC_ADD, x, (const int64_t[]){N}, 1, m, (const int64_t[]){N}, 1, t, (const int64_t[]){N}, 1);
+	sc_cpu_binary(SC_MUL, t, (const int64_t[]){N}, 1, &s, (const int64_t[]){1}, 1, s1, (const int64_t[]){N}, 1);
+	sc_cpu_unary(SC_U_TANH, s1, t, N);
+	sc_cpu_binary(SC_SUB, r, (const int64_t[]){N}, 1, t, (const int64_t[]){N}, 1, y1, (const int64_t[]){N}, 1);
+	const sc_ew_operand fins[] = {{x, SC_F32, SC_EW_FULL}, {m, SC_F32, SC_EW_FULL}, {&s, SC_F32, SC_EW_SCALAR},
+	                              {r, SC_F32, SC_EW_FULL}};
+	const sc_ew_step fst[] = {
+		{SC_EW_BINARY, SC_ADD, 0, 1, SC_F32, NULL},    /* 4 */
+		{SC_EW_BINARY, SC_MUL, 4, 2, SC_F32, NULL},    /* 5 */
+		{SC_EW_STORE, 0, 5, 0, SC_F32, pre2f},         /* 6 */
+		{SC_EW_UNARY, SC_U_TANH, 6, 0, SC_F32, NULL},  /* 7 */
+		{SC_EW_BINARY, SC_SUB, 3, 7, SC_F32, NULL},    /* 8 */
+		{SC_EW_STORE, 0, 8, 0, SC_F32, y2f},
+	};
+	sc_cpu_ew_chain(fst, 6, fins, 4, 1, N);
+	cr_expect(memcmp(pre2f, s1, sizeof s1) == 0, "f32: the kept product differs");
+	cr_expect(memcmp(y2f, y1, sizeof y1) == 0, "f32: y differs");
+	/* every unary operator after a row operand (bias_unary's math), rounded to bfloat16 between */
+	for (sc_unop op = 0; op < SC_U_COUNT; op++) {
+		sc_cpu_bias_add(x, bias, s1, R, C);
+		ew_half(SC_BF16, s1, N);
+		sc_cpu_unary(op, s1, y1, N);
+		const sc_ew_operand uins[] = {{x, SC_F32, SC_EW_FULL}, {bias, SC_F32, SC_EW_ROW}};
+		const sc_ew_step ust[] = {
+			{SC_EW_BINARY, SC_ADD, 1, 0, SC_F32, NULL},
+			{SC_EW_ROUND, 0, 2, 0, SC_BF16, NULL},
+			{SC_EW_UNARY, (int)op, 3, 0, SC_F32, NULL},
+			{SC_EW_STORE, 0, 4, 0, SC_F32, y2f},
+		};
+		sc_cpu_ew_chain(ust, 4, uins, 2, R, C);
+		cr_expect(memcmp(y2f, y1, sizeof y1) == 0, "op %d: y differs", (int)op);
+	}
+}
+
 /* ---- threads ----
  * The kernels' OpenMP loops (long enough tensors) give the same bits on 1
  * thread and on 4: every element is computed as in one thread. */

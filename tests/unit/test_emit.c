@@ -79,6 +79,9 @@ static void expect_plan(const char *path, const char *mode)
 		for (int f = o->fuse_from; f >= 0; f = l->ops[f].fuse_from)   /* the fused operators' operands */
 			for (int k = 0; k < l->ops[f].nin; k++)
 				last[l->ops[f].in[k]] = i;
+		for (int j = 0; o->chain == i && j < i; j++)   /* an elementwise chain's call reads every member's */
+			for (int k = 0; l->ops[j].chain == i && k < l->ops[j].nin; k++)
+				last[l->ops[j].in[k]] = i;
 		if (o->grad == GRAD_ADJOINT) {
 			const LOp *f = &l->ops[o->of];
 			for (int k = 0; k < f->nin; k++)
@@ -95,6 +98,19 @@ static void expect_plan(const char *path, const char *mode)
 		last[l->rets[k]] = l->nops + 1;
 	for (int v = 0; v < l->nparams; v++)
 		last[v] = end;
+	/* a half operator's adjoint (but a Cast's) widens its operands and
+	 * result, whatever it reads: each must have a buffer, fused or not */
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i], *f = o->grad == GRAD_ADJOINT ? &l->ops[o->of] : NULL;
+		if (!f || f->op == OP_CAST || l->values[f->result].type.dtype != DT_BF16)
+			continue;
+		cr_assert(emit_offset(p, f->result) >= 0, "%s: %%%s's adjoint widens it, which has no buffer", path,
+		          l->values[f->result].name);
+		for (int k = 0; k < f->nin; k++)
+			cr_assert(emit_offset(p, f->in[k]) >= 0 || l->values[f->in[k]].type.dtype != DT_BF16,
+			          "%s: %%%s's adjoint widens %%%s, which has no buffer", path, l->values[f->result].name,
+			          l->values[f->in[k]].name);
+	}
 	int64_t slab = emit_slab_bytes(p);
 	bool *fused = calloc((size_t)nv, sizeof *fused);
 	for (int i = 0; i < l->nops; i++)
@@ -139,7 +155,8 @@ Test(plan, no_live_buffers_share_bytes)
 		"ir-samples/recursive_net.ir", "ir-samples/shard_dense_relu.ir", "ir-samples/shard_net1.ir",
 		"ir-samples/shard_net2.ir", "ir-samples/transformer_block.ir", "tests/e2e/transformer_train.ir",
 		"tests/e2e/every_grad.ir", "tests/e2e/recompute_layers.ir", "tests/e2e/masked_attention.ir",
-		"tests/e2e/masked_attention_fwd.ir",
+		"tests/e2e/masked_attention_fwd.ir", "tests/e2e/half_transformer_bf16.ir",
+		"tests/e2e/half_every_grad_bf16.ir", "ir-samples/stand_alone_ops.ir",
 	};
 	for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
 		expect_plan(models[i], NULL);
@@ -636,5 +653,84 @@ Test(fuse, softmax_reads_the_masked_scores)
 	expect_line(t, "sc_softmax_masked(rt, z, NULL, k, (const int64_t[]){4, 8}, 2, p, (const int64_t[]){2, 4, 8}, 3);");
 	expect_line(t, "sc_binary_grad(rt, SC_ADD, z, ");   /* the Add's adjoint reads the product */
 	expect_no_line(t, "*const a = ");
+	free(t);
+}
+
+/* A BFloat16 MLP's bias, GeLU and scale, then a residual Add: one
+ * sc_ew_chain call at the last operator's place reading the matmul's
+ * result, the bias (a row), the scale (one element) and x, each half result
+ * rounded; forward only, no intermediate has a buffer. In training the
+ * adjoints read hb (GeLU's) and widen the Mul's and the Add's results, so
+ * the call stores them. */
+static char *chain_text(bool train)
+{
+	StrBuf b = {0};
+	sb_puts(&b, "context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
+	            "graph @m(%x: <Tensor[BFloat16], (4, 6)> = uniform(-1, 1),\n"
+	            "         %s: <Tensor[BFloat16], (1,)> = constant(0.5),\n"
+	            "         %w: <Parameter[BFloat16], (6, 6)> = normal(0.5),\n"
+	            "         %c: <Parameter[BFloat16], (6,)> = normal(0.5)) {\n"
+	            "  %h = MatMul(%x, %w)\n"
+	            "  %hb = BiasAdd(%h, %c)\n"
+	            "  %g = GeLU(%hb)\n"
+	            "  %gs = Mul(%g, %s)\n"
+	            "  %r = Add(%x, %gs)\n"
+	            "  %r32 = Cast(%r) {dtype: Float32}\n"
+	            "  %l = ReduceSum(%r32) {axis: (0, 1)}\n"
+	            "  return %l\n"
+	            "}\n");
+	if (train)
+		sb_puts(&b, "train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n");
+	char *t = rank_text_of(b.data, 0);
+	sb_free(&b);
+	return t;
+}
+
+Test(fuse, elementwise_chain_in_one_call)
+{
+	char *t = chain_text(false);
+	expect_line(t, "/* %hb = BiasAdd: computed by %r32's elementwise chain (fused) */");
+	expect_line(t, "/* elementwise chain (fused): %hb = BiasAdd, %g = GeLU, %gs = Mul, %r = Add, %r32 = Cast */");
+	expect_line(t, "sc_ew_chain(rt, (const sc_ew_step[]){{SC_EW_BINARY, SC_ADD, 0, 1, SC_F32, NULL}, "
+	               "{SC_EW_ROUND, 0, 4, 0, SC_BF16, NULL}, {SC_EW_UNARY, SC_U_GELU, 5, 0, SC_F32, NULL}, "
+	               "{SC_EW_ROUND, 0, 6, 0, SC_BF16, NULL}, {SC_EW_BINARY, SC_MUL, 7, 2, SC_F32, NULL}, "
+	               "{SC_EW_ROUND, 0, 8, 0, SC_BF16, NULL}, {SC_EW_BINARY, SC_ADD, 3, 9, SC_F32, NULL}, "
+	               "{SC_EW_ROUND, 0, 10, 0, SC_BF16, NULL}, {SC_EW_STORE, 0, 11, 0, SC_F32, r32}}, 9, "
+	               "(const sc_ew_operand[]){{h, SC_BF16, SC_EW_FULL}, {c, SC_BF16, SC_EW_ROW}, "
+	               "{s, SC_BF16, SC_EW_SCALAR}, {x, SC_BF16, SC_EW_FULL}}, 4, 4, 6);");
+	for (const char *const *v = (const char *const[]){"hb", "g", "gs", "r", NULL}; *v; v++) {
+		char decl[32];
+		snprintf(decl, sizeof decl, "*const %s = ", *v);
+		expect_no_line(t, decl);   /* no buffer */
+	}
+	expect_no_line(t, "sc_bias_add(rt");
+	expect_no_line(t, "sc_unary(rt");
+	expect_no_line(t, "sc_binary(rt");
+	free(t);
+	t = chain_text(true);
+	expect_line(t, "{SC_EW_ROUND, 0, 4, 0, SC_BF16, NULL}, {SC_EW_STORE, 0, 5, 0, SC_BF16, hb}, "
+	               "{SC_EW_UNARY, SC_U_GELU, 6, 0, SC_F32, NULL}");   /* the adjoint reads hb */
+	expect_line(t, "*const hb = ");
+	expect_line(t, "{SC_EW_STORE, 0, 11, 0, SC_BF16, gs}");   /* the Mul's and the Add's adjoints widen */
+	expect_line(t, "{SC_EW_STORE, 0, 14, 0, SC_BF16, r}");    /* their results */
+	expect_line(t, "*const r = ");
+	free(t);
+}
+
+/* A value something reads between two operators of a would-be chain is
+ * computed before that reader: the chain stops short of it. */
+Test(fuse, chain_stops_before_an_early_reader)
+{
+	char *t = rank_text_of("context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
+	                       "graph @m(%x: <Tensor[Float32], (4, 8)> = uniform(-1, 1)) {\n"
+	                       "  %a = Exp(%x)\n"
+	                       "  %b = Neg(%a)\n"
+	                       "  %s = ReduceSum(%a) {axis: (0, 1)}\n"
+	                       "  %c = Square(%b)\n"
+	                       "  return %c, %s\n"
+	                       "}\n", 0);
+	expect_line(t, "/* elementwise chain (fused): %a = Exp, %b = Neg */");
+	expect_line(t, "sc_unary(rt, SC_U_SQUARE, b, c, 32);");
+	expect_line(t, "*const a = ");   /* ReduceSum reads it: stored */
 	free(t);
 }
