@@ -1630,17 +1630,8 @@ static void emit_chain(StrBuf *b, const Program *p, int i)
 	int m[MAX_CHAIN], nm = chain_members(l, i, m);
 	const LValue *y = &l->values[l->ops[i].result];
 	int64_t n = numel(y), c = y->type.rank ? y->type.dims[y->type.rank - 1] : 1;
-	int ins[2 * MAX_CHAIN], nin = 0, num[2 * MAX_CHAIN];   /* operands; each member's value number */
-	for (int j = 0; j < nm; j++)
-		for (int k = 0; k < l->ops[m[j]].nin; k++) {
-			int v = l->ops[m[j]].in[k], seen = 0;
-			for (int q = 0; q < j && !seen; q++)
-				seen = l->ops[m[q]].result == v;
-			for (int q = 0; q < nin && !seen; q++)
-				seen = ins[q] == v;
-			if (!seen)
-				ins[nin++] = v;
-		}
+	int ins[2 * MAX_CHAIN], num[2 * MAX_CHAIN];   /* operands; each member's value number */
+	int nin = chain_operands(l, m, nm, ins);
 	sb_puts(b, "/* elementwise chain (fused):");
 	for (int j = 0; j < nm; j++)
 		sb_printf(b, "%s %%%s = %s", j ? "," : "", l->values[l->ops[m[j]].result].name, op_info[l->ops[m[j]].op].name);

@@ -249,22 +249,29 @@ enum { EW_MAX_STEPS = 16, EW_MAX_INS = 8 };
  * known yet: counted for every member. */
 static bool fits(const Lowered *l, const int *m, int n)
 {
-	int steps = 0, ins = 0, seen[4 * MAX_CHAIN];
+	int steps = 0, ins[2 * MAX_CHAIN];
 	for (int k = 0; k < n; k++) {
 		const LOp *o = &l->ops[m[k]];
 		DType t = l->values[o->result].type.dtype;
 		steps += (o->op != OP_CAST) + (t != DT_F32) + 1;
-		for (int j = 0; j < o->nin; j++) {
-			int v = o->in[j], p = 0;
-			for (int q = 0; q < k && !p; q++)
-				p = l->ops[m[q]].result == v;
-			for (int q = 0; q < ins && !p; q++)
-				p = seen[q] == v;
-			if (!p)
-				seen[ins++] = v;
-		}
 	}
-	return steps <= EW_MAX_STEPS && ins <= EW_MAX_INS;
+	return steps <= EW_MAX_STEPS && chain_operands(l, m, n, ins) <= EW_MAX_INS;
+}
+
+int chain_operands(const Lowered *l, const int *m, int n, int *ins)
+{
+	int nin = 0;
+	for (int k = 0; k < n; k++)
+		for (int j = 0; j < l->ops[m[k]].nin; j++) {
+			int v = l->ops[m[k]].in[j], seen = 0;
+			for (int q = 0; q < k && !seen; q++)   /* an earlier member's result */
+				seen = l->ops[m[q]].result == v;
+			for (int q = 0; q < nin && !seen; q++)
+				seen = ins[q] == v;
+			if (!seen)
+				ins[nin++] = v;
+		}
+	return nin;
 }
 
 /* The chain that starts at operator i, if it has two members or more. */

@@ -855,6 +855,9 @@ int fused_mask_operand(const Lowered *l, const LOp *softmax);
  * at (MAX_CHAIN of them at most); returns how many (0: no chain ends there). */
 enum { MAX_CHAIN = 16 };
 int chain_members(const Lowered *l, int end, int *at);
+/* The values chain m (n members) reads from outside it, in order of first
+ * read, into ins (2 n of them at most); returns how many. */
+int chain_operands(const Lowered *l, const int *m, int n, int *ins);
 /* The Transpose (or Transpose adjoint) that lays value v out with strides
  * (LOp.fold), or NULL when v is row-major in its buffer. */
 const LOp *strided_by(const Lowered *l, int v);
