@@ -1464,23 +1464,31 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		          (long long)(numel(x) / rows));
 		return;
 	}
-	case OP_LAYER_NORM:
+	case OP_LAYER_NORM: {
+		/* this gradient, and those of the other inputs fused into this call (fuse.c) */
+		const char *g[5] = {"NULL", "NULL", "NULL", "NULL", "NULL"};
+		g[k] = dx;
+		for (const LOp *s = o - 1; s >= l->ops; s--)
+			if (s->grad == GRAD_ADJOINT && s->of == o->of && !s->shadow) {
+				if (!s->fused)
+					break;
+				g[s->k] = p->cname[s->result];
+			}
 		if (f->nin == 5) {
 			int64_t rows = 1, nd = norm_axis(fa->begin_norm_axis, x->type.rank);
 			for (int d = 0; d < nd; d++)
 				rows *= x->type.dims[d];
 			sb_printf(b, "sc_layer_norm_part_grad(rt, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %lld, %lld, %.17g);", dy, x0,
-			          x1, p->cname[f->in[3]], p->cname[f->in[4]], k == 0 ? dx : "NULL", k == 1 ? dx : "NULL",
-			          k == 2 ? dx : "NULL", k == 3 ? dx : "NULL", k == 4 ? dx : "NULL", (long long)rows,
+			          x1, p->cname[f->in[3]], p->cname[f->in[4]], g[0], g[1], g[2], g[3], g[4], (long long)rows,
 			          (long long)(numel(x) / rows), fa->epsilon);
 			return;
 		}
-		sb_printf(b, "sc_layer_norm_grad(rt, %s, %s, %s, %s, %s, %s, ", dy, x0, x1, k == 0 ? dx : "NULL",
-		          k == 1 ? dx : "NULL", k == 2 ? dx : "NULL");
+		sb_printf(b, "sc_layer_norm_grad(rt, %s, %s, %s, %s, %s, %s, ", dy, x0, x1, g[0], g[1], g[2]);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, %lld, %lld, %.17g);", x->type.rank, (long long)fa->begin_norm_axis,
 		          (long long)fa->begin_params_axis, fa->epsilon);
 		return;
+	}
 	case OP_CONCAT: {
 		int axis = (int)norm_axis(fa->has_axis && fa->naxes ? fa->axes[0] : 0, y->type.rank);
 		int64_t begin[MAX_DIMS] = {0}, end[MAX_DIMS], strides[MAX_DIMS];
@@ -1694,6 +1702,11 @@ static void emit_op(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *m
 		sb_puts(b, "\t");
 		emit_chain(b, p, i);
 		sb_putc(b, '\n');
+		return;
+	}
+	if (o->fused && o->grad == GRAD_ADJOINT) {   /* one of a LayerNorm's gradients (fuse.c) */
+		sb_printf(b, "\t/* %%%s: by the kernel below that computes %%%s's gradients together (fused) */\n",
+		          l->values[o->result].name, l->values[l->ops[o->of].result].name);
 		return;
 	}
 	if (o->fused) {
@@ -1971,6 +1984,12 @@ static bool *named_values(const Program *p)
 		named[o->result] = true;
 		for (int k = 0; k < o->nin; k++)
 			named[o->in[k]] = true;
+		for (int j = i - 1; o->grad == GRAD_ADJOINT && j >= 0; j--)   /* gradients written with this one's */
+			if (l->ops[j].grad == GRAD_ADJOINT && l->ops[j].of == o->of && !l->ops[j].shadow) {
+				if (!l->ops[j].fused)
+					break;
+				named[l->ops[j].result] = true;
+			}
 		for (int f = o->fuse_from; f >= 0; f = l->ops[f].fuse_from) {
 			for (int k = 0; k < l->ops[f].nin; k++)
 				named[l->ops[f].in[k]] = true;

@@ -44,6 +44,7 @@
 #include <string.h>
 
 static void fold_transposes(Lowered *l);
+static void fuse_norm_grads(Lowered *l, const int *first);
 
 static int64_t count(const LValue *v)
 {
@@ -401,6 +402,7 @@ void fuse_operators(Lowered *l)
 	for (int i = 0; i < l->nops; i++)
 		if (!((i >= l->nfwd && l->ops[i].recomputes < 0) || l->ops[i].shadow))
 			find_chain(l, i, first, readers);
+	fuse_norm_grads(l, first);
 	free(readers);
 	free(first);
 	free(producer);
@@ -576,5 +578,33 @@ void value_strides(const Lowered *l, int v, int64_t *strides)
 		row_major(&l->values[t->result], laid);
 		for (int d = 0; d < r; d++)
 			strides[perm[d]] = laid[d];
+	}
+}
+
+/* ---- a LayerNorm's gradients in one call ---- */
+
+/* The adjoints of one Float32 LayerNorm (x's, gamma's, beta's: one each,
+ * from the same dy) run as one sc_layer_norm_grad call at the last one's
+ * place, which computes the row statistics once for all: the earlier ones
+ * are fused, their results written by that call (fused_writes), when
+ * nothing reads them before it (one that is read sooner carries those
+ * before it). Each gradient is the kernel's alone, so the
+ * values are the separate calls' bit for bit. */
+static void fuse_norm_grads(Lowered *l, const int *first)
+{
+	for (int c = l->nops - 1; c >= 0; c--) {
+		LOp *o = &l->ops[c];
+		if (o->grad != GRAD_ADJOINT || o->shadow || o->fused || l->ops[o->of].op != OP_LAYER_NORM ||
+		    !all_f32(l, &l->ops[o->of]) || !all_f32(l, o))
+			continue;
+		for (int j = c - 1; j >= 0; j--) {   /* back to one that cannot join (it carries those before it) */
+			LOp *s = &l->ops[j];
+			if (s->grad != GRAD_ADJOINT || s->of != o->of || s->shadow)
+				continue;
+			if (s->fused || s->in[0] != o->in[0] || !all_f32(l, s) || (first[s->result] >= 0 && first[s->result] <= c))
+				break;
+			s->fused = true;
+			s->fused_writes = true;
+		}
 	}
 }

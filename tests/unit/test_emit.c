@@ -734,3 +734,27 @@ Test(fuse, chain_stops_before_an_early_reader)
 	expect_line(t, "*const a = ");   /* ReduceSum reads it: stored */
 	free(t);
 }
+
+/* A LayerNorm's gradients for x, gamma and beta: one call at the last
+ * one's place computes all three (the row statistics once); the earlier
+ * ones are comments. Not when one is read before that call. */
+Test(fuse, layer_norm_gradients_in_one_call)
+{
+	char *t = rank_text_of("context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
+	                       "graph @m(%x: <Tensor[Float32], (4, 8)> = uniform(-1, 1),\n"
+	                       "         %w: <Parameter[Float32], (8, 8)> = normal(0.5),\n"
+	                       "         %g: <Parameter[Float32], (8,)> = ones,\n"
+	                       "         %b: <Parameter[Float32], (8,)> = zeros) {\n"
+	                       "  %h = MatMul(%x, %w)\n"
+	                       "  %n = LayerNorm(%h, %g, %b) {begin_norm_axis: -1, begin_params_axis: -1, epsilon: 1e-5}\n"
+	                       "  %l = ReduceSum(%n) {axis: (0, 1)}\n"
+	                       "  return %l\n"
+	                       "}\n"
+	                       "train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n",
+	                       0);
+	expect_line(t, "/* %grad_h: by the kernel below that computes %n's gradients together (fused) */");
+	expect_line(t, "sc_layer_norm_grad(rt, grad_n, h, g, grad_h, grad_g, grad_b, ");
+	const char *first = strstr(t, "sc_layer_norm_grad(");
+	cr_assert(first && !strstr(first + 1, "sc_layer_norm_grad("), "more than one LayerNorm gradient call");
+	free(t);
+}
