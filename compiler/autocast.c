@@ -48,11 +48,6 @@ static CastClass cast_class(OpKind op)
 	return AC_ASIS;
 }
 
-static bool is_float(DType t)
-{
-	return t == DT_F32 || t == DT_F16 || t == DT_BF16;
-}
-
 static const char *dtype_suffix(DType t)
 {
 	return t == DT_BF16 ? "bf16" : t == DT_F16 ? "f16" : "f32";
@@ -106,7 +101,7 @@ static int value_as(Caster *x, int ov, DType dt, const Node *user)
 {
 	int v = x->cur[ov];
 	const Value *val = &x->g->values[v];
-	if (val->type.dtype == dt || !is_float(dt) || !is_float(val->type.dtype))
+	if (val->type.dtype == dt || !dtype_is_float(dt) || !dtype_is_float(val->type.dtype))
 		return v;
 	int slot = dt == DT_F32 ? 0 : dt == DT_F16 ? 1 : 2;
 	if (x->cast[ov][slot] >= 0)
@@ -143,7 +138,7 @@ static void cast_node(Caster *x, const FlatGraph *f, int i, DType prec)
 	bool change = cls != AC_ASIS && res->type.dtype == DT_F32;
 	for (int k = 0; k < n->nin; k++) {
 		DType t = x->old->values[n->in[k]].type.dtype;
-		change &= !is_float(t) || t == DT_F32;
+		change &= !dtype_is_float(t) || t == DT_F32;
 	}
 	/* What each input is wanted in; a follower takes its inputs as they are,
 	 * all in Float32 when its float inputs now differ (Concat). */
@@ -154,7 +149,7 @@ static void cast_node(Caster *x, const FlatGraph *f, int i, DType prec)
 		int ov = n->in[k];
 		DType now = x->g->values[x->cur[ov]].type.dtype;
 		want[k] = x->old->values[ov].type.dtype;
-		if (!change || !is_float(now))
+		if (!change || !dtype_is_float(now))
 			continue;
 		if (cls == AC_LOW)
 			want[k] = prec;
@@ -170,7 +165,7 @@ static void cast_node(Caster *x, const FlatGraph *f, int i, DType prec)
 	c.in = arena_alloc(x->a, sizeof(int) * (size_t)(n->nin ? n->nin : 1));
 	for (int k = 0; k < n->nin; k++) {
 		DType w = want[k];
-		if (mixed && is_float(w))
+		if (mixed && dtype_is_float(w))
 			w = DT_F32;
 		c.in[k] = value_as(x, n->in[k], w, n);
 	}

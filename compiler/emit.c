@@ -87,11 +87,6 @@ static int64_t aligned(int64_t n)
 
 /* ---- checks: what the v1 runtime computes ---- */
 
-static bool is_half(DType t)
-{
-	return t == DT_F16 || t == DT_BF16;
-}
-
 /* Operators that move elements of any type; the rest compute on floats. */
 static bool any_dtype(OpKind op)
 {
@@ -128,7 +123,7 @@ bool emit_check(const Lowered *l, Diag *d)
 		for (int k = 0; k < o->nin; k++) {
 			bool index = op_info[o->op].nograd & (1u << k);   /* indices, labels */
 			DType t = l->values[o->in[k]].type.dtype;
-			if (!index && t != DT_F32 && !is_half(t)) {
+			if (!index && t != DT_F32 && !dtype_is_half(t)) {
 				diag_error(d, l->m->src, n->op_span, "%s on %s: the v1 runtime computes %s on Float32, Float16 "
 				           "and BFloat16 only; Cast '%%%s' to Float32 first", op_info[o->op].name, dtype_name(t),
 				           op_info[o->op].name, g->values[n->in[k]].name);
@@ -139,7 +134,7 @@ bool emit_check(const Lowered *l, Diag *d)
 	/* The global norm's one kernel reads every gradient: too many to widen. */
 	const Train *t = l->m->train;
 	for (int v = 0; t && t->clip_global_norm > 0 && v < l->nparams; v++)
-		if (is_half(l->values[v].type.dtype)) {
+		if (dtype_is_half(l->values[v].type.dtype)) {
 			diag_error(d, l->m->src, t->span, "clip_global_norm with a %s parameter ('%%%s'): the global norm is "
 			           "computed on Float32 gradients only; keep the parameters in Float32 and Cast them",
 			           dtype_name(l->values[v].type.dtype), g->values[v].name);
@@ -202,12 +197,12 @@ static bool matmul_on_halves(const Lowered *l, const LOp *o)
 		return false;
 	}
 	DType t = l->values[x0].type.dtype;
-	return is_half(t) && l->values[x1].type.dtype == t;
+	return dtype_is_half(t) && l->values[x1].type.dtype == t;
 }
 
 static void widen_add(const Lowered *l, Widened *w, int v, int64_t *top)
 {
-	if (!is_half(l->values[v].type.dtype))
+	if (!dtype_is_half(l->values[v].type.dtype))
 		return;
 	for (int i = 0; i < w->n; i++)
 		if (w->value[i] == v)
@@ -364,7 +359,7 @@ static int state_slots(const Train *t)
 static int64_t update_scratch(const Lowered *l, int v)
 {
 	const LValue *x = &l->values[v];
-	if (!is_half(x->type.dtype))
+	if (!dtype_is_half(x->type.dtype))
 		return 0;
 	return aligned(numel(x) * 4) * (2 + state_slots(l->m->train));
 }
@@ -480,7 +475,7 @@ static void plan_buffers(Program *p)
 			int64_t s = update_scratch(l, v);
 			scratch = s > scratch ? s : scratch;
 		}
-	if (l->loss >= 0 && is_half(l->values[l->loss].type.dtype))
+	if (l->loss >= 0 && dtype_is_half(l->values[l->loss].type.dtype))
 		scratch = scratch > 4 ? scratch : 4;   /* the loss widened for printing */
 	for (int v = l->nparams; v < nv; v++)
 		if (p->offset[v] >= 0)
@@ -1468,12 +1463,9 @@ static void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs 
 		/* this gradient, and those of the other inputs fused into this call (fuse.c) */
 		const char *g[5] = {"NULL", "NULL", "NULL", "NULL", "NULL"};
 		g[k] = dx;
-		for (const LOp *s = o - 1; s >= l->ops; s--)
-			if (s->grad == GRAD_ADJOINT && s->of == o->of && !s->shadow) {
-				if (!s->fused)
-					break;
-				g[s->k] = p->cname[s->result];
-			}
+		int at[4], nat = fused_gradients(l, (int)(o - l->ops), at);
+		for (int j = 0; j < nat; j++)
+			g[l->ops[at[j]].k] = p->cname[l->ops[at[j]].result];
 		if (f->nin == 5) {
 			int64_t rows = 1, nd = norm_axis(fa->begin_norm_axis, x->type.rank);
 			for (int d = 0; d < nd; d++)
@@ -1622,12 +1614,6 @@ static void emit_widen(StrBuf *b, const Program *p, int v, int64_t off, bool nar
 		          (long long)numel(x));
 }
 
-/* The rows of ops.h's unary sub-table (an array, not a switch: a new row
- * is in it by construction). */
-#define IN_TABLE(e, ...) [OP_##e] = true,
-static const bool unary_op[OP_COUNT] = {UNARY_OPS(IN_TABLE)};
-#undef IN_TABLE
-
 /* The elementwise chain that ends at operator i (fuse.c) as one
  * sc_ew_chain call: the values outside it its operands, each member's
  * operator a step, a half result rounded, the last result and those read
@@ -1661,7 +1647,7 @@ static void emit_chain(StrBuf *b, const Program *p, int i)
 			}
 		}
 		const char *sep = nsteps ? ", " : "";
-		if (unary_op[o->op])
+		if (op_is_unary(o->op))
 			sb_printf(b, "%s{SC_EW_UNARY, %s, %d, 0, SC_F32, NULL}", sep, op_info[o->op].kernel, a[0]);
 		else if (o->op != OP_CAST)
 			sb_printf(b, "%s{SC_EW_BINARY, %s, %d, %d, SC_F32, NULL}", sep,
@@ -1669,7 +1655,7 @@ static void emit_chain(StrBuf *b, const Program *p, int i)
 		num[j] = o->op == OP_CAST ? a[0] : nin + nsteps++;
 		DType t = l->values[o->result].type.dtype;
 		bool same = o->op == OP_CAST && l->values[o->in[0]].type.dtype == t;
-		if (is_half(t) && !same) {
+		if (dtype_is_half(t) && !same) {
 			sb_printf(b, "%s{SC_EW_ROUND, 0, %d, 0, %s, NULL}", nsteps ? ", " : "", num[j], sc_dtype_name(t));
 			num[j] = nin + nsteps++;
 		}
@@ -1896,7 +1882,7 @@ static void emit_update(StrBuf *b, const Program *p, int v)
 	long long st = (long long)p->state[v], state_bytes = (long long)aligned(value_bytes(x));
 	int nstate = state_slots(l->m->train);
 	StrBuf name[4] = {{0}};
-	if (!is_half(x->type.dtype)) {
+	if (!dtype_is_half(x->type.dtype)) {
 		sb_printf(&name[0], "(float *)(slab + %lld)", st);
 		sb_printf(&name[1], "(float *)(slab + %lld)", st + state_bytes);
 		emit_optimizer(b, p, v, p->cname[v], p->cname[l->grad[v]], name[0].data, name[1].data);
@@ -1984,12 +1970,9 @@ static bool *named_values(const Program *p)
 		named[o->result] = true;
 		for (int k = 0; k < o->nin; k++)
 			named[o->in[k]] = true;
-		for (int j = i - 1; o->grad == GRAD_ADJOINT && j >= 0; j--)   /* gradients written with this one's */
-			if (l->ops[j].grad == GRAD_ADJOINT && l->ops[j].of == o->of && !l->ops[j].shadow) {
-				if (!l->ops[j].fused)
-					break;
-				named[l->ops[j].result] = true;
-			}
+		int at[4], nat = fused_gradients(l, i, at);   /* gradients written with this one's */
+		for (int j = 0; j < nat; j++)
+			named[l->ops[at[j]].result] = true;
 		for (int f = o->fuse_from; f >= 0; f = l->ops[f].fuse_from) {
 			for (int k = 0; k < l->ops[f].nin; k++)
 				named[l->ops[f].in[k]] = true;
@@ -2071,7 +2054,7 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	}
 	if (t) {
 		const LValue *lv = &l->values[l->loss];
-		if (is_half(lv->type.dtype))
+		if (dtype_is_half(lv->type.dtype))
 			sb_printf(b, "\t\tsc_cast(rt, %s, %s, (float *)(slab + %lld), SC_F32, 1);\n\t\tsc_print_loss(rt, step, "
 			          "(float *)(slab + %lld));\n\n\t\t/* Backward. */\n", p->cname[l->loss],
 			          sc_dtype_name(lv->type.dtype), (long long)p->scratch, (long long)p->scratch);

@@ -73,13 +73,6 @@ static int scale_operand(const Lowered *l, const LOp *mul)
 	return -1;
 }
 
-/* The rows of ops.h's elementwise sub-tables (arrays, not switches: a new row
- * is in them by construction). */
-#define IN_TABLE(e, ...) [OP_##e] = true,
-static const bool unary_op[OP_COUNT] = {UNARY_OPS(IN_TABLE)};
-static const bool binary_op[OP_COUNT] = {BINARY_OPS(IN_TABLE)};
-#undef IN_TABLE
-
 /* The Add's operand that is added (the mask), or -1 when neither is: the
  * other has the Add's own shape, the mask any shape that broadcasts to it
  * (the second when both could be). */
@@ -162,10 +155,9 @@ static void read_at(int *readers, int *first, int v, int at)
  * copy, read or not. */
 static bool half_adjoint(const Lowered *l, const LOp *f)
 {
-	DType t = l->values[f->result].type.dtype;
-	bool half = t == DT_F16 || t == DT_BF16;
+	bool half = dtype_is_half(l->values[f->result].type.dtype);
 	for (int k = 0; k < f->nin; k++)
-		half |= l->values[f->in[k]].type.dtype == DT_F16 || l->values[f->in[k]].type.dtype == DT_BF16;
+		half |= dtype_is_half(l->values[f->in[k]].type.dtype);
 	return half && f->op != OP_CAST;
 }
 
@@ -173,7 +165,7 @@ static bool half_adjoint(const Lowered *l, const LOp *f)
  * (sc_binary_grad reads the operands and dy), unless widened. */
 static bool adjoint_reads_y(const Lowered *l, const LOp *f)
 {
-	return !binary_op[f->op] || half_adjoint(l, f);
+	return !op_is_binary(f->op) || half_adjoint(l, f);
 }
 
 /* Whether f's adjoint reads f's operands: a gradient that needs x (a
@@ -187,11 +179,6 @@ static bool adjoint_reads_x(const Lowered *l, const LOp *f)
 
 /* ---- elementwise chains ---- */
 
-static bool float_type(DType t)
-{
-	return t == DT_F32 || t == DT_F16 || t == DT_BF16;
-}
-
 /* An operator a chain may hold: forward, computing (no collective or
  * slice), not in a pattern above, every value a float of the one size n
  * and last dim c, but for operands of one element or a last-axis vector. */
@@ -199,16 +186,16 @@ static bool chainable(const Lowered *l, const LOp *o, int64_t n, int64_t c)
 {
 	if (o->grad != GRAD_NONE || o->step || o->shadow || o->fused || o->fuse_from >= 0 || o->chain >= 0)
 		return false;
-	if (!unary_op[o->op] && !binary_op[o->op] && o->op != OP_BIAS_ADD && o->op != OP_CAST)
+	if (!op_is_unary(o->op) && !op_is_binary(o->op) && o->op != OP_BIAS_ADD && o->op != OP_CAST)
 		return false;
 	const LValue *y = &l->values[o->result];
 	int64_t yc = y->type.rank ? y->type.dims[y->type.rank - 1] : 1;
-	if (!float_type(y->type.dtype) || count(y) != n || yc != c)
+	if (!dtype_is_float(y->type.dtype) || count(y) != n || yc != c)
 		return false;
 	for (int k = 0; k < o->nin; k++) {
 		const LValue *x = &l->values[o->in[k]];
 		int64_t xn = count(x);
-		if (!float_type(x->type.dtype) || (xn != n && xn != 1 && (xn != c || x->type.dims[x->type.rank - 1] != c)))
+		if (!dtype_is_float(x->type.dtype) || (xn != n && xn != 1 && (xn != c || x->type.dims[x->type.rank - 1] != c)))
 			return false;
 	}
 	return true;
@@ -393,7 +380,7 @@ void fuse_operators(Lowered *l)
 				from->fuse_from = pt;
 				l->ops[pt].fused = true;
 			}
-		} else if (unary_op[o->op] && from->op == OP_BIAS_ADD) {
+		} else if (op_is_unary(o->op) && from->op == OP_BIAS_ADD) {
 			o->fuse_from = p;
 			from->fused = true;
 			from->fused_writes = readers[v] > 1;
@@ -607,4 +594,21 @@ static void fuse_norm_grads(Lowered *l, const int *first)
 			s->fused_writes = true;
 		}
 	}
+}
+
+int fused_gradients(const Lowered *l, int carrier, int *at)
+{
+	const LOp *o = &l->ops[carrier];
+	int n = 0;
+	for (int j = carrier - 1; o->grad == GRAD_ADJOINT && j >= 0; j--) {
+		const LOp *s = &l->ops[j];
+		if (s->grad != GRAD_ADJOINT || s->of != o->of || s->shadow)
+			continue;
+		if (!s->fused)   /* it carries those before it */
+			break;
+		if (n == 4)
+			die("a LayerNorm with more than five gradients");
+		at[n++] = j;
+	}
+	return n;
 }

@@ -41,6 +41,23 @@ bool op_is_comm(OpKind k)
 	return k == OP_ALL_REDUCE || k == OP_ALL_GATHER || k == OP_REDUCE_SCATTER || k == OP_ALL_TO_ALL;
 }
 
+/* The rows of ops.h's elementwise sub-tables (arrays, not switches: a new row
+ * is in them by construction). */
+#define IN_TABLE(e, ...) [OP_##e] = true,
+static const bool unary_ops[OP_COUNT] = {UNARY_OPS(IN_TABLE)};
+static const bool binary_ops[OP_COUNT] = {BINARY_OPS(IN_TABLE)};
+#undef IN_TABLE
+
+bool op_is_unary(OpKind k)
+{
+	return unary_ops[k];
+}
+
+bool op_is_binary(OpKind k)
+{
+	return binary_ops[k];
+}
+
 bool op_input_has_grad(OpKind op, int k, DType in, DType out)
 {
 	return !(op_info[op].nograd & (1u << k)) && dtype_is_float(in) && dtype_is_float(out);

@@ -165,6 +165,11 @@ bool dtype_is_float(DType t)
 	return t == DT_F32 || t == DT_F16 || t == DT_BF16;
 }
 
+bool dtype_is_half(DType t)
+{
+	return t == DT_F16 || t == DT_BF16;
+}
+
 void ints_print(StrBuf *b, const int64_t *v, int n)
 {
 	sb_putc(b, '(');

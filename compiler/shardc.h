@@ -95,6 +95,7 @@ void ints_print(StrBuf *b, const int64_t *v, int n);   /* (2, 4), (8,), () */
 const char *dtype_name(DType t);
 bool dtype_from_name(const char *s, DType *out);
 bool dtype_is_float(DType t);
+bool dtype_is_half(DType t);                   /* Float16, BFloat16 */
 bool type_equal(const Type *a, const Type *b);  /* dtype and dims, kind ignored */
 
 /* ---- ir.c: the graph --------------------------------------------------- */
@@ -135,6 +136,8 @@ extern const OpInfo op_info[OP_COUNT];
 extern const AttrInfo attr_info[ATTR_COUNT];
 bool op_from_name(const char *s, OpKind *out);
 bool op_is_comm(OpKind k);       /* AllReduce, AllGather, ReduceScatter, AllToAll */
+bool op_is_unary(OpKind k);      /* a row of UNARY_OPS */
+bool op_is_binary(OpKind k);     /* a row of BINARY_OPS */
 /* Whether input k (of dtype in) of an operator with a result of dtype out
  * carries a gradient: floats into a float, not an index or label. autodiff.c
  * differentiates exactly these inputs and the search prices their adjoints. */
@@ -858,6 +861,10 @@ int chain_members(const Lowered *l, int end, int *at);
 /* The values chain m (n members) reads from outside it, in order of first
  * read, into ins (2 n of them at most); returns how many. */
 int chain_operands(const Lowered *l, const int *m, int n, int *ins);
+/* The adjoints of the same LayerNorm whose gradients the adjoint at
+ * position carrier writes too (fused into its call), into at (4 at most);
+ * returns how many. */
+int fused_gradients(const Lowered *l, int carrier, int *at);
 /* The Transpose (or Transpose adjoint) that lays value v out with strides
  * (LOp.fold), or NULL when v is row-major in its buffer. */
 const LOp *strided_by(const Lowered *l, int v);
