@@ -13,11 +13,11 @@ LIBS := -ljansson -lm
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -Icompiler -I$(B)/gen -g
 OPT := -O2
-SAN := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN := -O1 -DSHARDC_VERIFY -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # flex and bison output is not ours: same warnings, minus the ones it trips.
 GEN_WARN := -Wno-unused-function -Wno-sign-compare -Wno-missing-prototypes -Wno-unused-parameter
 
-COMPILER_SRCS := util.c diag.c lit.c ir.c parse.c check.c shape.c print.c layout.c rules.c redistribute.c flatten.c autocast.c strategy.c cost.c search.c strategy_file.c lower.c autodiff.c checkpoint.c recompute.c bucket.c fuse.c dump.c manifest.c dot.c emit.c outdir.c
+COMPILER_SRCS := util.c diag.c lit.c ir.c parse.c check.c shape.c print.c layout.c rules.c redistribute.c flatten.c autocast.c strategy.c cost.c search.c strategy_file.c lower.c autodiff.c checkpoint.c recompute.c bucket.c fuse.c dump.c manifest.c dot.c emit.c outdir.c pipeline.c verify.c
 COMPILER_OBJS := $(COMPILER_SRCS:.c=.o) parser.o lexer.o
 UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_manifest test_eval test_simulate \
 	test_redistribute test_search test_emit test_recompute test_optimizer_parallel test_checkpoint
@@ -67,7 +67,7 @@ $(B)/$(1)/shardc: $(B)/$(1)/main.o $(B)/$(1)/libshardc.a
 endef
 $(eval $(call variant,opt,$(CC),$(OPT)))
 $(eval $(call variant,san,$(CC),$(SAN)))
-$(eval $(call variant,fuzz,clang,-O1 -fsanitize=fuzzer-no-link$(comma)address$(comma)undefined -fno-sanitize-recover=all))
+$(eval $(call variant,fuzz,clang,-O1 -DSHARDC_VERIFY -fsanitize=fuzzer-no-link$(comma)address$(comma)undefined -fno-sanitize-recover=all))
 
 $(B)/shardc: $(B)/opt/shardc
 	cp $< $@

@@ -81,7 +81,7 @@ void bucket_gradients(Lowered *l, int64_t bucket_bytes)
 {
 	if (bucket_bytes <= 0 || l->nfwd == l->nops)
 		return;
-	Arena *a = l->m->arena;
+	Arena *a = l->arena;
 	Bucketing x = {l, arena_alloc(a, sizeof(LOp) * (size_t)l->nops), 0,
 	               xmalloc(sizeof(int) * (size_t)l->nvalues), xmalloc(sizeof(int) * (size_t)l->nops), NULL, 0, 0};
 	for (int v = 0; v < l->nvalues; v++)

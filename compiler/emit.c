@@ -637,7 +637,7 @@ static void place_entries(Program *p)
 		for (int64_t r = 1; r < ranks && same; r++)
 			same = !memcmp(v, v + r * n, sizeof(int64_t) * (size_t)n);
 		if (same) {
-			int64_t *lit = arena_alloc(l->m->arena, sizeof(int64_t) * (size_t)(n + 1));
+			int64_t *lit = arena_alloc(l->arena, sizeof(int64_t) * (size_t)(n + 1));
 			memcpy(lit, v, sizeof(int64_t) * (size_t)n);
 			e->lit = lit;
 			continue;
@@ -816,15 +816,15 @@ static void entry_values(const Program *p, const Entry *e, int64_t rank, int64_t
 
 Program *emit_plan(const Lowered *l, const char *model)
 {
-	Program *p = arena_alloc(l->m->arena, sizeof *p);
+	Program *p = arena_alloc(l->arena, sizeof *p);
 	p->l = l;
 	StrBuf c = {0};
 	sb_c_comment(&c, model);
-	p->model = arena_strndup(l->m->arena, c.data ? c.data : "", c.len);
+	p->model = arena_strndup(l->arena, c.data ? c.data : "", c.len);
 	sb_free(&c);
 	plan_buffers(p);
-	name_values(p, l->m->arena);
-	p->arg = arena_alloc(l->m->arena, sizeof(char *) * (size_t)(l->nvalues ? l->nvalues : 1));
+	name_values(p, l->arena);
+	p->arg = arena_alloc(l->arena, sizeof(char *) * (size_t)(l->nvalues ? l->nvalues : 1));
 	memcpy(p->arg, p->cname, sizeof(char *) * (size_t)l->nvalues);
 	plan_groups(p);
 	plan_table(p);

@@ -701,9 +701,10 @@ static void parameter_homes(const Lowered *l, TensorLayout *home)
 
 Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st)
 {
-	Arena *a = m->arena;
+	Arena *a = arena_new();
 	const Graph *g = f->g;
 	Lowered *l = arena_alloc(a, sizeof *l);
+	l->arena = a;
 	l->m = m;
 	l->flat = f;
 	l->st = st;
@@ -738,6 +739,11 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st)
 	l->nfwd = l->nops;
 	l->fwd_bytes = l->comm_bytes;
 	return l;
+}
+
+void lowered_free(Lowered *l)
+{
+	arena_free(l->arena);
 }
 
 void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a, int64_t *members)

@@ -24,6 +24,9 @@ static const char usage[] =
 	"  -o, --output DIR          where to write (created, or replaced whole if shardc wrote it)\n"
 	"      --check               parse, check and infer only; write nothing\n"
 	"      --dump-ir             write every stage under OUTDIR/ir/\n"
+	"      --dump-after STAGE[,STAGE]  write the program as STAGE leaves it under OUTDIR/ir/after_STAGE\n"
+	"                            (check, infer, validate, search, lower, differentiate, recompute,\n"
+	"                            bucket, fuse, plan)\n"
 	"      --device-num N        override the context's device_num\n"
 	"      --parallel-mode M     stand_alone | data_parallel | semi_auto_parallel | auto_parallel\n"
 	"      --search-mode S       sharding_propagation | recursive_programming\n"
@@ -47,10 +50,9 @@ typedef struct {
 	const char *model, *outdir;
 	bool check_only, dump_ir, time, explain, recompute;
 	const char *strategy_in, *strategy_out, *cluster, *dot;
-	const char *override_key[12];
-	const char *override_flag[12];   /* as typed, for messages */
-	const char *override_text[12];
+	Override overrides[12];
 	int noverrides;
+	unsigned dump_after;     /* bit s: --dump-after names stage s */
 } Options;
 
 static noreturn void usage_error(const char *fmt, const char *arg)
@@ -64,19 +66,37 @@ static noreturn void usage_error(const char *fmt, const char *arg)
 static void add_override(Options *o, const char *key, const char *flag, const char *text)
 {
 	for (int i = 0; i < o->noverrides; i++)
-		if (strcmp(o->override_key[i], key) == 0) {
-			o->override_text[i] = text;
+		if (strcmp(o->overrides[i].key, key) == 0) {
+			o->overrides[i].text = text;
 			return;
 		}
-	o->override_flag[o->noverrides] = flag;
-	o->override_key[o->noverrides] = key;
-	o->override_text[o->noverrides++] = text;
+	o->overrides[o->noverrides++] = (Override){key, flag, text};
+}
+
+/* --dump-after STAGE[,STAGE...]: the stages whose program OUT/ir/ keeps. */
+static void add_dump_after(Options *o, const char *list)
+{
+	char *copy = xstrdup(list), *save = NULL;
+	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		Stage s = stage_named(name);
+		if (s == STAGE_COUNT || !stage_dumpable(s)) {
+			StrBuf b = {0};
+			for (int k = 0; k < STAGE_COUNT; k++)
+				if (stage_dumpable((Stage)k))
+					sb_printf(&b, "%s%s", b.len ? ", " : "", k == STAGE_PLAN ? "plan" : stage_names[k]);
+			fprintf(stderr, "shardc: --dump-after: %s '%s'; the stages with a text are %s\n(see shardc --help)\n",
+			        s == STAGE_COUNT ? "no stage" : "no text of its own for the stage", name, b.data);
+			exit(EXIT_USAGE);
+		}
+		o->dump_after |= 1u << s;
+	}
+	free(copy);
 }
 
 static void parse_args(int argc, char **argv, Options *o)
 {
 	enum { O_CHECK = 256, O_DUMP, O_DEV, O_PM, O_SM, O_DS, O_SEED, O_PREC, O_POPT, O_SOUT, O_SIN, O_CLUSTER, O_VERSION,
-	       O_TIME, O_EXPLAIN, O_DOT, O_RECOMPUTE };
+	       O_TIME, O_EXPLAIN, O_DOT, O_RECOMPUTE, O_DUMP_AFTER };
 	static const struct option longs[] = {
 		{"output", required_argument, 0, 'o'}, {"check", no_argument, 0, O_CHECK},
 		{"dump-ir", no_argument, 0, O_DUMP}, {"device-num", required_argument, 0, O_DEV},
@@ -87,7 +107,8 @@ static void parse_args(int argc, char **argv, Options *o)
 		{"cluster", required_argument, 0, O_CLUSTER}, {"help", no_argument, 0, 'h'},
 		{"version", no_argument, 0, O_VERSION}, {"time", no_argument, 0, O_TIME},
 		{"explain", no_argument, 0, O_EXPLAIN}, {"dot", required_argument, 0, O_DOT},
-		{"recompute", no_argument, 0, O_RECOMPUTE}, {0, 0, 0, 0},
+		{"recompute", no_argument, 0, O_RECOMPUTE}, {"dump-after", required_argument, 0, O_DUMP_AFTER},
+		{0, 0, 0, 0},
 	};
 	opterr = 0;
 	int c;
@@ -98,6 +119,7 @@ static void parse_args(int argc, char **argv, Options *o)
 		case O_VERSION: printf("shardc %s\n", SHARDC_VERSION); exit(0);
 		case O_CHECK: o->check_only = true; break;
 		case O_DUMP: o->dump_ir = true; break;
+		case O_DUMP_AFTER: add_dump_after(o, optarg); break;
 		case O_TIME: o->time = true; break;
 		case O_DEV: add_override(o, "device_num", "--device-num", optarg); break;
 		case O_PM: add_override(o, "parallel_mode", "--parallel-mode", optarg); break;
@@ -127,41 +149,10 @@ static void parse_args(int argc, char **argv, Options *o)
 	o->model = argv[optind];
 	if (!o->check_only && !o->outdir)
 		usage_error("%s", "give -o OUTDIR, or --check to only check the model");
+	if (o->dump_after && !o->outdir)
+		usage_error("%s", "--dump-after writes under OUTDIR/ir/: give -o OUTDIR");
 	if (o->strategy_in && access(o->strategy_in, R_OK) != 0)
 		usage_error("cannot read --strategy-in file '%s'", o->strategy_in);
-}
-
-/* Command-line values are IR values; bare words are taken as strings. */
-static void apply_overrides(Module *m, const Options *o, Module **holders)
-{
-	for (int i = 0; i < o->noverrides; i++) {
-		const char *text = o->override_text[i];
-		StrBuf b = {0};
-		if (text[0] == '(' || text[0] == '"' || text[0] == '-' || (text[0] >= '0' && text[0] <= '9') ||
-		    !strcmp(text, "true") || !strcmp(text, "false"))
-			sb_puts(&b, text);
-		else
-			sb_printf(&b, "\"%s\"", text);
-		Lit *v = parse_value_text(o->override_flag[i], b.data, &holders[i]);
-		sb_free(&b);
-		const char *err = "not a value";
-		if (!v || !context_apply(&m->ctx, o->override_key[i], v, &err)) {
-			fprintf(stderr, "shardc: %s '%s': %s\n", o->override_flag[i], text, err);
-			exit(EXIT_USAGE);
-		}
-		if (m->ctx.dataset_tuple == v)
-			m->ctx.dataset_src = holders[i]->src;
-	}
-}
-
-/* --recompute: the train block's recompute: true. */
-static void set_recompute(Module *m, const char *model)
-{
-	if (!m->train) {
-		fprintf(stderr, "shardc: --recompute: %s has no train block (recomputation is for training)\n", model);
-		exit(EXIT_USAGE);
-	}
-	m->train->recompute = RECOMPUTE_LAYERS;
 }
 
 /* --strategy-out FILE, --dot FILE: written whole or not at all. */
@@ -174,14 +165,6 @@ static void write_path(const char *path, char *text)
 	free(text);
 }
 
-/* --time: each stage's seconds, in pipeline order. */
-typedef struct {
-	const char *name[16];
-	double seconds[16];
-	int n;
-	double last, start;
-} Stages;
-
 static double now(void)
 {
 	struct timespec t;
@@ -189,26 +172,19 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Ends the stage that was running: called after each one. */
-static void stage(Stages *t, const char *name)
-{
-	double n = now();
-	t->name[t->n] = name;
-	t->seconds[t->n++] = n - t->last;
-	t->last = n;
-}
-
-static void print_stages(const Stages *t, const Module *m)
+/* --time: each stage's seconds, in pipeline order, then writing OUT. */
+static void print_stages(const Compilation *c, double write, double total)
 {
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	int nodes = 0;
-	for (int i = 0; i < m->ngraphs; i++)
-		nodes += m->graphs[i]->nnodes;
+	for (int i = 0; c->m && i < c->m->ngraphs; i++)
+		nodes += c->m->graphs[i]->nnodes;
 	fprintf(stderr, "shardc: %d operators:", nodes);
-	for (int i = 0; i < t->n; i++)
-		fprintf(stderr, " %s %.3f s,", t->name[i], t->seconds[i]);
-	fprintf(stderr, " total %.3f s, peak memory %.1f MB\n", t->last - t->start, (double)ru.ru_maxrss / 1024.0);
+	for (int s = 0; s <= (int)c->reached; s++)
+		fprintf(stderr, " %s %.3f s,", stage_names[s], c->seconds[s]);
+	fprintf(stderr, " emit and write %.3f s, total %.3f s, peak memory %.1f MB\n", write, total,
+	        (double)ru.ru_maxrss / 1024.0);
 }
 
 /* The model's text; exits with a message when it cannot be read. */
@@ -239,95 +215,52 @@ static void report_errors(const Diag *d)
 		fprintf(stderr, "%d error%s\n", d->nerrors, d->nerrors == 1 ? "" : "s");
 }
 
-/* The pipeline, one stage a line; each stage runs only when the ones before
- * it found no error. */
+/* Reads the command line and the model, runs the pipeline (pipeline.c) as
+ * far as the command asks, and writes what it asks for. */
 int main(int argc, char **argv)
 {
 	Options o = {0};
 	parse_args(argc, argv, &o);
-	SearchOptions search = {.explain = o.explain, .out = stdout, .results_only = o.strategy_in != NULL};
-	cluster_default(&search.cluster);
-	int cl = o.cluster ? cluster_load(o.cluster, &search.cluster, stderr) : 0;
+	double start = now();
+	Diag d = {.out = stderr, .caret = true};
+	Compilation c = {
+		.stop = STAGE_PLAN, .name = o.model, .d = &d, .overrides = o.overrides, .noverrides = o.noverrides,
+		.recompute = o.recompute, .strategy_in = o.strategy_in, .dump_after = o.dump_after,
+		.search = {.explain = o.explain, .out = stdout, .results_only = o.strategy_in != NULL},
+	};
+	cluster_default(&c.search.cluster);
+	int cl = o.cluster ? cluster_load(o.cluster, &c.search.cluster, stderr) : 0;
 	if (cl)
 		return cl == 2 ? EXIT_USAGE : EXIT_MODEL;
 	size_t len;
 	char *text = read_model(o.model, &len);
-	Diag d = {.out = stderr, .caret = true};
-	Module *holders[8] = {0};
-	Stages t = {.start = now()};
-	t.last = t.start;
-	/* Lowering reports nothing (every model error is found before it), so a
-	 * --check run stops before it, unless it is to save the strategies or the DOT. */
-	bool lowering = !o.check_only || o.strategy_out || o.dot;
+	c.text = text;
+	c.len = (int)len;
+	/* --check stops before lowering (every model error is found before it),
+	 * unless it is to save the strategies or the DOT, which read the lowered
+	 * program; it never plans memory. */
+	if (o.check_only)
+		c.stop = o.strategy_out || o.dot ? STAGE_FUSE : STAGE_SEARCH;
+
 	int status = 0;
-
-	Module *m = parse_module(o.model, text, (int)len, &d);
-	stage(&t, "parse");
-	bool ok = d.nerrors == 0 && check_context(m, &d);
-	if (ok)
-		apply_overrides(m, &o, holders);
-	ok = ok && check_names(m, &d);
-	if (ok && o.recompute)
-		set_recompute(m, o.model);
-	stage(&t, "check");
-	ok = ok && infer_shapes(m, &d) && check_strategies(m, &d);
-	stage(&t, "infer");
-	FlatGraph *flat = ok ? flatten(m) : NULL;
-	stage(&t, "flatten");
-	if (ok)
-		autocast(m, flat);
-	stage(&t, "autocast");
-	Strategies strategies;
-	ok = ok && assign_strategies(m, flat, &strategies, &d);
-	stage(&t, "strategies");
-	ok = ok && search_strategies(m, flat, &strategies, &search, &d);
-	if (ok && o.strategy_in) {
-		int r = strategy_load(o.strategy_in, m, flat, &strategies, &d);
-		status = r == 2 ? EXIT_USAGE : 0;
-		ok = r == 0;
-	}
-	if (ok)
-		autocast_strategies(m, flat, &strategies);
-	stage(&t, "search");
-	Lowered *low = ok && lowering ? lower(m, flat, &strategies) : NULL;
-	stage(&t, "lower");
-	if (low && m->train)
-		differentiate(low);
-	stage(&t, "differentiate");
-	if (low && m->train)
-		recompute(low);
-	stage(&t, "recompute");
-	if (low && m->train)
-		bucket_gradients(low, (int64_t)search.cluster.bucket_bytes);
-	stage(&t, "bucket");
-	if (low)
-		fuse_operators(low);
-	stage(&t, "fuse");
-	ok = ok && (o.check_only || emit_check(low, &d));
-	Program *plan = ok && !o.check_only ? emit_plan(low, o.model) : NULL;
-	stage(&t, "plan memory");
-
-	if (!ok) {
-		if (status == 0) {
+	double write = now();
+	if (!pipeline_run(&c)) {
+		if (c.status == EXIT_MODEL)
 			report_errors(&d);
-			status = EXIT_MODEL;
-		}
+		status = c.status;
 	} else {
+		write = now();
 		if (o.strategy_out)
-			write_path(o.strategy_out, strategy_json(low));
+			write_path(o.strategy_out, strategy_json(c.low));
 		if (o.dot)
-			write_path(o.dot, dot_graph(low, &search.cluster));
-		if (plan)
-			status = outdir_write(o.outdir, m, low, plan, o.dump_ir);
+			write_path(o.dot, dot_graph(c.low, &c.search.cluster));
+		if (!o.check_only)
+			status = outdir_write(o.outdir, &c, o.dump_ir);
 	}
-	stage(&t, "emit and write");
+	double end = now();
 	if (o.time)
-		print_stages(&t, m);
-	if (plan)
-		emit_free(plan);
-	for (int i = 0; i < 8; i++)
-		module_free(holders[i]);
-	module_free(m);
+		print_stages(&c, end - write, end - start);
+	compilation_free(&c);
 	free(text);
 	return status;
 }

@@ -116,9 +116,42 @@ static char *shardc_home(void)
 	return xstrdup(".");
 }
 
-/* Every file of OUT into the staging folder. */
-static void put_all(Out *o, const Module *m, const Lowered *low, const Program *p, const char *home, bool dump_ir)
+/* --dump-after: ir/after_<stage>.ir for a one-text stage, one
+ * ir/after_<stage>/rank_<r>.ir per rank for a lowered one. */
+static void put_stage_dumps(Out *o, const Compilation *c, bool made_ir)
 {
+	StrBuf name = {0};
+	if (!made_ir)
+		put_dir(o, "ir");
+	for (int s = 0; s < STAGE_COUNT && !o->failed; s++) {
+		const StageDump *t = &c->dumps[s];
+		const char *stage = s == STAGE_PLAN ? "plan" : stage_names[s];
+		if (t->n == 1 && s <= STAGE_SEARCH) {
+			name.len = 0;
+			sb_printf(&name, "ir/after_%s.ir", stage);
+			put_sb(o, name.data, &t->text[0]);
+			continue;
+		}
+		if (t->n) {
+			name.len = 0;
+			sb_printf(&name, "ir/after_%s", stage);
+			put_dir(o, name.data);
+		}
+		for (int r = 0; r < t->n && !o->failed; r++) {
+			name.len = 0;
+			sb_printf(&name, "ir/after_%s/rank_%d.ir", stage, r);
+			put_sb(o, name.data, &t->text[r]);
+		}
+	}
+	sb_free(&name);
+}
+
+/* Every file of OUT into the staging folder. */
+static void put_all(Out *o, const Compilation *c, const char *home, bool dump_ir)
+{
+	const Module *m = c->m;
+	const Lowered *low = c->low;
+	const Program *p = c->plan;
 	put_owned(o, "manifest.json", manifest_json(low));
 	put_owned(o, "strategy.json", strategy_json(low));
 	StrBuf b = {0}, name = {0};
@@ -163,6 +196,8 @@ static void put_all(Out *o, const Module *m, const Lowered *low, const Program *
 			put_sb(o, name.data, &b);
 		}
 	}
+	if (c->dump_after && !o->failed)
+		put_stage_dumps(o, c, dump_ir);
 	sb_free(&b);
 	sb_free(&name);
 }
@@ -303,7 +338,7 @@ static int swap_in(const char *staging, const char *target)
 	return r;
 }
 
-int outdir_write(const char *outdir, const Module *m, const Lowered *low, const Program *p, bool dump_ir)
+int outdir_write(const char *outdir, const Compilation *c, bool dump_ir)
 {
 	char *home = shardc_home();
 	if (strchr(home, '\n')) {
@@ -328,7 +363,7 @@ int outdir_write(const char *outdir, const Module *m, const Lowered *low, const 
 		status = EXIT_IO;
 	} else {
 		Out o = {.shown = outdir, .dir = staging};
-		put_all(&o, m, low, p, home, dump_ir);
+		put_all(&o, c, home, dump_ir);
 		if (o.failed)
 			status = EXIT_IO;
 		else if (swap_in(staging, target) != 0) {

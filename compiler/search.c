@@ -122,6 +122,7 @@ typedef struct {
 	bool *returned;          /* (nnodes) */
 	bool *fixed_node;        /* (nnodes) a user strategy, or a planned parameter's first user */
 	int64_t tmpl_dp, tmpl_mp;  /* a Megatron template's propagation (0: off): decide takes only dp x mp candidates */
+	bool (*plan)(Compilation *c);   /* SearchOptions.plan: the pipeline from lowering to the memory plan */
 	const OpSplit **slab_plan;  /* (nnodes) the interned strategies slab_memory planned last, or NULL */
 	double slab;             /* and their slab */
 	double slab_again;       /* and the seconds of the collectives their backward pass sends again (recompute.c:
@@ -956,13 +957,13 @@ static double recompute_cost(const Search *x);
  * the program allocates them: the strategies lowered (redistributions and,
  * with a train block, the backward pass included) and the generated
  * program's slab planned (emit_plan: parameters, inputs and optimizer state,
- * then every buffer placed by liveness, then the largest scratch). The
- * lowering lives in a scratch arena, freed here; the strategies' splits are
+ * then every buffer placed by liveness, then the largest scratch), by the
+ * pipeline's own stages (x->plan), whose program is freed here; the strategies' splits are
  * put back as they were. The last plan's slab is kept: asked again, it is
  * not planned again. */
 static double slab_memory(Search *x)
 {
-	Module *m = (Module *)x->m;   /* only its arena is swapped, and restored */
+	Module *m = (Module *)x->m;   /* read, not changed: the program lives in the compilation's arena */
 	const Graph *g = x->g;
 	const OpSplit **was = xmalloc(sizeof(OpSplit *) * (size_t)(g->nnodes ? g->nnodes : 1));
 	bool same = x->slab_plan != NULL;
@@ -982,26 +983,19 @@ static double slab_memory(Search *x)
 		x->slab_plan = xmalloc(sizeof(OpSplit *) * (size_t)(g->nnodes ? g->nnodes : 1));
 	for (int v = 0; v < g->nnodes; v++)
 		x->slab_plan[v] = x->st->node[v].split;
-	Arena *keep = m->arena;
-	m->arena = arena_new();
-	Lowered *l = lower(m, x->f, x->st);
-	if (m->train) {   /* the pipeline's stages up to the memory plan, as main runs them */
-		differentiate(l);
-		recompute(l);
-		bucket_gradients(l, (int64_t)cost_cluster(x->cm)->bucket_bytes);
-	}
-	fuse_operators(l);
-	Program *p = emit_plan(l, "");
-	double slab = (double)emit_slab_bytes(p);
-	emit_free(p);
+	Compilation c = {.start = STAGE_LOWER, .stop = STAGE_PLAN, .name = "", .m = m, .flat = (FlatGraph *)x->f, .st = *x->st};
+	c.search.cluster = *cost_cluster(x->cm);
+	if (!x->plan(&c))
+		die("a plan the search priced did not lower");
+	const Lowered *l = c.low;
+	double slab = (double)emit_slab_bytes(c.plan);
 	x->slab_again = 0;
 	for (int i = l->nfwd; i < l->nops; i++) {
 		const LOp *o = &l->ops[i];
 		if (o->recomputes >= 0 && !o->shadow && o->step && o->step->kind != STEP_SLICE)
 			x->slab_again += cost_collective(x->cm, &o->step->from, o->step->axes, o->bytes);
 	}
-	arena_free(m->arena);
-	m->arena = keep;
+	compilation_free(&c);
 	for (int v = 0; v < g->nnodes; v++)
 		x->st->node[v].split = was[v];
 	free(was);
@@ -2134,9 +2128,10 @@ static void report_memory(Search *x, double mem, const char *saved, const Search
 
 /* search_mode's search from the strategies the user gave, its choices put
  * into s. Returns the plan's cost; x stays set up for pricing it. */
-static double run_search(Search *x, Module *m, const FlatGraph *f, Strategies *s, const Cluster *c)
+static double run_search(Search *x, Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o)
 {
-	search_init(x, m, f, s, c);
+	search_init(x, m, f, s, &o->cluster);
+	x->plan = o->plan;
 	shard_results(x);
 	if (m->ctx.search_mode == SM_RECURSIVE)
 		recursive(x);
@@ -2221,7 +2216,7 @@ static const char *save_memory(Search *x, Module *m, const FlatGraph *f, Strateg
 		if (planned && step < 3 && slab_memory(x) > o->cluster.memory)
 			continue;   /* not even the plan at hand fits with this much: try the next saving first */
 		search_done(x);
-		*cost = run_search(x, m, f, s, &o->cluster);
+		*cost = run_search(x, m, f, s, o);
 		planned = true;
 		*mem = slab_memory(x);
 		*cost += recompute_cost(x);
@@ -2250,9 +2245,10 @@ static void explain_savings(Search *x, const char *saved, FILE *out)
 	if (n && n <= 12)
 		fputc('\n', out);
 	free(marked);
-	Arena *keep = m->arena;   /* the homes as lower.c slices them, in a scratch lowering */
-	m->arena = arena_new();
-	Lowered *l = lower(m, x->f, x->st);
+	/* the homes as lower.c slices them */
+	Compilation c = {.start = STAGE_LOWER, .stop = STAGE_LOWER, .name = "", .m = m, .flat = (FlatGraph *)x->f, .st = *x->st};
+	x->plan(&c);
+	const Lowered *l = c.low;
 	double whole = 0, sliced = 0;
 	int nsliced = 0, ntrained = 0;
 	for (int p = 0; p < l->nparams; p++) {
@@ -2267,8 +2263,7 @@ static void explain_savings(Search *x, const char *saved, FILE *out)
 		whole += bytes;
 		sliced += piece;
 	}
-	arena_free(m->arena);
-	m->arena = keep;
+	compilation_free(&c);
 	char a[32], b[32];
 	human_bytes(a, whole);
 	human_bytes(b, sliced);
@@ -2284,6 +2279,7 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 		if (o->explain && !o->results_only) {
 			Search x;
 			search_init(&x, m, f, s, &o->cluster);
+			x.plan = o->plan;
 			for (int v = 0; v < f->g->nnodes; v++)
 				if (searchable(&x, v))
 					set_current(&x, v, s->node[v].split);
@@ -2308,11 +2304,12 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 	 * activations kept (least_memory) needs recomputation: no plan to search
 	 * for without it. */
 	search_init(&x, m, f, s, &o->cluster);
+	x.plan = o->plan;
 	double batched, cost = 0, mem = INFINITY;
 	bool hopeless = m->train && least_memory(&x, NULL, &batched) > o->cluster.memory;
 	if (!hopeless) {
 		search_done(&x);
-		cost = run_search(&x, m, f, s, &o->cluster);
+		cost = run_search(&x, m, f, s, o);
 		mem = slab_memory(&x);
 	}
 	const char *saved = NULL;

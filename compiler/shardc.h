@@ -659,6 +659,8 @@ double cost_statistics(CostModel *cm, const OpDims *od, const OpSplit *s, int64_
 int64_t cost_slice_bytes(const TensorLayout *l, const int64_t *global, int64_t elem_bytes);
 void cost_stats(const CostModel *cm, int64_t *hits, int64_t *misses);
 
+typedef struct Compilation Compilation;   /* pipeline.c */
+
 /* ---- search.c: the strategy search of auto_parallel -------------------- */
 
 typedef struct {
@@ -666,6 +668,10 @@ typedef struct {
 	bool explain;            /* print every operator's choice, cost and runner-up */
 	FILE *out;               /* where --explain goes (NULL: stdout) */
 	bool results_only;       /* --strategy-in: only lay out shard results; no search, no memory check */
+	/* The pipeline's stages from lowering to the memory plan, run on a
+	 * compilation the search fills (pipeline_run; set by the pipeline, which
+	 * calls the search: a pointer, so that no file calls back up). */
+	bool (*plan)(Compilation *c);
 } SearchOptions;
 
 /* Requires strategies assigned. In auto_parallel, replaces every strategy the
@@ -771,7 +777,8 @@ typedef struct {
 } LOp;
 
 typedef struct {
-	Module *m;
+	Arena *arena;            /* everything lowered, and the later passes' additions (lowered_free) */
+	Module *m;               /* read only: the program lives in its own arena */
 	const FlatGraph *flat;
 	const Strategies *st;
 	int64_t device_num;
@@ -802,6 +809,7 @@ int64_t dtype_bytes(DType t);
 bool carry_reshape(const TensorLayout *in, const int64_t *idims, const Type *out_t, TensorLayout *out, bool *bad);
 /* Requires strategies assigned. */
 Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st);
+void lowered_free(Lowered *l);
 /* ---- autodiff.c: the backward pass ------------------------------------ */
 
 /* Requires a Lowered program of a module with a train block. Appends the
@@ -928,11 +936,99 @@ void emit_run_sh(StrBuf *b, const Lowered *l);
 /* shardc's exit statuses (README "Exit status"). */
 enum { EXIT_MODEL = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3, EXIT_IO = 4 };
 
-/* Requires a Lowered program emit_check accepted and its plan. Writes manifest.json,
- * strategy.json, rank_<r>.c, Makefile, run.sh (and ir/ with dump_ir) into a
- * staging folder beside OUT and swaps it in whole. 0; EXIT_USAGE when OUT
- * is a file or a folder shardc did not write; EXIT_IO when a write failed
- * (message printed, OUT left as it was). */
-int outdir_write(const char *outdir, const Module *m, const Lowered *low, const Program *p, bool dump_ir);
+/* Requires a compilation run to its memory plan. Writes manifest.json,
+ * strategy.json, rank_<r>.c, Makefile, run.sh (and ir/ with dump_ir; the
+ * stages of c->dump_after under ir/after_<stage>) into a staging folder beside
+ * OUT and swaps it in whole. 0; EXIT_USAGE when OUT is a file or a folder
+ * shardc did not write; EXIT_IO when a write failed (message printed, OUT
+ * left as it was). */
+int outdir_write(const char *outdir, const Compilation *c, bool dump_ir);
+
+/* ---- pipeline.c: the stages in order ------------------------------------ */
+
+typedef enum {
+	STAGE_PARSE,             /* parse_module */
+	STAGE_CHECK,             /* check_context, the command line's overrides, check_names */
+	STAGE_INFER,             /* infer_shapes */
+	STAGE_VALIDATE,          /* the checks that need shapes: check_strategies */
+	STAGE_FLATTEN,           /* Calls inlined */
+	STAGE_AUTOCAST,          /* mixed precision's Casts */
+	STAGE_STRATEGIES,        /* each operator's strategy, as given or by default */
+	STAGE_SEARCH,            /* auto_parallel's search; --strategy-in; the Casts' strategies */
+	STAGE_LOWER,             /* one SPMD program with its redistributions */
+	STAGE_DIFFERENTIATE,     /* training: the backward pass */
+	STAGE_RECOMPUTE,         /* training: recomputed activations */
+	STAGE_BUCKET,            /* training: gradient AllReduces in buckets */
+	STAGE_FUSE,              /* operators one kernel computes */
+	STAGE_PLAN,              /* emit_check, then the programs' buffer plan */
+	STAGE_COUNT
+} Stage;
+
+extern const char *const stage_names[STAGE_COUNT];
+/* The stage a name (stage_names, or "plan") stands for; STAGE_COUNT: none. */
+Stage stage_named(const char *name);
+/* Whether a stage's program has a text: the module from check (whose context
+ * is complete) to validate, the lowered program's per-rank text from lower
+ * on, step_parallel_begin for search; parse's is the input, and the flat
+ * graph in between has none of its own. */
+bool stage_dumpable(Stage s);
+
+/* A command-line setting of a context key, applied after check_context. */
+typedef struct {
+	const char *key;         /* the context key */
+	const char *flag;        /* the option as typed, for messages */
+	const char *text;        /* its value: IR text, a bare word taken as a string */
+} Override;
+
+/* A stage's program as text (dump_after): n texts, one for the module or
+ * step_parallel_begin, one per rank for a lowered stage. */
+typedef struct {
+	int n;
+	StrBuf *text;
+} StageDump;
+
+struct Compilation {
+	/* what to run: from start to stop, in order */
+	Stage start, stop;       /* start PARSE: from text; later: what the stages before start make is given */
+	const char *name;        /* the model's file name, for messages and the programs' comments */
+	const char *text;        /* the model's text (start PARSE) */
+	int len;
+	Diag *d;
+	const Override *overrides;
+	int noverrides;
+	bool recompute;          /* --recompute */
+	const char *strategy_in; /* --strategy-in FILE */
+	SearchOptions search;    /* its cluster's bucket_bytes also sizes the buckets */
+	unsigned dump_after;     /* bit s: keep stage s's text in dumps[s] */
+	/* what it made (compilation_free frees what it made) */
+	Module *m;
+	FlatGraph *flat;
+	Strategies st;
+	Lowered *low;
+	Program *plan;
+	StageDump dumps[STAGE_COUNT];
+	Stage reached;           /* the last stage run */
+	bool owns_module;        /* m was parsed here (compilation_free frees it) */
+	int status;              /* 0, or the exit status of a failure (EXIT_MODEL, EXIT_USAGE) */
+	double seconds[STAGE_COUNT];
+	Module *holders[16];     /* the overrides' parsed values */
+	int nholders;
+};
+
+/* Runs the stages from c->start to c->stop, each only when the ones before
+ * it found no error (reported through c->d; c->status set). With
+ * SHARDC_VERIFY, the lowered program is verified after each stage. */
+bool pipeline_run(Compilation *c);
+/* Frees what the run made: the plan, the lowered program, the module when
+ * it parsed it, the dumps. */
+void compilation_free(Compilation *c);
+
+/* ---- verify.c: the lowered program's invariants ------------------------ */
+
+/* With SHARDC_VERIFY: every value defined before it is read, every layout
+ * consistent with its shape and the device count, every collective's group
+ * well formed; a broken one aborts naming `stage`, the pass that broke it.
+ * Without: nothing. */
+void verify_lowered(const Lowered *l, const char *stage);
 
 #endif

@@ -67,5 +67,36 @@ for f in ir-samples/shard_net1.ir ir-samples/shard_net2.ir; do
 	done
 	if [ $ok = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $f: parameter_plan as a Layout gives other strategies than as a tuple"; fi
 done
+# --dump-after: each stage's program as it leaves the stage. After search,
+# step_parallel_begin; after fuse (the last stage that changes the program),
+# every rank's step_parallel_end; after check, the module as 00_parsed.ir;
+# after lower, a forward program (no backward operator) that reads back, and
+# after differentiate one with the backward pass; a stage with no text of its
+# own, or no stage, is refused (exit 2), and so is --dump-after without -o.
+for f in ir-samples/transformer_block.ir tests/e2e/transformer_train.ir; do
+	name=$(basename "$f" .ir) out="$tmp/after_$name" ok=1
+	if "$shardc" "$f" -o "$out" --dump-ir --dump-after check,search,lower,differentiate,fuse 2>"$tmp/err"; then
+		cmp -s "$out/ir/after_search.ir" "$out/ir/step_parallel_begin.ir" || { echo "FAIL $f: after_search.ir is not step_parallel_begin"; ok=0; }
+		for d in "$out"/ir/rank_*; do
+			r=$(basename "$d")
+			cmp -s "$out/ir/after_fuse/$r.ir" "$d/step_parallel_end.ir" || { echo "FAIL $f: after_fuse/$r.ir is not its step_parallel_end"; ok=0; }
+		done
+		cmp -s "$out/ir/after_check.ir" "$out/ir/00_parsed.ir" || { echo "FAIL $f: after_check.ir is not 00_parsed.ir"; ok=0; }
+		"$shardc" "$out/ir/after_lower/rank_0.ir" --check 2>"$tmp/err" || { echo "FAIL $f: after_lower/rank_0.ir does not read back"; cat "$tmp/err"; ok=0; }
+		if grep -q 'train' "$f"; then
+			! grep -q 'backward' "$out/ir/after_lower/rank_0.ir" && grep -q 'backward' "$out/ir/after_differentiate/rank_0.ir" ||
+				{ echo "FAIL $f: after_lower has a backward pass, or after_differentiate none"; ok=0; }
+		fi
+	else
+		echo "FAIL $f: --dump-after"; cat "$tmp/err"; ok=0
+	fi
+	"$shardc" "$f" -o "$out.x" --dump-after flatten 2>"$tmp/err"; rc=$?
+	[ $rc = 2 ] && grep -q "no text of its own for the stage 'flatten'" "$tmp/err" || { echo "FAIL $f: --dump-after flatten: exit $rc"; cat "$tmp/err"; ok=0; }
+	"$shardc" "$f" -o "$out.x" --dump-after nothing 2>"$tmp/err"; rc=$?
+	[ $rc = 2 ] && grep -q "no stage 'nothing'" "$tmp/err" || { echo "FAIL $f: --dump-after nothing: exit $rc"; ok=0; }
+	"$shardc" "$f" --check --dump-after check 2>"$tmp/err"; rc=$?
+	[ $rc = 2 ] || { echo "FAIL $f: --check --dump-after: exit $rc"; ok=0; }
+	if [ $ok -eq 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+done
 echo "dumps: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,5 +1,5 @@
 /* fuzz_parser.c: libFuzzer target for the front end. Feeds any bytes through
- * parse, context, names, shapes and strategies, exactly as the driver does,
+ * the pipeline's stages from parse to validate (pipeline_run), as the driver does,
  * with diagnostics (and their caret lines) printed to /dev/null. Any crash,
  * leak or sanitizer report is a bug. `make fuzz` runs it. */
 #include "shardc.h"
@@ -18,17 +18,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	text[size] = 0;
 	Diag d = {.out = devnull, .caret = true};
-	Module *m = parse_module("fuzz.ir", text, (int)size, &d);
-	bool ok = d.nerrors == 0 && check_context(m, &d);
-	ok = ok && check_names(m, &d);
-	ok = ok && infer_shapes(m, &d);
-	ok = ok && check_strategies(m, &d);
-	if (ok) {
+	Compilation c = {.stop = STAGE_VALIDATE, .name = "fuzz.ir", .text = text, .len = (int)size, .d = &d};
+	if (pipeline_run(&c)) {
 		StrBuf b = {0};
-		print_module(&b, m);
+		print_module(&b, c.m);
 		sb_free(&b);
 	}
-	module_free(m);
+	compilation_free(&c);
 	free(text);
 	return 0;
 }

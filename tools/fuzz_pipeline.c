@@ -1,7 +1,6 @@
 /* fuzz_pipeline.c: libFuzzer target for the whole compiler. Feeds any bytes
- * through every stage the driver runs: parse, context, names, shapes and
- * strategies, then flatten, strategies by mode and the search, lowering (and
- * the backward pass with a train block), the emit check, and every output
+ * through every stage the driver runs (pipeline_run, parse to the memory
+ * plan, with the verifier between the lowered stages), and every output
  * (the dumps, manifest.json, strategy.json, each rank's program, Makefile
  * and run.sh) written into memory, never to disk. Diagnostics go to
  * /dev/null. Any crash, die(), leak or sanitizer report is a bug.
@@ -41,22 +40,9 @@ static bool small_enough(const Module *m)
 	return ok;
 }
 
-static void back_end(Module *m, Diag *d, FILE *devnull)
+/* Every output of a compilation run to its memory plan, into memory. */
+static void outputs(const Lowered *low, const Program *p)
 {
-	FlatGraph *flat = flatten(m);
-	Strategies st;
-	SearchOptions search = {.out = devnull};
-	cluster_default(&search.cluster);
-	if (!assign_strategies(m, flat, &st, d) || !search_strategies(m, flat, &st, &search, d))
-		return;
-	Lowered *low = lower(m, flat, &st);
-	if (m->train) {
-		differentiate(low);
-		recompute(low);
-		bucket_gradients(low, (int64_t)search.cluster.bucket_bytes);
-	}
-	if (!emit_check(low, d))
-		return;
 	StrBuf b = {0};
 	free(manifest_json(low));
 	free(strategy_json(low));
@@ -65,13 +51,11 @@ static void back_end(Module *m, Diag *d, FILE *devnull)
 		b.len = 0;
 		dump_end(&b, low, r);
 	}
-	Program *p = emit_plan(low, "fuzz.ir");
 	emit_program(&b, p);
 	for (int64_t r = 0; r < low->device_num; r++) {
 		b.len = 0;
 		emit_table(&b, p, r);
 	}
-	emit_free(p);
 	b.len = 0;
 	emit_ranks(&b, low);
 	b.len = 0;
@@ -89,14 +73,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	text[size] = 0;
 	Diag d = {.out = devnull, .caret = true};
-	Module *m = parse_module("fuzz.ir", text, (int)size, &d);
-	bool ok = d.nerrors == 0 && check_context(m, &d);
-	ok = ok && check_names(m, &d);
-	ok = ok && infer_shapes(m, &d);
-	ok = ok && check_strategies(m, &d);
-	if (ok && small_enough(m))
-		back_end(m, &d, devnull);
-	module_free(m);
+	Compilation c = {.stop = STAGE_VALIDATE, .name = "fuzz.ir", .text = text, .len = (int)size, .d = &d,
+	                 .search = {.out = devnull}};
+	cluster_default(&c.search.cluster);
+	if (pipeline_run(&c) && small_enough(c.m)) {
+		c.start = STAGE_FLATTEN;
+		c.stop = STAGE_PLAN;
+		if (pipeline_run(&c))
+			outputs(c.low, c.plan);
+	}
+	compilation_free(&c);
 	free(text);
 	return 0;
 }

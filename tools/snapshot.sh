@@ -7,6 +7,8 @@
 # status, a hash of every file written (names and bytes) and a hash of stderr.
 # Compare two LISTs with diff. SNAP_MODELS overrides the model list.
 shardc=${1:?usage: snapshot.sh SHARDC LIST}
+# The Makefile names the runtime's folder: one name, wherever the binary lies.
+export SHARDC_HOME=/shardc-home
 list=${2:?usage: snapshot.sh SHARDC LIST}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -23,7 +23,7 @@ static void keep(Run *r, bool on)
 		}
 }
 
-Run *run_passes(const char *name, const char *text, size_t len, Passes upto)
+Run *run_pipeline(const char *name, const char *text, size_t len, Stage stop, const Override *o, int n)
 {
 	Run *r = calloc(1, sizeof *r);
 	keep(r, true);
@@ -32,12 +32,28 @@ Run *run_passes(const char *name, const char *text, size_t len, Passes upto)
 	r->text[len] = 0;
 	r->f = open_memstream(&r->out, &r->outlen);
 	r->d = (Diag){.out = r->f};
-	r->m = parse_module(name, r->text, (int)len, &r->d);
-	r->ok = r->d.nerrors == 0;
-	if (upto >= PASSES_SHAPES)
-		r->ok = r->ok && check_context(r->m, &r->d) && check_names(r->m, &r->d) && infer_shapes(r->m, &r->d);
-	if (upto >= PASSES_ALL)
-		r->ok = r->ok && check_strategies(r->m, &r->d);
+	r->c = (Compilation){.stop = stop, .name = name, .text = r->text, .len = (int)len, .d = &r->d,
+	                     .overrides = o, .noverrides = n, .search = {.out = r->f}};
+	cluster_default(&r->c.search.cluster);
+	r->ok = pipeline_run(&r->c);
+	r->m = r->c.m;
+	return r;
+}
+
+void run_resume(Run *r, Stage from, Stage stop)
+{
+	r->c.start = from;
+	r->c.stop = stop;
+	r->ok = pipeline_run(&r->c);
+}
+
+Run *run_passes(const char *name, const char *text, size_t len, Passes upto)
+{
+	static const Stage stop[] = {
+		[PASSES_PARSE] = STAGE_PARSE, [PASSES_SHAPES] = STAGE_INFER,
+		[PASSES_ALL] = STAGE_VALIDATE, [PASSES_PRINT] = STAGE_VALIDATE,
+	};
+	Run *r = run_pipeline(name, text, len, stop[upto], NULL, 0);
 	if (upto >= PASSES_PRINT && r->ok)
 		print_module(&r->printed, r->m);
 	return r;
@@ -76,7 +92,7 @@ int leak_check(void)
 void run_free(Run *r)
 {
 	keep(r, false);
-	module_free(r->m);
+	compilation_free(&r->c);
 	fclose(r->f);
 	free(r->out);
 	free(r->text);

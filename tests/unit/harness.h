@@ -22,7 +22,8 @@ typedef struct {
 	size_t outlen;
 	FILE *f;
 	Diag d;
-	Module *m;
+	Compilation c;           /* the pipeline's run (pipeline.c): what it made */
+	Module *m;               /* c.m */
 	bool ok;                 /* every pass the run asked for succeeded */
 	StrBuf printed;          /* print_module's text, for PASSES_PRINT */
 	StrBuf type;             /* scratch for a test's type printing */
@@ -36,6 +37,15 @@ typedef enum {
 	PASSES_ALL,              /* ... and check_strategies */
 	PASSES_PRINT,            /* every pass, then print_module if they all succeeded */
 } Passes;
+
+/* Copies LEN bytes of TEXT and runs the pipeline (pipeline_run) on it as the
+ * file NAME up to STOP, with the N command-line settings O (NULL: none) and
+ * the default cluster. ok: every stage run succeeded. Free with run_free. */
+Run *run_pipeline(const char *name, const char *text, size_t len, Stage stop, const Override *o, int n);
+
+/* Runs the stages FROM to STOP of a run stopped before FROM (a test looks
+ * at, or changes, the program in between); ok as run_pipeline's. */
+void run_resume(Run *r, Stage from, Stage stop);
 
 /* Copies LEN bytes of TEXT, parses them as the file NAME and runs the
  * passes up to UPTO. Free the result with run_free. */

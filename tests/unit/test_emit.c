@@ -16,30 +16,18 @@
 
 static int64_t bucket_bytes = 25000000;   /* the cluster's default */
 
+/* The pipeline up to fusion, in parallel mode `mode` (NULL: the model's),
+ * with buckets of bucket_bytes. */
 static Lowered *lower_text(const char *name, const char *text, size_t len, const char *mode, Run **run)
 {
-	Run *r = run_passes(name, text, len, PASSES_SHAPES);
+	Override o = {"parallel_mode", "--parallel-mode", mode};
+	Run *r = run_pipeline(name, text, len, STAGE_RECOMPUTE, &o, mode ? 1 : 0);
 	expect_clean(r);
-	if (mode) {
-		Module *holder = NULL;
-		const char *err = NULL;
-		Lit *v = parse_value_text("--parallel-mode", mode, &holder);
-		cr_assert(context_apply(&r->m->ctx, "parallel_mode", v, &err), "%s", err ? err : "");
-		module_free(holder);
-	}
-	cr_assert(check_strategies(r->m, &r->d), "%s", msgs(r));
-	FlatGraph *f = flatten(r->m);
-	Strategies st;
-	cr_assert(assign_strategies(r->m, f, &st, &r->d), "strategies:\n%s", msgs(r));
+	r->c.search.cluster.bucket_bytes = (double)bucket_bytes;
+	run_resume(r, STAGE_BUCKET, STAGE_FUSE);
+	expect_clean(r);
 	*run = r;
-	Lowered *l = lower(r->m, f, &st);
-	if (r->m->train) {
-		differentiate(l);
-		recompute(l);
-		bucket_gradients(l, bucket_bytes);
-	}
-	fuse_operators(l);
-	return l;
+	return r->c.low;
 }
 
 static Lowered *lower_path(const char *path, const char *mode, Run **run)
@@ -246,15 +234,16 @@ Test(text, seed_ranks)
 	free(r5);
 }
 
-/* Training: the loss printed, each replicated weight's gradient summed over
- * the ranks that split the batch, Momentum with its state in the slab. */
+/* Training (the searched plan, as the driver compiles it): the loss
+ * printed, each replicated weight's gradient summed over the ranks that
+ * split the batch, in one bucket, Momentum with its state in the slab. */
 Test(text, training_step)
 {
 	char *t = rank_text("ir-samples/auto_parallel_case.ir", 0);
 	expect_line(t, "int64_t steps = sc_steps(rt, 20);");
 	expect_line(t, "sc_print_loss(rt, step, loss_1);");
-	expect_line(t, "sc_all_reduce(rt, g");
-	expect_line(t, "grad_w2_1, SC_F32, 256, SC_SUM);");
+	expect_line(t, "sc_all_reduce_bucket(rt, g");
+	expect_line(t, "(void *const[]){grad_w_1, grad_w2_1}, (const int64_t[]){128, 256}, SC_F32, SC_SUM, ");
 	expect_line(t, "sc_momentum(rt, w2, grad_w2_1, (float *)(slab + ");
 	expect_line(t, "sc_save_npy(rt, out_dir, \"param_w2.npy\", w2, SC_F32, ");
 	free(t);

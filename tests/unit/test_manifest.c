@@ -41,16 +41,9 @@ static json_t *load(const char *text, const char *what)
  * both files back. */
 static Out lower_text(const char *name, const char *text, size_t len)
 {
-	Out o = {run_passes(name, text, len, PASSES_ALL), NULL, NULL, NULL, NULL};
+	Out o = {run_pipeline(name, text, len, STAGE_RECOMPUTE, NULL, 0), NULL, NULL, NULL, NULL};
 	expect_clean(o.r);
-	FlatGraph *f = flatten(o.r->m);
-	Strategies st;
-	cr_assert(assign_strategies(o.r->m, f, &st, &o.r->d), "strategies:\n%s", msgs(o.r));
-	Lowered *l = lower(o.r->m, f, &st);
-	if (o.r->m->train) {
-		differentiate(l);
-		recompute(l);
-	}
+	Lowered *l = o.r->c.low;
 	char *m = manifest_json(l), *s = strategy_json(l);
 	o.manifest = load(m, "manifest.json");
 	o.strategy = load(s, "strategy.json");

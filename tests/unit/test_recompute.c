@@ -16,19 +16,14 @@
  * (*marks: recompute_marks' answer, which the caller frees). */
 static Lowered *lower_model(const char *name, const char *text, bool on, bool **marks, Run **run)
 {
-	Run *r = run_passes(name, text, strlen(text), PASSES_ALL);
+	Run *r = run_pipeline(name, text, strlen(text), STAGE_DIFFERENTIATE, NULL, 0);
 	expect_clean(r);
-	FlatGraph *f = flatten(r->m);
-	autocast(r->m, f);
-	Strategies st;
-	cr_assert(assign_strategies(r->m, f, &st, &r->d), "strategies:\n%s", msgs(r));
-	Lowered *l = lower(r->m, f, &st);
-	differentiate(l);
+	Lowered *l = r->c.low;
 	bool *m = recompute_marks(l);
 	if (on)
 		recompute_forward(l, m);
-	bucket_gradients(l, 25000000);
-	fuse_operators(l);
+	run_resume(r, STAGE_BUCKET, STAGE_FUSE);
+	expect_clean(r);
 	if (marks)
 		*marks = m;
 	else

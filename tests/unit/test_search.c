@@ -25,13 +25,13 @@ static Searched searched(const char *text, SearchMode mode)
 	Searched s = {0};
 	s.run = run_passes("t.ir", text, strlen(text), PASSES_ALL);
 	cr_assert(s.run->ok, "%s", msgs(s.run));
-	Module *m = s.run->m;
-	m->ctx.search_mode = mode;
-	s.f = flatten(m);
-	cr_assert(assign_strategies(m, s.f, &s.st, &s.run->d), "%s", msgs(s.run));
-	SearchOptions o = {0};
-	cluster_default(&o.cluster);
-	s.ok = search_strategies(m, s.f, &s.st, &o, &s.run->d);
+	s.run->m->ctx.search_mode = mode;
+	run_resume(s.run, STAGE_FLATTEN, STAGE_STRATEGIES);
+	cr_assert(s.run->ok, "%s", msgs(s.run));
+	run_resume(s.run, STAGE_SEARCH, STAGE_SEARCH);
+	s.ok = s.run->ok;
+	s.f = s.run->c.flat;
+	s.st = s.run->c.st;
 	return s;
 }
 
@@ -231,15 +231,11 @@ Test(search, shard_input_layout)
 /* The memory model: a device too small for the model is reported. */
 Test(search, nothing_fits)
 {
-	Run *r = run_passes("t.ir", small[1][1], strlen(small[1][1]), PASSES_ALL);
+	Run *r = run_pipeline("t.ir", small[1][1], strlen(small[1][1]), STAGE_STRATEGIES, NULL, 0);
 	cr_assert(r->ok);
-	FlatGraph *f = flatten(r->m);
-	Strategies st;
-	cr_assert(assign_strategies(r->m, f, &st, &r->d));
-	SearchOptions o = {0};
-	cluster_default(&o.cluster);
-	o.cluster.memory = 1000;
-	cr_assert_not(search_strategies(r->m, f, &st, &o, &r->d));
+	r->c.search.cluster.memory = 1000;
+	run_resume(r, STAGE_SEARCH, STAGE_SEARCH);
+	cr_assert_not(r->ok);
 	expect_msg(r, "no strategy fits");
 	run_free(r);
 }

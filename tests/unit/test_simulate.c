@@ -50,16 +50,18 @@ static bool batches_divide(const Module *m, int64_t n)
  * back to full_batch. */
 static Build build(const char *name, const char *text, int64_t devices, bool drop, int mode)
 {
-	Build b = {0};
-	b.run = run_passes(name, text, strlen(text), PASSES_PARSE);
+	static const char *const modes[] = {"stand_alone", "data_parallel", "semi_auto_parallel", "auto_parallel"};
+	char dev[24];
+	snprintf(dev, sizeof dev, "%lld", (long long)devices);
+	Override o[2];
+	int n = 0;
+	if (devices)
+		o[n++] = (Override){"device_num", "--device-num", dev};
+	if (mode >= 0)
+		o[n++] = (Override){"parallel_mode", "--parallel-mode", modes[mode]};
+	Build b = {run_pipeline(name, text, strlen(text), STAGE_INFER, o, n), NULL, false};
 	Module *m = b.run->m;
-	Diag *d = &b.run->d;
-	bool ok = d->nerrors == 0 && check_context(m, d);
-	if (ok && devices)
-		m->ctx.device_num = devices;
-	if (ok && mode >= 0)
-		m->ctx.parallel_mode = (ParallelMode)mode;
-	ok = ok && check_names(m, d) && infer_shapes(m, d);
+	bool ok = b.run->ok;
 	if (ok && drop) {
 		drop_strategies(m);
 		b.dropped = true;
@@ -72,19 +74,9 @@ static Build build(const char *name, const char *text, int64_t devices, bool dro
 		if (m->ctx.dataset_mode == DS_DATA_PARALLEL)
 				m->ctx.dataset_mode = DS_FULL_BATCH;
 	}
-	ok = ok && check_strategies(m, d);
-	FlatGraph *f = ok ? flatten(m) : NULL;
-	Strategies *st = arena_alloc(m->arena, sizeof *st);
-	ok = ok && assign_strategies(m, f, st, d);
-	SearchOptions so = {0};
-	cluster_default(&so.cluster);
-	ok = ok && search_strategies(m, f, st, &so, d);
-	b.low = ok ? lower(m, f, st) : NULL;
-	if (b.low && m->train) {
-		differentiate(b.low);
-		recompute(b.low);
-		bucket_gradients(b.low, (int64_t)so.cluster.bucket_bytes);
-	}
+	if (ok)
+		run_resume(b.run, STAGE_VALIDATE, STAGE_BUCKET);
+	b.low = ok && b.run->ok ? b.run->c.low : NULL;
 	return b;
 }
 

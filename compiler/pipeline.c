@@ -1,0 +1,222 @@
+/* pipeline.c: the stages in order, once. Everyone who needs the compiler's
+ * work (the driver, the search counting a plan's memory, the unit tests, the
+ * fuzz targets) runs this one function with the stages it wants: from `start`
+ * (parse; or a later stage, with what the stages before it made: the search
+ * brings a module, its flat graph and strategies and starts at lower; a test
+ * resumes a compilation after looking at it) to `stop`. A stage runs only when the ones before it found no
+ * error. Between the lowered stages, in builds with SHARDC_VERIFY (the
+ * sanitized and fuzz builds), verify_lowered checks the program's invariants
+ * and names the stage that broke one. The stages a caller asked to see
+ * (dump_after) are printed into c->dumps as the stage leaves them. */
+#include "shardc.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *const stage_names[STAGE_COUNT] = {
+	[STAGE_PARSE] = "parse", [STAGE_CHECK] = "check", [STAGE_INFER] = "infer", [STAGE_VALIDATE] = "validate",
+	[STAGE_FLATTEN] = "flatten", [STAGE_AUTOCAST] = "autocast", [STAGE_STRATEGIES] = "strategies",
+	[STAGE_SEARCH] = "search", [STAGE_LOWER] = "lower", [STAGE_DIFFERENTIATE] = "differentiate",
+	[STAGE_RECOMPUTE] = "recompute", [STAGE_BUCKET] = "bucket", [STAGE_FUSE] = "fuse",
+	[STAGE_PLAN] = "plan memory",
+};
+
+Stage stage_named(const char *name)
+{
+	for (int s = 0; s < STAGE_COUNT; s++)
+		if (!strcmp(name, stage_names[s]) || (s == STAGE_PLAN && !strcmp(name, "plan")))
+			return (Stage)s;
+	return STAGE_COUNT;
+}
+
+bool stage_dumpable(Stage s)
+{
+	return (s >= STAGE_CHECK && s <= STAGE_VALIDATE) || s >= STAGE_SEARCH;
+}
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Command-line values are IR values; bare words are taken as strings. */
+static bool apply_overrides(Compilation *c)
+{
+	for (int i = 0; i < c->noverrides; i++) {
+		const Override *o = &c->overrides[i];
+		StrBuf b = {0};
+		if (o->text[0] == '(' || o->text[0] == '"' || o->text[0] == '-' || (o->text[0] >= '0' && o->text[0] <= '9') ||
+		    !strcmp(o->text, "true") || !strcmp(o->text, "false"))
+			sb_puts(&b, o->text);
+		else
+			sb_printf(&b, "\"%s\"", o->text);
+		Module **holder = &c->holders[c->nholders++];
+		Lit *v = parse_value_text(o->flag, b.data, holder);
+		sb_free(&b);
+		const char *err = "not a value";
+		if (!v || !context_apply(&c->m->ctx, o->key, v, &err)) {
+			fprintf(c->d->out, "shardc: %s '%s': %s\n", o->flag, o->text, err);
+			c->status = EXIT_USAGE;
+			return false;
+		}
+		if (c->m->ctx.dataset_tuple == v)
+			c->m->ctx.dataset_src = (*holder)->src;
+	}
+	return true;
+}
+
+/* recompute_layers: the train block's recompute: true (--recompute). */
+static bool set_recompute(Compilation *c)
+{
+	if (!c->m->train) {
+		fprintf(c->d->out, "shardc: --recompute: %s has no train block (recomputation is for training)\n", c->name);
+		c->status = EXIT_USAGE;
+		return false;
+	}
+	c->m->train->recompute = RECOMPUTE_LAYERS;
+	return true;
+}
+
+/* The search's memory count: the strategies at hand lowered and planned by
+ * the stages below, in a compilation of their own (the module is not
+ * changed). Passed to the search, which sits above them. */
+static bool plan_for_search(Compilation *sub)
+{
+	return pipeline_run(sub);
+}
+
+/* Runs stage s; false when it found an error. */
+static bool run_stage(Compilation *c, Stage s)
+{
+	Module *m = c->m;
+	switch (s) {
+	case STAGE_PARSE:
+		c->m = parse_module(c->name, c->text, c->len, c->d);
+		c->owns_module = true;
+		return c->d->nerrors == 0;
+	case STAGE_CHECK:
+		return check_context(m, c->d) && apply_overrides(c) && check_names(m, c->d) &&
+		       (!c->recompute || set_recompute(c));
+	case STAGE_INFER:
+		return infer_shapes(m, c->d);
+	case STAGE_VALIDATE:
+		return check_strategies(m, c->d);
+	case STAGE_FLATTEN:
+		c->flat = flatten(m);
+		return true;
+	case STAGE_AUTOCAST:
+		autocast(m, c->flat);
+		return true;
+	case STAGE_STRATEGIES:
+		return assign_strategies(m, c->flat, &c->st, c->d);
+	case STAGE_SEARCH: {
+		c->search.plan = plan_for_search;
+		if (!search_strategies(m, c->flat, &c->st, &c->search, c->d))
+			return false;
+		if (c->strategy_in) {
+			int r = strategy_load(c->strategy_in, m, c->flat, &c->st, c->d);
+			if (r == 2)
+				c->status = EXIT_USAGE;
+			if (r)
+				return false;
+		}
+		autocast_strategies(m, c->flat, &c->st);
+		return true;
+	}
+	case STAGE_LOWER:
+		c->low = lower(m, c->flat, &c->st);
+		return true;
+	case STAGE_DIFFERENTIATE:
+		if (m->train)
+			differentiate(c->low);
+		return true;
+	case STAGE_RECOMPUTE:
+		if (m->train)
+			recompute(c->low);
+		return true;
+	case STAGE_BUCKET:
+		if (m->train)
+			bucket_gradients(c->low, (int64_t)c->search.cluster.bucket_bytes);
+		return true;
+	case STAGE_FUSE:
+		fuse_operators(c->low);
+		return true;
+	case STAGE_PLAN:
+		/* The search's compilations have no Diag: what emit_check refuses
+		 * does not depend on the strategies, and the driver's run reports it. */
+		if (c->d && !emit_check(c->low, c->d))
+			return false;
+		c->plan = emit_plan(c->low, c->name);
+		return true;
+	case STAGE_COUNT: break;
+	}
+	die("no stage %d", (int)s);
+}
+
+/* The program as stage s leaves it, when the caller asked to see it: the
+ * module's text before flattening, one text per rank once lowered. */
+static void dump_stage(Compilation *c, Stage s)
+{
+	if (!(c->dump_after & 1u << s) || !stage_dumpable(s))
+		return;
+	StageDump *out = &c->dumps[s];
+	if (s <= STAGE_VALIDATE) {
+		out->n = 1;
+		out->text = xcalloc(1, sizeof(StrBuf));
+		print_module(&out->text[0], c->m);
+	} else if (s == STAGE_SEARCH) {
+		return;   /* step_parallel_begin needs the layouts lowering computes: written after STAGE_LOWER */
+	} else {
+		if (s == STAGE_LOWER && (c->dump_after & 1u << STAGE_SEARCH)) {
+			StageDump *begin = &c->dumps[STAGE_SEARCH];
+			begin->n = 1;
+			begin->text = xcalloc(1, sizeof(StrBuf));
+			dump_begin(&begin->text[0], c->low);
+		}
+		out->n = (int)c->low->device_num;
+		out->text = xcalloc((size_t)out->n, sizeof(StrBuf));
+		for (int r = 0; r < out->n; r++)
+			dump_end(&out->text[r], c->low, r);
+	}
+}
+
+bool pipeline_run(Compilation *c)
+{
+	double t = now();
+	bool ok = true;
+	for (Stage s = c->start; s <= c->stop && ok; s++) {
+		ok = run_stage(c, s);
+		if (ok && s >= STAGE_LOWER)
+			verify_lowered(c->low, stage_names[s]);
+		if (ok)
+			dump_stage(c, s);
+		double n = now();
+		c->seconds[s] = n - t;
+		t = n;
+		c->reached = s;
+	}
+	if (!ok && c->status == 0)
+		c->status = EXIT_MODEL;
+	return ok;
+}
+
+void compilation_free(Compilation *c)
+{
+	for (int s = 0; s < STAGE_COUNT; s++) {
+		for (int r = 0; r < c->dumps[s].n; r++)
+			sb_free(&c->dumps[s].text[r]);
+		free(c->dumps[s].text);
+	}
+	if (c->plan)
+		emit_free(c->plan);
+	if (c->low)
+		lowered_free(c->low);
+	if (c->owns_module)
+		module_free(c->m);
+	for (int i = 0; i < c->nholders; i++)
+		module_free(c->holders[i]);
+	memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,92 @@
+/* verify.c: the lowered program's invariants, checked between the stages
+ * (pipeline.c) in the sanitized and fuzz builds, which define SHARDC_VERIFY.
+ * A broken invariant is our bug, never the user's: it aborts, naming the
+ * stage after which it was found, the operator and the value.
+ *
+ * The invariants: every value an operator reads (its operands, and for an
+ * adjoint the operator it differentiates) is a parameter or the result of an
+ * earlier operator; every value's layout is consistent (layout_check), over
+ * the program's device count, with its local dims the global dims divided by
+ * its splits; every collective inserted by redistribution has a group of
+ * the axes of its matrix, and every collective the model wrote a group of
+ * distinct ranks. */
+#include "shardc.h"
+
+#include <stdlib.h>
+
+#ifdef SHARDC_VERIFY
+static noreturn void broken(const Lowered *l, const char *stage, int i, const char *what, int v)
+{
+	const LOp *o = i >= 0 ? &l->ops[i] : NULL;
+	die("after stage %s: %s%s%s (operator %d%s%s, value %d %%%s)", stage, what, o ? ": " : "", o ? op_info[o->op].name : "",
+	    i, o && o->why ? ", " : "", o && o->why ? o->why : "", v, v >= 0 && v < l->nvalues ? l->values[v].name : "?");
+}
+
+static void check_layouts(const Lowered *l, const char *stage)
+{
+	for (int v = 0; v < l->nvalues; v++) {
+		const LValue *x = &l->values[v];
+		char why[160];
+		if (!layout_check(&x->layout, x->global, why, sizeof why))
+			broken(l, stage, -1, why, v);
+		if (x->layout.rank != x->type.rank)
+			broken(l, stage, -1, "a layout's rank differs from its value's", v);
+		if (l->device_num > 1 && layout_ndevices(&x->layout) != l->device_num)
+			broken(l, stage, -1, "a layout over another number of devices", v);
+		for (int d = 0; d < x->type.rank; d++)
+			if (x->type.dims[d] * layout_dim_split(&x->layout, d) != x->global[d])
+				broken(l, stage, -1, "local dims are not the global ones divided by the splits", v);
+	}
+}
+
+static void check_group(const Lowered *l, const char *stage, int i)
+{
+	const LOp *o = &l->ops[i];
+	if (o->step) {
+		uint32_t all = o->step->from.ndev >= 32 ? ~0u : (1u << o->step->from.ndev) - 1;
+		if (o->step->kind != STEP_SLICE && (o->step->axes == 0 || (o->step->axes & ~all)))
+			broken(l, stage, i, "a collective's group names axes outside its matrix", o->result);
+		return;
+	}
+	if (!(o->a.present & 1u << ATTR_GROUP))
+		return;
+	for (int k = 0; k < o->a.ngroup; k++) {
+		if (o->a.group[k] < 0 || o->a.group[k] >= l->device_num)
+			broken(l, stage, i, "a collective's group names a rank outside the devices", o->result);
+		for (int j = 0; j < k; j++)
+			if (o->a.group[j] == o->a.group[k])
+				broken(l, stage, i, "a collective's group names a rank twice", o->result);
+	}
+}
+
+void verify_lowered(const Lowered *l, const char *stage)
+{
+	bool *defined = xcalloc((size_t)(l->nvalues ? l->nvalues : 1), sizeof *defined);
+	for (int p = 0; p < l->nparams; p++)
+		defined[p] = true;
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		for (int k = 0; k < o->nin; k++)
+			if (o->in[k] < 0 || o->in[k] >= l->nvalues || !defined[o->in[k]])
+				broken(l, stage, i, "an operand read before it is defined", o->in[k]);
+		if (o->grad == GRAD_ADJOINT && (o->of < 0 || o->of >= i))
+			broken(l, stage, i, "an adjoint of an operator that does not come before it", o->result);
+		if (o->result < 0 || o->result >= l->nvalues)
+			broken(l, stage, i, "a result that is no value", o->result);
+		defined[o->result] = true;
+		if (op_is_comm(o->op))
+			check_group(l, stage, i);
+	}
+	for (int k = 0; k < l->nret; k++)
+		if (!defined[l->rets[k]])
+			broken(l, stage, -1, "a returned value no operator defines", l->rets[k]);
+	free(defined);
+	check_layouts(l, stage);
+}
+#else
+void verify_lowered(const Lowered *l, const char *stage)
+{
+	(void)l;
+	(void)stage;
+}
+#endif
