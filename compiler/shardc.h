@@ -96,6 +96,7 @@ const char *dtype_name(DType t);
 bool dtype_from_name(const char *s, DType *out);
 bool dtype_is_float(DType t);
 bool dtype_is_half(DType t);                   /* Float16, BFloat16 */
+int64_t dtype_bytes(DType t);                  /* bytes of one element */
 bool type_equal(const Type *a, const Type *b);  /* dtype and dims, kind ignored */
 
 /* ---- ir.c: the graph --------------------------------------------------- */
@@ -415,9 +416,10 @@ int layout_group(const TensorLayout *l, int64_t rank, uint32_t axes, int64_t *me
 uint32_t layout_replica_axes(const TensorLayout *l);
 /* The other axes: those splitting some dim or holding partial results. */
 uint32_t layout_busy_axes(const TensorLayout *l);
-/* autodiff.c: the device axes over which an operator's gradient for an input
- * (layout `in`) is partial: those splitting its output (`out`, or leaving it
- * partial) but not the input. The search prices their AllReduce (cost.c). */
+/* The device axes over which an operator's gradient for an input (layout
+ * `in`) is partial: those splitting its output (`out`, or leaving it partial)
+ * but not the input. autodiff.c makes the gradient so; the search prices
+ * their AllReduce (cost.c). */
 uint32_t grad_partial_axes(const TensorLayout *in, const TensorLayout *out);
 /* Requires 0 <= index[d] < global[d], globals divisible by the splits. The
  * ranks whose shard holds element `index` (its whole value, or a partial of
@@ -794,7 +796,6 @@ typedef struct {
 	struct Lowering *lowering; /* lower.c's state (reusable redistributions), which differentiate extends */
 } Lowered;
 
-int64_t dtype_bytes(DType t);
 /* Reshape of a value laid out `in` (global dims idims) to out_t: the layout
  * its split carries over to, when every group of dims keeps its pieces
  * contiguous; else false, bad[] marking the input dims that must be gathered
