@@ -662,6 +662,8 @@ int64_t cost_slice_bytes(const TensorLayout *l, const int64_t *global, int64_t e
 void cost_stats(const CostModel *cm, int64_t *hits, int64_t *misses);
 
 /* ---- search.c: the strategy search of auto_parallel -------------------- */
+/* (its parts in search_graph.c, price.c, propagate.c, polish.c, rec_search.c,
+ * search_run.c and savings.c, sharing search_internal.h) */
 
 typedef struct {
 	Cluster cluster;
@@ -676,9 +678,9 @@ typedef struct {
  * nothing. False (reported) when the strategies do not fit the devices'
  * memory. */
 bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d);
-/* The cost (seconds) of strategies s under cluster c: what the searches minimize. */
+/* price.c: the cost (seconds) of strategies s under cluster c: what the searches minimize. */
 double strategies_cost(const Module *m, const FlatGraph *f, const Strategies *s, const Cluster *c);
-/* An operator's candidate op-dim splits over device_num devices, the
+/* price.c: an operator's candidate op-dim splits over device_num devices, the
  * batch-parallel default first, then by devices used (most first), then
  * splitting earlier op dims more; at most max. Returns the count. */
 int op_candidates(const OpDims *od, int64_t device_num, int64_t (*out)[MAX_OPDIMS], int max);
@@ -902,11 +904,13 @@ char *strategy_json(const Lowered *l);
  * and its bytes a rank (drawn heavier and redder the more it sends). */
 char *dot_graph(const Lowered *l, const Cluster *c);
 
-/* ---- emit.c: the per-rank C programs, Makefile and run.sh (docs/output.md) */
+/* ---- plan.c, emit.c, build_files.c: the per-rank C programs, Makefile and run.sh */
+/* (docs/output.md; operators' calls in emit_forward.c and emit_adjoint.c, their
+ * arguments in emit_args.c, sharing emit_internal.h) */
 
 typedef struct Program Program;      /* the buffer plan, groups and rank table every rank shares */
 
-/* Requires a Lowered program. False, with errors in d, for what the v1
+/* plan.c. Requires a Lowered program. False, with errors in d, for what the v1
  * runtime cannot compute (Float16, integer arithmetic). */
 bool emit_check(const Lowered *l, Diag *d);
 /* model: the file named in the programs' comments. */
@@ -915,8 +919,9 @@ void emit_free(Program *p);
 int64_t emit_slab_bytes(const Program *p);
 int64_t emit_offset(const Program *p, int value);   /* where value's buffer starts in the slab */
 int emit_view_of(const Program *p, int value);       /* the value whose buffer it shares (a copy not made), -1 none */
-/* program.c: the SPMD body every rank runs, reading the rank's numbers
- * from its table; rank_<r>.c: rank r's table; ranks.c: the tables by rank. */
+/* emit.c: program.c, the SPMD body every rank runs, reading the rank's numbers
+ * from its table; rank_<r>.c: rank r's table. build_files.c: ranks.c, the
+ * tables by rank, the Makefile and run.sh. */
 void emit_program(StrBuf *b, const Program *p);
 void emit_table(StrBuf *b, const Program *p, int64_t rank);
 void emit_ranks(StrBuf *b, const Lowered *l);
