@@ -218,11 +218,6 @@ static int global_ties(Diff *d, int i)
 	return lower_redistribute(d->x, c, &whole, why(d, u, "the ties counted over the ranks that split the reduced dims"));
 }
 
-uint32_t grad_partial_axes(const TensorLayout *in, const TensorLayout *out)
-{
-	return layout_busy_axes(out) & ~layout_busy_axes(in);
-}
-
 /* The adjoint of a local operator, one gradient per input that needs one. */
 static void adjoint_local(Diff *d, int i, int dy)
 {

@@ -1,169 +1,22 @@
 /* check.c: everything about a module that is not shapes.
  *
- *   check_context     the context block over the defaults (docs/language.md, Context)
+ *   check_context     (context.c) the context block over the defaults
+ *                     (docs/language.md, Context)
  *   check_names       graph and value names, definition before use, callees
  *                     before calls, attribute names and kinds, strategies and
  *                     layouts decoded, shard and train blocks decoded, the
  *                     size of the entry once Calls are inlined
- *   check_strategies  (needs shapes) one strategy per input, one number per
- *                     dim, divisibility, device counts, layouts' device
- *                     matrices, dataset_strategy, the train loss
+ *   check_strategies  (check_strategies.c; needs shapes) one strategy per
+ *                     input, one number per dim, divisibility, device counts,
+ *                     layouts' device matrices, dataset_strategy, the train loss
  *
  * Operator-specific rules (MatMul's k, unsplit softmax axes) belong to the
  * parallel core; here only the form of what the user wrote is checked. */
-#include "shardc.h"
+#include "check_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct NameMap;
-
-typedef struct {
-	Module *m;
-	Diag *d;
-	const Source *src;       /* where the spans point: the file, or the command line */
-	const struct NameMap *graphs;  /* check_names: graph name to index in m->graphs */
-} Checker;
-
-#define ERR(c, span, ...) diag_error((c)->d, (c)->src, (span), __VA_ARGS__)
-
-/* ---- context ---- */
-
-static void context_defaults(Context *c)
-{
-	*c = (Context){.device_num = 1, .parallel_mode = PM_STAND_ALONE, .search_mode = SM_PROPAGATION,
-	               .dataset_mode = DS_FULL_BATCH, .seed = 0, .precision = DT_F32, .optimizer_level = 1,
-	               .optimizer_shard_size = -1};
-}
-
-static bool str_is(const Lit *v, const char *s)
-{
-	return v->kind == LIT_STR && strcmp(v->s, s) == 0;
-}
-
-/* "bf16", "fp16", "fp32": the compute type of mixed precision (DT_F32: off). */
-static bool precision_of(const Lit *v, DType *t)
-{
-	if (str_is(v, "bf16"))
-		*t = DT_BF16;
-	else if (str_is(v, "fp16"))
-		*t = DT_F16;
-	else if (str_is(v, "fp32"))
-		*t = DT_F32;
-	else
-		return false;
-	return true;
-}
-
-bool context_apply(Context *c, const char *key, const Lit *v, const char **err)
-{
-	if (strcmp(key, "device_num") == 0) {
-		if (v->kind != LIT_INT || v->i < 1 || v->i > (1 << 20)) {
-			*err = "device_num must be an integer from 1 to 1048576";
-			return false;
-		}
-		c->device_num = v->i;
-	} else if (strcmp(key, "parallel_mode") == 0) {
-		for (int k = PM_STAND_ALONE; k <= PM_AUTO; k++)
-			if (str_is(v, parallel_mode_name((ParallelMode)k))) {
-				c->parallel_mode = (ParallelMode)k;
-				return true;
-			}
-		*err = "parallel_mode must be \"stand_alone\", \"data_parallel\", \"semi_auto_parallel\" or \"auto_parallel\"";
-		return false;
-	} else if (strcmp(key, "search_mode") == 0) {
-		if (str_is(v, "sharding_propagation"))
-			c->search_mode = SM_PROPAGATION;
-		else if (str_is(v, "recursive_programming"))
-			c->search_mode = SM_RECURSIVE;
-		else {
-			*err = "search_mode must be \"sharding_propagation\" or \"recursive_programming\"";
-			return false;
-		}
-	} else if (strcmp(key, "dataset_strategy") == 0) {
-		if (str_is(v, "full_batch"))
-			c->dataset_mode = DS_FULL_BATCH;
-		else if (str_is(v, "data_parallel"))
-			c->dataset_mode = DS_DATA_PARALLEL;
-		else if (v->kind == LIT_TUPLE) {
-			for (int i = 0; i < v->nitems; i++) {
-				const Lit *t = v->items[i];
-				bool ok = t->kind == LIT_TUPLE && t->nitems <= MAX_DIMS;
-				for (int j = 0; ok && j < t->nitems; j++)
-					ok = t->items[j]->kind == LIT_INT && t->items[j]->i >= 1;
-				if (!ok) {
-					*err = "each dataset_strategy entry must be a tuple of positive integers, one per dim";
-					return false;
-				}
-			}
-			c->dataset_mode = DS_TUPLE;
-			c->dataset_tuple = (Lit *)v;
-			c->dataset_src = NULL;   /* the caller says where v was written */
-		} else {
-			*err = "dataset_strategy must be \"full_batch\", \"data_parallel\" or a tuple of strategies, one per input";
-			return false;
-		}
-	} else if (strcmp(key, "seed") == 0) {
-		if (v->kind != LIT_INT || v->i < 0) {
-			*err = "seed must be a non-negative integer";
-			return false;
-		}
-		c->seed = v->i;
-	} else if (strcmp(key, "precision") == 0) {
-		if (!precision_of(v, &c->precision)) {
-			*err = "precision must be \"bf16\", \"fp16\" or \"fp32\" (the type matrix products and elementwise "
-			       "operators compute in; Float32 parameters stay Float32)";
-			return false;
-		}
-	} else if (strcmp(key, "enable_parallel_optimizer") == 0) {
-		if (v->kind != LIT_BOOL) {
-			*err = "enable_parallel_optimizer must be true or false";
-			return false;
-		}
-		c->parallel_optimizer = v->i != 0;
-	} else if (strcmp(key, "optimizer_level") == 0) {
-		static const char *const levels[] = {"level1", "level2", "level3"};
-		for (int k = 0; k < 3; k++)
-			if (str_is(v, levels[k])) {
-				c->optimizer_level = k + 1;
-				return true;
-			}
-		*err = "optimizer_level must be \"level1\" (parameters and optimizer state as slices), \"level2\" (and "
-		       "gradients) or \"level3\" (and each parameter gathered again for the backward pass)";
-		return false;
-	} else if (strcmp(key, "optimizer_weight_shard_size") == 0) {
-		if (v->kind != LIT_INT || (v->i < 1 && v->i != -1) || v->i > (1 << 20)) {
-			*err = "optimizer_weight_shard_size must be -1 (every copy) or a positive integer";
-			return false;
-		}
-		c->optimizer_shard_size = v->i;
-	} else {
-		*err = "unknown context key";
-		return false;
-	}
-	return true;
-}
-
-bool check_context(Module *m, Diag *d)
-{
-	int before = d->nerrors;
-	context_defaults(&m->ctx);
-	Lit *lit = m->context_lit;
-	for (int i = 0; lit && i < lit->nitems; i++) {
-		const char *err = NULL;
-		bool ok = context_apply(&m->ctx, lit->keys[i]->s, lit->items[i], &err);
-		if (ok && m->ctx.dataset_tuple == lit->items[i])
-			m->ctx.dataset_src = m->src;
-		if (!ok && strcmp(err, "unknown context key") == 0)
-			diag_error(d, m->src, lit->keys[i]->span, "unknown context key '%s' (expected device_num, "
-			           "parallel_mode, search_mode, dataset_strategy, seed, precision, enable_parallel_optimizer, "
-			           "optimizer_level or optimizer_weight_shard_size)", lit->keys[i]->s);
-		else if (!ok)
-			diag_error(d, m->src, lit->items[i]->span, "%s", err);
-	}
-	return d->nerrors == before;
-}
 
 /* ---- names ---- */
 
@@ -273,7 +126,7 @@ static bool decode_layout_dim(Checker *c, const LayoutDecl *l, const Lit *a, Ten
 	return true;
 }
 
-static bool decode_tensor_strategy(Checker *c, const Lit *v, TensorStrategy *t)
+bool decode_tensor_strategy(Checker *c, const Lit *v, TensorStrategy *t)
 {
 	memset(t, 0, sizeof *t);
 	t->span = v->span;
@@ -991,167 +844,5 @@ bool check_names(Module *m, Diag *d)
 		check_train_names(&c);
 	if (d->nerrors == before)
 		check_inline_size(&c);
-	return d->nerrors == before;
-}
-
-/* ---- strategies (form only; needs shapes) ---- */
-
-static bool devices_matter(const Module *m)
-{
-	return m->ctx.parallel_mode == PM_SEMI_AUTO || m->ctx.parallel_mode == PM_AUTO;
-}
-
-/* One tensor's strategy against its type: rank, divisibility, devices. */
-static bool check_tensor_strategy(Checker *c, const TensorStrategy *t, const Type *type, const char *what)
-{
-	if (!t->given || type->rank < 0)
-		return true;
-	StrBuf b = {0}, s = {0};
-	bool ok = false;
-	ints_print(&b, type->dims, type->rank);
-	ints_print(&s, t->split, t->rank);
-	if (t->rank != type->rank) {
-		ERR(c, t->span, "%s has %d dim%s %s but its strategy %s has %d entr%s", what, type->rank,
-		    type->rank == 1 ? "" : "s", b.data, s.data, t->rank, t->rank == 1 ? "y" : "ies");
-		goto out;
-	}
-	int64_t product = 1;
-	for (int i = 0; i < t->rank; i++) {
-		if (type->dims[i] % t->split[i] != 0) {
-			ERR(c, t->span, "%s: dim %d of %s (size %lld) cannot be cut into %lld equal slices", what, i, b.data,
-			    (long long)type->dims[i], (long long)t->split[i]);
-			goto out;
-		}
-		product *= t->split[i];
-	}
-	int64_t devices = c->m->ctx.device_num;
-	if (devices_matter(c->m) && devices % product != 0) {
-		ERR(c, t->span, "%s: the strategy %s uses %lld devices, which does not divide device_num %lld", what,
-		    s.data, (long long)product, (long long)devices);
-		goto out;
-	}
-	ok = true;
-out:
-	sb_free(&b);
-	sb_free(&s);
-	return ok;
-}
-
-static void check_node_strategies(Checker *c, Graph *g, Node *n)
-{
-	const Strategy *in = &n->a.in_strategy, *out = &n->a.out_strategy;
-	const char *op = op_info[n->op].name;
-	char what[96];
-	if (in->n && in->n != n->nin)
-		ERR(c, in->span, "%s has %d input%s but in_strategy gives %d", op, n->nin, n->nin == 1 ? "" : "s", in->n);
-	else
-		for (int k = 0; k < in->n; k++) {
-			snprintf(what, sizeof what, "input %d of %s", k, op);
-			check_tensor_strategy(c, &in->t[k], &g->values[n->in[k]].type, what);
-		}
-	if (out->n) {
-		if (!in->n)
-			ERR(c, out->span, "%s: out_strategy needs an in_strategy beside it", op);
-		else if (out->n != 1)
-			ERR(c, out->span, "%s has one output but out_strategy gives %d", op, out->n);
-		else {
-			snprintf(what, sizeof what, "the output of %s", op);
-			check_tensor_strategy(c, &out->t[0], &g->values[n->result].type, what);
-		}
-	}
-	const ShardSpec *s = n->a.shard;
-	if (s && n->a.callee) {
-		const Graph *callee = n->a.callee;
-		if (s->in.n != callee->nparams)
-			ERR(c, s->in.span, "@%s has %d input%s but the shard in_strategy gives %d", callee->name,
-			    callee->nparams, callee->nparams == 1 ? "" : "s", s->in.n);
-		else
-			for (int k = 0; k < s->in.n; k++) {
-				snprintf(what, sizeof what, "input %d of @%s", k, callee->name);
-				check_tensor_strategy(c, &s->in.t[k], &callee->values[k].type, what);
-			}
-		for (int j = 0; j < s->nplan; j++) {
-			int id = graph_value(g, s->plan_names[j]);
-			snprintf(what, sizeof what, "parameter '%s'", s->plan_names[j]);
-			if (id >= 0)
-				check_tensor_strategy(c, &s->plan[j], &g->values[id].type, what);
-		}
-	}
-}
-
-static void check_layouts(Checker *c)
-{
-	for (int i = 0; i < c->m->nlayouts; i++) {
-		const LayoutDecl *l = c->m->layouts[i];
-		int64_t product = 1;
-		for (int k = 0; k < l->ndims; k++)
-			product *= l->dims[k];
-		if (product != c->m->ctx.device_num)
-			ERR(c, l->span, "layout '%s' has a device matrix of %lld devices but device_num is %lld", l->name,
-			    (long long)product, (long long)c->m->ctx.device_num);
-	}
-}
-
-static void check_dataset_strategy(Checker *c)
-{
-	const Graph *g = module_entry(c->m);
-	const Lit *ds = c->m->ctx.dataset_tuple;
-	int ninputs = 0;
-	for (int k = 0; k < g->nparams; k++)
-		ninputs += !g->values[k].type.is_param;
-	if (ds->nitems != ninputs) {
-		ERR(c, ds->span, "dataset_strategy gives %d entr%s but @%s has %d Tensor input%s", ds->nitems,
-		    ds->nitems == 1 ? "y" : "ies", g->name, ninputs, ninputs == 1 ? "" : "s");
-		return;
-	}
-	c->m->ctx.dataset = arena_alloc(c->m->arena, sizeof(TensorStrategy) * (size_t)(ninputs ? ninputs : 1));
-	for (int k = 0, j = 0; k < g->nparams; k++) {
-		if (g->values[k].type.is_param)
-			continue;
-		TensorStrategy *t = &c->m->ctx.dataset[j];
-		if (!decode_tensor_strategy(c, ds->items[j++], t))
-			continue;
-		char what[96];
-		snprintf(what, sizeof what, "input '%%%s'", g->values[k].name);
-		check_tensor_strategy(c, t, &g->values[k].type, what);
-	}
-}
-
-bool check_strategies(Module *m, Diag *d)
-{
-	Checker c = {m, d, m->src, NULL};
-	int before = d->nerrors;
-	if (devices_matter(m))
-		check_layouts(&c);
-	for (int i = 0; i < m->ngraphs; i++) {
-		Graph *g = m->graphs[i];
-		for (int j = 0; j < g->nnodes; j++)
-			if (g->nodes[j].op != OP_COUNT)
-				check_node_strategies(&c, g, &g->nodes[j]);
-	}
-	if (m->ctx.dataset_mode == DS_TUPLE) {
-		Checker cds = {m, d, m->ctx.dataset_src, NULL};
-		check_dataset_strategy(&cds);
-	}
-	Train *t = m->train;
-	if (t && t->loss >= 0) {
-		const Graph *g = module_entry(m);
-		const Type *lt = &g->values[t->loss].type;
-		int64_t elems = 1;
-		for (int i = 0; i < lt->rank; i++)
-			elems *= lt->dims[i];
-		if (lt->rank >= 0 && (elems != 1 || !dtype_is_float(lt->dtype))) {
-			StrBuf b = {0};
-			ints_print(&b, lt->dims, lt->rank);
-			ERR(&c, lit_dict_get(t->lit, "loss")->span, "the loss must be a float scalar; '%%%s' is %s %s",
-			    g->values[t->loss].name, dtype_name(lt->dtype), b.data);
-			sb_free(&b);
-		}
-		bool any_param = false;
-		for (int k = 0; k < g->nparams; k++)
-			any_param |= g->values[k].type.is_param;
-		if (!any_param)
-			ERR(&c, t->span, "the train block has nothing to train: @%s has no Parameter", g->name);
-	}
 	return d->nerrors == before;
 }

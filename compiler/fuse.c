@@ -150,9 +150,9 @@ static void read_at(int *readers, int *first, int v, int at)
 		first[v] = at;
 }
 
-/* An operator with a half operand or result: emit.c's adjoint of it (but a
+/* An operator with a half operand or result: its emitted adjoint (but a
  * Cast's, which converts dy alone) widens every one of them to a Float32
- * copy, read or not. */
+ * copy, read or not (plan.c, widened). */
 static bool half_adjoint(const Lowered *l, const LOp *f)
 {
 	bool half = dtype_is_half(l->values[f->result].type.dtype);
@@ -487,7 +487,7 @@ static void count_reads(const Lowered *l, Reads *r)
 		for (int f = o->fuse_from; f >= 0; f = l->ops[f].fuse_from)   /* a fused kernel reads its carried operators' operands */
 			for (int k = 0; k < l->ops[f].nin; k++)
 				r->others[l->ops[f].in[k]]++;
-		/* an adjoint reads its operator's operands and result, as emit.c's
+		/* an adjoint reads its operator's operands and result, as plan.c's
 		 * lifetimes count them, except a Transpose's (dy alone) */
 		if (o->grad == GRAD_ADJOINT && l->ops[o->of].op != OP_TRANSPOSE) {
 			const LOp *f = &l->ops[o->of];

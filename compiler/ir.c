@@ -15,7 +15,7 @@
 const OpInfo op_info[OP_COUNT] = {OP_TABLE(OP_INFO)};
 
 /* What an elementwise row says its gradient reads must be what its kernel's
- * row of SC_UNARY_TABLE reads (X, Y or N): emit.c passes that tensor. */
+ * row of SC_UNARY_TABLE reads (X, Y or N): emit_adjoint.c passes that tensor. */
 #define GR_N GR_NONE
 #define RT_READS(name, t, fwd, grad) RT_READS_##name = GR_##t,
 enum { SC_UNARY_TABLE(RT_READS) };

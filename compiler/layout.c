@@ -179,6 +179,11 @@ uint32_t layout_busy_axes(const TensorLayout *l)
 	return used_axes(l) | l->partial;
 }
 
+uint32_t grad_partial_axes(const TensorLayout *in, const TensorLayout *out)
+{
+	return layout_busy_axes(out) & ~layout_busy_axes(in);
+}
+
 static uint32_t all_axes(const TensorLayout *l)
 {
 	return l->ndev ? (uint32_t)((1ull << l->ndev) - 1) : 0;

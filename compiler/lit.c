@@ -170,6 +170,17 @@ bool dtype_is_half(DType t)
 	return t == DT_F16 || t == DT_BF16;
 }
 
+int64_t dtype_bytes(DType t)
+{
+	switch (t) {
+	case DT_F32: case DT_I32: return 4;
+	case DT_F16: case DT_BF16: return 2;
+	case DT_I64: return 8;
+	case DT_BOOL: return 1;
+	}
+	return 4;
+}
+
 void ints_print(StrBuf *b, const int64_t *v, int n)
 {
 	sb_putc(b, '(');

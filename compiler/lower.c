@@ -21,17 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t dtype_bytes(DType t)
-{
-	switch (t) {
-	case DT_F32: case DT_I32: return 4;
-	case DT_F16: case DT_BF16: return 2;
-	case DT_I64: return 8;
-	case DT_BOOL: return 1;
-	}
-	return 4;
-}
-
 static void local_type(const Type *global, const TensorLayout *l, Type *out)
 {
 	*out = *global;

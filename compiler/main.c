@@ -2,7 +2,7 @@
  * optional dump; nothing else. Exit 0 ok, 1 bad model, 2 bad command line,
  * 3 internal error (an abort also means our bug), 4 a file could not be
  * written (outdir.c writes OUT). */
-#include "shardc.h"
+#include "pipeline.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -13,7 +13,7 @@
  *   rule    how rules.c splits it: R_ELEMWISE (every dim of its one input,
  *           as is), R_BROADCAST (numpy broadcasting), R_MATMUL, R_REDUCE,
  *           R_OWN (its own case)
- *   kernel  the runtime kernel emit.c calls: UNARY(X) is sc_unary's SC_U_X
+ *   kernel  the runtime kernel emit_forward.c calls: UNARY(X) is sc_unary's SC_U_X
  *           (a row of SC_UNARY_TABLE in runtime/shardc_rt.h), BINARY(X)
  *           sc_binary's SC_X, OWN its own case
  *   grad    what its adjoint reads beside dy: GR_X input 0, GR_Y the

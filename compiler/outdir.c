@@ -11,7 +11,7 @@
  * mistyped -o never deletes the user's files. A symbolic link to a folder is
  * followed: the folder it names is replaced. */
 #define _GNU_SOURCE   /* renameat2, nftw */
-#include "shardc.h"
+#include "pipeline.h"
 
 #include <dirent.h>
 #include <errno.h>

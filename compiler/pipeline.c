@@ -8,7 +8,7 @@
  * sanitized and fuzz builds), verify_lowered checks the program's invariants
  * and names the stage that broke one. The stages a caller asked to see
  * (dump_after) are printed into c->dumps as the stage leaves them. */
-#include "shardc.h"
+#include "pipeline.h"
 
 #include <stdlib.h>
 #include <string.h>

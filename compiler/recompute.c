@@ -9,7 +9,7 @@
  * operator that reads a value of S, a clone of the operator that made it is
  * inserted (its inputs of S cloned first), and every later backward reader
  * shares that clone. The forward values of S are then read by forward
- * operators only and die at their last forward reader (emit.c's liveness
+ * operators only and die at their last forward reader (plan.c's liveness
  * does that by itself). A clone is its forward operator copied: the same
  * kernel on the same (recomputed) inputs, so the numbers are bit for bit
  * those of the run without recomputation; a recomputed collective sends its

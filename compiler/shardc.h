@@ -96,6 +96,7 @@ const char *dtype_name(DType t);
 bool dtype_from_name(const char *s, DType *out);
 bool dtype_is_float(DType t);
 bool dtype_is_half(DType t);                   /* Float16, BFloat16 */
+int64_t dtype_bytes(DType t);                  /* bytes of one element */
 bool type_equal(const Type *a, const Type *b);  /* dtype and dims, kind ignored */
 
 /* ---- ir.c: the graph --------------------------------------------------- */
@@ -415,9 +416,10 @@ int layout_group(const TensorLayout *l, int64_t rank, uint32_t axes, int64_t *me
 uint32_t layout_replica_axes(const TensorLayout *l);
 /* The other axes: those splitting some dim or holding partial results. */
 uint32_t layout_busy_axes(const TensorLayout *l);
-/* autodiff.c: the device axes over which an operator's gradient for an input
- * (layout `in`) is partial: those splitting its output (`out`, or leaving it
- * partial) but not the input. The search prices their AllReduce (cost.c). */
+/* The device axes over which an operator's gradient for an input (layout
+ * `in`) is partial: those splitting its output (`out`, or leaving it partial)
+ * but not the input. autodiff.c makes the gradient so; the search prices
+ * their AllReduce (cost.c). */
 uint32_t grad_partial_axes(const TensorLayout *in, const TensorLayout *out);
 /* Requires 0 <= index[d] < global[d], globals divisible by the splits. The
  * ranks whose shard holds element `index` (its whole value, or a partial of
@@ -662,6 +664,8 @@ void cost_stats(const CostModel *cm, int64_t *hits, int64_t *misses);
 typedef struct Compilation Compilation;   /* pipeline.c */
 
 /* ---- search.c: the strategy search of auto_parallel -------------------- */
+/* (its parts in search_graph.c, price.c, propagate.c, polish.c, rec_search.c,
+ * search_run.c and savings.c, sharing search_internal.h) */
 
 typedef struct {
 	Cluster cluster;
@@ -680,9 +684,9 @@ typedef struct {
  * nothing. False (reported) when the strategies do not fit the devices'
  * memory. */
 bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d);
-/* The cost (seconds) of strategies s under cluster c: what the searches minimize. */
+/* price.c: the cost (seconds) of strategies s under cluster c: what the searches minimize. */
 double strategies_cost(const Module *m, const FlatGraph *f, const Strategies *s, const Cluster *c);
-/* An operator's candidate op-dim splits over device_num devices, the
+/* price.c: an operator's candidate op-dim splits over device_num devices, the
  * batch-parallel default first, then by devices used (most first), then
  * splitting earlier op dims more; at most max. Returns the count. */
 int op_candidates(const OpDims *od, int64_t device_num, int64_t (*out)[MAX_OPDIMS], int max);
@@ -801,7 +805,6 @@ typedef struct {
 	struct Lowering *lowering; /* lower.c's state (reusable redistributions), which differentiate extends */
 } Lowered;
 
-int64_t dtype_bytes(DType t);
 /* Reshape of a value laid out `in` (global dims idims) to out_t: the layout
  * its split carries over to, when every group of dims keeps its pieces
  * contiguous; else false, bad[] marking the input dims that must be gathered
@@ -909,11 +912,13 @@ char *strategy_json(const Lowered *l);
  * and its bytes a rank (drawn heavier and redder the more it sends). */
 char *dot_graph(const Lowered *l, const Cluster *c);
 
-/* ---- emit.c: the per-rank C programs, Makefile and run.sh (docs/output.md) */
+/* ---- plan.c, emit.c, build_files.c: the per-rank C programs, Makefile and run.sh */
+/* (docs/output.md; operators' calls in emit_forward.c and emit_adjoint.c, their
+ * arguments in emit_args.c, sharing emit_internal.h) */
 
 typedef struct Program Program;      /* the buffer plan, groups and rank table every rank shares */
 
-/* Requires a Lowered program. False, with errors in d, for what the v1
+/* plan.c. Requires a Lowered program. False, with errors in d, for what the v1
  * runtime cannot compute (Float16, integer arithmetic). */
 bool emit_check(const Lowered *l, Diag *d);
 /* model: the file named in the programs' comments. */
@@ -922,8 +927,9 @@ void emit_free(Program *p);
 int64_t emit_slab_bytes(const Program *p);
 int64_t emit_offset(const Program *p, int value);   /* where value's buffer starts in the slab */
 int emit_view_of(const Program *p, int value);       /* the value whose buffer it shares (a copy not made), -1 none */
-/* program.c: the SPMD body every rank runs, reading the rank's numbers
- * from its table; rank_<r>.c: rank r's table; ranks.c: the tables by rank. */
+/* emit.c: program.c, the SPMD body every rank runs, reading the rank's numbers
+ * from its table; rank_<r>.c: rank r's table. build_files.c: ranks.c, the
+ * tables by rank, the Makefile and run.sh. */
 void emit_program(StrBuf *b, const Program *p);
 void emit_table(StrBuf *b, const Program *p, int64_t rank);
 void emit_ranks(StrBuf *b, const Lowered *l);
@@ -943,92 +949,5 @@ enum { EXIT_MODEL = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3, EXIT_IO = 4 };
  * shardc did not write; EXIT_IO when a write failed (message printed, OUT
  * left as it was). */
 int outdir_write(const char *outdir, const Compilation *c, bool dump_ir);
-
-/* ---- pipeline.c: the stages in order ------------------------------------ */
-
-typedef enum {
-	STAGE_PARSE,             /* parse_module */
-	STAGE_CHECK,             /* check_context, the command line's overrides, check_names */
-	STAGE_INFER,             /* infer_shapes */
-	STAGE_VALIDATE,          /* the checks that need shapes: check_strategies */
-	STAGE_FLATTEN,           /* Calls inlined */
-	STAGE_AUTOCAST,          /* mixed precision's Casts */
-	STAGE_STRATEGIES,        /* each operator's strategy, as given or by default */
-	STAGE_SEARCH,            /* auto_parallel's search; --strategy-in; the Casts' strategies */
-	STAGE_LOWER,             /* one SPMD program with its redistributions */
-	STAGE_DIFFERENTIATE,     /* training: the backward pass */
-	STAGE_RECOMPUTE,         /* training: recomputed activations */
-	STAGE_BUCKET,            /* training: gradient AllReduces in buckets */
-	STAGE_FUSE,              /* operators one kernel computes */
-	STAGE_PLAN,              /* emit_check, then the programs' buffer plan */
-	STAGE_COUNT
-} Stage;
-
-extern const char *const stage_names[STAGE_COUNT];
-/* The stage a name (stage_names, or "plan") stands for; STAGE_COUNT: none. */
-Stage stage_named(const char *name);
-/* Whether a stage's program has a text: the module from check (whose context
- * is complete) to validate, the lowered program's per-rank text from lower
- * on, step_parallel_begin for search; parse's is the input, and the flat
- * graph in between has none of its own. */
-bool stage_dumpable(Stage s);
-
-/* A command-line setting of a context key, applied after check_context. */
-typedef struct {
-	const char *key;         /* the context key */
-	const char *flag;        /* the option as typed, for messages */
-	const char *text;        /* its value: IR text, a bare word taken as a string */
-} Override;
-
-/* A stage's program as text (dump_after): n texts, one for the module or
- * step_parallel_begin, one per rank for a lowered stage. */
-typedef struct {
-	int n;
-	StrBuf *text;
-} StageDump;
-
-struct Compilation {
-	/* what to run: from start to stop, in order */
-	Stage start, stop;       /* start PARSE: from text; later: what the stages before start make is given */
-	const char *name;        /* the model's file name, for messages and the programs' comments */
-	const char *text;        /* the model's text (start PARSE) */
-	int len;
-	Diag *d;
-	const Override *overrides;
-	int noverrides;
-	bool recompute;          /* --recompute */
-	const char *strategy_in; /* --strategy-in FILE */
-	SearchOptions search;    /* its cluster's bucket_bytes also sizes the buckets */
-	unsigned dump_after;     /* bit s: keep stage s's text in dumps[s] */
-	/* what it made (compilation_free frees what it made) */
-	Module *m;
-	FlatGraph *flat;
-	Strategies st;
-	Lowered *low;
-	Program *plan;
-	StageDump dumps[STAGE_COUNT];
-	Stage reached;           /* the last stage run */
-	bool owns_module;        /* m was parsed here (compilation_free frees it) */
-	int status;              /* 0, or the exit status of a failure (EXIT_MODEL, EXIT_USAGE) */
-	double seconds[STAGE_COUNT];
-	Module *holders[16];     /* the overrides' parsed values */
-	int nholders;
-};
-
-/* Runs the stages from c->start to c->stop, each only when the ones before
- * it found no error (reported through c->d; c->status set). With
- * SHARDC_VERIFY, the lowered program is verified after each stage. */
-bool pipeline_run(Compilation *c);
-/* Frees what the run made: the plan, the lowered program, the module when
- * it parsed it, the dumps. */
-void compilation_free(Compilation *c);
-
-/* ---- verify.c: the lowered program's invariants ------------------------ */
-
-/* With SHARDC_VERIFY: every value defined before it is read, every layout
- * consistent with its shape and the device count, every collective's group
- * well formed; a broken one aborts naming `stage`, the pass that broke it.
- * Without: nothing. */
-void verify_lowered(const Lowered *l, const char *stage);
 
 #endif

@@ -10,7 +10,7 @@
  * its splits; every collective inserted by redistribution has a group of
  * the axes of its matrix, and every collective the model wrote a group of
  * distinct ranks. */
-#include "shardc.h"
+#include "pipeline.h"
 
 #include <stdlib.h>
 

@@ -2,7 +2,7 @@
  * the pipeline's stages from parse to validate (pipeline_run), as the driver does,
  * with diagnostics (and their caret lines) printed to /dev/null. Any crash,
  * leak or sanitizer report is a bug. `make fuzz` runs it. */
-#include "shardc.h"
+#include "pipeline.h"
 
 #include <stdlib.h>
 #include <string.h>

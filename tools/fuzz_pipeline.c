@@ -9,7 +9,7 @@
  * inputs of more than MAX_DEVICES devices or MAX_OPS operators once Calls are
  * inlined (nested Calls multiply) stop after the front end, which
  * fuzz_parser.c covers. `make fuzz` runs it after fuzz_parser. */
-#include "shardc.h"
+#include "pipeline.h"
 
 #include <stdlib.h>
 #include <string.h>

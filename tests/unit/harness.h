@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "shardc.h"
+#include "pipeline.h"
 
 /* One module and what the compiler said about it. */
 typedef struct {

@@ -1,4 +1,4 @@
-/* test_search.c: the strategy search (search.c) and its cost model (cost.c).
+/* test_search.c: the strategy search (search.c and the files search_internal.h lists) and its cost model (cost.c).
  *
  * Small graphs are searched exhaustively under the same cost model, and the
  * gap of sharding propagation and of the double-recursive search to that

@@ -1,0 +1,33 @@
+/* check_internal.h: what check.c shares with context.c, which decodes the
+ * context block, and check_strategies.c, which checks the strategies' form
+ * once shapes are known. check.c calls context.c's helpers;
+ * check_strategies.c calls check.c's decoder; neither calls back. */
+#ifndef CHECK_INTERNAL_H
+#define CHECK_INTERNAL_H
+
+#include "shardc.h"
+
+struct NameMap;
+
+typedef struct {
+	Module *m;
+	Diag *d;
+	const Source *src;       /* where the spans point: the file, or the command line */
+	const struct NameMap *graphs;  /* check_names: graph name to index in m->graphs */
+} Checker;
+
+#define ERR(c, span, ...) diag_error((c)->d, (c)->src, (span), __VA_ARGS__)
+
+/* ---- context.c ---- */
+
+bool str_is(const Lit *v, const char *s);   /* a string literal equal to s */
+/* "bf16", "fp16", "fp32": the compute type of mixed precision (DT_F32: off). */
+bool precision_of(const Lit *v, DType *t);
+
+/* ---- check.c ---- */
+
+/* One tensor's strategy as written: a tuple of slice counts, a layout
+ * application or None (not given); false, reported, when it is none of them. */
+bool decode_tensor_strategy(Checker *c, const Lit *v, TensorStrategy *t);
+
+#endif

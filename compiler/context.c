@@ -1,0 +1,145 @@
+/* context.c: the context block over the defaults (docs/language.md, Context).
+ *
+ * Requires parsed. check_context decodes the file's context block into
+ * Module.ctx over the defaults; context_apply sets one entry, from the file
+ * or from a command-line override (main.c), saying what is expected when
+ * the value is wrong. */
+#include "check_internal.h"
+
+#include <string.h>
+
+
+static void context_defaults(Context *c)
+{
+	*c = (Context){.device_num = 1, .parallel_mode = PM_STAND_ALONE, .search_mode = SM_PROPAGATION,
+	               .dataset_mode = DS_FULL_BATCH, .seed = 0, .precision = DT_F32, .optimizer_level = 1,
+	               .optimizer_shard_size = -1};
+}
+
+bool str_is(const Lit *v, const char *s)
+{
+	return v->kind == LIT_STR && strcmp(v->s, s) == 0;
+}
+
+/* "bf16", "fp16", "fp32": the compute type of mixed precision (DT_F32: off). */
+bool precision_of(const Lit *v, DType *t)
+{
+	if (str_is(v, "bf16"))
+		*t = DT_BF16;
+	else if (str_is(v, "fp16"))
+		*t = DT_F16;
+	else if (str_is(v, "fp32"))
+		*t = DT_F32;
+	else
+		return false;
+	return true;
+}
+
+bool context_apply(Context *c, const char *key, const Lit *v, const char **err)
+{
+	if (strcmp(key, "device_num") == 0) {
+		if (v->kind != LIT_INT || v->i < 1 || v->i > (1 << 20)) {
+			*err = "device_num must be an integer from 1 to 1048576";
+			return false;
+		}
+		c->device_num = v->i;
+	} else if (strcmp(key, "parallel_mode") == 0) {
+		for (int k = PM_STAND_ALONE; k <= PM_AUTO; k++)
+			if (str_is(v, parallel_mode_name((ParallelMode)k))) {
+				c->parallel_mode = (ParallelMode)k;
+				return true;
+			}
+		*err = "parallel_mode must be \"stand_alone\", \"data_parallel\", \"semi_auto_parallel\" or \"auto_parallel\"";
+		return false;
+	} else if (strcmp(key, "search_mode") == 0) {
+		if (str_is(v, "sharding_propagation"))
+			c->search_mode = SM_PROPAGATION;
+		else if (str_is(v, "recursive_programming"))
+			c->search_mode = SM_RECURSIVE;
+		else {
+			*err = "search_mode must be \"sharding_propagation\" or \"recursive_programming\"";
+			return false;
+		}
+	} else if (strcmp(key, "dataset_strategy") == 0) {
+		if (str_is(v, "full_batch"))
+			c->dataset_mode = DS_FULL_BATCH;
+		else if (str_is(v, "data_parallel"))
+			c->dataset_mode = DS_DATA_PARALLEL;
+		else if (v->kind == LIT_TUPLE) {
+			for (int i = 0; i < v->nitems; i++) {
+				const Lit *t = v->items[i];
+				bool ok = t->kind == LIT_TUPLE && t->nitems <= MAX_DIMS;
+				for (int j = 0; ok && j < t->nitems; j++)
+					ok = t->items[j]->kind == LIT_INT && t->items[j]->i >= 1;
+				if (!ok) {
+					*err = "each dataset_strategy entry must be a tuple of positive integers, one per dim";
+					return false;
+				}
+			}
+			c->dataset_mode = DS_TUPLE;
+			c->dataset_tuple = (Lit *)v;
+			c->dataset_src = NULL;   /* the caller says where v was written */
+		} else {
+			*err = "dataset_strategy must be \"full_batch\", \"data_parallel\" or a tuple of strategies, one per input";
+			return false;
+		}
+	} else if (strcmp(key, "seed") == 0) {
+		if (v->kind != LIT_INT || v->i < 0) {
+			*err = "seed must be a non-negative integer";
+			return false;
+		}
+		c->seed = v->i;
+	} else if (strcmp(key, "precision") == 0) {
+		if (!precision_of(v, &c->precision)) {
+			*err = "precision must be \"bf16\", \"fp16\" or \"fp32\" (the type matrix products and elementwise "
+			       "operators compute in; Float32 parameters stay Float32)";
+			return false;
+		}
+	} else if (strcmp(key, "enable_parallel_optimizer") == 0) {
+		if (v->kind != LIT_BOOL) {
+			*err = "enable_parallel_optimizer must be true or false";
+			return false;
+		}
+		c->parallel_optimizer = v->i != 0;
+	} else if (strcmp(key, "optimizer_level") == 0) {
+		static const char *const levels[] = {"level1", "level2", "level3"};
+		for (int k = 0; k < 3; k++)
+			if (str_is(v, levels[k])) {
+				c->optimizer_level = k + 1;
+				return true;
+			}
+		*err = "optimizer_level must be \"level1\" (parameters and optimizer state as slices), \"level2\" (and "
+		       "gradients) or \"level3\" (and each parameter gathered again for the backward pass)";
+		return false;
+	} else if (strcmp(key, "optimizer_weight_shard_size") == 0) {
+		if (v->kind != LIT_INT || (v->i < 1 && v->i != -1) || v->i > (1 << 20)) {
+			*err = "optimizer_weight_shard_size must be -1 (every copy) or a positive integer";
+			return false;
+		}
+		c->optimizer_shard_size = v->i;
+	} else {
+		*err = "unknown context key";
+		return false;
+	}
+	return true;
+}
+
+bool check_context(Module *m, Diag *d)
+{
+	int before = d->nerrors;
+	context_defaults(&m->ctx);
+	Lit *lit = m->context_lit;
+	for (int i = 0; lit && i < lit->nitems; i++) {
+		const char *err = NULL;
+		bool ok = context_apply(&m->ctx, lit->keys[i]->s, lit->items[i], &err);
+		if (ok && m->ctx.dataset_tuple == lit->items[i])
+			m->ctx.dataset_src = m->src;
+		if (!ok && strcmp(err, "unknown context key") == 0)
+			diag_error(d, m->src, lit->keys[i]->span, "unknown context key '%s' (expected device_num, "
+			           "parallel_mode, search_mode, dataset_strategy, seed, precision, enable_parallel_optimizer, "
+			           "optimizer_level or optimizer_weight_shard_size)", lit->keys[i]->s);
+		else if (!ok)
+			diag_error(d, m->src, lit->items[i]->span, "%s", err);
+	}
+	return d->nerrors == before;
+}

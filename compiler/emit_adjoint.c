@@ -1,0 +1,252 @@
+/* emit_adjoint.c: the runtime call of one adjoint (autodiff.c's GRAD_ADJOINT).
+ *
+ * Requires a Program (plan.c). The gradient of input o->k of forward
+ * operator ops[o->of] from dy (o->in[0]): a MatMul's as one more product,
+ * the others by the runtime's *_grad kernels, a LayerNorm's gradients in one
+ * call (fuse.c). Scratch the kernel needs starts at scratch_off. */
+#include "emit_internal.h"
+
+#include <string.h>
+
+/* A MatMul gradient as one more product: y = op(a) op(b) is (m, n) over k;
+ * da = dy op(b)^T, or its transpose op(b) dy^T when transpose_a; db =
+ * op(a)^T dy, or dy^T op(a) when transpose_b. The product of the other
+ * operand and dy, in the order dy_first says, with its own dims and flags. */
+typedef struct {
+	bool dy_first;
+	int64_t m, n, k;
+	int ta, tb;
+} MatmulGrad;
+
+static void matmul_grad_form(const Attrs *fa, int input, int64_t m, int64_t n, int64_t k, MatmulGrad *g)
+{
+	if (input == 0 && !fa->transpose_a)
+		*g = (MatmulGrad){true, m, k, n, 0, !fa->transpose_b};
+	else if (input == 0)
+		*g = (MatmulGrad){false, k, m, n, fa->transpose_b, 1};
+	else if (!fa->transpose_b)
+		*g = (MatmulGrad){false, k, n, m, !fa->transpose_a, 0};
+	else
+		*g = (MatmulGrad){true, n, k, m, 1, fa->transpose_a};
+}
+
+/* The gradient of input o->k of forward operator f, from dy. */
+void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, int64_t scratch_off)
+{
+	const Lowered *l = p->l;
+	const LOp *f = &l->ops[o->of];
+	int k = o->k;
+	const char *dy = p->cname[o->in[0]], *dx = p->cname[o->result];
+	const LValue *x = &l->values[f->in[0]], *y = &l->values[f->result], *dxv = &l->values[o->result];
+	const char *x0 = p->cname[f->in[0]], *x1 = f->nin > 1 ? p->cname[f->in[1]] : NULL, *yn = p->cname[f->result];
+	int64_t n = numel(dxv), m, nn, kk, axes[MAX_DIMS];
+	/* A two-input operator's other operand (MatMul's); LayerNorm's and
+	 * Concat's inputs past the second have none. */
+	const char *other_in = f->nin == 2 ? p->cname[f->in[1 - k]] : NULL;
+	MatmulGrad mg;
+	switch (f->op) {
+	OP_CASES(UNARY_OPS) {   /* from the input, the output or dy alone, as its row says */
+		GradReads r = op_info[f->op].grad;
+		sb_printf(b, "sc_unary_grad(rt, %s, %s, %s, %s, %lld);", op_info[f->op].kernel,
+		          r == GR_X ? x0 : r == GR_Y ? yn : "NULL", dy, dx, (long long)n);
+		return;
+	}
+	case OP_MATMUL:
+		emit_matmul_dims(f, l, &m, &nn, &kk);
+		matmul_grad_form(fa, k, m, nn, kk, &mg);
+		matmul_call(b, l, o, false);
+		sb_printf(b, "%s, %s, %s, %lld, %lld, %lld, %d, %d);", mg.dy_first ? dy : other_in, mg.dy_first ? other_in : dy,
+		          dx, (long long)mg.m, (long long)mg.n, (long long)mg.k, mg.ta, mg.tb);
+		return;
+	case OP_BATCH_MATMUL: {
+		emit_matmul_dims(f, l, &m, &nn, &kk);
+		matmul_grad_form(fa, k, m, nn, kk, &mg);
+		int dy_v = o->in[0], other_v = f->in[1 - k];
+		if (bmm_is_strided(l, dy_v, other_v, o->result)) {   /* direct (fuse.c) */
+			int v[3] = {mg.dy_first ? dy_v : other_v, mg.dy_first ? other_v : dy_v, o->result};
+			strided_bmm_call(b, p, o, v, dx, y, mg.m, mg.n, mg.k, mg.ta, mg.tb);
+			return;
+		}
+		const LValue *in = &l->values[f->in[k]], *other = &l->values[f->in[1 - k]];
+		int yb = y->type.rank - 2, ib = in->type.rank - 2, ob = other->type.rank - 2;
+		bool direct = yb == ib && !memcmp(y->type.dims, in->type.dims, sizeof(int64_t) * (size_t)yb);
+		StrBuf dst = {0};
+		if (direct)
+			sb_puts(&dst, dx);
+		else   /* a broadcast input: its gradient is summed down to its shape */
+			sb_printf(&dst, "(float *)(slab + %lld)", (long long)scratch_off);
+		const char *p0 = mg.dy_first ? dy : other_in, *p1 = mg.dy_first ? other_in : dy;
+		const LValue *v0 = mg.dy_first ? y : other, *v1 = mg.dy_first ? other : y;
+		int64_t M = mg.m, N = mg.n, K = mg.k;
+		int t0 = mg.ta, t1 = mg.tb;
+		int n0 = v0 == y ? yb : ob, n1 = v1 == y ? yb : ob;
+		matmul_call(b, l, o, true);
+		sb_printf(b, "%s, ", p0);
+		dims_lit(b, v0->type.dims, n0);
+		sb_printf(b, ", %d, %s, ", n0, p1);
+		dims_lit(b, v1->type.dims, n1);
+		sb_printf(b, ", %d, %s, ", n1, dst.data);
+		dims_lit(b, y->type.dims, yb);
+		sb_printf(b, ", %d, %lld, %lld, %lld, %d, %d);", yb, (long long)M, (long long)N, (long long)K, t0, t1);
+		if (!direct) {
+			int64_t full[MAX_DIMS];
+			memcpy(full, y->type.dims, sizeof(int64_t) * (size_t)yb);
+			full[yb] = in->type.dims[ib];
+			full[yb + 1] = in->type.dims[ib + 1];
+			sb_printf(b, "\n\t\tsc_sum_to_shape(rt, %s, ", dst.data);
+			dims_lit(b, full, yb + 2);
+			sb_printf(b, ", %d, ", yb + 2);
+			tensor_arg(b, p, o->result);
+			sb_puts(b, ");");
+		}
+		sb_free(&dst);
+		return;
+	}
+	OP_CASES(BINARY_OPS)
+		sb_printf(b, "sc_binary_grad(rt, %s, ", op_info[f->op].kernel);
+		tensor_arg(b, p, f->in[0]);
+		sb_puts(b, ", ");
+		tensor_arg(b, p, f->in[1]);
+		sb_printf(b, ", %s, ", dy);
+		dims_lit(b, y->type.dims, y->type.rank);
+		sb_printf(b, ", %d, %s, %s);", y->type.rank, k == 0 ? dx : "NULL", k == 1 ? dx : "NULL");
+		return;
+	case OP_BIAS_ADD: {
+		int64_t c = x->type.rank ? x->type.dims[x->type.rank - 1] : 1;
+		if (k == 0)
+			sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)value_bytes(dxv));
+		else
+			sb_printf(b, "sc_bias_add_grad(rt, %s, %s, %lld, %lld);", dy, dx, (long long)(numel(x) / c), (long long)c);
+		return;
+	}
+	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
+		sb_printf(b, "sc_%s_grad(rt, %s, %s, %s, ", f->op == OP_SOFTMAX ? "softmax" : "log_softmax", yn, dy, dx);
+		dims_lit(b, y->type.dims, y->type.rank);
+		sb_printf(b, ", %d, %lld);", y->type.rank, (long long)(fa->has_axis && fa->naxes ? fa->axes[0] : -1));
+		return;
+	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: {
+		int na = reduce_axes(fa, x->type.rank, axes);
+		int64_t kept[MAX_DIMS], count = 1;
+		memcpy(kept, x->type.dims, sizeof kept);
+		for (int j = 0; j < na; j++) {
+			count *= kept[axes[j]];
+			kept[axes[j]] = 1;
+		}
+		sb_printf(b, "sc_broadcast_to(rt, %s, ", dy);
+		dims_lit(b, kept, x->type.rank);
+		sb_printf(b, ", %d, ", x->type.rank);
+		tensor_arg(b, p, o->result);
+		sb_puts(b, ");");
+		if (f->op == OP_REDUCE_MEAN)
+			sb_printf(b, "\n\t\tsc_scale(rt, %s, %s, %lld, 1.0 / %lld);", dx, dx, (long long)n, (long long)count);
+		return;
+	}
+	case OP_REDUCE_MAX: {   /* in[1]: the ties over every rank, when the reduced dims are split */
+		int na = reduce_axes(fa, x->type.rank, axes);
+		sb_printf(b, "sc_reduce_max_grad(rt, %s, %s, %s, %s, %s, ", x0, yn, dy, o->nin > 1 ? p->cname[o->in[1]] : "NULL",
+		          dx);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, ", x->type.rank);
+		ints_lit(b, axes, na);
+		sb_printf(b, ", %d);", na);
+		return;
+	}
+	case OP_TRANSPOSE: {
+		int64_t inv[MAX_DIMS];
+		for (int d = 0; d < fa->nperm; d++)
+			inv[fa->perm[d]] = d;
+		sb_printf(b, "sc_transpose(rt, %s, %s, %s, ", sc_dtype_name(dxv->type.dtype), dy, dx);
+		dims_lit(b, y->type.dims, y->type.rank);
+		sb_printf(b, ", %d, ", y->type.rank);
+		ints_lit(b, inv, fa->nperm);
+		sb_puts(b, ");");
+		return;
+	}
+	case OP_GATHER: {
+		const LValue *idx = &l->values[f->in[1]];
+		int64_t rows = x->type.dims[0];
+		char off[32];
+		offset_arg(off, sizeof off, p, f, fa);
+		sb_printf(b, "sc_gather_grad(rt, %s, %s, %s, %lld, %s, %s, %lld, %lld);", dy, x1,
+		          sc_dtype_name(idx->type.dtype), (long long)numel(idx), off, dx, (long long)rows,
+		          (long long)(numel(x) / rows));
+		return;
+	}
+	case OP_LAYER_NORM: {
+		/* this gradient, and those of the other inputs fused into this call (fuse.c) */
+		const char *g[5] = {"NULL", "NULL", "NULL", "NULL", "NULL"};
+		g[k] = dx;
+		int at[4], nat = fused_gradients(l, (int)(o - l->ops), at);
+		for (int j = 0; j < nat; j++)
+			g[l->ops[at[j]].k] = p->cname[l->ops[at[j]].result];
+		if (f->nin == 5) {
+			int64_t rows = 1, nd = norm_axis(fa->begin_norm_axis, x->type.rank);
+			for (int d = 0; d < nd; d++)
+				rows *= x->type.dims[d];
+			sb_printf(b, "sc_layer_norm_part_grad(rt, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %lld, %lld, %.17g);", dy, x0,
+			          x1, p->cname[f->in[3]], p->cname[f->in[4]], g[0], g[1], g[2], g[3], g[4], (long long)rows,
+			          (long long)(numel(x) / rows), fa->epsilon);
+			return;
+		}
+		sb_printf(b, "sc_layer_norm_grad(rt, %s, %s, %s, %s, %s, %s, ", dy, x0, x1, g[0], g[1], g[2]);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, %lld, %lld, %.17g);", x->type.rank, (long long)fa->begin_norm_axis,
+		          (long long)fa->begin_params_axis, fa->epsilon);
+		return;
+	}
+	case OP_CONCAT: {
+		int axis = (int)norm_axis(fa->has_axis && fa->naxes ? fa->axes[0] : 0, y->type.rank);
+		int64_t begin[MAX_DIMS] = {0}, end[MAX_DIMS], strides[MAX_DIMS];
+		for (int d = 0; d < y->type.rank; d++)
+			end[d] = y->type.dims[d], strides[d] = 1;
+		for (int j = 0; j < k; j++)
+			begin[axis] += l->values[f->in[j]].type.dims[axis];
+		end[axis] = begin[axis] + l->values[f->in[k]].type.dims[axis];
+		sb_printf(b, "sc_strided_slice(rt, %s, %s, %s, ", sc_dtype_name(dxv->type.dtype), dy, dx);
+		dims_lit(b, y->type.dims, y->type.rank);
+		sb_printf(b, ", %d, ", y->type.rank);
+		dims_lit(b, begin, y->type.rank);
+		sb_puts(b, ", ");
+		dims_lit(b, end, y->type.rank);
+		sb_puts(b, ", ");
+		dims_lit(b, strides, y->type.rank);
+		sb_puts(b, ");");
+		return;
+	}
+	case OP_STRIDED_SLICE:
+		sb_printf(b, "sc_strided_slice_grad(rt, %s, %s, ", dy, dx);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, ", x->type.rank);
+		slice_args(b, p, f, fa, x);
+		sb_puts(b, ");");
+		return;
+	case OP_SPARSE_SOFTMAX_CE:
+		if (f->nin == 4) {
+			char off[32];
+			offset_arg(off, sizeof off, p, f, fa);
+			sb_printf(b, "sc_sparse_softmax_ce_part_grad(rt, %s, %s, %s, %s, %s, %s, %s, %lld, %lld, %s, %lld);", x0,
+			          x1, sc_dtype_name(l->values[f->in[1]].type.dtype), p->cname[f->in[2]], p->cname[f->in[3]], dy, dx,
+			          (long long)x->type.dims[0], (long long)x->type.dims[1], off, (long long)x->global[1]);
+		} else
+			sb_printf(b, "sc_sparse_softmax_ce_grad(rt, %s, %s, %s, %s, %s, %lld, %lld);", x0, x1,
+			          sc_dtype_name(l->values[f->in[1]].type.dtype), dy, dx, (long long)x->type.dims[0],
+			          (long long)x->type.dims[1]);
+		return;
+	case OP_MSE_LOSS: case OP_L1_LOSS:
+		sb_printf(b, "sc_%s_loss_grad(rt, %s, %s, %s, %s, %lld);", f->op == OP_MSE_LOSS ? "mse" : "l1", x0, x1, dy, dx,
+		          (long long)n);
+		if (k == 1)   /* the target's gradient is the prediction's, negated */
+			sb_printf(b, "\n\t\tsc_unary(rt, SC_U_NEG, %s, %s, %lld);", dx, dx, (long long)n);
+		return;
+	case OP_CAST:   /* back to the input's float type */
+		sb_printf(b, "sc_cast(rt, %s, %s, %s, %s, %lld);", dy, sc_dtype_name(y->type.dtype), dx,
+		          sc_dtype_name(dxv->type.dtype), (long long)n);
+		return;
+	case OP_RESHAPE: case OP_FLATTEN:   /* the identity on the elements */
+	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:   /* one device */
+		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)value_bytes(dxv));
+		return;
+	case OP_CALL: case OP_COUNT:   /* inlined by flatten; rejected by check_names */
+		die("no %s operator is left to differentiate", f->op == OP_CALL ? "Call" : "unknown");
+	}
+}

@@ -1,0 +1,217 @@
+/* emit_args.c: how a runtime call's arguments are written (docs/output.md).
+ *
+ * Requires a Program (plan.c). A value passes as its C name, dims and rank;
+ * dims and lists as compound literals; a number that differs between ranks
+ * (a slice's bounds, a split table's offset) as T[k] from the rank's table,
+ * or as the number itself where every rank has the same; a MatMul's dims
+ * and its half or strided form (a folded Transpose's operand, fuse.c) as
+ * the runtime's matmul calls take them. Calls only plan.c. */
+#include "emit_internal.h"
+
+/* ---- text helpers ---- */
+
+void dims_lit(StrBuf *b, const int64_t *dims, int rank)
+{
+	sb_puts(b, "(const int64_t[]){");
+	for (int d = 0; d < rank; d++)
+		sb_printf(b, d ? ", %lld" : "%lld", (long long)dims[d]);
+	sb_puts(b, rank ? "}" : "1}");
+}
+
+void ints_lit(StrBuf *b, const int64_t *v, int n)
+{
+	sb_puts(b, "(const int[]){");
+	for (int d = 0; d < n; d++)
+		sb_printf(b, d ? ", %lld" : "%lld", (long long)v[d]);
+	sb_puts(b, n ? "}" : "0}");
+}
+
+const char *sc_dtype_name(DType t)
+{
+	switch (t) {
+	case DT_I32: return "SC_I32";
+	case DT_I64: return "SC_I64";
+	case DT_BOOL: return "SC_BOOL";
+	case DT_F16: return "SC_F16";
+	case DT_BF16: return "SC_BF16";
+	default: return "SC_F32";
+	}
+}
+
+const char *c_type(DType t)
+{
+	switch (t) {
+	case DT_I32: return "int32_t";
+	case DT_I64: return "int64_t";
+	case DT_BOOL: return "uint8_t";
+	case DT_F16: case DT_BF16: return "uint16_t";   /* the bits; the runtime converts */
+	default: return "float";
+	}
+}
+
+/* `<name>, <dims>, <rank>` of a value: how most kernels take a tensor. */
+void tensor_arg(StrBuf *b, const Program *p, int v)
+{
+	const LValue *x = &p->l->values[v];
+	sb_printf(b, "%s, ", p->cname[v]);
+	dims_lit(b, x->type.dims, x->type.rank);
+	sb_printf(b, ", %d", x->type.rank);
+}
+
+/* y = a op b, numpy broadcasting: values a, b and y. */
+void emit_binary(StrBuf *b, const Program *p, const char *op, int a, int bb, int y)
+{
+	sb_printf(b, "sc_binary(rt, %s, ", op);
+	tensor_arg(b, p, a);
+	sb_puts(b, ", ");
+	tensor_arg(b, p, bb);
+	sb_puts(b, ", ");
+	tensor_arg(b, p, y);
+	sb_puts(b, ");");
+}
+
+const char *redop_name(ReduceOp op)
+{
+	return op == REDUCE_MAX_OP ? "SC_MAX" : op == REDUCE_MEAN_OP ? "SC_MEAN" : "SC_SUM";
+}
+
+/* Reduced axes, non-negative; all of them when none are named. */
+int reduce_axes(const Attrs *a, int rank, int64_t *axes)
+{
+	if (!a->has_axis || a->naxes == 0) {
+		for (int d = 0; d < rank; d++)
+			axes[d] = d;
+		return rank;
+	}
+	for (int k = 0; k < a->naxes; k++)
+		axes[k] = a->axes[k] < 0 ? a->axes[k] + rank : a->axes[k];
+	return a->naxes;
+}
+
+int64_t norm_axis(int64_t axis, int rank)
+{
+	return axis < 0 ? axis + rank : axis;
+}
+
+/* Numbers [k, k + n) of entry e: `T + pos` (array) or `T[pos]`, or the
+ * numbers themselves where every rank has the same. */
+void entry_ref(StrBuf *b, const Entry *e, int k, int n, bool array)
+{
+	if (e->pos >= 0)
+		sb_printf(b, array ? "T + %lld" : "T[%lld]", (long long)(e->pos + k));
+	else if (array)
+		dims_lit(b, e->lit + k, n);
+	else
+		sb_printf(b, "%lld", (long long)e->lit[k]);
+}
+
+/* The table entry of operator o, or NULL. */
+const Entry *op_table(const Program *p, const LOp *o)
+{
+	int e = p->op_entry[o - p->l->ops];
+	return e >= 0 ? &p->entry[e] : NULL;
+}
+
+/* StridedSlice's begin, end and strides for every dim (missing ones: whole);
+ * a slice redistribution's bounds are the rank's, from the table. */
+void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a, const LValue *x)
+{
+	int64_t begin[MAX_DIMS], end[MAX_DIMS], strides[MAX_DIMS];
+	const Entry *e = op_table(p, o);
+	if (e && e->kind == E_SLICE) {
+		for (int d = 0; d < x->type.rank; d++)
+			strides[d] = 1;
+		entry_ref(b, e, 0, x->type.rank, true);
+		sb_puts(b, ", ");
+		entry_ref(b, e, x->type.rank, x->type.rank, true);
+		sb_puts(b, ", ");
+		dims_lit(b, strides, x->type.rank);
+		return;
+	}
+	for (int d = 0; d < x->type.rank; d++) {
+		begin[d] = d < a->nbegin ? a->begin[d] : 0;
+		end[d] = d < a->nend ? a->end[d] : x->type.dims[d];
+		strides[d] = d < a->nstrides ? a->strides[d] : 1;
+	}
+	dims_lit(b, begin, x->type.rank);
+	sb_puts(b, ", ");
+	dims_lit(b, end, x->type.rank);
+	sb_puts(b, ", ");
+	dims_lit(b, strides, x->type.rank);
+}
+
+
+/* Gather's offset (a split table's first row) and a class-split cross
+ * entropy's (its first class) are the rank's, from the table. */
+void offset_arg(char *buf, size_t size, const Program *p, const LOp *o, const Attrs *a)
+{
+	const Entry *e = op_table(p, o);
+	if (e && e->kind == E_OFFSET && e->pos >= 0)
+		snprintf(buf, size, "T[%lld]", (long long)e->pos);
+	else if (e && e->kind == E_OFFSET)
+		snprintf(buf, size, "%lld", (long long)e->lit[0]);
+	else
+		snprintf(buf, size, "%lld", (long long)((a->present & (1u << ATTR_OFFSET)) ? a->offset : 0));
+}
+
+void emit_matmul_dims(const LOp *f, const Lowered *l, int64_t *m, int64_t *n, int64_t *k)
+{
+	const LValue *a = &l->values[f->in[0]], *y = &l->values[f->result];
+	int ra = a->type.rank, ry = y->type.rank;
+	*m = y->type.dims[ry - 2];
+	*n = y->type.dims[ry - 1];
+	*k = f->a.transpose_a ? a->type.dims[ra - 2] : a->type.dims[ra - 1];
+}
+
+/* `sc_matmul(rt, ` or, on half operands, `sc_matmul_half(rt, SC_BF16, `;
+ * sc_batch_matmul likewise. */
+void matmul_call(StrBuf *b, const Lowered *l, const LOp *o, bool batch)
+{
+	const char *f = batch ? "sc_batch_matmul" : "sc_matmul";
+	if (matmul_on_halves(l, o))
+		sb_printf(b, "%s_half(rt, %s, ", f, sc_dtype_name(l->values[o->in[0]].type.dtype));
+	else
+		sb_printf(b, "%s(rt, ", f);
+}
+
+/* A BatchMatMul of which one value is laid out by a folded Transpose
+ * (fuse.c): every operand by its strides, batch dims aligned to the
+ * result's (y, nb of them) from the right, 0 where one repeats. */
+bool bmm_is_strided(const Lowered *l, int a, int b, int c)
+{
+	return strided_by(l, a) || strided_by(l, b) || strided_by(l, c);
+}
+
+static void operand_strides(StrBuf *b, const Lowered *l, int v, int nb)
+{
+	const LValue *x = &l->values[v];
+	int64_t st[MAX_DIMS], out[MAX_DIMS + 1];
+	value_strides(l, v, st);
+	int xb = x->type.rank - 2;
+	for (int d = 0; d < nb; d++) {
+		int dx = d - (nb - xb);
+		out[d] = dx < 0 || x->type.dims[dx] == 1 ? 0 : st[dx];
+	}
+	out[nb] = st[xb];
+	dims_lit(b, out, nb + 1);
+}
+
+void strided_bmm_call(StrBuf *b, const Program *p, const LOp *o, const int v[3], const char *c,
+                      const LValue *y, int64_t m, int64_t n, int64_t k, int ta, int tb)
+{
+	const Lowered *l = p->l;
+	int nb = y->type.rank - 2;
+	if (matmul_on_halves(l, o))   /* c: the Float32 copy of the half result */
+		sb_printf(b, "sc_batch_matmul_half_strided(rt, %s, %s, ", sc_dtype_name(l->values[v[0]].type.dtype),
+		          p->cname[v[0]]);
+	else
+		sb_printf(b, "sc_batch_matmul_strided(rt, %s, ", p->cname[v[0]]);
+	operand_strides(b, l, v[0], nb);
+	sb_printf(b, ", %s, ", p->cname[v[1]]);
+	operand_strides(b, l, v[1], nb);
+	sb_printf(b, ", %s, ", c);
+	operand_strides(b, l, v[2], nb);
+	sb_puts(b, ", ");
+	dims_lit(b, y->type.dims, nb);
+	sb_printf(b, ", %d, %lld, %lld, %lld, %d, %d);", nb, (long long)m, (long long)n, (long long)k, ta, tb);
+}

@@ -1,0 +1,232 @@
+/* emit_forward.c: the runtime call of one forward operator or collective.
+ *
+ * Requires a Program (plan.c). One statement per operator of the lowered
+ * program, its operands named by p->cname (emit.c points them at a half
+ * value's Float32 copies around the call); a collective over its group
+ * g<k>, a gradient AllReduce bucket (bucket.c) as one call. */
+#include "emit_internal.h"
+
+void emit_collective(StrBuf *b, const Program *p, const LOp *o, int i)
+{
+	const Lowered *l = p->l;
+	const LValue *x = &l->values[o->in[0]];
+	const char *in = p->cname[o->in[0]], *out = p->cname[o->result], *dt = sc_dtype_name(x->type.dtype);
+	int g = p->partition[i];
+	switch (o->step->kind) {
+	case STEP_ALL_REDUCE:
+		if (o->bucket < 0) {
+			sb_puts(b, "/* in the bucket above */");
+		} else if (o->bucket > 0) {   /* o and the members after it, one call */
+			StrBuf ins = {0}, outs = {0}, counts = {0};
+			for (int j = 0; j < o->bucket; j++) {
+				const LOp *m = o + j;
+				sb_printf(&ins, j ? ", %s" : "%s", p->cname[m->in[0]]);
+				sb_printf(&outs, j ? ", %s" : "%s", p->cname[m->result]);
+				sb_printf(&counts, j ? ", %lld" : "%lld", (long long)numel(&l->values[m->in[0]]));
+			}
+			sb_printf(b, "sc_all_reduce_bucket(rt, g%d, %d, (const void *const[]){%s}, (void *const[]){%s}, "
+			          "(const int64_t[]){%s}, %s, %s, slab + %lld);", g, o->bucket, ins.data, outs.data, counts.data,
+			          dt, redop_name(o->step->op), (long long)p->scratch);
+			sb_free(&ins);
+			sb_free(&outs);
+			sb_free(&counts);
+		} else {
+			sb_printf(b, "sc_all_reduce(rt, g%d, %s, %s, %s, %lld, %s);", g, in, out, dt, (long long)numel(x),
+			          redop_name(o->step->op));
+		}
+		break;
+	case STEP_ALL_GATHER:
+		sb_printf(b, "sc_all_gather(rt, g%d, %s, %s, %s, ", g, in, out, dt);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, %d);", x->type.rank, o->step->dim);
+		break;
+	case STEP_REDUCE_SCATTER:
+		sb_printf(b, "sc_reduce_scatter(rt, g%d, %s, %s, %s, ", g, in, out, dt);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, %d, %s);", x->type.rank, o->step->dim, redop_name(o->step->op));
+		break;
+	case STEP_ALL_TO_ALL:
+		sb_printf(b, "sc_all_to_all(rt, g%d, %s, %s, %s, ", g, in, out, dt);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, %d, %d);", x->type.rank, o->step->dim2, o->step->dim);
+		break;
+	case STEP_SLICE:
+		break;
+	}
+}
+
+void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
+{
+	const Lowered *l = p->l;
+	const char *y = p->cname[o->result];
+	const LValue *yv = &l->values[o->result], *x = &l->values[o->in[0]];
+	const char *x0 = p->cname[o->in[0]], *x1 = o->nin > 1 ? p->cname[o->in[1]] : NULL;
+	int64_t m, n, k, axes[MAX_DIMS];
+	switch (o->op) {
+	OP_CASES(UNARY_OPS)
+		if (o->fuse_from >= 0) {   /* BiasAdd then the operator: one pass (fuse.c) */
+			const LOp *bias = &l->ops[o->fuse_from];
+			const LValue *bx = &l->values[bias->in[0]];
+			int64_t c = bx->type.rank ? bx->type.dims[bx->type.rank - 1] : 1;
+			sb_printf(b, "sc_bias_unary(rt, %s, %s, %s, %s, %s, %lld, %lld);", op_info[o->op].kernel,
+			          p->cname[bias->in[0]], p->cname[bias->in[1]], bias->fused_writes ? x0 : "NULL", y,
+			          (long long)(numel(bx) / c), (long long)c);
+		} else
+			sb_printf(b, "sc_unary(rt, %s, %s, %s, %lld);", op_info[o->op].kernel, x0, y, (long long)numel(yv));
+		break;
+	case OP_MATMUL:
+		emit_matmul_dims(o, l, &m, &n, &k);
+		matmul_call(b, l, o, false);
+		sb_printf(b, "%s, %s, %s, %lld, %lld, %lld, %d, %d);", x0, x1, y, (long long)m, (long long)n, (long long)k,
+		          a->transpose_a, a->transpose_b);
+		break;
+	case OP_BATCH_MATMUL: {
+		emit_matmul_dims(o, l, &m, &n, &k);
+		if (bmm_is_strided(l, o->in[0], o->in[1], o->result)) {
+			strided_bmm_call(b, p, o, (const int[]){o->in[0], o->in[1], o->result}, y, yv, m, n, k, a->transpose_a,
+			                 a->transpose_b);
+			break;
+		}
+		const LValue *bv = &l->values[o->in[1]];
+		matmul_call(b, l, o, true);
+		sb_printf(b, "%s, ", x0);
+		dims_lit(b, x->type.dims, x->type.rank - 2);
+		sb_printf(b, ", %d, %s, ", x->type.rank - 2, x1);
+		dims_lit(b, bv->type.dims, bv->type.rank - 2);
+		sb_printf(b, ", %d, %s, ", bv->type.rank - 2, y);
+		dims_lit(b, yv->type.dims, yv->type.rank - 2);
+		sb_printf(b, ", %d, %lld, %lld, %lld, %d, %d);", yv->type.rank - 2, (long long)m, (long long)n, (long long)k,
+		          a->transpose_a, a->transpose_b);
+		break;
+	}
+	OP_CASES(BINARY_OPS)
+		if (o->fuse_from >= 0) {   /* BiasAdd then this Add: one pass (fuse.c) */
+			const LOp *bias = &l->ops[o->fuse_from];
+			const LValue *bx = &l->values[bias->in[0]];
+			int64_t c = bx->type.rank ? bx->type.dims[bx->type.rank - 1] : 1;
+			int other = o->in[0] == bias->result ? o->in[1] : o->in[0];
+			sb_printf(b, "sc_bias_add_residual(rt, %s, %s, %s, %s, %s, %lld, %lld);", p->cname[bias->in[0]],
+			          p->cname[bias->in[1]], bias->fused_writes ? p->cname[bias->result] : "NULL", p->cname[other], y,
+			          (long long)(numel(bx) / c), (long long)c);
+		} else
+			emit_binary(b, p, op_info[o->op].kernel, o->in[0], o->in[1], o->result);
+		break;
+	case OP_BIAS_ADD: {
+		int64_t c = x->type.rank ? x->type.dims[x->type.rank - 1] : 1;
+		sb_printf(b, "sc_bias_add(rt, %s, %s, %s, %lld, %lld);", x0, x1, y, (long long)(numel(x) / c), (long long)c);
+		break;
+	}
+	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
+		if (fused_mask_operand(l, o) >= 0) {   /* softmax([x * scale] + mask): the Add's, the Mul's operands */
+			const LOp *add = &l->ops[o->fuse_from], *mul = add->fuse_from >= 0 ? &l->ops[add->fuse_from] : NULL;
+			int mk = fused_mask_operand(l, o), s = fused_scale_operand(l, o);
+			const LValue *mv = &l->values[add->in[mk]];
+			sb_printf(b, "sc_softmax_masked(rt, %s, %s, %s, ", p->cname[mul ? mul->in[1 - s] : add->in[1 - mk]],
+			          mul ? p->cname[mul->in[s]] : "NULL", p->cname[add->in[mk]]);
+			dims_lit(b, mv->type.dims, mv->type.rank);
+			sb_printf(b, ", %d, %s, ", mv->type.rank, y);
+			dims_lit(b, x->type.dims, x->type.rank);
+			sb_printf(b, ", %d);", x->type.rank);
+			break;
+		}
+		if (o->fuse_from >= 0) {   /* softmax(x * scale): the Mul's operands (fuse.c) */
+			const LOp *mul = &l->ops[o->fuse_from];
+			int s = fused_scale_operand(l, o);
+			sb_printf(b, "sc_softmax_scaled(rt, %s, %s, %s, ", p->cname[mul->in[1 - s]], p->cname[mul->in[s]], y);
+		} else
+			sb_printf(b, "sc_%s(rt, %s, %s, ", o->op == OP_SOFTMAX ? "softmax" : "log_softmax", x0, y);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, %lld);", x->type.rank, (long long)(a->has_axis && a->naxes ? a->axes[0] : -1));
+		break;
+	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: {
+		int na = reduce_axes(a, x->type.rank, axes);
+		sb_printf(b, "sc_reduce_%s(rt, %s, %s, ", o->op == OP_REDUCE_SUM ? "sum" : o->op == OP_REDUCE_MEAN ? "mean" : "max",
+		          x0, y);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, ", x->type.rank);
+		ints_lit(b, axes, na);
+		sb_printf(b, ", %d);", na);
+		break;
+	}
+	case OP_RESHAPE: case OP_FLATTEN:
+		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));
+		break;
+	case OP_TRANSPOSE:
+		sb_printf(b, "sc_transpose(rt, %s, %s, %s, ", sc_dtype_name(x->type.dtype), x0, y);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, ", x->type.rank);
+		ints_lit(b, a->perm, a->nperm);
+		sb_puts(b, ");");
+		break;
+	case OP_GATHER: {
+		const LValue *idx = &l->values[o->in[1]];
+		int64_t rows = x->type.dims[0];
+		char off[32];
+		offset_arg(off, sizeof off, p, o, a);
+		sb_printf(b, "sc_gather(rt, %s, %lld, %lld, %s, %s, %lld, %s, %s);", x0, (long long)rows,
+		          (long long)(numel(x) / rows), x1, sc_dtype_name(idx->type.dtype), (long long)numel(idx), off, y);
+		break;
+	}
+	case OP_LAYER_NORM:
+		if (o->nin == 5) {   /* a slice of the normalized dims (lower.c) */
+			int64_t rows = 1, nd = norm_axis(a->begin_norm_axis, x->type.rank);
+			for (int d = 0; d < nd; d++)
+				rows *= x->type.dims[d];
+			sb_printf(b, "sc_layer_norm_part(rt, %s, %s, %s, %s, %s, %s, %lld, %lld, %.17g);", x0, x1, p->cname[o->in[2]],
+			          p->cname[o->in[3]], p->cname[o->in[4]], y, (long long)rows, (long long)(numel(x) / rows),
+			          a->epsilon);
+			break;
+		}
+		sb_printf(b, "sc_layer_norm(rt, %s, %s, %s, %s, ", x0, x1, p->cname[o->in[2]], y);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, %lld, %lld, %.17g);", x->type.rank, (long long)a->begin_norm_axis,
+		          (long long)a->begin_params_axis, a->epsilon);
+		break;
+	case OP_CONCAT: {
+		int axis = (int)norm_axis(a->has_axis && a->naxes ? a->axes[0] : 0, yv->type.rank);
+		sb_printf(b, "sc_concat(rt, %s, (const void *const[]){", sc_dtype_name(yv->type.dtype));
+		for (int j = 0; j < o->nin; j++)
+			sb_printf(b, j ? ", %s" : "%s", p->cname[o->in[j]]);
+		sb_puts(b, "}, (const int64_t[]){");
+		for (int j = 0; j < o->nin; j++)
+			sb_printf(b, j ? ", %lld" : "%lld", (long long)l->values[o->in[j]].type.dims[axis]);
+		sb_printf(b, "}, %d, %s, ", o->nin, y);
+		dims_lit(b, yv->type.dims, yv->type.rank);
+		sb_printf(b, ", %d, %d);", yv->type.rank, axis);
+		break;
+	}
+	case OP_CAST:
+		sb_printf(b, "sc_cast(rt, %s, %s, %s, %s, %lld);", x0, sc_dtype_name(x->type.dtype), y,
+		          sc_dtype_name(yv->type.dtype), (long long)numel(x));
+		break;
+	case OP_STRIDED_SLICE:
+		sb_printf(b, "sc_strided_slice(rt, %s, %s, %s, ", sc_dtype_name(x->type.dtype), x0, y);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, ", x->type.rank);
+		slice_args(b, p, o, a, x);
+		sb_puts(b, ");");
+		break;
+	case OP_SPARSE_SOFTMAX_CE:
+		if (o->nin == 4) {   /* a class slice's piece (lower.c); its first class from the table */
+			char off[32];
+			offset_arg(off, sizeof off, p, o, a);
+			sb_printf(b, "sc_sparse_softmax_ce_part(rt, %s, %s, %s, %s, %s, %s, %lld, %lld, %s);", x0, x1,
+			          sc_dtype_name(l->values[o->in[1]].type.dtype), p->cname[o->in[2]], p->cname[o->in[3]], y,
+			          (long long)x->type.dims[0], (long long)x->type.dims[1], off);
+		} else
+			sb_printf(b, "sc_sparse_softmax_ce(rt, %s, %s, %s, %s, %lld, %lld);", x0, x1,
+			          sc_dtype_name(l->values[o->in[1]].type.dtype), y, (long long)x->type.dims[0],
+			          (long long)x->type.dims[1]);
+		break;
+	case OP_MSE_LOSS: case OP_L1_LOSS:
+		sb_printf(b, "sc_%s_loss(rt, %s, %s, %s, %lld);", o->op == OP_MSE_LOSS ? "mse" : "l1", x0, x1, y,
+		          (long long)numel(x));
+		break;
+	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
+		/* a collective written in a one-device model: a group of one */
+		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));
+		break;
+	case OP_CALL: case OP_COUNT:   /* inlined by flatten; rejected by check_names */
+		die("no %s operator is left to emit", o->op == OP_CALL ? "Call" : "unknown");
+	}
+}

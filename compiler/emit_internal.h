@@ -1,0 +1,133 @@
+/* emit_internal.h: what the emitter's files share (plan.c, emit_args.c,
+ * emit_forward.c, emit_adjoint.c, emit.c): the Program, the buffer plan and
+ * rank table every rank's program.c is written from, and the helpers that
+ * write a runtime call's arguments. plan.c is at the bottom and calls none
+ * of the others; emit_args.c calls only plan.c; emit_forward.c and
+ * emit_adjoint.c call those two; emit.c calls them all. */
+#ifndef EMIT_INTERNAL_H
+#define EMIT_INTERNAL_H
+
+#include "shardc.h"
+
+enum { ALIGN = 256 };
+
+struct Program {
+	const Lowered *l;
+	const char *model;       /* the model file, named in comments (sb_c_comment) */
+	int64_t *offset;         /* (nvalues) byte offset in the slab */
+	int *view;               /* (nvalues) the value whose buffer this one shares (copied_value), -1 none */
+	int64_t *state;          /* (nparams) optimizer state's offset (Adam: m, then v); -1 none */
+	int64_t slab_bytes, persistent_bytes, scratch;  /* scratch: the offset of one op's temporary */
+	const char **cname;      /* (nvalues) C identifiers */
+	const char **arg;        /* (nvalues) what an operator passes: cname, or a half value's Float32 copy */
+	int *partition;          /* (nops) index into part[] of a collective's group, -1 none */
+	int *part;               /* (npart) an op of each partition of the ranks into groups */
+	int npart;
+	/* The rank table: what program.c reads as T[pos .. pos + n) */
+	struct Entry *entry;     /* (nentry) in table order */
+	int nentry;
+	int64_t tlen;            /* numbers in a rank's table */
+	int64_t *tab;            /* (device_num, tlen) every rank's table */
+	int *value_entry;        /* (nvalues) entry of a value's piece start, -1 none */
+	int *op_entry;           /* (nops) entry of an op's rank's attributes or pieces, -1 none */
+	int *part_entry;         /* (npart) entry of the first member of the rank's group */
+	const TensorLayout **mat;   /* (nmat) the device matrices the entries are formulas on */
+	int nmat;
+};
+
+/* One rank-dependent item of the table, a formula of the rank's row-major
+ * coordinates on a device matrix. */
+typedef enum {
+	E_GROUP,     /* at partition k: the first member of the rank's group (1 number) */
+	E_PIECE,     /* at value v: where the rank's piece starts, per dim (rank numbers) */
+	E_SLICE,     /* at op i, a slice: its begin, then its end, per dim */
+	E_OFFSET,    /* at op i, a Gather of a split table: the first row the rank holds (1) */
+	E_SQNORM,    /* at op i, a global norm: per gradient piece, its size if the rank
+	              * holds its first copy, else 0 (nin numbers) */
+} EntryKind;
+
+typedef struct Entry {
+	EntryKind kind;
+	int at, n;
+	int64_t pos;         /* its numbers are T[pos .. pos + n); -1: the same on every rank, lit */
+	const int64_t *lit;  /* (n) with pos -1: the numbers, written into program.c */
+	int first;           /* the first entry with the same numbers on every rank (it names them) */
+	int nsame;           /* on a first entry: how many others share its place */
+} Entry;
+
+enum { MAX_WIDENED = 8 };   /* LayerNorm's adjoint: dy, x, gamma, beta, y and dx */
+
+typedef struct {
+	int value[MAX_WIDENED];
+	int64_t off[MAX_WIDENED];       /* the Float32 copy's offset in the slab */
+	int n, nread;                   /* value[0..nread) are read, the rest written */
+	int64_t bytes;                  /* scratch the copies take */
+} Widened;
+
+/* ---- plan.c: sizes, half operands widened, scratch, groups ---- */
+
+int64_t numel(const LValue *v);             /* elements of this rank's piece */
+int64_t value_bytes(const LValue *v);
+int64_t aligned(int64_t n);                  /* n rounded up to ALIGN */
+/* A MatMul or BatchMatMul (or one's adjoint) on two operands of one half
+ * type: the runtime's *_half kernels take them as they are. */
+bool matmul_on_halves(const Lowered *l, const LOp *o);
+/* The half values operator o reads and writes, their Float32 copies placed
+ * from offset base on. */
+void widened(const Lowered *l, const LOp *o, int64_t base, Widened *w);
+/* The temporary a kernel needs: a broadcast BatchMatMul's gradient before
+ * it is summed down to its input's shape; a bucket of AllReduces packed. */
+int64_t kernel_scratch(const Lowered *l, const LOp *o);
+/* The optimizer's state per parameter, in buffers of the parameter's size:
+ * SGD's accumulation (with momentum), Momentum's v, Adam's m and v. */
+int state_slots(const Train *t);
+/* The group of rank for a collective of partition op, as sc_group_split_grid
+ * takes it: its first member, then for each run of neighbouring group axes
+ * (of the matrix the ranks are numbered row-major over) its size and rank
+ * stride; ng runs, n members. Only first depends on the rank. */
+int64_t group_grid(const LOp *op, int64_t rank, int64_t *size, int64_t *stride, int *ng, int64_t *n);
+
+/* ---- emit_args.c: a runtime call's arguments ---- */
+
+void dims_lit(StrBuf *b, const int64_t *dims, int rank);
+void ints_lit(StrBuf *b, const int64_t *v, int n);
+const char *sc_dtype_name(DType t);
+const char *c_type(DType t);
+/* `<name>, <dims>, <rank>` of a value: how most kernels take a tensor. */
+void tensor_arg(StrBuf *b, const Program *p, int v);
+/* y = a op b, numpy broadcasting: values a, b and y. */
+void emit_binary(StrBuf *b, const Program *p, const char *op, int a, int bb, int y);
+const char *redop_name(ReduceOp op);
+/* Reduced axes, non-negative; all of them when none are named. */
+int reduce_axes(const Attrs *a, int rank, int64_t *axes);
+int64_t norm_axis(int64_t axis, int rank);
+/* Numbers [k, k + n) of entry e: `T + pos` (array) or `T[pos]`, or the
+ * numbers themselves where every rank has the same. */
+void entry_ref(StrBuf *b, const Entry *e, int k, int n, bool array);
+/* The table entry of operator o, or NULL. */
+const Entry *op_table(const Program *p, const LOp *o);
+/* StridedSlice's begin, end and strides for every dim (missing ones: whole);
+ * a slice redistribution's bounds are the rank's, from the table. */
+void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a, const LValue *x);
+/* Gather's offset (a split table's first row) and a class-split cross
+ * entropy's (its first class) are the rank's, from the table. */
+void offset_arg(char *buf, size_t size, const Program *p, const LOp *o, const Attrs *a);
+void emit_matmul_dims(const LOp *f, const Lowered *l, int64_t *m, int64_t *n, int64_t *k);
+/* `sc_matmul(rt, ` or, on half operands, `sc_matmul_half(rt, SC_BF16, `;
+ * sc_batch_matmul likewise. */
+void matmul_call(StrBuf *b, const Lowered *l, const LOp *o, bool batch);
+/* A BatchMatMul of which one value is laid out by a folded Transpose
+ * (fuse.c): every operand by its strides, batch dims aligned to the
+ * result's (y, nb of them) from the right, 0 where one repeats. */
+bool bmm_is_strided(const Lowered *l, int a, int b, int c);
+void strided_bmm_call(StrBuf *b, const Program *p, const LOp *o, const int v[3], const char *c,
+                      const LValue *y, int64_t m, int64_t n, int64_t k, int ta, int tb);
+
+/* ---- emit_forward.c and emit_adjoint.c: one operator's runtime call ---- */
+
+void emit_collective(StrBuf *b, const Program *p, const LOp *o, int i);
+void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a);
+/* The gradient of input o->k of forward operator f, from dy. */
+void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, int64_t scratch_off);
+
+#endif

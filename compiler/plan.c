@@ -1,0 +1,806 @@
+/* plan.c: the buffer plan and the rank table every rank's program shares.
+ *
+ * Requires a Lowered program. Every rank runs the same sequence of operators
+ * on pieces of the same local shapes, so one buffer plan serves them all:
+ * parameters, inputs and optimizer state live for the whole run; every other
+ * value gets a place in one slab from its definition to its last use
+ * (placed offline, largest first, each at the lowest offset free for its
+ * whole life), except a value that would only be a copy of another (a
+ * Reshape, its adjoint), which is that value's bytes in its buffer (a
+ * view: no copy, no second buffer). What differs between
+ * ranks, the groups, slice bounds, a split table's row offset, which pieces
+ * of the gradients a rank holds the first copy of and where each input's
+ * and result's piece starts, is a table of numbers per rank (Program.entry,
+ * Program.tab), which emit.c writes as rank_<r>.c. Here too: the C names of
+ * the values, the partitions of the ranks into groups, and emit_check, what
+ * the v1 runtime computes. The bottom of the emitter: it calls none of the
+ * other emit files. */
+#include "emit_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int64_t numel(const LValue *v)
+{
+	int64_t n = 1;
+	for (int d = 0; d < v->type.rank; d++)
+		n *= v->type.dims[d];
+	return n;
+}
+
+int64_t value_bytes(const LValue *v)
+{
+	return numel(v) * dtype_bytes(v->type.dtype);
+}
+
+int64_t aligned(int64_t n)
+{
+	return (n + ALIGN - 1) / ALIGN * ALIGN;
+}
+
+/* ---- checks: what the v1 runtime computes ---- */
+
+/* Operators that move elements of any type; the rest compute on floats. */
+static bool any_dtype(OpKind op)
+{
+	return op == OP_RESHAPE || op == OP_FLATTEN || op == OP_TRANSPOSE || op == OP_CONCAT ||
+	       op == OP_STRIDED_SLICE || op == OP_CAST || op_is_comm(op);
+}
+
+/* Backward operators that only move or convert elements, as their forward
+ * ones; the rest compute on floats. */
+static bool grad_any_dtype(const Lowered *l, const LOp *o)
+{
+	if (o->grad == GRAD_NONE)
+		return true;   /* a collective or slice moving a gradient */
+	if (o->grad != GRAD_ADJOINT)
+		return false;
+	OpKind f = l->ops[o->of].op;
+	if (f == OP_BIAS_ADD && o->k == 0)
+		return true;   /* a copy of dy */
+	return any_dtype(f) && f != OP_STRIDED_SLICE;   /* its gradient scatters into zeros */
+}
+
+/* The runtime's kernels compute on Float32; Float16 and BFloat16 operands
+ * are widened to Float32 around them (see "half types" below). Integer
+ * arithmetic it has none of. Gradients are floats by construction. */
+bool emit_check(const Lowered *l, Diag *d)
+{
+	const Graph *g = l->flat->g;
+	int before = d->nerrors;
+	for (int i = 0; i < l->nfwd; i++) {
+		const LOp *o = &l->ops[i];
+		if (o->node < 0 || any_dtype(o->op))
+			continue;
+		const Node *n = &g->nodes[o->node];
+		for (int k = 0; k < o->nin; k++) {
+			bool index = op_info[o->op].nograd & (1u << k);   /* indices, labels */
+			DType t = l->values[o->in[k]].type.dtype;
+			if (!index && t != DT_F32 && !dtype_is_half(t)) {
+				diag_error(d, l->m->src, n->op_span, "%s on %s: the v1 runtime computes %s on Float32, Float16 "
+				           "and BFloat16 only; Cast '%%%s' to Float32 first", op_info[o->op].name, dtype_name(t),
+				           op_info[o->op].name, g->values[n->in[k]].name);
+				break;
+			}
+		}
+	}
+	/* The global norm's one kernel reads every gradient: too many to widen. */
+	const Train *t = l->m->train;
+	for (int v = 0; t && t->clip_global_norm > 0 && v < l->nparams; v++)
+		if (dtype_is_half(l->values[v].type.dtype)) {
+			diag_error(d, l->m->src, t->span, "clip_global_norm with a %s parameter ('%%%s'): the global norm is "
+			           "computed on Float32 gradients only; keep the parameters in Float32 and Cast them",
+			           dtype_name(l->values[v].type.dtype), g->values[v].name);
+			break;
+		}
+	return d->nerrors == before;
+}
+
+/* ---- half types: computed in float32 ----
+ *
+ * An operator that computes (not one that moves elements) on Float16 or
+ * BFloat16 values runs the Float32 kernel between casts: each half value it
+ * reads is widened (exactly) into a Float32 copy in the scratch area, the
+ * kernel writes its result's Float32 copy there, and one sc_cast rounds it
+ * to the result's type (to nearest, ties to even). So every half result is
+ * the Float32 computation rounded once, on either backend; sums inside a
+ * kernel (MatMul's, a reduction's, LayerNorm's) run in Float32 or wider. */
+
+static bool computes(const Lowered *l, const LOp *o)
+{
+	switch (o->grad) {
+	case GRAD_NONE: return !any_dtype(o->op);
+	case GRAD_SEED: case GRAD_ZERO: return false;   /* sc_fill takes every type */
+	case GRAD_ACCUM: case GRAD_SCALE: case GRAD_MAX_MASK: case GRAD_TIE_COUNT: case GRAD_CLIP: return true;
+	case GRAD_SQNORM: return true;   /* emit_check refuses it on half gradients */
+	case GRAD_ADJOINT: return !grad_any_dtype(l, o);
+	}
+	return true;
+}
+
+/* A MatMul or BatchMatMul (or one's adjoint) whose two operands are of one
+ * half type runs on them directly: sc_matmul_half / sc_batch_matmul_half sum
+ * in Float32 (tensor cores on cuda) and write the Float32 copy of the
+ * result, which is rounded once as for any operator. Its operands need no
+ * widened copies. */
+static bool is_matmul(OpKind op)
+{
+	return op == OP_MATMUL || op == OP_BATCH_MATMUL;
+}
+
+bool matmul_on_halves(const Lowered *l, const LOp *o)
+{
+	int x0, x1;
+	if (o->grad == GRAD_NONE && is_matmul(o->op)) {
+		x0 = o->in[0];
+		x1 = o->in[1];
+	} else if (o->grad == GRAD_ADJOINT && is_matmul(l->ops[o->of].op)) {
+		x0 = o->in[0];                               /* dy */
+		x1 = l->ops[o->of].in[1 - o->k];             /* the other operand */
+	} else {
+		return false;
+	}
+	DType t = l->values[x0].type.dtype;
+	return dtype_is_half(t) && l->values[x1].type.dtype == t;
+}
+
+static void widen_add(const Lowered *l, Widened *w, int v, int64_t *top)
+{
+	if (!dtype_is_half(l->values[v].type.dtype))
+		return;
+	for (int i = 0; i < w->n; i++)
+		if (w->value[i] == v)
+			return;
+	if (w->n == MAX_WIDENED)
+		die("an operator with more than %d half operands", MAX_WIDENED);
+	w->value[w->n] = v;
+	w->off[w->n++] = *top;
+	*top += aligned(numel(&l->values[v]) * 4);
+}
+
+/* The half values operator o reads and writes, their Float32 copies placed
+ * from offset base on. */
+void widened(const Lowered *l, const LOp *o, int64_t base, Widened *w)
+{
+	int64_t top = base;
+	w->n = 0;
+	if (computes(l, o) && !matmul_on_halves(l, o)) {
+		for (int k = 0; k < o->nin; k++)
+			widen_add(l, w, o->in[k], &top);
+		if (o->grad == GRAD_ADJOINT) {
+			const LOp *f = &l->ops[o->of];
+			for (int k = 0; k < f->nin; k++)
+				widen_add(l, w, f->in[k], &top);
+			widen_add(l, w, f->result, &top);
+		}
+	}
+	w->nread = w->n;
+	if (computes(l, o))
+		widen_add(l, w, o->result, &top);
+	w->bytes = top - base;
+}
+
+/* ---- the buffer plan ---- */
+
+/* Offline placement (greedy by size, as TensorFlow Lite's arena planner
+ * does): every buffer's life [def, last] is known before any is placed, so
+ * the largest go first, each at the lowest offset where it overlaps no
+ * placed buffer alive at the same time. */
+typedef struct {
+	int64_t size, off;
+	int def, last, value;
+} Buffer;
+
+static int larger_first(const void *a, const void *b)
+{
+	const Buffer *x = a, *y = b;
+	if (x->size != y->size)
+		return x->size < y->size ? 1 : -1;
+	if (x->def != y->def)
+		return x->def < y->def ? -1 : 1;
+	return (x->value > y->value) - (x->value < y->value);
+}
+
+typedef struct {
+	int64_t off, end;
+} Busy;
+
+static int busy_cmp(const void *a, const void *b)
+{
+	const Busy *x = a, *y = b;
+	return (x->off > y->off) - (x->off < y->off);
+}
+
+/* Sets each buffer's off; returns the bytes they take together. */
+static int64_t place_buffers(Buffer *buf, int n)
+{
+	Busy *busy = xmalloc(sizeof(Busy) * (size_t)(n ? n : 1));
+	qsort(buf, (size_t)n, sizeof *buf, larger_first);
+	int64_t peak = 0;
+	for (int k = 0; k < n; k++) {
+		int nb = 0;
+		for (int j = 0; j < k; j++)
+			if (buf[j].def <= buf[k].last && buf[k].def <= buf[j].last && buf[j].size > 0)
+				busy[nb++] = (Busy){buf[j].off, buf[j].off + buf[j].size};
+		qsort(busy, (size_t)nb, sizeof *busy, busy_cmp);
+		int64_t at = 0;
+		for (int j = 0; j < nb && busy[j].off < at + buf[k].size; j++)
+			at = busy[j].end > at ? busy[j].end : at;
+		buf[k].off = at;
+		peak = at + buf[k].size > peak ? at + buf[k].size : peak;
+	}
+	free(busy);
+	return peak;
+}
+
+/* A backward operator reads the forward operator it differentiates; a
+ * kernel that carries a fused operator (fuse.c) reads that one's inputs,
+ * and those of the one it carries in turn. */
+static void mark_uses(const Lowered *l, const LOp *o, int at, int *last)
+{
+	for (int k = 0; k < o->nin; k++)
+		last[o->in[k]] = at;
+	int m[MAX_CHAIN], nm = chain_members(l, at, m);   /* an elementwise chain's last: every member's */
+	for (int j = 0; j < nm; j++)
+		for (int k = 0; k < l->ops[m[j]].nin; k++)
+			last[l->ops[m[j]].in[k]] = at;
+	for (int f = o->fuse_from; f >= 0; f = l->ops[f].fuse_from)
+		for (int k = 0; k < l->ops[f].nin; k++)
+			last[l->ops[f].in[k]] = at;
+	if (o->grad == GRAD_ADJOINT) {
+		const LOp *f = &l->ops[o->of];
+		for (int k = 0; k < f->nin; k++)
+			last[f->in[k]] = at;
+		last[f->result] = at;
+	}
+}
+
+/* The temporary a kernel needs: a broadcast BatchMatMul's gradient before
+ * it is summed down to its input's shape; a bucket of AllReduces packed. */
+int64_t kernel_scratch(const Lowered *l, const LOp *o)
+{
+	if (o->bucket > 0) {
+		int64_t bytes = 0;
+		for (int j = 0; j < o->bucket; j++)
+			bytes += value_bytes(&l->values[o[j].result]);
+		return aligned(bytes);
+	}
+	if (o->grad != GRAD_ADJOINT || o->op != OP_BATCH_MATMUL)
+		return 0;
+	const LValue *y = &l->values[l->ops[o->of].result], *x = &l->values[o->result];
+	int64_t batch = numel(y) / (y->type.dims[y->type.rank - 2] * y->type.dims[y->type.rank - 1]);
+	return aligned(batch * x->type.dims[x->type.rank - 2] * x->type.dims[x->type.rank - 1] * 4);
+}
+
+/* The scratch an operator needs: its kernel's, then its half operands'
+ * Float32 copies. */
+static int64_t scratch_bytes(const Lowered *l, const LOp *o)
+{
+	if (o->chain >= 0)   /* sc_ew_chain reads and writes half values itself */
+		return 0;
+	Widened w;
+	int64_t k = kernel_scratch(l, o);
+	widened(l, o, k, &w);
+	return k + w.bytes;
+}
+
+/* The optimizer's state per parameter, in buffers of the parameter's size:
+ * SGD's accumulation (with momentum), Momentum's v, Adam's m and v. */
+int state_slots(const Train *t)
+{
+	if (!t)
+		return 0;
+	switch (t->optimizer) {
+	case OPT_SGD: return t->momentum > 0;
+	case OPT_MOMENTUM: return 1;
+	case OPT_ADAM: case OPT_ADAM_WEIGHT_DECAY: return 2;
+	}
+	return 0;
+}
+
+/* The scratch a half parameter's update needs: Float32 copies of the
+ * parameter, its gradient and its optimizer state. */
+static int64_t update_scratch(const Lowered *l, int v)
+{
+	const LValue *x = &l->values[v];
+	if (!dtype_is_half(x->type.dtype))
+		return 0;
+	return aligned(numel(x) * 4) * (2 + state_slots(l->m->train));
+}
+
+/* The value operator o's code would only copy into its result, bytes
+ * unchanged (a Reshape or a Flatten, their adjoints, a BiasAdd's adjoint for
+ * its input), or -1. */
+static int copied_value(const Lowered *l, const LOp *o)
+{
+	bool copies = false;
+	if (o->grad == GRAD_NONE && !o->step)
+		copies = o->op == OP_RESHAPE || o->op == OP_FLATTEN;
+	else if (o->grad == GRAD_ADJOINT) {
+		OpKind f = l->ops[o->of].op;
+		copies = f == OP_RESHAPE || f == OP_FLATTEN || (f == OP_BIAS_ADD && o->k == 0);
+	}
+	if (!copies || value_bytes(&l->values[o->in[0]]) != value_bytes(&l->values[o->result]))
+		return -1;
+	return o->in[0];
+}
+
+/* Views: a result that would be a copy of a value computed in this step
+ * takes that value's buffer instead (no copy), and the buffer lives until
+ * the last reader of either. Nothing writes a value after its operator, so
+ * the two never differ. Parameters and inputs are left alone (their buffers
+ * are not the step's to lend), and so are fused results, which have none.
+ * A folded Transpose's two values share a buffer the same way (fuse.c), one
+ * of them laid out with strides. */
+static void plan_views(Program *p, int *last, const bool *unbuffered)
+{
+	const Lowered *l = p->l;
+	for (int v = 0; v < l->nvalues; v++)
+		p->view[v] = -1;
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		int s = o->fold ? o->in[0] : o->shadow || o->fused ? -1 : copied_value(l, o);
+		if (s < l->nparams || unbuffered[s])
+			continue;
+		p->view[o->result] = p->view[s] >= 0 ? p->view[s] : s;
+	}
+	for (int v = 0; v < l->nvalues; v++)
+		if (p->view[v] >= 0 && last[v] > last[p->view[v]])
+			last[p->view[v]] = last[v];
+}
+
+static void plan_buffers(Program *p)
+{
+	const Lowered *l = p->l;
+	int nv = l->nvalues, nops = l->nops;
+	p->offset = xmalloc(sizeof(int64_t) * (size_t)(nv ? nv : 1));
+	p->state = xmalloc(sizeof(int64_t) * (size_t)(l->nparams ? l->nparams : 1));
+	int64_t top = 0;
+	for (int v = 0; v < l->nparams; v++) {
+		p->offset[v] = top;
+		top += aligned(value_bytes(&l->values[v]));
+	}
+	for (int v = 0; v < l->nparams; v++) {
+		p->state[v] = -1;
+		int slots = state_slots(l->m->train);
+		if (!l->grad || l->grad[v] < 0 || !slots)
+			continue;
+		p->state[v] = top;
+		top += aligned(value_bytes(&l->values[v])) * slots;
+	}
+	p->persistent_bytes = top;
+	/* Last uses: operators' inputs; the loss is printed after the forward
+	 * graph, the gradients feed the update, the results are saved at the end. */
+	int *last = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));
+	bool *unbuffered = xcalloc((size_t)(nv ? nv : 1), sizeof *unbuffered);   /* a fused operator's result */
+	for (int v = 0; v < nv; v++)
+		last[v] = -1;
+	for (int i = 0; i < nops; i++) {
+		if (l->ops[i].shadow)   /* no code: its adjoint reads through it (mark_uses) */
+			continue;
+		last[l->ops[i].result] = i;
+		unbuffered[l->ops[i].result] = l->ops[i].fused && !l->ops[i].fused_writes;
+		mark_uses(l, &l->ops[i], i, last);
+	}
+	if (l->loss >= 0 && last[l->loss] < l->nfwd)
+		last[l->loss] = l->nfwd;
+	for (int v = 0; l->grad && v < l->nparams; v++)
+		if (l->grad[v] >= 0)
+			last[l->grad[v]] = nops;
+	for (int k = 0; k < l->nret; k++)
+		last[l->rets[k]] = nops + 1;
+	p->view = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));
+	plan_views(p, last, unbuffered);
+	/* Each buffer's life: from its operator to its last reader. */
+	int *def = xcalloc((size_t)(nv ? nv : 1), sizeof *def);   /* 0 for one only a shadow defines: from the start */
+	int64_t scratch = 0;
+	for (int i = 0; i < nops; i++) {
+		const LOp *o = &l->ops[i];
+		int64_t s = scratch_bytes(l, o);
+		scratch = s > scratch ? s : scratch;
+		if (!o->shadow)
+			def[o->result] = i;
+	}
+	Buffer *buf = xmalloc(sizeof *buf * (size_t)(nv ? nv : 1));   /* the values with buffers of their own */
+	int n = 0;
+	for (int v = l->nparams; v < nv; v++) {
+		p->offset[v] = -1;
+		if (last[v] >= 0 && !unbuffered[v] && p->view[v] < 0)
+			buf[n++] = (Buffer){aligned(value_bytes(&l->values[v])), 0, def[v], last[v], v};
+	}
+	int64_t transient = place_buffers(buf, n);
+	for (int k = 0; k < n; k++)
+		p->offset[buf[k].value] = buf[k].off;
+	for (int v = l->nparams; v < nv; v++)
+		if (p->view[v] >= 0)
+			p->offset[v] = p->offset[p->view[v]];
+	for (int v = 0; l->grad && v < l->nparams; v++)
+		if (l->grad[v] >= 0) {
+			int64_t s = update_scratch(l, v);
+			scratch = s > scratch ? s : scratch;
+		}
+	if (l->loss >= 0 && dtype_is_half(l->values[l->loss].type.dtype))
+		scratch = scratch > 4 ? scratch : 4;   /* the loss widened for printing */
+	for (int v = l->nparams; v < nv; v++)
+		if (p->offset[v] >= 0)
+			p->offset[v] += p->persistent_bytes;
+	p->scratch = p->persistent_bytes + transient;
+	p->slab_bytes = p->scratch + aligned(scratch);
+	free(last);
+	free(unbuffered);
+	free(def);
+	free(buf);
+}
+
+/* ---- C identifiers: the IR names made C, unique ---- */
+
+static const char *const reserved[] = {
+	"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+	"float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+	"sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "main",
+	"argc", "argv", "rt", "slab", "step", "steps", "out_dir", "file", "t0", "t1", "NULL", "int64_t", "int32_t",
+	"uint8_t", "printf", "input_names", "param_names", "T", "sc_ranks",
+};
+
+typedef struct {
+	const char *name;
+	int value;
+} NameSlot;
+
+static int slot_cmp(const void *a, const void *b)
+{
+	const NameSlot *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->value > y->value) - (x->value < y->value);
+}
+
+static void name_values(Program *p, Arena *arena)
+{
+	const Lowered *l = p->l;
+	int nv = l->nvalues;
+	NameSlot *s = xmalloc(sizeof *s * (size_t)(nv ? nv : 1));
+	for (int v = 0; v < nv; v++) {
+		const char *n = l->values[v].name;
+		StrBuf b = {0};
+		if (!((n[0] >= 'a' && n[0] <= 'z') || (n[0] >= 'A' && n[0] <= 'Z') || n[0] == '_'))
+			sb_putc(&b, 'v');
+		for (const char *c = n; *c; c++)
+			sb_putc(&b, (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ? *c : '_');
+		for (size_t r = 0; r < sizeof reserved / sizeof *reserved; r++)
+			if (!strcmp(b.data, reserved[r]))
+				sb_puts(&b, "_");
+		s[v] = (NameSlot){arena_strdup(arena, b.data), v};
+		sb_free(&b);
+	}
+	qsort(s, (size_t)nv, sizeof *s, slot_cmp);
+	p->cname = arena_alloc(arena, sizeof(char *) * (size_t)(nv ? nv : 1));
+	for (int i = 0, run = 0; i < nv; i++) {   /* a repeated name takes _2, _3 ... (the IR has no such names) */
+		run = i > 0 && !strcmp(s[i].name, s[i - 1].name) ? run + 1 : 0;
+		if (!run) {
+			p->cname[s[i].value] = s[i].name;
+			continue;
+		}
+		StrBuf b = {0};
+		sb_printf(&b, "%s__%d", s[i].name, run + 1);
+		p->cname[s[i].value] = arena_strdup(arena, b.data);
+		sb_free(&b);
+	}
+	free(s);
+}
+
+/* ---- groups: one partition of the ranks per (device matrix, axes) ---- */
+
+
+static void plan_groups(Program *p)
+{
+	const Lowered *l = p->l;
+	p->partition = xmalloc(sizeof(int) * (size_t)(l->nops ? l->nops : 1));
+	p->part = xmalloc(sizeof(int) * (size_t)(l->nops ? l->nops : 1));
+	p->npart = 0;
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		p->partition[i] = -1;
+		if (!o->step || o->step->kind == STEP_SLICE)
+			continue;
+		int k = 0;
+		while (k < p->npart && !redist_same_group(l->ops[p->part[k]].step, o->step))
+			k++;
+		if (k == p->npart)
+			p->part[p->npart++] = i;
+		p->partition[i] = k;
+	}
+}
+
+/* The group of rank for a collective of partition op, as sc_group_split_grid
+ * takes it: its first member, then for each run of neighbouring group axes
+ * (of the matrix the ranks are numbered row-major over) its size and rank
+ * stride; ng runs, n members. Only first depends on the rank. */
+int64_t group_grid(const LOp *op, int64_t rank, int64_t *size, int64_t *stride, int *ng, int64_t *n)
+{
+	const TensorLayout *m = &op->step->from;
+	int64_t coords[MAX_AXES], step[MAX_AXES], first = rank;
+	layout_coords(m, rank, coords);
+	for (int a = m->ndev - 1; a >= 0; a--)
+		step[a] = a == m->ndev - 1 ? 1 : step[a + 1] * m->dev[a + 1];
+	*ng = 0;
+	*n = 1;
+	for (int a = 0; a < m->ndev; a++) {
+		if (!(op->step->axes >> a & 1) || m->dev[a] == 1)
+			continue;
+		first -= coords[a] * step[a];
+		*n *= m->dev[a];
+		if (*ng && stride[*ng - 1] == step[a] * m->dev[a]) {
+			size[*ng - 1] *= m->dev[a];
+			stride[*ng - 1] = step[a];
+		} else {
+			size[*ng] = m->dev[a];
+			stride[(*ng)++] = step[a];
+		}
+	}
+	return first;
+}
+
+static int add_entry(Program *p, EntryKind kind, int at, int n)
+{
+	p->entry[p->nentry] = (Entry){kind, at, n, -1, NULL, p->nentry, 0};
+	return p->nentry++;
+}
+
+static void entry_values(const Program *p, const Entry *e, int64_t rank, int64_t *out, int64_t *members);
+
+static uint64_t hash_ints(const int64_t *v, int64_t n)
+{
+	uint64_t h = 0xcbf29ce484222325u;
+	for (int64_t i = 0; i < n; i++)
+		h = (h ^ (uint64_t)v[i]) * 0x100000001b3u;
+	return h;
+}
+
+/* Each entry's numbers on every rank: the same on all of them, it is
+ * written into program.c; else it takes a place in the table, shared with
+ * the entries before it that have the same numbers on every rank (every
+ * layer's weight of one shape starts at the same place on a rank). */
+static void place_entries(Program *p)
+{
+	const Lowered *l = p->l;
+	int64_t ranks = l->device_num, *members = xmalloc(sizeof(int64_t) * (size_t)ranks);
+	int hcap = 1;
+	while (hcap < 2 * p->nentry + 2)
+		hcap *= 2;
+	int *hash = xmalloc(sizeof(int) * (size_t)hcap);   /* entries with a place, by their numbers */
+	for (int i = 0; i < hcap; i++)
+		hash[i] = -1;
+	int64_t **all = xmalloc(sizeof(int64_t *) * (size_t)(p->nentry ? p->nentry : 1));   /* (ranks, n) each */
+	for (int i = 0; i < p->nentry; i++) {
+		Entry *e = &p->entry[i];
+		int64_t n = e->n, *v = xmalloc(sizeof(int64_t) * (size_t)(n * ranks + 1));
+		all[i] = v;
+		for (int64_t r = 0; r < ranks; r++)
+			entry_values(p, e, r, v + r * n, members);
+		bool same = true;
+		for (int64_t r = 1; r < ranks && same; r++)
+			same = !memcmp(v, v + r * n, sizeof(int64_t) * (size_t)n);
+		if (same) {
+			int64_t *lit = arena_alloc(l->arena, sizeof(int64_t) * (size_t)(n + 1));
+			memcpy(lit, v, sizeof(int64_t) * (size_t)n);
+			e->lit = lit;
+			continue;
+		}
+		uint64_t h = hash_ints(v, n * ranks) ^ (uint64_t)n;
+		int at = (int)(h & (uint64_t)(hcap - 1));
+		while (hash[at] >= 0) {
+			const Entry *o = &p->entry[hash[at]];
+			if (o->n == n && !memcmp(all[hash[at]], v, sizeof(int64_t) * (size_t)(n * ranks)))
+				break;
+			at = (at + 1) & (hcap - 1);
+		}
+		if (hash[at] >= 0) {
+			e->pos = p->entry[hash[at]].pos;
+			e->first = hash[at];
+			p->entry[hash[at]].nsame++;
+			continue;
+		}
+		hash[at] = i;
+		e->pos = p->tlen;
+		p->tlen += n;
+	}
+	p->tab = xmalloc(sizeof(int64_t) * (size_t)(p->tlen * ranks + 1));
+	for (int i = 0; i < p->nentry; i++) {
+		const Entry *e = &p->entry[i];
+		if (e->pos < 0 || e->first != i)
+			continue;
+		for (int64_t r = 0; r < ranks; r++)
+			memcpy(p->tab + r * p->tlen + e->pos, all[i] + r * e->n, sizeof(int64_t) * (size_t)e->n);
+	}
+	for (int i = 0; i < p->nentry; i++)
+		free(all[i]);
+	free(all);
+	free(hash);
+	free(members);
+}
+
+/* A gradient piece of the global norm that rank holds the first copy of. */
+static bool first_copy(const LValue *g, int64_t rank)
+{
+	int64_t coords[MAX_AXES];
+	layout_coords(&g->layout, rank, coords);
+	uint32_t copies = layout_replica_axes(&g->layout);
+	bool first = true;
+	for (int ax = 0; ax < g->layout.ndev; ax++)
+		first &= !(copies & (1u << ax)) || coords[ax] == 0;
+	return first;
+}
+
+/* Device matrices in order of their axes, then their sizes: the tables do
+ * not depend on which operator's layout names a matrix first. */
+static int matrix_cmp(const TensorLayout *a, const TensorLayout *b)
+{
+	if (a->ndev != b->ndev)
+		return a->ndev < b->ndev ? -1 : 1;
+	for (int k = 0; k < a->ndev; k++)
+		if (a->dev[k] != b->dev[k])
+			return a->dev[k] < b->dev[k] ? -1 : 1;
+	return 0;
+}
+
+static void add_matrix(Program *p, const TensorLayout *t)
+{
+	int j = 0;
+	while (j < p->nmat && matrix_cmp(p->mat[j], t) < 0)
+		j++;
+	if (j < p->nmat && !matrix_cmp(p->mat[j], t))
+		return;
+	if (!(p->nmat & (p->nmat - 1)))
+		p->mat = xrealloc(p->mat, sizeof *p->mat * (size_t)(p->nmat ? 2 * p->nmat : 1));
+	memmove(&p->mat[j + 1], &p->mat[j], sizeof *p->mat * (size_t)(p->nmat - j));
+	p->mat[j] = t;
+	p->nmat++;
+}
+
+/* The table's entries in the order program.c first reads them: the groups,
+ * the inputs' and parameters' pieces, the operators', the results' pieces. */
+static void plan_table(Program *p)
+{
+	const Lowered *l = p->l;
+	int nv = l->nvalues, nops = l->nops;
+	p->entry = xmalloc(sizeof(Entry) * (size_t)(p->npart + nv + nops + 1));
+	p->value_entry = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));
+	p->op_entry = xmalloc(sizeof(int) * (size_t)(nops ? nops : 1));
+	p->part_entry = xmalloc(sizeof(int) * (size_t)(p->npart ? p->npart : 1));
+	p->nentry = 0;
+	p->tlen = 0;
+	for (int v = 0; v < nv; v++)
+		p->value_entry[v] = -1;
+	for (int k = 0; k < p->npart; k++)
+		p->part_entry[k] = add_entry(p, E_GROUP, k, 1);
+	for (int v = 0; v < l->nparams; v++)
+		if (l->values[v].type.rank)
+			p->value_entry[v] = add_entry(p, E_PIECE, v, l->values[v].type.rank);
+	for (int i = 0; i < nops; i++) {
+		const LOp *o = &l->ops[i];
+		p->op_entry[i] = -1;
+		if (o->grad == GRAD_NONE && o->step && o->step->kind == STEP_SLICE)
+			p->op_entry[i] = add_entry(p, E_SLICE, i, 2 * l->values[o->in[0]].type.rank);
+		else if (o->grad == GRAD_NONE && o->table && (o->a.present & (1u << ATTR_OFFSET)))
+			p->op_entry[i] = add_entry(p, E_OFFSET, i, 1);
+		else if (o->grad == GRAD_SQNORM)
+			p->op_entry[i] = add_entry(p, E_SQNORM, i, o->nin);
+	}
+	for (int k = 0; k < l->nret; k++) {
+		int v = l->rets[k];
+		if (p->value_entry[v] < 0 && l->values[v].type.rank)
+			p->value_entry[v] = add_entry(p, E_PIECE, v, l->values[v].type.rank);
+	}
+	place_entries(p);
+	p->mat = NULL;
+	p->nmat = 0;
+	for (int i = 0; i < p->nentry; i++) {
+		const Entry *e = &p->entry[i];
+		if (e->pos < 0 || e->first != i)
+			continue;
+		const LOp *o = e->kind == E_GROUP ? &l->ops[p->part[e->at]] : e->kind == E_PIECE ? NULL : &l->ops[e->at];
+		switch (e->kind) {
+		case E_GROUP: add_matrix(p, &o->step->from); break;
+		case E_PIECE: add_matrix(p, &l->values[e->at].layout); break;
+		case E_SLICE: add_matrix(p, &o->step->to); break;
+		case E_OFFSET: add_matrix(p, o->table); break;
+		case E_SQNORM:
+			for (int k = 0; k < o->nin; k++)
+				add_matrix(p, &l->values[o->in[k]].layout);
+			break;
+		}
+	}
+}
+
+/* Entry e's numbers on rank. */
+static void entry_values(const Program *p, const Entry *e, int64_t rank, int64_t *out, int64_t *members)
+{
+	const Lowered *l = p->l;
+	Attrs a;
+	switch (e->kind) {
+	case E_GROUP: {
+		const LOp *op = &l->ops[p->part[e->at]];
+		int64_t size[MAX_AXES], stride[MAX_AXES], n;
+		int ng;
+		out[0] = group_grid(op, rank, size, stride, &ng, &n);
+		lowered_rank_attrs(l, op, rank, &a, members);
+		for (int i = 0; i < a.ngroup; i++) {   /* the grid names the members lowering put in the group */
+			int64_t r = out[0], rest = i;
+			for (int j = ng - 1; j >= 0; j--) {
+				r += rest % size[j] * stride[j];
+				rest /= size[j];
+			}
+			if (a.ngroup != n || r != a.group[i])
+				die("group grid of rank %lld disagrees with its members", (long long)rank);
+		}
+		return;
+	}
+	case E_PIECE:
+		lowered_piece_start(&l->values[e->at], rank, out);
+		return;
+	case E_SLICE:
+		lowered_rank_attrs(l, &l->ops[e->at], rank, &a, members);
+		for (int d = 0; d < e->n / 2; d++) {
+			out[d] = a.begin[d];
+			out[e->n / 2 + d] = a.end[d];
+		}
+		return;
+	case E_OFFSET:
+		lowered_rank_attrs(l, &l->ops[e->at], rank, &a, members);
+		out[0] = a.offset;
+		return;
+	case E_SQNORM: {
+		const LOp *o = &l->ops[e->at];
+		for (int k = 0; k < o->nin; k++)
+			out[k] = first_copy(&l->values[o->in[k]], rank) ? numel(&l->values[o->in[k]]) : 0;
+		return;
+	}
+	}
+}
+
+Program *emit_plan(const Lowered *l, const char *model)
+{
+	Program *p = arena_alloc(l->arena, sizeof *p);
+	p->l = l;
+	StrBuf c = {0};
+	sb_c_comment(&c, model);
+	p->model = arena_strndup(l->arena, c.data ? c.data : "", c.len);
+	sb_free(&c);
+	plan_buffers(p);
+	name_values(p, l->arena);
+	p->arg = arena_alloc(l->arena, sizeof(char *) * (size_t)(l->nvalues ? l->nvalues : 1));
+	memcpy(p->arg, p->cname, sizeof(char *) * (size_t)l->nvalues);
+	plan_groups(p);
+	plan_table(p);
+	return p;
+}
+
+void emit_free(Program *p)
+{
+	free(p->offset);
+	free(p->view);
+	free(p->state);
+	free(p->partition);
+	free(p->part);
+	free(p->entry);
+	free(p->value_entry);
+	free(p->op_entry);
+	free(p->part_entry);
+	free(p->mat);
+	free(p->tab);
+}
+
+int64_t emit_slab_bytes(const Program *p)
+{
+	return p->slab_bytes;
+}
+
+int64_t emit_offset(const Program *p, int value)
+{
+	return p->offset[value];
+}
+
+int emit_view_of(const Program *p, int value)
+{
+	return p->view[value];
+}

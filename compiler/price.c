@@ -1,0 +1,512 @@
+/* price.c: what a strategy costs under the current choices (cost.c's model).
+ *
+ * Requires a Search (search_graph.c). set_current makes a strategy node v's
+ * current one; local_cost is exactly the part of strategies_cost that v's
+ * strategy changes: its compute, its inputs' redistributions from their
+ * sources (carried through Reshapes; an edge another decided reader shares
+ * costs once), its consumers', the completion of a returned partial value,
+ * out_strategy's delivery and, with a train block, the gradient reductions
+ * (grad_cost). Then an operator's candidates (op_candidates), those cheaper
+ * than a bound (cheaper_candidates), and a whole plan's cost (total) and
+ * memory as the program allocates it (slab_memory: the strategies lowered
+ * and the slab planned). The bottom of the search: it calls no other file
+ * of it but search_graph.c. */
+#include "search_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- costs ---- */
+
+static int64_t elem_bytes(const Search *x, int value)
+{
+	return dtype_bytes(x->g->values[value].type.dtype);
+}
+
+/* The layouts a strategy gives node v: its inputs, its output (partial
+ * included), the output as consumers see it. */
+void layouts(const Search *x, int v, const OpSplit *s, TensorLayout *in, TensorLayout *raw, TensorLayout *out)
+{
+	const NodeStrategy *ns = &x->st->node[v];
+	for (int k = 0; k < x->g->nodes[v].nin; k++)
+		op_in_layout(ns->od, s, k, &in[k]);
+	op_out_layout(ns->od, s, raw);
+	*out = ns->has_out_strategy ? *ns->delivered : *raw;
+}
+
+void set_current(Search *x, int v, const OpSplit *s)
+{
+	x->cur[v] = *s;
+	layouts(x, v, s, x->in[v], &x->raw[v], &x->out[v]);
+	for (int k = 0; x->version && k < x->g->nodes[v].nin; k++)
+		x->version[x->g->nodes[v].in[k]]++;
+}
+
+/* From layout `from` of value `value` through the Reshapes of `s` to `to`;
+ * with a train block and a value that needs a gradient, the adjoint too (a
+ * gather before a Reshape has a free slice for adjoint). */
+static double carry_cost(Search *x, TensorLayout from, int value, const Src *s, const TensorLayout *to)
+{
+	const Graph *g = x->g;
+	bool back = x->needs[value];
+	double c = 0;
+	for (int i = 0; i < s->nchain; i++) {
+		const Node *r = &g->nodes[x->chain[s->chain + i]];
+		const Value *vin = &g->values[r->in[0]];
+		TensorLayout next;
+		bool bad[MAX_DIMS] = {0};
+		if (!carry_reshape(&from, vin->type.dims, &g->values[r->result].type, &next, bad)) {
+			if (from.partial)
+				return INFINITY;   /* lowering gathers only complete values before a Reshape */
+			TensorLayout gathered = from;
+			for (int d = 0; d < from.rank; d++)
+				if (bad[d])
+					gathered.nmap[d] = 0;
+			c += cost_redist(x->cm, &from, &gathered, vin->type.dims, elem_bytes(x, r->in[0]), NULL);
+			memset(bad, 0, sizeof bad);
+			if (!carry_reshape(&gathered, vin->type.dims, &g->values[r->result].type, &next, bad))
+				die("an unsplit reshape group does not carry");
+		}
+		from = next;
+		value = r->result;
+	}
+	c += cost_redist(x->cm, &from, to, g->values[value].type.dims, elem_bytes(x, value), NULL);
+	if (back)
+		c += cost_redist_back(x->cm, &from, to, g->values[value].type.dims, elem_bytes(x, value));
+	return c;
+}
+
+/* Where parameter p lives, given the current strategies; NULL: not known yet. */
+const TensorLayout *home(const Search *x, int p)
+{
+	int u = x->first_node[p];
+	if (x->st->home_fixed[p] || u < 0 || !searchable(x, u))
+		return &x->st->home[p];
+	return x->decided[u] ? &x->in[u][x->first_in[p]] : NULL;
+}
+
+/* Does another decided operator w than v (w < v with `before`) read input k
+ * of v's value in layout `to` (and, grad_axes >= 0, leave its gradient
+ * partial over the same axes)? Lowering redistributes a value once per
+ * layout, and autodiff.c sums the gradient contributions of one layout
+ * before completing them: such an edge costs once. */
+bool shared(const Search *x, int v, int k, const TensorLayout *to, int64_t grad_axes, bool before)
+{
+	const Src *s = &x->src[v][k];
+	int value = x->g->nodes[v].in[k], n, *node, *in, first[1], first_in[1];
+	if (s->kind == SRC_OP) {
+		n = x->cstart[s->id + 1] - x->cstart[s->id];
+		node = x->cnode + x->cstart[s->id];
+		in = x->cin + x->cstart[s->id];
+	} else if (s->kind == SRC_PARAM) {
+		n = x->pstart[s->id + 1] - x->pstart[s->id];
+		node = x->pnode + x->pstart[s->id];
+		in = x->pin + x->pstart[s->id];
+	} else
+		return false;
+	for (int i = -1; i < n; i++) {
+		int w, j;
+		if (i < 0) {   /* a parameter's first user */
+			if (s->kind != SRC_PARAM || x->first_node[s->id] < 0)
+				continue;
+			first[0] = x->first_node[s->id], first_in[0] = x->first_in[s->id];
+			w = first[0], j = first_in[0];
+		} else
+			w = node[i], j = in[i];
+		if (w == v || (before && w > v) || !x->decided[w] || !searchable(x, w) || x->g->nodes[w].in[j] != value)
+			continue;
+		if (!layout_equal(&x->in[w][j], to))
+			continue;
+		if (grad_axes >= 0 && (int64_t)(layout_busy_axes(&x->raw[w]) & ~layout_busy_axes(&x->in[w][j])) != grad_axes)
+			continue;
+		return true;
+	}
+	return false;
+}
+
+/* Input k of v arriving in `to`; 0 when its source is not decided yet, or
+ * another operator reads it so (ahead of v with `before`). An input (or a
+ * planned parameter) is carried from where dataset_strategy (or the plan)
+ * puts it, its first user included. */
+static double in_cost(Search *x, int v, int k, const TensorLayout *to, bool before)
+{
+	const Src *s = &x->src[v][k];
+	if (!x->fixed[v][k] && shared(x, v, k, to, -1, before))
+		return 0;
+	if (x->fixed[v][k])
+		return cost_redist(x->cm, x->fixed[v][k], to, x->g->values[s->id].type.dims, elem_bytes(x, s->id), NULL);
+	if (s->kind == SRC_OP)
+		return x->decided[s->id] ? carry_cost(x, x->out[s->id], x->g->nodes[s->id].result, s, to) : 0;
+	if (s->kind != SRC_PARAM ||
+	    (x->first_node[s->id] == v && x->first_in[s->id] == k && !x->st->home_fixed[s->id]))
+		return 0;   /* a free home lives where its first user wants it; a fixed one (an input's dataset layout) is delivered */
+	const TensorLayout *h = home(x, s->id);
+	return h ? carry_cost(x, *h, s->id, s, to) : 0;
+}
+
+/* A returned value completed as lower.c completes it. */
+static double complete_cost(Search *x, int v, const TensorLayout *out)
+{
+	if (!out->partial)
+		return 0;
+	const Value *val = &x->g->values[x->g->nodes[v].result];
+	TensorLayout to = *out;
+	to.partial = 0;
+	int64_t n = 1;
+	for (int a = 0; a < to.ndev; a++)
+		if (out->partial & (1u << a))
+			n *= to.dev[a];
+	for (int d = 0; d < to.rank; d++)
+		if ((val->type.dims[d] / layout_dim_split(out, d)) % n == 0) {
+			for (int a = 0; a < to.ndev; a++)
+				if (out->partial & (1u << a))
+					to.map[d][to.nmap[d]++] = (int8_t)a;
+			break;
+		}
+	return cost_redist(x->cm, out, &to, val->type.dims, elem_bytes(x, x->g->nodes[v].result), NULL);
+}
+
+bool is_param(const Search *x, int p)
+{
+	return x->g->values[p].type.is_param;
+}
+
+/* With a train block, the backward pass's reduction of input k's gradient
+ * (cost_input_gradient) when that input needs one: a trained parameter or an
+ * operator's float result (indices and labels carry none). */
+static double grad_cost(Search *x, int v, int k, const TensorLayout *in, const TensorLayout *raw, bool before)
+{
+	const Node *nd = &x->g->nodes[v];
+	const Src *s = &x->src[v][k];
+	if (s->kind == SRC_NONE || !differentiable(x->g, nd, k))
+		return 0;
+	int id = s->kind == SRC_OP ? x->g->nodes[s->id].result : s->id;
+	if (!x->needs[id])
+		return 0;
+	if (shared(x, v, k, in, grad_partial_axes(in, raw), before))
+		return 0;
+	const Value *val = &x->g->values[id];
+	return cost_input_gradient(x->cm, in, raw, val->type.dims, dtype_bytes(val->type.dtype));
+}
+
+/* v's compute under s, forward and, with a train block, backward: one
+ * adjoint of the operator's size per input that needs a gradient; and the
+ * AllReduces of statistics when s splits a normalized dim (cost_statistics). */
+static double passes(const Search *x, int v)
+{
+	const Node *nd = &x->g->nodes[v];
+	double n = 1;
+	for (int k = 0; k < nd->nin; k++)
+		if (x->needs[nd->in[k]] && differentiable(x->g, nd, k))
+			n++;
+	return n;
+}
+
+static double compute_cost(Search *x, int v, const OpSplit *s)
+{
+	const Node *nd = &x->g->nodes[v];
+	double c = cost_compute(x->cm, nd, x->st->node[v].od, s->split);
+	const Type *t = &x->g->values[nd->in[0]].type;
+	return c * passes(x, v) + cost_statistics(x->cm, x->st->node[v].od, s, dtype_bytes(t->dtype));
+}
+
+/* What depends on v's strategy s: its compute, its inputs' and its
+ * consumers' redistributions (decided neighbours only), its completion or
+ * delivery, the parameters it is the first user of (their gradients and
+ * other users). *bytes: the memory its own part needs. Whatever this and
+ * the functions it calls read about v's surroundings, context_key must put
+ * in the key (best_move's memo). */
+double local_cost(Search *x, int v, const OpSplit *s, double *bytes)
+{
+	const Graph *g = x->g;
+	const Node *nd = &g->nodes[v];
+	const NodeStrategy *ns = &x->st->node[v];
+	TensorLayout in[MAX_RULE_INPUTS + 8], raw, out;
+	TensorLayout *ins = nd->nin <= (int)(sizeof in / sizeof in[0]) ? in : xmalloc(sizeof(TensorLayout) * (size_t)nd->nin);
+	layouts(x, v, s, ins, &raw, &out);
+	double c = compute_cost(x, v, s);
+	const Value *res = &g->values[nd->result];
+	double mem = (double)cost_slice_bytes(&raw, res->type.dims, dtype_bytes(res->type.dtype));
+	for (int k = 0; k < nd->nin; k++) {
+		c += in_cost(x, v, k, &ins[k], false) + grad_cost(x, v, k, &ins[k], &raw, false);
+		const Src *sr = &x->src[v][k];
+		if (sr->kind != SRC_PARAM || x->first_node[sr->id] != v || x->first_in[sr->id] != k ||
+		    x->st->home_fixed[sr->id])
+			continue;
+		int p = sr->id;
+		const Value *pv = &g->values[p];
+		if (is_param(x, p))
+			mem += x->mem_factor * (double)cost_slice_bytes(&ins[k], pv->type.dims, dtype_bytes(pv->type.dtype));
+		for (int i = x->pstart[p]; i < x->pstart[p + 1]; i++) {
+			int w = x->pnode[i];
+			if (x->decided[w] && !shared(x, w, x->pin[i], &x->in[w][x->pin[i]], -1, true))
+				c += carry_cost(x, ins[k], p, &x->src[w][x->pin[i]], &x->in[w][x->pin[i]]);
+		}
+	}
+	if (ns->has_out_strategy)
+		c += cost_redist(x->cm, &raw, ns->delivered, res->type.dims, dtype_bytes(res->type.dtype), NULL);
+	for (int i = x->cstart[v]; i < x->cstart[v + 1]; i++) {
+		int w = x->cnode[i];
+		if (x->decided[w] && !shared(x, w, x->cin[i], &x->in[w][x->cin[i]], -1, true))
+			c += carry_cost(x, out, nd->result, &x->src[w][x->cin[i]], &x->in[w][x->cin[i]]);
+	}
+	if (x->returned[v])
+		c += complete_cost(x, v, &out);
+	if (ins != in)
+		free(ins);
+	*bytes = mem;
+	return c;
+}
+
+
+/* ---- candidates ---- */
+
+typedef struct {
+	int64_t (*split)[MAX_OPDIMS];
+	int n, max;
+	const OpDims *od;
+	int64_t devices;
+	int generated;
+} Gen;
+
+bool op_dim_used(const OpDims *od, int o)
+{
+	for (int k = 0; k < od->nin && k < MAX_RULE_INPUTS; k++)
+		for (int d = 0; d < od->in_rank[k]; d++)
+			if (od->in_dim[k][d] == o)
+				return true;
+	return false;
+}
+
+static void gen(Gen *g, int o, int64_t *cur, int64_t product)
+{
+	if (g->generated >= GEN_LIMIT)
+		return;
+	if (o == g->od->nod) {
+		g->generated++;
+		if (g->n < g->max)
+			memcpy(g->split[g->n++], cur, sizeof(int64_t) * MAX_OPDIMS);
+		return;
+	}
+	int64_t left = g->devices / product;
+	bool free_dim = !(g->od->whole & (1u << o)) && op_dim_used(g->od, o);
+	for (int64_t s = 1; s <= left; s++) {
+		if (left % s || (s > 1 && (!free_dim || g->od->size[o] % s)))
+			continue;
+		cur[o] = s;
+		gen(g, o + 1, cur, product * s);
+	}
+	cur[o] = 1;
+}
+
+int64_t product_of(const int64_t *s, int n)
+{
+	int64_t p = 1;
+	for (int i = 0; i < n; i++)
+		p *= s[i];
+	return p;
+}
+
+static int cand_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const int64_t *a = pa, *b = pb;
+	int nod = *(const int *)ctx;
+	int64_t x = product_of(a, nod), y = product_of(b, nod);
+	if (x != y)
+		return x > y ? -1 : 1;
+	for (int o = 0; o < nod; o++)
+		if (a[o] != b[o])
+			return a[o] > b[o] ? -1 : 1;
+	return 0;
+}
+
+int op_candidates(const OpDims *od, int64_t device_num, int64_t (*out)[MAX_OPDIMS], int max)
+{
+	if (max < 1)
+		return 0;
+	OpSplit def;
+	op_split_default(od, device_num, &def);
+	memset(out[0], 0, sizeof(int64_t) * MAX_OPDIMS);
+	memcpy(out[0], def.split, sizeof(int64_t) * (size_t)od->nod);
+	int64_t (*rest)[MAX_OPDIMS] = xmalloc(sizeof *rest * (size_t)max);
+	int64_t cur[MAX_OPDIMS] = {0};
+	for (int o = 0; o < od->nod; o++)
+		cur[o] = 1;
+	Gen g = {rest, 0, max, od, device_num, 0};
+	gen(&g, 0, cur, 1);
+	int nod = od->nod;
+	sort_r(rest, (size_t)g.n, sizeof *rest, cand_cmp, &nod);
+	int n = 1;
+	for (int i = 0; i < g.n && n < max; i++)
+		if (memcmp(rest[i], out[0], sizeof(int64_t) * (size_t)od->nod) != 0)
+			memcpy(out[n++], rest[i], sizeof(int64_t) * MAX_OPDIMS);
+	free(rest);
+	return n;
+}
+
+int cost_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const double *cost = ctx;
+	int a = *(const int *)pa, b = *(const int *)pb;
+	if (cost[a] != cost[b])
+		return cost[a] < cost[b] ? -1 : 1;
+	return a - b;
+}
+
+static int priced_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const Priced *a = pa, *b = pb;
+	(void)ctx;
+	if (a->cost != b->cost)
+		return a->cost < b->cost ? -1 : 1;
+	return a->at - b->at;
+}
+
+/* v's candidates other than its current strategy costing less than `bound`
+ * (local_cost), cheapest first (ties: less compute, then candidate order).
+ * Pricing is the search's expense (a redistribution plan per new pair of
+ * layouts), so candidates are bounded first: taken in order of compute, a
+ * lower bound of local_cost (its other parts are >= 0), they stop where
+ * that reaches `bound`; then local_cost with every redistribution not yet
+ * planned replaced by a lower bound (cost_bound_only) skips one that cannot
+ * get under it. With max 1, the cheapest only, the bound tightening as it
+ * goes. */
+int cheaper_candidates(Search *x, int v, double bound, Priced *out, int max)
+{
+	const OpDims *od = x->st->node[v].od;
+	if (!x->cand)
+		x->cand = xmalloc(sizeof *x->cand * MAX_CANDIDATES);
+	int64_t (*cand)[MAX_OPDIMS] = x->cand;
+	int nc = op_candidates(od, x->n, cand, MAX_CANDIDATES), n = 0;
+	double *work = xmalloc(sizeof(double) * (size_t)nc), k = passes(x, v);
+	int *ix = xmalloc(sizeof(int) * (size_t)nc);
+	for (int i = 0; i < nc; i++) {
+		work[i] = cost_compute(x->cm, &x->g->nodes[v], od, cand[i]) * k;
+		ix[i] = i;
+	}
+	sort_r(ix, (size_t)nc, sizeof(int), cost_cmp, work);
+	for (int j = 0; j < nc && work[ix[j]] < bound; j++) {
+		int i = ix[j];
+		OpSplit s;
+		op_split_from_splits(od, cand[i], x->n, &s);
+		if (memcmp(s.split, x->cur[v].split, sizeof s.split) == 0 || compute_cost(x, v, &s) >= bound)
+			continue;
+		double mem;
+		cost_bound_only(x->cm, true);
+		double least = local_cost(x, v, &s, &mem);
+		cost_bound_only(x->cm, false);
+		if (least >= bound)
+			continue;
+		double c = local_cost(x, v, &s, &mem);
+		if (!(c < bound))
+			continue;
+		if (max == 1)
+			n = 0, bound = c;
+		if (n < max)
+			out[n++] = (Priced){s, c, j};
+	}
+	sort_r(out, (size_t)n, sizeof *out, priced_cmp, NULL);
+	free(work);
+	free(ix);
+	return n;
+}
+
+/* ---- a whole plan: its cost, and its memory as the program allocates it ---- */
+
+/* The total cost and per-device memory of the current strategies. */
+double total(Search *x, double *memory)
+{
+	const Graph *g = x->g;
+	double c = 0, mem = 0;
+	for (int v = 0; v < g->nnodes; v++)
+		if (searchable(x, v))
+			x->decided[v] = true;
+	for (int v = 0; v < g->nnodes; v++) {
+		if (!searchable(x, v))
+			continue;
+		const Node *nd = &g->nodes[v];
+		const NodeStrategy *ns = &x->st->node[v];
+		const Value *res = &g->values[nd->result];
+		c += compute_cost(x, v, &x->cur[v]);
+		for (int k = 0; k < nd->nin; k++)
+			c += in_cost(x, v, k, &x->in[v][k], true) + grad_cost(x, v, k, &x->in[v][k], &x->raw[v], true);
+		if (ns->has_out_strategy)
+			c += cost_redist(x->cm, &x->raw[v], ns->delivered, res->type.dims, dtype_bytes(res->type.dtype), NULL);
+		if (x->returned[v])
+			c += complete_cost(x, v, &x->out[v]);
+		mem += (double)cost_slice_bytes(&x->raw[v], res->type.dims, dtype_bytes(res->type.dtype));
+	}
+	for (int p = 0; p < g->nparams; p++) {
+		const TensorLayout *h = home(x, p);
+		const Value *pv = &g->values[p];
+		if (!h || !is_param(x, p))
+			continue;
+		mem += x->mem_factor * (double)cost_slice_bytes(h, pv->type.dims, dtype_bytes(pv->type.dtype));
+	}
+	*memory = mem;
+	return c;
+}
+
+double strategies_cost(const Module *m, const FlatGraph *f, const Strategies *s, const Cluster *c)
+{
+	Search x;
+	search_init(&x, m, f, (Strategies *)s, c);
+	for (int v = 0; v < f->g->nnodes; v++)
+		if (searchable(&x, v))
+			set_current(&x, v, s->node[v].split);
+	double mem, t = total(&x, &mem);
+	search_done(&x);
+	return t;
+}
+
+/* The bytes a device needs under the current strategies, counted the way
+ * the program allocates them: the strategies lowered (redistributions and,
+ * with a train block, the backward pass included) and the generated
+ * program's slab planned (emit_plan: parameters, inputs and optimizer state,
+ * then every buffer placed by liveness, then the largest scratch), by the
+ * pipeline's own stages (x->plan), whose program is freed here; the strategies' splits are
+ * put back as they were. The last plan's slab is kept: asked again, it is
+ * not planned again. */
+double slab_memory(Search *x)
+{
+	Module *m = (Module *)x->m;   /* read, not changed: the program lives in the compilation's arena */
+	const Graph *g = x->g;
+	const OpSplit **was = xmalloc(sizeof(OpSplit *) * (size_t)(g->nnodes ? g->nnodes : 1));
+	bool same = x->slab_plan != NULL;
+	for (int v = 0; v < g->nnodes; v++) {
+		was[v] = x->st->node[v].split;
+		if (searchable(x, v) && x->decided[v] && !x->fixed_node[v])
+			strategy_set_split(x->st, v, &x->cur[v]);
+		same = same && x->slab_plan[v] == x->st->node[v].split;   /* interned: equal strategies, one pointer */
+	}
+	if (same) {
+		for (int v = 0; v < g->nnodes; v++)
+			x->st->node[v].split = was[v];
+		free(was);
+		return x->slab;
+	}
+	if (!x->slab_plan)
+		x->slab_plan = xmalloc(sizeof(OpSplit *) * (size_t)(g->nnodes ? g->nnodes : 1));
+	for (int v = 0; v < g->nnodes; v++)
+		x->slab_plan[v] = x->st->node[v].split;
+	Compilation c = {.start = STAGE_LOWER, .stop = STAGE_PLAN, .name = "", .m = m, .flat = (FlatGraph *)x->f,
+	                 .st = *x->st};
+	c.search.cluster = *cost_cluster(x->cm);
+	if (!x->plan(&c))
+		die("a plan the search priced did not lower");
+	const Lowered *l = c.low;
+	double slab = (double)emit_slab_bytes(c.plan);
+	x->slab_again = 0;
+	for (int i = l->nfwd; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		if (o->recomputes >= 0 && !o->shadow && o->step && o->step->kind != STEP_SLICE)
+			x->slab_again += cost_collective(x->cm, &o->step->from, o->step->axes, o->bytes);
+	}
+	emit_free(c.plan);   /* all the compilation made (not compilation_free: pipeline.c sits above the search) */
+	lowered_free(c.low);
+	for (int v = 0; v < g->nnodes; v++)
+		x->st->node[v].split = was[v];
+	free(was);
+	return x->slab = slab;
+}
