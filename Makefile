@@ -22,7 +22,7 @@ COMPILER_OBJS := $(COMPILER_SRCS:.c=.o) parser.o lexer.o
 UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_manifest test_eval test_simulate \
 	test_redistribute test_search test_emit test_recompute test_optimizer_parallel test_checkpoint
 
-.PHONY: all deps demo test unit golden roundtrip dumps search structure outdir sweep newop bounds fuzz fuzz-build bench bench-search install clean fresh-check
+.PHONY: all deps demo test docs-check unit golden roundtrip dumps search structure outdir sweep newop bounds fuzz fuzz-build bench bench-search install clean fresh-check
 all: deps $(B)/shardc runtime
 
 # ---- dependencies: installed and probed once; the flags they need are written
@@ -93,7 +93,7 @@ $(addprefix $(B)/san/,$(SIM_TESTS)): $(B)/san/test_%: tests/unit/test_%.c $(B)/s
 	$(CC) $(CFLAGS_BASE) $(SAN) -Itests/sim -o $@ $< $(B)/san/libsim.a $(B)/san/harness.o $(B)/san/libshardc.a \
 		-lcriterion $(LIBS)
 
-test: deps $(B)/shardc unit golden roundtrip dumps search structure outdir sweep newop bounds fuzz runtime runtime-test runtime-cuda-test ref-test e2e
+test: deps $(B)/shardc docs-check unit golden roundtrip dumps search structure outdir sweep newop bounds fuzz runtime runtime-test runtime-cuda-test ref-test e2e
 	@echo "make test: all passed"
 
 unit: $(addprefix $(B)/san/,$(UNIT_TESTS))
@@ -134,6 +134,11 @@ bounds: $(B)/shardc
 # Writing OUT: staging and swap, refusals, write errors, odd paths (builds and runs on 2 ranks).
 outdir: $(B)/san/shardc runtime
 	bash tests/run_outdir.sh $(B)/san/shardc
+
+# The command examples of README.md and docs/ (```console blocks, tests/run_docs.sh)
+# still run and exit as they say.
+docs-check: $(B)/shardc runtime
+	bash tests/run_docs.sh $(B)/shardc
 
 # ---- the numpy reference evaluator (tools/ref_eval.py): its own tests ----
 .PHONY: ref-test

@@ -102,7 +102,7 @@ int cluster_load(const char *path, Cluster *c, FILE *err)
 		fprintf(err, "%s:%d:%d: error: %s\n", path, je.line, je.column, je.text);
 		status = 1;
 	} else if (!json_is_object(root)) {
-		fprintf(err, "%s:1:1: error: a cluster file is one JSON object (see README: cost model)\n", path);
+		fprintf(err, "%s:1:1: error: a cluster file is one JSON object (see docs/output.md: the cluster file)\n", path);
 		status = 1;
 	}
 	const char *key;

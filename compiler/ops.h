@@ -22,7 +22,7 @@
  * The elementwise operators are rows of UNARY_OPS and BINARY_OPS, which the
  * passes' switches take as one case each (OP_CASES); adding one is a row
  * there, its kernel's row in SC_UNARY_TABLE, and its math in the references
- * (README.md, "Adding an operator"). Nothing about an operator's identity is
+ * (docs/internals.md, "Adding an operator"). Nothing about an operator's identity is
  * written anywhere else. */
 
 /* ATTR(enum, name, kind) */

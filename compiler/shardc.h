@@ -286,7 +286,7 @@ typedef struct {
 /* What the backward pass recomputes instead of keeping (checkpoint.c). */
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_LAYERS } RecomputePolicy;
 
-/* MindSpore's nn.SGD, nn.Momentum, nn.Adam, nn.AdamWeightDecay (README "Training"). */
+/* MindSpore's nn.SGD, nn.Momentum, nn.Adam, nn.AdamWeightDecay (docs/language.md, Training). */
 typedef enum { OPT_SGD, OPT_MOMENTUM, OPT_ADAM, OPT_ADAM_WEIGHT_DECAY } OptimizerKind;
 
 typedef struct {
@@ -608,7 +608,7 @@ void autocast_strategies(const Module *m, const FlatGraph *f, Strategies *s);
 
 /* ---- cost.c: the cost model of the strategy search --------------------- */
 
-/* The devices and links (--cluster FILE, README "Cost model"). */
+/* The devices and links (--cluster FILE: docs/output.md, "The cluster file"; the cost model: docs/internals.md). */
 typedef struct {
 	int64_t devices_per_node;   /* ranks 0..n-1 share node 0, and so on */
 	double intra_bw, inter_bw;  /* bytes/s one rank sends inside a node, across nodes */
@@ -939,7 +939,7 @@ void emit_run_sh(StrBuf *b, const Lowered *l);
 
 /* ---- outdir.c: writing OUT ---------------------------------------------- */
 
-/* shardc's exit statuses (README "Exit status"). */
+/* shardc's exit statuses (docs/output.md, "Exit status"). */
 enum { EXIT_MODEL = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3, EXIT_IO = 4 };
 
 /* Requires a compilation run to its memory plan. Writes manifest.json,

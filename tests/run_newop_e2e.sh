@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_newop_e2e.sh: adding an elementwise operator is what README.md's
+# run_newop_e2e.sh: adding an elementwise operator is what docs/internals.md's
 # "Adding an operator" says, end to end. In a temporary copy of the repo a
 # throwaway operator Cube (y = x^3, dx = 3 x^2 dy) gets
 #   - its row in compiler/ops.h's UNARY_OPS,

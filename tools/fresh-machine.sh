@@ -1,5 +1,5 @@
 #!/bin/sh
-# fresh-machine.sh (make fresh-check): run the README's two commands the way a
+# fresh-machine.sh (make fresh-check): run `make demo` and `make test` the way a
 # new user would, on a Debian bookworm that has never seen this project.
 #
 # It debootstraps a minimal bookworm (minbase plus build-essential, git,
