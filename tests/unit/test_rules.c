@@ -1,0 +1,409 @@
+/* test_rules.c: what an operator's strategy means (rules.c).
+ *
+ * Each model is one or two operators compiled through check_strategies; the
+ * operator's op dims come from op_dims and its strategy from
+ * op_split_from_strategy, as assign_strategies asks for them. The tests
+ * check which op dim each input and output dim follows, what the output
+ * leaves partial, the device matrix and the layouts the strategy gives, and
+ * that a strategy the rule cannot take is refused with a message. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "harness.h"
+
+/* The entry graph's node computing %name. */
+static const Node *node_of(Run *r, const char *name)
+{
+	const Graph *g = module_entry(r->m);
+	int v = graph_value(g, name);
+	cr_assert(v >= g->nparams, "no operator computes %%%s", name);
+	return &g->nodes[g->values[v].node];
+}
+
+/* %name's op dims and its in_strategy (the default when it has none). */
+static bool rule(Run *r, const char *name, OpDims *od, OpSplit *s)
+{
+	const Node *n = node_of(r, name);
+	const Graph *g = module_entry(r->m);
+	cr_assert(op_dims(g, n, od), "%%%s has no op dims", name);
+	if (!n->a.in_strategy.n) {
+		op_split_default(od, r->m->ctx.device_num, s);
+		return true;
+	}
+	return op_split_from_strategy(od, n, &n->a.in_strategy, r->m->ctx.device_num, s, &r->d, r->m->src);
+}
+
+static void expect_dims(const int8_t *got, int n, const int *want, const char *what)
+{
+	for (int d = 0; d < n; d++)
+		cr_assert_eq(got[d], want[d], "%s: dim %d follows op dim %d, not %d", what, d, got[d], want[d]);
+}
+
+/* The one axis splitting dim d of l, -1 when it is whole. */
+static int axis_of(const TensorLayout *l, int d)
+{
+	cr_assert_leq(l->nmap[d], 1, "dim %d split over %d axes", d, l->nmap[d]);
+	return l->nmap[d] ? l->map[d][0] : -1;
+}
+
+#define CTX8 "context {device_num: 8, parallel_mode: \"semi_auto_parallel\"}\n"
+
+Test(rules, matmul)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (16, 32)>, %w: <Parameter[Float32], (32, 8)>) {\n"
+	                 "  %y = MatMul(%x, %w) {in_strategy: ((2, 4), (4, 1))}\n  return %y\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "y", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.nod, 3);
+	char buf[24];
+	cr_assert_str_eq(op_dim_name(&od, 0, buf, sizeof buf), "i");
+	cr_assert_str_eq(op_dim_name(&od, 1, buf, sizeof buf), "k");
+	cr_assert_str_eq(op_dim_name(&od, 2, buf, sizeof buf), "j");
+	cr_assert(od.size[0] == 16 && od.size[1] == 32 && od.size[2] == 8);
+	expect_dims(od.in_dim[0], 2, (int[]){0, 1}, "x");
+	expect_dims(od.in_dim[1], 2, (int[]){1, 2}, "w");
+	cr_assert_eq(od.out_rank, 2);
+	expect_dims(od.out_dim, 2, (int[]){0, 2}, "y");
+	cr_assert_eq(od.reduced, 1u << 1, "k is summed over");
+	cr_assert_eq(od.reduce_op, REDUCE_SUM_OP);
+	cr_assert_eq(od.batch, 0);
+	/* the matrix is the op dims' splits, 1s kept; 2 x 4 x 1 uses all 8 devices */
+	cr_assert_eq(s.ndev, 3);
+	cr_assert(s.dev[0] == 2 && s.dev[1] == 4 && s.dev[2] == 1);
+	cr_assert(s.split[0] == 2 && s.split[1] == 4 && s.split[2] == 1);
+	TensorLayout x, w, y;
+	op_in_layout(&od, &s, 0, &x);
+	op_in_layout(&od, &s, 1, &w);
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&x, 0) == 0 && axis_of(&x, 1) == 1);
+	cr_assert(axis_of(&w, 0) == 1 && axis_of(&w, 1) == -1);
+	cr_assert(axis_of(&y, 0) == 0 && axis_of(&y, 1) == -1);
+	cr_assert_eq(y.partial, 1u << 1, "y is partial over k's axis");
+	cr_assert_eq(y.partial_op, REDUCE_SUM_OP);
+	int64_t split[MAX_DIMS];
+	op_in_split(&od, &s, 1, split);
+	cr_assert(split[0] == 4 && split[1] == 1);
+	run_free(r);
+}
+
+/* transpose_a: x is (k, i); transpose_b: w is (j, k). */
+Test(rules, matmul_transposed)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (32, 16)>, %w: <Parameter[Float32], (8, 32)>) {\n"
+	                 "  %a = MatMul(%x, %w) {transpose_a: true, transpose_b: true, in_strategy: ((4, 2), (1, 4))}\n"
+	                 "  return %a\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert(od.size[0] == 16 && od.size[1] == 32 && od.size[2] == 8, "i %lld k %lld j %lld", (long long)od.size[0],
+	          (long long)od.size[1], (long long)od.size[2]);
+	expect_dims(od.in_dim[0], 2, (int[]){1, 0}, "x");
+	expect_dims(od.in_dim[1], 2, (int[]){2, 1}, "w");
+	cr_assert(s.split[0] == 2 && s.split[1] == 4 && s.split[2] == 1, "i %lld k %lld j %lld", (long long)s.split[0],
+	          (long long)s.split[1], (long long)s.split[2]);
+	TensorLayout y;
+	op_out_layout(&od, &s, &y);
+	cr_assert_eq(axis_of(&y, 0), 0);
+	cr_assert_eq(y.partial, 1u << 1);
+	run_free(r);
+}
+
+/* Batch dims line up from the right; a rank-2 operand has none, a batch dim
+ * of size 1 is broadcast. */
+Test(rules, batch_matmul)
+{
+	Run *r = compile(CTX8 "graph @n(%a: <Tensor[Float32], (4, 16, 32)>, %b: <Tensor[Float32], (32, 8)>,\n"
+	                 "         %c: <Tensor[Float32], (1, 32, 8)>) {\n"
+	                 "  %y = BatchMatMul(%a, %b) {in_strategy: ((4, 2, 1), (1, 1))}\n"
+	                 "  %z = BatchMatMul(%a, %c)\n  return %y, %z\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "y", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.nod, 4);
+	cr_assert(od.size[0] == 4 && od.size[1] == 16 && od.size[2] == 32 && od.size[3] == 8);
+	expect_dims(od.in_dim[0], 3, (int[]){0, 1, 2}, "a");
+	cr_assert_eq(od.in_rank[1], 2);
+	expect_dims(od.in_dim[1], 2, (int[]){2, 3}, "b");
+	cr_assert_eq(od.out_rank, 3);
+	expect_dims(od.out_dim, 3, (int[]){0, 1, 3}, "y");
+	cr_assert_eq(od.reduced, 1u << 2);
+	cr_assert_eq(od.batch, 0, "the batch-parallel default splits the first batch dim");
+	TensorLayout b, y;
+	op_in_layout(&od, &s, 1, &b);
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&b, 0) == -1 && axis_of(&b, 1) == -1, "b is whole on every rank");
+	cr_assert(axis_of(&y, 0) == 0 && axis_of(&y, 1) == 1 && axis_of(&y, 2) == -1 && y.partial == 0);
+	cr_assert(rule(r, "z", &od, &s), "%s", msgs(r));
+	expect_dims(od.in_dim[1], 3, (int[]){-1, 2, 3}, "c");
+	cr_assert_eq(s.split[0], 4, "default: the batch dim split by 4, the largest divisor of 8 that cuts it");
+	cr_assert_eq(s.ndev, 5);
+	cr_assert_eq(s.dev[4], 2, "the repeated axis appended last");
+	run_free(r);
+}
+
+Test(rules, bias_add)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (16, 32)>, %b: <Parameter[Float32], (32,)>) {\n"
+	                 "  %y = BiasAdd(%x, %b) {in_strategy: ((2, 4), (4,))}\n  return %y\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "y", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.nod, 2);
+	cr_assert_eq(od.in_rank[1], 1);
+	cr_assert_eq(od.in_dim[1][0], 1, "the bias follows the last dim");
+	expect_dims(od.out_dim, 2, (int[]){0, 1}, "y");
+	cr_assert_eq(od.reduced, 0);
+	TensorLayout b, y;
+	op_in_layout(&od, &s, 1, &b);
+	op_out_layout(&od, &s, &y);
+	cr_assert_eq(axis_of(&b, 0), 1);
+	cr_assert(axis_of(&y, 0) == 0 && axis_of(&y, 1) == 1 && y.partial == 0);
+	run_free(r);
+}
+
+/* Split against its axis, a Softmax is local; along it, its statistics are
+ * completed (normalized), never partial. */
+Test(rules, softmax_along_and_against_axis)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 16, 32)>) {\n"
+	                 "  %a = Softmax(%x) {axis: -1, in_strategy: ((8, 1, 1),)}\n"
+	                 "  %b = Softmax(%x) {axis: -1, in_strategy: ((1, 1, 8),)}\n"
+	                 "  %c = LogSoftmax(%x) {axis: 1}\n  return %a, %b, %c\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	TensorLayout y;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.normalized, 1u << 2);
+	cr_assert(od.nstats_fwd == 2 && od.nstats_bwd == 1);
+	cr_assert_eq(od.reduced, 0);
+	cr_assert_eq(od.whole, 0);
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) == 0 && axis_of(&y, 2) == -1 && y.partial == 0);
+	cr_assert(rule(r, "b", &od, &s), "%s", msgs(r));
+	cr_assert_eq(s.split[2], 8);
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 2) == 2 && y.partial == 0, "split along its axis: the output split alike, complete");
+	cr_assert(rule(r, "c", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.normalized, 1u << 1, "axis 1");
+	run_free(r);
+}
+
+/* keep_dims keeps the reduced dim (following no op dim); a split reduced dim
+ * leaves partial sums, maxima or means. */
+Test(rules, reduce_keep_dims)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 16)>) {\n"
+	                 "  %k = ReduceSum(%x) {axis: 1, keep_dims: true, in_strategy: ((2, 4),)}\n"
+	                 "  %d = ReduceSum(%x) {axis: 1, in_strategy: ((2, 4),)}\n"
+	                 "  %m = ReduceMax(%x) {axis: 0, in_strategy: ((8, 1),)}\n"
+	                 "  %e = ReduceMean(%x) {axis: (0, 1)}\n  return %k, %d, %m, %e\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	TensorLayout y;
+	cr_assert(rule(r, "k", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.reduced, 1u << 1);
+	cr_assert_eq(od.out_rank, 2);
+	expect_dims(od.out_dim, 2, (int[]){0, -1}, "keep_dims");
+	op_out_layout(&od, &s, &y);
+	cr_assert(y.rank == 2 && axis_of(&y, 0) == 0 && axis_of(&y, 1) == -1);
+	cr_assert(y.partial == 1u << 1 && y.partial_op == REDUCE_SUM_OP);
+	cr_assert(rule(r, "d", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.out_rank, 1);
+	expect_dims(od.out_dim, 1, (int[]){0}, "no keep_dims");
+	cr_assert(rule(r, "m", &od, &s), "%s", msgs(r));
+	op_out_layout(&od, &s, &y);
+	cr_assert(y.partial == 1u << 0 && y.partial_op == REDUCE_MAX_OP);
+	cr_assert(rule(r, "e", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.reduced, 3u);
+	cr_assert_eq(od.reduce_op, REDUCE_MEAN_OP);
+	cr_assert_eq(od.out_rank, 0);
+	op_out_layout(&od, &s, &y);
+	cr_assert(y.partial != 0 && y.partial_op == REDUCE_MEAN_OP, "the default splits dim 0: partial means");
+	run_free(r);
+}
+
+/* Reshape has no op dims (no strategy of its own); Transpose's output dims
+ * follow its permutation. */
+Test(rules, reshape_and_transpose)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (4, 8, 16)>) {\n"
+	                 "  %r = Reshape(%x) {shape: (32, 16)}\n"
+	                 "  %t = Transpose(%x) {perm: (1, 0, 2), in_strategy: ((2, 4, 1),)}\n  return %r, %t\n}\n");
+	expect_clean(r);
+	OpDims od;
+	cr_assert(!op_dims(module_entry(r->m), node_of(r, "r"), &od));
+	OpSplit s;
+	cr_assert(rule(r, "t", &od, &s), "%s", msgs(r));
+	expect_dims(od.in_dim[0], 3, (int[]){0, 1, 2}, "x");
+	expect_dims(od.out_dim, 3, (int[]){1, 0, 2}, "t");
+	TensorLayout x, t;
+	op_in_layout(&od, &s, 0, &x);
+	op_out_layout(&od, &s, &t);
+	cr_assert(axis_of(&x, 0) == 0 && axis_of(&x, 1) == 1);
+	cr_assert(axis_of(&t, 0) == 1 && axis_of(&t, 1) == 0 && axis_of(&t, 2) == -1, "the splits move with the dims");
+	run_free(r);
+}
+
+/* Gather: op dims v, h, then the index dims; a row-split table leaves
+ * partial sums (each shard fills its rows). */
+Test(rules, gather)
+{
+	Run *r = compile(CTX8 "graph @n(%t: <Parameter[Float32], (16, 8)>, %i: <Tensor[Int32], (4, 6)>) {\n"
+	                 "  %g = Gather(%t, %i) {axis: 0, in_strategy: ((2, 1), (4, 1))}\n  return %g\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "g", &od, &s), "%s", msgs(r));
+	char buf[24];
+	cr_assert_eq(od.nod, 4);
+	cr_assert_str_eq(op_dim_name(&od, 0, buf, sizeof buf), "v");
+	cr_assert_str_eq(op_dim_name(&od, 1, buf, sizeof buf), "h");
+	cr_assert(od.size[0] == 16 && od.size[1] == 8 && od.size[2] == 4 && od.size[3] == 6);
+	expect_dims(od.in_dim[0], 2, (int[]){0, 1}, "table");
+	expect_dims(od.in_dim[1], 2, (int[]){2, 3}, "indices");
+	cr_assert_eq(od.out_rank, 3);
+	expect_dims(od.out_dim, 3, (int[]){2, 3, 1}, "g");
+	cr_assert_eq(od.reduced, 1u << 0);
+	cr_assert_eq(od.batch, 2, "the batch-parallel default splits the indices' first dim");
+	TensorLayout g;
+	op_out_layout(&od, &s, &g);
+	cr_assert(axis_of(&g, 0) == 2 && axis_of(&g, 1) == -1 && axis_of(&g, 2) == -1);
+	cr_assert(g.partial == 1u << 0 && g.partial_op == REDUCE_SUM_OP, "row-split table: partial sums over v's axis");
+	run_free(r);
+}
+
+/* LayerNorm: gamma and beta follow the dims from begin_params_axis; the
+ * normalized dims are split only when the two axes agree. */
+Test(rules, layer_norm)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 16, 32)>, %g: <Parameter[Float32], (32,)>,\n"
+	                 "         %b: <Parameter[Float32], (32,)>, %g2: <Parameter[Float32], (16, 32)>,\n"
+	                 "         %b2: <Parameter[Float32], (16, 32)>) {\n"
+	                 "  %a = LayerNorm(%x, %g, %b) {begin_norm_axis: -1, begin_params_axis: -1, in_strategy: ((2, 1, 4), (4,), (4,))}\n"
+	                 "  %c = LayerNorm(%x, %g2, %b2) {begin_norm_axis: 1, begin_params_axis: 1}\n"
+	                 "  %d = LayerNorm(%x, %g, %b) {begin_norm_axis: 1, begin_params_axis: -1}\n"
+	                 "  return %a, %c, %d\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert(od.in_rank[1] == 1 && od.in_dim[1][0] == 2 && od.in_rank[2] == 1 && od.in_dim[2][0] == 2);
+	cr_assert_eq(od.normalized, 1u << 2);
+	cr_assert(od.nstats_fwd == 2 && od.nstats_bwd == 3);
+	cr_assert_eq(od.whole, 0);
+	TensorLayout g, y;
+	op_in_layout(&od, &s, 1, &g);
+	op_out_layout(&od, &s, &y);
+	cr_assert_eq(axis_of(&g, 0), 2, "gamma split as the normalized dim");
+	cr_assert(axis_of(&y, 2) == 2 && y.partial == 0);
+	cr_assert(rule(r, "c", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.normalized, (1u << 1) | (1u << 2));
+	expect_dims(od.in_dim[1], 2, (int[]){1, 2}, "gamma (16, 32)");
+	cr_assert(rule(r, "d", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.normalized, 0);
+	cr_assert_eq(od.whole, (1u << 1) | (1u << 2), "gamma would cover rows: the normalized dims stay whole");
+	cr_assert_eq(od.nstats_fwd, 0);
+	run_free(r);
+}
+
+/* Broadcasting Add: operands line up from the right; a rank-1 operand
+ * follows the last op dim; a size-1 dim against a larger one follows none. */
+Test(rules, broadcast_add)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (16, 32)>, %v: <Tensor[Float32], (32,)>,\n"
+	                 "         %o: <Tensor[Float32], (1, 32)>) {\n"
+	                 "  %a = Add(%x, %v) {in_strategy: ((2, 4), (4,))}\n"
+	                 "  %b = Add(%x, %o) {in_strategy: ((2, 4), (1, 4))}\n  return %a, %b\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.nod, 2);
+	cr_assert_eq(od.in_rank[1], 1);
+	cr_assert_eq(od.in_dim[1][0], 1);
+	TensorLayout v, y;
+	op_in_layout(&od, &s, 1, &v);
+	op_out_layout(&od, &s, &y);
+	cr_assert(v.rank == 1 && axis_of(&v, 0) == 1);
+	cr_assert(axis_of(&y, 0) == 0 && axis_of(&y, 1) == 1 && y.partial == 0);
+	cr_assert(rule(r, "b", &od, &s), "%s", msgs(r));
+	expect_dims(od.in_dim[1], 2, (int[]){-1, 1}, "(1, 32)");
+	op_in_layout(&od, &s, 1, &v);
+	cr_assert(axis_of(&v, 0) == -1 && axis_of(&v, 1) == 1);
+	/* a broadcast dim split is refused, with a strategy that would do */
+	Strategy bad = node_of(r, "b")->a.in_strategy;
+	TensorStrategy t[2] = {bad.t[0], bad.t[1]};
+	t[1].split[0] = 2;
+	bad.t = t;
+	cr_assert(!op_split_from_strategy(&od, node_of(r, "b"), &bad, 8, &s, &r->d, r->m->src));
+	expect_msg(r, "dim 0 of input 1 has size 1 and is broadcast, so it cannot be split");
+	expect_msg(r, "e.g. in_strategy ((2, 4), (1, 4))");
+	run_free(r);
+}
+
+/* Strategies the rule cannot take: inputs that split k differently, the
+ * concat axis split, more devices than device_num divides into. */
+Test(rules, invalid_strategies_refused)
+{
+	static const struct {
+		const char *stmt, *msg;
+	} cases[] = {
+		{"%y = MatMul(%x, %w) {in_strategy: ((2, 4), (2, 1))}",
+		 "MatMul: input 1 splits k into 2 but input 0 splits it into 4; every input must split k alike, "
+		 "e.g. in_strategy ((2, 4), (4, 1))"},
+		{"%y = Concat(%x, %x) {axis: 1, in_strategy: ((1, 2), (1, 2))}",
+		 "Concat: dim 1 (the concat axis) is split into 2 but v1 keeps it whole"},
+		{"%y = MatMul(%x, %w) {in_strategy: ((4, 2), (2, 2))}",
+		 "MatMul: the strategy splits i 4 x k 2 x j 2, 16 devices in all, which does not divide device_num 8"},
+		{"%y = LayerNorm(%x, %g, %g) {begin_norm_axis: 0, begin_params_axis: 1, in_strategy: ((1, 8), (8,), (8,))}",
+		 "LayerNorm: dim 1 (a normalized dim, with begin_params_axis other than begin_norm_axis) is split"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char text[1024];
+		snprintf(text, sizeof text,
+		         CTX8 "graph @n(%%x: <Tensor[Float32], (16, 32)>, %%w: <Parameter[Float32], (32, 8)>,\n"
+		              "         %%g: <Parameter[Float32], (32,)>) {\n  %s\n  return %%y\n}\n",
+		         cases[i].stmt);
+		Run *r = compile(text);
+		expect_clean(r);
+		OpDims od;
+		OpSplit s;
+		cr_assert(!rule(r, "y", &od, &s), "accepted: %s", cases[i].stmt);
+		cr_assert_eq(r->d.nerrors, 1, "%s", msgs(r));
+		expect_msg(r, cases[i].msg);
+		run_free(r);
+	}
+}
+
+/* Layout strategies: the declared matrix is the operator's; the inputs must
+ * agree on the axes of a shared op dim, and an axis splits one op dim. */
+Test(rules, layouts)
+{
+	Run *r = compile(CTX8 "layout L = Layout((2, 4), (\"dp\", \"mp\"))\n"
+	                 "graph @n(%x: <Tensor[Float32], (16, 32)>, %w: <Parameter[Float32], (32, 8)>) {\n"
+	                 "  %y = MatMul(%x, %w) {in_strategy: (L(\"dp\", \"mp\"), L(\"mp\", \"None\"))}\n"
+	                 "  %z = MatMul(%x, %w) {in_strategy: (L(\"dp\", \"mp\"), L(\"dp\", \"None\"))}\n"
+	                 "  %u = MatMul(%x, %w) {in_strategy: (L(\"dp\", \"None\"), L(\"None\", \"dp\"))}\n"
+	                 "  return %y, %z, %u\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "y", &od, &s), "%s", msgs(r));
+	cr_assert(!s.tuple && s.decl && s.ndev == 2 && s.dev[0] == 2 && s.dev[1] == 4);
+	cr_assert(s.split[0] == 2 && s.split[1] == 4 && s.split[2] == 1);
+	TensorLayout y;
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) == 0 && y.partial == 1u << 1);
+	cr_assert(!rule(r, "z", &od, &s));
+	expect_msg(r, "MatMul: input 1 lays k over other device axes than input 0 does");
+	cr_assert(!rule(r, "u", &od, &s));
+	expect_msg(r, "MatMul: device axis 'dp' splits two different dims of the operator");
+	run_free(r);
+}
