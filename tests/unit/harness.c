@@ -75,32 +75,14 @@ Run *compile(const char *text)
 }
 
 /* The stage list, as main.c runs it (the one place the tests write it). */
-Lowered *lower_run(Run *r, const Cluster *c, LowerStop upto)
+Lowered *lower_run(Run *r, const Cluster *c, Stage upto)
 {
 	expect_clean(r);
-	Cluster dflt;
-	if (!c) {
-		cluster_default(&dflt);
-		c = &dflt;
-	}
-	Module *m = r->m;
-	FlatGraph *f = flatten(m);
-	autocast(m, f);
-	Strategies *st = arena_alloc(m->arena, sizeof *st);   /* the program points at it */
-	SearchOptions so = {.cluster = *c, .out = r->f};
-	cr_assert(assign_strategies(m, f, st, &r->d), "strategies:\n%s", msgs(r));
-	cr_assert(search_strategies(m, f, st, &so, &r->d), "search:\n%s", msgs(r));
-	autocast_strategies(m, f, st);
-	Lowered *l = lower(m, f, st);
-	if (m->train && upto >= LOWER_DIFFERENTIATE)
-		differentiate(l);
-	if (m->train && upto >= LOWER_RECOMPUTE)
-		recompute(l);
-	if (m->train && upto >= LOWER_BUCKET)
-		bucket_gradients(l, (int64_t)c->bucket_bytes);
-	if (upto >= LOWER_FUSE)
-		fuse_operators(l);
-	return l;
+	if (c)
+		r->c.search.cluster = *c;
+	run_resume(r, STAGE_FLATTEN, upto);
+	cr_assert(r->ok, "the pipeline stopped before %s:\n%s", stage_names[upto], msgs(r));
+	return r->c.low;
 }
 
 const char *msgs(Run *r)

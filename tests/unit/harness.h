@@ -70,22 +70,12 @@ void run_free(Run *r);
  * (always 0 in a build without AddressSanitizer). */
 int leak_check(void);
 
-/* Where lower_run stops: after the named stage, in the driver's order. The
- * stages after LOWER_FORWARD run only with a train block, but fusion. */
-typedef enum {
-	LOWER_FORWARD,           /* flatten, autocast, strategies (searched), lower */
-	LOWER_DIFFERENTIATE,     /* ... differentiate */
-	LOWER_RECOMPUTE,         /* ... recompute */
-	LOWER_BUCKET,            /* ... bucket_gradients */
-	LOWER_FUSE,              /* ... fuse_operators: every stage before the emitter */
-} LowerStop;
-
-/* Requires a run through check_strategies (compile, or run_passes up to
- * PASSES_ALL) without errors. The back half of the driver's pipeline up to
- * UPTO, under cluster C (NULL: cluster_default; its bucket_bytes for
- * bucket_gradients); asserts each stage that can fail succeeds. The program
- * lives in the run's module: run_free frees it. */
-Lowered *lower_run(Run *r, const Cluster *c, LowerStop upto);
+/* Requires a run through the validate stage (compile, or run_passes up to
+ * PASSES_ALL) without errors. Resumes the pipeline from flatten up to UPTO
+ * (STAGE_LOWER .. STAGE_PLAN) under cluster C (NULL: cluster_default; its
+ * bucket_bytes sizes the buckets); asserts every stage succeeds. run_free
+ * frees the program. */
+Lowered *lower_run(Run *r, const Cluster *c, Stage upto);
 
 /* Asserts no errors so far, and that every pass the run asked for succeeded. */
 void expect_clean(Run *r);

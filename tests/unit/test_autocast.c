@@ -40,7 +40,7 @@ static const char model[] =
 	"train {loss: %%loss, optimizer: SGD(learning_rate: 0.1)}\n";
 
 /* The model on `devices` with the context's extra keys, lowered up to `upto`. */
-static Lowered *lower_model(int devices, const char *keys, const char *mm_attrs, LowerStop upto, Run **run)
+static Lowered *lower_model(int devices, const char *keys, const char *mm_attrs, Stage upto, Run **run)
 {
 	char text[4096];
 	snprintf(text, sizeof text, model, devices, keys, mm_attrs);
@@ -96,7 +96,7 @@ static int casts_of(const Lowered *l, const char *from)
 static void expect_policy(DType half, const char *keys)
 {
 	Run *r;
-	Lowered *l = lower_model(1, keys, "", LOWER_FORWARD, &r);
+	Lowered *l = lower_model(1, keys, "", STAGE_LOWER, &r);
 	static const char *const low[] = {"h", "hb", "r", "m", "bm", "loss"};
 	static const char *const f32[] = {"ln", "s", "e", "rs", "l1", "l2"};
 	for (size_t i = 0; i < sizeof low / sizeof *low; i++)
@@ -139,7 +139,7 @@ Test(autocast, fp16_policy)
 Test(autocast, casts_inserted)
 {
 	Run *r;
-	Lowered *l = lower_model(1, ", precision: \"bf16\"", "", LOWER_FORWARD, &r);
+	Lowered *l = lower_model(1, ", precision: \"bf16\"", "", STAGE_LOWER, &r);
 	const char suffix[] = "bf16";
 	char name[32];
 	static const char *const params[] = {"x", "w", "b", "q", "k"};   /* read by half operators */
@@ -174,7 +174,7 @@ Test(autocast, casts_inserted)
 Test(autocast, results_in_declared_types)
 {
 	Run *r;
-	Lowered *l = lower_model(1, ", precision: \"bf16\"", "", LOWER_FORWARD, &r);
+	Lowered *l = lower_model(1, ", precision: \"bf16\"", "", STAGE_LOWER, &r);
 	const Graph *e = module_entry(r->m), *g = l->flat->g;
 	cr_assert_eq(g->nret, e->nret);
 	for (int k = 0; k < e->nret; k++)
@@ -196,7 +196,7 @@ Test(autocast, results_in_declared_types)
 Test(autocast, gradients_of_master_weights)
 {
 	Run *r;
-	Lowered *l = lower_model(1, ", precision: \"bf16\"", "", LOWER_FUSE, &r);
+	Lowered *l = lower_model(1, ", precision: \"bf16\"", "", STAGE_FUSE, &r);
 	int n = 0;
 	for (int p = 0; p < l->nparams; p++) {
 		if (!l->flat->g->values[p].type.is_param)
@@ -209,7 +209,7 @@ Test(autocast, gradients_of_master_weights)
 	cr_assert_eq(n, 5);
 	cr_assert_eq(l->overflow, -1, "bf16 has no loss scaling");
 	run_free(r);
-	l = lower_model(1, ", precision: \"fp16\"", "", LOWER_DIFFERENTIATE, &r);
+	l = lower_model(1, ", precision: \"fp16\"", "", STAGE_DIFFERENTIATE, &r);
 	cr_assert_geq(l->overflow, 0, "fp16: the overflow check");
 	cr_assert_eq(l->values[l->overflow].type.dtype, DT_F32);
 	run_free(r);
@@ -219,7 +219,7 @@ Test(autocast, gradients_of_master_weights)
 Test(autocast, off_without_precision)
 {
 	Run *r;
-	Lowered *l = lower_model(1, "", "", LOWER_FORWARD, &r);
+	Lowered *l = lower_model(1, "", "", STAGE_LOWER, &r);
 	cr_assert_null(l->flat->inserted);
 	const Graph *g = l->flat->g;
 	for (int i = 0; i < g->nnodes; i++)
@@ -234,7 +234,7 @@ Test(autocast, off_without_precision)
 Test(autocast, casts_laid_out_as_their_users)
 {
 	Run *r;
-	Lowered *l = lower_model(8, ", precision: \"bf16\"", " {in_strategy: ((2, 1), (1, 4))}", LOWER_FORWARD, &r);
+	Lowered *l = lower_model(8, ", precision: \"bf16\"", " {in_strategy: ((2, 1), (1, 4))}", STAGE_LOWER, &r);
 	int w = graph_value(l->flat->g, "w");
 	cr_assert_eq(layout_dim_split(&l->home[w], 0), 1);
 	cr_assert_eq(layout_dim_split(&l->home[w], 1), 4, "w lives as its MatMul reads it");

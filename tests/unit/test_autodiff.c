@@ -17,7 +17,7 @@ static Lowered *diff(const char *text, Run **run)
 	Run *r = compile(text);
 	expect_clean(r);
 	*run = r;
-	return lower_run(r, NULL, LOWER_DIFFERENTIATE);
+	return lower_run(r, NULL, STAGE_DIFFERENTIATE);
 }
 
 static int param(const Lowered *l, const char *name)

@@ -20,7 +20,7 @@ static int64_t value_bytes(const LValue *v)
 	return n;
 }
 
-static Lowered *lower_at(const char *text, int64_t bucket_bytes, LowerStop upto, Run **run)
+static Lowered *lower_at(const char *text, int64_t bucket_bytes, Stage upto, Run **run)
 {
 	Run *r = compile(text);
 	expect_clean(r);
@@ -132,8 +132,8 @@ static int gradient_reduces(const Lowered *l, int *at)
 Test(bucket, one_bucket_at_the_end)
 {
 	Run *r0, *r1;
-	Lowered *before = lower_at(dp_mlp, 25000000, LOWER_RECOMPUTE, &r0);
-	Lowered *after = lower_at(dp_mlp, 25000000, LOWER_BUCKET, &r1);
+	Lowered *before = lower_at(dp_mlp, 25000000, STAGE_RECOMPUTE, &r0);
+	Lowered *after = lower_at(dp_mlp, 25000000, STAGE_BUCKET, &r1);
 	int at[64];
 	cr_assert_eq(gradient_reduces(before, at), 4);
 	for (int k = 0; k < 4; k++)
@@ -156,8 +156,8 @@ Test(bucket, one_bucket_at_the_end)
 Test(bucket, zero_bytes_one_call_each)
 {
 	Run *r0, *r1;
-	Lowered *before = lower_at(dp_mlp, 0, LOWER_RECOMPUTE, &r0);
-	Lowered *after = lower_at(dp_mlp, 0, LOWER_BUCKET, &r1);
+	Lowered *before = lower_at(dp_mlp, 0, STAGE_RECOMPUTE, &r0);
+	Lowered *after = lower_at(dp_mlp, 0, STAGE_BUCKET, &r1);
 	Buckets b = expect_bucketed(before, after, 1);
 	cr_assert_eq(b.buckets, 0);
 	for (int i = 0; i < after->nops; i++) {
@@ -172,8 +172,8 @@ Test(bucket, zero_bytes_one_call_each)
 Test(bucket, tiny_buckets_change_nothing)
 {
 	Run *r0, *r1;
-	Lowered *before = lower_at(dp_mlp, 1, LOWER_RECOMPUTE, &r0);
-	Lowered *after = lower_at(dp_mlp, 1, LOWER_BUCKET, &r1);
+	Lowered *before = lower_at(dp_mlp, 1, STAGE_RECOMPUTE, &r0);
+	Lowered *after = lower_at(dp_mlp, 1, STAGE_BUCKET, &r1);
 	Buckets b = expect_bucketed(before, after, 1);
 	cr_assert_eq(b.buckets, 0);
 	for (int i = 0; i < after->nops; i++)
@@ -188,7 +188,7 @@ Test(bucket, tiny_buckets_change_nothing)
 Test(bucket, closes_at_bucket_bytes)
 {
 	Run *r0;
-	Lowered *before = lower_at(dp_mlp, 25000000, LOWER_RECOMPUTE, &r0);
+	Lowered *before = lower_at(dp_mlp, 25000000, STAGE_RECOMPUTE, &r0);
 	int at[64];
 	cr_assert_eq(gradient_reduces(before, at), 4);
 	int64_t sz[4];
@@ -200,14 +200,14 @@ Test(bucket, closes_at_bucket_bytes)
 	          (long long)sz[0], (long long)sz[1], (long long)sz[2], (long long)sz[3]);
 	int64_t bytes = sz[0] + sz[1];   /* full after two */
 	Run *r1;
-	Lowered *after = lower_at(dp_mlp, bytes, LOWER_BUCKET, &r1);
+	Lowered *after = lower_at(dp_mlp, bytes, STAGE_BUCKET, &r1);
 	Buckets b = expect_bucketed(before, after, bytes);
 	cr_assert_eq(b.buckets, 2, "%d buckets", b.buckets);
 	cr_assert_eq(b.members, 4);
 	run_free(r1);
 	/* one byte more: the first holds three (12544 bytes: a bucket closes
 	 * once it reaches bucket_bytes, so it may hold more, as DDP's do) */
-	after = lower_at(dp_mlp, bytes + 1, LOWER_BUCKET, &r1);
+	after = lower_at(dp_mlp, bytes + 1, STAGE_BUCKET, &r1);
 	b = expect_bucketed(before, after, bytes + 1);
 	cr_assert_eq(b.buckets, 1, "%d buckets", b.buckets);
 	cr_assert_eq(b.members, 3);
@@ -236,8 +236,8 @@ Test(bucket, groups_kept_apart)
 		"  %loss = MSELoss(%y, %t)\n  return %loss\n}\n"
 		"train {loss: %loss, optimizer: SGD(learning_rate: 0.1)}\n";
 	Run *r0, *r1;
-	Lowered *before = lower_at(text, 25000000, LOWER_RECOMPUTE, &r0);
-	Lowered *after = lower_at(text, 25000000, LOWER_BUCKET, &r1);
+	Lowered *before = lower_at(text, 25000000, STAGE_RECOMPUTE, &r0);
+	Lowered *after = lower_at(text, 25000000, STAGE_BUCKET, &r1);
 	Buckets b = expect_bucketed(before, after, 25000000);
 	int at[64], n = gradient_reduces(after, at), groups = 0;
 	/* how many distinct groups the gradient AllReduces go over */

@@ -276,11 +276,11 @@ Test(cost, data_parallel_matmul)
 	cluster_default(&c);
 	double mm = 2.0 * (64 / 8) * 16 * 32 / 1e14;
 	Run *r = compile(infer);
-	Lowered *l = lower_run(r, NULL, LOWER_FORWARD);
+	Lowered *l = lower_run(r, NULL, STAGE_LOWER);
 	expect_seconds(strategies_cost(r->m, l->flat, l->st, &c), mm, "inference");
 	run_free(r);
 	r = compile(train);
-	l = lower_run(r, NULL, LOWER_FORWARD);
+	l = lower_run(r, NULL, STAGE_LOWER);
 	double grad = 7 * 5e-6 + (double)redist_step_bytes(STEP_ALL_REDUCE, 16 * 32 * 4, 8) / 150e9;
 	double mean = 2.0 * (64 / 8) * 32 / 1e14;
 	double loss = 7 * 5e-6 + (double)redist_step_bytes(STEP_ALL_REDUCE, 4, 8) / 150e9;

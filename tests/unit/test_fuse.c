@@ -20,7 +20,7 @@ static Lowered *fused(const char *text, Run **run)
 	Run *r = compile(text);
 	expect_clean(r);
 	*run = r;
-	return lower_run(r, NULL, LOWER_FUSE);
+	return lower_run(r, NULL, STAGE_FUSE);
 }
 
 /* The position of the forward operator computing %name. */
@@ -67,7 +67,7 @@ Test(fuse, scale_into_softmax)
 	                                 "%p, %q");
 	Run *r = compile(text);
 	expect_clean(r);
-	Lowered *l = lower_run(r, NULL, LOWER_BUCKET);
+	Lowered *l = lower_run(r, NULL, STAGE_BUCKET);
 	cr_assert_eq(op_of(l, "p")->fuse_from, -1);
 	cr_assert_eq(fused_scale_operand(l, op_of(l, "p")), -1);
 	run_free(r);
