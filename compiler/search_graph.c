@@ -19,7 +19,7 @@ static Src source(Search *x, int value)
 	const Graph *g = x->g;
 	int start = x->nchain;
 	while (value >= g->nparams && g->nodes[g->values[value].node].op == OP_RESHAPE) {
-		*ARENA_PUSH(x->m->arena, x->chain, x->nchain, x->cap_chain) = g->values[value].node;
+		*ARENA_PUSH(x->a, x->chain, x->nchain, x->cap_chain) = g->values[value].node;
 		value = g->nodes[g->values[value].node].in[0];
 	}
 	/* Source side first. */
@@ -63,7 +63,7 @@ bool node_in_graph(const Graph *c, const Node *n)
 
 static void build(Search *x)
 {
-	Arena *a = x->m->arena;
+	Arena *a = x->a;
 	const Graph *g = x->g;
 	int nn = g->nnodes, np = g->nparams;
 	size_t nz = (size_t)(nn ? nn : 1), pz = (size_t)(np ? np : 1);
@@ -225,6 +225,7 @@ void search_init(Search *x, const Module *m, const FlatGraph *f, Strategies *s, 
 {
 	memset(x, 0, sizeof *x);
 	x->m = m;
+	x->a = arena_new();
 	x->f = f;
 	x->g = f->g;
 	x->st = s;
@@ -243,4 +244,5 @@ void search_done(Search *x)
 {
 	search_free(x);
 	cost_free(x->cm);
+	arena_free(x->a);
 }

@@ -66,6 +66,7 @@ typedef struct {
 
 typedef struct {
 	const Module *m;
+	Arena *a;                /* the search's own tables (the module's arena is not touched) */
 	const Graph *g;
 	const FlatGraph *f;
 	Strategies *st;

@@ -1,0 +1,204 @@
+/* test_pipeline.c: the one pipeline (pipeline.c) and the verifier between its
+ * stages (verify.c).
+ *
+ * A run stops where it is asked to, or at the first stage that finds an
+ * error, and makes nothing after it; a run resumed goes on as one run
+ * would; the search's memory count leaves the module as it was; the texts
+ * asked for are kept; and a lowered program broken in any of the ways the
+ * verifier knows aborts naming the stage. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <string.h>
+
+#include "harness.h"
+
+static const char mlp[] =
+	"context {device_num: 8, parallel_mode: \"semi_auto_parallel\"}\n"
+	"graph @net(%x: <Tensor[Float32], (16, 32)>, %w: <Parameter[Float32], (32, 64)>,\n"
+	"           %y: <Tensor[Float32], (16, 64)>) {\n"
+	"  %h = MatMul(%x, %w) {in_strategy: ((2, 1), (1, 4))}\n"
+	"  %r = ReLU(%h)\n"
+	"  %loss = MSELoss(%r, %y)\n"
+	"  return %loss\n"
+	"}\n"
+	"train { loss: %loss, optimizer: SGD(learning_rate: 0.1), steps: 1 }\n";
+
+static Run *mlp_to(Stage stop)
+{
+	return run_pipeline("t.ir", mlp, strlen(mlp), stop, NULL, 0);
+}
+
+Test(pipeline, stops_where_asked)
+{
+	Run *r = mlp_to(STAGE_FLATTEN);
+	expect_clean(r);
+	cr_assert_eq(r->c.reached, STAGE_FLATTEN);
+	cr_assert_not_null(r->c.flat);
+	cr_assert_null(r->c.low);
+	run_resume(r, STAGE_AUTOCAST, STAGE_LOWER);
+	expect_clean(r);
+	cr_assert_not_null(r->c.low);
+	cr_assert_eq(r->c.low->nops, r->c.low->nfwd, "lowering alone has no backward pass");
+	cr_assert_null(r->c.plan);
+	run_resume(r, STAGE_DIFFERENTIATE, STAGE_PLAN);
+	expect_clean(r);
+	cr_assert_gt(r->c.low->nops, r->c.low->nfwd);
+	cr_assert_not_null(r->c.plan);
+	cr_assert_gt(emit_slab_bytes(r->c.plan), 0);
+	run_free(r);
+}
+
+/* A run resumed stage by stage makes the program one run makes. */
+Test(pipeline, resumed_equals_whole)
+{
+	Run *whole = mlp_to(STAGE_PLAN), *steps = mlp_to(STAGE_PARSE);
+	for (Stage s = STAGE_CHECK; s <= STAGE_PLAN; s++)
+		run_resume(steps, s, s);
+	expect_clean(whole);
+	expect_clean(steps);
+	StrBuf a = {0}, b = {0};
+	emit_program(&a, whole->c.plan);
+	emit_program(&b, steps->c.plan);
+	cr_assert_str_eq(a.data, b.data);
+	cr_assert_eq(whole->c.low->comm_bytes, steps->c.low->comm_bytes);
+	sb_free(&a);
+	sb_free(&b);
+	run_free(whole);
+	run_free(steps);
+}
+
+/* The first stage that finds an error is the last run; its status says a
+ * bad model; nothing after it is made. */
+Test(pipeline, stops_at_the_first_error)
+{
+	static const char bad[] =
+		"graph @net(%x: <Tensor[Float32], (16, 32)>, %w: <Parameter[Float32], (16, 64)>) {\n"
+		"  %h = MatMul(%x, %w)\n"
+		"  return %h\n"
+		"}\n";
+	Run *r = run_pipeline("t.ir", bad, strlen(bad), STAGE_PLAN, NULL, 0);
+	cr_assert_not(r->ok);
+	cr_assert_eq(r->c.reached, STAGE_INFER);
+	cr_assert_eq(r->c.status, EXIT_MODEL);
+	cr_assert_null(r->c.flat);
+	cr_assert_null(r->c.low);
+	expect_msg(r, "t.ir:2:");
+	run_free(r);
+}
+
+/* A command-line setting that is no value stops the check stage with the
+ * usage status. */
+Test(pipeline, bad_override_is_a_usage_error)
+{
+	Override o = {"device_num", "--device-num", "(1, 2"};
+	Run *r = run_pipeline("t.ir", mlp, strlen(mlp), STAGE_PLAN, &o, 1);
+	cr_assert_not(r->ok);
+	cr_assert_eq(r->c.reached, STAGE_CHECK);
+	cr_assert_eq(r->c.status, EXIT_USAGE);
+	expect_msg(r, "--device-num");
+	run_free(r);
+}
+
+/* The search lowers and plans many candidates through the pipeline's own
+ * stages; the module it searches keeps its arena's size and its settings. */
+Test(pipeline, search_leaves_the_module)
+{
+	Override o = {"parallel_mode", "--parallel-mode", "auto_parallel"};
+	Run *r = run_pipeline("t.ir", mlp, strlen(mlp), STAGE_STRATEGIES, &o, 1);
+	expect_clean(r);
+	size_t before = arena_bytes(r->m->arena);
+	Context ctx = r->m->ctx;
+	run_resume(r, STAGE_SEARCH, STAGE_SEARCH);
+	expect_clean(r);
+	cr_assert_eq(arena_bytes(r->m->arena), before, "the search grew the module's arena by %zu bytes",
+	             arena_bytes(r->m->arena) - before);
+	cr_assert_eq(r->m->ctx.parallel_optimizer, ctx.parallel_optimizer);
+	run_free(r);
+}
+
+/* dump_after keeps the texts of the stages asked for, as they leave them:
+ * lowering's program has no backward operator, differentiation's has. */
+Test(pipeline, keeps_the_texts_asked_for)
+{
+	Run *r = mlp_to(STAGE_VALIDATE);
+	r->c.dump_after = 1u << STAGE_LOWER | 1u << STAGE_DIFFERENTIATE | 1u << STAGE_SEARCH;
+	run_resume(r, STAGE_FLATTEN, STAGE_FUSE);
+	expect_clean(r);
+	cr_assert_eq(r->c.dumps[STAGE_LOWER].n, 8);
+	cr_assert_eq(r->c.dumps[STAGE_DIFFERENTIATE].n, 8);
+	cr_assert_eq(r->c.dumps[STAGE_SEARCH].n, 1);
+	cr_assert_eq(r->c.dumps[STAGE_FUSE].n, 0);
+	cr_assert_null(strstr(r->c.dumps[STAGE_LOWER].text[3].data, "backward"));
+	cr_assert_not_null(strstr(r->c.dumps[STAGE_DIFFERENTIATE].text[3].data, "backward"));
+	cr_assert_not_null(strstr(r->c.dumps[STAGE_SEARCH].text[0].data, "step_parallel_begin"));
+	run_free(r);
+}
+
+/* ---- the verifier: each broken invariant aborts ---- */
+
+static Lowered *verified(void)
+{
+	Run *r = mlp_to(STAGE_FUSE);   /* left to the process, which the abort ends */
+	expect_clean(r);
+	verify_lowered(r->c.low, "test");   /* the program as made passes */
+	return r->c.low;
+}
+
+/* The checks exist in the builds with SHARDC_VERIFY: the tests' build. */
+Test(verify, a_clean_program_passes)
+{
+	Run *r = mlp_to(STAGE_FUSE);
+	expect_clean(r);
+	verify_lowered(r->c.low, "test");
+	run_free(r);
+}
+
+Test(verify, operand_read_before_defined, .signal = SIGABRT)
+{
+	Lowered *l = verified();
+	l->ops[0].in[0] = l->ops[l->nops - 1].result;
+	verify_lowered(l, "test");
+}
+
+Test(verify, adjoint_before_its_operator, .signal = SIGABRT)
+{
+	Lowered *l = verified();
+	for (int i = l->nfwd; i < l->nops; i++)
+		if (l->ops[i].grad == GRAD_ADJOINT) {
+			l->ops[i].of = i;
+			break;
+		}
+	verify_lowered(l, "test");
+}
+
+Test(verify, local_dims_not_the_split_global, .signal = SIGABRT)
+{
+	Lowered *l = verified();
+	for (int v = 0; v < l->nvalues; v++)
+		if (l->values[v].type.rank > 0 && layout_dim_split(&l->values[v].layout, 0) > 1) {
+			l->values[v].type.dims[0] = l->values[v].global[0];
+			break;
+		}
+	verify_lowered(l, "test");
+}
+
+Test(verify, layout_over_other_devices, .signal = SIGABRT)
+{
+	Lowered *l = verified();
+	TensorLayout *t = &l->values[0].layout;
+	cr_assert_gt(t->ndev, 0);
+	t->dev[0] *= 2;
+	verify_lowered(l, "test");
+}
+
+Test(verify, collective_group_outside_its_matrix, .signal = SIGABRT)
+{
+	Lowered *l = verified();
+	for (int i = 0; i < l->nops; i++)
+		if (l->ops[i].step && l->ops[i].step->kind != STEP_SLICE) {
+			RedistStep *s = (RedistStep *)l->ops[i].step;
+			s->axes = 1u << s->from.ndev;
+			break;
+		}
+	verify_lowered(l, "test");
+}
