@@ -23,7 +23,7 @@ UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_m
 	test_redistribute test_search test_emit test_recompute test_optimizer_parallel test_checkpoint \
 	test_rules test_cost test_autocast test_autodiff test_bucket test_fuse test_pipeline
 
-.PHONY: all deps demo test docs-check unit golden roundtrip dumps search structure outdir sweep newop bounds fuzz fuzz-build bench bench-search install clean fresh-check
+.PHONY: all deps demo test docs-check unit golden roundtrip dumps search structure json outdir sweep newop bounds fuzz fuzz-build bench bench-search install clean fresh-check
 all: deps $(B)/shardc runtime
 
 # ---- dependencies: installed and probed once; the flags they need are written
@@ -94,7 +94,7 @@ $(addprefix $(B)/san/,$(SIM_TESTS)): $(B)/san/test_%: tests/unit/test_%.c $(B)/s
 	$(CC) $(CFLAGS_BASE) $(SAN) -Itests/sim -o $@ $< $(B)/san/libsim.a $(B)/san/harness.o $(B)/san/libshardc.a \
 		-lcriterion $(LIBS)
 
-test: deps $(B)/shardc docs-check unit golden roundtrip dumps search structure outdir sweep newop bounds fuzz runtime runtime-test runtime-cuda-test ref-test e2e
+test: deps $(B)/shardc docs-check unit golden roundtrip dumps search structure json outdir sweep newop bounds fuzz runtime runtime-test runtime-cuda-test ref-test e2e
 	@echo "make test: all passed"
 
 unit: $(addprefix $(B)/san/,$(UNIT_TESTS))
@@ -111,6 +111,10 @@ dumps: $(B)/san/shardc
 
 search: $(B)/san/shardc
 	sh tests/run_search.sh $(B)/san/shardc
+
+# Every manifest.json and strategy.json parses, at 1 to 1,024 devices.
+json: $(B)/shardc
+	sh tests/run_json.sh $(B)/shardc
 
 # Rooms of one concern: no compiler file over 1,000 lines, and no circle of
 # calls between compiler files (read from the optimized objects with nm).

@@ -205,13 +205,19 @@ static json_t *jtensor(const Lowered *l, int index, const char *name, const LVal
 typedef struct {
 	char *buf;
 	size_t len, cap;
+	bool overflow;           /* a piece did not fit: the line is not the value */
 } Fit;
 
+/* Refuses the piece that does not fit, and remembers it: jansson does not
+ * always stop on a refusal (it drops a refused object key and goes on), so
+ * its return value alone cannot say the line holds the whole value. */
 static int fit_cb(const char *s, size_t n, void *data)
 {
 	Fit *f = data;
-	if (f->len + n > f->cap)
-		return -1;   /* too long for the line: stop dumping */
+	if (f->overflow || f->len + n > f->cap) {
+		f->overflow = true;
+		return -1;
+	}
 	memcpy(f->buf + f->len, s, n);
 	f->len += n;
 	return 0;
@@ -238,8 +244,8 @@ static void emit(StrBuf *b, const json_t *v, int indent, int col)
 		return;
 	}
 	char line[LINE_WIDTH];
-	Fit f = {line, 0, col < LINE_WIDTH ? (size_t)(LINE_WIDTH - col) : 0};
-	if (json_dump_callback(v, fit_cb, &f, flags) == 0) {
+	Fit f = {line, 0, col < LINE_WIDTH ? (size_t)(LINE_WIDTH - col) : 0, false};
+	if (json_dump_callback(v, fit_cb, &f, flags) == 0 && !f.overflow) {
 		sb_printf(b, "%.*s", (int)f.len, line);
 		return;
 	}
