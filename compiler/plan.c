@@ -201,35 +201,45 @@ static int larger_first(const void *a, const void *b)
 	return (x->value > y->value) - (x->value < y->value);
 }
 
+/* A placed buffer: its bytes and its life. */
 typedef struct {
 	int64_t off, end;
+	int def, last;
 } Busy;
 
-static int busy_cmp(const void *a, const void *b)
-{
-	const Busy *x = a, *y = b;
-	return (x->off > y->off) - (x->off < y->off);
-}
-
-/* Sets each buffer's off; returns the bytes they take together. */
+/* Sets each buffer's off; returns the bytes they take together. The placed
+ * buffers are kept sorted by offset, so a buffer's lowest free offset is one
+ * walk from the bottom that stops at the first placed buffer above the
+ * candidate: linear in what lies below it, not a sort of every placed
+ * buffer alive with it. */
 static int64_t place_buffers(Buffer *buf, int n)
 {
-	Busy *busy = xmalloc(sizeof(Busy) * (size_t)(n ? n : 1));
+	Busy *placed = xmalloc(sizeof(Busy) * (size_t)(n ? n : 1));
+	int np = 0;
 	qsort(buf, (size_t)n, sizeof *buf, larger_first);
 	int64_t peak = 0;
 	for (int k = 0; k < n; k++) {
-		int nb = 0;
-		for (int j = 0; j < k; j++)
-			if (buf[j].def <= buf[k].last && buf[k].def <= buf[j].last && buf[j].size > 0)
-				busy[nb++] = (Busy){buf[j].off, buf[j].off + buf[j].size};
-		qsort(busy, (size_t)nb, sizeof *busy, busy_cmp);
 		int64_t at = 0;
-		for (int j = 0; j < nb && busy[j].off < at + buf[k].size; j++)
-			at = busy[j].end > at ? busy[j].end : at;
+		for (int j = 0; j < np && placed[j].off < at + buf[k].size; j++)
+			if (placed[j].def <= buf[k].last && buf[k].def <= placed[j].last)
+				at = placed[j].end > at ? placed[j].end : at;
 		buf[k].off = at;
 		peak = at + buf[k].size > peak ? at + buf[k].size : peak;
+		if (buf[k].size <= 0)
+			continue;
+		int lo = 0, hi = np;   /* after every placed buffer at or below `at` */
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+			if (placed[mid].off <= at)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		memmove(&placed[lo + 1], &placed[lo], sizeof(Busy) * (size_t)(np - lo));
+		placed[lo] = (Busy){at, at + buf[k].size, buf[k].def, buf[k].last};
+		np++;
 	}
-	free(busy);
+	free(placed);
 	return peak;
 }
 
