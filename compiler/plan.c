@@ -112,7 +112,7 @@ static bool computes(const Lowered *l, const LOp *o)
 	case GRAD_NONE: return !any_dtype(o->op);
 	case GRAD_SEED: case GRAD_ZERO: return false;   /* sc_fill takes every type */
 	case GRAD_ACCUM: case GRAD_SCALE: case GRAD_MAX_MASK: case GRAD_TIE_COUNT: case GRAD_CLIP: return true;
-	case GRAD_SQNORM: return true;   /* emit_check refuses it on half gradients */
+	case GRAD_SQNORM: return false;   /* widens its half gradients itself, one at a time (sqnorm_copy) */
 	case GRAD_ADJOINT: return !grad_any_dtype(l, o);
 	}
 	return true;
@@ -255,10 +255,24 @@ static void mark_uses(const Lowered *l, const LOp *o, int at, int *last)
 	}
 }
 
+int64_t sqnorm_copy(const Lowered *l, const LOp *o)
+{
+	int64_t most = 0;
+	for (int k = 0; k < o->nin; k++)
+		if (dtype_is_half(l->values[o->in[k]].type.dtype) && numel(&l->values[o->in[k]]) > most)
+			most = numel(&l->values[o->in[k]]);
+	return most ? aligned(most * 4) : 0;
+}
+
 /* The temporary a kernel needs: a broadcast BatchMatMul's gradient before
- * it is summed down to its input's shape; a bucket of AllReduces packed. */
+ * it is summed down to its input's shape; a bucket of AllReduces packed;
+ * the squared norm's Float32 copy of one half gradient and its sum. */
 int64_t kernel_scratch(const Lowered *l, const LOp *o)
 {
+	if (o->grad == GRAD_SQNORM) {
+		int64_t copy = sqnorm_copy(l, o);
+		return copy ? copy + ALIGN : 0;
+	}
 	if (o->bucket > 0) {
 		int64_t bytes = 0;
 		for (int j = 0; j < o->bucket; j++)
@@ -417,6 +431,9 @@ static void plan_buffers(Program *p)
 	for (int v = 0; l->grad && v < l->nparams; v++)
 		if (l->grad[v] >= 0) {
 			int64_t s = update_scratch(l, v);
+			const LValue *g = &l->values[l->grad[v]];
+			if (l->overflow >= 0 && dtype_is_half(g->type.dtype) && aligned(numel(g) * 4) > s)
+				s = aligned(numel(g) * 4);   /* loss scaling: a half gradient unscaled in Float32 */
 			scratch = s > scratch ? s : scratch;
 		}
 	if (l->loss >= 0 && dtype_is_half(l->values[l->loss].type.dtype))
