@@ -12,9 +12,9 @@
  * of the gradients a rank holds the first copy of and where each input's
  * and result's piece starts, is a table of numbers per rank (Program.entry,
  * Program.tab), which emit.c writes as rank_<r>.c. Here too: the C names of
- * the values, the partitions of the ranks into groups, and emit_check, what
- * the v1 runtime computes. The bottom of the emitter: it calls none of the
- * other emit files. */
+ * the values and the partitions of the ranks into groups. What the v1
+ * runtime computes was checked before lowering (check_kernels.c). The bottom
+ * of the emitter: it calls none of the other emit files. */
 #include "emit_internal.h"
 
 #include <stdlib.h>
@@ -38,7 +38,7 @@ int64_t aligned(int64_t n)
 	return (n + ALIGN - 1) / ALIGN * ALIGN;
 }
 
-/* ---- checks: what the v1 runtime computes ---- */
+/* ---- what the v1 runtime computes ---- */
 
 /* Operators that move elements of any type; the rest compute on floats. */
 static bool any_dtype(OpKind op)
@@ -61,39 +61,20 @@ static bool grad_any_dtype(const Lowered *l, const LOp *o)
 	return any_dtype(f) && f != OP_STRIDED_SLICE;   /* its gradient scatters into zeros */
 }
 
-/* The runtime's kernels compute on Float32; Float16 and BFloat16 operands
- * are widened to Float32 around them (see "half types" below). Integer
- * arithmetic it has none of. Gradients are floats by construction. */
-bool emit_check(const Lowered *l, Diag *d)
+/* check_kernels (check_kernels.c) lets no operator computing on integers
+ * through: one here is the compiler's bug. */
+static void assert_float_operands(const Lowered *l)
 {
-	const Graph *g = l->flat->g;
-	int before = d->nerrors;
 	for (int i = 0; i < l->nfwd; i++) {
 		const LOp *o = &l->ops[i];
 		if (o->node < 0 || any_dtype(o->op))
 			continue;
-		const Node *n = &g->nodes[o->node];
 		for (int k = 0; k < o->nin; k++) {
-			bool index = op_info[o->op].nograd & (1u << k);   /* indices, labels */
 			DType t = l->values[o->in[k]].type.dtype;
-			if (!index && t != DT_F32 && !dtype_is_half(t)) {
-				diag_error(d, l->m->src, n->op_span, "%s on %s: the v1 runtime computes %s on Float32, Float16 "
-				           "and BFloat16 only; Cast '%%%s' to Float32 first", op_info[o->op].name, dtype_name(t),
-				           op_info[o->op].name, g->values[n->in[k]].name);
-				break;
-			}
+			if (!(op_info[o->op].nograd & (1u << k)) && t != DT_F32 && !dtype_is_half(t))
+				die("%s on %s reached the emitter (check_kernels refuses it)", op_info[o->op].name, dtype_name(t));
 		}
 	}
-	/* The global norm's one kernel reads every gradient: too many to widen. */
-	const Train *t = l->m->train;
-	for (int v = 0; t && t->clip_global_norm > 0 && v < l->nparams; v++)
-		if (dtype_is_half(l->values[v].type.dtype)) {
-			diag_error(d, l->m->src, t->span, "clip_global_norm with a %s parameter ('%%%s'): the global norm is "
-			           "computed on Float32 gradients only; keep the parameters in Float32 and Cast them",
-			           dtype_name(l->values[v].type.dtype), g->values[v].name);
-			break;
-		}
-	return d->nerrors == before;
 }
 
 /* ---- half types: computed in float32 ----
@@ -777,6 +758,7 @@ static void entry_values(const Program *p, const Entry *e, int64_t rank, int64_t
 
 Program *emit_plan(const Lowered *l, const char *model)
 {
+	assert_float_operands(l);
 	Program *p = arena_alloc(l->arena, sizeof *p);
 	p->l = l;
 	StrBuf c = {0};
