@@ -1,4 +1,5 @@
-/* diag.c: `file:line:col: error: message`, the source line and a caret.
+/* diag.c: `file:line:col: error: message` (or `warning:`, which is no
+ * error: the compilation goes on and exits 0), the source line and a caret.
  *
  * Locations travel as byte spans; lines and columns are computed only here,
  * from a table of line starts built on the first error. Columns count bytes
@@ -117,30 +118,42 @@ static void put_message(FILE *out, const char *fmt, va_list ap)
 	sb_free(&m);
 }
 
-void diag_error(Diag *d, const Source *csrc, Span at, const char *fmt, ...)
+/* One message: where, what kind, the message, the caret. */
+static void report(Diag *d, const Source *csrc, Span at, const char *kind, const char *fmt, va_list ap)
 {
 	Source *src = (Source *)csrc;   /* the line table is a cache */
-	d->nerrors++;
-	if (d->nerrors > MAX_ERRORS)
-		return;
 	FILE *out = d->out ? d->out : stderr;
-	va_list ap;
 	if (src->value_offset) {   /* a command-line value: name the flag, not a line */
 		int n = src->len - src->value_offset - 1;
-		fprintf(out, "shardc: %s '%.*s': error: ", src->name, n, src->text + src->value_offset);
-		va_start(ap, fmt);
+		fprintf(out, "shardc: %s '%.*s': %s: ", src->name, n, src->text + src->value_offset, kind);
 		put_message(out, fmt, ap);
-		va_end(ap);
 		return;
 	}
 	int line, col;
 	source_line_col(src, at.start, &line, &col);
-	fprintf(out, "%s:%d:%d: error: ", src->name, line, col);
-	va_start(ap, fmt);
+	fprintf(out, "%s:%d:%d: %s: ", src->name, line, col, kind);
 	put_message(out, fmt, ap);
-	va_end(ap);
 	if (d->caret)
 		print_caret(out, src, line, col);
-	if (d->nerrors == MAX_ERRORS)
-		fprintf(out, "%s: too many errors, stopping here\n", src->name);
+}
+
+void diag_error(Diag *d, const Source *src, Span at, const char *fmt, ...)
+{
+	d->nerrors++;
+	if (d->nerrors > MAX_ERRORS)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	report(d, src, at, "error", fmt, ap);
+	va_end(ap);
+	if (d->nerrors == MAX_ERRORS && !src->value_offset)
+		fprintf(d->out ? d->out : stderr, "%s: too many errors, stopping here\n", src->name);
+}
+
+void diag_warning(Diag *d, const Source *src, Span at, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	report(d, src, at, "warning", fmt, ap);
+	va_end(ap);
 }

@@ -17,6 +17,52 @@
 
 /* ---- one operator ---- */
 
+/* The squared norm of the gradient pieces this rank holds the first copy of
+ * (GRAD_SQNORM): the table gives their sizes, else 0. One sc_sum_squares
+ * on the Float32 gradients; then each half gradient, however many, widened
+ * in turn into the one Float32 copy in the scratch (sqnorm_copy), its sum of
+ * squares added to the result. */
+static void emit_sum_squares(StrBuf *b, const Program *p, const LOp *o)
+{
+	const Lowered *l = p->l;
+	const Entry *e = op_table(p, o);
+	const char *y = p->cname[o->result];
+	int64_t copy = p->scratch, part = p->scratch + sqnorm_copy(l, o);
+	StrBuf xs = {0}, ns = {0};
+	int nf = 0;
+	for (int k = 0; k < o->nin; k++) {
+		if (dtype_is_half(l->values[o->in[k]].type.dtype))
+			continue;
+		sb_printf(&xs, nf ? ", %s" : "%s", p->cname[o->in[k]]);
+		sb_puts(&ns, nf++ ? ", " : "");
+		entry_ref(&ns, e, k, 1, false);
+	}
+	if (nf == o->nin) {
+		sb_printf(b, "sc_sum_squares(rt, (const float *const[]){%s}, ", xs.data);
+		entry_ref(b, e, 0, o->nin, true);
+		sb_printf(b, ", %d, %s);", o->nin, y);
+	} else if (nf) {
+		sb_printf(b, "sc_sum_squares(rt, (const float *const[]){%s}, (const int64_t[]){%s}, %d, %s);", xs.data,
+		          ns.data, nf, y);
+	} else {
+		sb_printf(b, "sc_fill(rt, %s, SC_F32, 1, 0.0);", y);
+	}
+	for (int k = 0; k < o->nin; k++) {
+		const LValue *x = &l->values[o->in[k]];
+		if (!dtype_is_half(x->type.dtype))
+			continue;
+		sb_printf(b, "\n\t\tsc_cast(rt, %s, %s, (float *)(slab + %lld), SC_F32, %lld);", p->cname[o->in[k]],
+		          sc_dtype_name(x->type.dtype), (long long)copy, (long long)numel(x));
+		sb_printf(b, "\n\t\tsc_sum_squares(rt, (const float *const[]){(float *)(slab + %lld)}, ", (long long)copy);
+		entry_ref(b, e, k, 1, true);
+		sb_printf(b, ", 1, (float *)(slab + %lld));", (long long)part);
+		sb_printf(b, "\n\t\tsc_binary(rt, SC_ADD, %s, (const int64_t[]){1}, 0, (float *)(slab + %lld), "
+		          "(const int64_t[]){1}, 0, %s, (const int64_t[]){1}, 0);", y, (long long)part, y);
+	}
+	sb_free(&xs);
+	sb_free(&ns);
+}
+
 /* Operator i's kernel call, its operands named by p->cname. */
 static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *members)
 {
@@ -52,16 +98,9 @@ static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_
 		sb_printf(b, ", %d);", na);
 		break;
 	}
-	case GRAD_SQNORM: {   /* the pieces this rank holds the first copy of: the table gives their sizes, else 0 */
-		StrBuf xs = {0};
-		for (int k = 0; k < o->nin; k++)
-			sb_printf(&xs, k ? ", %s" : "%s", p->cname[o->in[k]]);
-		sb_printf(b, "sc_sum_squares(rt, (const float *const[]){%s}, ", xs.data);
-		entry_ref(b, op_table(p, o), 0, o->nin, true);
-		sb_printf(b, ", %d, %s);", o->nin, p->cname[o->result]);
-		sb_free(&xs);
+	case GRAD_SQNORM:
+		emit_sum_squares(b, p, o);
 		break;
-	}
 	case GRAD_CLIP:
 		sb_printf(b, "sc_clip_by_norm(rt, %s, %s, %lld, %s, %.17g);", p->cname[o->in[0]], p->cname[o->result],
 		          (long long)numel(y), p->cname[o->in[1]], l->m->train->clip_global_norm);
@@ -336,7 +375,8 @@ static void emit_optimizer(StrBuf *b, const Program *p, int v, const char *c, co
 /* Dynamic loss scaling (MindSpore's DynamicLossScaleManager): an inf or NaN
  * in the scaled gradients shows in their squared global norm, which every
  * rank holds whole; then the step is skipped and the scale divided by
- * scale_factor (not below 1); else the gradients are unscaled for the update. */
+ * scale_factor (not below 1); else the gradients are unscaled for the update
+ * (a half one through its Float32 copy in the scratch, plan.c). */
 static void emit_unscale(StrBuf *b, const Program *p)
 {
 	const Lowered *l = p->l;
@@ -347,10 +387,23 @@ static void emit_unscale(StrBuf *b, const Program *p)
 	          "skipped\\n\", (long long)step, loss_scale, next);\n"
 	          "\t\t\tloss_scale = next;\n\t\t\tgood_steps = 0;\n\t\t\tcontinue;\n\t\t}\n",
 	          p->cname[l->overflow], l->m->train->scale_factor, l->m->train->scale_factor);
-	for (int v = 0; v < l->nparams; v++)
-		if (l->grad[v] >= 0)
-			sb_printf(b, "\t\tsc_scale(rt, %s, %s, %lld, 1.0 / loss_scale);\n", p->cname[l->grad[v]],
-			          p->cname[l->grad[v]], (long long)numel(&l->values[l->grad[v]]));
+	for (int v = 0; v < l->nparams; v++) {
+		if (l->grad[v] < 0)
+			continue;
+		const LValue *g = &l->values[l->grad[v]];
+		const char *c = p->cname[l->grad[v]];
+		long long n = (long long)numel(g), at = (long long)p->scratch;
+		if (!dtype_is_half(g->type.dtype)) {
+			sb_printf(b, "\t\tsc_scale(rt, %s, %s, %lld, 1.0 / loss_scale);\n", c, c, n);
+			continue;
+		}
+		/* a half gradient: unscaled in Float32 and rounded once */
+		const char *dt = sc_dtype_name(g->type.dtype);
+		sb_printf(b, "\t\tsc_cast(rt, %s, %s, (float *)(slab + %lld), SC_F32, %lld);\n", c, dt, at, n);
+		sb_printf(b, "\t\tsc_scale(rt, (float *)(slab + %lld), (float *)(slab + %lld), %lld, 1.0 / loss_scale);\n",
+		          at, at, n);
+		sb_printf(b, "\t\tsc_cast(rt, (float *)(slab + %lld), SC_F32, %s, %s, %lld);\n", at, c, dt, n);
+	}
 	sb_puts(b, "\t\tupdates++;\n");
 }
 

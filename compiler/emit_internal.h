@@ -75,6 +75,9 @@ bool matmul_on_halves(const Lowered *l, const LOp *o);
 /* The half values operator o reads and writes, their Float32 copies placed
  * from offset base on. */
 void widened(const Lowered *l, const LOp *o, int64_t base, Widened *w);
+/* The squared norm's (GRAD_SQNORM) Float32 copy of its largest half
+ * gradient, aligned; 0 when every gradient is Float32. */
+int64_t sqnorm_copy(const Lowered *l, const LOp *o);
 /* The temporary a kernel needs: a broadcast BatchMatMul's gradient before
  * it is summed down to its input's shape; a bucket of AllReduces packed. */
 int64_t kernel_scratch(const Lowered *l, const LOp *o);

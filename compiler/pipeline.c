@@ -16,7 +16,7 @@
 
 const char *const stage_names[STAGE_COUNT] = {
 	[STAGE_PARSE] = "parse", [STAGE_CHECK] = "check", [STAGE_INFER] = "infer", [STAGE_VALIDATE] = "validate",
-	[STAGE_FLATTEN] = "flatten", [STAGE_AUTOCAST] = "autocast", [STAGE_STRATEGIES] = "strategies",
+	[STAGE_FLATTEN] = "flatten", [STAGE_AUTOCAST] = "autocast", [STAGE_KERNELS] = "kernels", [STAGE_STRATEGIES] = "strategies",
 	[STAGE_SEARCH] = "search", [STAGE_LOWER] = "lower", [STAGE_DIFFERENTIATE] = "differentiate",
 	[STAGE_RECOMPUTE] = "recompute", [STAGE_BUCKET] = "bucket", [STAGE_FUSE] = "fuse",
 	[STAGE_PLAN] = "plan memory",
@@ -110,6 +110,8 @@ static bool run_stage(Compilation *c, Stage s)
 	case STAGE_AUTOCAST:
 		autocast(m, c->flat);
 		return true;
+	case STAGE_KERNELS:
+		return check_kernels(m, c->flat, c->d);
 	case STAGE_STRATEGIES:
 		return assign_strategies(m, c->flat, &c->st, c->d);
 	case STAGE_SEARCH: {
@@ -145,10 +147,6 @@ static bool run_stage(Compilation *c, Stage s)
 		fuse_operators(c->low);
 		return true;
 	case STAGE_PLAN:
-		/* The search's compilations have no Diag: what emit_check refuses
-		 * does not depend on the strategies, and the driver's run reports it. */
-		if (c->d && !emit_check(c->low, c->d))
-			return false;
 		c->plan = emit_plan(c->low, c->name);
 		return true;
 	case STAGE_COUNT: break;

@@ -16,6 +16,7 @@ typedef enum {
 	STAGE_VALIDATE,          /* the checks that need shapes: check_strategies */
 	STAGE_FLATTEN,           /* Calls inlined */
 	STAGE_AUTOCAST,          /* mixed precision's Casts */
+	STAGE_KERNELS,           /* what the runtime computes: check_kernels, the last model checks */
 	STAGE_STRATEGIES,        /* each operator's strategy, as given or by default */
 	STAGE_SEARCH,            /* auto_parallel's search; --strategy-in; the Casts' strategies */
 	STAGE_LOWER,             /* one SPMD program with its redistributions */
@@ -23,7 +24,7 @@ typedef enum {
 	STAGE_RECOMPUTE,         /* training: recomputed activations */
 	STAGE_BUCKET,            /* training: gradient AllReduces in buckets */
 	STAGE_FUSE,              /* operators one kernel computes */
-	STAGE_PLAN,              /* emit_check, then the programs' buffer plan */
+	STAGE_PLAN,              /* the programs' buffer plan */
 	STAGE_COUNT
 } Stage;
 

@@ -12,9 +12,9 @@
  * of the gradients a rank holds the first copy of and where each input's
  * and result's piece starts, is a table of numbers per rank (Program.entry,
  * Program.tab), which emit.c writes as rank_<r>.c. Here too: the C names of
- * the values, the partitions of the ranks into groups, and emit_check, what
- * the v1 runtime computes. The bottom of the emitter: it calls none of the
- * other emit files. */
+ * the values and the partitions of the ranks into groups. What the v1
+ * runtime computes was checked before lowering (check_kernels.c). The bottom
+ * of the emitter: it calls none of the other emit files. */
 #include "emit_internal.h"
 
 #include <stdlib.h>
@@ -38,7 +38,7 @@ int64_t aligned(int64_t n)
 	return (n + ALIGN - 1) / ALIGN * ALIGN;
 }
 
-/* ---- checks: what the v1 runtime computes ---- */
+/* ---- what the v1 runtime computes ---- */
 
 /* Operators that move elements of any type; the rest compute on floats. */
 static bool any_dtype(OpKind op)
@@ -61,39 +61,20 @@ static bool grad_any_dtype(const Lowered *l, const LOp *o)
 	return any_dtype(f) && f != OP_STRIDED_SLICE;   /* its gradient scatters into zeros */
 }
 
-/* The runtime's kernels compute on Float32; Float16 and BFloat16 operands
- * are widened to Float32 around them (see "half types" below). Integer
- * arithmetic it has none of. Gradients are floats by construction. */
-bool emit_check(const Lowered *l, Diag *d)
+/* check_kernels (check_kernels.c) lets no operator computing on integers
+ * through: one here is the compiler's bug. */
+static void assert_float_operands(const Lowered *l)
 {
-	const Graph *g = l->flat->g;
-	int before = d->nerrors;
 	for (int i = 0; i < l->nfwd; i++) {
 		const LOp *o = &l->ops[i];
 		if (o->node < 0 || any_dtype(o->op))
 			continue;
-		const Node *n = &g->nodes[o->node];
 		for (int k = 0; k < o->nin; k++) {
-			bool index = op_info[o->op].nograd & (1u << k);   /* indices, labels */
 			DType t = l->values[o->in[k]].type.dtype;
-			if (!index && t != DT_F32 && !dtype_is_half(t)) {
-				diag_error(d, l->m->src, n->op_span, "%s on %s: the v1 runtime computes %s on Float32, Float16 "
-				           "and BFloat16 only; Cast '%%%s' to Float32 first", op_info[o->op].name, dtype_name(t),
-				           op_info[o->op].name, g->values[n->in[k]].name);
-				break;
-			}
+			if (!(op_info[o->op].nograd & (1u << k)) && t != DT_F32 && !dtype_is_half(t))
+				die("%s on %s reached the emitter (check_kernels refuses it)", op_info[o->op].name, dtype_name(t));
 		}
 	}
-	/* The global norm's one kernel reads every gradient: too many to widen. */
-	const Train *t = l->m->train;
-	for (int v = 0; t && t->clip_global_norm > 0 && v < l->nparams; v++)
-		if (dtype_is_half(l->values[v].type.dtype)) {
-			diag_error(d, l->m->src, t->span, "clip_global_norm with a %s parameter ('%%%s'): the global norm is "
-			           "computed on Float32 gradients only; keep the parameters in Float32 and Cast them",
-			           dtype_name(l->values[v].type.dtype), g->values[v].name);
-			break;
-		}
-	return d->nerrors == before;
 }
 
 /* ---- half types: computed in float32 ----
@@ -112,7 +93,7 @@ static bool computes(const Lowered *l, const LOp *o)
 	case GRAD_NONE: return !any_dtype(o->op);
 	case GRAD_SEED: case GRAD_ZERO: return false;   /* sc_fill takes every type */
 	case GRAD_ACCUM: case GRAD_SCALE: case GRAD_MAX_MASK: case GRAD_TIE_COUNT: case GRAD_CLIP: return true;
-	case GRAD_SQNORM: return true;   /* emit_check refuses it on half gradients */
+	case GRAD_SQNORM: return false;   /* widens its half gradients itself, one at a time (sqnorm_copy) */
 	case GRAD_ADJOINT: return !grad_any_dtype(l, o);
 	}
 	return true;
@@ -265,10 +246,24 @@ static void mark_uses(const Lowered *l, const LOp *o, int at, int *last)
 	}
 }
 
+int64_t sqnorm_copy(const Lowered *l, const LOp *o)
+{
+	int64_t most = 0;
+	for (int k = 0; k < o->nin; k++)
+		if (dtype_is_half(l->values[o->in[k]].type.dtype) && numel(&l->values[o->in[k]]) > most)
+			most = numel(&l->values[o->in[k]]);
+	return most ? aligned(most * 4) : 0;
+}
+
 /* The temporary a kernel needs: a broadcast BatchMatMul's gradient before
- * it is summed down to its input's shape; a bucket of AllReduces packed. */
+ * it is summed down to its input's shape; a bucket of AllReduces packed;
+ * the squared norm's Float32 copy of one half gradient and its sum. */
 int64_t kernel_scratch(const Lowered *l, const LOp *o)
 {
+	if (o->grad == GRAD_SQNORM) {
+		int64_t copy = sqnorm_copy(l, o);
+		return copy ? copy + ALIGN : 0;
+	}
 	if (o->bucket > 0) {
 		int64_t bytes = 0;
 		for (int j = 0; j < o->bucket; j++)
@@ -427,6 +422,9 @@ static void plan_buffers(Program *p)
 	for (int v = 0; l->grad && v < l->nparams; v++)
 		if (l->grad[v] >= 0) {
 			int64_t s = update_scratch(l, v);
+			const LValue *g = &l->values[l->grad[v]];
+			if (l->overflow >= 0 && dtype_is_half(g->type.dtype) && aligned(numel(g) * 4) > s)
+				s = aligned(numel(g) * 4);   /* loss scaling: a half gradient unscaled in Float32 */
 			scratch = s > scratch ? s : scratch;
 		}
 	if (l->loss >= 0 && dtype_is_half(l->values[l->loss].type.dtype))
@@ -770,6 +768,7 @@ static void entry_values(const Program *p, const Entry *e, int64_t rank, int64_t
 
 Program *emit_plan(const Lowered *l, const char *model)
 {
+	assert_float_operands(l);
 	Program *p = arena_alloc(l->arena, sizeof *p);
 	p->l = l;
 	StrBuf c = {0};

@@ -41,6 +41,9 @@ typedef struct {
 
 void diag_error(Diag *d, const Source *src, Span at, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* A setting that does nothing here, said where it is written; not an error. */
+void diag_warning(Diag *d, const Source *src, Span at, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 void source_line_col(Source *src, int offset, int *line, int *col);
 
 /* ---- lit.c: literal values (attributes, context, initializers) --------- */
@@ -572,6 +575,13 @@ FlatGraph *flatten(Module *m);
  * Does nothing without a precision. */
 void autocast(Module *m, FlatGraph *f);
 
+/* ---- check_kernels.c: what the runtime computes ------------------------ */
+
+/* Requires autocast run. The last model checks: operators computing on
+ * integers, clip_global_norm on half parameters. Warns of recompute:
+ * "selective" that selects nothing. Every later stage takes what passes. */
+bool check_kernels(const Module *m, const FlatGraph *f, Diag *d);
+
 /* ---- strategy.c: strategies by parallel mode --------------------------- */
 
 /* One operator's strategy. The records are interned (equal ones shared), so
@@ -920,7 +930,6 @@ typedef struct Program Program;      /* the buffer plan, groups and rank table e
 
 /* plan.c. Requires a Lowered program. False, with errors in d, for what the v1
  * runtime cannot compute (Float16, integer arithmetic). */
-bool emit_check(const Lowered *l, Diag *d);
 /* model: the file named in the programs' comments. */
 Program *emit_plan(const Lowered *l, const char *model);
 void emit_free(Program *p);

@@ -1,0 +1,117 @@
+/* check_kernels.c: what the runtime's kernels compute, and the settings
+ * that do nothing for this model.
+ *
+ * Requires the graph flattened and autocast run (the types lowering sees).
+ * The last of the checks: every model error is found here or before, so that
+ * --check accepts exactly what -o compiles; what a later stage cannot do is
+ * the compiler's bug. The runtime's kernels compute on Float32, and on
+ * Float16 and BFloat16 widened to Float32 around them (plan.c, "half
+ * types"); operators that only move elements (Reshape, Transpose, Concat,
+ * StridedSlice, Cast, the collectives) take every type, and index and label
+ * operands are integers. Integer arithmetic the runtime has none of.
+ *
+ * A warning, which stops nothing: recompute: "selective" when it selects no
+ * operator (checkpoint.c). */
+#include "shardc.h"
+
+#include <stdlib.h>
+
+/* Operators that move elements of any type; the rest compute on floats. */
+static bool moves_elements(OpKind op)
+{
+	return op == OP_RESHAPE || op == OP_FLATTEN || op == OP_TRANSPOSE || op == OP_CONCAT ||
+	       op == OP_STRIDED_SLICE || op == OP_CAST || op_is_comm(op);
+}
+
+static void check_operands(const Module *m, const Graph *g, Diag *d)
+{
+	for (int i = 0; i < g->nnodes; i++) {
+		const Node *n = &g->nodes[i];
+		if (moves_elements(n->op))
+			continue;
+		for (int k = 0; k < n->nin; k++) {
+			bool index = op_info[n->op].nograd & (1u << k);   /* indices, labels */
+			DType t = g->values[n->in[k]].type.dtype;
+			if (!index && t != DT_F32 && !dtype_is_half(t)) {
+				diag_error(d, m->src, n->op_span, "%s on %s: the v1 runtime computes %s on Float32, Float16 "
+				           "and BFloat16 only; Cast '%%%s' to Float32 first", op_info[n->op].name, dtype_name(t),
+				           op_info[n->op].name, g->values[n->in[k]].name);
+				break;
+			}
+		}
+	}
+}
+
+/* clip_global_norm scales Float32 gradients by their global norm. */
+static void check_clip(const Module *m, const Graph *g, Diag *d)
+{
+	const Train *t = m->train;
+	for (int v = 0; t && t->clip_global_norm > 0 && v < g->nparams; v++)
+		if (g->values[v].type.is_param && dtype_is_half(g->values[v].type.dtype)) {
+			const Lit *at = lit_dict_get(t->lit, "clip_global_norm");
+			diag_error(d, m->src, at ? at->span : t->span, "clip_global_norm with a %s parameter ('%%%s'): the global norm is "
+			           "computed on Float32 gradients only; keep the parameters in Float32 and Cast them",
+			           dtype_name(g->values[v].type.dtype), g->values[v].name);
+			return;
+		}
+}
+
+static void dims_text(StrBuf *b, const Type *t)
+{
+	sb_putc(b, '(');
+	for (int k = 0; k < t->rank; k++)
+		sb_printf(b, k ? ", %lld" : "%lld", (long long)t->dims[k]);
+	sb_puts(b, t->rank == 1 ? ",)" : ")");
+}
+
+/* recompute: "selective" picks BatchMatMuls whose result outweighs their
+ * inputs (attention's scores, (batch, heads, seq, seq) from two (batch,
+ * heads, seq, head dim): heavier once seq > 2 head dim) and what reads them;
+ * on a model with none it recomputes nothing. */
+static void warn_selective(const Module *m, const FlatGraph *f, Diag *d)
+{
+	const Train *t = m->train;
+	if (!t || t->recompute != RECOMPUTE_SELECTIVE)
+		return;
+	const Graph *g = f->g;
+	bool *marked = xcalloc((size_t)(g->nnodes ? g->nnodes : 1), sizeof *marked);
+	recompute_policy(m, f, RECOMPUTE_SELECTIVE, marked);
+	bool any = false;
+	for (int i = 0; i < g->nnodes; i++)
+		any |= marked[i];
+	free(marked);
+	if (any)
+		return;
+	const Lit *v = lit_dict_get(t->lit, "recompute");
+	Span at = v ? v->span : t->span;   /* --recompute sets layers, so the key is there */
+	const Node *bmm = NULL;
+	for (int i = 0; i < g->nnodes && !bmm; i++)
+		if (g->nodes[i].op == OP_BATCH_MATMUL && g->nodes[i].nin == 2)
+			bmm = &g->nodes[i];
+	if (!bmm) {
+		diag_warning(d, m->src, at, "recompute: \"selective\" recomputes nothing here: the model has no "
+		             "BatchMatMul (attention's scores), which it recomputes with the cheap operators reading it");
+		return;
+	}
+	const Type *y = &g->values[bmm->result].type, *a = &g->values[bmm->in[0]].type;
+	bool ta = bmm->a.transpose_a;
+	int64_t seq = y->rank ? y->dims[y->rank - 1] : 1;
+	int64_t k = a->rank >= 2 ? a->dims[a->rank - (ta ? 2 : 1)] : 1;
+	StrBuf ys = {0};
+	dims_text(&ys, y);
+	diag_warning(d, m->src, at, "recompute: \"selective\" recomputes nothing here: no BatchMatMul's result outweighs "
+	             "its inputs (%%%s %s: sequence length %lld, head dim %lld); attention's scores do when the sequence "
+	             "is longer than twice the head dim", g->values[bmm->result].name, ys.data, (long long)seq,
+	             (long long)k);
+	sb_free(&ys);
+}
+
+bool check_kernels(const Module *m, const FlatGraph *f, Diag *d)
+{
+	int before = d->nerrors;
+	check_operands(m, f->g, d);
+	check_clip(m, f->g, d);
+	if (d->nerrors == before)
+		warn_selective(m, f, d);
+	return d->nerrors == before;
+}
