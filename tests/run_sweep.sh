@@ -7,18 +7,20 @@
 # redistribution that grows lower.c's value array mid-Reshape, N = 1..130 so
 # that some N crosses each capacity doubling), is compiled with --dump-ir on
 # 1, 2, 3, 4, 6, 8 and 16 devices in stand_alone, data_parallel,
-# semi_auto_parallel and auto_parallel with both search modes; each
+# semi_auto_parallel and auto_parallel with both search modes (every sample
+# and e2e model also in mixed precision, fp16 and bf16, on 1 and 8 devices in
+# semi_auto_parallel and the double-recursive search); each
 # successful compile's own step_parallel_begin.ir is compiled again with the
 # same options. A compile passes when it exits 0, or 1 with a clean
 # diagnostic (the sample's strategies need 8 devices, say); a sanitizer
 # report, an exit status of 2 or more or a signal fails it. Two compiles run
 # at a time (SWEEP_JOBS). Last line: N passed, N failed.
 #
-# run_sweep.sh --one SHARDC MODEL DEVICES MODE SEARCH OUT RESULT: one compile
-# (and its step_parallel_begin.ir), the verdict written to RESULT.
+# run_sweep.sh --one SHARDC MODEL DEVICES MODE SEARCH PRECISION OUT RESULT: one
+# compile (and its step_parallel_begin.ir), the verdict written to RESULT.
 if [ "$1" = --one ]; then
-	shardc=$2 model=$3 dev=$4 mode=$5 search=$6 out=$7 result=$8
-	label="$model --device-num $dev --parallel-mode $mode${search:+ --search-mode $search}"
+	shardc=$2 model=$3 dev=$4 mode=$5 search=$6 prec=$7 out=$8 result=$9
+	label="$model --device-num $dev --parallel-mode $mode${search:+ --search-mode $search}${prec:+ --precision $prec}"
 	# A sanitizer report must not pass for exit 1, the status of a bad model.
 	export ASAN_OPTIONS=exitcode=86:detect_leaks=1 UBSAN_OPTIONS=exitcode=87:halt_on_error=1:print_stacktrace=1
 	for pass in 1 2; do
@@ -26,7 +28,7 @@ if [ "$1" = --one ]; then
 		[ $pass -eq 2 ] && in="$out/ir/step_parallel_begin.ir" label="$label, its step_parallel_begin.ir"
 		o="$out.$pass"
 		"$shardc" "$in" -o "$o" --dump-ir --device-num "$dev" --parallel-mode "$mode" \
-			${search:+--search-mode "$search"} >/dev/null 2>"$out.err" </dev/null
+			${search:+--search-mode "$search"} ${prec:+--precision "$prec"} >/dev/null 2>"$out.err" </dev/null
 		rc=$?
 		if grep -q 'Sanitizer\|runtime error:' "$out.err" || [ $rc -ge 2 ] ||
 		   { [ $rc -eq 1 ] && ! grep -q 'error' "$out.err"; }; then
@@ -72,19 +74,28 @@ for f in ir-samples/*.ir tests/good/*.ir tests/e2e/*.ir; do
 	for dev in 1 2 3 4 6 8 16; do
 		for mode in stand_alone data_parallel semi_auto_parallel auto_parallel/sharding_propagation \
 		            auto_parallel/recursive_programming; do
-			echo "$f $dev ${mode%/*} $([ "${mode#*/}" = "$mode" ] && echo - || echo "${mode#*/}")"
+			echo "$f $dev ${mode%/*} $([ "${mode#*/}" = "$mode" ] && echo - || echo "${mode#*/}") -"
 		done
 	done
 done >"$tmp/jobs"
+for f in ir-samples/*.ir tests/e2e/*.ir; do
+	for dev in 1 8; do
+		for prec in fp16 bf16; do
+			echo "$f $dev semi_auto_parallel - $prec"
+			echo "$f $dev auto_parallel recursive_programming $prec"
+		done
+	done
+done >>"$tmp/jobs"
 for f in "$tmp"/models/relu_reshape_*.ir; do
-	echo "$f 8 semi_auto_parallel -"
+	echo "$f 8 semi_auto_parallel - -"
 done >>"$tmp/jobs"
 
-# Fields after the fixed arguments: ID MODEL DEVICES MODE SEARCH.
+# Fields after the fixed arguments: ID MODEL DEVICES MODE SEARCH PRECISION.
 awk '{ print NR, $0 }' "$tmp/jobs" |
-	xargs -P "${SWEEP_JOBS:-2}" -n 5 sh -c '
+	xargs -P "${SWEEP_JOBS:-2}" -n 6 sh -c '
 		search=$7; [ "$search" = - ] && search=
-		sh "$0" --one "$1" "$4" "$5" "$6" "$search" "$2/out/$3" "$2/res/$3"
+		prec=$8; [ "$prec" = - ] && prec=
+		sh "$0" --one "$1" "$4" "$5" "$6" "$search" "$prec" "$2/out/$3" "$2/res/$3"
 	' "$0" "$shardc" "$tmp"
 
 pass=0 fail=0 total=$(wc -l <"$tmp/jobs")
