@@ -7,10 +7,25 @@
  * savings.c again with each memory saving switched on. */
 #include "search_internal.h"
 
+/* Whether the entry graph returns value v, as it is or through a Cast
+ * (mixed precision casts a result back to its declared type). */
+static bool returned(const Graph *g, int v)
+{
+	for (int k = 0; k < g->nret; k++)
+		if (g->ret[k] == v)
+			return true;
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].op == OP_CAST && g->nodes[i].in[0] == v && returned(g, g->nodes[i].result))
+			return true;
+	return false;
+}
+
 /* The node computing a shard Call's result lays it out by dataset_strategy
- * (full_batch: whole; data_parallel: dim 0 split over every device when it
- * divides). It becomes the node's out_strategy, written into its attributes
- * so that step_parallel_begin carries it. */
+ * (data_parallel: dim 0 split over every device when it divides; full_batch:
+ * whole, when the graph returns it: what the caller gets back; a result only
+ * the graph reads on is left to the search, since nothing asks for it
+ * whole). It becomes the node's out_strategy, written into its attributes so
+ * that step_parallel_begin carries it. */
 void shard_results(Search *x)
 {
 	Arena *a = x->m->arena;
@@ -23,6 +38,8 @@ void shard_results(Search *x)
 		const Node *orig = x->f->orig[v];
 		if (!node_in_graph(callee, orig) || callee->nret != 1 || orig->result != callee->ret[0])
 			continue;
+		if (x->m->ctx.dataset_mode != DS_DATA_PARALLEL && !returned(g, g->nodes[v].result))
+			continue;   /* whole only for the caller: what the graph reads on is the search's */
 		Node *nd = &g->nodes[v];
 		const Type *t = &g->values[nd->result].type;
 		TensorStrategy *ts = arena_alloc(a, sizeof *ts);
