@@ -246,6 +246,8 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:   /* one device */
 		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)value_bytes(dxv));
 		return;
+	OP_CASES(FUSED_OPS)
+		die("fused operators are not made yet");
 	case OP_CALL: case OP_COUNT:   /* inlined by flatten; rejected by check_names */
 		die("no %s operator is left to differentiate", f->op == OP_CALL ? "Call" : "unknown");
 	}

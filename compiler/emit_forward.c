@@ -226,6 +226,8 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		/* a collective written in a one-device model: a group of one */
 		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));
 		break;
+	OP_CASES(FUSED_OPS)
+		die("fused operators are not made yet");
 	case OP_CALL: case OP_COUNT:   /* inlined by flatten; rejected by check_names */
 		die("no %s operator is left to emit", o->op == OP_CALL ? "Call" : "unknown");
 	}

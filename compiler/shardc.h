@@ -103,7 +103,7 @@ bool type_equal(const Type *a, const Type *b);  /* dtype and dims, kind ignored 
 
 #define OP_ENUM(e, ...) OP_##e,
 #include "ops.h"
-typedef enum { OP_TABLE(OP_ENUM) OP_COUNT } OpKind;
+typedef enum { ALL_OPS(OP_ENUM) OP_COUNT } OpKind;
 #define ATTR_ENUM(e, name, kind) ATTR_##e,
 typedef enum { ATTR_TABLE(ATTR_ENUM) ATTR_COUNT } AttrKind;
 
@@ -135,7 +135,8 @@ typedef struct {
 
 extern const OpInfo op_info[OP_COUNT];
 extern const AttrInfo attr_info[ATTR_COUNT];
-bool op_from_name(const char *s, OpKind *out);
+bool op_from_name(const char *s, OpKind *out);   /* the language's operators: never a fused one */
+bool op_is_fused(OpKind k);      /* a row of FUSED_OPS: made by fuse.c alone */
 bool op_is_comm(OpKind k);       /* AllReduce, AllGather, ReduceScatter, AllToAll */
 bool op_is_unary(OpKind k);      /* a row of UNARY_OPS */
 bool op_is_binary(OpKind k);     /* a row of BINARY_OPS */
