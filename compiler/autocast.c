@@ -42,6 +42,7 @@ static CastClass cast_class(OpKind op)
 	case OP_STRIDED_SLICE:
 		return AC_FOLLOW;
 	case OP_CAST: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL: case OP_CALL:
+	OP_CASES(FUSED_OPS)   /* made after autocast (fuse.c) */
 	case OP_COUNT:
 		return AC_ASIS;
 	}

@@ -254,46 +254,52 @@ static void print_piece(StrBuf *b, const LValue *v, int64_t rank)
 	ints_print(b, v->global, v->type.rank);
 }
 
-/* The operator whose kernel computes fused operator i (fuse.c): its
- * reader's, or that one's when the reader is fused too (a masked Softmax's
- * scaling Mul). */
-static OpKind fused_into(const Lowered *l, int i)
-{
-	for (int j = i + 1; j < l->nops; j++)
-		if (l->ops[j].fuse_from == i)
-			return l->ops[j].fused ? fused_into(l, j) : l->ops[j].op;
-	return l->ops[i].op;
-}
-
-/* The fusion mark of operator i (fuse.c), if any: a comment after its line
- * in the graph, or a clause of its line in the list of recomputed ones. */
+/* The fusion mark of operator i (fuse.c), by its kind, if any: a comment
+ * after its line in the graph, or a clause of its line in the list of
+ * recomputed ones. The line itself is the operator as fusion found it. */
 static void fusion_mark(StrBuf *b, const Lowered *l, int i, bool clause)
 {
 	const LOp *o = &l->ops[i];
 	const char *lead = clause ? "; " : "  # ";
-	if (o->chain >= 0 && o->chain != i) {
-		sb_printf(b, "%sfused: in the elementwise chain that %%%s's kernel computes, %s", lead,
-		          l->values[l->ops[o->chain].result].name, o->fused_writes ? "which writes it too" : "no buffer of its own");
-	} else if (o->chain == i) {
-		int m[MAX_CHAIN], nm = chain_members(l, i, m);
+	int at[MAX_PARTS], n;
+	switch (o->op) {
+	case OP_FUSED: {
+		const Fusion *f = &l->fusion[i];
+		const char *buffer = f->writes ? "which writes it too" : "no buffer of its own";
+		if (l->ops[f->into].op == OP_EW_CHAIN)
+			sb_printf(b, "%sfused: in the elementwise chain that %%%s's kernel computes, %s", lead,
+			          l->values[l->ops[f->into].result].name, buffer);
+		else if (clause)
+			sb_printf(b, "; fused: computed by the operator that reads it");
+		else
+			sb_printf(b, "  # fused: computed by the %s that reads it, %s", op_info[unfused(l, f->into)->op].name, buffer);
+		break;
+	}
+	case OP_EW_CHAIN:
+		n = fused_parts(l, i, at);
 		sb_printf(b, "%sfused: one elementwise kernel (sc_ew_chain) computing", lead);
-		for (int k = 0; k < nm - 1; k++)
-			sb_printf(b, "%s %%%s = %s", k ? "," : "", l->values[l->ops[m[k]].result].name, op_info[l->ops[m[k]].op].name);
+		for (int k = 0; k < n; k++)
+			sb_printf(b, "%s %%%s = %s", k ? "," : "", l->values[l->ops[at[k]].result].name, op_info[unfused(l, at[k])->op].name);
 		sb_puts(b, " and this");
-	} else if (o->fused && clause)
-		sb_printf(b, "; fused: computed by the operator that reads it");
-	else if (o->fused)
-		sb_printf(b, "  # fused: computed by the %s that reads it, %s", op_info[fused_into(l, i)].name,
-		          o->fused_writes ? "which writes it too" : "no buffer of its own");
-	else if (o->fuse_from >= 0 && clause)
-		sb_printf(b, "; fused: one kernel with %%%s", l->values[l->ops[o->fuse_from].result].name);
-	else if (o->fuse_from >= 0)
-		sb_printf(b, "  # fused: one kernel with %%%s = %s, reading its operands",
-		          l->values[l->ops[o->fuse_from].result].name, op_info[l->ops[o->fuse_from].op].name);
-	if (o->fold)
-		sb_printf(b, o->fold == FOLD_READ ? "%sfolded: no copy; BatchMatMuls read %%%s through strides"
-		                                  : "%sfolded: no copy; a BatchMatMul wrote %%%s through strides",
-		          lead, l->values[o->fold == FOLD_READ ? o->result : o->in[0]].name);
+		break;
+	case OP_SOFTMAX_SCALED: case OP_SOFTMAX_MASKED: case OP_BIAS_UNARY: case OP_BIAS_ADD_RESIDUAL:
+		n = fused_parts(l, i, at);   /* the last is the one this operator read */
+		if (clause)
+			sb_printf(b, "; fused: one kernel with %%%s", l->values[l->ops[at[n - 1]].result].name);
+		else
+			sb_printf(b, "  # fused: one kernel with %%%s = %s, reading its operands",
+			          l->values[l->ops[at[n - 1]].result].name, op_info[unfused(l, at[n - 1])->op].name);
+		break;
+	case OP_TRANSPOSE_FOLDED:
+		sb_printf(b, l->fusion[i].fold == FOLD_READ ? "%sfolded: no copy; BatchMatMuls read %%%s through strides"
+		                                            : "%sfolded: no copy; a BatchMatMul wrote %%%s through strides",
+		          lead, l->values[l->fusion[i].fold == FOLD_READ ? o->result : o->in[0]].name);
+		break;
+	case OP_BATCH_MATMUL_STRIDED: case OP_LAYER_NORM_GRAD:   /* no mark: the operators around say it */
+	OP_CASES(OP_TABLE)                                        /* the language's: nothing fused */
+	case OP_COUNT:
+		break;
+	}
 }
 
 /* `%y = Op(%a, %b) {rank's attributes} : (types) -> (type)` after indent,
@@ -341,7 +347,7 @@ static void dump_recomputed(StrBuf *b, const Lowered *l, int64_t rank)
 	sb_printf(b, "\n# Backward: recomputed forward operators (%d; recompute.c). Each runs again before the first\n"
 	          "# backward operator that reads its value, which the forward value is then not kept for.\n", n);
 	for (int i = l->nfwd; i < l->nops; i++) {
-		const LOp *o = &l->ops[i];
+		const LOp *o = unfused(l, i);
 		if (o->recomputes < 0 || o->shadow)   /* a shadow is not run: nothing to list */
 			continue;
 		print_lowered_op(b, l, o, rank, members, "#   ");
@@ -390,7 +396,7 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 	sb_puts(b, l->nparams ? "\n" : ") {\n");
 	int64_t *members = xmalloc(sizeof(int64_t) * (size_t)l->device_num);
 	for (int i = 0; i < l->nfwd; i++) {   /* the backward pass is the emitter's (autodiff.c) */
-		const LOp *o = &l->ops[i];
+		const LOp *o = unfused(l, i);   /* as written; fusion_mark says what runs */
 		print_lowered_op(b, l, o, rank, members, "  ");
 		const TensorLayout *out = &l->values[o->result].layout;
 		if (o->why)

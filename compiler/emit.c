@@ -90,7 +90,7 @@ static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_
 	case GRAD_TIE_COUNT: {
 		const LValue *x = &l->values[o->in[0]];
 		int64_t axes[MAX_DIMS];
-		int na = reduce_axes(&l->ops[o->of].a, x->type.rank, axes);
+		int na = reduce_axes(&differentiated(l, o)->a, x->type.rank, axes);
 		sb_printf(b, "sc_count_equal(rt, %s, %s, %s, ", p->cname[o->in[0]], p->cname[o->in[1]], p->cname[o->result]);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, ", x->type.rank);
@@ -106,7 +106,7 @@ static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_
 		          (long long)numel(y), p->cname[o->in[1]], l->m->train->clip_global_norm);
 		break;
 	case GRAD_ADJOINT:
-		lowered_rank_attrs(l, &l->ops[o->of], rank, &a, members);
+		lowered_rank_attrs(l, differentiated(l, o), rank, &a, members);
 		emit_adjoint(b, p, o, &a, p->scratch);
 		break;
 	case GRAD_NONE:
@@ -132,100 +132,30 @@ static void emit_widen(StrBuf *b, const Program *p, int v, int64_t off, bool nar
 		          (long long)numel(x));
 }
 
-/* The elementwise chain that ends at operator i (fuse.c) as one
- * sc_ew_chain call: the values outside it its operands, each member's
- * operator a step, a half result rounded, the last result and those read
- * outside the chain stored. */
-static void emit_chain(StrBuf *b, const Program *p, int i)
-{
-	const Lowered *l = p->l;
-	int m[MAX_CHAIN], nm = chain_members(l, i, m);
-	const LValue *y = &l->values[l->ops[i].result];
-	int64_t n = numel(y), c = y->type.rank ? y->type.dims[y->type.rank - 1] : 1;
-	int ins[2 * MAX_CHAIN], num[2 * MAX_CHAIN];   /* operands; each member's value number */
-	int nin = chain_operands(l, m, nm, ins);
-	sb_puts(b, "/* elementwise chain (fused):");
-	for (int j = 0; j < nm; j++)
-		sb_printf(b, "%s %%%s = %s", j ? "," : "", l->values[l->ops[m[j]].result].name, op_info[l->ops[m[j]].op].name);
-	sb_puts(b, " */\n\t\tsc_ew_chain(rt, (const sc_ew_step[]){");
-	int nsteps = 0;
-	for (int j = 0; j < nm; j++) {
-		const LOp *o = &l->ops[m[j]];
-		int a[2];
-		for (int k = 0; k < o->nin; k++) {
-			int v = o->in[k], q = 0;
-			while (q < nin && ins[q] != v)
-				q++;
-			if (q < nin)
-				a[k] = q;
-			else {
-				for (q = 0; l->ops[m[q]].result != v; q++)
-					;
-				a[k] = num[q];
-			}
-		}
-		const char *sep = nsteps ? ", " : "";
-		if (op_is_unary(o->op))
-			sb_printf(b, "%s{SC_EW_UNARY, %s, %d, 0, SC_F32, NULL}", sep, op_info[o->op].kernel, a[0]);
-		else if (o->op != OP_CAST)
-			sb_printf(b, "%s{SC_EW_BINARY, %s, %d, %d, SC_F32, NULL}", sep,
-			          o->op == OP_BIAS_ADD ? "SC_ADD" : op_info[o->op].kernel, a[0], a[1]);
-		num[j] = o->op == OP_CAST ? a[0] : nin + nsteps++;
-		DType t = l->values[o->result].type.dtype;
-		bool same = o->op == OP_CAST && l->values[o->in[0]].type.dtype == t;
-		if (dtype_is_half(t) && !same) {
-			sb_printf(b, "%s{SC_EW_ROUND, 0, %d, 0, %s, NULL}", nsteps ? ", " : "", num[j], sc_dtype_name(t));
-			num[j] = nin + nsteps++;
-		}
-		if (m[j] == i || o->fused_writes) {
-			sb_printf(b, "%s{SC_EW_STORE, 0, %d, 0, %s, %s}", nsteps ? ", " : "", num[j], sc_dtype_name(t),
-			          p->cname[o->result]);
-			num[j] = nin + nsteps++;
-		}
-	}
-	sb_printf(b, "}, %d, (const sc_ew_operand[]){", nsteps);
-	for (int k = 0; k < nin; k++) {
-		const LValue *x = &l->values[ins[k]];
-		int64_t xn = numel(x);
-		sb_printf(b, "%s{%s, %s, %s}", k ? ", " : "", p->cname[ins[k]], sc_dtype_name(x->type.dtype),
-		          xn == n ? "SC_EW_FULL" : xn == 1 ? "SC_EW_SCALAR" : "SC_EW_ROW");
-	}
-	sb_printf(b, "}, %d, %lld, %lld);", nin, (long long)(n / c), (long long)c);
-}
-
 static void emit_op(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *members)
 {
 	const Lowered *l = p->l;
 	const LOp *o = &l->ops[i];
-	if (o->fused && o->chain >= 0) {
-		sb_printf(b, "\t/* %%%s = %s: computed by %%%s's elementwise chain (fused) */\n", l->values[o->result].name,
-		          op_info[o->op].name, l->values[l->ops[o->chain].result].name);
+	if (o->op == OP_FUSED) {   /* a placeholder: the line says which kernel computes it (fuse.c) */
+		const LOp *f = &l->ops[l->fusion[i].into];
+		if (f->op == OP_EW_CHAIN)
+			sb_printf(b, "\t/* %%%s = %s: computed by %%%s's elementwise chain (fused) */\n", l->values[o->result].name,
+			          op_info[unfused(l, i)->op].name, l->values[f->result].name);
+		else if (f->op == OP_LAYER_NORM_GRAD)
+			sb_printf(b, "\t/* %%%s: by the kernel below that computes %%%s's gradients together (fused) */\n",
+			          l->values[o->result].name, l->values[differentiated(l, o)->result].name);
+		else
+			sb_printf(b, "\t/* %%%s = %s: computed by the kernel that reads it (fused) */\n", l->values[o->result].name,
+			          op_info[unfused(l, i)->op].name);
 		return;
 	}
-	if (o->chain == i) {
-		sb_puts(b, "\t");
-		emit_chain(b, p, i);
-		sb_putc(b, '\n');
-		return;
-	}
-	if (o->fused && o->grad == GRAD_ADJOINT) {   /* one of a LayerNorm's gradients (fuse.c) */
-		sb_printf(b, "\t/* %%%s: by the kernel below that computes %%%s's gradients together (fused) */\n",
-		          l->values[o->result].name, l->values[l->ops[o->of].result].name);
-		return;
-	}
-	if (o->fused) {
-		sb_printf(b, "\t/* %%%s = %s: computed by the kernel that reads it (fused) */\n", l->values[o->result].name,
-		          op_info[o->op].name);
-		return;
-	}
-	if (o->fold == FOLD_READ) {   /* fuse.c, plan_views */
-		sb_printf(b, "\t/* %%%s: %%%s's bytes, which BatchMatMuls read with strides (no copy) */\n",
-		          l->values[o->result].name, l->values[o->in[0]].name);
-		return;
-	}
-	if (o->fold == FOLD_WRITE) {
-		sb_printf(b, "\t/* %%%s: written in place by a BatchMatMul, with strides, as %%%s (no copy) */\n",
-		          l->values[o->result].name, l->values[o->in[0]].name);
+	if (o->op == OP_TRANSPOSE_FOLDED) {   /* fuse.c, plan_views */
+		if (l->fusion[i].fold == FOLD_READ)
+			sb_printf(b, "\t/* %%%s: %%%s's bytes, which BatchMatMuls read with strides (no copy) */\n",
+			          l->values[o->result].name, l->values[o->in[0]].name);
+		else
+			sb_printf(b, "\t/* %%%s: written in place by a BatchMatMul, with strides, as %%%s (no copy) */\n",
+			          l->values[o->result].name, l->values[o->in[0]].name);
 		return;
 	}
 	if (p->view[o->result] >= 0) {   /* plan_views */
@@ -239,7 +169,7 @@ static void emit_op(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *m
 	if (!w.n) {
 		emit_kernel(b, p, i, rank, members);
 	} else {   /* half operands: the Float32 kernel on their widened copies */
-		sb_printf(b, "/* %s on %s: in Float32, rounded once */\n\t\t", op_info[o->op].name,
+		sb_printf(b, "/* %s on %s: in Float32, rounded once */\n\t\t", op_info[unfused(l, i)->op].name,
 		          dtype_name(l->values[w.value[0]].type.dtype));
 		for (int j = 0; j < w.nread; j++) {
 			emit_widen(b, p, w.value[j], w.off[j], false);
@@ -479,15 +409,16 @@ static bool moves_bytes(OpKind op)
 	return op == OP_TRANSPOSE || op == OP_RESHAPE || op == OP_FLATTEN;
 }
 
-/* Whether operator o has code of its own (emit_op): not a shadow, a fused
- * operator, a folded Transpose or a view. */
+/* Whether operator o has code of its own (emit_op): not a shadow, a Fused
+ * placeholder, a TransposeFolded or a view. */
 static bool has_code(const Program *p, const LOp *o)
 {
-	return !o->shadow && !o->fused && !o->fold && p->view[o->result] < 0;
+	return !o->shadow && o->op != OP_FUSED && o->op != OP_TRANSPOSE_FOLDED && p->view[o->result] < 0;
 }
 
 /* The values program.c names: what an operator with code may pass (its
- * operands and result, a carried operator's, a differentiated operator's),
+ * operands and result, the placeholders' results a fused kernel writes, a
+ * differentiated operator's),
  * the inputs and parameters, and what is read after the operators. A value
  * between two operators without code (a Reshape of a folded Transpose's
  * operand) has a buffer but no name: a pointer to it would go unused. */
@@ -502,21 +433,10 @@ static bool *named_values(const Program *p)
 		named[o->result] = true;
 		for (int k = 0; k < o->nin; k++)
 			named[o->in[k]] = true;
-		int at[4], nat = fused_gradients(l, i, at);   /* gradients written with this one's */
+		int at[MAX_PARTS], nat = fused_parts(l, i, at);   /* results written with this one's */
 		for (int j = 0; j < nat; j++)
 			named[l->ops[at[j]].result] = true;
-		for (int f = o->fuse_from; f >= 0; f = l->ops[f].fuse_from) {
-			for (int k = 0; k < l->ops[f].nin; k++)
-				named[l->ops[f].in[k]] = true;
-			named[l->ops[f].result] = true;
-		}
-		int m[MAX_CHAIN], nm = chain_members(l, i, m);   /* an elementwise chain's call */
-		for (int j = 0; j < nm; j++) {
-			for (int k = 0; k < l->ops[m[j]].nin; k++)
-				named[l->ops[m[j]].in[k]] = true;
-			named[l->ops[m[j]].result] = true;
-		}
-		const LOp *f = o->grad == GRAD_ADJOINT ? &l->ops[o->of] : NULL;
+		const LOp *f = o->grad == GRAD_ADJOINT ? differentiated(l, o) : NULL;
 		if (f && moves_bytes(f->op))   /* dy to dx alone */
 			f = NULL;
 		for (int k = 0; f && k < f->nin; k++)

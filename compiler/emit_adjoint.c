@@ -1,9 +1,11 @@
 /* emit_adjoint.c: the runtime call of one adjoint (autodiff.c's GRAD_ADJOINT).
  *
  * Requires a Program (plan.c). The gradient of input o->k of forward
- * operator ops[o->of] from dy (o->in[0]): a MatMul's as one more product,
- * the others by the runtime's *_grad kernels, a LayerNorm's gradients in one
- * call (fuse.c). Scratch the kernel needs starts at scratch_off. */
+ * operator ops[o->of] (as it was before fusion: differentiated) from dy
+ * (o->in[0]), by the adjoint's kind: a MatMul's as one more product, the
+ * others by the runtime's *_grad kernels, a LayerNormGrad's gradients in
+ * one call, a BatchMatMulStrided's through strides (fuse.c). Scratch the
+ * kernel needs starts at scratch_off. */
 #include "emit_internal.h"
 
 #include <string.h>
@@ -34,7 +36,7 @@ static void matmul_grad_form(const Attrs *fa, int input, int64_t m, int64_t n, i
 void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, int64_t scratch_off)
 {
 	const Lowered *l = p->l;
-	const LOp *f = &l->ops[o->of];
+	const LOp *f = differentiated(l, o);
 	int k = o->k;
 	const char *dy = p->cname[o->in[0]], *dx = p->cname[o->result];
 	const LValue *x = &l->values[f->in[0]], *y = &l->values[f->result], *dxv = &l->values[o->result];
@@ -44,7 +46,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	 * Concat's inputs past the second have none. */
 	const char *other_in = f->nin == 2 ? p->cname[f->in[1 - k]] : NULL;
 	MatmulGrad mg;
-	switch (f->op) {
+	switch (o->op) {   /* f's kind, or the fused kind computing its gradient (fuse.c) */
 	OP_CASES(UNARY_OPS) {   /* from the input, the output or dy alone, as its row says */
 		GradReads r = op_info[f->op].grad;
 		sb_printf(b, "sc_unary_grad(rt, %s, %s, %s, %s, %lld);", op_info[f->op].kernel,
@@ -58,15 +60,17 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_printf(b, "%s, %s, %s, %lld, %lld, %lld, %d, %d);", mg.dy_first ? dy : other_in, mg.dy_first ? other_in : dy,
 		          dx, (long long)mg.m, (long long)mg.n, (long long)mg.k, mg.ta, mg.tb);
 		return;
-	case OP_BATCH_MATMUL: {
+	case OP_BATCH_MATMUL_STRIDED: {   /* reading or writing a folded Transpose's value, direct (fuse.c) */
 		emit_matmul_dims(f, l, &m, &nn, &kk);
 		matmul_grad_form(fa, k, m, nn, kk, &mg);
 		int dy_v = o->in[0], other_v = f->in[1 - k];
-		if (bmm_is_strided(l, dy_v, other_v, o->result)) {   /* direct (fuse.c) */
-			int v[3] = {mg.dy_first ? dy_v : other_v, mg.dy_first ? other_v : dy_v, o->result};
-			strided_bmm_call(b, p, o, v, dx, y, mg.m, mg.n, mg.k, mg.ta, mg.tb);
-			return;
-		}
+		int v[3] = {mg.dy_first ? dy_v : other_v, mg.dy_first ? other_v : dy_v, o->result};
+		strided_bmm_call(b, p, o, v, dx, y, mg.m, mg.n, mg.k, mg.ta, mg.tb);
+		return;
+	}
+	case OP_BATCH_MATMUL: {
+		emit_matmul_dims(f, l, &m, &nn, &kk);
+		matmul_grad_form(fa, k, m, nn, kk, &mg);
 		const LValue *in = &l->values[f->in[k]], *other = &l->values[f->in[1 - k]];
 		int yb = y->type.rank - 2, ib = in->type.rank - 2, ob = other->type.rank - 2;
 		bool direct = yb == ib && !memcmp(y->type.dims, in->type.dims, sizeof(int64_t) * (size_t)yb);
@@ -172,11 +176,11 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		          (long long)(numel(x) / rows));
 		return;
 	}
-	case OP_LAYER_NORM: {
-		/* this gradient, and those of the other inputs fused into this call (fuse.c) */
+	case OP_LAYER_NORM: case OP_LAYER_NORM_GRAD: {
+		/* this gradient, and those of the placeholders a LayerNormGrad computes too (fuse.c) */
 		const char *g[5] = {"NULL", "NULL", "NULL", "NULL", "NULL"};
 		g[k] = dx;
-		int at[4], nat = fused_gradients(l, (int)(o - l->ops), at);
+		int at[MAX_PARTS], nat = fused_parts(l, (int)(o - l->ops), at);
 		for (int j = 0; j < nat; j++)
 			g[l->ops[at[j]].k] = p->cname[l->ops[at[j]].result];
 		if (f->nin == 5) {
@@ -246,6 +250,9 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:   /* one device */
 		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)value_bytes(dxv));
 		return;
+	case OP_SOFTMAX_SCALED: case OP_SOFTMAX_MASKED: case OP_BIAS_UNARY: case OP_BIAS_ADD_RESIDUAL: case OP_EW_CHAIN:
+	case OP_TRANSPOSE_FOLDED: case OP_FUSED:   /* forward kernels; a fold and a placeholder have no code */
+		die("%s is no adjoint's call", op_info[o->op].name);
 	case OP_CALL: case OP_COUNT:   /* inlined by flatten; rejected by check_names */
 		die("no %s operator is left to differentiate", f->op == OP_CALL ? "Call" : "unknown");
 	}

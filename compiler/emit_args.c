@@ -174,14 +174,6 @@ void matmul_call(StrBuf *b, const Lowered *l, const LOp *o, bool batch)
 		sb_printf(b, "%s(rt, ", f);
 }
 
-/* A BatchMatMul of which one value is laid out by a folded Transpose
- * (fuse.c): every operand by its strides, batch dims aligned to the
- * result's (y, nb of them) from the right, 0 where one repeats. */
-bool bmm_is_strided(const Lowered *l, int a, int b, int c)
-{
-	return strided_by(l, a) || strided_by(l, b) || strided_by(l, c);
-}
-
 static void operand_strides(StrBuf *b, const Lowered *l, int v, int nb)
 {
 	const LValue *x = &l->values[v];

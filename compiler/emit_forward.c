@@ -55,6 +55,68 @@ void emit_collective(StrBuf *b, const Program *p, const LOp *o, int i)
 	}
 }
 
+/* The ElementwiseChain at position i (fuse.c) as one sc_ew_chain call:
+ * its operands the values from outside the chain, each member's operator
+ * (the placeholders it computes, then itself, as they were) a step, a half
+ * result rounded, its result and the placeholders it writes stored. */
+static void emit_chain(StrBuf *b, const Program *p, int i)
+{
+	const Lowered *l = p->l;
+	int m[MAX_PARTS + 1], nm = fused_parts(l, i, m);
+	m[nm++] = i;
+	const LValue *y = &l->values[l->ops[i].result];
+	int64_t n = numel(y), c = y->type.rank ? y->type.dims[y->type.rank - 1] : 1;
+	const int *ins = l->ops[i].in;
+	int nin = l->ops[i].nin, num[MAX_PARTS + 1];   /* each member's value number */
+	sb_puts(b, "/* elementwise chain (fused):");
+	for (int j = 0; j < nm; j++)
+		sb_printf(b, "%s %%%s = %s", j ? "," : "", l->values[l->ops[m[j]].result].name, op_info[unfused(l, m[j])->op].name);
+	sb_puts(b, " */\n\t\tsc_ew_chain(rt, (const sc_ew_step[]){");
+	int nsteps = 0;
+	for (int j = 0; j < nm; j++) {
+		const LOp *o = unfused(l, m[j]);
+		int a[2];
+		for (int k = 0; k < o->nin; k++) {
+			int v = o->in[k], q = 0;
+			while (q < nin && ins[q] != v)
+				q++;
+			if (q < nin)
+				a[k] = q;
+			else {
+				for (q = 0; l->ops[m[q]].result != v; q++)
+					;
+				a[k] = num[q];
+			}
+		}
+		const char *sep = nsteps ? ", " : "";
+		if (op_is_unary(o->op))
+			sb_printf(b, "%s{SC_EW_UNARY, %s, %d, 0, SC_F32, NULL}", sep, op_info[o->op].kernel, a[0]);
+		else if (o->op != OP_CAST)
+			sb_printf(b, "%s{SC_EW_BINARY, %s, %d, %d, SC_F32, NULL}", sep,
+			          o->op == OP_BIAS_ADD ? "SC_ADD" : op_info[o->op].kernel, a[0], a[1]);
+		num[j] = o->op == OP_CAST ? a[0] : nin + nsteps++;
+		DType t = l->values[o->result].type.dtype;
+		bool same = o->op == OP_CAST && l->values[o->in[0]].type.dtype == t;
+		if (dtype_is_half(t) && !same) {
+			sb_printf(b, "%s{SC_EW_ROUND, 0, %d, 0, %s, NULL}", nsteps ? ", " : "", num[j], sc_dtype_name(t));
+			num[j] = nin + nsteps++;
+		}
+		if (m[j] == i || l->fusion[m[j]].writes) {
+			sb_printf(b, "%s{SC_EW_STORE, 0, %d, 0, %s, %s}", nsteps ? ", " : "", num[j], sc_dtype_name(t),
+			          p->cname[o->result]);
+			num[j] = nin + nsteps++;
+		}
+	}
+	sb_printf(b, "}, %d, (const sc_ew_operand[]){", nsteps);
+	for (int k = 0; k < nin; k++) {
+		const LValue *x = &l->values[ins[k]];
+		int64_t xn = numel(x);
+		sb_printf(b, "%s{%s, %s, %s}", k ? ", " : "", p->cname[ins[k]], sc_dtype_name(x->type.dtype),
+		          xn == n ? "SC_EW_FULL" : xn == 1 ? "SC_EW_SCALAR" : "SC_EW_ROW");
+	}
+	sb_printf(b, "}, %d, %lld, %lld);", nin, (long long)(n / c), (long long)c);
+}
+
 void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 {
 	const Lowered *l = p->l;
@@ -64,15 +126,7 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 	int64_t m, n, k, axes[MAX_DIMS];
 	switch (o->op) {
 	OP_CASES(UNARY_OPS)
-		if (o->fuse_from >= 0) {   /* BiasAdd then the operator: one pass (fuse.c) */
-			const LOp *bias = &l->ops[o->fuse_from];
-			const LValue *bx = &l->values[bias->in[0]];
-			int64_t c = bx->type.rank ? bx->type.dims[bx->type.rank - 1] : 1;
-			sb_printf(b, "sc_bias_unary(rt, %s, %s, %s, %s, %s, %lld, %lld);", op_info[o->op].kernel,
-			          p->cname[bias->in[0]], p->cname[bias->in[1]], bias->fused_writes ? x0 : "NULL", y,
-			          (long long)(numel(bx) / c), (long long)c);
-		} else
-			sb_printf(b, "sc_unary(rt, %s, %s, %s, %lld);", op_info[o->op].kernel, x0, y, (long long)numel(yv));
+		sb_printf(b, "sc_unary(rt, %s, %s, %s, %lld);", op_info[o->op].kernel, x0, y, (long long)numel(yv));
 		break;
 	case OP_MATMUL:
 		emit_matmul_dims(o, l, &m, &n, &k);
@@ -80,13 +134,13 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		sb_printf(b, "%s, %s, %s, %lld, %lld, %lld, %d, %d);", x0, x1, y, (long long)m, (long long)n, (long long)k,
 		          a->transpose_a, a->transpose_b);
 		break;
+	case OP_BATCH_MATMUL_STRIDED:   /* a folded Transpose's value read or written in place (fuse.c) */
+		emit_matmul_dims(o, l, &m, &n, &k);
+		strided_bmm_call(b, p, o, (const int[]){o->in[0], o->in[1], o->result}, y, yv, m, n, k, a->transpose_a,
+		                 a->transpose_b);
+		break;
 	case OP_BATCH_MATMUL: {
 		emit_matmul_dims(o, l, &m, &n, &k);
-		if (bmm_is_strided(l, o->in[0], o->in[1], o->result)) {
-			strided_bmm_call(b, p, o, (const int[]){o->in[0], o->in[1], o->result}, y, yv, m, n, k, a->transpose_a,
-			                 a->transpose_b);
-			break;
-		}
 		const LValue *bv = &l->values[o->in[1]];
 		matmul_call(b, l, o, true);
 		sb_printf(b, "%s, ", x0);
@@ -100,40 +154,42 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		break;
 	}
 	OP_CASES(BINARY_OPS)
-		if (o->fuse_from >= 0) {   /* BiasAdd then this Add: one pass (fuse.c) */
-			const LOp *bias = &l->ops[o->fuse_from];
-			const LValue *bx = &l->values[bias->in[0]];
-			int64_t c = bx->type.rank ? bx->type.dims[bx->type.rank - 1] : 1;
-			int other = o->in[0] == bias->result ? o->in[1] : o->in[0];
-			sb_printf(b, "sc_bias_add_residual(rt, %s, %s, %s, %s, %s, %lld, %lld);", p->cname[bias->in[0]],
-			          p->cname[bias->in[1]], bias->fused_writes ? p->cname[bias->result] : "NULL", p->cname[other], y,
-			          (long long)(numel(bx) / c), (long long)c);
-		} else
-			emit_binary(b, p, op_info[o->op].kernel, o->in[0], o->in[1], o->result);
+		emit_binary(b, p, op_info[o->op].kernel, o->in[0], o->in[1], o->result);
+		break;
+	case OP_BIAS_UNARY: case OP_BIAS_ADD_RESIDUAL: {   /* u(x + b), x + b + r: one pass (fuse.c) */
+		int i = (int)(o - l->ops), at[MAX_PARTS];
+		fused_parts(l, i, at);   /* the BiasAdd, its sum stored when read later */
+		const char *sum = l->fusion[at[0]].writes ? p->cname[l->ops[at[0]].result] : "NULL";
+		int64_t c = x->type.rank ? x->type.dims[x->type.rank - 1] : 1;
+		if (o->op == OP_BIAS_UNARY)
+			sb_printf(b, "sc_bias_unary(rt, %s, %s, %s, %s, %s, %lld, %lld);", op_info[unfused(l, i)->op].kernel, x0, x1,
+			          sum, y, (long long)(numel(x) / c), (long long)c);
+		else
+			sb_printf(b, "sc_bias_add_residual(rt, %s, %s, %s, %s, %s, %lld, %lld);", x0, x1, sum, p->cname[o->in[2]], y,
+			          (long long)(numel(x) / c), (long long)c);
+		break;
+	}
+	case OP_EW_CHAIN:
+		emit_chain(b, p, (int)(o - l->ops));
 		break;
 	case OP_BIAS_ADD: {
 		int64_t c = x->type.rank ? x->type.dims[x->type.rank - 1] : 1;
 		sb_printf(b, "sc_bias_add(rt, %s, %s, %s, %lld, %lld);", x0, x1, y, (long long)(numel(x) / c), (long long)c);
 		break;
 	}
-	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
-		if (fused_mask_operand(l, o) >= 0) {   /* softmax([x * scale] + mask): the Add's, the Mul's operands */
-			const LOp *add = &l->ops[o->fuse_from], *mul = add->fuse_from >= 0 ? &l->ops[add->fuse_from] : NULL;
-			int mk = fused_mask_operand(l, o), s = fused_scale_operand(l, o);
-			const LValue *mv = &l->values[add->in[mk]];
-			sb_printf(b, "sc_softmax_masked(rt, %s, %s, %s, ", p->cname[mul ? mul->in[1 - s] : add->in[1 - mk]],
-			          mul ? p->cname[mul->in[s]] : "NULL", p->cname[add->in[mk]]);
-			dims_lit(b, mv->type.dims, mv->type.rank);
-			sb_printf(b, ", %d, %s, ", mv->type.rank, y);
-			dims_lit(b, x->type.dims, x->type.rank);
-			sb_printf(b, ", %d);", x->type.rank);
-			break;
-		}
-		if (o->fuse_from >= 0) {   /* softmax(x * scale): the Mul's operands (fuse.c) */
-			const LOp *mul = &l->ops[o->fuse_from];
-			int s = fused_scale_operand(l, o);
-			sb_printf(b, "sc_softmax_scaled(rt, %s, %s, %s, ", p->cname[mul->in[1 - s]], p->cname[mul->in[s]], y);
-		} else
+	case OP_SOFTMAX_MASKED: {   /* softmax([x * scale] + mask): (x, [scale,] mask) (fuse.c) */
+		const LValue *mv = &l->values[o->in[o->nin - 1]];
+		sb_printf(b, "sc_softmax_masked(rt, %s, %s, %s, ", x0, o->nin == 3 ? x1 : "NULL", p->cname[o->in[o->nin - 1]]);
+		dims_lit(b, mv->type.dims, mv->type.rank);
+		sb_printf(b, ", %d, %s, ", mv->type.rank, y);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d);", x->type.rank);
+		break;
+	}
+	case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_SOFTMAX_SCALED:
+		if (o->op == OP_SOFTMAX_SCALED)   /* softmax(x * scale): (x, scale) (fuse.c) */
+			sb_printf(b, "sc_softmax_scaled(rt, %s, %s, %s, ", x0, x1, y);
+		else
 			sb_printf(b, "sc_%s(rt, %s, %s, ", o->op == OP_SOFTMAX ? "softmax" : "log_softmax", x0, y);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, %lld);", x->type.rank, (long long)(a->has_axis && a->naxes ? a->axes[0] : -1));
@@ -226,6 +282,9 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		/* a collective written in a one-device model: a group of one */
 		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));
 		break;
+	case OP_TRANSPOSE_FOLDED: case OP_FUSED:   /* no code (emit.c says why) */
+	case OP_LAYER_NORM_GRAD:                 /* an adjoint */
+		die("%s has no forward call", op_info[o->op].name);
 	case OP_CALL: case OP_COUNT:   /* inlined by flatten; rejected by check_names */
 		die("no %s operator is left to emit", o->op == OP_CALL ? "Call" : "unknown");
 	}

@@ -119,10 +119,10 @@ void emit_matmul_dims(const LOp *f, const Lowered *l, int64_t *m, int64_t *n, in
 /* `sc_matmul(rt, ` or, on half operands, `sc_matmul_half(rt, SC_BF16, `;
  * sc_batch_matmul likewise. */
 void matmul_call(StrBuf *b, const Lowered *l, const LOp *o, bool batch);
-/* A BatchMatMul of which one value is laid out by a folded Transpose
- * (fuse.c): every operand by its strides, batch dims aligned to the
- * result's (y, nb of them) from the right, 0 where one repeats. */
-bool bmm_is_strided(const Lowered *l, int a, int b, int c);
+/* A BatchMatMulStrided (or its adjoint), of which one value is laid out by
+ * a TransposeFolded (fuse.c): every operand by its strides, batch dims
+ * aligned to the result's (y, nb of them) from the right, 0 where one
+ * repeats. */
 void strided_bmm_call(StrBuf *b, const Program *p, const LOp *o, const int v[3], const char *c,
                       const LValue *y, int64_t m, int64_t n, int64_t k, int ta, int tb);
 

@@ -35,16 +35,34 @@
  * buffer. The three patterns above are kept where they apply.
  * Last, a Transpose keeping the last axis last between BatchMatMuls and
  * the rest (fold_transposes): no copy, the BatchMatMuls take strides.
- * The dumps and the program say which operator carries which
- * (docs/output.md). */
+ *
+ * The patterns are found first (Mark, this file's own), then the program
+ * is rewritten (rewrite): the operator whose kernel does the work becomes
+ * a fused kind (ops.h, FUSED_OPS), its operands the values the group reads
+ * from outside it; each operator it computes becomes a placeholder (Fused):
+ * no code, its result stored only when the kernel writes it too. Positions
+ * stay, so adjoints still name the operators they differentiate; what the
+ * operators were, which placeholder a kernel stores and a fold's direction
+ * are the side table Lowered.fusion. The dumps and the program say which
+ * operator carries which (docs/output.md). */
 #include "shardc.h"
 #include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static void fold_transposes(Lowered *l);
-static void fuse_norm_grads(Lowered *l, const int *first);
+/* What the patterns decide about operator i, before the rewrite. */
+typedef struct {
+	int from;             /* an earlier operator whose result i's kernel computes as it reads; -1 */
+	bool fused, writes;   /* computed by a later kernel; which stores the result too */
+	int chain;            /* a member of the elementwise chain ending at this position; -1 */
+	TransposeFold fold;
+} Mark;
+
+static void fold_transposes(Lowered *l, Mark *mk);
+static void fuse_norm_grads(Lowered *l, Mark *mk, const int *first);
+static int chain_operands(const Lowered *l, const int *m, int n, int *ins);
+enum { MAX_CHAIN = 16 };
 
 static int64_t count(const LValue *v)
 {
@@ -93,23 +111,6 @@ static bool last_axis(const Lowered *l, const LOp *softmax)
 	return r >= 1 && (a == -1 || a == r - 1);
 }
 
-int fused_scale_operand(const Lowered *l, const LOp *softmax)
-{
-	if (softmax->fuse_from < 0)
-		return -1;
-	const LOp *f = &l->ops[softmax->fuse_from];
-	if (f->op == OP_ADD)   /* masked: the Add's own fused Mul, if any */
-		return f->fuse_from < 0 ? -1 : scale_operand(l, &l->ops[f->fuse_from]);
-	return scale_operand(l, f);
-}
-
-int fused_mask_operand(const Lowered *l, const LOp *softmax)
-{
-	if (softmax->fuse_from < 0 || l->ops[softmax->fuse_from].op != OP_ADD)
-		return -1;
-	return mask_operand(l, &l->ops[softmax->fuse_from]);
-}
-
 static bool all_f32(const Lowered *l, const LOp *o)
 {
 	for (int k = 0; k < o->nin; k++)
@@ -119,26 +120,28 @@ static bool all_f32(const Lowered *l, const LOp *o)
 }
 
 /* A forward operator that computes (no collective or slice) in Float32. */
-static bool plain(const Lowered *l, const LOp *o)
+static bool plain(const Lowered *l, const Mark *mk, int i)
 {
-	return o->grad == GRAD_NONE && !o->step && !o->fused && o->fuse_from < 0 && all_f32(l, o);
+	const LOp *o = &l->ops[i];
+	return o->grad == GRAD_NONE && !o->step && !mk[i].fused && mk[i].from < 0 && all_f32(l, o);
 }
 
 /* An Add at position i of two tensors of its own shape, one of them a
  * BiasAdd's result read first here: the BiasAdd rides on the Add's kernel. */
-static void fuse_residual(Lowered *l, LOp *add, int i, const int *producer, const int *first, const int *readers)
+static void fuse_residual(Lowered *l, Mark *mk, int i, const int *producer, const int *first, const int *readers)
 {
+	const LOp *add = &l->ops[i];
 	const LValue *y = &l->values[add->result];
 	if (add->nin != 2 || add->in[0] == add->in[1] || !same_dims(&l->values[add->in[0]], y) ||
 	    !same_dims(&l->values[add->in[1]], y))
 		return;
 	for (int k = 0; k < 2; k++) {
 		int v = add->in[k], p = producer[v];
-		if (p < 0 || first[v] != i || l->ops[p].op != OP_BIAS_ADD || !plain(l, &l->ops[p]))
+		if (p < 0 || first[v] != i || l->ops[p].op != OP_BIAS_ADD || !plain(l, mk, p))
 			continue;
-		add->fuse_from = p;
-		l->ops[p].fused = true;
-		l->ops[p].fused_writes = readers[v] > 1;
+		mk[i].from = p;
+		mk[p].fused = true;
+		mk[p].writes = readers[v] > 1;
 		return;
 	}
 }
@@ -182,9 +185,10 @@ static bool adjoint_reads_x(const Lowered *l, const LOp *f)
 /* An operator a chain may hold: forward, computing (no collective or
  * slice), not in a pattern above, every value a float of the one size n
  * and last dim c, but for operands of one element or a last-axis vector. */
-static bool chainable(const Lowered *l, const LOp *o, int64_t n, int64_t c)
+static bool chainable(const Lowered *l, const Mark *mk, int i, int64_t n, int64_t c)
 {
-	if (o->grad != GRAD_NONE || o->step || o->shadow || o->fused || o->fuse_from >= 0 || o->chain >= 0)
+	const LOp *o = &l->ops[i];
+	if (o->grad != GRAD_NONE || o->step || o->shadow || mk[i].fused || mk[i].from >= 0 || mk[i].chain >= 0)
 		return false;
 	if (!op_is_unary(o->op) && !op_is_binary(o->op) && o->op != OP_BIAS_ADD && o->op != OP_CAST)
 		return false;
@@ -246,7 +250,9 @@ static bool fits(const Lowered *l, const int *m, int n)
 	return steps <= EW_MAX_STEPS && chain_operands(l, m, n, ins) <= EW_MAX_INS;
 }
 
-int chain_operands(const Lowered *l, const int *m, int n, int *ins)
+/* The values chain m (n members) reads from outside it, in order of first
+ * read, into ins (2 n of them at most); returns how many. */
+static int chain_operands(const Lowered *l, const int *m, int n, int *ins)
 {
 	int nin = 0;
 	for (int k = 0; k < n; k++)
@@ -263,17 +269,17 @@ int chain_operands(const Lowered *l, const int *m, int n, int *ins)
 }
 
 /* The chain that starts at operator i, if it has two members or more. */
-static void find_chain(Lowered *l, int i, const int *first, const int *readers)
+static void find_chain(Lowered *l, Mark *mk, int i, const int *first, const int *readers)
 {
 	const LValue *y = &l->values[l->ops[i].result];
 	int64_t n = count(y), c = y->type.rank ? y->type.dims[y->type.rank - 1] : 1;
-	if (!chainable(l, &l->ops[i], n, c))
+	if (!chainable(l, mk, i, n, c))
 		return;
 	int m[MAX_CHAIN], nm = 1;
 	m[0] = i;
 	while (nm < MAX_CHAIN) {
 		int j = first[l->ops[m[nm - 1]].result];
-		if (j < 0 || !chainable(l, &l->ops[j], n, c) || (j < l->nfwd) != (i < l->nfwd) ||
+		if (j < 0 || !chainable(l, mk, j, n, c) || (j < l->nfwd) != (i < l->nfwd) ||
 		    (j >= l->nfwd && l->ops[j].recomputes < 0))
 			break;
 		m[nm] = j;
@@ -292,35 +298,26 @@ static void find_chain(Lowered *l, int i, const int *first, const int *readers)
 		return;
 	int end = m[nm - 1];
 	for (int k = 0; k < nm; k++) {
-		LOp *o = &l->ops[m[k]];
-		o->chain = end;
+		const LOp *o = &l->ops[m[k]];
+		mk[m[k]].chain = end;
 		if (k == nm - 1)
 			break;
 		int inside = 0;
 		for (int q = 0; q < nm; q++)
 			for (int j = 0; j < l->ops[m[q]].nin; j++)
 				inside += l->ops[m[q]].in[j] == o->result;
-		o->fused = true;
-		o->fused_writes = readers[o->result] > inside;
+		mk[m[k]].fused = true;
+		mk[m[k]].writes = readers[o->result] > inside;
 	}
 }
 
-int chain_members(const Lowered *l, int end, int *at)
-{
-	if (end < 0 || end >= l->nops || l->ops[end].chain != end)
-		return 0;
-	int n = 0;
-	for (int i = 0; i <= end; i++)
-		if (l->ops[i].chain == end) {
-			if (n == MAX_CHAIN)
-				die("a chain of more than %d operators", MAX_CHAIN);
-			at[n++] = i;
-		}
-	return n;
-}
+static void rewrite(Lowered *l, const Mark *mk);
 
 void fuse_operators(Lowered *l)
 {
+	Mark *mk = xmalloc(sizeof *mk * (size_t)(l->nops ? l->nops : 1));
+	for (int i = 0; i < l->nops; i++)
+		mk[i] = (Mark){.from = -1, .chain = -1};
 	int nv = l->nvalues, n = nv ? nv : 1;
 	int *readers = xcalloc((size_t)n, sizeof *readers);
 	int *first = xmalloc(sizeof(int) * (size_t)n);     /* the first reader's position */
@@ -356,44 +353,46 @@ void fuse_operators(Lowered *l)
 		if (l->grad[v] >= 0)
 			readers[l->grad[v]] += 2;
 	for (int i = 0; i < l->nops; i++) {   /* the forward operators, and their clones (recompute.c) */
-		LOp *o = &l->ops[i];
-		if ((i >= l->nfwd && o->recomputes < 0) || o->shadow || o->nin < 1 || !plain(l, o))
+		const LOp *o = &l->ops[i];
+		if ((i >= l->nfwd && o->recomputes < 0) || o->shadow || o->nin < 1 || !plain(l, mk, i))
 			continue;
 		if (o->op == OP_ADD) {
-			fuse_residual(l, o, i, producer, first, readers);
+			fuse_residual(l, mk, i, producer, first, readers);
 			continue;
 		}
 		int v = o->in[0], p = producer[v];
-		if (p < 0 || !plain(l, &l->ops[p]) || first[v] != i)
+		if (p < 0 || !plain(l, mk, p) || first[v] != i)
 			continue;
-		LOp *from = &l->ops[p];
+		const LOp *from = &l->ops[p];
 		bool softmax = o->op == OP_SOFTMAX && !o->lay && o->nin == 1 && readers[v] == 1;
 		if (softmax && from->op == OP_MUL && scale_operand(l, from) >= 0) {
-			o->fuse_from = p;
-			from->fused = true;
+			mk[i].from = p;
+			mk[p].fused = true;
 		} else if (softmax && from->op == OP_ADD && last_axis(l, o) && mask_operand(l, from) >= 0) {
-			o->fuse_from = p;
-			from->fused = true;
+			mk[i].from = p;
+			mk[p].fused = true;
 			int t = from->in[1 - mask_operand(l, from)], pt = producer[t];   /* x * scale, the mask added */
-			if (pt >= 0 && first[t] == p && readers[t] == 1 && l->ops[pt].op == OP_MUL && plain(l, &l->ops[pt]) &&
+			if (pt >= 0 && first[t] == p && readers[t] == 1 && l->ops[pt].op == OP_MUL && plain(l, mk, pt) &&
 			    scale_operand(l, &l->ops[pt]) >= 0) {
-				from->fuse_from = pt;
-				l->ops[pt].fused = true;
+				mk[p].from = pt;
+				mk[pt].fused = true;
 			}
 		} else if (op_is_unary(o->op) && from->op == OP_BIAS_ADD) {
-			o->fuse_from = p;
-			from->fused = true;
-			from->fused_writes = readers[v] > 1;
+			mk[i].from = p;
+			mk[p].fused = true;
+			mk[p].writes = readers[v] > 1;
 		}
 	}
 	for (int i = 0; i < l->nops; i++)
 		if (!((i >= l->nfwd && l->ops[i].recomputes < 0) || l->ops[i].shadow))
-			find_chain(l, i, first, readers);
-	fuse_norm_grads(l, first);
+			find_chain(l, mk, i, first, readers);
+	fuse_norm_grads(l, mk, first);
 	free(readers);
 	free(first);
 	free(producer);
-	fold_transposes(l);
+	fold_transposes(l, mk);
+	rewrite(l, mk);
+	free(mk);
 }
 
 /* ---- Transposes folded into BatchMatMul strides ---- */
@@ -446,10 +445,10 @@ static bool bmm_writes_strided(const Lowered *l, const LOp *o)
 
 /* A Transpose or a Transpose's adjoint that keeps the last axis: its
  * permutation (result axis d is operand axis perm[d]), else false. */
-static bool transpose_perm(const Lowered *l, const LOp *o, int64_t *perm)
+static bool transpose_perm(const Lowered *l, const Mark *mk, int i, int64_t *perm)
 {
-	const LOp *f = o->grad == GRAD_ADJOINT ? &l->ops[o->of] : o;
-	if (o->shadow || o->step || o->fused || o->fuse_from >= 0 || f->op != OP_TRANSPOSE ||
+	const LOp *o = unfused(l, i), *f = o->grad == GRAD_ADJOINT ? differentiated(l, o) : o;
+	if (o->shadow || o->step || (mk && (mk[i].fused || mk[i].from >= 0)) || f->op != OP_TRANSPOSE ||
 	    (o->grad != GRAD_NONE && o->grad != GRAD_ADJOINT) || !dtype_is_float(l->values[o->result].type.dtype))
 		return false;
 	int r = f->a.nperm;
@@ -469,7 +468,7 @@ typedef struct {
 	int *producer;   /* (nvalues) the operator that computes it, -1 */
 } Reads;
 
-static void count_reads(const Lowered *l, Reads *r)
+static void count_reads(const Lowered *l, const Mark *mk, Reads *r)
 {
 	int n = l->nvalues ? l->nvalues : 1;
 	r->others = xcalloc((size_t)n, sizeof(int));
@@ -484,7 +483,7 @@ static void count_reads(const Lowered *l, Reads *r)
 		bool bmm = bmm_reads_strided(l, o);
 		for (int k = 0; k < o->nin; k++)
 			r->others[o->in[k]] += !bmm;
-		for (int f = o->fuse_from; f >= 0; f = l->ops[f].fuse_from)   /* a fused kernel reads its carried operators' operands */
+		for (int f = mk[i].from; f >= 0; f = mk[f].from)   /* a fused kernel reads its carried operators' operands */
 			for (int k = 0; k < l->ops[f].nin; k++)
 				r->others[l->ops[f].in[k]]++;
 		/* an adjoint reads its operator's operands and result, as plan.c's
@@ -507,22 +506,33 @@ static void count_reads(const Lowered *l, Reads *r)
 			r->others[l->grad[v]]++;
 }
 
-static void fold_transposes(Lowered *l)
+/* The operator that lays value v out with strides (a fold of mk's), or -1. */
+static int folded_by(const Lowered *l, const Mark *mk, int v)
+{
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *t = &l->ops[i];
+		if ((mk[i].fold == FOLD_READ && t->result == v) || (mk[i].fold == FOLD_WRITE && t->in[0] == v))
+			return i;
+	}
+	return -1;
+}
+
+static void fold_transposes(Lowered *l, Mark *mk)
 {
 	Reads r;
-	count_reads(l, &r);
+	count_reads(l, mk, &r);
 	for (int i = 0; i < l->nops; i++) {
-		LOp *t = &l->ops[i];
+		const LOp *t = &l->ops[i];
 		int64_t perm[MAX_DIMS];
-		if (!transpose_perm(l, t, perm))
+		if (!transpose_perm(l, mk, i, perm))
 			continue;
 		int u = t->in[0], w = t->result, pu = r.producer[u];
-		if (u < l->nparams || pu < 0 || l->ops[pu].fused || strided_by(l, u))
+		if (u < l->nparams || pu < 0 || mk[pu].fused || folded_by(l, mk, u) >= 0)
 			continue;
 		if (r.others[w] == 0)
-			t->fold = FOLD_READ;
+			mk[i].fold = FOLD_READ;
 		else if (r.others[u] == 1 && bmm_writes_strided(l, &l->ops[pu]))   /* the one other reader: t */
-			t->fold = FOLD_WRITE;
+			mk[i].fold = FOLD_WRITE;
 	}
 	free(r.others);
 	free(r.producer);
@@ -530,9 +540,10 @@ static void fold_transposes(Lowered *l)
 
 const LOp *strided_by(const Lowered *l, int v)
 {
-	for (int i = 0; i < l->nops; i++) {
+	for (int i = 0; l->fusion && i < l->nops; i++) {
 		const LOp *t = &l->ops[i];
-		if ((t->fold == FOLD_READ && t->result == v) || (t->fold == FOLD_WRITE && t->in[0] == v))
+		TransposeFold f = t->op == OP_TRANSPOSE_FOLDED ? l->fusion[i].fold : FOLD_NONE;
+		if ((f == FOLD_READ && t->result == v) || (f == FOLD_WRITE && t->in[0] == v))
 			return t;
 	}
 	return NULL;
@@ -555,9 +566,10 @@ void value_strides(const Lowered *l, int v, int64_t *strides)
 		return;
 	}
 	int64_t perm[MAX_DIMS], laid[MAX_DIMS];
-	transpose_perm(l, t, perm);
+	int at = (int)(t - l->ops);
+	transpose_perm(l, NULL, at, perm);
 	int r = l->values[v].type.rank;
-	if (t->fold == FOLD_READ) {   /* v = t's result: axis d is the operand's axis perm[d] */
+	if (l->fusion[at].fold == FOLD_READ) {   /* v = t's result: axis d is the operand's axis perm[d] */
 		row_major(&l->values[t->in[0]], laid);
 		for (int d = 0; d < r; d++)
 			strides[d] = laid[perm[d]];
@@ -573,42 +585,169 @@ void value_strides(const Lowered *l, int v, int64_t *strides)
 /* The adjoints of one Float32 LayerNorm (x's, gamma's, beta's: one each,
  * from the same dy) run as one sc_layer_norm_grad call at the last one's
  * place, which computes the row statistics once for all: the earlier ones
- * are fused, their results written by that call (fused_writes), when
+ * are fused, their results written by that call (Fusion.writes), when
  * nothing reads them before it (one that is read sooner carries those
  * before it). Each gradient is the kernel's alone, so the
  * values are the separate calls' bit for bit. */
-static void fuse_norm_grads(Lowered *l, const int *first)
+static void fuse_norm_grads(Lowered *l, Mark *mk, const int *first)
 {
 	for (int c = l->nops - 1; c >= 0; c--) {
-		LOp *o = &l->ops[c];
-		if (o->grad != GRAD_ADJOINT || o->shadow || o->fused || l->ops[o->of].op != OP_LAYER_NORM ||
+		const LOp *o = &l->ops[c];
+		if (o->grad != GRAD_ADJOINT || o->shadow || mk[c].fused || l->ops[o->of].op != OP_LAYER_NORM ||
 		    !all_f32(l, &l->ops[o->of]) || !all_f32(l, o))
 			continue;
 		for (int j = c - 1; j >= 0; j--) {   /* back to one that cannot join (it carries those before it) */
-			LOp *s = &l->ops[j];
+			const LOp *s = &l->ops[j];
 			if (s->grad != GRAD_ADJOINT || s->of != o->of || s->shadow)
 				continue;
-			if (s->fused || s->in[0] != o->in[0] || !all_f32(l, s) || (first[s->result] >= 0 && first[s->result] <= c))
+			if (mk[j].fused || s->in[0] != o->in[0] || !all_f32(l, s) ||
+			    (first[s->result] >= 0 && first[s->result] <= c))
 				break;
-			s->fused = true;
-			s->fused_writes = true;
+			mk[j].fused = true;
+			mk[j].writes = true;
 		}
 	}
 }
 
-int fused_gradients(const Lowered *l, int carrier, int *at)
+/* The adjoints of the same LayerNorm whose gradients the adjoint at
+ * position carrier writes too, into at (4 at most); returns how many. */
+static int norm_grads_of(const Lowered *l, const Mark *mk, int carrier, int *at)
 {
 	const LOp *o = &l->ops[carrier];
 	int n = 0;
-	for (int j = carrier - 1; o->grad == GRAD_ADJOINT && j >= 0; j--) {
+	for (int j = carrier - 1; o->grad == GRAD_ADJOINT && !mk[carrier].fused && j >= 0; j--) {
 		const LOp *s = &l->ops[j];
 		if (s->grad != GRAD_ADJOINT || s->of != o->of || s->shadow)
 			continue;
-		if (!s->fused)   /* it carries those before it */
+		if (!mk[j].fused)   /* it carries those before it */
 			break;
 		if (n == 4)
 			die("a LayerNorm with more than five gradients");
 		at[n++] = j;
 	}
+	return n;
+}
+
+/* ---- the rewrite: fused kinds, placeholders, the side table ---- */
+
+/* Operator i becomes kind op, its operands in[0..n) when in is not NULL;
+ * the side table keeps what it was. */
+static void become(Lowered *l, int i, OpKind op, const int *in, int n)
+{
+	LOp *o = &l->ops[i], *was = arena_alloc(l->arena, sizeof *was);
+	*was = *o;
+	l->fusion[i].was = was;
+	o->op = op;
+	if (in) {
+		o->in = arena_alloc(l->arena, sizeof(int) * (size_t)(n ? n : 1));
+		memcpy(o->in, in, sizeof(int) * (size_t)n);
+		o->nin = n;
+	}
+}
+
+/* The kind of pattern carrier i (mk[i].from >= 0) and its operands, the
+ * values its group reads from outside it. */
+static OpKind pattern_kind(const Lowered *l, const Mark *mk, int i, int *in, int *n)
+{
+	const LOp *o = &l->ops[i], *f = unfused(l, mk[i].from);   /* f: a placeholder by now */
+	if (o->op == OP_SOFTMAX && f->op == OP_MUL) {   /* softmax(x * scale): (x, scale) */
+		int s = scale_operand(l, f);
+		in[0] = f->in[1 - s], in[1] = f->in[s], *n = 2;
+		return OP_SOFTMAX_SCALED;
+	}
+	if (o->op == OP_SOFTMAX) {   /* softmax([x * scale] + mask): (x, [scale,] mask) */
+		int m = mask_operand(l, f), mul = mk[mk[i].from].from;
+		*n = 0;
+		if (mul >= 0) {
+			int s = scale_operand(l, unfused(l, mul));
+			in[(*n)++] = unfused(l, mul)->in[1 - s];
+			in[(*n)++] = unfused(l, mul)->in[s];
+		} else
+			in[(*n)++] = f->in[1 - m];
+		in[(*n)++] = f->in[m];
+		return OP_SOFTMAX_MASKED;
+	}
+	in[0] = f->in[0], in[1] = f->in[1], *n = 2;   /* the BiasAdd's (x, b) */
+	if (op_is_unary(o->op))
+		return OP_BIAS_UNARY;
+	in[2] = o->in[0] == f->result ? o->in[1] : o->in[0], *n = 3;   /* and the residual */
+	return OP_BIAS_ADD_RESIDUAL;
+}
+
+/* A BatchMatMul, or its adjoint, that reads or writes a value a fold lays
+ * out with strides. */
+static bool strided_bmm(const Lowered *l, const LOp *o)
+{
+	if (o->op != OP_BATCH_MATMUL || (o->grad != GRAD_NONE && o->grad != GRAD_ADJOINT))
+		return false;
+	int other = o->grad == GRAD_NONE ? o->in[1] : differentiated(l, o)->in[1 - o->k];
+	return strided_by(l, o->in[0]) || strided_by(l, other) || strided_by(l, o->result);
+}
+
+static void rewrite(Lowered *l, const Mark *mk)
+{
+	l->fusion = arena_alloc(l->arena, sizeof *l->fusion * (size_t)(l->nops ? l->nops : 1));
+	for (int i = 0; i < l->nops; i++)
+		l->fusion[i].into = -1;
+	/* which kernel computes each fused operator: its reader's (or that
+	 * one's reader's: a masked Softmax's Mul), its chain's, its LayerNorm's */
+	for (int i = 0; i < l->nops; i++) {
+		if (mk[i].fused)
+			continue;
+		for (int f = mk[i].from; f >= 0; f = mk[f].from)
+			l->fusion[f].into = i;
+		int at[4], n = norm_grads_of(l, mk, i, at);
+		for (int k = 0; k < n; k++)
+			l->fusion[at[k]].into = i;
+	}
+	for (int i = 0; i < l->nops; i++)
+		if (mk[i].fused && mk[i].chain >= 0)
+			l->fusion[i].into = mk[i].chain;
+	for (int i = 0; i < l->nops; i++) {
+		int in[2 * MAX_CHAIN], n = 0;
+		if (mk[i].fused) {
+			l->fusion[i].writes = mk[i].writes;
+			become(l, i, OP_FUSED, NULL, 0);
+		} else if (mk[i].chain == i) {
+			int m[MAX_CHAIN], nm = 0;
+			for (int j = 0; j <= i; j++)
+				if (mk[j].chain == i)
+					m[nm++] = j;
+			n = chain_operands(l, m, nm, in);
+			become(l, i, OP_EW_CHAIN, in, n);
+		} else if (mk[i].from >= 0) {
+			OpKind k = pattern_kind(l, mk, i, in, &n);
+			become(l, i, k, in, n);
+		} else if (norm_grads_of(l, mk, i, in)) {
+			become(l, i, OP_LAYER_NORM_GRAD, NULL, 0);
+		} else if (mk[i].fold) {
+			l->fusion[i].fold = mk[i].fold;
+			become(l, i, OP_TRANSPOSE_FOLDED, NULL, 0);
+		}
+	}
+	for (int i = 0; i < l->nops; i++)   /* once every fold is in place */
+		if (strided_bmm(l, &l->ops[i]))
+			become(l, i, OP_BATCH_MATMUL_STRIDED, NULL, 0);
+}
+
+const LOp *unfused(const Lowered *l, int i)
+{
+	return l->fusion && l->fusion[i].was ? l->fusion[i].was : &l->ops[i];
+}
+
+const LOp *differentiated(const Lowered *l, const LOp *adjoint)
+{
+	return unfused(l, adjoint->of);
+}
+
+int fused_parts(const Lowered *l, int carrier, int *at)
+{
+	int n = 0;
+	for (int j = 0; l->fusion && j < carrier; j++)
+		if (l->fusion[j].into == carrier) {
+			if (n == MAX_PARTS)
+				die("a fused kernel computing more than %d operators", MAX_PARTS);
+			at[n++] = j;
+		}
 	return n;
 }

@@ -12,7 +12,7 @@
 #define KERNEL_OWN NULL
 #define OP_INFO(e, name, lo, hi, attrs, shape, rule, kernel, grad, nograd) \
 	[OP_##e] = {name, lo, hi, attrs, shape, rule, KERNEL_##kernel, grad, nograd},
-const OpInfo op_info[OP_COUNT] = {OP_TABLE(OP_INFO)};
+const OpInfo op_info[OP_COUNT] = {ALL_OPS(OP_INFO)};
 
 /* What an elementwise row says its gradient reads must be what its kernel's
  * row of SC_UNARY_TABLE reads (X, Y or N): emit_adjoint.c passes that tensor. */
@@ -29,7 +29,7 @@ const AttrInfo attr_info[ATTR_COUNT] = {ATTR_TABLE(ATTR_INFO)};
 bool op_from_name(const char *s, OpKind *out)
 {
 	for (int k = 0; k < OP_COUNT; k++)
-		if (strcmp(op_info[k].name, s) == 0) {
+		if (!op_is_fused((OpKind)k) && strcmp(op_info[k].name, s) == 0) {
 			*out = (OpKind)k;
 			return true;
 		}
@@ -46,7 +46,13 @@ bool op_is_comm(OpKind k)
 #define IN_TABLE(e, ...) [OP_##e] = true,
 static const bool unary_ops[OP_COUNT] = {UNARY_OPS(IN_TABLE)};
 static const bool binary_ops[OP_COUNT] = {BINARY_OPS(IN_TABLE)};
+static const bool fused_ops[OP_COUNT] = {FUSED_OPS(IN_TABLE)};
 #undef IN_TABLE
+
+bool op_is_fused(OpKind k)
+{
+	return fused_ops[k];
+}
 
 bool op_is_unary(OpKind k)
 {

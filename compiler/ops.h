@@ -104,6 +104,36 @@
 	OP(ALL_TO_ALL, "AllToAll", 1, 1, A(SPLIT_AXIS) | A(CONCAT_AXIS) | A(GROUP), SH_OWN, R_OWN, OWN, GR_OWN, 0) \
 	OP(CALL, "Call", 0, -1, A(GRAPH) | A(SHARD), SH_OWN, R_OWN, OWN, GR_OWN, 0)
 
+/* The fused operators: what fuse.c rewrites a group of operators into, one
+ * kernel computing them all. Rows of the table like any other, but no
+ * operator of the language: op_from_name does not know them, so only
+ * fuse.c makes them, and every pass before it refuses them. Their operands
+ * are the values the group reads from outside it; what is not a kind (the
+ * operators each replaced, which results a kernel stores too, a fold's
+ * direction) is fuse.c's side table (Lowered.fusion).
+ *   SOFTMAX_SCALED    softmax(x * scale): (x, scale), a Softmax's axis
+ *   SOFTMAX_MASKED    softmax(x + mask) or softmax(x * scale + mask): (x, mask), (x, scale, mask)
+ *   BIAS_UNARY        u(x + b), u the replaced unary operator's: (x, b)
+ *   BIAS_ADD_RESIDUAL x + b + r: (x, b, r)
+ *   EW_CHAIN          a chain of elementwise operators and Casts, one sc_ew_chain call
+ *   BATCH_MATMUL_STRIDED a BatchMatMul (or its adjoint) reading or writing a folded Transpose's value
+ *   TRANSPOSE_FOLDED  a Transpose (or its adjoint) that copies nothing: its values share a buffer
+ *   LAYER_NORM_GRAD   a LayerNorm's adjoint writing the other inputs' gradients too
+ *   FUSED             a placeholder: an operator another one's kernel computes (no code) */
+#define FUSED_OPS(OP)                                                                                        \
+	OP(SOFTMAX_SCALED, "SoftmaxScaled", 2, 2, A(AXIS), SH_OWN, R_OWN, OWN, GR_OWN, 0)                       \
+	OP(SOFTMAX_MASKED, "SoftmaxMasked", 2, 3, A(AXIS), SH_OWN, R_OWN, OWN, GR_OWN, 0)                       \
+	OP(BIAS_UNARY, "BiasUnary", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_OWN, 0)                                      \
+	OP(BIAS_ADD_RESIDUAL, "BiasAddResidual", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_OWN, 0)                         \
+	OP(EW_CHAIN, "ElementwiseChain", 1, -1, 0, SH_OWN, R_OWN, OWN, GR_OWN, 0)                                \
+	OP(BATCH_MATMUL_STRIDED, "BatchMatMulStrided", 1, 2, A_MATMUL, SH_OWN, R_OWN, OWN, GR_OWN, 0)           \
+	OP(TRANSPOSE_FOLDED, "TransposeFolded", 1, 1, A(PERM), SH_OWN, R_OWN, OWN, GR_OWN, 0)                    \
+	OP(LAYER_NORM_GRAD, "LayerNormGrad", 1, 1, A_LAYERNORM, SH_OWN, R_OWN, OWN, GR_OWN, 0)                   \
+	OP(FUSED, "Fused", 0, -1, 0, SH_OWN, R_OWN, OWN, GR_OWN, 0)
+
+/* Every operator: the language's (OP_TABLE), then fuse.c's. */
+#define ALL_OPS(OP) OP_TABLE(OP) FUSED_OPS(OP)
+
 /* `case OP_X:` for every row of a sub-table: OP_CASES(UNARY_OPS). */
 #define OP_CASE(e, ...) case OP_##e:
 #define OP_CASES(TABLE) TABLE(OP_CASE)

@@ -43,8 +43,8 @@ int64_t aligned(int64_t n)
 /* Operators that move elements of any type; the rest compute on floats. */
 static bool any_dtype(OpKind op)
 {
-	return op == OP_RESHAPE || op == OP_FLATTEN || op == OP_TRANSPOSE || op == OP_CONCAT ||
-	       op == OP_STRIDED_SLICE || op == OP_CAST || op_is_comm(op);
+	return op == OP_RESHAPE || op == OP_FLATTEN || op == OP_TRANSPOSE || op == OP_TRANSPOSE_FOLDED ||
+	       op == OP_CONCAT || op == OP_STRIDED_SLICE || op == OP_CAST || op_is_comm(op);
 }
 
 /* Backward operators that only move or convert elements, as their forward
@@ -55,7 +55,7 @@ static bool grad_any_dtype(const Lowered *l, const LOp *o)
 		return true;   /* a collective or slice moving a gradient */
 	if (o->grad != GRAD_ADJOINT)
 		return false;
-	OpKind f = l->ops[o->of].op;
+	OpKind f = differentiated(l, o)->op;
 	if (f == OP_BIAS_ADD && o->k == 0)
 		return true;   /* a copy of dy */
 	return any_dtype(f) && f != OP_STRIDED_SLICE;   /* its gradient scatters into zeros */
@@ -66,7 +66,7 @@ static bool grad_any_dtype(const Lowered *l, const LOp *o)
 static void assert_float_operands(const Lowered *l)
 {
 	for (int i = 0; i < l->nfwd; i++) {
-		const LOp *o = &l->ops[i];
+		const LOp *o = unfused(l, i);   /* the operators as written */
 		if (o->node < 0 || any_dtype(o->op))
 			continue;
 		for (int k = 0; k < o->nin; k++) {
@@ -89,6 +89,8 @@ static void assert_float_operands(const Lowered *l)
 
 static bool computes(const Lowered *l, const LOp *o)
 {
+	if (o->op == OP_FUSED || o->op == OP_EW_CHAIN)   /* no code; sc_ew_chain reads and writes half values itself */
+		return false;
 	switch (o->grad) {
 	case GRAD_NONE: return !any_dtype(o->op);
 	case GRAD_SEED: case GRAD_ZERO: return false;   /* sc_fill takes every type */
@@ -106,7 +108,7 @@ static bool computes(const Lowered *l, const LOp *o)
  * widened copies. */
 static bool is_matmul(OpKind op)
 {
-	return op == OP_MATMUL || op == OP_BATCH_MATMUL;
+	return op == OP_MATMUL || op == OP_BATCH_MATMUL || op == OP_BATCH_MATMUL_STRIDED;
 }
 
 bool matmul_on_halves(const Lowered *l, const LOp *o)
@@ -115,9 +117,9 @@ bool matmul_on_halves(const Lowered *l, const LOp *o)
 	if (o->grad == GRAD_NONE && is_matmul(o->op)) {
 		x0 = o->in[0];
 		x1 = o->in[1];
-	} else if (o->grad == GRAD_ADJOINT && is_matmul(l->ops[o->of].op)) {
+	} else if (o->grad == GRAD_ADJOINT && is_matmul(differentiated(l, o)->op)) {
 		x0 = o->in[0];                               /* dy */
-		x1 = l->ops[o->of].in[1 - o->k];             /* the other operand */
+		x1 = differentiated(l, o)->in[1 - o->k];     /* the other operand */
 	} else {
 		return false;
 	}
@@ -149,7 +151,7 @@ void widened(const Lowered *l, const LOp *o, int64_t base, Widened *w)
 		for (int k = 0; k < o->nin; k++)
 			widen_add(l, w, o->in[k], &top);
 		if (o->grad == GRAD_ADJOINT) {
-			const LOp *f = &l->ops[o->of];
+			const LOp *f = differentiated(l, o);
 			for (int k = 0; k < f->nin; k++)
 				widen_add(l, w, f->in[k], &top);
 			widen_add(l, w, f->result, &top);
@@ -224,22 +226,15 @@ static int64_t place_buffers(Buffer *buf, int n)
 	return peak;
 }
 
-/* A backward operator reads the forward operator it differentiates; a
- * kernel that carries a fused operator (fuse.c) reads that one's inputs,
- * and those of the one it carries in turn. */
+/* An operator reads its operands (a fused one those its kernel reads from
+ * outside its group); a backward operator reads the forward operator it
+ * differentiates, as it was before fusion. */
 static void mark_uses(const Lowered *l, const LOp *o, int at, int *last)
 {
 	for (int k = 0; k < o->nin; k++)
 		last[o->in[k]] = at;
-	int m[MAX_CHAIN], nm = chain_members(l, at, m);   /* an elementwise chain's last: every member's */
-	for (int j = 0; j < nm; j++)
-		for (int k = 0; k < l->ops[m[j]].nin; k++)
-			last[l->ops[m[j]].in[k]] = at;
-	for (int f = o->fuse_from; f >= 0; f = l->ops[f].fuse_from)
-		for (int k = 0; k < l->ops[f].nin; k++)
-			last[l->ops[f].in[k]] = at;
 	if (o->grad == GRAD_ADJOINT) {
-		const LOp *f = &l->ops[o->of];
+		const LOp *f = differentiated(l, o);
 		for (int k = 0; k < f->nin; k++)
 			last[f->in[k]] = at;
 		last[f->result] = at;
@@ -270,9 +265,9 @@ int64_t kernel_scratch(const Lowered *l, const LOp *o)
 			bytes += value_bytes(&l->values[o[j].result]);
 		return aligned(bytes);
 	}
-	if (o->grad != GRAD_ADJOINT || o->op != OP_BATCH_MATMUL)
+	if (o->grad != GRAD_ADJOINT || (o->op != OP_BATCH_MATMUL && o->op != OP_BATCH_MATMUL_STRIDED))
 		return 0;
-	const LValue *y = &l->values[l->ops[o->of].result], *x = &l->values[o->result];
+	const LValue *y = &l->values[differentiated(l, o)->result], *x = &l->values[o->result];
 	int64_t batch = numel(y) / (y->type.dims[y->type.rank - 2] * y->type.dims[y->type.rank - 1]);
 	return aligned(batch * x->type.dims[x->type.rank - 2] * x->type.dims[x->type.rank - 1] * 4);
 }
@@ -281,8 +276,6 @@ int64_t kernel_scratch(const Lowered *l, const LOp *o)
  * Float32 copies. */
 static int64_t scratch_bytes(const Lowered *l, const LOp *o)
 {
-	if (o->chain >= 0)   /* sc_ew_chain reads and writes half values itself */
-		return 0;
 	Widened w;
 	int64_t k = kernel_scratch(l, o);
 	widened(l, o, k, &w);
@@ -322,7 +315,7 @@ static int copied_value(const Lowered *l, const LOp *o)
 	if (o->grad == GRAD_NONE && !o->step)
 		copies = o->op == OP_RESHAPE || o->op == OP_FLATTEN;
 	else if (o->grad == GRAD_ADJOINT) {
-		OpKind f = l->ops[o->of].op;
+		OpKind f = differentiated(l, o)->op;
 		copies = f == OP_RESHAPE || f == OP_FLATTEN || (f == OP_BIAS_ADD && o->k == 0);
 	}
 	if (!copies || value_bytes(&l->values[o->in[0]]) != value_bytes(&l->values[o->result]))
@@ -335,8 +328,17 @@ static int copied_value(const Lowered *l, const LOp *o)
  * the last reader of either. Nothing writes a value after its operator, so
  * the two never differ. Parameters and inputs are left alone (their buffers
  * are not the step's to lend), and so are fused results, which have none.
- * A folded Transpose's two values share a buffer the same way (fuse.c), one
+ * A TransposeFolded's two values share a buffer the same way (fuse.c), one
  * of them laid out with strides. */
+static int shared_value(const Lowered *l, const LOp *o)
+{
+	if (o->op == OP_TRANSPOSE_FOLDED)
+		return o->in[0];
+	if (o->shadow || o->op == OP_FUSED)
+		return -1;
+	return copied_value(l, o);
+}
+
 static void plan_views(Program *p, int *last, const bool *unbuffered)
 {
 	const Lowered *l = p->l;
@@ -344,7 +346,7 @@ static void plan_views(Program *p, int *last, const bool *unbuffered)
 		p->view[v] = -1;
 	for (int i = 0; i < l->nops; i++) {
 		const LOp *o = &l->ops[i];
-		int s = o->fold ? o->in[0] : o->shadow || o->fused ? -1 : copied_value(l, o);
+		int s = shared_value(l, o);
 		if (s < l->nparams || unbuffered[s])
 			continue;
 		p->view[o->result] = p->view[s] >= 0 ? p->view[s] : s;
@@ -384,7 +386,7 @@ static void plan_buffers(Program *p)
 		if (l->ops[i].shadow)   /* no code: its adjoint reads through it (mark_uses) */
 			continue;
 		last[l->ops[i].result] = i;
-		unbuffered[l->ops[i].result] = l->ops[i].fused && !l->ops[i].fused_writes;
+		unbuffered[l->ops[i].result] = l->ops[i].op == OP_FUSED && !l->fusion[i].writes;
 		mark_uses(l, &l->ops[i], i, last);
 	}
 	if (l->loss >= 0 && last[l->loss] < l->nfwd)

@@ -146,8 +146,6 @@ static void make_clone(Recompute *x, int f)
 	c->recomputes = f;
 	c->shadow = shadow;
 	c->bucket = 0;
-	c->fuse_from = c->chain = -1;
-	c->fused = c->fused_writes = false;
 	x->clone[f] = x->nops - 1;
 	if (!shadow)
 		l->comm_bytes += o->bytes;

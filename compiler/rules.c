@@ -265,8 +265,9 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	case OP_RESHAPE: case OP_CALL:
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
 		return false;   /* no op dims */
+	OP_CASES(FUSED_OPS)   /* made after lowering (fuse.c) */
 	case OP_COUNT:
-		die("op_dims of an unknown operator");
+		die("op_dims of an unknown or fused operator");
 	}
 	/* The output follows the op dims one to one. */
 	od->out_rank = out->rank;

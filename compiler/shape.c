@@ -379,6 +379,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
 	case OP_FLATTEN: case OP_GATHER: case OP_LAYER_NORM: case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
+	OP_CASES(FUSED_OPS)
 		break;
 	}
 	die("%s is not a collective", opname(x));
@@ -556,6 +557,7 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_comm(x, a, out);
 	case OP_CALL:
 		return infer_call(x, out);
+	OP_CASES(FUSED_OPS)   /* no name in the language (op_from_name) */
 	case OP_COUNT:
 		break;
 	}

@@ -106,7 +106,7 @@ bool type_equal(const Type *a, const Type *b);  /* dtype and dims, kind ignored 
 
 #define OP_ENUM(e, ...) OP_##e,
 #include "ops.h"
-typedef enum { OP_TABLE(OP_ENUM) OP_COUNT } OpKind;
+typedef enum { ALL_OPS(OP_ENUM) OP_COUNT } OpKind;
 #define ATTR_ENUM(e, name, kind) ATTR_##e,
 typedef enum { ATTR_TABLE(ATTR_ENUM) ATTR_COUNT } AttrKind;
 
@@ -138,7 +138,8 @@ typedef struct {
 
 extern const OpInfo op_info[OP_COUNT];
 extern const AttrInfo attr_info[ATTR_COUNT];
-bool op_from_name(const char *s, OpKind *out);
+bool op_from_name(const char *s, OpKind *out);   /* the language's operators: never a fused one */
+bool op_is_fused(OpKind k);      /* a row of FUSED_OPS: made by fuse.c alone */
 bool op_is_comm(OpKind k);       /* AllReduce, AllGather, ReduceScatter, AllToAll */
 bool op_is_unary(OpKind k);      /* a row of UNARY_OPS */
 bool op_is_binary(OpKind k);     /* a row of BINARY_OPS */
@@ -727,13 +728,6 @@ typedef struct {
 	int reuse;               /* lower.c's list of this value's redistributed forms, -1: none */
 } LValue;
 
-/* How a Transpose with no code (fuse.c) lays its two values in one buffer. */
-typedef enum {
-	FOLD_NONE,
-	FOLD_READ,    /* the operand as it is; the result is its bytes, read with strides */
-	FOLD_WRITE,   /* the result as it is; the operand was written into it with strides */
-} TransposeFold;
-
 /* What a backward operator computes (autodiff.c); forward ones are GRAD_NONE. */
 typedef enum {
 	GRAD_NONE,               /* a forward operator, or a collective/slice moving a gradient */
@@ -749,7 +743,8 @@ typedef enum {
 } GradKind;
 
 typedef struct {
-	OpKind op;               /* GRAD_ADJOINT: ops[of].op; GRAD_ACCUM/SCALE/...: the kernel's nearest op */
+	OpKind op;               /* GRAD_ADJOINT: ops[of].op (or the fused kind computing it, fuse.c);
+	                            GRAD_ACCUM/SCALE/...: the kernel's nearest op */
 	GradKind grad;
 	int of, k;               /* GRAD_ADJOINT (ReduceMax: in[1], when present, counts the ties); GRAD_TIE_COUNT: of */
 	double scale;            /* GRAD_SCALE */
@@ -769,20 +764,6 @@ typedef struct {
 	 * matrix, (nin + 1), for the adjoint; NULL for a whole operator. */
 	const TensorLayout *lay;
 	unsigned nograd;         /* inputs that carry no gradient (mask): a softmax's maximum */
-	/* Fusion (fuse.c): fuse_from, an earlier operator whose result this one's
-	 * kernel computes as it reads (-1: none); fused, on that operator: no code
-	 * of its own, and no buffer unless fused_writes (the kernel writes the
-	 * result too, for readers after it). */
-	int fuse_from;
-	bool fused, fused_writes;
-	/* An elementwise chain (fuse.c): on each member, the position of the
-	 * chain's last operator, whose one sc_ew_chain call computes them all;
-	 * the others are fused (fused_writes: stored too). -1: in none. */
-	int chain;
-	/* fuse.c: a Transpose, or a Transpose's adjoint, that keeps the last axis
-	 * and has no code: its result and operand share one buffer, one of them
-	 * laid out with strides that only BatchMatMuls read or write. */
-	TransposeFold fold;
 	int recomputes;          /* recompute.c: a clone in the backward pass of forward operator ops[recomputes]; -1 */
 	/* recompute.c: on a clone of a kept operator whose operands are
 	 * recomputed: not run (no code, its result the forward one's); the
@@ -813,6 +794,7 @@ typedef struct {
 	int overflow;            /* loss scaling: the gradients' squared global norm, whole on every rank (inf or
 	                          * NaN: an overflow); -1 without */
 	struct Lowering *lowering; /* lower.c's state (reusable redistributions), which differentiate extends */
+	struct Fusion *fusion;   /* (nops) fuse.c's side table; NULL before fuse_operators */
 } Lowered;
 
 /* Reshape of a value laid out `in` (global dims idims) to out_t: the layout
@@ -857,37 +839,49 @@ void recompute(Lowered *l);
  * bytes sent do not change. bucket_bytes 0: one call per AllReduce. */
 void bucket_gradients(Lowered *l, int64_t bucket_bytes);
 
-/* ---- fuse.c: operators a later kernel computes as it reads -------------- */
+/* ---- fuse.c: operators one kernel computes together -------------------- */
 
-/* Requires bucket_gradients (every reader in place). Marks, in Float32:
- * each Mul by a one-element tensor whose only reader is a whole-axis Softmax
- * (the Softmax reads x * scale itself), and each BiasAdd first read by a
- * unary elementwise operator or a residual Add (one kernel adds the bias and
- * applies it, keeping the sum when something later reads it), a mask's Add
- * read by a last-axis Softmax. LOp.fuse_from, .fused. Then, in any float
- * type, chains of elementwise operators and Casts, each first read by the
- * next, that one sc_ew_chain call computes (LOp.chain). Last, each
- * Transpose keeping the last axis that only BatchMatMuls read or write on
- * one side (LOp.fold: no copy, strides). */
+/* Requires bucket_gradients (every reader in place). Rewrites, in Float32:
+ * each Softmax along a whole axis reading a Mul by a one-element tensor that
+ * nothing else reads into a SoftmaxScaled, a last-axis one reading a mask's
+ * Add (of such a Mul, or not) into a SoftmaxMasked; each unary elementwise
+ * operator or residual Add first reading a BiasAdd into a BiasUnary or a
+ * BiasAddResidual (the sum kept when something later reads it); a
+ * LayerNorm's adjoints into one LayerNormGrad. Then, in any float type,
+ * chains of elementwise operators and Casts, each first read by the next,
+ * into one ElementwiseChain (sc_ew_chain). Each operator a fused kernel
+ * computes becomes a Fused placeholder at its place. Last, each Transpose
+ * keeping the last axis that only BatchMatMuls read or write on one side
+ * into a TransposeFolded (no copy), and the BatchMatMuls (and adjoints)
+ * reading or writing its strided value into BatchMatMulStrided. */
 void fuse_operators(Lowered *l);
-/* A fused Softmax's scale: which input of its Mul (0 or 1); -1 unfused. */
-int fused_scale_operand(const Lowered *l, const LOp *softmax);
-/* A masked Softmax's mask: which input of its fused Add; -1 none. Its Mul,
- * when the scale is fused too, is the Add's fuse_from. */
-int fused_mask_operand(const Lowered *l, const LOp *softmax);
-/* The members of the chain that ends at position end, in order, into
- * at (MAX_CHAIN of them at most); returns how many (0: no chain ends there). */
-enum { MAX_CHAIN = 16 };
-int chain_members(const Lowered *l, int end, int *at);
-/* The values chain m (n members) reads from outside it, in order of first
- * read, into ins (2 n of them at most); returns how many. */
-int chain_operands(const Lowered *l, const int *m, int n, int *ins);
-/* The adjoints of the same LayerNorm whose gradients the adjoint at
- * position carrier writes too (fused into its call), into at (4 at most);
- * returns how many. */
-int fused_gradients(const Lowered *l, int carrier, int *at);
-/* The Transpose (or Transpose adjoint) that lays value v out with strides
- * (LOp.fold), or NULL when v is row-major in its buffer. */
+
+/* How a TransposeFolded lays its two values in one buffer. */
+typedef enum {
+	FOLD_NONE,
+	FOLD_READ,    /* the operand as it is; the result is its bytes, read with strides */
+	FOLD_WRITE,   /* the result as it is; the operand was written into it with strides */
+} TransposeFold;
+
+/* What fuse.c knows of the operator at a position beyond its kind. */
+typedef struct Fusion {
+	const LOp *was;          /* rewritten: the operator it was (what its adjoints differentiate and the
+	                            dumps print); NULL: as lowered */
+	int into;                /* Fused: the position of the fused operator whose kernel computes it; -1 */
+	bool writes;             /* Fused: that kernel stores its result too (read later); else no buffer */
+	TransposeFold fold;      /* TransposeFolded: which of its two values keeps its layout */
+} Fusion;
+
+enum { MAX_PARTS = 16 };   /* placeholders one fused kernel computes: a chain's members but its last */
+/* The operator at position i as fusion found it (itself when unchanged). */
+const LOp *unfused(const Lowered *l, int i);
+/* The forward operator adjoint differentiates, as it was before fusion. */
+const LOp *differentiated(const Lowered *l, const LOp *adjoint);
+/* The Fused placeholders the kernel at position carrier computes, in
+ * order, into at (MAX_PARTS at most); returns how many. */
+int fused_parts(const Lowered *l, int carrier, int *at);
+/* The TransposeFolded that lays value v out with strides, or NULL when v
+ * is row-major in its buffer. */
 const LOp *strided_by(const Lowered *l, int v);
 /* v's strides in elements, per dim, where strided_by lays it out; its
  * row-major strides otherwise. */

@@ -9,7 +9,10 @@
  * the program's device count, with its local dims the global dims divided by
  * its splits; every collective inserted by redistribution has a group of
  * the axes of its matrix, and every collective the model wrote a group of
- * distinct ranks. */
+ * distinct ranks. Fused kinds appear only once fuse.c has run (its side
+ * table with them); a Fused placeholder names a later fused operator that
+ * computes it; an adjoint has the kind of the operator it differentiates,
+ * or a fused one. */
 #include "pipeline.h"
 
 #include <stdlib.h>
@@ -59,6 +62,20 @@ static void check_group(const Lowered *l, const char *stage, int i)
 	}
 }
 
+static void check_fused(const Lowered *l, const char *stage, int i)
+{
+	const LOp *o = &l->ops[i];
+	if (op_is_fused(o->op) && !l->fusion)
+		broken(l, stage, i, "a fused operator before fusion", o->result);
+	if (o->op == OP_FUSED) {
+		int c = l->fusion[i].into;
+		if (c <= i || c >= l->nops || !op_is_fused(l->ops[c].op) || l->ops[c].op == OP_FUSED)
+			broken(l, stage, i, "a placeholder no later fused operator computes", o->result);
+	}
+	if (o->grad == GRAD_ADJOINT && !op_is_fused(o->op) && o->op != differentiated(l, o)->op)
+		broken(l, stage, i, "an adjoint of another kind than its operator", o->result);
+}
+
 void verify_lowered(const Lowered *l, const char *stage)
 {
 	bool *defined = xcalloc((size_t)(l->nvalues ? l->nvalues : 1), sizeof *defined);
@@ -76,6 +93,7 @@ void verify_lowered(const Lowered *l, const char *stage)
 		defined[o->result] = true;
 		if (op_is_comm(o->op))
 			check_group(l, stage, i);
+		check_fused(l, stage, i);
 	}
 	for (int k = 0; k < l->nret; k++)
 		if (!defined[l->rets[k]])

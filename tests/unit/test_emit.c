@@ -62,16 +62,10 @@ static void expect_plan(const char *path, const char *mode)
 		if (o->shadow)   /* not run: the adjoint reading through it marks its operands below */
 			continue;
 		def[o->result] = last[o->result] = i;
-		for (int k = 0; k < o->nin; k++)
+		for (int k = 0; k < o->nin; k++)   /* a fused operator's: what its group reads from outside */
 			last[o->in[k]] = i;
-		for (int f = o->fuse_from; f >= 0; f = l->ops[f].fuse_from)   /* the fused operators' operands */
-			for (int k = 0; k < l->ops[f].nin; k++)
-				last[l->ops[f].in[k]] = i;
-		for (int j = 0; o->chain == i && j < i; j++)   /* an elementwise chain's call reads every member's */
-			for (int k = 0; l->ops[j].chain == i && k < l->ops[j].nin; k++)
-				last[l->ops[j].in[k]] = i;
-		if (o->grad == GRAD_ADJOINT) {
-			const LOp *f = &l->ops[o->of];
+		if (o->grad == GRAD_ADJOINT) {   /* the operator as it was before fusion */
+			const LOp *f = differentiated(l, o);
 			for (int k = 0; k < f->nin; k++)
 				last[f->in[k]] = i;
 			last[f->result] = i;
@@ -89,7 +83,7 @@ static void expect_plan(const char *path, const char *mode)
 	/* a half operator's adjoint (but a Cast's) widens its operands and
 	 * result, whatever it reads: each must have a buffer, fused or not */
 	for (int i = 0; i < l->nops; i++) {
-		const LOp *o = &l->ops[i], *f = o->grad == GRAD_ADJOINT ? &l->ops[o->of] : NULL;
+		const LOp *o = &l->ops[i], *f = o->grad == GRAD_ADJOINT ? differentiated(l, o) : NULL;
 		if (!f || f->op == OP_CAST || l->values[f->result].type.dtype != DT_BF16)
 			continue;
 		cr_assert(emit_offset(p, f->result) >= 0, "%s: %%%s's adjoint widens it, which has no buffer", path,
@@ -102,7 +96,7 @@ static void expect_plan(const char *path, const char *mode)
 	int64_t slab = emit_slab_bytes(p);
 	bool *fused = calloc((size_t)nv, sizeof *fused);
 	for (int i = 0; i < l->nops; i++)
-		fused[l->ops[i].result] = l->ops[i].fused && !l->ops[i].fused_writes;   /* no buffer */
+		fused[l->ops[i].result] = l->ops[i].op == OP_FUSED && !l->fusion[i].writes;   /* no buffer */
 	for (int v = 0; v < nv; v++) {
 		int64_t off = emit_offset(p, v), size = bytes_of(&l->values[v]);
 		cr_assert(def[v] > -2, "%s: %%%s is never defined", path, l->values[v].name);
