@@ -1,14 +1,18 @@
-/* test_fuse.c: operators a later kernel computes as it reads (fuse.c).
+/* test_fuse.c: operators one kernel computes together (fuse.c).
  *
  * Small models lowered up to fusion (lower_run) and, where it says more,
- * just before it: a Mul by a scalar read only by a Softmax rides on it
- * (fused_scale_operand), a BiasAdd on the unary operator or the residual Add
- * that first reads it, a mask's Add (and its scaling Mul) on a last-axis
- * Softmax (fused_mask_operand); elementwise chains run as one call
- * (chain_members); a Transpose keeping the last axis between BatchMatMuls
- * needs no copy (strided_by, value_strides). And where none of that may
- * happen: a result someone else reads, a mask on another axis, a Softmax
- * split along its axis, a Transpose moving the last axis. */
+ * just before it. Fusion rewrites the program: a Softmax reading a Mul by a
+ * scalar becomes a SoftmaxScaled (x, scale), and with a mask's Add a
+ * SoftmaxMasked (x[, scale], mask); a unary operator or a residual Add first
+ * reading a BiasAdd a BiasUnary or a BiasAddResidual; elementwise chains one
+ * ElementwiseChain reading the chain's outside operands; a Transpose keeping
+ * the last axis between BatchMatMuls a TransposeFolded (no copy: strided_by,
+ * value_strides); a LayerNorm's adjoints one LayerNormGrad. Each operator a
+ * fused kernel computes becomes a Fused placeholder whose side-table entry
+ * (Lowered.fusion) names the kernel and says whether it stores the result.
+ * And where none of that may happen: a result someone else reads, a mask on
+ * another axis, a Softmax split along its axis, a Transpose moving the last
+ * axis. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,21 +42,51 @@ static const LOp *op_of(const Lowered *l, const char *name)
 	return &l->ops[op_named(l, name)];
 }
 
-/* Nothing fused, chained or folded. */
-static void expect_unfused(const Lowered *l, const char *name)
+/* The fused kernel computing %name (a Fused placeholder), -1 when none. */
+static int carrier_of(const Lowered *l, const char *name)
 {
-	const LOp *o = op_of(l, name);
-	cr_assert(!o->fused && !o->fused_writes && o->fuse_from < 0 && o->chain < 0 && o->fold == FOLD_NONE,
-	          "%%%s: fused %d writes %d from %d chain %d fold %d", name, o->fused, o->fused_writes, o->fuse_from,
-	          o->chain, o->fold);
+	int i = op_named(l, name);
+	return l->ops[i].op == OP_FUSED ? l->fusion[i].into : -1;
 }
 
+/* Nothing fused, chained or folded: the operator as lowered. */
+static void expect_unfused(const Lowered *l, const char *name)
+{
+	int i = op_named(l, name);
+	cr_assert(!op_is_fused(l->ops[i].op) && unfused(l, i) == &l->ops[i], "%%%s is a %s", name,
+	          op_info[l->ops[i].op].name);
+}
+
+/* %from is a Fused placeholder that %carrier's kernel computes, storing
+ * its result (writes) or not. */
 static void expect_carries(const Lowered *l, const char *carrier, const char *from, bool writes)
 {
-	const LOp *c = op_of(l, carrier), *f = op_of(l, from);
-	cr_assert_eq(c->fuse_from, op_named(l, from), "%%%s carries %d, not %%%s", carrier, c->fuse_from, from);
-	cr_assert(f->fused, "%%%s is not fused", from);
-	cr_assert_eq(f->fused_writes, writes, "%%%s fused_writes %d", from, f->fused_writes);
+	int f = op_named(l, from);
+	cr_assert_eq(l->ops[f].op, OP_FUSED, "%%%s is a %s, not Fused", from, op_info[l->ops[f].op].name);
+	cr_assert_eq(carrier_of(l, from), op_named(l, carrier), "%%%s is computed by operator %d, not %%%s", from,
+	             carrier_of(l, from), carrier);
+	cr_assert_eq(l->fusion[f].writes, writes, "%%%s writes %d", from, l->fusion[f].writes);
+	cr_assert_eq(unfused(l, f)->result, l->ops[f].result);
+}
+
+/* The name of operand k of %name. */
+static const char *operand(const Lowered *l, const char *name, int k)
+{
+	const LOp *o = op_of(l, name);
+	cr_assert_lt(k, o->nin, "%%%s has %d operands", name, o->nin);
+	return l->values[o->in[k]].name;
+}
+
+/* The members of the chain %name ends, in order, into m; how many (0: it
+ * ends none). */
+static int chain_of(const Lowered *l, const char *name, int *m)
+{
+	int end = op_named(l, name);
+	if (l->ops[end].op != OP_EW_CHAIN)
+		return 0;
+	int n = fused_parts(l, end, m);
+	m[n++] = end;
+	return n;
 }
 
 #define GRAPH(params, body, rets) "graph @m(" params ") {\n" body "  return " rets "\n}\n"
@@ -68,16 +102,20 @@ Test(fuse, scale_into_softmax)
 	Run *r = compile(text);
 	expect_clean(r);
 	Lowered *l = lower_run(r, NULL, STAGE_BUCKET);
-	cr_assert_eq(op_of(l, "p")->fuse_from, -1);
-	cr_assert_eq(fused_scale_operand(l, op_of(l, "p")), -1);
+	cr_assert_eq(op_of(l, "p")->op, OP_SOFTMAX);
+	cr_assert_null(l->fusion);
 	run_free(r);
 	l = fused(text, &r);
 	expect_carries(l, "p", "a", false);
 	expect_carries(l, "q", "b", false);
-	cr_assert_eq(fused_scale_operand(l, op_of(l, "p")), 1);
-	cr_assert_eq(fused_scale_operand(l, op_of(l, "q")), 0);
-	cr_assert_eq(fused_mask_operand(l, op_of(l, "p")), -1);
-	cr_assert_eq(op_of(l, "a")->chain, -1, "a fused Mul in no chain");
+	cr_assert_eq(op_of(l, "p")->op, OP_SOFTMAX_SCALED);
+	cr_assert_eq(op_of(l, "q")->op, OP_SOFTMAX_SCALED);
+	cr_assert_str_eq(operand(l, "p", 0), "x");
+	cr_assert_str_eq(operand(l, "p", 1), "s");
+	cr_assert_str_eq(operand(l, "q", 0), "x", "the scale is the Mul's first operand: x still first");
+	cr_assert_str_eq(operand(l, "q", 1), "s");
+	cr_assert_eq(unfused(l, op_named(l, "a"))->op, OP_MUL);
+	cr_assert_eq(unfused(l, op_named(l, "p"))->op, OP_SOFTMAX, "the dumps print the Softmax as written");
 	run_free(r);
 }
 
@@ -92,7 +130,15 @@ Test(fuse, scale_into_softmax_training)
 	                         "  %loss = ReduceSum(%p) {axis: (0, 1)}\n", "%loss")
 	                   "train {loss: %loss}\n", &r);
 	expect_carries(l, "p", "a", false);
-	cr_assert_eq(fused_scale_operand(l, op_of(l, "p")), 1);
+	cr_assert_eq(op_of(l, "p")->op, OP_SOFTMAX_SCALED);
+	cr_assert_str_eq(operand(l, "p", 1), "s");
+	int p = op_named(l, "p"), adjoints = 0;
+	for (int i = l->nfwd; i < l->nops; i++)
+		if (l->ops[i].grad == GRAD_ADJOINT && l->ops[i].of == p) {
+			adjoints++;
+			cr_assert_eq(differentiated(l, &l->ops[i])->op, OP_SOFTMAX, "the adjoint differentiates the Softmax");
+		}
+	cr_assert_eq(adjoints, 1);
 	run_free(r);
 }
 
@@ -106,11 +152,10 @@ Test(fuse, scale_not_fused_when_read_elsewhere)
 	                         "  %b = Mul(%x, %y)\n  %q = Softmax(%b) {axis: -1}\n",
 	                         "%p, %n, %q"),
 	                   &r);
-	cr_assert_eq(op_of(l, "p")->fuse_from, -1);
-	cr_assert(!op_of(l, "a")->fused);
-	cr_assert_eq(fused_scale_operand(l, op_of(l, "p")), -1);
-	cr_assert_eq(op_of(l, "q")->fuse_from, -1, "x * y is no scaling");
-	cr_assert(!op_of(l, "b")->fused);
+	expect_unfused(l, "p");
+	expect_unfused(l, "a");
+	expect_unfused(l, "q");
+	cr_assert_neq(op_of(l, "b")->op, OP_FUSED, "x * y is no scaling");
 	run_free(r);
 }
 
@@ -131,8 +176,8 @@ Test(fuse, scale_on_other_axis_and_split_softmax)
 	                "  %p = Softmax(%a) {axis: -1, in_strategy: ((1, 8),)}\n", "%p"),
 	          &r);
 	cr_assert_not_null(op_of(l, "p")->lay, "the Softmax is not split along its axis");
-	cr_assert_eq(op_of(l, "p")->fuse_from, -1);
-	cr_assert(!op_of(l, "a")->fused);
+	expect_unfused(l, "p");
+	expect_unfused(l, "a");
 	run_free(r);
 }
 
@@ -148,6 +193,10 @@ Test(fuse, bias_add_relu)
 	Run *r;
 	Lowered *l = fused(text, &r);
 	expect_carries(l, "r", "hb", false);
+	cr_assert_eq(op_of(l, "r")->op, OP_BIAS_UNARY);
+	cr_assert_str_eq(operand(l, "r", 0), "h");
+	cr_assert_str_eq(operand(l, "r", 1), "b");
+	cr_assert_eq(unfused(l, op_named(l, "r"))->op, OP_RELU, "the unary operator it applies");
 	run_free(r);
 	char train[1024];
 	snprintf(train, sizeof train, "%strain {loss: %%loss}\n", text);
@@ -164,8 +213,8 @@ Test(fuse, bias_add_before_matmul_stays)
 	                         "  %hb = BiasAdd(%x, %b)\n  %y = MatMul(%hb, %w)\n  %r = ReLU(%hb)\n", "%y, %r"),
 	                   &r);
 	expect_unfused(l, "hb");
-	cr_assert_eq(op_of(l, "y")->fuse_from, -1);
-	cr_assert_eq(op_of(l, "r")->fuse_from, -1, "the ReLU reads hb second");
+	expect_unfused(l, "y");
+	cr_assert_neq(op_of(l, "r")->op, OP_BIAS_UNARY, "the ReLU reads hb second");
 	run_free(r);
 }
 
@@ -181,8 +230,10 @@ Test(fuse, bias_add_residual)
 	                         "%o, %p"),
 	                   &r);
 	expect_carries(l, "o", "fb", false);
-	cr_assert(!op_of(l, "gb")->fused || op_of(l, "gb")->chain >= 0, "a broadcasting Add carries the BiasAdd");
-	cr_assert_eq(op_of(l, "p")->fuse_from, -1);
+	cr_assert_eq(op_of(l, "o")->op, OP_BIAS_ADD_RESIDUAL);
+	cr_assert(carrier_of(l, "gb") < 0 || op_of(l, "p")->op == OP_EW_CHAIN,
+	          "a broadcasting Add carries the BiasAdd other than in a chain");
+	cr_assert_neq(op_of(l, "p")->op, OP_BIAS_ADD_RESIDUAL);
 	run_free(r);
 }
 
@@ -201,17 +252,18 @@ Test(fuse, masked_softmax)
 	Run *r;
 	Lowered *l = fused(text0, &r);
 	expect_carries(l, "p", "m", false);
-	expect_carries(l, "m", "a", false);
-	cr_assert_eq(fused_mask_operand(l, op_of(l, "p")), 1);
-	cr_assert_eq(fused_scale_operand(l, op_of(l, "p")), 1);
+	expect_carries(l, "p", "a", false);
+	cr_assert_eq(op_of(l, "p")->op, OP_SOFTMAX_MASKED);
+	cr_assert_eq(op_of(l, "p")->nin, 3, "x, scale, mask");
+	cr_assert_str_eq(operand(l, "p", 0), "x");
+	cr_assert_str_eq(operand(l, "p", 1), "s");
+	cr_assert_str_eq(operand(l, "p", 2), "mask");
 	run_free(r);
 	at[0] = ' ';
 	at[1] = '1';
 	l = fused(text0, &r);
-	cr_assert_eq(op_of(l, "p")->fuse_from, -1);
-	cr_assert_eq(fused_mask_operand(l, op_of(l, "p")), -1);
-	expect_unfused(l, "m");
-	expect_unfused(l, "a");
+	cr_assert_neq(op_of(l, "p")->op, OP_SOFTMAX_MASKED);
+	cr_assert_neq(carrier_of(l, "m"), op_named(l, "p"));
 	run_free(r);
 }
 
@@ -223,9 +275,10 @@ Test(fuse, masked_softmax_without_scale)
 	                         "  %m = Add(%mask, %x)\n  %p = Softmax(%m) {axis: -1}\n", "%p"),
 	                   &r);
 	expect_carries(l, "p", "m", false);
-	cr_assert_eq(op_of(l, "m")->fuse_from, -1);
-	cr_assert_eq(fused_mask_operand(l, op_of(l, "p")), 0);
-	cr_assert_eq(fused_scale_operand(l, op_of(l, "p")), -1);
+	cr_assert_eq(op_of(l, "p")->op, OP_SOFTMAX_MASKED);
+	cr_assert_eq(op_of(l, "p")->nin, 2, "x, mask: no scale");
+	cr_assert_str_eq(operand(l, "p", 0), "x");
+	cr_assert_str_eq(operand(l, "p", 1), "mask", "the mask, the Add's first operand");
 	run_free(r);
 }
 
@@ -237,20 +290,17 @@ Test(fuse, elementwise_chain)
 	Lowered *l = fused(GRAPH("%x: <Tensor[Float32], (8, 16)>, %v: <Tensor[Float32], (16,)>",
 	                         "  %a = Exp(%x)\n  %b = Mul(%a, %v)\n  %c = Tanh(%b)\n", "%c"),
 	                   &r);
-	int end = op_named(l, "c"), m[MAX_CHAIN];
-	int n = chain_members(l, end, m);
+	int end = op_named(l, "c"), m[MAX_PARTS + 1];
+	int n = chain_of(l, "c", m);
 	cr_assert_eq(n, 3, "a chain of %d", n);
 	cr_assert(m[0] == op_named(l, "a") && m[1] == op_named(l, "b") && m[2] == end);
-	for (int k = 0; k < 3; k++)
-		cr_assert_eq(l->ops[m[k]].chain, end);
-	cr_assert(op_of(l, "a")->fused && !op_of(l, "a")->fused_writes);
-	cr_assert(op_of(l, "b")->fused && !op_of(l, "b")->fused_writes);
-	cr_assert(!op_of(l, "c")->fused, "the chain's last operator makes the call");
-	int ins[2 * MAX_CHAIN];
-	cr_assert_eq(chain_operands(l, m, n, ins), 2);
-	cr_assert_str_eq(l->values[ins[0]].name, "x");
-	cr_assert_str_eq(l->values[ins[1]].name, "v");
-	cr_assert_eq(chain_members(l, op_named(l, "a"), m), 0, "no chain ends at its first member");
+	expect_carries(l, "c", "a", false);
+	expect_carries(l, "c", "b", false);
+	cr_assert_eq(unfused(l, end)->op, OP_TANH, "the chain's last operator makes the call");
+	cr_assert_eq(op_of(l, "c")->nin, 2, "the chain reads x and v from outside");
+	cr_assert_str_eq(operand(l, "c", 0), "x");
+	cr_assert_str_eq(operand(l, "c", 1), "v");
+	cr_assert_eq(chain_of(l, "a", m), 0, "no chain ends at its first member");
 	run_free(r);
 }
 
@@ -262,20 +312,20 @@ Test(fuse, chain_with_outside_readers)
 	Lowered *l = fused(GRAPH("%x: <Tensor[Float32], (8, 16)>, %y: <Tensor[Float32], (8, 16)>",
 	                         "  %a = Exp(%x)\n  %b = Mul(%a, %y)\n  %c = Tanh(%b)\n  %d = Sqrt(%a)\n", "%c, %d"),
 	                   &r);
-	int m[MAX_CHAIN];
-	cr_assert_eq(chain_members(l, op_named(l, "c"), m), 3);
-	cr_assert(op_of(l, "a")->fused && op_of(l, "a")->fused_writes, "a is read by the Sqrt after the chain");
-	cr_assert(op_of(l, "b")->fused && !op_of(l, "b")->fused_writes);
-	cr_assert_eq(op_of(l, "d")->chain, -1);
+	int m[MAX_PARTS + 1];
+	cr_assert_eq(chain_of(l, "c", m), 3);
+	expect_carries(l, "c", "a", true);   /* read by the Sqrt after the chain */
+	expect_carries(l, "c", "b", false);
+	cr_assert_eq(carrier_of(l, "d"), -1);
+	cr_assert_neq(op_of(l, "d")->op, OP_EW_CHAIN);
 	run_free(r);
 	l = fused(GRAPH("%x: <Tensor[Float32], (8, 16)>, %y: <Tensor[Float32], (8, 16)>",
 	                "  %a = Exp(%x)\n  %b = Mul(%a, %y)\n  %d = Sqrt(%a)\n  %c = Tanh(%b)\n", "%c, %d"),
 	          &r);
-	int end = op_named(l, "b");
-	cr_assert_eq(chain_members(l, end, m), 2, "the Sqrt reads a between the Mul and the Tanh");
-	cr_assert(op_of(l, "a")->fused && op_of(l, "a")->fused_writes);
-	cr_assert_eq(op_of(l, "c")->chain, -1);
-	cr_assert(!op_of(l, "b")->fused);
+	cr_assert_eq(chain_of(l, "b", m), 2, "the Sqrt reads a between the Mul and the Tanh");
+	expect_carries(l, "b", "a", true);
+	cr_assert_eq(carrier_of(l, "c"), -1);
+	cr_assert_neq(op_of(l, "c")->op, OP_EW_CHAIN);
 	run_free(r);
 }
 
@@ -291,21 +341,22 @@ Test(fuse, half_chain_with_casts)
 	                         "  %hb = BiasAdd(%x, %b)\n  %r = ReLU(%hb)\n", "%r"),
 	                   &r);
 	cr_assert_eq(l->values[op_of(l, "r")->result].type.dtype, DT_BF16);
-	cr_assert_eq(op_of(l, "r")->fuse_from, -1, "bias_unary is Float32's");
-	int end = op_of(l, "r")->chain, m[MAX_CHAIN];
+	cr_assert_eq(op_of(l, "r")->op, OP_FUSED, "bias_unary is Float32's: the ReLU is a chain member");
+	int end = carrier_of(l, "r"), m[MAX_PARTS + 1];
 	cr_assert_geq(end, 0, "the ReLU in no chain");
-	int n = chain_members(l, end, m), casts = 0;
+	cr_assert_eq(l->ops[end].op, OP_EW_CHAIN);
+	int n = fused_parts(l, end, m), casts = 0;
+	m[n++] = end;
 	for (int k = 0; k < n; k++)
-		casts += l->ops[m[k]].op == OP_CAST;
+		casts += unfused(l, m[k])->op == OP_CAST;
 	cr_assert_eq(n, 4, "a chain of %d", n);
 	cr_assert_eq(casts, 2, "x cast down, r back up");
-	cr_assert_eq(l->ops[m[0]].op, OP_CAST);
-	cr_assert_str_eq(l->values[l->ops[m[0]].in[0]].name, "x");
-	int ins[2 * MAX_CHAIN], nin = chain_operands(l, m, n, ins);
-	cr_assert_eq(nin, 2);
-	cr_assert_str_eq(l->values[ins[0]].name, "x");
-	cr_assert_str_eq(l->values[ins[1]].name, "b.bf16");
-	cr_assert_eq(l->ops[end].op, OP_CAST);
+	cr_assert_eq(unfused(l, m[0])->op, OP_CAST);
+	cr_assert_str_eq(l->values[unfused(l, m[0])->in[0]].name, "x");
+	cr_assert_eq(l->ops[end].nin, 2);
+	cr_assert_str_eq(l->values[l->ops[end].in[0]].name, "x");
+	cr_assert_str_eq(l->values[l->ops[end].in[1]].name, "b.bf16");
+	cr_assert_eq(unfused(l, end)->op, OP_CAST);
 	cr_assert_eq(l->values[l->ops[end].result].type.dtype, DT_F32);
 	cr_assert_eq(l->rets[0], l->ops[end].result);
 	run_free(r);
@@ -323,7 +374,10 @@ Test(fuse, transpose_folded_between_batch_matmuls)
 	                         "  %o = BatchMatMul(%t, %v)\n", "%o"),
 	                   &r);
 	const LOp *t = op_of(l, "t");
-	cr_assert_eq(t->fold, FOLD_READ);
+	cr_assert_eq(t->op, OP_TRANSPOSE_FOLDED);
+	cr_assert_eq(l->fusion[op_named(l, "t")].fold, FOLD_READ);
+	cr_assert_eq(op_of(l, "o")->op, OP_BATCH_MATMUL_STRIDED, "the product reads t with strides");
+	cr_assert_eq(op_of(l, "s")->op, OP_BATCH_MATMUL, "s is written row-major");
 	cr_assert_eq(strided_by(l, t->result), t);
 	cr_assert_null(strided_by(l, t->in[0]), "s stays row-major");
 	int64_t st[MAX_DIMS];
@@ -345,7 +399,9 @@ Test(fuse, transpose_folded_into_producer)
 	                         "  %t = Transpose(%s) {perm: (0, 2, 1, 3)}\n", "%t"),
 	                   &r);
 	const LOp *t = op_of(l, "t");
-	cr_assert_eq(t->fold, FOLD_WRITE);
+	cr_assert_eq(t->op, OP_TRANSPOSE_FOLDED);
+	cr_assert_eq(l->fusion[op_named(l, "t")].fold, FOLD_WRITE);
+	cr_assert_eq(op_of(l, "s")->op, OP_BATCH_MATMUL_STRIDED, "the product writes s with strides");
 	cr_assert_eq(strided_by(l, t->in[0]), t);
 	cr_assert_null(strided_by(l, t->result));
 	int64_t st[MAX_DIMS];
@@ -368,9 +424,9 @@ Test(fuse, transpose_not_folded)
 	                         "  %w = Transpose(%s) {perm: (0, 2, 1, 3)}\n  %n = Neg(%w)\n",
 	                         "%o, %p, %n, %s"),
 	                   &r);
-	cr_assert_eq(op_of(l, "t")->fold, FOLD_NONE, "the last axis moves");
-	cr_assert_eq(op_of(l, "u")->fold, FOLD_NONE, "an input's Transpose");
-	cr_assert_eq(op_of(l, "w")->fold, FOLD_NONE, "s and w both read by others");
+	cr_assert_eq(op_of(l, "t")->op, OP_TRANSPOSE, "the last axis moves");
+	cr_assert_eq(op_of(l, "u")->op, OP_TRANSPOSE, "an input's Transpose");
+	cr_assert_eq(op_of(l, "w")->op, OP_TRANSPOSE, "s and w both read by others");
 	for (int v = 0; v < l->nvalues; v++)
 		cr_assert_null(strided_by(l, v), "%%%s strided", l->values[v].name);
 	run_free(r);
@@ -391,17 +447,19 @@ Test(fuse, layer_norm_gradients_together)
 	for (int i = l->nfwd; i < l->nops; i++)
 		if (l->ops[i].grad == GRAD_ADJOINT && l->ops[i].of == ln) {
 			nadj++;
-			if (!l->ops[i].fused)
+			if (l->ops[i].op == OP_LAYER_NORM_GRAD)
 				carrier = i;
 		}
 	cr_assert_eq(nadj, 3);
 	cr_assert_geq(carrier, 0);
-	int at[4];
-	cr_assert_eq(fused_gradients(l, carrier, at), 2);
+	int at[MAX_PARTS];
+	cr_assert_eq(fused_parts(l, carrier, at), 2);
 	for (int k = 0; k < 2; k++) {
-		cr_assert(l->ops[at[k]].fused && l->ops[at[k]].fused_writes);
+		cr_assert_eq(l->ops[at[k]].op, OP_FUSED);
+		cr_assert(l->fusion[at[k]].writes, "each gradient the kernel writes is stored");
 		cr_assert_lt(at[k], carrier);
 		cr_assert_eq(l->ops[at[k]].of, ln);
+		cr_assert_eq(differentiated(l, &l->ops[at[k]])->op, OP_LAYER_NORM);
 	}
 	run_free(r);
 }
