@@ -420,12 +420,6 @@ static void emit_names(StrBuf *b, const Lowered *l, const char *var, bool params
 	          var, n);
 }
 
-/* An operator whose adjoint moves dy's bytes to dx and reads nothing else. */
-static bool moves_bytes(OpKind op)
-{
-	return op == OP_TRANSPOSE || op == OP_RESHAPE || op == OP_FLATTEN;
-}
-
 /* Whether operator o has code of its own (emit_op): not a shadow, a fused
  * operator, a folded Transpose or a view. */
 static bool has_code(const Program *p, const LOp *o)
@@ -434,7 +428,8 @@ static bool has_code(const Program *p, const LOp *o)
 }
 
 /* The values program.c names: what an operator with code may pass (its
- * operands and result, a carried operator's, a differentiated operator's),
+ * operands and result, a carried operator's, what a differentiated
+ * operator's adjoint reads as its row's grad column says, or widens),
  * the inputs and parameters, and what is read after the operators. A value
  * between two operators without code (a Reshape of a folded Transpose's
  * operand) has a buffer but no name: a pointer to it would go unused. */
@@ -464,12 +459,15 @@ static bool *named_values(const Program *p)
 			named[l->ops[m[j]].result] = true;
 		}
 		const LOp *f = o->grad == GRAD_ADJOINT ? &l->ops[o->of] : NULL;
-		if (f && moves_bytes(f->op))   /* dy to dx alone */
-			f = NULL;
-		for (int k = 0; f && k < f->nin; k++)
+		GradReads r = f ? op_info[f->op].grad : GR_NONE;   /* what it reads beside dy (ops.h) */
+		for (int k = 0; (r & GR_X) && k < f->nin; k++)
 			named[f->in[k]] = true;
-		if (f)
+		if (r & GR_Y)
 			named[f->result] = true;
+		Widened w;   /* and the half values it widens, read or not */
+		widened(l, o, 0, &w);
+		for (int j = 0; j < w.n; j++)
+			named[w.value[j]] = true;
 	}
 	for (int v = 0; v < l->nparams; v++)
 		named[v] = true;

@@ -115,7 +115,9 @@ typedef enum {
 /* An operator's classes: its row of ops.h says what each means. */
 typedef enum { SH_SAME, SH_FLOAT, SH_BROADCAST, SH_MATMUL, SH_REDUCE, SH_OWN } ShapeClass;
 typedef enum { R_ELEMWISE, R_BROADCAST, R_MATMUL, R_REDUCE, R_OWN } RuleClass;
-typedef enum { GR_X, GR_Y, GR_NONE, GR_OWN } GradReads;
+typedef enum { GR_NONE = 0, GR_X = 1, GR_Y = 2, GR_XY = GR_X | GR_Y } GradReads;   /* bits: inputs, result */
+typedef enum { PREC_LOW, PREC_F32, PREC_FOLLOW, PREC_ASIS } PrecClass;
+typedef enum { V_COPY, V_VIEW } ViewClass;
 
 typedef struct {
 	const char *name;
@@ -124,8 +126,10 @@ typedef struct {
 	ShapeClass shape;
 	RuleClass rule;
 	const char *kernel;          /* the runtime's SC_U_X (sc_unary) or SC_X (sc_binary); NULL: its own */
-	GradReads grad;
+	GradReads grad;              /* what its adjoint reads beside dy */
 	unsigned nograd;             /* mask of the inputs that carry no gradient */
+	PrecClass prec;              /* what mixed precision computes it in */
+	ViewClass view;              /* V_VIEW: its result is its input's bytes */
 } OpInfo;
 
 typedef struct {
