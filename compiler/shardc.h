@@ -898,7 +898,7 @@ void lowered_piece_start(const LValue *v, int64_t rank, int64_t *start);
 void dump_begin(StrBuf *b, const Lowered *l);
 void dump_end(StrBuf *b, const Lowered *l, int64_t rank);
 
-/* ---- manifest.c: manifest.json and strategy.json (docs/output.md) ----- */
+/* ---- manifest.c: manifest.json, strategy.json, the operator table ---- */
 
 /* Requires a Lowered program. malloc'd JSON text, the formats described at
  * the top of manifest.c: every input, parameter and output with its global
@@ -907,6 +907,10 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank);
  * final strategy. */
 char *manifest_json(const Lowered *l);
 char *strategy_json(const Lowered *l);
+/* shardc --list-ops: malloc'd text of ops.h's table, one line per operator
+ * with its columns (docs/output.md), or with json a JSON array of one object
+ * per operator (tools/ref_eval.py reads the precision classes from it). */
+char *ops_list(bool json);
 
 /* ---- dot.c: --dot FILE ------------------------------------------------- */
 
