@@ -101,6 +101,7 @@ unit: $(addprefix $(B)/san/,$(UNIT_TESTS))
 
 golden: $(B)/san/shardc
 	sh tests/run_golden.sh $(B)/san/shardc
+	sh tests/run_ops_doc.sh $(B)/san/shardc
 
 roundtrip: $(B)/san/shardc
 	sh tests/run_roundtrip.sh $(B)/san/shardc
@@ -136,8 +137,9 @@ outdir: $(B)/san/shardc runtime
 	bash tests/run_outdir.sh $(B)/san/shardc
 
 # ---- the numpy reference evaluator (tools/ref_eval.py): its own tests ----
+# (mixed precision takes the operators' precision classes from build/shardc --list-ops --json)
 .PHONY: ref-test
-ref-test:
+ref-test: $(B)/shardc
 	/usr/bin/python3 tests/ref/test_ref_eval.py
 
 # ---- end to end: every sample and tests/e2e model through run.sh on 1, 2, 4, 8 ranks (CPU) ----

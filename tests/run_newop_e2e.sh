@@ -100,7 +100,7 @@ export CFLAGS="-O0 -std=c11 -Wall -Wextra -Werror"
 
 for model in cube_fwd cube_train; do
 	m=$tmp/$model.ir
-	if ! "$py" "$repo/tools/ref_eval.py" "$m" --output-dir "$tmp/$model.ref" >"$tmp/ref.log" 2>&1; then
+	if ! "$py" "$repo/tools/ref_eval.py" "$m" --shardc "$repo/build/shardc" --output-dir "$tmp/$model.ref" >"$tmp/ref.log" 2>&1; then
 		bad "$model: the reference fails: $(tail -3 "$tmp/ref.log")"
 		continue
 	fi
