@@ -19,7 +19,9 @@
  *           sc_binary's SC_X, OWN its own case
  *   grad    what its adjoint (emit_adjoint.c) reads beside dy: GR_X its
  *           inputs, GR_Y its result, GR_XY both, GR_NONE nothing (dy alone);
- *           fuse.c counts these reads, emit.c names these values
+ *           emit.c names these values, fuse.c counts the inputs' reads
+ *           (the result's it still counts for every operator but a binary
+ *           one), and an elementwise row's must be its kernel's (ir.c)
  *   nograd  a mask of the inputs that carry no gradient (indices, labels)
  *   precision  what mixed precision (autocast.c) computes it in when the
  *           model's precision is a half type: PREC_LOW the half type,
