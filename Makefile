@@ -102,6 +102,7 @@ unit: $(addprefix $(B)/san/,$(UNIT_TESTS))
 
 golden: $(B)/san/shardc
 	sh tests/run_golden.sh $(B)/san/shardc
+	sh tests/run_ops_doc.sh $(B)/san/shardc
 
 # --check accepts exactly what -o compiles: every sample, e2e model and bad
 # case both ways, on 8 devices in every mode and in bf16 and fp16 (the
@@ -152,8 +153,9 @@ docs-check: $(B)/shardc runtime
 	bash tests/run_docs.sh $(B)/shardc
 
 # ---- the numpy reference evaluator (tools/ref_eval.py): its own tests ----
+# (mixed precision takes the operators' precision classes from build/shardc --list-ops --json)
 .PHONY: ref-test
-ref-test:
+ref-test: $(B)/shardc
 	/usr/bin/python3 tests/ref/test_ref_eval.py
 
 # ---- end to end: every sample and tests/e2e model through run.sh on 1, 2, 4, 8 ranks (CPU) ----

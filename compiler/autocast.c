@@ -8,11 +8,12 @@
  *   - Float32 parameters stay Float32: the master weights the optimizer
  *     updates, with its state; each is cast to the compute type where an
  *     operator computing in it uses it (one Cast a value, shared by its users);
- *   - matrix products and elementwise operators compute in the compute type;
- *   - Softmax, LogSoftmax, LayerNorm, the losses, ReduceSum/ReduceMean, Exp,
- *     Log and Sqrt compute in Float32: their half inputs are cast up;
- *   - operators that only move or pick elements (Reshape, Transpose, Gather,
- *     StridedSlice, Concat, ReduceMax) keep their input's type;
+ *   - each operator computes as its row of ops.h's precision column says
+ *     (shardc --list-ops shows them): PREC_LOW (matrix products, most
+ *     elementwise operators) in the compute type; PREC_F32 (normalizations,
+ *     losses, sums, Exp, Log, Sqrt) in Float32, their half inputs cast up;
+ *     PREC_FOLLOW (operators that move or pick elements) in its input's
+ *     type; PREC_ASIS (Casts, collectives) as written;
  *   - returned values and the loss are cast back to their declared types.
  * The gradient of a Cast is cast back to its input's type (autodiff.c), so
  * every parameter's gradient arrives in Float32. Only Float32 values change:
@@ -21,33 +22,6 @@
 #include "shardc.h"
 
 #include <string.h>
-
-typedef enum { AC_ASIS, AC_LOW, AC_F32, AC_FOLLOW } CastClass;
-
-/* Elementwise rows (ops.h's sub-tables) compute in the low type, but for
- * the few whose range or precision needs Float32, as autocast lists them. */
-static CastClass cast_class(OpKind op)
-{
-	if (op == OP_EXP || op == OP_LOG || op == OP_SQRT)
-		return AC_F32;
-	switch (op) {
-	OP_CASES(UNARY_OPS)
-	OP_CASES(BINARY_OPS)
-	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD:
-		return AC_LOW;
-	case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_REDUCE_SUM:
-	case OP_REDUCE_MEAN: case OP_LAYER_NORM: case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS:
-		return AC_F32;
-	case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE: case OP_FLATTEN: case OP_GATHER: case OP_CONCAT:
-	case OP_STRIDED_SLICE:
-		return AC_FOLLOW;
-	case OP_CAST: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL: case OP_CALL:
-	OP_CASES(FUSED_OPS)   /* made after autocast (fuse.c) */
-	case OP_COUNT:
-		return AC_ASIS;
-	}
-	return AC_ASIS;
-}
 
 static const char *dtype_suffix(DType t)
 {
@@ -135,8 +109,8 @@ static void cast_node(Caster *x, const FlatGraph *f, int i, DType prec)
 {
 	const Node *n = &x->old->nodes[i];
 	const Value *res = &x->old->values[n->result];
-	CastClass cls = cast_class(n->op);
-	bool change = cls != AC_ASIS && res->type.dtype == DT_F32;
+	PrecClass cls = op_info[n->op].prec;
+	bool change = cls != PREC_ASIS && res->type.dtype == DT_F32;
 	for (int k = 0; k < n->nin; k++) {
 		DType t = x->old->values[n->in[k]].type.dtype;
 		change &= !dtype_is_float(t) || t == DT_F32;
@@ -152,9 +126,9 @@ static void cast_node(Caster *x, const FlatGraph *f, int i, DType prec)
 		want[k] = x->old->values[ov].type.dtype;
 		if (!change || !dtype_is_float(now))
 			continue;
-		if (cls == AC_LOW)
+		if (cls == PREC_LOW)
 			want[k] = prec;
-		else if (cls == AC_F32)
+		else if (cls == PREC_F32)
 			want[k] = DT_F32;
 		else {
 			mixed |= follow != DT_BOOL && follow != now;
@@ -172,7 +146,7 @@ static void cast_node(Caster *x, const FlatGraph *f, int i, DType prec)
 	}
 	DType rd = res->type.dtype;
 	if (change)
-		rd = cls == AC_LOW ? prec : cls == AC_F32 ? DT_F32 : mixed || follow == DT_BOOL ? DT_F32 : follow;
+		rd = cls == PREC_LOW ? prec : cls == PREC_F32 ? DT_F32 : mixed || follow == DT_BOOL ? DT_F32 : follow;
 	c.result = new_value(x, res, res->name, rd);
 	x->g->values[c.result].init = res->init;
 	push_node(x, &c, f->orig[i], f->shard[i], false);

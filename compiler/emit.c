@@ -403,12 +403,6 @@ static void emit_names(StrBuf *b, const Lowered *l, const char *var, bool params
 	          var, n);
 }
 
-/* An operator whose adjoint moves dy's bytes to dx and reads nothing else. */
-static bool moves_bytes(OpKind op)
-{
-	return op == OP_TRANSPOSE || op == OP_RESHAPE || op == OP_FLATTEN;
-}
-
 /* Whether operator o has code of its own (emit_op): not a shadow, a Fused
  * placeholder, a TransposeFolded or a view. */
 static bool has_code(const Program *p, const LOp *o)
@@ -417,8 +411,9 @@ static bool has_code(const Program *p, const LOp *o)
 }
 
 /* The values program.c names: what an operator with code may pass (its
- * operands and result, the placeholders' results a fused kernel writes, a
- * differentiated operator's),
+ * operands and result, the placeholders' results a fused kernel writes,
+ * what a differentiated operator's adjoint reads as its row's grad column
+ * says, or widens),
  * the inputs and parameters, and what is read after the operators. A value
  * between two operators without code (a Reshape of a folded Transpose's
  * operand) has a buffer but no name: a pointer to it would go unused. */
@@ -437,12 +432,15 @@ static bool *named_values(const Program *p)
 		for (int j = 0; j < nat; j++)
 			named[l->ops[at[j]].result] = true;
 		const LOp *f = o->grad == GRAD_ADJOINT ? differentiated(l, o) : NULL;
-		if (f && moves_bytes(f->op))   /* dy to dx alone */
-			f = NULL;
-		for (int k = 0; f && k < f->nin; k++)
+		GradReads r = f ? op_info[f->op].grad : GR_NONE;   /* what it reads beside dy (ops.h) */
+		for (int k = 0; (r & GR_X) && k < f->nin; k++)
 			named[f->in[k]] = true;
-		if (f)
+		if (r & GR_Y)
 			named[f->result] = true;
+		Widened w;   /* and the half values it widens, read or not */
+		widened(l, o, 0, &w);
+		for (int j = 0; j < w.n; j++)
+			named[w.value[j]] = true;
 	}
 	for (int v = 0; v < l->nparams; v++)
 		named[v] = true;

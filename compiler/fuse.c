@@ -164,20 +164,22 @@ static bool half_adjoint(const Lowered *l, const LOp *f)
 	return half && f->op != OP_CAST;
 }
 
-/* Whether f's adjoint reads f's result: all but a binary elementwise one's
- * (sc_binary_grad reads the operands and dy), unless widened. */
+/* Whether f's adjoint reads f's result: counted for every operator but a
+ * binary elementwise one (sc_binary_grad reads the operands and dy), more
+ * than its row's grad column says (GR_Y), which is what the compiler has
+ * always written: a chain stores a Log's, a GeLU's, a Cast's result that
+ * only its own adjoint would read (the column alone drops those stores;
+ * the output then changes). */
 static bool adjoint_reads_y(const Lowered *l, const LOp *f)
 {
 	return !op_is_binary(f->op) || half_adjoint(l, f);
 }
 
-/* Whether f's adjoint reads f's operands: a gradient that needs x (a
- * ReLU's, a GeLU's), every operator of its own case but those known not to
- * (a Softmax's reads y, a Cast's dy alone), and any widened. */
+/* Whether f's adjoint reads f's operands: as its row's grad column says
+ * (ops.h, GR_X), and any widened. */
 static bool adjoint_reads_x(const Lowered *l, const LOp *f)
 {
-	return op_info[f->op].grad == GR_X || half_adjoint(l, f) ||
-	       (op_info[f->op].grad == GR_OWN && f->op != OP_SOFTMAX && f->op != OP_LOG_SOFTMAX && f->op != OP_CAST);
+	return (op_info[f->op].grad & GR_X) || half_adjoint(l, f);
 }
 
 /* ---- elementwise chains ---- */

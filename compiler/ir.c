@@ -10,8 +10,8 @@
 #define KERNEL_UNARY(x) (&("SC_U_" #x)[0 * SC_U_##x])
 #define KERNEL_BINARY(x) (&("SC_" #x)[0 * SC_##x])
 #define KERNEL_OWN NULL
-#define OP_INFO(e, name, lo, hi, attrs, shape, rule, kernel, grad, nograd) \
-	[OP_##e] = {name, lo, hi, attrs, shape, rule, KERNEL_##kernel, grad, nograd},
+#define OP_INFO(e, name, lo, hi, attrs, shape, rule, kernel, grad, nograd, prec, view) \
+	[OP_##e] = {name, lo, hi, attrs, shape, rule, KERNEL_##kernel, grad, nograd, prec, view},
 const OpInfo op_info[OP_COUNT] = {ALL_OPS(OP_INFO)};
 
 /* What an elementwise row says its gradient reads must be what its kernel's
@@ -20,7 +20,7 @@ const OpInfo op_info[OP_COUNT] = {ALL_OPS(OP_INFO)};
 #define RT_READS(name, t, fwd, grad) RT_READS_##name = GR_##t,
 enum { SC_UNARY_TABLE(RT_READS) };
 #define READS_UNARY(x) RT_READS_##x
-#define CHECK_READS(e, name, lo, hi, attrs, shape, rule, kernel, grad, nograd) \
+#define CHECK_READS(e, name, lo, hi, attrs, shape, rule, kernel, grad, nograd, prec, view) \
 	_Static_assert((int)grad == (int)READS_##kernel, name ": its grad column and its kernel's row disagree");
 UNARY_OPS(CHECK_READS)
 #define ATTR_INFO(e, name, kind) [ATTR_##e] = {name, kind},

@@ -18,6 +18,7 @@
 static const char usage[] =
 	"usage: shardc MODEL.ir -o OUTDIR [options]\n"
 	"       shardc MODEL.ir --check [options]\n"
+	"       shardc --list-ops [--json]\n"
 	"\n"
 	"Compile a MindIR-like graph with sharding annotations into one C program that every\n"
 	"rank runs, with a table of numbers per rank.\n"
@@ -45,12 +46,15 @@ static const char usage[] =
 	"      --cluster FILE        JSON description of devices and links (the search's cost model)\n"
 	"      --explain             print each operator's strategy, its cost and the runner-up\n"
 	"      --time                print how long each stage took, and memory, to stderr\n"
+	"      --list-ops            print the operator table (ops.h), one line per operator: inputs,\n"
+	"                            precision class, what its gradient reads, view, attributes;\n"
+	"                            with --json a JSON array of one object per operator\n"
 	"  -h, --help                this text\n"
 	"      --version             print the version\n";
 
 typedef struct {
 	const char *model, *outdir;
-	bool check_only, dump_ir, time, explain, recompute;
+	bool check_only, dump_ir, time, explain, recompute, list_ops, json;
 	const char *strategy_in, *strategy_out, *cluster, *dot;
 	Override overrides[12];
 	int noverrides;
@@ -98,7 +102,7 @@ static void add_dump_after(Options *o, const char *list)
 static void parse_args(int argc, char **argv, Options *o)
 {
 	enum { O_CHECK = 256, O_DUMP, O_DEV, O_PM, O_SM, O_DS, O_SEED, O_PREC, O_POPT, O_SOUT, O_SIN, O_CLUSTER, O_VERSION,
-	       O_TIME, O_EXPLAIN, O_DOT, O_RECOMPUTE, O_DUMP_AFTER };
+	       O_TIME, O_EXPLAIN, O_DOT, O_RECOMPUTE, O_DUMP_AFTER, O_LIST_OPS, O_JSON };
 	static const struct option longs[] = {
 		{"output", required_argument, 0, 'o'}, {"check", no_argument, 0, O_CHECK},
 		{"dump-ir", no_argument, 0, O_DUMP}, {"device-num", required_argument, 0, O_DEV},
@@ -110,6 +114,7 @@ static void parse_args(int argc, char **argv, Options *o)
 		{"version", no_argument, 0, O_VERSION}, {"time", no_argument, 0, O_TIME},
 		{"explain", no_argument, 0, O_EXPLAIN}, {"dot", required_argument, 0, O_DOT},
 		{"recompute", no_argument, 0, O_RECOMPUTE}, {"dump-after", required_argument, 0, O_DUMP_AFTER},
+		{"list-ops", no_argument, 0, O_LIST_OPS}, {"json", no_argument, 0, O_JSON},
 		{0, 0, 0, 0},
 	};
 	opterr = 0;
@@ -140,9 +145,18 @@ static void parse_args(int argc, char **argv, Options *o)
 		case O_SIN: o->strategy_in = optarg; break;
 		case O_CLUSTER: o->cluster = optarg; break;
 		case O_DOT: o->dot = optarg; break;
+		case O_LIST_OPS: o->list_ops = true; break;
+		case O_JSON: o->json = true; break;
 		case ':': usage_error("option %s needs a value", argv[optind - 1]);
 		default: usage_error("unknown option '%s'", argv[optind - 1]);
 		}
+	}
+	if (o->json && !o->list_ops)
+		usage_error("%s", "--json goes with --list-ops");
+	if (o->list_ops) {   /* the table alone: no model */
+		if (optind < argc)
+			usage_error("--list-ops takes no model; unexpected '%s'", argv[optind]);
+		return;
 	}
 	if (optind >= argc)
 		usage_error("%s", "no model file given");
@@ -223,6 +237,12 @@ int main(int argc, char **argv)
 {
 	Options o = {0};
 	parse_args(argc, argv, &o);
+	if (o.list_ops) {
+		char *t = ops_list(o.json);
+		fputs(t, stdout);
+		free(t);
+		return 0;
+	}
 	double start = now();
 	Diag d = {.out = stderr, .caret = true};
 	Compilation c = {

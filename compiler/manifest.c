@@ -1,6 +1,7 @@
-/* manifest.c: OUTDIR/manifest.json and OUTDIR/strategy.json (docs/output.md).
+/* manifest.c: OUTDIR/manifest.json and OUTDIR/strategy.json (docs/output.md),
+ * and ops.h's table as `shardc --list-ops [--json]` prints it.
  *
- * Requires a Lowered program. Both files are built as jansson values and
+ * Requires a Lowered program (but the table). Both files are built as jansson values and
  * dumped here; no json_t leaves this file. Objects keep insertion order, and a
  * container that fits on one line of 100 columns is written on one line, so
  * `"shape": [16, 32]` and a layout read as one line each; a longer list of
@@ -558,4 +559,82 @@ char *strategy_json(const Lowered *l)
 	}
 	set(root, "operators", ops);
 	return finish(root);
+}
+
+/* ---- shardc --list-ops: the operator table ---- */
+
+/* Each class's name: its enumerator's, lowercased, without the prefix. */
+static const char *const shape_names[] = {"same", "float", "broadcast", "matmul", "reduce", "own"};
+static const char *const rule_names[] = {"elemwise", "broadcast", "matmul", "reduce", "own"};
+static const char *const grad_names[] = {[GR_NONE] = "none", [GR_X] = "x", [GR_Y] = "y", [GR_XY] = "xy"};
+static const char *const prec_names[] = {"low", "f32", "follow", "asis"};
+
+static const char *kernel_name(const OpInfo *o)
+{
+	return o->kernel ? o->kernel : "own";
+}
+
+static json_t *op_row_json(const OpInfo *o)
+{
+	json_t *r = json_object(), *attrs = json_array(), *nograd = json_array();
+	for (int a = 0; a < ATTR_COUNT; a++)
+		if (o->attrs & (1u << a))
+			push(attrs, json_string(attr_info[a].name));
+	for (int k = 0; k < 32; k++)
+		if (o->nograd & (1u << k))
+			push(nograd, json_integer(k));
+	set(r, "name", json_string(o->name));
+	set(r, "min_inputs", json_integer(o->min_inputs));
+	set(r, "max_inputs", o->max_inputs < 0 ? json_null() : json_integer(o->max_inputs));
+	set(r, "precision", json_string(prec_names[o->prec]));
+	set(r, "grad_reads", json_string(grad_names[o->grad]));
+	set(r, "view", json_boolean(o->view == V_VIEW));
+	set(r, "shape", json_string(shape_names[o->shape]));
+	set(r, "rule", json_string(rule_names[o->rule]));
+	set(r, "kernel", json_string(kernel_name(o)));
+	set(r, "nograd", nograd);
+	set(r, "attributes", attrs);
+	return r;
+}
+
+char *ops_list(bool json)
+{
+	if (json) {
+		json_t *root = json_array();
+		for (int k = 0; k < OP_COUNT; k++)
+			if (!op_is_fused((OpKind)k))   /* the language's operators; fuse.c's kinds are no user's */
+				push(root, op_row_json(&op_info[k]));
+		return finish(root);
+	}
+	StrBuf b = {0};
+	sb_printf(&b, "%-36s %-6s %-9s %-4s %-4s %-9s %-9s %-12s %-6s %s\n", "operator", "inputs", "precision", "grad",
+	          "view", "shape", "rule", "kernel", "nograd", "attributes");
+	for (int k = 0; k < OP_COUNT; k++) {
+		if (op_is_fused((OpKind)k))
+			continue;
+		const OpInfo *o = &op_info[k];
+		char in[16], ng[32] = "-";
+		if (o->max_inputs < 0)
+			snprintf(in, sizeof in, "%d+", o->min_inputs);
+		else if (o->max_inputs != o->min_inputs)
+			snprintf(in, sizeof in, "%d-%d", o->min_inputs, o->max_inputs);
+		else
+			snprintf(in, sizeof in, "%d", o->min_inputs);
+		for (int i = 0, n = 0; i < 32; i++)
+			if (o->nograd & (1u << i))
+				n += snprintf(ng + n, sizeof ng - (size_t)n, "%s%d", n ? "," : "", i);
+		sb_printf(&b, "%-36s %-6s %-9s %-4s %-4s %-9s %-9s %-12s %-6s", o->name, in, prec_names[o->prec],
+		          grad_names[o->grad], o->view == V_VIEW ? "yes" : "-", shape_names[o->shape], rule_names[o->rule],
+		          kernel_name(o), ng);
+		const char *sep = " ";
+		for (int a = 0; a < ATTR_COUNT; a++)
+			if (o->attrs & (1u << a)) {
+				sb_printf(&b, "%s%s", sep, attr_info[a].name);
+				sep = ",";
+			}
+		while (b.len && b.data[b.len - 1] == ' ')   /* no attributes: no padding left at the end */
+			b.data[--b.len] = '\0';
+		sb_putc(&b, '\n');
+	}
+	return b.data;
 }

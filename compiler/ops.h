@@ -1,6 +1,7 @@
 /* ops.h: the one table of operators and attributes (X-macros).
  *
- * OP(enum, name, min_inputs, max_inputs, attribute mask, shape, rule, kernel, grad, nograd)
+ * OP(enum, name, min_inputs, max_inputs, attribute mask, shape, rule, kernel, grad, nograd,
+ *    precision, view)
  * holds everything the passes need to know about an operator:
  *   min/max_inputs  max -1 means any number
  *   attribute mask  in_strategy and out_strategy are allowed on every
@@ -16,9 +17,21 @@
  *   kernel  the runtime kernel emit_forward.c calls: UNARY(X) is sc_unary's SC_U_X
  *           (a row of SC_UNARY_TABLE in runtime/shardc_rt.h), BINARY(X)
  *           sc_binary's SC_X, OWN its own case
- *   grad    what its adjoint reads beside dy: GR_X input 0, GR_Y the
- *           output, GR_NONE nothing, GR_OWN its own case
+ *   grad    what its adjoint (emit_adjoint.c) reads beside dy: GR_X its
+ *           inputs, GR_Y its result, GR_XY both, GR_NONE nothing (dy alone);
+ *           emit.c names these values, fuse.c counts the inputs' reads
+ *           (the result's it still counts for every operator but a binary
+ *           one), and an elementwise row's must be its kernel's (ir.c)
  *   nograd  a mask of the inputs that carry no gradient (indices, labels)
+ *   precision  what mixed precision (autocast.c) computes it in when the
+ *           model's precision is a half type: PREC_LOW the half type,
+ *           PREC_F32 Float32 (its half inputs cast up), PREC_FOLLOW its
+ *           input's type (it moves or picks elements; Float32 when its
+ *           float inputs differ), PREC_ASIS as written (a Cast, a
+ *           collective, a Call)
+ *   view    V_VIEW: its result is its input's bytes unchanged, and so is its
+ *           gradient dy's, so plan.c gives the result its input's buffer
+ *           (no copy); V_COPY: it writes a buffer of its own
  * The elementwise operators are rows of UNARY_OPS and BINARY_OPS, which the
  * passes' switches take as one case each (OP_CASES); adding one is a row
  * there, its kernel's row in SC_UNARY_TABLE, and its math in the references
@@ -57,52 +70,52 @@
 #define A_LAYERNORM (A(BEGIN_NORM_AXIS) | A(BEGIN_PARAMS_AXIS) | A(EPSILON))
 #define A_SLICE (A(BEGIN) | A(END) | A(STRIDES))
 
-#define UNARY_OPS(OP)                                                                       \
-	OP(RELU, "ReLU", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(RELU), GR_X, 0)                   \
-	OP(GELU, "GeLU", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(GELU), GR_X, 0)                  \
-	OP(TANH, "Tanh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(TANH), GR_Y, 0)                  \
-	OP(SIGMOID, "Sigmoid", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SIGMOID), GR_Y, 0)         \
-	OP(EXP, "Exp", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(EXP), GR_Y, 0)                     \
-	OP(LOG, "Log", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(LOG), GR_X, 0)                     \
-	OP(NEG, "Neg", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(NEG), GR_NONE, 0)                   \
-	OP(SQRT, "Sqrt", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SQRT), GR_Y, 0)                  \
-	OP(SQUARE, "Square", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(SQUARE), GR_X, 0)
+#define UNARY_OPS(OP)                                                                                    \
+	OP(RELU, "ReLU", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(RELU), GR_X, 0, PREC_LOW, V_COPY)           \
+	OP(GELU, "GeLU", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(GELU), GR_X, 0, PREC_LOW, V_COPY)          \
+	OP(TANH, "Tanh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(TANH), GR_Y, 0, PREC_LOW, V_COPY)          \
+	OP(SIGMOID, "Sigmoid", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SIGMOID), GR_Y, 0, PREC_LOW, V_COPY) \
+	OP(EXP, "Exp", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(EXP), GR_Y, 0, PREC_F32, V_COPY)             \
+	OP(LOG, "Log", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(LOG), GR_X, 0, PREC_F32, V_COPY)             \
+	OP(NEG, "Neg", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(NEG), GR_NONE, 0, PREC_LOW, V_COPY)           \
+	OP(SQRT, "Sqrt", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SQRT), GR_Y, 0, PREC_F32, V_COPY)          \
+	OP(SQUARE, "Square", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(SQUARE), GR_X, 0, PREC_LOW, V_COPY)
 
-#define BINARY_OPS(OP)                                                                      \
-	OP(ADD, "Add", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(ADD), GR_OWN, 0)             \
-	OP(SUB, "Sub", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(SUB), GR_OWN, 0)             \
-	OP(MUL, "Mul", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(MUL), GR_OWN, 0)             \
-	OP(DIV, "Div", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(DIV), GR_OWN, 0)             \
-	OP(MAXIMUM, "Maximum", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(MAXIMUM), GR_OWN, 0) \
-	OP(MINIMUM, "Minimum", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(MINIMUM), GR_OWN, 0)
+#define BINARY_OPS(OP)                                                                                         \
+	OP(ADD, "Add", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(ADD), GR_X, 0, PREC_LOW, V_COPY)             \
+	OP(SUB, "Sub", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(SUB), GR_X, 0, PREC_LOW, V_COPY)             \
+	OP(MUL, "Mul", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(MUL), GR_X, 0, PREC_LOW, V_COPY)             \
+	OP(DIV, "Div", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(DIV), GR_X, 0, PREC_LOW, V_COPY)             \
+	OP(MAXIMUM, "Maximum", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(MAXIMUM), GR_X, 0, PREC_LOW, V_COPY) \
+	OP(MINIMUM, "Minimum", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(MINIMUM), GR_X, 0, PREC_LOW, V_COPY)
 
-#define OP_TABLE(OP)                                                                                        \
-	OP(MATMUL, "MatMul", 2, 2, A_MATMUL, SH_MATMUL, R_MATMUL, OWN, GR_OWN, 0)                               \
-	OP(BATCH_MATMUL, "BatchMatMul", 2, 2, A_MATMUL, SH_MATMUL, R_MATMUL, OWN, GR_OWN, 0)                    \
-	BINARY_OPS(OP)                                                                                          \
-	OP(BIAS_ADD, "BiasAdd", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_OWN, 0)                                          \
-	UNARY_OPS(OP)                                                                                           \
-	OP(SOFTMAX, "Softmax", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_OWN, 0)                                    \
-	OP(LOG_SOFTMAX, "LogSoftmax", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_OWN, 0)                             \
-	OP(REDUCE_SUM, "ReduceSum", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_OWN, 0)                        \
-	OP(REDUCE_MEAN, "ReduceMean", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_OWN, 0)                      \
-	OP(REDUCE_MAX, "ReduceMax", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_OWN, 0)                        \
-	OP(RESHAPE, "Reshape", 1, 1, A(SHAPE), SH_OWN, R_OWN, OWN, GR_OWN, 0)                                   \
-	OP(TRANSPOSE, "Transpose", 1, 1, A(PERM), SH_OWN, R_OWN, OWN, GR_OWN, 0)                                \
-	OP(FLATTEN, "Flatten", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_OWN, 0)                                          \
-	OP(GATHER, "Gather", 2, 2, A(AXIS) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_OWN, 1u << 1)                    \
-	OP(LAYER_NORM, "LayerNorm", 3, 5, A_LAYERNORM, SH_OWN, R_OWN, OWN, GR_OWN, 0)                           \
-	OP(CONCAT, "Concat", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_OWN, 0)                                     \
-	OP(CAST, "Cast", 1, 1, A(DTYPE), SH_OWN, R_ELEMWISE, OWN, GR_OWN, 0)                                    \
-	OP(STRIDED_SLICE, "StridedSlice", 1, 1, A_SLICE, SH_OWN, R_OWN, OWN, GR_OWN, 0)                         \
-	OP(SPARSE_SOFTMAX_CE, "SparseSoftmaxCrossEntropyWithLogits", 2, 4, A(OFFSET), SH_OWN, R_OWN, OWN, GR_OWN, 1u << 1) \
-	OP(MSE_LOSS, "MSELoss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_OWN, 0)                                          \
-	OP(L1_LOSS, "L1Loss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_OWN, 0)                                            \
-	OP(ALL_REDUCE, "AllReduce", 1, 1, A(REDUCE_OP) | A(GROUP), SH_OWN, R_OWN, OWN, GR_OWN, 0)               \
-	OP(ALL_GATHER, "AllGather", 1, 1, A(AXIS) | A(GROUP), SH_OWN, R_OWN, OWN, GR_OWN, 0)                    \
-	OP(REDUCE_SCATTER, "ReduceScatter", 1, 1, A(REDUCE_OP) | A(AXIS) | A(GROUP), SH_OWN, R_OWN, OWN, GR_OWN, 0) \
-	OP(ALL_TO_ALL, "AllToAll", 1, 1, A(SPLIT_AXIS) | A(CONCAT_AXIS) | A(GROUP), SH_OWN, R_OWN, OWN, GR_OWN, 0) \
-	OP(CALL, "Call", 0, -1, A(GRAPH) | A(SHARD), SH_OWN, R_OWN, OWN, GR_OWN, 0)
+#define OP_TABLE(OP)                                                                                                                       \
+	OP(MATMUL, "MatMul", 2, 2, A_MATMUL, SH_MATMUL, R_MATMUL, OWN, GR_X, 0, PREC_LOW, V_COPY)                                          \
+	OP(BATCH_MATMUL, "BatchMatMul", 2, 2, A_MATMUL, SH_MATMUL, R_MATMUL, OWN, GR_X, 0, PREC_LOW, V_COPY)                               \
+	BINARY_OPS(OP)                                                                                                                     \
+	OP(BIAS_ADD, "BiasAdd", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                                 \
+	UNARY_OPS(OP)                                                                                                                      \
+	OP(SOFTMAX, "Softmax", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_Y, 0, PREC_F32, V_COPY)                                               \
+	OP(LOG_SOFTMAX, "LogSoftmax", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_Y, 0, PREC_F32, V_COPY)                                        \
+	OP(REDUCE_SUM, "ReduceSum", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_NONE, 0, PREC_F32, V_COPY)                                \
+	OP(REDUCE_MEAN, "ReduceMean", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_NONE, 0, PREC_F32, V_COPY)                              \
+	OP(REDUCE_MAX, "ReduceMax", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_XY, 0, PREC_FOLLOW, V_COPY)                               \
+	OP(RESHAPE, "Reshape", 1, 1, A(SHAPE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                        \
+	OP(TRANSPOSE, "Transpose", 1, 1, A(PERM), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                     \
+	OP(FLATTEN, "Flatten", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                               \
+	OP(GATHER, "Gather", 2, 2, A(AXIS) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                            \
+	OP(LAYER_NORM, "LayerNorm", 3, 5, A_LAYERNORM, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                      \
+	OP(CONCAT, "Concat", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                          \
+	OP(CAST, "Cast", 1, 1, A(DTYPE), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                                           \
+	OP(STRIDED_SLICE, "StridedSlice", 1, 1, A_SLICE, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                              \
+	OP(SPARSE_SOFTMAX_CE, "SparseSoftmaxCrossEntropyWithLogits", 2, 4, A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_F32, V_COPY) \
+	OP(MSE_LOSS, "MSELoss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                    \
+	OP(L1_LOSS, "L1Loss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                      \
+	OP(ALL_REDUCE, "AllReduce", 1, 1, A(REDUCE_OP) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                      \
+	OP(ALL_GATHER, "AllGather", 1, 1, A(AXIS) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                           \
+	OP(REDUCE_SCATTER, "ReduceScatter", 1, 1, A(REDUCE_OP) | A(AXIS) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)    \
+	OP(ALL_TO_ALL, "AllToAll", 1, 1, A(SPLIT_AXIS) | A(CONCAT_AXIS) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)     \
+	OP(CALL, "Call", 0, -1, A(GRAPH) | A(SHARD), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)
 
 /* The fused operators: what fuse.c rewrites a group of operators into, one
  * kernel computing them all. Rows of the table like any other, but no
@@ -119,17 +132,19 @@
  *   BATCH_MATMUL_STRIDED a BatchMatMul (or its adjoint) reading or writing a folded Transpose's value
  *   TRANSPOSE_FOLDED  a Transpose (or its adjoint) that copies nothing: its values share a buffer
  *   LAYER_NORM_GRAD   a LayerNorm's adjoint writing the other inputs' gradients too
- *   FUSED             a placeholder: an operator another one's kernel computes (no code) */
-#define FUSED_OPS(OP)                                                                                        \
-	OP(SOFTMAX_SCALED, "SoftmaxScaled", 2, 2, A(AXIS), SH_OWN, R_OWN, OWN, GR_OWN, 0)                       \
-	OP(SOFTMAX_MASKED, "SoftmaxMasked", 2, 3, A(AXIS), SH_OWN, R_OWN, OWN, GR_OWN, 0)                       \
-	OP(BIAS_UNARY, "BiasUnary", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_OWN, 0)                                      \
-	OP(BIAS_ADD_RESIDUAL, "BiasAddResidual", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_OWN, 0)                         \
-	OP(EW_CHAIN, "ElementwiseChain", 1, -1, 0, SH_OWN, R_OWN, OWN, GR_OWN, 0)                                \
-	OP(BATCH_MATMUL_STRIDED, "BatchMatMulStrided", 1, 2, A_MATMUL, SH_OWN, R_OWN, OWN, GR_OWN, 0)           \
-	OP(TRANSPOSE_FOLDED, "TransposeFolded", 1, 1, A(PERM), SH_OWN, R_OWN, OWN, GR_OWN, 0)                    \
-	OP(LAYER_NORM_GRAD, "LayerNormGrad", 1, 1, A_LAYERNORM, SH_OWN, R_OWN, OWN, GR_OWN, 0)                   \
-	OP(FUSED, "Fused", 0, -1, 0, SH_OWN, R_OWN, OWN, GR_OWN, 0)
+ *   FUSED             a placeholder: an operator another one's kernel computes (no code)
+ * Their grad column is GR_NONE (an adjoint reads the operator as it was:
+ * differentiated()) and their precision PREC_ASIS (made after autocast). */
+#define FUSED_OPS(OP)                                                                                               \
+	OP(SOFTMAX_SCALED, "SoftmaxScaled", 2, 2, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)              \
+	OP(SOFTMAX_MASKED, "SoftmaxMasked", 2, 3, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)              \
+	OP(BIAS_UNARY, "BiasUnary", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                            \
+	OP(BIAS_ADD_RESIDUAL, "BiasAddResidual", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)               \
+	OP(EW_CHAIN, "ElementwiseChain", 1, -1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                      \
+	OP(BATCH_MATMUL_STRIDED, "BatchMatMulStrided", 1, 2, A_MATMUL, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)  \
+	OP(TRANSPOSE_FOLDED, "TransposeFolded", 1, 1, A(PERM), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)          \
+	OP(LAYER_NORM_GRAD, "LayerNormGrad", 1, 1, A_LAYERNORM, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)         \
+	OP(FUSED, "Fused", 0, -1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)
 
 /* Every operator: the language's (OP_TABLE), then fuse.c's. */
 #define ALL_OPS(OP) OP_TABLE(OP) FUSED_OPS(OP)

@@ -307,16 +307,16 @@ static int64_t update_scratch(const Lowered *l, int v)
 }
 
 /* The value operator o's code would only copy into its result, bytes
- * unchanged (a Reshape or a Flatten, their adjoints, a BiasAdd's adjoint for
- * its input), or -1. */
+ * unchanged (a view's, ops.h, and its adjoint; a BiasAdd's adjoint for its
+ * input), or -1. */
 static int copied_value(const Lowered *l, const LOp *o)
 {
 	bool copies = false;
 	if (o->grad == GRAD_NONE && !o->step)
-		copies = o->op == OP_RESHAPE || o->op == OP_FLATTEN;
+		copies = op_info[o->op].view == V_VIEW;
 	else if (o->grad == GRAD_ADJOINT) {
 		OpKind f = differentiated(l, o)->op;
-		copies = f == OP_RESHAPE || f == OP_FLATTEN || (f == OP_BIAS_ADD && o->k == 0);
+		copies = op_info[f].view == V_VIEW || (f == OP_BIAS_ADD && o->k == 0);
 	}
 	if (!copies || value_bytes(&l->values[o->in[0]]) != value_bytes(&l->values[o->result]))
 		return -1;

@@ -118,7 +118,9 @@ typedef enum {
 /* An operator's classes: its row of ops.h says what each means. */
 typedef enum { SH_SAME, SH_FLOAT, SH_BROADCAST, SH_MATMUL, SH_REDUCE, SH_OWN } ShapeClass;
 typedef enum { R_ELEMWISE, R_BROADCAST, R_MATMUL, R_REDUCE, R_OWN } RuleClass;
-typedef enum { GR_X, GR_Y, GR_NONE, GR_OWN } GradReads;
+typedef enum { GR_NONE = 0, GR_X = 1, GR_Y = 2, GR_XY = GR_X | GR_Y } GradReads;   /* bits: inputs, result */
+typedef enum { PREC_LOW, PREC_F32, PREC_FOLLOW, PREC_ASIS } PrecClass;
+typedef enum { V_COPY, V_VIEW } ViewClass;
 
 typedef struct {
 	const char *name;
@@ -127,8 +129,10 @@ typedef struct {
 	ShapeClass shape;
 	RuleClass rule;
 	const char *kernel;          /* the runtime's SC_U_X (sc_unary) or SC_X (sc_binary); NULL: its own */
-	GradReads grad;
+	GradReads grad;              /* what its adjoint reads beside dy */
 	unsigned nograd;             /* mask of the inputs that carry no gradient */
+	PrecClass prec;              /* what mixed precision computes it in */
+	ViewClass view;              /* V_VIEW: its result is its input's bytes */
 } OpInfo;
 
 typedef struct {
@@ -898,7 +902,7 @@ void lowered_piece_start(const LValue *v, int64_t rank, int64_t *start);
 void dump_begin(StrBuf *b, const Lowered *l);
 void dump_end(StrBuf *b, const Lowered *l, int64_t rank);
 
-/* ---- manifest.c: manifest.json and strategy.json (docs/output.md) ----- */
+/* ---- manifest.c: manifest.json, strategy.json, the operator table ---- */
 
 /* Requires a Lowered program. malloc'd JSON text, the formats described at
  * the top of manifest.c: every input, parameter and output with its global
@@ -907,6 +911,11 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank);
  * final strategy. */
 char *manifest_json(const Lowered *l);
 char *strategy_json(const Lowered *l);
+/* shardc --list-ops: malloc'd text of ops.h's table (the language's
+ * operators, not fuse.c's kinds), one line per operator with its columns
+ * (docs/output.md), or with json a JSON array of one object per operator
+ * (tools/ref_eval.py reads the precision classes from it). */
+char *ops_list(bool json);
 
 /* ---- dot.c: --dot FILE ------------------------------------------------- */
 

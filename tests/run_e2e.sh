@@ -68,7 +68,7 @@ check() {
 	shift 2
 	local w=$tmp/$name n out how status msg
 	mkdir -p "$w/ref"
-	if ! "$py" tools/ref_eval.py "$model" --output-dir "$w/ref" >"$w/ref/log" 2>"$w/ref/err"; then
+	if ! "$py" tools/ref_eval.py "$model" --shardc "$shardc" --output-dir "$w/ref" >"$w/ref/log" 2>"$w/ref/err"; then
 		bad "$name: the reference fails: $(head -3 "$w/ref/err")"
 		return
 	fi

@@ -3,8 +3,9 @@
 # Copies of compiler/ (and runtime/shardc_rt.h, which ir.c checks kernel names
 # against) get a throwaway row and every source is compiled with the
 # project's flags (-fsyntax-only).
-# 1. An operator of its own classes (SH_OWN, R_OWN, kernel OWN, GR_OWN) at
-#    the end of OP_TABLE:
+# 1. An operator of its own classes (SH_OWN, R_OWN, kernel OWN; its
+#    gradient reading everything, GR_XY; computing in Float32 under mixed
+#    precision, PREC_F32) at the end of OP_TABLE:
 #    - the build must fail, each error a -Wswitch error naming the new
 #      operator: no switch over the operators may fall into a default, which
 #      would make the operator an unsplit copy with an identity gradient;
@@ -13,6 +14,9 @@
 #      new operator are exactly the ones -Wswitch finds.
 # 2. An elementwise operator, a row of UNARY_OPS naming its kernel
 #    UNARY(SHARDC_NEWOP):
+#    - without its precision and view columns (a row as it was written before
+#      ops.h had them), the build must fail: no operator computes in a half
+#      type, or in any type, because its row forgot to say;
 #    - alone, the build must fail (not a silent copy), every error in ir.c,
 #      which checks each row's kernel against the runtime: SC_U_SHARDC_NEWOP
 #      undeclared (and its row in SC_UNARY_TABLE missing);
@@ -32,7 +36,7 @@ awk '
 	/^#define OP_TABLE\(OP\)/ { table = 1 }
 	table && !/\\$/ {
 		print $0 " \\"
-		print "\tOP(SHARDC_NEWOP, \"ShardcNewOp\", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_OWN, 0)"
+		print "\tOP(SHARDC_NEWOP, \"ShardcNewOp\", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_XY, 0, PREC_F32, V_COPY)"
 		table = 0
 		next
 	}
@@ -82,9 +86,24 @@ while read -r at; do
 done <"$tmp/wswitch_enum"
 
 # 2. the elementwise row, before Square's in UNARY_OPS (the table's last row
-# has no continuation backslash).
+# has no continuation backslash); first without its last two columns.
 awk '/OP\(SQUARE, "Square"/ {
 		print "\tOP(SHARDC_NEWOP, \"ShardcNewOp\", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SHARDC_NEWOP), GR_X, 0) \\"
+	}
+	{ print }' compiler/ops.h >"$tmp/compiler/ops.h"
+cp runtime/shardc_rt.h "$tmp/runtime/"
+awk '/U\(SQUARE, X,/ { print "\tU(SHARDC_NEWOP, X, x * x * x, 3 * t * t * g) \\" } { print }' \
+	runtime/shardc_rt.h >"$tmp/runtime/shardc_rt.h"
+compile_all "$@"
+if [ $status -ne 0 ] && grep -q 'requires 12 arguments, but only 10 given' "$tmp/log"; then
+	echo "ok   an elementwise row without its precision and view columns does not build"; pass=$((pass + 1))
+else
+	echo "FAIL an elementwise row without its precision and view columns:"; grep ': error: ' "$tmp/log" | head -n 5
+	fail=$((fail + 1))
+fi
+cp runtime/shardc_rt.h "$tmp/runtime/"
+awk '/OP\(SQUARE, "Square"/ {
+		print "\tOP(SHARDC_NEWOP, \"ShardcNewOp\", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SHARDC_NEWOP), GR_X, 0, PREC_LOW, V_COPY) \\"
 	}
 	{ print }' compiler/ops.h >"$tmp/compiler/ops.h"
 grep -q "UNARY(SHARDC_NEWOP)" "$tmp/compiler/ops.h" || { echo "run_newop: could not add a row to UNARY_OPS"; exit 1; }

@@ -2,10 +2,14 @@
 """ref_eval.py: an independent numpy reference evaluator for shardc IR.
 
     tools/ref_eval.py MODEL.ir [--input NAME=FILE.npy]... [--param NAME=FILE.npy]...
-                      [--output-dir DIR] [--steps K] [--seed S]
+                      [--output-dir DIR] [--steps K] [--seed S] [--shardc SHARDC]
 
 It reads a module in the IR of docs/language.md (lexical rules and grammar) with
-its own small parser (standard library + numpy, nothing from the C compiler),
+its own small parser (standard library + numpy, nothing from the C compiler
+but, for a model in mixed precision, which operator computes in which type:
+the precision column of the compiler's operator table, from `SHARDC
+--list-ops --json`, SHARDC being --shardc, else $SHARDC, else this
+repository's build/shardc),
 evaluates the entry graph (the last one) serially, and writes what the
 generated programs' run.sh writes (docs/output.md): DIR/output_<k>.npy for
 the k-th returned value (DIR defaults to ./results), and, with a `train`
@@ -90,9 +94,11 @@ message naming it and exits 1; a wrong command line exits 2.
 """
 
 import argparse
+import json
 import math
 import os
 import re
+import subprocess
 import sys
 
 import numpy as np
@@ -1399,20 +1405,53 @@ def flatten(module):
 
 # ---------------------------------------------------------------------------
 # Mixed precision: the model's `precision`, from the context or the train
-# block (compiler/autocast.c makes the same rewrite).  Float32 parameters stay the master copies; matrix
-# products and elementwise operators compute in the compute type, their
-# Float32 inputs cast to it (one Cast a value, shared by its users);
-# normalizations, losses, reductions, Exp, Log and Sqrt in Float32; operators
-# that move or pick elements keep their input's type (Float32 when a
-# Concat's inputs differ); returned values and the loss are cast back to the
-# types they were written with.  Operators on other types run as written.
+# block (compiler/autocast.c makes the same rewrite).  Float32 parameters stay the master copies; each
+# operator computes as its precision class says, and the classes are the
+# compiler's (ops.h's precision column, read from `shardc --list-ops --json`:
+# which operator is in which class is written once, there): "low" in the
+# compute type, its Float32 inputs cast to it (one Cast a value, shared by its
+# users); "f32" in Float32, its half inputs cast up; "follow" (operators that
+# move or pick elements) in its input's type (Float32 when a Concat's inputs
+# differ); "asis" as written.  Returned values and the loss are cast back to
+# the types they were written with.  Operators on other types run as written.
+# What each class means, and every operator's math, stay this file's own.
 
 PRECISIONS = {"bf16": "BFloat16", "fp16": "Float16", "fp32": None}
-AUTOCAST_LOW = {"MatMul", "BatchMatMul", "Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "BiasAdd", "ReLU",
-                "GeLU", "Tanh", "Sigmoid", "Neg", "Square"}
-AUTOCAST_F32 = {"Exp", "Log", "Sqrt", "Softmax", "LogSoftmax", "ReduceSum", "ReduceMean", "LayerNorm",
-                "SparseSoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss"}
-AUTOCAST_FOLLOW = {"ReduceMax", "Reshape", "Transpose", "Flatten", "Gather", "Concat", "StridedSlice"}
+PRECISION_CLASSES = ("low", "f32", "follow", "asis")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def default_shardc():
+    """The compiler whose table gives the precision classes: $SHARDC, else the
+    repository's build/shardc (this file's ../build/shardc)."""
+    return os.environ.get("SHARDC") or os.path.join(ROOT, "build", "shardc")
+
+
+_classes = {}
+
+
+def precision_classes(shardc=None):
+    """{operator name: precision class}, from `SHARDC --list-ops --json` (run once
+    per compiler).  Raises OSError when the compiler cannot say."""
+    shardc = shardc or default_shardc()
+    if shardc not in _classes:
+        try:
+            p = subprocess.run([shardc, "--list-ops", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=60)
+        except (OSError, subprocess.SubprocessError) as e:
+            raise OSError("mixed precision takes the operators' precision classes from the compiler: cannot run "
+                          "%s --list-ops --json (%s); build it (make build/shardc) or name it with --shardc or "
+                          "SHARDC" % (shardc, e))
+        try:
+            table = json.loads(p.stdout) if p.returncode == 0 else None
+            classes = {row["name"]: row["precision"] for row in table}
+        except (TypeError, ValueError, KeyError):
+            classes = None
+        if classes is None or not set(classes.values()) <= set(PRECISION_CLASSES):
+            raise OSError("%s --list-ops --json (exit %d) gives no table of precision classes: %s"
+                          % (shardc, p.returncode, p.stderr.decode(errors="replace").strip()[:200]))
+        _classes[shardc] = classes
+    return _classes[shardc]
 
 
 def precision_config(module):
@@ -1452,8 +1491,10 @@ def loss_scale_config(module):
     return float(init), float(factor), window
 
 
-def autocast(prog, prec):
-    """Rewrites prog for compute type `prec` by inserting Cast instructions."""
+def autocast(prog, prec, shardc=None):
+    """Rewrites prog for compute type `prec` by inserting Cast instructions, each
+    operator in its precision class (precision_classes: the compiler's)."""
+    classes = precision_classes(shardc)
     declared = list(prog.dtypes)
     cur = list(range(len(prog.names)))       # value id -> the id computing it now
     casts = {}
@@ -1470,7 +1511,9 @@ def autocast(prog, prec):
 
     instrs = []
     for ins in prog.instrs:
-        low, f32, follow = ins.op in AUTOCAST_LOW, ins.op in AUTOCAST_F32, ins.op in AUTOCAST_FOLLOW
+        if ins.op not in classes:
+            raise OSError("the compiler's table has no operator %s: no precision class for it" % ins.op)
+        low, f32, follow = (classes[ins.op] == c for c in ("low", "f32", "follow"))
         change = (low or f32 or follow) and declared[ins.out] == "Float32" and \
             all(declared[v] == "Float32" or not is_float(declared[v]) for v in ins.ins)
         want = [declared[v] for v in ins.ins]
@@ -1819,6 +1862,8 @@ def run(argv, out=sys.stdout, err=sys.stderr):
     ap.add_argument("--output-dir", default="results", metavar="DIR", help="where to write (default ./results)")
     ap.add_argument("--steps", type=int, metavar="K", help="training steps (overrides the train block)")
     ap.add_argument("--seed", type=int, metavar="S", help="initializer seed (overrides the context)")
+    ap.add_argument("--shardc", metavar="SHARDC", help="the compiler whose operator table gives mixed precision's "
+                    "classes (default: $SHARDC, else this repository's build/shardc)")
     args = ap.parse_args(argv)
     if args.steps is not None and args.steps < 1:
         ap.error("--steps is a positive integer")
@@ -1843,7 +1888,7 @@ def run(argv, out=sys.stdout, err=sys.stderr):
             optimizer_config(module)                 # report a bad train block before any work
             loss_scale_config(module)
         if precision_config(module):
-            autocast(prog, precision_config(module))
+            autocast(prog, precision_config(module), args.shardc)
         feeds = feeds_for(prog, seed, args.input, args.param)
         os.makedirs(args.output_dir, exist_ok=True)
         if module.train:

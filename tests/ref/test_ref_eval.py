@@ -15,6 +15,7 @@ import contextlib
 import glob
 import importlib.util
 import io
+import json
 import math
 import os
 import re
@@ -819,6 +820,46 @@ train {loss: %loss, optimizer: SGD(learning_rate: 0.01), steps: STEPS, PREC}
         status, _, err = run_cli([model, "--output-dir", self.dir])
         self.assertEqual(status, 1)
         self.assertIn('loss scaling is for precision: "fp16"', err)
+
+
+class PrecisionClasses(TempDir):
+    """Which operator computes in which type comes from the compiler's table
+    (shardc --list-ops --json), not from a list of ref_eval's own."""
+    MODEL = MixedPrecision.MODEL.replace("PREC", 'precision: "bf16"').replace("T0", "0").replace(
+        "T1", "1").replace("STEPS", "1")
+
+    def test_every_operator_has_the_compilers_class(self):
+        p = subprocess.run([R.default_shardc(), "--list-ops", "--json"], stdout=subprocess.PIPE, check=True)
+        table = {row["name"]: row["precision"] for row in json.loads(p.stdout)}
+        self.assertEqual(R.precision_classes(), table)
+        self.assertEqual(set(R.OPS) - set(table), set(), "operators ref_eval computes that the compiler lacks")
+        self.assertEqual(table["MatMul"], "low")
+        self.assertEqual(table["Softmax"], "f32")
+        self.assertEqual(table["Reshape"], "follow")
+        self.assertEqual(table["Cast"], "asis")
+
+    def test_a_table_that_says_otherwise_changes_the_casts(self):
+        # a stand-in compiler whose table puts MatMul in Float32: its product is no longer rounded to bf16
+        rows = [{"name": n, "precision": c} for n, c in R.precision_classes().items()]
+        for r in rows:
+            r["precision"] = {"MatMul": "f32"}.get(r["name"], r["precision"])
+        fake = self.write("shardc", "#!/bin/sh\ncat <<'EOF'\n%s\nEOF\n" % json.dumps(rows))
+        os.chmod(fake, 0o755)
+        prog = R.flatten(R.parse(self.MODEL))
+        R.autocast(prog, "BFloat16", fake)
+        ops = {i.op: prog.dtypes[i.out] for i in prog.instrs}
+        self.assertEqual(ops["MatMul"], "Float32")
+        self.assertEqual(ops["BiasAdd"], "BFloat16")
+
+    def test_no_compiler_no_mixed_precision(self):
+        model = self.write("m.ir", self.MODEL)
+        status, _, err = run_cli([model, "--output-dir", self.dir, "--shardc", os.path.join(self.dir, "none")])
+        self.assertEqual(status, 1)
+        self.assertIn("--list-ops --json", err)
+        # a Float32 model needs no compiler
+        status, _, err = run_cli([self.write("f.ir", self.MODEL.replace('precision: "bf16"', 'precision: "fp32"')),
+                                  "--output-dir", self.dir, "--shardc", os.path.join(self.dir, "none")])
+        self.assertEqual(status, 0, err)
 
 
 class CommandLine(TempDir):
