@@ -61,6 +61,7 @@ typedef struct {
 
 static void fold_transposes(Lowered *l, Mark *mk);
 static void fuse_norm_grads(Lowered *l, Mark *mk, const int *first);
+static int *previous_adjoints(const Lowered *l);
 static int chain_operands(const Lowered *l, const int *m, int n, int *ins);
 enum { MAX_CHAIN = 16 };
 
@@ -509,46 +510,35 @@ static void count_reads(const Lowered *l, const Mark *mk, Reads *r)
 }
 
 /* The operator that lays value v out with strides (a fold of mk's), or -1. */
-static int folded_by(const Lowered *l, const Mark *mk, int v)
-{
-	for (int i = 0; i < l->nops; i++) {
-		const LOp *t = &l->ops[i];
-		if ((mk[i].fold == FOLD_READ && t->result == v) || (mk[i].fold == FOLD_WRITE && t->in[0] == v))
-			return i;
-	}
-	return -1;
-}
-
 static void fold_transposes(Lowered *l, Mark *mk)
 {
 	Reads r;
 	count_reads(l, mk, &r);
+	bool *strided = xcalloc((size_t)(l->nvalues ? l->nvalues : 1), sizeof *strided);   /* by a fold so far */
 	for (int i = 0; i < l->nops; i++) {
 		const LOp *t = &l->ops[i];
 		int64_t perm[MAX_DIMS];
 		if (!transpose_perm(l, mk, i, perm))
 			continue;
 		int u = t->in[0], w = t->result, pu = r.producer[u];
-		if (u < l->nparams || pu < 0 || mk[pu].fused || folded_by(l, mk, u) >= 0)
+		if (u < l->nparams || pu < 0 || mk[pu].fused || strided[u])
 			continue;
-		if (r.others[w] == 0)
+		if (r.others[w] == 0) {
 			mk[i].fold = FOLD_READ;
-		else if (r.others[u] == 1 && bmm_writes_strided(l, &l->ops[pu]))   /* the one other reader: t */
+			strided[w] = true;
+		} else if (r.others[u] == 1 && bmm_writes_strided(l, &l->ops[pu])) {   /* the one other reader: t */
 			mk[i].fold = FOLD_WRITE;
+			strided[u] = true;
+		}
 	}
+	free(strided);
 	free(r.others);
 	free(r.producer);
 }
 
 const LOp *strided_by(const Lowered *l, int v)
 {
-	for (int i = 0; l->fusion && i < l->nops; i++) {
-		const LOp *t = &l->ops[i];
-		TransposeFold f = t->op == OP_TRANSPOSE_FOLDED ? l->fusion[i].fold : FOLD_NONE;
-		if ((f == FOLD_READ && t->result == v) || (f == FOLD_WRITE && t->in[0] == v))
-			return t;
-	}
-	return NULL;
+	return l->strided && l->strided[v] >= 0 ? &l->ops[l->strided[v]] : NULL;
 }
 
 static void row_major(const LValue *v, int64_t *strides)
@@ -593,15 +583,14 @@ void value_strides(const Lowered *l, int v, int64_t *strides)
  * values are the separate calls' bit for bit. */
 static void fuse_norm_grads(Lowered *l, Mark *mk, const int *first)
 {
+	int *prev = previous_adjoints(l);
 	for (int c = l->nops - 1; c >= 0; c--) {
 		const LOp *o = &l->ops[c];
 		if (o->grad != GRAD_ADJOINT || o->shadow || mk[c].fused || l->ops[o->of].op != OP_LAYER_NORM ||
 		    !all_f32(l, &l->ops[o->of]) || !all_f32(l, o))
 			continue;
-		for (int j = c - 1; j >= 0; j--) {   /* back to one that cannot join (it carries those before it) */
+		for (int j = prev[c]; j >= 0; j = prev[j]) {   /* back to one that cannot join (it carries those before it) */
 			const LOp *s = &l->ops[j];
-			if (s->grad != GRAD_ADJOINT || s->of != o->of || s->shadow)
-				continue;
 			if (mk[j].fused || s->in[0] != o->in[0] || !all_f32(l, s) ||
 			    (first[s->result] >= 0 && first[s->result] <= c))
 				break;
@@ -609,18 +598,18 @@ static void fuse_norm_grads(Lowered *l, Mark *mk, const int *first)
 			mk[j].writes = true;
 		}
 	}
+	free(prev);
 }
 
 /* The adjoints of the same LayerNorm whose gradients the adjoint at
- * position carrier writes too, into at (4 at most); returns how many. */
-static int norm_grads_of(const Lowered *l, const Mark *mk, int carrier, int *at)
+ * position carrier writes too, into at (4 at most); returns how many.
+ * prev: each adjoint's previous adjoint of the same operator (no shadow), -1. */
+static int norm_grads_of(const Lowered *l, const Mark *mk, const int *prev, int carrier, int *at)
 {
-	const LOp *o = &l->ops[carrier];
 	int n = 0;
-	for (int j = carrier - 1; o->grad == GRAD_ADJOINT && !mk[carrier].fused && j >= 0; j--) {
-		const LOp *s = &l->ops[j];
-		if (s->grad != GRAD_ADJOINT || s->of != o->of || s->shadow)
-			continue;
+	if (l->ops[carrier].grad != GRAD_ADJOINT || mk[carrier].fused)
+		return 0;
+	for (int j = prev[carrier]; j >= 0; j = prev[j]) {
 		if (!mk[j].fused)   /* it carries those before it */
 			break;
 		if (n == 4)
@@ -628,6 +617,24 @@ static int norm_grads_of(const Lowered *l, const Mark *mk, int carrier, int *at)
 		at[n++] = j;
 	}
 	return n;
+}
+
+/* prev for norm_grads_of, malloc'd: one pass instead of a walk back from
+ * every adjoint. */
+static int *previous_adjoints(const Lowered *l)
+{
+	int *prev = xmalloc(sizeof(int) * (size_t)(l->nops ? l->nops : 1));
+	int *last = xmalloc(sizeof(int) * (size_t)(l->nops ? l->nops : 1));
+	for (int i = 0; i < l->nops; i++)
+		last[i] = -1;
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		prev[i] = o->grad == GRAD_ADJOINT ? last[o->of] : -1;
+		if (o->grad == GRAD_ADJOINT && !o->shadow)
+			last[o->of] = i;
+	}
+	free(last);
+	return prev;
 }
 
 /* ---- the rewrite: fused kinds, placeholders, the side table ---- */
@@ -690,7 +697,8 @@ static void rewrite(Lowered *l, const Mark *mk)
 {
 	l->fusion = arena_alloc(l->arena, sizeof *l->fusion * (size_t)(l->nops ? l->nops : 1));
 	for (int i = 0; i < l->nops; i++)
-		l->fusion[i].into = -1;
+		l->fusion[i].into = l->fusion[i].first = l->fusion[i].next = -1;
+	int *prev = previous_adjoints(l);
 	/* which kernel computes each fused operator: its reader's (or that
 	 * one's reader's: a masked Softmax's Mul), its chain's, its LayerNorm's */
 	for (int i = 0; i < l->nops; i++) {
@@ -698,13 +706,26 @@ static void rewrite(Lowered *l, const Mark *mk)
 			continue;
 		for (int f = mk[i].from; f >= 0; f = mk[f].from)
 			l->fusion[f].into = i;
-		int at[4], n = norm_grads_of(l, mk, i, at);
+		int at[4], n = norm_grads_of(l, mk, prev, i, at);
 		for (int k = 0; k < n; k++)
 			l->fusion[at[k]].into = i;
 	}
 	for (int i = 0; i < l->nops; i++)
 		if (mk[i].fused && mk[i].chain >= 0)
 			l->fusion[i].into = mk[i].chain;
+	/* each kernel's placeholders as a list, in order (fused_parts) */
+	int *tail = xmalloc(sizeof(int) * (size_t)(l->nops ? l->nops : 1));
+	for (int i = 0; i < l->nops; i++) {
+		int c = l->fusion[i].into;
+		if (c < 0)
+			continue;
+		if (l->fusion[c].first < 0)
+			l->fusion[c].first = i;
+		else
+			l->fusion[tail[c]].next = i;
+		tail[c] = i;
+	}
+	free(tail);
 	for (int i = 0; i < l->nops; i++) {
 		int in[2 * MAX_CHAIN], n = 0;
 		if (mk[i].fused) {
@@ -720,11 +741,23 @@ static void rewrite(Lowered *l, const Mark *mk)
 		} else if (mk[i].from >= 0) {
 			OpKind k = pattern_kind(l, mk, i, in, &n);
 			become(l, i, k, in, n);
-		} else if (norm_grads_of(l, mk, i, in)) {
+		} else if (norm_grads_of(l, mk, prev, i, in)) {
 			become(l, i, OP_LAYER_NORM_GRAD, NULL, 0);
 		} else if (mk[i].fold) {
 			l->fusion[i].fold = mk[i].fold;
 			become(l, i, OP_TRANSPOSE_FOLDED, NULL, 0);
+		}
+	}
+	free(prev);
+	l->strided = arena_alloc(l->arena, sizeof(int) * (size_t)(l->nvalues ? l->nvalues : 1));
+	for (int v = 0; v < l->nvalues; v++)
+		l->strided[v] = -1;
+	for (int i = 0; i < l->nops; i++) {   /* which values the folds lay out with strides */
+		TransposeFold f = l->ops[i].op == OP_TRANSPOSE_FOLDED ? l->fusion[i].fold : FOLD_NONE;
+		if (f != FOLD_NONE) {
+			int v = f == FOLD_READ ? l->ops[i].result : l->ops[i].in[0];
+			if (l->strided[v] < 0)
+				l->strided[v] = i;
 		}
 	}
 	for (int i = 0; i < l->nops; i++)   /* once every fold is in place */
@@ -745,11 +778,10 @@ const LOp *differentiated(const Lowered *l, const LOp *adjoint)
 int fused_parts(const Lowered *l, int carrier, int *at)
 {
 	int n = 0;
-	for (int j = 0; l->fusion && j < carrier; j++)
-		if (l->fusion[j].into == carrier) {
-			if (n == MAX_PARTS)
-				die("a fused kernel computing more than %d operators", MAX_PARTS);
-			at[n++] = j;
-		}
+	for (int j = l->fusion ? l->fusion[carrier].first : -1; j >= 0; j = l->fusion[j].next) {
+		if (n == MAX_PARTS)
+			die("a fused kernel computing more than %d operators", MAX_PARTS);
+		at[n++] = j;
+	}
 	return n;
 }

@@ -799,6 +799,8 @@ typedef struct {
 	                          * NaN: an overflow); -1 without */
 	struct Lowering *lowering; /* lower.c's state (reusable redistributions), which differentiate extends */
 	struct Fusion *fusion;   /* (nops) fuse.c's side table; NULL before fuse_operators */
+	int *strided;            /* (nvalues) fuse.c: the TransposeFolded laying a value out with strides, -1;
+	                            NULL before fuse_operators */
 } Lowered;
 
 /* Reshape of a value laid out `in` (global dims idims) to out_t: the layout
@@ -874,6 +876,8 @@ typedef struct Fusion {
 	int into;                /* Fused: the position of the fused operator whose kernel computes it; -1 */
 	bool writes;             /* Fused: that kernel stores its result too (read later); else no buffer */
 	TransposeFold fold;      /* TransposeFolded: which of its two values keeps its layout */
+	int first;               /* a fused kernel: its first placeholder (fused_parts), -1 */
+	int next;                /* a placeholder: the next one of its kernel, -1 */
 } Fusion;
 
 enum { MAX_PARTS = 16 };   /* placeholders one fused kernel computes: a chain's members but its last */
