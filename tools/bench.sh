@@ -62,3 +62,24 @@ for d in 1 8 64 1024 1024dp; do
 done
 echo "bench: target: 64 ranks' OUT and build time within 1.5x of 1 rank's (each rank_<r>.c was the whole program);"
 echo "bench: 1024dp (data-parallel training) compiled and built in under 10 s, OUT under 10 MB"
+# -o at the sizes users train: GPT stacks of 100, 300 and 1,000 layers
+# (Megatron mp 8, bf16, ZeRO level 2, every layer recomputed) at 64 and 1,024
+# devices, each stage's time from --time. Targets: under 10 s at 1,000
+# layers, and time growing linearly with the layers (the last column: seconds
+# per layer against 100 layers' seconds per layer; 1.0 is linear).
+echo "bench: -o on trained GPT stacks (--megatron --mp 8 --heads 8 --ffn 256, bf16, ZeRO level 2, recompute):"
+printf 'bench: %7s %7s %8s %8s %8s %8s %9s\n' layers devices fuse "plan" "emit" "total s" "vs linear"
+for devices in 64 1024; do
+	base=
+	for layers in 100 300 1000; do
+		python3 tools/gen_gpt.py --layers $layers --devices $devices --megatron --mp 8 --heads 8 --ffn 256 \
+			--train --precision bf16 --zero level2 --recompute true -o "$tmp/g.ir"
+		"$shardc" "$tmp/g.ir" -o "$tmp/go" --time 2>"$tmp/t"
+		rm -rf "$tmp/go"
+		line=$(sed -n 's/.* fuse \([0-9.]*\) s,.* plan memory \([0-9.]*\) s, emit and write \([0-9.]*\) s, total \([0-9.]*\) s.*/\1 \2 \3 \4/p' "$tmp/t")
+		[ -n "$base" ] || base=$(echo "$line" | awk -v l=$layers '{ print $4 / l }')
+		echo "$line" | awk -v l=$layers -v d=$devices -v b="$base" \
+			'{ printf "bench: %7d %7d %8.2f %8.2f %8.2f %8.2f %9.2f\n", l, d, $1, $2, $3, $4, $4 / l / b }'
+	done
+done
+echo "bench: target: 1,000 layers under 10 s at 64 and 1,024 devices, linear in the layers"
