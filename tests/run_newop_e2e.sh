@@ -10,7 +10,8 @@
 # and nothing else. The copy builds shardc and the CPU runtime, and a model
 # using Cube (one with Cube alone, one training through it) runs through
 # run.sh on 1 and 2 ranks, compared with tools/ref_eval.py
-# (tools/npy_compare.py); the simulator compiles with the new row too. Last line: newop-e2e: N passed, N failed.
+# (tools/npy_compare.py); the simulator compiles with the new row too, and
+# so do the CUDA kernels where nvcc is installed. Last line: newop-e2e: N passed, N failed.
 set -u
 root=$(pwd)
 py=/usr/bin/python3
@@ -60,6 +61,20 @@ if (cd "$repo" && cc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -I
 	ok "the simulator compiles with Cube"
 else
 	bad "the simulator does not compile with Cube: $(grep -m5 error "$tmp/sim.log")"
+fi
+
+# The CUDA kernels expand the same SC_UNARY_TABLE row: with nvcc here, the
+# copy's kernels.cu must build with Cube in it (no GPU needed to compile).
+nvcc=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+if [ -n "$nvcc" ] && [ "${NO_CUDA:-0}" != 1 ]; then
+	if (cd "$repo" && "$nvcc" -O0 -std=c++17 -Iruntime -Iruntime/cpu -Xcompiler -Wall,-Wextra,-Werror \
+		-c -o "$tmp/kernels_cu.o" runtime/cuda/kernels.cu) >"$tmp/nvcc.log" 2>&1; then
+		ok "the CUDA kernels build with Cube ($nvcc)"
+	else
+		bad "the CUDA kernels do not build with Cube: $(grep -m5 error "$tmp/nvcc.log")"
+	fi
+else
+	echo "skip the CUDA kernels with Cube: no nvcc"
 fi
 
 cat >"$tmp/cube_fwd.ir" <<'EOF'
