@@ -29,6 +29,7 @@ typedef struct {
 typedef struct {
 	const Lowered *l;
 	LOp *ops;                /* the new order */
+	int *bucket;             /* and each one's bucket (op_bucket) */
 	int nops;
 	int *waiting;            /* value -> the open bucket whose member produces it, -1 */
 	int *moved;              /* (nops) each operator's new index */
@@ -39,7 +40,7 @@ typedef struct {
 static bool candidate(const Lowered *l, int i)
 {
 	const LOp *o = &l->ops[i];
-	return i >= l->nfwd && o->grad == GRAD_NONE && o->recomputes < 0 && o->step && o->step->kind == STEP_ALL_REDUCE &&
+	return i >= l->nfwd && o->grad == GRAD_NONE && op_recomputes(l, i) < 0 && o->step && o->step->kind == STEP_ALL_REDUCE &&
 	       dtype_is_float(l->values[o->result].type.dtype);
 }
 
@@ -62,7 +63,7 @@ static void place(Bucketing *x, const LOp *o, int bucket)
 {
 	x->moved[o - x->l->ops] = x->nops;
 	x->ops[x->nops] = *o;
-	x->ops[x->nops++].bucket = bucket;
+	x->bucket[x->nops++] = bucket;
 }
 
 /* The bucket's members into the schedule here: one call when more than one. */
@@ -82,7 +83,7 @@ void bucket_gradients(Lowered *l, int64_t bucket_bytes)
 	if (bucket_bytes <= 0 || l->nfwd == l->nops)
 		return;
 	Arena *a = l->arena;
-	Bucketing x = {l, arena_alloc(a, sizeof(LOp) * (size_t)l->nops), 0,
+	Bucketing x = {l, arena_alloc(a, sizeof(LOp) * (size_t)l->nops), arena_alloc(a, sizeof(int) * (size_t)l->nops), 0,
 	               xmalloc(sizeof(int) * (size_t)l->nvalues), xmalloc(sizeof(int) * (size_t)l->nops), NULL, 0, 0};
 	for (int v = 0; v < l->nvalues; v++)
 		x.waiting[v] = -1;
@@ -113,8 +114,24 @@ void bucket_gradients(Lowered *l, int64_t bucket_bytes)
 	for (int i = l->nfwd; i < l->nops; i++)   /* an adjoint of a recomputed operator (recompute.c) */
 		if ((x.ops[i].grad == GRAD_ADJOINT || x.ops[i].grad == GRAD_TIE_COUNT) && x.ops[i].of >= l->nfwd)
 			x.ops[i].of = x.moved[x.ops[i].of];
+	if (l->recomputes) {   /* recompute.c's side tables follow their operators */
+		int *rec = arena_alloc(a, sizeof(int) * (size_t)l->nops);
+		bool *shadow = arena_alloc(a, sizeof(bool) * (size_t)l->nops);
+		for (int i = 0; i < l->nops; i++) {   /* the forward operators they name stay where they are */
+			rec[x.moved[i]] = l->recomputes[i];
+			shadow[x.moved[i]] = l->shadow[i];
+		}
+		l->recomputes = rec;
+		l->shadow = shadow;
+	}
 	free(x.waiting);
 	free(x.moved);
 	l->ops = x.ops;
+	l->bucket = x.bucket;
 	l->cap_ops = l->nops;
+}
+
+int op_bucket(const Lowered *l, int i)
+{
+	return l->bucket ? l->bucket[i] : 0;
 }

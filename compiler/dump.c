@@ -326,7 +326,7 @@ static bool reads_clone(const Lowered *l, const LOp *o, const bool *is_clone)
 	for (int k = 0; k < o->nin; k++)
 		if (is_clone[o->in[k]])
 			return true;
-	return o->grad == GRAD_ADJOINT && l->ops[o->of].recomputes >= 0;
+	return o->grad == GRAD_ADJOINT && op_recomputes(l, o->of) >= 0;
 }
 
 /* The forward operators the backward pass runs again (recompute.c), in
@@ -337,23 +337,23 @@ static void dump_recomputed(StrBuf *b, const Lowered *l, int64_t rank)
 {
 	int n = 0;
 	for (int i = l->nfwd; i < l->nops; i++)
-		n += l->ops[i].recomputes >= 0 && !l->ops[i].shadow;
+		n += op_recomputes(l, i) >= 0 && !op_shadow(l, i);
 	if (!n)
 		return;
 	bool *is_clone = xcalloc((size_t)l->nvalues, sizeof *is_clone);
 	for (int i = l->nfwd; i < l->nops; i++)
-		is_clone[l->ops[i].result] = l->ops[i].recomputes >= 0;
+		is_clone[l->ops[i].result] = op_recomputes(l, i) >= 0;
 	int64_t *members = xmalloc(sizeof(int64_t) * (size_t)l->device_num);
 	sb_printf(b, "\n# Backward: recomputed forward operators (%d; recompute.c). Each runs again before the first\n"
 	          "# backward operator that reads its value, which the forward value is then not kept for.\n", n);
 	for (int i = l->nfwd; i < l->nops; i++) {
 		const LOp *o = unfused(l, i);
-		if (o->recomputes < 0 || o->shadow)   /* a shadow is not run: nothing to list */
+		if (op_recomputes(l, i) < 0 || op_shadow(l, i))   /* a shadow is not run: nothing to list */
 			continue;
 		print_lowered_op(b, l, o, rank, members, "#   ");
-		sb_printf(b, "  # recomputes %%%s", l->values[l->ops[o->recomputes].result].name);
+		sb_printf(b, "  # recomputes %%%s", l->values[l->ops[op_recomputes(l, i)].result].name);
 		int r = i + 1;
-		while (r < l->nops && (l->ops[r].recomputes >= 0 || !reads_clone(l, &l->ops[r], is_clone)))
+		while (r < l->nops && (op_recomputes(l, r) >= 0 || !reads_clone(l, &l->ops[r], is_clone)))
 			r++;
 		if (r < l->nops)
 			sb_printf(b, " for the backward's first reader %%%s", l->values[l->ops[r].result].name);

@@ -403,11 +403,12 @@ static void emit_names(StrBuf *b, const Lowered *l, const char *var, bool params
 	          var, n);
 }
 
-/* Whether operator o has code of its own (emit_op): not a shadow, a Fused
- * placeholder, a TransposeFolded or a view. */
+/* Whether operator o (of the program's list) has code of its own
+ * (emit_op): not a shadow, a Fused placeholder, a TransposeFolded or a view. */
 static bool has_code(const Program *p, const LOp *o)
 {
-	return !o->shadow && o->op != OP_FUSED && o->op != OP_TRANSPOSE_FOLDED && p->view[o->result] < 0;
+	return !op_shadow(p->l, (int)(o - p->l->ops)) && o->op != OP_FUSED && o->op != OP_TRANSPOSE_FOLDED &&
+	       p->view[o->result] < 0;
 }
 
 /* The values program.c names: what an operator with code may pass (its
@@ -511,7 +512,7 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 		else
 			sb_printf(b, "\t\tsc_print_loss(rt, step, %s);\n\n\t\t/* Backward. */\n", p->cname[l->loss]);
 		for (int i = l->nfwd; i < l->nops; i++) {
-			if (l->ops[i].shadow)   /* no code (recompute.c) */
+			if (op_shadow(l, i))   /* no code (recompute.c) */
 				continue;
 			sb_putc(b, '\t');
 			emit_op(b, p, i, rank, members);

@@ -11,21 +11,21 @@ void emit_collective(StrBuf *b, const Program *p, const LOp *o, int i)
 	const Lowered *l = p->l;
 	const LValue *x = &l->values[o->in[0]];
 	const char *in = p->cname[o->in[0]], *out = p->cname[o->result], *dt = sc_dtype_name(x->type.dtype);
-	int g = p->partition[i];
+	int g = p->partition[i], bucket = op_bucket(l, i);
 	switch (o->step->kind) {
 	case STEP_ALL_REDUCE:
-		if (o->bucket < 0) {
+		if (bucket < 0) {
 			sb_puts(b, "/* in the bucket above */");
-		} else if (o->bucket > 0) {   /* o and the members after it, one call */
+		} else if (bucket > 0) {   /* o and the members after it, one call */
 			StrBuf ins = {0}, outs = {0}, counts = {0};
-			for (int j = 0; j < o->bucket; j++) {
+			for (int j = 0; j < bucket; j++) {
 				const LOp *m = o + j;
 				sb_printf(&ins, j ? ", %s" : "%s", p->cname[m->in[0]]);
 				sb_printf(&outs, j ? ", %s" : "%s", p->cname[m->result]);
 				sb_printf(&counts, j ? ", %lld" : "%lld", (long long)numel(&l->values[m->in[0]]));
 			}
 			sb_printf(b, "sc_all_reduce_bucket(rt, g%d, %d, (const void *const[]){%s}, (void *const[]){%s}, "
-			          "(const int64_t[]){%s}, %s, %s, slab + %lld);", g, o->bucket, ins.data, outs.data, counts.data,
+			          "(const int64_t[]){%s}, %s, %s, slab + %lld);", g, bucket, ins.data, outs.data, counts.data,
 			          dt, redop_name(o->step->op), (long long)p->scratch);
 			sb_free(&ins);
 			sb_free(&outs);

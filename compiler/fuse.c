@@ -191,7 +191,7 @@ static bool adjoint_reads_x(const Lowered *l, const LOp *f)
 static bool chainable(const Lowered *l, const Mark *mk, int i, int64_t n, int64_t c)
 {
 	const LOp *o = &l->ops[i];
-	if (o->grad != GRAD_NONE || o->step || o->shadow || mk[i].fused || mk[i].from >= 0 || mk[i].chain >= 0)
+	if (o->grad != GRAD_NONE || o->step || op_shadow(l, i) || mk[i].fused || mk[i].from >= 0 || mk[i].chain >= 0)
 		return false;
 	if (!op_is_unary(o->op) && !op_is_binary(o->op) && o->op != OP_BIAS_ADD && o->op != OP_CAST)
 		return false;
@@ -208,10 +208,11 @@ static bool chainable(const Lowered *l, const Mark *mk, int i, int64_t n, int64_
 	return true;
 }
 
-/* Whether operator o reads value v, as fuse_operators counts readers. */
+/* Whether operator o (of the program's list) reads value v, as
+ * fuse_operators counts readers. */
 static bool reads(const Lowered *l, const LOp *o, int v)
 {
-	if (o->shadow)
+	if (op_shadow(l, (int)(o - l->ops)))
 		return false;
 	for (int k = 0; k < o->nin; k++)
 		if (o->in[k] == v)
@@ -283,7 +284,7 @@ static void find_chain(Lowered *l, Mark *mk, int i, const int *first, const int 
 	while (nm < MAX_CHAIN) {
 		int j = first[l->ops[m[nm - 1]].result];
 		if (j < 0 || !chainable(l, mk, j, n, c) || (j < l->nfwd) != (i < l->nfwd) ||
-		    (j >= l->nfwd && l->ops[j].recomputes < 0))
+		    (j >= l->nfwd && op_recomputes(l, j) < 0))
 			break;
 		m[nm] = j;
 		if (!fits(l, m, nm + 1))
@@ -329,7 +330,7 @@ void fuse_operators(Lowered *l)
 		producer[v] = first[v] = -1;
 	for (int i = 0; i < l->nops; i++) {
 		const LOp *o = &l->ops[i];
-		if (o->shadow)   /* never run: its adjoint's reads are counted there */
+		if (op_shadow(l, i))   /* never run: its adjoint's reads are counted there */
 			continue;
 		producer[o->result] = i;
 		for (int k = 0; k < o->nin; k++)
@@ -357,7 +358,7 @@ void fuse_operators(Lowered *l)
 			readers[l->grad[v]] += 2;
 	for (int i = 0; i < l->nops; i++) {   /* the forward operators, and their clones (recompute.c) */
 		const LOp *o = &l->ops[i];
-		if ((i >= l->nfwd && o->recomputes < 0) || o->shadow || o->nin < 1 || !plain(l, mk, i))
+		if ((i >= l->nfwd && op_recomputes(l, i) < 0) || op_shadow(l, i) || o->nin < 1 || !plain(l, mk, i))
 			continue;
 		if (o->op == OP_ADD) {
 			fuse_residual(l, mk, i, producer, first, readers);
@@ -387,7 +388,7 @@ void fuse_operators(Lowered *l)
 		}
 	}
 	for (int i = 0; i < l->nops; i++)
-		if (!((i >= l->nfwd && l->ops[i].recomputes < 0) || l->ops[i].shadow))
+		if (!((i >= l->nfwd && op_recomputes(l, i) < 0) || op_shadow(l, i)))
 			find_chain(l, mk, i, first, readers);
 	fuse_norm_grads(l, mk, first);
 	free(readers);
@@ -415,7 +416,7 @@ void fuse_operators(Lowered *l)
  * the adjoint), else -1. */
 static int bmm_operands(const Lowered *l, const LOp *o)
 {
-	if (o->shadow || o->step)
+	if (op_shadow(l, (int)(o - l->ops)) || o->step)
 		return -1;
 	int a, b;
 	if (o->grad == GRAD_NONE && o->op == OP_BATCH_MATMUL) {
@@ -451,7 +452,7 @@ static bool bmm_writes_strided(const Lowered *l, const LOp *o)
 static bool transpose_perm(const Lowered *l, const Mark *mk, int i, int64_t *perm)
 {
 	const LOp *o = unfused(l, i), *f = o->grad == GRAD_ADJOINT ? differentiated(l, o) : o;
-	if (o->shadow || o->step || (mk && (mk[i].fused || mk[i].from >= 0)) || f->op != OP_TRANSPOSE ||
+	if (op_shadow(l, i) || o->step || (mk && (mk[i].fused || mk[i].from >= 0)) || f->op != OP_TRANSPOSE ||
 	    (o->grad != GRAD_NONE && o->grad != GRAD_ADJOINT) || !dtype_is_float(l->values[o->result].type.dtype))
 		return false;
 	int r = f->a.nperm;
@@ -480,7 +481,7 @@ static void count_reads(const Lowered *l, const Mark *mk, Reads *r)
 		r->producer[v] = -1;
 	for (int i = 0; i < l->nops; i++) {
 		const LOp *o = &l->ops[i];
-		if (o->shadow)
+		if (op_shadow(l, i))
 			continue;
 		r->producer[o->result] = i;
 		bool bmm = bmm_reads_strided(l, o);
@@ -586,7 +587,7 @@ static void fuse_norm_grads(Lowered *l, Mark *mk, const int *first)
 	int *prev = previous_adjoints(l);
 	for (int c = l->nops - 1; c >= 0; c--) {
 		const LOp *o = &l->ops[c];
-		if (o->grad != GRAD_ADJOINT || o->shadow || mk[c].fused || l->ops[o->of].op != OP_LAYER_NORM ||
+		if (o->grad != GRAD_ADJOINT || op_shadow(l, c) || mk[c].fused || l->ops[o->of].op != OP_LAYER_NORM ||
 		    !all_f32(l, &l->ops[o->of]) || !all_f32(l, o))
 			continue;
 		for (int j = prev[c]; j >= 0; j = prev[j]) {   /* back to one that cannot join (it carries those before it) */
@@ -630,7 +631,7 @@ static int *previous_adjoints(const Lowered *l)
 	for (int i = 0; i < l->nops; i++) {
 		const LOp *o = &l->ops[i];
 		prev[i] = o->grad == GRAD_ADJOINT ? last[o->of] : -1;
-		if (o->grad == GRAD_ADJOINT && !o->shadow)
+		if (o->grad == GRAD_ADJOINT && !op_shadow(l, i))
 			last[o->of] = i;
 	}
 	free(last);

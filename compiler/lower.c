@@ -60,7 +60,6 @@ LOp *lower_op(Lowering *x, OpKind op, int nin, const char *why)
 	o->in = arena_alloc(x->a, sizeof(int) * (size_t)(nin ? nin : 1));
 	o->node = -1;
 	o->why = why;
-	o->recomputes = -1;
 	return o;
 }
 

@@ -436,7 +436,7 @@ static void add_collectives(json_t *root, const Lowered *l)
 		set(o, "op", json_string(op_info[op->op].name));
 		set(o, "value", jstr(l->values[op->result].name));
 		set(o, "bytes_per_rank", json_integer(op->bytes));
-		calls += op->bucket >= 0;
+		calls += op_bucket(l, i) >= 0;
 		set(o, "call", json_integer(calls - 1));
 		Grid g = grid_of(op->step);
 		set(o, "group", jgrid(&g));

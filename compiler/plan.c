@@ -250,18 +250,20 @@ int64_t sqnorm_copy(const Lowered *l, const LOp *o)
 	return most ? aligned(most * 4) : 0;
 }
 
-/* The temporary a kernel needs: a broadcast BatchMatMul's gradient before
- * it is summed down to its input's shape; a bucket of AllReduces packed;
- * the squared norm's Float32 copy of one half gradient and its sum. */
+/* The temporary a kernel needs (o of the program's list): a broadcast
+ * BatchMatMul's gradient before it is summed down to its input's shape; a
+ * bucket of AllReduces packed; the squared norm's Float32 copy of one half
+ * gradient and its sum. */
 int64_t kernel_scratch(const Lowered *l, const LOp *o)
 {
 	if (o->grad == GRAD_SQNORM) {
 		int64_t copy = sqnorm_copy(l, o);
 		return copy ? copy + ALIGN : 0;
 	}
-	if (o->bucket > 0) {
+	int bucket = op_bucket(l, (int)(o - l->ops));
+	if (bucket > 0) {
 		int64_t bytes = 0;
-		for (int j = 0; j < o->bucket; j++)
+		for (int j = 0; j < bucket; j++)
 			bytes += value_bytes(&l->values[o[j].result]);
 		return aligned(bytes);
 	}
@@ -334,7 +336,7 @@ static int shared_value(const Lowered *l, const LOp *o)
 {
 	if (o->op == OP_TRANSPOSE_FOLDED)
 		return o->in[0];
-	if (o->shadow || o->op == OP_FUSED)
+	if (op_shadow(l, (int)(o - l->ops)) || o->op == OP_FUSED)
 		return -1;
 	return copied_value(l, o);
 }
@@ -383,7 +385,7 @@ static void plan_buffers(Program *p)
 	for (int v = 0; v < nv; v++)
 		last[v] = -1;
 	for (int i = 0; i < nops; i++) {
-		if (l->ops[i].shadow)   /* no code: its adjoint reads through it (mark_uses) */
+		if (op_shadow(l, i))   /* no code: its adjoint reads through it (mark_uses) */
 			continue;
 		last[l->ops[i].result] = i;
 		unbuffered[l->ops[i].result] = l->ops[i].op == OP_FUSED && !l->fusion[i].writes;
@@ -405,7 +407,7 @@ static void plan_buffers(Program *p)
 		const LOp *o = &l->ops[i];
 		int64_t s = scratch_bytes(l, o);
 		scratch = s > scratch ? s : scratch;
-		if (!o->shadow)
+		if (!op_shadow(l, i))
 			def[o->result] = i;
 	}
 	Buffer *buf = xmalloc(sizeof *buf * (size_t)(nv ? nv : 1));   /* the values with buffers of their own */

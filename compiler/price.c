@@ -500,7 +500,7 @@ double slab_memory(Search *x)
 	x->slab_again = 0;
 	for (int i = l->nfwd; i < l->nops; i++) {
 		const LOp *o = &l->ops[i];
-		if (o->recomputes >= 0 && !o->shadow && o->step && o->step->kind != STEP_SLICE)
+		if (op_recomputes(l, i) >= 0 && !op_shadow(l, i) && o->step && o->step->kind != STEP_SLICE)
 			x->slab_again += cost_collective(x->cm, &o->step->from, o->step->axes, o->bytes);
 	}
 	emit_free(c.plan);   /* all the compilation made (not compilation_free: pipeline.c sits above the search) */

@@ -19,7 +19,7 @@
  * adjoint (GRAD_ADJOINT) through ops[of], whose in[] and result its kernel
  * reads. An adjoint whose operator is in S, or reads a value of S, gets a
  * clone of that operator as its `of`; for an operator outside S the clone is
- * a shadow (LOp.shadow): never run, its result the kept forward one, its
+ * a shadow (op_shadow): never run, its result the kept forward one, its
  * operands the recomputed values, so a kept MatMul is not run twice.
  *
  * Which operators (recompute_marks): the train block's policy (checkpoint.c:
@@ -143,10 +143,7 @@ static void make_clone(Recompute *x, int f)
 	for (int k = 0; k < o->nin; k++)
 		c->in[k] = current(x, o->in[k]);
 	c->result = r;
-	c->recomputes = f;
-	c->shadow = shadow;
-	c->bucket = 0;
-	x->clone[f] = x->nops - 1;
+	x->clone[f] = x->nops - 1;   /* recomputes and shadow go into the side tables at the end */
 	if (!shadow)
 		l->comm_bytes += o->bytes;
 }
@@ -271,11 +268,30 @@ void recompute_forward(Lowered *l, const bool *marked)
 	l->ops = x.ops;
 	l->nops = x.nops;
 	l->cap_ops = x.cap;
+	l->recomputes = arena_alloc(l->arena, sizeof(int) * (size_t)l->nops);
+	l->shadow = arena_alloc(l->arena, sizeof(bool) * (size_t)l->nops);
+	for (int i = 0; i < l->nops; i++)
+		l->recomputes[i] = -1;
+	for (int f = 0; f < nfwd; f++)
+		if (x.clone[f] >= 0) {
+			l->recomputes[x.clone[f]] = f;
+			l->shadow[x.clone[f]] = !s[f];
+		}
 	free(x.clone);
 	free(x.stack);
 	free(x.names);
 	free(s);
 	free(producer);
+}
+
+int op_recomputes(const Lowered *l, int i)
+{
+	return l->recomputes ? l->recomputes[i] : -1;
+}
+
+bool op_shadow(const Lowered *l, int i)
+{
+	return l->shadow && l->shadow[i];
 }
 
 void recompute(Lowered *l)

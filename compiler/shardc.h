@@ -761,18 +761,11 @@ typedef struct {
 	const TensorLayout *table; /* Gather: the table's layout, for a row-split table's offset */
 	const char *why;         /* inserted: which edge or rule, which layouts */
 	int64_t bytes;           /* sent by every rank */
-	int bucket;              /* an AllReduce of gradients (bucket.c): n > 1 on the first of n consecutive
-	                            members sent in one call, -1 on the others, 0 alone */
 	/* A piece of an operator split along its normalized axis (lower.c,
 	 * "statistics"): its inputs' and result's layouts on the operator's
 	 * matrix, (nin + 1), for the adjoint; NULL for a whole operator. */
 	const TensorLayout *lay;
 	unsigned nograd;         /* inputs that carry no gradient (mask): a softmax's maximum */
-	int recomputes;          /* recompute.c: a clone in the backward pass of forward operator ops[recomputes]; -1 */
-	/* recompute.c: on a clone of a kept operator whose operands are
-	 * recomputed: not run (no code, its result the forward one's); the
-	 * adjoint that points at it reads the recomputed operands through it. */
-	bool shadow;
 } LOp;
 
 typedef struct {
@@ -798,6 +791,16 @@ typedef struct {
 	int overflow;            /* loss scaling: the gradients' squared global norm, whole on every rank (inf or
 	                          * NaN: an overflow); -1 without */
 	struct Lowering *lowering; /* lower.c's state (reusable redistributions), which differentiate extends */
+	/* What the passes after lowering know of the operator at each position,
+	 * side tables (nops each) carried along when a pass moves operators:
+	 * NULL until the pass that fills them runs (see op_recomputes,
+	 * op_shadow, op_bucket). */
+	int *recomputes;         /* recompute.c: a clone of forward operator ops[recomputes[i]]; -1 */
+	bool *shadow;            /* recompute.c: a clone of a kept operator whose operands are recomputed:
+	                            not run (no code, its result the forward one's); the adjoint that
+	                            points at it reads the recomputed operands through it */
+	int *bucket;             /* bucket.c: an AllReduce of gradients: n > 1 on the first of n
+	                            consecutive members sent in one call, -1 on the others, 0 alone */
 	struct Fusion *fusion;   /* (nops) fuse.c's side table; NULL before fuse_operators */
 	int *strided;            /* (nvalues) fuse.c: the TransposeFolded laying a value out with strides, -1;
 	                            NULL before fuse_operators */
@@ -830,20 +833,27 @@ bool *recompute_marks(const Lowered *l);
  * when every forward operator reading its result is marked. Each backward
  * operator that reads a marked operator's result (through in[], or an
  * adjoint through ops[of]) reads a clone instead, computed just before the
- * first such reader (LOp.recomputes); the forward values then die at their
+ * first such reader (op_recomputes); the forward values then die at their
  * last forward reader. A recomputed collective's bytes are sent again
  * (comm_bytes). Returned values and the loss are never recomputed. */
 void recompute_forward(Lowered *l, const bool *marked);
 /* The pipeline's stage: recompute_forward of recompute_marks, if any. */
 void recompute(Lowered *l);
+/* The forward operator the operator at position i recomputes, -1 when it
+ * is no clone; whether it is a shadow (Lowered.shadow). */
+int op_recomputes(const Lowered *l, int i);
+bool op_shadow(const Lowered *l, int i);
 
 /* ---- bucket.c: gradient AllReduces in buckets ------------------------- */
 
 /* Requires differentiate. The backward pass's AllReduces over one group,
  * dtype and reduction packed into buckets of up to bucket_bytes, each sent
- * once just before the first reader of one of its results (LOp.bucket); the
+ * once just before the first reader of one of its results (op_bucket); the
  * bytes sent do not change. bucket_bytes 0: one call per AllReduce. */
 void bucket_gradients(Lowered *l, int64_t bucket_bytes);
+/* Operator i's bucket: n > 1 on the first of n members sent in one call,
+ * -1 on the others, 0 alone (Lowered.bucket). */
+int op_bucket(const Lowered *l, int i);
 
 /* ---- fuse.c: operators one kernel computes together -------------------- */
 

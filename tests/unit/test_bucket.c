@@ -4,7 +4,7 @@
  * (lower_run). Bucketing only reorders: the same operators, the same bytes,
  * the forward pass untouched, every value defined before it is read. A
  * bucket is n consecutive AllReduces of the backward pass over one group,
- * dtype and reduction (LOp.bucket n on the first, -1 on the others), closed
+ * dtype and reduction (op_bucket: n on the first, -1 on the others), closed
  * once it holds bucket_bytes; bucket_bytes 0 leaves one call each. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -72,18 +72,18 @@ static Buckets expect_bucketed(const Lowered *before, const Lowered *after, int6
 	Buckets b = {0, 0, -1, -1};
 	for (int i = 0; i < after->nops;) {
 		const LOp *o = &after->ops[i];
-		cr_assert_neq(o->bucket, -1, "a member without its bucket's first at %d", i);
-		if (o->bucket == 0) {
+		cr_assert_neq(op_bucket(after, i), -1, "a member without its bucket's first at %d", i);
+		if (op_bucket(after, i) == 0) {
 			i++;
 			continue;
 		}
-		int n = o->bucket;
+		int n = op_bucket(after, i);
 		cr_assert_gt(n, 1);
 		cr_assert_leq(i + n, after->nops);
 		int64_t bytes = 0;
 		for (int j = i; j < i + n; j++) {
 			const LOp *m = &after->ops[j];
-			cr_assert_eq(m->bucket, j == i ? n : -1);
+			cr_assert_eq(op_bucket(after, j), j == i ? n : -1);
 			cr_assert(j >= after->nfwd && m->grad == GRAD_NONE && m->step && m->step->kind == STEP_ALL_REDUCE,
 			          "%s in a bucket", op_info[m->op].name);
 			cr_assert(redist_same_group(o->step, m->step), "two groups in one bucket");
@@ -137,7 +137,7 @@ Test(bucket, one_bucket_at_the_end)
 	int at[64];
 	cr_assert_eq(gradient_reduces(before, at), 4);
 	for (int k = 0; k < 4; k++)
-		cr_assert_eq(before->ops[at[k]].bucket, 0, "bucketed before bucket_gradients");
+		cr_assert_eq(op_bucket(before, at[k]), 0, "bucketed before bucket_gradients");
 	Buckets b = expect_bucketed(before, after, 25000000);
 	cr_assert_eq(b.buckets, 1);
 	cr_assert_eq(b.members, 4);
@@ -162,7 +162,7 @@ Test(bucket, zero_bytes_one_call_each)
 	cr_assert_eq(b.buckets, 0);
 	for (int i = 0; i < after->nops; i++) {
 		cr_assert_eq(after->ops[i].result, before->ops[i].result, "operator %d moved", i);
-		cr_assert_eq(after->ops[i].bucket, 0);
+		cr_assert_eq(op_bucket(after, i), 0);
 	}
 	run_free(r0);
 	run_free(r1);
@@ -211,7 +211,7 @@ Test(bucket, closes_at_bucket_bytes)
 	b = expect_bucketed(before, after, bytes + 1);
 	cr_assert_eq(b.buckets, 1, "%d buckets", b.buckets);
 	cr_assert_eq(b.members, 3);
-	cr_assert_eq(after->ops[b.first].bucket, 3);
+	cr_assert_eq(op_bucket(after, b.first), 3);
 	run_free(r1);
 	run_free(r0);
 }

@@ -59,7 +59,7 @@ static void expect_plan(const char *path, const char *mode)
 		def[v] = last[v] = v < l->nparams ? -1 : -2;
 	for (int i = 0; i < l->nops; i++) {
 		const LOp *o = &l->ops[i];
-		if (o->shadow)   /* not run: the adjoint reading through it marks its operands below */
+		if (op_shadow(l, i))   /* not run: the adjoint reading through it marks its operands below */
 			continue;
 		def[o->result] = last[o->result] = i;
 		for (int k = 0; k < o->nin; k++)   /* a fused operator's: what its group reads from outside */
@@ -318,7 +318,7 @@ static int collective_calls(const Lowered *l)
 {
 	int n = 0;
 	for (int i = 0; i < l->nops; i++)
-		n += l->ops[i].step && l->ops[i].step->kind != STEP_SLICE && l->ops[i].bucket >= 0;
+		n += l->ops[i].step && l->ops[i].step->kind != STEP_SLICE && op_bucket(l, i) >= 0;
 	return n;
 }
 
@@ -338,24 +338,25 @@ Test(bucket, gradient_sums_share_calls)
 	cr_assert_lt(calls, before, "%d collective calls with buckets, %d without", calls, before);
 	for (int i = 0; i < l->nops; i++) {
 		const LOp *h = &l->ops[i];
-		if (h->bucket <= 0)
+		int n = op_bucket(l, i);
+		if (n <= 0)
 			continue;
 		buckets++;
-		cr_assert(i >= l->nfwd && i + h->bucket <= l->nops);
-		for (int j = 1; j < h->bucket; j++) {
+		cr_assert(i >= l->nfwd && i + n <= l->nops);
+		for (int j = 1; j < n; j++) {
 			const LOp *m = &l->ops[i + j];
-			cr_assert_eq(m->bucket, -1);
+			cr_assert_eq(op_bucket(l, i + j), -1);
 			cr_assert(m->step->kind == STEP_ALL_REDUCE && redist_same_group(h->step, m->step));
 		}
-		for (int u = 0; u < i + h->bucket; u++)
+		for (int u = 0; u < i + n; u++)
 			for (int k = 0; k < l->ops[u].nin; k++)
-				for (int j = 0; j < h->bucket; j++)
+				for (int j = 0; j < n; j++)
 					cr_assert_neq(l->ops[u].in[k], l->ops[i + j].result,
 					              "op %d reads a result of the bucket at %d before it is sent", u, i);
 	}
 	cr_assert_gt(buckets, 0);
 	for (int i = 0; i < alone->nops; i++)
-		cr_assert_eq(alone->ops[i].bucket, 0);
+		cr_assert_eq(op_bucket(alone, i), 0);
 	run_free(r0);
 	run_free(r1);
 }

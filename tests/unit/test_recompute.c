@@ -47,17 +47,17 @@ static void expect_recomputed(const Lowered *l, const bool *marked, const char *
 	int nclones = 0;
 	for (int i = 0; i < l->nops; i++) {
 		const LOp *o = &l->ops[i];
-		if (o->recomputes < 0)
+		if (op_recomputes(l, i) < 0)
 			continue;
 		nclones++;
 		cr_assert_geq(i, l->nfwd, "%s: clone %%%s in the forward graph", what, l->values[o->result].name);
-		cr_assert_lt(o->recomputes, l->nfwd, "%s: %%%s recomputes no forward operator", what,
+		cr_assert_lt(op_recomputes(l, i), l->nfwd, "%s: %%%s recomputes no forward operator", what,
 		             l->values[o->result].name);
 		cr_assert_eq(o->grad, GRAD_NONE);
-		cr_assert_eq(unfused(l, i)->op, unfused(l, o->recomputes)->op);   /* as written: fusion may differ */
-		if (o->shadow) {   /* a kept operator, not run: its adjoint, after it, reads recomputed operands through it */
-			cr_assert(!marked[o->recomputes], "%s: shadow of a recomputed %%%s", what, l->values[o->result].name);
-			cr_assert_eq(o->result, l->ops[o->recomputes].result);
+		cr_assert_eq(unfused(l, i)->op, unfused(l, op_recomputes(l, i))->op);   /* as written: fusion may differ */
+		if (op_shadow(l, i)) {   /* a kept operator, not run: its adjoint, after it, reads recomputed operands through it */
+			cr_assert(!marked[op_recomputes(l, i)], "%s: shadow of a recomputed %%%s", what, l->values[o->result].name);
+			cr_assert_eq(o->result, l->ops[op_recomputes(l, i)].result);
 			int adjoint = -1;
 			for (int j = i + 1; j < l->nops && adjoint < 0; j++)
 				adjoint = l->ops[j].grad == GRAD_ADJOINT && l->ops[j].of == i ? j : -1;
@@ -178,12 +178,12 @@ Test(recompute, recomputed_collectives_send_again)
 	int reduces = 0;
 	for (int i = 0; i < re->nops; i++) {
 		const LOp *o = &re->ops[i];
-		if (o->recomputes < 0)
+		if (op_recomputes(re, i) < 0)
 			continue;
 		again += o->bytes;
 		reduces += o->op == OP_ALL_REDUCE;
-		cr_assert_eq(o->bucket, 0, "a recomputed %s in a bucket", op_info[o->op].name);
-		cr_assert_eq(o->bytes, re->ops[o->recomputes].bytes);
+		cr_assert_eq(op_bucket(re, i), 0, "a recomputed %s in a bucket", op_info[o->op].name);
+		cr_assert_eq(o->bytes, re->ops[op_recomputes(re, i)].bytes);
 	}
 	cr_assert_eq(reduces, 2, "%d AllReduces recomputed", reduces);
 	cr_assert_gt(again, 0);
@@ -244,7 +244,7 @@ Test(recompute, no_marks_no_change)
 	cr_assert_null(marks);
 	cr_assert_eq(a->nops, b->nops);
 	for (int i = 0; i < a->nops; i++)
-		cr_assert(a->ops[i].op == b->ops[i].op && a->ops[i].recomputes == -1 && b->ops[i].recomputes == -1);
+		cr_assert(a->ops[i].op == b->ops[i].op && op_recomputes(a, i) == -1 && op_recomputes(b, i) == -1);
 	run_free(r0);
 	run_free(r1);
 }
