@@ -184,45 +184,103 @@ static int larger_first(const void *a, const void *b)
 	return (x->value > y->value) - (x->value < y->value);
 }
 
-/* A placed buffer: its bytes and its life. */
+/* The placed buffers in offset order, in runs of up to RUN: each run keeps
+ * its entries' offsets, ends and lives, and what they span together, so a
+ * walk skips a whole run when nothing in it can move the candidate. */
+enum { RUN = 64 };
 typedef struct {
-	int64_t off, end;
-	int def, last;
-} Busy;
+	int n;
+	int64_t off[RUN], end[RUN];
+	int def[RUN], last[RUN];
+	int64_t max_end;         /* the highest end in the run */
+	int min_def, max_last;   /* the lives together */
+} Run;
 
-/* Sets each buffer's off; returns the bytes they take together. The placed
- * buffers are kept sorted by offset, so a buffer's lowest free offset is one
- * walk from the bottom that stops at the first placed buffer above the
- * candidate: linear in what lies below it, not a sort of every placed
- * buffer alive with it. */
+/* Sets each buffer's off; returns the bytes they take together. Largest
+ * first, each at the lowest offset where it overlaps no placed buffer alive
+ * with it: a walk up the placed buffers in offset order, raising the
+ * candidate past each one alive with it, that stops at the first one above
+ * the candidate. A run whose buffers all end at or below the candidate, or
+ * live apart from it, cannot raise it: the walk steps over it whole. */
 static int64_t place_buffers(Buffer *buf, int n)
 {
-	Busy *placed = xmalloc(sizeof(Busy) * (size_t)(n ? n : 1));
-	int np = 0;
 	qsort(buf, (size_t)n, sizeof *buf, larger_first);
+	Run **runs = xmalloc(sizeof(Run *) * (size_t)(n / (RUN / 2) + 2));
+	int nruns = 0;
 	int64_t peak = 0;
 	for (int k = 0; k < n; k++) {
-		int64_t at = 0;
-		for (int j = 0; j < np && placed[j].off < at + buf[k].size; j++)
-			if (placed[j].def <= buf[k].last && buf[k].def <= placed[j].last)
-				at = placed[j].end > at ? placed[j].end : at;
+		int64_t at = 0, size = buf[k].size;
+		int def = buf[k].def, last = buf[k].last;
+		for (int r = 0; r < nruns && runs[r]->off[0] < at + size; r++) {
+			const Run *u = runs[r];
+			if (u->max_end <= at || u->max_last < def || u->min_def > last)
+				continue;
+			for (int j = 0; j < u->n && u->off[j] < at + size; j++)
+				if (u->def[j] <= last && def <= u->last[j])
+					at = u->end[j] > at ? u->end[j] : at;
+		}
 		buf[k].off = at;
-		peak = at + buf[k].size > peak ? at + buf[k].size : peak;
-		if (buf[k].size <= 0)
+		peak = at + size > peak ? at + size : peak;
+		if (size <= 0)
 			continue;
-		int lo = 0, hi = np;   /* after every placed buffer at or below `at` */
+		/* into the last run whose first offset is at or below at (after its
+		 * entries at or below at), splitting it when full */
+		int lo = 0, hi = nruns;
 		while (lo < hi) {
 			int mid = (lo + hi) / 2;
-			if (placed[mid].off <= at)
+			if (runs[mid]->off[0] <= at)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		memmove(&placed[lo + 1], &placed[lo], sizeof(Busy) * (size_t)(np - lo));
-		placed[lo] = (Busy){at, at + buf[k].size, buf[k].def, buf[k].last};
-		np++;
+		int r = lo > 0 ? lo - 1 : 0;
+		if (nruns == 0) {
+			runs[nruns++] = xcalloc(1, sizeof(Run));
+			r = 0;
+		}
+		Run *u = runs[r];
+		if (u->n == RUN) {   /* split: the upper half into a new run after it */
+			Run *v = xcalloc(1, sizeof(Run));
+			int h = RUN / 2;
+			v->n = RUN - h;
+			memcpy(v->off, u->off + h, sizeof(int64_t) * (size_t)v->n);
+			memcpy(v->end, u->end + h, sizeof(int64_t) * (size_t)v->n);
+			memcpy(v->def, u->def + h, sizeof(int) * (size_t)v->n);
+			memcpy(v->last, u->last + h, sizeof(int) * (size_t)v->n);
+			u->n = h;
+			for (Run *w = u;; w = v) {   /* both runs' spans anew */
+				w->max_end = 0, w->min_def = INT32_MAX, w->max_last = INT32_MIN;
+				for (int j = 0; j < w->n; j++) {
+					w->max_end = w->end[j] > w->max_end ? w->end[j] : w->max_end;
+					w->min_def = w->def[j] < w->min_def ? w->def[j] : w->min_def;
+					w->max_last = w->last[j] > w->max_last ? w->last[j] : w->max_last;
+				}
+				if (w == v)
+					break;
+			}
+			memmove(&runs[r + 2], &runs[r + 1], sizeof(Run *) * (size_t)(nruns - r - 1));
+			runs[r + 1] = v;
+			nruns++;
+			if (v->off[0] <= at)
+				u = v;
+		}
+		int j = u->n;
+		while (j > 0 && u->off[j - 1] > at)
+			j--;
+		memmove(u->off + j + 1, u->off + j, sizeof(int64_t) * (size_t)(u->n - j));
+		memmove(u->end + j + 1, u->end + j, sizeof(int64_t) * (size_t)(u->n - j));
+		memmove(u->def + j + 1, u->def + j, sizeof(int) * (size_t)(u->n - j));
+		memmove(u->last + j + 1, u->last + j, sizeof(int) * (size_t)(u->n - j));
+		u->off[j] = at, u->end[j] = at + size, u->def[j] = def, u->last[j] = last;
+		if (u->n++ == 0)
+			u->min_def = def, u->max_last = last, u->max_end = at + size;
+		u->max_end = at + size > u->max_end ? at + size : u->max_end;
+		u->min_def = def < u->min_def ? def : u->min_def;
+		u->max_last = last > u->max_last ? last : u->max_last;
 	}
-	free(placed);
+	for (int r = 0; r < nruns; r++)
+		free(runs[r]);
+	free(runs);
 	return peak;
 }
 
