@@ -8,9 +8,11 @@
  *                  and BatchMatMul, elements of its slice / FLOP/s otherwise
  *   redistribution the plan redist_plan finds (the cheapest in bytes); each
  *                  collective over a group of n ranks costs
- *                  (n - 1) x latency + bytes sent per rank / bandwidth,
- *                  with the inter-node link's figures when the group spans
- *                  more than one node (a slice is free)
+ *                  steps x latency + bytes sent per rank / bandwidth,
+ *                  steps ceil(log2 n) under 256 KiB sent per rank (NCCL's
+ *                  trees, MPI's recursive doubling) and n - 1 from there
+ *                  (rings), with the inter-node link's figures when the
+ *                  group spans more than one node (a slice is free)
  *   gradients      with a train block, as autodiff.c's backward pass: an
  *                  operator's gradient for an input that needs one is
  *                  partial over the device axes splitting its output but
@@ -250,6 +252,21 @@ static bool crosses(CostModel *cm, const TensorLayout *l, int64_t rank, uint32_t
 	return false;
 }
 
+/* How many latencies a collective over n ranks pays, by the algorithm the
+ * libraries pick for its size: NCCL and MPI send small messages over trees
+ * or by recursive doubling (ceil(log2 n) rounds) and large ones around a
+ * ring (n - 1 rounds); TREE_BYTES (sent per rank) is where they switch. */
+enum { TREE_BYTES = 256 * 1024 };
+static int64_t latency_steps(int64_t n, int64_t bytes)
+{
+	if (bytes >= TREE_BYTES)
+		return n - 1;
+	int64_t steps = 0;
+	for (int64_t m = 1; m < n; m *= 2)
+		steps++;
+	return steps;
+}
+
 double cost_collective(CostModel *cm, const TensorLayout *l, uint32_t axes, int64_t bytes)
 {
 	int64_t n = 1;
@@ -260,7 +277,7 @@ double cost_collective(CostModel *cm, const TensorLayout *l, uint32_t axes, int6
 		return 0;
 	bool inter = crosses(cm, l, 0, axes) || crosses(cm, l, layout_ndevices(l) - 1, axes);
 	double lat = inter ? cm->c.inter_lat : cm->c.intra_lat, bw = inter ? cm->c.inter_bw : cm->c.intra_bw;
-	return (double)(n - 1) * lat + (double)bytes / bw;
+	return (double)latency_steps(n, bytes) * lat + (double)bytes / bw;
 }
 
 void cost_bound_only(CostModel *cm, bool on)

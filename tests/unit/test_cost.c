@@ -2,7 +2,8 @@
  *
  * On the default cluster (8 ranks a node; 150 GB/s and 5 us inside, 25 GB/s
  * and 20 us across; 1e14 FLOP/s), a collective over n ranks costs
- * (n - 1) x latency + bytes / bandwidth, an operator's slice its work over
+ * steps x latency + bytes / bandwidth, steps ceil(log2 n) below 256 KiB a
+ * rank (a tree) and n - 1 from there (a ring), an operator's slice its work over
  * the FLOP/s (twice its multiply-adds for a matrix product). The tests
  * check those numbers where the formula is simple, and how they move:
  * with bytes, group size, crossing nodes, splitting the work. */
@@ -45,8 +46,12 @@ Test(cost, collective_formula_inside_a_node)
 	CostModel *cm = cost_new(&c, 8, false);
 	TensorLayout l;
 	layout_replicated(2, 8, &l);
-	expect_seconds(cost_collective(cm, &l, 1u, 1 << 20), 7 * 5e-6 + (double)(1 << 20) / 150e9, "8 ranks, 1 MiB");
-	expect_seconds(cost_collective(cm, &l, 1u, 0), 7 * 5e-6, "8 ranks, no bytes: the latency alone");
+	expect_seconds(cost_collective(cm, &l, 1u, 1 << 20), 7 * 5e-6 + (double)(1 << 20) / 150e9, "8 ranks, 1 MiB: a ring");
+	expect_seconds(cost_collective(cm, &l, 1u, 0), 3 * 5e-6, "8 ranks, no bytes: a tree's latency alone");
+	expect_seconds(cost_collective(cm, &l, 1u, 256 * 1024 - 1), 3 * 5e-6 + (double)(256 * 1024 - 1) / 150e9,
+	               "8 ranks, just under 256 KiB: a tree");
+	expect_seconds(cost_collective(cm, &l, 1u, 256 * 1024), 7 * 5e-6 + (double)(256 * 1024) / 150e9,
+	               "8 ranks, 256 KiB: a ring");
 	cr_assert_eq(cost_collective(cm, &l, 0u, 1 << 20), 0.0, "a group of one rank is free");
 	cost_free(cm);
 }
@@ -68,7 +73,8 @@ Test(cost, collective_grows_with_bytes_and_group)
 	       eight = cost_collective(cm, &l, 3u, 4096);
 	cr_assert(two < four && four < eight, "2 ranks %g s, 4 ranks %g s, 8 ranks %g s", two, four, eight);
 	expect_seconds(two, 5e-6 + 4096 / 150e9, "2 ranks");
-	expect_seconds(four, 3 * 5e-6 + 4096 / 150e9, "4 ranks");
+	expect_seconds(four, 2 * 5e-6 + 4096 / 150e9, "4 ranks: a tree");
+	expect_seconds(eight, 3 * 5e-6 + 4096 / 150e9, "8 ranks: a tree");
 	cost_free(cm);
 }
 
@@ -80,9 +86,10 @@ Test(cost, collective_across_nodes)
 	CostModel *cm = cost_new(&c, 16, false);
 	TensorLayout l = split_layout((int64_t[]){2, 8}, 2, 16);   /* dev (2, 8): axis 1 inside a node */
 	int64_t bytes = 1 << 16;
-	expect_seconds(cost_collective(cm, &l, 2u, bytes), 7 * 5e-6 + (double)bytes / 150e9, "8 ranks of one node");
+	expect_seconds(cost_collective(cm, &l, 2u, bytes), 3 * 5e-6 + (double)bytes / 150e9, "8 ranks of one node");
 	expect_seconds(cost_collective(cm, &l, 1u, bytes), 2e-5 + (double)bytes / 25e9, "ranks 0 and 8");
-	expect_seconds(cost_collective(cm, &l, 3u, bytes), 15 * 2e-5 + (double)bytes / 25e9, "all 16 ranks");
+	expect_seconds(cost_collective(cm, &l, 3u, bytes), 4 * 2e-5 + (double)bytes / 25e9, "all 16 ranks: a tree");
+	expect_seconds(cost_collective(cm, &l, 3u, 1 << 20), 15 * 2e-5 + (double)(1 << 20) / 25e9, "all 16, 1 MiB: a ring");
 	c.devices_per_node = 16;
 	CostModel *one = cost_new(&c, 16, false);
 	expect_seconds(cost_collective(one, &l, 1u, bytes), 5e-6 + (double)bytes / 150e9, "one node of 16");
@@ -166,7 +173,7 @@ Test(cost, redist_all_gather_and_cache)
 	int64_t want = redist_step_bytes(STEP_ALL_GATHER, 8 * 32 * 4, 8);
 	cr_assert_eq(bytes, want, "%lld bytes, expected %lld", (long long)bytes, (long long)want);
 	cr_assert_eq(want, 7 * 8 * 32 * 4, "each rank sends its slice to the 7 others");
-	expect_seconds(t, 7 * 5e-6 + (double)want / 150e9, "AllGather");
+	expect_seconds(t, 3 * 5e-6 + (double)want / 150e9, "AllGather: under 256 KiB, a tree");
 	int64_t hits, misses;
 	cost_stats(cm, &hits, &misses);
 	cr_assert(hits == 0 && misses == 1);
@@ -222,7 +229,7 @@ Test(cost, input_gradient)
 	double t = cost_input_gradient(cm, &in, &out, global, 4);
 	int64_t bytes = redist_step_bytes(STEP_ALL_REDUCE, 32 * 16 * 4, 8);
 	cr_assert_eq(bytes, 2 * 32 * 16 * 4 * 7 / 8);
-	expect_seconds(t, 7 * 5e-6 + (double)bytes / 150e9, "data-parallel weight gradient");
+	expect_seconds(t, 3 * 5e-6 + (double)bytes / 150e9, "data-parallel weight gradient");
 	cr_assert_eq(cost_input_gradient(infer, &in, &out, global, 4), 0.0, "no training, no gradient");
 	op_in_layout(&od, &mp, 1, &in);
 	op_out_layout(&od, &mp, &out);
@@ -247,7 +254,7 @@ Test(cost, statistics)
 	OpSplit along, against;
 	op_split_from_splits(&od, (int64_t[]){1, 8}, 8, &along);
 	op_split_from_splits(&od, (int64_t[]){8, 1}, 8, &against);
-	double one = 7 * 5e-6 + (double)redist_step_bytes(STEP_ALL_REDUCE, 16 * 4, 8) / 150e9;
+	double one = 3 * 5e-6 + (double)redist_step_bytes(STEP_ALL_REDUCE, 16 * 4, 8) / 150e9;
 	expect_seconds(cost_statistics(cm, &od, &along, 4), 2 * one, "forward: max and sum");
 	expect_seconds(cost_statistics(train, &od, &along, 4), 3 * one, "with the backward sum");
 	cr_assert_eq(cost_statistics(cm, &od, &against, 4), 0.0);
@@ -281,9 +288,9 @@ Test(cost, data_parallel_matmul)
 	run_free(r);
 	r = compile(train);
 	l = lower_run(r, NULL, STAGE_LOWER);
-	double grad = 7 * 5e-6 + (double)redist_step_bytes(STEP_ALL_REDUCE, 16 * 32 * 4, 8) / 150e9;
+	double grad = 3 * 5e-6 + (double)redist_step_bytes(STEP_ALL_REDUCE, 16 * 32 * 4, 8) / 150e9;
 	double mean = 2.0 * (64 / 8) * 32 / 1e14;
-	double loss = 7 * 5e-6 + (double)redist_step_bytes(STEP_ALL_REDUCE, 4, 8) / 150e9;
+	double loss = 3 * 5e-6 + (double)redist_step_bytes(STEP_ALL_REDUCE, 4, 8) / 150e9;
 	expect_seconds(strategies_cost(r->m, l->flat, l->st, &c), 2 * mm + grad + mean + loss, "training");
 	c.flops = 1e13;
 	expect_seconds(strategies_cost(r->m, l->flat, l->st, &c), 20 * mm + grad + 10 * mean + loss,
@@ -312,7 +319,7 @@ Test(cost, cluster_file)
 	CostModel *cm = cost_new(&c, 8, false);
 	TensorLayout l;
 	layout_replicated(1, 8, &l);
-	expect_seconds(cost_collective(cm, &l, 1u, 1000), 7 * 2e-5 + 1000 / 1e10, "8 ranks over two nodes");
+	expect_seconds(cost_collective(cm, &l, 1u, 1000), 3 * 2e-5 + 1000 / 1e10, "8 ranks over two nodes");
 	cost_free(cm);
 	static const char bad[] = "{\"device_flops\": 1e14,\n \"device_flop\": 2}\n";
 	FILE *f = fopen(path, "w");

@@ -229,16 +229,17 @@ Test(text, seed_ranks)
 }
 
 /* Training (the searched plan, as the driver compiles it): the loss
- * printed, each replicated weight's gradient summed over the ranks that
- * split the batch, in one bucket, Momentum with its state in the slab. */
+ * printed, the gradient of w, whose MatMul splits the batch, summed over
+ * those ranks, Momentum with its state in the slab. */
 Test(text, training_step)
 {
 	char *t = rank_text("ir-samples/auto_parallel_case.ir", 0);
 	expect_line(t, "int64_t steps = sc_steps(rt, 20);");
-	expect_line(t, "sc_print_loss(rt, step, loss_1);");
-	expect_line(t, "sc_all_reduce_bucket(rt, g");
-	expect_line(t, "(void *const[]){grad_w_1, grad_w2_1}, (const int64_t[]){128, 256}, SC_F32, SC_SUM, ");
-	expect_line(t, "sc_momentum(rt, w2, grad_w2_1, (float *)(slab + ");
+	expect_line(t, "sc_print_loss(rt, step, loss);");   /* the loss computed whole on every rank */
+	expect_line(t, "sc_all_reduce(rt, g");
+	expect_line(t, "grad_w, grad_w_1, SC_F32, 128, SC_SUM);");
+	expect_line(t, "sc_momentum(rt, w, grad_w_1, (float *)(slab + ");
+	expect_line(t, "sc_momentum(rt, w2, grad_w2, (float *)(slab + ");   /* w2 computed whole: its gradient is */
 	expect_line(t, "sc_save_npy(rt, out_dir, \"param_w2.npy\", w2, SC_F32, ");
 	free(t);
 }
