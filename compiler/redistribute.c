@@ -20,7 +20,13 @@
  * sums feeding a split consumer thus become one ReduceScatter (half of an
  * AllReduce's bytes), never an AllReduce and a slice. Matrices with no common
  * refinement ((2, 3) against (3, 2)) and searches past STATE_CAP states fall
- * back to completing, gathering and slicing, which is always possible. */
+ * back to completing, gathering and slicing, which is always possible.
+ *
+ * The search is the expense of the strategy search at many devices (up to
+ * ten axes of size 2 and STATE_CAP states), so a state is its roles packed
+ * in 16 bytes, its hash table grows with the states, and a layout is built
+ * only for the steps of the plan found: from the start, by the moves that
+ * first reached each state, as the search would have built it. */
 #include "shardc.h"
 
 #include <stdlib.h>
@@ -28,47 +34,91 @@
 
 enum { STATE_CAP = 20000 };
 
+/* A state's roles packed, one byte an axis (axis a in byte a % 8 of w[a / 8]):
+ * 0 copies, PARTIAL, else (d + 1) << 4 | its place in dim d's map. Every
+ * axis has one role, so two states have the same roles iff their words
+ * are equal. */
+enum { PARTIAL = 0xf0 };
 typedef struct {
-	TensorLayout l;
+	uint64_t w[2];
+} Roles;
+
+typedef struct {
+	uint8_t kind;            /* StepKind */
+	uint8_t axis;
+	int8_t dim, dim2;        /* as in RedistStep; -1 unused */
+} Move;
+
+typedef struct {
+	Roles r;
 	int64_t cost;
 	int nsteps;
 	int prev;                /* state index, -1 for the start */
-	StepKind kind;           /* the step from prev */
-	int axis, dim, dim2;
+	Move step;               /* the step from prev */
+	int maker;               /* the state that first offered this one (-1: the start) */
+	Move made;               /* by this move: the layout a step names is maker's with it applied */
 	bool done;
 } State;
 
 typedef struct {
+	const TensorLayout *start;
 	const int64_t *global;
 	int64_t elem_bytes;
 	State *s;
 	int n, cap;
-	int *table;              /* open addressing over state indices, -1 empty */
+	int *table;              /* open addressing over state indices, -1 empty; under half full */
 	int table_size;
 	int *heap;
 	int nheap, heap_cap;
 } Search;
 
-static uint64_t hash_roles(const TensorLayout *l)
+static int role(Roles r, int a)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ l->partial;
-	for (int d = 0; d < l->rank; d++) {
-		h = (h ^ (uint64_t)(l->nmap[d] + 1)) * 0x100000001b3ull;
-		for (int k = 0; k < l->nmap[d]; k++)
-			h = (h ^ (uint64_t)l->map[d][k]) * 0x100000001b3ull;
-	}
-	return h;
+	return (int)(r.w[a >> 3] >> (8 * (a & 7)) & 0xff);
 }
 
-/* Same roles on the same matrix (the search never changes the matrix). */
-static bool same_roles(const TensorLayout *a, const TensorLayout *b)
+static Roles with_role(Roles r, int a, int v)
 {
-	if (a->partial != b->partial)
-		return false;
-	for (int d = 0; d < a->rank; d++)
-		if (a->nmap[d] != b->nmap[d] || memcmp(a->map[d], b->map[d], (size_t)a->nmap[d]) != 0)
-			return false;
-	return true;
+	int sh = 8 * (a & 7);
+	r.w[a >> 3] = (r.w[a >> 3] & ~(0xffull << sh)) | (uint64_t)v << sh;
+	return r;
+}
+
+static int in_dim(int d, int place)
+{
+	return (d + 1) << 4 | place;
+}
+
+/* A layout's roles; every axis has at most one (layout_check). */
+static Roles pack(const TensorLayout *l)
+{
+	Roles r = {{0, 0}};
+	for (int d = 0; d < l->rank; d++)
+		for (int k = 0; k < l->nmap[d]; k++) {
+			if (role(r, l->map[d][k]))
+				die("device axis %d plays two roles", l->map[d][k]);
+			r = with_role(r, l->map[d][k], in_dim(d, k));
+		}
+	for (int a = 0; a < l->ndev; a++)
+		if (l->partial & (1u << a)) {
+			if (role(r, a))
+				die("device axis %d is partial and splits a dim", a);
+			r = with_role(r, a, PARTIAL);
+		}
+	return r;
+}
+
+static bool same_roles(Roles a, Roles b)
+{
+	return a.w[0] == b.w[0] && a.w[1] == b.w[1];
+}
+
+static uint64_t hash_roles(Roles r)
+{
+	uint64_t h = r.w[0] ^ (r.w[1] * 0x9e3779b97f4a7c15ull);
+	h = (h ^ h >> 30) * 0xbf58476d1ce4e5b9ull;
+	h = (h ^ h >> 27) * 0x94d049bb133111ebull;
+	return h ^ h >> 31;
 }
 
 static int64_t local_elems(const TensorLayout *l, const int64_t *global)
@@ -141,23 +191,36 @@ static int heap_pop(Search *x)
 	}
 }
 
-/* Index of the state with l's roles, or the empty slot where it would go. */
-static int *lookup(Search *x, const TensorLayout *l)
+/* Index of the state with roles r, or the empty slot where it would go. */
+static int *lookup(Search *x, Roles r)
 {
 	size_t mask = (size_t)x->table_size - 1;
-	for (size_t i = hash_roles(l) & mask;; i = (i + 1) & mask)
-		if (x->table[i] < 0 || same_roles(&x->s[x->table[i]].l, l))
+	for (size_t i = hash_roles(r) & mask;; i = (i + 1) & mask)
+		if (x->table[i] < 0 || same_roles(x->s[x->table[i]].r, r))
 			return &x->table[i];
 }
 
-/* Offers `l`, reached from state `from` by one step; false when the cap is hit. */
-static bool offer(Search *x, int from, const TensorLayout *l, StepKind kind, int axis, int dim, int dim2)
+static void grow_table(Search *x)
 {
-	const State *f = &x->s[from];
-	int64_t n = f->l.dev[axis];
-	int64_t cost = f->cost + redist_step_bytes(kind, local_elems(&f->l, x->global) * x->elem_bytes, n);
-	int nsteps = f->nsteps + 1;   /* f is not used below: x->s may move */
-	int *slot = lookup(x, l);
+	int *old = x->table, size = x->table_size;
+	x->table_size *= 2;
+	x->table = xmalloc(sizeof(int) * (size_t)x->table_size);
+	memset(x->table, -1, sizeof(int) * (size_t)x->table_size);
+	for (int i = 0; i < size; i++)
+		if (old[i] >= 0)
+			*lookup(x, x->s[old[i]].r) = old[i];
+	free(old);
+}
+
+/* Offers roles r, reached from state `from` by move m, `from` holding
+ * in_bytes a rank; false when the cap is hit. */
+static bool offer(Search *x, int from, Roles r, Move m, int64_t in_bytes)
+{
+	int64_t cost = x->s[from].cost + redist_step_bytes(m.kind, in_bytes, x->start->dev[m.axis]);
+	int nsteps = x->s[from].nsteps + 1;
+	if (2 * (x->n + 1) > x->table_size)
+		grow_table(x);
+	int *slot = lookup(x, r);
 	if (*slot >= 0) {
 		State *old = &x->s[*slot];
 		if (old->done || old->cost < cost || (old->cost == cost && old->nsteps <= nsteps))
@@ -165,8 +228,7 @@ static bool offer(Search *x, int from, const TensorLayout *l, StepKind kind, int
 		old->cost = cost;
 		old->nsteps = nsteps;
 		old->prev = from;
-		old->kind = kind;
-		old->axis = axis, old->dim = dim, old->dim2 = dim2;
+		old->step = m;
 		heap_push(x, *slot);   /* the stale entry is skipped when popped: done is set first */
 		return true;
 	}
@@ -177,8 +239,69 @@ static bool offer(Search *x, int from, const TensorLayout *l, StepKind kind, int
 		x->s = xrealloc(x->s, sizeof(State) * (size_t)x->cap);
 	}
 	*slot = x->n;
-	x->s[x->n] = (State){*l, cost, nsteps, from, kind, axis, dim, dim2, false};
+	x->s[x->n] = (State){r, cost, nsteps, from, m, from, m, false};
 	heap_push(x, x->n++);
+	return true;
+}
+
+/* Every one-axis move from state i, in the order ties prefer. */
+static bool expand(Search *x, int i)
+{
+	const TensorLayout *l = x->start;
+	Roles r = x->s[i].r;
+	int64_t split[MAX_DIMS], local[MAX_DIMS];
+	int nmap[MAX_DIMS], last[MAX_DIMS];
+	for (int d = 0; d < l->rank; d++)
+		split[d] = 1, nmap[d] = 0;
+	for (int a = 0; a < l->ndev; a++) {
+		int v = role(r, a);
+		if (v && v != PARTIAL) {
+			int d = (v >> 4) - 1;
+			split[d] *= l->dev[a];
+			nmap[d]++;
+		}
+	}
+	for (int a = 0; a < l->ndev; a++) {
+		int v = role(r, a);
+		if (v && v != PARTIAL && (v & 15) == nmap[(v >> 4) - 1] - 1)
+			last[(v >> 4) - 1] = a;
+	}
+	int64_t elems = 1;
+	for (int d = 0; d < l->rank; d++) {
+		local[d] = x->global[d] / split[d];
+		elems *= local[d];
+	}
+	int64_t in_bytes = elems * x->elem_bytes;
+	for (int a = 0; a < l->ndev; a++) {
+		int64_t n = l->dev[a];
+		int v = role(r, a);
+		if (v == PARTIAL) {
+			for (int d = 0; d < l->rank; d++)
+				if (local[d] % n == 0 && !offer(x, i, with_role(r, a, in_dim(d, nmap[d])),
+				                                (Move){STEP_REDUCE_SCATTER, (uint8_t)a, (int8_t)d, -1}, in_bytes))
+					return false;
+			if (!offer(x, i, with_role(r, a, 0), (Move){STEP_ALL_REDUCE, (uint8_t)a, -1, -1}, in_bytes))
+				return false;
+		} else if (!v) {
+			for (int d = 0; d < l->rank; d++)
+				if (local[d] % n == 0 && !offer(x, i, with_role(r, a, in_dim(d, nmap[d])),
+				                                (Move){STEP_SLICE, (uint8_t)a, (int8_t)d, -1}, in_bytes))
+					return false;
+		}
+	}
+	for (int d = 0; d < l->rank; d++) {
+		if (!nmap[d])
+			continue;
+		int a = last[d];
+		int64_t n = l->dev[a];
+		for (int d2 = 0; d2 < l->rank; d2++)
+			if (d2 != d && local[d2] % n == 0 &&
+			    !offer(x, i, with_role(r, a, in_dim(d2, nmap[d2])),
+			           (Move){STEP_ALL_TO_ALL, (uint8_t)a, (int8_t)d, (int8_t)d2}, in_bytes))
+				return false;
+		if (!offer(x, i, with_role(r, a, 0), (Move){STEP_ALL_GATHER, (uint8_t)a, (int8_t)d, -1}, in_bytes))
+			return false;
+	}
 	return true;
 }
 
@@ -187,58 +310,28 @@ static void map_append(TensorLayout *l, int d, int a)
 	l->map[d][l->nmap[d]++] = (int8_t)a;
 }
 
-/* Every one-axis move from state i, in the order ties prefer. */
-static bool expand(Search *x, int i)
+/* The layout state i was first offered with, as the search once built it
+ * move by move from the start (stale map entries past nmap included). */
+static void layout_of(const Search *x, int i, TensorLayout *l)
 {
-	TensorLayout cur = x->s[i].l, next;
-	uint32_t used = 0;
-	for (int d = 0; d < cur.rank; d++)
-		for (int k = 0; k < cur.nmap[d]; k++)
-			used |= 1u << cur.map[d][k];
-	for (int a = 0; a < cur.ndev; a++) {
-		int64_t n = cur.dev[a];
-		if (cur.partial & (1u << a)) {
-			for (int d = 0; d < cur.rank; d++)
-				if ((x->global[d] / layout_dim_split(&cur, d)) % n == 0) {
-					next = cur;
-					next.partial &= ~(1u << a);
-					map_append(&next, d, a);
-					if (!offer(x, i, &next, STEP_REDUCE_SCATTER, a, d, -1))
-						return false;
-				}
-			next = cur;
-			next.partial &= ~(1u << a);
-			if (!offer(x, i, &next, STEP_ALL_REDUCE, a, -1, -1))
-				return false;
-		} else if (!(used & (1u << a))) {
-			for (int d = 0; d < cur.rank; d++)
-				if ((x->global[d] / layout_dim_split(&cur, d)) % n == 0) {
-					next = cur;
-					map_append(&next, d, a);
-					if (!offer(x, i, &next, STEP_SLICE, a, d, -1))
-						return false;
-				}
+	int depth = 0;
+	for (int j = i; x->s[j].maker >= 0; j = x->s[j].maker)
+		depth++;
+	int *chain = xmalloc(sizeof(int) * (size_t)(depth + 1));
+	for (int j = i, k = depth; x->s[j].maker >= 0; j = x->s[j].maker)
+		chain[--k] = j;
+	*l = *x->start;
+	for (int k = 0; k < depth; k++) {
+		Move m = x->s[chain[k]].made;
+		switch ((StepKind)m.kind) {
+		case STEP_REDUCE_SCATTER: l->partial &= ~(1u << m.axis); map_append(l, m.dim, m.axis); break;
+		case STEP_ALL_REDUCE: l->partial &= ~(1u << m.axis); break;
+		case STEP_SLICE: map_append(l, m.dim, m.axis); break;
+		case STEP_ALL_TO_ALL: l->nmap[m.dim]--; map_append(l, m.dim2, m.axis); break;
+		case STEP_ALL_GATHER: l->nmap[m.dim]--; break;
 		}
 	}
-	for (int d = 0; d < cur.rank; d++) {
-		if (!cur.nmap[d])
-			continue;
-		int a = cur.map[d][cur.nmap[d] - 1];
-		int64_t n = cur.dev[a];
-		for (int d2 = 0; d2 < cur.rank; d2++)
-			if (d2 != d && (x->global[d2] / layout_dim_split(&cur, d2)) % n == 0) {
-				next = cur;
-				next.nmap[d]--;
-				map_append(&next, d2, a);
-				if (!offer(x, i, &next, STEP_ALL_TO_ALL, a, d, d2))
-					return false;
-			}
-		next = cur;
-		next.nmap[d]--;
-		if (!offer(x, i, &next, STEP_ALL_GATHER, a, d, -1))
-			return false;
-	}
-	return true;
+	free(chain);
 }
 
 static void push_step(RedistPlan *p, StepKind kind, ReduceOp op, uint32_t axes, int dim, int dim2,
@@ -255,14 +348,14 @@ static void push_step(RedistPlan *p, StepKind kind, ReduceOp op, uint32_t axes, 
 static bool search(const TensorLayout *from, const TensorLayout *to, const int64_t *global, int64_t elem_bytes,
                    RedistPlan *plan)
 {
-	/* The table stays under a third full at STATE_CAP states. */
-	Search x = {global, elem_bytes, NULL, 0, 64, NULL, 1 << 16, NULL, 0, 256};
+	Search x = {from, global, elem_bytes, NULL, 0, 64, NULL, 256, NULL, 0, 256};
 	x.s = xmalloc(sizeof(State) * (size_t)x.cap);
 	x.table = xmalloc(sizeof(int) * (size_t)x.table_size);
 	x.heap = xmalloc(sizeof(int) * (size_t)x.heap_cap);
 	memset(x.table, -1, sizeof(int) * (size_t)x.table_size);
-	x.s[0] = (State){*from, 0, 0, -1, STEP_SLICE, -1, -1, -1, false};
-	*lookup(&x, from) = 0;
+	Roles goal_roles = pack(to);
+	x.s[0] = (State){pack(from), 0, 0, -1, {STEP_SLICE, 0, -1, -1}, -1, {STEP_SLICE, 0, -1, -1}, false};
+	*lookup(&x, x.s[0].r) = 0;
 	x.n = 1;
 	heap_push(&x, 0);
 	int goal = -1;
@@ -272,7 +365,7 @@ static bool search(const TensorLayout *from, const TensorLayout *to, const int64
 		if (x.s[i].done)
 			continue;
 		x.s[i].done = true;
-		if (same_roles(&x.s[i].l, to)) {
+		if (same_roles(x.s[i].r, goal_roles)) {
 			goal = i;
 			break;
 		}
@@ -286,9 +379,12 @@ static bool search(const TensorLayout *from, const TensorLayout *to, const int64
 			path[n++] = i;
 		}
 		for (int k = n - 1; k >= 0; k--) {
-			const State *s = &x.s[path[k]], *p = &x.s[s->prev];
-			int64_t bytes = redist_step_bytes(s->kind, local_elems(&p->l, global) * elem_bytes, p->l.dev[s->axis]);
-			push_step(plan, s->kind, from->partial_op, 1u << s->axis, s->dim, s->dim2, &p->l, &s->l, bytes);
+			const State *s = &x.s[path[k]];
+			TensorLayout pl, sl;
+			layout_of(&x, s->prev, &pl);
+			layout_of(&x, path[k], &sl);
+			int64_t bytes = redist_step_bytes(s->step.kind, local_elems(&pl, global) * elem_bytes, pl.dev[s->step.axis]);
+			push_step(plan, s->step.kind, from->partial_op, 1u << s->step.axis, s->step.dim, s->step.dim2, &pl, &sl, bytes);
 		}
 	}
 	free(x.s);
