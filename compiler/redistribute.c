@@ -60,9 +60,12 @@ typedef struct {
 	bool done;
 } State;
 
+/* One Dijkstra from a start, run as far as the goals asked so far needed:
+ * the pops do not depend on the goal (it only ends them), so a later goal
+ * from the same start goes on from where the last one stopped. */
 typedef struct {
-	const TensorLayout *start;
-	const int64_t *global;
+	TensorLayout start[1];
+	int64_t global[MAX_DIMS];
 	int64_t elem_bytes;
 	State *s;
 	int n, cap;
@@ -70,6 +73,8 @@ typedef struct {
 	int table_size;
 	int *heap;
 	int nheap, heap_cap;
+	int pending;             /* the last goal: popped, not expanded yet; -1 none */
+	bool dead;               /* STATE_CAP reached or every state popped: no goal not yet done is reached */
 } Search;
 
 static int role(Roles r, int a)
@@ -344,53 +349,175 @@ static void push_step(RedistPlan *p, StepKind kind, ReduceOp op, uint32_t axes, 
 	p->bytes += bytes;
 }
 
-/* Dijkstra from `from` to `to`, both on one matrix. False past STATE_CAP. */
-static bool search(const TensorLayout *from, const TensorLayout *to, const int64_t *global, int64_t elem_bytes,
-                   RedistPlan *plan)
+static Search *search_new(const TensorLayout *from, const int64_t *global, int64_t elem_bytes)
 {
-	Search x = {from, global, elem_bytes, NULL, 0, 64, NULL, 256, NULL, 0, 256};
-	x.s = xmalloc(sizeof(State) * (size_t)x.cap);
-	x.table = xmalloc(sizeof(int) * (size_t)x.table_size);
-	x.heap = xmalloc(sizeof(int) * (size_t)x.heap_cap);
-	memset(x.table, -1, sizeof(int) * (size_t)x.table_size);
-	Roles goal_roles = pack(to);
-	x.s[0] = (State){pack(from), 0, 0, -1, {STEP_SLICE, 0, -1, -1}, -1, {STEP_SLICE, 0, -1, -1}, false};
-	*lookup(&x, x.s[0].r) = 0;
-	x.n = 1;
-	heap_push(&x, 0);
-	int goal = -1;
-	bool ok = true;
-	while (x.nheap && ok) {
-		int i = heap_pop(&x);
-		if (x.s[i].done)
+	Search *x = xcalloc(1, sizeof *x);
+	*x->start = *from;
+	memcpy(x->global, global, sizeof(int64_t) * (size_t)from->rank);
+	x->elem_bytes = elem_bytes;
+	x->cap = 64;
+	x->table_size = 256;
+	x->heap_cap = 256;
+	x->pending = -1;
+	x->s = xmalloc(sizeof(State) * (size_t)x->cap);
+	x->table = xmalloc(sizeof(int) * (size_t)x->table_size);
+	x->heap = xmalloc(sizeof(int) * (size_t)x->heap_cap);
+	memset(x->table, -1, sizeof(int) * (size_t)x->table_size);
+	x->s[0] = (State){pack(from), 0, 0, -1, {STEP_SLICE, 0, -1, -1}, -1, {STEP_SLICE, 0, -1, -1}, false};
+	*lookup(x, x->s[0].r) = 0;
+	x->n = 1;
+	heap_push(x, 0);
+	return x;
+}
+
+static void search_free(Search *x)
+{
+	if (!x)
+		return;
+	free(x->s);
+	free(x->table);
+	free(x->heap);
+	free(x);
+}
+
+/* The state with roles `goal` as the Dijkstra from x's start pops it, or
+ * -1 when the search ends first (past STATE_CAP, or every state popped). */
+static int search_to(Search *x, Roles goal)
+{
+	int *slot = lookup(x, goal);
+	if (*slot >= 0 && x->s[*slot].done)
+		return *slot;
+	if (x->dead)
+		return -1;
+	if (x->pending >= 0) {
+		int i = x->pending;
+		x->pending = -1;
+		if (!expand(x, i))
+			x->nheap = 0;
+	}
+	while (x->nheap) {
+		int i = heap_pop(x);
+		if (x->s[i].done)
 			continue;
-		x.s[i].done = true;
-		if (same_roles(x.s[i].r, goal_roles)) {
-			goal = i;
+		x->s[i].done = true;
+		if (same_roles(x->s[i].r, goal)) {
+			x->pending = i;
+			return i;
+		}
+		if (!expand(x, i))
 			break;
-		}
-		ok = expand(&x, i);
 	}
-	if (goal >= 0) {
-		int path[MAX_STEPS], n = 0;
-		for (int i = goal; x.s[i].prev >= 0; i = x.s[i].prev) {
-			if (n == MAX_STEPS)
-				die("redistribution of more than %d steps", MAX_STEPS);
-			path[n++] = i;
-		}
-		for (int k = n - 1; k >= 0; k--) {
-			const State *s = &x.s[path[k]];
-			TensorLayout pl, sl;
-			layout_of(&x, s->prev, &pl);
-			layout_of(&x, path[k], &sl);
-			int64_t bytes = redist_step_bytes(s->step.kind, local_elems(&pl, global) * elem_bytes, pl.dev[s->step.axis]);
-			push_step(plan, s->step.kind, from->partial_op, 1u << s->step.axis, s->step.dim, s->step.dim2, &pl, &sl, bytes);
+	x->dead = true;
+	free(x->heap);   /* no more pops */
+	x->heap = NULL;
+	x->nheap = x->heap_cap = 0;
+	return -1;
+}
+
+/* The steps from the start to state `goal`, each from its state's layout to the next one's. */
+static void plan_path(const Search *x, int goal, RedistPlan *plan)
+{
+	int path[MAX_STEPS], n = 0;
+	for (int i = goal; x->s[i].prev >= 0; i = x->s[i].prev) {
+		if (n == MAX_STEPS)
+			die("redistribution of more than %d steps", MAX_STEPS);
+		path[n++] = i;
+	}
+	for (int k = n - 1; k >= 0; k--) {
+		const State *s = &x->s[path[k]];
+		TensorLayout pl, sl;
+		layout_of(x, s->prev, &pl);
+		layout_of(x, path[k], &sl);
+		int64_t bytes = redist_step_bytes(s->step.kind, local_elems(&pl, x->global) * x->elem_bytes, pl.dev[s->step.axis]);
+		push_step(plan, s->step.kind, x->start->partial_op, 1u << s->step.axis, s->step.dim, s->step.dim2, &pl, &sl, bytes);
+	}
+}
+
+/* ---- the searches kept (RedistCache) ---- */
+
+/* A cost model asks for plans from one layout to many: the searches from
+ * each start are kept, up to CACHE_STATES states in all, the least recently
+ * used dropped first. A start is the common matrix's layout, its dims and
+ * element size, compared byte for byte. */
+enum { CACHE_STATES = 1 << 19 };
+
+typedef struct {
+	uint64_t hash;
+	TensorLayout start;
+	int64_t global[MAX_DIMS], elem_bytes;
+	Search *x;
+	int64_t used;            /* the tick of its last use */
+} Kept;
+
+struct RedistCache {
+	Kept *k;
+	int n, cap;
+	int64_t states, tick;
+};
+
+RedistCache *redist_cache_new(void)
+{
+	return xcalloc(1, sizeof(RedistCache));
+}
+
+void redist_cache_free(RedistCache *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->n; i++)
+		search_free(c->k[i].x);
+	free(c->k);
+	free(c);
+}
+
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* The kept search from `from` (made when there is none). */
+static Kept *kept(RedistCache *c, const TensorLayout *from, const int64_t *global, int64_t elem_bytes)
+{
+	int64_t g[MAX_DIMS] = {0};
+	memcpy(g, global, sizeof(int64_t) * (size_t)from->rank);
+	uint64_t h = hash_bytes(0xcbf29ce484222325ull, from, sizeof *from);
+	h = hash_bytes(h, g, sizeof g);
+	h = hash_bytes(h, &elem_bytes, sizeof elem_bytes);
+	c->tick++;
+	for (int i = 0; i < c->n; i++) {
+		Kept *k = &c->k[i];
+		if (k->hash == h && k->elem_bytes == elem_bytes && !memcmp(&k->start, from, sizeof *from) &&
+		    !memcmp(k->global, g, sizeof g)) {
+			k->used = c->tick;
+			return k;
 		}
 	}
-	free(x.s);
-	free(x.table);
-	free(x.heap);
-	return goal >= 0;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 64;
+		c->k = xrealloc(c->k, sizeof(Kept) * (size_t)c->cap);
+	}
+	Kept *k = &c->k[c->n++];
+	*k = (Kept){h, *from, {0}, elem_bytes, search_new(from, global, elem_bytes), c->tick};
+	memcpy(k->global, g, sizeof g);
+	c->states += 1;
+	return k;
+}
+
+/* Drops the least recently used searches but `keep` while over CACHE_STATES. */
+static void trim(RedistCache *c, const Search *keep)
+{
+	while (c->states > CACHE_STATES && c->n > 1) {
+		int old = -1;
+		for (int i = 0; i < c->n; i++)
+			if (c->k[i].x != keep && (old < 0 || c->k[i].used < c->k[old].used))
+				old = i;
+		c->states -= c->k[old].x->n;
+		search_free(c->k[old].x);
+		c->k[old] = c->k[--c->n];
+	}
 }
 
 /* Always possible: complete, gather everything, slice what `to` wants. */
@@ -437,8 +564,8 @@ static void merge_slices(RedistPlan *p)
 	p->n = n;
 }
 
-void redist_plan(const TensorLayout *from, const TensorLayout *to, const int64_t *global, int64_t elem_bytes,
-                 RedistPlan *plan)
+void redist_plan_kept(RedistCache *c, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
+                      int64_t elem_bytes, RedistPlan *plan)
 {
 	memset(plan, 0, sizeof *plan);
 	if (to->partial)
@@ -446,11 +573,29 @@ void redist_plan(const TensorLayout *from, const TensorLayout *to, const int64_t
 	if (layout_equal(from, to))
 		return;
 	TensorLayout a, b;
-	if (!layout_common_matrix(from, to, &a, &b) || !search(&a, &b, global, elem_bytes, plan)) {
-		memset(plan, 0, sizeof *plan);
-		fallback(from, to, global, elem_bytes, plan);
+	int goal = -1;
+	if (layout_common_matrix(from, to, &a, &b)) {
+		Kept *k = c ? kept(c, &a, global, elem_bytes) : NULL;
+		Search *x = k ? k->x : search_new(&a, global, elem_bytes);
+		int before = x->n;
+		goal = search_to(x, pack(&b));
+		if (goal >= 0)
+			plan_path(x, goal, plan);
+		if (k) {
+			c->states += x->n - before;
+			trim(c, x);
+		} else
+			search_free(x);
 	}
+	if (goal < 0)
+		fallback(from, to, global, elem_bytes, plan);
 	merge_slices(plan);
+}
+
+void redist_plan(const TensorLayout *from, const TensorLayout *to, const int64_t *global, int64_t elem_bytes,
+                 RedistPlan *plan)
+{
+	redist_plan_kept(NULL, from, to, global, elem_bytes, plan);
 }
 
 void redist_slice_bounds(const RedistStep *s, int64_t rank, const int64_t *global, int64_t *begin, int64_t *end)
