@@ -57,8 +57,20 @@ typedef struct {
 	Move step;               /* the step from prev */
 	int maker;               /* the state that first offered this one (-1: the start) */
 	Move made;               /* by this move: the layout a step names is maker's with it applied */
+	int entry;               /* its latest heap entry (older ones: Search.older), -1 none */
 	bool done;
 } State;
+
+/* A heap entry holds its state's cost and steps, kept equal to the state's
+ * as they improve (the heap orders entries by their state's values now,
+ * even an entry an improvement left behind); nsteps and state fit 16 bits
+ * (a path visits each state once). */
+typedef struct {
+	int64_t cost;
+	uint16_t nsteps, state;
+	int id;                  /* its number: Search.where[id] is its place, -1 once popped */
+} Entry;
+_Static_assert(STATE_CAP <= 65535, "heap entries hold states in 16 bits");
 
 /* One Dijkstra from a start, run as far as the goals asked so far needed:
  * the pops do not depend on the goal (it only ends them), so a later goal
@@ -71,8 +83,10 @@ typedef struct {
 	int n, cap;
 	int *table;              /* open addressing over state indices, -1 empty; under half full */
 	int table_size;
-	int *heap;
+	Entry *heap;
 	int nheap, heap_cap;
+	int *where, *older;      /* (nentries) an entry's place; the state's entry before it, -1 none */
+	int nentries, entries_cap;
 	int pending;             /* the last goal: popped, not expanded yet; -1 none */
 	bool dead;               /* STATE_CAP reached or every state popped: no goal not yet done is reached */
 } Search;
@@ -151,49 +165,78 @@ int64_t redist_step_bytes(StepKind kind, int64_t in_bytes, int64_t n)
 	return 0;
 }
 
-static int heap_less(const Search *x, int a, int b)
+static bool heap_less(const Entry *p, const Entry *q)
 {
-	const State *p = &x->s[a], *q = &x->s[b];
 	if (p->cost != q->cost)
 		return p->cost < q->cost;
 	if (p->nsteps != q->nsteps)
 		return p->nsteps < q->nsteps;
-	return a < b;
+	return p->state < q->state;
+}
+
+static void heap_put(Search *x, int at, Entry e)
+{
+	x->heap[at] = e;
+	x->where[e.id] = at;
 }
 
 static void heap_push(Search *x, int i)
 {
 	if (x->nheap == x->heap_cap) {
 		x->heap_cap *= 2;
-		x->heap = xrealloc(x->heap, sizeof(int) * (size_t)x->heap_cap);
+		x->heap = xrealloc(x->heap, sizeof(Entry) * (size_t)x->heap_cap);
 	}
+	if (x->nentries == x->entries_cap) {
+		x->entries_cap = x->entries_cap ? 2 * x->entries_cap : 256;
+		x->where = xrealloc(x->where, sizeof(int) * (size_t)x->entries_cap);
+		x->older = xrealloc(x->older, sizeof(int) * (size_t)x->entries_cap);
+	}
+	State *s = &x->s[i];
+	int id = x->nentries++;
+	x->older[id] = s->entry;
+	s->entry = id;
 	int at = x->nheap++;
-	x->heap[at] = i;
-	while (at > 0 && heap_less(x, x->heap[at], x->heap[(at - 1) / 2])) {
-		int up = (at - 1) / 2, t = x->heap[up];
-		x->heap[up] = x->heap[at];
-		x->heap[at] = t;
+	heap_put(x, at, (Entry){s->cost, (uint16_t)s->nsteps, (uint16_t)i, id});
+	while (at > 0 && heap_less(&x->heap[at], &x->heap[(at - 1) / 2])) {
+		int up = (at - 1) / 2;
+		Entry t = x->heap[up];
+		heap_put(x, up, x->heap[at]);
+		heap_put(x, at, t);
 		at = up;
 	}
 }
 
 static int heap_pop(Search *x)
 {
-	int top = x->heap[0];
-	x->heap[0] = x->heap[--x->nheap];
+	Entry top = x->heap[0];
+	x->where[top.id] = -1;
+	if (--x->nheap == 0)
+		return top.state;
+	heap_put(x, 0, x->heap[x->nheap]);
 	for (int at = 0;;) {
 		int l = 2 * at + 1, r = l + 1, m = at;
-		if (l < x->nheap && heap_less(x, x->heap[l], x->heap[m]))
+		if (l < x->nheap && heap_less(&x->heap[l], &x->heap[m]))
 			m = l;
-		if (r < x->nheap && heap_less(x, x->heap[r], x->heap[m]))
+		if (r < x->nheap && heap_less(&x->heap[r], &x->heap[m]))
 			m = r;
 		if (m == at)
-			return top;
-		int t = x->heap[m];
-		x->heap[m] = x->heap[at];
-		x->heap[at] = t;
+			return top.state;
+		Entry t = x->heap[m];
+		heap_put(x, m, x->heap[at]);
+		heap_put(x, at, t);
 		at = m;
 	}
+}
+
+/* State i's cost or steps fell: its entries still in the heap follow. */
+static void heap_follow(Search *x, int i)
+{
+	const State *s = &x->s[i];
+	for (int id = s->entry; id >= 0; id = x->older[id])
+		if (x->where[id] >= 0) {
+			x->heap[x->where[id]].cost = s->cost;
+			x->heap[x->where[id]].nsteps = (uint16_t)s->nsteps;
+		}
 }
 
 /* Index of the state with roles r, or the empty slot where it would go. */
@@ -217,11 +260,11 @@ static void grow_table(Search *x)
 	free(old);
 }
 
-/* Offers roles r, reached from state `from` by move m, `from` holding
- * in_bytes a rank; false when the cap is hit. */
-static bool offer(Search *x, int from, Roles r, Move m, int64_t in_bytes)
+/* Offers roles r, reached from state `from` by move m sending `bytes`;
+ * false when the cap is hit. */
+static bool offer(Search *x, int from, Roles r, Move m, int64_t bytes)
 {
-	int64_t cost = x->s[from].cost + redist_step_bytes(m.kind, in_bytes, x->start->dev[m.axis]);
+	int64_t cost = x->s[from].cost + bytes;
 	int nsteps = x->s[from].nsteps + 1;
 	if (2 * (x->n + 1) > x->table_size)
 		grow_table(x);
@@ -234,6 +277,7 @@ static bool offer(Search *x, int from, Roles r, Move m, int64_t in_bytes)
 		old->nsteps = nsteps;
 		old->prev = from;
 		old->step = m;
+		heap_follow(x, *slot);
 		heap_push(x, *slot);   /* the stale entry is skipped when popped: done is set first */
 		return true;
 	}
@@ -244,9 +288,15 @@ static bool offer(Search *x, int from, Roles r, Move m, int64_t in_bytes)
 		x->s = xrealloc(x->s, sizeof(State) * (size_t)x->cap);
 	}
 	*slot = x->n;
-	x->s[x->n] = (State){r, cost, nsteps, from, m, from, m, false};
+	x->s[x->n] = (State){r, cost, nsteps, from, m, from, m, -1, false};
 	heap_push(x, x->n++);
 	return true;
+}
+
+/* Does n (>= 1) divide k (>= 0)? Device axes are mostly powers of 2. */
+static bool divides(int64_t n, int64_t k)
+{
+	return (n & (n - 1)) == 0 ? (k & (n - 1)) == 0 : k % n == 0;
 }
 
 /* Every one-axis move from state i, in the order ties prefer. */
@@ -281,16 +331,18 @@ static bool expand(Search *x, int i)
 		int64_t n = l->dev[a];
 		int v = role(r, a);
 		if (v == PARTIAL) {
+			int64_t rs = redist_step_bytes(STEP_REDUCE_SCATTER, in_bytes, n);
 			for (int d = 0; d < l->rank; d++)
-				if (local[d] % n == 0 && !offer(x, i, with_role(r, a, in_dim(d, nmap[d])),
-				                                (Move){STEP_REDUCE_SCATTER, (uint8_t)a, (int8_t)d, -1}, in_bytes))
+				if (divides(n, local[d]) && !offer(x, i, with_role(r, a, in_dim(d, nmap[d])),
+				                                   (Move){STEP_REDUCE_SCATTER, (uint8_t)a, (int8_t)d, -1}, rs))
 					return false;
-			if (!offer(x, i, with_role(r, a, 0), (Move){STEP_ALL_REDUCE, (uint8_t)a, -1, -1}, in_bytes))
+			if (!offer(x, i, with_role(r, a, 0), (Move){STEP_ALL_REDUCE, (uint8_t)a, -1, -1},
+			           redist_step_bytes(STEP_ALL_REDUCE, in_bytes, n)))
 				return false;
 		} else if (!v) {
 			for (int d = 0; d < l->rank; d++)
-				if (local[d] % n == 0 && !offer(x, i, with_role(r, a, in_dim(d, nmap[d])),
-				                                (Move){STEP_SLICE, (uint8_t)a, (int8_t)d, -1}, in_bytes))
+				if (divides(n, local[d]) && !offer(x, i, with_role(r, a, in_dim(d, nmap[d])),
+				                                   (Move){STEP_SLICE, (uint8_t)a, (int8_t)d, -1}, 0))
 					return false;
 		}
 	}
@@ -298,13 +350,14 @@ static bool expand(Search *x, int i)
 		if (!nmap[d])
 			continue;
 		int a = last[d];
-		int64_t n = l->dev[a];
+		int64_t n = l->dev[a], a2a = redist_step_bytes(STEP_ALL_TO_ALL, in_bytes, n);
 		for (int d2 = 0; d2 < l->rank; d2++)
-			if (d2 != d && local[d2] % n == 0 &&
+			if (d2 != d && divides(n, local[d2]) &&
 			    !offer(x, i, with_role(r, a, in_dim(d2, nmap[d2])),
-			           (Move){STEP_ALL_TO_ALL, (uint8_t)a, (int8_t)d, (int8_t)d2}, in_bytes))
+			           (Move){STEP_ALL_TO_ALL, (uint8_t)a, (int8_t)d, (int8_t)d2}, a2a))
 				return false;
-		if (!offer(x, i, with_role(r, a, 0), (Move){STEP_ALL_GATHER, (uint8_t)a, (int8_t)d, -1}, in_bytes))
+		if (!offer(x, i, with_role(r, a, 0), (Move){STEP_ALL_GATHER, (uint8_t)a, (int8_t)d, -1},
+		           redist_step_bytes(STEP_ALL_GATHER, in_bytes, n)))
 			return false;
 	}
 	return true;
@@ -361,9 +414,9 @@ static Search *search_new(const TensorLayout *from, const int64_t *global, int64
 	x->pending = -1;
 	x->s = xmalloc(sizeof(State) * (size_t)x->cap);
 	x->table = xmalloc(sizeof(int) * (size_t)x->table_size);
-	x->heap = xmalloc(sizeof(int) * (size_t)x->heap_cap);
+	x->heap = xmalloc(sizeof(Entry) * (size_t)x->heap_cap);
 	memset(x->table, -1, sizeof(int) * (size_t)x->table_size);
-	x->s[0] = (State){pack(from), 0, 0, -1, {STEP_SLICE, 0, -1, -1}, -1, {STEP_SLICE, 0, -1, -1}, false};
+	x->s[0] = (State){pack(from), 0, 0, -1, {STEP_SLICE, 0, -1, -1}, -1, {STEP_SLICE, 0, -1, -1}, -1, false};
 	*lookup(x, x->s[0].r) = 0;
 	x->n = 1;
 	heap_push(x, 0);
@@ -377,6 +430,8 @@ static void search_free(Search *x)
 	free(x->s);
 	free(x->table);
 	free(x->heap);
+	free(x->where);
+	free(x->older);
 	free(x);
 }
 
@@ -409,8 +464,11 @@ static int search_to(Search *x, Roles goal)
 	}
 	x->dead = true;
 	free(x->heap);   /* no more pops */
+	free(x->where);
+	free(x->older);
 	x->heap = NULL;
-	x->nheap = x->heap_cap = 0;
+	x->where = x->older = NULL;
+	x->nheap = x->heap_cap = x->nentries = x->entries_cap = 0;
 	return -1;
 }
 
