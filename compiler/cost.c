@@ -24,7 +24,8 @@
  * Redistribution costs are cached by (from, to, shape, element size): a deep
  * stack of equal layers asks the same few questions again and again. So are
  * the lower bounds the search prunes with (cost_bound_only), until the plan
- * itself is asked for.
+ * itself is asked for. The plans' searches are kept too (RedistCache): the
+ * many questions from one layout to others go on with one search.
  *
  * The cluster file is a JSON object whose keys are all optional, in SI units:
  *

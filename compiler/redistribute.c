@@ -24,9 +24,12 @@
  *
  * The search is the expense of the strategy search at many devices (up to
  * ten axes of size 2 and STATE_CAP states), so a state is its roles packed
- * in 16 bytes, its hash table grows with the states, and a layout is built
- * only for the steps of the plan found: from the start, by the moves that
- * first reached each state, as the search would have built it. */
+ * in 16 bytes, its hash table grows with the states, a layout is built
+ * only for the steps of the plan found (from the start, by the moves that
+ * first reached each state, as the search would have built it), and a cost
+ * model keeps its searches to resume them for the next goal (RedistCache).
+ * The heap is kept exactly as it was, improved keys updated in place
+ * without a sift, so that ties and pops, and so every plan, stay the same. */
 #include "shardc.h"
 
 #include <stdlib.h>
