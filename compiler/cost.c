@@ -26,7 +26,8 @@
  * Redistribution costs are cached by (from, to, shape, element size): a deep
  * stack of equal layers asks the same few questions again and again. So are
  * the lower bounds the search prunes with (cost_bound_only), until the plan
- * itself is asked for.
+ * itself is asked for. The plans' searches are kept too (RedistCache): the
+ * many questions from one layout to others go on with one search.
  *
  * The cluster file is a JSON object whose keys are all optional, in SI units:
  *
@@ -162,6 +163,7 @@ struct CostModel {
 	int64_t device_num;
 	bool train;
 	RedistPlan *plan;        /* scratch: a plan is 40 KB */
+	RedistCache *searches;   /* redist_plan's searches, kept */
 	int64_t *members;        /* (device_num) scratch for groups */
 	Entry *e;                /* open addressing, nkey 0 empty */
 	size_t nslot, n;
@@ -177,6 +179,7 @@ CostModel *cost_new(const Cluster *c, int64_t device_num, bool train)
 	cm->device_num = device_num;
 	cm->train = train;
 	cm->plan = xmalloc(sizeof *cm->plan);
+	cm->searches = redist_cache_new();
 	cm->members = xmalloc(sizeof(int64_t) * (size_t)device_num);
 	cm->a = arena_new();
 	return cm;
@@ -187,6 +190,7 @@ void cost_free(CostModel *cm)
 	if (!cm)
 		return;
 	free(cm->plan);
+	redist_cache_free(cm->searches);
 	free(cm->members);
 	free(cm->e);
 	arena_free(cm->a);
@@ -358,7 +362,7 @@ double cost_redist(CostModel *cm, const TensorLayout *from, const TensorLayout *
 	}
 	cm->misses++;
 	RedistPlan *p = cm->plan;
-	redist_plan(from, to, global, elem_bytes, p);
+	redist_plan_kept(cm->searches, from, to, global, elem_bytes, p);
 	double t = 0;
 	for (int i = 0; i < p->n; i++)
 		if (p->step[i].kind != STEP_SLICE)

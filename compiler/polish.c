@@ -392,7 +392,7 @@ static bool prime_move(Search *x, int v, Priced *out)
 					s2[b] *= p;
 				OpSplit s;
 				op_split_from_splits(od, s2, x->n, &s);
-				double m2, c = local_cost(x, v, &s, &m2);
+				double m2, c = local_cost_under(x, v, &s, best - 1e-9 * fabs(best), &m2);
 				if ((m2 <= memory || !fits) && c < best - 1e-9 * fabs(best))
 					best = c, *out = (Priced){s, c, 0}, found = true;
 			}

@@ -45,8 +45,11 @@ void set_current(Search *x, int v, const OpSplit *s)
 
 /* From layout `from` of value `value` through the Reshapes of `s` to `to`;
  * with a train block and a value that needs a gradient, the adjoint too (a
- * gather before a Reshape has a free slice for adjoint). */
-static double carry_cost(Search *x, TensorLayout from, int value, const Src *s, const TensorLayout *to)
+ * gather before a Reshape has a free slice for adjoint). With `sum` (what
+ * the caller has summed so far) and `limit`: once sum + the cost so far
+ * reaches limit, the rest is not priced (local_cost_under). */
+static double carry_cost_under(Search *x, TensorLayout from, int value, const Src *s, const TensorLayout *to,
+                               double sum, double limit)
 {
 	const Graph *g = x->g;
 	bool back = x->needs[value];
@@ -71,8 +74,9 @@ static double carry_cost(Search *x, TensorLayout from, int value, const Src *s, 
 		from = next;
 		value = r->result;
 	}
-	c += cost_redist(x->cm, &from, to, g->values[value].type.dims, elem_bytes(x, value), NULL);
-	if (back)
+	if (sum + c < limit)
+		c += cost_redist(x->cm, &from, to, g->values[value].type.dims, elem_bytes(x, value), NULL);
+	if (back && sum + c < limit)
 		c += cost_redist_back(x->cm, &from, to, g->values[value].type.dims, elem_bytes(x, value));
 	return c;
 }
@@ -129,7 +133,7 @@ bool shared(const Search *x, int v, int k, const TensorLayout *to, int64_t grad_
  * another operator reads it so (ahead of v with `before`). An input (or a
  * planned parameter) is carried from where dataset_strategy (or the plan)
  * puts it, its first user included. */
-static double in_cost(Search *x, int v, int k, const TensorLayout *to, bool before)
+static double in_cost(Search *x, int v, int k, const TensorLayout *to, bool before, double sum, double limit)
 {
 	const Src *s = &x->src[v][k];
 	if (!x->fixed[v][k] && shared(x, v, k, to, -1, before))
@@ -137,12 +141,12 @@ static double in_cost(Search *x, int v, int k, const TensorLayout *to, bool befo
 	if (x->fixed[v][k])
 		return cost_redist(x->cm, x->fixed[v][k], to, x->g->values[s->id].type.dims, elem_bytes(x, s->id), NULL);
 	if (s->kind == SRC_OP)
-		return x->decided[s->id] ? carry_cost(x, x->out[s->id], x->g->nodes[s->id].result, s, to) : 0;
+		return x->decided[s->id] ? carry_cost_under(x, x->out[s->id], x->g->nodes[s->id].result, s, to, sum, limit) : 0;
 	if (s->kind != SRC_PARAM ||
 	    (x->first_node[s->id] == v && x->first_in[s->id] == k && !x->st->home_fixed[s->id]))
 		return 0;   /* a free home lives where its first user wants it; a fixed one (an input's dataset layout) is delivered */
 	const TensorLayout *h = home(x, s->id);
-	return h ? carry_cost(x, *h, s->id, s, to) : 0;
+	return h ? carry_cost_under(x, *h, s->id, s, to, sum, limit) : 0;
 }
 
 /* A returned value completed as lower.c completes it. */
@@ -211,13 +215,42 @@ static double compute_cost(Search *x, int v, const OpSplit *s)
 	return c * passes(x, v) + cost_statistics(x->cm, x->st->node[v].od, s, dtype_bytes(t->dtype));
 }
 
-/* What depends on v's strategy s: its compute, its inputs' and its
- * consumers' redistributions (decided neighbours only), its completion or
- * delivery, the parameters it is the first user of (their gradients and
- * other users). *bytes: the memory its own part needs. Whatever this and
- * the functions it calls read about v's surroundings, context_key must put
- * in the key (best_move's memo). */
-double local_cost(Search *x, int v, const OpSplit *s, double *bytes)
+/* The memory v's own part needs under s: its output's slice, and the
+ * parameters it is the first user of (with their optimizer state). */
+static double own_memory(const Search *x, int v, const TensorLayout *ins, const TensorLayout *raw)
+{
+	const Graph *g = x->g;
+	const Node *nd = &g->nodes[v];
+	const Value *res = &g->values[nd->result];
+	double mem = (double)cost_slice_bytes(raw, res->type.dims, dtype_bytes(res->type.dtype));
+	for (int k = 0; k < nd->nin; k++) {
+		const Src *sr = &x->src[v][k];
+		if (sr->kind != SRC_PARAM || x->first_node[sr->id] != v || x->first_in[sr->id] != k ||
+		    x->st->home_fixed[sr->id] || !is_param(x, sr->id))
+			continue;
+		const Value *pv = &g->values[sr->id];
+		mem += x->mem_factor * (double)cost_slice_bytes(&ins[k], pv->type.dims, dtype_bytes(pv->type.dtype));
+	}
+	return mem;
+}
+
+double local_memory(const Search *x, int v, const OpSplit *s)
+{
+	int nin = x->g->nodes[v].nin;
+	TensorLayout in[MAX_RULE_INPUTS + 8], raw, out;
+	TensorLayout *ins = nin <= (int)(sizeof in / sizeof in[0]) ? in : xmalloc(sizeof(TensorLayout) * (size_t)nin);
+	layouts(x, v, s, ins, &raw, &out);
+	double mem = own_memory(x, v, ins, &raw);
+	if (ins != in)
+		free(ins);
+	return mem;
+}
+
+/* The terms in the order local_cost has always summed them (the sum is
+ * bit for bit the same); each is priced only while the sum is under
+ * `limit`. Every term is >= 0 and a floating-point sum never falls when a
+ * term >= 0 is added, so a sum that reached the limit ends there too. */
+double local_cost_under(Search *x, int v, const OpSplit *s, double limit, double *bytes)
 {
 	const Graph *g = x->g;
 	const Node *nd = &g->nodes[v];
@@ -227,38 +260,43 @@ double local_cost(Search *x, int v, const OpSplit *s, double *bytes)
 	layouts(x, v, s, ins, &raw, &out);
 	double c = compute_cost(x, v, s);
 	const Value *res = &g->values[nd->result];
-	double mem = (double)cost_slice_bytes(&raw, res->type.dims, dtype_bytes(res->type.dtype));
 	for (int k = 0; k < nd->nin; k++) {
-		c += in_cost(x, v, k, &ins[k], false) + grad_cost(x, v, k, &ins[k], &raw, false);
+		if (c < limit) {
+			double t = in_cost(x, v, k, &ins[k], false, c, limit);
+			if (c + t < limit)
+				t += grad_cost(x, v, k, &ins[k], &raw, false);
+			c += t;
+		}
 		const Src *sr = &x->src[v][k];
 		if (sr->kind != SRC_PARAM || x->first_node[sr->id] != v || x->first_in[sr->id] != k ||
 		    x->st->home_fixed[sr->id])
 			continue;
 		int p = sr->id;
-		const Value *pv = &g->values[p];
-		if (is_param(x, p))
-			mem += x->mem_factor * (double)cost_slice_bytes(&ins[k], pv->type.dims, dtype_bytes(pv->type.dtype));
 		for (int i = x->pstart[p]; i < x->pstart[p + 1]; i++) {
 			int w = x->pnode[i];
-			if (x->decided[w] && !shared(x, w, x->pin[i], &x->in[w][x->pin[i]], -1, true))
-				c += carry_cost(x, ins[k], p, &x->src[w][x->pin[i]], &x->in[w][x->pin[i]]);
+			if (c < limit && x->decided[w] && !shared(x, w, x->pin[i], &x->in[w][x->pin[i]], -1, true))
+				c += carry_cost_under(x, ins[k], p, &x->src[w][x->pin[i]], &x->in[w][x->pin[i]], c, limit);
 		}
 	}
-	if (ns->has_out_strategy)
+	if (ns->has_out_strategy && c < limit)
 		c += cost_redist(x->cm, &raw, ns->delivered, res->type.dims, dtype_bytes(res->type.dtype), NULL);
 	for (int i = x->cstart[v]; i < x->cstart[v + 1]; i++) {
 		int w = x->cnode[i];
-		if (x->decided[w] && !shared(x, w, x->cin[i], &x->in[w][x->cin[i]], -1, true))
-			c += carry_cost(x, out, nd->result, &x->src[w][x->cin[i]], &x->in[w][x->cin[i]]);
+		if (c < limit && x->decided[w] && !shared(x, w, x->cin[i], &x->in[w][x->cin[i]], -1, true))
+			c += carry_cost_under(x, out, nd->result, &x->src[w][x->cin[i]], &x->in[w][x->cin[i]], c, limit);
 	}
-	if (x->returned[v])
+	if (x->returned[v] && c < limit)
 		c += complete_cost(x, v, &out);
+	*bytes = own_memory(x, v, ins, &raw);
 	if (ins != in)
 		free(ins);
-	*bytes = mem;
 	return c;
 }
 
+double local_cost(Search *x, int v, const OpSplit *s, double *bytes)
+{
+	return local_cost_under(x, v, s, INFINITY, bytes);
+}
 
 /* ---- candidates ---- */
 
@@ -398,7 +436,7 @@ int cheaper_candidates(Search *x, int v, double bound, Priced *out, int max)
 		cost_bound_only(x->cm, false);
 		if (least >= bound)
 			continue;
-		double c = local_cost(x, v, &s, &mem);
+		double c = local_cost_under(x, v, &s, bound, &mem);
 		if (!(c < bound))
 			continue;
 		if (max == 1)
@@ -430,7 +468,7 @@ double total(Search *x, double *memory)
 		const Value *res = &g->values[nd->result];
 		c += compute_cost(x, v, &x->cur[v]);
 		for (int k = 0; k < nd->nin; k++)
-			c += in_cost(x, v, k, &x->in[v][k], true) + grad_cost(x, v, k, &x->in[v][k], &x->raw[v], true);
+			c += in_cost(x, v, k, &x->in[v][k], true, 0, INFINITY) + grad_cost(x, v, k, &x->in[v][k], &x->raw[v], true);
 		if (ns->has_out_strategy)
 			c += cost_redist(x->cm, &x->raw[v], ns->delivered, res->type.dims, dtype_bytes(res->type.dtype), NULL);
 		if (x->returned[v])

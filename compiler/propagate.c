@@ -61,7 +61,9 @@ void decide(Search *x, int v, int64_t (*cand)[MAX_OPDIMS])
 	for (int i = 0; i < nc; i++) {
 		OpSplit s;
 		op_split_from_splits(od, cand[i], x->n, &s);
-		double mem, c = local_cost(x, v, &s, &mem);
+		double mem = local_memory(x, v, &s);
+		bool fits = mem <= memory, any = i == 0 || (fits && !best_fits);
+		double c = local_cost_under(x, v, &s, any ? INFINITY : fits == best_fits ? best : -INFINITY, &mem);
 		if (x->tmpl_dp) {   /* a template pass prices partials now: their completion, not their consumers' choice */
 			TensorLayout in[MAX_RULE_INPUTS + 8], raw, out;
 			if (x->g->nodes[v].nin <= (int)(sizeof in / sizeof in[0])) {
@@ -74,8 +76,7 @@ void decide(Search *x, int v, int64_t (*cand)[MAX_OPDIMS])
 				}
 			}
 		}
-		bool fits = mem <= memory;
-		if (i == 0 || (fits && !best_fits) || (fits == best_fits && c < best))
+		if (any || (fits == best_fits && c < best))
 			best = c, best_split = s, best_fits = fits;
 	}
 	set_current(x, v, &best_split);

@@ -112,9 +112,10 @@ static void drec(Search *x, int *order, int *norder_out)
 				s2[o] *= p;
 				OpSplit s;
 				op_split_from_splits(od, s2, x->n, &s);
-				double mem, c = local_cost(x, v, &s, &mem);
-				bool fits = mem <= memory;
-				if (best < 0 || (fits && !best_fits) || (fits == best_fits && c < best_cost)) {
+				double mem = local_memory(x, v, &s);
+				bool fits = mem <= memory, any = best < 0 || (fits && !best_fits);
+				double c = local_cost_under(x, v, &s, any ? INFINITY : fits == best_fits ? best_cost : -INFINITY, &mem);
+				if (any || (fits == best_fits && c < best_cost)) {
 					best = o, best_cost = c, best_fits = fits, best_split = s;
 				}
 			}

@@ -20,7 +20,16 @@
  * sums feeding a split consumer thus become one ReduceScatter (half of an
  * AllReduce's bytes), never an AllReduce and a slice. Matrices with no common
  * refinement ((2, 3) against (3, 2)) and searches past STATE_CAP states fall
- * back to completing, gathering and slicing, which is always possible. */
+ * back to completing, gathering and slicing, which is always possible.
+ *
+ * The search is the expense of the strategy search at many devices (up to
+ * ten axes of size 2 and STATE_CAP states), so a state is its roles packed
+ * in 16 bytes, its hash table grows with the states, a layout is built
+ * only for the steps of the plan found (from the start, by the moves that
+ * first reached each state, as the search would have built it), and a cost
+ * model keeps its searches to resume them for the next goal (RedistCache).
+ * The heap is kept exactly as it was, improved keys updated in place
+ * without a sift, so that ties and pops, and so every plan, stay the same. */
 #include "shardc.h"
 
 #include <stdlib.h>
@@ -28,47 +37,110 @@
 
 enum { STATE_CAP = 20000 };
 
+/* A state's roles packed, one byte an axis (axis a in byte a % 8 of w[a / 8]):
+ * 0 copies, PARTIAL, else (d + 1) << 4 | its place in dim d's map. Every
+ * axis has one role, so two states have the same roles iff their words
+ * are equal. */
+enum { PARTIAL = 0xf0 };
 typedef struct {
-	TensorLayout l;
+	uint64_t w[2];
+} Roles;
+
+typedef struct {
+	uint8_t kind;            /* StepKind */
+	uint8_t axis;
+	int8_t dim, dim2;        /* as in RedistStep; -1 unused */
+} Move;
+
+typedef struct {
+	Roles r;
 	int64_t cost;
 	int nsteps;
 	int prev;                /* state index, -1 for the start */
-	StepKind kind;           /* the step from prev */
-	int axis, dim, dim2;
+	Move step;               /* the step from prev */
+	int maker;               /* the state that first offered this one (-1: the start) */
+	Move made;               /* by this move: the layout a step names is maker's with it applied */
+	int entry;               /* its latest heap entry (older ones: Search.older), -1 none */
 	bool done;
 } State;
 
+/* A heap entry holds its state's cost and steps, kept equal to the state's
+ * as they improve (the heap orders entries by their state's values now,
+ * even an entry an improvement left behind); nsteps and state fit 16 bits
+ * (a path visits each state once). */
 typedef struct {
-	const int64_t *global;
+	int64_t cost;
+	uint16_t nsteps, state;
+	int id;                  /* its number: Search.where[id] is its place, -1 once popped */
+} Entry;
+_Static_assert(STATE_CAP <= 65535, "heap entries hold states in 16 bits");
+
+/* One Dijkstra from a start, run as far as the goals asked so far needed:
+ * the pops do not depend on the goal (it only ends them), so a later goal
+ * from the same start goes on from where the last one stopped. */
+typedef struct {
+	TensorLayout start[1];
+	int64_t global[MAX_DIMS];
 	int64_t elem_bytes;
 	State *s;
 	int n, cap;
-	int *table;              /* open addressing over state indices, -1 empty */
+	int *table;              /* open addressing over state indices, -1 empty; under half full */
 	int table_size;
-	int *heap;
+	Entry *heap;
 	int nheap, heap_cap;
+	int *where, *older;      /* (nentries) an entry's place; the state's entry before it, -1 none */
+	int nentries, entries_cap;
+	int pending;             /* the last goal: popped, not expanded yet; -1 none */
+	bool dead;               /* STATE_CAP reached or every state popped: no goal not yet done is reached */
 } Search;
 
-static uint64_t hash_roles(const TensorLayout *l)
+static int role(Roles r, int a)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ l->partial;
-	for (int d = 0; d < l->rank; d++) {
-		h = (h ^ (uint64_t)(l->nmap[d] + 1)) * 0x100000001b3ull;
-		for (int k = 0; k < l->nmap[d]; k++)
-			h = (h ^ (uint64_t)l->map[d][k]) * 0x100000001b3ull;
-	}
-	return h;
+	return (int)(r.w[a >> 3] >> (8 * (a & 7)) & 0xff);
 }
 
-/* Same roles on the same matrix (the search never changes the matrix). */
-static bool same_roles(const TensorLayout *a, const TensorLayout *b)
+static Roles with_role(Roles r, int a, int v)
 {
-	if (a->partial != b->partial)
-		return false;
-	for (int d = 0; d < a->rank; d++)
-		if (a->nmap[d] != b->nmap[d] || memcmp(a->map[d], b->map[d], (size_t)a->nmap[d]) != 0)
-			return false;
-	return true;
+	int sh = 8 * (a & 7);
+	r.w[a >> 3] = (r.w[a >> 3] & ~(0xffull << sh)) | (uint64_t)v << sh;
+	return r;
+}
+
+static int in_dim(int d, int place)
+{
+	return (d + 1) << 4 | place;
+}
+
+/* A layout's roles; every axis has at most one (layout_check). */
+static Roles pack(const TensorLayout *l)
+{
+	Roles r = {{0, 0}};
+	for (int d = 0; d < l->rank; d++)
+		for (int k = 0; k < l->nmap[d]; k++) {
+			if (role(r, l->map[d][k]))
+				die("device axis %d plays two roles", l->map[d][k]);
+			r = with_role(r, l->map[d][k], in_dim(d, k));
+		}
+	for (int a = 0; a < l->ndev; a++)
+		if (l->partial & (1u << a)) {
+			if (role(r, a))
+				die("device axis %d is partial and splits a dim", a);
+			r = with_role(r, a, PARTIAL);
+		}
+	return r;
+}
+
+static bool same_roles(Roles a, Roles b)
+{
+	return a.w[0] == b.w[0] && a.w[1] == b.w[1];
+}
+
+static uint64_t hash_roles(Roles r)
+{
+	uint64_t h = r.w[0] ^ (r.w[1] * 0x9e3779b97f4a7c15ull);
+	h = (h ^ h >> 30) * 0xbf58476d1ce4e5b9ull;
+	h = (h ^ h >> 27) * 0x94d049bb133111ebull;
+	return h ^ h >> 31;
 }
 
 static int64_t local_elems(const TensorLayout *l, const int64_t *global)
@@ -96,68 +168,110 @@ int64_t redist_step_bytes(StepKind kind, int64_t in_bytes, int64_t n)
 	return 0;
 }
 
-static int heap_less(const Search *x, int a, int b)
+static bool heap_less(const Entry *p, const Entry *q)
 {
-	const State *p = &x->s[a], *q = &x->s[b];
 	if (p->cost != q->cost)
 		return p->cost < q->cost;
 	if (p->nsteps != q->nsteps)
 		return p->nsteps < q->nsteps;
-	return a < b;
+	return p->state < q->state;
+}
+
+static void heap_put(Search *x, int at, Entry e)
+{
+	x->heap[at] = e;
+	x->where[e.id] = at;
 }
 
 static void heap_push(Search *x, int i)
 {
 	if (x->nheap == x->heap_cap) {
 		x->heap_cap *= 2;
-		x->heap = xrealloc(x->heap, sizeof(int) * (size_t)x->heap_cap);
+		x->heap = xrealloc(x->heap, sizeof(Entry) * (size_t)x->heap_cap);
 	}
+	if (x->nentries == x->entries_cap) {
+		x->entries_cap = x->entries_cap ? 2 * x->entries_cap : 256;
+		x->where = xrealloc(x->where, sizeof(int) * (size_t)x->entries_cap);
+		x->older = xrealloc(x->older, sizeof(int) * (size_t)x->entries_cap);
+	}
+	State *s = &x->s[i];
+	int id = x->nentries++;
+	x->older[id] = s->entry;
+	s->entry = id;
 	int at = x->nheap++;
-	x->heap[at] = i;
-	while (at > 0 && heap_less(x, x->heap[at], x->heap[(at - 1) / 2])) {
-		int up = (at - 1) / 2, t = x->heap[up];
-		x->heap[up] = x->heap[at];
-		x->heap[at] = t;
+	heap_put(x, at, (Entry){s->cost, (uint16_t)s->nsteps, (uint16_t)i, id});
+	while (at > 0 && heap_less(&x->heap[at], &x->heap[(at - 1) / 2])) {
+		int up = (at - 1) / 2;
+		Entry t = x->heap[up];
+		heap_put(x, up, x->heap[at]);
+		heap_put(x, at, t);
 		at = up;
 	}
 }
 
 static int heap_pop(Search *x)
 {
-	int top = x->heap[0];
-	x->heap[0] = x->heap[--x->nheap];
+	Entry top = x->heap[0];
+	x->where[top.id] = -1;
+	if (--x->nheap == 0)
+		return top.state;
+	heap_put(x, 0, x->heap[x->nheap]);
 	for (int at = 0;;) {
 		int l = 2 * at + 1, r = l + 1, m = at;
-		if (l < x->nheap && heap_less(x, x->heap[l], x->heap[m]))
+		if (l < x->nheap && heap_less(&x->heap[l], &x->heap[m]))
 			m = l;
-		if (r < x->nheap && heap_less(x, x->heap[r], x->heap[m]))
+		if (r < x->nheap && heap_less(&x->heap[r], &x->heap[m]))
 			m = r;
 		if (m == at)
-			return top;
-		int t = x->heap[m];
-		x->heap[m] = x->heap[at];
-		x->heap[at] = t;
+			return top.state;
+		Entry t = x->heap[m];
+		heap_put(x, m, x->heap[at]);
+		heap_put(x, at, t);
 		at = m;
 	}
 }
 
-/* Index of the state with l's roles, or the empty slot where it would go. */
-static int *lookup(Search *x, const TensorLayout *l)
+/* State i's cost or steps fell: its entries still in the heap follow. */
+static void heap_follow(Search *x, int i)
+{
+	const State *s = &x->s[i];
+	for (int id = s->entry; id >= 0; id = x->older[id])
+		if (x->where[id] >= 0) {
+			x->heap[x->where[id]].cost = s->cost;
+			x->heap[x->where[id]].nsteps = (uint16_t)s->nsteps;
+		}
+}
+
+/* Index of the state with roles r, or the empty slot where it would go. */
+static int *lookup(Search *x, Roles r)
 {
 	size_t mask = (size_t)x->table_size - 1;
-	for (size_t i = hash_roles(l) & mask;; i = (i + 1) & mask)
-		if (x->table[i] < 0 || same_roles(&x->s[x->table[i]].l, l))
+	for (size_t i = hash_roles(r) & mask;; i = (i + 1) & mask)
+		if (x->table[i] < 0 || same_roles(x->s[x->table[i]].r, r))
 			return &x->table[i];
 }
 
-/* Offers `l`, reached from state `from` by one step; false when the cap is hit. */
-static bool offer(Search *x, int from, const TensorLayout *l, StepKind kind, int axis, int dim, int dim2)
+static void grow_table(Search *x)
 {
-	const State *f = &x->s[from];
-	int64_t n = f->l.dev[axis];
-	int64_t cost = f->cost + redist_step_bytes(kind, local_elems(&f->l, x->global) * x->elem_bytes, n);
-	int nsteps = f->nsteps + 1;   /* f is not used below: x->s may move */
-	int *slot = lookup(x, l);
+	int *old = x->table, size = x->table_size;
+	x->table_size *= 2;
+	x->table = xmalloc(sizeof(int) * (size_t)x->table_size);
+	memset(x->table, -1, sizeof(int) * (size_t)x->table_size);
+	for (int i = 0; i < size; i++)
+		if (old[i] >= 0)
+			*lookup(x, x->s[old[i]].r) = old[i];
+	free(old);
+}
+
+/* Offers roles r, reached from state `from` by move m sending `bytes`;
+ * false when the cap is hit. */
+static bool offer(Search *x, int from, Roles r, Move m, int64_t bytes)
+{
+	int64_t cost = x->s[from].cost + bytes;
+	int nsteps = x->s[from].nsteps + 1;
+	if (2 * (x->n + 1) > x->table_size)
+		grow_table(x);
+	int *slot = lookup(x, r);
 	if (*slot >= 0) {
 		State *old = &x->s[*slot];
 		if (old->done || old->cost < cost || (old->cost == cost && old->nsteps <= nsteps))
@@ -165,8 +279,8 @@ static bool offer(Search *x, int from, const TensorLayout *l, StepKind kind, int
 		old->cost = cost;
 		old->nsteps = nsteps;
 		old->prev = from;
-		old->kind = kind;
-		old->axis = axis, old->dim = dim, old->dim2 = dim2;
+		old->step = m;
+		heap_follow(x, *slot);
 		heap_push(x, *slot);   /* the stale entry is skipped when popped: done is set first */
 		return true;
 	}
@@ -177,8 +291,78 @@ static bool offer(Search *x, int from, const TensorLayout *l, StepKind kind, int
 		x->s = xrealloc(x->s, sizeof(State) * (size_t)x->cap);
 	}
 	*slot = x->n;
-	x->s[x->n] = (State){*l, cost, nsteps, from, kind, axis, dim, dim2, false};
+	x->s[x->n] = (State){r, cost, nsteps, from, m, from, m, -1, false};
 	heap_push(x, x->n++);
+	return true;
+}
+
+/* Does n (>= 1) divide k (>= 0)? Device axes are mostly powers of 2. */
+static bool divides(int64_t n, int64_t k)
+{
+	return (n & (n - 1)) == 0 ? (k & (n - 1)) == 0 : k % n == 0;
+}
+
+/* Every one-axis move from state i, in the order ties prefer. */
+static bool expand(Search *x, int i)
+{
+	const TensorLayout *l = x->start;
+	Roles r = x->s[i].r;
+	int64_t split[MAX_DIMS], local[MAX_DIMS];
+	int nmap[MAX_DIMS], last[MAX_DIMS];
+	for (int d = 0; d < l->rank; d++)
+		split[d] = 1, nmap[d] = 0;
+	for (int a = 0; a < l->ndev; a++) {
+		int v = role(r, a);
+		if (v && v != PARTIAL) {
+			int d = (v >> 4) - 1;
+			split[d] *= l->dev[a];
+			nmap[d]++;
+		}
+	}
+	for (int a = 0; a < l->ndev; a++) {
+		int v = role(r, a);
+		if (v && v != PARTIAL && (v & 15) == nmap[(v >> 4) - 1] - 1)
+			last[(v >> 4) - 1] = a;
+	}
+	int64_t elems = 1;
+	for (int d = 0; d < l->rank; d++) {
+		local[d] = x->global[d] / split[d];
+		elems *= local[d];
+	}
+	int64_t in_bytes = elems * x->elem_bytes;
+	for (int a = 0; a < l->ndev; a++) {
+		int64_t n = l->dev[a];
+		int v = role(r, a);
+		if (v == PARTIAL) {
+			int64_t rs = redist_step_bytes(STEP_REDUCE_SCATTER, in_bytes, n);
+			for (int d = 0; d < l->rank; d++)
+				if (divides(n, local[d]) && !offer(x, i, with_role(r, a, in_dim(d, nmap[d])),
+				                                   (Move){STEP_REDUCE_SCATTER, (uint8_t)a, (int8_t)d, -1}, rs))
+					return false;
+			if (!offer(x, i, with_role(r, a, 0), (Move){STEP_ALL_REDUCE, (uint8_t)a, -1, -1},
+			           redist_step_bytes(STEP_ALL_REDUCE, in_bytes, n)))
+				return false;
+		} else if (!v) {
+			for (int d = 0; d < l->rank; d++)
+				if (divides(n, local[d]) && !offer(x, i, with_role(r, a, in_dim(d, nmap[d])),
+				                                   (Move){STEP_SLICE, (uint8_t)a, (int8_t)d, -1}, 0))
+					return false;
+		}
+	}
+	for (int d = 0; d < l->rank; d++) {
+		if (!nmap[d])
+			continue;
+		int a = last[d];
+		int64_t n = l->dev[a], a2a = redist_step_bytes(STEP_ALL_TO_ALL, in_bytes, n);
+		for (int d2 = 0; d2 < l->rank; d2++)
+			if (d2 != d && divides(n, local[d2]) &&
+			    !offer(x, i, with_role(r, a, in_dim(d2, nmap[d2])),
+			           (Move){STEP_ALL_TO_ALL, (uint8_t)a, (int8_t)d, (int8_t)d2}, a2a))
+				return false;
+		if (!offer(x, i, with_role(r, a, 0), (Move){STEP_ALL_GATHER, (uint8_t)a, (int8_t)d, -1},
+		           redist_step_bytes(STEP_ALL_GATHER, in_bytes, n)))
+			return false;
+	}
 	return true;
 }
 
@@ -187,58 +371,28 @@ static void map_append(TensorLayout *l, int d, int a)
 	l->map[d][l->nmap[d]++] = (int8_t)a;
 }
 
-/* Every one-axis move from state i, in the order ties prefer. */
-static bool expand(Search *x, int i)
+/* The layout state i was first offered with, as the search once built it
+ * move by move from the start (stale map entries past nmap included). */
+static void layout_of(const Search *x, int i, TensorLayout *l)
 {
-	TensorLayout cur = x->s[i].l, next;
-	uint32_t used = 0;
-	for (int d = 0; d < cur.rank; d++)
-		for (int k = 0; k < cur.nmap[d]; k++)
-			used |= 1u << cur.map[d][k];
-	for (int a = 0; a < cur.ndev; a++) {
-		int64_t n = cur.dev[a];
-		if (cur.partial & (1u << a)) {
-			for (int d = 0; d < cur.rank; d++)
-				if ((x->global[d] / layout_dim_split(&cur, d)) % n == 0) {
-					next = cur;
-					next.partial &= ~(1u << a);
-					map_append(&next, d, a);
-					if (!offer(x, i, &next, STEP_REDUCE_SCATTER, a, d, -1))
-						return false;
-				}
-			next = cur;
-			next.partial &= ~(1u << a);
-			if (!offer(x, i, &next, STEP_ALL_REDUCE, a, -1, -1))
-				return false;
-		} else if (!(used & (1u << a))) {
-			for (int d = 0; d < cur.rank; d++)
-				if ((x->global[d] / layout_dim_split(&cur, d)) % n == 0) {
-					next = cur;
-					map_append(&next, d, a);
-					if (!offer(x, i, &next, STEP_SLICE, a, d, -1))
-						return false;
-				}
+	int depth = 0;
+	for (int j = i; x->s[j].maker >= 0; j = x->s[j].maker)
+		depth++;
+	int *chain = xmalloc(sizeof(int) * (size_t)(depth + 1));
+	for (int j = i, k = depth; x->s[j].maker >= 0; j = x->s[j].maker)
+		chain[--k] = j;
+	*l = *x->start;
+	for (int k = 0; k < depth; k++) {
+		Move m = x->s[chain[k]].made;
+		switch ((StepKind)m.kind) {
+		case STEP_REDUCE_SCATTER: l->partial &= ~(1u << m.axis); map_append(l, m.dim, m.axis); break;
+		case STEP_ALL_REDUCE: l->partial &= ~(1u << m.axis); break;
+		case STEP_SLICE: map_append(l, m.dim, m.axis); break;
+		case STEP_ALL_TO_ALL: l->nmap[m.dim]--; map_append(l, m.dim2, m.axis); break;
+		case STEP_ALL_GATHER: l->nmap[m.dim]--; break;
 		}
 	}
-	for (int d = 0; d < cur.rank; d++) {
-		if (!cur.nmap[d])
-			continue;
-		int a = cur.map[d][cur.nmap[d] - 1];
-		int64_t n = cur.dev[a];
-		for (int d2 = 0; d2 < cur.rank; d2++)
-			if (d2 != d && (x->global[d2] / layout_dim_split(&cur, d2)) % n == 0) {
-				next = cur;
-				next.nmap[d]--;
-				map_append(&next, d2, a);
-				if (!offer(x, i, &next, STEP_ALL_TO_ALL, a, d, d2))
-					return false;
-			}
-		next = cur;
-		next.nmap[d]--;
-		if (!offer(x, i, &next, STEP_ALL_GATHER, a, d, -1))
-			return false;
-	}
-	return true;
+	free(chain);
 }
 
 static void push_step(RedistPlan *p, StepKind kind, ReduceOp op, uint32_t axes, int dim, int dim2,
@@ -251,50 +405,180 @@ static void push_step(RedistPlan *p, StepKind kind, ReduceOp op, uint32_t axes, 
 	p->bytes += bytes;
 }
 
-/* Dijkstra from `from` to `to`, both on one matrix. False past STATE_CAP. */
-static bool search(const TensorLayout *from, const TensorLayout *to, const int64_t *global, int64_t elem_bytes,
-                   RedistPlan *plan)
+static Search *search_new(const TensorLayout *from, const int64_t *global, int64_t elem_bytes)
 {
-	/* The table stays under a third full at STATE_CAP states. */
-	Search x = {global, elem_bytes, NULL, 0, 64, NULL, 1 << 16, NULL, 0, 256};
-	x.s = xmalloc(sizeof(State) * (size_t)x.cap);
-	x.table = xmalloc(sizeof(int) * (size_t)x.table_size);
-	x.heap = xmalloc(sizeof(int) * (size_t)x.heap_cap);
-	memset(x.table, -1, sizeof(int) * (size_t)x.table_size);
-	x.s[0] = (State){*from, 0, 0, -1, STEP_SLICE, -1, -1, -1, false};
-	*lookup(&x, from) = 0;
-	x.n = 1;
-	heap_push(&x, 0);
-	int goal = -1;
-	bool ok = true;
-	while (x.nheap && ok) {
-		int i = heap_pop(&x);
-		if (x.s[i].done)
+	Search *x = xcalloc(1, sizeof *x);
+	*x->start = *from;
+	memcpy(x->global, global, sizeof(int64_t) * (size_t)from->rank);
+	x->elem_bytes = elem_bytes;
+	x->cap = 64;
+	x->table_size = 256;
+	x->heap_cap = 256;
+	x->pending = -1;
+	x->s = xmalloc(sizeof(State) * (size_t)x->cap);
+	x->table = xmalloc(sizeof(int) * (size_t)x->table_size);
+	x->heap = xmalloc(sizeof(Entry) * (size_t)x->heap_cap);
+	memset(x->table, -1, sizeof(int) * (size_t)x->table_size);
+	x->s[0] = (State){pack(from), 0, 0, -1, {STEP_SLICE, 0, -1, -1}, -1, {STEP_SLICE, 0, -1, -1}, -1, false};
+	*lookup(x, x->s[0].r) = 0;
+	x->n = 1;
+	heap_push(x, 0);
+	return x;
+}
+
+static void search_free(Search *x)
+{
+	if (!x)
+		return;
+	free(x->s);
+	free(x->table);
+	free(x->heap);
+	free(x->where);
+	free(x->older);
+	free(x);
+}
+
+/* The state with roles `goal` as the Dijkstra from x's start pops it, or
+ * -1 when the search ends first (past STATE_CAP, or every state popped). */
+static int search_to(Search *x, Roles goal)
+{
+	int *slot = lookup(x, goal);
+	if (*slot >= 0 && x->s[*slot].done)
+		return *slot;
+	if (x->dead)
+		return -1;
+	if (x->pending >= 0) {
+		int i = x->pending;
+		x->pending = -1;
+		if (!expand(x, i))
+			x->nheap = 0;
+	}
+	while (x->nheap) {
+		int i = heap_pop(x);
+		if (x->s[i].done)
 			continue;
-		x.s[i].done = true;
-		if (same_roles(&x.s[i].l, to)) {
-			goal = i;
+		x->s[i].done = true;
+		if (same_roles(x->s[i].r, goal)) {
+			x->pending = i;
+			return i;
+		}
+		if (!expand(x, i))
 			break;
-		}
-		ok = expand(&x, i);
 	}
-	if (goal >= 0) {
-		int path[MAX_STEPS], n = 0;
-		for (int i = goal; x.s[i].prev >= 0; i = x.s[i].prev) {
-			if (n == MAX_STEPS)
-				die("redistribution of more than %d steps", MAX_STEPS);
-			path[n++] = i;
-		}
-		for (int k = n - 1; k >= 0; k--) {
-			const State *s = &x.s[path[k]], *p = &x.s[s->prev];
-			int64_t bytes = redist_step_bytes(s->kind, local_elems(&p->l, global) * elem_bytes, p->l.dev[s->axis]);
-			push_step(plan, s->kind, from->partial_op, 1u << s->axis, s->dim, s->dim2, &p->l, &s->l, bytes);
+	x->dead = true;
+	free(x->heap);   /* no more pops */
+	free(x->where);
+	free(x->older);
+	x->heap = NULL;
+	x->where = x->older = NULL;
+	x->nheap = x->heap_cap = x->nentries = x->entries_cap = 0;
+	return -1;
+}
+
+/* The steps from the start to state `goal`, each from its state's layout to the next one's. */
+static void plan_path(const Search *x, int goal, RedistPlan *plan)
+{
+	int path[MAX_STEPS], n = 0;
+	for (int i = goal; x->s[i].prev >= 0; i = x->s[i].prev) {
+		if (n == MAX_STEPS)
+			die("redistribution of more than %d steps", MAX_STEPS);
+		path[n++] = i;
+	}
+	for (int k = n - 1; k >= 0; k--) {
+		const State *s = &x->s[path[k]];
+		TensorLayout pl, sl;
+		layout_of(x, s->prev, &pl);
+		layout_of(x, path[k], &sl);
+		int64_t bytes = redist_step_bytes(s->step.kind, local_elems(&pl, x->global) * x->elem_bytes, pl.dev[s->step.axis]);
+		push_step(plan, s->step.kind, x->start->partial_op, 1u << s->step.axis, s->step.dim, s->step.dim2, &pl, &sl, bytes);
+	}
+}
+
+/* ---- the searches kept (RedistCache) ---- */
+
+/* A cost model asks for plans from one layout to many: the searches from
+ * each start are kept, up to CACHE_STATES states in all, the least recently
+ * used dropped first. A start is the common matrix's layout, its dims and
+ * element size, compared byte for byte. */
+enum { CACHE_STATES = 1 << 19 };
+
+typedef struct {
+	uint64_t hash;
+	TensorLayout start;
+	int64_t global[MAX_DIMS], elem_bytes;
+	Search *x;
+	int64_t used;            /* the tick of its last use */
+} Kept;
+
+struct RedistCache {
+	Kept *k;
+	int n, cap;
+	int64_t states, tick;
+};
+
+RedistCache *redist_cache_new(void)
+{
+	return xcalloc(1, sizeof(RedistCache));
+}
+
+void redist_cache_free(RedistCache *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->n; i++)
+		search_free(c->k[i].x);
+	free(c->k);
+	free(c);
+}
+
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* The kept search from `from` (made when there is none). */
+static Kept *kept(RedistCache *c, const TensorLayout *from, const int64_t *global, int64_t elem_bytes)
+{
+	int64_t g[MAX_DIMS] = {0};
+	memcpy(g, global, sizeof(int64_t) * (size_t)from->rank);
+	uint64_t h = hash_bytes(0xcbf29ce484222325ull, from, sizeof *from);
+	h = hash_bytes(h, g, sizeof g);
+	h = hash_bytes(h, &elem_bytes, sizeof elem_bytes);
+	c->tick++;
+	for (int i = 0; i < c->n; i++) {
+		Kept *k = &c->k[i];
+		if (k->hash == h && k->elem_bytes == elem_bytes && !memcmp(&k->start, from, sizeof *from) &&
+		    !memcmp(k->global, g, sizeof g)) {
+			k->used = c->tick;
+			return k;
 		}
 	}
-	free(x.s);
-	free(x.table);
-	free(x.heap);
-	return goal >= 0;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 64;
+		c->k = xrealloc(c->k, sizeof(Kept) * (size_t)c->cap);
+	}
+	Kept *k = &c->k[c->n++];
+	*k = (Kept){h, *from, {0}, elem_bytes, search_new(from, global, elem_bytes), c->tick};
+	memcpy(k->global, g, sizeof g);
+	c->states += 1;
+	return k;
+}
+
+/* Drops the least recently used searches but `keep` while over CACHE_STATES. */
+static void trim(RedistCache *c, const Search *keep)
+{
+	while (c->states > CACHE_STATES && c->n > 1) {
+		int old = -1;
+		for (int i = 0; i < c->n; i++)
+			if (c->k[i].x != keep && (old < 0 || c->k[i].used < c->k[old].used))
+				old = i;
+		c->states -= c->k[old].x->n;
+		search_free(c->k[old].x);
+		c->k[old] = c->k[--c->n];
+	}
 }
 
 /* Always possible: complete, gather everything, slice what `to` wants. */
@@ -341,8 +625,8 @@ static void merge_slices(RedistPlan *p)
 	p->n = n;
 }
 
-void redist_plan(const TensorLayout *from, const TensorLayout *to, const int64_t *global, int64_t elem_bytes,
-                 RedistPlan *plan)
+void redist_plan_kept(RedistCache *c, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
+                      int64_t elem_bytes, RedistPlan *plan)
 {
 	memset(plan, 0, sizeof *plan);
 	if (to->partial)
@@ -350,11 +634,29 @@ void redist_plan(const TensorLayout *from, const TensorLayout *to, const int64_t
 	if (layout_equal(from, to))
 		return;
 	TensorLayout a, b;
-	if (!layout_common_matrix(from, to, &a, &b) || !search(&a, &b, global, elem_bytes, plan)) {
-		memset(plan, 0, sizeof *plan);
-		fallback(from, to, global, elem_bytes, plan);
+	int goal = -1;
+	if (layout_common_matrix(from, to, &a, &b)) {
+		Kept *k = c ? kept(c, &a, global, elem_bytes) : NULL;
+		Search *x = k ? k->x : search_new(&a, global, elem_bytes);
+		int before = x->n;
+		goal = search_to(x, pack(&b));
+		if (goal >= 0)
+			plan_path(x, goal, plan);
+		if (k) {
+			c->states += x->n - before;
+			trim(c, x);
+		} else
+			search_free(x);
 	}
+	if (goal < 0)
+		fallback(from, to, global, elem_bytes, plan);
 	merge_slices(plan);
+}
+
+void redist_plan(const TensorLayout *from, const TensorLayout *to, const int64_t *global, int64_t elem_bytes,
+                 RedistPlan *plan)
+{
+	redist_plan_kept(NULL, from, to, global, elem_bytes, plan);
 }
 
 void redist_slice_bounds(const RedistStep *s, int64_t rank, const int64_t *global, int64_t *begin, int64_t *end)

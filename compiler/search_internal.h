@@ -136,6 +136,13 @@ bool is_param(const Search *x, int p);
  * the functions it calls read about v's surroundings, context_key must put
  * in the key (best_move's memo). */
 double local_cost(Search *x, int v, const OpSplit *s, double *bytes);
+/* local_cost when it is under `limit`; else some value >= limit, the
+ * redistributions past the point where the sum reached it not priced (a
+ * caller that only takes a strategy costing less than limit asks fewer
+ * plans). */
+double local_cost_under(Search *x, int v, const OpSplit *s, double limit, double *bytes);
+/* local_cost's *bytes alone, no redistribution priced. */
+double local_memory(const Search *x, int v, const OpSplit *s);
 bool op_dim_used(const OpDims *od, int o);
 int64_t product_of(const int64_t *s, int n);
 /* The bytes a device needs under the current strategies, counted the way

@@ -549,6 +549,14 @@ int64_t redist_step_bytes(StepKind kind, int64_t in_bytes, int64_t n);
  * both. The cheapest plan; empty when they already agree. */
 void redist_plan(const TensorLayout *from, const TensorLayout *to, const int64_t *global, int64_t elem_bytes,
                  RedistPlan *plan);
+/* The searches redist_plan runs, kept between calls (a cost model asks for
+ * plans from one layout to many): the same plans, found sooner. */
+typedef struct RedistCache RedistCache;
+RedistCache *redist_cache_new(void);
+void redist_cache_free(RedistCache *c);
+/* redist_plan, with the searches kept in c (NULL: none kept). */
+void redist_plan_kept(RedistCache *c, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
+                      int64_t elem_bytes, RedistPlan *plan);
 /* Requires a STEP_SLICE. Where rank's piece of `to` lies in its piece of `from`. */
 void redist_slice_bounds(const RedistStep *s, int64_t rank, const int64_t *global, int64_t *begin, int64_t *end);
 

@@ -3,11 +3,12 @@
 # (tools/gen_gpt.py, 4000 layers of 25 operators), then the strategy search's
 # speed on GPT-style stacks with no annotations (auto_parallel,
 # recursive_programming) of 10, 100 and 1000 layers at 8, 64 and 1024
-# devices, then --check of a chain of 20,000 graphs each calling the one
+# devices, and of a 2-layer stack at 1,024 devices forward and with
+# --train, then --check of a chain of 20,000 graphs each calling the one
 # before (tools/gen_calls.py). Targets: parse + check of 100,000 operators
 # under 1 s and peak memory under 500 MB; the search of 100 layers at 64
-# devices under 1 s, its time growing linearly with operators; the chain
-# linear in the graphs. Last, OUT's size and the time to compile and build it
+# devices under 1 s, its time growing linearly with operators; the 2-layer
+# stack at 1,024 devices under 1 s each; the chain linear in the graphs. Last, OUT's size and the time to compile and build it
 # (make -j2) against the ranks, 1, 8, 64 and 1024, for a 100-layer GPT stack
 # (hidden 256, Megatron annotations). Targets: 64 ranks within 1.5x of 1 rank
 # in C bytes and build time (program.c is compiled once; rank_<r>.c is a table).
@@ -34,6 +35,14 @@ for layers in 10 100 1000; do
 	done
 done
 echo "bench: target: 100 layers at 64 devices under 1 s; time per operator flat as layers grow"
+echo "bench: the double-recursive search, a 2-layer GPT stack at 1,024 devices:"
+for train in forward --train; do
+	python3 tools/gen_gpt.py --layers 2 --devices 1024 --mode auto_parallel --search recursive_programming \
+		$( [ $train = --train ] && echo --train ) -o "$tmp/r.ir"
+	"$shardc" "$tmp/r.ir" --check --time 2>"$tmp/t"
+	sed -n 's/^shardc: .* search \([0-9.]*\) s.*/\1/p' "$tmp/t" | awk -v c=$train '{ printf "bench: %8s %8.3f s\n", c, $1 }'
+done
+echo "bench: target: under 1 s each (3.4 s forward, 14 s with --train before the Dijkstra's states were packed and kept)"
 python3 tools/gen_calls.py --graphs 20000 -o "$tmp/chain.ir"
 echo "bench: a chain of 20,000 graphs, each calling the one before (tools/gen_calls.py):"
 "$shardc" "$tmp/chain.ir" --check --time
