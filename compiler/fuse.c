@@ -60,7 +60,7 @@ typedef struct {
 } Mark;
 
 static void fold_transposes(Lowered *l, Mark *mk);
-static void fuse_norm_grads(Lowered *l, Mark *mk, const int *first);
+static void fuse_norm_grads(Lowered *l, Mark *mk, const int *first, const int *prev);
 static int *previous_adjoints(const Lowered *l);
 static int chain_operands(const Lowered *l, const int *m, int n, int *ins);
 enum { MAX_CHAIN = 16 };
@@ -315,7 +315,7 @@ static void find_chain(Lowered *l, Mark *mk, int i, const int *first, const int 
 	}
 }
 
-static void rewrite(Lowered *l, const Mark *mk);
+static void rewrite(Lowered *l, const Mark *mk, const int *prev);
 
 void fuse_operators(Lowered *l)
 {
@@ -390,12 +390,14 @@ void fuse_operators(Lowered *l)
 	for (int i = 0; i < l->nops; i++)
 		if (!((i >= l->nfwd && op_recomputes(l, i) < 0) || op_shadow(l, i)))
 			find_chain(l, mk, i, first, readers);
-	fuse_norm_grads(l, mk, first);
+	int *prev = previous_adjoints(l);   /* the operators keep their places, adjoints and shadows from here on */
+	fuse_norm_grads(l, mk, first, prev);
 	free(readers);
 	free(first);
 	free(producer);
 	fold_transposes(l, mk);
-	rewrite(l, mk);
+	rewrite(l, mk, prev);
+	free(prev);
 	free(mk);
 }
 
@@ -582,9 +584,8 @@ void value_strides(const Lowered *l, int v, int64_t *strides)
  * nothing reads them before it (one that is read sooner carries those
  * before it). Each gradient is the kernel's alone, so the
  * values are the separate calls' bit for bit. */
-static void fuse_norm_grads(Lowered *l, Mark *mk, const int *first)
+static void fuse_norm_grads(Lowered *l, Mark *mk, const int *first, const int *prev)
 {
-	int *prev = previous_adjoints(l);
 	for (int c = l->nops - 1; c >= 0; c--) {
 		const LOp *o = &l->ops[c];
 		if (o->grad != GRAD_ADJOINT || op_shadow(l, c) || mk[c].fused || l->ops[o->of].op != OP_LAYER_NORM ||
@@ -599,7 +600,6 @@ static void fuse_norm_grads(Lowered *l, Mark *mk, const int *first)
 			mk[j].writes = true;
 		}
 	}
-	free(prev);
 }
 
 /* The adjoints of the same LayerNorm whose gradients the adjoint at
@@ -694,12 +694,11 @@ static bool strided_bmm(const Lowered *l, const LOp *o)
 	return strided_by(l, o->in[0]) || strided_by(l, other) || strided_by(l, o->result);
 }
 
-static void rewrite(Lowered *l, const Mark *mk)
+static void rewrite(Lowered *l, const Mark *mk, const int *prev)
 {
 	l->fusion = arena_alloc(l->arena, sizeof *l->fusion * (size_t)(l->nops ? l->nops : 1));
 	for (int i = 0; i < l->nops; i++)
 		l->fusion[i].into = l->fusion[i].first = l->fusion[i].next = -1;
-	int *prev = previous_adjoints(l);
 	/* which kernel computes each fused operator: its reader's (or that
 	 * one's reader's: a masked Softmax's Mul), its chain's, its LayerNorm's */
 	for (int i = 0; i < l->nops; i++) {
@@ -749,7 +748,6 @@ static void rewrite(Lowered *l, const Mark *mk)
 			become(l, i, OP_TRANSPOSE_FOLDED, NULL, 0);
 		}
 	}
-	free(prev);
 	l->strided = arena_alloc(l->arena, sizeof(int) * (size_t)(l->nvalues ? l->nvalues : 1));
 	for (int v = 0; v < l->nvalues; v++)
 		l->strided[v] = -1;

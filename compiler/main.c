@@ -89,7 +89,7 @@ static void add_dump_after(Options *o, const char *list)
 			StrBuf b = {0};
 			for (int k = 0; k < STAGE_COUNT; k++)
 				if (stage_dumpable((Stage)k))
-					sb_printf(&b, "%s%s", b.len ? ", " : "", k == STAGE_PLAN ? "plan" : stage_names[k]);
+					sb_printf(&b, "%s%s", b.len ? ", " : "", stage_word((Stage)k));
 			fprintf(stderr, "shardc: --dump-after: %s '%s'; the stages with a text are %s\n(see shardc --help)\n",
 			        s == STAGE_COUNT ? "no stage" : "no text of its own for the stage", name, b.data);
 			exit(EXIT_USAGE);

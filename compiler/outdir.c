@@ -125,7 +125,7 @@ static void put_stage_dumps(Out *o, const Compilation *c, bool made_ir)
 		put_dir(o, "ir");
 	for (int s = 0; s < STAGE_COUNT && !o->failed; s++) {
 		const StageDump *t = &c->dumps[s];
-		const char *stage = s == STAGE_PLAN ? "plan" : stage_names[s];
+		const char *stage = stage_word((Stage)s);
 		if (t->n == 1 && s <= STAGE_SEARCH) {
 			name.len = 0;
 			sb_printf(&name, "ir/after_%s.ir", stage);

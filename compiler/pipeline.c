@@ -22,10 +22,15 @@ const char *const stage_names[STAGE_COUNT] = {
 	[STAGE_PLAN] = "plan memory",
 };
 
+const char *stage_word(Stage s)
+{
+	return s == STAGE_PLAN ? "plan" : stage_names[s];
+}
+
 Stage stage_named(const char *name)
 {
 	for (int s = 0; s < STAGE_COUNT; s++)
-		if (!strcmp(name, stage_names[s]) || (s == STAGE_PLAN && !strcmp(name, "plan")))
+		if (!strcmp(name, stage_names[s]) || !strcmp(name, stage_word((Stage)s)))
 			return (Stage)s;
 	return STAGE_COUNT;
 }
@@ -53,6 +58,8 @@ static bool apply_overrides(Compilation *c)
 			sb_puts(&b, o->text);
 		else
 			sb_printf(&b, "\"%s\"", o->text);
+		if (c->nholders == (int)(sizeof c->holders / sizeof c->holders[0]))
+			die("more than %d command-line settings", c->nholders);
 		Module **holder = &c->holders[c->nholders++];
 		Lit *v = parse_value_text(o->flag, b.data, holder);
 		sb_free(&b);
@@ -78,14 +85,6 @@ static bool set_recompute(Compilation *c)
 	}
 	c->m->train->recompute = RECOMPUTE_LAYERS;
 	return true;
-}
-
-/* The search's memory count: the strategies at hand lowered and planned by
- * the stages below, in a compilation of their own (the module is not
- * changed). Passed to the search, which sits above them. */
-static bool plan_for_search(Compilation *sub)
-{
-	return pipeline_run(sub);
 }
 
 /* Runs stage s; false when it found an error. */
@@ -115,7 +114,7 @@ static bool run_stage(Compilation *c, Stage s)
 	case STAGE_STRATEGIES:
 		return assign_strategies(m, c->flat, &c->st, c->d);
 	case STAGE_SEARCH: {
-		c->search.plan = plan_for_search;
+		c->search.plan = pipeline_run;   /* the search's memory count: its candidates lowered and planned here */
 		if (!search_strategies(m, c->flat, &c->st, &c->search, c->d))
 			return false;
 		if (c->strategy_in) {

@@ -28,8 +28,11 @@ typedef enum {
 	STAGE_COUNT
 } Stage;
 
-extern const char *const stage_names[STAGE_COUNT];
-/* The stage a name (stage_names, or "plan") stands for; STAGE_COUNT: none. */
+extern const char *const stage_names[STAGE_COUNT];   /* as --time prints them */
+/* A stage's one-word name, as --dump-after takes it and OUT/ir/after_<word>
+ * names its text: stage_names', "plan" for "plan memory". */
+const char *stage_word(Stage s);
+/* The stage a name (stage_word's, or stage_names') stands for; STAGE_COUNT: none. */
 Stage stage_named(const char *name);
 /* Whether a stage's program has a text: the module from check (whose context
  * is complete) to validate, the lowered program's per-rank text from lower

@@ -196,6 +196,40 @@ typedef struct {
 	int min_def, max_last;   /* the lives together */
 } Run;
 
+static Run *new_run(void)
+{
+	Run *u = xcalloc(1, sizeof(Run));
+	u->min_def = INT32_MAX, u->max_last = INT32_MIN;
+	return u;
+}
+
+/* Takes entry j of the run into its spans. */
+static void run_span(Run *u, int j)
+{
+	u->max_end = u->end[j] > u->max_end ? u->end[j] : u->max_end;
+	u->min_def = u->def[j] < u->min_def ? u->def[j] : u->min_def;
+	u->max_last = u->last[j] > u->max_last ? u->last[j] : u->max_last;
+}
+
+/* Run u's upper half as a new run; u's spans made anew. */
+static Run *split_run(Run *u)
+{
+	Run *v = new_run();
+	int h = RUN / 2;
+	v->n = RUN - h;
+	memcpy(v->off, u->off + h, sizeof(int64_t) * (size_t)v->n);
+	memcpy(v->end, u->end + h, sizeof(int64_t) * (size_t)v->n);
+	memcpy(v->def, u->def + h, sizeof(int) * (size_t)v->n);
+	memcpy(v->last, u->last + h, sizeof(int) * (size_t)v->n);
+	u->n = h;
+	u->max_end = 0, u->min_def = INT32_MAX, u->max_last = INT32_MIN;
+	for (int j = 0; j < u->n; j++)
+		run_span(u, j);
+	for (int j = 0; j < v->n; j++)
+		run_span(v, j);
+	return v;
+}
+
 /* Sets each buffer's off; returns the bytes they take together. Largest
  * first, each at the lowest offset where it overlaps no placed buffer alive
  * with it: a walk up the placed buffers in offset order, raising the
@@ -206,12 +240,13 @@ static int64_t place_buffers(Buffer *buf, int n)
 {
 	qsort(buf, (size_t)n, sizeof *buf, larger_first);
 	Run **runs = xmalloc(sizeof(Run *) * (size_t)(n / (RUN / 2) + 2));
-	int nruns = 0;
+	runs[0] = new_run();
+	int nruns = 1;
 	int64_t peak = 0;
 	for (int k = 0; k < n; k++) {
 		int64_t at = 0, size = buf[k].size;
 		int def = buf[k].def, last = buf[k].last;
-		for (int r = 0; r < nruns && runs[r]->off[0] < at + size; r++) {
+		for (int r = 0; r < nruns && runs[r]->n && runs[r]->off[0] < at + size; r++) {
 			const Run *u = runs[r];
 			if (u->max_end <= at || u->max_last < def || u->min_def > last)
 				continue;
@@ -234,30 +269,9 @@ static int64_t place_buffers(Buffer *buf, int n)
 				hi = mid;
 		}
 		int r = lo > 0 ? lo - 1 : 0;
-		if (nruns == 0) {
-			runs[nruns++] = xcalloc(1, sizeof(Run));
-			r = 0;
-		}
 		Run *u = runs[r];
 		if (u->n == RUN) {   /* split: the upper half into a new run after it */
-			Run *v = xcalloc(1, sizeof(Run));
-			int h = RUN / 2;
-			v->n = RUN - h;
-			memcpy(v->off, u->off + h, sizeof(int64_t) * (size_t)v->n);
-			memcpy(v->end, u->end + h, sizeof(int64_t) * (size_t)v->n);
-			memcpy(v->def, u->def + h, sizeof(int) * (size_t)v->n);
-			memcpy(v->last, u->last + h, sizeof(int) * (size_t)v->n);
-			u->n = h;
-			for (Run *w = u;; w = v) {   /* both runs' spans anew */
-				w->max_end = 0, w->min_def = INT32_MAX, w->max_last = INT32_MIN;
-				for (int j = 0; j < w->n; j++) {
-					w->max_end = w->end[j] > w->max_end ? w->end[j] : w->max_end;
-					w->min_def = w->def[j] < w->min_def ? w->def[j] : w->min_def;
-					w->max_last = w->last[j] > w->max_last ? w->last[j] : w->max_last;
-				}
-				if (w == v)
-					break;
-			}
+			Run *v = split_run(u);
 			memmove(&runs[r + 2], &runs[r + 1], sizeof(Run *) * (size_t)(nruns - r - 1));
 			runs[r + 1] = v;
 			nruns++;
@@ -272,11 +286,8 @@ static int64_t place_buffers(Buffer *buf, int n)
 		memmove(u->def + j + 1, u->def + j, sizeof(int) * (size_t)(u->n - j));
 		memmove(u->last + j + 1, u->last + j, sizeof(int) * (size_t)(u->n - j));
 		u->off[j] = at, u->end[j] = at + size, u->def[j] = def, u->last[j] = last;
-		if (u->n++ == 0)
-			u->min_def = def, u->max_last = last, u->max_end = at + size;
-		u->max_end = at + size > u->max_end ? at + size : u->max_end;
-		u->min_def = def < u->min_def ? def : u->min_def;
-		u->max_last = last > u->max_last ? last : u->max_last;
+		u->n++;
+		run_span(u, j);
 	}
 	for (int r = 0; r < nruns; r++)
 		free(runs[r]);
