@@ -506,9 +506,18 @@ double strategies_cost(const Module *m, const FlatGraph *f, const Strategies *s,
  * pipeline's own stages (x->plan), whose program is freed here; the strategies' splits are
  * put back as they were. The last plan's slab is kept: asked again, it is
  * not planned again. */
+Compilation search_lowering(Search *x, Stage stop)
+{
+	Compilation c = {.start = STAGE_LOWER, .stop = stop, .name = "", .m = (Module *)x->m,   /* read, not changed */
+	                 .flat = (FlatGraph *)x->f, .st = *x->st};
+	c.search.cluster = *cost_cluster(x->cm);
+	if (!x->plan(&c))
+		die("a plan the search priced did not lower");
+	return c;
+}
+
 double slab_memory(Search *x)
 {
-	Module *m = (Module *)x->m;   /* read, not changed: the program lives in the compilation's arena */
 	const Graph *g = x->g;
 	const OpSplit **was = xmalloc(sizeof(OpSplit *) * (size_t)(g->nnodes ? g->nnodes : 1));
 	bool same = x->slab_plan != NULL;
@@ -528,11 +537,7 @@ double slab_memory(Search *x)
 		x->slab_plan = xmalloc(sizeof(OpSplit *) * (size_t)(g->nnodes ? g->nnodes : 1));
 	for (int v = 0; v < g->nnodes; v++)
 		x->slab_plan[v] = x->st->node[v].split;
-	Compilation c = {.start = STAGE_LOWER, .stop = STAGE_PLAN, .name = "", .m = m, .flat = (FlatGraph *)x->f,
-	                 .st = *x->st};
-	c.search.cluster = *cost_cluster(x->cm);
-	if (!x->plan(&c))
-		die("a plan the search priced did not lower");
+	Compilation c = search_lowering(x, STAGE_PLAN);
 	const Lowered *l = c.low;
 	double slab = (double)emit_slab_bytes(c.plan);
 	x->slab_again = 0;

@@ -242,9 +242,7 @@ void explain_savings(Search *x, const char *saved, FILE *out)
 		fputc('\n', out);
 	free(marked);
 	/* the homes as lower.c slices them */
-	Compilation c = {.start = STAGE_LOWER, .stop = STAGE_LOWER, .name = "", .m = m, .flat = (FlatGraph *)x->f,
-	                 .st = *x->st};
-	x->plan(&c);
+	Compilation c = search_lowering(x, STAGE_LOWER);
 	const Lowered *l = c.low;
 	double whole = 0, sliced = 0;
 	int nsliced = 0, ntrained = 0;

@@ -154,6 +154,10 @@ int64_t product_of(const int64_t *s, int n);
  * put back as they were. The last plan's slab is kept: asked again, it is
  * not planned again. */
 double slab_memory(Search *x);
+/* The current strategies through the pipeline's stages from lowering to
+ * stop (x->plan), in a compilation of the search's own; its caller frees
+ * what it made (emit_free, lowered_free). */
+Compilation search_lowering(Search *x, Stage stop);
 int cost_cmp(const void *pa, const void *pb, void *ctx);
 /* v's candidates other than its current strategy costing less than `bound`
  * (local_cost), cheapest first (ties: less compute, then candidate order).
