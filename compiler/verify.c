@@ -9,7 +9,7 @@
  * the program's device count, with its local dims the global dims divided by
  * its splits; every collective inserted by redistribution has a group of
  * the axes of its matrix, and every collective the model wrote a group of
- * distinct ranks. Fused kinds appear only once fuse.c has run (its side
+ * distinct ranks of its context. Fused kinds appear only once fuse.c has run (its side
  * table with them); a Fused placeholder names a later fused operator that
  * computes it; an adjoint has the kind of the operator it differentiates,
  * or a fused one. */
@@ -53,8 +53,11 @@ static void check_group(const Lowered *l, const char *stage, int i)
 	}
 	if (!(o->a.present & 1u << ATTR_GROUP))
 		return;
+	/* A model's own collective names global ranks of its context, however
+	 * many devices the program is lowered for (stand_alone: one). */
+	int64_t ranks = l->m->ctx.device_num > l->device_num ? l->m->ctx.device_num : l->device_num;
 	for (int k = 0; k < o->a.ngroup; k++) {
-		if (o->a.group[k] < 0 || o->a.group[k] >= l->device_num)
+		if (o->a.group[k] < 0 || o->a.group[k] >= ranks)
 			broken(l, stage, i, "a collective's group names a rank outside the devices", o->result);
 		for (int j = 0; j < k; j++)
 			if (o->a.group[j] == o->a.group[k])

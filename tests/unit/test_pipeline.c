@@ -136,6 +136,21 @@ Test(pipeline, keeps_the_texts_asked_for)
 
 /* ---- the verifier: each broken invariant aborts ---- */
 
+/* A collective the model wrote names ranks of its context's devices, even
+ * lowered stand_alone (for one device): no invariant broken (fuzz_pipeline
+ * found the verifier bounding them by the program's device count). */
+Test(verify, written_group_ranks_of_the_context)
+{
+	static const char text[] = "context {device_num: 8}\n"
+	                           "graph @g(%x: <Tensor[Float32], (8,)>) {\n"
+	                           "  %1 = AllReduce(%x) {op: \"sum\", group: (0, 4)}\n"
+	                           "  return %1\n}\n";
+	Run *r = run_pipeline("t.ir", text, strlen(text), STAGE_PLAN, NULL, 0);
+	expect_clean(r);
+	cr_assert_eq(r->c.low->device_num, 1);
+	run_free(r);
+}
+
 static Lowered *verified(void)
 {
 	Run *r = mlp_to(STAGE_FUSE);   /* left to the process, which the abort ends */
