@@ -443,7 +443,7 @@ static void list_attrs(StrBuf *b, OpKind op)
 static void decode_attrs(Checker *c, Graph *g, Node *n)
 {
 	Attrs *a = &n->a;
-	a->epsilon = 1e-5;
+	a->epsilon = n->op == OP_RMS_NORM ? 1e-6 : 1e-5;   /* MindSpore's RmsNorm; LayerNorm as PyTorch's */
 	a->begin_norm_axis = -1;
 	a->begin_params_axis = -1;
 	const Lit *d = n->attr_lit;

@@ -3,7 +3,7 @@
  * Requires a Program (plan.c). The gradient of input o->k of forward
  * operator ops[o->of] (as it was before fusion: differentiated) from dy
  * (o->in[0]), by the adjoint's kind: a MatMul's as one more product, the
- * others by the runtime's *_grad kernels, a LayerNormGrad's gradients in
+ * others by the runtime's *_grad kernels, a NormGrad's gradients in
  * one call, a BatchMatMulStrided's through strides (fuse.c). Scratch the
  * kernel needs starts at scratch_off. */
 #include "emit_internal.h"
@@ -42,7 +42,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	const LValue *x = &l->values[f->in[0]], *y = &l->values[f->result], *dxv = &l->values[o->result];
 	const char *x0 = p->cname[f->in[0]], *x1 = f->nin > 1 ? p->cname[f->in[1]] : NULL, *yn = p->cname[f->result];
 	int64_t n = numel(dxv), m, nn, kk, axes[MAX_DIMS];
-	/* A two-input operator's other operand (MatMul's); LayerNorm's and
+	/* A two-input operator's other operand (MatMul's); a normalizer's and
 	 * Concat's inputs past the second have none. */
 	const char *other_in = f->nin == 2 ? p->cname[f->in[1 - k]] : NULL;
 	MatmulGrad mg;
@@ -176,26 +176,33 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		          (long long)(numel(x) / rows));
 		return;
 	}
-	case OP_LAYER_NORM: case OP_LAYER_NORM_GRAD: {
-		/* this gradient, and those of the placeholders a LayerNormGrad computes too (fuse.c) */
+	OP_CASES(NORM_OPS) case OP_NORM_GRAD: {
+		/* this gradient, and those of the placeholders a NormGrad computes too
+		 * (fuse.c); g[k] is input k's: x, gamma, [beta,] and a slice's piece's
+		 * [mean,] variance */
 		const char *g[5] = {"NULL", "NULL", "NULL", "NULL", "NULL"};
 		g[k] = dx;
 		int at[MAX_PARTS], nat = fused_parts(l, (int)(o - l->ops), at);
 		for (int j = 0; j < nat; j++)
 			g[l->ops[at[j]].k] = p->cname[l->ops[at[j]].result];
-		if (f->nin == 5) {
-			int64_t rows = 1, nd = norm_axis(fa->begin_norm_axis, x->type.rank);
+		int nparams = op_info[f->op].min_inputs - 1;   /* gamma, beta */
+		const char *beta = nparams == 2 ? g[2] : "NULL";
+		int64_t bn, bp;
+		norm_begin(f->op, fa, x->type.rank, l->values[f->in[1]].type.rank, &bn, &bp);
+		if (f->nin > 1 + nparams) {   /* a slice of the normalized dims (lower.c) */
+			bool centered = norm_centered(f->op);
+			int64_t rows = 1, nd = norm_axis(bn, x->type.rank);
 			for (int d = 0; d < nd; d++)
 				rows *= x->type.dims[d];
-			sb_printf(b, "sc_layer_norm_part_grad(rt, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %lld, %lld, %.17g);", dy, x0,
-			          x1, p->cname[f->in[3]], p->cname[f->in[4]], g[0], g[1], g[2], g[3], g[4], (long long)rows,
-			          (long long)(numel(x) / rows), fa->epsilon);
+			sb_printf(b, "sc_norm_part_grad(rt, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %lld, %lld, %.17g);",
+			          op_info[f->op].kernel, dy, x0, x1, centered ? p->cname[f->in[1 + nparams]] : "NULL",
+			          p->cname[f->in[f->nin - 1]], g[0], g[1], beta, centered ? g[1 + nparams] : "NULL",
+			          g[f->nin - 1], (long long)rows, (long long)(numel(x) / rows), fa->epsilon);
 			return;
 		}
-		sb_printf(b, "sc_layer_norm_grad(rt, %s, %s, %s, %s, %s, %s, ", dy, x0, x1, g[0], g[1], g[2]);
+		sb_printf(b, "sc_norm_grad(rt, %s, %s, %s, %s, %s, %s, %s, ", op_info[f->op].kernel, dy, x0, x1, g[0], g[1], beta);
 		dims_lit(b, x->type.dims, x->type.rank);
-		sb_printf(b, ", %d, %lld, %lld, %.17g);", x->type.rank, (long long)fa->begin_norm_axis,
-		          (long long)fa->begin_params_axis, fa->epsilon);
+		sb_printf(b, ", %d, %lld, %lld, %.17g);", x->type.rank, (long long)bn, (long long)bp, fa->epsilon);
 		return;
 	}
 	case OP_CONCAT: {

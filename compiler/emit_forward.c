@@ -223,21 +223,25 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		          (long long)(numel(x) / rows), x1, sc_dtype_name(idx->type.dtype), (long long)numel(idx), off, y);
 		break;
 	}
-	case OP_LAYER_NORM:
-		if (o->nin == 5) {   /* a slice of the normalized dims (lower.c) */
-			int64_t rows = 1, nd = norm_axis(a->begin_norm_axis, x->type.rank);
+	OP_CASES(NORM_OPS) {   /* sc_norm of the operator's SC_NORM_TABLE row */
+		int nparams = op_info[o->op].min_inputs - 1;   /* gamma, beta */
+		const char *beta = nparams == 2 ? p->cname[o->in[2]] : "NULL";
+		int64_t bn, bp;
+		norm_begin(o->op, a, x->type.rank, l->values[o->in[1]].type.rank, &bn, &bp);
+		if (o->nin > 1 + nparams) {   /* a slice of the normalized dims (lower.c): the rows' statistics given */
+			int64_t rows = 1, nd = norm_axis(bn, x->type.rank);
 			for (int d = 0; d < nd; d++)
 				rows *= x->type.dims[d];
-			sb_printf(b, "sc_layer_norm_part(rt, %s, %s, %s, %s, %s, %s, %lld, %lld, %.17g);", x0, x1, p->cname[o->in[2]],
-			          p->cname[o->in[3]], p->cname[o->in[4]], y, (long long)rows, (long long)(numel(x) / rows),
-			          a->epsilon);
+			sb_printf(b, "sc_norm_part(rt, %s, %s, %s, %s, %s, %s, %s, %lld, %lld, %.17g);", op_info[o->op].kernel, x0,
+			          x1, beta, norm_centered(o->op) ? p->cname[o->in[1 + nparams]] : "NULL",
+			          p->cname[o->in[o->nin - 1]], y, (long long)rows, (long long)(numel(x) / rows), a->epsilon);
 			break;
 		}
-		sb_printf(b, "sc_layer_norm(rt, %s, %s, %s, %s, ", x0, x1, p->cname[o->in[2]], y);
+		sb_printf(b, "sc_norm(rt, %s, %s, %s, %s, %s, ", op_info[o->op].kernel, x0, x1, beta, y);
 		dims_lit(b, x->type.dims, x->type.rank);
-		sb_printf(b, ", %d, %lld, %lld, %.17g);", x->type.rank, (long long)a->begin_norm_axis,
-		          (long long)a->begin_params_axis, a->epsilon);
+		sb_printf(b, ", %d, %lld, %lld, %.17g);", x->type.rank, (long long)bn, (long long)bp, a->epsilon);
 		break;
+	}
 	case OP_CONCAT: {
 		int axis = (int)norm_axis(a->has_axis && a->naxes ? a->axes[0] : 0, yv->type.rank);
 		sb_printf(b, "sc_concat(rt, %s, (const void *const[]){", sc_dtype_name(yv->type.dtype));
@@ -283,7 +287,7 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));
 		break;
 	case OP_TRANSPOSE_FOLDED: case OP_FUSED:   /* no code (emit.c says why) */
-	case OP_LAYER_NORM_GRAD:                 /* an adjoint */
+	case OP_NORM_GRAD:                       /* an adjoint */
 		die("%s has no forward call", op_info[o->op].name);
 	case OP_CALL: case OP_COUNT:   /* inlined by flatten; rejected by check_names */
 		die("no %s operator is left to emit", o->op == OP_CALL ? "Call" : "unknown");

@@ -55,7 +55,7 @@ typedef struct Entry {
 	int nsame;           /* on a first entry: how many others share its place */
 } Entry;
 
-enum { MAX_WIDENED = 8 };   /* LayerNorm's adjoint: dy, x, gamma, beta, y and dx */
+enum { MAX_WIDENED = 8 };   /* a normalizer's adjoint: dy, x, gamma, beta, y and dx */
 
 typedef struct {
 	int value[MAX_WIDENED];

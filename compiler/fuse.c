@@ -575,10 +575,10 @@ void value_strides(const Lowered *l, int v, int64_t *strides)
 	}
 }
 
-/* ---- a LayerNorm's gradients in one call ---- */
+/* ---- a normalizer's gradients in one call ---- */
 
-/* The adjoints of one Float32 LayerNorm (x's, gamma's, beta's: one each,
- * from the same dy) run as one sc_layer_norm_grad call at the last one's
+/* The adjoints of one Float32 normalizer (x's, gamma's, beta's: one each,
+ * from the same dy) run as one sc_norm_grad call at the last one's
  * place, which computes the row statistics once for all: the earlier ones
  * are fused, their results written by that call (Fusion.writes), when
  * nothing reads them before it (one that is read sooner carries those
@@ -588,7 +588,7 @@ static void fuse_norm_grads(Lowered *l, Mark *mk, const int *first, const int *p
 {
 	for (int c = l->nops - 1; c >= 0; c--) {
 		const LOp *o = &l->ops[c];
-		if (o->grad != GRAD_ADJOINT || op_shadow(l, c) || mk[c].fused || l->ops[o->of].op != OP_LAYER_NORM ||
+		if (o->grad != GRAD_ADJOINT || op_shadow(l, c) || mk[c].fused || !op_is_norm(l->ops[o->of].op) ||
 		    !all_f32(l, &l->ops[o->of]) || !all_f32(l, o))
 			continue;
 		for (int j = prev[c]; j >= 0; j = prev[j]) {   /* back to one that cannot join (it carries those before it) */
@@ -602,7 +602,7 @@ static void fuse_norm_grads(Lowered *l, Mark *mk, const int *first, const int *p
 	}
 }
 
-/* The adjoints of the same LayerNorm whose gradients the adjoint at
+/* The adjoints of the same normalizer whose gradients the adjoint at
  * position carrier writes too, into at (4 at most); returns how many.
  * prev: each adjoint's previous adjoint of the same operator (no shadow), -1. */
 static int norm_grads_of(const Lowered *l, const Mark *mk, const int *prev, int carrier, int *at)
@@ -614,7 +614,7 @@ static int norm_grads_of(const Lowered *l, const Mark *mk, const int *prev, int 
 		if (!mk[j].fused)   /* it carries those before it */
 			break;
 		if (n == 4)
-			die("a LayerNorm with more than five gradients");
+			die("a normalizer with more than five gradients");
 		at[n++] = j;
 	}
 	return n;
@@ -700,7 +700,7 @@ static void rewrite(Lowered *l, const Mark *mk, const int *prev)
 	for (int i = 0; i < l->nops; i++)
 		l->fusion[i].into = l->fusion[i].first = l->fusion[i].next = -1;
 	/* which kernel computes each fused operator: its reader's (or that
-	 * one's reader's: a masked Softmax's Mul), its chain's, its LayerNorm's */
+	 * one's reader's: a masked Softmax's Mul), its chain's, its normalizer's */
 	for (int i = 0; i < l->nops; i++) {
 		if (mk[i].fused)
 			continue;
@@ -742,7 +742,7 @@ static void rewrite(Lowered *l, const Mark *mk, const int *prev)
 			OpKind k = pattern_kind(l, mk, i, in, &n);
 			become(l, i, k, in, n);
 		} else if (norm_grads_of(l, mk, prev, i, in)) {
-			become(l, i, OP_LAYER_NORM_GRAD, NULL, 0);
+			become(l, i, OP_NORM_GRAD, NULL, 0);
 		} else if (mk[i].fold) {
 			l->fusion[i].fold = mk[i].fold;
 			become(l, i, OP_TRANSPOSE_FOLDED, NULL, 0);

@@ -9,6 +9,7 @@
  * enum value, so that a name the runtime lacks is an error here. */
 #define KERNEL_UNARY(x) (&("SC_U_" #x)[0 * SC_U_##x])
 #define KERNEL_BINARY(x) (&("SC_" #x)[0 * SC_##x])
+#define KERNEL_NORM(x) (&("SC_N_" #x)[0 * SC_N_##x])
 #define KERNEL_OWN NULL
 #define OP_INFO(e, name, lo, hi, attrs, shape, rule, kernel, grad, nograd, prec, view) \
 	[OP_##e] = {name, lo, hi, attrs, shape, rule, KERNEL_##kernel, grad, nograd, prec, view},
@@ -23,6 +24,17 @@ enum { SC_UNARY_TABLE(RT_READS) };
 #define CHECK_READS(e, name, lo, hi, attrs, shape, rule, kernel, grad, nograd, prec, view) \
 	_Static_assert((int)grad == (int)READS_##kernel, name ": its grad column and its kernel's row disagree");
 UNARY_OPS(CHECK_READS)
+/* A normalizer's row: whether its kernel centers (SC_NORM_TABLE). */
+#define RT_CENTERED(name, centered) RT_CENTERED_##name = centered,
+enum { SC_NORM_TABLE(RT_CENTERED) };
+#define CENTERED_NORM(x) RT_CENTERED_##x
+#define NORM_CENTERED(e, name, lo, hi, attrs, shape, rule, kernel, ...) [OP_##e] = CENTERED_##kernel,
+static const bool norm_centered_ops[OP_COUNT] = {NORM_OPS(NORM_CENTERED)};
+/* x, gamma and maybe beta; a slice's piece takes the mean too when centered, then the variance */
+#define CHECK_NORM_INPUTS(e, name, lo, hi, attrs, shape, rule, kernel, grad, nograd, prec, view) \
+	_Static_assert((lo == 2 || lo == 3) && hi == lo + 1 + CENTERED_##kernel,                      \
+	               name ": its min and max inputs and its kernel's statistics disagree");
+NORM_OPS(CHECK_NORM_INPUTS)
 #define ATTR_INFO(e, name, kind) [ATTR_##e] = {name, kind},
 const AttrInfo attr_info[ATTR_COUNT] = {ATTR_TABLE(ATTR_INFO)};
 
@@ -47,6 +59,7 @@ bool op_is_comm(OpKind k)
 static const bool unary_ops[OP_COUNT] = {UNARY_OPS(IN_TABLE)};
 static const bool binary_ops[OP_COUNT] = {BINARY_OPS(IN_TABLE)};
 static const bool fused_ops[OP_COUNT] = {FUSED_OPS(IN_TABLE)};
+static const bool norm_ops[OP_COUNT] = {NORM_OPS(IN_TABLE)};
 #undef IN_TABLE
 
 bool op_is_fused(OpKind k)
@@ -62,6 +75,25 @@ bool op_is_unary(OpKind k)
 bool op_is_binary(OpKind k)
 {
 	return binary_ops[k];
+}
+
+bool op_is_norm(OpKind k)
+{
+	return norm_ops[k];
+}
+
+bool norm_centered(OpKind k)
+{
+	return norm_centered_ops[k];
+}
+
+void norm_begin(OpKind op, const Attrs *a, int x_rank, int gamma_rank, int64_t *norm, int64_t *params)
+{
+	if (op_info[op].attrs & (1u << ATTR_BEGIN_NORM_AXIS)) {
+		*norm = a->begin_norm_axis;
+		*params = a->begin_params_axis;
+	} else
+		*norm = *params = x_rank - gamma_rank;
 }
 
 bool op_input_has_grad(OpKind op, int k, DType in, DType out)

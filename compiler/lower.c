@@ -294,7 +294,7 @@ static const char *user_text(Lowering *x, const Node *n, int k)
 
 /* ---- statistics: an operator split along the axis it normalizes ----
  *
- * Softmax, LogSoftmax, LayerNorm and SparseSoftmaxCrossEntropyWithLogits
+ * Softmax, LogSoftmax, the normalizers and SparseSoftmaxCrossEntropyWithLogits
  * whose normalized axis is split (rules.c, od->normalized) are lowered as a
  * few local pieces: each rank computes its slice's statistic (a row maximum,
  * sum or mean), a partial value over the axes that split the axis, and the
@@ -397,7 +397,7 @@ static const char *stat_name(Stats *s, const char *suffix)
 	return t;
 }
 
-/* Softmax, LogSoftmax, the cross-entropy and LayerNorm when an op dim of
+/* Softmax, LogSoftmax, the cross-entropy and the normalizers when an op dim of
  * od->normalized is split; ins the inputs in the operator's layouts, out its
  * output's. Returns the result. The cross-entropy's last piece takes the
  * completed statistics and the slice's first class (its offset): the rank
@@ -423,12 +423,20 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 	const char *y = g->values[n->result].name;
 	const Type *yt = &g->values[n->result].type;
 	int x0 = ins[0];
-	if (n->op == OP_LAYER_NORM) {   /* the rows' means and variances, then a piece normalizing the slice */
-		int mean = stat_reduce(&s, OP_REDUCE_MEAN, x0, "mean", "the row means");
-		int c = stat_piece(&s, OP_SUB, 2, (int[]){x0, mean}, &s.xt, &in, stat_name(&s, "centered"), NULL);
-		int sq = stat_piece(&s, OP_SQUARE, 1, &c, &s.xt, &in, stat_name(&s, "squared"), NULL);
-		int var = stat_reduce(&s, OP_REDUCE_MEAN, sq, "var", "the row variances");
-		int r = stat_piece(&s, OP_LAYER_NORM, 5, (int[]){x0, ins[1], ins[2], mean, var}, yt, out, y, NULL);
+	if (op_is_norm(n->op)) {   /* the rows' statistics, then a piece normalizing the slice */
+		int piece[5], nin = op_info[n->op].min_inputs, sq;
+		memcpy(piece, ins, sizeof(int) * (size_t)nin);   /* x, gamma, beta */
+		if (norm_centered(n->op)) {   /* the mean, and the variance as the centered values' mean square */
+			int mean = stat_reduce(&s, OP_REDUCE_MEAN, x0, "mean", "the row means");
+			int c = stat_piece(&s, OP_SUB, 2, (int[]){x0, mean}, &s.xt, &in, stat_name(&s, "centered"), NULL);
+			sq = stat_piece(&s, OP_SQUARE, 1, &c, &s.xt, &in, stat_name(&s, "squared"), NULL);
+			piece[nin++] = mean;
+			piece[nin++] = stat_reduce(&s, OP_REDUCE_MEAN, sq, "var", "the row variances");
+		} else {
+			sq = stat_piece(&s, OP_SQUARE, 1, &x0, &s.xt, &in, stat_name(&s, "squared"), NULL);
+			piece[nin++] = stat_reduce(&s, OP_REDUCE_MEAN, sq, "meansq", "the row mean squares");
+		}
+		int r = stat_piece(&s, n->op, nin, piece, yt, out, y, NULL);
 		LOp *o = &l->ops[l->nops - 1];
 		o->a = n->a;
 		o->a.present &= ~(1u << ATTR_IN_STRATEGY | 1u << ATTR_OUT_STRATEGY | 1u << ATTR_RECOMPUTE);

@@ -16,7 +16,8 @@
  *           R_OWN (its own case)
  *   kernel  the runtime kernel emit_forward.c calls: UNARY(X) is sc_unary's SC_U_X
  *           (a row of SC_UNARY_TABLE in runtime/shardc_rt.h), BINARY(X)
- *           sc_binary's SC_X, OWN its own case
+ *           sc_binary's SC_X, NORM(X) sc_norm's SC_N_X (a row of
+ *           SC_NORM_TABLE), OWN its own case
  *   grad    what its adjoint (emit_adjoint.c) reads beside dy: GR_X its
  *           inputs, GR_Y its result, GR_XY both, GR_NONE nothing (dy alone);
  *           emit.c names these values, fuse.c counts the inputs' reads
@@ -32,9 +33,10 @@
  *   view    V_VIEW: its result is its input's bytes unchanged, and so is its
  *           gradient dy's, so plan.c gives the result its input's buffer
  *           (no copy); V_COPY: it writes a buffer of its own
- * The elementwise operators are rows of UNARY_OPS and BINARY_OPS, which the
- * passes' switches take as one case each (OP_CASES); adding one is a row
- * there, its kernel's row in SC_UNARY_TABLE, and its math in the references
+ * The elementwise operators are rows of UNARY_OPS and BINARY_OPS, and the
+ * normalizers rows of NORM_OPS, which the passes' switches take as one case
+ * each (OP_CASES); adding one is a row there, its kernel's row in
+ * SC_UNARY_TABLE or SC_NORM_TABLE, and its math in the references
  * (docs/internals.md, "Adding an operator"). Nothing about an operator's identity is
  * written anywhere else. */
 
@@ -70,6 +72,19 @@
 #define A_LAYERNORM (A(BEGIN_NORM_AXIS) | A(BEGIN_PARAMS_AXIS) | A(EPSILON))
 #define A_SLICE (A(BEGIN) | A(END) | A(STRIDES))
 
+/* The normalizers: y = (x - c) rstd gamma [+ beta] over x's last dims, c and
+ * rstd the row statistics their kernel's SC_NORM_TABLE row says (centered:
+ * mean and variance; else the mean square). Inputs x, gamma and, when
+ * min_inputs is 3, beta; a slice's piece along the normalized dims (lower.c)
+ * takes the completed statistics too: the mean when centered, then the
+ * variance (or mean square), so max_inputs is min_inputs + 1 + centered.
+ * With begin_norm_axis in their attributes they normalize from there and gamma
+ * covers x's dims from begin_params_axis (LayerNorm); without, both are the
+ * dims gamma covers (MindSpore's RmsNorm). */
+#define NORM_OPS(OP)                                                                                            \
+	OP(LAYER_NORM, "LayerNorm", 3, 5, A_LAYERNORM, SH_OWN, R_OWN, NORM(LAYER_NORM), GR_X, 0, PREC_F32, V_COPY) \
+	OP(RMS_NORM, "RmsNorm", 2, 3, A(EPSILON), SH_OWN, R_OWN, NORM(RMS_NORM), GR_X, 0, PREC_F32, V_COPY)
+
 #define UNARY_OPS(OP)                                                                                    \
 	OP(RELU, "ReLU", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(RELU), GR_X, 0, PREC_LOW, V_COPY)           \
 	OP(GELU, "GeLU", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(GELU), GR_X, 0, PREC_LOW, V_COPY)          \
@@ -104,7 +119,7 @@
 	OP(TRANSPOSE, "Transpose", 1, 1, A(PERM), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                     \
 	OP(FLATTEN, "Flatten", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                               \
 	OP(GATHER, "Gather", 2, 2, A(AXIS) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                            \
-	OP(LAYER_NORM, "LayerNorm", 3, 5, A_LAYERNORM, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                      \
+	NORM_OPS(OP)                                                                                                                       \
 	OP(CONCAT, "Concat", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                          \
 	OP(CAST, "Cast", 1, 1, A(DTYPE), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                                           \
 	OP(STRIDED_SLICE, "StridedSlice", 1, 1, A_SLICE, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                              \
@@ -131,7 +146,7 @@
  *   EW_CHAIN          a chain of elementwise operators and Casts, one sc_ew_chain call
  *   BATCH_MATMUL_STRIDED a BatchMatMul (or its adjoint) reading or writing a folded Transpose's value
  *   TRANSPOSE_FOLDED  a Transpose (or its adjoint) that copies nothing: its values share a buffer
- *   LAYER_NORM_GRAD   a LayerNorm's adjoint writing the other inputs' gradients too
+ *   NORM_GRAD         a normalizer's adjoint writing the other inputs' gradients too
  *   FUSED             a placeholder: an operator another one's kernel computes (no code)
  * Their grad column is GR_NONE (an adjoint reads the operator as it was:
  * differentiated()) and their precision PREC_ASIS (made after autocast). */
@@ -143,7 +158,7 @@
 	OP(EW_CHAIN, "ElementwiseChain", 1, -1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                      \
 	OP(BATCH_MATMUL_STRIDED, "BatchMatMulStrided", 1, 2, A_MATMUL, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)  \
 	OP(TRANSPOSE_FOLDED, "TransposeFolded", 1, 1, A(PERM), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)          \
-	OP(LAYER_NORM_GRAD, "LayerNormGrad", 1, 1, A_LAYERNORM, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)         \
+	OP(NORM_GRAD, "NormGrad", 1, 1, A_LAYERNORM, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                    \
 	OP(FUSED, "Fused", 0, -1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)
 
 /* Every operator: the language's (OP_TABLE), then fuse.c's. */

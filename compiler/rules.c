@@ -174,25 +174,27 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 			od->nstats_bwd = 1;
 		}
 		break;
-	case OP_LAYER_NORM: {
+	OP_CASES(NORM_OPS) {
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], NULL);
 		identity_input(od, 0, x->rank);
-		int64_t params = norm(n->a.begin_params_axis, x->rank);
-		for (int k = 1; k < 3; k++) {
+		int64_t begin, params;
+		norm_begin(n->op, &n->a, x->rank, operand(g, n, 1)->rank, &begin, &params);
+		begin = norm(begin, x->rank);
+		params = norm(params, x->rank);
+		for (int k = 1; k < op_info[n->op].min_inputs; k++) {   /* gamma, beta */
 			od->in_rank[k] = x->rank - (int)params;
 			for (int d = 0; d < od->in_rank[k]; d++)
 				od->in_dim[k][d] = (int8_t)(params + d);
 		}
-		int64_t begin = norm(n->a.begin_norm_axis, x->rank);
 		for (int d = (int)begin; d < x->rank; d++) {
 			if (params != begin)   /* gamma would cover rows too: not split (lower.c) */
 				keep_whole(od, d, "a normalized dim, with begin_params_axis other than begin_norm_axis");
 			od->normalized |= params == begin ? 1u << d : 0;
 		}
-		if (od->normalized) {   /* the rows' means and variances; backward, their gradients and the mean's again */
-			od->nstats_fwd = 2;
-			od->nstats_bwd = 3;
+		if (od->normalized) {   /* the rows' statistics; backward, their gradients (and the mean's again) */
+			od->nstats_fwd = norm_centered(n->op) ? 2 : 1;
+			od->nstats_bwd = norm_centered(n->op) ? 3 : 1;
 		}
 		break;
 	}

@@ -226,14 +226,27 @@ static bool infer_transpose(Infer *x, const Type *in, Type *out)
 	return true;
 }
 
-static bool infer_layer_norm(Infer *x, const Type *in, Type *out)
+/* A normalizer (ops.h's NORM_OPS): x, gamma and maybe beta covering x's dims
+ * from where the parameters start; a slice's piece (lower.c) takes the rows'
+ * statistics too. */
+static bool infer_norm(Infer *x, const Type *in, Type *out)
 {
-	const Attrs *a = &x->n->a;
+	const Graph *g = x->g;
+	const Node *n = x->n;
+	int params_n = op_info[n->op].min_inputs - 1;   /* gamma, beta */
+	const Type *gamma = in_type(x, 1);
 	int64_t norm, params;
-	if (!need_float(x, 0) || !norm_axis(x, a->begin_norm_axis, in->rank, &norm) ||
-	    !norm_axis(x, a->begin_params_axis, in->rank, &params))
+	if (!need_float(x, 0))
 		return false;
-	for (int k = 1; k < 3; k++) {
+	if (!(op_info[n->op].attrs & (1u << ATTR_BEGIN_NORM_AXIS)) && (gamma->rank < 1 || gamma->rank > in->rank)) {
+		ERR(x, in_span(x, 1), "%s: gamma '%%%s' covers x's last dims (1 to %d of them), got %s", opname(x),
+		    g->values[n->in[1]].name, in->rank, DIMS(gamma));
+		return false;
+	}
+	norm_begin(n->op, &n->a, in->rank, gamma->rank, &norm, &params);
+	if (!norm_axis(x, norm, in->rank, &norm) || !norm_axis(x, params, in->rank, &params))
+		return false;
+	for (int k = 1; k <= params_n; k++) {
 		const Type *p = in_type(x, k);
 		bool ok = p->rank == in->rank - params && p->dtype == in->dtype;
 		for (int i = 0; ok && i < p->rank; i++)
@@ -241,23 +254,28 @@ static bool infer_layer_norm(Infer *x, const Type *in, Type *out)
 		if (!ok) {
 			Type want = {.dtype = in->dtype, .rank = in->rank - (int)params};
 			memcpy(want.dims, in->dims + params, sizeof(int64_t) * (size_t)want.rank);
-			ERR(x, in_span(x, k), "LayerNorm: %s must be %s %s (x's dims from begin_params_axis %lld), got %s %s",
-			    k == 1 ? "gamma" : "beta", dtype_name(in->dtype), DIMS(&want), (long long)params,
-			    dtype_name(p->dtype), DIMS(p));
+			char where[64];
+			if (op_info[n->op].attrs & (1u << ATTR_BEGIN_PARAMS_AXIS))
+				snprintf(where, sizeof where, "x's dims from begin_params_axis %lld", (long long)params);
+			else
+				snprintf(where, sizeof where, "x's last %d dim%s", want.rank, want.rank == 1 ? "" : "s");
+			ERR(x, in_span(x, k), "%s: %s must be %s %s (%s), got %s %s", opname(x), k == 1 ? "gamma" : "beta",
+			    dtype_name(in->dtype), DIMS(&want), where, dtype_name(p->dtype), DIMS(p));
 			return false;
 		}
 	}
-	/* A slice of the normalized dims (lower.c): each row's completed mean and
-	 * variance, x's dims with the normalized ones 1; gamma and beta cover them. */
-	for (int k = 3; k < x->n->nin; k++) {
+	/* A slice of the normalized dims (lower.c): each row's completed
+	 * statistics, x's dims with the normalized ones 1; gamma covers them. */
+	for (int k = params_n + 1; k < n->nin; k++) {
 		const Type *s = in_type(x, k);
-		bool ok = x->n->nin == 5 && params == norm && s->rank == in->rank && s->dtype == in->dtype;
+		bool ok = n->nin == op_info[n->op].max_inputs && params == norm && s->rank == in->rank &&
+		          s->dtype == in->dtype;
 		for (int i = 0; ok && i < s->rank; i++)
 			ok = s->dims[i] == (i < norm ? in->dims[i] : 1);
 		if (!ok) {
-			ERR(x, in_span(x, k), "LayerNorm: a normalized slice's piece takes each row's mean and variance, x's "
-			    "dims with the normalized ones 1, and begin_params_axis equal to begin_norm_axis; got %s %s",
-			    dtype_name(s->dtype), DIMS(s));
+			ERR(x, in_span(x, k), "%s: a normalized slice's piece takes each row's %s, x's dims with the normalized "
+			    "ones 1, and gamma covering the normalized dims; got %s %s", opname(x),
+			    norm_centered(n->op) ? "mean and variance" : "mean square", dtype_name(s->dtype), DIMS(s));
 			return false;
 		}
 	}
@@ -377,7 +395,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
 	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_REDUCE_SUM:
 	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
-	case OP_FLATTEN: case OP_GATHER: case OP_LAYER_NORM: case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
+	case OP_FLATTEN: case OP_GATHER: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	OP_CASES(FUSED_OPS)
 		break;
@@ -506,8 +524,8 @@ static bool infer_node(Infer *x, Type *out)
 			out->dims[out->rank++] = a->dims[i];
 		return true;
 	}
-	case OP_LAYER_NORM:
-		return infer_layer_norm(x, a, out);
+	OP_CASES(NORM_OPS)
+		return infer_norm(x, a, out);
 	case OP_CONCAT:
 		return infer_concat(x, out);
 	case OP_CAST:

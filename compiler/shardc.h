@@ -128,7 +128,7 @@ typedef struct {
 	unsigned attrs;              /* mask of (1 << ATTR_x) */
 	ShapeClass shape;
 	RuleClass rule;
-	const char *kernel;          /* the runtime's SC_U_X (sc_unary) or SC_X (sc_binary); NULL: its own */
+	const char *kernel;          /* the runtime's SC_U_X (sc_unary), SC_X (sc_binary), SC_N_X (sc_norm); NULL: its own */
 	GradReads grad;              /* what its adjoint reads beside dy */
 	unsigned nograd;             /* mask of the inputs that carry no gradient */
 	PrecClass prec;              /* what mixed precision computes it in */
@@ -147,6 +147,8 @@ bool op_is_fused(OpKind k);      /* a row of FUSED_OPS: made by fuse.c alone */
 bool op_is_comm(OpKind k);       /* AllReduce, AllGather, ReduceScatter, AllToAll */
 bool op_is_unary(OpKind k);      /* a row of UNARY_OPS */
 bool op_is_binary(OpKind k);     /* a row of BINARY_OPS */
+bool op_is_norm(OpKind k);       /* a row of NORM_OPS */
+bool norm_centered(OpKind k);    /* a normalizer subtracting the row mean (its SC_NORM_TABLE row) */
 /* Whether input k (of dtype in) of an operator with a result of dtype out
  * carries a gradient: floats into a float, not an index or label. autodiff.c
  * differentiates exactly these inputs and the search prices their adjoints. */
@@ -216,6 +218,13 @@ typedef struct {
 	Strategy in_strategy, out_strategy;
 	unsigned present;        /* mask of (1 << ATTR_x) written */
 } Attrs;
+
+/* Where a normalizer starts normalizing x and where gamma's dims start, as
+ * the model says them (negative counts from the end): LayerNorm's
+ * begin_norm_axis and begin_params_axis; a row without those attributes
+ * (RmsNorm, as MindSpore's) normalizes the dims gamma covers, both
+ * x_rank - gamma_rank. */
+void norm_begin(OpKind op, const Attrs *a, int x_rank, int gamma_rank, int64_t *norm, int64_t *params);
 
 typedef struct {
 	Lit *ins, *outs;         /* tuples of LIT_TYPE */
@@ -871,7 +880,7 @@ int op_bucket(const Lowered *l, int i);
  * Add (of such a Mul, or not) into a SoftmaxMasked; each unary elementwise
  * operator or residual Add first reading a BiasAdd into a BiasUnary or a
  * BiasAddResidual (the sum kept when something later reads it); a
- * LayerNorm's adjoints into one LayerNormGrad. Then, in any float type,
+ * normalizer's adjoints into one NormGrad. Then, in any float type,
  * chains of elementwise operators and Casts, each first read by the next,
  * into one ElementwiseChain (sc_ew_chain). Each operator a fused kernel
  * computes becomes a Fused placeholder at its place. Last, each Transpose

@@ -60,6 +60,12 @@ const char *sc_dtype_name(sc_dtype dt);             /* "float32" ... */
 int64_t sc_numel(const int64_t *dims, int ndim);
 void sc_check_dims(const char *what, const int64_t *dims, int ndim);
 int sc_norm_axis(const char *what, int axis, int ndim);   /* dies when out of range */
+/* sc_norm_centered(k) for the sc_norm* entry points; dies when k is no row
+ * of SC_NORM_TABLE. */
+int sc_norm_check(const char *what, sc_norm_kind k);
+/* The same for the _part forms, which also die unless mean is given exactly
+ * when k is centered, and dmean is NULL when it is not. */
+int sc_norm_part_check(const char *what, sc_norm_kind k, const float *mean, const float *dmean);
 /* prod(dims[:axis]), dims[axis], prod(dims[axis+1:]) */
 void sc_split3(const int64_t *dims, int ndim, int axis, int64_t *outer, int64_t *mid, int64_t *inner);
 /* Right-aligns in_dims against out_dims and writes each out dim's element

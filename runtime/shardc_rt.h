@@ -345,15 +345,44 @@ void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t 
  * (a table split by rows passes its first row's global index as offset). */
 void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
                int64_t nidx, int64_t offset, float *y);
-/* Normalizes over dims[begin_norm_axis:] (biased variance); gamma and beta
- * have the shape dims[begin_params_axis:]. */
-void sc_layer_norm(sc_rt *rt, const float *x, const float *gamma, const float *beta, float *y, const int64_t *dims,
-                   int ndim, int begin_norm_axis, int begin_params_axis, double eps);
-/* A slice of the normalized dims, given each row's mean and (biased)
- * variance over all of them: y (rows, cols) = (x - mean) / sqrt(var + eps)
- * * gamma + beta, gamma and beta (cols). */
-void sc_layer_norm_part(sc_rt *rt, const float *x, const float *gamma, const float *beta, const float *mean,
-                        const float *var, float *y, int64_t rows, int64_t cols, double eps);
+/* ---- normalizers over a row: y = (x - c) rstd gamma [+ beta] ----
+ * SC_NORM_TABLE(N): N(NAME, CENTERED), one row per normalizing operator.
+ *   CENTERED 1: c is the row's mean and rstd = 1 / sqrt(var + eps), var the
+ *              biased variance (LayerNorm);
+ *            0: c = 0 and rstd = 1 / sqrt(mean(x^2) + eps), the root mean
+ *              square (RmsNorm).
+ * A row is normalized over dims[begin_norm_axis:]; gamma (and beta, where the
+ * operator has one; else NULL) have the shape dims[begin_params_axis:]. The
+ * CPU and CUDA kernels both read the row, so a normalizer of this family is a
+ * row here and its operator's row in compiler/ops.h. */
+#define SC_NORM_TABLE(N) \
+	N(LAYER_NORM, 1)     \
+	N(RMS_NORM, 0)
+
+typedef enum {
+#define SC_N_ENUM(name, centered) SC_N_##name,
+	SC_NORM_TABLE(SC_N_ENUM)
+#undef SC_N_ENUM
+	SC_N_COUNT
+} sc_norm_kind;
+
+/* 1 when the row's mean is subtracted (the CENTERED column). */
+static inline int sc_norm_centered(sc_norm_kind k)
+{
+#define SC_N_CENTERED(name, centered) centered,   /* in the enum's order */
+	static const int centered[SC_N_COUNT] = {SC_NORM_TABLE(SC_N_CENTERED)};
+#undef SC_N_CENTERED
+	return centered[k];
+}
+
+void sc_norm(sc_rt *rt, sc_norm_kind k, const float *x, const float *gamma, const float *beta, float *y,
+             const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis, double eps);
+/* A slice of the normalized dims, given each row's statistics over all of
+ * them: mean (NULL when the kind is not centered) and var (the biased
+ * variance, or the mean square when not centered): y (rows, cols) =
+ * (x - mean) / sqrt(var + eps) * gamma [+ beta], gamma and beta (cols). */
+void sc_norm_part(sc_rt *rt, sc_norm_kind k, const float *x, const float *gamma, const float *beta,
+                  const float *mean, const float *var, float *y, int64_t rows, int64_t cols, double eps);
 /* xs[i] has y's dims with axis_sizes[i] at axis. */
 void sc_concat(sc_rt *rt, sc_dtype dt, const void *const *xs, const int64_t *axis_sizes, int nx, void *y,
                const int64_t *y_dims, int ndim, int axis);
@@ -420,14 +449,15 @@ void sc_where_equal(sc_rt *rt, const float *x, const float *y, const float *dy, 
 void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
                     float *dtable, int64_t rows, int64_t row);
 /* Recomputes the statistics from x; dx, dgamma, dbeta may each be NULL. */
-void sc_layer_norm_grad(sc_rt *rt, const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
-                        float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis,
-                        double eps);
-/* sc_layer_norm_part's gradients with respect to x (the mean and variance
- * held fixed), gamma, beta, the mean and the variance (rows); each may be NULL. */
-void sc_layer_norm_part_grad(sc_rt *rt, const float *dy, const float *x, const float *gamma, const float *mean,
-                             const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
-                             int64_t rows, int64_t cols, double eps);
+void sc_norm_grad(sc_rt *rt, sc_norm_kind k, const float *dy, const float *x, const float *gamma, float *dx,
+                  float *dgamma, float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis,
+                  int begin_params_axis, double eps);
+/* sc_norm_part's gradients with respect to x (the statistics held fixed),
+ * gamma, beta, the mean and var (rows); each may be NULL (dmean is when the
+ * kind is not centered). */
+void sc_norm_part_grad(sc_rt *rt, sc_norm_kind k, const float *dy, const float *x, const float *gamma,
+                       const float *mean, const float *var, float *dx, float *dgamma, float *dbeta, float *dmean,
+                       float *dvar, int64_t rows, int64_t cols, double eps);
 /* dx (x's dims, zeros elsewhere) = dy placed where the slice took it. */
 void sc_strided_slice_grad(sc_rt *rt, const float *dy, float *dx, const int64_t *dims, int ndim,
                            const int64_t *begin, const int64_t *end, const int64_t *strides);

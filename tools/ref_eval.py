@@ -1056,6 +1056,31 @@ def bwd_layer_norm(g, ins, at):
     return [dx, (g * xhat).sum(axis=lead), g.sum(axis=lead)]
 
 
+def rms_norm_parts(ins, at):
+    x, gamma = ins
+    if gamma.ndim < 1 or gamma.ndim > x.ndim or gamma.shape != x.shape[x.ndim - gamma.ndim:]:
+        raise OpError("gamma must have x's last dims, got %s for x %s" % (gamma.shape, x.shape))
+    eps = at.get("epsilon", 1e-6)
+    if type(eps) not in (int, float):
+        raise OpError("epsilon is a number")
+    axes = tuple(range(x.ndim - gamma.ndim, x.ndim))
+    rstd = 1.0 / np.sqrt((x * x).mean(axis=axes, keepdims=True) + eps)
+    return x, gamma, axes, rstd
+
+
+def fwd_rms_norm(ins, at):
+    x, gamma, _, rstd = rms_norm_parts(ins, at)
+    return x * rstd * gamma
+
+
+def bwd_rms_norm(g, ins, at):
+    x, gamma, axes, rstd = rms_norm_parts(ins, at)
+    xhat = x * rstd
+    dxhat = g * gamma
+    dx = rstd * (dxhat - xhat * (dxhat * xhat).mean(axis=axes, keepdims=True))
+    return [dx, (g * xhat).sum(axis=tuple(range(x.ndim - gamma.ndim)))]
+
+
 def concat_axis(ins, at):
     return norm_axis(attr_int(at, "axis", 0), ins[0].ndim)
 
@@ -1209,6 +1234,7 @@ OPS = {
     "Flatten": (fwd_flatten, bwd_flatten, 1, 1),
     "Gather": (fwd_gather, bwd_gather, 2, 2),
     "LayerNorm": (fwd_layer_norm, bwd_layer_norm, 3, 3),
+    "RmsNorm": (fwd_rms_norm, bwd_rms_norm, 2, 2),
     "Concat": (fwd_concat, bwd_concat, 1, None),
     "Cast": (fwd_cast, bwd_cast, 1, 1),
     "StridedSlice": (fwd_strided_slice, bwd_strided_slice, 1, 1),

@@ -109,6 +109,28 @@ int sc_norm_axis(const char *what, int axis, int ndim)
 	return a;
 }
 
+int sc_norm_check(const char *what, sc_norm_kind k)
+{
+	if ((int)k < 0 || (int)k >= SC_N_COUNT)
+		SC_DIE("%s: kind %d is no normalizer of SC_NORM_TABLE (0 to %d)", what, (int)k, SC_N_COUNT - 1);
+	return sc_norm_centered(k);
+}
+
+int sc_norm_part_check(const char *what, sc_norm_kind k, const float *mean, const float *dmean)
+{
+	static const char *const names[SC_N_COUNT] = {
+#define SC_N_NAME(name, centered) #name,
+		SC_NORM_TABLE(SC_N_NAME)
+#undef SC_N_NAME
+	};
+	int centered = sc_norm_check(what, k);
+	if (centered && !mean)
+		SC_DIE("%s: %s is centered: the rows' mean must be given", what, names[k]);
+	if (!centered && (mean || dmean))
+		SC_DIE("%s: %s is not centered: %s must be NULL", what, names[k], mean ? "mean" : "dmean");
+	return centered;
+}
+
 void sc_split3(const int64_t *dims, int ndim, int axis, int64_t *outer, int64_t *mid, int64_t *inner)
 {
 	*outer = sc_numel(dims, axis);

@@ -375,34 +375,37 @@ void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt
 	sc_cpu_gather_grad(dy, idx, idx_dt, nidx, offset, dtable, rows, row);
 }
 
-void sc_layer_norm(sc_rt *rt, const float *x, const float *gamma, const float *beta, float *y, const int64_t *dims,
-                   int ndim, int begin_norm_axis, int begin_params_axis, double eps)
+void sc_norm(sc_rt *rt, sc_norm_kind k, const float *x, const float *gamma, const float *beta, float *y,
+             const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis, double eps)
 {
 	(void)rt;
-	sc_cpu_layer_norm(x, gamma, beta, y, dims, ndim, begin_norm_axis, begin_params_axis, eps);
+	sc_cpu_norm(sc_norm_check("sc_norm", k), x, gamma, beta, y, dims, ndim, begin_norm_axis, begin_params_axis, eps);
 }
 
-void sc_layer_norm_grad(sc_rt *rt, const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
-                        float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis,
-                        double eps)
+void sc_norm_grad(sc_rt *rt, sc_norm_kind k, const float *dy, const float *x, const float *gamma, float *dx,
+                  float *dgamma, float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis,
+                  int begin_params_axis, double eps)
 {
 	(void)rt;
-	sc_cpu_layer_norm_grad(dy, x, gamma, dx, dgamma, dbeta, dims, ndim, begin_norm_axis, begin_params_axis, eps);
+	sc_cpu_norm_grad(sc_norm_check("sc_norm_grad", k), dy, x, gamma, dx, dgamma, dbeta, dims, ndim, begin_norm_axis,
+	                 begin_params_axis, eps);
 }
 
-void sc_layer_norm_part(sc_rt *rt, const float *x, const float *gamma, const float *beta, const float *mean,
-                        const float *var, float *y, int64_t rows, int64_t cols, double eps)
+void sc_norm_part(sc_rt *rt, sc_norm_kind k, const float *x, const float *gamma, const float *beta,
+                  const float *mean, const float *var, float *y, int64_t rows, int64_t cols, double eps)
 {
 	(void)rt;
-	sc_cpu_layer_norm_part(x, gamma, beta, mean, var, y, rows, cols, eps);
+	sc_cpu_norm_part(sc_norm_part_check("sc_norm_part", k, mean, NULL), x, gamma, beta, mean, var, y, rows, cols,
+	                 eps);
 }
 
-void sc_layer_norm_part_grad(sc_rt *rt, const float *dy, const float *x, const float *gamma, const float *mean,
-                             const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
-                             int64_t rows, int64_t cols, double eps)
+void sc_norm_part_grad(sc_rt *rt, sc_norm_kind k, const float *dy, const float *x, const float *gamma,
+                       const float *mean, const float *var, float *dx, float *dgamma, float *dbeta, float *dmean,
+                       float *dvar, int64_t rows, int64_t cols, double eps)
 {
 	(void)rt;
-	sc_cpu_layer_norm_part_grad(dy, x, gamma, mean, var, dx, dgamma, dbeta, dmean, dvar, rows, cols, eps);
+	sc_cpu_norm_part_grad(sc_norm_part_check("sc_norm_part_grad", k, mean, dmean), dy, x, gamma, mean, var, dx,
+	                      dgamma, dbeta, dmean, dvar, rows, cols, eps);
 }
 
 void sc_concat(sc_rt *rt, sc_dtype dt, const void *const *xs, const int64_t *axis_sizes, int nx, void *y,

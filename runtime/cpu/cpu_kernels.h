@@ -53,11 +53,19 @@ void sc_cpu_gather(const float *table, int64_t rows, int64_t row, const void *id
                    int64_t offset, float *y);
 void sc_cpu_gather_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
                         float *dtable, int64_t rows, int64_t row);
-void sc_cpu_layer_norm(const float *x, const float *gamma, const float *beta, float *y, const int64_t *dims, int ndim,
-                       int begin_norm_axis, int begin_params_axis, double eps);
-void sc_cpu_layer_norm_grad(const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
-                            float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis,
-                            double eps);
+/* The normalizers take sc_norm_centered(kind) where sc_norm* take the kind
+ * (SC_NORM_TABLE). beta may be NULL (none added); not centered, the _part
+ * forms' mean is NULL and so must dmean be. */
+void sc_cpu_norm(int centered, const float *x, const float *gamma, const float *beta, float *y, const int64_t *dims,
+                 int ndim, int begin_norm_axis, int begin_params_axis, double eps);
+void sc_cpu_norm_grad(int centered, const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
+                      float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis,
+                      double eps);
+void sc_cpu_norm_part(int centered, const float *x, const float *gamma, const float *beta, const float *mean,
+                      const float *var, float *y, int64_t rows, int64_t cols, double eps);
+void sc_cpu_norm_part_grad(int centered, const float *dy, const float *x, const float *gamma, const float *mean,
+                           const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
+                           int64_t rows, int64_t cols, double eps);
 void sc_cpu_concat(sc_dtype dt, const void *const *xs, const int64_t *axis_sizes, int nx, void *y,
                    const int64_t *y_dims, int ndim, int axis);
 void sc_cpu_strided_slice(sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int64_t *begin,
@@ -70,11 +78,6 @@ void sc_cpu_sparse_softmax_ce(const float *logits, const void *labels, sc_dtype 
                               int64_t c);
 void sc_cpu_sparse_softmax_ce_grad(const float *logits, const void *labels, sc_dtype label_dt, const float *dloss,
                                    float *dlogits, int64_t n, int64_t c);
-void sc_cpu_layer_norm_part(const float *x, const float *gamma, const float *beta, const float *mean,
-                            const float *var, float *y, int64_t rows, int64_t cols, double eps);
-void sc_cpu_layer_norm_part_grad(const float *dy, const float *x, const float *gamma, const float *mean,
-                                 const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
-                                 int64_t rows, int64_t cols, double eps);
 void sc_cpu_sparse_softmax_ce_part(const float *logits, const void *labels, sc_dtype label_dt, const float *max,
                                    const float *sum, float *loss, int64_t n, int64_t c, int64_t offset);
 void sc_cpu_sparse_softmax_ce_part_grad(const float *logits, const void *labels, sc_dtype label_dt,

@@ -9,7 +9,7 @@
  * OpenBLAS. These are the reference the cuda backend is checked against, so
  * clarity comes first; but the generated programs run on them too, so the
  * kernels a transformer block spends its time in (binary ops, transpose,
- * softmax, layer norm) reduce their shapes first and walk only the outer
+ * softmax, the normalizers) reduce their shapes first and walk only the outer
  * dims, with a plain loop along the last. */
 #include "cpu_kernels.h"
 
@@ -983,27 +983,30 @@ void sc_cpu_gather_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64
 /* rows, cols of the normalization and the size of gamma */
 static void norm_shape(const int64_t *dims, int ndim, int bna, int bpa, int64_t *rows, int64_t *cols, int64_t *np)
 {
-	sc_check_dims("layer_norm", dims, ndim);
-	bna = sc_norm_axis("layer_norm begin_norm_axis", bna, ndim);
-	bpa = sc_norm_axis("layer_norm begin_params_axis", bpa, ndim);
+	sc_check_dims("norm", dims, ndim);
+	bna = sc_norm_axis("norm begin_norm_axis", bna, ndim);
+	bpa = sc_norm_axis("norm begin_params_axis", bpa, ndim);
 	*rows = sc_numel(dims, bna);
 	*cols = sc_numel(dims + bna, ndim - bna);
 	*np = sc_numel(dims + bpa, ndim - bpa);
 }
 
-/* mean and 1/std of one row; four partial sums each, so that the double
- * adds do not wait on one another */
+/* the centre (the mean, or 0 when not centered) and 1/std of one row; four
+ * partial sums each, so that the double adds do not wait on one another.
+ * Not centered, the second pass sums (x - 0)^2: the mean square. */
 SC_VECTOR_CLONES
-static void row_stats(const float *xr, int64_t cols, double eps, double *mean, double *rstd)
+static void row_stats(const float *xr, int64_t cols, int centered, double eps, double *mean, double *rstd)
 {
-	double s[4] = {0}, v[4] = {0};
+	double s[4] = {0}, v[4] = {0}, m = 0;
 	int64_t j, n4 = cols / 4 * 4;
-	for (j = 0; j < n4; j += 4)
-		for (int k = 0; k < 4; k++)
-			s[k] += xr[j + k];
-	for (; j < cols; j++)
-		s[0] += xr[j];
-	double m = (s[0] + s[1] + s[2] + s[3]) / (double)cols;
+	if (centered) {
+		for (j = 0; j < n4; j += 4)
+			for (int k = 0; k < 4; k++)
+				s[k] += xr[j + k];
+		for (; j < cols; j++)
+			s[0] += xr[j];
+		m = (s[0] + s[1] + s[2] + s[3]) / (double)cols;
+	}
 	for (j = 0; j < n4; j += 4)
 		for (int k = 0; k < 4; k++)
 			v[k] += (xr[j + k] - m) * (xr[j + k] - m);
@@ -1022,8 +1025,8 @@ static int64_t norm_span(int64_t cols, int64_t np)
 }
 
 SC_VECTOR_CLONES
-void sc_cpu_layer_norm(const float *x, const float *gamma, const float *beta, float *y, const int64_t *dims, int ndim,
-                       int begin_norm_axis, int begin_params_axis, double eps)
+void sc_cpu_norm(int centered, const float *x, const float *gamma, const float *beta, float *y, const int64_t *dims,
+                 int ndim, int begin_norm_axis, int begin_params_axis, double eps)
 {
 	int64_t rows, cols, np;
 	norm_shape(dims, ndim, begin_norm_axis, begin_params_axis, &rows, &cols, &np);
@@ -1033,23 +1036,30 @@ void sc_cpu_layer_norm(const float *x, const float *gamma, const float *beta, fl
 		double mean, rstd;
 		const float *xr = x + r * cols;
 		float *yr = y + r * cols;
-		row_stats(xr, cols, eps, &mean, &rstd);
+		row_stats(xr, cols, centered, eps, &mean, &rstd);
 		for (int64_t j0 = 0; j0 < cols; j0 += span) {
 			int64_t p0 = (r * cols + j0) % np;
-			const float *g = gamma + p0, *be = beta + p0;
-			for (int64_t q = 0; q < span; q++)
-				yr[j0 + q] = (float)((xr[j0 + q] - mean) * rstd * g[q] + be[q]);
+			const float *g = gamma + p0;
+			if (beta) {
+				const float *be = beta + p0;
+				for (int64_t q = 0; q < span; q++)
+					yr[j0 + q] = (float)((xr[j0 + q] - mean) * rstd * g[q] + be[q]);
+			} else {
+				for (int64_t q = 0; q < span; q++)
+					yr[j0 + q] = (float)((xr[j0 + q] - mean) * rstd * g[q]);
+			}
 		}
 	}
 }
 
 /* Two passes, each split over threads without changing a sum's order: the
  * rows (each row's dx from its own sums), then the parameters (each one's
- * dgamma and dbeta summed over the rows in order, as one thread would). */
+ * dgamma and dbeta summed over the rows in order, as one thread would). Not
+ * centered, dx has no mean(g gamma) term (m1 is 0). */
 SC_VECTOR_CLONES
-void sc_cpu_layer_norm_grad(const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
-                            float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis,
-                            double eps)
+void sc_cpu_norm_grad(int centered, const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
+                      float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis,
+                      double eps)
 {
 	int64_t rows, cols, np;
 	norm_shape(dims, ndim, begin_norm_axis, begin_params_axis, &rows, &cols, &np);
@@ -1059,7 +1069,7 @@ void sc_cpu_layer_norm_grad(const float *dy, const float *x, const float *gamma,
 #pragma omp parallel for if (par) schedule(static)
 	for (int64_t r = 0; r < rows; r++) {
 		const float *xr = x + r * cols, *dyr = dy + r * cols;
-		row_stats(xr, cols, eps, &mean[r], &rstd[r]);
+		row_stats(xr, cols, centered, eps, &mean[r], &rstd[r]);
 		if (!dx)
 			continue;
 		double m1 = 0, m2 = 0;
@@ -1071,7 +1081,7 @@ void sc_cpu_layer_norm_grad(const float *dy, const float *x, const float *gamma,
 				m2 += gq * xh;
 			}
 		}
-		m1 /= (double)cols;
+		m1 = centered ? m1 / (double)cols : 0;
 		m2 /= (double)cols;
 		float *dxr = dx + r * cols;
 		for (int64_t j0 = 0; j0 < cols; j0 += span) {
@@ -1112,26 +1122,28 @@ void sc_cpu_layer_norm_grad(const float *dy, const float *x, const float *gamma,
 	free(mean);
 }
 
-void sc_cpu_layer_norm_part(const float *x, const float *gamma, const float *beta, const float *mean,
-                            const float *var, float *y, int64_t rows, int64_t cols, double eps)
+void sc_cpu_norm_part(int centered, const float *x, const float *gamma, const float *beta, const float *mean,
+                      const float *var, float *y, int64_t rows, int64_t cols, double eps)
 {
 	for (int64_t r = 0; r < rows; r++) {
-		double rstd = 1 / sqrt((double)var[r] + eps);
+		double rstd = 1 / sqrt((double)var[r] + eps), m = centered ? (double)mean[r] : 0;
 		for (int64_t j = 0; j < cols; j++)
-			y[r * cols + j] = (float)((x[r * cols + j] - (double)mean[r]) * rstd * gamma[j] + beta[j]);
+			y[r * cols + j] = (float)((x[r * cols + j] - m) * rstd * gamma[j] + (beta ? beta[j] : 0));
 	}
 }
 
-void sc_cpu_layer_norm_part_grad(const float *dy, const float *x, const float *gamma, const float *mean,
-                                 const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
-                                 int64_t rows, int64_t cols, double eps)
+/* dx is g gamma rstd either way (the statistics held fixed); dvar is
+ * -rstd^3 / 2 sum(g gamma (x - mean)), the mean 0 when not centered. */
+void sc_cpu_norm_part_grad(int centered, const float *dy, const float *x, const float *gamma, const float *mean,
+                           const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
+                           int64_t rows, int64_t cols, double eps)
 {
 	double *dg = xcalloc((size_t)cols, sizeof *dg), *db = xcalloc((size_t)cols, sizeof *db);
 	for (int64_t r = 0; r < rows; r++) {
-		double rstd = 1 / sqrt((double)var[r] + eps), s1 = 0, s2 = 0;
+		double rstd = 1 / sqrt((double)var[r] + eps), m = centered ? (double)mean[r] : 0, s1 = 0, s2 = 0;
 		for (int64_t j = 0; j < cols; j++) {
 			int64_t i = r * cols + j;
-			double xc = x[i] - (double)mean[r], g = (double)dy[i] * gamma[j];
+			double xc = x[i] - m, g = (double)dy[i] * gamma[j];
 			s1 += g;
 			s2 += g * xc;
 			dg[j] += dy[i] * xc * rstd;

@@ -801,43 +801,48 @@ void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt
 
 static void norm_shape(const int64_t *dims, int ndim, int bna, int bpa, int64_t *rows, int64_t *cols, int64_t *np)
 {
-	sc_check_dims("layer_norm", dims, ndim);
-	bna = sc_norm_axis("layer_norm begin_norm_axis", bna, ndim);
-	bpa = sc_norm_axis("layer_norm begin_params_axis", bpa, ndim);
+	sc_check_dims("norm", dims, ndim);
+	bna = sc_norm_axis("norm begin_norm_axis", bna, ndim);
+	bpa = sc_norm_axis("norm begin_params_axis", bpa, ndim);
 	*rows = sc_numel(dims, bna);
 	*cols = sc_numel(dims + bna, ndim - bna);
 	*np = sc_numel(dims + bpa, ndim - bpa);
 }
 
-void sc_layer_norm(sc_rt *rt, const float *x, const float *gamma, const float *beta, float *y, const int64_t *dims,
-                   int ndim, int begin_norm_axis, int begin_params_axis, double eps)
+void sc_norm(sc_rt *rt, sc_norm_kind k, const float *x, const float *gamma, const float *beta, float *y,
+             const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis, double eps)
 {
 	int64_t rows, cols, np;
+	int centered = sc_norm_check("sc_norm", k);
 	norm_shape(dims, ndim, begin_norm_axis, begin_params_axis, &rows, &cols, &np);
-	SC_CUDA_CHECK(sc_cu_layer_norm(x, gamma, beta, y, rows, cols, np, (float)eps, cu(rt)->stream));
+	SC_CUDA_CHECK(sc_cu_norm(centered, x, gamma, beta, y, rows, cols, np, (float)eps, cu(rt)->stream));
 }
 
-void sc_layer_norm_grad(sc_rt *rt, const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
-                        float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis,
-                        double eps)
+void sc_norm_grad(sc_rt *rt, sc_norm_kind k, const float *dy, const float *x, const float *gamma, float *dx,
+                  float *dgamma, float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis,
+                  int begin_params_axis, double eps)
 {
 	int64_t rows, cols, np;
+	int centered = sc_norm_check("sc_norm_grad", k);
 	norm_shape(dims, ndim, begin_norm_axis, begin_params_axis, &rows, &cols, &np);
-	SC_CUDA_CHECK(sc_cu_layer_norm_grad(dy, x, gamma, dx, dgamma, dbeta, rows, cols, np, (float)eps, cu(rt)->stream));
+	SC_CUDA_CHECK(sc_cu_norm_grad(centered, dy, x, gamma, dx, dgamma, dbeta, rows, cols, np, (float)eps,
+	                              cu(rt)->stream));
 }
 
-void sc_layer_norm_part(sc_rt *rt, const float *x, const float *gamma, const float *beta, const float *mean,
-                        const float *var, float *y, int64_t rows, int64_t cols, double eps)
+void sc_norm_part(sc_rt *rt, sc_norm_kind k, const float *x, const float *gamma, const float *beta,
+                  const float *mean, const float *var, float *y, int64_t rows, int64_t cols, double eps)
 {
-	SC_CUDA_CHECK(sc_cu_layer_norm_part(x, gamma, beta, mean, var, y, rows, cols, (float)eps, cu(rt)->stream));
+	int centered = sc_norm_part_check("sc_norm_part", k, mean, NULL);
+	SC_CUDA_CHECK(sc_cu_norm_part(centered, x, gamma, beta, mean, var, y, rows, cols, (float)eps, cu(rt)->stream));
 }
 
-void sc_layer_norm_part_grad(sc_rt *rt, const float *dy, const float *x, const float *gamma, const float *mean,
-                             const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
-                             int64_t rows, int64_t cols, double eps)
+void sc_norm_part_grad(sc_rt *rt, sc_norm_kind k, const float *dy, const float *x, const float *gamma,
+                       const float *mean, const float *var, float *dx, float *dgamma, float *dbeta, float *dmean,
+                       float *dvar, int64_t rows, int64_t cols, double eps)
 {
-	SC_CUDA_CHECK(sc_cu_layer_norm_part_grad(dy, x, gamma, mean, var, dx, dgamma, dbeta, dmean, dvar, rows, cols,
-	                                         (float)eps, cu(rt)->stream));
+	int centered = sc_norm_part_check("sc_norm_part_grad", k, mean, dmean);
+	SC_CUDA_CHECK(sc_cu_norm_part_grad(centered, dy, x, gamma, mean, var, dx, dgamma, dbeta, dmean, dvar, rows, cols,
+	                                   (float)eps, cu(rt)->stream));
 }
 
 void sc_concat(sc_rt *rt, sc_dtype dt, const void *const *xs, const int64_t *axis_sizes, int nx, void *y,

@@ -71,16 +71,19 @@ cudaError_t sc_cu_gather(const float *table, int64_t rows, int64_t row, const vo
 /* dtable zeroed here, then rows added */
 cudaError_t sc_cu_gather_grad(const float *dy, const void *idx, int idx64, int64_t nidx, int64_t offset,
                               float *dtable, int64_t rows, int64_t row, cudaStream_t s);
-cudaError_t sc_cu_layer_norm(const float *x, const float *gamma, const float *beta, float *y, int64_t rows,
-                             int64_t cols, int64_t np, float eps, cudaStream_t s);
+/* the normalizers: centered is sc_norm_centered(kind); beta may be NULL, and
+ * mean and dmean are when not centered */
+cudaError_t sc_cu_norm(int centered, const float *x, const float *gamma, const float *beta, float *y, int64_t rows,
+                       int64_t cols, int64_t np, float eps, cudaStream_t s);
 /* dgamma, dbeta zeroed here; any of dx, dgamma, dbeta may be NULL */
-cudaError_t sc_cu_layer_norm_grad(const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
-                                  float *dbeta, int64_t rows, int64_t cols, int64_t np, float eps, cudaStream_t s);
-cudaError_t sc_cu_layer_norm_part(const float *x, const float *gamma, const float *beta, const float *mean,
-                                  const float *var, float *y, int64_t rows, int64_t cols, float eps, cudaStream_t s);
-cudaError_t sc_cu_layer_norm_part_grad(const float *dy, const float *x, const float *gamma, const float *mean,
-                                       const float *var, float *dx, float *dgamma, float *dbeta, float *dmean,
-                                       float *dvar, int64_t rows, int64_t cols, float eps, cudaStream_t s);
+cudaError_t sc_cu_norm_grad(int centered, const float *dy, const float *x, const float *gamma, float *dx,
+                            float *dgamma, float *dbeta, int64_t rows, int64_t cols, int64_t np, float eps,
+                            cudaStream_t s);
+cudaError_t sc_cu_norm_part(int centered, const float *x, const float *gamma, const float *beta, const float *mean,
+                            const float *var, float *y, int64_t rows, int64_t cols, float eps, cudaStream_t s);
+cudaError_t sc_cu_norm_part_grad(int centered, const float *dy, const float *x, const float *gamma, const float *mean,
+                                 const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
+                                 int64_t rows, int64_t cols, float eps, cudaStream_t s);
 /* sc_ew_chain's steps and operands, by value (the kernel's parameters) */
 typedef struct {
 	sc_ew_step steps[SC_EW_MAX_STEPS];

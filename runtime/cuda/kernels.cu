@@ -1,7 +1,7 @@
 /* kernels.cu: the CUDA kernels and their extern "C" launchers; nothing else.
  *
  * Elementwise kernels use grid-stride loops over int64 indices. Row kernels
- * (softmax, layer norm, cross entropy) give each row one warp and reduce
+ * (softmax, the normalizers, cross entropy) give each row one warp and reduce
  * with shuffles; sums that cross rows (dgamma, dbeta, gather's scatter-add,
  * the losses) use atomicAdd, so their last bits vary from run to run.
  * Reductions over arbitrary axes give each output one thread, which walks
@@ -404,41 +404,45 @@ __global__ void gather_grad_k(const float *dy, const void *idx, int idx64, int64
 	}
 }
 
-/* ---- layer norm: one warp per row ---- */
+/* ---- the normalizers (SC_NORM_TABLE): one warp per row; centered 0 takes
+ * the mean as 0, so the second sum is the mean square ---- */
 
-__device__ void row_stats(const float *xr, int64_t cols, float eps, int lane, float *mean, float *rstd)
+__device__ void row_stats(const float *xr, int64_t cols, int centered, float eps, int lane, float *mean, float *rstd)
 {
-	float s = 0, v = 0;
-	for (int64_t j = lane; j < cols; j += 32)
-		s += xr[j];
-	float m = warp_sum(s) / (float)cols;
+	float s = 0, v = 0, m = 0;
+	if (centered) {
+		for (int64_t j = lane; j < cols; j += 32)
+			s += xr[j];
+		m = warp_sum(s) / (float)cols;
+	}
 	for (int64_t j = lane; j < cols; j += 32)
 		v += (xr[j] - m) * (xr[j] - m);
 	*mean = m;
 	*rstd = rsqrtf(warp_sum(v) / (float)cols + eps);
 }
 
-__global__ void layer_norm_k(const float *x, const float *gamma, const float *beta, float *y, int64_t rows,
-                             int64_t cols, int64_t np, float eps)
+/* beta may be NULL */
+__global__ void norm_k(int centered, const float *x, const float *gamma, const float *beta, float *y, int64_t rows,
+                       int64_t cols, int64_t np, float eps)
 {
 	int lane = threadIdx.x % 32;
 	ROW_LOOP(r, rows) {
 		float mean, rstd;
-		row_stats(x + r * cols, cols, eps, lane, &mean, &rstd);
+		row_stats(x + r * cols, cols, centered, eps, lane, &mean, &rstd);
 		for (int64_t j = lane; j < cols; j += 32) {
 			int64_t i = r * cols + j, p = i % np;
-			y[i] = (x[i] - mean) * rstd * gamma[p] + beta[p];
+			y[i] = (x[i] - mean) * rstd * gamma[p] + (beta ? beta[p] : 0.0f);
 		}
 	}
 }
 
-__global__ void layer_norm_grad_k(const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
-                                  float *dbeta, int64_t rows, int64_t cols, int64_t np, float eps)
+__global__ void norm_grad_k(int centered, const float *dy, const float *x, const float *gamma, float *dx,
+                            float *dgamma, float *dbeta, int64_t rows, int64_t cols, int64_t np, float eps)
 {
 	int lane = threadIdx.x % 32;
 	ROW_LOOP(r, rows) {
 		float mean, rstd, m1 = 0, m2 = 0;
-		row_stats(x + r * cols, cols, eps, lane, &mean, &rstd);
+		row_stats(x + r * cols, cols, centered, eps, lane, &mean, &rstd);
 		for (int64_t j = lane; j < cols; j += 32) {
 			int64_t i = r * cols + j, p = i % np;
 			float xh = (x[i] - mean) * rstd, g = dy[i] * gamma[p];
@@ -449,7 +453,7 @@ __global__ void layer_norm_grad_k(const float *dy, const float *x, const float *
 			if (dbeta)
 				atomicAdd(dbeta + p, dy[i]);
 		}
-		m1 = warp_sum(m1) / (float)cols;
+		m1 = centered ? warp_sum(m1) / (float)cols : 0.0f;   /* centered is the same in every lane */
 		m2 = warp_sum(m2) / (float)cols;
 		for (int64_t j = lane; dx && j < cols; j += 32) {
 			int64_t i = r * cols + j, p = i % np;
@@ -459,25 +463,28 @@ __global__ void layer_norm_grad_k(const float *dy, const float *x, const float *
 	}
 }
 
-__global__ void layer_norm_part_k(const float *x, const float *gamma, const float *beta, const float *mean,
-                                  const float *var, float *y, int64_t rows, int64_t cols, float eps)
+/* mean NULL when not centered; beta may be NULL */
+__global__ void norm_part_k(int centered, const float *x, const float *gamma, const float *beta, const float *mean,
+                            const float *var, float *y, int64_t rows, int64_t cols, float eps)
 {
 	GRID_LOOP(i, rows * cols) {
 		int64_t r = i / cols, j = i % cols;
-		y[i] = (x[i] - mean[r]) * rsqrtf(var[r] + eps) * gamma[j] + beta[j];
+		float m = centered ? mean[r] : 0.0f;
+		y[i] = (x[i] - m) * rsqrtf(var[r] + eps) * gamma[j] + (beta ? beta[j] : 0.0f);
 	}
 }
 
-__global__ void layer_norm_part_grad_k(const float *dy, const float *x, const float *gamma, const float *mean,
-                                       const float *var, float *dx, float *dgamma, float *dbeta, float *dmean,
-                                       float *dvar, int64_t rows, int64_t cols, float eps)
+/* mean and dmean NULL when not centered */
+__global__ void norm_part_grad_k(int centered, const float *dy, const float *x, const float *gamma, const float *mean,
+                                 const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
+                                 int64_t rows, int64_t cols, float eps)
 {
 	int lane = threadIdx.x % 32;
 	ROW_LOOP(r, rows) {
-		float rstd = rsqrtf(var[r] + eps), s1 = 0, s2 = 0;
+		float rstd = rsqrtf(var[r] + eps), m = centered ? mean[r] : 0.0f, s1 = 0, s2 = 0;
 		for (int64_t j = lane; j < cols; j += 32) {
 			int64_t i = r * cols + j;
-			float xc = x[i] - mean[r], g = dy[i] * gamma[j];
+			float xc = x[i] - m, g = dy[i] * gamma[j];
 			s1 += g;
 			s2 += g * xc;
 			if (dgamma)
@@ -1022,15 +1029,16 @@ cudaError_t sc_cu_gather_grad(const float *dy, const void *idx, int idx64, int64
 	return cudaGetLastError();
 }
 
-cudaError_t sc_cu_layer_norm(const float *x, const float *gamma, const float *beta, float *y, int64_t rows,
-                             int64_t cols, int64_t np, float eps, cudaStream_t s)
+cudaError_t sc_cu_norm(int centered, const float *x, const float *gamma, const float *beta, float *y, int64_t rows,
+                       int64_t cols, int64_t np, float eps, cudaStream_t s)
 {
-	layer_norm_k<<<row_blocks(rows), THREADS, 0, s>>>(x, gamma, beta, y, rows, cols, np, eps);
+	norm_k<<<row_blocks(rows), THREADS, 0, s>>>(centered, x, gamma, beta, y, rows, cols, np, eps);
 	return cudaGetLastError();
 }
 
-cudaError_t sc_cu_layer_norm_grad(const float *dy, const float *x, const float *gamma, float *dx, float *dgamma,
-                                  float *dbeta, int64_t rows, int64_t cols, int64_t np, float eps, cudaStream_t s)
+cudaError_t sc_cu_norm_grad(int centered, const float *dy, const float *x, const float *gamma, float *dx,
+                            float *dgamma, float *dbeta, int64_t rows, int64_t cols, int64_t np, float eps,
+                            cudaStream_t s)
 {
 	cudaError_t e = cudaSuccess;
 	if (dgamma)
@@ -1039,20 +1047,20 @@ cudaError_t sc_cu_layer_norm_grad(const float *dy, const float *x, const float *
 		e = cudaMemsetAsync(dbeta, 0, (size_t)np * sizeof(float), s);
 	if (e != cudaSuccess)
 		return e;
-	layer_norm_grad_k<<<row_blocks(rows), THREADS, 0, s>>>(dy, x, gamma, dx, dgamma, dbeta, rows, cols, np, eps);
+	norm_grad_k<<<row_blocks(rows), THREADS, 0, s>>>(centered, dy, x, gamma, dx, dgamma, dbeta, rows, cols, np, eps);
 	return cudaGetLastError();
 }
 
-cudaError_t sc_cu_layer_norm_part(const float *x, const float *gamma, const float *beta, const float *mean,
-                                  const float *var, float *y, int64_t rows, int64_t cols, float eps, cudaStream_t s)
+cudaError_t sc_cu_norm_part(int centered, const float *x, const float *gamma, const float *beta, const float *mean,
+                            const float *var, float *y, int64_t rows, int64_t cols, float eps, cudaStream_t s)
 {
-	layer_norm_part_k<<<blocks_for(rows * cols), THREADS, 0, s>>>(x, gamma, beta, mean, var, y, rows, cols, eps);
+	norm_part_k<<<blocks_for(rows * cols), THREADS, 0, s>>>(centered, x, gamma, beta, mean, var, y, rows, cols, eps);
 	return cudaGetLastError();
 }
 
-cudaError_t sc_cu_layer_norm_part_grad(const float *dy, const float *x, const float *gamma, const float *mean,
-                                       const float *var, float *dx, float *dgamma, float *dbeta, float *dmean,
-                                       float *dvar, int64_t rows, int64_t cols, float eps, cudaStream_t s)
+cudaError_t sc_cu_norm_part_grad(int centered, const float *dy, const float *x, const float *gamma, const float *mean,
+                                 const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
+                                 int64_t rows, int64_t cols, float eps, cudaStream_t s)
 {
 	cudaError_t e = cudaSuccess;
 	if (dgamma)
@@ -1061,8 +1069,8 @@ cudaError_t sc_cu_layer_norm_part_grad(const float *dy, const float *x, const fl
 		e = cudaMemsetAsync(dbeta, 0, (size_t)cols * sizeof(float), s);
 	if (e != cudaSuccess)
 		return e;
-	layer_norm_part_grad_k<<<row_blocks(rows), THREADS, 0, s>>>(dy, x, gamma, mean, var, dx, dgamma, dbeta, dmean,
-	                                                              dvar, rows, cols, eps);
+	norm_part_grad_k<<<row_blocks(rows), THREADS, 0, s>>>(centered, dy, x, gamma, mean, var, dx, dgamma, dbeta, dmean,
+	                                                        dvar, rows, cols, eps);
 	return cudaGetLastError();
 }
 

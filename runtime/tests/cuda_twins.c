@@ -318,23 +318,28 @@ static void test_rows(void)
 	const struct {
 		int bna, bpa;
 	} ln[] = {{2, 2}, {1, 2}, {2, 1}, {-1, 0}};
-	for (int k = 0; k < 4; k++) {
-		int bpa = ln[k].bpa < 0 ? ln[k].bpa + 3 : ln[k].bpa;
-		int64_t np = t_numel(d + bpa, 3 - bpa);
-		float *dgam, *dbet, *gam = rnd(np, 0.5f, 1.5f, &dgam), *bet = rnd(np, -1, 1, &dbet);
-		float *dgg = dev(np * 4), *dbb = dev(np * 4), *gg = malloc(np * 4), *bb = malloc(np * 4);
-		char what[64];
-		snprintf(what, sizeof what, "layer_norm %d", k);
-		sc_layer_norm(rt, dx, dgam, dbet, dyv, d, 3, ln[k].bna, ln[k].bpa, 1e-5);
-		sc_cpu_layer_norm(x, gam, bet, y, d, 3, ln[k].bna, ln[k].bpa, 1e-5);
-		twin(what, dyv, y, n, 1e-4);
-		sc_layer_norm_grad(rt, ddy, dx, dgam, dg, dgg, dbb, d, 3, ln[k].bna, ln[k].bpa, 1e-5);
-		sc_cpu_layer_norm_grad(dy, x, gam, g, gg, bb, d, 3, ln[k].bna, ln[k].bpa, 1e-5);
-		twin(what, dg, g, n, 1e-3);
-		twin(what, dgg, gg, np, 1e-3);
-		twin(what, dbb, bb, np, 1e-3);
-		free(gam), free(bet), free(gg), free(bb);
-	}
+	/* every normalizer of SC_NORM_TABLE; RmsNorm with a beta on odd cases, without on even ones */
+	for (int kind = 0; kind < SC_N_COUNT; kind++)
+		for (int k = 0; k < 4; k++) {
+			sc_norm_kind nk = (sc_norm_kind)kind;
+			int c = sc_norm_centered(nk), with_beta = c || k % 2;
+			int bpa = ln[k].bpa < 0 ? ln[k].bpa + 3 : ln[k].bpa;
+			int64_t np = t_numel(d + bpa, 3 - bpa);
+			float *dgam, *dbet, *gam = rnd(np, 0.5f, 1.5f, &dgam), *bet = rnd(np, -1, 1, &dbet);
+			float *dgg = dev(np * 4), *dbb = dev(np * 4), *gg = malloc(np * 4), *bb = malloc(np * 4);
+			char what[64];
+			snprintf(what, sizeof what, "%s %d", c ? "LayerNorm" : "RmsNorm", k);
+			sc_norm(rt, nk, dx, dgam, with_beta ? dbet : NULL, dyv, d, 3, ln[k].bna, ln[k].bpa, 1e-5);
+			sc_cpu_norm(c, x, gam, with_beta ? bet : NULL, y, d, 3, ln[k].bna, ln[k].bpa, 1e-5);
+			twin(what, dyv, y, n, 1e-4);
+			sc_norm_grad(rt, nk, ddy, dx, dgam, dg, dgg, with_beta ? dbb : NULL, d, 3, ln[k].bna, ln[k].bpa, 1e-5);
+			sc_cpu_norm_grad(c, dy, x, gam, g, gg, with_beta ? bb : NULL, d, 3, ln[k].bna, ln[k].bpa, 1e-5);
+			twin(what, dg, g, n, 1e-3);
+			twin(what, dgg, gg, np, 1e-3);
+			if (with_beta)
+				twin(what, dbb, bb, np, 1e-3);
+			free(gam), free(bet), free(gg), free(bb);
+		}
 	/* cross entropy over rows of x viewed as (240, 70) */
 	int32_t lab[240];
 	int64_t lab64[240];
@@ -349,8 +354,11 @@ static void test_rows(void)
 	sc_sparse_softmax_ce_grad(rt, dx, dlab64, SC_I64, ddl, dg, 240, 70);
 	sc_cpu_sparse_softmax_ce_grad(x, lab64, SC_I64, &dl, g, 240, 70);
 	twin("sparse_softmax_ce_grad", dg, g, n, 1e-4);
-	/* LayerNorm of a slice of 70 of the normalized dims, the rows' statistics given */
-	{
+	/* each normalizer of a slice of 70 of the normalized dims, the rows' statistics given
+	 * (RmsNorm: no mean, no beta, var the mean square) */
+	for (int kind = 0; kind < SC_N_COUNT; kind++) {
+		sc_norm_kind nk = (sc_norm_kind)kind;
+		int c = sc_norm_centered(nk);
 		float rmean[240], rvar[240], *gam, *dgam, *bet, *dbet, *dm, *dv;
 		for (int i = 0; i < 240; i++)
 			rmean[i] = 0.01f * (float)(i % 9), rvar[i] = 0.5f + 0.01f * (float)(i % 13);
@@ -358,16 +366,24 @@ static void test_rows(void)
 		float *drmean = up(rmean, sizeof rmean), *drvar = up(rvar, sizeof rvar);
 		float *dgg = dev(70 * 4), *dbb = dev(70 * 4), gg[70], bb[70], mm[240], vv[240];
 		dm = dev(240 * 4), dv = dev(240 * 4);
-		sc_layer_norm_part(rt, dx, dgam, dbet, drmean, drvar, dyv, 240, 70, 1e-5);
-		sc_cpu_layer_norm_part(x, gam, bet, rmean, rvar, y, 240, 70, 1e-5);
-		twin("layer_norm_part", dyv, y, n, 1e-4);
-		sc_layer_norm_part_grad(rt, ddy, dx, dgam, drmean, drvar, dg, dgg, dbb, dm, dv, 240, 70, 1e-5);
-		sc_cpu_layer_norm_part_grad(dy, x, gam, rmean, rvar, g, gg, bb, mm, vv, 240, 70, 1e-5);
-		twin("layer_norm_part_grad dx", dg, g, n, 1e-4);
-		twin("layer_norm_part_grad dgamma", dgg, gg, 70, 1e-3);
-		twin("layer_norm_part_grad dbeta", dbb, bb, 70, 1e-3);
-		twin("layer_norm_part_grad dmean", dm, mm, 240, 1e-3);
-		twin("layer_norm_part_grad dvar", dv, vv, 240, 1e-3);
+		char what[5][64];
+		static const char *const part[5] = {"", " dx", " dgamma", " dbeta", " dvar"};
+		for (int i = 0; i < 5; i++)
+			snprintf(what[i], sizeof what[i], "%s_part%s%s", c ? "LayerNorm" : "RmsNorm", i ? "_grad" : "", part[i]);
+		sc_norm_part(rt, nk, dx, dgam, c ? dbet : NULL, c ? drmean : NULL, drvar, dyv, 240, 70, 1e-5);
+		sc_cpu_norm_part(c, x, gam, c ? bet : NULL, c ? rmean : NULL, rvar, y, 240, 70, 1e-5);
+		twin(what[0], dyv, y, n, 1e-4);
+		sc_norm_part_grad(rt, nk, ddy, dx, dgam, c ? drmean : NULL, drvar, dg, dgg, c ? dbb : NULL, c ? dm : NULL, dv,
+		                  240, 70, 1e-5);
+		sc_cpu_norm_part_grad(c, dy, x, gam, c ? rmean : NULL, rvar, g, gg, c ? bb : NULL, c ? mm : NULL, vv, 240, 70,
+		                      1e-5);
+		twin(what[1], dg, g, n, 1e-4);
+		twin(what[2], dgg, gg, 70, 1e-3);
+		if (c) {
+			twin(what[3], dbb, bb, 70, 1e-3);
+			twin("LayerNorm_part_grad dmean", dm, mm, 240, 1e-3);
+		}
+		twin(what[4], dv, vv, 240, 1e-3);
 		free(gam), free(bet);
 	}
 	/* the same rows as classes [35, 105) of 140: a class slice's pieces, given the rows' statistics */

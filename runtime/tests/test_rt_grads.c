@@ -11,6 +11,7 @@
  * rt_test.h. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,10 +129,11 @@ Test(grad, softmax_log_softmax)
 		}
 }
 
-/* ---- layer norm: with respect to x, gamma, beta ---- */
+/* ---- the normalizers: with respect to x, gamma, beta ---- */
 
 typedef struct {
-	const float *x, *gamma, *beta;
+	int centered;              /* sc_norm_centered: 1 LayerNorm, 0 RmsNorm */
+	const float *x, *gamma, *beta;   /* beta NULL: none */
 	const int64_t *dims;
 	int ndim, bna, bpa, wrt;   /* wrt 0: x, 1: gamma, 2: beta */
 } LnCtx;
@@ -139,15 +141,21 @@ typedef struct {
 static void ln_fwd(const float *v, float *y, const void *c)
 {
 	const LnCtx *l = c;
-	sc_cpu_layer_norm(l->wrt == 0 ? v : l->x, l->wrt == 1 ? v : l->gamma, l->wrt == 2 ? v : l->beta, y, l->dims,
-	                  l->ndim, l->bna, l->bpa, 1e-5);
+	sc_cpu_norm(l->centered, l->wrt == 0 ? v : l->x, l->wrt == 1 ? v : l->gamma, l->wrt == 2 ? v : l->beta, y,
+	            l->dims, l->ndim, l->bna, l->bpa, 1e-5);
 }
 
-Test(grad, layer_norm)
+/* Every begin_norm_axis and begin_params_axis pair of a (2, 3, 4); RmsNorm
+ * without a beta, so with no dbeta. */
+static void norm_grads(int centered)
 {
 	static const struct {
 		int bna, bpa;
 	} cases[] = {{2, 2}, {1, 2}, {2, 1}, {1, 1}, {-1, -1}, {0, 2}, {2, 0}, {0, 0}};
+	char what[3][32];
+	static const char *const names[3] = {"dx", "dgamma", "dbeta"};
+	for (int j = 0; j < 3; j++)
+		snprintf(what[j], sizeof what[j], "%s %s", centered ? "LayerNorm" : "RmsNorm", names[j]);
 	const int64_t d[3] = {2, 3, 4};
 	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
 		int bpa = cases[k].bpa < 0 ? cases[k].bpa + 3 : cases[k].bpa;
@@ -157,25 +165,86 @@ Test(grad, layer_norm)
 		rand_fill(g, np, 30 + k, 0.5f, 1.5f);
 		rand_fill(b, np, 40 + k, -1, 1);
 		rand_fill(w, 24, 60 + k, -1, 1);
-		sc_cpu_layer_norm_grad(w, x, g, dx, dg, db, d, 3, cases[k].bna, cases[k].bpa, 1e-5);
-		LnCtx c = {x, g, b, d, 3, cases[k].bna, cases[k].bpa, 0};
-		check_grad("layer_norm dx", ln_fwd, x, 24, &c, w, 24, dx);
+		float *dbeta = centered ? db : NULL;
+		sc_cpu_norm_grad(centered, w, x, g, dx, dg, dbeta, d, 3, cases[k].bna, cases[k].bpa, 1e-5);
+		LnCtx c = {centered, x, g, centered ? b : NULL, d, 3, cases[k].bna, cases[k].bpa, 0};
+		check_grad(what[0], ln_fwd, x, 24, &c, w, 24, dx);
 		c.wrt = 1;
-		check_grad("layer_norm dgamma", ln_fwd, g, np, &c, w, 24, dg);
-		c.wrt = 2;
-		check_grad("layer_norm dbeta", ln_fwd, b, np, &c, w, 24, db);
-		sc_cpu_layer_norm_grad(w, x, g, NULL, dg, NULL, d, 3, cases[k].bna, cases[k].bpa, 1e-5);   /* NULLs skip */
+		check_grad(what[1], ln_fwd, g, np, &c, w, 24, dg);
+		if (centered) {
+			c.wrt = 2;
+			check_grad(what[2], ln_fwd, b, np, &c, w, 24, db);
+		}
+		sc_cpu_norm_grad(centered, w, x, g, NULL, dg, NULL, d, 3, cases[k].bna, cases[k].bpa, 1e-5);   /* NULLs skip */
 		/* each gradient alone is the one computed with the others, bit for bit
 		 * (compiler/fuse.c computes a LayerNorm's gradients in one call) */
 		float one[24];
 		float *all[3] = {dx, dg, db};
 		int n[3] = {24, np, np};
-		for (int j = 0; j < 3; j++) {
-			sc_cpu_layer_norm_grad(w, x, g, j == 0 ? one : NULL, j == 1 ? one : NULL, j == 2 ? one : NULL, d, 3,
-			                       cases[k].bna, cases[k].bpa, 1e-5);
-			cr_assert(!memcmp(one, all[j], sizeof(float) * (size_t)n[j]), "case %zu: gradient %d alone differs", k, j);
+		for (int j = 0; j < (centered ? 3 : 2); j++) {
+			sc_cpu_norm_grad(centered, w, x, g, j == 0 ? one : NULL, j == 1 ? one : NULL, j == 2 ? one : NULL, d, 3,
+			                 cases[k].bna, cases[k].bpa, 1e-5);
+			cr_assert(!memcmp(one, all[j], sizeof(float) * (size_t)n[j]), "%s case %zu: gradient %d alone differs",
+			          what[0], k, j);
 		}
 	}
+}
+
+Test(grad, layernorm) { norm_grads(1); }
+Test(grad, rmsnorm) { norm_grads(0); }
+
+/* ---- the normalizers' _part forms: with respect to x (the statistics
+ * held), gamma, beta, the rows' mean and their var (the mean square when
+ * not centered) ---- */
+
+typedef struct {
+	int centered;
+	const float *v[5];   /* x, gamma, beta, mean, var; beta and mean may be NULL */
+	int wrt;             /* the index in v differentiated */
+} PartCtx;
+
+enum { PROWS = 3, PCOLS = 5 };
+
+static void part_fwd(const float *v, float *y, const void *c)
+{
+	const PartCtx *p = c;
+	const float *a[5];
+	for (int i = 0; i < 5; i++)
+		a[i] = i == p->wrt ? v : p->v[i];
+	sc_cpu_norm_part(p->centered, a[0], a[1], a[2], a[3], a[4], y, PROWS, PCOLS, 1e-5);
+}
+
+static void part_grads(int centered, int with_beta)
+{
+	float x[PROWS * PCOLS], g[PCOLS], b[PCOLS], mean[PROWS], var[PROWS], w[PROWS * PCOLS];
+	float dx[PROWS * PCOLS], dg[PCOLS], db[PCOLS], dm[PROWS], dv[PROWS];
+	rand_fill(x, PROWS * PCOLS, 70, -2, 2);
+	rand_fill(g, PCOLS, 71, 0.5f, 1.5f);
+	rand_fill(b, PCOLS, 72, -1, 1);
+	rand_fill(mean, PROWS, 73, -0.5f, 0.5f);
+	rand_fill(var, PROWS, 74, 0.5f, 1.5f);
+	rand_fill(w, PROWS * PCOLS, 75, -1, 1);
+	sc_cpu_norm_part_grad(centered, w, x, g, centered ? mean : NULL, var, dx, dg, with_beta ? db : NULL,
+	                      centered ? dm : NULL, dv, PROWS, PCOLS, 1e-5);
+	PartCtx c = {centered, {x, g, with_beta ? b : NULL, centered ? mean : NULL, var}, 0};
+	const float *grads[5] = {dx, dg, db, dm, dv};
+	const int n[5] = {PROWS * PCOLS, PCOLS, PCOLS, PROWS, PROWS};
+	static const char *const names[5] = {"dx", "dgamma", "dbeta", "dmean", "dvar"};
+	for (int i = 0; i < 5; i++) {
+		if (!c.v[i])
+			continue;
+		char what[64];
+		snprintf(what, sizeof what, "%s_part %s", centered ? "LayerNorm" : "RmsNorm", names[i]);
+		c.wrt = i;
+		check_grad(what, part_fwd, c.v[i], n[i], &c, w, PROWS * PCOLS, grads[i]);
+	}
+}
+
+Test(grad, layernorm_part) { part_grads(1, 1); }
+Test(grad, rmsnorm_part)
+{
+	part_grads(0, 0);
+	part_grads(0, 1);
 }
 
 /* ---- broadcasting binary ops: with respect to a and b ---- */

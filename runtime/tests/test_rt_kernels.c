@@ -393,32 +393,32 @@ Test(gather, offset_rows)
 	CLOSE(y, ((const float[]){6, -6, 4, -4}), 4, "gather int64 indices");
 }
 
-Test(layer_norm, by_hand)
+Test(layernorm, by_hand)
 {
 	const float x[8] = {1, 2, 3, 4, 2, 2, 2, 2};
 	float y[8];
 	const float g4[4] = {2, 2, 2, 2}, b4[4] = {0.5f, 0.5f, 0.5f, 0.5f};
-	sc_cpu_layer_norm(x, g4, b4, y, (const int64_t[]){2, 4}, 2, 1, 1, 1e-5);   /* numpy */
+	sc_cpu_norm(1, x, g4, b4, y, (const int64_t[]){2, 4}, 2, 1, 1, 1e-5);   /* numpy */
 	CLOSE(y, ((const float[]){-2.18327084f, -0.39442361f, 1.39442361f, 3.18327084f, 0.5f, 0.5f, 0.5f, 0.5f}), 8,
-	      "layer_norm");
+	      "LayerNorm");
 	/* gamma over both dims (begin_params_axis 0), normalizing rows */
 	const float g8[8] = {1, 1, 1, 1, 0, 0, 0, 0}, b8[8] = {0, 0, 0, 0, 1, 2, 3, 4};
-	sc_cpu_layer_norm(x, g8, b8, y, (const int64_t[]){2, 4}, 2, -1, 0, 1e-5);
+	sc_cpu_norm(1, x, g8, b8, y, (const int64_t[]){2, 4}, 2, -1, 0, 1e-5);
 	CLOSE(y, ((const float[]){-1.34163303f, -0.44721101f, 0.44721101f, 1.34163303f, 1, 2, 3, 4}), 8,
-	      "layer_norm with (2, 4) params");
+	      "LayerNorm with (2, 4) params");
 }
 
 /* The normalized dim split in two slices: given the whole rows' mean and
  * variance, the pieces are the whole LayerNorm, and their gradients, the
  * mean's and variance's taken back through mean = sum(x) / cols and var =
  * sum((x - mean)^2) / cols, add up to the whole gradient. */
-Test(layer_norm, part_slices_make_the_whole)
+Test(layernorm, part_slices_make_the_whole)
 {
 	const float x[8] = {1, 2, 3, 4, 2, -1, 0.5f, 2}, g[4] = {1.5f, 0.5f, 1, 2}, b[4] = {0.5f, -0.5f, 0, 1};
 	const float dy[8] = {0.3f, -0.2f, 0.1f, 0.4f, -0.5f, 0.2f, 0.7f, -0.1f};
 	float y[8], dx[8], dg[4], db[4], mean[2], var[2];
-	sc_cpu_layer_norm(x, g, b, y, (const int64_t[]){2, 4}, 2, 1, 1, 1e-3);
-	sc_cpu_layer_norm_grad(dy, x, g, dx, dg, db, (const int64_t[]){2, 4}, 2, 1, 1, 1e-3);
+	sc_cpu_norm(1, x, g, b, y, (const int64_t[]){2, 4}, 2, 1, 1, 1e-3);
+	sc_cpu_norm_grad(1, dy, x, g, dx, dg, db, (const int64_t[]){2, 4}, 2, 1, 1, 1e-3);
 	for (int r = 0; r < 2; r++) {
 		mean[r] = (x[4 * r] + x[4 * r + 1] + x[4 * r + 2] + x[4 * r + 3]) / 4;
 		var[r] = 0;
@@ -431,8 +431,9 @@ Test(layer_norm, part_slices_make_the_whole)
 		for (int r = 0; r < 2; r++)
 			for (int j = 0; j < 2; j++)
 				xs[2 * r + j] = x[4 * r + 2 * s + j], dys[2 * r + j] = dy[4 * r + 2 * s + j];
-		sc_cpu_layer_norm_part(xs, g + 2 * s, b + 2 * s, mean, var, ys, 2, 2, 1e-3);
-		sc_cpu_layer_norm_part_grad(dys, xs, g + 2 * s, mean, var, dxs, pdg + 2 * s, pdb + 2 * s, dms, dvs, 2, 2, 1e-3);
+		sc_cpu_norm_part(1, xs, g + 2 * s, b + 2 * s, mean, var, ys, 2, 2, 1e-3);
+		sc_cpu_norm_part_grad(1, dys, xs, g + 2 * s, mean, var, dxs, pdg + 2 * s, pdb + 2 * s, dms, dvs, 2, 2,
+		                      1e-3);
 		for (int r = 0; r < 2; r++) {
 			dmean[r] += dms[r];
 			dvar[r] += dvs[r];
@@ -449,11 +450,12 @@ Test(layer_norm, part_slices_make_the_whole)
 	CLOSE(pdb, db, 4, "beta's gradient");
 }
 
-Test(layer_norm, every_axis_pair_against_double_reference)
+/* gamma and beta of size np repeat every np elements (np a divisor or a
+ * multiple of the normalized block): every begin_norm_axis and
+ * begin_params_axis of a (2, 3, 8), against the formula in doubles; beta
+ * NULL adds none */
+static void every_axis_pair(int centered, int with_beta)
 {
-	/* gamma and beta of size np repeat every np elements (np a divisor or
-	 * a multiple of the normalized block): every begin_norm_axis and
-	 * begin_params_axis of a (2, 3, 8) */
 	enum { N = 2 * 3 * 8 };
 	const int64_t d[3] = {2, 3, 8};
 	float x[N], g[N], b[N], y[N], want[N];
@@ -466,19 +468,80 @@ Test(layer_norm, every_axis_pair_against_double_reference)
 			int64_t cols = t_numel(d + bna, 3 - bna), np = t_numel(d + bpa, 3 - bpa);
 			for (int64_t r = 0; r < N / cols; r++) {
 				double mean = 0, var = 0;
-				for (int64_t j = 0; j < cols; j++)
+				for (int64_t j = 0; centered && j < cols; j++)
 					mean += x[r * cols + j] / (double)cols;
 				for (int64_t j = 0; j < cols; j++)
 					var += (x[r * cols + j] - mean) * (x[r * cols + j] - mean) / (double)cols;
 				for (int64_t j = 0; j < cols; j++) {
 					int64_t i = r * cols + j;
-					want[i] = (float)((x[i] - mean) / sqrt(var + 1e-5) * g[i % np] + b[i % np]);
+					want[i] = (float)((x[i] - mean) / sqrt(var + 1e-5) * g[i % np] + (with_beta ? b[i % np] : 0));
 				}
 			}
-			sc_cpu_layer_norm(x, g, b, y, d, 3, bna, bpa, 1e-5);
-			cr_assert(t_close("layer_norm", y, want, N, 1e-6, 1e-6), "begin_norm_axis %d begin_params_axis %d", bna,
-			          bpa);
+			sc_cpu_norm(centered, x, g, with_beta ? b : NULL, y, d, 3, bna, bpa, 1e-5);
+			cr_assert(t_close(centered ? "LayerNorm" : "RmsNorm", y, want, N, 1e-6, 1e-6),
+			          "begin_norm_axis %d begin_params_axis %d beta %d", bna, bpa, with_beta);
 		}
+}
+
+Test(layernorm, every_axis_pair_against_double_reference) { every_axis_pair(1, 1); }
+
+Test(rmsnorm, by_hand)
+{
+	/* x / sqrt(mean(x^2) + eps) gamma: rows' mean squares 7.5 and 4 */
+	const float x[8] = {1, 2, 3, 4, 2, 2, 2, 2};
+	float y[8];
+	const float g4[4] = {2, 2, 2, 2};
+	sc_cpu_norm(0, x, g4, NULL, y, (const int64_t[]){2, 4}, 2, 1, 1, 1e-5);
+	CLOSE(y, ((const float[]){0.73029626f, 1.46059251f, 2.19088877f, 2.92118503f, 1.9999975f, 1.9999975f, 1.9999975f,
+	                          1.9999975f}),
+	      8, "RmsNorm");
+	const float g8[8] = {1, 1, 1, 1, 0, 0, 0, 0}, b8[8] = {0, 0, 0, 0, 1, 2, 3, 4};
+	sc_cpu_norm(0, x, g8, b8, y, (const int64_t[]){2, 4}, 2, -1, 0, 1e-5);
+	CLOSE(y, ((const float[]){0.36514813f, 0.73029626f, 1.09544438f, 1.46059251f, 1, 2, 3, 4}), 8,
+	      "RmsNorm with (2, 4) params and a beta");
+}
+
+Test(rmsnorm, every_axis_pair_against_double_reference)
+{
+	every_axis_pair(0, 0);
+	every_axis_pair(0, 1);
+}
+
+/* As for LayerNorm: given the whole rows' mean square, the slices' pieces
+ * are the whole RmsNorm (no beta), and their gradients, the mean square's
+ * taken back through ms = sum(x^2) / cols, add up to the whole gradient. */
+Test(rmsnorm, part_slices_make_the_whole)
+{
+	const float x[8] = {1, 2, 3, 4, 2, -1, 0.5f, 2}, g[4] = {1.5f, 0.5f, 1, 2};
+	const float dy[8] = {0.3f, -0.2f, 0.1f, 0.4f, -0.5f, 0.2f, 0.7f, -0.1f};
+	float y[8], dx[8], dg[4], ms[2];
+	sc_cpu_norm(0, x, g, NULL, y, (const int64_t[]){2, 4}, 2, 1, 1, 1e-3);
+	sc_cpu_norm_grad(0, dy, x, g, dx, dg, NULL, (const int64_t[]){2, 4}, 2, 1, 1, 1e-3);
+	for (int r = 0; r < 2; r++) {
+		ms[r] = 0;
+		for (int j = 0; j < 4; j++)
+			ms[r] += x[4 * r + j] * x[4 * r + j] / 4;
+	}
+	float py[8], pdx[8], pdg[4], dms[2] = {0, 0};
+	for (int s = 0; s < 2; s++) {
+		float xs[4], dys[4], ys[4], dxs[4], dvs[2];
+		for (int r = 0; r < 2; r++)
+			for (int j = 0; j < 2; j++)
+				xs[2 * r + j] = x[4 * r + 2 * s + j], dys[2 * r + j] = dy[4 * r + 2 * s + j];
+		sc_cpu_norm_part(0, xs, g + 2 * s, NULL, NULL, ms, ys, 2, 2, 1e-3);
+		sc_cpu_norm_part_grad(0, dys, xs, g + 2 * s, NULL, ms, dxs, pdg + 2 * s, NULL, NULL, dvs, 2, 2, 1e-3);
+		for (int r = 0; r < 2; r++) {
+			dms[r] += dvs[r];
+			for (int j = 0; j < 2; j++)
+				py[4 * r + 2 * s + j] = ys[2 * r + j], pdx[4 * r + 2 * s + j] = dxs[2 * r + j];
+		}
+	}
+	for (int r = 0; r < 2; r++)
+		for (int j = 0; j < 4; j++)
+			pdx[4 * r + j] += dms[r] * 2 * x[4 * r + j] / 4;
+	CLOSE(py, y, 8, "the slices' pieces are the whole RmsNorm");
+	CLOSE(pdx, dx, 8, "the pieces' gradients through the mean square are the whole gradient");
+	CLOSE(pdg, dg, 4, "gamma's gradient");
 }
 
 Test(concat, along_axis_1)
@@ -1068,7 +1131,8 @@ static void run_rows(const float *x, float *y, float *state)
 	const int64_t dims[] = {64, 16, 64};
 	sc_cpu_softmax(x, y, dims, 3, 1, 0);                      /* along a middle axis */
 	sc_cpu_softmax_grad(y, x + 11, y + (1 << 16), dims, 3, -1, 1);
-	sc_cpu_layer_norm(x, x + 100, x + 200, y + (2 << 16), (const int64_t[]){256, 256}, 2, 1, 1, 1e-5);
+	sc_cpu_norm(1, x, x + 100, x + 200, y + (2 << 16), (const int64_t[]){256, 256}, 2, 1, 1, 1e-5);
+	sc_cpu_norm(0, x, x + 100, NULL, state + (1 << 15), (const int64_t[]){128, 256}, 2, 1, 1, 1e-5);   /* RmsNorm */
 	sc_cpu_bias_add(x, x + 300, y + (3 << 16), 256, 256);
 	sc_cpu_scale(x, y + (4 << 16), 1 << 16, 0.3);
 	/* broadcast along a middle dim, so the blocks of rows start mid-walk */
@@ -1093,9 +1157,10 @@ static void run_optimizers(const float *x, float *y, float *state)
 static void run_grads(const float *x, float *y, float *state)
 {
 	const int64_t d2[] = {256, 256}, d3[] = {64, 16, 64}, n[] = {1 << 16};
-	sc_cpu_layer_norm_grad(x + 1, x, x + 100, y, y + (1 << 16), y + (1 << 16) + 256, d2, 2, 1, 1, 1e-5);
+	sc_cpu_norm_grad(1, x + 1, x, x + 100, y, y + (1 << 16), y + (1 << 16) + 256, d2, 2, 1, 1, 1e-5);
+	sc_cpu_norm_grad(0, x + 1, x, x + 100, y + (5 << 16), state + 2048, NULL, d2, 2, 1, 1, 1e-5);   /* RmsNorm */
 	/* gamma over the last two dims: 1024 of them, each row a window of 64 */
-	sc_cpu_layer_norm_grad(x + 3, x, x + 200, y + (1 << 16) + 512, state, state + 1024, d3, 3, 2, 1, 1e-5);
+	sc_cpu_norm_grad(1, x + 3, x, x + 200, y + (1 << 16) + 512, state, state + 1024, d3, 3, 2, 1, 1e-5);
 	sc_cpu_bias_add_grad(x + 5, y + (2 << 16), 256, 256);
 	sc_cpu_binary_grad(SC_MUL, x, n, 1, x + 7, n, 1, x + 9, n, 1, y + (3 << 16), y + (4 << 16));
 }
@@ -1114,6 +1179,6 @@ static void same_on_threads(KernelRun run, const char *what)
 }
 
 Test(threads, elementwise_same_bits) { same_on_threads(run_unary, "unary"); }
-Test(threads, rows_same_bits) { same_on_threads(run_rows, "softmax, layer norm, bias, scale"); }
+Test(threads, rows_same_bits) { same_on_threads(run_rows, "softmax, LayerNorm, RmsNorm, bias, scale"); }
 Test(threads, optimizers_same_bits) { same_on_threads(run_optimizers, "optimizers"); }
-Test(threads, gradients_same_bits) { same_on_threads(run_grads, "layer norm, bias and binary gradients"); }
+Test(threads, gradients_same_bits) { same_on_threads(run_grads, "LayerNorm, RmsNorm, bias and binary gradients"); }

@@ -521,43 +521,51 @@ static bool eval_gather(Eval *e)
 	return true;
 }
 
-/* Mean and biased variance over the dims from begin_norm_axis on; gamma and
- * beta cover the dims from begin_params_axis on and repeat over the rest. */
-static bool eval_layer_norm(Eval *e)
+/* A normalizer (ops.h's NORM_OPS) over the dims from where it normalizes:
+ * the mean and biased variance when centered, else the mean square; gamma
+ * (and beta) cover the dims from where the parameters start and repeat over
+ * the rest. */
+static bool eval_norm(Eval *e)
 {
 	const SimTensor *x = &e->ins[0];
-	const Attrs *a = &e->n->a;
+	const OpKind op = e->n->op;
+	int nparams = op_info[op].min_inputs - 1, nstats = e->n->nin - 1 - nparams;
+	bool centered = norm_centered(op);
+	int64_t bn, bp;
 	int norm, params;
-	if (!norm_axis(e, a->begin_norm_axis, x->rank, &norm) || !norm_axis(e, a->begin_params_axis, x->rank, &params))
+	norm_begin(op, &e->n->a, x->rank, e->ins[1].rank, &bn, &bp);
+	if (!norm_axis(e, bn, x->rank, &norm) || !norm_axis(e, bp, x->rank, &params))
 		return false;
 	if (x->rank == 0)
 		norm = params = 0;   /* a scalar normalizes over nothing */
-	for (int k = 1; k < 3; k++)
+	for (int k = 1; k <= nparams; k++)
 		if (!same_dims(e->ins[k].rank, e->ins[k].dims, x->rank - params, x->dims + params))
-			return fail(e, "%s must have x's dims from begin_params_axis %d", k == 1 ? "gamma" : "beta", params);
+			return fail(e, "%s must have x's dims from %d", k == 1 ? "gamma" : "beta", params);
 	if (!expect_out(e, x->rank, x->dims))
 		return false;
 	int64_t len = product(x->dims, norm, x->rank), plen = product(x->dims, params, x->rank);
-	const double *gamma = e->ins[1].data, *beta = e->ins[2].data;
-	if (e->n->nin == 5 && (e->ins[3].size != x->size / len || e->ins[4].size != x->size / len))
-		return fail(e, "a normalized slice's piece needs each row's mean and variance");
+	const double *gamma = e->ins[1].data, *beta = nparams == 2 ? e->ins[2].data : NULL;
+	for (int k = 1 + nparams; k < e->n->nin; k++)
+		if (e->ins[k].size != x->size / len || nstats != 1 + centered)
+			return fail(e, "a normalized slice's piece needs each row's %s",
+			            centered ? "mean and variance" : "mean square");
 	for (int64_t base = 0; base < x->size; base += len) {
 		const double *v = x->data + base;
 		double mean = 0, var = 0;
-		for (int64_t i = 0; i < len; i++)
+		for (int64_t i = 0; i < len && centered; i++)
 			mean += v[i];
 		mean /= (double)len;
 		for (int64_t i = 0; i < len; i++)
 			var += (v[i] - mean) * (v[i] - mean);
 		var /= (double)len;
-		if (e->n->nin == 5) {   /* a slice of the normalized dims: the whole rows' statistics given */
-			mean = e->ins[3].data[base / len];
-			var = e->ins[4].data[base / len];
+		if (nstats) {   /* a slice of the normalized dims: the whole rows' statistics given */
+			mean = centered ? e->ins[1 + nparams].data[base / len] : 0;
+			var = e->ins[e->n->nin - 1].data[base / len];
 		}
-		double scale = 1 / sqrt(var + a->epsilon);
+		double scale = 1 / sqrt(var + e->n->a.epsilon);
 		for (int64_t i = 0; i < len; i++) {
 			int64_t p = (base + i) % plen;
-			e->out->data[base + i] = (v[i] - mean) * scale * gamma[p] + beta[p];
+			e->out->data[base + i] = (v[i] - mean) * scale * gamma[p] + (beta ? beta[p] : 0);
 		}
 	}
 	return true;
@@ -728,8 +736,8 @@ static bool eval_op(Eval *e)
 		return eval_transpose(e);
 	case OP_GATHER:
 		return eval_gather(e);
-	case OP_LAYER_NORM:
-		return eval_layer_norm(e);
+	OP_CASES(NORM_OPS)
+		return eval_norm(e);
 	case OP_CONCAT:
 		return eval_concat(e);
 	case OP_CAST:

@@ -738,8 +738,8 @@ Test(fuse, layer_norm_gradients_in_one_call)
 	                       "train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n",
 	                       0);
 	expect_line(t, "/* %grad_h: by the kernel below that computes %n's gradients together (fused) */");
-	expect_line(t, "sc_layer_norm_grad(rt, grad_n, h, g, grad_h, grad_g, grad_b, ");
-	const char *first = strstr(t, "sc_layer_norm_grad(");
-	cr_assert(first && !strstr(first + 1, "sc_layer_norm_grad("), "more than one LayerNorm gradient call");
+	expect_line(t, "sc_norm_grad(rt, SC_N_LAYER_NORM, grad_n, h, g, grad_h, grad_g, grad_b, ");
+	const char *first = strstr(t, "sc_norm_grad(");
+	cr_assert(first && !strstr(first + 1, "sc_norm_grad("), "more than one LayerNorm gradient call");
 	free(t);
 }

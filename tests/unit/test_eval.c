@@ -522,6 +522,33 @@ Test(layer_norm, two_normalized_axes_and_params_from_axis_one)
 	sim_done(s);
 }
 
+/* ---- RmsNorm: x / np.sqrt((x * x).mean(axes, keepdims=True) + eps) * g, the
+ * axes those gamma covers ---- */
+
+Test(rms_norm, the_dims_gamma_covers_default_epsilon)
+{
+	Sim *s = sim_op("%x: " T("(2, 3)") ", %g: " T("(3,)"), "RmsNorm(%x, %g)");
+	feed(s, "x", V(1, 2, 4, -1, 0, 3));
+	feed(s, "g", V(1, 2, 0.5));
+	eval_all(s);
+	expect_value(s, "y", "(2, 3)",
+	             V(0.3779644460117677, 1.5118577840470708, 0.7559288920235354, -0.547722475346801, 0.0,
+	               0.8215837130202015));
+	sim_done(s);
+}
+
+Test(rms_norm, two_normalized_axes)
+{
+	Sim *s = sim_op("%x: " T("(2, 2, 2)") ", %g: " T("(2, 2)"), "RmsNorm(%x, %g) {epsilon: 0.1}");
+	feed(s, "x", X222);
+	feed(s, "g", V(1, 2, 3, 4));
+	eval_all(s);
+	expect_value(s, "y", "(2, 2, 2)",
+	             V(0.0, 0.4032389192727559, 2.4194335156365354, 7.258300546909607, 0.4729259140148446,
+	               1.4778934812963893, 3.1922499196002008, 5.793342446681846));
+	sim_done(s);
+}
+
 Test(layer_norm, params_on_fewer_dims_than_normalized)
 {
 	/* normalized over (1, 2), gamma and beta over the last dim only */

@@ -7,7 +7,7 @@
  * reading a BiasAdd a BiasUnary or a BiasAddResidual; elementwise chains one
  * ElementwiseChain reading the chain's outside operands; a Transpose keeping
  * the last axis between BatchMatMuls a TransposeFolded (no copy: strided_by,
- * value_strides); a LayerNorm's adjoints one LayerNormGrad. Each operator a
+ * value_strides); a normalizer's adjoints one NormGrad. Each operator a
  * fused kernel computes becomes a Fused placeholder whose side-table entry
  * (Lowered.fusion) names the kernel and says whether it stores the result.
  * And where none of that may happen: a result someone else reads, a mask on
@@ -447,7 +447,7 @@ Test(fuse, layer_norm_gradients_together)
 	for (int i = l->nfwd; i < l->nops; i++)
 		if (l->ops[i].grad == GRAD_ADJOINT && l->ops[i].of == ln) {
 			nadj++;
-			if (l->ops[i].op == OP_LAYER_NORM_GRAD)
+			if (l->ops[i].op == OP_NORM_GRAD)
 				carrier = i;
 		}
 	cr_assert_eq(nadj, 3);

@@ -313,6 +313,31 @@ Test(rules, layer_norm)
 	run_free(r);
 }
 
+/* RmsNorm: gamma covers x's last dims, those normalized; split, one
+ * statistic (the mean square) forward and one row sum backward. */
+Test(rules, rms_norm)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 16, 32)>, %g: <Parameter[Float32], (32,)>,\n"
+	                 "         %g2: <Parameter[Float32], (16, 32)>) {\n"
+	                 "  %a = RmsNorm(%x, %g) {in_strategy: ((2, 1, 4), (4,))}\n"
+	                 "  %c = RmsNorm(%x, %g2)\n"
+	                 "  return %a, %c\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert(od.in_rank[1] == 1 && od.in_dim[1][0] == 2);
+	cr_assert_eq(od.normalized, 1u << 2);
+	cr_assert(od.nstats_fwd == 1 && od.nstats_bwd == 1);
+	TensorLayout g;
+	op_in_layout(&od, &s, 1, &g);
+	cr_assert_eq(axis_of(&g, 0), 2, "gamma split as the normalized dim");
+	cr_assert(rule(r, "c", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.normalized, (1u << 1) | (1u << 2));
+	expect_dims(od.in_dim[1], 2, (int[]){1, 2}, "gamma (16, 32)");
+	run_free(r);
+}
+
 /* Broadcasting Add: operands line up from the right; a rank-1 operand
  * follows the last op dim; a size-1 dim against a larger one follows none. */
 Test(rules, broadcast_add)

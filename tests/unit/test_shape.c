@@ -385,6 +385,17 @@ Test(layer_norm, gamma_shape_mismatch)
 	             "t.ir:3:22: error: LayerNorm: gamma must be Float32 (4,) (x's dims from begin_params_axis 2), got Float32 (3,)");
 }
 
+/* RmsNorm normalizes the dims gamma covers (MindSpore's); a gamma that is
+ * not x's last dims names them. */
+Test(rms_norm, shapes)
+{
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>, %g: <Parameter[Float32], (4,)>", "RmsNorm(%x, %g)", F32("(2, 3, 4)"));
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>, %g: <Parameter[Float32], (3, 4)>", "RmsNorm(%x, %g) {epsilon: 1e-5}",
+	         F32("(2, 3, 4)"));
+	expect_error("%x: <Tensor[Float32], (2, 3, 4)>, %g: <Parameter[Float32], (3,)>", "RmsNorm(%x, %g)",
+	             "t.ir:3:20: error: RmsNorm: gamma must be Float32 (4,) (x's last 1 dim), got Float32 (3,)");
+}
+
 Test(concat, three_operands)
 {
 	expect_y("%a: <Tensor[Float32], (2, 3)>, %b: <Tensor[Float32], (2, 5)>, %c: <Tensor[Float32], (2, 1)>",
