@@ -40,6 +40,7 @@
 
 typedef struct {
 	Lowering *x;
+	bool lazy;               /* gradients stay partial sums until a value needs them whole */
 	bool *needs;             /* (forward values) depends on a trained parameter */
 	int *head;               /* (forward values) first contribution, -1: none */
 	int *cvalue, *cnext;     /* contributions: the gradient piece, the next one */
@@ -110,11 +111,15 @@ static const char *why(Diff *d, int v, const char *what)
 	return s;
 }
 
-/* The gradient of forward value v, complete in v's layout; -1 when the loss
+/* The gradient of forward value v in v's layout, complete; -1 when the loss
  * does not reach v. With keep_partial, contributions that share one layout
  * are summed and left partial: an AllGather's adjoint then goes from the
  * partial sum straight to the slices, one ReduceScatter where completing
- * first would AllReduce and then slice (optimizer parallelism's gradients). */
+ * first would AllReduce and then slice (optimizer parallelism's gradients).
+ * Lazily (Diff.lazy), a sum of contributions sharing one layout that is v's
+ * but partial over axes v holds copies on stays so (a parameter's never):
+ * every adjoint is linear in its dy, so the operators before v can pass the
+ * partial sum on, and it is completed where a value needs it whole. */
 static int finalize(Diff *d, int v, bool keep_partial)
 {
 	int n = 0;
@@ -131,6 +136,25 @@ static int finalize(Diff *d, int v, bool keep_partial)
 	for (int i = 1; keep_partial && i < n; i++)
 		keep_partial = layout_equal(&d->x->l->values[g[i]].layout, &d->x->l->values[g[0]].layout);
 	if (keep_partial) {
+		int sum = g[n - 1];
+		for (int i = n - 2; i >= 0; i--)
+			sum = accum(d, v, sum, g[i]);
+		free(g);
+		return sum;
+	}
+	/* lazily: one layout, v's on v's matrix but partial over axes v holds copies on */
+	const TensorLayout *vl = &d->x->l->values[v].layout;
+	TensorLayout first;
+	bool lazy = d->lazy && v >= d->x->l->nparams && layout_on_matrix(&d->x->l->values[g[0]].layout, vl, &first) &&
+	            first.partial_op == REDUCE_SUM_OP && !(first.partial & ~layout_replica_axes(vl));
+	for (int i = 1; lazy && i < n; i++)
+		lazy = layout_equal(&d->x->l->values[g[i]].layout, &first);
+	if (lazy) {
+		TensorLayout whole = first;
+		whole.partial = 0;
+		lazy = layout_equal(&whole, &want);
+	}
+	if (lazy) {
 		int sum = g[n - 1];
 		for (int i = n - 2; i >= 0; i--)
 			sum = accum(d, v, sum, g[i]);
@@ -163,6 +187,23 @@ static void adjoint_step(Diff *d, int i, int dy)
 	int u = op.in[0];
 	if (!d->needs[u])
 		return;
+	TensorLayout pad;
+	if (d->lazy && op.step->kind == STEP_SLICE && layout_on_matrix(&l->values[dy].layout, &op.step->to, &pad)) {
+		/* Each rank's slice of the gradient in place, zeros around it: a partial
+		 * sum over the axes the slice split (sc_strided_slice_grad), where
+		 * gathering the slices would send (n-1)/n of the value. */
+		uint32_t partial = pad.partial;
+		pad = op.step->from;
+		pad.partial = partial | (layout_busy_axes(&op.step->to) & ~layout_busy_axes(&pad));
+		pad.partial_op = REDUCE_SUM_OP;
+		int g = grad_value(d, u, &pad);
+		LOp *o = grad_op(d, GRAD_ADJOINT, op.op, 1, g);
+		o->of = i;
+		o->k = 0;
+		o->in[0] = dy;
+		add_contrib(d, u, g);
+		return;
+	}
 	TensorLayout want = l->values[u].layout;
 	want.partial = 0;
 	int g = lower_redistribute(d->x, dy, &want, why(d, u, "the adjoint of a redistribution"));
@@ -231,12 +272,30 @@ static void adjoint_local(Diff *d, int i, int dy)
 	/* The operator's own layouts: its inputs and output on one device matrix
 	 * (a value it reads may be laid out on an equal but other matrix). */
 	const TensorLayout *out = op.lay ? &op.lay[op.nin] : &l->node_out[op.node];
+	/* A gradient left partial (finalize, lazily) passes through when the
+	 * operator's every operand holds copies on its axes: each rank's adjoint
+	 * of its term, summed, is the adjoint of the sum. Else it is completed. */
+	uint32_t lazy = 0;
+	if (l->values[dy].layout.partial) {
+		TensorLayout on;   /* dy on the operator's matrix, its partial axes numbered as the operator's */
+		bool complete = !layout_on_matrix(&l->values[dy].layout, out, &on);
+		lazy = complete ? 0 : on.partial;
+		complete |= (layout_busy_axes(out) & lazy) != 0;
+		for (int k = 0; k < op.nin; k++)
+			complete |= (layout_busy_axes(op.lay ? &op.lay[k] : &l->node_in[op.node][k]) & lazy) != 0;
+		if (complete) {
+			TensorLayout whole = l->values[dy].layout;
+			whole.partial = 0;
+			dy = lower_redistribute(d->x, dy, &whole, why(d, op.result, "completed for the operator that made it"));
+			lazy = 0;
+		}
+	}
 	for (int k = 0; k < op.nin; k++) {
 		int u = op.in[k];
 		if (!d->needs[u] || !differentiable(l, &op, k))
 			continue;
 		TensorLayout gl = op.lay ? op.lay[k] : l->node_in[op.node][k];
-		gl.partial = grad_partial_axes(&gl, out);
+		gl.partial = grad_partial_axes(&gl, out) | lazy;
 		gl.partial_op = REDUCE_SUM_OP;
 		bool split_max = op.op == OP_REDUCE_MAX && l->values[op.result].layout.partial;
 		int ties = split_max ? global_ties(d, i) : -1;
@@ -293,12 +352,13 @@ static void clip_gradients(Diff *d)
 	}
 }
 
-void differentiate(Lowered *l)
+/* The backward pass, gradients completed eagerly or lazily (Diff.lazy). */
+static void backward(Lowered *l, bool lazy)
 {
 	Lowering *x = l->lowering;
 	const Graph *g = l->flat->g;
 	int nv = l->nvalues, nfwd = l->nops;
-	Diff d = {x, xcalloc((size_t)nv, sizeof(bool)), xmalloc(sizeof(int) * (size_t)nv), NULL, NULL, 0, 0};
+	Diff d = {x, lazy, xcalloc((size_t)nv, sizeof(bool)), xmalloc(sizeof(int) * (size_t)nv), NULL, NULL, 0, 0};
 	for (int v = 0; v < nv; v++)
 		d.head[v] = -1;
 	for (int p = 0; p < l->nparams; p++)
@@ -349,4 +409,74 @@ void differentiate(Lowered *l)
 	free(d.head);
 	free(d.cvalue);
 	free(d.cnext);
+}
+
+/* Whether a forward slice step carries a gradient from values the ranks hold
+ * copies of: only then can completing lazily save bytes (its adjoint pads
+ * instead of gathering). */
+static bool pads_possible(const Lowered *l)
+{
+	bool *needs = xcalloc((size_t)l->nvalues, sizeof(bool));
+	bool any = false;
+	for (int p = 0; p < l->nparams; p++)
+		needs[p] = l->flat->g->values[p].type.is_param && dtype_is_float(l->flat->g->values[p].type.dtype);
+	for (int i = 0; i < l->nops && !any; i++) {
+		const LOp *op = &l->ops[i];
+		for (int k = 0; k < op->nin; k++)
+			needs[op->result] |= needs[op->in[k]] && (op->step || differentiable(l, op, k));
+		any = op->step && op->step->kind == STEP_SLICE && needs[op->in[0]];
+	}
+	free(needs);
+	return any;
+}
+
+/* What the backward pass appends, to try it twice: the forward values (their
+ * derived-name counters and reuse lists change), the counts and the bytes. */
+typedef struct {
+	LValue *values;
+	int nvalues, nops, nreuse;
+	int64_t comm_bytes;
+} Mark;
+
+static Mark mark(const Lowered *l)
+{
+	Mark m = {xmalloc(sizeof(LValue) * (size_t)l->nvalues), l->nvalues, l->nops, l->lowering->nreuse, l->comm_bytes};
+	memcpy(m.values, l->values, sizeof(LValue) * (size_t)l->nvalues);
+	return m;
+}
+
+static void rewind_to(Lowered *l, const Mark *m)
+{
+	memcpy(l->values, m->values, sizeof(LValue) * (size_t)m->nvalues);
+	l->nvalues = m->nvalues;
+	l->nops = m->nops;
+	l->lowering->nreuse = m->nreuse;
+	l->comm_bytes = m->comm_bytes;
+	l->overflow = -1;
+}
+
+/* Eagerly, every gradient is completed at the value it belongs to (as
+ * Megatron's f and g do); lazily, as MindSpore's AllReduce adjoints do, a
+ * partial gradient is completed only where a value is needed whole, and a
+ * slice's adjoint pads instead of gathering. Each wins on some models (a
+ * Megatron layer whose loss splits the rows further: lazily the gathered
+ * gradient is absorbed by the AllReduce the layer does anyway; an FFN whose
+ * partial gradient would reach a parameter over more ranks: eagerly): the
+ * pass keeps the one that sends fewer bytes a rank, eagerly on a tie. */
+void differentiate(Lowered *l)
+{
+	if (!pads_possible(l)) {
+		backward(l, false);
+		return;
+	}
+	Mark m = mark(l);
+	backward(l, true);
+	int64_t lazy = l->comm_bytes;
+	rewind_to(l, &m);
+	backward(l, false);
+	if (lazy < l->comm_bytes) {
+		rewind_to(l, &m);
+		backward(l, true);
+	}
+	free(m.values);
 }

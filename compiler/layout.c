@@ -431,6 +431,24 @@ static void refine(const TensorLayout *l, const int64_t *cb, int nc, TensorLayou
 		}
 }
 
+bool layout_on_matrix(const TensorLayout *l, const TensorLayout *m, TensorLayout *out)
+{
+	TensorLayout nl;
+	layout_normalize(l, &nl);
+	int64_t lb[MAX_AXES + 1], mb[MAX_AXES + 1];
+	int nlb = bounds(&nl, lb), nmb = bounds(m, mb);
+	if (lb[0] != mb[0])
+		return false;
+	for (int i = 0, j = 0; i < nlb; i++) {   /* each bound of l is one of m's */
+		while (j < nmb && mb[j] > lb[i])
+			j++;
+		if (j == nmb || mb[j] != lb[i])
+			return false;
+	}
+	refine(&nl, mb, nmb, out);
+	return true;
+}
+
 bool layout_common_matrix(const TensorLayout *a, const TensorLayout *b, TensorLayout *ra, TensorLayout *rb)
 {
 	TensorLayout na, nb;

@@ -471,6 +471,9 @@ void layout_print(StrBuf *b, const TensorLayout *l);
  * one role in both merged. False when the two matrices share no refinement
  * ((2, 3) and (3, 2): rank digits that cut across each other). */
 bool layout_common_matrix(const TensorLayout *a, const TensorLayout *b, TensorLayout *ra, TensorLayout *rb);
+/* l on m's device matrix (the same layout, its axes those of m), when m's
+ * matrix refines l's; false otherwise. */
+bool layout_on_matrix(const TensorLayout *l, const TensorLayout *m, TensorLayout *out);
 
 /* ---- rules.c: what an operator's strategy means ------------------------- */
 
