@@ -263,6 +263,11 @@ class Forward(unittest.TestCase):
         self.check("LayerNorm", [x, g2, b2], {"begin_norm_axis": 1, "begin_params_axis": 1, "epsilon": 0.1},
                    (x - mu) / np.sqrt(var + 0.1) * g2 + b2)
 
+    def test_rms_norm(self):
+        x, g, g2 = rng().normal(size=(2, 3, 4)), rng(1).normal(size=(4,)), rng(3).normal(size=(3, 4))
+        self.check("RmsNorm", [x, g], {}, x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * g)
+        self.check("RmsNorm", [x, g2], {"epsilon": 0.1}, x / np.sqrt((x * x).mean((1, 2), keepdims=True) + 0.1) * g2)
+
     def test_cast(self):
         ok, st, _ = self.run_graph("""
           graph @g(%x: <Tensor[Float32], (4,)>) {
@@ -478,6 +483,11 @@ class Gradients(unittest.TestCase):
         self.check("LayerNorm", [x, rng(2).normal(size=(4,)), rng(3).normal(size=(4,))],
                    {"begin_norm_axis": 1, "begin_params_axis": -1, "epsilon": 0.01})
 
+    def test_rms_norm(self):
+        x = rng(1).normal(size=(2, 3, 4))
+        self.check("RmsNorm", [x, rng(2).normal(size=(4,))])
+        self.check("RmsNorm", [x, rng(2).normal(size=(3, 4))], {"epsilon": 0.01})
+
     def test_cast(self):
         self.check("Cast", [rng(1).normal(size=(3,))], {"dtype": R.Ident("Float16", 0)})
         g = R.OPS["Cast"][1](np.ones(3), [rng(1).normal(size=(3,))], {"dtype": R.Ident("Int32", 0)})
@@ -501,7 +511,7 @@ class Gradients(unittest.TestCase):
                   "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Square"],
                   "softmax_family": ["Softmax", "LogSoftmax"], "reductions": ["ReduceSum", "ReduceMean", "ReduceMax"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "Concat", "StridedSlice"], "gather": ["Gather"],
-                  "layer_norm": ["LayerNorm"], "cast": ["Cast"],
+                  "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "cast": ["Cast"],
                   "losses": ["SparseSoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss"],
                   "collectives": list(R.COLLECTIVES)}
         covered = set(op for g, ops in groups.items() if g in names for op in ops)
