@@ -443,6 +443,32 @@ bool best_move(Search *x, int v, int kind, Priced *out)
 	return found;
 }
 
+static int weight_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const double *weight = ctx;
+	int a = *(const int *)pa, b = *(const int *)pb;
+	if (weight[a] != weight[b])
+		return weight[a] > weight[b] ? -1 : 1;
+	return a - b;
+}
+
+int weight_order(const Search *x, int *order)
+{
+	int nn = x->g->nnodes, n = 0;
+	double *weight = xcalloc((size_t)(nn ? nn : 1), sizeof(double));
+	int64_t ones[MAX_OPDIMS];
+	for (int o = 0; o < MAX_OPDIMS; o++)
+		ones[o] = 1;
+	for (int v = 0; v < nn; v++)
+		if (searchable(x, v) && !x->fixed_node[v]) {
+			weight[v] = cost_compute(x->cm, &x->g->nodes[v], x->st->node[v].od, ones);
+			order[n++] = v;
+		}
+	sort_r(order, (size_t)n, sizeof(int), weight_cmp, weight);
+	free(weight);
+	return n;
+}
+
 enum { POLISH_MOVES = 64 };   /* a guard: moves per operator */
 
 /* From the current strategies, sweeps in weight order in which an operator

@@ -6,7 +6,8 @@
  * local_cost. Then local moves (refine), further starts (propagation from
  * the defaults, everything whole, the data-parallel and dp x mp
  * templates), the cheapest whose slab fits kept or crossed with a cheaper
- * one (choose), and the fixed point from there (polish.c). */
+ * one (choose), and the fixed point from there (polish.c). Sharding
+ * propagation with a train block shares the starts (propagate_trained). */
 #include "search_internal.h"
 
 #include <math.h>
@@ -42,19 +43,9 @@ static void refine(Search *x, const int *order, int norder)
 	}
 }
 
-static int weight_cmp(const void *pa, const void *pb, void *ctx)
-{
-	const double *weight = ctx;
-	int a = *(const int *)pa, b = *(const int *)pb;
-	if (weight[a] != weight[b])
-		return weight[a] > weight[b] ? -1 : 1;
-	return a - b;
-}
-
 static void drec(Search *x, int *order, int *norder_out)
 {
-	int nn = x->g->nnodes, norder = 0;
-	double *weight = xcalloc((size_t)(nn ? nn : 1), sizeof(double));
+	int nn = x->g->nnodes;
 	int64_t ones[MAX_OPDIMS];
 	for (int o = 0; o < MAX_OPDIMS; o++)
 		ones[o] = 1;
@@ -70,10 +61,8 @@ static void drec(Search *x, int *order, int *norder_out)
 		OpSplit s;
 		op_split_from_splits(ns->od, ones, x->n, &s);
 		set_current(x, v, &s);
-		weight[v] = cost_compute(x->cm, &x->g->nodes[v], ns->od, ones);
-		order[norder++] = v;
 	}
-	sort_r(order, (size_t)norder, sizeof(int), weight_cmp, weight);
+	int norder = weight_order(x, order);
 	int64_t factor[64];
 	int nf = 0;
 	for (int64_t rest = x->n, p = 2; rest > 1;) {
@@ -124,7 +113,6 @@ static void drec(Search *x, int *order, int *norder_out)
 		}
 	}
 	*norder_out = norder;
-	free(weight);
 }
 
 /* The starts' results, kept to choose among them once all are known. */
@@ -291,6 +279,27 @@ static void data_template(Search *x, int64_t dp)
  * under the device's memory. */
 enum { TEMPLATE_REFINES = 2 };
 
+/* The dp x mp template (mp = device_num / dp): every operator in graph order
+ * the cheapest of template_candidates against its producers; fixed ones
+ * their own. */
+static void mp_template(Search *x, int64_t dp)
+{
+	int nn = x->g->nnodes;
+	x->tmpl_dp = dp, x->tmpl_mp = x->n / dp;
+	memset(x->decided, 0, sizeof(bool) * (size_t)nn);
+	for (int v = 0; v < nn; v++)
+		if (searchable(x, v)) {
+			if (x->fixed_node[v]) {
+				set_current(x, v, x->st->node[v].split);
+				x->decided[v] = true;
+			} else {
+				int64_t cand[MAX_OPDIMS + 1][MAX_OPDIMS];
+				decide(x, v, cand);
+			}
+		}
+	x->tmpl_dp = x->tmpl_mp = 0;
+}
+
 void recursive(Search *x)
 {
 	int nn = x->g->nnodes, norder;
@@ -316,19 +325,7 @@ void recursive(Search *x)
 	for (int64_t dp = x->n; dp >= 1; dp--) {
 		if (x->n % dp || dp == x->n)
 			continue;
-		x->tmpl_dp = dp, x->tmpl_mp = x->n / dp;
-		memset(x->decided, 0, sizeof(bool) * (size_t)nn);
-		for (int v = 0; v < nn; v++)
-			if (searchable(x, v)) {
-				if (x->fixed_node[v]) {
-					set_current(x, v, x->st->node[v].split);
-					x->decided[v] = true;
-				} else {
-					int64_t cand[MAX_OPDIMS + 1][MAX_OPDIMS];
-					decide(x, v, cand);
-				}
-			}
-		x->tmpl_dp = x->tmpl_mp = 0;
+		mp_template(x, dp);
 		consider(x, &b);
 		consider(x, &tm);
 	}
@@ -351,5 +348,44 @@ void recursive(Search *x)
 	free(tm.cost);
 	free(idx);
 	polish(x, order, norder, choose(x, &b));
+	free(order);
+}
+
+/* Sharding propagation with a train block. One greedy pass decides each
+ * operator against the neighbours decided before it, so a split that looks
+ * cheap forward can cost the backward pass more once the operators after it
+ * are decided (a ReduceScatter into a finer split whose adjoint gathers), and
+ * single moves from there may not find the plan that splits a whole layer
+ * alike. So propagation's plan (operators it does not reach at their
+ * default) is one start, the dp x mp templates around the user's strategies
+ * the others; the cheapest that fits (choose) is polished to the fixed
+ * point, as D-Rec's is. Unless that is cheaper by a meaningful margin (0.1%),
+ * propagation's own plan stays: MindSpore's, which users compare with. */
+static const double MEANINGFUL = 1e-3;   /* a gain the cost model's rounding and guesses cannot make */
+
+void propagate_trained(Search *x, const Strategies *s)
+{
+	int nn = x->g->nnodes;
+	int *order = xmalloc(sizeof(int) * (size_t)(nn ? nn : 1)), norder = weight_order(x, order);
+	Starts b = {0};
+	propagate(x, -1, NULL);
+	for (int v = 0; v < nn; v++)
+		if (searchable(x, v) && !x->fixed_node[v] && !x->decided[v])
+			set_current(x, v, s->node[v].split);
+	size_t size = sizeof(OpSplit) * (size_t)(nn ? nn : 1);
+	OpSplit *greedy = xmalloc(size);
+	memcpy(greedy, x->cur, size);
+	double mem, greedy_cost = total(x, &mem);
+	bool greedy_fits = slab_memory(x) <= cost_cluster(x->cm)->memory;
+	consider(x, &b);
+	for (int64_t dp = x->n; dp >= 1; dp--)
+		if (x->n % dp == 0 && dp < x->n) {
+			mp_template(x, dp);
+			consider(x, &b);
+		}
+	polish(x, order, norder, choose(x, &b));
+	if (greedy_fits && total(x, &mem) > (1 - MEANINGFUL) * greedy_cost)   /* no better: MindSpore's plan */
+		set_plan(x, greedy);
+	free(greedy);
 	free(order);
 }

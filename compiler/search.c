@@ -13,7 +13,9 @@
  *       first in graph order is decided. Each decision takes the candidate
  *       with the least cost against the neighbours decided so far (operator
  *       cost plus redistribution, cost.c). Operators no configured one
- *       reaches keep the batch-parallel default.
+ *       reaches keep the batch-parallel default. With a train block that
+ *       plan and the dp x mp templates are starts for the fixed point
+ *       (rec_search.c, propagate_trained).
  *   recursive_programming  MindSpore's double-recursive search (D-Rec):
  *       device_num is factored into primes, largest first (any count, no
  *       cap); at each level every operator, heaviest first (FLOPs, ties in

@@ -201,6 +201,13 @@ bool best_move(Search *x, int v, int kind, Priced *out);
  * cheaper --explain runner-up is one that does not fit. Each move lowers
  * the total, so the sweeps end. */
 void polish(Search *x, const int *order, int norder, double limit);
+/* The searched operators the user did not fix, heaviest first (FLOPs
+ * unsplit; ties in graph order) into order; returns how many. */
+int weight_order(const Search *x, int *order);
+/* sharding_propagation with a train block (rec_search.c): propagation's
+ * plan and the dp x mp templates as starts, the cheapest that fits polished
+ * to the fixed point; s: the defaults of operators propagation leaves. */
+void propagate_trained(Search *x, const Strategies *s);
 
 /* ---- rec_search.c ---- */
 

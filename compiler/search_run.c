@@ -7,6 +7,7 @@
  * savings.c again with each memory saving switched on. */
 #include "search_internal.h"
 
+
 /* Whether the entry graph returns value v, as it is or through a Cast
  * (mixed precision casts a result back to its declared type). */
 static bool returned(const Graph *g, int v)
@@ -83,7 +84,9 @@ double run_search(Search *x, Module *m, const FlatGraph *f, Strategies *s, const
 	shard_results(x);
 	if (m->ctx.search_mode == SM_RECURSIVE)
 		recursive(x);
-	else
+	else if (m->train)
+		propagate_trained(x, s);
+	else   /* forward only: MindSpore's propagation, as it is */
 		propagate(x, -1, NULL);
 	for (int v = 0; v < f->g->nnodes; v++)
 		if (searchable(x, v) && !x->fixed_node[v]) {

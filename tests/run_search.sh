@@ -23,7 +23,10 @@
 #   - a Megatron GPT layer trained (hidden 256, seq 128, batch 8, 8 heads)
 #     sends no more bytes a rank than the real MindSpore does on the same
 #     strategies: 3,942,151 at 8 devices (dp 2 x mp 4), 1,616,615 at 64
-#     (dp 8 x mp 8): the backward pass completes gradients lazily there.
+#     (dp 8 x mp 8): the backward pass completes gradients lazily there;
+#   - sharding propagation in training, from only the MatMuls' Megatron
+#     strategies (an FFN, a GPT layer), costs no more by the cost model
+#     (--explain's total) than the whole Megatron plan.
 # Last line: N passed, N failed.
 shardc=${1:?usage: run_search.sh SHARDC}
 tmp=$(mktemp -d)
@@ -201,6 +204,20 @@ for case in "8 4 3942151" "64 8 1616615"; do
 	else
 		bad "the Megatron GPT layer on $1 devices does not compile: $(head -3 "$tmp/err")"
 	fi
+done
+# explain_total FILE: --explain's total cost of FILE's plan.
+explain_total() {
+	"$shardc" "$1" --check --explain 2>&1 | sed -n 's/^# total cost \([0-9.e+-]*\) s.*/\1/p'
+}
+python3 tools/gen_gpt.py --layers 1 --train --hidden 256 --seq 128 --batch 8 --heads 8 --ffn 1024 --devices 8 \
+	--megatron --mp 4 --mode auto_parallel --search sharding_propagation -o "$tmp/gpt_megatron.ir"
+for pair in "tests/good/ffn_seeds_trained.ir tests/good/ffn_megatron_trained.ir" \
+            "tests/good/gpt_layer_seeds_trained.ir $tmp/gpt_megatron.ir"; do
+	set -- $pair
+	found=$(explain_total "$1") megatron=$(explain_total "$2")
+	if [ -n "$found" ] && [ -n "$megatron" ] &&
+	   /usr/bin/python3 -c 'import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]) * (1 + 1e-9))' "$found" "$megatron"
+	then ok; else bad "$1: propagation's plan costs ${found:-?} s, the Megatron plan ${megatron:-?} s"; fi
 done
 echo "search: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
