@@ -10,11 +10,13 @@
  * StridedSlice, Cast, the collectives) take every type, and index and label
  * operands are integers. Integer arithmetic the runtime has none of.
  *
+ * Token ids and labels an initializer draws lie inside what they index.
  * A warning, which stops nothing: recompute: "selective" when it selects no
  * operator (checkpoint.c). */
 #include "shardc.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Operators that move elements of any type; the rest compute on floats. */
 static bool moves_elements(OpKind op)
@@ -106,11 +108,35 @@ static void warn_selective(const Module *m, const FlatGraph *f, Diag *d)
 	sb_free(&ys);
 }
 
+/* An input of token ids or labels drawn by randint(lo, hi) takes values in
+ * [lo, hi), which must lie inside what they index (index_bound); a file's
+ * values are checked as the program reads them (sc_load_indices). */
+static void check_index_inits(const Module *m, const Graph *g, Diag *d)
+{
+	for (int v = 0; v < g->nparams; v++) {
+		const Lit *init = g->values[v].init;
+		int user;
+		if (!init || init->kind != LIT_APPLY || strcmp(init->s, "randint") || init->nitems < 2)
+			continue;
+		int64_t bound = index_bound(g, v, &user);
+		int64_t lo = (int64_t)lit_number(init->items[0]), hi = (int64_t)lit_number(init->items[1]);
+		if (bound < 0 || (lo >= 0 && hi <= bound))
+			continue;
+		StrBuf why = {0};
+		index_bound_text(&why, g, user, bound);
+		diag_error(d, m->src, init->span, "randint(%lld, %lld) draws '%%%s' from [%lld, %lld), but %s: use "
+		           "randint(0, %lld) or a smaller range inside it", (long long)lo, (long long)hi, g->values[v].name,
+		           (long long)lo, (long long)hi, why.data, (long long)bound);
+		sb_free(&why);
+	}
+}
+
 bool check_kernels(const Module *m, const FlatGraph *f, Diag *d)
 {
 	int before = d->nerrors;
 	check_operands(m, f->g, d);
 	check_clip(m, f->g, d);
+	check_index_inits(m, f->g, d);
 	if (d->nerrors == before)
 		warn_selective(m, f, d);
 	return d->nerrors == before;

@@ -228,9 +228,17 @@ static void emit_input(StrBuf *b, const Program *p, int v)
 	const char *c = p->cname[v], *dt = sc_dtype_name(x->type.dtype);
 	const Lit *init = gv->init;
 	const char *kind = init ? init->s : gv->type.is_param ? "normal" : "uniform";
-	sb_printf(b, "\tif ((file = sc_option(rt, \"%s\", \"%s\")))\n\t\tsc_load_npy(rt, \"%s\", file, %s, %s, ",
-	          gv->type.is_param ? "--param" : "--input", gv->name, gv->name, c, dt);
+	int user;
+	int64_t bound = index_bound(l->flat->g, v, &user);
+	sb_printf(b, "\tif ((file = sc_option(rt, \"%s\", \"%s\")))\n\t\tsc_load_%s(rt, \"%s\", file, %s, %s, ",
+	          gv->type.is_param ? "--param" : "--input", gv->name, bound >= 0 ? "indices" : "npy", gv->name, c, dt);
 	piece_args(b, p, v);
+	if (bound >= 0) {   /* token ids, labels: each checked against what it indexes */
+		StrBuf why = {0};
+		index_bound_text(&why, l->flat->g, user, bound);
+		sb_printf(b, ", %lld, \"%s\"", (long long)bound, why.data);   /* names need no escaping (the grammar's) */
+		sb_free(&why);
+	}
 	sb_puts(b, ");\n\telse\n\t\t");
 	if (!strcmp(kind, "zeros") || !strcmp(kind, "ones") || !strcmp(kind, "constant")) {
 		double value = !strcmp(kind, "ones") ? 1 : !strcmp(kind, "constant") ? lit_arg(init, 0, 0) : 0;

@@ -1,6 +1,7 @@
 /* ir.c: the operator and attribute tables, and lookups over a module. */
 #include "shardc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "../runtime/shardc_rt.h"   /* the kernels' enums: a row naming a kernel the runtime lacks does not build */
@@ -139,4 +140,64 @@ int graph_value(const Graph *g, const char *name)
 		if (strcmp(g->values[i].name, name) == 0)
 			return i;
 	return -1;
+}
+
+static bool is_index_type(DType t)
+{
+	return t == DT_I32 || t == DT_I64;
+}
+
+/* Operators whose result holds some of their input's elements unchanged. */
+static bool keeps_elements(const Node *n)
+{
+	return n->op == OP_RESHAPE || n->op == OP_FLATTEN || n->op == OP_TRANSPOSE || n->op == OP_STRIDED_SLICE ||
+	       n->op == OP_CONCAT || op_is_comm(n->op);
+}
+
+int64_t index_bound(const Graph *g, int v, int *user)
+{
+	int64_t bound = -1;
+	*user = -1;
+	if (!is_index_type(g->values[v].type.dtype))
+		return -1;
+	bool *seen = xcalloc((size_t)g->nvalues, sizeof(bool));
+	int *stack = xmalloc(sizeof(int) * (size_t)g->nvalues), top = 0;
+	seen[v] = true;
+	stack[top++] = v;
+	while (top) {
+		int u = stack[--top];
+		for (int i = 0; i < g->nnodes; i++) {
+			const Node *n = &g->nodes[i];
+			for (int k = 0; k < n->nin; k++) {
+				if (n->in[k] != u)
+					continue;
+				int64_t b = -1;
+				if (n->op == OP_GATHER && k == 1)
+					b = g->values[n->in[0]].type.dims[0];   /* the table's rows */
+				else if (n->op == OP_SPARSE_SOFTMAX_CE && k == 1)
+					b = g->values[n->in[0]].type.dims[1];   /* the classes */
+				else if ((keeps_elements(n) || (n->op == OP_CAST && is_index_type(g->values[n->result].type.dtype))) &&
+				         !seen[n->result]) {
+					seen[n->result] = true;
+					stack[top++] = n->result;
+				}
+				if (b >= 0 && (bound < 0 || b < bound))
+					bound = b, *user = i;
+			}
+		}
+	}
+	free(seen);
+	free(stack);
+	return bound;
+}
+
+void index_bound_text(StrBuf *b, const Graph *g, int user, int64_t bound)
+{
+	const Node *n = &g->nodes[user];
+	if (n->op == OP_GATHER)
+		sb_printf(b, "they index Gather %%%s's table %%%s, which has %lld rows", g->values[n->result].name,
+		          g->values[n->in[0]].name, (long long)bound);
+	else
+		sb_printf(b, "they are labels of %s %%%s, whose logits have %lld classes", op_info[n->op].name,
+		          g->values[n->result].name, (long long)bound);
 }

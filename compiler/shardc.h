@@ -181,6 +181,16 @@ typedef struct {
 
 typedef struct Graph Graph;
 
+/* Integers of value v that reach a Gather's indices or a cross-entropy's
+ * labels, unchanged (through Reshape, Flatten, Transpose, StridedSlice,
+ * Concat, integer Casts, collectives), must lie in [0, bound): the table's
+ * rows, the classes; the least such bound, its operator in *user. -1: v
+ * reaches none. */
+int64_t index_bound(const Graph *g, int v, int *user);
+/* What bounds them, for messages: "they index Gather %h's table %wte, which
+ * has 50257 rows". */
+void index_bound_text(StrBuf *b, const Graph *g, int user, int64_t bound);
+
 typedef struct {
 	Span span;
 	Strategy in;             /* n == 0: none given */

@@ -195,6 +195,13 @@ void sc_init_randint(sc_rt *rt, void *dst, sc_dtype dt, const char *name, uint64
  * dst NULL: check the file only. */
 void sc_load_npy(sc_rt *rt, const char *name, const char *path, void *dst, sc_dtype dt, const int64_t *gdims,
                  int ndim, const int64_t *start, const int64_t *ldims);
+/* sc_load_npy of Int32 or Int64 indices (token ids, labels) that must lie in
+ * [0, bound): one outside is a bad input too, named with its value and
+ * place, and `what` says what bounds them:
+ * `shardc: input 'ids': ids.npy holds 50300 at (3, 17), outside [0, 50257):
+ * token ids index Gather %h's table %wte, which has 50257 rows`. */
+void sc_load_indices(sc_rt *rt, const char *name, const char *path, void *dst, sc_dtype dt, const int64_t *gdims,
+                     int ndim, const int64_t *start, const int64_t *ldims, int64_t bound, const char *what);
 /* Assembles the global tensor on rank 0 from every rank's slice and writes
  * DIR/FILE (DIR created; NULL: the current directory); SC_BF16 is written as
  * '<f4' (exact). Ranks holding the

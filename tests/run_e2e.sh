@@ -19,8 +19,9 @@
 # model's own learning rate) on 1 and 8 ranks, compared the same way.
 # Then every training model with Float32 parameters in mixed precision,
 # precision: "bf16", on 1, 2, 4 and 8 ranks (below: the tolerance and why).
-# Then wrong inputs: a missing file, a wrong shape, a wrong dtype and an
-# unknown name each give a message naming the input and a non-zero exit,
+# Then wrong inputs: a missing file, a wrong shape, a wrong dtype, an
+# unknown name and a label outside the classes each give a message naming
+# the input (and the label's value and place) and a non-zero exit,
 # within a time limit (no hang). Last line: e2e: N passed, N failed.
 # Floats compare within npy_compare.py's rtol, 2e-3 unless the model has a
 # line `# e2e rtol: R` (models computing in BFloat16 state theirs and why),
@@ -322,7 +323,9 @@ out=$tmp/wrong
 d = sys.argv[1]
 np.save(d + "/x_shape.npy", np.zeros((3, 4), np.float32))
 np.save(d + "/x_dtype.npy", np.zeros((16, 32), np.float64))
-np.save(d + "/x_ok.npy", np.zeros((16, 32), np.float32))' "$out"
+np.save(d + "/x_ok.npy", np.zeros((16, 32), np.float32))
+label = np.zeros(16, np.int32); label[11] = 10
+np.save(d + "/label_out.npy", label)' "$out"
 check_wrong() {
 	local what=$1 want=$2
 	shift 2
@@ -340,6 +343,7 @@ check_wrong "missing file" "input 'x'" --input "x=$out/nothing.npy"
 check_wrong "wrong shape" "input 'x'" --input "x=$out/x_shape.npy"
 check_wrong "wrong dtype" "input 'x'" --input "x=$out/x_dtype.npy"
 check_wrong "unknown name" "no input named 'y'" --input "y=$out/x_ok.npy"
+check_wrong "label out of range" "input 'label': .* holds 10 at (11,), outside \[0, 10)" --input "label=$out/label_out.npy"
 check_wrong "bad --steps" "steps" --steps 0
 echo "e2e: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -329,8 +329,31 @@ static FILE *open_regular(const char *path, char *why, size_t n)
 	return f;
 }
 
-void sc_load_npy(sc_rt *rt, const char *name, const char *path, void *dst, sc_dtype dt, const int64_t *gdims,
-                 int ndim, const int64_t *start, const int64_t *ldims)
+/* The first element of the piece outside [0, bound), its place in the whole
+ * tensor written into why; false when there is none. */
+static bool index_outside(const void *piece, sc_dtype dt, int ndim, const int64_t *start, const int64_t *ldims,
+                          int64_t bound, const char *what, char *why, size_t n)
+{
+	int64_t count = sc_numel(ldims, ndim);
+	for (int64_t i = 0; i < count; i++) {
+		int64_t v = dt == SC_I64 ? ((const int64_t *)piece)[i] : ((const int32_t *)piece)[i];
+		if (v >= 0 && v < bound)
+			continue;
+		int64_t at[SC_MAX_DIMS], rest = i;
+		for (int d = ndim - 1; d >= 0; d--) {
+			at[d] = start[d] + rest % ldims[d];
+			rest /= ldims[d];
+		}
+		char where[256];
+		snprintf(why, n, "holds %lld at %s, outside [0, %lld): %s", (long long)v,
+		         sc_dims_str(where, sizeof where, at, ndim), (long long)bound, what);
+		return true;
+	}
+	return false;
+}
+
+static void load(sc_rt *rt, const char *name, const char *path, void *dst, sc_dtype dt, const int64_t *gdims,
+                 int ndim, const int64_t *start, const int64_t *ldims, int64_t bound, const char *what)
 {
 	check_slice("sc_load_npy", gdims, ndim, start, ldims);
 	int64_t n = sc_numel(ldims, ndim);
@@ -360,6 +383,8 @@ void sc_load_npy(sc_rt *rt, const char *name, const char *path, void *dst, sc_dt
 	}
 	if (ok && tmp)
 		ok = sc_npy_read_slice(f, &h, start, ldims, tmp, why, sizeof why);
+	if (ok && tmp && bound >= 0)
+		ok = !index_outside(tmp, dt, ndim, start, ldims, bound, what, why, sizeof why);
 	if (f)
 		fclose(f);
 	char n1[SC_NAME_BUF], n2[SC_NAME_BUF];
@@ -377,6 +402,20 @@ void sc_load_npy(sc_rt *rt, const char *name, const char *path, void *dst, sc_dt
 	if (dst)
 		sc_from_host(rt, dst, tmp, bytes);
 	free(tmp);
+}
+
+void sc_load_npy(sc_rt *rt, const char *name, const char *path, void *dst, sc_dtype dt, const int64_t *gdims,
+                 int ndim, const int64_t *start, const int64_t *ldims)
+{
+	load(rt, name, path, dst, dt, gdims, ndim, start, ldims, -1, NULL);
+}
+
+void sc_load_indices(sc_rt *rt, const char *name, const char *path, void *dst, sc_dtype dt, const int64_t *gdims,
+                     int ndim, const int64_t *start, const int64_t *ldims, int64_t bound, const char *what)
+{
+	if (dt != SC_I32 && dt != SC_I64)
+		SC_DIE("sc_load_indices: indices are int32 or int64, not %s", sc_dtype_name(dt));
+	load(rt, name, path, dst, dt, gdims, ndim, start, ldims, bound, what);
 }
 
 /* mkdir -p; false with errno set on failure */
