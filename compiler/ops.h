@@ -94,6 +94,8 @@
 	OP(LOG, "Log", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(LOG), GR_X, 0, PREC_F32, V_COPY)             \
 	OP(NEG, "Neg", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(NEG), GR_NONE, 0, PREC_LOW, V_COPY)           \
 	OP(SQRT, "Sqrt", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SQRT), GR_Y, 0, PREC_F32, V_COPY)          \
+	OP(RSQRT, "Rsqrt", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(RSQRT), GR_Y, 0, PREC_F32, V_COPY)       \
+	OP(SILU, "SiLU", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SILU), GR_X, 0, PREC_LOW, V_COPY)          \
 	OP(SQUARE, "Square", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(SQUARE), GR_X, 0, PREC_LOW, V_COPY)
 
 #define BINARY_OPS(OP)                                                                                         \

@@ -252,7 +252,8 @@ void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t
  * with th = tanh(u(t)), is sc_gelu_slope, which both kernel files define: the
  * slope computes tanh once (an expression would compute it three times: a math
  * call is not merged, since it may set errno), and the CPU's tanh is one that
- * vectorizes (kernels.c). */
+ * vectorizes (kernels.c). SiLU's slope, s (1 + t (1 - s)) with s = sigmoid(t),
+ * is sc_silu_slope, defined beside them for the same reason (exp once). */
 #define SC_GELU_U(v) (0.7978845608028654f * ((v) + 0.044715f * (v) * (v) * (v)))   /* sqrt(2/pi) (v + 0.044715 v^3) */
 #define SC_GELU_DU(v) (0.7978845608028654f * (1 + 3 * 0.044715f * (v) * (v)))
 #define SC_UNARY_TABLE(U)                                                                                      \
@@ -264,6 +265,8 @@ void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t
 	U(LOG, X, logf(x), g / t)                                                                                  \
 	U(NEG, N, -x, -g)                                                                                          \
 	U(SQRT, Y, sqrtf(x), g / (2 * t))                                                                          \
+	U(RSQRT, Y, 1 / sqrtf(x), -0.5f * g * t * t * t)                                                           \
+	U(SILU, X, x / (1 + expf(-x)), g * sc_silu_slope(t))                                                       \
 	U(SQUARE, X, x * x, 2 * t * g)
 
 typedef enum {

@@ -881,6 +881,23 @@ def bwd_sqrt(g, ins, at):
     return [g / (2.0 * np.sqrt(ins[0]))]
 
 
+def fwd_rsqrt(ins, at):
+    return 1.0 / np.sqrt(ins[0])
+
+
+def bwd_rsqrt(g, ins, at):
+    return [-0.5 * g * ins[0] ** -1.5]
+
+
+def fwd_silu(ins, at):
+    return ins[0] / (1.0 + np.exp(-ins[0]))
+
+
+def bwd_silu(g, ins, at):
+    s = 1.0 / (1.0 + np.exp(-ins[0]))
+    return [g * s * (1.0 + ins[0] * (1.0 - s))]
+
+
 def fwd_square(ins, at):
     return ins[0] * ins[0]
 
@@ -1223,6 +1240,8 @@ OPS = {
     "Log": (fwd_log, bwd_log, 1, 1),
     "Neg": (fwd_neg, bwd_neg, 1, 1),
     "Sqrt": (fwd_sqrt, bwd_sqrt, 1, 1),
+    "Rsqrt": (fwd_rsqrt, bwd_rsqrt, 1, 1),
+    "SiLU": (fwd_silu, bwd_silu, 1, 1),
     "Square": (fwd_square, bwd_square, 1, 1),
     "Softmax": (fwd_softmax, bwd_softmax, 1, 1),
     "LogSoftmax": (fwd_log_softmax, bwd_log_softmax, 1, 1),

@@ -388,6 +388,13 @@ static inline float sc_gelu_slope(float t)
 	return 0.5f * (1 + th) + 0.5f * t * (1 - th * th) * SC_GELU_DU(t);
 }
 
+/* SiLU's derivative at t (SC_UNARY_TABLE): sigmoid once. */
+static inline float sc_silu_slope(float t)
+{
+	float s = 1 / (1 + expf(-t));
+	return s * (1 + t * (1 - s));
+}
+
 /* BiasAdd then a unary operator in one pass (compiler/fuse.c): one loop an
  * operator, each row's pre-activation kept when pre is not NULL. */
 SC_VECTOR_CLONES

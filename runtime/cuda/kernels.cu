@@ -207,6 +207,13 @@ __device__ static float sc_gelu_slope(float t)
 	return 0.5f * (1 + th) + 0.5f * t * (1 - th * th) * SC_GELU_DU(t);
 }
 
+/* SiLU's derivative at t (SC_UNARY_TABLE): sigmoid once. */
+__device__ static float sc_silu_slope(float t)
+{
+	float s = 1 / (1 + expf(-t));
+	return s * (1 + t * (1 - s));
+}
+
 /* op(x), SC_UNARY_TABLE's forward column: unary_k and bias_unary_k. */
 __device__ static float unary_fwd(sc_unop op, float x)
 {

@@ -173,8 +173,9 @@ static void test_elementwise(void)
 	};
 	float *dp, *pos = rnd(n, 0.1f, 3, &dp);
 	for (sc_unop op = 0; op < SC_U_COUNT; op++) {
-		const float *x = op == SC_U_LOG || op == SC_U_SQRT ? pos : a;
-		const float *dx = op == SC_U_LOG || op == SC_U_SQRT ? dp : da;
+		int positive = op == SC_U_LOG || op == SC_U_SQRT || op == SC_U_RSQRT;
+		const float *x = positive ? pos : a;
+		const float *dx = positive ? dp : da;
 		char what[64];
 		snprintf(what, sizeof what, "unary %d", op);
 		sc_unary(rt, op, dx, dyv, n);

@@ -224,6 +224,10 @@ Test(elementwise, unary_by_hand)
 	CLOSE(y, ((const float[]){0.5f, 1, 1.64872127f}), 3, "sqrt");
 	sc_cpu_unary(SC_U_LOG, p, y, 3);
 	CLOSE(y, ((const float[]){-1.38629436f, 0, 1}), 3, "log");
+	sc_cpu_unary(SC_U_RSQRT, p, y, 3);   /* numpy: 1 / np.sqrt(p) */
+	CLOSE(y, ((const float[]){2, 1, 0.60653066f}), 3, "rsqrt");
+	sc_cpu_unary(SC_U_SILU, x, y, 3);    /* numpy: x / (1 + np.exp(-x)) */
+	CLOSE(y, ((const float[]){-0.18877033f, 0, 0.73105858f}), 3, "silu");
 }
 
 /* ---- softmax, reductions ---- */

@@ -357,6 +357,8 @@ static double unary(OpKind op, double x)
 	case OP_LOG: return log(x);
 	case OP_NEG: return -x;
 	case OP_SQRT: return sqrt(x);
+	case OP_RSQRT: return 1 / sqrt(x);
+	case OP_SILU: return x / (1 + exp(-x));
 	case OP_SQUARE: return x * x;
 	default: die("not a unary operator");
 	}

@@ -301,6 +301,13 @@ Test(unary, log_sqrt)
 	expect_op("%a: " T("(2,)"), "Log(%a)", V(-1, 0), NULL, "(2,)", V(NAN, -INFINITY));
 }
 
+/* numpy: 1/np.sqrt(x) on [1, 4, 0.5]; x/(1+np.exp(-x)) on x = [-1, 0, 0.5, 2] */
+Test(unary, rsqrt_silu)
+{
+	expect_op("%a: " T("(3,)"), "Rsqrt(%a)", V(1, 4, 0.5), NULL, "(3,)", V(1, 0.5, 1.414213562373095));
+	expect_op(X4, "SiLU(%a)", IN4, NULL, "(4,)", V(-0.2689414213699951, 0.0, 0.3112296656009273, 1.761594155955765));
+}
+
 /* ---- Softmax and LogSoftmax ---- */
 
 /* Expected values from numpy on s = [[1, 2, 3], [1, 1, 4]]:

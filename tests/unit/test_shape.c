@@ -201,8 +201,8 @@ Test(elementwise, bias_add)
 
 Test(elementwise, unary_ops)
 {
-	const char *ops[] = {"ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Square"};
-	for (int i = 0; i < 9; i++) {
+	const char *ops[] = {"ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Rsqrt", "SiLU", "Square"};
+	for (int i = 0; i < 11; i++) {
 		char stmt[64];
 		snprintf(stmt, sizeof stmt, "%s(%%x)", ops[i]);
 		expect_y("%x: <Tensor[Float16], (2, 3)>", stmt, "<Tensor[Float16], (2, 3)>");
@@ -215,6 +215,8 @@ Test(elementwise, integer_operands)
 	expect_y("%x: <Tensor[Int32], (5,)>", "ReLU(%x)", "<Tensor[Int32], (5,)>");
 	expect_y("%x: <Tensor[Int64], (5,)>", "Neg(%x)", "<Tensor[Int64], (5,)>");
 	expect_error("%x: <Tensor[Int32], (5,)>", "Exp(%x)", "t.ir:3:12: error: Exp needs a floating-point operand, '%x' is Int32");
+	expect_error("%x: <Tensor[Int32], (5,)>", "Rsqrt(%x)", "t.ir:3:14: error: Rsqrt needs a floating-point operand, '%x' is Int32");
+	expect_error("%x: <Tensor[Int32], (5,)>", "SiLU(%x)", "t.ir:3:13: error: SiLU needs a floating-point operand, '%x' is Int32");
 }
 
 /* ---- Softmax, reductions ---- */
