@@ -49,7 +49,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	switch (o->op) {   /* f's kind, or the fused kind computing its gradient (fuse.c) */
 	OP_CASES(UNARY_OPS) {   /* from the input, the output or dy alone, as its row says */
 		GradReads r = op_info[f->op].grad;
-		sb_printf(b, "sc_unary_grad(rt, %s, %s, %s, %s, %lld);", op_info[f->op].kernel,
+		sb_printf(b, "sc_unary_grad(rt, %s, %s, %s, %s, %lld);", op_kernel(f->op, fa),
 		          r == GR_X ? x0 : r == GR_Y ? yn : "NULL", dy, dx, (long long)n);
 		return;
 	}

@@ -24,6 +24,12 @@ enum { SC_UNARY_TABLE(RT_READS) };
 #define CHECK_READS(e, name, lo, hi, attrs, shape, rule, kernel, grad, nograd, prec, view) \
 	_Static_assert((int)grad == (int)READS_##kernel, name ": its grad column and its kernel's row disagree");
 UNARY_OPS(CHECK_READS)
+/* GeLU with approximate: "none" calls the erf form's kernel (op_kernel),
+ * whose gradient must read what GeLU's row says too. */
+#define ROW_GRAD(e, name, lo, hi, attrs, shape, rule, kernel, grad, ...) ROW_GRAD_##e = grad,
+enum { UNARY_OPS(ROW_GRAD) };
+_Static_assert((int)ROW_GRAD_GELU == (int)READS_UNARY(GELU_ERF),
+               "GeLU: its grad column and its erf kernel's row disagree");
 /* A normalizer's row: whether its kernel centers (SC_NORM_TABLE). */
 #define RT_CENTERED(name, centered) RT_CENTERED_##name = centered,
 enum { SC_NORM_TABLE(RT_CENTERED) };
@@ -46,6 +52,13 @@ bool op_from_name(const char *s, OpKind *out)
 			return true;
 		}
 	return false;
+}
+
+const char *op_kernel(OpKind op, const Attrs *a)
+{
+	if (op == OP_GELU && a->gelu_erf)
+		return KERNEL_UNARY(GELU_ERF);
+	return op_info[op].kernel;
 }
 
 bool op_is_comm(OpKind k)

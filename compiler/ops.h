@@ -60,6 +60,7 @@
 	ATTR(SPLIT_AXIS, "split_axis", AK_INT)                 \
 	ATTR(CONCAT_AXIS, "concat_axis", AK_INT)               \
 	ATTR(OFFSET, "offset", AK_INT)                         \
+	ATTR(APPROXIMATE, "approximate", AK_APPROXIMATE)       \
 	ATTR(GRAPH, "graph", AK_GRAPH)                         \
 	ATTR(SHARD, "shard", AK_SHARD)                         \
 	ATTR(IN_STRATEGY, "in_strategy", AK_STRATEGY)          \
@@ -87,7 +88,7 @@
 
 #define UNARY_OPS(OP)                                                                                    \
 	OP(RELU, "ReLU", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(RELU), GR_X, 0, PREC_LOW, V_COPY)           \
-	OP(GELU, "GeLU", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(GELU), GR_X, 0, PREC_LOW, V_COPY)          \
+	OP(GELU, "GeLU", 1, 1, A(APPROXIMATE), SH_FLOAT, R_ELEMWISE, UNARY(GELU), GR_X, 0, PREC_LOW, V_COPY) \
 	OP(TANH, "Tanh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(TANH), GR_Y, 0, PREC_LOW, V_COPY)          \
 	OP(SIGMOID, "Sigmoid", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SIGMOID), GR_Y, 0, PREC_LOW, V_COPY) \
 	OP(EXP, "Exp", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(EXP), GR_Y, 0, PREC_F32, V_COPY)             \

@@ -112,6 +112,7 @@ typedef enum { ATTR_TABLE(ATTR_ENUM) ATTR_COUNT } AttrKind;
 
 typedef enum {
 	AK_BOOL, AK_INT, AK_FLOAT, AK_INTS, AK_AXES, AK_DTYPE, AK_REDUCE_OP,
+	AK_APPROXIMATE,          /* "tanh" or "none" */
 	AK_GRAPH, AK_SHARD, AK_STRATEGY,
 } AttrValueKind;
 
@@ -213,6 +214,7 @@ typedef struct {
 	int64_t *group;          /* global ranks, in order */
 	int64_t split_axis, concat_axis;
 	int64_t offset;          /* Gather: the first row this table holds (a row-split shard) */
+	bool gelu_erf;           /* GeLU's approximate: "none": the erf form (op_kernel); "tanh", the default */
 	Graph *callee;           /* Call */
 	ShardSpec *shard;        /* Call with shard */
 	Strategy in_strategy, out_strategy;
@@ -225,6 +227,12 @@ typedef struct {
  * (RmsNorm, as MindSpore's) normalizes the dims gamma covers, both
  * x_rank - gamma_rank. */
 void norm_begin(OpKind op, const Attrs *a, int x_rank, int gamma_rank, int64_t *norm, int64_t *params);
+
+/* The runtime kernel an elementwise operator with attributes a calls: its
+ * row's, but SC_U_GELU_ERF for a GeLU with approximate: "none" (the kernel
+ * column names the default, tanh's). Emission and fusion call this, never
+ * the column, so the attribute reaches every kernel that computes the GeLU. */
+const char *op_kernel(OpKind op, const Attrs *a);
 
 typedef struct {
 	Lit *ins, *outs;         /* tuples of LIT_TYPE */

@@ -253,12 +253,17 @@ void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t
  * slope computes tanh once (an expression would compute it three times: a math
  * call is not merged, since it may set errno), and the CPU's tanh is one that
  * vectorizes (kernels.c). SiLU's slope, s (1 + t (1 - s)) with s = sigmoid(t),
- * is sc_silu_slope, defined beside them for the same reason (exp once). */
+ * is sc_silu_slope, defined beside them for the same reason (exp once).
+ * GELU_ERF is GeLU's exact form (approximate: "none"), whose slope is
+ * 0.5 (1 + erf(t / sqrt 2)) + t exp(-t^2 / 2) / sqrt(2 pi). */
 #define SC_GELU_U(v) (0.7978845608028654f * ((v) + 0.044715f * (v) * (v) * (v)))   /* sqrt(2/pi) (v + 0.044715 v^3) */
 #define SC_GELU_DU(v) (0.7978845608028654f * (1 + 3 * 0.044715f * (v) * (v)))
+#define SC_SQRT1_2 0.7071067811865476f   /* 1 / sqrt(2): GeLU's erf form, 0.5 x (1 + erf(x / sqrt 2)) */
 #define SC_UNARY_TABLE(U)                                                                                      \
 	U(RELU, X, x > 0 ? x : 0, t > 0 ? g : 0)                                                                   \
 	U(GELU, X, 0.5f * x * (1 + sc_gelu_tanh(SC_GELU_U(x))), g * sc_gelu_slope(t))   /* tanh form */        \
+	U(GELU_ERF, X, 0.5f * x * (1 + erff(x * SC_SQRT1_2)),   /* erf form: approximate "none" */             \
+	  g * (0.5f * (1 + erff(t * SC_SQRT1_2)) + 0.3989422804014327f * t * expf(-0.5f * t * t)))              \
 	U(TANH, Y, tanhf(x), g * (1 - t * t))                                                                      \
 	U(SIGMOID, Y, 1 / (1 + expf(-x)), g * t * (1 - t))                                                         \
 	U(EXP, Y, expf(x), g * t)                                                                                  \

@@ -817,15 +817,28 @@ def bwd_relu(g, ins, at):
 
 
 GELU_C = math.sqrt(2.0 / math.pi)
+erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def gelu_erf_form(at):
+    """approximate: "tanh" (the default) or "none" (the erf form, 0.5 x (1 + erf(x / sqrt 2)))."""
+    v = at.get("approximate", "tanh")
+    if v not in ("tanh", "none"):
+        raise OpError('attribute \'approximate\' is "tanh" or "none"')
+    return v == "none"
 
 
 def fwd_gelu(ins, at):
     x = ins[0]
+    if gelu_erf_form(at):
+        return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
     return 0.5 * x * (1.0 + np.tanh(GELU_C * (x + 0.044715 * x ** 3)))
 
 
 def bwd_gelu(g, ins, at):
     x = ins[0]
+    if gelu_erf_form(at):
+        return [g * (0.5 * (1.0 + erf(x / math.sqrt(2.0))) + x * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi))]
     t = np.tanh(GELU_C * (x + 0.044715 * x ** 3))
     dt = (1.0 - t * t) * GELU_C * (1.0 + 3 * 0.044715 * x * x)
     return [g * (0.5 * (1.0 + t) + 0.5 * x * dt)]

@@ -77,7 +77,8 @@ Test(grad, unary)
 		const char *name;
 		float lo, hi;
 	} ops[] = {
-		{SC_U_RELU, "relu", -2, 2}, {SC_U_GELU, "gelu", -3, 3}, {SC_U_TANH, "tanh", -2, 2},
+		{SC_U_RELU, "relu", -2, 2}, {SC_U_GELU, "gelu", -3, 3}, {SC_U_GELU_ERF, "gelu_erf", -3, 3},
+		{SC_U_TANH, "tanh", -2, 2},
 		{SC_U_SIGMOID, "sigmoid", -3, 3}, {SC_U_EXP, "exp", -1, 1.5f}, {SC_U_LOG, "log", 0.5f, 3},
 		{SC_U_NEG, "neg", -2, 2}, {SC_U_SQRT, "sqrt", 0.5f, 3}, {SC_U_RSQRT, "rsqrt", 0.5f, 3},
 		{SC_U_SILU, "silu", -4, 4}, {SC_U_SQUARE, "square", -2, 2},

@@ -209,6 +209,8 @@ Test(elementwise, unary_by_hand)
 	CLOSE(y, ((const float[]){0, 0, 1}), 3, "relu");
 	sc_cpu_unary(SC_U_GELU, x, y, 3);   /* numpy: tanh form */
 	CLOSE(y, ((const float[]){-0.15428599f, 0, 0.84119199f}), 3, "gelu");
+	sc_cpu_unary(SC_U_GELU_ERF, x, y, 3);   /* 0.5*x*(1+math.erf(x/math.sqrt(2))) */
+	CLOSE(y, ((const float[]){-0.15426877f, 0, 0.84134475f}), 3, "gelu erf form");
 	sc_cpu_unary(SC_U_TANH, x, y, 3);
 	CLOSE(y, ((const float[]){-0.46211716f, 0, 0.76159416f}), 3, "tanh");
 	sc_cpu_unary(SC_U_SIGMOID, x, y, 3);
@@ -871,7 +873,7 @@ Test(optimizer, adam_matches_mindspore_formula)
 
 /* GeLU's tanh is written out so that it vectorizes (kernels.c): over a dense
  * grid it is as close to the double formula as libm's tanhf was (1.25e-7 of
- * |x|), and so is its slope. */
+ * |x|), and so is its slope; the erf form is as close to its own. */
 Test(elementwise, gelu_against_double)
 {
 	enum { N = 240001 };
@@ -892,6 +894,20 @@ Test(elementwise, gelu_against_double)
 	}
 	cr_expect(worst_y < 2.5e-7, "gelu: error %g of |x|", worst_y);
 	cr_expect(worst_g < 4e-7, "gelu slope: error %g", worst_g);
+	/* the erf form (approximate: "none"), from libm's erff and expf */
+	sc_cpu_unary(SC_U_GELU_ERF, x, y, N);
+	for (int i = 0; i < N; i++)
+		g[i] = 1;
+	sc_cpu_unary_grad(SC_U_GELU_ERF, x, g, g, N);
+	worst_y = worst_g = 0;
+	for (int i = 0; i < N; i++) {
+		double v = x[i], e = erf(v / sqrt(2));
+		double want_y = 0.5 * v * (1 + e), want_g = 0.5 * (1 + e) + v * exp(-0.5 * v * v) / 2.5066282746310002;   /* sqrt(2 pi) */
+		worst_y = fmax(worst_y, fabs(y[i] - want_y) / fmax(fabs(v), 1e-3));
+		worst_g = fmax(worst_g, fabs(g[i] - want_g) / fmax(fabs(v), 1));
+	}
+	cr_expect(worst_y < 2.5e-7, "gelu erf form: error %g of |x|", worst_y);
+	cr_expect(worst_g < 4e-7, "gelu erf form slope: error %g", worst_g);
 	free(x);
 }
 

@@ -345,12 +345,16 @@ static bool eval_bias_add(Eval *e)
 	return true;
 }
 
-static double unary(OpKind op, double x)
+/* a: the operator's attributes (GeLU's approximate). */
+static double unary(OpKind op, const Attrs *a, double x)
 {
 	const double pi = 3.14159265358979323846;
 	switch (op) {
 	case OP_RELU: return x < 0 ? 0 : x;   /* NaN stays NaN, as numpy's maximum(x, 0) */
-	case OP_GELU: return 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x * x * x)));
+	case OP_GELU:
+		if (a->gelu_erf)   /* approximate: "none" */
+			return 0.5 * x * (1 + erf(x / sqrt(2)));
+		return 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x * x * x)));
 	case OP_TANH: return tanh(x);
 	case OP_SIGMOID: return 1 / (1 + exp(-x));
 	case OP_EXP: return exp(x);
@@ -370,7 +374,7 @@ static bool eval_unary(Eval *e)
 	if (!expect_out(e, x->rank, x->dims))
 		return false;
 	for (int64_t j = 0; j < x->size; j++)
-		e->out->data[j] = unary(e->n->op, x->data[j]);
+		e->out->data[j] = unary(e->n->op, &e->n->a, x->data[j]);
 	return true;
 }
 

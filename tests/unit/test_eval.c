@@ -286,6 +286,15 @@ Test(unary, gelu_tanh_form)
 	expect_op(X4, "GeLU(%a)", IN4, NULL, "(4,)", V(-0.1588080093917233, 0.0, 0.34571400982514394, 1.954597694087775));
 }
 
+/* approximate: "none": 0.5*x*(1+math.erf(x/math.sqrt(2))) on the same x */
+Test(unary, gelu_erf_form)
+{
+	expect_op(X4, "GeLU(%a) {approximate: \"none\"}", IN4, NULL, "(4,)",
+	          V(-0.15865525393145707, 0.0, 0.34573123063700656, 1.9544997361036416));
+	expect_op(X4, "GeLU(%a) {approximate: \"tanh\"}", IN4, NULL, "(4,)",
+	          V(-0.1588080093917233, 0.0, 0.34571400982514394, 1.954597694087775));
+}
+
 Test(unary, tanh_sigmoid_exp)
 {
 	expect_op(X4, "Tanh(%a)", IN4, NULL, "(4,)", V(-0.7615941559557649, 0.0, 0.46211715726000974, 0.9640275800758169));

@@ -210,6 +210,17 @@ Test(elementwise, unary_ops)
 	}
 }
 
+/* GeLU's approximate: "tanh" (the default) or "none" (the erf form). */
+Test(elementwise, gelu_approximate)
+{
+	expect_y("%x: <Tensor[BFloat16], (2, 3)>", "GeLU(%x) {approximate: \"none\"}", "<Tensor[BFloat16], (2, 3)>");
+	expect_y("%x: <Tensor[Float32], (2, 3)>", "GeLU(%x) {approximate: \"tanh\"}", F32("(2, 3)"));
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "GeLU(%x) {approximate: \"erf\"}",
+	             "t.ir:3:31: error: attribute 'approximate' of GeLU is \"tanh\" or \"none\"");
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "Tanh(%x) {approximate: \"none\"}",
+	             "t.ir:3:18: error: Tanh has no attribute 'approximate' (it takes: in_strategy, out_strategy, recompute)");
+}
+
 Test(elementwise, integer_operands)
 {
 	expect_y("%x: <Tensor[Int32], (5,)>", "ReLU(%x)", "<Tensor[Int32], (5,)>");
