@@ -11,9 +11,9 @@
  *           SH_FLOAT (the same, and input 0 must be a float), SH_BROADCAST
  *           (numpy broadcasting of two inputs of one dtype), SH_MATMUL,
  *           SH_REDUCE, SH_OWN (its own case)
- *   rule    how rules.c splits it: R_ELEMWISE (every dim of its one input,
- *           as is), R_BROADCAST (numpy broadcasting), R_MATMUL, R_REDUCE,
- *           R_OWN (its own case)
+ *   rule    how rules.c splits it: R_ELEMWISE (every dim of its inputs, all
+ *           of one shape, as is), R_BROADCAST (numpy broadcasting), R_MATMUL,
+ *           R_REDUCE, R_OWN (its own case)
  *   kernel  the runtime kernel emit_forward.c calls: UNARY(X) is sc_unary's SC_U_X
  *           (a row of SC_UNARY_TABLE in runtime/shardc_rt.h), BINARY(X)
  *           sc_binary's SC_X, NORM(X) sc_norm's SC_N_X (a row of
@@ -113,6 +113,7 @@
 	BINARY_OPS(OP)                                                                                                                     \
 	OP(BIAS_ADD, "BiasAdd", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                                 \
 	UNARY_OPS(OP)                                                                                                                      \
+	OP(SELECT, "Select", 3, 3, 0, SH_OWN, R_ELEMWISE, OWN, GR_X, 1u << 0, PREC_FOLLOW, V_COPY)                                         \
 	OP(SOFTMAX, "Softmax", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_Y, 0, PREC_F32, V_COPY)                                               \
 	OP(LOG_SOFTMAX, "LogSoftmax", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_Y, 0, PREC_F32, V_COPY)                                        \
 	OP(REDUCE_SUM, "ReduceSum", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_NONE, 0, PREC_F32, V_COPY)                                \

@@ -147,7 +147,8 @@ sc_group *sc_group_split(sc_rt *rt, const int *members, int n);
  * holds a few numbers, not the thousands of ranks of a data-parallel group. */
 sc_group *sc_group_split_grid(sc_rt *rt, int first, int k, const int *size, const int *stride);
 
-/* Collectives take float32, float16, bfloat16, int32 and int64 (not bool).
+/* Collectives take float32, float16, bfloat16, int32 and int64; AllGather
+ * and AllToAll move bool too (the reductions refuse it).
  * Sum, max and mean of SC_F16/SC_BF16 widen to float32, reduce (mean: divide)
  * in float32 and round once to the element type; the byte count is still
  * that of the 2-byte tensor. */
@@ -243,6 +244,10 @@ void sc_batch_matmul_half_strided(sc_rt *rt, sc_dtype dt, const void *a, const i
 void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim);
 void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t rows, int64_t c);
+/* y = cond ? a : b elementwise, n elements each (MindSpore's Select): cond
+ * SC_BOOL (a byte, true when not 0); a or b NULL reads zeros, which gives
+ * Select's gradients, cond ? dy : 0 and cond ? 0 : dy. May run in place. */
+void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, float *y, int64_t n);
 
 /* The elementwise unary kernels, one row each: U(NAME, T, y of x, dx of t
  * and g). T is what the gradient reads: X the input, Y the output, N nothing

@@ -919,6 +919,21 @@ def bwd_square(g, ins, at):
     return [2.0 * ins[0] * g]
 
 
+def fwd_select(ins, at):
+    c, x, y = ins
+    if c.dtype != np.bool_:
+        raise OpError("the condition must be Bool")
+    if not c.shape == x.shape == y.shape:
+        raise OpError("the condition, x and y must have one shape; they are %s, %s and %s" % (c.shape, x.shape,
+                                                                                            y.shape))
+    return np.where(c, x, y)
+
+
+def bwd_select(g, ins, at):
+    c = ins[0]
+    return [None, np.where(c, g, 0.0), np.where(c, 0.0, g)]
+
+
 def softmax_axis(at, rank):
     return norm_axis(attr_int(at, "axis", -1), rank)
 
@@ -1256,6 +1271,7 @@ OPS = {
     "Rsqrt": (fwd_rsqrt, bwd_rsqrt, 1, 1),
     "SiLU": (fwd_silu, bwd_silu, 1, 1),
     "Square": (fwd_square, bwd_square, 1, 1),
+    "Select": (fwd_select, bwd_select, 3, 3),
     "Softmax": (fwd_softmax, bwd_softmax, 1, 1),
     "LogSoftmax": (fwd_log_softmax, bwd_log_softmax, 1, 1),
     "ReduceSum": (fwd_reduce_sum, bwd_reduce_sum, 1, 1),
@@ -1317,6 +1333,8 @@ def result_dtype(op, attrs, in_dtypes, offset):
             return cast_dtype(attrs)
         except OpError as e:
             raise ModelError(offset, "Cast: %s" % e)
+    if op == "Select" and len(in_dtypes) == 3:
+        return in_dtypes[1]                          # the condition is Bool; the result is x's
     return in_dtypes[0] if in_dtypes else "Float32"
 
 

@@ -850,6 +850,13 @@ void sc_cpu_where_equal(const float *x, const float *y, const float *dy, float *
 		dx[i] = x[i] == y[i] ? dy[i] : 0;
 }
 
+void sc_cpu_select(const uint8_t *cond, const float *a, const float *b, float *y, int64_t n)
+{
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
+	for (int64_t i = 0; i < n; i++)
+		y[i] = cond[i] ? (a ? a[i] : 0) : (b ? b[i] : 0);
+}
+
 /* ---- data movement ---- */
 
 static void copy_elem(char *dst, const char *src, size_t es)

@@ -379,6 +379,12 @@ __global__ void where_equal_k(const float *x, const float *y, const float *dy, f
 	GRID_LOOP(i, n) dx[i] = x[i] == y[i] ? dy[i] : 0.0f;
 }
 
+/* a or b NULL: zeros (Select's gradients) */
+__global__ void select_k(const uint8_t *cond, const float *a, const float *b, float *y, int64_t n)
+{
+	GRID_LOOP(i, n) y[i] = cond[i] ? (a ? a[i] : 0.0f) : (b ? b[i] : 0.0f);
+}
+
 /* ---- data movement ---- */
 
 template <typename T>
@@ -991,6 +997,14 @@ cudaError_t sc_cu_where_equal(const float *x, const float *y, const float *dy, f
 	if (n <= 0)
 		return cudaSuccess;
 	where_equal_k<<<blocks_for(n), THREADS, 0, s>>>(x, y, dy, dx, n);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_select(const uint8_t *cond, const float *a, const float *b, float *y, int64_t n, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	select_k<<<blocks_for(n), THREADS, 0, s>>>(cond, a, b, y, n);
 	return cudaGetLastError();
 }
 

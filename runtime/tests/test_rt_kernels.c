@@ -201,6 +201,21 @@ Test(elementwise, bias_add_and_scale)
 	CLOSE(y, ((const float[]){-0.5f, -1, -1.5f, -2, -2.5f, -3}), 6, "scale");
 }
 
+/* Select: cond ? a : b; NULL reads zeros (its gradients); in place. */
+Test(elementwise, select)
+{
+	const uint8_t c[4] = {1, 0, 2, 0};   /* any byte but 0 is true */
+	float a[4] = {1, 2, 3, 4}, b[4] = {-1, -2, -3, -4}, y[4];
+	sc_cpu_select(c, a, b, y, 4);
+	CLOSE(y, ((const float[]){1, -2, 3, -4}), 4, "select");
+	sc_cpu_select(c, a, NULL, y, 4);
+	CLOSE(y, ((const float[]){1, 0, 3, 0}), 4, "select, zeros for false");
+	sc_cpu_select(c, NULL, b, y, 4);
+	CLOSE(y, ((const float[]){0, -2, 0, -4}), 4, "select, zeros for true");
+	sc_cpu_select(c, a, b, a, 4);
+	CLOSE(a, ((const float[]){1, -2, 3, -4}), 4, "select in place");
+}
+
 Test(elementwise, unary_by_hand)
 {
 	const float x[3] = {-0.5f, 0, 1};

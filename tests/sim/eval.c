@@ -378,6 +378,19 @@ static bool eval_unary(Eval *e)
 	return true;
 }
 
+/* numpy's where(cond, x, y) on one shape (Select broadcasts nothing). */
+static bool eval_select(Eval *e)
+{
+	const SimTensor *c = &e->ins[0], *x = &e->ins[1], *y = &e->ins[2];
+	if (!same_dims(c->rank, c->dims, x->rank, x->dims) || !same_dims(c->rank, c->dims, y->rank, y->dims))
+		return fail(e, "the condition, x and y differ in shape");
+	if (!expect_out(e, x->rank, x->dims))
+		return false;
+	for (int64_t j = 0; j < x->size; j++)
+		e->out->data[j] = c->data[j] != 0 ? x->data[j] : y->data[j];
+	return true;
+}
+
 /* Softmax and LogSoftmax, shifted by the maximum so exp never overflows. */
 static bool eval_softmax(Eval *e)
 {
@@ -732,6 +745,8 @@ static bool eval_op(Eval *e)
 		return eval_bias_add(e);
 	OP_CASES(UNARY_OPS)
 		return eval_unary(e);
+	case OP_SELECT:
+		return eval_select(e);
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 		return eval_softmax(e);
 	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:

@@ -664,6 +664,30 @@ Test(fuse, softmax_reads_the_masked_scores)
 	free(t);
 }
 
+/* Select: one sc_select call forward; each branch's gradient is the same
+ * call with dy on its side and zeros (NULL) on the other; the Bool
+ * condition has none. */
+Test(text, select_and_its_gradients)
+{
+	char *t = rank_text_of("context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
+	                       "graph @m(%c: <Tensor[Bool], (4, 6)> = ones,\n"
+	                       "         %x: <Tensor[Float32], (4, 6)> = uniform(-1, 1),\n"
+	                       "         %v: <Parameter[Float32], (4, 6)> = normal(0.5),\n"
+	                       "         %w: <Parameter[Float32], (4, 6)> = normal(0.5)) {\n"
+	                       "  %s = Select(%c, %v, %w)\n"
+	                       "  %m = Mul(%s, %x)\n"
+	                       "  %l = ReduceSum(%m) {axis: (0, 1)}\n"
+	                       "  return %l\n"
+	                       "}\n"
+	                       "train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n",
+	                       0);
+	expect_line(t, "sc_select(rt, c, v, w, s, 24);");
+	expect_line(t, "sc_select(rt, c, grad_s, NULL, grad_v, 24);");
+	expect_line(t, "sc_select(rt, c, NULL, grad_s, grad_w, 24);");
+	expect_no_line(t, "grad_c");
+	free(t);
+}
+
 /* An erf GeLU, a Mul and an Add: one chain whose GeLU step is the erf
  * form's kernel, forward; its adjoint is the erf form's too. */
 Test(fuse, gelu_erf_form_in_a_chain)

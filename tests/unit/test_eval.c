@@ -317,6 +317,19 @@ Test(unary, rsqrt_silu)
 	expect_op(X4, "SiLU(%a)", IN4, NULL, "(4,)", V(-0.2689414213699951, 0.0, 0.3112296656009273, 1.761594155955765));
 }
 
+/* ---- Select: numpy's where(c, a, b) ---- */
+
+Test(select, picks_by_the_condition)
+{
+	Sim *s = sim_op("%c: <Tensor[Bool], (2, 3)>, %a: " T("(2, 3)") ", %b: " T("(2, 3)"), "Select(%c, %a, %b)");
+	feed(s, "c", V(1, 0, 0, 1, 1, 0));
+	feed(s, "a", V(1, 2, 3, 4, 5, 6));
+	feed(s, "b", V(-1, -2, -3, -4, -5, -6));
+	eval_all(s);
+	expect_value(s, "y", "(2, 3)", V(1, -2, -3, 4, 5, -6));
+	sim_done(s);
+}
+
 /* ---- Softmax and LogSoftmax ---- */
 
 /* Expected values from numpy on s = [[1, 2, 3], [1, 1, 4]]:

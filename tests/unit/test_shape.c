@@ -210,6 +210,22 @@ Test(elementwise, unary_ops)
 	}
 }
 
+/* Select(cond, x, y): cond Bool, x and y of one type, all of one shape. */
+Test(select, shapes)
+{
+	const char *in = "%c: <Tensor[Bool], (2, 3)>, %a: <Tensor[BFloat16], (2, 3)>, %b: <Tensor[BFloat16], (2, 3)>";
+	expect_y(in, "Select(%c, %a, %b)", "<Tensor[BFloat16], (2, 3)>");
+	expect_error("%c: <Tensor[Float32], (2, 3)>, %a: <Tensor[Float32], (2, 3)>, %b: <Tensor[Float32], (2, 3)>",
+	             "Select(%c, %a, %b)", "t.ir:3:15: error: Select: the condition must be Bool, '%c' is Float32");
+	expect_error("%c: <Tensor[Bool], (2, 3)>, %a: <Tensor[Float32], (2, 3)>, %b: <Tensor[Float16], (2, 3)>",
+	             "Select(%c, %a, %b)",
+	             "t.ir:3:23: error: Select: operands have different element types, Float32 and Float16 (use Cast)");
+	expect_error("%c: <Tensor[Bool], (2, 1)>, %a: <Tensor[Float32], (2, 3)>, %b: <Tensor[Float32], (2, 3)>",
+	             "Select(%c, %a, %b)",
+	             "t.ir:3:8: error: Select: the condition, x and y must have one shape (no broadcasting); they are "
+	             "(2, 1), (2, 3) and (2, 3)");
+}
+
 /* GeLU's approximate: "tanh" (the default) or "none" (the erf form). */
 Test(elementwise, gelu_approximate)
 {
