@@ -86,17 +86,17 @@
 	OP(LAYER_NORM, "LayerNorm", 3, 5, A_LAYERNORM, SH_OWN, R_OWN, NORM(LAYER_NORM), GR_X, 0, PREC_F32, V_COPY) \
 	OP(RMS_NORM, "RmsNorm", 2, 3, A(EPSILON), SH_OWN, R_OWN, NORM(RMS_NORM), GR_X, 0, PREC_F32, V_COPY)
 
-#define UNARY_OPS(OP)                                                                                    \
-	OP(RELU, "ReLU", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(RELU), GR_X, 0, PREC_LOW, V_COPY)           \
+#define UNARY_OPS(OP)                                                                                        \
+	OP(RELU, "ReLU", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(RELU), GR_X, 0, PREC_LOW, V_COPY)               \
 	OP(GELU, "GeLU", 1, 1, A(APPROXIMATE), SH_FLOAT, R_ELEMWISE, UNARY(GELU), GR_X, 0, PREC_LOW, V_COPY) \
-	OP(TANH, "Tanh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(TANH), GR_Y, 0, PREC_LOW, V_COPY)          \
-	OP(SIGMOID, "Sigmoid", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SIGMOID), GR_Y, 0, PREC_LOW, V_COPY) \
-	OP(EXP, "Exp", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(EXP), GR_Y, 0, PREC_F32, V_COPY)             \
-	OP(LOG, "Log", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(LOG), GR_X, 0, PREC_F32, V_COPY)             \
-	OP(NEG, "Neg", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(NEG), GR_NONE, 0, PREC_LOW, V_COPY)           \
-	OP(SQRT, "Sqrt", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SQRT), GR_Y, 0, PREC_F32, V_COPY)          \
-	OP(RSQRT, "Rsqrt", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(RSQRT), GR_Y, 0, PREC_F32, V_COPY)       \
-	OP(SILU, "SiLU", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SILU), GR_X, 0, PREC_LOW, V_COPY)          \
+	OP(TANH, "Tanh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(TANH), GR_Y, 0, PREC_LOW, V_COPY)              \
+	OP(SIGMOID, "Sigmoid", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SIGMOID), GR_Y, 0, PREC_LOW, V_COPY)     \
+	OP(EXP, "Exp", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(EXP), GR_Y, 0, PREC_F32, V_COPY)                 \
+	OP(LOG, "Log", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(LOG), GR_X, 0, PREC_F32, V_COPY)                 \
+	OP(NEG, "Neg", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(NEG), GR_NONE, 0, PREC_LOW, V_COPY)               \
+	OP(SQRT, "Sqrt", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SQRT), GR_Y, 0, PREC_F32, V_COPY)              \
+	OP(RSQRT, "Rsqrt", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(RSQRT), GR_Y, 0, PREC_F32, V_COPY)           \
+	OP(SILU, "SiLU", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SILU), GR_X, 0, PREC_LOW, V_COPY)              \
 	OP(SQUARE, "Square", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(SQUARE), GR_X, 0, PREC_LOW, V_COPY)
 
 #define BINARY_OPS(OP)                                                                                         \

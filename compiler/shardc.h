@@ -111,8 +111,7 @@ typedef enum { ALL_OPS(OP_ENUM) OP_COUNT } OpKind;
 typedef enum { ATTR_TABLE(ATTR_ENUM) ATTR_COUNT } AttrKind;
 
 typedef enum {
-	AK_BOOL, AK_INT, AK_FLOAT, AK_INTS, AK_AXES, AK_DTYPE, AK_REDUCE_OP,
-	AK_APPROXIMATE,          /* "tanh" or "none" */
+	AK_BOOL, AK_INT, AK_FLOAT, AK_INTS, AK_AXES, AK_DTYPE, AK_REDUCE_OP, AK_APPROXIMATE,
 	AK_GRAPH, AK_SHARD, AK_STRATEGY,
 } AttrValueKind;
 
@@ -227,11 +226,8 @@ typedef struct {
  * (RmsNorm, as MindSpore's) normalizes the dims gamma covers, both
  * x_rank - gamma_rank. */
 void norm_begin(OpKind op, const Attrs *a, int x_rank, int gamma_rank, int64_t *norm, int64_t *params);
-
-/* The runtime kernel an elementwise operator with attributes a calls: its
- * row's, but SC_U_GELU_ERF for a GeLU with approximate: "none" (the kernel
- * column names the default, tanh's). Emission and fusion call this, never
- * the column, so the attribute reaches every kernel that computes the GeLU. */
+/* An elementwise operator's kernel: its row's, but SC_U_GELU_ERF for a GeLU
+ * with approximate: "none". Emission and fusion name kernels through it. */
 const char *op_kernel(OpKind op, const Attrs *a);
 
 typedef struct {

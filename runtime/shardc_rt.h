@@ -267,8 +267,8 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 #define SC_UNARY_TABLE(U)                                                                                      \
 	U(RELU, X, x > 0 ? x : 0, t > 0 ? g : 0)                                                                   \
 	U(GELU, X, 0.5f * x * (1 + sc_gelu_tanh(SC_GELU_U(x))), g * sc_gelu_slope(t))   /* tanh form */        \
-	U(GELU_ERF, X, 0.5f * x * (1 + erff(x * SC_SQRT1_2)),   /* erf form: approximate "none" */             \
-	  g * (0.5f * (1 + erff(t * SC_SQRT1_2)) + 0.3989422804014327f * t * expf(-0.5f * t * t)))              \
+	U(GELU_ERF, X, 0.5f * x * (1 + erff(x * SC_SQRT1_2)),   /* erf form: approximate "none" */                 \
+	  g * (0.5f * (1 + erff(t * SC_SQRT1_2)) + 0.3989422804014327f * t * expf(-0.5f * t * t)))                 \
 	U(TANH, Y, tanhf(x), g * (1 - t * t))                                                                      \
 	U(SIGMOID, Y, 1 / (1 + expf(-x)), g * t * (1 - t))                                                         \
 	U(EXP, Y, expf(x), g * t)                                                                                  \
