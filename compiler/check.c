@@ -253,6 +253,7 @@ static const char *kind_wanted(AttrValueKind k)
 	case AK_AXES: return "an integer or a tuple of integers";
 	case AK_DTYPE: return "an element type such as Float16";
 	case AK_REDUCE_OP: return "\"sum\", \"max\" or \"mean\"";
+	case AK_APPROXIMATE: return "\"tanh\" or \"none\"";
 	case AK_GRAPH: return "a graph name such as @f";
 	case AK_SHARD: return "a dict {in_strategy: ..., parameter_plan: {...}}";
 	case AK_STRATEGY: return "a tuple of strategies";
@@ -276,6 +277,7 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case AK_AXES: ok = v->kind == LIT_INT || v->kind == LIT_TUPLE; break;
 	case AK_DTYPE: ok = v->kind == LIT_IDENT || v->kind == LIT_STR; break;
 	case AK_REDUCE_OP: ok = str_is(v, "sum") || str_is(v, "max") || str_is(v, "mean"); break;
+	case AK_APPROXIMATE: ok = str_is(v, "tanh") || str_is(v, "none"); break;
 	case AK_GRAPH: ok = v->kind == LIT_GRAPH; break;
 	}
 	if (!ok) {
@@ -344,6 +346,7 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case ATTR_SPLIT_AXIS: a->split_axis = v->i; break;
 	case ATTR_CONCAT_AXIS: a->concat_axis = v->i; break;
 	case ATTR_OFFSET: a->offset = v->i; break;
+	case ATTR_APPROXIMATE: a->gelu_erf = str_is(v, "none"); break;
 	case ATTR_GRAPH: {
 		int slot = map_slot(c->graphs, v->s);
 		Graph *callee = c->graphs->keys[slot] ? c->m->graphs[c->graphs->vals[slot]] : NULL;

@@ -51,6 +51,7 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_SPLIT_AXIS: sb_printf(b, "%lld", (long long)a->split_axis); break;
 		case ATTR_CONCAT_AXIS: sb_printf(b, "%lld", (long long)a->concat_axis); break;
 		case ATTR_OFFSET: sb_printf(b, "%lld", (long long)a->offset); break;
+		case ATTR_APPROXIMATE: sb_puts(b, a->gelu_erf ? "\"none\"" : "\"tanh\""); break;
 		case ATTR_RECOMPUTE: sb_puts(b, a->recompute ? "true" : "false"); break;
 		case ATTR_GRAPH: case ATTR_SHARD: case ATTR_IN_STRATEGY: case ATTR_OUT_STRATEGY: case ATTR_COUNT: break;
 		}

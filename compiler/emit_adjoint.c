@@ -49,7 +49,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	switch (o->op) {   /* f's kind, or the fused kind computing its gradient (fuse.c) */
 	OP_CASES(UNARY_OPS) {   /* from the input, the output or dy alone, as its row says */
 		GradReads r = op_info[f->op].grad;
-		sb_printf(b, "sc_unary_grad(rt, %s, %s, %s, %s, %lld);", op_info[f->op].kernel,
+		sb_printf(b, "sc_unary_grad(rt, %s, %s, %s, %s, %lld);", op_kernel(f->op, fa),
 		          r == GR_X ? x0 : r == GR_Y ? yn : "NULL", dy, dx, (long long)n);
 		return;
 	}
@@ -114,6 +114,10 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_printf(b, ", %s, ", dy);
 		dims_lit(b, y->type.dims, y->type.rank);
 		sb_printf(b, ", %d, %s, %s);", y->type.rank, k == 0 ? dx : "NULL", k == 1 ? dx : "NULL");
+		return;
+	case OP_SELECT:   /* x's: cond ? dy : 0; y's: cond ? 0 : dy (the condition has none) */
+		sb_printf(b, "sc_select(rt, %s, %s, %s, %s, %lld);", x0, k == 1 ? dy : "NULL", k == 2 ? dy : "NULL", dx,
+		          (long long)n);
 		return;
 	case OP_BIAS_ADD: {
 		int64_t c = x->type.rank ? x->type.dims[x->type.rank - 1] : 1;

@@ -90,7 +90,7 @@ static void emit_chain(StrBuf *b, const Program *p, int i)
 		}
 		const char *sep = nsteps ? ", " : "";
 		if (op_is_unary(o->op))
-			sb_printf(b, "%s{SC_EW_UNARY, %s, %d, 0, SC_F32, NULL}", sep, op_info[o->op].kernel, a[0]);
+			sb_printf(b, "%s{SC_EW_UNARY, %s, %d, 0, SC_F32, NULL}", sep, op_kernel(o->op, &o->a), a[0]);
 		else if (o->op != OP_CAST)
 			sb_printf(b, "%s{SC_EW_BINARY, %s, %d, %d, SC_F32, NULL}", sep,
 			          o->op == OP_BIAS_ADD ? "SC_ADD" : op_info[o->op].kernel, a[0], a[1]);
@@ -126,7 +126,7 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 	int64_t m, n, k, axes[MAX_DIMS];
 	switch (o->op) {
 	OP_CASES(UNARY_OPS)
-		sb_printf(b, "sc_unary(rt, %s, %s, %s, %lld);", op_info[o->op].kernel, x0, y, (long long)numel(yv));
+		sb_printf(b, "sc_unary(rt, %s, %s, %s, %lld);", op_kernel(o->op, a), x0, y, (long long)numel(yv));
 		break;
 	case OP_MATMUL:
 		emit_matmul_dims(o, l, &m, &n, &k);
@@ -156,14 +156,18 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 	OP_CASES(BINARY_OPS)
 		emit_binary(b, p, op_info[o->op].kernel, o->in[0], o->in[1], o->result);
 		break;
+	case OP_SELECT:   /* cond ? x : y, one shape */
+		sb_printf(b, "sc_select(rt, %s, %s, %s, %s, %lld);", x0, x1, p->cname[o->in[2]], y, (long long)numel(yv));
+		break;
 	case OP_BIAS_UNARY: case OP_BIAS_ADD_RESIDUAL: {   /* u(x + b), x + b + r: one pass (fuse.c) */
 		int i = (int)(o - l->ops), at[MAX_PARTS];
 		fused_parts(l, i, at);   /* the BiasAdd, its sum stored when read later */
 		const char *sum = l->fusion[at[0]].writes ? p->cname[l->ops[at[0]].result] : "NULL";
 		int64_t c = x->type.rank ? x->type.dims[x->type.rank - 1] : 1;
+		const LOp *u = unfused(l, i);   /* the unary operator (or the Add), as it was */
 		if (o->op == OP_BIAS_UNARY)
-			sb_printf(b, "sc_bias_unary(rt, %s, %s, %s, %s, %s, %lld, %lld);", op_info[unfused(l, i)->op].kernel, x0, x1,
-			          sum, y, (long long)(numel(x) / c), (long long)c);
+			sb_printf(b, "sc_bias_unary(rt, %s, %s, %s, %s, %s, %lld, %lld);", op_kernel(u->op, &u->a), x0, x1, sum, y,
+			          (long long)(numel(x) / c), (long long)c);
 		else
 			sb_printf(b, "sc_bias_add_residual(rt, %s, %s, %s, %s, %s, %lld, %lld);", x0, x1, sum, p->cname[o->in[2]], y,
 			          (long long)(numel(x) / c), (long long)c);

@@ -25,6 +25,12 @@ enum { SC_UNARY_TABLE(RT_READS) };
 #define CHECK_READS(e, name, lo, hi, attrs, shape, rule, kernel, grad, nograd, prec, view) \
 	_Static_assert((int)grad == (int)READS_##kernel, name ": its grad column and its kernel's row disagree");
 UNARY_OPS(CHECK_READS)
+/* GeLU with approximate: "none" calls the erf form's kernel (op_kernel),
+ * whose gradient must read what GeLU's row says too. */
+#define ROW_GRAD(e, name, lo, hi, attrs, shape, rule, kernel, grad, ...) ROW_GRAD_##e = grad,
+enum { UNARY_OPS(ROW_GRAD) };
+_Static_assert((int)ROW_GRAD_GELU == (int)READS_UNARY(GELU_ERF),
+               "GeLU: its grad column and its erf kernel's row disagree");
 /* A normalizer's row: whether its kernel centers (SC_NORM_TABLE). */
 #define RT_CENTERED(name, centered) RT_CENTERED_##name = centered,
 enum { SC_NORM_TABLE(RT_CENTERED) };
@@ -47,6 +53,13 @@ bool op_from_name(const char *s, OpKind *out)
 			return true;
 		}
 	return false;
+}
+
+const char *op_kernel(OpKind op, const Attrs *a)
+{
+	if (op == OP_GELU && a->gelu_erf)
+		return KERNEL_UNARY(GELU_ERF);
+	return op_info[op].kernel;
 }
 
 bool op_is_comm(OpKind k)
@@ -171,10 +184,12 @@ int64_t index_bound(const Graph *g, int v, int *user)
 			for (int k = 0; k < n->nin; k++) {
 				if (n->in[k] != u)
 					continue;
+				/* a per-rank graph's slice (its offset): the whole table's rows are not known here */
+				bool slice = n->a.present & (1u << ATTR_OFFSET);
 				int64_t b = -1;
-				if (n->op == OP_GATHER && k == 1)
+				if (n->op == OP_GATHER && k == 1 && !slice)
 					b = g->values[n->in[0]].type.dims[0];   /* the table's rows */
-				else if (n->op == OP_SPARSE_SOFTMAX_CE && k == 1)
+				else if (n->op == OP_SPARSE_SOFTMAX_CE && k == 1 && !slice)
 					b = g->values[n->in[0]].type.dims[1];   /* the classes */
 				else if ((keeps_elements(n) || (n->op == OP_CAST && is_index_type(g->values[n->result].type.dtype))) &&
 				         !seen[n->result]) {

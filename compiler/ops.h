@@ -11,9 +11,9 @@
  *           SH_FLOAT (the same, and input 0 must be a float), SH_BROADCAST
  *           (numpy broadcasting of two inputs of one dtype), SH_MATMUL,
  *           SH_REDUCE, SH_OWN (its own case)
- *   rule    how rules.c splits it: R_ELEMWISE (every dim of its one input,
- *           as is), R_BROADCAST (numpy broadcasting), R_MATMUL, R_REDUCE,
- *           R_OWN (its own case)
+ *   rule    how rules.c splits it: R_ELEMWISE (every dim of its inputs, all
+ *           of one shape, as is), R_BROADCAST (numpy broadcasting), R_MATMUL,
+ *           R_REDUCE, R_OWN (its own case)
  *   kernel  the runtime kernel emit_forward.c calls: UNARY(X) is sc_unary's SC_U_X
  *           (a row of SC_UNARY_TABLE in runtime/shardc_rt.h), BINARY(X)
  *           sc_binary's SC_X, NORM(X) sc_norm's SC_N_X (a row of
@@ -60,6 +60,7 @@
 	ATTR(SPLIT_AXIS, "split_axis", AK_INT)                 \
 	ATTR(CONCAT_AXIS, "concat_axis", AK_INT)               \
 	ATTR(OFFSET, "offset", AK_INT)                         \
+	ATTR(APPROXIMATE, "approximate", AK_APPROXIMATE)       \
 	ATTR(GRAPH, "graph", AK_GRAPH)                         \
 	ATTR(SHARD, "shard", AK_SHARD)                         \
 	ATTR(IN_STRATEGY, "in_strategy", AK_STRATEGY)          \
@@ -85,15 +86,17 @@
 	OP(LAYER_NORM, "LayerNorm", 3, 5, A_LAYERNORM, SH_OWN, R_OWN, NORM(LAYER_NORM), GR_X, 0, PREC_F32, V_COPY) \
 	OP(RMS_NORM, "RmsNorm", 2, 3, A(EPSILON), SH_OWN, R_OWN, NORM(RMS_NORM), GR_X, 0, PREC_F32, V_COPY)
 
-#define UNARY_OPS(OP)                                                                                    \
-	OP(RELU, "ReLU", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(RELU), GR_X, 0, PREC_LOW, V_COPY)           \
-	OP(GELU, "GeLU", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(GELU), GR_X, 0, PREC_LOW, V_COPY)          \
-	OP(TANH, "Tanh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(TANH), GR_Y, 0, PREC_LOW, V_COPY)          \
-	OP(SIGMOID, "Sigmoid", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SIGMOID), GR_Y, 0, PREC_LOW, V_COPY) \
-	OP(EXP, "Exp", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(EXP), GR_Y, 0, PREC_F32, V_COPY)             \
-	OP(LOG, "Log", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(LOG), GR_X, 0, PREC_F32, V_COPY)             \
-	OP(NEG, "Neg", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(NEG), GR_NONE, 0, PREC_LOW, V_COPY)           \
-	OP(SQRT, "Sqrt", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SQRT), GR_Y, 0, PREC_F32, V_COPY)          \
+#define UNARY_OPS(OP)                                                                                        \
+	OP(RELU, "ReLU", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(RELU), GR_X, 0, PREC_LOW, V_COPY)               \
+	OP(GELU, "GeLU", 1, 1, A(APPROXIMATE), SH_FLOAT, R_ELEMWISE, UNARY(GELU), GR_X, 0, PREC_LOW, V_COPY) \
+	OP(TANH, "Tanh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(TANH), GR_Y, 0, PREC_LOW, V_COPY)              \
+	OP(SIGMOID, "Sigmoid", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SIGMOID), GR_Y, 0, PREC_LOW, V_COPY)     \
+	OP(EXP, "Exp", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(EXP), GR_Y, 0, PREC_F32, V_COPY)                 \
+	OP(LOG, "Log", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(LOG), GR_X, 0, PREC_F32, V_COPY)                 \
+	OP(NEG, "Neg", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(NEG), GR_NONE, 0, PREC_LOW, V_COPY)               \
+	OP(SQRT, "Sqrt", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SQRT), GR_Y, 0, PREC_F32, V_COPY)              \
+	OP(RSQRT, "Rsqrt", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(RSQRT), GR_Y, 0, PREC_F32, V_COPY)           \
+	OP(SILU, "SiLU", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SILU), GR_X, 0, PREC_LOW, V_COPY)              \
 	OP(SQUARE, "Square", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(SQUARE), GR_X, 0, PREC_LOW, V_COPY)
 
 #define BINARY_OPS(OP)                                                                                         \
@@ -110,6 +113,7 @@
 	BINARY_OPS(OP)                                                                                                                     \
 	OP(BIAS_ADD, "BiasAdd", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                                 \
 	UNARY_OPS(OP)                                                                                                                      \
+	OP(SELECT, "Select", 3, 3, 0, SH_OWN, R_ELEMWISE, OWN, GR_X, 1u << 0, PREC_FOLLOW, V_COPY)                                         \
 	OP(SOFTMAX, "Softmax", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_Y, 0, PREC_F32, V_COPY)                                               \
 	OP(LOG_SOFTMAX, "LogSoftmax", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_Y, 0, PREC_F32, V_COPY)                                        \
 	OP(REDUCE_SUM, "ReduceSum", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_NONE, 0, PREC_F32, V_COPY)                                \

@@ -125,10 +125,11 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	od->nin = n->nin;
 	const Type *x = n->nin ? operand(g, n, 0) : NULL, *out = &g->values[n->result].type;
 	switch (n->op < OP_COUNT ? op_info[n->op].rule : R_OWN) {
-	case R_ELEMWISE:
+	case R_ELEMWISE:   /* every input of x's shape (shape.c): Select's three */
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], NULL);
-		identity_input(od, 0, x->rank);
+		for (int k = 0; k < n->nin; k++)
+			identity_input(od, k, x->rank);
 		od->out_rank = out->rank;
 		for (int d = 0; d < out->rank; d++)
 			od->out_dim[d] = (int8_t)d;
@@ -150,7 +151,8 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	}
 	switch (n->op) {
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
-	case OP_CAST: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
+	case OP_CAST: case OP_SELECT: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM: case OP_REDUCE_MEAN:
+	case OP_REDUCE_MAX:
 		die("%s has its rule class", op_info[n->op].name);
 	case OP_MSE_LOSS: case OP_L1_LOSS:
 		broadcast_dims(g, n, od, x->rank, x->dims);   /* the two shapes are equal (shape.c) */

@@ -344,6 +344,29 @@ static bool infer_strided_slice(Infer *x, const Type *in, Type *out)
 	return true;
 }
 
+/* Select(cond, x, y): cond Bool, x and y of one element type, all three of
+ * one shape (the split rule, R_ELEMWISE, cuts them alike; no broadcasting). */
+static bool infer_select(Infer *x, Type *out)
+{
+	const Type *c = in_type(x, 0), *t = in_type(x, 1), *f = in_type(x, 2);
+	if (c->dtype != DT_BOOL) {
+		ERR(x, in_span(x, 0), "Select: the condition must be Bool, '%%%s' is %s", x->g->values[x->n->in[0]].name,
+		    dtype_name(c->dtype));
+		return false;
+	}
+	if (!same_dtype(x, 1, 2))
+		return false;
+	Type ct = *c, ft = *f;
+	ct.dtype = ft.dtype = t->dtype;
+	if (!type_equal(&ct, t) || !type_equal(&ft, t)) {
+		ERR(x, x->n->op_span, "Select: the condition, x and y must have one shape (no broadcasting); they are %s, %s "
+		    "and %s", DIMS(c), DIMS(t), DIMS(f));
+		return false;
+	}
+	*out = *t;
+	return true;
+}
+
 static bool infer_comm(Infer *x, const Type *in, Type *out)
 {
 	const Attrs *a = &x->n->a;
@@ -393,8 +416,8 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 		return true;
 	}
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
-	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_REDUCE_SUM:
-	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
+	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
+	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
 	case OP_FLATTEN: case OP_GATHER: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	OP_CASES(FUSED_OPS)
@@ -471,6 +494,8 @@ static bool infer_node(Infer *x, Type *out)
 		*out = *a;
 		return true;
 	}
+	case OP_SELECT:
+		return infer_select(x, out);
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX: {
 		int64_t axis;
 		if (n->a.axis_is_tuple && n->a.naxes != 1) {

@@ -111,7 +111,7 @@ typedef enum { ALL_OPS(OP_ENUM) OP_COUNT } OpKind;
 typedef enum { ATTR_TABLE(ATTR_ENUM) ATTR_COUNT } AttrKind;
 
 typedef enum {
-	AK_BOOL, AK_INT, AK_FLOAT, AK_INTS, AK_AXES, AK_DTYPE, AK_REDUCE_OP,
+	AK_BOOL, AK_INT, AK_FLOAT, AK_INTS, AK_AXES, AK_DTYPE, AK_REDUCE_OP, AK_APPROXIMATE,
 	AK_GRAPH, AK_SHARD, AK_STRATEGY,
 } AttrValueKind;
 
@@ -184,8 +184,9 @@ typedef struct Graph Graph;
 /* Integers of value v that reach a Gather's indices or a cross-entropy's
  * labels, unchanged (through Reshape, Flatten, Transpose, StridedSlice,
  * Concat, integer Casts, collectives), must lie in [0, bound): the table's
- * rows, the classes; the least such bound, its operator in *user. -1: v
- * reaches none. */
+ * rows, the classes (not a per-rank graph's slice of them, with its offset:
+ * the whole is not known there); the least such bound, its operator in
+ * *user. -1: v reaches none. */
 int64_t index_bound(const Graph *g, int v, int *user);
 /* What bounds them, for messages: "they index Gather %h's table %wte, which
  * has 50257 rows". */
@@ -223,6 +224,7 @@ typedef struct {
 	int64_t *group;          /* global ranks, in order */
 	int64_t split_axis, concat_axis;
 	int64_t offset;          /* Gather: the first row this table holds (a row-split shard) */
+	bool gelu_erf;           /* GeLU's approximate: "none": the erf form (op_kernel); "tanh", the default */
 	Graph *callee;           /* Call */
 	ShardSpec *shard;        /* Call with shard */
 	Strategy in_strategy, out_strategy;
@@ -235,6 +237,9 @@ typedef struct {
  * (RmsNorm, as MindSpore's) normalizes the dims gamma covers, both
  * x_rank - gamma_rank. */
 void norm_begin(OpKind op, const Attrs *a, int x_rank, int gamma_rank, int64_t *norm, int64_t *params);
+/* An elementwise operator's kernel: its row's, but SC_U_GELU_ERF for a GeLU
+ * with approximate: "none". Emission and fusion name kernels through it. */
+const char *op_kernel(OpKind op, const Attrs *a);
 
 typedef struct {
 	Lit *ins, *outs;         /* tuples of LIT_TYPE */

@@ -147,7 +147,8 @@ sc_group *sc_group_split(sc_rt *rt, const int *members, int n);
  * holds a few numbers, not the thousands of ranks of a data-parallel group. */
 sc_group *sc_group_split_grid(sc_rt *rt, int first, int k, const int *size, const int *stride);
 
-/* Collectives take float32, float16, bfloat16, int32 and int64 (not bool).
+/* Collectives take float32, float16, bfloat16, int32 and int64; AllGather
+ * and AllToAll move bool too (the reductions refuse it).
  * Sum, max and mean of SC_F16/SC_BF16 widen to float32, reduce (mean: divide)
  * in float32 and round once to the element type; the byte count is still
  * that of the 2-byte tensor. */
@@ -250,6 +251,10 @@ void sc_batch_matmul_half_strided(sc_rt *rt, sc_dtype dt, const void *a, const i
 void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim);
 void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t rows, int64_t c);
+/* y = cond ? a : b elementwise, n elements each (MindSpore's Select): cond
+ * SC_BOOL (a byte, true when not 0); a or b NULL reads zeros, which gives
+ * Select's gradients, cond ? dy : 0 and cond ? 0 : dy. May run in place. */
+void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, float *y, int64_t n);
 
 /* The elementwise unary kernels, one row each: U(NAME, T, y of x, dx of t
  * and g). T is what the gradient reads: X the input, Y the output, N nothing
@@ -259,18 +264,26 @@ void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t
  * with th = tanh(u(t)), is sc_gelu_slope, which both kernel files define: the
  * slope computes tanh once (an expression would compute it three times: a math
  * call is not merged, since it may set errno), and the CPU's tanh is one that
- * vectorizes (kernels.c). */
+ * vectorizes (kernels.c). SiLU's slope, s (1 + t (1 - s)) with s = sigmoid(t),
+ * is sc_silu_slope, defined beside them for the same reason (exp once).
+ * GELU_ERF is GeLU's exact form (approximate: "none"), whose slope is
+ * 0.5 (1 + erf(t / sqrt 2)) + t exp(-t^2 / 2) / sqrt(2 pi). */
 #define SC_GELU_U(v) (0.7978845608028654f * ((v) + 0.044715f * (v) * (v) * (v)))   /* sqrt(2/pi) (v + 0.044715 v^3) */
 #define SC_GELU_DU(v) (0.7978845608028654f * (1 + 3 * 0.044715f * (v) * (v)))
+#define SC_SQRT1_2 0.7071067811865476f   /* 1 / sqrt(2): GeLU's erf form, 0.5 x (1 + erf(x / sqrt 2)) */
 #define SC_UNARY_TABLE(U)                                                                                      \
 	U(RELU, X, x > 0 ? x : 0, t > 0 ? g : 0)                                                                   \
 	U(GELU, X, 0.5f * x * (1 + sc_gelu_tanh(SC_GELU_U(x))), g * sc_gelu_slope(t))   /* tanh form */        \
+	U(GELU_ERF, X, 0.5f * x * (1 + erff(x * SC_SQRT1_2)),   /* erf form: approximate "none" */                 \
+	  g * (0.5f * (1 + erff(t * SC_SQRT1_2)) + 0.3989422804014327f * t * expf(-0.5f * t * t)))                 \
 	U(TANH, Y, tanhf(x), g * (1 - t * t))                                                                      \
 	U(SIGMOID, Y, 1 / (1 + expf(-x)), g * t * (1 - t))                                                         \
 	U(EXP, Y, expf(x), g * t)                                                                                  \
 	U(LOG, X, logf(x), g / t)                                                                                  \
 	U(NEG, N, -x, -g)                                                                                          \
 	U(SQRT, Y, sqrtf(x), g / (2 * t))                                                                          \
+	U(RSQRT, Y, 1 / sqrtf(x), -0.5f * g * t * t * t)                                                           \
+	U(SILU, X, x / (1 + expf(-x)), g * sc_silu_slope(t))                                                       \
 	U(SQUARE, X, x * x, 2 * t * g)
 
 typedef enum {

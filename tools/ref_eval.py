@@ -817,15 +817,28 @@ def bwd_relu(g, ins, at):
 
 
 GELU_C = math.sqrt(2.0 / math.pi)
+erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def gelu_erf_form(at):
+    """approximate: "tanh" (the default) or "none" (the erf form, 0.5 x (1 + erf(x / sqrt 2)))."""
+    v = at.get("approximate", "tanh")
+    if v not in ("tanh", "none"):
+        raise OpError('attribute \'approximate\' is "tanh" or "none"')
+    return v == "none"
 
 
 def fwd_gelu(ins, at):
     x = ins[0]
+    if gelu_erf_form(at):
+        return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
     return 0.5 * x * (1.0 + np.tanh(GELU_C * (x + 0.044715 * x ** 3)))
 
 
 def bwd_gelu(g, ins, at):
     x = ins[0]
+    if gelu_erf_form(at):
+        return [g * (0.5 * (1.0 + erf(x / math.sqrt(2.0))) + x * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi))]
     t = np.tanh(GELU_C * (x + 0.044715 * x ** 3))
     dt = (1.0 - t * t) * GELU_C * (1.0 + 3 * 0.044715 * x * x)
     return [g * (0.5 * (1.0 + t) + 0.5 * x * dt)]
@@ -881,12 +894,44 @@ def bwd_sqrt(g, ins, at):
     return [g / (2.0 * np.sqrt(ins[0]))]
 
 
+def fwd_rsqrt(ins, at):
+    return 1.0 / np.sqrt(ins[0])
+
+
+def bwd_rsqrt(g, ins, at):
+    return [-0.5 * g * ins[0] ** -1.5]
+
+
+def fwd_silu(ins, at):
+    return ins[0] / (1.0 + np.exp(-ins[0]))
+
+
+def bwd_silu(g, ins, at):
+    s = 1.0 / (1.0 + np.exp(-ins[0]))
+    return [g * s * (1.0 + ins[0] * (1.0 - s))]
+
+
 def fwd_square(ins, at):
     return ins[0] * ins[0]
 
 
 def bwd_square(g, ins, at):
     return [2.0 * ins[0] * g]
+
+
+def fwd_select(ins, at):
+    c, x, y = ins
+    if c.dtype != np.bool_:
+        raise OpError("the condition must be Bool")
+    if not c.shape == x.shape == y.shape:
+        raise OpError("the condition, x and y must have one shape; they are %s, %s and %s" % (c.shape, x.shape,
+                                                                                            y.shape))
+    return np.where(c, x, y)
+
+
+def bwd_select(g, ins, at):
+    c = ins[0]
+    return [None, np.where(c, g, 0.0), np.where(c, 0.0, g)]
 
 
 def softmax_axis(at, rank):
@@ -1223,7 +1268,10 @@ OPS = {
     "Log": (fwd_log, bwd_log, 1, 1),
     "Neg": (fwd_neg, bwd_neg, 1, 1),
     "Sqrt": (fwd_sqrt, bwd_sqrt, 1, 1),
+    "Rsqrt": (fwd_rsqrt, bwd_rsqrt, 1, 1),
+    "SiLU": (fwd_silu, bwd_silu, 1, 1),
     "Square": (fwd_square, bwd_square, 1, 1),
+    "Select": (fwd_select, bwd_select, 3, 3),
     "Softmax": (fwd_softmax, bwd_softmax, 1, 1),
     "LogSoftmax": (fwd_log_softmax, bwd_log_softmax, 1, 1),
     "ReduceSum": (fwd_reduce_sum, bwd_reduce_sum, 1, 1),
@@ -1285,6 +1333,8 @@ def result_dtype(op, attrs, in_dtypes, offset):
             return cast_dtype(attrs)
         except OpError as e:
             raise ModelError(offset, "Cast: %s" % e)
+    if op == "Select" and len(in_dtypes) == 3:
+        return in_dtypes[1]                          # the condition is Bool; the result is x's
     return in_dtypes[0] if in_dtypes else "Float32"
 
 

@@ -355,6 +355,12 @@ void sc_where_equal(sc_rt *rt, const float *x, const float *y, const float *dy, 
 	sc_cpu_where_equal(x, y, dy, dx, n);
 }
 
+void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, float *y, int64_t n)
+{
+	(void)rt;
+	sc_cpu_select(cond, a, b, y, n);
+}
+
 void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm)
 {
 	(void)rt;

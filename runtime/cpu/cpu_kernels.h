@@ -47,6 +47,7 @@ void sc_cpu_count_equal(const float *x, const float *y, float *count, const int6
 void sc_cpu_reduce_max_grad(const float *x, const float *y, const float *dy, const float *count, float *dx,
                             const int64_t *dims, int ndim, const int *axes, int naxes);
 void sc_cpu_where_equal(const float *x, const float *y, const float *dy, float *dx, int64_t n);
+void sc_cpu_select(const uint8_t *cond, const float *a, const float *b, float *y, int64_t n);
 
 void sc_cpu_transpose(sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm);
 void sc_cpu_gather(const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt, int64_t nidx,

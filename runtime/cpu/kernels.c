@@ -388,6 +388,13 @@ static inline float sc_gelu_slope(float t)
 	return 0.5f * (1 + th) + 0.5f * t * (1 - th * th) * SC_GELU_DU(t);
 }
 
+/* SiLU's derivative at t (SC_UNARY_TABLE): sigmoid once. */
+static inline float sc_silu_slope(float t)
+{
+	float s = 1 / (1 + expf(-t));
+	return s * (1 + t * (1 - s));
+}
+
 /* BiasAdd then a unary operator in one pass (compiler/fuse.c): one loop an
  * operator, each row's pre-activation kept when pre is not NULL. */
 SC_VECTOR_CLONES
@@ -841,6 +848,13 @@ void sc_cpu_where_equal(const float *x, const float *y, const float *dy, float *
 {
 	for (int64_t i = 0; i < n; i++)
 		dx[i] = x[i] == y[i] ? dy[i] : 0;
+}
+
+void sc_cpu_select(const uint8_t *cond, const float *a, const float *b, float *y, int64_t n)
+{
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
+	for (int64_t i = 0; i < n; i++)
+		y[i] = cond[i] ? (a ? a[i] : 0) : (b ? b[i] : 0);
 }
 
 /* ---- data movement ---- */

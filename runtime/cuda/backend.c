@@ -219,7 +219,7 @@ static ncclDataType_t nccl_type(sc_dtype dt)
 	case SC_I64: return ncclInt64;
 	case SC_F16: return ncclFloat16;
 	case SC_BF16: return ncclBfloat16;
-	case SC_BOOL: break;
+	case SC_BOOL: return ncclUint8;   /* moved (AllGather, AllToAll), never reduced */
 	}
 	SC_DIE("no NCCL type for %s", sc_dtype_name(dt));
 }
@@ -762,6 +762,11 @@ void sc_count_equal(sc_rt *rt, const float *x, const float *y, float *count, con
 void sc_where_equal(sc_rt *rt, const float *x, const float *y, const float *dy, float *dx, int64_t n)
 {
 	SC_CUDA_CHECK(sc_cu_where_equal(x, y, dy, dx, n, cu(rt)->stream));
+}
+
+void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, float *y, int64_t n)
+{
+	SC_CUDA_CHECK(sc_cu_select(cond, a, b, y, n, cu(rt)->stream));
 }
 
 void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm)

@@ -207,6 +207,13 @@ __device__ static float sc_gelu_slope(float t)
 	return 0.5f * (1 + th) + 0.5f * t * (1 - th * th) * SC_GELU_DU(t);
 }
 
+/* SiLU's derivative at t (SC_UNARY_TABLE): sigmoid once. */
+__device__ static float sc_silu_slope(float t)
+{
+	float s = 1 / (1 + expf(-t));
+	return s * (1 + t * (1 - s));
+}
+
 /* op(x), SC_UNARY_TABLE's forward column: unary_k and bias_unary_k. */
 __device__ static float unary_fwd(sc_unop op, float x)
 {
@@ -370,6 +377,12 @@ __global__ void reduce_max_grad_k(const float *x, const float *y, const float *d
 __global__ void where_equal_k(const float *x, const float *y, const float *dy, float *dx, int64_t n)
 {
 	GRID_LOOP(i, n) dx[i] = x[i] == y[i] ? dy[i] : 0.0f;
+}
+
+/* a or b NULL: zeros (Select's gradients) */
+__global__ void select_k(const uint8_t *cond, const float *a, const float *b, float *y, int64_t n)
+{
+	GRID_LOOP(i, n) y[i] = cond[i] ? (a ? a[i] : 0.0f) : (b ? b[i] : 0.0f);
 }
 
 /* ---- data movement ---- */
@@ -984,6 +997,14 @@ cudaError_t sc_cu_where_equal(const float *x, const float *y, const float *dy, f
 	if (n <= 0)
 		return cudaSuccess;
 	where_equal_k<<<blocks_for(n), THREADS, 0, s>>>(x, y, dy, dx, n);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_select(const uint8_t *cond, const float *a, const float *b, float *y, int64_t n, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	select_k<<<blocks_for(n), THREADS, 0, s>>>(cond, a, b, y, n);
 	return cudaGetLastError();
 }
 

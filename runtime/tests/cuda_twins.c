@@ -156,6 +156,17 @@ static void test_elementwise(void)
 	sc_broadcast_to(rt, db, bd, 2, dyv, yd, 3);
 	sc_cpu_broadcast_to(b, bd, 2, y, yd, 3);
 	twin("broadcast_to", dyv, y, n, 0);
+	/* Select: both branches, then each with zeros on the other side (its gradients) */
+	uint8_t cond[120];
+	for (int i = 0; i < n; i++)
+		cond[i] = (uint8_t)(i % 3 == 0 || i % 7 == 1);
+	uint8_t *dcond = up(cond, sizeof cond);
+	const char *sel[3] = {"select", "select dx", "select dy"};
+	for (int k = 0; k < 3; k++) {
+		sc_select(rt, dcond, k != 2 ? da : NULL, k != 1 ? ddy : NULL, dyv, n);
+		sc_cpu_select(cond, k != 2 ? a : NULL, k != 1 ? dy : NULL, y, n);
+		twin(sel[k], dyv, y, n, 0);
+	}
 	sc_bias_add(rt, da, ddy, dyv, 1, n);
 	sc_cpu_bias_add(a, dy, y, 1, n);
 	twin("bias_add", dyv, y, n, 1e-6);
@@ -173,8 +184,9 @@ static void test_elementwise(void)
 	};
 	float *dp, *pos = rnd(n, 0.1f, 3, &dp);
 	for (sc_unop op = 0; op < SC_U_COUNT; op++) {
-		const float *x = op == SC_U_LOG || op == SC_U_SQRT ? pos : a;
-		const float *dx = op == SC_U_LOG || op == SC_U_SQRT ? dp : da;
+		int positive = op == SC_U_LOG || op == SC_U_SQRT || op == SC_U_RSQRT;
+		const float *x = positive ? pos : a;
+		const float *dx = positive ? dp : da;
 		char what[64];
 		snprintf(what, sizeof what, "unary %d", op);
 		sc_unary(rt, op, dx, dyv, n);

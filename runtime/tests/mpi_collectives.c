@@ -63,6 +63,7 @@ static void put(void *buf, sc_dtype dt, int64_t i, double v)
 	case SC_I32: ((int32_t *)buf)[i] = (int32_t)v; break;
 	case SC_F16: ((uint16_t *)buf)[i] = sc_f16_from_double(v); break;
 	case SC_BF16: ((uint16_t *)buf)[i] = sc_bf16_from_double(v); break;
+	case SC_BOOL: ((uint8_t *)buf)[i] = v > 0; break;
 	default: abort();
 	}
 }
@@ -74,8 +75,17 @@ static double get(const void *buf, sc_dtype dt, int64_t i)
 	case SC_I32: return ((const int32_t *)buf)[i];
 	case SC_F16: return sc_f16_to_float(((const uint16_t *)buf)[i]);
 	case SC_BF16: return sc_bf16_to_float(((const uint16_t *)buf)[i]);
+	case SC_BOOL: return ((const uint8_t *)buf)[i];
 	default: abort();
 	}
+}
+
+/* v as an element of dt holds it (a bool: v > 0) */
+static double stored(sc_dtype dt, double v)
+{
+	char one[4];
+	put(one, dt, 0, v);
+	return get(one, dt, 0);
 }
 
 /* a mean as the runtime computes it: int32 divides; floats divide in
@@ -145,7 +155,7 @@ static int index_in(const Group *g)
 
 static const char *dtname(sc_dtype dt)
 {
-	return dt == SC_F32 ? "f32" : dt == SC_I32 ? "i32" : dt == SC_F16 ? "f16" : "bf16";
+	return dt == SC_F32 ? "f32" : dt == SC_I32 ? "i32" : dt == SC_F16 ? "f16" : dt == SC_BF16 ? "bf16" : "bool";
 }
 
 static void test_all_reduce(Group *g, sc_dtype dt, sc_redop op, bool in_place)
@@ -223,7 +233,7 @@ static void test_all_gather(Group *g, sc_dtype dt, int axis)
 		t_unravel(i, od, 3, idx);
 		int j = (int)(idx[axis] / ld[axis]);
 		idx[axis] %= ld[axis];
-		want[i] = val(g->members[j], t_ravel(idx, ld, 3), 2 + axis);
+		want[i] = stored(dt, val(g->members[j], t_ravel(idx, ld, 3), 2 + axis));
 	}
 	void *got = fetch(out, dt, n * g->n);
 	char what[128];
@@ -284,7 +294,7 @@ static void test_all_to_all(Group *g, sc_dtype dt, int split, int concat)
 		int j = (int)(idx[concat] / pd[concat]);   /* the piece came from member j */
 		idx[concat] %= pd[concat];
 		idx[split] += k * pd[split];               /* member j's k-th slice along split */
-		want[i] = val(g->members[j], t_ravel(idx, D3, 3), 11 + 3 * split + concat);
+		want[i] = stored(dt, val(g->members[j], t_ravel(idx, D3, 3), 11 + 3 * split + concat));
 	}
 	void *got = fetch(out, dt, n);
 	char what[128];
@@ -352,6 +362,19 @@ int main(int argc, char **argv)
 			slab_used = 0;
 			check_bytes(g->name);
 		}
+	}
+	/* bool is moved, never reduced: AllGather and AllToAll (a Select's condition laid out anew) */
+	for (int gi = 0; gi < ngroups; gi++) {
+		Group *g = &groups[gi];
+		if (index_in(g) < 0)
+			continue;
+		for (int axis = 0; axis < 3; axis++) {
+			test_all_gather(g, SC_BOOL, axis);
+			for (int c = 0; c < 3; c++)
+				test_all_to_all(g, SC_BOOL, axis, c);
+		}
+		slab_used = 0;
+		check_bytes(g->name);
 	}
 	slab_used = 0;
 

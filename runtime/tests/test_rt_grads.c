@@ -77,9 +77,11 @@ Test(grad, unary)
 		const char *name;
 		float lo, hi;
 	} ops[] = {
-		{SC_U_RELU, "relu", -2, 2}, {SC_U_GELU, "gelu", -3, 3}, {SC_U_TANH, "tanh", -2, 2},
+		{SC_U_RELU, "relu", -2, 2}, {SC_U_GELU, "gelu", -3, 3}, {SC_U_GELU_ERF, "gelu_erf", -3, 3},
+		{SC_U_TANH, "tanh", -2, 2},
 		{SC_U_SIGMOID, "sigmoid", -3, 3}, {SC_U_EXP, "exp", -1, 1.5f}, {SC_U_LOG, "log", 0.5f, 3},
-		{SC_U_NEG, "neg", -2, 2}, {SC_U_SQRT, "sqrt", 0.5f, 3}, {SC_U_SQUARE, "square", -2, 2},
+		{SC_U_NEG, "neg", -2, 2}, {SC_U_SQRT, "sqrt", 0.5f, 3}, {SC_U_RSQRT, "rsqrt", 0.5f, 3},
+		{SC_U_SILU, "silu", -4, 4}, {SC_U_SQUARE, "square", -2, 2},
 	};
 	const char reads[] = {   /* X, Y or N: what each gradient reads */
 #define READS(name, t, fwd, grad) [SC_U_##name] = #t[0],
@@ -99,6 +101,38 @@ Test(grad, unary)
 		sc_cpu_unary_grad(ops[k].op, r == 'Y' ? y : r == 'X' ? x : NULL, w, dx, 40);
 		check_grad(ops[k].name, un_fwd, x, 40, &c, w, 40, dx);
 	}
+}
+
+/* ---- select: with respect to a (true) and b (false); its gradients are
+ * sc_select with dy on one side and zeros (NULL) on the other ---- */
+
+typedef struct {
+	const uint8_t *cond;
+	const float *a, *b;
+	int wrt;   /* 0: a, 1: b */
+} SelCtx;
+
+static void sel_fwd(const float *v, float *y, const void *c)
+{
+	const SelCtx *s = c;
+	sc_cpu_select(s->cond, s->wrt == 0 ? v : s->a, s->wrt == 1 ? v : s->b, y, 40);
+}
+
+Test(grad, select)
+{
+	uint8_t cond[40];
+	float a[40], b[40], w[40], da[40], db[40];
+	for (int i = 0; i < 40; i++)
+		cond[i] = (uint8_t)(i % 3 != 1);
+	rand_fill(a, 40, 80, -2, 2);
+	rand_fill(b, 40, 81, -2, 2);
+	rand_fill(w, 40, 82, -1, 1);
+	sc_cpu_select(cond, w, NULL, da, 40);
+	sc_cpu_select(cond, NULL, w, db, 40);
+	SelCtx c = {cond, a, b, 0};
+	check_grad("select da", sel_fwd, a, 40, &c, w, 40, da);
+	c.wrt = 1;
+	check_grad("select db", sel_fwd, b, 40, &c, w, 40, db);
 }
 
 /* ---- softmax ---- */

@@ -201,6 +201,21 @@ Test(elementwise, bias_add_and_scale)
 	CLOSE(y, ((const float[]){-0.5f, -1, -1.5f, -2, -2.5f, -3}), 6, "scale");
 }
 
+/* Select: cond ? a : b; NULL reads zeros (its gradients); in place. */
+Test(elementwise, select)
+{
+	const uint8_t c[4] = {1, 0, 2, 0};   /* any byte but 0 is true */
+	float a[4] = {1, 2, 3, 4}, b[4] = {-1, -2, -3, -4}, y[4];
+	sc_cpu_select(c, a, b, y, 4);
+	CLOSE(y, ((const float[]){1, -2, 3, -4}), 4, "select");
+	sc_cpu_select(c, a, NULL, y, 4);
+	CLOSE(y, ((const float[]){1, 0, 3, 0}), 4, "select, zeros for false");
+	sc_cpu_select(c, NULL, b, y, 4);
+	CLOSE(y, ((const float[]){0, -2, 0, -4}), 4, "select, zeros for true");
+	sc_cpu_select(c, a, b, a, 4);
+	CLOSE(a, ((const float[]){1, -2, 3, -4}), 4, "select in place");
+}
+
 Test(elementwise, unary_by_hand)
 {
 	const float x[3] = {-0.5f, 0, 1};
@@ -209,6 +224,8 @@ Test(elementwise, unary_by_hand)
 	CLOSE(y, ((const float[]){0, 0, 1}), 3, "relu");
 	sc_cpu_unary(SC_U_GELU, x, y, 3);   /* numpy: tanh form */
 	CLOSE(y, ((const float[]){-0.15428599f, 0, 0.84119199f}), 3, "gelu");
+	sc_cpu_unary(SC_U_GELU_ERF, x, y, 3);   /* 0.5*x*(1+math.erf(x/math.sqrt(2))) */
+	CLOSE(y, ((const float[]){-0.15426877f, 0, 0.84134475f}), 3, "gelu erf form");
 	sc_cpu_unary(SC_U_TANH, x, y, 3);
 	CLOSE(y, ((const float[]){-0.46211716f, 0, 0.76159416f}), 3, "tanh");
 	sc_cpu_unary(SC_U_SIGMOID, x, y, 3);
@@ -224,6 +241,10 @@ Test(elementwise, unary_by_hand)
 	CLOSE(y, ((const float[]){0.5f, 1, 1.64872127f}), 3, "sqrt");
 	sc_cpu_unary(SC_U_LOG, p, y, 3);
 	CLOSE(y, ((const float[]){-1.38629436f, 0, 1}), 3, "log");
+	sc_cpu_unary(SC_U_RSQRT, p, y, 3);   /* numpy: 1 / np.sqrt(p) */
+	CLOSE(y, ((const float[]){2, 1, 0.60653066f}), 3, "rsqrt");
+	sc_cpu_unary(SC_U_SILU, x, y, 3);    /* numpy: x / (1 + np.exp(-x)) */
+	CLOSE(y, ((const float[]){-0.18877033f, 0, 0.73105858f}), 3, "silu");
 }
 
 /* ---- softmax, reductions ---- */
@@ -867,7 +888,7 @@ Test(optimizer, adam_matches_mindspore_formula)
 
 /* GeLU's tanh is written out so that it vectorizes (kernels.c): over a dense
  * grid it is as close to the double formula as libm's tanhf was (1.25e-7 of
- * |x|), and so is its slope. */
+ * |x|), and so is its slope; the erf form is as close to its own. */
 Test(elementwise, gelu_against_double)
 {
 	enum { N = 240001 };
@@ -888,6 +909,20 @@ Test(elementwise, gelu_against_double)
 	}
 	cr_expect(worst_y < 2.5e-7, "gelu: error %g of |x|", worst_y);
 	cr_expect(worst_g < 4e-7, "gelu slope: error %g", worst_g);
+	/* the erf form (approximate: "none"), from libm's erff and expf */
+	sc_cpu_unary(SC_U_GELU_ERF, x, y, N);
+	for (int i = 0; i < N; i++)
+		g[i] = 1;
+	sc_cpu_unary_grad(SC_U_GELU_ERF, x, g, g, N);
+	worst_y = worst_g = 0;
+	for (int i = 0; i < N; i++) {
+		double v = x[i], e = erf(v / sqrt(2));
+		double want_y = 0.5 * v * (1 + e), want_g = 0.5 * (1 + e) + v * exp(-0.5 * v * v) / 2.5066282746310002;   /* sqrt(2 pi) */
+		worst_y = fmax(worst_y, fabs(y[i] - want_y) / fmax(fabs(v), 1e-3));
+		worst_g = fmax(worst_g, fabs(g[i] - want_g) / fmax(fabs(v), 1));
+	}
+	cr_expect(worst_y < 2.5e-7, "gelu erf form: error %g of |x|", worst_y);
+	cr_expect(worst_g < 4e-7, "gelu erf form slope: error %g", worst_g);
 	free(x);
 }
 

@@ -212,7 +212,23 @@ class Forward(unittest.TestCase):
         self.check("Log", [p], {}, np.log(p))
         self.check("Neg", [x], {}, -x)
         self.check("Sqrt", [p], {}, np.sqrt(p))
+        self.check("Rsqrt", [p], {}, 1 / np.sqrt(p))
+        self.check("SiLU", [x], {}, x / (1 + np.exp(-x)))
         self.check("Square", [x], {}, x ** 2)
+        erf = np.array([math.erf(v / math.sqrt(2)) for v in x.ravel()]).reshape(x.shape)
+        self.check("GeLU", [x], {"approximate": "none"}, 0.5 * x * (1 + erf))
+        self.check("GeLU", [x], {"approximate": "tanh"}, 0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x ** 3))))
+        with self.assertRaises(R.OpError):
+            fwd("GeLU", [x], {"approximate": "erf"})
+
+    def test_select(self):
+        c = np.array([[True, False, True], [False, False, True]])
+        x, y = rng().normal(size=(2, 3)), rng(1).normal(size=(2, 3))
+        self.check("Select", [c, x, y], {}, np.where(c, x, y))
+        with self.assertRaises(R.OpError):                    # one shape: no broadcasting
+            fwd("Select", [c[:, :1], x, y])
+        with self.assertRaises(R.OpError):                    # the condition is Bool
+            fwd("Select", [x, x, y])
 
     def test_softmax_family(self):
         x = rng().normal(size=(3, 5))
@@ -429,10 +445,17 @@ class Gradients(unittest.TestCase):
     def test_unary(self):
         x = rng(1).normal(size=(3, 4))
         x = np.where(np.abs(x) < 0.05, 0.3, x)         # away from ReLU's kink
-        for op in ("ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Neg", "Square"):
+        for op in ("ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Neg", "SiLU", "Square"):
             self.check(op, [x])
-        for op in ("Log", "Sqrt"):
+        self.check("GeLU", [x], {"approximate": "none"})
+        for op in ("Log", "Sqrt", "Rsqrt"):
             self.check(op, [np.abs(x) + 0.5])
+
+    def test_select(self):
+        c = rng(3).normal(size=(3, 4)) > 0
+        self.check("Select", [c, rng(1).normal(size=(3, 4)), rng(2).normal(size=(3, 4))], wrt=[1, 2])
+        g = R.OPS["Select"][1](np.ones((1, 2)), [np.array([[True, False]]), np.zeros((1, 2)), np.zeros((1, 2))], {})
+        self.assertIsNone(g[0])                             # the condition has no gradient
 
     def test_softmax_family(self):
         x = rng(1).normal(size=(3, 5))
@@ -508,7 +531,8 @@ class Gradients(unittest.TestCase):
         names = set(n[len("test_"):] for n in dir(self) if n.startswith("test_"))
         groups = {"matmul": ["MatMul"], "batch_matmul": ["BatchMatMul"],
                   "binary": ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum"], "bias_add": ["BiasAdd"],
-                  "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Square"],
+                  "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Rsqrt", "SiLU", "Square"],
+                  "select": ["Select"],
                   "softmax_family": ["Softmax", "LogSoftmax"], "reductions": ["ReduceSum", "ReduceMean", "ReduceMax"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "Concat", "StridedSlice"], "gather": ["Gather"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "cast": ["Cast"],

@@ -345,18 +345,24 @@ static bool eval_bias_add(Eval *e)
 	return true;
 }
 
-static double unary(OpKind op, double x)
+/* a: the operator's attributes (GeLU's approximate). */
+static double unary(OpKind op, const Attrs *a, double x)
 {
 	const double pi = 3.14159265358979323846;
 	switch (op) {
 	case OP_RELU: return x < 0 ? 0 : x;   /* NaN stays NaN, as numpy's maximum(x, 0) */
-	case OP_GELU: return 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x * x * x)));
+	case OP_GELU:
+		if (a->gelu_erf)   /* approximate: "none" */
+			return 0.5 * x * (1 + erf(x / sqrt(2)));
+		return 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x * x * x)));
 	case OP_TANH: return tanh(x);
 	case OP_SIGMOID: return 1 / (1 + exp(-x));
 	case OP_EXP: return exp(x);
 	case OP_LOG: return log(x);
 	case OP_NEG: return -x;
 	case OP_SQRT: return sqrt(x);
+	case OP_RSQRT: return 1 / sqrt(x);
+	case OP_SILU: return x / (1 + exp(-x));
 	case OP_SQUARE: return x * x;
 	default: die("not a unary operator");
 	}
@@ -368,7 +374,20 @@ static bool eval_unary(Eval *e)
 	if (!expect_out(e, x->rank, x->dims))
 		return false;
 	for (int64_t j = 0; j < x->size; j++)
-		e->out->data[j] = unary(e->n->op, x->data[j]);
+		e->out->data[j] = unary(e->n->op, &e->n->a, x->data[j]);
+	return true;
+}
+
+/* numpy's where(cond, x, y) on one shape (Select broadcasts nothing). */
+static bool eval_select(Eval *e)
+{
+	const SimTensor *c = &e->ins[0], *x = &e->ins[1], *y = &e->ins[2];
+	if (!same_dims(c->rank, c->dims, x->rank, x->dims) || !same_dims(c->rank, c->dims, y->rank, y->dims))
+		return fail(e, "the condition, x and y differ in shape");
+	if (!expect_out(e, x->rank, x->dims))
+		return false;
+	for (int64_t j = 0; j < x->size; j++)
+		e->out->data[j] = c->data[j] != 0 ? x->data[j] : y->data[j];
 	return true;
 }
 
@@ -726,6 +745,8 @@ static bool eval_op(Eval *e)
 		return eval_bias_add(e);
 	OP_CASES(UNARY_OPS)
 		return eval_unary(e);
+	case OP_SELECT:
+		return eval_select(e);
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 		return eval_softmax(e);
 	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:

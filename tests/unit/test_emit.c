@@ -452,25 +452,32 @@ Test(fuse, not_when_another_operator_reads_the_product)
 
 /* A BiasAdd first read by a unary operator: one kernel. In training the
  * GeLU's adjoint reads the sum, so the kernel writes it; forward only, the
- * sum has no buffer. */
-static char *bias_text(bool train)
+ * sum has no buffer. gelu: the GeLU's attributes, as written. */
+static char *bias_text_of(bool train, const char *gelu)
 {
 	StrBuf b = {0};
-	sb_puts(&b, "context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
-	            "graph @m(%x: <Tensor[Float32], (4, 8)> = uniform(-1, 1),\n"
-	            "         %w: <Parameter[Float32], (8, 6)> = normal(0.5),\n"
-	            "         %c: <Parameter[Float32], (6,)> = normal(0.5)) {\n"
-	            "  %h = MatMul(%x, %w)\n"
-	            "  %hb = BiasAdd(%h, %c)\n"
-	            "  %g = GeLU(%hb)\n"
-	            "  %l = ReduceSum(%g) {axis: (0, 1)}\n"
-	            "  return %l\n"
-	            "}\n");
+	sb_printf(&b,
+	          "context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
+	          "graph @m(%%x: <Tensor[Float32], (4, 8)> = uniform(-1, 1),\n"
+	          "         %%w: <Parameter[Float32], (8, 6)> = normal(0.5),\n"
+	          "         %%c: <Parameter[Float32], (6,)> = normal(0.5)) {\n"
+	          "  %%h = MatMul(%%x, %%w)\n"
+	          "  %%hb = BiasAdd(%%h, %%c)\n"
+	          "  %%g = GeLU(%%hb)%s\n"
+	          "  %%l = ReduceSum(%%g) {axis: (0, 1)}\n"
+	          "  return %%l\n"
+	          "}\n",
+	          gelu);
 	if (train)
 		sb_puts(&b, "train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n");
 	char *t = rank_text_of(b.data, 0);
 	sb_free(&b);
 	return t;
+}
+
+static char *bias_text(bool train)
+{
+	return bias_text_of(train, "");
 }
 
 /* A BiasAdd first read by an Add of its own shape (a residual): one kernel,
@@ -527,6 +534,22 @@ Test(fuse, bias_and_unary_in_one_pass)
 	expect_line(t, "sc_bias_unary(rt, SC_U_GELU, h, c, hb, g, 4, 6);");   /* the adjoint reads hb */
 	expect_line(t, "*const hb = ");
 	expect_line(t, "sc_unary_grad(rt, SC_U_GELU, hb, ");
+	free(t);
+}
+
+/* GeLU's erf form (approximate: "none") is its own kernel, which the fused
+ * call and the adjoint name; "tanh", as written, is the default's. */
+Test(fuse, bias_and_gelu_erf_form_in_one_pass)
+{
+	char *t = bias_text_of(true, " {approximate: \"none\"}");
+	expect_line(t, "sc_bias_unary(rt, SC_U_GELU_ERF, h, c, hb, g, 4, 6);");
+	expect_line(t, "sc_unary_grad(rt, SC_U_GELU_ERF, hb, ");
+	expect_no_line(t, "SC_U_GELU,");
+	free(t);
+	t = bias_text_of(true, " {approximate: \"tanh\"}");
+	expect_line(t, "sc_bias_unary(rt, SC_U_GELU, h, c, hb, g, 4, 6);");
+	expect_line(t, "sc_unary_grad(rt, SC_U_GELU, hb, ");
+	expect_no_line(t, "SC_U_GELU_ERF");
 	free(t);
 }
 
@@ -638,6 +661,54 @@ Test(fuse, softmax_reads_the_masked_scores)
 	expect_line(t, "sc_softmax_masked(rt, z, NULL, k, (const int64_t[]){4, 8}, 2, p, (const int64_t[]){2, 4, 8}, 3);");
 	expect_line(t, "sc_binary_grad(rt, SC_ADD, z, ");   /* the Add's adjoint reads the product */
 	expect_no_line(t, "*const a = ");
+	free(t);
+}
+
+/* Select: one sc_select call forward; each branch's gradient is the same
+ * call with dy on its side and zeros (NULL) on the other; the Bool
+ * condition has none. */
+Test(text, select_and_its_gradients)
+{
+	char *t = rank_text_of("context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
+	                       "graph @m(%c: <Tensor[Bool], (4, 6)> = ones,\n"
+	                       "         %x: <Tensor[Float32], (4, 6)> = uniform(-1, 1),\n"
+	                       "         %v: <Parameter[Float32], (4, 6)> = normal(0.5),\n"
+	                       "         %w: <Parameter[Float32], (4, 6)> = normal(0.5)) {\n"
+	                       "  %s = Select(%c, %v, %w)\n"
+	                       "  %m = Mul(%s, %x)\n"
+	                       "  %l = ReduceSum(%m) {axis: (0, 1)}\n"
+	                       "  return %l\n"
+	                       "}\n"
+	                       "train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n",
+	                       0);
+	expect_line(t, "sc_select(rt, c, v, w, s, 24);");
+	expect_line(t, "sc_select(rt, c, grad_s, NULL, grad_v, 24);");
+	expect_line(t, "sc_select(rt, c, NULL, grad_s, grad_w, 24);");
+	expect_no_line(t, "grad_c");
+	free(t);
+}
+
+/* An erf GeLU, a Mul and an Add: one chain whose GeLU step is the erf
+ * form's kernel, forward; its adjoint is the erf form's too. */
+Test(fuse, gelu_erf_form_in_a_chain)
+{
+	char *t = rank_text_of("context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
+	                       "graph @m(%x: <Tensor[Float32], (4, 6)> = uniform(-1, 1),\n"
+	                       "         %y: <Tensor[Float32], (4, 6)> = uniform(-1, 1),\n"
+	                       "         %w: <Parameter[Float32], (6, 6)> = normal(0.5)) {\n"
+	                       "  %h = MatMul(%x, %w)\n"
+	                       "  %g = GeLU(%h) {approximate: \"none\"}\n"
+	                       "  %m = Mul(%g, %y)\n"
+	                       "  %a = Add(%m, %x)\n"
+	                       "  %l = ReduceSum(%a) {axis: (0, 1)}\n"
+	                       "  return %l\n"
+	                       "}\n"
+	                       "train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n",
+	                       0);
+	expect_line(t, "/* elementwise chain (fused): %g = GeLU, %m = Mul, %a = Add */");
+	expect_line(t, "sc_ew_chain(rt, (const sc_ew_step[]){{SC_EW_UNARY, SC_U_GELU_ERF, 0, 0, SC_F32, NULL}, ");
+	expect_line(t, "sc_unary_grad(rt, SC_U_GELU_ERF, h, ");
+	expect_no_line(t, "SC_U_GELU,");
 	free(t);
 }
 

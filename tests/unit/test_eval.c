@@ -286,6 +286,15 @@ Test(unary, gelu_tanh_form)
 	expect_op(X4, "GeLU(%a)", IN4, NULL, "(4,)", V(-0.1588080093917233, 0.0, 0.34571400982514394, 1.954597694087775));
 }
 
+/* approximate: "none": 0.5*x*(1+math.erf(x/math.sqrt(2))) on the same x */
+Test(unary, gelu_erf_form)
+{
+	expect_op(X4, "GeLU(%a) {approximate: \"none\"}", IN4, NULL, "(4,)",
+	          V(-0.15865525393145707, 0.0, 0.34573123063700656, 1.9544997361036416));
+	expect_op(X4, "GeLU(%a) {approximate: \"tanh\"}", IN4, NULL, "(4,)",
+	          V(-0.1588080093917233, 0.0, 0.34571400982514394, 1.954597694087775));
+}
+
 Test(unary, tanh_sigmoid_exp)
 {
 	expect_op(X4, "Tanh(%a)", IN4, NULL, "(4,)", V(-0.7615941559557649, 0.0, 0.46211715726000974, 0.9640275800758169));
@@ -299,6 +308,26 @@ Test(unary, log_sqrt)
 	expect_op("%a: " T("(3,)"), "Log(%a)", V(1, 4, 0.5), NULL, "(3,)", V(0, 1.3862943611198906, -0.6931471805599453));
 	expect_op("%a: " T("(3,)"), "Sqrt(%a)", V(1, 4, 0.5), NULL, "(3,)", V(1, 2, 0.7071067811865476));
 	expect_op("%a: " T("(2,)"), "Log(%a)", V(-1, 0), NULL, "(2,)", V(NAN, -INFINITY));
+}
+
+/* numpy: 1/np.sqrt(x) on [1, 4, 0.5]; x/(1+np.exp(-x)) on x = [-1, 0, 0.5, 2] */
+Test(unary, rsqrt_silu)
+{
+	expect_op("%a: " T("(3,)"), "Rsqrt(%a)", V(1, 4, 0.5), NULL, "(3,)", V(1, 0.5, 1.414213562373095));
+	expect_op(X4, "SiLU(%a)", IN4, NULL, "(4,)", V(-0.2689414213699951, 0.0, 0.3112296656009273, 1.761594155955765));
+}
+
+/* ---- Select: numpy's where(c, a, b) ---- */
+
+Test(select, picks_by_the_condition)
+{
+	Sim *s = sim_op("%c: <Tensor[Bool], (2, 3)>, %a: " T("(2, 3)") ", %b: " T("(2, 3)"), "Select(%c, %a, %b)");
+	feed(s, "c", V(1, 0, 0, 1, 1, 0));
+	feed(s, "a", V(1, 2, 3, 4, 5, 6));
+	feed(s, "b", V(-1, -2, -3, -4, -5, -6));
+	eval_all(s);
+	expect_value(s, "y", "(2, 3)", V(1, -2, -3, 4, 5, -6));
+	sim_done(s);
 }
 
 /* ---- Softmax and LogSoftmax ---- */

@@ -373,6 +373,38 @@ Test(rules, broadcast_add)
 	run_free(r);
 }
 
+/* Select: its three operands follow the op dims one to one, so a strategy
+ * splits them alike; one that splits them differently is refused. */
+Test(rules, select)
+{
+	Run *r = compile(CTX8 "graph @n(%c: <Tensor[Bool], (16, 32)>, %x: <Tensor[Float32], (16, 32)>,\n"
+	                 "         %y: <Tensor[Float32], (16, 32)>) {\n"
+	                 "  %s = Select(%c, %x, %y) {in_strategy: ((2, 4), (2, 4), (2, 4))}\n"
+	                 "  %t = Select(%c, %x, %y)\n"
+	                 "  %u = Select(%c, %x, %y) {in_strategy: ((2, 4), (2, 4), (4, 2))}\n"
+	                 "  return %s, %t, %u\n}\n");
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "s", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.nod, 2);
+	for (int k = 0; k < 3; k++) {
+		cr_assert_eq(od.in_rank[k], 2);
+		expect_dims(od.in_dim[k], 2, (int[]){0, 1}, "an operand");
+		TensorLayout in;
+		op_in_layout(&od, &s, k, &in);
+		cr_assert(axis_of(&in, 0) == 0 && axis_of(&in, 1) == 1, "operand %d split as the op dims", k);
+	}
+	TensorLayout y;
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) == 0 && axis_of(&y, 1) == 1 && y.partial == 0);
+	cr_assert(rule(r, "t", &od, &s), "%s", msgs(r));
+	cr_assert(s.split[0] == 8 && s.split[1] == 1, "the default: batch-parallel");
+	cr_assert(!rule(r, "u", &od, &s), "operands split differently accepted");
+	expect_msg(r, "Select: input 2 splits dim 0 into 4 but input 1 splits it into 2; every input must split dim 0 "
+	              "alike, e.g. in_strategy ((2, 4), (2, 4), (2, 4))");
+	run_free(r);
+}
+
 /* Strategies the rule cannot take: inputs that split k differently, the
  * concat axis split, more devices than device_num divides into. */
 Test(rules, invalid_strategies_refused)

@@ -201,8 +201,8 @@ Test(elementwise, bias_add)
 
 Test(elementwise, unary_ops)
 {
-	const char *ops[] = {"ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Square"};
-	for (int i = 0; i < 9; i++) {
+	const char *ops[] = {"ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Rsqrt", "SiLU", "Square"};
+	for (int i = 0; i < 11; i++) {
 		char stmt[64];
 		snprintf(stmt, sizeof stmt, "%s(%%x)", ops[i]);
 		expect_y("%x: <Tensor[Float16], (2, 3)>", stmt, "<Tensor[Float16], (2, 3)>");
@@ -210,11 +210,40 @@ Test(elementwise, unary_ops)
 	}
 }
 
+/* Select(cond, x, y): cond Bool, x and y of one type, all of one shape. */
+Test(select, shapes)
+{
+	const char *in = "%c: <Tensor[Bool], (2, 3)>, %a: <Tensor[BFloat16], (2, 3)>, %b: <Tensor[BFloat16], (2, 3)>";
+	expect_y(in, "Select(%c, %a, %b)", "<Tensor[BFloat16], (2, 3)>");
+	expect_error("%c: <Tensor[Float32], (2, 3)>, %a: <Tensor[Float32], (2, 3)>, %b: <Tensor[Float32], (2, 3)>",
+	             "Select(%c, %a, %b)", "t.ir:3:15: error: Select: the condition must be Bool, '%c' is Float32");
+	expect_error("%c: <Tensor[Bool], (2, 3)>, %a: <Tensor[Float32], (2, 3)>, %b: <Tensor[Float16], (2, 3)>",
+	             "Select(%c, %a, %b)",
+	             "t.ir:3:23: error: Select: operands have different element types, Float32 and Float16 (use Cast)");
+	expect_error("%c: <Tensor[Bool], (2, 1)>, %a: <Tensor[Float32], (2, 3)>, %b: <Tensor[Float32], (2, 3)>",
+	             "Select(%c, %a, %b)",
+	             "t.ir:3:8: error: Select: the condition, x and y must have one shape (no broadcasting); they are "
+	             "(2, 1), (2, 3) and (2, 3)");
+}
+
+/* GeLU's approximate: "tanh" (the default) or "none" (the erf form). */
+Test(elementwise, gelu_approximate)
+{
+	expect_y("%x: <Tensor[BFloat16], (2, 3)>", "GeLU(%x) {approximate: \"none\"}", "<Tensor[BFloat16], (2, 3)>");
+	expect_y("%x: <Tensor[Float32], (2, 3)>", "GeLU(%x) {approximate: \"tanh\"}", F32("(2, 3)"));
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "GeLU(%x) {approximate: \"erf\"}",
+	             "t.ir:3:31: error: attribute 'approximate' of GeLU is \"tanh\" or \"none\"");
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "Tanh(%x) {approximate: \"none\"}",
+	             "t.ir:3:18: error: Tanh has no attribute 'approximate' (it takes: in_strategy, out_strategy, recompute)");
+}
+
 Test(elementwise, integer_operands)
 {
 	expect_y("%x: <Tensor[Int32], (5,)>", "ReLU(%x)", "<Tensor[Int32], (5,)>");
 	expect_y("%x: <Tensor[Int64], (5,)>", "Neg(%x)", "<Tensor[Int64], (5,)>");
 	expect_error("%x: <Tensor[Int32], (5,)>", "Exp(%x)", "t.ir:3:12: error: Exp needs a floating-point operand, '%x' is Int32");
+	expect_error("%x: <Tensor[Int32], (5,)>", "Rsqrt(%x)", "t.ir:3:14: error: Rsqrt needs a floating-point operand, '%x' is Int32");
+	expect_error("%x: <Tensor[Int32], (5,)>", "SiLU(%x)", "t.ir:3:13: error: SiLU needs a floating-point operand, '%x' is Int32");
 }
 
 /* ---- Softmax, reductions ---- */
