@@ -389,3 +389,39 @@ void propagate_trained(Search *x, const Strategies *s)
 	free(greedy);
 	free(order);
 }
+
+bool splits_nothing(const Search *x)
+{
+	for (int v = 0; v < x->g->nnodes; v++)
+		if (searchable(x, v) && product_of(x->cur[v].split, x->st->node[v].od->nod) > 1)
+			return false;
+	return true;
+}
+
+double cheapest_split(Search *x, int64_t *dp_out, int64_t *mp_out)
+{
+	int nn = x->g->nnodes;
+	size_t size = sizeof(OpSplit) * (size_t)(nn ? nn : 1);
+	OpSplit *was = xmalloc(size);
+	memcpy(was, x->cur, size);
+	double best = INFINITY, mem;
+	*dp_out = *mp_out = 0;
+	for (int64_t dp = x->n; dp >= 1; dp--) {
+		if (x->n % dp)
+			continue;
+		for (int mp = 0; mp < 2; mp++) {   /* dp x 1 data-parallel, then dp x (n / dp) */
+			if (mp ? dp == x->n : dp == 1)
+				continue;
+			if (mp)
+				mp_template(x, dp);
+			else
+				data_template(x, dp);
+			double c = splits_nothing(x) ? INFINITY : total(x, &mem);
+			if (c < best)
+				best = c, *dp_out = dp, *mp_out = mp ? x->n / dp : 1;
+		}
+	}
+	set_plan(x, was);
+	free(was);
+	return best;
+}

@@ -112,6 +112,15 @@ static void explain(Search *x, double cost, double memory, FILE *out)
 		sb_free(&b);
 	}
 	fprintf(out, "# total cost %.4g s, memory %.4g B a device\n", cost, memory);
+	if (x->n > 1 && splits_nothing(x)) {   /* every device computes everything: why */
+		int64_t dp, mp;
+		double split = cheapest_split(x, &dp, &mp);
+		if (split < INFINITY)
+			fprintf(out, "# every operator is computed whole on every device: the cheapest plan that splits, %lld x %lld "
+			        "(data x model parallel), costs %.4g s against %.4g s, its collectives more than the compute it "
+			        "saves at these sizes (a larger batch or hidden size, or fewer devices, change that)\n",
+			        (long long)dp, (long long)mp, split, cost);
+	}
 }
 
 bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d)

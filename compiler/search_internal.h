@@ -208,6 +208,12 @@ int weight_order(const Search *x, int *order);
  * plan and the dp x mp templates as starts, the cheapest that fits polished
  * to the fixed point; s: the defaults of operators propagation leaves. */
 void propagate_trained(Search *x, const Strategies *s);
+/* The cheapest of the data-parallel (dp x 1) and dp x mp templates that
+ * split (for --explain when a plan splits nothing), its degrees in *dp and
+ * *mp; x's current plan is left as it was. */
+double cheapest_split(Search *x, int64_t *dp, int64_t *mp);
+/* Every searched operator computed whole on every device (x's plan)? */
+bool splits_nothing(const Search *x);
 
 /* ---- rec_search.c ---- */
 

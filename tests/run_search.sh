@@ -26,7 +26,10 @@
 #     (dp 8 x mp 8): the backward pass completes gradients lazily there;
 #   - sharding propagation in training, from only the MatMuls' Megatron
 #     strategies (an FFN, a GPT layer), costs no more by the cost model
-#     (--explain's total) than the whole Megatron plan.
+#     (--explain's total) than the whole Megatron plan;
+#   - when the double-recursive search computes everything whole on every
+#     device (a small GPT layer trained on 8), --explain says why: the
+#     cheapest plan that splits and its cost.
 # Last line: N passed, N failed.
 shardc=${1:?usage: run_search.sh SHARDC}
 tmp=$(mktemp -d)
@@ -219,5 +222,9 @@ for pair in "tests/good/ffn_seeds_trained.ir tests/good/ffn_megatron_trained.ir"
 	   /usr/bin/python3 -c 'import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]) * (1 + 1e-9))' "$found" "$megatron"
 	then ok; else bad "$1: propagation's plan costs ${found:-?} s, the Megatron plan ${megatron:-?} s"; fi
 done
+python3 tools/gen_gpt.py --layers 1 --train --hidden 256 --seq 128 --batch 8 --heads 8 --ffn 1024 --devices 8 \
+	--mode auto_parallel --search recursive_programming -o "$tmp/whole.ir"
+if "$shardc" "$tmp/whole.ir" --check --explain 2>&1 | grep -q '^# every operator is computed whole on every device: the cheapest plan that splits, [0-9]* x [0-9]* .*, costs [0-9.e+-]* s against'
+then ok; else bad "a plan computing everything whole: no --explain line saying why"; fi
 echo "search: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
