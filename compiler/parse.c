@@ -369,12 +369,17 @@ Lit *build_type(Parser *p, const char *kind, Span kind_at, const char *dtype, Sp
 	else if (strcmp(kind, "Parameter") == 0)
 		t->is_param = true;
 	else {
-		diag_error(p->d, p->m->src, kind_at, "unknown type '%s' (expected Tensor or Parameter)", kind);
+		static const char *const kinds[] = {"Tensor", "Parameter"};
+		diag_error(p->d, p->m->src, kind_at, "unknown type '%s' (expected Tensor or Parameter)%s", kind,
+		           DID_YOU_MEAN(kind, kinds, 2));
 		return l;
 	}
 	if (!dtype_from_name(dtype, &t->dtype)) {
-		diag_error(p->d, p->m->src, dtype_at,
-		           "unknown element type '%s' (expected Float32, Float16, BFloat16, Int32, Int64 or Bool)", dtype);
+		StrBuf b = {0};
+		sb_join(&b, dtype_names, NDTYPES, " or ");
+		diag_error(p->d, p->m->src, dtype_at, "unknown element type '%s' (expected %s)%s", dtype, b.data,
+		           DID_YOU_MEAN(dtype, dtype_names, NDTYPES));
+		sb_free(&b);
 		return l;
 	}
 	if (dims->nitems > MAX_DIMS) {

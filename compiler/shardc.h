@@ -45,6 +45,13 @@ void diag_error(Diag *d, const Source *src, Span at, const char *fmt, ...)
 void diag_warning(Diag *d, const Source *src, Span at, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void source_line_col(Source *src, int offset, int *line, int *col);
+/* ` (did you mean 'X'?)`, appended to the message about an unknown `name`,
+ * when X among names[0..n) is likely what was meant: X equal to it but for
+ * case, else the nearest by edit distance (case ignored) within two edits
+ * and a third of name's length, the first in order on a tie; "" otherwise.
+ * The text is written to buf (DID_YOU_MEAN gives one). */
+const char *did_you_mean(char *buf, size_t size, const char *name, const char *const *names, int n);
+#define DID_YOU_MEAN(name, names, n) did_you_mean((char[128]){0}, 128, (name), (names), (n))
 
 /* ---- lit.c: literal values (attributes, context, initializers) --------- */
 
@@ -62,6 +69,7 @@ typedef enum {
 typedef enum {
 	DT_F32, DT_F16, DT_BF16, DT_I32, DT_I64, DT_BOOL,
 } DType;
+enum { NDTYPES = DT_BOOL + 1 };
 
 typedef struct {
 	bool is_param;           /* Parameter: a weight, else Tensor */
@@ -96,6 +104,7 @@ void print_float(StrBuf *b, double f);         /* shortest text that reads back 
 void type_print(StrBuf *b, const Type *t);
 void ints_print(StrBuf *b, const int64_t *v, int n);   /* (2, 4), (8,), () */
 const char *dtype_name(DType t);
+extern const char *const dtype_names[NDTYPES];    /* dtype_name of each, in order */
 bool dtype_from_name(const char *s, DType *out);
 bool dtype_is_float(DType t);
 bool dtype_is_half(DType t);                   /* Float16, BFloat16 */

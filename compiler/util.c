@@ -311,6 +311,12 @@ void sb_free(StrBuf *b)
 	b->len = b->cap = 0;
 }
 
+void sb_join(StrBuf *b, const char *const *items, int n, const char *last)
+{
+	for (int i = 0; i < n; i++)
+		sb_printf(b, "%s%s", i == 0 ? "" : i == n - 1 ? last : ", ", items[i]);
+}
+
 void *xmalloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);

@@ -46,6 +46,8 @@ void sb_puts(StrBuf *b, const char *s);
 void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_vprintf(StrBuf *b, const char *fmt, va_list ap);
 void sb_free(StrBuf *b);
+/* items[0..n) separated by ", ", with `last` (", ", " or ") before the last one. */
+void sb_join(StrBuf *b, const char *const *items, int n, const char *last);
 /* s as text safe inside a C block comment: no star-slash or slash-star, no control
  * characters (escaped as in a C string: \n, \ooo), no trigraph; backslash
  * doubled. Text with none of these is appended unchanged. */
