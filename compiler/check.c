@@ -312,7 +312,7 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 		break;
 	case ATTR_DTYPE:
 		if (!dtype_from_name(v->s, &a->dtype)) {
-			ERR(c, v->span, "unknown element type '%s'%s", v->s, DID_YOU_MEAN(v->s, dtype_names, NDTYPES));
+			ERR(c, v->span, "unknown element type '%s'%s", v->s, DID_YOU_MEAN(v->s, dtype_names, DT_BOOL + 1));
 			return false;
 		}
 		break;
@@ -479,12 +479,32 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	}
 }
 
+/* The numbers n has for operands (Value.literal). */
+static int numbers_of(const Node *n)
+{
+	int count = 0;
+	for (int k = 0; k < n->nin; k++)
+		count += n->operands->items[k]->kind != LIT_VALUE;
+	return count;
+}
+
+/* What node n adds to its graph once Calls are inlined: its callee's
+ * operators and numbers, or itself, and its own numbers. */
+static int64_t inlined_size(const Node *n)
+{
+	const Graph *callee = n->op == OP_CALL ? n->a.callee : NULL;
+	int64_t add = callee ? callee->nflat : 1;
+	return add > INT64_MAX - numbers_of(n) ? INT64_MAX : add + numbers_of(n);
+}
+
 static void check_graph_names(Checker *c, Graph *g)
 {
 	NameMap nm;
 	map_init(&nm, g->nvalues);
 	for (int id = 0; id < g->nvalues; id++) {
 		Value *v = &g->values[id];
+		if (v->literal)   /* a number operand: no text names it (build_stmt gave its id) */
+			continue;
 		int slot = map_slot(&nm, v->name);
 		if (nm.keys[slot]) {
 			int line, col;
@@ -495,12 +515,12 @@ static void check_graph_names(Checker *c, Graph *g)
 		nm.keys[slot] = v->name;
 		nm.vals[slot] = id;
 	}
-	g->nflat = 0;
+	g->nflat = g->nliterals = 0;
 	for (int i = 0; i < g->nnodes; i++) {
 		Node *n = &g->nodes[i];
-		n->in = arena_alloc(c->m->arena, sizeof(int) * (size_t)(n->nin ? n->nin : 1));
 		for (int k = 0; k < n->nin; k++)
-			n->in[k] = resolve_value(c, g, &nm, n->operands->items[k], n->result);
+			if (n->operands->items[k]->kind == LIT_VALUE)
+				n->in[k] = resolve_value(c, g, &nm, n->operands->items[k], n->result);
 		if (n->op == OP_COUNT) {
 			const char *names[OP_COUNT];
 			int nnames = 0;
@@ -529,8 +549,10 @@ static void check_graph_names(Checker *c, Graph *g)
 			ERR(c, n->a.shard->span, "nested shard: @%s already calls a graph with shard", n->a.callee->name);
 		if (n->op == OP_CALL && (n->a.shard || (n->a.callee && n->a.callee->contains_shard)))
 			g->contains_shard = true;
-		int64_t add = n->op == OP_CALL && n->a.callee ? n->a.callee->nflat : 1;
+		int64_t add = inlined_size(n), lits = (n->op == OP_CALL && n->a.callee ? n->a.callee->nliterals : 0);
+		lits += numbers_of(n);
 		g->nflat = g->nflat > INT64_MAX - add ? INT64_MAX : g->nflat + add;
+		g->nliterals = g->nliterals > INT64_MAX - lits ? INT64_MAX : g->nliterals + lits;
 	}
 	g->ret = arena_alloc(c->m->arena, sizeof(int) * (size_t)g->rets->nitems);
 	g->nret = g->rets->nitems;
@@ -804,7 +826,7 @@ static void check_inits(Checker *c, const Graph *g, bool entry)
 }
 
 /* Requires every graph's nflat. Inlining is refused before it starts when the
- * entry would exceed FLAT_LIMIT operators (40 graphs each calling the previous
+ * entry would exceed FLAT_LIMIT operators and numbers (40 graphs each calling the previous
  * twice are 2 KB of text and 2^40 operators). The error points at the Call
  * where the limit is first crossed: in the entry, the Call whose callee takes
  * the running count over; if that callee is over the limit by itself, the
@@ -819,12 +841,12 @@ static void check_inline_size(Checker *c)
 		for (int i = 0; i < g->nnodes; i++) {
 			const Node *n = &g->nodes[i];
 			const Graph *callee = n->op == OP_CALL ? n->a.callee : NULL;
-			int64_t add = callee ? callee->nflat : 1;
-			if (count + add <= FLAT_LIMIT) {
+			int64_t add = inlined_size(n);
+			if (add <= FLAT_LIMIT - count) {
 				count += add;
 				continue;
 			}
-			if (callee && add > FLAT_LIMIT) {
+			if (callee && callee->nflat > FLAT_LIMIT) {
 				g = callee;
 				break;
 			}

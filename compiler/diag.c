@@ -9,7 +9,6 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
-#include <string.h>
 
 static void build_lines(Source *src)
 {
@@ -157,55 +156,4 @@ void diag_warning(Diag *d, const Source *src, Span at, const char *fmt, ...)
 	va_start(ap, fmt);
 	report(d, src, at, "warning", fmt, ap);
 	va_end(ap);
-}
-
-enum { HINT_NAME = 64 };   /* longer names are no misspelling of the language's */
-
-/* Edit distance of a and b (each at most HINT_NAME bytes), case ignored:
- * insertions, deletions, substitutions and swaps of neighbours (Int23). */
-static int distance(const char *a, const char *b)
-{
-	int la = (int)strlen(a), lb = (int)strlen(b);
-	static const int W = HINT_NAME + 1;
-	int d[(HINT_NAME + 1) * (HINT_NAME + 1)];
-	for (int i = 0; i <= la; i++)
-		for (int j = 0; j <= lb; j++) {
-			if (!i || !j) {
-				d[i * W + j] = i + j;
-				continue;
-			}
-			char x = (char)tolower((unsigned char)a[i - 1]), y = (char)tolower((unsigned char)b[j - 1]);
-			int best = d[(i - 1) * W + j - 1] + (x != y);
-			if (d[(i - 1) * W + j] + 1 < best)
-				best = d[(i - 1) * W + j] + 1;
-			if (d[i * W + j - 1] + 1 < best)
-				best = d[i * W + j - 1] + 1;
-			if (i > 1 && j > 1 && x == tolower((unsigned char)b[j - 2]) && y == tolower((unsigned char)a[i - 2]) &&
-			    d[(i - 2) * W + j - 2] + 1 < best)
-				best = d[(i - 2) * W + j - 2] + 1;
-			d[i * W + j] = best;
-		}
-	return d[la * W + lb];
-}
-
-const char *did_you_mean(char *buf, size_t size, const char *name, const char *const *names, int n)
-{
-	buf[0] = 0;
-	size_t len = strlen(name);
-	if (len == 0 || len > HINT_NAME)
-		return buf;
-	const char *best = NULL;
-	int best_d = 3;
-	for (int k = 0; k < n && best_d > 0; k++) {
-		if (strlen(names[k]) > HINT_NAME)
-			continue;
-		int d = distance(name, names[k]);
-		if (d < best_d && 3 * d <= (int)len) {
-			best = names[k];
-			best_d = d;
-		}
-	}
-	if (best && strcmp(best, name) != 0)
-		snprintf(buf, size, " (did you mean '%s'?)", best);
-	return buf;
 }

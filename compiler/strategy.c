@@ -42,6 +42,8 @@ static void dataset_layouts(const Module *m, const FlatGraph *f, Strategies *s, 
 			continue;
 		}
 		s->home_fixed[k] = true;
+		if (v->literal)   /* a number written as an operand: shape (), whole on every rank */
+			continue;
 		if (mode == DS_TUPLE) {
 			if (!layout_from_strategy(&m->ctx.dataset[j], n, &s->home[k]))
 				die("dataset strategy passed its check but has no layout");
