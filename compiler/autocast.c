@@ -18,7 +18,11 @@
  * The gradient of a Cast is cast back to its input's type (autodiff.c), so
  * every parameter's gradient arrives in Float32. Only Float32 values change:
  * an operator written on another type (a Float16 model, a user's Cast,
- * integer operators) computes as written, its changed inputs cast back. */
+ * integer operators) computes as written, its changed inputs cast back. A
+ * number written as an operand (Value.literal) takes the compute type itself
+ * when every user computes in it, so no Cast comes between them: it is the
+ * number rounded once to that type, as it would be written in a model of
+ * that type. */
 #include "shardc.h"
 
 #include <string.h>
@@ -105,16 +109,47 @@ static int value_as(Caster *x, int ov, DType dt, const Node *user)
 	return r;
 }
 
+/* Whether node n's operator changes the type it computes in: a Float32
+ * operator of a class that follows the precision, on Float32 or non-float
+ * operands. */
+static bool changes(const Graph *old, const Node *n)
+{
+	bool change = op_info[n->op].prec != PREC_ASIS && old->values[n->result].type.dtype == DT_F32;
+	for (int k = 0; k < n->nin; k++) {
+		DType t = old->values[n->in[k]].type.dtype;
+		change &= !dtype_is_float(t) || t == DT_F32;
+	}
+	return change;
+}
+
+/* lowered[v] for each number written as an operand (old parameter v) that
+ * only operators computing in the compute type read: it takes that type. */
+static bool *literals_lowered(const Graph *old, Arena *a)
+{
+	bool *read = arena_alloc(a, sizeof(bool) * (size_t)(old->nparams ? old->nparams : 1));
+	bool *lowered = arena_alloc(a, sizeof(bool) * (size_t)(old->nparams ? old->nparams : 1));
+	for (int v = 0; v < old->nparams; v++)
+		lowered[v] = old->values[v].literal && old->values[v].type.dtype == DT_F32;
+	for (int i = 0; i < old->nnodes; i++) {
+		const Node *n = &old->nodes[i];
+		bool low = op_info[n->op].prec == PREC_LOW && changes(old, n);
+		for (int k = 0; k < n->nin; k++)
+			if (n->in[k] < old->nparams) {
+				read[n->in[k]] = true;
+				lowered[n->in[k]] &= low;
+			}
+	}
+	for (int v = 0; v < old->nparams; v++)
+		lowered[v] &= read[v];
+	return lowered;
+}
+
 static void cast_node(Caster *x, const FlatGraph *f, int i, DType prec)
 {
 	const Node *n = &x->old->nodes[i];
 	const Value *res = &x->old->values[n->result];
 	PrecClass cls = op_info[n->op].prec;
-	bool change = cls != PREC_ASIS && res->type.dtype == DT_F32;
-	for (int k = 0; k < n->nin; k++) {
-		DType t = x->old->values[n->in[k]].type.dtype;
-		change &= !dtype_is_float(t) || t == DT_F32;
-	}
+	bool change = changes(x->old, n);
 	/* What each input is wanted in; a follower takes its inputs as they are,
 	 * all in Float32 when its float inputs now differ (Concat). */
 	DType *want = arena_alloc(x->a, sizeof(DType) * (size_t)(n->nin ? n->nin : 1));
@@ -172,9 +207,12 @@ void autocast(Module *m, FlatGraph *f)
 	x.cast = arena_alloc(x.a, sizeof *x.cast * nv);
 	for (int v = 0; v < old->nvalues; v++)
 		x.cast[v][0] = x.cast[v][1] = x.cast[v][2] = -1;
+	bool *lowered = literals_lowered(old, x.a);
 	for (int p = 0; p < old->nparams; p++) {
 		Value *v = ARENA_PUSH(x.a, x.g->values, x.g->nvalues, x.cap_values);
 		*v = old->values[p];
+		if (lowered[p])
+			v->type.dtype = prec;
 		x.cur[p] = p;
 	}
 	for (int i = 0; i < old->nnodes; i++)

@@ -314,7 +314,7 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 		break;
 	case ATTR_DTYPE:
 		if (!dtype_from_name(v->s, &a->dtype)) {
-			ERR(c, v->span, "unknown element type '%s'", v->s);
+			ERR(c, v->span, "unknown element type '%s'%s", v->s, DID_YOU_MEAN(v->s, dtype_names, DT_BOOL + 1));
 			return false;
 		}
 		break;
@@ -416,8 +416,11 @@ static bool decode_shard(Checker *c, const Graph *caller, const Lit *v, ShardSpe
 				ok &= decode_tensor_strategy(c, x->items[j], &s->plan[j]);
 			}
 		} else {
-			ERR(c, v->keys[i]->span, "unknown shard key '%s' (expected in_strategy, out_strategy, parameter_plan)",
-			    key);
+			static const char *const keys[] = {"in_strategy", "out_strategy", "parameter_plan"};
+			StrBuf b = {0};
+			sb_join(&b, keys, 3, ", ");
+			ERR(c, v->keys[i]->span, "unknown shard key '%s' (expected %s)%s", key, b.data, DID_YOU_MEAN(key, keys, 3));
+			sb_free(&b);
 			ok = false;
 		}
 	}
@@ -428,7 +431,8 @@ static bool decode_shard(Checker *c, const Graph *caller, const Lit *v, ShardSpe
 	return ok;
 }
 
-static void list_attrs(StrBuf *b, OpKind op)
+/* The attributes op takes, in the table's order, into names; returns how many. */
+static int op_attrs(OpKind op, const char **names)
 {
 	unsigned mask = op_info[op].attrs;
 	if (op != OP_CALL && !op_is_comm(op))
@@ -438,9 +442,8 @@ static void list_attrs(StrBuf *b, OpKind op)
 	int n = 0;
 	for (int k = 0; k < ATTR_COUNT; k++)
 		if (mask & (1u << k))
-			sb_printf(b, "%s%s", n++ ? ", " : "", attr_info[k].name);
-	if (!n)
-		sb_puts(b, "none");
+			names[n++] = attr_info[k].name;
+	return n;
 }
 
 static void decode_attrs(Checker *c, Graph *g, Node *n)
@@ -461,9 +464,12 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 		while (k < ATTR_COUNT && strcmp(attr_info[k].name, key->s) != 0)
 			k++;
 		if (k == ATTR_COUNT || !(allowed & (1u << k))) {
+			const char *names[ATTR_COUNT];
+			int nnames = op_attrs(n->op, names);
 			StrBuf b = {0};
-			list_attrs(&b, n->op);
-			ERR(c, key->span, "%s has no attribute '%s' (it takes: %s)", op_info[n->op].name, key->s, b.data);
+			sb_join(&b, names, nnames, ", ");
+			ERR(c, key->span, "%s has no attribute '%s' (it takes: %s)%s", op_info[n->op].name, key->s,
+			    nnames ? b.data : "none", DID_YOU_MEAN(key->s, names, nnames));
 			sb_free(&b);
 			continue;
 		}
@@ -476,12 +482,32 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	}
 }
 
+/* The numbers n has for operands (Value.literal). */
+static int numbers_of(const Node *n)
+{
+	int count = 0;
+	for (int k = 0; k < n->nin; k++)
+		count += n->operands->items[k]->kind != LIT_VALUE;
+	return count;
+}
+
+/* What node n adds to its graph once Calls are inlined: its callee's
+ * operators and numbers, or itself, and its own numbers. */
+static int64_t inlined_size(const Node *n)
+{
+	const Graph *callee = n->op == OP_CALL ? n->a.callee : NULL;
+	int64_t add = callee ? callee->nflat : 1;
+	return add > INT64_MAX - numbers_of(n) ? INT64_MAX : add + numbers_of(n);
+}
+
 static void check_graph_names(Checker *c, Graph *g)
 {
 	NameMap nm;
 	map_init(&nm, g->nvalues);
 	for (int id = 0; id < g->nvalues; id++) {
 		Value *v = &g->values[id];
+		if (v->literal)   /* a number operand: no text names it (build_stmt gave its id) */
+			continue;
 		int slot = map_slot(&nm, v->name);
 		if (nm.keys[slot]) {
 			int line, col;
@@ -492,14 +518,19 @@ static void check_graph_names(Checker *c, Graph *g)
 		nm.keys[slot] = v->name;
 		nm.vals[slot] = id;
 	}
-	g->nflat = 0;
+	g->nflat = g->nliterals = 0;
 	for (int i = 0; i < g->nnodes; i++) {
 		Node *n = &g->nodes[i];
-		n->in = arena_alloc(c->m->arena, sizeof(int) * (size_t)(n->nin ? n->nin : 1));
 		for (int k = 0; k < n->nin; k++)
-			n->in[k] = resolve_value(c, g, &nm, n->operands->items[k], n->result);
+			if (n->operands->items[k]->kind == LIT_VALUE)
+				n->in[k] = resolve_value(c, g, &nm, n->operands->items[k], n->result);
 		if (n->op == OP_COUNT) {
-			ERR(c, n->op_span, "unknown operator '%s'", n->op_name);
+			const char *names[OP_COUNT];
+			int nnames = 0;
+			for (int k = 0; k < OP_COUNT; k++)
+				if (!op_is_fused((OpKind)k))
+					names[nnames++] = op_info[k].name;
+			ERR(c, n->op_span, "unknown operator '%s'%s", n->op_name, DID_YOU_MEAN(n->op_name, names, nnames));
 			continue;
 		}
 		const OpInfo *info = &op_info[n->op];
@@ -521,8 +552,10 @@ static void check_graph_names(Checker *c, Graph *g)
 			ERR(c, n->a.shard->span, "nested shard: @%s already calls a graph with shard", n->a.callee->name);
 		if (n->op == OP_CALL && (n->a.shard || (n->a.callee && n->a.callee->contains_shard)))
 			g->contains_shard = true;
-		int64_t add = n->op == OP_CALL && n->a.callee ? n->a.callee->nflat : 1;
+		int64_t add = inlined_size(n), lits = (n->op == OP_CALL && n->a.callee ? n->a.callee->nliterals : 0);
+		lits += numbers_of(n);
 		g->nflat = g->nflat > INT64_MAX - add ? INT64_MAX : g->nflat + add;
+		g->nliterals = g->nliterals > INT64_MAX - lits ? INT64_MAX : g->nliterals + lits;
 	}
 	g->ret = arena_alloc(c->m->arena, sizeof(int) * (size_t)g->rets->nitems);
 	g->nret = g->rets->nitems;
@@ -600,12 +633,19 @@ static void check_optimizer(Checker *c, Train *t, const Lit *v)
 		if ((v->kind == LIT_APPLY || v->kind == LIT_IDENT) && strcmp(v->s, optimizers[k].name) == 0)
 			o = &optimizers[k];
 	if (!o) {
-		ERR(c, v->span, "optimizer is SGD(...), Momentum(...), Adam(...) or AdamWeightDecay(...)");
+		const char *names[NOPTIMIZERS];
+		for (int k = 0; k < NOPTIMIZERS; k++)
+			names[k] = optimizers[k].name;
+		bool named = v->kind == LIT_APPLY || v->kind == LIT_IDENT;
+		ERR(c, v->span, "optimizer is SGD(...), Momentum(...), Adam(...) or AdamWeightDecay(...)%s",
+		    named ? DID_YOU_MEAN(v->s, names, NOPTIMIZERS) : "");
 		return;
 	}
-	StrBuf names = {0};
+	const char *args[6];
 	for (int k = 0; k < o->nargs; k++)
-		sb_printf(&names, k ? ", %s" : "%s", o->args[k].name);
+		args[k] = o->args[k].name;
+	StrBuf names = {0};
+	sb_join(&names, args, o->nargs, ", ");
 	t->optimizer = o->kind;
 	bool given[6] = {false};
 	for (int k = 0; k < o->nargs; k++) {
@@ -623,7 +663,8 @@ static void check_optimizer(Checker *c, Train *t, const Lit *v)
 		while (k < o->nargs && strcmp(o->args[k].name, key->s) != 0)
 			k++;
 		if (k == o->nargs) {
-			ERR(c, key->span, "%s has no argument '%s' (it takes %s)", o->name, key->s, names.data);
+			ERR(c, key->span, "%s has no argument '%s' (it takes %s)%s", o->name, key->s, names.data,
+			    DID_YOU_MEAN(key->s, args, o->nargs));
 			continue;
 		}
 		given[k] = true;
@@ -714,9 +755,16 @@ static void check_train_names(Checker *c)
 				    "keeping the values between layers), \"selective\" (only attention's scores and Softmax) or false");
 		} else if (strcmp(key, "optimizer") == 0)
 			check_optimizer(c, t, v);
-		else
-			ERR(c, t->lit->keys[i]->span, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm, "
-			    "precision, init_loss_scale, scale_factor, scale_window, recompute)", key);
+		else {
+			static const char *const keys[] = {"loss", "optimizer", "steps", "clip_global_norm", "precision",
+			                                   "init_loss_scale", "scale_factor", "scale_window", "recompute"};
+			int nkeys = (int)(sizeof keys / sizeof *keys);
+			StrBuf b = {0};
+			sb_join(&b, keys, nkeys, ", ");
+			ERR(c, t->lit->keys[i]->span, "unknown train key '%s' (expected %s)%s", key, b.data,
+			    DID_YOU_MEAN(key, keys, nkeys));
+			sb_free(&b);
+		}
 	}
 	/* One precision for the model: the train block's, else the context's. */
 	if (t->precision == DT_F32)
@@ -754,8 +802,11 @@ static void check_inits(Checker *c, const Graph *g, bool entry)
 			if (strcmp(init->s, inits[i].name) == 0)
 				which = i;
 		if (which < 0) {
+			const char *names[6];
+			for (int i = 0; i < 6; i++)
+				names[i] = inits[i].name;
 			ERR(c, init->span, "unknown initializer '%s' (expected zeros, ones, constant(v), uniform(lo, hi), "
-			    "normal(std) or randint(lo, hi))", init->s);
+			    "normal(std) or randint(lo, hi))%s", init->s, DID_YOU_MEAN(init->s, names, 6));
 			continue;
 		}
 		if (init->nitems != inits[which].nargs) {
@@ -778,7 +829,7 @@ static void check_inits(Checker *c, const Graph *g, bool entry)
 }
 
 /* Requires every graph's nflat. Inlining is refused before it starts when the
- * entry would exceed FLAT_LIMIT operators (40 graphs each calling the previous
+ * entry would exceed FLAT_LIMIT operators and numbers (40 graphs each calling the previous
  * twice are 2 KB of text and 2^40 operators). The error points at the Call
  * where the limit is first crossed: in the entry, the Call whose callee takes
  * the running count over; if that callee is over the limit by itself, the
@@ -793,12 +844,12 @@ static void check_inline_size(Checker *c)
 		for (int i = 0; i < g->nnodes; i++) {
 			const Node *n = &g->nodes[i];
 			const Graph *callee = n->op == OP_CALL ? n->a.callee : NULL;
-			int64_t add = callee ? callee->nflat : 1;
-			if (count + add <= FLAT_LIMIT) {
+			int64_t add = inlined_size(n);
+			if (add <= FLAT_LIMIT - count) {
 				count += add;
 				continue;
 			}
-			if (callee && add > FLAT_LIMIT) {
+			if (callee && callee->nflat > FLAT_LIMIT) {
 				g = callee;
 				break;
 			}

@@ -53,8 +53,12 @@ static void check_node_strategies(Checker *c, Graph *g, Node *n)
 	const Strategy *in = &n->a.in_strategy, *out = &n->a.out_strategy;
 	const char *op = op_info[n->op].name;
 	char what[96];
+	bool numbers = false;
+	for (int k = 0; k < n->nin; k++)
+		numbers |= n->operands->items[k]->kind != LIT_VALUE;
 	if (in->n && in->n != n->nin)
-		ERR(c, in->span, "%s has %d input%s but in_strategy gives %d", op, n->nin, n->nin == 1 ? "" : "s", in->n);
+		ERR(c, in->span, "%s has %d input%s but in_strategy gives %d%s", op, n->nin, n->nin == 1 ? "" : "s", in->n,
+		    numbers ? " (a number operand's entry is ())" : "");
 	else
 		for (int k = 0; k < in->n; k++) {
 			snprintf(what, sizeof what, "input %d of %s", k, op);

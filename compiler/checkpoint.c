@@ -55,7 +55,7 @@ void recompute_policy(const Module *m, const FlatGraph *f, RecomputePolicy polic
 	int *last = xmalloc(sizeof(int) * (size_t)nv);        /* last reading node */
 	for (int v = 0; v < nv; v++) {
 		node_of[v] = last[v] = -1;
-		data[v] = v < g->nparams && !g->values[v].type.is_param;
+		data[v] = v < g->nparams && !g->values[v].type.is_param && !g->values[v].literal;   /* a number is no data */
 	}
 	for (int k = 0; k < g->nret; k++)
 		kept[g->ret[k]] = true;

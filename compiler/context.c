@@ -134,11 +134,17 @@ bool check_context(Module *m, Diag *d)
 		bool ok = context_apply(&m->ctx, lit->keys[i]->s, lit->items[i], &err);
 		if (ok && m->ctx.dataset_tuple == lit->items[i])
 			m->ctx.dataset_src = m->src;
-		if (!ok && strcmp(err, "unknown context key") == 0)
-			diag_error(d, m->src, lit->keys[i]->span, "unknown context key '%s' (expected device_num, "
-			           "parallel_mode, search_mode, dataset_strategy, seed, precision, enable_parallel_optimizer, "
-			           "optimizer_level or optimizer_weight_shard_size)", lit->keys[i]->s);
-		else if (!ok)
+		if (!ok && strcmp(err, "unknown context key") == 0) {
+			static const char *const keys[] = {"device_num", "parallel_mode", "search_mode", "dataset_strategy",
+			                                   "seed", "precision", "enable_parallel_optimizer", "optimizer_level",
+			                                   "optimizer_weight_shard_size"};
+			int nkeys = (int)(sizeof keys / sizeof *keys);
+			StrBuf b = {0};
+			sb_join(&b, keys, nkeys, " or ");
+			diag_error(d, m->src, lit->keys[i]->span, "unknown context key '%s' (expected %s)%s", lit->keys[i]->s,
+			           b.data, DID_YOU_MEAN(lit->keys[i]->s, keys, nkeys));
+			sb_free(&b);
+		} else if (!ok)
 			diag_error(d, m->src, lit->items[i]->span, "%s", err);
 	}
 	return d->nerrors == before;

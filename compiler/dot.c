@@ -183,7 +183,10 @@ char *dot_graph(const Lowered *l, const Cluster *c)
 	for (int p = 0; p < g->nparams; p++) {
 		const Value *pv = &g->values[p];
 		StrBuf lb = {0};
-		sb_printf(&lb, "%%%s: ", pv->name);
+		if (pv->literal)   /* a number written as an operand */
+			sb_printf(&lb, "%s: ", pv->literal->s);
+		else
+			sb_printf(&lb, "%%%s: ", pv->name);
 		type_print(&lb, &pv->type);
 		sb_puts(&lb, "\\n");
 		layout_print(&lb, &l->home[p]);

@@ -68,6 +68,13 @@ static void print_attrs(StrBuf *b, OpKind op, const Attrs *a)
 	sb_free(&e);
 }
 
+/* `%name`, or the number written for a literal (Value.literal) as it was written. */
+static void print_operand(StrBuf *b, const Graph *g, int v, bool comma)
+{
+	const Lit *l = g->values[v].literal;
+	sb_printf(b, l ? "%s%s" : "%s%%%s", comma ? ", " : "", l ? l->s : g->values[v].name);
+}
+
 /* ---- step_parallel_begin ---- */
 
 /* Input k's layout as a Layout application: L("mp", ("sp", "dp"), "None"). */
@@ -126,7 +133,7 @@ static void print_begin_node(StrBuf *b, const Lowered *l, int i, const bool *rec
 	const NodeStrategy *ns = &l->st->node[i];
 	sb_printf(b, "  %%%s = %s(", g->values[n->result].name, op_info[n->op].name);
 	for (int k = 0; k < n->nin; k++)
-		sb_printf(b, k ? ", %%%s" : "%%%s", g->values[n->in[k]].name);
+		print_operand(b, g, n->in[k], k > 0);
 	sb_putc(b, ')');
 	/* The node's own attributes, then the strategy it ended with. */
 	StrBuf attrs = {0};
@@ -178,7 +185,8 @@ void dump_begin(StrBuf *b, const Lowered *l)
 	for (int i = 0; i < m->nlayouts; i++)
 		print_layout_decl(b, m->layouts[i]);
 	sb_printf(b, "\ngraph @%s(", g->name);
-	for (int p = 0; p < g->nparams; p++) {
+	int nentry = l->flat->nentry;   /* the numbers written as operands are no parameters */
+	for (int p = 0; p < nentry; p++) {
 		const Value *v = &g->values[p];
 		/* With a comment after each parameter, the comma goes before it. */
 		bool comment = l->device_num > 1;
@@ -189,11 +197,11 @@ void dump_begin(StrBuf *b, const Lowered *l)
 			init_print(b, v->init);
 		}
 		if (comment) {
-			sb_puts(b, p + 1 < g->nparams ? ",  # " : ") {  # ");
+			sb_puts(b, p + 1 < nentry ? ",  # " : ") {  # ");
 			layout_print(b, &l->home[p]);
 		}
 	}
-	sb_puts(b, g->nparams && l->device_num > 1 ? "\n" : ") {\n");
+	sb_puts(b, nentry && l->device_num > 1 ? "\n" : ") {\n");
 	/* Each operator recompute.c recomputes says so itself; the train
 	 * block's recompute, which chose them by their Calls, is left out (the
 	 * Calls are inlined here). */
@@ -311,8 +319,12 @@ static void print_lowered_op(StrBuf *b, const Lowered *l, const LOp *o, int64_t 
 	Attrs a;
 	lowered_rank_attrs(l, o, rank, &a, members);
 	sb_printf(b, "%s%%%s = %s(", indent, l->values[o->result].name, op_info[o->op].name);
-	for (int k = 0; k < o->nin; k++)
-		sb_printf(b, k ? ", %%%s" : "%%%s", l->values[o->in[k]].name);
+	for (int k = 0; k < o->nin; k++) {
+		if (o->in[k] < l->nparams && l->flat->g->values[o->in[k]].literal)
+			print_operand(b, l->flat->g, o->in[k], k > 0);
+		else
+			sb_printf(b, k ? ", %%%s" : "%%%s", l->values[o->in[k]].name);
+	}
 	sb_putc(b, ')');
 	print_attrs(b, o->op, &a);
 	sb_puts(b, " : ");
@@ -382,7 +394,8 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 	sb_printf(b, "context {\n  device_num: %lld,\n  parallel_mode: \"stand_alone\",\n  seed: %lld\n}\n",
 	          (long long)l->device_num, (long long)m->ctx.seed);
 	sb_printf(b, "\ngraph @%s(", g->name);
-	for (int p = 0; p < l->nparams; p++) {
+	int nentry = l->flat->nentry;   /* the numbers written as operands are no parameters */
+	for (int p = 0; p < nentry; p++) {
 		const LValue *v = &l->values[p];
 		const Value *gv = &g->values[p];
 		sb_printf(b, "%s%%%s: ", p ? "\n    " : "", v->name);
@@ -391,10 +404,10 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 			sb_puts(b, " = ");
 			init_print(b, gv->init);
 		}
-		sb_puts(b, p + 1 < l->nparams ? ",  # " : ") {  # ");
+		sb_puts(b, p + 1 < nentry ? ",  # " : ") {  # ");
 		print_piece(b, v, rank);
 	}
-	sb_puts(b, l->nparams ? "\n" : ") {\n");
+	sb_puts(b, nentry ? "\n" : ") {\n");
 	int64_t *members = xmalloc(sizeof(int64_t) * (size_t)l->device_num);
 	for (int i = 0; i < l->nfwd; i++) {   /* the backward pass is the emitter's (autodiff.c) */
 		const LOp *o = unfused(l, i);   /* as written; fusion_mark says what runs */

@@ -226,6 +226,10 @@ static void emit_input(StrBuf *b, const Program *p, int v)
 	const Value *gv = &l->flat->g->values[v];
 	const LValue *x = &l->values[v];
 	const char *c = p->cname[v], *dt = sc_dtype_name(x->type.dtype);
+	if (gv->literal) {   /* a number written as an operand: no file feeds it */
+		sb_printf(b, "\tsc_fill(rt, %s, %s, 1, %.17g);  /* %s */\n", c, dt, lit_number(gv->literal), gv->literal->s);
+		return;
+	}
 	const Lit *init = gv->init;
 	const char *kind = init ? init->s : gv->type.is_param ? "normal" : "uniform";
 	int user;
@@ -404,7 +408,7 @@ static void emit_names(StrBuf *b, const Lowered *l, const char *var, bool params
 	const Graph *g = l->flat->g;
 	int n = 0;
 	sb_printf(b, "\tstatic const char *const %s[] = {", var);
-	for (int v = 0; v < l->nparams; v++)
+	for (int v = 0; v < l->flat->nentry; v++)
 		if (g->values[v].type.is_param == params)
 			sb_printf(b, n++ ? ", \"%s\"" : "\"%s\"", g->values[v].name);
 	sb_printf(b, "%s};\n\tsc_check_names(rt, \"%s\", %s, %d);\n", n ? "" : "NULL", params ? "--param" : "--input",

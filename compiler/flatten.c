@@ -9,7 +9,11 @@
  * pass quadratic), a Call nested PREFIX_DEPTH deep starts the prefix over as
  * `<callee>.<n>`, n counting the Calls inlined so far. The copies keep their original attributes and
  * spans, and remember the node they copy and the shard of the Call that
- * brought them in. The entry graph's parameters come first, in order. */
+ * brought them in. The entry graph's parameters come first, in order; then
+ * one input for each number written as an operand (Value.literal) in each
+ * inlined copy, in the order the copy meets them, named as the copy names
+ * its values: a constant, which no file feeds. So step_parallel_begin, which
+ * writes each number where it was, reads back to the same flat graph. */
 #include "shardc.h"
 
 #include <stdlib.h>
@@ -32,6 +36,7 @@ typedef struct {
 typedef struct {
 	Module *m;
 	FlatGraph *f;
+	int next_literal;        /* the next flat input reserved for a number */
 	int cap_values, cap_nodes, cap_orig;
 	int64_t ncalls;          /* Calls inlined so far */
 	Frame *stack;
@@ -44,6 +49,24 @@ static int add_value(Flattener *x, const char *name, const Type *t, Span span)
 	Value *v = ARENA_PUSH(x->m->arena, g->values, g->nvalues, x->cap_values);
 	*v = (Value){.name = name, .span = span, .type = *t, .node = -1};
 	return g->nvalues - 1;
+}
+
+/* The flat input for the number that module value v of the graph on top of
+ * the stack is: the next one reserved, named as the copy names its values. */
+static int take_literal(Flattener *x, int v)
+{
+	Frame *fr = &x->stack[x->nstack - 1];
+	const Value *lv = &fr->src->values[v];
+	Value *fv = &x->f->g->values[x->next_literal];
+	*fv = (Value){.name = lv->name, .span = lv->span, .type = lv->type, .node = -1, .literal = lv->literal};
+	if (fr->prefix) {
+		StrBuf b = {0};
+		sb_printf(&b, "%s.%s", fr->prefix, lv->name);
+		fv->name = arena_strdup(x->m->arena, b.data);
+		sb_free(&b);
+	}
+	fr->id[v] = x->next_literal;
+	return x->next_literal++;
 }
 
 /* Starts copying graph `src`: arg[k] is the flat value of its parameter k. */
@@ -75,6 +98,9 @@ static void copy_step(Flattener *x)
 		return;
 	}
 	const Node *n = &src->nodes[fr->next++];
+	for (int k = 0; k < n->nin; k++)
+		if (src->values[n->in[k]].literal)
+			take_literal(x, n->in[k]);
 	const Value *res = &src->values[n->result];
 	const char *name = res->name;
 	if (fr->prefix) {
@@ -138,13 +164,19 @@ FlatGraph *flatten(Module *m)
 		arg[k] = add_value(&x, v->name, &v->type, v->span);
 		g->values[arg[k]].init = v->init;
 	}
-	g->nparams = entry->nparams;
+	f->nentry = entry->nparams;
+	x.next_literal = g->nvalues;
+	for (int64_t k = 0; k < entry->nliterals; k++)   /* reserved: take_literal fills them in order */
+		add_value(&x, NULL, &(Type){.rank = 0}, entry->span);
+	g->nparams = g->nvalues;
 	g->nret = entry->nret;
 	g->ret = arena_alloc(a, sizeof(int) * (size_t)(entry->nret ? entry->nret : 1));
 	push_graph(&x, entry, arg, g->ret, NULL, 0, NULL);
 	f->of_entry = x.stack[0].id;
 	while (x.nstack)
 		copy_step(&x);
+	if (x.next_literal != g->nparams)
+		die("%d numbers reserved, %d met", g->nparams - f->nentry, x.next_literal - f->nentry);
 	free(x.stack);
 	return f;
 }

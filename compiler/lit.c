@@ -142,6 +142,12 @@ void lit_print(StrBuf *b, const Lit *l)
 #define DTYPE_TABLE(X) X(DT_F32, "Float32") X(DT_F16, "Float16") X(DT_BF16, "BFloat16") \
 	X(DT_I32, "Int32") X(DT_I64, "Int64") X(DT_BOOL, "Bool")
 
+const char *const dtype_names[DT_BOOL + 1] = {
+#define X(e, s) [e] = s,
+	DTYPE_TABLE(X)
+#undef X
+};
+
 const char *dtype_name(DType t)
 {
 	switch (t) {

@@ -462,7 +462,7 @@ char *manifest_json(const Lowered *l)
 	set(root, "graph", jstr(g->name));
 	set(root, "seed", json_integer(l->m->ctx.seed));
 	json_t *inputs = json_array(), *params = json_array();
-	for (int p = 0; p < l->nparams; p++) {
+	for (int p = 0; p < l->flat->nentry; p++) {   /* the numbers written as operands are the program's own */
 		const Value *v = &g->values[p];
 		push(v->type.is_param ? params : inputs, jtensor(l, -1, v->name, &l->values[p], v));
 	}

@@ -153,6 +153,13 @@ Lit *lit_float(Parser *p, double v, Span at)
 	return l;
 }
 
+Lit *lit_operand(Parser *p, Lit *number)
+{
+	const char *text = p->m->src->text + number->span.start;
+	number->s = arena_strndup(p->m->arena, text, (size_t)(number->span.end - number->span.start));
+	return number;
+}
+
 static Lit *relabel(Parser *p, Lit *items, LitKind kind, Span at)
 {
 	if (!items)
@@ -314,6 +321,22 @@ void build_stmt(Parser *p, const char *name, Span at, const char *op, Span op_at
 		return;
 	OpKind kind = OP_COUNT;   /* unknown: check_names reports it with the other name errors */
 	op_from_name(op, &kind);
+	/* Each number operand is a value of its own (Value.literal), just before
+	 * the result, named `<result>#<k>`, which no text can name; shape.c types
+	 * it. check_names resolves the value names. */
+	int *in = arena_alloc(p->m->arena, sizeof(int) * (size_t)(operands->nitems ? operands->nitems : 1));
+	for (int k = 0; k < operands->nitems; k++) {
+		const Lit *o = operands->items[k];
+		in[k] = -1;
+		if (o->kind == LIT_VALUE)
+			continue;
+		StrBuf b = {0};
+		sb_printf(&b, "%s#%d", name, k);
+		Value *lv = add_value(p, arena_strdup(p->m->arena, b.data), o->span);
+		sb_free(&b);
+		lv->literal = o;
+		in[k] = g->nvalues - 1;
+	}
 	Value *v = add_value(p, name, at);
 	v->node = g->nnodes;
 	Node *n = ARENA_PUSH(p->m->arena, g->nodes, g->nnodes, g->cap_nodes);
@@ -324,6 +347,7 @@ void build_stmt(Parser *p, const char *name, Span at, const char *op, Span op_at
 	n->result = g->nvalues - 1;
 	n->operands = operands;
 	n->nin = operands->nitems;
+	n->in = in;
 	n->attr_lit = attrs;
 	n->sig = sig;
 }
@@ -369,12 +393,17 @@ Lit *build_type(Parser *p, const char *kind, Span kind_at, const char *dtype, Sp
 	else if (strcmp(kind, "Parameter") == 0)
 		t->is_param = true;
 	else {
-		diag_error(p->d, p->m->src, kind_at, "unknown type '%s' (expected Tensor or Parameter)", kind);
+		static const char *const kinds[] = {"Tensor", "Parameter"};
+		diag_error(p->d, p->m->src, kind_at, "unknown type '%s' (expected Tensor or Parameter)%s", kind,
+		           DID_YOU_MEAN(kind, kinds, 2));
 		return l;
 	}
 	if (!dtype_from_name(dtype, &t->dtype)) {
-		diag_error(p->d, p->m->src, dtype_at,
-		           "unknown element type '%s' (expected Float32, Float16, BFloat16, Int32, Int64 or Bool)", dtype);
+		StrBuf b = {0};
+		sb_join(&b, dtype_names, DT_BOOL + 1, " or ");
+		diag_error(p->d, p->m->src, dtype_at, "unknown element type '%s' (expected %s)%s", dtype, b.data,
+		           DID_YOU_MEAN(dtype, dtype_names, DT_BOOL + 1));
+		sb_free(&b);
 		return l;
 	}
 	if (dims->nitems > MAX_DIMS) {

@@ -28,6 +28,7 @@ Lit *lit_append(Parser *p, Lit *list, Lit *key, Lit *item);
 Lit *lit_name(Parser *p, LitKind kind, const char *s, Span at);
 Lit *lit_int(Parser *p, LitKind kind, int64_t v, Span at);
 Lit *lit_float(Parser *p, double v, Span at);
+Lit *lit_operand(Parser *p, Lit *number);   /* an operand: keeps its text as written */
 Lit *lit_tuple(Parser *p, Lit *items, Span at);
 Lit *lit_dict(Parser *p, Lit *entries, Span at);
 Lit *lit_apply(Parser *p, const char *callee, Lit *args, Span at);

@@ -2,7 +2,8 @@
  *
  * Order: context (every key, effective values), layouts, graphs in file order,
  * train. Comments are dropped and spacing is fixed, so printing what this
- * prints gives the same text again. */
+ * prints gives the same text again; a number operand keeps the text it was
+ * written with. */
 #include "shardc.h"
 
 void print_context(StrBuf *b, const Module *m)
@@ -63,8 +64,10 @@ static void print_graph(StrBuf *b, const Graph *g)
 	for (int i = 0; i < g->nnodes; i++) {
 		const Node *n = &g->nodes[i];
 		sb_printf(b, "  %%%s = %s(", g->values[n->result].name, op_info[n->op].name);
-		for (int k = 0; k < n->nin; k++)
-			sb_printf(b, k ? ", %%%s" : "%%%s", n->operands->items[k]->s);
+		for (int k = 0; k < n->nin; k++) {
+			const Lit *o = n->operands->items[k];   /* a number as written */
+			sb_printf(b, o->kind == LIT_VALUE ? "%s%%%s" : "%s%s", k ? ", " : "", o->s);
+		}
 		sb_putc(b, ')');
 		if (n->attr_lit && n->attr_lit->nitems) {
 			sb_putc(b, ' ');

@@ -6,6 +6,8 @@
  * skipped silently, so one mistake gives one message. Broadcasting is numpy's. */
 #include "shardc.h"
 
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 typedef struct {
@@ -37,6 +39,14 @@ static const Type *in_type(Infer *x, int k)
 static Span in_span(Infer *x, int k)
 {
 	return x->n->operands->items[k]->span;
+}
+
+/* Operand k as a message names it, in b: '%name', or a number as written. */
+static const char *in_name(Infer *x, int k, StrBuf *b)
+{
+	const Value *v = &x->g->values[x->n->in[k]];
+	sb_printf(b, v->literal ? "%s" : "'%%%s'", v->literal ? v->literal->s : v->name);
+	return b->data;
 }
 
 static const char *opname(Infer *x)
@@ -78,8 +88,10 @@ static bool need_float(Infer *x, int k)
 {
 	if (dtype_is_float(in_type(x, k)->dtype))
 		return true;
-	ERR(x, in_span(x, k), "%s needs a floating-point operand, '%%%s' is %s", opname(x),
-	    x->g->values[x->n->in[k]].name, dtype_name(in_type(x, k)->dtype));
+	StrBuf b = {0};
+	ERR(x, in_span(x, k), "%s needs a floating-point operand, %s is %s", opname(x), in_name(x, k, &b),
+	    dtype_name(in_type(x, k)->dtype));
+	sb_free(&b);
 	return false;
 }
 
@@ -231,7 +243,6 @@ static bool infer_transpose(Infer *x, const Type *in, Type *out)
  * statistics too. */
 static bool infer_norm(Infer *x, const Type *in, Type *out)
 {
-	const Graph *g = x->g;
 	const Node *n = x->n;
 	int params_n = op_info[n->op].min_inputs - 1;   /* gamma, beta */
 	const Type *gamma = in_type(x, 1);
@@ -239,8 +250,10 @@ static bool infer_norm(Infer *x, const Type *in, Type *out)
 	if (!need_float(x, 0))
 		return false;
 	if (!(op_info[n->op].attrs & (1u << ATTR_BEGIN_NORM_AXIS)) && (gamma->rank < 1 || gamma->rank > in->rank)) {
-		ERR(x, in_span(x, 1), "%s: gamma '%%%s' covers x's last dims (1 to %d of them), got %s", opname(x),
-		    g->values[n->in[1]].name, in->rank, DIMS(gamma));
+		StrBuf b = {0};
+		ERR(x, in_span(x, 1), "%s: gamma %s covers x's last dims (1 to %d of them), got %s", opname(x),
+		    in_name(x, 1, &b), in->rank, DIMS(gamma));
+		sb_free(&b);
 		return false;
 	}
 	norm_begin(n->op, &n->a, in->rank, gamma->rank, &norm, &params);
@@ -439,9 +452,10 @@ static bool infer_call(Infer *x, Type *out)
 	for (int k = 0; k < x->n->nin; k++) {
 		const Type *want = &callee->values[k].type, *got = in_type(x, k);
 		if (want->rank >= 0 && !type_equal(want, got)) {
-			ERR(x, in_span(x, k), "input %d of @%s is %s %s but '%%%s' is %s %s", k, callee->name,
-			    dtype_name(want->dtype), DIMS(want), x->g->values[x->n->in[k]].name, dtype_name(got->dtype),
-			    DIMS(got));
+			StrBuf b = {0};
+			ERR(x, in_span(x, k), "input %d of @%s is %s %s but %s is %s %s", k, callee->name,
+			    dtype_name(want->dtype), DIMS(want), in_name(x, k, &b), dtype_name(got->dtype), DIMS(got));
+			sb_free(&b);
 			return false;
 		}
 	}
@@ -528,14 +542,18 @@ static bool infer_node(Infer *x, Type *out)
 			return false;
 		}
 		if (idx->dtype != DT_I32 && idx->dtype != DT_I64) {
-			ERR(x, in_span(x, 1), "Gather: the indices must be Int32 or Int64, '%%%s' is %s",
-			    x->g->values[x->n->in[1]].name, dtype_name(idx->dtype));
+			StrBuf b = {0};
+			ERR(x, in_span(x, 1), "Gather: the indices must be Int32 or Int64, %s is %s", in_name(x, 1, &b),
+			    dtype_name(idx->dtype));
+			sb_free(&b);
 			return false;
 		}
 		if (a->rank != 2) {
 			/* The split rule (rules.c) and the kernels know a (rows, features) table only. */
-			ERR(x, in_span(x, 0), "Gather: the table must be 2-D (rows, features), '%%%s' is %s",
-			    x->g->values[x->n->in[0]].name, DIMS(a));
+			StrBuf b = {0};
+			ERR(x, in_span(x, 0), "Gather: the table must be 2-D (rows, features), %s is %s", in_name(x, 0, &b),
+			    DIMS(a));
+			sb_free(&b);
 			return false;
 		}
 		if (idx->rank + a->rank - 1 > MAX_DIMS) {
@@ -607,6 +625,74 @@ static bool infer_node(Infer *x, Type *out)
 	return false;
 }
 
+/* The largest finite value of a float type. */
+static double float_max(DType t)
+{
+	return t == DT_F16 ? 65504.0 : t == DT_BF16 ? 3.3895313892515355e38 : FLT_MAX;
+}
+
+/* Types the node's number operands (Value.literal): shape (), the dtype of
+ * its first value operand. False (reported at the number) when the number
+ * does not fit that type, or has none; false silently when the type is not
+ * known yet (an earlier error). A Call takes no number: in the flat graph
+ * one would stand for the callee's input wherever it is read, where no
+ * text can write it (an operator of numbers only). */
+static bool type_literals(Infer *x)
+{
+	Node *n = x->n;
+	int first = -1, number = -1;
+	for (int k = n->nin - 1; k >= 0; k--) {
+		if (n->in[k] < 0)   /* an undefined name, reported */
+			return false;
+		if (x->g->values[n->in[k]].literal)
+			number = k;
+		else
+			first = k;
+	}
+	if (number < 0)
+		return true;
+	if (n->op == OP_CALL) {
+		ERR(x, in_span(x, number), "Call: a number cannot be passed to a called graph; write it where the graph "
+		    "uses that input, or pass a value");
+		return false;
+	}
+	if (first < 0) {
+		ERR(x, n->op_span, "%s: a number operand takes its type from a value operand, and %s has none", opname(x),
+		    opname(x));
+		return false;
+	}
+	if (in_type(x, first)->rank < 0)
+		return false;
+	bool ok = true;
+	for (int k = 0; k < n->nin; k++) {
+		Value *v = &x->g->values[n->in[k]];
+		if (!v->literal)
+			continue;
+		v->type = (Type){.dtype = in_type(x, first)->dtype, .rank = 0};
+		const Lit *l = v->literal;
+		double f = lit_number(l);
+		DType t = v->type.dtype;
+		if (t == DT_BOOL) {
+			ERR(x, l->span, "%s: the number %s would be Bool, as the operand it goes with; Bool takes no numbers",
+			    opname(x), l->s);
+			ok = false;
+		} else if (!dtype_is_float(t) && l->kind == LIT_FLOAT) {
+			ERR(x, l->span, "%s: the number %s is not an integer, but the operand it goes with is %s (write an "
+			    "integer, or Cast to a float type)", opname(x), l->s, dtype_name(t));
+			ok = false;
+		} else if (t == DT_I32 && (l->i < INT32_MIN || l->i > INT32_MAX)) {
+			ERR(x, l->span, "%s: the number %s does not fit Int32, the type of the operand it goes with", opname(x),
+			    l->s);
+			ok = false;
+		} else if (dtype_is_float(t) && fabs(f) > float_max(t)) {
+			ERR(x, l->span, "%s: the number %s does not fit %s (largest %g), the type of the operand it goes with",
+			    opname(x), l->s, dtype_name(t), float_max(t));
+			ok = false;
+		}
+	}
+	return ok;
+}
+
 /* The same bound as declared types (parse.c), so later products never overflow. */
 static bool within_limit(Infer *x, const Type *t)
 {
@@ -631,9 +717,12 @@ static void check_signature(Infer *x, const Type *got)
 	}
 	for (int k = 0; k < x->n->nin; k++) {
 		const Type *w = s->ins->items[k]->type, *t = in_type(x, k);
-		if (w->rank >= 0 && !type_equal(w, t))
-			ERR(x, s->ins->items[k]->span, "signature input %d is %s %s but '%%%s' is %s %s", k, dtype_name(w->dtype),
-			    DIMS(w), x->g->values[x->n->in[k]].name, dtype_name(t->dtype), DIMS(t));
+		if (w->rank >= 0 && !type_equal(w, t)) {
+			StrBuf b = {0};
+			ERR(x, s->ins->items[k]->span, "signature input %d is %s %s but %s is %s %s", k, dtype_name(w->dtype),
+			    DIMS(w), in_name(x, k, &b), dtype_name(t->dtype), DIMS(t));
+			sb_free(&b);
+		}
 	}
 	if (s->outs->nitems != 1) {
 		ERR(x, s->outs->span, "%s has one result but the signature lists %d", opname(x), s->outs->nitems);
@@ -655,7 +744,7 @@ bool infer_shapes(Module *m, Diag *d)
 			x.n = &x.g->nodes[i];
 			Value *v = &x.g->values[x.n->result];
 			v->type.rank = -1;
-			if (x.n->op == OP_COUNT)
+			if (x.n->op == OP_COUNT || !type_literals(&x))
 				continue;
 			bool inputs_known = true;
 			for (int k = 0; k < x.n->nin; k++)

@@ -76,7 +76,7 @@ struct Lit {
 	Span span;
 	int64_t i;               /* INT, BOOL */
 	double f;                /* FLOAT */
-	const char *s;           /* STR, VALUE, GRAPH, IDENT, APPLY callee */
+	const char *s;           /* STR, VALUE, GRAPH, IDENT, APPLY callee; a number operand's text as written */
 	Lit **items;             /* TUPLE, DICT values, APPLY args */
 	Lit **keys;              /* DICT, APPLY */
 	int nitems, cap;
@@ -96,6 +96,7 @@ void print_float(StrBuf *b, double f);         /* shortest text that reads back 
 void type_print(StrBuf *b, const Type *t);
 void ints_print(StrBuf *b, const int64_t *v, int n);   /* (2, 4), (8,), () */
 const char *dtype_name(DType t);
+extern const char *const dtype_names[DT_BOOL + 1];   /* dtype_name of each, in order */
 bool dtype_from_name(const char *s, DType *out);
 bool dtype_is_float(DType t);
 bool dtype_is_half(DType t);                   /* Float16, BFloat16 */
@@ -254,7 +255,7 @@ typedef struct {
 	int result;              /* value id */
 	int nin;
 	int *in;                 /* value ids, filled by resolve */
-	Lit *operands;           /* tuple of LIT_VALUE as written */
+	Lit *operands;           /* tuple of LIT_VALUE, LIT_INT and LIT_FLOAT (a number) as written */
 	Lit *attr_lit;           /* LIT_DICT or NULL */
 	Signature *sig;
 	Attrs a;
@@ -264,8 +265,9 @@ typedef struct {
 	const char *name;        /* without % */
 	Span span;
 	Type type;
-	int node;                /* defining node, -1 for a parameter */
+	int node;                /* defining node, -1 for a parameter or a literal */
 	Lit *init;               /* parameters only: initializer or NULL */
+	const Lit *literal;      /* a number written as an operand, `<result>#<k>` (parse.c, flatten.c), or NULL */
 } Value;
 
 struct Graph {
@@ -280,7 +282,8 @@ struct Graph {
 	int *ret;                /* value ids */
 	int nret;
 	bool contains_shard;     /* calls, directly or through callees, a graph with shard */
-	int64_t nflat;           /* operators once Calls are inlined (check_names), saturating at INT64_MAX */
+	int64_t nflat;           /* operators and numbers once Calls are inlined (check_names), saturating */
+	int64_t nliterals;       /* the numbers (Value.literal) among them */
 };
 
 struct LayoutDecl {
@@ -401,6 +404,7 @@ void print_layout_decl(StrBuf *b, const LayoutDecl *l);   /* `layout L = Layout(
  * their attributes and spans. */
 typedef struct {
 	Graph *g;
+	int nentry;                    /* values [0, nentry): the entry's inputs; [nentry, nparams): numbers (Value.literal) */
 	const Node **orig;             /* (g->nnodes) the node each copies */
 	const ShardSpec **shard;       /* (g->nnodes) shard of the Call that brought it in, or NULL */
 	int *of_entry;                 /* (entry nvalues) the flat value of each entry-graph value */

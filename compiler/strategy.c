@@ -4,8 +4,9 @@
  * (docs/language.md, Context):
  *   stand_alone         one device; strategies ignored.
  *   data_parallel       every operator batch parallel, user strategies
- *                       ignored; inputs split on dim 0 over all devices,
- *                       parameters replicated.
+ *                       ignored; inputs split on dim 0 over all devices
+ *                       (one of a single row, a scale broadcast over the
+ *                       batch, held whole), parameters replicated.
  *   semi_auto_parallel  the user's in_strategy where given, else the
  *                       batch-parallel default; inputs by dataset_strategy.
  *   auto_parallel       as semi_auto until the strategy search fills in the
@@ -41,14 +42,23 @@ static void dataset_layouts(const Module *m, const FlatGraph *f, Strategies *s, 
 			continue;
 		}
 		s->home_fixed[k] = true;
+		if (v->literal)   /* a number written as an operand: shape (), whole on every rank */
+			continue;
 		if (mode == DS_TUPLE) {
 			if (!layout_from_strategy(&m->ctx.dataset[j], n, &s->home[k]))
 				die("dataset strategy passed its check but has no layout");
-		} else if (mode == DS_DATA_PARALLEL && v->type.rank > 0) {
-			if (v->type.dims[0] % n != 0)
-				ERR(d, m->src, v->span, "dataset_strategy data_parallel splits dim 0 of every input over the %lld "
-				    "devices, but '%%%s' has %lld rows; use a batch that %lld divides, or full_batch", (long long)n,
-				    v->name, (long long)v->type.dims[0], (long long)n);
+		} else if (mode == DS_DATA_PARALLEL && v->type.rank > 0 && v->type.dims[0] > 1) {
+			/* One row (a scale, a bias broadcast over the batch) is held whole: it broadcasts, it is no batch. */
+			if (v->type.dims[0] % n != 0 && m->ctx.parallel_mode == PM_DATA_PARALLEL)
+				ERR(d, m->src, v->span, "parallel_mode data_parallel splits dim 0 of every input of more than one "
+				    "row over the %lld devices, but '%%%s' has %lld rows; use a batch that %lld divides, or "
+				    "parallel_mode \"semi_auto_parallel\", whose dataset_strategy \"full_batch\" holds the inputs "
+				    "whole", (long long)n, v->name, (long long)v->type.dims[0], (long long)n);
+			else if (v->type.dims[0] % n != 0)
+				ERR(d, m->src, v->span, "dataset_strategy data_parallel splits dim 0 of every input of more than one "
+				    "row over the %lld devices, but '%%%s' has %lld rows; use a batch that %lld divides, or "
+				    "dataset_strategy \"full_batch\"", (long long)n, v->name, (long long)v->type.dims[0],
+				    (long long)n);
 			else {
 				int64_t split[MAX_DIMS] = {n};
 				for (int i = 1; i < v->type.rank; i++)

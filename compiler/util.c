@@ -1,6 +1,7 @@
 /* util.c: arena, string buffer, allocation wrappers, die(). */
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,6 +312,12 @@ void sb_free(StrBuf *b)
 	b->len = b->cap = 0;
 }
 
+void sb_join(StrBuf *b, const char *const *items, int n, const char *last)
+{
+	for (int i = 0; i < n; i++)
+		sb_printf(b, "%s%s", i == 0 ? "" : i == n - 1 ? last : ", ", items[i]);
+}
+
 void *xmalloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
@@ -416,5 +423,56 @@ const char *human_bytes(char *buf, double b)
 	while (b >= 1000 && u < 4)
 		b /= 1000, u++;
 	snprintf(buf, 32, u ? "%.3g %s" : "%.0f %s", b, unit[u]);
+	return buf;
+}
+
+enum { HINT_NAME = 64 };   /* longer names are no misspelling of the language's */
+
+/* Edit distance of a and b (each at most HINT_NAME bytes), case ignored:
+ * insertions, deletions, substitutions and swaps of neighbours (Int23). */
+static int distance(const char *a, const char *b)
+{
+	int la = (int)strlen(a), lb = (int)strlen(b);
+	static const int W = HINT_NAME + 1;
+	int d[(HINT_NAME + 1) * (HINT_NAME + 1)];
+	for (int i = 0; i <= la; i++)
+		for (int j = 0; j <= lb; j++) {
+			if (!i || !j) {
+				d[i * W + j] = i + j;
+				continue;
+			}
+			char x = (char)tolower((unsigned char)a[i - 1]), y = (char)tolower((unsigned char)b[j - 1]);
+			int best = d[(i - 1) * W + j - 1] + (x != y);
+			if (d[(i - 1) * W + j] + 1 < best)
+				best = d[(i - 1) * W + j] + 1;
+			if (d[i * W + j - 1] + 1 < best)
+				best = d[i * W + j - 1] + 1;
+			if (i > 1 && j > 1 && x == tolower((unsigned char)b[j - 2]) && y == tolower((unsigned char)a[i - 2]) &&
+			    d[(i - 2) * W + j - 2] + 1 < best)
+				best = d[(i - 2) * W + j - 2] + 1;
+			d[i * W + j] = best;
+		}
+	return d[la * W + lb];
+}
+
+const char *did_you_mean(char *buf, size_t size, const char *name, const char *const *names, int n)
+{
+	buf[0] = 0;
+	size_t len = strlen(name);
+	if (len == 0 || len > HINT_NAME)
+		return buf;
+	const char *best = NULL;
+	int best_d = 3;
+	for (int k = 0; k < n && best_d > 0; k++) {
+		if (strlen(names[k]) > HINT_NAME)
+			continue;
+		int d = distance(name, names[k]);
+		if (d < best_d && 3 * d <= (int)len) {
+			best = names[k];
+			best_d = d;
+		}
+	}
+	if (best && strcmp(best, name) != 0)
+		snprintf(buf, size, " (did you mean '%s'?)", best);
 	return buf;
 }

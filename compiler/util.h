@@ -46,10 +46,20 @@ void sb_puts(StrBuf *b, const char *s);
 void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_vprintf(StrBuf *b, const char *fmt, va_list ap);
 void sb_free(StrBuf *b);
+/* items[0..n) separated by ", ", with `last` (", ", " or ") before the last one. */
+void sb_join(StrBuf *b, const char *const *items, int n, const char *last);
 /* s as text safe inside a C block comment: no star-slash or slash-star, no control
  * characters (escaped as in a C string: \n, \ooo), no trigraph; backslash
  * doubled. Text with none of these is appended unchanged. */
 void sb_c_comment(StrBuf *b, const char *s);
+
+/* ` (did you mean 'X'?)`, appended to the message about an unknown `name`,
+ * when X among names[0..n) is likely what was meant: X equal to it but for
+ * case, else the nearest by edit distance (case ignored) within two edits
+ * and a third of name's length, the first in order on a tie; "" otherwise.
+ * The text is written to buf (DID_YOU_MEAN gives one). */
+const char *did_you_mean(char *buf, size_t size, const char *name, const char *const *names, int n);
+#define DID_YOU_MEAN(name, names, n) did_you_mean((char[128]){0}, 128, (name), (names), (n))
 
 /* Stable merge sort with a context argument (qsort has none). */
 void sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *), void *ctx);

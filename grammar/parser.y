@@ -56,7 +56,7 @@ static void ir_error(Span *loc, void *scanner, struct Parser *p, const char *msg
 %token ERROR "bad token"
 
 %type <lit> value tuple tuple_items dict dict_entries key args
-%type <lit> type types operands operand_list values attrs_opt arg_list
+%type <lit> type types operands operand_list operand values attrs_opt arg_list
 %type <lit> init_opt
 %type <sig> sig_opt
 %type <s> keyword
@@ -120,8 +120,14 @@ operands:
 	;
 
 operand_list:
-	  VALUE                                          { $$ = lit_append(p, NULL, NULL, lit_name(p, LIT_VALUE, $1, @1)); }
-	| operand_list ',' VALUE                         { $$ = lit_append(p, $1, NULL, lit_name(p, LIT_VALUE, $3, @3)); }
+	  operand                                        { $$ = lit_append(p, NULL, NULL, $1); }
+	| operand_list ',' operand                       { $$ = lit_append(p, $1, NULL, $3); }
+	;
+
+operand:
+	  VALUE                                          { $$ = lit_name(p, LIT_VALUE, $1, @$); }
+	| INT                                            { $$ = lit_operand(p, lit_int(p, LIT_INT, $1, @$)); }
+	| FLOAT                                          { $$ = lit_operand(p, lit_float(p, $1, @$)); }
 	;
 
 values:

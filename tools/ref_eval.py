@@ -86,6 +86,11 @@ Choices where MindSpore leaves room:
   an error.
 - StridedSlice: negative begin/end count from the end, then both clamp to
   the dim, as Python slices; strides are positive.
+- A number written as an operand (`Mul(%x, 0.125)`) is a constant of shape
+  () in the element type of the operator's first value operand, rounded
+  once from the number (a Call takes none); in mixed
+  precision it is written in the compute type when every operator reading it
+  computes in it (no Cast).  It is no input: --input does not know it.
 
 Errors: a problem in the model prints `FILE:LINE:COL: error: message`
 (columns count bytes from 1) and exits 1; a bad --input/--param (unknown
@@ -203,6 +208,13 @@ class Ref:
         self.name, self.offset = name, offset
 
 
+class Number:
+    """A number written as an operand (`Mul(%x, 0.125)`): shape (), its user's element type."""
+
+    def __init__(self, value, text, offset):
+        self.value, self.text, self.offset = value, text, offset   # value: int or float
+
+
 class GraphRef:
     """@name: a graph."""
 
@@ -241,7 +253,7 @@ class Stmt:
     def __init__(self, result, op, operands, attrs, sig, offset, op_offset):
         self.result = result          # name without %
         self.op = op
-        self.operands = operands      # [Ref]
+        self.operands = operands      # [Ref or Number]
         self.attrs = attrs            # dict
         self.sig = sig                # None or ([Type], [Type])
         self.offset = offset
@@ -367,6 +379,13 @@ class Parser:
         t = self.expect("value", "a value name such as %x")
         return Ref(t.value, t.offset)
 
+    def operand(self):
+        t = self.peek()
+        if t.kind in ("int", "float"):
+            self.next()
+            return Number(t.value, t.text, t.offset)
+        return self.ref()
+
     def stmt(self):
         res = self.next()
         self.expect("=")
@@ -374,9 +393,9 @@ class Parser:
         self.expect("(")
         operands = []
         if self.peek().kind != ")":
-            operands.append(self.ref())
+            operands.append(self.operand())
             while self.accept(","):
-                operands.append(self.ref())
+                operands.append(self.operand())
         self.expect(")", "',' or ')'")
         attrs = self.dict_() if self.peek().kind == "{" else {}
         sig = None
@@ -1317,6 +1336,7 @@ class Program:
         self.checks = {}      # value id -> [(Type, offset, what)] declared types to verify
         self.loss = None      # value id of the train loss
         self.loss_offset = 0
+        self.literals = {}    # value id -> the number written as an operand (no input: the program's own)
 
     def new_value(self, name, dtype):
         self.names.append(name)
@@ -1347,15 +1367,45 @@ def check_collective(st):
                          "collective" % (st.op, group))
 
 
+FLOAT_MAX = {"Float32": float(np.finfo(np.float32).max), "Float16": 65504.0, "BFloat16": 3.3895313892515355e38}
+
+
+def emit_literal(prog, st, env, k):
+    """A value holding the number written as operand k of `st`, in the element type of
+    its first value operand (docs/language.md, Operands)."""
+    num = st.operands[k]
+    if st.op == "Call":
+        raise ModelError(num.offset, "Call: a number cannot be passed to a called graph")
+    first = next((r for r in st.operands if isinstance(r, Ref)), None)
+    if first is None:
+        raise ModelError(st.op_offset, "%s: a number operand takes its type from a value operand, and %s has none"
+                         % (st.op, st.op))
+    dtype = prog.dtypes[env[first.name]]
+    if dtype == "Bool":
+        raise ModelError(num.offset, "%s: the number %s would be Bool, as the operand it goes with; Bool takes no "
+                         "numbers" % (st.op, num.text))
+    if not is_float(dtype) and type(num.value) is float:
+        raise ModelError(num.offset, "%s: the number %s is not an integer, but the operand it goes with is %s"
+                         % (st.op, num.text, dtype))
+    if dtype == "Int32" and not -2**31 <= num.value < 2**31:
+        raise ModelError(num.offset, "%s: the number %s does not fit Int32" % (st.op, num.text))
+    if is_float(dtype) and abs(num.value) > FLOAT_MAX[dtype]:
+        raise ModelError(num.offset, "%s: the number %s does not fit %s" % (st.op, num.text, dtype))
+    vid = prog.new_value("%s#%d" % (st.result, k), dtype)
+    prog.literals[vid] = num.value
+    return vid
+
+
 def emit_graph(prog, module, gi, env):
     """Appends graph `gi`'s statements with inputs bound by `env`; returns its results' ids."""
     g = module.graphs[gi]
     for st in g.stmts:
         ins = []
         for r in st.operands:
-            if r.name not in env:
+            if isinstance(r, Ref) and r.name not in env:
                 raise ModelError(r.offset, "value '%%%s' is not defined before this use in @%s" % (r.name, g.name))
-            ins.append(env[r.name])
+        for k, r in enumerate(st.operands):
+            ins.append(env[r.name] if isinstance(r, Ref) else emit_literal(prog, st, env, k))
         if st.result in env:
             raise ModelError(st.offset, "value '%%%s' is defined twice in @%s" % (st.result, g.name))
         if st.op == "Call":
@@ -1585,13 +1635,29 @@ def autocast(prog, prec, shardc=None):
             casts[v, dt] = out
         return casts[v, dt]
 
-    instrs = []
+    def changes(ins):
+        return classes[ins.op] in ("low", "f32", "follow") and declared[ins.out] == "Float32" and \
+            all(declared[v] == "Float32" or not is_float(declared[v]) for v in ins.ins)
+
+    # A number written as an operand that only operators computing in the
+    # compute type read is written in that type: no Cast between them.
     for ins in prog.instrs:
         if ins.op not in classes:
             raise OSError("the compiler's table has no operator %s: no precision class for it" % ins.op)
+    readers = {}
+    for ins in prog.instrs:
+        for v in ins.ins:
+            if v in prog.literals:
+                readers.setdefault(v, []).append(ins)
+    for v, users in readers.items():
+        if declared[v] == "Float32" and all(classes[u.op] == "low" and changes(u) for u in users):
+            prog.dtypes[v] = prec
+            prog.checks.pop(v, None)                  # declared types were checked as written
+
+    instrs = []
+    for ins in prog.instrs:
         low, f32, follow = (classes[ins.op] == c for c in ("low", "f32", "follow"))
-        change = (low or f32 or follow) and declared[ins.out] == "Float32" and \
-            all(declared[v] == "Float32" or not is_float(declared[v]) for v in ins.ins)
+        change = changes(ins)
         want = [declared[v] for v in ins.ins]
         if change:
             now = [prog.dtypes[cur[v]] for v in ins.ins]
@@ -1628,6 +1694,9 @@ def forward(prog, feeds):
     vals = [None] * len(prog.names)
     for vid, _ in prog.inputs:
         vals[vid] = feeds[vid]
+        check_value(prog, vid, vals[vid])
+    for vid, number in prog.literals.items():
+        vals[vid] = to_dtype(np.full((), number), prog.dtypes[vid])
         check_value(prog, vid, vals[vid])
     with np.errstate(all="ignore"):
         for ins in prog.instrs:

@@ -375,6 +375,38 @@ class Forward(unittest.TestCase):
         self.assertEqual(q.dtype, np.float32)
         np.testing.assert_array_equal(q, np.array([1 / 3, 3 / 7], np.float32))
 
+    def test_numbers_as_operands(self):
+        x = rng().normal(size=(2, 3)).astype(np.float32)
+        ok, (y, h), prog = self.run_graph("""
+          graph @f(%a: <Tensor[Float16], (2, 3)>) { %b = Sub(%a, .5) return %b }
+          graph @main(%x: <Tensor[Float32], (2, 3)>) {
+            %1 = Mul(%x, 0.1)
+            %2 = Add(%1, 1e-6)
+            %y = Sub(1.0, %2)
+            %m = Maximum(%y, 0)
+            %c = Cast(%m) {dtype: Float16}
+            %h = Call(%c) {graph: @f}
+            return %y, %h
+          }""", {"x": x})
+        self.assertTrue(ok, y)
+        f32 = np.float32
+        one = (x.astype(np.float64) * f32(0.1)).astype(f32)          # 0.1 rounded to Float32 first
+        want = (1.0 - (one.astype(np.float64) + f32(1e-6)).astype(f32)).astype(f32)
+        np.testing.assert_array_equal(y, want)
+        np.testing.assert_array_equal(h, (np.maximum(want, 0).astype(np.float16) - np.float16(0.5)))
+        self.assertEqual(sorted(prog.literals.values()), [0, 1e-6, 0.1, 0.5, 1.0])
+        self.assertEqual([p.name for _, p in prog.inputs], ["x"])          # no input of the user's
+
+    def test_numbers_that_do_not_fit(self):
+        for stmt, msg in (("%y = Add(%i, 0.5)", "the number 0.5 is not an integer, but the operand it goes with "
+                           "is Int32"),
+                          ("%y = Add(%i, 3000000000)", "the number 3000000000 does not fit Int32"),
+                          ("%y = Add(1, 2)", "Add: a number operand takes its type from a value operand"),
+                          ("%y = Call(%i, 2) {graph: @g}", "Call: a number cannot be passed to a called graph")):
+            ok, msg_got, _ = self.run_graph("graph @g(%%i: <Tensor[Int32], (2,)>) { %s return %%y }" % stmt, {})
+            self.assertFalse(ok, stmt)
+            self.assertIn(msg, msg_got)
+
     def test_call_is_inlined(self):
         x = rng().normal(size=(2, 3)).astype(np.float32)
         ok, (y,), prog = self.run_graph("""
@@ -822,6 +854,21 @@ train {loss: %loss, optimizer: SGD(learning_rate: 0.01), steps: STEPS, PREC}
         np.testing.assert_array_equal(by["yb"], yb)
         grads = R.backward(prog, vals, prog.loss)
         self.assertEqual(grads[prog.inputs[2][0]].dtype, np.float32)
+
+    def test_numbers_take_the_compute_type(self):
+        module = R.parse("""context {precision: "bf16"}
+graph @g(%x: <Tensor[Float32], (4,)> = uniform(0, 1)) {
+  %a = Mul(%x, 0.1)
+  %e = Exp(1e-3, %a)
+  return %e
+}""".replace("Exp(1e-3, %a)", "Add(%a, 1e-3)"))
+        prog = R.flatten(module)
+        R.autocast(prog, "BFloat16")
+        by = {prog.names[v]: prog.dtypes[v] for v in prog.literals}
+        self.assertEqual(by, {"a#1": "BFloat16", "e#1": "BFloat16"})        # no Cast of a number
+        self.assertEqual([i.op for i in prog.instrs], ["Cast", "Mul", "Add", "Cast"])
+        vals = R.forward(prog, R.feeds_for(prog, 0, [], []))
+        self.assertEqual(vals[next(v for v in prog.literals if prog.names[v] == "a#1")], R.round_bf16(0.1))
 
     def test_fp32_is_off(self):
         _, prog = self.program('precision: "fp32"')

@@ -249,3 +249,37 @@ Test(autocast, casts_laid_out_as_their_users)
 	}
 	run_free(r);
 }
+
+/* A number written as an operand takes the compute type itself when the
+ * operator reading it computes in it (no Cast between them), and keeps its
+ * type beside a value written in another (a Float16 one); the flat graph
+ * holds one for each number in each inlined copy, as inputs after the
+ * entry's own. */
+Test(autocast, numbers_take_the_compute_type)
+{
+	Run *r = compile("context {device_num: 2, parallel_mode: \"semi_auto_parallel\", precision: \"bf16\"}\n"
+	                 "graph @f(%a: <Tensor[Float32], (8, 16)>) {\n"
+	                 "  %m = Mul(%a, 0.5)\n  %e = MSELoss(%m, %a)\n  %s = Add(%e, 1e-3)\n  return %s\n}\n"
+	                 "graph @n(%x: <Tensor[Float32], (8, 16)> = uniform(-1, 1), %w: <Parameter[Float32], (16, 16)>) {\n"
+	                 "  %h = MatMul(%x, %w)\n  %y = Mul(%h, 0.125)\n  %z = Sub(1.0, %y)\n"
+	                 "  %c = Call(%z) {graph: @f}\n  %d = Call(%y) {graph: @f}\n  %loss = Add(%c, %d)\n"
+	                 "  %k = Cast(%x) {dtype: Float16}\n  %q = Mul(%k, 2.0)\n  return %loss, %q\n}\n"
+	                 "train {loss: %loss}\n");
+	expect_clean(r);
+	Lowered *l = lower_run(r, NULL, STAGE_LOWER);
+	const Graph *g = l->flat->g;
+	cr_assert_eq(l->flat->nentry, 2);
+	static const char *const names[] = {"y#1", "z#0", "c.m#1", "c.s#1", "d.m#1", "d.s#1", "q#1"};
+	cr_assert_eq(g->nparams, 9, "the numbers after the entry's inputs, one for each copy");
+	for (int p = 2; p < g->nparams; p++) {
+		const Value *v = &g->values[p];
+		cr_assert(v->literal && v->type.rank == 0, "%%%s", v->name);
+		cr_assert_str_eq(v->name, names[p - 2]);
+		cr_assert_eq(v->type.dtype, p == 8 ? DT_F16 : DT_BF16, "%s", v->literal->s);
+	}
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].op == OP_CAST)
+			cr_assert(!g->values[g->nodes[i].in[0]].literal, "a Cast of a number");
+	cr_assert_eq(dtype_of(l, "y"), DT_BF16);
+	run_free(r);
+}

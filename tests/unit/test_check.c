@@ -1136,3 +1136,32 @@ Test(initializers, only_on_the_entry_graph)
 	                    "graph @g(%x: <Tensor[Float32], (2,)>) {\n  %y = Call(%x) {graph: @f}\n  return %y\n}\n"),
 	            "t.ir:1:40: error: only the entry graph's inputs have initializers; @f is called with its inputs");
 }
+
+/* ---- did you mean: one helper (diag.c) for every unknown name ---- */
+
+Test(did_you_mean, case_first_then_nearest)
+{
+	static const char *const ops[] = {"MatMul", "ReLU", "Softmax", "LayerNorm", "Add"};
+	cr_assert_str_eq(DID_YOU_MEAN("Relu", ops, 5), " (did you mean 'ReLU'?)");
+	cr_assert_str_eq(DID_YOU_MEAN("matmul", ops, 5), " (did you mean 'MatMul'?)");
+	cr_assert_str_eq(DID_YOU_MEAN("Sofmax", ops, 5), " (did you mean 'Softmax'?)");
+	cr_assert_str_eq(DID_YOU_MEAN("LayerNrom", ops, 5), " (did you mean 'LayerNorm'?)");   /* a swap is one edit */
+	cr_assert_str_eq(DID_YOU_MEAN("Ad", ops, 5), "");          /* one edit in two letters is too far */
+	cr_assert_str_eq(DID_YOU_MEAN("Frobnicate", ops, 5), "");
+	cr_assert_str_eq(DID_YOU_MEAN("", ops, 5), "");
+	static const char *const ties[] = {"axes", "axis"};
+	cr_assert_str_eq(DID_YOU_MEAN("axiss", ties, 2), " (did you mean 'axis'?)");
+	cr_assert_str_eq(DID_YOU_MEAN("axs", ties, 2), " (did you mean 'axes'?)");   /* a tie: the first */
+}
+
+Test(did_you_mean, in_the_messages)
+{
+	expect_only(compile(G1("Relu(%x)")), "t.ir:2:8: error: unknown operator 'Relu' (did you mean 'ReLU'?)");
+	expect_only(compile(G1("ReduceSum(%x) {keepdims: true}")),
+	            "t.ir:2:23: error: ReduceSum has no attribute 'keepdims' (it takes: axis, keep_dims, in_strategy, "
+	            "out_strategy, recompute) (did you mean 'keep_dims'?)");
+	expect_only(compile("context {sed: 3}\n" G1("ReLU(%x)")),
+	            "t.ir:1:10: error: unknown context key 'sed' (expected device_num, parallel_mode, search_mode, "
+	            "dataset_strategy, seed, precision, enable_parallel_optimizer, optimizer_level or "
+	            "optimizer_weight_shard_size) (did you mean 'seed'?)");
+}

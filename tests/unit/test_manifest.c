@@ -677,3 +677,31 @@ Test(manifest, grows_with_the_model)
 	out_free(&small);
 	out_free(&big);
 }
+
+/* ---- numbers as operands and one-row inputs: tests/e2e/data_parallel_scalars.ir ---- */
+
+/* The numbers written as operands are the program's own: no input of the
+ * manifest's; an input of one row is held whole on every rank in
+ * data_parallel mode, the others split by rows. */
+Test(manifest, numbers_and_one_row_inputs)
+{
+	Out o = lower_file("tests/e2e/data_parallel_scalars.ir");
+	json_t *inputs = get(o.manifest, "inputs");
+	cr_assert_eq(json_array_size(inputs), 4, "x, t, scale, shift: no number");
+	for (int r = 0; r < 8; r++) {
+		char start[32];
+		snprintf(start, sizeof start, "[%d, 0]", 4 * r);
+		expect_piece(named(inputs, "x"), r, start, "[4, 64]");
+		expect_piece(named(inputs, "scale"), r, "[0, 0]", "[1, 64]");
+		expect_piece(named(inputs, "shift"), r, "[0, 0]", "[1, 64]");
+	}
+	json_t *ops = get(o.strategy, "operators");
+	bool seen = false;
+	for (size_t i = 0; i < json_array_size(ops); i++)
+		if (!strcmp(str(get(at(ops, i), "name")), "hl")) {
+			expect_json(get(at(ops, i), "in_strategy"), "[[8, 1], []]");
+			seen = true;
+		}
+	cr_assert(seen, "no operator %%hl in strategy.json");
+	out_free(&o);
+}

@@ -315,6 +315,23 @@ Test(modules, one_axis_layout_prints_one_tuples)
 	run_free(r);
 }
 
+/* A number written as an operand prints as it was written (1e-6 stays 1e-6,
+ * .5 stays .5), so the text reads back to the same numbers. */
+Test(modules, numbers_as_operands_print_as_written)
+{
+	static const char *const stmts =
+		"  %a = Mul(%x, 0.125)\n  %b = Add(%a, 1e-6)\n  %c = Sub(1.0, %b)\n  %d = Maximum(%c, 0)\n"
+		"  %e = Div(.5, %d)\n  %f = Mul(%e, -2.5E-1)\n";
+	StrBuf text = {0};
+	sb_printf(&text, "graph @g(%%x: <Tensor[Float32], (2, 4)>) {\n%s  return %%f\n}\n", stmts);
+	Run *r = compile_printed(text.data);
+	cr_assert(r->ok, "%s", msgs(r));
+	cr_assert(strstr(r->printed.data, stmts), "%s", r->printed.data);
+	run_free(r);
+	expect_round_trip_text(text.data);
+	sb_free(&text);
+}
+
 Test(round_trip, canonical_module)
 {
 	expect_round_trip_text(canon_src);

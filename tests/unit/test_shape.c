@@ -779,3 +779,63 @@ Test(values, parameters_keep_their_declared_types)
 	cr_assert_str_eq(type_of(r, "y"), "<Tensor[Int64], (2, 3)>");
 	run_free(r);
 }
+
+/* ---- numbers as operands: shape (), the type of the value beside them ---- */
+
+/* The type of the number written as operand k of %y (the value just before it). */
+static const char *number_type(Run *r, int k)
+{
+	Graph *g = module_entry(r->m);
+	int y = graph_value(g, "y");
+	const Node *n = &g->nodes[g->values[y].node];
+	const Value *v = &g->values[n->in[k]];
+	cr_assert(v->literal, "operand %d of %%y is no number", k);
+	sb_free(&r->type);
+	type_print(&r->type, &v->type);
+	return r->type.data;
+}
+
+Test(numbers, take_the_other_operands_type)
+{
+	const char *cases[][3] = {
+		{"%a: <Tensor[Float32], (2, 3)>", "Mul(%a, 0.125)", "<Tensor[Float32], ()>"},
+		{"%a: <Tensor[Float16], (2, 3)>", "Sub(1.0, %a)", "<Tensor[Float16], ()>"},
+		{"%a: <Tensor[BFloat16], (2, 3)>", "Maximum(%a, 0)", "<Tensor[BFloat16], ()>"},
+		{"%a: <Tensor[Int64], (3,)>", "Add(%a, -7)", "<Tensor[Int64], ()>"},
+	};
+	for (int i = 0; i < 4; i++) {
+		Run *r = op(cases[i][0], cases[i][1]);
+		cr_assert(r->ok, "%s: %s", cases[i][1], msgs(r));
+		int k = strstr(cases[i][1], "(%") ? 1 : 0;
+		cr_assert_str_eq(number_type(r, k), cases[i][2], "%s", cases[i][1]);
+		cr_assert_str_eq(type_of(r, "y"), strchr(cases[i][0], '<'), "%s", cases[i][1]);   /* the value's own */
+		run_free(r);
+	}
+}
+
+Test(numbers, not_passed_to_a_call)
+{
+	Run *r = infer("graph @f(%a: <Tensor[Float16], (2,)>, %s: <Tensor[Float16], ()>) {\n  %b = Mul(%a, %s)\n"
+	               "  return %b\n}\ngraph @g(%x: <Tensor[Float16], (2,)>) {\n  %y = Call(%x, 0.5) {graph: @f}\n"
+	               "  return %y\n}\n");
+	cr_assert_not(r->ok);
+	expect_msg(r, "t.ir:6:17: error: Call: a number cannot be passed to a called graph; write it where the graph "
+	           "uses that input, or pass a value");
+	run_free(r);
+}
+
+Test(numbers, that_do_not_fit)
+{
+	expect_error("%i: <Tensor[Int32], (4,)>", "Maximum(%i, 0.5)",
+	             "t.ir:3:20: error: Maximum: the number 0.5 is not an integer, but the operand it goes with is Int32");
+	expect_error("%h: <Tensor[Float16], (4,)>", "Mul(%h, -7e4)",
+	             "t.ir:3:16: error: Mul: the number -7e4 does not fit Float16 (largest 65504)");
+	expect_error("%x: <Tensor[Float32], (4,)>", "Mul(%x, 1e39)", "the number 1e39 does not fit Float32");
+	expect_error("%i: <Tensor[Int32], (4,)>", "Add(%i, -2147483649)", "the number -2147483649 does not fit Int32");
+	expect_error("%b: <Tensor[Bool], (4,)>", "Add(%b, 1)", "Add: the number 1 would be Bool");
+	expect_error("%x: <Tensor[Float32], (4,)>", "Add(1, 2)",
+	             "t.ir:3:8: error: Add: a number operand takes its type from a value operand, and Add has none");
+	expect_error("%t: <Tensor[Float32], (4, 2)>", "Gather(%t, 3)",
+	             "t.ir:3:19: error: Gather: the indices must be Int32 or Int64, 3 is Float32");
+	expect_refused("%x: <Tensor[Float32], (4, 2)>", "MatMul(%x, 2.0)");
+}
