@@ -41,6 +41,7 @@
 typedef struct {
 	Lowering *x;
 	bool lazy;               /* gradients stay partial sums until a value needs them whole */
+	bool *sole_copy;         /* (forward values) a Cast of a parameter nothing else reads (autocast's half copy) */
 	bool *needs;             /* (forward values) depends on a trained parameter */
 	int *head;               /* (forward values) first contribution, -1: none */
 	int *cvalue, *cnext;     /* contributions: the gradient piece, the next one */
@@ -117,7 +118,9 @@ static const char *why(Diff *d, int v, const char *what)
  * partial sum straight to the slices, one ReduceScatter where completing
  * first would AllReduce and then slice (optimizer parallelism's gradients).
  * Lazily (Diff.lazy), a sum of contributions sharing one layout that is v's
- * but partial over axes v holds copies on stays so (a parameter's never):
+ * but partial over axes v holds copies on stays so (never a parameter's, nor
+ * that of a half copy only one Cast makes of a parameter: summed in the half
+ * type it sends half the bytes):
  * every adjoint is linear in its dy, so the operators before v can pass the
  * partial sum on, and it is completed where a value needs it whole. */
 static int finalize(Diff *d, int v, bool keep_partial)
@@ -145,7 +148,8 @@ static int finalize(Diff *d, int v, bool keep_partial)
 	/* lazily: one layout, v's on v's matrix but partial over axes v holds copies on */
 	const TensorLayout *vl = &d->x->l->values[v].layout;
 	TensorLayout first;
-	bool lazy = d->lazy && v >= d->x->l->nparams && layout_on_matrix(&d->x->l->values[g[0]].layout, vl, &first) &&
+	bool lazy = d->lazy && v >= d->x->l->nparams && !d->sole_copy[v] &&
+	            layout_on_matrix(&d->x->l->values[g[0]].layout, vl, &first) &&
 	            first.partial_op == REDUCE_SUM_OP && !(first.partial & ~layout_replica_axes(vl));
 	for (int i = 1; lazy && i < n; i++)
 		lazy = layout_equal(&d->x->l->values[g[i]].layout, &first);
@@ -352,13 +356,37 @@ static void clip_gradients(Diff *d)
 	}
 }
 
+/* Per forward value (the program holds the forward pass only): a Cast of a
+ * parameter that no other operator reads (autocast's half copy of a weight),
+ * malloc'd. Its gradient is best completed in the half type; a Cast of a
+ * parameter other operators read too (an embedding tied to the output
+ * layer, in mixed precision) is where completing lazily merges the copy's
+ * gradient into the parameter's one reduction. */
+static bool *sole_copies(const Lowered *l)
+{
+	int *readers = xcalloc((size_t)(l->nparams ? l->nparams : 1), sizeof(int));
+	bool *sole = xcalloc((size_t)l->nvalues, sizeof(bool));
+	for (int i = 0; i < l->nops; i++)
+		for (int k = 0; k < l->ops[i].nin; k++)
+			if (l->ops[i].in[k] < l->nparams)
+				readers[l->ops[i].in[k]]++;
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		if (o->op == OP_CAST && !o->step && o->in[0] < l->nparams && readers[o->in[0]] == 1)
+			sole[o->result] = true;
+	}
+	free(readers);
+	return sole;
+}
+
 /* The backward pass, gradients completed eagerly or lazily (Diff.lazy). */
 static void backward(Lowered *l, bool lazy)
 {
 	Lowering *x = l->lowering;
 	const Graph *g = l->flat->g;
 	int nv = l->nvalues, nfwd = l->nops;
-	Diff d = {x, lazy, xcalloc((size_t)nv, sizeof(bool)), xmalloc(sizeof(int) * (size_t)nv), NULL, NULL, 0, 0};
+	Diff d = {x, lazy, sole_copies(l), xcalloc((size_t)nv, sizeof(bool)), xmalloc(sizeof(int) * (size_t)nv), NULL,
+	          NULL, 0, 0};
 	for (int v = 0; v < nv; v++)
 		d.head[v] = -1;
 	for (int p = 0; p < l->nparams; p++)
@@ -405,17 +433,27 @@ static void backward(Lowered *l, bool lazy)
 	if (l->m->train->precision == DT_F16 && n)   /* dynamic loss scaling: inf or NaN anywhere shows in the norm */
 		l->overflow = squared_norm(&d, n, "the scaled gradients' squared global norm, for loss scaling's "
 		                           "overflow check: summed over every rank");
+	free(d.sole_copy);
 	free(d.needs);
 	free(d.head);
 	free(d.cvalue);
 	free(d.cnext);
 }
 
-/* Whether a forward slice step carries a gradient from values the ranks hold
- * copies of: only then can completing lazily save bytes (its adjoint pads
- * instead of gathering). */
-static bool pads_possible(const Lowered *l)
+/* Whether completing lazily can save bytes: a forward slice step carries a
+ * gradient from values the ranks hold copies of (its adjoint pads instead of
+ * gathering), or a parameter is read by a Cast and by other operators (its
+ * half copy's gradient joins the parameter's one reduction). */
+static bool lazy_may_help(const Lowered *l)
 {
+	bool *sole = sole_copies(l), tied = false;
+	for (int i = 0; i < l->nops && !tied; i++) {
+		const LOp *o = &l->ops[i];
+		tied = o->op == OP_CAST && !o->step && o->in[0] < l->nparams && !sole[o->result];
+	}
+	free(sole);
+	if (tied)
+		return true;
 	bool *needs = xcalloc((size_t)l->nvalues, sizeof(bool));
 	bool any = false;
 	for (int p = 0; p < l->nparams; p++)
@@ -465,7 +503,7 @@ static void rewind_to(Lowered *l, const Mark *m)
  * pass keeps the one that sends fewer bytes a rank, eagerly on a tie. */
 void differentiate(Lowered *l)
 {
-	if (!pads_possible(l)) {
+	if (!lazy_may_help(l)) {
 		backward(l, false);
 		return;
 	}
