@@ -693,6 +693,29 @@ static void check_optimizer(Checker *c, Train *t, const Lit *v)
 	sb_free(&names);
 }
 
+/* weight_decay_params: (%p, ...): MindSpore's two parameter groups, these
+ * parameters with the optimizer's weight_decay, every other with none. */
+static void check_decays(Checker *c, const Graph *g, Train *t, const Lit *v)
+{
+	size_t n = (size_t)(g->nparams ? g->nparams : 1);
+	t->decays = arena_alloc(c->m->arena, sizeof(bool) * n);
+	memset(t->decays, 0, sizeof(bool) * n);
+	if (v->kind != LIT_TUPLE) {
+		ERR(c, v->span, "weight_decay_params is a tuple of parameters, such as (%%w1, %%w2): the ones the "
+		    "optimizer's weight_decay applies to");
+		return;
+	}
+	for (int k = 0; k < v->nitems; k++) {
+		const Lit *p = v->items[k];
+		int id = p->kind == LIT_VALUE ? graph_value(g, p->s) : -1;
+		if (id < 0 || id >= g->nparams || !g->values[id].type.is_param)
+			ERR(c, p->span, "weight_decay_params: %s%s is not a Parameter of the entry graph @%s",
+			    p->kind == LIT_VALUE ? "%" : "", p->kind == LIT_VALUE ? p->s : "this item", g->name);
+		else
+			t->decays[id] = true;
+	}
+}
+
 static void check_train_names(Checker *c)
 {
 	Train *t = c->m->train;
@@ -753,11 +776,14 @@ static void check_train_names(Checker *c)
 			else
 				ERR(c, v->span, "recompute is true (recompute every layer's operators in the backward pass, "
 				    "keeping the values between layers), \"selective\" (only attention's scores and Softmax) or false");
-		} else if (strcmp(key, "optimizer") == 0)
+		} else if (strcmp(key, "weight_decay_params") == 0)
+			check_decays(c, g, t, v);
+		else if (strcmp(key, "optimizer") == 0)
 			check_optimizer(c, t, v);
 		else {
 			static const char *const keys[] = {"loss", "optimizer", "steps", "clip_global_norm", "precision",
-			                                   "init_loss_scale", "scale_factor", "scale_window", "recompute"};
+			                                   "init_loss_scale", "scale_factor", "scale_window", "recompute",
+			                                   "weight_decay_params"};
 			int nkeys = (int)(sizeof keys / sizeof *keys);
 			StrBuf b = {0};
 			sb_join(&b, keys, nkeys, ", ");

@@ -267,11 +267,14 @@ static void emit_save(StrBuf *b, const Program *p, int v, const char *file)
 	sb_puts(b, ");\n");
 }
 
-/* Weight decay skips parameters named like LayerNorm's (MindSpore's default
- * decay filter for ungrouped parameters), except in nn.SGD, whose SGD kernel
+/* The parameters weight_decay_params names (MindSpore's group parameters);
+ * without it, those not named like LayerNorm's (MindSpore's default decay
+ * filter for ungrouped parameters), except in nn.SGD, whose SGD kernel
  * decays every parameter. */
-static double decay_of(const Train *t, const char *name)
+static double decay_of(const Train *t, int p, const char *name)
 {
+	if (t->decays)
+		return t->decays[p] ? t->weight_decay : 0.0;
 	if (t->optimizer != OPT_SGD && (strstr(name, "beta") || strstr(name, "gamma")))
 		return 0.0;
 	return t->weight_decay;
@@ -285,7 +288,7 @@ static void emit_optimizer(StrBuf *b, const Program *p, int v, const char *c, co
 	const Lowered *l = p->l;
 	const Train *t = l->m->train;
 	long long n = (long long)numel(&l->values[v]);
-	double wd = decay_of(t, l->flat->g->values[v].name);
+	double wd = decay_of(t, v, l->flat->g->values[v].name);
 	const char *count = l->overflow >= 0 ? "updates" : "step";   /* loss scaling skips steps: count updates */
 	switch (t->optimizer) {
 	case OPT_SGD:

@@ -338,6 +338,8 @@ typedef struct {
 	double init_loss_scale, scale_factor;
 	int64_t scale_window;
 	RecomputePolicy recompute; /* recompute: true (layers), "selective"; --recompute (checkpoint.c) */
+	bool *decays;            /* weight_decay_params: (entry nparams) the parameters weight_decay applies to; NULL:
+	                            MindSpore's default filter (names with beta or gamma skipped, but in SGD) */
 } Train;
 
 typedef struct {

@@ -29,7 +29,9 @@
 #     (--explain's total) than the whole Megatron plan;
 #   - when the double-recursive search computes everything whole on every
 #     device (a small GPT layer trained on 8), --explain says why: the
-#     cheapest plan that splits and its cost.
+#     cheapest plan that splits and its cost;
+#   - a tied embedding in bf16 (tests/e2e/tied_embedding.ir on 2 ranks): its
+#     gradient is reduced once, in Float32, not once more as its BFloat16 copy.
 # Last line: N passed, N failed.
 shardc=${1:?usage: run_search.sh SHARDC}
 tmp=$(mktemp -d)
@@ -226,5 +228,13 @@ python3 tools/gen_gpt.py --layers 1 --train --hidden 256 --seq 128 --batch 8 --h
 	--mode auto_parallel --search recursive_programming -o "$tmp/whole.ir"
 if "$shardc" "$tmp/whole.ir" --check --explain 2>&1 | grep -q '^# every operator is computed whole on every device: the cheapest plan that splits, [0-9]* x [0-9]* .*, costs [0-9.e+-]* s against'
 then ok; else bad "a plan computing everything whole: no --explain line saying why"; fi
+if "$shardc" tests/e2e/tied_embedding.ir -o "$tmp/tied" --precision bf16 --device-num 2 2>"$tmp/err"; then
+	/usr/bin/python3 -c 'import json, sys
+names = [c["value"] for c in json.load(open(sys.argv[1]))["collectives"]]
+sys.exit(not (any(n.startswith("grad_wte.") for n in names) and not any(n.startswith("grad_wte.bf16") for n in names)))' \
+		"$tmp/tied/manifest.json" && ok || bad "tied_embedding in bf16: the table's gradient is not reduced once in Float32"
+else
+	bad "tied_embedding does not compile with bf16: $(head -3 "$tmp/err")"
+fi
 echo "search: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1756,9 +1756,10 @@ def optimizer_config(module):
     block, offset = module.train
     for key in block:
         if key not in ("loss", "optimizer", "steps", "clip_global_norm", "precision", "init_loss_scale",
-                       "scale_factor", "scale_window", "recompute"):
+                       "scale_factor", "scale_window", "recompute", "weight_decay_params"):
             raise ModelError(offset, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm, "
-                             "precision, init_loss_scale, scale_factor, scale_window, recompute)" % key)
+                             "precision, init_loss_scale, scale_factor, scale_window, recompute, "
+                             "weight_decay_params)" % key)
     if block.get("recompute", False) not in (True, False):   # recomputation changes no number
         raise ModelError(offset, "recompute is true or false")
     steps = block.get("steps", 1)
@@ -1795,18 +1796,27 @@ def optimizer_config(module):
                          % (opt.name, " and ".join(missing), opt.name))
     if opt.name == "SGD" and hyper["nesterov"] and not (hyper["momentum"] > 0 and hyper["dampening"] == 0):
         raise ModelError(opt.offset, "SGD with nesterov needs momentum > 0 and dampening 0")
+    group = block.get("weight_decay_params")   # MindSpore's group parameters: these decay, no other
+    if group is not None:
+        if not isinstance(group, (tuple, list)) or not all(isinstance(r, Ref) for r in group):
+            raise ModelError(offset, "weight_decay_params is a tuple of parameters, such as (%w1, %w2)")
+        hyper["decay_group"] = set(r.name for r in group)
     return opt.name, hyper, steps, None if clip is None else float(clip)
 
 
-def decays(name):
-    """MindSpore's default decay filter for ungrouped parameters (nn.Momentum,
+def decays(hyper, name, every=False):
+    """weight_decay_params when given (MindSpore's group parameters); else
+    MindSpore's default decay filter for ungrouped parameters (nn.Momentum,
     nn.Adam, nn.AdamWeightDecay; nn.SGD's kernel decays every parameter)."""
-    return "beta" not in name and "gamma" not in name
+    if "decay_group" in hyper:
+        return name in hyper["decay_group"]
+    return every or ("beta" not in name and "gamma" not in name)
 
 
 def sgd_update(p, g, state, hyper, t, name):
     """nn.SGD, as its SGD kernel: the first step sets the accumulation to the gradient."""
-    g = g + hyper["weight_decay"] * p
+    if decays(hyper, name, every=True):
+        g = g + hyper["weight_decay"] * p
     mu = hyper["momentum"]
     if mu > 0:
         a = g if t == 1 else mu * state["a"] + (1.0 - hyper["dampening"]) * g
@@ -1816,7 +1826,7 @@ def sgd_update(p, g, state, hyper, t, name):
 
 
 def momentum_update(p, g, state, hyper, t, name):
-    if hyper["weight_decay"] and decays(name):
+    if hyper["weight_decay"] and decays(hyper, name):
         g = g + hyper["weight_decay"] * p
     mu, lr = hyper["momentum"], hyper["learning_rate"]
     v = mu * state.get("v", 0.0) + g
@@ -1826,7 +1836,7 @@ def momentum_update(p, g, state, hyper, t, name):
 
 def adam_update(p, g, state, hyper, t, name):
     b1, b2 = hyper["beta1"], hyper["beta2"]
-    if hyper["weight_decay"] and decays(name):
+    if hyper["weight_decay"] and decays(hyper, name):
         g = g + hyper["weight_decay"] * p
     m = b1 * state.get("m", 0.0) + (1.0 - b1) * g
     v = b2 * state.get("v", 0.0) + (1.0 - b2) * g * g
@@ -1842,7 +1852,7 @@ def adam_weight_decay_update(p, g, state, hyper, t, name):
     v = b2 * state.get("v", 0.0) + (1.0 - b2) * g * g
     state["m"], state["v"] = m, v
     update = m / (np.sqrt(v) + hyper["eps"])
-    if decays(name):
+    if decays(hyper, name):
         update = update + hyper["weight_decay"] * p
     return p - hyper["learning_rate"] * update
 
