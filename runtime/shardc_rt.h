@@ -117,6 +117,23 @@ double sc_time(sc_rt *rt);
 /* Rank 0 prints `step: S, loss is L`, L the float32 at loss (slab memory)
  * as the shortest decimal that reads back as the same float32 (numpy's str). */
 void sc_print_loss(sc_rt *rt, int64_t step, const float *loss);
+/* Stops the run when the loss at step (a float32 every rank holds whole) is
+ * NaN or inf, before the step's update and before anything is written:
+ * every rank exits 3 and the lowest that saw it prints
+ * `shardc: step 7: the loss is inf (the run diverged: lower the learning
+ * rate, or clip gradients with clip_global_norm)`. Collective. */
+void sc_check_loss(sc_rt *rt, int64_t step, const float *loss);
+/* Dynamic loss scaling (precision "fp16") skipped step, its gradients
+ * overflowing with the loss scale at 1, and `skipped` steps in a row so: at
+ * SC_MAX_SKIPS_AT_1 every rank exits 3 after one message (the scale cannot
+ * fall further, so the steps to come would be skipped too). Collective. */
+enum { SC_MAX_SKIPS_AT_1 = 10 };
+void sc_check_skips(sc_rt *rt, int64_t step, int64_t skipped);
+/* `--output-dir DIR` (NULL when absent: the current directory), checked
+ * before the first step: rank 0 creates DIR, then a file in it, and removes
+ * the file. When it cannot, every rank exits 1 after one message:
+ * `shardc: cannot write to the output folder out/res: Not a directory`. */
+const char *sc_output_dir(sc_rt *rt);
 /* The command line of run.sh: `--input NAME=FILE`, `--param NAME=FILE`
  * (key NAME), `--output-dir DIR`, `--steps K` (key NULL); `--flag value` or
  * `--flag=value`. NULL when absent; the last one wins. */
@@ -207,7 +224,11 @@ void sc_load_indices(sc_rt *rt, const char *name, const char *path, void *dst, s
  * DIR/FILE (DIR created; NULL: the current directory); SC_BF16 is written as
  * '<f4' (exact). Ranks holding the
  * same slice may all pass it (one copy travels); src NULL: this rank holds
- * nothing. Aborts if the slices do not cover the tensor. */
+ * nothing. Aborts if the slices do not cover the tensor. The file is
+ * written whole under a temporary name in DIR, `.FILE.PID.tmp`, flushed to
+ * the disk and renamed to FILE, so FILE is either what it was or the whole
+ * tensor: when a write fails (a full disk) the temporary file is removed
+ * and every rank exits 1 after `shardc: cannot write DIR/FILE: REASON`. */
 void sc_save_npy(sc_rt *rt, const char *dir, const char *file, const void *src, sc_dtype dt,
                  const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims);
 
