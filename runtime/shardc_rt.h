@@ -52,13 +52,17 @@
  *   take them; arithmetic kernels take float32 (emitted programs sc_cast half
  *   operands to float32 scratch, run the kernel, and round the result once),
  *   but for sc_ew_chain, which reads and writes them itself.
- * - Collectives, sc_group_new, sc_load_npy and sc_save_npy are collective:
- *   every rank of the group (of the world, for the last three) makes the same
+ * - Collectives, sc_group_new, sc_load_npy, sc_save_npy and the checks
+ *   (sc_output_dir, sc_check_loss, sc_check_skips) are collective: every rank
+ *   of the group (of the world, for all but the collectives) makes the same
  *   calls in the same order.
  * - Any error (a bad argument, an MPI/CUDA/NCCL/cuBLAS failure) prints
  *   `shardc runtime: rank R: FILE:LINE: message` and aborts the whole job
- *   (MPI_Abort), so nothing hangs. Bad input files are not errors of the
- *   program: every rank exits 1 after one clear message (sc_load_npy).
+ *   (MPI_Abort), so nothing hangs. Bad input files and an output folder or
+ *   file that cannot be written are not errors of the program: every rank
+ *   exits 1 after one clear message (sc_load_npy, sc_output_dir,
+ *   sc_save_npy); a training that diverged exits 3 (sc_check_loss,
+ *   sc_check_skips).
  * - Byte counting (docs/output.md): each collective adds what this rank sends in a
  *   ring algorithm over its group of n: AllReduce 2*B*(n-1)/n of the tensor's
  *   B bytes, AllGather B*(n-1)/n of the output, ReduceScatter and AllToAll
