@@ -1,4 +1,6 @@
-/* rt.c: the process: init and finalize, the command line, slabs, groups.
+/* rt.c: the process: init and finalize, the command line, the loss printed
+ * and checked (a NaN or inf loss, or loss scaling stuck at 1, stops every
+ * rank with exit status 3), slabs, groups.
  *
  * Backend-independent; it calls the backend's sc_be_* hooks for what differs
  * (the GPU, NCCL, device memory). A group is an MPI communicator split from
