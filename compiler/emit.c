@@ -320,8 +320,9 @@ static void emit_optimizer(StrBuf *b, const Program *p, int v, const char *c, co
 /* Dynamic loss scaling (MindSpore's DynamicLossScaleManager): an inf or NaN
  * in the scaled gradients shows in their squared global norm, which every
  * rank holds whole; then the step is skipped and the scale divided by
- * scale_factor (not below 1); else the gradients are unscaled for the update
- * (a half one through its Float32 copy in the scratch, plan.c). */
+ * scale_factor (not below 1), and SC_MAX_SKIPS_AT_1 steps in a row skipped
+ * at scale 1 stop the run (shardc_rt.h); else the gradients are unscaled for
+ * the update (a half one through its Float32 copy in the scratch, plan.c). */
 static void emit_unscale(StrBuf *b, const Program *p)
 {
 	const Lowered *l = p->l;
@@ -330,7 +331,9 @@ static void emit_unscale(StrBuf *b, const Program *p)
 	          "\t\t\tdouble next = loss_scale / %.17g > 1 ? loss_scale / %.17g : 1;\n"
 	          "\t\t\tif (sc_rank(rt) == 0)\n\t\t\t\tprintf(\"step: %%lld, overflow, loss scale %%.10g -> %%.10g, step "
 	          "skipped\\n\", (long long)step, loss_scale, next);\n"
-	          "\t\t\tloss_scale = next;\n\t\t\tgood_steps = 0;\n\t\t\tcontinue;\n\t\t}\n",
+	          "\t\t\tif (loss_scale == 1)   /* skipped at scale 1: SC_MAX_SKIPS_AT_1 in a row stop the run */\n"
+	          "\t\t\t\tsc_check_skips(rt, step, ++skipped_at_1);\n"
+	          "\t\t\tloss_scale = next;\n\t\t\tgood_steps = 0;\n\t\t\tcontinue;\n\t\t}\n\t\tskipped_at_1 = 0;\n",
 	          p->cname[l->overflow], l->m->train->scale_factor, l->m->train->scale_factor);
 	for (int v = 0; v < l->nparams; v++) {
 		if (l->grad[v] < 0)
@@ -486,7 +489,8 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	emit_names(b, l, "input_names", false);
 	emit_names(b, l, "param_names", true);
 	sb_printf(b, "\tint64_t steps = sc_steps(rt, %lld);\n", (long long)(t ? t->steps : 1));
-	sb_puts(b, "\tconst char *out_dir = sc_option(rt, \"--output-dir\", NULL), *file = NULL;\n\t(void)file;\n");
+	sb_puts(b, "\tconst char *out_dir = sc_output_dir(rt), *file = NULL;   /* writable, or every rank stops */\n"
+	        "\t(void)file;\n");
 	if (p->npart) {
 		sb_puts(b, "\n\t/* Groups: each a partition of the ranks; this rank names its own group. */\n");
 		for (int k = 0; k < p->npart; k++)
@@ -512,7 +516,7 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 		emit_input(b, p, v);
 	if (t && l->overflow >= 0)
 		sb_printf(b, "\n\tdouble loss_scale = %.17g;   /* dynamic loss scaling (precision fp16) */\n"
-		          "\tint64_t good_steps = 0, updates = 0;\n", l->m->train->init_loss_scale);
+		          "\tint64_t good_steps = 0, updates = 0, skipped_at_1 = 0;\n", l->m->train->init_loss_scale);
 	sb_puts(b, "\n\tdouble t0 = sc_time(rt);\n\tfor (int64_t step = 1; step <= steps; step++) {\n");
 	for (int i = 0; i < l->nfwd; i++) {
 		sb_putc(b, '\t');
@@ -520,12 +524,17 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	}
 	if (t) {
 		const LValue *lv = &l->values[l->loss];
-		if (dtype_is_half(lv->type.dtype))
-			sb_printf(b, "\t\tsc_cast(rt, %s, %s, (float *)(slab + %lld), SC_F32, 1);\n\t\tsc_print_loss(rt, step, "
-			          "(float *)(slab + %lld));\n\n\t\t/* Backward. */\n", p->cname[l->loss],
-			          sc_dtype_name(lv->type.dtype), (long long)p->scratch, (long long)p->scratch);
-		else
-			sb_printf(b, "\t\tsc_print_loss(rt, step, %s);\n\n\t\t/* Backward. */\n", p->cname[l->loss]);
+		StrBuf lf = {0};   /* the loss as a float32 */
+		if (dtype_is_half(lv->type.dtype)) {
+			sb_printf(&lf, "(float *)(slab + %lld)", (long long)p->scratch);
+			sb_printf(b, "\t\tsc_cast(rt, %s, %s, %s, SC_F32, 1);\n", p->cname[l->loss], sc_dtype_name(lv->type.dtype),
+			          lf.data);
+		} else {
+			sb_puts(&lf, p->cname[l->loss]);
+		}
+		sb_printf(b, "\t\tsc_print_loss(rt, step, %s);\n\t\tsc_check_loss(rt, step, %s);   /* NaN or inf: every rank "
+		          "stops */\n\n\t\t/* Backward. */\n", lf.data, lf.data);
+		sb_free(&lf);
 		for (int i = l->nfwd; i < l->nops; i++) {
 			if (op_shadow(l, i))   /* no code (recompute.c) */
 				continue;

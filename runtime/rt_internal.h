@@ -52,6 +52,8 @@ void sc_mpi_check(int err, const char *call, const char *file, int line);
 /* Every rank knows it failed or not; agree, let the lowest failing rank print
  * msg to stderr, and exit 1 everywhere (a clean error, not an abort). */
 void sc_agree_or_exit(sc_rt *rt, bool ok, const char *msg);
+/* The same with another exit status (3: the training diverged). */
+void sc_agree_or_stop(sc_rt *rt, bool ok, int status, const char *msg);
 
 /* ---- shapes ---- */
 
@@ -133,6 +135,14 @@ bool sc_npy_read_slice(FILE *f, const sc_npy_header *h, const int64_t *start, co
                        char *err, size_t errlen);
 /* Writes a whole tensor in format 1.0 (the header of 8 dims fits its 64 KiB). */
 bool sc_npy_write(FILE *f, sc_dtype dt, const int64_t *dims, int ndim, const void *data);
+/* Writes DIR/FILE (dir NULL: FILE; dir created) through `DIR/.FILE.PID.tmp`:
+ * written, flushed and fsynced, then renamed over FILE. false: err holds the
+ * reason (strerror), the temporary file is gone and FILE is as it was. */
+bool sc_npy_save_file(const char *dir, const char *file, sc_dtype dt, const int64_t *dims, int ndim,
+                      const void *data, char *err, size_t errlen);
+/* Whether a file can be written in dir (NULL: the current directory): dir
+ * created, a temporary file made and removed. false: err holds the reason. */
+bool sc_npy_check_dir(const char *dir, char *err, size_t errlen);
 
 /* ---- initializers on host memory (docs/output.md) ---- */
 

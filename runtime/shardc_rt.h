@@ -52,13 +52,17 @@
  *   take them; arithmetic kernels take float32 (emitted programs sc_cast half
  *   operands to float32 scratch, run the kernel, and round the result once),
  *   but for sc_ew_chain, which reads and writes them itself.
- * - Collectives, sc_group_new, sc_load_npy and sc_save_npy are collective:
- *   every rank of the group (of the world, for the last three) makes the same
+ * - Collectives, sc_group_new, sc_load_npy, sc_save_npy and the checks
+ *   (sc_output_dir, sc_check_loss, sc_check_skips) are collective: every rank
+ *   of the group (of the world, for all but the collectives) makes the same
  *   calls in the same order.
  * - Any error (a bad argument, an MPI/CUDA/NCCL/cuBLAS failure) prints
  *   `shardc runtime: rank R: FILE:LINE: message` and aborts the whole job
- *   (MPI_Abort), so nothing hangs. Bad input files are not errors of the
- *   program: every rank exits 1 after one clear message (sc_load_npy).
+ *   (MPI_Abort), so nothing hangs. Bad input files and an output folder or
+ *   file that cannot be written are not errors of the program: every rank
+ *   exits 1 after one clear message (sc_load_npy, sc_output_dir,
+ *   sc_save_npy); a training that diverged exits 3 (sc_check_loss,
+ *   sc_check_skips).
  * - Byte counting (docs/output.md): each collective adds what this rank sends in a
  *   ring algorithm over its group of n: AllReduce 2*B*(n-1)/n of the tensor's
  *   B bytes, AllGather B*(n-1)/n of the output, ReduceScatter and AllToAll
@@ -117,6 +121,23 @@ double sc_time(sc_rt *rt);
 /* Rank 0 prints `step: S, loss is L`, L the float32 at loss (slab memory)
  * as the shortest decimal that reads back as the same float32 (numpy's str). */
 void sc_print_loss(sc_rt *rt, int64_t step, const float *loss);
+/* Stops the run when the loss at step (a float32 every rank holds whole) is
+ * NaN or inf, before the step's update and before anything is written:
+ * every rank exits 3 and the lowest that saw it prints
+ * `shardc: step 7: the loss is inf (the run diverged: lower the learning
+ * rate, or clip gradients with clip_global_norm)`. Collective. */
+void sc_check_loss(sc_rt *rt, int64_t step, const float *loss);
+/* Dynamic loss scaling (precision "fp16") skipped step, its gradients
+ * overflowing with the loss scale at 1, and `skipped` steps in a row so: at
+ * SC_MAX_SKIPS_AT_1 every rank exits 3 after one message (the scale cannot
+ * fall further, so the steps to come would be skipped too). Collective. */
+enum { SC_MAX_SKIPS_AT_1 = 10 };
+void sc_check_skips(sc_rt *rt, int64_t step, int64_t skipped);
+/* `--output-dir DIR` (NULL when absent: the current directory), checked
+ * before the first step: rank 0 creates DIR, then a file in it, and removes
+ * the file. When it cannot, every rank exits 1 after one message:
+ * `shardc: cannot write to the output folder out/res: Not a directory`. */
+const char *sc_output_dir(sc_rt *rt);
 /* The command line of run.sh: `--input NAME=FILE`, `--param NAME=FILE`
  * (key NAME), `--output-dir DIR`, `--steps K` (key NULL); `--flag value` or
  * `--flag=value`. NULL when absent; the last one wins. */
@@ -207,7 +228,11 @@ void sc_load_indices(sc_rt *rt, const char *name, const char *path, void *dst, s
  * DIR/FILE (DIR created; NULL: the current directory); SC_BF16 is written as
  * '<f4' (exact). Ranks holding the
  * same slice may all pass it (one copy travels); src NULL: this rank holds
- * nothing. Aborts if the slices do not cover the tensor. */
+ * nothing. Aborts if the slices do not cover the tensor. The file is
+ * written whole under a temporary name in DIR, `.FILE.PID.tmp`, flushed to
+ * the disk and renamed to FILE, so FILE is either what it was or the whole
+ * tensor: when a write fails (a full disk) the temporary file is removed
+ * and every rank exits 1 after `shardc: cannot write DIR/FILE: REASON`. */
 void sc_save_npy(sc_rt *rt, const char *dir, const char *file, const void *src, sc_dtype dt,
                  const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims);
 

@@ -13,7 +13,8 @@
  * ref_eval.py is already exact and reads back unchanged).
  * Loading is collective so every rank learns of a bad file at the same point
  * and exits 1; saving gathers the slices on rank 0, one copy of each
- * distinct slice travelling. */
+ * distinct slice travelling, and writes a temporary file renamed into place
+ * once whole, so a failed write leaves no truncated file. */
 #include "rt_internal.h"
 
 #include <errno.h>
@@ -423,8 +424,12 @@ static bool make_dirs(const char *dir)
 {
 	char p[4096];
 	size_t n = strlen(dir);
-	if (n == 0 || n >= sizeof p)
-		return n == 0;
+	if (n >= sizeof p) {
+		errno = ENAMETOOLONG;
+		return false;
+	}
+	if (n == 0)
+		return true;
 	memcpy(p, dir, n + 1);
 	for (size_t i = 1; i <= n; i++)
 		if (p[i] == '/' || p[i] == '\0') {
@@ -435,6 +440,82 @@ static bool make_dirs(const char *dir)
 			p[i] = c;
 		}
 	return true;
+}
+
+/* DIR/FILE (FILE alone when dir is NULL or ""); false when it does not fit. */
+static bool join(char *out, size_t n, const char *dir, const char *file)
+{
+	int k = snprintf(out, n, "%s%s%s", dir ? dir : "", dir && *dir ? "/" : "", file);
+	return k >= 0 && (size_t)k < n;
+}
+
+/* A new empty file beside DIR/FILE, `DIR/.FILE.PID.tmp` (its name in tmp),
+ * opened for writing; -1 with errno set on failure. A file of that name left
+ * by a process killed while writing is replaced. */
+static int open_temp(const char *dir, const char *file, char *tmp, size_t n)
+{
+	char base[4200];
+	int k = snprintf(base, sizeof base, ".%s.%ld.tmp", file, (long)getpid());
+	if (k < 0 || (size_t)k >= sizeof base || !join(tmp, n, dir, base)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0666);
+}
+
+bool sc_npy_check_dir(const char *dir, char *err, size_t errlen)
+{
+	char tmp[4400];
+	if (dir && !make_dirs(dir))
+		return fail(err, errlen, "%s", strerror(errno));
+	int fd = open_temp(dir, "shardc-probe", tmp, sizeof tmp);
+	if (fd < 0)
+		return fail(err, errlen, "%s", strerror(errno));
+	close(fd);
+	unlink(tmp);
+	return true;
+}
+
+bool sc_npy_save_file(const char *dir, const char *file, sc_dtype dt, const int64_t *dims, int ndim,
+                      const void *data, char *err, size_t errlen)
+{
+	char path[4096], tmp[4400];
+	if (!join(path, sizeof path, dir, file))
+		return fail(err, errlen, "the path is too long");
+	if (dir && !make_dirs(dir))
+		return fail(err, errlen, "%s", strerror(errno));
+	int fd = open_temp(dir, file, tmp, sizeof tmp);
+	if (fd < 0)
+		return fail(err, errlen, "%s", strerror(errno));
+	FILE *f = fdopen(fd, "wb");
+	errno = 0;
+	bool ok = f && sc_npy_write(f, dt, dims, ndim, data) && fflush(f) == 0 && fsync(fd) == 0;
+	int e = errno ? errno : EIO;   /* fwrite may fail without errno */
+	if (f ? fclose(f) != 0 : close(fd) != 0) {
+		if (ok)
+			e = errno;
+		ok = false;
+	}
+	if (ok && rename(tmp, path) != 0) {
+		e = errno;
+		ok = false;
+	}
+	if (!ok) {
+		unlink(tmp);
+		return fail(err, errlen, "%s", strerror(e));
+	}
+	return true;
+}
+
+const char *sc_output_dir(sc_rt *rt)
+{
+	const char *dir = sc_option(rt, "--output-dir", NULL);
+	char why[256] = "", msg[512], cut[SC_NAME_BUF];
+	bool ok = rt->rank != 0 || sc_npy_check_dir(dir, why, sizeof why);
+	snprintf(msg, sizeof msg, "shardc: cannot write to the output folder %s: %s",
+	         dir ? sc_cut(cut, dir, strlen(dir)) : "(the current directory)", why);
+	sc_agree_or_exit(rt, ok, msg);
+	return dir;
 }
 
 enum { INFO = 1 + 2 * SC_MAX_DIMS };   /* has, start[], ldims[] */
@@ -508,13 +589,10 @@ void sc_save_npy(sc_rt *rt, const char *dir, const char *file, const void *src, 
 	for (int64_t i = 0; i < total; i++)
 		if (!covered[i])
 			SC_DIE("sc_save_npy: %s: no rank holds element %lld of the tensor", file, (long long)i);
-	char path[4096], msg[4600];
-	snprintf(path, sizeof path, "%s%s%s", dir ? dir : "", dir && *dir ? "/" : "", file);
-	bool ok = !dir || make_dirs(dir);
-	FILE *f = ok ? fopen(path, "wb") : NULL;
-	ok = f && sc_npy_write(f, dt, gdims, ndim, out);
-	ok = (f && fclose(f) == 0) && ok;
-	snprintf(msg, sizeof msg, "shardc: cannot write %s: %s", path, strerror(errno));
+	char path[4096], why[256], msg[4600];
+	bool ok = sc_npy_save_file(dir, file, dt, gdims, ndim, out, why, sizeof why);
+	join(path, sizeof path, dir, file);
+	snprintf(msg, sizeof msg, "shardc: cannot write %s: %s", path, why);
 	free(out);
 	free(covered);
 	free(buf);

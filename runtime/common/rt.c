@@ -1,4 +1,6 @@
-/* rt.c: the process: init and finalize, the command line, slabs, groups.
+/* rt.c: the process: init and finalize, the command line, the loss printed
+ * and checked (a NaN or inf loss, or loss scaling stuck at 1, stops every
+ * rank with exit status 3), slabs, groups.
  *
  * Backend-independent; it calls the backend's sc_be_* hooks for what differs
  * (the GPU, NCCL, device memory). A group is an MPI communicator split from
@@ -180,6 +182,29 @@ void sc_print_loss(sc_rt *rt, int64_t step, const float *loss)
 		strcat(buf, ".0");
 	printf("step: %lld, loss is %s\n", (long long)step, isnan(x) ? "nan" : buf);
 	fflush(stdout);
+}
+
+void sc_check_loss(sc_rt *rt, int64_t step, const float *loss)
+{
+	float x;
+	sc_to_host(rt, &x, loss, sizeof x);
+	char msg[256] = "";
+	if (!isfinite(x))
+		snprintf(msg, sizeof msg, "shardc: step %lld: the loss is %s (%s)", (long long)step,
+		         isnan(x) ? "nan" : x > 0 ? "inf" : "-inf",
+		         step == 1 ? "at the first step, before any update: an input or a parameter holds a NaN, an inf "
+		                     "or values too large"
+		                   : "the run diverged: lower the learning rate, or clip gradients with clip_global_norm");
+	sc_agree_or_stop(rt, isfinite(x), 3, msg);
+}
+
+void sc_check_skips(sc_rt *rt, int64_t step, int64_t skipped)
+{
+	char msg[512];
+	snprintf(msg, sizeof msg, "shardc: step %lld: %d steps in a row skipped, their gradients overflowing Float16 "
+	         "with the loss scale at 1 (the run diverged, or its values are too large for Float16: lower the "
+	         "learning rate, or train with precision \"bf16\")", (long long)step, SC_MAX_SKIPS_AT_1);
+	sc_agree_or_stop(rt, skipped < SC_MAX_SKIPS_AT_1, 3, msg);
 }
 
 void sc_finalize(sc_rt *rt)

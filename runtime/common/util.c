@@ -3,7 +3,8 @@
  * Errors of the program (a bad argument from emitted code, a failing MPI
  * call) abort the whole job with MPI_Abort so no rank waits forever; errors
  * of the user's input files go through sc_agree_or_exit instead, which ends
- * every rank with status 1 after one message. Nothing here allocates. */
+ * every rank with status 1 after one message (a run that diverged:
+ * sc_agree_or_stop, status 3). Nothing here allocates. */
 #include "rt_internal.h"
 
 #include <stdarg.h>
@@ -45,6 +46,11 @@ void sc_mpi_check(int err, const char *call, const char *file, int line)
 
 void sc_agree_or_exit(sc_rt *rt, bool ok, const char *msg)
 {
+	sc_agree_or_stop(rt, ok, 1, msg);
+}
+
+void sc_agree_or_stop(sc_rt *rt, bool ok, int status, const char *msg)
+{
 	/* the lowest failing rank, or size when none failed */
 	int mine = ok ? rt->size : rt->rank, first = rt->size;
 	SC_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
@@ -54,10 +60,10 @@ void sc_agree_or_exit(sc_rt *rt, bool ok, const char *msg)
 		fprintf(stderr, "%s\n", msg);
 		fflush(stderr);
 	}
-	/* A clean exit of every rank: mpirun reports status 1, nobody hangs. */
+	/* A clean exit of every rank: mpirun reports the status, nobody hangs. */
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Finalize();
-	exit(1);
+	exit(status);
 }
 
 size_t sc_dtype_size(sc_dtype dt)

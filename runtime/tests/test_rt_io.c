@@ -5,13 +5,22 @@
  * Round trips of every dtype and rank (bfloat16 as the '<f4' convention of
  * tools/ref_eval.py), slices against the whole, headers as numpy writes them
  * (1.0, 2.0, 3.0, odd spacing), and broken files, each with the reason it
- * gives. Initializer values were computed independently
+ * gives; saving through a temporary file renamed into place, a write that
+ * fails mid-way leaving the old file. Initializer values were computed independently
  * with numpy (/usr/bin/python3, the formulas of docs/output.md in Python
  * integers) and are quoted here. */
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "rt_internal.h"
 #include "rt_test.h"
@@ -204,6 +213,103 @@ Test(npy, float16_is_f2_and_bfloat16_is_f4)
 	fclose(f);
 	expect_bad(npy_with(1, "{'descr': '>f2', 'fortran_order': False, 'shape': (2,), }\n", f16, 4),
 	           "has dtype '>f2' (read: '<f4' float32, '<f2' float16,");
+}
+
+/* ---- saving a file: a temporary name, then a rename ---- */
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* the names in dir, sorted, joined by spaces ("" when empty) */
+static void dir_names(const char *dir, char *out, size_t n)
+{
+	char names[16][256];
+	int k = 0;
+	DIR *d = opendir(dir);
+	cr_assert(d, "%s: %s", dir, strerror(errno));
+	for (struct dirent *e; (e = readdir(d)) && k < 16;)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			snprintf(names[k++], sizeof names[0], "%s", e->d_name);
+	closedir(d);
+	qsort(names, (size_t)k, sizeof names[0], by_name);
+	out[0] = '\0';
+	for (int i = 0; i < k; i++)
+		snprintf(out + strlen(out), n - strlen(out), "%s%s", i ? " " : "", names[i]);
+}
+
+/* the float32 tensor of n elements in path, whose shape must be (n,) */
+static void read_back(const char *path, float *x, int64_t n)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert(f, "%s: %s", path, strerror(errno));
+	sc_npy_header h;
+	char err[256];
+	cr_assert(sc_npy_read_header(f, &h, err, sizeof err), "%s", err);
+	cr_assert(h.dt == SC_F32 && h.ndim == 1 && h.dims[0] == n);
+	cr_assert(sc_npy_read_slice(f, &h, (const int64_t[]){0}, h.dims, x, err, sizeof err), "%s", err);
+	fclose(f);
+}
+
+Test(save, a_temporary_file_renamed_into_place)
+{
+	char root[] = "/tmp/test_rt_io.XXXXXX", dir[64], path[128], names[512], err[256];
+	cr_assert(mkdtemp(root));
+	snprintf(dir, sizeof dir, "%s/a/b", root);
+	static float x[4096], back[4096];
+	const int64_t n[1] = {4096};
+	for (int i = 0; i < 4096; i++)
+		x[i] = (float)i;
+	cr_assert(sc_npy_check_dir(dir, err, sizeof err), "%s", err);   /* created, probed, left empty */
+	dir_names(dir, names, sizeof names);
+	cr_assert_str_eq(names, "");
+	cr_assert(sc_npy_save_file(dir, "w.npy", SC_F32, n, 1, x, err, sizeof err), "%s", err);
+	dir_names(dir, names, sizeof names);
+	cr_assert_str_eq(names, "w.npy", "no temporary file is left");
+	snprintf(path, sizeof path, "%s/w.npy", dir);
+	read_back(path, back, 4096);
+	cr_assert_eq(memcmp(back, x, sizeof x), 0);
+
+	/* a write that fails mid-way (the file size limit: as a full disk does) leaves w.npy as it was */
+	static float y[8192];
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		signal(SIGXFSZ, SIG_IGN);
+		struct rlimit lim = {8192, 8192};
+		setrlimit(RLIMIT_FSIZE, &lim);
+		bool ok = sc_npy_save_file(dir, "w.npy", SC_F32, (const int64_t[]){8192}, 1, y, err, sizeof err);
+		_exit(!ok && strcmp(err, "File too large") == 0 ? 0 : 1);
+	}
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the failed write is reported as 'File too large'");
+	dir_names(dir, names, sizeof names);
+	cr_assert_str_eq(names, "w.npy", "the temporary file is removed");
+	read_back(path, back, 4096);
+	cr_assert_eq(memcmp(back, x, sizeof x), 0, "w.npy is untouched");
+
+	/* a rename that fails (FILE is a folder) removes the temporary file */
+	char sub[160];
+	snprintf(sub, sizeof sub, "%s/d.npy", dir);
+	cr_assert_eq(mkdir(sub, 0777), 0);
+	snprintf(sub, sizeof sub, "%s/d.npy/keep", dir);
+	cr_assert_eq(mkdir(sub, 0777), 0);
+	cr_assert(!sc_npy_save_file(dir, "d.npy", SC_F32, n, 1, x, err, sizeof err));
+	cr_assert(strcmp(err, "Is a directory") == 0 || strcmp(err, "Directory not empty") == 0, "%s", err);
+	dir_names(dir, names, sizeof names);
+	cr_assert_str_eq(names, "d.npy w.npy");
+
+	/* a folder under a regular file: refused before any step, and by the save (root too) */
+	snprintf(sub, sizeof sub, "%s/w.npy/out", dir);
+	cr_assert(!sc_npy_check_dir(sub, err, sizeof err));
+	cr_assert_str_eq(err, "Not a directory");
+	cr_assert(!sc_npy_save_file(sub, "v.npy", SC_F32, n, 1, x, err, sizeof err));
+	cr_assert_str_eq(err, "Not a directory");
+
+	snprintf(sub, sizeof sub, "rm -rf '%s'", root);
+	cr_assert_eq(system(sub), 0);
 }
 
 /* ---- initializers ---- */

@@ -228,6 +228,19 @@ Test(text, seed_ranks)
 	free(r5);
 }
 
+/* Dynamic loss scaling: an overflow at scale 1 counts towards the run's
+ * stop (sc_check_skips), a good step starts the count again. */
+Test(text, loss_scale_stuck_at_one_stops)
+{
+	char *t = rank_text("tests/e2e/mixed_loss_scale_f16.ir", 0);
+	expect_line(t, "int64_t good_steps = 0, updates = 0, skipped_at_1 = 0;");
+	expect_line(t, "\t\t\tif (loss_scale == 1)   /* skipped at scale 1: SC_MAX_SKIPS_AT_1 in a row stop the run */\n"
+	               "\t\t\t\tsc_check_skips(rt, step, ++skipped_at_1);\n");
+	expect_line(t, "\t\t\tcontinue;\n\t\t}\n\t\tskipped_at_1 = 0;\n");
+	expect_line(t, "sc_check_loss(rt, step, ");
+	free(t);
+}
+
 /* Training (the searched plan, as the driver compiles it): the loss
  * printed, the gradient of w, whose MatMul splits the batch, summed over
  * those ranks, Momentum with its state in the slab. */
@@ -236,6 +249,8 @@ Test(text, training_step)
 	char *t = rank_text("ir-samples/auto_parallel_case.ir", 0);
 	expect_line(t, "int64_t steps = sc_steps(rt, 20);");
 	expect_line(t, "sc_print_loss(rt, step, loss);");   /* the loss computed whole on every rank */
+	expect_line(t, "sc_print_loss(rt, step, loss);\n\t\tsc_check_loss(rt, step, loss);");   /* NaN or inf stops */
+	expect_line(t, "const char *out_dir = sc_output_dir(rt), ");   /* checked writable before step 1 */
 	expect_line(t, "sc_all_reduce(rt, g");
 	expect_line(t, "grad_w, grad_w_1, SC_F32, 128, SC_SUM);");
 	expect_line(t, "sc_momentum(rt, w, grad_w_1, (float *)(slab + ");
