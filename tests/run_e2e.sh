@@ -37,7 +37,7 @@ py=/usr/bin/python3
 # OUTDIR with its CPU results in res/; DIR/NAME/tol: its tolerances), for
 # tools/gpu_kit.sh to rerun on a GPU; by default it is a temporary folder.
 if [ -n "${E2E_WORK:-}" ]; then
-	tmp=$E2E_WORK
+	tmp=$(realpath -m "$E2E_WORK")   # run.sh runs in each OUTDIR: a relative path would point elsewhere
 	rm -rf "$tmp" && mkdir -p "$tmp" || exit 2
 else
 	tmp=$(mktemp -d)

@@ -48,6 +48,8 @@ def main():
     got, want = names(a.got), names(a.expected)
     if got != want:
         problems.append("files differ: %s vs %s" % (got, want))
+    elif not got:   # two empty folders agree on nothing: a run that wrote no results
+        problems.append("no .npy results in %s or %s" % (a.got, a.expected))
     worst = 0.0
     for f in sorted(set(got) & set(want)):
         x, y = np.load(os.path.join(a.got, f)), np.load(os.path.join(a.expected, f))
