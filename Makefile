@@ -94,7 +94,7 @@ $(addprefix $(B)/san/,$(SIM_TESTS)): $(B)/san/test_%: tests/unit/test_%.c $(B)/s
 	$(CC) $(CFLAGS_BASE) $(SAN) -Itests/sim -o $@ $< $(B)/san/libsim.a $(B)/san/harness.o $(B)/san/libshardc.a \
 		-lcriterion $(LIBS)
 
-test: deps $(B)/shardc docs-check unit golden agree roundtrip dumps search structure json outdir sweep newop bounds fuzz runtime runtime-test runtime-cuda-test ref-test e2e faults
+test: deps $(B)/shardc docs-check unit golden agree roundtrip dumps search structure json outdir sweep newop bounds fuzz runtime runtime-test runtime-cuda-test ref-test e2e faults safetensors
 	@echo "make test: all passed"
 
 unit: $(addprefix $(B)/san/,$(UNIT_TESTS))
@@ -168,6 +168,12 @@ e2e: $(B)/shardc runtime
 .PHONY: faults
 faults: $(B)/shardc runtime
 	bash tests/run_faults.sh $(B)/shardc
+
+# ---- checkpoints: run.sh --params FILE.safetensors against the same weights as .npy files, on 8 and 1 ranks;
+# params.safetensors read back; broken files (tests/run_safetensors.sh; numpy and json write the files) ----
+.PHONY: safetensors
+safetensors: $(B)/shardc runtime
+	bash tests/run_safetensors.sh $(B)/shardc
 
 # ---- the cuda backend on a machine with a GPU (and no MPI, no OpenBLAS) ----
 # Every e2e run's OUTDIR with the one-device CPU program's results, OpenMPI

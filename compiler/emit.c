@@ -243,6 +243,10 @@ static void emit_input(StrBuf *b, const Program *p, int v)
 		sb_printf(b, ", %lld, \"%s\"", (long long)bound, why.data);   /* names need no escaping (the grammar's) */
 		sb_free(&why);
 	}
+	if (gv->type.is_param) {   /* a --param file wins over the checkpoint's tensor */
+		sb_printf(b, ");\n\telse if (ckpt)\n\t\tsc_load_safetensors(rt, ckpt, \"%s\", %s, %s, ", gv->name, c, dt);
+		piece_args(b, p, v);
+	}
 	sb_puts(b, ");\n\telse\n\t\t");
 	if (!strcmp(kind, "zeros") || !strcmp(kind, "ones") || !strcmp(kind, "constant")) {
 		double value = !strcmp(kind, "ones") ? 1 : !strcmp(kind, "constant") ? lit_arg(init, 0, 0) : 0;
@@ -488,6 +492,11 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	sb_puts(b, "\tconst int64_t *const T = sc_ranks[sc_rank(rt)];   /* this rank's table: rank_<r>.c */\n\t(void)T;\n");
 	emit_names(b, l, "input_names", false);
 	emit_names(b, l, "param_names", true);
+	int np = 0;
+	for (int v = 0; v < l->nparams; v++)
+		np += g->values[v].type.is_param;
+	sb_printf(b, "\tsc_safetensors *ckpt = sc_safetensors_open(rt, sc_option(rt, \"--params\", NULL), "
+	          "sc_option(rt, \"--param-names\", NULL), param_names, %d);\n", np);
 	sb_printf(b, "\tint64_t steps = sc_steps(rt, %lld);\n", (long long)(t ? t->steps : 1));
 	sb_puts(b, "\tconst char *out_dir = sc_output_dir(rt), *file = NULL;   /* writable, or every rank stops */\n"
 	        "\t(void)file;\n");
@@ -511,9 +520,11 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 		sb_puts(b, x->type.rank == 1 ? ",) */\n" : ") */\n");
 	}
 	free(named);
-	sb_puts(b, "\n\t/* Inputs and parameters: this rank's slice of a file, or of the initializer. */\n");
+	sb_puts(b, "\n\t/* Inputs and parameters: this rank's slice of a file (--input, --param), of the\n"
+	        "\t * checkpoint (--params), or of the initializer. */\n");
 	for (int v = 0; v < l->nparams; v++)
 		emit_input(b, p, v);
+	sb_puts(b, "\tsc_safetensors_close(ckpt);\n");
 	if (t && l->overflow >= 0)
 		sb_printf(b, "\n\tdouble loss_scale = %.17g;   /* dynamic loss scaling (precision fp16) */\n"
 		          "\tint64_t good_steps = 0, updates = 0, skipped_at_1 = 0;\n", l->m->train->init_loss_scale);
@@ -566,6 +577,18 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 			emit_save(b, p, v, f.data);
 			sb_free(&f);
 		}
+	if (t) {   /* and all of them in one checkpoint */
+		sb_puts(b, "\tsc_safetensors_writer *ckpt_out = sc_safetensors_create(out_dir, \"params.safetensors\");\n");
+		for (int v = 0; v < l->nparams; v++)
+			if (g->values[v].type.is_param) {
+				const LValue *x = &l->values[v];
+				sb_printf(b, "\tsc_safetensors_add(ckpt_out, \"%s\", %s, %s, ", g->values[v].name, p->cname[v],
+				          sc_dtype_name(x->type.dtype));
+				piece_args(b, p, v);
+				sb_puts(b, ");\n");
+			}
+		sb_puts(b, "\tsc_safetensors_write(rt, ckpt_out);\n");
+	}
 	sb_printf(b, "\tif (sc_rank(rt) == 0)\n\t\tprintf(\"time: %%lld %s in %%.6f s, %%.6g ms each\\n\", (long long)steps, "
 	          "t1 - t0, 1e3 * (t1 - t0) / (double)steps);\n", t ? "steps" : "runs");
 	sb_puts(b, "\tsc_finalize(rt);\n\treturn 0;\n}\n");

@@ -520,7 +520,7 @@ static const char *const reserved[] = {
 	"float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
 	"sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "main",
 	"argc", "argv", "rt", "slab", "step", "steps", "out_dir", "file", "t0", "t1", "NULL", "int64_t", "int32_t",
-	"uint8_t", "printf", "input_names", "param_names", "T", "sc_ranks",
+	"uint8_t", "printf", "input_names", "param_names", "T", "sc_ranks", "ckpt", "ckpt_out",
 };
 
 typedef struct {

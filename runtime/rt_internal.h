@@ -144,6 +144,48 @@ bool sc_npy_save_file(const char *dir, const char *file, sc_dtype dt, const int6
  * created, a temporary file made and removed. false: err holds the reason. */
 bool sc_npy_check_dir(const char *dir, char *err, size_t errlen);
 
+/* ---- safetensors on host memory (safetensors.c) ---- */
+
+typedef struct {
+	char *name;                  /* as in the file */
+	char dtype[16];              /* as in the file ("F32", "BF16", ...), cut to 15 bytes */
+	int ndim;                    /* SC_MAX_DIMS + 1: more dims than the runtime takes */
+	int64_t dims[SC_MAX_DIMS];
+	int64_t begin, end;          /* data_offsets: bytes from the data's start */
+} sc_st_tensor;
+
+typedef struct {
+	int64_t data_start;          /* 8 + the header's length: the data's first byte */
+	int64_t data_bytes;          /* the file's bytes from there */
+	sc_st_tensor *t;             /* (n), sorted by name; __metadata__ is not one */
+	int n;
+} sc_st_header;
+
+/* Parses and checks the header of fd, a file of size bytes: the JSON, every
+ * entry's dtype string, shape and data_offsets within the data. false: err
+ * says why ("is truncated: ...", "has a header that is not JSON: ..."). */
+bool sc_st_read_header(int fd, int64_t size, sc_st_header *h, char *err, size_t errlen);
+void sc_st_header_free(sc_st_header *h);
+const sc_st_tensor *sc_st_find(const sc_st_header *h, const char *name);   /* NULL: none */
+/* Checks tensor t against a parameter of type dt and shape gdims (a dtype
+ * read as dt, the shape, its bytes) and reads the slice (start, ldims) into
+ * dst as dt (dst NULL: the checks only). */
+bool sc_st_read_slice(int fd, const sc_st_header *h, const sc_st_tensor *t, sc_dtype dt, const int64_t *gdims,
+                      int ndim, const int64_t *start, const int64_t *ldims, void *dst, char *err, size_t errlen);
+
+typedef struct {
+	char *name;
+	const void *src;             /* this rank's slice (slab memory); NULL: it holds none */
+	sc_dtype dt;
+	int ndim;
+	int64_t gdims[SC_MAX_DIMS], start[SC_MAX_DIMS], ldims[SC_MAX_DIMS];
+} sc_st_piece;
+
+/* The 8-byte length and the header of the tensors p[0..n) laid end to end in
+ * that order (shapes gdims), with __metadata__ {"format": "pt"}, padded with
+ * spaces so the data starts at a multiple of 8. */
+bool sc_st_write_header(FILE *f, const sc_st_piece *p, int n);
+
 /* ---- initializers on host memory (docs/output.md) ---- */
 
 typedef enum { SC_INIT_UNIFORM, SC_INIT_NORMAL, SC_INIT_RANDINT } sc_init_kind;

@@ -44,12 +44,12 @@ NCCL $(if $(NVCC),$(or $(RT_NCCL),none: collectives through MPI),-)))
 # call for every sqrtf, so those loops do not vectorize. Neither changes a
 # value (no reassociation, no contraction: -std=c11 keeps -ffp-contract=off).
 RT_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(RT_WARN) -fopenmp -fno-trapping-math -fno-math-errno -Iruntime -Iruntime/cpu $(RT_MPI_CFLAGS) $(BLAS_CFLAGS)
-RT_LIBS := $(RT_MPI_LIBS) $(BLAS_LIBS) -fopenmp -lm
+RT_LIBS := $(RT_MPI_LIBS) $(BLAS_LIBS) -ljansson -fopenmp -lm
 RT_CUDA_CFLAGS := -isystem $(CUDA_HOME)/include $(if $(RT_NCCL),,-DSC_NO_NCCL)
 RT_CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart $(if $(RT_NCCL),-lnccl) -lstdc++
 
 RT_HDRS := runtime/shardc_rt.h runtime/rt_internal.h runtime/cpu/cpu_kernels.h
-RT_COMMON := util half rt comm npy init
+RT_COMMON := util half rt comm npy safetensors init
 RT_CPU_OBJS := $(RT_COMMON) kernels backend
 RT_CUDA_OBJS := $(RT_COMMON) backend_cuda kernels_cu
 
@@ -58,9 +58,9 @@ runtime: $(RT_B)/libshardc_rt_cpu.a $(RT_B)/link.mk $(if $(NVCC),$(RT_B)/libshar
 
 # What a generated program links the cpu library with (its Makefile includes
 # this): the BLAS install-deps chose, so programs and tests use the same one.
-$(RT_B)/link.mk: $(or $(B),build)/config.mk
+$(RT_B)/link.mk: $(or $(B),build)/config.mk runtime/runtime.mk
 	@mkdir -p $(@D)
-	printf '# Written by runtime/runtime.mk: the cpu library'"'"'s link flags.\nLIBS_cpu := %s\n' '$(BLAS_LIBS) -fopenmp -lm' > $@
+	printf '# Written by runtime/runtime.mk: the cpu library'"'"'s link flags.\nLIBS_cpu := %s\n' '$(BLAS_LIBS) -ljansson -fopenmp -lm' > $@
 
 # ---- the cpu library: opt (programs) and san (tests) ----
 define rt_variant
@@ -93,7 +93,7 @@ $(RT_B)/libshardc_rt_cuda.a: $(RT_CUDA_OBJS:%=$(RT_B)/cuda/%.o)
 	ar rcs $@ $^
 
 # ---- tests ----
-RT_UNIT := test_rt_kernels test_rt_grads test_rt_io test_rt_half
+RT_UNIT := test_rt_kernels test_rt_grads test_rt_io test_rt_half test_rt_safetensors
 RT_SAN_LIB := $(RT_B)/san/libshardc_rt_cpu.a
 RT_TEST_O := $(RT_B)/san/rt_test.o
 
@@ -116,12 +116,15 @@ $(RT_B)/san/example: $(RT_B)/san/example.c $(RT_SAN_LIB)
 # The MPI tests run with ASAN_OPTIONS=detect_leaks=0: OpenMPI keeps (and
 # LeakSanitizer reports) allocations of its own at exit; ours are checked by
 # the Criterion tests, which run with leak detection on.
-runtime-test: $(addprefix $(RT_B)/san/,$(RT_UNIT) mpi_collectives mpi_io example)
+runtime-test: $(addprefix $(RT_B)/san/,$(RT_UNIT) mpi_collectives mpi_io mpi_safetensors example)
 	@set -e; for t in $(RT_UNIT); do echo "== $$t"; ASAN_OPTIONS=detect_leaks=1 $(RT_B)/san/$$t --jobs 2; done
 	@echo "== mpi_collectives (mpirun -np $(RT_NP))"
 	@ASAN_OPTIONS=detect_leaks=0 $(RT_MPIRUN) -np $(RT_NP) $(RT_B)/san/mpi_collectives
 	@echo "== mpi_io"
 	@ASAN_OPTIONS=detect_leaks=0 sh runtime/tests/run_mpi_io.sh "$(RT_MPIRUN)" $(RT_B)/san/mpi_io $(RT_B)/mpi_io.tmp $(RT_B)/san/example
+	@echo "== mpi_safetensors (mpirun -np 4)"
+	@rm -rf $(RT_B)/mpi_st.tmp && mkdir -p $(RT_B)/mpi_st.tmp && \
+		ASAN_OPTIONS=detect_leaks=0 $(RT_MPIRUN) -np 4 $(RT_B)/san/mpi_safetensors --output-dir $(RT_B)/mpi_st.tmp
 	@echo "runtime-test: all passed"
 
 # CUDA twins: the cuda library's kernels against the CPU ones, and the

@@ -52,8 +52,9 @@
  *   take them; arithmetic kernels take float32 (emitted programs sc_cast half
  *   operands to float32 scratch, run the kernel, and round the result once),
  *   but for sc_ew_chain, which reads and writes them itself.
- * - Collectives, sc_group_new, sc_load_npy, sc_save_npy and the checks
- *   (sc_output_dir, sc_check_loss, sc_check_skips) are collective: every rank
+ * - Collectives, sc_group_new, sc_load_npy, sc_save_npy, the checks
+ *   (sc_output_dir, sc_check_loss, sc_check_skips), sc_safetensors_open,
+ *   sc_load_safetensors and sc_safetensors_write are collective: every rank
  *   of the group (of the world, for all but the collectives) makes the same
  *   calls in the same order.
  * - Any error (a bad argument, an MPI/CUDA/NCCL/cuBLAS failure) prints
@@ -139,8 +140,9 @@ void sc_check_skips(sc_rt *rt, int64_t step, int64_t skipped);
  * `shardc: cannot write to the output folder out/res: Not a directory`. */
 const char *sc_output_dir(sc_rt *rt);
 /* The command line of run.sh: `--input NAME=FILE`, `--param NAME=FILE`
- * (key NAME), `--output-dir DIR`, `--steps K` (key NULL); `--flag value` or
- * `--flag=value`. NULL when absent; the last one wins. */
+ * (key NAME), `--params FILE`, `--param-names FILE`, `--output-dir DIR`,
+ * `--steps K` (key NULL); `--flag value` or `--flag=value`. NULL when
+ * absent; the last one wins. */
 const char *sc_option(sc_rt *rt, const char *flag, const char *key);
 
 /* ---- memory ---- */
@@ -224,6 +226,37 @@ void sc_load_npy(sc_rt *rt, const char *name, const char *path, void *dst, sc_dt
  * token ids index Gather %h's table %wte, which has 50257 rows`. */
 void sc_load_indices(sc_rt *rt, const char *name, const char *path, void *dst, sc_dtype dt, const int64_t *gdims,
                      int ndim, const int64_t *start, const int64_t *ldims, int64_t bound, const char *what);
+/* A safetensors checkpoint (run.sh --params FILE.safetensors; docs/output.md):
+ * sc_safetensors_open parses the header (path NULL: returns NULL, and exits
+ * 1 on every rank if renames is not NULL); renames, when not NULL, is a JSON
+ * file {"parameter": "tensor"} naming the tensor a parameter reads, each key
+ * one of names[0..n) (the model's parameters); the others read the tensor of
+ * their own name. sc_load_safetensors reads this rank's slice of the
+ * parameter's tensor, converting F64, F32, F16 and BF16 to dt when it is a
+ * float type (rounded once, to nearest even; I64, I32 and BOOL only to their
+ * own type). A bad file, rename file or tensor (missing, of another shape,
+ * of a dtype not read as dt, truncated) ends every rank with status 1 and
+ * one message naming the file and the tensor: `shardc: parameter 'wq':
+ * tensor 'h.0.attn.wq' of gpt.safetensors has shape (3, 4), expected (256,
+ * 256)`. Open and load are collective, as sc_load_npy; close takes NULL. */
+typedef struct sc_safetensors sc_safetensors;
+sc_safetensors *sc_safetensors_open(sc_rt *rt, const char *path, const char *renames, const char *const *names,
+                                    int n);
+void sc_load_safetensors(sc_rt *rt, sc_safetensors *st, const char *name, void *dst, sc_dtype dt,
+                         const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims);
+void sc_safetensors_close(sc_safetensors *st);
+/* Writing one: create, then add each tensor's piece on this rank (the
+ * arguments of sc_save_npy; src must stay valid until the write), then
+ * sc_safetensors_write, which is collective: rank 0 writes DIR/FILE.tmp (DIR
+ * exists; NULL: the current directory), the tensors in the order added, in
+ * their own dtype (BF16 as BF16), assembling one at a time, and renames it
+ * to DIR/FILE; it frees the writer. A file that cannot be written ends every
+ * rank with status 1. */
+typedef struct sc_safetensors_writer sc_safetensors_writer;
+sc_safetensors_writer *sc_safetensors_create(const char *dir, const char *file);
+void sc_safetensors_add(sc_safetensors_writer *w, const char *name, const void *src, sc_dtype dt,
+                        const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims);
+void sc_safetensors_write(sc_rt *rt, sc_safetensors_writer *w);
 /* Assembles the global tensor on rank 0 from every rank's slice and writes
  * DIR/FILE (DIR created; NULL: the current directory); SC_BF16 is written as
  * '<f4' (exact). Ranks holding the

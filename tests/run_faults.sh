@@ -105,7 +105,7 @@ if model big 32768 "SGD(learning_rate: 0.01)" "" "uniform(-1, 1)"; then
 		if [ $status != 1 ] || [ "$(grep -cxF -- "$msg" "$tmp/big_fail.log")" != 1 ]; then
 			bad "save failing: exit $status (want 1), no single '$msg'"
 			head -8 "$tmp/big_fail.log"
-		elif ! cmp -s "$tmp/param_w.before" "$res/param_w.npy" || [ "$(ls -A "$res")" != "$(printf 'output_0.npy\nparam_w.npy')" ]; then
+		elif ! cmp -s "$tmp/param_w.before" "$res/param_w.npy" || [ "$(ls -A "$res")" != "$(printf 'output_0.npy\nparam_w.npy\nparams.safetensors')" ]; then
 			bad "save failing: param_w.npy changed or a file was left: $(ls -A "$res" | tr '\n' ' ')"
 		else
 			ok "save failing: exit 1 in $(($(date +%s) - start)) s, param_w.npy as it was, nothing else left: $msg"

@@ -7,7 +7,7 @@
 # OUTDIR for each rank count with the CPU programs' results. The kit holds
 #   root/     OpenMPI from Debian's packages (libraries, mpirun, mpicc,
 #             mpi.h), unpacked; relocatable with OPAL_PREFIX
-#   lib/      build/runtime/libshardc_rt_cuda.a
+#   lib/      build/runtime/libshardc_rt_cuda.a, and Debian's libjansson.a
 #   bin/      cuda_twins (OpenBLAS linked in statically: the CPU twins),
 #             cuda_gemm_bench, mpi_collectives on the cuda library
 #   e2e/NAME/  the model's tolerances (tol), the one-device CPU program's
@@ -36,6 +36,8 @@ for f in "$tmp"/debs/*.deb; do dpkg -x "$f" "$kit/root"; done
 
 make -s "$rt/libshardc_rt_cuda.a" "$rt/opt/kernels.o" >/dev/null
 cp "$rt/libshardc_rt_cuda.a" "$kit/lib/"
+# jansson, which the runtime's safetensors reader links (the device has none), linked in statically
+cp "/usr/lib/$(cc -print-multiarch)/libjansson.a" "$kit/lib/"
 # link NAME SOURCE... : a test program of the cuda library, OpenBLAS (only
 # the CPU twins use it) linked in; the device has none.
 link() {

@@ -29,7 +29,7 @@ libdir() { dirname "$(find /usr/local/cuda/lib64/ /usr/local/cuda/targets /usr/l
 	-name "$1" 2>/dev/null | head -1)" 2>/dev/null; }
 cublas=$(libdir 'libcublas.so.13*') cudart=$(libdir 'libcudart.so.13*') nccl=$(libdir 'libnccl.so.2*')
 export LD_LIBRARY_PATH=$R/lib/x86_64-linux-gnu:$R/lib/x86_64-linux-gnu/openmpi/lib:$cublas:$cudart:$nccl:${LD_LIBRARY_PATH:-}
-export CUDA_LIBS="-L$cublas -L$cudart -L$nccl -l:libcublas.so.13 -l:libcudart.so.13 -l:libnccl.so.2 -lstdc++ -lm"
+export CUDA_LIBS="-L$cublas -L$cudart -L$nccl -l:libcublas.so.13 -l:libcudart.so.13 -l:libnccl.so.2 -lstdc++ $kit/lib/libjansson.a -lm"
 mpi=(mpirun --oversubscribe --bind-to none)
 
 echo "== machine"

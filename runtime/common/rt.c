@@ -21,6 +21,8 @@ static const struct {
 } options[] = {
 	{"--input", true},
 	{"--param", true},
+	{"--params", false},
+	{"--param-names", false},
 	{"--output-dir", false},
 	{"--steps", false},
 };
@@ -57,7 +59,8 @@ static void check_options(int argc, char **argv, char *msg, size_t n)
 		char cut[SC_NAME_BUF];
 		if (k < 0) {
 			snprintf(msg, n, "shardc: unknown option '%s' (known: --input NAME=FILE, --param NAME=FILE, "
-			         "--output-dir DIR, --steps K)", sc_cut(cut, argv[i], strlen(argv[i])));
+			         "--params FILE, --param-names FILE, --output-dir DIR, --steps K)",
+			         sc_cut(cut, argv[i], strlen(argv[i])));
 			return;
 		}
 		if (!v || !*v) {

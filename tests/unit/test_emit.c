@@ -259,6 +259,29 @@ Test(text, training_step)
 	free(t);
 }
 
+/* A checkpoint: every parameter from --param's .npy file, else from the
+ * --params safetensors file, else its initializer; the trained ones also
+ * written to params.safetensors, each rank adding its piece. Inputs take
+ * no checkpoint. */
+Test(text, checkpoint_in_and_out)
+{
+	char *t = rank_text("ir-samples/auto_parallel_case.ir", 0);
+	expect_line(t, "sc_safetensors *ckpt = sc_safetensors_open(rt, sc_option(rt, \"--params\", NULL), "
+	               "sc_option(rt, \"--param-names\", NULL), param_names, 2);");
+	expect_line(t, "\tif ((file = sc_option(rt, \"--param\", \"w2\")))\n\t\tsc_load_npy(rt, \"w2\", file, w2, SC_F32, ");
+	expect_line(t, ");\n\telse if (ckpt)\n\t\tsc_load_safetensors(rt, ckpt, \"w2\", w2, SC_F32, ");
+	expect_line(t, "\tsc_safetensors_close(ckpt);\n");
+	expect_line(t, "\tsc_safetensors_writer *ckpt_out = sc_safetensors_create(out_dir, \"params.safetensors\");\n");
+	expect_line(t, "\tsc_safetensors_add(ckpt_out, \"w2\", w2, SC_F32, ");
+	expect_line(t, "\tsc_safetensors_write(rt, ckpt_out);\n");
+	expect_no_line(t, "sc_load_safetensors(rt, ckpt, \"x\"");
+	free(t);
+	t = rank_text("ir-samples/matmul_relu_semi.ir", 0);   /* inference: read, never written */
+	expect_line(t, "else if (ckpt)\n\t\tsc_load_safetensors(rt, ckpt, \"w\", w, SC_F32, ");
+	expect_no_line(t, "sc_safetensors_create");
+	free(t);
+}
+
 /* A ReduceMax split along its reduced dim: the maximum's ranks pass the
  * gradient on, each counts its piece's ties of the maximum and one AllReduce
  * sums the counts, which the gradient kernel divides by. */

@@ -1,0 +1,100 @@
+/* mpi_safetensors.c: writing a safetensors checkpoint from slices across 4
+ * ranks and reading slices of it back, under the sanitizers (runtime-test).
+ *
+ * x (6, 8) float32, x[i][j] = 8 i + j, is split 2x2 over the ranks; h (4, 6)
+ * bfloat16 is held whole by every rank; s () int64 by rank 0 alone. They are
+ * written to DIR/ck.safetensors (DIR: --output-dir, which exists), then read back:
+ * x by rows (rank r its row block of 3 when r < 2, the whole on ranks 2 and
+ * 3), x again as float16 and bfloat16 (the conversions), h whole, s, and a
+ * renamed x. Every rank checks what it read; the exit status says whether
+ * all agree. run_mpi_io.sh covers the bad-input messages of .npy; those of
+ * safetensors are tests/run_safetensors.sh's. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "shardc_rt.h"
+
+static int failures;
+
+static void expect(int ok, int rank, const char *what)
+{
+	if (!ok) {
+		failures++;
+		fprintf(stderr, "rank %d: FAILED: %s\n", rank, what);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	sc_rt *rt = sc_init(&argc, &argv, 4);
+	int r = sc_rank(rt);
+	const char *dir = sc_option(rt, "--output-dir", NULL);
+	char *slab = sc_slab(rt, 1 << 14), path[4096], names[4200];
+	float host[48];
+	uint16_t half[48];
+
+	/* the pieces */
+	const int64_t g[2] = {6, 8}, st[2] = {3 * (r / 2), 4 * (r % 2)}, ld[2] = {3, 4};
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 4; j++)
+			host[4 * i + j] = (float)(8 * (st[0] + i) + st[1] + j);
+	float *x = (float *)slab;
+	sc_from_host(rt, x, host, 12 * sizeof *host);
+	const int64_t hg[2] = {4, 6}, zero[2] = {0, 0};
+	for (int i = 0; i < 24; i++)
+		half[i] = (uint16_t)(0x3f80 + i);   /* 1, 1 + 2^-7, ... as bfloat16 */
+	uint16_t *h = (uint16_t *)(slab + 256);
+	sc_from_host(rt, h, half, 24 * sizeof *half);
+	int64_t *s = (int64_t *)(slab + 512), sv = -7;
+	sc_from_host(rt, s, &sv, sizeof sv);
+
+	sc_safetensors_writer *w = sc_safetensors_create(dir, "ck.safetensors");
+	sc_safetensors_add(w, "x", x, SC_F32, g, 2, st, ld);
+	sc_safetensors_add(w, "layer.h", h, SC_BF16, hg, 2, zero, hg);
+	sc_safetensors_add(w, "s", r == 0 ? s : NULL, SC_I64, NULL, 0, NULL, NULL);
+	sc_safetensors_write(rt, w);
+
+	/* read back; x also under another name */
+	snprintf(path, sizeof path, "%s/ck.safetensors", dir ? dir : ".");
+	snprintf(names, sizeof names, "%s/names.json", dir ? dir : ".");
+	if (r == 0) {
+		FILE *f = fopen(names, "w");
+		expect(f && fputs("{\"y\": \"x\"}\n", f) >= 0 && fclose(f) == 0, r, "writing names.json");
+	}
+	static const char *const params[] = {"x", "layer.h", "s", "y"};
+	sc_safetensors *ck = sc_safetensors_open(rt, path, names, params, 4);
+	const int64_t rst[2] = {r < 2 ? 3 * r : 0, 0}, rld[2] = {r < 2 ? 3 : 6, 8};
+	float *xr = (float *)(slab + 1024);
+	sc_load_safetensors(rt, ck, "x", xr, SC_F32, g, 2, rst, rld);
+	sc_to_host(rt, host, xr, (size_t)(rld[0] * 8) * sizeof *host);
+	for (int i = 0; i < rld[0] * 8; i++)
+		expect(host[i] == (float)(8 * rst[0] + i), r, "x by rows");
+	sc_load_safetensors(rt, ck, "y", xr, SC_F32, g, 2, zero, g);
+	sc_to_host(rt, host, xr, 48 * sizeof *host);
+	for (int i = 0; i < 48; i++)
+		expect(host[i] == (float)i, r, "y, renamed x");
+	uint16_t *xh = (uint16_t *)(slab + 2048);
+	sc_load_safetensors(rt, ck, "x", xh, SC_F16, g, 2, zero, g);
+	sc_to_host(rt, half, xh, 48 * sizeof *half);
+	expect(half[0] == 0x0000 && half[1] == 0x3c00 && half[47] == 0x51e0, r, "x as float16 (0, 1, 47)");
+	sc_load_safetensors(rt, ck, "x", xh, SC_BF16, g, 2, zero, g);
+	sc_to_host(rt, half, xh, 48 * sizeof *half);
+	expect(half[1] == 0x3f80 && half[47] == 0x423c, r, "x as bfloat16 (1, 47)");
+	sc_load_safetensors(rt, ck, "layer.h", xh, SC_BF16, hg, 2, zero, hg);
+	sc_to_host(rt, half, xh, 24 * sizeof *half);
+	for (int i = 0; i < 24; i++)
+		expect(half[i] == 0x3f80 + i, r, "layer.h");
+	int64_t *sr = (int64_t *)(slab + 4096), got = 0;
+	sc_load_safetensors(rt, ck, "s", sr, SC_I64, NULL, 0, NULL, NULL);
+	sc_to_host(rt, &got, sr, sizeof got);
+	expect(got == -7, r, "s");
+	sc_safetensors_close(ck);
+
+	if (failures)
+		fprintf(stderr, "rank %d: %d failures\n", r, failures);
+	else if (r == 0)
+		printf("mpi_safetensors: written from slices on 4 ranks and read back: all equal\n");
+	sc_finalize(rt);
+	return failures ? 1 : 0;
+}
