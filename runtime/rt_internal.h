@@ -143,6 +143,12 @@ bool sc_npy_save_file(const char *dir, const char *file, sc_dtype dt, const int6
 /* Whether a file can be written in dir (NULL: the current directory): dir
  * created, a temporary file made and removed. false: err holds the reason. */
 bool sc_npy_check_dir(const char *dir, char *err, size_t errlen);
+/* The whole tensor (gdims) on rank 0, assembled from every rank's piece
+ * (start, ldims; src NULL: this rank holds none), one sender per distinct
+ * piece: malloc'd on rank 0, NULL on the others. Collective. Dies, naming
+ * `what`, when the pieces leave an element uncovered. */
+char *sc_gather_whole(sc_rt *rt, const char *what, const void *src, sc_dtype dt, const int64_t *gdims, int ndim,
+                      const int64_t *start, const int64_t *ldims);
 
 /* ---- safetensors on host memory (safetensors.c) ---- */
 

@@ -520,10 +520,10 @@ const char *sc_output_dir(sc_rt *rt)
 
 enum { INFO = 1 + 2 * SC_MAX_DIMS };   /* has, start[], ldims[] */
 
-void sc_save_npy(sc_rt *rt, const char *dir, const char *file, const void *src, sc_dtype dt, const int64_t *gdims,
-                 int ndim, const int64_t *start, const int64_t *ldims)
+char *sc_gather_whole(sc_rt *rt, const char *what, const void *src, sc_dtype dt, const int64_t *gdims, int ndim,
+                      const int64_t *start, const int64_t *ldims)
 {
-	check_slice("sc_save_npy", gdims, ndim, start, ldims);
+	check_slice(what, gdims, ndim, start, ldims);
 	size_t es = sc_dtype_size(dt);
 	int64_t local = sc_numel(ldims, ndim);
 	void *mine = NULL;
@@ -554,12 +554,11 @@ void sc_save_npy(sc_rt *rt, const char *dir, const char *file, const void *src, 
 	if (rt->rank != 0) {
 		if (sendme) {
 			if ((size_t)local * es > (size_t)INT32_MAX)
-				SC_DIE("sc_save_npy: a slice of %lld elements is too large to send", (long long)local);
+				SC_DIE("%s: a slice of %lld elements is too large to send", what, (long long)local);
 			SC_MPI_CHECK(MPI_Send(mine, (int)((size_t)local * es), MPI_BYTE, 0, 7, MPI_COMM_WORLD));
 		}
 		free(mine);
-		sc_agree_or_exit(rt, true, "");
-		return;
+		return NULL;
 	}
 	int64_t total = sc_numel(gdims, ndim);
 	char *out = malloc((size_t)total * es + 1), *covered = calloc((size_t)total + 1, 1), *buf = NULL;
@@ -588,16 +587,29 @@ void sc_save_npy(sc_rt *rt, const char *dir, const char *file, const void *src, 
 	}
 	for (int64_t i = 0; i < total; i++)
 		if (!covered[i])
-			SC_DIE("sc_save_npy: %s: no rank holds element %lld of the tensor", file, (long long)i);
-	char path[4096], why[256], msg[4600];
-	bool ok = sc_npy_save_file(dir, file, dt, gdims, ndim, out, why, sizeof why);
-	join(path, sizeof path, dir, file);
-	snprintf(msg, sizeof msg, "shardc: cannot write %s: %s", path, why);
-	free(out);
+			SC_DIE("%s: no rank holds element %lld of the tensor", what, (long long)i);
 	free(covered);
 	free(buf);
 	free(mine);
 	free(all);
 	free(send);
+	return out;
+}
+
+void sc_save_npy(sc_rt *rt, const char *dir, const char *file, const void *src, sc_dtype dt, const int64_t *gdims,
+                 int ndim, const int64_t *start, const int64_t *ldims)
+{
+	char what[512];
+	snprintf(what, sizeof what, "sc_save_npy: %s", file);
+	char *out = sc_gather_whole(rt, what, src, dt, gdims, ndim, start, ldims);
+	if (rt->rank != 0) {
+		sc_agree_or_exit(rt, true, "");
+		return;
+	}
+	char path[4096], why[256], msg[4600];
+	bool ok = sc_npy_save_file(dir, file, dt, gdims, ndim, out, why, sizeof why);
+	join(path, sizeof path, dir, file);
+	snprintf(msg, sizeof msg, "shardc: cannot write %s: %s", path, why);
+	free(out);
 	sc_agree_or_exit(rt, ok, msg);
 }

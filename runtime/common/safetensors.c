@@ -513,78 +513,12 @@ void sc_safetensors_add(sc_safetensors_writer *w, const char *name, const void *
 	}
 }
 
-enum { INFO = 1 + 2 * SC_MAX_DIMS };   /* has, start[], ldims[] */
-
-/* The whole tensor of piece p, assembled on rank 0 from every rank's slice
- * (malloc'd; NULL on the other ranks). One rank sends each distinct slice. */
+/* The whole tensor of piece p on rank 0 (malloc'd; NULL on the others). */
 static char *gather_whole(sc_rt *rt, const sc_st_piece *p)
 {
-	size_t es = sc_dtype_size(p->dt);
-	int64_t local = sc_numel(p->ldims, p->ndim), info[INFO] = {p->src != NULL}, *all = NULL;
-	for (int d = 0; d < p->ndim; d++) {
-		info[1 + d] = p->start[d];
-		info[1 + SC_MAX_DIMS + d] = p->ldims[d];
-	}
-	char *mine = malloc((size_t)local * es + 1);
-	int *send = NULL, sendme = 0;
-	if (!mine || (rt->rank == 0 && (!(all = malloc((size_t)rt->size * INFO * sizeof *all)) ||
-	                                !(send = calloc((size_t)rt->size, sizeof *send)))))
-		SC_DIE("out of memory");
-	if (p->src)
-		sc_to_host(rt, mine, p->src, (size_t)local * es);
-	SC_MPI_CHECK(MPI_Gather(info, INFO, MPI_INT64_T, all, INFO, MPI_INT64_T, 0, MPI_COMM_WORLD));
-	for (int r = 1; rt->rank == 0 && r < rt->size; r++) {   /* the first holder of each slice sends it */
-		bool dup = !all[r * INFO];
-		for (int q = 0; q < r && !dup; q++)
-			dup = (q == 0 || send[q]) && all[q * INFO] && memcmp(all + r * INFO, all + q * INFO, sizeof info) == 0;
-		send[r] = !dup;
-	}
-	SC_MPI_CHECK(MPI_Scatter(send, 1, MPI_INT, &sendme, 1, MPI_INT, 0, MPI_COMM_WORLD));
-	if (rt->rank != 0) {
-		if (sendme && (size_t)local * es > (size_t)INT32_MAX)
-			SC_DIE("sc_safetensors_write: %s: a slice of %lld elements is too large to send", p->name, (long long)local);
-		if (sendme)
-			SC_MPI_CHECK(MPI_Send(mine, (int)((size_t)local * es), MPI_BYTE, 0, 8, MPI_COMM_WORLD));
-		free(mine);
-		return NULL;
-	}
-	int64_t total = sc_numel(p->gdims, p->ndim);
-	char *out = malloc((size_t)total * es + 1), *covered = calloc((size_t)total + 1, 1), *buf = NULL;
-	if (!out || !covered)
-		SC_DIE("out of memory");
-	for (int r = 0; r < rt->size; r++) {
-		if (r == 0 ? !p->src : !send[r])
-			continue;
-		const int64_t *st = all + r * INFO + 1, *ld = all + r * INFO + 1 + SC_MAX_DIMS;
-		int64_t n = sc_numel(ld, p->ndim), idx[SC_MAX_DIMS] = {0};
-		const char *from = mine;
-		if (r > 0) {
-			if (!(buf = realloc(buf, (size_t)n * es + 1)))
-				SC_DIE("out of memory");
-			SC_MPI_CHECK(MPI_Recv(buf, (int)((size_t)n * es), MPI_BYTE, r, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-			from = buf;
-		}
-		/* rows along the last dim: idx walks the slice's other dims */
-		int64_t row = p->ndim ? ld[p->ndim - 1] : 1;
-		for (int64_t i = 0; i < n; i += row) {
-			int64_t off = 0;
-			for (int d = 0; d < p->ndim; d++)
-				off = off * p->gdims[d] + st[d] + idx[d];
-			memcpy(out + (size_t)off * es, from + (size_t)i * es, (size_t)row * es);
-			memset(covered + off, 1, (size_t)row);
-			for (int d = p->ndim - 2; d >= 0 && ++idx[d] == ld[d]; d--)
-				idx[d] = 0;
-		}
-	}
-	for (int64_t i = 0; i < total; i++)
-		if (!covered[i])
-			SC_DIE("sc_safetensors_write: %s: no rank holds element %lld of the tensor", p->name, (long long)i);
-	free(covered);
-	free(buf);
-	free(mine);
-	free(all);
-	free(send);
-	return out;
+	char what[512];
+	snprintf(what, sizeof what, "sc_safetensors_write: %s", p->name);
+	return sc_gather_whole(rt, what, p->src, p->dt, p->gdims, p->ndim, p->start, p->ldims);
 }
 
 void sc_safetensors_write(sc_rt *rt, sc_safetensors_writer *w)
