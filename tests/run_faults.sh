@@ -118,7 +118,12 @@ if [ -d "$tmp/good" ]; then
 	"$tmp/good/run.sh" --steps 100000000 --output-dir "$tmp/res_kill" >"$tmp/kill.log" 2>&1 &
 	job=$!
 	for _ in $(seq 100); do grep -q '^step: 1,' "$tmp/kill.log" && break; sleep 0.1; done
-	pid=$(pgrep -f -- "^$tmp/good/bin/cpu/rank_1 " | head -1)
+	pid=   # rank 1's process, by its command line (/proc: no procps on a bare Debian)
+	for c in /proc/[0-9]*/cmdline; do
+		case $(tr '\0' ' ' <"$c" 2>/dev/null) in
+		"$tmp/good/bin/cpu/rank_1 "*) pid=${c#/proc/}; pid=${pid%/cmdline}; break ;;
+		esac
+	done
 	if [ -z "$pid" ]; then
 		bad "rank killed: rank 1 is not running: $(head -3 "$tmp/kill.log")"
 		kill "$job" 2>/dev/null
