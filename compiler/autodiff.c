@@ -138,17 +138,10 @@ static int finalize(Diff *d, int v, bool keep_partial)
 	want.partial = 0;
 	for (int i = 1; keep_partial && i < n; i++)
 		keep_partial = layout_equal(&d->x->l->values[g[i]].layout, &d->x->l->values[g[0]].layout);
-	if (keep_partial) {
-		int sum = g[n - 1];
-		for (int i = n - 2; i >= 0; i--)
-			sum = accum(d, v, sum, g[i]);
-		free(g);
-		return sum;
-	}
 	/* lazily: one layout, v's on v's matrix but partial over axes v holds copies on */
 	const TensorLayout *vl = &d->x->l->values[v].layout;
 	TensorLayout first;
-	bool lazy = d->lazy && v >= d->x->l->nparams && !d->sole_copy[v] &&
+	bool lazy = !keep_partial && d->lazy && v >= d->x->l->nparams && !d->sole_copy[v] &&
 	            layout_on_matrix(&d->x->l->values[g[0]].layout, vl, &first) &&
 	            first.partial_op == REDUCE_SUM_OP && !(first.partial & ~layout_replica_axes(vl));
 	for (int i = 1; lazy && i < n; i++)
@@ -158,7 +151,7 @@ static int finalize(Diff *d, int v, bool keep_partial)
 		whole.partial = 0;
 		lazy = layout_equal(&whole, &want);
 	}
-	if (lazy) {
+	if (keep_partial || lazy) {   /* the contributions summed, left partial */
 		int sum = g[n - 1];
 		for (int i = n - 2; i >= 0; i--)
 			sum = accum(d, v, sum, g[i]);
