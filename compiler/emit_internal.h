@@ -69,6 +69,11 @@ typedef struct {
 int64_t numel(const LValue *v);             /* elements of this rank's piece */
 int64_t value_bytes(const LValue *v);
 int64_t aligned(int64_t n);                  /* n rounded up to ALIGN */
+/* Offsets for n buffers of size[k] bytes alive from operator def[k] to
+ * last[k] (def <= last): the largest first (then the earlier, then the
+ * lower k), each at the lowest offset where it shares no byte with a placed
+ * buffer alive with it. Returns the bytes they span. */
+int64_t place_lives(int n, const int64_t *size, const int *def, const int *last, int64_t *off);
 /* A MatMul or BatchMatMul (or one's adjoint) on two operands of one half
  * type: the runtime's *_half kernels take them as they are. */
 bool matmul_on_halves(const Lowered *l, const LOp *o);

@@ -725,7 +725,18 @@ static void rewrite(Lowered *l, const Mark *mk, const int *prev)
 			l->fusion[tail[c]].next = i;
 		tail[c] = i;
 	}
-	free(tail);
+	/* each chain's members in order, linked through tail: one pass, not
+	 * one scan of the operators before each chain */
+	int *members = xmalloc(sizeof(int) * (size_t)(l->nops ? l->nops : 1));
+	for (int i = 0; i < l->nops; i++)
+		members[i] = tail[i] = -1;
+	for (int j = l->nops - 1; j >= 0; j--) {
+		int c = mk[j].chain;
+		if (c >= j) {
+			tail[j] = members[c];
+			members[c] = j;
+		}
+	}
 	for (int i = 0; i < l->nops; i++) {
 		int in[2 * MAX_CHAIN], n = 0;
 		if (mk[i].fused) {
@@ -733,9 +744,8 @@ static void rewrite(Lowered *l, const Mark *mk, const int *prev)
 			become(l, i, OP_FUSED, NULL, 0);
 		} else if (mk[i].chain == i) {
 			int m[MAX_CHAIN], nm = 0;
-			for (int j = 0; j <= i; j++)
-				if (mk[j].chain == i)
-					m[nm++] = j;
+			for (int j = members[i]; j >= 0; j = tail[j])
+				m[nm++] = j;
 			n = chain_operands(l, m, nm, in);
 			become(l, i, OP_EW_CHAIN, in, n);
 		} else if (mk[i].from >= 0) {
@@ -748,6 +758,8 @@ static void rewrite(Lowered *l, const Mark *mk, const int *prev)
 			become(l, i, OP_TRANSPOSE_FOLDED, NULL, 0);
 		}
 	}
+	free(tail);
+	free(members);
 	l->strided = arena_alloc(l->arena, sizeof(int) * (size_t)(l->nvalues ? l->nvalues : 1));
 	for (int v = 0; v < l->nvalues; v++)
 		l->strided[v] = -1;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emit_internal.h"
 #include "harness.h"
 
 static int64_t bucket_bytes = 25000000;   /* the cluster's default */
@@ -851,4 +852,62 @@ Test(fuse, layer_norm_gradients_in_one_call)
 	const char *first = strstr(t, "sc_norm_grad(");
 	cr_assert(first && !strstr(first + 1, "sc_norm_grad("), "more than one LayerNorm gradient call");
 	free(t);
+}
+
+/* place_lives against the placement written the plain way: the buffers in
+ * its order, each raised past every placed buffer alive with it that it
+ * would touch, until none is left; on random lives and sizes (from a few
+ * bytes to many times the others, lives from one operator to all). */
+Test(plan, placement_is_the_lowest_fit)
+{
+	unsigned seed = 12345;
+	for (int round = 0; round < 200; round++) {
+		int n = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 300;
+		int span = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 500;
+		int64_t *size = malloc(sizeof(int64_t) * (size_t)n), *off = malloc(sizeof(int64_t) * (size_t)n);
+		int *def = malloc(sizeof(int) * (size_t)n), *last = malloc(sizeof(int) * (size_t)n);
+		int *order = malloc(sizeof(int) * (size_t)n);
+		for (int k = 0; k < n; k++) {
+			seed = seed * 1103515245u + 12345u;
+			size[k] = 256 * (int64_t)(1 + (seed >> 16) % ((seed >> 8) % 3 ? 4 : 64));
+			if (k % 17 == 0)
+				size[k] = 0;
+			def[k] = (int)((seed = seed * 1103515245u + 12345u) >> 16) % span;
+			int len = (int)((seed = seed * 1103515245u + 12345u) >> 16) % (k % 5 ? 8 : span);
+			last[k] = def[k] + len < span ? def[k] + len : span - 1;
+			order[k] = k;
+		}
+		int64_t peak = place_lives(n, size, def, last, off);
+		for (int i = 0; i < n; i++)   /* larger first, then earlier, then lower k */
+			for (int j = i + 1; j < n; j++) {
+				int a = order[i], b = order[j];
+				bool after = size[b] > size[a] || (size[b] == size[a] && (def[b] < def[a] || (def[b] == def[a] && b < a)));
+				if (after)
+					order[i] = b, order[j] = a;
+			}
+		int64_t want_peak = 0;
+		for (int i = 0; i < n; i++) {
+			int a = order[i];
+			int64_t at = 0;
+			for (bool moved = true; moved;) {
+				moved = false;
+				for (int j = 0; j < i; j++) {
+					int b = order[j];
+					if (size[b] && def[b] <= last[a] && def[a] <= last[b] && off[b] < at + size[a] && at < off[b] + size[b]) {
+						at = off[b] + size[b];
+						moved = true;
+					}
+				}
+			}
+			cr_assert_eq(off[a], at, "round %d: buffer %d (%lld bytes, [%d, %d]) at %lld, the lowest fit is %lld", round, a,
+			             (long long)size[a], def[a], last[a], (long long)off[a], (long long)at);
+			want_peak = at + size[a] > want_peak ? at + size[a] : want_peak;
+		}
+		cr_assert_eq(peak, want_peak);
+		free(size);
+		free(off);
+		free(def);
+		free(last);
+		free(order);
+	}
 }
