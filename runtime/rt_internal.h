@@ -263,7 +263,7 @@ typedef struct {                 /* one --data file */
 	int64_t *runs[2];            /* rows: where each run of the piece starts in a batch; tokens:
 	                                (sample, position, length, place in the piece) per segment */
 	int64_t nruns[2], run[2];    /* how many; rows: elements a run */
-	void *raw;                   /* the piece as read, in the file's element type */
+	void *raw;                   /* the piece as read, where the file holds another type (tokens, bfloat16) */
 	int bad_feed;                /* the feed the last failed read was for */
 } sc_src;
 

@@ -216,7 +216,7 @@ static bool open_rows(sc_src *s, int64_t size, char *err, size_t n)
 	s->runs[0] = xmalloc0((size_t)nruns * sizeof(int64_t));
 	for (int64_t r = 0; r < nruns; r++)
 		s->runs[0][r] = sc_run_offset(f->gdims, f->ndim, f->start, f->ldims, k, r);
-	s->raw = xmalloc0((size_t)(run * nruns) * sc_dtype_size(h.dt));
+	s->raw = f->dt == SC_BF16 ? xmalloc0((size_t)(run * nruns) * sc_dtype_size(h.dt)) : NULL;
 	s->perm = s->shuffle ? xmalloc0((size_t)(s->n / s->batch) * sizeof(int64_t)) : NULL;
 	return true;
 }
@@ -408,19 +408,17 @@ static bool read_rows(sc_src *s, int64_t step, void *dst, char *err, size_t n)
 {
 	const sc_feed *f = s->feed[0];
 	size_t es = sc_dtype_size(s->fdt);
-	int64_t b = sc_src_batch(s, step), base = b * s->batch * s->row, run = s->run[0];
+	int64_t b = sc_src_batch(s, step), base = b * s->batch * s->row, run = s->run[0], count = run * s->nruns[0];
+	char *raw = f->dt == SC_BF16 ? s->raw : dst;   /* bfloat16 is read as float32, then rounded */
 	for (int64_t r = 0; r < s->nruns[0]; r++)
-		if (!read_at(s->fd, (char *)s->raw + (size_t)(r * run) * es, (size_t)run * es,
+		if (!read_at(s->fd, raw + (size_t)(r * run) * es, (size_t)run * es,
 		             s->offset + (base + s->runs[0][r]) * (int64_t)es, err, n))
 			return false;
-	int64_t count = run * s->nruns[0];
 	if (f->dt == SC_BF16)
 		sc_host_narrow(s->raw, dst, SC_BF16, count);
 	else if (f->dt == SC_BOOL)   /* normalized to 0/1 */
 		for (int64_t i = 0; i < count; i++)
-			((unsigned char *)dst)[i] = ((unsigned char *)s->raw)[i] != 0;
-	else
-		memcpy(dst, s->raw, (size_t)count * es);
+			((unsigned char *)dst)[i] = ((unsigned char *)dst)[i] != 0;
 	int64_t bad = f->bound >= 0 ? first_outside(dst, f->dt, count, f->bound) : -1;
 	if (bad < 0)
 		return true;
@@ -506,7 +504,7 @@ struct sc_data {
 	bool stop;
 	char err[1200];              /* the reader's problem, at step ready (err[0]: none) */
 	int err_src;                 /* the source it concerns */
-	double busy, spent, waited;  /* seconds: the reader's; in sc_data_step, and waiting for the reader there */
+	double busy, waited, copied; /* seconds: the reader's; the steps' waiting for it, copying the pieces in */
 	double first, last;          /* when the first and the last step began */
 };
 
@@ -722,16 +720,17 @@ void sc_data_step(sc_rt *rt, sc_data *d, int64_t step)
 	}
 	sc_agree_or_exit(rt, !d->err[0], msg);
 	int parity = (int)(step & 1);
+	double t2 = now();
 	for (int i = 0; i < d->nfeeds; i++)
 		if (d->feeds[i].src >= 0)
 			sc_from_host(rt, d->feeds[i].dst, d->feeds[i].host[parity], d->feeds[i].bytes);
+	d->copied += now() - t2;
 	if (step < d->steps) {   /* the next batch, read while this step computes */
 		pthread_mutex_lock(&d->mu);
 		d->want = step + 1;
 		pthread_cond_signal(&d->cv);
 		pthread_mutex_unlock(&d->mu);
 	}
-	d->spent += now() - t0;
 }
 
 void sc_data_close(sc_rt *rt, sc_data *d)
@@ -746,7 +745,7 @@ void sc_data_close(sc_rt *rt, sc_data *d)
 		pthread_cond_destroy(&d->cv);
 		/* The slowest rank's figures, a batch each; a step is rank 0's time from the
 		 * first step's start to the last's. */
-		double mine[3] = {d->busy, d->spent, d->waited}, most[3];
+		double mine[3] = {d->busy, d->waited, d->copied}, most[3];
 		SC_MPI_CHECK(MPI_Reduce(mine, most, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
 		double n = (double)d->ready, step = d->ready > 1 ? (d->last - d->first) / (n - 1) : 0;
 		if (rt->rank == 0) {
@@ -754,7 +753,7 @@ void sc_data_close(sc_rt *rt, sc_data *d)
 			       1e3 * most[0] / n);
 			if (step > 0)
 				printf(" (%.3g%% of a step, %.4g ms)", 100 * most[0] / n / step, 1e3 * step);
-			printf(", sc_data_step %.4g ms a step, %.4g ms of it waiting for the reader (the slowest rank's)\n",
+			printf("; a step waited %.4g ms for it and took %.4g ms to put its batch in place (the slowest rank's)\n",
 			       1e3 * most[1] / n, 1e3 * most[2] / n);
 			fflush(stdout);
 		}
