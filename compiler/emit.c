@@ -535,7 +535,8 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	        "\t * (--input, --param), of the checkpoint (--params), or of the initializer. */\n");
 	for (int v = 0; v < l->nparams; v++)
 		emit_input(b, p, v);
-	sb_puts(b, "\tsc_safetensors_close(ckpt);\n\tsc_data_start(rt, data, steps);   /* --data: step 1's batch read from here */\n");
+	sb_puts(b, "\tsc_safetensors_close(ckpt);\n"
+	        "\tsc_data_start(rt, data, steps);   /* --data: step 1's batch read from here */\n");
 	if (t && l->overflow >= 0)
 		sb_printf(b, "\n\tdouble loss_scale = %.17g;   /* dynamic loss scaling (precision fp16) */\n"
 		          "\tint64_t good_steps = 0, updates = 0, skipped_at_1 = 0;\n", l->m->train->init_loss_scale);

@@ -283,9 +283,9 @@ static void token_segments(sc_src *s, int which)
 		int64_t a = sc_run_offset(f->gdims, f->ndim, f->start, f->ldims, k, r), left = run, at = r * run;
 		while (left > 0) {
 			int64_t i = a / s->S, pos = a % s->S, len = s->S - pos < left ? s->S - pos : left;
-			if (nseg && seg[4 * (nseg - 1)] == i && seg[4 * (nseg - 1) + 1] + seg[4 * (nseg - 1) + 2] == pos &&
-			    seg[4 * (nseg - 1) + 3] + seg[4 * (nseg - 1) + 2] == at) {
-				seg[4 * (nseg - 1) + 2] += len;   /* runs that continue one another in a sample */
+			int64_t *last = nseg ? seg + 4 * (nseg - 1) : NULL;
+			if (last && last[0] == i && last[1] + last[2] == pos && last[3] + last[2] == at) {
+				last[2] += len;   /* runs that continue one another in a sample */
 			} else {
 				if (nseg == cap) {
 					cap *= 2;
