@@ -94,7 +94,7 @@ $(addprefix $(B)/san/,$(SIM_TESTS)): $(B)/san/test_%: tests/unit/test_%.c $(B)/s
 	$(CC) $(CFLAGS_BASE) $(SAN) -Itests/sim -o $@ $< $(B)/san/libsim.a $(B)/san/harness.o $(B)/san/libshardc.a \
 		-lcriterion $(LIBS)
 
-test: deps $(B)/shardc docs-check unit golden agree roundtrip dumps search structure json outdir sweep newop bounds fuzz runtime runtime-test runtime-cuda-test ref-test e2e faults safetensors
+test: deps $(B)/shardc docs-check unit golden agree roundtrip dumps search structure json outdir sweep newop bounds fuzz runtime runtime-test runtime-cuda-test ref-test e2e faults safetensors data
 	@echo "make test: all passed"
 
 unit: $(addprefix $(B)/san/,$(UNIT_TESTS))
@@ -174,6 +174,12 @@ faults: $(B)/shardc runtime
 .PHONY: safetensors
 safetensors: $(B)/shardc runtime
 	bash tests/run_safetensors.sh $(B)/shardc
+
+# ---- inputs that stream: run.sh --data (a .npy dataset, token streams) on 1, 2, 4 and 8 ranks against
+# tools/ref_eval.py fed the same batches; bad data files (tests/run_data.sh; numpy writes the files) ----
+.PHONY: data
+data: $(B)/shardc runtime
+	bash tests/run_data.sh $(B)/shardc
 
 # ---- the cuda backend on a machine with a GPU (and no MPI, no OpenBLAS) ----
 # Every e2e run's OUTDIR with the one-device CPU program's results, OpenMPI

@@ -234,15 +234,26 @@ static void emit_input(StrBuf *b, const Program *p, int v)
 	const char *kind = init ? init->s : gv->type.is_param ? "normal" : "uniform";
 	int user;
 	int64_t bound = index_bound(l->flat->g, v, &user);
-	sb_printf(b, "\tif ((file = sc_option(rt, \"%s\", \"%s\")))\n\t\tsc_load_%s(rt, \"%s\", file, %s, %s, ",
+	StrBuf why = {0};   /* token ids, labels: each checked against what it indexes */
+	if (bound >= 0)
+		index_bound_text(&why, l->flat->g, user, bound);
+	if (!gv->type.is_param) {   /* an input may stream: a batch a step from a --data file */
+		sb_printf(b, "\tif (sc_data_input(data, \"%s\", %s, %s, ", gv->name, c, dt);
+		piece_args(b, p, v);
+		if (bound >= 0)
+			sb_printf(b, ", %lld, \"%s\"))\n", (long long)bound, why.data);
+		else
+			sb_puts(b, ", -1, NULL))\n");
+		sb_puts(b, "\t\t;   /* read before each step (sc_data_step) */\n\telse ");
+	} else {
+		sb_putc(b, '\t');
+	}
+	sb_printf(b, "if ((file = sc_option(rt, \"%s\", \"%s\")))\n\t\tsc_load_%s(rt, \"%s\", file, %s, %s, ",
 	          gv->type.is_param ? "--param" : "--input", gv->name, bound >= 0 ? "indices" : "npy", gv->name, c, dt);
 	piece_args(b, p, v);
-	if (bound >= 0) {   /* token ids, labels: each checked against what it indexes */
-		StrBuf why = {0};
-		index_bound_text(&why, l->flat->g, user, bound);
+	if (bound >= 0)
 		sb_printf(b, ", %lld, \"%s\"", (long long)bound, why.data);   /* names need no escaping (the grammar's) */
-		sb_free(&why);
-	}
+	sb_free(&why);
 	if (gv->type.is_param) {   /* a --param file wins over the checkpoint's tensor */
 		sb_printf(b, ");\n\telse if (ckpt)\n\t\tsc_load_safetensors(rt, ckpt, \"%s\", %s, %s, ", gv->name, c, dt);
 		piece_args(b, p, v);
@@ -499,7 +510,7 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	          "sc_option(rt, \"--param-names\", NULL), param_names, %d);\n", np);
 	sb_printf(b, "\tint64_t steps = sc_steps(rt, %lld);\n", (long long)(t ? t->steps : 1));
 	sb_puts(b, "\tconst char *out_dir = sc_output_dir(rt), *file = NULL;   /* writable, or every rank stops */\n"
-	        "\t(void)file;\n");
+	        "\t(void)file;\n\tsc_data *data = sc_data_new(rt);   /* inputs that stream (--data) */\n");
 	if (p->npart) {
 		sb_puts(b, "\n\t/* Groups: each a partition of the ranks; this rank names its own group. */\n");
 		for (int k = 0; k < p->npart; k++)
@@ -520,15 +531,17 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 		sb_puts(b, x->type.rank == 1 ? ",) */\n" : ") */\n");
 	}
 	free(named);
-	sb_puts(b, "\n\t/* Inputs and parameters: this rank's slice of a file (--input, --param), of the\n"
-	        "\t * checkpoint (--params), or of the initializer. */\n");
+	sb_puts(b, "\n\t/* Inputs and parameters: this rank's slice of a batch a step (--data), of a file\n"
+	        "\t * (--input, --param), of the checkpoint (--params), or of the initializer. */\n");
 	for (int v = 0; v < l->nparams; v++)
 		emit_input(b, p, v);
-	sb_puts(b, "\tsc_safetensors_close(ckpt);\n");
+	sb_puts(b, "\tsc_safetensors_close(ckpt);\n"
+	        "\tsc_data_start(rt, data, steps);   /* --data: step 1's batch read from here */\n");
 	if (t && l->overflow >= 0)
 		sb_printf(b, "\n\tdouble loss_scale = %.17g;   /* dynamic loss scaling (precision fp16) */\n"
 		          "\tint64_t good_steps = 0, updates = 0, skipped_at_1 = 0;\n", l->m->train->init_loss_scale);
-	sb_puts(b, "\n\tdouble t0 = sc_time(rt);\n\tfor (int64_t step = 1; step <= steps; step++) {\n");
+	sb_puts(b, "\n\tdouble t0 = sc_time(rt);\n\tfor (int64_t step = 1; step <= steps; step++) {\n"
+	        "\t\tsc_data_step(rt, data, step);   /* --data: this step's batch in place, the next one read meanwhile */\n");
 	for (int i = 0; i < l->nfwd; i++) {
 		sb_putc(b, '\t');
 		emit_op(b, p, i, rank, members);
@@ -563,7 +576,8 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 			          "%.17g;\n\t\t\tgood_steps = 0;\n\t\t}\n", (long long)l->m->train->scale_window,
 			          l->m->train->scale_factor);
 	}
-	sb_puts(b, "\t}\n\tdouble t1 = sc_time(rt);\n\n\t/* Results: every rank passes its piece, rank 0 writes. */\n");
+	sb_puts(b, "\t}\n\tdouble t1 = sc_time(rt);\n\tsc_data_close(rt, data);\n\n"
+	        "\t/* Results: every rank passes its piece, rank 0 writes. */\n");
 	for (int k = 0; k < l->nret; k++) {
 		StrBuf f = {0};
 		sb_printf(&f, "output_%d.npy", k);

@@ -130,6 +130,20 @@ typedef struct {
  * "has dtype float64 ('<f8'), expected ..." is the caller's; here "is not a
  * .npy file"). */
 bool sc_npy_read_header(FILE *f, sc_npy_header *h, char *err, size_t errlen);
+/* The dtype a tensor of dt is stored as in a .npy file (BFloat16: SC_F32),
+ * and its descr ('<f4'). */
+sc_dtype sc_npy_file_dt(sc_dtype dt);
+const char *sc_npy_descr(sc_dtype dt);
+/* path opened for reading if it is a regular file (a FIFO would block every
+ * rank in open, a directory reads as garbage); else NULL and why says what
+ * it is ("cannot be opened: ...", "is a directory, not a .npy file"). */
+FILE *sc_open_regular(const char *path, char *why, size_t n);
+/* The slice (start, ldims) of a tensor of gdims as *nruns runs of *run
+ * contiguous elements, local run r at r * *run; returns k, the runs being
+ * indexed over ldims[:k]. sc_run_offset: where run r starts in the whole
+ * tensor, in elements. */
+int sc_slice_runs(const int64_t *gdims, int ndim, const int64_t *ldims, int64_t *run, int64_t *nruns);
+int64_t sc_run_offset(const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims, int k, int64_t r);
 /* Reads the slice (start, ldims) of the data into dst (ldims row-major). */
 bool sc_npy_read_slice(FILE *f, const sc_npy_header *h, const int64_t *start, const int64_t *ldims, void *dst,
                        char *err, size_t errlen);
@@ -205,6 +219,72 @@ void sc_init_host(void *dst, sc_dtype dt, sc_init_kind kind, const char *name, u
 /* Stores a double as dt (floats: nearest, 2-byte ones ties to even; integers:
  * nearest, saturated; bool: != 0). */
 void sc_store_as(void *dst, sc_dtype dt, int64_t i, double v);
+
+/* ---- data streams on host memory (data.c; docs/output.md, Data that streams) ---- */
+
+/* The value of the next `flag` option after argv[*i] (start with *i = 0),
+ * *i moved onto it; NULL when there is none. */
+const char *sc_option_next(sc_rt *rt, const char *flag, int *i);
+
+typedef struct {                 /* an input of the program, as sc_data_input registered it */
+	const char *name;
+	void *dst;                   /* its piece in the slab */
+	sc_dtype dt;
+	int ndim;
+	int64_t gdims[SC_MAX_DIMS], start[SC_MAX_DIMS], ldims[SC_MAX_DIMS];
+	int64_t bound;               /* indices in [0, bound); -1: not indices */
+	const char *what;            /* what bounds them */
+	int src;                     /* the source that feeds it; -1: none */
+	void *host[2];               /* (ldims) its piece of the batch of an even and an odd step */
+	size_t bytes;                /* of the piece */
+} sc_feed;
+
+typedef enum {
+	SC_SRC_ROWS,                 /* a .npy of (N, rest...): batches of B rows */
+	SC_SRC_TOKENS,               /* tokens, cut into samples of S + 1 */
+} sc_src_kind;
+
+typedef struct {                 /* one --data file */
+	sc_src_kind kind;
+	char *path;
+	int fd;
+	const char *format;          /* tokens: ".npy, int32", "llm.c .bin, uint16", "headerless .bin, uint16" */
+	int64_t offset;              /* bytes before the first row or token */
+	sc_dtype fdt;                /* rows: the file's element type */
+	int tok_bytes;               /* tokens: 2 (uint16) or 4 (int32) */
+	int64_t n;                   /* rows, or tokens, in the file */
+	int64_t batch;               /* rows: rows a batch (the input's dim 0); tokens: samples a step */
+	int64_t row;                 /* rows: elements a row */
+	int64_t S;                   /* tokens: tokens a sample */
+	bool shuffle;
+	uint64_t seed;
+	int64_t *perm, epoch;        /* rows, shuffled: epoch's order of the batches (N / B) */
+	sc_feed *feed[2];            /* the input; tokens: and its labels (NULL: none) */
+	int64_t *runs[2];            /* rows: where each run of the piece starts in a batch; tokens:
+	                                (sample, position, length, place in the piece) per segment */
+	int64_t nruns[2], run[2];    /* how many; rows: elements a run */
+	void *raw;                   /* the piece as read, where the file holds another type (tokens, bfloat16) */
+	int bad_feed;                /* the feed the last failed read was for */
+} sc_src;
+
+/* The j-th draw of the generator seeded with seed: splitmix64(seed *
+ * 0x9e3779b97f4a7c15 + j) (docs/output.md). */
+uint64_t sc_data_draw(uint64_t seed, uint64_t j);
+/* perm (nb): epoch's order of nb batches: the identity, then for i = nb-1
+ * down to 1 perm[i] swapped with perm[draw(seed, epoch * nb + i) mod (i+1)]. */
+void sc_data_perm(uint64_t seed, int64_t epoch, int64_t nb, int64_t *perm);
+/* Opens spec (FILE.npy, or FILE:S for a token stream) for input in (and,
+ * for a token stream, labels, or NULL) and checks it against them: format,
+ * dtype, shape, length. false: err says why. */
+bool sc_src_open(sc_src *s, const char *spec, sc_feed *in, sc_feed *labels, bool shuffle, uint64_t seed, char *err,
+                 size_t n);
+/* The batch step (from 1) reads (rows), the file's token where sample i of step starts (tokens). */
+int64_t sc_src_batch(sc_src *s, int64_t step);
+int64_t sc_src_sample_start(const sc_src *s, int64_t step, int64_t i);
+/* Reads step's pieces into each feed's host[parity], checking indices
+ * against their bound. false: err says why (s->bad_feed: for which feed). */
+bool sc_src_read(sc_src *s, int64_t step, int parity, char *err, size_t n);
+void sc_src_close(sc_src *s);
 
 /* ---- what each backend provides ---- */
 

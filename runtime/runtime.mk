@@ -49,7 +49,7 @@ RT_CUDA_CFLAGS := -isystem $(CUDA_HOME)/include $(if $(RT_NCCL),,-DSC_NO_NCCL)
 RT_CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart $(if $(RT_NCCL),-lnccl) -lstdc++
 
 RT_HDRS := runtime/shardc_rt.h runtime/rt_internal.h runtime/cpu/cpu_kernels.h
-RT_COMMON := util half rt comm npy safetensors init
+RT_COMMON := util half rt comm npy safetensors init data
 RT_CPU_OBJS := $(RT_COMMON) kernels backend
 RT_CUDA_OBJS := $(RT_COMMON) backend_cuda kernels_cu
 
@@ -93,7 +93,7 @@ $(RT_B)/libshardc_rt_cuda.a: $(RT_CUDA_OBJS:%=$(RT_B)/cuda/%.o)
 	ar rcs $@ $^
 
 # ---- tests ----
-RT_UNIT := test_rt_kernels test_rt_grads test_rt_io test_rt_half test_rt_safetensors
+RT_UNIT := test_rt_kernels test_rt_grads test_rt_io test_rt_half test_rt_safetensors test_rt_data
 RT_SAN_LIB := $(RT_B)/san/libshardc_rt_cpu.a
 RT_TEST_O := $(RT_B)/san/rt_test.o
 

@@ -139,10 +139,11 @@ void sc_check_skips(sc_rt *rt, int64_t step, int64_t skipped);
  * the file. When it cannot, every rank exits 1 after one message:
  * `shardc: cannot write to the output folder out/res: Not a directory`. */
 const char *sc_output_dir(sc_rt *rt);
-/* The command line of run.sh: `--input NAME=FILE`, `--param NAME=FILE`
- * (key NAME), `--params FILE`, `--param-names FILE`, `--output-dir DIR`,
- * `--steps K` (key NULL); `--flag value` or `--flag=value`. NULL when
- * absent; the last one wins. */
+/* The command line of run.sh: `--input NAME=FILE`, `--param NAME=FILE`,
+ * `--data NAME=FILE[:S]` (key NAME), `--params FILE`, `--param-names FILE`,
+ * `--output-dir DIR`, `--steps K`, `--labels NAME`, `--shuffle SEED` (key
+ * NULL); `--flag value` or `--flag=value`. NULL when absent; the last one
+ * wins. */
 const char *sc_option(sc_rt *rt, const char *flag, const char *key);
 
 /* ---- memory ---- */
@@ -226,6 +227,26 @@ void sc_load_npy(sc_rt *rt, const char *name, const char *path, void *dst, sc_dt
  * token ids index Gather %h's table %wte, which has 50257 rows`. */
 void sc_load_indices(sc_rt *rt, const char *name, const char *path, void *dst, sc_dtype dt, const int64_t *gdims,
                      int ndim, const int64_t *start, const int64_t *ldims, int64_t bound, const char *what);
+/* Inputs that stream (run.sh --data, --labels, --shuffle; docs/output.md,
+ * Data that streams): a new batch every step, read by a thread while the
+ * step before computes. sc_data_input registers each input (the arguments
+ * of sc_load_indices; bound -1 and what NULL for one that indexes nothing)
+ * and says whether a --data option feeds it; sc_data_start checks the
+ * options and files against the inputs (every rank exits 1 after one
+ * message on a problem: `shardc: input 'x': --data x.npy has shape (81,
+ * 32), expected (N, 32) with N a multiple of 16, ...`) and starts reading
+ * step 1's batch; sc_data_step(step), first in each step, puts the step's
+ * pieces into the inputs (a token id outside [0, bound) ends the run there
+ * with status 1) and starts reading the next; sc_data_close prints, on rank
+ * 0, the reader's time against a step's and frees it. Start, step and close
+ * are collective; with no --data they do nothing. */
+typedef struct sc_data sc_data;
+sc_data *sc_data_new(sc_rt *rt);
+int sc_data_input(sc_data *d, const char *name, void *dst, sc_dtype dt, const int64_t *gdims, int ndim,
+                  const int64_t *start, const int64_t *ldims, int64_t bound, const char *what);
+void sc_data_start(sc_rt *rt, sc_data *d, int64_t steps);
+void sc_data_step(sc_rt *rt, sc_data *d, int64_t step);
+void sc_data_close(sc_rt *rt, sc_data *d);
 /* A safetensors checkpoint (run.sh --params FILE.safetensors; docs/output.md):
  * sc_safetensors_open parses the header (path NULL: returns NULL, and exits
  * 1 on every rank if renames is not NULL); renames, when not NULL, is a JSON

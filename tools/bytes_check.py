@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """bytes_check.py MANIFEST LOG: the bytes each rank counted at run time (run.sh's
 `rank R: comm bytes sent B` lines in LOG) equal manifest.json's comm_bytes_per_rank
-times the steps run (the `step: S, loss is L` lines, at least 1).  Prints the
-difference and exits 1 when they do not."""
+times the steps run (K of the `time: K steps` or `time: K runs` line, else the
+`step: S, loss is L` lines, at least 1).  Prints the difference and exits 1 when
+they do not."""
 import json
 import re
 import sys
@@ -13,7 +14,8 @@ def main():
         sys.exit("usage: bytes_check.py MANIFEST LOG")
     manifest = json.load(open(sys.argv[1]))
     log = open(sys.argv[2]).read()
-    steps = len(re.findall(r"^step: \d+, loss is ", log, re.M)) or 1
+    timed = re.search(r"^time: (\d+) (steps|runs) in ", log, re.M)   # rank 0's last line but the bytes
+    steps = int(timed.group(1)) if timed else len(re.findall(r"^step: \d+, loss is ", log, re.M)) or 1
     counted = {int(r): int(b) for r, b in re.findall(r"^rank (\d+): comm bytes sent (\d+)$", log, re.M)}
     want = {r: b * steps for r, b in enumerate(manifest["comm_bytes_per_rank"])}
     if counted != want:

@@ -2,6 +2,7 @@
 """ref_eval.py: an independent numpy reference evaluator for shardc IR.
 
     tools/ref_eval.py MODEL.ir [--input NAME=FILE.npy]... [--param NAME=FILE.npy]...
+                      [--data NAME=FILE.npy|NAME=FILE:S]... [--labels NAME] [--shuffle SEED]
                       [--output-dir DIR] [--steps K] [--seed S] [--shardc SHARDC]
 
 It reads a module in the IR of docs/language.md (lexical rules and grammar) with
@@ -43,6 +44,12 @@ Choices where MindSpore leaves room:
   (npy has no bfloat16; the values are bfloat16-exact), Int32 int32, Int64
   int64, Bool bool.  A file for an input must have exactly the declared shape
   and that element type (any byte order).
+- --data, --labels and --shuffle feed inputs a new batch every step, read
+  from the whole file by the rules of docs/output.md (Data that streams):
+  a .npy dataset's batches in turn or, shuffled, in each epoch's
+  Fisher-Yates order of splitmix64 draws; a token stream's samples of S + 1
+  tokens at sequential or drawn starts.  Without a train block the graph's
+  results are those of step K's batch (--steps K), as the programs'.
 - Loss printing: `step: S, loss is L` with S from 1 and L the shortest
   decimal that reads back as the same float32 (numpy's str of a float32,
   e.g. 2.3016002), the way MindSpore prints a float32 loss tensor.
@@ -1892,8 +1899,9 @@ def format_loss(x):
     return str(np.float32(x))
 
 
-def train(prog, module, feeds, steps_override, out):
-    """Runs the train block; returns the last step's values and the trained inputs."""
+def train(prog, module, feeds, steps_override, out, data=None):
+    """Runs the train block (each step's batch of the --data inputs from
+    data); returns the last step's values and the trained inputs."""
     name, hyper, steps, clip = optimizer_config(module)
     if steps_override is not None:
         steps = steps_override
@@ -1908,6 +1916,8 @@ def train(prog, module, feeds, steps_override, out):
     scaling = loss_scale_config(module)
     scale, good, updates = (scaling[0] if scaling else 1.0), 0, 0
     for t in range(1, steps + 1):
+        if data:
+            params.update(data.batch(t))
         vals = forward(prog, params)
         if vals[prog.loss].shape != ():
             raise ModelError(prog.loss_offset, "the loss '%%%s' is %s, not a scalar"
@@ -1947,14 +1957,22 @@ def npy_dtype(dtype):
     return np.dtype(STORAGE[dtype])
 
 
-def load_feed(flag, name, path, param):
-    """A value read from a .npy file for input `name` of the expected type."""
+def load_array(what, path):
+    """The array in a .npy file; FeedError naming `what` when there is none."""
     try:
         x = np.load(path, allow_pickle=False)
     except FileNotFoundError:
-        raise FeedError("%s %s: no such file '%s'" % (flag, name, path))
+        raise FeedError("%s: no such file '%s'" % (what, path))
     except (OSError, ValueError) as e:
-        raise FeedError("%s %s: cannot read '%s' as a .npy file: %s" % (flag, name, path, e))
+        raise FeedError("%s: cannot read '%s' as a .npy file: %s" % (what, path, e))
+    if not isinstance(x, np.ndarray):
+        raise FeedError("%s: '%s' holds no array" % (what, path))
+    return x
+
+
+def load_feed(flag, name, path, param):
+    """A value read from a .npy file for input `name` of the expected type."""
+    x = load_array("%s %s" % (flag, name), path)
     want, shape = npy_dtype(param.type.dtype), tuple(param.type.shape)
     if not isinstance(x, np.ndarray) or x.dtype.newbyteorder("=") != want.newbyteorder("=") or x.shape != shape:
         got = "%s %s" % (x.dtype, x.shape) if isinstance(x, np.ndarray) else "not an array"
@@ -1989,6 +2007,128 @@ def feeds_for(prog, seed, inputs, params):
     return feeds
 
 
+# ---------------------------------------------------------------------------
+# Data that streams (docs/output.md, Data that streams): --data, --labels,
+# --shuffle give some inputs a new batch every step.  Python integers here,
+# not the initializers' numpy code: one more independent reading of the rules.
+
+LLMC_MAGIC, LLMC_MAGIC_LLAMA3 = 20240520, 20240801
+
+
+def data_draw(seed, j):
+    """The j-th draw of the generator seeded with seed: splitmix64(seed * 0x9e3779b97f4a7c15 + j)."""
+    z = (seed * 0x9e3779b97f4a7c15 + j + 0x9e3779b97f4a7c15) & M64
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M64
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M64
+    return z ^ (z >> 31)
+
+
+def batch_order(seed, epoch, nb):
+    """Epoch's order of nb batches: Fisher-Yates from the last, position i
+    swapped with draw(seed, epoch * nb + i) mod (i + 1)."""
+    perm = list(range(nb))
+    for i in range(nb - 1, 0, -1):
+        j = data_draw(seed, epoch * nb + i) % (i + 1)
+        perm[i], perm[j] = perm[j], perm[i]
+    return perm
+
+
+def read_token_file(path, flag):
+    """The tokens of a token stream (int64) and its format: a .npy (1-D
+    int32), llm.c's .bin (first int32 20240520: a 256-int32 header, version
+    1, the count, then uint16), else uint16 from the first byte."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise FeedError("%s: cannot read '%s': %s" % (flag, path, e.strerror))
+    if raw[:6] == b"\x93NUMPY":
+        x = np.load(path, allow_pickle=False)
+        if x.ndim != 1 or x.dtype.newbyteorder("=") != np.dtype(np.int32):
+            raise FeedError("%s: '%s' is a .npy of %s %s, not 1-D int32" % (flag, path, x.dtype, x.shape))
+        return x.astype(np.int64)
+    head = np.frombuffer(raw[:12], "<i4") if len(raw) >= 12 else np.zeros(3, np.int32)
+    if head[0] == LLMC_MAGIC_LLAMA3:
+        raise FeedError("%s: '%s' is llm.c's Llama 3 format, which is not read" % (flag, path))
+    if head[0] == LLMC_MAGIC:
+        if head[1] != 1 or len(raw) != 1024 + 2 * int(head[2]):
+            raise FeedError("%s: '%s' has a bad llm.c header (version %d, %d tokens, %d bytes)"
+                            % (flag, path, head[1], head[2], len(raw)))
+        return np.frombuffer(raw[1024:], "<u2").astype(np.int64)
+    if len(raw) % 2:
+        raise FeedError("%s: '%s' has an odd number of bytes" % (flag, path))
+    return np.frombuffer(raw, "<u2").astype(np.int64)
+
+
+class DataStreams:
+    """The inputs fed by --data: batch(t) is {vid: value} for step t (from 1)."""
+
+    def __init__(self, prog, specs, labels, shuffle):
+        by_name = {p.name: (vid, p) for vid, p in prog.inputs if p.type.kind == "Tensor"}
+        self.sources = []   # (kind, vids, params, file data, numbers)
+        self.seed = shuffle
+        for spec in specs:
+            name, sep, rest = spec.partition("=")
+            if not sep or not name or not rest:
+                raise FeedError("--data %s: expected NAME=FILE.npy or NAME=FILE:S" % spec)
+            if name not in by_name:
+                raise FeedError("--data %s: the entry graph has no input '%%%s'" % (spec, name))
+            path, colon, slen = rest.rpartition(":")
+            vid, p = by_name[name]
+            if colon and slen.isdigit():
+                S = int(slen)
+                feeds = [(vid, p)]
+                if labels is not None:
+                    if labels not in by_name:
+                        raise FeedError("--labels %s: the entry graph has no input '%%%s'" % (labels, labels))
+                    feeds.append(by_name[labels])
+                toks = read_token_file(path, "--data %s" % spec)
+                count = int(np.prod(p.type.shape, dtype=np.int64))
+                if S < 1 or count % S:
+                    raise FeedError("--data %s: %d elements are no whole number of samples of %d" % (spec, count, S))
+                if len(toks) < count + 1:
+                    raise FeedError("--data %s: %d tokens, too few for one step (%d)" % (spec, len(toks), count + 1))
+                self.sources.append(("tokens", feeds, toks, S, count // S))
+            else:
+                x = load_array("--data %s" % spec, rest)
+                shape = tuple(p.type.shape)
+                want = npy_dtype(p.type.dtype)
+                if (not shape or x.shape[1:] != shape[1:] or x.ndim != len(shape) or x.shape[0] % shape[0]
+                        or x.shape[0] == 0 or x.dtype.newbyteorder("=") != want.newbyteorder("=")):
+                    raise FeedError("--data %s: '%s' holds %s %s, not (N,) + %s with N a multiple of %d"
+                                    % (spec, rest, x.dtype, x.shape, shape[1:], shape[0] if shape else 0))
+                x = x.astype(want)
+                x = round_bf16(x) if p.type.dtype == "BFloat16" else x
+                self.sources.append(("rows", [(vid, p)], x, shape[0], x.shape[0] // shape[0]))
+        self.order = {}
+
+    def vids(self):
+        return {vid for src in self.sources for vid, _ in src[1]}
+
+    def batch(self, t):
+        out = {}
+        for k, (kind, feeds, x, size, per) in enumerate(self.sources):
+            if kind == "rows":
+                nb, epoch, i = per, (t - 1) // per, (t - 1) % per
+                if self.seed is not None:
+                    if self.order.get(k, (None,))[0] != epoch:
+                        self.order[k] = (epoch, batch_order(self.seed, epoch, nb))
+                    i = self.order[k][1][i]
+                (vid, _), = feeds
+                out[vid] = x[i * size:(i + 1) * size]
+                continue
+            S, ns = size, per
+            q = [(t - 1) * ns + i for i in range(ns)]
+            if self.seed is not None:
+                starts = [data_draw(self.seed, j) % (len(x) - S) for j in q]
+            else:
+                starts = [j % ((len(x) - 1) // S) * S for j in q]
+            for shift, (vid, p) in enumerate(feeds):
+                v = np.stack([x[a + shift:a + shift + S] for a in starts])
+                out[vid] = v.reshape(p.type.shape).astype(npy_dtype(p.type.dtype))
+        return out
+
+
 def context_seed(module):
     if not module.context:
         return 0
@@ -2014,6 +2154,10 @@ def run(argv, out=sys.stdout, err=sys.stderr):
     ap.add_argument("model", help="MODEL.ir")
     ap.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", help="feed a graph input")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=FILE.npy", help="feed a parameter")
+    ap.add_argument("--data", action="append", default=[], metavar="NAME=FILE.npy|NAME=FILE:S",
+                    help="an input that streams: a batch a step from a .npy dataset or a token stream")
+    ap.add_argument("--labels", metavar="NAME", help="the input fed a token stream's next tokens")
+    ap.add_argument("--shuffle", type=int, metavar="SEED", help="shuffle the --data batches or samples")
     ap.add_argument("--output-dir", default="results", metavar="DIR", help="where to write (default ./results)")
     ap.add_argument("--steps", type=int, metavar="K", help="training steps (overrides the train block)")
     ap.add_argument("--seed", type=int, metavar="S", help="initializer seed (overrides the context)")
@@ -2045,10 +2189,20 @@ def run(argv, out=sys.stdout, err=sys.stderr):
         if precision_config(module):
             autocast(prog, precision_config(module), args.shardc)
         feeds = feeds_for(prog, seed, args.input, args.param)
+        data = DataStreams(prog, args.data, args.labels, args.shuffle) if args.data else None
+        if data:
+            given = {pair.partition("=")[0] for pair in args.input}
+            both = [p.name for vid, p in prog.inputs if vid in data.vids() and p.name in given]
+            if both:
+                raise FeedError("input '%s' is given by both --input and --data" % both[0])
+        elif args.labels is not None or args.shuffle is not None:
+            raise FeedError("--labels and --shuffle go with --data")
         os.makedirs(args.output_dir, exist_ok=True)
         if module.train:
-            vals, params = train(prog, module, feeds, args.steps, out)
+            vals, params = train(prog, module, feeds, args.steps, out, data)
         else:
+            if data:   # the graph runs K times; the results are the last run's
+                feeds.update(data.batch(args.steps or 1))
             vals, params = forward(prog, feeds), {}
         for k, vid in enumerate(prog.outputs):
             save(os.path.join(args.output_dir, "output_%d.npy" % k), vals[vid], prog.dtypes[vid])

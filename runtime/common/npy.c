@@ -36,15 +36,14 @@ static const struct {
 	{"|b1", SC_BOOL},
 };
 
-/* the dtype a tensor of dt is stored as in a file */
-static sc_dtype file_dt(sc_dtype dt)
+sc_dtype sc_npy_file_dt(sc_dtype dt)
 {
 	return dt == SC_BF16 ? SC_F32 : dt;
 }
 
-static const char *descr_of(sc_dtype dt)
+const char *sc_npy_descr(sc_dtype dt)
 {
-	dt = file_dt(dt);
+	dt = sc_npy_file_dt(dt);
 	for (size_t i = 0; i < sizeof descrs / sizeof descrs[0]; i++)
 		if (descrs[i].dt == dt)
 			return descrs[i].descr;
@@ -206,9 +205,7 @@ bool sc_npy_read_header(FILE *f, sc_npy_header *h, char *err, size_t errlen)
 
 /* ---- slices: runs of contiguous elements ---- */
 
-/* The slice (start, ldims) of gdims is nruns runs of run elements each, local
- * run r at r*run; the runs are indexed over ldims[:k]. */
-static int slice_runs(const int64_t *gdims, int ndim, const int64_t *ldims, int64_t *run, int64_t *nruns)
+int sc_slice_runs(const int64_t *gdims, int ndim, const int64_t *ldims, int64_t *run, int64_t *nruns)
 {
 	int k = ndim;   /* ldims[k:] is whole */
 	while (k > 0 && ldims[k - 1] == gdims[k - 1])
@@ -220,8 +217,8 @@ static int slice_runs(const int64_t *gdims, int ndim, const int64_t *ldims, int6
 	return k;
 }
 
-static int64_t run_offset(const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims, int k,
-                          int64_t r)
+int64_t sc_run_offset(const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims, int k,
+                      int64_t r)
 {
 	int64_t off = 0, stride = 1;
 	for (int d = ndim - 1; d >= 0; d--) {
@@ -258,9 +255,9 @@ bool sc_npy_read_slice(FILE *f, const sc_npy_header *h, const int64_t *start, co
 		return fail(err, errlen, "is truncated: %lld bytes of data, expected %lld", (long long)(size - h->data_offset),
 		            (long long)need);
 	int64_t run, nruns;
-	int k = slice_runs(h->dims, h->ndim, ldims, &run, &nruns);
+	int k = sc_slice_runs(h->dims, h->ndim, ldims, &run, &nruns);
 	for (int64_t r = 0; r < nruns; r++) {
-		int64_t off = run_offset(h->dims, h->ndim, start, ldims, k, r);
+		int64_t off = sc_run_offset(h->dims, h->ndim, start, ldims, k, r);
 		if (fseek(f, h->data_offset + (long)(off * (int64_t)es), SEEK_SET) != 0 ||
 		    fread((char *)dst + (size_t)(r * run) * es, es, (size_t)run, f) != (size_t)run)
 			return fail(err, errlen, "cannot be read: %s", ferror(f) ? strerror(errno) : "short read");
@@ -275,7 +272,8 @@ bool sc_npy_write(FILE *f, sc_dtype dt, const int64_t *dims, int ndim, const voi
 {
 	char shape[SC_MAX_DIMS * 24 + 8], dict[SC_MAX_DIMS * 24 + 128];
 	sc_dims_str(shape, sizeof shape, dims, ndim);
-	int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr_of(dt), shape);
+	int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", sc_npy_descr(dt),
+	                 shape);
 	int pre = 10;                                  /* magic, version, 2-byte length */
 	int total = (pre + n + 1 + 63) / 64 * 64;      /* header ends with '\n' at a multiple of 64 */
 	unsigned char head[16] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
@@ -304,10 +302,7 @@ bool sc_npy_write(FILE *f, sc_dtype dt, const int64_t *dims, int ndim, const voi
 
 /* ---- collective load and save ---- */
 
-/* path opened for reading if it is a regular file (a FIFO would block every
- * rank in open, a directory reads as garbage); else NULL and why says what
- * it is. */
-static FILE *open_regular(const char *path, char *why, size_t n)
+FILE *sc_open_regular(const char *path, char *why, size_t n)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK);
 	struct stat st;
@@ -358,19 +353,19 @@ static void load(sc_rt *rt, const char *name, const char *path, void *dst, sc_dt
 {
 	check_slice("sc_load_npy", gdims, ndim, start, ldims);
 	int64_t n = sc_numel(ldims, ndim);
-	size_t bytes = (size_t)n * sc_dtype_size(dt), fbytes = (size_t)n * sc_dtype_size(file_dt(dt));
+	size_t bytes = (size_t)n * sc_dtype_size(dt), fbytes = (size_t)n * sc_dtype_size(sc_npy_file_dt(dt));
 	void *tmp = dst ? malloc(fbytes ? fbytes : 1) : NULL;
 	if (dst && !tmp)
 		SC_DIE("out of memory");
 	char why[512] = "", msg[1024];
 	sc_npy_header h;
-	FILE *f = path ? open_regular(path, why, sizeof why) : NULL;
+	FILE *f = path ? sc_open_regular(path, why, sizeof why) : NULL;
 	bool ok = f && sc_npy_read_header(f, &h, why, sizeof why);
 	if (!path)
 		snprintf(why, sizeof why, "cannot be opened: no path");
-	if (ok && h.dt != file_dt(dt)) {
-		snprintf(why, sizeof why, "has dtype %s ('%s'), expected %s ('%s'%s)", sc_dtype_name(h.dt), descr_of(h.dt),
-		         sc_dtype_name(dt), descr_of(dt), dt == SC_BF16 ? ": float32 holding bfloat16 values" : "");
+	if (ok && h.dt != sc_npy_file_dt(dt)) {
+		snprintf(why, sizeof why, "has dtype %s ('%s'), expected %s ('%s'%s)", sc_dtype_name(h.dt), sc_npy_descr(h.dt),
+		         sc_dtype_name(dt), sc_npy_descr(dt), dt == SC_BF16 ? ": float32 holding bfloat16 values" : "");
 		ok = false;
 	}
 	bool same = ok && h.ndim == ndim;
@@ -578,9 +573,9 @@ char *sc_gather_whole(sc_rt *rt, const char *what, const void *src, sc_dtype dt,
 			p = buf;
 		}
 		int64_t run, nruns;
-		int k = slice_runs(gdims, ndim, ld, &run, &nruns);
+		int k = sc_slice_runs(gdims, ndim, ld, &run, &nruns);
 		for (int64_t i = 0; i < nruns; i++) {
-			int64_t off = run_offset(gdims, ndim, st, ld, k, i);
+			int64_t off = sc_run_offset(gdims, ndim, st, ld, k, i);
 			memcpy(out + (size_t)off * es, p + (size_t)(i * run) * es, (size_t)run * es);
 			memset(covered + off, 1, (size_t)run);
 		}

@@ -25,6 +25,9 @@ static const struct {
 	{"--param-names", false},
 	{"--output-dir", false},
 	{"--steps", false},
+	{"--data", true},
+	{"--labels", false},
+	{"--shuffle", false},
 };
 
 static int find_option(const char *arg, size_t *flag_len)
@@ -59,7 +62,8 @@ static void check_options(int argc, char **argv, char *msg, size_t n)
 		char cut[SC_NAME_BUF];
 		if (k < 0) {
 			snprintf(msg, n, "shardc: unknown option '%s' (known: --input NAME=FILE, --param NAME=FILE, "
-			         "--params FILE, --param-names FILE, --output-dir DIR, --steps K)",
+			         "--params FILE, --param-names FILE, --output-dir DIR, --steps K, --data NAME=FILE[:S], "
+			         "--labels NAME, --shuffle SEED)",
 			         sc_cut(cut, argv[i], strlen(argv[i])));
 			return;
 		}
@@ -77,7 +81,8 @@ static void check_options(int argc, char **argv, char *msg, size_t n)
 
 sc_rt *sc_init(int *argc, char ***argv, int expected_ranks)
 {
-	SC_MPI_CHECK(MPI_Init(argc, argv));
+	int provided;   /* the data reader (data.c) is a thread that makes no MPI call */
+	SC_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
 	sc_rt *rt = calloc(1, sizeof *rt);
 	if (!rt)
 		SC_DIE("out of memory");
@@ -110,6 +115,17 @@ const char *sc_option(sc_rt *rt, const char *flag, const char *key)
 			found = v + klen + 1;
 	}
 	return found;
+}
+
+const char *sc_option_next(sc_rt *rt, const char *flag, int *i)
+{
+	while (++*i < rt->argc) {
+		const char *v;
+		int k = option_at(rt->argc, rt->argv, i, &v);
+		if (k >= 0 && v && strcmp(options[k].flag, flag) == 0)
+			return v;
+	}
+	return NULL;
 }
 
 int sc_rank(const sc_rt *rt)

@@ -1066,5 +1066,89 @@ class Samples(TempDir):
                     self.assertRegex(err, r"^%s:\d+:\d+: error: " % re.escape(model))
 
 
+class DataStreams(TempDir):
+    """--data, --labels and --shuffle: the batches of docs/output.md, Data that streams."""
+    ROWS = """context {device_num: 1}
+graph @net(%x: <Tensor[Float32], (2, 3)>, %w: <Parameter[Float32], (3, 2)>, %ids: <Tensor[Int32], (2,)>) {
+  %y = MatMul(%x, %w)
+  return %y, %ids
+}
+"""
+    TOKENS = """graph @lm(%ids: <Tensor[Int32], (2, 3)>, %lab: <Tensor[Int64], (6,)>) {
+  return %ids, %lab
+}
+"""
+
+    def test_draws(self):
+        self.assertEqual(R.data_draw(0, 0), 0xe220a8397b1dcdaf)   # splitmix64's first output from state 0
+        for e in range(4):
+            order = R.batch_order(7, e, 10)
+            self.assertEqual(sorted(order), list(range(10)))
+        self.assertNotEqual(R.batch_order(7, 0, 10), R.batch_order(7, 1, 10))
+        self.assertEqual(R.batch_order(7, 3, 1), [0])
+
+    def test_rows_by_hand(self):
+        model = self.write("m.ir", self.ROWS)
+        x = rng().normal(size=(6, 3)).astype(np.float32)
+        ids = np.arange(6, dtype=np.int32)
+        w = rng(1).normal(size=(3, 2)).astype(np.float32)
+        for name, a in (("x", x), ("ids", ids), ("w", w)):
+            np.save(os.path.join(self.dir, name + ".npy"), a)
+        feed = ["--data", "x=" + os.path.join(self.dir, "x.npy"), "--data", "ids=" + os.path.join(self.dir, "ids.npy"),
+                "--param", "w=" + os.path.join(self.dir, "w.npy"), "--output-dir", self.dir, "--steps", "5"]
+        for shuffle in (None, 7):
+            status, _, err = run_cli([model] + feed + (["--shuffle", str(shuffle)] if shuffle is not None else []))
+            self.assertEqual(status, 0, err)
+            b = 1 if shuffle is None else R.batch_order(7, 1, 3)[1]   # step 5: epoch 1, its second batch
+            np.testing.assert_allclose(np.load(os.path.join(self.dir, "output_0.npy")),
+                                       x[2 * b:2 * b + 2].astype(np.float64) @ w, rtol=1e-6)
+            np.testing.assert_array_equal(np.load(os.path.join(self.dir, "output_1.npy")), ids[2 * b:2 * b + 2])
+
+    def test_tokens_by_hand(self):
+        model = self.write("lm.ir", self.TOKENS)
+        tok = np.arange(100, dtype=np.uint16)
+        head = np.zeros(256, np.int32)
+        head[:3] = (20240520, 1, 100)
+        with open(os.path.join(self.dir, "t.bin"), "wb") as f:
+            f.write(head.tobytes() + tok.tobytes())
+        with open(os.path.join(self.dir, "raw.bin"), "wb") as f:
+            f.write(tok.tobytes())
+        np.save(os.path.join(self.dir, "t.npy"), tok.astype(np.int32))
+        for name in ("t.bin", "raw.bin", "t.npy"):
+            status, _, err = run_cli([model, "--data", "ids=%s:3" % os.path.join(self.dir, name), "--labels", "lab",
+                                      "--steps", "4", "--output-dir", self.dir])
+            self.assertEqual(status, 0, err)
+            # step 4: samples 6 and 7 of 33 = (100 - 1) // 3, at tokens 18 and 21
+            np.testing.assert_array_equal(np.load(os.path.join(self.dir, "output_0.npy")),
+                                          [[18, 19, 20], [21, 22, 23]])
+            lab = np.load(os.path.join(self.dir, "output_1.npy"))
+            self.assertEqual(lab.dtype, np.int64)
+            np.testing.assert_array_equal(lab, [19, 20, 21, 22, 23, 24])
+        run_cli([model, "--data", "ids=%s:3" % os.path.join(self.dir, "t.bin"), "--labels", "lab", "--steps", "20",
+                 "--output-dir", self.dir])   # samples 38, 39: wrapped to 5 and 6
+        np.testing.assert_array_equal(np.load(os.path.join(self.dir, "output_0.npy")), [[15, 16, 17], [18, 19, 20]])
+        run_cli([model, "--data", "ids=%s:3" % os.path.join(self.dir, "t.bin"), "--labels", "lab", "--steps", "2",
+                 "--shuffle", "5", "--output-dir", self.dir])
+        starts = [R.data_draw(5, q) % 97 for q in (2, 3)]
+        np.testing.assert_array_equal(np.load(os.path.join(self.dir, "output_0.npy")),
+                                      [[a, a + 1, a + 2] for a in starts])
+
+    def test_errors(self):
+        model = self.write("lm.ir", self.TOKENS)
+        with open(os.path.join(self.dir, "short.bin"), "wb") as f:
+            f.write(np.arange(6, dtype=np.uint16).tobytes())
+        status, _, err = run_cli([model, "--data", "ids=%s:3" % os.path.join(self.dir, "short.bin")])
+        self.assertEqual(status, 1)
+        self.assertIn("6 tokens, too few for one step (7)", err)
+        rows = self.write("m.ir", self.ROWS)
+        np.save(os.path.join(self.dir, "x5.npy"), np.zeros((5, 3), np.float32))
+        status, _, err = run_cli([rows, "--data", "x=" + os.path.join(self.dir, "x5.npy")])
+        self.assertEqual(status, 1)
+        self.assertIn("with N a multiple of 2", err)
+        status, _, err = run_cli([rows, "--shuffle", "3"])
+        self.assertEqual(status, 1)
+        self.assertIn("--labels and --shuffle go with --data", err)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)

@@ -283,6 +283,28 @@ Test(text, checkpoint_in_and_out)
 	free(t);
 }
 
+/* Data that streams: every input registered with sc_data_input (token ids
+ * and labels with their bound), read before each step when --data feeds
+ * it, else from --input or its initializer; parameters never stream. */
+Test(text, data_streams)
+{
+	char *t = rank_text("tests/e2e/tied_embedding.ir", 0);
+	expect_line(t, "\tsc_data *data = sc_data_new(rt);");
+	expect_line(t, "\tif (sc_data_input(data, \"ids\", ids, SC_I32, (const int64_t[]){8, 4}, 2, ");
+	expect_line(t, ", 48, \"they index Gather %h's table %wte, which has 48 rows\"))\n\t\t;   /* read before each step "
+	               "(sc_data_step) */\n\telse if ((file = sc_option(rt, \"--input\", \"ids\")))\n\t\tsc_load_indices(");
+	expect_line(t, "\tif (sc_data_input(data, \"labels\", labels, SC_I32, (const int64_t[]){32}, 1, ");
+	expect_line(t, "\tsc_data_start(rt, data, steps);");
+	expect_line(t, "for (int64_t step = 1; step <= steps; step++) {\n\t\tsc_data_step(rt, data, step);");
+	expect_line(t, "\tdouble t1 = sc_time(rt);\n\tsc_data_close(rt, data);\n");
+	expect_no_line(t, "sc_data_input(data, \"wte\"");
+	free(t);
+	t = rank_text("ir-samples/matmul_relu_semi.ir", 0);   /* a float input: no bound */
+	expect_line(t, "\tif (sc_data_input(data, \"x\", x, SC_F32, ");
+	expect_line(t, ", -1, NULL))\n\t\t;");
+	free(t);
+}
+
 /* A ReduceMax split along its reduced dim: the maximum's ranks pass the
  * gradient on, each counts its piece's ties of the maximum and one AllReduce
  * sums the counts, which the gradient kernel divides by. */
