@@ -556,10 +556,19 @@ static void lower_node(Lowering *x, int i)
 }
 
 /* A returned value made whole: its partial axes scatter into the first dim
- * they divide (half an AllReduce's bytes), else they are summed in place. */
+ * they divide (half an AllReduce's bytes), else they are summed in place;
+ * a forward graph's result is handed over in its result_layout. */
 static int complete(Lowering *x, int src)
 {
 	const LValue *v = &x->l->values[src];
+	TensorLayout delivered;
+	if (result_layout(x->l->m, &v->type, &delivered) && !layout_equal(&v->layout, &delivered)) {
+		StrBuf b = {0};
+		sb_printf(&b, "%%%s returned", v->name);
+		int r = lower_redistribute(x, src, &delivered, arena_strdup(x->a, b.data));
+		sb_free(&b);
+		return r;
+	}
 	if (!v->layout.partial)
 		return src;
 	TensorLayout to = v->layout;

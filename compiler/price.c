@@ -149,13 +149,16 @@ static double in_cost(Search *x, int v, int k, const TensorLayout *to, bool befo
 	return h ? carry_cost_under(x, *h, s->id, s, to, sum, limit) : 0;
 }
 
-/* A returned value completed as lower.c completes it. */
+/* A returned value completed, or delivered in its result_layout, as lower.c
+ * does it. */
 static double complete_cost(Search *x, int v, const TensorLayout *out)
 {
-	if (!out->partial)
-		return 0;
 	const Value *val = &x->g->values[x->g->nodes[v].result];
 	TensorLayout to = *out;
+	if (result_layout(x->m, &val->type, &to))
+		return cost_redist(x->cm, out, &to, val->type.dims, elem_bytes(x, x->g->nodes[v].result), NULL);
+	if (!out->partial)
+		return 0;
 	to.partial = 0;
 	int64_t n = 1;
 	for (int a = 0; a < to.ndev; a++)

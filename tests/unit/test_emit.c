@@ -203,9 +203,28 @@ static void expect_line(const char *text, const char *line)
  * slice their own piece of x, and reduce-scatter the partial sums. The one
  * program reads the rank's numbers from its table: the group's first member,
  * the slice bounds, where the pieces start. */
+/* The MatMul -> ReLU sample with x held whole by a dataset tuple, as
+ * full_batch holds it, so that its result stays split as the ReLU computes
+ * it (full_batch would hand it over whole) and each rank saves its piece. */
+static char *seed_as_computed(void)
+{
+	size_t len;
+	char *text = read_file("ir-samples/matmul_relu_semi.ir", &len);
+	cr_assert_not_null(text);
+	const char *at = strstr(text, "context {\n");
+	cr_assert_not_null(at);
+	StrBuf b = {0};
+	sb_printf(&b, "%.*scontext {\n  dataset_strategy: ((1, 1),),\n%s", (int)(at - text), text,
+	          at + strlen("context {\n"));
+	free(text);
+	return b.data;
+}
+
 Test(text, seed_ranks)
 {
-	char *r0 = rank_text("ir-samples/matmul_relu_semi.ir", 0), *r5 = rank_text("ir-samples/matmul_relu_semi.ir", 5);
+	char *seed = seed_as_computed();
+	char *r0 = rank_text_of(seed, 0), *r5 = rank_text_of(seed, 5);
+	free(seed);
 	expect_line(r0, "sc_rt *rt = sc_init(&argc, &argv, 8);");
 	expect_line(r0, "const int64_t *const T = sc_ranks[sc_rank(rt)];");
 	expect_line(r0, "sc_group *g0 = sc_group_split_grid(rt, (int)T[0], 1, (const int[]){4}, (const int[]){1});  "

@@ -63,6 +63,26 @@ static Out lower_file(const char *path)
 	return o;
 }
 
+/* path's model with its inputs held whole by a dataset tuple (one (1, 1)
+ * per input) instead of full_batch: its results stay as computed, split. */
+static Out lower_file_as_computed(const char *path, int ninputs)
+{
+	size_t len;
+	char *text = read_file(path, &len);
+	cr_assert_not_null(text, "cannot read %s (run the tests from the repository root)", path);
+	const char *at = strstr(text, "context {\n");
+	cr_assert_not_null(at, "%s has no context block", path);
+	StrBuf b = {0};
+	sb_printf(&b, "%.*scontext {\n  dataset_strategy: (", (int)(at - text), text);
+	for (int k = 0; k < ninputs; k++)
+		sb_puts(&b, "(1, 1), ");
+	sb_printf(&b, "),\n%s", at + strlen("context {\n"));
+	Out o = lower_text(path, b.data, b.len);
+	free(text);
+	sb_free(&b);
+	return o;
+}
+
 static void out_free(Out *o)
 {
 	json_decref(o->manifest);
@@ -228,8 +248,10 @@ static void expect_group_of_rank(const json_t *m, const json_t *coll, const char
 	json_decref(of);
 }
 
+/* The dataset tuple holds x whole, as full_batch would, and leaves the
+ * result as the ReLU computes it (full_batch would hand it over whole). */
 static const char seed[] =
-	"context {device_num: 8, parallel_mode: \"semi_auto_parallel\"}\n"
+	"context {device_num: 8, parallel_mode: \"semi_auto_parallel\", dataset_strategy: ((1, 1),)}\n"
 	"graph @net(%x: <Tensor[Float32], (16, 32)> = uniform(0, 1),\n"
 	"           %w: <Parameter[Float32], (32, 16)> = normal(0.01)) {\n"
 	"  %1 = MatMul(%x, %w) {in_strategy: ((2, 4), (4, 1))}\n"
@@ -367,7 +389,7 @@ Test(strategy, layout_form)
 
 Test(manifest, layout_form)
 {
-	Out o = lower_file("ir-samples/layout_dense_matmul.ir");
+	Out o = lower_file_as_computed("ir-samples/layout_dense_matmul.ir", 2);
 	json_t *m = o.manifest;
 	/* two ReduceScatters: over sp (pairs 2 apart), then over dp (pairs 4 apart) */
 	json_t *c = get(m, "collectives");

@@ -148,11 +148,11 @@ static char *strategies_text(const Searched *s)
 	return b.data;
 }
 
-static char *gpt(int layers, int devices, const char *search)
+static char *gpt(int layers, int devices, const char *search, const char *sizes)
 {
 	char cmd[256];
-	snprintf(cmd, sizeof cmd, "python3 tools/gen_gpt.py --layers %d --devices %d --mode auto_parallel --search %s",
-	         layers, devices, search);
+	snprintf(cmd, sizeof cmd, "python3 tools/gen_gpt.py --layers %d --devices %d --mode auto_parallel --search %s %s",
+	         layers, devices, search, sizes);
 	FILE *p = popen(cmd, "r");
 	cr_assert(p);
 	StrBuf b = {0};
@@ -189,7 +189,8 @@ Test(search, recursive_any_device_count)
 {
 	static const int counts[] = {6, 12, 10, 2048};
 	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-		char *text = gpt(1, counts[i], "recursive_programming");
+		/* large enough that splitting pays for handing the result over whole */
+		char *text = gpt(1, counts[i], "recursive_programming", "--hidden 1024 --seq 256");
 		Searched s = searched(text, SM_RECURSIVE);
 		cr_assert(s.ok, "%d devices: %s", counts[i], msgs(s.run));
 		int64_t most = 1;
