@@ -474,6 +474,35 @@ void sc_strided_slice(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int6
  * is != 0, integers to 2-byte floats go through double. */
 void sc_cast(sc_rt *rt, const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n);
 
+/* ---- computed constants (docs/operators.md, Computed constants) ----
+ * Each writes one rank's piece of a value the program computes instead of
+ * reading it: the elements from where the piece starts in the whole value,
+ * so a rank holding a slice computes only its slice. */
+
+/* y[i] = start + (first + i) * step, i < n: numpy's arange from its first-th
+ * element. SC_F32: computed in double, rounded once; SC_I32, SC_I64: in
+ * int64 (start and step integers). */
+void sc_arange(sc_rt *rt, void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step);
+/* A causal mask's piece (lead, rows, cols), lead the leading dims (the same
+ * mask each): element (i, j) is the whole mask's (row0 + i, col0 + j),
+ * masked where its column exceeds its row. SC_F32: 0 where allowed, fill
+ * where masked (the additive form); SC_BOOL: 1 where allowed, 0 where masked
+ * (Select's condition; fill unused). */
+void sc_causal_mask(sc_rt *rt, void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0,
+                    int64_t col0, double fill);
+/* A RoPE table's piece (lead, rows, cols) of the whole (positions, d), in
+ * the rotate-half layout (LLaMA's, Hugging Face's): element (s, c) of the
+ * whole is cos (or with is_sin, sin) of the angle s * f, f the frequency
+ * theta^(-2k / d) of k = c mod d/2, rounded to float32 (SC_ROPE_FREQ); the
+ * angle is that float32 product, its cosine rounded once to float32. */
+void sc_rope(sc_rt *rt, float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
+             int64_t d, double theta);
+/* The frequency of column c of a head dim d, the rotate-half layout's: both
+ * halves have the same, k = c mod d/2. Computed in double and rounded once to
+ * float32, the same on every backend (a float32 powf is not). */
+#define SC_ROPE_FREQ(c, d, theta) \
+	((float)(1.0 / pow((double)(theta), (double)(2 * ((c) % ((d) / 2))) / (double)(d))))
+
 /* Scalar losses: the mean over n (rows, for the cross entropy). Labels
  * outside [0, c) add nothing. */
 void sc_sparse_softmax_ce(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt, float *loss,
