@@ -117,6 +117,12 @@ int64_t sc_steps(sc_rt *rt, int64_t default_steps);
 /* Every `flag NAME=FILE` (flag "--input" or "--param") must name one of
  * names[0..n); otherwise one message lists them and every rank exits 1. */
 void sc_check_names(sc_rt *rt, const char *flag, const char *const *names, int n);
+/* The graph's inputs names[0..n), inits[k] the initializer input k runs on
+ * without a file (`uniform(0, 1)`). Those no `--input NAME=FILE` gives run
+ * on their initializers: rank 0 prints one warning naming them; with
+ * `--strict-inputs` every rank exits 1 after one message naming them
+ * instead. Collective. */
+void sc_check_inputs(sc_rt *rt, const char *const *names, const char *const *inits, int n);
 /* Seconds since an arbitrary point, after the device's queued work ends. */
 double sc_time(sc_rt *rt);
 /* Rank 0 prints `step: S, loss is L`, L the float32 at loss (slab memory)
@@ -141,8 +147,8 @@ void sc_check_skips(sc_rt *rt, int64_t step, int64_t skipped);
 const char *sc_output_dir(sc_rt *rt);
 /* The command line of run.sh: `--input NAME=FILE`, `--param NAME=FILE`
  * (key NAME), `--params FILE`, `--param-names FILE`, `--output-dir DIR`,
- * `--steps K` (key NULL); `--flag value` or `--flag=value`. NULL when
- * absent; the last one wins. */
+ * `--steps K` (key NULL); `--flag value` or `--flag=value`; the bare flag
+ * `--strict-inputs` gives "". NULL when absent; the last one wins. */
 const char *sc_option(sc_rt *rt, const char *flag, const char *key);
 
 /* ---- memory ---- */

@@ -20,9 +20,11 @@
 # Then every training model with Float32 parameters in mixed precision,
 # precision: "bf16", on 1, 2, 4 and 8 ranks (below: the tolerance and why).
 # Then wrong inputs: a missing file, a wrong shape, a wrong dtype, an
-# unknown name and a label outside the classes each give a message naming
-# the input (and the label's value and place) and a non-zero exit,
-# within a time limit (no hang). Last line: e2e: N passed, N failed.
+# unknown name, a label outside the classes and, with --strict-inputs, an
+# input no file gives each give a message naming the input (and the label's
+# value and place) and a non-zero exit, within a time limit (no hang); an
+# input left to its initializer without the flag, one warning naming it.
+# Last line: e2e: N passed, N failed.
 # Floats compare within npy_compare.py's rtol, 2e-3 unless the model has a
 # line `# e2e rtol: R` (models computing in BFloat16 state theirs and why),
 # and `# e2e atol: A` lets differences up to A pass whatever the magnitudes.
@@ -345,5 +347,24 @@ check_wrong "wrong dtype" "input 'x'" --input "x=$out/x_dtype.npy"
 check_wrong "unknown name" "no input named 'y'" --input "y=$out/x_ok.npy"
 check_wrong "label out of range" "input 'label': .* holds 10 at (11,), outside \[0, 10)" --input "label=$out/label_out.npy"
 check_wrong "bad --steps" "steps" --steps 0
+# --strict-inputs: an input no --input gives stops every rank with one message
+# naming it and its initializer; without the flag the run goes on, rank 0
+# warning once, naming it; with every input given, no warning, and it runs.
+check_wrong "--strict-inputs, label not given" "no --input NAME=FILE.npy gives the input 'label' (randint(0, 10))" \
+	--strict-inputs --input "x=$out/x_ok.npy"
+"$py" -c 'import numpy as np, sys; np.save(sys.argv[1] + "/label_ok.npy", np.arange(16, dtype=np.int32) % 10)' "$out"
+(cd "$out" && timeout 120 ./run.sh --output-dir "$out/res" --input "x=$out/x_ok.npy") >"$out/log" 2>&1
+if [ $? = 0 ] && [ "$(grep -c "^shardc: warning: no --input gives 'label' (randint(0, 10)): it runs on its initializer" "$out/log")" = 1 ]; then
+	ok "input on its initializer: one warning naming it, and the run goes on"
+else
+	bad "input on its initializer: no single warning naming 'label': $(head -3 "$out/log")"
+fi
+(cd "$out" && timeout 120 ./run.sh --output-dir "$out/res" --strict-inputs --input "x=$out/x_ok.npy" \
+	--input "label=$out/label_ok.npy") >"$out/log" 2>&1
+if [ $? = 0 ] && ! grep -q "warning" "$out/log"; then
+	ok "--strict-inputs with every input given: runs, no warning"
+else
+	bad "--strict-inputs with every input given: $(head -3 "$out/log")"
+fi
 echo "e2e: $pass passed, $fail failed"
 [ $fail = 0 ]
