@@ -4,7 +4,10 @@
 # Each model (default: every ir-samples/*.ir and tests/e2e/*.ir) is compiled,
 # built and run through its run.sh on the CPU backend on 1, 2, 4 and 8 ranks, and on 4
 # and 8 ranks with the strategies the double-recursive search chooses for it
-# without its own (auto_parallel, recursive_programming), and its
+# without its own (auto_parallel, recursive_programming), and on the runs a
+# line `# e2e runs: 2d 4p` of the model adds (N ranks: Nd in data_parallel
+# mode, Np in auto_parallel mode by sharding propagation from its own
+# strategies; no fallback for these), and its
 # results (output_<k>.npy, param_<name>.npy, the loss lines) are compared with
 # (a) the same model compiled for one device (--parallel-mode stand_alone) and
 # (b) tools/ref_eval.py, the numpy reference. The bytes each rank counts at run
@@ -69,7 +72,7 @@ bytes_ok() {
 check() {
 	local model=$1 name=$2
 	shift 2
-	local w=$tmp/$name n out how status msg
+	local w=$tmp/$name n out how fallback status msg
 	mkdir -p "$w/ref"
 	if ! "$py" tools/ref_eval.py "$model" --shardc "$shardc" --output-dir "$w/ref" >"$w/ref/log" 2>"$w/ref/err"; then
 		bad "$name: the reference fails: $(head -3 "$w/ref/err")"
@@ -86,12 +89,21 @@ check() {
 	"$py" tools/strip_strategies.py "$model" >"$w/stripped.ir"
 	for n in "$@"; do
 		out=$w/n$n
-		how="as written"
+		how="as written" fallback=1   # fallback: other strategies when these do not fit; not for Np, Nd
 		if [ "${n%s}" != "$n" ]; then   # the double-recursive search's own strategies
 			n=${n%s}
 			how="recursive_programming"
 			"$shardc" "$w/stripped.ir" -o "$out" --device-num "$n" --parallel-mode auto_parallel \
 				--search-mode recursive_programming 2>"$w/err"
+		elif [ "${n%p}" != "$n" ]; then   # sharding propagation from the model's own strategies
+			n=${n%p}
+			how="sharding_propagation" fallback=0
+			"$shardc" "$model" -o "$out" --device-num "$n" --parallel-mode auto_parallel \
+				--search-mode sharding_propagation 2>"$w/err"
+		elif [ "${n%d}" != "$n" ]; then   # data_parallel: every operator batch parallel
+			n=${n%d}
+			how="data_parallel mode" fallback=0
+			"$shardc" "$model" -o "$out" --device-num "$n" --parallel-mode data_parallel 2>"$w/err"
 		else
 			"$shardc" "$model" -o "$out" --device-num "$n" 2>"$w/err"
 		fi
@@ -102,12 +114,12 @@ check() {
 			"$shardc" "$model" -o "$out" --device-num "$n" --parallel-mode semi_auto_parallel 2>"$w/err"
 			status=$?
 		fi
-		if [ $status = 1 ]; then
+		if [ $status = 1 ] && [ $fallback = 1 ]; then
 			how="strategies stripped"
 			"$shardc" "$w/stripped.ir" -o "$out" --device-num "$n" 2>"$w/err"
 			status=$?
 		fi
-		if [ $status = 1 ]; then
+		if [ $status = 1 ] && [ $fallback = 1 ]; then
 			how="data_parallel"
 			"$shardc" "$model" -o "$out" --device-num "$n" --parallel-mode data_parallel 2>"$w/err"
 			status=$?
@@ -134,7 +146,8 @@ check() {
 }
 
 for model in "$@"; do
-	check "$model" "$(basename "$model" .ir)" 1 2 4 8 4s 8s
+	# shellcheck disable=SC2046
+	check "$model" "$(basename "$model" .ir)" 1 2 4 8 4s 8s $(sed -n 's/^# e2e runs: *//p' "$model" | head -1)
 done
 
 # Loss scaling pinned (tests/e2e/mixed_loss_scale_f16.ir, 8 ranks): the scale
