@@ -448,7 +448,6 @@ static bool decode_shard(Checker *c, const Graph *caller, const Lit *v, ShardSpe
 	return ok;
 }
 
-/* The attributes op takes, in the table's order, into names; returns how many. */
 /* The attributes op takes: its row's, the strategies on a computing
  * operator with operands, recompute on all but Call (a Call's layer is
  * recomputed by the train block's recompute). */
@@ -462,6 +461,7 @@ static unsigned op_attr_mask(OpKind op)
 	return mask;
 }
 
+/* The attributes op takes, in the table's order, into names; returns how many. */
 static int op_attrs(OpKind op, const char **names)
 {
 	unsigned mask = op_attr_mask(op);

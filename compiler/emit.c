@@ -431,7 +431,7 @@ static void emit_input_inits(StrBuf *b, const Lowered *l)
 {
 	const Graph *g = l->flat->g;
 	int n = 0;
-	sb_puts(b, "	static const char *const input_inits[] = {");
+	sb_puts(b, "\tstatic const char *const input_inits[] = {");
 	for (int v = 0; v < l->flat->nentry; v++) {
 		if (g->values[v].type.is_param)
 			continue;

@@ -201,10 +201,10 @@ bool assign_strategies(Module *m, const FlatGraph *f, Strategies *s, Diag *d)
 	return d->nerrors == before;
 }
 
-/* Whether value r of node i must stay whole: returned, the loss, or read by
- * an operator without op dims (a Reshape, which carries its input's layout
- * on). Else *want is the layout its readers take it in, or the readers
- * disagree (true too). */
+/* True when node i's value must stay whole: it is returned or the loss, an
+ * operator without op dims reads it (a Reshape carries its input's layout
+ * on), its readers take it in different layouts, or nothing reads it. Else
+ * false, *want the layout every reader takes it in. */
 static bool readers_layout(const Module *m, const FlatGraph *f, const Strategies *s, int i, TensorLayout *want)
 {
 	const Graph *g = f->g;
