@@ -22,7 +22,8 @@
  * number written as an operand (Value.literal) takes the compute type itself
  * when every user computes in it, so no Cast comes between them: it is the
  * number rounded once to that type, as it would be written in a model of
- * that type. */
+ * that type. So does a computed constant (Arange, CausalMask, RopeCos,
+ * RopeSin: no input to follow), which otherwise stays Float32. */
 #include "shardc.h"
 
 #include <string.h>
@@ -122,29 +123,32 @@ static bool changes(const Graph *old, const Node *n)
 	return change;
 }
 
-/* lowered[v] for each number written as an operand (old parameter v) that
- * only operators computing in the compute type read: it takes that type. */
-static bool *literals_lowered(const Graph *old, Arena *a)
+/* low[v]: some operator reads old value v and every one computes in the
+ * compute type, and v is not returned. A number written as an operand
+ * (Float32, an old parameter) or a computed constant read so takes the
+ * compute type itself: no Cast between them. */
+static bool *read_in_low(const Graph *old, Arena *a)
 {
-	bool *read = arena_alloc(a, sizeof(bool) * (size_t)(old->nparams ? old->nparams : 1));
-	bool *lowered = arena_alloc(a, sizeof(bool) * (size_t)(old->nparams ? old->nparams : 1));
-	for (int v = 0; v < old->nparams; v++)
-		lowered[v] = old->values[v].literal && old->values[v].type.dtype == DT_F32;
+	size_t nv = (size_t)(old->nvalues ? old->nvalues : 1);
+	bool *read = arena_alloc(a, sizeof(bool) * nv), *low = arena_alloc(a, sizeof(bool) * nv);
+	for (int v = 0; v < old->nvalues; v++)
+		low[v] = true;
 	for (int i = 0; i < old->nnodes; i++) {
 		const Node *n = &old->nodes[i];
-		bool low = op_info[n->op].prec == PREC_LOW && changes(old, n);
-		for (int k = 0; k < n->nin; k++)
-			if (n->in[k] < old->nparams) {
-				read[n->in[k]] = true;
-				lowered[n->in[k]] &= low;
-			}
+		bool l = op_info[n->op].prec == PREC_LOW && changes(old, n);
+		for (int k = 0; k < n->nin; k++) {
+			read[n->in[k]] = true;
+			low[n->in[k]] &= l;
+		}
 	}
-	for (int v = 0; v < old->nparams; v++)
-		lowered[v] &= read[v];
-	return lowered;
+	for (int k = 0; k < old->nret; k++)
+		low[old->ret[k]] = false;
+	for (int v = 0; v < old->nvalues; v++)
+		low[v] &= read[v] && (v >= old->nparams || (old->values[v].literal && old->values[v].type.dtype == DT_F32));
+	return low;
 }
 
-static void cast_node(Caster *x, const FlatGraph *f, int i, DType prec)
+static void cast_node(Caster *x, const FlatGraph *f, int i, DType prec, const bool *low)
 {
 	const Node *n = &x->old->nodes[i];
 	const Value *res = &x->old->values[n->result];
@@ -182,6 +186,8 @@ static void cast_node(Caster *x, const FlatGraph *f, int i, DType prec)
 	DType rd = res->type.dtype;
 	if (change)
 		rd = cls == PREC_LOW ? prec : cls == PREC_F32 ? DT_F32 : mixed || follow == DT_BOOL ? DT_F32 : follow;
+	if (change && op_is_constant(n->op))   /* no input to follow: its readers' type when they all compute in it */
+		rd = low[n->result] ? prec : DT_F32;
 	c.result = new_value(x, res, res->name, rd);
 	x->g->values[c.result].init = res->init;
 	push_node(x, &c, f->orig[i], f->shard[i], false);
@@ -207,16 +213,16 @@ void autocast(Module *m, FlatGraph *f)
 	x.cast = arena_alloc(x.a, sizeof *x.cast * nv);
 	for (int v = 0; v < old->nvalues; v++)
 		x.cast[v][0] = x.cast[v][1] = x.cast[v][2] = -1;
-	bool *lowered = literals_lowered(old, x.a);
+	bool *low = read_in_low(old, x.a);
 	for (int p = 0; p < old->nparams; p++) {
 		Value *v = ARENA_PUSH(x.a, x.g->values, x.g->nvalues, x.cap_values);
 		*v = old->values[p];
-		if (lowered[p])
+		if (low[p])
 			v->type.dtype = prec;
 		x.cur[p] = p;
 	}
 	for (int i = 0; i < old->nnodes; i++)
-		cast_node(&x, f, i, prec);
+		cast_node(&x, f, i, prec, low);
 	/* Returned values and the loss in their declared types, after everything else. */
 	x.g->ret = arena_alloc(x.a, sizeof(int) * (size_t)(old->nret ? old->nret : 1));
 	for (int k = 0; k < old->nret; k++) {

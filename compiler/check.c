@@ -365,6 +365,23 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case ATTR_IN_STRATEGY: return decode_strategy(c, v, &a->in_strategy, "in_strategy");
 	case ATTR_OUT_STRATEGY: return decode_strategy(c, v, &a->out_strategy, "out_strategy");
 	case ATTR_RECOMPUTE: a->recompute = v->i; break;
+	case ATTR_START: a->start = lit_number(v); break;
+	case ATTR_STOP: a->stop = lit_number(v); break;
+	case ATTR_STEP:
+		a->step = lit_number(v);
+		if (a->step == 0) {
+			ERR(c, v->span, "Arange's step must not be 0");
+			return false;
+		}
+		break;
+	case ATTR_FILL: a->fill = lit_number(v); break;
+	case ATTR_THETA:
+		a->theta = lit_number(v);
+		if (!(a->theta > 0)) {
+			ERR(c, v->span, "theta, the base of RoPE's frequencies, must be greater than 0 (LLaMA's is 10000)");
+			return false;
+		}
+		break;
 	case ATTR_COUNT: die("bad attribute");
 	}
 	return true;
@@ -431,14 +448,23 @@ static bool decode_shard(Checker *c, const Graph *caller, const Lit *v, ShardSpe
 	return ok;
 }
 
-/* The attributes op takes, in the table's order, into names; returns how many. */
-static int op_attrs(OpKind op, const char **names)
+/* The attributes op takes: its row's, the strategies on a computing
+ * operator with operands, recompute on all but Call (a Call's layer is
+ * recomputed by the train block's recompute). */
+static unsigned op_attr_mask(OpKind op)
 {
 	unsigned mask = op_info[op].attrs;
-	if (op != OP_CALL && !op_is_comm(op))
+	if (op != OP_CALL && !op_is_comm(op) && !op_is_constant(op))
 		mask |= (1u << ATTR_IN_STRATEGY) | (1u << ATTR_OUT_STRATEGY);
 	if (op != OP_CALL)
 		mask |= 1u << ATTR_RECOMPUTE;
+	return mask;
+}
+
+/* The attributes op takes, in the table's order, into names; returns how many. */
+static int op_attrs(OpKind op, const char **names)
+{
+	unsigned mask = op_attr_mask(op);
 	int n = 0;
 	for (int k = 0; k < ATTR_COUNT; k++)
 		if (mask & (1u << k))
@@ -452,17 +478,21 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	a->epsilon = n->op == OP_RMS_NORM ? 1e-6 : 1e-5;   /* MindSpore's RmsNorm; LayerNorm as PyTorch's */
 	a->begin_norm_axis = -1;
 	a->begin_params_axis = -1;
+	a->step = 1;
+	a->theta = 10000;   /* RoPE's base, as LLaMA's and MindSpore's FreqsMgr's */
 	const Lit *d = n->attr_lit;
-	unsigned allowed = op_info[n->op].attrs;
-	if (n->op != OP_CALL && !op_is_comm(n->op))
-		allowed |= (1u << ATTR_IN_STRATEGY) | (1u << ATTR_OUT_STRATEGY);
-	if (n->op != OP_CALL)   /* a Call's layer is recomputed by the train block's recompute */
-		allowed |= 1u << ATTR_RECOMPUTE;
+	unsigned allowed = op_attr_mask(n->op);
 	for (int i = 0; d && i < d->nitems; i++) {
 		const Lit *key = d->keys[i];
 		int k = 0;
 		while (k < ATTR_COUNT && strcmp(attr_info[k].name, key->s) != 0)
 			k++;
+		if (op_is_constant(n->op) && (k == ATTR_IN_STRATEGY || k == ATTR_OUT_STRATEGY)) {
+			ERR(c, key->span, "%s takes no %s: it has no operands, and each rank computes its piece of it in the "
+			    "layout the operators reading it take (no communication); give those operators strategies",
+			    op_info[n->op].name, key->s);
+			continue;
+		}
 		if (k == ATTR_COUNT || !(allowed & (1u << k))) {
 			const char *names[ATTR_COUNT];
 			int nnames = op_attrs(n->op, names);
@@ -479,6 +509,18 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 		}
 		if (decode_attr(c, g, n, (AttrKind)k, d->items[i]))
 			a->present |= 1u << k;
+	}
+	if (n->op == OP_ARANGE && !(a->present & (1u << ATTR_DTYPE))) {
+		/* MindSpore's ops.arange: Int64 from integers, else Float32. Written
+		 * out, so that the dumps read back to the same type. */
+		bool ints = true;
+		static const char *const range[] = {"start", "stop", "step"};
+		for (int k = 0; k < 3; k++) {
+			const Lit *v = d ? lit_dict_get(d, range[k]) : NULL;
+			ints &= !v || v->kind == LIT_INT;
+		}
+		a->dtype = ints ? DT_I64 : DT_F32;
+		a->present |= 1u << ATTR_DTYPE;
 	}
 }
 

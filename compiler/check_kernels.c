@@ -10,7 +10,8 @@
  * StridedSlice, Cast, the collectives) take every type, and index and label
  * operands are integers. Integer arithmetic the runtime has none of.
  *
- * Token ids and labels an initializer draws lie inside what they index.
+ * Token ids and labels an initializer or an Arange gives lie inside what
+ * they index.
  * A warning, which stops nothing: recompute: "selective" when it selects no
  * operator (checkpoint.c). */
 #include "shardc.h"
@@ -131,12 +132,37 @@ static void check_index_inits(const Module *m, const Graph *g, Diag *d)
 	}
 }
 
+/* An integer Arange that reaches a Gather's indices or a cross-entropy's
+ * labels (index_bound) must stay inside what it indexes, as randint must. */
+static void check_index_aranges(const Module *m, const Graph *g, Diag *d)
+{
+	for (int i = 0; i < g->nnodes; i++) {
+		const Node *n = &g->nodes[i];
+		int user;
+		if (n->op != OP_ARANGE)
+			continue;
+		int64_t bound = index_bound(g, n->result, &user);
+		const Attrs *a = &n->a;
+		double first = a->start + (double)((a->present & (1u << ATTR_BEGIN)) ? a->begin[0] : 0) * a->step;
+		double last = first + (double)(g->values[n->result].type.dims[0] - 1) * a->step;
+		double lo = first < last ? first : last, hi = first < last ? last : first;
+		if (bound < 0 || (lo >= 0 && hi < (double)bound))
+			continue;
+		StrBuf why = {0};
+		index_bound_text(&why, g, user, bound);
+		diag_error(d, m->src, n->op_span, "Arange gives '%%%s' values from %lld to %lld, but %s: keep them in [0, %lld)",
+		           g->values[n->result].name, (long long)first, (long long)last, why.data, (long long)bound);
+		sb_free(&why);
+	}
+}
+
 bool check_kernels(const Module *m, const FlatGraph *f, Diag *d)
 {
 	int before = d->nerrors;
 	check_operands(m, f->g, d);
 	check_clip(m, f->g, d);
 	check_index_inits(m, f->g, d);
+	check_index_aranges(m, f->g, d);
 	if (d->nerrors == before)
 		warn_selective(m, f, d);
 	return d->nerrors == before;

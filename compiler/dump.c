@@ -14,6 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* An integral number as an integer (Arange's range of an integer type
+ * reads back so), any other as print_float writes it. */
+static void print_number(StrBuf *b, double v)
+{
+	if (v > -9007199254740992.0 && v < 9007199254740992.0 && v == (double)(int64_t)v)
+		sb_printf(b, "%lld", (long long)v);
+	else
+		print_float(b, v);
+}
+
 /* The attributes' entries as the IR writes them, in the table's order,
  * without braces; false when there are none. */
 static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
@@ -53,6 +63,11 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_OFFSET: sb_printf(b, "%lld", (long long)a->offset); break;
 		case ATTR_APPROXIMATE: sb_puts(b, a->gelu_erf ? "\"none\"" : "\"tanh\""); break;
 		case ATTR_RECOMPUTE: sb_puts(b, a->recompute ? "true" : "false"); break;
+		case ATTR_START: print_number(b, a->start); break;
+		case ATTR_STOP: print_number(b, a->stop); break;
+		case ATTR_STEP: print_number(b, a->step); break;
+		case ATTR_FILL: print_float(b, a->fill); break;
+		case ATTR_THETA: print_float(b, a->theta); break;
 		case ATTR_GRAPH: case ATTR_SHARD: case ATTR_IN_STRATEGY: case ATTR_OUT_STRATEGY: case ATTR_COUNT: break;
 		}
 	}
@@ -138,7 +153,7 @@ static void print_begin_node(StrBuf *b, const Lowered *l, int i, const bool *rec
 	/* The node's own attributes, then the strategy it ended with. */
 	StrBuf attrs = {0};
 	bool any = print_attr_entries(&attrs, n->op, &na);
-	bool strategy = ns->has_dims && l->device_num > 1;
+	bool strategy = ns->has_dims && l->device_num > 1 && !op_is_constant(n->op);   /* a constant takes none */
 	if (any || strategy) {
 		sb_puts(b, " {");
 		if (any)

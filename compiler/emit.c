@@ -436,6 +436,26 @@ static void emit_names(StrBuf *b, const Lowered *l, const char *var, bool params
 	          var, n);
 }
 
+/* The inputs' initializers, beside input_names: those no --input gives
+ * run on them, with a warning, or stop the run with --strict-inputs. */
+static void emit_input_inits(StrBuf *b, const Lowered *l)
+{
+	const Graph *g = l->flat->g;
+	int n = 0;
+	sb_puts(b, "\tstatic const char *const input_inits[] = {");
+	for (int v = 0; v < l->flat->nentry; v++) {
+		if (g->values[v].type.is_param)
+			continue;
+		sb_puts(b, n++ ? ", \"" : "\"");
+		if (g->values[v].init)
+			init_print(b, g->values[v].init);
+		else
+			sb_puts(b, "uniform(0, 1)");   /* an input's default (docs/output.md, Initializers) */
+		sb_putc(b, '"');
+	}
+	sb_printf(b, "%s};\n\tsc_check_inputs(rt, %s, input_inits, %d);\n", n ? "" : "NULL", n ? "input_names" : "NULL", n);
+}
+
 /* Whether operator o (of the program's list) has code of its own
  * (emit_op): not a shadow, a Fused placeholder, a TransposeFolded or a view. */
 static bool has_code(const Program *p, const LOp *o)
@@ -502,6 +522,7 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	          (long long)l->device_num);
 	sb_puts(b, "\tconst int64_t *const T = sc_ranks[sc_rank(rt)];   /* this rank's table: rank_<r>.c */\n\t(void)T;\n");
 	emit_names(b, l, "input_names", false);
+	emit_input_inits(b, l);
 	emit_names(b, l, "param_names", true);
 	int np = 0;
 	for (int v = 0; v < l->nparams; v++)

@@ -117,12 +117,47 @@ static void emit_chain(StrBuf *b, const Program *p, int i)
 	sb_printf(b, "}, %d, %lld, %lld);", nin, (long long)(n / c), (long long)c);
 }
 
+/* A computed constant: the rank's piece, which starts where the table
+ * says (E_SLICE: its begin, then its end). A half result is computed in
+ * Float32 and rounded once (emit.c passes its Float32 copy). */
+static void emit_constant(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
+{
+	const LValue *y = &p->l->values[o->result];
+	const Entry *e = op_table(p, o);
+	int r = y->type.rank;
+	DType t = y->type.dtype;
+	const char *dt = sc_dtype_name(dtype_is_half(t) ? DT_F32 : t);
+	if (!e || e->kind != E_SLICE)
+		die("%s %%%s has no piece in the rank table", op_info[o->op].name, y->name);
+	if (o->op == OP_ARANGE) {   /* start + (begin + i) step */
+		sb_printf(b, "sc_arange(rt, %s, %s, %lld, ", p->cname[o->result], dt, (long long)numel(y));
+		entry_ref(b, e, 0, 1, false);
+		sb_printf(b, ", %.17g, %.17g);", a->start, a->step);
+		return;
+	}
+	int64_t lead = 1;
+	for (int d = 0; d < r - 2; d++)
+		lead *= y->type.dims[d];
+	if (o->op == OP_CAUSAL_MASK)
+		sb_printf(b, "sc_causal_mask(rt, %s, %s, ", p->cname[o->result], dt);
+	else
+		sb_printf(b, "sc_rope(rt, %s, %d, ", p->cname[o->result], o->op == OP_ROPE_SIN);   /* Float32 */
+	sb_printf(b, "%lld, %lld, %lld, ", (long long)lead, (long long)y->type.dims[r - 2], (long long)y->type.dims[r - 1]);
+	entry_ref(b, e, r - 2, 1, false);
+	sb_puts(b, ", ");
+	entry_ref(b, e, r - 1, 1, false);
+	if (o->op == OP_CAUSAL_MASK)   /* masked: fill, else the type's lowest finite value (docs/operators.md) */
+		sb_printf(b, ", %.17g);", t == DT_BOOL ? 0 : (a->present & (1u << ATTR_FILL)) ? a->fill : -dtype_max(t));
+	else   /* the head dim: the whole table's last dim */
+		sb_printf(b, ", %lld, %.17g);", (long long)a->shape[a->nshape - 1], a->theta);
+}
+
 void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 {
 	const Lowered *l = p->l;
 	const char *y = p->cname[o->result];
-	const LValue *yv = &l->values[o->result], *x = &l->values[o->in[0]];
-	const char *x0 = p->cname[o->in[0]], *x1 = o->nin > 1 ? p->cname[o->in[1]] : NULL;
+	const LValue *yv = &l->values[o->result], *x = o->nin ? &l->values[o->in[0]] : NULL;
+	const char *x0 = o->nin ? p->cname[o->in[0]] : NULL, *x1 = o->nin > 1 ? p->cname[o->in[1]] : NULL;
 	int64_t m, n, k, axes[MAX_DIMS];
 	switch (o->op) {
 	OP_CASES(UNARY_OPS)
@@ -269,6 +304,9 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		sb_printf(b, ", %d, ", x->type.rank);
 		slice_args(b, p, o, a, x);
 		sb_puts(b, ");");
+		break;
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
+		emit_constant(b, p, o, a);
 		break;
 	case OP_SPARSE_SOFTMAX_CE:
 		if (o->nin == 4) {   /* a class slice's piece (lower.c); its first class from the table */

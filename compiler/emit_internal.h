@@ -40,7 +40,7 @@ struct Program {
 typedef enum {
 	E_GROUP,     /* at partition k: the first member of the rank's group (1 number) */
 	E_PIECE,     /* at value v: where the rank's piece starts, per dim (rank numbers) */
-	E_SLICE,     /* at op i, a slice: its begin, then its end, per dim */
+	E_SLICE,     /* at op i, a slice or a computed constant's piece: its begin, then its end, per dim */
 	E_OFFSET,    /* at op i, a Gather of a split table: the first row the rank holds (1) */
 	E_SQNORM,    /* at op i, a global norm: per gradient piece, its size if the rank
 	              * holds its first copy, else 0 (nin numbers) */

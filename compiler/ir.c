@@ -96,6 +96,13 @@ bool op_is_norm(OpKind k)
 	return norm_ops[k];
 }
 
+/* The rows that take no operand: what they compute comes from their
+ * attributes alone (docs/operators.md, Computed constants). */
+bool op_is_constant(OpKind k)
+{
+	return op_info[k].max_inputs == 0;
+}
+
 bool norm_centered(OpKind k)
 {
 	return norm_centered_ops[k];

@@ -5,6 +5,7 @@
  * always with a `.` or an exponent, strings re-escaped. */
 #include "shardc.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,11 @@ bool dtype_is_float(DType t)
 bool dtype_is_half(DType t)
 {
 	return t == DT_F16 || t == DT_BF16;
+}
+
+double dtype_max(DType t)
+{
+	return t == DT_F16 ? 65504.0 : t == DT_BF16 ? 3.3895313892515355e38 : FLT_MAX;
 }
 
 int64_t dtype_bytes(DType t)

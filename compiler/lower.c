@@ -759,6 +759,20 @@ void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a,
 	} else if (op->step) {
 		redist_slice_bounds(op->step, rank, l->values[op->in[0]].global, a->begin, a->end);
 	}
+	if (op_is_constant(op->op)) {   /* a computed constant: the rank's piece of the whole, [begin, end) */
+		const LValue *y = &l->values[op->result];
+		int64_t start[MAX_DIMS];
+		bool split = false;
+		lowered_piece_start(y, rank, start);
+		for (int d = 0; d < y->type.rank; d++) {
+			a->begin[d] = (op->a.present & (1u << ATTR_BEGIN) ? op->a.begin[d] : 0) + start[d];
+			a->end[d] = a->begin[d] + y->type.dims[d];
+			split |= y->type.dims[d] != y->global[d];
+		}
+		a->nbegin = a->nend = y->type.rank;
+		if (split)   /* shown in step_parallel_end; an unsplit one is the whole, as written */
+			a->present |= 1u << ATTR_BEGIN | 1u << ATTR_END;
+	}
 	if (op->table && (a->present & (1u << ATTR_OFFSET))) {   /* a table's first row; logits' first class */
 		const LValue *t = &l->values[op->in[0]];
 		int d = op->op == OP_SPARSE_SOFTMAX_CE ? 1 : 0;

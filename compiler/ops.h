@@ -65,7 +65,12 @@
 	ATTR(SHARD, "shard", AK_SHARD)                         \
 	ATTR(IN_STRATEGY, "in_strategy", AK_STRATEGY)          \
 	ATTR(OUT_STRATEGY, "out_strategy", AK_STRATEGY)        \
-	ATTR(RECOMPUTE, "recompute", AK_BOOL)
+	ATTR(RECOMPUTE, "recompute", AK_BOOL)                  \
+	ATTR(START, "start", AK_FLOAT)                         \
+	ATTR(STOP, "stop", AK_FLOAT)                           \
+	ATTR(STEP, "step", AK_FLOAT)                           \
+	ATTR(FILL, "fill", AK_FLOAT)                           \
+	ATTR(THETA, "theta", AK_FLOAT)
 
 #define A(x) (1u << ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -127,6 +132,10 @@
 	OP(CONCAT, "Concat", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                          \
 	OP(CAST, "Cast", 1, 1, A(DTYPE), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                                           \
 	OP(STRIDED_SLICE, "StridedSlice", 1, 1, A_SLICE, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                              \
+	OP(ARANGE, "Arange", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(START) | A(STOP) | A(STEP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)              \
+	OP(CAUSAL_MASK, "CausalMask", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(FILL), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \
+	OP(ROPE_COS, "RopeCos", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(THETA), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)               \
+	OP(ROPE_SIN, "RopeSin", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(THETA), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)               \
 	OP(SPARSE_SOFTMAX_CE, "SparseSoftmaxCrossEntropyWithLogits", 2, 4, A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_F32, V_COPY) \
 	OP(MSE_LOSS, "MSELoss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                    \
 	OP(L1_LOSS, "L1Loss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                      \

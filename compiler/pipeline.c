@@ -125,6 +125,7 @@ static bool run_stage(Compilation *c, Stage s)
 				return false;
 		}
 		autocast_strategies(m, c->flat, &c->st);
+		constant_layouts(m, c->flat, &c->st);
 		return true;
 	}
 	case STAGE_LOWER:

@@ -639,6 +639,8 @@ static void plan_table(Program *p)
 		p->op_entry[i] = -1;
 		if (o->grad == GRAD_NONE && o->step && o->step->kind == STEP_SLICE)
 			p->op_entry[i] = add_entry(p, E_SLICE, i, 2 * l->values[o->in[0]].type.rank);
+		else if (o->grad == GRAD_NONE && op_is_constant(o->op))   /* the rank's piece of a computed constant */
+			p->op_entry[i] = add_entry(p, E_SLICE, i, 2 * l->values[o->result].type.rank);
 		else if (o->grad == GRAD_NONE && o->table && (o->a.present & (1u << ATTR_OFFSET)))
 			p->op_entry[i] = add_entry(p, E_OFFSET, i, 1);
 		else if (o->grad == GRAD_SQNORM)
@@ -660,7 +662,7 @@ static void plan_table(Program *p)
 		switch (e->kind) {
 		case E_GROUP: add_matrix(p, &o->step->from); break;
 		case E_PIECE: add_matrix(p, &l->values[e->at].layout); break;
-		case E_SLICE: add_matrix(p, &o->step->to); break;
+		case E_SLICE: add_matrix(p, o->step ? &o->step->to : &l->values[o->result].layout); break;
 		case E_OFFSET: add_matrix(p, o->table); break;
 		case E_SQNORM:
 			for (int k = 0; k < o->nin; k++)

@@ -266,6 +266,14 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		od->reduced = 3;
 		od->reduce_op = REDUCE_MEAN_OP;
 		return true;
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
+		/* A computed constant: the output's dims, any split, each rank
+		 * computing its piece. No batch dim: whole unless constant_layouts
+		 * (strategy.c) lays it out as its readers take it. */
+		for (int d = 0; d < out->rank; d++)
+			add_dim(od, out->dims[d], NULL);
+		od->batch = -1;
+		break;
 	case OP_RESHAPE: case OP_CALL:
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
 		return false;   /* no op dims */

@@ -100,6 +100,7 @@ extern const char *const dtype_names[DT_BOOL + 1];   /* dtype_name of each, in o
 bool dtype_from_name(const char *s, DType *out);
 bool dtype_is_float(DType t);
 bool dtype_is_half(DType t);                   /* Float16, BFloat16 */
+double dtype_max(DType t);                     /* the largest finite value of a float type */
 int64_t dtype_bytes(DType t);                  /* bytes of one element */
 bool type_equal(const Type *a, const Type *b);  /* dtype and dims, kind ignored */
 
@@ -150,6 +151,7 @@ bool op_is_unary(OpKind k);      /* a row of UNARY_OPS */
 bool op_is_binary(OpKind k);     /* a row of BINARY_OPS */
 bool op_is_norm(OpKind k);       /* a row of NORM_OPS */
 bool norm_centered(OpKind k);    /* a normalizer subtracting the row mean (its SC_NORM_TABLE row) */
+bool op_is_constant(OpKind k);   /* a computed constant (Arange, CausalMask, RopeCos, RopeSin): no operands */
 /* Whether input k (of dtype in) of an operator with a result of dtype out
  * carries a gradient: floats into a float, not an index or label. autodiff.c
  * differentiates exactly these inputs and the search prices their adjoints. */
@@ -226,6 +228,9 @@ typedef struct {
 	int64_t split_axis, concat_axis;
 	int64_t offset;          /* Gather: the first row this table holds (a row-split shard) */
 	bool gelu_erf;           /* GeLU's approximate: "none": the erf form (op_kernel); "tanh", the default */
+	double start, stop, step;/* Arange's range (step 1, start 0 by default) */
+	double fill;             /* CausalMask's masked value, when present; else its dtype's lowest finite value */
+	double theta;            /* RopeCos's and RopeSin's frequency base, 10000 by default */
 	Graph *callee;           /* Call */
 	ShardSpec *shard;        /* Call with shard */
 	Strategy in_strategy, out_strategy;
@@ -475,6 +480,11 @@ void strategy_set_delivered(Strategies *s, int i, const TensorLayout *l);
  * input over, so the Cast moves no data and a parameter lives where its real
  * user wants it. */
 void autocast_strategies(const Module *m, const FlatGraph *f, Strategies *s);
+/* Requires strategies assigned (and searched), after autocast_strategies. A
+ * computed constant (op_is_constant) takes the layout its readers take it
+ * in, so each rank computes its piece and nothing is sent; whole when they
+ * differ, when it is returned or the loss, or when a Reshape reads it. */
+void constant_layouts(const Module *m, const FlatGraph *f, Strategies *s);
 
 /* ---- cost.c: the cost model of the strategy search --------------------- */
 

@@ -13,7 +13,9 @@
  *                       unconfigured operators: the seam is search_strategies,
  *                       called last, which may overwrite any NodeStrategy
  *                       whose `user` is false.
- * Reshape gets no strategy (lower.c carries its input's split through).
+ * Reshape gets no strategy (lower.c carries its input's split through). A
+ * computed constant, after the search, takes its readers' layout
+ * (constant_layouts).
  * Parameters not fixed by a parameter_plan live where their first user wants
  * them (lower.c decides that as it meets the use). */
 #include "shardc.h"
@@ -212,4 +214,69 @@ bool assign_strategies(Module *m, const FlatGraph *f, Strategies *s, Diag *d)
 	if (m->ctx.parallel_mode == PM_SEMI_AUTO || m->ctx.parallel_mode == PM_AUTO)
 		planned_parameters(m, f, s);
 	return d->nerrors == before;
+}
+
+/* True when node i's value must stay whole: it is returned or the loss, an
+ * operator without op dims reads it (a Reshape carries its input's layout
+ * on), its readers take it in different layouts, or nothing reads it. Else
+ * false, *want the layout every reader takes it in. */
+static bool readers_layout(const Module *m, const FlatGraph *f, const Strategies *s, int i, TensorLayout *want)
+{
+	const Graph *g = f->g;
+	int r = g->nodes[i].result;
+	for (int k = 0; k < g->nret; k++)
+		if (g->ret[k] == r)
+			return true;
+	if (m->train && f->of_entry[m->train->loss] == r)
+		return true;
+	bool any = false;
+	for (int u = i + 1; u < g->nnodes; u++) {
+		const Node *n = &g->nodes[u];
+		for (int k = 0; k < n->nin; k++) {
+			if (n->in[k] != r)
+				continue;
+			const NodeStrategy *us = &s->node[u];
+			TensorLayout l;
+			if (!us->has_dims)
+				return true;
+			op_in_layout(us->od, us->split, k, &l);
+			if (any && !layout_equal(&l, want))
+				return true;
+			*want = l;
+			any = true;
+		}
+	}
+	return !any;
+}
+
+void constant_layouts(const Module *m, const FlatGraph *f, Strategies *s)
+{
+	const Graph *g = f->g;
+	for (int i = 0; i < g->nnodes; i++) {
+		NodeStrategy *ns = &s->node[i];
+		if (!op_is_constant(g->nodes[i].op) || !ns->has_dims)
+			continue;
+		const OpDims *od = ns->od;
+		OpSplit os;
+		TensorLayout want;
+		if (readers_layout(m, f, s, i, &want)) {
+			int64_t split[MAX_OPDIMS];
+			for (int o = 0; o < od->nod; o++)
+				split[o] = 1;
+			op_split_from_splits(od, split, s->device_num, &os);
+		} else {   /* the readers' matrix and axes: dim d is op dim d */
+			memset(&os, 0, sizeof os);
+			os.ndev = want.ndev;
+			memcpy(os.dev, want.dev, sizeof os.dev);
+			os.tuple = true;
+			for (int o = 0; o < od->nod; o++) {
+				os.split[o] = 1;
+				os.nax[o] = want.nmap[o];
+				memcpy(os.ax[o], want.map[o], (size_t)want.nmap[o]);
+				for (int j = 0; j < want.nmap[o]; j++)
+					os.split[o] *= want.dev[want.map[o][j]];
+			}
+		}
+		strategy_set_split(s, i, &os);
+	}
 }

@@ -117,6 +117,12 @@ int64_t sc_steps(sc_rt *rt, int64_t default_steps);
 /* Every `flag NAME=FILE` (flag "--input" or "--param") must name one of
  * names[0..n); otherwise one message lists them and every rank exits 1. */
 void sc_check_names(sc_rt *rt, const char *flag, const char *const *names, int n);
+/* The graph's inputs names[0..n), inits[k] the initializer input k runs on
+ * without a file (`uniform(0, 1)`). Those no `--input NAME=FILE` gives run
+ * on their initializers: rank 0 prints one warning naming them; with
+ * `--strict-inputs` every rank exits 1 after one message naming them
+ * instead. Collective. */
+void sc_check_inputs(sc_rt *rt, const char *const *names, const char *const *inits, int n);
 /* Seconds since an arbitrary point, after the device's queued work ends. */
 double sc_time(sc_rt *rt);
 /* Rank 0 prints `step: S, loss is L`, L the float32 at loss (slab memory)
@@ -142,8 +148,8 @@ const char *sc_output_dir(sc_rt *rt);
 /* The command line of run.sh: `--input NAME=FILE`, `--param NAME=FILE`,
  * `--data NAME=FILE[:S]` (key NAME), `--params FILE`, `--param-names FILE`,
  * `--output-dir DIR`, `--steps K`, `--labels NAME`, `--shuffle SEED` (key
- * NULL); `--flag value` or `--flag=value`. NULL when absent; the last one
- * wins. */
+ * NULL); `--flag value` or `--flag=value`; the bare flag `--strict-inputs`
+ * gives "". NULL when absent; the last one wins. */
 const char *sc_option(sc_rt *rt, const char *flag, const char *key);
 
 /* ---- memory ---- */
@@ -494,6 +500,35 @@ void sc_strided_slice(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int6
  * Float to int truncates toward zero (NaN 0, saturating), anything to bool
  * is != 0, integers to 2-byte floats go through double. */
 void sc_cast(sc_rt *rt, const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n);
+
+/* ---- computed constants (docs/operators.md, Computed constants) ----
+ * Each writes one rank's piece of a value the program computes instead of
+ * reading it: the elements from where the piece starts in the whole value,
+ * so a rank holding a slice computes only its slice. */
+
+/* y[i] = start + (first + i) * step, i < n: numpy's arange from its first-th
+ * element. SC_F32: computed in double, rounded once; SC_I32, SC_I64: in
+ * int64 (start and step integers). */
+void sc_arange(sc_rt *rt, void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step);
+/* A causal mask's piece (lead, rows, cols), lead the leading dims (the same
+ * mask each): element (i, j) is the whole mask's (row0 + i, col0 + j),
+ * masked where its column exceeds its row. SC_F32: 0 where allowed, fill
+ * where masked (the additive form); SC_BOOL: 1 where allowed, 0 where masked
+ * (Select's condition; fill unused). */
+void sc_causal_mask(sc_rt *rt, void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0,
+                    int64_t col0, double fill);
+/* A RoPE table's piece (lead, rows, cols) of the whole (positions, d), in
+ * the rotate-half layout (LLaMA's, Hugging Face's): element (s, c) of the
+ * whole is cos (or with is_sin, sin) of the angle s * f, f the frequency
+ * theta^(-2k / d) of k = c mod d/2, rounded to float32 (SC_ROPE_FREQ); the
+ * angle is that float32 product, its cosine rounded once to float32. */
+void sc_rope(sc_rt *rt, float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
+             int64_t d, double theta);
+/* The frequency of column c of a head dim d, the rotate-half layout's: both
+ * halves have the same, k = c mod d/2. Computed in double and rounded once to
+ * float32, the same on every backend (a float32 powf is not). */
+#define SC_ROPE_FREQ(c, d, theta) \
+	((float)(1.0 / pow((double)(theta), (double)(2 * ((c) % ((d) / 2))) / (double)(d))))
 
 /* Scalar losses: the mean over n (rows, for the cross entropy). Labels
  * outside [0, c) add nothing. */

@@ -3,8 +3,10 @@
 # vocab-parallel GPT output layer (tests/e2e: statistics completed inside
 # split operators), of the recomputed layers (tests/e2e/recompute_layers.ir:
 # the recompute attributes step_parallel_begin carries, the recomputed
-# operators listed after each rank's graph) and of numbers written as operands
-# (tests/e2e/scalar_literals.ir: each printed where it was, as written), pinned.
+# operators listed after each rank's graph), of numbers written as operands
+# (tests/e2e/scalar_literals.ir: each printed where it was, as written) and of
+# computed constants (tests/e2e/causal_attention.ir, rope_attention.ir: each
+# rank's piece as begin and end, no in_strategy), pinned.
 #   - ir/step_parallel_begin.ir and every ir/rank_<r>/step_parallel_end.ir
 #     equal the golden copies in tests/dumps/<sample>/ (UPDATE=1 rewrites them);
 #   - every dump reads back with --check;
@@ -16,7 +18,8 @@ shardc=${1:?usage: run_dumps.sh SHARDC}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
-for f in ir-samples/*.ir tests/e2e/vocab_parallel_gpt.ir tests/e2e/recompute_layers.ir tests/e2e/scalar_literals.ir; do
+for f in ir-samples/*.ir tests/e2e/vocab_parallel_gpt.ir tests/e2e/recompute_layers.ir tests/e2e/scalar_literals.ir \
+	tests/e2e/causal_attention.ir tests/e2e/rope_attention.ir; do
 	name=$(basename "$f" .ir)
 	out="$tmp/$name" gold="tests/dumps/$name" ok=1
 	if ! "$shardc" "$f" -o "$out" --dump-ir 2>"$tmp/err"; then

@@ -4,7 +4,10 @@
 # Each model (default: every ir-samples/*.ir and tests/e2e/*.ir) is compiled,
 # built and run through its run.sh on the CPU backend on 1, 2, 4 and 8 ranks, and on 4
 # and 8 ranks with the strategies the double-recursive search chooses for it
-# without its own (auto_parallel, recursive_programming), and its
+# without its own (auto_parallel, recursive_programming), and on the runs a
+# line `# e2e runs: 2d 4p` of the model adds (N ranks: Nd in data_parallel
+# mode, Np in auto_parallel mode by sharding propagation from its own
+# strategies; no fallback for these), and its
 # results (output_<k>.npy, param_<name>.npy, the loss lines) are compared with
 # (a) the same model compiled for one device (--parallel-mode stand_alone) and
 # (b) tools/ref_eval.py, the numpy reference. The bytes each rank counts at run
@@ -20,9 +23,11 @@
 # Then every training model with Float32 parameters in mixed precision,
 # precision: "bf16", on 1, 2, 4 and 8 ranks (below: the tolerance and why).
 # Then wrong inputs: a missing file, a wrong shape, a wrong dtype, an
-# unknown name and a label outside the classes each give a message naming
-# the input (and the label's value and place) and a non-zero exit,
-# within a time limit (no hang). Last line: e2e: N passed, N failed.
+# unknown name, a label outside the classes and, with --strict-inputs, an
+# input no file gives each give a message naming the input (and the label's
+# value and place) and a non-zero exit, within a time limit (no hang); an
+# input left to its initializer without the flag, one warning naming it.
+# Last line: e2e: N passed, N failed.
 # Floats compare within npy_compare.py's rtol, 2e-3 unless the model has a
 # line `# e2e rtol: R` (models computing in BFloat16 state theirs and why),
 # and `# e2e atol: A` lets differences up to A pass whatever the magnitudes.
@@ -67,7 +72,7 @@ bytes_ok() {
 check() {
 	local model=$1 name=$2
 	shift 2
-	local w=$tmp/$name n out how status msg
+	local w=$tmp/$name n out how fallback status msg
 	mkdir -p "$w/ref"
 	if ! "$py" tools/ref_eval.py "$model" --shardc "$shardc" --output-dir "$w/ref" >"$w/ref/log" 2>"$w/ref/err"; then
 		bad "$name: the reference fails: $(head -3 "$w/ref/err")"
@@ -84,12 +89,21 @@ check() {
 	"$py" tools/strip_strategies.py "$model" >"$w/stripped.ir"
 	for n in "$@"; do
 		out=$w/n$n
-		how="as written"
+		how="as written" fallback=1   # fallback: other strategies when these do not fit; not for Np, Nd
 		if [ "${n%s}" != "$n" ]; then   # the double-recursive search's own strategies
 			n=${n%s}
 			how="recursive_programming"
 			"$shardc" "$w/stripped.ir" -o "$out" --device-num "$n" --parallel-mode auto_parallel \
 				--search-mode recursive_programming 2>"$w/err"
+		elif [ "${n%p}" != "$n" ]; then   # sharding propagation from the model's own strategies
+			n=${n%p}
+			how="sharding_propagation" fallback=0
+			"$shardc" "$model" -o "$out" --device-num "$n" --parallel-mode auto_parallel \
+				--search-mode sharding_propagation 2>"$w/err"
+		elif [ "${n%d}" != "$n" ]; then   # data_parallel: every operator batch parallel
+			n=${n%d}
+			how="data_parallel mode" fallback=0
+			"$shardc" "$model" -o "$out" --device-num "$n" --parallel-mode data_parallel 2>"$w/err"
 		else
 			"$shardc" "$model" -o "$out" --device-num "$n" 2>"$w/err"
 		fi
@@ -100,12 +114,12 @@ check() {
 			"$shardc" "$model" -o "$out" --device-num "$n" --parallel-mode semi_auto_parallel 2>"$w/err"
 			status=$?
 		fi
-		if [ $status = 1 ]; then
+		if [ $status = 1 ] && [ $fallback = 1 ]; then
 			how="strategies stripped"
 			"$shardc" "$w/stripped.ir" -o "$out" --device-num "$n" 2>"$w/err"
 			status=$?
 		fi
-		if [ $status = 1 ]; then
+		if [ $status = 1 ] && [ $fallback = 1 ]; then
 			how="data_parallel"
 			"$shardc" "$model" -o "$out" --device-num "$n" --parallel-mode data_parallel 2>"$w/err"
 			status=$?
@@ -132,7 +146,8 @@ check() {
 }
 
 for model in "$@"; do
-	check "$model" "$(basename "$model" .ir)" 1 2 4 8 4s 8s
+	# shellcheck disable=SC2046
+	check "$model" "$(basename "$model" .ir)" 1 2 4 8 4s 8s $(sed -n 's/^# e2e runs: *//p' "$model" | head -1)
 done
 
 # Loss scaling pinned (tests/e2e/mixed_loss_scale_f16.ir, 8 ranks): the scale
@@ -345,5 +360,24 @@ check_wrong "wrong dtype" "input 'x'" --input "x=$out/x_dtype.npy"
 check_wrong "unknown name" "no input named 'y'" --input "y=$out/x_ok.npy"
 check_wrong "label out of range" "input 'label': .* holds 10 at (11,), outside \[0, 10)" --input "label=$out/label_out.npy"
 check_wrong "bad --steps" "steps" --steps 0
+# --strict-inputs: an input no --input gives stops every rank with one message
+# naming it and its initializer; without the flag the run goes on, rank 0
+# warning once, naming it; with every input given, no warning, and it runs.
+check_wrong "--strict-inputs, label not given" "no --input NAME=FILE.npy gives the input 'label' (randint(0, 10))" \
+	--strict-inputs --input "x=$out/x_ok.npy"
+"$py" -c 'import numpy as np, sys; np.save(sys.argv[1] + "/label_ok.npy", np.arange(16, dtype=np.int32) % 10)' "$out"
+(cd "$out" && timeout 120 ./run.sh --output-dir "$out/res" --input "x=$out/x_ok.npy") >"$out/log" 2>&1
+if [ $? = 0 ] && [ "$(grep -c "^shardc: warning: no --input gives 'label' (randint(0, 10)): it runs on its initializer" "$out/log")" = 1 ]; then
+	ok "input on its initializer: one warning naming it, and the run goes on"
+else
+	bad "input on its initializer: no single warning naming 'label': $(head -3 "$out/log")"
+fi
+(cd "$out" && timeout 120 ./run.sh --output-dir "$out/res" --strict-inputs --input "x=$out/x_ok.npy" \
+	--input "label=$out/label_ok.npy") >"$out/log" 2>&1
+if [ $? = 0 ] && ! grep -q "warning" "$out/log"; then
+	ok "--strict-inputs with every input given: runs, no warning"
+else
+	bad "--strict-inputs with every input given: $(head -3 "$out/log")"
+fi
 echo "e2e: $pass passed, $fail failed"
 [ $fail = 0 ]

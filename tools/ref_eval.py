@@ -1276,6 +1276,98 @@ def bwd_identity(g, ins, at):
 
 
 # op name -> (forward, backward, fewest operands, most operands)
+# ---------------------------------------------------------------------------
+# Computed constants (docs/operators.md): no operands; the value comes from
+# the attributes and the value's element type (the mask's default fill is
+# that type's lowest finite value).  begin/end pick a piece of the whole.
+
+def attr_number(at, key, default):
+    v = at.get(key, default)
+    if type(v) not in (int, float):
+        raise OpError("attribute '%s' is a number" % key)
+    return v
+
+
+def constant_piece(whole, at):
+    """The piece [begin, end) of the whole value, per dim (the whole when not written)."""
+    begin = at.get("begin", (0,) * whole.ndim)
+    end = at.get("end", whole.shape)
+    if len(begin) != whole.ndim or len(end) != whole.ndim or \
+            not all(0 <= b < e <= n for b, e, n in zip(begin, end, whole.shape)):
+        raise OpError("begin %s and end %s are no piece of the whole value %s" % (begin, end, whole.shape))
+    return whole[tuple(slice(b, e) for b, e in zip(begin, end))]
+
+
+def const_arange(at, dtype):
+    start, step = attr_number(at, "start", 0), attr_number(at, "step", 1)
+    if "stop" not in at:
+        raise OpError("needs the attribute 'stop'")
+    stop = attr_number(at, "stop", 0)
+    n = math.ceil((stop - start) / step) if step else 0
+    if n < 1:
+        raise OpError("start %s, stop %s and step %s give no element" % (start, stop, step))
+    if is_float(dtype):
+        return constant_piece(start + np.arange(n, dtype=np.float64) * step, at)
+    return constant_piece(int(start) + np.arange(n, dtype=np.int64) * int(step), at)
+
+
+def table_shape(at):
+    shape = attr_ints(at, "shape")
+    if len(shape) < 2 or min(shape) < 1:
+        raise OpError("shape %s: a table has 2 dims or more, all positive" % (shape,))
+    return shape
+
+
+def const_causal_mask(at, dtype):
+    """0 where allowed (column <= row), fill where masked; Bool: true where allowed."""
+    shape = table_shape(at)
+    rows, cols = np.arange(shape[-2])[:, None], np.arange(shape[-1])[None, :]
+    allowed = np.broadcast_to(cols <= rows, shape)
+    if dtype == "Bool":
+        return constant_piece(allowed, at)
+    fill = attr_number(at, "fill", -FLOAT_MAX[dtype])
+    return constant_piece(np.where(allowed, 0.0, float(fill)), at)
+
+
+def const_rope(at, dtype, sin):
+    """The rotate-half layout: column c has frequency theta^(-2k/d), k = c mod d/2, rounded
+    to float32; the angle position * frequency is a float32 product; its cos (sin) is
+    rounded to float32, then to the value's type."""
+    shape = table_shape(at)
+    d, theta = shape[-1], float(attr_number(at, "theta", 10000.0))
+    k = np.arange(d) % (d // 2)
+    freq = (1.0 / np.power(theta, 2.0 * k / d)).astype(np.float32)
+    angle = np.arange(shape[-2], dtype=np.float32)[:, None] * freq[None, :]
+    table = (np.sin if sin else np.cos)(angle.astype(np.float64)).astype(np.float32)
+    return constant_piece(np.broadcast_to(table.astype(np.float64), shape), at)
+
+
+CONSTANTS = {
+    "Arange": const_arange,
+    "CausalMask": const_causal_mask,
+    "RopeCos": lambda at, dtype: const_rope(at, dtype, False),
+    "RopeSin": lambda at, dtype: const_rope(at, dtype, True),
+}
+
+
+def constant_dtype(op, attrs):
+    """A constant's element type: its dtype; else Arange's is Int64 from integers (MindSpore's
+    ops.arange), Float32 from any float, and the tables' Float32."""
+    if "dtype" in attrs:
+        return cast_dtype(attrs)
+    if op == "Arange" and all(type(attrs.get(k, 0)) is int for k in ("start", "stop", "step")):
+        return "Int64"
+    return "Float32"
+
+
+def fwd_none(ins, at):
+    raise OpError("a computed constant is evaluated from its attributes")
+
+
+def bwd_none(g, ins, at):
+    return []
+
+
 OPS = {
     "MatMul": (fwd_matmul, bwd_matmul, 2, 2),
     "BatchMatMul": (fwd_batch_matmul, bwd_batch_matmul, 2, 2),
@@ -1315,6 +1407,10 @@ OPS = {
     "SparseSoftmaxCrossEntropyWithLogits": (fwd_sparse_ce, bwd_sparse_ce, 2, 2),
     "MSELoss": (fwd_mse, bwd_mse, 2, 2),
     "L1Loss": (fwd_l1, bwd_l1, 2, 2),
+    "Arange": (fwd_none, bwd_none, 0, 0),
+    "CausalMask": (fwd_none, bwd_none, 0, 0),
+    "RopeCos": (fwd_none, bwd_none, 0, 0),
+    "RopeSin": (fwd_none, bwd_none, 0, 0),
     # Collectives: the identity over a one-member group (checked when flattening).
     "AllReduce": (fwd_identity, bwd_identity, 1, 1),
     "AllGather": (fwd_identity, bwd_identity, 1, 1),
@@ -1362,6 +1458,11 @@ def result_dtype(op, attrs, in_dtypes, offset):
             raise ModelError(offset, "Cast: %s" % e)
     if op == "Select" and len(in_dtypes) == 3:
         return in_dtypes[1]                          # the condition is Bool; the result is x's
+    if op in CONSTANTS:
+        try:
+            return constant_dtype(op, attrs)
+        except OpError as e:
+            raise ModelError(offset, "%s: %s" % (op, e))
     return in_dtypes[0] if in_dtypes else "Float32"
 
 
@@ -1660,6 +1761,15 @@ def autocast(prog, prec, shardc=None):
         if declared[v] == "Float32" and all(classes[u.op] == "low" and changes(u) for u in users):
             prog.dtypes[v] = prec
             prog.checks.pop(v, None)                  # declared types were checked as written
+    # So is a computed constant (no input to follow) that only operators
+    # computing in the compute type read, and is not returned; else Float32.
+    users = {}
+    for ins in prog.instrs:
+        for v in ins.ins:
+            users.setdefault(v, []).append(ins)
+    lowered_consts = set(ins.out for ins in prog.instrs
+                         if ins.op in CONSTANTS and ins.out in users and ins.out not in prog.outputs and
+                         ins.out != prog.loss and all(classes[u.op] == "low" and changes(u) for u in users[ins.out]))
 
     instrs = []
     for ins in prog.instrs:
@@ -1676,6 +1786,8 @@ def autocast(prog, prec, shardc=None):
         if change:
             firsts = [prog.dtypes[v] for v in new_ins if is_float(prog.dtypes[v])]
             prog.dtypes[ins.out] = prec if low else "Float32" if f32 or not firsts else firsts[0]
+            if ins.op in CONSTANTS:
+                prog.dtypes[ins.out] = prec if ins.out in lowered_consts else "Float32"
             if prog.dtypes[ins.out] != declared[ins.out]:
                 prog.checks.pop(ins.out, None)       # declared types were checked as written
         instrs.append(Instr(ins.op, new_ins, ins.attrs, ins.out, ins.offset))
@@ -1709,7 +1821,10 @@ def forward(prog, feeds):
         for ins in prog.instrs:
             args = [widen(vals[v], prog.dtypes[v]) for v in ins.ins]
             try:
-                r = OPS[ins.op][0](args, ins.attrs)
+                if ins.op in CONSTANTS:
+                    r = CONSTANTS[ins.op](ins.attrs, prog.dtypes[ins.out])
+                else:
+                    r = OPS[ins.op][0](args, ins.attrs)
             except (OpError, ValueError) as e:                # ValueError: numpy's, e.g. shapes that do not broadcast
                 raise ModelError(ins.offset, "%s: %s" % (ins.op, e))
             vals[ins.out] = to_dtype(r, prog.dtypes[ins.out])

@@ -14,20 +14,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The options run.sh passes; keyed ones take NAME=VALUE. */
+/* The options run.sh passes; keyed ones take NAME=VALUE, bare ones no value. */
 static const struct {
 	const char *flag;
-	bool keyed;
+	bool keyed, bare;
 } options[] = {
-	{"--input", true},
-	{"--param", true},
-	{"--params", false},
-	{"--param-names", false},
-	{"--output-dir", false},
-	{"--steps", false},
-	{"--data", true},
-	{"--labels", false},
-	{"--shuffle", false},
+	{"--input", true, false},
+	{"--param", true, false},
+	{"--params", false, false},
+	{"--param-names", false, false},
+	{"--output-dir", false, false},
+	{"--steps", false, false},
+	{"--data", true, false},
+	{"--labels", false, false},
+	{"--shuffle", false, false},
+	{"--strict-inputs", false, true},
 };
 
 static int find_option(const char *arg, size_t *flag_len)
@@ -43,12 +44,16 @@ static int find_option(const char *arg, size_t *flag_len)
 }
 
 /* The option at argv[*i] (-1: not one) and its value, from `--flag value`
- * or `--flag=value` (NULL: none); *i moves onto the value. */
+ * or `--flag=value` (NULL: none); *i moves onto the value. A bare flag's
+ * value is "" (NULL when one is written after '='). */
 static int option_at(int argc, char **argv, int *i, const char **value)
 {
 	size_t len;
 	int k = find_option(argv[*i], &len);
-	*value = k < 0 ? NULL : argv[*i][len] == '=' ? argv[*i] + len + 1 : *i + 1 < argc ? argv[++*i] : NULL;
+	if (k >= 0 && options[k].bare)
+		*value = argv[*i][len] == '=' ? NULL : "";
+	else
+		*value = k < 0 ? NULL : argv[*i][len] == '=' ? argv[*i] + len + 1 : *i + 1 < argc ? argv[++*i] : NULL;
 	return k;
 }
 
@@ -63,9 +68,16 @@ static void check_options(int argc, char **argv, char *msg, size_t n)
 		if (k < 0) {
 			snprintf(msg, n, "shardc: unknown option '%s' (known: --input NAME=FILE, --param NAME=FILE, "
 			         "--params FILE, --param-names FILE, --output-dir DIR, --steps K, --data NAME=FILE[:S], "
-			         "--labels NAME, --shuffle SEED)",
+			         "--labels NAME, --shuffle SEED, --strict-inputs)",
 			         sc_cut(cut, argv[i], strlen(argv[i])));
 			return;
+		}
+		if (options[k].bare) {
+			if (!v) {
+				snprintf(msg, n, "shardc: option %s takes no value", options[k].flag);
+				return;
+			}
+			continue;
 		}
 		if (!v || !*v) {
 			snprintf(msg, n, "shardc: option '%s' needs a value", options[k].flag);
@@ -177,6 +189,36 @@ void sc_check_names(sc_rt *rt, const char *flag, const char *const *names, int n
 			snprintf(msg + at, sizeof msg - (size_t)at, "%s)", n ? "" : " none");
 		sc_agree_or_exit(rt, known, msg);
 	}
+}
+
+void sc_check_inputs(sc_rt *rt, const char *const *names, const char *const *inits, int n)
+{
+	char msg[1024], cut[SC_NAME_BUF];
+	int at = 0, unfed = 0;
+	const char *labels = sc_option(rt, "--labels", NULL);   /* fed by --data's token stream */
+	for (int k = 0; k < n; k++) {
+		if (sc_option(rt, "--input", names[k]) || sc_option(rt, "--data", names[k]) ||
+		    (labels && !strcmp(labels, names[k])))
+			continue;
+		if (at >= 0 && (size_t)at < sizeof msg)
+			at += snprintf(msg + at, sizeof msg - (size_t)at, "%s'%s' (%s)", unfed ? ", " : "",
+			               sc_cut(cut, names[k], strlen(names[k])), inits[k]);
+		unfed++;
+	}
+	if (!unfed)
+		return;
+	char full[1200];
+	bool strict = sc_option(rt, "--strict-inputs", NULL) != NULL;
+	if (strict) {
+		snprintf(full, sizeof full, "shardc: --strict-inputs: no --input NAME=FILE.npy gives the input%s %s; give %s, "
+		         "or leave out --strict-inputs to run on %s initializer%s", unfed == 1 ? "" : "s", msg,
+		         unfed == 1 ? "it" : "each", unfed == 1 ? "its" : "their", unfed == 1 ? "" : "s");
+		sc_agree_or_exit(rt, false, full);
+	}
+	if (rt->rank == 0)
+		fprintf(stderr, "shardc: warning: no --input gives %s: %s on %s initializer%s (--strict-inputs makes this "
+		        "an error)\n", msg, unfed == 1 ? "it runs" : "they run", unfed == 1 ? "its" : "their",
+		        unfed == 1 ? "" : "s");
 }
 
 double sc_time(sc_rt *rt)

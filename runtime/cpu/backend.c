@@ -361,6 +361,26 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 	sc_cpu_select(cond, a, b, y, n);
 }
 
+void sc_arange(sc_rt *rt, void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step)
+{
+	(void)rt;
+	sc_cpu_arange(y, dt, n, first, start, step);
+}
+
+void sc_causal_mask(sc_rt *rt, void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0,
+                    int64_t col0, double fill)
+{
+	(void)rt;
+	sc_cpu_causal_mask(y, dt, lead, rows, cols, row0, col0, fill);
+}
+
+void sc_rope(sc_rt *rt, float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
+             int64_t d, double theta)
+{
+	(void)rt;
+	sc_cpu_rope(y, is_sin, lead, rows, cols, row0, col0, d, theta);
+}
+
 void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm)
 {
 	(void)rt;

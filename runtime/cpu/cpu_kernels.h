@@ -48,6 +48,11 @@ void sc_cpu_reduce_max_grad(const float *x, const float *y, const float *dy, con
                             const int64_t *dims, int ndim, const int *axes, int naxes);
 void sc_cpu_where_equal(const float *x, const float *y, const float *dy, float *dx, int64_t n);
 void sc_cpu_select(const uint8_t *cond, const float *a, const float *b, float *y, int64_t n);
+void sc_cpu_arange(void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step);
+void sc_cpu_causal_mask(void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
+                        double fill);
+void sc_cpu_rope(float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
+                 int64_t d, double theta);
 
 void sc_cpu_transpose(sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm);
 void sc_cpu_gather(const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt, int64_t nidx,

@@ -857,6 +857,62 @@ void sc_cpu_select(const uint8_t *cond, const float *a, const float *b, float *y
 		y[i] = cond[i] ? (a ? a[i] : 0) : (b ? b[i] : 0);
 }
 
+/* ---- computed constants ---- */
+
+void sc_cpu_arange(void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step)
+{
+	int64_t s = (int64_t)start, st = (int64_t)step;   /* exact: an integer range has integer start and step */
+	switch (dt) {
+	case SC_F32:
+		for (int64_t i = 0; i < n; i++)
+			((float *)y)[i] = (float)(start + (double)(first + i) * step);
+		return;
+	case SC_I32:
+		for (int64_t i = 0; i < n; i++)
+			((int32_t *)y)[i] = (int32_t)(s + (first + i) * st);
+		return;
+	case SC_I64:
+		for (int64_t i = 0; i < n; i++)
+			((int64_t *)y)[i] = s + (first + i) * st;
+		return;
+	case SC_BOOL: case SC_F16: case SC_BF16:
+		break;
+	}
+	SC_DIE("sc_arange: %s is not Float32, Int32 or Int64", sc_dtype_name(dt));
+}
+
+void sc_cpu_causal_mask(void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
+                        double fill)
+{
+	if (dt != SC_F32 && dt != SC_BOOL)
+		SC_DIE("sc_causal_mask: %s is not Float32 or Bool", sc_dtype_name(dt));
+	float f = (float)fill;
+#pragma omp parallel for if (lead * rows * cols >= SC_PAR_MIN) schedule(static)
+	for (int64_t r = 0; r < lead * rows; r++) {
+		int64_t row = row0 + r % rows;
+		for (int64_t j = 0; j < cols; j++) {
+			int masked = col0 + j > row;
+			if (dt == SC_F32)
+				((float *)y)[r * cols + j] = masked ? f : 0.0f;
+			else
+				((uint8_t *)y)[r * cols + j] = !masked;
+		}
+	}
+}
+
+void sc_cpu_rope(float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
+                 int64_t d, double theta)
+{
+#pragma omp parallel for if (lead * rows * cols >= SC_PAR_MIN) schedule(static)
+	for (int64_t r = 0; r < lead * rows; r++) {
+		float pos = (float)(row0 + r % rows);
+		for (int64_t j = 0; j < cols; j++) {
+			float angle = pos * SC_ROPE_FREQ(col0 + j, d, theta);
+			y[r * cols + j] = (float)(is_sin ? sin((double)angle) : cos((double)angle));
+		}
+	}
+}
+
 /* ---- data movement ---- */
 
 static void copy_elem(char *dst, const char *src, size_t es)

@@ -769,6 +769,27 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 	SC_CUDA_CHECK(sc_cu_select(cond, a, b, y, n, cu(rt)->stream));
 }
 
+void sc_arange(sc_rt *rt, void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step)
+{
+	if (dt != SC_F32 && dt != SC_I32 && dt != SC_I64)
+		SC_DIE("sc_arange: %s is not Float32, Int32 or Int64", sc_dtype_name(dt));
+	SC_CUDA_CHECK(sc_cu_arange(y, dt, n, first, start, step, cu(rt)->stream));
+}
+
+void sc_causal_mask(sc_rt *rt, void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0,
+                    int64_t col0, double fill)
+{
+	if (dt != SC_F32 && dt != SC_BOOL)
+		SC_DIE("sc_causal_mask: %s is not Float32 or Bool", sc_dtype_name(dt));
+	SC_CUDA_CHECK(sc_cu_causal_mask(y, dt, lead, rows, cols, row0, col0, fill, cu(rt)->stream));
+}
+
+void sc_rope(sc_rt *rt, float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
+             int64_t d, double theta)
+{
+	SC_CUDA_CHECK(sc_cu_rope(y, is_sin, lead, rows, cols, row0, col0, d, theta, cu(rt)->stream));
+}
+
 void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm)
 {
 	sc_check_dims("transpose", dims, ndim);

@@ -61,6 +61,12 @@ cudaError_t sc_cu_reduce_max_grad(const float *x, const float *y, const float *d
 cudaError_t sc_cu_count_equal(const float *x, const float *y, float *count, const sc_cu_plan *p, cudaStream_t s);
 cudaError_t sc_cu_where_equal(const float *x, const float *y, const float *dy, float *dx, int64_t n, cudaStream_t s);
 cudaError_t sc_cu_select(const uint8_t *cond, const float *a, const float *b, float *y, int64_t n, cudaStream_t s);
+/* The computed constants; a dtype the kernel does not write: cudaErrorInvalidValue */
+cudaError_t sc_cu_arange(void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step, cudaStream_t s);
+cudaError_t sc_cu_causal_mask(void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0,
+                              int64_t col0, double fill, cudaStream_t s);
+cudaError_t sc_cu_rope(float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
+                       int64_t d, double theta, cudaStream_t s);
 
 /* y[i] = x[base + walk offset of i] (es-byte elements): transpose, slice, broadcast */
 cudaError_t sc_cu_strided_copy(const void *x, void *y, int64_t base, const sc_cu_walk *w, size_t es, cudaStream_t s);

@@ -385,6 +385,36 @@ __global__ void select_k(const uint8_t *cond, const float *a, const float *b, fl
 	GRID_LOOP(i, n) y[i] = cond[i] ? (a ? a[i] : 0.0f) : (b ? b[i] : 0.0f);
 }
 
+/* ---- computed constants (the twins: sc_cpu_arange, sc_cpu_causal_mask, sc_cpu_rope) ---- */
+
+/* start + (first + i) step rounded twice, as the CPU computes it: no FMA */
+__global__ void arange_f32_k(float *y, int64_t n, int64_t first, double start, double step)
+{
+	GRID_LOOP(i, n) y[i] = (float)__dadd_rn(start, __dmul_rn((double)(first + i), step));
+}
+
+template <typename T>
+__global__ void arange_int_k(T *y, int64_t n, int64_t first, int64_t start, int64_t step)
+{
+	GRID_LOOP(i, n) y[i] = (T)(start + (first + i) * step);
+}
+
+template <typename T>
+__global__ void causal_mask_k(T *y, int64_t total, int64_t rows, int64_t cols, int64_t row0, int64_t col0, T masked,
+                              T allowed)
+{
+	GRID_LOOP(i, total) y[i] = col0 + i % cols > row0 + i / cols % rows ? masked : allowed;
+}
+
+__global__ void rope_k(float *y, int is_sin, int64_t total, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
+                       int64_t d, double theta)
+{
+	GRID_LOOP(i, total) {
+		float angle = __fmul_rn((float)(row0 + i / cols % rows), SC_ROPE_FREQ(col0 + i % cols, d, theta));
+		y[i] = (float)(is_sin ? sin((double)angle) : cos((double)angle));
+	}
+}
+
 /* ---- data movement ---- */
 
 template <typename T>
@@ -1005,6 +1035,47 @@ cudaError_t sc_cu_select(const uint8_t *cond, const float *a, const float *b, fl
 	if (n <= 0)
 		return cudaSuccess;
 	select_k<<<blocks_for(n), THREADS, 0, s>>>(cond, a, b, y, n);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_arange(void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	if (dt == SC_F32)
+		arange_f32_k<<<blocks_for(n), THREADS, 0, s>>>((float *)y, n, first, start, step);
+	else if (dt == SC_I32)
+		arange_int_k<<<blocks_for(n), THREADS, 0, s>>>((int32_t *)y, n, first, (int64_t)start, (int64_t)step);
+	else if (dt == SC_I64)
+		arange_int_k<<<blocks_for(n), THREADS, 0, s>>>((int64_t *)y, n, first, (int64_t)start, (int64_t)step);
+	else
+		return cudaErrorInvalidValue;
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_causal_mask(void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0,
+                              int64_t col0, double fill, cudaStream_t s)
+{
+	int64_t n = lead * rows * cols;
+	if (n <= 0)
+		return cudaSuccess;
+	if (dt == SC_F32)
+		causal_mask_k<<<blocks_for(n), THREADS, 0, s>>>((float *)y, n, rows, cols, row0, col0, (float)fill, 0.0f);
+	else if (dt == SC_BOOL)
+		causal_mask_k<<<blocks_for(n), THREADS, 0, s>>>((uint8_t *)y, n, rows, cols, row0, col0, (uint8_t)0,
+		                                                (uint8_t)1);
+	else
+		return cudaErrorInvalidValue;
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_rope(float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
+                       int64_t d, double theta, cudaStream_t s)
+{
+	int64_t n = lead * rows * cols;
+	if (n <= 0)
+		return cudaSuccess;
+	rope_k<<<blocks_for(n), THREADS, 0, s>>>(y, is_sin, n, rows, cols, row0, col0, d, theta);
 	return cudaGetLastError();
 }
 

@@ -517,6 +517,35 @@ static void test_movement(void)
 	free(x), free(y), free(g);
 }
 
+/* The computed constants: a piece of each (leading dims, an offset start),
+ * the ranges and masks bit for bit, the RoPE tables within a float32 ulp
+ * or two (double pow and cos differ in their last bits between libraries). */
+static void test_constants(void)
+{
+	char want[2 * 5 * 12 * 8], *d = dev(3 * 40 * 32 * sizeof(float));   /* the largest: the RoPE tables */
+	static const sc_dtype range_dt[3] = {SC_F32, SC_I32, SC_I64};
+	for (int k = 0; k < 3; k++) {
+		char what[64];
+		sc_arange(rt, d, range_dt[k], 100, 37, k ? 10 : 0.5, k ? -3 : 0.1);
+		sc_cpu_arange(want, range_dt[k], 100, 37, k ? 10 : 0.5, k ? -3 : 0.1);
+		snprintf(what, sizeof what, "arange %s", dtname(range_dt[k]));
+		twin_bytes(what, d, want, 100 * dtsize(range_dt[k]));
+	}
+	sc_causal_mask(rt, d, SC_F32, 2, 5, 12, 3, 2, -3.4028234663852886e38);
+	sc_cpu_causal_mask(want, SC_F32, 2, 5, 12, 3, 2, -3.4028234663852886e38);
+	twin_bytes("causal_mask float32", d, want, 2 * 5 * 12 * 4);
+	sc_causal_mask(rt, d, SC_BOOL, 2, 5, 12, 3, 2, 0);
+	sc_cpu_causal_mask(want, SC_BOOL, 2, 5, 12, 3, 2, 0);
+	twin_bytes("causal_mask bool", d, want, 2 * 5 * 12);
+	for (int k = 0; k < 2; k++) {
+		float *y = malloc(3 * 40 * 32 * sizeof *y);
+		sc_rope(rt, (float *)d, k, 3, 40, 32, 2000, 32, 64, 10000.0);
+		sc_cpu_rope(y, k, 3, 40, 32, 2000, 32, 64, 10000.0);
+		twin(k ? "rope sin" : "rope cos", (float *)d, y, 3 * 40 * 32, 3e-7);
+		free(y);
+	}
+}
+
 static void test_optimizers(void)
 {
 	const int n = 1000;
@@ -697,6 +726,8 @@ int main(int argc, char **argv)
 	test_rows();
 	used = 0;
 	test_movement();
+	used = 0;
+	test_constants();
 	used = 0;
 	test_optimizers();
 	used = 0;

@@ -1217,3 +1217,62 @@ Test(threads, elementwise_same_bits) { same_on_threads(run_unary, "unary"); }
 Test(threads, rows_same_bits) { same_on_threads(run_rows, "softmax, LayerNorm, RmsNorm, bias, scale"); }
 Test(threads, optimizers_same_bits) { same_on_threads(run_optimizers, "optimizers"); }
 Test(threads, gradients_same_bits) { same_on_threads(run_grads, "LayerNorm, RmsNorm, bias and binary gradients"); }
+
+/* ---- computed constants: a piece from where it starts in the whole ---- */
+
+Test(constants, arange_by_hand)
+{
+	float f[4];
+	int32_t i32[3];
+	int64_t i64[3];
+	sc_cpu_arange(f, SC_F32, 4, 2, 0.5, 0.25);   /* elements 2..5 of 0.5, 0.75, ... */
+	CLOSE(f, ((const float[]){1, 1.25f, 1.5f, 1.75f}), 4, "float32 range");
+	sc_cpu_arange(i32, SC_I32, 3, 1, 10, -2);
+	cr_assert(i32[0] == 8 && i32[1] == 6 && i32[2] == 4, "int32 range, descending");
+	sc_cpu_arange(i64, SC_I64, 3, 5, 0, 3);
+	cr_assert(i64[0] == 15 && i64[1] == 18 && i64[2] == 21, "int64 range");
+}
+
+Test(constants, causal_mask_pieces_make_the_whole)
+{
+	enum { S = 6, T = 7 };
+	float whole[S * T], piece[2 * 3 * 4];
+	uint8_t bwhole[S * T], bpiece[2 * 3 * 4];
+	sc_cpu_causal_mask(whole, SC_F32, 1, S, T, 0, 0, -1e9);
+	sc_cpu_causal_mask(bwhole, SC_BOOL, 1, S, T, 0, 0, 0);
+	for (int i = 0; i < S; i++)
+		for (int j = 0; j < T; j++) {
+			cr_assert_eq(whole[i * T + j], j > i ? -1e9f : 0.0f, "(%d, %d)", i, j);
+			cr_assert_eq(bwhole[i * T + j], j <= i, "bool (%d, %d)", i, j);
+		}
+	/* rows 2..4, columns 3..6, twice (two leading elements: the one mask each) */
+	sc_cpu_causal_mask(piece, SC_F32, 2, 3, 4, 2, 3, -1e9);
+	sc_cpu_causal_mask(bpiece, SC_BOOL, 2, 3, 4, 2, 3, 0);
+	for (int l = 0; l < 2; l++)
+		for (int i = 0; i < 3; i++)
+			for (int j = 0; j < 4; j++) {
+				cr_assert_eq(piece[(l * 3 + i) * 4 + j], whole[(2 + i) * T + 3 + j]);
+				cr_assert_eq(bpiece[(l * 3 + i) * 4 + j], bwhole[(2 + i) * T + 3 + j]);
+			}
+}
+
+Test(constants, rope_by_hand_and_pieces)
+{
+	enum { S = 8, D = 8 };
+	float c[S * D], s[S * D], piece[2 * 4 * 4];
+	sc_cpu_rope(c, 0, 1, S, D, 0, 0, D, 10000.0);
+	sc_cpu_rope(s, 1, 1, S, D, 0, 0, D, 10000.0);
+	/* frequencies 10000^(-2k/8): 1, 0.1, 0.01, 0.001, both halves alike */
+	CLOSE(c + 1 * D, ((const float[]){0.54030231f, 0.99500417f, 0.99995f, 0.9999995f, 0.54030231f, 0.99500417f,
+	                                  0.99995f, 0.9999995f}), D, "cos, position 1");
+	CLOSE(s + 2 * D, ((const float[]){0.90929743f, 0.19866933f, 0.019998667f, 0.0019999987f, 0.90929743f,
+	                                  0.19866933f, 0.019998667f, 0.0019999987f}), D, "sin, position 2");
+	for (int j = 0; j < D; j++)
+		cr_assert_eq(c[j], 1.0f, "position 0: cos 1");
+	/* positions 4..7, columns 2..5, twice: bit for bit the whole's */
+	sc_cpu_rope(piece, 1, 2, 4, 4, 4, 2, D, 10000.0);
+	for (int l = 0; l < 2; l++)
+		for (int i = 0; i < 4; i++)
+			for (int j = 0; j < 4; j++)
+				cr_assert_eq(piece[(l * 4 + i) * 4 + j], s[(4 + i) * D + 2 + j], "(%d, %d)", i, j);
+}

@@ -407,6 +407,43 @@ class Forward(unittest.TestCase):
             self.assertFalse(ok, stmt)
             self.assertIn(msg, msg_got)
 
+    def test_computed_constants(self):
+        ok, outs, prog = self.run_graph("""
+          graph @g(%x: <Tensor[Float32], (2,)>) {
+            %a = Arange() {stop: 5}
+            %b = Arange() {start: 0.5, stop: 1.5, step: 0.25, begin: (1,), end: (3,)}
+            %m = CausalMask() {shape: (1, 3, 4)}
+            %f = CausalMask() {shape: (3, 3), dtype: Float16, fill: -100.0}
+            %t = CausalMask() {shape: (2, 3), dtype: Bool}
+            %c = RopeCos() {shape: (3, 4)}
+            %s = RopeSin() {shape: (4, 4), theta: 100.0, begin: (2, 0), end: (4, 2)}
+            return %a, %b, %m, %f, %t, %c, %s
+          }""", {"x": np.zeros(2, np.float32)})
+        self.assertTrue(ok, outs)
+        a, b, m, f, t, c, s = outs
+        self.assertEqual(a.dtype, np.int64)                           # MindSpore's: Int64 from integers
+        np.testing.assert_array_equal(a, np.arange(5))
+        np.testing.assert_array_equal(b, np.array([0.75, 1.0], np.float32))
+        low = np.float32(np.finfo(np.float32).min)                    # the masked value: the type's lowest
+        np.testing.assert_array_equal(m, np.array([[[0, low, low, low], [0, 0, low, low], [0, 0, 0, low]]],
+                                                  np.float32))
+        self.assertEqual(f.dtype, np.float16)
+        np.testing.assert_array_equal(f, np.triu(np.full((3, 3), -100.0), 1).astype(np.float16))
+        np.testing.assert_array_equal(t, np.array([[True, False, False], [True, True, False]]))
+        freq = np.array([1, 0.01, 1, 0.01], np.float32)                # 10000^(-2k/4), halves alike
+        np.testing.assert_allclose(c, np.cos(np.arange(3)[:, None] * freq[None, :]), rtol=1e-7)
+        np.testing.assert_allclose(s, np.sin(np.array([[2.0], [3.0]]) * np.array([1, 0.1])), rtol=1e-7)
+        self.assertEqual([p.name for _, p in prog.inputs], ["x"])          # no input of the user's
+
+    def test_computed_constants_errors(self):
+        for stmt, msg in (("%y = Arange() {start: 3, stop: 3}", "give no element"),
+                          ("%y = CausalMask() {shape: (4,)}", "a table has 2 dims or more"),
+                          ("%y = RopeCos() {shape: (2, 4), end: (3, 4)}", "no piece of the whole value")):
+            ok, msg_got, _ = self.run_graph("graph @g(%%i: <Tensor[Int32], (2,)>) { %s return %%y }" % stmt,
+                                            {"i": np.zeros(2, np.int32)})
+            self.assertFalse(ok, stmt)
+            self.assertIn(msg, msg_got)
+
     def test_call_is_inlined(self):
         x = rng().normal(size=(2, 3)).astype(np.float32)
         ok, (y,), prog = self.run_graph("""
@@ -559,6 +596,10 @@ class Gradients(unittest.TestCase):
         for op in R.COLLECTIVES:
             self.check(op, [rng(1).normal(size=(2, 3))], {"group": (0,)})
 
+    def test_constants(self):
+        for op in R.CONSTANTS:                              # no operand, no gradient
+            self.assertEqual(R.OPS[op][1](np.ones(3), [], {}), [])
+
     def test_every_operator_is_tested(self):
         names = set(n[len("test_"):] for n in dir(self) if n.startswith("test_"))
         groups = {"matmul": ["MatMul"], "batch_matmul": ["BatchMatMul"],
@@ -569,7 +610,7 @@ class Gradients(unittest.TestCase):
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "Concat", "StridedSlice"], "gather": ["Gather"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "cast": ["Cast"],
                   "losses": ["SparseSoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss"],
-                  "collectives": list(R.COLLECTIVES)}
+                  "collectives": list(R.COLLECTIVES), "constants": list(R.CONSTANTS)}
         covered = set(op for g, ops in groups.items() if g in names for op in ops)
         self.assertEqual(covered, set(R.OPS))
 
@@ -869,6 +910,24 @@ graph @g(%x: <Tensor[Float32], (4,)> = uniform(0, 1)) {
         self.assertEqual([i.op for i in prog.instrs], ["Cast", "Mul", "Add", "Cast"])
         vals = R.forward(prog, R.feeds_for(prog, 0, [], []))
         self.assertEqual(vals[next(v for v in prog.literals if prog.names[v] == "a#1")], R.round_bf16(0.1))
+
+    def test_constants_take_their_readers_type(self):
+        module = R.parse("""context {precision: "fp16"}
+graph @g(%x: <Tensor[Float32], (4, 4)> = uniform(0, 1)) {
+  %m = CausalMask() {shape: (4, 4)}
+  %a = Add(%x, %m)
+  %c = RopeCos() {shape: (4, 4)}
+  %e = Exp(%c)
+  %y = Mul(%a, %e)
+  return %y
+}""")
+        prog = R.flatten(module)
+        R.autocast(prog, "Float16")
+        by = {prog.names[i.out]: prog.dtypes[i.out] for i in prog.instrs if i.op in R.CONSTANTS}
+        self.assertEqual(by, {"m": "Float16", "c": "Float32"})          # Add computes in Float16, Exp in Float32
+        vals = R.forward(prog, R.feeds_for(prog, 0, [], []))
+        m = next(i.out for i in prog.instrs if i.op == "CausalMask")
+        self.assertEqual(vals[m][0, 1], np.float16(-65504))              # Float16's lowest, not -inf
 
     def test_fp32_is_off(self):
         _, prog = self.program('precision: "fp32"')

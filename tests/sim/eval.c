@@ -391,6 +391,37 @@ static bool eval_select(Eval *e)
 	return true;
 }
 
+/* A computed constant: its piece [begin, end) of the whole value its
+ * attributes describe (a per-rank graph's piece; the whole when no begin). */
+static bool eval_constant(Eval *e)
+{
+	const Attrs *a = &e->n->a;
+	const SimTensor *y = e->out;
+	int r = y->rank;
+	DType t = e->g->values[e->n->result].type.dtype;
+	for (int64_t j = 0; j < y->size; j++) {
+		int64_t idx[MAX_DIMS], rest = j;
+		for (int d = r - 1; d >= 0; d--) {   /* where element j lies in the whole value */
+			idx[d] = rest % y->dims[d] + ((a->present & (1u << ATTR_BEGIN)) ? a->begin[d] : 0);
+			rest /= y->dims[d];
+		}
+		double v;
+		if (e->n->op == OP_ARANGE) {
+			v = a->start + (double)idx[0] * a->step;
+		} else {
+			int64_t row = idx[r - 2], col = idx[r - 1], hd = a->shape[a->nshape - 1];
+			if (e->n->op == OP_CAUSAL_MASK)
+				v = t == DT_BOOL ? col <= row : col > row ? ((a->present & (1u << ATTR_FILL)) ? a->fill : -dtype_max(t)) : 0;
+			else {
+				double angle = (double)row * pow(a->theta, -2.0 * (double)(col % (hd / 2)) / (double)hd);
+				v = e->n->op == OP_ROPE_SIN ? sin(angle) : cos(angle);
+			}
+		}
+		e->out->data[j] = v;
+	}
+	return true;
+}
+
 /* Softmax and LogSoftmax, shifted by the maximum so exp never overflows. */
 static bool eval_softmax(Eval *e)
 {
@@ -767,6 +798,8 @@ static bool eval_op(Eval *e)
 		return eval_strided_slice(e);
 	case OP_SPARSE_SOFTMAX_CE:
 		return eval_sparse_ce(e);
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
+		return eval_constant(e);
 	case OP_MSE_LOSS: case OP_L1_LOSS:
 		return eval_loss(e);
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL: case OP_CALL:

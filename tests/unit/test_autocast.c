@@ -283,3 +283,29 @@ Test(autocast, numbers_take_the_compute_type)
 	cr_assert_eq(dtype_of(l, "y"), DT_BF16);
 	run_free(r);
 }
+
+/* A computed constant has no input to follow: it takes the compute type
+ * when every operator reading it computes in it (a mask read by the Add
+ * before a Softmax: BFloat16, its fill BFloat16's lowest), else stays
+ * Float32 (a table read by Exp, which computes in Float32; one returned),
+ * and is cast where a reader wants the other type. */
+Test(autocast, constants_take_their_readers_type)
+{
+	Run *r = compile("context {device_num: 2, parallel_mode: \"semi_auto_parallel\", precision: \"bf16\"}\n"
+	                 "graph @n(%x: <Tensor[Float32], (8, 8)> = uniform(-1, 1), %w: <Parameter[Float32], (8, 8)>) {\n"
+	                 "  %h = MatMul(%x, %w)\n  %mask = CausalMask() {shape: (8, 8)}\n  %a = Add(%h, %mask)\n"
+	                 "  %s = Softmax(%a)\n  %c = RopeCos() {shape: (8, 8)}\n  %e = Exp(%c)\n  %m = Mul(%s, %e)\n"
+	                 "  %t = RopeSin() {shape: (8, 8)}\n  %loss = MSELoss(%m, %x)\n  return %loss, %t\n}\n"
+	                 "train {loss: %loss}\n");
+	expect_clean(r);
+	Lowered *l = lower_run(r, NULL, STAGE_LOWER);
+	cr_assert_eq(flat_value(l, "mask")->type.dtype, DT_BF16, "read by a BFloat16 Add only");
+	cr_assert_eq(flat_value(l, "c")->type.dtype, DT_F32, "read by Exp, which computes in Float32");
+	cr_assert_eq(flat_value(l, "t")->type.dtype, DT_F32, "returned as written");
+	for (int i = 0; i < l->flat->g->nnodes; i++) {
+		const Node *n = &l->flat->g->nodes[i];
+		if (n->op == OP_CAST)
+			cr_assert(strcmp(l->flat->g->values[n->in[0]].name, "mask"), "a Cast of the mask");
+	}
+	run_free(r);
+}

@@ -464,3 +464,50 @@ Test(rules, layouts)
 	expect_msg(r, "MatMul: device axis 'dp' splits two different dims of the operator");
 	run_free(r);
 }
+
+/* A computed constant's op dims are its result's, with no batch dim (its
+ * default is whole); after the strategies it takes the layout its readers
+ * take it in (constant_layouts), whole when they differ or when a Reshape
+ * reads it; no collective moves it, and each rank's begin and end
+ * (lowered_rank_attrs) are where its piece lies. */
+Test(rules, constants_take_their_readers_layout)
+{
+	Run *r = compile(CTX8 "graph @n(%s: <Tensor[Float32], (2, 4, 8, 8)>, %t: <Tensor[Float32], (8, 8)>) {\n"
+	                 "  %mask = CausalMask() {shape: (8, 8)}\n"
+	                 "  %a = Add(%s, %mask) {in_strategy: ((2, 1, 4, 1), (4, 1))}\n"
+	                 "  %two = CausalMask() {shape: (8, 8), fill: -1e4}\n"
+	                 "  %b = Add(%t, %two) {in_strategy: ((8, 1), (8, 1))}\n"
+	                 "  %c = Add(%t, %two) {in_strategy: ((1, 8), (1, 8))}\n"
+	                 "  %pos = Arange() {stop: 64}\n"
+	                 "  %p2 = Reshape(%pos) {shape: (8, 8)}\n"
+	                 "  return %a, %b, %c, %p2\n}\n");
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "mask", &od, &s), "%s", msgs(r));
+	cr_assert(od.nod == 2 && od.nin == 0 && od.batch == -1, "the result's dims, no batch dim");
+	cr_assert(s.split[0] == 1 && s.split[1] == 1, "whole by default");
+	Lowered *l = lower_run(r, NULL, STAGE_LOWER);
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		const LValue *y = &l->values[o->result];
+		if (o->step && o->step->kind != STEP_SLICE)   /* a local slice sends nothing */
+			cr_assert(strcmp(l->values[o->in[0]].name, "mask") && strcmp(l->values[o->in[0]].name, "two"),
+			          "%s moves a constant: %s", op_info[o->op].name, o->why);
+		if (!op_is_constant(o->op))
+			continue;
+		if (!strcmp(y->name, "mask")) {
+			cr_assert(layout_dim_split(&y->layout, 0) == 4 && layout_dim_split(&y->layout, 1) == 1,
+			          "split by rows as the Add reads it");
+			cr_assert_eq(y->type.dims[0], 2);
+			int64_t members[8];
+			Attrs a;
+			lowered_rank_attrs(l, o, 3, &a, members);   /* rank 3: batch 0, rows 6..8 */
+			cr_assert(a.begin[0] == 6 && a.end[0] == 8 && a.begin[1] == 0 && a.end[1] == 8,
+			          "rank 3's piece: [%lld, %lld)", (long long)a.begin[0], (long long)a.end[0]);
+		} else {   /* read split two ways, or by a Reshape: whole */
+			for (int d = 0; d < y->type.rank; d++)
+				cr_assert_eq(layout_dim_split(&y->layout, d), 1, "%%%s dim %d", y->name, d);
+		}
+	}
+	run_free(r);
+}

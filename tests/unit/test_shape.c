@@ -839,3 +839,37 @@ Test(numbers, that_do_not_fit)
 	             "t.ir:3:19: error: Gather: the indices must be Int32 or Int64, 3 is Float32");
 	expect_refused("%x: <Tensor[Float32], (4, 2)>", "MatMul(%x, 2.0)");
 }
+
+/* The computed constants: no operands; the whole value from the
+ * attributes, then the piece [begin, end) (docs/operators.md). */
+Test(constants, shapes_and_types)
+{
+	const char *none = "%x: <Tensor[Float32], (2,)>";
+	expect_y(none, "Arange() {stop: 16}", "<Tensor[Int64], (16,)>");   /* MindSpore's: Int64 from integers */
+	expect_y(none, "Arange() {start: 0.5, stop: 4.5, step: 0.25}", F32("(16,)"));
+	expect_y(none, "Arange() {start: 10, stop: -6, step: -2, dtype: Int32}", "<Tensor[Int32], (8,)>");
+	expect_y(none, "Arange() {stop: 10, step: 3}", "<Tensor[Int64], (4,)>");   /* 0 3 6 9 */
+	expect_y(none, "Arange() {stop: 16, begin: (4,), end: (12,)}", "<Tensor[Int64], (8,)>");
+	expect_y(none, "CausalMask() {shape: (1, 1, 8, 8)}", F32("(1, 1, 8, 8)"));
+	expect_y(none, "CausalMask() {shape: (4, 6), dtype: Bool}", "<Tensor[Bool], (4, 6)>");
+	expect_y(none, "CausalMask() {shape: (8, 8), dtype: BFloat16, fill: -1e9}", "<Tensor[BFloat16], (8, 8)>");
+	expect_y(none, "RopeCos() {shape: (16, 64), dtype: Float16}", "<Tensor[Float16], (16, 64)>");
+	expect_y(none, "RopeSin() {shape: (16, 64), begin: (8, 0), end: (16, 32)}", F32("(8, 32)"));
+}
+
+Test(constants, errors)
+{
+	const char *none = "%x: <Tensor[Float32], (2,)>";
+	expect_error(none, "CausalMask() {shape: (8,)}",
+	             "t.ir:3:29: error: CausalMask: shape (8,) has rank 1; it needs 2 dims or more, (S, S) or (1, 1, S, S): "
+	             "the last two are the query and the key positions");
+	expect_error(none, "RopeSin() {shape: (8, 5)}",
+	             "t.ir:3:26: error: RopeSin: the last dim, the head dim, must be even (its two halves share the "
+	             "frequencies: the rotate-half layout); it is 5");
+	expect_error(none, "Arange() {start: 3, stop: 3}",
+	             "t.ir:3:8: error: Arange: start 3, stop 3 and step 1 give no element (the range is empty)");
+	expect_refused(none, "Arange() {start: 70000.0, stop: 70001.0, dtype: Float16}");   /* past 65504 */
+	expect_error(none, "CausalMask(%x) {shape: (2, 2)}", "t.ir:3:8: error: CausalMask takes 0 operands, 1 given");
+	expect_error(none, "RopeCos() {shape: (4, 4), end: (4, 4, 4)}",
+	             "t.ir:3:39: error: RopeCos: end has 3 entries; it takes one per dim of the whole value (4, 4)");
+}
