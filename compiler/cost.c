@@ -289,11 +289,49 @@ void cost_bound_only(CostModel *cm, bool on)
 	cm->bound_only = on;
 }
 
+/* The latency rounds every plan from `from` to `to` pays at least. On the
+ * two layouts' common matrix, each axis that holds partial results, or
+ * splits a dim in `from` and plays another role in `to`, is in the group
+ * of some collective: only an AllReduce or a ReduceScatter ends a partial
+ * axis, only an AllGather or an AllToAll moves a split one (a split axis
+ * keeps its place in its dim's map until it leaves). A collective over n
+ * ranks pays ceil(log2 n) rounds or more (latency_steps), and groups of n1
+ * and n2 ranks ceil(log2 n1) + ceil(log2 n2) >= ceil(log2 n1 n2): so the
+ * rounds are at least ceil(log2) of the product of those axes. The
+ * fallback's groups (one AllReduce over the partial axes, an AllGather per
+ * split axis of `from`) cover the same axes. 0 when the matrices have no
+ * common refinement. */
+static int64_t rounds_at_least(const TensorLayout *from, const TensorLayout *to)
+{
+	TensorLayout a, b;
+	if (!layout_common_matrix(from, to, &a, &b))
+		return 0;
+	int8_t dim[MAX_AXES], place[MAX_AXES];
+	for (int x = 0; x < b.ndev; x++)
+		dim[x] = -1, place[x] = -1;
+	for (int d = 0; d < b.rank; d++)
+		for (int k = 0; k < b.nmap[d]; k++)
+			dim[b.map[d][k]] = (int8_t)d, place[b.map[d][k]] = (int8_t)k;
+	int64_t n = 1;
+	for (int x = 0; x < a.ndev; x++)
+		if (a.partial & (1u << x))
+			n *= a.dev[x];
+	for (int d = 0; d < a.rank; d++)
+		for (int k = 0; k < a.nmap[d]; k++)
+			if (dim[a.map[d][k]] != d || place[a.map[d][k]] != k)
+				n *= a.dev[a.map[d][k]];
+	int64_t rounds = 0;
+	for (int64_t m = 1; m < n; m *= 2)
+		rounds++;
+	return rounds;
+}
+
 /* No plan from `from` to `to` costs less: rank 0 and the last rank must
  * each receive the part of their slice they do not hold (all of it when
  * `from` is partial: each element sums other ranks' parts too), every
- * collective step sends per rank what a rank receives in it, and costs one
- * latency at least. */
+ * collective step sends per rank what a rank receives in it, and the
+ * plan pays rounds_at_least latencies, one at least when anything is
+ * missing. */
 static double redist_bound(const CostModel *cm, const TensorLayout *from, const TensorLayout *to,
                            const int64_t *global, int64_t elem_bytes)
 {
@@ -318,7 +356,8 @@ static double redist_bound(const CostModel *cm, const TensorLayout *from, const 
 		return 0;
 	double lat = cm->c.intra_lat < cm->c.inter_lat ? cm->c.intra_lat : cm->c.inter_lat;
 	double bw = cm->c.intra_bw > cm->c.inter_bw ? cm->c.intra_bw : cm->c.inter_bw;
-	return lat + (double)(missing * elem_bytes) / bw;
+	int64_t rounds = rounds_at_least(from, to);
+	return (double)(rounds > 1 ? rounds : 1) * lat + (double)(missing * elem_bytes) / bw;
 }
 
 double cost_redist(CostModel *cm, const TensorLayout *from, const TensorLayout *to, const int64_t *global,

@@ -250,7 +250,7 @@ double local_memory(const Search *x, int v, const OpSplit *s)
  * bit for bit the same); each is priced only while the sum is under
  * `limit`. Every term is >= 0 and a floating-point sum never falls when a
  * term >= 0 is added, so a sum that reached the limit ends there too. */
-double local_cost_under(Search *x, int v, const OpSplit *s, double limit, double *bytes)
+static double local_cost_sum(Search *x, int v, const OpSplit *s, double limit, double *bytes)
 {
 	const Graph *g = x->g;
 	const Node *nd = &g->nodes[v];
@@ -291,6 +291,31 @@ double local_cost_under(Search *x, int v, const OpSplit *s, double limit, double
 	if (ins != in)
 		free(ins);
 	return c;
+}
+
+/* No strategy whose cost has the lower bound `least` (local_cost with each
+ * redistribution not planned yet bounded, cost_bound_only) costs under
+ * `limit` when least reaches it: every bound is at most its plan's cost and
+ * a floating-point sum never falls when a term grows. The margin covers a
+ * bound's rounding against its plan's sum of steps (some 1e-16 a step). */
+static bool out_of_reach(double least, double limit)
+{
+	return least * (1 - 1e-12) >= limit;
+}
+
+/* With a finite limit, the whole sum bounded first: a strategy that cannot
+ * get under it plans nothing (plans are the search's expense, and a bound
+ * of every term ends more of them than the terms planned in order). */
+double local_cost_under(Search *x, int v, const OpSplit *s, double limit, double *bytes)
+{
+	if (limit < INFINITY && limit > -INFINITY) {
+		cost_bound_only(x->cm, true);
+		double least = local_cost_sum(x, v, s, INFINITY, bytes);
+		cost_bound_only(x->cm, false);
+		if (out_of_reach(least, limit))
+			return least;
+	}
+	return local_cost_sum(x, v, s, limit, bytes);
 }
 
 double local_cost(Search *x, int v, const OpSplit *s, double *bytes)
@@ -430,13 +455,7 @@ int cheaper_candidates(Search *x, int v, double bound, Priced *out, int max)
 		op_split_from_splits(od, cand[i], x->n, &s);
 		if (memcmp(s.split, x->cur[v].split, sizeof s.split) == 0 || compute_cost(x, v, &s) >= bound)
 			continue;
-		double mem;
-		cost_bound_only(x->cm, true);
-		double least = local_cost(x, v, &s, &mem);
-		cost_bound_only(x->cm, false);
-		if (least >= bound)
-			continue;
-		double c = local_cost_under(x, v, &s, bound, &mem);
+		double mem, c = local_cost_under(x, v, &s, bound, &mem);
 		if (!(c < bound))
 			continue;
 		if (max == 1)

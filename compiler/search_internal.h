@@ -136,7 +136,9 @@ bool is_param(const Search *x, int p);
  * the functions it calls read about v's surroundings, context_key must put
  * in the key (best_move's memo). */
 double local_cost(Search *x, int v, const OpSplit *s, double *bytes);
-/* local_cost when it is under `limit`; else some value >= limit, the
+/* local_cost when it is under `limit`; else some value >= limit, with no
+ * plan made when the sum with every redistribution not planned yet
+ * replaced by a lower bound (cost_bound_only) reaches limit, and else the
  * redistributions past the point where the sum reached it not priced (a
  * caller that only takes a strategy costing less than limit asks fewer
  * plans). */

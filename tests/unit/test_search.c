@@ -293,6 +293,63 @@ Test(search, redistribution_bound)
 	}
 }
 
+/* The same on the matrices of many devices the search meets: random layouts
+ * of a (8, 16, 4, 16) tensor over 1,024 devices as (2, 4, 2, 2, 2, 2, 2, 4)
+ * and as ten axes of 2, the source partial over some axes; plans that move
+ * several axes (the bound's latency rounds: ceil(log2) of the product of the
+ * axes some collective must cover) and searches that end at their cap
+ * (complete, gather, slice) included. */
+static uint64_t lcg(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return *s >> 33;
+}
+
+static void random_roles(uint64_t *s, int ndev, const int64_t *dev, bool partial_ok, TensorLayout *l)
+{
+	static const int64_t global[4] = {8, 16, 4, 16};
+	memset(l, 0, sizeof *l);
+	l->ndev = ndev;
+	memcpy(l->dev, dev, sizeof(int64_t) * (size_t)ndev);
+	l->rank = 4;
+	int64_t split[4] = {1, 1, 1, 1};
+	for (int a = 0; a < ndev; a++) {
+		int r = (int)(lcg(s) % 6), d = (int)(lcg(s) % 4);
+		if (r == 0 && partial_ok)
+			l->partial |= 1u << a;
+		else if (r >= 2 && global[d] % (split[d] * dev[a]) == 0) {
+			l->map[d][l->nmap[d]++] = (int8_t)a;
+			split[d] *= dev[a];
+		}
+	}
+}
+
+Test(search, redistribution_bound_many_axes, .timeout = 300)
+{
+	static const int64_t global[4] = {8, 16, 4, 16};
+	static const int64_t m8[8] = {2, 4, 2, 2, 2, 2, 2, 4}, m10[10] = {2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
+	Cluster c;
+	cluster_default(&c);
+	uint64_t seed = 20261126;
+	int rounds = 0;
+	for (int t = 0; t < 2; t++) {
+		CostModel *plan = cost_new(&c, 1024, true), *bound = cost_new(&c, 1024, true);
+		cost_bound_only(bound, true);
+		for (int i = 0; i < 150; i++) {
+			TensorLayout from, to;
+			random_roles(&seed, t ? 10 : 8, t ? m10 : m8, true, &from);
+			random_roles(&seed, t ? 10 : 8, t ? m10 : m8, false, &to);
+			double least = cost_redist(bound, &from, &to, global, 4, NULL);
+			double cost = cost_redist(plan, &from, &to, global, 4, NULL);
+			cr_assert(least <= cost * (1 + 1e-12), "case %d, pair %d: bound %g over the plan's %g", t, i, least, cost);
+			rounds += least > 2 * c.intra_lat;   /* more than the one latency the bytes alone give */
+		}
+		cost_free(plan);
+		cost_free(bound);
+	}
+	cr_assert(rounds > 100, "the latency rounds bound only %d pairs", rounds);
+}
+
 Test(search, cost_model_links)
 {
 	Cluster c;
