@@ -330,8 +330,9 @@ static int64_t rounds_at_least(const TensorLayout *from, const TensorLayout *to)
  * each receive the part of their slice they do not hold (all of it when
  * `from` is partial: each element sums other ranks' parts too), every
  * collective step sends per rank what a rank receives in it, and the
- * plan pays rounds_at_least latencies, one at least when anything is
- * missing. */
+ * plan pays rounds_at_least latencies (what ranks 0 and the last hold may
+ * be all they need while the others' pieces move), one at least when
+ * anything is missing. */
 static double redist_bound(const CostModel *cm, const TensorLayout *from, const TensorLayout *to,
                            const int64_t *global, int64_t elem_bytes)
 {
@@ -352,11 +353,11 @@ static double redist_bound(const CostModel *cm, const TensorLayout *from, const 
 		}
 		missing = need - have > missing ? need - have : missing;
 	}
-	if (!missing)
+	int64_t rounds = rounds_at_least(from, to);
+	if (!missing && !rounds)
 		return 0;
 	double lat = cm->c.intra_lat < cm->c.inter_lat ? cm->c.intra_lat : cm->c.inter_lat;
 	double bw = cm->c.intra_bw > cm->c.inter_bw ? cm->c.intra_bw : cm->c.inter_bw;
-	int64_t rounds = rounds_at_least(from, to);
 	return (double)(rounds > 1 ? rounds : 1) * lat + (double)(missing * elem_bytes) / bw;
 }
 
