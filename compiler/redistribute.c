@@ -23,19 +23,26 @@
  * back to completing, gathering and slicing, which is always possible.
  *
  * The search is the expense of the strategy search at many devices (up to
- * ten axes of size 2 and STATE_CAP states), so a state is its roles packed
- * in 16 bytes, its hash table grows with the states, a layout is built
- * only for the steps of the plan found (from the start, by the moves that
- * first reached each state, as the search would have built it), and a cost
- * model keeps its searches to resume them for the next goal (RedistCache).
- * The heap is kept exactly as it was, improved keys updated in place
- * without a sift, so that ties and pops, and so every plan, stay the same. */
+ * ten axes of size 2 and STATE_CAP states), and its time is memory: so a
+ * state is its roles packed in 16 bytes, what an offer compares (roles,
+ * cost, steps, popped) apart from what only the path back reads, its hash
+ * table 8 bytes a slot (the state and a tag) growing with the states, the
+ * moves of a state listed and their slots prefetched before they are
+ * offered, a layout built only for the steps of the plan found (from the
+ * start, by the moves that first reached each state, as the search would
+ * have built it), and a cost model keeps its searches to resume them for
+ * the next goal (RedistCache). The heap is kept exactly as it was, improved
+ * keys updated in place without a sift, so that ties and pops, and so
+ * every plan, stay the same; only its sifts move a hole and compare
+ * without branches. */
 #include "shardc.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 enum { STATE_CAP = 20000 };
+/* The table grows past 5/8 full: 32,768 slots hold a search at its cap. */
+enum { LOAD_NUM = 5, LOAD_DEN = 8 };
 
 /* A state's roles packed, one byte an axis (axis a in byte a % 8 of w[a / 8]):
  * 0 copies, PARTIAL, else (d + 1) << 4 | its place in dim d's map. Every
@@ -52,25 +59,40 @@ typedef struct {
 	int8_t dim, dim2;        /* as in RedistStep; -1 unused */
 } Move;
 
+/* What an offer compares, by state: an offer to a state already met reads
+ * its slot and this, nothing else. */
 typedef struct {
 	Roles r;
 	int64_t cost;
-	int nsteps;
+	uint16_t nsteps;         /* a path visits each state once: under STATE_CAP */
+	bool done;               /* popped: its cost is final */
+} Hot;
+
+/* What only the path back and the heap read. */
+typedef struct {
 	int prev;                /* state index, -1 for the start */
 	Move step;               /* the step from prev */
 	int maker;               /* the state that first offered this one (-1: the start) */
 	Move made;               /* by this move: the layout a step names is maker's with it applied */
 	int entry;               /* its latest heap entry (older ones: Search.older), -1 none */
-	bool done;
 } State;
+
+/* A slot of the table: the state and its hash's top 32 bits, so that a
+ * probe compares roles only when those agree, and the table (8 bytes a
+ * slot) stays small enough to stay in a cache. */
+typedef struct {
+	uint32_t tag;
+	int32_t state;           /* -1: empty */
+} Slot;
 
 /* A heap entry holds its state's cost and steps, kept equal to the state's
  * as they improve (the heap orders entries by their state's values now,
  * even an entry an improvement left behind); nsteps and state fit 16 bits
- * (a path visits each state once). */
+ * (a path visits each state once), so that (nsteps, state), the ties'
+ * order, is one word. */
 typedef struct {
 	int64_t cost;
-	uint16_t nsteps, state;
+	uint32_t tie;            /* nsteps << 16 | state */
 	int id;                  /* its number: Search.where[id] is its place, -1 once popped */
 } Entry;
 _Static_assert(STATE_CAP <= 65535, "heap entries hold states in 16 bits");
@@ -82,10 +104,11 @@ typedef struct {
 	TensorLayout start[1];
 	int64_t global[MAX_DIMS];
 	int64_t elem_bytes;
-	State *s;
+	Hot *hot;                /* (n) by state */
+	State *s;                /* (n) */
 	int n, cap;
-	int *table;              /* open addressing over state indices, -1 empty; under half full */
-	int table_size;
+	Slot *table;             /* open addressing over the states' roles; at most LOAD_NUM / LOAD_DEN full */
+	int table_size, shift;   /* 1 << (64 - shift) slots: a state's home is its hash's top bits */
 	Entry *heap;
 	int nheap, heap_cap;
 	int *where, *older;      /* (nentries) an entry's place; the state's entry before it, -1 none */
@@ -102,7 +125,11 @@ static int role(Roles r, int a)
 static Roles with_role(Roles r, int a, int v)
 {
 	int sh = 8 * (a & 7);
-	r.w[a >> 3] = (r.w[a >> 3] & ~(0xffull << sh)) | (uint64_t)v << sh;
+	uint64_t keep = ~(0xffull << sh), put = (uint64_t)v << sh;
+	if (a < 8)   /* not w[a >> 3]: an indexed store to one word and a load of both stall */
+		r.w[0] = (r.w[0] & keep) | put;
+	else
+		r.w[1] = (r.w[1] & keep) | put;
 	return r;
 }
 
@@ -168,13 +195,16 @@ int64_t redist_step_bytes(StepKind kind, int64_t in_bytes, int64_t n)
 	return 0;
 }
 
+static uint32_t tie(int nsteps, int state)
+{
+	return (uint32_t)nsteps << 16 | (uint32_t)state;
+}
+
+/* Without branches: which of two entries comes first is what a branch
+ * would guess wrong half the time. */
 static bool heap_less(const Entry *p, const Entry *q)
 {
-	if (p->cost != q->cost)
-		return p->cost < q->cost;
-	if (p->nsteps != q->nsteps)
-		return p->nsteps < q->nsteps;
-	return p->state < q->state;
+	return (p->cost < q->cost) | ((p->cost == q->cost) & (p->tie < q->tie));
 }
 
 static void heap_put(Search *x, int at, Entry e)
@@ -183,7 +213,9 @@ static void heap_put(Search *x, int at, Entry e)
 	x->where[e.id] = at;
 }
 
-static void heap_push(Search *x, int i)
+/* The sifts move the hole, not the entry: the same comparisons, and the
+ * same places, as swapping it along. */
+static void heap_push(Search *x, int i, int64_t cost, int nsteps)
 {
 	if (x->nheap == x->heap_cap) {
 		x->heap_cap *= 2;
@@ -198,101 +230,121 @@ static void heap_push(Search *x, int i)
 	int id = x->nentries++;
 	x->older[id] = s->entry;
 	s->entry = id;
+	Entry e = {cost, tie(nsteps, i), id};
 	int at = x->nheap++;
-	heap_put(x, at, (Entry){s->cost, (uint16_t)s->nsteps, (uint16_t)i, id});
-	while (at > 0 && heap_less(&x->heap[at], &x->heap[(at - 1) / 2])) {
+	while (at > 0 && heap_less(&e, &x->heap[(at - 1) / 2])) {
 		int up = (at - 1) / 2;
-		Entry t = x->heap[up];
-		heap_put(x, up, x->heap[at]);
-		heap_put(x, at, t);
+		heap_put(x, at, x->heap[up]);
 		at = up;
 	}
+	heap_put(x, at, e);
 }
 
 static int heap_pop(Search *x)
 {
 	Entry top = x->heap[0];
 	x->where[top.id] = -1;
-	if (--x->nheap == 0)
-		return top.state;
-	heap_put(x, 0, x->heap[x->nheap]);
-	for (int at = 0;;) {
-		int l = 2 * at + 1, r = l + 1, m = at;
-		if (l < x->nheap && heap_less(&x->heap[l], &x->heap[m]))
-			m = l;
-		if (r < x->nheap && heap_less(&x->heap[r], &x->heap[m]))
-			m = r;
-		if (m == at)
-			return top.state;
-		Entry t = x->heap[m];
-		heap_put(x, m, x->heap[at]);
-		heap_put(x, at, t);
-		at = m;
+	int n = --x->nheap;
+	if (n == 0)
+		return (int)(top.tie & 0xffff);
+	Entry e = x->heap[n];
+	int at = 0;
+	for (;;) {
+		int l = 2 * at + 1, r = l + 1;
+		if (l >= n)
+			break;
+		int c = r < n && heap_less(&x->heap[r], &x->heap[l]) ? r : l;
+		if (!heap_less(&x->heap[c], &e))
+			break;
+		heap_put(x, at, x->heap[c]);
+		at = c;
 	}
+	heap_put(x, at, e);
+	return (int)(top.tie & 0xffff);
 }
 
 /* State i's cost or steps fell: its entries still in the heap follow. */
-static void heap_follow(Search *x, int i)
+static void heap_follow(Search *x, int i, int64_t cost, int nsteps)
 {
-	const State *s = &x->s[i];
-	for (int id = s->entry; id >= 0; id = x->older[id])
+	for (int id = x->s[i].entry; id >= 0; id = x->older[id])
 		if (x->where[id] >= 0) {
-			x->heap[x->where[id]].cost = s->cost;
-			x->heap[x->where[id]].nsteps = (uint16_t)s->nsteps;
+			x->heap[x->where[id]].cost = cost;
+			x->heap[x->where[id]].tie = tie(nsteps, i);
 		}
 }
 
-/* Index of the state with roles r, or the empty slot where it would go. */
-static int *lookup(Search *x, Roles r)
+/* The slot holding roles r (hash h), or the empty slot where they would go. */
+static Slot *lookup(Search *x, Roles r, uint64_t h)
 {
 	size_t mask = (size_t)x->table_size - 1;
-	for (size_t i = hash_roles(r) & mask;; i = (i + 1) & mask)
-		if (x->table[i] < 0 || same_roles(x->s[x->table[i]].r, r))
-			return &x->table[i];
+	uint32_t tag = (uint32_t)(h >> 32);
+	for (size_t i = h >> x->shift;; i = (i + 1) & mask) {
+		Slot *sl = &x->table[i];
+		if (sl->state < 0 || (sl->tag == tag && same_roles(x->hot[sl->state].r, r)))
+			return sl;
+	}
 }
 
+static Slot *new_table(int size)
+{
+	Slot *t = xmalloc(sizeof(Slot) * (size_t)size);
+	memset(t, 0xff, sizeof(Slot) * (size_t)size);   /* state -1: empty */
+	return t;
+}
+
+/* Twice the slots. A state's home is its tag's top bits, so the slots are
+ * read in order and written nearly in order. */
 static void grow_table(Search *x)
 {
-	int *old = x->table, size = x->table_size;
+	Slot *old = x->table;
+	int old_size = x->table_size;
 	x->table_size *= 2;
-	x->table = xmalloc(sizeof(int) * (size_t)x->table_size);
-	memset(x->table, -1, sizeof(int) * (size_t)x->table_size);
-	for (int i = 0; i < size; i++)
-		if (old[i] >= 0)
-			*lookup(x, x->s[old[i]].r) = old[i];
+	x->shift--;
+	x->table = new_table(x->table_size);
+	size_t mask = (size_t)x->table_size - 1;
+	for (int i = 0; i < old_size; i++) {
+		if (old[i].state < 0)
+			continue;
+		size_t at = (size_t)old[i].tag >> (x->shift - 32);
+		while (x->table[at].state >= 0)
+			at = (at + 1) & mask;
+		x->table[at] = old[i];
+	}
 	free(old);
 }
 
-/* Offers roles r, reached from state `from` by move m sending `bytes`;
- * false when the cap is hit. */
-static bool offer(Search *x, int from, Roles r, Move m, int64_t bytes)
+/* Offers roles r (hash h), reached from state `from` (cost fcost in fsteps
+ * steps) by move m sending `bytes`; false when the cap is hit. */
+static bool offer(Search *x, int from, int64_t fcost, int fsteps, Roles r, uint64_t h, Move m, int64_t bytes)
 {
-	int64_t cost = x->s[from].cost + bytes;
-	int nsteps = x->s[from].nsteps + 1;
-	if (2 * (x->n + 1) > x->table_size)
+	int64_t cost = fcost + bytes;
+	int nsteps = fsteps + 1;
+	if (LOAD_DEN * (x->n + 1) > LOAD_NUM * x->table_size)
 		grow_table(x);
-	int *slot = lookup(x, r);
-	if (*slot >= 0) {
-		State *old = &x->s[*slot];
+	Slot *sl = lookup(x, r, h);
+	if (sl->state >= 0) {
+		Hot *old = &x->hot[sl->state];
 		if (old->done || old->cost < cost || (old->cost == cost && old->nsteps <= nsteps))
 			return true;
 		old->cost = cost;
-		old->nsteps = nsteps;
-		old->prev = from;
-		old->step = m;
-		heap_follow(x, *slot);
-		heap_push(x, *slot);   /* the stale entry is skipped when popped: done is set first */
+		old->nsteps = (uint16_t)nsteps;
+		x->s[sl->state].prev = from;
+		x->s[sl->state].step = m;
+		heap_follow(x, sl->state, cost, nsteps);
+		heap_push(x, sl->state, cost, nsteps);   /* the stale entry is skipped when popped: done is set first */
 		return true;
 	}
 	if (x->n == STATE_CAP)
 		return false;
 	if (x->n == x->cap) {
 		x->cap *= 2;
+		x->hot = xrealloc(x->hot, sizeof(Hot) * (size_t)x->cap);
 		x->s = xrealloc(x->s, sizeof(State) * (size_t)x->cap);
 	}
-	*slot = x->n;
-	x->s[x->n] = (State){r, cost, nsteps, from, m, from, m, -1, false};
-	heap_push(x, x->n++);
+	*sl = (Slot){(uint32_t)(h >> 32), x->n};
+	x->hot[x->n] = (Hot){r, cost, (uint16_t)nsteps, false};
+	x->s[x->n] = (State){from, m, from, m, -1};
+	heap_push(x, x->n++, cost, nsteps);
 	return true;
 }
 
@@ -302,67 +354,86 @@ static bool divides(int64_t n, int64_t k)
 	return (n & (n - 1)) == 0 ? (k & (n - 1)) == 0 : k % n == 0;
 }
 
-/* Every one-axis move from state i, in the order ties prefer. */
+/* A move from the state being expanded, before it is offered. */
+typedef struct {
+	Roles r;
+	uint64_t h;
+	Move m;
+	int64_t bytes;
+} Next;
+
+enum { MAX_NEXT = MAX_AXES * (MAX_DIMS + 1) + MAX_DIMS * MAX_DIMS };
+
+/* Every one-axis move from state i, in the order ties prefer. They are
+ * listed first and their slots prefetched, then offered in that order (the
+ * list depends on i alone, so the offers are the same). */
 static bool expand(Search *x, int i)
 {
 	const TensorLayout *l = x->start;
-	Roles r = x->s[i].r;
+	const Hot *me = &x->hot[i];
+	Roles r = me->r;
+	int64_t fcost = me->cost;
+	int fsteps = me->nsteps;
+	int nd = l->ndev, rank = l->rank;
+	int v[MAX_AXES], nmap[MAX_DIMS], last[MAX_DIMS];
 	int64_t split[MAX_DIMS], local[MAX_DIMS];
-	int nmap[MAX_DIMS], last[MAX_DIMS];
-	for (int d = 0; d < l->rank; d++)
+	for (int d = 0; d < rank; d++)
 		split[d] = 1, nmap[d] = 0;
-	for (int a = 0; a < l->ndev; a++) {
-		int v = role(r, a);
-		if (v && v != PARTIAL) {
-			int d = (v >> 4) - 1;
+	for (int a = 0; a < nd; a++) {
+		v[a] = role(r, a);
+		if (v[a] && v[a] != PARTIAL) {
+			int d = (v[a] >> 4) - 1;
 			split[d] *= l->dev[a];
 			nmap[d]++;
 		}
 	}
-	for (int a = 0; a < l->ndev; a++) {
-		int v = role(r, a);
-		if (v && v != PARTIAL && (v & 15) == nmap[(v >> 4) - 1] - 1)
-			last[(v >> 4) - 1] = a;
-	}
+	for (int a = 0; a < nd; a++)
+		if (v[a] && v[a] != PARTIAL && (v[a] & 15) == nmap[(v[a] >> 4) - 1] - 1)
+			last[(v[a] >> 4) - 1] = a;
 	int64_t elems = 1;
-	for (int d = 0; d < l->rank; d++) {
+	for (int d = 0; d < rank; d++) {
 		local[d] = x->global[d] / split[d];
 		elems *= local[d];
 	}
 	int64_t in_bytes = elems * x->elem_bytes;
-	for (int a = 0; a < l->ndev; a++) {
+	Next next[MAX_NEXT];
+	int nn = 0;
+	for (int a = 0; a < nd; a++) {
 		int64_t n = l->dev[a];
-		int v = role(r, a);
-		if (v == PARTIAL) {
+		if (v[a] == PARTIAL) {
 			int64_t rs = redist_step_bytes(STEP_REDUCE_SCATTER, in_bytes, n);
-			for (int d = 0; d < l->rank; d++)
-				if (divides(n, local[d]) && !offer(x, i, with_role(r, a, in_dim(d, nmap[d])),
-				                                   (Move){STEP_REDUCE_SCATTER, (uint8_t)a, (int8_t)d, -1}, rs))
-					return false;
-			if (!offer(x, i, with_role(r, a, 0), (Move){STEP_ALL_REDUCE, (uint8_t)a, -1, -1},
-			           redist_step_bytes(STEP_ALL_REDUCE, in_bytes, n)))
-				return false;
-		} else if (!v) {
-			for (int d = 0; d < l->rank; d++)
-				if (divides(n, local[d]) && !offer(x, i, with_role(r, a, in_dim(d, nmap[d])),
-				                                   (Move){STEP_SLICE, (uint8_t)a, (int8_t)d, -1}, 0))
-					return false;
+			for (int d = 0; d < rank; d++)
+				if (divides(n, local[d]))
+					next[nn++] = (Next){with_role(r, a, in_dim(d, nmap[d])), 0,
+					                    (Move){STEP_REDUCE_SCATTER, (uint8_t)a, (int8_t)d, -1}, rs};
+			next[nn++] = (Next){with_role(r, a, 0), 0, (Move){STEP_ALL_REDUCE, (uint8_t)a, -1, -1},
+			                    redist_step_bytes(STEP_ALL_REDUCE, in_bytes, n)};
+		} else if (!v[a]) {
+			for (int d = 0; d < rank; d++)
+				if (divides(n, local[d]))
+					next[nn++] = (Next){with_role(r, a, in_dim(d, nmap[d])), 0,
+					                    (Move){STEP_SLICE, (uint8_t)a, (int8_t)d, -1}, 0};
 		}
 	}
-	for (int d = 0; d < l->rank; d++) {
+	for (int d = 0; d < rank; d++) {
 		if (!nmap[d])
 			continue;
 		int a = last[d];
 		int64_t n = l->dev[a], a2a = redist_step_bytes(STEP_ALL_TO_ALL, in_bytes, n);
-		for (int d2 = 0; d2 < l->rank; d2++)
-			if (d2 != d && divides(n, local[d2]) &&
-			    !offer(x, i, with_role(r, a, in_dim(d2, nmap[d2])),
-			           (Move){STEP_ALL_TO_ALL, (uint8_t)a, (int8_t)d, (int8_t)d2}, a2a))
-				return false;
-		if (!offer(x, i, with_role(r, a, 0), (Move){STEP_ALL_GATHER, (uint8_t)a, (int8_t)d, -1},
-		           redist_step_bytes(STEP_ALL_GATHER, in_bytes, n)))
-			return false;
+		for (int d2 = 0; d2 < rank; d2++)
+			if (d2 != d && divides(n, local[d2]))
+				next[nn++] = (Next){with_role(r, a, in_dim(d2, nmap[d2])), 0,
+				                    (Move){STEP_ALL_TO_ALL, (uint8_t)a, (int8_t)d, (int8_t)d2}, a2a};
+		next[nn++] = (Next){with_role(r, a, 0), 0, (Move){STEP_ALL_GATHER, (uint8_t)a, (int8_t)d, -1},
+		                    redist_step_bytes(STEP_ALL_GATHER, in_bytes, n)};
 	}
+	for (int k = 0; k < nn; k++) {
+		next[k].h = hash_roles(next[k].r);
+		__builtin_prefetch(&x->table[next[k].h >> x->shift]);
+	}
+	for (int k = 0; k < nn; k++)
+		if (!offer(x, i, fcost, fsteps, next[k].r, next[k].h, next[k].m, next[k].bytes))
+			return false;
 	return true;
 }
 
@@ -413,16 +484,20 @@ static Search *search_new(const TensorLayout *from, const int64_t *global, int64
 	x->elem_bytes = elem_bytes;
 	x->cap = 64;
 	x->table_size = 256;
+	x->shift = 64 - 8;
 	x->heap_cap = 256;
 	x->pending = -1;
+	x->hot = xmalloc(sizeof(Hot) * (size_t)x->cap);
 	x->s = xmalloc(sizeof(State) * (size_t)x->cap);
-	x->table = xmalloc(sizeof(int) * (size_t)x->table_size);
+	x->table = new_table(x->table_size);
 	x->heap = xmalloc(sizeof(Entry) * (size_t)x->heap_cap);
-	memset(x->table, -1, sizeof(int) * (size_t)x->table_size);
-	x->s[0] = (State){pack(from), 0, 0, -1, {STEP_SLICE, 0, -1, -1}, -1, {STEP_SLICE, 0, -1, -1}, -1, false};
-	*lookup(x, x->s[0].r) = 0;
+	Roles r = pack(from);
+	uint64_t h = hash_roles(r);
+	*lookup(x, r, h) = (Slot){(uint32_t)(h >> 32), 0};
+	x->hot[0] = (Hot){r, 0, 0, false};
+	x->s[0] = (State){-1, {STEP_SLICE, 0, -1, -1}, -1, {STEP_SLICE, 0, -1, -1}, -1};
 	x->n = 1;
-	heap_push(x, 0);
+	heap_push(x, 0, 0, 0);
 	return x;
 }
 
@@ -430,6 +505,7 @@ static void search_free(Search *x)
 {
 	if (!x)
 		return;
+	free(x->hot);
 	free(x->s);
 	free(x->table);
 	free(x->heap);
@@ -442,9 +518,9 @@ static void search_free(Search *x)
  * -1 when the search ends first (past STATE_CAP, or every state popped). */
 static int search_to(Search *x, Roles goal)
 {
-	int *slot = lookup(x, goal);
-	if (*slot >= 0 && x->s[*slot].done)
-		return *slot;
+	Slot *sl = lookup(x, goal, hash_roles(goal));
+	if (sl->state >= 0 && x->hot[sl->state].done)
+		return sl->state;
 	if (x->dead)
 		return -1;
 	if (x->pending >= 0) {
@@ -455,10 +531,11 @@ static int search_to(Search *x, Roles goal)
 	}
 	while (x->nheap) {
 		int i = heap_pop(x);
-		if (x->s[i].done)
+		Hot *at = &x->hot[i];
+		if (at->done)
 			continue;
-		x->s[i].done = true;
-		if (same_roles(x->s[i].r, goal)) {
+		at->done = true;
+		if (same_roles(at->r, goal)) {
 			x->pending = i;
 			return i;
 		}
