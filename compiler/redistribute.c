@@ -97,10 +97,61 @@ typedef struct {
 } Entry;
 _Static_assert(STATE_CAP <= 65535, "heap entries hold states in 16 bits");
 
+/* The arrays a cache's searches gave back, for the next ones to take: the
+ * same few sizes come and go (each array doubles from the same start), and
+ * memory the process holds already costs no page faults. A block comes
+ * back to the pool when its search grows past it or is dropped. */
+enum { POOL_BLOCKS = 64, POOL_BYTES = 32 << 20 };
+
+typedef struct {
+	void *p[POOL_BLOCKS];
+	size_t size[POOL_BLOCKS];
+	int n;
+	size_t bytes;            /* held */
+} Pool;
+
+/* A block of `size` bytes from pl (NULL: none kept), else a new one. */
+static void *pool_get(Pool *pl, size_t size)
+{
+	for (int i = 0; pl && i < pl->n; i++)
+		if (pl->size[i] == size) {
+			void *b = pl->p[i];
+			pl->bytes -= size;
+			pl->p[i] = pl->p[--pl->n];
+			pl->size[i] = pl->size[pl->n];
+			return b;
+		}
+	return xmalloc(size);
+}
+
+static void pool_put(Pool *pl, void *b, size_t size)
+{
+	if (!b)
+		return;
+	if (!pl || pl->n == POOL_BLOCKS || pl->bytes + size > POOL_BYTES) {
+		free(b);
+		return;
+	}
+	pl->p[pl->n] = b;
+	pl->size[pl->n++] = size;
+	pl->bytes += size;
+}
+
+/* b (of `had` bytes, `used` in use) moved into a block of `size` bytes. */
+static void *pool_grow(Pool *pl, void *b, size_t had, size_t used, size_t size)
+{
+	void *nb = pool_get(pl, size);
+	if (used)
+		memcpy(nb, b, used);
+	pool_put(pl, b, had);
+	return nb;
+}
+
 /* One Dijkstra from a start, run as far as the goals asked so far needed:
  * the pops do not depend on the goal (it only ends them), so a later goal
  * from the same start goes on from where the last one stopped. */
 typedef struct {
+	Pool *pool;              /* where its arrays come from and go (its cache's); NULL: malloc */
 	TensorLayout start[1];
 	int64_t global[MAX_DIMS];
 	int64_t elem_bytes;
@@ -218,13 +269,15 @@ static void heap_put(Search *x, int at, Entry e)
 static void heap_push(Search *x, int i, int64_t cost, int nsteps)
 {
 	if (x->nheap == x->heap_cap) {
+		size_t had = sizeof(Entry) * (size_t)x->heap_cap;
+		x->heap = pool_grow(x->pool, x->heap, had, had, 2 * had);
 		x->heap_cap *= 2;
-		x->heap = xrealloc(x->heap, sizeof(Entry) * (size_t)x->heap_cap);
 	}
 	if (x->nentries == x->entries_cap) {
-		x->entries_cap = x->entries_cap ? 2 * x->entries_cap : 256;
-		x->where = xrealloc(x->where, sizeof(int) * (size_t)x->entries_cap);
-		x->older = xrealloc(x->older, sizeof(int) * (size_t)x->entries_cap);
+		size_t had = sizeof(int) * (size_t)x->entries_cap, size = had ? 2 * had : 256 * sizeof(int);
+		x->where = pool_grow(x->pool, x->where, had, had, size);
+		x->older = pool_grow(x->pool, x->older, had, had, size);
+		x->entries_cap = (int)(size / sizeof(int));
 	}
 	State *s = &x->s[i];
 	int id = x->nentries++;
@@ -285,9 +338,9 @@ static Slot *lookup(Search *x, Roles r, uint64_t h)
 	}
 }
 
-static Slot *new_table(int size)
+static Slot *new_table(Pool *pl, int size)
 {
-	Slot *t = xmalloc(sizeof(Slot) * (size_t)size);
+	Slot *t = pool_get(pl, sizeof(Slot) * (size_t)size);
 	memset(t, 0xff, sizeof(Slot) * (size_t)size);   /* state -1: empty */
 	return t;
 }
@@ -300,7 +353,7 @@ static void grow_table(Search *x)
 	int old_size = x->table_size;
 	x->table_size *= 2;
 	x->shift--;
-	x->table = new_table(x->table_size);
+	x->table = new_table(x->pool, x->table_size);
 	size_t mask = (size_t)x->table_size - 1;
 	for (int i = 0; i < old_size; i++) {
 		if (old[i].state < 0)
@@ -310,7 +363,7 @@ static void grow_table(Search *x)
 			at = (at + 1) & mask;
 		x->table[at] = old[i];
 	}
-	free(old);
+	pool_put(x->pool, old, sizeof(Slot) * (size_t)old_size);
 }
 
 /* Offers roles r (hash h), reached from state `from` (cost fcost in fsteps
@@ -337,9 +390,10 @@ static bool offer(Search *x, int from, int64_t fcost, int fsteps, Roles r, uint6
 	if (x->n == STATE_CAP)
 		return false;
 	if (x->n == x->cap) {
+		size_t hot = sizeof(Hot) * (size_t)x->cap, st = sizeof(State) * (size_t)x->cap;
+		x->hot = pool_grow(x->pool, x->hot, hot, hot, 2 * hot);
+		x->s = pool_grow(x->pool, x->s, st, st, 2 * st);
 		x->cap *= 2;
-		x->hot = xrealloc(x->hot, sizeof(Hot) * (size_t)x->cap);
-		x->s = xrealloc(x->s, sizeof(State) * (size_t)x->cap);
 	}
 	*sl = (Slot){(uint32_t)(h >> 32), x->n};
 	x->hot[x->n] = (Hot){r, cost, (uint16_t)nsteps, false};
@@ -476,9 +530,10 @@ static void push_step(RedistPlan *p, StepKind kind, ReduceOp op, uint32_t axes, 
 	p->bytes += bytes;
 }
 
-static Search *search_new(const TensorLayout *from, const int64_t *global, int64_t elem_bytes)
+static Search *search_new(Pool *pool, const TensorLayout *from, const int64_t *global, int64_t elem_bytes)
 {
 	Search *x = xcalloc(1, sizeof *x);
+	x->pool = pool;
 	*x->start = *from;
 	memcpy(x->global, global, sizeof(int64_t) * (size_t)from->rank);
 	x->elem_bytes = elem_bytes;
@@ -487,10 +542,10 @@ static Search *search_new(const TensorLayout *from, const int64_t *global, int64
 	x->shift = 64 - 8;
 	x->heap_cap = 256;
 	x->pending = -1;
-	x->hot = xmalloc(sizeof(Hot) * (size_t)x->cap);
-	x->s = xmalloc(sizeof(State) * (size_t)x->cap);
-	x->table = new_table(x->table_size);
-	x->heap = xmalloc(sizeof(Entry) * (size_t)x->heap_cap);
+	x->hot = pool_get(pool, sizeof(Hot) * (size_t)x->cap);
+	x->s = pool_get(pool, sizeof(State) * (size_t)x->cap);
+	x->table = new_table(pool, x->table_size);
+	x->heap = pool_get(pool, sizeof(Entry) * (size_t)x->heap_cap);
 	Roles r = pack(from);
 	uint64_t h = hash_roles(r);
 	*lookup(x, r, h) = (Slot){(uint32_t)(h >> 32), 0};
@@ -505,13 +560,51 @@ static void search_free(Search *x)
 {
 	if (!x)
 		return;
-	free(x->hot);
-	free(x->s);
-	free(x->table);
-	free(x->heap);
-	free(x->where);
-	free(x->older);
+	pool_put(x->pool, x->hot, sizeof(Hot) * (size_t)x->cap);
+	pool_put(x->pool, x->s, sizeof(State) * (size_t)x->cap);
+	pool_put(x->pool, x->table, sizeof(Slot) * (size_t)x->table_size);
+	pool_put(x->pool, x->heap, sizeof(Entry) * (size_t)x->heap_cap);
+	pool_put(x->pool, x->where, sizeof(int) * (size_t)x->entries_cap);
+	pool_put(x->pool, x->older, sizeof(int) * (size_t)x->entries_cap);
 	free(x);
+}
+
+/* A search that ended answers only for the states it popped, and their
+ * paths back (prev, maker) pass through popped states only: the others
+ * are dropped, the popped ones renumbered in order (a search at its cap
+ * keeps a third of its states, so the cache keeps three times the ended
+ * searches). */
+static void keep_popped(Search *x)
+{
+	int *to = xmalloc(sizeof(int) * (size_t)x->n), m = 0;
+	for (int i = 0; i < x->n; i++)
+		to[i] = x->hot[i].done ? m++ : -1;
+	for (int i = 0; i < x->n; i++) {
+		if (to[i] < 0)
+			continue;
+		State st = x->s[i];
+		st.prev = st.prev >= 0 ? to[st.prev] : -1;
+		st.maker = st.maker >= 0 ? to[st.maker] : -1;
+		st.entry = -1;
+		x->hot[to[i]] = x->hot[i];
+		x->s[to[i]] = st;
+	}
+	free(to);
+	int cap = 64;
+	while (cap < m)
+		cap *= 2;
+	x->hot = pool_grow(x->pool, x->hot, sizeof(Hot) * (size_t)x->cap, sizeof(Hot) * (size_t)m, sizeof(Hot) * (size_t)cap);
+	x->s = pool_grow(x->pool, x->s, sizeof(State) * (size_t)x->cap, sizeof(State) * (size_t)m, sizeof(State) * (size_t)cap);
+	x->n = m, x->cap = cap;
+	pool_put(x->pool, x->table, sizeof(Slot) * (size_t)x->table_size);
+	x->table_size = 256, x->shift = 64 - 8;
+	while (LOAD_DEN * m > LOAD_NUM * x->table_size)
+		x->table_size *= 2, x->shift--;
+	x->table = new_table(x->pool, x->table_size);
+	for (int i = 0; i < m; i++) {
+		uint64_t h = hash_roles(x->hot[i].r);
+		*lookup(x, x->hot[i].r, h) = (Slot){(uint32_t)(h >> 32), i};
+	}
 }
 
 /* The state with roles `goal` as the Dijkstra from x's start pops it, or
@@ -543,12 +636,13 @@ static int search_to(Search *x, Roles goal)
 			break;
 	}
 	x->dead = true;
-	free(x->heap);   /* no more pops */
-	free(x->where);
-	free(x->older);
+	pool_put(x->pool, x->heap, sizeof(Entry) * (size_t)x->heap_cap);   /* no more pops */
+	pool_put(x->pool, x->where, sizeof(int) * (size_t)x->entries_cap);
+	pool_put(x->pool, x->older, sizeof(int) * (size_t)x->entries_cap);
 	x->heap = NULL;
 	x->where = x->older = NULL;
 	x->nheap = x->heap_cap = x->nentries = x->entries_cap = 0;
+	keep_popped(x);
 	return -1;
 }
 
@@ -591,6 +685,7 @@ struct RedistCache {
 	Kept *k;
 	int n, cap;
 	int64_t states, tick;
+	Pool pool;               /* the arrays of searches grown or dropped */
 };
 
 RedistCache *redist_cache_new(void)
@@ -604,6 +699,8 @@ void redist_cache_free(RedistCache *c)
 		return;
 	for (int i = 0; i < c->n; i++)
 		search_free(c->k[i].x);
+	for (int i = 0; i < c->pool.n; i++)
+		free(c->pool.p[i]);
 	free(c->k);
 	free(c);
 }
@@ -638,7 +735,7 @@ static Kept *kept(RedistCache *c, const TensorLayout *from, const int64_t *globa
 		c->k = xrealloc(c->k, sizeof(Kept) * (size_t)c->cap);
 	}
 	Kept *k = &c->k[c->n++];
-	*k = (Kept){h, *from, {0}, elem_bytes, search_new(from, global, elem_bytes), c->tick};
+	*k = (Kept){h, *from, {0}, elem_bytes, search_new(&c->pool, from, global, elem_bytes), c->tick};
 	memcpy(k->global, g, sizeof g);
 	c->states += 1;
 	return k;
@@ -714,7 +811,7 @@ void redist_plan_kept(RedistCache *c, const TensorLayout *from, const TensorLayo
 	int goal = -1;
 	if (layout_common_matrix(from, to, &a, &b)) {
 		Kept *k = c ? kept(c, &a, global, elem_bytes) : NULL;
-		Search *x = k ? k->x : search_new(&a, global, elem_bytes);
+		Search *x = k ? k->x : search_new(NULL, &a, global, elem_bytes);
 		int before = x->n;
 		goal = search_to(x, pack(&b));
 		if (goal >= 0)
