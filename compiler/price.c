@@ -43,6 +43,23 @@ void set_current(Search *x, int v, const OpSplit *s)
 		x->version[x->g->nodes[v].in[k]]++;
 }
 
+/* cost_redist, or with `back` cost_redist_back; while local_cost_under
+ * bounds a sum (x->terms.on), each one is noted to be planned later. */
+static double redist(Search *x, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
+                     int64_t elem, bool back)
+{
+	double c = back ? cost_redist_back(x->cm, from, to, global, elem) : cost_redist(x->cm, from, to, global, elem, NULL);
+	Terms *t = &x->terms;
+	if (t->on) {
+		if (t->n == t->cap) {
+			t->cap = t->cap ? 2 * t->cap : 16;
+			t->t = xrealloc(t->t, sizeof *t->t * (size_t)t->cap);
+		}
+		t->t[t->n++] = (Term){*from, *to, global, elem, back, c, 0};
+	}
+	return c;
+}
+
 /* From layout `from` of value `value` through the Reshapes of `s` to `to`;
  * with a train block and a value that needs a gradient, the adjoint too (a
  * gather before a Reshape has a free slice for adjoint). With `sum` (what
@@ -66,7 +83,7 @@ static double carry_cost_under(Search *x, TensorLayout from, int value, const Sr
 			for (int d = 0; d < from.rank; d++)
 				if (bad[d])
 					gathered.nmap[d] = 0;
-			c += cost_redist(x->cm, &from, &gathered, vin->type.dims, elem_bytes(x, r->in[0]), NULL);
+			c += redist(x, &from, &gathered, vin->type.dims, elem_bytes(x, r->in[0]), false);
 			memset(bad, 0, sizeof bad);
 			if (!carry_reshape(&gathered, vin->type.dims, &g->values[r->result].type, &next, bad))
 				die("an unsplit reshape group does not carry");
@@ -75,9 +92,9 @@ static double carry_cost_under(Search *x, TensorLayout from, int value, const Sr
 		value = r->result;
 	}
 	if (sum + c < limit)
-		c += cost_redist(x->cm, &from, to, g->values[value].type.dims, elem_bytes(x, value), NULL);
+		c += redist(x, &from, to, g->values[value].type.dims, elem_bytes(x, value), false);
 	if (back && sum + c < limit)
-		c += cost_redist_back(x->cm, &from, to, g->values[value].type.dims, elem_bytes(x, value));
+		c += redist(x, &from, to, g->values[value].type.dims, elem_bytes(x, value), true);
 	return c;
 }
 
@@ -139,7 +156,7 @@ static double in_cost(Search *x, int v, int k, const TensorLayout *to, bool befo
 	if (!x->fixed[v][k] && shared(x, v, k, to, -1, before))
 		return 0;
 	if (x->fixed[v][k])
-		return cost_redist(x->cm, x->fixed[v][k], to, x->g->values[s->id].type.dims, elem_bytes(x, s->id), NULL);
+		return redist(x, x->fixed[v][k], to, x->g->values[s->id].type.dims, elem_bytes(x, s->id), false);
 	if (s->kind == SRC_OP)
 		return x->decided[s->id] ? carry_cost_under(x, x->out[s->id], x->g->nodes[s->id].result, s, to, sum, limit) : 0;
 	if (s->kind != SRC_PARAM ||
@@ -168,7 +185,7 @@ static double complete_cost(Search *x, int v, const TensorLayout *out)
 					to.map[d][to.nmap[d]++] = (int8_t)a;
 			break;
 		}
-	return cost_redist(x->cm, out, &to, val->type.dims, elem_bytes(x, x->g->nodes[v].result), NULL);
+	return redist(x, out, &to, val->type.dims, elem_bytes(x, x->g->nodes[v].result), false);
 }
 
 bool is_param(const Search *x, int p)
@@ -279,7 +296,7 @@ static double local_cost_sum(Search *x, int v, const OpSplit *s, double limit, d
 		}
 	}
 	if (ns->has_out_strategy && c < limit)
-		c += cost_redist(x->cm, &raw, ns->delivered, res->type.dims, dtype_bytes(res->type.dtype), NULL);
+		c += redist(x, &raw, ns->delivered, res->type.dims, dtype_bytes(res->type.dtype), false);
 	for (int i = x->cstart[v]; i < x->cstart[v + 1]; i++) {
 		int w = x->cnode[i];
 		if (c < limit && x->decided[w] && !shared(x, w, x->cin[i], &x->in[w][x->cin[i]], -1, true))
@@ -303,17 +320,43 @@ static bool out_of_reach(double least, double limit)
 	return least * (1 - 1e-12) >= limit;
 }
 
-/* With a finite limit, the whole sum bounded first: a strategy that cannot
- * get under it plans nothing (plans are the search's expense, and a bound
- * of every term ends more of them than the terms planned in order). */
+/* With a finite limit, the whole sum bounded first (each redistribution
+ * not planned yet by a lower bound, cost_bound_only): a strategy that
+ * cannot get under the limit plans nothing. Else the bounded terms are
+ * planned, the nearest pairs (least bound) first, until the sum with the
+ * rest still bounded reaches the limit: a far pair's plan is the one that
+ * may take a search to its cap, and is often not needed. A strategy that
+ * gets under the limit is summed again in local_cost's order, every term
+ * now cached, so its cost is bit for bit local_cost's. */
 double local_cost_under(Search *x, int v, const OpSplit *s, double limit, double *bytes)
 {
 	if (limit < INFINITY && limit > -INFINITY) {
+		Terms *t = &x->terms;
 		cost_bound_only(x->cm, true);
+		t->on = true, t->n = 0;
 		double least = local_cost_sum(x, v, s, INFINITY, bytes);
+		t->on = false;
 		cost_bound_only(x->cm, false);
 		if (out_of_reach(least, limit))
 			return least;
+		for (int i = 0; i < t->n; i++) {   /* the size of its search: the axes of the common matrix */
+			TensorLayout a, b;
+			Term *e = &t->t[i];
+			e->axes = layout_common_matrix(e->back ? &e->to : &e->from, e->back ? &e->from : &e->to, &a, &b) ? a.ndev : MAX_AXES;
+		}
+		for (int i = 1; i < t->n; i++)   /* by axes, then bound, stable: insertion sort of a few */
+			for (int j = i; j > 0 && (t->t[j].axes < t->t[j - 1].axes ||
+			                          (t->t[j].axes == t->t[j - 1].axes && t->t[j].bound < t->t[j - 1].bound)); j--) {
+				Term tmp = t->t[j];
+				t->t[j] = t->t[j - 1];
+				t->t[j - 1] = tmp;
+			}
+		for (int i = 0; i < t->n; i++) {
+			const Term *e = &t->t[i];
+			least += redist(x, &e->from, &e->to, e->global, e->elem_bytes, e->back) - e->bound;
+			if (out_of_reach(least, limit))
+				return least;
+		}
 	}
 	return local_cost_sum(x, v, s, limit, bytes);
 }

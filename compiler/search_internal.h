@@ -64,6 +64,23 @@ typedef struct {
 	int n, cap;
 } Readers;
 
+/* A redistribution in a sum that local_cost_under bounded: planned later,
+ * while the sum can still get under its limit. */
+typedef struct {
+	TensorLayout from, to;
+	const int64_t *global;   /* the value's dims (the graph's) */
+	int64_t elem_bytes;
+	bool back;               /* cost_redist_back */
+	double bound;            /* what the bound pass summed */
+	int axes;                /* of the two layouts' common matrix: how large its search may grow */
+} Term;
+
+typedef struct {
+	Term *t;
+	int n, cap;
+	bool on;                 /* noting each redistribution priced */
+} Terms;
+
 typedef struct {
 	const Module *m;
 	Arena *a;                /* the search's own tables (the module's arena is not touched) */
@@ -100,6 +117,7 @@ typedef struct {
 	int64_t *version;        /* (nvalues) bumped when a reader of the value changes strategy */
 	int64_t epoch;           /* bumped as refine or polish starts: readers summed before are stale */
 	int64_t (*cand)[MAX_OPDIMS];  /* (MAX_CANDIDATES) scratch for op_candidates */
+	Terms terms;             /* local_cost_under's bounded sum */
 } Search;
 
 enum { MOVE_PRIME, MOVE_ANY };   /* best_move's kinds: refine's, polish's */
