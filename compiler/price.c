@@ -366,6 +366,116 @@ double local_cost(Search *x, int v, const OpSplit *s, double *bytes)
 	return local_cost_under(x, v, s, INFINITY, bytes);
 }
 
+/* Lower by more than rounding: what a move must gain, and what --explain
+ * calls cheaper. */
+double below(double now)
+{
+	return now - 1e-9 * fabs(now);
+}
+
+/* The candidate a scan of n candidates in order ends on, the scan taking
+ * a candidate when it costs under the best so far (below(best) with
+ * `margin`, else strictly under), the first one whatever it costs with
+ * `first` (there is no best yet; else the best so far starts at `best`).
+ * Pricing is the search's expense, and such a scan prices most candidates
+ * against a best that a later one beats by far; so this finds the same
+ * candidate pricing only what can change it. Each candidate has a lower
+ * bound (p->least), or its cost once priced. The scan is replayed on what
+ * is known: a candidate known is taken or not as the scan would; one whose
+ * bound reaches the scan's limit is not taken; before one not known, the
+ * cheapest known ahead, q, is taken whatever the scan does in between when
+ * it costs under the limit of the least of the best and the bounds (or
+ * costs) of the candidates in between: any of them taken costs at least
+ * that. Else the replay stops, the least bounded candidate not known from
+ * there is priced under the limit there (the best there is final:
+ * everything before it was decided; the best only falls, so a candidate
+ * at or over it is never taken), and the replay starts over. */
+int scan_priced(const Priceable *p, int n, double best, bool first, bool margin, double *cost)
+{
+	double *lower = xmalloc(sizeof(double) * (size_t)(n ? n : 1));
+	bool *known = xcalloc((size_t)(n ? n : 1), sizeof(bool));
+	for (int i = 0; i < n; i++)
+		lower[i] = p->least(p->ctx, i);
+	for (;;) {
+		bool have = !first;
+		double b = best, lim = INFINITY;
+		int taken = -1, need = -1;
+		for (int j = 0; j < n;) {
+			lim = !have ? INFINITY : margin ? below(b) : b;
+			if (isnan(lim))   /* below(infinity): nothing is under it, nothing more is taken */
+				break;
+			if (known[j] || (have && lower[j] >= lim)) {   /* lower[j] is the cost when known */
+				if (known[j] && (!have || lower[j] < lim))
+					b = lower[j], have = true, taken = j;
+				j++;
+				continue;
+			}
+			int q = -1;
+			for (int m = j + 1; m < n; m++)
+				if (known[m] && (q < 0 || lower[m] < lower[q]))
+					q = m;
+			double floor = have ? b : INFINITY;
+			for (int m = j; m < q; m++)
+				floor = lower[m] < floor ? lower[m] : floor;
+			/* (not before a first taken whatever it costs, under a margin:
+			 * taken at an infinite cost, it leaves no limit to be under) */
+			if (q >= 0 && (have || !margin) && lower[q] < (margin ? below(floor) : floor)) {
+				b = lower[q], have = true, taken = q, j = q + 1;
+				continue;
+			}
+			need = j;
+			for (int m = j + 1; m < n; m++)
+				if (!known[m] && lower[m] < lower[need])
+					need = m;
+			break;
+		}
+		if (need < 0) {
+			free(lower);
+			free(known);
+			*cost = b;
+			return taken;
+		}
+		double c = p->price(p->ctx, need, lim);
+		if (c < lim || lim == INFINITY)
+			lower[need] = c, known[need] = true;
+		else
+			lower[need] = lim;
+	}
+}
+
+typedef struct {
+	Search *x;
+	int v;
+	const OpSplit *cand;
+} Scan;
+
+/* A lower bound of local_cost with nothing planned: the sum with every
+ * redistribution not planned yet bounded (cost_bound_only), less the
+ * rounding a bound may have over its plan's sum of steps. */
+static double scan_least(void *ctx, int i)
+{
+	Scan *sc = ctx;
+	double mem;
+	cost_bound_only(sc->x->cm, true);
+	double least = local_cost(sc->x, sc->v, &sc->cand[i], &mem);
+	cost_bound_only(sc->x->cm, false);
+	return least * (1 - 1e-12);
+}
+
+static double scan_price(void *ctx, int i, double limit)
+{
+	Scan *sc = ctx;
+	double mem;
+	return local_cost_under(sc->x, sc->v, &sc->cand[i], limit, &mem);
+}
+
+int scan_candidates(Search *x, int v, const OpSplit *cand, int n, double best, bool first, bool margin,
+                    double *cost)
+{
+	Scan sc = {x, v, cand};
+	return scan_priced(&(Priceable){scan_least, scan_price, &sc}, n, best, first, margin, cost);
+}
+
 /* ---- candidates ---- */
 
 typedef struct {
