@@ -74,7 +74,6 @@ typedef struct {
 	Move step;               /* the step from prev */
 	int maker;               /* the state that first offered this one (-1: the start) */
 	Move made;               /* by this move: the layout a step names is maker's with it applied */
-	int entry;               /* its latest heap entry (older ones: Search.older), -1 none */
 } State;
 
 /* A slot of the table: the state and its hash's top 32 bits, so that a
@@ -85,16 +84,12 @@ typedef struct {
 	int32_t state;           /* -1: empty */
 } Slot;
 
-/* A heap entry holds its state's cost and steps, kept equal to the state's
- * as they improve (the heap orders entries by their state's values now,
- * even an entry an improvement left behind); nsteps and state fit 16 bits
- * (a path visits each state once), so that (nsteps, state), the ties'
- * order, is one word. */
-typedef struct {
-	int64_t cost;
-	uint32_t tie;            /* nsteps << 16 | state */
-	int id;                  /* its number: Search.where[id] is its place, -1 once popped */
-} Entry;
+/* A heap entry is its state: it is ordered by the state's cost, steps and
+ * index now. The heap it replaces held those in each entry and, when a
+ * state improved, set them in every entry of the state still in the heap
+ * (in place, without a sift) before pushing a new one: so an entry's values
+ * were always its state's, and the same comparisons see the same order. */
+typedef uint16_t Entry;
 _Static_assert(STATE_CAP <= 65535, "heap entries hold states in 16 bits");
 
 /* The arrays a cache's searches gave back, for the next ones to take: the
@@ -162,8 +157,6 @@ typedef struct {
 	int table_size, shift;   /* 1 << (64 - shift) slots: a state's home is its hash's top bits */
 	Entry *heap;
 	int nheap, heap_cap;
-	int *where, *older;      /* (nentries) an entry's place; the state's entry before it, -1 none */
-	int nentries, entries_cap;
 	int pending;             /* the last goal: popped, not expanded yet; -1 none */
 	bool dead;               /* STATE_CAP reached or every state popped: no goal not yet done is reached */
 } Search;
@@ -246,84 +239,51 @@ int64_t redist_step_bytes(StepKind kind, int64_t in_bytes, int64_t n)
 	return 0;
 }
 
-static uint32_t tie(int nsteps, int state)
-{
-	return (uint32_t)nsteps << 16 | (uint32_t)state;
-}
-
 /* Without branches: which of two entries comes first is what a branch
  * would guess wrong half the time. */
-static bool heap_less(const Entry *p, const Entry *q)
+static bool heap_less(const Search *x, int a, int b)
 {
-	return (p->cost < q->cost) | ((p->cost == q->cost) & (p->tie < q->tie));
-}
-
-static void heap_put(Search *x, int at, Entry e)
-{
-	x->heap[at] = e;
-	x->where[e.id] = at;
+	const Hot *p = &x->hot[a], *q = &x->hot[b];
+	uint32_t ta = (uint32_t)p->nsteps << 16 | (uint32_t)a, tb = (uint32_t)q->nsteps << 16 | (uint32_t)b;
+	return (p->cost < q->cost) | ((p->cost == q->cost) & (ta < tb));
 }
 
 /* The sifts move the hole, not the entry: the same comparisons, and the
  * same places, as swapping it along. */
-static void heap_push(Search *x, int i, int64_t cost, int nsteps)
+static void heap_push(Search *x, int i)
 {
 	if (x->nheap == x->heap_cap) {
 		size_t had = sizeof(Entry) * (size_t)x->heap_cap;
 		x->heap = pool_grow(x->pool, x->heap, had, had, 2 * had);
 		x->heap_cap *= 2;
 	}
-	if (x->nentries == x->entries_cap) {
-		size_t had = sizeof(int) * (size_t)x->entries_cap, size = had ? 2 * had : 256 * sizeof(int);
-		x->where = pool_grow(x->pool, x->where, had, had, size);
-		x->older = pool_grow(x->pool, x->older, had, had, size);
-		x->entries_cap = (int)(size / sizeof(int));
-	}
-	State *s = &x->s[i];
-	int id = x->nentries++;
-	x->older[id] = s->entry;
-	s->entry = id;
-	Entry e = {cost, tie(nsteps, i), id};
 	int at = x->nheap++;
-	while (at > 0 && heap_less(&e, &x->heap[(at - 1) / 2])) {
+	while (at > 0 && heap_less(x, i, x->heap[(at - 1) / 2])) {
 		int up = (at - 1) / 2;
-		heap_put(x, at, x->heap[up]);
+		x->heap[at] = x->heap[up];
 		at = up;
 	}
-	heap_put(x, at, e);
+	x->heap[at] = (Entry)i;
 }
 
 static int heap_pop(Search *x)
 {
-	Entry top = x->heap[0];
-	x->where[top.id] = -1;
-	int n = --x->nheap;
+	int top = x->heap[0], n = --x->nheap;
 	if (n == 0)
-		return (int)(top.tie & 0xffff);
-	Entry e = x->heap[n];
-	int at = 0;
+		return top;
+	int e = x->heap[n], at = 0;
 	for (;;) {
 		int l = 2 * at + 1, r = l + 1;
 		if (l >= n)
 			break;
-		int c = r < n && heap_less(&x->heap[r], &x->heap[l]) ? r : l;
-		if (!heap_less(&x->heap[c], &e))
+		int c = r < n && heap_less(x, x->heap[r], x->heap[l]) ? r : l;
+		if (!heap_less(x, x->heap[c], e))
 			break;
-		heap_put(x, at, x->heap[c]);
+		x->heap[at] = x->heap[c];
 		at = c;
 	}
-	heap_put(x, at, e);
-	return (int)(top.tie & 0xffff);
-}
-
-/* State i's cost or steps fell: its entries still in the heap follow. */
-static void heap_follow(Search *x, int i, int64_t cost, int nsteps)
-{
-	for (int id = x->s[i].entry; id >= 0; id = x->older[id])
-		if (x->where[id] >= 0) {
-			x->heap[x->where[id]].cost = cost;
-			x->heap[x->where[id]].tie = tie(nsteps, i);
-		}
+	x->heap[at] = (Entry)e;
+	return top;
 }
 
 /* The slot holding roles r (hash h), or the empty slot where they would go. */
@@ -383,8 +343,7 @@ static bool offer(Search *x, int from, int64_t fcost, int fsteps, Roles r, uint6
 		old->nsteps = (uint16_t)nsteps;
 		x->s[sl->state].prev = from;
 		x->s[sl->state].step = m;
-		heap_follow(x, sl->state, cost, nsteps);
-		heap_push(x, sl->state, cost, nsteps);   /* the stale entry is skipped when popped: done is set first */
+		heap_push(x, sl->state);   /* the stale entry is skipped when popped: done is set first */
 		return true;
 	}
 	if (x->n == STATE_CAP)
@@ -397,8 +356,8 @@ static bool offer(Search *x, int from, int64_t fcost, int fsteps, Roles r, uint6
 	}
 	*sl = (Slot){(uint32_t)(h >> 32), x->n};
 	x->hot[x->n] = (Hot){r, cost, (uint16_t)nsteps, false};
-	x->s[x->n] = (State){from, m, from, m, -1};
-	heap_push(x, x->n++, cost, nsteps);
+	x->s[x->n] = (State){from, m, from, m};
+	heap_push(x, x->n++);
 	return true;
 }
 
@@ -550,9 +509,9 @@ static Search *search_new(Pool *pool, const TensorLayout *from, const int64_t *g
 	uint64_t h = hash_roles(r);
 	*lookup(x, r, h) = (Slot){(uint32_t)(h >> 32), 0};
 	x->hot[0] = (Hot){r, 0, 0, false};
-	x->s[0] = (State){-1, {STEP_SLICE, 0, -1, -1}, -1, {STEP_SLICE, 0, -1, -1}, -1};
+	x->s[0] = (State){-1, {STEP_SLICE, 0, -1, -1}, -1, {STEP_SLICE, 0, -1, -1}};
 	x->n = 1;
-	heap_push(x, 0, 0, 0);
+	heap_push(x, 0);
 	return x;
 }
 
@@ -564,8 +523,6 @@ static void search_free(Search *x)
 	pool_put(x->pool, x->s, sizeof(State) * (size_t)x->cap);
 	pool_put(x->pool, x->table, sizeof(Slot) * (size_t)x->table_size);
 	pool_put(x->pool, x->heap, sizeof(Entry) * (size_t)x->heap_cap);
-	pool_put(x->pool, x->where, sizeof(int) * (size_t)x->entries_cap);
-	pool_put(x->pool, x->older, sizeof(int) * (size_t)x->entries_cap);
 	free(x);
 }
 
@@ -585,7 +542,6 @@ static void keep_popped(Search *x)
 		State st = x->s[i];
 		st.prev = st.prev >= 0 ? to[st.prev] : -1;
 		st.maker = st.maker >= 0 ? to[st.maker] : -1;
-		st.entry = -1;
 		x->hot[to[i]] = x->hot[i];
 		x->s[to[i]] = st;
 	}
@@ -637,11 +593,8 @@ static int search_to(Search *x, Roles goal)
 	}
 	x->dead = true;
 	pool_put(x->pool, x->heap, sizeof(Entry) * (size_t)x->heap_cap);   /* no more pops */
-	pool_put(x->pool, x->where, sizeof(int) * (size_t)x->entries_cap);
-	pool_put(x->pool, x->older, sizeof(int) * (size_t)x->entries_cap);
 	x->heap = NULL;
-	x->where = x->older = NULL;
-	x->nheap = x->heap_cap = x->nentries = x->entries_cap = 0;
+	x->nheap = x->heap_cap = 0;
 	keep_popped(x);
 	return -1;
 }
