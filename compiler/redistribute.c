@@ -31,10 +31,11 @@
  * offered, a layout built only for the steps of the plan found (from the
  * start, by the moves that first reached each state, as the search would
  * have built it), and a cost model keeps its searches to resume them for
- * the next goal (RedistCache). The heap is kept exactly as it was, improved
- * keys updated in place without a sift, so that ties and pops, and so
- * every plan, stay the same; only its sifts move a hole and compare
- * without branches. */
+ * the next goal (RedistCache). The heap's operations are the ones it has
+ * always done, an improved state pushed again while its entries already
+ * in the heap take its new key in place without a sift, so that ties and
+ * pops, and so every plan, stay the same (such a heap can pop a little out
+ * of order: the plans are what they were, not always the fewest bytes). */
 #include "shardc.h"
 
 #include <stdlib.h>
