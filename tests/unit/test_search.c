@@ -295,11 +295,13 @@ Test(search, redistribution_bound)
 }
 
 /* The same on the matrices of many devices the search meets: random layouts
- * of a (8, 16, 4, 16) tensor over 1,024 devices as (2, 4, 2, 2, 2, 2, 2, 4)
- * and as ten axes of 2, the source partial over some axes; plans that move
- * several axes (the bound's latency rounds: ceil(log2) of the product of the
- * axes some collective must cover) and searches that end at their cap
- * (complete, gather, slice) included. */
+ * of a (8, 16, 4, 16) tensor over 1,024 devices as (2, 4, 2, 2, 2, 2, 2, 4),
+ * as ten axes of 2, as (32, 32) and as (4, 8, 2, 16), nodes of 8 and of 16
+ * devices, the source partial over some axes; plans that move several axes
+ * (the bound's latency rounds: ceil(log2) of the axes some collective must
+ * cover, those at or above a node's bits at the inter-node latency, with
+ * axes that straddle a node and that the common matrix merges) and
+ * searches that end at their cap (complete, gather, slice) included. */
 static uint64_t lcg(uint64_t *s)
 {
 	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
@@ -328,27 +330,35 @@ static void random_roles(uint64_t *s, int ndev, const int64_t *dev, bool partial
 Test(search, redistribution_bound_many_axes, .timeout = 300)
 {
 	static const int64_t global[4] = {8, 16, 4, 16};
-	static const int64_t m8[8] = {2, 4, 2, 2, 2, 2, 2, 4}, m10[10] = {2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
-	Cluster c;
-	cluster_default(&c);
+	static const struct {
+		int ndev;
+		int64_t dev[10], per_node;
+	} m[] = {{8, {2, 4, 2, 2, 2, 2, 2, 4}, 8}, {10, {2, 2, 2, 2, 2, 2, 2, 2, 2, 2}, 8}, {2, {32, 32}, 8},
+	         {4, {4, 8, 2, 16}, 16}, {8, {2, 4, 2, 2, 2, 2, 2, 4}, 16}};
 	uint64_t seed = 20261126;
-	int rounds = 0;
-	for (int t = 0; t < 2; t++) {
+	int rounds = 0, across = 0;
+	for (size_t t = 0; t < sizeof m / sizeof m[0]; t++) {
+		Cluster c;
+		cluster_default(&c);
+		c.devices_per_node = m[t].per_node;
 		CostModel *plan = cost_new(&c, 1024, true), *bound = cost_new(&c, 1024, true);
 		cost_bound_only(bound, true);
 		for (int i = 0; i < 150; i++) {
 			TensorLayout from, to;
-			random_roles(&seed, t ? 10 : 8, t ? m10 : m8, true, &from);
-			random_roles(&seed, t ? 10 : 8, t ? m10 : m8, false, &to);
+			random_roles(&seed, m[t].ndev, m[t].dev, true, &from);
+			random_roles(&seed, m[t].ndev, m[t].dev, false, &to);
 			double least = cost_redist(bound, &from, &to, global, 4, NULL);
 			double cost = cost_redist(plan, &from, &to, global, 4, NULL);
-			cr_assert(least <= cost * (1 + 1e-12), "case %d, pair %d: bound %g over the plan's %g", t, i, least, cost);
+			cr_assert(least <= cost * (1 + 1e-12), "case %zu, pair %d: bound %g over the plan's %g", t, i, least,
+			          cost);
 			rounds += least > 2 * c.intra_lat;   /* more than the one latency the bytes alone give */
+			across += least >= c.inter_lat;      /* a round across nodes */
 		}
 		cost_free(plan);
 		cost_free(bound);
 	}
-	cr_assert(rounds > 100, "the latency rounds bound only %d pairs", rounds);
+	cr_assert(rounds > 300, "the latency rounds bound only %d pairs", rounds);
+	cr_assert(across > 300, "rounds across nodes bound only %d pairs", across);
 }
 
 /* Synthetic candidates for scan_priced: costs with ties and near ties (a
