@@ -6,7 +6,9 @@
  * sources (carried through Reshapes; an edge another decided reader shares
  * costs once), its consumers', the completion of a returned partial value,
  * out_strategy's delivery and, with a train block, the gradient reductions
- * (grad_cost). Then an operator's candidates (op_candidates), those cheaper
+ * (grad_cost); local_cost_under, the same when it is under a limit, plans
+ * no more than it must. The candidate a scan in order ends on
+ * (scan_priced), an operator's candidates (op_candidates), those cheaper
  * than a bound (cheaper_candidates), and a whole plan's cost (total) and
  * memory as the program allocates it (slab_memory: the strategies lowered
  * and the slab planned). The bottom of the search: it calls no other file
@@ -323,11 +325,12 @@ static bool out_of_reach(double least, double limit)
 /* With a finite limit, the whole sum bounded first (each redistribution
  * not planned yet by a lower bound, cost_bound_only): a strategy that
  * cannot get under the limit plans nothing. Else the bounded terms are
- * planned, the nearest pairs (least bound) first, until the sum with the
- * rest still bounded reaches the limit: a far pair's plan is the one that
- * may take a search to its cap, and is often not needed. A strategy that
- * gets under the limit is summed again in local_cost's order, every term
- * now cached, so its cost is bit for bit local_cost's. */
+ * planned, the smallest searches first (fewest axes on the pair's common
+ * matrix, then least bound), until the sum with the rest still bounded
+ * reaches the limit: a pair over many axes is the one whose search may run
+ * to its cap, and is often not needed. A strategy that gets under the
+ * limit is summed again in local_cost's order, every term now cached, so
+ * its cost is bit for bit local_cost's. */
 double local_cost_under(Search *x, int v, const OpSplit *s, double limit, double *bytes)
 {
 	if (limit < INFINITY && limit > -INFINITY) {
@@ -342,7 +345,8 @@ double local_cost_under(Search *x, int v, const OpSplit *s, double limit, double
 		for (int i = 0; i < t->n; i++) {   /* the size of its search: the axes of the common matrix */
 			TensorLayout a, b;
 			Term *e = &t->t[i];
-			e->axes = layout_common_matrix(e->back ? &e->to : &e->from, e->back ? &e->from : &e->to, &a, &b) ? a.ndev : MAX_AXES;
+			const TensorLayout *start = e->back ? &e->to : &e->from, *goal = e->back ? &e->from : &e->to;
+			e->axes = layout_common_matrix(start, goal, &a, &b) ? a.ndev : MAX_AXES;
 		}
 		for (int i = 1; i < t->n; i++)   /* by axes, then bound, stable: insertion sort of a few */
 			for (int j = i; j > 0 && (t->t[j].axes < t->t[j - 1].axes ||

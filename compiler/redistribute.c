@@ -550,8 +550,9 @@ static void keep_popped(Search *x)
 	int cap = 64;
 	while (cap < m)
 		cap *= 2;
-	x->hot = pool_grow(x->pool, x->hot, sizeof(Hot) * (size_t)x->cap, sizeof(Hot) * (size_t)m, sizeof(Hot) * (size_t)cap);
-	x->s = pool_grow(x->pool, x->s, sizeof(State) * (size_t)x->cap, sizeof(State) * (size_t)m, sizeof(State) * (size_t)cap);
+	size_t had = (size_t)x->cap, kept = (size_t)m, size = (size_t)cap;
+	x->hot = pool_grow(x->pool, x->hot, sizeof(Hot) * had, sizeof(Hot) * kept, sizeof(Hot) * size);
+	x->s = pool_grow(x->pool, x->s, sizeof(State) * had, sizeof(State) * kept, sizeof(State) * size);
 	x->n = m, x->cap = cap;
 	pool_put(x->pool, x->table, sizeof(Slot) * (size_t)x->table_size);
 	x->table_size = 256, x->shift = 64 - 8;
