@@ -289,11 +289,74 @@ void cost_bound_only(CostModel *cm, bool on)
 	cm->bound_only = on;
 }
 
+static int64_t ceil_log2(int64_t n)
+{
+	int64_t k = 0;
+	for (int64_t m = 1; m < n; m *= 2)
+		k++;
+	return k;
+}
+
+/* The latency rounds every plan from `from` to `to` pays at least, and how
+ * many of them at least cross nodes. On the two layouts' common matrix,
+ * each axis that holds partial results, or splits a dim in `from` and plays
+ * another role in `to`, is in the group of some collective: only an
+ * AllReduce or a ReduceScatter ends a partial axis, only an AllGather or
+ * an AllToAll moves a split one (a split axis keeps its place in its dim's
+ * map until it leaves). A collective over n ranks pays ceil(log2 n) rounds
+ * or more (latency_steps), and groups of n1 and n2 ranks ceil(log2 n1) +
+ * ceil(log2 n2) >= ceil(log2 n1 n2): so the rounds are at least ceil(log2)
+ * of the product of those axes. The fallback's groups (one AllReduce over
+ * the partial axes, an AllGather per split axis of `from`) cover the same
+ * ranks. When every axis and a node are 2^k devices, a rank's number is
+ * its bits, an axis a run of them, and a group crosses nodes exactly when
+ * it varies a bit at or above the node's (for every rank, so as
+ * cost_collective sees it): each such bit the plan must vary is a round of
+ * some collective that crosses, at the inter-node latency, however the
+ * plan groups the bits (the common matrix merges neighbouring axes that
+ * the fallback gathers one by one). 0 when the matrices have no common
+ * refinement. */
+static int64_t rounds_at_least(const CostModel *cm, const TensorLayout *from, const TensorLayout *to,
+                               int64_t *across)
+{
+	TensorLayout a, b;
+	*across = 0;
+	if (!layout_common_matrix(from, to, &a, &b))
+		return 0;
+	int8_t dim[MAX_AXES], place[MAX_AXES];
+	for (int x = 0; x < b.ndev; x++)
+		dim[x] = -1, place[x] = -1;
+	for (int d = 0; d < b.rank; d++)
+		for (int k = 0; k < b.nmap[d]; k++)
+			dim[b.map[d][k]] = (int8_t)d, place[b.map[d][k]] = (int8_t)k;
+	uint32_t moved = a.partial;
+	for (int d = 0; d < a.rank; d++)
+		for (int k = 0; k < a.nmap[d]; k++)
+			if (dim[a.map[d][k]] != d || place[a.map[d][k]] != k)
+				moved |= 1u << a.map[d][k];
+	int64_t n = 1;
+	bool bits = (cm->c.devices_per_node & (cm->c.devices_per_node - 1)) == 0;
+	for (int x = 0; x < a.ndev; x++) {
+		bits &= (a.dev[x] & (a.dev[x] - 1)) == 0;
+		if (moved & (1u << x))
+			n *= a.dev[x];
+	}
+	if (bits) {
+		int64_t node = ceil_log2(cm->c.devices_per_node), lo = 0;
+		for (int x = a.ndev - 1; x >= 0; lo += ceil_log2(a.dev[x]), x--)   /* the last axis is the low bits */
+			for (int64_t bit = lo; (moved & (1u << x)) && bit < lo + ceil_log2(a.dev[x]); bit++)
+				*across += bit >= node;
+	}
+	return ceil_log2(n);
+}
+
 /* No plan from `from` to `to` costs less: rank 0 and the last rank must
  * each receive the part of their slice they do not hold (all of it when
  * `from` is partial: each element sums other ranks' parts too), every
- * collective step sends per rank what a rank receives in it, and costs one
- * latency at least. */
+ * collective step sends per rank what a rank receives in it, and the
+ * plan pays rounds_at_least latencies (what ranks 0 and the last hold may
+ * be all they need while the others' pieces move), one at least when
+ * anything is missing, those that cross nodes at the inter-node latency. */
 static double redist_bound(const CostModel *cm, const TensorLayout *from, const TensorLayout *to,
                            const int64_t *global, int64_t elem_bytes)
 {
@@ -314,11 +377,14 @@ static double redist_bound(const CostModel *cm, const TensorLayout *from, const 
 		}
 		missing = need - have > missing ? need - have : missing;
 	}
-	if (!missing)
+	int64_t across, rounds = rounds_at_least(cm, from, to, &across);
+	if (!missing && !rounds)
 		return 0;
+	if (rounds < 1)
+		rounds = 1;
 	double lat = cm->c.intra_lat < cm->c.inter_lat ? cm->c.intra_lat : cm->c.inter_lat;
 	double bw = cm->c.intra_bw > cm->c.inter_bw ? cm->c.intra_bw : cm->c.inter_bw;
-	return lat + (double)(missing * elem_bytes) / bw;
+	return (double)across * cm->c.inter_lat + (double)(rounds - across) * lat + (double)(missing * elem_bytes) / bw;
 }
 
 double cost_redist(CostModel *cm, const TensorLayout *from, const TensorLayout *to, const int64_t *global,

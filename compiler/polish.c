@@ -17,13 +17,6 @@
 
 /* ---- the fixed point: no single operator's change that fits lowers the cost ---- */
 
-/* Lower by more than rounding: what a move must gain, and what --explain
- * calls cheaper. */
-double below(double now)
-{
-	return now - 1e-9 * fabs(now);
-}
-
 typedef struct {
 	int v;
 	const OpSplit *was, *now;   /* interned */
@@ -360,16 +353,20 @@ static Memo *memo_slot(MemoTable *t, const Key *k)
 
 /* v's cheapest move of one prime factor from its current strategy, if one
  * lowers its cost; one whose own part does not fit a device is not taken
- * while the current one fits. */
+ * while the current one fits. The moves in their order, each taken when it
+ * costs less than the best so far by more than rounding (scan_candidates:
+ * the same move, most of them not priced). */
 static bool prime_move(Search *x, int v, Priced *out)
 {
 	double memory = cost_cluster(x->cm)->memory;
 	const OpDims *od = x->st->node[v].od;
-	double mem, best = local_cost(x, v, &x->cur[v], &mem);
-	bool fits = mem <= memory, found = false;
+	double mem, now = local_cost(x, v, &x->cur[v], &mem);
+	bool fits = mem <= memory;
 	int64_t split[MAX_OPDIMS];
 	memcpy(split, x->cur[v].split, sizeof split);
 	int64_t rep = x->n / product_of(split, od->nod);
+	OpSplit *cand = NULL;
+	int n = 0, cap = 0;
 	for (int a = 0; a <= od->nod; a++) {
 		int64_t have = a < od->nod ? split[a] : rep;
 		for (int64_t p = 2; p <= have; p++) {
@@ -390,15 +387,22 @@ static bool prime_move(Search *x, int v, Priced *out)
 					s2[a] /= p;
 				if (b < od->nod)
 					s2[b] *= p;
-				OpSplit s;
-				op_split_from_splits(od, s2, x->n, &s);
-				double m2, c = local_cost_under(x, v, &s, best - 1e-9 * fabs(best), &m2);
-				if ((m2 <= memory || !fits) && c < best - 1e-9 * fabs(best))
-					best = c, *out = (Priced){s, c, 0}, found = true;
+				if (n == cap) {
+					cap = cap ? 2 * cap : 16;
+					cand = xrealloc(cand, sizeof *cand * (size_t)cap);
+				}
+				op_split_from_splits(od, s2, x->n, &cand[n]);
+				if (local_memory(x, v, &cand[n]) <= memory || !fits)   /* else never taken */
+					n++;
 			}
 		}
 	}
-	return found;
+	double c;
+	int i = scan_candidates(x, v, cand, n, now, false, true, &c);
+	if (i >= 0)
+		*out = (Priced){cand[i], c, 0};
+	free(cand);
+	return i >= 0;
 }
 
 /* v's best move from its current strategy, or false: MOVE_PRIME, refine's

@@ -6,7 +6,9 @@
  * sources (carried through Reshapes; an edge another decided reader shares
  * costs once), its consumers', the completion of a returned partial value,
  * out_strategy's delivery and, with a train block, the gradient reductions
- * (grad_cost). Then an operator's candidates (op_candidates), those cheaper
+ * (grad_cost); local_cost_under, the same when it is under a limit, plans
+ * no more than it must. The candidate a scan in order ends on
+ * (scan_priced), an operator's candidates (op_candidates), those cheaper
  * than a bound (cheaper_candidates), and a whole plan's cost (total) and
  * memory as the program allocates it (slab_memory: the strategies lowered
  * and the slab planned). The bottom of the search: it calls no other file
@@ -43,6 +45,23 @@ void set_current(Search *x, int v, const OpSplit *s)
 		x->version[x->g->nodes[v].in[k]]++;
 }
 
+/* cost_redist, or with `back` cost_redist_back; while local_cost_under
+ * bounds a sum (x->terms.on), each one is noted to be planned later. */
+static double redist(Search *x, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
+                     int64_t elem, bool back)
+{
+	double c = back ? cost_redist_back(x->cm, from, to, global, elem) : cost_redist(x->cm, from, to, global, elem, NULL);
+	Terms *t = &x->terms;
+	if (t->on) {
+		if (t->n == t->cap) {
+			t->cap = t->cap ? 2 * t->cap : 16;
+			t->t = xrealloc(t->t, sizeof *t->t * (size_t)t->cap);
+		}
+		t->t[t->n++] = (Term){*from, *to, global, elem, back, c, 0};
+	}
+	return c;
+}
+
 /* From layout `from` of value `value` through the Reshapes of `s` to `to`;
  * with a train block and a value that needs a gradient, the adjoint too (a
  * gather before a Reshape has a free slice for adjoint). With `sum` (what
@@ -66,7 +85,7 @@ static double carry_cost_under(Search *x, TensorLayout from, int value, const Sr
 			for (int d = 0; d < from.rank; d++)
 				if (bad[d])
 					gathered.nmap[d] = 0;
-			c += cost_redist(x->cm, &from, &gathered, vin->type.dims, elem_bytes(x, r->in[0]), NULL);
+			c += redist(x, &from, &gathered, vin->type.dims, elem_bytes(x, r->in[0]), false);
 			memset(bad, 0, sizeof bad);
 			if (!carry_reshape(&gathered, vin->type.dims, &g->values[r->result].type, &next, bad))
 				die("an unsplit reshape group does not carry");
@@ -75,9 +94,9 @@ static double carry_cost_under(Search *x, TensorLayout from, int value, const Sr
 		value = r->result;
 	}
 	if (sum + c < limit)
-		c += cost_redist(x->cm, &from, to, g->values[value].type.dims, elem_bytes(x, value), NULL);
+		c += redist(x, &from, to, g->values[value].type.dims, elem_bytes(x, value), false);
 	if (back && sum + c < limit)
-		c += cost_redist_back(x->cm, &from, to, g->values[value].type.dims, elem_bytes(x, value));
+		c += redist(x, &from, to, g->values[value].type.dims, elem_bytes(x, value), true);
 	return c;
 }
 
@@ -139,7 +158,7 @@ static double in_cost(Search *x, int v, int k, const TensorLayout *to, bool befo
 	if (!x->fixed[v][k] && shared(x, v, k, to, -1, before))
 		return 0;
 	if (x->fixed[v][k])
-		return cost_redist(x->cm, x->fixed[v][k], to, x->g->values[s->id].type.dims, elem_bytes(x, s->id), NULL);
+		return redist(x, x->fixed[v][k], to, x->g->values[s->id].type.dims, elem_bytes(x, s->id), false);
 	if (s->kind == SRC_OP)
 		return x->decided[s->id] ? carry_cost_under(x, x->out[s->id], x->g->nodes[s->id].result, s, to, sum, limit) : 0;
 	if (s->kind != SRC_PARAM ||
@@ -171,7 +190,7 @@ static double complete_cost(Search *x, int v, const TensorLayout *out)
 					to.map[d][to.nmap[d]++] = (int8_t)a;
 			break;
 		}
-	return cost_redist(x->cm, out, &to, val->type.dims, elem_bytes(x, x->g->nodes[v].result), NULL);
+	return redist(x, out, &to, val->type.dims, elem_bytes(x, x->g->nodes[v].result), false);
 }
 
 bool is_param(const Search *x, int p)
@@ -253,7 +272,7 @@ double local_memory(const Search *x, int v, const OpSplit *s)
  * bit for bit the same); each is priced only while the sum is under
  * `limit`. Every term is >= 0 and a floating-point sum never falls when a
  * term >= 0 is added, so a sum that reached the limit ends there too. */
-double local_cost_under(Search *x, int v, const OpSplit *s, double limit, double *bytes)
+static double local_cost_sum(Search *x, int v, const OpSplit *s, double limit, double *bytes)
 {
 	const Graph *g = x->g;
 	const Node *nd = &g->nodes[v];
@@ -282,7 +301,7 @@ double local_cost_under(Search *x, int v, const OpSplit *s, double limit, double
 		}
 	}
 	if (ns->has_out_strategy && c < limit)
-		c += cost_redist(x->cm, &raw, ns->delivered, res->type.dims, dtype_bytes(res->type.dtype), NULL);
+		c += redist(x, &raw, ns->delivered, res->type.dims, dtype_bytes(res->type.dtype), false);
 	for (int i = x->cstart[v]; i < x->cstart[v + 1]; i++) {
 		int w = x->cnode[i];
 		if (c < limit && x->decided[w] && !shared(x, w, x->cin[i], &x->in[w][x->cin[i]], -1, true))
@@ -296,9 +315,172 @@ double local_cost_under(Search *x, int v, const OpSplit *s, double limit, double
 	return c;
 }
 
+/* No strategy whose cost has the lower bound `least` (local_cost with each
+ * redistribution not planned yet bounded, cost_bound_only) costs under
+ * `limit` when least reaches it: every bound is at most its plan's cost and
+ * a floating-point sum never falls when a term grows. The margin covers a
+ * bound's rounding against its plan's sum of steps (some 1e-16 a step). */
+static bool out_of_reach(double least, double limit)
+{
+	return least * (1 - 1e-12) >= limit;
+}
+
+/* With a finite limit, the whole sum bounded first (each redistribution
+ * not planned yet by a lower bound, cost_bound_only): a strategy that
+ * cannot get under the limit plans nothing. Else the bounded terms are
+ * planned, the smallest searches first (fewest axes on the pair's common
+ * matrix, then least bound), until the sum with the rest still bounded
+ * reaches the limit: a pair over many axes is the one whose search may run
+ * to its cap, and is often not needed. A strategy that gets under the
+ * limit is summed again in local_cost's order, every term now cached, so
+ * its cost is bit for bit local_cost's. */
+double local_cost_under(Search *x, int v, const OpSplit *s, double limit, double *bytes)
+{
+	if (limit < INFINITY && limit > -INFINITY) {
+		Terms *t = &x->terms;
+		cost_bound_only(x->cm, true);
+		t->on = true, t->n = 0;
+		double least = local_cost_sum(x, v, s, INFINITY, bytes);
+		t->on = false;
+		cost_bound_only(x->cm, false);
+		if (out_of_reach(least, limit))
+			return least;
+		for (int i = 0; i < t->n; i++) {   /* the size of its search: the axes of the common matrix */
+			TensorLayout a, b;
+			Term *e = &t->t[i];
+			const TensorLayout *start = e->back ? &e->to : &e->from, *goal = e->back ? &e->from : &e->to;
+			e->axes = layout_common_matrix(start, goal, &a, &b) ? a.ndev : MAX_AXES;
+		}
+		for (int i = 1; i < t->n; i++)   /* by axes, then bound, stable: insertion sort of a few */
+			for (int j = i; j > 0 && (t->t[j].axes < t->t[j - 1].axes ||
+			                          (t->t[j].axes == t->t[j - 1].axes && t->t[j].bound < t->t[j - 1].bound)); j--) {
+				Term tmp = t->t[j];
+				t->t[j] = t->t[j - 1];
+				t->t[j - 1] = tmp;
+			}
+		for (int i = 0; i < t->n; i++) {
+			const Term *e = &t->t[i];
+			least += redist(x, &e->from, &e->to, e->global, e->elem_bytes, e->back) - e->bound;
+			if (out_of_reach(least, limit))
+				return least;
+		}
+	}
+	return local_cost_sum(x, v, s, limit, bytes);
+}
+
 double local_cost(Search *x, int v, const OpSplit *s, double *bytes)
 {
 	return local_cost_under(x, v, s, INFINITY, bytes);
+}
+
+/* Lower by more than rounding: what a move must gain, and what --explain
+ * calls cheaper. */
+double below(double now)
+{
+	return now - 1e-9 * fabs(now);
+}
+
+/* The candidate a scan of n candidates in order ends on, the scan taking
+ * a candidate when it costs under the best so far (below(best) with
+ * `margin`, else strictly under), the first one whatever it costs with
+ * `first` (there is no best yet; else the best so far starts at `best`).
+ * Pricing is the search's expense, and such a scan prices most candidates
+ * against a best that a later one beats by far; so this finds the same
+ * candidate pricing only what can change it. Each candidate has a lower
+ * bound (p->least), or its cost once priced. The scan is replayed on what
+ * is known: a candidate known is taken or not as the scan would; one whose
+ * bound reaches the scan's limit is not taken; before one not known, the
+ * cheapest known ahead, q, is taken whatever the scan does in between when
+ * it costs under the limit of the least of the best and the bounds (or
+ * costs) of the candidates in between: any of them taken costs at least
+ * that. Else the replay stops, the least bounded candidate not known from
+ * there is priced under the limit there (the best there is final:
+ * everything before it was decided; the best only falls, so a candidate
+ * at or over it is never taken), and the replay starts over. */
+int scan_priced(const Priceable *p, int n, double best, bool first, bool margin, double *cost)
+{
+	double *lower = xmalloc(sizeof(double) * (size_t)(n ? n : 1));
+	bool *known = xcalloc((size_t)(n ? n : 1), sizeof(bool));
+	for (int i = 0; i < n; i++)
+		lower[i] = p->least(p->ctx, i);
+	for (;;) {
+		bool have = !first;
+		double b = best, lim = INFINITY;
+		int taken = -1, need = -1;
+		for (int j = 0; j < n;) {
+			lim = !have ? INFINITY : margin ? below(b) : b;
+			if (isnan(lim))   /* below(infinity): nothing is under it, nothing more is taken */
+				break;
+			if (known[j] || (have && lower[j] >= lim)) {   /* lower[j] is the cost when known */
+				if (known[j] && (!have || lower[j] < lim))
+					b = lower[j], have = true, taken = j;
+				j++;
+				continue;
+			}
+			int q = -1;
+			for (int m = j + 1; m < n; m++)
+				if (known[m] && (q < 0 || lower[m] < lower[q]))
+					q = m;
+			double floor = have ? b : INFINITY;
+			for (int m = j; m < q; m++)
+				floor = lower[m] < floor ? lower[m] : floor;
+			/* (not before a first taken whatever it costs, under a margin:
+			 * taken at an infinite cost, it leaves no limit to be under) */
+			if (q >= 0 && (have || !margin) && lower[q] < (margin ? below(floor) : floor)) {
+				b = lower[q], have = true, taken = q, j = q + 1;
+				continue;
+			}
+			need = j;
+			for (int m = j + 1; m < n; m++)
+				if (!known[m] && lower[m] < lower[need])
+					need = m;
+			break;
+		}
+		if (need < 0) {
+			free(lower);
+			free(known);
+			*cost = b;
+			return taken;
+		}
+		double c = p->price(p->ctx, need, lim);
+		if (c < lim || lim == INFINITY)
+			lower[need] = c, known[need] = true;
+		else
+			lower[need] = lim;
+	}
+}
+
+typedef struct {
+	Search *x;
+	int v;
+	const OpSplit *cand;
+} Scan;
+
+/* A lower bound of local_cost with nothing planned: the sum with every
+ * redistribution not planned yet bounded (cost_bound_only), less the
+ * rounding a bound may have over its plan's sum of steps. */
+static double scan_least(void *ctx, int i)
+{
+	Scan *sc = ctx;
+	double mem;
+	cost_bound_only(sc->x->cm, true);
+	double least = local_cost(sc->x, sc->v, &sc->cand[i], &mem);
+	cost_bound_only(sc->x->cm, false);
+	return least * (1 - 1e-12);
+}
+
+static double scan_price(void *ctx, int i, double limit)
+{
+	Scan *sc = ctx;
+	double mem;
+	return local_cost_under(sc->x, sc->v, &sc->cand[i], limit, &mem);
+}
+
+int scan_candidates(Search *x, int v, const OpSplit *cand, int n, double best, bool first, bool margin,
+                    double *cost)
+{
+	Scan sc = {x, v, cand};
+	return scan_priced(&(Priceable){scan_least, scan_price, &sc}, n, best, first, margin, cost);
 }
 
 /* ---- candidates ---- */
@@ -433,13 +615,7 @@ int cheaper_candidates(Search *x, int v, double bound, Priced *out, int max)
 		op_split_from_splits(od, cand[i], x->n, &s);
 		if (memcmp(s.split, x->cur[v].split, sizeof s.split) == 0 || compute_cost(x, v, &s) >= bound)
 			continue;
-		double mem;
-		cost_bound_only(x->cm, true);
-		double least = local_cost(x, v, &s, &mem);
-		cost_bound_only(x->cm, false);
-		if (least >= bound)
-			continue;
-		double c = local_cost_under(x, v, &s, bound, &mem);
+		double mem, c = local_cost_under(x, v, &s, bound, &mem);
 		if (!(c < bound))
 			continue;
 		if (max == 1)

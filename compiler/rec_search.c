@@ -87,10 +87,10 @@ static void drec(Search *x, int *order, int *norder_out)
 			const OpDims *od = x->st->node[v].od;
 			int64_t split[MAX_OPDIMS];
 			memcpy(split, x->cur[v].split, sizeof split);
-			int best = -1;
-			double best_cost = INFINITY;
-			bool best_fits = false;
-			OpSplit best_split;
+			/* The first candidate that fits, then any that fits and costs
+			 * less; when none fits, the first, then any that costs less. */
+			OpSplit cand[MAX_OPDIMS], fit[MAX_OPDIMS];
+			int n = 0, nfit = 0;
 			for (int j = -1; j < od->nod; j++) {
 				int o = j < 0 ? od->batch : j;
 				if (o < 0 || (j >= 0 && o == od->batch) || (od->whole & (1u << o)) || !op_dim_used(od, o) ||
@@ -99,17 +99,16 @@ static void drec(Search *x, int *order, int *norder_out)
 				int64_t s2[MAX_OPDIMS];
 				memcpy(s2, split, sizeof s2);
 				s2[o] *= p;
-				OpSplit s;
-				op_split_from_splits(od, s2, x->n, &s);
-				double mem = local_memory(x, v, &s);
-				bool fits = mem <= memory, any = best < 0 || (fits && !best_fits);
-				double c = local_cost_under(x, v, &s, any ? INFINITY : fits == best_fits ? best_cost : -INFINITY, &mem);
-				if (any || (fits == best_fits && c < best_cost)) {
-					best = o, best_cost = c, best_fits = fits, best_split = s;
-				}
+				op_split_from_splits(od, s2, x->n, &cand[n]);
+				if (local_memory(x, v, &cand[n]) <= memory)
+					fit[nfit++] = cand[n];
+				n++;
 			}
+			double c;
+			const OpSplit *from = nfit ? fit : cand;
+			int best = scan_candidates(x, v, from, nfit ? nfit : n, INFINITY, true, false, &c);
 			if (best >= 0)
-				set_current(x, v, &best_split);
+				set_current(x, v, &from[best]);
 		}
 	}
 	*norder_out = norder;

@@ -23,19 +23,27 @@
  * back to completing, gathering and slicing, which is always possible.
  *
  * The search is the expense of the strategy search at many devices (up to
- * ten axes of size 2 and STATE_CAP states), so a state is its roles packed
- * in 16 bytes, its hash table grows with the states, a layout is built
- * only for the steps of the plan found (from the start, by the moves that
- * first reached each state, as the search would have built it), and a cost
- * model keeps its searches to resume them for the next goal (RedistCache).
- * The heap is kept exactly as it was, improved keys updated in place
- * without a sift, so that ties and pops, and so every plan, stay the same. */
+ * ten axes of size 2 and STATE_CAP states), and its time is memory: so a
+ * state is its roles packed in 16 bytes, what an offer compares (roles,
+ * cost, steps, popped) apart from what only the path back reads, its hash
+ * table 8 bytes a slot (the state and a tag) growing with the states, the
+ * moves of a state listed and their slots prefetched before they are
+ * offered, a layout built only for the steps of the plan found (from the
+ * start, by the moves that first reached each state, as the search would
+ * have built it), and a cost model keeps its searches to resume them for
+ * the next goal (RedistCache). The heap's operations are the ones it has
+ * always done, an improved state pushed again while its entries already
+ * in the heap take its new key in place without a sift, so that ties and
+ * pops, and so every plan, stay the same (such a heap can pop a little out
+ * of order: the plans are what they were, not always the fewest bytes). */
 #include "shardc.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 enum { STATE_CAP = 20000 };
+/* The table grows past 5/8 full: 32,768 slots hold a search at its cap. */
+enum { LOAD_NUM = 5, LOAD_DEN = 8 };
 
 /* A state's roles packed, one byte an axis (axis a in byte a % 8 of w[a / 8]):
  * 0 copies, PARTIAL, else (d + 1) << 4 | its place in dim d's map. Every
@@ -52,44 +60,104 @@ typedef struct {
 	int8_t dim, dim2;        /* as in RedistStep; -1 unused */
 } Move;
 
+/* What an offer compares, by state: an offer to a state already met reads
+ * its slot and this, nothing else. */
 typedef struct {
 	Roles r;
 	int64_t cost;
-	int nsteps;
+	uint16_t nsteps;         /* a path visits each state once: under STATE_CAP */
+	bool done;               /* popped: its cost is final */
+} Hot;
+
+/* What only the path back and the heap read. */
+typedef struct {
 	int prev;                /* state index, -1 for the start */
 	Move step;               /* the step from prev */
 	int maker;               /* the state that first offered this one (-1: the start) */
 	Move made;               /* by this move: the layout a step names is maker's with it applied */
-	int entry;               /* its latest heap entry (older ones: Search.older), -1 none */
-	bool done;
 } State;
 
-/* A heap entry holds its state's cost and steps, kept equal to the state's
- * as they improve (the heap orders entries by their state's values now,
- * even an entry an improvement left behind); nsteps and state fit 16 bits
- * (a path visits each state once). */
+/* A slot of the table: the state and its hash's top 32 bits, so that a
+ * probe compares roles only when those agree, and the table (8 bytes a
+ * slot) stays small enough to stay in a cache. */
 typedef struct {
-	int64_t cost;
-	uint16_t nsteps, state;
-	int id;                  /* its number: Search.where[id] is its place, -1 once popped */
-} Entry;
+	uint32_t tag;
+	int32_t state;           /* -1: empty */
+} Slot;
+
+/* A heap entry is its state: it is ordered by the state's cost, steps and
+ * index now. The heap it replaces held those in each entry and, when a
+ * state improved, set them in every entry of the state still in the heap
+ * (in place, without a sift) before pushing a new one: so an entry's values
+ * were always its state's, and the same comparisons see the same order. */
+typedef uint16_t Entry;
 _Static_assert(STATE_CAP <= 65535, "heap entries hold states in 16 bits");
+
+/* The arrays a cache's searches gave back, for the next ones to take: the
+ * same few sizes come and go (each array doubles from the same start), and
+ * memory the process holds already costs no page faults. A block comes
+ * back to the pool when its search grows past it or is dropped. */
+enum { POOL_BLOCKS = 64, POOL_BYTES = 32 << 20 };
+
+typedef struct {
+	void *p[POOL_BLOCKS];
+	size_t size[POOL_BLOCKS];
+	int n;
+	size_t bytes;            /* held */
+} Pool;
+
+/* A block of `size` bytes from pl (NULL: none kept), else a new one. */
+static void *pool_get(Pool *pl, size_t size)
+{
+	for (int i = 0; pl && i < pl->n; i++)
+		if (pl->size[i] == size) {
+			void *b = pl->p[i];
+			pl->bytes -= size;
+			pl->p[i] = pl->p[--pl->n];
+			pl->size[i] = pl->size[pl->n];
+			return b;
+		}
+	return xmalloc(size);
+}
+
+static void pool_put(Pool *pl, void *b, size_t size)
+{
+	if (!b)
+		return;
+	if (!pl || pl->n == POOL_BLOCKS || pl->bytes + size > POOL_BYTES) {
+		free(b);
+		return;
+	}
+	pl->p[pl->n] = b;
+	pl->size[pl->n++] = size;
+	pl->bytes += size;
+}
+
+/* b (of `had` bytes, `used` in use) moved into a block of `size` bytes. */
+static void *pool_grow(Pool *pl, void *b, size_t had, size_t used, size_t size)
+{
+	void *nb = pool_get(pl, size);
+	if (used)
+		memcpy(nb, b, used);
+	pool_put(pl, b, had);
+	return nb;
+}
 
 /* One Dijkstra from a start, run as far as the goals asked so far needed:
  * the pops do not depend on the goal (it only ends them), so a later goal
  * from the same start goes on from where the last one stopped. */
 typedef struct {
+	Pool *pool;              /* where its arrays come from and go (its cache's); NULL: malloc */
 	TensorLayout start[1];
 	int64_t global[MAX_DIMS];
 	int64_t elem_bytes;
-	State *s;
+	Hot *hot;                /* (n) by state */
+	State *s;                /* (n) */
 	int n, cap;
-	int *table;              /* open addressing over state indices, -1 empty; under half full */
-	int table_size;
+	Slot *table;             /* open addressing over the states' roles; at most LOAD_NUM / LOAD_DEN full */
+	int table_size, shift;   /* 1 << (64 - shift) slots: a state's home is its hash's top bits */
 	Entry *heap;
 	int nheap, heap_cap;
-	int *where, *older;      /* (nentries) an entry's place; the state's entry before it, -1 none */
-	int nentries, entries_cap;
 	int pending;             /* the last goal: popped, not expanded yet; -1 none */
 	bool dead;               /* STATE_CAP reached or every state popped: no goal not yet done is reached */
 } Search;
@@ -102,7 +170,11 @@ static int role(Roles r, int a)
 static Roles with_role(Roles r, int a, int v)
 {
 	int sh = 8 * (a & 7);
-	r.w[a >> 3] = (r.w[a >> 3] & ~(0xffull << sh)) | (uint64_t)v << sh;
+	uint64_t keep = ~(0xffull << sh), put = (uint64_t)v << sh;
+	if (a < 8)   /* not w[a >> 3]: an indexed store to one word and a load of both stall */
+		r.w[0] = (r.w[0] & keep) | put;
+	else
+		r.w[1] = (r.w[1] & keep) | put;
 	return r;
 }
 
@@ -168,130 +240,124 @@ int64_t redist_step_bytes(StepKind kind, int64_t in_bytes, int64_t n)
 	return 0;
 }
 
-static bool heap_less(const Entry *p, const Entry *q)
+/* Without branches: which of two entries comes first is what a branch
+ * would guess wrong half the time. */
+static bool heap_less(const Search *x, int a, int b)
 {
-	if (p->cost != q->cost)
-		return p->cost < q->cost;
-	if (p->nsteps != q->nsteps)
-		return p->nsteps < q->nsteps;
-	return p->state < q->state;
+	const Hot *p = &x->hot[a], *q = &x->hot[b];
+	uint32_t ta = (uint32_t)p->nsteps << 16 | (uint32_t)a, tb = (uint32_t)q->nsteps << 16 | (uint32_t)b;
+	return (p->cost < q->cost) | ((p->cost == q->cost) & (ta < tb));
 }
 
-static void heap_put(Search *x, int at, Entry e)
-{
-	x->heap[at] = e;
-	x->where[e.id] = at;
-}
-
+/* The sifts move the hole, not the entry: the same comparisons, and the
+ * same places, as swapping it along. */
 static void heap_push(Search *x, int i)
 {
 	if (x->nheap == x->heap_cap) {
+		size_t had = sizeof(Entry) * (size_t)x->heap_cap;
+		x->heap = pool_grow(x->pool, x->heap, had, had, 2 * had);
 		x->heap_cap *= 2;
-		x->heap = xrealloc(x->heap, sizeof(Entry) * (size_t)x->heap_cap);
 	}
-	if (x->nentries == x->entries_cap) {
-		x->entries_cap = x->entries_cap ? 2 * x->entries_cap : 256;
-		x->where = xrealloc(x->where, sizeof(int) * (size_t)x->entries_cap);
-		x->older = xrealloc(x->older, sizeof(int) * (size_t)x->entries_cap);
-	}
-	State *s = &x->s[i];
-	int id = x->nentries++;
-	x->older[id] = s->entry;
-	s->entry = id;
 	int at = x->nheap++;
-	heap_put(x, at, (Entry){s->cost, (uint16_t)s->nsteps, (uint16_t)i, id});
-	while (at > 0 && heap_less(&x->heap[at], &x->heap[(at - 1) / 2])) {
+	while (at > 0 && heap_less(x, i, x->heap[(at - 1) / 2])) {
 		int up = (at - 1) / 2;
-		Entry t = x->heap[up];
-		heap_put(x, up, x->heap[at]);
-		heap_put(x, at, t);
+		x->heap[at] = x->heap[up];
 		at = up;
 	}
+	x->heap[at] = (Entry)i;
 }
 
 static int heap_pop(Search *x)
 {
-	Entry top = x->heap[0];
-	x->where[top.id] = -1;
-	if (--x->nheap == 0)
-		return top.state;
-	heap_put(x, 0, x->heap[x->nheap]);
-	for (int at = 0;;) {
-		int l = 2 * at + 1, r = l + 1, m = at;
-		if (l < x->nheap && heap_less(&x->heap[l], &x->heap[m]))
-			m = l;
-		if (r < x->nheap && heap_less(&x->heap[r], &x->heap[m]))
-			m = r;
-		if (m == at)
-			return top.state;
-		Entry t = x->heap[m];
-		heap_put(x, m, x->heap[at]);
-		heap_put(x, at, t);
-		at = m;
+	int top = x->heap[0], n = --x->nheap;
+	if (n == 0)
+		return top;
+	int e = x->heap[n], at = 0;
+	for (;;) {
+		int l = 2 * at + 1, r = l + 1;
+		if (l >= n)
+			break;
+		int c = r < n && heap_less(x, x->heap[r], x->heap[l]) ? r : l;
+		if (!heap_less(x, x->heap[c], e))
+			break;
+		x->heap[at] = x->heap[c];
+		at = c;
+	}
+	x->heap[at] = (Entry)e;
+	return top;
+}
+
+/* The slot holding roles r (hash h), or the empty slot where they would go. */
+static Slot *lookup(Search *x, Roles r, uint64_t h)
+{
+	size_t mask = (size_t)x->table_size - 1;
+	uint32_t tag = (uint32_t)(h >> 32);
+	for (size_t i = h >> x->shift;; i = (i + 1) & mask) {
+		Slot *sl = &x->table[i];
+		if (sl->state < 0 || (sl->tag == tag && same_roles(x->hot[sl->state].r, r)))
+			return sl;
 	}
 }
 
-/* State i's cost or steps fell: its entries still in the heap follow. */
-static void heap_follow(Search *x, int i)
+static Slot *new_table(Pool *pl, int size)
 {
-	const State *s = &x->s[i];
-	for (int id = s->entry; id >= 0; id = x->older[id])
-		if (x->where[id] >= 0) {
-			x->heap[x->where[id]].cost = s->cost;
-			x->heap[x->where[id]].nsteps = (uint16_t)s->nsteps;
-		}
+	Slot *t = pool_get(pl, sizeof(Slot) * (size_t)size);
+	memset(t, 0xff, sizeof(Slot) * (size_t)size);   /* state -1: empty */
+	return t;
 }
 
-/* Index of the state with roles r, or the empty slot where it would go. */
-static int *lookup(Search *x, Roles r)
-{
-	size_t mask = (size_t)x->table_size - 1;
-	for (size_t i = hash_roles(r) & mask;; i = (i + 1) & mask)
-		if (x->table[i] < 0 || same_roles(x->s[x->table[i]].r, r))
-			return &x->table[i];
-}
-
+/* Twice the slots. A state's home is its tag's top bits, so the slots are
+ * read in order and written nearly in order. */
 static void grow_table(Search *x)
 {
-	int *old = x->table, size = x->table_size;
+	Slot *old = x->table;
+	int old_size = x->table_size;
 	x->table_size *= 2;
-	x->table = xmalloc(sizeof(int) * (size_t)x->table_size);
-	memset(x->table, -1, sizeof(int) * (size_t)x->table_size);
-	for (int i = 0; i < size; i++)
-		if (old[i] >= 0)
-			*lookup(x, x->s[old[i]].r) = old[i];
-	free(old);
+	x->shift--;
+	x->table = new_table(x->pool, x->table_size);
+	size_t mask = (size_t)x->table_size - 1;
+	for (int i = 0; i < old_size; i++) {
+		if (old[i].state < 0)
+			continue;
+		size_t at = (size_t)old[i].tag >> (x->shift - 32);
+		while (x->table[at].state >= 0)
+			at = (at + 1) & mask;
+		x->table[at] = old[i];
+	}
+	pool_put(x->pool, old, sizeof(Slot) * (size_t)old_size);
 }
 
-/* Offers roles r, reached from state `from` by move m sending `bytes`;
- * false when the cap is hit. */
-static bool offer(Search *x, int from, Roles r, Move m, int64_t bytes)
+/* Offers roles r (hash h), reached from state `from` (cost fcost in fsteps
+ * steps) by move m sending `bytes`; false when the cap is hit. */
+static bool offer(Search *x, int from, int64_t fcost, int fsteps, Roles r, uint64_t h, Move m, int64_t bytes)
 {
-	int64_t cost = x->s[from].cost + bytes;
-	int nsteps = x->s[from].nsteps + 1;
-	if (2 * (x->n + 1) > x->table_size)
+	int64_t cost = fcost + bytes;
+	int nsteps = fsteps + 1;
+	if (LOAD_DEN * (x->n + 1) > LOAD_NUM * x->table_size)
 		grow_table(x);
-	int *slot = lookup(x, r);
-	if (*slot >= 0) {
-		State *old = &x->s[*slot];
+	Slot *sl = lookup(x, r, h);
+	if (sl->state >= 0) {
+		Hot *old = &x->hot[sl->state];
 		if (old->done || old->cost < cost || (old->cost == cost && old->nsteps <= nsteps))
 			return true;
 		old->cost = cost;
-		old->nsteps = nsteps;
-		old->prev = from;
-		old->step = m;
-		heap_follow(x, *slot);
-		heap_push(x, *slot);   /* the stale entry is skipped when popped: done is set first */
+		old->nsteps = (uint16_t)nsteps;
+		x->s[sl->state].prev = from;
+		x->s[sl->state].step = m;
+		heap_push(x, sl->state);   /* the stale entry is skipped when popped: done is set first */
 		return true;
 	}
 	if (x->n == STATE_CAP)
 		return false;
 	if (x->n == x->cap) {
+		size_t hot = sizeof(Hot) * (size_t)x->cap, st = sizeof(State) * (size_t)x->cap;
+		x->hot = pool_grow(x->pool, x->hot, hot, hot, 2 * hot);
+		x->s = pool_grow(x->pool, x->s, st, st, 2 * st);
 		x->cap *= 2;
-		x->s = xrealloc(x->s, sizeof(State) * (size_t)x->cap);
 	}
-	*slot = x->n;
-	x->s[x->n] = (State){r, cost, nsteps, from, m, from, m, -1, false};
+	*sl = (Slot){(uint32_t)(h >> 32), x->n};
+	x->hot[x->n] = (Hot){r, cost, (uint16_t)nsteps, false};
+	x->s[x->n] = (State){from, m, from, m};
 	heap_push(x, x->n++);
 	return true;
 }
@@ -302,67 +368,86 @@ static bool divides(int64_t n, int64_t k)
 	return (n & (n - 1)) == 0 ? (k & (n - 1)) == 0 : k % n == 0;
 }
 
-/* Every one-axis move from state i, in the order ties prefer. */
+/* A move from the state being expanded, before it is offered. */
+typedef struct {
+	Roles r;
+	uint64_t h;
+	Move m;
+	int64_t bytes;
+} Next;
+
+enum { MAX_NEXT = MAX_AXES * (MAX_DIMS + 1) + MAX_DIMS * MAX_DIMS };
+
+/* Every one-axis move from state i, in the order ties prefer. They are
+ * listed first and their slots prefetched, then offered in that order (the
+ * list depends on i alone, so the offers are the same). */
 static bool expand(Search *x, int i)
 {
 	const TensorLayout *l = x->start;
-	Roles r = x->s[i].r;
+	const Hot *me = &x->hot[i];
+	Roles r = me->r;
+	int64_t fcost = me->cost;
+	int fsteps = me->nsteps;
+	int nd = l->ndev, rank = l->rank;
+	int v[MAX_AXES], nmap[MAX_DIMS], last[MAX_DIMS];
 	int64_t split[MAX_DIMS], local[MAX_DIMS];
-	int nmap[MAX_DIMS], last[MAX_DIMS];
-	for (int d = 0; d < l->rank; d++)
+	for (int d = 0; d < rank; d++)
 		split[d] = 1, nmap[d] = 0;
-	for (int a = 0; a < l->ndev; a++) {
-		int v = role(r, a);
-		if (v && v != PARTIAL) {
-			int d = (v >> 4) - 1;
+	for (int a = 0; a < nd; a++) {
+		v[a] = role(r, a);
+		if (v[a] && v[a] != PARTIAL) {
+			int d = (v[a] >> 4) - 1;
 			split[d] *= l->dev[a];
 			nmap[d]++;
 		}
 	}
-	for (int a = 0; a < l->ndev; a++) {
-		int v = role(r, a);
-		if (v && v != PARTIAL && (v & 15) == nmap[(v >> 4) - 1] - 1)
-			last[(v >> 4) - 1] = a;
-	}
+	for (int a = 0; a < nd; a++)
+		if (v[a] && v[a] != PARTIAL && (v[a] & 15) == nmap[(v[a] >> 4) - 1] - 1)
+			last[(v[a] >> 4) - 1] = a;
 	int64_t elems = 1;
-	for (int d = 0; d < l->rank; d++) {
+	for (int d = 0; d < rank; d++) {
 		local[d] = x->global[d] / split[d];
 		elems *= local[d];
 	}
 	int64_t in_bytes = elems * x->elem_bytes;
-	for (int a = 0; a < l->ndev; a++) {
+	Next next[MAX_NEXT];
+	int nn = 0;
+	for (int a = 0; a < nd; a++) {
 		int64_t n = l->dev[a];
-		int v = role(r, a);
-		if (v == PARTIAL) {
+		if (v[a] == PARTIAL) {
 			int64_t rs = redist_step_bytes(STEP_REDUCE_SCATTER, in_bytes, n);
-			for (int d = 0; d < l->rank; d++)
-				if (divides(n, local[d]) && !offer(x, i, with_role(r, a, in_dim(d, nmap[d])),
-				                                   (Move){STEP_REDUCE_SCATTER, (uint8_t)a, (int8_t)d, -1}, rs))
-					return false;
-			if (!offer(x, i, with_role(r, a, 0), (Move){STEP_ALL_REDUCE, (uint8_t)a, -1, -1},
-			           redist_step_bytes(STEP_ALL_REDUCE, in_bytes, n)))
-				return false;
-		} else if (!v) {
-			for (int d = 0; d < l->rank; d++)
-				if (divides(n, local[d]) && !offer(x, i, with_role(r, a, in_dim(d, nmap[d])),
-				                                   (Move){STEP_SLICE, (uint8_t)a, (int8_t)d, -1}, 0))
-					return false;
+			for (int d = 0; d < rank; d++)
+				if (divides(n, local[d]))
+					next[nn++] = (Next){with_role(r, a, in_dim(d, nmap[d])), 0,
+					                    (Move){STEP_REDUCE_SCATTER, (uint8_t)a, (int8_t)d, -1}, rs};
+			next[nn++] = (Next){with_role(r, a, 0), 0, (Move){STEP_ALL_REDUCE, (uint8_t)a, -1, -1},
+			                    redist_step_bytes(STEP_ALL_REDUCE, in_bytes, n)};
+		} else if (!v[a]) {
+			for (int d = 0; d < rank; d++)
+				if (divides(n, local[d]))
+					next[nn++] = (Next){with_role(r, a, in_dim(d, nmap[d])), 0,
+					                    (Move){STEP_SLICE, (uint8_t)a, (int8_t)d, -1}, 0};
 		}
 	}
-	for (int d = 0; d < l->rank; d++) {
+	for (int d = 0; d < rank; d++) {
 		if (!nmap[d])
 			continue;
 		int a = last[d];
 		int64_t n = l->dev[a], a2a = redist_step_bytes(STEP_ALL_TO_ALL, in_bytes, n);
-		for (int d2 = 0; d2 < l->rank; d2++)
-			if (d2 != d && divides(n, local[d2]) &&
-			    !offer(x, i, with_role(r, a, in_dim(d2, nmap[d2])),
-			           (Move){STEP_ALL_TO_ALL, (uint8_t)a, (int8_t)d, (int8_t)d2}, a2a))
-				return false;
-		if (!offer(x, i, with_role(r, a, 0), (Move){STEP_ALL_GATHER, (uint8_t)a, (int8_t)d, -1},
-		           redist_step_bytes(STEP_ALL_GATHER, in_bytes, n)))
-			return false;
+		for (int d2 = 0; d2 < rank; d2++)
+			if (d2 != d && divides(n, local[d2]))
+				next[nn++] = (Next){with_role(r, a, in_dim(d2, nmap[d2])), 0,
+				                    (Move){STEP_ALL_TO_ALL, (uint8_t)a, (int8_t)d, (int8_t)d2}, a2a};
+		next[nn++] = (Next){with_role(r, a, 0), 0, (Move){STEP_ALL_GATHER, (uint8_t)a, (int8_t)d, -1},
+		                    redist_step_bytes(STEP_ALL_GATHER, in_bytes, n)};
 	}
+	for (int k = 0; k < nn; k++) {
+		next[k].h = hash_roles(next[k].r);
+		__builtin_prefetch(&x->table[next[k].h >> x->shift]);
+	}
+	for (int k = 0; k < nn; k++)
+		if (!offer(x, i, fcost, fsteps, next[k].r, next[k].h, next[k].m, next[k].bytes))
+			return false;
 	return true;
 }
 
@@ -405,22 +490,27 @@ static void push_step(RedistPlan *p, StepKind kind, ReduceOp op, uint32_t axes, 
 	p->bytes += bytes;
 }
 
-static Search *search_new(const TensorLayout *from, const int64_t *global, int64_t elem_bytes)
+static Search *search_new(Pool *pool, const TensorLayout *from, const int64_t *global, int64_t elem_bytes)
 {
 	Search *x = xcalloc(1, sizeof *x);
+	x->pool = pool;
 	*x->start = *from;
 	memcpy(x->global, global, sizeof(int64_t) * (size_t)from->rank);
 	x->elem_bytes = elem_bytes;
 	x->cap = 64;
 	x->table_size = 256;
+	x->shift = 64 - 8;
 	x->heap_cap = 256;
 	x->pending = -1;
-	x->s = xmalloc(sizeof(State) * (size_t)x->cap);
-	x->table = xmalloc(sizeof(int) * (size_t)x->table_size);
-	x->heap = xmalloc(sizeof(Entry) * (size_t)x->heap_cap);
-	memset(x->table, -1, sizeof(int) * (size_t)x->table_size);
-	x->s[0] = (State){pack(from), 0, 0, -1, {STEP_SLICE, 0, -1, -1}, -1, {STEP_SLICE, 0, -1, -1}, -1, false};
-	*lookup(x, x->s[0].r) = 0;
+	x->hot = pool_get(pool, sizeof(Hot) * (size_t)x->cap);
+	x->s = pool_get(pool, sizeof(State) * (size_t)x->cap);
+	x->table = new_table(pool, x->table_size);
+	x->heap = pool_get(pool, sizeof(Entry) * (size_t)x->heap_cap);
+	Roles r = pack(from);
+	uint64_t h = hash_roles(r);
+	*lookup(x, r, h) = (Slot){(uint32_t)(h >> 32), 0};
+	x->hot[0] = (Hot){r, 0, 0, false};
+	x->s[0] = (State){-1, {STEP_SLICE, 0, -1, -1}, -1, {STEP_SLICE, 0, -1, -1}};
 	x->n = 1;
 	heap_push(x, 0);
 	return x;
@@ -430,21 +520,58 @@ static void search_free(Search *x)
 {
 	if (!x)
 		return;
-	free(x->s);
-	free(x->table);
-	free(x->heap);
-	free(x->where);
-	free(x->older);
+	pool_put(x->pool, x->hot, sizeof(Hot) * (size_t)x->cap);
+	pool_put(x->pool, x->s, sizeof(State) * (size_t)x->cap);
+	pool_put(x->pool, x->table, sizeof(Slot) * (size_t)x->table_size);
+	pool_put(x->pool, x->heap, sizeof(Entry) * (size_t)x->heap_cap);
 	free(x);
+}
+
+/* A search that ended answers only for the states it popped, and their
+ * paths back (prev, maker) pass through popped states only: the others
+ * are dropped, the popped ones renumbered in order (a search at its cap
+ * keeps a third of its states, so the cache keeps three times the ended
+ * searches). */
+static void keep_popped(Search *x)
+{
+	int *to = xmalloc(sizeof(int) * (size_t)x->n), m = 0;
+	for (int i = 0; i < x->n; i++)
+		to[i] = x->hot[i].done ? m++ : -1;
+	for (int i = 0; i < x->n; i++) {
+		if (to[i] < 0)
+			continue;
+		State st = x->s[i];
+		st.prev = st.prev >= 0 ? to[st.prev] : -1;
+		st.maker = st.maker >= 0 ? to[st.maker] : -1;
+		x->hot[to[i]] = x->hot[i];
+		x->s[to[i]] = st;
+	}
+	free(to);
+	int cap = 64;
+	while (cap < m)
+		cap *= 2;
+	size_t had = (size_t)x->cap, kept = (size_t)m, size = (size_t)cap;
+	x->hot = pool_grow(x->pool, x->hot, sizeof(Hot) * had, sizeof(Hot) * kept, sizeof(Hot) * size);
+	x->s = pool_grow(x->pool, x->s, sizeof(State) * had, sizeof(State) * kept, sizeof(State) * size);
+	x->n = m, x->cap = cap;
+	pool_put(x->pool, x->table, sizeof(Slot) * (size_t)x->table_size);
+	x->table_size = 256, x->shift = 64 - 8;
+	while (LOAD_DEN * m > LOAD_NUM * x->table_size)
+		x->table_size *= 2, x->shift--;
+	x->table = new_table(x->pool, x->table_size);
+	for (int i = 0; i < m; i++) {
+		uint64_t h = hash_roles(x->hot[i].r);
+		*lookup(x, x->hot[i].r, h) = (Slot){(uint32_t)(h >> 32), i};
+	}
 }
 
 /* The state with roles `goal` as the Dijkstra from x's start pops it, or
  * -1 when the search ends first (past STATE_CAP, or every state popped). */
 static int search_to(Search *x, Roles goal)
 {
-	int *slot = lookup(x, goal);
-	if (*slot >= 0 && x->s[*slot].done)
-		return *slot;
+	Slot *sl = lookup(x, goal, hash_roles(goal));
+	if (sl->state >= 0 && x->hot[sl->state].done)
+		return sl->state;
 	if (x->dead)
 		return -1;
 	if (x->pending >= 0) {
@@ -455,10 +582,11 @@ static int search_to(Search *x, Roles goal)
 	}
 	while (x->nheap) {
 		int i = heap_pop(x);
-		if (x->s[i].done)
+		Hot *at = &x->hot[i];
+		if (at->done)
 			continue;
-		x->s[i].done = true;
-		if (same_roles(x->s[i].r, goal)) {
+		at->done = true;
+		if (same_roles(at->r, goal)) {
 			x->pending = i;
 			return i;
 		}
@@ -466,12 +594,10 @@ static int search_to(Search *x, Roles goal)
 			break;
 	}
 	x->dead = true;
-	free(x->heap);   /* no more pops */
-	free(x->where);
-	free(x->older);
+	pool_put(x->pool, x->heap, sizeof(Entry) * (size_t)x->heap_cap);   /* no more pops */
 	x->heap = NULL;
-	x->where = x->older = NULL;
-	x->nheap = x->heap_cap = x->nentries = x->entries_cap = 0;
+	x->nheap = x->heap_cap = 0;
+	keep_popped(x);
 	return -1;
 }
 
@@ -514,6 +640,7 @@ struct RedistCache {
 	Kept *k;
 	int n, cap;
 	int64_t states, tick;
+	Pool pool;               /* the arrays of searches grown or dropped */
 };
 
 RedistCache *redist_cache_new(void)
@@ -527,6 +654,8 @@ void redist_cache_free(RedistCache *c)
 		return;
 	for (int i = 0; i < c->n; i++)
 		search_free(c->k[i].x);
+	for (int i = 0; i < c->pool.n; i++)
+		free(c->pool.p[i]);
 	free(c->k);
 	free(c);
 }
@@ -561,7 +690,7 @@ static Kept *kept(RedistCache *c, const TensorLayout *from, const int64_t *globa
 		c->k = xrealloc(c->k, sizeof(Kept) * (size_t)c->cap);
 	}
 	Kept *k = &c->k[c->n++];
-	*k = (Kept){h, *from, {0}, elem_bytes, search_new(from, global, elem_bytes), c->tick};
+	*k = (Kept){h, *from, {0}, elem_bytes, search_new(&c->pool, from, global, elem_bytes), c->tick};
 	memcpy(k->global, g, sizeof g);
 	c->states += 1;
 	return k;
@@ -637,7 +766,7 @@ void redist_plan_kept(RedistCache *c, const TensorLayout *from, const TensorLayo
 	int goal = -1;
 	if (layout_common_matrix(from, to, &a, &b)) {
 		Kept *k = c ? kept(c, &a, global, elem_bytes) : NULL;
-		Search *x = k ? k->x : search_new(&a, global, elem_bytes);
+		Search *x = k ? k->x : search_new(NULL, &a, global, elem_bytes);
 		int before = x->n;
 		goal = search_to(x, pack(&b));
 		if (goal >= 0)

@@ -219,6 +219,7 @@ static void search_free(Search *x)
 	free(x->readers);
 	free(x->version);
 	free(x->cand);
+	free(x->terms.t);
 }
 
 void search_init(Search *x, const Module *m, const FlatGraph *f, Strategies *s, const Cluster *c)

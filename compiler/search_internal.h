@@ -64,6 +64,23 @@ typedef struct {
 	int n, cap;
 } Readers;
 
+/* A redistribution in a sum that local_cost_under bounded: planned later,
+ * while the sum can still get under its limit. */
+typedef struct {
+	TensorLayout from, to;
+	const int64_t *global;   /* the value's dims (the graph's) */
+	int64_t elem_bytes;
+	bool back;               /* cost_redist_back */
+	double bound;            /* what the bound pass summed */
+	int axes;                /* of the two layouts' common matrix: how large its search may grow */
+} Term;
+
+typedef struct {
+	Term *t;
+	int n, cap;
+	bool on;                 /* noting each redistribution priced */
+} Terms;
+
 typedef struct {
 	const Module *m;
 	Arena *a;                /* the search's own tables (the module's arena is not touched) */
@@ -100,6 +117,7 @@ typedef struct {
 	int64_t *version;        /* (nvalues) bumped when a reader of the value changes strategy */
 	int64_t epoch;           /* bumped as refine or polish starts: readers summed before are stale */
 	int64_t (*cand)[MAX_OPDIMS];  /* (MAX_CANDIDATES) scratch for op_candidates */
+	Terms terms;             /* local_cost_under's bounded sum */
 } Search;
 
 enum { MOVE_PRIME, MOVE_ANY };   /* best_move's kinds: refine's, polish's */
@@ -136,7 +154,9 @@ bool is_param(const Search *x, int p);
  * the functions it calls read about v's surroundings, context_key must put
  * in the key (best_move's memo). */
 double local_cost(Search *x, int v, const OpSplit *s, double *bytes);
-/* local_cost when it is under `limit`; else some value >= limit, the
+/* local_cost when it is under `limit`; else some value >= limit, with no
+ * plan made when the sum with every redistribution not planned yet
+ * replaced by a lower bound (cost_bound_only) reaches limit, and else the
  * redistributions past the point where the sum reached it not priced (a
  * caller that only takes a strategy costing less than limit asks fewer
  * plans). */
@@ -171,6 +191,30 @@ int cost_cmp(const void *pa, const void *pb, void *ctx);
 int cheaper_candidates(Search *x, int v, double bound, Priced *out, int max);
 /* The total cost and per-device memory of the current strategies. */
 double total(Search *x, double *memory);
+/* Lower by more than rounding: what a move must gain, and what --explain
+ * calls cheaper. */
+double below(double now);
+/* What a scan of candidates needs of them: a lower bound of each one's
+ * cost, and its price under a limit (the cost when under it, else a value
+ * at or over it that the cost is not under). */
+typedef struct {
+	double (*least)(void *ctx, int i);
+	double (*price)(void *ctx, int i, double limit);
+	void *ctx;
+} Priceable;
+/* The candidate a scan of n candidates in order ends on, the scan taking a
+ * candidate that costs under the best so far (under below(best) with
+ * `margin`, else strictly), and with `first` the first one whatever it
+ * costs (else the best so far starts at `best`); -1 when it takes none,
+ * and *cost the cost of the one taken, as priced. The same candidate as
+ * pricing each in turn, most of them not priced: a candidate is priced
+ * only when its lower bound does not rule it out, and the most promising
+ * one ahead, priced first, can make the ones before it not matter. */
+int scan_priced(const Priceable *p, int n, double best, bool first, bool margin, double *cost);
+/* scan_priced over v's strategies cand[0..n) (local_cost; bounds with
+ * cost_bound_only). */
+int scan_candidates(Search *x, int v, const OpSplit *cand, int n, double best, bool first, bool margin,
+                    double *cost);
 
 /* ---- propagate.c ---- */
 
@@ -181,9 +225,6 @@ void propagate(Search *x, int seed, const OpSplit *seed_split);
 
 /* ---- polish.c ---- */
 
-/* Lower by more than rounding: what a move must gain, and what --explain
- * calls cheaper. */
-double below(double now);
 bool best_move(Search *x, int v, int kind, Priced *out);
 /* From the current strategies, sweeps in weight order in which an operator
  * takes its cheapest candidate (all of op_candidates, not only refine's

@@ -42,7 +42,8 @@ for train in forward --train; do
 	"$shardc" "$tmp/r.ir" --check --time 2>"$tmp/t"
 	sed -n 's/^shardc: .* search \([0-9.]*\) s.*/\1/p' "$tmp/t" | awk -v c=$train '{ printf "bench: %8s %8.3f s\n", c, $1 }'
 done
-echo "bench: target: under 1 s each (3.4 s forward, 14 s with --train before the Dijkstra's states were packed and kept)"
+echo "bench: target: under 1 s each (0.97 s forward, 2.1 s with --train at abc7074, before the search priced only what"
+echo "bench: decides, loaded as in docs/benchmarks.md; 3.4 s and 14 s before the Dijkstra's states were packed and kept)"
 python3 tools/gen_calls.py --graphs 20000 -o "$tmp/chain.ir"
 echo "bench: a chain of 20,000 graphs, each calling the one before (tools/gen_calls.py):"
 "$shardc" "$tmp/chain.ir" --check --time

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "search_internal.h"
 
 typedef struct {
 	Run *run;
@@ -292,6 +293,243 @@ Test(search, redistribution_bound)
 		cost_free(plan);
 		cost_free(bound);
 	}
+}
+
+/* The same on the matrices of many devices the search meets: random layouts
+ * of a (8, 16, 4, 16) tensor over 1,024 devices as (2, 4, 2, 2, 2, 2, 2, 4),
+ * as ten axes of 2, as (32, 32) and as (4, 8, 2, 16), nodes of 8 and of 16
+ * devices, the source partial over some axes; plans that move several axes
+ * (the bound's latency rounds: ceil(log2) of the axes some collective must
+ * cover, those at or above a node's bits at the inter-node latency, with
+ * axes that straddle a node and that the common matrix merges) and
+ * searches that end at their cap (complete, gather, slice) included. */
+static uint64_t lcg(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return *s >> 33;
+}
+
+static void random_roles(uint64_t *s, int ndev, const int64_t *dev, bool partial_ok, TensorLayout *l)
+{
+	static const int64_t global[4] = {8, 16, 4, 16};
+	memset(l, 0, sizeof *l);
+	l->ndev = ndev;
+	memcpy(l->dev, dev, sizeof(int64_t) * (size_t)ndev);
+	l->rank = 4;
+	int64_t split[4] = {1, 1, 1, 1};
+	for (int a = 0; a < ndev; a++) {
+		int r = (int)(lcg(s) % 6), d = (int)(lcg(s) % 4);
+		if (r == 0 && partial_ok)
+			l->partial |= 1u << a;
+		else if (r >= 2 && global[d] % (split[d] * dev[a]) == 0) {
+			l->map[d][l->nmap[d]++] = (int8_t)a;
+			split[d] *= dev[a];
+		}
+	}
+}
+
+Test(search, redistribution_bound_many_axes, .timeout = 300)
+{
+	static const int64_t global[4] = {8, 16, 4, 16};
+	static const struct {
+		int ndev;
+		int64_t dev[10], per_node;
+	} m[] = {{8, {2, 4, 2, 2, 2, 2, 2, 4}, 8}, {10, {2, 2, 2, 2, 2, 2, 2, 2, 2, 2}, 8}, {2, {32, 32}, 8},
+	         {4, {4, 8, 2, 16}, 16}, {8, {2, 4, 2, 2, 2, 2, 2, 4}, 16}};
+	uint64_t seed = 20261126;
+	int rounds = 0, across = 0;
+	for (size_t t = 0; t < sizeof m / sizeof m[0]; t++) {
+		Cluster c;
+		cluster_default(&c);
+		c.devices_per_node = m[t].per_node;
+		CostModel *plan = cost_new(&c, 1024, true), *bound = cost_new(&c, 1024, true);
+		cost_bound_only(bound, true);
+		for (int i = 0; i < 150; i++) {
+			TensorLayout from, to;
+			random_roles(&seed, m[t].ndev, m[t].dev, true, &from);
+			random_roles(&seed, m[t].ndev, m[t].dev, false, &to);
+			double least = cost_redist(bound, &from, &to, global, 4, NULL);
+			double cost = cost_redist(plan, &from, &to, global, 4, NULL);
+			cr_assert(least <= cost * (1 + 1e-12), "case %zu, pair %d: bound %g over the plan's %g", t, i, least,
+			          cost);
+			rounds += least > 2 * c.intra_lat;   /* more than the one latency the bytes alone give */
+			across += least >= c.inter_lat;      /* a round across nodes */
+		}
+		cost_free(plan);
+		cost_free(bound);
+	}
+	cr_assert(rounds > 300, "the latency rounds bound only %d pairs", rounds);
+	cr_assert(across > 300, "rounds across nodes bound only %d pairs", across);
+}
+
+/* Synthetic candidates for scan_priced: costs with ties and near ties (a
+ * part in 1e9 apart, where the margin decides), infinite ones, bounds from
+ * exact to loose, and prices over a limit anywhere between it and the cost. */
+typedef struct {
+	double cost[16], least[16];
+	uint64_t seed;
+	int priced;
+} Synthetic;
+
+static double syn_least(void *ctx, int i)
+{
+	return ((Synthetic *)ctx)->least[i];
+}
+
+static double syn_price(void *ctx, int i, double limit)
+{
+	Synthetic *s = ctx;
+	s->priced++;
+	double c = s->cost[i];
+	if (c < limit)
+		return c;
+	switch (lcg(&s->seed) % 3) {
+	case 0: return c;
+	case 1: return limit;
+	default: return c < INFINITY ? limit + (c - limit) / 2 : limit;
+	}
+}
+
+static int syn_naive(Synthetic *s, int n, double best, bool first, bool margin, double *cost)
+{
+	bool have = !first;
+	int taken = -1;
+	for (int j = 0; j < n; j++) {
+		double lim = !have ? INFINITY : margin ? below(best) : best;
+		double c = syn_price(s, j, lim);
+		if (!have || c < lim)
+			best = c, have = true, taken = j;
+	}
+	*cost = best;
+	return taken;
+}
+
+Test(search, scan_priced_matches_naive)
+{
+	static const double near[] = {1.0, 1.0 + 1e-10, 1.0 + 5e-10, 1.0 + 1e-9, 1.0 + 2e-9, 1.0 - 1e-9, 0.5, 2.0};
+	uint64_t seed = 20261126;
+	long naive_prices = 0, scan_prices = 0;
+	for (int t = 0; t < 200000; t++) {
+		Synthetic s = {.seed = seed};
+		int n = 1 + (int)(lcg(&seed) % 12);
+		double scale = (double)(1 + lcg(&seed) % 1000) * 1e-6;
+		for (int i = 0; i < n; i++) {
+			uint64_t r = lcg(&seed);
+			s.cost[i] = r % 17 == 0 ? INFINITY : near[r % 8] * scale * (r % 5 == 0 ? (double)(1 + lcg(&seed) % 4) : 1);
+			uint64_t u = lcg(&seed) % 4;
+			s.least[i] = u == 0 ? s.cost[i] : s.cost[i] < INFINITY ? s.cost[i] * (double)(lcg(&seed) % 1000) / 1000
+			                                                     : (u == 1 ? INFINITY : scale);
+		}
+		uint64_t mode = lcg(&seed);
+		bool first = mode & 1, margin = mode & 2;
+		double best = mode & 4 ? INFINITY : near[(mode >> 3) % 8] * scale;
+		Synthetic a = s, b = s;
+		double ca, cb;
+		int ia = syn_naive(&a, n, best, first, margin, &ca);
+		int ib = scan_priced(&(Priceable){syn_least, syn_price, &b}, n, best, first, margin, &cb);
+		cr_assert_eq(ib, ia, "case %d: the scan took %d, pricing each in turn %d", t, ib, ia);
+		if (ia >= 0)
+			cr_assert(ca == cb || (isinf(ca) && isinf(cb)), "case %d: cost %.17g against %.17g", t, cb, ca);
+		naive_prices += a.priced, scan_prices += b.priced;
+	}
+	cr_log_info("200,000 synthetic scans: %ld prices one by one, %ld in scan_priced", naive_prices, scan_prices);
+}
+
+/* A scan that prices every candidate in turn, as prime_move and D-Rec did. */
+static int naive_scan(Search *x, int v, const OpSplit *cand, int n, double best, bool first, bool margin,
+                      double *cost)
+{
+	bool have = !first;
+	int taken = -1;
+	for (int j = 0; j < n; j++) {
+		double mem, lim = !have ? INFINITY : margin ? below(best) : best;
+		double c = local_cost_under(x, v, &cand[j], lim, &mem);
+		if (!have || c < lim)
+			best = c, have = true, taken = j;
+	}
+	*cost = best;
+	return taken;
+}
+
+/* scan_candidates ends on the candidate a scan pricing each in turn ends
+ * on, at the same cost bit for bit: every operator of a trained 2-layer GPT
+ * stack at 64 and 1,024 devices, the others at random candidates (layouts
+ * far apart: searches that reach their cap), its candidates in shuffled
+ * orders, with and without a best to start from and the margin. */
+Test(search, scan_matches_naive, .timeout = 600)
+{
+	static const int devices[] = {64, 1024};
+	uint64_t seed = 7;
+	int checked = 0, taken = 0;
+	for (size_t t = 0; t < sizeof devices / sizeof devices[0]; t++) {
+		char cmd[256];
+		snprintf(cmd, sizeof cmd, "python3 tools/gen_gpt.py --layers 2 --devices %d --mode auto_parallel "
+		         "--search recursive_programming --train", devices[t]);
+		FILE *p = popen(cmd, "r");
+		cr_assert(p);
+		StrBuf b = {0};
+		char buf[4096];
+		size_t got;
+		while ((got = fread(buf, 1, sizeof buf, p)) > 0)
+			for (size_t i = 0; i < got; i++)
+				sb_putc(&b, buf[i]);
+		cr_assert_eq(pclose(p), 0);
+		Run *r = run_passes("t.ir", b.data, b.len, PASSES_ALL);
+		cr_assert(r->ok, "%s", msgs(r));
+		run_resume(r, STAGE_FLATTEN, STAGE_STRATEGIES);
+		cr_assert(r->ok, "%s", msgs(r));
+		Cluster c;
+		cluster_default(&c);
+		Search x;
+		search_init(&x, r->m, r->c.flat, &r->c.st, &c);
+		const Graph *g = r->c.flat->g;
+		int64_t (*split)[MAX_OPDIMS] = malloc(sizeof *split * 64);
+		OpSplit *cand = malloc(sizeof *cand * 64);
+		for (int v = 0; v < g->nnodes; v++)   /* each operator a random one of its first candidates */
+			if (searchable(&x, v)) {
+				const OpDims *od = r->c.st.node[v].od;
+				int n = op_candidates(od, devices[t], split, 12);
+				op_split_from_splits(od, split[lcg(&seed) % (uint64_t)n], devices[t], &cand[0]);
+				set_current(&x, v, &cand[0]);
+				x.decided[v] = true;
+			}
+		for (int v = 0; v < g->nnodes; v++) {
+			if (!searchable(&x, v))
+				continue;
+			const OpDims *od = r->c.st.node[v].od;
+			int n = op_candidates(od, devices[t], split, 12);
+			for (int round = 0; round < 3; round++) {
+				for (int i = 0; i < n; i++)
+					op_split_from_splits(od, split[i], devices[t], &cand[i]);
+				for (int i = n - 1; round > 0 && i > 0; i--) {   /* shuffled after the first round */
+					int j = (int)(lcg(&seed) % (uint64_t)(i + 1));
+					OpSplit tmp = cand[i];
+					cand[i] = cand[j];
+					cand[j] = tmp;
+				}
+				double mem, now = local_cost(&x, v, &x.cur[v], &mem);
+				for (int mode = 0; mode < 3; mode++) {
+					bool first = mode == 2, margin = mode == 0;
+					double ca, cb;
+					int a = naive_scan(&x, v, cand, n, now, first, margin, &ca);
+					int s = scan_candidates(&x, v, cand, n, now, first, margin, &cb);
+					cr_assert_eq(s, a, "%d devices, node %d, round %d, mode %d: scan took %d, pricing each %d",
+					             devices[t], v, round, mode, s, a);
+					if (a >= 0)
+						cr_assert(ca == cb, "node %d: cost %.17g against %.17g", v, cb, ca);
+					checked++;
+					taken += a >= 0;
+				}
+			}
+		}
+		free(split);
+		free(cand);
+		search_done(&x);
+		run_free(r);
+		sb_free(&b);
+	}
+	cr_log_info("%d scans compared, %d took a candidate", checked, taken);
+	cr_assert(taken > checked / 4, "only %d of %d scans took a candidate", taken, checked);
 }
 
 Test(search, cost_model_links)
