@@ -668,6 +668,113 @@ static const char *opt_arg_range(OptArg a, double v)
 	return NULL;
 }
 
+/* The learning-rate schedules: MindSpore's nn.WarmUpLR, nn.CosineDecayLR,
+ * nn.PolynomialDecayLR, nn.ExponentialDecayLR and MindFormers'
+ * CosineWithWarmUpLR, each argument with its default (NAN: required) and
+ * MindSpore's check on it; the arguments in sc_learning_rate's order. */
+typedef enum { SA_NONNEG, SA_POS, SA_STEPS, SA_STEPS0, SA_BOOL } SchedArg;
+
+static const struct {
+	const char *name;
+	LrSchedule kind;
+	struct { const char *name; SchedArg check; double dflt; } args[MAX_LR_ARGS];
+	int nargs;
+	const char *example;
+} schedules[] = {
+	{"WarmUpLR", LR_WARMUP, {{"learning_rate", SA_NONNEG, NAN}, {"warmup_steps", SA_STEPS, NAN}}, 2,
+	 "WarmUpLR(learning_rate: 0.1, warmup_steps: 10)"},
+	{"CosineDecayLR", LR_COSINE, {{"min_lr", SA_NONNEG, NAN}, {"max_lr", SA_POS, NAN}, {"decay_steps", SA_STEPS, NAN}}, 3,
+	 "CosineDecayLR(min_lr: 1e-5, max_lr: 1e-3, decay_steps: 100)"},
+	{"PolynomialDecayLR", LR_POLYNOMIAL, {{"learning_rate", SA_POS, NAN}, {"end_learning_rate", SA_NONNEG, NAN},
+	                                      {"decay_steps", SA_STEPS, NAN}, {"power", SA_POS, NAN},
+	                                      {"update_decay_steps", SA_BOOL, 0}}, 5,
+	 "PolynomialDecayLR(learning_rate: 0.1, end_learning_rate: 0.01, decay_steps: 100, power: 1.0)"},
+	{"ExponentialDecayLR", LR_EXPONENTIAL, {{"learning_rate", SA_POS, NAN}, {"decay_rate", SA_POS, NAN},
+	                                        {"decay_steps", SA_STEPS, NAN}, {"is_stair", SA_BOOL, 0}}, 4,
+	 "ExponentialDecayLR(learning_rate: 0.1, decay_rate: 0.9, decay_steps: 10)"},
+	{"CosineWithWarmUpLR", LR_COSINE_WARMUP, {{"learning_rate", SA_POS, NAN}, {"warmup_steps", SA_STEPS0, 0},
+	                                          {"total_steps", SA_STEPS, NAN}, {"lr_end", SA_NONNEG, 0},
+	                                          {"warmup_lr_init", SA_NONNEG, 0}}, 5,
+	 "CosineWithWarmUpLR(learning_rate: 1e-3, warmup_steps: 10, total_steps: 100, lr_end: 1e-5)"},
+};
+enum { NSCHEDULES = sizeof schedules / sizeof schedules[0] };
+
+/* learning_rate: Schedule(name: value, ...) into t->lr_schedule and t->lr_args. */
+static void check_schedule(Checker *c, Train *t, const Lit *v)
+{
+	int s = 0;
+	while (s < NSCHEDULES && strcmp(schedules[s].name, v->s) != 0)
+		s++;
+	const char *names[NSCHEDULES + MAX_LR_ARGS];
+	if (s == NSCHEDULES) {
+		for (int k = 0; k < NSCHEDULES; k++)
+			names[k] = schedules[k].name;
+		ERR(c, v->span, "unknown learning-rate schedule '%s' (learning_rate is a number or one of WarmUpLR, "
+		    "CosineDecayLR, PolynomialDecayLR, ExponentialDecayLR, CosineWithWarmUpLR)%s", v->s,
+		    DID_YOU_MEAN(v->s, names, NSCHEDULES));
+		return;
+	}
+	int n = schedules[s].nargs;
+	for (int k = 0; k < n; k++)
+		names[k] = schedules[s].args[k].name;
+	StrBuf all = {0};
+	sb_join(&all, names, n, ", ");
+	bool given[MAX_LR_ARGS] = {false};
+	t->lr_schedule = schedules[s].kind;
+	t->lr_nargs = n;
+	for (int k = 0; k < n; k++)
+		t->lr_args[k] = schedules[s].args[k].dflt;
+	for (int i = 0; i < v->nitems; i++) {
+		const Lit *key = v->keys[i], *x = v->items[i];
+		if (!key) {
+			ERR(c, x->span, "name the schedule's arguments, e.g. %s", schedules[s].example);
+			continue;
+		}
+		int k = 0;
+		while (k < n && strcmp(names[k], key->s) != 0)
+			k++;
+		if (k == n) {
+			ERR(c, key->span, "%s has no argument '%s' (it takes %s)%s", v->s, key->s, all.data,
+			    DID_YOU_MEAN(key->s, names, n));
+			continue;
+		}
+		given[k] = true;
+		SchedArg check = schedules[s].args[k].check;
+		bool steps = check == SA_STEPS || check == SA_STEPS0;
+		if (check == SA_BOOL) {
+			if (x->kind != LIT_BOOL)
+				ERR(c, x->span, "%s's '%s' is true or false", v->s, key->s);
+			else
+				t->lr_args[k] = (double)x->i;
+		} else if (steps ? x->kind != LIT_INT || x->i < (check == SA_STEPS) || x->i > 1000000000
+		                 : !lit_is_number(x) || !isfinite(lit_number(x)) ||
+		                       !(check == SA_POS ? lit_number(x) > 0 : lit_number(x) >= 0)) {
+			ERR(c, x->span, "%s's '%s' is %s", v->s, key->s,
+			    check == SA_STEPS ? "a positive integer (steps)" : check == SA_STEPS0 ? "an integer, at least 0 (steps)"
+			    : check == SA_POS ? "a number greater than 0" : "a number, at least 0");
+			t->lr_args[k] = 1;
+		} else
+			t->lr_args[k] = steps ? (double)x->i : lit_number(x);
+	}
+	StrBuf missing = {0};
+	for (int k = 0; k < n; k++)
+		if (!given[k] && isnan(schedules[s].args[k].dflt)) {
+			sb_printf(&missing, "%s'%s'", missing.len ? ", " : "", names[k]);
+			t->lr_args[k] = 1;
+		}
+	const double *a = t->lr_args;
+	if (missing.len)
+		ERR(c, v->span, "%s needs %s (MindSpore's has no default), e.g. %s", v->s, missing.data, schedules[s].example);
+	else if (t->lr_schedule == LR_COSINE && !(a[0] < a[1]))
+		ERR(c, v->span, "CosineDecayLR's max_lr must be greater than its min_lr (it decays from max_lr to min_lr)");
+	else if (t->lr_schedule == LR_COSINE_WARMUP && !(a[2] > a[1]))
+		ERR(c, v->span, "CosineWithWarmUpLR's total_steps must be greater than its warmup_steps (the cosine decays "
+		    "over the steps after the warmup)");
+	t->learning_rate = a[t->lr_schedule == LR_COSINE ? 1 : 0];   /* the peak, for what reads one number */
+	sb_free(&all);
+	sb_free(&missing);
+}
+
 static void check_optimizer(Checker *c, Train *t, const Lit *v)
 {
 	const OptInfo *o = NULL;
@@ -712,13 +819,16 @@ static void check_optimizer(Checker *c, Train *t, const Lit *v)
 		given[k] = true;
 		OptArg a = o->args[k].arg;
 		const char *range;
-		if (a == ARG_NESTEROV) {
+		if (a == ARG_LR && (x->kind == LIT_APPLY || x->kind == LIT_IDENT))
+			check_schedule(c, t, x);
+		else if (a == ARG_NESTEROV) {
 			if (x->kind != LIT_BOOL)
 				ERR(c, x->span, "'%s' is true or false", key->s);
 			else
 				t->nesterov = x->i != 0;
 		} else if (!lit_is_number(x))
-			ERR(c, x->span, "'%s' is a number", key->s);
+			ERR(c, x->span, a == ARG_LR ? "'%s' is a number or a schedule, such as CosineDecayLR(min_lr: 1e-5, max_lr: "
+			    "1e-3, decay_steps: 100)" : "'%s' is a number", key->s);
 		else if ((range = opt_arg_range(a, lit_number(x))))
 			ERR(c, x->span, "%s's '%s' is %s", o->name, key->s, range);
 		else

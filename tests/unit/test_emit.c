@@ -268,8 +268,10 @@ Test(text, training_step)
 {
 	char *t = rank_text("ir-samples/auto_parallel_case.ir", 0);
 	expect_line(t, "int64_t steps = sc_steps(rt, 20);");
-	expect_line(t, "sc_print_loss(rt, step, loss);");   /* the loss computed whole on every rank */
-	expect_line(t, "sc_print_loss(rt, step, loss);\n\t\tsc_check_loss(rt, step, loss);");   /* NaN or inf stops */
+	expect_line(t, "const double lr = sc_learning_rate(SC_LR_CONSTANT, (const double[]){0.20000000000000001}, step - 1);");
+	expect_line(t, "sc_check_loss(rt, step, loss);   /* NaN or inf: every rank stops */\n\t\tfloat loss_now, ");
+	expect_line(t, "sc_to_host(rt, &loss_now, loss, sizeof loss_now);");   /* the loss computed whole on every rank */
+	expect_line(t, "sc_print_step(rt, step, steps, t0, loss_now, lr, -1, ");   /* no clip: no norm */
 	expect_line(t, "const char *out_dir = sc_output_dir(rt), ");   /* checked writable before step 1 */
 	expect_line(t, "sc_all_reduce(rt, g");
 	expect_line(t, "grad_w, grad_w_1, SC_F32, 128, SC_SUM);");
@@ -389,6 +391,8 @@ Test(text, clip_global_norm)
 	expect_line(t0, "sc_all_reduce(rt, g");
 	expect_line(t0, "grad_sqnorm, grad_sqnorm_1, SC_F32, 1, SC_SUM);  /* the gradients' squared global norm");
 	expect_line(t0, "sc_clip_by_norm(rt, grad_w_1, grad_w__2, 16, grad_sqnorm_1, 1.5);");
+	expect_line(t0, "sc_to_host(rt, &sqnorm_now, grad_sqnorm_1, sizeof sqnorm_now);");   /* printed */
+	expect_line(t0, "sc_print_step(rt, step, steps, t0, loss_now, lr, sqnorm_now, ");
 	expect_line(t0, "sc_sgd(rt, w, grad_w__2, NULL, 16, ");
 	free(t0);
 	free(t2);
