@@ -726,9 +726,10 @@ static void check_schedule(Checker *c, Train *t, const Lit *v)
 		t->lr_args[k] = schedules[s].args[k].dflt;
 	for (int i = 0; i < v->nitems; i++) {
 		const Lit *key = v->keys[i], *x = v->items[i];
-		if (!key) {
+		if (!key) {   /* once: the rest would repeat it */
 			ERR(c, x->span, "name the schedule's arguments, e.g. %s", schedules[s].example);
-			continue;
+			sb_free(&all);
+			return;
 		}
 		int k = 0;
 		while (k < n && strcmp(names[k], key->s) != 0)

@@ -860,6 +860,34 @@ class Optimizers(TempDir):
         self.assertIn("max_lr must be greater than its min_lr", err)
 
 
+class PlotLog(TempDir):
+    """tools/plot_log.py draws a --log file (skipped, and said so, without matplotlib)."""
+
+    def test_plot(self):
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print("PlotLog.test_plot skipped: matplotlib is not importable (tools/install-deps.sh installs it)")
+            self.skipTest("matplotlib is not importable")
+        log = self.write("log.jsonl", "".join(
+            '{"step": %d, "loss": %g, "lr": %g, "samples_per_s": 100, "ms_per_step": 1, "eta_s": 0}\n'
+            % (s, 2.0 / s, 0.1 * min(s, 3) / 3) for s in range(1, 9)))
+        png = os.path.join(self.dir, "loss.png")
+        p = subprocess.run([PYTHON, os.path.join(ROOT, "tools", "plot_log.py"), log, "-o", png],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(png, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_reads_stdout_lines(self):
+        spec = importlib.util.spec_from_file_location("plot_log", os.path.join(ROOT, "tools", "plot_log.py"))
+        P = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(P)
+        log = self.write("log", "step: 1, loss is 2.5, lr 0, grad norm 1.2, 10 samples/s, 1 ms/step, eta 0:00:01\n"
+                                "step: 2, overflow, loss scale 4 -> 2, step skipped\nstep: 2, loss is 2.25, lr 0.1\n")
+        self.assertEqual(P.read_log(log), [(1, 2.5, 0.0), (2, 2.25, 0.1)])
+
+
 class Schedules(unittest.TestCase):
     """ref_eval's lr_at against MindSpore's formulas (mindspore/nn/learning_rate_schedule.py,
     the docstrings' math; MindFormers' CosineWithWarmUpLR), written out here apart, at

@@ -938,11 +938,11 @@ Test(train, learning_rate_schedules)
 
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(learning_rate: CosineDecay(max_lr: 0.1))}")),
 	            "t.ir:7:51: error: unknown learning-rate schedule 'CosineDecay' (learning_rate is a number or one of "
-	            "WarmUpLR, CosineDecayLR, PolynomialDecayLR, ExponentialDecayLR, CosineWithWarmUpLR); did you mean "
-	            "'CosineDecayLR'?");
+	            "WarmUpLR, CosineDecayLR, PolynomialDecayLR, ExponentialDecayLR, CosineWithWarmUpLR) (did you mean "
+	            "'CosineDecayLR'?)");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(learning_rate: WarmUpLR(learning_rate: 0.1, "
 	                               "warmup_steps: 0))}")),
-	            "t.ir:7:93: error: WarmUpLR's 'warmup_steps' is a positive integer (steps)");
+	            "t.ir:7:94: error: WarmUpLR's 'warmup_steps' is a positive integer (steps)");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(learning_rate: CosineDecayLR(min_lr: 0.1, "
 	                               "max_lr: 0.01, decay_steps: 10))}")),
 	            "t.ir:7:51: error: CosineDecayLR's max_lr must be greater than its min_lr (it decays from max_lr to "
