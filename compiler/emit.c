@@ -527,11 +527,11 @@ static void emit_lr(StrBuf *b, const Program *p)
 }
 
 /* The step's progress line (sc_print_step), after the backward pass: the
- * loss and the squared global norm (when clip_global_norm computes it)
- * copied to the host where they are computed, lr, and the samples (dim 0 of
+ * loss and the squared global norm (when clip_global_norm or loss scaling
+ * computes it; norm says so) copied to the host where they are computed, lr, and the samples (dim 0 of
  * the first input) or, for an integer input of rank 2 or more (token ids),
  * the tokens a step. */
-static void emit_progress(StrBuf *b, const Program *p, bool clip)
+static void emit_progress(StrBuf *b, const Program *p, bool norm)
 {
 	const Lowered *l = p->l;
 	const Graph *g = l->flat->g;
@@ -547,7 +547,7 @@ static void emit_progress(StrBuf *b, const Program *p, bool clip)
 			unit = "tokens";
 		}
 	}
-	sb_printf(b, "\t\tsc_print_step(rt, step, steps, t0, loss_now, lr, %s, %.17g, \"%s\");\n", clip ? "sqnorm_now" : "-1",
+	sb_printf(b, "\t\tsc_print_step(rt, step, steps, t0, loss_now, lr, %s, %.17g, \"%s\");\n", norm ? "sqnorm_now" : "-1",
 	          items, unit);
 }
 
@@ -633,6 +633,11 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 			}
 			sb_putc(b, '\t');
 			emit_op(b, p, i, rank, members);
+		}
+		if (l->overflow >= 0) {   /* loss scaling's squared norm of the scaled gradients, whole on every rank */
+			sb_printf(b, "\t\tsc_to_host(rt, &sqnorm_now, %s, sizeof sqnorm_now);\n\t\tsqnorm_now = (float)(sqnorm_now / "
+			          "(loss_scale * loss_scale));\n", p->cname[l->overflow]);
+			clip = true;
 		}
 		emit_progress(b, p, clip);
 		if (l->overflow >= 0)

@@ -142,7 +142,7 @@ double sc_learning_rate(sc_lr_schedule s, const double *a, int64_t global_step);
  * sc_time's): `step: S, loss is L, lr R`
  * (L the loss as the shortest decimal that reads back as the same float32,
  * numpy's str), then `, grad norm N` when sqnorm (the squared global norm)
- * is at least 0, `, X unit/s` (items a step: samples or tokens), `, T
+ * is not -1 (inf or nan print so), `, X unit/s` (items a step: samples or tokens), `, T
  * ms/step` (since the last line) and `, eta H:MM:SS`; every step, or with
  * `--log-every K` every K-th, the first and the last. `--log FILE` writes
  * the same as JSON lines. Collective (the options are read at the first

@@ -307,7 +307,7 @@ void sc_print_step(sc_rt *rt, int64_t step, int64_t steps, double t0, float x, d
 {
 	if (!rt->log_every)
 		progress_options(rt, t0);
-	bool sqnorm = sq >= 0;
+	bool sqnorm = !(sq < 0);   /* -1: none; a NaN or inf (an overflow under loss scaling) is printed */
 	if (rt->rank != 0 || (step % rt->log_every != 0 && step != steps && step != 1))
 		return;
 	double now = MPI_Wtime(), ms = 1e3 * (now - rt->last_time) / (double)(step - rt->last_step);
@@ -317,7 +317,7 @@ void sc_print_step(sc_rt *rt, int64_t step, int64_t steps, double t0, float x, d
 	char l[64], norm[64] = "", speed[64] = "";
 	float_str(l, sizeof l, x);
 	if (sqnorm)
-		snprintf(norm, sizeof norm, ", grad norm %.6g", sqrt((double)sq));
+		snprintf(norm, sizeof norm, ", grad norm %.6g", isnan(sq) ? NAN : sqrt((double)sq));   /* nan, not -nan */
 	if (items > 0 && ms > 0)
 		snprintf(speed, sizeof speed, ", %.4g %s/s", items / (ms / 1e3), unit);
 	printf("step: %lld, loss is %s, lr %.6g%s%s, %.4g ms/step, eta %lld:%02lld:%02lld\n", (long long)step, l, lr,
@@ -326,8 +326,10 @@ void sc_print_step(sc_rt *rt, int64_t step, int64_t steps, double t0, float x, d
 	if (rt->log) {
 		fprintf(rt->log, "{\"step\": %lld, \"loss\": %s, \"lr\": %.17g", (long long)step, isfinite(x) ? l : "null",
 		        lr);
-		if (sqnorm)
+		if (sqnorm && isfinite(sq))
 			fprintf(rt->log, ", \"grad_norm\": %.9g", sqrt((double)sq));
+		else if (sqnorm)
+			fprintf(rt->log, ", \"grad_norm\": null");
 		if (items > 0 && ms > 0)
 			fprintf(rt->log, ", \"%s_per_s\": %.6g", unit, items / (ms / 1e3));
 		fprintf(rt->log, ", \"ms_per_step\": %.6g, \"eta_s\": %.3f}\n", ms, eta);
