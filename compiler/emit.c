@@ -528,9 +528,9 @@ static void emit_lr(StrBuf *b, const Program *p)
 
 /* The step's progress line (sc_print_step), after the backward pass: the
  * loss and the squared global norm (when clip_global_norm or loss scaling
- * computes it; norm says so) copied to the host where they are computed, lr, and the samples (dim 0 of
- * the first input) or, for an integer input of rank 2 or more (token ids),
- * the tokens a step. */
+ * computes it; norm says so), copied to the host where they are computed,
+ * lr, and the samples a step (dim 0 of the first input) or, for an integer
+ * input of rank 2 or more (token ids), the tokens. */
 static void emit_progress(StrBuf *b, const Program *p, bool norm)
 {
 	const Lowered *l = p->l;
