@@ -1,7 +1,8 @@
 /* check_internal.h: what check.c shares with context.c, which decodes the
- * context block, and check_strategies.c, which checks the strategies' form
- * once shapes are known. check.c calls context.c's helpers;
- * check_strategies.c calls check.c's decoder; neither calls back. */
+ * context block, check_train.c, which decodes the train block, and
+ * check_strategies.c, which checks the strategies' form once shapes are
+ * known. check.c calls context.c's helpers and check_train;
+ * check_strategies.c calls check.c's decoder; none calls back. */
 #ifndef CHECK_INTERNAL_H
 #define CHECK_INTERNAL_H
 
@@ -23,6 +24,11 @@ typedef struct {
 bool str_is(const Lit *v, const char *s);   /* a string literal equal to s */
 /* "bf16", "fp16", "fp32": the compute type of mixed precision (DT_F32: off). */
 bool precision_of(const Lit *v, DType *t);
+
+/* ---- check_train.c ---- */
+
+/* The train block into c->m->train (entry graph's names resolved). */
+void check_train(Checker *c);
 
 /* ---- check.c ---- */
 

@@ -305,26 +305,26 @@ static void emit_optimizer(StrBuf *b, const Program *p, int v, const char *c, co
 	long long n = (long long)numel(&l->values[v]);
 	double wd = decay_of(t, v, l->flat->g->values[v].name);
 	const char *count = l->overflow >= 0 ? "updates" : "step";   /* loss scaling skips steps: count updates */
-	switch (t->optimizer) {
+	switch (t->optimizer) {   /* lr: this step's learning rate (emit_main) */
 	case OPT_SGD:
 		if (t->momentum > 0)
-			sb_printf(b, "\t\tsc_sgd(rt, %s, %s, %s, %lld, %.17g, %.17g, %.17g, %.17g, %d, %s);\n", c, g, s0, n,
-			          t->learning_rate, t->momentum, t->dampening, wd, t->nesterov, count);
+			sb_printf(b, "\t\tsc_sgd(rt, %s, %s, %s, %lld, lr, %.17g, %.17g, %.17g, %d, %s);\n", c, g, s0, n,
+			          t->momentum, t->dampening, wd, t->nesterov, count);
 		else
-			sb_printf(b, "\t\tsc_sgd(rt, %s, %s, NULL, %lld, %.17g, 0, %.17g, %.17g, 0, %s);\n", c, g, n,
-			          t->learning_rate, t->dampening, wd, count);
+			sb_printf(b, "\t\tsc_sgd(rt, %s, %s, NULL, %lld, lr, 0, %.17g, %.17g, 0, %s);\n", c, g, n, t->dampening,
+			          wd, count);
 		break;
 	case OPT_MOMENTUM:
-		sb_printf(b, "\t\tsc_momentum(rt, %s, %s, %s, %lld, %.17g, %.17g, %.17g, %d);\n", c, g, s0, n, t->learning_rate,
-		          t->momentum, wd, t->nesterov);
+		sb_printf(b, "\t\tsc_momentum(rt, %s, %s, %s, %lld, lr, %.17g, %.17g, %d);\n", c, g, s0, n, t->momentum, wd,
+		          t->nesterov);
 		break;
 	case OPT_ADAM:
-		sb_printf(b, "\t\tsc_adam(rt, %s, %s, %s, %s, %lld, %.17g, %.17g, %.17g, %.17g, %.17g, %s);\n", c, g, s0, s1,
-		          n, t->learning_rate, t->beta1, t->beta2, t->eps, wd, count);
+		sb_printf(b, "\t\tsc_adam(rt, %s, %s, %s, %s, %lld, lr, %.17g, %.17g, %.17g, %.17g, %s);\n", c, g, s0, s1, n,
+		          t->beta1, t->beta2, t->eps, wd, count);
 		break;
 	case OPT_ADAM_WEIGHT_DECAY:
-		sb_printf(b, "\t\tsc_adam_weight_decay(rt, %s, %s, %s, %s, %lld, %.17g, %.17g, %.17g, %.17g, %.17g);\n", c, g,
-		          s0, s1, n, t->learning_rate, t->beta1, t->beta2, t->eps, wd);
+		sb_printf(b, "\t\tsc_adam_weight_decay(rt, %s, %s, %s, %s, %lld, lr, %.17g, %.17g, %.17g, %.17g);\n", c, g,
+		          s0, s1, n, t->beta1, t->beta2, t->eps, wd);
 		break;
 	}
 }
@@ -510,6 +510,47 @@ static bool *named_values(const Program *p)
 	return named;
 }
 
+/* This step's learning rate, lr: the schedule at MindSpore's global_step,
+ * the updates made before this one (step - 1, or with loss scaling the
+ * updates not skipped). */
+static void emit_lr(StrBuf *b, const Program *p)
+{
+	static const char *const names[] = {"SC_LR_CONSTANT", "SC_LR_WARMUP", "SC_LR_COSINE", "SC_LR_POLYNOMIAL",
+	                                    "SC_LR_EXPONENTIAL", "SC_LR_COSINE_WARMUP"};
+	const Train *t = p->l->m->train;
+	sb_printf(b, "\t\tconst double lr = sc_learning_rate(%s, (const double[]){", names[t->lr_schedule]);
+	if (t->lr_schedule == LR_CONSTANT)
+		sb_printf(b, "%.17g", t->learning_rate);
+	for (int k = 0; t->lr_schedule != LR_CONSTANT && k < t->lr_nargs; k++)
+		sb_printf(b, k ? ", %.17g" : "%.17g", t->lr_args[k]);
+	sb_printf(b, "}, %s);\n", p->l->overflow >= 0 ? "updates" : "step - 1");
+}
+
+/* The step's progress line (sc_print_step), after the backward pass: the
+ * loss and the squared global norm (when clip_global_norm or loss scaling
+ * computes it; norm says so), copied to the host where they are computed,
+ * lr, and the samples a step (dim 0 of the first input) or, for an integer
+ * input of rank 2 or more (token ids), the tokens. */
+static void emit_progress(StrBuf *b, const Program *p, bool norm)
+{
+	const Lowered *l = p->l;
+	const Graph *g = l->flat->g;
+	double items = 0;
+	const char *unit = "samples";
+	for (int v = 0; v < l->flat->nentry && items == 0; v++) {
+		const Type *ty = &g->values[v].type;
+		if (ty->is_param || ty->rank < 1)
+			continue;
+		items = (double)ty->dims[0];
+		if ((ty->dtype == DT_I32 || ty->dtype == DT_I64) && ty->rank >= 2) {
+			items *= (double)ty->dims[1];
+			unit = "tokens";
+		}
+	}
+	sb_printf(b, "\t\tsc_print_step(rt, step, steps, t0, loss_now, lr, %s, %.17g, \"%s\");\n", norm ? "sqnorm_now" : "-1",
+	          items, unit);
+}
+
 /* program.c's main; rank only feeds lowered_rank_attrs, whose rank-dependent
  * attributes every caller takes from the table instead. */
 static void emit_main(StrBuf *b, const Program *p, int64_t rank)
@@ -563,29 +604,42 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 		          "\tint64_t good_steps = 0, updates = 0, skipped_at_1 = 0;\n", l->m->train->init_loss_scale);
 	sb_puts(b, "\n\tdouble t0 = sc_time(rt);\n\tfor (int64_t step = 1; step <= steps; step++) {\n"
 	        "\t\tsc_data_step(rt, data, step);   /* --data: this step's batch in place, the next one read meanwhile */\n");
+	if (t)
+		emit_lr(b, p);
 	for (int i = 0; i < l->nfwd; i++) {
 		sb_putc(b, '\t');
 		emit_op(b, p, i, rank, members);
 	}
 	if (t) {
 		const LValue *lv = &l->values[l->loss];
-		StrBuf lf = {0};   /* the loss as a float32 */
+		const char *lf = p->cname[l->loss];   /* the loss as a float32 */
+		StrBuf cast = {0};
 		if (dtype_is_half(lv->type.dtype)) {
-			sb_printf(&lf, "(float *)(slab + %lld)", (long long)p->scratch);
-			sb_printf(b, "\t\tsc_cast(rt, %s, %s, %s, SC_F32, 1);\n", p->cname[l->loss], sc_dtype_name(lv->type.dtype),
-			          lf.data);
-		} else {
-			sb_puts(&lf, p->cname[l->loss]);
+			sb_printf(&cast, "(float *)(slab + %lld)", (long long)p->scratch);
+			sb_printf(b, "\t\tsc_cast(rt, %s, %s, %s, SC_F32, 1);\n", lf, sc_dtype_name(lv->type.dtype), cast.data);
+			lf = cast.data;
 		}
-		sb_printf(b, "\t\tsc_print_loss(rt, step, %s);\n\t\tsc_check_loss(rt, step, %s);   /* NaN or inf: every rank "
-		          "stops */\n\n\t\t/* Backward. */\n", lf.data, lf.data);
-		sb_free(&lf);
+		sb_printf(b, "\t\tsc_check_loss(rt, step, %s);   /* NaN or inf: every rank stops */\n\t\tfloat loss_now, "
+		          "sqnorm_now = -1;   /* printed after the backward pass */\n\t\tsc_to_host(rt, &loss_now, %s, "
+		          "sizeof loss_now);\n\t\t(void)sqnorm_now;\n\n\t\t/* Backward. */\n", lf, lf);
+		sb_free(&cast);
+		bool clip = false;
 		for (int i = l->nfwd; i < l->nops; i++) {
 			if (op_shadow(l, i))   /* no code (recompute.c) */
 				continue;
+			if (l->ops[i].grad == GRAD_CLIP && !clip) {   /* the squared global norm, whole on every rank */
+				sb_printf(b, "\t\tsc_to_host(rt, &sqnorm_now, %s, sizeof sqnorm_now);\n", p->cname[l->ops[i].in[1]]);
+				clip = true;
+			}
 			sb_putc(b, '\t');
 			emit_op(b, p, i, rank, members);
 		}
+		if (l->overflow >= 0) {   /* loss scaling's squared norm of the scaled gradients, whole on every rank */
+			sb_printf(b, "\t\tsc_to_host(rt, &sqnorm_now, %s, sizeof sqnorm_now);\n\t\tsqnorm_now = (float)(sqnorm_now / "
+			          "(loss_scale * loss_scale));\n", p->cname[l->overflow]);
+			clip = true;
+		}
+		emit_progress(b, p, clip);
 		if (l->overflow >= 0)
 			emit_unscale(b, p);
 		sb_puts(b, "\n\t\t/* Update. */\n");

@@ -329,12 +329,20 @@ typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_LAYERS } Recompute
 /* MindSpore's nn.SGD, nn.Momentum, nn.Adam, nn.AdamWeightDecay (docs/language.md, Training). */
 typedef enum { OPT_SGD, OPT_MOMENTUM, OPT_ADAM, OPT_ADAM_WEIGHT_DECAY } OptimizerKind;
 
+/* The optimizer's learning_rate: a number, or a schedule (docs/language.md,
+ * Training); the runtime's sc_lr_schedule in the same order. */
+typedef enum { LR_CONSTANT, LR_WARMUP, LR_COSINE, LR_POLYNOMIAL, LR_EXPONENTIAL, LR_COSINE_WARMUP } LrSchedule;
+enum { MAX_LR_ARGS = 5 };
+
 typedef struct {
 	Lit *lit;                /* as written */
 	Span span;
 	int loss;                /* value id in the entry graph */
 	OptimizerKind optimizer;
 	double learning_rate, momentum, dampening, beta1, beta2, eps, weight_decay;
+	LrSchedule lr_schedule;  /* LR_CONSTANT: learning_rate */
+	double lr_args[MAX_LR_ARGS]; /* the schedule's arguments in sc_learning_rate's order (shardc_rt.h) */
+	int lr_nargs;
 	bool nesterov;           /* SGD's nesterov, Momentum's use_nesterov */
 	double clip_global_norm; /* > 0: gradients scaled by clip / max(global norm, clip) first; 0: off */
 	int64_t steps;

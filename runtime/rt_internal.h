@@ -27,6 +27,11 @@ struct sc_rt {
 	sc_group **groups;
 	int ngroups, capgroups;
 	void *be;                    /* backend state (cuda: device, streams, handles) */
+	/* Progress (sc_print_step, rank 0): --log-every, --log. */
+	int64_t log_every;           /* print every K-th step (and the last); 0: not read yet */
+	FILE *log;                   /* --log FILE: JSON lines; NULL: none */
+	double started, last_time;   /* MPI_Wtime at the first sc_print_step's call, at the last line */
+	int64_t last_step;           /* the step of the last line printed, 0: none */
 };
 
 struct sc_group {

@@ -125,9 +125,30 @@ void sc_check_names(sc_rt *rt, const char *flag, const char *const *names, int n
 void sc_check_inputs(sc_rt *rt, const char *const *names, const char *const *inits, int n);
 /* Seconds since an arbitrary point, after the device's queued work ends. */
 double sc_time(sc_rt *rt);
-/* Rank 0 prints `step: S, loss is L`, L the float32 at loss (slab memory)
- * as the shortest decimal that reads back as the same float32 (numpy's str). */
-void sc_print_loss(sc_rt *rt, int64_t step, const float *loss);
+/* Learning-rate schedules (docs/language.md, Training): sc_learning_rate's
+ * a[] holds, in order, CONSTANT: learning_rate; WARMUP (nn.WarmUpLR):
+ * learning_rate, warmup_steps; COSINE (nn.CosineDecayLR): min_lr, max_lr,
+ * decay_steps; POLYNOMIAL (nn.PolynomialDecayLR): learning_rate,
+ * end_learning_rate, decay_steps, power, update_decay_steps (0 or 1);
+ * EXPONENTIAL (nn.ExponentialDecayLR): learning_rate, decay_rate,
+ * decay_steps, is_stair (0 or 1); COSINE_WARMUP (MindFormers'
+ * CosineWithWarmUpLR): learning_rate, warmup_steps, total_steps, lr_end,
+ * warmup_lr_init. global_step is MindSpore's: 0 at the first update. */
+typedef enum {
+	SC_LR_CONSTANT, SC_LR_WARMUP, SC_LR_COSINE, SC_LR_POLYNOMIAL, SC_LR_EXPONENTIAL, SC_LR_COSINE_WARMUP,
+} sc_lr_schedule;
+double sc_learning_rate(sc_lr_schedule s, const double *a, int64_t global_step);
+/* Rank 0 prints the progress of step (of steps, the loop started at t0,
+ * sc_time's): `step: S, loss is L, lr R`
+ * (L the loss as the shortest decimal that reads back as the same float32,
+ * numpy's str), then `, grad norm N` when sqnorm (the squared global norm)
+ * is not -1 (inf or nan print so), `, X unit/s` (items a step: samples or tokens), `, T
+ * ms/step` (since the last line) and `, eta H:MM:SS`; every step, or with
+ * `--log-every K` every K-th, the first and the last. `--log FILE` writes
+ * the same as JSON lines. Collective (the options are read at the first
+ * call). */
+void sc_print_step(sc_rt *rt, int64_t step, int64_t steps, double t0, float loss, double lr, float sqnorm,
+                   double items, const char *unit);
 /* Stops the run when the loss at step (a float32 every rank holds whole) is
  * NaN or inf, before the step's update and before anything is written:
  * every rank exits 3 and the lowest that saw it prints

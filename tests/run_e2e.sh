@@ -159,7 +159,7 @@ if [ -f "$log" ]; then
 import re, sys
 log = open(sys.argv[1]).read()
 over = re.findall(r"^step: (\d+), overflow, loss scale (\S+) -> (\S+), step skipped$", log, re.M)
-loss = [float(x) for x in re.findall(r"^step: \d+, loss is (\S+)$", log, re.M)]
+loss = [float(x) for x in re.findall(r"^step: \d+, loss is ([^,\s]+)", log, re.M)]
 steps = {int(s) for s, _, _ in over}
 if not over or over[0] != ("1", "16777216", "8388608"):
     sys.exit("no overflow at step 1 halving 16777216 -> 8388608: %s" % over[:1])
@@ -202,15 +202,29 @@ for model in "$@"; do
 		name="$(basename "$model" .ir)+$vname"
 		if ! "$py" - "$model" "$opt" "$clip" "$vrtol" >"$tmp/$name.ir" <<'PY'
 import re, sys
+def optimizer_at(text, start):
+    """(start, end, learning rate as written or None) of the train block's optimizer, a schedule's parentheses in it."""
+    m = re.compile(r"optimizer:\s*\w+").search(text, start)
+    if not m:
+        return None
+    end, depth = m.end(), 0
+    for i in range(m.end(), len(text) if text[m.end():m.end() + 1] == "(" else m.end()):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            end = i + 1
+            break
+    lr = re.match(r"\(.*?learning_rate:\s*(\w+\([^)]*\)|[-+0-9.eE]+)", text[m.end():end], re.S)
+    return m.start(), end, lr.group(1) if lr else None
 text = open(sys.argv[1]).read()
 train = text.rindex("\ntrain")
-m = re.compile(r"optimizer:\s*\w+(\([^)]*\))?").search(text, train)
-lr = re.search(r"learning_rate:\s*([-+0-9.eE]+)", m.group(0)) if m else None
-new = "optimizer: " + sys.argv[2].replace("LR", lr.group(1) if lr else "0.1")
+m = optimizer_at(text, train)
+new = "optimizer: " + sys.argv[2].replace("LR", m[2] if m and m[2] else "0.1")
 if sys.argv[3]:
-    new += ", clip_global_norm: " + sys.argv[3]
+    new = re.sub(r",?\s*clip_global_norm:\s*[-+0-9.eE]+", "", new) + ", clip_global_norm: " + sys.argv[3]
+    text = re.sub(r"clip_global_norm:\s*[-+0-9.eE]+,?", "", text)
+    m = optimizer_at(text, text.rindex("\ntrain"))
 if m:
-    text = text[:m.start()] + new + text[m.end():]
+    text = text[:m[0]] + new + text[m[1]:]
 else:
     text = text[:train] + text[train:].replace("{", "{" + new + ", ", 1)
 if sys.argv[4]:
@@ -250,6 +264,19 @@ for model in "$@"; do
 	name="$(basename "$model" .ir)+bf16"
 	if ! "$py" - "$model" "$BF16_RTOL" "$BF16_ATOL" >"$tmp/$name.ir" <<'PY'
 import re, sys
+def optimizer_at(text, start):
+    """(start, end, learning rate as written or None) of the train block's optimizer, a schedule's parentheses in it."""
+    m = re.compile(r"optimizer:\s*\w+").search(text, start)
+    if not m:
+        return None
+    end, depth = m.end(), 0
+    for i in range(m.end(), len(text) if text[m.end():m.end() + 1] == "(" else m.end()):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            end = i + 1
+            break
+    lr = re.match(r"\(.*?learning_rate:\s*(\w+\([^)]*\)|[-+0-9.eE]+)", text[m.end():end], re.S)
+    return m.start(), end, lr.group(1) if lr else None
 text = open(sys.argv[1]).read()
 text = re.sub(r"^# e2e [ar]tol:.*\n", "", text, flags=re.M)
 if not re.search(r"^train", text, re.M):   # inference: the context's precision
@@ -259,11 +286,10 @@ if not re.search(r"^train", text, re.M):   # inference: the context's precision
     sys.stdout.write("# e2e rtol: %s\n# e2e atol: %s\n" % (sys.argv[2], sys.argv[3]) + text)
     sys.exit(0)
 train = text.rindex("\ntrain")
-m = re.compile(r"optimizer:\s*\w+(\([^)]*\))?").search(text, train)
-lr = re.search(r"learning_rate:\s*([-+0-9.eE]+)", m.group(0)) if m else None
-new = "optimizer: SGD(learning_rate: %s)" % (lr.group(1) if lr else "0.1")
+m = optimizer_at(text, train)
+new = "optimizer: SGD(learning_rate: %s)" % (m[2] if m and m[2] else "0.1")
 if m:
-    text = text[:m.start()] + new + text[m.end():]
+    text = text[:m[0]] + new + text[m[1]:]
     train = text.rindex("\ntrain")
 text = text[:train] + text[train:].replace("{", '{precision: "bf16", ', 1)
 sys.stdout.write("# e2e rtol: %s\n# e2e atol: %s\n" % (sys.argv[2], sys.argv[3]) + text)

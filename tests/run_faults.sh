@@ -11,7 +11,10 @@
 #     fails for root too): exit 1 before step 1;
 #   - a save that fails mid-way (rank 0 under a file size limit, as a full
 #     disk): exit 1, the earlier param_w.npy left whole, no temporary file;
-#   - a rank killed (SIGKILL): mpirun stops the others and names it.
+#   - a rank killed (SIGKILL): mpirun stops the others and names it;
+#   - the progress options: a bad --log-every K or a --log FILE that cannot
+#     be written, exit 1; --log-every 4 --log FILE over 10 steps prints and
+#     logs steps 1, 4, 8 and 10, the JSON lines with the loss lines' values.
 # Last line: faults: N passed, N failed.
 set -u
 shardc=$(realpath "${1:?usage: run_faults.sh SHARDC}")
@@ -144,6 +147,36 @@ if [ -d "$tmp/good" ]; then
 				ok "rank killed: exit $status in $(($(date +%s) - start)) s: $line"
 			fi
 		fi
+	fi
+fi
+
+# Progress: --log-every and --log (docs/output.md, The progress line).
+if [ -d "$tmp/good" ]; then
+	expect log_every_zero 1 "^shardc: --log-every '0': expected a positive integer$" "$tmp/good" --log-every 0
+	expect log_unwritable 1 "^shardc: --log '$tmp/file.txt/log.jsonl': cannot write it: Not a directory$" "$tmp/good" \
+		--log "$tmp/file.txt/log.jsonl"
+	if ! timeout 20 "$tmp/good/run.sh" --log-every 4 --log "$tmp/log.jsonl" --output-dir "$tmp/res_log" \
+		>"$tmp/log_every.log" 2>&1; then
+		bad "--log-every 4 --log: run.sh fails: $(tail -3 "$tmp/log_every.log")"
+	elif msg=$("$py" - "$tmp/log_every.log" "$tmp/log.jsonl" <<'PY'
+import json, re, sys
+lines = re.findall(r"^step: (\d+), loss is ([^,]+), lr ([^,]+), ([^,]+) samples/s, ([^,]+) ms/step, eta (\d+:\d\d:\d\d)$",
+                   open(sys.argv[1]).read(), re.M)
+log = [json.loads(l) for l in open(sys.argv[2])]
+if [int(l[0]) for l in lines] != [1, 4, 8, 10]:
+    sys.exit("printed steps %s, expected 1, 4, 8, 10: %s" % ([l[0] for l in lines], open(sys.argv[1]).read()[:300]))
+if [r["step"] for r in log] != [1, 4, 8, 10]:
+    sys.exit("logged steps %s" % [r["step"] for r in log])
+for l, r in zip(lines, log):
+    if float(l[1]) != r["loss"] or float(l[2]) != r["lr"] or r["eta_s"] < 0 or r["ms_per_step"] < 0 or \
+            r["samples_per_s"] <= 0 or set(r) != {"step", "loss", "lr", "samples_per_s", "ms_per_step", "eta_s"}:
+        sys.exit("line %s and record %s differ" % (l, r))
+print("steps 1, 4, 8, 10 printed and logged, the records' keys %s" % ", ".join(log[0]))
+PY
+	); then
+		ok "--log-every 4 --log: $msg"
+	else
+		bad "--log-every 4 --log: $msg"
 	fi
 fi
 

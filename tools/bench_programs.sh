@@ -160,7 +160,7 @@ for prec in fp32 bf16; do
 	make -s -C "$tmp/train_$prec" >/dev/null
 	k=$(calibrate "$tmp/train_$prec/run.sh" --output-dir "$tmp/train_$prec/res")
 	t=$(best "$k" "$tmp/train_$prec/run.sh" --output-dir "$tmp/train_$prec/res")
-	loss=$(sed -n 's/^step: 1, loss is //p' "$tmp/log")
+	loss=$(sed -n 's/^step: 1, loss is \([^,]*\).*/\1/p' "$tmp/log")
 	slab=$(sed -n 's/.*sc_slab(rt, \([0-9]*\)).*/\1/p' "$tmp/train_$prec/rank_0.c")
 	printf '%-24s %-9s %9s %12s %14s  %s\n' gpt1_512x512_ffn2048 "$prec" "$k" "$(us "$t" "$k")" "$slab" "$loss" \
 		>>"$tmp/table_c"

@@ -56,7 +56,7 @@ for d in "$kit"/bench/*; do
 		t+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')")
 	done
 	echo "$(basename "$d"): 1 step ${t[0]} s, 6 steps ${t[1]} s: $(awk -v a="${t[0]}" -v b="${t[1]}" 'BEGIN { printf "%.1f", (b - a) * 200 }') ms a step;" \
-		"losses $(grep -o 'loss is [^ ]*' "$d/log6" | cut -d' ' -f3 | tr '\n' ' ')"
+		"losses $(grep -o 'loss is [^ ,]*' "$d/log6" | cut -d' ' -f3 | tr '\n' ' ')"
 done
 
 echo "== end to end on BACKEND=cuda"

@@ -84,6 +84,7 @@ probe_libfuzzer() {
 	EOF
 }
 probe_numpy() { /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1; }
+probe_matplotlib() { /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1; }   # tools/plot_log.py
 
 # Each line: probe, then the Debian packages that satisfy it.
 checks='
@@ -97,6 +98,7 @@ probe_openblas libopenblas-openmp-dev
 probe_sanitizers gcc
 probe_libfuzzer clang libclang-rt-dev
 probe_numpy python3-numpy
+probe_matplotlib python3-matplotlib
 '
 
 run_probe() {

@@ -6,8 +6,9 @@ have the same shape and dtype, integers equal, floats within
 |got - expected| <= rtol * (|expected| + max|expected|).  The second term scales with
 the tensor's magnitude so that elements that cancel to near zero are not held to a
 relative bound that float32 rounding cannot meet.  With a `log` file in each folder
-(run.sh's stdout), the `step: S, loss is L` lines must match in number and value,
-and loss scaling's `step: S, overflow, ...` lines exactly.  --atol A: differences up
+(run.sh's stdout), the `step: S, loss is L, lr R, ...` lines must match in number
+and loss, the learning rates R (6 digits) within 1e-5 relative where both print one, and loss
+scaling's `step: S, overflow, ...` lines exactly.  --atol A: differences up
 to A pass whatever the magnitudes.
 Prints one line per problem and the worst error; exits 1 on any problem."""
 import argparse
@@ -23,7 +24,16 @@ def losses(folder):
     path = os.path.join(folder, "log")
     if not os.path.exists(path):
         return None
-    return [float(m.group(2)) for m in re.finditer(r"^step: (\d+), loss is (\S+)$", open(path).read(), re.M)]
+    return [float(m.group(2)) for m in re.finditer(r"^step: (\d+), loss is ([^,\s]+)", open(path).read(), re.M)]
+
+
+def rates(folder):
+    """The learning rate of each loss line (None where a line has none)."""
+    path = os.path.join(folder, "log")
+    if not os.path.exists(path):
+        return None
+    return [None if m.group(1) is None else float(m.group(1))
+            for m in re.finditer(r"^step: \d+, loss is [^,\s]+(?:, lr ([^,\s]+))?", open(path).read(), re.M)]
 
 
 def overflows(folder):
@@ -86,6 +96,11 @@ def main():
             if e > a.rtol:
                 problems.append("step %d: loss %r, expected %r" % (s, p, q))
                 break
+    rg, rw = rates(a.got), rates(a.expected)
+    for s, (p, q) in enumerate(zip(rg or [], rw or []), 1):
+        if p is not None and q is not None and abs(p - q) > 1e-5 * abs(q):
+            problems.append("step %d: learning rate %r, expected %r" % (s, p, q))
+            break
     for p in problems:
         print("%s%s" % (a.what + ": " if a.what else "", p))
     print("%sworst relative error %.3g" % (a.what + ": " if a.what else "", worst))

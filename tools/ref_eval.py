@@ -50,9 +50,10 @@ Choices where MindSpore leaves room:
   Fisher-Yates order of splitmix64 draws; a token stream's samples of S + 1
   tokens at sequential or drawn starts.  Without a train block the graph's
   results are those of step K's batch (--steps K), as the programs'.
-- Loss printing: `step: S, loss is L` with S from 1 and L the shortest
+- Loss printing: `step: S, loss is L, lr R` with S from 1, L the shortest
   decimal that reads back as the same float32 (numpy's str of a float32,
-  e.g. 2.3016002), the way MindSpore prints a float32 loss tensor.
+  e.g. 2.3016002), the way MindSpore prints a float32 loss tensor, and R
+  the step's learning rate (%.6g; the programs' line goes on with timings).
 - Outputs with `train`: output_<k>.npy holds the values of the last step's
   forward pass, computed before that step's update; param_<name>.npy holds
   the parameters after it.
@@ -83,6 +84,15 @@ Choices where MindSpore leaves room:
   0.1)`), and `steps` defaults to 1.  `clip_global_norm: c` in the train
   block scales every gradient by c / max(global norm, c) before the update
   (ops.clip_by_global_norm; the norm over every trained parameter).
+  learning_rate is a number or a schedule, evaluated at MindSpore's
+  global_step g (the updates before this one: step - 1 without loss
+  scaling), in float64: WarmUpLR lr * min(g, W) / W; CosineDecayLR
+  min + (max - min) / 2 * (1 + cos(pi * min(g, D) / D)); PolynomialDecayLR
+  (lr - end) * (1 - min(g, D) / D)^power + end (update_decay_steps: D
+  times max(ceil(g / D), 1), g unclamped); ExponentialDecayLR
+  lr * rate^(g / D) (is_stair: floor(g / D)); MindFormers'
+  CosineWithWarmUpLR init + (lr - init) * g / W below W, then
+  end + (lr - end) / 2 * (1 + cos(pi * min((g - W) / (T - W), 1))).
 - Gradients at kinks: ReLU's is 0 at 0; Maximum and Minimum give each
   operand half the gradient where they tie (MindSpore's MaximumGrad);
   ReduceMax splits the gradient evenly among tied maxima (MindSpore's
@@ -1873,6 +1883,76 @@ RANGES = {   # argument -> (test, what it must be), MindSpore's checks
 }
 
 
+# Learning-rate schedules: name -> [(argument, MindSpore's default or None, kind)]
+# in the order lr_at reads them; kind: "pos" > 0, "nonneg" >= 0, "steps" an
+# integer >= 1, "steps0" an integer >= 0, "bool".
+SCHEDULES = {
+    "WarmUpLR": [("learning_rate", None, "nonneg"), ("warmup_steps", None, "steps")],
+    "CosineDecayLR": [("min_lr", None, "nonneg"), ("max_lr", None, "pos"), ("decay_steps", None, "steps")],
+    "PolynomialDecayLR": [("learning_rate", None, "pos"), ("end_learning_rate", None, "nonneg"),
+                          ("decay_steps", None, "steps"), ("power", None, "pos"),
+                          ("update_decay_steps", False, "bool")],
+    "ExponentialDecayLR": [("learning_rate", None, "pos"), ("decay_rate", None, "pos"),
+                           ("decay_steps", None, "steps"), ("is_stair", False, "bool")],
+    "CosineWithWarmUpLR": [("learning_rate", None, "pos"), ("warmup_steps", 0, "steps0"),
+                           ("total_steps", None, "steps"), ("lr_end", 0.0, "nonneg"),
+                           ("warmup_lr_init", 0.0, "nonneg")],
+}
+
+
+def schedule_config(v):
+    """(name, [argument values]) of a learning_rate schedule; ModelError when bad."""
+    if v.name not in SCHEDULES:
+        raise ModelError(v.offset, "unknown learning-rate schedule '%s'" % v.name)
+    spec = SCHEDULES[v.name]
+    vals = {k: d for k, d, _ in spec}
+    kinds = {k: kind for k, _, kind in spec}
+    for key, x in (v.args if isinstance(v, Apply) else []):
+        if key not in kinds:
+            raise ModelError(v.offset, "%s has no argument '%s'" % (v.name, key))
+        kind = kinds[key]
+        ok = (type(x) is bool if kind == "bool" else
+              type(x) is int and x >= (1 if kind == "steps" else 0) if kind.startswith("steps") else
+              type(x) in (int, float) and (x > 0 if kind == "pos" else x >= 0))
+        if not ok:
+            raise ModelError(v.offset, "%s's '%s' is out of range" % (v.name, key))
+        vals[key] = x
+    missing = [k for k, x in vals.items() if x is None]
+    if missing:
+        raise ModelError(v.offset, "%s needs %s" % (v.name, ", ".join(missing)))
+    args = [float(vals[k]) for k, _, _ in spec]
+    if v.name == "CosineDecayLR" and not args[0] < args[1]:
+        raise ModelError(v.offset, "CosineDecayLR's max_lr must be greater than its min_lr")
+    if v.name == "CosineWithWarmUpLR" and not args[2] > args[1]:
+        raise ModelError(v.offset, "CosineWithWarmUpLR's total_steps must be greater than its warmup_steps")
+    return v.name, args
+
+
+def lr_at(schedule, g):
+    """The learning rate at MindSpore's global_step g (0 at the first update)."""
+    name, a = schedule
+    g = float(g)
+    if name == "WarmUpLR":
+        return a[0] * min(g, a[1]) / a[1]
+    if name == "CosineDecayLR":
+        return a[0] + 0.5 * (a[1] - a[0]) * (1.0 + math.cos(math.pi * min(g, a[2]) / a[2]))
+    if name == "PolynomialDecayLR":
+        d = a[2]
+        if a[4]:
+            d *= max(math.ceil(g / d), 1.0)
+        else:
+            g = min(g, d)
+        return (a[0] - a[1]) * (1.0 - g / d) ** a[3] + a[1]
+    if name == "ExponentialDecayLR":
+        p = g / a[2]
+        return a[0] * a[1] ** (math.floor(p) if a[3] else p)
+    if name == "CosineWithWarmUpLR":
+        if g < a[1]:
+            return a[4] + (a[0] - a[4]) * g / a[1]
+        return a[3] + 0.5 * (a[0] - a[3]) * (1.0 + math.cos(math.pi * min((g - a[1]) / (a[2] - a[1]), 1.0)))
+    raise AssertionError(name)
+
+
 def optimizer_config(module):
     """(name, {argument: value}, steps, clip_global_norm or None) of the train block."""
     block, offset = module.train
@@ -1905,6 +1985,10 @@ def optimizer_config(module):
             if type(v) is not bool:
                 raise ModelError(opt.offset, "'%s' is true or false" % key)
             hyper[key] = v
+            continue
+        if key == "learning_rate" and isinstance(v, (Ident, Apply)):
+            hyper["schedule"] = schedule_config(v)
+            hyper[key] = 0.0
             continue
         if type(v) not in (int, float):
             raise ModelError(opt.offset, "'%s' is a number" % key)
@@ -2037,7 +2121,9 @@ def train(prog, module, feeds, steps_override, out, data=None):
         if vals[prog.loss].shape != ():
             raise ModelError(prog.loss_offset, "the loss '%%%s' is %s, not a scalar"
                              % (prog.names[prog.loss], vals[prog.loss].shape))
-        out.write("step: %d, loss is %s\n" % (t, format_loss(vals[prog.loss])))
+        if "schedule" in hyper:
+            hyper["learning_rate"] = lr_at(hyper["schedule"], updates)   # the updates before this one
+        out.write("step: %d, loss is %s, lr %.6g\n" % (t, format_loss(vals[prog.loss]), hyper["learning_rate"]))
         out.flush()
         grads = backward(prog, vals, prog.loss, scale)
         if scaling:

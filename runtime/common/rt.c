@@ -29,6 +29,8 @@ static const struct {
 	{"--labels", false, false},
 	{"--shuffle", false, false},
 	{"--strict-inputs", false, true},
+	{"--log-every", false, false},
+	{"--log", false, false},
 };
 
 static int find_option(const char *arg, size_t *flag_len)
@@ -68,7 +70,7 @@ static void check_options(int argc, char **argv, char *msg, size_t n)
 		if (k < 0) {
 			snprintf(msg, n, "shardc: unknown option '%s' (known: --input NAME=FILE, --param NAME=FILE, "
 			         "--params FILE, --param-names FILE, --output-dir DIR, --steps K, --data NAME=FILE[:S], "
-			         "--labels NAME, --shuffle SEED, --strict-inputs)",
+			         "--labels NAME, --shuffle SEED, --strict-inputs, --log-every K, --log FILE)",
 			         sc_cut(cut, argv[i], strlen(argv[i])));
 			return;
 		}
@@ -227,22 +229,112 @@ double sc_time(sc_rt *rt)
 	return MPI_Wtime();
 }
 
-void sc_print_loss(sc_rt *rt, int64_t step, const float *loss)
+#define SC_PI 3.14159265358979323846
+
+/* MindSpore's schedules (mindspore.nn.learning_rate_schedule) and
+ * MindFormers' CosineWithWarmUpLR, in double; a[] holds the arguments in the
+ * order shardc_rt.h gives; g is MindSpore's global_step, 0 at the first update. */
+double sc_learning_rate(sc_lr_schedule s, const double *a, int64_t global_step)
 {
-	float x;
-	sc_to_host(rt, &x, loss, sizeof x);
-	if (rt->rank != 0)
-		return;
-	char buf[64];
-	for (int digits = 1; digits <= 9; digits++) {   /* shortest that reads back, as numpy prints */
-		snprintf(buf, sizeof buf, "%.*g", digits, (double)x);
+	double g = (double)global_step;
+	switch (s) {
+	case SC_LR_CONSTANT:
+		return a[0];
+	case SC_LR_WARMUP:   /* learning_rate, warmup_steps */
+		return a[0] * fmin(g, a[1]) / a[1];
+	case SC_LR_COSINE:   /* min_lr, max_lr, decay_steps */
+		return a[0] + 0.5 * (a[1] - a[0]) * (1 + cos(SC_PI * fmin(g, a[2]) / a[2]));
+	case SC_LR_POLYNOMIAL: {   /* learning_rate, end_learning_rate, decay_steps, power, update_decay_steps */
+		double d = a[2];
+		if (a[4] != 0)
+			d *= fmax(ceil(g / d), 1);
+		else
+			g = fmin(g, d);
+		return (a[0] - a[1]) * pow(1 - g / d, a[3]) + a[1];
+	}
+	case SC_LR_EXPONENTIAL: {   /* learning_rate, decay_rate, decay_steps, is_stair */
+		double p = g / a[2];
+		return a[0] * pow(a[1], a[3] != 0 ? floor(p) : p);
+	}
+	case SC_LR_COSINE_WARMUP: {   /* learning_rate, warmup_steps, total_steps, lr_end, warmup_lr_init */
+		if (g < a[1])
+			return a[4] + (a[0] - a[4]) * g / a[1];
+		double progress = fmin((g - a[1]) / (a[2] - a[1]), 1);
+		return a[3] + 0.5 * (a[0] - a[3]) * (1 + cos(SC_PI * progress));
+	}
+	}
+	return a[0];
+}
+
+/* The shortest decimal that reads back as the float32 x (numpy's str). */
+static void float_str(char *buf, size_t n, float x)
+{
+	for (int digits = 1; digits <= 9; digits++) {
+		snprintf(buf, n, "%.*g", digits, (double)x);
 		if (strtof(buf, NULL) == x)
 			break;
 	}
-	if (isfinite(x) && !strpbrk(buf, ".e"))
+	if (isnan(x))
+		snprintf(buf, n, "nan");
+	else if (isfinite(x) && !strpbrk(buf, ".e"))
 		strcat(buf, ".0");
-	printf("step: %lld, loss is %s\n", (long long)step, isnan(x) ? "nan" : buf);
+}
+
+/* --log-every K (K >= 1, else every rank exits 1) and --log FILE, read at
+ * the first step; the clock starts at t0. */
+static void progress_options(sc_rt *rt, double t0)
+{
+	const char *v = sc_option(rt, "--log-every", NULL), *file = sc_option(rt, "--log", NULL);
+	char *end, msg[512], cut[SC_NAME_BUF];
+	long long k = 1;
+	if (v) {
+		errno = 0;
+		k = strtoll(v, &end, 10);
+		snprintf(msg, sizeof msg, "shardc: --log-every '%s': expected a positive integer", sc_cut(cut, v, strlen(v)));
+		sc_agree_or_exit(rt, *v >= '0' && *v <= '9' && errno == 0 && !*end && k >= 1, msg);
+	}
+	rt->log_every = k;
+	if (file && rt->rank == 0)
+		rt->log = fopen(file, "w");
+	snprintf(msg, sizeof msg, "shardc: --log '%s': cannot write it: %s", file ? sc_cut(cut, file, strlen(file)) : "",
+	         strerror(errno));
+	sc_agree_or_exit(rt, !file || rt->rank != 0 || rt->log, msg);
+	rt->started = rt->last_time = t0;
+}
+
+void sc_print_step(sc_rt *rt, int64_t step, int64_t steps, double t0, float x, double lr, float sq, double items,
+                   const char *unit)
+{
+	if (!rt->log_every)
+		progress_options(rt, t0);
+	bool sqnorm = !(sq < 0);   /* -1: none; a NaN or inf (an overflow under loss scaling) is printed */
+	if (rt->rank != 0 || (step % rt->log_every != 0 && step != steps && step != 1))
+		return;
+	double now = MPI_Wtime(), ms = 1e3 * (now - rt->last_time) / (double)(step - rt->last_step);
+	double eta = (now - rt->started) / (double)step * (double)(steps - step);
+	rt->last_time = now;
+	rt->last_step = step;
+	char l[64], norm[64] = "", speed[64] = "";
+	float_str(l, sizeof l, x);
+	if (sqnorm)
+		snprintf(norm, sizeof norm, ", grad norm %.6g", isnan(sq) ? NAN : sqrt((double)sq));   /* nan, not -nan */
+	if (items > 0 && ms > 0)
+		snprintf(speed, sizeof speed, ", %.4g %s/s", items / (ms / 1e3), unit);
+	printf("step: %lld, loss is %s, lr %.6g%s%s, %.4g ms/step, eta %lld:%02lld:%02lld\n", (long long)step, l, lr,
+	       norm, speed, ms, (long long)eta / 3600, (long long)eta / 60 % 60, (long long)eta % 60);
 	fflush(stdout);
+	if (rt->log) {
+		fprintf(rt->log, "{\"step\": %lld, \"loss\": %s, \"lr\": %.17g", (long long)step, isfinite(x) ? l : "null",
+		        lr);
+		if (sqnorm && isfinite(sq))
+			fprintf(rt->log, ", \"grad_norm\": %.9g", sqrt((double)sq));
+		else if (sqnorm)
+			fprintf(rt->log, ", \"grad_norm\": null");
+		if (items > 0 && ms > 0)
+			fprintf(rt->log, ", \"%s_per_s\": %.6g", unit, items / (ms / 1e3));
+		fprintf(rt->log, ", \"ms_per_step\": %.6g, \"eta_s\": %.3f}\n", ms, eta);
+		fflush(rt->log);
+	}
 }
 
 void sc_check_loss(sc_rt *rt, int64_t step, const float *loss)
@@ -288,6 +380,8 @@ void sc_finalize(sc_rt *rt)
 	}
 	for (int i = 0; i < rt->nslabs; i++)
 		sc_be_free(rt, rt->slabs[i]);
+	if (rt->log)
+		fclose(rt->log);
 	free(rt->groups);
 	free(rt->slabs);
 	sc_be_finalize(rt);

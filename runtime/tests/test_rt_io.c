@@ -1,6 +1,6 @@
-/* test_rt_io.c: .npy reading and writing, the initializers of docs/output.md and
- * sc_option's command line, on host buffers (no MPI; run_mpi_io.sh covers
- * the collective side).
+/* test_rt_io.c: .npy reading and writing, the initializers of docs/output.md,
+ * sc_option's command line and the learning-rate schedules, on host buffers
+ * (no MPI; run_mpi_io.sh covers the collective side).
  *
  * Round trips of every dtype and rank (bfloat16 as the '<f4' convention of
  * tools/ref_eval.py), slices against the whole, headers as numpy writes them
@@ -420,4 +420,47 @@ Test(options, forms_and_keys)
 	cr_assert_str_eq(sc_option(&rt, "--steps", NULL), "5");
 	cr_assert_null(sc_option(&rt, "--input", "w1"));
 	cr_assert_null(sc_option(&rt, "--param", "x"));
+}
+
+Test(options, log_and_log_every)
+{
+	char *argv[] = {"prog", "--log-every", "4", "--log=out/log.jsonl", NULL};
+	sc_rt rt = {.argc = 4, .argv = argv};
+	cr_assert_str_eq(sc_option(&rt, "--log-every", NULL), "4");
+	cr_assert_str_eq(sc_option(&rt, "--log", NULL), "out/log.jsonl", "--log is not --log-every's prefix");
+}
+
+/* ---- learning-rate schedules ---- */
+
+/* sc_learning_rate at MindSpore's global_step, against its docstrings'
+ * examples (global_step 2) and values worked out by hand. */
+Test(schedules, mindspore_values)
+{
+	const double eps = 1e-12;
+	cr_assert_float_eq(sc_learning_rate(SC_LR_CONSTANT, (const double[]){0.3}, 7), 0.3, eps);
+	/* nn.CosineDecayLR(0.01, 0.1, 4) at 2: 0.01 + 0.045 * (1 + cos(pi / 2)) = 0.055; held at min_lr after 4 */
+	cr_assert_float_eq(sc_learning_rate(SC_LR_COSINE, (const double[]){0.01, 0.1, 4}, 2), 0.055, eps);
+	cr_assert_float_eq(sc_learning_rate(SC_LR_COSINE, (const double[]){0.01, 0.1, 4}, 9), 0.01, eps);
+	/* nn.WarmUpLR(0.1, 2): 0, 0.05, 0.1, 0.1 */
+	cr_assert_float_eq(sc_learning_rate(SC_LR_WARMUP, (const double[]){0.1, 2}, 0), 0.0, eps);
+	cr_assert_float_eq(sc_learning_rate(SC_LR_WARMUP, (const double[]){0.1, 2}, 1), 0.05, eps);
+	cr_assert_float_eq(sc_learning_rate(SC_LR_WARMUP, (const double[]){0.1, 2}, 5), 0.1, eps);
+	/* nn.PolynomialDecayLR(0.1, 0.01, 4, 0.5) at 2: 0.09 * sqrt(0.5) + 0.01; with update_decay_steps
+	 * at 6: decay over 8, 0.09 * (1 - 6 / 8)^0.5 + 0.01 = 0.055 */
+	cr_assert_float_eq(sc_learning_rate(SC_LR_POLYNOMIAL, (const double[]){0.1, 0.01, 4, 0.5, 0}, 2),
+	                   0.09 * sqrt(0.5) + 0.01, eps);
+	cr_assert_float_eq(sc_learning_rate(SC_LR_POLYNOMIAL, (const double[]){0.1, 0.01, 4, 0.5, 1}, 6), 0.055, eps);
+	cr_assert_float_eq(sc_learning_rate(SC_LR_POLYNOMIAL, (const double[]){0.1, 0.01, 4, 0.5, 1}, 0), 0.1, eps);
+	/* nn.ExponentialDecayLR(0.1, 0.9, 4) at 2: 0.1 * 0.9^0.5; is_stair: 0.1 until 4, then 0.09 */
+	cr_assert_float_eq(sc_learning_rate(SC_LR_EXPONENTIAL, (const double[]){0.1, 0.9, 4, 0}, 2), 0.1 * sqrt(0.9), eps);
+	cr_assert_float_eq(sc_learning_rate(SC_LR_EXPONENTIAL, (const double[]){0.1, 0.9, 4, 1}, 3), 0.1, eps);
+	cr_assert_float_eq(sc_learning_rate(SC_LR_EXPONENTIAL, (const double[]){0.1, 0.9, 4, 1}, 4), 0.09, eps);
+	/* CosineWithWarmUpLR(1e-3, warmup 2, total 6, lr_end 1e-5, init 1e-4): 1e-4, 5.5e-4, then 1e-3 at 2,
+	 * halfway (4) 5.05e-4, lr_end from 6 on */
+	const double *cw = (const double[]){1e-3, 2, 6, 1e-5, 1e-4};
+	cr_assert_float_eq(sc_learning_rate(SC_LR_COSINE_WARMUP, cw, 0), 1e-4, eps);
+	cr_assert_float_eq(sc_learning_rate(SC_LR_COSINE_WARMUP, cw, 1), 5.5e-4, eps);
+	cr_assert_float_eq(sc_learning_rate(SC_LR_COSINE_WARMUP, cw, 2), 1e-3, eps);
+	cr_assert_float_eq(sc_learning_rate(SC_LR_COSINE_WARMUP, cw, 4), 5.05e-4, eps);
+	cr_assert_float_eq(sc_learning_rate(SC_LR_COSINE_WARMUP, cw, 9), 1e-5, eps);
 }

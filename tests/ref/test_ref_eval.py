@@ -713,7 +713,7 @@ class Optimizers(TempDir):
         # step 2: g = 0.8, w = 0.4 - 0.1 * 0.8 = 0.32;           loss 4 * 0.16 = 0.64, except that
         #         float32(0.4) = 0.40000001, whose square rounds to 0.16000001, and 4 of those to 0.64000005
         out, w, _ = self.train("SGD(learning_rate: 0.1)")
-        self.assertEqual(out, "step: 1, loss is 1.0\nstep: 2, loss is 0.64000005\n")
+        self.assertEqual(out, "step: 1, loss is 1.0, lr 0.1\nstep: 2, loss is 0.64000005, lr 0.1\n")
         np.testing.assert_allclose(w, [0.32, 0.32], rtol=1e-6)
         # output_0 is the last step's forward, before its update
         self.assertEqual(np.load(os.path.join(self.dir, "output_0.npy")), np.float32(0.64000005))
@@ -754,7 +754,7 @@ class Optimizers(TempDir):
         status, out, err = run_cli([model, "--output-dir", self.dir])
         self.assertEqual(status, 0, err)
         # eps next to sqrt(v) = 0.03 leaves 3e-7 of each step undone: 1.6000001 in float32
-        self.assertEqual(out, "step: 1, loss is 2.0\nstep: 2, loss is 1.6000001\n")
+        self.assertEqual(out, "step: 1, loss is 2.0, lr 0.1\nstep: 2, loss is 1.6000001, lr 0.1\n")
         w = np.load(os.path.join(self.dir, "param_w.npy"))
         g = np.load(os.path.join(self.dir, "param_gamma.npy"))
         np.testing.assert_allclose(w, [0.3001272, 0.3001272], rtol=1e-6)
@@ -840,7 +840,115 @@ class Optimizers(TempDir):
         status, out, _ = run_cli([model, "--output-dir", self.dir, "--steps", "3"])
         self.assertEqual(status, 0)
         self.assertEqual(out.count("step: "), 3)
-        self.assertTrue(out.endswith("step: 3, loss is 0.4096\n"))        # step 3 sees w = 0.32
+        self.assertTrue(out.endswith("step: 3, loss is 0.4096, lr 0.1\n"))        # step 3 sees w = 0.32
+
+    def test_schedule_sets_each_steps_rate(self):
+        # SGD with WarmUpLR(0.2, 2): global_step 0, 1, 2 give lr 0, 0.1, 0.2; the gradient is 2w
+        # step 1: lr 0, w stays 0.5;  step 2: w = 0.5 - 0.1 * 1.0 = 0.4;  step 3: w = 0.4 - 0.2 * 0.8 = 0.24
+        model = self.write("m.ir", SQUARE_MODEL.replace(
+            "OPT", "SGD(learning_rate: WarmUpLR(learning_rate: 0.2, warmup_steps: 2))"))
+        status, out, err = run_cli([model, "--output-dir", self.dir, "--steps", "3"])
+        self.assertEqual(status, 0, err)
+        self.assertEqual(re.findall(r"lr (\S+)", out), ["0", "0.1", "0.2"])
+        np.testing.assert_allclose(np.load(os.path.join(self.dir, "param_w.npy")), [0.24, 0.24], rtol=1e-6)
+
+    def test_bad_schedule(self):
+        model = self.write("m.ir", SQUARE_MODEL.replace(
+            "OPT", "SGD(learning_rate: CosineDecayLR(min_lr: 0.1, max_lr: 0.01, decay_steps: 3))"))
+        status, _, err = run_cli([model, "--output-dir", self.dir])
+        self.assertEqual(status, 1)
+        self.assertIn("max_lr must be greater than its min_lr", err)
+
+
+class PlotLog(TempDir):
+    """tools/plot_log.py draws a --log file (skipped, and said so, without matplotlib)."""
+
+    def test_plot(self):
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print("PlotLog.test_plot skipped: matplotlib is not importable (tools/install-deps.sh installs it)")
+            self.skipTest("matplotlib is not importable")
+        log = self.write("log.jsonl", "".join(
+            '{"step": %d, "loss": %g, "lr": %g, "samples_per_s": 100, "ms_per_step": 1, "eta_s": 0}\n'
+            % (s, 2.0 / s, 0.1 * min(s, 3) / 3) for s in range(1, 9)))
+        png = os.path.join(self.dir, "loss.png")
+        p = subprocess.run([PYTHON, os.path.join(ROOT, "tools", "plot_log.py"), log, "-o", png],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(png, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_reads_stdout_lines(self):
+        spec = importlib.util.spec_from_file_location("plot_log", os.path.join(ROOT, "tools", "plot_log.py"))
+        P = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(P)
+        log = self.write("log", "step: 1, loss is 2.5, lr 0, grad norm 1.2, 10 samples/s, 1 ms/step, eta 0:00:01\n"
+                                "step: 2, overflow, loss scale 4 -> 2, step skipped\nstep: 2, loss is 2.25, lr 0.1\n")
+        self.assertEqual(P.read_log(log), [(1, 2.5, 0.0), (2, 2.25, 0.1)])
+
+
+class Schedules(unittest.TestCase):
+    """ref_eval's lr_at against MindSpore's formulas (mindspore/nn/learning_rate_schedule.py,
+    the docstrings' math; MindFormers' CosineWithWarmUpLR), written out here apart, at
+    global steps 0 to 12 (global_step 0 is the first update)."""
+
+    @staticmethod
+    def mindspore(name, kw, step):
+        if name == "WarmUpLR":              # learning_rate * tmp_step / warmup_steps, tmp_step = min(step, W)
+            return kw["learning_rate"] * min(step, kw["warmup_steps"]) / kw["warmup_steps"]
+        if name == "CosineDecayLR":         # min + 0.5 (max - min)(1 + cos(pi * min(step, D) / D))
+            p = min(step, kw["decay_steps"]) / kw["decay_steps"]
+            return kw["min_lr"] + 0.5 * (kw["max_lr"] - kw["min_lr"]) * (1 + math.cos(math.pi * p))
+        if name == "PolynomialDecayLR":     # (lr - end)(1 - tmp_step / tmp_decay_steps)^power + end
+            d, t = kw["decay_steps"], step
+            if kw.get("update_decay_steps"):
+                d = d * max(math.ceil(t / d), 1)
+            else:
+                t = min(t, d)
+            return (kw["learning_rate"] - kw["end_learning_rate"]) * (1 - t / d) ** kw["power"] \
+                + kw["end_learning_rate"]
+        if name == "ExponentialDecayLR":    # lr * decay_rate^p, p = step / D (floored with is_stair)
+            p = step / kw["decay_steps"]
+            if kw.get("is_stair"):
+                p = math.floor(p)
+            return kw["learning_rate"] * kw["decay_rate"] ** p
+        if name == "CosineWithWarmUpLR":    # linear from warmup_lr_init, then cosine to lr_end
+            w, total = kw.get("warmup_steps", 0), kw["total_steps"]
+            init, end = kw.get("warmup_lr_init", 0.0), kw.get("lr_end", 0.0)
+            if step < w:
+                return init + (kw["learning_rate"] - init) * step / w
+            progress = min(1.0, (step - w) / (total - w))
+            return end + (kw["learning_rate"] - end) * 0.5 * (1 + math.cos(math.pi * progress))
+        raise AssertionError(name)
+
+    CASES = [
+        ("WarmUpLR", {"learning_rate": 0.1, "warmup_steps": 4}),
+        ("CosineDecayLR", {"min_lr": 0.01, "max_lr": 0.1, "decay_steps": 4}),
+        ("PolynomialDecayLR", {"learning_rate": 0.1, "end_learning_rate": 0.01, "decay_steps": 4, "power": 0.5}),
+        ("PolynomialDecayLR", {"learning_rate": 0.1, "end_learning_rate": 0.01, "decay_steps": 4, "power": 2.0,
+                               "update_decay_steps": True}),
+        ("ExponentialDecayLR", {"learning_rate": 0.1, "decay_rate": 0.9, "decay_steps": 4}),
+        ("ExponentialDecayLR", {"learning_rate": 0.1, "decay_rate": 0.9, "decay_steps": 4, "is_stair": True}),
+        ("CosineWithWarmUpLR", {"learning_rate": 1e-3, "warmup_steps": 3, "total_steps": 9, "lr_end": 1e-5,
+                                "warmup_lr_init": 1e-4}),
+    ]
+
+    def test_against_mindspore_formulas(self):
+        for name, kw in self.CASES:
+            args = ", ".join("%s: %s" % (k, str(v).lower() if isinstance(v, bool) else v) for k, v in kw.items())
+            src = "graph @g(%%l: <Tensor[Float32], ()>) { return %%l }\n" \
+                  "train { loss: %%l, optimizer: SGD(learning_rate: %s(%s)) }" % (name, args)
+            sched = R.schedule_config(R.parse(src).train[0]["optimizer"].args[0][1])
+            for step in range(13):
+                with self.subTest(schedule=name, args=args, global_step=step):
+                    self.assertAlmostEqual(R.lr_at(sched, step), self.mindspore(name, kw, step), places=12)
+
+    def test_mindspore_docstring_examples(self):
+        # the examples of MindSpore's docstrings, global_step 2: CosineDecayLR(0.01, 0.1, 4) prints 0.055
+        sched = ("CosineDecayLR", [0.01, 0.1, 4.0])
+        self.assertAlmostEqual(R.lr_at(sched, 2), 0.055, places=7)
+        self.assertAlmostEqual(R.lr_at(("WarmUpLR", [0.1, 2.0]), 2), 0.1, places=12)
 
 
 # ---------------------------------------------------------------------------
@@ -941,7 +1049,7 @@ graph @g(%x: <Tensor[Float32], (4, 4)> = uniform(0, 1)) {
         status, out, err = run_cli([model, "--output-dir", self.dir])
         self.assertEqual(status, 0, err)
         over = re.findall(r"^step: (\d+), overflow, loss scale (\S+) -> (\S+), step skipped$", out, re.M)
-        losses = [float(v) for v in re.findall(r"^step: \d+, loss is (\S+)$", out, re.M)]
+        losses = [float(v) for v in re.findall(r"^step: \d+, loss is ([^,\s]+)", out, re.M)]
         self.assertEqual(len(losses), 14)
         self.assertEqual(over[0], ("1", "1048576", "524288"))
         for s_, a, b_ in over[1:]:
@@ -1104,8 +1212,8 @@ class Samples(TempDir):
                 lines = p.stdout.splitlines()
                 self.assertEqual(len(lines), 2 if trains else 0, p.stdout)
                 for s, line in enumerate(lines, 1):
-                    self.assertRegex(line, r"^step: %d, loss is -?[0-9.e+-]+$" % s)
-                    self.assertTrue(math.isfinite(float(line.split()[-1])))
+                    self.assertRegex(line, r"^step: %d, loss is -?[0-9.e+-]+, lr [0-9.e+-]+$" % s)
+                    self.assertTrue(math.isfinite(float(line.split()[4].rstrip(","))))
                 self.assertTrue(os.path.exists(os.path.join(out, "output_0.npy")))
                 for f in glob.glob(os.path.join(out, "*.npy")):
                     x = np.load(f)

@@ -908,6 +908,51 @@ Test(train, every_optimizer_argument)
 	run_free(r);
 }
 
+/* learning_rate: a schedule, its arguments in sc_learning_rate's order with
+ * MindSpore's defaults; bad ones name the argument and the fix. */
+Test(train, learning_rate_schedules)
+{
+	Run *r = compile(TRAIN(MLP, "{loss: %loss, optimizer: Adam(learning_rate: CosineDecayLR(min_lr: 1e-5, max_lr: "
+	                            "1e-3, decay_steps: 100))}"));
+	expect_clean(r);
+	const Train *t = r->m->train;
+	cr_assert_eq(t->lr_schedule, LR_COSINE);
+	cr_assert_eq(t->lr_nargs, 3);
+	cr_assert_eq(t->lr_args[0], 1e-5);
+	cr_assert_eq(t->lr_args[1], 1e-3);
+	cr_assert_eq(t->lr_args[2], 100.0);
+	run_free(r);
+	r = compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(learning_rate: PolynomialDecayLR(learning_rate: 0.1, "
+	                       "end_learning_rate: 0.01, decay_steps: 4, power: 2.0))}"));
+	expect_clean(r);
+	cr_assert_eq(r->m->train->lr_schedule, LR_POLYNOMIAL);
+	cr_assert_eq(r->m->train->lr_args[4], 0.0);   /* update_decay_steps: false */
+	run_free(r);
+	r = compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(learning_rate: CosineWithWarmUpLR(learning_rate: 0.1, "
+	                       "total_steps: 10))}"));
+	expect_clean(r);
+	cr_assert_eq(r->m->train->lr_schedule, LR_COSINE_WARMUP);
+	cr_assert_eq(r->m->train->lr_args[1], 0.0);   /* warmup_steps 0, lr_end 0, warmup_lr_init 0 */
+	cr_assert_eq(r->m->train->lr_args[2], 10.0);
+	run_free(r);
+
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(learning_rate: CosineDecay(max_lr: 0.1))}")),
+	            "t.ir:7:51: error: unknown learning-rate schedule 'CosineDecay' (learning_rate is a number or one of "
+	            "WarmUpLR, CosineDecayLR, PolynomialDecayLR, ExponentialDecayLR, CosineWithWarmUpLR) (did you mean "
+	            "'CosineDecayLR'?)");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(learning_rate: WarmUpLR(learning_rate: 0.1, "
+	                               "warmup_steps: 0))}")),
+	            "t.ir:7:94: error: WarmUpLR's 'warmup_steps' is a positive integer (steps)");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(learning_rate: CosineDecayLR(min_lr: 0.1, "
+	                               "max_lr: 0.01, decay_steps: 10))}")),
+	            "t.ir:7:51: error: CosineDecayLR's max_lr must be greater than its min_lr (it decays from max_lr to "
+	            "min_lr)");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(learning_rate: ExponentialDecayLR(learning_rate: "
+	                               "0.1))}")),
+	            "t.ir:7:51: error: ExponentialDecayLR needs 'decay_rate', 'decay_steps' (MindSpore's has no default), "
+	            "e.g. ExponentialDecayLR(learning_rate: 0.1, decay_rate: 0.9, decay_steps: 10)");
+}
+
 /* nn.SGD's, nn.Momentum's and nn.AdamWeightDecay's options with MindSpore's
  * defaults, and gradient clipping by global norm. */
 Test(train, mindspore_optimizer_options)
@@ -1007,7 +1052,8 @@ Test(train, unknown_optimizer_argument)
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(0.1)}")),
 	            "t.ir:7:36: error: name the optimizer's arguments: SGD(learning_rate: ...)");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(learning_rate: \"fast\")}")),
-	            "t.ir:7:51: error: 'learning_rate' is a number");
+	            "t.ir:7:51: error: 'learning_rate' is a number or a schedule, such as CosineDecayLR(min_lr: 1e-5, "
+	            "max_lr: 1e-3, decay_steps: 100)");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: RMSProp(learning_rate: 0.1)}")),
 	            "t.ir:7:32: error: optimizer is SGD(...), Momentum(...), Adam(...) or AdamWeightDecay(...)");
 }

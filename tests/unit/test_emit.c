@@ -268,8 +268,10 @@ Test(text, training_step)
 {
 	char *t = rank_text("ir-samples/auto_parallel_case.ir", 0);
 	expect_line(t, "int64_t steps = sc_steps(rt, 20);");
-	expect_line(t, "sc_print_loss(rt, step, loss);");   /* the loss computed whole on every rank */
-	expect_line(t, "sc_print_loss(rt, step, loss);\n\t\tsc_check_loss(rt, step, loss);");   /* NaN or inf stops */
+	expect_line(t, "const double lr = sc_learning_rate(SC_LR_CONSTANT, (const double[]){0.20000000000000001}, step - 1);");
+	expect_line(t, "sc_check_loss(rt, step, loss);   /* NaN or inf: every rank stops */\n\t\tfloat loss_now, ");
+	expect_line(t, "sc_to_host(rt, &loss_now, loss, sizeof loss_now);");   /* the loss computed whole on every rank */
+	expect_line(t, "sc_print_step(rt, step, steps, t0, loss_now, lr, -1, ");   /* no clip: no norm */
 	expect_line(t, "const char *out_dir = sc_output_dir(rt), ");   /* checked writable before step 1 */
 	expect_line(t, "sc_all_reduce(rt, g");
 	expect_line(t, "grad_w, grad_w_1, SC_F32, 128, SC_SUM);");
@@ -356,21 +358,29 @@ Test(text, optimizer_options)
 {
 	char *t = rank_text_of(OPT_MODEL("AdamWeightDecay(learning_rate: 0.01, weight_decay: 0.1)", ""), 1);
 	expect_line(t, "sc_adam_weight_decay(rt, w, grad_w_1, (float *)(slab + ");
-	expect_line(t, ", 0.01, 0.90000000000000002, 0.999, 9.9999999999999995e-07, 0.10000000000000001);");
-	expect_line(t, ", 0.01, 0.90000000000000002, 0.999, 9.9999999999999995e-07, 0);");   /* gamma */
+	expect_line(t, ", lr, 0.90000000000000002, 0.999, 9.9999999999999995e-07, 0.10000000000000001);");
+	expect_line(t, ", lr, 0.90000000000000002, 0.999, 9.9999999999999995e-07, 0);");   /* gamma */
+	expect_line(t, "const double lr = sc_learning_rate(SC_LR_CONSTANT, (const double[]){0.01}, step - 1);");
 	expect_no_line(t, "sc_clip_by_norm(");
 	free(t);
 	t = rank_text_of(OPT_MODEL("SGD(momentum: 0.9, dampening: 0.1, weight_decay: 0.1)", ""), 0);
 	expect_line(t, "sc_sgd(rt, gamma, grad_gamma_1, (float *)(slab + ");
-	expect_line(t, ", 0.10000000000000001, 0.90000000000000002, 0.10000000000000001, 0.10000000000000001, 0, step);");
+	expect_line(t, ", lr, 0.90000000000000002, 0.10000000000000001, 0.10000000000000001, 0, step);");
 	free(t);
 	t = rank_text_of(OPT_MODEL("SGD", ""), 0);   /* no momentum: no state */
-	expect_line(t, "sc_sgd(rt, w, grad_w_1, NULL, 16, 0.10000000000000001, 0, 0, 0, 0, step);");
+	expect_line(t, "sc_sgd(rt, w, grad_w_1, NULL, 16, lr, 0, 0, 0, 0, step);");
+	expect_line(t, "(const double[]){0.10000000000000001}, step - 1);");   /* nn.SGD's default */
 	free(t);
 	t = rank_text_of(OPT_MODEL("Momentum(learning_rate: 0.1, momentum: 0.9, weight_decay: 0.5, use_nesterov: true)", ""),
 	                 0);
-	expect_line(t, ", 16, 0.10000000000000001, 0.90000000000000002, 0.5, 1);");
-	expect_line(t, ", 4, 0.10000000000000001, 0.90000000000000002, 0, 1);");   /* gamma */
+	expect_line(t, ", 16, lr, 0.90000000000000002, 0.5, 1);");
+	expect_line(t, ", 4, lr, 0.90000000000000002, 0, 1);");   /* gamma */
+	free(t);
+	/* a schedule: its arguments in sc_learning_rate's order, defaults filled in */
+	t = rank_text_of(OPT_MODEL("Adam(learning_rate: CosineWithWarmUpLR(learning_rate: 0.01, warmup_steps: 2, "
+	                           "total_steps: 10))", ""), 0);
+	expect_line(t, "const double lr = sc_learning_rate(SC_LR_COSINE_WARMUP, (const double[]){0.01, 2, 10, 0, 0}, "
+	               "step - 1);");
 	free(t);
 }
 
@@ -389,6 +399,8 @@ Test(text, clip_global_norm)
 	expect_line(t0, "sc_all_reduce(rt, g");
 	expect_line(t0, "grad_sqnorm, grad_sqnorm_1, SC_F32, 1, SC_SUM);  /* the gradients' squared global norm");
 	expect_line(t0, "sc_clip_by_norm(rt, grad_w_1, grad_w__2, 16, grad_sqnorm_1, 1.5);");
+	expect_line(t0, "sc_to_host(rt, &sqnorm_now, grad_sqnorm_1, sizeof sqnorm_now);");   /* printed */
+	expect_line(t0, "sc_print_step(rt, step, steps, t0, loss_now, lr, sqnorm_now, ");
 	expect_line(t0, "sc_sgd(rt, w, grad_w__2, NULL, 16, ");
 	free(t0);
 	free(t2);
