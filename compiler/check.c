@@ -382,6 +382,14 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 			return false;
 		}
 		break;
+	case ATTR_KEEP_PROB:
+		a->keep_prob = lit_number(v);
+		if (!(a->keep_prob > 0 && a->keep_prob <= 1)) {
+			ERR(c, v->span, "keep_prob, the chance of keeping an element, must be in (0, 1] (MindSpore's Dropout; "
+			    "1 keeps every element)");
+			return false;
+		}
+		break;
 	case ATTR_COUNT: die("bad attribute");
 	}
 	return true;
@@ -480,6 +488,7 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	a->begin_params_axis = -1;
 	a->step = 1;
 	a->theta = 10000;   /* RoPE's base, as LLaMA's and MindSpore's FreqsMgr's */
+	a->keep_prob = 0.5; /* MindSpore's ops.Dropout */
 	const Lit *d = n->attr_lit;
 	unsigned allowed = op_attr_mask(n->op);
 	for (int i = 0; d && i < d->nitems; i++) {

@@ -68,6 +68,7 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_STEP: print_number(b, a->step); break;
 		case ATTR_FILL: print_float(b, a->fill); break;
 		case ATTR_THETA: print_float(b, a->theta); break;
+		case ATTR_KEEP_PROB: print_float(b, a->keep_prob); break;
 		case ATTR_GRAPH: case ATTR_SHARD: case ATTR_IN_STRATEGY: case ATTR_OUT_STRATEGY: case ATTR_COUNT: break;
 		}
 	}
