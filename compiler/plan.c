@@ -44,7 +44,7 @@ int64_t aligned(int64_t n)
 static bool any_dtype(OpKind op)
 {
 	return op == OP_RESHAPE || op == OP_FLATTEN || op == OP_TRANSPOSE || op == OP_TRANSPOSE_FOLDED ||
-	       op == OP_CONCAT || op == OP_STRIDED_SLICE || op == OP_CAST || op_is_comm(op);
+	       op == OP_CONCAT || op == OP_STRIDED_SLICE || op == OP_SPLIT || op == OP_CAST || op_is_comm(op);
 }
 
 /* Backward operators that only move or convert elements, as their forward
@@ -58,7 +58,7 @@ static bool grad_any_dtype(const Lowered *l, const LOp *o)
 	OpKind f = differentiated(l, o)->op;
 	if (f == OP_BIAS_ADD && o->k == 0)
 		return true;   /* a copy of dy */
-	return any_dtype(f) && f != OP_STRIDED_SLICE;   /* its gradient scatters into zeros */
+	return any_dtype(f) && f != OP_STRIDED_SLICE && f != OP_SPLIT;   /* its gradient scatters into zeros */
 }
 
 /* check_kernels (check_kernels.c) lets no operator computing on integers

@@ -247,11 +247,11 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		keep_whole(od, (int)axis, "the concat axis");
 		break;
 	}
-	case OP_STRIDED_SLICE:
+	case OP_STRIDED_SLICE: case OP_SPLIT:   /* Split: its slice of the axis (shape.c) */
 		for (int d = 0; d < x->rank; d++) {
 			add_dim(od, x->dims[d], NULL);
 			if (out->dims[d] != x->dims[d])
-				keep_whole(od, d, "a dim the slice cuts");
+				keep_whole(od, d, n->op == OP_SPLIT ? "the split axis" : "a dim the slice cuts");
 		}
 		identity_input(od, 0, x->rank);
 		break;

@@ -1241,6 +1241,31 @@ def bwd_strided_slice(g, ins, at):
     return [dx]
 
 
+def split_piece(x, at):
+    """Split's piece: `index` of `output_num` equal pieces along `axis` (MindSpore's ops.Split)."""
+    axis, n, i = at.get("axis"), at.get("output_num", 1), at.get("index")
+    if type(axis) is not int or not -x.ndim <= axis < x.ndim:
+        raise OpError("axis must be one dim of %s" % (x.shape,))
+    if type(n) is not int or n < 1 or x.shape[axis] % n:
+        raise OpError("dim %d of %s does not divide into output_num %s equal pieces" % (axis % x.ndim, x.shape, n))
+    if type(i) is not int or not 0 <= i < n:
+        raise OpError("index %s is not one of the %d pieces" % (i, n))
+    s = [slice(None)] * x.ndim
+    k = x.shape[axis] // n
+    s[axis] = slice(i * k, (i + 1) * k)
+    return tuple(s)
+
+
+def fwd_split(ins, at):
+    return ins[0][split_piece(ins[0], at)]
+
+
+def bwd_split(g, ins, at):
+    dx = np.zeros(ins[0].shape)
+    dx[split_piece(ins[0], at)] = g
+    return [dx]
+
+
 def ce_parts(ins, at):
     logits, labels = ins
     if logits.ndim != 2 or labels.shape != logits.shape[:1] or labels.dtype.kind not in "iu":
@@ -1431,6 +1456,7 @@ OPS = {
     "Concat": (fwd_concat, bwd_concat, 1, None),
     "Cast": (fwd_cast, bwd_cast, 1, 1),
     "StridedSlice": (fwd_strided_slice, bwd_strided_slice, 1, 1),
+    "Split": (fwd_split, bwd_split, 1, 1),
     "SparseSoftmaxCrossEntropyWithLogits": (fwd_sparse_ce, bwd_sparse_ce, 2, 2),
     "MSELoss": (fwd_mse, bwd_mse, 2, 2),
     "L1Loss": (fwd_l1, bwd_l1, 2, 2),

@@ -246,6 +246,17 @@ class Forward(unittest.TestCase):
         with self.assertRaises(R.OpError):
             R.keep_prob({"keep_prob": 1.5})
 
+    def test_split(self):
+        x = rng().normal(size=(2, 3, 12))
+        self.check("Split", [x], {"axis": 2, "output_num": 3, "index": 1}, x[:, :, 4:8])
+        self.check("Split", [x], {"axis": -1, "output_num": 3, "index": 2}, x[:, :, 8:])
+        self.check("Split", [x], {"axis": 1, "output_num": 3, "index": 0}, x[:, :1, :])
+        self.check("Split", [x], {"axis": 0, "index": 0}, x)
+        for bad in ({"axis": 2, "output_num": 5, "index": 0}, {"axis": 2, "output_num": 3, "index": 3},
+                    {"axis": 3, "output_num": 3, "index": 0}, {"output_num": 3, "index": 0}):
+            with self.assertRaises(R.OpError):
+                fwd("Split", [x], bad)
+
     def test_softmax_family(self):
         x = rng().normal(size=(3, 5))
         e = np.exp(x)
@@ -553,6 +564,10 @@ class Gradients(unittest.TestCase):
     def test_select(self):
         c = rng(3).normal(size=(3, 4)) > 0
         self.check("Select", [c, rng(1).normal(size=(3, 4)), rng(2).normal(size=(3, 4))], wrt=[1, 2])
+
+    def test_split(self):
+        self.check("Split", [rng(3).normal(size=(2, 6))], {"axis": 1, "output_num": 3, "index": 1})
+        self.check("Split", [rng(4).normal(size=(4, 2, 3))], {"axis": 0, "output_num": 2, "index": 0})
         g = R.OPS["Select"][1](np.ones((1, 2)), [np.array([[True, False]]), np.zeros((1, 2)), np.zeros((1, 2))], {})
         self.assertIsNone(g[0])                             # the condition has no gradient
 
@@ -635,7 +650,7 @@ class Gradients(unittest.TestCase):
         groups = {"matmul": ["MatMul"], "batch_matmul": ["BatchMatMul"],
                   "binary": ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum"], "bias_add": ["BiasAdd"],
                   "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Rsqrt", "SiLU", "Square"],
-                  "select": ["Select"], "dropout": ["Dropout"],
+                  "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"],
                   "softmax_family": ["Softmax", "LogSoftmax"], "reductions": ["ReduceSum", "ReduceMean", "ReduceMax"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "Concat", "StridedSlice"], "gather": ["Gather"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "cast": ["Cast"],

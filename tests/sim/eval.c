@@ -808,7 +808,7 @@ static bool eval_op(Eval *e)
 		return eval_concat(e);
 	case OP_CAST:
 		return eval_cast(e);
-	case OP_STRIDED_SLICE:
+	case OP_STRIDED_SLICE: case OP_SPLIT:   /* Split: its slice (shape.c) */
 		return eval_strided_slice(e);
 	case OP_SPARSE_SOFTMAX_CE:
 		return eval_sparse_ce(e);
