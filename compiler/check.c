@@ -384,6 +384,28 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 			return false;
 		}
 		break;
+	case ATTR_KEEP_PROB:
+		a->keep_prob = lit_number(v);
+		if (!(a->keep_prob > 0 && a->keep_prob <= 1)) {
+			ERR(c, v->span, "keep_prob, the chance of keeping an element, must be in (0, 1] (MindSpore's Dropout; "
+			    "1 keeps every element)");
+			return false;
+		}
+		break;
+	case ATTR_OUTPUT_NUM:
+		a->output_num = v->i;
+		if (a->output_num < 1) {
+			ERR(c, v->span, "output_num, the number of pieces Split cuts the axis into, must be at least 1");
+			return false;
+		}
+		break;
+	case ATTR_OUTPUT_INDEX:
+		a->output_index = v->i;
+		if (a->output_index < 0) {
+			ERR(c, v->span, "index, the piece Split returns, counts from 0");
+			return false;
+		}
+		break;
 	case ATTR_COUNT: die("bad attribute");
 	}
 	return true;
@@ -482,6 +504,8 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	a->begin_params_axis = -1;
 	a->step = 1;
 	a->theta = 10000;   /* RoPE's base, as LLaMA's and MindSpore's FreqsMgr's */
+	a->keep_prob = 0.5; /* MindSpore's ops.Dropout */
+	a->output_num = 1;  /* MindSpore's ops.Split */
 	const Lit *d = n->attr_lit;
 	unsigned allowed = op_attr_mask(n->op);
 	for (int i = 0; d && i < d->nitems; i++) {

@@ -23,7 +23,7 @@
 static bool moves_elements(OpKind op)
 {
 	return op == OP_RESHAPE || op == OP_FLATTEN || op == OP_TRANSPOSE || op == OP_CONCAT ||
-	       op == OP_STRIDED_SLICE || op == OP_CAST || op_is_comm(op);
+	       op == OP_STRIDED_SLICE || op == OP_SPLIT || op == OP_CAST || op_is_comm(op);
 }
 
 static void check_operands(const Module *m, const Graph *g, Diag *d)

@@ -205,21 +205,6 @@ static double lit_arg(const Lit *init, int k, double dflt)
 	           ? lit_number(init->items[k]) : dflt;
 }
 
-/* `gdims, ndim, start, ldims` of value v's piece; where the rank's piece
- * starts is in the table. */
-static void piece_args(StrBuf *b, const Program *p, int v)
-{
-	const LValue *x = &p->l->values[v];
-	dims_lit(b, x->global, x->type.rank);
-	sb_printf(b, ", %d, ", x->type.rank);
-	if (x->type.rank)
-		entry_ref(b, &p->entry[p->value_entry[v]], 0, x->type.rank, true);
-	else
-		dims_lit(b, x->type.dims, 0);
-	sb_puts(b, ", ");
-	dims_lit(b, x->type.dims, x->type.rank);
-}
-
 static void emit_input(StrBuf *b, const Program *p, int v)
 {
 	const Lowered *l = p->l;

@@ -115,6 +115,11 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		dims_lit(b, y->type.dims, y->type.rank);
 		sb_printf(b, ", %d, %s, %s);", y->type.rank, k == 0 ? dx : "NULL", k == 1 ? dx : "NULL");
 		return;
+	case OP_DROPOUT:   /* dy * mask / keep_prob: the same mask, drawn again from its key (nothing kept) */
+		sb_printf(b, "sc_dropout(rt, %s, %s, ", dy, dx);
+		dropout_args(b, p, f, fa->keep_prob);
+		sb_puts(b, ");");
+		return;
 	case OP_SELECT:   /* x's: cond ? dy : 0; y's: cond ? 0 : dy (the condition has none) */
 		sb_printf(b, "sc_select(rt, %s, %s, %s, %s, %lld);", x0, k == 1 ? dy : "NULL", k == 2 ? dy : "NULL", dx,
 		          (long long)n);
@@ -228,7 +233,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_puts(b, ");");
 		return;
 	}
-	case OP_STRIDED_SLICE:
+	case OP_STRIDED_SLICE: case OP_SPLIT:
 		sb_printf(b, "sc_strided_slice_grad(rt, %s, %s, ", dy, dx);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, ", x->type.rank);

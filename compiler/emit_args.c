@@ -105,6 +105,37 @@ void entry_ref(StrBuf *b, const Entry *e, int k, int n, bool array)
 		sb_printf(b, "%lld", (long long)e->lit[k]);
 }
 
+/* `gdims, ndim, start, ldims` of value v's piece; where the rank's piece
+ * starts is in the table. */
+void piece_args(StrBuf *b, const Program *p, int v)
+{
+	const LValue *x = &p->l->values[v];
+	dims_lit(b, x->global, x->type.rank);
+	sb_printf(b, ", %d, ", x->type.rank);
+	if (x->type.rank)
+		entry_ref(b, &p->entry[p->value_entry[v]], 0, x->type.rank, true);
+	else
+		dims_lit(b, x->type.dims, 0);
+	sb_puts(b, ", ");
+	dims_lit(b, x->type.dims, x->type.rank);
+}
+
+/* A Dropout's mask (docs/operators.md, Dropout): `gdims, ndim, start, ldims,
+ * "name", seed, step, keep_prob` of forward operator f's piece, the name its
+ * result has in the flat graph (the same in a recomputed clone and for the
+ * adjoint, so all three draw one mask). Without a train block keep_prob is 1:
+ * the identity, as nn.Dropout in eval mode. */
+void dropout_args(StrBuf *b, const Program *p, const LOp *f, double keep_prob)
+{
+	const Lowered *l = p->l;
+	if (f->node < 0 || (p->value_entry[f->result] < 0 && l->values[f->result].type.rank))
+		die("Dropout %%%s has no flat node or no piece in the rank table", l->values[f->result].name);
+	const Graph *g = l->flat->g;
+	piece_args(b, p, f->result);
+	sb_printf(b, ", \"%s\", %lluu, step, %.17g", g->values[g->nodes[f->node].result].name,
+	          (unsigned long long)l->m->ctx.seed, l->m->train ? keep_prob : 1.0);
+}
+
 /* The table entry of operator o, or NULL. */
 const Entry *op_table(const Program *p, const LOp *o)
 {

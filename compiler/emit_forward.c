@@ -191,6 +191,11 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 	OP_CASES(BINARY_OPS)
 		emit_binary(b, p, op_info[o->op].kernel, o->in[0], o->in[1], o->result);
 		break;
+	case OP_DROPOUT:   /* x * mask / keep_prob, the mask drawn from the element's global index */
+		sb_printf(b, "sc_dropout(rt, %s, %s, ", x0, y);
+		dropout_args(b, p, o, a->keep_prob);
+		sb_puts(b, ");");
+		break;
 	case OP_SELECT:   /* cond ? x : y, one shape */
 		sb_printf(b, "sc_select(rt, %s, %s, %s, %s, %lld);", x0, x1, p->cname[o->in[2]], y, (long long)numel(yv));
 		break;
@@ -298,7 +303,7 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		sb_printf(b, "sc_cast(rt, %s, %s, %s, %s, %lld);", x0, sc_dtype_name(x->type.dtype), y,
 		          sc_dtype_name(yv->type.dtype), (long long)numel(x));
 		break;
-	case OP_STRIDED_SLICE:
+	case OP_STRIDED_SLICE: case OP_SPLIT:
 		sb_printf(b, "sc_strided_slice(rt, %s, %s, %s, ", sc_dtype_name(x->type.dtype), x0, y);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, ", x->type.rank);

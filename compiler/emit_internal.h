@@ -114,6 +114,9 @@ int64_t norm_axis(int64_t axis, int rank);
 void entry_ref(StrBuf *b, const Entry *e, int k, int n, bool array);
 /* The table entry of operator o, or NULL. */
 const Entry *op_table(const Program *p, const LOp *o);
+void piece_args(StrBuf *b, const Program *p, int v);   /* `gdims, ndim, start, ldims` of value v's piece */
+/* A Dropout's mask: its piece, its key and the step (emit_args.c) */
+void dropout_args(StrBuf *b, const Program *p, const LOp *f, double keep_prob);
 /* StridedSlice's begin, end and strides for every dim (missing ones: whole);
  * a slice redistribution's bounds are the rank's, from the table. */
 void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a, const LValue *x);

@@ -70,7 +70,10 @@
 	ATTR(STOP, "stop", AK_FLOAT)                           \
 	ATTR(STEP, "step", AK_FLOAT)                           \
 	ATTR(FILL, "fill", AK_FLOAT)                           \
-	ATTR(THETA, "theta", AK_FLOAT)
+	ATTR(THETA, "theta", AK_FLOAT)                         \
+	ATTR(KEEP_PROB, "keep_prob", AK_FLOAT)                 \
+	ATTR(OUTPUT_NUM, "output_num", AK_INT)                 \
+	ATTR(OUTPUT_INDEX, "index", AK_INT)
 
 #define A(x) (1u << ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -118,6 +121,7 @@
 	BINARY_OPS(OP)                                                                                                                     \
 	OP(BIAS_ADD, "BiasAdd", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                                 \
 	UNARY_OPS(OP)                                                                                                                      \
+	OP(DROPOUT, "Dropout", 1, 1, A(KEEP_PROB), SH_FLOAT, R_ELEMWISE, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                \
 	OP(SELECT, "Select", 3, 3, 0, SH_OWN, R_ELEMWISE, OWN, GR_X, 1u << 0, PREC_FOLLOW, V_COPY)                                         \
 	OP(SOFTMAX, "Softmax", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_Y, 0, PREC_F32, V_COPY)                                               \
 	OP(LOG_SOFTMAX, "LogSoftmax", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_Y, 0, PREC_F32, V_COPY)                                        \
@@ -132,6 +136,7 @@
 	OP(CONCAT, "Concat", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                          \
 	OP(CAST, "Cast", 1, 1, A(DTYPE), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                                           \
 	OP(STRIDED_SLICE, "StridedSlice", 1, 1, A_SLICE, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                              \
+	OP(SPLIT, "Split", 1, 1, A(AXIS) | A(OUTPUT_NUM) | A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \
 	OP(ARANGE, "Arange", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(START) | A(STOP) | A(STEP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)              \
 	OP(CAUSAL_MASK, "CausalMask", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(FILL), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \
 	OP(ROPE_COS, "RopeCos", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(THETA), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)               \

@@ -44,7 +44,7 @@ int64_t aligned(int64_t n)
 static bool any_dtype(OpKind op)
 {
 	return op == OP_RESHAPE || op == OP_FLATTEN || op == OP_TRANSPOSE || op == OP_TRANSPOSE_FOLDED ||
-	       op == OP_CONCAT || op == OP_STRIDED_SLICE || op == OP_CAST || op_is_comm(op);
+	       op == OP_CONCAT || op == OP_STRIDED_SLICE || op == OP_SPLIT || op == OP_CAST || op_is_comm(op);
 }
 
 /* Backward operators that only move or convert elements, as their forward
@@ -58,7 +58,7 @@ static bool grad_any_dtype(const Lowered *l, const LOp *o)
 	OpKind f = differentiated(l, o)->op;
 	if (f == OP_BIAS_ADD && o->k == 0)
 		return true;   /* a copy of dy */
-	return any_dtype(f) && f != OP_STRIDED_SLICE;   /* its gradient scatters into zeros */
+	return any_dtype(f) && f != OP_STRIDED_SLICE && f != OP_SPLIT;   /* its gradient scatters into zeros */
 }
 
 /* check_kernels (check_kernels.c) lets no operator computing on integers
@@ -645,6 +645,9 @@ static void plan_table(Program *p)
 			p->op_entry[i] = add_entry(p, E_OFFSET, i, 1);
 		else if (o->grad == GRAD_SQNORM)
 			p->op_entry[i] = add_entry(p, E_SQNORM, i, o->nin);
+		if (o->grad == GRAD_NONE && o->op == OP_DROPOUT && p->value_entry[o->result] < 0 &&
+		    l->values[o->result].type.rank)   /* its mask's piece */
+			p->value_entry[o->result] = add_entry(p, E_PIECE, o->result, l->values[o->result].type.rank);
 	}
 	for (int k = 0; k < l->nret; k++) {
 		int v = l->rets[k];

@@ -151,8 +151,8 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	}
 	switch (n->op) {
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
-	case OP_CAST: case OP_SELECT: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM: case OP_REDUCE_MEAN:
-	case OP_REDUCE_MAX:
+	case OP_CAST: case OP_SELECT: case OP_DROPOUT: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM:
+	case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
 		die("%s has its rule class", op_info[n->op].name);
 	case OP_MSE_LOSS: case OP_L1_LOSS:
 		broadcast_dims(g, n, od, x->rank, x->dims);   /* the two shapes are equal (shape.c) */
@@ -247,11 +247,11 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		keep_whole(od, (int)axis, "the concat axis");
 		break;
 	}
-	case OP_STRIDED_SLICE:
+	case OP_STRIDED_SLICE: case OP_SPLIT:   /* Split: its slice of the axis (shape.c) */
 		for (int d = 0; d < x->rank; d++) {
 			add_dim(od, x->dims[d], NULL);
 			if (out->dims[d] != x->dims[d])
-				keep_whole(od, d, "a dim the slice cuts");
+				keep_whole(od, d, n->op == OP_SPLIT ? "the split axis" : "a dim the slice cuts");
 		}
 		identity_input(od, 0, x->rank);
 		break;

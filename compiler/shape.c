@@ -356,6 +356,44 @@ static bool infer_strided_slice(Infer *x, const Type *in, Type *out)
 	return true;
 }
 
+/* Split (MindSpore's ops.Split, one piece of it: the language's operators
+ * have one result): piece `index` of `output_num` equal pieces along `axis`.
+ * It is StridedSlice's slice [index len / n, (index + 1) len / n) of that
+ * axis, which this sets as its begin, end and strides (not present: printed
+ * as written), so the passes after take it as the slice. */
+static bool infer_split(Infer *x, const Type *in, Type *out)
+{
+	Attrs *a = &x->n->a;
+	Span at = x->n->attr_lit ? x->n->attr_lit->span : x->n->op_span;
+	if (!need_attr(x, ATTR_AXIS) || !need_attr(x, ATTR_OUTPUT_INDEX))
+		return false;
+	if (a->axis_is_tuple || a->axes[0] < -in->rank || a->axes[0] >= in->rank) {
+		ERR(x, at, "Split: axis must be one dim of %s", DIMS(in));
+		return false;
+	}
+	int axis = (int)(a->axes[0] < 0 ? a->axes[0] + in->rank : a->axes[0]);
+	int64_t len = in->dims[axis], n = a->output_num;
+	if (len % n) {
+		ERR(x, at, "Split: dim %d of %s (%lld) does not divide into output_num %lld equal pieces", axis, DIMS(in),
+		    (long long)len, (long long)n);
+		return false;
+	}
+	if (a->output_index >= n) {
+		ERR(x, at, "Split: index %lld is not one of the %lld pieces (0 to %lld)", (long long)a->output_index,
+		    (long long)n, (long long)(n - 1));
+		return false;
+	}
+	*out = *in;
+	a->nbegin = a->nend = a->nstrides = in->rank;
+	for (int d = 0; d < in->rank; d++) {
+		a->begin[d] = d == axis ? a->output_index * (len / n) : 0;
+		a->end[d] = d == axis ? (a->output_index + 1) * (len / n) : in->dims[d];
+		a->strides[d] = 1;
+	}
+	out->dims[axis] = len / n;
+	return true;
+}
+
 /* Select(cond, x, y): cond Bool, x and y of one element type, all three of
  * one shape (the split rule, R_ELEMWISE, cuts them alike; no broadcasting). */
 static bool infer_select(Infer *x, Type *out)
@@ -577,10 +615,10 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 		return true;
 	}
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
-	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
-	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
+	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_DROPOUT: case OP_SOFTMAX:
+	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
 	case OP_FLATTEN: case OP_GATHER: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
-	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
+	case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
 	case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	OP_CASES(FUSED_OPS)
 		break;
@@ -643,7 +681,7 @@ static bool infer_node(Infer *x, Type *out)
 	}
 	switch (n->op) {
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
-	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
+	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_DROPOUT:
 		die("%s has its shape class", opname(x));
 	case OP_BIAS_ADD: {
 		const Type *b = in_type(x, 1);
@@ -728,6 +766,8 @@ static bool infer_node(Infer *x, Type *out)
 		return true;
 	case OP_STRIDED_SLICE:
 		return infer_strided_slice(x, a, out);
+	case OP_SPLIT:
+		return infer_split(x, a, out);
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
 		return infer_constant(x, out);
 	case OP_SPARSE_SOFTMAX_CE: {

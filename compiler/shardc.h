@@ -231,6 +231,9 @@ typedef struct {
 	double start, stop, step;/* Arange's range (step 1, start 0 by default) */
 	double fill;             /* CausalMask's masked value, when present; else its dtype's lowest finite value */
 	double theta;            /* RopeCos's and RopeSin's frequency base, 10000 by default */
+	double keep_prob;        /* Dropout's chance of keeping an element, in (0, 1]; 0.5 by default (MindSpore's) */
+	int64_t output_num;      /* Split: the number of equal pieces along axis (1 by default, MindSpore's) */
+	int64_t output_index;    /* Split: which piece is its result (shape.c also sets begin/end/strides: its slice) */
 	Graph *callee;           /* Call */
 	ShardSpec *shard;        /* Call with shard */
 	Strategy in_strategy, out_strategy;

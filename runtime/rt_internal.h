@@ -216,6 +216,8 @@ bool sc_st_write_header(FILE *f, const sc_st_piece *p, int n);
 typedef enum { SC_INIT_UNIFORM, SC_INIT_NORMAL, SC_INIT_RANDINT } sc_init_kind;
 uint64_t sc_fnv1a64(const char *s);
 uint64_t sc_splitmix64(uint64_t z);
+/* Dropout's key of a step (sc_dropout): its mask's k */
+uint64_t sc_dropout_key(const char *name, uint64_t seed, int64_t step);
 /* u(j) of docs/output.md, Initializers, for the tensor named name */
 double sc_init_u(uint64_t key, uint64_t j);
 /* Writes the slice's elements as dt: uniform(p0, p1), normal(p0), randint(p0, p1). */

@@ -551,6 +551,15 @@ void sc_rope(sc_rt *rt, float *y, int is_sin, int64_t lead, int64_t rows, int64_
 #define SC_ROPE_FREQ(c, d, theta) \
 	((float)(1.0 / pow((double)(theta), (double)(2 * ((c) % ((d) / 2))) / (double)(d))))
 
+/* Dropout (docs/operators.md): y = x * keep / keep_prob (keep_prob rounded
+ * to float32 first) over one rank's piece, ldims from start of the whole
+ * gdims; x = dy, y = dx is the gradient, the same mask. Element i of the whole
+ * (its row-major index) is kept when (splitmix64(k + i) >> 40) 2^-24 <
+ * keep_prob, k = splitmix64((fnv1a64(name) ^ seed 0x9e3779b97f4a7c15) + step):
+ * a counter, so any piece draws the whole's mask and each step another one. */
+void sc_dropout(sc_rt *rt, const float *x, float *y, const int64_t *gdims, int ndim, const int64_t *start,
+                const int64_t *ldims, const char *name, uint64_t seed, int64_t step, double keep_prob);
+
 /* Scalar losses: the mean over n (rows, for the cross entropy). Labels
  * outside [0, c) add nothing. */
 void sc_sparse_softmax_ce(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt, float *loss,

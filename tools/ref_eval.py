@@ -630,6 +630,32 @@ def uniform_bits(key, count):
         return (splitmix64(z) >> np.uint64(40)).astype(np.float64) * 2.0 ** -24
 
 
+def keep_prob(at):
+    p = at.get("keep_prob", 0.5)
+    if type(p) not in (int, float) or not 0 < p <= 1:
+        raise OpError("keep_prob, the chance of keeping an element, must be in (0, 1]")
+    return float(np.float32(p))
+
+
+def dropout_keep(name, seed, step, shape, p):
+    """Dropout's mask of the whole value (docs/operators.md, Dropout): element i
+    (row-major) kept when (splitmix64(k + i) >> 40) 2^-24 < p, k =
+    splitmix64((fnv1a64(name) ^ seed 0x9e3779b97f4a7c15) + step)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    with np.errstate(over="ignore"):
+        k = splitmix64(np.uint64((init_key(name, seed) + step) & M64))
+    return (uniform_bits(int(k), n) < p).reshape(shape)
+
+
+def dropout(prog, ins, x):
+    """x (or dy) times the mask over keep_prob: the forward and the gradient; the identity without training."""
+    p = keep_prob(ins.attrs)
+    if not prog.train:
+        return x
+    keep = dropout_keep(prog.flat[ins.out], prog.seed, prog.step, x.shape, p)
+    return np.where(keep, np.float32(x) * np.float32(1.0 / p), np.float32(0))
+
+
 def init_number(v, what, offset):
     if type(v) in (int, float):
         return float(v)
@@ -1225,6 +1251,31 @@ def bwd_strided_slice(g, ins, at):
     return [dx]
 
 
+def split_piece(x, at):
+    """Split's piece: `index` of `output_num` equal pieces along `axis` (MindSpore's ops.Split)."""
+    axis, n, i = at.get("axis"), at.get("output_num", 1), at.get("index")
+    if type(axis) is not int or not -x.ndim <= axis < x.ndim:
+        raise OpError("axis must be one dim of %s" % (x.shape,))
+    if type(n) is not int or n < 1 or x.shape[axis] % n:
+        raise OpError("dim %d of %s does not divide into output_num %s equal pieces" % (axis % x.ndim, x.shape, n))
+    if type(i) is not int or not 0 <= i < n:
+        raise OpError("index %s is not one of the %d pieces" % (i, n))
+    s = [slice(None)] * x.ndim
+    k = x.shape[axis] // n
+    s[axis] = slice(i * k, (i + 1) * k)
+    return tuple(s)
+
+
+def fwd_split(ins, at):
+    return ins[0][split_piece(ins[0], at)]
+
+
+def bwd_split(g, ins, at):
+    dx = np.zeros(ins[0].shape)
+    dx[split_piece(ins[0], at)] = g
+    return [dx]
+
+
 def ce_parts(ins, at):
     logits, labels = ins
     if logits.ndim != 2 or labels.shape != logits.shape[:1] or labels.dtype.kind not in "iu":
@@ -1400,6 +1451,7 @@ OPS = {
     "SiLU": (fwd_silu, bwd_silu, 1, 1),
     "Square": (fwd_square, bwd_square, 1, 1),
     "Select": (fwd_select, bwd_select, 3, 3),
+    "Dropout": (fwd_none, bwd_none, 1, 1),           # dropout(): its mask needs the step and its name
     "Softmax": (fwd_softmax, bwd_softmax, 1, 1),
     "LogSoftmax": (fwd_log_softmax, bwd_log_softmax, 1, 1),
     "ReduceSum": (fwd_reduce_sum, bwd_reduce_sum, 1, 1),
@@ -1414,6 +1466,7 @@ OPS = {
     "Concat": (fwd_concat, bwd_concat, 1, None),
     "Cast": (fwd_cast, bwd_cast, 1, 1),
     "StridedSlice": (fwd_strided_slice, bwd_strided_slice, 1, 1),
+    "Split": (fwd_split, bwd_split, 1, 1),
     "SparseSoftmaxCrossEntropyWithLogits": (fwd_sparse_ce, bwd_sparse_ce, 2, 2),
     "MSELoss": (fwd_mse, bwd_mse, 2, 2),
     "L1Loss": (fwd_l1, bwd_l1, 2, 2),
@@ -1450,6 +1503,10 @@ class Program:
         self.loss = None      # value id of the train loss
         self.loss_offset = 0
         self.literals = {}    # value id -> the number written as an operand (no input: the program's own)
+        self.flat = {}        # a Dropout's result id -> its name in the compiler's flat graph (its mask's key)
+        self.seed = 0         # the context's seed (a Dropout's mask)
+        self.step = 1         # the training step being run, from 1 (a Dropout's mask)
+        self.train = False    # a train block: Dropout drops; without, the identity (eval mode)
 
     def new_value(self, name, dtype):
         self.names.append(name)
@@ -1514,8 +1571,10 @@ def emit_literal(prog, st, env, k):
     return vid
 
 
-def emit_graph(prog, module, gi, env):
-    """Appends graph `gi`'s statements with inputs bound by `env`; returns its results' ids."""
+def emit_graph(prog, module, gi, env, prefix=""):
+    """Appends graph `gi`'s statements with inputs bound by `env`; returns its results' ids.
+    prefix: the compiler's flat names of a called graph's values, `<call result>.`
+    (flatten.c), which key a Dropout's mask."""
     g = module.graphs[gi]
     for st in g.stmts:
         ins = []
@@ -1527,7 +1586,7 @@ def emit_graph(prog, module, gi, env):
         if st.result in env:
             raise ModelError(st.offset, "value '%%%s' is defined twice in @%s" % (st.result, g.name))
         if st.op == "Call":
-            out = emit_call(prog, module, gi, st, ins)
+            out = emit_call(prog, module, gi, st, ins, prefix)
         elif st.op in OPS:
             lo, hi = OPS[st.op][2], OPS[st.op][3]
             if len(ins) < lo or (hi is not None and len(ins) > hi):
@@ -1538,6 +1597,11 @@ def emit_graph(prog, module, gi, env):
             dtype = result_dtype(st.op, st.attrs, [prog.dtypes[v] for v in ins], st.op_offset)
             out = prog.new_value(st.result, dtype)
             prog.instrs.append(Instr(st.op, ins, st.attrs, out, st.op_offset))
+            if st.op == "Dropout":
+                if prefix.count(".") >= 8:
+                    raise ModelError(st.op_offset, "Dropout: the reference keys a mask by its flat name, which the "
+                                     "compiler starts over 8 Calls deep (flatten.c); this one is deeper")
+                prog.flat[out] = prefix + st.result
         else:
             raise ModelError(st.op_offset, "unknown operator '%s'" % st.op)
         if st.sig:
@@ -1583,7 +1647,7 @@ def inlined_sizes(module, index, upto):
     return sizes
 
 
-def emit_call(prog, module, gi, st, ins):
+def emit_call(prog, module, gi, st, ins, prefix=""):
     ref = st.attrs.get("graph")
     if not isinstance(ref, GraphRef):
         raise ModelError(st.op_offset, "Call needs a 'graph' attribute naming the called graph, such as @f")
@@ -1595,7 +1659,7 @@ def emit_call(prog, module, gi, st, ins):
         raise ModelError(st.op_offset, "@%s takes %d inputs, %d given" % (callee.name, len(callee.params), len(ins)))
     for v, p in zip(ins, callee.params):
         prog.expect_type(v, p.type, st.op_offset, "input '%%%s' of @%s" % (p.name, callee.name))
-    outs = emit_graph(prog, module, ci, {p.name: v for p, v in zip(callee.params, ins)})
+    outs = emit_graph(prog, module, ci, {p.name: v for p, v in zip(callee.params, ins)}, prefix + st.result + ".")
     if len(outs) != 1:
         raise ModelError(st.op_offset, "@%s returns %d values; Call takes a graph that returns one"
                          % (callee.name, len(outs)))
@@ -1833,6 +1897,8 @@ def forward(prog, feeds):
             try:
                 if ins.op in CONSTANTS:
                     r = CONSTANTS[ins.op](ins.attrs, prog.dtypes[ins.out])
+                elif ins.op == "Dropout":
+                    r = dropout(prog, ins, args[0])
                 else:
                     r = OPS[ins.op][0](args, ins.attrs)
             except (OpError, ValueError) as e:                # ValueError: numpy's, e.g. shapes that do not broadcast
@@ -1851,7 +1917,7 @@ def backward(prog, vals, loss, seed=1.0):
                 continue
             g = widen(adj[ins.out], prog.dtypes[ins.out])
             args = [widen(vals[v], prog.dtypes[v]) for v in ins.ins]
-            grads = OPS[ins.op][1](g, args, ins.attrs)
+            grads = [dropout(prog, ins, g)] if ins.op == "Dropout" else OPS[ins.op][1](g, args, ins.attrs)
             for v, gv in zip(ins.ins, grads):
                 dt = prog.dtypes[v]
                 if gv is None or not is_float(dt):
@@ -2114,9 +2180,11 @@ def train(prog, module, feeds, steps_override, out, data=None):
     vals = None
     scaling = loss_scale_config(module)
     scale, good, updates = (scaling[0] if scaling else 1.0), 0, 0
+    prog.train = True
     for t in range(1, steps + 1):
         if data:
             params.update(data.batch(t))
+        prog.step = t
         vals = forward(prog, params)
         if vals[prog.loss].shape != ():
             raise ModelError(prog.loss_offset, "the loss '%%%s' is %s, not a scalar"
@@ -2384,6 +2452,7 @@ def run(argv, out=sys.stdout, err=sys.stderr):
         module = parse(src)
         prog = flatten(module)
         seed = args.seed if args.seed is not None else context_seed(module)
+        prog.seed = seed                             # a Dropout's mask too (shardc --seed sets the same)
         if module.train:
             optimizer_config(module)                 # report a bad train block before any work
             loss_scale_config(module)

@@ -28,6 +28,11 @@ uint64_t sc_splitmix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
+uint64_t sc_dropout_key(const char *name, uint64_t seed, int64_t step)
+{
+	return sc_splitmix64((sc_fnv1a64(name) ^ (seed * 0x9e3779b97f4a7c15ull)) + (uint64_t)step);
+}
+
 double sc_init_u(uint64_t key, uint64_t j)
 {
 	return (double)(sc_splitmix64(key + j) >> 40) * 0x1p-24;

@@ -367,6 +367,14 @@ void sc_arange(sc_rt *rt, void *y, sc_dtype dt, int64_t n, int64_t first, double
 	sc_cpu_arange(y, dt, n, first, start, step);
 }
 
+void sc_dropout(sc_rt *rt, const float *x, float *y, const int64_t *gdims, int ndim, const int64_t *start,
+                const int64_t *ldims, const char *name, uint64_t seed, int64_t step, double keep_prob)
+{
+	(void)rt;
+	sc_check_dims(name, gdims, ndim);
+	sc_cpu_dropout(x, y, gdims, ndim, start, ldims, sc_dropout_key(name, seed, step), keep_prob);
+}
+
 void sc_causal_mask(sc_rt *rt, void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0,
                     int64_t col0, double fill)
 {

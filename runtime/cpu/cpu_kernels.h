@@ -49,6 +49,9 @@ void sc_cpu_reduce_max_grad(const float *x, const float *y, const float *dy, con
 void sc_cpu_where_equal(const float *x, const float *y, const float *dy, float *dx, int64_t n);
 void sc_cpu_select(const uint8_t *cond, const float *a, const float *b, float *y, int64_t n);
 void sc_cpu_arange(void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step);
+/* Dropout of a piece (sc_dropout), k its step's key */
+void sc_cpu_dropout(const float *x, float *y, const int64_t *gdims, int ndim, const int64_t *start,
+                    const int64_t *ldims, uint64_t k, double keep_prob);
 void sc_cpu_causal_mask(void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
                         double fill);
 void sc_cpu_rope(float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,

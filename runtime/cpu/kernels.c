@@ -881,6 +881,27 @@ void sc_cpu_arange(void *y, sc_dtype dt, int64_t n, int64_t first, double start,
 	SC_DIE("sc_arange: %s is not Float32, Int32 or Int64", sc_dtype_name(dt));
 }
 
+void sc_cpu_dropout(const float *x, float *y, const int64_t *gdims, int ndim, const int64_t *start,
+                    const int64_t *ldims, uint64_t k, double keep_prob)
+{
+	int64_t gstride[SC_MAX_DIMS], idx[SC_MAX_DIMS] = {0}, n = 1, s = 1;
+	for (int d = ndim - 1; d >= 0; d--) {
+		gstride[d] = s;
+		s *= gdims[d];
+		n *= ldims[d];
+	}
+	float scale = (float)(1.0 / (double)(float)keep_prob);
+	for (int64_t l = 0; l < n; l++) {
+		uint64_t i = 0;
+		for (int d = 0; d < ndim; d++)
+			i += (uint64_t)((start[d] + idx[d]) * gstride[d]);
+		double u = (double)(sc_splitmix64(k + i) >> 40) * 0x1p-24;
+		y[l] = u < (double)(float)keep_prob ? x[l] * scale : 0.0f;
+		for (int d = ndim - 1; d >= 0 && ++idx[d] == ldims[d]; d--)
+			idx[d] = 0;
+	}
+}
+
 void sc_cpu_causal_mask(void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
                         double fill)
 {

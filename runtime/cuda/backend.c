@@ -776,6 +776,23 @@ void sc_arange(sc_rt *rt, void *y, sc_dtype dt, int64_t n, int64_t first, double
 	SC_CUDA_CHECK(sc_cu_arange(y, dt, n, first, start, step, cu(rt)->stream));
 }
 
+void sc_dropout(sc_rt *rt, const float *x, float *y, const int64_t *gdims, int ndim, const int64_t *start,
+                const int64_t *ldims, const char *name, uint64_t seed, int64_t step, double keep_prob)
+{
+	sc_check_dims(name, gdims, ndim);
+	sc_cu_walk w;
+	memset(&w, 0, sizeof w);
+	w.ndim = ndim;
+	int64_t base = 0, s = 1;
+	for (int d = ndim - 1; d >= 0; d--) {
+		w.dims[d] = ldims[d];
+		w.s0[d] = s;
+		base += start[d] * s;
+		s *= gdims[d];
+	}
+	SC_CUDA_CHECK(sc_cu_dropout(x, y, &w, base, sc_dropout_key(name, seed, step), keep_prob, cu(rt)->stream));
+}
+
 void sc_causal_mask(sc_rt *rt, void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0,
                     int64_t col0, double fill)
 {

@@ -385,6 +385,31 @@ __global__ void select_k(const uint8_t *cond, const float *a, const float *b, fl
 	GRID_LOOP(i, n) y[i] = cond[i] ? (a ? a[i] : 0.0f) : (b ? b[i] : 0.0f);
 }
 
+/* ---- dropout (the twin: sc_cpu_dropout) ---- */
+
+__device__ uint64_t splitmix64_d(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15ull;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* w: the piece's dims and the whole's strides (s0); base: its first element's index in the whole */
+__global__ void dropout_k(const float *x, float *y, int64_t n, sc_cu_walk w, int64_t base, uint64_t k, float keep,
+                          float scale)
+{
+	GRID_LOOP(l, n) {
+		int64_t i = base, rest = l;
+		for (int d = w.ndim - 1; d >= 0; d--) {
+			i += rest % w.dims[d] * w.s0[d];
+			rest /= w.dims[d];
+		}
+		double u = (double)(splitmix64_d(k + (uint64_t)i) >> 40) * 0x1p-24;
+		y[l] = u < (double)keep ? __fmul_rn(x[l], scale) : 0.0f;
+	}
+}
+
 /* ---- computed constants (the twins: sc_cpu_arange, sc_cpu_causal_mask, sc_cpu_rope) ---- */
 
 /* start + (first + i) step rounded twice, as the CPU computes it: no FMA */
@@ -1050,6 +1075,19 @@ cudaError_t sc_cu_arange(void *y, sc_dtype dt, int64_t n, int64_t first, double 
 		arange_int_k<<<blocks_for(n), THREADS, 0, s>>>((int64_t *)y, n, first, (int64_t)start, (int64_t)step);
 	else
 		return cudaErrorInvalidValue;
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_dropout(const float *x, float *y, const sc_cu_walk *w, int64_t base, uint64_t k, double keep_prob,
+                          cudaStream_t s)
+{
+	int64_t n = 1;
+	for (int d = 0; d < w->ndim; d++)
+		n *= w->dims[d];
+	if (n <= 0)
+		return cudaSuccess;
+	float keep = (float)keep_prob;
+	dropout_k<<<blocks_for(n), THREADS, 0, s>>>(x, y, n, *w, base, k, keep, (float)(1.0 / (double)keep));
 	return cudaGetLastError();
 }
 

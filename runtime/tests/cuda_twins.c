@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "rt_internal.h"
 #include "rt_test.h"
 #include "shardc_rt.h"
 
@@ -530,6 +531,14 @@ static void test_constants(void)
 		sc_cpu_arange(want, range_dt[k], 100, 37, k ? 10 : 0.5, k ? -3 : 0.1);
 		snprintf(what, sizeof what, "arange %s", dtname(range_dt[k]));
 		twin_bytes(what, d, want, 100 * dtsize(range_dt[k]));
+	}
+	{   /* Dropout: a (2, 3, 4) piece from (1, 2, 5) of a (4, 8, 12) whole, bit for bit */
+		float *dx, *x = rnd(24, -2, 2, &dx), *y = malloc(24 * sizeof *y);
+		const int64_t g[3] = {4, 8, 12}, s0[3] = {1, 2, 5}, l[3] = {2, 3, 4};
+		sc_dropout(rt, dx, (float *)d, g, 3, s0, l, "h.drop", 11, 3, 0.6);
+		sc_cpu_dropout(x, y, g, 3, s0, l, sc_dropout_key("h.drop", 11, 3), 0.6);
+		twin_bytes("dropout", d, y, 24 * sizeof *y);
+		free(x), free(y);
 	}
 	sc_causal_mask(rt, d, SC_F32, 2, 5, 12, 3, 2, -3.4028234663852886e38);
 	sc_cpu_causal_mask(want, SC_F32, 2, 5, 12, 3, 2, -3.4028234663852886e38);

@@ -1276,3 +1276,63 @@ Test(constants, rope_by_hand_and_pieces)
 			for (int j = 0; j < 4; j++)
 				cr_assert_eq(piece[(l * 4 + i) * 4 + j], s[(4 + i) * D + 2 + j], "(%d, %d)", i, j);
 }
+
+/* ---- Dropout: a counter-based mask of the whole value ---- */
+
+/* The generator of docs/operators.md pinned: name "d", seed 7, keep 0.5,
+ * 16 elements (tools/ref_eval.py's dropout_keep gives the same bits). */
+Test(dropout, mask_by_hand)
+{
+	static const char *want[2] = {"1111000100001100", "1010100000110010"};   /* steps 1 and 2 */
+	float x[16], y[16];
+	for (int i = 0; i < 16; i++)
+		x[i] = (float)i + 1;
+	for (int t = 1; t <= 2; t++) {
+		sc_dropout(NULL, x, y, (const int64_t[]){16}, 1, (const int64_t[]){0}, (const int64_t[]){16}, "d", 7, t, 0.5);
+		for (int i = 0; i < 16; i++)
+			cr_assert(y[i] == (want[t - 1][i] == '1' ? 2 * x[i] : 0), "step %d element %d: %g", t, i, y[i]);
+	}
+}
+
+/* Pieces of a (4, 6, 10) whole, as 2 x 3 x 2 ranks hold them, draw the whole's
+ * mask; the gradient (dy in place of x) the same; keep_prob 1 the identity. */
+Test(dropout, pieces_make_the_whole)
+{
+	enum { A = 4, B = 6, C = 10, N = A * B * C };
+	const int64_t g[3] = {A, B, C}, l[3] = {A / 2, B / 3, C / 2};
+	float x[N], whole[N], piece[N], dx[N];
+	int kept = 0;
+	for (int i = 0; i < N; i++)
+		x[i] = 0.25f * (float)(i % 17) - 1.5f;
+	sc_dropout(NULL, x, whole, g, 3, (const int64_t[]){0, 0, 0}, g, "layer.0.drop", 3, 5, 0.7);
+	for (int i = 0; i < N; i++) {
+		cr_assert(whole[i] == 0 || whole[i] == x[i] * (float)(1.0 / (double)0.7f), "element %d", i);
+		kept += whole[i] != 0 || x[i] == 0;
+	}
+	cr_assert(kept > N * 6 / 10 && kept < N * 8 / 10, "kept %d of %d at keep_prob 0.7", kept, N);
+	for (int p = 0; p < 2 * 3 * 2; p++) {
+		int64_t s[3] = {p / 6 * l[0], p / 2 % 3 * l[1], p % 2 * l[2]};
+		float xs[N];
+		int n = 0;
+		for (int a = 0; a < l[0]; a++)
+			for (int b = 0; b < l[1]; b++)
+				for (int c = 0; c < l[2]; c++)
+					xs[n++] = x[((s[0] + a) * B + s[1] + b) * C + s[2] + c];
+		sc_dropout(NULL, xs, piece, g, 3, s, l, "layer.0.drop", 3, 5, 0.7);
+		n = 0;
+		for (int a = 0; a < l[0]; a++)
+			for (int b = 0; b < l[1]; b++)
+				for (int c = 0; c < l[2]; c++, n++)
+					cr_assert(piece[n] == whole[((s[0] + a) * B + s[1] + b) * C + s[2] + c], "piece %d", p);
+	}
+	sc_dropout(NULL, whole, dx, g, 3, (const int64_t[]){0, 0, 0}, g, "layer.0.drop", 3, 5, 0.7);
+	for (int i = 0; i < N; i++)   /* the same mask again: kept twice, or 0 */
+		cr_assert((dx[i] != 0) == (whole[i] != 0), "gradient mask at %d", i);
+	sc_dropout(NULL, x, dx, g, 3, (const int64_t[]){0, 0, 0}, g, "layer.0.drop", 3, 6, 0.7);
+	int same = 0;
+	for (int i = 0; i < N; i++)
+		same += (dx[i] != 0) == (whole[i] != 0);
+	cr_assert(same < N, "step 6 draws another mask");
+	sc_dropout(NULL, x, dx, g, 3, (const int64_t[]){0, 0, 0}, g, "layer.0.drop", 3, 5, 1.0);
+	cr_assert(memcmp(dx, x, sizeof x) == 0, "keep_prob 1: the identity");
+}

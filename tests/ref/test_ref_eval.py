@@ -230,6 +230,33 @@ class Forward(unittest.TestCase):
         with self.assertRaises(R.OpError):                    # the condition is Bool
             fwd("Select", [x, x, y])
 
+    def test_dropout(self):
+        # The generator of docs/operators.md pinned (the runtime's test_rt_kernels has the same bits);
+        # pieces of the whole's mask are the whole's; a new mask each step; the ratio near keep_prob.
+        bits = lambda m: "".join("1" if b else "0" for b in m)
+        self.assertEqual(bits(R.dropout_keep("d", 7, 1, (16,), 0.5)), "1111000100001100")
+        self.assertEqual(bits(R.dropout_keep("d", 7, 2, (16,), 0.5)), "1010100000110010")
+        m = R.dropout_keep("layer.0.drop", 3, 5, (40, 50), float(np.float32(0.7)))
+        self.assertTrue(0.65 < m.mean() < 0.75)
+        self.assertFalse((m == R.dropout_keep("layer.0.drop", 3, 6, (40, 50), 0.7)).all())
+        self.assertFalse((m == R.dropout_keep("layer.1.drop", 3, 5, (40, 50), 0.7)).all())
+        self.assertTrue(R.dropout_keep("d", 1, 1, (8, 8), 1.0).all())
+        with self.assertRaises(R.OpError):
+            R.keep_prob({"keep_prob": 0})
+        with self.assertRaises(R.OpError):
+            R.keep_prob({"keep_prob": 1.5})
+
+    def test_split(self):
+        x = rng().normal(size=(2, 3, 12))
+        self.check("Split", [x], {"axis": 2, "output_num": 3, "index": 1}, x[:, :, 4:8])
+        self.check("Split", [x], {"axis": -1, "output_num": 3, "index": 2}, x[:, :, 8:])
+        self.check("Split", [x], {"axis": 1, "output_num": 3, "index": 0}, x[:, :1, :])
+        self.check("Split", [x], {"axis": 0, "index": 0}, x)
+        for bad in ({"axis": 2, "output_num": 5, "index": 0}, {"axis": 2, "output_num": 3, "index": 3},
+                    {"axis": 3, "output_num": 3, "index": 0}, {"output_num": 3, "index": 0}):
+            with self.assertRaises(R.OpError):
+                fwd("Split", [x], bad)
+
     def test_softmax_family(self):
         x = rng().normal(size=(3, 5))
         e = np.exp(x)
@@ -520,9 +547,27 @@ class Gradients(unittest.TestCase):
         for op in ("Log", "Sqrt", "Rsqrt"):
             self.check(op, [np.abs(x) + 0.5])
 
+    def test_dropout(self):
+        # Linear in x: the gradient is the forward on dy, the same mask drawn again from its counter;
+        # without a train block the identity both ways.
+        prog = R.Program()
+        out = prog.new_value("d", "Float32")
+        prog.flat[out], prog.seed, prog.step, prog.train = "d", 7, 1, True
+        ins = R.Instr("Dropout", [0], {"keep_prob": 0.5}, out, 0)
+        x = np.arange(1, 17, dtype=np.float32)
+        keep = np.array([c == "1" for c in "1111000100001100"])
+        np.testing.assert_array_equal(R.dropout(prog, ins, x), np.where(keep, 2 * x, 0))
+        np.testing.assert_array_equal(R.dropout(prog, ins, -x), np.where(keep, -2 * x, 0))
+        prog.train = False
+        np.testing.assert_array_equal(R.dropout(prog, ins, x), x)
+
     def test_select(self):
         c = rng(3).normal(size=(3, 4)) > 0
         self.check("Select", [c, rng(1).normal(size=(3, 4)), rng(2).normal(size=(3, 4))], wrt=[1, 2])
+
+    def test_split(self):
+        self.check("Split", [rng(3).normal(size=(2, 6))], {"axis": 1, "output_num": 3, "index": 1})
+        self.check("Split", [rng(4).normal(size=(4, 2, 3))], {"axis": 0, "output_num": 2, "index": 0})
         g = R.OPS["Select"][1](np.ones((1, 2)), [np.array([[True, False]]), np.zeros((1, 2)), np.zeros((1, 2))], {})
         self.assertIsNone(g[0])                             # the condition has no gradient
 
@@ -605,7 +650,7 @@ class Gradients(unittest.TestCase):
         groups = {"matmul": ["MatMul"], "batch_matmul": ["BatchMatMul"],
                   "binary": ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum"], "bias_add": ["BiasAdd"],
                   "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Rsqrt", "SiLU", "Square"],
-                  "select": ["Select"],
+                  "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"],
                   "softmax_family": ["Softmax", "LogSoftmax"], "reductions": ["ReduceSum", "ReduceMean", "ReduceMax"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "Concat", "StridedSlice"], "gather": ["Gather"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "cast": ["Cast"],

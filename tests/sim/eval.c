@@ -391,6 +391,18 @@ static bool eval_select(Eval *e)
 	return true;
 }
 
+/* Dropout: the simulator runs the forward graph as inference does, where
+ * Dropout is the identity (docs/operators.md); its training mask is the
+ * runtime's and tools/ref_eval.py's. */
+static bool eval_dropout(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	if (!expect_out(e, x->rank, x->dims))
+		return false;
+	memcpy(e->out->data, x->data, sizeof(double) * (size_t)x->size);
+	return true;
+}
+
 /* A computed constant: its piece [begin, end) of the whole value its
  * attributes describe (a per-rank graph's piece; the whole when no begin). */
 static bool eval_constant(Eval *e)
@@ -778,6 +790,8 @@ static bool eval_op(Eval *e)
 		return eval_unary(e);
 	case OP_SELECT:
 		return eval_select(e);
+	case OP_DROPOUT:
+		return eval_dropout(e);
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 		return eval_softmax(e);
 	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
@@ -794,7 +808,7 @@ static bool eval_op(Eval *e)
 		return eval_concat(e);
 	case OP_CAST:
 		return eval_cast(e);
-	case OP_STRIDED_SLICE:
+	case OP_STRIDED_SLICE: case OP_SPLIT:   /* Split: its slice (shape.c) */
 		return eval_strided_slice(e);
 	case OP_SPARSE_SOFTMAX_CE:
 		return eval_sparse_ce(e);

@@ -405,6 +405,29 @@ Test(rules, select)
 	run_free(r);
 }
 
+/* Split: x's dims, the split axis whole (its slice, as StridedSlice's cut
+ * dims); Dropout: elementwise, any split. */
+Test(rules, split_and_dropout)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 4, 48)>) {\n"
+	                 "  %a = Split(%x) {axis: 2, output_num: 3, index: 1, in_strategy: ((2, 4, 1),)}\n"
+	                 "  %b = Dropout(%x) {keep_prob: 0.5, in_strategy: ((1, 2, 4),)}\n"
+	                 "  %c = Split(%x) {axis: 2, output_num: 3, index: 2, in_strategy: ((2, 1, 4),)}\n"
+	                 "  return %a, %b, %c\n}\n");
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.whole, 1u << 2, "the split axis stays whole");
+	TensorLayout y;
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) == 0 && axis_of(&y, 1) == 1 && axis_of(&y, 2) < 0 && y.partial == 0);
+	cr_assert(rule(r, "b", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.whole, 0u, "Dropout: any dim may be split");
+	cr_assert(!rule(r, "c", &od, &s), "the split axis split accepted");
+	expect_msg(r, "Split: dim 2 (the split axis) is split into 4");
+	run_free(r);
+}
+
 /* Strategies the rule cannot take: inputs that split k differently, the
  * concat axis split, more devices than device_num divides into. */
 Test(rules, invalid_strategies_refused)

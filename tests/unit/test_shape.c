@@ -210,6 +210,33 @@ Test(elementwise, unary_ops)
 	}
 }
 
+/* Dropout: x's type, a float; keep_prob in (0, 1] (check.c). */
+Test(dropout, shapes)
+{
+	expect_y("%x: <Tensor[BFloat16], (2, 3)>", "Dropout(%x) {keep_prob: 0.9}", "<Tensor[BFloat16], (2, 3)>");
+	expect_y("%x: <Tensor[Float32], (4,)>", "Dropout(%x)", "<Tensor[Float32], (4,)>");
+	expect_error("%x: <Tensor[Int32], (2, 3)>", "Dropout(%x)",
+	             "error: Dropout needs a floating-point operand, '%x' is Int32");
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "Dropout(%x) {keep_prob: 0}",
+	             "error: keep_prob, the chance of keeping an element, must be in (0, 1]");
+}
+
+/* Split: piece index of output_num equal pieces along axis, any type. */
+Test(split, shapes)
+{
+	const char *in = "%x: <Tensor[Float16], (4, 8, 48)>";
+	expect_y(in, "Split(%x) {axis: 2, output_num: 3, index: 1}", "<Tensor[Float16], (4, 8, 16)>");
+	expect_y(in, "Split(%x) {axis: -2, output_num: 4, index: 3}", "<Tensor[Float16], (4, 2, 48)>");
+	expect_y("%i: <Tensor[Int32], (6,)>", "Split(%i) {axis: 0, output_num: 2, index: 0}", "<Tensor[Int32], (3,)>");
+	expect_y(in, "Split(%x) {axis: 0, index: 0}", "<Tensor[Float16], (4, 8, 48)>");
+	expect_error(in, "Split(%x) {axis: 2, output_num: 5, index: 0}",
+	             "error: Split: dim 2 of (4, 8, 48) (48) does not divide into output_num 5 equal pieces");
+	expect_error(in, "Split(%x) {axis: 2, output_num: 3, index: 3}",
+	             "error: Split: index 3 is not one of the 3 pieces (0 to 2)");
+	expect_error(in, "Split(%x) {axis: 3, output_num: 3, index: 0}", "error: Split: axis must be one dim of (4, 8, 48)");
+	expect_error(in, "Split(%x) {axis: 1, output_num: 2}", "error: Split needs the attribute 'index'");
+}
+
 /* Select(cond, x, y): cond Bool, x and y of one type, all of one shape. */
 Test(select, shapes)
 {
