@@ -277,7 +277,7 @@ static void local_attrs(const Node *n, const NodeStrategy *ns, const LValue *in0
 				a->end[d] = in0->type.dims[d];
 				a->strides[d] = 1;
 			}
-	if (n->op == OP_GATHER && ns->split->split[0] > 1)
+	if (n->op == OP_GATHER && ns->split->split[ns->od->in_dim[0][0]] > 1)   /* the table's rows split */
 		a->present |= 1u << ATTR_OFFSET;
 }
 

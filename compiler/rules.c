@@ -221,21 +221,28 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		od->out_dim[1] = (int8_t)(x->rank > 1 ? 1 : -1);
 		return true;
 	case OP_GATHER: {
+		/* The index dims come first, so they take the device matrix's
+		 * slow axes and the table's rows the fast ones, as Megatron's
+		 * VocabParallelEmbedding: each rank looks its ids up in its rows
+		 * (zeros for the others) and one AllReduce over the rows' axes
+		 * completes the output, which is then split on the ids' dims over
+		 * the same axes as a consumer's batch-first strategy splits them
+		 * (an output with the rows' axes slowest would need AllToAlls). */
 		const Type *idx = operand(g, n, 1);
+		od->in_rank[1] = idx->rank;
+		for (int d = 0; d < idx->rank; d++)
+			od->in_dim[1][d] = (int8_t)add_dim(od, idx->dims[d], NULL);
 		int v = add_dim(od, x->dims[0], "v"), h = add_dim(od, x->dims[1], "h");
 		od->in_rank[0] = 2;
 		od->in_dim[0][0] = (int8_t)v;
 		od->in_dim[0][1] = (int8_t)h;
-		od->in_rank[1] = idx->rank;
-		for (int d = 0; d < idx->rank; d++)
-			od->in_dim[1][d] = (int8_t)add_dim(od, idx->dims[d], NULL);
 		od->out_rank = idx->rank + 1;
 		for (int d = 0; d < idx->rank; d++)
-			od->out_dim[d] = (int8_t)(2 + d);
+			od->out_dim[d] = (int8_t)d;
 		od->out_dim[idx->rank] = (int8_t)h;
 		od->reduced = 1u << v;   /* a row-split table: each shard fills its rows, zeros elsewhere */
 		od->reduce_op = REDUCE_SUM_OP;
-		od->batch = idx->rank ? 2 : -1;
+		od->batch = idx->rank ? 0 : -1;
 		return true;
 	}
 	case OP_CONCAT: {

@@ -345,3 +345,66 @@ Test(autodiff, indices_carry_no_gradient)
 	cr_assert_geq(l->grad[param(l, "t")], 0);
 	run_free(r);
 }
+
+static bool collective(OpKind op)
+{
+	return op == OP_ALL_REDUCE || op == OP_ALL_GATHER || op == OP_REDUCE_SCATTER || op == OP_ALL_TO_ALL;
+}
+
+/* Megatron's vocab-parallel embedding (tests/e2e/vocab_embedding.ir): the
+ * table split on its rows 4 ways, the ids on their batch 2 ways. The lookup
+ * sends exactly one AllReduce (over the 4 table ranks: 2 x 3/4 of the rank's
+ * (4, 4, 16) piece), and its consumers, batch 2 ways, take it as it is: the
+ * forward pass's only other collective is the loss's mean. Backward, each
+ * rank scatters its own rows' gradient: the only collectives are the
+ * parameters' data-parallel AllReduces, one each, the table's included. */
+Test(autodiff, vocab_parallel_embedding_sends_one_all_reduce)
+{
+	Run *r;
+	Lowered *l = diff(
+		"context {device_num: 8, parallel_mode: \"semi_auto_parallel\"}\n"
+		"graph @emb(%ids: <Tensor[Int32], (8, 4)> = randint(0, 64), %labels: <Tensor[Int32], (32,)> = randint(0, 8),\n"
+		"           %wte: <Parameter[Float32], (64, 16)> = normal(0.3), %wpe: <Parameter[Float32], (4, 16)> = normal(0.3),\n"
+		"           %gamma: <Parameter[Float32], (16,)> = ones, %beta: <Parameter[Float32], (16,)> = zeros,\n"
+		"           %w: <Parameter[Float32], (16, 8)> = normal(0.3)) {\n"
+		"  %tok = Gather(%wte, %ids) {axis: 0, in_strategy: ((4, 1), (2, 1))}\n"
+		"  %e = Add(%tok, %wpe) {in_strategy: ((2, 1, 1), (1, 1))}\n"
+		"  %h = LayerNorm(%e, %gamma, %beta) {begin_norm_axis: 2, begin_params_axis: 2, in_strategy: ((2, 1, 1), (1,), (1,))}\n"
+		"  %f = Reshape(%h) {shape: (32, 16)}\n"
+		"  %logits = MatMul(%f, %w) {in_strategy: ((2, 1), (1, 1))}\n"
+		"  %loss = SparseSoftmaxCrossEntropyWithLogits(%logits, %labels) {in_strategy: ((2, 1), (2,))}\n"
+		"  return %loss\n}\n"
+		"train {loss: %loss, optimizer: SGD(learning_rate: 0.5)}\n",
+		&r);
+	int gather = -1, fwd = 0, lookup = 0;
+	for (int i = 0; i < l->nfwd; i++) {
+		const LOp *o = &l->ops[i];
+		if (o->op == OP_GATHER)
+			gather = o->result;
+		if (!collective(o->op))
+			continue;
+		fwd++;
+		if (o->in[0] == gather) {
+			cr_assert_eq(o->op, OP_ALL_REDUCE, "the lookup completed by a %s", op_info[o->op].name);
+			cr_assert_eq(o->bytes, 2 * 4 * 4 * 16 * 4 * 3 / 4, "the lookup's AllReduce sends %lld bytes",
+			             (long long)o->bytes);
+			lookup++;
+		}
+	}
+	cr_assert_eq(lookup, 1, "%d collectives after the lookup", lookup);
+	cr_assert_eq(fwd, 2, "%d collectives in the forward pass (the lookup's and the loss's)", fwd);
+	int bwd = 0;
+	for (int i = l->nfwd; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		if (!collective(o->op))
+			continue;
+		bwd++;
+		cr_assert_eq(o->op, OP_ALL_REDUCE, "a %s in the backward pass", op_info[o->op].name);
+		bool reduces_a_grad = false;
+		for (int p = 0; p < l->nparams; p++)
+			reduces_a_grad |= l->grad[p] == o->result;
+		cr_assert(reduces_a_grad, "the backward pass's %%%s is no parameter's reduction", l->values[o->result].name);
+	}
+	cr_assert_eq(bwd, 5, "%d collectives in the backward pass (one a parameter)", bwd);
+	run_free(r);
+}

@@ -568,6 +568,30 @@ Test(strategies, not_dividing_a_dim)
 	            "t.ir:3:46: error: input 1 of MatMul: dim 1 of (32, 8) (size 8) cannot be cut into 16 equal slices");
 }
 
+/* The message says what to do: the sizes that divide (padded, and for a
+ * vocabulary as Megatron pads it), another dim that takes the slices, the
+ * slice counts that fit. */
+Test(strategies, not_dividing_a_dim_says_what_fits)
+{
+	expect_only(compile(MATMUL("semi_auto_parallel", "{in_strategy: ((3, 1), (1, 1))}")),
+	            "cannot be cut into 3 equal slices: pad it to 18 (the next multiple of 3) and mask the padding "
+	            "(a padded vocabulary's logits), or cut dim 0 into 2, 4 or 8 slices (the divisors of 16 that "
+	            "divide device_num 8)");
+	expect_only(compile("context {device_num: 8, parallel_mode: \"semi_auto_parallel\"}\n"
+	                    "graph @g(%i: <Tensor[Int32], (8, 4)>, %t: <Parameter[Float32], (50257, 64)>) {\n"
+	                    "  %y = Gather(%t, %i) {axis: 0, in_strategy: ((8, 1), (1, 1))}\n  return %y\n}\n"),
+	            "input 0 of Gather: dim 0 of (50257, 64) (size 50257) cannot be cut into 8 equal slices: pad it to "
+	            "50264 (the next multiple of 8) or 51200 (8 x a multiple of 128, as Megatron pads a vocabulary) "
+	            "and mask the padding (a padded vocabulary's logits), or cut dim 1 (size 64) instead, (1, 8), or "
+	            "keep dim 0 whole (no count of slices from 2 to 8 divides 50257)");
+	expect_only(compile("context {device_num: 6, parallel_mode: \"semi_auto_parallel\"}\n"
+	                    "graph @g(%x: <Tensor[Float32], (12, 32)>) {\n"
+	                    "  %y = ReLU(%x) {in_strategy: ((1, 3),)}\n  return %y\n}\n"),
+	            "(size 32) cannot be cut into 3 equal slices: pad it to 33 (the next multiple of 3) and mask the "
+	            "padding (a padded vocabulary's logits), or cut dim 0 (size 12) instead, (3, 1), or cut dim 1 into "
+	            "2 slices (the divisors of 32 that divide device_num 6)");
+}
+
 Test(strategies, product_not_dividing_device_num)
 {
 	expect_only(compile(MATMUL("semi_auto_parallel", "{in_strategy: ((16, 1), (1, 1))}")),

@@ -251,8 +251,11 @@ Test(rules, reshape_and_transpose)
 	run_free(r);
 }
 
-/* Gather: op dims v, h, then the index dims; a row-split table leaves
- * partial sums (each shard fills its rows). */
+/* Gather: op dims the index dims, then v, h; a row-split table leaves
+ * partial sums (each shard fills its rows). The ids' splits take the device
+ * matrix's slow axes and the rows' the fast ones (Megatron's vocab-parallel
+ * embedding: the table's ranks neighbours, the output split on the batch
+ * over the axes a batch-first consumer splits it on). */
 Test(rules, gather)
 {
 	Run *r = compile(CTX8 "graph @n(%t: <Parameter[Float32], (16, 8)>, %i: <Tensor[Int32], (4, 6)>) {\n"
@@ -263,19 +266,21 @@ Test(rules, gather)
 	cr_assert(rule(r, "g", &od, &s), "%s", msgs(r));
 	char buf[24];
 	cr_assert_eq(od.nod, 4);
-	cr_assert_str_eq(op_dim_name(&od, 0, buf, sizeof buf), "v");
-	cr_assert_str_eq(op_dim_name(&od, 1, buf, sizeof buf), "h");
-	cr_assert(od.size[0] == 16 && od.size[1] == 8 && od.size[2] == 4 && od.size[3] == 6);
-	expect_dims(od.in_dim[0], 2, (int[]){0, 1}, "table");
-	expect_dims(od.in_dim[1], 2, (int[]){2, 3}, "indices");
+	cr_assert_str_eq(op_dim_name(&od, 2, buf, sizeof buf), "v");
+	cr_assert_str_eq(op_dim_name(&od, 3, buf, sizeof buf), "h");
+	cr_assert(od.size[0] == 4 && od.size[1] == 6 && od.size[2] == 16 && od.size[3] == 8);
+	expect_dims(od.in_dim[0], 2, (int[]){2, 3}, "table");
+	expect_dims(od.in_dim[1], 2, (int[]){0, 1}, "indices");
 	cr_assert_eq(od.out_rank, 3);
-	expect_dims(od.out_dim, 3, (int[]){2, 3, 1}, "g");
-	cr_assert_eq(od.reduced, 1u << 0);
-	cr_assert_eq(od.batch, 2, "the batch-parallel default splits the indices' first dim");
+	expect_dims(od.out_dim, 3, (int[]){0, 1, 3}, "g");
+	cr_assert_eq(od.reduced, 1u << 2);
+	cr_assert_eq(od.batch, 0, "the batch-parallel default splits the indices' first dim");
+	cr_assert(s.ax[0][0] == 0 && s.ax[2][0] == 2 && s.dev[0] == 4 && s.dev[2] == 2,
+	          "the ids' axis first (slow), the rows' after it");
 	TensorLayout g;
 	op_out_layout(&od, &s, &g);
-	cr_assert(axis_of(&g, 0) == 2 && axis_of(&g, 1) == -1 && axis_of(&g, 2) == -1);
-	cr_assert(g.partial == 1u << 0 && g.partial_op == REDUCE_SUM_OP, "row-split table: partial sums over v's axis");
+	cr_assert(axis_of(&g, 0) == 0 && axis_of(&g, 1) == -1 && axis_of(&g, 2) == -1);
+	cr_assert(g.partial == 1u << 2 && g.partial_op == REDUCE_SUM_OP, "row-split table: partial sums over v's axis");
 	run_free(r);
 }
 
