@@ -90,6 +90,9 @@ const char *sc_dims_str(char *buf, size_t n, const int64_t *dims, int ndim);
  * does not fill the screen or push the message's end out of its buffer. */
 enum { SC_NAME_SHOWN = 64, SC_NAME_BUF = SC_NAME_SHOWN + 40 };
 const char *sc_cut(char buf[SC_NAME_BUF], const char *s, size_t len);
+/* The readers' (npy.c, safetensors.c, data.c) way to refuse a file: the
+ * message into err (n bytes), then false for the caller to return. */
+bool sc_fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* dst[b][a][:] = src[a][b][:] for src (A, B, C) of es-byte elements: the
  * packing and unpacking step of collectives along an inner axis. */

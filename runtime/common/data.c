@@ -28,7 +28,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -40,16 +39,6 @@ enum {
 	LLMC_MAGIC_LLAMA3 = 20240801,  /* its Llama 3 files (uint32 tokens): refused */
 	LLMC_HEADER = 256 * 4,         /* 256 int32: magic, version 1, token count, zeros */
 };
-
-static bool fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool fail(char *err, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, n, fmt, ap);
-	va_end(ap);
-	return false;
-}
 
 static void *xmalloc0(size_t n)
 {
@@ -119,13 +108,13 @@ static int open_file(const char *path, int64_t *size, char *err, size_t n)
 	int fd = open(path, O_RDONLY | O_NONBLOCK);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0) {
-		fail(err, n, "cannot be opened: %s", strerror(errno));
+		sc_fail(err, n, "cannot be opened: %s", strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		fail(err, n, "is %s, not a file", S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
+		sc_fail(err, n, "is %s, not a file", S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
 		     : "not a regular file");
 		close(fd);
 		return -1;
@@ -142,7 +131,7 @@ static bool npy_header(int fd, sc_npy_header *h, char *err, size_t n)
 	if (!f) {
 		if (fd2 >= 0)
 			close(fd2);
-		return fail(err, n, "cannot be read: %s", strerror(errno));
+		return sc_fail(err, n, "cannot be read: %s", strerror(errno));
 	}
 	bool ok = sc_npy_read_header(f, h, err, n);
 	fclose(f);
@@ -157,7 +146,7 @@ static bool read_at(int fd, void *dst, size_t bytes, int64_t at, char *err, size
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			return fail(err, n, "cannot be read at byte %lld: %s", (long long)at, k < 0 ? strerror(errno)
+			return sc_fail(err, n, "cannot be read at byte %lld: %s", (long long)at, k < 0 ? strerror(errno)
 			            : "the file ends there");
 		p += k;
 		at += k;
@@ -179,15 +168,15 @@ static bool open_rows(sc_src *s, int64_t size, char *err, size_t n)
 	sc_npy_header h;
 	char a[256], b[256], c[256];
 	if (!is_npy(s->fd, size))
-		return fail(err, n, "is not a .npy file (a token stream is given as FILE:S)");
+		return sc_fail(err, n, "is not a .npy file (a token stream is given as FILE:S)");
 	if (!npy_header(s->fd, &h, err, n))
 		return false;
 	if (h.dt != sc_npy_file_dt(f->dt))
-		return fail(err, n, "has dtype %s ('%s'), expected %s ('%s'%s)", sc_dtype_name(h.dt), sc_npy_descr(h.dt),
+		return sc_fail(err, n, "has dtype %s ('%s'), expected %s ('%s'%s)", sc_dtype_name(h.dt), sc_npy_descr(h.dt),
 		            sc_dtype_name(f->dt), sc_npy_descr(f->dt), f->dt == SC_BF16 ? ": float32 holding bfloat16 values"
 		            : "");
 	if (f->ndim == 0)
-		return fail(err, n, "cannot feed a scalar input, which has no batch dim");
+		return sc_fail(err, n, "cannot feed a scalar input, which has no batch dim");
 	bool same = h.ndim == f->ndim;
 	for (int d = 1; same && d < f->ndim; d++)
 		same = h.dims[d] == f->gdims[d];
@@ -196,7 +185,7 @@ static bool open_rows(sc_src *s, int64_t size, char *err, size_t n)
 		for (int d = 1; d < f->ndim; d++)
 			at += snprintf(b + at, sizeof b - (size_t)at, ", %lld", (long long)f->gdims[d]);
 		snprintf(b + at, sizeof b - (size_t)at, f->ndim == 1 ? ",)" : ")");
-		return fail(err, n, "has shape %s, expected %s with N a multiple of %lld, the batch of the input, which is %s",
+		return sc_fail(err, n, "has shape %s, expected %s with N a multiple of %lld, the batch of the input, which is %s",
 		            sc_dims_str(a, sizeof a, h.dims, h.ndim), b, (long long)f->gdims[0],
 		            sc_dims_str(c, sizeof c, f->gdims, f->ndim));
 	}
@@ -207,7 +196,7 @@ static bool open_rows(sc_src *s, int64_t size, char *err, size_t n)
 	s->row = sc_numel(f->gdims + 1, f->ndim - 1);
 	int64_t need = s->n * s->row * (int64_t)sc_dtype_size(h.dt);
 	if (size - s->offset < need)
-		return fail(err, n, "is truncated: %lld bytes of data, expected %lld", (long long)(size - s->offset),
+		return sc_fail(err, n, "is truncated: %lld bytes of data, expected %lld", (long long)(size - s->offset),
 		            (long long)need);
 	int64_t run, nruns;
 	int k = sc_slice_runs(f->gdims, f->ndim, f->ldims, &run, &nruns);
@@ -233,14 +222,14 @@ static bool token_format(sc_src *s, int64_t size, char *err, size_t n)
 		if (!npy_header(s->fd, &h, err, n))
 			return false;
 		if (h.dt != SC_I32 || h.ndim != 1)
-			return fail(err, n, "is a .npy of %s %s: a token stream .npy is 1-D int32 ('<i4')", sc_dtype_name(h.dt),
+			return sc_fail(err, n, "is a .npy of %s %s: a token stream .npy is 1-D int32 ('<i4')", sc_dtype_name(h.dt),
 			            sc_dims_str(a, sizeof a, h.dims, h.ndim));
 		s->format = ".npy, int32";
 		s->tok_bytes = 4;
 		s->offset = h.data_offset;
 		s->n = h.dims[0];
 		if (size - s->offset < 4 * s->n)
-			return fail(err, n, "is truncated: %lld bytes of data, expected %lld", (long long)(size - s->offset),
+			return sc_fail(err, n, "is truncated: %lld bytes of data, expected %lld", (long long)(size - s->offset),
 			            (long long)(4 * s->n));
 		return true;
 	}
@@ -249,13 +238,13 @@ static bool token_format(sc_src *s, int64_t size, char *err, size_t n)
 		return false;
 	s->tok_bytes = 2;
 	if (head[0] == LLMC_MAGIC_LLAMA3)
-		return fail(err, n, "is llm.c's Llama 3 format (magic %d, uint32 tokens), which is not read: GPT-2's "
+		return sc_fail(err, n, "is llm.c's Llama 3 format (magic %d, uint32 tokens), which is not read: GPT-2's "
 		            "(magic %d, uint16 tokens) is", LLMC_MAGIC_LLAMA3, LLMC_MAGIC);
 	if (head[0] == LLMC_MAGIC) {
 		if (head[1] != 1)
-			return fail(err, n, "is an llm.c .bin of version %d (version 1, uint16 tokens, is read)", head[1]);
+			return sc_fail(err, n, "is an llm.c .bin of version %d (version 1, uint16 tokens, is read)", head[1]);
 		if (size != LLMC_HEADER + 2 * (int64_t)head[2] || head[2] < 0)
-			return fail(err, n, "has %lld bytes, but its llm.c header says %d tokens (%lld bytes)", (long long)size,
+			return sc_fail(err, n, "has %lld bytes, but its llm.c header says %d tokens (%lld bytes)", (long long)size,
 			            head[2], (long long)(LLMC_HEADER + 2 * (int64_t)head[2]));
 		s->format = "llm.c .bin, uint16";
 		s->offset = LLMC_HEADER;
@@ -263,7 +252,7 @@ static bool token_format(sc_src *s, int64_t size, char *err, size_t n)
 		return true;
 	}
 	if (size % 2)
-		return fail(err, n, "has an odd number of bytes (%lld): not uint16 tokens (nor a .npy, nor llm.c's .bin)",
+		return sc_fail(err, n, "has an odd number of bytes (%lld): not uint16 tokens (nor a .npy, nor llm.c's .bin)",
 		            (long long)size);
 	s->format = "headerless .bin, uint16";
 	s->offset = 0;
@@ -314,23 +303,23 @@ static bool open_tokens(sc_src *s, int64_t size, char *err, size_t n)
 	for (int w = 0; w < 2; w++) {
 		const sc_feed *g = s->feed[w];
 		if (g && g->dt != SC_I32 && g->dt != SC_I64)
-			return fail(err, n, "is a token stream, which feeds Int32 or Int64 inputs; '%s' is %s", g->name,
+			return sc_fail(err, n, "is a token stream, which feeds Int32 or Int64 inputs; '%s' is %s", g->name,
 			            sc_dtype_name(g->dt));
 	}
 	int64_t count = sc_numel(f->gdims, f->ndim);
 	if (count % s->S)
-		return fail(err, n, "cannot be cut into samples of %lld tokens for '%s', which is %s (%lld elements, not a "
+		return sc_fail(err, n, "cannot be cut into samples of %lld tokens for '%s', which is %s (%lld elements, not a "
 		            "multiple of %lld)", (long long)s->S, f->name, sc_dims_str(a, sizeof a, f->gdims, f->ndim),
 		            (long long)count, (long long)s->S);
 	if (l && sc_numel(l->gdims, l->ndim) != count)
-		return fail(err, n, "gives '%s' %lld tokens a step, but its labels '%s' are %s (%lld elements)", f->name,
+		return sc_fail(err, n, "gives '%s' %lld tokens a step, but its labels '%s' are %s (%lld elements)", f->name,
 		            (long long)count, l->name, sc_dims_str(a, sizeof a, l->gdims, l->ndim),
 		            (long long)sc_numel(l->gdims, l->ndim));
 	if (!token_format(s, size, err, n))
 		return false;
 	s->batch = count / s->S;
 	if (s->n < s->batch * s->S + 1)
-		return fail(err, n, "holds %lld tokens (%s), too few for one step: %lld samples of %lld tokens need %lld",
+		return sc_fail(err, n, "holds %lld tokens (%s), too few for one step: %lld samples of %lld tokens need %lld",
 		            (long long)s->n, s->format, (long long)s->batch, (long long)s->S + 1,
 		            (long long)(s->batch * s->S + 1));
 	int64_t most = 0;
@@ -364,7 +353,7 @@ bool sc_src_open(sc_src *s, const char *spec, sc_feed *in, sc_feed *labels, bool
 		errno = 0;
 		long long S = strtoll(colon + 1, NULL, 10);
 		if (errno || S < 1)
-			return fail(err, n, "has sample length '%s': expected a positive integer", colon + 1);
+			return sc_fail(err, n, "has sample length '%s': expected a positive integer", colon + 1);
 		s->S = S;
 	}
 	int64_t size;
@@ -429,7 +418,7 @@ static bool read_rows(sc_src *s, int64_t step, void *dst, char *err, size_t n)
 	}
 	at[0] += b * s->batch;   /* the row in the file */
 	char where[256];
-	return fail(err, n, "holds %lld at %s (read for step %lld), outside [0, %lld): %s",
+	return sc_fail(err, n, "holds %lld at %s (read for step %lld), outside [0, %lld): %s",
 	            (long long)value_at(dst, f->dt, bad), sc_dims_str(where, sizeof where, at, f->ndim), (long long)step,
 	            (long long)f->bound, f->what);
 }
@@ -466,7 +455,7 @@ static bool read_tokens(sc_src *s, int which, int64_t step, void *dst, char *err
 	for (int64_t k = 0; k < s->nruns[which]; k++) {   /* the token's place in the file */
 		const int64_t *e = seg + 4 * k;
 		if (bad >= e[3] && bad < e[3] + e[2])
-			return fail(err, n, "holds %lld at token %lld (read for step %lld), outside [0, %lld): %s",
+			return sc_fail(err, n, "holds %lld at token %lld (read for step %lld), outside [0, %lld): %s",
 			            (long long)value_at(dst, f->dt, bad),
 			            (long long)(sc_src_sample_start(s, step, e[0]) + e[1] + which + bad - e[3]), (long long)step,
 			            (long long)f->bound, f->what);

@@ -19,7 +19,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -48,16 +47,6 @@ const char *sc_npy_descr(sc_dtype dt)
 		if (descrs[i].dt == dt)
 			return descrs[i].descr;
 	SC_DIE("bad dtype %d", (int)dt);
-}
-
-static bool fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool fail(char *err, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, n, fmt, ap);
-	va_end(ap);
-	return false;
 }
 
 /* ---- the header's dict ---- */
@@ -150,21 +139,21 @@ bool sc_npy_read_header(FILE *f, sc_npy_header *h, char *err, size_t errlen)
 	unsigned char pre[12];
 	memset(h, 0, sizeof *h);
 	if (fread(pre, 1, 8, f) != 8 || memcmp(pre, "\x93NUMPY", 6) != 0)
-		return fail(err, errlen, "is not a .npy file (no \\x93NUMPY magic)");
+		return sc_fail(err, errlen, "is not a .npy file (no \\x93NUMPY magic)");
 	int major = pre[6], lenbytes = major == 1 ? 2 : major == 2 || major == 3 ? 4 : 0;
 	if (!lenbytes)
-		return fail(err, errlen, "has .npy format version %d.%d (1.0, 2.0 and 3.0 are read)", pre[6], pre[7]);
+		return sc_fail(err, errlen, "has .npy format version %d.%d (1.0, 2.0 and 3.0 are read)", pre[6], pre[7]);
 	if (fread(pre + 8, 1, (size_t)lenbytes, f) != (size_t)lenbytes)
-		return fail(err, errlen, "is truncated inside its .npy header");
+		return sc_fail(err, errlen, "is truncated inside its .npy header");
 	uint32_t hlen = le(pre + 8, lenbytes);
 	if (hlen > (1u << 24))
-		return fail(err, errlen, "has a .npy header of %u bytes", hlen);
+		return sc_fail(err, errlen, "has a .npy header of %u bytes", hlen);
 	char *text = malloc(hlen + 1);
 	if (!text)
 		SC_DIE("out of memory");
 	if (fread(text, 1, hlen, f) != hlen) {
 		free(text);
-		return fail(err, errlen, "is truncated inside its .npy header");
+		return sc_fail(err, errlen, "is truncated inside its .npy header");
 	}
 	h->data_offset = 8 + lenbytes + (long)hlen;
 	Cursor c = {text, text + hlen};
@@ -191,15 +180,15 @@ bool sc_npy_read_header(FILE *f, sc_npy_header *h, char *err, size_t errlen)
 	}
 	free(text);
 	if (!ok || !have_descr || !have_order || !have_shape)
-		return fail(err, errlen, "has a .npy header that is not {'descr': ..., 'fortran_order': ..., 'shape': (...)}");
+		return sc_fail(err, errlen, "has a .npy header that is not {'descr': ..., 'fortran_order': ..., 'shape': (...)}");
 	if (fortran)
-		return fail(err, errlen, "is in Fortran order (C order is read)");
+		return sc_fail(err, errlen, "is in Fortran order (C order is read)");
 	for (size_t i = 0; i < sizeof descrs / sizeof descrs[0]; i++)
 		if (strcmp(descr, descrs[i].descr) == 0) {
 			h->dt = descrs[i].dt;
 			return true;
 		}
-	return fail(err, errlen,
+	return sc_fail(err, errlen,
 	            "has dtype '%s' (read: '<f4' float32, '<f2' float16, '<i4' int32, '<i8' int64, '|b1' bool)", descr);
 }
 
@@ -249,10 +238,10 @@ bool sc_npy_read_slice(FILE *f, const sc_npy_header *h, const int64_t *start, co
 	size_t es = sc_dtype_size(h->dt);
 	int64_t need = sc_numel(h->dims, h->ndim) * (int64_t)es;
 	if (fseek(f, 0, SEEK_END) != 0)
-		return fail(err, errlen, "cannot be read: %s", strerror(errno));
+		return sc_fail(err, errlen, "cannot be read: %s", strerror(errno));
 	long size = ftell(f);
 	if (size < 0 || size - h->data_offset < need)
-		return fail(err, errlen, "is truncated: %lld bytes of data, expected %lld", (long long)(size - h->data_offset),
+		return sc_fail(err, errlen, "is truncated: %lld bytes of data, expected %lld", (long long)(size - h->data_offset),
 		            (long long)need);
 	int64_t run, nruns;
 	int k = sc_slice_runs(h->dims, h->ndim, ldims, &run, &nruns);
@@ -260,7 +249,7 @@ bool sc_npy_read_slice(FILE *f, const sc_npy_header *h, const int64_t *start, co
 		int64_t off = sc_run_offset(h->dims, h->ndim, start, ldims, k, r);
 		if (fseek(f, h->data_offset + (long)(off * (int64_t)es), SEEK_SET) != 0 ||
 		    fread((char *)dst + (size_t)(r * run) * es, es, (size_t)run, f) != (size_t)run)
-			return fail(err, errlen, "cannot be read: %s", ferror(f) ? strerror(errno) : "short read");
+			return sc_fail(err, errlen, "cannot be read: %s", ferror(f) ? strerror(errno) : "short read");
 	}
 	if (h->dt == SC_BOOL)   /* normalize to 0/1 */
 		for (int64_t i = 0; i < run * nruns; i++)
@@ -462,10 +451,10 @@ bool sc_npy_check_dir(const char *dir, char *err, size_t errlen)
 {
 	char tmp[4400];
 	if (dir && !make_dirs(dir))
-		return fail(err, errlen, "%s", strerror(errno));
+		return sc_fail(err, errlen, "%s", strerror(errno));
 	int fd = open_temp(dir, "shardc-probe", tmp, sizeof tmp);
 	if (fd < 0)
-		return fail(err, errlen, "%s", strerror(errno));
+		return sc_fail(err, errlen, "%s", strerror(errno));
 	close(fd);
 	unlink(tmp);
 	return true;
@@ -476,12 +465,12 @@ bool sc_npy_save_file(const char *dir, const char *file, sc_dtype dt, const int6
 {
 	char path[4096], tmp[4400];
 	if (!join(path, sizeof path, dir, file))
-		return fail(err, errlen, "the path is too long");
+		return sc_fail(err, errlen, "the path is too long");
 	if (dir && !make_dirs(dir))
-		return fail(err, errlen, "%s", strerror(errno));
+		return sc_fail(err, errlen, "%s", strerror(errno));
 	int fd = open_temp(dir, file, tmp, sizeof tmp);
 	if (fd < 0)
-		return fail(err, errlen, "%s", strerror(errno));
+		return sc_fail(err, errlen, "%s", strerror(errno));
 	FILE *f = fdopen(fd, "wb");
 	errno = 0;
 	bool ok = f && sc_npy_write(f, dt, dims, ndim, data) && fflush(f) == 0 && fsync(fd) == 0;
@@ -497,7 +486,7 @@ bool sc_npy_save_file(const char *dir, const char *file, sc_dtype dt, const int6
 	}
 	if (!ok) {
 		unlink(tmp);
-		return fail(err, errlen, "%s", strerror(e));
+		return sc_fail(err, errlen, "%s", strerror(e));
 	}
 	return true;
 }

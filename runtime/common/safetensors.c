@@ -27,7 +27,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -68,16 +67,6 @@ static int kind_of_dt(sc_dtype dt)
 	SC_DIE("bad dtype %d", (int)dt);
 }
 
-static bool fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool fail(char *err, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, n, fmt, ap);
-	va_end(ap);
-	return false;
-}
-
 static char *xstrdup(const char *s)
 {
 	char *d = strdup(s);
@@ -110,25 +99,25 @@ static bool read_entry(const char *key, json_t *v, int64_t data_bytes, sc_st_ten
 	json_t *dtype = json_object_get(v, "dtype"), *shape = json_object_get(v, "shape"),
 	       *offs = json_object_get(v, "data_offsets");
 	if (!json_is_object(v) || !json_is_string(dtype))
-		return fail(why, n, "has a header whose tensor '%s' has no \"dtype\" string", name);
+		return sc_fail(why, n, "has a header whose tensor '%s' has no \"dtype\" string", name);
 	snprintf(t->dtype, sizeof t->dtype, "%s", json_string_value(dtype));
 	if (!json_is_array(shape))
-		return fail(why, n, "has a header whose tensor '%s' has no \"shape\" list", name);
+		return sc_fail(why, n, "has a header whose tensor '%s' has no \"shape\" list", name);
 	size_t nd = json_array_size(shape);
 	t->ndim = nd > SC_MAX_DIMS ? SC_MAX_DIMS + 1 : (int)nd;
 	for (size_t d = 0; d < nd; d++) {
 		int64_t x;
 		if (!count_of(json_array_get(shape, d), &x))
-			return fail(why, n, "has a header whose tensor '%s' has a \"shape\" that is not a list of sizes", name);
+			return sc_fail(why, n, "has a header whose tensor '%s' has a \"shape\" that is not a list of sizes", name);
 		if (d < SC_MAX_DIMS)
 			t->dims[d] = x;
 	}
 	if (!json_is_array(offs) || json_array_size(offs) != 2 || !count_of(json_array_get(offs, 0), &t->begin) ||
 	    !count_of(json_array_get(offs, 1), &t->end) || t->end < t->begin)
-		return fail(why, n, "has a header whose tensor '%s' has no \"data_offsets\" [begin, end] with begin <= end",
+		return sc_fail(why, n, "has a header whose tensor '%s' has no \"data_offsets\" [begin, end] with begin <= end",
 		            name);
 	if (t->end > data_bytes)
-		return fail(why, n, "is truncated: tensor '%s' ends at byte %lld of the data, which holds %lld bytes", name,
+		return sc_fail(why, n, "is truncated: tensor '%s' ends at byte %lld of the data, which holds %lld bytes", name,
 		            (long long)t->end, (long long)data_bytes);
 	return true;
 }
@@ -138,15 +127,15 @@ bool sc_st_read_header(int fd, int64_t size, sc_st_header *h, char *err, size_t 
 	memset(h, 0, sizeof *h);
 	unsigned char len[8];
 	if (size < 8 || pread(fd, len, 8, 0) != 8)
-		return fail(err, errlen, "is truncated: %lld bytes, less than the header's 8-byte length", (long long)size);
+		return sc_fail(err, errlen, "is truncated: %lld bytes, less than the header's 8-byte length", (long long)size);
 	uint64_t hlen = 0;
 	for (int i = 7; i >= 0; i--)
 		hlen = hlen << 8 | len[i];
 	if (hlen > MAX_HEADER)
-		return fail(err, errlen, "has a header of %llu bytes (at most %d are read): not a safetensors file?",
+		return sc_fail(err, errlen, "has a header of %llu bytes (at most %d are read): not a safetensors file?",
 		            (unsigned long long)hlen, MAX_HEADER);
 	if ((int64_t)hlen > size - 8)
-		return fail(err, errlen, "is truncated: its header is %llu bytes, and %lld follow its length",
+		return sc_fail(err, errlen, "is truncated: its header is %llu bytes, and %lld follow its length",
 		            (unsigned long long)hlen, (long long)(size - 8));
 	char *text = malloc(hlen + 1);
 	if (!text)
@@ -154,7 +143,7 @@ bool sc_st_read_header(int fd, int64_t size, sc_st_header *h, char *err, size_t 
 	ssize_t got = pread(fd, text, (size_t)hlen, 8);
 	if (got != (ssize_t)hlen) {
 		free(text);
-		return fail(err, errlen, "cannot be read: %s", got < 0 ? strerror(errno) : "short read");
+		return sc_fail(err, errlen, "cannot be read: %s", got < 0 ? strerror(errno) : "short read");
 	}
 	h->data_start = 8 + (int64_t)hlen;
 	h->data_bytes = size - h->data_start;
@@ -162,10 +151,10 @@ bool sc_st_read_header(int fd, int64_t size, sc_st_header *h, char *err, size_t 
 	json_t *root = json_loadb(text, (size_t)hlen, JSON_REJECT_DUPLICATES, &je);
 	free(text);
 	if (!root)
-		return fail(err, errlen, "has a header that is not JSON: line %d, column %d: %s", je.line, je.column, je.text);
+		return sc_fail(err, errlen, "has a header that is not JSON: line %d, column %d: %s", je.line, je.column, je.text);
 	bool ok = json_is_object(root);
 	if (!ok)
-		fail(err, errlen, "has a header that is not a JSON object");
+		sc_fail(err, errlen, "has a header that is not a JSON object");
 	h->t = calloc(json_object_size(root) + 1, sizeof *h->t);
 	if (!h->t)
 		SC_DIE("out of memory");
@@ -176,7 +165,7 @@ bool sc_st_read_header(int fd, int64_t size, sc_st_header *h, char *err, size_t 
 			break;
 		if (strcmp(key, "__metadata__") == 0) {
 			if (!(ok = json_is_object(v)))
-				fail(err, errlen, "has a header whose \"__metadata__\" is not an object");
+				sc_fail(err, errlen, "has a header whose \"__metadata__\" is not an object");
 			continue;
 		}
 		sc_st_tensor *t = &h->t[h->n];
@@ -250,20 +239,20 @@ bool sc_st_read_slice(int fd, const sc_st_header *h, const sc_st_tensor *t, sc_d
 	char a[256], b[256];
 	int k = kind_of(t->dtype);
 	if (k < 0 || (kinds[k].is_float ? !sc_is_half(dt) && dt != SC_F32 : kinds[k].dt != dt))
-		return fail(err, errlen, "has dtype %s, which is not read as %s (%s)", t->dtype, sc_dtype_name(dt),
+		return sc_fail(err, errlen, "has dtype %s, which is not read as %s (%s)", t->dtype, sc_dtype_name(dt),
 		            sc_is_half(dt) || dt == SC_F32 ? "F64, F32, F16 and BF16 are"
 		            : dt == SC_I64 ? "I64 is" : dt == SC_I32 ? "I32 is" : "BOOL is");
 	bool same = t->ndim == ndim;
 	for (int d = 0; same && d < ndim; d++)
 		same = t->dims[d] == gdims[d];
 	if (!same)
-		return fail(err, errlen, "has shape %s, expected %s",
+		return sc_fail(err, errlen, "has shape %s, expected %s",
 		            t->ndim > SC_MAX_DIMS ? "of more than 8 dims" : sc_dims_str(a, sizeof a, t->dims, t->ndim),
 		            sc_dims_str(b, sizeof b, gdims, ndim));
 	size_t fes = kinds[k].size, des = sc_dtype_size(dt);
 	int64_t numel = sc_numel(gdims, ndim);
 	if (t->end - t->begin != numel * (int64_t)fes)
-		return fail(err, errlen, "has data_offsets [%lld, %lld]: %lld bytes, but %s of %s is %lld",
+		return sc_fail(err, errlen, "has data_offsets [%lld, %lld]: %lld bytes, but %s of %s is %lld",
 		            (long long)t->begin, (long long)t->end, (long long)(t->end - t->begin), t->dtype,
 		            sc_dims_str(a, sizeof a, gdims, ndim), (long long)numel * (long long)fes);
 	if (!dst)
@@ -298,7 +287,7 @@ bool sc_st_read_slice(int fd, const sc_st_header *h, const sc_st_tensor *t, sc_d
 		}
 	}
 	free(buf);
-	return ok || fail(err, errlen, "cannot be read: %s", errno ? strerror(errno) : "short read");
+	return ok || sc_fail(err, errlen, "cannot be read: %s", errno ? strerror(errno) : "short read");
 }
 
 /* ---- collective reading ---- */
@@ -319,11 +308,11 @@ static bool read_renames(sc_safetensors *st, const char *path, const char *const
 	json_error_t je;
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
 	if (!root)
-		return je.line < 0 ? fail(why, len, "cannot be read: %s", je.text)
-		                   : fail(why, len, "is not JSON: line %d, column %d: %s", je.line, je.column, je.text);
+		return je.line < 0 ? sc_fail(why, len, "cannot be read: %s", je.text)
+		                   : sc_fail(why, len, "is not JSON: line %d, column %d: %s", je.line, je.column, je.text);
 	bool ok = json_is_object(root);
 	if (!ok)
-		fail(why, len, "is not a JSON object {\"parameter\": \"tensor\", ...}");
+		sc_fail(why, len, "is not a JSON object {\"parameter\": \"tensor\", ...}");
 	st->from = calloc(json_object_size(root) + 1, sizeof *st->from);
 	st->to = calloc(json_object_size(root) + 1, sizeof *st->to);
 	if (!st->from || !st->to)
@@ -336,7 +325,7 @@ static bool read_renames(sc_safetensors *st, const char *path, const char *const
 		for (int j = 0; j < n && !known; j++)
 			known = strcmp(key, names[j]) == 0;
 		if (!json_is_string(v)) {
-			ok = fail(why, len, "maps '%s' to a %s, not a tensor's name", sc_cut(c1, key, strlen(key)),
+			ok = sc_fail(why, len, "maps '%s' to a %s, not a tensor's name", sc_cut(c1, key, strlen(key)),
 			          json_is_object(v) ? "object" : json_is_array(v) ? "list" : json_is_number(v) ? "number" : "non-string");
 			break;
 		}

@@ -219,3 +219,12 @@ void sc_host_swap01(const void *src, void *dst, int64_t A, int64_t B, int64_t C,
 		for (int64_t b = 0; b < B; b++)
 			memcpy(d + ((size_t)b * (size_t)A + (size_t)a) * row, s + ((size_t)a * (size_t)B + (size_t)b) * row, row);
 }
+
+bool sc_fail(char *err, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, n, fmt, ap);
+	va_end(ap);
+	return false;
+}
