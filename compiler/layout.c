@@ -484,3 +484,20 @@ bool layout_common_matrix(const TensorLayout *a, const TensorLayout *b, TensorLa
 	}
 	return true;
 }
+
+void layout_completed(const TensorLayout *l, const int64_t *piece, TensorLayout *out)
+{
+	*out = *l;
+	out->partial = 0;
+	int64_t n = 1;
+	for (int a = 0; a < l->ndev; a++)
+		if (l->partial & (1u << a))
+			n *= l->dev[a];
+	for (int d = 0; d < l->rank; d++)
+		if (piece[d] % n == 0) {
+			for (int a = 0; a < l->ndev; a++)
+				if (l->partial & (1u << a))
+					out->map[d][out->nmap[d]++] = (int8_t)a;
+			return;
+		}
+}

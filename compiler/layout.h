@@ -85,6 +85,10 @@ void layout_canonical(const TensorLayout *in, TensorLayout *out);
  * same slice (and partial state) of the tensor on every rank, however the
  * device matrices are factored. */
 bool layout_equal(const TensorLayout *a, const TensorLayout *b);
+/* l made whole (no partial axes) the cheapest way: its partial axes scatter
+ * into the first dim whose piece (piece: this rank's dims under l) they
+ * divide, half an AllReduce's bytes; else they are summed in place. */
+void layout_completed(const TensorLayout *l, const int64_t *piece, TensorLayout *out);
 /* Consistency: sizes in range, every axis used at most once, partial disjoint
  * from the used axes and within the matrix, and, when global is not NULL,
  * every split divides its dim. False with a one-line reason in why[0..n). */

@@ -561,29 +561,14 @@ static void lower_node(Lowering *x, int i)
 static int complete(Lowering *x, int src)
 {
 	const LValue *v = &x->l->values[src];
-	TensorLayout delivered;
-	if (result_layout(x->l->m, &v->type, &delivered) && !layout_equal(&v->layout, &delivered)) {
-		StrBuf b = {0};
-		sb_printf(&b, "%%%s returned", v->name);
-		int r = lower_redistribute(x, src, &delivered, arena_strdup(x->a, b.data));
-		sb_free(&b);
-		return r;
+	TensorLayout to;
+	if (!result_layout(x->l->m, v->type.rank, v->global, &to)) {
+		if (!v->layout.partial)
+			return src;
+		layout_completed(&v->layout, v->type.dims, &to);
 	}
-	if (!v->layout.partial)
+	if (layout_equal(&v->layout, &to))
 		return src;
-	TensorLayout to = v->layout;
-	to.partial = 0;
-	int64_t n = 1;
-	for (int a = 0; a < to.ndev; a++)
-		if (v->layout.partial & (1u << a))
-			n *= to.dev[a];
-	for (int d = 0; d < to.rank; d++)
-		if (v->type.dims[d] % n == 0) {
-			for (int a = 0; a < to.ndev; a++)
-				if (v->layout.partial & (1u << a))
-					to.map[d][to.nmap[d]++] = (int8_t)a;
-			break;
-		}
 	StrBuf b = {0};
 	sb_printf(&b, "%%%s returned", v->name);
 	int r = lower_redistribute(x, src, &to, arena_strdup(x->a, b.data));

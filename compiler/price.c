@@ -173,23 +173,15 @@ static double in_cost(Search *x, int v, int k, const TensorLayout *to, bool befo
 static double complete_cost(Search *x, int v, const TensorLayout *out)
 {
 	const Value *val = &x->g->values[x->g->nodes[v].result];
-	TensorLayout to = *out;
-	if (result_layout(x->m, &val->type, &to))
-		return cost_redist(x->cm, out, &to, val->type.dims, elem_bytes(x, x->g->nodes[v].result), NULL);
-	if (!out->partial)
-		return 0;
-	to.partial = 0;
-	int64_t n = 1;
-	for (int a = 0; a < to.ndev; a++)
-		if (out->partial & (1u << a))
-			n *= to.dev[a];
-	for (int d = 0; d < to.rank; d++)
-		if ((val->type.dims[d] / layout_dim_split(out, d)) % n == 0) {
-			for (int a = 0; a < to.ndev; a++)
-				if (out->partial & (1u << a))
-					to.map[d][to.nmap[d]++] = (int8_t)a;
-			break;
-		}
+	TensorLayout to;
+	if (!result_layout(x->m, val->type.rank, val->type.dims, &to)) {
+		if (!out->partial)
+			return 0;
+		int64_t piece[MAX_DIMS];
+		for (int d = 0; d < val->type.rank; d++)
+			piece[d] = val->type.dims[d] / layout_dim_split(out, d);
+		layout_completed(out, piece, &to);
+	}
 	return redist(x, out, &to, val->type.dims, elem_bytes(x, x->g->nodes[v].result), false);
 }
 

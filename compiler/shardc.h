@@ -475,13 +475,13 @@ typedef struct {
 int64_t strategy_devices(const Module *m);
 /* Requires the graph flattened. Reports bad strategies at their spans. */
 bool assign_strategies(Module *m, const FlatGraph *f, Strategies *s, Diag *d);
-/* The layout a forward graph's returned value of type t is delivered in, as
+/* The layout a forward graph's returned value (whole dims dims) is delivered in, as
  * MindSpore's VirtualOutput delivers it: in semi_auto and auto_parallel on
  * several devices, with dataset_strategy "full_batch" whole on every rank,
  * with "data_parallel" split along dim 0 over every device (whole when the
  * devices do not divide it). False where results stay as computed: with a
  * train block (the loss), a dataset tuple, one device, the other modes. */
-bool result_layout(const Module *m, const Type *t, TensorLayout *l);
+bool result_layout(const Module *m, int rank, const int64_t *dims, TensorLayout *l);
 /* Node i's strategy becomes `split` (interned here); the caller keeps `user`. */
 void strategy_set_split(Strategies *s, int i, const OpSplit *split);
 /* Node i delivers its output in `l` (an out_strategy); NULL: as computed. */

@@ -72,18 +72,18 @@ static void dataset_layouts(const Module *m, const FlatGraph *f, Strategies *s, 
 	}
 }
 
-bool result_layout(const Module *m, const Type *t, TensorLayout *l)
+bool result_layout(const Module *m, int rank, const int64_t *dims, TensorLayout *l)
 {
 	int64_t n = m->ctx.device_num;
 	if (m->train || n == 1 || m->ctx.dataset_mode == DS_TUPLE ||
 	    (m->ctx.parallel_mode != PM_SEMI_AUTO && m->ctx.parallel_mode != PM_AUTO))
 		return false;
 	int64_t split[MAX_DIMS];
-	for (int d = 0; d < t->rank; d++)
+	for (int d = 0; d < rank; d++)
 		split[d] = 1;
-	if (m->ctx.dataset_mode == DS_DATA_PARALLEL && t->rank > 0 && t->dims[0] % n == 0)
+	if (m->ctx.dataset_mode == DS_DATA_PARALLEL && rank > 0 && dims[0] % n == 0)
 		split[0] = n;
-	layout_from_split(split, t->rank, n, l);
+	layout_from_split(split, rank, n, l);
 	return true;
 }
 

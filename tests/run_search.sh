@@ -281,6 +281,14 @@ for search in sharding_propagation recursive_programming; do
 		fi
 	done
 done
+# the hand-over asks the whole dim 0 to divide: the ReLU's rows are 2 a rank
+# here (16 over 8), which must not read as indivisible
+if "$shardc" ir-samples/matmul_relu_semi.ir -o "$tmp/mr_dp" --dataset-strategy data_parallel 2>"$tmp/err"; then
+	got=$(output_layout "$tmp/mr_dp/manifest.json")
+	[ "$got" = "[[0], []]" ] && ok || bad "matmul_relu_semi (data_parallel): result laid out $got, not [[0], []]"
+else
+	bad "matmul_relu_semi (data_parallel) does not compile: $(head -3 "$tmp/err")"
+fi
 ffn_forward recursive_programming full_batch >"$tmp/ffn.ir"
 ffn_forward recursive_programming full_batch "((8, 1), (1, 1))" >"$tmp/ffn_dp.ir"
 found=$(explain_total "$tmp/ffn.ir") dp=$(explain_total "$tmp/ffn_dp.ir")
