@@ -202,19 +202,8 @@ for model in "$@"; do
 		name="$(basename "$model" .ir)+$vname"
 		if ! "$py" - "$model" "$opt" "$clip" "$vrtol" >"$tmp/$name.ir" <<'PY'
 import re, sys
-def optimizer_at(text, start):
-    """(start, end, learning rate as written or None) of the train block's optimizer, a schedule's parentheses in it."""
-    m = re.compile(r"optimizer:\s*\w+").search(text, start)
-    if not m:
-        return None
-    end, depth = m.end(), 0
-    for i in range(m.end(), len(text) if text[m.end():m.end() + 1] == "(" else m.end()):
-        depth += {"(": 1, ")": -1}.get(text[i], 0)
-        if depth == 0:
-            end = i + 1
-            break
-    lr = re.match(r"\(.*?learning_rate:\s*(\w+\([^)]*\)|[-+0-9.eE]+)", text[m.end():end], re.S)
-    return m.start(), end, lr.group(1) if lr else None
+sys.path.insert(0, "tools")
+from ir_text import optimizer_at
 text = open(sys.argv[1]).read()
 train = text.rindex("\ntrain")
 m = optimizer_at(text, train)
@@ -264,19 +253,8 @@ for model in "$@"; do
 	name="$(basename "$model" .ir)+bf16"
 	if ! "$py" - "$model" "$BF16_RTOL" "$BF16_ATOL" >"$tmp/$name.ir" <<'PY'
 import re, sys
-def optimizer_at(text, start):
-    """(start, end, learning rate as written or None) of the train block's optimizer, a schedule's parentheses in it."""
-    m = re.compile(r"optimizer:\s*\w+").search(text, start)
-    if not m:
-        return None
-    end, depth = m.end(), 0
-    for i in range(m.end(), len(text) if text[m.end():m.end() + 1] == "(" else m.end()):
-        depth += {"(": 1, ")": -1}.get(text[i], 0)
-        if depth == 0:
-            end = i + 1
-            break
-    lr = re.match(r"\(.*?learning_rate:\s*(\w+\([^)]*\)|[-+0-9.eE]+)", text[m.end():end], re.S)
-    return m.start(), end, lr.group(1) if lr else None
+sys.path.insert(0, "tools")
+from ir_text import optimizer_at
 text = open(sys.argv[1]).read()
 text = re.sub(r"^# e2e [ar]tol:.*\n", "", text, flags=re.M)
 if not re.search(r"^train", text, re.M):   # inference: the context's precision
