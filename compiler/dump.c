@@ -202,6 +202,13 @@ void dump_begin(StrBuf *b, const Lowered *l)
 	print_context(b, m);
 	for (int i = 0; i < m->nlayouts; i++)
 		print_layout_decl(b, m->layouts[i]);
+	const LayoutDecl **searched = xmalloc(sizeof *searched * (size_t)(g->nnodes ? g->nnodes : 1));
+	int nsearched = strategy_searched_layouts(l->st, g->nnodes, searched);
+	if (nsearched)
+		sb_puts(b, "# declared by the search: one node's strategy repeated on every node, the copies first\n");
+	for (int i = 0; i < nsearched; i++)
+		print_layout_decl(b, searched[i]);
+	free(searched);
 	sb_printf(b, "\ngraph @%s(", g->name);
 	int nentry = l->flat->nentry;   /* the numbers written as operands are no parameters */
 	for (int p = 0; p < nentry; p++) {

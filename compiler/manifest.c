@@ -532,8 +532,12 @@ char *strategy_json(const Lowered *l)
 	set(root, "parallel_mode", json_string(parallel_mode_name(m->ctx.parallel_mode)));
 	set(root, "graph", jstr(g->name));
 	json_t *decls = json_array();
-	for (int i = 0; i < m->nlayouts; i++) {
-		const LayoutDecl *d = m->layouts[i];
+	const LayoutDecl **all = xmalloc(sizeof *all * (size_t)(m->nlayouts + g->nnodes + 1));
+	for (int i = 0; i < m->nlayouts; i++)
+		all[i] = m->layouts[i];
+	int nall = m->nlayouts + strategy_searched_layouts(l->st, g->nnodes, all + m->nlayouts);
+	for (int i = 0; i < nall; i++) {
+		const LayoutDecl *d = all[i];
 		json_t *o = json_object(), *alias = json_array();
 		for (int a = 0; a < d->ndims; a++)
 			push(alias, jstr(d->alias[a]));
@@ -542,6 +546,7 @@ char *strategy_json(const Lowered *l)
 		set(o, "alias", alias);
 		push(decls, o);
 	}
+	free(all);
 	set(root, "layouts", decls);
 	json_t *ops = json_array();
 	for (int i = 0; i < g->nnodes; i++) {

@@ -267,6 +267,7 @@ static bool context_key(Search *x, int v, int kind, Key *k)
 	put(k, od->nod);
 	for (int o = 0; o < od->nod; o++)
 		put(k, od->size[o]), put(k, x->cur[v].split[o]);
+	put(k, copies_first(&x->cur[v]));   /* the family of its moves */
 	put(k, od->whole), put(k, od->normalized), put(k, od->reduced), put(k, od->reduce_op), put(k, od->batch);
 	put(k, od->nstats_fwd), put(k, od->nstats_bwd), put(k, od->nin), put(k, od->out_rank);
 	for (int d = 0; d < od->out_rank; d++)
@@ -391,7 +392,7 @@ static bool prime_move(Search *x, int v, Priced *out)
 					cap = cap ? 2 * cap : 16;
 					cand = xrealloc(cand, sizeof *cand * (size_t)cap);
 				}
-				op_split_from_splits(od, s2, x->n, &cand[n]);
+				search_split(x, od, s2, copies_first(&x->cur[v]), &cand[n]);
 				if (local_memory(x, v, &cand[n]) <= memory || !fits)   /* else never taken */
 					n++;
 			}

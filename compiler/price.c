@@ -45,6 +45,18 @@ void set_current(Search *x, int v, const OpSplit *s)
 		x->version[x->g->nodes[v].in[k]]++;
 }
 
+int64_t copies_first(const OpSplit *s)
+{
+	return s->decl && s->decl->searched ? s->decl->dims[0] : 1;
+}
+
+void search_split(Search *x, const OpDims *od, const int64_t *split, int64_t copies, OpSplit *out)
+{
+	if (copies <= 1 || x->n % (copies * product_of(split, od->nod)) ||
+	    !strategy_copies_first(x->st, od, split, copies, out))
+		op_split_from_splits(od, split, x->n, out);
+}
+
 /* cost_redist, or with `back` cost_redist_back; while local_cost_under
  * bounds a sum (x->terms.on), each one is noted to be planned later. */
 static double redist(Search *x, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
@@ -604,7 +616,7 @@ int cheaper_candidates(Search *x, int v, double bound, Priced *out, int max)
 	for (int j = 0; j < nc && work[ix[j]] < bound; j++) {
 		int i = ix[j];
 		OpSplit s;
-		op_split_from_splits(od, cand[i], x->n, &s);
+		search_split(x, od, cand[i], copies_first(&x->cur[v]), &s);
 		if (memcmp(s.split, x->cur[v].split, sizeof s.split) == 0 || compute_cost(x, v, &s) >= bound)
 			continue;
 		double mem, c = local_cost_under(x, v, &s, bound, &mem);

@@ -60,7 +60,7 @@ void decide(Search *x, int v, int64_t (*cand)[MAX_OPDIMS])
 	OpSplit best_split;
 	for (int i = 0; i < nc; i++) {
 		OpSplit s;
-		op_split_from_splits(od, cand[i], x->n, &s);
+		search_split(x, od, cand[i], x->copies_first, &s);
 		double mem = local_memory(x, v, &s);
 		bool fits = mem <= memory, any = i == 0 || (fits && !best_fits);
 		double c = local_cost_under(x, v, &s, any ? INFINITY : fits == best_fits ? best : -INFINITY, &mem);

@@ -257,7 +257,7 @@ static void data_template(Search *x, int64_t dp)
 					break;
 				}
 		OpSplit s;
-		op_split_from_splits(od, split, x->n, &s);
+		search_split(x, od, split, x->copies_first, &s);
 		set_current(x, v, &s);
 	}
 }
@@ -278,13 +278,13 @@ static void data_template(Search *x, int64_t dp)
  * under the device's memory. */
 enum { TEMPLATE_REFINES = 2 };
 
-/* The dp x mp template (mp = device_num / dp): every operator in graph order
- * the cheapest of template_candidates against its producers; fixed ones
- * their own. */
-static void mp_template(Search *x, int64_t dp)
+/* The dp x mp template (dp x mp = device_num, or one node's devices with
+ * x->copies_first): every operator in graph order the cheapest of
+ * template_candidates against its producers; fixed ones their own. */
+static void mp_template(Search *x, int64_t dp, int64_t mp)
 {
 	int nn = x->g->nnodes;
-	x->tmpl_dp = dp, x->tmpl_mp = x->n / dp;
+	x->tmpl_dp = dp, x->tmpl_mp = mp;
 	memset(x->decided, 0, sizeof(bool) * (size_t)nn);
 	for (int v = 0; v < nn; v++)
 		if (searchable(x, v)) {
@@ -297,6 +297,39 @@ static void mp_template(Search *x, int64_t dp)
 			}
 		}
 	x->tmpl_dp = x->tmpl_mp = 0;
+}
+
+/* One node's templates copied across the nodes: with node = the cluster's
+ * devices_per_node dividing device_num, the data-parallel templates of
+ * every divisor dp > 1 of node and the dp x mp ones with dp x mp = node,
+ * their copies on the slowest axis (strategy_copies_first). A slice-count
+ * strategy puts its copies on the fastest axis, so a plan splitting fewer
+ * ways than device_num splits across the nodes; for a model whose
+ * collectives cost more over the slow links than the compute they save,
+ * splitting inside a node and computing the same on every node is then the
+ * plan that still gains from the devices (at worst the node's own plan:
+ * nothing crosses a node). */
+static void node_templates(Search *x, Starts *b, Starts *tm)
+{
+	int64_t node = cost_cluster(x->cm)->devices_per_node;
+	if (node <= 1 || node >= x->n || x->n % node)
+		return;
+	x->copies_first = x->n / node;
+	for (int64_t dp = node; dp >= 1; dp--) {
+		if (node % dp)
+			continue;
+		if (dp > 1) {
+			data_template(x, dp);
+			consider(x, b);
+			consider(x, tm);
+		}
+		if (dp < node) {
+			mp_template(x, dp, node / dp);
+			consider(x, b);
+			consider(x, tm);
+		}
+	}
+	x->copies_first = 0;
 }
 
 void recursive(Search *x)
@@ -324,10 +357,11 @@ void recursive(Search *x)
 	for (int64_t dp = x->n; dp >= 1; dp--) {
 		if (x->n % dp || dp == x->n)
 			continue;
-		mp_template(x, dp);
+		mp_template(x, dp, x->n / dp);
 		consider(x, &b);
 		consider(x, &tm);
 	}
+	node_templates(x, &b, &tm);
 	/* The local moves from the cheapest templates only: a refine from each
 	 * costs most of the search's time at many devices. */
 	int *idx = xmalloc(sizeof(int) * (size_t)(tm.n ? tm.n : 1));
@@ -379,7 +413,7 @@ void propagate_trained(Search *x, const Strategies *s)
 	consider(x, &b);
 	for (int64_t dp = x->n; dp >= 1; dp--)
 		if (x->n % dp == 0 && dp < x->n) {
-			mp_template(x, dp);
+			mp_template(x, dp, x->n / dp);
 			consider(x, &b);
 		}
 	polish(x, order, norder, choose(x, &b));
@@ -412,7 +446,7 @@ double cheapest_split(Search *x, int64_t *dp_out, int64_t *mp_out)
 			if (mp ? dp == x->n : dp == 1)
 				continue;
 			if (mp)
-				mp_template(x, dp);
+				mp_template(x, dp, x->n / dp);
 			else
 				data_template(x, dp);
 			double c = splits_nothing(x) ? INFINITY : total(x, &mem);

@@ -68,6 +68,8 @@ static void print_split(StrBuf *b, const Search *x, int v, const OpSplit *s)
 		ints_print(b, split, x->in[v][k].rank);
 	}
 	sb_puts(b, nd->nin == 1 ? ",)" : ")");
+	if (copies_first(s) > 1)
+		sb_printf(b, " with %lld copies first", (long long)copies_first(s));
 }
 
 /* Per operator: the strategy, its cost against its final neighbours, and the
@@ -86,7 +88,7 @@ static void explain(Search *x, double cost, double memory, FILE *out)
 		StrBuf b = {0};
 		double mem, mine = local_cost(x, v, &x->cur[v], &mem);
 		sb_printf(&b, "%%%s %s: ", g->values[g->nodes[v].result].name, op_info[g->nodes[v].op].name);
-		if (ns->split->tuple)
+		if (ns->split->tuple || copies_first(ns->split) > 1)
 			print_split(&b, x, v, &x->cur[v]);
 		else
 			sb_puts(&b, "(a Layout)");

@@ -106,6 +106,8 @@ typedef struct {
 	bool *returned;          /* (nnodes) */
 	bool *fixed_node;        /* (nnodes) a user strategy, or a planned parameter's first user */
 	int64_t tmpl_dp, tmpl_mp;  /* a Megatron template's propagation (0: off): decide takes only dp x mp candidates */
+	int64_t copies_first;    /* > 1 in a template start of one node's devices: its strategies put this many
+	                          * copies on the slowest axis (strategy_copies_first) */
 	bool (*plan)(Compilation *c);   /* SearchOptions.plan: the pipeline from lowering to the memory plan */
 	const OpSplit **slab_plan;  /* (nnodes) the interned strategies slab_memory planned last, or NULL */
 	double slab;             /* and their slab */
@@ -138,6 +140,13 @@ void search_done(Search *x);
  * included), the output as consumers see it. */
 void layouts(const Search *x, int v, const OpSplit *s, TensorLayout *in, TensorLayout *raw, TensorLayout *out);
 void set_current(Search *x, int v, const OpSplit *s);
+/* The copies s puts on the slowest axis (strategy_copies_first); 1: none. */
+int64_t copies_first(const OpSplit *s);
+/* The strategy of slice counts `split`: strategy_copies_first's with
+ * `copies` when that many copies fit beside the split, else
+ * op_split_from_splits'. A move keeps an operator's family where it can: a
+ * candidate for v takes copies_first(&x->cur[v]). */
+void search_split(Search *x, const OpDims *od, const int64_t *split, int64_t copies, OpSplit *out);
 /* Where parameter p lives, given the current strategies; NULL: not known yet. */
 const TensorLayout *home(const Search *x, int p);
 /* Does another decided operator w than v (w < v with `before`) read input k

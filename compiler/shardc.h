@@ -300,6 +300,7 @@ struct LayoutDecl {
 	int ndims;
 	int64_t dims[MAX_DIMS];  /* device matrix, most significant axis first */
 	const char *alias[MAX_DIMS];
+	bool searched;           /* made by the search (copies on the slowest axis), not declared by the model */
 };
 
 typedef enum { PM_STAND_ALONE, PM_DATA_PARALLEL, PM_SEMI_AUTO, PM_AUTO } ParallelMode;
@@ -482,6 +483,18 @@ bool assign_strategies(Module *m, const FlatGraph *f, Strategies *s, Diag *d);
  * devices do not divide it). False where results stay as computed: with a
  * train block (the loss), a dataset tuple, one device, the other modes. */
 bool result_layout(const Module *m, int rank, const int64_t *dims, TensorLayout *l);
+/* Requires copies x product(split) to divide device_num. The strategy of
+ * one node's devices (device_num / copies of them, op_split_from_splits's
+ * matrix: the op dims' slices, the node's copies last) repeated on `copies`
+ * nodes, their axis first (slowest): the devices that split the work are
+ * neighbours and the copies lie across the nodes. A tuple cannot say that,
+ * so the strategy is a Layout the search declares, `copies_first_8x2x4`
+ * (LayoutDecl.searched, interned here; its axes "copies", "a1", ...). False
+ * when copies <= 1 or the matrix would pass MAX_DIMS axes. */
+bool strategy_copies_first(Strategies *s, const OpDims *od, const int64_t *split, int64_t copies, OpSplit *out);
+/* The Layouts the search declared that node strategies use, in node order,
+ * each once; returns the count (out has room for nnodes). */
+int strategy_searched_layouts(const Strategies *s, int nnodes, const LayoutDecl **out);
 /* Node i's strategy becomes `split` (interned here); the caller keeps `user`. */
 void strategy_set_split(Strategies *s, int i, const OpSplit *split);
 /* Node i delivers its output in `l` (an out_strategy); NULL: as computed. */

@@ -87,6 +87,64 @@ bool result_layout(const Module *m, int rank, const int64_t *dims, TensorLayout 
 	return true;
 }
 
+bool strategy_copies_first(Strategies *s, const OpDims *od, const int64_t *split, int64_t copies, OpSplit *out)
+{
+	static const char *const alias[MAX_DIMS] = {"copies", "a1", "a2", "a3", "a4", "a5", "a6", "a7"};
+	if (copies <= 1)
+		return false;
+	int64_t product = 1;
+	for (int o = 0; o < od->nod; o++)
+		product *= split[o];
+	LayoutDecl decl;
+	memset(&decl, 0, sizeof decl);   /* interned: padding included */
+	memset(out, 0, sizeof *out);
+	decl.dims[decl.ndims++] = copies;
+	for (int o = 0; o < od->nod; o++) {
+		out->split[o] = split[o];
+		if (split[o] == 1)
+			continue;
+		if (decl.ndims == MAX_DIMS)
+			return false;
+		out->ax[o][out->nax[o]++] = (int8_t)decl.ndims;
+		decl.dims[decl.ndims++] = split[o];
+	}
+	if (copies * product < s->device_num) {   /* the node's own copies, fastest */
+		if (decl.ndims == MAX_DIMS)
+			return false;
+		decl.dims[decl.ndims++] = s->device_num / (copies * product);
+	}
+	StrBuf name = {0};
+	sb_puts(&name, "copies_first");
+	for (int a = 0; a < decl.ndims; a++) {
+		sb_printf(&name, "%c%lld", a ? 'x' : '_', (long long)decl.dims[a]);
+		decl.alias[a] = alias[a];
+	}
+	decl.name = intern_bytes(s->intern, name.data, name.len + 1);
+	sb_free(&name);
+	decl.searched = true;
+	out->decl = intern_bytes(s->intern, &decl, sizeof decl);
+	out->ndev = decl.ndims;
+	memcpy(out->dev, decl.dims, sizeof decl.dims);
+	return true;
+}
+
+int strategy_searched_layouts(const Strategies *s, int nnodes, const LayoutDecl **out)
+{
+	int n = 0;
+	for (int i = 0; i < nnodes; i++) {
+		const NodeStrategy *ns = &s->node[i];
+		const LayoutDecl *d = ns->has_dims ? ns->split->decl : NULL;
+		if (!d || !d->searched)
+			continue;
+		int j = 0;
+		while (j < n && out[j] != d)
+			j++;
+		if (j == n)
+			out[n++] = d;
+	}
+	return n;
+}
+
 void strategy_set_split(Strategies *s, int i, const OpSplit *split)
 {
 	s->node[i].split = intern_bytes(s->intern, split, sizeof *split);

@@ -27,6 +27,9 @@ typedef struct {
 	Diag *d;
 	int *by_name;            /* node indices sorted by result name */
 	bool *seen;
+	json_t *layouts;         /* the file's "layouts" */
+	const LayoutDecl **made; /* those read so far that the model does not declare */
+	int nmade, cap_made;
 } Loader;
 
 static int name_cmp(const void *a, const void *b, void *ctx)
@@ -65,6 +68,52 @@ static Span entry_span(const Loader *x, const char *name)
 
 #define ERR(x, sp, ...) diag_error((x)->d, &(x)->src, (sp), __VA_ARGS__)
 
+/* A Layout the file declares and the model does not: the search's
+ * copies_first_... (strategy_copies_first), made once from the file's
+ * "layouts" entry {"name", "dev", "alias"}. NULL when there is none. */
+static const LayoutDecl *file_layout(Loader *x, const char *name, Span sp)
+{
+	for (int i = 0; i < x->nmade; i++)
+		if (strcmp(x->made[i]->name, name) == 0)
+			return x->made[i];
+	for (size_t i = 0; i < json_array_size(x->layouts); i++) {
+		json_t *o = json_array_get(x->layouts, i), *jn = json_object_get(o, "name");
+		if (!json_is_string(jn) || strcmp(json_string_value(jn), name) != 0)
+			continue;
+		json_t *dev = json_object_get(o, "dev"), *alias = json_object_get(o, "alias");
+		size_t n = json_array_size(dev);
+		if (!json_is_array(dev) || n < 1 || n > MAX_DIMS || !json_is_array(alias) || json_array_size(alias) != n) {
+			ERR(x, sp, "Layout '%s': \"dev\" needs 1 to %d axis sizes and \"alias\" a name for each", name, MAX_DIMS);
+			return NULL;
+		}
+		LayoutDecl *d = arena_alloc(x->m->arena, sizeof *d);
+		memset(d, 0, sizeof *d);
+		d->name = arena_strdup(x->m->arena, name);
+		d->ndims = (int)n;
+		d->searched = true;
+		int64_t product = 1;
+		for (size_t a = 0; a < n; a++) {
+			json_t *size = json_array_get(dev, a), *al = json_array_get(alias, a);
+			if (!json_is_integer(size) || json_integer_value(size) < 1 || json_integer_value(size) > 1048576 ||
+			    !json_is_string(al)) {
+				ERR(x, sp, "Layout '%s': axis %zu needs a positive size and a name", name, a);
+				return NULL;
+			}
+			d->dims[a] = json_integer_value(size);
+			d->alias[a] = arena_strdup(x->m->arena, json_string_value(al));
+			product *= d->dims[a];
+		}
+		if (product != x->s->device_num) {
+			ERR(x, sp, "Layout '%s' covers %lld devices, the model runs on %lld", name, (long long)product,
+			    (long long)x->s->device_num);
+			return NULL;
+		}
+		*ARENA_PUSH(x->m->arena, x->made, x->nmade, x->cap_made) = d;
+		return d;
+	}
+	return NULL;
+}
+
 /* One tensor's strategy: [2, 4] or {"layout": "L", "dev": [...], "map": [[...], ...]}. */
 static bool tensor_strategy(Loader *x, json_t *j, int rank, Span sp, const char *what, TensorStrategy *t)
 {
@@ -89,8 +138,15 @@ static bool tensor_strategy(Loader *x, json_t *j, int rank, Span sp, const char 
 	}
 	json_t *name = json_object_get(j, "layout"), *map = json_object_get(j, "map");
 	const LayoutDecl *decl = json_is_string(name) ? module_layout(x->m, json_string_value(name)) : NULL;
+	if (!decl && json_is_string(name)) {
+		int before = x->d->nerrors;
+		decl = file_layout(x, json_string_value(name), sp);
+		if (x->d->nerrors != before)
+			return false;
+	}
 	if (!decl) {
-		ERR(x, sp, "%s must be slice counts or {\"layout\": a Layout the model declares, \"map\": ...}", what);
+		ERR(x, sp, "%s must be slice counts or {\"layout\": a Layout the model or the file's \"layouts\" declare, "
+		    "\"map\": ...}", what);
 		return false;
 	}
 	if (!json_is_array(map) || (int)json_array_size(map) != rank) {
@@ -207,12 +263,13 @@ int strategy_load(const char *path, const Module *m, const FlatGraph *f, Strateg
 		fprintf(d->out, "shardc: cannot read strategy file %s: %s\n", path, strerror(errno));
 		return 2;
 	}
-	Loader x = {m, f->g, s, {.name = path, .text = text, .len = (int)len}, d, NULL, NULL};
+	Loader x = {m, f->g, s, {.name = path, .text = text, .len = (int)len}, d, NULL, NULL, NULL, NULL, 0, 0};
 	int before = d->nerrors;
 	json_error_t je;
 	json_t *root = json_loadb(text, len, 0, &je);
 	json_t *ops = root ? json_object_get(root, "operators") : NULL;
 	json_t *dn = root ? json_object_get(root, "device_num") : NULL;
+	x.layouts = root ? json_object_get(root, "layouts") : NULL;
 	if (!root) {
 		int off = je.position > 0 ? je.position - 1 : 0;
 		ERR(&x, ((Span){off, off + 1}), "%s", je.text);

@@ -7,7 +7,8 @@
 # without its own (auto_parallel, recursive_programming), and on the runs a
 # line `# e2e runs: 2d 4p` of the model adds (N ranks: Nd in data_parallel
 # mode, Np in auto_parallel mode by sharding propagation from its own
-# strategies; no fallback for these), and its
+# strategies, Nn by the double-recursive search on nodes of 4 devices with
+# slow links between them; no fallback for these), and its
 # results (output_<k>.npy, param_<name>.npy, the loss lines) are compared with
 # (a) the same model compiled for one device (--parallel-mode stand_alone) and
 # (b) tools/ref_eval.py, the numpy reference. The bytes each rank counts at run
@@ -30,7 +31,9 @@
 # Last line: e2e: N passed, N failed.
 # Floats compare within npy_compare.py's rtol, 2e-3 unless the model has a
 # line `# e2e rtol: R` (models computing in BFloat16 state theirs and why),
-# and `# e2e atol: A` lets differences up to A pass whatever the magnitudes.
+# and `# e2e atol: A` lets differences up to A pass whatever the magnitudes;
+# `# e2e variants: none` keeps a training model out of the optimizer, mixed
+# precision and memory-saving variants (a model there for its runs alone).
 # Loss scaling's overflow lines must equal the reference's.
 set -u
 shardc=$(realpath "${1:?usage: run_e2e.sh SHARDC [MODEL.ir...]}")
@@ -95,6 +98,13 @@ check() {
 			how="recursive_programming"
 			"$shardc" "$w/stripped.ir" -o "$out" --device-num "$n" --parallel-mode auto_parallel \
 				--search-mode recursive_programming 2>"$w/err"
+		elif [ "${n%n}" != "$n" ]; then   # the double-recursive search on nodes of 4 with slow links
+			n=${n%n}
+			how="recursive_programming, nodes of 4" fallback=0
+			echo '{"devices_per_node": 4, "device_flops": 1e9, "inter_node_bandwidth": 1e8,
+			       "inter_node_latency": 1e-3}' >"$w/nodes.json"
+			"$shardc" "$w/stripped.ir" -o "$out" --device-num "$n" --parallel-mode auto_parallel \
+				--search-mode recursive_programming --cluster "$w/nodes.json" 2>"$w/err"
 		elif [ "${n%p}" != "$n" ]; then   # sharding propagation from the model's own strategies
 			n=${n%p}
 			how="sharding_propagation" fallback=0
@@ -195,6 +205,7 @@ variants=(
 # tolerances are set for it (and clip_global_norm is Float32-only).
 for model in "$@"; do
 	grep -q '^train' "$model" || continue
+	grep -q '^# e2e variants: none' "$model" && continue
 	grep -q 'Parameter\[\(Float16\|BFloat16\)\]' "$model" && continue
 	grep -q '^  *precision:' "$model" && continue   # mixed-precision models keep their own setup
 	for v in "${variants[@]}"; do
@@ -248,6 +259,7 @@ done
 BF16_RTOL=${BF16_RTOL:-1e-2}
 BF16_ATOL=${BF16_ATOL:-1e-5}
 for model in "$@"; do
+	grep -q '^# e2e variants: none' "$model" && continue
 	grep -q 'Parameter\[\(Float16\|BFloat16\)\]' "$model" && continue
 	grep -q '^ *precision:' "$model" && continue
 	name="$(basename "$model" .ir)+bf16"
@@ -298,6 +310,7 @@ memsave=(
 )
 for model in "$@"; do
 	grep -q '^train' "$model" || continue
+	grep -q '^# e2e variants: none' "$model" && continue
 	for v in "${memsave[@]}"; do
 		IFS='|' read -r vname ctx train <<<"$v"
 		name="$(basename "$model" .ir)+$vname"

@@ -32,6 +32,10 @@
 #   - when the double-recursive search computes everything whole on every
 #     device (a small GPT layer trained on 8), --explain says why: the
 #     cheapest plan that splits and its cost;
+#   - a GPT layer too small to split over 8 nodes of 8 (hidden 1,024 trained
+#     on 64) is split inside each node and repeated across the nodes (the
+#     copies on the slowest axis), at under 0.75 of its cost computed whole,
+#     and that plan's Layouts read back from strategy.json;
 #   - a tied embedding in bf16 (tests/e2e/tied_embedding.ir on 2 ranks): its
 #     gradient is reduced once, in Float32, not once more as its BFloat16 copy.
 # Last line: N passed, N failed.
@@ -237,6 +241,30 @@ python3 tools/gen_gpt.py --layers 1 --train --hidden 256 --seq 128 --batch 8 --h
 	--mode auto_parallel --search recursive_programming -o "$tmp/whole.ir"
 if "$shardc" "$tmp/whole.ir" --check --explain 2>&1 | grep -q '^# every operator is computed whole on every device: the cheapest plan that splits, [0-9]* x [0-9]* .*, costs [0-9.e+-]* s against'
 then ok; else bad "a plan computing everything whole: no --explain line saying why"; fi
+# A GPT layer too small to split over 8 nodes (hidden 1,024 trained on 64
+# devices): the search splits it inside each node and repeats it on every
+# node (the copies on the slowest axis), cheaper than computing it whole
+# everywhere (its cost on one device), and the plan's Layouts, declared in
+# strategy.json, read back to the same programs.
+python3 tools/gen_gpt.py --layers 1 --train --hidden 1024 --seq 128 --batch 8 --heads 16 --ffn 4096 --devices 64 \
+	--mode auto_parallel --search recursive_programming -o "$tmp/nodes.ir"
+"$shardc" "$tmp/nodes.ir" --check --explain >"$tmp/explain" 2>&1
+found=$(sed -n 's/^# total cost \([0-9.e+-]*\) s.*/\1/p' "$tmp/explain")
+whole=$("$shardc" "$tmp/nodes.ir" --device-num 1 --check --explain 2>&1 | sed -n 's/^# total cost \([0-9.e+-]*\) s.*/\1/p')
+if [ -n "$found" ] && [ -n "$whole" ] && grep -q ' with 8 copies first cost' "$tmp/explain" &&
+   awk -v a="$found" -v b="$whole" 'BEGIN { exit !(a < 0.75 * b) }'; then
+	ok
+else
+	bad "GPT layer (hidden 1,024) trained on 64 devices: the plan costs ${found:-?} s, computed whole ${whole:-?} s" \
+		"($(grep -c 'copies first' "$tmp/explain") operators with copies first)"
+fi
+if "$shardc" "$tmp/nodes.ir" -o "$tmp/nodes1" --strategy-out "$tmp/nodes.json" 2>"$tmp/err" &&
+   "$shardc" "$tmp/nodes.ir" -o "$tmp/nodes2" --strategy-in "$tmp/nodes.json" 2>"$tmp/err" &&
+   grep -q '"name": "copies_first_8x' "$tmp/nodes.json" && diff -r "$tmp/nodes1" "$tmp/nodes2" >/dev/null; then
+	ok
+else
+	bad "the copies-first plan does not read back from strategy.json to the same programs: $(head -3 "$tmp/err")"
+fi
 if "$shardc" tests/e2e/tied_embedding.ir -o "$tmp/tied" --precision bf16 --device-num 2 2>"$tmp/err"; then
 	/usr/bin/python3 -c 'import json, sys
 names = [c["value"] for c in json.load(open(sys.argv[1]))["collectives"]]
