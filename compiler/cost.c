@@ -6,7 +6,8 @@
  *
  *   operator       2 x (multiply-adds of its slice) / device FLOP/s for MatMul
  *                  and BatchMatMul, elements of its slice / FLOP/s otherwise
- *   redistribution the plan redist_plan finds (the cheapest in bytes); each
+ *   redistribution the plan redist_plan finds (the cheapest in bytes, a step
+ *                  across nodes weighed by cluster_links); each
  *                  collective over a group of n ranks costs
  *                  steps x latency + bytes sent per rank / bandwidth,
  *                  steps ceil(log2 n) under 256 KiB sent per rank (NCCL's
@@ -172,6 +173,12 @@ struct CostModel {
 	bool bound_only;         /* a redistribution not cached is bounded, not planned (cost_bound_only) */
 };
 
+RedistLinks cluster_links(const Cluster *c)
+{
+	double w = c->inter_bw > 0 ? c->intra_bw / c->inter_bw : 1;
+	return (RedistLinks){c->devices_per_node, w > 1 ? (int64_t)(w + 0.5) : 1};
+}
+
 CostModel *cost_new(const Cluster *c, int64_t device_num, bool train)
 {
 	CostModel *cm = xcalloc(1, sizeof *cm);
@@ -179,7 +186,8 @@ CostModel *cost_new(const Cluster *c, int64_t device_num, bool train)
 	cm->device_num = device_num;
 	cm->train = train;
 	cm->plan = xmalloc(sizeof *cm->plan);
-	cm->searches = redist_cache_new();
+	RedistLinks links = cluster_links(c);
+	cm->searches = redist_cache_new(&links);
 	cm->members = xmalloc(sizeof(int64_t) * (size_t)device_num);
 	cm->a = arena_new();
 	return cm;
@@ -387,6 +395,12 @@ static double redist_bound(const CostModel *cm, const TensorLayout *from, const 
 	return (double)across * cm->c.inter_lat + (double)(rounds - across) * lat + (double)(missing * elem_bytes) / bw;
 }
 
+void cost_plan(CostModel *cm, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
+               int64_t elem_bytes, RedistPlan *plan)
+{
+	redist_plan_kept(cm->searches, from, to, global, elem_bytes, plan);
+}
+
 double cost_redist(CostModel *cm, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
                    int64_t elem_bytes, int64_t *bytes)
 {
@@ -428,7 +442,7 @@ double cost_redist(CostModel *cm, const TensorLayout *from, const TensorLayout *
 	}
 	cm->misses++;
 	RedistPlan *p = cm->plan;
-	redist_plan_kept(cm->searches, from, to, global, elem_bytes, p);
+	cost_plan(cm, from, to, global, elem_bytes, p);
 	double t = 0;
 	for (int i = 0; i < p->n; i++)
 		if (p->step[i].kind != STEP_SLICE)

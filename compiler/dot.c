@@ -153,7 +153,7 @@ char *dot_graph(const Lowered *l, const Cluster *c)
 			const int64_t *dims = g->values[value].type.dims;
 			int64_t eb = dtype_bytes(g->values[value].type.dtype);
 			if (ed->shared_with < 0) {
-				redist_plan(ed->from, ed->to, dims, eb, plan);
+				cost_plan(cm, ed->from, ed->to, dims, eb, plan);
 				ed->nsteps = plan->n;
 				for (int i = 0; i < plan->n; i++)
 					ed->step[i] = (uint8_t)plan->step[i].kind;

@@ -185,20 +185,32 @@ typedef struct {
 	int64_t bytes;           /* sent by every rank, all steps */
 } RedistPlan;
 
+/* How a plan's steps are weighed: the bytes a rank sends, times inter_weight
+ * for a step whose groups span more than one node of devices_per_node ranks
+ * (the intra-node bandwidth over the inter-node one), so that a plan keeps
+ * traffic off the slow links where that costs less time, not only where it
+ * sends fewer bytes. {0, 1}: bytes alone (redist_plan's). */
+typedef struct {
+	int64_t devices_per_node;
+	int64_t inter_weight;
+} RedistLinks;
+
 /* Whether two collective steps go over the same groups of ranks. */
 bool redist_same_group(const RedistStep *a, const RedistStep *b);
 /* Bytes a rank sends in one step over n members, in_bytes its input (docs/output.md). */
 int64_t redist_step_bytes(StepKind kind, int64_t in_bytes, int64_t n);
 /* Requires layouts over one device count, `to` complete, global divisible by
- * both. The cheapest plan; empty when they already agree. */
+ * both. The cheapest plan in bytes; empty when they already agree. */
 void redist_plan(const TensorLayout *from, const TensorLayout *to, const int64_t *global, int64_t elem_bytes,
                  RedistPlan *plan);
 /* The searches redist_plan runs, kept between calls (a cost model asks for
- * plans from one layout to many): the same plans, found sooner. */
+ * plans from one layout to many): the same plans, found sooner; their steps
+ * weighed by `links` (NULL: bytes alone). */
 typedef struct RedistCache RedistCache;
-RedistCache *redist_cache_new(void);
+RedistCache *redist_cache_new(const RedistLinks *links);
 void redist_cache_free(RedistCache *c);
-/* redist_plan, with the searches kept in c (NULL: none kept). */
+/* redist_plan, with the searches kept in c and weighed by its links (NULL:
+ * none kept, bytes alone). */
 void redist_plan_kept(RedistCache *c, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
                       int64_t elem_bytes, RedistPlan *plan);
 /* Requires a STEP_SLICE. Where rank's piece of `to` lies in its piece of `from`. */

@@ -99,7 +99,7 @@ int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const cha
 		if (layout_equal(&v->layout, to))
 			return src;
 		gt = lower_global_type(v);
-		redist_plan(&v->layout, to, v->global, dtype_bytes(v->type.dtype), &plan);
+		redist_plan_kept(x->plans, &v->layout, to, v->global, dtype_bytes(v->type.dtype), &plan);
 	}
 	int cur = src;
 	for (int k = 0; k < plan.n; k++) {
@@ -688,7 +688,7 @@ static void parameter_homes(const Lowered *l, TensorLayout *home)
 	free(seen);
 }
 
-Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st)
+Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st, const Cluster *cluster)
 {
 	Arena *a = arena_new();
 	const Graph *g = f->g;
@@ -703,7 +703,8 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st)
 	for (int i = 0; i < g->nnodes; i++)
 		l->node_in[i] = arena_alloc(a, sizeof(TensorLayout) * (size_t)(g->nodes[i].nin ? g->nodes[i].nin : 1));
 	Lowering *x = arena_alloc(a, sizeof *x);
-	*x = (Lowering){l, a, NULL, NULL, 0, 0};
+	RedistLinks links = cluster ? cluster_links(cluster) : (RedistLinks){0, 1};
+	*x = (Lowering){l, a, NULL, NULL, 0, 0, redist_cache_new(&links)};
 	l->lowering = x;
 	x->vmap = arena_alloc(a, sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
 	l->home = arena_alloc(a, sizeof(TensorLayout) * (size_t)(g->nparams ? g->nparams : 1));
@@ -732,6 +733,7 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st)
 
 void lowered_free(Lowered *l)
 {
+	redist_cache_free(l->lowering->plans);
 	arena_free(l->arena);
 }
 

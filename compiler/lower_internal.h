@@ -17,6 +17,7 @@ typedef struct Lowering {
 	int *vmap;               /* flat value id -> LValue id of its delivered form */
 	Reuse *reuse;
 	int nreuse, cap_reuse;
+	RedistCache *plans;      /* the redistributions' searches, weighed as the cost model weighs them */
 } Lowering;
 
 /* A new LValue: the piece of a tensor of type `global` laid out by `layout`. */

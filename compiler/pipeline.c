@@ -129,7 +129,7 @@ static bool run_stage(Compilation *c, Stage s)
 		return true;
 	}
 	case STAGE_LOWER:
-		c->low = lower(m, c->flat, &c->st);
+		c->low = lower(m, c->flat, &c->st, &c->search.cluster);
 		return true;
 	case STAGE_DIFFERENTIATE:
 		if (m->train)

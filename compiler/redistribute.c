@@ -15,8 +15,10 @@
  * (docs/output.md counts bytes so.) A split axis can only leave its dim as the
  * innermost (last) axis of the dim's map, and a new split always comes in
  * innermost: those are the moves whose pieces are contiguous. A Dijkstra
- * search over the roles finds the cheapest sequence, ties going to fewer
- * steps and then to the order above, so the plan is deterministic. Partial
+ * search over the roles finds the cheapest sequence (in bytes; with
+ * RedistLinks, a step whose groups cross nodes counts its bytes times the
+ * links' weight), ties going to fewer steps and then to the order above, so
+ * the plan is deterministic. Partial
  * sums feeding a split consumer thus become one ReduceScatter (half of an
  * AllReduce's bytes), never an AllReduce and a slice. Matrices with no common
  * refinement ((2, 3) against (3, 2)) and searches past STATE_CAP states fall
@@ -151,6 +153,7 @@ typedef struct {
 	TensorLayout start[1];
 	int64_t global[MAX_DIMS];
 	int64_t elem_bytes;
+	int64_t weight[MAX_AXES];   /* a step over start's axis a costs its bytes times weight[a] (RedistLinks) */
 	Hot *hot;                /* (n) by state */
 	State *s;                /* (n) */
 	int n, cap;
@@ -328,10 +331,11 @@ static void grow_table(Search *x)
 }
 
 /* Offers roles r (hash h), reached from state `from` (cost fcost in fsteps
- * steps) by move m sending `bytes`; false when the cap is hit. */
+ * steps) by move m sending `bytes`, weighed by its axis; false when the cap
+ * is hit. */
 static bool offer(Search *x, int from, int64_t fcost, int fsteps, Roles r, uint64_t h, Move m, int64_t bytes)
 {
-	int64_t cost = fcost + bytes;
+	int64_t cost = fcost + bytes * x->weight[m.axis];
 	int nsteps = fsteps + 1;
 	if (LOAD_DEN * (x->n + 1) > LOAD_NUM * x->table_size)
 		grow_table(x);
@@ -490,13 +494,29 @@ static void push_step(RedistPlan *p, StepKind kind, ReduceOp op, uint32_t axes, 
 	p->bytes += bytes;
 }
 
-static Search *search_new(Pool *pool, const TensorLayout *from, const int64_t *global, int64_t elem_bytes)
+/* Axis a's groups span [base, base + span) with span the product of a and
+ * the faster axes; they all stay inside nodes when a node is a multiple of
+ * span (spans tile the nodes), else some cross (and with span > node, all). */
+static void weigh_axes(Search *x, const RedistLinks *links)
+{
+	const TensorLayout *l = x->start;
+	int64_t node = links ? links->devices_per_node : 0, span = 1;
+	bool one_node = node <= 0 || layout_ndevices(l) <= node;
+	for (int a = l->ndev - 1; a >= 0; a--) {
+		span *= l->dev[a];
+		x->weight[a] = !one_node && l->dev[a] > 1 && node % span ? links->inter_weight : 1;
+	}
+}
+
+static Search *search_new(Pool *pool, const TensorLayout *from, const int64_t *global, int64_t elem_bytes,
+                          const RedistLinks *links)
 {
 	Search *x = xcalloc(1, sizeof *x);
 	x->pool = pool;
 	*x->start = *from;
 	memcpy(x->global, global, sizeof(int64_t) * (size_t)from->rank);
 	x->elem_bytes = elem_bytes;
+	weigh_axes(x, links);
 	x->cap = 64;
 	x->table_size = 256;
 	x->shift = 64 - 8;
@@ -641,11 +661,17 @@ struct RedistCache {
 	int n, cap;
 	int64_t states, tick;
 	Pool pool;               /* the arrays of searches grown or dropped */
+	bool linked;
+	RedistLinks links;       /* linked: how its searches weigh a step */
 };
 
-RedistCache *redist_cache_new(void)
+RedistCache *redist_cache_new(const RedistLinks *links)
 {
-	return xcalloc(1, sizeof(RedistCache));
+	RedistCache *c = xcalloc(1, sizeof(RedistCache));
+	c->linked = links != NULL;
+	if (links)
+		c->links = *links;
+	return c;
 }
 
 void redist_cache_free(RedistCache *c)
@@ -690,7 +716,8 @@ static Kept *kept(RedistCache *c, const TensorLayout *from, const int64_t *globa
 		c->k = xrealloc(c->k, sizeof(Kept) * (size_t)c->cap);
 	}
 	Kept *k = &c->k[c->n++];
-	*k = (Kept){h, *from, {0}, elem_bytes, search_new(&c->pool, from, global, elem_bytes), c->tick};
+	*k = (Kept){h, *from, {0}, elem_bytes,
+	            search_new(&c->pool, from, global, elem_bytes, c->linked ? &c->links : NULL), c->tick};
 	memcpy(k->global, g, sizeof g);
 	c->states += 1;
 	return k;
@@ -766,7 +793,7 @@ void redist_plan_kept(RedistCache *c, const TensorLayout *from, const TensorLayo
 	int goal = -1;
 	if (layout_common_matrix(from, to, &a, &b)) {
 		Kept *k = c ? kept(c, &a, global, elem_bytes) : NULL;
-		Search *x = k ? k->x : search_new(NULL, &a, global, elem_bytes);
+		Search *x = k ? k->x : search_new(NULL, &a, global, elem_bytes, NULL);
 		int before = x->n;
 		goal = search_to(x, pack(&b));
 		if (goal >= 0)

@@ -530,13 +530,20 @@ void cluster_default(Cluster *c);
 /* The defaults overridden by FILE's keys. 0 ok; 1 the contents are wrong
  * (FILE:LINE:COL: error: ... printed to err); 2 the file cannot be read. */
 int cluster_load(const char *path, Cluster *c, FILE *err);
+/* How the redistribution plans weigh a step under c: devices_per_node and
+ * the intra-node bandwidth over the inter-node one, rounded, at least 1. */
+RedistLinks cluster_links(const Cluster *c);
 /* Requires device_num >= 1. With `train`, gradients are counted. */
 CostModel *cost_new(const Cluster *c, int64_t device_num, bool train);
 void cost_free(CostModel *cm);
 const Cluster *cost_cluster(const CostModel *cm);
 /* Seconds of one collective over `axes` of l sending `bytes` per rank. */
 double cost_collective(CostModel *cm, const TensorLayout *l, uint32_t axes, int64_t bytes);
-/* Requires what redist_plan requires. Seconds of the cheapest plan; its bytes
+/* Requires what redist_plan requires. The plan cost_redist prices and
+ * lowering emits: redist_plan's, its steps weighed by the cluster's links. */
+void cost_plan(CostModel *cm, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
+               int64_t elem_bytes, RedistPlan *plan);
+/* Requires what redist_plan requires. Seconds of cost_plan's plan; its bytes
  * per rank in *bytes when not NULL. Cached. */
 double cost_redist(CostModel *cm, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
                    int64_t elem_bytes, int64_t *bytes);
@@ -700,8 +707,10 @@ typedef struct {
  * contiguous; else false, bad[] marking the input dims that must be gathered
  * first. The search prices a Reshape with it. */
 bool carry_reshape(const TensorLayout *in, const int64_t *idims, const Type *out_t, TensorLayout *out, bool *bad);
-/* Requires strategies assigned. */
-Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st);
+/* Requires strategies assigned. Redistributions are planned as the cost
+ * model prices them: their steps weighed by cluster's links (cluster_links;
+ * NULL: bytes alone). */
+Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st, const Cluster *cluster);
 void lowered_free(Lowered *l);
 /* ---- autodiff.c: the backward pass ------------------------------------ */
 

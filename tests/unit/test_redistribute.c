@@ -283,6 +283,40 @@ Test(redistribute, single_collectives)
 	cr_assert_eq(p.n, 0);
 }
 
+/* A partial sum over the 4 ranks of a node, copied on 8 nodes: in bytes
+ * alone the cheapest plan slices it 8 ways over the copies, sums the slices
+ * and gathers them back across the nodes; weighed by the links (a step
+ * across nodes 6 times its bytes) it is the AllReduce inside the node. */
+Test(redistribute, links_keep_steps_inside_a_node)
+{
+	const int64_t g[2] = {1024, 1024};
+	const int64_t d[3] = {8, 2, 4};
+	TensorLayout from = mk(3, d, 2, (const int8_t[][MAX_AXES + 1]){{1, -1}, {-1}}, 4u);
+	TensorLayout to = mk(3, d, 2, (const int8_t[][MAX_AXES + 1]){{1, -1}, {-1}}, 0);
+	RedistPlan bytes, linked;
+	redist_plan(&from, &to, g, 4, &bytes);
+	cr_assert_gt(bytes.n, 1);
+	cr_assert_lt(bytes.bytes, 2 * 512 * 1024 * 4 * 3 / 4);
+	RedistLinks links = {8, 6};
+	RedistCache *c = redist_cache_new(&links);
+	redist_plan_kept(c, &from, &to, g, 4, &linked);
+	redist_cache_free(c);
+	cr_assert_eq(linked.n, 1);
+	cr_assert_eq(linked.step[0].kind, STEP_ALL_REDUCE);
+	cr_assert_eq(linked.step[0].axes, 4u);
+	cr_assert_eq(linked.bytes, 2 * 512 * 1024 * 4 * 3 / 4);
+	/* on one node (8 devices here) the weights change nothing */
+	const int64_t d1[2] = {2, 4};
+	from = mk(2, d1, 2, (const int8_t[][MAX_AXES + 1]){{0, -1}, {-1}}, 2u);
+	to = mk(2, d1, 2, (const int8_t[][MAX_AXES + 1]){{0, -1}, {-1}}, 0);
+	redist_plan(&from, &to, g, 4, &bytes);
+	c = redist_cache_new(&links);
+	redist_plan_kept(c, &from, &to, g, 4, &linked);
+	redist_cache_free(c);
+	cr_assert_eq(linked.n, bytes.n);
+	cr_assert_eq(linked.bytes, bytes.bytes);
+}
+
 /* Matrices that share no refinement still redistribute correctly. */
 Test(redistribute, no_common_refinement)
 {
