@@ -27,8 +27,9 @@
 #     strategies: 3,942,151 at 8 devices (dp 2 x mp 4), 1,616,615 at 64
 #     (dp 8 x mp 8): the backward pass completes gradients lazily there;
 #   - sharding propagation in training, from only the MatMuls' Megatron
-#     strategies (an FFN, a GPT layer), costs no more by the cost model
-#     (--explain's total) than the whole Megatron plan;
+#     strategies (an FFN, a GPT layer; dp 2 x mp 4 on 8 devices and dp 8 x
+#     mp 8 on 64), costs no more by the cost model (--explain's total) than
+#     the whole Megatron plan;
 #   - when the double-recursive search computes everything whole on every
 #     device (a small GPT layer trained on 8), --explain says why: the
 #     cheapest plan that splits and its cost;
@@ -230,8 +231,19 @@ explain_total() {
 }
 python3 tools/gen_gpt.py --layers 1 --train --hidden 256 --seq 128 --batch 8 --heads 8 --ffn 1024 --devices 8 \
 	--megatron --mp 4 --mode auto_parallel --search sharding_propagation -o "$tmp/gpt_megatron.ir"
+# the same at 64 devices, dp 8 x mp 8
+python3 tools/gen_gpt.py --layers 1 --train --hidden 256 --seq 128 --batch 8 --heads 8 --ffn 1024 --devices 64 \
+	--megatron --mp 8 --mode auto_parallel --search sharding_propagation -o "$tmp/gpt_megatron64.ir"
+to64() {   # an 8-device dp 2 x mp 4 model's strategies at dp 8 x mp 8
+	sed -e 's/device_num: 8/device_num: 64/' -e 's/(2, 1)/(8, 1)/g' -e 's/(1, 4)/(1, 8)/g' -e 's/(2, 4)/(8, 8)/g' \
+	    -e 's/(4, 1)/(8, 1)/g' -e 's/(4,)/(8,)/g' "$1"
+}
+to64 tests/good/ffn_seeds_trained.ir >"$tmp/ffn_seeds64.ir"
+to64 tests/good/ffn_megatron_trained.ir >"$tmp/ffn_megatron64.ir"
+to64 tests/good/gpt_layer_seeds_trained.ir >"$tmp/gpt_seeds64.ir"
 for pair in "tests/good/ffn_seeds_trained.ir tests/good/ffn_megatron_trained.ir" \
-            "tests/good/gpt_layer_seeds_trained.ir $tmp/gpt_megatron.ir"; do
+            "tests/good/gpt_layer_seeds_trained.ir $tmp/gpt_megatron.ir" \
+            "$tmp/ffn_seeds64.ir $tmp/ffn_megatron64.ir" "$tmp/gpt_seeds64.ir $tmp/gpt_megatron64.ir"; do
 	set -- $pair
 	found=$(explain_total "$1") megatron=$(explain_total "$2")
 	if [ -n "$found" ] && [ -n "$megatron" ] &&
