@@ -23,7 +23,7 @@ UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_m
 	test_redistribute test_search test_emit test_recompute test_optimizer_parallel test_checkpoint \
 	test_rules test_cost test_autocast test_autodiff test_bucket test_fuse test_pipeline
 
-.PHONY: all deps demo test docs-check unit golden agree roundtrip dumps search structure json outdir sweep newop bounds fuzz fuzz-build bench bench-search install clean fresh-check
+.PHONY: all deps demo test test-full docs-check unit golden agree roundtrip dumps search structure json outdir sweep newop bounds fuzz fuzz-build bench bench-search install clean fresh-check
 all: deps $(B)/shardc runtime
 
 # ---- dependencies: installed and probed once; the flags they need are written
@@ -94,6 +94,10 @@ $(addprefix $(B)/san/,$(SIM_TESTS)): $(B)/san/test_%: tests/unit/test_%.c $(B)/s
 	$(CC) $(CFLAGS_BASE) $(SAN) -Itests/sim -o $@ $< $(B)/san/libsim.a $(B)/san/harness.o $(B)/san/libshardc.a \
 		-lcriterion $(LIBS)
 
+# test-full: make test with the end-to-end variants on every rank count (E2E_FULL).
+test-full:
+	$(MAKE) test E2E_FULL=1
+
 test: deps $(B)/shardc docs-check unit golden agree roundtrip dumps search structure json outdir sweep newop bounds fuzz runtime runtime-test runtime-cuda-test ref-test e2e faults safetensors data
 	@echo "make test: all passed"
 
@@ -161,7 +165,7 @@ ref-test: $(B)/shardc
 # ---- end to end: every sample and tests/e2e model through run.sh on 1, 2, 4, 8 ranks (CPU) ----
 .PHONY: e2e
 e2e: $(B)/shardc runtime
-	bash tests/run_e2e.sh $(B)/shardc
+	E2E_FULL=$(E2E_FULL) bash tests/run_e2e.sh $(B)/shardc
 
 # ---- runs that must stop (2 ranks, CPU): a diverging loss, Float16 loss scaling stuck at 1, an
 # output folder that cannot be written, a save failing mid-way, a rank killed; seconds each ----
