@@ -98,7 +98,7 @@ $(addprefix $(B)/san/,$(SIM_TESTS)): $(B)/san/test_%: tests/unit/test_%.c $(B)/s
 test-full:
 	$(MAKE) test E2E_FULL=1
 
-test: deps $(B)/shardc docs-check unit golden agree roundtrip dumps search structure json outdir sweep newop bounds fuzz runtime runtime-test runtime-cuda-test ref-test e2e faults safetensors data
+test: deps $(B)/shardc docs-check unit golden agree roundtrip dumps search structure json outdir sweep newop bounds fuzz runtime runtime-test runtime-cuda-test ref-test e2e faults launch safetensors data
 	@echo "make test: all passed"
 
 unit: $(addprefix $(B)/san/,$(UNIT_TESTS))
@@ -169,6 +169,11 @@ e2e: $(B)/shardc runtime
 
 # ---- runs that must stop (2 ranks, CPU): a diverging loss, Float16 loss scaling stuck at 1, an
 # output folder that cannot be written, a save failing mid-way, a rank killed; seconds each ----
+# ---- run.sh's launchers (2 ranks, CPU): a hostfile, srun (a stand-in) ----
+.PHONY: launch
+launch: $(B)/shardc runtime
+	bash tests/run_launch.sh $(B)/shardc
+
 .PHONY: faults
 faults: $(B)/shardc runtime
 	bash tests/run_faults.sh $(B)/shardc
