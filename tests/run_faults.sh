@@ -19,12 +19,7 @@
 set -u
 shardc=$(realpath "${1:?usage: run_faults.sh SHARDC}")
 py=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-export CFLAGS="-O0 -std=c11 -Wall -Wextra -Werror"
+. "$(dirname "$0")/lib.sh"   # $tmp, ok, bad, CFLAGS
 
 # model NAME W_COLS OPTIMIZER TRAIN_EXTRA TARGET: y = x w against a target, MSELoss, 2 ranks.
 model() {

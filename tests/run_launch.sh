@@ -12,12 +12,7 @@
 # Last line: launch: N passed, N failed.
 set -u
 shardc=$(realpath "${1:?usage: run_launch.sh SHARDC}")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-export CFLAGS="-O0 -std=c11 -Wall -Wextra -Werror"
+. "$(dirname "$0")/lib.sh"   # $tmp, ok, bad, CFLAGS
 
 out=$tmp/o
 if ! "$shardc" ir-samples/data_parallel_mlp.ir -o "$out" --device-num 2 2>"$tmp/err"; then

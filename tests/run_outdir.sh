@@ -18,13 +18,8 @@ set -u
 shardc=$(realpath "${1:?usage: run_outdir.sh SHARDC}")
 root=$(pwd)
 model=$root/ir-samples/matmul_relu_semi.ir
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-export CFLAGS="-O0 -std=c11 -Wall -Wextra -Werror"   # the generated programs compile cleanly
+. "$(dirname "$0")/lib.sh"   # $tmp, ok, bad, CFLAGS
 
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; return 1; fi; }
 
 # compile OUT RANKS [shardc args]: the seed, data parallel, on RANKS devices.
