@@ -49,7 +49,7 @@ RT_CUDA_CFLAGS := -isystem $(CUDA_HOME)/include $(if $(RT_NCCL),,-DSC_NO_NCCL)
 RT_CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart $(if $(RT_NCCL),-lnccl) -lstdc++
 
 RT_HDRS := runtime/shardc_rt.h runtime/rt_internal.h runtime/cpu/cpu_kernels.h
-RT_COMMON := util half rt comm npy safetensors init data
+RT_COMMON := util half rt comm npy safetensors init data checkpoint
 RT_CPU_OBJS := $(RT_COMMON) kernels backend
 RT_CUDA_OBJS := $(RT_COMMON) backend_cuda kernels_cu
 
@@ -116,7 +116,7 @@ $(RT_B)/san/example: $(RT_B)/san/example.c $(RT_SAN_LIB)
 # The MPI tests run with ASAN_OPTIONS=detect_leaks=0: OpenMPI keeps (and
 # LeakSanitizer reports) allocations of its own at exit; ours are checked by
 # the Criterion tests, which run with leak detection on.
-runtime-test: $(addprefix $(RT_B)/san/,$(RT_UNIT) mpi_collectives mpi_io mpi_safetensors example)
+runtime-test: $(addprefix $(RT_B)/san/,$(RT_UNIT) mpi_collectives mpi_io mpi_safetensors mpi_checkpoint example)
 	@set -e; for t in $(RT_UNIT); do echo "== $$t"; ASAN_OPTIONS=detect_leaks=1 $(RT_B)/san/$$t --jobs 2; done
 	@echo "== mpi_collectives (mpirun -np $(RT_NP))"
 	@ASAN_OPTIONS=detect_leaks=0 $(RT_MPIRUN) -np $(RT_NP) $(RT_B)/san/mpi_collectives
@@ -125,6 +125,9 @@ runtime-test: $(addprefix $(RT_B)/san/,$(RT_UNIT) mpi_collectives mpi_io mpi_saf
 	@echo "== mpi_safetensors (mpirun -np 4)"
 	@rm -rf $(RT_B)/mpi_st.tmp && mkdir -p $(RT_B)/mpi_st.tmp && \
 		ASAN_OPTIONS=detect_leaks=0 $(RT_MPIRUN) -np 4 $(RT_B)/san/mpi_safetensors --output-dir $(RT_B)/mpi_st.tmp
+	@echo "== mpi_checkpoint (mpirun -np 4)"
+	@rm -rf $(RT_B)/mpi_ck.tmp && mkdir -p $(RT_B)/mpi_ck.tmp && \
+		ASAN_OPTIONS=detect_leaks=0 $(RT_MPIRUN) -np 4 $(RT_B)/san/mpi_checkpoint --output-dir $(RT_B)/mpi_ck.tmp
 	@echo "runtime-test: all passed"
 
 # CUDA twins: the cuda library's kernels against the CPU ones, and the

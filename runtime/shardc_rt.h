@@ -305,6 +305,32 @@ sc_safetensors_writer *sc_safetensors_create(const char *dir, const char *file);
 void sc_safetensors_add(sc_safetensors_writer *w, const char *name, const void *src, sc_dtype dt,
                         const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims);
 void sc_safetensors_write(sc_rt *rt, sc_safetensors_writer *w);
+/* A run's checkpoint (checkpoint.c; docs/output.md, Checkpoints of a run):
+ * begin, then add every tensor's piece on this rank in one order on every
+ * rank (the arguments of sc_safetensors_add; src NULL: this rank holds none
+ * of it; src must stay valid until the end) and the run's counters by key,
+ * then sc_checkpoint_end, which is collective: DIR/step-<S>.tmp is written
+ * (model.safetensors, every tensor whole, each rank writing its own slices
+ * at their places, a slice several ranks hold by the lowest; state.json),
+ * synced and renamed DIR/step-<S> (DIR made if missing), and all but the
+ * `keep` newest step folders removed (keep 0: none). A checkpoint that
+ * cannot be written ends every rank with status 1 and one message. */
+typedef struct sc_checkpoint sc_checkpoint;
+sc_checkpoint *sc_checkpoint_begin(const char *dir, int64_t step);
+void sc_checkpoint_add(sc_checkpoint *c, const char *name, const void *src, sc_dtype dt, const int64_t *gdims,
+                       int ndim, const int64_t *start, const int64_t *ldims);
+void sc_checkpoint_value(sc_checkpoint *c, const char *key, double v);
+void sc_checkpoint_end(sc_rt *rt, sc_checkpoint *c, int keep);
+/* Resuming from DIR's newest checkpoint (collective): its step, its tensor
+ * file (read with sc_safetensors_open: each rank its own slices, whatever
+ * plan wrote it), its counters. No checkpoint in DIR, or a state.json
+ * without the step or a key, ends every rank with status 1 and a message. */
+typedef struct sc_resume sc_resume;
+sc_resume *sc_resume_open(sc_rt *rt, const char *dir);
+int64_t sc_resume_step(const sc_resume *r);
+const char *sc_resume_file(const sc_resume *r, char *buf, size_t n);
+double sc_resume_value(sc_rt *rt, const sc_resume *r, const char *key);
+void sc_resume_close(sc_resume *r);
 /* Assembles the global tensor on rank 0 from every rank's slice and writes
  * DIR/FILE (DIR created; NULL: the current directory); SC_BF16 is written as
  * '<f4' (exact). Ranks holding the

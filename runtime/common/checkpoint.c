@@ -1,0 +1,382 @@
+/* checkpoint.c: a training run's checkpoints, written in parallel and read
+ * back on any rank count (docs/output.md, Checkpoints of a run).
+ *
+ * A checkpoint is the folder DIR/step-<S> (S zero-padded to 9 digits, so
+ * that names sort as steps do) holding model.safetensors, every tensor
+ * whole in its own dtype (parameters, optimizer state), and state.json, the
+ * step and the run's counters. It is written as DIR/step-<S>.tmp and
+ * renamed when whole: a folder named step-<S> is complete, and a crash
+ * leaves at most a .tmp folder, which the next checkpoint removes. The
+ * tensors' file is written by every rank at once: each rank knows every
+ * shape, so rank 0 writes the header and sizes the file while the others
+ * wait, then each rank writes the rows of its own slices at their places
+ * (of a slice several ranks hold, the lowest of them), and every rank
+ * syncs its writes before rank 0 writes state.json and renames the folder.
+ * Reading is sc_safetensors_open's: each rank reads only its slices, so a
+ * checkpoint of one plan loads into another. */
+#include "rt_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { MAX_VALUES = 16 };
+
+struct sc_checkpoint {
+	char *dir;                   /* DIR */
+	int64_t step;
+	sc_st_piece *p;              /* (n): this rank's pieces, in the file's order */
+	int n, cap;
+	struct {
+		char key[32];
+		double v;
+	} value[MAX_VALUES];
+	int nvalue;
+};
+
+static char *dup_str(const char *s)
+{
+	char *d = strdup(s);
+	if (!d)
+		SC_DIE("out of memory");
+	return d;
+}
+
+sc_checkpoint *sc_checkpoint_begin(const char *dir, int64_t step)
+{
+	sc_checkpoint *c = calloc(1, sizeof *c);
+	if (!c)
+		SC_DIE("out of memory");
+	c->dir = dup_str(dir);
+	c->step = step;
+	return c;
+}
+
+void sc_checkpoint_add(sc_checkpoint *c, const char *name, const void *src, sc_dtype dt, const int64_t *gdims,
+                       int ndim, const int64_t *start, const int64_t *ldims)
+{
+	sc_check_dims("sc_checkpoint_add", gdims, ndim);
+	sc_check_dims("sc_checkpoint_add", ldims, ndim);
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 16;
+		if (!(c->p = realloc(c->p, (size_t)c->cap * sizeof *c->p)))
+			SC_DIE("out of memory");
+	}
+	sc_st_piece *p = &c->p[c->n++];
+	*p = (sc_st_piece){.name = dup_str(name), .src = src, .dt = dt, .ndim = ndim};
+	for (int d = 0; d < ndim; d++) {
+		p->gdims[d] = gdims[d];
+		p->start[d] = start[d];
+		p->ldims[d] = ldims[d];
+		if (start[d] < 0 || start[d] + ldims[d] > gdims[d])
+			SC_DIE("sc_checkpoint_add: %s: the slice exceeds dim %d", name, d);
+	}
+}
+
+void sc_checkpoint_value(sc_checkpoint *c, const char *key, double v)
+{
+	if (c->nvalue == MAX_VALUES || strlen(key) >= sizeof c->value[0].key)
+		SC_DIE("sc_checkpoint_value: '%s': at most %d keys of under 32 bytes", key, MAX_VALUES);
+	snprintf(c->value[c->nvalue].key, sizeof c->value[0].key, "%s", key);
+	c->value[c->nvalue++].v = v;
+}
+
+static void step_dir(char *out, size_t n, const char *dir, int64_t step, const char *suffix)
+{
+	snprintf(out, n, "%s/step-%09lld%s", dir, (long long)step, suffix);
+}
+
+/* Removes folder path and the files in it (no subfolders); false: errno. */
+static bool remove_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	if (!d)
+		return errno == ENOENT;
+	struct dirent *e;
+	char f[4400];
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(f, sizeof f, "%s/%s", path, e->d_name);
+			unlink(f);
+		}
+	closedir(d);
+	return rmdir(path) == 0;
+}
+
+/* The steps of DIR's complete checkpoints, ascending (malloc'd; *n of them;
+ * *n -1 when DIR cannot be read). With `stale`, .tmp folders are removed. */
+static int64_t *list_steps(const char *dir, int *n, bool stale)
+{
+	*n = 0;
+	DIR *d = opendir(dir);
+	if (!d) {
+		*n = -1;
+		return NULL;
+	}
+	int64_t *steps = NULL;
+	int cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		long long s;
+		char tail[8] = "";
+		if (sscanf(e->d_name, "step-%9lld%7s", &s, tail) < 1 || strlen(e->d_name) < 14)
+			continue;
+		if (strcmp(tail, ".tmp") == 0) {
+			if (stale) {
+				char path[4400];
+				snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+				remove_dir(path);
+			}
+			continue;
+		}
+		if (*tail)
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			if (!(steps = realloc(steps, (size_t)cap * sizeof *steps)))
+				SC_DIE("out of memory");
+		}
+		steps[(*n)++] = s;
+	}
+	closedir(d);
+	for (int i = 1; i < *n; i++)   /* insertion sort: a handful kept */
+		for (int j = i; j > 0 && steps[j - 1] > steps[j]; j--) {
+			int64_t t = steps[j];
+			steps[j] = steps[j - 1];
+			steps[j - 1] = t;
+		}
+	return steps;
+}
+
+/* Writes this rank's part of piece p: the rows of its slice, each a run of
+ * contiguous elements of the whole tensor, at the tensor's place `at` in
+ * the file. false: errno. */
+static bool write_piece(sc_rt *rt, int fd, int64_t at, const sc_st_piece *p)
+{
+	size_t es = sc_dtype_size(p->dt);
+	int64_t local = sc_numel(p->ldims, p->ndim);
+	char *host = malloc((size_t)(local ? local : 1) * es);
+	if (!host)
+		SC_DIE("out of memory");
+	sc_to_host(rt, host, p->src, (size_t)local * es);
+	/* a run: the last dim's slice, widened over the trailing dims the slice holds whole */
+	int inner = p->ndim;
+	int64_t run = 1;
+	while (inner > 0 && p->ldims[inner - 1] == p->gdims[inner - 1])
+		run *= p->ldims[--inner];
+	if (inner > 0)
+		run *= p->ldims[--inner];
+	int64_t idx[SC_MAX_DIMS] = {0}, runs = local / (run ? run : 1);
+	bool ok = true;
+	for (int64_t r = 0; r < runs && ok; r++) {
+		int64_t off = 0;   /* the run's first element in the whole tensor, row-major */
+		for (int d = 0; d < p->ndim; d++)
+			off = off * p->gdims[d] + p->start[d] + (d < inner ? idx[d] : 0);
+		const char *src = host + (size_t)(r * run) * es;
+		size_t left = (size_t)run * es;
+		off_t pos = (off_t)(at + off * (int64_t)es);
+		while (left && ok) {
+			ssize_t w = pwrite(fd, src, left, pos);
+			ok = w > 0;
+			if (ok)
+				src += w, left -= (size_t)w, pos += w;
+		}
+		for (int d = inner - 1; d >= 0; d--)   /* the next run: odometer over the dims before `inner` */
+			if (++idx[d] < p->ldims[d])
+				break;
+			else
+				idx[d] = 0;
+	}
+	free(host);
+	return ok;
+}
+
+/* Whether this rank writes p: it holds it, and no lower rank holds the same
+ * slice. Collective over every rank. */
+static bool writes_piece(sc_rt *rt, const sc_st_piece *p)
+{
+	enum { INFO = 1 + 2 * SC_MAX_DIMS };
+	int64_t mine[INFO] = {p->src != NULL}, *all = malloc((size_t)rt->size * INFO * sizeof *all);
+	if (!all)
+		SC_DIE("out of memory");
+	for (int d = 0; d < p->ndim; d++) {
+		mine[1 + d] = p->start[d];
+		mine[1 + SC_MAX_DIMS + d] = p->ldims[d];
+	}
+	SC_MPI_CHECK(MPI_Allgather(mine, INFO, MPI_INT64_T, all, INFO, MPI_INT64_T, MPI_COMM_WORLD));
+	bool first = p->src != NULL;
+	for (int q = 0; q < rt->rank && first; q++)
+		first = memcmp(all + q * INFO, mine, sizeof mine) != 0;
+	int64_t covered = 0, whole = sc_numel(p->gdims, p->ndim);
+	for (int q = 0; q < rt->size; q++) {   /* the distinct slices must tile the tensor */
+		bool dup = !all[q * INFO];
+		for (int o = 0; o < q && !dup; o++)
+			dup = memcmp(all + o * INFO, all + q * INFO, INFO * sizeof *all) == 0;
+		if (!dup)
+			covered += sc_numel(all + q * INFO + 1 + SC_MAX_DIMS, p->ndim);
+	}
+	free(all);
+	if (covered != whole)
+		SC_DIE("sc_checkpoint_end: %s: the ranks' slices hold %lld of its %lld elements", p->name,
+		       (long long)covered, (long long)whole);
+	return first;
+}
+
+static bool write_state(const char *path, const sc_checkpoint *c)
+{
+	json_t *values = json_object();
+	for (int i = 0; i < c->nvalue; i++)
+		json_object_set_new(values, c->value[i].key, json_real(c->value[i].v));
+	json_t *root = json_pack("{s:I, s:o}", "step", (json_int_t)c->step, "values", values);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	bool ok = root && fd >= 0 && json_dumpfd(root, fd, JSON_INDENT(1) | JSON_REAL_PRECISION(17)) == 0 &&
+	          fsync(fd) == 0;
+	if (fd >= 0 && close(fd) != 0)
+		ok = false;
+	json_decref(root);
+	return ok;
+}
+
+void sc_checkpoint_end(sc_rt *rt, sc_checkpoint *c, int keep)
+{
+	char tmp[4200], final[4200], file[4300], msg[4600] = "";
+	step_dir(tmp, sizeof tmp, c->dir, c->step, ".tmp");
+	step_dir(final, sizeof final, c->dir, c->step, "");
+	snprintf(file, sizeof file, "%s/model.safetensors", tmp);
+	bool ok = true;
+	if (rt->rank == 0) {   /* the folder, the header, the file at its full size */
+		int n;
+		free(list_steps(c->dir, &n, true));
+		FILE *f = NULL;
+		ok = (mkdir(c->dir, 0755) == 0 || errno == EEXIST) && mkdir(tmp, 0755) == 0 && (f = fopen(file, "wb")) &&
+		     sc_st_write_header(f, c->p, c->n);
+		int64_t bytes = 0;
+		for (int i = 0; i < c->n; i++)
+			bytes += sc_numel(c->p[i].gdims, c->p[i].ndim) * (int64_t)sc_dtype_size(c->p[i].dt);
+		if (f) {
+			ok = ok && fflush(f) == 0 && ftruncate(fileno(f), (off_t)(ftell(f) + bytes)) == 0;
+			ok = fclose(f) == 0 && ok;
+		}
+		if (!ok)
+			snprintf(msg, sizeof msg, "shardc: cannot write the checkpoint %s: %s", file, strerror(errno));
+	}
+	sc_agree_or_exit(rt, ok, msg);
+	int fd = open(file, O_RDWR);
+	ok = fd >= 0;
+	int64_t data = 0, at = 0;
+	if (ok) {   /* the data's first byte: after the 8-byte length and the header */
+		unsigned char head[8];
+		ok = pread(fd, head, 8, 0) == 8;
+		for (int i = 7; i >= 0; i--)
+			data = data << 8 | head[i];
+		data += 8;
+	}
+	for (int i = 0; i < c->n; i++) {   /* every rank takes part in every agreement, whatever failed */
+		bool mine = writes_piece(rt, &c->p[i]);
+		if (ok && mine)
+			ok = write_piece(rt, fd, data + at, &c->p[i]);
+		at += sc_numel(c->p[i].gdims, c->p[i].ndim) * (int64_t)sc_dtype_size(c->p[i].dt);
+	}
+	if (fd >= 0) {
+		ok = fsync(fd) == 0 && ok;
+		ok = close(fd) == 0 && ok;
+	}
+	if (!ok)
+		snprintf(msg, sizeof msg, "shardc: cannot write the checkpoint %s: %s", file, strerror(errno));
+	sc_agree_or_exit(rt, ok, msg);
+	if (rt->rank == 0) {   /* state.json, then the rename that makes it a checkpoint, then the old ones */
+		char state[4300];
+		snprintf(state, sizeof state, "%s/state.json", tmp);
+		ok = write_state(state, c) && remove_dir(final) && rename(tmp, final) == 0;   /* a step saved again: replaced */
+		if (!ok)
+			snprintf(msg, sizeof msg, "shardc: cannot write the checkpoint %s: %s", final, strerror(errno));
+		int n;
+		int64_t *steps = ok ? list_steps(c->dir, &n, false) : NULL;
+		for (int i = 0; ok && keep > 0 && i < n - keep; i++) {
+			char old[4200];
+			step_dir(old, sizeof old, c->dir, steps[i], "");
+			remove_dir(old);
+		}
+		free(steps);
+	}
+	for (int i = 0; i < c->n; i++)
+		free(c->p[i].name);
+	free(c->p);
+	free(c->dir);
+	free(c);
+	sc_agree_or_exit(rt, ok, msg);
+}
+
+struct sc_resume {
+	int64_t step;
+	char path[4200];             /* the checkpoint's folder */
+	json_t *values;
+};
+
+sc_resume *sc_resume_open(sc_rt *rt, const char *dir)
+{
+	char msg[4600] = "";
+	int64_t step = -1;
+	if (rt->rank == 0) {
+		int n;
+		int64_t *steps = list_steps(dir, &n, false);
+		if (n > 0)
+			step = steps[n - 1];
+		else
+			snprintf(msg, sizeof msg, "shardc: --resume %s: %s", dir,
+			         n < 0 ? strerror(errno) : "no checkpoint in it (a folder step-N that --checkpoint wrote)");
+		free(steps);
+	}
+	SC_MPI_CHECK(MPI_Bcast(&step, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
+	sc_agree_or_exit(rt, step >= 0, msg);
+	sc_resume *r = calloc(1, sizeof *r);
+	if (!r)
+		SC_DIE("out of memory");
+	r->step = step;
+	step_dir(r->path, sizeof r->path, dir, step, "");
+	char state[4300];
+	json_error_t je;
+	snprintf(state, sizeof state, "%s/state.json", r->path);
+	json_t *root = json_load_file(state, 0, &je), *s = json_object_get(root, "step");
+	snprintf(msg, sizeof msg, "shardc: --resume: %s is not a checkpoint's state (%s)", state,
+	         root ? "no step and values as --checkpoint writes them" : je.text);
+	r->values = json_incref(json_object_get(root, "values"));
+	bool ok = json_is_integer(s) && json_integer_value(s) == step && json_is_object(r->values);
+	json_decref(root);
+	sc_agree_or_exit(rt, ok, msg);
+	return r;
+}
+
+int64_t sc_resume_step(const sc_resume *r)
+{
+	return r->step;
+}
+
+const char *sc_resume_file(const sc_resume *r, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s/model.safetensors", r->path);
+	return buf;
+}
+
+double sc_resume_value(sc_rt *rt, const sc_resume *r, const char *key)
+{
+	json_t *v = json_object_get(r->values, key);
+	char msg[4600];
+	snprintf(msg, sizeof msg, "shardc: --resume: %s/state.json has no number '%s' (written by another program?)",
+	         r->path, key);
+	sc_agree_or_exit(rt, json_is_number(v), msg);
+	return json_number_value(v);
+}
+
+void sc_resume_close(sc_resume *r)
+{
+	if (!r)
+		return;
+	json_decref(r->values);
+	free(r);
+}
