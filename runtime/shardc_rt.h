@@ -316,6 +316,20 @@ void sc_safetensors_write(sc_rt *rt, sc_safetensors_writer *w);
  * `keep` newest step folders removed (keep 0: none). A checkpoint that
  * cannot be written ends every rank with status 1 and one message. */
 typedef struct sc_checkpoint sc_checkpoint;
+/* run.sh's --checkpoint DIR (checked writable before step 1), --save-every
+ * K (K >= 1; without it, at the end only), --keep N (N >= 0, default 5,
+ * MindSpore's keep_checkpoint_max; 0 keeps all), --resume DIR. A bad value,
+ * or --save-every/--keep without --checkpoint, ends every rank with status
+ * 1 and a message. Collective. */
+typedef struct {
+	const char *dir;             /* NULL: no checkpoints */
+	int64_t every;               /* 0: at the end only */
+	int keep;
+	const char *resume;          /* NULL: start from step 1 */
+} sc_checkpointing;
+sc_checkpointing sc_checkpoint_options(sc_rt *rt);
+/* Whether step ends with a checkpoint (1) or not (0): every K-th and the last, with a DIR. */
+int sc_checkpoint_due(const sc_checkpointing *c, int64_t step, int64_t steps);
 sc_checkpoint *sc_checkpoint_begin(const char *dir, int64_t step);
 void sc_checkpoint_add(sc_checkpoint *c, const char *name, const void *src, sc_dtype dt, const int64_t *gdims,
                        int ndim, const int64_t *start, const int64_t *ldims);

@@ -26,6 +26,42 @@
 #include <unistd.h>
 
 enum { MAX_VALUES = 16 };
+enum { KEEP_DEFAULT = 5 };   /* MindSpore's CheckpointConfig keep_checkpoint_max */
+
+/* A count option's value: a non-negative integer (positive with `positive`),
+ * else every rank exits 1 naming it. */
+static int64_t count_option(sc_rt *rt, const char *flag, int64_t dflt, bool positive)
+{
+	const char *v = sc_option(rt, flag, NULL);
+	if (!v)
+		return dflt;
+	char *end, msg[512], cut[SC_NAME_BUF];
+	errno = 0;
+	long long k = strtoll(v, &end, 10);
+	snprintf(msg, sizeof msg, "shardc: %s '%s': expected a %s integer", flag, sc_cut(cut, v, strlen(v)),
+	         positive ? "positive" : "non-negative");
+	sc_agree_or_exit(rt, *v >= '0' && *v <= '9' && errno == 0 && !*end && k >= (positive ? 1 : 0), msg);
+	return k;
+}
+
+sc_checkpointing sc_checkpoint_options(sc_rt *rt)
+{
+	sc_checkpointing c = {sc_option(rt, "--checkpoint", NULL), count_option(rt, "--save-every", 0, true),
+	                      (int)count_option(rt, "--keep", KEEP_DEFAULT, false), sc_option(rt, "--resume", NULL)};
+	char why[256] = "", msg[600], cut[SC_NAME_BUF];
+	bool alone = c.dir || (!sc_option(rt, "--save-every", NULL) && !sc_option(rt, "--keep", NULL));
+	sc_agree_or_exit(rt, alone, "shardc: --save-every and --keep need --checkpoint DIR (where to save)");
+	bool ok = !c.dir || rt->rank != 0 || sc_npy_check_dir(c.dir, why, sizeof why);
+	snprintf(msg, sizeof msg, "shardc: cannot write checkpoints to %s: %s", c.dir ? sc_cut(cut, c.dir, strlen(c.dir)) : "",
+	         why);
+	sc_agree_or_exit(rt, ok, msg);
+	return c;
+}
+
+int sc_checkpoint_due(const sc_checkpointing *c, int64_t step, int64_t steps)
+{
+	return c->dir && (step == steps || (c->every && step % c->every == 0));
+}
 
 struct sc_checkpoint {
 	char *dir;                   /* DIR */

@@ -31,6 +31,10 @@ static const struct {
 	{"--strict-inputs", false, true},
 	{"--log-every", false, false},
 	{"--log", false, false},
+	{"--checkpoint", false, false},
+	{"--save-every", false, false},
+	{"--keep", false, false},
+	{"--resume", false, false},
 };
 
 static int find_option(const char *arg, size_t *flag_len)
@@ -70,7 +74,8 @@ static void check_options(int argc, char **argv, char *msg, size_t n)
 		if (k < 0) {
 			snprintf(msg, n, "shardc: unknown option '%s' (known: --input NAME=FILE, --param NAME=FILE, "
 			         "--params FILE, --param-names FILE, --output-dir DIR, --steps K, --data NAME=FILE[:S], "
-			         "--labels NAME, --shuffle SEED, --strict-inputs, --log-every K, --log FILE)",
+			         "--labels NAME, --shuffle SEED, --strict-inputs, --log-every K, --log FILE, "
+			         "--checkpoint DIR, --save-every K, --keep N, --resume DIR)",
 			         sc_cut(cut, argv[i], strlen(argv[i])));
 			return;
 		}
