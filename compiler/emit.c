@@ -333,7 +333,7 @@ static void emit_unscale(StrBuf *b, const Program *p)
 	          "skipped\\n\", (long long)step, loss_scale, next);\n"
 	          "\t\t\tif (loss_scale == 1)   /* skipped at scale 1: SC_MAX_SKIPS_AT_1 in a row stop the run */\n"
 	          "\t\t\t\tsc_check_skips(rt, step, ++skipped_at_1);\n"
-	          "\t\t\tloss_scale = next;\n\t\t\tgood_steps = 0;\n\t\t\tcontinue;\n\t\t}\n\t\tskipped_at_1 = 0;\n",
+	          "\t\t\tloss_scale = next;\n\t\t\tgood_steps = 0;\n\t\t\tgoto step_done;\n\t\t}\n\t\tskipped_at_1 = 0;\n",
 	          p->cname[l->overflow], l->m->train->scale_factor, l->m->train->scale_factor);
 	for (int v = 0; v < l->nparams; v++) {
 		if (l->grad[v] < 0)
@@ -558,6 +558,7 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	sb_printf(b, "\tint64_t steps = sc_steps(rt, %lld);\n", (long long)(t ? t->steps : 1));
 	sb_puts(b, "\tconst char *out_dir = sc_output_dir(rt), *file = NULL;   /* writable, or every rank stops */\n"
 	        "\t(void)file;\n\tsc_data *data = sc_data_new(rt);   /* inputs that stream (--data) */\n");
+	emit_checkpoint_options(b, p);
 	if (p->npart) {
 		sb_puts(b, "\n\t/* Groups: each a partition of the ranks; this rank names its own group. */\n");
 		for (int k = 0; k < p->npart; k++)
@@ -582,12 +583,16 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	        "\t * (--input, --param), of the checkpoint (--params), or of the initializer. */\n");
 	for (int v = 0; v < l->nparams; v++)
 		emit_input(b, p, v);
-	sb_puts(b, "\tsc_safetensors_close(ckpt);\n"
-	        "\tsc_data_start(rt, data, steps);   /* --data: step 1's batch read from here */\n");
+	sb_puts(b, "\tsc_safetensors_close(ckpt);\n");
 	if (t && l->overflow >= 0)
-		sb_printf(b, "\n\tdouble loss_scale = %.17g;   /* dynamic loss scaling (precision fp16) */\n"
+		sb_printf(b, "\tdouble loss_scale = %.17g;   /* dynamic loss scaling (precision fp16) */\n"
 		          "\tint64_t good_steps = 0, updates = 0, skipped_at_1 = 0;\n", l->m->train->init_loss_scale);
-	sb_puts(b, "\n\tdouble t0 = sc_time(rt);\n\tfor (int64_t step = 1; step <= steps; step++) {\n"
+	if (t)
+		emit_resume(b, p);
+	else
+		sb_puts(b, "\tconst int64_t first = 1;\n");
+	sb_puts(b, "\tsc_data_start(rt, data, first, steps);   /* --data: the first step's batch read from here */\n"
+	        "\n\tdouble t0 = sc_time(rt);\n\tfor (int64_t step = first; step <= steps; step++) {\n"
 	        "\t\tsc_data_step(rt, data, step);   /* --data: this step's batch in place, the next one read meanwhile */\n");
 	if (t)
 		emit_lr(b, p);
@@ -635,6 +640,8 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 			sb_printf(b, "\t\tif (++good_steps == %lld) {   /* scale_window good steps: grow */\n\t\t\tloss_scale *= "
 			          "%.17g;\n\t\t\tgood_steps = 0;\n\t\t}\n", (long long)l->m->train->scale_window,
 			          l->m->train->scale_factor);
+		sb_puts(b, l->overflow >= 0 ? "\tstep_done:\n" : "");   /* a skipped step's checkpoint too */
+		emit_checkpoint(b, p);
 	}
 	sb_puts(b, "\t}\n\tdouble t1 = sc_time(rt);\n\tsc_data_close(rt, data);\n\n"
 	        "\t/* Results: every rank passes its piece, rank 0 writes. */\n");

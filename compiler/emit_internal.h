@@ -95,6 +95,18 @@ int state_slots(const Train *t);
  * stride; ng runs, n members. Only first depends on the rank. */
 int64_t group_grid(const LOp *op, int64_t rank, int64_t *size, int64_t *stride, int *ng, int64_t *n);
 
+/* ---- emit_checkpoint.c: a training run's checkpoints (docs/output.md) ---- */
+
+/* `ck`, the run's checkpoint options, in every program (one that does not
+ * train refuses them). */
+void emit_checkpoint_options(StrBuf *b, const Program *p);
+/* Requires a train block, after the parameters are loaded and the loss
+ * scaling counters declared. `first`, the first step, and with --resume the
+ * newest checkpoint's parameters, optimizer state and counters. */
+void emit_resume(StrBuf *b, const Program *p);
+/* Requires a train block; at the end of a step. The checkpoint when due. */
+void emit_checkpoint(StrBuf *b, const Program *p);
+
 /* ---- emit_args.c: a runtime call's arguments ---- */
 
 void dims_lit(StrBuf *b, const int64_t *dims, int rank);

@@ -31,7 +31,8 @@ struct sc_rt {
 	int64_t log_every;           /* print every K-th step (and the last); 0: not read yet */
 	FILE *log;                   /* --log FILE: JSON lines; NULL: none */
 	double started, last_time;   /* MPI_Wtime at the first sc_print_step's call, at the last line */
-	int64_t last_step;           /* the step of the last line printed, 0: none */
+	int64_t last_step;           /* the step of the last line printed; before the first, the step before it */
+	int64_t first_step;          /* the first step run: 1, or after a resumed checkpoint's */
 };
 
 struct sc_group {

@@ -262,7 +262,8 @@ void sc_load_indices(sc_rt *rt, const char *name, const char *path, void *dst, s
  * options and files against the inputs (every rank exits 1 after one
  * message on a problem: `shardc: input 'x': --data x.npy has shape (81,
  * 32), expected (N, 32) with N a multiple of 16, ...`) and starts reading
- * step 1's batch; sc_data_step(step), first in each step, puts the step's
+ * step `first`'s batch (1; a resumed run's first step); sc_data_step(step),
+ * first in each step, puts the step's
  * pieces into the inputs (a token id outside [0, bound) ends the run there
  * with status 1) and starts reading the next; sc_data_close prints, on rank
  * 0, the reader's time against a step's and frees it. Start, step and close
@@ -271,7 +272,7 @@ typedef struct sc_data sc_data;
 sc_data *sc_data_new(sc_rt *rt);
 int sc_data_input(sc_data *d, const char *name, void *dst, sc_dtype dt, const int64_t *gdims, int ndim,
                   const int64_t *start, const int64_t *ldims, int64_t bound, const char *what);
-void sc_data_start(sc_rt *rt, sc_data *d, int64_t steps);
+void sc_data_start(sc_rt *rt, sc_data *d, int64_t first, int64_t steps);
 void sc_data_step(sc_rt *rt, sc_data *d, int64_t step);
 void sc_data_close(sc_rt *rt, sc_data *d);
 /* A safetensors checkpoint (run.sh --params FILE.safetensors; docs/output.md):
@@ -319,15 +320,16 @@ typedef struct sc_checkpoint sc_checkpoint;
 /* run.sh's --checkpoint DIR (checked writable before step 1), --save-every
  * K (K >= 1; without it, at the end only), --keep N (N >= 0, default 5,
  * MindSpore's keep_checkpoint_max; 0 keeps all), --resume DIR. A bad value,
- * or --save-every/--keep without --checkpoint, ends every rank with status
- * 1 and a message. Collective. */
+ * --save-every/--keep without --checkpoint, or --checkpoint/--resume in a
+ * program that does not train (trains 0), ends every rank with status 1 and
+ * a message. Collective. */
 typedef struct {
 	const char *dir;             /* NULL: no checkpoints */
 	int64_t every;               /* 0: at the end only */
 	int keep;
 	const char *resume;          /* NULL: start from step 1 */
 } sc_checkpointing;
-sc_checkpointing sc_checkpoint_options(sc_rt *rt);
+sc_checkpointing sc_checkpoint_options(sc_rt *rt, int trains);
 /* Whether step ends with a checkpoint (1) or not (0): every K-th and the last, with a DIR. */
 int sc_checkpoint_due(const sc_checkpointing *c, int64_t step, int64_t steps);
 sc_checkpoint *sc_checkpoint_begin(const char *dir, int64_t step);

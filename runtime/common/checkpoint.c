@@ -44,8 +44,11 @@ static int64_t count_option(sc_rt *rt, const char *flag, int64_t dflt, bool posi
 	return k;
 }
 
-sc_checkpointing sc_checkpoint_options(sc_rt *rt)
+sc_checkpointing sc_checkpoint_options(sc_rt *rt, int trains)
 {
+	bool none = !sc_option(rt, "--checkpoint", NULL) && !sc_option(rt, "--resume", NULL);
+	sc_agree_or_exit(rt, trains || none, "shardc: --checkpoint and --resume are for training: this model has no "
+	                 "train block");
 	sc_checkpointing c = {sc_option(rt, "--checkpoint", NULL), count_option(rt, "--save-every", 0, true),
 	                      (int)count_option(rt, "--keep", KEEP_DEFAULT, false), sc_option(rt, "--resume", NULL)};
 	char why[256] = "", msg[600], cut[SC_NAME_BUF];

@@ -495,6 +495,7 @@ struct sc_data {
 	int err_src;                 /* the source it concerns */
 	double busy, waited, copied; /* seconds: the reader's; the steps' waiting for it, copying the pieces in */
 	double first, last;          /* when the first and the last step began */
+	int64_t first_step;          /* the first step read: 1, or after a resumed checkpoint's */
 };
 
 sc_data *sc_data_new(sc_rt *rt)
@@ -643,7 +644,7 @@ static void check_options(sc_data *d, uint64_t *seed, bool *shuffle, char *msg, 
 	}
 }
 
-void sc_data_start(sc_rt *rt, sc_data *d, int64_t steps)
+void sc_data_start(sc_rt *rt, sc_data *d, int64_t first, int64_t steps)
 {
 	char msg[1600];
 	uint64_t seed = 0;
@@ -651,6 +652,7 @@ void sc_data_start(sc_rt *rt, sc_data *d, int64_t steps)
 	check_options(d, &seed, &shuffle, msg, sizeof msg);
 	sc_agree_or_exit(rt, msg[0] == '\0', msg);
 	d->steps = steps;
+	d->first_step = first;
 	d->srcs = xmalloc0((size_t)(d->nfeeds ? d->nfeeds : 1) * sizeof *d->srcs);
 	const char *l = labels_name(d);
 	bool ok = true;
@@ -681,7 +683,7 @@ void sc_data_start(sc_rt *rt, sc_data *d, int64_t steps)
 		return;
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_cond_init(&d->cv, NULL);
-	d->want = 1;   /* step 1's batch, while the program goes on to its loop */
+	d->want = first;   /* the first step's batch, while the program goes on to its loop */
 	if (pthread_create(&d->reader, NULL, reader_main, d) != 0)
 		SC_DIE("cannot start the data reader thread");
 	d->running = true;
@@ -692,7 +694,7 @@ void sc_data_step(sc_rt *rt, sc_data *d, int64_t step)
 	if (!d->running)
 		return;
 	double t0 = now();
-	if (step == 1)
+	if (step == d->first_step)
 		d->first = t0;
 	d->last = t0;
 	pthread_mutex_lock(&d->mu);
@@ -736,7 +738,7 @@ void sc_data_close(sc_rt *rt, sc_data *d)
 		 * first step's start to the last's. */
 		double mine[3] = {d->busy, d->waited, d->copied}, most[3];
 		SC_MPI_CHECK(MPI_Reduce(mine, most, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
-		double n = (double)d->ready, step = d->ready > 1 ? (d->last - d->first) / (n - 1) : 0;
+		double n = (double)(d->ready - d->first_step + 1), step = n > 1 ? (d->last - d->first) / (n - 1) : 0;
 		if (rt->rank == 0) {
 			printf("data: %lld batches; the reader thread took %.4g ms a batch", (long long)d->ready,
 			       1e3 * most[0] / n);

@@ -310,13 +310,16 @@ static void progress_options(sc_rt *rt, double t0)
 void sc_print_step(sc_rt *rt, int64_t step, int64_t steps, double t0, float x, double lr, float sq, double items,
                    const char *unit)
 {
-	if (!rt->log_every)
+	if (!rt->log_every) {
 		progress_options(rt, t0);
+		rt->first_step = step;   /* 1, or a resumed run's first */
+		rt->last_step = step - 1;
+	}
 	bool sqnorm = !(sq < 0);   /* -1: none; a NaN or inf (an overflow under loss scaling) is printed */
-	if (rt->rank != 0 || (step % rt->log_every != 0 && step != steps && step != 1))
+	if (rt->rank != 0 || (step % rt->log_every != 0 && step != steps && step != rt->first_step))
 		return;
 	double now = MPI_Wtime(), ms = 1e3 * (now - rt->last_time) / (double)(step - rt->last_step);
-	double eta = (now - rt->started) / (double)step * (double)(steps - step);
+	double eta = (now - rt->started) / (double)(step - rt->first_step + 1) * (double)(steps - step);
 	rt->last_time = now;
 	rt->last_step = step;
 	char l[64], norm[64] = "", speed[64] = "";

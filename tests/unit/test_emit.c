@@ -256,7 +256,8 @@ Test(text, loss_scale_stuck_at_one_stops)
 	expect_line(t, "int64_t good_steps = 0, updates = 0, skipped_at_1 = 0;");
 	expect_line(t, "\t\t\tif (loss_scale == 1)   /* skipped at scale 1: SC_MAX_SKIPS_AT_1 in a row stop the run */\n"
 	               "\t\t\t\tsc_check_skips(rt, step, ++skipped_at_1);\n");
-	expect_line(t, "\t\t\tcontinue;\n\t\t}\n\t\tskipped_at_1 = 0;\n");
+	expect_line(t, "\t\t\tgoto step_done;\n\t\t}\n\t\tskipped_at_1 = 0;\n");
+	expect_line(t, "\tstep_done:\n\t\tif (sc_checkpoint_due(&ck, step, steps)) {");   /* a skipped step's checkpoint too */
 	expect_line(t, "sc_check_loss(rt, step, ");
 	free(t);
 }
@@ -315,8 +316,8 @@ Test(text, data_streams)
 	expect_line(t, ", 48, \"they index Gather %h's table %wte, which has 48 rows\"))\n\t\t;   /* read before each step "
 	               "(sc_data_step) */\n\telse if ((file = sc_option(rt, \"--input\", \"ids\")))\n\t\tsc_load_indices(");
 	expect_line(t, "\tif (sc_data_input(data, \"labels\", labels, SC_I32, (const int64_t[]){32}, 1, ");
-	expect_line(t, "\tsc_data_start(rt, data, steps);");
-	expect_line(t, "for (int64_t step = 1; step <= steps; step++) {\n\t\tsc_data_step(rt, data, step);");
+	expect_line(t, "\tsc_data_start(rt, data, first, steps);");
+	expect_line(t, "for (int64_t step = first; step <= steps; step++) {\n\t\tsc_data_step(rt, data, step);");
 	expect_line(t, "\tdouble t1 = sc_time(rt);\n\tsc_data_close(rt, data);\n");
 	expect_no_line(t, "sc_data_input(data, \"wte\"");
 	free(t);
