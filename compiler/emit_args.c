@@ -182,7 +182,7 @@ void offset_arg(char *buf, size_t size, const Program *p, const LOp *o, const At
 	else if (e && e->kind == E_OFFSET)
 		snprintf(buf, size, "%lld", (long long)e->lit[0]);
 	else
-		snprintf(buf, size, "%lld", (long long)((a->present & (1u << ATTR_OFFSET)) ? a->offset : 0));
+		snprintf(buf, size, "%lld", (long long)((a->present & (ATTR_BIT(ATTR_OFFSET))) ? a->offset : 0));
 }
 
 void emit_matmul_dims(const LOp *f, const Lowered *l, int64_t *m, int64_t *n, int64_t *k)

@@ -147,7 +147,7 @@ static void emit_constant(StrBuf *b, const Program *p, const LOp *o, const Attrs
 	sb_puts(b, ", ");
 	entry_ref(b, e, r - 1, 1, false);
 	if (o->op == OP_CAUSAL_MASK)   /* masked: fill, else the type's lowest finite value (docs/operators.md) */
-		sb_printf(b, ", %.17g);", t == DT_BOOL ? 0 : (a->present & (1u << ATTR_FILL)) ? a->fill : -dtype_max(t));
+		sb_printf(b, ", %.17g);", t == DT_BOOL ? 0 : (a->present & (ATTR_BIT(ATTR_FILL))) ? a->fill : -dtype_max(t));
 	else   /* the head dim: the whole table's last dim */
 		sb_printf(b, ", %lld, %.17g);", (long long)a->shape[a->nshape - 1], a->theta);
 }

@@ -75,7 +75,7 @@
 	ATTR(OUTPUT_NUM, "output_num", AK_INT)                 \
 	ATTR(OUTPUT_INDEX, "index", AK_INT)
 
-#define A(x) (1u << ATTR_##x)
+#define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
 #define A_REDUCE (A(AXIS) | A(KEEP_DIMS))
 #define A_LAYERNORM (A(BEGIN_NORM_AXIS) | A(BEGIN_PARAMS_AXIS) | A(EPSILON))

@@ -641,7 +641,7 @@ static void plan_table(Program *p)
 			p->op_entry[i] = add_entry(p, E_SLICE, i, 2 * l->values[o->in[0]].type.rank);
 		else if (o->grad == GRAD_NONE && op_is_constant(o->op))   /* the rank's piece of a computed constant */
 			p->op_entry[i] = add_entry(p, E_SLICE, i, 2 * l->values[o->result].type.rank);
-		else if (o->grad == GRAD_NONE && o->table && (o->a.present & (1u << ATTR_OFFSET)))
+		else if (o->grad == GRAD_NONE && o->table && (o->a.present & (ATTR_BIT(ATTR_OFFSET))))
 			p->op_entry[i] = add_entry(p, E_OFFSET, i, 1);
 		else if (o->grad == GRAD_SQNORM)
 			p->op_entry[i] = add_entry(p, E_SQNORM, i, o->nin);

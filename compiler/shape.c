@@ -67,7 +67,7 @@ static bool norm_axis(Infer *x, int64_t a, int r, int64_t *out)
 
 static bool need_attr(Infer *x, AttrKind k)
 {
-	if (x->n->a.present & (1u << k))
+	if (x->n->a.present & ATTR_BIT(k))
 		return true;
 	ERR(x, x->n->op_span, "%s needs the attribute '%s'", opname(x), attr_info[k].name);
 	return false;
@@ -248,7 +248,7 @@ static bool infer_norm(Infer *x, const Type *in, Type *out)
 	int64_t norm, params;
 	if (!need_float(x, 0))
 		return false;
-	if (!(op_info[n->op].attrs & (1u << ATTR_BEGIN_NORM_AXIS)) && (gamma->rank < 1 || gamma->rank > in->rank)) {
+	if (!(op_info[n->op].attrs & (ATTR_BIT(ATTR_BEGIN_NORM_AXIS))) && (gamma->rank < 1 || gamma->rank > in->rank)) {
 		StrBuf b = {0};
 		ERR(x, in_span(x, 1), "%s: gamma %s covers x's last dims (1 to %d of them), got %s", opname(x),
 		    in_name(x, 1, &b), in->rank, DIMS(gamma));
@@ -267,7 +267,7 @@ static bool infer_norm(Infer *x, const Type *in, Type *out)
 			Type want = {.dtype = in->dtype, .rank = in->rank - (int)params};
 			memcpy(want.dims, in->dims + params, sizeof(int64_t) * (size_t)want.rank);
 			char where[64];
-			if (op_info[n->op].attrs & (1u << ATTR_BEGIN_PARAMS_AXIS))
+			if (op_info[n->op].attrs & (ATTR_BIT(ATTR_BEGIN_PARAMS_AXIS)))
 				snprintf(where, sizeof where, "x's dims from begin_params_axis %lld", (long long)params);
 			else
 				snprintf(where, sizeof where, "x's last %d dim%s", want.rank, want.rank == 1 ? "" : "s");
@@ -511,12 +511,12 @@ static bool infer_table(Infer *x, Type *whole)
 		ERR(x, attr_span(x, "dtype"), "%s computes a float table; %s is not a float type", op, dtype_name(t));
 		return false;
 	}
-	if (mask && (a->present & (1u << ATTR_FILL)) && t == DT_BOOL) {
+	if (mask && (a->present & (ATTR_BIT(ATTR_FILL))) && t == DT_BOOL) {
 		ERR(x, attr_span(x, "fill"), "CausalMask: fill is the masked value of an additive (float) mask; a Bool "
 		    "mask is true where allowed, false where masked");
 		return false;
 	}
-	if (mask && (a->present & (1u << ATTR_FILL)) && fabs(a->fill) > dtype_max(t)) {
+	if (mask && (a->present & (ATTR_BIT(ATTR_FILL))) && fabs(a->fill) > dtype_max(t)) {
 		StrBuf b = {0};
 		lit_print(&b, lit_dict_get(x->n->attr_lit, "fill"));
 		ERR(x, attr_span(x, "fill"), "CausalMask: fill %s does not fit %s (largest %g); leave fill out for %s's "
@@ -539,24 +539,24 @@ static bool infer_table(Infer *x, Type *whole)
 static bool infer_constant(Infer *x, Type *out)
 {
 	const Attrs *a = &x->n->a;
-	Type whole = {.dtype = (a->present & (1u << ATTR_DTYPE)) ? a->dtype : DT_F32};
+	Type whole = {.dtype = (a->present & (ATTR_BIT(ATTR_DTYPE))) ? a->dtype : DT_F32};
 	if (!(x->n->op == OP_ARANGE ? infer_arange(x, &whole) : infer_table(x, &whole)))
 		return false;
 	*out = whole;
 	for (int k = 0; k < 2; k++) {
 		AttrKind at = k ? ATTR_END : ATTR_BEGIN;
 		int n = k ? a->nend : a->nbegin;
-		if ((a->present & (1u << at)) && n != whole.rank) {
+		if ((a->present & ATTR_BIT(at)) && n != whole.rank) {
 			ERR(x, attr_span(x, attr_info[at].name), "%s: %s has %d entr%s; it takes one per dim of the whole value %s",
 			    opname(x), attr_info[at].name, n, n == 1 ? "y" : "ies", DIMS(&whole));
 			return false;
 		}
 	}
 	for (int d = 0; d < whole.rank; d++) {
-		int64_t b = (a->present & (1u << ATTR_BEGIN)) ? a->begin[d] : 0;
-		int64_t e = (a->present & (1u << ATTR_END)) ? a->end[d] : whole.dims[d];
+		int64_t b = (a->present & (ATTR_BIT(ATTR_BEGIN))) ? a->begin[d] : 0;
+		int64_t e = (a->present & (ATTR_BIT(ATTR_END))) ? a->end[d] : whole.dims[d];
 		if (b < 0 || b >= e || e > whole.dims[d]) {
-			ERR(x, attr_span(x, (a->present & (1u << ATTR_BEGIN)) ? "begin" : "end"), "%s: begin and end pick the "
+			ERR(x, attr_span(x, (a->present & (ATTR_BIT(ATTR_BEGIN))) ? "begin" : "end"), "%s: begin and end pick the "
 			    "piece [begin, end) of each dim of the whole value %s; dim %d's [%lld, %lld) is not a part of [0, %lld)",
 			    opname(x), DIMS(&whole), d, (long long)b, (long long)e, (long long)whole.dims[d]);
 			return false;

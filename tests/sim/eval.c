@@ -414,7 +414,7 @@ static bool eval_constant(Eval *e)
 	for (int64_t j = 0; j < y->size; j++) {
 		int64_t idx[MAX_DIMS], rest = j;
 		for (int d = r - 1; d >= 0; d--) {   /* where element j lies in the whole value */
-			idx[d] = rest % y->dims[d] + ((a->present & (1u << ATTR_BEGIN)) ? a->begin[d] : 0);
+			idx[d] = rest % y->dims[d] + ((a->present & (ATTR_BIT(ATTR_BEGIN))) ? a->begin[d] : 0);
 			rest /= y->dims[d];
 		}
 		double v;
@@ -423,7 +423,7 @@ static bool eval_constant(Eval *e)
 		} else {
 			int64_t row = idx[r - 2], col = idx[r - 1], hd = a->shape[a->nshape - 1];
 			if (e->n->op == OP_CAUSAL_MASK)
-				v = t == DT_BOOL ? col <= row : col > row ? ((a->present & (1u << ATTR_FILL)) ? a->fill : -dtype_max(t)) : 0;
+				v = t == DT_BOOL ? col <= row : col > row ? ((a->present & (ATTR_BIT(ATTR_FILL))) ? a->fill : -dtype_max(t)) : 0;
 			else {
 				double angle = (double)row * pow(a->theta, -2.0 * (double)(col % (hd / 2)) / (double)hd);
 				v = e->n->op == OP_ROPE_SIN ? sin(angle) : cos(angle);
@@ -730,7 +730,7 @@ static bool eval_sparse_ce(Eval *e)
 		return fail(e, "needs logits (N, C) and labels (N,)");
 	if (e->n->nin == 4) {   /* a class slice's piece: each row's loss where it holds the label, else 0 */
 		const SimTensor *mx = &e->ins[2], *sum = &e->ins[3];
-		int64_t c = x->dims[1], off = (e->n->a.present & (1u << ATTR_OFFSET)) ? e->n->a.offset : 0;
+		int64_t c = x->dims[1], off = (e->n->a.present & (ATTR_BIT(ATTR_OFFSET))) ? e->n->a.offset : 0;
 		if (mx->size != x->dims[0] || sum->size != x->dims[0])
 			return fail(e, "a class slice's piece needs each row's maximum and sum, (N, 1)");
 		if (!expect_out(e, 1, x->dims))
