@@ -406,6 +406,14 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 			return false;
 		}
 		break;
+	case ATTR_MODE:
+		a->mode = v->i;
+		if (a->mode != 0 && a->mode != 1) {
+			ERR(c, v->span, "RotaryPositionEmbedding's mode is 0 (rotate-half, GPT-NeoX style) or 1 (interleaved "
+			    "pairs, GPT-J style), not %lld", (long long)a->mode);
+			return false;
+		}
+		break;
 	case ATTR_COUNT: die("bad attribute");
 	}
 	return true;

@@ -71,6 +71,7 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_KEEP_PROB: print_float(b, a->keep_prob); break;
 		case ATTR_OUTPUT_NUM: sb_printf(b, "%lld", (long long)a->output_num); break;
 		case ATTR_OUTPUT_INDEX: sb_printf(b, "%lld", (long long)a->output_index); break;
+		case ATTR_MODE: sb_printf(b, "%lld", (long long)a->mode); break;
 		case ATTR_GRAPH: case ATTR_SHARD: case ATTR_IN_STRATEGY: case ATTR_OUT_STRATEGY: case ATTR_COUNT: break;
 		}
 	}

@@ -58,6 +58,22 @@ void tensor_arg(StrBuf *b, const Program *p, int v)
 	sb_printf(b, ", %d", x->type.rank);
 }
 
+/* RotaryPositionEmbedding's kernel on values x, cos and sin (-1: zeros, in
+ * x's shape), into y (a name): y = x cos + rotate(x) sin, or with
+ * transpose x cos - rotate(x sin), its gradient for x. */
+void emit_rotary(StrBuf *b, const Program *p, int64_t mode, int transpose, int x, int cos, int sin, const char *y)
+{
+	const LValue *xv = &p->l->values[x];
+	sb_printf(b, "sc_rotary(rt, %lld, %d, %s, ", (long long)mode, transpose, p->cname[x]);
+	dims_lit(b, xv->type.dims, xv->type.rank);
+	for (int k = 0; k < 2; k++) {
+		int v = k ? sin : cos;
+		sb_printf(b, ", %s, ", v < 0 ? "NULL" : p->cname[v]);
+		dims_lit(b, (v < 0 ? xv : &p->l->values[v])->type.dims, xv->type.rank);
+	}
+	sb_printf(b, ", %s);", y);
+}
+
 /* y = a op b, numpy broadcasting: values a, b and y. */
 void emit_binary(StrBuf *b, const Program *p, const char *op, int a, int bb, int y)
 {

@@ -199,6 +199,9 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 	case OP_SELECT:   /* cond ? x : y, one shape */
 		sb_printf(b, "sc_select(rt, %s, %s, %s, %s, %lld);", x0, x1, p->cname[o->in[2]], y, (long long)numel(yv));
 		break;
+	case OP_ROTARY:   /* x cos + rotate(x) sin, cos and sin broadcast */
+		emit_rotary(b, p, a->mode, 0, o->in[0], o->in[1], o->in[2], y);
+		break;
 	case OP_BIAS_UNARY: case OP_BIAS_ADD_RESIDUAL: {   /* u(x + b), x + b + r: one pass (fuse.c) */
 		int i = (int)(o - l->ops), at[MAX_PARTS];
 		fused_parts(l, i, at);   /* the BiasAdd, its sum stored when read later */

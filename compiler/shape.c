@@ -417,6 +417,35 @@ static bool infer_select(Infer *x, Type *out)
 	return true;
 }
 
+/* RotaryPositionEmbedding(x, cos, sin): x 4-D float with an even last dim
+ * (BNSD, BSND or SBND alike), cos and sin of x's type and rank, each dim 1
+ * or x's, the last x's (MindSpore's 11SD, B1SD, 1S1D ... layouts). */
+static bool infer_rotary(Infer *x, Type *out)
+{
+	const Type *t = in_type(x, 0);
+	if (!need_float(x, 0) || !same_dtype(x, 0, 1) || !same_dtype(x, 0, 2))
+		return false;
+	if (t->rank != 4 || t->dims[3] % 2) {
+		ERR(x, in_span(x, 0), "RotaryPositionEmbedding: x must be 4-D (B, N, S, D) or (B, S, N, D) with D even; "
+		    "it is %s", DIMS(t));
+		return false;
+	}
+	for (int k = 1; k < 3; k++) {
+		const Type *c = in_type(x, k);
+		bool ok = c->rank == 4 && c->dims[3] == t->dims[3];
+		for (int d = 0; ok && d < 3; d++)
+			ok = c->dims[d] == 1 || c->dims[d] == t->dims[d];
+		if (!ok) {
+			const char *name = k == 1 ? "cos" : "sin";
+			ERR(x, in_span(x, k), "RotaryPositionEmbedding: %s must be 4-D, each dim 1 or x's and the last x's, "
+			    "as (1, 1, S, D) for x (B, N, S, D); x is %s, %s %s", name, DIMS(t), name, DIMS(c));
+			return false;
+		}
+	}
+	*out = *t;
+	return true;
+}
+
 /* Where attribute `name` is written, for messages; the operator when it is not. */
 static Span attr_span(Infer *x, const char *name)
 {
@@ -615,7 +644,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 		return true;
 	}
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
-	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_DROPOUT: case OP_SOFTMAX:
+	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_ROTARY: case OP_DROPOUT: case OP_SOFTMAX:
 	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
 	case OP_FLATTEN: case OP_GATHER: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
@@ -697,6 +726,8 @@ static bool infer_node(Infer *x, Type *out)
 	}
 	case OP_SELECT:
 		return infer_select(x, out);
+	case OP_ROTARY:
+		return infer_rotary(x, out);
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX: {
 		int64_t axis;
 		if (n->a.axis_is_tuple && n->a.naxes != 1) {

@@ -238,6 +238,7 @@ typedef struct {
 	double keep_prob;        /* Dropout's chance of keeping an element, in (0, 1]; 0.5 by default (MindSpore's) */
 	int64_t output_num;      /* Split: the number of equal pieces along axis (1 by default, MindSpore's) */
 	int64_t output_index;    /* Split: which piece is its result (shape.c also sets begin/end/strides: its slice) */
+	int64_t mode;            /* RotaryPositionEmbedding: 0 rotate-half (GPT-NeoX, LLaMA), 1 interleaved pairs (GPT-J) */
 	Graph *callee;           /* Call */
 	ShardSpec *shard;        /* Call with shard */
 	Strategy in_strategy, out_strategy;
