@@ -104,7 +104,7 @@ static int value_as(Caster *x, int ov, DType dt, const Node *user)
 	n.in = arena_alloc(x->a, sizeof(int));
 	n.in[0] = v;
 	n.a.dtype = dt;
-	n.a.present = 1u << ATTR_DTYPE;
+	n.a.present = ATTR_BIT(ATTR_DTYPE);
 	push_node(x, &n, NULL, NULL, true);
 	x->cast[ov][slot] = r;
 	return r;

@@ -406,6 +406,14 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 			return false;
 		}
 		break;
+	case ATTR_MODE:
+		a->mode = v->i;
+		if (a->mode != 0 && a->mode != 1) {
+			ERR(c, v->span, "RotaryPositionEmbedding's mode is 0 (rotate-half, GPT-NeoX style) or 1 (interleaved "
+			    "pairs, GPT-J style), not %lld", (long long)a->mode);
+			return false;
+		}
+		break;
 	case ATTR_COUNT: die("bad attribute");
 	}
 	return true;
@@ -475,23 +483,23 @@ static bool decode_shard(Checker *c, const Graph *caller, const Lit *v, ShardSpe
 /* The attributes op takes: its row's, the strategies on a computing
  * operator with operands, recompute on all but Call (a Call's layer is
  * recomputed by the train block's recompute). */
-static unsigned op_attr_mask(OpKind op)
+static AttrMask op_attr_mask(OpKind op)
 {
-	unsigned mask = op_info[op].attrs;
+	AttrMask mask = op_info[op].attrs;
 	if (op != OP_CALL && !op_is_comm(op) && !op_is_constant(op))
-		mask |= (1u << ATTR_IN_STRATEGY) | (1u << ATTR_OUT_STRATEGY);
+		mask |= ATTR_BIT(ATTR_IN_STRATEGY) | ATTR_BIT(ATTR_OUT_STRATEGY);
 	if (op != OP_CALL)
-		mask |= 1u << ATTR_RECOMPUTE;
+		mask |= ATTR_BIT(ATTR_RECOMPUTE);
 	return mask;
 }
 
 /* The attributes op takes, in the table's order, into names; returns how many. */
 static int op_attrs(OpKind op, const char **names)
 {
-	unsigned mask = op_attr_mask(op);
+	AttrMask mask = op_attr_mask(op);
 	int n = 0;
 	for (int k = 0; k < ATTR_COUNT; k++)
-		if (mask & (1u << k))
+		if (mask & ATTR_BIT(k))
 			names[n++] = attr_info[k].name;
 	return n;
 }
@@ -507,7 +515,7 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	a->keep_prob = 0.5; /* MindSpore's ops.Dropout */
 	a->output_num = 1;  /* MindSpore's ops.Split */
 	const Lit *d = n->attr_lit;
-	unsigned allowed = op_attr_mask(n->op);
+	AttrMask allowed = op_attr_mask(n->op);
 	for (int i = 0; d && i < d->nitems; i++) {
 		const Lit *key = d->keys[i];
 		int k = 0;
@@ -519,7 +527,7 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 			    op_info[n->op].name, key->s);
 			continue;
 		}
-		if (k == ATTR_COUNT || !(allowed & (1u << k))) {
+		if (k == ATTR_COUNT || !(allowed & ATTR_BIT(k))) {
 			const char *names[ATTR_COUNT];
 			int nnames = op_attrs(n->op, names);
 			StrBuf b = {0};
@@ -534,9 +542,9 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 			continue;
 		}
 		if (decode_attr(c, g, n, (AttrKind)k, d->items[i]))
-			a->present |= 1u << k;
+			a->present |= ATTR_BIT(k);
 	}
-	if (n->op == OP_ARANGE && !(a->present & (1u << ATTR_DTYPE))) {
+	if (n->op == OP_ARANGE && !(a->present & (ATTR_BIT(ATTR_DTYPE)))) {
 		/* MindSpore's ops.arange: Int64 from integers, else Float32. Written
 		 * out, so that the dumps read back to the same type. */
 		bool ints = true;
@@ -546,7 +554,7 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 			ints &= !v || v->kind == LIT_INT;
 		}
 		a->dtype = ints ? DT_I64 : DT_F32;
-		a->present |= 1u << ATTR_DTYPE;
+		a->present |= ATTR_BIT(ATTR_DTYPE);
 	}
 }
 

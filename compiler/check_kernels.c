@@ -143,7 +143,7 @@ static void check_index_aranges(const Module *m, const Graph *g, Diag *d)
 			continue;
 		int64_t bound = index_bound(g, n->result, &user);
 		const Attrs *a = &n->a;
-		double first = a->start + (double)((a->present & (1u << ATTR_BEGIN)) ? a->begin[0] : 0) * a->step;
+		double first = a->start + (double)((a->present & (ATTR_BIT(ATTR_BEGIN))) ? a->begin[0] : 0) * a->step;
 		double last = first + (double)(g->values[n->result].type.dims[0] - 1) * a->step;
 		double lo = first < last ? first : last, hi = first < last ? last : first;
 		if (bound < 0 || (lo >= 0 && hi < (double)bound))

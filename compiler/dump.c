@@ -28,12 +28,12 @@ static void print_number(StrBuf *b, double v)
  * without braces; false when there are none. */
 static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 {
-	unsigned mask = (op_info[op].attrs | (op != OP_CALL ? 1u << ATTR_RECOMPUTE : 0)) & a->present;
-	mask &= ~(1u << ATTR_IN_STRATEGY | 1u << ATTR_OUT_STRATEGY | 1u << ATTR_GRAPH | 1u << ATTR_SHARD);
+	AttrMask mask = (op_info[op].attrs | (op != OP_CALL ? ATTR_BIT(ATTR_RECOMPUTE) : 0)) & a->present;
+	mask &= ~(ATTR_BIT(ATTR_IN_STRATEGY) | ATTR_BIT(ATTR_OUT_STRATEGY) | ATTR_BIT(ATTR_GRAPH) | ATTR_BIT(ATTR_SHARD));
 	static const char *const reduce_names[] = {"\"sum\"", "\"max\"", "\"mean\""};
 	bool first = true;
 	for (int k = 0; k < ATTR_COUNT; k++) {
-		if (!(mask & (1u << k)))
+		if (!(mask & ATTR_BIT(k)))
 			continue;
 		sb_printf(b, "%s%s: ", first ? "" : ", ", attr_info[k].name);
 		first = false;
@@ -71,6 +71,7 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_KEEP_PROB: print_float(b, a->keep_prob); break;
 		case ATTR_OUTPUT_NUM: sb_printf(b, "%lld", (long long)a->output_num); break;
 		case ATTR_OUTPUT_INDEX: sb_printf(b, "%lld", (long long)a->output_index); break;
+		case ATTR_MODE: sb_printf(b, "%lld", (long long)a->mode); break;
 		case ATTR_GRAPH: case ATTR_SHARD: case ATTR_IN_STRATEGY: case ATTR_OUT_STRATEGY: case ATTR_COUNT: break;
 		}
 	}
@@ -143,9 +144,9 @@ static void print_begin_node(StrBuf *b, const Lowered *l, int i, const bool *rec
 	const Graph *g = l->flat->g;
 	const Node *n = &g->nodes[i];
 	Attrs na = n->a;   /* recompute as decided (recompute.c), not as written */
-	na.present &= ~(1u << ATTR_RECOMPUTE);
+	na.present &= ~(ATTR_BIT(ATTR_RECOMPUTE));
 	if (recomputed && recomputed[i]) {
-		na.present |= 1u << ATTR_RECOMPUTE;
+		na.present |= ATTR_BIT(ATTR_RECOMPUTE);
 		na.recompute = true;
 	}
 	const NodeStrategy *ns = &l->st->node[i];

@@ -124,6 +124,27 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_printf(b, "sc_select(rt, %s, %s, %s, %s, %lld);", x0, k == 1 ? dy : "NULL", k == 2 ? dy : "NULL", dx,
 		          (long long)n);
 		return;
+	case OP_ROTARY: {
+		/* dx = dy cos - rotate(dy sin): the rotation's transpose is its
+		 * negation. dcos = dy x and dsin = dy rotate(x), each summed down
+		 * to its shape (straight into dx when it is x's). */
+		if (k == 0) {
+			emit_rotary(b, p, fa->mode, 1, o->in[0], f->in[1], f->in[2], dx);
+			return;
+		}
+		bool direct = numel(dxv) == numel(y);
+		char tmp[64];
+		snprintf(tmp, sizeof tmp, "(float *)(slab + %lld)", (long long)scratch_off);
+		emit_rotary(b, p, fa->mode, 0, f->in[0], k == 1 ? o->in[0] : -1, k == 2 ? o->in[0] : -1, direct ? dx : tmp);
+		if (!direct) {
+			sb_printf(b, "\n\t\tsc_sum_to_shape(rt, %s, ", tmp);
+			dims_lit(b, y->type.dims, y->type.rank);
+			sb_printf(b, ", %d, ", y->type.rank);
+			tensor_arg(b, p, o->result);
+			sb_puts(b, ");");
+		}
+		return;
+	}
 	case OP_BIAS_ADD: {
 		int64_t c = x->type.rank ? x->type.dims[x->type.rank - 1] : 1;
 		if (k == 0)

@@ -58,6 +58,22 @@ void tensor_arg(StrBuf *b, const Program *p, int v)
 	sb_printf(b, ", %d", x->type.rank);
 }
 
+/* RotaryPositionEmbedding's kernel on values x, cos and sin (-1: zeros, in
+ * x's shape), into y (a name): y = x cos + rotate(x) sin, or with
+ * transpose x cos - rotate(x sin), its gradient for x. */
+void emit_rotary(StrBuf *b, const Program *p, int64_t mode, int transpose, int x, int cos, int sin, const char *y)
+{
+	const LValue *xv = &p->l->values[x];
+	sb_printf(b, "sc_rotary(rt, %lld, %d, %s, ", (long long)mode, transpose, p->cname[x]);
+	dims_lit(b, xv->type.dims, xv->type.rank);
+	for (int k = 0; k < 2; k++) {
+		int v = k ? sin : cos;
+		sb_printf(b, ", %s, ", v < 0 ? "NULL" : p->cname[v]);
+		dims_lit(b, (v < 0 ? xv : &p->l->values[v])->type.dims, xv->type.rank);
+	}
+	sb_printf(b, ", %s);", y);
+}
+
 /* y = a op b, numpy broadcasting: values a, b and y. */
 void emit_binary(StrBuf *b, const Program *p, const char *op, int a, int bb, int y)
 {
@@ -182,7 +198,7 @@ void offset_arg(char *buf, size_t size, const Program *p, const LOp *o, const At
 	else if (e && e->kind == E_OFFSET)
 		snprintf(buf, size, "%lld", (long long)e->lit[0]);
 	else
-		snprintf(buf, size, "%lld", (long long)((a->present & (1u << ATTR_OFFSET)) ? a->offset : 0));
+		snprintf(buf, size, "%lld", (long long)((a->present & (ATTR_BIT(ATTR_OFFSET))) ? a->offset : 0));
 }
 
 void emit_matmul_dims(const LOp *f, const Lowered *l, int64_t *m, int64_t *n, int64_t *k)

@@ -147,7 +147,7 @@ static void emit_constant(StrBuf *b, const Program *p, const LOp *o, const Attrs
 	sb_puts(b, ", ");
 	entry_ref(b, e, r - 1, 1, false);
 	if (o->op == OP_CAUSAL_MASK)   /* masked: fill, else the type's lowest finite value (docs/operators.md) */
-		sb_printf(b, ", %.17g);", t == DT_BOOL ? 0 : (a->present & (1u << ATTR_FILL)) ? a->fill : -dtype_max(t));
+		sb_printf(b, ", %.17g);", t == DT_BOOL ? 0 : (a->present & (ATTR_BIT(ATTR_FILL))) ? a->fill : -dtype_max(t));
 	else   /* the head dim: the whole table's last dim */
 		sb_printf(b, ", %lld, %.17g);", (long long)a->shape[a->nshape - 1], a->theta);
 }
@@ -198,6 +198,9 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		break;
 	case OP_SELECT:   /* cond ? x : y, one shape */
 		sb_printf(b, "sc_select(rt, %s, %s, %s, %s, %lld);", x0, x1, p->cname[o->in[2]], y, (long long)numel(yv));
+		break;
+	case OP_ROTARY:   /* x cos + rotate(x) sin, cos and sin broadcast */
+		emit_rotary(b, p, a->mode, 0, o->in[0], o->in[1], o->in[2], y);
 		break;
 	case OP_BIAS_UNARY: case OP_BIAS_ADD_RESIDUAL: {   /* u(x + b), x + b + r: one pass (fuse.c) */
 		int i = (int)(o - l->ops), at[MAX_PARTS];

@@ -110,7 +110,7 @@ bool norm_centered(OpKind k)
 
 void norm_begin(OpKind op, const Attrs *a, int x_rank, int gamma_rank, int64_t *norm, int64_t *params)
 {
-	if (op_info[op].attrs & (1u << ATTR_BEGIN_NORM_AXIS)) {
+	if (op_info[op].attrs & (ATTR_BIT(ATTR_BEGIN_NORM_AXIS))) {
 		*norm = a->begin_norm_axis;
 		*params = a->begin_params_axis;
 	} else
@@ -193,7 +193,7 @@ int64_t index_bound(const Graph *g, int v, int *user)
 				if (n->in[k] != u)
 					continue;
 				/* a per-rank graph's slice (its offset): the whole table's rows are not known here */
-				bool slice = n->a.present & (1u << ATTR_OFFSET);
+				bool slice = n->a.present & (ATTR_BIT(ATTR_OFFSET));
 				int64_t b = -1;
 				if (n->op == OP_GATHER && k == 1 && !slice)
 					b = g->values[n->in[0]].type.dims[0];   /* the table's rows */

@@ -123,27 +123,27 @@ int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const cha
 		switch (s->kind) {
 		case STEP_ALL_REDUCE:
 			a->reduce_op = s->op;
-			a->present = 1u << ATTR_REDUCE_OP | 1u << ATTR_GROUP;
+			a->present = ATTR_BIT(ATTR_REDUCE_OP) | ATTR_BIT(ATTR_GROUP);
 			break;
 		case STEP_REDUCE_SCATTER:
 			a->reduce_op = s->op;
 			a->has_axis = true, a->naxes = 1, a->axes[0] = s->dim;
-			a->present = 1u << ATTR_REDUCE_OP | 1u << ATTR_AXIS | 1u << ATTR_GROUP;
+			a->present = ATTR_BIT(ATTR_REDUCE_OP) | ATTR_BIT(ATTR_AXIS) | ATTR_BIT(ATTR_GROUP);
 			break;
 		case STEP_ALL_GATHER:
 			a->has_axis = true, a->naxes = 1, a->axes[0] = s->dim;
-			a->present = 1u << ATTR_AXIS | 1u << ATTR_GROUP;
+			a->present = ATTR_BIT(ATTR_AXIS) | ATTR_BIT(ATTR_GROUP);
 			break;
 		case STEP_ALL_TO_ALL:
 			a->split_axis = s->dim2;
 			a->concat_axis = s->dim;
-			a->present = 1u << ATTR_SPLIT_AXIS | 1u << ATTR_CONCAT_AXIS | 1u << ATTR_GROUP;
+			a->present = ATTR_BIT(ATTR_SPLIT_AXIS) | ATTR_BIT(ATTR_CONCAT_AXIS) | ATTR_BIT(ATTR_GROUP);
 			break;
 		case STEP_SLICE:
 			a->nbegin = a->nend = a->nstrides = gt.rank;
 			for (int d = 0; d < gt.rank; d++)
 				a->strides[d] = 1;
-			a->present = 1u << ATTR_BEGIN | 1u << ATTR_END | 1u << ATTR_STRIDES;
+			a->present = ATTR_BIT(ATTR_BEGIN) | ATTR_BIT(ATTR_END) | ATTR_BIT(ATTR_STRIDES);
 			break;
 		}
 		const char *name = derived_name(x, src);
@@ -257,7 +257,7 @@ static void lower_reshape(Lowering *x, int i)
 	o->result = lower_value(x, g->values[n->result].name, out_t, &out);
 	o->a.nshape = out_t->rank;
 	memcpy(o->a.shape, x->l->values[o->result].type.dims, sizeof o->a.shape);
-	o->a.present = 1u << ATTR_SHAPE;
+	o->a.present = ATTR_BIT(ATTR_SHAPE);
 	x->vmap[n->result] = o->result;
 }
 
@@ -267,7 +267,7 @@ static void lower_reshape(Lowering *x, int i)
 static void local_attrs(const Node *n, const NodeStrategy *ns, const LValue *in0, Attrs *a)
 {
 	*a = n->a;
-	a->present &= ~(1u << ATTR_IN_STRATEGY | 1u << ATTR_OUT_STRATEGY | 1u << ATTR_RECOMPUTE);
+	a->present &= ~(ATTR_BIT(ATTR_IN_STRATEGY) | ATTR_BIT(ATTR_OUT_STRATEGY) | ATTR_BIT(ATTR_RECOMPUTE));
 	memset(&a->in_strategy, 0, sizeof a->in_strategy);
 	memset(&a->out_strategy, 0, sizeof a->out_strategy);
 	if (n->op == OP_STRIDED_SLICE || n->op == OP_SPLIT)   /* Split: its slice (shape.c) */
@@ -278,7 +278,7 @@ static void local_attrs(const Node *n, const NodeStrategy *ns, const LValue *in0
 				a->strides[d] = 1;
 			}
 	if (n->op == OP_GATHER && ns->split->split[ns->od->in_dim[0][0]] > 1)   /* the table's rows split */
-		a->present |= 1u << ATTR_OFFSET;
+		a->present |= ATTR_BIT(ATTR_OFFSET);
 }
 
 static const char *user_text(Lowering *x, const Node *n, int k)
@@ -382,7 +382,7 @@ static int stat_reduce(Stats *s, OpKind op, int v, const char *suffix, const cha
 	o->a.naxes = s->naxis;
 	memcpy(o->a.axes, s->axis, sizeof o->a.axes);
 	o->a.keep_dims = true;
-	o->a.present = 1u << ATTR_AXIS | 1u << ATTR_KEEP_DIMS;
+	o->a.present = ATTR_BIT(ATTR_AXIS) | ATTR_BIT(ATTR_KEEP_DIMS);
 	int c = lower_redistribute(s->x, r, &s->row, stat_text(s, "%s %%%s: %s, over the ranks that split the axis", what));
 	stat_known(s, c, &s->row);
 	return c;
@@ -439,7 +439,7 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 		int r = stat_piece(&s, n->op, nin, piece, yt, out, y, NULL);
 		LOp *o = &l->ops[l->nops - 1];
 		o->a = n->a;
-		o->a.present &= ~(1u << ATTR_IN_STRATEGY | 1u << ATTR_OUT_STRATEGY | 1u << ATTR_RECOMPUTE);
+		o->a.present &= ~(ATTR_BIT(ATTR_IN_STRATEGY) | ATTR_BIT(ATTR_OUT_STRATEGY) | ATTR_BIT(ATTR_RECOMPUTE));
 		memset(&o->a.in_strategy, 0, sizeof o->a.in_strategy);
 		memset(&o->a.out_strategy, 0, sizeof o->a.out_strategy);
 		return r;
@@ -470,7 +470,7 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 		                             "whose classes hold its label, 0 on the others"));
 		LOp *o = &l->ops[l->nops - 1];
 		o->nograd = 1u << 1 | 1u << 2 | 1u << 3;
-		o->a.present = 1u << ATTR_OFFSET;
+		o->a.present = ATTR_BIT(ATTR_OFFSET);
 		TensorLayout *t = arena_alloc(x->a, sizeof *t);
 		*t = in;
 		o->table = t;
@@ -488,7 +488,7 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 		o = &l->ops[l->nops - 1];
 		o->a.has_axis = true;
 		o->a.naxes = 1;
-		o->a.present = 1u << ATTR_AXIS;
+		o->a.present = ATTR_BIT(ATTR_AXIS);
 		return res;
 	}
 }
@@ -752,15 +752,15 @@ void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a,
 		bool split = false;
 		lowered_piece_start(y, rank, start);
 		for (int d = 0; d < y->type.rank; d++) {
-			a->begin[d] = (op->a.present & (1u << ATTR_BEGIN) ? op->a.begin[d] : 0) + start[d];
+			a->begin[d] = (op->a.present & (ATTR_BIT(ATTR_BEGIN)) ? op->a.begin[d] : 0) + start[d];
 			a->end[d] = a->begin[d] + y->type.dims[d];
 			split |= y->type.dims[d] != y->global[d];
 		}
 		a->nbegin = a->nend = y->type.rank;
 		if (split)   /* shown in step_parallel_end; an unsplit one is the whole, as written */
-			a->present |= 1u << ATTR_BEGIN | 1u << ATTR_END;
+			a->present |= ATTR_BIT(ATTR_BEGIN) | ATTR_BIT(ATTR_END);
 	}
-	if (op->table && (a->present & (1u << ATTR_OFFSET))) {   /* a table's first row; logits' first class */
+	if (op->table && (a->present & (ATTR_BIT(ATTR_OFFSET)))) {   /* a table's first row; logits' first class */
 		const LValue *t = &l->values[op->in[0]];
 		int d = op->op == OP_SPARSE_SOFTMAX_CE ? 1 : 0;
 		a->offset = layout_shard_index(op->table, rank, d) * t->type.dims[d];

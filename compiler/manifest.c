@@ -583,7 +583,7 @@ static json_t *op_row_json(const OpInfo *o)
 {
 	json_t *r = json_object(), *attrs = json_array(), *nograd = json_array();
 	for (int a = 0; a < ATTR_COUNT; a++)
-		if (o->attrs & (1u << a))
+		if (o->attrs & ATTR_BIT(a))
 			push(attrs, json_string(attr_info[a].name));
 	for (int k = 0; k < 32; k++)
 		if (o->nograd & (1u << k))
@@ -633,7 +633,7 @@ char *ops_list(bool json)
 		          kernel_name(o), ng);
 		const char *sep = " ";
 		for (int a = 0; a < ATTR_COUNT; a++)
-			if (o->attrs & (1u << a)) {
+			if (o->attrs & ATTR_BIT(a)) {
 				sb_printf(&b, "%s%s", sep, attr_info[a].name);
 				sep = ",";
 			}

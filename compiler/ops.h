@@ -73,9 +73,10 @@
 	ATTR(THETA, "theta", AK_FLOAT)                         \
 	ATTR(KEEP_PROB, "keep_prob", AK_FLOAT)                 \
 	ATTR(OUTPUT_NUM, "output_num", AK_INT)                 \
-	ATTR(OUTPUT_INDEX, "index", AK_INT)
+	ATTR(OUTPUT_INDEX, "index", AK_INT)                    \
+	ATTR(MODE, "mode", AK_INT)
 
-#define A(x) (1u << ATTR_##x)
+#define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
 #define A_REDUCE (A(AXIS) | A(KEEP_DIMS))
 #define A_LAYERNORM (A(BEGIN_NORM_AXIS) | A(BEGIN_PARAMS_AXIS) | A(EPSILON))
@@ -123,6 +124,7 @@
 	UNARY_OPS(OP)                                                                                                                      \
 	OP(DROPOUT, "Dropout", 1, 1, A(KEEP_PROB), SH_FLOAT, R_ELEMWISE, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                \
 	OP(SELECT, "Select", 3, 3, 0, SH_OWN, R_ELEMWISE, OWN, GR_X, 1u << 0, PREC_FOLLOW, V_COPY)                                         \
+	OP(ROTARY, "RotaryPositionEmbedding", 3, 3, A(MODE), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_LOW, V_COPY)                                \
 	OP(SOFTMAX, "Softmax", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_Y, 0, PREC_F32, V_COPY)                                               \
 	OP(LOG_SOFTMAX, "LogSoftmax", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_Y, 0, PREC_F32, V_COPY)                                        \
 	OP(REDUCE_SUM, "ReduceSum", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_NONE, 0, PREC_F32, V_COPY)                                \

@@ -190,7 +190,8 @@ int64_t sqnorm_copy(const Lowered *l, const LOp *o)
 }
 
 /* The temporary a kernel needs (o of the program's list): a broadcast
- * BatchMatMul's gradient before it is summed down to its input's shape; a
+ * BatchMatMul's or RotaryPositionEmbedding's cos or sin gradient before it
+ * is summed down to its input's shape; a
  * bucket of AllReduces packed; the squared norm's Float32 copy of one half
  * gradient and its sum. */
 int64_t kernel_scratch(const Lowered *l, const LOp *o)
@@ -206,9 +207,11 @@ int64_t kernel_scratch(const Lowered *l, const LOp *o)
 			bytes += value_bytes(&l->values[o[j].result]);
 		return aligned(bytes);
 	}
-	if (o->grad != GRAD_ADJOINT || (o->op != OP_BATCH_MATMUL && o->op != OP_BATCH_MATMUL_STRIDED))
+	if (o->grad != GRAD_ADJOINT || (o->op != OP_BATCH_MATMUL && o->op != OP_BATCH_MATMUL_STRIDED && o->op != OP_ROTARY))
 		return 0;
 	const LValue *y = &l->values[differentiated(l, o)->result], *x = &l->values[o->result];
+	if (o->op == OP_ROTARY)
+		return o->k && numel(x) != numel(y) ? aligned(numel(y) * 4) : 0;
 	int64_t batch = numel(y) / (y->type.dims[y->type.rank - 2] * y->type.dims[y->type.rank - 1]);
 	return aligned(batch * x->type.dims[x->type.rank - 2] * x->type.dims[x->type.rank - 1] * 4);
 }
@@ -641,7 +644,7 @@ static void plan_table(Program *p)
 			p->op_entry[i] = add_entry(p, E_SLICE, i, 2 * l->values[o->in[0]].type.rank);
 		else if (o->grad == GRAD_NONE && op_is_constant(o->op))   /* the rank's piece of a computed constant */
 			p->op_entry[i] = add_entry(p, E_SLICE, i, 2 * l->values[o->result].type.rank);
-		else if (o->grad == GRAD_NONE && o->table && (o->a.present & (1u << ATTR_OFFSET)))
+		else if (o->grad == GRAD_NONE && o->table && (o->a.present & (ATTR_BIT(ATTR_OFFSET))))
 			p->op_entry[i] = add_entry(p, E_OFFSET, i, 1);
 		else if (o->grad == GRAD_SQNORM)
 			p->op_entry[i] = add_entry(p, E_SQNORM, i, o->nin);

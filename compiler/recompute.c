@@ -47,7 +47,7 @@ bool *recompute_marks(const Lowered *l)
 		recompute_policy(m, f, t->recompute, node);
 	for (int i = 0; i < nn; i++) {
 		const Node *n = &g->nodes[i];
-		if (n->a.present & (1u << ATTR_RECOMPUTE))
+		if (n->a.present & (ATTR_BIT(ATTR_RECOMPUTE)))
 			node[i] = n->a.recompute;
 	}
 	bool regather = t && m->ctx.parallel_optimizer && m->ctx.optimizer_level == 3;

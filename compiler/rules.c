@@ -166,6 +166,18 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		od->in_rank[1] = 1;
 		od->in_dim[1][0] = (int8_t)(x->rank - 1);
 		break;
+	case OP_ROTARY:   /* x's dims; cos and sin follow those they do not broadcast over (shape.c) */
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], NULL);
+		identity_input(od, 0, x->rank);
+		for (int k = 1; k < 3; k++) {
+			const Type *t = operand(g, n, k);
+			od->in_rank[k] = t->rank;
+			for (int d = 0; d < t->rank; d++)
+				od->in_dim[k][d] = (int8_t)(t->dims[d] == x->dims[d] ? d : -1);
+		}
+		keep_whole(od, x->rank - 1, "the head dim, whose halves (or pairs) the rotation mixes");
+		break;
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], NULL);

@@ -56,7 +56,7 @@ void shard_results(Search *x)
 			die("a dataset layout of %lld devices does not fit", (long long)x->n);
 		strategy_set_delivered(x->st, v, &l);
 		nd->a.out_strategy = (Strategy){1, ts, nd->span};
-		nd->a.present |= 1u << ATTR_OUT_STRATEGY;
+		nd->a.present |= ATTR_BIT(ATTR_OUT_STRATEGY);
 		/* out_strategy: ((s0, s1, ...),) in a copy of the attribute dict. */
 		Lit *dict = lit_new(a, LIT_DICT, nd->span), *outer = lit_new(a, LIT_TUPLE, nd->span);
 		Lit *inner = lit_new(a, LIT_TUPLE, nd->span);

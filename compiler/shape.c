@@ -67,7 +67,7 @@ static bool norm_axis(Infer *x, int64_t a, int r, int64_t *out)
 
 static bool need_attr(Infer *x, AttrKind k)
 {
-	if (x->n->a.present & (1u << k))
+	if (x->n->a.present & ATTR_BIT(k))
 		return true;
 	ERR(x, x->n->op_span, "%s needs the attribute '%s'", opname(x), attr_info[k].name);
 	return false;
@@ -248,7 +248,7 @@ static bool infer_norm(Infer *x, const Type *in, Type *out)
 	int64_t norm, params;
 	if (!need_float(x, 0))
 		return false;
-	if (!(op_info[n->op].attrs & (1u << ATTR_BEGIN_NORM_AXIS)) && (gamma->rank < 1 || gamma->rank > in->rank)) {
+	if (!(op_info[n->op].attrs & (ATTR_BIT(ATTR_BEGIN_NORM_AXIS))) && (gamma->rank < 1 || gamma->rank > in->rank)) {
 		StrBuf b = {0};
 		ERR(x, in_span(x, 1), "%s: gamma %s covers x's last dims (1 to %d of them), got %s", opname(x),
 		    in_name(x, 1, &b), in->rank, DIMS(gamma));
@@ -267,7 +267,7 @@ static bool infer_norm(Infer *x, const Type *in, Type *out)
 			Type want = {.dtype = in->dtype, .rank = in->rank - (int)params};
 			memcpy(want.dims, in->dims + params, sizeof(int64_t) * (size_t)want.rank);
 			char where[64];
-			if (op_info[n->op].attrs & (1u << ATTR_BEGIN_PARAMS_AXIS))
+			if (op_info[n->op].attrs & (ATTR_BIT(ATTR_BEGIN_PARAMS_AXIS)))
 				snprintf(where, sizeof where, "x's dims from begin_params_axis %lld", (long long)params);
 			else
 				snprintf(where, sizeof where, "x's last %d dim%s", want.rank, want.rank == 1 ? "" : "s");
@@ -417,6 +417,35 @@ static bool infer_select(Infer *x, Type *out)
 	return true;
 }
 
+/* RotaryPositionEmbedding(x, cos, sin): x 4-D float with an even last dim
+ * (BNSD, BSND or SBND alike), cos and sin of x's type and rank, each dim 1
+ * or x's, the last x's (MindSpore's 11SD, B1SD, 1S1D ... layouts). */
+static bool infer_rotary(Infer *x, Type *out)
+{
+	const Type *t = in_type(x, 0);
+	if (!need_float(x, 0) || !same_dtype(x, 0, 1) || !same_dtype(x, 0, 2))
+		return false;
+	if (t->rank != 4 || t->dims[3] % 2) {
+		ERR(x, in_span(x, 0), "RotaryPositionEmbedding: x must be 4-D (B, N, S, D) or (B, S, N, D) with D even; "
+		    "it is %s", DIMS(t));
+		return false;
+	}
+	for (int k = 1; k < 3; k++) {
+		const Type *c = in_type(x, k);
+		bool ok = c->rank == 4 && c->dims[3] == t->dims[3];
+		for (int d = 0; ok && d < 3; d++)
+			ok = c->dims[d] == 1 || c->dims[d] == t->dims[d];
+		if (!ok) {
+			const char *name = k == 1 ? "cos" : "sin";
+			ERR(x, in_span(x, k), "RotaryPositionEmbedding: %s must be 4-D, each dim 1 or x's and the last x's, "
+			    "as (1, 1, S, D) for x (B, N, S, D); x is %s, %s %s", name, DIMS(t), name, DIMS(c));
+			return false;
+		}
+	}
+	*out = *t;
+	return true;
+}
+
 /* Where attribute `name` is written, for messages; the operator when it is not. */
 static Span attr_span(Infer *x, const char *name)
 {
@@ -511,12 +540,12 @@ static bool infer_table(Infer *x, Type *whole)
 		ERR(x, attr_span(x, "dtype"), "%s computes a float table; %s is not a float type", op, dtype_name(t));
 		return false;
 	}
-	if (mask && (a->present & (1u << ATTR_FILL)) && t == DT_BOOL) {
+	if (mask && (a->present & (ATTR_BIT(ATTR_FILL))) && t == DT_BOOL) {
 		ERR(x, attr_span(x, "fill"), "CausalMask: fill is the masked value of an additive (float) mask; a Bool "
 		    "mask is true where allowed, false where masked");
 		return false;
 	}
-	if (mask && (a->present & (1u << ATTR_FILL)) && fabs(a->fill) > dtype_max(t)) {
+	if (mask && (a->present & (ATTR_BIT(ATTR_FILL))) && fabs(a->fill) > dtype_max(t)) {
 		StrBuf b = {0};
 		lit_print(&b, lit_dict_get(x->n->attr_lit, "fill"));
 		ERR(x, attr_span(x, "fill"), "CausalMask: fill %s does not fit %s (largest %g); leave fill out for %s's "
@@ -539,24 +568,24 @@ static bool infer_table(Infer *x, Type *whole)
 static bool infer_constant(Infer *x, Type *out)
 {
 	const Attrs *a = &x->n->a;
-	Type whole = {.dtype = (a->present & (1u << ATTR_DTYPE)) ? a->dtype : DT_F32};
+	Type whole = {.dtype = (a->present & (ATTR_BIT(ATTR_DTYPE))) ? a->dtype : DT_F32};
 	if (!(x->n->op == OP_ARANGE ? infer_arange(x, &whole) : infer_table(x, &whole)))
 		return false;
 	*out = whole;
 	for (int k = 0; k < 2; k++) {
 		AttrKind at = k ? ATTR_END : ATTR_BEGIN;
 		int n = k ? a->nend : a->nbegin;
-		if ((a->present & (1u << at)) && n != whole.rank) {
+		if ((a->present & ATTR_BIT(at)) && n != whole.rank) {
 			ERR(x, attr_span(x, attr_info[at].name), "%s: %s has %d entr%s; it takes one per dim of the whole value %s",
 			    opname(x), attr_info[at].name, n, n == 1 ? "y" : "ies", DIMS(&whole));
 			return false;
 		}
 	}
 	for (int d = 0; d < whole.rank; d++) {
-		int64_t b = (a->present & (1u << ATTR_BEGIN)) ? a->begin[d] : 0;
-		int64_t e = (a->present & (1u << ATTR_END)) ? a->end[d] : whole.dims[d];
+		int64_t b = (a->present & (ATTR_BIT(ATTR_BEGIN))) ? a->begin[d] : 0;
+		int64_t e = (a->present & (ATTR_BIT(ATTR_END))) ? a->end[d] : whole.dims[d];
 		if (b < 0 || b >= e || e > whole.dims[d]) {
-			ERR(x, attr_span(x, (a->present & (1u << ATTR_BEGIN)) ? "begin" : "end"), "%s: begin and end pick the "
+			ERR(x, attr_span(x, (a->present & (ATTR_BIT(ATTR_BEGIN))) ? "begin" : "end"), "%s: begin and end pick the "
 			    "piece [begin, end) of each dim of the whole value %s; dim %d's [%lld, %lld) is not a part of [0, %lld)",
 			    opname(x), DIMS(&whole), d, (long long)b, (long long)e, (long long)whole.dims[d]);
 			return false;
@@ -615,7 +644,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 		return true;
 	}
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
-	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_DROPOUT: case OP_SOFTMAX:
+	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_ROTARY: case OP_DROPOUT: case OP_SOFTMAX:
 	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
 	case OP_FLATTEN: case OP_GATHER: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
@@ -697,6 +726,8 @@ static bool infer_node(Infer *x, Type *out)
 	}
 	case OP_SELECT:
 		return infer_select(x, out);
+	case OP_ROTARY:
+		return infer_rotary(x, out);
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX: {
 		int64_t axis;
 		if (n->a.axis_is_tuple && n->a.naxes != 1) {

@@ -111,6 +111,10 @@ bool type_equal(const Type *a, const Type *b);  /* dtype and dims, kind ignored 
 typedef enum { ALL_OPS(OP_ENUM) OP_COUNT } OpKind;
 #define ATTR_ENUM(e, name, kind) ATTR_##e,
 typedef enum { ATTR_TABLE(ATTR_ENUM) ATTR_COUNT } AttrKind;
+/* A set of attributes: bit ATTR_x for each; 64 bits, ATTR_COUNT at most. */
+typedef uint64_t AttrMask;
+#define ATTR_BIT(k) ((AttrMask)1 << (k))
+_Static_assert(ATTR_COUNT <= 64, "AttrMask holds 64 attributes");
 
 typedef enum {
 	AK_BOOL, AK_INT, AK_FLOAT, AK_INTS, AK_AXES, AK_DTYPE, AK_REDUCE_OP, AK_APPROXIMATE,
@@ -127,7 +131,7 @@ typedef enum { V_COPY, V_VIEW } ViewClass;
 typedef struct {
 	const char *name;
 	int min_inputs, max_inputs;  /* max -1: any number */
-	unsigned attrs;              /* mask of (1 << ATTR_x) */
+	AttrMask attrs;              /* mask of ATTR_BIT(ATTR_x) */
 	ShapeClass shape;
 	RuleClass rule;
 	const char *kernel;          /* the runtime's SC_U_X (sc_unary), SC_X (sc_binary), SC_N_X (sc_norm); NULL: its own */
@@ -234,10 +238,11 @@ typedef struct {
 	double keep_prob;        /* Dropout's chance of keeping an element, in (0, 1]; 0.5 by default (MindSpore's) */
 	int64_t output_num;      /* Split: the number of equal pieces along axis (1 by default, MindSpore's) */
 	int64_t output_index;    /* Split: which piece is its result (shape.c also sets begin/end/strides: its slice) */
+	int64_t mode;            /* RotaryPositionEmbedding: 0 rotate-half (GPT-NeoX, LLaMA), 1 interleaved pairs (GPT-J) */
 	Graph *callee;           /* Call */
 	ShardSpec *shard;        /* Call with shard */
 	Strategy in_strategy, out_strategy;
-	unsigned present;        /* mask of (1 << ATTR_x) written */
+	AttrMask present;        /* mask of ATTR_BIT(ATTR_x) written */
 } Attrs;
 
 /* Where a normalizer starts normalizing x and where gamma's dims start, as

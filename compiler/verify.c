@@ -51,7 +51,7 @@ static void check_group(const Lowered *l, const char *stage, int i)
 			broken(l, stage, i, "a collective's group names axes outside its matrix", o->result);
 		return;
 	}
-	if (!(o->a.present & 1u << ATTR_GROUP))
+	if (!(o->a.present & ATTR_BIT(ATTR_GROUP)))
 		return;
 	/* A model's own collective names global ranks of its context, however
 	 * many devices the program is lowered for (stand_alone: one). */

@@ -593,6 +593,26 @@ void sc_rope(sc_rt *rt, float *y, int is_sin, int64_t lead, int64_t rows, int64_
 #define SC_ROPE_FREQ(c, d, theta) \
 	((float)(1.0 / pow((double)(theta), (double)(2 * ((c) % ((d) / 2))) / (double)(d))))
 
+/* RotaryPositionEmbedding (MindSpore's ops.rotary_position_embedding): x of
+ * dims[4], the last (D) even; cos and sin of cos_dims and sin_dims, each dim
+ * 1 or x's and the last D, broadcast to x; a NULL cos or sin reads zeros.
+ * y = x cos + r(x) sin, r the rotation of mode 0 (rotate-half: r(x) =
+ * (-x[D/2:], x[:D/2]), GPT-NeoX's and LLaMA's) or 1 (interleaved pairs:
+ * (x0, x1) -> (-x1, x0), GPT-J's), in float32. With transpose, y = x cos -
+ * r(x sin): x's gradient when x is dy (r's transpose is -r). cos's and sin's
+ * gradients are the forward with dy for one of them and zeros (NULL) for the
+ * other, summed down to their shapes. y apart from x. */
+void sc_rotary(sc_rt *rt, int64_t mode, int transpose, const float *x, const int64_t *dims, const float *cos,
+               const int64_t *cos_dims, const float *sin, const int64_t *sin_dims, float *y);
+/* The offset from column j of d to its partner in the rotation of mode; r(x)
+ * at j is x at j + offset, negated when the offset is positive. */
+#define SC_ROTARY_OFFSET(mode, j, d) ((mode) ? ((j) % 2 ? -1 : 1) : (j) < (d) / 2 ? (d) / 2 : -((d) / 2))
+/* Element i of a 4-D x of dims n in an operand broadcast to it, st its
+ * strides (0 along its dims of size 1). */
+#define SC_ROTARY_AT(i, n, st)                                                                              \
+	((i) / ((n)[1] * (n)[2] * (n)[3]) * (st)[0] + (i) / ((n)[2] * (n)[3]) % (n)[1] * (st)[1] +                \
+	 (i) / (n)[3] % (n)[2] * (st)[2] + (i) % (n)[3] * (st)[3])
+
 /* Dropout (docs/operators.md): y = x * keep / keep_prob (keep_prob rounded
  * to float32 first) over one rank's piece, ldims from start of the whole
  * gdims; x = dy, y = dx is the gradient, the same mask. Element i of the whole

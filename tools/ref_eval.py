@@ -996,6 +996,43 @@ def bwd_select(g, ins, at):
     return [None, np.where(c, g, 0.0), np.where(c, 0.0, g)]
 
 
+def rotate(x, mode):
+    """RoPE's rotation of x's last dim: mode 0 rotate-half (-x2, x1), mode 1 the
+    interleaved pairs (x0, x1) -> (-x1, x0)."""
+    if mode == 0:
+        h = x.shape[-1] // 2
+        return np.concatenate([-x[..., h:], x[..., :h]], axis=-1)
+    r = np.empty_like(x)
+    r[..., 0::2] = -x[..., 1::2]
+    r[..., 1::2] = x[..., 0::2]
+    return r
+
+
+def rotary_mode(ins, at):
+    mode = attr_int(at, "mode", 0)
+    if mode not in (0, 1):
+        raise OpError("mode is 0 (rotate-half) or 1 (interleaved pairs), not %d" % mode)
+    x, c, s = ins
+    if x.ndim != 4 or x.shape[-1] % 2:
+        raise OpError("x must be 4-D with an even last dim, got %s" % (x.shape,))
+    for t in (c, s):
+        if t.ndim != 4 or t.shape[-1] != x.shape[-1] or any(d not in (1, e) for d, e in zip(t.shape, x.shape)):
+            raise OpError("cos and sin must broadcast to x %s, got %s" % (x.shape, t.shape))
+    return mode
+
+
+def fwd_rotary(ins, at):
+    mode = rotary_mode(ins, at)
+    x, c, s = ins
+    return x * c + rotate(x, mode) * s
+
+
+def bwd_rotary(g, ins, at):
+    mode = rotary_mode(ins, at)
+    x, c, s = ins
+    return [g * c - rotate(g * s, mode), unbroadcast(g * x, c.shape), unbroadcast(g * rotate(x, mode), s.shape)]
+
+
 def softmax_axis(at, rank):
     return norm_axis(attr_int(at, "axis", -1), rank)
 
@@ -1451,6 +1488,7 @@ OPS = {
     "SiLU": (fwd_silu, bwd_silu, 1, 1),
     "Square": (fwd_square, bwd_square, 1, 1),
     "Select": (fwd_select, bwd_select, 3, 3),
+    "RotaryPositionEmbedding": (fwd_rotary, bwd_rotary, 3, 3),
     "Dropout": (fwd_none, bwd_none, 1, 1),           # dropout(): its mask needs the step and its name
     "Softmax": (fwd_softmax, bwd_softmax, 1, 1),
     "LogSoftmax": (fwd_log_softmax, bwd_log_softmax, 1, 1),

@@ -361,6 +361,13 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 	sc_cpu_select(cond, a, b, y, n);
 }
 
+void sc_rotary(sc_rt *rt, int64_t mode, int transpose, const float *x, const int64_t *dims, const float *cos,
+               const int64_t *cos_dims, const float *sin, const int64_t *sin_dims, float *y)
+{
+	(void)rt;
+	sc_cpu_rotary(mode, transpose, x, dims, cos, cos_dims, sin, sin_dims, y);
+}
+
 void sc_arange(sc_rt *rt, void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step)
 {
 	(void)rt;

@@ -857,6 +857,21 @@ void sc_cpu_select(const uint8_t *cond, const float *a, const float *b, float *y
 		y[i] = cond[i] ? (a ? a[i] : 0) : (b ? b[i] : 0);
 }
 
+void sc_cpu_rotary(int64_t mode, int transpose, const float *x, const int64_t *n, const float *cos,
+                   const int64_t *cos_dims, const float *sin, const int64_t *sin_dims, float *y)
+{
+	int64_t cs[4], ss[4], total = n[0] * n[1] * n[2] * n[3];
+	sc_bcast_strides("rotary cos", cos_dims, 4, n, 4, cs);
+	sc_bcast_strides("rotary sin", sin_dims, 4, n, 4, ss);
+#pragma omp parallel for if (total >= SC_PAR_MIN) schedule(static)
+	for (int64_t i = 0; i < total; i++) {
+		int64_t off = SC_ROTARY_OFFSET(mode, i % n[3], n[3]), at = SC_ROTARY_AT(i, n, ss);
+		float c = cos ? cos[SC_ROTARY_AT(i, n, cs)] : 0.0f, r = off > 0 ? -x[i + off] : x[i + off];
+		float s = !sin ? 0.0f : transpose ? -sin[at + off] : sin[at];   /* -r(x sin): its partner's sin */
+		y[i] = x[i] * c + r * s;
+	}
+}
+
 /* ---- computed constants ---- */
 
 void sc_cpu_arange(void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step)

@@ -769,6 +769,13 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 	SC_CUDA_CHECK(sc_cu_select(cond, a, b, y, n, cu(rt)->stream));
 }
 
+void sc_rotary(sc_rt *rt, int64_t mode, int transpose, const float *x, const int64_t *dims, const float *cos,
+               const int64_t *cos_dims, const float *sin, const int64_t *sin_dims, float *y)
+{
+	sc_cu_walk w = bcast_walk("rotary", cos_dims, 4, sin_dims, 4, dims, 4);   /* s0 cos's strides, s1 sin's */
+	SC_CUDA_CHECK(sc_cu_rotary(mode, transpose, x, cos, sin, y, &w, cu(rt)->stream));
+}
+
 void sc_arange(sc_rt *rt, void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step)
 {
 	if (dt != SC_F32 && dt != SC_I32 && dt != SC_I64)

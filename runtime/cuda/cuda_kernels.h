@@ -61,6 +61,9 @@ cudaError_t sc_cu_reduce_max_grad(const float *x, const float *y, const float *d
 cudaError_t sc_cu_count_equal(const float *x, const float *y, float *count, const sc_cu_plan *p, cudaStream_t s);
 cudaError_t sc_cu_where_equal(const float *x, const float *y, const float *dy, float *dx, int64_t n, cudaStream_t s);
 cudaError_t sc_cu_select(const uint8_t *cond, const float *a, const float *b, float *y, int64_t n, cudaStream_t s);
+/* RotaryPositionEmbedding over w's 4 dims (x's), w.s0 cos's strides, w.s1 sin's (sc_rotary) */
+cudaError_t sc_cu_rotary(int64_t mode, int transpose, const float *x, const float *cos, const float *sin, float *y,
+                         const sc_cu_walk *w, cudaStream_t s);
 /* Dropout of a piece: w's dims the piece's, s0 the whole's strides; base the index of its first
  * element; k the step's key */
 cudaError_t sc_cu_dropout(const float *x, float *y, const sc_cu_walk *w, int64_t base, uint64_t k, double keep_prob,

@@ -385,6 +385,19 @@ __global__ void select_k(const uint8_t *cond, const float *a, const float *b, fl
 	GRID_LOOP(i, n) y[i] = cond[i] ? (a ? a[i] : 0.0f) : (b ? b[i] : 0.0f);
 }
 
+/* RotaryPositionEmbedding (the twin: sc_cpu_rotary); cos or sin NULL: zeros */
+__global__ void rotary_k(int64_t mode, int transpose, const float *x, const float *cos, const float *sin, float *y,
+                         int64_t total, sc_cu_walk w)
+{
+	const int64_t *n = w.dims;
+	GRID_LOOP(i, total) {
+		int64_t off = SC_ROTARY_OFFSET(mode, i % n[3], n[3]), at = SC_ROTARY_AT(i, n, w.s1);
+		float c = cos ? cos[SC_ROTARY_AT(i, n, w.s0)] : 0.0f, r = off > 0 ? -x[i + off] : x[i + off];
+		float sv = !sin ? 0.0f : transpose ? -sin[at + off] : sin[at];
+		y[i] = __fadd_rn(__fmul_rn(x[i], c), __fmul_rn(r, sv));
+	}
+}
+
 /* ---- dropout (the twin: sc_cpu_dropout) ---- */
 
 __device__ uint64_t splitmix64_d(uint64_t z)
@@ -1060,6 +1073,16 @@ cudaError_t sc_cu_select(const uint8_t *cond, const float *a, const float *b, fl
 	if (n <= 0)
 		return cudaSuccess;
 	select_k<<<blocks_for(n), THREADS, 0, s>>>(cond, a, b, y, n);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_rotary(int64_t mode, int transpose, const float *x, const float *cos, const float *sin, float *y,
+                         const sc_cu_walk *w, cudaStream_t s)
+{
+	int64_t n = walk_count(w);
+	if (n <= 0)
+		return cudaSuccess;
+	rotary_k<<<blocks_for(n), THREADS, 0, s>>>(mode, transpose, x, cos, sin, y, n, *w);
 	return cudaGetLastError();
 }
 

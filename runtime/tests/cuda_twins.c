@@ -168,6 +168,19 @@ static void test_elementwise(void)
 		sc_cpu_select(cond, k != 2 ? a : NULL, k != 1 ? dy : NULL, y, n);
 		twin(sel[k], dyv, y, n, 0);
 	}
+	/* RotaryPositionEmbedding: x (2, 3, 2, 10) of n, cos (1, 1, 2, 10) and
+	 * sin (2, 1, 2, 10) from dy's elements, both modes, forward and transposed */
+	{
+		const int64_t xd[4] = {2, 3, 2, 10}, cd[4] = {1, 1, 2, 10}, sd[4] = {2, 1, 2, 10};
+		for (int k = 0; k < 4; k++) {
+			sc_rotary(rt, k / 2, k % 2, da, xd, ddy, cd, ddy + 40, sd, dyv);
+			sc_cpu_rotary(k / 2, k % 2, a, xd, dy, cd, dy + 40, sd, y);
+			twin(k % 2 ? "rotary transposed" : "rotary", dyv, y, 120, 1e-6);
+		}
+		sc_rotary(rt, 0, 0, da, xd, NULL, cd, ddy, xd, dyv);
+		sc_cpu_rotary(0, 0, a, xd, NULL, cd, dy, xd, y);
+		twin("rotary, zeros for cos", dyv, y, 120, 1e-6);
+	}
 	sc_bias_add(rt, da, ddy, dyv, 1, n);
 	sc_cpu_bias_add(a, dy, y, 1, n);
 	twin("bias_add", dyv, y, n, 1e-6);

@@ -135,6 +135,46 @@ Test(grad, select)
 	check_grad("select db", sel_fwd, b, 40, &c, w, 40, db);
 }
 
+/* ---- rotary: x (2, 2, 3, 4), cos (1, 1, 3, 4) broadcast, sin (2, 1, 3, 4);
+ * dx is the transposed kernel on dy, dcos and dsin the forward with dy for
+ * one table and zeros for the other, summed down to the table's shape ---- */
+
+typedef struct {
+	int mode, wrt;   /* 0: x, 1: cos, 2: sin */
+	const float *x, *cos, *sin;
+} RotCtx;
+
+static const int64_t rot_x[4] = {2, 2, 3, 4}, rot_c[4] = {1, 1, 3, 4}, rot_s[4] = {2, 1, 3, 4};
+
+static void rot_fwd(const float *v, float *y, const void *c)
+{
+	const RotCtx *r = c;
+	sc_cpu_rotary(r->mode, 0, r->wrt == 0 ? v : r->x, rot_x, r->wrt == 1 ? v : r->cos, rot_c, r->wrt == 2 ? v : r->sin,
+	              rot_s, y);
+}
+
+Test(grad, rotary)
+{
+	float x[48], cs[12], sn[24], w[48], dx[48], full[48], dc[12], ds[24];
+	rand_fill(x, 48, 90, -2, 2);
+	rand_fill(cs, 12, 91, -1, 1);
+	rand_fill(sn, 24, 92, -1, 1);
+	rand_fill(w, 48, 93, -1, 1);
+	for (int mode = 0; mode < 2; mode++) {
+		RotCtx c = {mode, 0, x, cs, sn};
+		sc_cpu_rotary(mode, 1, w, rot_x, cs, rot_c, sn, rot_s, dx);
+		check_grad(mode ? "rotary dx, interleaved" : "rotary dx", rot_fwd, x, 48, &c, w, 48, dx);
+		sc_cpu_rotary(mode, 0, x, rot_x, w, rot_x, NULL, rot_x, full);
+		sc_cpu_sum_to_shape(full, rot_x, 4, dc, rot_c, 4);
+		c.wrt = 1;
+		check_grad(mode ? "rotary dcos, interleaved" : "rotary dcos", rot_fwd, cs, 12, &c, w, 48, dc);
+		sc_cpu_rotary(mode, 0, x, rot_x, NULL, rot_x, w, rot_x, full);
+		sc_cpu_sum_to_shape(full, rot_x, 4, ds, rot_s, 4);
+		c.wrt = 2;
+		check_grad(mode ? "rotary dsin, interleaved" : "rotary dsin", rot_fwd, sn, 24, &c, w, 48, ds);
+	}
+}
+
 /* ---- softmax ---- */
 
 typedef struct {

@@ -391,6 +391,33 @@ static bool eval_select(Eval *e)
 	return true;
 }
 
+/* RotaryPositionEmbedding: x cos + r(x) sin, r the rotation of the mode
+ * (0: rotate-half, (-x2, x1); 1: interleaved pairs, (x0, x1) -> (-x1, x0)),
+ * cos and sin broadcast to x. */
+static bool eval_rotary(Eval *e)
+{
+	const SimTensor *x = &e->ins[0], *c = &e->ins[1], *s = &e->ins[2];
+	if (x->rank != 4 || x->dims[3] % 2 || c->rank != 4 || s->rank != 4)
+		return fail(e, "x, cos and sin must be 4-D, x's last dim even");
+	int r;
+	int64_t dims[MAX_DIMS], sc[MAX_DIMS], ss[MAX_DIMS];
+	if (!broadcast_shape(e, c->dims, 4, x->dims, 4, &r, dims) || !same_dims(r, dims, 4, x->dims) ||
+	    !broadcast_shape(e, s->dims, 4, x->dims, 4, &r, dims) || !same_dims(r, dims, 4, x->dims))
+		return fail(e, "cos and sin must broadcast to x");
+	if (!expect_out(e, 4, x->dims))
+		return false;
+	broadcast_strides(c->dims, 4, 4, 1, sc);
+	broadcast_strides(s->dims, 4, 4, 1, ss);
+	int64_t d = x->dims[3], h = d / 2;
+	for (int64_t j = 0; j < x->size; j++) {
+		int64_t col = j % d, p = e->n->a.mode ? (col % 2 ? j - 1 : j + 1) : col < h ? j + h : j - h;
+		double rot = p > j ? -x->data[p] : x->data[p];
+		e->out->data[j] = x->data[j] * c->data[offset_of(j, 4, x->dims, sc)] +
+		                  rot * s->data[offset_of(j, 4, x->dims, ss)];
+	}
+	return true;
+}
+
 /* Dropout: the simulator runs the forward graph as inference does, where
  * Dropout is the identity (docs/operators.md); its training mask is the
  * runtime's and tools/ref_eval.py's. */
@@ -414,7 +441,7 @@ static bool eval_constant(Eval *e)
 	for (int64_t j = 0; j < y->size; j++) {
 		int64_t idx[MAX_DIMS], rest = j;
 		for (int d = r - 1; d >= 0; d--) {   /* where element j lies in the whole value */
-			idx[d] = rest % y->dims[d] + ((a->present & (1u << ATTR_BEGIN)) ? a->begin[d] : 0);
+			idx[d] = rest % y->dims[d] + ((a->present & (ATTR_BIT(ATTR_BEGIN))) ? a->begin[d] : 0);
 			rest /= y->dims[d];
 		}
 		double v;
@@ -423,7 +450,7 @@ static bool eval_constant(Eval *e)
 		} else {
 			int64_t row = idx[r - 2], col = idx[r - 1], hd = a->shape[a->nshape - 1];
 			if (e->n->op == OP_CAUSAL_MASK)
-				v = t == DT_BOOL ? col <= row : col > row ? ((a->present & (1u << ATTR_FILL)) ? a->fill : -dtype_max(t)) : 0;
+				v = t == DT_BOOL ? col <= row : col > row ? ((a->present & (ATTR_BIT(ATTR_FILL))) ? a->fill : -dtype_max(t)) : 0;
 			else {
 				double angle = (double)row * pow(a->theta, -2.0 * (double)(col % (hd / 2)) / (double)hd);
 				v = e->n->op == OP_ROPE_SIN ? sin(angle) : cos(angle);
@@ -730,7 +757,7 @@ static bool eval_sparse_ce(Eval *e)
 		return fail(e, "needs logits (N, C) and labels (N,)");
 	if (e->n->nin == 4) {   /* a class slice's piece: each row's loss where it holds the label, else 0 */
 		const SimTensor *mx = &e->ins[2], *sum = &e->ins[3];
-		int64_t c = x->dims[1], off = (e->n->a.present & (1u << ATTR_OFFSET)) ? e->n->a.offset : 0;
+		int64_t c = x->dims[1], off = (e->n->a.present & (ATTR_BIT(ATTR_OFFSET))) ? e->n->a.offset : 0;
 		if (mx->size != x->dims[0] || sum->size != x->dims[0])
 			return fail(e, "a class slice's piece needs each row's maximum and sum, (N, 1)");
 		if (!expect_out(e, 1, x->dims))
@@ -790,6 +817,8 @@ static bool eval_op(Eval *e)
 		return eval_unary(e);
 	case OP_SELECT:
 		return eval_select(e);
+	case OP_ROTARY:
+		return eval_rotary(e);
 	case OP_DROPOUT:
 		return eval_dropout(e);
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX:

@@ -781,6 +781,34 @@ Test(text, select_and_its_gradients)
 	free(t);
 }
 
+/* RotaryPositionEmbedding: one sc_rotary call forward, the transposed one
+ * for x's gradient; a parameter sin broadcast over the heads takes the
+ * forward with dy for sin and zeros for cos, in scratch, summed down to its
+ * shape; the input cos has none. */
+Test(text, rotary_and_its_gradients)
+{
+	char *t = rank_text_of("context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
+	                       "graph @m(%x: <Parameter[Float32], (1, 2, 2, 4)> = normal(0.5),\n"
+	                       "         %c: <Tensor[Float32], (1, 1, 2, 4)> = uniform(-1, 1),\n"
+	                       "         %s: <Parameter[Float32], (1, 1, 2, 4)> = normal(0.5)) {\n"
+	                       "  %y = RotaryPositionEmbedding(%x, %c, %s) {mode: 1}\n"
+	                       "  %l = ReduceSum(%y) {axis: (0, 1, 2, 3)}\n"
+	                       "  return %l\n"
+	                       "}\n"
+	                       "train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n",
+	                       0);
+	expect_line(t, "sc_rotary(rt, 1, 0, x, (const int64_t[]){1, 2, 2, 4}, c, (const int64_t[]){1, 1, 2, 4}, s, "
+	               "(const int64_t[]){1, 1, 2, 4}, y);");
+	expect_line(t, "sc_rotary(rt, 1, 1, grad_y, (const int64_t[]){1, 2, 2, 4}, c, (const int64_t[]){1, 1, 2, 4}, s, "
+	               "(const int64_t[]){1, 1, 2, 4}, grad_x);");
+	expect_line(t, "sc_rotary(rt, 1, 0, x, (const int64_t[]){1, 2, 2, 4}, NULL, (const int64_t[]){1, 2, 2, 4}, grad_y, "
+	               "(const int64_t[]){1, 2, 2, 4}, (float *)(slab + 2048));");
+	expect_line(t, "sc_sum_to_shape(rt, (float *)(slab + 2048), (const int64_t[]){1, 2, 2, 4}, 4, grad_s, "
+	               "(const int64_t[]){1, 1, 2, 4}, 4);");
+	expect_no_line(t, "grad_c");
+	free(t);
+}
+
 /* An erf GeLU, a Mul and an Add: one chain whose GeLU step is the erf
  * form's kernel, forward; its adjoint is the erf form's too. */
 Test(fuse, gelu_erf_form_in_a_chain)

@@ -410,6 +410,33 @@ Test(rules, select)
 	run_free(r);
 }
 
+/* RotaryPositionEmbedding: x's four dims, the head dim whole; cos and sin
+ * follow the dims they do not broadcast over (their size-1 dims map to none),
+ * so splitting the sequence splits the tables by rows and the batch not. */
+Test(rules, rotary)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (4, 2, 8, 16)>, %c: <Tensor[Float32], (1, 1, 8, 16)>,\n"
+	                 "         %s: <Tensor[Float32], (4, 1, 8, 16)>) {\n"
+	                 "  %y = RotaryPositionEmbedding(%x, %c, %s) {in_strategy: ((2, 2, 2, 1), (1, 1, 2, 1), (2, 1, 2, 1))}\n"
+	                 "  %z = RotaryPositionEmbedding(%x, %c, %s) {mode: 1, in_strategy: ((2, 1, 2, 2), (1, 1, 2, 2), "
+	                 "(2, 1, 2, 2))}\n"
+	                 "  return %y, %z\n}\n");
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "y", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.nod, 4);
+	expect_dims(od.in_dim[0], 4, (int[]){0, 1, 2, 3}, "x");
+	expect_dims(od.in_dim[1], 4, (int[]){-1, -1, 2, 3}, "cos");
+	expect_dims(od.in_dim[2], 4, (int[]){0, -1, 2, 3}, "sin");
+	cr_assert(od.whole == 1u << 3, "the head dim whole, the others free");
+	TensorLayout c;
+	op_in_layout(&od, &s, 1, &c);
+	cr_assert(axis_of(&c, 0) < 0 && axis_of(&c, 2) >= 0, "cos split by rows only");
+	cr_assert(!rule(r, "z", &od, &s), "a split head dim accepted");
+	expect_msg(r, "the head dim, whose halves (or pairs) the rotation mixes");
+	run_free(r);
+}
+
 /* Split: x's dims, the split axis whole (its slice, as StridedSlice's cut
  * dims); Dropout: elementwise, any split. */
 Test(rules, split_and_dropout)
