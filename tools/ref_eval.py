@@ -81,7 +81,11 @@ Choices where MindSpore leaves room:
   1e-8, weight_decay 0; AdamWeightDecay the same but eps 1e-6.  nn.Momentum
   has no default learning_rate or momentum, so both must be given.
   Optimizer arguments are named (`Momentum(learning_rate: 0.2, momentum:
-  0.1)`), and `steps` defaults to 1.  `clip_global_norm: c` in the train
+  0.1)`), and `steps` defaults to 1.  `accumulate_steps: n` runs n
+  micro-batches a step (micro-batch m of step s the run's batch (s - 1) n +
+  m + 1, from --data), sums their gradients of loss / n in float64, rounds
+  the sum once and updates once; the loss printed is the micro-batches'
+  mean.  `clip_global_norm: c` in the train
   block scales every gradient by c / max(global norm, c) before the update
   (ops.clip_by_global_norm; the norm over every trained parameter).
   learning_rate is a number or a schedule, evaluated at MindSpore's
@@ -2019,14 +2023,23 @@ def lr_at(schedule, g):
     raise AssertionError(name)
 
 
+def accumulate_config(module):
+    """The train block's accumulate_steps: micro-batches a step (1: none)."""
+    block, offset = module.train
+    n = block.get("accumulate_steps", 1)
+    if type(n) is not int or not 1 <= n <= 1000000:
+        raise ModelError(offset, "accumulate_steps is a positive integer, at most 1000000")
+    return n
+
+
 def optimizer_config(module):
     """(name, {argument: value}, steps, clip_global_norm or None) of the train block."""
     block, offset = module.train
     for key in block:
-        if key not in ("loss", "optimizer", "steps", "clip_global_norm", "precision", "init_loss_scale",
-                       "scale_factor", "scale_window", "recompute", "weight_decay_params"):
-            raise ModelError(offset, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm, "
-                             "precision, init_loss_scale, scale_factor, scale_window, recompute, "
+        if key not in ("loss", "optimizer", "steps", "accumulate_steps", "clip_global_norm", "precision",
+                       "init_loss_scale", "scale_factor", "scale_window", "recompute", "weight_decay_params"):
+            raise ModelError(offset, "unknown train key '%s' (expected loss, optimizer, steps, accumulate_steps, "
+                             "clip_global_norm, precision, init_loss_scale, scale_factor, scale_window, recompute, "
                              "weight_decay_params)" % key)
     if block.get("recompute", False) not in (True, False):   # recomputation changes no number
         raise ModelError(offset, "recompute is true or false")
@@ -2181,19 +2194,33 @@ def train(prog, module, feeds, steps_override, out, data=None):
     scaling = loss_scale_config(module)
     scale, good, updates = (scaling[0] if scaling else 1.0), 0, 0
     prog.train = True
+    n = accumulate_config(module)
     for t in range(1, steps + 1):
-        if data:
-            params.update(data.batch(t))
-        prog.step = t
-        vals = forward(prog, params)
-        if vals[prog.loss].shape != ():
-            raise ModelError(prog.loss_offset, "the loss '%%%s' is %s, not a scalar"
-                             % (prog.names[prog.loss], vals[prog.loss].shape))
+        # accumulate_steps n: micro-batch m of step t is the run's batch (t - 1) n + m + 1,
+        # each seeded with scale / n (the gradient of the micro-batches' mean loss),
+        # the gradients summed in float64 and rounded once, the loss the mean.
+        grads, loss_sum = {}, 0.0
+        for m in range(n):
+            batch = (t - 1) * n + m + 1
+            if data:
+                params.update(data.batch(batch))
+            prog.step = batch
+            vals = forward(prog, params)
+            if vals[prog.loss].shape != ():
+                raise ModelError(prog.loss_offset, "the loss '%%%s' is %s, not a scalar"
+                                 % (prog.names[prog.loss], vals[prog.loss].shape))
+            loss_sum += float(np.float32(vals[prog.loss]))
+            micro = backward(prog, vals, prog.loss, scale / n if n > 1 else scale)
+            for v in trained:
+                if v in micro:
+                    grads[v] = widen(micro[v], trained[v][1]) + grads.get(v, 0.0)
+        for v in grads:
+            grads[v] = to_dtype(grads[v], trained[v][1]) if n > 1 else micro[v]
         if "schedule" in hyper:
             hyper["learning_rate"] = lr_at(hyper["schedule"], updates)   # the updates before this one
-        out.write("step: %d, loss is %s, lr %.6g\n" % (t, format_loss(vals[prog.loss]), hyper["learning_rate"]))
+        loss = vals[prog.loss] if n == 1 else np.float32(loss_sum / n)
+        out.write("step: %d, loss is %s, lr %.6g\n" % (t, format_loss(loss), hyper["learning_rate"]))
         out.flush()
-        grads = backward(prog, vals, prog.loss, scale)
         if scaling:
             # Dynamic loss scaling: an inf or NaN in any scaled gradient skips the
             # step and divides the scale (not below 1); else the gradients are
