@@ -21,7 +21,7 @@ COMPILER_SRCS := util.c diag.c lit.c ir.c parse.c context.c check.c check_train.
 COMPILER_OBJS := $(COMPILER_SRCS:.c=.o) parser.o lexer.o
 UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_manifest test_eval test_simulate \
 	test_redistribute test_search test_emit test_recompute test_optimizer_parallel test_checkpoint \
-	test_rules test_cost test_autocast test_autodiff test_bucket test_fuse test_pipeline
+	test_rules test_cost test_autocast test_autodiff test_accumulate test_bucket test_fuse test_pipeline
 
 .PHONY: all deps demo test docs-check unit golden agree roundtrip dumps search structure json outdir sweep newop bounds fuzz fuzz-build bench bench-search install clean fresh-check
 all: deps $(B)/shardc runtime
