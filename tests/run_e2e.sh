@@ -390,12 +390,15 @@ def widen(m):   # a Tensor input of the entry graph: dim 0 times n, and its data
     data.append(m.group(1))
     return "%%%s: <Tensor[%s], (%s)>" % (m.group(1), m.group(2), ", ".join(str(d) for d in [dims[0] * n] + dims[1:]))
 entry = big.rindex("\ngraph")
+other = re.findall(r"%(\w+): <Tensor\[(?!Float32\])", big[entry:])
+if other:
+    sys.exit("the large-batch check feeds Float32 inputs only, not %s" % ", ".join(other))
 big = big[:entry] + re.sub(r"%(\w+): <Tensor\[(Float32)\], \(([\d, ]+)\)>", widen, big[entry:])
 open(w + "/big.ir", "w").write(big)
 open(w + "/data", "w").write(" ".join("--data %s=%s/%s.npy" % (d, w, d) for d in data))
 PY
 		then
-			bad "$name: cannot write the variant"
+			bad "$name: cannot write the variant (above)"
 			continue
 		fi
 		rtol=$ACC_RTOL
