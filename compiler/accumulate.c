@@ -22,8 +22,8 @@
  * such operators and the update read; of those, a collective that sends
  * bytes (but a ReduceScatter with optimizer_level 2, which slices the
  * gradients every micro-batch as MindSpore's level2 does, so the buffers
- * are the slices), a squared norm or a clip, and all that reads their
- * results. Nothing here changes a program without accumulation. */
+ * are the slices), a Cast's adjoint, a squared norm or a clip, and all that
+ * reads their results. Nothing here changes a program without accumulation. */
 #include "shardc.h"
 
 #include <stdlib.h>
@@ -44,12 +44,16 @@ static bool moves_gradient(const Lowered *l, int i)
 }
 
 /* Where the tail starts: a collective that sends (but level2's
- * ReduceScatter), a squared norm, a clip. */
+ * ReduceScatter), a squared norm, a clip, and the Cast back of a
+ * parameter's copy in another type (mixed precision's half copy): its
+ * gradient is summed in Float32 and rounded once to the copy's type, as the
+ * kernels of a batch N times larger round it, on any number of ranks (a
+ * half collective before it rounds there too). */
 static bool starts_tail(const Lowered *l, int i)
 {
 	const LOp *o = &l->ops[i];
-	if (o->grad == GRAD_SQNORM || o->grad == GRAD_CLIP)
-		return true;
+	if (o->grad == GRAD_SQNORM || o->grad == GRAD_CLIP || o->grad == GRAD_ADJOINT)
+		return true;   /* (moves_gradient: an adjoint there is a Cast's) */
 	if (o->grad != GRAD_NONE || !o->step || !o->bytes)
 		return false;
 	return !(o->step->kind == STEP_REDUCE_SCATTER && l->m->ctx.parallel_optimizer && l->m->ctx.optimizer_level == 2);

@@ -1912,12 +1912,13 @@ def forward(prog, feeds):
     return vals
 
 
-def backward(prog, vals, loss, seed=1.0):
-    """Gradients of `seed` times value `loss` with respect to every float value it depends on."""
+def backward(prog, vals, loss, seed=1.0, stop=()):
+    """Gradients of `seed` times value `loss` with respect to every float value it depends on
+    (not through the instructions in stop: their results' gradients are left where they are)."""
     adj = {loss: to_dtype(np.full(vals[loss].shape, seed), prog.dtypes[loss])}
     with np.errstate(all="ignore"):
         for ins in reversed(prog.instrs):
-            if ins.out not in adj:
+            if ins.out not in adj or ins in stop:
                 continue
             g = widen(adj[ins.out], prog.dtypes[ins.out])
             args = [widen(vals[v], prog.dtypes[v]) for v in ins.ins]
@@ -2195,11 +2196,14 @@ def train(prog, module, feeds, steps_override, out, data=None):
     scale, good, updates = (scaling[0] if scaling else 1.0), 0, 0
     prog.train = True
     n = accumulate_config(module)
+    # a trained parameter's copy in another type (mixed precision's half copy, a Cast of it):
+    # with accumulation its gradient is summed and rounded to the copy's type before it is cast back
+    copies = [ins for ins in prog.instrs if ins.op == "Cast" and ins.ins[0] in trained] if n > 1 else []
     for t in range(1, steps + 1):
         # accumulate_steps n: micro-batch m of step t is the run's batch (t - 1) n + m + 1,
         # each seeded with scale / n (the gradient of the micro-batches' mean loss),
         # the gradients summed in float64 and rounded once, the loss the mean.
-        grads, loss_sum = {}, 0.0
+        grads, loss_sum, copied = {}, 0.0, {}
         for m in range(n):
             batch = (t - 1) * n + m + 1
             if data:
@@ -2210,12 +2214,19 @@ def train(prog, module, feeds, steps_override, out, data=None):
                 raise ModelError(prog.loss_offset, "the loss '%%%s' is %s, not a scalar"
                                  % (prog.names[prog.loss], vals[prog.loss].shape))
             loss_sum += float(np.float32(vals[prog.loss]))
-            micro = backward(prog, vals, prog.loss, scale / n if n > 1 else scale)
+            micro = backward(prog, vals, prog.loss, scale / n if n > 1 else scale, copies)
             for v in trained:
                 if v in micro:
                     grads[v] = widen(micro[v], trained[v][1]) + grads.get(v, 0.0)
+            for ins in copies:
+                if ins.out in micro:
+                    copied[ins] = widen(micro[ins.out], prog.dtypes[ins.out]) + copied.get(ins, 0.0)
         for v in grads:
             grads[v] = to_dtype(grads[v], trained[v][1]) if n > 1 else micro[v]
+        for ins, g in copied.items():   # each copy's sum rounded to its type, then cast back
+            v, dt = ins.ins[0], trained[ins.ins[0]][1]
+            g = to_dtype(widen(to_dtype(g, prog.dtypes[ins.out]), prog.dtypes[ins.out]), dt)
+            grads[v] = g if v not in grads else to_dtype(widen(grads[v], dt) + widen(g, dt), dt)
         if "schedule" in hyper:
             hyper["learning_rate"] = lr_at(hyper["schedule"], updates)   # the updates before this one
         loss = vals[prog.loss] if n == 1 else np.float32(loss_sum / n)

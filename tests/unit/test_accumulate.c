@@ -5,7 +5,7 @@
  * and the adjoints run every micro-batch, the parameters' gradient
  * AllReduces once a step, each reading a gradient summed over the
  * micro-batches; a step's bytes count the once-a-step collectives once and
- * the others N times; with clip_global_norm the norm is taken once a step,
+ * the others N times, its memory one micro-batch's and the sums'; with clip_global_norm the norm is taken once a step,
  * of the sums; with ZeRO level2 the ReduceScatters go out every micro-batch
  * and the sums are their slices, with level1 once a step of whole sums. */
 #include <criterion/criterion.h>
@@ -28,14 +28,34 @@ static char *mlp(const char *ctx, const char *train)
 	return text;
 }
 
+/* The runs to free at the end of a test (run_free checks for leaks). */
+static Run *runs[8];
+static int nruns;
+
+static void free_runs(void)
+{
+	while (nruns)
+		run_free(runs[--nruns]);
+}
+
+/* The model lowered and planned. */
 static Lowered *lowered(const char *ctx, const char *train)
 {
 	char *text = mlp(ctx, train);
 	Run *r = compile(text);
 	expect_clean(r);
-	Lowered *l = lower_run(r, NULL, STAGE_FUSE);
+	Lowered *l = lower_run(r, NULL, STAGE_PLAN);
 	free(text);
+	runs[nruns++] = r;
 	return l;
+}
+
+static Program *plan_of(const Lowered *l)
+{
+	for (int k = 0; k < nruns; k++)
+		if (runs[k]->c.low == l)
+			return runs[k]->c.plan;
+	return NULL;
 }
 
 static bool is_reduce(const LOp *o, StepKind kind)
@@ -52,6 +72,7 @@ Test(accumulate, nothing_without_the_key)
 		cr_assert_eq(op_runs(l, i), 1);
 	Lowered *one = lowered("", ", accumulate_steps: 1");
 	cr_assert_null(one->once, "accumulate_steps: 1 is no accumulation");
+	free_runs();
 }
 
 Test(accumulate, gradient_reductions_once_a_step)
@@ -84,6 +105,18 @@ Test(accumulate, gradient_reductions_once_a_step)
 	/* the forward pass's bytes 4 times, the backward pass's (the gradients' sums) once */
 	cr_assert_eq(l->fwd_bytes, 4 * plain->fwd_bytes);
 	cr_assert_eq(l->comm_bytes - l->fwd_bytes, plain->comm_bytes - plain->fwd_bytes);
+	/* memory: one micro-batch's, and a Float32 sum of each gradient summed */
+	int64_t sums = 0;
+	for (int v = 0; v < l->nvalues; v++)
+		if (l->accumulated[v]) {   /* Float32, aligned to 256 bytes (plan.c) */
+			int64_t n = 4;
+			for (int d = 0; d < l->values[v].type.rank; d++)
+				n *= l->values[v].type.dims[d];
+			sums += (n + 255) / 256 * 256;
+		}
+	cr_assert_eq(emit_slab_bytes(plan_of(l)), emit_slab_bytes(plan_of(plain)) + sums, "slab %lld, without %lld + sums %lld",
+	             (long long)emit_slab_bytes(plan_of(l)), (long long)emit_slab_bytes(plan_of(plain)), (long long)sums);
+	free_runs();
 }
 
 Test(accumulate, clipping_once_a_step)
@@ -102,6 +135,7 @@ Test(accumulate, clipping_once_a_step)
 	}
 	cr_assert_eq(norms, 1);
 	cr_assert_eq(clips, 3);
+	free_runs();
 }
 
 /* ZeRO: level1 sums whole gradients and reduce-scatters them once a step;
@@ -125,4 +159,5 @@ Test(accumulate, zero_levels)
 		}
 		cr_assert_gt(scatters, 0, "level%d: no ReduceScatter", level);
 	}
+	free_runs();
 }
