@@ -161,3 +161,24 @@ Test(accumulate, zero_levels)
 	}
 	free_runs();
 }
+
+/* The search prices a micro-batch's share of a step: the parameters'
+ * gradient reductions at 1/N (once a step), but with level2's
+ * ReduceScatters, which go out every micro-batch. */
+Test(accumulate, search_prices_reductions_once)
+{
+	Cluster c;
+	cluster_default(&c);
+	const char *const level2 = ", enable_parallel_optimizer: true, optimizer_level: \"level2\"";
+	double cost[4];
+	const char *ctx[4] = {"", "", level2, level2};
+	const char *train[4] = {"", ", accumulate_steps: 4", "", ", accumulate_steps: 4"};
+	for (int k = 0; k < 4; k++) {
+		lowered(ctx[k], train[k]);
+		Run *r = runs[nruns - 1];
+		cost[k] = strategies_cost(r->c.m, r->c.flat, &r->c.st, &c);
+	}
+	cr_assert_lt(cost[1], cost[0], "accumulate_steps 4 costs %g, without %g", cost[1], cost[0]);
+	cr_assert_eq(cost[3], cost[2], "level2 with accumulate_steps costs %g, without %g", cost[3], cost[2]);
+	free_runs();
+}
