@@ -44,11 +44,13 @@ static bool candidate(const Lowered *l, int i)
 	       dtype_is_float(l->values[o->result].type.dtype);
 }
 
+/* One group, reduction and dtype; and with accumulation, all run every
+ * micro-batch or all once a step (accumulate.c). */
 static bool fits(const Lowered *l, const Bucket *b, int i)
 {
 	const LOp *a = &l->ops[b->member[0]], *o = &l->ops[i];
 	return redist_same_group(a->step, o->step) && a->step->op == o->step->op &&
-	       l->values[a->result].type.dtype == l->values[o->result].type.dtype;
+	       l->values[a->result].type.dtype == l->values[o->result].type.dtype && op_once(l, b->member[0]) == op_once(l, i);
 }
 
 static int64_t value_bytes(const LValue *v)
@@ -123,6 +125,12 @@ void bucket_gradients(Lowered *l, int64_t bucket_bytes)
 		}
 		l->recomputes = rec;
 		l->shadow = shadow;
+	}
+	if (l->once) {   /* and accumulate.c's */
+		bool *once = arena_alloc(a, sizeof(bool) * (size_t)l->nops);
+		for (int i = 0; i < l->nops; i++)
+			once[x.moved[i]] = l->once[i];
+		l->once = once;
 	}
 	free(x.waiting);
 	free(x.moved);

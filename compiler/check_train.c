@@ -1,7 +1,7 @@
 /* check_train.c: the train block decoded into the module's Train
  * (docs/language.md, Training): the loss, the optimizer and its arguments
  * with MindSpore's defaults and checks, a learning-rate schedule, steps,
- * clipping, precision and loss scaling, recomputation, weight_decay_params.
+ * gradient accumulation, clipping, precision and loss scaling, recomputation, weight_decay_params.
  *
  * Requires the entry graph's names resolved (check.c, check_names calls it
  * last); only the form is checked here, the loss's shape with the strategies
@@ -285,6 +285,7 @@ void check_train(Checker *c)
 	const Lit *scaling = NULL;
 	t->learning_rate = 0.1;
 	t->steps = 1;
+	t->accumulate_steps = 1;
 	for (int i = 0; i < t->lit->nitems; i++) {
 		const char *key = t->lit->keys[i]->s;
 		const Lit *v = t->lit->items[i];
@@ -301,6 +302,12 @@ void check_train(Checker *c)
 				ERR(c, v->span, "steps is a positive integer");
 			else
 				t->steps = v->i;
+		} else if (strcmp(key, "accumulate_steps") == 0) {
+			if (v->kind != LIT_INT || v->i < 1 || v->i > 1000000)
+				ERR(c, v->span, "accumulate_steps is a positive integer, at most 1000000 (the micro-batches whose "
+				    "gradients are summed before each optimizer step; 1: none)");
+			else
+				t->accumulate_steps = v->i;
 		} else if (strcmp(key, "clip_global_norm") == 0) {
 			if (!lit_is_number(v) || !(lit_number(v) > 0))
 				ERR(c, v->span, "clip_global_norm is a number greater than 0 (the largest global norm of the gradients)");
@@ -339,9 +346,9 @@ void check_train(Checker *c)
 		else if (strcmp(key, "optimizer") == 0)
 			check_optimizer(c, t, v);
 		else {
-			static const char *const keys[] = {"loss", "optimizer", "steps", "clip_global_norm", "precision",
-			                                   "init_loss_scale", "scale_factor", "scale_window", "recompute",
-			                                   "weight_decay_params"};
+			static const char *const keys[] = {"loss", "optimizer", "steps", "accumulate_steps", "clip_global_norm",
+			                                   "precision", "init_loss_scale", "scale_factor", "scale_window",
+			                                   "recompute", "weight_decay_params"};
 			int nkeys = (int)(sizeof keys / sizeof *keys);
 			StrBuf b = {0};
 			sb_join(&b, keys, nkeys, ", ");

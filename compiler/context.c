@@ -134,7 +134,11 @@ bool check_context(Module *m, Diag *d)
 		bool ok = context_apply(&m->ctx, lit->keys[i]->s, lit->items[i], &err);
 		if (ok && m->ctx.dataset_tuple == lit->items[i])
 			m->ctx.dataset_src = m->src;
-		if (!ok && strcmp(err, "unknown context key") == 0) {
+		if (!ok && strcmp(lit->keys[i]->s, "accumulate_steps") == 0)   /* MindSpore sets it beside the context */
+			diag_error(d, m->src, lit->keys[i]->span, "accumulate_steps is a key of the train block, not of the "
+			           "context: train { loss: %%loss, accumulate_steps: 4 }%s", m->train ? "" : " (this model has "
+			           "no train block: only training sums gradients over micro-batches)");
+		else if (!ok && strcmp(err, "unknown context key") == 0) {
 			static const char *const keys[] = {"device_num", "parallel_mode", "search_mode", "dataset_strategy",
 			                                   "seed", "precision", "enable_parallel_optimizer", "optimizer_level",
 			                                   "optimizer_weight_shard_size"};

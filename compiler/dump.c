@@ -417,6 +417,10 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 	if (l->nfwd < l->nops)
 		sb_printf(b, "# Training: the backward pass, which the C emitter derives from this graph (autodiff.c),\n"
 		          "# sends %lld bytes more per step.\n", (long long)(l->comm_bytes - l->fwd_bytes));
+	if (l->once)
+		sb_printf(b, "# accumulate_steps %lld: a step runs this graph and the backward pass once a micro-batch, the\n"
+		          "# parameters' gradient collectives once, on the sums (accumulate.c); the bytes above are a step's.\n",
+		          (long long)m->train->accumulate_steps);
 	sb_printf(b, "context {\n  device_num: %lld,\n  parallel_mode: \"stand_alone\",\n  seed: %lld\n}\n",
 	          (long long)l->device_num, (long long)m->ctx.seed);
 	sb_printf(b, "\ngraph @%s(", g->name);

@@ -72,10 +72,17 @@ static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_
 	Attrs a;
 	switch (o->grad) {
 	case GRAD_SEED:
-	case GRAD_ZERO:
+	case GRAD_ZERO: {
+		char seed[64] = "1.0";   /* with accumulate_steps N: 1/N, the gradient of the micro-batches' mean loss */
+		if (l->once)
+			snprintf(seed, sizeof seed, "%s / %lld", l->overflow >= 0 ? "loss_scale" : "1.0",
+			         (long long)l->m->train->accumulate_steps);
+		else if (l->overflow >= 0)
+			snprintf(seed, sizeof seed, "loss_scale");
 		sb_printf(b, "sc_fill(rt, %s, %s, %lld, %s);", p->cname[o->result], sc_dtype_name(y->type.dtype),
-		          (long long)numel(y), o->grad != GRAD_SEED ? "0.0" : l->overflow >= 0 ? "loss_scale" : "1.0");
+		          (long long)numel(y), o->grad != GRAD_SEED ? "0.0" : seed);
 		break;
+	}
 	case GRAD_ACCUM:
 		emit_binary(b, p, "SC_ADD", o->in[0], o->in[1], o->result);
 		break;
@@ -514,8 +521,9 @@ static void emit_lr(StrBuf *b, const Program *p)
 /* The step's progress line (sc_print_step), after the backward pass: the
  * loss and the squared global norm (when clip_global_norm or loss scaling
  * computes it; norm says so), copied to the host where they are computed,
- * lr, and the samples a step (dim 0 of the first input) or, for an integer
- * input of rank 2 or more (token ids), the tokens. */
+ * lr, and the samples a step (dim 0 of the first input, times
+ * accumulate_steps) or, for an integer input of rank 2 or more (token ids),
+ * the tokens. */
 static void emit_progress(StrBuf *b, const Program *p, bool norm)
 {
 	const Lowered *l = p->l;
@@ -532,8 +540,105 @@ static void emit_progress(StrBuf *b, const Program *p, bool norm)
 			unit = "tokens";
 		}
 	}
+	if (l->once)   /* a step's micro-batches */
+		items *= (double)l->m->train->accumulate_steps;
 	sb_printf(b, "\t\tsc_print_step(rt, step, steps, t0, loss_now, lr, %s, %.17g, \"%s\");\n", norm ? "sqnorm_now" : "-1",
 	          items, unit);
+}
+
+/* text appended to b, each line one tab further in */
+static void indent(StrBuf *b, const StrBuf *text)
+{
+	for (size_t i = 0; i < text->len; i++) {
+		if ((i == 0 || text->data[i - 1] == '\n') && text->data[i] != '\n')
+			sb_putc(b, '\t');
+		sb_putc(b, text->data[i]);
+	}
+}
+
+/* accumulate_steps: gradient v, where the tail begins (accumulate.c), added
+ * to its Float32 sum; the last micro-batch writes the sum into v for the
+ * tail and the update (a half v: widened into the scratch, rounded once). */
+static void emit_accumulate(StrBuf *b, const Program *p, int v)
+{
+	const LValue *x = &p->l->values[v];
+	long long n = (long long)numel(x), acc = (long long)p->acc[v], at = (long long)p->scratch;
+	const char *c = p->cname[v];
+	if (!dtype_is_half(x->type.dtype)) {
+		sb_printf(b, "\t\tsc_binary(rt, SC_ADD, (float *)(slab + %lld), (const int64_t[]){%lld}, 1, %s, (const "
+		          "int64_t[]){%lld}, 1, last_micro ? %s : (float *)(slab + %lld), (const int64_t[]){%lld}, 1);  /* %%%s "
+		          "summed over the micro-batches */\n", acc, n, c, n, c, acc, n, x->name);
+		return;
+	}
+	const char *dt = sc_dtype_name(x->type.dtype);
+	sb_printf(b, "\t\t/* %%%s summed over the micro-batches, in Float32 */\n", x->name);
+	sb_printf(b, "\t\tsc_cast(rt, %s, %s, (float *)(slab + %lld), SC_F32, %lld);\n", c, dt, at, n);
+	sb_printf(b, "\t\tsc_binary(rt, SC_ADD, (float *)(slab + %lld), (const int64_t[]){%lld}, 1, (float *)(slab + "
+	          "%lld), (const int64_t[]){%lld}, 1, last_micro ? (float *)(slab + %lld) : (float *)(slab + %lld), (const "
+	          "int64_t[]){%lld}, 1);\n", acc, n, at, n, at, acc, n);
+	sb_printf(b, "\t\tif (last_micro)\n\t\t\tsc_cast(rt, (float *)(slab + %lld), SC_F32, %s, %s, %lld);\n", at, c,
+	          dt, n);
+}
+
+/* The tail's operators gathered in tail (accumulate.c): the sums of the
+ * gradients they read first (every micro-batch), then the operators, run by
+ * the last micro-batch only. */
+static void flush_tail(StrBuf *b, const Program *p, StrBuf *tail, const int *read, int nread, bool *summed)
+{
+	if (!tail->len)
+		return;
+	for (int k = 0; k < nread; k++)
+		if (p->l->accumulated[read[k]] && !summed[read[k]]) {
+			summed[read[k]] = true;
+			emit_accumulate(b, p, read[k]);
+		}
+	sb_puts(b, "\t\tif (last_micro) {   /* once a step, on the gradients summed over the micro-batches */\n");
+	indent(b, tail);
+	sb_puts(b, "\t\t}\n");
+	tail->len = 0;
+}
+
+/* The backward pass; whether it computes the squared global norm for
+ * clip_global_norm. With accumulate_steps, the operators that run once a
+ * step (op_once) wait in `if (last_micro)` blocks, the gradients they read
+ * summed before them; the gradients no such operator reads are summed at
+ * the end. */
+static bool emit_backward(StrBuf *b, const Program *p, int64_t rank, int64_t *members)
+{
+	const Lowered *l = p->l;
+	bool clip = false, *summed = l->once ? xcalloc((size_t)l->nvalues, sizeof(bool)) : NULL;
+	StrBuf tail = {0};
+	int *read = NULL, nread = 0, cap = 0;   /* what the tail's operators read */
+	for (int i = l->nfwd; i < l->nops; i++) {
+		if (op_shadow(l, i))   /* no code (recompute.c) */
+			continue;
+		StrBuf *w = b;
+		if (op_once(l, i)) {
+			w = &tail;
+			for (int k = 0; k < l->ops[i].nin; k++) {
+				if (nread == cap)
+					read = xrealloc(read, sizeof(int) * (size_t)(cap = cap ? 2 * cap : 64));
+				read[nread++] = l->ops[i].in[k];
+			}
+		} else {
+			flush_tail(b, p, &tail, read, nread, summed);
+			nread = 0;
+		}
+		if (l->ops[i].grad == GRAD_CLIP && !clip) {   /* the squared global norm, whole on every rank */
+			sb_printf(w, "\t\tsc_to_host(rt, &sqnorm_now, %s, sizeof sqnorm_now);\n", p->cname[l->ops[i].in[1]]);
+			clip = true;
+		}
+		sb_putc(w, '\t');
+		emit_op(w, p, i, rank, members);
+	}
+	flush_tail(b, p, &tail, read, nread, summed);
+	for (int v = 0; l->once && v < l->nvalues; v++)
+		if (l->accumulated[v] && !summed[v])
+			emit_accumulate(b, p, v);
+	sb_free(&tail);
+	free(read);
+	free(summed);
+	return clip;
 }
 
 /* program.c's main; rank only feeds lowered_rank_attrs, whose rank-dependent
@@ -583,6 +688,7 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	        "\t * (--input, --param), of the checkpoint (--params), or of the initializer. */\n");
 	for (int v = 0; v < l->nparams; v++)
 		emit_input(b, p, v);
+	int64_t n = l->once ? t->accumulate_steps : 1;   /* micro-batches a step */
 	sb_puts(b, "\tsc_safetensors_close(ckpt);\n");
 	if (t && l->overflow >= 0)
 		sb_printf(b, "\tdouble loss_scale = %.17g;   /* dynamic loss scaling (precision fp16) */\n"
@@ -591,14 +697,36 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 		emit_resume(b, p);
 	else
 		sb_puts(b, "\tconst int64_t first = 1;\n");
-	sb_puts(b, "\tsc_data_start(rt, data, first, steps);   /* --data: the first step's batch read from here */\n"
-	        "\n\tdouble t0 = sc_time(rt);\n\tfor (int64_t step = first; step <= steps; step++) {\n"
-	        "\t\tsc_data_step(rt, data, step);   /* --data: this step's batch in place, the next one read meanwhile */\n");
+	if (n > 1)
+		sb_printf(b, "\tsc_data_start(rt, data, (first - 1) * %lld + 1, steps * %lld);   /* --data: a batch a "
+		          "micro-batch, the first step's first read from here */\n", (long long)n, (long long)n);
+	else
+		sb_puts(b, "\tsc_data_start(rt, data, first, steps);   /* --data: the first step's batch read from here */\n");
+	sb_puts(b, "\n\tdouble t0 = sc_time(rt);\n\tfor (int64_t step = first; step <= steps; step++) {\n");
+	if (n == 1)
+		sb_puts(b, "\t\tsc_data_step(rt, data, step);   /* --data: this step's batch in place, the next one read "
+		        "meanwhile */\n");
 	if (t)
 		emit_lr(b, p);
+	StrBuf micro = {0};   /* with accumulate_steps: the body of the micro-batches' loop */
+	StrBuf *w = n > 1 ? &micro : b;
+	if (n > 1) {
+		int64_t first = p->persistent_bytes;
+		for (int v = 0; v < l->nvalues; v++)
+			first = p->acc[v] >= 0 && p->acc[v] < first ? p->acc[v] : first;
+		sb_printf(b, "\t\tsc_fill(rt, (float *)(slab + %lld), SC_F32, %lld, 0.0);   /* the gradients' sums over the "
+		          "micro-batches */\n\t\tfloat loss_now, sqnorm_now = -1;   /* printed after the backward pass */\n"
+		          "\t\tdouble loss_sum = 0;\n\t\t(void)sqnorm_now;\n"
+		          "\t\tfor (int64_t micro = 0; micro < %lld; micro++) {   /* accumulate_steps: micro-batches, one "
+		          "update */\n\t\t\tconst int last_micro = micro == %lld;\n"
+		          "\t\t\tconst int64_t batch = (step - 1) * %lld + micro + 1;   /* the run's micro-batches, from 1 */\n"
+		          "\t\t\tsc_data_step(rt, data, batch);   /* --data: this micro-batch's batch in place, the next one "
+		          "read meanwhile */\n", (long long)first, (long long)(p->persistent_bytes - first) / 4, (long long)n,
+		          (long long)(n - 1), (long long)n);
+	}
 	for (int i = 0; i < l->nfwd; i++) {
-		sb_putc(b, '\t');
-		emit_op(b, p, i, rank, members);
+		sb_putc(w, '\t');
+		emit_op(w, p, i, rank, members);
 	}
 	if (t) {
 		const LValue *lv = &l->values[l->loss];
@@ -606,24 +734,25 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 		StrBuf cast = {0};
 		if (dtype_is_half(lv->type.dtype)) {
 			sb_printf(&cast, "(float *)(slab + %lld)", (long long)p->scratch);
-			sb_printf(b, "\t\tsc_cast(rt, %s, %s, %s, SC_F32, 1);\n", lf, sc_dtype_name(lv->type.dtype), cast.data);
+			sb_printf(w, "\t\tsc_cast(rt, %s, %s, %s, SC_F32, 1);\n", lf, sc_dtype_name(lv->type.dtype), cast.data);
 			lf = cast.data;
 		}
-		sb_printf(b, "\t\tsc_check_loss(rt, step, %s);   /* NaN or inf: every rank stops */\n\t\tfloat loss_now, "
-		          "sqnorm_now = -1;   /* printed after the backward pass */\n\t\tsc_to_host(rt, &loss_now, %s, "
-		          "sizeof loss_now);\n\t\t(void)sqnorm_now;\n\n\t\t/* Backward. */\n", lf, lf);
+		if (n > 1)
+			sb_printf(w, "\t\tsc_check_loss(rt, step, %s);   /* NaN or inf: every rank stops */\n\t\tfloat loss_micro;\n"
+			          "\t\tsc_to_host(rt, &loss_micro, %s, sizeof loss_micro);\n\t\tloss_sum += loss_micro;\n\n"
+			          "\t\t/* Backward. */\n", lf, lf);
+		else
+			sb_printf(b, "\t\tsc_check_loss(rt, step, %s);   /* NaN or inf: every rank stops */\n\t\tfloat loss_now, "
+			          "sqnorm_now = -1;   /* printed after the backward pass */\n\t\tsc_to_host(rt, &loss_now, %s, "
+			          "sizeof loss_now);\n\t\t(void)sqnorm_now;\n\n\t\t/* Backward. */\n", lf, lf);
 		sb_free(&cast);
-		bool clip = false;
-		for (int i = l->nfwd; i < l->nops; i++) {
-			if (op_shadow(l, i))   /* no code (recompute.c) */
-				continue;
-			if (l->ops[i].grad == GRAD_CLIP && !clip) {   /* the squared global norm, whole on every rank */
-				sb_printf(b, "\t\tsc_to_host(rt, &sqnorm_now, %s, sizeof sqnorm_now);\n", p->cname[l->ops[i].in[1]]);
-				clip = true;
-			}
-			sb_putc(b, '\t');
-			emit_op(b, p, i, rank, members);
+		bool clip = emit_backward(w, p, rank, members);
+		if (n > 1) {
+			indent(b, &micro);
+			sb_printf(b, "\t\t}\n\t\tloss_now = (float)(loss_sum / %lld);   /* the mean over the micro-batches */\n",
+			          (long long)n);
 		}
+		sb_free(&micro);
 		if (l->overflow >= 0) {   /* loss scaling's squared norm of the scaled gradients, whole on every rank */
 			sb_printf(b, "\t\tsc_to_host(rt, &sqnorm_now, %s, sizeof sqnorm_now);\n\t\tsqnorm_now = (float)(sqnorm_now / "
 			          "(loss_scale * loss_scale));\n", p->cname[l->overflow]);

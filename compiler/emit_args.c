@@ -137,7 +137,8 @@ void piece_args(StrBuf *b, const Program *p, int v)
 }
 
 /* A Dropout's mask (docs/operators.md, Dropout): `gdims, ndim, start, ldims,
- * "name", seed, step, keep_prob` of forward operator f's piece, the name its
+ * "name", seed, step, keep_prob` of forward operator f's piece (with
+ * accumulate_steps the micro-batch's number, batch, for the step), the name its
  * result has in the flat graph (the same in a recomputed clone and for the
  * adjoint, so all three draw one mask). Without a train block keep_prob is 1:
  * the identity, as nn.Dropout in eval mode. */
@@ -148,8 +149,8 @@ void dropout_args(StrBuf *b, const Program *p, const LOp *f, double keep_prob)
 		die("Dropout %%%s has no flat node or no piece in the rank table", l->values[f->result].name);
 	const Graph *g = l->flat->g;
 	piece_args(b, p, f->result);
-	sb_printf(b, ", \"%s\", %lluu, step, %.17g", g->values[g->nodes[f->node].result].name,
-	          (unsigned long long)l->m->ctx.seed, l->m->train ? keep_prob : 1.0);
+	sb_printf(b, ", \"%s\", %lluu, %s, %.17g", g->values[g->nodes[f->node].result].name,
+	          (unsigned long long)l->m->ctx.seed, l->once ? "batch" : "step", l->m->train ? keep_prob : 1.0);
 }
 
 /* The table entry of operator o, or NULL. */

@@ -61,32 +61,32 @@ enum { NCOUNTERS = sizeof counters / sizeof counters[0] };
 
 void emit_checkpoint_options(StrBuf *b, const Program *p)
 {
-	sb_printf(b, "\tsc_checkpointing ck = sc_checkpoint_options(rt, %d);   /* --checkpoint, --resume */\n"
-	          "\t(void)ck;\n", p->l->m->train != NULL);
+	sb_printf(b, "\tsc_checkpointing ckpts = sc_checkpoint_options(rt, %d);   /* --checkpoint, --resume */\n"
+	          "\t(void)ckpts;\n", p->l->m->train != NULL);
 }
 
 void emit_resume(StrBuf *b, const Program *p)
 {
 	const Lowered *l = p->l;
 	sb_puts(b, "\tint64_t first = 1;   /* the first step: after the checkpoint's with --resume */\n"
-	        "\tif (ck.resume) {   /* the newest checkpoint's parameters, optimizer state and counters */\n"
-	        "\t\tsc_resume *res = sc_resume_open(rt, ck.resume);\n\t\tchar res_file[4400];\n"
-	        "\t\tsc_safetensors *from = sc_safetensors_open(rt, sc_resume_file(res, res_file, sizeof res_file), "
-	        "NULL, NULL, 0);\n");
-	each_tensor(b, p, "\t\t", "sc_load_safetensors(rt, from, ");
+	        "\tif (ckpts.resume) {   /* the newest checkpoint's parameters, optimizer state and counters */\n"
+	        "\t\tsc_resume *resumed = sc_resume_open(rt, ckpts.resume);\n\t\tchar resumed_file[4400];\n"
+	        "\t\tsc_safetensors *resumed_st = sc_safetensors_open(rt, sc_resume_file(resumed, resumed_file, "
+	        "sizeof resumed_file), NULL, NULL, 0);\n");
+	each_tensor(b, p, "\t\t", "sc_load_safetensors(rt, resumed_st, ");
 	for (int k = 0; l->overflow >= 0 && k < NCOUNTERS; k++)
-		sb_printf(b, "\t\t%s = sc_resume_value(rt, res, \"%s\");\n", counters[k], counters[k]);
-	sb_puts(b, "\t\tfirst = sc_resume_step(res) + 1;\n\t\tsc_safetensors_close(from);\n\t\tsc_resume_close(res);\n"
-	        "\t}\n");
+		sb_printf(b, "\t\t%s = sc_resume_value(rt, resumed, \"%s\");\n", counters[k], counters[k]);
+	sb_puts(b, "\t\tfirst = sc_resume_step(resumed) + 1;\n\t\tsc_safetensors_close(resumed_st);\n"
+	        "\t\tsc_resume_close(resumed);\n\t}\n");
 }
 
 void emit_checkpoint(StrBuf *b, const Program *p)
 {
 	const Lowered *l = p->l;
-	sb_puts(b, "\t\tif (sc_checkpoint_due(&ck, step, steps)) {   /* every --save-every K steps and the last */\n"
-	        "\t\t\tsc_checkpoint *c = sc_checkpoint_begin(ck.dir, step);\n");
-	each_tensor(b, p, "\t\t\t", "sc_checkpoint_add(c, ");
+	sb_puts(b, "\t\tif (sc_checkpoint_due(&ckpts, step, steps)) {   /* every --save-every K steps and the last */\n"
+	        "\t\t\tsc_checkpoint *saving = sc_checkpoint_begin(ckpts.dir, step);\n");
+	each_tensor(b, p, "\t\t\t", "sc_checkpoint_add(saving, ");
 	for (int k = 0; l->overflow >= 0 && k < NCOUNTERS; k++)
-		sb_printf(b, "\t\t\tsc_checkpoint_value(c, \"%s\", (double)%s);\n", counters[k], counters[k]);
-	sb_puts(b, "\t\t\tsc_checkpoint_end(rt, c, ck.keep);\n\t\t}\n");
+		sb_printf(b, "\t\t\tsc_checkpoint_value(saving, \"%s\", (double)%s);\n", counters[k], counters[k]);
+	sb_puts(b, "\t\t\tsc_checkpoint_end(rt, saving, ckpts.keep);\n\t\t}\n");
 }

@@ -17,6 +17,7 @@ struct Program {
 	int64_t *offset;         /* (nvalues) byte offset in the slab */
 	int *view;               /* (nvalues) the value whose buffer this one shares (copied_value), -1 none */
 	int64_t *state;          /* (nparams) optimizer state's offset (Adam: m, then v); -1 none */
+	int64_t *acc;            /* (nvalues) an accumulated gradient's Float32 sum's offset, -1; NULL without */
 	int64_t slab_bytes, persistent_bytes, scratch;  /* scratch: the offset of one op's temporary */
 	const char **cname;      /* (nvalues) C identifiers */
 	const char **arg;        /* (nvalues) what an operator passes: cname, or a half value's Float32 copy */

@@ -21,7 +21,7 @@
  *                                   every inserted collective in program order;
  *                                   "call": k, the runtime call it goes out in (a
  *                                   bucket of gradient AllReduces shares one, bucket.c)
- *    "collective_calls": 7,         runtime collective calls a run makes
+ *    "collective_calls": 7,         runtime collective calls a run (a training step) makes
  *    "comm_bytes_per_rank": [384, ...]}   docs/output.md, one entry per rank
  *
  * Besides comm_bytes_per_rank and the groups' members (each rank once per
@@ -428,23 +428,27 @@ static void add_collectives(json_t *root, const Lowered *l)
 
 	json_t *colls = json_array();
 	int calls = 0;
+	int64_t step_calls = 0;   /* a step's: with accumulate_steps, a micro-batch's N times (op_runs) */
 	for (int i = 0; i < l->nops; i++) {
 		const LOp *op = &l->ops[i];
 		if (!inserted_collective(op))
 			continue;
+		step_calls += (op_bucket(l, i) >= 0) * op_runs(l, i);
 		json_t *o = json_object();
 		set(o, "op", json_string(op_info[op->op].name));
 		set(o, "value", jstr(l->values[op->result].name));
 		set(o, "bytes_per_rank", json_integer(op->bytes));
 		calls += op_bucket(l, i) >= 0;
 		set(o, "call", json_integer(calls - 1));
+		if (l->once)   /* accumulate_steps: a micro-batch's collectives run N times a step */
+			set(o, "runs", json_integer(op_runs(l, i)));
 		Grid g = grid_of(op->step);
 		set(o, "group", jgrid(&g));
 		set(o, "why", jstr(op->why));
 		push(colls, o);
 	}
 	set(root, "collectives", colls);
-	set(root, "collective_calls", json_integer(calls));
+	set(root, "collective_calls", json_integer(step_calls));
 
 	for (int k = 0; k < ngroups; k++)
 		free(groups[k].members);
@@ -484,7 +488,7 @@ char *manifest_json(const Lowered *l)
 	for (int64_t r = 0; r < l->device_num; r++) {
 		int64_t sent = 0;
 		for (int k = 0; k < nsending; k++)
-			sent += l->ops[sending[k]].bytes;
+			sent += l->ops[sending[k]].bytes * op_runs(l, sending[k]);
 		push(per_rank, json_integer(sent));
 	}
 	free(sending);

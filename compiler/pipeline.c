@@ -18,7 +18,7 @@ const char *const stage_names[STAGE_COUNT] = {
 	[STAGE_PARSE] = "parse", [STAGE_CHECK] = "check", [STAGE_INFER] = "infer", [STAGE_VALIDATE] = "validate",
 	[STAGE_FLATTEN] = "flatten", [STAGE_AUTOCAST] = "autocast", [STAGE_KERNELS] = "kernels", [STAGE_STRATEGIES] = "strategies",
 	[STAGE_SEARCH] = "search", [STAGE_LOWER] = "lower", [STAGE_DIFFERENTIATE] = "differentiate",
-	[STAGE_RECOMPUTE] = "recompute", [STAGE_BUCKET] = "bucket", [STAGE_FUSE] = "fuse",
+	[STAGE_RECOMPUTE] = "recompute", [STAGE_ACCUMULATE] = "accumulate", [STAGE_BUCKET] = "bucket", [STAGE_FUSE] = "fuse",
 	[STAGE_PLAN] = "plan memory",
 };
 
@@ -138,6 +138,10 @@ static bool run_stage(Compilation *c, Stage s)
 	case STAGE_RECOMPUTE:
 		if (m->train)
 			recompute(c->low);
+		return true;
+	case STAGE_ACCUMULATE:
+		if (m->train)
+			accumulate_gradients(c->low);
 		return true;
 	case STAGE_BUCKET:
 		if (m->train)

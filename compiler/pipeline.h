@@ -22,6 +22,7 @@ typedef enum {
 	STAGE_LOWER,             /* one SPMD program with its redistributions */
 	STAGE_DIFFERENTIATE,     /* training: the backward pass */
 	STAGE_RECOMPUTE,         /* training: recomputed activations */
+	STAGE_ACCUMULATE,        /* training: what runs once a step with accumulate_steps */
 	STAGE_BUCKET,            /* training: gradient AllReduces in buckets */
 	STAGE_FUSE,              /* operators one kernel computes */
 	STAGE_PLAN,              /* the programs' buffer plan */

@@ -2,8 +2,9 @@
  *
  * Requires a Lowered program. Every rank runs the same sequence of operators
  * on pieces of the same local shapes, so one buffer plan serves them all:
- * parameters, inputs and optimizer state live for the whole run; every other
- * value gets a place in one slab from its definition to its last use
+ * parameters, inputs, optimizer state and accumulated gradients' sums
+ * (accumulate.c) live for the whole run; every other value gets a place in
+ * one slab from its definition to its last use
  * (placed offline, largest first, each at the lowest offset free for its
  * whole life), except a value that would only be a copy of another (a
  * Reshape, its adjoint), which is that value's bytes in its buffer (a
@@ -319,6 +320,14 @@ static void plan_buffers(Program *p)
 		p->state[v] = top;
 		top += aligned(value_bytes(&l->values[v])) * slots;
 	}
+	p->acc = NULL;
+	if (l->accumulated) {   /* accumulate_steps: a Float32 sum of each gradient where the tail begins */
+		p->acc = xmalloc(sizeof(int64_t) * (size_t)nv);
+		for (int v = 0; v < nv; v++) {
+			p->acc[v] = l->accumulated[v] ? top : -1;
+			top += l->accumulated[v] ? aligned(numel(&l->values[v]) * 4) : 0;
+		}
+	}
 	p->persistent_bytes = top;
 	/* Last uses: operators' inputs; the loss is printed after the forward
 	 * graph, the gradients feed the update, the results are saved at the end. */
@@ -383,6 +392,9 @@ static void plan_buffers(Program *p)
 		}
 	if (l->loss >= 0 && dtype_is_half(l->values[l->loss].type.dtype))
 		scratch = scratch > 4 ? scratch : 4;   /* the loss widened for printing */
+	for (int v = 0; p->acc && v < nv; v++)   /* a half gradient widened to be added to its sum */
+		if (p->acc[v] >= 0 && dtype_is_half(l->values[v].type.dtype) && aligned(numel(&l->values[v]) * 4) > scratch)
+			scratch = aligned(numel(&l->values[v]) * 4);
 	for (int v = l->nparams; v < nv; v++)
 		if (p->offset[v] >= 0)
 			p->offset[v] += p->persistent_bytes;
@@ -400,8 +412,13 @@ static const char *const reserved[] = {
 	"float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
 	"sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "main",
 	"argc", "argv", "rt", "slab", "step", "steps", "out_dir", "file", "t0", "t1", "NULL", "int64_t", "int32_t",
-	"uint8_t", "printf", "input_names", "param_names", "T", "sc_ranks", "ckpt", "ckpt_out",
+	"uint8_t", "printf", "input_names", "param_names", "input_inits", "T", "sc_ranks", "ckpt", "ckpt_out", "data",
+	"lr", "loss_now", "sqnorm_now", "sqnorm", "next", "loss_scale", "good_steps", "updates", "skipped_at_1",
+	"first", "ckpts", "resumed", "resumed_file", "resumed_st", "saving",
 };
+
+/* and with accumulate_steps, the micro-batches' loop's (emit.c) */
+static const char *const reserved_accumulate[] = {"micro", "last_micro", "batch", "loss_sum", "loss_micro"};
 
 typedef struct {
 	const char *name;
@@ -429,6 +446,9 @@ static void name_values(Program *p, Arena *arena)
 			sb_putc(&b, (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ? *c : '_');
 		for (size_t r = 0; r < sizeof reserved / sizeof *reserved; r++)
 			if (!strcmp(b.data, reserved[r]))
+				sb_puts(&b, "_");
+		for (size_t r = 0; l->once && r < sizeof reserved_accumulate / sizeof *reserved_accumulate; r++)
+			if (!strcmp(b.data, reserved_accumulate[r]))
 				sb_puts(&b, "_");
 		s[v] = (NameSlot){arena_strdup(arena, b.data), v};
 		sb_free(&b);
@@ -747,6 +767,7 @@ void emit_free(Program *p)
 	free(p->offset);
 	free(p->view);
 	free(p->state);
+	free(p->acc);
 	free(p->partition);
 	free(p->part);
 	free(p->entry);

@@ -202,9 +202,26 @@ bool is_param(const Search *x, int p)
 	return x->g->values[p].type.is_param;
 }
 
+/* With accumulate_steps N, whether the reduction of a gradient from source
+ * s goes out once a step (accumulate.c) while the rest of a step's costs
+ * are N micro-batches': a trained parameter's, or its copy's in another type
+ * (a Cast of it), but with optimizer_level 2, which reduce-scatters every
+ * micro-batch. */
+static bool reduced_once(const Search *x, const Src *s)
+{
+	const Context *ctx = &x->m->ctx;
+	if (ctx->parallel_optimizer && ctx->optimizer_level == 2)
+		return false;
+	if (s->kind == SRC_OP && x->g->nodes[s->id].op == OP_CAST)
+		s = &x->src[s->id][0];
+	return s->kind == SRC_PARAM && is_param(x, s->id);
+}
+
 /* With a train block, the backward pass's reduction of input k's gradient
  * (cost_input_gradient) when that input needs one: a trained parameter or an
- * operator's float result (indices and labels carry none). */
+ * operator's float result (indices and labels carry none). With
+ * accumulate_steps N, a reduction that goes out once a step is priced at
+ * 1/N of its cost: the costs are a micro-batch's share of a step. */
 static double grad_cost(Search *x, int v, int k, const TensorLayout *in, const TensorLayout *raw, bool before)
 {
 	const Node *nd = &x->g->nodes[v];
@@ -217,7 +234,9 @@ static double grad_cost(Search *x, int v, int k, const TensorLayout *in, const T
 	if (shared(x, v, k, in, grad_partial_axes(in, raw), before))
 		return 0;
 	const Value *val = &x->g->values[id];
-	return cost_input_gradient(x->cm, in, raw, val->type.dims, dtype_bytes(val->type.dtype));
+	double c = cost_input_gradient(x->cm, in, raw, val->type.dims, dtype_bytes(val->type.dtype));
+	int64_t n = x->m->train ? x->m->train->accumulate_steps : 1;
+	return n > 1 && reduced_once(x, s) ? c / (double)n : c;
 }
 
 /* v's compute under s, forward and, with a train block, backward: one

@@ -355,6 +355,7 @@ typedef struct {
 	bool nesterov;           /* SGD's nesterov, Momentum's use_nesterov */
 	double clip_global_norm; /* > 0: gradients scaled by clip / max(global norm, clip) first; 0: off */
 	int64_t steps;
+	int64_t accumulate_steps;/* micro-batches a step, their gradients summed before one update (1: off) */
 	DType precision;         /* the train block's precision, else the context's (check_train makes them one) */
 	/* precision "fp16": dynamic loss scaling (MindSpore's DynamicLossScaleManager). */
 	double init_loss_scale, scale_factor;
@@ -702,6 +703,9 @@ typedef struct {
 	                            points at it reads the recomputed operands through it */
 	int *bucket;             /* bucket.c: an AllReduce of gradients: n > 1 on the first of n
 	                            consecutive members sent in one call, -1 on the others, 0 alone */
+	bool *once;              /* accumulate.c: (nops) run once a step, on the micro-batches' summed gradients
+	                            (the rest run every micro-batch); NULL without accumulate_steps */
+	bool *accumulated;       /* accumulate.c: (nvalues) summed over the micro-batches where the tail begins */
 	struct Fusion *fusion;   /* (nops) fuse.c's side table; NULL before fuse_operators */
 	int *strided;            /* (nvalues) fuse.c: the TransposeFolded laying a value out with strides, -1;
 	                            NULL before fuse_operators */
@@ -746,6 +750,20 @@ void recompute(Lowered *l);
  * is no clone; whether it is a shadow (Lowered.shadow). */
 int op_recomputes(const Lowered *l, int i);
 bool op_shadow(const Lowered *l, int i);
+
+/* ---- accumulate.c: gradient accumulation ------------------------------ */
+
+/* Requires differentiate and recompute, before bucket_gradients. With the
+ * train block's accumulate_steps N > 1: which backward operators run once a
+ * step on the gradients summed over N micro-batches (Lowered.once: the
+ * parameters' gradient collectives and what follows them) and which values
+ * are summed where they begin (Lowered.accumulated); comm_bytes and
+ * fwd_bytes become a step's, the rest sent N times. Else nothing. */
+void accumulate_gradients(Lowered *l);
+/* Whether operator i runs once a step (Lowered.once); how many times a step
+ * it runs: accumulate_steps for the others, 1 without accumulation. */
+bool op_once(const Lowered *l, int i);
+int64_t op_runs(const Lowered *l, int i);
 
 /* ---- bucket.c: gradient AllReduces in buckets ------------------------- */
 

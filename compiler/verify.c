@@ -12,7 +12,8 @@
  * distinct ranks of its context. Fused kinds appear only once fuse.c has run (its side
  * table with them); a Fused placeholder names a later fused operator that
  * computes it; an adjoint has the kind of the operator it differentiates,
- * or a fused one. */
+ * or a fused one. With accumulate_steps, nothing run every micro-batch reads
+ * what runs once a step. */
 #include "pipeline.h"
 
 #include <stdlib.h>
@@ -79,6 +80,27 @@ static void check_fused(const Lowered *l, const char *stage, int i)
 		broken(l, stage, i, "an adjoint of another kind than its operator", o->result);
 }
 
+/* accumulate_steps: what runs every micro-batch reads nothing the last one
+ * alone computes (accumulate.c), and a bucket is all one or the other. */
+static void check_once(const Lowered *l, const char *stage)
+{
+	if (!l->once)
+		return;
+	bool *once = xcalloc((size_t)(l->nvalues ? l->nvalues : 1), sizeof *once);
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		for (int k = 0; !l->once[i] && k < o->nin; k++)
+			if (once[o->in[k]])
+				broken(l, stage, i, "an operator run every micro-batch reads what runs once a step", o->in[k]);
+		if (op_bucket(l, i) > 1)
+			for (int j = i + 1; j < i + op_bucket(l, i); j++)
+				if (l->once[j] != l->once[i])
+					broken(l, stage, j, "a bucket of once-a-step and every-micro-batch collectives", l->ops[j].result);
+		once[o->result] |= l->once[i] && !op_shadow(l, i);
+	}
+	free(once);
+}
+
 void verify_lowered(const Lowered *l, const char *stage)
 {
 	bool *defined = xcalloc((size_t)(l->nvalues ? l->nvalues : 1), sizeof *defined);
@@ -103,6 +125,7 @@ void verify_lowered(const Lowered *l, const char *stage)
 			broken(l, stage, -1, "a returned value no operator defines", l->rets[k]);
 	free(defined);
 	check_layouts(l, stage);
+	check_once(l, stage);
 }
 #else
 void verify_lowered(const Lowered *l, const char *stage)

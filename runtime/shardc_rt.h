@@ -267,7 +267,9 @@ void sc_load_indices(sc_rt *rt, const char *name, const char *path, void *dst, s
  * pieces into the inputs (a token id outside [0, bound) ends the run there
  * with status 1) and starts reading the next; sc_data_close prints, on rank
  * 0, the reader's time against a step's and frees it. Start, step and close
- * are collective; with no --data they do nothing. */
+ * are collective; with no --data they do nothing. With accumulate_steps N
+ * the program counts micro-batches as steps: start gets steps * N, and
+ * micro-batch m (from 0) of step s asks for (s - 1) N + m + 1. */
 typedef struct sc_data sc_data;
 sc_data *sc_data_new(sc_rt *rt);
 int sc_data_input(sc_data *d, const char *name, void *dst, sc_dtype dt, const int64_t *gdims, int ndim,

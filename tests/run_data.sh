@@ -15,7 +15,8 @@
 # with ids split inside the samples (--dataset-strategy ((2, 4), (8,)): each
 # rank reads one token of each of 4 samples), with the plan the double-recursive
 # search chooses on 8 ranks, and into an inference model
-# (matmul_relu_semi: the outputs are the last step's batch's). Then bad
+# (matmul_relu_semi: the outputs are the last step's batch's); both models
+# again with accumulate_steps, on 1 and 4 ranks. Then bad
 # inputs on 2 ranks: each gives a message naming the input and the file and
 # a non-zero exit, without a hang. Last line: N passed, N failed.
 set -u
@@ -100,6 +101,25 @@ for n in 1 2 4 8; do
 			--labels labels --shuffle 5
 	else
 		bad "tied_embedding on $n ranks: shardc or make fails: $(head -3 "$tmp/err")"
+	fi
+done
+# accumulate_steps: each micro-batch reads the next batch (micro-batch m of
+# step s the run's batch (s - 1) N + m), past the end of the data and
+# shuffled, as the reference reads them.
+sed 's/^train {/train {accumulate_steps: 3, /' "$mlp" >"$tmp/mlp_acc.ir"
+sed 's/^train {/train {accumulate_steps: 2, /' "$tied" >"$tmp/tied_acc.ir"
+for n in 1 4; do
+	if compile "$tmp/mlp_acc.ir" "$tmp/mlp_acc$n" "$n"; then
+		check "mlp .npy dataset, accumulate_steps 3, on $n ranks, --shuffle 3" "$tmp/mlp_acc.ir" "$tmp/mlp_acc$n" \
+			--data "x=$tmp/x.npy" --data "label=$tmp/label.npy" --shuffle 3
+	else
+		bad "mlp with accumulate_steps on $n ranks: shardc or make fails: $(head -3 "$tmp/err")"
+	fi
+	if compile "$tmp/tied_acc.ir" "$tmp/tied_acc$n" "$n"; then
+		check "token stream (llm.c .bin), accumulate_steps 2, on $n ranks" "$tmp/tied_acc.ir" "$tmp/tied_acc$n" \
+			--data "ids=$tmp/tok.bin:4" --labels labels
+	else
+		bad "tied_embedding with accumulate_steps on $n ranks: shardc or make fails: $(head -3 "$tmp/err")"
 	fi
 done
 check "token stream (headerless .bin) on 2 ranks" "$tied" "$tmp/tied2" --data "ids=$tmp/raw.bin:4" --labels labels

@@ -41,6 +41,11 @@ set -u
 shardc=$(realpath "${1:?usage: run_e2e.sh SHARDC [MODEL.ir...]}")
 shift
 [ $# -gt 0 ] || set -- ir-samples/*.ir tests/e2e/*.ir
+for m in "$@"; do   # a bare NAME: tests/e2e/NAME.ir or ir-samples/NAME.ir
+	[ -f "$m" ] || { [ -f "tests/e2e/$m.ir" ] && m=tests/e2e/$m.ir; } || { [ -f "ir-samples/$m.ir" ] && m=ir-samples/$m.ir; }
+	set -- "$@" "$m"
+	shift
+done
 root=$(pwd)
 py=/usr/bin/python3
 # E2E_WORK=DIR keeps every model's work there (DIR/NAME/n<N>: the compiled
@@ -343,6 +348,106 @@ PY
 			continue
 		fi
 		check "$tmp/$name.ir" "$name" $memsave_ranks
+	done
+done
+
+# Gradient accumulation: each model with accumulate_steps N in its train
+# block (tests/e2e/accumulate.ir) against the same model on batches N times
+# larger (every Tensor input's dim 0 times N) without it, both fed by run.sh
+# --data from one file per input of steps * N micro-batches (micro-batch m of
+# step s is batch (s - 1) N + m of the file; the large model's step s reads N
+# of them at once): the loss lines and the parameters must agree within
+# float rounding (ACC_RTOL; in bf16 and fp16 each micro-batch's half gradient
+# is rounded before the sum, where the large batch rounds the sum once:
+# ACC_HALF_RTOL), and the bytes the accumulating program counts equal its
+# manifest's, the gradients' collectives once a step. With the model's own
+# optimizer and schedule, SGD with momentum, Momentum, ZeRO levels 1 to 3,
+# recompute, bf16 and fp16 (SGD: Adam moves noise-level gradients by lr), on
+# 1, 2 and 4 ranks (ACC_RANKS).
+ACC_RTOL=${ACC_RTOL:-1e-5}
+ACC_HALF_RTOL=${ACC_HALF_RTOL:-1e-2}
+accvariants=(
+	"own|||"
+	"sgd_momentum|||SGD(learning_rate: 0.05, momentum: 0.9)"
+	"momentum|||Momentum(learning_rate: 0.05, momentum: 0.9)"
+	"zero1|enable_parallel_optimizer: true, optimizer_level: \"level1\"||"
+	"zero2|enable_parallel_optimizer: true, optimizer_level: \"level2\"||"
+	"zero3|enable_parallel_optimizer: true, optimizer_level: \"level3\"||"
+	"recompute||recompute: true|"
+	"bf16||precision: \"bf16\"|SGD(learning_rate: 0.05, momentum: 0.9)"
+	"fp16||precision: \"fp16\", init_loss_scale: 1024|SGD(learning_rate: 0.05, momentum: 0.9)"
+)
+for model in "$@"; do
+	grep -q '^ *accumulate_steps:' "$model" || continue
+	for v in "${accvariants[@]}"; do
+		IFS='|' read -r vname ctx train opt <<<"$v"
+		name="$(basename "$model" .ir)+batch_$vname"
+		w=$tmp/$name
+		mkdir -p "$w"
+		# the model with the variant (acc.ir), the large batch's (big.ir), the data files
+		if ! "$py" - "$model" "$ctx" "$train" "$opt" "$w" <<'PY'
+import re, sys
+import numpy as np
+sys.path.insert(0, "tools")
+from ir_text import optimizer_at
+path, ctx, train, opt, w = sys.argv[1:6]
+text = open(path).read()
+if ctx:
+    c = re.search(r"^context\s*\{", text, re.M)
+    text = text[:c.end()] + " " + ctx + "," + text[c.end():] if c else "context { " + ctx + " }\n" + text
+if opt:
+    m = optimizer_at(text, text.rindex("\ntrain"))
+    text = text[:m[0]] + "optimizer: " + opt + text[m[1]:]
+if train:
+    at = text.rindex("\ntrain")
+    text = text[:at] + text[at:].replace("{", "{" + train + ", ", 1)
+n = int(re.search(r"^\s*accumulate_steps:\s*(\d+)", text, re.M).group(1))
+steps = int(re.search(r"^\s*steps:\s*(\d+)", text, re.M).group(1))
+open(w + "/acc.ir", "w").write(text)
+big = re.sub(r"^\s*accumulate_steps:\s*\d+,?\n", "", text, flags=re.M)
+rng = np.random.default_rng(5)
+data = []
+def widen(m):   # a Tensor input of the entry graph: dim 0 times n, and its data file
+    dims = [int(d) for d in m.group(3).split(",") if d.strip()]
+    x = rng.normal(size=[steps * n * dims[0]] + dims[1:]).astype(np.float32)
+    np.save("%s/%s.npy" % (w, m.group(1)), x)
+    data.append(m.group(1))
+    return "%%%s: <Tensor[%s], (%s)>" % (m.group(1), m.group(2), ", ".join(str(d) for d in [dims[0] * n] + dims[1:]))
+entry = big.rindex("\ngraph")
+other = re.findall(r"%(\w+): <Tensor\[(?!Float32\])", big[entry:])
+if other:
+    sys.exit("the large-batch check feeds Float32 inputs only, not %s" % ", ".join(other))
+big = big[:entry] + re.sub(r"%(\w+): <Tensor\[(Float32)\], \(([\d, ]+)\)>", widen, big[entry:])
+open(w + "/big.ir", "w").write(big)
+open(w + "/data", "w").write(" ".join("--data %s=%s/%s.npy" % (d, w, d) for d in data))
+PY
+		then
+			bad "$name: cannot write the variant (above)"
+			continue
+		fi
+		rtol=$ACC_RTOL
+		case $vname in bf16|fp16) rtol=$ACC_HALF_RTOL ;; esac
+		read -r -a data <"$w/data"
+		for n in ${ACC_RANKS:-1 2 4}; do
+			for m in acc big; do
+				rm -rf "$w/$m$n"
+				"$shardc" "$w/$m.ir" -o "$w/$m$n" --device-num "$n" 2>"$w/err" ||
+					"$shardc" "$w/$m.ir" -o "$w/$m$n" --device-num "$n" --parallel-mode data_parallel 2>"$w/err" ||
+					break
+				run "$w/$m$n" "$w/$m$n/res" "${data[@]}" || break
+				mkdir -p "$w/$m$n/cmp" && cp "$w/$m$n/res/"param_*.npy "$w/$m$n/res/log" "$w/$m$n/cmp/"
+			done
+			if [ ! -f "$w/big$n/cmp/log" ]; then
+				bad "$name on $n ranks: $(tail -3 "$w/err" "$w/acc$n/res/err" "$w/big$n/res/err" 2>/dev/null)"
+				continue
+			fi
+			if msg=$("$py" tools/npy_compare.py "$w/acc$n/cmp" "$w/big$n/cmp" --rtol "$rtol" \
+			             --what "vs the large batch" && bytes_ok "$w/acc$n" "$w/acc$n/res"); then
+				ok "$name on $n ranks, vs the large batch: $(echo "$msg" | grep -o 'worst.*' | tr '\n' ' ')bytes as the manifest's"
+			else
+				bad "$name on $n ranks: $msg"
+			fi
+		done
 	done
 done
 

@@ -81,7 +81,11 @@ Choices where MindSpore leaves room:
   1e-8, weight_decay 0; AdamWeightDecay the same but eps 1e-6.  nn.Momentum
   has no default learning_rate or momentum, so both must be given.
   Optimizer arguments are named (`Momentum(learning_rate: 0.2, momentum:
-  0.1)`), and `steps` defaults to 1.  `clip_global_norm: c` in the train
+  0.1)`), and `steps` defaults to 1.  `accumulate_steps: n` runs n
+  micro-batches a step (micro-batch m of step s the run's batch (s - 1) n +
+  m + 1, from --data), sums their gradients of loss / n in float64, rounds
+  the sum once and updates once; the loss printed is the micro-batches'
+  mean.  `clip_global_norm: c` in the train
   block scales every gradient by c / max(global norm, c) before the update
   (ops.clip_by_global_norm; the norm over every trained parameter).
   learning_rate is a number or a schedule, evaluated at MindSpore's
@@ -1946,12 +1950,13 @@ def forward(prog, feeds):
     return vals
 
 
-def backward(prog, vals, loss, seed=1.0):
-    """Gradients of `seed` times value `loss` with respect to every float value it depends on."""
+def backward(prog, vals, loss, seed=1.0, stop=()):
+    """Gradients of `seed` times value `loss` with respect to every float value it depends on
+    (not through the instructions in stop: their results' gradients are left where they are)."""
     adj = {loss: to_dtype(np.full(vals[loss].shape, seed), prog.dtypes[loss])}
     with np.errstate(all="ignore"):
         for ins in reversed(prog.instrs):
-            if ins.out not in adj:
+            if ins.out not in adj or ins in stop:
                 continue
             g = widen(adj[ins.out], prog.dtypes[ins.out])
             args = [widen(vals[v], prog.dtypes[v]) for v in ins.ins]
@@ -2057,14 +2062,23 @@ def lr_at(schedule, g):
     raise AssertionError(name)
 
 
+def accumulate_config(module):
+    """The train block's accumulate_steps: micro-batches a step (1: none)."""
+    block, offset = module.train
+    n = block.get("accumulate_steps", 1)
+    if type(n) is not int or not 1 <= n <= 1000000:
+        raise ModelError(offset, "accumulate_steps is a positive integer, at most 1000000")
+    return n
+
+
 def optimizer_config(module):
     """(name, {argument: value}, steps, clip_global_norm or None) of the train block."""
     block, offset = module.train
     for key in block:
-        if key not in ("loss", "optimizer", "steps", "clip_global_norm", "precision", "init_loss_scale",
-                       "scale_factor", "scale_window", "recompute", "weight_decay_params"):
-            raise ModelError(offset, "unknown train key '%s' (expected loss, optimizer, steps, clip_global_norm, "
-                             "precision, init_loss_scale, scale_factor, scale_window, recompute, "
+        if key not in ("loss", "optimizer", "steps", "accumulate_steps", "clip_global_norm", "precision",
+                       "init_loss_scale", "scale_factor", "scale_window", "recompute", "weight_decay_params"):
+            raise ModelError(offset, "unknown train key '%s' (expected loss, optimizer, steps, accumulate_steps, "
+                             "clip_global_norm, precision, init_loss_scale, scale_factor, scale_window, recompute, "
                              "weight_decay_params)" % key)
     if block.get("recompute", False) not in (True, False):   # recomputation changes no number
         raise ModelError(offset, "recompute is true or false")
@@ -2219,19 +2233,43 @@ def train(prog, module, feeds, steps_override, out, data=None):
     scaling = loss_scale_config(module)
     scale, good, updates = (scaling[0] if scaling else 1.0), 0, 0
     prog.train = True
+    n = accumulate_config(module)
+    # a trained parameter's copy in another type (mixed precision's half copy, a Cast of it):
+    # with accumulation its gradient is summed and rounded to the copy's type before it is cast back
+    copies = [ins for ins in prog.instrs if ins.op == "Cast" and ins.ins[0] in trained] if n > 1 else []
     for t in range(1, steps + 1):
-        if data:
-            params.update(data.batch(t))
-        prog.step = t
-        vals = forward(prog, params)
-        if vals[prog.loss].shape != ():
-            raise ModelError(prog.loss_offset, "the loss '%%%s' is %s, not a scalar"
-                             % (prog.names[prog.loss], vals[prog.loss].shape))
+        # accumulate_steps n: micro-batch m of step t is the run's batch (t - 1) n + m + 1,
+        # each seeded with scale / n (the gradient of the micro-batches' mean loss),
+        # the gradients summed in float64 and rounded once, the loss the mean.
+        grads, loss_sum, copied = {}, 0.0, {}
+        for m in range(n):
+            batch = (t - 1) * n + m + 1
+            if data:
+                params.update(data.batch(batch))
+            prog.step = batch
+            vals = forward(prog, params)
+            if vals[prog.loss].shape != ():
+                raise ModelError(prog.loss_offset, "the loss '%%%s' is %s, not a scalar"
+                                 % (prog.names[prog.loss], vals[prog.loss].shape))
+            loss_sum += float(np.float32(vals[prog.loss]))
+            micro = backward(prog, vals, prog.loss, scale / n if n > 1 else scale, copies)
+            for v in trained:
+                if v in micro:
+                    grads[v] = widen(micro[v], trained[v][1]) + grads.get(v, 0.0)
+            for ins in copies:
+                if ins.out in micro:
+                    copied[ins] = widen(micro[ins.out], prog.dtypes[ins.out]) + copied.get(ins, 0.0)
+        for v in grads:
+            grads[v] = to_dtype(grads[v], trained[v][1]) if n > 1 else micro[v]
+        for ins, g in copied.items():   # each copy's sum rounded to its type, then cast back
+            v, dt = ins.ins[0], trained[ins.ins[0]][1]
+            g = to_dtype(widen(to_dtype(g, prog.dtypes[ins.out]), prog.dtypes[ins.out]), dt)
+            grads[v] = g if v not in grads else to_dtype(widen(grads[v], dt) + widen(g, dt), dt)
         if "schedule" in hyper:
             hyper["learning_rate"] = lr_at(hyper["schedule"], updates)   # the updates before this one
-        out.write("step: %d, loss is %s, lr %.6g\n" % (t, format_loss(vals[prog.loss]), hyper["learning_rate"]))
+        loss = vals[prog.loss] if n == 1 else np.float32(loss_sum / n)
+        out.write("step: %d, loss is %s, lr %.6g\n" % (t, format_loss(loss), hyper["learning_rate"]))
         out.flush()
-        grads = backward(prog, vals, prog.loss, scale)
         if scaling:
             # Dynamic loss scaling: an inf or NaN in any scaled gradient skips the
             # step and divides the scale (not below 1); else the gradients are

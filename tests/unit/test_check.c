@@ -1096,7 +1096,7 @@ Test(train, optimizer_argument_named_twice)
 Test(train, other_keys)
 {
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, epochs: 3}")),
-	            "t.ir:7:21: error: unknown train key 'epochs' (expected loss, optimizer, steps, clip_global_norm, "
+	            "t.ir:7:21: error: unknown train key 'epochs' (expected loss, optimizer, steps, accumulate_steps, clip_global_norm, "
 	            "precision, init_loss_scale, scale_factor, scale_window, recompute, weight_decay_params)");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, steps: 0}")), "t.ir:7:28: error: steps is a positive integer");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, recompute: 1}")),

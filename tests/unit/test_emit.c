@@ -257,7 +257,7 @@ Test(text, loss_scale_stuck_at_one_stops)
 	expect_line(t, "\t\t\tif (loss_scale == 1)   /* skipped at scale 1: SC_MAX_SKIPS_AT_1 in a row stop the run */\n"
 	               "\t\t\t\tsc_check_skips(rt, step, ++skipped_at_1);\n");
 	expect_line(t, "\t\t\tgoto step_done;\n\t\t}\n\t\tskipped_at_1 = 0;\n");
-	expect_line(t, "\tstep_done:\n\t\tif (sc_checkpoint_due(&ck, step, steps)) {");   /* a skipped step's checkpoint too */
+	expect_line(t, "\tstep_done:\n\t\tif (sc_checkpoint_due(&ckpts, step, steps)) {");   /* a skipped step's checkpoint too */
 	expect_line(t, "sc_check_loss(rt, step, ");
 	free(t);
 }
