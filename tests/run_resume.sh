@@ -7,7 +7,10 @@
 #     until it ends, writes parameters byte for byte those of a run never
 #     interrupted: the Megatron GPT layer (Float32, 8 ranks and 1), and the
 #     two-layer MLP in mixed precision with Float16 loss scaling (8 ranks;
-#     its skipped steps and loss scale carried over);
+#     its skipped steps and loss scale carried over), gradient accumulation
+#     (4 ranks), and a .npy dataset read a batch a step, shuffled by epoch
+#     (4 ranks: the resumed run reads the batches the uninterrupted one
+#     did);
 #   - resharding: the 8-rank Megatron checkpoint at step 4 resumed on 4
 #     ranks (data parallel) and on 1, losses within 1e-5 relative of the
 #     8-rank run's;
@@ -20,6 +23,7 @@ set -u
 shardc=$(realpath "${1:?usage: run_resume.sh SHARDC}")
 py=/usr/bin/python3
 . "$(dirname "$0")/lib.sh"   # $tmp, ok, bad, CFLAGS
+DATA=()   # --data options of the runs (exact's caller sets them)
 
 # compile NAME MODEL [shardc args]: OUTDIR $tmp/NAME, built.
 compile() {
@@ -52,7 +56,7 @@ interrupted() {
 	RANDOM=$3
 	for _ in 1 2 3 4 5 6 7; do
 		setsid "$dir/run.sh" --steps "$steps" --checkpoint "$dir/ck" --save-every 1 --keep 2 \
-			--output-dir "$dir/killed" "${resume[@]}" >"$dir/try.log" 2>&1 &
+			--output-dir "$dir/killed" "${resume[@]}" "${DATA[@]}" >"$dir/try.log" 2>&1 &
 		pid=$!
 		if [ $kills -lt 3 ]; then
 			wait_ms=$((ms * (5 + RANDOM % 56) / 100))
@@ -88,7 +92,7 @@ exact() {
 	local name=$1 steps=$2 seed k t0 ms
 	t0=$(date +%s%N)
 	if ! "$tmp/$name/run.sh" --steps "$steps" --checkpoint "$tmp/$name/ck_whole" --save-every 1 \
-		--output-dir "$tmp/$name/whole" >"$tmp/$name/whole.log" 2>&1; then
+		--output-dir "$tmp/$name/whole" "${DATA[@]}" >"$tmp/$name/whole.log" 2>&1; then
 		bad "$name: the uninterrupted run fails: $(tail -3 "$tmp/$name/whole.log")"
 		return
 	fi
@@ -113,6 +117,17 @@ exact() {
 compile megatron8 tests/e2e/megatron_layer.ir && exact megatron8 150
 compile megatron1 tests/e2e/megatron_layer.ir --parallel-mode stand_alone && exact megatron1 150
 compile loss_scale8 tests/e2e/mixed_loss_scale_f16.ir && exact loss_scale8 150
+compile accumulate4 tests/e2e/accumulate.ir && exact accumulate4 150
+# a dataset read a batch a step, shuffled by epoch: resumed at the step's batch
+"$py" - "$tmp" <<'PY'
+import sys, numpy as np
+rng = np.random.default_rng(5)
+np.save(sys.argv[1] + "/x.npy", rng.uniform(-1, 1, (112, 32)).astype("<f4"))
+np.save(sys.argv[1] + "/label.npy", rng.integers(0, 10, 112).astype("<i4"))
+PY
+DATA=(--data "x=$tmp/x.npy" --data "label=$tmp/label.npy" --shuffle 7)
+compile stream4 ir-samples/data_parallel_mlp.ir && exact stream4 150
+DATA=()
 
 # Resharding: step 4's checkpoint of the 8-rank plan on 4 ranks (data parallel) and on 1.
 if [ -d "$tmp/megatron8" ] &&
