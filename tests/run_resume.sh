@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # run_resume.sh SHARDC: checkpoints and resuming (docs/output.md, Checkpoints
 # of a run), CPU backend.
-#   - exact resume: a run killed with SIGKILL (every process of the job at
-#     once, as a node dies) after a seeded random delay, checkpointing every step so
-#     that kills land in checkpoint writes too, then resumed with --resume
-#     until it ends, writes parameters byte for byte those of a run never
+#   - exact resume (seeds 1 to 3 for the Megatron layer, 1 and 2 for the rest):
+#     a run checkpointing every step killed with SIGKILL (every process of
+#     the job at once, as a node dies) three times, each just after a step
+#     drawn at random (seeded), in its update or its checkpoint's write, and
+#     resumed with --resume until it ends, writes parameters byte for byte those of a run never
 #     interrupted: the Megatron GPT layer (Float32, 8 ranks and 1), and the
 #     two-layer MLP in mixed precision with Float16 loss scaling (8 ranks;
-#     its skipped steps and loss scale carried over), gradient accumulation
+#     its skipped steps and loss scale carried over), BFloat16 (a
+#     transformer's BFloat16 parameters and their state on 8 ranks, and the
+#     Megatron layer in mixed precision bf16), gradient accumulation
 #     (4 ranks), and a .npy dataset read a batch a step, shuffled by epoch
 #     (4 ranks: the resumed run reads the batches the uninterrupted one
 #     did);
@@ -43,29 +46,31 @@ same_params() {
 	[ $n -gt 0 ]
 }
 
-# interrupted NAME STEPS SEED MS: NAME's run of STEPS steps checkpointing
-# every step, killed up to three times after seeded random delays (5% to
-# 60% of MS, an uninterrupted run's milliseconds), resumed after each, then
-# left to end (started again from scratch, at most 3 times, when it ended
-# before the first kill); its results in $tmp/NAME/killed. Prints the kills
-# that hit the running job and how many of them left a checkpoint half
-# written (a step-N.tmp folder).
+# interrupted NAME STEPS SEED: NAME's run of STEPS steps checkpointing every
+# step, killed three times, each as soon as its loss line shows a step drawn
+# at random (seeded) from those it has not reached, so the kill lands after
+# that step's line, in its update or its checkpoint's write; resumed after
+# each, then left to end. Its results in $tmp/NAME/killed. Prints the kills
+# and how many of them left a checkpoint half written (a step-N.tmp folder).
 interrupted() {
-	local dir=$tmp/$1 steps=$2 ms=$4 kills=0 torn=0 fresh=0 resume=() pid wait_ms
+	local dir=$tmp/$1 steps=$2 kills=0 torn=0 resume=() pid at=0 target
 	rm -rf "$dir/ck" "$dir/killed"
 	RANDOM=$3
-	for _ in 1 2 3 4 5 6 7; do
-		setsid "$dir/run.sh" --steps "$steps" --checkpoint "$dir/ck" --save-every 1 --keep 2 \
+	while :; do
+		setsid "$dir/run.sh" --steps "$steps" --checkpoint "$dir/ck" --save-every 1 --keep 2 --log-every 1 \
 			--output-dir "$dir/killed" "${resume[@]}" "${DATA[@]}" >"$dir/try.log" 2>&1 &
 		pid=$!
 		if [ $kills -lt 3 ]; then
-			wait_ms=$((ms * (5 + RANDOM % 56) / 100))
-			sleep "$((wait_ms / 1000)).$(printf %03d $((wait_ms % 1000)))"
+			target=$((at + 1 + RANDOM % ((steps - at) / 3)))
+			while kill -0 $pid 2>/dev/null && ! grep -q "^step: $target," "$dir/try.log"; do
+				sleep 0.01
+			done
 			if kill -0 $pid 2>/dev/null; then
 				pkill -9 -s $pid   # the whole job: mpirun puts each rank in a process group of its own
 				wait $pid 2>/dev/null
 				while pgrep -s $pid >/dev/null; do sleep 0.05; done
 				kills=$((kills + 1))
+				at=$target
 				ls -d "$dir/ck"/step-*.tmp >/dev/null 2>&1 && torn=$((torn + 1))
 				ls "$dir/ck"/step-* >/dev/null 2>&1 && resume=(--resume "$dir/ck")
 				continue
@@ -75,33 +80,25 @@ interrupted() {
 			echo "run failed: $(grep -m2 -e shardc -e error "$dir/try.log")" >&2
 			return 1
 		fi
-		if [ $kills -gt 0 ] || [ $fresh -eq 3 ]; then
-			echo "$kills $torn"
-			return 0
-		fi
-		fresh=$((fresh + 1))   # ended before the first kill: again, from scratch
-		rm -rf "$dir/ck" "$dir/killed"
+		echo "$kills $torn"
+		return 0
 	done
-	echo "never ended" >&2
-	return 1
 }
 
-# exact NAME STEPS: the uninterrupted run (checkpointing every step: its
-# time sets the kills'), then three seeds of interrupted ones.
+# exact NAME STEPS [SEEDS]: the uninterrupted run (checkpointing every step,
+# as the others), then interrupted ones, a seed each (1 2 3).
 exact() {
-	local name=$1 steps=$2 seed k t0 ms
-	t0=$(date +%s%N)
+	local name=$1 steps=$2 seeds=${3:-1 2 3} seed k
 	if ! "$tmp/$name/run.sh" --steps "$steps" --checkpoint "$tmp/$name/ck_whole" --save-every 1 \
 		--output-dir "$tmp/$name/whole" "${DATA[@]}" >"$tmp/$name/whole.log" 2>&1; then
 		bad "$name: the uninterrupted run fails: $(tail -3 "$tmp/$name/whole.log")"
 		return
 	fi
-	ms=$((($(date +%s%N) - t0) / 1000000))
-	for seed in 1 2 3; do
-		if k=$(interrupted "$name" "$steps" $seed $ms 2>"$tmp/err"); then
+	for seed in $seeds; do
+		if k=$(interrupted "$name" "$steps" $seed 2>"$tmp/err"); then
 			set -- $k
-			if [ "$1" = 0 ]; then
-				bad "$name, seed $seed: no kill hit the run (it ended first)"
+			if [ "$1" != 3 ]; then
+				bad "$name, seed $seed: $1 kills of 3 hit the run (it ended first)"
 			elif same_params "$tmp/$name/whole" "$tmp/$name/killed"; then
 				ok "$name, seed $seed: killed $1 times ($2 in a checkpoint's write), resumed: the parameters of" \
 					"the uninterrupted run, bit for bit"
@@ -116,8 +113,10 @@ exact() {
 
 compile megatron8 tests/e2e/megatron_layer.ir && exact megatron8 150
 compile megatron1 tests/e2e/megatron_layer.ir --parallel-mode stand_alone && exact megatron1 150
-compile loss_scale8 tests/e2e/mixed_loss_scale_f16.ir && exact loss_scale8 150
-compile accumulate4 tests/e2e/accumulate.ir && exact accumulate4 150
+compile loss_scale8 tests/e2e/mixed_loss_scale_f16.ir && exact loss_scale8 150 "1 2"
+compile accumulate4 tests/e2e/accumulate.ir && exact accumulate4 150 "1 2"
+compile bf16_params8 tests/e2e/half_transformer_bf16.ir && exact bf16_params8 60 "1 2"
+compile bf16_mixed8 tests/e2e/megatron_layer.ir --precision bf16 && exact bf16_mixed8 150 "1 2"
 # a dataset read a batch a step, shuffled by epoch: resumed at the step's batch
 "$py" - "$tmp" <<'PY'
 import sys, numpy as np
@@ -126,7 +125,7 @@ np.save(sys.argv[1] + "/x.npy", rng.uniform(-1, 1, (112, 32)).astype("<f4"))
 np.save(sys.argv[1] + "/label.npy", rng.integers(0, 10, 112).astype("<i4"))
 PY
 DATA=(--data "x=$tmp/x.npy" --data "label=$tmp/label.npy" --shuffle 7)
-compile stream4 ir-samples/data_parallel_mlp.ir && exact stream4 150
+compile stream4 ir-samples/data_parallel_mlp.ir && exact stream4 150 "1 2"
 DATA=()
 
 # Resharding: step 4's checkpoint of the 8-rank plan on 4 ranks (data parallel) and on 1.
