@@ -625,6 +625,16 @@ class Gradients(unittest.TestCase):
         self.check("RmsNorm", [x, rng(2).normal(size=(4,))])
         self.check("RmsNorm", [x, rng(2).normal(size=(3, 4))], {"epsilon": 0.01})
 
+    def test_rotary(self):
+        x, c, s = rng(1).normal(size=(2, 3, 4, 6)), rng(2).normal(size=(1, 1, 4, 6)), rng(3).normal(size=(1, 1, 4, 6))
+        self.check("RotaryPositionEmbedding", [x, c, s])                # mode 0, rotate-half
+        self.check("RotaryPositionEmbedding", [x, c, s], {"mode": 1})   # interleaved pairs
+        y = R.OPS["RotaryPositionEmbedding"][0]([x, np.ones_like(c), np.zeros_like(s)], {})
+        np.testing.assert_array_equal(y, x)                             # cos 1, sin 0: the identity
+        h = np.concatenate([-x[..., 3:], x[..., :3]], axis=-1)           # rotate_half(x)
+        y = R.OPS["RotaryPositionEmbedding"][0]([x, c, s], {})
+        np.testing.assert_allclose(y, x * c + h * s, rtol=1e-12)
+
     def test_cast(self):
         self.check("Cast", [rng(1).normal(size=(3,))], {"dtype": R.Ident("Float16", 0)})
         g = R.OPS["Cast"][1](np.ones(3), [rng(1).normal(size=(3,))], {"dtype": R.Ident("Int32", 0)})
@@ -653,7 +663,8 @@ class Gradients(unittest.TestCase):
                   "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"],
                   "softmax_family": ["Softmax", "LogSoftmax"], "reductions": ["ReduceSum", "ReduceMean", "ReduceMax"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "Concat", "StridedSlice"], "gather": ["Gather"],
-                  "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "cast": ["Cast"],
+                  "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "rotary": ["RotaryPositionEmbedding"],
+                  "cast": ["Cast"],
                   "losses": ["SparseSoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss"],
                   "collectives": list(R.COLLECTIVES), "constants": list(R.CONSTANTS)}
         covered = set(op for g, ops in groups.items() if g in names for op in ops)
