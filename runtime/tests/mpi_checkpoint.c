@@ -15,17 +15,9 @@
 #include <sys/stat.h>
 #include <dirent.h>
 
+#include "rt_test.h"
 #include "shardc_rt.h"
 
-static int failures;
-
-static void expect(int ok, int rank, const char *what)
-{
-	if (!ok) {
-		failures++;
-		fprintf(stderr, "rank %d: FAILED: %s\n", rank, what);
-	}
-}
 
 int main(int argc, char **argv)
 {
@@ -57,7 +49,7 @@ int main(int argc, char **argv)
 		sc_from_host(rt, x, host, 12 * sizeof *host);
 		if (step == 9 && r == 0) {
 			snprintf(path, sizeof path, "%s/step-000000012.tmp", dir);
-			expect(mkdir(path, 0755) == 0, r, "making a stale .tmp folder");
+			t_expect(mkdir(path, 0755) == 0, r, "making a stale .tmp folder");
 		}
 		sc_checkpoint *c = sc_checkpoint_begin(dir, step);
 		sc_checkpoint_add(c, "x", x, SC_F32, g, 2, st, ld);
@@ -79,13 +71,13 @@ int main(int argc, char **argv)
 			}
 		if (d)
 			closedir(d);
-		expect(n == 2 && six && nine, r, "DIR holds step-000000006 and step-000000009 alone");
+		t_expect(n == 2 && six && nine, r, "DIR holds step-000000006 and step-000000009 alone");
 	}
 
 	sc_resume *res = sc_resume_open(rt, dir);
-	expect(sc_resume_step(res) == 9, r, "the newest checkpoint is step 9");
-	expect(sc_resume_value(rt, res, "updates") == 8, r, "updates");
-	expect(sc_resume_value(rt, res, "loss_scale") == 65536.5, r, "loss_scale");
+	t_expect(sc_resume_step(res) == 9, r, "the newest checkpoint is step 9");
+	t_expect(sc_resume_value(rt, res, "updates") == 8, r, "updates");
+	t_expect(sc_resume_value(rt, res, "loss_scale") == 65536.5, r, "loss_scale");
 	static const char *const names[] = {"x", "adam_m/h", "z"};
 	sc_safetensors *ck = sc_safetensors_open(rt, sc_resume_file(res, path, sizeof path), NULL, names, 3);
 	const int64_t rst[2] = {r < 2 ? 3 * r : 0, 0}, rld[2] = {r < 2 ? 3 : 6, 8};
@@ -93,24 +85,24 @@ int main(int argc, char **argv)
 	sc_load_safetensors(rt, ck, "x", xr, SC_F32, g, 2, rst, rld);
 	sc_to_host(rt, host, xr, (size_t)(rld[0] * 8) * sizeof *host);
 	for (int i = 0; i < rld[0] * 8; i++)
-		expect(host[i] == (float)(8 * rst[0] + i + 9), r, "x by rows");
+		t_expect(host[i] == (float)(8 * rst[0] + i + 9), r, "x by rows");
 	uint16_t *hr = (uint16_t *)(slab + 2048);
 	sc_load_safetensors(rt, ck, "adam_m/h", hr, SC_BF16, hg, 2, zero, hg);
 	sc_to_host(rt, half, hr, sizeof half);
 	for (int i = 0; i < 24; i++)
-		expect(half[i] == 0x3f80 + i, r, "adam_m/h");
+		t_expect(half[i] == 0x3f80 + i, r, "adam_m/h");
 	int32_t *zr = (int32_t *)(slab + 4096);
 	sc_load_safetensors(rt, ck, "z", zr, SC_I32, zg, 1, (const int64_t[]){0}, zg);
 	sc_to_host(rt, ints, zr, sizeof ints);
 	for (int i = 0; i < 8; i++)
-		expect(ints[i] == 100 * i, r, "z whole");
+		t_expect(ints[i] == 100 * i, r, "z whole");
 	sc_safetensors_close(ck);
 	sc_resume_close(res);
 
-	if (failures)
-		fprintf(stderr, "rank %d: %d failures\n", r, failures);
+	if (t_failures())
+		fprintf(stderr, "rank %d: %d failures\n", r, t_failures());
 	else if (r == 0)
 		printf("mpi_checkpoint: 3 checkpoints written from slices on 4 ranks, 2 kept, resumed: all equal\n");
 	sc_finalize(rt);
-	return failures ? 1 : 0;
+	return t_failures() ? 1 : 0;
 }

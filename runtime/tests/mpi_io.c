@@ -12,17 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rt_test.h"
 #include "shardc_rt.h"
 
-static int failures;
-
-static void expect(int ok, int rank, const char *what)
-{
-	if (!ok) {
-		failures++;
-		fprintf(stderr, "rank %d: FAILED: %s\n", rank, what);
-	}
-}
 
 int main(int argc, char **argv)
 {
@@ -36,7 +28,7 @@ int main(int argc, char **argv)
 	static const char *const inputs[] = {"x", "x2", "y", "m", "h", "hb"}, *const params[] = {"p"};
 	sc_check_names(rt, "--input", inputs, 6);
 	sc_check_names(rt, "--param", params, 1);
-	expect(sc_steps(rt, 1) >= 1, r, "--steps");
+	t_expect(sc_steps(rt, 1) >= 1, r, "--steps");
 
 	/* x (6, 8) float32, x[i][j] = (8 i + j) / 2 - 3, split 2x2 over the ranks */
 	const int64_t g[2] = {6, 8}, st[2] = {3 * (r / 2), 4 * (r % 2)}, ld[2] = {3, 4}, zero[2] = {0, 0};
@@ -45,7 +37,7 @@ int main(int argc, char **argv)
 	sc_to_host(rt, host, x, 12 * sizeof(float));
 	for (int i = 0; i < 3; i++)
 		for (int j = 0; j < 4; j++)
-			expect(host[4 * i + j] == (float)((8 * (st[0] + i) + st[1] + j) * 0.5 - 3), r, "x slice value");
+			t_expect(host[4 * i + j] == (float)((8 * (st[0] + i) + st[1] + j) * 0.5 - 3), r, "x slice value");
 	sc_save_npy(rt, out, "x_split.npy", x, SC_F32, g, 2, st, ld);
 
 	/* p: x again, given as --param when the test wants a parameter's message */
@@ -66,7 +58,7 @@ int main(int argc, char **argv)
 	int64_t *y = (int64_t *)(slab + 512), yh[2];
 	sc_load_npy(rt, "y", sc_option(rt, "--input", "y"), y, SC_I64, yg, 1, yst, yld);
 	sc_to_host(rt, yh, y, sizeof yh);
-	expect(yh[0] == 10 * yst[0] - 7 && yh[1] == 10 * (yst[0] + 1) - 7, r, "y slice values");
+	t_expect(yh[0] == 10 * yst[0] - 7 && yh[1] == 10 * (yst[0] + 1) - 7, r, "y slice values");
 	sc_save_npy(rt, out, "y_copy.npy", y, SC_I64, yg, 1, yst, yld);
 
 	/* m (2, 3) bool, on rank 0 alone; the others only check the file */
@@ -101,7 +93,7 @@ int main(int argc, char **argv)
 	sc_load_npy(rt, "hb", sc_option(rt, "--input", "hb"), hb, SC_BF16, hg, 2, zero, hg);
 	uint16_t hbh[24];
 	sc_to_host(rt, hbh, hb, sizeof hbh);
-	expect(hbh[0] == 0x3eab, r, "1/3 as bfloat16 is 0x3eab");
+	t_expect(hbh[0] == 0x3eab, r, "1/3 as bfloat16 is 0x3eab");
 	sc_save_npy(rt, out, "hb_round.npy", hb, SC_BF16, hg, 2, zero, hg);
 	/* the cast of the loaded bfloat16 to float16, each rank its row */
 	void *hc = slab + 5632;
@@ -118,8 +110,8 @@ int main(int argc, char **argv)
 	sc_save_npy(rt, out, "c_fill_f16.npy", r == 0 ? wh : NULL, SC_F16, (const int64_t[]){3}, 1,
 	            (const int64_t[]){0}, (const int64_t[]){3});
 
-	if (failures)
-		fprintf(stderr, "rank %d: %d failures\n", r, failures);
+	if (t_failures())
+		fprintf(stderr, "rank %d: %d failures\n", r, t_failures());
 	sc_finalize(rt);
-	return failures ? 1 : 0;
+	return t_failures() ? 1 : 0;
 }

@@ -13,17 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rt_test.h"
 #include "shardc_rt.h"
 
-static int failures;
-
-static void expect(int ok, int rank, const char *what)
-{
-	if (!ok) {
-		failures++;
-		fprintf(stderr, "rank %d: FAILED: %s\n", rank, what);
-	}
-}
 
 int main(int argc, char **argv)
 {
@@ -60,7 +52,7 @@ int main(int argc, char **argv)
 	snprintf(names, sizeof names, "%s/names.json", dir ? dir : ".");
 	if (r == 0) {
 		FILE *f = fopen(names, "w");
-		expect(f && fputs("{\"y\": \"x\"}\n", f) >= 0 && fclose(f) == 0, r, "writing names.json");
+		t_expect(f && fputs("{\"y\": \"x\"}\n", f) >= 0 && fclose(f) == 0, r, "writing names.json");
 	}
 	static const char *const params[] = {"x", "layer.h", "s", "y"};
 	sc_safetensors *ck = sc_safetensors_open(rt, path, names, params, 4);
@@ -69,32 +61,32 @@ int main(int argc, char **argv)
 	sc_load_safetensors(rt, ck, "x", xr, SC_F32, g, 2, rst, rld);
 	sc_to_host(rt, host, xr, (size_t)(rld[0] * 8) * sizeof *host);
 	for (int i = 0; i < rld[0] * 8; i++)
-		expect(host[i] == (float)(8 * rst[0] + i), r, "x by rows");
+		t_expect(host[i] == (float)(8 * rst[0] + i), r, "x by rows");
 	sc_load_safetensors(rt, ck, "y", xr, SC_F32, g, 2, zero, g);
 	sc_to_host(rt, host, xr, 48 * sizeof *host);
 	for (int i = 0; i < 48; i++)
-		expect(host[i] == (float)i, r, "y, renamed x");
+		t_expect(host[i] == (float)i, r, "y, renamed x");
 	uint16_t *xh = (uint16_t *)(slab + 2048);
 	sc_load_safetensors(rt, ck, "x", xh, SC_F16, g, 2, zero, g);
 	sc_to_host(rt, half, xh, 48 * sizeof *half);
-	expect(half[0] == 0x0000 && half[1] == 0x3c00 && half[47] == 0x51e0, r, "x as float16 (0, 1, 47)");
+	t_expect(half[0] == 0x0000 && half[1] == 0x3c00 && half[47] == 0x51e0, r, "x as float16 (0, 1, 47)");
 	sc_load_safetensors(rt, ck, "x", xh, SC_BF16, g, 2, zero, g);
 	sc_to_host(rt, half, xh, 48 * sizeof *half);
-	expect(half[1] == 0x3f80 && half[47] == 0x423c, r, "x as bfloat16 (1, 47)");
+	t_expect(half[1] == 0x3f80 && half[47] == 0x423c, r, "x as bfloat16 (1, 47)");
 	sc_load_safetensors(rt, ck, "layer.h", xh, SC_BF16, hg, 2, zero, hg);
 	sc_to_host(rt, half, xh, 24 * sizeof *half);
 	for (int i = 0; i < 24; i++)
-		expect(half[i] == 0x3f80 + i, r, "layer.h");
+		t_expect(half[i] == 0x3f80 + i, r, "layer.h");
 	int64_t *sr = (int64_t *)(slab + 4096), got = 0;
 	sc_load_safetensors(rt, ck, "s", sr, SC_I64, NULL, 0, NULL, NULL);
 	sc_to_host(rt, &got, sr, sizeof got);
-	expect(got == -7, r, "s");
+	t_expect(got == -7, r, "s");
 	sc_safetensors_close(ck);
 
-	if (failures)
-		fprintf(stderr, "rank %d: %d failures\n", r, failures);
+	if (t_failures())
+		fprintf(stderr, "rank %d: %d failures\n", r, t_failures());
 	else if (r == 0)
 		printf("mpi_safetensors: written from slices on 4 ranks and read back: all equal\n");
 	sc_finalize(rt);
-	return failures ? 1 : 0;
+	return t_failures() ? 1 : 0;
 }

@@ -89,3 +89,18 @@ bool t_close(const char *what, const float *got, const float *want, int64_t n, d
 		        what, (long long)nbad, (long long)n, (long long)bad, got[bad], want[bad], worst);
 	return bad < 0;
 }
+
+static int failures;
+
+void t_expect(bool ok, int rank, const char *what)
+{
+	if (!ok) {
+		failures++;
+		fprintf(stderr, "rank %d: FAILED: %s\n", rank, what);
+	}
+}
+
+int t_failures(void)
+{
+	return failures;
+}

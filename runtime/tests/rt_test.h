@@ -32,4 +32,9 @@ int64_t t_bcast_index(const int64_t *yi, int yn, const int64_t *dims, int nd);
  * validate_result). */
 bool t_close(const char *what, const float *got, const float *want, int64_t n, double atol, double rtol);
 
+/* The MPI tests' checks: one that fails prints `rank R: FAILED: what` and
+ * is counted; t_failures() is the count so far. */
+void t_expect(bool ok, int rank, const char *what);
+int t_failures(void);
+
 #endif
