@@ -23,12 +23,7 @@ set -u
 shardc=$(realpath "${1:?usage: run_data.sh SHARDC}")
 py=/usr/bin/python3
 root=$(pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export CFLAGS="-O0 -std=c11 -Wall -Wextra -Werror"   # the generated programs compile cleanly
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+. "$(dirname "$0")/lib.sh"   # $tmp, ok, bad, CFLAGS
 
 "$py" - "$tmp" <<'PY' || { echo "FAIL cannot write the data"; exit 1; }
 import sys
