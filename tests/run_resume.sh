@@ -46,6 +46,18 @@ same_params() {
 	[ $n -gt 0 ]
 }
 
+# session SID: the live processes of session SID (setsid's), from /proc: a
+# minimal Debian has no pkill.
+session() {
+	local sid=$1 f s
+	for f in /proc/[0-9]*/stat; do
+		read -r s 2>/dev/null <"$f" || continue
+		s=${s##*) }   # after the command's name: state, ppid, pgrp, session, ...
+		set -- $s
+		[ "$4" = "$sid" ] && [ "$1" != Z ] && { f=${f#/proc/}; echo "${f%/stat}"; }
+	done
+}
+
 # interrupted NAME STEPS SEED: NAME's run of STEPS steps checkpointing every
 # step, killed three times, each as soon as its loss line shows a step drawn
 # at random (seeded) from those it has not reached, so the kill lands after
@@ -66,9 +78,9 @@ interrupted() {
 				sleep 0.01
 			done
 			if kill -0 $pid 2>/dev/null; then
-				pkill -9 -s $pid   # the whole job: mpirun puts each rank in a process group of its own
+				kill -9 $(session $pid) 2>/dev/null   # the whole job: mpirun gives each rank a process group
 				wait $pid 2>/dev/null
-				while pgrep -s $pid >/dev/null; do sleep 0.05; done
+				for _ in $(seq 100); do [ -n "$(session $pid)" ] || break; sleep 0.05; done
 				kills=$((kills + 1))
 				at=$target
 				ls -d "$dir/ck"/step-*.tmp >/dev/null 2>&1 && torn=$((torn + 1))
