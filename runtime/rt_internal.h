@@ -94,6 +94,7 @@ const char *sc_cut(char buf[SC_NAME_BUF], const char *s, size_t len);
 /* The readers' (npy.c, safetensors.c, data.c) way to refuse a file: the
  * message into err (n bytes), then false for the caller to return. */
 bool sc_fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+char *sc_strdup(const char *s);   /* strdup, or dies out of memory */
 
 /* dst[b][a][:] = src[a][b][:] for src (A, B, C) of es-byte elements: the
  * packing and unpacking step of collectives along an inner axis. */
@@ -214,6 +215,12 @@ typedef struct {
  * that order (shapes gdims), with __metadata__ {"format": "pt"}, padded with
  * spaces so the data starts at a multiple of 8. */
 bool sc_st_write_header(FILE *f, const sc_st_piece *p, int n);
+/* Records a piece (the arguments of sc_safetensors_add; name copied) at the
+ * end of *p (n of cap, grown); dies, naming `what`, when the slice leaves
+ * gdims. The safetensors writer and a run's checkpoint keep their pieces so. */
+void sc_st_piece_add(sc_st_piece **p, int *n, int *cap, const char *what, const char *name, const void *src,
+                     sc_dtype dt, const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims);
+void sc_st_pieces_free(sc_st_piece *p, int n);
 
 /* ---- initializers on host memory (docs/output.md) ---- */
 

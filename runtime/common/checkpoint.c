@@ -78,20 +78,12 @@ struct sc_checkpoint {
 	int nvalue;
 };
 
-static char *dup_str(const char *s)
-{
-	char *d = strdup(s);
-	if (!d)
-		SC_DIE("out of memory");
-	return d;
-}
-
 sc_checkpoint *sc_checkpoint_begin(const char *dir, int64_t step)
 {
 	sc_checkpoint *c = calloc(1, sizeof *c);
 	if (!c)
 		SC_DIE("out of memory");
-	c->dir = dup_str(dir);
+	c->dir = sc_strdup(dir);
 	c->step = step;
 	return c;
 }
@@ -99,22 +91,7 @@ sc_checkpoint *sc_checkpoint_begin(const char *dir, int64_t step)
 void sc_checkpoint_add(sc_checkpoint *c, const char *name, const void *src, sc_dtype dt, const int64_t *gdims,
                        int ndim, const int64_t *start, const int64_t *ldims)
 {
-	sc_check_dims("sc_checkpoint_add", gdims, ndim);
-	sc_check_dims("sc_checkpoint_add", ldims, ndim);
-	if (c->n == c->cap) {
-		c->cap = c->cap ? 2 * c->cap : 16;
-		if (!(c->p = realloc(c->p, (size_t)c->cap * sizeof *c->p)))
-			SC_DIE("out of memory");
-	}
-	sc_st_piece *p = &c->p[c->n++];
-	*p = (sc_st_piece){.name = dup_str(name), .src = src, .dt = dt, .ndim = ndim};
-	for (int d = 0; d < ndim; d++) {
-		p->gdims[d] = gdims[d];
-		p->start[d] = start[d];
-		p->ldims[d] = ldims[d];
-		if (start[d] < 0 || start[d] + ldims[d] > gdims[d])
-			SC_DIE("sc_checkpoint_add: %s: the slice exceeds dim %d", name, d);
-	}
+	sc_st_piece_add(&c->p, &c->n, &c->cap, "sc_checkpoint_add", name, src, dt, gdims, ndim, start, ldims);
 }
 
 void sc_checkpoint_value(sc_checkpoint *c, const char *key, double v)
@@ -288,6 +265,7 @@ void sc_checkpoint_end(sc_rt *rt, sc_checkpoint *c, int keep)
 	step_dir(final, sizeof final, c->dir, c->step, "");
 	snprintf(file, sizeof file, "%s/model.safetensors", tmp);
 	bool ok = true;
+	int64_t data = 0, at = 0;   /* the data's first byte in the file (rank 0's header ends there) */
 	if (rt->rank == 0) {   /* the folder, the header, the file at its full size */
 		int n;
 		free(list_steps(c->dir, &n, true));
@@ -298,23 +276,17 @@ void sc_checkpoint_end(sc_rt *rt, sc_checkpoint *c, int keep)
 		for (int i = 0; i < c->n; i++)
 			bytes += sc_numel(c->p[i].gdims, c->p[i].ndim) * (int64_t)sc_dtype_size(c->p[i].dt);
 		if (f) {
-			ok = ok && fflush(f) == 0 && ftruncate(fileno(f), (off_t)(ftell(f) + bytes)) == 0;
+			data = ftell(f);
+			ok = ok && fflush(f) == 0 && ftruncate(fileno(f), (off_t)(data + bytes)) == 0;
 			ok = fclose(f) == 0 && ok;
 		}
 		if (!ok)
 			snprintf(msg, sizeof msg, "shardc: cannot write the checkpoint %s: %s", file, strerror(errno));
 	}
 	sc_agree_or_exit(rt, ok, msg);
-	int fd = open(file, O_RDWR);
+	SC_MPI_CHECK(MPI_Bcast(&data, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
+	int fd = open(file, O_WRONLY);
 	ok = fd >= 0;
-	int64_t data = 0, at = 0;
-	if (ok) {   /* the data's first byte: after the 8-byte length and the header */
-		unsigned char head[8];
-		ok = pread(fd, head, 8, 0) == 8;
-		for (int i = 7; i >= 0; i--)
-			data = data << 8 | head[i];
-		data += 8;
-	}
 	for (int i = 0; i < c->n; i++) {   /* every rank takes part in every agreement, whatever failed */
 		bool mine = writes_piece(rt, &c->p[i]);
 		if (ok && mine)
@@ -343,9 +315,7 @@ void sc_checkpoint_end(sc_rt *rt, sc_checkpoint *c, int keep)
 		}
 		free(steps);
 	}
-	for (int i = 0; i < c->n; i++)
-		free(c->p[i].name);
-	free(c->p);
+	sc_st_pieces_free(c->p, c->n);
 	free(c->dir);
 	free(c);
 	sc_agree_or_exit(rt, ok, msg);

@@ -67,14 +67,6 @@ static int kind_of_dt(sc_dtype dt)
 	SC_DIE("bad dtype %d", (int)dt);
 }
 
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
-	if (!d)
-		SC_DIE("out of memory");
-	return d;
-}
-
 /* ---- the header ---- */
 
 static int by_name(const void *a, const void *b)
@@ -170,7 +162,7 @@ bool sc_st_read_header(int fd, int64_t size, sc_st_header *h, char *err, size_t 
 		}
 		sc_st_tensor *t = &h->t[h->n];
 		if ((ok = read_entry(key, v, h->data_bytes, t, err, errlen)))
-			t->name = xstrdup(key);
+			t->name = sc_strdup(key);
 		h->n += ok;
 	}
 	json_decref(root);
@@ -339,8 +331,8 @@ static bool read_renames(sc_safetensors *st, const char *path, const char *const
 			ok = false;
 			break;
 		}
-		st->from[st->nren] = xstrdup(key);
-		st->to[st->nren++] = xstrdup(json_string_value(v));
+		st->from[st->nren] = sc_strdup(key);
+		st->to[st->nren++] = sc_strdup(json_string_value(v));
 	}
 	json_decref(root);
 	return ok;
@@ -361,8 +353,8 @@ sc_safetensors *sc_safetensors_open(sc_rt *rt, const char *path, const char *ren
 	sc_safetensors *st = calloc(1, sizeof *st);
 	if (!st)
 		SC_DIE("out of memory");
-	st->path = xstrdup(path);
-	st->renames = renames ? xstrdup(renames) : NULL;
+	st->path = sc_strdup(path);
+	st->renames = renames ? sc_strdup(renames) : NULL;
 	/* O_NONBLOCK: a FIFO would block every rank in open; a directory reads as garbage */
 	struct stat sb = {0};
 	st->fd = open(path, O_RDONLY | O_NONBLOCK);
@@ -476,30 +468,43 @@ sc_safetensors_writer *sc_safetensors_create(const char *dir, const char *file)
 	sc_safetensors_writer *w = calloc(1, sizeof *w);
 	if (!w)
 		SC_DIE("out of memory");
-	w->dir = dir ? xstrdup(dir) : NULL;
-	w->file = xstrdup(file);
+	w->dir = dir ? sc_strdup(dir) : NULL;
+	w->file = sc_strdup(file);
 	return w;
+}
+
+void sc_st_piece_add(sc_st_piece **p, int *n, int *cap, const char *what, const char *name, const void *src,
+                     sc_dtype dt, const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims)
+{
+	sc_check_dims(what, gdims, ndim);
+	sc_check_dims(what, ldims, ndim);
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 16;
+		if (!(*p = realloc(*p, (size_t)*cap * sizeof **p)))
+			SC_DIE("out of memory");
+	}
+	sc_st_piece *q = &(*p)[(*n)++];
+	*q = (sc_st_piece){.name = sc_strdup(name), .src = src, .dt = dt, .ndim = ndim};
+	for (int d = 0; d < ndim; d++) {
+		q->gdims[d] = gdims[d];
+		q->start[d] = start[d];
+		q->ldims[d] = ldims[d];
+		if (start[d] < 0 || start[d] + ldims[d] > gdims[d])
+			SC_DIE("%s: %s: the slice exceeds dim %d", what, name, d);
+	}
+}
+
+void sc_st_pieces_free(sc_st_piece *p, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(p[i].name);
+	free(p);
 }
 
 void sc_safetensors_add(sc_safetensors_writer *w, const char *name, const void *src, sc_dtype dt,
                         const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims)
 {
-	sc_check_dims("sc_safetensors_add", gdims, ndim);
-	sc_check_dims("sc_safetensors_add", ldims, ndim);
-	if (w->n == w->cap) {
-		w->cap = w->cap ? 2 * w->cap : 16;
-		if (!(w->p = realloc(w->p, (size_t)w->cap * sizeof *w->p)))
-			SC_DIE("out of memory");
-	}
-	sc_st_piece *p = &w->p[w->n++];
-	*p = (sc_st_piece){.name = xstrdup(name), .src = src, .dt = dt, .ndim = ndim};
-	for (int d = 0; d < ndim; d++) {
-		p->gdims[d] = gdims[d];
-		p->start[d] = start[d];
-		p->ldims[d] = ldims[d];
-		if (start[d] < 0 || start[d] + ldims[d] > gdims[d])
-			SC_DIE("sc_safetensors_add: %s: the slice exceeds dim %d", name, d);
-	}
+	sc_st_piece_add(&w->p, &w->n, &w->cap, "sc_safetensors_add", name, src, dt, gdims, ndim, start, ldims);
 }
 
 /* The whole tensor of piece p on rank 0 (malloc'd; NULL on the others). */
@@ -538,9 +543,7 @@ void sc_safetensors_write(sc_rt *rt, sc_safetensors_writer *w)
 	}
 	if (rt->rank == 0 && !ok && f)
 		unlink(tmp);
-	for (int i = 0; i < w->n; i++)
-		free(w->p[i].name);
-	free(w->p);
+	sc_st_pieces_free(w->p, w->n);
 	free(w->dir);
 	free(w->file);
 	free(w);

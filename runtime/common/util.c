@@ -228,3 +228,11 @@ bool sc_fail(char *err, size_t n, const char *fmt, ...)
 	va_end(ap);
 	return false;
 }
+
+char *sc_strdup(const char *s)
+{
+	char *d = strdup(s);
+	if (!d)
+		SC_DIE("out of memory");
+	return d;
+}
