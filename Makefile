@@ -169,6 +169,10 @@ e2e: $(B)/shardc runtime
 
 # ---- runs that must stop (2 ranks, CPU): a diverging loss, Float16 loss scaling stuck at 1, an
 # output folder that cannot be written, a save failing mid-way, a rank killed; seconds each ----
+.PHONY: faults
+faults: $(B)/shardc runtime
+	bash tests/run_faults.sh $(B)/shardc
+
 # ---- checkpoints: runs killed and resumed bit for bit, resharded, the options refused ----
 .PHONY: resume
 resume: $(B)/shardc runtime
@@ -178,10 +182,6 @@ resume: $(B)/shardc runtime
 .PHONY: launch
 launch: $(B)/shardc runtime
 	bash tests/run_launch.sh $(B)/shardc
-
-.PHONY: faults
-faults: $(B)/shardc runtime
-	bash tests/run_faults.sh $(B)/shardc
 
 # ---- checkpoints: run.sh --params FILE.safetensors against the same weights as .npy files, on 8 and 1 ranks;
 # params.safetensors read back; broken files (tests/run_safetensors.sh; numpy and json write the files) ----
