@@ -29,7 +29,7 @@ all: deps $(B)/shardc runtime
 # ---- dependencies: installed and probed once; the flags they need are written
 # to $(B)/config.mk, which make includes (and so makes first, then restarts).
 # Goals that build nothing do not install anything.
-NO_DEPS_GOALS := clean fresh-check
+NO_DEPS_GOALS := clean fresh-check bench-gpu
 ifneq ($(filter-out $(NO_DEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
 include $(B)/config.mk
 endif
@@ -196,14 +196,26 @@ data: $(B)/shardc runtime
 	bash tests/run_data.sh $(B)/shardc
 
 # ---- the cuda backend on a machine with a GPU (and no MPI, no OpenBLAS) ----
-# Every e2e run's OUTDIR with the one-device CPU program's results, OpenMPI
-# unpacked from Debian's packages and the cuda test programs, in one file
-# (tools/gpu_kit.sh). There, from a copy of this tree:
-#   bash tools/gpu_run.sh build/gpu-kit.tar.xz [SECONDS]
-.PHONY: gpu-kit
+# `make gpu-kit`, here: every e2e run's OUTDIR with the one-device CPU
+# program's results, the GPT stacks to time, OpenMPI unpacked from Debian's
+# packages and the cuda test programs, in one file (tools/gpu_kit.sh);
+# GPU_KIT_E2E=0 leaves the e2e runs out (a quick kit for the timings).
+# `make bench-gpu`, there, from a copy of this tree with the kit beside it:
+# the kernels against their CPU twins, the GEMMs, the GPT training steps
+# with their MFU and profiles, then the e2e runs until GPU_SECONDS have passed
+# (tools/gpu_run.sh; it needs no dependency installed).
+GPU_KIT ?= $(B)/gpu-kit.tar.xz
+GPU_SECONDS ?= 240
+.PHONY: gpu-kit bench-gpu
 gpu-kit: $(B)/shardc runtime
+ifeq ($(GPU_KIT_E2E),0)
+	bash tools/gpu_kit.sh none $(GPU_KIT)
+else
 	E2E_WORK=$(B)/e2e-work bash tests/run_e2e.sh $(B)/shardc
-	bash tools/gpu_kit.sh $(B)/e2e-work $(B)/gpu-kit.tar.xz
+	bash tools/gpu_kit.sh $(B)/e2e-work $(GPU_KIT)
+endif
+bench-gpu:
+	bash tools/gpu_run.sh $(GPU_KIT) $(GPU_SECONDS)
 
 # ---- fuzzing: libFuzzer on parse + check, then on the whole pipeline ----
 # FUZZ_SECONDS in all: a third on the front end (fuzz_parser), the rest on

@@ -251,9 +251,22 @@ static int64_t update_scratch(const Lowered *l, int v)
 	return aligned(numel(x) * 4) * (2 + state_slots(l->m->train));
 }
 
+/* Whether values a and b have one type, shape and layout. */
+static bool same_value_kind(const Lowered *l, int a, int b)
+{
+	const LValue *x = &l->values[a], *y = &l->values[b];
+	if (x->type.dtype != y->type.dtype || x->type.rank != y->type.rank || !layout_equal(&x->layout, &y->layout))
+		return false;
+	for (int d = 0; d < x->type.rank; d++)
+		if (x->type.dims[d] != y->type.dims[d])
+			return false;
+	return true;
+}
+
 /* The value operator o's code would only copy into its result, bytes
  * unchanged (a view's, ops.h, and its adjoint; a BiasAdd's adjoint for its
- * input), or -1. */
+ * input; an Add's adjoint for an operand it did not broadcast, and a Sub's
+ * for its first: the residual connections' gradients), or -1. */
 static int copied_value(const Lowered *l, const LOp *o)
 {
 	bool copies = false;
@@ -261,7 +274,8 @@ static int copied_value(const Lowered *l, const LOp *o)
 		copies = op_info[o->op].view == V_VIEW;
 	else if (o->grad == GRAD_ADJOINT) {
 		OpKind f = differentiated(l, o)->op;
-		copies = op_info[f].view == V_VIEW || (f == OP_BIAS_ADD && o->k == 0);
+		copies = op_info[f].view == V_VIEW || (f == OP_BIAS_ADD && o->k == 0) ||
+		         ((f == OP_ADD || (f == OP_SUB && o->k == 0)) && o->nin == 1 && same_value_kind(l, o->in[0], o->result));
 	}
 	if (!copies || value_bytes(&l->values[o->in[0]]) != value_bytes(&l->values[o->result]))
 		return -1;

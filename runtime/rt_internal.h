@@ -311,6 +311,8 @@ void sc_be_finalize(sc_rt *rt);              /* before MPI_Finalize */
 void sc_be_group_init(sc_rt *rt, sc_group *g); /* collective over the world */
 void sc_be_group_free(sc_rt *rt, sc_group *g);
 void sc_be_sync(sc_rt *rt);                  /* waits for the queued device work */
+/* A training step ended (sc_print_step): the first one run, the last one. */
+void sc_be_step_done(sc_rt *rt, bool first, bool last);
 void *sc_be_alloc(sc_rt *rt, size_t bytes);  /* zeroed */
 void sc_be_free(sc_rt *rt, void *p);
 void sc_be_all_reduce(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, int64_t count, sc_redop op);

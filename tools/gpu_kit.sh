@@ -12,7 +12,10 @@
 #             cuda_gemm_bench, mpi_collectives on the cuda library
 #   e2e/NAME/  the model's tolerances (tol), the one-device CPU program's
 #             results (cpu/), and in nN/ each OUTDIR's sources and manifest
-#   bench/gpt_fp32, bench/gpt_bf16  4 GPT layers to time a training step
+#   bench/gptH_P  4 GPT layers (hidden H 2048 or 1024, P fp32 or bf16) to
+#             time a training step, with its FLOP count
+# WORK may be "none": the kit then holds no end-to-end runs (a quick kit
+# for the timings).
 # The programs are built there, against the same runtime headers (the
 # device copies the working tree). Needs `make runtime` with nvcc here.
 set -euo pipefail
@@ -77,15 +80,23 @@ while IFS= read -r m; do
 		cp "$(dirname "$out")/tol" "$(dirname "$dst")/tol"
 	fi
 	n=$((n + 1))
-done < <(find "$work" -mindepth 3 -maxdepth 3 -name manifest.json -path '*/n*/manifest.json' | sort)
-# Timing runs at a size the GPU notices: 4 GPT layers (hidden 1024, seq 1024,
-# batch 8, 16 heads), trained with Adam, in Float32 and in bf16 mixed precision.
-for p in fp32 bf16; do
-	/usr/bin/python3 tools/gen_gpt.py --layers 4 --hidden 1024 --seq 1024 --batch 8 --heads 16 --devices 1 --train \
-		--precision $p --optimizer adam -o "$tmp/gpt_$p.ir"
-	build/shardc "$tmp/gpt_$p.ir" -o "$tmp/gpt_$p"
-	mkdir -p "$kit/bench/gpt_$p"
-	cp "$tmp/gpt_$p"/*.c "$tmp/gpt_$p/Makefile" "$tmp/gpt_$p/manifest.json" "$kit/bench/gpt_$p/"
+done < <([ "$work" = none ] || find "$work" -mindepth 3 -maxdepth 3 -name manifest.json -path '*/n*/manifest.json' | sort)
+# Timing runs (tools/gpu_run.sh): 4 GPT layers (seq 1024, batch 8, 16 heads),
+# trained with Adam, hidden 2048 (the issue's table) and 1024 (the first GPU
+# run's), in Float32 and in bf16 mixed precision. Beside each, `flops`: the
+# parameters, the tokens a step and the step's floating-point operations as
+# llm.c and nanoGPT count them (6 x parameters x tokens, plus attention's
+# 12 x layers x hidden x seq a token: the model computes the whole score matrix).
+for h in 2048 1024; do
+	for p in fp32 bf16; do
+		/usr/bin/python3 tools/gen_gpt.py --layers 4 --hidden $h --seq 1024 --batch 8 --heads 16 --devices 1 --train \
+			--precision $p --optimizer adam -o "$tmp/gpt${h}_$p.ir"
+		build/shardc "$tmp/gpt${h}_$p.ir" -o "$tmp/gpt${h}_$p"
+		mkdir -p "$kit/bench/gpt${h}_$p"
+		cp "$tmp/gpt${h}_$p"/*.c "$tmp/gpt${h}_$p/Makefile" "$tmp/gpt${h}_$p/manifest.json" "$kit/bench/gpt${h}_$p/"
+		awk -v L=4 -v H=$h -v S=1024 -v B=8 'BEGIN { n = L * (12 * H * H + 13 * H); t = B * S;
+			printf "%d %d %.6e\n", n, t, 6 * n * t + 12 * L * H * S * t }' >"$kit/bench/gpt${h}_$p/flops"
+	done
 done
 tar -C "$tmp" -cJf "$kit_out" kit
 echo "gpu_kit: $n runs ($skipped left out by GPU_KIT_MAX_KB), $(du -h "$kit_out" | cut -f1) in $kit_out (from $root)"

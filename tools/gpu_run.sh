@@ -6,7 +6,8 @@
 # (tools/npy_compare.py, the model's tolerances, against the one-device CPU program) and with the manifest's
 # byte counts. The kit is tools/gpu_kit.sh's. The end-to-end runs stop
 # after SECONDS (default 240), counting what was not run. Last line:
-# gpu e2e: N passed, N failed, N not run.
+# gpu e2e: N passed, N failed, N not run. The GPT timings are in
+# /tmp/shardc_gpu/bench too.
 set -uo pipefail
 kit_tar=$(realpath "${1:?usage: gpu_run.sh KIT.tar.xz [SECONDS]}")
 budget=${2:-240}
@@ -44,19 +45,51 @@ echo "== mpi_collectives on the cuda library, 4 ranks on one GPU (so through MPI
 
 mkdir -p "$repo/build/runtime"
 cp "$kit/lib/libshardc_rt_cuda.a" "$repo/build/runtime/"
-echo "== training step of 4 GPT layers (hidden 1024, seq 1024, batch 8, Adam), 1 rank: 1 step and 6 steps timed"
+echo "== training steps of 4 GPT layers (seq 1024, batch 8, 16 heads, Adam), 1 rank"
+# The dense peak of the GPU's half-precision tensor cores, TFLOP/s (TF32's is
+# half of it), for the model FLOPs utilization (MFU): the step's FLOPs (the
+# kit's `flops`) over its time, over the peak. SHARDC_PEAK="TFLOPS,GBS" overrides.
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+case "$gpu" in
+*H100*PCIe*) peak=756.5 ;;
+*H100*NVL*) peak=835.5 ;;
+*H100* | *H200*) peak=989.4 ;;
+*A100*) peak=312 ;;
+*) peak=${SHARDC_PEAK:-} peak=${peak%%,*} ;;
+esac
+# step DIR LABEL [OPTION]: median ms/step of steps 3..12 and the MFU
+step() {
+	local d=$1 label=$2 opt=${3:-}
+	if ! "${mpi[@]}" -np 1 "$d/bin/cuda/program" --steps 12 --output-dir "$d/res" $opt >"$d/log.$label" 2>&1; then
+		echo "$label: fails: $(tail -3 "$d/log.$label")"
+		return
+	fi
+	local ms
+	ms=$(awk -F', ' '/^step: / { split($1, s, " "); if (s[2] >= 3) for (i = 1; i <= NF; i++) if ($i ~ / ms\/step$/) { sub(/ ms\/step/, "", $i); print $i } }' \
+		"$d/log.$label" | sort -g | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "nan" }')
+	read -r n t f <"$d/flops"
+	local loss
+	loss=$(grep -o 'loss is [^ ,]*' "$d/log.$label" | tail -1 | cut -d' ' -f3)
+	awk -v l="$label" -v ms="$ms" -v f="$f" -v pk="${peak:-0}" -v n="$n" -v loss="$loss" 'BEGIN {
+		tf = f / (ms / 1e3) / 1e12
+		mfu = pk > 0 ? sprintf("MFU %5.1f%% of %s TFLOP/s", 100 * tf / pk, pk) : "MFU: peak unknown"
+		printf "%-20s %9.2f ms/step %7.1f TFLOP/s  %s  (%.1fM params, %.2f TFLOP a step, last loss %s)\n", l, ms, tf, mfu, n / 1e6, f / 1e12, loss
+	}' | tee -a "$work/bench"
+}
 for d in "$kit"/bench/*; do
-	make -s -C "$d" BACKEND=cuda SHARDC_HOME="$repo" CFLAGS="-O0 -std=c11" LIBS_cuda="$CUDA_LIBS" >"$d/build.log" 2>&1 ||
-		{ echo "$(basename "$d"): build fails: $(tail -3 "$d/build.log")"; continue; }
-	t=()
-	for steps in 1 6; do
-		t0=$(date +%s.%N)
-		"${mpi[@]}" -np 1 "$d/bin/cuda/program" --steps $steps --output-dir "$d/res$steps" >"$d/log$steps" 2>&1 ||
-			{ echo "$(basename "$d"): fails: $(tail -3 "$d/log$steps")"; continue 2; }
-		t+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')")
-	done
-	echo "$(basename "$d"): 1 step ${t[0]} s, 6 steps ${t[1]} s: $(awk -v a="${t[0]}" -v b="${t[1]}" 'BEGIN { printf "%.1f", (b - a) * 200 }') ms a step;" \
-		"losses $(grep -o 'loss is [^ ,]*' "$d/log6" | cut -d' ' -f3 | tr '\n' ' ')"
+	name=$(basename "$d")
+	make -s -C "$d" BACKEND=cuda SHARDC_HOME="$repo" CFLAGS="-O2 -std=c11" LIBS_cuda="$CUDA_LIBS" >"$d/build.log" 2>&1 ||
+		{ echo "$name: build fails: $(tail -3 "$d/build.log")"; continue; }
+	step "$d" "$name"
+	[[ $name == *fp32 ]] && step "$d" "$name+tf32" --tf32
+done
+echo "== profiles (SHARDC_PROFILE=1: steps 2 to 4)"
+for d in "$kit"/bench/gpt2048_bf16 "$kit"/bench/gpt2048_fp32; do
+	opt=
+	[[ $d == *fp32 ]] && opt=--tf32
+	echo "-- $(basename "$d") $opt"
+	SHARDC_PROFILE=1 "${mpi[@]}" -np 1 "$d/bin/cuda/program" --steps 4 --output-dir "$d/resp" $opt 2>&1 >/dev/null |
+		sed -n '/^profile/,$p' | head -45
 done
 
 echo "== end to end on BACKEND=cuda"

@@ -35,6 +35,7 @@ static const struct {
 	{"--save-every", false, false},
 	{"--keep", false, false},
 	{"--resume", false, false},
+	{"--tf32", false, true},
 };
 
 static int find_option(const char *arg, size_t *flag_len)
@@ -75,7 +76,7 @@ static void check_options(int argc, char **argv, char *msg, size_t n)
 			snprintf(msg, n, "shardc: unknown option '%s' (known: --input NAME=FILE, --param NAME=FILE, "
 			         "--params FILE, --param-names FILE, --output-dir DIR, --steps K, --data NAME=FILE[:S], "
 			         "--labels NAME, --shuffle SEED, --strict-inputs, --log-every K, --log FILE, "
-			         "--checkpoint DIR, --save-every K, --keep N, --resume DIR)",
+			         "--checkpoint DIR, --save-every K, --keep N, --resume DIR, --tf32)",
 			         sc_cut(cut, argv[i], strlen(argv[i])));
 			return;
 		}
@@ -315,6 +316,7 @@ void sc_print_step(sc_rt *rt, int64_t step, int64_t steps, double t0, float x, d
 		rt->first_step = step;   /* 1, or a resumed run's first */
 		rt->last_step = step - 1;
 	}
+	sc_be_step_done(rt, step == rt->first_step, step == steps);
 	bool sqnorm = !(sq < 0);   /* -1: none; a NaN or inf (an overflow under loss scaling) is printed */
 	if (rt->rank != 0 || (step % rt->log_every != 0 && step != steps && step != rt->first_step))
 		return;

@@ -60,6 +60,13 @@ void sc_be_group_init(sc_rt *rt, sc_group *g)
 	(void)g;
 }
 
+void sc_be_step_done(sc_rt *rt, bool first, bool last)
+{
+	(void)rt;
+	(void)first;
+	(void)last;
+}
+
 void sc_be_sync(sc_rt *rt)
 {
 	(void)rt;

@@ -22,6 +22,7 @@
 #endif
 
 #include "cuda_kernels.h"
+#include "profile.h"
 #include "rt_internal.h"
 
 static void cuda_check(cudaError_t e, const char *call, const char *file, int line)
@@ -59,6 +60,8 @@ typedef struct {
 	size_t devn[2];
 	void *host[2];               /* host scratch for the MPI fallback */
 	size_t hostn[2];
+	bool tf32;                   /* --tf32: Float32 matrix products on TF32 tensor cores */
+	sc_prof *prof;               /* SHARDC_PROFILE=1; else NULL */
 } Cuda;
 
 static Cuda *cu(sc_rt *rt)
@@ -90,6 +93,56 @@ static void *host_scratch(sc_rt *rt, int slot, size_t bytes)
 	return c->host[slot];
 }
 
+/* ---- the profile (profile.c): PROFILE opens a span that closes when the
+ * calling function returns ---- */
+
+typedef struct {
+	sc_prof *p;
+	int span;
+} ProfSpan;
+
+static ProfSpan prof_open(sc_rt *rt, const char *name, double flops, double bytes, sc_peak_kind peak)
+{
+	sc_prof *p = cu(rt)->prof;
+	return (ProfSpan){p, p ? sc_prof_begin(p, name, flops, bytes, peak) : -1};
+}
+
+static void prof_close(ProfSpan *s)
+{
+	if (s->p)
+		sc_prof_end(s->p, s->span);
+}
+
+#define PROFILE(rt, name, flops, bytes, peak) \
+	ProfSpan prof_span_ __attribute__((cleanup(prof_close))) = prof_open(rt, name, flops, bytes, peak)
+
+static sc_peak_kind f32_peak(sc_rt *rt)
+{
+	return cu(rt)->tf32 ? SC_PEAK_TF32 : SC_PEAK_F32;
+}
+
+static double sum_of(const int64_t *ns, int n)
+{
+	double s = 0;
+	for (int i = 0; i < n; i++)
+		s += (double)ns[i];
+	return s;
+}
+
+/* The bytes an elementwise chain reads and writes at least. */
+static double chain_bytes(const sc_ew_step *steps, int nsteps, const sc_ew_operand *ins, int nin, int64_t rows,
+                          int64_t cols)
+{
+	double b = 0, n = (double)rows * (double)cols;
+	for (int k = 0; k < nin; k++)
+		b += (ins[k].bcast == SC_EW_FULL ? n : ins[k].bcast == SC_EW_ROW ? (double)cols : 1) *
+		     (double)sc_dtype_size(ins[k].dt);
+	for (int k = 0; k < nsteps; k++)
+		if (steps[k].kind == SC_EW_STORE)
+			b += n * (double)sc_dtype_size(steps[k].dt);
+	return b;
+}
+
 /* ---- hooks ---- */
 
 void sc_be_init(sc_rt *rt)
@@ -113,6 +166,10 @@ void sc_be_init(sc_rt *rt)
 	SC_CUDA_CHECK(cudaStreamCreate(&c->stream));
 	SC_CUBLAS_CHECK(cublasCreate(&c->blas));
 	SC_CUBLAS_CHECK(cublasSetStream(c->blas, c->stream));
+	c->tf32 = sc_option(rt, "--tf32", NULL) != NULL;
+	if (c->tf32)
+		SC_CUBLAS_CHECK(cublasSetMathMode(c->blas, CUBLAS_TF32_TENSOR_OP_MATH));
+	c->prof = sc_prof_new(c->stream, c->device);
 	/* Every rank must take the same path: agree on whether any GPU is shared. */
 	int shared = lsize > ndev || (getenv("SHARDC_NO_NCCL") && strcmp(getenv("SHARDC_NO_NCCL"), "1") == 0), any;
 	SC_MPI_CHECK(MPI_Allreduce(&shared, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
@@ -135,6 +192,7 @@ void sc_be_finalize(sc_rt *rt)
 {
 	Cuda *c = cu(rt);
 	SC_CUDA_CHECK(cudaStreamSynchronize(c->stream));
+	sc_prof_report(c->prof, rt->rank == 0 ? stderr : NULL, rt->rank);   /* rank 0's table */
 	for (int i = 0; i < 2; i++) {
 		cudaFree(c->dev[i]);
 		free(c->host[i]);
@@ -162,6 +220,11 @@ void sc_be_group_init(sc_rt *rt, sc_group *g)
 #else
 	(void)rt;
 #endif
+}
+
+void sc_be_step_done(sc_rt *rt, bool first, bool last)
+{
+	sc_prof_step(cu(rt)->prof, first, last);
 }
 
 void sc_be_sync(sc_rt *rt)
@@ -227,6 +290,7 @@ static ncclDataType_t nccl_type(sc_dtype dt)
 
 void sc_be_all_reduce(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, int64_t count, sc_redop op)
 {
+	PROFILE(rt, "AllReduce", 0, 2.0 * (double)count * (double)sc_dtype_size(dt), SC_PEAK_MEM);
 	Cuda *c = cu(rt);
 	size_t bytes = (size_t)count * sc_dtype_size(dt);
 	if (!c->nccl) {
@@ -254,6 +318,7 @@ void sc_be_all_reduce(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtyp
 void sc_be_all_gather(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,
                       int axis)
 {
+	PROFILE(rt, "AllGather", 0, (double)sc_numel(dims, ndim) * (double)sc_dtype_size(dt) * g->n, SC_PEAK_MEM);
 	Cuda *c = cu(rt);
 	size_t es = sc_dtype_size(dt);
 	int64_t local = sc_numel(dims, ndim), outer, mid, inner;
@@ -278,6 +343,7 @@ void sc_be_all_gather(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtyp
 void sc_be_reduce_scatter(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims,
                           int ndim, int axis, sc_redop op)
 {
+	PROFILE(rt, "ReduceScatter", 0, (double)sc_numel(dims, ndim) * (double)sc_dtype_size(dt), SC_PEAK_MEM);
 	Cuda *c = cu(rt);
 	size_t es = sc_dtype_size(dt);
 	int64_t total = sc_numel(dims, ndim), outer, mid, inner;
@@ -315,6 +381,7 @@ void sc_be_reduce_scatter(sc_rt *rt, sc_group *g, const void *in, void *out, sc_
 void sc_be_all_to_all(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,
                       int split_axis, int concat_axis)
 {
+	PROFILE(rt, "AllToAll", 0, 2.0 * (double)sc_numel(dims, ndim) * (double)sc_dtype_size(dt), SC_PEAK_MEM);
 	Cuda *c = cu(rt);
 	size_t es = sc_dtype_size(dt);
 	int64_t total = sc_numel(dims, ndim), outer, mid, inner;
@@ -351,6 +418,7 @@ void sc_be_all_to_all(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtyp
 
 void sc_to_host(sc_rt *rt, void *host, const void *src, size_t bytes)
 {
+	PROFILE(rt, "to host", 0, (double)bytes, SC_PEAK_MEM);
 	if (!bytes)
 		return;
 	SC_CUDA_CHECK(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, cu(rt)->stream));
@@ -359,6 +427,7 @@ void sc_to_host(sc_rt *rt, void *host, const void *src, size_t bytes)
 
 void sc_from_host(sc_rt *rt, void *dst, const void *host, size_t bytes)
 {
+	PROFILE(rt, "from host", 0, (double)bytes, SC_PEAK_MEM);
 	if (!bytes)
 		return;
 	SC_CUDA_CHECK(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, cu(rt)->stream));
@@ -367,12 +436,14 @@ void sc_from_host(sc_rt *rt, void *dst, const void *host, size_t bytes)
 
 void sc_copy(sc_rt *rt, void *dst, const void *src, size_t bytes)
 {
+	PROFILE(rt, "Copy", 0, 2.0 * (double)bytes, SC_PEAK_MEM);
 	if (bytes && dst != src)
 		SC_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, cu(rt)->stream));
 }
 
 void sc_fill(sc_rt *rt, void *dst, sc_dtype dt, int64_t n, double value)
 {
+	PROFILE(rt, "Fill", 0, (double)n * (double)sc_dtype_size(dt), SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_fill(dst, dt, n, value, cu(rt)->stream));
 }
 
@@ -458,6 +529,7 @@ static int blas_int(int64_t v)
 void sc_matmul(sc_rt *rt, const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k,
                int transpose_a, int transpose_b)
 {
+	PROFILE(rt, "MatMul", 2.0 * m * n * k, 4.0 * (m * k + k * n + m * n), f32_peak(rt));
 	const float one = 1, zero = 0;
 	SC_CUBLAS_CHECK(cublasSgemm(cu(rt)->blas, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
 	                            transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, blas_int(n), blas_int(m), blas_int(k), &one, b,
@@ -468,6 +540,7 @@ void sc_matmul(sc_rt *rt, const float *a, const float *b, float *c, int64_t m, i
 void sc_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const void *b, float *c, int64_t m, int64_t n,
                     int64_t k, int transpose_a, int transpose_b)
 {
+	PROFILE(rt, "MatMul half", 2.0 * m * n * k, 2.0 * (m * k + k * n) + 4.0 * m * n, SC_PEAK_HALF);
 	if (!sc_is_half(dt))
 		SC_DIE("sc_matmul_half: %s is not a half type", sc_dtype_name(dt));
 	const float one = 1, zero = 0;
@@ -541,6 +614,7 @@ void sc_batch_matmul(sc_rt *rt, const float *a, const int64_t *a_bdims, int a_nb
                      const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
                      int64_t n, int64_t k, int transpose_a, int transpose_b)
 {
+	PROFILE(rt, "BatchMatMul", 2.0 * (double)sc_numel(c_bdims, c_nb) * m * n * k, 4.0 * (double)sc_numel(c_bdims, c_nb) * (m * k + k * n + m * n), f32_peak(rt));
 	batch_gemm(rt, SC_F32, a, a_bdims, a_nb, b, b_bdims, b_nb, c, c_bdims, c_nb, m, n, k, transpose_a, transpose_b);
 }
 
@@ -548,6 +622,7 @@ void sc_batch_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *
                           const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
                           int64_t n, int64_t k, int transpose_a, int transpose_b)
 {
+	PROFILE(rt, "BatchMatMul half", 2.0 * (double)sc_numel(c_bdims, c_nb) * m * n * k, (double)sc_numel(c_bdims, c_nb) * (2.0 * (m * k + k * n) + 4.0 * m * n), SC_PEAK_HALF);
 	if (!sc_is_half(dt))
 		SC_DIE("sc_batch_matmul_half: %s is not a half type", sc_dtype_name(dt));
 	batch_gemm(rt, dt, a, a_bdims, a_nb, b, b_bdims, b_nb, c, c_bdims, c_nb, m, n, k, transpose_a, transpose_b);
@@ -596,6 +671,7 @@ void sc_batch_matmul_strided(sc_rt *rt, const float *a, const int64_t *a_st, con
                              float *c, const int64_t *c_st, const int64_t *bdims, int nb, int64_t m, int64_t n,
                              int64_t k, int transpose_a, int transpose_b)
 {
+	PROFILE(rt, "BatchMatMul", 2.0 * (double)sc_numel(bdims, nb) * m * n * k, 4.0 * (double)sc_numel(bdims, nb) * (m * k + k * n + m * n), f32_peak(rt));
 	strided_gemm(rt, SC_F32, a, a_st, b, b_st, c, c_st, bdims, nb, m, n, k, transpose_a, transpose_b);
 }
 
@@ -603,6 +679,7 @@ void sc_batch_matmul_half_strided(sc_rt *rt, sc_dtype dt, const void *a, const i
                                   const int64_t *b_st, float *c, const int64_t *c_st, const int64_t *bdims, int nb,
                                   int64_t m, int64_t n, int64_t k, int transpose_a, int transpose_b)
 {
+	PROFILE(rt, "BatchMatMul half", 2.0 * (double)sc_numel(bdims, nb) * m * n * k, (double)sc_numel(bdims, nb) * (2.0 * (m * k + k * n) + 4.0 * m * n), SC_PEAK_HALF);
 	if (!sc_is_half(dt))
 		SC_DIE("sc_batch_matmul_half_strided: %s is not a half type", sc_dtype_name(dt));
 	strided_gemm(rt, dt, a, a_st, b, b_st, c, c_st, bdims, nb, m, n, k, transpose_a, transpose_b);
@@ -611,6 +688,7 @@ void sc_batch_matmul_half_strided(sc_rt *rt, sc_dtype dt, const void *a, const i
 void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim)
 {
+	PROFILE(rt, "Binary", 0, 12.0 * (double)sc_numel(y_dims, y_ndim), SC_PEAK_MEM);
 	sc_cu_walk w = bcast_walk("binary", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim);
 	SC_CUDA_CHECK(sc_cu_binary(op, a, b, y, &w, cu(rt)->stream));
 }
@@ -618,18 +696,21 @@ void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, in
 void sc_bias_unary(sc_rt *rt, sc_unop op, const float *x, const float *bias, float *pre, float *y, int64_t rows,
                    int64_t c)
 {
+	PROFILE(rt, "BiasAdd+unary", 0, 12.0 * rows * c, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_bias_unary(op, x, bias, pre, y, rows, c, cu(rt)->stream));
 }
 
 void sc_bias_add_residual(sc_rt *rt, const float *x, const float *bias, float *pre, const float *r, float *y,
                           int64_t rows, int64_t c)
 {
+	PROFILE(rt, "BiasAdd+residual", 0, 16.0 * rows * c, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_bias_add_residual(x, bias, pre, r, y, rows, c, cu(rt)->stream));
 }
 
 void sc_ew_chain(sc_rt *rt, const sc_ew_step *steps, int nsteps, const sc_ew_operand *ins, int nin, int64_t rows,
                  int64_t cols)
 {
+	PROFILE(rt, "elementwise chain", 0, chain_bytes(steps, nsteps, ins, nin, rows, cols), SC_PEAK_MEM);
 	if (nsteps < 1 || nsteps > SC_EW_MAX_STEPS || nin < 0 || nin > SC_EW_MAX_INS)
 		SC_DIE("sc_ew_chain: %d steps, %d operands (at most %d and %d)", nsteps, nin, SC_EW_MAX_STEPS,
 		       SC_EW_MAX_INS);
@@ -653,21 +734,25 @@ void sc_ew_chain(sc_rt *rt, const sc_ew_step *steps, int nsteps, const sc_ew_ope
 
 void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t rows, int64_t c)
 {
+	PROFILE(rt, "BiasAdd", 0, 8.0 * rows * c, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_bias_add(x, bias, y, rows, c, cu(rt)->stream));
 }
 
 void sc_unary(sc_rt *rt, sc_unop op, const float *x, float *y, int64_t n)
 {
+	PROFILE(rt, "unary", 0, 8.0 * n, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_unary(op, x, y, n, cu(rt)->stream));
 }
 
 void sc_unary_grad(sc_rt *rt, sc_unop op, const float *t, const float *dy, float *dx, int64_t n)
 {
+	PROFILE(rt, "unary grad", 0, 12.0 * n, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_unary_grad(op, t, dy, dx, n, cu(rt)->stream));
 }
 
 void sc_scale(sc_rt *rt, const float *x, float *y, int64_t n, double alpha)
 {
+	PROFILE(rt, "Scale", 0, 8.0 * n, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_scale(x, y, n, (float)alpha, cu(rt)->stream));
 }
 
@@ -686,12 +771,14 @@ static void softmax(sc_rt *rt, const float *x, const float *dy, float *y, const 
 
 void sc_softmax_scaled(sc_rt *rt, const float *x, const float *scale, float *y, const int64_t *dims, int ndim, int axis)
 {
+	PROFILE(rt, "Softmax", 0, 8.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
 	softmax(rt, x, scale, y, dims, ndim, axis, 0, false);
 }
 
 void sc_softmax_masked(sc_rt *rt, const float *x, const float *scale, const float *mask, const int64_t *mask_dims,
                        int mask_ndim, float *y, const int64_t *dims, int ndim)
 {
+	PROFILE(rt, "Softmax", 0, 8.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
 	sc_check_dims("softmax", dims, ndim);
 	if (ndim < 1)
 		SC_DIE("softmax_masked: a scalar has no axis");
@@ -704,22 +791,26 @@ void sc_softmax_masked(sc_rt *rt, const float *x, const float *scale, const floa
 
 void sc_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int axis)
 {
+	PROFILE(rt, "Softmax", 0, 8.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
 	softmax(rt, x, NULL, y, dims, ndim, axis, 0, false);
 }
 
 void sc_log_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int axis)
 {
+	PROFILE(rt, "LogSoftmax", 0, 8.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
 	softmax(rt, x, NULL, y, dims, ndim, axis, 1, false);
 }
 
 void sc_softmax_grad(sc_rt *rt, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim, int axis)
 {
+	PROFILE(rt, "Softmax grad", 0, 12.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
 	softmax(rt, y, dy, dx, dims, ndim, axis, 0, true);
 }
 
 void sc_log_softmax_grad(sc_rt *rt, const float *y, const float *dy, float *dx, const int64_t *dims, int ndim,
                          int axis)
 {
+	PROFILE(rt, "LogSoftmax grad", 0, 12.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
 	softmax(rt, y, dy, dx, dims, ndim, axis, 1, true);
 }
 
@@ -732,22 +823,26 @@ static void reduce(sc_rt *rt, sc_reduce_kind kind, const float *x, float *y, con
 
 void sc_reduce_sum(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes)
 {
+	PROFILE(rt, "ReduceSum", 0, 4.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
 	reduce(rt, SC_R_SUM, x, y, dims, ndim, axes, naxes);
 }
 
 void sc_reduce_mean(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes)
 {
+	PROFILE(rt, "ReduceMean", 0, 4.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
 	reduce(rt, SC_R_MEAN, x, y, dims, ndim, axes, naxes);
 }
 
 void sc_reduce_max(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes)
 {
+	PROFILE(rt, "ReduceMax", 0, 4.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
 	reduce(rt, SC_R_MAX, x, y, dims, ndim, axes, naxes);
 }
 
 void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *dy, const float *count, float *dx,
                         const int64_t *dims, int ndim, const int *axes, int naxes)
 {
+	PROFILE(rt, "ReduceMax grad", 0, 12.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
 	sc_cu_plan p = axes_plan("reduce_max_grad", dims, ndim, axes, naxes);
 	SC_CUDA_CHECK(sc_cu_reduce_max_grad(x, y, dy, count, dx, &p, cu(rt)->stream));
 }
@@ -755,29 +850,34 @@ void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *
 void sc_count_equal(sc_rt *rt, const float *x, const float *y, float *count, const int64_t *dims, int ndim,
                     const int *axes, int naxes)
 {
+	PROFILE(rt, "count equal", 0, 8.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
 	sc_cu_plan p = axes_plan("count_equal", dims, ndim, axes, naxes);
 	SC_CUDA_CHECK(sc_cu_count_equal(x, y, count, &p, cu(rt)->stream));
 }
 
 void sc_where_equal(sc_rt *rt, const float *x, const float *y, const float *dy, float *dx, int64_t n)
 {
+	PROFILE(rt, "where equal", 0, 16.0 * n, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_where_equal(x, y, dy, dx, n, cu(rt)->stream));
 }
 
 void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, float *y, int64_t n)
 {
+	PROFILE(rt, "Select", 0, 13.0 * n, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_select(cond, a, b, y, n, cu(rt)->stream));
 }
 
 void sc_rotary(sc_rt *rt, int64_t mode, int transpose, const float *x, const int64_t *dims, const float *cos,
                const int64_t *cos_dims, const float *sin, const int64_t *sin_dims, float *y)
 {
+	PROFILE(rt, "RotaryEmbedding", 0, 0, SC_PEAK_MEM);
 	sc_cu_walk w = bcast_walk("rotary", cos_dims, 4, sin_dims, 4, dims, 4);   /* s0 cos's strides, s1 sin's */
 	SC_CUDA_CHECK(sc_cu_rotary(mode, transpose, x, cos, sin, y, &w, cu(rt)->stream));
 }
 
 void sc_arange(sc_rt *rt, void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step)
 {
+	PROFILE(rt, "Arange", 0, (double)n * (double)sc_dtype_size(dt), SC_PEAK_MEM);
 	if (dt != SC_F32 && dt != SC_I32 && dt != SC_I64)
 		SC_DIE("sc_arange: %s is not Float32, Int32 or Int64", sc_dtype_name(dt));
 	SC_CUDA_CHECK(sc_cu_arange(y, dt, n, first, start, step, cu(rt)->stream));
@@ -786,6 +886,7 @@ void sc_arange(sc_rt *rt, void *y, sc_dtype dt, int64_t n, int64_t first, double
 void sc_dropout(sc_rt *rt, const float *x, float *y, const int64_t *gdims, int ndim, const int64_t *start,
                 const int64_t *ldims, const char *name, uint64_t seed, int64_t step, double keep_prob)
 {
+	PROFILE(rt, "Dropout", 0, 8.0 * (double)sc_numel(ldims, ndim), SC_PEAK_MEM);
 	sc_check_dims(name, gdims, ndim);
 	sc_cu_walk w;
 	memset(&w, 0, sizeof w);
@@ -803,6 +904,7 @@ void sc_dropout(sc_rt *rt, const float *x, float *y, const int64_t *gdims, int n
 void sc_causal_mask(sc_rt *rt, void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0,
                     int64_t col0, double fill)
 {
+	PROFILE(rt, "CausalMask", 0, (double)lead * rows * cols * (double)sc_dtype_size(dt), SC_PEAK_MEM);
 	if (dt != SC_F32 && dt != SC_BOOL)
 		SC_DIE("sc_causal_mask: %s is not Float32 or Bool", sc_dtype_name(dt));
 	SC_CUDA_CHECK(sc_cu_causal_mask(y, dt, lead, rows, cols, row0, col0, fill, cu(rt)->stream));
@@ -811,11 +913,13 @@ void sc_causal_mask(sc_rt *rt, void *y, sc_dtype dt, int64_t lead, int64_t rows,
 void sc_rope(sc_rt *rt, float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
              int64_t d, double theta)
 {
+	PROFILE(rt, "RoPE table", 0, 4.0 * lead * rows * cols, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_rope(y, is_sin, lead, rows, cols, row0, col0, d, theta, cu(rt)->stream));
 }
 
 void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm)
 {
+	PROFILE(rt, "Transpose", 0, 2.0 * (double)sc_numel(dims, ndim) * (double)sc_dtype_size(dt), SC_PEAK_MEM);
 	sc_check_dims("transpose", dims, ndim);
 	int64_t xs[SC_MAX_DIMS];
 	bool seen[SC_MAX_DIMS] = {0};
@@ -836,6 +940,7 @@ void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t 
 void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
                int64_t nidx, int64_t offset, float *y)
 {
+	PROFILE(rt, "Gather", 0, 8.0 * nidx * row, SC_PEAK_MEM);
 	if (idx_dt != SC_I32 && idx_dt != SC_I64)
 		SC_DIE("gather: indices must be int32 or int64");
 	SC_CUDA_CHECK(sc_cu_gather(table, rows, row, idx, idx_dt == SC_I64, nidx, offset, y, cu(rt)->stream));
@@ -844,6 +949,7 @@ void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const v
 void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
                     float *dtable, int64_t rows, int64_t row)
 {
+	PROFILE(rt, "Gather grad", 0, 8.0 * nidx * row, SC_PEAK_MEM);
 	if (idx_dt != SC_I32 && idx_dt != SC_I64)
 		SC_DIE("gather_grad: indices must be int32 or int64");
 	SC_CUDA_CHECK(sc_cu_gather_grad(dy, idx, idx_dt == SC_I64, nidx, offset, dtable, rows, row, cu(rt)->stream));
@@ -862,6 +968,7 @@ static void norm_shape(const int64_t *dims, int ndim, int bna, int bpa, int64_t 
 void sc_norm(sc_rt *rt, sc_norm_kind k, const float *x, const float *gamma, const float *beta, float *y,
              const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis, double eps)
 {
+	PROFILE(rt, "Norm", 0, 8.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
 	int64_t rows, cols, np;
 	int centered = sc_norm_check("sc_norm", k);
 	norm_shape(dims, ndim, begin_norm_axis, begin_params_axis, &rows, &cols, &np);
@@ -872,6 +979,7 @@ void sc_norm_grad(sc_rt *rt, sc_norm_kind k, const float *dy, const float *x, co
                   float *dgamma, float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis,
                   int begin_params_axis, double eps)
 {
+	PROFILE(rt, "Norm grad", 0, 12.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
 	int64_t rows, cols, np;
 	int centered = sc_norm_check("sc_norm_grad", k);
 	norm_shape(dims, ndim, begin_norm_axis, begin_params_axis, &rows, &cols, &np);
@@ -882,6 +990,7 @@ void sc_norm_grad(sc_rt *rt, sc_norm_kind k, const float *dy, const float *x, co
 void sc_norm_part(sc_rt *rt, sc_norm_kind k, const float *x, const float *gamma, const float *beta,
                   const float *mean, const float *var, float *y, int64_t rows, int64_t cols, double eps)
 {
+	PROFILE(rt, "Norm (part)", 0, 8.0 * rows * cols, SC_PEAK_MEM);
 	int centered = sc_norm_part_check("sc_norm_part", k, mean, NULL);
 	SC_CUDA_CHECK(sc_cu_norm_part(centered, x, gamma, beta, mean, var, y, rows, cols, (float)eps, cu(rt)->stream));
 }
@@ -890,6 +999,7 @@ void sc_norm_part_grad(sc_rt *rt, sc_norm_kind k, const float *dy, const float *
                        const float *mean, const float *var, float *dx, float *dgamma, float *dbeta, float *dmean,
                        float *dvar, int64_t rows, int64_t cols, double eps)
 {
+	PROFILE(rt, "Norm grad (part)", 0, 12.0 * rows * cols, SC_PEAK_MEM);
 	int centered = sc_norm_part_check("sc_norm_part_grad", k, mean, dmean);
 	SC_CUDA_CHECK(sc_cu_norm_part_grad(centered, dy, x, gamma, mean, var, dx, dgamma, dbeta, dmean, dvar, rows, cols,
 	                                   (float)eps, cu(rt)->stream));
@@ -898,6 +1008,7 @@ void sc_norm_part_grad(sc_rt *rt, sc_norm_kind k, const float *dy, const float *
 void sc_concat(sc_rt *rt, sc_dtype dt, const void *const *xs, const int64_t *axis_sizes, int nx, void *y,
                const int64_t *y_dims, int ndim, int axis)
 {
+	PROFILE(rt, "Concat", 0, 2.0 * (double)sc_numel(y_dims, ndim) * (double)sc_dtype_size(dt), SC_PEAK_MEM);
 	sc_check_dims("concat", y_dims, ndim);
 	axis = sc_norm_axis("concat", axis, ndim);
 	int64_t outer, len, inner, at = 0;
@@ -934,6 +1045,7 @@ static sc_cu_walk slice_walk(const int64_t *dims, int ndim, const int64_t *begin
 void sc_strided_slice(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim,
                       const int64_t *begin, const int64_t *end, const int64_t *strides)
 {
+	PROFILE(rt, "StridedSlice", 0, 0, SC_PEAK_MEM);
 	int64_t base;
 	sc_cu_walk w = slice_walk(dims, ndim, begin, end, strides, &base);
 	SC_CUDA_CHECK(sc_cu_strided_copy(x, y, base, &w, sc_dtype_size(dt), cu(rt)->stream));
@@ -942,6 +1054,7 @@ void sc_strided_slice(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int6
 void sc_strided_slice_grad(sc_rt *rt, const float *dy, float *dx, const int64_t *dims, int ndim,
                            const int64_t *begin, const int64_t *end, const int64_t *strides)
 {
+	PROFILE(rt, "StridedSlice grad", 0, 0, SC_PEAK_MEM);
 	int64_t base;
 	sc_cu_walk w = slice_walk(dims, ndim, begin, end, strides, &base);
 	SC_CUDA_CHECK(cudaMemsetAsync(dx, 0, (size_t)sc_numel(dims, ndim) * sizeof *dx, cu(rt)->stream));
@@ -950,6 +1063,7 @@ void sc_strided_slice_grad(sc_rt *rt, const float *dy, float *dx, const int64_t 
 
 void sc_cast(sc_rt *rt, const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n)
 {
+	PROFILE(rt, "Cast", 0, (double)n * (double)(sc_dtype_size(x_dt) + sc_dtype_size(y_dt)), SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_cast(x, x_dt, y, y_dt, n, cu(rt)->stream));
 }
 
@@ -963,12 +1077,14 @@ static int label64(sc_dtype dt)
 void sc_sparse_softmax_ce(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt, float *loss,
                           int64_t n, int64_t c)
 {
+	PROFILE(rt, "cross entropy", 0, 4.0 * n * c, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_sparse_ce(logits, labels, label64(label_dt), loss, n, c, cu(rt)->stream));
 }
 
 void sc_sparse_softmax_ce_grad(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
                                const float *dloss, float *dlogits, int64_t n, int64_t c)
 {
+	PROFILE(rt, "cross entropy grad", 0, 8.0 * n * c, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_sparse_ce_grad(logits, labels, label64(label_dt), dloss, dlogits, n, c, cu(rt)->stream));
 }
 
@@ -976,6 +1092,7 @@ void sc_sparse_softmax_ce_part(sc_rt *rt, const float *logits, const void *label
                                const float *max, const float *sum, float *loss, int64_t n, int64_t c,
                                int64_t offset)
 {
+	PROFILE(rt, "cross entropy", 0, 4.0 * n * c, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_sparse_ce_part(logits, labels, label64(label_dt), max, sum, loss, n, c, offset,
 	                                   cu(rt)->stream));
 }
@@ -984,29 +1101,34 @@ void sc_sparse_softmax_ce_part_grad(sc_rt *rt, const float *logits, const void *
                                     const float *max, const float *sum, const float *dloss, float *dlogits,
                                     int64_t n, int64_t c, int64_t offset, int64_t classes)
 {
+	PROFILE(rt, "cross entropy grad", 0, 8.0 * n * c, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_sparse_ce_part_grad(logits, labels, label64(label_dt), max, sum, dloss, dlogits, n, c, offset,
 	                                        classes, cu(rt)->stream));
 }
 
 void sc_mse_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n)
 {
+	PROFILE(rt, "loss", 0, 8.0 * n, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_pair_loss(0, pred, target, loss, n, cu(rt)->stream));
 }
 
 void sc_mse_loss_grad(sc_rt *rt, const float *pred, const float *target, const float *dloss, float *dpred,
                       int64_t n)
 {
+	PROFILE(rt, "loss grad", 0, 12.0 * n, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_pair_loss_grad(0, pred, target, dloss, dpred, n, cu(rt)->stream));
 }
 
 void sc_l1_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n)
 {
+	PROFILE(rt, "loss", 0, 8.0 * n, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_pair_loss(1, pred, target, loss, n, cu(rt)->stream));
 }
 
 void sc_l1_loss_grad(sc_rt *rt, const float *pred, const float *target, const float *dloss, float *dpred,
                      int64_t n)
 {
+	PROFILE(rt, "loss grad", 0, 12.0 * n, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_pair_loss_grad(1, pred, target, dloss, dpred, n, cu(rt)->stream));
 }
 
@@ -1014,6 +1136,7 @@ void sc_binary_grad(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dim
                     const int64_t *b_dims, int b_ndim, const float *dy, const int64_t *y_dims, int y_ndim, float *da,
                     float *db)
 {
+	PROFILE(rt, "Binary grad", 0, 16.0 * (double)sc_numel(y_dims, y_ndim), SC_PEAK_MEM);
 	sc_cu_walk w = bcast_walk("binary_grad", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim);
 	size_t ny = (size_t)sc_numel(y_dims, y_ndim);
 	float *ga = da ? dev_scratch(rt, 0, ny * sizeof(float)) : NULL;
@@ -1032,6 +1155,7 @@ void sc_binary_grad(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dim
 void sc_sum_to_shape(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndim, float *y, const int64_t *y_dims,
                      int y_ndim)
 {
+	PROFILE(rt, "sum to shape", 0, 4.0 * (double)sc_numel(x_dims, x_ndim), SC_PEAK_MEM);
 	sc_cu_plan p = sum_plan(x_dims, x_ndim, y_dims, y_ndim);
 	SC_CUDA_CHECK(sc_cu_reduce(SC_R_SUM, x, y, &p, cu(rt)->stream));
 }
@@ -1039,12 +1163,14 @@ void sc_sum_to_shape(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndi
 void sc_broadcast_to(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndim, float *y, const int64_t *y_dims,
                      int y_ndim)
 {
+	PROFILE(rt, "broadcast", 0, 4.0 * (double)sc_numel(y_dims, y_ndim), SC_PEAK_MEM);
 	sc_cu_walk w = bcast_walk("broadcast_to", x_dims, x_ndim, NULL, -1, y_dims, y_ndim);
 	SC_CUDA_CHECK(sc_cu_strided_copy(x, y, 0, &w, sizeof(float), cu(rt)->stream));
 }
 
 void sc_bias_add_grad(sc_rt *rt, const float *dy, float *dbias, int64_t rows, int64_t c)
 {
+	PROFILE(rt, "BiasAdd grad", 0, 4.0 * rows * c, SC_PEAK_MEM);
 	sc_cu_plan p;
 	memset(&p, 0, sizeof p);
 	p.nk = p.nr = 1;
@@ -1058,6 +1184,7 @@ void sc_bias_add_grad(sc_rt *rt, const float *dy, float *dbias, int64_t rows, in
 void sc_sgd(sc_rt *rt, float *p, const float *g, float *accum, int64_t n, double lr, double momentum,
             double dampening, double weight_decay, int nesterov, int64_t step)
 {
+	PROFILE(rt, "optimizer", 0, 20.0 * n, SC_PEAK_MEM);
 	if (momentum > 0 && !accum)
 		SC_DIE("sgd: momentum %g needs an accumulation buffer", momentum);
 	SC_CUDA_CHECK(sc_cu_sgd(p, g, accum, n, (float)lr, momentum > 0 ? (float)momentum : 0.0f,
@@ -1067,6 +1194,7 @@ void sc_sgd(sc_rt *rt, float *p, const float *g, float *accum, int64_t n, double
 void sc_momentum(sc_rt *rt, float *p, const float *g, float *v, int64_t n, double lr, double momentum,
                  double weight_decay, int nesterov)
 {
+	PROFILE(rt, "optimizer", 0, 20.0 * n, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_momentum(p, g, v, n, (float)lr, (float)momentum, (float)weight_decay, nesterov,
 	                             cu(rt)->stream));
 }
@@ -1074,6 +1202,7 @@ void sc_momentum(sc_rt *rt, float *p, const float *g, float *v, int64_t n, doubl
 void sc_adam(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1,
              double beta2, double eps, double weight_decay, int64_t step)
 {
+	PROFILE(rt, "optimizer", 0, 28.0 * n, SC_PEAK_MEM);
 	if (step < 1)
 		SC_DIE("adam: step %lld (steps count from 1)", (long long)step);
 	double lr_t = lr * sqrt(1 - pow(beta2, (double)step)) / (1 - pow(beta1, (double)step));
@@ -1084,16 +1213,19 @@ void sc_adam(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n,
 void sc_adam_weight_decay(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n, double lr,
                           double beta1, double beta2, double eps, double weight_decay)
 {
+	PROFILE(rt, "optimizer", 0, 28.0 * n, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_adam_weight_decay(p, g, m, v, n, (float)lr, (float)beta1, (float)beta2, (float)eps,
 	                                      (float)weight_decay, cu(rt)->stream));
 }
 
 void sc_sum_squares(sc_rt *rt, const float *const *xs, const int64_t *ns, int nx, float *out)
 {
+	PROFILE(rt, "sum of squares", 0, 4.0 * (double)sum_of(ns, nx), SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_sum_squares(xs, ns, nx, out, cu(rt)->stream));
 }
 
 void sc_clip_by_norm(sc_rt *rt, const float *x, float *y, int64_t n, const float *sqnorm, double clip)
 {
+	PROFILE(rt, "ClipByNorm", 0, 8.0 * n, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_clip_by_norm(x, y, n, sqnorm, (float)clip, cu(rt)->stream));
 }

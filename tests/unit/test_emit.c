@@ -752,7 +752,9 @@ Test(fuse, softmax_reads_the_masked_scores)
 	t = masked_text(true);
 	expect_line(t, "sc_binary(rt, SC_MUL, h, ");
 	expect_line(t, "sc_softmax_masked(rt, z, NULL, k, (const int64_t[]){4, 8}, 2, p, (const int64_t[]){2, 4, 8}, 3);");
-	expect_line(t, "sc_binary_grad(rt, SC_ADD, z, ");   /* the Add's adjoint reads the product */
+	/* the Add's adjoint for the product is dy itself: no code, dy's buffer */
+	expect_line(t, "/* %grad_z: %grad_a's bytes, in its buffer (no copy) */");
+	expect_no_line(t, "sc_binary_grad(rt, SC_ADD, ");
 	expect_no_line(t, "*const a = ");
 	free(t);
 }
