@@ -868,6 +868,22 @@ static void test_sums(void)
 			twin(what, dyv, y, m, 1e-4);
 			free(sc);
 		}
+	/* casts four a thread: n odd, and ends not aligned to four */
+	{
+		enum { NH = 1001 };
+		uint16_t *h = malloc(NH * 2), *dh = dev(NH * 2 + 8);
+		for (int off = 0; off < 2; off++)
+			for (sc_dtype dt = SC_F16; dt <= SC_BF16; dt++) {
+				snprintf(what, sizeof what, "cast float32 to %s and back, %d off", dtname(dt), off);
+				sc_cast(rt, dx + off, SC_F32, dh + off, dt, NH);
+				sc_cpu_cast(x + off, SC_F32, h, dt, NH);
+				twin_bytes(what, dh + off, h, NH * 2);
+				sc_cast(rt, dh + off, dt, dg, SC_F32, NH);
+				sc_cpu_cast(h, dt, g, SC_F32, NH);
+				twin_bytes(what, dg, g, NH * 4);
+			}
+		free(h);
+	}
 	free(x), free(dy), free(y), free(g);
 }
 
