@@ -319,6 +319,8 @@ __global__ void softmax_grad_row_k(const float *y, const float *dy, float *dx, i
 	}
 }
 
+/* ---- elementwise, by index: ReduceMax's gradient, Select, rotary ---- */
+
 __global__ void where_equal_k(const float *x, const float *y, const float *dy, float *dx, int64_t n)
 {
 	GRID_LOOP(i, n) dx[i] = x[i] == y[i] ? dy[i] : 0.0f;
