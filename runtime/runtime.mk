@@ -51,7 +51,7 @@ RT_CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcu
 RT_HDRS := runtime/shardc_rt.h runtime/rt_internal.h runtime/cpu/cpu_kernels.h
 RT_COMMON := util half rt comm npy safetensors init data checkpoint
 RT_CPU_OBJS := $(RT_COMMON) kernels backend
-RT_CUDA_OBJS := $(RT_COMMON) backend_cuda profile_cu kernels_cu
+RT_CUDA_OBJS := $(RT_COMMON) backend_cuda profile_cuda kernels_cu reduce_cu
 
 .PHONY: runtime runtime-test runtime-cuda-test
 runtime: $(RT_B)/libshardc_rt_cpu.a $(RT_B)/link.mk $(if $(NVCC),$(RT_B)/libshardc_rt_cuda.a)
@@ -83,13 +83,13 @@ $(RT_B)/san/libshardc_rt_cpu.a: $(RT_CPU_OBJS:%=$(RT_B)/san/%.o)
 $(RT_B)/cuda/%.o: runtime/common/%.c $(RT_HDRS)
 	@mkdir -p $(@D)
 	$(RT_CC) $(RT_CFLAGS) -O2 -g -c -o $@ $<
-$(RT_B)/cuda/profile_cu.o: runtime/cuda/profile.c runtime/cuda/profile.h $(RT_HDRS)
+$(RT_B)/cuda/profile_cuda.o: runtime/cuda/profile.c runtime/cuda/profile.h $(RT_HDRS)
 	@mkdir -p $(@D)
 	$(RT_CC) $(RT_CFLAGS) $(RT_CUDA_CFLAGS) -O2 -g -c -o $@ $<
 $(RT_B)/cuda/backend_cuda.o: runtime/cuda/backend.c runtime/cuda/cuda_kernels.h runtime/cuda/profile.h $(RT_HDRS)
 	@mkdir -p $(@D)
 	$(RT_CC) $(RT_CFLAGS) $(RT_CUDA_CFLAGS) -O2 -g -c -o $@ $<
-$(RT_B)/cuda/kernels_cu.o: runtime/cuda/kernels.cu runtime/cuda/cuda_kernels.h runtime/cpu/cpu_kernels.h runtime/shardc_rt.h
+$(RT_B)/cuda/%_cu.o: runtime/cuda/%.cu runtime/cuda/kernels.cuh runtime/cuda/cuda_kernels.h runtime/cpu/cpu_kernels.h runtime/shardc_rt.h
 	@mkdir -p $(@D)
 	$(NVCC) -O2 -std=c++17 $(CUDA_ARCH) -Iruntime -Iruntime/cpu -Xcompiler -Wall,-Wextra,-Werror -c -o $@ $<
 $(RT_B)/libshardc_rt_cuda.a: $(RT_CUDA_OBJS:%=$(RT_B)/cuda/%.o)

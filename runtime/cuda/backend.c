@@ -56,8 +56,8 @@ typedef struct {
 #ifndef SC_NO_NCCL
 	ncclComm_t world;
 #endif
-	void *dev[2];                /* device scratch for packing */
-	size_t devn[2];
+	void *dev[3];                /* device scratch: 0, 1 packing, 2 the kernels' (SC_KERNEL_SCRATCH) */
+	size_t devn[3];
 	void *host[2];               /* host scratch for the MPI fallback */
 	size_t hostn[2];
 	bool tf32;                   /* --tf32: Float32 matrix products on TF32 tensor cores */
@@ -79,6 +79,16 @@ static void *dev_scratch(sc_rt *rt, int slot, size_t bytes)
 		c->devn[slot] = bytes;
 	}
 	return c->dev[slot];
+}
+
+/* the slot for the partial sums of launchers that take scratch; binary_grad
+ * holds slots 0 and 1 while its sums run */
+enum { SC_KERNEL_SCRATCH = 2 };
+
+static void reduce_plan(sc_rt *rt, sc_reduce_kind kind, const float *x, float *y, const sc_cu_plan *p)
+{
+	void *scratch = dev_scratch(rt, SC_KERNEL_SCRATCH, sc_cu_reduce_scratch(p));
+	SC_CUDA_CHECK(sc_cu_reduce(kind, x, y, p, scratch, cu(rt)->stream));
 }
 
 static void *host_scratch(sc_rt *rt, int slot, size_t bytes)
@@ -193,10 +203,10 @@ void sc_be_finalize(sc_rt *rt)
 	Cuda *c = cu(rt);
 	SC_CUDA_CHECK(cudaStreamSynchronize(c->stream));
 	sc_prof_report(c->prof, rt->rank == 0 ? stderr : NULL, rt->rank);   /* rank 0's table */
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++)
 		cudaFree(c->dev[i]);
+	for (int i = 0; i < 2; i++)
 		free(c->host[i]);
-	}
 #ifndef SC_NO_NCCL
 	if (c->nccl)
 		ncclCommDestroy(c->world);
@@ -818,7 +828,7 @@ static void reduce(sc_rt *rt, sc_reduce_kind kind, const float *x, float *y, con
                    const int *axes, int naxes)
 {
 	sc_cu_plan p = axes_plan("reduce", dims, ndim, axes, naxes);
-	SC_CUDA_CHECK(sc_cu_reduce(kind, x, y, &p, cu(rt)->stream));
+	reduce_plan(rt, kind, x, y, &p);
 }
 
 void sc_reduce_sum(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes)
@@ -983,7 +993,8 @@ void sc_norm_grad(sc_rt *rt, sc_norm_kind k, const float *dy, const float *x, co
 	int64_t rows, cols, np;
 	int centered = sc_norm_check("sc_norm_grad", k);
 	norm_shape(dims, ndim, begin_norm_axis, begin_params_axis, &rows, &cols, &np);
-	SC_CUDA_CHECK(sc_cu_norm_grad(centered, dy, x, gamma, dx, dgamma, dbeta, rows, cols, np, (float)eps,
+	void *scratch = dev_scratch(rt, SC_KERNEL_SCRATCH, sc_cu_norm_grad_scratch(rows, cols, np));
+	SC_CUDA_CHECK(sc_cu_norm_grad(centered, dy, x, gamma, dx, dgamma, dbeta, rows, cols, np, (float)eps, scratch,
 	                              cu(rt)->stream));
 }
 
@@ -1001,8 +1012,9 @@ void sc_norm_part_grad(sc_rt *rt, sc_norm_kind k, const float *dy, const float *
 {
 	PROFILE(rt, "Norm grad (part)", 0, 12.0 * rows * cols, SC_PEAK_MEM);
 	int centered = sc_norm_part_check("sc_norm_part_grad", k, mean, dmean);
+	void *scratch = dev_scratch(rt, SC_KERNEL_SCRATCH, sc_cu_norm_part_grad_scratch(rows, cols));
 	SC_CUDA_CHECK(sc_cu_norm_part_grad(centered, dy, x, gamma, mean, var, dx, dgamma, dbeta, dmean, dvar, rows, cols,
-	                                   (float)eps, cu(rt)->stream));
+	                                   (float)eps, scratch, cu(rt)->stream));
 }
 
 void sc_concat(sc_rt *rt, sc_dtype dt, const void *const *xs, const int64_t *axis_sizes, int nx, void *y,
@@ -1144,11 +1156,11 @@ void sc_binary_grad(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dim
 	SC_CUDA_CHECK(sc_cu_binary_grad_full(op, a, b, dy, ga, gb, &w, cu(rt)->stream));
 	if (da) {
 		sc_cu_plan p = sum_plan(y_dims, y_ndim, a_dims, a_ndim);
-		SC_CUDA_CHECK(sc_cu_reduce(SC_R_SUM, ga, da, &p, cu(rt)->stream));
+		reduce_plan(rt, SC_R_SUM, ga, da, &p);
 	}
 	if (db) {
 		sc_cu_plan p = sum_plan(y_dims, y_ndim, b_dims, b_ndim);
-		SC_CUDA_CHECK(sc_cu_reduce(SC_R_SUM, gb, db, &p, cu(rt)->stream));
+		reduce_plan(rt, SC_R_SUM, gb, db, &p);
 	}
 }
 
@@ -1157,7 +1169,7 @@ void sc_sum_to_shape(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndi
 {
 	PROFILE(rt, "sum to shape", 0, 4.0 * (double)sc_numel(x_dims, x_ndim), SC_PEAK_MEM);
 	sc_cu_plan p = sum_plan(x_dims, x_ndim, y_dims, y_ndim);
-	SC_CUDA_CHECK(sc_cu_reduce(SC_R_SUM, x, y, &p, cu(rt)->stream));
+	reduce_plan(rt, SC_R_SUM, x, y, &p);
 }
 
 void sc_broadcast_to(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndim, float *y, const int64_t *y_dims,
@@ -1178,7 +1190,7 @@ void sc_bias_add_grad(sc_rt *rt, const float *dy, float *dbias, int64_t rows, in
 	p.kstride[0] = 1;
 	p.rdims[0] = rows;
 	p.rstride[0] = c;
-	SC_CUDA_CHECK(sc_cu_reduce(SC_R_SUM, dy, dbias, &p, cu(rt)->stream));
+	reduce_plan(rt, SC_R_SUM, dy, dbias, &p);
 }
 
 void sc_sgd(sc_rt *rt, float *p, const float *g, float *accum, int64_t n, double lr, double momentum,

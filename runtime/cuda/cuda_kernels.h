@@ -55,7 +55,12 @@ cudaError_t sc_cu_softmax(const float *x, const float *scale, float *y, int64_t 
                           int is_log, cudaStream_t s);
 cudaError_t sc_cu_softmax_grad(const float *y, const float *dy, float *dx, int64_t outer, int64_t len, int64_t inner,
                                int is_log, cudaStream_t s);
-cudaError_t sc_cu_reduce(sc_reduce_kind kind, const float *x, float *y, const sc_cu_plan *p, cudaStream_t s);
+/* Launchers that take scratch need device memory of the size their _scratch
+ * function gives (0: none, scratch may be NULL), not touched by other work
+ * queued on s meanwhile. Their sums go in a fixed order, so results repeat. */
+size_t sc_cu_reduce_scratch(const sc_cu_plan *p);
+cudaError_t sc_cu_reduce(sc_reduce_kind kind, const float *x, float *y, const sc_cu_plan *p, void *scratch,
+                         cudaStream_t s);
 cudaError_t sc_cu_reduce_max_grad(const float *x, const float *y, const float *dy, const float *count, float *dx,
                                   const sc_cu_plan *p, cudaStream_t s);
 cudaError_t sc_cu_count_equal(const float *x, const float *y, float *count, const sc_cu_plan *p, cudaStream_t s);
@@ -89,15 +94,17 @@ cudaError_t sc_cu_gather_grad(const float *dy, const void *idx, int idx64, int64
  * mean and dmean are when not centered */
 cudaError_t sc_cu_norm(int centered, const float *x, const float *gamma, const float *beta, float *y, int64_t rows,
                        int64_t cols, int64_t np, float eps, cudaStream_t s);
-/* dgamma, dbeta zeroed here; any of dx, dgamma, dbeta may be NULL */
+/* any of dx, dgamma, dbeta may be NULL */
+size_t sc_cu_norm_grad_scratch(int64_t rows, int64_t cols, int64_t np);
 cudaError_t sc_cu_norm_grad(int centered, const float *dy, const float *x, const float *gamma, float *dx,
                             float *dgamma, float *dbeta, int64_t rows, int64_t cols, int64_t np, float eps,
-                            cudaStream_t s);
+                            void *scratch, cudaStream_t s);
 cudaError_t sc_cu_norm_part(int centered, const float *x, const float *gamma, const float *beta, const float *mean,
                             const float *var, float *y, int64_t rows, int64_t cols, float eps, cudaStream_t s);
+size_t sc_cu_norm_part_grad_scratch(int64_t rows, int64_t cols);
 cudaError_t sc_cu_norm_part_grad(int centered, const float *dy, const float *x, const float *gamma, const float *mean,
                                  const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
-                                 int64_t rows, int64_t cols, float eps, cudaStream_t s);
+                                 int64_t rows, int64_t cols, float eps, void *scratch, cudaStream_t s);
 /* sc_ew_chain's steps and operands, by value (the kernel's parameters) */
 typedef struct {
 	sc_ew_step steps[SC_EW_MAX_STEPS];

@@ -1,12 +1,13 @@
-/* kernels.cu: the CUDA kernels and their extern "C" launchers; nothing else.
+/* kernels.cu: the CUDA kernels and their extern "C" launchers; nothing else
+ * (those that sum across rows, reductions and the normalizers, are in
+ * reduce.cu).
  *
  * Elementwise kernels use grid-stride loops over int64 indices. Row kernels
- * (softmax, the normalizers, cross entropy) give each row one warp and reduce
- * with shuffles; sums that cross rows (dgamma, dbeta, gather's scatter-add,
- * the losses) use atomicAdd, so their last bits vary from run to run.
- * Reductions over arbitrary axes give each output one thread, which walks
- * the reduced dims with the plan's strides. Every kernel has its twin in
- * cpu/kernels.c; cuda_twins.c compares them. */
+ * (softmax, cross entropy) give each row one warp and reduce with shuffles;
+ * a softmax row along the last axis of at most 1024 is read once, into
+ * registers. gather's scatter-add and the losses use atomicAdd, so their
+ * last bits vary from run to run; every other sum goes in a fixed order.
+ * Every kernel has its twin in cpu/kernels.c; cuda_twins.c compares them. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
@@ -14,35 +15,9 @@
 #include <type_traits>
 
 #include "cuda_kernels.h"
+#include "kernels.cuh"
 
 namespace {
-
-const int THREADS = 256;
-
-int blocks_for(int64_t n)
-{
-	int64_t b = (n + THREADS - 1) / THREADS;
-	return (int)(b < 1 ? 1 : b > 65535 ? 65535 : b);
-}
-
-int row_blocks(int64_t rows)   /* one warp per row, 8 rows a block */
-{
-	int64_t b = (rows + THREADS / 32 - 1) / (THREADS / 32);
-	return (int)(b < 1 ? 1 : b > 65535 ? 65535 : b);
-}
-
-#define GRID_LOOP(i, n) \
-	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
-#define ROW_LOOP(r, rows)                                                                  \
-	for (int64_t r = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32; r < (rows);    \
-	     r += (int64_t)gridDim.x * blockDim.x / 32)
-
-__device__ float warp_sum(float v)
-{
-	for (int o = 16; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
-	return v;
-}
 
 /* The sum of s over the block's threads, in thread 0 (the others get a
  * partial sum); every thread of the block must call it. */
@@ -60,13 +35,6 @@ __device__ float block_sum(float s)
 	return s;
 }
 
-__device__ float warp_max(float v)
-{
-	for (int o = 16; o > 0; o >>= 1)
-		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-	return v;
-}
-
 __device__ int64_t walk_off(int64_t i, const sc_cu_walk &w, int64_t *off1)
 {
 	int64_t o0 = 0, o1 = 0;
@@ -79,37 +47,6 @@ __device__ int64_t walk_off(int64_t i, const sc_cu_walk &w, int64_t *off1)
 	if (off1)
 		*off1 = o1;
 	return o0;
-}
-
-__device__ int64_t plan_base(int64_t o, const sc_cu_plan &p)
-{
-	int64_t off = 0;
-	for (int d = p.nk - 1; d >= 0; d--) {
-		off += (o % p.kdims[d]) * p.kstride[d];
-		o /= p.kdims[d];
-	}
-	return off;
-}
-
-__device__ int64_t plan_red(int64_t r, const sc_cu_plan &p)
-{
-	int64_t off = 0;
-	for (int d = p.nr - 1; d >= 0; d--) {
-		off += (r % p.rdims[d]) * p.rstride[d];
-		r /= p.rdims[d];
-	}
-	return off;
-}
-
-int64_t plan_count(const sc_cu_plan &p, int64_t *nred)
-{
-	int64_t n = 1, r = 1;
-	for (int d = 0; d < p.nk; d++)
-		n *= p.kdims[d];
-	for (int d = 0; d < p.nr; d++)
-		r *= p.rdims[d];
-	*nred = r;
-	return n;
 }
 
 __device__ int64_t load_index(const void *idx, int is64, int64_t i)
@@ -328,51 +265,61 @@ __global__ void softmax_grad_k(const float *y, const float *dy, float *dx, int64
 	}
 }
 
-/* ---- reductions: one thread per output ---- */
-
-__global__ void reduce_k(sc_reduce_kind kind, const float *x, float *y, int64_t nout, int64_t nred, sc_cu_plan p)
+/* softmax_k and softmax_grad_k for rows along the last axis (inner 1) of
+ * at most 32 K: each lane keeps its K elements in registers, so x (y and dy)
+ * is read once; the same operations in the same order as the kernels above. */
+template <int K>   /* two blocks an SM: left alone, ptxas takes 202 registers for K 32 */
+__global__ void __launch_bounds__(THREADS, 2)
+	softmax_row_k(const float *x, const float *scale, const float *mask, sc_cu_walk mw, int64_t mlast, float *y,
+	              int64_t rows, int64_t len, int is_log)
 {
-	GRID_LOOP(o, nout) {
-		int64_t base = plan_base(o, p);
-		float acc = kind == SC_R_MAX ? -INFINITY : 0;
-		for (int64_t r = 0; r < nred; r++) {
-			float v = x[base + plan_red(r, p)];
-			acc = kind == SC_R_MAX ? fmaxf(acc, v) : acc + v;
+	int lane = threadIdx.x % 32;
+	float s = scale ? scale[0] : 1.0f;
+	ROW_LOOP(r, rows) {
+		const float *mr = mask ? mask + walk_off(r, mw, nullptr) : nullptr;
+		float v[K], mx = -INFINITY, sum = 0;
+#pragma unroll
+		for (int q = 0; q < K; q++) {
+			v[q] = lane + 32 * q < len ? softmax_in(x + r * len, s, mr, mlast, lane + 32 * q, 1) : -INFINITY;
+			mx = fmaxf(mx, v[q]);
 		}
-		y[o] = kind == SC_R_MEAN ? acc / (float)nred : acc;
+		mx = warp_max(mx);
+#pragma unroll
+		for (int q = 0; q < K; q++)
+			if (lane + 32 * q < len)
+				sum += expf(v[q] - mx);
+		sum = warp_sum(sum);
+		float lse = logf(sum);
+#pragma unroll
+		for (int q = 0; q < K; q++)
+			if (lane + 32 * q < len)
+				y[r * len + lane + 32 * q] = is_log ? v[q] - mx - lse : expf(v[q] - mx) / sum;
 	}
 }
 
-__global__ void count_equal_k(const float *x, const float *y, float *count, int64_t nout, int64_t nred,
-                              sc_cu_plan p)
+template <int K>
+__global__ void softmax_grad_row_k(const float *y, const float *dy, float *dx, int64_t rows, int64_t len, int is_log)
 {
-	GRID_LOOP(o, nout) {
-		int64_t base = plan_base(o, p);
-		int64_t ties = 0;
-		for (int64_t r = 0; r < nred; r++)
-			ties += x[base + plan_red(r, p)] == y[o];
-		count[o] = (float)ties;
-	}
-}
-
-__global__ void reduce_max_grad_k(const float *x, const float *y, const float *dy, const float *count, float *dx,
-                                  int64_t nout, int64_t nred, sc_cu_plan p)
-{
-	GRID_LOOP(o, nout) {
-		int64_t base = plan_base(o, p);
-		float ties = 0;
-		if (count)
-			ties = count[o];
-		else
-			for (int64_t r = 0; r < nred; r++)
-				ties += x[base + plan_red(r, p)] == y[o];
-		float share = ties > 0 ? dy[o] / ties : 0.0f;
-		for (int64_t r = 0; r < nred; r++) {
-			int64_t j = base + plan_red(r, p);
-			dx[j] = x[j] == y[o] ? share : 0;
+	int lane = threadIdx.x % 32;
+	ROW_LOOP(r, rows) {
+		float yv[K], dv[K], s = 0;
+#pragma unroll
+		for (int q = 0; q < K; q++) {
+			int64_t j = r * len + lane + 32 * q;
+			yv[q] = lane + 32 * q < len ? y[j] : 0.0f;
+			dv[q] = lane + 32 * q < len ? dy[j] : 0.0f;
+			if (lane + 32 * q < len)
+				s += is_log ? dv[q] : dv[q] * yv[q];
 		}
+		s = warp_sum(s);
+#pragma unroll
+		for (int q = 0; q < K; q++)
+			if (lane + 32 * q < len)
+				dx[r * len + lane + 32 * q] = is_log ? dv[q] - expf(yv[q]) * s : yv[q] * (dv[q] - s);
 	}
 }
+
+/* ---- elementwise, by index: ReduceMax's gradient, Select, rotary ---- */
 
 __global__ void where_equal_k(const float *x, const float *y, const float *dy, float *dx, int64_t n)
 {
@@ -485,105 +432,6 @@ __global__ void gather_grad_k(const float *dy, const void *idx, int idx64, int64
 	}
 }
 
-/* ---- the normalizers (SC_NORM_TABLE): one warp per row; centered 0 takes
- * the mean as 0, so the second sum is the mean square ---- */
-
-__device__ void row_stats(const float *xr, int64_t cols, int centered, float eps, int lane, float *mean, float *rstd)
-{
-	float s = 0, v = 0, m = 0;
-	if (centered) {
-		for (int64_t j = lane; j < cols; j += 32)
-			s += xr[j];
-		m = warp_sum(s) / (float)cols;
-	}
-	for (int64_t j = lane; j < cols; j += 32)
-		v += (xr[j] - m) * (xr[j] - m);
-	*mean = m;
-	*rstd = rsqrtf(warp_sum(v) / (float)cols + eps);
-}
-
-/* beta may be NULL */
-__global__ void norm_k(int centered, const float *x, const float *gamma, const float *beta, float *y, int64_t rows,
-                       int64_t cols, int64_t np, float eps)
-{
-	int lane = threadIdx.x % 32;
-	ROW_LOOP(r, rows) {
-		float mean, rstd;
-		row_stats(x + r * cols, cols, centered, eps, lane, &mean, &rstd);
-		for (int64_t j = lane; j < cols; j += 32) {
-			int64_t i = r * cols + j, p = i % np;
-			y[i] = (x[i] - mean) * rstd * gamma[p] + (beta ? beta[p] : 0.0f);
-		}
-	}
-}
-
-__global__ void norm_grad_k(int centered, const float *dy, const float *x, const float *gamma, float *dx,
-                            float *dgamma, float *dbeta, int64_t rows, int64_t cols, int64_t np, float eps)
-{
-	int lane = threadIdx.x % 32;
-	ROW_LOOP(r, rows) {
-		float mean, rstd, m1 = 0, m2 = 0;
-		row_stats(x + r * cols, cols, centered, eps, lane, &mean, &rstd);
-		for (int64_t j = lane; j < cols; j += 32) {
-			int64_t i = r * cols + j, p = i % np;
-			float xh = (x[i] - mean) * rstd, g = dy[i] * gamma[p];
-			m1 += g;
-			m2 += g * xh;
-			if (dgamma)
-				atomicAdd(dgamma + p, dy[i] * xh);
-			if (dbeta)
-				atomicAdd(dbeta + p, dy[i]);
-		}
-		m1 = centered ? warp_sum(m1) / (float)cols : 0.0f;   /* centered is the same in every lane */
-		m2 = warp_sum(m2) / (float)cols;
-		for (int64_t j = lane; dx && j < cols; j += 32) {
-			int64_t i = r * cols + j, p = i % np;
-			float xh = (x[i] - mean) * rstd, g = dy[i] * gamma[p];
-			dx[i] = rstd * (g - m1 - xh * m2);
-		}
-	}
-}
-
-/* mean NULL when not centered; beta may be NULL */
-__global__ void norm_part_k(int centered, const float *x, const float *gamma, const float *beta, const float *mean,
-                            const float *var, float *y, int64_t rows, int64_t cols, float eps)
-{
-	GRID_LOOP(i, rows * cols) {
-		int64_t r = i / cols, j = i % cols;
-		float m = centered ? mean[r] : 0.0f;
-		y[i] = (x[i] - m) * rsqrtf(var[r] + eps) * gamma[j] + (beta ? beta[j] : 0.0f);
-	}
-}
-
-/* mean and dmean NULL when not centered */
-__global__ void norm_part_grad_k(int centered, const float *dy, const float *x, const float *gamma, const float *mean,
-                                 const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
-                                 int64_t rows, int64_t cols, float eps)
-{
-	int lane = threadIdx.x % 32;
-	ROW_LOOP(r, rows) {
-		float rstd = rsqrtf(var[r] + eps), m = centered ? mean[r] : 0.0f, s1 = 0, s2 = 0;
-		for (int64_t j = lane; j < cols; j += 32) {
-			int64_t i = r * cols + j;
-			float xc = x[i] - m, g = dy[i] * gamma[j];
-			s1 += g;
-			s2 += g * xc;
-			if (dgamma)
-				atomicAdd(dgamma + j, dy[i] * xc * rstd);
-			if (dbeta)
-				atomicAdd(dbeta + j, dy[i]);
-			if (dx)
-				dx[i] = g * rstd;
-		}
-		s1 = warp_sum(s1);
-		s2 = warp_sum(s2);
-		if (lane == 0 && dmean)
-			dmean[r] = -rstd * s1;
-		if (lane == 0 && dvar)
-			dvar[r] = -0.5f * rstd * rstd * rstd * s2;
-	}
-}
-
 /* ---- cast ---- */
 
 /* Float16 and BFloat16 as the kernels see them: their 16 bits (a uint16_t
@@ -678,16 +526,52 @@ __global__ void cast_k(const S *x, D *y, int64_t n)
 	GRID_LOOP(i, n) y[i] = convert<S, D>(x[i]);
 }
 
+/* cast_k four elements a thread: one 16-byte load and one 8-byte store
+ * between float32 and the 2-byte floats */
+template <typename S, typename D>
+__global__ void cast4_k(const S *x, D *y, int64_t n4)
+{
+	struct alignas(4 * sizeof(S)) S4 {
+		S v[4];
+	};
+	struct alignas(4 * sizeof(D)) D4 {
+		D v[4];
+	};
+	GRID_LOOP(i, n4) {
+		S4 a = ((const S4 *)x)[i];
+		D4 b;
+#pragma unroll
+		for (int k = 0; k < 4; k++)
+			b.v[k] = convert<S, D>(a.v[k]);
+		((D4 *)y)[i] = b;
+	}
+}
+
+/* float32 to or from a 2-byte float with both ends aligned: fours, then
+ * the n % 4 left one a thread */
+template <typename S, typename D>
+void cast(const S *x, D *y, int64_t n, cudaStream_t s)
+{
+	int64_t n4 = 0;
+	if constexpr ((std::is_same_v<S, float> && sizeof(D) == 2) || (sizeof(S) == 2 && std::is_same_v<D, float>)) {
+		n4 = (uintptr_t)x % (4 * sizeof(S)) == 0 && (uintptr_t)y % (4 * sizeof(D)) == 0 ? n / 4 : 0;
+		if (n4 > 0)
+			cast4_k<<<blocks_for(n4), THREADS, 0, s>>>(x, y, n4);
+	}
+	if (n > 4 * n4)
+		cast_k<<<blocks_for(n - 4 * n4), THREADS, 0, s>>>(x + 4 * n4, y + 4 * n4, n - 4 * n4);
+}
+
 template <typename S>
 cudaError_t cast_from(const S *x, void *y, sc_dtype yt, int64_t n, cudaStream_t s)
 {
 	switch (yt) {
-	case SC_F32: cast_k<<<blocks_for(n), THREADS, 0, s>>>(x, (float *)y, n); break;
-	case SC_F16: cast_k<<<blocks_for(n), THREADS, 0, s>>>(x, (f16 *)y, n); break;
-	case SC_BF16: cast_k<<<blocks_for(n), THREADS, 0, s>>>(x, (bf16 *)y, n); break;
-	case SC_I32: cast_k<<<blocks_for(n), THREADS, 0, s>>>(x, (int32_t *)y, n); break;
-	case SC_I64: cast_k<<<blocks_for(n), THREADS, 0, s>>>(x, (int64_t *)y, n); break;
-	case SC_BOOL: cast_k<<<blocks_for(n), THREADS, 0, s>>>(x, (uint8_t *)y, n); break;
+	case SC_F32: cast(x, (float *)y, n, s); break;
+	case SC_F16: cast(x, (f16 *)y, n, s); break;
+	case SC_BF16: cast(x, (bf16 *)y, n, s); break;
+	case SC_I32: cast(x, (int32_t *)y, n, s); break;
+	case SC_I64: cast(x, (int64_t *)y, n, s); break;
+	case SC_BOOL: cast(x, (uint8_t *)y, n, s); break;
 	default: return cudaErrorInvalidValue;
 	}
 	return cudaGetLastError();
@@ -1015,11 +899,29 @@ cudaError_t sc_cu_scale(const float *x, float *y, int64_t n, float alpha, cudaSt
 	return cudaGetLastError();
 }
 
+/* rows along the last axis: in registers when they fit (softmax_row_k) */
+static cudaError_t softmax_rows(const float *x, const float *scale, const float *mask, const sc_cu_walk *mw,
+                                int64_t mlast, float *y, int64_t rows, int64_t len, int is_log, cudaStream_t s)
+{
+	int b = row_blocks(rows);
+	if (len <= 128)
+		softmax_row_k<4><<<b, THREADS, 0, s>>>(x, scale, mask, *mw, mlast, y, rows, len, is_log);
+	else if (len <= 512)
+		softmax_row_k<16><<<b, THREADS, 0, s>>>(x, scale, mask, *mw, mlast, y, rows, len, is_log);
+	else if (len <= 1024)
+		softmax_row_k<32><<<b, THREADS, 0, s>>>(x, scale, mask, *mw, mlast, y, rows, len, is_log);
+	else
+		softmax_k<<<b, THREADS, 0, s>>>(x, scale, mask, *mw, mlast, y, rows, len, 1, is_log);
+	return cudaGetLastError();
+}
+
 cudaError_t sc_cu_softmax(const float *x, const float *scale, float *y, int64_t outer, int64_t len, int64_t inner,
                           int is_log, cudaStream_t s)
 {
 	sc_cu_walk none;
 	memset(&none, 0, sizeof none);
+	if (inner == 1)
+		return softmax_rows(x, scale, nullptr, &none, 0, y, outer, len, is_log, s);
 	softmax_k<<<row_blocks(outer * inner), THREADS, 0, s>>>(x, scale, nullptr, none, 0, y, outer, len, inner, is_log);
 	return cudaGetLastError();
 }
@@ -1027,36 +929,21 @@ cudaError_t sc_cu_softmax(const float *x, const float *scale, float *y, int64_t 
 cudaError_t sc_cu_softmax_masked(const float *x, const float *scale, const float *mask, const sc_cu_walk *mw,
                                  int64_t mlast, float *y, int64_t rows, int64_t len, cudaStream_t s)
 {
-	softmax_k<<<row_blocks(rows), THREADS, 0, s>>>(x, scale, mask, *mw, mlast, y, rows, len, 1, 0);
-	return cudaGetLastError();
+	return softmax_rows(x, scale, mask, mw, mlast, y, rows, len, 0, s);
 }
 
 cudaError_t sc_cu_softmax_grad(const float *y, const float *dy, float *dx, int64_t outer, int64_t len, int64_t inner,
                                int is_log, cudaStream_t s)
 {
-	softmax_grad_k<<<row_blocks(outer * inner), THREADS, 0, s>>>(y, dy, dx, outer, len, inner, is_log);
-	return cudaGetLastError();
-}
-
-cudaError_t sc_cu_reduce(sc_reduce_kind kind, const float *x, float *y, const sc_cu_plan *p, cudaStream_t s)
-{
-	int64_t nred, nout = plan_count(*p, &nred);
-	reduce_k<<<blocks_for(nout), THREADS, 0, s>>>(kind, x, y, nout, nred, *p);
-	return cudaGetLastError();
-}
-
-cudaError_t sc_cu_reduce_max_grad(const float *x, const float *y, const float *dy, const float *count, float *dx,
-                                  const sc_cu_plan *p, cudaStream_t s)
-{
-	int64_t nred, nout = plan_count(*p, &nred);
-	reduce_max_grad_k<<<blocks_for(nout), THREADS, 0, s>>>(x, y, dy, count, dx, nout, nred, *p);
-	return cudaGetLastError();
-}
-
-cudaError_t sc_cu_count_equal(const float *x, const float *y, float *count, const sc_cu_plan *p, cudaStream_t s)
-{
-	int64_t nred, nout = plan_count(*p, &nred);
-	count_equal_k<<<blocks_for(nout), THREADS, 0, s>>>(x, y, count, nout, nred, *p);
+	int b = row_blocks(outer * inner);
+	if (inner == 1 && len <= 128)
+		softmax_grad_row_k<4><<<b, THREADS, 0, s>>>(y, dy, dx, outer, len, is_log);
+	else if (inner == 1 && len <= 512)
+		softmax_grad_row_k<16><<<b, THREADS, 0, s>>>(y, dy, dx, outer, len, is_log);
+	else if (inner == 1 && len <= 1024)
+		softmax_grad_row_k<32><<<b, THREADS, 0, s>>>(y, dy, dx, outer, len, is_log);
+	else
+		softmax_grad_k<<<b, THREADS, 0, s>>>(y, dy, dx, outer, len, inner, is_log);
 	return cudaGetLastError();
 }
 
@@ -1179,51 +1066,6 @@ cudaError_t sc_cu_gather_grad(const float *dy, const void *idx, int idx64, int64
 	if (e != cudaSuccess || nidx * row <= 0)
 		return e;
 	gather_grad_k<<<blocks_for(nidx * row), THREADS, 0, s>>>(dy, idx, idx64, nidx * row, offset, dtable, rows, row);
-	return cudaGetLastError();
-}
-
-cudaError_t sc_cu_norm(int centered, const float *x, const float *gamma, const float *beta, float *y, int64_t rows,
-                       int64_t cols, int64_t np, float eps, cudaStream_t s)
-{
-	norm_k<<<row_blocks(rows), THREADS, 0, s>>>(centered, x, gamma, beta, y, rows, cols, np, eps);
-	return cudaGetLastError();
-}
-
-cudaError_t sc_cu_norm_grad(int centered, const float *dy, const float *x, const float *gamma, float *dx,
-                            float *dgamma, float *dbeta, int64_t rows, int64_t cols, int64_t np, float eps,
-                            cudaStream_t s)
-{
-	cudaError_t e = cudaSuccess;
-	if (dgamma)
-		e = cudaMemsetAsync(dgamma, 0, (size_t)np * sizeof(float), s);
-	if (e == cudaSuccess && dbeta)
-		e = cudaMemsetAsync(dbeta, 0, (size_t)np * sizeof(float), s);
-	if (e != cudaSuccess)
-		return e;
-	norm_grad_k<<<row_blocks(rows), THREADS, 0, s>>>(centered, dy, x, gamma, dx, dgamma, dbeta, rows, cols, np, eps);
-	return cudaGetLastError();
-}
-
-cudaError_t sc_cu_norm_part(int centered, const float *x, const float *gamma, const float *beta, const float *mean,
-                            const float *var, float *y, int64_t rows, int64_t cols, float eps, cudaStream_t s)
-{
-	norm_part_k<<<blocks_for(rows * cols), THREADS, 0, s>>>(centered, x, gamma, beta, mean, var, y, rows, cols, eps);
-	return cudaGetLastError();
-}
-
-cudaError_t sc_cu_norm_part_grad(int centered, const float *dy, const float *x, const float *gamma, const float *mean,
-                                 const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
-                                 int64_t rows, int64_t cols, float eps, cudaStream_t s)
-{
-	cudaError_t e = cudaSuccess;
-	if (dgamma)
-		e = cudaMemsetAsync(dgamma, 0, (size_t)cols * sizeof(float), s);
-	if (e == cudaSuccess && dbeta)
-		e = cudaMemsetAsync(dbeta, 0, (size_t)cols * sizeof(float), s);
-	if (e != cudaSuccess)
-		return e;
-	norm_part_grad_k<<<row_blocks(rows), THREADS, 0, s>>>(centered, dy, x, gamma, mean, var, dx, dgamma, dbeta, dmean,
-	                                                        dvar, rows, cols, eps);
 	return cudaGetLastError();
 }
 

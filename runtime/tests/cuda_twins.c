@@ -25,7 +25,7 @@ static size_t used;
 static int checks, failures;
 static uint64_t seed = 42;
 
-enum { SLAB = 64 << 20 };
+enum { SLAB = 512 << 20 };   /* test_sums: four (8192, 2048) tensors */
 
 static void *dev(size_t bytes)
 {
@@ -727,6 +727,166 @@ static void test_batch_matmul_half(void)
 		}
 }
 
+/* the outputs of reducing dims (nd) over axes */
+static int64_t kept(const int64_t *dims, int nd, const int *axes, int naxes)
+{
+	int64_t n = 1;
+	for (int i = 0; i < nd; i++) {
+		int j = 0;
+		while (j < naxes && (axes[j] + nd) % nd != i)
+			j++;
+		n *= j < naxes ? 1 : dims[i];
+	}
+	return n;
+}
+
+/* Sums across rows at a GPT layer's sizes (8192 rows of 2048) and odd ones
+ * around them, so that every path of reduce.cu runs: column sums in one pass
+ * and in two (through scratch, batched over a leading dim too), a thread, a
+ * warp or a block an output; the normalizers' dgamma and dbeta with np equal
+ * to, a divisor of and a multiple of cols, and bit for bit on a second run;
+ * and softmax rows in registers (lengths 7 to 1024) and past them (1500). */
+static void test_sums(void)
+{
+	enum { R = 8192, C = 2048 };
+	const int64_t n = (int64_t)R * C;
+	float *dx, *ddy, *x = rnd(n, -3, 3, &dx), *dy = rnd(n, -1, 1, &ddy);
+	float *y = malloc((size_t)n * 4), *g = malloc((size_t)n * 4), *dyv = dev((size_t)n * 4), *dg = dev((size_t)n * 4);
+	char what[96];
+	static const int64_t bias[][2] = {{R, C}, {7, 5}, {300, 37}, {5000, 3}, {33, 2048}, {R, 1}};
+	for (int k = 0; k < 6; k++) {
+		snprintf(what, sizeof what, "bias_add_grad (%lld, %lld)", (long long)bias[k][0], (long long)bias[k][1]);
+		sc_bias_add_grad(rt, ddy, dg, bias[k][0], bias[k][1]);
+		sc_cpu_bias_add_grad(dy, g, bias[k][0], bias[k][1]);
+		twin(what, dg, g, bias[k][1], 1e-4);
+	}
+	static const struct {
+		int nd, naxes;
+		int64_t d[3];
+		int axes[3];
+	} red[] = {
+		{2, 1, {R, C}, {0}},          {2, 1, {R, C}, {1}},          {2, 2, {R, C}, {0, 1}},
+		{3, 1, {16, 512, 96}, {1}},   {3, 2, {16, 512, 96}, {0, 1}}, {3, 1, {16, 512, 96}, {2}},
+		{3, 2, {16, 512, 96}, {0, 2}}, {3, 2, {64, 100, 64}, {0, 2}}, {3, 1, {3, 5000, 3}, {1}},
+	};
+	for (int k = 0; k < (int)(sizeof red / sizeof red[0]); k++)
+		for (sc_reduce_kind kind = SC_R_SUM; kind <= SC_R_MAX; kind++) {
+			snprintf(what, sizeof what, "reduce %d of (%lld, %lld, %lld) case %d", kind, (long long)red[k].d[0],
+			         (long long)red[k].d[1], (long long)(red[k].nd > 2 ? red[k].d[2] : 1), k);
+			void (*f)(sc_rt *, const float *, float *, const int64_t *, int, const int *, int) =
+				kind == SC_R_SUM ? sc_reduce_sum : kind == SC_R_MEAN ? sc_reduce_mean : sc_reduce_max;
+			f(rt, dx, dyv, red[k].d, red[k].nd, red[k].axes, red[k].naxes);
+			sc_cpu_reduce(kind, x, y, red[k].d, red[k].nd, red[k].axes, red[k].naxes);
+			twin(what, dyv, y, kept(red[k].d, red[k].nd, red[k].axes, red[k].naxes), 1e-4);
+		}
+	/* sum_to_shape over leading rows, and over the ends (a column of a 3-d tensor) */
+	const int64_t rc[2] = {R, C}, row[1] = {C}, big[3] = {8, 1024, 2048}, col[2] = {1024, 1};
+	sc_sum_to_shape(rt, ddy, rc, 2, dg, row, 1);
+	sc_cpu_sum_to_shape(dy, rc, 2, g, row, 1);
+	twin("sum_to_shape (8192, 2048) to (2048)", dg, g, C, 1e-4);
+	sc_sum_to_shape(rt, ddy, big, 3, dg, col, 2);
+	sc_cpu_sum_to_shape(dy, big, 3, g, col, 2);
+	twin("sum_to_shape (8, 1024, 2048) to (1024, 1)", dg, g, 1024, 1e-4);
+	/* binary_grad of a row broadcast: its db a column sum */
+	{
+		const int64_t ad[2] = {64, C}, bd[1] = {C};
+		float *ga = malloc(64 * C * 4), *gb = malloc(C * 4), *dga = dev(64 * C * 4), *dgb = dev(C * 4);
+		sc_binary_grad(rt, SC_MUL, dx, ad, 2, dx + 64 * C, bd, 1, ddy, ad, 2, dga, dgb);
+		sc_cpu_binary_grad(SC_MUL, x, ad, 2, x + 64 * C, bd, 1, dy, ad, 2, ga, gb);
+		twin("binary_grad (64, 2048) * (2048) da", dga, ga, 64 * C, 1e-4);
+		twin("binary_grad (64, 2048) * (2048) db", dgb, gb, C, 1e-4);
+		free(ga), free(gb);
+	}
+	/* the normalizers: (8, 1024, 2048) over the last axis, and np a multiple
+	 * (384 of cols 96) and a divisor (96 of cols 384) of cols */
+	static const struct {
+		int64_t d[3];
+		int bna, bpa;
+	} ln[] = {{{8, 1024, 2048}, 2, 2}, {{512, 4, 96}, 2, 1}, {{512, 4, 96}, 1, 2}};
+	for (int kind = 0; kind < SC_N_COUNT; kind++)
+		for (int k = 0; k < 3; k++) {
+			sc_norm_kind nk = (sc_norm_kind)kind;
+			int c = sc_norm_centered(nk);
+			int64_t np = t_numel(ln[k].d + ln[k].bpa, 3 - ln[k].bpa), m = t_numel(ln[k].d, 3);
+			float *dgam, *gam = rnd(np, 0.5f, 1.5f, &dgam), *gg = malloc(np * 4), *bb = malloc(np * 4);
+			float *dgg = dev(np * 4), *dbb = dev(np * 4);
+			snprintf(what, sizeof what, "%s_grad (%lld, %lld, %lld) %d %d", c ? "LayerNorm" : "RmsNorm",
+			         (long long)ln[k].d[0], (long long)ln[k].d[1], (long long)ln[k].d[2], ln[k].bna, ln[k].bpa);
+			sc_norm_grad(rt, nk, ddy, dx, dgam, dg, dgg, dbb, ln[k].d, 3, ln[k].bna, ln[k].bpa, 1e-5);
+			sc_cpu_norm_grad(c, dy, x, gam, g, gg, bb, ln[k].d, 3, ln[k].bna, ln[k].bpa, 1e-5);
+			twin(what, dg, g, m, 1e-3);
+			twin(what, dgg, gg, np, 1e-3);
+			twin(what, dbb, bb, np, 1e-3);
+			if (k == 0) {   /* the same sums again, bit for bit */
+				float *first = malloc(np * 4);
+				sc_to_host(rt, first, dgg, np * 4);
+				sc_norm_grad(rt, nk, ddy, dx, dgam, NULL, dgg, NULL, ln[k].d, 3, ln[k].bna, ln[k].bpa, 1e-5);
+				twin_bytes("norm_grad dgamma repeats", dgg, first, np * 4);
+				free(first);
+			}
+			free(gam), free(gg), free(bb);
+		}
+	/* norm_part_grad of (4096, 300), the statistics given: two passes */
+	for (int kind = 0; kind < SC_N_COUNT; kind++) {
+		enum { PR = 4096, PC = 300 };
+		sc_norm_kind nk = (sc_norm_kind)kind;
+		int c = sc_norm_centered(nk);
+		float *rmean = malloc(PR * 4), *rvar = malloc(PR * 4), *mm = malloc(PR * 4), *vv = malloc(PR * 4);
+		for (int i = 0; i < PR; i++)
+			rmean[i] = 0.01f * (float)(i % 9), rvar[i] = 0.5f + 0.01f * (float)(i % 13);
+		float *dgam, *gam = rnd(PC, 0.5f, 1.5f, &dgam), *drmean = up(rmean, PR * 4), *drvar = up(rvar, PR * 4);
+		float *dgg = dev(PC * 4), *dbb = dev(PC * 4), *dm = dev(PR * 4), *dv = dev(PR * 4), gg[PC], bb[PC];
+		sc_norm_part_grad(rt, nk, ddy, dx, dgam, c ? drmean : NULL, drvar, dg, dgg, dbb, c ? dm : NULL, dv, PR, PC,
+		                  1e-5);
+		sc_cpu_norm_part_grad(c, dy, x, gam, c ? rmean : NULL, rvar, g, gg, bb, c ? mm : NULL, vv, PR, PC, 1e-5);
+		snprintf(what, sizeof what, "%s_part_grad (4096, 300)", c ? "LayerNorm" : "RmsNorm");
+		twin(what, dg, g, PR * PC, 1e-4);
+		twin(what, dgg, gg, PC, 1e-3);
+		twin(what, dbb, bb, PC, 1e-3);
+		twin(what, dv, vv, PR, 1e-3);
+		free(rmean), free(rvar), free(mm), free(vv), free(gam);
+	}
+	/* softmax rows along the last axis: in registers up to 1024, past that not */
+	static const int64_t sm[][2] = {{64, 1024}, {32, 300}, {100, 7}, {16, 513}, {8, 1500}};
+	for (int k = 0; k < 5; k++)
+		for (int lg = 0; lg < 2; lg++) {
+			snprintf(what, sizeof what, "%s (%lld, %lld)", lg ? "log_softmax" : "softmax", (long long)sm[k][0],
+			         (long long)sm[k][1]);
+			int64_t m = sm[k][0] * sm[k][1];
+			(lg ? sc_log_softmax : sc_softmax)(rt, dx, dyv, sm[k], 2, -1);
+			sc_cpu_softmax(x, y, sm[k], 2, -1, lg);
+			twin(what, dyv, y, m, 1e-4);
+			(lg ? sc_log_softmax_grad : sc_softmax_grad)(rt, dyv, ddy, dg, sm[k], 2, -1);
+			sc_cpu_softmax_grad(y, dy, g, sm[k], 2, -1, lg);
+			twin(what, dg, g, m, 1e-3);
+			if (lg)
+				continue;
+			float *ds, *sc = rnd(1, 0.1f, 0.9f, &ds);   /* scaled and masked by a (len) row */
+			snprintf(what, sizeof what, "softmax_masked (%lld, %lld)", (long long)sm[k][0], (long long)sm[k][1]);
+			sc_softmax_masked(rt, dx, ds, ddy, sm[k] + 1, 1, dyv, sm[k], 2);
+			sc_cpu_softmax_masked(x, sc, dy, sm[k] + 1, 1, y, sm[k], 2);
+			twin(what, dyv, y, m, 1e-4);
+			free(sc);
+		}
+	/* casts four a thread: n odd, and ends not aligned to four */
+	{
+		enum { NH = 1001 };
+		uint16_t *h = malloc(NH * 2), *dh = dev(NH * 2 + 8);
+		for (int off = 0; off < 2; off++)
+			for (sc_dtype dt = SC_F16; dt <= SC_BF16; dt++) {
+				snprintf(what, sizeof what, "cast float32 to %s and back, %d off", dtname(dt), off);
+				sc_cast(rt, dx + off, SC_F32, dh + off, dt, NH);
+				sc_cpu_cast(x + off, SC_F32, h, dt, NH);
+				twin_bytes(what, dh + off, h, NH * 2);
+				sc_cast(rt, dh + off, dt, dg, SC_F32, NH);
+				sc_cpu_cast(h, dt, g, SC_F32, NH);
+				twin_bytes(what, dg, g, NH * 4);
+			}
+		free(h);
+	}
+	free(x), free(dy), free(y), free(g);
+}
+
 int main(int argc, char **argv)
 {
 	int ndev = 0;
@@ -754,6 +914,8 @@ int main(int argc, char **argv)
 	test_optimizers();
 	used = 0;
 	test_half();
+	used = 0;
+	test_sums();
 	printf("cuda_twins: %d comparisons, %d failed\n", checks, failures);
 	sc_finalize(rt);
 	return failures ? 1 : 0;

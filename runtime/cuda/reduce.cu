@@ -1,0 +1,498 @@
+/* reduce.cu: the kernels that sum across rows, and their extern "C"
+ * launchers: reductions over axes, column sums, and the normalizers, whose
+ * dgamma and dbeta are column sums.
+ *
+ * A column sum adds up an (A, R, C) view over R: blocks of 32 columns by 8
+ * row lanes each sum a chunk of the rows, and when there is more than one
+ * chunk a second kernel adds the chunks' partial rows, from device scratch
+ * the caller passes (sized by the _scratch functions), in order. Every sum
+ * here goes in a fixed order, so results repeat from run to run. A reduction
+ * takes that path when its reduced dims are one run of x's dims with more
+ * than one element after it; otherwise each output gets a thread, a warp or
+ * a block, by the length of the reduced range, which walks the reduced dims
+ * with the plan's strides. The normalizers give each row one warp; the rows'
+ * statistics go to scratch for dgamma's and dbeta's column sums. The twins
+ * are in cpu/kernels.c; cuda_twins.c compares them. */
+#include <stdint.h>
+
+#include "cuda_kernels.h"
+#include "kernels.cuh"
+
+namespace {
+
+__device__ int64_t plan_base(int64_t o, const sc_cu_plan &p)
+{
+	int64_t off = 0;
+	for (int d = p.nk - 1; d >= 0; d--) {
+		off += (o % p.kdims[d]) * p.kstride[d];
+		o /= p.kdims[d];
+	}
+	return off;
+}
+
+__device__ int64_t plan_red(int64_t r, const sc_cu_plan &p)
+{
+	int64_t off = 0;
+	for (int d = p.nr - 1; d >= 0; d--) {
+		off += (r % p.rdims[d]) * p.rstride[d];
+		r /= p.rdims[d];
+	}
+	return off;
+}
+
+int64_t plan_count(const sc_cu_plan &p, int64_t *nred)
+{
+	int64_t n = 1, r = 1;
+	for (int d = 0; d < p.nk; d++)
+		n *= p.kdims[d];
+	for (int d = 0; d < p.nr; d++)
+		r *= p.rdims[d];
+	*nred = r;
+	return n;
+}
+
+/* ---- reductions ---- */
+
+/* v's sum (max if is_max) over a group of G threads (1, 32 or the block), in
+ * every thread of the group, in a fixed order; every thread of the block
+ * must call it. */
+template <int G>
+__device__ float group_reduce(float v, bool is_max)
+{
+	if constexpr (G == 1)
+		return v;
+	v = is_max ? warp_max(v) : warp_sum(v);
+	if constexpr (G > 32) {
+		__shared__ float part[G / 32];
+		if (threadIdx.x % 32 == 0)
+			part[threadIdx.x / 32] = v;
+		__syncthreads();
+		v = part[0];
+		for (int k = 1; k < G / 32; k++)
+			v = is_max ? fmaxf(v, part[k]) : v + part[k];
+		__syncthreads();   /* part is written again by the next call */
+	}
+	return v;
+}
+
+/* G threads per output walk its reduced range, r = g, g + G, ...; contig:
+ * the output's reduced elements are x[o nred ..], the plan's walk else. */
+template <int G>
+__global__ void reduce_k(sc_reduce_kind kind, const float *x, float *y, int64_t nout, int64_t nred, sc_cu_plan p,
+                         int contig)
+{
+	int g = threadIdx.x % G;
+	for (int64_t o = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / G; o < nout;
+	     o += (int64_t)gridDim.x * blockDim.x / G) {
+		int64_t base = contig ? o * nred : plan_base(o, p);
+		float acc = kind == SC_R_MAX ? -INFINITY : 0;
+		for (int64_t r = g; r < nred; r += G) {
+			float v = x[base + (contig ? r : plan_red(r, p))];
+			acc = kind == SC_R_MAX ? fmaxf(acc, v) : acc + v;
+		}
+		acc = group_reduce<G>(acc, kind == SC_R_MAX);
+		if (g == 0)
+			y[o] = kind == SC_R_MEAN ? acc / (float)nred : acc;
+	}
+}
+
+/* ---- column sums: an (A, R, C) view summed over R ---- */
+
+const int CX = 32, CY = 8;   /* a column block: 32 columns by 8 row lanes */
+
+/* What a column sum adds: NV values of element i, row r of the view. */
+struct PlainSrc {   /* x itself */
+	static const int NV = 1;
+	const float *x;
+	__device__ void get(int64_t i, int64_t, float *v) const { v[0] = x[i]; }
+};
+
+/* dgamma's and dbeta's terms: dy xhat and dy, from the row statistics
+ * norm_grad_k kept (mean, then rstd, for each of rows); viewed as (n / np,
+ * np), so element i is parameter i % np's, of norm row i / cols */
+struct NormSrc {
+	static const int NV = 2;
+	const float *dy, *x, *stats;
+	int64_t rows, cols, np;
+	__device__ void get(int64_t i, int64_t r, float *v) const
+	{
+		int64_t nr = np == cols ? r : i / cols;
+		float xh = (x[i] - stats[nr]) * stats[rows + nr];
+		v[0] = dy[i] * xh;
+		v[1] = dy[i];
+	}
+};
+
+/* norm_part_grad's: dy (x - mean) rstd and dy, the statistics given */
+struct NormPartSrc {
+	static const int NV = 2;
+	const float *dy, *x, *mean, *var;
+	float eps;
+	int centered;
+	__device__ void get(int64_t i, int64_t r, float *v) const
+	{
+		float rstd = rsqrtf(var[r] + eps), m = centered ? mean[r] : 0.0f, xc = x[i] - m;
+		v[0] = dy[i] * xc * rstd;
+		v[1] = dy[i];
+	}
+};
+
+struct ColOut {
+	float *p[2];   /* each value's (A, C) result; NULL: not wanted */
+};
+
+/* Block (x, y, z): columns 32x.., rows chunk y (chunk long), batches z, z +
+ * gridDim.z, ...; thread (tx, ty) sums rows ty, ty + CY, ... of its column,
+ * then ty 0 adds the CY sums in order and writes them to dst: the result
+ * (nchunk 1) or row (a nchunk + y) of the partials. */
+template <typename Src>
+__global__ void colsum_k(Src src, int is_max, int mean, int64_t A, int64_t R, int64_t C, int64_t chunk, ColOut dst)
+{
+	__shared__ float part[Src::NV][CY][CX];
+	int tx = threadIdx.x, ty = threadIdx.y;
+	int64_t c = blockIdx.x * (int64_t)CX + tx, r0 = blockIdx.y * chunk, r1 = r0 + chunk < R ? r0 + chunk : R;
+	for (int64_t a = blockIdx.z; a < A; a += gridDim.z) {
+		float acc[Src::NV], v[Src::NV];
+		for (int k = 0; k < Src::NV; k++)
+			acc[k] = is_max ? -INFINITY : 0.0f;
+		if (c < C) {
+#pragma unroll 4
+			for (int64_t r = r0 + ty; r < r1; r += CY) {
+				src.get((a * R + r) * C + c, r, v);
+				for (int k = 0; k < Src::NV; k++)
+					acc[k] = is_max ? fmaxf(acc[k], v[k]) : acc[k] + v[k];
+			}
+		}
+		for (int k = 0; k < Src::NV; k++)
+			part[k][ty][tx] = acc[k];
+		__syncthreads();
+		for (int k = 0; ty == 0 && c < C && k < Src::NV; k++) {
+			float s = part[k][0][tx];
+			for (int t = 1; t < CY; t++)
+				s = is_max ? fmaxf(s, part[k][t][tx]) : s + part[k][t][tx];
+			if (dst.p[k])
+				dst.p[k][(a * gridDim.y + blockIdx.y) * C + c] = mean ? s / (float)R : s;
+		}
+		__syncthreads();
+	}
+}
+
+/* out[k][a C + c] = the nchunk partials of (a, c) combined in order */
+__global__ void colsum_finish_k(const float *part, int nv, int is_max, int mean, int64_t A, int64_t R, int64_t C,
+                                int64_t nchunk, ColOut out)
+{
+	GRID_LOOP(i, nv * A * C) {
+		int64_t k = i / (A * C), ac = i % (A * C);
+		if (!out.p[k])
+			continue;
+		const float *q = part + (k * A + ac / C) * nchunk * C + ac % C;
+		float s = q[0];
+		for (int64_t t = 1; t < nchunk; t++)
+			s = is_max ? fmaxf(s, q[t * C]) : s + q[t * C];
+		out.p[k][ac] = mean ? s / (float)R : s;
+	}
+}
+
+/* chunks of R for an (A, R, C) column sum: about 1024 blocks in all, each
+ * thread at least 16 rows */
+int64_t col_chunks(int64_t A, int64_t R, int64_t C)
+{
+	int64_t tiles = A * ((C + CX - 1) / CX), want = (1024 + tiles - 1) / tiles, most = R / (CY * 16);
+	int64_t n = want < most ? want : most;
+	n = n < 1 ? 1 : n > 65535 ? 65535 : n;
+	return (R + (R + n - 1) / n - 1) / ((R + n - 1) / n);   /* no empty chunk */
+}
+
+size_t col_scratch(int nv, int64_t A, int64_t R, int64_t C)
+{
+	int64_t n = R > 0 ? col_chunks(A, R, C) : 1;
+	return n > 1 ? (size_t)(nv * A * n * C) * sizeof(float) : 0;
+}
+
+/* src summed (max if is_max) over the R of its (A, R, C) view into out, in
+ * two passes when R is long: the partials in scratch (col_scratch bytes) */
+template <typename Src>
+cudaError_t colsum(Src src, int is_max, int mean, int64_t A, int64_t R, int64_t C, ColOut out, void *scratch,
+                   cudaStream_t s)
+{
+	int64_t n = col_chunks(A, R, C), chunk = (R + n - 1) / n;
+	ColOut dst = out;
+	for (int k = 0; k < Src::NV && n > 1; k++)
+		dst.p[k] = (float *)scratch + k * A * n * C;
+	dim3 grid((unsigned)((C + CX - 1) / CX), (unsigned)n, (unsigned)(A < 65535 ? A : 65535));
+	colsum_k<<<grid, dim3(CX, CY), 0, s>>>(src, is_max, n > 1 ? 0 : mean, A, R, C, chunk, dst);
+	if (n > 1)
+		colsum_finish_k<<<blocks_for(Src::NV * A * C), THREADS, 0, s>>>((const float *)scratch, Src::NV, is_max, mean, A,
+		                                                                 R, C, n, out);
+	return cudaGetLastError();
+}
+
+/* Whether p reduces x viewed as (A, R, C) over R: its reduced dims (those
+ * longer than 1) one run of x's dims, C the elements after it. */
+bool plan_run(const sc_cu_plan &p, int64_t *A, int64_t *R, int64_t *C)
+{
+	int64_t r = 1, lo = 1, hi = 1, nout = 1;
+	for (int d = 0; d < p.nr; d++)
+		if (p.rdims[d] > 1) {
+			lo = r == 1 || p.rstride[d] < lo ? p.rstride[d] : lo;
+			hi = p.rstride[d] * p.rdims[d] > hi ? p.rstride[d] * p.rdims[d] : hi;
+			r *= p.rdims[d];
+		}
+	for (int d = 0; d < p.nk; d++)
+		nout *= p.kdims[d];
+	*R = r, *C = lo, *A = nout / lo;
+	return hi == lo * r;
+}
+
+__global__ void count_equal_k(const float *x, const float *y, float *count, int64_t nout, int64_t nred,
+                              sc_cu_plan p)
+{
+	GRID_LOOP(o, nout) {
+		int64_t base = plan_base(o, p);
+		int64_t ties = 0;
+		for (int64_t r = 0; r < nred; r++)
+			ties += x[base + plan_red(r, p)] == y[o];
+		count[o] = (float)ties;
+	}
+}
+
+__global__ void reduce_max_grad_k(const float *x, const float *y, const float *dy, const float *count, float *dx,
+                                  int64_t nout, int64_t nred, sc_cu_plan p)
+{
+	GRID_LOOP(o, nout) {
+		int64_t base = plan_base(o, p);
+		float ties = 0;
+		if (count)
+			ties = count[o];
+		else
+			for (int64_t r = 0; r < nred; r++)
+				ties += x[base + plan_red(r, p)] == y[o];
+		float share = ties > 0 ? dy[o] / ties : 0.0f;
+		for (int64_t r = 0; r < nred; r++) {
+			int64_t j = base + plan_red(r, p);
+			dx[j] = x[j] == y[o] ? share : 0;
+		}
+	}
+}
+
+/* ---- the normalizers (SC_NORM_TABLE): one warp per row; centered 0 takes
+ * the mean as 0, so the second sum is the mean square ---- */
+
+__device__ void row_stats(const float *xr, int64_t cols, int centered, float eps, int lane, float *mean, float *rstd)
+{
+	float s = 0, v = 0, m = 0;
+	if (centered) {
+		for (int64_t j = lane; j < cols; j += 32)
+			s += xr[j];
+		m = warp_sum(s) / (float)cols;
+	}
+	for (int64_t j = lane; j < cols; j += 32)
+		v += (xr[j] - m) * (xr[j] - m);
+	*mean = m;
+	*rstd = rsqrtf(warp_sum(v) / (float)cols + eps);
+}
+
+/* beta may be NULL */
+__global__ void norm_k(int centered, const float *x, const float *gamma, const float *beta, float *y, int64_t rows,
+                       int64_t cols, int64_t np, float eps)
+{
+	int lane = threadIdx.x % 32;
+	ROW_LOOP(r, rows) {
+		float mean, rstd;
+		row_stats(x + r * cols, cols, centered, eps, lane, &mean, &rstd);
+		for (int64_t j = lane; j < cols; j += 32) {
+			int64_t i = r * cols + j, p = i % np;
+			y[i] = (x[i] - mean) * rstd * gamma[p] + (beta ? beta[p] : 0.0f);
+		}
+	}
+}
+
+/* dx, and each row's mean and rstd in stats (NULL: not wanted) for
+ * dgamma's and dbeta's column sums (NormSrc) */
+__global__ void norm_grad_k(int centered, const float *dy, const float *x, const float *gamma, float *dx,
+                            float *stats, int64_t rows, int64_t cols, int64_t np, float eps)
+{
+	int lane = threadIdx.x % 32;
+	ROW_LOOP(r, rows) {
+		float mean, rstd, m1 = 0, m2 = 0;
+		row_stats(x + r * cols, cols, centered, eps, lane, &mean, &rstd);
+		if (stats && lane == 0) {
+			stats[r] = mean;
+			stats[rows + r] = rstd;
+		}
+		for (int64_t j = lane; dx && j < cols; j += 32) {
+			int64_t i = r * cols + j, p = i % np;
+			float xh = (x[i] - mean) * rstd, g = dy[i] * gamma[p];
+			m1 += g;
+			m2 += g * xh;
+		}
+		m1 = centered ? warp_sum(m1) / (float)cols : 0.0f;   /* centered is the same in every lane */
+		m2 = warp_sum(m2) / (float)cols;
+		for (int64_t j = lane; dx && j < cols; j += 32) {
+			int64_t i = r * cols + j, p = i % np;
+			float xh = (x[i] - mean) * rstd, g = dy[i] * gamma[p];
+			dx[i] = rstd * (g - m1 - xh * m2);
+		}
+	}
+}
+
+/* mean NULL when not centered; beta may be NULL */
+__global__ void norm_part_k(int centered, const float *x, const float *gamma, const float *beta, const float *mean,
+                            const float *var, float *y, int64_t rows, int64_t cols, float eps)
+{
+	GRID_LOOP(i, rows * cols) {
+		int64_t r = i / cols, j = i % cols;
+		float m = centered ? mean[r] : 0.0f;
+		y[i] = (x[i] - m) * rsqrtf(var[r] + eps) * gamma[j] + (beta ? beta[j] : 0.0f);
+	}
+}
+
+/* mean and dmean NULL when not centered; dgamma and dbeta are column sums
+ * (NormPartSrc) */
+__global__ void norm_part_grad_k(int centered, const float *dy, const float *x, const float *gamma, const float *mean,
+                                 const float *var, float *dx, float *dmean, float *dvar, int64_t rows, int64_t cols,
+                                 float eps)
+{
+	int lane = threadIdx.x % 32;
+	ROW_LOOP(r, rows) {
+		float rstd = rsqrtf(var[r] + eps), m = centered ? mean[r] : 0.0f, s1 = 0, s2 = 0;
+		for (int64_t j = lane; j < cols; j += 32) {
+			int64_t i = r * cols + j;
+			float xc = x[i] - m, g = dy[i] * gamma[j];
+			s1 += g;
+			s2 += g * xc;
+			if (dx)
+				dx[i] = g * rstd;
+		}
+		s1 = warp_sum(s1);
+		s2 = warp_sum(s2);
+		if (lane == 0 && dmean)
+			dmean[r] = -rstd * s1;
+		if (lane == 0 && dvar)
+			dvar[r] = -0.5f * rstd * rstd * rstd * s2;
+	}
+}
+
+}   /* namespace */
+
+/* ---- launchers ---- */
+
+extern "C" {
+
+/* a run with more than one element after it and rows enough to fill the
+ * column blocks: a column sum */
+static bool col_reduce(const sc_cu_plan *p, int64_t *A, int64_t *R, int64_t *C)
+{
+	int64_t nred, nout = plan_count(*p, &nred);
+	return nout > 0 && nred > 0 && plan_run(*p, A, R, C) && *C > 1 && (*C >= CX || *R >= 4 * CY);
+}
+
+size_t sc_cu_reduce_scratch(const sc_cu_plan *p)
+{
+	int64_t A, R, C;
+	return col_reduce(p, &A, &R, &C) ? col_scratch(1, A, R, C) : 0;
+}
+
+/* The column sum, or a thread, a warp or a block an output as the reduced
+ * range grows; a run with nothing after it is walked contiguously. */
+cudaError_t sc_cu_reduce(sc_reduce_kind kind, const float *x, float *y, const sc_cu_plan *p, void *scratch,
+                         cudaStream_t s)
+{
+	int64_t A, R, C, nred, nout = plan_count(*p, &nred);
+	if (nout <= 0)
+		return cudaSuccess;
+	if (col_reduce(p, &A, &R, &C))
+		return colsum(PlainSrc{x}, kind == SC_R_MAX, kind == SC_R_MEAN, A, R, C, ColOut{{y, nullptr}}, scratch, s);
+	int contig = nout > 0 && nred > 0 && plan_run(*p, &A, &R, &C) && C == 1;
+	if (nred < 32)
+		reduce_k<1><<<blocks_for(nout), THREADS, 0, s>>>(kind, x, y, nout, nred, *p, contig);
+	else if (nred < 4096 || nout >= 4096)
+		reduce_k<32><<<row_blocks(nout), THREADS, 0, s>>>(kind, x, y, nout, nred, *p, contig);
+	else
+		reduce_k<THREADS><<<(int)(nout < 65535 ? nout : 65535), THREADS, 0, s>>>(kind, x, y, nout, nred, *p, contig);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_reduce_max_grad(const float *x, const float *y, const float *dy, const float *count, float *dx,
+                                  const sc_cu_plan *p, cudaStream_t s)
+{
+	int64_t nred, nout = plan_count(*p, &nred);
+	reduce_max_grad_k<<<blocks_for(nout), THREADS, 0, s>>>(x, y, dy, count, dx, nout, nred, *p);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_count_equal(const float *x, const float *y, float *count, const sc_cu_plan *p, cudaStream_t s)
+{
+	int64_t nred, nout = plan_count(*p, &nred);
+	count_equal_k<<<blocks_for(nout), THREADS, 0, s>>>(x, y, count, nout, nred, *p);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_norm(int centered, const float *x, const float *gamma, const float *beta, float *y, int64_t rows,
+                       int64_t cols, int64_t np, float eps, cudaStream_t s)
+{
+	norm_k<<<row_blocks(rows), THREADS, 0, s>>>(centered, x, gamma, beta, y, rows, cols, np, eps);
+	return cudaGetLastError();
+}
+
+/* the row statistics, then dgamma's and dbeta's column sums' partials */
+size_t sc_cu_norm_grad_scratch(int64_t rows, int64_t cols, int64_t np)
+{
+	int64_t n = rows * cols;
+	return n > 0 && np > 0 ? (size_t)(2 * rows) * sizeof(float) + col_scratch(2, 1, n / np, np) : 0;
+}
+
+cudaError_t sc_cu_norm_grad(int centered, const float *dy, const float *x, const float *gamma, float *dx,
+                            float *dgamma, float *dbeta, int64_t rows, int64_t cols, int64_t np, float eps,
+                            void *scratch, cudaStream_t s)
+{
+	int64_t n = rows * cols;
+	if (n <= 0 || np <= 0 || n % np != 0) {
+		cudaError_t e = cudaSuccess;
+		if (dgamma && np > 0)
+			e = cudaMemsetAsync(dgamma, 0, (size_t)np * sizeof(float), s);
+		if (e == cudaSuccess && dbeta && np > 0)
+			e = cudaMemsetAsync(dbeta, 0, (size_t)np * sizeof(float), s);
+		return e != cudaSuccess || n <= 0 || np <= 0 ? e : cudaErrorInvalidValue;
+	}
+	float *stats = dgamma || dbeta ? (float *)scratch : nullptr;
+	norm_grad_k<<<row_blocks(rows), THREADS, 0, s>>>(centered, dy, x, gamma, dx, stats, rows, cols, np, eps);
+	if (!stats)
+		return cudaGetLastError();
+	return colsum(NormSrc{dy, x, stats, rows, cols, np}, 0, 0, 1, n / np, np, ColOut{{dgamma, dbeta}},
+	              stats + 2 * rows, s);
+}
+
+cudaError_t sc_cu_norm_part(int centered, const float *x, const float *gamma, const float *beta, const float *mean,
+                            const float *var, float *y, int64_t rows, int64_t cols, float eps, cudaStream_t s)
+{
+	norm_part_k<<<blocks_for(rows * cols), THREADS, 0, s>>>(centered, x, gamma, beta, mean, var, y, rows, cols, eps);
+	return cudaGetLastError();
+}
+
+size_t sc_cu_norm_part_grad_scratch(int64_t rows, int64_t cols)
+{
+	return rows > 0 && cols > 0 ? col_scratch(2, 1, rows, cols) : 0;
+}
+
+cudaError_t sc_cu_norm_part_grad(int centered, const float *dy, const float *x, const float *gamma, const float *mean,
+                                 const float *var, float *dx, float *dgamma, float *dbeta, float *dmean, float *dvar,
+                                 int64_t rows, int64_t cols, float eps, void *scratch, cudaStream_t s)
+{
+	if (rows <= 0 || cols <= 0) {
+		cudaError_t e = cudaSuccess;
+		if (dgamma && cols > 0)
+			e = cudaMemsetAsync(dgamma, 0, (size_t)cols * sizeof(float), s);
+		if (e == cudaSuccess && dbeta && cols > 0)
+			e = cudaMemsetAsync(dbeta, 0, (size_t)cols * sizeof(float), s);
+		return e;
+	}
+	norm_part_grad_k<<<row_blocks(rows), THREADS, 0, s>>>(centered, dy, x, gamma, mean, var, dx, dmean, dvar, rows,
+	                                                        cols, eps);
+	if (!dgamma && !dbeta)
+		return cudaGetLastError();
+	return colsum(NormPartSrc{dy, x, mean, var, eps, centered}, 0, 0, 1, rows, cols, ColOut{{dgamma, dbeta}}, scratch,
+	              s);
+}
+
+}   /* extern "C" */
