@@ -199,7 +199,8 @@ data: $(B)/shardc runtime
 # `make gpu-kit`, here: every e2e run's OUTDIR with the one-device CPU
 # program's results, the GPT stacks to time, OpenMPI unpacked from Debian's
 # packages and the cuda test programs, in one file (tools/gpu_kit.sh);
-# GPU_KIT_E2E=0 leaves the e2e runs out (a quick kit for the timings).
+# GPU_KIT_E2E=0 leaves the e2e runs out (a quick kit for the timings);
+# GPU_KIT_MODELS="A.ir B.ir" takes those models' runs only.
 # `make bench-gpu`, there, from a copy of this tree with the kit beside it:
 # the kernels against their CPU twins, the GEMMs, the GPT training steps
 # with their MFU and profiles, then the e2e runs until GPU_SECONDS have passed
@@ -211,7 +212,8 @@ gpu-kit: $(B)/shardc runtime
 ifeq ($(GPU_KIT_E2E),0)
 	bash tools/gpu_kit.sh none $(GPU_KIT)
 else
-	E2E_WORK=$(B)/e2e-work bash tests/run_e2e.sh $(B)/shardc
+	rm -rf $(B)/e2e-work
+	E2E_WORK=$(B)/e2e-work bash tests/run_e2e.sh $(B)/shardc $(GPU_KIT_MODELS)
 	bash tools/gpu_kit.sh $(B)/e2e-work $(GPU_KIT)
 endif
 bench-gpu:

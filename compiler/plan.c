@@ -151,11 +151,13 @@ void widened(const Lowered *l, const LOp *o, int64_t base, Widened *w)
 	if (computes(l, o) && !matmul_on_halves(l, o)) {
 		for (int k = 0; k < o->nin; k++)
 			widen_add(l, w, o->in[k], &top);
-		if (o->grad == GRAD_ADJOINT) {
+		if (o->grad == GRAD_ADJOINT) {   /* what it reads beside dy (ops.h's grad column) */
 			const LOp *f = differentiated(l, o);
-			for (int k = 0; k < f->nin; k++)
+			GradReads r = op_info[f->op].grad;
+			for (int k = 0; (r & GR_X) && k < f->nin; k++)
 				widen_add(l, w, f->in[k], &top);
-			widen_add(l, w, f->result, &top);
+			if (r & GR_Y)
+				widen_add(l, w, f->result, &top);
 		}
 	}
 	w->nread = w->n;

@@ -1150,15 +1150,18 @@ void sc_binary_grad(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dim
 {
 	PROFILE(rt, "Binary grad", 0, 16.0 * (double)sc_numel(y_dims, y_ndim), SC_PEAK_MEM);
 	sc_cu_walk w = bcast_walk("binary_grad", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim);
-	size_t ny = (size_t)sc_numel(y_dims, y_ndim);
-	float *ga = da ? dev_scratch(rt, 0, ny * sizeof(float)) : NULL;
-	float *gb = db ? dev_scratch(rt, 1, ny * sizeof(float)) : NULL;
+	/* An operand as large as the result takes its gradient straight; a
+	 * broadcast one's is summed down from scratch. */
+	int64_t ny = sc_numel(y_dims, y_ndim);
+	bool a_whole = sc_numel(a_dims, a_ndim) == ny, b_whole = sc_numel(b_dims, b_ndim) == ny;
+	float *ga = !da || a_whole ? da : dev_scratch(rt, 0, (size_t)ny * sizeof(float));
+	float *gb = !db || b_whole ? db : dev_scratch(rt, 1, (size_t)ny * sizeof(float));
 	SC_CUDA_CHECK(sc_cu_binary_grad_full(op, a, b, dy, ga, gb, &w, cu(rt)->stream));
-	if (da) {
+	if (da && !a_whole) {
 		sc_cu_plan p = sum_plan(y_dims, y_ndim, a_dims, a_ndim);
 		reduce_plan(rt, SC_R_SUM, ga, da, &p);
 	}
-	if (db) {
+	if (db && !b_whole) {
 		sc_cu_plan p = sum_plan(y_dims, y_ndim, b_dims, b_ndim);
 		reduce_plan(rt, SC_R_SUM, gb, db, &p);
 	}
