@@ -456,8 +456,9 @@ Test(bucket, gradient_sums_share_calls)
 }
 
 /* A MatMul of two BFloat16 operands runs on them directly (sc_matmul_half:
- * tensor cores on cuda), forward and in both adjoints: only its Float32
- * result is a scratch copy, rounded once; the operands are not widened. */
+ * tensor cores on cuda), forward and in both adjoints, and writes its
+ * BFloat16 result itself, rounded once in the kernel: neither the operands
+ * nor the result have Float32 copies. */
 Test(text, half_matmul_reads_its_operands_directly)
 {
 	static const char ir[] =
@@ -470,10 +471,11 @@ Test(text, half_matmul_reads_its_operands_directly)
 		"}\n"
 		"train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n";
 	char *t = rank_text_of(ir, 0);
-	expect_line(t, "sc_matmul_half(rt, SC_BF16, x, w, ((float *)(slab + ");
-	expect_line(t, "), 4, 2, 8, 0, 0);");
-	expect_line(t, "sc_matmul_half(rt, SC_BF16, x, grad_y");   /* dw = x^T dy */
+	expect_line(t, "sc_matmul_half(rt, SC_BF16, x, w, y, SC_BF16, 4, 2, 8, 0, 0);");
+	expect_line(t, "sc_matmul_half(rt, SC_BF16, x, grad_y, grad_w, SC_BF16, ");   /* dw = x^T dy */
 	expect_no_line(t, "sc_cast(rt, x, SC_BF16");                /* x is never widened */
+	expect_no_line(t, "SC_F32, y, SC_BF16");                    /* nor rounded from a Float32 copy */
+	expect_no_line(t, "SC_F32, grad_w, SC_BF16");
 	const char *w = strstr(t, "sc_cast(rt, w, SC_BF16");        /* w once: for SGD's update */
 	cr_assert(w && !strstr(w + 1, "sc_cast(rt, w, SC_BF16") && strstr(w, "sc_sgd("), "w widened outside SGD:\n%s", t);
 	expect_no_line(t, "sc_matmul(rt, ");
@@ -494,10 +496,36 @@ Test(text, half_batch_matmul_reads_its_operands_directly)
 		"train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n";
 	char *t = rank_text_of(ir, 0);
 	expect_line(t, "sc_batch_matmul_half(rt, SC_BF16, x, (const int64_t[]){2}, 1, w, (const int64_t[]){2}, 1, "
-	               "((float *)(slab + ");
+	               "y, SC_BF16, ");
 	expect_line(t, "sc_batch_matmul_half(rt, SC_BF16, x, (const int64_t[]){2}, 1, grad_y");   /* dw = x^T dy */
 	expect_no_line(t, "sc_cast(rt, x, SC_BF16");
+	expect_no_line(t, "SC_F32, y, SC_BF16");
+	expect_no_line(t, "SC_F32, grad_w, SC_BF16");
 	expect_no_line(t, "sc_batch_matmul(rt, ");
+	free(t);
+}
+
+/* A broadcast operand's gradient is the one product on halves written in
+ * Float32: it is summed down to the operand's shape, then rounded once. */
+Test(text, half_batch_matmul_broadcast_gradient_is_summed_in_float32)
+{
+	static const char ir[] =
+		"context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
+		"graph @m(%x: <Tensor[BFloat16], (2, 4, 8)> = uniform(-1, 1),\n"
+		"         %w: <Parameter[BFloat16], (1, 8, 3)> = normal(0.5)) {\n"
+		"  %y = BatchMatMul(%x, %w)\n"
+		"  %l = ReduceSum(%y) {axis: (0, 1, 2)}\n"
+		"  return %l\n"
+		"}\n"
+		"train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n";
+	char *t = rank_text_of(ir, 0);
+	expect_line(t, "sc_batch_matmul_half(rt, SC_BF16, x, (const int64_t[]){2}, 1, w, (const int64_t[]){1}, 1, "
+	               "y, SC_BF16, ");
+	expect_line(t, "sc_batch_matmul_half(rt, SC_BF16, x, (const int64_t[]){2}, 1, grad_y, (const int64_t[]){2}, 1, "
+	               "(float *)(slab + ");                                            /* dw = x^T dy, then summed */
+	expect_line(t, "), SC_F32, (const int64_t[]){2}, 1, 8, 3, 4, 1, 0);");
+	expect_line(t, "sc_sum_to_shape(rt, (float *)(slab + ");
+	expect_line(t, ", SC_F32, grad_w, SC_BF16, 24);");
 	free(t);
 }
 
