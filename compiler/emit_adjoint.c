@@ -57,8 +57,9 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		emit_matmul_dims(f, l, &m, &nn, &kk);
 		matmul_grad_form(fa, k, m, nn, kk, &mg);
 		matmul_call(b, l, o, false);
-		sb_printf(b, "%s, %s, %s, %lld, %lld, %lld, %d, %d);", mg.dy_first ? dy : other_in, mg.dy_first ? other_in : dy,
-		          dx, (long long)mg.m, (long long)mg.n, (long long)mg.k, mg.ta, mg.tb);
+		sb_printf(b, "%s, %s, ", mg.dy_first ? dy : other_in, mg.dy_first ? other_in : dy);
+		matmul_out(b, l, o, dx);
+		sb_printf(b, ", %lld, %lld, %lld, %d, %d);", (long long)mg.m, (long long)mg.n, (long long)mg.k, mg.ta, mg.tb);
 		return;
 	case OP_BATCH_MATMUL_STRIDED: {   /* reading or writing a folded Transpose's value, direct (fuse.c) */
 		emit_matmul_dims(f, l, &m, &nn, &kk);
@@ -73,7 +74,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		matmul_grad_form(fa, k, m, nn, kk, &mg);
 		const LValue *in = &l->values[f->in[k]], *other = &l->values[f->in[1 - k]];
 		int yb = y->type.rank - 2, ib = in->type.rank - 2, ob = other->type.rank - 2;
-		bool direct = yb == ib && !memcmp(y->type.dims, in->type.dims, sizeof(int64_t) * (size_t)yb);
+		bool direct = !bmm_grad_summed(l, o);
 		StrBuf dst = {0};
 		if (direct)
 			sb_puts(&dst, dx);
@@ -89,7 +90,9 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		dims_lit(b, v0->type.dims, n0);
 		sb_printf(b, ", %d, %s, ", n0, p1);
 		dims_lit(b, v1->type.dims, n1);
-		sb_printf(b, ", %d, %s, ", n1, dst.data);
+		sb_printf(b, ", %d, ", n1);
+		matmul_out(b, l, o, dst.data);
+		sb_puts(b, ", ");
 		dims_lit(b, y->type.dims, yb);
 		sb_printf(b, ", %d, %lld, %lld, %lld, %d, %d);", yb, (long long)M, (long long)N, (long long)K, t0, t1);
 		if (!direct) {

@@ -222,6 +222,13 @@ void matmul_call(StrBuf *b, const Lowered *l, const LOp *o, bool batch)
 		sb_printf(b, "%s(rt, ", f);
 }
 
+void matmul_out(StrBuf *b, const Lowered *l, const LOp *o, const char *c)
+{
+	sb_puts(b, c);
+	if (matmul_on_halves(l, o))
+		sb_printf(b, ", %s", sc_dtype_name(matmul_rounds(l, o) ? l->values[o->result].type.dtype : DT_F32));
+}
+
 static void operand_strides(StrBuf *b, const Lowered *l, int v, int nb)
 {
 	const LValue *x = &l->values[v];
@@ -241,7 +248,7 @@ void strided_bmm_call(StrBuf *b, const Program *p, const LOp *o, const int v[3],
 {
 	const Lowered *l = p->l;
 	int nb = y->type.rank - 2;
-	if (matmul_on_halves(l, o))   /* c: the Float32 copy of the half result */
+	if (matmul_on_halves(l, o))
 		sb_printf(b, "sc_batch_matmul_half_strided(rt, %s, %s, ", sc_dtype_name(l->values[v[0]].type.dtype),
 		          p->cname[v[0]]);
 	else
@@ -249,7 +256,9 @@ void strided_bmm_call(StrBuf *b, const Program *p, const LOp *o, const int v[3],
 	operand_strides(b, l, v[0], nb);
 	sb_printf(b, ", %s, ", p->cname[v[1]]);
 	operand_strides(b, l, v[1], nb);
-	sb_printf(b, ", %s, ", c);
+	sb_puts(b, ", ");
+	matmul_out(b, l, o, c);
+	sb_puts(b, ", ");
 	operand_strides(b, l, v[2], nb);
 	sb_puts(b, ", ");
 	dims_lit(b, y->type.dims, nb);

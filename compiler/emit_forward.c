@@ -166,8 +166,10 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 	case OP_MATMUL:
 		emit_matmul_dims(o, l, &m, &n, &k);
 		matmul_call(b, l, o, false);
-		sb_printf(b, "%s, %s, %s, %lld, %lld, %lld, %d, %d);", x0, x1, y, (long long)m, (long long)n, (long long)k,
-		          a->transpose_a, a->transpose_b);
+		sb_printf(b, "%s, %s, ", x0, x1);
+		matmul_out(b, l, o, y);
+		sb_printf(b, ", %lld, %lld, %lld, %d, %d);", (long long)m, (long long)n, (long long)k, a->transpose_a,
+		          a->transpose_b);
 		break;
 	case OP_BATCH_MATMUL_STRIDED:   /* a folded Transpose's value read or written in place (fuse.c) */
 		emit_matmul_dims(o, l, &m, &n, &k);
@@ -182,7 +184,9 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		dims_lit(b, x->type.dims, x->type.rank - 2);
 		sb_printf(b, ", %d, %s, ", x->type.rank - 2, x1);
 		dims_lit(b, bv->type.dims, bv->type.rank - 2);
-		sb_printf(b, ", %d, %s, ", bv->type.rank - 2, y);
+		sb_printf(b, ", %d, ", bv->type.rank - 2);
+		matmul_out(b, l, o, y);
+		sb_puts(b, ", ");
 		dims_lit(b, yv->type.dims, yv->type.rank - 2);
 		sb_printf(b, ", %d, %lld, %lld, %lld, %d, %d);", yv->type.rank - 2, (long long)m, (long long)n, (long long)k,
 		          a->transpose_a, a->transpose_b);

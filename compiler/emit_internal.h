@@ -78,6 +78,14 @@ int64_t place_lives(int n, const int64_t *size, const int *def, const int *last,
 /* A MatMul or BatchMatMul (or one's adjoint) on two operands of one half
  * type: the runtime's *_half kernels take them as they are. */
 bool matmul_on_halves(const Lowered *l, const LOp *o);
+/* A BatchMatMul's adjoint for a broadcast input: the product, with the
+ * result's batch dims, is summed down to the input's shape (in the kernel's
+ * scratch, kernel_scratch). */
+bool bmm_grad_summed(const Lowered *l, const LOp *o);
+/* A product on halves (matmul_on_halves) that writes its result of their
+ * type itself, the Float32 sums rounded once in the kernel: all but a
+ * summed gradient's (bmm_grad_summed), whose result has a Float32 copy. */
+bool matmul_rounds(const Lowered *l, const LOp *o);
 /* The half values operator o reads and writes, their Float32 copies placed
  * from offset base on. */
 void widened(const Lowered *l, const LOp *o, int64_t base, Widened *w);
@@ -141,6 +149,9 @@ void emit_matmul_dims(const LOp *f, const Lowered *l, int64_t *m, int64_t *n, in
 /* `sc_matmul(rt, ` or, on half operands, `sc_matmul_half(rt, SC_BF16, `;
  * sc_batch_matmul likewise. */
 void matmul_call(StrBuf *b, const Lowered *l, const LOp *o, bool batch);
+/* The product's c: `c`, or on half operands `c, SC_BF16` (matmul_rounds)
+ * or `c, SC_F32` (a Float32 product, c a Float32 buffer). */
+void matmul_out(StrBuf *b, const Lowered *l, const LOp *o, const char *c);
 /* A BatchMatMulStrided (or its adjoint), of which one value is laid out by
  * a TransposeFolded (fuse.c): every operand by its strides, batch dims
  * aligned to the result's (y, nb of them) from the right, 0 where one

@@ -408,10 +408,10 @@ void fuse_operators(Lowered *l)
  * BatchMatMul, or between it and a Reshape, need not copy when it keeps the
  * last axis last (each matrix row stays contiguous): attention's (0, 2, 1, 3)
  * on q, k, v and the context, and their adjoints. Products of two half
- * operands read them in place too (sc_batch_matmul_half_strided), but
- * their result is rounded from a Float32 copy, so only a Float32 product
- * writes with strides; nor does a broadcast BatchMatMul's gradient, summed
- * down to its input after the product. */
+ * operands read and write them in place too (sc_batch_matmul_half_strided,
+ * which rounds its result into the half buffer itself); a broadcast
+ * BatchMatMul's gradient, summed down to its input after the product, does
+ * not. */
 
 /* A BatchMatMul, or a BatchMatMul's adjoint writing its input's gradient
  * whole: the dtype its two operands share (dy and the other operand, for
@@ -446,7 +446,8 @@ static bool bmm_reads_strided(const Lowered *l, const LOp *o)
 
 static bool bmm_writes_strided(const Lowered *l, const LOp *o)
 {
-	return bmm_operands(l, o) == DT_F32 && l->values[o->result].type.dtype == DT_F32;
+	int t = bmm_operands(l, o);
+	return t >= 0 && l->values[o->result].type.dtype == (DType)t;
 }
 
 /* A Transpose or a Transpose's adjoint that keeps the last axis: its

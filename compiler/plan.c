@@ -104,9 +104,11 @@ static bool computes(const Lowered *l, const LOp *o)
 
 /* A MatMul or BatchMatMul (or one's adjoint) whose two operands are of one
  * half type runs on them directly: sc_matmul_half / sc_batch_matmul_half sum
- * in Float32 (tensor cores on cuda) and write the Float32 copy of the
- * result, which is rounded once as for any operator. Its operands need no
- * widened copies. */
+ * in Float32 (tensor cores on cuda) and round the result once into its half
+ * buffer themselves (matmul_rounds), so neither its operands nor its result
+ * have Float32 copies. A broadcast operand's gradient is the exception: its
+ * Float32 product is summed down to the operand's shape first (the kernel's
+ * scratch, then the result's Float32 copy), and rounded after. */
 static bool is_matmul(OpKind op)
 {
 	return op == OP_MATMUL || op == OP_BATCH_MATMUL || op == OP_BATCH_MATMUL_STRIDED;
@@ -126,6 +128,21 @@ bool matmul_on_halves(const Lowered *l, const LOp *o)
 	}
 	DType t = l->values[x0].type.dtype;
 	return dtype_is_half(t) && l->values[x1].type.dtype == t;
+}
+
+bool bmm_grad_summed(const Lowered *l, const LOp *o)
+{
+	if (o->grad != GRAD_ADJOINT || o->op != OP_BATCH_MATMUL)
+		return false;
+	const LValue *y = &l->values[differentiated(l, o)->result], *x = &l->values[differentiated(l, o)->in[o->k]];
+	int nb = y->type.rank - 2;
+	return x->type.rank != y->type.rank || memcmp(y->type.dims, x->type.dims, sizeof(int64_t) * (size_t)nb) != 0;
+}
+
+bool matmul_rounds(const Lowered *l, const LOp *o)
+{
+	return matmul_on_halves(l, o) && !bmm_grad_summed(l, o) &&
+	       l->values[o->result].type.dtype == l->values[o->in[0]].type.dtype;
 }
 
 static void widen_add(const Lowered *l, Widened *w, int v, int64_t *top)
@@ -161,7 +178,7 @@ void widened(const Lowered *l, const LOp *o, int64_t base, Widened *w)
 		}
 	}
 	w->nread = w->n;
-	if (computes(l, o))
+	if (computes(l, o) && !matmul_rounds(l, o))
 		widen_add(l, w, o->result, &top);
 	w->bytes = top - base;
 }
@@ -193,8 +210,8 @@ int64_t sqnorm_copy(const Lowered *l, const LOp *o)
 }
 
 /* The temporary a kernel needs (o of the program's list): a broadcast
- * BatchMatMul's or RotaryPositionEmbedding's cos or sin gradient before it
- * is summed down to its input's shape; a
+ * BatchMatMul input's (bmm_grad_summed) or RotaryPositionEmbedding's cos or
+ * sin gradient before it is summed down to its input's shape; a
  * bucket of AllReduces packed; the squared norm's Float32 copy of one half
  * gradient and its sum. */
 int64_t kernel_scratch(const Lowered *l, const LOp *o)
@@ -210,7 +227,7 @@ int64_t kernel_scratch(const Lowered *l, const LOp *o)
 			bytes += value_bytes(&l->values[o[j].result]);
 		return aligned(bytes);
 	}
-	if (o->grad != GRAD_ADJOINT || (o->op != OP_BATCH_MATMUL && o->op != OP_BATCH_MATMUL_STRIDED && o->op != OP_ROTARY))
+	if (o->grad != GRAD_ADJOINT || (o->op != OP_ROTARY && !bmm_grad_summed(l, o)))
 		return 0;
 	const LValue *y = &l->values[differentiated(l, o)->result], *x = &l->values[o->result];
 	if (o->op == OP_ROTARY)

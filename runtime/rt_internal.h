@@ -114,6 +114,9 @@ float sc_bf16_to_float(uint16_t h);
 void sc_host_widen(const void *x, sc_dtype dt, float *y, int64_t n);
 void sc_host_narrow(const float *x, void *y, sc_dtype dt, int64_t n);
 bool sc_is_half(sc_dtype dt);                       /* SC_F16 or SC_BF16 */
+/* A half product's types (sc_matmul_half and the batched ones): operands of
+ * half type dt, a result of c_dt SC_F32 or dt; else aborts, naming what. */
+void sc_check_half_product(const char *what, sc_dtype dt, sc_dtype c_dt);
 
 /* ---- collectives on host memory (the cpu backend, and cuda without NCCL) ---- */
 

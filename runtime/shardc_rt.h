@@ -368,22 +368,25 @@ void sc_save_npy(sc_rt *rt, const char *dir, const char *file, const void *src, 
 void sc_matmul(sc_rt *rt, const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k,
                int transpose_a, int transpose_b);
 /* The same product of two Float16 or BFloat16 matrices (both of type dt),
- * summed in Float32 and written in Float32: cuBLAS's GemmEx with Float32
- * compute (tensor cores) on cuda; on cpu the operands are widened (exactly)
- * to Float32 and multiplied as sc_matmul does, so the result is sc_matmul's
- * on the widened operands bit for bit. */
-void sc_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const void *b, float *c, int64_t m, int64_t n,
-                    int64_t k, int transpose_a, int transpose_b);
+ * summed in Float32 and written as c_dt: SC_F32, or dt, the Float32 result
+ * rounded once (to nearest, ties to even) as sc_cast would round it, with no
+ * Float32 copy in memory. cuBLAS's GemmEx with Float32 compute (tensor
+ * cores) on cuda; on cpu the operands are widened (exactly) to Float32 and
+ * multiplied as sc_matmul does, so the result is sc_matmul's on the widened
+ * operands bit for bit (then rounded). */
+void sc_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const void *b, void *c, sc_dtype c_dt, int64_t m,
+                    int64_t n, int64_t k, int transpose_a, int transpose_b);
 /* Batched matmul; the batch dims (a_nb, b_nb, c_nb of them, the leading
  * dims without the last two) broadcast as numpy's. */
 void sc_batch_matmul(sc_rt *rt, const float *a, const int64_t *a_bdims, int a_nb, const float *b,
                      const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
                      int64_t n, int64_t k, int transpose_a, int transpose_b);
-/* The same on two half operands of type dt, as sc_matmul_half: Float32 sums
- * and result (cublasGemmStridedBatchedEx on cuda; widened on cpu). */
+/* The same on two half operands of type dt, as sc_matmul_half: Float32
+ * sums, the result written as c_dt, SC_F32 or dt (cublasGemmStridedBatchedEx
+ * on cuda; widened on cpu). */
 void sc_batch_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_bdims, int a_nb, const void *b,
-                          const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
-                          int64_t n, int64_t k, int transpose_a, int transpose_b);
+                          const int64_t *b_bdims, int b_nb, void *c, sc_dtype c_dt, const int64_t *c_bdims, int c_nb,
+                          int64_t m, int64_t n, int64_t k, int transpose_a, int transpose_b);
 /* Batched matmul on operands laid out by strides, in elements: batch index
  * (i_0 .. i_nb-1) of bdims finds a's matrix at sum i_d a_st[d] (0 repeats
  * it), and a_st[nb] is the distance between that matrix's rows, whose
@@ -392,10 +395,12 @@ void sc_batch_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *
 void sc_batch_matmul_strided(sc_rt *rt, const float *a, const int64_t *a_st, const float *b, const int64_t *b_st,
                              float *c, const int64_t *c_st, const int64_t *bdims, int nb, int64_t m, int64_t n,
                              int64_t k, int transpose_a, int transpose_b);
-/* The same on two half operands of type dt, as sc_batch_matmul_half. */
+/* The same on two half operands of type dt, as sc_batch_matmul_half (c of
+ * c_dt, SC_F32 or dt). */
 void sc_batch_matmul_half_strided(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_st, const void *b,
-                                  const int64_t *b_st, float *c, const int64_t *c_st, const int64_t *bdims, int nb,
-                                  int64_t m, int64_t n, int64_t k, int transpose_a, int transpose_b);
+                                  const int64_t *b_st, void *c, sc_dtype c_dt, const int64_t *c_st,
+                                  const int64_t *bdims, int nb, int64_t m, int64_t n, int64_t k, int transpose_a,
+                                  int transpose_b);
 
 /* y = a op b with numpy broadcasting (dims right-aligned, size 1 repeats). */
 void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,

@@ -90,6 +90,15 @@ bool sc_is_half(sc_dtype dt)
 	return dt == SC_F16 || dt == SC_BF16;
 }
 
+void sc_check_half_product(const char *what, sc_dtype dt, sc_dtype c_dt)
+{
+	if (!sc_is_half(dt))
+		SC_DIE("%s: %s is not a half type", what, sc_dtype_name(dt));
+	if (c_dt != SC_F32 && c_dt != dt)
+		SC_DIE("%s: a product of %s written as %s (Float32 or %s only)", what, sc_dtype_name(dt),
+		       sc_dtype_name(c_dt), sc_dtype_name(dt));
+}
+
 void sc_host_widen(const void *x, sc_dtype dt, float *y, int64_t n)
 {
 	const uint16_t *h = x;

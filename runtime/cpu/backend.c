@@ -161,11 +161,8 @@ void sc_matmul(sc_rt *rt, const float *a, const float *b, float *c, int64_t m, i
 }
 
 /* Float32 copies of two half operands of na and nb elements (free the first). */
-static float *widen_pair(const char *what, sc_dtype dt, const void *a, int64_t na, const void *b, int64_t nb,
-                         float **wb)
+static float *widen_pair(sc_dtype dt, const void *a, int64_t na, const void *b, int64_t nb, float **wb)
 {
-	if (!sc_is_half(dt))
-		SC_DIE("%s: %s is not a half type", what, sc_dtype_name(dt));
 	float *wa = malloc((size_t)(na + nb) * sizeof *wa);
 	if (!wa)
 		SC_DIE("out of memory");
@@ -175,24 +172,16 @@ static float *widen_pair(const char *what, sc_dtype dt, const void *a, int64_t n
 	return wa;
 }
 
-void sc_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const void *b, float *c, int64_t m, int64_t n,
-                    int64_t k, int transpose_a, int transpose_b)
+/* Where a half product writes its Float32 result of n elements: c itself
+ * (c_dt SC_F32), or a copy that round_result rounds into c. */
+static float *float_result(void *c, sc_dtype c_dt, int64_t n)
 {
-	(void)rt;
-	float *wb, *wa = widen_pair("sc_matmul_half", dt, a, m * k, b, k * n, &wb);
-	sc_cpu_matmul(wa, wb, c, m, n, k, transpose_a, transpose_b);
-	free(wa);
-}
-
-void sc_batch_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_bdims, int a_nb, const void *b,
-                          const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
-                          int64_t n, int64_t k, int transpose_a, int transpose_b)
-{
-	(void)rt;
-	int64_t na = sc_numel(a_bdims, a_nb) * m * k, nb = sc_numel(b_bdims, b_nb) * k * n;
-	float *wb, *wa = widen_pair("sc_batch_matmul_half", dt, a, na, b, nb, &wb);
-	sc_cpu_batch_matmul(wa, a_bdims, a_nb, wb, b_bdims, b_nb, c, c_bdims, c_nb, m, n, k, transpose_a, transpose_b);
-	free(wa);
+	if (c_dt == SC_F32)
+		return c;
+	float *w = malloc((size_t)(n ? n : 1) * sizeof *w);
+	if (!w)
+		SC_DIE("out of memory");
+	return w;
 }
 
 /* Elements from an operand's first to its last, by its strides: its batch
@@ -205,17 +194,73 @@ static int64_t strided_extent(const int64_t *st, const int64_t *bdims, int nb, i
 	return last + 1;
 }
 
-void sc_batch_matmul_half_strided(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_st, const void *b,
-                                  const int64_t *b_st, float *c, const int64_t *c_st, const int64_t *bdims, int nb,
-                                  int64_t m, int64_t n, int64_t k, int transpose_a, int transpose_b)
+/* The Float32 result w rounded once into c (as sc_cast rounds), only the
+ * rows the product wrote: rows of cols elements, laid out by st over bdims
+ * (nb of them) as sc_batch_matmul_strided takes c; contiguous when st is
+ * NULL (rows * cols elements in all). w is freed. */
+static void round_result(float *w, void *c, sc_dtype c_dt, const int64_t *st, const int64_t *bdims, int nb,
+                         int64_t rows, int64_t cols)
+{
+	if (c_dt == SC_F32)
+		return;
+	if (!st) {
+		sc_cpu_cast(w, SC_F32, c, c_dt, rows * cols);
+		free(w);
+		return;
+	}
+	int64_t idx[SC_MAX_DIMS] = {0}, batches = sc_numel(bdims, nb);
+	for (int64_t i = 0; i < batches; i++) {
+		int64_t off = 0;
+		for (int d = 0; d < nb; d++)
+			off += idx[d] * st[d];
+		for (int64_t r = 0; r < rows; r++)
+			sc_host_narrow(w + off + r * st[nb], (uint16_t *)c + off + r * st[nb], c_dt, cols);
+		for (int d = nb - 1; d >= 0 && ++idx[d] == bdims[d]; d--)
+			idx[d] = 0;
+	}
+	free(w);
+}
+
+void sc_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const void *b, void *c, sc_dtype c_dt, int64_t m,
+                    int64_t n, int64_t k, int transpose_a, int transpose_b)
 {
 	(void)rt;
+	sc_check_half_product("sc_matmul_half", dt, c_dt);
+	float *wb, *wa = widen_pair(dt, a, m * k, b, k * n, &wb), *wc = float_result(c, c_dt, m * n);
+	sc_cpu_matmul(wa, wb, wc, m, n, k, transpose_a, transpose_b);
+	free(wa);
+	round_result(wc, c, c_dt, NULL, NULL, 0, m, n);
+}
+
+void sc_batch_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_bdims, int a_nb, const void *b,
+                          const int64_t *b_bdims, int b_nb, void *c, sc_dtype c_dt, const int64_t *c_bdims, int c_nb,
+                          int64_t m, int64_t n, int64_t k, int transpose_a, int transpose_b)
+{
+	(void)rt;
+	sc_check_half_product("sc_batch_matmul_half", dt, c_dt);
+	int64_t na = sc_numel(a_bdims, a_nb) * m * k, nb = sc_numel(b_bdims, b_nb) * k * n;
+	int64_t nc = sc_numel(c_bdims, c_nb) * m;
+	float *wb, *wa = widen_pair(dt, a, na, b, nb, &wb), *wc = float_result(c, c_dt, nc * n);
+	sc_cpu_batch_matmul(wa, a_bdims, a_nb, wb, b_bdims, b_nb, wc, c_bdims, c_nb, m, n, k, transpose_a, transpose_b);
+	free(wa);
+	round_result(wc, c, c_dt, NULL, NULL, 0, nc, n);
+}
+
+void sc_batch_matmul_half_strided(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_st, const void *b,
+                                  const int64_t *b_st, void *c, sc_dtype c_dt, const int64_t *c_st,
+                                  const int64_t *bdims, int nb, int64_t m, int64_t n, int64_t k, int transpose_a,
+                                  int transpose_b)
+{
+	(void)rt;
+	sc_check_half_product("sc_batch_matmul_half_strided", dt, c_dt);
 	sc_check_dims("batch_matmul", bdims, nb);
 	int64_t na = strided_extent(a_st, bdims, nb, transpose_a ? k : m, transpose_a ? m : k);
 	int64_t nbe = strided_extent(b_st, bdims, nb, transpose_b ? n : k, transpose_b ? k : n);
-	float *wb, *wa = widen_pair("sc_batch_matmul_half_strided", dt, a, na, b, nbe, &wb);
-	sc_cpu_batch_matmul_strided(wa, a_st, wb, b_st, c, c_st, bdims, nb, m, n, k, transpose_a, transpose_b);
+	float *wb, *wa = widen_pair(dt, a, na, b, nbe, &wb);
+	float *wc = float_result(c, c_dt, strided_extent(c_st, bdims, nb, m, n));
+	sc_cpu_batch_matmul_strided(wa, a_st, wb, b_st, wc, c_st, bdims, nb, m, n, k, transpose_a, transpose_b);
 	free(wa);
+	round_result(wc, c, c_dt, c_st, bdims, nb, m, n);
 }
 
 void sc_batch_matmul(sc_rt *rt, const float *a, const int64_t *a_bdims, int a_nb, const float *b,

@@ -546,19 +546,26 @@ void sc_matmul(sc_rt *rt, const float *a, const float *b, float *c, int64_t m, i
 	                            blas_int(transpose_b ? k : n), a, blas_int(transpose_a ? m : k), &zero, c, blas_int(n)));
 }
 
-/* Tensor cores: half operands, Float32 sums and result. */
-void sc_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const void *b, float *c, int64_t m, int64_t n,
-                    int64_t k, int transpose_a, int transpose_b)
+/* cuBLAS's name for a float type */
+static cudaDataType_t blas_type(sc_dtype dt)
 {
-	PROFILE(rt, "MatMul half", 2.0 * m * n * k, 2.0 * (m * k + k * n) + 4.0 * m * n, SC_PEAK_HALF);
-	if (!sc_is_half(dt))
-		SC_DIE("sc_matmul_half: %s is not a half type", sc_dtype_name(dt));
+	return dt == SC_BF16 ? CUDA_R_16BF : dt == SC_F16 ? CUDA_R_16F : CUDA_R_32F;
+}
+
+/* Tensor cores: half operands, Float32 sums; the result Float32 or, of the
+ * operands' type, rounded once by cuBLAS's epilogue (no Float32 copy). */
+void sc_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const void *b, void *c, sc_dtype c_dt, int64_t m,
+                    int64_t n, int64_t k, int transpose_a, int transpose_b)
+{
+	PROFILE(rt, "MatMul half", 2.0 * m * n * k, 2.0 * (m * k + k * n) + (double)sc_dtype_size(c_dt) * m * n,
+	        SC_PEAK_HALF);
+	sc_check_half_product("sc_matmul_half", dt, c_dt);
 	const float one = 1, zero = 0;
-	cudaDataType_t t = dt == SC_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+	cudaDataType_t t = blas_type(dt);
 	SC_CUBLAS_CHECK(cublasGemmEx(cu(rt)->blas, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
 	                             transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, blas_int(n), blas_int(m), blas_int(k), &one,
 	                             b, t, blas_int(transpose_b ? k : n), a, t, blas_int(transpose_a ? m : k), &zero, c,
-	                             CUDA_R_32F, blas_int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+	                             blas_type(c_dt), blas_int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 /* all batch strides 0 (broadcast) or all equal to the contiguous ones */
@@ -576,28 +583,29 @@ static bool uniform_batch(const int64_t *s, const int64_t *dims, int nb, int64_t
 }
 
 /* Batched c = op(a) op(b) with a and b of type dt (Float32: Sgemm; a half
- * type: GemmEx with Float32 sums), c Float32: one strided-batched call when
- * both operands' batches are evenly spaced (or broadcast whole), else one
- * call a batch. */
+ * type: GemmEx with Float32 sums), c of c_dt (Float32, or dt): one
+ * strided-batched call when both operands' batches are evenly spaced (or
+ * broadcast whole), else one call a batch. */
 static void batch_gemm(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_bdims, int a_nb, const void *b,
-                       const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
-                       int64_t n, int64_t k, int transpose_a, int transpose_b)
+                       const int64_t *b_bdims, int b_nb, void *c, sc_dtype c_dt, const int64_t *c_bdims, int c_nb,
+                       int64_t m, int64_t n, int64_t k, int transpose_a, int transpose_b)
 {
 	sc_cu_walk w = bcast_walk("batch_matmul", a_bdims, a_nb, b_bdims, b_nb, c_bdims, c_nb);
 	int64_t batches = sc_numel(c_bdims, c_nb), sa, sb, es = (int64_t)sc_dtype_size(dt);
+	int64_t ces = (int64_t)sc_dtype_size(c_dt);
 	const float one = 1, zero = 0;
 	cublasHandle_t h = cu(rt)->blas;
 	cublasOperation_t ob = transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, oa = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
 	int ldb = blas_int(transpose_b ? k : n), lda = blas_int(transpose_a ? m : k);
 	int bn = blas_int(n), bm = blas_int(m), bk = blas_int(k);
-	cudaDataType_t t = dt == SC_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+	cudaDataType_t t = blas_type(dt), ct = blas_type(c_dt);
 	if (uniform_batch(w.s0, c_bdims, c_nb, &sa) && uniform_batch(w.s1, c_bdims, c_nb, &sb)) {
 		if (dt == SC_F32)
 			SC_CUBLAS_CHECK(cublasSgemmStridedBatched(h, ob, oa, bn, bm, bk, &one, b, ldb, sb * k * n, a, lda,
-			                                          sa * m * k, &zero, c, bn, m * n, blas_int(batches)));
+			                                          sa * m * k, &zero, (float *)c, bn, m * n, blas_int(batches)));
 		else
 			SC_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, ob, oa, bn, bm, bk, &one, b, t, ldb, sb * k * n, a, t, lda,
-			                                           sa * m * k, &zero, c, CUDA_R_32F, bn, m * n, blas_int(batches),
+			                                           sa * m * k, &zero, c, ct, bn, m * n, blas_int(batches),
 			                                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 		return;
 	}
@@ -609,12 +617,13 @@ static void batch_gemm(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_b
 			ob_off += idx[d] * w.s1[d];
 		}
 		const char *bi = (const char *)b + ob_off * k * n * es, *ai = (const char *)a + oa_off * m * k * es;
+		char *ci = (char *)c + i * m * n * ces;
 		if (dt == SC_F32)
 			SC_CUBLAS_CHECK(cublasSgemm(h, ob, oa, bn, bm, bk, &one, (const float *)bi, ldb, (const float *)ai, lda,
-			                            &zero, c + i * m * n, bn));
+			                            &zero, (float *)ci, bn));
 		else
-			SC_CUBLAS_CHECK(cublasGemmEx(h, ob, oa, bn, bm, bk, &one, bi, t, ldb, ai, t, lda, &zero, c + i * m * n,
-			                             CUDA_R_32F, bn, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+			SC_CUBLAS_CHECK(cublasGemmEx(h, ob, oa, bn, bm, bk, &one, bi, t, ldb, ai, t, lda, &zero, ci, ct, bn,
+			                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 		for (int d = c_nb - 1; d >= 0 && ++idx[d] == c_bdims[d]; d--)
 			idx[d] = 0;
 	}
@@ -624,34 +633,37 @@ void sc_batch_matmul(sc_rt *rt, const float *a, const int64_t *a_bdims, int a_nb
                      const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
                      int64_t n, int64_t k, int transpose_a, int transpose_b)
 {
-	PROFILE(rt, "BatchMatMul", 2.0 * (double)sc_numel(c_bdims, c_nb) * m * n * k, 4.0 * (double)sc_numel(c_bdims, c_nb) * (m * k + k * n + m * n), f32_peak(rt));
-	batch_gemm(rt, SC_F32, a, a_bdims, a_nb, b, b_bdims, b_nb, c, c_bdims, c_nb, m, n, k, transpose_a, transpose_b);
+	PROFILE(rt, "BatchMatMul", 2.0 * (double)sc_numel(c_bdims, c_nb) * m * n * k,
+	        4.0 * (double)sc_numel(c_bdims, c_nb) * (m * k + k * n + m * n), f32_peak(rt));
+	batch_gemm(rt, SC_F32, a, a_bdims, a_nb, b, b_bdims, b_nb, c, SC_F32, c_bdims, c_nb, m, n, k, transpose_a,
+	           transpose_b);
 }
 
 void sc_batch_matmul_half(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_bdims, int a_nb, const void *b,
-                          const int64_t *b_bdims, int b_nb, float *c, const int64_t *c_bdims, int c_nb, int64_t m,
-                          int64_t n, int64_t k, int transpose_a, int transpose_b)
+                          const int64_t *b_bdims, int b_nb, void *c, sc_dtype c_dt, const int64_t *c_bdims, int c_nb,
+                          int64_t m, int64_t n, int64_t k, int transpose_a, int transpose_b)
 {
-	PROFILE(rt, "BatchMatMul half", 2.0 * (double)sc_numel(c_bdims, c_nb) * m * n * k, (double)sc_numel(c_bdims, c_nb) * (2.0 * (m * k + k * n) + 4.0 * m * n), SC_PEAK_HALF);
-	if (!sc_is_half(dt))
-		SC_DIE("sc_batch_matmul_half: %s is not a half type", sc_dtype_name(dt));
-	batch_gemm(rt, dt, a, a_bdims, a_nb, b, b_bdims, b_nb, c, c_bdims, c_nb, m, n, k, transpose_a, transpose_b);
+	PROFILE(rt, "BatchMatMul half", 2.0 * (double)sc_numel(c_bdims, c_nb) * m * n * k,
+	        (double)sc_numel(c_bdims, c_nb) * (2.0 * (m * k + k * n) + (double)sc_dtype_size(c_dt) * m * n), SC_PEAK_HALF);
+	sc_check_half_product("sc_batch_matmul_half", dt, c_dt);
+	batch_gemm(rt, dt, a, a_bdims, a_nb, b, b_bdims, b_nb, c, c_dt, c_bdims, c_nb, m, n, k, transpose_a,
+	           transpose_b);
 }
 
 /* Strided operands: the last batch dim in one strided-batched call, the
  * ones before it walked here (a view of attention's heads: a call a batch).
  * a and b of type dt (Float32: Sgemm; a half type: GemmEx with Float32
- * sums), c Float32. */
+ * sums), c of c_dt (Float32, or dt). */
 static void strided_gemm(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_st, const void *b,
-                         const int64_t *b_st, float *c, const int64_t *c_st, const int64_t *bdims, int nb, int64_t m,
-                         int64_t n, int64_t k, int transpose_a, int transpose_b)
+                         const int64_t *b_st, void *c, sc_dtype c_dt, const int64_t *c_st, const int64_t *bdims,
+                         int nb, int64_t m, int64_t n, int64_t k, int transpose_a, int transpose_b)
 {
 	sc_check_dims("batch_matmul", bdims, nb);
 	const float one = 1, zero = 0;
 	cublasHandle_t h = cu(rt)->blas;
 	cublasOperation_t ob = transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, oa = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-	cudaDataType_t t = dt == SC_BF16 ? CUDA_R_16BF : dt == SC_F16 ? CUDA_R_16F : CUDA_R_32F;
-	int64_t es = (int64_t)sc_dtype_size(dt);
+	cudaDataType_t t = blas_type(dt), ct = blas_type(c_dt);
+	int64_t es = (int64_t)sc_dtype_size(dt), ces = (int64_t)sc_dtype_size(c_dt);
 	int lda = blas_int(a_st[nb]), ldb = blas_int(b_st[nb]), ldc = blas_int(c_st[nb]);
 	int bn = blas_int(n), bm = blas_int(m), bk = blas_int(k);
 	int inner = nb ? blas_int(bdims[nb - 1]) : 1, outer_nb = nb ? nb - 1 : 0;
@@ -665,13 +677,14 @@ static void strided_gemm(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a
 			oc_off += idx[d] * c_st[d];
 		}
 		const char *ai = (const char *)a + oa_off * es, *bi = (const char *)b + ob_off * es;
+		char *ci = (char *)c + oc_off * ces;
 		if (dt == SC_F32)
 			SC_CUBLAS_CHECK(cublasSgemmStridedBatched(h, ob, oa, bn, bm, bk, &one, (const float *)bi, ldb, sb,
-			                                          (const float *)ai, lda, sa, &zero, c + oc_off, ldc, sc, inner));
+			                                          (const float *)ai, lda, sa, &zero, (float *)ci, ldc, sc, inner));
 		else
 			SC_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, ob, oa, bn, bm, bk, &one, bi, t, ldb, sb, ai, t, lda, sa,
-			                                           &zero, c + oc_off, CUDA_R_32F, ldc, sc, inner,
-			                                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+			                                           &zero, ci, ct, ldc, sc, inner, CUBLAS_COMPUTE_32F,
+			                                           CUBLAS_GEMM_DEFAULT));
 		for (int d = outer_nb - 1; d >= 0 && ++idx[d] == bdims[d]; d--)
 			idx[d] = 0;
 	}
@@ -681,18 +694,20 @@ void sc_batch_matmul_strided(sc_rt *rt, const float *a, const int64_t *a_st, con
                              float *c, const int64_t *c_st, const int64_t *bdims, int nb, int64_t m, int64_t n,
                              int64_t k, int transpose_a, int transpose_b)
 {
-	PROFILE(rt, "BatchMatMul", 2.0 * (double)sc_numel(bdims, nb) * m * n * k, 4.0 * (double)sc_numel(bdims, nb) * (m * k + k * n + m * n), f32_peak(rt));
-	strided_gemm(rt, SC_F32, a, a_st, b, b_st, c, c_st, bdims, nb, m, n, k, transpose_a, transpose_b);
+	PROFILE(rt, "BatchMatMul", 2.0 * (double)sc_numel(bdims, nb) * m * n * k,
+	        4.0 * (double)sc_numel(bdims, nb) * (m * k + k * n + m * n), f32_peak(rt));
+	strided_gemm(rt, SC_F32, a, a_st, b, b_st, c, SC_F32, c_st, bdims, nb, m, n, k, transpose_a, transpose_b);
 }
 
 void sc_batch_matmul_half_strided(sc_rt *rt, sc_dtype dt, const void *a, const int64_t *a_st, const void *b,
-                                  const int64_t *b_st, float *c, const int64_t *c_st, const int64_t *bdims, int nb,
-                                  int64_t m, int64_t n, int64_t k, int transpose_a, int transpose_b)
+                                  const int64_t *b_st, void *c, sc_dtype c_dt, const int64_t *c_st,
+                                  const int64_t *bdims, int nb, int64_t m, int64_t n, int64_t k, int transpose_a,
+                                  int transpose_b)
 {
-	PROFILE(rt, "BatchMatMul half", 2.0 * (double)sc_numel(bdims, nb) * m * n * k, (double)sc_numel(bdims, nb) * (2.0 * (m * k + k * n) + 4.0 * m * n), SC_PEAK_HALF);
-	if (!sc_is_half(dt))
-		SC_DIE("sc_batch_matmul_half_strided: %s is not a half type", sc_dtype_name(dt));
-	strided_gemm(rt, dt, a, a_st, b, b_st, c, c_st, bdims, nb, m, n, k, transpose_a, transpose_b);
+	PROFILE(rt, "BatchMatMul half", 2.0 * (double)sc_numel(bdims, nb) * m * n * k,
+	        (double)sc_numel(bdims, nb) * (2.0 * (m * k + k * n) + (double)sc_dtype_size(c_dt) * m * n), SC_PEAK_HALF);
+	sc_check_half_product("sc_batch_matmul_half_strided", dt, c_dt);
+	strided_gemm(rt, dt, a, a_st, b, b_st, c, c_dt, c_st, bdims, nb, m, n, k, transpose_a, transpose_b);
 }
 
 void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,

@@ -30,7 +30,7 @@ static void product(sc_rt *rt, sc_dtype dt, char *slab, int64_t m, int64_t n, in
 	if (dt == SC_F32)
 		sc_matmul(rt, a, b, c, m, n, k, 0, 0);
 	else
-		sc_matmul_half(rt, dt, a, b, c, m, n, k, 0, 0);
+		sc_matmul_half(rt, dt, a, b, c, SC_F32, m, n, k, 0, 0);
 }
 
 int main(int argc, char **argv)

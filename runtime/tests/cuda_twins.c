@@ -664,7 +664,8 @@ static void test_half(void)
 
 /* sc_matmul_half (GemmEx on tensor cores, Float32 sums) against the CPU's
  * Float32 product of the widened operands, every transpose: the sums run in
- * another order, so the matmul tolerance. */
+ * another order, so the matmul tolerance; written as the half type, within
+ * an ulp of the CPU's product rounded once. */
 static void test_matmul_half(void)
 {
 	const int M = 33, N = 47, K = 128;
@@ -680,19 +681,24 @@ static void test_matmul_half(void)
 				sc_cpu_cast(hb, dt, wb, SC_F32, K * N);
 				void *dha = up(ha, M * K * 2), *dhb = up(hb, K * N * 2);
 				float *dc = dev(M * N * 4);
-				sc_matmul_half(rt, dt, dha, dhb, dc, M, N, K, ta, tb);
+				void *dhc = dev(M * N * 2);
+				uint16_t *hc = malloc(M * N * 2);
+				sc_matmul_half(rt, dt, dha, dhb, dc, SC_F32, M, N, K, ta, tb);
+				sc_matmul_half(rt, dt, dha, dhb, dhc, dt, M, N, K, ta, tb);
 				sc_cpu_matmul(wa, wb, c, M, N, K, ta, tb);
+				sc_cpu_cast(c, SC_F32, hc, dt, M * N);
 				char what[64];
 				snprintf(what, sizeof what, "matmul_half %s %c%c", dtname(dt), ta ? 'T' : 'N', tb ? 'T' : 'N');
 				twin(what, dc, c, M * N, 1e-3);
-				free(a), free(b), free(ha), free(hb), free(wa), free(wb), free(c);
+				twin_half(what, dt, dhc, hc, M * N);
+				free(a), free(b), free(ha), free(hb), free(wa), free(wb), free(c), free(hc);
 				used = 0;
 			}
 }
 
 /* sc_batch_matmul_half against the CPU's batched product of the widened
  * operands: evenly spaced batches (one strided-batched GemmEx) and a
- * broadcast that is not (one GemmEx a batch). */
+ * broadcast that is not (one GemmEx a batch); Float32 and half results. */
 static void test_batch_matmul_half(void)
 {
 	static const int64_t a_even[] = {2, 3}, b_even[] = {2, 3}, a_cast[] = {2, 1}, b_cast[] = {1, 3}, c_b[] = {2, 3};
@@ -702,27 +708,34 @@ static void test_batch_matmul_half(void)
 			float *da, *db, *a = rnd(A, -1, 1, &da), *b = rnd(B, -1, 1, &db);
 			uint16_t *ha = malloc(A * 2), *hb = malloc(B * 2);
 			float *wa = malloc(A * 4), *wb = malloc(B * 4), *c = malloc(C * 4);
+			uint16_t *hc = malloc(C * 2);
 			sc_cpu_cast(a, SC_F32, ha, dt, A);
 			sc_cpu_cast(b, SC_F32, hb, dt, B);
 			sc_cpu_cast(ha, dt, wa, SC_F32, A);
 			sc_cpu_cast(hb, dt, wb, SC_F32, B);
-			void *dha = up(ha, A * 2), *dhb = up(hb, B * 2);
+			void *dha = up(ha, A * 2), *dhb = up(hb, B * 2), *dhc = dev(C * 2);
 			float *dc = dev(C * 4);
 			const int64_t *ab = bcast ? a_cast : a_even, *bb = bcast ? b_cast : b_even;
-			sc_batch_matmul_half(rt, dt, dha, ab, 2, dhb, bb, 2, dc, c_b, 2, M, N, K, bcast, !bcast);
+			sc_batch_matmul_half(rt, dt, dha, ab, 2, dhb, bb, 2, dc, SC_F32, c_b, 2, M, N, K, bcast, !bcast);
+			sc_batch_matmul_half(rt, dt, dha, ab, 2, dhb, bb, 2, dhc, dt, c_b, 2, M, N, K, bcast, !bcast);
 			sc_cpu_batch_matmul(wa, ab, 2, wb, bb, 2, c, c_b, 2, M, N, K, bcast, !bcast);
+			sc_cpu_cast(c, SC_F32, hc, dt, C);
 			char what[64];
 			snprintf(what, sizeof what, "batch_matmul_half %s %s", dtname(dt), bcast ? "broadcast" : "strided");
 			twin(what, dc, c, C, 1e-3);
+			twin_half(what, dt, dhc, hc, C);
 			if (!bcast) {   /* a read as (3, 2) batches of its (2, 3) ones, b as stored: through strides */
 				const int64_t sa[3] = {M * K, 3 * M * K, K}, sb[3] = {2 * K * N, K * N, N};
 				const int64_t sc[3] = {2 * M * N, M * N, N}, bd[2] = {3, 2};
-				sc_batch_matmul_half_strided(rt, dt, dha, sa, dhb, sb, dc, sc, bd, 2, M, N, K, 0, 0);
+				sc_batch_matmul_half_strided(rt, dt, dha, sa, dhb, sb, dc, SC_F32, sc, bd, 2, M, N, K, 0, 0);
+				sc_batch_matmul_half_strided(rt, dt, dha, sa, dhb, sb, dhc, dt, sc, bd, 2, M, N, K, 0, 0);
 				sc_cpu_batch_matmul_strided(wa, sa, wb, sb, c, sc, bd, 2, M, N, K, 0, 0);
+				sc_cpu_cast(c, SC_F32, hc, dt, C);
 				snprintf(what, sizeof what, "batch_matmul_half_strided %s", dtname(dt));
 				twin(what, dc, c, C, 1e-3);
+				twin_half(what, dt, dhc, hc, C);
 			}
-			free(a), free(b), free(ha), free(hb), free(wa), free(wb), free(c);
+			free(a), free(b), free(ha), free(hb), free(wa), free(wb), free(c), free(hc);
 			used = 0;
 		}
 }

@@ -275,13 +275,15 @@ Test(half, bf16_arithmetic_is_float32_rounded_once)
 }
 
 /* sc_matmul_half on the cpu backend is the Float32 product of the widened
- * operands, bit for bit, for every transpose (the cuda one is GemmEx on
- * tensor cores: cuda_twins compares it with this). */
+ * operands, bit for bit, for every transpose, and written as the half type
+ * that product cast (rounded once) (the cuda one is GemmEx on tensor cores:
+ * cuda_twins compares it with this). */
 Test(half, matmul_half_is_the_widened_float32_product)
 {
 	enum { M = 5, K = 37, N = 6 };
 	uint16_t a[M * K], b[K * N];
 	float aw[M * K], bw[K * N], want[M * N], got[M * N];
+	uint16_t want_h[M * N], got_h[M * N];
 	for (sc_dtype dt = SC_F16; dt <= SC_BF16; dt++)
 		for (int ta = 0; ta < 2; ta++)
 			for (int tb = 0; tb < 2; tb++) {
@@ -294,8 +296,12 @@ Test(half, matmul_half_is_the_widened_float32_product)
 				sc_cpu_cast(a, dt, aw, SC_F32, M * K);
 				sc_cpu_cast(b, dt, bw, SC_F32, K * N);
 				sc_cpu_matmul(aw, bw, want, M, N, K, ta, tb);
-				sc_matmul_half(NULL, dt, a, b, got, M, N, K, ta, tb);
+				sc_matmul_half(NULL, dt, a, b, got, SC_F32, M, N, K, ta, tb);
 				cr_expect(memcmp(got, want, sizeof want) == 0, "%s %c%c: the product differs",
+				          sc_dtype_name(dt), ta ? 'T' : 'N', tb ? 'T' : 'N');
+				sc_cpu_cast(want, SC_F32, want_h, dt, M * N);
+				sc_matmul_half(NULL, dt, a, b, got_h, dt, M, N, K, ta, tb);
+				cr_expect(memcmp(got_h, want_h, sizeof want_h) == 0, "%s %c%c: the product rounded differs",
 				          sc_dtype_name(dt), ta ? 'T' : 'N', tb ? 'T' : 'N');
 			}
 }
@@ -306,6 +312,7 @@ Test(half, batch_matmul_half_is_the_widened_float32_product)
 	enum { B = 3, M = 4, K = 9, N = 5 };
 	uint16_t a[B * M * K], b[K * N];
 	float aw[B * M * K], bw[K * N], want[B * M * N], got[B * M * N];
+	uint16_t want_h[B * M * N], got_h[B * M * N];
 	const int64_t ab[] = {B}, bb[] = {1}, cb[] = {B};
 	for (sc_dtype dt = SC_F16; dt <= SC_BF16; dt++)
 		for (int ta = 0; ta < 2; ta++)
@@ -319,8 +326,47 @@ Test(half, batch_matmul_half_is_the_widened_float32_product)
 				sc_cpu_cast(a, dt, aw, SC_F32, B * M * K);
 				sc_cpu_cast(b, dt, bw, SC_F32, K * N);
 				sc_cpu_batch_matmul(aw, ab, 1, bw, bb, 1, want, cb, 1, M, N, K, ta, tb);
-				sc_batch_matmul_half(NULL, dt, a, ab, 1, b, bb, 1, got, cb, 1, M, N, K, ta, tb);
+				sc_batch_matmul_half(NULL, dt, a, ab, 1, b, bb, 1, got, SC_F32, cb, 1, M, N, K, ta, tb);
 				cr_expect(memcmp(got, want, sizeof want) == 0, "%s %c%c: the product differs",
 				          sc_dtype_name(dt), ta ? 'T' : 'N', tb ? 'T' : 'N');
+				sc_cpu_cast(want, SC_F32, want_h, dt, B * M * N);
+				sc_batch_matmul_half(NULL, dt, a, ab, 1, b, bb, 1, got_h, dt, cb, 1, M, N, K, ta, tb);
+				cr_expect(memcmp(got_h, want_h, sizeof want_h) == 0, "%s %c%c: the product rounded differs",
+				          sc_dtype_name(dt), ta ? 'T' : 'N', tb ? 'T' : 'N');
 			}
+}
+
+/* sc_batch_matmul_half_strided writing a half c laid out with gaps (rows
+ * LDC apart, batches CB apart): the Float32 product rounded once where the
+ * product lands, every other element as it was. */
+Test(half, batch_matmul_half_strided_rounds_into_its_strides)
+{
+	enum { B = 2, M = 3, K = 7, N = 4, LDC = 6, CB = 20, CN = CB * B };
+	uint16_t a[B * M * K], b[B * K * N], got_h[CN], want_h[CN];
+	float aw[B * M * K], bw[B * K * N], got[CN], want[B * M * N];
+	const int64_t bd[] = {B}, ast[] = {M * K, K}, bst[] = {K * N, N}, cst[] = {CB, LDC}, dst[] = {M * N, N};
+	for (sc_dtype dt = SC_F16; dt <= SC_BF16; dt++) {
+		for (int i = 0; i < B * M * K; i++)
+			aw[i] = (float)(sin(0.37 * i) * 2);
+		for (int i = 0; i < B * K * N; i++)
+			bw[i] = (float)cos(0.11 * i);
+		sc_cpu_cast(aw, SC_F32, a, dt, B * M * K);
+		sc_cpu_cast(bw, SC_F32, b, dt, B * K * N);
+		sc_cpu_cast(a, dt, aw, SC_F32, B * M * K);
+		sc_cpu_cast(b, dt, bw, SC_F32, B * K * N);
+		sc_cpu_batch_matmul_strided(aw, ast, bw, bst, want, dst, bd, 1, M, N, K, 0, 0);
+		for (int i = 0; i < CN; i++)
+			got_h[i] = want_h[i] = (uint16_t)(0x1234 + i);
+		for (int bi = 0; bi < B; bi++)
+			for (int i = 0; i < M; i++)
+				sc_cpu_cast(want + (bi * M + i) * N, SC_F32, want_h + bi * CB + i * LDC, dt, N);
+		sc_batch_matmul_half_strided(NULL, dt, a, ast, b, bst, got_h, dt, cst, bd, 1, M, N, K, 0, 0);
+		cr_expect(memcmp(got_h, want_h, sizeof want_h) == 0, "%s: the strided product rounded differs",
+		          sc_dtype_name(dt));
+		sc_batch_matmul_half_strided(NULL, dt, a, ast, b, bst, got, SC_F32, cst, bd, 1, M, N, K, 0, 0);
+		for (int bi = 0; bi < B; bi++)
+			for (int i = 0; i < M; i++)
+				cr_expect(memcmp(got + bi * CB + i * LDC, want + (bi * M + i) * N, N * sizeof(float)) == 0,
+				          "%s: the strided Float32 product differs (batch %d row %d)", sc_dtype_name(dt), bi, i);
+	}
 }

@@ -456,8 +456,9 @@ Test(bucket, gradient_sums_share_calls)
 }
 
 /* A MatMul of two BFloat16 operands runs on them directly (sc_matmul_half:
- * tensor cores on cuda), forward and in both adjoints: only its Float32
- * result is a scratch copy, rounded once; the operands are not widened. */
+ * tensor cores on cuda), forward and in both adjoints, and writes its
+ * BFloat16 result itself, rounded once in the kernel: neither the operands
+ * nor the result have Float32 copies. */
 Test(text, half_matmul_reads_its_operands_directly)
 {
 	static const char ir[] =
@@ -470,10 +471,11 @@ Test(text, half_matmul_reads_its_operands_directly)
 		"}\n"
 		"train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n";
 	char *t = rank_text_of(ir, 0);
-	expect_line(t, "sc_matmul_half(rt, SC_BF16, x, w, ((float *)(slab + ");
-	expect_line(t, "), 4, 2, 8, 0, 0);");
-	expect_line(t, "sc_matmul_half(rt, SC_BF16, x, grad_y");   /* dw = x^T dy */
+	expect_line(t, "sc_matmul_half(rt, SC_BF16, x, w, y, SC_BF16, 4, 2, 8, 0, 0);");
+	expect_line(t, "sc_matmul_half(rt, SC_BF16, x, grad_y, grad_w, SC_BF16, ");   /* dw = x^T dy */
 	expect_no_line(t, "sc_cast(rt, x, SC_BF16");                /* x is never widened */
+	expect_no_line(t, "SC_F32, y, SC_BF16");                    /* nor rounded from a Float32 copy */
+	expect_no_line(t, "SC_F32, grad_w, SC_BF16");
 	const char *w = strstr(t, "sc_cast(rt, w, SC_BF16");        /* w once: for SGD's update */
 	cr_assert(w && !strstr(w + 1, "sc_cast(rt, w, SC_BF16") && strstr(w, "sc_sgd("), "w widened outside SGD:\n%s", t);
 	expect_no_line(t, "sc_matmul(rt, ");
@@ -494,10 +496,36 @@ Test(text, half_batch_matmul_reads_its_operands_directly)
 		"train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n";
 	char *t = rank_text_of(ir, 0);
 	expect_line(t, "sc_batch_matmul_half(rt, SC_BF16, x, (const int64_t[]){2}, 1, w, (const int64_t[]){2}, 1, "
-	               "((float *)(slab + ");
+	               "y, SC_BF16, ");
 	expect_line(t, "sc_batch_matmul_half(rt, SC_BF16, x, (const int64_t[]){2}, 1, grad_y");   /* dw = x^T dy */
 	expect_no_line(t, "sc_cast(rt, x, SC_BF16");
+	expect_no_line(t, "SC_F32, y, SC_BF16");
+	expect_no_line(t, "SC_F32, grad_w, SC_BF16");
 	expect_no_line(t, "sc_batch_matmul(rt, ");
+	free(t);
+}
+
+/* A broadcast operand's gradient is the one product on halves written in
+ * Float32: it is summed down to the operand's shape, then rounded once. */
+Test(text, half_batch_matmul_broadcast_gradient_is_summed_in_float32)
+{
+	static const char ir[] =
+		"context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
+		"graph @m(%x: <Tensor[BFloat16], (2, 4, 8)> = uniform(-1, 1),\n"
+		"         %w: <Parameter[BFloat16], (1, 8, 3)> = normal(0.5)) {\n"
+		"  %y = BatchMatMul(%x, %w)\n"
+		"  %l = ReduceSum(%y) {axis: (0, 1, 2)}\n"
+		"  return %l\n"
+		"}\n"
+		"train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n";
+	char *t = rank_text_of(ir, 0);
+	expect_line(t, "sc_batch_matmul_half(rt, SC_BF16, x, (const int64_t[]){2}, 1, w, (const int64_t[]){1}, 1, "
+	               "y, SC_BF16, ");
+	expect_line(t, "sc_batch_matmul_half(rt, SC_BF16, x, (const int64_t[]){2}, 1, grad_y, (const int64_t[]){2}, 1, "
+	               "(float *)(slab + ");                                            /* dw = x^T dy, then summed */
+	expect_line(t, "), SC_F32, (const int64_t[]){2}, 1, 8, 3, 4, 1, 0);");
+	expect_line(t, "sc_sum_to_shape(rt, (float *)(slab + ");
+	expect_line(t, ", SC_F32, grad_w, SC_BF16, 24);");
 	free(t);
 }
 
@@ -648,16 +676,17 @@ Test(fuse, bias_and_gelu_erf_form_in_one_pass)
 
 /* Attention's head transposes keep the last axis, so the BatchMatMuls read
  * q, k and v and write the context through strides (fuse.c): no Transpose
- * copies, forward or backward, and the Reshapes around them name nothing. */
-static char *heads_text(bool train, const char *extra)
+ * copies, forward or backward, and the Reshapes around them name nothing.
+ * Every value of type dt. */
+static char *heads_text(bool train, const char *extra, const char *dt)
 {
 	StrBuf b = {0};
 	sb_printf(&b,
 	          "context { device_num: 1, parallel_mode: \"stand_alone\" }\n"
-	          "graph @m(%%x: <Tensor[Float32], (8, 6)> = uniform(-1, 1),\n"
-	          "         %%wq: <Parameter[Float32], (6, 6)> = normal(0.5),\n"
-	          "         %%wk: <Parameter[Float32], (6, 6)> = normal(0.5),\n"
-	          "         %%wv: <Parameter[Float32], (6, 6)> = normal(0.5)) {\n"
+	          "graph @m(%%x: <Tensor[%s], (8, 6)> = uniform(-1, 1),\n"
+	          "         %%wq: <Parameter[%s], (6, 6)> = normal(0.5),\n"
+	          "         %%wk: <Parameter[%s], (6, 6)> = normal(0.5),\n"
+	          "         %%wv: <Parameter[%s], (6, 6)> = normal(0.5)) {\n"
 	          "  %%q = MatMul(%%x, %%wq)\n"
 	          "  %%k = MatMul(%%x, %%wk)\n"
 	          "  %%v = MatMul(%%x, %%wv)\n"
@@ -675,7 +704,7 @@ static char *heads_text(bool train, const char *extra)
 	          "  %%l = ReduceSum(%%c2) {axis: (0, 1)}\n"
 	          "  return %%l\n"
 	          "}\n",
-	          extra);
+	          dt, dt, dt, dt, extra);
 	if (train)
 		sb_puts(&b, "train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n");
 	char *t = rank_text_of(b.data, 0);
@@ -686,7 +715,7 @@ static char *heads_text(bool train, const char *extra)
 Test(fuse, head_transposes_read_and_written_through_strides)
 {
 	for (int train = 0; train < 2; train++) {
-		char *t = heads_text(train, "");
+		char *t = heads_text(train, "", "Float32");
 		/* q4 (2, 4, 2, 3) as qh (2, 2, 4, 3): batches 24 and 3 apart, rows 6 */
 		expect_line(t, "sc_batch_matmul_strided(rt, qh, (const int64_t[]){24, 3, 6}, kh, (const int64_t[]){24, 3, 6}, "
 		               "s, (const int64_t[]){32, 16, 4}, (const int64_t[]){2, 2}, 2, 4, 4, 3, 0, 1);");
@@ -708,10 +737,30 @@ Test(fuse, head_transposes_read_and_written_through_strides)
 
 Test(fuse, not_when_another_operator_reads_the_heads)
 {
-	char *t = heads_text(false, "  %u = ReduceSum(%qh) {axis: (0, 1, 2, 3)}\n  %w = Add(%u, %u)\n");
+	char *t = heads_text(false, "  %u = ReduceSum(%qh) {axis: (0, 1, 2, 3)}\n  %w = Add(%u, %u)\n", "Float32");
 	expect_line(t, "sc_transpose(rt, SC_F32, q4, qh, ");   /* the ReduceSum reads qh row-major */
 	expect_line(t, "sc_batch_matmul_strided(rt, qh, (const int64_t[]){24, 12, 3}, kh, ");   /* qh row-major */
 	free(t);
+}
+
+/* In BFloat16 likewise: the half products round their results into the
+ * strided half buffers themselves. */
+Test(fuse, half_head_transposes_read_and_written_through_strides)
+{
+	for (int train = 0; train < 2; train++) {
+		char *t = heads_text(train, "", "BFloat16");
+		expect_line(t, "sc_batch_matmul_half_strided(rt, SC_BF16, s, (const int64_t[]){32, 16, 4}, vh, "
+		               "(const int64_t[]){24, 3, 6}, c, SC_BF16, (const int64_t[]){24, 3, 6}, (const int64_t[]){2, 2}, "
+		               "2, 4, 3, 4, 0, 0);");
+		expect_line(t, "/* %ct: written in place by a BatchMatMul, with strides, as %c (no copy) */");
+		expect_no_line(t, "sc_transpose(");
+		if (train) {
+			expect_line(t, "/* %grad_q4: written in place by a BatchMatMul, with strides, as %grad_qh (no copy) */");
+			expect_line(t, "sc_batch_matmul_half_strided(rt, SC_BF16, grad_s, (const int64_t[]){32, 16, 4}, kh, "
+			               "(const int64_t[]){24, 3, 6}, grad_qh, SC_BF16, (const int64_t[]){24, 3, 6}, ");
+		}
+		free(t);
+	}
 }
 
 /* A mask added before the Softmax (attention's): the Add, and forward only
