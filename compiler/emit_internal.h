@@ -86,6 +86,15 @@ bool bmm_grad_summed(const Lowered *l, const LOp *o);
  * type itself, the Float32 sums rounded once in the kernel: all but a
  * summed gradient's (bmm_grad_summed), whose result has a Float32 copy. */
 bool matmul_rounds(const Lowered *l, const LOp *o);
+/* A half elementwise backward operator that one sc_ew_chain computes on the
+ * half values themselves, its result rounded once as the widened kernel's
+ * would be (no Float32 copies): the sum of two gradients (GRAD_ACCUM), a
+ * unary operator's adjoint (from its input or output, as its row says, and
+ * dy), and a binary one's for an operand it did not broadcast, when that
+ * gradient is dy times or over the other operand (Mul's, Div's first) or dy
+ * negated (Sub's second). *other: the operand the chain reads beside
+ * o->in[0] (-1: none), and *bcast how (an sc_ew_bcast). */
+bool half_chain(const Lowered *l, const LOp *o, int *other, int *bcast);
 /* The half values operator o reads and writes, their Float32 copies placed
  * from offset base on. */
 void widened(const Lowered *l, const LOp *o, int64_t base, Widened *w);

@@ -159,13 +159,68 @@ static void widen_add(const Lowered *l, Widened *w, int v, int64_t *top)
 	*top += aligned(numel(&l->values[v]) * 4);
 }
 
+/* How a chain reads operand v against n elements of last dim c: whole
+ * (SC_EW_FULL 0), along the last axis (SC_EW_ROW 1), one value (SC_EW_SCALAR
+ * 2); -1: none of these. */
+static int chain_bcast(const LValue *v, int64_t n, int64_t c)
+{
+	int64_t vn = numel(v);
+	if (vn == n)
+		return 0;
+	if (vn == 1)
+		return 2;
+	return vn == c && v->type.rank > 0 && v->type.dims[v->type.rank - 1] == c ? 1 : -1;
+}
+
+bool half_chain(const Lowered *l, const LOp *o, int *other, int *bcast)
+{
+	*other = *bcast = -1;
+	DType ht = l->values[o->result].type.dtype;
+	if (o->grad == GRAD_ACCUM) {
+		*other = o->in[1];
+		*bcast = 0;
+		int64_t n = numel(&l->values[o->result]);
+		for (int k = 0; k < 2; k++)
+			if (l->values[o->in[k]].type.dtype != ht || numel(&l->values[o->in[k]]) != n)
+				return false;
+		return dtype_is_half(ht);
+	}
+	if (o->grad != GRAD_ADJOINT || o->nin != 1)
+		return false;
+	const LOp *f = differentiated(l, o);
+	DType t = l->values[o->result].type.dtype;
+	if (o->op != f->op || !dtype_is_half(t) || l->values[o->in[0]].type.dtype != t)
+		return false;
+	const LValue *y = &l->values[f->result];
+	int64_t n = numel(y), c = y->type.rank > 0 ? y->type.dims[y->type.rank - 1] : 1;
+	if (numel(&l->values[o->result]) != n || numel(&l->values[o->in[0]]) != n)
+		return false;
+	if (op_is_unary(f->op)) {
+		GradReads r = op_info[f->op].grad;
+		if (r != GR_X && r != GR_Y)
+			return false;
+		*other = r == GR_X ? f->in[0] : f->result;
+		*bcast = 0;
+		return l->values[*other].type.dtype == t;
+	}
+	if (!op_is_binary(f->op) || !(f->op == OP_MUL || (f->op == OP_DIV && o->k == 0) || (f->op == OP_SUB && o->k == 1)))
+		return false;
+	if (f->op == OP_SUB)
+		return true;
+	*other = f->in[1 - o->k];
+	*bcast = chain_bcast(&l->values[*other], n, c);
+	return *bcast >= 0 && l->values[*other].type.dtype == t;
+}
+
 /* The half values operator o reads and writes, their Float32 copies placed
  * from offset base on. */
 void widened(const Lowered *l, const LOp *o, int64_t base, Widened *w)
 {
 	int64_t top = base;
+	int other, bcast;
 	w->n = 0;
-	if (computes(l, o) && !matmul_on_halves(l, o)) {
+	bool chain = half_chain(l, o, &other, &bcast);
+	if (computes(l, o) && !matmul_on_halves(l, o) && !chain) {
 		for (int k = 0; k < o->nin; k++)
 			widen_add(l, w, o->in[k], &top);
 		if (o->grad == GRAD_ADJOINT) {   /* what it reads beside dy (ops.h's grad column) */
@@ -178,7 +233,7 @@ void widened(const Lowered *l, const LOp *o, int64_t base, Widened *w)
 		}
 	}
 	w->nread = w->n;
-	if (computes(l, o) && !matmul_rounds(l, o))
+	if (computes(l, o) && !matmul_rounds(l, o) && !chain)
 		widen_add(l, w, o->result, &top);
 	w->bytes = top - base;
 }

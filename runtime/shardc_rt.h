@@ -471,7 +471,8 @@ void sc_scale(sc_rt *rt, const float *x, float *y, int64_t n, double alpha);   /
  * at the element's index (SC_EW_FULL), at its column (SC_EW_ROW: a bias, a
  * vector along the last axis) or at 0 (SC_EW_SCALAR). Each step computes
  * what its own kernel would: SC_EW_UNARY sc_unary's op of value a,
- * SC_EW_BINARY sc_binary's op of values a and b, SC_EW_ROUND value a
+ * SC_EW_BINARY sc_binary's op of values a and b, SC_EW_UNARY_GRAD
+ * sc_unary_grad's op from t = value a and dy = value b, SC_EW_ROUND value a
  * rounded to the half type dt and widened back (sc_cast there and back),
  * SC_EW_STORE value a written to out in dt (an exact store when the value
  * was rounded to dt); so the chain gives its kernels' results bit for bit.
@@ -479,7 +480,7 @@ void sc_scale(sc_rt *rt, const float *x, float *y, int64_t n, double alpha);   /
  * overlap an operand. */
 enum { SC_EW_MAX_STEPS = 16, SC_EW_MAX_INS = 8 };
 typedef enum { SC_EW_FULL, SC_EW_ROW, SC_EW_SCALAR } sc_ew_bcast;
-typedef enum { SC_EW_UNARY, SC_EW_BINARY, SC_EW_ROUND, SC_EW_STORE } sc_ew_kind;
+typedef enum { SC_EW_UNARY, SC_EW_BINARY, SC_EW_ROUND, SC_EW_STORE, SC_EW_UNARY_GRAD } sc_ew_kind;
 typedef struct {
 	const void *p;                         /* slab memory */
 	sc_dtype dt;                           /* SC_F32, SC_F16 or SC_BF16 */
@@ -487,8 +488,8 @@ typedef struct {
 } sc_ew_operand;
 typedef struct {
 	sc_ew_kind kind;
-	int op;                                /* UNARY: an sc_unop; BINARY: an sc_binop */
-	int a, b;                              /* value numbers (b: BINARY only), earlier than this step's */
+	int op;                                /* UNARY, UNARY_GRAD: an sc_unop; BINARY: an sc_binop */
+	int a, b;                              /* value numbers (b: BINARY, UNARY_GRAD only), earlier than this step's */
 	sc_dtype dt;                           /* ROUND: the half type; STORE: out's type */
 	void *out;                             /* STORE: slab memory, (rows, cols) */
 } sc_ew_step;

@@ -508,6 +508,24 @@ static void ew_step(const sc_ew_step *st, const float *const *val, float *y, int
 	case SC_EW_BINARY:
 		binary_row((sc_binop)st->op, a, 1, val[st->b], 1, y, n);
 		return;
+	case SC_EW_UNARY_GRAD: {   /* as sc_cpu_unary_grad: t = value a, dy = value b */
+		const float *dy = val[st->b];
+		switch ((sc_unop)st->op) {
+#define CASE(name, t_, fwd, grad)                                                      \
+		case SC_U_##name:                                                              \
+			_Pragma("omp simd")                                                        \
+			for (int64_t j = 0; j < n; j++) {                                          \
+				float t = a[j], g = dy[j];                                             \
+				(void)t;                                                               \
+				y[j] = (grad);                                                         \
+			}                                                                          \
+			return;
+			SC_UNARY_TABLE(CASE)
+#undef CASE
+		default: break;
+		}
+		break;
+	}
 	case SC_EW_ROUND:
 		if (st->dt == SC_BF16) {
 #pragma omp simd
@@ -554,7 +572,8 @@ void sc_cpu_ew_chain(const sc_ew_step *steps, int nsteps, const sc_ew_operand *i
 		       SC_EW_MAX_INS);
 	for (int k = 0; k < nsteps; k++) {
 		const sc_ew_step *st = &steps[k];
-		if (st->a < 0 || st->a >= nin + k || (st->kind == SC_EW_BINARY && (st->b < 0 || st->b >= nin + k)))
+		bool two = st->kind == SC_EW_BINARY || st->kind == SC_EW_UNARY_GRAD;
+		if (st->a < 0 || st->a >= nin + k || (two && (st->b < 0 || st->b >= nin + k)))
 			SC_DIE("sc_ew_chain: step %d reads a value not yet computed", k);
 	}
 	for (int k = 0; k < nin; k++)

@@ -742,7 +742,8 @@ void sc_ew_chain(sc_rt *rt, const sc_ew_step *steps, int nsteps, const sc_ew_ope
 	sc_cu_chain ch = {.nsteps = nsteps, .nin = nin};
 	for (int k = 0; k < nsteps; k++) {
 		const sc_ew_step *st = &steps[k];
-		if (st->a < 0 || st->a >= nin + k || (st->kind == SC_EW_BINARY && (st->b < 0 || st->b >= nin + k)))
+		bool two = st->kind == SC_EW_BINARY || st->kind == SC_EW_UNARY_GRAD;
+		if (st->a < 0 || st->a >= nin + k || (two && (st->b < 0 || st->b >= nin + k)))
 			SC_DIE("sc_ew_chain: step %d reads a value not yet computed", k);
 		if ((st->kind == SC_EW_ROUND && !sc_is_half(st->dt)) ||
 		    (st->kind == SC_EW_STORE && st->dt != SC_F32 && !sc_is_half(st->dt)))

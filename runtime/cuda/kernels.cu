@@ -193,19 +193,21 @@ __global__ void bias_add_residual_k(const float *xs, const float *bias, float *p
 	}
 }
 
+__device__ static float unary_bwd(sc_unop op, float t, float g)
+{
+	switch (op) {
+#define CASE(name, t_, fwd, grad) \
+	case SC_U_##name: return (grad);
+		SC_UNARY_TABLE(CASE)
+#undef CASE
+	case SC_U_COUNT: break;
+	}
+	return 0;
+}
+
 __global__ void unary_grad_k(sc_unop op, const float *ts, const float *dy, float *dx, int64_t n)
 {
-	GRID_LOOP(i, n) {
-		float t = ts ? ts[i] : 0.0f, g = dy[i];
-		(void)t;
-		switch (op) {
-#define CASE(name, t_, fwd, grad) \
-	case SC_U_##name: dx[i] = (grad); break;
-			SC_UNARY_TABLE(CASE)
-#undef CASE
-		case SC_U_COUNT: break;
-		}
-	}
+	GRID_LOOP(i, n) dx[i] = unary_bwd(op, ts ? ts[i] : 0.0f, dy[i]);
 }
 
 __global__ void scale_k(const float *x, float *y, int64_t n, float a)
@@ -615,6 +617,7 @@ __global__ void ew_chain_k(sc_cu_chain ch, int64_t n, int64_t c)
 			float a = v[st.a], y = a;
 			switch (st.kind) {
 			case SC_EW_UNARY: y = unary_fwd((sc_unop)st.op, a); break;
+			case SC_EW_UNARY_GRAD: y = unary_bwd((sc_unop)st.op, a, v[st.b]); break;
 			case SC_EW_BINARY: y = ew_binop(st.op, a, v[st.b]); break;
 			case SC_EW_ROUND: y = st.dt == SC_BF16 ? widen(bf16_of(a)) : widen(f16_of(a)); break;
 			case SC_EW_STORE:

@@ -249,11 +249,14 @@ static void test_rows(void)
 	twin("bias_add_residual", dyv, y, n, 1e-6);
 	/* an elementwise chain (sc_ew_chain): BFloat16 x + bias, rounded and
 	 * kept, GeLU, times a Float32 scalar, plus a full Float32 operand,
-	 * stored in BFloat16; its values widened to compare (a GeLU's tanh may
-	 * move a result by one bfloat16 step) */
+	 * stored in BFloat16, and GeLU's gradient at the kept sum from the
+	 * Float32 operand (SC_EW_UNARY_GRAD) stored in BFloat16; its values
+	 * widened to compare (a GeLU's tanh may move a result by one bfloat16
+	 * step) */
 	{
 		uint16_t *xh = malloc(n * 2), *bh = malloc(140), *pre = malloc(n * 2), *out = malloc(n * 2);
-		uint16_t *dxh = dev(n * 2), *dbh = dev(140), *dpre = dev(n * 2), *dout = dev(n * 2);
+		uint16_t *gout = malloc(n * 2);
+		uint16_t *dxh = dev(n * 2), *dbh = dev(140), *dpre = dev(n * 2), *dout = dev(n * 2), *dgout = dev(n * 2);
 		float *dsc, *sc = rnd(1, 0.5f, 1.5f, &dsc);
 		sc_cpu_cast(x, SC_F32, xh, SC_BF16, n);
 		sc_cpu_cast(bias, SC_F32, bh, SC_BF16, 70);
@@ -272,11 +275,13 @@ static void test_rows(void)
 				{SC_EW_BINARY, SC_MUL, 7, 2, SC_F32, NULL},        /* 8 */
 				{SC_EW_BINARY, SC_ADD, 3, 8, SC_F32, NULL},        /* 9 */
 				{SC_EW_STORE, 0, 9, 0, SC_BF16, d_ ? dout : out},
+				{SC_EW_UNARY_GRAD, SC_U_GELU, 6, 3, SC_F32, NULL}, /* 11 */
+				{SC_EW_STORE, 0, 11, 0, SC_BF16, d_ ? dgout : gout},
 			};
 			if (d_)
-				sc_ew_chain(rt, st, 7, ins, 4, n / 70, 70);
+				sc_ew_chain(rt, st, 9, ins, 4, n / 70, 70);
 			else
-				sc_cpu_ew_chain(st, 7, ins, 4, n / 70, 70);
+				sc_cpu_ew_chain(st, 9, ins, 4, n / 70, 70);
 		}
 		sc_cast(rt, dpre, SC_BF16, dg, SC_F32, n);
 		sc_cpu_cast(pre, SC_BF16, g, SC_F32, n);
@@ -284,7 +289,10 @@ static void test_rows(void)
 		sc_cast(rt, dout, SC_BF16, dyv, SC_F32, n);
 		sc_cpu_cast(out, SC_BF16, y, SC_F32, n);
 		twin("ew_chain", dyv, y, n, 1e-2);
-		free(xh), free(bh), free(pre), free(out), free(sc);
+		sc_cast(rt, dgout, SC_BF16, dyv, SC_F32, n);
+		sc_cpu_cast(gout, SC_BF16, y, SC_F32, n);
+		twin("ew_chain unary grad", dyv, y, n, 1e-2);
+		free(xh), free(bh), free(pre), free(out), free(gout), free(sc);
 	}
 	/* a Mul by one element fused into the softmax (compiler/fuse.c) */
 	float *ds, *s = rnd(1, 0.1f, 0.9f, &ds);

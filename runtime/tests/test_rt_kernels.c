@@ -1144,6 +1144,15 @@ Test(elementwise, ew_chain_is_its_kernels)
 		};
 		sc_cpu_ew_chain(ust, 4, uins, 2, R, C);
 		cr_expect(memcmp(y2f, y1, sizeof y1) == 0, "op %d: y differs", (int)op);
+		/* its gradient (SC_EW_UNARY_GRAD) from t = x and dy = r: sc_cpu_unary_grad's bits */
+		sc_cpu_unary_grad(op, x, r, y1, N);
+		const sc_ew_operand gins[] = {{r, SC_F32, SC_EW_FULL}, {x, SC_F32, SC_EW_FULL}};
+		const sc_ew_step gst[] = {
+			{SC_EW_UNARY_GRAD, (int)op, 1, 0, SC_F32, NULL},
+			{SC_EW_STORE, 0, 2, 0, SC_F32, y2f},
+		};
+		sc_cpu_ew_chain(gst, 2, gins, 2, R, C);
+		cr_expect(memcmp(y2f, y1, sizeof y1) == 0, "op %d: the gradient differs", (int)op);
 	}
 }
 
