@@ -585,9 +585,10 @@ cudaError_t cast_from(const S *x, void *y, sc_dtype yt, int64_t n, cudaStream_t 
  * as its own kernel computes it (sc_ew_chain in shardc_rt.h). The binary
  * steps round each result (the _rn intrinsics), so that no product and sum
  * of two steps become one fma, which the separate kernels could not do. */
-__device__ float ew_load(const sc_ew_operand &in, int64_t i, int64_t c)
+/* operand in at element i, whose column is col */
+__device__ float ew_load(const sc_ew_operand &in, int64_t i, int64_t col)
 {
-	int64_t at = in.bcast == SC_EW_FULL ? i : in.bcast == SC_EW_ROW ? i % c : 0;
+	int64_t at = in.bcast == SC_EW_FULL ? i : in.bcast == SC_EW_ROW ? col : 0;
 	switch (in.dt) {
 	case SC_BF16: return widen(((const bf16 *)in.p)[at]);
 	case SC_F16: return widen(((const f16 *)in.p)[at]);
@@ -606,19 +607,27 @@ __device__ float ew_binop(int op, float a, float b)
 	}
 }
 
-__global__ void ew_chain_k(sc_cu_chain ch, int64_t n, int64_t c)
+/* The chain is read where it was passed (__grid_constant__: its steps are
+ * indexed at run time, which would otherwise copy the whole struct into
+ * every thread's local memory), each thread's values live in shared memory
+ * (v[k * THREADS]: indexed at run time too, and conflict-free), and an
+ * element's column is computed once, in 32 bits when n allows. */
+__global__ void ew_chain_k(const __grid_constant__ sc_cu_chain ch, int64_t n, int64_t c)
 {
+	__shared__ float vs[(SC_EW_MAX_INS + SC_EW_MAX_STEPS) * THREADS];
+	float *v = vs + threadIdx.x;
+	bool narrow = n <= INT32_MAX;
 	GRID_LOOP(i, n) {
-		float v[SC_EW_MAX_INS + SC_EW_MAX_STEPS];
+		int64_t col = narrow ? (int64_t)((uint32_t)i % (uint32_t)c) : i % c;
 		for (int k = 0; k < ch.nin; k++)
-			v[k] = ew_load(ch.ins[k], i, c);
+			v[k * THREADS] = ew_load(ch.ins[k], i, col);
 		for (int k = 0; k < ch.nsteps; k++) {
 			const sc_ew_step &st = ch.steps[k];
-			float a = v[st.a], y = a;
+			float a = v[st.a * THREADS], y = a;
 			switch (st.kind) {
 			case SC_EW_UNARY: y = unary_fwd((sc_unop)st.op, a); break;
-			case SC_EW_UNARY_GRAD: y = unary_bwd((sc_unop)st.op, a, v[st.b]); break;
-			case SC_EW_BINARY: y = ew_binop(st.op, a, v[st.b]); break;
+			case SC_EW_UNARY_GRAD: y = unary_bwd((sc_unop)st.op, a, v[st.b * THREADS]); break;
+			case SC_EW_BINARY: y = ew_binop(st.op, a, v[st.b * THREADS]); break;
 			case SC_EW_ROUND: y = st.dt == SC_BF16 ? widen(bf16_of(a)) : widen(f16_of(a)); break;
 			case SC_EW_STORE:
 				if (st.dt == SC_BF16)
@@ -629,7 +638,7 @@ __global__ void ew_chain_k(sc_cu_chain ch, int64_t n, int64_t c)
 					((float *)st.out)[i] = a;
 				break;
 			}
-			v[ch.nin + k] = y;
+			v[(ch.nin + k) * THREADS] = y;
 		}
 	}
 }
