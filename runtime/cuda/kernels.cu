@@ -152,7 +152,7 @@ __device__ static float sc_silu_slope(float t)
 }
 
 /* op(x), SC_UNARY_TABLE's forward column: unary_k and bias_unary_k. */
-__device__ static float unary_fwd(sc_unop op, float x)
+__device__ static __forceinline__ float unary_fwd(sc_unop op, float x)
 {
 	switch (op) {
 #define CASE(name, t, fwd, grad) \
@@ -193,7 +193,7 @@ __global__ void bias_add_residual_k(const float *xs, const float *bias, float *p
 	}
 }
 
-__device__ static float unary_bwd(sc_unop op, float t, float g)
+__device__ static __forceinline__ float unary_bwd(sc_unop op, float t, float g)
 {
 	switch (op) {
 #define CASE(name, t_, fwd, grad) \
@@ -585,16 +585,20 @@ cudaError_t cast_from(const S *x, void *y, sc_dtype yt, int64_t n, cudaStream_t 
  * as its own kernel computes it (sc_ew_chain in shardc_rt.h). The binary
  * steps round each result (the _rn intrinsics), so that no product and sum
  * of two steps become one fma, which the separate kernels could not do. */
-/* operand in at element i, whose column is col */
-__device__ float ew_load(const sc_ew_operand &in, int64_t i, int64_t col)
-{
-	int64_t at = in.bcast == SC_EW_FULL ? i : in.bcast == SC_EW_ROW ? col : 0;
-	switch (in.dt) {
-	case SC_BF16: return widen(((const bf16 *)in.p)[at]);
-	case SC_F16: return widen(((const f16 *)in.p)[at]);
-	default: return ((const float *)in.p)[at];
-	}
-}
+/* ---- elementwise chains ----
+ * A chain is interpreted: decoding every step for every element made it
+ * bound by instructions (14% of the bandwidth on an H200, 2026-11-26). So
+ * each thread takes EW_E consecutive elements and decodes each step once
+ * for all of them, the operator's switch outside their loop (each case
+ * calls unary_fwd or unary_bwd with a constant, which folds theirs). The values
+ * live in dynamic shared memory, value k of element e at
+ * ((k * EW_E + e) * blockDim.x + threadIdx.x) (indexed at run time, and
+ * conflict-free): at most 24 values, 48 KiB a block of EW_THREADS. The
+ * chain is read where it was passed (__grid_constant__: no copy into every
+ * thread's local memory). The arithmetic is each step's kernel's, rounded
+ * per step (the _rn intrinsics), so that no product and sum of two steps
+ * become one fma, which the separate kernels could not do. */
+const int EW_E = 4, EW_THREADS = 128;
 
 __device__ float ew_binop(int op, float a, float b)
 {
@@ -607,41 +611,93 @@ __device__ float ew_binop(int op, float a, float b)
 	}
 }
 
-/* The chain is read where it was passed (__grid_constant__: its steps are
- * indexed at run time, which would otherwise copy the whole struct into
- * every thread's local memory), each thread's values live in shared memory
- * (v[k * THREADS]: indexed at run time too, and conflict-free), and an
- * element's column is computed once, in 32 bits when n allows. */
+/* value k of this thread's element e */
+#define EW_V(k, e) v[((k) * EW_E + (e)) * (int)blockDim.x]
+
+/* operand in's m elements from i (column col of c), the rest 0 */
+template <typename T>
+__device__ void ew_in(float *v, int k, const T *p, sc_ew_bcast bcast, int64_t i, int64_t col, int64_t c, int m)
+{
+	for (int e = 0; e < EW_E; e++) {
+		int64_t at = bcast == SC_EW_FULL ? i + e : bcast == SC_EW_ROW ? col : 0;
+		EW_V(k, e) = e < m ? widen(p[at]) : 0.0f;
+		if (++col == c)
+			col = 0;
+	}
+}
+
 __global__ void ew_chain_k(const __grid_constant__ sc_cu_chain ch, int64_t n, int64_t c)
 {
-	__shared__ float vs[(SC_EW_MAX_INS + SC_EW_MAX_STEPS) * THREADS];
-	float *v = vs + threadIdx.x;
+	extern __shared__ float ew_values[];
+	float *v = ew_values + threadIdx.x;
 	bool narrow = n <= INT32_MAX;
-	GRID_LOOP(i, n) {
+	int64_t step = (int64_t)gridDim.x * blockDim.x * EW_E;
+	for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * EW_E; i < n; i += step) {
+		int m = n - i < EW_E ? (int)(n - i) : EW_E;
 		int64_t col = narrow ? (int64_t)((uint32_t)i % (uint32_t)c) : i % c;
-		for (int k = 0; k < ch.nin; k++)
-			v[k * THREADS] = ew_load(ch.ins[k], i, col);
+		for (int k = 0; k < ch.nin; k++) {
+			const sc_ew_operand &in = ch.ins[k];
+			if (in.dt == SC_BF16)
+				ew_in(v, k, (const bf16 *)in.p, in.bcast, i, col, c, m);
+			else if (in.dt == SC_F16)
+				ew_in(v, k, (const f16 *)in.p, in.bcast, i, col, c, m);
+			else
+				ew_in(v, k, (const float *)in.p, in.bcast, i, col, c, m);
+		}
 		for (int k = 0; k < ch.nsteps; k++) {
-			const sc_ew_step &st = ch.steps[k];
-			float a = v[st.a * THREADS], y = a;
+			const sc_ew_step st = ch.steps[k];
+			int y = ch.nin + k;
 			switch (st.kind) {
-			case SC_EW_UNARY: y = unary_fwd((sc_unop)st.op, a); break;
-			case SC_EW_UNARY_GRAD: y = unary_bwd((sc_unop)st.op, a, v[st.b * THREADS]); break;
-			case SC_EW_BINARY: y = ew_binop(st.op, a, v[st.b * THREADS]); break;
-			case SC_EW_ROUND: y = st.dt == SC_BF16 ? widen(bf16_of(a)) : widen(f16_of(a)); break;
+			case SC_EW_UNARY:
+				switch ((sc_unop)st.op) {
+#define CASE(name, t_, fwd, grad)                                         \
+	case SC_U_##name:                                                     \
+		for (int e = 0; e < EW_E; e++)                                    \
+			EW_V(y, e) = unary_fwd(SC_U_##name, EW_V(st.a, e));           \
+		break;
+					SC_UNARY_TABLE(CASE)
+#undef CASE
+				case SC_U_COUNT: break;
+				}
+				break;
+			case SC_EW_UNARY_GRAD:
+				switch ((sc_unop)st.op) {
+#define CASE(name, t_, fwd, grad)                                         \
+	case SC_U_##name:                                                     \
+		for (int e = 0; e < EW_E; e++)                                    \
+			EW_V(y, e) = unary_bwd(SC_U_##name, EW_V(st.a, e), EW_V(st.b, e)); \
+		break;
+					SC_UNARY_TABLE(CASE)
+#undef CASE
+				case SC_U_COUNT: break;
+				}
+				break;
+			case SC_EW_BINARY:
+				for (int e = 0; e < EW_E; e++)
+					EW_V(y, e) = ew_binop(st.op, EW_V(st.a, e), EW_V(st.b, e));
+				break;
+			case SC_EW_ROUND:
+				for (int e = 0; e < EW_E; e++)
+					EW_V(y, e) = st.dt == SC_BF16 ? widen(bf16_of(EW_V(st.a, e))) : widen(f16_of(EW_V(st.a, e)));
+				break;
 			case SC_EW_STORE:
-				if (st.dt == SC_BF16)
-					((bf16 *)st.out)[i] = bf16_of(a);
-				else if (st.dt == SC_F16)
-					((f16 *)st.out)[i] = f16_of(a);
-				else
-					((float *)st.out)[i] = a;
+				for (int e = 0; e < m; e++) {
+					float a = EW_V(st.a, e);
+					if (st.dt == SC_BF16)
+						((bf16 *)st.out)[i + e] = bf16_of(a);
+					else if (st.dt == SC_F16)
+						((f16 *)st.out)[i + e] = f16_of(a);
+					else
+						((float *)st.out)[i + e] = a;
+				}
+				for (int e = 0; e < EW_E; e++)
+					EW_V(y, e) = EW_V(st.a, e);
 				break;
 			}
-			v[(ch.nin + k) * THREADS] = y;
 		}
 	}
 }
+#undef EW_V
 
 /* ---- losses ---- */
 
@@ -1085,7 +1141,9 @@ cudaError_t sc_cu_ew_chain(const sc_cu_chain *ch, int64_t rows, int64_t cols, cu
 {
 	if (rows * cols <= 0)
 		return cudaSuccess;
-	ew_chain_k<<<blocks_for(rows * cols), THREADS, 0, s>>>(*ch, rows * cols, cols);
+	int64_t n = rows * cols, per = (int64_t)EW_THREADS * EW_E, blocks = (n + per - 1) / per;
+	size_t values = (size_t)(ch->nin + ch->nsteps) * EW_E * EW_THREADS * sizeof(float);
+	ew_chain_k<<<(int)(blocks > 65535 ? 65535 : blocks), EW_THREADS, values, s>>>(*ch, n, cols);
 	return cudaGetLastError();
 }
 
