@@ -266,6 +266,15 @@ bench: $(B)/shardc $(RT_B)/libshardc_rt_cpu.a $(B)/bench/bench_direct
 	sh tools/bench.sh $(B)/shardc
 	sh tools/bench_programs.sh $(B)/shardc $(B)/bench/bench_direct
 	/usr/bin/python3 tools/bench_jax.py $(B)/shardc
+	bash tools/bench_data.sh $(B)/shardc
+	bash tools/bench_checkpoint.sh $(B)/shardc
+
+# A byte-level GPT trained for a few minutes on the Python standard
+# library's source on 8 ranks, with checkpoints; its loss curve in
+# $(B)/train-demo/loss.png (tools/train_demo.sh).
+.PHONY: train-demo
+train-demo: $(B)/shardc runtime
+	bash tools/train_demo.sh $(B)/shardc $(B)/train-demo
 
 # The strategy search against the hand plans (Megatron mp 2/4/8, data parallel) on
 # GPT stacks of 13B, 1.3B and 350M parameters: cost, bytes, memory, slab, compile time.
