@@ -99,7 +99,7 @@ static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_
 	const Lowered *l = p->l;
 	const LOp *o = &l->ops[i];
 	const LValue *y = &l->values[o->result];
-	Attrs a;
+	Attrs a = {0};
 	int other, bcast;
 	if (half_chain(l, o, &other, &bcast)) {
 		if (o->grad == GRAD_ADJOINT)

@@ -154,33 +154,23 @@ static void read_at(int *readers, int *first, int v, int at)
 		first[v] = at;
 }
 
-/* An operator with a half operand or result: its emitted adjoint (but a
- * Cast's, which converts dy alone) widens every one of them to a Float32
- * copy, read or not (plan.c, widened). */
-static bool half_adjoint(const Lowered *l, const LOp *f)
-{
-	bool half = dtype_is_half(l->values[f->result].type.dtype);
-	for (int k = 0; k < f->nin; k++)
-		half |= dtype_is_half(l->values[f->in[k]].type.dtype);
-	return half && f->op != OP_CAST;
-}
-
 /* Whether f's adjoint reads f's result: counted for every operator but a
  * binary elementwise one (sc_binary_grad reads the operands and dy), more
  * than its row's grad column says (GR_Y), which is what the compiler has
  * always written: a chain stores a Log's, a GeLU's, a Cast's result that
  * only its own adjoint would read (the column alone drops those stores;
- * the output then changes). */
-static bool adjoint_reads_y(const Lowered *l, const LOp *f)
+ * the output then changes). A half adjoint widens no more than its column
+ * says either (plan.c, widened). */
+static bool adjoint_reads_y(const LOp *f)
 {
-	return !op_is_binary(f->op) || half_adjoint(l, f);
+	return !op_is_binary(f->op);
 }
 
 /* Whether f's adjoint reads f's operands: as its row's grad column says
- * (ops.h, GR_X), and any widened. */
-static bool adjoint_reads_x(const Lowered *l, const LOp *f)
+ * (ops.h, GR_X). */
+static bool adjoint_reads_x(const LOp *f)
 {
-	return (op_info[f->op].grad & GR_X) || half_adjoint(l, f);
+	return (op_info[f->op].grad & GR_X) != 0;
 }
 
 /* ---- elementwise chains ---- */
@@ -220,9 +210,9 @@ static bool reads(const Lowered *l, const LOp *o, int v)
 	if (o->grad != GRAD_ADJOINT)
 		return false;
 	const LOp *f = &l->ops[o->of];
-	if (adjoint_reads_y(l, f) && f->result == v)
+	if (adjoint_reads_y(f) && f->result == v)
 		return true;
-	for (int k = 0; adjoint_reads_x(l, f) && k < f->nin; k++)
+	for (int k = 0; adjoint_reads_x(f) && k < f->nin; k++)
 		if (f->in[k] == v)
 			return true;
 	return false;
@@ -340,9 +330,9 @@ void fuse_operators(Lowered *l)
 		 * an operand then the kept value) */
 		if (o->grad == GRAD_ADJOINT) {
 			const LOp *f = &l->ops[o->of];
-			if (adjoint_reads_y(l, f))
+			if (adjoint_reads_y(f))
 				read_at(readers, first, f->result, i);
-			for (int k = 0; adjoint_reads_x(l, f) && k < f->nin; k++)
+			for (int k = 0; adjoint_reads_x(f) && k < f->nin; k++)
 				read_at(readers, first, f->in[k], i);
 		}
 	}

@@ -120,7 +120,7 @@ EOF
 start=$(date +%s)
 "$out/model/run.sh" --data "ids=$out/text.bin:64" --labels labels --shuffle 1 --steps "$steps" \
 	--checkpoint "$out/checkpoints" --save-every 100 --keep 2 --log "$out/log.jsonl" --log-every 10 \
-	--output-dir "$out/results" | grep -E '^step: [0-9]*0,|^time:'
+	--output-dir "$out/results" | grep -E '^step: [0-9]*0,|^time:|^data:'
 /usr/bin/python3 "$here/plot_log.py" "$out/log.jsonl" -o "$out/loss.png"
 /usr/bin/python3 - "$out" "$(( $(date +%s) - start ))" <<'EOF'
 import json, math, pathlib, sys
