@@ -71,7 +71,7 @@ interrupted() {
 	while :; do
 		# niced, so that on a loaded machine this loop still sees the target
 		# step's line before the run has gone past it (or ended)
-		setsid nice -n 10 "$dir/run.sh" --steps "$steps" --checkpoint "$dir/ck" --save-every 1 --keep 2 --log-every 1 \
+		setsid nice -n 19 "$dir/run.sh" --steps "$steps" --checkpoint "$dir/ck" --save-every 1 --keep 2 --log-every 1 \
 			--output-dir "$dir/killed" "${resume[@]}" "${DATA[@]}" >"$dir/try.log" 2>&1 &
 		pid=$!
 		if [ $kills -lt 3 ]; then
