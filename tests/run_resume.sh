@@ -69,17 +69,17 @@ interrupted() {
 	rm -rf "$dir/ck" "$dir/killed"
 	RANDOM=$3
 	while :; do
-		# niced, so that on a loaded machine this loop still sees the target
-		# step's line before the run has gone past it (or ended)
+		# niced, so that on a loaded machine the watcher below still sees the
+		# target step's line before the run has gone past it (or ended)
 		setsid nice -n 19 "$dir/run.sh" --steps "$steps" --checkpoint "$dir/ck" --save-every 1 --keep 2 --log-every 1 \
 			--output-dir "$dir/killed" "${resume[@]}" "${DATA[@]}" >"$dir/try.log" 2>&1 &
 		pid=$!
 		if [ $kills -lt 3 ]; then
 			target=$((at + 1 + RANDOM % ((steps - at) / 3)))
-			while kill -0 $pid 2>/dev/null && ! grep -q "^step: $target," "$dir/try.log"; do
-				sleep 0.01
-			done
-			if kill -0 $pid 2>/dev/null; then
+			# the target step's line as soon as it is written: tail follows
+			# the log (no polling) until the run ends
+			if grep -q -m1 "^step: $target," <(tail -n +1 -F --pid=$pid "$dir/try.log" 2>/dev/null) &&
+			   kill -0 $pid 2>/dev/null; then
 				kill -9 $(session $pid) 2>/dev/null   # the whole job: mpirun gives each rank a process group
 				wait $pid 2>/dev/null
 				for _ in $(seq 100); do [ -n "$(session $pid)" ] || break; sleep 0.05; done
