@@ -67,13 +67,12 @@ static void emit_sum_squares(StrBuf *b, const Program *p, const LOp *o)
  * (half_chain): values 0 o->in[0] (dy, or a gradient summed) and 1 the
  * other operand (t for a unary operator's adjoint), 2 the result in
  * Float32, 3 rounded, stored. */
-static void emit_half_chain(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, int other, int bcast)
+static void emit_half_chain(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, int other, const char *bcast)
 {
 	const Lowered *l = p->l;
 	const LValue *x = &l->values[o->result];
 	const LOp *f = o->grad == GRAD_ADJOINT ? differentiated(l, o) : NULL;
 	const char *dt = sc_dtype_name(x->type.dtype);
-	static const char *const bcasts[] = {"SC_EW_FULL", "SC_EW_ROW", "SC_EW_SCALAR"};
 	const LValue *y = f ? &l->values[f->result] : x;   /* the chain's (rows, cols): the forward result's */
 	int64_t n = numel(y), cols = y->type.rank > 0 ? y->type.dims[y->type.rank - 1] : 1;
 	sb_puts(b, "/* on the half values, rounded once */\n\t\tsc_ew_chain(rt, (const sc_ew_step[]){");
@@ -89,7 +88,7 @@ static void emit_half_chain(StrBuf *b, const Program *p, const LOp *o, const Att
 	sb_printf(b, ", {SC_EW_ROUND, 0, %d, 0, %s, NULL}, {SC_EW_STORE, 0, %d, 0, %s, %s}}, 3, (const sc_ew_operand[]){{%s, %s, "
 	          "SC_EW_FULL}", nin, dt, nin + 1, dt, p->cname[o->result], p->cname[o->in[0]], dt);
 	if (other >= 0)
-		sb_printf(b, ", {%s, %s, %s}", p->cname[other], dt, bcasts[bcast]);
+		sb_printf(b, ", {%s, %s, %s}", p->cname[other], dt, bcast);
 	sb_printf(b, "}, %d, %lld, %lld);", nin, (long long)(n / cols), (long long)cols);
 }
 
@@ -100,7 +99,8 @@ static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_
 	const LOp *o = &l->ops[i];
 	const LValue *y = &l->values[o->result];
 	Attrs a = {0};
-	int other, bcast;
+	int other;
+	const char *bcast;
 	if (half_chain(l, o, &other, &bcast)) {
 		if (o->grad == GRAD_ADJOINT)
 			lowered_rank_attrs(l, differentiated(l, o), rank, &a, members);

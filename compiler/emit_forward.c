@@ -110,9 +110,8 @@ static void emit_chain(StrBuf *b, const Program *p, int i)
 	sb_printf(b, "}, %d, (const sc_ew_operand[]){", nsteps);
 	for (int k = 0; k < nin; k++) {
 		const LValue *x = &l->values[ins[k]];
-		int64_t xn = numel(x);
 		sb_printf(b, "%s{%s, %s, %s}", k ? ", " : "", p->cname[ins[k]], sc_dtype_name(x->type.dtype),
-		          xn == n ? "SC_EW_FULL" : xn == 1 ? "SC_EW_SCALAR" : "SC_EW_ROW");
+		          ew_bcast(x, n, c));   /* fuse.c chained only operands it can read */
 	}
 	sb_printf(b, "}, %d, %lld, %lld);", nin, (long long)(n / c), (long long)c);
 }

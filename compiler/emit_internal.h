@@ -93,8 +93,12 @@ bool matmul_rounds(const Lowered *l, const LOp *o);
  * dy), and a binary one's for an operand it did not broadcast, when that
  * gradient is dy times or over the other operand (Mul's, Div's first) or dy
  * negated (Sub's second). *other: the operand the chain reads beside
- * o->in[0] (-1: none), and *bcast how (an sc_ew_bcast). */
-bool half_chain(const Lowered *l, const LOp *o, int *other, int *bcast);
+ * o->in[0] (-1: none), and *bcast how (ew_bcast). */
+bool half_chain(const Lowered *l, const LOp *o, int *other, const char **bcast);
+/* How an sc_ew_chain over n elements of last dim c reads value v: its
+ * sc_ew_bcast's C name (SC_EW_FULL, SC_EW_ROW: along the last axis,
+ * SC_EW_SCALAR), or NULL: none of these. */
+const char *ew_bcast(const LValue *v, int64_t n, int64_t c);
 /* The half values operator o reads and writes, their Float32 copies placed
  * from offset base on. */
 void widened(const Lowered *l, const LOp *o, int64_t base, Widened *w);

@@ -159,36 +159,33 @@ static void widen_add(const Lowered *l, Widened *w, int v, int64_t *top)
 	*top += aligned(numel(&l->values[v]) * 4);
 }
 
-/* How a chain reads operand v against n elements of last dim c: whole
- * (SC_EW_FULL 0), along the last axis (SC_EW_ROW 1), one value (SC_EW_SCALAR
- * 2); -1: none of these. */
-static int chain_bcast(const LValue *v, int64_t n, int64_t c)
+const char *ew_bcast(const LValue *v, int64_t n, int64_t c)
 {
 	int64_t vn = numel(v);
 	if (vn == n)
-		return 0;
+		return "SC_EW_FULL";
 	if (vn == 1)
-		return 2;
-	return vn == c && v->type.rank > 0 && v->type.dims[v->type.rank - 1] == c ? 1 : -1;
+		return "SC_EW_SCALAR";
+	return vn == c && v->type.rank > 0 && v->type.dims[v->type.rank - 1] == c ? "SC_EW_ROW" : NULL;
 }
 
-bool half_chain(const Lowered *l, const LOp *o, int *other, int *bcast)
+bool half_chain(const Lowered *l, const LOp *o, int *other, const char **bcast)
 {
-	*other = *bcast = -1;
-	DType ht = l->values[o->result].type.dtype;
+	*other = -1;
+	*bcast = NULL;
+	DType t = l->values[o->result].type.dtype;
 	if (o->grad == GRAD_ACCUM) {
 		*other = o->in[1];
-		*bcast = 0;
+		*bcast = "SC_EW_FULL";
 		int64_t n = numel(&l->values[o->result]);
 		for (int k = 0; k < 2; k++)
-			if (l->values[o->in[k]].type.dtype != ht || numel(&l->values[o->in[k]]) != n)
+			if (l->values[o->in[k]].type.dtype != t || numel(&l->values[o->in[k]]) != n)
 				return false;
-		return dtype_is_half(ht);
+		return dtype_is_half(t);
 	}
 	if (o->grad != GRAD_ADJOINT || o->nin != 1)
 		return false;
 	const LOp *f = differentiated(l, o);
-	DType t = l->values[o->result].type.dtype;
 	if (o->op != f->op || !dtype_is_half(t) || l->values[o->in[0]].type.dtype != t)
 		return false;
 	const LValue *y = &l->values[f->result];
@@ -200,7 +197,7 @@ bool half_chain(const Lowered *l, const LOp *o, int *other, int *bcast)
 		if (r != GR_X && r != GR_Y)
 			return false;
 		*other = r == GR_X ? f->in[0] : f->result;
-		*bcast = 0;
+		*bcast = "SC_EW_FULL";
 		return l->values[*other].type.dtype == t;
 	}
 	if (!op_is_binary(f->op) || !(f->op == OP_MUL || (f->op == OP_DIV && o->k == 0) || (f->op == OP_SUB && o->k == 1)))
@@ -208,8 +205,8 @@ bool half_chain(const Lowered *l, const LOp *o, int *other, int *bcast)
 	if (f->op == OP_SUB)
 		return true;
 	*other = f->in[1 - o->k];
-	*bcast = chain_bcast(&l->values[*other], n, c);
-	return *bcast >= 0 && l->values[*other].type.dtype == t;
+	*bcast = ew_bcast(&l->values[*other], n, c);
+	return *bcast && l->values[*other].type.dtype == t;
 }
 
 /* The half values operator o reads and writes, their Float32 copies placed
@@ -217,7 +214,8 @@ bool half_chain(const Lowered *l, const LOp *o, int *other, int *bcast)
 void widened(const Lowered *l, const LOp *o, int64_t base, Widened *w)
 {
 	int64_t top = base;
-	int other, bcast;
+	int other;
+	const char *bcast;
 	w->n = 0;
 	bool chain = half_chain(l, o, &other, &bcast);
 	if (computes(l, o) && !matmul_on_halves(l, o) && !chain) {
