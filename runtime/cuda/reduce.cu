@@ -20,24 +20,26 @@
 
 namespace {
 
-__device__ int64_t plan_base(int64_t o, const sc_cu_plan &p)
+/* the offset of element i of n dims walked with these strides */
+__device__ int64_t strided_offset(int64_t i, const int64_t *dims, const int64_t *stride, int n)
 {
 	int64_t off = 0;
-	for (int d = p.nk - 1; d >= 0; d--) {
-		off += (o % p.kdims[d]) * p.kstride[d];
-		o /= p.kdims[d];
+	for (int d = n - 1; d >= 0; d--) {
+		off += (i % dims[d]) * stride[d];
+		i /= dims[d];
 	}
 	return off;
 }
 
+/* output o's first element, and reduced element r's offset from it */
+__device__ int64_t plan_base(int64_t o, const sc_cu_plan &p)
+{
+	return strided_offset(o, p.kdims, p.kstride, p.nk);
+}
+
 __device__ int64_t plan_red(int64_t r, const sc_cu_plan &p)
 {
-	int64_t off = 0;
-	for (int d = p.nr - 1; d >= 0; d--) {
-		off += (r % p.rdims[d]) * p.rstride[d];
-		r /= p.rdims[d];
-	}
-	return off;
+	return strided_offset(r, p.rdims, p.rstride, p.nr);
 }
 
 int64_t plan_count(const sc_cu_plan &p, int64_t *nred)
