@@ -249,6 +249,23 @@ static double lit_arg(const Lit *init, int k, double dflt)
 	           ? lit_number(init->items[k]) : dflt;
 }
 
+/* An input a --data file may feed (sc_data_input registers it): not a
+ * parameter, not a number written as an operand. */
+static bool may_stream(const Lowered *l, int v)
+{
+	const Value *gv = &l->flat->g->values[v];
+	return v < l->nparams && !gv->type.is_param && !gv->literal;
+}
+
+/* After sc_data_step: each input that may stream where its piece of the
+ * step's batch is (sc_data_at, in the order sc_data_input registered them). */
+static void emit_data_at(StrBuf *b, const Program *p, const char *indent)
+{
+	for (int v = 0, k = 0; v < p->l->nparams; v++)
+		if (may_stream(p->l, v))
+			sb_printf(b, "%s%s = sc_data_at(data, %d);\n", indent, p->cname[v], k++);
+}
+
 static void emit_input(StrBuf *b, const Program *p, int v)
 {
 	const Lowered *l = p->l;
@@ -266,7 +283,7 @@ static void emit_input(StrBuf *b, const Program *p, int v)
 	StrBuf why = {0};   /* token ids, labels: each checked against what it indexes */
 	if (bound >= 0)
 		index_bound_text(&why, l->flat->g, user, bound);
-	if (!gv->type.is_param) {   /* an input may stream: a batch a step from a --data file */
+	if (may_stream(l, v)) {   /* a batch a step from a --data file */
 		sb_printf(b, "\tif (sc_data_input(data, \"%s\", %s, %s, ", gv->name, c, dt);
 		piece_args(b, p, v);
 		if (bound >= 0)
@@ -714,8 +731,8 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 		const LValue *x = &l->values[v];
 		if (p->offset[v] < 0 || !named[v])   /* fused away, or only views pass through it */
 			continue;
-		sb_printf(b, "\t%s *const %s = (%s *)(slab + %lld);  /* %%%s (", c_type(x->type.dtype), p->cname[v],
-		          c_type(x->type.dtype), (long long)p->offset[v], x->name);
+		sb_printf(b, "\t%s *%s%s = (%s *)(slab + %lld);  /* %%%s (", c_type(x->type.dtype),
+		          may_stream(l, v) ? "" : "const ", p->cname[v], c_type(x->type.dtype), (long long)p->offset[v], x->name);
 		for (int d = 0; d < x->type.rank; d++)
 			sb_printf(b, d ? ", %lld" : "%lld", (long long)x->type.dims[d]);
 		sb_puts(b, x->type.rank == 1 ? ",) */\n" : ") */\n");
@@ -740,9 +757,11 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	else
 		sb_puts(b, "\tsc_data_start(rt, data, first, steps);   /* --data: the first step's batch read from here */\n");
 	sb_puts(b, "\n\tdouble t0 = sc_time(rt);\n\tfor (int64_t step = first; step <= steps; step++) {\n");
-	if (n == 1)
+	if (n == 1) {
 		sb_puts(b, "\t\tsc_data_step(rt, data, step);   /* --data: this step's batch in place, the next one read "
 		        "meanwhile */\n");
+		emit_data_at(b, p, "\t\t");
+	}
 	if (t)
 		emit_lr(b, p);
 	StrBuf micro = {0};   /* with accumulate_steps: the body of the micro-batches' loop */
@@ -760,6 +779,7 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 		          "\t\t\tsc_data_step(rt, data, batch);   /* --data: this micro-batch's batch in place, the next one "
 		          "read meanwhile */\n", (long long)first, (long long)(p->persistent_bytes - first) / 4, (long long)n,
 		          (long long)(n - 1), (long long)n);
+		emit_data_at(b, p, "\t\t\t");
 	}
 	for (int i = 0; i < l->nfwd; i++) {
 		sb_putc(w, '\t');

@@ -256,7 +256,9 @@ typedef struct {                 /* an input of the program, as sc_data_input re
 	int64_t bound;               /* indices in [0, bound); -1: not indices */
 	const char *what;            /* what bounds them */
 	int src;                     /* the source that feeds it; -1: none */
-	void *host[2];               /* (ldims) its piece of the batch of an even and an odd step */
+	void *host[2];               /* (ldims) its piece of the batch of an even and an odd step, as read
+	                                (slab memory when sc_be_host_memory: the program reads it there) */
+	const void *at[2];           /* where that piece is: host[], or the mapped file's own bytes */
 	size_t bytes;                /* of the piece */
 } sc_feed;
 
@@ -285,6 +287,10 @@ typedef struct {                 /* one --data file */
 	                                (sample, position, length, place in the piece) per segment */
 	int64_t nruns[2], run[2];    /* how many; rows: elements a run */
 	void *raw;                   /* the piece as read, where the file holds another type (tokens, bfloat16) */
+	const char *map;             /* rows: the file mapped read-only where each piece is one run of its own
+	                                bytes (no copy: the program reads them there), else NULL */
+	size_t map_bytes;
+	bool *touched;               /* mapped: (N / B) whether batch b's piece has had its pages faulted in */
 	int bad_feed;                /* the feed the last failed read was for */
 } sc_src;
 
@@ -302,7 +308,9 @@ bool sc_src_open(sc_src *s, const char *spec, sc_feed *in, sc_feed *labels, bool
 /* The batch step (from 1) reads (rows), the file's token where sample i of step starts (tokens). */
 int64_t sc_src_batch(sc_src *s, int64_t step);
 int64_t sc_src_sample_start(const sc_src *s, int64_t step, int64_t i);
-/* Reads step's pieces into each feed's host[parity], checking indices
+/* Reads step's pieces into each feed's host[parity] (at[parity] set to it),
+ * or, for a piece that is one run of a mapped file, sets at[parity] to
+ * those bytes and touches their pages (so the step does not fault), checking indices
  * against their bound. false: err says why (s->bad_feed: for which feed). */
 bool sc_src_read(sc_src *s, int64_t step, int parity, char *err, size_t n);
 void sc_src_close(sc_src *s);
@@ -317,6 +325,9 @@ void sc_be_sync(sc_rt *rt);                  /* waits for the queued device work
 /* A training step ended (sc_print_step): the first one run, the last one. */
 void sc_be_step_done(sc_rt *rt, bool first, bool last);
 void *sc_be_alloc(sc_rt *rt, size_t bytes);  /* zeroed */
+/* true: a tensor pointer may point at host memory (the cpu backend), so
+ * --data hands the program the reader's buffers instead of copying them. */
+extern const bool sc_be_host_memory;
 void sc_be_free(sc_rt *rt, void *p);
 void sc_be_all_reduce(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, int64_t count, sc_redop op);
 void sc_be_all_gather(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,

@@ -263,12 +263,16 @@ void sc_load_indices(sc_rt *rt, const char *name, const char *path, void *dst, s
  * message on a problem: `shardc: input 'x': --data x.npy has shape (81,
  * 32), expected (N, 32) with N a multiple of 16, ...`) and starts reading
  * step `first`'s batch (1; a resumed run's first step); sc_data_step(step),
- * first in each step, puts the step's
- * pieces into the inputs (a token id outside [0, bound) ends the run there
- * with status 1) and starts reading the next; sc_data_close prints, on rank
- * 0, the reader's time against a step's and frees it. Start, step and close
- * are collective; with no --data they do nothing. With accumulate_steps N
- * the program counts micro-batches as steps: start gets steps * N, and
+ * first in each step, makes the step's pieces the inputs' (a token id
+ * outside [0, bound) ends the run there with status 1) and starts reading
+ * the next; then sc_data_at(d, k) is where the k-th input registered is
+ * this step: on the cpu backend the reader's buffer for the step itself (no
+ * copy: the program's pointer moves to it), on cuda its slab bytes, which
+ * sc_data_step copied the piece into (also where no --data feeds it: dst).
+ * sc_data_close prints, on rank 0, the reader's time against a step's and
+ * frees what the pointers no longer need. Start, step and close are
+ * collective; with no --data they do nothing. With accumulate_steps N the
+ * program counts micro-batches as steps: start gets steps * N, and
  * micro-batch m (from 0) of step s asks for (s - 1) N + m + 1. */
 typedef struct sc_data sc_data;
 sc_data *sc_data_new(sc_rt *rt);
@@ -276,6 +280,7 @@ int sc_data_input(sc_data *d, const char *name, void *dst, sc_dtype dt, const in
                   const int64_t *start, const int64_t *ldims, int64_t bound, const char *what);
 void sc_data_start(sc_rt *rt, sc_data *d, int64_t first, int64_t steps);
 void sc_data_step(sc_rt *rt, sc_data *d, int64_t step);
+void *sc_data_at(const sc_data *d, int k);
 void sc_data_close(sc_rt *rt, sc_data *d);
 /* A safetensors checkpoint (run.sh --params FILE.safetensors; docs/output.md):
  * sc_safetensors_open parses the header (path NULL: returns NULL, and exits

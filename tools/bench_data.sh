@@ -10,7 +10,11 @@
 #         ids (8, 128) and labels from a 4,000,000-token llm.c .bin, S = 128,
 #         shuffled: 10 steps, a few KB read a step;
 #   wide  a linear classifier on a .npy dataset of 4,096 rows of 4,096 float32
-#         (64 MiB, 16 batches of 256): 40 steps, 2 MiB read a rank a step.
+#         (64 MiB, 16 batches of 256): 400 steps, 2 MiB a rank a step, which
+#         the step reads where the file is mapped; then the same model fed
+#         one batch of 256 rows over and over (the reader's path, the data
+#         warm in the cache) and with no --data (inputs on initializers):
+#         the three steps' times apart are what a new batch costs the step.
 set -eu
 shardc=$(realpath "${1:?usage: bench_data.sh SHARDC [RUNS]}")
 runs=${2:-3}
@@ -53,6 +57,8 @@ head[:3] = (20240520, 1, len(t))
 open(d + "/tok.bin", "wb").write(head.tobytes() + t.tobytes())
 np.save(d + "/x.npy", rng.uniform(-1, 1, (4096, 4096)).astype(np.float32))
 np.save(d + "/label.npy", rng.integers(0, 16, 4096).astype(np.int32))
+np.save(d + "/x1.npy", np.load(d + "/x.npy")[:256])
+np.save(d + "/label1.npy", np.load(d + "/label.npy")[:256])
 EOF
 for m in lm wide; do
 	"$shardc" "$tmp/$m.ir" -o "$tmp/$m"
@@ -63,6 +69,11 @@ for ((i = 1; i <= runs; i++)); do
 	"$tmp/lm/run.sh" --output-dir "$tmp/res" --data "ids=$tmp/tok.bin:128" --labels labels --shuffle 3 |
 		grep -E '^(data|time):'
 	echo "== wide, run $i"
-	"$tmp/wide/run.sh" --output-dir "$tmp/res" --data "x=$tmp/x.npy" --data "label=$tmp/label.npy" |
+	"$tmp/wide/run.sh" --output-dir "$tmp/res" --steps 400 --data "x=$tmp/x.npy" --data "label=$tmp/label.npy" |
 		grep -E '^(data|time):'
+	echo "== wide, one batch over and over, run $i"
+	"$tmp/wide/run.sh" --output-dir "$tmp/res" --steps 400 --data "x=$tmp/x1.npy" --data "label=$tmp/label1.npy" |
+		grep -E '^time:'
+	echo "== wide, no --data, run $i"
+	"$tmp/wide/run.sh" --output-dir "$tmp/res" --steps 400 2>/dev/null | grep -E '^time:'
 done

@@ -19,8 +19,11 @@
  * program reads step s+1's pieces into host buffers while step s computes
  * (double buffering, by the step's parity); sc_data_step waits for it, agrees
  * with the other ranks on any problem the reader met (a short read, a token
- * id outside the vocabulary), copies the pieces into the slab and asks for
- * the next batch. The reader makes no MPI call (sc_init asks MPI for
+ * id outside the vocabulary), hands the pieces to the program and asks for
+ * the next batch. On the cpu backend the host buffers are slab memory and
+ * the program's input pointers move onto the step's (sc_data_at: nothing
+ * is copied, the step reads what pread wrote); on cuda sc_data_step copies
+ * them into the slab. The reader makes no MPI call (sc_init asks MPI for
  * MPI_THREAD_FUNNELED). The sc_src_* functions are pure host code, so the
  * unit tests call them without MPI. */
 #include "rt_internal.h"
@@ -30,6 +33,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -206,6 +210,17 @@ static bool open_rows(sc_src *s, int64_t size, char *err, size_t n)
 	for (int64_t r = 0; r < nruns; r++)
 		s->runs[0][r] = sc_run_offset(f->gdims, f->ndim, f->start, f->ldims, k, r);
 	s->raw = f->dt == SC_BF16 ? xmalloc0((size_t)(run * nruns) * sc_dtype_size(h.dt)) : NULL;
+	/* A piece that is one run of the file's own bytes, aligned for its type (a
+	 * batch split along dim 0 only): mapped, the program reads it in place.
+	 * bfloat16 is rounded and bool normalized on the way, so those are read. */
+	if (nruns == 1 && f->dt != SC_BF16 && f->dt != SC_BOOL && s->offset % (int64_t)sc_dtype_size(h.dt) == 0) {
+		void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, s->fd, 0);
+		if (m != MAP_FAILED) {   /* else pread, as for any other piece */
+			s->map = m;
+			s->map_bytes = (size_t)size;
+			s->touched = xmalloc0((size_t)(s->n / s->batch) * sizeof *s->touched);
+		}
+	}
 	s->perm = s->shuffle ? xmalloc0((size_t)(s->n / s->batch) * sizeof(int64_t)) : NULL;
 	return true;
 }
@@ -364,6 +379,9 @@ bool sc_src_open(sc_src *s, const char *spec, sc_feed *in, sc_feed *labels, bool
 
 void sc_src_close(sc_src *s)
 {
+	if (s->map)
+		munmap((void *)(uintptr_t)s->map, s->map_bytes);
+	free(s->touched);
 	if (s->fd >= 0)
 		close(s->fd);
 	for (int w = 0; w < 2; w++)
@@ -393,21 +411,47 @@ static int64_t value_at(const void *x, sc_dtype dt, int64_t i)
 	return dt == SC_I64 ? ((const int64_t *)x)[i] : ((const int32_t *)x)[i];
 }
 
-static bool read_rows(sc_src *s, int64_t step, void *dst, char *err, size_t n)
+/* Faults in the pages of [p, p + bytes) of a mapping, here and not in the
+ * step. Once a batch's are in, they stay (unless memory runs short: then the
+ * step faults them in again, slower but right), so each batch is touched in
+ * the first epoch only. */
+static void touch(const char *p, size_t bytes)
 {
-	const sc_feed *f = s->feed[0];
+	static long page;
+	if (!page)
+		page = sysconf(_SC_PAGESIZE);
+	uintptr_t first = (uintptr_t)p / (uintptr_t)page * (uintptr_t)page;
+	posix_madvise((void *)first, (size_t)((uintptr_t)p + bytes - first), POSIX_MADV_WILLNEED);
+	volatile char sink = 0;
+	for (size_t i = 0; i < bytes; i += (size_t)page)
+		sink ^= p[i];
+	(void)sink;
+}
+
+static bool read_rows(sc_src *s, int64_t step, int parity, char *err, size_t n)
+{
+	sc_feed *f = s->feed[0];
 	size_t es = sc_dtype_size(s->fdt);
 	int64_t b = sc_src_batch(s, step), base = b * s->batch * s->row, run = s->run[0], count = run * s->nruns[0];
-	char *raw = f->dt == SC_BF16 ? s->raw : dst;   /* bfloat16 is read as float32, then rounded */
-	for (int64_t r = 0; r < s->nruns[0]; r++)
-		if (!read_at(s->fd, raw + (size_t)(r * run) * es, (size_t)run * es,
-		             s->offset + (base + s->runs[0][r]) * (int64_t)es, err, n))
-			return false;
+	const void *dst;
+	if (s->map) {   /* one run: the piece is the file's bytes */
+		dst = f->at[parity] = s->map + s->offset + (base + s->runs[0][0]) * (int64_t)es;
+		if (!s->touched[b])
+			touch(dst, (size_t)count * es);
+		s->touched[b] = true;
+	} else {
+		dst = f->at[parity] = f->host[parity];
+		char *raw = f->dt == SC_BF16 ? s->raw : f->host[parity];   /* bfloat16 is read as float32, then rounded */
+		for (int64_t r = 0; r < s->nruns[0]; r++)
+			if (!read_at(s->fd, raw + (size_t)(r * run) * es, (size_t)run * es,
+			             s->offset + (base + s->runs[0][r]) * (int64_t)es, err, n))
+				return false;
+	}
 	if (f->dt == SC_BF16)
-		sc_host_narrow(s->raw, dst, SC_BF16, count);
+		sc_host_narrow(s->raw, f->host[parity], SC_BF16, count);
 	else if (f->dt == SC_BOOL)   /* normalized to 0/1 */
 		for (int64_t i = 0; i < count; i++)
-			((unsigned char *)dst)[i] = ((unsigned char *)dst)[i] != 0;
+			((unsigned char *)f->host[parity])[i] = ((unsigned char *)f->host[parity])[i] != 0;
 	int64_t bad = f->bound >= 0 ? first_outside(dst, f->dt, count, f->bound) : -1;
 	if (bad < 0)
 		return true;
@@ -467,12 +511,16 @@ bool sc_src_read(sc_src *s, int64_t step, int parity, char *err, size_t n)
 {
 	s->bad_feed = 0;
 	if (s->kind == SC_SRC_ROWS)
-		return read_rows(s, step, s->feed[0]->host[parity], err, n);
-	for (int w = 0; w < 2; w++)
-		if (s->feed[w] && !read_tokens(s, w, step, s->feed[w]->host[parity], err, n)) {
+		return read_rows(s, step, parity, err, n);
+	for (int w = 0; w < 2; w++) {
+		if (!s->feed[w])
+			continue;
+		s->feed[w]->at[parity] = s->feed[w]->host[parity];
+		if (!read_tokens(s, w, step, s->feed[w]->host[parity], err, n)) {
 			s->bad_feed = w;
 			return false;
 		}
+	}
 	return true;
 }
 
@@ -496,6 +544,7 @@ struct sc_data {
 	double busy, waited, copied; /* seconds: the reader's; the steps' waiting for it, copying the pieces in */
 	double first, last;          /* when the first and the last step began */
 	int64_t first_step;          /* the first step read: 1, or after a resumed checkpoint's */
+	int parity;                  /* the step's (sc_data_step): which of a feed's host buffers is its */
 };
 
 sc_data *sc_data_new(sc_rt *rt)
@@ -674,8 +723,8 @@ void sc_data_start(sc_rt *rt, sc_data *d, int64_t first, int64_t steps)
 				s->feed[w]->src = d->nsrcs - 1;
 				size_t bytes = (size_t)sc_numel(s->feed[w]->ldims, s->feed[w]->ndim) * sc_dtype_size(s->feed[w]->dt);
 				s->feed[w]->bytes = bytes;
-				s->feed[w]->host[0] = xmalloc0(bytes);
-				s->feed[w]->host[1] = xmalloc0(bytes);
+				for (int k = 0; k < 2 && !s->map; k++)   /* slab memory on the cpu: the program reads it there */
+					s->feed[w]->host[k] = sc_be_host_memory ? sc_slab(rt, bytes) : xmalloc0(bytes);
 			}
 	}
 	sc_agree_or_exit(rt, ok, msg);
@@ -710,11 +759,11 @@ void sc_data_step(sc_rt *rt, sc_data *d, int64_t step)
 		snprintf(msg + at, sizeof msg - (size_t)at, "%s", d->err);
 	}
 	sc_agree_or_exit(rt, !d->err[0], msg);
-	int parity = (int)(step & 1);
+	d->parity = (int)(step & 1);
 	double t2 = now();
-	for (int i = 0; i < d->nfeeds; i++)
+	for (int i = 0; i < d->nfeeds && !sc_be_host_memory; i++)
 		if (d->feeds[i].src >= 0)
-			sc_from_host(rt, d->feeds[i].dst, d->feeds[i].host[parity], d->feeds[i].bytes);
+			sc_from_host(rt, d->feeds[i].dst, d->feeds[i].at[d->parity], d->feeds[i].bytes);
 	d->copied += now() - t2;
 	if (step < d->steps) {   /* the next batch, read while this step computes */
 		pthread_mutex_lock(&d->mu);
@@ -722,6 +771,15 @@ void sc_data_step(sc_rt *rt, sc_data *d, int64_t step)
 		pthread_cond_signal(&d->cv);
 		pthread_mutex_unlock(&d->mu);
 	}
+}
+
+void *sc_data_at(const sc_data *d, int k)
+{
+	if (k < 0 || k >= d->nfeeds)
+		SC_DIE("sc_data_at: input %d of %d", k, d->nfeeds);
+	const sc_feed *f = &d->feeds[k];
+	/* A mapped file's bytes are read-only: the program writes no input. */
+	return f->src >= 0 && sc_be_host_memory ? (void *)(uintptr_t)f->at[d->parity] : f->dst;
 }
 
 void sc_data_close(sc_rt *rt, sc_data *d)
@@ -749,9 +807,12 @@ void sc_data_close(sc_rt *rt, sc_data *d)
 			fflush(stdout);
 		}
 	}
-	for (int i = 0; i < d->nsrcs; i++)
+	for (int i = 0; i < d->nsrcs; i++) {
+		if (sc_be_host_memory)   /* the program's input pointers may still be in it (its results): mapped till exit */
+			d->srcs[i].map = NULL;
 		sc_src_close(&d->srcs[i]);
-	for (int i = 0; i < d->nfeeds; i++) {
+	}
+	for (int i = 0; i < d->nfeeds && !sc_be_host_memory; i++) {   /* slab memory stays: the program may still read it */
 		free(d->feeds[i].host[0]);
 		free(d->feeds[i].host[1]);
 	}

@@ -78,6 +78,8 @@ void sc_be_group_free(sc_rt *rt, sc_group *g)
 	(void)g;
 }
 
+const bool sc_be_host_memory = true;   /* tensors are host memory */
+
 void *sc_be_alloc(sc_rt *rt, size_t bytes)
 {
 	(void)rt;

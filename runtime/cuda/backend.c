@@ -252,6 +252,8 @@ void sc_be_group_free(sc_rt *rt, sc_group *g)
 	g->be = NULL;
 }
 
+const bool sc_be_host_memory = false;   /* tensors are device memory: --data copies each piece into the slab */
+
 void *sc_be_alloc(sc_rt *rt, size_t bytes)
 {
 	void *p = NULL;

@@ -114,7 +114,7 @@ Test(data, rows_piece_of_each_batch)
 			int64_t b = shuffle ? perm[(step - 1) % 5] : (step - 1) % 5;
 			cr_assert_eq(sc_src_batch(&s, step), b);
 			cr_assert(sc_src_read(&s, step, (int)(step & 1), err, sizeof err), "%s", err);
-			const float *got = f.host[step & 1];
+			const float *got = f.at[step & 1];
 			for (int i = 0; i < 3; i++)
 				for (int j = 0; j < 3; j++)
 					for (int k = 0; k < 2; k++)
@@ -128,6 +128,38 @@ Test(data, rows_piece_of_each_batch)
 	free(x);
 }
 
+/* A piece that is one run of the file (a batch split along dim 0 only) is
+ * the mapped file's bytes, no copy; one of several runs is read into host[]. */
+Test(data, rows_one_run_mapped)
+{
+	char path[64], err[512];
+	float x[30 * 12];
+	for (int i = 0; i < 30 * 12; i++)
+		x[i] = (float)i;
+	temp_npy(path, SC_F32, (const int64_t[]){30, 3, 4}, 3, x);
+	for (int split = 0; split < 2; split++) {   /* dim 0 only; dims 0 and 1 */
+		sc_feed f = feed("x", SC_F32, 3, (const int64_t[]){6, 3, 4}, (const int64_t[]){3, split, 0},
+		                 (const int64_t[]){3, 3 - 2 * split, 4}, -1);
+		sc_src s;
+		cr_assert(sc_src_open(&s, path, &f, NULL, true, 5, err, sizeof err), "%s", err);
+		cr_assert_eq(s.map != NULL, split == 0);
+		for (int64_t step = 1; step <= 7; step++) {
+			cr_assert(sc_src_read(&s, step, (int)(step & 1), err, sizeof err), "%s", err);
+			const float *got = f.at[step & 1];
+			cr_assert_eq(got == f.host[step & 1], split == 1);
+			int64_t b = sc_src_batch(&s, step), nj = 3 - 2 * split;
+			for (int i = 0; i < 3; i++)
+				for (int j = 0; j < nj; j++)
+					for (int k = 0; k < 4; k++)
+						cr_assert_eq(got[(i * nj + j) * 4 + k], x[((b * 6 + 3 + i) * 3 + split + j) * 4 + k],
+						             "split %d step %lld (%d, %d, %d)", split, (long long)step, i, j, k);
+		}
+		sc_src_close(&s);
+		feed_free(&f);
+	}
+	unlink(path);
+}
+
 /* A BFloat16 input reads '<f4' rows rounded to bfloat16; ids are checked
  * against their bound, the bad one named by its place in the file. */
 Test(data, rows_bf16_and_ids_outside)
@@ -139,7 +171,7 @@ Test(data, rows_bf16_and_ids_outside)
 	sc_src s;
 	cr_assert(sc_src_open(&s, path, &f, NULL, false, 0, err, sizeof err), "%s", err);
 	cr_assert(sc_src_read(&s, 2, 0, err, sizeof err), "%s", err);
-	const uint16_t *h = f.host[0];
+	const uint16_t *h = f.at[0];
 	cr_assert_eq(h[0], 0x3f82);   /* 1 + 1.5 2^-7, halfway: to even, 1 + 2^-6 */
 	cr_assert_eq(h[1], 0xc000);
 	sc_src_close(&s);
@@ -225,7 +257,7 @@ Test(data, token_formats)
 		cr_assert_eq(s.n, 100);
 		cr_assert(sc_src_read(&s, 3, 1, err, sizeof err), "%s", err);
 		for (int i = 0; i < 8; i++)   /* step 3: samples 4 and 5, at tokens 16 and 20 */
-			cr_assert_eq(((int32_t *)f.host[1])[i], tok(16 + i), "%s: %d", formats[k], i);
+			cr_assert_eq(((const int32_t *)f.at[1])[i], tok(16 + i), "%s: %d", formats[k], i);
 		sc_src_close(&s);
 		unlink(path);
 	}
@@ -267,12 +299,12 @@ Test(data, token_pieces_cut_samples)
 					for (int b = 0; b < 3; b++) {
 						int64_t g = (2 + a) * 6 + 3 + b;   /* the element's flat index in ids */
 						int64_t want = tok(sc_src_sample_start(&s, step, g / S) + g % S);
-						cr_assert_eq(((int64_t *)in.host[0])[a * 3 + b], want, "S %d step %lld ids (%d, %d)", S,
+						cr_assert_eq(((const int64_t *)in.at[0])[a * 3 + b], want, "S %d step %lld ids (%d, %d)", S,
 						             (long long)step, 2 + a, 3 + b);
 					}
 				for (int k = 0; k < 8; k++) {
 					int64_t g = 8 + k;
-					cr_assert_eq(((int32_t *)lab.host[0])[k], tok(sc_src_sample_start(&s, step, g / S) + g % S + 1),
+					cr_assert_eq(((const int32_t *)lab.at[0])[k], tok(sc_src_sample_start(&s, step, g / S) + g % S + 1),
 					             "S %d step %lld labels %lld", S, (long long)step, (long long)g);
 				}
 			}
