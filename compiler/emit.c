@@ -161,6 +161,10 @@ static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_
 			emit_forward(b, p, o, &a);
 		break;
 	}
+	if (l->fusion && l->fusion[i].rounds != DT_F32)   /* fuse.c, fold_widening_casts */
+		sb_printf(b, "\n\t\tsc_round(rt, %s, %s, %lld);   /* the product as its %s result would be */",
+		          p->cname[o->result], sc_dtype_name(l->fusion[i].rounds), (long long)numel(y),
+		          dtype_name(l->fusion[i].rounds));
 }
 
 /* `sc_cast(rt, x, x_dt, y, y_dt, n);` between value v and its Float32 copy at off. */

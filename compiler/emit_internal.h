@@ -16,6 +16,7 @@ struct Program {
 	const char *model;       /* the model file, named in comments (sb_c_comment) */
 	int64_t *offset;         /* (nvalues) byte offset in the slab */
 	int *view;               /* (nvalues) the value whose buffer this one shares (copied_value), -1 none */
+	int *in_place;           /* (nvalues) the value whose buffer this one overwrites (plan_in_place), -1 none */
 	int64_t *state;          /* (nparams) optimizer state's offset (Adam: m, then v); -1 none */
 	int64_t *acc;            /* (nvalues) an accumulated gradient's Float32 sum's offset, -1; NULL without */
 	int64_t slab_bytes, persistent_bytes, scratch;  /* scratch: the offset of one op's temporary */

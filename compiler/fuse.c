@@ -60,6 +60,7 @@ typedef struct {
 } Mark;
 
 static void fold_transposes(Lowered *l, Mark *mk);
+static void fold_widening_casts(Lowered *l);
 static void fuse_norm_grads(Lowered *l, Mark *mk, const int *first, const int *prev);
 static int *previous_adjoints(const Lowered *l);
 static int chain_operands(const Lowered *l, const int *m, int n, int *ins);
@@ -389,6 +390,75 @@ void fuse_operators(Lowered *l)
 	rewrite(l, mk, prev);
 	free(prev);
 	free(mk);
+	fold_widening_casts(l);
+}
+
+/* ---- half products written in Float32 for the Cast that widens them ----
+ *
+ * A MatMul on two half operands whose result only a Cast to Float32 reads
+ * (a language model's logits, widened for the cross-entropy; a weight's
+ * gradient, widened for its Float32 parameter): the product writes the
+ * Float32 value itself, rounded in place to the half type (sc_round), so the
+ * numbers are the ones the Cast made, without the half buffer beside the
+ * Float32 one at the step's peak. Its result becomes a Float32 value and the
+ * Cast copies nothing (plan.c: a view). Readers are counted as the grad
+ * column says (plan.c's lives do the same). */
+/* A MatMul (or a MatMul's adjoint) of two operands of one half type
+ * writing that type: plan.c's matmul_rounds for the kind folded here. */
+static bool half_product(const Lowered *l, const LOp *o)
+{
+	int a, b;
+	if (o->op != OP_MATMUL || (o->grad != GRAD_NONE && o->grad != GRAD_ADJOINT))
+		return false;
+	if (o->grad == GRAD_NONE)
+		a = o->in[0], b = o->in[1];
+	else
+		a = o->in[0], b = differentiated(l, o)->in[1 - o->k];   /* dy, the other operand */
+	DType t = l->values[a].type.dtype;
+	return dtype_is_half(t) && l->values[b].type.dtype == t && l->values[o->result].type.dtype == t;
+}
+
+static void fold_widening_casts(Lowered *l)
+{
+	int nv = l->nvalues;
+	int *readers = xcalloc((size_t)(nv ? nv : 1), sizeof *readers), *reader = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		l->fusion[i].rounds = DT_F32;
+		if (op_shadow(l, i))
+			continue;
+		for (int k = 0; k < o->nin; k++)
+			readers[o->in[k]]++, reader[o->in[k]] = i;
+		if (o->grad == GRAD_ADJOINT) {
+			const LOp *f = differentiated(l, o);
+			for (int k = 0; k < f->nin && (op_info[f->op].grad & GR_X); k++)
+				readers[f->in[k]] += 2;
+			if (op_info[f->op].grad & GR_Y)
+				readers[f->result] += 2;
+		}
+	}
+	for (int k = 0; k < l->nret; k++)
+		readers[l->rets[k]] += 2;
+	if (l->loss >= 0)
+		readers[l->loss] += 2;
+	for (int v = 0; l->grad && v < l->nparams; v++)
+		if (l->grad[v] >= 0)
+			readers[l->grad[v]] += 2;
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		if (!half_product(l, o) || op_shadow(l, i) || readers[o->result] != 1)
+			continue;
+		const LOp *c = &l->ops[reader[o->result]];
+		bool widens = c->op == OP_CAST && (c->grad == GRAD_NONE || c->grad == GRAD_ADJOINT) &&
+		              l->values[c->result].type.dtype == DT_F32;
+		if (!widens || op_shadow(l, reader[o->result]))
+			continue;
+		LValue *r = &l->values[o->result];
+		l->fusion[i].rounds = r->type.dtype;
+		r->type.dtype = DT_F32;
+	}
+	free(readers);
+	free(reader);
 }
 
 /* ---- Transposes folded into BatchMatMul strides ---- */

@@ -246,10 +246,18 @@ static void mark_uses(const Lowered *l, const LOp *o, int at, int *last)
 	for (int k = 0; k < o->nin; k++)
 		last[o->in[k]] = at;
 	if (o->grad == GRAD_ADJOINT) {
+		/* f's operands, f's result, as f's row's grad column says (ops.h:
+		 * what emit_adjoint.c reads, and all that a half adjoint has widened
+		 * for it: plan.c, widened). So a Softmax's input, a Cast's and a
+		 * product's result die with their forward readers; a language
+		 * model's logits end at the cross-entropy's gradient, which can take
+		 * their buffer (plan_in_place). */
 		const LOp *f = differentiated(l, o);
-		for (int k = 0; k < f->nin; k++)
+		GradReads r = op_info[f->op].grad;
+		for (int k = 0; k < f->nin && (r & GR_X); k++)
 			last[f->in[k]] = at;
-		last[f->result] = at;
+		if (r & GR_Y)
+			last[f->result] = at;
 	}
 }
 
@@ -342,11 +350,12 @@ static bool same_value_kind(const Lowered *l, int a, int b)
 static int copied_value(const Lowered *l, const LOp *o)
 {
 	bool copies = false;
+	bool same_type = l->values[o->in[0]].type.dtype == l->values[o->result].type.dtype;   /* a Cast folded */
 	if (o->grad == GRAD_NONE && !o->step)
-		copies = op_info[o->op].view == V_VIEW;
+		copies = op_info[o->op].view == V_VIEW || (o->op == OP_CAST && same_type);
 	else if (o->grad == GRAD_ADJOINT) {
 		OpKind f = differentiated(l, o)->op;
-		copies = op_info[f].view == V_VIEW || (f == OP_BIAS_ADD && o->k == 0) ||
+		copies = op_info[f].view == V_VIEW || (f == OP_BIAS_ADD && o->k == 0) || (f == OP_CAST && same_type) ||
 		         ((f == OP_ADD || (f == OP_SUB && o->k == 0)) && o->nin == 1 && same_value_kind(l, o->in[0], o->result));
 	}
 	if (!copies || value_bytes(&l->values[o->in[0]]) != value_bytes(&l->values[o->result]))
@@ -385,6 +394,31 @@ static void plan_views(Program *p, int *last, const bool *unbuffered)
 	for (int v = 0; v < l->nvalues; v++)
 		if (p->view[v] >= 0 && last[v] > last[p->view[v]])
 			last[p->view[v]] = last[v];
+}
+
+/* In place: a cross-entropy's gradient overwrites the logits it is
+ * computed from where nothing reads them after (llm.c's fused classifier
+ * does the same): its kernels read each row whole before writing it, each
+ * element before it is overwritten. The logits are the largest values of a
+ * language model's step (rows x vocabulary), so this halves its peak there.
+ * p->in_place[v]: the value whose buffer v takes, or -1. */
+static void plan_in_place(Program *p, int *last, const bool *unbuffered)
+{
+	const Lowered *l = p->l;
+	int *shared = p->in_place;
+	for (int v = 0; v < l->nvalues; v++)
+		shared[v] = -1;
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		if (o->grad != GRAD_ADJOINT || o->op != OP_SPARSE_SOFTMAX_CE || o->k != 0 || op_shadow(l, i))
+			continue;
+		int x = differentiated(l, o)->in[0], root = p->view[x] >= 0 ? p->view[x] : x;
+		if (root < l->nparams || unbuffered[root] || last[root] != i || p->view[o->result] >= 0 ||
+		    value_bytes(&l->values[x]) != value_bytes(&l->values[o->result]))
+			continue;
+		shared[o->result] = root;
+		last[root] = last[o->result];
+	}
 }
 
 static void plan_buffers(Program *p)
@@ -428,6 +462,11 @@ static void plan_buffers(Program *p)
 		unbuffered[l->ops[i].result] = l->ops[i].op == OP_FUSED && !l->fusion[i].writes;
 		mark_uses(l, &l->ops[i], i, last);
 	}
+	for (int i = 0; i < nops; i++) {   /* a fused kernel stores a placeholder's result where it runs */
+		int into = l->fusion ? l->fusion[i].into : -1, v = l->ops[i].result;
+		if (l->ops[i].op == OP_FUSED && l->fusion[i].writes && into > last[v])
+			last[v] = into;
+	}
 	if (l->loss >= 0 && last[l->loss] < l->nfwd)
 		last[l->loss] = l->nfwd;
 	for (int v = 0; l->grad && v < l->nparams; v++)
@@ -437,6 +476,9 @@ static void plan_buffers(Program *p)
 		last[l->rets[k]] = nops + 1;
 	p->view = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));
 	plan_views(p, last, unbuffered);
+	p->in_place = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));
+	plan_in_place(p, last, unbuffered);
+	const int *shared = p->in_place;
 	/* Each buffer's life: from its operator to its last reader. */
 	int *def = xcalloc((size_t)(nv ? nv : 1), sizeof *def);   /* 0 for one only a shadow defines: from the start */
 	int64_t scratch = 0;
@@ -454,7 +496,7 @@ static void plan_buffers(Program *p)
 	int n = 0;
 	for (int v = l->nparams; v < nv; v++) {
 		p->offset[v] = -1;
-		if (last[v] >= 0 && !unbuffered[v] && p->view[v] < 0)
+		if (last[v] >= 0 && !unbuffered[v] && p->view[v] < 0 && shared[v] < 0)
 			value[n] = v, size[n] = aligned(value_bytes(&l->values[v])), from[n] = def[v], to[n++] = last[v];
 	}
 	int64_t transient = place_lives(n, size, from, to, off);
@@ -465,6 +507,9 @@ static void plan_buffers(Program *p)
 	free(to);
 	free(size);
 	free(off);
+	for (int v = l->nparams; v < nv; v++)   /* before the views: one may be of a value computed in place */
+		if (shared[v] >= 0)
+			p->offset[v] = p->offset[shared[v]];
 	for (int v = l->nparams; v < nv; v++)
 		if (p->view[v] >= 0)
 			p->offset[v] = p->offset[p->view[v]];
@@ -852,6 +897,7 @@ void emit_free(Program *p)
 {
 	free(p->offset);
 	free(p->view);
+	free(p->in_place);
 	free(p->state);
 	free(p->acc);
 	free(p->partition);
@@ -872,6 +918,11 @@ int64_t emit_slab_bytes(const Program *p)
 int64_t emit_offset(const Program *p, int value)
 {
 	return p->offset[value];
+}
+
+int emit_in_place_of(const Program *p, int value)
+{
+	return p->in_place[value];
 }
 
 int emit_view_of(const Program *p, int value)

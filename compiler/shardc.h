@@ -809,6 +809,9 @@ typedef struct Fusion {
 	TransposeFold fold;      /* TransposeFolded: which of its two values keeps its layout */
 	int first;               /* a fused kernel: its first placeholder (fused_parts), -1 */
 	int next;                /* a placeholder: the next one of its kernel, -1 */
+	DType rounds;            /* a half MatMul (or adjoint) writing Float32 for the Cast that only widened its
+	                            result (fold_widening_casts): the half type it rounds that result to;
+	                            DT_F32: none */
 } Fusion;
 
 enum { MAX_PARTS = 16 };   /* placeholders one fused kernel computes: a chain's members but its last */
@@ -874,6 +877,7 @@ void emit_free(Program *p);
 int64_t emit_slab_bytes(const Program *p);
 int64_t emit_offset(const Program *p, int value);   /* where value's buffer starts in the slab */
 int emit_view_of(const Program *p, int value);       /* the value whose buffer it shares (a copy not made), -1 none */
+int emit_in_place_of(const Program *p, int value);   /* the value its operator overwrites with it, -1 none */
 /* emit.c: program.c, the SPMD body every rank runs, reading the rank's numbers
  * from its table; rank_<r>.c: rank r's table. build_files.c: ranks.c, the
  * tables by rank, the Makefile and run.sh. */

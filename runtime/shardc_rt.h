@@ -576,6 +576,11 @@ void sc_strided_slice(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int6
  * Float to int truncates toward zero (NaN 0, saturating), anything to bool
  * is != 0, integers to 2-byte floats go through double. */
 void sc_cast(sc_rt *rt, const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n);
+/* Each of n Float32 values rounded, in place, to the nearest value of the
+ * half type dt (ties to even), as sc_cast to dt and back would leave it: a
+ * half product written as Float32 for a Float32 reader (compiler/fuse.c,
+ * the half result a Cast only widened) without a half copy in memory. */
+void sc_round(sc_rt *rt, float *x, sc_dtype dt, int64_t n);
 
 /* ---- computed constants (docs/operators.md, Computed constants) ----
  * Each writes one rank's piece of a value the program computes instead of

@@ -530,6 +530,12 @@ void sc_cast(sc_rt *rt, const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, in
 	sc_cpu_cast(x, x_dt, y, y_dt, n);
 }
 
+void sc_round(sc_rt *rt, float *x, sc_dtype dt, int64_t n)
+{
+	(void)rt;
+	sc_cpu_round(x, dt, n);
+}
+
 void sc_sparse_softmax_ce(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt, float *loss,
                           int64_t n, int64_t c)
 {

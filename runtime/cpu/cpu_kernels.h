@@ -84,6 +84,7 @@ void sc_cpu_strided_slice(sc_dtype dt, const void *x, void *y, const int64_t *di
 void sc_cpu_strided_slice_grad(const float *dy, float *dx, const int64_t *dims, int ndim, const int64_t *begin,
                                const int64_t *end, const int64_t *strides);
 void sc_cpu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n);
+void sc_cpu_round(float *x, sc_dtype dt, int64_t n);
 
 void sc_cpu_sparse_softmax_ce(const float *logits, const void *labels, sc_dtype label_dt, float *loss, int64_t n,
                               int64_t c);

@@ -1359,6 +1359,20 @@ static float float_at(const void *x, sc_dtype dt, int64_t i)
 	     : dt == SC_F16 ? sc_f16_to_float(((const uint16_t *)x)[i]) : sc_bf16_to_float(((const uint16_t *)x)[i]);
 }
 
+void sc_cpu_round(float *x, sc_dtype dt, int64_t n)
+{
+	enum { CHUNK = 1 << 12 };
+	if (!sc_is_half(dt))
+		SC_DIE("sc_round: to %s, not a half type", sc_dtype_name(dt));
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
+	for (int64_t i = 0; i < n; i += CHUNK) {   /* through a half buffer on the stack, a chunk at a time */
+		uint16_t h[CHUNK];
+		int64_t m = n - i < CHUNK ? n - i : CHUNK;
+		sc_host_narrow(x + i, h, dt, m);
+		sc_host_widen(h, dt, x + i, m);
+	}
+}
+
 void sc_cpu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n)
 {
 	/* Between Float32 and a half type (every half operand, in mixed precision

@@ -1097,6 +1097,14 @@ void sc_cast(sc_rt *rt, const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, in
 	SC_CUDA_CHECK(sc_cu_cast(x, x_dt, y, y_dt, n, cu(rt)->stream));
 }
 
+void sc_round(sc_rt *rt, float *x, sc_dtype dt, int64_t n)
+{
+	PROFILE(rt, "Cast", 0, 8.0 * (double)n, SC_PEAK_MEM);
+	if (!sc_is_half(dt))
+		SC_DIE("sc_round: to %s, not a half type", sc_dtype_name(dt));
+	SC_CUDA_CHECK(sc_cu_round(x, dt, n, cu(rt)->stream));
+}
+
 static int label64(sc_dtype dt)
 {
 	if (dt != SC_I32 && dt != SC_I64)

@@ -113,6 +113,7 @@ typedef struct {
 } sc_cu_chain;
 cudaError_t sc_cu_ew_chain(const sc_cu_chain *ch, int64_t rows, int64_t cols, cudaStream_t s);
 cudaError_t sc_cu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n, cudaStream_t s);
+cudaError_t sc_cu_round(float *x, sc_dtype dt, int64_t n, cudaStream_t s);
 
 cudaError_t sc_cu_sparse_ce(const float *logits, const void *labels, int label64, float *loss, int64_t n, int64_t c,
                             cudaStream_t s);

@@ -528,6 +528,13 @@ __global__ void cast_k(const S *x, D *y, int64_t n)
 	GRID_LOOP(i, n) y[i] = convert<S, D>(x[i]);
 }
 
+/* x rounded in place to the half type H and widened back (sc_round) */
+template <typename H>
+__global__ void round_k(float *x, int64_t n)
+{
+	GRID_LOOP(i, n) x[i] = widen(convert<float, H>(x[i]));
+}
+
 /* cast_k four elements a thread: one 16-byte load and one 8-byte store
  * between float32 and the 2-byte floats */
 template <typename S, typename D>
@@ -1144,6 +1151,17 @@ cudaError_t sc_cu_ew_chain(const sc_cu_chain *ch, int64_t rows, int64_t cols, cu
 	int64_t n = rows * cols, per = (int64_t)EW_THREADS * EW_E, blocks = (n + per - 1) / per;
 	size_t values = (size_t)(ch->nin + ch->nsteps) * EW_E * EW_THREADS * sizeof(float);
 	ew_chain_k<<<(int)(blocks > 65535 ? 65535 : blocks), EW_THREADS, values, s>>>(*ch, n, cols);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_round(float *x, sc_dtype dt, int64_t n, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	if (dt == SC_F16)
+		round_k<f16><<<blocks_for(n), THREADS, 0, s>>>(x, n);
+	else
+		round_k<bf16><<<blocks_for(n), THREADS, 0, s>>>(x, n);
 	return cudaGetLastError();
 }
 

@@ -665,6 +665,11 @@ static void test_half(void)
 		sc_cpu_cast(wc, SC_F32, hs, dt, M * N);
 		twin_half("half matmul", dt, dhc, hc, M * N);
 		twin_half("half sigmoid", dt, dhs, hs, M * N);
+		float *dr, *r = rnd(M * K, -300, 300, &dr);   /* in place: the values as the half type has them */
+		sc_round(rt, dr, dt, M * K);
+		sc_cpu_round(r, dt, M * K);
+		twin("round to half", dr, r, M * K, 0);
+		free(r);
 		free(a), free(b), free(ha), free(hb), free(hc), free(hs), free(wa), free(wb), free(wc);
 		used = 0;
 	}

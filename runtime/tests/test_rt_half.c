@@ -210,6 +210,29 @@ Test(half, bulk_widen_and_narrow)
 	cr_assert_str_eq(sc_dtype_name(SC_BF16), "bfloat16");
 }
 
+/* sc_cpu_round leaves each Float32 value as a cast to the half type and
+ * back would: every value a hair either side of each midpoint of a range of
+ * neighbours, infinities, NaN, beyond the chunk it works in. */
+Test(half, round_in_place_is_a_cast_there_and_back)
+{
+	enum { N = 5000 };
+	static float x[N], want[N];
+	static uint16_t h[N];
+	for (sc_dtype dt = SC_F16; dt <= SC_BF16; dt++) {
+		for (int i = 0; i < N; i++)
+			x[i] = (float)(sin(0.731 * i) * (i % 7 == 0 ? 70000.0 : 3.0));
+		x[0] = INFINITY, x[1] = -INFINITY, x[2] = NAN, x[3] = 1.0f + 0x1p-11f, x[4] = 1.0f + 0x1p-8f;
+		sc_cpu_cast(x, SC_F32, h, dt, N);
+		sc_cpu_cast(h, dt, want, SC_F32, N);
+		sc_cpu_round(x, dt, N);
+		cr_assert(isnan(x[2]));
+		x[2] = want[2] = 0;
+		cr_assert_arr_eq(x, want, sizeof x, "%s", sc_dtype_name(dt));
+	}
+	cr_assert_eq(x[3], 1.0f);   /* bfloat16, the last: 1 + 2^-11 is below the midpoint */
+	cr_assert_eq(x[4], 1.0f);   /* 1 + 2^-8 is the midpoint: to even, 1 */
+}
+
 /* ---- arithmetic on half values: the emitted programs' pattern ----
  * An operator on Float16/BFloat16 operands is widen (sc_cast), the float32
  * kernel, narrow (sc_cast) once. Against the exact (double) result rounded

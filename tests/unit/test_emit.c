@@ -49,6 +49,18 @@ static int64_t bytes_of(const LValue *v)
 	return n;
 }
 
+/* The value whose buffer v's is: through views and values computed in
+ * place (a cross-entropy's gradient over its logits, which end there). */
+static int root_buffer(const Program *p, int v)
+{
+	for (;;) {
+		int s = emit_view_of(p, v) >= 0 ? emit_view_of(p, v) : emit_in_place_of(p, v);
+		if (s < 0)
+			return v;
+		v = s;
+	}
+}
+
 static void expect_plan(const char *path, const char *mode)
 {
 	Run *r;
@@ -65,12 +77,18 @@ static void expect_plan(const char *path, const char *mode)
 		def[o->result] = last[o->result] = i;
 		for (int k = 0; k < o->nin; k++)   /* a fused operator's: what its group reads from outside */
 			last[o->in[k]] = i;
-		if (o->grad == GRAD_ADJOINT) {   /* the operator as it was before fusion */
+		if (o->grad == GRAD_ADJOINT) {   /* the operator as it was before fusion, as its grad column says */
 			const LOp *f = differentiated(l, o);
-			for (int k = 0; k < f->nin; k++)
+			for (int k = 0; k < f->nin && (op_info[f->op].grad & GR_X); k++)
 				last[f->in[k]] = i;
-			last[f->result] = i;
+			if (op_info[f->op].grad & GR_Y)
+				last[f->result] = i;
 		}
+	}
+	for (int i = 0; i < l->nops; i++) {   /* a stored placeholder is written where its kernel runs */
+		const LOp *o = &l->ops[i];
+		if (o->op == OP_FUSED && l->fusion[i].writes && l->fusion[i].into > last[o->result])
+			last[o->result] = l->fusion[i].into;
 	}
 	if (l->loss >= 0 && last[l->loss] < l->nfwd)
 		last[l->loss] = l->nfwd;
@@ -112,8 +130,8 @@ static void expect_plan(const char *path, const char *mode)
 				continue;
 			bool alive_together = def[u] <= last[v] && def[v] <= last[u];
 			int64_t uo = emit_offset(p, u), us = bytes_of(&l->values[u]);
-			int ru = emit_view_of(p, u) >= 0 ? emit_view_of(p, u) : u, rv = emit_view_of(p, v) >= 0 ? emit_view_of(p, v) : v;
-			if (ru == rv) {   /* a view and its source, or two views of one value */
+			int ru = root_buffer(p, u), rv = root_buffer(p, v);
+			if (ru == rv) {   /* a view and its source, two views of one value, a value computed in place */
 				cr_assert(uo == off && us == size, "%s: view %%%s is not where %%%s is", path, l->values[v].name,
 				          l->values[u].name);
 				continue;
@@ -832,6 +850,34 @@ Test(text, select_and_its_gradients)
 	free(t);
 }
 
+/* A language model's head in bfloat16: the product whose half result only
+ * the cross-entropy's Cast widens writes Float32 and rounds it in place,
+ * the Cast a view; the weight's gradient likewise; the cross-entropy's
+ * gradient overwrites the logits, which end there. */
+Test(text, half_logits_written_float32_and_their_gradient_in_place)
+{
+	char *t = rank_text_of("context { device_num: 1, parallel_mode: \"stand_alone\", precision: \"bf16\" }\n"
+	                       "graph @m(%x: <Tensor[Float32], (8, 16)> = uniform(-1, 1),\n"
+	                       "         %labels: <Tensor[Int32], (8,)> = randint(0, 32),\n"
+	                       "         %w: <Parameter[Float32], (16, 32)> = normal(0.5)) {\n"
+	                       "  %logits = MatMul(%x, %w)\n"
+	                       "  %loss = SparseSoftmaxCrossEntropyWithLogits(%logits, %labels)\n"
+	                       "  return %loss\n"
+	                       "}\n"
+	                       "train { loss: %loss, optimizer: SGD(learning_rate: 0.1) }\n",
+	                       0);
+	expect_line(t, "sc_matmul_half(rt, SC_BF16, x_bf16, w_bf16, logits, SC_F32, 8, 32, 16, 0, 0);");
+	expect_line(t, "sc_round(rt, logits, SC_BF16, 256);   /* the product as its BFloat16 result would be */");
+	expect_line(t, "/* %logits.f32: %logits's bytes, in its buffer (no copy) */");
+	expect_line(t, "sc_matmul_half(rt, SC_BF16, x_bf16, grad_logits, grad_w_bf16, SC_F32, 16, 32, 8, 1, 0);");
+	expect_line(t, "sc_round(rt, grad_w_bf16, SC_BF16, 512);   /* the product as its BFloat16 result would be */");
+	expect_line(t, "/* %grad_w: %grad_w.bf16's bytes, in its buffer (no copy) */");
+	const char *a = strstr(t, "float *const logits_f32 = (float *)(slab + "), *b = strstr(t, "float *const grad_logits_f32 = (float *)(slab + ");
+	cr_assert(a && b, "%s", t);
+	cr_assert_eq(atoll(strchr(a, '+') + 1), atoll(strchr(b, '+') + 1), "the gradient is not over the logits:\n%s", t);
+	free(t);
+}
+
 /* RotaryPositionEmbedding: one sc_rotary call forward, the transposed one
  * for x's gradient; a parameter sin broadcast over the heads takes the
  * forward with dy for sin and zeros for cos, in scratch, summed down to its
@@ -853,8 +899,8 @@ Test(text, rotary_and_its_gradients)
 	expect_line(t, "sc_rotary(rt, 1, 1, grad_y, (const int64_t[]){1, 2, 2, 4}, c, (const int64_t[]){1, 1, 2, 4}, s, "
 	               "(const int64_t[]){1, 1, 2, 4}, grad_x);");
 	expect_line(t, "sc_rotary(rt, 1, 0, x, (const int64_t[]){1, 2, 2, 4}, NULL, (const int64_t[]){1, 2, 2, 4}, grad_y, "
-	               "(const int64_t[]){1, 2, 2, 4}, (float *)(slab + 2048));");
-	expect_line(t, "sc_sum_to_shape(rt, (float *)(slab + 2048), (const int64_t[]){1, 2, 2, 4}, 4, grad_s, "
+	               "(const int64_t[]){1, 2, 2, 4}, (float *)(slab + 1792));");
+	expect_line(t, "sc_sum_to_shape(rt, (float *)(slab + 1792), (const int64_t[]){1, 2, 2, 4}, 4, grad_s, "
 	               "(const int64_t[]){1, 1, 2, 4}, 4);");
 	expect_no_line(t, "grad_c");
 	free(t);
