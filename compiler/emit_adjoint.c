@@ -127,6 +127,9 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_printf(b, "sc_select(rt, %s, %s, %s, %s, %lld);", x0, k == 1 ? dy : "NULL", k == 2 ? dy : "NULL", dx,
 		          (long long)n);
 		return;
+	case OP_FLASH_ATTENTION:   /* FlashAttention-2's backward for q, k or v, the row statistics recomputed */
+		emit_flash_attention(b, p, f, fa, k, dy, dx);
+		return;
 	case OP_ROTARY: {
 		/* dx = dy cos - rotate(dy sin): the rotation's transpose is its
 		 * negation. dcos = dy x and dsin = dy rotate(x), each summed down

@@ -202,6 +202,9 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 	case OP_SELECT:   /* cond ? x : y, one shape */
 		sb_printf(b, "sc_select(rt, %s, %s, %s, %s, %lld);", x0, x1, p->cname[o->in[2]], y, (long long)numel(yv));
 		break;
+	case OP_FLASH_ATTENTION:   /* softmax(scale q k^T, masked) v, tiled: no (S, S_kv) buffer */
+		emit_flash_attention(b, p, o, a, -1, NULL, y);
+		break;
 	case OP_ROTARY:   /* x cos + rotate(x) sin, cos and sin broadcast */
 		emit_rotary(b, p, a->mode, 0, o->in[0], o->in[1], o->in[2], y);
 		break;

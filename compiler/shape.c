@@ -453,6 +453,59 @@ static Span attr_span(Infer *x, const char *name)
 	return v ? v->span : x->n->op_span;
 }
 
+/* FlashAttentionScore(q, k, v[, attn_mask]), layout BNSD: q (B, N, S, D), k
+ * and v (B, N, S_kv, D), all of one float type; attn_mask Bool or float (1:
+ * masked out), (S, S_kv), (B or 1, N or 1, S, S_kv). head_num is N; a causal
+ * sparse_mode wants S == S_kv. */
+static bool infer_flash_attention(Infer *x, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	const Type *q = in_type(x, 0), *k = in_type(x, 1), *v = in_type(x, 2);
+	if (!need_attr(x, ATTR_HEAD_NUM) || !need_float(x, 0) || !same_dtype(x, 0, 1) || !same_dtype(x, 0, 2))
+		return false;
+	if (q->rank != 4 || k->rank != 4 || v->rank != 4) {
+		ERR(x, x->n->op_span, "FlashAttentionScore: q, k and v must be 4-D in input_layout \"BNSD\": q (B, N, S, D), "
+		    "k and v (B, N, S_kv, D); they are %s, %s and %s", DIMS(q), DIMS(k), DIMS(v));
+		return false;
+	}
+	if (!type_equal(k, v) || k->dims[0] != q->dims[0] || k->dims[1] != q->dims[1] || k->dims[3] != q->dims[3]) {
+		ERR(x, x->n->op_span, "FlashAttentionScore: k and v must be (B, N, S_kv, D) of q's B, N and D; q is %s, k %s, "
+		    "v %s", DIMS(q), DIMS(k), DIMS(v));
+		return false;
+	}
+	if (a->head_num != q->dims[1]) {
+		ERR(x, attr_span(x, "head_num"), "FlashAttentionScore: head_num %lld is not q's number of heads, %lld (q %s "
+		    "in BNSD)", (long long)a->head_num, (long long)q->dims[1], DIMS(q));
+		return false;
+	}
+	if (a->sparse_mode != 0 && q->dims[2] != k->dims[2]) {
+		ERR(x, attr_span(x, "sparse_mode"), "FlashAttentionScore: causal sparse_mode %lld wants as many queries as "
+		    "keys; S is %lld, S_kv %lld", (long long)a->sparse_mode, (long long)q->dims[2], (long long)k->dims[2]);
+		return false;
+	}
+	if (x->n->nin == 4) {
+		const Type *m = in_type(x, 3);
+		if (m->dtype != DT_BOOL && !dtype_is_float(m->dtype)) {
+			ERR(x, in_span(x, 3), "FlashAttentionScore: attn_mask must be Bool or a float type (1 masks out), not %s",
+			    dtype_name(m->dtype));
+			return false;
+		}
+		bool ok = (m->rank == 2 || m->rank == 4) && m->dims[m->rank - 2] == q->dims[2] &&
+		          m->dims[m->rank - 1] == k->dims[2];
+		if (ok && m->rank == 4)
+			ok = (m->dims[0] == 1 || m->dims[0] == q->dims[0]) && (m->dims[1] == 1 || m->dims[1] == q->dims[1]);
+		if (!ok) {
+			ERR(x, in_span(x, 3), "FlashAttentionScore: attn_mask must be (S, S_kv) or (B or 1, N or 1, S, S_kv), here "
+			    "(%lld, %lld) or (%lld or 1, %lld or 1, %lld, %lld); it is %s", (long long)q->dims[2],
+			    (long long)k->dims[2], (long long)q->dims[0], (long long)q->dims[1], (long long)q->dims[2],
+			    (long long)k->dims[2], DIMS(m));
+			return false;
+		}
+	}
+	*out = *q;
+	return true;
+}
+
 /* Arange's whole range: count elements start + i step, numpy's and
  * MindSpore's ops.arange (stop excluded). An integer type takes integer
  * start, stop and step (exact below 2^53); every element must fit. */
@@ -644,7 +697,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 		return true;
 	}
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
-	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_ROTARY: case OP_DROPOUT: case OP_SOFTMAX:
+	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_ROTARY: case OP_FLASH_ATTENTION: case OP_DROPOUT: case OP_SOFTMAX:
 	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
 	case OP_FLATTEN: case OP_GATHER: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
@@ -728,6 +781,8 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_select(x, out);
 	case OP_ROTARY:
 		return infer_rotary(x, out);
+	case OP_FLASH_ATTENTION:
+		return infer_flash_attention(x, out);
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX: {
 		int64_t axis;
 		if (n->a.axis_is_tuple && n->a.naxes != 1) {
