@@ -334,7 +334,7 @@ static void fusion_mark(StrBuf *b, const Lowered *l, int i, bool clause)
 		                                            : "%sfolded: no copy; a BatchMatMul wrote %%%s through strides",
 		          lead, l->values[l->fusion[i].fold == FOLD_READ ? o->result : o->in[0]].name);
 		break;
-	case OP_BATCH_MATMUL_STRIDED: case OP_NORM_GRAD:   /* no mark: the operators around say it */
+	case OP_BATCH_MATMUL_STRIDED: case OP_NORM_GRAD: case OP_FLASH_ATTENTION_GRAD:   /* no mark: the operators around say it */
 	OP_CASES(OP_TABLE)                                        /* the language's: nothing fused */
 	case OP_COUNT:
 		break;

@@ -75,18 +75,16 @@ void emit_rotary(StrBuf *b, const Program *p, int64_t mode, int transpose, int x
 }
 
 /* FlashAttentionScore's kernel for forward operator f (q, k, v[,
- * attn_mask], attributes a): its forward into y (a name) when wrt < 0, else
- * the gradient of input wrt (0 q, 1 k, 2 v) into y from f's result and dy.
- * The mask goes as 4-D dims, a 2-D (S, S_kv) one as (1, 1, S, S_kv). */
-void emit_flash_attention(StrBuf *b, const Program *p, const LOp *f, const Attrs *a, int wrt, const char *dy,
-                          const char *y)
+ * attn_mask], attributes a): its forward into y (a name) when grads is
+ * NULL, else the gradients into grads[0..3) (names, "NULL" for those not
+ * wanted: q's, k's, v's) from f's result and dy. The mask goes as 4-D
+ * dims, a 2-D (S, S_kv) one as (1, 1, S, S_kv). */
+void emit_flash_attention(StrBuf *b, const Program *p, const LOp *f, const Attrs *a, const char *const *grads,
+                          const char *dy, const char *y)
 {
 	const Lowered *l = p->l;
 	const LValue *q = &l->values[f->in[0]], *k = &l->values[f->in[1]];
-	if (wrt < 0)
-		sb_puts(b, "sc_flash_attention(rt, ");
-	else
-		sb_printf(b, "sc_flash_attention_grad(rt, %d, ", wrt);
+	sb_puts(b, grads ? "sc_flash_attention_grad(rt, " : "sc_flash_attention(rt, ");
 	sb_printf(b, "%s, %s, %s, ", p->cname[f->in[0]], p->cname[f->in[1]], p->cname[f->in[2]]);
 	if (f->nin == 4) {
 		const LValue *m = &l->values[f->in[3]];
@@ -98,10 +96,11 @@ void emit_flash_attention(StrBuf *b, const Program *p, const LOp *f, const Attrs
 		sb_puts(b, ", ");
 	} else
 		sb_puts(b, "NULL, 0, NULL, ");
-	if (wrt >= 0)
-		sb_printf(b, "%s, %s, ", p->cname[f->result], dy);
+	if (grads)
+		sb_printf(b, "%s, %s, %s, %s, %s, ", p->cname[f->result], dy, grads[0], grads[1], grads[2]);
+	else
+		sb_printf(b, "%s, ", y);
 	int64_t dims[5] = {q->type.dims[0], q->type.dims[1], q->type.dims[2], k->type.dims[2], q->type.dims[3]};
-	sb_printf(b, "%s, ", y);
 	dims_lit(b, dims, 5);
 	sb_printf(b, ", %.9gf, %d);", (double)(float)a->scale_value, a->sparse_mode != 0);
 }

@@ -173,6 +173,7 @@
  *   BATCH_MATMUL_STRIDED a BatchMatMul (or its adjoint) reading or writing a folded Transpose's value
  *   TRANSPOSE_FOLDED  a Transpose (or its adjoint) that copies nothing: its values share a buffer
  *   NORM_GRAD         a normalizer's adjoint writing the other inputs' gradients too
+ *   FLASH_ATTENTION_GRAD a FlashAttentionScore's adjoint writing the other inputs' gradients too
  *   FUSED             a placeholder: an operator another one's kernel computes (no code)
  * Their grad column is GR_NONE (an adjoint reads the operator as it was:
  * differentiated()) and their precision PREC_ASIS (made after autocast). */
@@ -185,6 +186,7 @@
 	OP(BATCH_MATMUL_STRIDED, "BatchMatMulStrided", 1, 2, A_MATMUL, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)  \
 	OP(TRANSPOSE_FOLDED, "TransposeFolded", 1, 1, A(PERM), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)          \
 	OP(NORM_GRAD, "NormGrad", 1, 1, A_LAYERNORM, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                    \
+	OP(FLASH_ATTENTION_GRAD, "FlashAttentionGrad", 1, 1, A_FLASH, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)   \
 	OP(FUSED, "Fused", 0, -1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)
 
 /* Every operator: the language's (OP_TABLE), then fuse.c's. */

@@ -633,14 +633,14 @@ void sc_rotary(sc_rt *rt, int64_t mode, int transpose, const float *x, const int
  * (mask_dims {B or 1, N or 1, S, S_kv}, uint8 or, with mask_float, float32;
  * NULL: none) is nonzero there (MindSpore's: 1 masks out). A query that sees
  * no key gets zeros. Tiled with an online softmax (FlashAttention-2): no
- * (S, S_kv) buffer. The gradient of input wrt (0 q, 1 k, 2 v) from o and do
- * into dx (FlashAttention-2's backward, the row statistics recomputed
- * blockwise from q and k). */
+ * (S, S_kv) buffer. The gradients dq, dk and dv (each NULL when not wanted)
+ * from o and dout, in one call (FlashAttention-2's backward, the row
+ * statistics recomputed blockwise from q and k once for the three). */
 void sc_flash_attention(sc_rt *rt, const float *q, const float *k, const float *v, const void *mask, int mask_float,
                         const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal);
-void sc_flash_attention_grad(sc_rt *rt, int wrt, const float *q, const float *k, const float *v, const void *mask,
-                             int mask_float, const int64_t *mask_dims, const float *o, const float *dout, float *dx,
-                             const int64_t *dims, float scale, int causal);
+void sc_flash_attention_grad(sc_rt *rt, const float *q, const float *k, const float *v, const void *mask,
+                             int mask_float, const int64_t *mask_dims, const float *o, const float *dout, float *dq,
+                             float *dk, float *dv, const int64_t *dims, float scale, int causal);
 /* Whether query i of head (b, h) does not see key j: ms the mask's strides
  * over (b, h, i) (0 where it broadcasts), its rows S_kv long. */
 #define SC_FA_HIDDEN(mask, mask_float, ms, b, h, i, j, causal)                                               \

@@ -429,12 +429,12 @@ void sc_flash_attention(sc_rt *rt, const float *q, const float *k, const float *
 	sc_cpu_flash_attention(q, k, v, mask, mask_float, mask_dims, o, dims, scale, causal);
 }
 
-void sc_flash_attention_grad(sc_rt *rt, int wrt, const float *q, const float *k, const float *v, const void *mask,
-                             int mask_float, const int64_t *mask_dims, const float *o, const float *dout, float *dx,
-                             const int64_t *dims, float scale, int causal)
+void sc_flash_attention_grad(sc_rt *rt, const float *q, const float *k, const float *v, const void *mask,
+                             int mask_float, const int64_t *mask_dims, const float *o, const float *dout, float *dq,
+                             float *dk, float *dv, const int64_t *dims, float scale, int causal)
 {
 	(void)rt;
-	sc_cpu_flash_attention_grad(wrt, q, k, v, mask, mask_float, mask_dims, o, dout, dx, dims, scale, causal);
+	sc_cpu_flash_attention_grad(q, k, v, mask, mask_float, mask_dims, o, dout, dq, dk, dv, dims, scale, causal);
 }
 
 void sc_arange(sc_rt *rt, void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step)

@@ -460,19 +460,24 @@ __global__ void flash_dq_k(const float *q, const float *k, const float *v, FaMas
 	}
 }
 
-/* dk (wrt 1) or dv (wrt 2) of key row j: sum_i scale dS q_i, or sum_i P dO_i */
-__global__ void flash_dkv_k(int wrt, const float *q, const float *k, const float *v, FaMask mk, const float *dout,
-                            const float *lse, const float *dd, float *dx, int64_t nh, int64_t S, int64_t T, int64_t D,
-                            float scale, int causal)
+/* dk and dv (either NULL) of key row j: sum_i scale dS q_i and sum_i P dO_i */
+__global__ void flash_dkv_k(const float *q, const float *k, const float *v, FaMask mk, const float *dout,
+                            const float *lse, const float *dd, float *dk, float *dv, int64_t nh, int64_t S, int64_t T,
+                            int64_t D, float scale, int causal)
 {
 	extern __shared__ float sh[];
 	float *qs = sh, *gs = sh + FA_K * D, *ls = sh + 2 * FA_K * D, *ds_ = ls + FA_K;
 	int64_t bh = blockIdx.y, j = (int64_t)blockIdx.x * FA_T + threadIdx.x, b = bh / nh, h = bh % nh;
 	bool live = j < T;
-	const float *kj = k + (bh * T + (live ? j : 0)) * D, *vj = v + (bh * T + (live ? j : 0)) * D;
-	float *xj = dx + (bh * T + (live ? j : 0)) * D;
-	for (int64_t e = 0; live && e < D; e++)
-		xj[e] = 0.0f;
+	int64_t r = bh * T + (live ? j : 0);
+	const float *kj = k + r * D, *vj = v + r * D;
+	float *kg = dk ? dk + r * D : NULL, *vg = dv ? dv + r * D : NULL;
+	for (int64_t e = 0; live && e < D; e++) {
+		if (kg)
+			kg[e] = 0.0f;
+		if (vg)
+			vg[e] = 0.0f;
+	}
 	for (int64_t i0 = 0; i0 < S; i0 += FA_K) {
 		__syncthreads();
 		fa_load(qs, q + bh * S * D, i0, S, D);
@@ -486,14 +491,13 @@ __global__ void flash_dkv_k(int wrt, const float *q, const float *k, const float
 			if (fa_hidden(mk, b, h, i0 + c, j, causal))
 				continue;
 			float p = expf(scale * fa_dot(qs + c * D, kj, D) - ls[c]);
-			if (wrt == 2) {
-				for (int64_t e = 0; e < D; e++)
-					xj[e] += p * gs[c * D + e];
+			for (int64_t e = 0; vg && e < D; e++)
+				vg[e] += p * gs[c * D + e];
+			if (!kg)
 				continue;
-			}
 			float ds = p * (fa_dot(gs + c * D, vj, D) - ds_[c]);
 			for (int64_t e = 0; e < D; e++)
-				xj[e] += scale * ds * qs[c * D + e];
+				kg[e] += scale * ds * qs[c * D + e];
 		}
 	}
 }
@@ -1220,10 +1224,10 @@ size_t sc_cu_flash_attention_grad_scratch(const int64_t *dims)
 	return (size_t)(2 * dims[0] * dims[1] * dims[2]) * sizeof(float);
 }
 
-cudaError_t sc_cu_flash_attention_grad(int wrt, const float *q, const float *k, const float *v, const void *mask,
+cudaError_t sc_cu_flash_attention_grad(const float *q, const float *k, const float *v, const void *mask,
                                        int mask_float, const int64_t *mask_dims, const float *o, const float *dout,
-                                       float *dx, const int64_t *dims, float scale, int causal, void *scratch,
-                                       cudaStream_t s)
+                                       float *dq, float *dk, float *dv, const int64_t *dims, float scale, int causal,
+                                       void *scratch, cudaStream_t s)
 {
 	int64_t bh = dims[0] * dims[1], S = dims[2], T = dims[3], D = dims[4];
 	if (bh * S <= 0 || bh * T <= 0)
@@ -1236,11 +1240,11 @@ cudaError_t sc_cu_flash_attention_grad(int wrt, const float *q, const float *k, 
 	dim3 qgrid((unsigned)((S + FA_T - 1) / FA_T), (unsigned)bh), kgrid((unsigned)((T + FA_T - 1) / FA_T), (unsigned)bh);
 	flash_fwd_k<<<qgrid, FA_T, tile, s>>>(q, k, v, m, NULL, lse, dims[1], S, T, D, scale, causal);
 	flash_rowdot_k<<<blocks_for(bh * S), THREADS, 0, s>>>(o, dout, dd, bh * S, D);
-	if (wrt == 0)
-		flash_dq_k<<<qgrid, FA_T, tile, s>>>(q, k, v, m, dout, lse, dd, dx, dims[1], S, T, D, scale, causal);
-	else
-		flash_dkv_k<<<kgrid, FA_T, tile + 2 * FA_K * sizeof(float), s>>>(wrt, q, k, v, m, dout, lse, dd, dx, dims[1],
-		                                                                  S, T, D, scale, causal);
+	if (dq)
+		flash_dq_k<<<qgrid, FA_T, tile, s>>>(q, k, v, m, dout, lse, dd, dq, dims[1], S, T, D, scale, causal);
+	if (dk || dv)
+		flash_dkv_k<<<kgrid, FA_T, tile + 2 * FA_K * sizeof(float), s>>>(q, k, v, m, dout, lse, dd, dk, dv, dims[1], S,
+		                                                                  T, D, scale, causal);
 	return cudaGetLastError();
 }
 

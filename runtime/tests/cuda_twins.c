@@ -242,8 +242,10 @@ static void test_flash_attention(void)
 			char what[64];
 			snprintf(what, sizeof what, "flash_attention_grad %s%s", wrt == 0 ? "dq" : wrt == 1 ? "dk" : "dv",
 			         causal ? " causal" : " masked");
-			sc_flash_attention_grad(rt, wrt, dq, dk, dv, dmask, 0, md, dod, ddo, dgx, dims, 0.3f, causal);
-			sc_cpu_flash_attention_grad(wrt, q, k, v, mask, 0, md, o, g, gx, dims, 0.3f, causal);
+			sc_flash_attention_grad(rt, dq, dk, dv, dmask, 0, md, dod, ddo, wrt == 0 ? dgx : NULL, wrt == 1 ? dgx : NULL,
+			                        wrt == 2 ? dgx : NULL, dims, 0.3f, causal);
+			sc_cpu_flash_attention_grad(q, k, v, mask, 0, md, o, g, wrt == 0 ? gx : NULL, wrt == 1 ? gx : NULL,
+			                            wrt == 2 ? gx : NULL, dims, 0.3f, causal);
 			twin(what, dgx, gx, n, 1e-3);
 			free(gx);
 		}
