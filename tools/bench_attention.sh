@@ -46,7 +46,7 @@ done
 for ((i = 1; i <= runs; i++)); do
 	for m in unfused flash; do
 		echo "== $m, S 1024, run $i"
-		"$tmp/$m/run.sh" --output-dir "$tmp/res" | grep -E '^time:'
+		"$tmp/$m/run.sh" --output-dir "$tmp/res" 2>/dev/null | grep -E '^time:'
 	done
 done
 model unfused_4096 1 2 4096 64 0
