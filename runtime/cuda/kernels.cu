@@ -388,7 +388,7 @@ __global__ void flash_fwd_k(const float *q, const float *k, const float *v, FaMa
 {
 	extern __shared__ float sh[];   /* k's and v's tile rows: (FA_K, D) each */
 	float *ks = sh, *vs = sh + FA_K * D;
-	int64_t bh = blockIdx.y, i = (int64_t)blockIdx.x * FA_T + threadIdx.x, b = bh / nh, h = bh % nh;
+	int64_t bh = blockIdx.x, i = (int64_t)blockIdx.y * FA_T + threadIdx.x, b = bh / nh, h = bh % nh;
 	bool live = i < S;
 	const float *qi = q + (bh * S + (live ? i : 0)) * D;
 	float *oi = o && live ? o + (bh * S + i) * D : NULL;
@@ -437,7 +437,7 @@ __global__ void flash_dq_k(const float *q, const float *k, const float *v, FaMas
 {
 	extern __shared__ float sh[];
 	float *ks = sh, *vs = sh + FA_K * D;
-	int64_t bh = blockIdx.y, i = (int64_t)blockIdx.x * FA_T + threadIdx.x, b = bh / nh, h = bh % nh;
+	int64_t bh = blockIdx.x, i = (int64_t)blockIdx.y * FA_T + threadIdx.x, b = bh / nh, h = bh % nh;
 	bool live = i < S;
 	int64_t r = bh * S + (live ? i : 0);
 	const float *qi = q + r * D, *gi = dout + r * D;
@@ -467,7 +467,7 @@ __global__ void flash_dkv_k(const float *q, const float *k, const float *v, FaMa
 {
 	extern __shared__ float sh[];
 	float *qs = sh, *gs = sh + FA_K * D, *ls = sh + 2 * FA_K * D, *ds_ = ls + FA_K;
-	int64_t bh = blockIdx.y, j = (int64_t)blockIdx.x * FA_T + threadIdx.x, b = bh / nh, h = bh % nh;
+	int64_t bh = blockIdx.x, j = (int64_t)blockIdx.y * FA_T + threadIdx.x, b = bh / nh, h = bh % nh;
 	bool live = j < T;
 	int64_t r = bh * T + (live ? j : 0);
 	const float *kj = k + r * D, *vj = v + r * D;
@@ -1211,7 +1211,7 @@ cudaError_t sc_cu_flash_attention(const float *q, const float *k, const float *v
 	int64_t bh = dims[0] * dims[1], S = dims[2], T = dims[3], D = dims[4];
 	if (bh * S <= 0)
 		return cudaSuccess;
-	dim3 grid((unsigned)((S + FA_T - 1) / FA_T), (unsigned)bh);
+	dim3 grid((unsigned)bh, (unsigned)((S + FA_T - 1) / FA_T));   /* heads on x: up to 2^31 - 1 */
 	if (2 * FA_K * D * sizeof(float) > 48 * 1024 - 2 * FA_K * sizeof(float))
 		return cudaErrorInvalidValue;   /* D > 190: tiles past the default shared memory */
 	flash_fwd_k<<<grid, FA_T, 2 * FA_K * D * sizeof(float), s>>>(q, k, v, fa_mask(mask, mask_float, mask_dims), o,
@@ -1237,7 +1237,7 @@ cudaError_t sc_cu_flash_attention_grad(const float *q, const float *k, const flo
 	size_t tile = 2 * FA_K * D * sizeof(float);
 	if (tile > 48 * 1024 - 2 * FA_K * sizeof(float))
 		return cudaErrorInvalidValue;   /* D > 190: tiles past the default shared memory */
-	dim3 qgrid((unsigned)((S + FA_T - 1) / FA_T), (unsigned)bh), kgrid((unsigned)((T + FA_T - 1) / FA_T), (unsigned)bh);
+	dim3 qgrid((unsigned)bh, (unsigned)((S + FA_T - 1) / FA_T)), kgrid((unsigned)bh, (unsigned)((T + FA_T - 1) / FA_T));
 	flash_fwd_k<<<qgrid, FA_T, tile, s>>>(q, k, v, m, NULL, lse, dims[1], S, T, D, scale, causal);
 	flash_rowdot_k<<<blocks_for(bh * S), THREADS, 0, s>>>(o, dout, dd, bh * S, D);
 	if (dq)
