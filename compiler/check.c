@@ -256,6 +256,7 @@ static const char *kind_wanted(AttrValueKind k)
 	case AK_DTYPE: return "an element type such as Float16";
 	case AK_REDUCE_OP: return "\"sum\", \"max\" or \"mean\"";
 	case AK_APPROXIMATE: return "\"tanh\" or \"none\"";
+	case AK_STRING: return "a string such as \"BNSD\"";
 	case AK_GRAPH: return "a graph name such as @f";
 	case AK_SHARD: return "a dict {in_strategy: ..., parameter_plan: {...}}";
 	case AK_STRATEGY: return "a tuple of strategies";
@@ -280,6 +281,7 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case AK_DTYPE: ok = v->kind == LIT_IDENT || v->kind == LIT_STR; break;
 	case AK_REDUCE_OP: ok = str_is(v, "sum") || str_is(v, "max") || str_is(v, "mean"); break;
 	case AK_APPROXIMATE: ok = str_is(v, "tanh") || str_is(v, "none"); break;
+	case AK_STRING: ok = v->kind == LIT_STR; break;
 	case AK_GRAPH: ok = v->kind == LIT_GRAPH; break;
 	}
 	if (!ok) {
@@ -386,6 +388,12 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 		break;
 	case ATTR_KEEP_PROB:
 		a->keep_prob = lit_number(v);
+		if (n->op == OP_FLASH_ATTENTION && a->keep_prob != 1) {
+			ERR(c, v->span, "keep_prob %g: FlashAttentionScore does not support dropout inside the operator (keep_prob "
+			    "must be 1); for attention dropout write the unfused form (BatchMatMul, Mul by the scale, Softmax, "
+			    "Dropout on the probabilities, BatchMatMul)", a->keep_prob);
+			return false;
+		}
 		if (!(a->keep_prob > 0 && a->keep_prob <= 1)) {
 			ERR(c, v->span, "keep_prob, the chance of keeping an element, must be in (0, 1] (MindSpore's Dropout; "
 			    "1 keeps every element)");
@@ -411,6 +419,31 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 		if (a->mode != 0 && a->mode != 1) {
 			ERR(c, v->span, "RotaryPositionEmbedding's mode is 0 (rotate-half, GPT-NeoX style) or 1 (interleaved "
 			    "pairs, GPT-J style), not %lld", (long long)a->mode);
+			return false;
+		}
+		break;
+	case ATTR_HEAD_NUM:
+		a->head_num = v->i;
+		if (a->head_num < 1) {
+			ERR(c, v->span, "head_num, FlashAttentionScore's number of heads, must be at least 1, not %lld",
+			    (long long)a->head_num);
+			return false;
+		}
+		break;
+	case ATTR_SCALE_VALUE: a->scale_value = lit_number(v); break;
+	case ATTR_SPARSE_MODE:
+		a->sparse_mode = v->i;
+		if (a->sparse_mode != 0 && a->sparse_mode != 2 && a->sparse_mode != 3) {
+			ERR(c, v->span, "sparse_mode %lld: FlashAttentionScore takes 0 (attn_mask as given, or none), 2 or 3 "
+			    "(causal: query i sees keys 0..i); MindSpore's other modes (1 all, 4 band, 5 to 8 prefix and "
+			    "varlen) are not supported", (long long)a->sparse_mode);
+			return false;
+		}
+		break;
+	case ATTR_INPUT_LAYOUT:
+		if (!str_is(v, "BNSD")) {
+			ERR(c, v->span, "input_layout \"%s\": FlashAttentionScore takes only \"BNSD\" (q (B, N, S, D)); "
+			    "Transpose BSND or BSH inputs to it first", v->s);
 			return false;
 		}
 		break;
@@ -512,7 +545,8 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	a->begin_params_axis = -1;
 	a->step = 1;
 	a->theta = 10000;   /* RoPE's base, as LLaMA's and MindSpore's FreqsMgr's */
-	a->keep_prob = 0.5; /* MindSpore's ops.Dropout */
+	a->keep_prob = n->op == OP_FLASH_ATTENTION ? 1 : 0.5;   /* MindSpore's ops.Dropout; FlashAttentionScore's */
+	a->scale_value = 1;  /* MindSpore's ops.flash_attention_score */
 	a->output_num = 1;  /* MindSpore's ops.Split */
 	const Lit *d = n->attr_lit;
 	AttrMask allowed = op_attr_mask(n->op);

@@ -472,6 +472,8 @@ double cost_compute(const CostModel *cm, const Node *n, const OpDims *od, const 
 		work *= (double)(od->size[o] / split[o]);
 	if (op_info[n->op].rule == R_MATMUL)   /* a multiply and an add per op-dim point */
 		work *= 2;
+	if (n->op == OP_FLASH_ATTENTION)   /* two products over (B, N, S, S_kv, D): 4 B N S S_kv D */
+		work *= 4;
 	return work / cm->c.flops;
 }
 

@@ -72,6 +72,10 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_OUTPUT_NUM: sb_printf(b, "%lld", (long long)a->output_num); break;
 		case ATTR_OUTPUT_INDEX: sb_printf(b, "%lld", (long long)a->output_index); break;
 		case ATTR_MODE: sb_printf(b, "%lld", (long long)a->mode); break;
+		case ATTR_HEAD_NUM: sb_printf(b, "%lld", (long long)a->head_num); break;
+		case ATTR_SCALE_VALUE: print_float(b, a->scale_value); break;
+		case ATTR_SPARSE_MODE: sb_printf(b, "%lld", (long long)a->sparse_mode); break;
+		case ATTR_INPUT_LAYOUT: sb_puts(b, "\"BNSD\""); break;
 		case ATTR_GRAPH: case ATTR_SHARD: case ATTR_IN_STRATEGY: case ATTR_OUT_STRATEGY: case ATTR_COUNT: break;
 		}
 	}
@@ -330,7 +334,7 @@ static void fusion_mark(StrBuf *b, const Lowered *l, int i, bool clause)
 		                                            : "%sfolded: no copy; a BatchMatMul wrote %%%s through strides",
 		          lead, l->values[l->fusion[i].fold == FOLD_READ ? o->result : o->in[0]].name);
 		break;
-	case OP_BATCH_MATMUL_STRIDED: case OP_NORM_GRAD:   /* no mark: the operators around say it */
+	case OP_BATCH_MATMUL_STRIDED: case OP_NORM_GRAD: case OP_FLASH_ATTENTION_GRAD:   /* no mark: the operators around say it */
 	OP_CASES(OP_TABLE)                                        /* the language's: nothing fused */
 	case OP_COUNT:
 		break;

@@ -189,7 +189,7 @@ static void emit_op(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *m
 		if (f->op == OP_EW_CHAIN)
 			sb_printf(b, "\t/* %%%s = %s: computed by %%%s's elementwise chain (fused) */\n", l->values[o->result].name,
 			          op_info[unfused(l, i)->op].name, l->values[f->result].name);
-		else if (f->op == OP_NORM_GRAD)
+		else if (f->op == OP_NORM_GRAD || f->op == OP_FLASH_ATTENTION_GRAD)
 			sb_printf(b, "\t/* %%%s: by the kernel below that computes %%%s's gradients together (fused) */\n",
 			          l->values[o->result].name, l->values[differentiated(l, o)->result].name);
 		else

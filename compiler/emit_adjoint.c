@@ -127,6 +127,17 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_printf(b, "sc_select(rt, %s, %s, %s, %s, %lld);", x0, k == 1 ? dy : "NULL", k == 2 ? dy : "NULL", dx,
 		          (long long)n);
 		return;
+	case OP_FLASH_ATTENTION: case OP_FLASH_ATTENTION_GRAD: {
+		/* FlashAttention-2's backward, the row statistics recomputed: this
+		 * gradient, and those of the placeholders it computes too (fuse.c) */
+		const char *g[3] = {"NULL", "NULL", "NULL"};
+		g[k] = dx;
+		int at[MAX_PARTS], nat = o->op == OP_FLASH_ATTENTION_GRAD ? fused_parts(l, (int)(o - l->ops), at) : 0;
+		for (int j = 0; j < nat; j++)
+			g[l->ops[at[j]].k] = p->cname[l->ops[at[j]].result];
+		emit_flash_attention(b, p, f, fa, g, dy, NULL);
+		return;
+	}
 	case OP_ROTARY: {
 		/* dx = dy cos - rotate(dy sin): the rotation's transpose is its
 		 * negation. dcos = dy x and dsin = dy rotate(x), each summed down

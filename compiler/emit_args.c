@@ -74,6 +74,37 @@ void emit_rotary(StrBuf *b, const Program *p, int64_t mode, int transpose, int x
 	sb_printf(b, ", %s);", y);
 }
 
+/* FlashAttentionScore's kernel for forward operator f (q, k, v[,
+ * attn_mask], attributes a): its forward into y (a name) when grads is
+ * NULL, else the gradients into grads[0..3) (names, "NULL" for those not
+ * wanted: q's, k's, v's) from f's result and dy. The mask goes as 4-D
+ * dims, a 2-D (S, S_kv) one as (1, 1, S, S_kv). */
+void emit_flash_attention(StrBuf *b, const Program *p, const LOp *f, const Attrs *a, const char *const *grads,
+                          const char *dy, const char *y)
+{
+	const Lowered *l = p->l;
+	const LValue *q = &l->values[f->in[0]], *k = &l->values[f->in[1]];
+	sb_puts(b, grads ? "sc_flash_attention_grad(rt, " : "sc_flash_attention(rt, ");
+	sb_printf(b, "%s, %s, %s, ", p->cname[f->in[0]], p->cname[f->in[1]], p->cname[f->in[2]]);
+	if (f->nin == 4) {
+		const LValue *m = &l->values[f->in[3]];
+		int64_t md[4] = {1, 1, 1, 1};
+		for (int d = 0; d < m->type.rank; d++)
+			md[d + 4 - m->type.rank] = m->type.dims[d];
+		sb_printf(b, "%s, %d, ", p->cname[f->in[3]], m->type.dtype != DT_BOOL);
+		dims_lit(b, md, 4);
+		sb_puts(b, ", ");
+	} else
+		sb_puts(b, "NULL, 0, NULL, ");
+	if (grads)
+		sb_printf(b, "%s, %s, %s, %s, %s, ", p->cname[f->result], dy, grads[0], grads[1], grads[2]);
+	else
+		sb_printf(b, "%s, ", y);
+	int64_t dims[5] = {q->type.dims[0], q->type.dims[1], q->type.dims[2], k->type.dims[2], q->type.dims[3]};
+	dims_lit(b, dims, 5);
+	sb_printf(b, ", %.9gf, %d);", (double)(float)a->scale_value, a->sparse_mode != 0);
+}
+
 /* y = a op b, numpy broadcasting: values a, b and y. */
 void emit_binary(StrBuf *b, const Program *p, const char *op, int a, int bb, int y)
 {

@@ -202,6 +202,9 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 	case OP_SELECT:   /* cond ? x : y, one shape */
 		sb_printf(b, "sc_select(rt, %s, %s, %s, %s, %lld);", x0, x1, p->cname[o->in[2]], y, (long long)numel(yv));
 		break;
+	case OP_FLASH_ATTENTION:   /* softmax(scale q k^T, masked) v, tiled: no (S, S_kv) buffer */
+		emit_flash_attention(b, p, o, a, NULL, NULL, y);
+		break;
 	case OP_ROTARY:   /* x cos + rotate(x) sin, cos and sin broadcast */
 		emit_rotary(b, p, a->mode, 0, o->in[0], o->in[1], o->in[2], y);
 		break;
@@ -340,7 +343,7 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));
 		break;
 	case OP_TRANSPOSE_FOLDED: case OP_FUSED:   /* no code (emit.c says why) */
-	case OP_NORM_GRAD:                       /* an adjoint */
+	case OP_NORM_GRAD: case OP_FLASH_ATTENTION_GRAD:   /* adjoints */
 		die("%s has no forward call", op_info[o->op].name);
 	case OP_CALL: case OP_COUNT:   /* inlined by flatten; rejected by check_names */
 		die("no %s operator is left to emit", o->op == OP_CALL ? "Call" : "unknown");

@@ -141,6 +141,8 @@ void tensor_arg(StrBuf *b, const Program *p, int v);
 /* y = a op b, numpy broadcasting: values a, b and y. */
 void emit_binary(StrBuf *b, const Program *p, const char *op, int a, int bb, int y);
 void emit_rotary(StrBuf *b, const Program *p, int64_t mode, int transpose, int x, int cos, int sin, const char *y);
+void emit_flash_attention(StrBuf *b, const Program *p, const LOp *f, const Attrs *a, const char *const *grads,
+                          const char *dy, const char *y);
 const char *redop_name(ReduceOp op);
 /* Reduced axes, non-negative; all of them when none are named. */
 int reduce_axes(const Attrs *a, int rank, int64_t *axes);

@@ -640,7 +640,9 @@ void value_strides(const Lowered *l, int v, int64_t *strides)
 
 /* The adjoints of one Float32 normalizer (x's, gamma's, beta's: one each,
  * from the same dy) run as one sc_norm_grad call at the last one's
- * place, which computes the row statistics once for all: the earlier ones
+ * place, which computes the row statistics once for all (and a
+ * FlashAttentionScore's, q's, k's and v's, one sc_flash_attention_grad
+ * call: its row statistics and probabilities once): the earlier ones
  * are fused, their results written by that call (Fusion.writes), when
  * nothing reads them before it (one that is read sooner carries those
  * before it). Each gradient is the kernel's alone, so the
@@ -649,7 +651,8 @@ static void fuse_norm_grads(Lowered *l, Mark *mk, const int *first, const int *p
 {
 	for (int c = l->nops - 1; c >= 0; c--) {
 		const LOp *o = &l->ops[c];
-		if (o->grad != GRAD_ADJOINT || op_shadow(l, c) || mk[c].fused || !op_is_norm(l->ops[o->of].op) ||
+		OpKind fk = l->ops[o->of].op;
+		if (o->grad != GRAD_ADJOINT || op_shadow(l, c) || mk[c].fused || !(op_is_norm(fk) || fk == OP_FLASH_ATTENTION) ||
 		    !all_f32(l, &l->ops[o->of]) || !all_f32(l, o))
 			continue;
 		for (int j = prev[c]; j >= 0; j = prev[j]) {   /* back to one that cannot join (it carries those before it) */
@@ -813,7 +816,7 @@ static void rewrite(Lowered *l, const Mark *mk, const int *prev)
 			OpKind k = pattern_kind(l, mk, i, in, &n);
 			become(l, i, k, in, n);
 		} else if (norm_grads_of(l, mk, prev, i, in)) {
-			become(l, i, OP_NORM_GRAD, NULL, 0);
+			become(l, i, l->ops[l->ops[i].of].op == OP_FLASH_ATTENTION ? OP_FLASH_ATTENTION_GRAD : OP_NORM_GRAD, NULL, 0);
 		} else if (mk[i].fold) {
 			l->fusion[i].fold = mk[i].fold;
 			become(l, i, OP_TRANSPOSE_FOLDED, NULL, 0);

@@ -110,7 +110,7 @@ bool layout_on_matrix(const TensorLayout *l, const TensorLayout *m, TensorLayout
 /* ---- rules.c: what an operator's strategy means ------------------------- */
 
 enum { MAX_OPDIMS = 2 * MAX_DIMS };   /* BatchMatMul: batch dims + i, k, j; Gather: v, h + index dims */
-enum { MAX_RULE_INPUTS = 3 };         /* inputs described one by one; Concat's later ones repeat the last */
+enum { MAX_RULE_INPUTS = 4 };         /* inputs described one by one (FlashAttentionScore's four); Concat's later ones repeat the last */
 
 /* An operator's iteration space ("op dims") and which op dim each dim of its
  * inputs and output follows. A strategy splits op dims. */

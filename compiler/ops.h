@@ -74,13 +74,18 @@
 	ATTR(KEEP_PROB, "keep_prob", AK_FLOAT)                 \
 	ATTR(OUTPUT_NUM, "output_num", AK_INT)                 \
 	ATTR(OUTPUT_INDEX, "index", AK_INT)                    \
-	ATTR(MODE, "mode", AK_INT)
+	ATTR(MODE, "mode", AK_INT)                             \
+	ATTR(HEAD_NUM, "head_num", AK_INT)                     \
+	ATTR(SCALE_VALUE, "scale_value", AK_FLOAT)             \
+	ATTR(SPARSE_MODE, "sparse_mode", AK_INT)               \
+	ATTR(INPUT_LAYOUT, "input_layout", AK_STRING)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
 #define A_REDUCE (A(AXIS) | A(KEEP_DIMS))
 #define A_LAYERNORM (A(BEGIN_NORM_AXIS) | A(BEGIN_PARAMS_AXIS) | A(EPSILON))
 #define A_SLICE (A(BEGIN) | A(END) | A(STRIDES))
+#define A_FLASH (A(HEAD_NUM) | A(SCALE_VALUE) | A(SPARSE_MODE) | A(KEEP_PROB) | A(INPUT_LAYOUT))
 
 /* The normalizers: y = (x - c) rstd gamma [+ beta] over x's last dims, c and
  * rstd the row statistics their kernel's SC_NORM_TABLE row says (centered:
@@ -125,6 +130,7 @@
 	OP(DROPOUT, "Dropout", 1, 1, A(KEEP_PROB), SH_FLOAT, R_ELEMWISE, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                \
 	OP(SELECT, "Select", 3, 3, 0, SH_OWN, R_ELEMWISE, OWN, GR_X, 1u << 0, PREC_FOLLOW, V_COPY)                                         \
 	OP(ROTARY, "RotaryPositionEmbedding", 3, 3, A(MODE), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_LOW, V_COPY)                                \
+	OP(FLASH_ATTENTION, "FlashAttentionScore", 3, 4, A_FLASH, SH_OWN, R_OWN, OWN, GR_XY, 1u << 3, PREC_F32, V_COPY)                    \
 	OP(SOFTMAX, "Softmax", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_Y, 0, PREC_F32, V_COPY)                                               \
 	OP(LOG_SOFTMAX, "LogSoftmax", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_Y, 0, PREC_F32, V_COPY)                                        \
 	OP(REDUCE_SUM, "ReduceSum", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_NONE, 0, PREC_F32, V_COPY)                                \
@@ -167,6 +173,7 @@
  *   BATCH_MATMUL_STRIDED a BatchMatMul (or its adjoint) reading or writing a folded Transpose's value
  *   TRANSPOSE_FOLDED  a Transpose (or its adjoint) that copies nothing: its values share a buffer
  *   NORM_GRAD         a normalizer's adjoint writing the other inputs' gradients too
+ *   FLASH_ATTENTION_GRAD a FlashAttentionScore's adjoint writing the other inputs' gradients too
  *   FUSED             a placeholder: an operator another one's kernel computes (no code)
  * Their grad column is GR_NONE (an adjoint reads the operator as it was:
  * differentiated()) and their precision PREC_ASIS (made after autocast). */
@@ -179,6 +186,7 @@
 	OP(BATCH_MATMUL_STRIDED, "BatchMatMulStrided", 1, 2, A_MATMUL, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)  \
 	OP(TRANSPOSE_FOLDED, "TransposeFolded", 1, 1, A(PERM), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)          \
 	OP(NORM_GRAD, "NormGrad", 1, 1, A_LAYERNORM, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                    \
+	OP(FLASH_ATTENTION_GRAD, "FlashAttentionGrad", 1, 1, A_FLASH, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)   \
 	OP(FUSED, "Fused", 0, -1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)
 
 /* Every operator: the language's (OP_TABLE), then fuse.c's. */

@@ -178,6 +178,31 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		}
 		keep_whole(od, x->rank - 1, "the head dim, whose halves (or pairs) the rotation mixes");
 		break;
+	case OP_FLASH_ATTENTION: {   /* op dims B, N, S, S_kv, D; q and the result (0, 1, 2, 4), k and v (0, 1, 3, 4) */
+		const Type *k = operand(g, n, 1);
+		static const int8_t qd[4] = {0, 1, 2, 4}, kd[4] = {0, 1, 3, 4};
+		static const char *const names[5] = {"B", "N", "S", "S_kv", "D"};
+		for (int d = 0; d < 5; d++)
+			add_dim(od, d == 3 ? k->dims[2] : x->dims[d < 3 ? d : 3], names[d]);
+		for (int j = 0; j < 3; j++) {
+			od->in_rank[j] = 4;
+			memcpy(od->in_dim[j], j ? kd : qd, sizeof qd);
+		}
+		if (n->nin == 4) {   /* the mask (S, S_kv) or (B or 1, N or 1, S, S_kv): its dims of size 1 broadcast */
+			const Type *m = operand(g, n, 3);
+			od->in_rank[3] = m->rank;
+			for (int d = 0; d < m->rank; d++) {
+				int o = d + 4 - m->rank;
+				od->in_dim[3][d] = (int8_t)(o < 2 && m->dims[d] != x->dims[o] ? -1 : o);
+			}
+		}
+		keep_whole(od, 2, "the queries' sequence, whole in this version");
+		keep_whole(od, 3, "the keys' sequence, over which each query's softmax runs");
+		keep_whole(od, 4, "the head dim, which q k^T sums over");
+		od->out_rank = 4;
+		memcpy(od->out_dim, qd, sizeof qd);
+		return true;
+	}
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], NULL);

@@ -4,54 +4,10 @@
  * each value's Type, and compares written signatures with what it inferred.
  * A value whose type could not be inferred gets rank -1 and its users are
  * skipped silently, so one mistake gives one message. Broadcasting is numpy's. */
-#include "shardc.h"
+#include "shape_internal.h"
 
 #include <math.h>
 #include <string.h>
-
-typedef struct {
-	Module *m;
-	Diag *d;
-	Graph *g;
-	Node *n;
-} Infer;
-
-#define ERR(x, span, ...) diag_error((x)->d, (x)->m->src, (span), __VA_ARGS__)
-
-/* A type's dims as text in a caller's buffer, so messages can take several. */
-static const char *dims_text(const Type *t, char *buf, size_t size)
-{
-	StrBuf b = {0};
-	ints_print(&b, t->dims, t->rank);
-	snprintf(buf, size, "%s", b.data);
-	sb_free(&b);
-	return buf;
-}
-
-#define DIMS(t) dims_text((t), (char[200]){0}, 200)   /* 8 dims of up to 21 characters fit */
-
-static const Type *in_type(Infer *x, int k)
-{
-	return &x->g->values[x->n->in[k]].type;
-}
-
-static Span in_span(Infer *x, int k)
-{
-	return x->n->operands->items[k]->span;
-}
-
-/* Operand k as a message names it, in b: '%name', or a number as written. */
-static const char *in_name(Infer *x, int k, StrBuf *b)
-{
-	const Value *v = &x->g->values[x->n->in[k]];
-	sb_printf(b, v->literal ? "%s" : "'%%%s'", v->literal ? v->literal->s : v->name);
-	return b->data;
-}
-
-static const char *opname(Infer *x)
-{
-	return op_info[x->n->op].name;
-}
 
 /* Normalizes axis `a` of a rank-r tensor into [0, r); false if out of range. */
 static bool norm_axis(Infer *x, int64_t a, int r, int64_t *out)
@@ -63,35 +19,6 @@ static bool norm_axis(Infer *x, int64_t a, int r, int64_t *out)
 	}
 	*out = a < 0 ? a + r : a;
 	return true;
-}
-
-static bool need_attr(Infer *x, AttrKind k)
-{
-	if (x->n->a.present & ATTR_BIT(k))
-		return true;
-	ERR(x, x->n->op_span, "%s needs the attribute '%s'", opname(x), attr_info[k].name);
-	return false;
-}
-
-static bool same_dtype(Infer *x, int a, int b)
-{
-	const Type *ta = in_type(x, a), *tb = in_type(x, b);
-	if (ta->dtype == tb->dtype)
-		return true;
-	ERR(x, in_span(x, b), "%s: operands have different element types, %s and %s (use Cast)", opname(x),
-	    dtype_name(ta->dtype), dtype_name(tb->dtype));
-	return false;
-}
-
-static bool need_float(Infer *x, int k)
-{
-	if (dtype_is_float(in_type(x, k)->dtype))
-		return true;
-	StrBuf b = {0};
-	ERR(x, in_span(x, k), "%s needs a floating-point operand, %s is %s", opname(x), in_name(x, k, &b),
-	    dtype_name(in_type(x, k)->dtype));
-	sb_free(&b);
-	return false;
 }
 
 static bool broadcast(Infer *x, const Type *a, const Type *b, Type *out, Span at)
@@ -446,11 +373,47 @@ static bool infer_rotary(Infer *x, Type *out)
 	return true;
 }
 
-/* Where attribute `name` is written, for messages; the operator when it is not. */
-static Span attr_span(Infer *x, const char *name)
+/* FlashAttentionScore(q, k, v[, attn_mask]) in BNSD: q (B, N, S, D), k and v
+ * (B, N, S_kv, D) of one float type, head_num N; attn_mask Bool or float (1
+ * masks out), (S, S_kv) or (B|1, N|1, S, S_kv); a causal sparse_mode wants
+ * S == S_kv. */
+static bool infer_flash_attention(Infer *x, Type *out)
 {
-	const Lit *v = lit_dict_get(x->n->attr_lit, name);
-	return v ? v->span : x->n->op_span;
+	const Attrs *a = &x->n->a;
+	const Type *q = in_type(x, 0), *k = in_type(x, 1), *v = in_type(x, 2), *m = x->n->nin == 4 ? in_type(x, 3) : NULL;
+	if (!need_attr(x, ATTR_HEAD_NUM) || !need_float(x, 0) || !same_dtype(x, 0, 1) || !same_dtype(x, 0, 2))
+		return false;
+	bool ok = q->rank == 4 && k->rank == 4 && type_equal(k, v);
+	for (int d = 0; ok && d < 4; d++)
+		ok = d == 2 || k->dims[d] == q->dims[d];
+	if (!ok) {
+		ERR(x, x->n->op_span, "FlashAttentionScore: q must be 4-D (B, N, S, D) (input_layout \"BNSD\"), k and v (B, N, "
+		    "S_kv, D) of q's B, N and D; q is %s, k %s, v %s", DIMS(q), DIMS(k), DIMS(v));
+		return false;
+	}
+	if (a->head_num != q->dims[1]) {
+		ERR(x, attr_span(x, "head_num"), "FlashAttentionScore: head_num %lld is not q's number of heads, %lld (q %s "
+		    "in BNSD)", (long long)a->head_num, (long long)q->dims[1], DIMS(q));
+		return false;
+	}
+	if (a->sparse_mode && q->dims[2] != k->dims[2]) {
+		ERR(x, attr_span(x, "sparse_mode"), "FlashAttentionScore: causal sparse_mode %lld wants as many queries as "
+		    "keys; S is %lld, S_kv %lld", (long long)a->sparse_mode, (long long)q->dims[2], (long long)k->dims[2]);
+		return false;
+	}
+	ok = !m || ((m->rank == 2 || m->rank == 4) && (m->dtype == DT_BOOL || dtype_is_float(m->dtype)));
+	for (int d = 0; ok && m && d < m->rank; d++) {
+		int e = d + 4 - m->rank;   /* its dim of (B, N, S, S_kv) */
+		ok = m->dims[d] == (e == 3 ? k->dims[2] : q->dims[e]) || (e < 2 && m->dims[d] == 1);
+	}
+	if (!ok) {
+		ERR(x, in_span(x, 3), "FlashAttentionScore: attn_mask must be Bool or float (1 masks a key out), (S, S_kv) = "
+		    "(%lld, %lld) or (B or 1, N or 1, S, S_kv); it is %s %s", (long long)q->dims[2], (long long)k->dims[2],
+		    dtype_name(m->dtype), DIMS(m));
+		return false;
+	}
+	*out = *q;
+	return true;
 }
 
 /* Arange's whole range: count elements start + i step, numpy's and
@@ -644,7 +607,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 		return true;
 	}
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
-	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_ROTARY: case OP_DROPOUT: case OP_SOFTMAX:
+	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_ROTARY: case OP_FLASH_ATTENTION: case OP_DROPOUT: case OP_SOFTMAX:
 	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
 	case OP_FLATTEN: case OP_GATHER: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
@@ -728,6 +691,8 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_select(x, out);
 	case OP_ROTARY:
 		return infer_rotary(x, out);
+	case OP_FLASH_ATTENTION:
+		return infer_flash_attention(x, out);
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX: {
 		int64_t axis;
 		if (n->a.axis_is_tuple && n->a.naxes != 1) {

@@ -117,7 +117,7 @@ typedef uint64_t AttrMask;
 _Static_assert(ATTR_COUNT <= 64, "AttrMask holds 64 attributes");
 
 typedef enum {
-	AK_BOOL, AK_INT, AK_FLOAT, AK_INTS, AK_AXES, AK_DTYPE, AK_REDUCE_OP, AK_APPROXIMATE,
+	AK_BOOL, AK_INT, AK_FLOAT, AK_INTS, AK_AXES, AK_DTYPE, AK_REDUCE_OP, AK_APPROXIMATE, AK_STRING,
 	AK_GRAPH, AK_SHARD, AK_STRATEGY,
 } AttrValueKind;
 
@@ -239,6 +239,9 @@ typedef struct {
 	int64_t output_num;      /* Split: the number of equal pieces along axis (1 by default, MindSpore's) */
 	int64_t output_index;    /* Split: which piece is its result (shape.c also sets begin/end/strides: its slice) */
 	int64_t mode;            /* RotaryPositionEmbedding: 0 rotate-half (GPT-NeoX, LLaMA), 1 interleaved pairs (GPT-J) */
+	int64_t head_num;        /* FlashAttentionScore: N, q's dim 1 (required) */
+	double scale_value;      /* FlashAttentionScore: the scores' factor, 1 by default (MindSpore's) */
+	int64_t sparse_mode;     /* FlashAttentionScore: 0 the mask as given, 2 or 3 causal (key j seen by query i when j <= i) */
 	Graph *callee;           /* Call */
 	ShardSpec *shard;        /* Call with shard */
 	Strategy in_strategy, out_strategy;

@@ -631,6 +631,33 @@ void sc_rotary(sc_rt *rt, int64_t mode, int transpose, const float *x, const int
 	((i) / ((n)[1] * (n)[2] * (n)[3]) * (st)[0] + (i) / ((n)[2] * (n)[3]) % (n)[1] * (st)[1] +                \
 	 (i) / (n)[3] % (n)[2] * (st)[2] + (i) % (n)[3] * (st)[3])
 
+/* FlashAttentionScore (MindSpore's ops.flash_attention_score, layout BNSD):
+ * dims {B, N, S, S_kv, D}; q (B, N, S, D), k and v (B, N, S_kv, D), o (B, N,
+ * S, D), all float32. o = softmax(scale q k^T + hidden(-inf)) v per (b, n),
+ * where key j is hidden from query i when causal and j > i, or when mask
+ * (mask_dims {B or 1, N or 1, S, S_kv}, uint8 or, with mask_float, float32;
+ * NULL: none) is nonzero there (MindSpore's: 1 masks out). A query that sees
+ * no key gets zeros. Tiled with an online softmax (FlashAttention-2): no
+ * (S, S_kv) buffer. The gradients dq, dk and dv (each NULL when not wanted)
+ * from o and dout, in one call (FlashAttention-2's backward, the row
+ * statistics recomputed blockwise from q and k once for the three). */
+void sc_flash_attention(sc_rt *rt, const float *q, const float *k, const float *v, const void *mask, int mask_float,
+                        const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal);
+void sc_flash_attention_grad(sc_rt *rt, const float *q, const float *k, const float *v, const void *mask,
+                             int mask_float, const int64_t *mask_dims, const float *o, const float *dout, float *dq,
+                             float *dk, float *dv, const int64_t *dims, float scale, int causal);
+/* Whether query i of head (b, h) does not see key j: ms the mask's strides
+ * over (b, h, i) (0 where it broadcasts), its rows S_kv long. */
+#define SC_FA_HIDDEN(mask, mask_float, ms, b, h, i, j, causal)                                               \
+	(((causal) && (j) > (i)) ||                                                                              \
+	 ((mask) && ((mask_float) ? ((const float *)(mask))[(b) * (ms)[0] + (h) * (ms)[1] + (i) * (ms)[2] + (j)] != 0.0f \
+	                          : ((const uint8_t *)(mask))[(b) * (ms)[0] + (h) * (ms)[1] + (i) * (ms)[2] + (j)] != 0)))
+/* The mask's strides ms[3] from its dims md[4] (each of the first two 1 or
+ * B, N) */
+#define SC_FA_MASK_STRIDES(md, ms)                                                     \
+	((ms)[2] = (md)[3], (ms)[1] = (md)[1] == 1 ? 0 : (md)[2] * (md)[3],                \
+	 (ms)[0] = (md)[0] == 1 ? 0 : (md)[1] * (md)[2] * (md)[3])
+
 /* Dropout (docs/operators.md): y = x * keep / keep_prob (keep_prob rounded
  * to float32 first) over one rank's piece, ldims from start of the whole
  * gdims; x = dy, y = dx is the gradient, the same mask. Element i of the whole

@@ -1037,6 +1037,58 @@ def bwd_rotary(g, ins, at):
     return [g * c - rotate(g * s, mode), unbroadcast(g * x, c.shape), unbroadcast(g * rotate(x, mode), s.shape)]
 
 
+def flash_hidden(ins, at):
+    """FlashAttentionScore's hidden keys, (B or 1, N or 1, S, S_kv) booleans:
+    attn_mask nonzero (MindSpore's: 1 masks out), and with sparse_mode 2 or 3
+    the keys after each query."""
+    q, k, v = ins[:3]
+    if at.get("input_layout", "BNSD") != "BNSD":
+        raise OpError("input_layout is \"BNSD\" only")
+    if q.ndim != 4 or k.shape != v.shape or k.shape[:2] != q.shape[:2] or k.shape[3] != q.shape[3]:
+        raise OpError("q (B, N, S, D), k and v (B, N, S_kv, D), got %s %s %s" % (q.shape, k.shape, v.shape))
+    if attr_int(at, "head_num", -1) != q.shape[1]:
+        raise OpError("head_num must be q's dim 1")
+    if attr_number(at, "keep_prob", 1.0) != 1:
+        raise OpError("keep_prob must be 1")
+    mode = attr_int(at, "sparse_mode", 0)
+    if mode not in (0, 2, 3):
+        raise OpError("sparse_mode is 0, 2 or 3")
+    s, t = q.shape[2], k.shape[2]
+    hidden = np.zeros((1, 1, s, t), dtype=bool)
+    if len(ins) == 4:
+        m = ins[3]
+        hidden = hidden | (m.reshape((1, 1) + m.shape) if m.ndim == 2 else m).astype(bool)
+    if mode:
+        hidden = hidden | np.triu(np.ones((s, t), dtype=bool), 1)
+    return hidden
+
+
+def flash_probs(ins, at):
+    """softmax(scale q k^T) over the keys each query sees; rows that see none are 0."""
+    q, k = ins[0], ins[1]
+    hidden = flash_hidden(ins, at)
+    sc = attr_number(at, "scale_value", 1.0) * np.matmul(q, np.swapaxes(k, -1, -2))
+    sc = np.where(hidden, -np.inf, sc)
+    mx = sc.max(axis=-1, keepdims=True)
+    e = np.where(hidden, 0.0, np.exp(sc - np.where(np.isfinite(mx), mx, 0.0)))
+    den = e.sum(axis=-1, keepdims=True)
+    return e / np.where(den > 0, den, 1.0)
+
+
+def fwd_flash_attention(ins, at):
+    return np.matmul(flash_probs(ins, at), ins[2])
+
+
+def bwd_flash_attention(g, ins, at):
+    q, k, v = ins[:3]
+    p = flash_probs(ins, at)
+    scale = attr_number(at, "scale_value", 1.0)
+    dp = np.matmul(g, np.swapaxes(v, -1, -2))
+    ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
+    grads = [scale * np.matmul(ds, k), scale * np.matmul(np.swapaxes(ds, -1, -2), q), np.matmul(np.swapaxes(p, -1, -2), g)]
+    return grads + [None] * (len(ins) - 3)
+
+
 def softmax_axis(at, rank):
     return norm_axis(attr_int(at, "axis", -1), rank)
 
@@ -1494,6 +1546,7 @@ OPS = {
     "Select": (fwd_select, bwd_select, 3, 3),
     "RotaryPositionEmbedding": (fwd_rotary, bwd_rotary, 3, 3),
     "Dropout": (fwd_none, bwd_none, 1, 1),           # dropout(): its mask needs the step and its name
+    "FlashAttentionScore": (fwd_flash_attention, bwd_flash_attention, 3, 4),
     "Softmax": (fwd_softmax, bwd_softmax, 1, 1),
     "LogSoftmax": (fwd_log_softmax, bwd_log_softmax, 1, 1),
     "ReduceSum": (fwd_reduce_sum, bwd_reduce_sum, 1, 1),

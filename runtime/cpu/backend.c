@@ -422,6 +422,21 @@ void sc_rotary(sc_rt *rt, int64_t mode, int transpose, const float *x, const int
 	sc_cpu_rotary(mode, transpose, x, dims, cos, cos_dims, sin, sin_dims, y);
 }
 
+void sc_flash_attention(sc_rt *rt, const float *q, const float *k, const float *v, const void *mask, int mask_float,
+                        const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal)
+{
+	(void)rt;
+	sc_cpu_flash_attention(q, k, v, mask, mask_float, mask_dims, o, dims, scale, causal);
+}
+
+void sc_flash_attention_grad(sc_rt *rt, const float *q, const float *k, const float *v, const void *mask,
+                             int mask_float, const int64_t *mask_dims, const float *o, const float *dout, float *dq,
+                             float *dk, float *dv, const int64_t *dims, float scale, int causal)
+{
+	(void)rt;
+	sc_cpu_flash_attention_grad(q, k, v, mask, mask_float, mask_dims, o, dout, dq, dk, dv, dims, scale, causal);
+}
+
 void sc_arange(sc_rt *rt, void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step)
 {
 	(void)rt;

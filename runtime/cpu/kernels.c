@@ -891,6 +891,231 @@ void sc_cpu_rotary(int64_t mode, int transpose, const float *x, const int64_t *n
 	}
 }
 
+/* ---- FlashAttentionScore: FlashAttention-2's tiles, online softmax ---- */
+
+enum { FA_BR = 64, FA_BC = 128 };   /* a tile's query rows and keys: its scores (FA_BR, FA_BC) */
+
+typedef struct {
+	const float *q, *k, *v;   /* (B N, S, D), (B N, T, D), (B N, T, D) */
+	const void *mask;
+	int mask_float, causal;
+	int64_t ms[3];            /* the mask's strides over b, h and i */
+	int64_t n, s, t, d;       /* heads, queries, keys (S_kv), head dim */
+	float scale;
+} FaArgs;
+
+static FaArgs fa_args(const float *q, const float *k, const float *v, const void *mask, int mask_float,
+                      const int64_t *mask_dims, const int64_t *dims, float scale, int causal)
+{
+	FaArgs a = {q, k, v, mask, mask_float, causal, {0, 0, 0}, dims[1], dims[2], dims[3], dims[4], scale};
+	if (mask)
+		SC_FA_MASK_STRIDES(mask_dims, a.ms);
+	return a;
+}
+
+/* The keys [0, end) query rows [i0, i0 + br) can see at all: causal stops at the last row. */
+static int64_t fa_keys_end(const FaArgs *a, int64_t i0, int64_t br)
+{
+	return a->causal && i0 + br < a->t ? i0 + br : a->t;
+}
+
+/* sc (br, bc) = scale q k^T of head bh's rows [i0, i0 + br) and keys [j0,
+ * j0 + bc), -inf where hidden. */
+static void fa_scores(const FaArgs *a, int64_t bh, int64_t i0, int br, int64_t j0, int bc, float *sc)
+{
+	int d = (int)a->d;
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br, bc, d, a->scale, a->q + (bh * a->s + i0) * a->d, d,
+	            a->k + (bh * a->t + j0) * a->d, d, 0.0f, sc, bc);
+	if (!a->causal && !a->mask)
+		return;
+	int64_t b = bh / a->n, h = bh % a->n;
+	for (int r = 0; r < br; r++)
+		for (int c = 0; c < bc; c++)
+			if (SC_FA_HIDDEN(a->mask, a->mask_float, a->ms, b, h, i0 + r, j0 + c, a->causal))
+				sc[r * bc + c] = -INFINITY;
+}
+
+/* One row of a tile in the online softmax: p (n scores) becomes exp(p -
+ * m'), m' the new running maximum; m and l (the running sum) move on and
+ * the row's output o (d, when not NULL) is rescaled to m'. A row that has
+ * seen no key yet (m' -inf) keeps weight 0. Sums in eight lanes, a fixed
+ * order whatever the vector width. */
+SC_VECTOR_CLONES
+static void fa_row(float *p, int n, float *m, float *l, float *o, int d)
+{
+	float mx = *m;
+#pragma omp simd reduction(max : mx)
+	for (int c = 0; c < n; c++)
+		mx = p[c] > mx ? p[c] : mx;
+	if (mx == -INFINITY) {
+		memset(p, 0, sizeof(float) * (size_t)n);
+		return;
+	}
+	float alpha = sc_exp_nonpos(*m - mx);   /* 0 from -inf */
+#pragma omp simd
+	for (int c = 0; c < n; c++)
+		p[c] = sc_exp_nonpos(p[c] - mx);
+	float part[8] = {0};
+	int n8 = n / 8 * 8;
+	for (int c = 0; c < n8; c += 8)
+		for (int q = 0; q < 8; q++)
+			part[q] += p[c + q];
+	for (int c = n8; c < n; c++)
+		part[c - n8] += p[c];
+	*l = *l * alpha + (((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7])));
+	*m = mx;
+	if (o && alpha != 1.0f)
+#pragma omp simd
+		for (int e = 0; e < d; e++)
+			o[e] *= alpha;
+}
+
+/* Rows [i0, i0 + br) of head bh: o (when not NULL) the attention, lse each
+ * row's log-sum-exp of its scores (+inf for a row that sees no key, so that
+ * its probabilities exp(s - lse) are 0). sc: a tile (FA_BR, FA_BC). */
+static void fa_rows(const FaArgs *a, int64_t bh, int64_t i0, int br, float *o, float *lse, float *sc)
+{
+	float m[FA_BR], l[FA_BR];
+	int d = (int)a->d;
+	for (int r = 0; r < br; r++)
+		m[r] = -INFINITY, l[r] = 0.0f;
+	if (o)
+		memset(o, 0, sizeof(float) * (size_t)br * (size_t)d);
+	int64_t end = fa_keys_end(a, i0, br);
+	for (int64_t j0 = 0; j0 < end; j0 += FA_BC) {
+		int bc = (int)(end - j0 < FA_BC ? end - j0 : FA_BC);
+		fa_scores(a, bh, i0, br, j0, bc, sc);
+		for (int r = 0; r < br; r++)
+			fa_row(sc + r * bc, bc, &m[r], &l[r], o ? o + r * d : NULL, d);
+		if (o)
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, br, d, bc, 1.0f, sc, bc,
+			            a->v + (bh * a->t + j0) * a->d, d, 1.0f, o, d);
+	}
+	for (int r = 0; r < br; r++) {
+		if (lse)
+			lse[r] = l[r] > 0 ? m[r] + logf(l[r]) : INFINITY;
+		if (o)
+			for (int e = 0; e < d; e++)
+				o[r * d + e] = l[r] > 0 ? o[r * d + e] / l[r] : 0.0f;
+	}
+}
+
+void sc_cpu_flash_attention(const float *q, const float *k, const float *v, const void *mask, int mask_float,
+                            const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal)
+{
+	FaArgs a = fa_args(q, k, v, mask, mask_float, mask_dims, dims, scale, causal);
+	int64_t nb = (a.s + FA_BR - 1) / FA_BR, tasks = dims[0] * a.n * nb;
+#pragma omp parallel if (tasks > 1)
+	{
+		float *sc = malloc(sizeof(float) * FA_BR * FA_BC);
+#pragma omp for schedule(dynamic)
+		for (int64_t t = 0; t < tasks; t++) {
+			int64_t bh = t / nb, i0 = t % nb * FA_BR;
+			int br = (int)(a.s - i0 < FA_BR ? a.s - i0 : FA_BR);
+			fa_rows(&a, bh, i0, br, o + (bh * a.s + i0) * a.d, NULL, sc);
+		}
+		free(sc);
+	}
+}
+
+/* A tile's P = exp(s - lse) in p from its scores, row r's lse at lse[r] */
+SC_VECTOR_CLONES
+static void fa_probs(float *p, const float *lse, int br, int bc)
+{
+	for (int r = 0; r < br; r++)
+#pragma omp simd
+		for (int c = 0; c < bc; c++)
+			p[r * bc + c] = sc_exp_nonpos(p[r * bc + c] - lse[r]);
+}
+
+/* ds = P (dP - D) from a tile's P and dP (in dp, overwritten), row r's D at dd[r] */
+SC_VECTOR_CLONES
+static void fa_ds(const float *p, float *dp, const float *dd, int br, int bc)
+{
+	for (int r = 0; r < br; r++)
+#pragma omp simd
+		for (int c = 0; c < bc; c++)
+			dp[r * bc + c] = p[r * bc + c] * (dp[r * bc + c] - dd[r]);
+}
+
+void sc_cpu_flash_attention_grad(const float *q, const float *k, const float *v, const void *mask, int mask_float,
+                                 const int64_t *mask_dims, const float *o, const float *dout, float *dq, float *dk,
+                                 float *dv, const int64_t *dims, float scale, int causal)
+{
+	FaArgs a = fa_args(q, k, v, mask, mask_float, mask_dims, dims, scale, causal);
+	int64_t bhs = dims[0] * a.n, rows = bhs * a.s, nq = (a.s + FA_BR - 1) / FA_BR, nk = (a.t + FA_BC - 1) / FA_BC;
+	int d = (int)a.d;
+	/* each query row's lse and D = rowsum(dO o): (B N S) each, O(S) */
+	float *lse = malloc(sizeof(float) * (size_t)(2 * rows + 1)), *dd = lse + rows;
+#pragma omp parallel if (bhs * nq > 1)
+	{
+		float *sc = malloc(sizeof(float) * FA_BR * FA_BC), *dp = malloc(sizeof(float) * FA_BR * FA_BC);
+#pragma omp for schedule(dynamic)
+		for (int64_t t = 0; t < bhs * nq; t++) {
+			int64_t bh = t / nq, i0 = t % nq * FA_BR;
+			int br = (int)(a.s - i0 < FA_BR ? a.s - i0 : FA_BR);
+			fa_rows(&a, bh, i0, br, NULL, lse + bh * a.s + i0, sc);
+			for (int r = 0; r < br; r++) {
+				const float *x = o + (bh * a.s + i0 + r) * a.d, *g = dout + (bh * a.s + i0 + r) * a.d;
+				float sum = 0.0f;
+				for (int e = 0; e < d; e++)
+					sum += x[e] * g[e];
+				dd[bh * a.s + i0 + r] = sum;
+			}
+		}
+		if (dq) {   /* dQ = scale dS K, a query block at a time */
+#pragma omp for schedule(dynamic)
+			for (int64_t t = 0; t < bhs * nq; t++) {
+				int64_t bh = t / nq, i0 = t % nq * FA_BR, end = fa_keys_end(&a, i0, FA_BR);
+				int br = (int)(a.s - i0 < FA_BR ? a.s - i0 : FA_BR);
+				float *g = dq + (bh * a.s + i0) * a.d;
+				memset(g, 0, sizeof(float) * (size_t)br * (size_t)d);
+				for (int64_t j0 = 0; j0 < end; j0 += FA_BC) {
+					int bc = (int)(end - j0 < FA_BC ? end - j0 : FA_BC);
+					fa_scores(&a, bh, i0, br, j0, bc, sc);
+					fa_probs(sc, lse + bh * a.s + i0, br, bc);
+					cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br, bc, d, 1.0f, dout + (bh * a.s + i0) * a.d,
+					            d, v + (bh * a.t + j0) * a.d, d, 0.0f, dp, bc);
+					fa_ds(sc, dp, dd + bh * a.s + i0, br, bc);
+					cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, br, d, bc, scale, dp, bc,
+					            k + (bh * a.t + j0) * a.d, d, 1.0f, g, d);
+				}
+			}
+		}
+		if (dk || dv) {   /* dV = P^T dO and dK = scale dS^T Q, a key block at a time */
+#pragma omp for schedule(dynamic)
+			for (int64_t t = 0; t < bhs * nk; t++) {
+				int64_t bh = t / nk, j0 = t % nk * FA_BC;
+				int bc = (int)(a.t - j0 < FA_BC ? a.t - j0 : FA_BC);
+				float *gk = dk ? dk + (bh * a.t + j0) * a.d : NULL, *gv = dv ? dv + (bh * a.t + j0) * a.d : NULL;
+				if (gk)
+					memset(gk, 0, sizeof(float) * (size_t)bc * (size_t)d);
+				if (gv)
+					memset(gv, 0, sizeof(float) * (size_t)bc * (size_t)d);
+				for (int64_t i0 = causal ? j0 / FA_BR * FA_BR : 0; i0 < a.s; i0 += FA_BR) {
+					int br = (int)(a.s - i0 < FA_BR ? a.s - i0 : FA_BR);
+					const float *rows_do = dout + (bh * a.s + i0) * a.d;
+					fa_scores(&a, bh, i0, br, j0, bc, sc);
+					fa_probs(sc, lse + bh * a.s + i0, br, bc);
+					if (gv)
+						cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bc, d, br, 1.0f, sc, bc, rows_do, d, 1.0f,
+						            gv, d);
+					if (!gk)
+						continue;
+					cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br, bc, d, 1.0f, rows_do, d,
+					            v + (bh * a.t + j0) * a.d, d, 0.0f, dp, bc);
+					fa_ds(sc, dp, dd + bh * a.s + i0, br, bc);
+					cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bc, d, br, scale, dp, bc,
+					            q + (bh * a.s + i0) * a.d, d, 1.0f, gk, d);
+				}
+			}
+		}
+		free(sc);
+		free(dp);
+	}
+	free(lse);
+}
+
 /* ---- computed constants ---- */
 
 void sc_cpu_arange(void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step)

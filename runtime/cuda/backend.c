@@ -903,6 +903,21 @@ void sc_rotary(sc_rt *rt, int64_t mode, int transpose, const float *x, const int
 	SC_CUDA_CHECK(sc_cu_rotary(mode, transpose, x, cos, sin, y, &w, cu(rt)->stream));
 }
 
+void sc_flash_attention(sc_rt *rt, const float *q, const float *k, const float *v, const void *mask, int mask_float,
+                        const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal)
+{
+	SC_CUDA_CHECK(sc_cu_flash_attention(q, k, v, mask, mask_float, mask_dims, o, dims, scale, causal, cu(rt)->stream));
+}
+
+void sc_flash_attention_grad(sc_rt *rt, const float *q, const float *k, const float *v, const void *mask,
+                             int mask_float, const int64_t *mask_dims, const float *o, const float *dout, float *dq,
+                             float *dk, float *dv, const int64_t *dims, float scale, int causal)
+{
+	void *scratch = dev_scratch(rt, SC_KERNEL_SCRATCH, sc_cu_flash_attention_grad_scratch(dims));
+	SC_CUDA_CHECK(sc_cu_flash_attention_grad(q, k, v, mask, mask_float, mask_dims, o, dout, dq, dk, dv, dims, scale,
+	                                         causal, scratch, cu(rt)->stream));
+}
+
 void sc_arange(sc_rt *rt, void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step)
 {
 	PROFILE(rt, "Arange", 0, (double)n * (double)sc_dtype_size(dt), SC_PEAK_MEM);

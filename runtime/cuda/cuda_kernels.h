@@ -69,6 +69,16 @@ cudaError_t sc_cu_select(const uint8_t *cond, const float *a, const float *b, fl
 /* RotaryPositionEmbedding over w's 4 dims (x's), w.s0 cos's strides, w.s1 sin's (sc_rotary) */
 cudaError_t sc_cu_rotary(int64_t mode, int transpose, const float *x, const float *cos, const float *sin, float *y,
                          const sc_cu_walk *w, cudaStream_t s);
+/* FlashAttentionScore (sc_flash_attention, _grad); the gradient's scratch
+ * (device) holds each query row's lse and D = rowsum(dO o) */
+cudaError_t sc_cu_flash_attention(const float *q, const float *k, const float *v, const void *mask, int mask_float,
+                                  const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal,
+                                  cudaStream_t s);
+size_t sc_cu_flash_attention_grad_scratch(const int64_t *dims);
+cudaError_t sc_cu_flash_attention_grad(const float *q, const float *k, const float *v, const void *mask,
+                                       int mask_float, const int64_t *mask_dims, const float *o, const float *dout,
+                                       float *dq, float *dk, float *dv, const int64_t *dims, float scale, int causal,
+                                       void *scratch, cudaStream_t s);
 /* Dropout of a piece: w's dims the piece's, s0 the whole's strides; base the index of its first
  * element; k the step's key */
 cudaError_t sc_cu_dropout(const float *x, float *y, const sc_cu_walk *w, int64_t base, uint64_t k, double keep_prob,

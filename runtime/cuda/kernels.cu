@@ -347,6 +347,161 @@ __global__ void rotary_k(int64_t mode, int transpose, const float *x, const floa
 	}
 }
 
+/* ---- FlashAttentionScore (the twin: sc_cpu_flash_attention, _grad) ----
+ * A thread per query row (per key row for dk and dv), a block of FA_T of
+ * them per (b, n, rows block); the other side's rows go through shared
+ * memory FA_K at a time. The online softmax is per key (the running maximum
+ * and sum rescaled when the maximum grows): straightforward, not tuned. */
+
+#define FA_T 64   /* threads (rows) a block */
+#define FA_K 32   /* the other side's rows a shared tile holds: 2 FA_K D floats, 32 KiB at D = 128 */
+
+struct FaMask {
+	const void *mask;
+	int mask_float;
+	int64_t ms[3];
+};
+
+__device__ bool fa_hidden(const FaMask &m, int64_t b, int64_t h, int64_t i, int64_t j, int causal)
+{
+	return SC_FA_HIDDEN(m.mask, m.mask_float, m.ms, b, h, i, j, causal);
+}
+
+/* rows [r0, r0 + FA_K) of x (rows of d floats) into sh, zeros past n */
+__device__ void fa_load(float *sh, const float *x, int64_t r0, int64_t n, int64_t d)
+{
+	for (int64_t e = threadIdx.x; e < FA_K * d; e += blockDim.x)
+		sh[e] = r0 + e / d < n ? x[r0 * d + e] : 0.0f;
+}
+
+__device__ float fa_dot(const float *a, const float *b, int64_t d)
+{
+	float s = 0.0f;
+	for (int64_t e = 0; e < d; e++)
+		s += a[e] * b[e];
+	return s;
+}
+
+/* o (when not NULL) and lse (when not NULL) of query row i of head bh */
+__global__ void flash_fwd_k(const float *q, const float *k, const float *v, FaMask mk, float *o, float *lse,
+                            int64_t nh, int64_t S, int64_t T, int64_t D, float scale, int causal)
+{
+	extern __shared__ float sh[];   /* k's and v's tile rows: (FA_K, D) each */
+	float *ks = sh, *vs = sh + FA_K * D;
+	int64_t bh = blockIdx.x, i = (int64_t)blockIdx.y * FA_T + threadIdx.x, b = bh / nh, h = bh % nh;
+	bool live = i < S;
+	const float *qi = q + (bh * S + (live ? i : 0)) * D;
+	float *oi = o && live ? o + (bh * S + i) * D : NULL;
+	float m = -INFINITY, l = 0.0f;
+	for (int64_t e = 0; oi && e < D; e++)
+		oi[e] = 0.0f;
+	for (int64_t j0 = 0; j0 < T; j0 += FA_K) {
+		__syncthreads();
+		fa_load(ks, k + bh * T * D, j0, T, D);
+		fa_load(vs, v + bh * T * D, j0, T, D);
+		__syncthreads();
+		for (int64_t c = 0; live && c < FA_K && j0 + c < T; c++) {
+			if (fa_hidden(mk, b, h, i, j0 + c, causal))
+				continue;
+			float s = scale * fa_dot(qi, ks + c * D, D);
+			if (s > m) {
+				float alpha = expf(m - s);
+				l *= alpha;
+				for (int64_t e = 0; oi && e < D; e++)
+					oi[e] *= alpha;
+				m = s;
+			}
+			float p = expf(s - m);
+			l += p;
+			for (int64_t e = 0; oi && e < D; e++)
+				oi[e] += p * vs[c * D + e];
+		}
+	}
+	if (!live)
+		return;
+	for (int64_t e = 0; oi && e < D; e++)
+		oi[e] = l > 0 ? oi[e] / l : 0.0f;
+	if (lse)
+		lse[bh * S + i] = l > 0 ? m + logf(l) : INFINITY;
+}
+
+__global__ void flash_rowdot_k(const float *o, const float *dout, float *dd, int64_t rows, int64_t D)
+{
+	GRID_LOOP(r, rows) dd[r] = fa_dot(o + r * D, dout + r * D, D);
+}
+
+/* dq of query row i: scale sum_j P (dP - D_i) k_j */
+__global__ void flash_dq_k(const float *q, const float *k, const float *v, FaMask mk, const float *dout,
+                           const float *lse, const float *dd, float *dq, int64_t nh, int64_t S, int64_t T, int64_t D,
+                           float scale, int causal)
+{
+	extern __shared__ float sh[];
+	float *ks = sh, *vs = sh + FA_K * D;
+	int64_t bh = blockIdx.x, i = (int64_t)blockIdx.y * FA_T + threadIdx.x, b = bh / nh, h = bh % nh;
+	bool live = i < S;
+	int64_t r = bh * S + (live ? i : 0);
+	const float *qi = q + r * D, *gi = dout + r * D;
+	float *dqi = dq + r * D;
+	for (int64_t e = 0; live && e < D; e++)
+		dqi[e] = 0.0f;
+	for (int64_t j0 = 0; j0 < T; j0 += FA_K) {
+		__syncthreads();
+		fa_load(ks, k + bh * T * D, j0, T, D);
+		fa_load(vs, v + bh * T * D, j0, T, D);
+		__syncthreads();
+		for (int64_t c = 0; live && c < FA_K && j0 + c < T; c++) {
+			if (fa_hidden(mk, b, h, i, j0 + c, causal))
+				continue;
+			float p = expf(scale * fa_dot(qi, ks + c * D, D) - lse[r]);
+			float ds = p * (fa_dot(gi, vs + c * D, D) - dd[r]);
+			for (int64_t e = 0; e < D; e++)
+				dqi[e] += scale * ds * ks[c * D + e];
+		}
+	}
+}
+
+/* dk and dv (either NULL) of key row j: sum_i scale dS q_i and sum_i P dO_i */
+__global__ void flash_dkv_k(const float *q, const float *k, const float *v, FaMask mk, const float *dout,
+                            const float *lse, const float *dd, float *dk, float *dv, int64_t nh, int64_t S, int64_t T,
+                            int64_t D, float scale, int causal)
+{
+	extern __shared__ float sh[];
+	float *qs = sh, *gs = sh + FA_K * D, *ls = sh + 2 * FA_K * D, *ds_ = ls + FA_K;
+	int64_t bh = blockIdx.x, j = (int64_t)blockIdx.y * FA_T + threadIdx.x, b = bh / nh, h = bh % nh;
+	bool live = j < T;
+	int64_t r = bh * T + (live ? j : 0);
+	const float *kj = k + r * D, *vj = v + r * D;
+	float *kg = dk ? dk + r * D : NULL, *vg = dv ? dv + r * D : NULL;
+	for (int64_t e = 0; live && e < D; e++) {
+		if (kg)
+			kg[e] = 0.0f;
+		if (vg)
+			vg[e] = 0.0f;
+	}
+	for (int64_t i0 = 0; i0 < S; i0 += FA_K) {
+		__syncthreads();
+		fa_load(qs, q + bh * S * D, i0, S, D);
+		fa_load(gs, dout + bh * S * D, i0, S, D);
+		if (threadIdx.x < FA_K && i0 + threadIdx.x < S) {
+			ls[threadIdx.x] = lse[bh * S + i0 + threadIdx.x];
+			ds_[threadIdx.x] = dd[bh * S + i0 + threadIdx.x];
+		}
+		__syncthreads();
+		for (int64_t c = 0; live && c < FA_K && i0 + c < S; c++) {
+			if (fa_hidden(mk, b, h, i0 + c, j, causal))
+				continue;
+			float p = expf(scale * fa_dot(qs + c * D, kj, D) - ls[c]);
+			for (int64_t e = 0; vg && e < D; e++)
+				vg[e] += p * gs[c * D + e];
+			if (!kg)
+				continue;
+			float ds = p * (fa_dot(gs + c * D, vj, D) - ds_[c]);
+			for (int64_t e = 0; e < D; e++)
+				kg[e] += scale * ds * qs[c * D + e];
+		}
+	}
+}
+
 /* ---- dropout (the twin: sc_cpu_dropout) ---- */
 
 __device__ uint64_t splitmix64_d(uint64_t z)
@@ -1045,6 +1200,58 @@ cudaError_t sc_cu_rotary(int64_t mode, int transpose, const float *x, const floa
 	if (n <= 0)
 		return cudaSuccess;
 	rotary_k<<<blocks_for(n), THREADS, 0, s>>>(mode, transpose, x, cos, sin, y, n, *w);
+	return cudaGetLastError();
+}
+
+static FaMask fa_mask(const void *mask, int mask_float, const int64_t *mask_dims)
+{
+	FaMask m = {mask, mask_float, {0, 0, 0}};
+	if (mask)
+		SC_FA_MASK_STRIDES(mask_dims, m.ms);
+	return m;
+}
+
+cudaError_t sc_cu_flash_attention(const float *q, const float *k, const float *v, const void *mask, int mask_float,
+                                  const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal,
+                                  cudaStream_t s)
+{
+	int64_t bh = dims[0] * dims[1], S = dims[2], T = dims[3], D = dims[4];
+	if (bh * S <= 0)
+		return cudaSuccess;
+	dim3 grid((unsigned)bh, (unsigned)((S + FA_T - 1) / FA_T));   /* heads on x: up to 2^31 - 1 */
+	if (2 * FA_K * D * sizeof(float) > 48 * 1024 - 2 * FA_K * sizeof(float))
+		return cudaErrorInvalidValue;   /* D > 190: tiles past the default shared memory */
+	flash_fwd_k<<<grid, FA_T, 2 * FA_K * D * sizeof(float), s>>>(q, k, v, fa_mask(mask, mask_float, mask_dims), o,
+	                                                           NULL, dims[1], S, T, D, scale, causal);
+	return cudaGetLastError();
+}
+
+size_t sc_cu_flash_attention_grad_scratch(const int64_t *dims)
+{
+	return (size_t)(2 * dims[0] * dims[1] * dims[2]) * sizeof(float);
+}
+
+cudaError_t sc_cu_flash_attention_grad(const float *q, const float *k, const float *v, const void *mask,
+                                       int mask_float, const int64_t *mask_dims, const float *o, const float *dout,
+                                       float *dq, float *dk, float *dv, const int64_t *dims, float scale, int causal,
+                                       void *scratch, cudaStream_t s)
+{
+	int64_t bh = dims[0] * dims[1], S = dims[2], T = dims[3], D = dims[4];
+	if (bh * S <= 0 || bh * T <= 0)
+		return cudaSuccess;
+	FaMask m = fa_mask(mask, mask_float, mask_dims);
+	float *lse = (float *)scratch, *dd = lse + bh * S;
+	size_t tile = 2 * FA_K * D * sizeof(float);
+	if (tile > 48 * 1024 - 2 * FA_K * sizeof(float))
+		return cudaErrorInvalidValue;   /* D > 190: tiles past the default shared memory */
+	dim3 qgrid((unsigned)bh, (unsigned)((S + FA_T - 1) / FA_T)), kgrid((unsigned)bh, (unsigned)((T + FA_T - 1) / FA_T));
+	flash_fwd_k<<<qgrid, FA_T, tile, s>>>(q, k, v, m, NULL, lse, dims[1], S, T, D, scale, causal);
+	flash_rowdot_k<<<blocks_for(bh * S), THREADS, 0, s>>>(o, dout, dd, bh * S, D);
+	if (dq)
+		flash_dq_k<<<qgrid, FA_T, tile, s>>>(q, k, v, m, dout, lse, dd, dq, dims[1], S, T, D, scale, causal);
+	if (dk || dv)
+		flash_dkv_k<<<kgrid, FA_T, tile + 2 * FA_K * sizeof(float), s>>>(q, k, v, m, dout, lse, dd, dk, dv, dims[1], S,
+		                                                                  T, D, scale, causal);
 	return cudaGetLastError();
 }
 

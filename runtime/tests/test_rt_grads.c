@@ -18,7 +18,7 @@
 #include "cpu_kernels.h"
 #include "rt_test.h"
 
-enum { MAXN = 256 };
+enum { MAXN = 512 };
 
 /* y = f(x) for the operand being differentiated; ctx holds the rest */
 typedef void (*Fwd)(const float *x, float *y, const void *ctx);
@@ -172,6 +172,179 @@ Test(grad, rotary)
 		sc_cpu_sum_to_shape(full, rot_x, 4, ds, rot_s, 4);
 		c.wrt = 2;
 		check_grad(mode ? "rotary dsin, interleaved" : "rotary dsin", rot_fwd, sn, 24, &c, w, 48, ds);
+	}
+}
+
+/* ---- FlashAttentionScore: each gradient against finite differences on
+ * small shapes (one with S past a 64-query tile and S_kv past a 128-key
+ * one), and the forward and gradients against attention written out with
+ * its (S, S_kv) probabilities in double precision, masks of both kinds and
+ * causal, a row that sees no key included ---- */
+
+typedef struct {
+	int wrt, causal, mask_float;
+	const float *q, *k, *v;
+	const void *mask;
+	const int64_t *md, *dims;
+	float scale;
+} FaCtx;
+
+static void fa_fwd(const float *x, float *y, const void *c)
+{
+	const FaCtx *a = c;
+	sc_cpu_flash_attention(a->wrt == 0 ? x : a->q, a->wrt == 1 ? x : a->k, a->wrt == 2 ? x : a->v, a->mask,
+	                       a->mask_float, a->md, y, a->dims, a->scale, a->causal);
+}
+
+/* o and the gradients dq, dk, dv from g, with the probabilities stored */
+static void fa_naive(const FaCtx *a, const float *g, float *o, float *dq, float *dk, float *dv)
+{
+	int64_t B = a->dims[0], N = a->dims[1], S = a->dims[2], T = a->dims[3], D = a->dims[4], ms[3] = {0, 0, 0};
+	if (a->mask)
+		SC_FA_MASK_STRIDES(a->md, ms);
+	double *p = malloc(sizeof(double) * (size_t)(S * T)), *dp = malloc(sizeof(double) * (size_t)(S * T));
+	memset(dk, 0, sizeof(float) * (size_t)(B * N * T * D));
+	memset(dv, 0, sizeof(float) * (size_t)(B * N * T * D));
+	for (int64_t b = 0; b < B; b++)
+		for (int64_t h = 0; h < N; h++) {
+			int64_t bh = b * N + h;
+			const float *q = a->q + bh * S * D, *k = a->k + bh * T * D, *v = a->v + bh * T * D, *gg = g + bh * S * D;
+			for (int64_t i = 0; i < S; i++) {
+				double mx = -INFINITY, sum = 0;
+				for (int64_t j = 0; j < T; j++) {
+					double sc = 0;
+					for (int64_t e = 0; e < D; e++)
+						sc += (double)q[i * D + e] * k[j * D + e];
+					p[i * T + j] = SC_FA_HIDDEN(a->mask, a->mask_float, ms, b, h, i, j, a->causal) ? -INFINITY : sc * a->scale;
+					mx = fmax(mx, p[i * T + j]);
+				}
+				for (int64_t j = 0; j < T; j++)
+					sum += p[i * T + j] = mx == -INFINITY ? 0 : exp(p[i * T + j] - mx);
+				for (int64_t j = 0; j < T; j++)
+					p[i * T + j] = sum > 0 ? p[i * T + j] / sum : 0;
+				for (int64_t e = 0; e < D; e++) {
+					double acc = 0;
+					for (int64_t j = 0; j < T; j++)
+						acc += p[i * T + j] * v[j * D + e];
+					o[(bh * S + i) * D + e] = (float)acc;
+				}
+				double di = 0;
+				for (int64_t j = 0; j < T; j++) {
+					double x = 0;
+					for (int64_t e = 0; e < D; e++)
+						x += (double)gg[i * D + e] * v[j * D + e];
+					dp[i * T + j] = x;
+					di += x * p[i * T + j];
+				}
+				for (int64_t j = 0; j < T; j++)
+					dp[i * T + j] = p[i * T + j] * (dp[i * T + j] - di);   /* dS */
+			}
+			for (int64_t i = 0; i < S; i++)
+				for (int64_t e = 0; e < D; e++) {
+					double acc = 0;
+					for (int64_t j = 0; j < T; j++)
+						acc += dp[i * T + j] * k[j * D + e];
+					dq[(bh * S + i) * D + e] = (float)(a->scale * acc);
+				}
+			for (int64_t j = 0; j < T; j++)
+				for (int64_t e = 0; e < D; e++) {
+					double ak = 0, av = 0;
+					for (int64_t i = 0; i < S; i++) {
+						ak += dp[i * T + j] * q[i * D + e];
+						av += p[i * T + j] * gg[i * D + e];
+					}
+					dk[(bh * T + j) * D + e] = (float)(a->scale * ak);
+					dv[(bh * T + j) * D + e] = (float)av;
+				}
+		}
+	free(p);
+	free(dp);
+}
+
+Test(grad, flash_attention_fd)
+{
+	static const struct {
+		int64_t dims[5];
+		int causal, mask;   /* mask: 0 none, 1 float (S, S_kv), 2 Bool (B, 1, S, S_kv) */
+	} cases[] = {
+		{{1, 2, 5, 7, 3}, 0, 1}, {{2, 1, 4, 4, 3}, 1, 0}, {{2, 2, 6, 5, 2}, 0, 2}, {{1, 1, 70, 130, 3}, 0, 0},
+		{{1, 1, 130, 130, 2}, 1, 1},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		const int64_t *d = cases[c].dims;
+		int nq = (int)(d[0] * d[1] * d[2] * d[4]), nk = (int)(d[0] * d[1] * d[3] * d[4]);
+		int64_t md[4] = {cases[c].mask == 2 ? d[0] : 1, 1, d[2], d[3]};
+		float q[MAXN], k[MAXN], v[MAXN], w[MAXN], o[MAXN], g[MAXN];
+		float *mf = malloc(sizeof(float) * (size_t)(md[0] * d[2] * d[3]));
+		uint8_t *mb = malloc((size_t)(md[0] * d[2] * d[3]));
+		rand_fill(q, nq, 100 + c, -1, 1);
+		rand_fill(k, nk, 200 + c, -1, 1);
+		rand_fill(v, nk, 300 + c, -1, 1);
+		rand_fill(w, nq, 400 + c, -1, 1);
+		for (int i = 0; i < md[0] * d[2] * d[3]; i++)
+			mf[i] = (float)(mb[i] = i % 3 == 1);
+		FaCtx a = {0, cases[c].causal, cases[c].mask == 1, q, k, v, cases[c].mask == 1 ? (void *)mf : cases[c].mask ? (void *)mb : NULL,
+		           md, d, 0.7f};
+		sc_cpu_flash_attention(q, k, v, a.mask, a.mask_float, md, o, d, a.scale, a.causal);
+		for (int wrt = 0; wrt < 3; wrt++) {
+			char what[80];
+			snprintf(what, sizeof what, "flash_attention d%c, case %zu", "qkv"[wrt], c);
+			sc_cpu_flash_attention_grad(q, k, v, a.mask, a.mask_float, md, o, w, wrt == 0 ? g : NULL, wrt == 1 ? g : NULL,
+			                            wrt == 2 ? g : NULL, d, a.scale, a.causal);
+			a.wrt = wrt;
+			check_grad(what, fa_fwd, wrt ? wrt == 1 ? k : v : q, wrt ? nk : nq, &a, w, nq, g);
+		}
+		free(mf);
+		free(mb);
+	}
+}
+
+Test(grad, flash_attention_naive)
+{
+	static const struct {
+		int64_t dims[5];
+		int causal, mask;
+	} cases[] = {
+		{{2, 3, 100, 150, 16}, 0, 2}, {{1, 2, 200, 200, 8}, 1, 0}, {{2, 2, 65, 129, 32}, 0, 1},
+		{{1, 1, 300, 300, 64}, 1, 2}, {{1, 1, 64, 128, 5}, 0, 0},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		const int64_t *d = cases[c].dims;
+		int64_t nq = d[0] * d[1] * d[2] * d[4], nk = d[0] * d[1] * d[3] * d[4], nm = d[0] * d[2] * d[3];
+		int64_t md[4] = {cases[c].mask == 2 ? d[0] : 1, 1, d[2], d[3]};
+		float *q = malloc(sizeof(float) * (size_t)nq), *k = malloc(sizeof(float) * (size_t)nk);
+		float *v = malloc(sizeof(float) * (size_t)nk), *g = malloc(sizeof(float) * (size_t)nq);
+		float *o = malloc(sizeof(float) * (size_t)nq), *ow = malloc(sizeof(float) * (size_t)nq);
+		float *gx = malloc(sizeof(float) * (size_t)nk), *dq = malloc(sizeof(float) * (size_t)nq);
+		float *dk = malloc(sizeof(float) * (size_t)nk), *dv = malloc(sizeof(float) * (size_t)nk);
+		float *mf = malloc(sizeof(float) * (size_t)nm);
+		uint8_t *mb = malloc((size_t)nm);
+		rand_fill(q, (int)nq, 500 + c, -2, 2);
+		rand_fill(k, (int)nk, 600 + c, -2, 2);
+		rand_fill(v, (int)nk, 700 + c, -1, 1);
+		rand_fill(g, (int)nq, 800 + c, -1, 1);
+		for (int64_t i = 0; i < nm; i++)   /* row 3 of each sees no key */
+			mf[i] = (float)(mb[i] = i % 5 == 2 || i / d[3] % d[2] == 3);
+		FaCtx a = {0, cases[c].causal, cases[c].mask == 1, q, k, v, cases[c].mask == 1 ? (void *)mf : cases[c].mask ? (void *)mb : NULL,
+		           md, d, 0.125f};
+		fa_naive(&a, g, ow, dq, dk, dv);
+		sc_cpu_flash_attention(q, k, v, a.mask, a.mask_float, md, o, d, a.scale, a.causal);
+		char what[80];
+		snprintf(what, sizeof what, "flash_attention forward, case %zu", c);
+		cr_assert(t_close(what, o, ow, nq, 1e-5, 1e-4));
+		float *g3[3] = {malloc(sizeof(float) * (size_t)nq), malloc(sizeof(float) * (size_t)nk),
+		                malloc(sizeof(float) * (size_t)nk)};
+		sc_cpu_flash_attention_grad(q, k, v, a.mask, a.mask_float, md, o, g, g3[0], g3[1], g3[2], d, a.scale, a.causal);
+		for (int wrt = 0; wrt < 3; wrt++) {   /* the three in one call, then each alone: the same bits */
+			int64_t n = wrt ? nk : nq;
+			snprintf(what, sizeof what, "flash_attention d%c against the naive, case %zu", "qkv"[wrt], c);
+			cr_assert(t_close(what, g3[wrt], wrt == 0 ? dq : wrt == 1 ? dk : dv, n, 1e-4, 1e-3));
+			sc_cpu_flash_attention_grad(q, k, v, a.mask, a.mask_float, md, o, g, wrt == 0 ? gx : NULL, wrt == 1 ? gx : NULL,
+			                            wrt == 2 ? gx : NULL, d, a.scale, a.causal);
+			cr_assert(memcmp(gx, g3[wrt], sizeof(float) * (size_t)n) == 0, "%s: alone differs from together", what);
+			free(g3[wrt]);
+		}
+		free(q), free(k), free(v), free(g), free(o), free(ow), free(gx), free(dq), free(dk), free(dv), free(mf), free(mb);
 	}
 }
 

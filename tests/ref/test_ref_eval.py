@@ -635,6 +635,21 @@ class Gradients(unittest.TestCase):
         y = R.OPS["RotaryPositionEmbedding"][0]([x, c, s], {})
         np.testing.assert_allclose(y, x * c + h * s, rtol=1e-12)
 
+    def test_flash_attention(self):
+        q, k, v = rng(1).normal(size=(2, 2, 3, 4)), rng(2).normal(size=(2, 2, 5, 4)), rng(3).normal(size=(2, 2, 5, 4))
+        m = rng(4).normal(size=(3, 5)) > 0.5
+        at = {"head_num": 2, "scale_value": 0.5}
+        self.check("FlashAttentionScore", [q, k, v], at)
+        self.check("FlashAttentionScore", [q, k, v, m], at, wrt=[0, 1, 2])        # 1 masks out
+        self.check("FlashAttentionScore", [q, k[:, :, :3], v[:, :, :3]], dict(at, sparse_mode=2))
+        s = 0.5 * q @ np.swapaxes(k, -1, -2)                                     # the unfused attention
+        s = np.where(m, -np.inf, s)
+        p = np.exp(s - s.max(axis=-1, keepdims=True))
+        y = R.OPS["FlashAttentionScore"][0]([q, k, v, m], at)
+        np.testing.assert_allclose(y, (p / p.sum(axis=-1, keepdims=True)) @ v, rtol=1e-12)
+        y = R.OPS["FlashAttentionScore"][0]([q, k, v, np.ones((3, 5))], at)       # every key hidden: zeros
+        np.testing.assert_array_equal(y, np.zeros_like(q))
+
     def test_cast(self):
         self.check("Cast", [rng(1).normal(size=(3,))], {"dtype": R.Ident("Float16", 0)})
         g = R.OPS["Cast"][1](np.ones(3), [rng(1).normal(size=(3,))], {"dtype": R.Ident("Int32", 0)})
@@ -664,7 +679,7 @@ class Gradients(unittest.TestCase):
                   "softmax_family": ["Softmax", "LogSoftmax"], "reductions": ["ReduceSum", "ReduceMean", "ReduceMax"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "Concat", "StridedSlice"], "gather": ["Gather"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "rotary": ["RotaryPositionEmbedding"],
-                  "cast": ["Cast"],
+                  "flash_attention": ["FlashAttentionScore"], "cast": ["Cast"],
                   "losses": ["SparseSoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss"],
                   "collectives": list(R.COLLECTIVES), "constants": list(R.CONSTANTS)}
         covered = set(op for g, ops in groups.items() if g in names for op in ops)

@@ -418,6 +418,55 @@ static bool eval_rotary(Eval *e)
 	return true;
 }
 
+/* FlashAttentionScore, BNSD: softmax(scale q k^T) v over the keys each
+ * query sees (the mask nonzero hides one; sparse_mode 2 or 3 the later
+ * keys); a query that sees none gets zeros. */
+static bool eval_flash_attention(Eval *e)
+{
+	const SimTensor *q = &e->ins[0], *k = &e->ins[1], *v = &e->ins[2], *m = e->n->nin == 4 ? &e->ins[3] : NULL;
+	const Attrs *a = &e->n->a;
+	if (q->rank != 4 || k->rank != 4 || !same_dims(k->rank, k->dims, v->rank, v->dims) || k->dims[0] != q->dims[0] ||
+	    k->dims[1] != q->dims[1] || k->dims[3] != q->dims[3])
+		return fail(e, "q must be (B, N, S, D), k and v (B, N, S_kv, D)");
+	int64_t B = q->dims[0], N = q->dims[1], S = q->dims[2], T = k->dims[2], D = q->dims[3], ms[3] = {0, 0, 0};
+	if (m) {
+		if ((m->rank != 2 && m->rank != 4) || m->dims[m->rank - 2] != S || m->dims[m->rank - 1] != T)
+			return fail(e, "attn_mask must be (S, S_kv) or (B or 1, N or 1, S, S_kv)");
+		ms[2] = T;
+		ms[1] = m->rank == 4 && m->dims[1] != 1 ? S * T : 0;
+		ms[0] = m->rank == 4 && m->dims[0] != 1 ? m->dims[1] * S * T : 0;
+	}
+	if (!expect_out(e, 4, q->dims))
+		return false;
+	double *p = xcalloc((size_t)T, sizeof(double));
+	for (int64_t b = 0; b < B; b++)
+		for (int64_t h = 0; h < N; h++)
+			for (int64_t i = 0; i < S; i++) {
+				const double *qi = q->data + ((b * N + h) * S + i) * D;
+				double max = -INFINITY, sum = 0;
+				for (int64_t j = 0; j < T; j++) {
+					const double *kj = k->data + ((b * N + h) * T + j) * D;
+					double dot = 0;
+					for (int64_t c = 0; c < D; c++)
+						dot += qi[c] * kj[c];
+					bool hidden = (a->sparse_mode && j > i) || (m && m->data[b * ms[0] + h * ms[1] + i * ms[2] + j] != 0);
+					p[j] = hidden ? -INFINITY : a->scale_value * dot;
+					max = p[j] > max ? p[j] : max;
+				}
+				for (int64_t j = 0; j < T; j++)
+					sum += p[j] = max == -INFINITY ? 0 : exp(p[j] - max);
+				double *y = e->out->data + ((b * N + h) * S + i) * D;
+				for (int64_t c = 0; c < D; c++) {
+					double acc = 0;
+					for (int64_t j = 0; j < T; j++)
+						acc += p[j] * v->data[((b * N + h) * T + j) * D + c];
+					y[c] = sum > 0 ? acc / sum : 0;
+				}
+			}
+	free(p);
+	return true;
+}
+
 /* Dropout: the simulator runs the forward graph as inference does, where
  * Dropout is the identity (docs/operators.md); its training mask is the
  * runtime's and tools/ref_eval.py's. */
@@ -819,6 +868,8 @@ static bool eval_op(Eval *e)
 		return eval_select(e);
 	case OP_ROTARY:
 		return eval_rotary(e);
+	case OP_FLASH_ATTENTION:
+		return eval_flash_attention(e);
 	case OP_DROPOUT:
 		return eval_dropout(e);
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX:

@@ -432,6 +432,37 @@ Test(fuse, transpose_not_folded)
 	run_free(r);
 }
 
+/* A Float32 FlashAttentionScore's three adjoints (q's, k's, v's) run as one
+ * call at the last one's place, as a normalizer's (in BFloat16 they are
+ * three calls: tests/e2e/flash_attention_half.ir). */
+Test(fuse, flash_attention_gradients_together)
+{
+	Run *r;
+	Lowered *l = fused(GRAPH("%q: <Parameter[Float32], (2, 2, 8, 16)> = ones, %k: <Parameter[Float32], (2, 2, 8, 16)> = ones, "
+	                         "%v: <Parameter[Float32], (2, 2, 8, 16)> = ones",
+	                         "  %a = FlashAttentionScore(%q, %k, %v) {head_num: 2, sparse_mode: 2}\n"
+	                         "  %loss = ReduceSum(%a) {axis: (0, 1, 2, 3)}\n", "%loss")
+	                   "train {loss: %loss}\n", &r);
+	int fa = op_named(l, "a"), carrier = -1, nadj = 0;
+	for (int i = l->nfwd; i < l->nops; i++)
+		if (l->ops[i].grad == GRAD_ADJOINT && l->ops[i].of == fa) {
+			nadj++;
+			if (l->ops[i].op == OP_FLASH_ATTENTION_GRAD)
+				carrier = i;
+		}
+	cr_assert_eq(nadj, 3);
+	cr_assert_geq(carrier, 0);
+	int at[MAX_PARTS];
+	cr_assert_eq(fused_parts(l, carrier, at), 2);
+	for (int k = 0; k < 2; k++) {
+		cr_assert_eq(l->ops[at[k]].op, OP_FUSED);
+		cr_assert(l->fusion[at[k]].writes, "each gradient the kernel writes is stored");
+		cr_assert_lt(at[k], carrier);
+		cr_assert_eq(differentiated(l, &l->ops[at[k]])->op, OP_FLASH_ATTENTION);
+	}
+	run_free(r);
+}
+
 /* A Float32 LayerNorm's three adjoints run as one call, at the last one's
  * place: the two before it are fused and written by it. */
 Test(fuse, layer_norm_gradients_together)

@@ -437,6 +437,38 @@ Test(rules, rotary)
 	run_free(r);
 }
 
+/* FlashAttentionScore: op dims B, N, S, S_kv, D; q and the result (B, N, S,
+ * D), k and v (B, N, S_kv, D), a 4-D mask its B and N where not 1, a 2-D
+ * one (S, S_kv); S, S_kv and D whole, so batch and heads split. */
+Test(rules, flash_attention)
+{
+	Run *r = compile(CTX8 "graph @n(%q: <Tensor[Float32], (4, 2, 8, 16)>, %k: <Tensor[Float32], (4, 2, 12, 16)>,\n"
+	                 "         %v: <Tensor[Float32], (4, 2, 12, 16)>, %m: <Tensor[Bool], (4, 1, 8, 12)>,\n"
+	                 "         %m2: <Tensor[Float32], (8, 12)>) {\n"
+	                 "  %y = FlashAttentionScore(%q, %k, %v, %m) {head_num: 2, in_strategy: ((4, 2, 1, 1), (4, 2, 1, 1), "
+	                 "(4, 2, 1, 1), (4, 1, 1, 1))}\n"
+	                 "  %z = FlashAttentionScore(%q, %k, %v, %m2) {head_num: 2, in_strategy: ((2, 2, 2, 1), (2, 2, 1, 1), "
+	                 "(2, 2, 1, 1), (2, 1))}\n"
+	                 "  return %y, %z\n}\n");
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "y", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.nod, 5);
+	cr_assert_eq(od.size[3], 12);
+	expect_dims(od.in_dim[0], 4, (int[]){0, 1, 2, 4}, "q");
+	expect_dims(od.in_dim[1], 4, (int[]){0, 1, 3, 4}, "k");
+	expect_dims(od.in_dim[2], 4, (int[]){0, 1, 3, 4}, "v");
+	expect_dims(od.in_dim[3], 4, (int[]){0, -1, 2, 3}, "mask");
+	expect_dims(od.out_dim, 4, (int[]){0, 1, 2, 4}, "result");
+	cr_assert(od.whole == (1u << 2 | 1u << 3 | 1u << 4), "S, S_kv and D whole, B and N free");
+	TensorLayout m;
+	op_in_layout(&od, &s, 3, &m);
+	cr_assert(axis_of(&m, 0) >= 0 && axis_of(&m, 1) < 0, "the mask split by batch only");
+	cr_assert(!rule(r, "z", &od, &s), "a split query sequence accepted");
+	expect_msg(r, "the queries' sequence, whole in this version");
+	run_free(r);
+}
+
 /* Split: x's dims, the split axis whole (its slice, as StridedSlice's cut
  * dims); Dropout: elementwise, any split. */
 Test(rules, split_and_dropout)

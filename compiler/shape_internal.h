@@ -1,0 +1,34 @@
+/* shape_internal.h: shape inference's state and the helpers its cases
+ * share (shape_util.c), for shape.c, the pass. */
+#ifndef SHAPE_INTERNAL_H
+#define SHAPE_INTERNAL_H
+
+#include "shardc.h"
+
+typedef struct {
+	Module *m;
+	Diag *d;
+	Graph *g;
+	Node *n;                 /* the operator being inferred */
+} Infer;
+
+#define ERR(x, span, ...) diag_error((x)->d, (x)->m->src, (span), __VA_ARGS__)
+
+/* A type's dims as text in a caller's buffer, so messages can take several. */
+const char *dims_text(const Type *t, char *buf, size_t size);
+#define DIMS(t) dims_text((t), (char[200]){0}, 200)   /* 8 dims of up to 21 characters fit */
+
+const Type *in_type(Infer *x, int k);   /* operand k's type */
+Span in_span(Infer *x, int k);          /* where operand k is written */
+/* Operand k as a message names it, in b: '%name', or a number as written. */
+const char *in_name(Infer *x, int k, StrBuf *b);
+const char *opname(Infer *x);
+/* Each false after its message: the attribute is written, operands a and b
+ * have one element type, operand k is a float. */
+bool need_attr(Infer *x, AttrKind k);
+bool same_dtype(Infer *x, int a, int b);
+bool need_float(Infer *x, int k);
+/* Where attribute `name` is written, for messages; the operator when it is not. */
+Span attr_span(Infer *x, const char *name);
+
+#endif

@@ -1,0 +1,75 @@
+/* shape_util.c: what shape.c's cases share to read an operator's operands
+ * and attributes and to word their messages (shape_internal.h). Requires
+ * the Infer of the operator being inferred. */
+#include "shape_internal.h"
+
+#include <stdio.h>
+
+/* A type's dims as text in a caller's buffer, so messages can take several. */
+const char *dims_text(const Type *t, char *buf, size_t size)
+{
+	StrBuf b = {0};
+	ints_print(&b, t->dims, t->rank);
+	snprintf(buf, size, "%s", b.data);
+	sb_free(&b);
+	return buf;
+}
+
+const Type *in_type(Infer *x, int k)
+{
+	return &x->g->values[x->n->in[k]].type;
+}
+
+Span in_span(Infer *x, int k)
+{
+	return x->n->operands->items[k]->span;
+}
+
+/* Operand k as a message names it, in b: '%name', or a number as written. */
+const char *in_name(Infer *x, int k, StrBuf *b)
+{
+	const Value *v = &x->g->values[x->n->in[k]];
+	sb_printf(b, v->literal ? "%s" : "'%%%s'", v->literal ? v->literal->s : v->name);
+	return b->data;
+}
+
+const char *opname(Infer *x)
+{
+	return op_info[x->n->op].name;
+}
+
+bool need_attr(Infer *x, AttrKind k)
+{
+	if (x->n->a.present & ATTR_BIT(k))
+		return true;
+	ERR(x, x->n->op_span, "%s needs the attribute '%s'", opname(x), attr_info[k].name);
+	return false;
+}
+
+bool same_dtype(Infer *x, int a, int b)
+{
+	const Type *ta = in_type(x, a), *tb = in_type(x, b);
+	if (ta->dtype == tb->dtype)
+		return true;
+	ERR(x, in_span(x, b), "%s: operands have different element types, %s and %s (use Cast)", opname(x),
+	    dtype_name(ta->dtype), dtype_name(tb->dtype));
+	return false;
+}
+
+bool need_float(Infer *x, int k)
+{
+	if (dtype_is_float(in_type(x, k)->dtype))
+		return true;
+	StrBuf b = {0};
+	ERR(x, in_span(x, k), "%s needs a floating-point operand, %s is %s", opname(x), in_name(x, k, &b),
+	    dtype_name(in_type(x, k)->dtype));
+	sb_free(&b);
+	return false;
+}
+
+/* Where attribute `name` is written, for messages; the operator when it is not. */
+Span attr_span(Infer *x, const char *name)
+{
+	const Lit *v = lit_dict_get(x->n->attr_lit, name);
+	return v ? v->span : x->n->op_span;
+}
