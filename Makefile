@@ -259,7 +259,9 @@ demo: all
 # ---- benchmarks ----
 # The front end on 100,000 operators; then the generated programs against the same
 # models written by hand with OpenBLAS (tools/bench_direct.c), on 1 and 8 ranks;
-# then the GPT layer against JAX/XLA (tools/bench_jax.py; skipped without jax).
+# then the GPT layer against JAX/XLA (tools/bench_jax.py; skipped without jax);
+# then what --data and checkpoints cost a step, and FlashAttentionScore against
+# the unfused attention (docs/benchmarks.md).
 $(B)/bench/bench_direct: tools/bench_direct.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OPT) $(BLAS_CFLAGS) -o $@ $< $(BLAS_LIBS) -lm
@@ -269,6 +271,7 @@ bench: $(B)/shardc $(RT_B)/libshardc_rt_cpu.a $(B)/bench/bench_direct
 	/usr/bin/python3 tools/bench_jax.py $(B)/shardc
 	bash tools/bench_data.sh $(B)/shardc
 	bash tools/bench_checkpoint.sh $(B)/shardc
+	bash tools/bench_attention.sh $(B)/shardc
 
 # A byte-level GPT trained for a few minutes on the Python standard
 # library's source on 8 ranks, with checkpoints; its loss curve in

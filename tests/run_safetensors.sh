@@ -2,10 +2,11 @@
 # run_safetensors.sh SHARDC: run.sh --params FILE.safetensors end to end
 # (docs/output.md, Checkpoints).
 #
-# Two training models, tests/e2e/transformer_train.ir (Float32 parameters,
-# Megatron dp 2 x mp 4 on 8 ranks: row and column slices) and
-# tests/e2e/half_transformer_bf16.ir (BFloat16 parameters), each on 8 ranks
-# and on 1. numpy and json alone write the checkpoints here, byte by byte as
+# Three training models, tests/e2e/transformer_train.ir (Float32 parameters,
+# Megatron dp 2 x mp 4 on 8 ranks: row and column slices),
+# tests/e2e/half_transformer_bf16.ir (BFloat16 parameters) and
+# ir-samples/gpt2.ir (GPT-2 with its tied embedding, the vocabulary split 4
+# ways), each on 8 ranks and on 1. numpy and json alone write the checkpoints here, byte by byte as
 # the format says, with random weights: plain.safetensors (Float32, the IR's
 # names, tensors in another order than the data, an extra tensor nobody
 # reads), mixed.safetensors (each tensor F64, F32, F16 or BF16 in turn),
@@ -234,7 +235,7 @@ reference() {
 }
 
 pkg_note="" wq=""
-for model in tests/e2e/transformer_train.ir tests/e2e/half_transformer_bf16.ir; do
+for model in tests/e2e/transformer_train.ir tests/e2e/half_transformer_bf16.ir ir-samples/gpt2.ir; do
 	m=$(basename "$model" .ir)
 	fx=$tmp/$m/fx
 	for n in 8 1; do
