@@ -27,7 +27,7 @@ static void emit_sum_squares(StrBuf *b, const Program *p, const LOp *o)
 	const Lowered *l = p->l;
 	const Entry *e = op_table(p, o);
 	const char *y = p->cname[o->result];
-	int64_t copy = p->scratch, part = p->scratch + sqnorm_copy(l, o);
+	int64_t copy = op_scratch(p, o), part = copy + sqnorm_copy(l, o);
 	StrBuf xs = {0}, ns = {0};
 	int nf = 0;
 	for (int k = 0; k < o->nin; k++) {
@@ -151,7 +151,7 @@ static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_
 		break;
 	case GRAD_ADJOINT:
 		lowered_rank_attrs(l, differentiated(l, o), rank, &a, members);
-		emit_adjoint(b, p, o, &a, p->scratch);
+		emit_adjoint(b, p, o, &a, op_scratch(p, o));
 		break;
 	case GRAD_NONE:
 		lowered_rank_attrs(l, o, rank, &a, members);
@@ -212,7 +212,7 @@ static void emit_op(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *m
 		return;
 	}
 	Widened w;
-	widened(l, o, p->scratch + kernel_scratch(l, o), &w);
+	widened(l, o, op_scratch(p, o) + kernel_scratch(l, o), &w);
 	sb_puts(b, "\t");
 	if (!w.n) {
 		emit_kernel(b, p, i, rank, members);

@@ -26,7 +26,7 @@ void emit_collective(StrBuf *b, const Program *p, const LOp *o, int i)
 			}
 			sb_printf(b, "sc_all_reduce_bucket(rt, g%d, %d, (const void *const[]){%s}, (void *const[]){%s}, "
 			          "(const int64_t[]){%s}, %s, %s, slab + %lld);", g, bucket, ins.data, outs.data, counts.data,
-			          dt, redop_name(o->step->op), (long long)p->scratch);
+			          dt, redop_name(o->step->op), (long long)op_scratch(p, o));
 			sb_free(&ins);
 			sb_free(&outs);
 			sb_free(&counts);

@@ -19,7 +19,8 @@ struct Program {
 	int *in_place;           /* (nvalues) the value whose buffer this one overwrites (plan_in_place), -1 none */
 	int64_t *state;          /* (nparams) optimizer state's offset (Adam: m, then v); -1 none */
 	int64_t *acc;            /* (nvalues) an accumulated gradient's Float32 sum's offset, -1; NULL without */
-	int64_t slab_bytes, persistent_bytes, scratch;  /* scratch: the offset of one op's temporary */
+	int64_t slab_bytes, persistent_bytes, scratch;  /* scratch: the temporary after the operators (updates) */
+	int64_t *op_scratch;     /* (nops) where operator i's temporary starts (op_scratch()), -1 none */
 	const char **cname;      /* (nvalues) C identifiers */
 	const char **arg;        /* (nvalues) what an operator passes: cname, or a half value's Float32 copy */
 	int *partition;          /* (nops) index into part[] of a collective's group, -1 none */
@@ -86,6 +87,10 @@ bool bmm_grad_summed(const Lowered *l, const LOp *o);
 /* A product on halves (matmul_on_halves) that writes its result of their
  * type itself, the Float32 sums rounded once in the kernel: all but a
  * summed gradient's (bmm_grad_summed), whose result has a Float32 copy. */
+/* Where operator o's temporary starts: the widened copies of its half
+ * operands and result, its kernel's scratch (plan.c places it with the
+ * values alive while o runs). */
+int64_t op_scratch(const Program *p, const LOp *o);
 bool matmul_rounds(const Lowered *l, const LOp *o);
 /* A half elementwise backward operator that one sc_ew_chain computes on the
  * half values themselves, its result rounded once as the widened kernel's

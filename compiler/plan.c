@@ -481,16 +481,14 @@ static void plan_buffers(Program *p)
 	const int *shared = p->in_place;
 	/* Each buffer's life: from its operator to its last reader. */
 	int *def = xcalloc((size_t)(nv ? nv : 1), sizeof *def);   /* 0 for one only a shadow defines: from the start */
-	int64_t scratch = 0;
-	for (int i = 0; i < nops; i++) {
-		const LOp *o = &l->ops[i];
-		int64_t s = scratch_bytes(l, o);
-		scratch = s > scratch ? s : scratch;
+	for (int i = 0; i < nops; i++)
 		if (!op_shadow(l, i))
-			def[o->result] = i;
-	}
-	/* the values with buffers of their own: value[k]'s size, life, offset */
-	size_t cap = (size_t)(nv ? nv : 1);
+			def[l->ops[i].result] = i;
+	/* the values with buffers of their own, and each operator's scratch (the
+	 * widened copies of its half operands, its kernel's temporary), alive
+	 * while it runs, placed among them: buf[k]'s size, life, offset, and
+	 * whose (a value, or -1 - i for operator i's scratch) */
+	size_t cap = (size_t)nv + (size_t)nops + 1;
 	int *value = xmalloc(sizeof(int) * cap), *from = xmalloc(sizeof(int) * cap), *to = xmalloc(sizeof(int) * cap);
 	int64_t *size = xmalloc(sizeof(int64_t) * cap), *off = xmalloc(sizeof(int64_t) * cap);
 	int n = 0;
@@ -499,9 +497,17 @@ static void plan_buffers(Program *p)
 		if (last[v] >= 0 && !unbuffered[v] && p->view[v] < 0 && shared[v] < 0)
 			value[n] = v, size[n] = aligned(value_bytes(&l->values[v])), from[n] = def[v], to[n++] = last[v];
 	}
+	p->op_scratch = xmalloc(sizeof(int64_t) * (size_t)(nops ? nops : 1));
+	for (int i = 0; i < nops; i++) {
+		const LOp *o = &l->ops[i];
+		int64_t s = scratch_bytes(l, o);
+		p->op_scratch[i] = -1;
+		if (s > 0 && !op_shadow(l, i) && o->op != OP_FUSED && o->op != OP_TRANSPOSE_FOLDED && p->view[o->result] < 0)
+			value[n] = -1 - i, size[n] = aligned(s), from[n] = i, to[n++] = i;
+	}
 	int64_t transient = place_lives(n, size, from, to, off);
 	for (int k = 0; k < n; k++)
-		p->offset[value[k]] = off[k];
+		*(value[k] >= 0 ? &p->offset[value[k]] : &p->op_scratch[-1 - value[k]]) = off[k];
 	free(value);
 	free(from);
 	free(to);
@@ -513,6 +519,7 @@ static void plan_buffers(Program *p)
 	for (int v = l->nparams; v < nv; v++)
 		if (p->view[v] >= 0)
 			p->offset[v] = p->offset[p->view[v]];
+	int64_t scratch = 0;   /* after the operators: the update's, the loss's, the accumulated sums' */
 	for (int v = 0; l->grad && v < l->nparams; v++)
 		if (l->grad[v] >= 0) {
 			int64_t s = update_scratch(l, v);
@@ -529,6 +536,9 @@ static void plan_buffers(Program *p)
 	for (int v = l->nparams; v < nv; v++)
 		if (p->offset[v] >= 0)
 			p->offset[v] += p->persistent_bytes;
+	for (int i = 0; i < nops; i++)
+		if (p->op_scratch[i] >= 0)
+			p->op_scratch[i] += p->persistent_bytes;
 	p->scratch = p->persistent_bytes + transient;
 	p->slab_bytes = p->scratch + aligned(scratch);
 	free(last);
@@ -898,6 +908,7 @@ void emit_free(Program *p)
 	free(p->offset);
 	free(p->view);
 	free(p->in_place);
+	free(p->op_scratch);
 	free(p->state);
 	free(p->acc);
 	free(p->partition);
@@ -918,6 +929,12 @@ int64_t emit_slab_bytes(const Program *p)
 int64_t emit_offset(const Program *p, int value)
 {
 	return p->offset[value];
+}
+
+int64_t op_scratch(const Program *p, const LOp *o)
+{
+	int64_t at = p->op_scratch[o - p->l->ops];
+	return at >= 0 ? at : p->scratch;
 }
 
 int emit_in_place_of(const Program *p, int value)
