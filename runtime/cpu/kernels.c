@@ -926,7 +926,7 @@ static void fa_scores(const FaArgs *a, int64_t bh, int64_t i0, int br, int64_t j
 	int d = (int)a->d;
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br, bc, d, a->scale, a->q + (bh * a->s + i0) * a->d, d,
 	            a->k + (bh * a->t + j0) * a->d, d, 0.0f, sc, bc);
-	if (!a->causal && !a->mask)
+	if (!a->mask && (!a->causal || j0 + bc - 1 <= i0))   /* nothing hidden: below the diagonal, causal */
 		return;
 	int64_t b = bh / a->n, h = bh % a->n;
 	for (int r = 0; r < br; r++)
