@@ -502,8 +502,11 @@ static void plan_buffers(Program *p)
 		const LOp *o = &l->ops[i];
 		int64_t s = scratch_bytes(l, o);
 		p->op_scratch[i] = -1;
+		/* a bucket's one call packs, reduces and unpacks into the results of
+		 * the members after it, whose lives start at their own places */
+		int end = op_bucket(l, i) > 0 ? i + op_bucket(l, i) - 1 : i;
 		if (s > 0 && !op_shadow(l, i) && o->op != OP_FUSED && o->op != OP_TRANSPOSE_FOLDED && p->view[o->result] < 0)
-			value[n] = -1 - i, size[n] = aligned(s), from[n] = i, to[n++] = i;
+			value[n] = -1 - i, size[n] = aligned(s), from[n] = i, to[n++] = end;
 	}
 	int64_t transient = place_lives(n, size, from, to, off);
 	for (int k = 0; k < n; k++)
