@@ -91,6 +91,9 @@ bool bmm_grad_summed(const Lowered *l, const LOp *o);
  * operands and result, its kernel's scratch (plan.c places it with the
  * values alive while o runs). */
 int64_t op_scratch(const Program *p, const LOp *o);
+/* The bytes of operator o's temporary (op_scratch): its kernel's, then its
+ * half operands' and result's Float32 copies. */
+int64_t scratch_bytes(const Lowered *l, const LOp *o);
 bool matmul_rounds(const Lowered *l, const LOp *o);
 /* A half elementwise backward operator that one sc_ew_chain computes on the
  * half values themselves, its result rounded once as the widened kernel's

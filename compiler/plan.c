@@ -299,7 +299,7 @@ int64_t kernel_scratch(const Lowered *l, const LOp *o)
 
 /* The scratch an operator needs: its kernel's, then its half operands'
  * Float32 copies. */
-static int64_t scratch_bytes(const Lowered *l, const LOp *o)
+int64_t scratch_bytes(const Lowered *l, const LOp *o)
 {
 	Widened w;
 	int64_t k = kernel_scratch(l, o);

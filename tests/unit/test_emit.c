@@ -141,6 +141,21 @@ static void expect_plan(const char *path, const char *mode)
 			          l->values[u].name, def[u], last[u], l->values[v].name, def[v], last[v]);
 		}
 	}
+	for (int i = 0; i < l->nops; i++) {   /* an operator's scratch: no value alive while it runs lies there */
+		if (p->op_scratch[i] < 0)
+			continue;
+		int64_t at = p->op_scratch[i], bytes = scratch_bytes(l, &l->ops[i]);
+		int until = i + (op_bucket(l, i) > 0 ? op_bucket(l, i) - 1 : 0);
+		cr_assert(at % 256 == 0 && at + bytes <= slab, "%s: operator %d's scratch [%lld, %lld) in a slab of %lld", path, i,
+		          (long long)at, (long long)(at + bytes), (long long)slab);
+		for (int v = l->nparams; v < nv; v++) {
+			int64_t off = emit_offset(p, v), size = bytes_of(&l->values[v]);
+			bool alive = !fused[v] && def[v] <= until && i <= last[v];
+			cr_assert(!(alive && size && off < at + bytes && at < off + size),
+			          "%s: operator %d's scratch [%d, %d] and %%%s [%d, %d] share bytes", path, i, i, until,
+			          l->values[v].name, def[v], last[v]);
+		}
+	}
 	free(def);
 	free(last);
 	free(fused);
