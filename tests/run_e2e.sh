@@ -17,10 +17,13 @@
 # they do not (exit 1), it is compiled without them (tools/strip_strategies.py:
 # the default strategies), else in data_parallel mode; a stand_alone model
 # runs its N-rank case in semi_auto_parallel mode.
-# Then every training model again with each of MindSpore's optimizer options
+# Then training models again with each of MindSpore's optimizer options
 # (SGD's momentum, dampening, weight_decay and nesterov, Momentum's
 # weight_decay and use_nesterov, AdamWeightDecay, clip_global_norm; the
-# model's own learning rate) on 8 ranks, compared the same way.
+# model's own learning rate) on 8 ranks, compared the same way: under make
+# test the models of OPT_MODELS (below), whose parameters take every kind of
+# layout and copy an optimizer update meets (the update is per element, so
+# more models would repeat them); every training model with E2E_FULL=1.
 # Then every training model with Float32 parameters in mixed precision,
 # precision: "bf16", on 1 and 8 ranks (below: the tolerance and why), and
 # with each memory saving (ZeRO levels 1 to 3, recomputation) on 2 and 8.
@@ -67,6 +70,11 @@ if [ -n "${E2E_FULL:-}" ]; then
 	opt_ranks="1 8" bf16_ranks="1 2 4 8" memsave_ranks="1 2 4 8"
 else
 	opt_ranks="8" bf16_ranks="1 8" memsave_ranks="2 8"
+	# replicated and data-parallel (data_parallel_mlp), Megatron row and column
+	# slices with biases and LayerNorm (transformer_train), Layouts with a split
+	# reduce dim (layout_three_layer), a row-split table and every gradient
+	# kind (every_grad), a tied embedding split by rows (gpt2, tied_embedding)
+	OPT_MODELS=${OPT_MODELS:-"data_parallel_mlp transformer_train layout_three_layer every_grad gpt2 tied_embedding"}
 fi
 export CFLAGS="-O0 -std=c11 -Wall -Wextra -Werror"   # the generated programs compile cleanly
 
@@ -224,6 +232,9 @@ for model in "$@"; do
 	grep -q '^# e2e variants: none' "$model" && continue
 	grep -q 'Parameter\[\(Float16\|BFloat16\)\]' "$model" && continue
 	grep -q '^  *precision:' "$model" && continue   # mixed-precision models keep their own setup
+	if [ -n "${OPT_MODELS:-}" ] && [[ " $OPT_MODELS " != *" $(basename "$model" .ir) "* ]]; then
+		continue
+	fi
 	for v in "${variants[@]}"; do
 		IFS='|' read -r vname opt clip vrtol <<<"$v"
 		name="$(basename "$model" .ir)+$vname"
