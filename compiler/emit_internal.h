@@ -77,9 +77,6 @@ int64_t aligned(int64_t n);                  /* n rounded up to ALIGN */
  * lower k), each at the lowest offset where it shares no byte with a placed
  * buffer alive with it. Returns the bytes they span. */
 int64_t place_lives(int n, const int64_t *size, const int *def, const int *last, int64_t *off);
-/* A MatMul or BatchMatMul (or one's adjoint) on two operands of one half
- * type: the runtime's *_half kernels take them as they are. */
-bool matmul_on_halves(const Lowered *l, const LOp *o);
 /* A BatchMatMul's adjoint for a broadcast input: the product, with the
  * result's batch dims, is summed down to the input's shape (in the kernel's
  * scratch, kernel_scratch). */
@@ -87,6 +84,7 @@ bool bmm_grad_summed(const Lowered *l, const LOp *o);
 /* A product on halves (matmul_on_halves) that writes its result of their
  * type itself, the Float32 sums rounded once in the kernel: all but a
  * summed gradient's (bmm_grad_summed), whose result has a Float32 copy. */
+bool matmul_rounds(const Lowered *l, const LOp *o);
 /* Where operator o's temporary starts: the widened copies of its half
  * operands and result, its kernel's scratch (plan.c places it with the
  * values alive while o runs). */
@@ -94,7 +92,6 @@ int64_t op_scratch(const Program *p, const LOp *o);
 /* The bytes of operator o's temporary (op_scratch): its kernel's, then its
  * half operands' and result's Float32 copies. */
 int64_t scratch_bytes(const Lowered *l, const LOp *o);
-bool matmul_rounds(const Lowered *l, const LOp *o);
 /* A half elementwise backward operator that one sc_ew_chain computes on the
  * half values themselves, its result rounded once as the widened kernel's
  * would be (no Float32 copies): the sum of two gradients (GRAD_ACCUM), a

@@ -393,6 +393,29 @@ void fuse_operators(Lowered *l)
 	fold_widening_casts(l);
 }
 
+/* ---- products on half operands ---- */
+
+static bool is_matmul(OpKind op)
+{
+	return op == OP_MATMUL || op == OP_BATCH_MATMUL || op == OP_BATCH_MATMUL_STRIDED;
+}
+
+bool matmul_on_halves(const Lowered *l, const LOp *o)
+{
+	int x0, x1;
+	if (o->grad == GRAD_NONE && is_matmul(o->op)) {
+		x0 = o->in[0];
+		x1 = o->in[1];
+	} else if (o->grad == GRAD_ADJOINT && is_matmul(differentiated(l, o)->op)) {
+		x0 = o->in[0];                               /* dy */
+		x1 = differentiated(l, o)->in[1 - o->k];     /* the other operand */
+	} else {
+		return false;
+	}
+	DType t = l->values[x0].type.dtype;
+	return dtype_is_half(t) && l->values[x1].type.dtype == t;
+}
+
 /* ---- half products written in Float32 for the Cast that widens them ----
  *
  * A MatMul on two half operands whose result only a Cast to Float32 reads
@@ -403,21 +426,6 @@ void fuse_operators(Lowered *l)
  * Float32 one at the step's peak. Its result becomes a Float32 value and the
  * Cast copies nothing (plan.c: a view). Readers are counted as the grad
  * column says (plan.c's lives do the same). */
-/* A MatMul (or a MatMul's adjoint) of two operands of one half type
- * writing that type: plan.c's matmul_rounds for the kind folded here. */
-static bool half_product(const Lowered *l, const LOp *o)
-{
-	int a, b;
-	if (o->op != OP_MATMUL || (o->grad != GRAD_NONE && o->grad != GRAD_ADJOINT))
-		return false;
-	if (o->grad == GRAD_NONE)
-		a = o->in[0], b = o->in[1];
-	else
-		a = o->in[0], b = differentiated(l, o)->in[1 - o->k];   /* dy, the other operand */
-	DType t = l->values[a].type.dtype;
-	return dtype_is_half(t) && l->values[b].type.dtype == t && l->values[o->result].type.dtype == t;
-}
-
 static void fold_widening_casts(Lowered *l)
 {
 	int nv = l->nvalues;
@@ -446,7 +454,9 @@ static void fold_widening_casts(Lowered *l)
 			readers[l->grad[v]] += 2;
 	for (int i = 0; i < l->nops; i++) {
 		const LOp *o = &l->ops[i];
-		if (!half_product(l, o) || op_shadow(l, i) || readers[o->result] != 1)
+		bool half_product = o->op == OP_MATMUL && matmul_on_halves(l, o) &&
+		                    l->values[o->result].type.dtype == l->values[o->in[0]].type.dtype;
+		if (!half_product || op_shadow(l, i) || readers[o->result] != 1)
 			continue;
 		const LOp *c = &l->ops[reader[o->result]];
 		bool widens = c->op == OP_CAST && (c->grad == GRAD_NONE || c->grad == GRAD_ADJOINT) &&

@@ -102,34 +102,14 @@ static bool computes(const Lowered *l, const LOp *o)
 	return true;
 }
 
-/* A MatMul or BatchMatMul (or one's adjoint) whose two operands are of one
- * half type runs on them directly: sc_matmul_half / sc_batch_matmul_half sum
- * in Float32 (tensor cores on cuda) and round the result once into its half
- * buffer themselves (matmul_rounds), so neither its operands nor its result
- * have Float32 copies. A broadcast operand's gradient is the exception: its
- * Float32 product is summed down to the operand's shape first (the kernel's
- * scratch, then the result's Float32 copy), and rounded after. */
-static bool is_matmul(OpKind op)
-{
-	return op == OP_MATMUL || op == OP_BATCH_MATMUL || op == OP_BATCH_MATMUL_STRIDED;
-}
-
-bool matmul_on_halves(const Lowered *l, const LOp *o)
-{
-	int x0, x1;
-	if (o->grad == GRAD_NONE && is_matmul(o->op)) {
-		x0 = o->in[0];
-		x1 = o->in[1];
-	} else if (o->grad == GRAD_ADJOINT && is_matmul(differentiated(l, o)->op)) {
-		x0 = o->in[0];                               /* dy */
-		x1 = differentiated(l, o)->in[1 - o->k];     /* the other operand */
-	} else {
-		return false;
-	}
-	DType t = l->values[x0].type.dtype;
-	return dtype_is_half(t) && l->values[x1].type.dtype == t;
-}
-
+/* A MatMul or BatchMatMul (or one's adjoint) on two operands of one half
+ * type (matmul_on_halves, fuse.c) runs on them directly: sc_matmul_half /
+ * sc_batch_matmul_half sum in Float32 (tensor cores on cuda) and round the
+ * result once into its half buffer themselves (matmul_rounds), so neither
+ * its operands nor its result have Float32 copies. A broadcast operand's
+ * gradient is the exception: its Float32 product is summed down to the
+ * operand's shape first (the kernel's scratch, then the result's Float32
+ * copy), and rounded after. */
 bool bmm_grad_summed(const Lowered *l, const LOp *o)
 {
 	if (o->grad != GRAD_ADJOINT || o->op != OP_BATCH_MATMUL)

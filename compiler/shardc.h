@@ -822,6 +822,9 @@ enum { MAX_PARTS = 16 };   /* placeholders one fused kernel computes: a chain's 
 const LOp *unfused(const Lowered *l, int i);
 /* The forward operator adjoint differentiates, as it was before fusion. */
 const LOp *differentiated(const Lowered *l, const LOp *adjoint);
+/* A MatMul or BatchMatMul (or one's adjoint) on two operands of one half
+ * type: the runtime's *_half kernels take them as they are. */
+bool matmul_on_halves(const Lowered *l, const LOp *o);
 /* The Fused placeholders the kernel at position carrier computes, in
  * order, into at (MAX_PARTS at most); returns how many. */
 int fused_parts(const Lowered *l, int carrier, int *at);

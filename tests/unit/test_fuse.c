@@ -432,6 +432,31 @@ Test(fuse, transpose_not_folded)
 	run_free(r);
 }
 
+/* The three adjoints of forward operator `name` (of kind forward) run as
+ * one call of kind carrier_kind at the last one's place: the two before it
+ * are fused placeholders it writes. */
+static void expect_gradients_together(const Lowered *l, const char *name, OpKind forward, OpKind carrier_kind)
+{
+	int f = op_named(l, name), carrier = -1, nadj = 0;
+	for (int i = l->nfwd; i < l->nops; i++)
+		if (l->ops[i].grad == GRAD_ADJOINT && l->ops[i].of == f) {
+			nadj++;
+			if (l->ops[i].op == carrier_kind)
+				carrier = i;
+		}
+	cr_assert_eq(nadj, 3);
+	cr_assert_geq(carrier, 0);
+	int at[MAX_PARTS];
+	cr_assert_eq(fused_parts(l, carrier, at), 2);
+	for (int k = 0; k < 2; k++) {
+		cr_assert_eq(l->ops[at[k]].op, OP_FUSED);
+		cr_assert(l->fusion[at[k]].writes, "each gradient the kernel writes is stored");
+		cr_assert_lt(at[k], carrier);
+		cr_assert_eq(l->ops[at[k]].of, f);
+		cr_assert_eq(differentiated(l, &l->ops[at[k]])->op, forward);
+	}
+}
+
 /* A Float32 FlashAttentionScore's three adjoints (q's, k's, v's) run as one
  * call at the last one's place, as a normalizer's (in BFloat16 they are
  * three calls: tests/e2e/flash_attention_half.ir). */
@@ -443,23 +468,7 @@ Test(fuse, flash_attention_gradients_together)
 	                         "  %a = FlashAttentionScore(%q, %k, %v) {head_num: 2, sparse_mode: 2}\n"
 	                         "  %loss = ReduceSum(%a) {axis: (0, 1, 2, 3)}\n", "%loss")
 	                   "train {loss: %loss}\n", &r);
-	int fa = op_named(l, "a"), carrier = -1, nadj = 0;
-	for (int i = l->nfwd; i < l->nops; i++)
-		if (l->ops[i].grad == GRAD_ADJOINT && l->ops[i].of == fa) {
-			nadj++;
-			if (l->ops[i].op == OP_FLASH_ATTENTION_GRAD)
-				carrier = i;
-		}
-	cr_assert_eq(nadj, 3);
-	cr_assert_geq(carrier, 0);
-	int at[MAX_PARTS];
-	cr_assert_eq(fused_parts(l, carrier, at), 2);
-	for (int k = 0; k < 2; k++) {
-		cr_assert_eq(l->ops[at[k]].op, OP_FUSED);
-		cr_assert(l->fusion[at[k]].writes, "each gradient the kernel writes is stored");
-		cr_assert_lt(at[k], carrier);
-		cr_assert_eq(differentiated(l, &l->ops[at[k]])->op, OP_FLASH_ATTENTION);
-	}
+	expect_gradients_together(l, "a", OP_FLASH_ATTENTION, OP_FLASH_ATTENTION_GRAD);
 	run_free(r);
 }
 
@@ -474,23 +483,6 @@ Test(fuse, layer_norm_gradients_together)
 	                         "  %n = LayerNorm(%h, %g, %b) {begin_norm_axis: -1, begin_params_axis: -1}\n"
 	                         "  %loss = ReduceSum(%n) {axis: (0, 1)}\n", "%loss")
 	                   "train {loss: %loss}\n", &r);
-	int ln = op_named(l, "n"), carrier = -1, nadj = 0;
-	for (int i = l->nfwd; i < l->nops; i++)
-		if (l->ops[i].grad == GRAD_ADJOINT && l->ops[i].of == ln) {
-			nadj++;
-			if (l->ops[i].op == OP_NORM_GRAD)
-				carrier = i;
-		}
-	cr_assert_eq(nadj, 3);
-	cr_assert_geq(carrier, 0);
-	int at[MAX_PARTS];
-	cr_assert_eq(fused_parts(l, carrier, at), 2);
-	for (int k = 0; k < 2; k++) {
-		cr_assert_eq(l->ops[at[k]].op, OP_FUSED);
-		cr_assert(l->fusion[at[k]].writes, "each gradient the kernel writes is stored");
-		cr_assert_lt(at[k], carrier);
-		cr_assert_eq(l->ops[at[k]].of, ln);
-		cr_assert_eq(differentiated(l, &l->ops[at[k]])->op, OP_LAYER_NORM);
-	}
+	expect_gradients_together(l, "n", OP_LAYER_NORM, OP_NORM_GRAD);
 	run_free(r);
 }
