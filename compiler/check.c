@@ -9,7 +9,7 @@
  *   check_train       (check_train.c) the train block: optimizer, schedule,
  *                     steps, precision, loss scaling (docs/language.md, Training)
  *   check_strategies  (check_strategies.c; needs shapes) one strategy per
- *                     input, one number per dim, divisibility, device counts,
+ *                     input, one number per dim, slices, device counts,
  *                     layouts' device matrices, dataset_strategy, the train loss
  *
  * Operator-specific rules (MatMul's k, unsplit softmax axes) belong to the
@@ -638,7 +638,7 @@ static void check_graph_names(Checker *c, Graph *g)
 			const char *names[OP_COUNT];
 			int nnames = 0;
 			for (int k = 0; k < OP_COUNT; k++)
-				if (!op_is_fused((OpKind)k))
+				if (!op_is_internal((OpKind)k))
 					names[nnames++] = op_info[k].name;
 			ERR(c, n->op_span, "unknown operator '%s'%s", n->op_name, DID_YOU_MEAN(n->op_name, names, nnames));
 			continue;

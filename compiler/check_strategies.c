@@ -1,7 +1,8 @@
 /* check_strategies.c: the form of the strategies, once shapes are known.
  *
  * Requires names checked (strategies and layouts decoded, check.c) and shapes
- * inferred. One strategy per input, one number per dim, divisibility, the
+ * inferred. One strategy per input, one number per dim, no more slices than
+ * elements (whether an uneven split works is uneven.c's to say), the
  * device counts (in semi_auto_parallel and auto_parallel), layouts' device
  * matrices, dataset_strategy, and the train block's loss. Operator-specific
  * rules (MatMul's k, unsplit softmax axes) belong to the parallel core. */
@@ -19,7 +20,7 @@ static bool devices_matter(const Module *m)
  * large dim also the next multiple of 128 rows a slice, as Megatron pads a
  * vocabulary), another dim that takes the slices instead, or other slice
  * counts (the divisors of the size that divide the device count). */
-static void indivisible_advice(StrBuf *b, const Type *type, const int64_t *splits, int i, int64_t devices)
+void split_advice(StrBuf *b, const Type *type, const int64_t *splits, int i, int64_t devices)
 {
 	int64_t size = type->dims[i], split = splits[i];
 	int64_t up = (size + split - 1) / split * split, mega = (size + 128 * split - 1) / (128 * split) * 128 * split;
@@ -61,7 +62,7 @@ static void indivisible_advice(StrBuf *b, const Type *type, const int64_t *split
 	          (long long)devices);
 }
 
-/* One tensor's strategy against its type: rank, divisibility, devices. */
+/* One tensor's strategy against its type: rank, slices, devices. */
 static bool check_tensor_strategy(Checker *c, const TensorStrategy *t, const Type *type, const char *what)
 {
 	if (!t->given || type->rank < 0)
@@ -77,10 +78,10 @@ static bool check_tensor_strategy(Checker *c, const TensorStrategy *t, const Typ
 	}
 	int64_t product = 1;
 	for (int i = 0; i < t->rank; i++) {
-		if (type->dims[i] % t->split[i] != 0) {
+		if (type->dims[i] < t->split[i]) {   /* an uneven split is the parallel core's to judge (uneven.c) */
 			StrBuf adv = {0};
-			indivisible_advice(&adv, type, t->split, i, c->m->ctx.device_num);
-			ERR(c, t->span, "%s: dim %d of %s (size %lld) cannot be cut into %lld equal slices%s", what, i, b.data,
+			split_advice(&adv, type, t->split, i, c->m->ctx.device_num);
+			ERR(c, t->span, "%s: dim %d of %s (size %lld) cannot be cut into %lld slices%s", what, i, b.data,
 			    (long long)type->dims[i], (long long)t->split[i], adv.data);
 			sb_free(&adv);
 			goto out;

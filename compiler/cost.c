@@ -377,7 +377,7 @@ static double redist_bound(const CostModel *cm, const TensorLayout *from, const 
 	for (int64_t rank = 0; rank <= last; rank += last > 0 ? last : 1) {
 		int64_t need = 1, have = 1;
 		for (int d = 0; d < to->rank; d++) {
-			int64_t lf = global[d] / layout_dim_split(from, d), lt = global[d] / layout_dim_split(to, d);
+			int64_t lf = layout_piece_len(from, global, d), lt = layout_piece_len(to, global, d);
 			int64_t f0 = layout_shard_index(from, rank, d) * lf, t0 = layout_shard_index(to, rank, d) * lt;
 			int64_t lo = f0 > t0 ? f0 : t0, hi = f0 + lf < t0 + lt ? f0 + lf : t0 + lt;
 			need *= lt;
@@ -490,7 +490,7 @@ double cost_input_gradient(CostModel *cm, const TensorLayout *in, const TensorLa
 	if (n <= 1)
 		return 0;
 	for (int d = 0; d < in->rank; d++)
-		elems *= global[d] / layout_dim_split(in, d);
+		elems *= layout_piece_len(in, global, d);
 	return cost_collective(cm, in, axes, redist_step_bytes(STEP_ALL_REDUCE, elems * elem_bytes, n));
 }
 
@@ -522,7 +522,7 @@ int64_t cost_slice_bytes(const TensorLayout *l, const int64_t *global, int64_t e
 {
 	int64_t elems = 1;
 	for (int d = 0; d < l->rank; d++)
-		elems *= global[d] / layout_dim_split(l, d);
+		elems *= layout_piece_len(l, global, d);
 	return elems * elem_bytes;
 }
 

@@ -335,7 +335,7 @@ static void fusion_mark(StrBuf *b, const Lowered *l, int i, bool clause)
 		          lead, l->values[l->fusion[i].fold == FOLD_READ ? o->result : o->in[0]].name);
 		break;
 	case OP_BATCH_MATMUL_STRIDED: case OP_NORM_GRAD: case OP_FLASH_ATTENTION_GRAD:   /* no mark: the operators around say it */
-	OP_CASES(OP_TABLE)                                        /* the language's: nothing fused */
+	OP_CASES(OP_TABLE) OP_CASES(LOWERED_OPS)                  /* the language's and lowering's: nothing fused */
 	case OP_COUNT:
 		break;
 	}

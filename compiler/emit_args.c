@@ -167,6 +167,18 @@ void piece_args(StrBuf *b, const Program *p, int v)
 	dims_lit(b, x->type.dims, x->type.rank);
 }
 
+/* `dims, ndim, dim, real` of value v's piece for sc_fill_pad: how many of
+ * its elements along dim are the whole's (the rest padding), from where the
+ * rank's piece starts. */
+void pad_args(StrBuf *b, const Program *p, int v, int dim)
+{
+	const LValue *x = &p->l->values[v];
+	dims_lit(b, x->type.dims, x->type.rank);
+	sb_printf(b, ", %d, %d, sc_piece_real(%lld, ", x->type.rank, dim, (long long)x->global[dim]);
+	entry_ref(b, &p->entry[p->value_entry[v]], dim, 1, false);
+	sb_printf(b, ", %lld)", (long long)x->type.dims[dim]);
+}
+
 /* A Dropout's mask (docs/operators.md, Dropout): `gdims, ndim, start, ldims,
  * "name", seed, step, keep_prob` of forward operator f's piece (with
  * accumulate_steps the micro-batch's number, batch, for the step), the name its

@@ -166,6 +166,7 @@ void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a, const
 /* Gather's offset (a split table's first row) and a class-split cross
  * entropy's (its first class) are the rank's, from the table. */
 void offset_arg(char *buf, size_t size, const Program *p, const LOp *o, const Attrs *a);
+void pad_args(StrBuf *b, const Program *p, int v, int dim);
 void emit_matmul_dims(const LOp *f, const Lowered *l, int64_t *m, int64_t *n, int64_t *k);
 /* `sc_matmul(rt, ` or, on half operands, `sc_matmul_half(rt, SC_BF16, `;
  * sc_batch_matmul likewise. */

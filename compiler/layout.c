@@ -124,10 +124,21 @@ int64_t layout_shard_index(const TensorLayout *l, int64_t rank, int dim)
 	return index;
 }
 
+int64_t layout_piece_len(const TensorLayout *l, const int64_t *global, int dim)
+{
+	int64_t split = layout_dim_split(l, dim);
+	return (global[dim] + split - 1) / split;
+}
+
+bool layout_uneven(const TensorLayout *l, const int64_t *global, int dim)
+{
+	return global[dim] % layout_dim_split(l, dim) != 0;
+}
+
 void layout_local_shape(const TensorLayout *l, const int64_t *global, int64_t *local)
 {
 	for (int d = 0; d < l->rank; d++)
-		local[d] = global[d] / layout_dim_split(l, d);
+		local[d] = layout_piece_len(l, global, d);
 }
 
 /* Visits every setting of the coordinates on `axes`, the others held at
@@ -198,7 +209,7 @@ int64_t layout_owner_of(const TensorLayout *l, const int64_t *global, const int6
 {
 	int64_t coords[MAX_AXES] = {0};
 	for (int d = 0; d < l->rank; d++) {
-		int64_t shard = index[d] / (global[d] / layout_dim_split(l, d));
+		int64_t shard = index[d] / layout_piece_len(l, global, d);
 		for (int k = l->nmap[d] - 1; k >= 0; k--) {   /* the last axis is the least significant digit */
 			int a = l->map[d][k];
 			coords[a] = shard % l->dev[a];
@@ -344,8 +355,8 @@ bool layout_check(const TensorLayout *l, const int64_t *global, char *why, size_
 	}
 	for (int d = 0; global && d < l->rank; d++) {
 		int64_t split = layout_dim_split(l, d);
-		if (global[d] < 1 || global[d] % split != 0) {
-			snprintf(why, n, "dim %d (size %lld) cannot be cut into %lld equal slices", d, (long long)global[d],
+		if (global[d] < split) {
+			snprintf(why, n, "dim %d (size %lld) cannot be cut into %lld slices", d, (long long)global[d],
 			         (long long)split);
 			return false;
 		}

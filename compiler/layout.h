@@ -49,7 +49,14 @@ int64_t layout_rank_of(const TensorLayout *l, const int64_t *coords);
 /* Requires a valid rank and 0 <= dim < l->rank. Which slice of `dim` the rank
  * holds, 0..split-1, mixed radix over the dim's axes, the first most significant. */
 int64_t layout_shard_index(const TensorLayout *l, int64_t rank, int dim);
-/* Requires each global[d] divisible by its split. local[d] = global[d] / split. */
+/* Requires global[dim] >= 1. How many elements of `dim` each rank's piece
+ * holds: ceil(global / split) (docs/language.md, Uneven splits). Shard s
+ * holds [s * len, (s + 1) * len) of the whole; where that reaches past the
+ * dim (an uneven split: the last shards) the rest of the piece is padding. */
+int64_t layout_piece_len(const TensorLayout *l, const int64_t *global, int dim);
+/* Whether `dim`'s split does not divide it: its pieces end in padding. */
+bool layout_uneven(const TensorLayout *l, const int64_t *global, int dim);
+/* local[d] = layout_piece_len(l, global, d) for every dim. */
 void layout_local_shape(const TensorLayout *l, const int64_t *global, int64_t *local);
 /* Requires a valid rank, `axes` within the matrix, and members with room for
  * the product of those axes' sizes. The ranks that agree with `rank` on every
@@ -66,7 +73,7 @@ uint32_t layout_busy_axes(const TensorLayout *l);
  * but not the input. autodiff.c makes the gradient so; the search prices
  * their AllReduce (cost.c). */
 uint32_t grad_partial_axes(const TensorLayout *in, const TensorLayout *out);
-/* Requires 0 <= index[d] < global[d], globals divisible by the splits. The
+/* Requires 0 <= index[d] < global[d]. The
  * ranks whose shard holds element `index` (its whole value, or a partial of
  * it when the layout is partial), in ascending order; at most `max` are
  * written, and the full count is returned: the product of the sizes of the
@@ -91,7 +98,8 @@ bool layout_equal(const TensorLayout *a, const TensorLayout *b);
 void layout_completed(const TensorLayout *l, const int64_t *piece, TensorLayout *out);
 /* Consistency: sizes in range, every axis used at most once, partial disjoint
  * from the used axes and within the matrix, and, when global is not NULL,
- * every split divides its dim. False with a one-line reason in why[0..n). */
+ * every dim at least as large as its split (a split that does not divide
+ * its dim is uneven: layout_piece_len). False with a one-line reason in why[0..n). */
 bool layout_check(const TensorLayout *l, const int64_t *global, char *why, size_t n);
 /* Appends `dev (2, 2, 2) map ((2), (1)) partial sum (0)`: the device matrix,
  * then for each dim the axes it is split over (`()`: whole), then, only when

@@ -18,6 +18,7 @@
  * continuing from the state kept in Lowered.lowering. */
 #include "lower_internal.h"
 
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +26,7 @@ static void local_type(const Type *global, const TensorLayout *l, Type *out)
 {
 	*out = *global;
 	for (int d = 0; d < global->rank; d++)
-		out->dims[d] = global->dims[d] / layout_dim_split(l, d);
+		out->dims[d] = layout_piece_len(l, global->dims, d);
 }
 
 int lower_value(Lowering *x, const char *name, const Type *global, const TensorLayout *layout)
@@ -399,6 +400,31 @@ static const char *stat_name(Stats *s, const char *suffix)
 	return t;
 }
 
+/* x (the operator's input) with the padding of each unevenly split
+ * normalized dim (docs/language.md, Uneven splits; in its layout) set to the lowest float:
+ * it moves no maximum, its exponential is 0, and so is its softmax and its
+ * gradient. */
+static int mask_padding(Stats *s, int x, const TensorLayout *in)
+{
+	const LValue *v = &s->x->l->values[x];
+	for (int k = 0; k < s->naxis; k++) {
+		int d = s->axis[k];
+		if (!layout_uneven(in, v->global, d))
+			continue;
+		x = stat_piece(s, OP_PAD_FILL, 1, &x, &s->xt, in, stat_name(s, "masked"),
+		               stat_text(s, "%s %%%s split unevenly along its normalized axis: %s",
+		                         "the padding of this rank's slice made the lowest float"));
+		Attrs *a = &s->x->l->ops[s->x->l->nops - 1].a;
+		a->has_axis = true;
+		a->naxes = 1;
+		a->axes[0] = d;
+		a->fill = -FLT_MAX;
+		a->present = ATTR_BIT(ATTR_AXIS) | ATTR_BIT(ATTR_FILL);
+		v = &s->x->l->values[x];
+	}
+	return x;
+}
+
 /* Softmax, LogSoftmax, the cross-entropy and the normalizers when an op dim of
  * od->normalized is split; ins the inputs in the operator's layouts, out its
  * output's. Returns the result. The cross-entropy's last piece takes the
@@ -446,6 +472,7 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 		memset(&o->a.out_strategy, 0, sizeof o->a.out_strategy);
 		return r;
 	}
+	x0 = mask_padding(&s, x0, &in);
 	int m = stat_reduce(&s, OP_REDUCE_MAX, x0, "max", "the row maxima");
 	int z = stat_piece(&s, OP_SUB, 2, (int[]){x0, m}, &s.xt, &in, stat_name(&s, "shifted"), NULL);
 	l->ops[l->nops - 1].nograd = 1u << 1;
@@ -630,7 +657,7 @@ static bool shard_home(TensorLayout *home, const Type *t, uint32_t summed, int64
 	if (!take || (want >= 0 && got != want))
 		return false;
 	for (int d = 0; d < t->rank; d++) {
-		if ((t->dims[d] / layout_dim_split(&h, d)) % got)
+		if (layout_uneven(&h, t->dims, d) || layout_piece_len(&h, t->dims, d) % got)
 			continue;
 		for (int a = 0; a < h.ndev; a++)
 			if (take & (1u << a))

@@ -258,11 +258,12 @@ int main(int argc, char **argv)
 	char *text = read_model(o.model, &len);
 	c.text = text;
 	c.len = (int)len;
-	/* --check stops before lowering (every model error is found before it),
-	 * unless it is to save the strategies or the DOT, which read the lowered
-	 * program; it never plans memory. */
+	/* --check stops after lowering (every model error is found by then: the
+	 * last, uneven.c's, on the lowered program), or after fusion to save the
+	 * strategies or the DOT, which read the lowered program; it never plans
+	 * memory. */
 	if (o.check_only)
-		c.stop = o.strategy_out || o.dot ? STAGE_FUSE : STAGE_SEARCH;
+		c.stop = o.strategy_out || o.dot ? STAGE_FUSE : STAGE_LOWER;
 
 	int status = 0;
 	double write = now();

@@ -189,8 +189,18 @@
 	OP(FLASH_ATTENTION_GRAD, "FlashAttentionGrad", 1, 1, A_FLASH, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)   \
 	OP(FUSED, "Fused", 0, -1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)
 
-/* Every operator: the language's (OP_TABLE), then fuse.c's. */
-#define ALL_OPS(OP) OP_TABLE(OP) FUSED_OPS(OP)
+/* What lowering (lower.c) makes, no operator of the language either
+ * (op_is_internal):
+ *   PAD_FILL  x with the padding of an unevenly split dim (docs/language.md,
+ *             Uneven splits) set to `fill`: axis the dim; its adjoint sets
+ *             dy's padding to 0. Before a reduction along the dim: -inf under
+ *             a softmax's maximum and exponentials, so the padding counts for
+ *             nothing. */
+#define LOWERED_OPS(OP) \
+	OP(PAD_FILL, "PadFill", 1, 1, A(AXIS) | A(FILL), SH_SAME, R_ELEMWISE, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)
+
+/* Every operator: the language's (OP_TABLE), lowering's, then fuse.c's. */
+#define ALL_OPS(OP) OP_TABLE(OP) LOWERED_OPS(OP) FUSED_OPS(OP)
 
 /* `case OP_X:` for every row of a sub-table: OP_CASES(UNARY_OPS). */
 #define OP_CASE(e, ...) case OP_##e:

@@ -130,7 +130,7 @@ static bool run_stage(Compilation *c, Stage s)
 	}
 	case STAGE_LOWER:
 		c->low = lower(m, c->flat, &c->st, &c->search.cluster);
-		return true;
+		return check_uneven(c->low, c->d);
 	case STAGE_DIFFERENTIATE:
 		if (m->train)
 			differentiate(c->low);

@@ -191,7 +191,7 @@ static double complete_cost(Search *x, int v, const TensorLayout *out)
 			return 0;
 		int64_t piece[MAX_DIMS];
 		for (int d = 0; d < val->type.rank; d++)
-			piece[d] = val->type.dims[d] / layout_dim_split(out, d);
+			piece[d] = layout_piece_len(out, val->type.dims, d);
 		layout_completed(out, piece, &to);
 	}
 	return redist(x, out, &to, val->type.dims, elem_bytes(x, x->g->nodes[v].result), false);

@@ -222,7 +222,7 @@ static int64_t local_elems(const TensorLayout *l, const int64_t *global)
 {
 	int64_t n = 1;
 	for (int d = 0; d < l->rank; d++)
-		n *= global[d] / layout_dim_split(l, d);
+		n *= layout_piece_len(l, global, d);
 	return n;
 }
 
@@ -818,7 +818,7 @@ void redist_plan(const TensorLayout *from, const TensorLayout *to, const int64_t
 void redist_slice_bounds(const RedistStep *s, int64_t rank, const int64_t *global, int64_t *begin, int64_t *end)
 {
 	for (int d = 0; d < s->from.rank; d++) {
-		int64_t lf = global[d] / layout_dim_split(&s->from, d), lt = global[d] / layout_dim_split(&s->to, d);
+		int64_t lf = layout_piece_len(&s->from, global, d), lt = layout_piece_len(&s->to, global, d);
 		int64_t start_f = layout_shard_index(&s->from, rank, d) * lf;
 		int64_t start_t = layout_shard_index(&s->to, rank, d) * lt;
 		begin[d] = start_t - start_f;

@@ -150,6 +150,7 @@ extern const OpInfo op_info[OP_COUNT];
 extern const AttrInfo attr_info[ATTR_COUNT];
 bool op_from_name(const char *s, OpKind *out);   /* the language's operators: never a fused one */
 bool op_is_fused(OpKind k);      /* a row of FUSED_OPS: made by fuse.c alone */
+bool op_is_internal(OpKind k);   /* FUSED_OPS or LOWERED_OPS: no operator of the language */
 bool op_is_comm(OpKind k);       /* AllReduce, AllGather, ReduceScatter, AllToAll */
 bool op_is_unary(OpKind k);      /* a row of UNARY_OPS */
 bool op_is_binary(OpKind k);     /* a row of BINARY_OPS */
@@ -411,6 +412,10 @@ bool context_apply(Context *c, const char *key, const Lit *v, const char **err);
 bool check_names(Module *m, Diag *d);
 /* Requires: names checked and shapes inferred. Strategies, layouts, shard, train. */
 bool check_strategies(Module *m, Diag *d);
+/* Appends what to do about dim i of `type`, which splits[i] slices do not
+ * cut evenly (`: pad it to ..., or cut dim j instead ..., or cut dim i into
+ * ...`): for messages refusing the split. */
+void split_advice(StrBuf *b, const Type *type, const int64_t *splits, int i, int64_t devices);
 
 /* ---- shape.c: shape and dtype inference -------------------------------- */
 
@@ -713,6 +718,13 @@ typedef struct {
 	int *strided;            /* (nvalues) fuse.c: the TransposeFolded laying a value out with strides, -1;
 	                            NULL before fuse_operators */
 } Lowered;
+
+/* ---- uneven.c: where a split that does not divide its dim is sound ------ */
+
+/* Requires a lowered forward program. False, with an error at each operator
+ * an uneven split of which would count its padding or let a gradient reach
+ * it (see uneven.c), saying which split would work. */
+bool check_uneven(const Lowered *l, Diag *d);
 
 /* Reshape of a value laid out `in` (global dims idims) to out_t: the layout
  * its split carries over to, when every group of dims keeps its pieces

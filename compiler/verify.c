@@ -38,8 +38,8 @@ static void check_layouts(const Lowered *l, const char *stage)
 		if (l->device_num > 1 && layout_ndevices(&x->layout) != l->device_num)
 			broken(l, stage, -1, "a layout over another number of devices", v);
 		for (int d = 0; d < x->type.rank; d++)
-			if (x->type.dims[d] * layout_dim_split(&x->layout, d) != x->global[d])
-				broken(l, stage, -1, "local dims are not the global ones divided by the splits", v);
+			if (x->type.dims[d] != layout_piece_len(&x->layout, x->global, d))
+				broken(l, stage, -1, "local dims are not the global ones over the splits, rounded up", v);
 	}
 }
 

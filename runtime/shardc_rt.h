@@ -368,6 +368,15 @@ void sc_save_npy(sc_rt *rt, const char *dir, const char *file, const void *src, 
 
 /* ---- kernels (float32 unless a dtype is named) ---- */
 
+/* How many of a piece's `len` elements along a dim are the whole's, the
+ * piece starting at `start` of the dim's `whole`: the rest are an uneven
+ * split's padding (docs/language.md, Uneven splits). */
+static inline int64_t sc_piece_real(int64_t whole, int64_t start, int64_t len)
+{
+	int64_t real = whole - start;
+	return real < 0 ? 0 : real > len ? len : real;
+}
+
 /* c (m, n) = op(a) op(b): a is (m, k), or (k, m) when transpose_a; b is
  * (k, n), or (n, k) when transpose_b. */
 void sc_matmul(sc_rt *rt, const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k,

@@ -897,7 +897,8 @@ static bool eval_op(Eval *e)
 	case OP_MSE_LOSS: case OP_L1_LOSS:
 		return eval_loss(e);
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL: case OP_CALL:
-	OP_CASES(FUSED_OPS)   /* fuse.c's, never in a graph */
+	OP_CASES(LOWERED_OPS)
+	OP_CASES(FUSED_OPS)   /* lowering's and fuse.c's, never in a graph */
 	case OP_COUNT:
 		break;
 	}

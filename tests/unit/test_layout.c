@@ -444,10 +444,13 @@ Test(layout_check, reasons)
 	TensorLayout zero = mk(2, (const int64_t[]){2, 0}, 0, NULL, 0);
 	cr_assert(!layout_check(&zero, NULL, why, sizeof why));
 
-	int64_t odd[2] = {8, 3};
-	cr_assert(!layout_check(&ok, odd, why, sizeof why));
-	cr_assert_str_eq(why, "dim 1 (size 3) cannot be cut into 2 equal slices");
-	cr_assert(!layout_check(&ok, odd, why, 8), "a short buffer still gets a truncated reason");
+	int64_t odd[2] = {8, 3}, small[2] = {8, 1};   /* uneven: pieces of 2, the last half padding */
+	cr_assert(layout_check(&ok, odd, why, sizeof why), "%s", why);
+	cr_assert(layout_uneven(&ok, odd, 1) && !layout_uneven(&ok, odd, 0));
+	cr_assert_eq(layout_piece_len(&ok, odd, 1), 2);
+	cr_assert(!layout_check(&ok, small, why, sizeof why));
+	cr_assert_str_eq(why, "dim 1 (size 1) cannot be cut into 2 slices");
+	cr_assert(!layout_check(&ok, small, why, 8), "a short buffer still gets a truncated reason");
 	cr_assert_str_eq(why, "dim 1 (");
 }
 

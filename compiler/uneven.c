@@ -1,0 +1,259 @@
+/* uneven.c: where a split that does not divide its dim is sound.
+ *
+ * A dim of n elements split k ways gives every rank ceil(n / k) of them
+ * (layout_piece_len); the last pieces end in padding (docs/language.md,
+ * Uneven splits). The padding must change nothing: no reduction may count
+ * it, and no gradient may reach it, so that a Parameter's padding, zero from
+ * its initializer or file, stays zero under every optimizer. This pass walks
+ * the lowered forward program and accepts the operators for which that holds
+ * by construction, refusing the rest at the operator with the split that
+ * would work instead:
+ *   - elementwise operators and Casts, Dropout (its mask drawn from the
+ *     whole's index), Transpose, Select, and Softmax, LogSoftmax and the
+ *     normalizers over other dims: the padding stays padding, and the
+ *     gradient at the padding, dy's 0 times a finite derivative, stays 0
+ *     (so an operand broadcast along the dim, summing dy, sums only the real
+ *     part); but Log, Sqrt, Rsqrt and Div, whose derivative at a zero
+ *     padding is infinite, are refused;
+ *   - MatMul and BatchMatMul, whose contracted dim may be uneven when both
+ *     operands hold zeros in its padding (Parameters, and what zeros map to
+ *     zeros: tracked below);
+ *   - Gather, its table's rows uneven (an id names a real row: the runtime
+ *     checks them) or its indices' dims;
+ *   - Softmax, LogSoftmax and the cross-entropy split unevenly along their
+ *     normalized axis, whose padding lowering masks (PadFill);
+ *   - the collectives that move no uneven dim (an AllReduce completing
+ *     partial sums, a gather of another dim).
+ * Reductions along an uneven dim, normalizers over one, Reshape of an
+ * uneven dim and redistributions that move one come later. */
+#include "shardc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+	const Lowered *l;
+	Diag *d;
+	bool *zero;              /* (nvalues * MAX_DIMS) v's padding along d holds zeros */
+	int bad;                 /* errors reported */
+} Uneven;
+
+static bool uneven(const LValue *v, int d)
+{
+	return layout_uneven(&v->layout, v->global, d);
+}
+
+static bool any_uneven(const LValue *v)
+{
+	for (int d = 0; d < v->type.rank; d++)
+		if (uneven(v, d))
+			return true;
+	return false;
+}
+
+/* The span to blame for operator i: its node's, or for a redistribution the
+ * first operator after it that has one (the reader it was made for). */
+static Span op_span(const Uneven *u, int i)
+{
+	const Lowered *l = u->l;
+	for (int j = i; j < l->nops; j++)
+		if (l->ops[j].node >= 0)
+			return l->flat->g->nodes[l->ops[j].node].op_span;
+	return (Span){0};
+}
+
+/* Refuses operator i for dim d of value v laid out `lay` (NULL: its own
+ * layout): `what` says why. */
+static void refuse_in(Uneven *u, int i, int v, const TensorLayout *lay, int d, const char *what)
+{
+	const Lowered *l = u->l;
+	const LValue *x = &l->values[v];
+	if (!lay)
+		lay = &x->layout;
+	int64_t split = layout_dim_split(lay, d), len = layout_piece_len(lay, x->global, d);
+	int64_t splits[MAX_DIMS];
+	Type whole = x->type;
+	for (int k = 0; k < x->type.rank; k++) {
+		splits[k] = layout_dim_split(lay, k);
+		whole.dims[k] = x->global[k];
+	}
+	StrBuf adv = {0};
+	split_advice(&adv, &whole, splits, d, l->device_num);
+	const LOp *o = &l->ops[i];
+	diag_error(u->d, l->m->src, op_span(u, i),
+	           "%s: dim %d of %%%s (size %lld) is split %lld ways unevenly (pieces of %lld, the last ending in "
+	           "padding), and %s%s",
+	           o->node >= 0 ? op_info[o->op].name : "a redistribution", d, x->name, (long long)x->global[d],
+	           (long long)split, (long long)len, what, adv.data);
+	sb_free(&adv);
+	u->bad++;
+}
+
+static void refuse(Uneven *u, int i, int v, int d, const char *what)
+{
+	refuse_in(u, i, v, NULL, d, what);
+}
+
+static bool *zero_of(const Uneven *u, int v)
+{
+	return &u->zero[(size_t)v * MAX_DIMS];
+}
+
+/* A redistribution: it may not move an uneven dim (gather, scatter or
+ * slice it); what it leaves in place keeps its zeros. */
+static void check_step(Uneven *u, int i)
+{
+	const LOp *o = &u->l->ops[i];
+	const RedistStep *s = o->step;
+	const LValue *x = &u->l->values[o->in[0]];
+	for (int d = 0; d < x->type.rank; d++) {
+		bool moved = layout_dim_split(&s->from, d) != layout_dim_split(&s->to, d) ||
+		             (s->kind != STEP_ALL_REDUCE && (d == s->dim || (s->kind == STEP_ALL_TO_ALL && d == s->dim2)));
+		bool uneven_here = layout_uneven(&s->from, x->global, d) || layout_uneven(&s->to, x->global, d);
+		if (moved && uneven_here && s->kind != STEP_ALL_REDUCE) {
+			const TensorLayout *lay = layout_uneven(&s->from, x->global, d) ? &s->from : &s->to;
+			refuse_in(u, i, o->in[0], lay, d, "moving it between layouts (to meet another operator's split of "
+			                                  "it) is not done on uneven pieces (give the operators that share it "
+			                                  "one split of it)");
+			return;
+		}
+	}
+	memcpy(zero_of(u, o->result), zero_of(u, o->in[0]), sizeof(bool) * MAX_DIMS);
+}
+
+/* Unary operators whose derivative is finite where their input is 0 (the
+ * padding's gradient, 0 times it, stays 0), and which map 0 to 0. */
+static bool finite_slope(OpKind op)
+{
+	return op != OP_LOG && op != OP_SQRT && op != OP_RSQRT && op != OP_DIV;
+}
+
+static bool maps_zero(OpKind op)
+{
+	return op != OP_EXP && op != OP_SIGMOID && op != OP_PAD_FILL;
+}
+
+static void check_op(Uneven *u, int i)
+{
+	const Lowered *l = u->l;
+	const LOp *o = &l->ops[i];
+	bool *zr = zero_of(u, o->result);
+	const LValue *y = &l->values[o->result];
+	bool touched = any_uneven(y);
+	for (int k = 0; k < o->nin; k++)
+		touched |= any_uneven(&l->values[o->in[k]]);
+	if (!touched)
+		return;
+	if (o->lay) {   /* a piece of an operator split along its normalized axis (lower.c) */
+		if (o->op == OP_REDUCE_MEAN)   /* a normalizer's statistics would count the padding */
+			for (int d = 0; d < y->type.rank; d++)
+				if (uneven(&l->values[o->in[0]], d) && y->type.dims[d] == 1)
+					refuse(u, i, o->in[0], d, "a LayerNorm or RmsNorm normalizing over it would count the padding; "
+					                          "split it evenly");
+		if (o->op == OP_PAD_FILL)
+			zr[o->a.axes[0]] = o->a.fill == 0;
+		return;   /* the softmaxes' pieces: masked (mask_padding), their padding's gradient 0 */
+	}
+	const NodeStrategy *ns = o->node >= 0 ? &l->st->node[o->node] : NULL;
+	switch (o->op) {
+	OP_CASES(UNARY_OPS)
+	case OP_CAST: case OP_DROPOUT: case OP_TRANSPOSE: case OP_SELECT:
+	OP_CASES(BINARY_OPS)
+	case OP_BIAS_ADD: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
+	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:   /* over other dims */
+	OP_CASES(NORM_OPS)
+		break;
+	default:
+		for (int d = 0; d < y->type.rank; d++)
+			if (uneven(y, d)) {
+				refuse(u, i, o->result, d, "this operator takes no uneven split yet; split it evenly");
+				return;
+			}
+		for (int k = 0; k < o->nin; k++)
+			for (int d = 0; d < l->values[o->in[k]].type.rank; d++)
+				if (uneven(&l->values[o->in[k]], d)) {
+					refuse(u, i, o->in[k], d, "this operator takes no uneven split yet; split it evenly");
+					return;
+				}
+		return;
+	}
+	if (!ns || !ns->has_dims)
+		die("uneven: %s %%%s has no op dims", op_info[o->op].name, y->name);
+	const OpDims *od = ns->od;
+	bool zero_od[MAX_OPDIMS], any_od[MAX_OPDIMS];
+	int at[MAX_OPDIMS][2];   /* a value and its dim that follows each op dim, for messages */
+	for (int k = 0; k < od->nod; k++)
+		any_od[k] = false, zero_od[k] = true, at[k][0] = -1;
+	for (int k = 0; k < o->nin && k < MAX_RULE_INPUTS; k++) {
+		const LValue *x = &l->values[o->in[k]];
+		int nk = k < od->nin ? k : od->nin - 1;
+		for (int d = 0; d < x->type.rank; d++) {
+			int od_d = od->in_dim[nk][d];
+			if (od_d < 0)
+				continue;
+			if (uneven(x, d)) {
+				any_od[od_d] = true;
+				at[od_d][0] = o->in[k], at[od_d][1] = d;
+			}
+			zero_od[od_d] &= zero_of(u, o->in[k])[d];
+		}
+	}
+	for (int d = 0; d < y->type.rank; d++)
+		if (od->out_dim[d] >= 0 && uneven(y, d)) {
+			any_od[od->out_dim[d]] = true;
+			if (at[od->out_dim[d]][0] < 0)
+				at[od->out_dim[d]][0] = o->result, at[od->out_dim[d]][1] = d;
+		}
+	bool matmul = o->op == OP_MATMUL || o->op == OP_BATCH_MATMUL;
+	for (int k = 0; k < od->nod; k++) {
+		if (!any_od[k] || o->op == OP_GATHER)   /* Gather: every id names a real row; other dims are copied */
+			continue;
+		int v = at[k][0], d = at[k][1];
+		if (!finite_slope(o->op)) {
+			refuse(u, i, v, d, "its gradient at the padding would not be finite; split it evenly");
+			return;
+		}
+		if ((od->reduced & (1u << k)) && (!matmul || !zero_od[k])) {
+			refuse(u, i, v, d, matmul ? "the MatMul contracts it, which needs zeros in both operands' padding (a "
+			                            "Parameter's, or what maps zeros to zeros); split it evenly"
+			                          : "a reduction over it would count the padding; split it evenly");
+			return;
+		}
+	}
+	/* The result's zeros: where an operator mapping zeros to zeros reads
+	 * zeros in every operand's padding (a sum), or in one operand's (a
+	 * product: Mul, MatMul); an operand broadcast along the dim has none. */
+	for (int d = 0; d < y->type.rank; d++) {
+		int k = od->out_dim[d];
+		if (k < 0 || !uneven(y, d))
+			continue;
+		bool either = false, all = true;
+		for (int j = 0; j < o->nin && j < MAX_RULE_INPUTS; j++) {
+			const LValue *x = &l->values[o->in[j]];
+			int nj = j < od->nin ? j : od->nin - 1;
+			bool zero_here = false;
+			for (int e = 0; e < x->type.rank; e++)
+				if (od->in_dim[nj][e] == k)
+					zero_here |= zero_of(u, o->in[j])[e];
+			either |= zero_here;
+			all &= zero_here;
+		}
+		bool product = matmul || o->op == OP_MUL;
+		zr[d] = o->op != OP_GATHER && maps_zero(o->op) && (product ? either : all);
+	}
+}
+
+bool check_uneven(const Lowered *l, Diag *d)
+{
+	Uneven u = {l, d, xcalloc((size_t)(l->nvalues ? l->nvalues : 1) * MAX_DIMS, sizeof(bool)), 0};
+	for (int v = 0; v < l->nparams; v++)   /* initialized and read with zeros in their padding (runtime) */
+		memset(zero_of(&u, v), true, sizeof(bool) * MAX_DIMS);
+	for (int i = 0; i < l->nfwd && !u.bad; i++) {
+		if (l->ops[i].step)
+			check_step(&u, i);
+		else
+			check_op(&u, i);
+	}
+	free(u.zero);
+	return !u.bad;
+}
