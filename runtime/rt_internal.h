@@ -81,6 +81,22 @@ void sc_split3(const int64_t *dims, int ndim, int axis, int64_t *outer, int64_t 
  * broadcast to out. */
 void sc_bcast_strides(const char *what, const int64_t *in_dims, int in_ndim, const int64_t *out_dims, int out_ndim,
                       int64_t *strides);
+/* Uneven shards (GSPMD's): a dim of n split k ways gives every rank a piece
+ * ceil(n/k) long, so a piece (start, ldims) of a tensor of gdims may reach
+ * past the whole, or lie wholly past it; what lies past is padding. Its
+ * real part along dim d is real[d] = clamp(gdims[d] - start[d], 0,
+ * ldims[d]) elements, the piece's first. sc_piece_real writes real and
+ * says whether the piece has padding; it dies, naming what, on bad dims or
+ * a negative start. Readers read the real part packed (row-major over real)
+ * and sc_piece_pad spreads it in place over the piece's layout (ldims),
+ * zeroing the padding; writers sc_piece_unpad it back, in place, and send
+ * or write the packed real part only. sc_pad_zero zeroes the padding of a
+ * piece in slab memory (sc_fill_pad along each padded dim). */
+bool sc_piece_real(const char *what, const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims,
+                   int64_t *real);
+void sc_piece_pad(void *buf, size_t es, int ndim, const int64_t *real, const int64_t *ldims);
+void sc_piece_unpad(void *buf, size_t es, int ndim, const int64_t *real, const int64_t *ldims);
+void sc_pad_zero(sc_rt *rt, void *y, sc_dtype dt, const int64_t *ldims, int ndim, const int64_t *real);
 /* numpy slice normalization as the compiler's shape inference does it. */
 void sc_slice_norm(const int64_t *dims, int ndim, const int64_t *begin, const int64_t *end, const int64_t *strides,
                    int64_t *b, int64_t *out_dims);
@@ -234,7 +250,8 @@ uint64_t sc_splitmix64(uint64_t z);
 uint64_t sc_dropout_key(const char *name, uint64_t seed, int64_t step);
 /* u(j) of docs/output.md, Initializers, for the tensor named name */
 double sc_init_u(uint64_t key, uint64_t j);
-/* Writes the slice's elements as dt: uniform(p0, p1), normal(p0), randint(p0, p1). */
+/* Writes the piece's elements as dt: uniform(p0, p1), normal(p0), randint(p0, p1);
+ * its padding (sc_piece_real) 0. */
 void sc_init_host(void *dst, sc_dtype dt, sc_init_kind kind, const char *name, uint64_t seed, const int64_t *gdims,
                   int ndim, const int64_t *start, const int64_t *ldims, double p0, double p1);
 /* Stores a double as dt (floats: nearest, 2-byte ones ties to even; integers:

@@ -590,6 +590,14 @@ void sc_cast(sc_rt *rt, const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, in
  * half product written as Float32 for a Float32 reader (compiler/fuse.c,
  * the half result a Cast only widened) without a half copy in memory. */
 void sc_round(sc_rt *rt, float *x, sc_dtype dt, int64_t n);
+/* y = x (dims), but each element whose index along dim is real or more
+ * gets value (rounded to dt as sc_fill rounds it): the padding of an
+ * unevenly split dim (a piece ceil(n/k) long holding fewer real elements)
+ * masked before a reduction along it, e.g. -INFINITY in the cross entropy's
+ * classes, and 0 in its adjoint. 0 <= real <= dims[dim]; any dtype; y may
+ * be x (in place). */
+void sc_fill_pad(sc_rt *rt, const void *x, void *y, sc_dtype dt, const int64_t *dims, int ndim, int dim,
+                 int64_t real, double value);
 
 /* ---- computed constants (docs/operators.md, Computed constants) ----
  * Each writes one rank's piece of a value the program computes instead of

@@ -175,18 +175,21 @@ static int64_t *list_steps(const char *dir, int *n, bool stale)
 static bool write_piece(sc_rt *rt, int fd, int64_t at, const sc_st_piece *p)
 {
 	size_t es = sc_dtype_size(p->dt);
-	int64_t local = sc_numel(p->ldims, p->ndim);
-	char *host = malloc((size_t)(local ? local : 1) * es);
+	int64_t real[SC_MAX_DIMS], piece = sc_numel(p->ldims, p->ndim);   /* only the real part is written */
+	sc_piece_real("sc_checkpoint_end", p->gdims, p->ndim, p->start, p->ldims, real);
+	int64_t local = sc_numel(real, p->ndim);
+	char *host = malloc((size_t)piece * es);
 	if (!host)
 		SC_DIE("out of memory");
-	sc_to_host(rt, host, p->src, (size_t)local * es);
+	sc_to_host(rt, host, p->src, (size_t)piece * es);
+	sc_piece_unpad(host, es, p->ndim, real, p->ldims);
 	/* a run: the last dim's slice, widened over the trailing dims the slice holds whole */
 	int inner = p->ndim;
 	int64_t run = 1;
-	while (inner > 0 && p->ldims[inner - 1] == p->gdims[inner - 1])
-		run *= p->ldims[--inner];
+	while (inner > 0 && real[inner - 1] == p->gdims[inner - 1])
+		run *= real[--inner];
 	if (inner > 0)
-		run *= p->ldims[--inner];
+		run *= real[--inner];
 	int64_t idx[SC_MAX_DIMS] = {0}, runs = local / (run ? run : 1);
 	bool ok = true;
 	for (int64_t r = 0; r < runs && ok; r++) {
@@ -203,7 +206,7 @@ static bool write_piece(sc_rt *rt, int fd, int64_t at, const sc_st_piece *p)
 				src += w, left -= (size_t)w, pos += w;
 		}
 		for (int d = inner - 1; d >= 0; d--)   /* the next run: odometer over the dims before `inner` */
-			if (++idx[d] < p->ldims[d])
+			if (++idx[d] < real[d])
 				break;
 			else
 				idx[d] = 0;
@@ -217,15 +220,18 @@ static bool write_piece(sc_rt *rt, int fd, int64_t at, const sc_st_piece *p)
 static bool writes_piece(sc_rt *rt, const sc_st_piece *p)
 {
 	enum { INFO = 1 + 2 * SC_MAX_DIMS };
-	int64_t mine[INFO] = {p->src != NULL}, *all = malloc((size_t)rt->size * INFO * sizeof *all);
+	int64_t real[SC_MAX_DIMS];   /* the slices' real parts tile the tensor; padding alone holds nothing */
+	sc_piece_real("sc_checkpoint_end", p->gdims, p->ndim, p->start, p->ldims, real);
+	bool holds = p->src && sc_numel(real, p->ndim) > 0;
+	int64_t mine[INFO] = {holds}, *all = malloc((size_t)rt->size * INFO * sizeof *all);
 	if (!all)
 		SC_DIE("out of memory");
 	for (int d = 0; d < p->ndim; d++) {
 		mine[1 + d] = p->start[d];
-		mine[1 + SC_MAX_DIMS + d] = p->ldims[d];
+		mine[1 + SC_MAX_DIMS + d] = real[d];
 	}
 	SC_MPI_CHECK(MPI_Allgather(mine, INFO, MPI_INT64_T, all, INFO, MPI_INT64_T, MPI_COMM_WORLD));
-	bool first = p->src != NULL;
+	bool first = holds;
 	for (int q = 0; q < rt->rank && first; q++)
 		first = memcmp(all + q * INFO, mine, sizeof mine) != 0;
 	int64_t covered = 0, whole = sc_numel(p->gdims, p->ndim);

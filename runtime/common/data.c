@@ -159,6 +159,13 @@ static bool read_at(int fd, void *dst, size_t bytes, int64_t at, char *err, size
 	return true;
 }
 
+/* The real part of f's piece (sc_piece_real): what is read; the rest is
+ * padding, 0. */
+static bool feed_real(const sc_feed *f, int64_t *real)
+{
+	return sc_piece_real(f->name, f->gdims, f->ndim, f->start, f->ldims, real);
+}
+
 static bool is_npy(int fd, int64_t size)
 {
 	char magic[6];
@@ -202,18 +209,20 @@ static bool open_rows(sc_src *s, int64_t size, char *err, size_t n)
 	if (size - s->offset < need)
 		return sc_fail(err, n, "is truncated: %lld bytes of data, expected %lld", (long long)(size - s->offset),
 		            (long long)need);
-	int64_t run, nruns;
-	int k = sc_slice_runs(f->gdims, f->ndim, f->ldims, &run, &nruns);
+	int64_t run, nruns, real[SC_MAX_DIMS];
+	bool padded = feed_real(f, real);
+	int k = sc_slice_runs(f->gdims, f->ndim, real, &run, &nruns);
 	s->run[0] = run;
 	s->nruns[0] = nruns;
 	s->runs[0] = xmalloc0((size_t)nruns * sizeof(int64_t));
 	for (int64_t r = 0; r < nruns; r++)
-		s->runs[0][r] = sc_run_offset(f->gdims, f->ndim, f->start, f->ldims, k, r);
+		s->runs[0][r] = sc_run_offset(f->gdims, f->ndim, f->start, real, k, r);
 	s->raw = f->dt == SC_BF16 ? xmalloc0((size_t)(run * nruns) * sc_dtype_size(h.dt)) : NULL;
 	/* A piece that is one run of the file's own bytes, aligned for its type (a
 	 * batch split along dim 0 only): mapped, the program reads it in place.
-	 * bfloat16 is rounded and bool normalized on the way, so those are read. */
-	if (nruns == 1 && f->dt != SC_BF16 && f->dt != SC_BOOL && s->offset % (int64_t)sc_dtype_size(h.dt) == 0) {
+	 * bfloat16 is rounded and bool normalized on the way, and a piece with
+	 * padding is spread over its layout, so those are read. */
+	if (nruns == 1 && !padded && f->dt != SC_BF16 && f->dt != SC_BOOL && s->offset % (int64_t)sc_dtype_size(h.dt) == 0) {
 		void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, s->fd, 0);
 		if (m != MAP_FAILED) {   /* else pread, as for any other piece */
 			s->map = m;
@@ -281,10 +290,11 @@ static bool token_format(sc_src *s, int64_t size, char *err, size_t n)
 static void token_segments(sc_src *s, int which)
 {
 	const sc_feed *f = s->feed[which];
-	int64_t run, nruns, cap = 16, nseg = 0, *seg = xmalloc0((size_t)cap * 4 * sizeof *seg);
-	int k = sc_slice_runs(f->gdims, f->ndim, f->ldims, &run, &nruns);
+	int64_t run, nruns, cap = 16, nseg = 0, *seg = xmalloc0((size_t)cap * 4 * sizeof *seg), real[SC_MAX_DIMS];
+	feed_real(f, real);   /* places in the real part, packed */
+	int k = sc_slice_runs(f->gdims, f->ndim, real, &run, &nruns);
 	for (int64_t r = 0; r < nruns; r++) {
-		int64_t a = sc_run_offset(f->gdims, f->ndim, f->start, f->ldims, k, r), left = run, at = r * run;
+		int64_t a = sc_run_offset(f->gdims, f->ndim, f->start, real, k, r), left = run, at = r * run;
 		while (left > 0) {
 			int64_t i = a / s->S, pos = a % s->S, len = s->S - pos < left ? s->S - pos : left;
 			int64_t *last = nseg ? seg + 4 * (nseg - 1) : NULL;
@@ -433,6 +443,8 @@ static bool read_rows(sc_src *s, int64_t step, int parity, char *err, size_t n)
 	sc_feed *f = s->feed[0];
 	size_t es = sc_dtype_size(s->fdt);
 	int64_t b = sc_src_batch(s, step), base = b * s->batch * s->row, run = s->run[0], count = run * s->nruns[0];
+	int64_t real[SC_MAX_DIMS];   /* the runs are its; read packed, spread over the piece once checked */
+	feed_real(f, real);
 	const void *dst;
 	if (s->map) {   /* one run: the piece is the file's bytes */
 		dst = f->at[parity] = s->map + s->offset + (base + s->runs[0][0]) * (int64_t)es;
@@ -453,12 +465,15 @@ static bool read_rows(sc_src *s, int64_t step, int parity, char *err, size_t n)
 		for (int64_t i = 0; i < count; i++)
 			((unsigned char *)f->host[parity])[i] = ((unsigned char *)f->host[parity])[i] != 0;
 	int64_t bad = f->bound >= 0 ? first_outside(dst, f->dt, count, f->bound) : -1;
-	if (bad < 0)
+	if (bad < 0) {
+		if (!s->map)
+			sc_piece_pad(f->host[parity], sc_dtype_size(f->dt), f->ndim, real, f->ldims);
 		return true;
+	}
 	int64_t at[SC_MAX_DIMS], rest = bad;
 	for (int d = f->ndim - 1; d >= 0; d--) {
-		at[d] = f->start[d] + rest % f->ldims[d];
-		rest /= f->ldims[d];
+		at[d] = f->start[d] + rest % real[d];
+		rest /= real[d];
 	}
 	at[0] += b * s->batch;   /* the row in the file */
 	char where[256];
@@ -485,7 +500,9 @@ static bool read_tokens(sc_src *s, int which, int64_t step, void *dst, char *err
 			return false;
 		k = j;
 	}
-	int64_t count = sc_numel(f->ldims, f->ndim);
+	int64_t real[SC_MAX_DIMS];   /* the segments' places are in it, packed */
+	feed_real(f, real);
+	int64_t count = sc_numel(real, f->ndim);
 	for (int64_t i = 0; i < count; i++) {
 		int64_t v = tb == 2 ? (int64_t)((const uint16_t *)s->raw)[i] : (int64_t)((const int32_t *)s->raw)[i];
 		if (f->dt == SC_I64)
@@ -494,8 +511,10 @@ static bool read_tokens(sc_src *s, int which, int64_t step, void *dst, char *err
 			((int32_t *)dst)[i] = (int32_t)v;
 	}
 	int64_t bad = f->bound >= 0 ? first_outside(dst, f->dt, count, f->bound) : -1;
-	if (bad < 0)
+	if (bad < 0) {
+		sc_piece_pad(dst, sc_dtype_size(f->dt), f->ndim, real, f->ldims);
 		return true;
+	}
 	for (int64_t k = 0; k < s->nruns[which]; k++) {   /* the token's place in the file */
 		const int64_t *e = seg + 4 * k;
 		if (bad >= e[3] && bad < e[3] + e[2])

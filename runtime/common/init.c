@@ -70,7 +70,9 @@ void sc_init_host(void *dst, sc_dtype dt, sc_init_kind kind, const char *name, u
                   int ndim, const int64_t *start, const int64_t *ldims, double p0, double p1)
 {
 	uint64_t key = sc_fnv1a64(name) ^ (seed * 0x9e3779b97f4a7c15ull);
-	int64_t gstride[SC_MAX_DIMS], idx[SC_MAX_DIMS] = {0}, n = sc_numel(ldims, ndim), s = 1;
+	int64_t real[SC_MAX_DIMS];
+	sc_piece_real(name, gdims, ndim, start, ldims, real);
+	int64_t gstride[SC_MAX_DIMS], idx[SC_MAX_DIMS] = {0}, n = sc_numel(real, ndim), s = 1;
 	for (int d = ndim - 1; d >= 0; d--) {
 		gstride[d] = s;
 		s *= gdims[d];
@@ -95,20 +97,16 @@ void sc_init_host(void *dst, sc_dtype dt, sc_init_kind kind, const char *name, u
 			SC_DIE("bad initializer %d", (int)kind);
 		}
 		sc_store_as(dst, dt, l, v);
-		for (int d = ndim - 1; d >= 0 && ++idx[d] == ldims[d]; d--)
+		for (int d = ndim - 1; d >= 0 && ++idx[d] == real[d]; d--)
 			idx[d] = 0;
 	}
+	sc_piece_pad(dst, sc_dtype_size(dt), ndim, real, ldims);
 }
 
 static void init_slice(sc_rt *rt, void *dst, sc_dtype dt, sc_init_kind kind, const char *name, uint64_t seed,
                        const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims, double p0,
                        double p1)
 {
-	sc_check_dims(name, gdims, ndim);
-	sc_check_dims(name, ldims, ndim);
-	for (int d = 0; d < ndim; d++)
-		if (start[d] < 0 || start[d] + ldims[d] > gdims[d])
-			SC_DIE("init of '%s': the slice exceeds dim %d", name, d);
 	size_t bytes = (size_t)sc_numel(ldims, ndim) * sc_dtype_size(dt);
 	void *tmp = malloc(bytes ? bytes : 1);
 	if (!tmp)

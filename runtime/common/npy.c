@@ -222,16 +222,6 @@ int64_t sc_run_offset(const int64_t *gdims, int ndim, const int64_t *start, cons
 	return off;
 }
 
-static void check_slice(const char *what, const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims)
-{
-	sc_check_dims(what, gdims, ndim);
-	sc_check_dims(what, ldims, ndim);
-	for (int d = 0; d < ndim; d++)
-		if (start[d] < 0 || start[d] + ldims[d] > gdims[d])
-			SC_DIE("%s: slice [%lld, %lld) of dim %d exceeds its size %lld", what, (long long)start[d],
-			       (long long)(start[d] + ldims[d]), d, (long long)gdims[d]);
-}
-
 bool sc_npy_read_slice(FILE *f, const sc_npy_header *h, const int64_t *start, const int64_t *ldims, void *dst,
                        char *err, size_t errlen)
 {
@@ -340,7 +330,8 @@ static bool index_outside(const void *piece, sc_dtype dt, int ndim, const int64_
 static void load(sc_rt *rt, const char *name, const char *path, void *dst, sc_dtype dt, const int64_t *gdims,
                  int ndim, const int64_t *start, const int64_t *ldims, int64_t bound, const char *what)
 {
-	check_slice("sc_load_npy", gdims, ndim, start, ldims);
+	int64_t real[SC_MAX_DIMS];   /* read packed, then spread over the piece with its padding 0 */
+	sc_piece_real("sc_load_npy", gdims, ndim, start, ldims, real);
 	int64_t n = sc_numel(ldims, ndim);
 	size_t bytes = (size_t)n * sc_dtype_size(dt), fbytes = (size_t)n * sc_dtype_size(sc_npy_file_dt(dt));
 	void *tmp = dst ? malloc(fbytes ? fbytes : 1) : NULL;
@@ -367,9 +358,9 @@ static void load(sc_rt *rt, const char *name, const char *path, void *dst, sc_dt
 		ok = false;
 	}
 	if (ok && tmp)
-		ok = sc_npy_read_slice(f, &h, start, ldims, tmp, why, sizeof why);
+		ok = sc_npy_read_slice(f, &h, start, real, tmp, why, sizeof why);
 	if (ok && tmp && bound >= 0)
-		ok = !index_outside(tmp, dt, ndim, start, ldims, bound, what, why, sizeof why);
+		ok = !index_outside(tmp, dt, ndim, start, real, bound, what, why, sizeof why);
 	if (f)
 		fclose(f);
 	char n1[SC_NAME_BUF], n2[SC_NAME_BUF];
@@ -380,12 +371,14 @@ static void load(sc_rt *rt, const char *name, const char *path, void *dst, sc_dt
 		void *narrow = malloc(bytes ? bytes : 1);
 		if (!narrow)
 			SC_DIE("out of memory");
-		sc_host_narrow(tmp, narrow, SC_BF16, n);
+		sc_host_narrow(tmp, narrow, SC_BF16, sc_numel(real, ndim));
 		free(tmp);
 		tmp = narrow;
 	}
-	if (dst)
+	if (dst) {
+		sc_piece_pad(tmp, sc_dtype_size(dt), ndim, real, ldims);
 		sc_from_host(rt, dst, tmp, bytes);
+	}
 	free(tmp);
 }
 
@@ -507,19 +500,22 @@ enum { INFO = 1 + 2 * SC_MAX_DIMS };   /* has, start[], ldims[] */
 char *sc_gather_whole(sc_rt *rt, const char *what, const void *src, sc_dtype dt, const int64_t *gdims, int ndim,
                       const int64_t *start, const int64_t *ldims)
 {
-	check_slice(what, gdims, ndim, start, ldims);
+	int64_t real[SC_MAX_DIMS];   /* only the real part travels; a piece of padding alone, nothing */
+	sc_piece_real(what, gdims, ndim, start, ldims, real);
 	size_t es = sc_dtype_size(dt);
-	int64_t local = sc_numel(ldims, ndim);
+	int64_t local = sc_numel(real, ndim);
 	void *mine = NULL;
-	if (src) {
-		if (!(mine = malloc((size_t)local * es)))
+	if (src && local) {
+		size_t bytes = (size_t)sc_numel(ldims, ndim) * es;
+		if (!(mine = malloc(bytes)))
 			SC_DIE("out of memory");
-		sc_to_host(rt, mine, src, (size_t)local * es);
+		sc_to_host(rt, mine, src, bytes);
+		sc_piece_unpad(mine, es, ndim, real, ldims);
 	}
-	int64_t info[INFO] = {src != NULL}, *all = NULL;
+	int64_t info[INFO] = {mine != NULL}, *all = NULL;
 	for (int d = 0; d < ndim; d++) {
 		info[1 + d] = start[d];
-		info[1 + SC_MAX_DIMS + d] = ldims[d];
+		info[1 + SC_MAX_DIMS + d] = real[d];
 	}
 	int *send = NULL, sendme = 0;
 	if (rt->rank == 0 && (!(all = malloc((size_t)rt->size * INFO * sizeof *all)) ||
@@ -549,7 +545,7 @@ char *sc_gather_whole(sc_rt *rt, const char *what, const void *src, sc_dtype dt,
 	if (!out || !covered)
 		SC_DIE("out of memory");
 	for (int r = 0; r < rt->size; r++) {
-		if (r == 0 ? !src : !send[r])
+		if (r == 0 ? !mine : !send[r])
 			continue;
 		const int64_t *st = all + r * INFO + 1, *ld = all + r * INFO + 1 + SC_MAX_DIMS;
 		int64_t n = sc_numel(ld, ndim);

@@ -144,6 +144,86 @@ void sc_split3(const int64_t *dims, int ndim, int axis, int64_t *outer, int64_t 
 	*inner = sc_numel(dims + axis + 1, ndim - axis - 1);
 }
 
+bool sc_piece_real(const char *what, const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims,
+                   int64_t *real)
+{
+	sc_check_dims(what, gdims, ndim);
+	sc_check_dims(what, ldims, ndim);
+	bool padded = false;
+	for (int d = 0; d < ndim; d++) {
+		if (start[d] < 0)
+			SC_DIE("%s: the piece starts at %lld along dim %d", what, (long long)start[d], d);
+		int64_t left = gdims[d] - start[d];
+		real[d] = left < 0 ? 0 : left < ldims[d] ? left : ldims[d];
+		padded |= real[d] < ldims[d];
+	}
+	return padded;
+}
+
+/* Row p of a piece (its rows: the last dim) as a row of its real part,
+ * packed; -1 when the row is padding. */
+static int64_t packed_row(int64_t p, int ndim, const int64_t *real, const int64_t *ldims)
+{
+	int64_t c = 0, stride = 1;
+	for (int d = ndim - 2; d >= 0; d--) {
+		int64_t i = p % ldims[d];
+		p /= ldims[d];
+		if (i >= real[d])
+			return -1;
+		c += i * stride;
+		stride *= real[d];
+	}
+	return c;
+}
+
+static bool whole_piece(int ndim, const int64_t *real, const int64_t *ldims)
+{
+	for (int d = 0; d < ndim; d++)
+		if (real[d] != ldims[d])
+			return false;
+	return true;
+}
+
+/* Last row first: a row's place in the piece is never below its packed
+ * place, and the rows still to move lie below both, so nothing is
+ * overwritten before it moves. */
+void sc_piece_pad(void *buf, size_t es, int ndim, const int64_t *real, const int64_t *ldims)
+{
+	if (whole_piece(ndim, real, ldims))
+		return;
+	char *b = buf;
+	size_t L = (size_t)ldims[ndim - 1] * es, R = (size_t)real[ndim - 1] * es;
+	for (int64_t p = sc_numel(ldims, ndim - 1) - 1; p >= 0; p--) {
+		int64_t c = packed_row(p, ndim, real, ldims);
+		size_t keep = c < 0 ? 0 : R;
+		if (keep)
+			memmove(b + (size_t)p * L, b + (size_t)c * R, R);
+		memset(b + (size_t)p * L + keep, 0, L - keep);
+	}
+}
+
+/* First row first, the mirror of sc_piece_pad. */
+void sc_piece_unpad(void *buf, size_t es, int ndim, const int64_t *real, const int64_t *ldims)
+{
+	if (whole_piece(ndim, real, ldims))
+		return;
+	char *b = buf;
+	size_t L = (size_t)ldims[ndim - 1] * es, R = (size_t)real[ndim - 1] * es;
+	int64_t rows = sc_numel(ldims, ndim - 1);
+	for (int64_t p = 0; p < rows && R; p++) {
+		int64_t c = packed_row(p, ndim, real, ldims);
+		if (c >= 0)
+			memmove(b + (size_t)c * R, b + (size_t)p * L, R);
+	}
+}
+
+void sc_pad_zero(sc_rt *rt, void *y, sc_dtype dt, const int64_t *ldims, int ndim, const int64_t *real)
+{
+	for (int d = 0; d < ndim; d++)
+		if (real[d] < ldims[d])
+			sc_fill_pad(rt, y, y, dt, ldims, ndim, d, real[d], 0.0);
+}
+
 void sc_bcast_strides(const char *what, const int64_t *in_dims, int in_ndim, const int64_t *out_dims, int out_ndim,
                       int64_t *strides)
 {

@@ -446,9 +446,11 @@ void sc_arange(sc_rt *rt, void *y, sc_dtype dt, int64_t n, int64_t first, double
 void sc_dropout(sc_rt *rt, const float *x, float *y, const int64_t *gdims, int ndim, const int64_t *start,
                 const int64_t *ldims, const char *name, uint64_t seed, int64_t step, double keep_prob)
 {
-	(void)rt;
-	sc_check_dims(name, gdims, ndim);
+	int64_t real[SC_MAX_DIMS];
+	bool padded = sc_piece_real(name, gdims, ndim, start, ldims, real);
 	sc_cpu_dropout(x, y, gdims, ndim, start, ldims, sc_dropout_key(name, seed, step), keep_prob);
+	if (padded)
+		sc_pad_zero(rt, y, SC_F32, ldims, ndim, real);
 }
 
 void sc_causal_mask(sc_rt *rt, void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0,
@@ -549,6 +551,18 @@ void sc_round(sc_rt *rt, float *x, sc_dtype dt, int64_t n)
 {
 	(void)rt;
 	sc_cpu_round(x, dt, n);
+}
+
+void sc_fill_pad(sc_rt *rt, const void *x, void *y, sc_dtype dt, const int64_t *dims, int ndim, int dim,
+                 int64_t real, double value)
+{
+	(void)rt;
+	int64_t outer, mid, inner;
+	sc_check_dims("sc_fill_pad", dims, ndim);
+	sc_split3(dims, ndim, sc_norm_axis("sc_fill_pad", dim, ndim), &outer, &mid, &inner);
+	if (real < 0 || real > mid)
+		SC_DIE("sc_fill_pad: %lld real elements of %lld", (long long)real, (long long)mid);
+	sc_cpu_fill_pad(x, y, dt, outer, mid, inner, real, value);
 }
 
 void sc_sparse_softmax_ce(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt, float *loss,

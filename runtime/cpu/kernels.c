@@ -1598,6 +1598,18 @@ void sc_cpu_round(float *x, sc_dtype dt, int64_t n)
 	}
 }
 
+void sc_cpu_fill_pad(const void *x, void *y, sc_dtype dt, int64_t outer, int64_t mid, int64_t inner, int64_t real,
+                     double value)
+{
+	size_t es = sc_dtype_size(dt), row = (size_t)(mid * inner) * es, keep = (size_t)(real * inner) * es;
+	for (int64_t o = 0; o < outer; o++) {
+		char *yo = (char *)y + (size_t)o * row;
+		if (x != y)
+			memcpy(yo, (const char *)x + (size_t)o * row, keep);
+		sc_cpu_fill(yo + keep, dt, (mid - real) * inner, value);
+	}
+}
+
 void sc_cpu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n)
 {
 	/* Between Float32 and a half type (every half operand, in mixed precision

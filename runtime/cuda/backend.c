@@ -459,6 +459,18 @@ void sc_fill(sc_rt *rt, void *dst, sc_dtype dt, int64_t n, double value)
 	SC_CUDA_CHECK(sc_cu_fill(dst, dt, n, value, cu(rt)->stream));
 }
 
+void sc_fill_pad(sc_rt *rt, const void *x, void *y, sc_dtype dt, const int64_t *dims, int ndim, int dim,
+                 int64_t real, double value)
+{
+	int64_t outer, mid, inner;
+	sc_check_dims("sc_fill_pad", dims, ndim);
+	sc_split3(dims, ndim, sc_norm_axis("sc_fill_pad", dim, ndim), &outer, &mid, &inner);
+	if (real < 0 || real > mid)
+		SC_DIE("sc_fill_pad: %lld real elements of %lld", (long long)real, (long long)mid);
+	PROFILE(rt, "FillPad", 0, 2.0 * (double)sc_numel(dims, ndim) * (double)sc_dtype_size(dt), SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_fill_pad(x, y, dt, outer, mid, inner, real, value, cu(rt)->stream));
+}
+
 /* ---- shapes into walks and plans ---- */
 
 static void row_strides(const int64_t *dims, int ndim, int64_t *s)
@@ -930,7 +942,8 @@ void sc_dropout(sc_rt *rt, const float *x, float *y, const int64_t *gdims, int n
                 const int64_t *ldims, const char *name, uint64_t seed, int64_t step, double keep_prob)
 {
 	PROFILE(rt, "Dropout", 0, 8.0 * (double)sc_numel(ldims, ndim), SC_PEAK_MEM);
-	sc_check_dims(name, gdims, ndim);
+	int64_t real[SC_MAX_DIMS];
+	bool padded = sc_piece_real(name, gdims, ndim, start, ldims, real);
 	sc_cu_walk w;
 	memset(&w, 0, sizeof w);
 	w.ndim = ndim;
@@ -942,6 +955,8 @@ void sc_dropout(sc_rt *rt, const float *x, float *y, const int64_t *gdims, int n
 		s *= gdims[d];
 	}
 	SC_CUDA_CHECK(sc_cu_dropout(x, y, &w, base, sc_dropout_key(name, seed, step), keep_prob, cu(rt)->stream));
+	if (padded)
+		sc_pad_zero(rt, y, SC_F32, ldims, ndim, real);
 }
 
 void sc_causal_mask(sc_rt *rt, void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0,

@@ -62,6 +62,13 @@ __global__ void fill_k(T *d, int64_t n, T v)
 	GRID_LOOP(i, n) d[i] = v;
 }
 
+/* the twin: sc_cpu_fill_pad; x == y writes each element its own value */
+template <typename T>
+__global__ void fill_pad_k(const T *x, T *y, int64_t n, int64_t mid, int64_t inner, int64_t real, T v)
+{
+	GRID_LOOP(i, n) y[i] = i / inner % mid >= real ? v : x[i];
+}
+
 template <typename T>
 __global__ void swap01_k(const T *src, T *dst, int64_t A, int64_t B, int64_t C)
 {
@@ -1020,6 +1027,41 @@ cudaError_t sc_cu_fill(void *dst, sc_dtype dt, int64_t n, double value, cudaStre
 	case SC_BOOL: fill_k<<<blocks_for(n), THREADS, 0, s>>>((uint8_t *)dst, n, (uint8_t)(value != 0)); break;
 	case SC_F16: fill_k<<<blocks_for(n), THREADS, 0, s>>>((uint16_t *)dst, n, f16_of(value).bits); break;
 	case SC_BF16: fill_k<<<blocks_for(n), THREADS, 0, s>>>((uint16_t *)dst, n, bf16_of(value).bits); break;
+	}
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_fill_pad(const void *x, void *y, sc_dtype dt, int64_t outer, int64_t mid, int64_t inner,
+                           int64_t real, double value, cudaStream_t s)
+{
+	int64_t n = outer * mid * inner;
+	if (n <= 0)
+		return cudaSuccess;
+	switch (dt) {
+	case SC_F32:
+		fill_pad_k<<<blocks_for(n), THREADS, 0, s>>>((const float *)x, (float *)y, n, mid, inner, real,
+		                                              (float)value);
+		break;
+	case SC_I32:
+		fill_pad_k<<<blocks_for(n), THREADS, 0, s>>>((const int32_t *)x, (int32_t *)y, n, mid, inner, real,
+		                                              (int32_t)llrint(value));
+		break;
+	case SC_I64:
+		fill_pad_k<<<blocks_for(n), THREADS, 0, s>>>((const int64_t *)x, (int64_t *)y, n, mid, inner, real,
+		                                              (int64_t)llrint(value));
+		break;
+	case SC_BOOL:
+		fill_pad_k<<<blocks_for(n), THREADS, 0, s>>>((const uint8_t *)x, (uint8_t *)y, n, mid, inner, real,
+		                                              (uint8_t)(value != 0));
+		break;
+	case SC_F16:
+		fill_pad_k<<<blocks_for(n), THREADS, 0, s>>>((const uint16_t *)x, (uint16_t *)y, n, mid, inner, real,
+		                                              f16_of(value).bits);
+		break;
+	case SC_BF16:
+		fill_pad_k<<<blocks_for(n), THREADS, 0, s>>>((const uint16_t *)x, (uint16_t *)y, n, mid, inner, real,
+		                                              bf16_of(value).bits);
+		break;
 	}
 	return cudaGetLastError();
 }

@@ -600,6 +600,30 @@ static void test_constants(void)
 		twin_bytes("dropout", d, y, 24 * sizeof *y);
 		free(x), free(y);
 	}
+	{   /* an uneven shard's piece: (2, 3, 4) from (3, 6, 5) of (4, 8, 12), real (1, 2, 4); padding 0 */
+		float *dx, *x = rnd(24, -2, 2, &dx), *y = malloc(24 * sizeof *y);
+		const int64_t g[3] = {4, 8, 12}, s0[3] = {3, 6, 5}, l[3] = {2, 3, 4};
+		sc_dropout(rt, dx, (float *)d, g, 3, s0, l, "h.drop", 11, 3, 0.6);
+		sc_cpu_dropout(x, y, g, 3, s0, l, sc_dropout_key("h.drop", 11, 3), 0.6);
+		sc_cpu_fill_pad(y, y, SC_F32, 1, 2, 12, 1, 0.0);
+		sc_cpu_fill_pad(y, y, SC_F32, 2, 3, 4, 2, 0.0);
+		twin_bytes("dropout, padded piece", d, y, 24 * sizeof *y);
+		free(x), free(y);
+	}
+	{   /* sc_fill_pad: float32, -inf past 2 of a middle dim of 3; bfloat16 in place, 0.1 past 1 of dim 0 */
+		float *dx, *x = rnd(24, -2, 2, &dx), *y = malloc(24 * sizeof *y);
+		const int64_t fd[3] = {2, 3, 4};
+		sc_fill_pad(rt, dx, d, SC_F32, fd, 3, 1, 2, -INFINITY);
+		sc_cpu_fill_pad(x, y, SC_F32, 2, 3, 4, 2, -INFINITY);
+		twin_bytes("fill_pad float32", d, y, 24 * sizeof *y);
+		uint16_t hx[24], hy[24];
+		sc_cpu_cast(x, SC_F32, hx, SC_BF16, 24);
+		void *dh = up(hx, sizeof hx);
+		sc_fill_pad(rt, dh, dh, SC_BF16, fd, 3, 0, 1, 0.1);
+		sc_cpu_fill_pad(hx, hy, SC_BF16, 1, 2, 12, 1, 0.1);
+		twin_bytes("fill_pad bfloat16 in place", dh, hy, sizeof hy);
+		free(x), free(y);
+	}
 	sc_causal_mask(rt, d, SC_F32, 2, 5, 12, 3, 2, -3.4028234663852886e38);
 	sc_cpu_causal_mask(want, SC_F32, 2, 5, 12, 3, 2, -3.4028234663852886e38);
 	twin_bytes("causal_mask float32", d, want, 2 * 5 * 12 * 4);

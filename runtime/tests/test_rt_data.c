@@ -190,6 +190,40 @@ Test(data, rows_bf16_and_ids_outside)
 	unlink(path);
 }
 
+/* An uneven shard's piece: rows 4 and 5 of a batch of 5 (pieces of 2 over
+ * 3 ranks), row 5 padding. It is read, not mapped, though one run: its real
+ * row from the file, its padding 0 every step; an id outside the bound is
+ * named by its place in the file; the padding is never checked. */
+Test(data, rows_uneven_piece_padding)
+{
+	char path[64], err[512];
+	int32_t ids[20 * 3];
+	for (int i = 0; i < 60; i++)
+		ids[i] = (i + 1) % 50;
+	ids[9 * 3 + 2] = 77;   /* batch 1's row 4: step 2's real row */
+	temp_npy(path, SC_I32, (const int64_t[]){20, 3}, 2, ids);
+	sc_feed f = feed("ids", SC_I32, 2, (const int64_t[]){5, 3}, (const int64_t[]){4, 0}, (const int64_t[]){2, 3}, 50);
+	memset(f.host[0], 0x7f, f.bytes);
+	memset(f.host[1], 0x7f, f.bytes);
+	sc_src s;
+	cr_assert(sc_src_open(&s, path, &f, NULL, false, 0, err, sizeof err), "%s", err);
+	cr_assert_null(s.map);
+	for (int64_t step = 3; step <= 5; step++) {   /* batches 2, 3, 0 */
+		cr_assert(sc_src_read(&s, step, (int)(step & 1), err, sizeof err), "%s", err);
+		const int32_t *got = f.at[step & 1];
+		int64_t row = sc_src_batch(&s, step) * 5 + 4;
+		for (int j = 0; j < 3; j++) {
+			cr_assert_eq(got[j], ids[row * 3 + j], "step %lld (0, %d)", (long long)step, j);
+			cr_assert_eq(got[3 + j], 0, "step %lld: padding (1, %d)", (long long)step, j);
+		}
+	}
+	cr_assert(!sc_src_read(&s, 2, 0, err, sizeof err));
+	cr_assert_str_eq(err, "holds 77 at (9, 2) (read for step 2), outside [0, 50): they index a table");
+	sc_src_close(&s);
+	feed_free(&f);
+	unlink(path);
+}
+
 /* Files that do not fit the input: each refused with what it is and what is expected. */
 Test(data, rows_refusals)
 {
@@ -262,6 +296,39 @@ Test(data, token_formats)
 		unlink(path);
 	}
 	feed_free(&f);
+}
+
+/* A token input (3, 4) in pieces of 2 samples: the second piece holds sample
+ * 2 and a row of padding, 0 on every step, and its labels likewise. */
+Test(data, token_uneven_piece_padding)
+{
+	char path[64], spec[80], err[512];
+	uint16_t t16[100];
+	for (int i = 0; i < 100; i++)
+		t16[i] = tok(i);
+	temp_file(path, t16, sizeof t16);
+	snprintf(spec, sizeof spec, "%s:4", path);
+	sc_feed in = feed("ids", SC_I32, 2, (const int64_t[]){3, 4}, (const int64_t[]){2, 0}, (const int64_t[]){2, 4}, 50);
+	sc_feed lab = feed("labels", SC_I64, 2, (const int64_t[]){3, 4}, (const int64_t[]){2, 0}, (const int64_t[]){2, 4},
+	                   50);
+	memset(in.host[1], 0x7f, in.bytes);
+	memset(lab.host[1], 0x7f, lab.bytes);
+	sc_src s;
+	cr_assert(sc_src_open(&s, spec, &in, &lab, false, 0, err, sizeof err), "%s", err);
+	cr_assert(sc_src_read(&s, 1, 1, err, sizeof err), "%s", err);
+	const int32_t *x = in.at[1];
+	const int64_t *y = lab.at[1];
+	int64_t first = sc_src_sample_start(&s, 1, 2);
+	for (int j = 0; j < 4; j++) {
+		cr_assert_eq(x[j], tok(first + j), "ids (0, %d)", j);
+		cr_assert_eq(y[j], tok(first + j + 1), "labels (0, %d)", j);
+		cr_assert_eq(x[4 + j], 0, "ids padding (1, %d)", j);
+		cr_assert_eq(y[4 + j], 0, "labels padding (1, %d)", j);
+	}
+	sc_src_close(&s);
+	feed_free(&in);
+	feed_free(&lab);
+	unlink(path);
 }
 
 /* ids (4, 6) split (2, 3) at (2, 3), labels (24,) split 3 ways at 8:

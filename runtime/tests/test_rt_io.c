@@ -394,6 +394,66 @@ Test(init, a_slice_is_the_same_elements)
 	}
 }
 
+/* Uneven shards: a (5, 7) whole in pieces of (3, 4) (2 x 2 ranks), the last
+ * piece reaching past both dims, and a piece wholly past the end. Each real
+ * element is the whole's, in every dtype; the padding is 0. */
+Test(init, a_piece_past_the_whole_is_padded_with_zeros)
+{
+	enum { R = 5, C = 7 };
+	const int64_t g[2] = {R, C}, z[2] = {0, 0}, ld[2] = {3, 4};
+	static const sc_dtype dts[3] = {SC_F32, SC_BF16, SC_I32};
+	static const sc_init_kind kinds[3] = {SC_INIT_NORMAL, SC_INIT_UNIFORM, SC_INIT_RANDINT};
+	for (int k = 0; k < 3; k++) {
+		size_t es = sc_dtype_size(dts[k]);
+		char whole[R * C * 4], piece[12 * 4], zeros[12 * 4] = {0};
+		sc_init_host(whole, dts[k], kinds[k], "w", 5, g, 2, z, g, -3, 9);
+		for (int p = 0; p < 4; p++) {
+			const int64_t st[2] = {3 * (p / 2), 4 * (p % 2)};
+			memset(piece, 0x5a, sizeof piece);
+			sc_init_host(piece, dts[k], kinds[k], "w", 5, g, 2, st, ld, -3, 9);
+			for (int i = 0; i < 3; i++)
+				for (int j = 0; j < 4; j++) {
+					int64_t gi = st[0] + i, gj = st[1] + j;
+					const char *want = gi < R && gj < C ? whole + (size_t)(gi * C + gj) * es : zeros;
+					cr_assert_eq(memcmp(piece + (size_t)(i * 4 + j) * es, want, es), 0, "dtype %d piece %d (%d, %d)",
+					             (int)dts[k], p, i, j);
+				}
+		}
+		memset(piece, 0x5a, sizeof piece);
+		sc_init_host(piece, dts[k], kinds[k], "w", 5, g, 2, (const int64_t[]){6, 0}, ld, -3, 9);
+		cr_assert_eq(memcmp(piece, zeros, 12 * es), 0, "a piece past the end: all padding");
+	}
+}
+
+/* sc_piece_real clips each dim; sc_piece_pad spreads a packed real part
+ * over the piece in place, zeros around it, and sc_piece_unpad packs it
+ * back. A (4, 3, 5) piece at (2, 0, 6) of (5, 3, 8): real (3, 3, 2). */
+Test(init, piece_real_pad_unpad)
+{
+	const int64_t g[3] = {5, 3, 8}, st[3] = {2, 0, 6}, ld[3] = {4, 3, 5};
+	int64_t real[3];
+	cr_assert(sc_piece_real("t", g, 3, st, ld, real));
+	cr_assert(real[0] == 3 && real[1] == 3 && real[2] == 2);
+	cr_assert(!sc_piece_real("t", g, 3, (const int64_t[]){1, 0, 3}, ld, real), "a piece inside the whole");
+	cr_assert(real[0] == 4 && real[1] == 3 && real[2] == 5);
+	cr_assert(sc_piece_real("t", g, 3, (const int64_t[]){8, 0, 0}, ld, real));
+	cr_assert(real[0] == 0 && real[1] == 3 && real[2] == 5, "past the end: no real rows");
+	sc_piece_real("t", g, 3, st, ld, real);
+	int32_t buf[60];
+	for (int i = 0; i < 60; i++)
+		buf[i] = i < 18 ? 100 + i : -1;   /* the packed (3, 3, 2), then garbage */
+	sc_piece_pad(buf, sizeof *buf, 3, real, ld);
+	for (int i = 0; i < 60; i++) {
+		int64_t idx[3];
+		t_unravel(i, ld, 3, idx);
+		bool in = idx[0] < 3 && idx[2] < 2;
+		cr_assert_eq(buf[i], in ? 100 + (idx[0] * 3 + idx[1]) * 2 + idx[2] : 0, "element %d", i);
+	}
+	sc_piece_unpad(buf, sizeof *buf, 3, real, ld);
+	for (int i = 0; i < 18; i++)
+		cr_assert_eq(buf[i], 100 + i, "packed again: %d", i);
+}
+
 Test(init, seed_and_name_change_the_stream)
 {
 	float a[4], b[4], c[4];

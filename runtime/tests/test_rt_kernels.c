@@ -1345,3 +1345,89 @@ Test(dropout, pieces_make_the_whole)
 	sc_dropout(NULL, x, dx, g, 3, (const int64_t[]){0, 0, 0}, g, "layer.0.drop", 3, 5, 1.0);
 	cr_assert(memcmp(dx, x, sizeof x) == 0, "keep_prob 1: the identity");
 }
+
+/* An uneven shard's piece: (3, 4) at (3, 4) of a (5, 7) whole holds (2, 3)
+ * real elements. They get the 1-rank run's mask; the padding gets 0, whatever
+ * x holds there. */
+Test(dropout, padded_piece_is_the_whole_then_zeros)
+{
+	const int64_t g[2] = {5, 7}, st[2] = {3, 4}, ld[2] = {3, 4};
+	float x[35], whole[35], xs[12], piece[12];
+	for (int i = 0; i < 35; i++)
+		x[i] = 0.5f * (float)i + 1;
+	sc_dropout(NULL, x, whole, g, 2, (const int64_t[]){0, 0}, g, "d", 2, 4, 0.5);
+	for (int i = 0; i < 12; i++) {
+		int64_t gi = st[0] + i / 4, gj = st[1] + i % 4;
+		xs[i] = gi < 5 && gj < 7 ? x[gi * 7 + gj] : 99.0f;
+	}
+	sc_dropout(NULL, xs, piece, g, 2, st, ld, "d", 2, 4, 0.5);
+	int kept = 0;
+	for (int i = 0; i < 12; i++) {
+		int64_t gi = st[0] + i / 4, gj = st[1] + i % 4;
+		bool real = gi < 5 && gj < 7;
+		cr_assert_eq(piece[i], real ? whole[gi * 7 + gj] : 0.0f, "(%d, %d)", i / 4, i % 4);
+		kept += real && piece[i] != 0;
+	}
+	cr_assert(kept > 0 && kept < 6, "the mask keeps some of the 6 real elements: %d", kept);
+}
+
+/* ---- sc_fill_pad: the padding of an unevenly split dim ---- */
+
+/* x (3, 4, 2) with 2 real elements along dim 1 (a middle dim) and 2 along
+ * dim 0, float32 and bfloat16 (-inf and 0.1 rounded to it), apart and in
+ * place: everything before real is x, the rest value. */
+Test(fill_pad, float32_and_bfloat16_any_dim)
+{
+	const int64_t dims[3] = {3, 4, 2};
+	for (int dim = 0; dim < 2; dim++)
+		for (int half = 0; half < 2; half++)
+			for (int inplace = 0; inplace < 2; inplace++) {
+				sc_dtype dt = half ? SC_BF16 : SC_F32;
+				size_t es = half ? 2 : 4;
+				double value = dim ? -INFINITY : 0.1;
+				float xf[24];
+				char x[24 * 4], y[24 * 4], v[4];
+				for (int i = 0; i < 24; i++)
+					xf[i] = (float)i - 5.5f;
+				if (half)
+					sc_cpu_cast(xf, SC_F32, x, SC_BF16, 24);
+				else
+					memcpy(x, xf, sizeof xf);
+				sc_cpu_fill(v, dt, 1, value);
+				char *out = inplace ? x : y;
+				if (inplace) {
+					memcpy(y, x, sizeof x);   /* y keeps x */
+					sc_fill_pad(NULL, x, x, dt, dims, 3, dim, 2, value);
+				} else {
+					memset(y, 0x33, sizeof y);
+					sc_fill_pad(NULL, x, y, dt, dims, 3, dim, 2, value);
+				}
+				const char *orig = inplace ? y : x;
+				for (int i = 0; i < 24; i++) {
+					int64_t at = dim ? i / 2 % 4 : i / 8;
+					const char *want = at >= 2 ? v : orig + (size_t)i * es;
+					cr_assert_eq(memcmp(out + (size_t)i * es, want, es), 0, "dim %d %s %s: element %d", dim,
+					             half ? "bf16" : "f32", inplace ? "in place" : "apart", i);
+				}
+			}
+	uint16_t v;
+	sc_cpu_fill(&v, SC_BF16, 1, -INFINITY);
+	cr_assert_eq(v, 0xff80, "-inf as bfloat16");
+	sc_cpu_fill(&v, SC_BF16, 1, 0.1);
+	cr_assert_eq(v, 0x3dcd, "0.1 as bfloat16, nearest");
+}
+
+/* real 0: all value; real the whole dim: a copy; negative dims count from the end. */
+Test(fill_pad, edges)
+{
+	const int64_t dims[2] = {2, 3};
+	const float x[6] = {1, 2, 3, 4, 5, 6};
+	float y[6];
+	sc_fill_pad(NULL, x, y, SC_F32, dims, 2, -1, 0, 7);
+	for (int i = 0; i < 6; i++)
+		cr_assert_eq(y[i], 7.0f);
+	sc_fill_pad(NULL, x, y, SC_F32, dims, 2, 0, 2, 7);
+	cr_assert_eq(memcmp(y, x, sizeof x), 0);
+	sc_fill_pad(NULL, x, y, SC_F32, dims, 2, -1, 1, -1);
+	cr_assert_arr_eq(y, ((const float[]){1, -1, -1, 4, -1, -1}), sizeof y);
+}
