@@ -174,7 +174,7 @@ void pad_args(StrBuf *b, const Program *p, int v, int dim)
 {
 	const LValue *x = &p->l->values[v];
 	dims_lit(b, x->type.dims, x->type.rank);
-	sb_printf(b, ", %d, %d, sc_piece_real(%lld, ", x->type.rank, dim, (long long)x->global[dim]);
+	sb_printf(b, ", %d, %d, sc_real_len(%lld, ", x->type.rank, dim, (long long)x->global[dim]);
 	entry_ref(b, &p->entry[p->value_entry[v]], dim, 1, false);
 	sb_printf(b, ", %lld)", (long long)x->type.dims[dim]);
 }

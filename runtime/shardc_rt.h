@@ -371,7 +371,7 @@ void sc_save_npy(sc_rt *rt, const char *dir, const char *file, const void *src, 
 /* How many of a piece's `len` elements along a dim are the whole's, the
  * piece starting at `start` of the dim's `whole`: the rest are an uneven
  * split's padding (docs/language.md, Uneven splits). */
-static inline int64_t sc_piece_real(int64_t whole, int64_t start, int64_t len)
+static inline int64_t sc_real_len(int64_t whole, int64_t start, int64_t len)
 {
 	int64_t real = whole - start;
 	return real < 0 ? 0 : real > len ? len : real;
