@@ -231,7 +231,14 @@ void sc_all_reduce_bucket(sc_rt *rt, sc_group *g, int n, const void *const *in, 
 /* ---- inputs, parameters, outputs ---- */
 
 /* The initializers of docs/output.md, for this rank's slice only: gdims is the global
- * shape, start the slice's first element, ldims its shape. */
+ * shape, start the slice's first element, ldims its shape.
+ * Pieces of uneven shards: in every call taking (gdims, ndim, start, ldims)
+ * a piece may reach past gdims (a dim of n split k ways in pieces of
+ * ceil(n/k)), even lie wholly past it. What lies past is padding: the
+ * initializers and loaders give it 0 (its real elements get what they
+ * would in a piece inside the whole), the writers (sc_save_npy,
+ * sc_safetensors_add, sc_checkpoint_add) leave it out, and the real parts
+ * must cover the tensor. */
 void sc_init_uniform(sc_rt *rt, void *dst, sc_dtype dt, const char *name, uint64_t seed, const int64_t *gdims,
                      int ndim, const int64_t *start, const int64_t *ldims, double lo, double hi);
 void sc_init_normal(sc_rt *rt, void *dst, sc_dtype dt, const char *name, uint64_t seed, const int64_t *gdims,
@@ -680,7 +687,8 @@ void sc_flash_attention_grad(sc_rt *rt, const float *q, const float *k, const fl
  * gdims; x = dy, y = dx is the gradient, the same mask. Element i of the whole
  * (its row-major index) is kept when (splitmix64(k + i) >> 40) 2^-24 <
  * keep_prob, k = splitmix64((fnv1a64(name) ^ seed 0x9e3779b97f4a7c15) + step):
- * a counter, so any piece draws the whole's mask and each step another one. */
+ * a counter, so any piece draws the whole's mask and each step another one.
+ * A piece's padding (past gdims) gets 0. */
 void sc_dropout(sc_rt *rt, const float *x, float *y, const int64_t *gdims, int ndim, const int64_t *start,
                 const int64_t *ldims, const char *name, uint64_t seed, int64_t step, double keep_prob);
 

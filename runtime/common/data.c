@@ -222,7 +222,8 @@ static bool open_rows(sc_src *s, int64_t size, char *err, size_t n)
 	 * batch split along dim 0 only): mapped, the program reads it in place.
 	 * bfloat16 is rounded and bool normalized on the way, and a piece with
 	 * padding is spread over its layout, so those are read. */
-	if (nruns == 1 && !padded && f->dt != SC_BF16 && f->dt != SC_BOOL && s->offset % (int64_t)sc_dtype_size(h.dt) == 0) {
+	if (nruns == 1 && !padded && f->dt != SC_BF16 && f->dt != SC_BOOL &&
+	    s->offset % (int64_t)sc_dtype_size(h.dt) == 0) {
 		void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, s->fd, 0);
 		if (m != MAP_FAILED) {   /* else pread, as for any other piece */
 			s->map = m;

@@ -495,7 +495,7 @@ const char *sc_output_dir(sc_rt *rt)
 	return dir;
 }
 
-enum { INFO = 1 + 2 * SC_MAX_DIMS };   /* has, start[], ldims[] */
+enum { INFO = 1 + 2 * SC_MAX_DIMS };   /* has, start[], the real part's dims[] */
 
 char *sc_gather_whole(sc_rt *rt, const char *what, const void *src, sc_dtype dt, const int64_t *gdims, int ndim,
                       const int64_t *start, const int64_t *ldims)

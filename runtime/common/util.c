@@ -4,7 +4,8 @@
  * call) abort the whole job with MPI_Abort so no rank waits forever; errors
  * of the user's input files go through sc_agree_or_exit instead, which ends
  * every rank with status 1 after one message (a run that diverged:
- * sc_agree_or_stop, status 3). Nothing here allocates. */
+ * sc_agree_or_stop, status 3). The pieces of uneven shards are clipped to
+ * their real part here alone (sc_piece_real). Nothing here allocates. */
 #include "rt_internal.h"
 
 #include <stdarg.h>

@@ -6,7 +6,9 @@
  * message and status 1 on every rank. Here every rank loads its slice of each
  * input, checks the values it can predict, and saves slices back: split 2x2,
  * split by rows with two copies of each row block, replicated on every rank,
- * and held by rank 0 alone. Float16 travels as '<f2'; BFloat16 is read from
+ * and held by rank 0 alone; and uneven shards, pieces reaching past the
+ * whole (loads and initializers giving the padding 0, saves writing the
+ * real parts). Float16 travels as '<f2'; BFloat16 is read from
  * '<f4' (rounded to nearest even) and saved as '<f4'. */
 #include <stdint.h>
 #include <stdio.h>
@@ -25,8 +27,8 @@ int main(int argc, char **argv)
 	float host[48];
 
 	/* the command line: known names, --steps, a parameter from a file */
-	static const char *const inputs[] = {"x", "x2", "y", "m", "h", "hb"}, *const params[] = {"p"};
-	sc_check_names(rt, "--input", inputs, 6);
+	static const char *const inputs[] = {"x", "x2", "y", "m", "h", "hb", "u", "ids"}, *const params[] = {"p"};
+	sc_check_names(rt, "--input", inputs, 8);
 	sc_check_names(rt, "--param", params, 1);
 	t_expect(sc_steps(rt, 1) >= 1, r, "--steps");
 
@@ -109,6 +111,49 @@ int main(int argc, char **argv)
 	sc_fill(rt, wh, SC_F16, 3, 0.1);
 	sc_save_npy(rt, out, "c_fill_f16.npy", r == 0 ? wh : NULL, SC_F16, (const int64_t[]){3}, 1,
 	            (const int64_t[]){0}, (const int64_t[]){3});
+
+	/* Uneven shards: pieces of ceil(n/4) along a dim of n, past the whole on the last ranks.
+	 * u (10, 3) float32, u[i][j] = (3 i + j) / 4 - 1, in pieces of 3 rows (3, 3, 3, 1 real);
+	 * ids (5, 2) int32, (2 i + j) mod 7 below 7, in pieces of 2 rows (2, 2, 1, 0 real). The
+	 * garbage left in the slab must become 0; saved, the real parts make the whole. */
+	const int64_t ug[2] = {10, 3}, ust[2] = {3 * r, 0}, uld[2] = {3, 3};
+	float *u = (float *)(slab + 7168), uh[9];
+	sc_fill(rt, u, SC_F32, 9, 42.0);
+	sc_load_npy(rt, "u", sc_option(rt, "--input", "u"), u, SC_F32, ug, 2, ust, uld);
+	sc_to_host(rt, uh, u, sizeof uh);
+	for (int i = 0; i < 9; i++)
+		t_expect(uh[i] == (3 * r + i / 3 < 10 ? (float)(9 * r + i) * 0.25f - 1 : 0), r, "u piece: real rows, then 0");
+	sc_save_npy(rt, out, "u_uneven.npy", u, SC_F32, ug, 2, ust, uld);
+	const int64_t dg[2] = {5, 2}, dst[2] = {2 * r, 0}, dld[2] = {2, 2};
+	int32_t *ids = (int32_t *)(slab + 7424), idh[4];
+	sc_fill(rt, ids, SC_I32, 4, 99);
+	sc_load_indices(rt, "ids", sc_option(rt, "--input", "ids"), ids, SC_I32, dg, 2, dst, dld, 7,
+	                "they index a table of 7 rows");
+	sc_to_host(rt, idh, ids, sizeof idh);
+	for (int i = 0; i < 4; i++)
+		t_expect(idh[i] == (4 * r + i < 10 ? (4 * r + i) % 7 : 0), r, "ids piece: real rows, then 0");
+	sc_save_npy(rt, out, "ids_uneven.npy", ids, SC_I32, dg, 2, dst, dld);
+	/* initializers: v (10, 5) normal in pieces of 3 rows; k (5,) randint in pieces of 2 (rank 3:
+	 * padding alone); wb (4, 7) bfloat16 uniform in pieces of 2 columns (2, 2, 2, 1 real) */
+	const int64_t vg[2] = {10, 5}, vst[2] = {3 * r, 0}, vld[2] = {3, 5};
+	float *v = (float *)(slab + 7680), vh[15];
+	sc_fill(rt, v, SC_F32, 15, 42.0);
+	sc_init_normal(rt, v, SC_F32, "v", 4, vg, 2, vst, vld, 1.0);
+	sc_to_host(rt, vh, v, sizeof vh);
+	for (int i = 0; i < 15; i++)
+		t_expect(3 * r + i / 5 < 10 ? vh[i] != 0 && vh[i] != 42 : vh[i] == 0, r, "v piece: drawn, then 0");
+	sc_save_npy(rt, out, "v_normal_uneven.npy", v, SC_F32, vg, 2, vst, vld);
+	const int64_t kg[1] = {5}, kst[1] = {2 * r}, kld[1] = {2};
+	int32_t *kk = (int32_t *)(slab + 7936), kh[2];
+	sc_fill(rt, kk, SC_I32, 2, 99);
+	sc_init_randint(rt, kk, SC_I32, "k", 5, kg, 1, kst, kld, 0, 100);
+	sc_to_host(rt, kh, kk, sizeof kh);
+	t_expect(r < 2 || kh[1] == 0, r, "k piece: padding 0");
+	sc_save_npy(rt, out, "k_randint_uneven.npy", kk, SC_I32, kg, 1, kst, kld);
+	const int64_t bg[2] = {4, 7}, bst[2] = {0, 2 * r}, bld[2] = {4, 2};
+	void *wb = slab + 8192;
+	sc_init_uniform(rt, wb, SC_BF16, "wb", 6, bg, 2, bst, bld, -1.0, 1.0);
+	sc_save_npy(rt, out, "wb_uniform_bf16_uneven.npy", wb, SC_BF16, bg, 2, bst, bld);
 
 	if (t_failures())
 		fprintf(stderr, "rank %d: %d failures\n", r, t_failures());

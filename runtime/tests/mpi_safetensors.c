@@ -6,7 +6,10 @@
  * written to DIR/ck.safetensors (DIR: --output-dir, which exists), then read back:
  * x by rows (rank r its row block of 3 when r < 2, the whole on ranks 2 and
  * 3), x again as float16 and bfloat16 (the conversions), h whole, s, and a
- * renamed x. Every rank checks what it read; the exit status says whether
+ * renamed x. Uneven shards too: u (10, 3) in pieces of 3 rows, v (5,) in
+ * pieces of 2 (rank 3's all padding), q (5, 3) in pieces of (3, 2), their
+ * padding -1, written and read back whole and in padded pieces (padding
+ * 0). Every rank checks what it read; the exit status says whether
  * all agree. run_mpi_io.sh covers the bad-input messages of .npy; those of
  * safetensors are tests/run_safetensors.sh's. */
 #include <stdint.h>
@@ -41,10 +44,33 @@ int main(int argc, char **argv)
 	int64_t *s = (int64_t *)(slab + 512), sv = -7;
 	sc_from_host(rt, s, &sv, sizeof sv);
 
+	/* uneven shards: u (10, 3) float32, u[i][j] = 3 i + j, in pieces of 3 rows (3, 3, 3, 1 real);
+	 * v (5,) int32, v[i] = 10 i, in pieces of 2 (2, 2, 1, 0: rank 3's is padding alone). The
+	 * padding holds -1, which must not reach the file. */
+	const int64_t ug[2] = {10, 3}, ust[2] = {3 * r, 0}, uld[2] = {3, 3}, vg[1] = {5}, vst[1] = {2 * r}, vld[1] = {2};
+	float *u = (float *)(slab + 8192);
+	int32_t *v = (int32_t *)(slab + 8448), ints[5];
+	for (int i = 0; i < 9; i++)
+		host[i] = 9 * r + i < 30 ? (float)(9 * r + i) : -1;
+	sc_from_host(rt, u, host, 9 * sizeof *host);
+	for (int i = 0; i < 2; i++)
+		ints[i] = 2 * r + i < 5 ? 10 * (2 * r + i) : -1;
+	sc_from_host(rt, v, ints, 2 * sizeof *ints);
+	/* q (5, 3) float32, q[i][j] = 3 i + j, split 2 x 2 in pieces of (3, 2): padding along both
+	 * dims, so the real part is not the piece's first elements (rank 3: real (2, 1)) */
+	const int64_t qg[2] = {5, 3}, qst[2] = {3 * (r / 2), 2 * (r % 2)}, qld[2] = {3, 2};
+	float *q = (float *)(slab + 8704);
+	for (int i = 0; i < 6; i++)
+		host[i] = qst[0] + i / 2 < 5 && qst[1] + i % 2 < 3 ? (float)(3 * (qst[0] + i / 2) + qst[1] + i % 2) : -1;
+	sc_from_host(rt, q, host, 6 * sizeof *host);
+
 	sc_safetensors_writer *w = sc_safetensors_create(dir, "ck.safetensors");
 	sc_safetensors_add(w, "x", x, SC_F32, g, 2, st, ld);
 	sc_safetensors_add(w, "layer.h", h, SC_BF16, hg, 2, zero, hg);
 	sc_safetensors_add(w, "s", r == 0 ? s : NULL, SC_I64, NULL, 0, NULL, NULL);
+	sc_safetensors_add(w, "u", u, SC_F32, ug, 2, ust, uld);
+	sc_safetensors_add(w, "v", v, SC_I32, vg, 1, vst, vld);
+	sc_safetensors_add(w, "q", q, SC_F32, qg, 2, qst, qld);
 	sc_safetensors_write(rt, w);
 
 	/* read back; x also under another name */
@@ -81,6 +107,30 @@ int main(int argc, char **argv)
 	sc_load_safetensors(rt, ck, "s", sr, SC_I64, NULL, 0, NULL, NULL);
 	sc_to_host(rt, &got, sr, sizeof got);
 	t_expect(got == -7, r, "s");
+	/* u and v whole, then u in another plan's pieces (4 rows: 4, 4, 2, 0 real) and v in its own,
+	 * over garbage: the real part read, the padding 0 */
+	sc_load_safetensors(rt, ck, "u", xr, SC_F32, ug, 2, zero, ug);
+	sc_to_host(rt, host, xr, 30 * sizeof *host);
+	for (int i = 0; i < 30; i++)
+		t_expect(host[i] == (float)i, r, "u whole, from uneven pieces");
+	sc_load_safetensors(rt, ck, "q", xr, SC_F32, qg, 2, zero, qg);
+	sc_to_host(rt, host, xr, 15 * sizeof *host);
+	for (int i = 0; i < 15; i++)
+		t_expect(host[i] == (float)i, r, "q whole, from pieces padded along both dims");
+	sc_load_safetensors(rt, ck, "v", sr, SC_I32, vg, 1, (const int64_t[]){0}, vg);
+	sc_to_host(rt, ints, sr, 5 * sizeof *ints);
+	for (int i = 0; i < 5; i++)
+		t_expect(ints[i] == 10 * i, r, "v whole, from uneven pieces");
+	sc_fill(rt, xr, SC_F32, 12, 42.0);
+	sc_load_safetensors(rt, ck, "u", xr, SC_F32, ug, 2, (const int64_t[]){4 * r, 0}, (const int64_t[]){4, 3});
+	sc_to_host(rt, host, xr, 12 * sizeof *host);
+	for (int i = 0; i < 12; i++)
+		t_expect(host[i] == (4 * r + i / 3 < 10 ? (float)(12 * r + i) : 0), r, "u in pieces of 4 rows");
+	sc_fill(rt, sr, SC_I32, 2, 42.0);
+	sc_load_safetensors(rt, ck, "v", sr, SC_I32, vg, 1, vst, vld);
+	sc_to_host(rt, ints, sr, 2 * sizeof *ints);
+	for (int i = 0; i < 2; i++)
+		t_expect(ints[i] == (2 * r + i < 5 ? 10 * (2 * r + i) : 0), r, "v in pieces of 2");
 	sc_safetensors_close(ck);
 
 	if (t_failures())

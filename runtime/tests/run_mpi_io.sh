@@ -32,9 +32,16 @@ np.save(f"{t}/h.npy", h)
 hb = np.array([1/3, 1 + 2**-8, 1 + 3 * 2**-8, 3.3961776e38, 0.1, -7] * 4, dtype=np.float32).reshape(4, 6)
 hb[1, [0, 1, 2, 4, 5]] *= 1000
 np.save(f"{t}/hb.npy", hb.astype('<f4'))
+# uneven shards: 10 rows in pieces of 3, 5 in pieces of 2; ids_bad has 9 in the last real row
+np.save(f"{t}/u.npy", (np.arange(30) * 0.25 - 1).reshape(10, 3).astype('<f4'))
+ids = (np.arange(10) % 7).reshape(5, 2).astype('<i4')
+np.save(f"{t}/ids.npy", ids)
+ids[4, 1] = 9
+np.save(f"{t}/ids_bad.npy", ids)
 EOF
 
 GOOD="--input x=$T/x.npy --input x2=$T/x_v2.npy --input y=$T/y.npy --input m=$T/m.npy --input h=$T/h.npy --input hb=$T/hb.npy"
+GOOD="$GOOD --input u=$T/u.npy --input ids=$T/ids.npy"
 if timeout 120 $MPIRUN -np 4 "$PROG" $GOOD --output-dir "$T/out" >"$T/good.log" 2>&1; then ok; else
 	bad "good inputs: status $?"; cat "$T/good.log"; fi
 grep -q "^rank 3: comm bytes sent 0$" "$T/good.log" && ok || bad "sc_finalize's byte report"
@@ -83,6 +90,9 @@ want = {
     "n_normal": normal("layer.0.w", 1, (4, 2, 6), 0.5),
     "r_randint": randint("labels", 2, (16,), -3, 7),
     "s_scalar": uniform("s", 0, (), 2.0, 3.0),
+    "u_uneven": np.load(f"{t}/u.npy"), "ids_uneven": np.load(f"{t}/ids.npy"),
+    "v_normal_uneven": normal("v", 4, (10, 5), 1.0),
+    "k_randint_uneven": randint("k", 5, (5,), 0, 100),
 }
 # bit for bit: float16 and bfloat16 (saved as float32) round the double once
 hb = round_bf16(np.load(f"{t}/hb.npy"))
@@ -91,6 +101,7 @@ exact = {
     "w_uniform_f16": uniform("w", 3, (8, 12), -1.0, 1.0, to=lambda a: a.astype('<f2')),
     "n_normal_bf16": normal("layer.0.w", 1, (4, 2, 6), 0.5, to=round_bf16),
     "c_fill_f16": np.full(3, 0.1, dtype='<f2'),
+    "wb_uniform_bf16_uneven": uniform("wb", 6, (4, 7), -1.0, 1.0, to=round_bf16),
 }
 bad = 0
 for name, w in exact.items():
@@ -161,10 +172,12 @@ expect_error ranks "$T/x.npy" "shardc: this program was compiled for 4 ranks, bu
 expect_error dir "$T" "shardc: input 'x': $T is a directory, not a .npy file"
 mkfifo "$T/fifo"
 expect_error fifo "$T/fifo" "shardc: input 'x': $T/fifo is a FIFO (named pipe), not a .npy file"
+expect_error ids_bad "$T/ids_bad.npy" \
+	"shardc: input 'ids': $T/ids_bad.npy holds 9 at (4, 1), outside [0, 7): they index a table of 7 rows" 4 ids
 expect_run param "shardc: parameter 'p': $T/x_small.npy has shape (3, 4), expected (6, 8)" 4 --param "p=$T/x_small.npy"
 expect_run param_name "shardc: --param q=$T/x.npy: the model has no parameter named 'q' (it has: p)" 4 --param "q=$T/x.npy"
 long=$($PY -c 'print("n" * 100000)')
-expect_run long_name "the model has no input named '$(printf "%.64s" "$long")... (100000 bytes)' (it has: x x2 y m h hb)" \
+expect_run long_name "the model has no input named '$(printf "%.64s" "$long")... (100000 bytes)' (it has: x x2 y m h hb u ids)" \
 	4 --input "$long=$T/x.npy"
 expect_run long_option "shardc: unknown option '--$(printf "%.62s" "$long")... (100002 bytes)' (known:" 4 "--$long"
 for steps in " 3" "3 " "+3" "-3" "0" "3x"; do
