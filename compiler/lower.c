@@ -87,6 +87,31 @@ static const char *step_what(const RedistStep *s)
 	return "";
 }
 
+/* v, an uneven dim's pieces gathered end to end (the padding last: piece s
+ * holds [s len, (s + 1) len) of the padded dim), cut to the whole's `gt`: a
+ * local StridedSlice, no communication. */
+static int drop_padding(Lowering *x, int v, const Type *gt, const char *user)
+{
+	StrBuf why = {0};
+	sb_printf(&why, "%s: the gathered pieces' padding left out", user);
+	LOp *o = lower_op(x, OP_STRIDED_SLICE, 1, arena_strdup(x->a, why.data));
+	sb_free(&why);
+	o->in[0] = v;
+	const TensorLayout lay = x->l->values[v].layout;
+	o->result = lower_value(x, derived_name(x, v), gt, &lay);
+	const LValue *y = &x->l->values[o->result];
+	x->l->values[o->result].origin = x->l->values[v].origin;
+	Attrs *a = &o->a;
+	a->nbegin = a->nend = a->nstrides = gt->rank;
+	for (int d = 0; d < gt->rank; d++) {
+		a->begin[d] = 0;
+		a->end[d] = y->type.dims[d];
+		a->strides[d] = 1;
+	}
+	a->present = ATTR_BIT(ATTR_BEGIN) | ATTR_BIT(ATTR_END) | ATTR_BIT(ATTR_STRIDES);
+	return o->result;
+}
+
 int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const char *user)
 {
 	const TensorLayout to_copy = *want, *to = &to_copy;   /* want may lie in the values that grow below */
@@ -148,10 +173,16 @@ int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const cha
 			break;
 		}
 		const char *name = derived_name(x, src);
-		o->result = lower_value(x, name, &gt, &s->to);
+		bool padded = s->kind == STEP_ALL_GATHER && layout_uneven(&s->from, gt.dims, s->dim);
+		Type pt = gt;   /* an uneven dim gathered: the pieces, padding included, end to end */
+		if (padded)
+			pt.dims[s->dim] = layout_piece_len(&s->from, gt.dims, s->dim) * layout_dim_split(&s->from, s->dim);
+		o->result = lower_value(x, name, &pt, &s->to);
 		x->l->values[o->result].origin = x->l->values[src].origin;
 		x->l->comm_bytes += s->bytes;
 		cur = o->result;
+		if (padded)
+			cur = drop_padding(x, cur, &gt, user);
 	}
 	Reuse *r = ARENA_PUSH(x->a, x->reuse, x->nreuse, x->cap_reuse);
 	*r = (Reuse){*to, cur, x->l->values[src].reuse};

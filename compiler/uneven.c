@@ -23,7 +23,8 @@
  *   - Softmax, LogSoftmax and the cross-entropy split unevenly along their
  *     normalized axis, whose padding lowering masks (PadFill);
  *   - the collectives that move no uneven dim (an AllReduce completing
- *     partial sums, a gather of another dim).
+ *     partial sums, a gather of another dim), and an AllGather making one
+ *     whole (lowering then leaves the padding out).
  * Reductions along an uneven dim, normalizers over one, Reshape of an
  * uneven dim and redistributions that move one come later. */
 #include "shardc.h"
@@ -99,8 +100,9 @@ static bool *zero_of(const Uneven *u, int v)
 	return &u->zero[(size_t)v * MAX_DIMS];
 }
 
-/* A redistribution: it may not move an uneven dim (gather, scatter or
- * slice it); what it leaves in place keeps its zeros. */
+/* A redistribution: it may not move an uneven dim (scatter or slice it)
+ * but to gather it whole (lower.c leaves the padding out after); what it
+ * leaves in place keeps its zeros. */
 static void check_step(Uneven *u, int i)
 {
 	const LOp *o = &u->l->ops[i];
@@ -110,7 +112,8 @@ static void check_step(Uneven *u, int i)
 		bool moved = layout_dim_split(&s->from, d) != layout_dim_split(&s->to, d) ||
 		             (s->kind != STEP_ALL_REDUCE && (d == s->dim || (s->kind == STEP_ALL_TO_ALL && d == s->dim2)));
 		bool uneven_here = layout_uneven(&s->from, x->global, d) || layout_uneven(&s->to, x->global, d);
-		if (moved && uneven_here && s->kind != STEP_ALL_REDUCE) {
+		bool gathered = s->kind == STEP_ALL_GATHER && d == s->dim && layout_dim_split(&s->to, d) == 1;
+		if (moved && uneven_here && s->kind != STEP_ALL_REDUCE && !gathered) {   /* gathered: drop_padding */
 			const TensorLayout *lay = layout_uneven(&s->from, x->global, d) ? &s->from : &s->to;
 			refuse_in(u, i, o->in[0], lay, d, "moving it between layouts (to meet another operator's split of "
 			                                  "it) is not done on uneven pieces (give the operators that share it "

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 # Usage: gen_samples.py gpt2|llama [--layers L] [--hidden H] [--heads N] [--seq S] [--batch B] [--vocab V] [--ffn F] [--unfused]
+#                       [--dp D] [--mp M]
 """Write ir-samples/gpt2.ir or ir-samples/llama.ir (the defaults give those
 files byte for byte), or the same model at other sizes.
 
@@ -210,6 +211,16 @@ def llama(a):
     return out
 
 
+def with_parallel(text, dp, mp):
+    """The model's Megatron strategies, written for dp 2 x mp 4, for dp x mp:
+    every slice count 2 in an in_strategy becomes dp, every 4 mp."""
+    def one(m):
+        return re.sub(r"\d+", lambda d: {"2": str(dp), "4": str(mp)}.get(d.group(0), d.group(0)), m.group(0))
+    text = re.sub(r"in_strategy: \([^{}\n]*?\)\}", one, text)
+    return (text.replace("Megatron strategies for 8 devices, dp 2 x mp 4", "Megatron strategies, dp %d x mp %d" % (dp, mp))
+            .replace("vocabulary split 4 ways", "vocabulary split %d ways" % mp))
+
+
 def main():
     ap = argparse.ArgumentParser(description="Write ir-samples/gpt2.ir or llama.ir, or the model at other sizes.")
     ap.add_argument("model", choices=["gpt2", "llama"])
@@ -221,6 +232,8 @@ def main():
     ap.add_argument("--vocab", type=int, default=256)
     ap.add_argument("--ffn", type=int, help="MLP width (default: 4 H for gpt2, 11 H / 4 for llama)")
     ap.add_argument("--unfused", action="store_true", help="attention as BatchMatMul, Mul, Add mask, Softmax, BatchMatMul")
+    ap.add_argument("--dp", type=int, default=2, help="data-parallel slices in the strategies (default 2)")
+    ap.add_argument("--mp", type=int, default=4, help="model-parallel slices: heads, MLP, vocabulary (default 4)")
     a = ap.parse_args()
     if a.ffn is None:
         a.ffn = 4 * a.hidden if a.model == "gpt2" else 11 * a.hidden // 4
@@ -229,7 +242,8 @@ def main():
     sizes = {"V": a.vocab, "S": a.seq, "L": a.layers, "H": a.hidden, "N": a.heads, "D": a.hidden // a.heads,
              "F": a.ffn, "B": a.batch}
     body = (gpt2 if a.model == "gpt2" else llama)(a)
-    print(HEADERS[a.model] % sizes + "\n" + CONTEXT + "\n" + "\n".join(body))
+    text = HEADERS[a.model] % sizes + "\n" + CONTEXT + "\n" + "\n".join(body)
+    print(text if (a.dp, a.mp) == (2, 4) else with_parallel(text, a.dp, a.mp))
 
 
 if __name__ == "__main__":
