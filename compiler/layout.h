@@ -221,6 +221,13 @@ void redist_cache_free(RedistCache *c);
  * none kept, bytes alone). */
 void redist_plan_kept(RedistCache *c, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
                       int64_t elem_bytes, RedistPlan *plan);
+/* Whether step s can run on pieces split unevenly (docs/language.md, Uneven
+ * splits): it moves no dim split unevenly before or after it (gathers,
+ * scatters or slices none), but to gather one whole (lower.c then leaves
+ * the padding out). False with the dim in *dim. */
+bool redist_step_sound(const RedistStep *s, const int64_t *global, int *dim);
+/* Whether every step of the cheapest plan from `from` to `to` is sound. */
+bool redist_sound(const RedistPlan *plan, const int64_t *global);
 /* Requires a STEP_SLICE. Where rank's piece of `to` lies in its piece of `from`. */
 void redist_slice_bounds(const RedistStep *s, int64_t rank, const int64_t *global, int64_t *begin, int64_t *end);
 

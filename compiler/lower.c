@@ -97,8 +97,10 @@ static int drop_padding(Lowering *x, int v, const Type *gt, const char *user)
 	LOp *o = lower_op(x, OP_STRIDED_SLICE, 1, arena_strdup(x->a, why.data));
 	sb_free(&why);
 	o->in[0] = v;
-	const TensorLayout lay = x->l->values[v].layout;
-	o->result = lower_value(x, derived_name(x, v), gt, &lay);
+	TensorLayout *lay = arena_alloc(x->a, 2 * sizeof *lay);   /* its input's and result's, for the adjoint */
+	lay[0] = lay[1] = x->l->values[v].layout;
+	o->lay = lay;
+	o->result = lower_value(x, derived_name(x, v), gt, &lay[1]);
 	const LValue *y = &x->l->values[o->result];
 	x->l->values[o->result].origin = x->l->values[v].origin;
 	Attrs *a = &o->a;
@@ -196,9 +198,11 @@ int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const cha
  * rank's piece of a group is one contiguous run of the group's elements when
  * the dims before the last split one are cut to single rows and the ones
  * after it are whole; the output group then takes the same axes, filling its
- * dims from the most significant, each axis wholly inside one dim. False when
- * some group's piece is not a run or the axes do not fit the output dims;
- * bad[] then marks the input dims of those groups. */
+ * dims from the most significant, each axis wholly inside one dim. A dim
+ * kept as it is keeps its split, even or uneven; a regrouped dim split
+ * unevenly does not carry (its padding would land amid the group's
+ * elements). False when some group's piece is not a run or the axes do not
+ * fit the output dims; bad[] then marks the input dims of those groups. */
 bool carry_reshape(const TensorLayout *in, const int64_t *idims, const Type *out_t, TensorLayout *out,
                           bool *bad)
 {
@@ -219,11 +223,18 @@ bool carry_reshape(const TensorLayout *in, const int64_t *idims, const Type *out
 			else
 				break;
 		}
+		if (i - i0 == 1 && j - j0 == 1) {   /* a dim kept as it is keeps its split, even or uneven */
+			out->nmap[j0] = in->nmap[i0];
+			memcpy(out->map[j0], in->map[i0], sizeof out->map[j0]);
+			continue;
+		}
 		int last = -1;
-		for (int d = i0; d < i; d++)
+		bool group_ok = true;
+		for (int d = i0; d < i; d++) {
 			if (in->nmap[d])
 				last = d;
-		bool group_ok = true;
+			group_ok &= !in->nmap[d] || !layout_uneven(in, idims, d);   /* padding would land amid the group */
+		}
 		for (int d = i0; d < last; d++)
 			group_ok &= idims[d] == 1 || layout_dim_split(in, d) == idims[d];
 		int8_t axes[MAX_AXES];

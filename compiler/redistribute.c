@@ -815,6 +815,32 @@ void redist_plan(const TensorLayout *from, const TensorLayout *to, const int64_t
 	redist_plan_kept(NULL, from, to, global, elem_bytes, plan);
 }
 
+bool redist_step_sound(const RedistStep *s, const int64_t *global, int *dim)
+{
+	if (s->kind == STEP_ALL_REDUCE)   /* elementwise over pieces of one shape */
+		return true;
+	for (int d = 0; d < s->from.rank; d++) {
+		bool moved = layout_dim_split(&s->from, d) != layout_dim_split(&s->to, d) || d == s->dim ||
+		             (s->kind == STEP_ALL_TO_ALL && d == s->dim2);
+		bool uneven = layout_uneven(&s->from, global, d) || layout_uneven(&s->to, global, d);
+		bool gathered = s->kind == STEP_ALL_GATHER && d == s->dim && layout_dim_split(&s->to, d) == 1;
+		if (moved && uneven && !gathered) {
+			*dim = d;
+			return false;
+		}
+	}
+	return true;
+}
+
+bool redist_sound(const RedistPlan *plan, const int64_t *global)
+{
+	int d;
+	for (int k = 0; k < plan->n; k++)
+		if (!redist_step_sound(&plan->step[k], global, &d))
+			return false;
+	return true;
+}
+
 void redist_slice_bounds(const RedistStep *s, int64_t rank, const int64_t *global, int64_t *begin, int64_t *end)
 {
 	for (int d = 0; d < s->from.rank; d++) {

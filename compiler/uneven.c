@@ -108,18 +108,13 @@ static void check_step(Uneven *u, int i)
 	const LOp *o = &u->l->ops[i];
 	const RedistStep *s = o->step;
 	const LValue *x = &u->l->values[o->in[0]];
-	for (int d = 0; d < x->type.rank; d++) {
-		bool moved = layout_dim_split(&s->from, d) != layout_dim_split(&s->to, d) ||
-		             (s->kind != STEP_ALL_REDUCE && (d == s->dim || (s->kind == STEP_ALL_TO_ALL && d == s->dim2)));
-		bool uneven_here = layout_uneven(&s->from, x->global, d) || layout_uneven(&s->to, x->global, d);
-		bool gathered = s->kind == STEP_ALL_GATHER && d == s->dim && layout_dim_split(&s->to, d) == 1;
-		if (moved && uneven_here && s->kind != STEP_ALL_REDUCE && !gathered) {   /* gathered: drop_padding */
-			const TensorLayout *lay = layout_uneven(&s->from, x->global, d) ? &s->from : &s->to;
-			refuse_in(u, i, o->in[0], lay, d, "moving it between layouts (to meet another operator's split of "
-			                                  "it) is not done on uneven pieces (give the operators that share it "
-			                                  "one split of it)");
-			return;
-		}
+	int d;
+	if (!redist_step_sound(s, x->global, &d)) {
+		const TensorLayout *lay = layout_uneven(&s->from, x->global, d) ? &s->from : &s->to;
+		refuse_in(u, i, o->in[0], lay, d, "moving it between layouts (to meet another operator's split of it) is "
+		                                  "not done on uneven pieces (give the operators that share it one split "
+		                                  "of it)");
+		return;
 	}
 	memcpy(zero_of(u, o->result), zero_of(u, o->in[0]), sizeof(bool) * MAX_DIMS);
 }
