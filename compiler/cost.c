@@ -43,6 +43,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -447,6 +448,8 @@ double cost_redist(CostModel *cm, const TensorLayout *from, const TensorLayout *
 	for (int i = 0; i < p->n; i++)
 		if (p->step[i].kind != STEP_SLICE)
 			t += cost_collective(cm, &p->step[i].from, p->step[i].axes, p->step[i].bytes);
+	if (!redist_sound(p, global))   /* lowering would refuse it (uneven.c): never chosen */
+		t = INFINITY;
 	e->seconds = t;
 	e->bytes = p->bytes;
 	e->planned = true;
@@ -469,7 +472,7 @@ double cost_compute(const CostModel *cm, const Node *n, const OpDims *od, const 
 {
 	double work = 1;
 	for (int o = 0; o < od->nod; o++)
-		work *= (double)(od->size[o] / split[o]);
+		work *= (double)((od->size[o] + split[o] - 1) / split[o]);   /* an uneven split computes its padding */
 	if (op_info[n->op].rule == R_MATMUL)   /* a multiply and an add per op-dim point */
 		work *= 2;
 	if (n->op == OP_FLASH_ATTENTION)   /* two products over (B, N, S, S_kv, D): 4 B N S S_kv D */
@@ -512,7 +515,7 @@ double cost_statistics(CostModel *cm, const OpDims *od, const OpSplit *s, int64_
 	for (int d = 0; d < od->in_rank[0]; d++) {
 		int o = od->in_dim[0][d];
 		if (o >= 0 && !(od->normalized & (1u << o)))
-			rows *= od->size[o] / s->split[o];
+			rows *= (od->size[o] + s->split[o] - 1) / s->split[o];
 	}
 	int count = od->nstats_fwd + (cm->train ? od->nstats_bwd : 0);
 	return count * cost_collective(cm, &in, axes, redist_step_bytes(STEP_ALL_REDUCE, rows * elem_bytes, n));

@@ -380,7 +380,7 @@ static bool prime_move(Search *x, int v, Priced *out)
 				continue;
 			for (int b = 0; b <= od->nod; b++) {
 				if (b == a || (b < od->nod && ((od->whole & (1u << b)) || !op_dim_used(od, b) ||
-				                               od->size[b] % (split[b] * p))))
+				                               !op_dim_takes(&x->g->nodes[v], od, b, split[b] * p))))
 					continue;
 				int64_t s2[MAX_OPDIMS];
 				memcpy(s2, split, sizeof s2);

@@ -94,7 +94,7 @@ static void drec(Search *x, int *order, int *norder_out)
 			for (int j = -1; j < od->nod; j++) {
 				int o = j < 0 ? od->batch : j;
 				if (o < 0 || (j >= 0 && o == od->batch) || (od->whole & (1u << o)) || !op_dim_used(od, o) ||
-				    od->size[o] % (split[o] * p))
+				    !op_dim_takes(&x->g->nodes[v], od, o, split[o] * p))
 					continue;
 				int64_t s2[MAX_OPDIMS];
 				memcpy(s2, split, sizeof s2);

@@ -305,6 +305,19 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		identity_input(od, 0, 2);
 		od->in_rank[1] = 1;
 		od->in_dim[1][0] = 0;
+		if (n->nin == 4) {   /* lowering's piece (a rank's program read back): each row's loss, given the
+		                      * rows' maxima and sums (n, 1); summed over the slices of the classes */
+			for (int k = 2; k < 4; k++) {
+				od->in_rank[k] = 2;
+				od->in_dim[k][0] = 0;
+				od->in_dim[k][1] = -1;
+			}
+			od->reduced = 1u << 1;
+			od->reduce_op = REDUCE_SUM_OP;
+			od->out_rank = 1;
+			od->out_dim[0] = 0;
+			return true;
+		}
 		od->normalized = 1u << 1;   /* vocab-parallel: the row maxima, sums and losses completed */
 		od->nstats_fwd = 3;
 		od->reduced = 3;

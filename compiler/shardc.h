@@ -725,6 +725,10 @@ typedef struct {
  * an uneven split of which would count its padding or let a gradient reach
  * it (see uneven.c), saying which split would work. */
 bool check_uneven(const Lowered *l, Diag *d);
+/* Whether op dim o of node n may be cut into `split` slices: evenly, or
+ * unevenly where uneven.c accepts that for every operator of its kind (the
+ * search proposes uneven splits only there). */
+bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split);
 
 /* Reshape of a value laid out `in` (global dims idims) to out_t: the layout
  * its split carries over to, when every group of dims keeps its pieces

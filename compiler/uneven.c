@@ -23,8 +23,9 @@
  *   - Softmax, LogSoftmax and the cross-entropy split unevenly along their
  *     normalized axis, whose padding lowering masks (PadFill);
  *   - the collectives that move no uneven dim (an AllReduce completing
- *     partial sums, a gather of another dim), and an AllGather making one
- *     whole (lowering then leaves the padding out).
+ *     partial sums, a gather of another dim), an AllGather making one whole
+ *     (lowering then leaves the padding out), and a slice cutting a whole
+ *     one (the runtime pads its last pieces with zeros).
  * Reductions along an uneven dim, normalizers over one, Reshape of an
  * uneven dim and redistributions that move one come later. */
 #include "shardc.h"
@@ -117,6 +118,10 @@ static void check_step(Uneven *u, int i)
 		return;
 	}
 	memcpy(zero_of(u, o->result), zero_of(u, o->in[0]), sizeof(bool) * MAX_DIMS);
+	if (s->kind == STEP_SLICE)   /* a whole dim cut unevenly: its padding is the slice's zeros */
+		for (d = 0; d < x->type.rank; d++)
+			if (layout_dim_split(&s->from, d) == 1 && layout_uneven(&s->to, x->global, d))
+				zero_of(u, o->result)[d] = true;
 }
 
 /* Unary operators whose derivative is finite where their input is 0 (the
@@ -143,11 +148,17 @@ static void check_op(Uneven *u, int i)
 	if (!touched)
 		return;
 	if (o->lay) {   /* a piece of an operator split along its normalized axis (lower.c) */
-		if (o->op == OP_REDUCE_MEAN)   /* a normalizer's statistics would count the padding */
-			for (int d = 0; d < y->type.rank; d++)
-				if (uneven(&l->values[o->in[0]], d) && y->type.dims[d] == 1)
-					refuse(u, i, o->in[0], d, "a LayerNorm or RmsNorm normalizing over it would count the padding; "
-					                          "split it evenly");
+		if (o->op == OP_REDUCE_MEAN)   /* a normalizer's statistics, the cross-entropy's mean over its rows */
+			for (int k = 0; k < o->a.naxes; k++) {
+				const LValue *x = &l->values[o->in[0]];
+				int d = (int)(o->a.axes[k] < 0 ? o->a.axes[k] + x->type.rank : o->a.axes[k]);
+				if (uneven(x, d)) {
+					refuse(u, i, o->in[0], d, "a mean over it (a LayerNorm's or RmsNorm's statistics, the "
+					                          "cross-entropy's over its rows) would count the padding; split it "
+					                          "evenly");
+					return;
+				}
+			}
 		if (o->op == OP_PAD_FILL)
 			zr[o->a.axes[0]] = o->a.fill == 0;
 		return;   /* the softmaxes' pieces: masked (mask_padding), their padding's gradient 0 */
@@ -238,6 +249,28 @@ static void check_op(Uneven *u, int i)
 		}
 		bool product = matmul || o->op == OP_MUL;
 		zr[d] = o->op != OP_GATHER && maps_zero(o->op) && (product ? either : all);
+	}
+}
+
+bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
+{
+	if (od->size[o] % split == 0)
+		return true;
+	if (od->size[o] < split || (od->reduced & (1u << o)))
+		return false;
+	if (od->normalized & (1u << o))   /* masked by lowering (mask_padding); a normalizer's mean is not */
+		return n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX || n->op == OP_SPARSE_SOFTMAX_CE;
+	switch (n->op) {
+	OP_CASES(UNARY_OPS)
+	OP_CASES(BINARY_OPS)
+		return finite_slope(n->op);
+	case OP_BIAS_ADD: case OP_CAST: case OP_DROPOUT: case OP_SELECT: case OP_TRANSPOSE: case OP_MATMUL:
+	case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_REDUCE_SUM:
+	case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
+	OP_CASES(NORM_OPS)
+		return true;
+	default:   /* the cross-entropy's rows (their mean), and the operators uneven.c refuses */
+		return false;
 	}
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Usage: bench_search.py SHARDC [--small] [--rows 13B,1.3B,350M,1.3B/8,13B/64] [--memory BYTES] [--json FILE]
+# Usage: bench_search.py SHARDC [--small] [--rows 13B,1.3B,350M,1.3B/8,13B/64,1.5B/8,1.5B/64] [--memory BYTES] [--json FILE]
 """The strategy search against the hand plans at the scale of real models (make bench-search).
 
 For each row (a GPT stack from tools/gen_gpt.py with a train block, fp32, Adam, seq 1024)
@@ -10,6 +10,8 @@ every plan is compiled with --cluster set to 8 devices a node, 300e9 B/s within 
     propagation   auto_parallel, search_mode sharding_propagation, no annotations
     Megatron mp M gen_gpt.py --megatron --mp M (semi_auto_parallel: the search is off)
     data parallel gen_gpt.py --megatron --mp 1 (every operator split over the batch only)
+    data parallel, vocab mp K   (rows with a vocabulary) the same, but the lookup, the
+                  tied head and the cross-entropy split the vocabulary K ways (unevenly)
 
 and the table gives, per plan: the total cost by shardc's own cost model (--explain's
 "total cost"), the bytes a rank sends (manifest.json's largest comm_bytes_per_rank),
@@ -41,7 +43,8 @@ MEMORY = 80e9
 CLUSTER = {"devices_per_node": 8, "intra_node_bandwidth": 300e9, "intra_node_latency": 5e-6,
            "inter_node_bandwidth": 25e9, "inter_node_latency": 5e-6, "device_flops": 2e14,
            "device_memory": MEMORY}
-# name: (hidden, layers, heads, devices, batch, seq)
+# name: (hidden, layers, heads, devices, batch, seq[, vocab]): with a vocabulary the stack
+# is a language model (gen_gpt.py --vocab: token lookup, tied head, cross-entropy)
 ROWS = {
     "13B": (5120, 40, 40, 8, 1, 1024),
     "1.3B": (2048, 24, 16, 64, 128, 1024),
@@ -49,6 +52,9 @@ ROWS = {
     # batch 8 a device: no plan fits without optimizer parallelism and recomputation
     "1.3B/8": (2048, 24, 16, 8, 64, 1024),
     "13B/64": (5120, 40, 40, 64, 512, 1024),
+    # GPT-2 1.5B: 25 heads, which no device count divides, and vocabulary 50,257 = 29 x 1,733
+    "1.5B/8": (1600, 48, 25, 8, 16, 1024, 50257),
+    "1.5B/64": (1600, 48, 25, 64, 128, 1024, 50257),
 }
 SMALL = {   # the same layers, 2 of them: the per-layer trade-offs of the full rows, in seconds
     "13B": (5120, 2, 40, 8, 1, 1024),
@@ -56,13 +62,15 @@ SMALL = {   # the same layers, 2 of them: the per-layer trade-offs of the full r
     "350M": (1024, 2, 16, 64, 512, 1024),
     "1.3B/8": (2048, 2, 16, 8, 64, 1024),
     "13B/64": (5120, 2, 40, 64, 512, 1024),
+    "1.5B/8": (1600, 2, 25, 8, 16, 1024, 50257),
+    "1.5B/64": (1600, 2, 25, 64, 128, 1024, 50257),
 }
 # Rows whose hand plans are Megatron with ZeRO-1 (enable_parallel_optimizer,
 # level1), alone and with every layer recomputed (recompute: true).
 MEMSAVE = {"1.3B/8", "13B/64"}
 
 
-def plans(devices, heads, memsave=False):
+def plans(devices, heads, memsave=False, vocab=0):
     out = [("D-Rec", ["--mode", "auto_parallel", "--search", "recursive_programming"]),
            ("propagation", ["--mode", "auto_parallel", "--search", "sharding_propagation"])]
     saves = [("", [])]
@@ -73,6 +81,10 @@ def plans(devices, heads, memsave=False):
         if devices % mp == 0 and heads % mp == 0:
             out += [("Megatron mp %d%s" % (mp, n), ["--megatron", "--mp", str(mp)] + z) for n, z in saves]
     out += [("data parallel%s" % n, ["--megatron", "--mp", "1"] + z) for n, z in saves]
+    if vocab:   # the layers data parallel, the lookup, head and loss vocab-parallel over a node (uneven)
+        vp = min(devices, 8)
+        out += [("data parallel, vocab mp %d%s" % (vp, n), ["--megatron", "--mp", "1", "--vocab-mp", str(vp)] + z)
+                for n, z in saves]
     return out
 
 
@@ -94,12 +106,13 @@ def runner_ups(text, memory):
 
 
 def run_plan(shardc, tmp, row, dims, name, args, memory):
-    hidden, layers, heads, devices, batch, seq = dims
+    hidden, layers, heads, devices, batch, seq = dims[:6]
+    vocab = ["--vocab", str(dims[6])] if len(dims) > 6 else []
     tag = re.sub(r"[^A-Za-z0-9]+", "_", "%s_%s" % (row, name))
     ir = os.path.join(tmp, tag + ".ir")
     subprocess.run([sys.executable, os.path.join(HERE, "gen_gpt.py"), "--layers", str(layers), "--hidden",
                     str(hidden), "--heads", str(heads), "--seq", str(seq), "--batch", str(batch), "--devices",
-                    str(devices), "--train", "--optimizer", "adam", "-o", ir] + args, check=True)
+                    str(devices), "--train", "--optimizer", "adam", "-o", ir] + vocab + args, check=True)
     out = os.path.join(tmp, tag)
     cluster = os.path.join(tmp, "cluster.json")
     # --explain prices every operator's runner-up too: a run of its own, not timed
@@ -163,7 +176,7 @@ def main():
         for row in a.rows.split(","):
             dims = table[row]
             rs = [run_plan(os.path.abspath(a.shardc), tmp, row, dims, n, args, a.memory)
-                  for n, args in plans(dims[3], dims[2], row in MEMSAVE)]
+                  for n, args in plans(dims[3], dims[2], row in MEMSAVE, dims[6] if len(dims) > 6 else 0)]
             hand = [r["cost"] for r in rs if r["plan"].startswith(("Megatron", "data")) and r.get("fits") and "cost" in r]
             best = min(hand) if hand else None
             for r in rs:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Usage: gen_gpt.py --layers N [--train [--precision bf16|fp16] [--optimizer sgd|momentum|adam]] [--hidden H] [--seq S] [--batch B] [--heads A] [--ffn F] [--devices D] [--mode semi_auto_parallel|auto_parallel] [--search recursive_programming|sharding_propagation] [--megatron [--mp M]] [--zero LEVEL] [--recompute true|selective] [--seed K] [-o FILE]
+# Usage: gen_gpt.py --layers N [--train [--precision bf16|fp16] [--optimizer sgd|momentum|adam]] [--hidden H] [--seq S] [--batch B] [--heads A] [--ffn F] [--vocab V [--vocab-mp K]] [--devices D] [--mode semi_auto_parallel|auto_parallel] [--search recursive_programming|sharding_propagation] [--megatron [--mp M]] [--zero LEVEL] [--recompute true|selective] [--seed K] [-o FILE]
 """Write a GPT-style stack of N transformer layers as a shardc IR module (docs/language.md).
 
 Each layer has the block structure of ir-samples/transformer_block.ir, on the 2-D
@@ -12,7 +12,12 @@ activation x = (batch * seq, hidden):
     + BiasAdd -> residual Add
 
 (25 operators per layer).  Parameters are named l<i>.<name> (l0.wq, l0.fc1.weight,
-...); the graph inputs are %x and the constant %scale = 1/sqrt(H/A).
+...); the graph inputs are %x and the constant %scale = 1/sqrt(H/A).  With --vocab V
+the stack is a language model: x is the rows of a table %wte (V, H) that the token
+ids %ids (B, S) name (Gather), and the loss (with --train) the cross-entropy of the
+tied head's logits x wte^T against %labels; with --megatron the lookup, the head and
+the cross-entropy split the vocabulary --vocab-mp ways (default mp), unevenly where
+that does not divide V (docs/language.md, Uneven splits).
 
 Without --megatron no operator carries a strategy.  With --megatron the devices are
 split as dp x mp (mp the largest divisor of --devices that divides --heads, unless
@@ -57,6 +62,9 @@ def main(argv=None):
                     help="add Megatron column/row in_strategy annotations")
     ap.add_argument("--mp", type=int, default=None,
                     help="model-parallel degree for --megatron (default: gcd(devices, heads))")
+    ap.add_argument("--vocab", type=int, default=0, help="a token embedding and tied head of V rows (default none)")
+    ap.add_argument("--vocab-mp", type=int, default=None,
+                    help="with --megatron --vocab: slices of the vocabulary (default mp; the batch split the rest)")
     ap.add_argument("--seed", type=int, default=None, help="context seed")
     ap.add_argument("--train", action="store_true",
                     help="add a target input, an MSELoss of the last layer's output and a train block (1 step)")
@@ -95,6 +103,10 @@ def main(argv=None):
         dp = math.gcd(D // mp, B)
     elif a.mp is not None:
         die("--mp needs --megatron")
+    if a.vocab < 0:
+        die("--vocab must be a positive integer")
+    if a.vocab_mp is not None and (not a.megatron or not a.vocab or a.vocab_mp <= 0 or D % a.vocab_mp):
+        die("--vocab-mp needs --megatron and --vocab, and must divide --devices %d" % D)
     if a.optimizer != "sgd" and not a.train:
         die("--optimizer needs --train")
     if (a.zero or a.recompute) and not a.train:
@@ -127,10 +139,19 @@ def main(argv=None):
         return ", ".join(str(d) for d in dims) + ("," if len(dims) == 1 else "")
 
     # graph header: inputs then every layer's parameters
-    params = ["%%x: %s = uniform(-1, 1)" % (T % shp(R, H)),
-              "%%scale: %s = constant(%r)" % (T % shp(1), 1.0 / math.sqrt(Dh))]
-    if a.train:
-        params.insert(1, "%%target: %s = uniform(-1, 1)" % (T % shp(R, H)))
+    V = a.vocab
+    I = "<Tensor[Int32], (%s)>"
+    if V:
+        params = ["%%ids: %s = randint(0, %d)" % (I % shp(B, S), V),
+                  "%%scale: %s = constant(%r)" % (T % shp(1), 1.0 / math.sqrt(Dh)),
+                  "%%wte: %s = normal(0.02)" % (P % shp(V, H))]
+        if a.train:
+            params.insert(1, "%%labels: %s = randint(0, %d)" % (I % shp(R), V))
+    else:
+        params = ["%%x: %s = uniform(-1, 1)" % (T % shp(R, H)),
+                  "%%scale: %s = constant(%r)" % (T % shp(1), 1.0 / math.sqrt(Dh))]
+        if a.train:
+            params.insert(1, "%%target: %s = uniform(-1, 1)" % (T % shp(R, H)))
     pH, pHH, pHF, pFH, pF = P % shp(H), P % shp(H, H), P % shp(H, F), P % shp(F, H), P % shp(F)
     for i in range(N):
         l = "%%l%d." % i
@@ -176,6 +197,12 @@ def main(argv=None):
     heads_shape = "(%d, %d, %d, %d)" % (B, S, A, Dh)
     flat_shape = "(%d, %d)" % (R, H)
     x = "%x"
+    vp = (a.vocab_mp if a.vocab_mp is not None else mp) if a.megatron else 1
+    vdp = math.gcd(D // vp, B) if a.megatron else 1
+    if V:
+        s_emb = " {axis: 0, in_strategy: ((%d, 1), (%d, 1))}" % (vp, vdp) if a.megatron else " {axis: 0}"
+        w("  %%tok = Gather(%%wte, %%ids)%s\n" % s_emb)
+        w("  %%x = Reshape(%%tok) {shape: %s}\n" % flat_shape)
     for i in range(N):
         p = "%%l%d." % i      # parameter prefix
         v = "%%l%d." % i      # value prefix (same namespace, distinct suffixes)
@@ -203,8 +230,17 @@ def main(argv=None):
         w("  %sfb = BiasAdd(%sf, %sfc2.bias)%s\n" % (v, v, p, s_b2))
         w("  %sout = Add(%sres1, %sfb)%s\n" % (v, v, v, s_add))
         x = v + "out"
+    if V:
+        s_head = " {transpose_b: true, in_strategy: ((%d, 1), (%d, 1))}" % (vdp, vp) if a.megatron else \
+            " {transpose_b: true}"
+        w("  %%logits = MatMul(%s, %%wte)%s\n" % (x, s_head))
+        x = "%logits"
+    if a.train and V:
+        s_ce = " {in_strategy: ((%d, %d), (%d,))}" % (vdp, vp, vdp) if a.megatron else ""
+        w("  %%loss = SparseSoftmaxCrossEntropyWithLogits(%%logits, %%labels)%s\n  return %%loss\n}\n" % s_ce)
     if a.train:
-        w("  %%loss = MSELoss(%s, %%target)\n  return %%loss\n}\n" % x)
+        if not V:
+            w("  %%loss = MSELoss(%s, %%target)\n  return %%loss\n}\n" % x)
         prec = '  precision: "%s",\n' % a.precision if a.precision else ""
         opt = {"sgd": "SGD(learning_rate: 0.01)", "momentum": "Momentum(learning_rate: 0.01, momentum: 0.9)",
                "adam": "Adam(learning_rate: 0.001)"}[a.optimizer]
