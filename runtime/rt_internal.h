@@ -97,9 +97,14 @@ bool sc_piece_real(const char *what, const int64_t *gdims, int ndim, const int64
 void sc_piece_pad(void *buf, size_t es, int ndim, const int64_t *real, const int64_t *ldims);
 void sc_piece_unpad(void *buf, size_t es, int ndim, const int64_t *real, const int64_t *ldims);
 void sc_pad_zero(sc_rt *rt, void *y, sc_dtype dt, const int64_t *ldims, int ndim, const int64_t *real);
-/* numpy slice normalization as the compiler's shape inference does it. */
-void sc_slice_norm(const int64_t *dims, int ndim, const int64_t *begin, const int64_t *end, const int64_t *strides,
-                   int64_t *b, int64_t *out_dims);
+/* numpy slice normalization (negative begin/end count from the end, then
+ * clamp), except where begin >= 0 and end > dims: the slice keeps its length
+ * there, an uneven split's padding, and only its first real[d] of
+ * out_dims[d] elements lie in x (0 when begin >= dims). b is the first
+ * index read (0 where none is). Returns whether some dim reaches past x, so the callers keep
+ * their plain copy for every slice inside x. */
+bool sc_slice_norm(const int64_t *dims, int ndim, const int64_t *begin, const int64_t *end, const int64_t *strides,
+                   int64_t *b, int64_t *out_dims, int64_t *real);
 /* "(3, 4)" into buf */
 const char *sc_dims_str(char *buf, size_t n, const int64_t *dims, int ndim);
 /* s (its first len bytes) for a message: whole if short, else its first

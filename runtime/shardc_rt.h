@@ -584,7 +584,10 @@ void sc_norm_part(sc_rt *rt, sc_norm_kind k, const float *x, const float *gamma,
 void sc_concat(sc_rt *rt, sc_dtype dt, const void *const *xs, const int64_t *axis_sizes, int nx, void *y,
                const int64_t *y_dims, int ndim, int axis);
 /* numpy's x[begin:end:strides] per dim (negative begin/end count from the
- * end, then clamp; strides positive); dims are x's. */
+ * end, then clamp; strides positive); dims are x's. Where begin >= 0 and
+ * end > dims the slice reaches past x's end, an uneven split's padding: it
+ * keeps its (end - begin) / strides (rounded up) elements, those past x
+ * reading as 0. */
 void sc_strided_slice(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim,
                       const int64_t *begin, const int64_t *end, const int64_t *strides);
 /* Any pair of dtypes. To SC_F16/SC_BF16: nearest, ties to even (overflow to
@@ -754,7 +757,9 @@ void sc_norm_grad(sc_rt *rt, sc_norm_kind k, const float *dy, const float *x, co
 void sc_norm_part_grad(sc_rt *rt, sc_norm_kind k, const float *dy, const float *x, const float *gamma,
                        const float *mean, const float *var, float *dx, float *dgamma, float *dbeta, float *dmean,
                        float *dvar, int64_t rows, int64_t cols, double eps);
-/* dx (x's dims, zeros elsewhere) = dy placed where the slice took it. */
+/* dx (x's dims, zeros elsewhere) = dy placed where the slice took it. A
+ * slice that reaches past x's end (sc_strided_slice: an uneven split's
+ * padding) drops the gradient of its elements past x. */
 void sc_strided_slice_grad(sc_rt *rt, const float *dy, float *dx, const int64_t *dims, int ndim,
                            const int64_t *begin, const int64_t *end, const int64_t *strides);
 void sc_sparse_softmax_ce_grad(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,

@@ -252,14 +252,24 @@ void sc_bcast_strides(const char *what, const int64_t *in_dims, int in_ndim, con
 	}
 }
 
-void sc_slice_norm(const int64_t *dims, int ndim, const int64_t *begin, const int64_t *end, const int64_t *strides,
-                   int64_t *b, int64_t *out_dims)
+bool sc_slice_norm(const int64_t *dims, int ndim, const int64_t *begin, const int64_t *end, const int64_t *strides,
+                   int64_t *b, int64_t *out_dims, int64_t *real)
 {
+	bool past = false;
 	sc_check_dims("strided_slice", dims, ndim);
 	for (int i = 0; i < ndim; i++) {
 		int64_t d = dims[i], bb = begin[i], e = end[i], s = strides[i];
 		if (s < 1)
 			SC_DIE("strided_slice: stride %lld in dim %d", (long long)s, i);
+		if (bb >= 0 && e > d) {
+			/* An uneven split's last pieces: the slice keeps its length, and
+			 * what lies at or past d is padding. */
+			b[i] = bb < d ? bb : 0;   /* nothing read when bb >= d: 0 keeps the callers' base in x */
+			out_dims[i] = (e - bb - 1) / s + 1;   /* (e - bb + s - 1) / s without overflow */
+			real[i] = bb < d ? (d - bb - 1) / s + 1 : 0;
+			past = true;
+			continue;
+		}
 		bb = bb < 0 ? bb + d : bb;
 		e = e < 0 ? e + d : e;
 		bb = bb < 0 ? 0 : bb > d ? d : bb;
@@ -267,8 +277,9 @@ void sc_slice_norm(const int64_t *dims, int ndim, const int64_t *begin, const in
 		if (e <= bb)
 			SC_DIE("strided_slice: dim %d is empty", i);
 		b[i] = bb;
-		out_dims[i] = (e - bb - 1) / s + 1;
+		out_dims[i] = real[i] = (e - bb - 1) / s + 1;
 	}
+	return past;
 }
 
 const char *sc_dims_str(char *buf, size_t n, const int64_t *dims, int ndim)

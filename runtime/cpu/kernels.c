@@ -1539,12 +1539,14 @@ void sc_cpu_concat(sc_dtype dt, const void *const *xs, const int64_t *axis_sizes
 	}
 }
 
-/* The walk over a slice: output dims and each output dim's stride in x. */
+/* The walk over a slice: output dims, each output dim's stride in x, and
+ * the box of the output that lies in x (real); whether the slice reaches
+ * past x somewhere comes back in past. */
 static int64_t slice_walk(const int64_t *dims, int ndim, const int64_t *begin, const int64_t *end,
-                          const int64_t *strides, int64_t *odims, int64_t *step)
+                          const int64_t *strides, int64_t *odims, int64_t *step, int64_t *real, bool *past)
 {
 	int64_t b[SC_MAX_DIMS], xs[SC_MAX_DIMS], base = 0;
-	sc_slice_norm(dims, ndim, begin, end, strides, b, odims);
+	*past = sc_slice_norm(dims, ndim, begin, end, strides, b, odims, real);
 	row_strides(dims, ndim, xs);
 	for (int d = 0; d < ndim; d++) {
 		base += b[d] * xs[d];
@@ -1556,25 +1558,49 @@ static int64_t slice_walk(const int64_t *dims, int ndim, const int64_t *begin, c
 void sc_cpu_strided_slice(sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int64_t *begin,
                           const int64_t *end, const int64_t *strides)
 {
-	int64_t odims[SC_MAX_DIMS], step[SC_MAX_DIMS];
-	int64_t base = slice_walk(dims, ndim, begin, end, strides, odims, step), n = sc_numel(odims, ndim);
+	int64_t odims[SC_MAX_DIMS], step[SC_MAX_DIMS], real[SC_MAX_DIMS], ys[SC_MAX_DIMS];
+	bool past;
+	int64_t base = slice_walk(dims, ndim, begin, end, strides, odims, step, real, &past);
 	size_t es = sc_dtype_size(dt);
 	Walk w;
-	walk_init(&w, odims, ndim, 1, step, NULL, NULL);
+	if (!past) {
+		int64_t n = sc_numel(odims, ndim);
+		walk_init(&w, odims, ndim, 1, step, NULL, NULL);
+		for (int64_t i = 0; i < n; i++, walk_next(&w))
+			copy_elem((char *)y + (size_t)i * es, (const char *)x + (size_t)(base + w.off[0]) * es, es);
+		return;
+	}
+	/* Past x: zeros (all-zero bytes are 0, +0 and false in every dtype),
+	 * then the box that lies in x, at its place in y. */
+	memset(y, 0, (size_t)sc_numel(odims, ndim) * es);
+	int64_t n = sc_numel(real, ndim);
+	row_strides(odims, ndim, ys);
+	walk_init(&w, real, ndim, 2, step, ys, NULL);
 	for (int64_t i = 0; i < n; i++, walk_next(&w))
-		copy_elem((char *)y + (size_t)i * es, (const char *)x + (size_t)(base + w.off[0]) * es, es);
+		copy_elem((char *)y + (size_t)w.off[1] * es, (const char *)x + (size_t)(base + w.off[0]) * es, es);
 }
 
 void sc_cpu_strided_slice_grad(const float *dy, float *dx, const int64_t *dims, int ndim, const int64_t *begin,
                                const int64_t *end, const int64_t *strides)
 {
-	int64_t odims[SC_MAX_DIMS], step[SC_MAX_DIMS];
-	int64_t base = slice_walk(dims, ndim, begin, end, strides, odims, step), n = sc_numel(odims, ndim);
+	int64_t odims[SC_MAX_DIMS], step[SC_MAX_DIMS], real[SC_MAX_DIMS], ys[SC_MAX_DIMS];
+	bool past;
+	int64_t base = slice_walk(dims, ndim, begin, end, strides, odims, step, real, &past);
 	memset(dx, 0, (size_t)sc_numel(dims, ndim) * sizeof *dx);
 	Walk w;
-	walk_init(&w, odims, ndim, 1, step, NULL, NULL);
+	if (!past) {
+		int64_t n = sc_numel(odims, ndim);
+		walk_init(&w, odims, ndim, 1, step, NULL, NULL);
+		for (int64_t i = 0; i < n; i++, walk_next(&w))
+			dx[base + w.off[0]] = dy[i];
+		return;
+	}
+	/* dy's part past x has no place in dx: only the box in x is placed. */
+	int64_t n = sc_numel(real, ndim);
+	row_strides(odims, ndim, ys);
+	walk_init(&w, real, ndim, 2, step, ys, NULL);
 	for (int64_t i = 0; i < n; i++, walk_next(&w))
-		dx[base + w.off[0]] = dy[i];
+		dx[base + w.off[0]] = dy[w.off[1]];
 }
 
 /* element i of a float tensor (float32, float16, bfloat16) as float32, exactly */

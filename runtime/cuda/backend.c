@@ -1085,15 +1085,20 @@ void sc_concat(sc_rt *rt, sc_dtype dt, const void *const *xs, const int64_t *axi
 		       (long long)len);
 }
 
+/* The walk over a slice: operand 0 is x (from base), operand 1 y's row
+ * strides. When the slice reaches past x (*past), the walk covers only the
+ * box of y that lies in x, for the box launchers; odims are y's dims. */
 static sc_cu_walk slice_walk(const int64_t *dims, int ndim, const int64_t *begin, const int64_t *end,
-                             const int64_t *strides, int64_t *base)
+                             const int64_t *strides, int64_t *base, int64_t *odims, bool *past)
 {
-	int64_t b[SC_MAX_DIMS], xs[SC_MAX_DIMS];
+	int64_t b[SC_MAX_DIMS], xs[SC_MAX_DIMS], real[SC_MAX_DIMS];
 	sc_cu_walk w;
 	memset(&w, 0, sizeof w);
 	w.ndim = ndim;
-	sc_slice_norm(dims, ndim, begin, end, strides, b, w.dims);
+	*past = sc_slice_norm(dims, ndim, begin, end, strides, b, odims, real);
+	memcpy(w.dims, *past ? real : odims, (size_t)ndim * sizeof *odims);
 	row_strides(dims, ndim, xs);
+	row_strides(odims, ndim, w.s1);
 	*base = 0;
 	for (int d = 0; d < ndim; d++) {
 		*base += b[d] * xs[d];
@@ -1106,19 +1111,31 @@ void sc_strided_slice(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int6
                       const int64_t *begin, const int64_t *end, const int64_t *strides)
 {
 	PROFILE(rt, "StridedSlice", 0, 0, SC_PEAK_MEM);
-	int64_t base;
-	sc_cu_walk w = slice_walk(dims, ndim, begin, end, strides, &base);
-	SC_CUDA_CHECK(sc_cu_strided_copy(x, y, base, &w, sc_dtype_size(dt), cu(rt)->stream));
+	int64_t base, odims[SC_MAX_DIMS];
+	bool past;
+	sc_cu_walk w = slice_walk(dims, ndim, begin, end, strides, &base, odims, &past);
+	size_t es = sc_dtype_size(dt);
+	if (!past) {
+		SC_CUDA_CHECK(sc_cu_strided_copy(x, y, base, &w, es, cu(rt)->stream));
+		return;
+	}
+	/* zero bytes are 0, +0 and false in every dtype; then the box in x */
+	SC_CUDA_CHECK(cudaMemsetAsync(y, 0, (size_t)sc_numel(odims, ndim) * es, cu(rt)->stream));
+	SC_CUDA_CHECK(sc_cu_box_copy(x, y, base, &w, es, cu(rt)->stream));
 }
 
 void sc_strided_slice_grad(sc_rt *rt, const float *dy, float *dx, const int64_t *dims, int ndim,
                            const int64_t *begin, const int64_t *end, const int64_t *strides)
 {
 	PROFILE(rt, "StridedSlice grad", 0, 0, SC_PEAK_MEM);
-	int64_t base;
-	sc_cu_walk w = slice_walk(dims, ndim, begin, end, strides, &base);
+	int64_t base, odims[SC_MAX_DIMS];
+	bool past;
+	sc_cu_walk w = slice_walk(dims, ndim, begin, end, strides, &base, odims, &past);
 	SC_CUDA_CHECK(cudaMemsetAsync(dx, 0, (size_t)sc_numel(dims, ndim) * sizeof *dx, cu(rt)->stream));
-	SC_CUDA_CHECK(sc_cu_strided_scatter(dy, dx, base, &w, cu(rt)->stream));
+	if (!past)
+		SC_CUDA_CHECK(sc_cu_strided_scatter(dy, dx, base, &w, cu(rt)->stream));
+	else   /* dy's part past x has no place in dx */
+		SC_CUDA_CHECK(sc_cu_box_scatter(dy, dx, base, &w, cu(rt)->stream));
 }
 
 void sc_cast(sc_rt *rt, const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n)

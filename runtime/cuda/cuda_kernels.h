@@ -96,6 +96,11 @@ cudaError_t sc_cu_rope(float *y, int is_sin, int64_t lead, int64_t rows, int64_t
 cudaError_t sc_cu_strided_copy(const void *x, void *y, int64_t base, const sc_cu_walk *w, size_t es, cudaStream_t s);
 /* x[base + walk offset of i] = y[i] */
 cudaError_t sc_cu_strided_scatter(const float *y, float *x, int64_t base, const sc_cu_walk *w, cudaStream_t s);
+/* The same with y walked too (operand 1): y[offset 1] = x[base + offset 0]
+ * and back, for the box of a slice that lies in x when the slice reaches
+ * past x (the caller zeroes the rest). */
+cudaError_t sc_cu_box_copy(const void *x, void *y, int64_t base, const sc_cu_walk *w, size_t es, cudaStream_t s);
+cudaError_t sc_cu_box_scatter(const float *y, float *x, int64_t base, const sc_cu_walk *w, cudaStream_t s);
 
 cudaError_t sc_cu_gather(const float *table, int64_t rows, int64_t row, const void *idx, int idx64, int64_t nidx,
                          int64_t offset, float *y, cudaStream_t s);

@@ -566,15 +566,26 @@ __global__ void rope_k(float *y, int is_sin, int64_t total, int64_t rows, int64_
 
 /* ---- data movement ---- */
 
-template <typename T>
+/* BOX: y is walked too (w.s1), for the box of a slice that lies in x when
+ * the slice reaches past x; otherwise y is the walk itself, in order. */
+template <typename T, bool BOX>
 __global__ void strided_copy_k(const T *x, T *y, int64_t base, int64_t n, sc_cu_walk w)
 {
-	GRID_LOOP(i, n) y[i] = x[base + walk_off(i, w, nullptr)];
+	GRID_LOOP(i, n) {
+		int64_t o1 = i;
+		int64_t o0 = walk_off(i, w, BOX ? &o1 : nullptr);
+		y[o1] = x[base + o0];
+	}
 }
 
+template <bool BOX>
 __global__ void strided_scatter_k(const float *y, float *x, int64_t base, int64_t n, sc_cu_walk w)
 {
-	GRID_LOOP(i, n) x[base + walk_off(i, w, nullptr)] = y[i];
+	GRID_LOOP(i, n) {
+		int64_t o1 = i;
+		int64_t o0 = walk_off(i, w, BOX ? &o1 : nullptr);
+		x[base + o0] = y[o1];
+	}
 }
 
 __global__ void gather_k(const float *table, int64_t rows, int64_t row, const void *idx, int idx64, int64_t n,
@@ -1010,6 +1021,49 @@ __global__ void clip_by_norm_k(const float *x, float *y, int64_t n, const float 
 	GRID_LOOP(i, n) y[i] = x[i] * scale;
 }
 
+/* ---- the launchers' helpers ---- */
+
+int64_t walk_count(const sc_cu_walk *w)
+{
+	int64_t n = 1;
+	for (int d = 0; d < w->ndim; d++)
+		n *= w->dims[d];
+	return n;
+}
+
+template <typename T, bool BOX>
+void copy_as(const void *x, void *y, int64_t base, int64_t n, const sc_cu_walk &w, cudaStream_t s)
+{
+	strided_copy_k<T, BOX><<<blocks_for(n), THREADS, 0, s>>>((const T *)x, (T *)y, base, n, w);
+}
+
+/* es-byte elements moved as unsigned integers of that size: any bits pass */
+template <bool BOX>
+cudaError_t strided_copy(const void *x, void *y, int64_t base, const sc_cu_walk *w, size_t es, cudaStream_t s)
+{
+	int64_t n = walk_count(w);
+	if (n <= 0)
+		return cudaSuccess;
+	switch (es) {
+	case 1: copy_as<uint8_t, BOX>(x, y, base, n, *w, s); break;
+	case 2: copy_as<uint16_t, BOX>(x, y, base, n, *w, s); break;
+	case 4: copy_as<uint32_t, BOX>(x, y, base, n, *w, s); break;
+	case 8: copy_as<uint64_t, BOX>(x, y, base, n, *w, s); break;
+	default: return cudaErrorInvalidValue;
+	}
+	return cudaGetLastError();
+}
+
+template <bool BOX>
+cudaError_t strided_scatter(const float *y, float *x, int64_t base, const sc_cu_walk *w, cudaStream_t s)
+{
+	int64_t n = walk_count(w);
+	if (n <= 0)
+		return cudaSuccess;
+	strided_scatter_k<BOX><<<blocks_for(n), THREADS, 0, s>>>(y, x, base, n, *w);
+	return cudaGetLastError();
+}
+
 }   /* namespace */
 
 /* ---- launchers ---- */
@@ -1096,14 +1150,6 @@ cudaError_t sc_cu_divide(void *buf, sc_dtype dt, int64_t n, int div, cudaStream_
 	else
 		return cudaErrorInvalidValue;
 	return cudaGetLastError();
-}
-
-static int64_t walk_count(const sc_cu_walk *w)
-{
-	int64_t n = 1;
-	for (int d = 0; d < w->ndim; d++)
-		n *= w->dims[d];
-	return n;
 }
 
 cudaError_t sc_cu_binary(sc_binop op, const float *a, const float *b, float *y, const sc_cu_walk *w, cudaStream_t s)
@@ -1353,25 +1399,22 @@ cudaError_t sc_cu_rope(float *y, int is_sin, int64_t lead, int64_t rows, int64_t
 
 cudaError_t sc_cu_strided_copy(const void *x, void *y, int64_t base, const sc_cu_walk *w, size_t es, cudaStream_t s)
 {
-	int64_t n = walk_count(w);
-	if (es == 4)
-		strided_copy_k<<<blocks_for(n), THREADS, 0, s>>>((const uint32_t *)x, (uint32_t *)y, base, n, *w);
-	else if (es == 8)
-		strided_copy_k<<<blocks_for(n), THREADS, 0, s>>>((const uint64_t *)x, (uint64_t *)y, base, n, *w);
-	else if (es == 2)
-		strided_copy_k<<<blocks_for(n), THREADS, 0, s>>>((const uint16_t *)x, (uint16_t *)y, base, n, *w);
-	else if (es == 1)
-		strided_copy_k<<<blocks_for(n), THREADS, 0, s>>>((const uint8_t *)x, (uint8_t *)y, base, n, *w);
-	else
-		return cudaErrorInvalidValue;
-	return cudaGetLastError();
+	return strided_copy<false>(x, y, base, w, es, s);
 }
 
 cudaError_t sc_cu_strided_scatter(const float *y, float *x, int64_t base, const sc_cu_walk *w, cudaStream_t s)
 {
-	int64_t n = walk_count(w);
-	strided_scatter_k<<<blocks_for(n), THREADS, 0, s>>>(y, x, base, n, *w);
-	return cudaGetLastError();
+	return strided_scatter<false>(y, x, base, w, s);
+}
+
+cudaError_t sc_cu_box_copy(const void *x, void *y, int64_t base, const sc_cu_walk *w, size_t es, cudaStream_t s)
+{
+	return strided_copy<true>(x, y, base, w, es, s);
+}
+
+cudaError_t sc_cu_box_scatter(const float *y, float *x, int64_t base, const sc_cu_walk *w, cudaStream_t s)
+{
+	return strided_scatter<true>(y, x, base, w, s);
 }
 
 cudaError_t sc_cu_gather(const float *table, int64_t rows, int64_t row, const void *idx, int idx64, int64_t nidx,

@@ -575,6 +575,46 @@ static void test_movement(void)
 	sc_concat(rt, SC_F16, hxs, sizes, 2, dht, od, 3, 2);
 	sc_cpu_concat(SC_F16, hhs, sizes, 2, ht, od, 3, 2);
 	twin_bytes("concat float16", dht, ht, sizeof ht);
+	/* slices past x's end (an uneven split's last pieces): zeros there,
+	 * bit for bit, on outputs filled with 7 first so a zero not written shows */
+	static const struct {
+		int64_t b[3], e[3], s[3];
+		const char *what;
+	} past[] = {
+		{{3, 0, 0}, {6, 6, 7}, {1, 1, 1}, "dim 0 [3, 6) of 5"},
+		{{0, 4, 0}, {5, 8, 7}, {1, 1, 1}, "middle dim [4, 8) of 6"},
+		{{0, 6, 0}, {5, 8, 7}, {1, 1, 1}, "wholly past: middle dim [6, 8) of 6"},
+		{{1, 2, 0}, {9, 8, 7}, {3, 2, 1}, "strided, past along dims 0 and 1"},
+	};
+	for (size_t k = 0; k < sizeof past / sizeof *past; k++) {
+		int64_t m = 1;
+		for (int i = 0; i < 3; i++)
+			m *= (past[k].e[i] - past[k].b[i] + past[k].s[i] - 1) / past[k].s[i];
+		if (m > n) {   /* y, dy and the device outputs hold n */
+			fprintf(stderr, "cuda_twins: %s: %lld elements, the buffers hold %d\n", past[k].what,
+			        (long long)m, n);
+			exit(2);
+		}
+		char what[96];
+		sc_fill(rt, dyv, SC_F32, n, 7);
+		sc_cpu_fill(y, SC_F32, n, 7);
+		sc_strided_slice(rt, SC_F32, dx, dyv, d, 3, past[k].b, past[k].e, past[k].s);
+		sc_cpu_strided_slice(SC_F32, x, y, d, 3, past[k].b, past[k].e, past[k].s);
+		snprintf(what, sizeof what, "strided_slice float32 %s", past[k].what);
+		twin_bytes(what, dyv, y, (size_t)n * sizeof *y);
+		sc_fill(rt, dht, SC_BF16, n, 7);
+		sc_cpu_fill(ht, SC_BF16, n, 7);
+		sc_strided_slice(rt, SC_BF16, dh, dht, d, 3, past[k].b, past[k].e, past[k].s);
+		sc_cpu_strided_slice(SC_BF16, h, ht, d, 3, past[k].b, past[k].e, past[k].s);
+		snprintf(what, sizeof what, "strided_slice bfloat16 %s", past[k].what);
+		twin_bytes(what, dht, ht, sizeof ht);
+		/* dy: the first m of x's random values */
+		sc_fill(rt, dg, SC_F32, n, 7);
+		sc_strided_slice_grad(rt, dx, dg, d, 3, past[k].b, past[k].e, past[k].s);
+		sc_cpu_strided_slice_grad(x, g, d, 3, past[k].b, past[k].e, past[k].s);
+		snprintf(what, sizeof what, "strided_slice_grad %s", past[k].what);
+		twin_bytes(what, dg, g, (size_t)n * sizeof *g);
+	}
 	free(x), free(y), free(g);
 }
 

@@ -591,6 +591,150 @@ Test(strided_slice, numpy_rules)
 	CLOSE(y, ((const float[]){1, 2, 3, 6, 7, 8}), 6, "x[-10:2, 1:-1]");
 }
 
+/* An uneven split's pieces: x of n along a dim split k ways, piece s is
+ * [s c, s c + c) with c = ceil(n / k); what lies at or past n reads 0. */
+Test(strided_slice, past_the_end_f32)
+{
+	float x[15], y[12];
+	for (int i = 0; i < 15; i++)
+		x[i] = (float)(i + 1);   /* (5, 3): no element is 0, so a 0 is padding */
+	const int64_t d[2] = {5, 3};
+	/* dim 0 split 2 ways: c = 3, the last piece [3, 6) */
+	sc_cpu_strided_slice(SC_F32, x, y, d, 2, (const int64_t[]){3, 0}, (const int64_t[]){6, 3},
+	                     (const int64_t[]){1, 1});
+	CLOSE(y, ((const float[]){10, 11, 12, 13, 14, 15, 0, 0, 0}), 9, "x[3:6, :] of (5, 3) is (3, 3)");
+	/* (3, 5, 2) split 3 ways along the middle dim: c = 2, the last piece [4, 6) */
+	float z[30];
+	for (int i = 0; i < 30; i++)
+		z[i] = (float)(i + 1);
+	sc_cpu_strided_slice(SC_F32, z, y, (const int64_t[]){3, 5, 2}, 3, (const int64_t[]){0, 4, 0},
+	                     (const int64_t[]){3, 6, 2}, (const int64_t[]){1, 1, 1});
+	CLOSE(y, ((const float[]){9, 10, 0, 0, 19, 20, 0, 0, 29, 30, 0, 0}), 12, "z[:, 4:6, :] is (3, 2, 2)");
+	/* a stride past the end: x[1:8:3, 1:3] reads rows 1 and 4, row 7 is padding */
+	sc_cpu_strided_slice(SC_F32, x, y, d, 2, (const int64_t[]){1, 1}, (const int64_t[]){8, 3},
+	                     (const int64_t[]){3, 1});
+	CLOSE(y, ((const float[]){5, 6, 14, 15, 0, 0}), 6, "x[1:8:3, 1:3] of (5, 3) is (3, 2)");
+}
+
+Test(strided_slice, wholly_past_the_end)
+{
+	/* 2 rows split 4 ways: c = 1, pieces 2 and 3 hold only padding */
+	float x[6] = {1, 2, 3, 4, 5, 6}, y[3] = {7, 7, 7};
+	for (int64_t s = 2; s < 4; s++) {
+		sc_cpu_strided_slice(SC_F32, x, y, (const int64_t[]){2, 3}, 2, (const int64_t[]){s, 0},
+		                     (const int64_t[]){s + 1, 3}, (const int64_t[]){1, 1});
+		CLOSE(y, ((const float[]){0, 0, 0}), 3, "a piece wholly past x is zeros");
+		y[0] = y[1] = y[2] = 7;
+	}
+	int32_t xi[6] = {1, 2, 3, 4, 5, 6}, yi[4] = {-1, -1, -1, -1};
+	sc_cpu_strided_slice(SC_I32, xi, yi, (const int64_t[]){3, 2}, 2, (const int64_t[]){0, 5},
+	                     (const int64_t[]){2, 7}, (const int64_t[]){1, 1});
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(yi[i], 0, "xi[0:2, 5:7] of (3, 2): element %d", i);
+}
+
+Test(strided_slice, past_the_end_bf16_i32)
+{
+	/* bfloat16 -0 (0x8000) and NaN (0x7fc1) move as they are; padding is +0 */
+	const uint16_t h[6] = {0x3f80, 0x4000, 0x4040, 0x4080, 0x8000, 0x7fc1};   /* (3, 2) */
+	uint16_t hy[8];
+	memset(hy, 0xff, sizeof hy);
+	sc_cpu_strided_slice(SC_BF16, h, hy, (const int64_t[]){3, 2}, 2, (const int64_t[]){2, 0},
+	                     (const int64_t[]){4, 2}, (const int64_t[]){1, 1});
+	const uint16_t want0[4] = {0x8000, 0x7fc1, 0, 0};
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(hy[i], want0[i], "h[2:4, :] element %d: %#x", i, hy[i]);
+	/* (2, 3, 2) split 2 ways along the middle dim: c = 2, the last piece [2, 4) */
+	uint16_t g[12];
+	for (int i = 0; i < 12; i++)
+		g[i] = (uint16_t)(0x3f80 + i);
+	memset(hy, 0xff, sizeof hy);
+	sc_cpu_strided_slice(SC_BF16, g, hy, (const int64_t[]){2, 3, 2}, 3, (const int64_t[]){0, 2, 0},
+	                     (const int64_t[]){2, 4, 2}, (const int64_t[]){1, 1, 1});
+	const uint16_t want1[8] = {0x3f84, 0x3f85, 0, 0, 0x3f8a, 0x3f8b, 0, 0};
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(hy[i], want1[i], "g[:, 2:4, :] element %d: %#x", i, hy[i]);
+	int32_t xi[12], yi[8];
+	for (int i = 0; i < 12; i++)
+		xi[i] = -(i + 1);
+	memset(yi, 0xff, sizeof yi);
+	sc_cpu_strided_slice(SC_I32, xi, yi, (const int64_t[]){2, 3, 2}, 3, (const int64_t[]){0, 2, 0},
+	                     (const int64_t[]){2, 4, 2}, (const int64_t[]){1, 1, 1});
+	const int32_t wanti[8] = {-5, -6, 0, 0, -11, -12, 0, 0};
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(yi[i], wanti[i], "xi[:, 2:4, :] element %d: %d", i, yi[i]);
+	/* dim 0 of (5,) split 2 ways: [3, 6) */
+	memset(yi, 0xff, sizeof yi);
+	sc_cpu_strided_slice(SC_I32, xi, yi, (const int64_t[]){5}, 1, (const int64_t[]){3}, (const int64_t[]){6},
+	                     (const int64_t[]){1});
+	cr_assert(yi[0] == -4 && yi[1] == -5 && yi[2] == 0 && yi[3] == -1, "xi[3:6] of (5,), yi[3] untouched");
+}
+
+/* A slice inside x is what it was: the first pieces of an uneven split, and
+ * an end exactly at dims, agree with a naive loop and leave y's tail alone. */
+Test(strided_slice, in_range_unchanged)
+{
+	float x[15], y[10], want[10];
+	for (int i = 0; i < 15; i++)
+		x[i] = (float)(i + 1);   /* (5, 3) */
+	const int64_t d[2] = {5, 3};
+	for (int64_t b = 0; b < 3; b += 2) {   /* pieces [0, 3) and [2, 5) */
+		for (int i = 0; i < 10; i++)
+			y[i] = want[i] = -1;
+		for (int r = 0; r < 3; r++)
+			for (int c = 0; c < 3; c++)
+				want[r * 3 + c] = x[(b + r) * 3 + c];
+		sc_cpu_strided_slice(SC_F32, x, y, d, 2, (const int64_t[]){b, 0}, (const int64_t[]){b + 3, 3},
+		                     (const int64_t[]){1, 1});
+		CLOSE(y, want, 10, "x[b:b+3, :] is (3, 3), y[9] untouched");
+	}
+	/* a negative begin keeps numpy's clamp of the end: x[-2:9, 0:1] is (2, 1) */
+	y[2] = -1;
+	sc_cpu_strided_slice(SC_F32, x, y, d, 2, (const int64_t[]){-2, 0}, (const int64_t[]){9, 1},
+	                     (const int64_t[]){1, 1});
+	CLOSE(y, ((const float[]){10, 13, -1}), 3, "x[-2:9, 0:1] clamps: (2, 1)");
+}
+
+Test(strided_slice, grad_drops_past_the_end)
+{
+	float dx[15];
+	const int64_t d[2] = {5, 3};
+	/* the last piece [3, 6) of dim 0: dy's row 2 has no place in dx */
+	const float dy0[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+	for (int i = 0; i < 15; i++)
+		dx[i] = 99;
+	sc_cpu_strided_slice_grad(dy0, dx, d, 2, (const int64_t[]){3, 0}, (const int64_t[]){6, 3},
+	                          (const int64_t[]){1, 1});
+	CLOSE(dx, ((const float[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6}), 15, "dx of x[3:6, :]");
+	/* the middle dim of (2, 3, 2), [2, 4): dy (2, 2, 2) */
+	const float dy1[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	float dz[12];
+	sc_cpu_strided_slice_grad(dy1, dz, (const int64_t[]){2, 3, 2}, 3, (const int64_t[]){0, 2, 0},
+	                          (const int64_t[]){2, 4, 2}, (const int64_t[]){1, 1, 1});
+	CLOSE(dz, ((const float[]){0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 5, 6}), 12, "dz of z[:, 2:4, :]");
+	/* wholly past: dx is all zeros */
+	for (int i = 0; i < 15; i++)
+		dx[i] = 99;
+	sc_cpu_strided_slice_grad(dy0, dx, d, 2, (const int64_t[]){5, 0}, (const int64_t[]){8, 3},
+	                          (const int64_t[]){1, 1});
+	for (int i = 0; i < 15; i++)
+		cr_assert_eq(dx[i], 0, "dx[%d] of x[5:8, :]", i);
+	/* the slice and its gradient are adjoint: <slice(x), dy> == <x, grad(dy)> */
+	float x[15], y[9];
+	for (int i = 0; i < 15; i++)
+		x[i] = (float)(i + 1);
+	sc_cpu_strided_slice(SC_F32, x, y, d, 2, (const int64_t[]){3, 0}, (const int64_t[]){6, 3},
+	                     (const int64_t[]){1, 1});
+	sc_cpu_strided_slice_grad(dy0, dx, d, 2, (const int64_t[]){3, 0}, (const int64_t[]){6, 3},
+	                          (const int64_t[]){1, 1});
+	double a = 0, b = 0;
+	for (int i = 0; i < 9; i++)
+		a += (double)y[i] * dy0[i];
+	for (int i = 0; i < 15; i++)
+		b += (double)x[i] * dx[i];
+	cr_assert_eq(a, b, "<slice(x), dy> %g, <x, grad(dy)> %g", a, b);
+}
+
 Test(cast, every_way)
 {
 	const float f[4] = {-1.7f, 2.9f, 0, 3e9f};
