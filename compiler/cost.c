@@ -380,8 +380,10 @@ static double redist_bound(const CostModel *cm, const TensorLayout *from, const 
 		for (int d = 0; d < to->rank; d++) {
 			int64_t lf = layout_piece_len(from, global, d), lt = layout_piece_len(to, global, d);
 			int64_t f0 = layout_shard_index(from, rank, d) * lf, t0 = layout_shard_index(to, rank, d) * lt;
-			int64_t lo = f0 > t0 ? f0 : t0, hi = f0 + lf < t0 + lt ? f0 + lf : t0 + lt;
-			need *= lt;
+			int64_t f1 = f0 + lf < global[d] ? f0 + lf : global[d];   /* the real elements: not the padding */
+			int64_t t1 = t0 + lt < global[d] ? t0 + lt : global[d];
+			int64_t lo = f0 > t0 ? f0 : t0, hi = f1 < t1 ? f1 : t1;
+			need *= t1 > t0 ? t1 - t0 : 0;
 			have *= hi > lo && !partial ? hi - lo : 0;
 		}
 		missing = need - have > missing ? need - have : missing;

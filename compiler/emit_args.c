@@ -223,6 +223,8 @@ void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a, const
 		begin[d] = d < a->nbegin ? a->begin[d] : 0;
 		end[d] = d < a->nend ? a->end[d] : x->type.dims[d];
 		strides[d] = d < a->nstrides ? a->strides[d] : 1;
+		if (end[d] > x->type.dims[d])   /* numpy's clamp, as shape.c infers it: the runtime pads past the end */
+			end[d] = x->type.dims[d];
 	}
 	dims_lit(b, begin, x->type.rank);
 	sb_puts(b, ", ");

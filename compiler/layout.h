@@ -222,10 +222,10 @@ void redist_cache_free(RedistCache *c);
 void redist_plan_kept(RedistCache *c, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
                       int64_t elem_bytes, RedistPlan *plan);
 /* Whether step s can run on pieces split unevenly (docs/language.md, Uneven
- * splits): it moves no dim split unevenly before or after it (gathers,
- * scatters or slices none), but to gather one whole (lower.c then leaves
- * the padding out) or to cut a whole one (the slice pads the last pieces
- * with zeros). False with the dim in *dim. */
+ * splits): it moves no dim split unevenly before or after it but to gather
+ * one whole (AllGather, AllToAll's concat dim: lower.c then leaves the
+ * padding out) or to cut or scatter a whole one (a slice, ReduceScatter,
+ * AllToAll's split dim: padded with zeros first). False with the dim in *dim. */
 bool redist_step_sound(const RedistStep *s, const int64_t *global, int *dim);
 /* Whether every step of the cheapest plan from `from` to `to` is sound. */
 bool redist_sound(const RedistPlan *plan, const int64_t *global);

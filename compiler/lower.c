@@ -87,13 +87,16 @@ static const char *step_what(const RedistStep *s)
 	return "";
 }
 
-/* v, an uneven dim's pieces gathered end to end (the padding last: piece s
- * holds [s len, (s + 1) len) of the padded dim), cut to the whole's `gt`: a
- * local StridedSlice, no communication. */
-static int drop_padding(Lowering *x, int v, const Type *gt, const char *user)
+/* v (its dims whole where this changes them) as a value of global type gt:
+ * a local StridedSlice that cuts an uneven dim's gathered pieces (their
+ * padding last: piece s holds [s len, (s + 1) len) of the padded dim) to the
+ * whole's size, or reaches past the whole's end to pad it to a multiple of
+ * the split a collective scatters it into (the runtime reads zeros there).
+ * No communication; `what` ends the operator's comment. */
+static int repad(Lowering *x, int v, const Type *gt, const char *user, const char *what)
 {
 	StrBuf why = {0};
-	sb_printf(&why, "%s: the gathered pieces' padding left out", user);
+	sb_printf(&why, "%s: %s", user, what);
 	LOp *o = lower_op(x, OP_STRIDED_SLICE, 1, arena_strdup(x->a, why.data));
 	sb_free(&why);
 	o->in[0] = v;
@@ -114,6 +117,14 @@ static int drop_padding(Lowering *x, int v, const Type *gt, const char *user)
 	return o->result;
 }
 
+/* t with dim d padded to a multiple of its split under l: the pieces end to end. */
+static Type padded_type(const Type *t, const TensorLayout *l, int d)
+{
+	Type p = *t;
+	p.dims[d] = layout_piece_len(l, t->dims, d) * layout_dim_split(l, d);
+	return p;
+}
+
 int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const char *user)
 {
 	const TensorLayout to_copy = *want, *to = &to_copy;   /* want may lie in the values that grow below */
@@ -132,6 +143,14 @@ int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const cha
 	int cur = src;
 	for (int k = 0; k < plan.n; k++) {
 		const RedistStep *s = &plan.step[k];
+		/* An uneven dim a collective scatters into (ReduceScatter's, AllToAll's
+		 * split dim), whole before it: padded first, so the pieces are even. */
+		int into = s->kind == STEP_REDUCE_SCATTER ? s->dim : s->kind == STEP_ALL_TO_ALL ? s->dim2 : -1;
+		int in0 = cur;
+		if (into >= 0 && layout_uneven(&s->to, gt.dims, into)) {
+			Type pin = padded_type(&gt, &s->to, into);
+			cur = repad(x, cur, &pin, user, "padded for the scatter");
+		}
 		RedistStep *keep = arena_alloc(x->a, sizeof *keep);
 		*keep = *s;
 		static const OpKind kinds[] = {OP_ALL_REDUCE, OP_REDUCE_SCATTER, OP_ALL_GATHER, OP_ALL_TO_ALL,
@@ -147,6 +166,17 @@ int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const cha
 		o->in[0] = cur;
 		o->step = keep;
 		o->bytes = s->bytes;
+		if (cur != in0) {   /* padded: the padding travels too */
+			int64_t members = 1;
+			for (int a = 0; a < s->from.ndev; a++)
+				if (s->axes & (1u << a))
+					members *= s->from.dev[a];
+			const LValue *pv = &x->l->values[cur];
+			int64_t bytes = dtype_bytes(pv->type.dtype);
+			for (int d = 0; d < pv->type.rank; d++)
+				bytes *= pv->type.dims[d];
+			o->bytes = keep->bytes = redist_step_bytes(s->kind, bytes, members);
+		}
 		Attrs *a = &o->a;
 		switch (s->kind) {
 		case STEP_ALL_REDUCE:
@@ -175,16 +205,17 @@ int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const cha
 			break;
 		}
 		const char *name = derived_name(x, src);
-		bool padded = s->kind == STEP_ALL_GATHER && layout_uneven(&s->from, gt.dims, s->dim);
-		Type pt = gt;   /* an uneven dim gathered: the pieces, padding included, end to end */
-		if (padded)
-			pt.dims[s->dim] = layout_piece_len(&s->from, gt.dims, s->dim) * layout_dim_split(&s->from, s->dim);
+		/* An uneven dim gathered (AllGather's, AllToAll's concat dim): the
+		 * pieces end to end, padding included, then cut to the whole. */
+		bool gathered = (s->kind == STEP_ALL_GATHER || s->kind == STEP_ALL_TO_ALL) &&
+		                layout_uneven(&s->from, gt.dims, s->dim);
+		Type pt = gathered ? padded_type(&gt, &s->from, s->dim) : gt;
 		o->result = lower_value(x, name, &pt, &s->to);
 		x->l->values[o->result].origin = x->l->values[src].origin;
-		x->l->comm_bytes += s->bytes;
+		x->l->comm_bytes += o->bytes;
 		cur = o->result;
-		if (padded)
-			cur = drop_padding(x, cur, &gt, user);
+		if (gathered)
+			cur = repad(x, cur, &gt, user, "the gathered pieces' padding left out");
 	}
 	Reuse *r = ARENA_PUSH(x->a, x->reuse, x->nreuse, x->cap_reuse);
 	*r = (Reuse){*to, cur, x->l->values[src].reuse};

@@ -511,6 +511,7 @@ int scan_candidates(Search *x, int v, const OpSplit *cand, int n, double best, b
 typedef struct {
 	int64_t (*split)[MAX_OPDIMS];
 	int n, max;
+	const Node *node;
 	const OpDims *od;
 	int64_t devices;
 	int generated;
@@ -538,7 +539,7 @@ static void gen(Gen *g, int o, int64_t *cur, int64_t product)
 	int64_t left = g->devices / product;
 	bool free_dim = !(g->od->whole & (1u << o)) && op_dim_used(g->od, o);
 	for (int64_t s = 1; s <= left; s++) {
-		if (left % s || (s > 1 && (!free_dim || g->od->size[o] % s)))
+		if (left % s || (s > 1 && (!free_dim || !op_dim_takes(g->node, g->od, o, s))))
 			continue;
 		cur[o] = s;
 		gen(g, o + 1, cur, product * s);
@@ -567,7 +568,7 @@ static int cand_cmp(const void *pa, const void *pb, void *ctx)
 	return 0;
 }
 
-int op_candidates(const OpDims *od, int64_t device_num, int64_t (*out)[MAX_OPDIMS], int max)
+int op_candidates(const Node *node, const OpDims *od, int64_t device_num, int64_t (*out)[MAX_OPDIMS], int max)
 {
 	if (max < 1)
 		return 0;
@@ -579,7 +580,7 @@ int op_candidates(const OpDims *od, int64_t device_num, int64_t (*out)[MAX_OPDIM
 	int64_t cur[MAX_OPDIMS] = {0};
 	for (int o = 0; o < od->nod; o++)
 		cur[o] = 1;
-	Gen g = {rest, 0, max, od, device_num, 0};
+	Gen g = {rest, 0, max, node, od, device_num, 0};
 	gen(&g, 0, cur, 1);
 	int nod = od->nod;
 	sort_r(rest, (size_t)g.n, sizeof *rest, cand_cmp, &nod);
@@ -624,7 +625,7 @@ int cheaper_candidates(Search *x, int v, double bound, Priced *out, int max)
 	if (!x->cand)
 		x->cand = xmalloc(sizeof *x->cand * MAX_CANDIDATES);
 	int64_t (*cand)[MAX_OPDIMS] = x->cand;
-	int nc = op_candidates(od, x->n, cand, MAX_CANDIDATES), n = 0;
+	int nc = op_candidates(&x->g->nodes[v], od, x->n, cand, MAX_CANDIDATES), n = 0;
 	double *work = xmalloc(sizeof(double) * (size_t)nc), k = passes(x, v);
 	int *ix = xmalloc(sizeof(int) * (size_t)nc);
 	for (int i = 0; i < nc; i++) {

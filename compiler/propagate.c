@@ -54,7 +54,7 @@ static int template_candidates(const Search *x, const OpDims *od, int64_t (*cand
 void decide(Search *x, int v, int64_t (*cand)[MAX_OPDIMS])
 {
 	const OpDims *od = x->st->node[v].od;
-	int nc = x->tmpl_dp ? template_candidates(x, od, cand) : op_candidates(od, x->n, cand, MAX_CANDIDATES);
+	int nc = x->tmpl_dp ? template_candidates(x, od, cand) : op_candidates(&x->g->nodes[v], od, x->n, cand, MAX_CANDIDATES);
 	double memory = cost_cluster(x->cm)->memory, best = INFINITY;
 	bool best_fits = false;
 	OpSplit best_split;

@@ -781,7 +781,7 @@ static void merge_slices(RedistPlan *p)
 	p->n = n;
 }
 
-void redist_plan_kept(RedistCache *c, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
+static void plan_once(RedistCache *c, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
                       int64_t elem_bytes, RedistPlan *plan)
 {
 	memset(plan, 0, sizeof *plan);
@@ -809,6 +809,37 @@ void redist_plan_kept(RedistCache *c, const TensorLayout *from, const TensorLayo
 	merge_slices(plan);
 }
 
+/* A plan that runs on uneven pieces where the cheapest does not (it would
+ * move an uneven dim between two splits): the uneven dims gathered whole
+ * (and partial results completed) first, then the plan from there, which
+ * cuts them from whole. */
+static void through_whole(RedistCache *c, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
+                          int64_t elem_bytes, RedistPlan *plan)
+{
+	TensorLayout mid = *from;
+	mid.partial = 0;
+	for (int d = 0; d < mid.rank; d++)
+		if (layout_uneven(from, global, d))
+			mid.nmap[d] = 0;
+	RedistPlan first, then;
+	plan_once(c, from, &mid, global, elem_bytes, &first);
+	plan_once(c, &mid, to, global, elem_bytes, &then);
+	if (!redist_sound(&first, global) || !redist_sound(&then, global) || first.n + then.n > MAX_STEPS)
+		return;   /* left as it was: uneven.c refuses it */
+	*plan = first;
+	for (int k = 0; k < then.n; k++)
+		plan->step[plan->n++] = then.step[k];
+	plan->bytes += then.bytes;
+}
+
+void redist_plan_kept(RedistCache *c, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
+                      int64_t elem_bytes, RedistPlan *plan)
+{
+	plan_once(c, from, to, global, elem_bytes, plan);
+	if (!redist_sound(plan, global))
+		through_whole(c, from, to, global, elem_bytes, plan);
+}
+
 void redist_plan(const TensorLayout *from, const TensorLayout *to, const int64_t *global, int64_t elem_bytes,
                  RedistPlan *plan)
 {
@@ -823,9 +854,14 @@ bool redist_step_sound(const RedistStep *s, const int64_t *global, int *dim)
 		bool moved = layout_dim_split(&s->from, d) != layout_dim_split(&s->to, d) || d == s->dim ||
 		             (s->kind == STEP_ALL_TO_ALL && d == s->dim2);
 		bool uneven = layout_uneven(&s->from, global, d) || layout_uneven(&s->to, global, d);
-		bool gathered = s->kind == STEP_ALL_GATHER && d == s->dim && layout_dim_split(&s->to, d) == 1;
-		bool cut = s->kind == STEP_SLICE && layout_dim_split(&s->from, d) == 1;   /* the runtime pads the last pieces */
-		if (moved && uneven && !gathered && !cut) {
+		bool whole_after = layout_dim_split(&s->to, d) == 1, whole_before = layout_dim_split(&s->from, d) == 1;
+		/* gathered whole (lower.c cuts the padding off after), or cut or
+		 * scattered from whole (the slice pads it: lower.c, repad) */
+		bool gathered = (s->kind == STEP_ALL_GATHER || s->kind == STEP_ALL_TO_ALL) && d == s->dim && whole_after;
+		bool scattered = ((s->kind == STEP_REDUCE_SCATTER && d == s->dim) ||
+		                  (s->kind == STEP_ALL_TO_ALL && d == s->dim2) || s->kind == STEP_SLICE) &&
+		                 whole_before;
+		if (moved && uneven && !gathered && !scattered) {
 			*dim = d;
 			return false;
 		}

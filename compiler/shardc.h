@@ -613,8 +613,9 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 double strategies_cost(const Module *m, const FlatGraph *f, const Strategies *s, const Cluster *c);
 /* price.c: an operator's candidate op-dim splits over device_num devices, the
  * batch-parallel default first, then by devices used (most first), then
- * splitting earlier op dims more; at most max. Returns the count. */
-int op_candidates(const OpDims *od, int64_t device_num, int64_t (*out)[MAX_OPDIMS], int max);
+ * splitting earlier op dims more; uneven splits where op_dim_takes allows
+ * them; at most max. Returns the count. */
+int op_candidates(const Node *node, const OpDims *od, int64_t device_num, int64_t (*out)[MAX_OPDIMS], int max);
 
 /* ---- strategy_file.c: --strategy-in ------------------------------------ */
 

@@ -22,12 +22,11 @@
  *     checks them) or its indices' dims;
  *   - Softmax, LogSoftmax and the cross-entropy split unevenly along their
  *     normalized axis, whose padding lowering masks (PadFill);
- *   - the collectives that move no uneven dim (an AllReduce completing
- *     partial sums, a gather of another dim), an AllGather making one whole
- *     (lowering then leaves the padding out), and a slice cutting a whole
- *     one (the runtime pads its last pieces with zeros).
- * Reductions along an uneven dim, normalizers over one, Reshape of an
- * uneven dim and redistributions that move one come later. */
+ *   - the redistributions redist_step_sound accepts: those that move no
+ *     uneven dim, gather one whole (lowering then leaves the padding out),
+ *     or cut or scatter one from whole (padded with zeros first); a move
+ *     between two uneven splits goes through whole (redistribute.c).
+ * Reductions along an uneven dim and normalizers over one come later. */
 #include "shardc.h"
 
 #include <stdlib.h>
@@ -256,10 +255,14 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 {
 	if (od->size[o] % split == 0)
 		return true;
-	if (od->size[o] < split || (od->reduced & (1u << o)))
+	if (od->size[o] < split)
 		return false;
 	if (od->normalized & (1u << o))   /* masked by lowering (mask_padding); a normalizer's mean is not */
 		return n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX || n->op == OP_SPARSE_SOFTMAX_CE;
+	if (n->op == OP_GATHER && od->in_dim[0][0] == o)   /* the table's rows: every id names a real one */
+		return true;
+	if (od->reduced & (1u << o))
+		return false;
 	switch (n->op) {
 	OP_CASES(UNARY_OPS)
 	OP_CASES(BINARY_OPS)

@@ -54,7 +54,7 @@ static double exhaustive(Searched *s, long *combos)
 		if (s->st.node[v].has_dims && !s->st.node[v].user) {
 			cr_assert_lt(nfree, 32);
 			cand[nfree] = malloc(sizeof(int64_t[MAX_OPDIMS]) * 256);
-			ncand[nfree] = op_candidates(s->st.node[v].od, s->st.device_num, cand[nfree], 256);
+			ncand[nfree] = op_candidates(&g->nodes[v], s->st.node[v].od, s->st.device_num, cand[nfree], 256);
 			free_ops[nfree++] = v;
 		}
 	int idx[32] = {0};
@@ -488,7 +488,7 @@ Test(search, scan_matches_naive, .timeout = 600)
 		for (int v = 0; v < g->nnodes; v++)   /* each operator a random one of its first candidates */
 			if (searchable(&x, v)) {
 				const OpDims *od = r->c.st.node[v].od;
-				int n = op_candidates(od, devices[t], split, 12);
+				int n = op_candidates(&g->nodes[v], od, devices[t], split, 12);
 				op_split_from_splits(od, split[lcg(&seed) % (uint64_t)n], devices[t], &cand[0]);
 				set_current(&x, v, &cand[0]);
 				x.decided[v] = true;
@@ -497,7 +497,7 @@ Test(search, scan_matches_naive, .timeout = 600)
 			if (!searchable(&x, v))
 				continue;
 			const OpDims *od = r->c.st.node[v].od;
-			int n = op_candidates(od, devices[t], split, 12);
+			int n = op_candidates(&g->nodes[v], od, devices[t], split, 12);
 			for (int round = 0; round < 3; round++) {
 				for (int i = 0; i < n; i++)
 					op_split_from_splits(od, split[i], devices[t], &cand[i]);
