@@ -31,7 +31,8 @@
 # Then wrong inputs: a missing file, a wrong shape, a wrong dtype, an
 # unknown name, a label outside the classes and, with --strict-inputs, an
 # input no file gives each give a message naming the input (and the label's
-# value and place) and a non-zero exit, within a time limit (no hang); an
+# value and place) and a non-zero exit, within a time limit (no hang), as
+# do an id and a label past GPT-2's vocabulary split unevenly, on 8 and 1; an
 # input left to its initializer without the flag, one warning naming it.
 # Last line: e2e: N passed, N failed.
 # Floats compare within npy_compare.py's rtol, 2e-3 unless the model has a
@@ -504,6 +505,24 @@ check_wrong "wrong dtype" "input 'x'" --input "x=$out/x_dtype.npy"
 check_wrong "unknown name" "no input named 'y'" --input "y=$out/x_ok.npy"
 check_wrong "label out of range" "input 'label': .* holds 10 at (11,), outside \[0, 10)" --input "label=$out/label_out.npy"
 check_wrong "bad --steps" "steps" --steps 0
+# GPT-2's vocabulary split unevenly (docs/language.md, Uneven splits): an id
+# past the table and a label past the classes stop the run on 8 ranks and on
+# one, naming the input, the place and the value.
+for n in 8 1; do
+	out=$tmp/wrong_vocab$n
+	mode=semi_auto_parallel
+	[ $n = 1 ] && mode=stand_alone
+	"$shardc" tests/e2e/gpt2_vocab50257.ir -o "$out" --parallel-mode $mode >/dev/null 2>&1 && (cd "$out" && make -s >/dev/null 2>&1)
+	"$py" -c 'import numpy as np, sys
+d = sys.argv[1]
+ids = np.zeros((2, 8), np.int32); ids[1, 5] = 50257
+np.save(d + "/ids_out.npy", ids)
+labels = np.zeros(16, np.int32); labels[9] = 60000
+np.save(d + "/labels_out.npy", labels)' "$out"
+	check_wrong "id out of range, $n ranks" "input 'ids': .* holds 50257 at (1, 5), outside \[0, 50257)" --input "ids=$out/ids_out.npy"
+	check_wrong "label out of range, $n ranks" "input 'labels': .* holds 60000 at (9,), outside \[0, 50257)" --input "labels=$out/labels_out.npy"
+done
+out=$tmp/wrong
 # --strict-inputs: an input no --input gives stops every rank with one message
 # naming it and its initializer; without the flag the run goes on, rank 0
 # warning once, naming it; with every input given, no warning, and it runs.
