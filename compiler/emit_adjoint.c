@@ -190,7 +190,10 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_printf(b, ", %d, ", x->type.rank);
 		tensor_arg(b, p, o->result);
 		sb_puts(b, ");");
-		if (f->op == OP_REDUCE_MEAN)
+		double scale;
+		if (f->op == OP_REDUCE_MEAN && uneven_mean(x, axes, na, &scale))   /* the whole's count, not the piece's */
+			sb_printf(b, "\n\t\tsc_scale(rt, %s, %s, %lld, %.17g);", dx, dx, (long long)n, scale);
+		else if (f->op == OP_REDUCE_MEAN)
 			sb_printf(b, "\n\t\tsc_scale(rt, %s, %s, %lld, 1.0 / %lld);", dx, dx, (long long)n, (long long)count);
 		return;
 	}

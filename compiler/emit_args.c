@@ -122,17 +122,18 @@ const char *redop_name(ReduceOp op)
 	return op == REDUCE_MAX_OP ? "SC_MAX" : op == REDUCE_MEAN_OP ? "SC_MEAN" : "SC_SUM";
 }
 
-/* Reduced axes, non-negative; all of them when none are named. */
-int reduce_axes(const Attrs *a, int rank, int64_t *axes)
+bool uneven_mean(const LValue *x, const int64_t *axes, int naxes, double *scale)
 {
-	if (!a->has_axis || a->naxes == 0) {
-		for (int d = 0; d < rank; d++)
-			axes[d] = d;
-		return rank;
+	double split = 1, whole = 1;
+	bool uneven = false;
+	for (int k = 0; k < naxes; k++) {
+		int d = (int)axes[k];
+		split *= (double)layout_dim_split(&x->layout, d);
+		whole *= (double)x->global[d];
+		uneven |= layout_uneven(&x->layout, x->global, d);
 	}
-	for (int k = 0; k < a->naxes; k++)
-		axes[k] = a->axes[k] < 0 ? a->axes[k] + rank : a->axes[k];
-	return a->naxes;
+	*scale = split / whole;
+	return uneven;
 }
 
 int64_t norm_axis(int64_t axis, int rank)

@@ -150,7 +150,6 @@ void emit_flash_attention(StrBuf *b, const Program *p, const LOp *f, const Attrs
                           const char *dy, const char *y);
 const char *redop_name(ReduceOp op);
 /* Reduced axes, non-negative; all of them when none are named. */
-int reduce_axes(const Attrs *a, int rank, int64_t *axes);
 int64_t norm_axis(int64_t axis, int rank);
 /* Numbers [k, k + n) of entry e: `T + pos` (array) or `T[pos]`, or the
  * numbers themselves where every rank has the same. */
@@ -167,6 +166,11 @@ void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a, const
  * entropy's (its first class) are the rank's, from the table. */
 void offset_arg(char *buf, size_t size, const Program *p, const LOp *o, const Attrs *a);
 void pad_args(StrBuf *b, const Program *p, int v, int dim);
+/* Whether a mean of x over axes reduces a dim split unevenly; *scale: what
+ * a local sum of x (its padding 0) is multiplied by for the rank's share of
+ * the whole's mean, which the ranks' partial means then average: the
+ * product of the axes' splits over that of their whole sizes. */
+bool uneven_mean(const LValue *x, const int64_t *axes, int naxes, double *scale);
 void emit_matmul_dims(const LOp *f, const Lowered *l, int64_t *m, int64_t *n, int64_t *k);
 /* `sc_matmul(rt, ` or, on half operands, `sc_matmul_half(rt, SC_BF16, `;
  * sc_batch_matmul likewise. */

@@ -230,3 +230,15 @@ void index_bound_text(StrBuf *b, const Graph *g, int user, int64_t bound)
 		sb_printf(b, "they are labels of %s %%%s, whose logits have %lld classes", op_info[n->op].name,
 		          g->values[n->result].name, (long long)bound);
 }
+
+int reduce_axes(const Attrs *a, int rank, int64_t *axes)
+{
+	if (!a->has_axis || a->naxes == 0) {
+		for (int d = 0; d < rank; d++)
+			axes[d] = d;
+		return rank;
+	}
+	for (int k = 0; k < a->naxes; k++)
+		axes[k] = a->axes[k] < 0 ? a->axes[k] + rank : a->axes[k];
+	return a->naxes;
+}

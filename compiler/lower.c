@@ -473,6 +473,47 @@ static const char *stat_name(Stats *s, const char *suffix)
 	return t;
 }
 
+/* v with its padding along dim set to `fill` (PadFill), a piece of flat node
+ * `node`: its layouts kept for the adjoint, which sets dy's padding to 0. */
+static int fill_padding(Lowering *x, int node, int v, int dim, double fill, const char *name, const char *why)
+{
+	TensorLayout *lay = arena_alloc(x->a, 2 * sizeof *lay);
+	lay[0] = lay[1] = x->l->values[v].layout;
+	Type t = lower_global_type(&x->l->values[v]);
+	int r = lower_value(x, name, &t, &lay[1]);
+	LOp *o = lower_op(x, OP_PAD_FILL, 1, why);
+	o->node = node;
+	o->in[0] = v;
+	o->result = r;
+	o->lay = lay;
+	o->a.has_axis = true;
+	o->a.naxes = 1;
+	o->a.axes[0] = dim;
+	o->a.fill = fill;
+	o->a.present = ATTR_BIT(ATTR_AXIS) | ATTR_BIT(ATTR_FILL);
+	return r;
+}
+
+/* v, read by a sum or mean over `axes` (naxes of them): its padding along
+ * each of them that is split unevenly made 0, so the sum counts only the
+ * whole's elements (a mean's divisor is the whole's count: emit_forward.c). */
+static int zero_padding(Lowering *x, int node, int v, const int64_t *axes, int naxes, const char *what)
+{
+	for (int k = 0; k < naxes; k++) {
+		const LValue *val = &x->l->values[v];
+		int d = (int)(axes[k] < 0 ? axes[k] + val->type.rank : axes[k]);
+		if (!layout_uneven(&val->layout, val->global, d))
+			continue;
+		StrBuf b = {0}, w = {0};
+		sb_printf(&b, "%s.masked", val->name);
+		sb_printf(&w, "%s: the padding of this rank's piece made 0", what);
+		v = fill_padding(x, node, v, d, 0, arena_strdup(x->a, b.data), arena_strdup(x->a, w.data));
+		sb_free(&b);
+		sb_free(&w);
+	}
+	return v;
+}
+
 /* x (the operator's input) with the padding of each unevenly split
  * normalized dim (docs/language.md, Uneven splits; in its layout) set to the lowest float:
  * it moves no maximum, its exponential is 0, and so is its softmax and its
@@ -586,6 +627,8 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 			mean.partial |= 1u << in.map[0][k];
 		mean.partial_op = REDUCE_MEAN_OP;
 		l->node_out[i] = mean;
+		r = zero_padding(x, s.node, r, (const int64_t[]){0}, 1,
+		                 stat_text(&s, "%s %%%s split unevenly along its rows: %s", "the rows' losses"));
 		int res = stat_piece(&s, OP_REDUCE_MEAN, 1, &r, yt, &mean, y, NULL);
 		o = &l->ops[l->nops - 1];
 		o->a.has_axis = true;
@@ -625,6 +668,8 @@ static void lower_node(Lowering *x, int i)
 		bool split = false;
 		for (int d = 0; d < ns->od->nod; d++)
 			split |= (ns->od->normalized & (1u << d)) && ns->split->split[d] > 1;
+		/* the cross-entropy's rows split unevenly: their mean leaves the padding out (lower_normalized) */
+		split |= n->op == OP_SPARSE_SOFTMAX_CE && ns->od->size[0] % ns->split->split[0] != 0;
 		if (split) {
 			int r = lower_normalized(x, i, ins, &out);
 			x->vmap[n->result] = r;
@@ -636,6 +681,14 @@ static void lower_node(Lowering *x, int i)
 			}
 			return;
 		}
+	}
+	if (n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN) {
+		int64_t axes[MAX_DIMS];
+		int na = reduce_axes(&n->a, l->values[ins[0]].type.rank, axes);
+		StrBuf w = {0};
+		sb_printf(&w, "%s %%%s split unevenly along a reduced dim", op_info[n->op].name, g->values[n->result].name);
+		ins[0] = zero_padding(x, i, ins[0], axes, na, arena_strdup(x->a, w.data));
+		sb_free(&w);
 	}
 	o = lower_op(x, n->op, n->nin, NULL);
 	o->node = i;

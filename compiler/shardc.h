@@ -249,6 +249,9 @@ typedef struct {
 	AttrMask present;        /* mask of ATTR_BIT(ATTR_x) written */
 } Attrs;
 
+/* A reduction's axes (axis attribute), non-negative; all rank of them when none are named. */
+int reduce_axes(const Attrs *a, int rank, int64_t *axes);
+
 /* Where a normalizer starts normalizing x and where gamma's dims start, as
  * the model says them (negative counts from the end): LayerNorm's
  * begin_norm_axis and begin_params_axis; a row without those attributes

@@ -21,12 +21,15 @@
  *   - Gather, its table's rows uneven (an id names a real row: the runtime
  *     checks them) or its indices' dims;
  *   - Softmax, LogSoftmax and the cross-entropy split unevenly along their
- *     normalized axis, whose padding lowering masks (PadFill);
+ *     normalized axis, whose padding lowering masks (PadFill), and
+ *     ReduceSum, ReduceMean and the cross-entropy's mean over its rows along
+ *     an uneven dim, whose padding lowering makes 0 (the mean's divisor the
+ *     whole's count: emit_forward.c);
  *   - the redistributions redist_step_sound accepts: those that move no
  *     uneven dim, gather one whole (lowering then leaves the padding out),
  *     or cut or scatter one from whole (padded with zeros first); a move
  *     between two uneven splits goes through whole (redistribute.c).
- * Reductions along an uneven dim and normalizers over one come later. */
+ * ReduceMax along an uneven dim and normalizers over one come later. */
 #include "shardc.h"
 
 #include <stdlib.h>
@@ -151,7 +154,7 @@ static void check_op(Uneven *u, int i)
 			for (int k = 0; k < o->a.naxes; k++) {
 				const LValue *x = &l->values[o->in[0]];
 				int d = (int)(o->a.axes[k] < 0 ? o->a.axes[k] + x->type.rank : o->a.axes[k]);
-				if (uneven(x, d)) {
+				if (uneven(x, d) && !zero_of(u, o->in[0])[d]) {   /* zeros: the rows' losses, masked (lower.c) */
 					refuse(u, i, o->in[0], d, "a mean over it (a LayerNorm's or RmsNorm's statistics, the "
 					                          "cross-entropy's over its rows) would count the padding; split it "
 					                          "evenly");
@@ -221,7 +224,8 @@ static void check_op(Uneven *u, int i)
 			refuse(u, i, v, d, "its gradient at the padding would not be finite; split it evenly");
 			return;
 		}
-		if ((od->reduced & (1u << k)) && (!matmul || !zero_od[k])) {
+		bool sums = matmul || o->op == OP_REDUCE_SUM || o->op == OP_REDUCE_MEAN;   /* their padding made 0: fine */
+		if ((od->reduced & (1u << k)) && (!sums || !zero_od[k])) {
 			refuse(u, i, v, d, matmul ? "the MatMul contracts it, which needs zeros in both operands' padding (a "
 			                            "Parameter's, or what maps zeros to zeros); split it evenly"
 			                          : "a reduction over it would count the padding; split it evenly");
@@ -261,6 +265,8 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 		return n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX || n->op == OP_SPARSE_SOFTMAX_CE;
 	if (n->op == OP_GATHER && od->in_dim[0][0] == o)   /* the table's rows: every id names a real one */
 		return true;
+	if (n->op == OP_SPARSE_SOFTMAX_CE || n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN)
+		return true;   /* the rows' losses, a sum's or a mean's operand: their padding made 0 (lower.c) */
 	if (od->reduced & (1u << o))
 		return false;
 	switch (n->op) {
