@@ -15,6 +15,8 @@
  *     (so an operand broadcast along the dim, summing dy, sums only the real
  *     part); but Log, Sqrt, Rsqrt and Div, whose derivative at a zero
  *     padding is infinite, are refused;
+ *   - FlashAttentionScore over its batch and heads, each computed alone (a
+ *     padded head's gradient is 0 as dy's is);
  *   - MatMul and BatchMatMul, whose contracted dim may be uneven when both
  *     operands hold zeros in its padding (Parameters, and what zeros map to
  *     zeros: tracked below);
@@ -172,6 +174,7 @@ static void check_op(Uneven *u, int i)
 	OP_CASES(BINARY_OPS)
 	case OP_BIAS_ADD: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:   /* over other dims */
+	case OP_FLASH_ATTENTION:   /* its batch and heads (rules.c keeps the rest whole): each computed alone */
 	OP_CASES(NORM_OPS)
 		break;
 	default:
@@ -275,7 +278,7 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 		return finite_slope(n->op);
 	case OP_BIAS_ADD: case OP_CAST: case OP_DROPOUT: case OP_SELECT: case OP_TRANSPOSE: case OP_MATMUL:
 	case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_REDUCE_SUM:
-	case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
+	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_FLASH_ATTENTION:
 	OP_CASES(NORM_OPS)
 		return true;
 	default:   /* the cross-entropy's rows (their mean), and the operators uneven.c refuses */
