@@ -130,11 +130,11 @@ static bool run_stage(Compilation *c, Stage s)
 	}
 	case STAGE_LOWER:
 		c->low = lower(m, c->flat, &c->st, &c->search.cluster);
-		return check_uneven(c->low, c->d);
+		return check_uneven(c->low, 0, c->d);
 	case STAGE_DIFFERENTIATE:
 		if (m->train)
 			differentiate(c->low);
-		return true;
+		return !m->train || check_uneven(c->low, c->low->nfwd, c->d);
 	case STAGE_RECOMPUTE:
 		if (m->train)
 			recompute(c->low);

@@ -810,26 +810,53 @@ static void plan_once(RedistCache *c, const TensorLayout *from, const TensorLayo
 }
 
 /* A plan that runs on uneven pieces where the cheapest does not (it would
- * move an uneven dim between two splits): the uneven dims gathered whole
- * (and partial results completed) first, then the plan from there, which
- * cuts them from whole. */
+ * move an uneven dim between two splits): partial results completed (an
+ * AllReduce), each uneven dim gathered whole in one AllGather over all its
+ * axes, then the cheapest plan from there, which cuts them from whole, or,
+ * when that is not sound either, everything gathered and one slice. */
 static void through_whole(RedistCache *c, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
                           int64_t elem_bytes, RedistPlan *plan)
 {
-	TensorLayout mid = *from;
-	mid.partial = 0;
-	for (int d = 0; d < mid.rank; d++)
-		if (layout_uneven(from, global, d))
-			mid.nmap[d] = 0;
-	RedistPlan first, then;
-	plan_once(c, from, &mid, global, elem_bytes, &first);
-	plan_once(c, &mid, to, global, elem_bytes, &then);
-	if (!redist_sound(&first, global) || !redist_sound(&then, global) || first.n + then.n > MAX_STEPS)
+	RedistPlan out = {0}, rest;
+	TensorLayout cur, next;
+	layout_normalize(from, &cur);
+	if (cur.partial) {
+		next = cur;
+		next.partial = 0;
+		int64_t n = 1;
+		for (int a = 0; a < cur.ndev; a++)
+			if (cur.partial & (1u << a))
+				n *= cur.dev[a];
+		push_step(&out, STEP_ALL_REDUCE, cur.partial_op, cur.partial, -1, -1, &cur, &next,
+		          redist_step_bytes(STEP_ALL_REDUCE, local_elems(&cur, global) * elem_bytes, n));
+		cur = next;
+	}
+	for (int d = 0; d < cur.rank; d++) {
+		if (!cur.nmap[d] || !layout_uneven(&cur, global, d))
+			continue;
+		uint32_t axes = 0;
+		int64_t n = 1;
+		for (int k = 0; k < cur.nmap[d]; k++) {
+			axes |= 1u << cur.map[d][k];
+			n *= cur.dev[cur.map[d][k]];
+		}
+		next = cur;
+		next.nmap[d] = 0;
+		push_step(&out, STEP_ALL_GATHER, REDUCE_SUM_OP, axes, d, -1, &cur, &next,
+		          redist_step_bytes(STEP_ALL_GATHER, local_elems(&cur, global) * elem_bytes, n));
+		cur = next;
+	}
+	plan_once(c, &cur, to, global, elem_bytes, &rest);
+	if (!redist_sound(&rest, global)) {
+		memset(&rest, 0, sizeof rest);
+		fallback(&cur, to, global, elem_bytes, &rest);
+	}
+	if (!redist_sound(&out, global) || !redist_sound(&rest, global) || out.n + rest.n > MAX_STEPS)
 		return;   /* left as it was: uneven.c refuses it */
-	*plan = first;
-	for (int k = 0; k < then.n; k++)
-		plan->step[plan->n++] = then.step[k];
-	plan->bytes += then.bytes;
+	for (int k = 0; k < rest.n; k++)
+		out.step[out.n++] = rest.step[k];
+	out.bytes += rest.bytes;
+	*plan = out;
 }
 
 void redist_plan_kept(RedistCache *c, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
@@ -846,13 +873,27 @@ void redist_plan(const TensorLayout *from, const TensorLayout *to, const int64_t
 	redist_plan_kept(NULL, from, to, global, elem_bytes, plan);
 }
 
+/* Whether dim d's pieces lie on other ranks after the step: another split,
+ * or the same one over other axes (a slice may renumber them). */
+static bool dim_moves(const TensorLayout *from, const TensorLayout *to, int d)
+{
+	if (layout_dim_split(from, d) != layout_dim_split(to, d))
+		return true;
+	TensorLayout a, b;
+	if (!layout_common_matrix(from, to, &a, &b))
+		return true;
+	layout_canonical(&a, &a);
+	layout_canonical(&b, &b);
+	return a.ndev != b.ndev || memcmp(a.dev, b.dev, sizeof a.dev) != 0 || a.nmap[d] != b.nmap[d] ||
+	       memcmp(a.map[d], b.map[d], sizeof a.map[d]) != 0;
+}
+
 bool redist_step_sound(const RedistStep *s, const int64_t *global, int *dim)
 {
 	if (s->kind == STEP_ALL_REDUCE)   /* elementwise over pieces of one shape */
 		return true;
 	for (int d = 0; d < s->from.rank; d++) {
-		bool moved = layout_dim_split(&s->from, d) != layout_dim_split(&s->to, d) || d == s->dim ||
-		             (s->kind == STEP_ALL_TO_ALL && d == s->dim2);
+		bool moved = d == s->dim || (s->kind == STEP_ALL_TO_ALL && d == s->dim2) || dim_moves(&s->from, &s->to, d);
 		bool uneven = layout_uneven(&s->from, global, d) || layout_uneven(&s->to, global, d);
 		bool whole_after = layout_dim_split(&s->to, d) == 1, whole_before = layout_dim_split(&s->from, d) == 1;
 		/* gathered whole (lower.c cuts the padding off after), or cut or

@@ -725,10 +725,12 @@ typedef struct {
 
 /* ---- uneven.c: where a split that does not divide its dim is sound ------ */
 
-/* Requires a lowered forward program. False, with an error at each operator
- * an uneven split of which would count its padding or let a gradient reach
- * it (see uneven.c), saying which split would work. */
-bool check_uneven(const Lowered *l, Diag *d);
+/* Requires a lowered program. False, with an error at the first operator
+ * from ops[from] on an uneven split of which would count its padding or let
+ * a gradient reach it (see uneven.c), saying which split would work: the
+ * forward program after lowering (from 0), the backward pass's
+ * redistributions after differentiation (from nfwd). */
+bool check_uneven(const Lowered *l, int from, Diag *d);
 /* Whether op dim o of node n may be cut into `split` slices: evenly, or
  * unevenly where uneven.c accepts that for every operator of its kind (the
  * search proposes uneven splits only there). */

@@ -286,15 +286,15 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 	}
 }
 
-bool check_uneven(const Lowered *l, Diag *d)
+bool check_uneven(const Lowered *l, int from, Diag *d)
 {
 	Uneven u = {l, d, xcalloc((size_t)(l->nvalues ? l->nvalues : 1) * MAX_DIMS, sizeof(bool)), 0};
 	for (int v = 0; v < l->nparams; v++)   /* initialized and read with zeros in their padding (runtime) */
 		memset(zero_of(&u, v), true, sizeof(bool) * MAX_DIMS);
-	for (int i = 0; i < l->nfwd && !u.bad; i++) {
+	for (int i = from; i < l->nops && !u.bad; i++) {
 		if (l->ops[i].step)
 			check_step(&u, i);
-		else
+		else if (i < l->nfwd)   /* the backward pass: its operators' adjoints keep the padding's gradient 0 */
 			check_op(&u, i);
 	}
 	free(u.zero);
