@@ -292,6 +292,7 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case ATTR_TRANSPOSE_A: a->transpose_a = v->i; break;
 	case ATTR_TRANSPOSE_B: a->transpose_b = v->i; break;
 	case ATTR_KEEP_DIMS: a->keep_dims = v->i; break;
+	case ATTR_PAD: a->pad = v->i; break;
 	case ATTR_AXIS:
 		a->has_axis = true;
 		if (v->kind == LIT_INT) {
@@ -638,7 +639,7 @@ static void check_graph_names(Checker *c, Graph *g)
 			const char *names[OP_COUNT];
 			int nnames = 0;
 			for (int k = 0; k < OP_COUNT; k++)
-				if (!op_is_internal((OpKind)k))
+				if (!op_is_fused((OpKind)k))
 					names[nnames++] = op_info[k].name;
 			ERR(c, n->op_span, "unknown operator '%s'%s", n->op_name, DID_YOU_MEAN(n->op_name, names, nnames));
 			continue;

@@ -41,6 +41,7 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_TRANSPOSE_A: sb_puts(b, a->transpose_a ? "true" : "false"); break;
 		case ATTR_TRANSPOSE_B: sb_puts(b, a->transpose_b ? "true" : "false"); break;
 		case ATTR_KEEP_DIMS: sb_puts(b, a->keep_dims ? "true" : "false"); break;
+		case ATTR_PAD: sb_puts(b, a->pad ? "true" : "false"); break;
 		case ATTR_AXIS:
 			if (a->axis_is_tuple)
 				ints_print(b, a->axes, a->naxes);
@@ -335,7 +336,7 @@ static void fusion_mark(StrBuf *b, const Lowered *l, int i, bool clause)
 		          lead, l->values[l->fusion[i].fold == FOLD_READ ? o->result : o->in[0]].name);
 		break;
 	case OP_BATCH_MATMUL_STRIDED: case OP_NORM_GRAD: case OP_FLASH_ATTENTION_GRAD:   /* no mark: the operators around say it */
-	OP_CASES(OP_TABLE) OP_CASES(LOWERED_OPS)                  /* the language's and lowering's: nothing fused */
+	OP_CASES(OP_TABLE)                                        /* the language's: nothing fused */
 	case OP_COUNT:
 		break;
 	}

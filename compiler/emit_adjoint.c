@@ -125,7 +125,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		return;
 	case OP_PAD_FILL:   /* dy, its padding 0 */
 		sb_printf(b, "sc_fill_pad(rt, %s, %s, %s, ", dy, dx, sc_dtype_name(dxv->type.dtype));
-		pad_args(b, p, f->result, (int)fa->axes[0]);
+		pad_args(b, p, f->result, pad_axis(fa, dxv->type.rank));
 		sb_puts(b, ", 0);");
 		return;
 	case OP_SELECT:   /* x's: cond ? dy : 0; y's: cond ? 0 : dy (the condition has none) */

@@ -122,6 +122,12 @@ const char *redop_name(ReduceOp op)
 	return op == REDUCE_MAX_OP ? "SC_MAX" : op == REDUCE_MEAN_OP ? "SC_MEAN" : "SC_SUM";
 }
 
+int pad_axis(const Attrs *a, int rank)
+{
+	int64_t axis = a->has_axis && a->naxes ? a->axes[0] : -1;
+	return (int)(axis < 0 ? axis + rank : axis);
+}
+
 bool uneven_mean(const LValue *x, const int64_t *axes, int naxes, double *scale)
 {
 	double split = 1, whole = 1;
@@ -224,7 +230,7 @@ void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a, const
 		begin[d] = d < a->nbegin ? a->begin[d] : 0;
 		end[d] = d < a->nend ? a->end[d] : x->type.dims[d];
 		strides[d] = d < a->nstrides ? a->strides[d] : 1;
-		if (end[d] > x->type.dims[d])   /* numpy's clamp, as shape.c infers it: the runtime pads past the end */
+		if (end[d] > x->type.dims[d] && !a->pad)   /* numpy's clamp, as shape.c infers it: the runtime pads */
 			end[d] = x->type.dims[d];
 	}
 	dims_lit(b, begin, x->type.rank);

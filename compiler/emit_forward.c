@@ -201,8 +201,8 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		break;
 	case OP_PAD_FILL:   /* x, the padding of the rank's piece along axis set to fill (lower.c) */
 		sb_printf(b, "sc_fill_pad(rt, %s, %s, %s, ", x0, y, sc_dtype_name(yv->type.dtype));
-		pad_args(b, p, o->result, (int)a->axes[0]);
-		sb_printf(b, ", %.17g);", a->fill);
+		pad_args(b, p, o->result, pad_axis(a, yv->type.rank));
+		sb_printf(b, ", %.17g);", (a->present & ATTR_BIT(ATTR_FILL)) ? a->fill : 0.0);
 		break;
 	case OP_SELECT:   /* cond ? x : y, one shape */
 		sb_printf(b, "sc_select(rt, %s, %s, %s, %s, %lld);", x0, x1, p->cname[o->in[2]], y, (long long)numel(yv));

@@ -166,6 +166,7 @@ void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a, const
  * entropy's (its first class) are the rank's, from the table. */
 void offset_arg(char *buf, size_t size, const Program *p, const LOp *o, const Attrs *a);
 void pad_args(StrBuf *b, const Program *p, int v, int dim);
+int pad_axis(const Attrs *a, int rank);   /* PadFill's axis, non-negative (the last by default) */
 /* Whether a mean of x over axes reduces a dim split unevenly; *scale: what
  * a local sum of x (its padding 0) is multiplied by for the rank's share of
  * the whole's mean, which the ranks' partial means then average: the

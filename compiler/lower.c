@@ -112,8 +112,9 @@ static int repad(Lowering *x, int v, const Type *gt, const char *user, const cha
 		a->begin[d] = 0;
 		a->end[d] = y->type.dims[d];
 		a->strides[d] = 1;
+		a->pad |= a->end[d] > x->l->values[v].type.dims[d];
 	}
-	a->present = ATTR_BIT(ATTR_BEGIN) | ATTR_BIT(ATTR_END) | ATTR_BIT(ATTR_STRIDES);
+	a->present = ATTR_BIT(ATTR_BEGIN) | ATTR_BIT(ATTR_END) | ATTR_BIT(ATTR_STRIDES) | (a->pad ? ATTR_BIT(ATTR_PAD) : 0);
 	return o->result;
 }
 
@@ -899,7 +900,12 @@ void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a,
 		a->group = members;
 		a->ngroup = layout_group(&op->step->from, rank, op->step->axes, members);
 	} else if (op->step) {
-		redist_slice_bounds(op->step, rank, l->values[op->in[0]].global, a->begin, a->end);
+		const LValue *x = &l->values[op->in[0]];
+		redist_slice_bounds(op->step, rank, x->global, a->begin, a->end);
+		for (int d = 0; d < x->type.rank; d++)   /* a whole dim cut unevenly: the last pieces padded */
+			a->pad |= a->end[d] > x->type.dims[d];
+		if (a->pad)
+			a->present |= ATTR_BIT(ATTR_PAD);
 	}
 	if (op_is_constant(op->op)) {   /* a computed constant: the rank's piece of the whole, [begin, end) */
 		const LValue *y = &l->values[op->result];

@@ -611,7 +611,7 @@ char *ops_list(bool json)
 	if (json) {
 		json_t *root = json_array();
 		for (int k = 0; k < OP_COUNT; k++)
-			if (!op_is_internal((OpKind)k))   /* the language's operators; lowering's and fuse.c's kinds are no user's */
+			if (!op_is_fused((OpKind)k))   /* the language's operators; fuse.c's kinds are no user's */
 				push(root, op_row_json(&op_info[k]));
 		return finish(root);
 	}
@@ -619,7 +619,7 @@ char *ops_list(bool json)
 	sb_printf(&b, "%-36s %-6s %-9s %-4s %-4s %-9s %-9s %-12s %-6s %s\n", "operator", "inputs", "precision", "grad",
 	          "view", "shape", "rule", "kernel", "nograd", "attributes");
 	for (int k = 0; k < OP_COUNT; k++) {
-		if (op_is_internal((OpKind)k))
+		if (op_is_fused((OpKind)k))
 			continue;
 		const OpInfo *o = &op_info[k];
 		char in[16], ng[32] = "-";

@@ -55,6 +55,7 @@
 	ATTR(BEGIN, "begin", AK_INTS)                          \
 	ATTR(END, "end", AK_INTS)                              \
 	ATTR(STRIDES, "strides", AK_INTS)                      \
+	ATTR(PAD, "pad", AK_BOOL)                              \
 	ATTR(REDUCE_OP, "op", AK_REDUCE_OP)                    \
 	ATTR(GROUP, "group", AK_INTS)                          \
 	ATTR(SPLIT_AXIS, "split_axis", AK_INT)                 \
@@ -129,6 +130,7 @@
 	UNARY_OPS(OP)                                                                                                                      \
 	OP(DROPOUT, "Dropout", 1, 1, A(KEEP_PROB), SH_FLOAT, R_ELEMWISE, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                \
 	OP(SELECT, "Select", 3, 3, 0, SH_OWN, R_ELEMWISE, OWN, GR_X, 1u << 0, PREC_FOLLOW, V_COPY)                                         \
+	OP(PAD_FILL, "PadFill", 1, 1, A(AXIS) | A(FILL), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                         \
 	OP(ROTARY, "RotaryPositionEmbedding", 3, 3, A(MODE), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_LOW, V_COPY)                                \
 	OP(FLASH_ATTENTION, "FlashAttentionScore", 3, 4, A_FLASH, SH_OWN, R_OWN, OWN, GR_XY, 1u << 3, PREC_F32, V_COPY)                    \
 	OP(SOFTMAX, "Softmax", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_Y, 0, PREC_F32, V_COPY)                                               \
@@ -143,7 +145,7 @@
 	NORM_OPS(OP)                                                                                                                       \
 	OP(CONCAT, "Concat", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                          \
 	OP(CAST, "Cast", 1, 1, A(DTYPE), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                                           \
-	OP(STRIDED_SLICE, "StridedSlice", 1, 1, A_SLICE, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                              \
+	OP(STRIDED_SLICE, "StridedSlice", 1, 1, A_SLICE | A(PAD), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                              \
 	OP(SPLIT, "Split", 1, 1, A(AXIS) | A(OUTPUT_NUM) | A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \
 	OP(ARANGE, "Arange", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(START) | A(STOP) | A(STEP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)              \
 	OP(CAUSAL_MASK, "CausalMask", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(FILL), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \
@@ -189,18 +191,8 @@
 	OP(FLASH_ATTENTION_GRAD, "FlashAttentionGrad", 1, 1, A_FLASH, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)   \
 	OP(FUSED, "Fused", 0, -1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)
 
-/* What lowering (lower.c) makes, no operator of the language either
- * (op_is_internal):
- *   PAD_FILL  x with the padding of an unevenly split dim (docs/language.md,
- *             Uneven splits) set to `fill`: axis the dim; its adjoint sets
- *             dy's padding to 0. Before a reduction along the dim: -inf under
- *             a softmax's maximum and exponentials, so the padding counts for
- *             nothing. */
-#define LOWERED_OPS(OP) \
-	OP(PAD_FILL, "PadFill", 1, 1, A(AXIS) | A(FILL), SH_SAME, R_ELEMWISE, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)
-
-/* Every operator: the language's (OP_TABLE), lowering's, then fuse.c's. */
-#define ALL_OPS(OP) OP_TABLE(OP) LOWERED_OPS(OP) FUSED_OPS(OP)
+/* Every operator: the language's (OP_TABLE), then fuse.c's. */
+#define ALL_OPS(OP) OP_TABLE(OP) FUSED_OPS(OP)
 
 /* `case OP_X:` for every row of a sub-table: OP_CASES(UNARY_OPS). */
 #define OP_CASE(e, ...) case OP_##e:

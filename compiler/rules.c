@@ -151,7 +151,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	}
 	switch (n->op) {
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
-	case OP_CAST: case OP_SELECT: case OP_DROPOUT: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM:
+	case OP_CAST: case OP_SELECT: case OP_DROPOUT: case OP_PAD_FILL: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM:
 	case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
 		die("%s has its rule class", op_info[n->op].name);
 	case OP_MSE_LOSS: case OP_L1_LOSS:
@@ -334,8 +334,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	case OP_RESHAPE: case OP_CALL:
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
 		return false;   /* no op dims */
-	OP_CASES(LOWERED_OPS)
-	OP_CASES(FUSED_OPS)   /* made by lowering and after it (fuse.c) */
+	OP_CASES(FUSED_OPS)   /* made after lowering (fuse.c) */
 	case OP_COUNT:
 		die("op_dims of an unknown or fused operator");
 	}

@@ -271,8 +271,8 @@ static bool infer_strided_slice(Infer *x, const Type *in, Type *out)
 		}
 		b = b < 0 ? b + d : b;
 		e = e < 0 ? e + d : e;
-		b = b < 0 ? 0 : b > d ? d : b;
-		e = e < 0 ? 0 : e > d ? d : e;
+		b = b < 0 ? 0 : b > d && !a->pad ? d : b;
+		e = e < 0 ? 0 : e > d && !a->pad ? d : e;   /* pad: past the end is zeros, not cut off */
 		if (e <= b) {
 			ERR(x, x->n->attr_lit->span, "StridedSlice: dim %d of %s would be empty (begin %lld, end %lld)", i,
 			    DIMS(in), (long long)a->begin[i], (long long)a->end[i]);
@@ -607,12 +607,11 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 		return true;
 	}
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
-	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_ROTARY: case OP_FLASH_ATTENTION: case OP_DROPOUT: case OP_SOFTMAX:
+	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_ROTARY: case OP_FLASH_ATTENTION: case OP_DROPOUT: case OP_SOFTMAX: case OP_PAD_FILL:
 	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
 	case OP_FLATTEN: case OP_GATHER: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
 	case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
-	OP_CASES(LOWERED_OPS)
 	OP_CASES(FUSED_OPS)
 		break;
 	}
@@ -690,6 +689,20 @@ static bool infer_node(Infer *x, Type *out)
 	}
 	case OP_SELECT:
 		return infer_select(x, out);
+	case OP_PAD_FILL: {   /* x as it is; its one axis in range */
+		int64_t axis = n->a.has_axis && n->a.naxes ? n->a.axes[0] : -1;
+		if (n->a.axis_is_tuple && n->a.naxes != 1) {
+			ERR(x, n->attr_lit->span, "PadFill takes one axis");
+			return false;
+		}
+		if (a->rank < 1 || axis < -a->rank || axis >= a->rank) {
+			ERR(x, n->attr_lit ? n->attr_lit->span : x->n->op_span, "PadFill: axis %lld is outside x's %d dims %s",
+			    (long long)axis, a->rank, DIMS(a));
+			return false;
+		}
+		*out = *a;
+		return true;
+	}
 	case OP_ROTARY:
 		return infer_rotary(x, out);
 	case OP_FLASH_ATTENTION:
@@ -806,7 +819,6 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_comm(x, a, out);
 	case OP_CALL:
 		return infer_call(x, out);
-	OP_CASES(LOWERED_OPS)
 	OP_CASES(FUSED_OPS)   /* no name in the language (op_from_name) */
 	case OP_COUNT:
 		break;

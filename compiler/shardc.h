@@ -150,7 +150,6 @@ extern const OpInfo op_info[OP_COUNT];
 extern const AttrInfo attr_info[ATTR_COUNT];
 bool op_from_name(const char *s, OpKind *out);   /* the language's operators: never a fused one */
 bool op_is_fused(OpKind k);      /* a row of FUSED_OPS: made by fuse.c alone */
-bool op_is_internal(OpKind k);   /* FUSED_OPS or LOWERED_OPS: no operator of the language */
 bool op_is_comm(OpKind k);       /* AllReduce, AllGather, ReduceScatter, AllToAll */
 bool op_is_unary(OpKind k);      /* a row of UNARY_OPS */
 bool op_is_binary(OpKind k);     /* a row of BINARY_OPS */
@@ -213,6 +212,7 @@ typedef struct {
 /* Decoded attributes; only the ones of the node's operator are meaningful. */
 typedef struct {
 	bool transpose_a, transpose_b, keep_dims;
+	bool pad;                /* StridedSlice: an end past x's reads zeros there (an uneven split's last pieces) */
 	bool recompute;          /* recompute: true (recompute.c) */
 	bool has_axis;
 	int naxes;               /* axis given as an int: 1 entry, axis_is_tuple false */

@@ -137,7 +137,7 @@ static bool finite_slope(OpKind op)
 
 static bool maps_zero(OpKind op)
 {
-	return op != OP_EXP && op != OP_SIGMOID && op != OP_PAD_FILL;
+	return op != OP_EXP && op != OP_SIGMOID;
 }
 
 static void check_op(Uneven *u, int i)
@@ -175,9 +175,15 @@ static void check_op(Uneven *u, int i)
 	case OP_BIAS_ADD: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:   /* over other dims */
 	case OP_FLASH_ATTENTION:   /* its batch and heads (rules.c keeps the rest whole): each computed alone */
+	case OP_PAD_FILL:
 	OP_CASES(NORM_OPS)
 		break;
-	default:
+	case OP_RESHAPE: case OP_FLATTEN:   /* a dim kept as it is keeps its split (carry_reshape): a copy */
+		return;
+	case OP_ROTARY: case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK:
+	case OP_ROPE_COS: case OP_ROPE_SIN: case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL:
+	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL: OP_CASES(FUSED_OPS)
+	case OP_COUNT:   /* the cross-entropy whole: its uneven splits are lowered as pieces (lower_normalized) */
 		for (int d = 0; d < y->type.rank; d++)
 			if (uneven(y, d)) {
 				refuse(u, i, o->result, d, "this operator takes no uneven split yet; split it evenly");
@@ -256,6 +262,10 @@ static void check_op(Uneven *u, int i)
 		bool product = matmul || o->op == OP_MUL;
 		zr[d] = o->op != OP_GATHER && maps_zero(o->op) && (product ? either : all);
 	}
+	if (o->op == OP_PAD_FILL) {   /* its axis's padding is its fill */
+		int64_t axis = o->a.has_axis && o->a.naxes ? o->a.axes[0] : -1;
+		zr[axis < 0 ? axis + y->type.rank : axis] = !(o->a.present & ATTR_BIT(ATTR_FILL)) || o->a.fill == 0;
+	}
 }
 
 bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
@@ -278,12 +288,16 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 		return finite_slope(n->op);
 	case OP_BIAS_ADD: case OP_CAST: case OP_DROPOUT: case OP_SELECT: case OP_TRANSPOSE: case OP_MATMUL:
 	case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_REDUCE_SUM:
-	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_FLASH_ATTENTION:
+	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_FLASH_ATTENTION: case OP_PAD_FILL:
 	OP_CASES(NORM_OPS)
 		return true;
-	default:   /* the cross-entropy's rows (their mean), and the operators uneven.c refuses */
+	case OP_ROTARY: case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK:
+	case OP_ROPE_COS: case OP_ROPE_SIN: case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL:
+	case OP_RESHAPE: case OP_FLATTEN: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER:
+	case OP_ALL_TO_ALL: OP_CASES(FUSED_OPS) case OP_COUNT:   /* the operators check_op refuses */
 		return false;
 	}
+	return false;   /* not an operator */
 }
 
 bool check_uneven(const Lowered *l, int from, Diag *d)

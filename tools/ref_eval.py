@@ -1334,14 +1334,25 @@ def slices(x, at):
     return tuple(out)
 
 
+def padded(x, at):
+    """x with zeros past its end up to the slice's end where `pad` is set (StridedSlice's pad)."""
+    if not at.get("pad"):
+        return x
+    ends = at.get("end", [])
+    widths = [(0, max(0, e - n)) for e, n in zip(ends, x.shape)]
+    return np.pad(x, widths)
+
+
 def fwd_strided_slice(ins, at):
-    return ins[0][slices(ins[0], at)]
+    x = padded(ins[0], at)
+    return x[slices(x, at)]
 
 
 def bwd_strided_slice(g, ins, at):
-    dx = np.zeros(ins[0].shape)
-    dx[slices(ins[0], at)] = g
-    return [dx]
+    x = padded(ins[0], at)
+    dx = np.zeros(x.shape)
+    dx[slices(x, at)] = g
+    return [dx[tuple(slice(0, n) for n in ins[0].shape)]]
 
 
 def split_piece(x, at):
@@ -1544,6 +1555,7 @@ OPS = {
     "SiLU": (fwd_silu, bwd_silu, 1, 1),
     "Square": (fwd_square, bwd_square, 1, 1),
     "Select": (fwd_select, bwd_select, 3, 3),
+    "PadFill": (fwd_identity, bwd_identity, 1, 1),   # a whole tensor has no padding
     "RotaryPositionEmbedding": (fwd_rotary, bwd_rotary, 3, 3),
     "Dropout": (fwd_none, bwd_none, 1, 1),           # dropout(): its mask needs the step and its name
     "FlashAttentionScore": (fwd_flash_attention, bwd_flash_attention, 3, 4),

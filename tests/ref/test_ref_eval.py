@@ -565,6 +565,10 @@ class Gradients(unittest.TestCase):
         c = rng(3).normal(size=(3, 4)) > 0
         self.check("Select", [c, rng(1).normal(size=(3, 4)), rng(2).normal(size=(3, 4))], wrt=[1, 2])
 
+    def test_pad_fill(self):
+        # the identity on a whole tensor (no padding), and its gradient dy
+        self.check("PadFill", [rng(5).normal(size=(3, 4))], {"axis": 1, "fill": -1e30})
+
     def test_split(self):
         self.check("Split", [rng(3).normal(size=(2, 6))], {"axis": 1, "output_num": 3, "index": 1})
         self.check("Split", [rng(4).normal(size=(4, 2, 3))], {"axis": 0, "output_num": 2, "index": 0})
@@ -606,6 +610,12 @@ class Gradients(unittest.TestCase):
         self.check("Flatten", [x])
         self.check("Concat", [x, rng(2).normal(size=(2, 1, 4))], {"axis": 1})
         self.check("StridedSlice", [x], {"begin": (1, 0, -4), "end": (2, 3, 4), "strides": (1, 2, 3)})
+        # pad: past the end reads 0 (an uneven split's last piece), its gradient dropped
+        self.check("StridedSlice", [x], {"begin": (1, 0, 2), "end": (3, 3, 6), "strides": (1, 1, 1), "pad": True})
+        want = np.zeros((2, 3, 4))
+        want[0, :, :2] = x[1, :, 2:]
+        np.testing.assert_array_equal(R.OPS["StridedSlice"][0]([x], {"begin": (1, 0, 2), "end": (3, 3, 6),
+                                                                      "strides": (1, 1, 1), "pad": True}), want)
 
     def test_gather(self):
         t = rng(1).normal(size=(5, 3))
@@ -675,7 +685,7 @@ class Gradients(unittest.TestCase):
         groups = {"matmul": ["MatMul"], "batch_matmul": ["BatchMatMul"],
                   "binary": ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum"], "bias_add": ["BiasAdd"],
                   "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Rsqrt", "SiLU", "Square"],
-                  "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"],
+                  "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "pad_fill": ["PadFill"],
                   "softmax_family": ["Softmax", "LogSoftmax"], "reductions": ["ReduceSum", "ReduceMean", "ReduceMax"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "Concat", "StridedSlice"], "gather": ["Gather"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "rotary": ["RotaryPositionEmbedding"],
