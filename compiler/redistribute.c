@@ -737,24 +737,51 @@ static void trim(RedistCache *c, const Search *keep)
 	}
 }
 
-/* Always possible: complete, gather everything, slice what `to` wants. */
+/* Partial results completed in place: an AllReduce over the partial axes. */
+static void push_completion(RedistPlan *plan, TensorLayout *cur, const int64_t *global, int64_t elem_bytes)
+{
+	if (!cur->partial)
+		return;
+	TensorLayout next = *cur;
+	next.partial = 0;
+	int64_t n = 1;
+	for (int a = 0; a < cur->ndev; a++)
+		if (cur->partial & (1u << a))
+			n *= cur->dev[a];
+	push_step(plan, STEP_ALL_REDUCE, cur->partial_op, cur->partial, -1, -1, cur, &next,
+	          redist_step_bytes(STEP_ALL_REDUCE, local_elems(cur, global) * elem_bytes, n));
+	*cur = next;
+}
+
+/* Dim d gathered whole in one AllGather over all its axes: an uneven dim's
+ * pieces must come together at once (a part of its axes gathered would be
+ * pieces of another, uneven, length). */
+static void push_whole_gather(RedistPlan *plan, TensorLayout *cur, int d, const int64_t *global, int64_t elem_bytes)
+{
+	uint32_t axes = 0;
+	int64_t n = 1;
+	for (int k = 0; k < cur->nmap[d]; k++) {
+		axes |= 1u << cur->map[d][k];
+		n *= cur->dev[cur->map[d][k]];
+	}
+	TensorLayout next = *cur;
+	next.nmap[d] = 0;
+	push_step(plan, STEP_ALL_GATHER, REDUCE_SUM_OP, axes, d, -1, cur, &next,
+	          redist_step_bytes(STEP_ALL_GATHER, local_elems(cur, global) * elem_bytes, n));
+	*cur = next;
+}
+
+/* Always possible: complete, gather everything (an even dim an axis at a
+ * time, an uneven one at once), slice what `to` wants. */
 static void fallback(const TensorLayout *from, const TensorLayout *to, const int64_t *global, int64_t elem_bytes,
                      RedistPlan *plan)
 {
 	TensorLayout cur, next;
 	layout_normalize(from, &cur);
-	if (cur.partial) {
-		next = cur;
-		next.partial = 0;
-		int64_t n = 1;
-		for (int a = 0; a < cur.ndev; a++)
-			if (cur.partial & (1u << a))
-				n *= cur.dev[a];
-		push_step(plan, STEP_ALL_REDUCE, cur.partial_op, cur.partial, -1, -1, &cur, &next,
-		          redist_step_bytes(STEP_ALL_REDUCE, local_elems(&cur, global) * elem_bytes, n));
-		cur = next;
-	}
-	for (int d = 0; d < cur.rank; d++)
+	push_completion(plan, &cur, global, elem_bytes);
+	for (int d = 0; d < cur.rank; d++) {
+		if (cur.nmap[d] && layout_uneven(&cur, global, d))
+			push_whole_gather(plan, &cur, d, global, elem_bytes);
 		while (cur.nmap[d]) {
 			int a = cur.map[d][cur.nmap[d] - 1];
 			next = cur;
@@ -763,6 +790,7 @@ static void fallback(const TensorLayout *from, const TensorLayout *to, const int
 			          redist_step_bytes(STEP_ALL_GATHER, local_elems(&cur, global) * elem_bytes, cur.dev[a]));
 			cur = next;
 		}
+	}
 	layout_normalize(to, &next);
 	if (!layout_equal(&cur, &next))
 		push_step(plan, STEP_SLICE, REDUCE_SUM_OP, 0, -1, -1, &cur, &next, 0);
@@ -810,42 +838,19 @@ static void plan_once(RedistCache *c, const TensorLayout *from, const TensorLayo
 }
 
 /* A plan that runs on uneven pieces where the cheapest does not (it would
- * move an uneven dim between two splits): partial results completed (an
- * AllReduce), each uneven dim gathered whole in one AllGather over all its
- * axes, then the cheapest plan from there, which cuts them from whole, or,
- * when that is not sound either, everything gathered and one slice. */
+ * move an uneven dim between two splits): partial results completed, each
+ * uneven dim gathered whole, then the cheapest plan from there, which cuts
+ * them from whole, or, when that is not sound either, the fallback. */
 static void through_whole(RedistCache *c, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
                           int64_t elem_bytes, RedistPlan *plan)
 {
 	RedistPlan out = {0}, rest;
-	TensorLayout cur, next;
+	TensorLayout cur;
 	layout_normalize(from, &cur);
-	if (cur.partial) {
-		next = cur;
-		next.partial = 0;
-		int64_t n = 1;
-		for (int a = 0; a < cur.ndev; a++)
-			if (cur.partial & (1u << a))
-				n *= cur.dev[a];
-		push_step(&out, STEP_ALL_REDUCE, cur.partial_op, cur.partial, -1, -1, &cur, &next,
-		          redist_step_bytes(STEP_ALL_REDUCE, local_elems(&cur, global) * elem_bytes, n));
-		cur = next;
-	}
-	for (int d = 0; d < cur.rank; d++) {
-		if (!cur.nmap[d] || !layout_uneven(&cur, global, d))
-			continue;
-		uint32_t axes = 0;
-		int64_t n = 1;
-		for (int k = 0; k < cur.nmap[d]; k++) {
-			axes |= 1u << cur.map[d][k];
-			n *= cur.dev[cur.map[d][k]];
-		}
-		next = cur;
-		next.nmap[d] = 0;
-		push_step(&out, STEP_ALL_GATHER, REDUCE_SUM_OP, axes, d, -1, &cur, &next,
-		          redist_step_bytes(STEP_ALL_GATHER, local_elems(&cur, global) * elem_bytes, n));
-		cur = next;
-	}
+	push_completion(&out, &cur, global, elem_bytes);
+	for (int d = 0; d < cur.rank; d++)
+		if (cur.nmap[d] && layout_uneven(&cur, global, d))
+			push_whole_gather(&out, &cur, d, global, elem_bytes);
 	plan_once(c, &cur, to, global, elem_bytes, &rest);
 	if (!redist_sound(&rest, global)) {
 		memset(&rest, 0, sizeof rest);
