@@ -714,9 +714,9 @@ Compilation search_lowering(Search *x, Stage stop)
 	Compilation c = {.start = STAGE_LOWER, .stop = stop, .name = "", .m = (Module *)x->m,   /* read, not changed */
 	                 .flat = (FlatGraph *)x->f, .st = *x->st};
 	c.search.cluster = *cost_cluster(x->cm);
-	if (!x->plan(&c))
+	if (!x->plan(&c) && c.reached > STAGE_DIFFERENTIATE)
 		die("a plan the search priced did not lower");
-	return c;
+	return c;   /* c.status: uneven.c refused it (strategies the user fixed), c.low as far as it got */
 }
 
 double slab_memory(Search *x)
@@ -741,6 +741,13 @@ double slab_memory(Search *x)
 	for (int v = 0; v < g->nnodes; v++)
 		x->slab_plan[v] = x->st->node[v].split;
 	Compilation c = search_lowering(x, STAGE_PLAN);
+	if (c.status) {   /* refused (uneven.c): no figure, and nothing to save; the pipeline's lowering says why */
+		lowered_free(c.low);
+		for (int v = 0; v < g->nnodes; v++)
+			x->st->node[v].split = was[v];
+		free(was);
+		return x->slab = 0;
+	}
 	const Lowered *l = c.low;
 	double slab = (double)emit_slab_bytes(c.plan);
 	x->slab_again = 0;

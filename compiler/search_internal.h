@@ -185,7 +185,8 @@ int64_t product_of(const int64_t *s, int n);
 double slab_memory(Search *x);
 /* The current strategies through the pipeline's stages from lowering to
  * stop (x->plan), in a compilation of the search's own; its caller frees
- * what it made (emit_free, lowered_free). */
+ * what it made (emit_free, lowered_free). status is not 0 when uneven.c
+ * refused the plan (strategies the user fixed: the pipeline reports them). */
 Compilation search_lowering(Search *x, Stage stop);
 int cost_cmp(const void *pa, const void *pb, void *ctx);
 /* v's candidates other than its current strategy costing less than `bound`

@@ -5,7 +5,8 @@
  * Uneven splits). The padding must change nothing: no reduction may count
  * it, and no gradient may reach it, so that a Parameter's padding, zero from
  * its initializer or file, stays zero under every optimizer. This pass walks
- * the lowered forward program and accepts the operators for which that holds
+ * the lowered program (the forward operators, then the backward pass's
+ * redistributions) and accepts the operators for which that holds
  * by construction, refusing the rest at the operator with the split that
  * would work instead:
  *   - elementwise operators and Casts, Dropout (its mask drawn from the
@@ -74,6 +75,9 @@ static void refuse_in(Uneven *u, int i, int v, const TensorLayout *lay, int d, c
 {
 	const Lowered *l = u->l;
 	const LValue *x = &l->values[v];
+	u->bad++;
+	if (!u->d)   /* the search's own lowering: the plan is refused, the pipeline's says why */
+		return;
 	if (!lay)
 		lay = &x->layout;
 	int64_t split = layout_dim_split(lay, d), len = layout_piece_len(lay, x->global, d);
@@ -92,7 +96,6 @@ static void refuse_in(Uneven *u, int i, int v, const TensorLayout *lay, int d, c
 	           o->node >= 0 ? op_info[o->op].name : "a redistribution", d, x->name, (long long)x->global[d],
 	           (long long)split, (long long)len, what, adv.data);
 	sb_free(&adv);
-	u->bad++;
 }
 
 static void refuse(Uneven *u, int i, int v, int d, const char *what)
