@@ -495,10 +495,12 @@ static int fill_padding(Lowering *x, int node, int v, int dim, double fill, cons
 	return r;
 }
 
-/* v, read by a sum or mean over `axes` (naxes of them): its padding along
- * each of them that is split unevenly made 0, so the sum counts only the
- * whole's elements (a mean's divisor is the whole's count: emit_forward.c). */
-static int zero_padding(Lowering *x, int node, int v, const int64_t *axes, int naxes, const char *what)
+/* v, read by a sum, mean or maximum over `axes` (naxes of them): its
+ * padding along each of them that is split unevenly made `fill` (0 under a
+ * sum or mean, whose divisor is the whole's count: emit_forward.c; the
+ * lowest float under a maximum), so the reduction counts only the whole's
+ * elements. */
+static int fill_reduced(Lowering *x, int node, int v, const int64_t *axes, int naxes, double fill, const char *what)
 {
 	for (int k = 0; k < naxes; k++) {
 		const LValue *val = &x->l->values[v];
@@ -507,8 +509,8 @@ static int zero_padding(Lowering *x, int node, int v, const int64_t *axes, int n
 			continue;
 		StrBuf b = {0}, w = {0};
 		sb_printf(&b, "%s.masked", val->name);
-		sb_printf(&w, "%s: the padding of this rank's piece made 0", what);
-		v = fill_padding(x, node, v, d, 0, arena_strdup(x->a, b.data), arena_strdup(x->a, w.data));
+		sb_printf(&w, "%s: the padding of this rank's piece made %s", what, fill ? "the lowest float" : "0");
+		v = fill_padding(x, node, v, d, fill, arena_strdup(x->a, b.data), arena_strdup(x->a, w.data));
 		sb_free(&b);
 		sb_free(&w);
 	}
@@ -628,7 +630,7 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 			mean.partial |= 1u << in.map[0][k];
 		mean.partial_op = REDUCE_MEAN_OP;
 		l->node_out[i] = mean;
-		r = zero_padding(x, s.node, r, (const int64_t[]){0}, 1,
+		r = fill_reduced(x, s.node, r, (const int64_t[]){0}, 1, 0,
 		                 stat_text(&s, "%s %%%s split unevenly along its rows: %s", "the rows' losses"));
 		int res = stat_piece(&s, OP_REDUCE_MEAN, 1, &r, yt, &mean, y, NULL);
 		o = &l->ops[l->nops - 1];
@@ -683,12 +685,13 @@ static void lower_node(Lowering *x, int i)
 			return;
 		}
 	}
-	if (n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN) {
+	if (n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX) {
 		int64_t axes[MAX_DIMS];
 		int na = reduce_axes(&n->a, l->values[ins[0]].type.rank, axes);
 		StrBuf w = {0};
 		sb_printf(&w, "%s %%%s split unevenly along a reduced dim", op_info[n->op].name, g->values[n->result].name);
-		ins[0] = zero_padding(x, i, ins[0], axes, na, arena_strdup(x->a, w.data));
+		ins[0] = fill_reduced(x, i, ins[0], axes, na, n->op == OP_REDUCE_MAX ? -FLT_MAX : 0,
+		                      arena_strdup(x->a, w.data));
 		sb_free(&w);
 	}
 	o = lower_op(x, n->op, n->nin, NULL);

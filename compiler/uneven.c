@@ -25,16 +25,18 @@
  *     checks them) or its indices' dims;
  *   - Softmax, LogSoftmax and the cross-entropy split unevenly along their
  *     normalized axis, whose padding lowering masks (PadFill), and
- *     ReduceSum, ReduceMean and the cross-entropy's mean over its rows along
- *     an uneven dim, whose padding lowering makes 0 (the mean's divisor the
- *     whole's count: emit_forward.c);
+ *     ReduceSum, ReduceMean, ReduceMax and the cross-entropy's mean over its
+ *     rows along an uneven dim, whose padding lowering fills (0; the lowest
+ *     float under a maximum; the mean's divisor the whole's count:
+ *     emit_forward.c);
  *   - the redistributions redist_step_sound accepts: those that move no
  *     uneven dim, gather one whole (lowering then leaves the padding out),
  *     or cut or scatter one from whole (padded with zeros first); a move
  *     between two uneven splits goes through whole (redistribute.c).
- * ReduceMax along an uneven dim and normalizers over one come later. */
+ * Normalizers over an uneven dim come later. */
 #include "shardc.h"
 
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,7 +95,8 @@ static void refuse_in(Uneven *u, int i, int v, const TensorLayout *lay, int d, c
 	diag_error(u->d, l->m->src, op_span(u, i),
 	           "%s: dim %d of %%%s (size %lld) is split %lld ways unevenly (pieces of %lld, the last ending in "
 	           "padding), and %s%s",
-	           o->node >= 0 ? op_info[o->op].name : "a redistribution", d, x->name, (long long)x->global[d],
+	           o->node < 0 ? "a redistribution" : op_info[o->lay ? l->flat->g->nodes[o->node].op : o->op].name, d,
+	           x->name, (long long)x->global[d],
 	           (long long)split, (long long)len, what, adv.data);
 	sb_free(&adv);
 }
@@ -136,6 +139,18 @@ static void check_step(Uneven *u, int i)
 static bool finite_slope(OpKind op)
 {
 	return op != OP_LOG && op != OP_SQRT && op != OP_RSQRT && op != OP_DIV;
+}
+
+/* Whether v is a PadFill's result whose padding along d is the lowest
+ * float (lower.c, before a ReduceMax): no maximum sees it. */
+static bool masked_low(const Uneven *u, int i, int v, int d)
+{
+	for (int j = i - 1; j >= 0; j--) {
+		const LOp *o = &u->l->ops[j];
+		if (o->result == v)
+			return o->op == OP_PAD_FILL && o->a.has_axis && o->a.axes[0] == d && o->a.fill <= -FLT_MAX;
+	}
+	return false;
 }
 
 static bool maps_zero(OpKind op)
@@ -237,7 +252,8 @@ static void check_op(Uneven *u, int i)
 			return;
 		}
 		bool sums = matmul || o->op == OP_REDUCE_SUM || o->op == OP_REDUCE_MEAN;   /* their padding made 0: fine */
-		if ((od->reduced & (1u << k)) && (!sums || !zero_od[k])) {
+		bool masked = o->op == OP_REDUCE_MAX && masked_low(u, i, v, d);         /* the lowest float: fine */
+		if ((od->reduced & (1u << k)) && !(sums && zero_od[k]) && !masked) {
 			refuse(u, i, v, d, matmul ? "the MatMul contracts it, which needs zeros in both operands' padding (a "
 			                            "Parameter's, or what maps zeros to zeros); split it evenly"
 			                          : "a reduction over it would count the padding; split it evenly");
@@ -281,8 +297,8 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 		return n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX || n->op == OP_SPARSE_SOFTMAX_CE;
 	if (n->op == OP_GATHER && od->in_dim[0][0] == o)   /* the table's rows: every id names a real one */
 		return true;
-	if (n->op == OP_SPARSE_SOFTMAX_CE || n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN)
-		return true;   /* the rows' losses, a sum's or a mean's operand: their padding made 0 (lower.c) */
+	if (n->op == OP_SPARSE_SOFTMAX_CE || n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX)
+		return true;   /* the rows' losses, a reduction's operand: their padding filled (lower.c) */
 	if (od->reduced & (1u << o))
 		return false;
 	switch (n->op) {
