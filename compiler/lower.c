@@ -517,25 +517,26 @@ static int fill_reduced(Lowering *x, int node, int v, const int64_t *axes, int n
 	return v;
 }
 
-/* x (the operator's input) with the padding of each unevenly split
- * normalized dim (docs/language.md, Uneven splits; in its layout) set to the lowest float:
- * it moves no maximum, its exponential is 0, and so is its softmax and its
- * gradient. */
-static int mask_padding(Stats *s, int x, const TensorLayout *in)
+/* x (laid out `in`) with the padding of each unevenly split normalized dim
+ * (docs/language.md, Uneven splits) set to `fill`: the lowest float before a
+ * softmax's maximum (it moves none, its exponential is 0, and so is its
+ * softmax and its gradient), 0 before a normalizer's means. */
+static int mask_padding(Stats *s, int x, const TensorLayout *in, double fill)
 {
 	const LValue *v = &s->x->l->values[x];
 	for (int k = 0; k < s->naxis; k++) {
 		int d = s->axis[k];
 		if (!layout_uneven(in, v->global, d))
 			continue;
-		x = stat_piece(s, OP_PAD_FILL, 1, &x, &s->xt, in, stat_name(s, "masked"),
+		x = stat_piece(s, OP_PAD_FILL, 1, &x, &s->xt, in, stat_name(s, fill ? "masked" : "zeroed"),
 		               stat_text(s, "%s %%%s split unevenly along its normalized axis: %s",
-		                         "the padding of this rank's slice made the lowest float"));
+		                         fill ? "the padding of this rank's slice made the lowest float"
+		                              : "the padding of this rank's slice made 0"));
 		Attrs *a = &s->x->l->ops[s->x->l->nops - 1].a;
 		a->has_axis = true;
 		a->naxes = 1;
 		a->axes[0] = d;
-		a->fill = -FLT_MAX;
+		a->fill = fill;
 		a->present = ATTR_BIT(ATTR_AXIS) | ATTR_BIT(ATTR_FILL);
 		v = &s->x->l->values[x];
 	}
@@ -571,14 +572,20 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 	if (op_is_norm(n->op)) {   /* the rows' statistics, then a piece normalizing the slice */
 		int piece[5], nin = op_info[n->op].min_inputs, sq;
 		memcpy(piece, ins, sizeof(int) * (size_t)nin);   /* x, gamma, beta */
+		/* an uneven normalized dim: x and the squares zero in their padding, so the
+		 * means (divided by the whole's count) count only the whole's elements, and
+		 * the gradient reaching x's padding is 0 (PadFill's adjoint) */
+		piece[0] = x0 = mask_padding(&s, x0, &in, 0);
 		if (norm_centered(n->op)) {   /* the mean, and the variance as the centered values' mean square */
 			int mean = stat_reduce(&s, OP_REDUCE_MEAN, x0, "mean", "the row means");
 			int c = stat_piece(&s, OP_SUB, 2, (int[]){x0, mean}, &s.xt, &in, stat_name(&s, "centered"), NULL);
 			sq = stat_piece(&s, OP_SQUARE, 1, &c, &s.xt, &in, stat_name(&s, "squared"), NULL);
+			sq = mask_padding(&s, sq, &in, 0);
 			piece[nin++] = mean;
 			piece[nin++] = stat_reduce(&s, OP_REDUCE_MEAN, sq, "var", "the row variances");
 		} else {
 			sq = stat_piece(&s, OP_SQUARE, 1, &x0, &s.xt, &in, stat_name(&s, "squared"), NULL);
+			sq = mask_padding(&s, sq, &in, 0);
 			piece[nin++] = stat_reduce(&s, OP_REDUCE_MEAN, sq, "meansq", "the row mean squares");
 		}
 		int r = stat_piece(&s, n->op, nin, piece, yt, out, y, NULL);
@@ -589,7 +596,7 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 		memset(&o->a.out_strategy, 0, sizeof o->a.out_strategy);
 		return r;
 	}
-	x0 = mask_padding(&s, x0, &in);
+	x0 = mask_padding(&s, x0, &in, -FLT_MAX);
 	int m = stat_reduce(&s, OP_REDUCE_MAX, x0, "max", "the row maxima");
 	int z = stat_piece(&s, OP_SUB, 2, (int[]){x0, m}, &s.xt, &in, stat_name(&s, "shifted"), NULL);
 	l->ops[l->nops - 1].nograd = 1u << 1;

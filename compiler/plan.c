@@ -568,9 +568,12 @@ static void name_values(Program *p, Arena *arena)
 			sb_putc(&b, 'v');
 		for (const char *c = n; *c; c++)
 			sb_putc(&b, (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ? *c : '_');
+		bool group = b.data[0] == 'g' && b.data[1] && strspn(b.data + 1, "0123456789") == strlen(b.data + 1);
 		for (size_t r = 0; r < sizeof reserved / sizeof *reserved; r++)
 			if (!strcmp(b.data, reserved[r]))
 				sb_puts(&b, "_");
+		if (group)   /* the program's groups are g0, g1, ... (emit.c) */
+			sb_puts(&b, "_");
 		for (size_t r = 0; l->once && r < sizeof reserved_accumulate / sizeof *reserved_accumulate; r++)
 			if (!strcmp(b.data, reserved_accumulate[r]))
 				sb_puts(&b, "_");

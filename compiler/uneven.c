@@ -33,7 +33,8 @@
  *     uneven dim, gather one whole (lowering then leaves the padding out),
  *     or cut or scatter one from whole (padded with zeros first); a move
  *     between two uneven splits goes through whole (redistribute.c).
- * Normalizers over an uneven dim come later. */
+ * and LayerNorm and RmsNorm normalizing an uneven dim, whose x and squares
+ * lowering makes 0 in their padding before the means. */
 #include "shardc.h"
 
 #include <float.h>
@@ -293,8 +294,8 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 		return true;
 	if (od->size[o] < split)
 		return false;
-	if (od->normalized & (1u << o))   /* masked by lowering (mask_padding); a normalizer's mean is not */
-		return n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX || n->op == OP_SPARSE_SOFTMAX_CE;
+	if (od->normalized & (1u << o))   /* masked by lowering (mask_padding) */
+		return true;
 	if (n->op == OP_GATHER && od->in_dim[0][0] == o)   /* the table's rows: every id names a real one */
 		return true;
 	if (n->op == OP_SPARSE_SOFTMAX_CE || n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX)
