@@ -28,13 +28,12 @@
  *     ReduceSum, ReduceMean, ReduceMax and the cross-entropy's mean over its
  *     rows along an uneven dim, whose padding lowering fills (0; the lowest
  *     float under a maximum; the mean's divisor the whole's count:
- *     emit_forward.c);
+ *     emit_forward.c), and LayerNorm and RmsNorm normalizing one, whose x
+ *     and squares lowering makes 0 in their padding before the means;
  *   - the redistributions redist_step_sound accepts: those that move no
  *     uneven dim, gather one whole (lowering then leaves the padding out),
  *     or cut or scatter one from whole (padded with zeros first); a move
- *     between two uneven splits goes through whole (redistribute.c).
- * and LayerNorm and RmsNorm normalizing an uneven dim, whose x and squares
- * lowering makes 0 in their padding before the means. */
+ *     between two uneven splits goes through whole (redistribute.c). */
 #include "shardc.h"
 
 #include <float.h>
