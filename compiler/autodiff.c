@@ -185,7 +185,10 @@ static void adjoint_step(Diff *d, int i, int dy)
 	if (!d->needs[u])
 		return;
 	TensorLayout pad;
-	if (d->lazy && op.step->kind == STEP_SLICE && layout_on_matrix(&l->values[dy].layout, &op.step->to, &pad)) {
+	bool one_matrix = op.step->from.ndev == op.step->to.ndev &&   /* a slice may change matrices: then axes differ */
+	                  !memcmp(op.step->from.dev, op.step->to.dev, sizeof(int64_t) * (size_t)op.step->from.ndev);
+	if (d->lazy && op.step->kind == STEP_SLICE && one_matrix &&
+	    layout_on_matrix(&l->values[dy].layout, &op.step->to, &pad)) {
 		/* Each rank's slice of the gradient in place, zeros around it: a partial
 		 * sum over the axes the slice split (sc_strided_slice_grad), where
 		 * gathering the slices would send (n-1)/n of the value. */

@@ -17,7 +17,9 @@
  *     part); but Log, Sqrt, Rsqrt and Div, whose derivative at a zero
  *     padding is infinite, are refused;
  *   - FlashAttentionScore over its batch and heads, each computed alone (a
- *     padded head's gradient is 0 as dy's is);
+ *     padded head's gradient is 0 as dy's is), RotaryPositionEmbedding, and
+ *     Concat, StridedSlice and Split along the dims they do not cut (rules.c
+ *     keeps those whole);
  *   - MatMul and BatchMatMul, whose contracted dim may be uneven when both
  *     operands hold zeros in its padding (Parameters, and what zeros map to
  *     zeros: tracked below);
@@ -193,14 +195,15 @@ static void check_op(Uneven *u, int i)
 	case OP_BIAS_ADD: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:   /* over other dims */
 	case OP_FLASH_ATTENTION:   /* its batch and heads (rules.c keeps the rest whole): each computed alone */
-	case OP_PAD_FILL:
+	case OP_PAD_FILL: case OP_ROTARY:
+	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT:   /* along other dims: rules.c keeps theirs whole */
 	OP_CASES(NORM_OPS)
 		break;
 	case OP_RESHAPE: case OP_FLATTEN:   /* a dim kept as it is keeps its split (carry_reshape): a copy */
 		return;
-	case OP_ROTARY: case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK:
-	case OP_ROPE_COS: case OP_ROPE_SIN: case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL:
-	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL: OP_CASES(FUSED_OPS)
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_SPARSE_SOFTMAX_CE:
+	case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER:
+	case OP_ALL_TO_ALL: OP_CASES(FUSED_OPS)
 	case OP_COUNT:   /* the cross-entropy whole: its uneven splits are lowered as pieces (lower_normalized) */
 		for (int d = 0; d < y->type.rank; d++)
 			if (uneven(y, d)) {
@@ -307,10 +310,11 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 		return finite_slope(n->op);
 	case OP_BIAS_ADD: case OP_CAST: case OP_DROPOUT: case OP_SELECT: case OP_TRANSPOSE: case OP_MATMUL:
 	case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_REDUCE_SUM:
-	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_FLASH_ATTENTION: case OP_PAD_FILL:
+	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_FLASH_ATTENTION: case OP_PAD_FILL: case OP_ROTARY:
+	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT:
 	OP_CASES(NORM_OPS)
 		return true;
-	case OP_ROTARY: case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK:
+	case OP_ARANGE: case OP_CAUSAL_MASK:
 	case OP_ROPE_COS: case OP_ROPE_SIN: case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL:
 	case OP_RESHAPE: case OP_FLATTEN: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER:
 	case OP_ALL_TO_ALL: OP_CASES(FUSED_OPS) case OP_COUNT:   /* the operators check_op refuses */
