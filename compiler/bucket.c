@@ -53,14 +53,6 @@ static bool fits(const Lowered *l, const Bucket *b, int i)
 	       l->values[a->result].type.dtype == l->values[o->result].type.dtype && op_once(l, b->member[0]) == op_once(l, i);
 }
 
-static int64_t value_bytes(const LValue *v)
-{
-	int64_t n = dtype_bytes(v->type.dtype);
-	for (int d = 0; d < v->type.rank; d++)
-		n *= v->type.dims[d];
-	return n;
-}
-
 static void place(Bucketing *x, const LOp *o, int bucket)
 {
 	x->moved[o - x->l->ops] = x->nops;

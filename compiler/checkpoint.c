@@ -25,7 +25,7 @@
 
 #include <stdlib.h>
 
-static int64_t value_bytes(const Graph *g, int v)
+static int64_t graph_value_bytes(const Graph *g, int v)
 {
 	const Type *t = &g->values[v].type;
 	int64_t n = dtype_bytes(t->dtype);
@@ -88,10 +88,10 @@ void recompute_policy(const Module *m, const FlatGraph *f, RecomputePolicy polic
 			int64_t in = 0;
 			bool follows = false;
 			for (int k = 0; k < n->nin; k++) {
-				in += value_bytes(g, n->in[k]);
+				in += graph_value_bytes(g, n->in[k]);
 				follows |= node_of[n->in[k]] >= 0 && marked[node_of[n->in[k]]];
 			}
-			marked[i] = (n->op == OP_BATCH_MATMUL && value_bytes(g, n->result) > in) || (follows && cheap(n->op));
+			marked[i] = (n->op == OP_BATCH_MATMUL && graph_value_bytes(g, n->result) > in) || (follows && cheap(n->op));
 		}
 	}
 	free(data);

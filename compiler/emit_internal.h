@@ -69,8 +69,6 @@ typedef struct {
 
 /* ---- plan.c: sizes, half operands widened, scratch, groups ---- */
 
-int64_t numel(const LValue *v);             /* elements of this rank's piece */
-int64_t value_bytes(const LValue *v);
 int64_t aligned(int64_t n);                  /* n rounded up to ALIGN */
 /* Offsets for n buffers of size[k] bytes alive from operator def[k] to
  * last[k] (def <= last): the largest first (then the earlier, then the

@@ -172,11 +172,7 @@ int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const cha
 			for (int a = 0; a < s->from.ndev; a++)
 				if (s->axes & (1u << a))
 					members *= s->from.dev[a];
-			const LValue *pv = &x->l->values[cur];
-			int64_t bytes = dtype_bytes(pv->type.dtype);
-			for (int d = 0; d < pv->type.rank; d++)
-				bytes *= pv->type.dims[d];
-			o->bytes = keep->bytes = redist_step_bytes(s->kind, bytes, members);
+			o->bytes = keep->bytes = redist_step_bytes(s->kind, value_bytes(&x->l->values[cur]), members);
 		}
 		Attrs *a = &o->a;
 		switch (s->kind) {
@@ -474,6 +470,16 @@ static const char *stat_name(Stats *s, const char *suffix)
 	return t;
 }
 
+/* A PadFill's attributes: the padding along dim set to fill. */
+static void pad_fill_attrs(Attrs *a, int dim, double fill)
+{
+	a->has_axis = true;
+	a->naxes = 1;
+	a->axes[0] = dim;
+	a->fill = fill;
+	a->present = ATTR_BIT(ATTR_AXIS) | ATTR_BIT(ATTR_FILL);
+}
+
 /* v with its padding along dim set to `fill` (PadFill), a piece of flat node
  * `node`: its layouts kept for the adjoint, which sets dy's padding to 0. */
 static int fill_padding(Lowering *x, int node, int v, int dim, double fill, const char *name, const char *why)
@@ -487,15 +493,12 @@ static int fill_padding(Lowering *x, int node, int v, int dim, double fill, cons
 	o->in[0] = v;
 	o->result = r;
 	o->lay = lay;
-	o->a.has_axis = true;
-	o->a.naxes = 1;
-	o->a.axes[0] = dim;
-	o->a.fill = fill;
-	o->a.present = ATTR_BIT(ATTR_AXIS) | ATTR_BIT(ATTR_FILL);
+	pad_fill_attrs(&o->a, dim, fill);
 	return r;
 }
 
-/* v, read by a sum, mean or maximum over `axes` (naxes of them): its
+/* v, read by a sum, mean or maximum over `axes` (naxes of them, each
+ * non-negative: reduce_axes'): its
  * padding along each of them that is split unevenly made `fill` (0 under a
  * sum or mean, whose divisor is the whole's count: emit_forward.c; the
  * lowest float under a maximum), so the reduction counts only the whole's
@@ -504,7 +507,7 @@ static int fill_reduced(Lowering *x, int node, int v, const int64_t *axes, int n
 {
 	for (int k = 0; k < naxes; k++) {
 		const LValue *val = &x->l->values[v];
-		int d = (int)(axes[k] < 0 ? axes[k] + val->type.rank : axes[k]);
+		int d = (int)axes[k];
 		if (!layout_uneven(&val->layout, val->global, d))
 			continue;
 		StrBuf b = {0}, w = {0};
@@ -532,12 +535,7 @@ static int mask_padding(Stats *s, int x, const TensorLayout *in, double fill)
 		               stat_text(s, "%s %%%s split unevenly along its normalized axis: %s",
 		                         fill ? "the padding of this rank's slice made the lowest float"
 		                              : "the padding of this rank's slice made 0"));
-		Attrs *a = &s->x->l->ops[s->x->l->nops - 1].a;
-		a->has_axis = true;
-		a->naxes = 1;
-		a->axes[0] = d;
-		a->fill = fill;
-		a->present = ATTR_BIT(ATTR_AXIS) | ATTR_BIT(ATTR_FILL);
+		pad_fill_attrs(&s->x->l->ops[s->x->l->nops - 1].a, d, fill);
 		v = &s->x->l->values[x];
 	}
 	return x;
@@ -942,4 +940,17 @@ void lowered_piece_start(const LValue *v, int64_t rank, int64_t *start)
 {
 	for (int d = 0; d < v->type.rank; d++)
 		start[d] = layout_shard_index(&v->layout, rank, d) * v->type.dims[d];
+}
+
+int64_t numel(const LValue *v)
+{
+	int64_t n = 1;
+	for (int d = 0; d < v->type.rank; d++)
+		n *= v->type.dims[d];
+	return n;
+}
+
+int64_t value_bytes(const LValue *v)
+{
+	return numel(v) * dtype_bytes(v->type.dtype);
 }

@@ -21,19 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t numel(const LValue *v)
-{
-	int64_t n = 1;
-	for (int d = 0; d < v->type.rank; d++)
-		n *= v->type.dims[d];
-	return n;
-}
-
-int64_t value_bytes(const LValue *v)
-{
-	return numel(v) * dtype_bytes(v->type.dtype);
-}
-
 int64_t aligned(int64_t n)
 {
 	return (n + ALIGN - 1) / ALIGN * ALIGN;

@@ -862,6 +862,8 @@ void value_strides(const Lowered *l, int v, int64_t *strides);
 void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a, int64_t *members);
 /* Where rank's piece of v starts in the global tensor: start[d] for each dim. */
 void lowered_piece_start(const LValue *v, int64_t rank, int64_t *start);
+int64_t numel(const LValue *v);             /* elements of this rank's piece */
+int64_t value_bytes(const LValue *v);       /* its bytes */
 
 /* ---- dump.c: step_parallel_begin and step_parallel_end ---------------- */
 

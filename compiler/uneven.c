@@ -160,6 +160,38 @@ static bool maps_zero(OpKind op)
 	return op != OP_EXP && op != OP_SIGMOID;
 }
 
+/* What an operator does with an uneven split of its operands or result:
+ * the one list check_op enforces and op_dim_takes proposes from. */
+typedef enum {
+	UNEVEN_TAKES,      /* computed on the padded pieces, its op dims checked one by one (check_op) */
+	UNEVEN_COPIES,     /* a copy of the piece: Reshape keeping the dim (carry_reshape) */
+	UNEVEN_REFUSES,    /* not yet: an error naming the split that would work */
+} UnevenKind;
+
+static UnevenKind uneven_kind(OpKind op)
+{
+	switch (op) {
+	OP_CASES(UNARY_OPS)
+	case OP_CAST: case OP_DROPOUT: case OP_TRANSPOSE: case OP_SELECT:
+	OP_CASES(BINARY_OPS)
+	case OP_BIAS_ADD: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
+	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:   /* over other dims, or their padding filled */
+	case OP_FLASH_ATTENTION:   /* its batch and heads (rules.c keeps the rest whole): each computed alone */
+	case OP_PAD_FILL: case OP_ROTARY:
+	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT:   /* along other dims: rules.c keeps theirs whole */
+	OP_CASES(NORM_OPS)
+		return UNEVEN_TAKES;
+	case OP_RESHAPE: case OP_FLATTEN:
+		return UNEVEN_COPIES;
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_MSE_LOSS: case OP_L1_LOSS:
+	case OP_CALL: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
+	OP_CASES(FUSED_OPS) case OP_COUNT:
+	case OP_SPARSE_SOFTMAX_CE:   /* whole: its uneven splits are lowered as pieces (lower_normalized) */
+		return UNEVEN_REFUSES;
+	}
+	return UNEVEN_REFUSES;   /* not an operator */
+}
+
 static void check_op(Uneven *u, int i)
 {
 	const Lowered *l = u->l;
@@ -172,39 +204,31 @@ static void check_op(Uneven *u, int i)
 	if (!touched)
 		return;
 	if (o->lay) {   /* a piece of an operator split along its normalized axis (lower.c) */
-		if (o->op == OP_REDUCE_MEAN)   /* a normalizer's statistics, the cross-entropy's mean over its rows */
-			for (int k = 0; k < o->a.naxes; k++) {
-				const LValue *x = &l->values[o->in[0]];
-				int d = (int)(o->a.axes[k] < 0 ? o->a.axes[k] + x->type.rank : o->a.axes[k]);
-				if (uneven(x, d) && !zero_of(u, o->in[0])[d]) {   /* zeros: the rows' losses, masked (lower.c) */
+		if (o->op == OP_REDUCE_MEAN) {   /* a normalizer's statistics, the cross-entropy's mean over its rows */
+			const LValue *x = &l->values[o->in[0]];
+			int64_t axes[MAX_DIMS];
+			int na = reduce_axes(&o->a, x->type.rank, axes);
+			for (int k = 0; k < na; k++) {
+				int d = (int)axes[k];
+				if (uneven(x, d) && !zero_of(u, o->in[0])[d]) {   /* zeros: masked by lowering (lower.c) */
 					refuse(u, i, o->in[0], d, "a mean over it (a LayerNorm's or RmsNorm's statistics, the "
 					                          "cross-entropy's over its rows) would count the padding; split it "
 					                          "evenly");
 					return;
 				}
 			}
+		}
 		if (o->op == OP_PAD_FILL)
 			zr[o->a.axes[0]] = o->a.fill == 0;
 		return;   /* the softmaxes' pieces: masked (mask_padding), their padding's gradient 0 */
 	}
 	const NodeStrategy *ns = o->node >= 0 ? &l->st->node[o->node] : NULL;
-	switch (o->op) {
-	OP_CASES(UNARY_OPS)
-	case OP_CAST: case OP_DROPOUT: case OP_TRANSPOSE: case OP_SELECT:
-	OP_CASES(BINARY_OPS)
-	case OP_BIAS_ADD: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
-	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:   /* over other dims */
-	case OP_FLASH_ATTENTION:   /* its batch and heads (rules.c keeps the rest whole): each computed alone */
-	case OP_PAD_FILL: case OP_ROTARY:
-	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT:   /* along other dims: rules.c keeps theirs whole */
-	OP_CASES(NORM_OPS)
+	switch (uneven_kind(o->op)) {
+	case UNEVEN_TAKES:
 		break;
-	case OP_RESHAPE: case OP_FLATTEN:   /* a dim kept as it is keeps its split (carry_reshape): a copy */
+	case UNEVEN_COPIES:   /* a dim kept as it is keeps its split (carry_reshape) */
 		return;
-	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_SPARSE_SOFTMAX_CE:
-	case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER:
-	case OP_ALL_TO_ALL: OP_CASES(FUSED_OPS)
-	case OP_COUNT:   /* the cross-entropy whole: its uneven splits are lowered as pieces (lower_normalized) */
+	case UNEVEN_REFUSES:
 		for (int d = 0; d < y->type.rank; d++)
 			if (uneven(y, d)) {
 				refuse(u, i, o->result, d, "this operator takes no uneven split yet; split it evenly");
@@ -304,23 +328,7 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 		return true;   /* the rows' losses, a reduction's operand: their padding filled (lower.c) */
 	if (od->reduced & (1u << o))
 		return false;
-	switch (n->op) {
-	OP_CASES(UNARY_OPS)
-	OP_CASES(BINARY_OPS)
-		return finite_slope(n->op);
-	case OP_BIAS_ADD: case OP_CAST: case OP_DROPOUT: case OP_SELECT: case OP_TRANSPOSE: case OP_MATMUL:
-	case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_REDUCE_SUM:
-	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_FLASH_ATTENTION: case OP_PAD_FILL: case OP_ROTARY:
-	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT:
-	OP_CASES(NORM_OPS)
-		return true;
-	case OP_ARANGE: case OP_CAUSAL_MASK:
-	case OP_ROPE_COS: case OP_ROPE_SIN: case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL:
-	case OP_RESHAPE: case OP_FLATTEN: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER:
-	case OP_ALL_TO_ALL: OP_CASES(FUSED_OPS) case OP_COUNT:   /* the operators check_op refuses */
-		return false;
-	}
-	return false;   /* not an operator */
+	return uneven_kind(n->op) == UNEVEN_TAKES && finite_slope(n->op);
 }
 
 bool check_uneven(const Lowered *l, int from, Diag *d)

@@ -12,14 +12,6 @@
 
 #include "harness.h"
 
-static int64_t value_bytes(const LValue *v)
-{
-	int64_t n = dtype_bytes(v->type.dtype);
-	for (int d = 0; d < v->type.rank; d++)
-		n *= v->type.dims[d];
-	return n;
-}
-
 static Lowered *lower_at(const char *text, int64_t bucket_bytes, Stage upto, Run **run)
 {
 	Run *r = compile(text);

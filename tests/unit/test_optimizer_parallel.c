@@ -44,14 +44,6 @@ static Lowered *lower_mlp(const char *keys, int dp, int mp, Run **run)
 	return r->c.low;
 }
 
-static int64_t numel(const LValue *v)
-{
-	int64_t n = 1;
-	for (int d = 0; d < v->type.rank; d++)
-		n *= v->type.dims[d];
-	return n;
-}
-
 /* How many collectives of `kind` read parameter p directly (forward) or
  * write its gradient (backward). */
 static int steps_of(const Lowered *l, StepKind kind, bool backward, int p)
