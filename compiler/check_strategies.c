@@ -15,27 +15,33 @@ static bool devices_matter(const Module *m)
 	return m->ctx.parallel_mode == PM_SEMI_AUTO || m->ctx.parallel_mode == PM_AUTO;
 }
 
-/* What to do about dim i of a tensor that `splits[i]` slices do not cut
- * evenly: the nearest sizes that divide (padded, the padding masked; for a
- * large dim also the next multiple of 128 rows a slice, as Megatron pads a
- * vocabulary), another dim that takes the slices instead, or other slice
- * counts (the divisors of the size that divide the device count). */
-void split_advice(StrBuf *b, const Type *type, const int64_t *splits, int i, int64_t devices)
+/* What to do about dim i of a tensor that `splits[i]` slices may not cut:
+ * where the split is refused for being uneven (`even`: uneven.c), the
+ * nearest sizes that divide (padded, the padding masked; for a large dim
+ * also the next multiple of 128 rows a slice, as Megatron pads a
+ * vocabulary), another dim that takes the slices evenly, or the slice
+ * counts that divide both the size and the device count; where it has more
+ * slices than elements (check_strategies), another dim that takes them, or
+ * the slice counts up to the size that divide the device count (uneven
+ * pieces are fine there). */
+void split_advice(StrBuf *b, const Type *type, const int64_t *splits, int i, int64_t devices, bool even)
 {
 	int64_t size = type->dims[i], split = splits[i];
 	int64_t up = (size + split - 1) / split * split, mega = (size + 128 * split - 1) / (128 * split) * 128 * split;
-	if (size > 1) {
+	if (size <= 1) {
+		sb_puts(b, ": a dim of size 1 is broadcast; keep it whole (1)");
+		return;
+	}
+	if (even) {
 		sb_printf(b, ": pad it to %lld (the next multiple of %lld)", (long long)up, (long long)split);
 		if (size >= 128 * split && mega != up)
 			sb_printf(b, " or %lld (%lld x a multiple of 128, as Megatron pads a vocabulary)", (long long)mega,
 			          (long long)split);
 		sb_puts(b, " and mask the padding (a padded vocabulary's logits), or");
-	} else {
-		sb_puts(b, ": a dim of size 1 is broadcast; keep it whole (1)");
-		return;
-	}
+	} else
+		sb_puts(b, ":");
 	for (int j = 0; j < type->rank; j++)
-		if (j != i && type->dims[j] % (splits[j] * split) == 0) {
+		if (j != i && (even ? type->dims[j] % (splits[j] * split) == 0 : type->dims[j] >= splits[j] * split)) {
 			int64_t moved[MAX_DIMS];
 			memcpy(moved, splits, sizeof(int64_t) * (size_t)type->rank);
 			moved[i] = 1;
@@ -48,18 +54,22 @@ void split_advice(StrBuf *b, const Type *type, const int64_t *splits, int i, int
 	int64_t fit[64];
 	int n = 0;
 	for (int64_t d = 2; d <= devices && d <= size && n < 64; d++)
-		if (size % d == 0 && devices % d == 0)
+		if ((!even || size % d == 0) && devices % d == 0)
 			fit[n++] = d;
 	if (!n) {
-		sb_printf(b, " keep dim %d whole (no count of slices from 2 to %lld divides %lld)", i, (long long)devices,
-		          (long long)size);
+		sb_printf(b, " keep dim %d whole (no count of slices from 2 to %lld %s %lld)", i, (long long)devices,
+		          even ? "divides" : "is at most", (long long)size);
 		return;
 	}
 	sb_printf(b, " cut dim %d into ", i);
 	for (int k = 0; k < n; k++)
 		sb_printf(b, "%s%lld", k == 0 ? "" : k == n - 1 ? " or " : ", ", (long long)fit[k]);
-	sb_printf(b, " slices (the divisors of %lld that divide device_num %lld)", (long long)size,
-	          (long long)devices);
+	if (even)
+		sb_printf(b, " slices (the divisors of %lld that divide device_num %lld)", (long long)size,
+		          (long long)devices);
+	else
+		sb_printf(b, " slices (at most its %lld elements, dividing device_num %lld)", (long long)size,
+		          (long long)devices);
 }
 
 /* One tensor's strategy against its type: rank, slices, devices. */
@@ -80,7 +90,7 @@ static bool check_tensor_strategy(Checker *c, const TensorStrategy *t, const Typ
 	for (int i = 0; i < t->rank; i++) {
 		if (type->dims[i] < t->split[i]) {   /* an uneven split is the parallel core's to judge (uneven.c) */
 			StrBuf adv = {0};
-			split_advice(&adv, type, t->split, i, c->m->ctx.device_num);
+			split_advice(&adv, type, t->split, i, c->m->ctx.device_num, false);
 			ERR(c, t->span, "%s: dim %d of %s (size %lld) cannot be cut into %lld slices%s", what, i, b.data,
 			    (long long)type->dims[i], (long long)t->split[i], adv.data);
 			sb_free(&adv);

@@ -295,12 +295,16 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 			          sc_dtype_name(l->values[f->in[1]].type.dtype), dy, dx, (long long)x->type.dims[0],
 			          (long long)x->type.dims[1]);
 		return;
-	case OP_MSE_LOSS: case OP_L1_LOSS:
+	case OP_MSE_LOSS: case OP_L1_LOSS: {
+		double scale;
 		sb_printf(b, "sc_%s_loss_grad(rt, %s, %s, %s, %s, %lld);", f->op == OP_MSE_LOSS ? "mse" : "l1", x0, x1, dy, dx,
 		          (long long)n);
+		if (loss_uneven_scale(x, &scale))   /* the whole's count, not the piece's */
+			sb_printf(b, "\n\t\tsc_scale(rt, %s, %s, %lld, %.17g);", dx, dx, (long long)n, scale);
 		if (k == 1)   /* the target's gradient is the prediction's, negated */
 			sb_printf(b, "\n\t\tsc_unary(rt, SC_U_NEG, %s, %s, %lld);", dx, dx, (long long)n);
 		return;
+	}
 	case OP_CAST:   /* back to the input's float type */
 		sb_printf(b, "sc_cast(rt, %s, %s, %s, %s, %lld);", dy, sc_dtype_name(y->type.dtype), dx,
 		          sc_dtype_name(dxv->type.dtype), (long long)n);

@@ -122,12 +122,6 @@ const char *redop_name(ReduceOp op)
 	return op == REDUCE_MAX_OP ? "SC_MAX" : op == REDUCE_MEAN_OP ? "SC_MEAN" : "SC_SUM";
 }
 
-int pad_axis(const Attrs *a, int rank)
-{
-	int64_t axis = a->has_axis && a->naxes ? a->axes[0] : -1;
-	return (int)(axis < 0 ? axis + rank : axis);
-}
-
 bool uneven_mean(const LValue *x, const int64_t *axes, int naxes, double *scale)
 {
 	double split = 1, whole = 1;
@@ -140,6 +134,20 @@ bool uneven_mean(const LValue *x, const int64_t *axes, int naxes, double *scale)
 	}
 	*scale = split / whole;
 	return uneven;
+}
+
+/* MSELoss's and L1Loss's mean over every dim of x: where one is uneven,
+ * *scale turns the piece's mean (its count padded) into its share of the
+ * whole's. */
+bool loss_uneven_scale(const LValue *x, double *scale)
+{
+	int64_t axes[MAX_DIMS];
+	for (int d = 0; d < x->type.rank; d++)
+		axes[d] = d;
+	if (!uneven_mean(x, axes, x->type.rank, scale))
+		return false;
+	*scale *= (double)numel(x);
+	return true;
 }
 
 int64_t norm_axis(int64_t axis, int rank)

@@ -346,10 +346,14 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 			          sc_dtype_name(l->values[o->in[1]].type.dtype), y, (long long)x->type.dims[0],
 			          (long long)x->type.dims[1]);
 		break;
-	case OP_MSE_LOSS: case OP_L1_LOSS:
+	case OP_MSE_LOSS: case OP_L1_LOSS: {
+		double scale;
 		sb_printf(b, "sc_%s_loss(rt, %s, %s, %s, %lld);", o->op == OP_MSE_LOSS ? "mse" : "l1", x0, x1, y,
 		          (long long)numel(x));
+		if (loss_uneven_scale(x, &scale))   /* the local count includes padding */
+			sb_printf(b, "\n\t\tsc_scale(rt, %s, %s, 1, %.17g);", y, y, scale);
 		break;
+	}
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
 		/* a collective written in a one-device model: a group of one */
 		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));

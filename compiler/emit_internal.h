@@ -164,12 +164,12 @@ void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a, const
  * entropy's (its first class) are the rank's, from the table. */
 void offset_arg(char *buf, size_t size, const Program *p, const LOp *o, const Attrs *a);
 void pad_args(StrBuf *b, const Program *p, int v, int dim);
-int pad_axis(const Attrs *a, int rank);   /* PadFill's axis, non-negative (the last by default) */
 /* Whether a mean of x over axes reduces a dim split unevenly; *scale: what
  * a local sum of x (its padding 0) is multiplied by for the rank's share of
  * the whole's mean, which the ranks' partial means then average: the
  * product of the axes' splits over that of their whole sizes. */
 bool uneven_mean(const LValue *x, const int64_t *axes, int naxes, double *scale);
+bool loss_uneven_scale(const LValue *x, double *scale);
 void emit_matmul_dims(const LOp *f, const Lowered *l, int64_t *m, int64_t *n, int64_t *k);
 /* `sc_matmul(rt, ` or, on half operands, `sc_matmul_half(rt, SC_BF16, `;
  * sc_batch_matmul likewise. */

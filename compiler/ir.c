@@ -236,3 +236,9 @@ int reduce_axes(const Attrs *a, int rank, int64_t *axes)
 		axes[k] = a->axes[k] < 0 ? a->axes[k] + rank : a->axes[k];
 	return a->naxes;
 }
+
+int pad_axis(const Attrs *a, int rank)
+{
+	int64_t axis = a->has_axis && a->naxes ? a->axes[0] : -1;
+	return (int)(axis < 0 ? axis + rank : axis);
+}

@@ -22,48 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void local_type(const Type *global, const TensorLayout *l, Type *out)
-{
-	*out = *global;
-	for (int d = 0; d < global->rank; d++)
-		out->dims[d] = layout_piece_len(l, global->dims, d);
-}
-
-int lower_value(Lowering *x, const char *name, const Type *global, const TensorLayout *layout)
-{
-	Lowered *l = x->l;
-	LValue *v = ARENA_PUSH(x->a, l->values, l->nvalues, l->cap_values);
-	memset(v, 0, sizeof *v);
-	v->name = name;
-	v->layout = *layout;
-	memcpy(v->global, global->dims, sizeof v->global);
-	local_type(global, layout, &v->type);
-	v->param = -1;
-	v->origin = l->nvalues - 1;
-	v->reuse = -1;
-	return l->nvalues - 1;
-}
-
-Type lower_global_type(const LValue *v)
-{
-	Type t = v->type;
-	memcpy(t.dims, v->global, sizeof t.dims);
-	return t;
-}
-
-LOp *lower_op(Lowering *x, OpKind op, int nin, const char *why)
-{
-	Lowered *l = x->l;
-	LOp *o = ARENA_PUSH(x->a, l->ops, l->nops, l->cap_ops);
-	memset(o, 0, sizeof *o);
-	o->op = op;
-	o->nin = nin;
-	o->in = arena_alloc(x->a, sizeof(int) * (size_t)(nin ? nin : 1));
-	o->node = -1;
-	o->why = why;
-	return o;
-}
-
 /* `%1.1`, `%1.2`: versions of %1, counted on the value that first bore the name. */
 static const char *derived_name(Lowering *x, int src)
 {
@@ -470,56 +428,6 @@ static const char *stat_name(Stats *s, const char *suffix)
 	return t;
 }
 
-/* A PadFill's attributes: the padding along dim set to fill. */
-static void pad_fill_attrs(Attrs *a, int dim, double fill)
-{
-	a->has_axis = true;
-	a->naxes = 1;
-	a->axes[0] = dim;
-	a->fill = fill;
-	a->present = ATTR_BIT(ATTR_AXIS) | ATTR_BIT(ATTR_FILL);
-}
-
-/* v with its padding along dim set to `fill` (PadFill), a piece of flat node
- * `node`: its layouts kept for the adjoint, which sets dy's padding to 0. */
-static int fill_padding(Lowering *x, int node, int v, int dim, double fill, const char *name, const char *why)
-{
-	TensorLayout *lay = arena_alloc(x->a, 2 * sizeof *lay);
-	lay[0] = lay[1] = x->l->values[v].layout;
-	Type t = lower_global_type(&x->l->values[v]);
-	int r = lower_value(x, name, &t, &lay[1]);
-	LOp *o = lower_op(x, OP_PAD_FILL, 1, why);
-	o->node = node;
-	o->in[0] = v;
-	o->result = r;
-	o->lay = lay;
-	pad_fill_attrs(&o->a, dim, fill);
-	return r;
-}
-
-/* v, read by a sum, mean or maximum over `axes` (naxes of them, each
- * non-negative: reduce_axes'): its
- * padding along each of them that is split unevenly made `fill` (0 under a
- * sum or mean, whose divisor is the whole's count: emit_forward.c; the
- * lowest float under a maximum), so the reduction counts only the whole's
- * elements. */
-static int fill_reduced(Lowering *x, int node, int v, const int64_t *axes, int naxes, double fill, const char *what)
-{
-	for (int k = 0; k < naxes; k++) {
-		const LValue *val = &x->l->values[v];
-		int d = (int)axes[k];
-		if (!layout_uneven(&val->layout, val->global, d))
-			continue;
-		StrBuf b = {0}, w = {0};
-		sb_printf(&b, "%s.masked", val->name);
-		sb_printf(&w, "%s: the padding of this rank's piece made %s", what, fill ? "the lowest float" : "0");
-		v = fill_padding(x, node, v, d, fill, arena_strdup(x->a, b.data), arena_strdup(x->a, w.data));
-		sb_free(&b);
-		sb_free(&w);
-	}
-	return v;
-}
-
 /* x (laid out `in`) with the padding of each unevenly split normalized dim
  * (docs/language.md, Uneven splits) set to `fill`: the lowest float before a
  * softmax's maximum (it moves none, its exponential is 0, and so is its
@@ -535,7 +443,7 @@ static int mask_padding(Stats *s, int x, const TensorLayout *in, double fill)
 		               stat_text(s, "%s %%%s split unevenly along its normalized axis: %s",
 		                         fill ? "the padding of this rank's slice made the lowest float"
 		                              : "the padding of this rank's slice made 0"));
-		pad_fill_attrs(&s->x->l->ops[s->x->l->nops - 1].a, d, fill);
+		lower_pad_fill_attrs(&s->x->l->ops[s->x->l->nops - 1].a, d, fill);
 		v = &s->x->l->values[x];
 	}
 	return x;
@@ -635,7 +543,7 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 			mean.partial |= 1u << in.map[0][k];
 		mean.partial_op = REDUCE_MEAN_OP;
 		l->node_out[i] = mean;
-		r = fill_reduced(x, s.node, r, (const int64_t[]){0}, 1, 0,
+		r = lower_fill_uneven(x, s.node, r, (const int64_t[]){0}, 1, 0,
 		                 stat_text(&s, "%s %%%s split unevenly along its rows: %s", "the rows' losses"));
 		int res = stat_piece(&s, OP_REDUCE_MEAN, 1, &r, yt, &mean, y, NULL);
 		o = &l->ops[l->nops - 1];
@@ -690,15 +598,7 @@ static void lower_node(Lowering *x, int i)
 			return;
 		}
 	}
-	if (n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX) {
-		int64_t axes[MAX_DIMS];
-		int na = reduce_axes(&n->a, l->values[ins[0]].type.rank, axes);
-		StrBuf w = {0};
-		sb_printf(&w, "%s %%%s split unevenly along a reduced dim", op_info[n->op].name, g->values[n->result].name);
-		ins[0] = fill_reduced(x, i, ins[0], axes, na, n->op == OP_REDUCE_MAX ? -FLT_MAX : 0,
-		                      arena_strdup(x->a, w.data));
-		sb_free(&w);
-	}
+	lower_fill_operands(x, i, ins);
 	o = lower_op(x, n->op, n->nin, NULL);
 	o->node = i;
 	memcpy(o->in, ins, sizeof(int) * (size_t)n->nin);
@@ -710,6 +610,7 @@ static void lower_node(Lowering *x, int i)
 	}
 	o->result = lower_value(x, g->values[n->result].name, out_t, &out);
 	int result = o->result;
+	result = lower_fill_result(x, i, result);
 	if (ns->has_out_strategy) {
 		StrBuf b = {0};
 		sb_printf(&b, "out_strategy of %s %%%s", op_info[n->op].name, g->values[n->result].name);
@@ -934,23 +835,4 @@ void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a,
 		int d = op->op == OP_SPARSE_SOFTMAX_CE ? 1 : 0;
 		a->offset = layout_shard_index(op->table, rank, d) * t->type.dims[d];
 	}
-}
-
-void lowered_piece_start(const LValue *v, int64_t rank, int64_t *start)
-{
-	for (int d = 0; d < v->type.rank; d++)
-		start[d] = layout_shard_index(&v->layout, rank, d) * v->type.dims[d];
-}
-
-int64_t numel(const LValue *v)
-{
-	int64_t n = 1;
-	for (int d = 0; d < v->type.rank; d++)
-		n *= v->type.dims[d];
-	return n;
-}
-
-int64_t value_bytes(const LValue *v)
-{
-	return numel(v) * dtype_bytes(v->type.dtype);
 }

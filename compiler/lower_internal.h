@@ -30,4 +30,15 @@ int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const cha
 /* The global type of a value's tensor. */
 Type lower_global_type(const LValue *v);
 
+/* ---- lower_pad.c: the padding of uneven pieces ---- */
+/* A PadFill's attributes: the padding along dim set to fill. */
+void lower_pad_fill_attrs(Attrs *a, int dim, double fill);
+/* v with its padding along each of `axes` that is split unevenly made `fill`
+ * (PadFills, pieces of flat node `node`; `what` says whose). */
+int lower_fill_uneven(Lowering *x, int node, int v, const int64_t *axes, int naxes, double fill, const char *what);
+/* Flat node i's operands `ins` PadFilled where its padding must hold a value. */
+void lower_fill_operands(Lowering *x, int i, int *ins);
+/* Flat node i's result v, PadFilled where the node is a computed constant. */
+int lower_fill_result(Lowering *x, int i, int v);
+
 #endif

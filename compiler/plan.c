@@ -32,7 +32,8 @@ int64_t aligned(int64_t n)
 static bool any_dtype(OpKind op)
 {
 	return op == OP_RESHAPE || op == OP_FLATTEN || op == OP_TRANSPOSE || op == OP_TRANSPOSE_FOLDED ||
-	       op == OP_CONCAT || op == OP_STRIDED_SLICE || op == OP_SPLIT || op == OP_CAST || op_is_comm(op);
+	       op == OP_CONCAT || op == OP_STRIDED_SLICE || op == OP_SPLIT || op == OP_CAST || op == OP_PAD_FILL ||
+	       op_is_comm(op);
 }
 
 /* Backward operators that only move or convert elements, as their forward

@@ -251,6 +251,7 @@ typedef struct {
 
 /* A reduction's axes (axis attribute), non-negative; all rank of them when none are named. */
 int reduce_axes(const Attrs *a, int rank, int64_t *axes);
+int pad_axis(const Attrs *a, int rank);   /* PadFill's axis, non-negative (the last by default) */
 
 /* Where a normalizer starts normalizing x and where gamma's dims start, as
  * the model says them (negative counts from the end): LayerNorm's
@@ -418,7 +419,7 @@ bool check_strategies(Module *m, Diag *d);
 /* Appends what to do about dim i of `type`, which splits[i] slices do not
  * cut evenly (`: pad it to ..., or cut dim j instead ..., or cut dim i into
  * ...`): for messages refusing the split. */
-void split_advice(StrBuf *b, const Type *type, const int64_t *splits, int i, int64_t devices);
+void split_advice(StrBuf *b, const Type *type, const int64_t *splits, int i, int64_t devices, bool even);
 
 /* ---- shape.c: shape and dtype inference -------------------------------- */
 
@@ -860,7 +861,7 @@ void value_strides(const Lowered *l, int v, int64_t *strides);
 /* op's attributes on `rank`: its group (written to members, room for
  * device_num), a slice's bounds, a split table's row offset. */
 void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a, int64_t *members);
-/* Where rank's piece of v starts in the global tensor: start[d] for each dim. */
+/* lowered.c: where rank's piece of v starts in the global tensor: start[d] for each dim. */
 void lowered_piece_start(const LValue *v, int64_t rank, int64_t *start);
 int64_t numel(const LValue *v);             /* elements of this rank's piece */
 int64_t value_bytes(const LValue *v);       /* its bytes */

@@ -14,15 +14,17 @@
  *     normalizers over other dims: the padding stays padding, and the
  *     gradient at the padding, dy's 0 times a finite derivative, stays 0
  *     (so an operand broadcast along the dim, summing dy, sums only the real
- *     part); but Log, Sqrt, Rsqrt and Div, whose derivative at a zero
- *     padding is infinite, are refused;
+ *     part); what Log, Sqrt, Rsqrt and Div's divisor read, whose derivative
+ *     at a zero padding is infinite, lowering fills with 1 (PadFill);
+ *   - the computed constants (Arange, CausalMask, RopeCos, RopeSin), their
+ *     padding made 0 by lowering as a loaded input's is by the runtime;
  *   - FlashAttentionScore over its batch and heads, each computed alone (a
  *     padded head's gradient is 0 as dy's is), RotaryPositionEmbedding, and
  *     Concat, StridedSlice and Split along the dims they do not cut (rules.c
  *     keeps those whole);
  *   - MatMul and BatchMatMul, whose contracted dim may be uneven when both
  *     operands hold zeros in its padding (Parameters, and what zeros map to
- *     zeros: tracked below);
+ *     zeros: tracked below; lowering PadFills the others with 0);
  *   - Gather, its table's rows uneven (an id names a real row: the runtime
  *     checks them) or its indices' dims;
  *   - Softmax, LogSoftmax and the cross-entropy split unevenly along their
@@ -30,7 +32,8 @@
  *     ReduceSum, ReduceMean, ReduceMax and the cross-entropy's mean over its
  *     rows along an uneven dim, whose padding lowering fills (0; the lowest
  *     float under a maximum; the mean's divisor the whole's count:
- *     emit_forward.c), and LayerNorm and RmsNorm normalizing one, whose x
+ *     emit_forward.c), MSELoss and L1Loss likewise (both operands' padding
+ *     0), and LayerNorm and RmsNorm normalizing one, whose x
  *     and squares lowering makes 0 in their padding before the means;
  *   - the redistributions redist_step_sound accepts: those that move no
  *     uneven dim, gather one whole (lowering then leaves the padding out),
@@ -39,6 +42,7 @@
 #include "shardc.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,7 +96,7 @@ static void refuse_in(Uneven *u, int i, int v, const TensorLayout *lay, int d, c
 		whole.dims[k] = x->global[k];
 	}
 	StrBuf adv = {0};
-	split_advice(&adv, &whole, splits, d, l->device_num);
+	split_advice(&adv, &whole, splits, d, l->device_num, true);
 	const LOp *o = &l->ops[i];
 	diag_error(u->d, l->m->src, op_span(u, i),
 	           "%s: dim %d of %%%s (size %lld) is split %lld ways unevenly (pieces of %lld, the last ending in "
@@ -136,28 +140,33 @@ static void check_step(Uneven *u, int i)
 				zero_of(u, o->result)[d] = true;
 }
 
-/* Unary operators whose derivative is finite where their input is 0 (the
- * padding's gradient, 0 times it, stays 0), and which map 0 to 0. */
-static bool finite_slope(OpKind op)
+/* Whether operand k of op has a derivative that is infinite where it is 0
+ * (Log, Sqrt, Rsqrt; Div's divisor): its padding must hold something else. */
+static bool infinite_slope_at_zero(OpKind op, int k)
 {
-	return op != OP_LOG && op != OP_SQRT && op != OP_RSQRT && op != OP_DIV;
+	return op == OP_DIV ? k == 1 : (op == OP_LOG || op == OP_SQRT || op == OP_RSQRT);
 }
 
-/* Whether v is a PadFill's result whose padding along d is the lowest
- * float (lower.c, before a ReduceMax): no maximum sees it. */
-static bool masked_low(const Uneven *u, int i, int v, int d)
+/* The fill of v's padding along d where a chain of PadFills before
+ * operator i set it (lower.c), else NAN. */
+static double pad_fill_of(const Uneven *u, int i, int v, int d)
 {
 	for (int j = i - 1; j >= 0; j--) {
 		const LOp *o = &u->l->ops[j];
-		if (o->result == v)
-			return o->op == OP_PAD_FILL && o->a.has_axis && o->a.axes[0] == d && o->a.fill <= -FLT_MAX;
+		if (o->result != v)
+			continue;
+		if (o->op != OP_PAD_FILL)
+			return NAN;
+		if (pad_axis(&o->a, u->l->values[v].type.rank) == d)
+			return o->a.fill;
+		v = o->in[0];
 	}
-	return false;
+	return NAN;
 }
 
 static bool maps_zero(OpKind op)
 {
-	return op != OP_EXP && op != OP_SIGMOID;
+	return op != OP_EXP && op != OP_SIGMOID && op != OP_SQRT && op != OP_RSQRT;
 }
 
 /* What an operator does with an uneven split of its operands or result:
@@ -180,10 +189,11 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_PAD_FILL: case OP_ROTARY:
 	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT:   /* along other dims: rules.c keeps theirs whole */
 	OP_CASES(NORM_OPS)
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:   /* their padding made 0 (lower.c) */
+	case OP_MSE_LOSS: case OP_L1_LOSS:   /* their operands' padding made 0 (lower.c) */
 		return UNEVEN_TAKES;
 	case OP_RESHAPE: case OP_FLATTEN:
 		return UNEVEN_COPIES;
-	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_MSE_LOSS: case OP_L1_LOSS:
 	case OP_CALL: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
 	OP_CASES(FUSED_OPS) case OP_COUNT:
 	case OP_SPARSE_SOFTMAX_CE:   /* whole: its uneven splits are lowered as pieces (lower_normalized) */
@@ -269,17 +279,24 @@ static void check_op(Uneven *u, int i)
 			if (at[od->out_dim[d]][0] < 0)
 				at[od->out_dim[d]][0] = o->result, at[od->out_dim[d]][1] = d;
 		}
+	for (int k = 0; k < o->nin; k++) {
+		if (!infinite_slope_at_zero(o->op, k))
+			continue;
+		const LValue *x = &l->values[o->in[k]];
+		for (int d = 0; d < x->type.rank; d++)
+			if (uneven(x, d) && !(pad_fill_of(u, i, o->in[k], d) > 0)) {   /* NAN: no PadFill */
+				refuse(u, i, o->in[k], d, "its gradient at the padding would not be finite; split it evenly");
+				return;
+			}
+	}
 	bool matmul = o->op == OP_MATMUL || o->op == OP_BATCH_MATMUL;
 	for (int k = 0; k < od->nod; k++) {
 		if (!any_od[k] || o->op == OP_GATHER)   /* Gather: every id names a real row; other dims are copied */
 			continue;
 		int v = at[k][0], d = at[k][1];
-		if (!finite_slope(o->op)) {
-			refuse(u, i, v, d, "its gradient at the padding would not be finite; split it evenly");
-			return;
-		}
-		bool sums = matmul || o->op == OP_REDUCE_SUM || o->op == OP_REDUCE_MEAN;   /* their padding made 0: fine */
-		bool masked = o->op == OP_REDUCE_MAX && masked_low(u, i, v, d);         /* the lowest float: fine */
+		bool sums = matmul || o->op == OP_REDUCE_SUM || o->op == OP_REDUCE_MEAN || o->op == OP_MSE_LOSS ||
+		            o->op == OP_L1_LOSS;   /* their padding made 0: fine */
+		bool masked = o->op == OP_REDUCE_MAX && pad_fill_of(u, i, v, d) <= -FLT_MAX;   /* the lowest float: fine */
 		if ((od->reduced & (1u << k)) && !(sums && zero_od[k]) && !masked) {
 			refuse(u, i, v, d, matmul ? "the MatMul contracts it, which needs zeros in both operands' padding (a "
 			                            "Parameter's, or what maps zeros to zeros); split it evenly"
@@ -324,11 +341,12 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 		return true;
 	if (n->op == OP_GATHER && od->in_dim[0][0] == o)   /* the table's rows: every id names a real one */
 		return true;
-	if (n->op == OP_SPARSE_SOFTMAX_CE || n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX)
-		return true;   /* the rows' losses, a reduction's operand: their padding filled (lower.c) */
-	if (od->reduced & (1u << o))
-		return false;
-	return uneven_kind(n->op) == UNEVEN_TAKES && finite_slope(n->op);
+	if (n->op == OP_SPARSE_SOFTMAX_CE || n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX ||
+	    n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS)
+		return true;   /* the rows' losses, a reduction's or a loss's operands: their padding filled (lower.c) */
+	if (od->reduced & (1u << o))   /* a contraction's operands: their padding made 0 (lower.c) */
+		return n->op == OP_MATMUL || n->op == OP_BATCH_MATMUL;
+	return uneven_kind(n->op) == UNEVEN_TAKES;
 }
 
 bool check_uneven(const Lowered *l, int from, Diag *d)

@@ -1,0 +1,66 @@
+/* lowered.c: a lowered program's values and operators: appending them
+ * (lower.c, lower_pad.c, autodiff.c) and the facts of one value's piece. */
+#include "lower_internal.h"
+
+#include <string.h>
+
+static void local_type(const Type *global, const TensorLayout *l, Type *out)
+{
+	*out = *global;
+	for (int d = 0; d < global->rank; d++)
+		out->dims[d] = layout_piece_len(l, global->dims, d);
+}
+
+int lower_value(Lowering *x, const char *name, const Type *global, const TensorLayout *layout)
+{
+	Lowered *l = x->l;
+	LValue *v = ARENA_PUSH(x->a, l->values, l->nvalues, l->cap_values);
+	memset(v, 0, sizeof *v);
+	v->name = name;
+	v->layout = *layout;
+	memcpy(v->global, global->dims, sizeof v->global);
+	local_type(global, layout, &v->type);
+	v->param = -1;
+	v->origin = l->nvalues - 1;
+	v->reuse = -1;
+	return l->nvalues - 1;
+}
+
+Type lower_global_type(const LValue *v)
+{
+	Type t = v->type;
+	memcpy(t.dims, v->global, sizeof t.dims);
+	return t;
+}
+
+LOp *lower_op(Lowering *x, OpKind op, int nin, const char *why)
+{
+	Lowered *l = x->l;
+	LOp *o = ARENA_PUSH(x->a, l->ops, l->nops, l->cap_ops);
+	memset(o, 0, sizeof *o);
+	o->op = op;
+	o->nin = nin;
+	o->in = arena_alloc(x->a, sizeof(int) * (size_t)(nin ? nin : 1));
+	o->node = -1;
+	o->why = why;
+	return o;
+}
+
+void lowered_piece_start(const LValue *v, int64_t rank, int64_t *start)
+{
+	for (int d = 0; d < v->type.rank; d++)
+		start[d] = layout_shard_index(&v->layout, rank, d) * v->type.dims[d];
+}
+
+int64_t numel(const LValue *v)
+{
+	int64_t n = 1;
+	for (int d = 0; d < v->type.rank; d++)
+		n *= v->type.dims[d];
+	return n;
+}
+
+int64_t value_bytes(const LValue *v)
+{
+	return numel(v) * dtype_bytes(v->type.dtype);
+}
