@@ -114,6 +114,8 @@ def gpt2(a):
                    (p + "mlp.c_fc.weight", (H, F), "normal(0.02)"), (p + "mlp.c_fc.bias", (F,), "zeros"),
                    (p + "mlp.c_proj.weight", (F, H), "normal(0.02)"), (p + "mlp.c_proj.bias", (H,), "zeros")]
     params += [("ln_f.gamma", (H,), "ones"), ("ln_f.beta", (H,), "zeros")]
+    if a.untied:
+        params += [("lm_head.weight", (H, V), "normal(0.02)")]
     ln = "{begin_norm_axis: -1, begin_params_axis: -1, epsilon: 1e-5, in_strategy: ((2, 1), (1,), (1,))}"
     out = [signature("gpt2", params, B, S, V, 12),
            "  # embeddings: the token's row of wte (the vocabulary split 4 ways) and the position's of wpe",
@@ -149,9 +151,11 @@ def gpt2(a):
                 "  %smd = Dropout(%smob) {keep_prob: 0.9, in_strategy: ((2, 1),)}" % (q, q),
                 "  %sout = Add(%sres1, %smd) {in_strategy: ((2, 1), (2, 1))}" % (q, q, q)]
         x = q + "out"
-    out += ["  # the head, tied to the token embedding, and the vocab-parallel cross-entropy",
+    head = ("  %logits = MatMul(%hf, %lm_head.weight) {in_strategy: ((2, 1), (1, 4))}" if a.untied else
+            "  %logits = MatMul(%hf, %wte) {transpose_b: true, in_strategy: ((2, 1), (4, 1))}")
+    out += ["  # the head, %s, and the vocab-parallel cross-entropy" % ("untied" if a.untied else "tied to the token embedding"),
             "  %%hf = LayerNorm(%s, %%ln_f.gamma, %%ln_f.beta) %s" % (x, ln),
-            "  %logits = MatMul(%hf, %wte) {transpose_b: true, in_strategy: ((2, 1), (4, 1))}",
+            head,
             "  %loss = SparseSoftmaxCrossEntropyWithLogits(%logits, %labels) {in_strategy: ((2, 4), (2,))}",
             "  return %loss",
             "}",
@@ -231,6 +235,7 @@ def main():
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--vocab", type=int, default=256)
     ap.add_argument("--ffn", type=int, help="MLP width (default: 4 H for gpt2, 11 H / 4 for llama)")
+    ap.add_argument("--untied", action="store_true", help="gpt2: an output head of its own, not wte's transpose")
     ap.add_argument("--unfused", action="store_true", help="attention as BatchMatMul, Mul, Add mask, Softmax, BatchMatMul")
     ap.add_argument("--dp", type=int, default=2, help="data-parallel slices in the strategies (default 2)")
     ap.add_argument("--mp", type=int, default=4, help="model-parallel slices: heads, MLP, vocabulary (default 4)")
@@ -242,7 +247,10 @@ def main():
     sizes = {"V": a.vocab, "S": a.seq, "L": a.layers, "H": a.hidden, "N": a.heads, "D": a.hidden // a.heads,
              "F": a.ffn, "B": a.batch}
     body = (gpt2 if a.model == "gpt2" else llama)(a)
-    text = HEADERS[a.model] % sizes + "\n" + CONTEXT + "\n" + "\n".join(body)
+    header = HEADERS[a.model] % sizes
+    if a.untied and a.model == "gpt2":
+        header = header.replace("and the head tied to the token\n# embedding (logits = h wte^T)", "and an untied head\n# (logits = h lm_head)")
+    text = header + "\n" + CONTEXT + "\n" + "\n".join(body)
     print(text if (a.dp, a.mp) == (2, 4) else with_parallel(text, a.dp, a.mp))
 
 
