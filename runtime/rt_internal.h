@@ -148,6 +148,8 @@ void sc_host_reduce_scatter(sc_group *g, const void *in, void *out, sc_dtype dt,
                             int axis, sc_redop op);
 void sc_host_all_to_all(sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,
                         int split_axis, int concat_axis);
+/* ops on host memory, over MPI_COMM_WORLD (sc_p2p_exchange's checks done) */
+void sc_host_p2p_exchange(const sc_p2p *ops, int n);
 /* divide count elements by n in place (SC_MEAN) */
 void sc_host_divide(void *buf, sc_dtype dt, int64_t count, int n);
 
@@ -358,5 +360,6 @@ void sc_be_reduce_scatter(sc_rt *rt, sc_group *g, const void *in, void *out, sc_
                           int ndim, int axis, sc_redop op);
 void sc_be_all_to_all(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, const int64_t *dims, int ndim,
                       int split_axis, int concat_axis);
+void sc_be_p2p_exchange(sc_rt *rt, const sc_p2p *ops, int n);
 
 #endif

@@ -119,10 +119,12 @@ $(RT_B)/san/example: $(RT_B)/san/example.c $(RT_SAN_LIB)
 # The MPI tests run with ASAN_OPTIONS=detect_leaks=0: OpenMPI keeps (and
 # LeakSanitizer reports) allocations of its own at exit; ours are checked by
 # the Criterion tests, which run with leak detection on.
-runtime-test: $(addprefix $(RT_B)/san/,$(RT_UNIT) mpi_collectives mpi_io mpi_safetensors mpi_checkpoint example)
+runtime-test: $(addprefix $(RT_B)/san/,$(RT_UNIT) mpi_collectives mpi_p2p mpi_io mpi_safetensors mpi_checkpoint example)
 	@set -e; for t in $(RT_UNIT); do echo "== $$t"; ASAN_OPTIONS=detect_leaks=1 $(RT_B)/san/$$t --jobs 2; done
 	@echo "== mpi_collectives (mpirun -np $(RT_NP))"
 	@ASAN_OPTIONS=detect_leaks=0 $(RT_MPIRUN) -np $(RT_NP) $(RT_B)/san/mpi_collectives
+	@echo "== mpi_p2p (mpirun -np $(RT_NP))"
+	@ASAN_OPTIONS=detect_leaks=0 sh runtime/tests/run_mpi_p2p.sh "$(RT_MPIRUN)" $(RT_NP) $(RT_B)/san/mpi_p2p
 	@echo "== mpi_io"
 	@ASAN_OPTIONS=detect_leaks=0 sh runtime/tests/run_mpi_io.sh "$(RT_MPIRUN)" $(RT_B)/san/mpi_io $(RT_B)/mpi_io.tmp $(RT_B)/san/example
 	@echo "== mpi_safetensors (mpirun -np 4)"
@@ -141,7 +143,7 @@ $(RT_B)/cuda/cuda_twins: runtime/tests/cuda_twins.c runtime/tests/rt_test.c runt
 		$(RT_B)/libshardc_rt_cuda.a $(RT_LIBS) $(RT_CUDA_LIBS)
 $(RT_B)/cuda/cuda_gemm_bench: runtime/tests/cuda_gemm_bench.c $(RT_B)/libshardc_rt_cuda.a
 	$(RT_CC) $(RT_CFLAGS) $(RT_CUDA_CFLAGS) -O2 -o $@ $< $(RT_B)/libshardc_rt_cuda.a $(RT_LIBS) $(RT_CUDA_LIBS)
-$(RT_B)/cuda/mpi_collectives: runtime/tests/mpi_collectives.c runtime/tests/rt_test.c runtime/tests/rt_test.h $(RT_B)/libshardc_rt_cuda.a
+$(RT_B)/cuda/mpi_%: runtime/tests/mpi_%.c runtime/tests/rt_test.c runtime/tests/rt_test.h $(RT_B)/libshardc_rt_cuda.a
 	$(RT_CC) $(RT_CFLAGS) $(RT_CUDA_CFLAGS) -Iruntime/tests -DSC_TEST_CUDA -O1 -g -o $@ $< runtime/tests/rt_test.c \
 		$(RT_B)/libshardc_rt_cuda.a $(RT_LIBS) $(RT_CUDA_LIBS)
 
@@ -149,9 +151,11 @@ ifeq ($(NVCC),)
 runtime-cuda-test:
 	@echo "runtime-cuda-test: skipped: no nvcc$(if $(filter 1,$(NO_CUDA)), (NO_CUDA=1))"
 else
-runtime-cuda-test: $(RT_B)/cuda/cuda_twins $(RT_B)/cuda/mpi_collectives
+runtime-cuda-test: $(RT_B)/cuda/cuda_twins $(RT_B)/cuda/mpi_collectives $(RT_B)/cuda/mpi_p2p
 	@echo "== cuda_twins"
 	@$(RT_MPIRUN) -np 1 $(RT_B)/cuda/cuda_twins
 	@if $(RT_B)/cuda/cuda_twins --has-gpu; then echo "== mpi_collectives on cuda (mpirun -np $(RT_NP))"; \
-		$(RT_MPIRUN) -np $(RT_NP) $(RT_B)/cuda/mpi_collectives; fi
+		$(RT_MPIRUN) -np $(RT_NP) $(RT_B)/cuda/mpi_collectives && \
+		echo "== mpi_p2p on cuda (mpirun -np $(RT_NP))" && \
+		sh runtime/tests/run_mpi_p2p.sh "$(RT_MPIRUN)" $(RT_NP) $(RT_B)/cuda/mpi_p2p; fi
 endif

@@ -56,7 +56,8 @@
  *   (sc_output_dir, sc_check_loss, sc_check_skips), sc_safetensors_open,
  *   sc_load_safetensors and sc_safetensors_write are collective: every rank
  *   of the group (of the world, for all but the collectives) makes the same
- *   calls in the same order.
+ *   calls in the same order. sc_p2p_exchange is not: only the ranks it names
+ *   take part, each in its own call at the same point of the schedule.
  * - Any error (a bad argument, an MPI/CUDA/NCCL/cuBLAS failure) prints
  *   `shardc runtime: rank R: FILE:LINE: message` and aborts the whole job
  *   (MPI_Abort), so nothing hangs. Bad input files and an output folder or
@@ -67,8 +68,9 @@
  * - Byte counting (docs/output.md): each collective adds what this rank sends in a
  *   ring algorithm over its group of n: AllReduce 2*B*(n-1)/n of the tensor's
  *   B bytes, AllGather B*(n-1)/n of the output, ReduceScatter and AllToAll
- *   B*(n-1)/n of the input, in integer arithmetic. sc_finalize prints the
- *   totals, rank 0 one line per rank. */
+ *   B*(n-1)/n of the input, in integer arithmetic; a point-to-point send
+ *   its B bytes (receives nothing). sc_finalize prints the totals, rank 0
+ *   one line per rank. */
 #ifndef SHARDC_RT_H
 #define SHARDC_RT_H
 
@@ -227,6 +229,32 @@ void sc_all_to_all(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype d
  * sc_all_reduce would. */
 void sc_all_reduce_bucket(sc_rt *rt, sc_group *g, int n, const void *const *in, void *const *out,
                           const int64_t *counts, sc_dtype dt, sc_redop op, void *pack);
+
+/* ---- point-to-point: activations and their gradients between pipeline stages ---- */
+
+typedef enum {
+	SC_SEND,                               /* buf's count elements go to peer */
+	SC_RECV,                               /* count elements from peer land in buf */
+} sc_p2p_dir;
+
+typedef struct {
+	sc_p2p_dir dir;
+	int peer;                              /* a rank of the world, not this one */
+	void *buf;                             /* (count) slab memory: read by a send, written by a receive */
+	sc_dtype dt;                           /* any: the bytes move as they are */
+	int64_t count;                         /* elements; 0 moves nothing */
+} sc_p2p;
+
+/* Posts every send and receive of ops[0..n) at once and returns when all
+ * have completed (on cuda: queued on the stream, as the collectives are), so
+ * two ranks that send to each other in one call (Megatron's
+ * send_forward_recv_backward) cannot deadlock, and one call may talk to
+ * several peers. Each peer lists the matching operations (same dt and
+ * count) in its own call; between two ranks the k-th send one lists meets
+ * the k-th receive the other lists. Receive buffers overlap neither each
+ * other nor a send's. A peer outside [0, sc_size) or this rank is an
+ * error. Each send adds its count * element size bytes to sc_comm_bytes. */
+void sc_p2p_exchange(sc_rt *rt, const sc_p2p *ops, int n);
 
 /* ---- inputs, parameters, outputs ---- */
 

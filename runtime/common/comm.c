@@ -1,8 +1,9 @@
-/* comm.c: the collectives: argument checks, byte counting, host versions.
+/* comm.c: the collectives and the point-to-point exchange: argument checks,
+ * byte counting, host versions.
  *
  * The public sc_all_reduce etc. check their arguments, add what this rank
- * sends to rt->bytes_sent by the ring formulas of docs/output.md, and call the
- * backend. The sc_host_* versions do the work on host memory with MPI; the
+ * sends to rt->bytes_sent by the ring formulas of docs/output.md (a
+ * point-to-point send: its bytes), and call the backend. The sc_host_* versions do the work on host memory with MPI; the
  * cpu backend is them, and the cuda backend falls back to them when ranks
  * share a GPU. A collective along an inner axis packs or unpacks with one
  * (A, B, C) -> (B, A, C) swap so MPI always moves contiguous blocks:
@@ -108,6 +109,39 @@ void sc_all_to_all(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype d
 	sc_be_all_to_all(rt, g, in, out, dt, dims, ndim, split_axis, concat_axis);
 }
 
+/* ---- point-to-point ---- */
+
+/* Everything a backend relies on, each refusal naming the operation. */
+static void check_p2p(sc_rt *rt, const sc_p2p *ops, int n)
+{
+	if (n < 0 || (n > 0 && !ops))
+		SC_DIE("sc_p2p_exchange: %d operations%s", n, n > 0 ? " and no list of them" : "");
+	for (int k = 0; k < n; k++) {
+		const sc_p2p *o = &ops[k];
+		if (o->dir != SC_SEND && o->dir != SC_RECV)
+			SC_DIE("sc_p2p_exchange: operation %d: direction %d is neither SC_SEND nor SC_RECV", k, (int)o->dir);
+		if (o->peer < 0 || o->peer >= rt->size)
+			SC_DIE("sc_p2p_exchange: operation %d: peer %d is not a rank of the world [0, %d)", k, o->peer,
+			       rt->size);
+		if (o->peer == rt->rank)
+			SC_DIE("sc_p2p_exchange: operation %d: peer %d is this rank", k, o->peer);
+		if (o->count < 0)
+			SC_DIE("sc_p2p_exchange: operation %d: count %lld", k, (long long)o->count);
+		(void)sc_dtype_size(o->dt);   /* dies on a dtype the runtime lacks */
+		if (o->count > 0 && !o->buf)
+			SC_DIE("sc_p2p_exchange: operation %d: no buffer for %lld elements", k, (long long)o->count);
+	}
+}
+
+void sc_p2p_exchange(sc_rt *rt, const sc_p2p *ops, int n)
+{
+	check_p2p(rt, ops, n);
+	for (int k = 0; k < n; k++)
+		if (ops[k].dir == SC_SEND)
+			rt->bytes_sent += ops[k].count * (int64_t)sc_dtype_size(ops[k].dt);
+	sc_be_p2p_exchange(rt, ops, n);
+}
+
 /* ---- host versions ---- */
 
 MPI_Datatype sc_mpi_type(sc_dtype dt)
@@ -125,7 +159,7 @@ MPI_Datatype sc_mpi_type(sc_dtype dt)
 static int mpi_count(int64_t n)
 {
 	if (n > INT_MAX)
-		SC_DIE("a collective of %lld elements exceeds MPI's int count", (long long)n);
+		SC_DIE("a message of %lld elements exceeds MPI's int count", (long long)n);
 	return (int)n;
 }
 
@@ -238,4 +272,29 @@ void sc_host_all_to_all(sc_group *g, const void *in, void *out, sc_dtype dt, con
 	sc_host_swap01(recv, out, n, outer, mid * inner, es);
 	free(send);
 	free(recv);
+}
+
+/* The exchange's own tag, so its messages never meet sc_gather_whole's (npy.c,
+ * tag 7) on the same communicator. */
+enum { P2P_TAG = 0x5c };
+
+void sc_host_p2p_exchange(const sc_p2p *ops, int n)
+{
+	MPI_Request *req = xmalloc((size_t)n * sizeof *req);
+	/* Receives first, so a message that arrives finds its buffer posted
+	 * instead of waiting in MPI's unexpected queue. MPI matches the messages
+	 * of one pair, tag and communicator in the order they were posted, which
+	 * keeps the order of the list. */
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < n; k++) {
+			const sc_p2p *o = &ops[k];
+			if (pass == 0 && o->dir == SC_RECV)
+				SC_MPI_CHECK(MPI_Irecv(o->buf, mpi_count(o->count), sc_mpi_type(o->dt), o->peer, P2P_TAG,
+				                       MPI_COMM_WORLD, &req[k]));
+			else if (pass == 1 && o->dir == SC_SEND)
+				SC_MPI_CHECK(MPI_Isend(o->buf, mpi_count(o->count), sc_mpi_type(o->dt), o->peer, P2P_TAG,
+				                       MPI_COMM_WORLD, &req[k]));
+		}
+	SC_MPI_CHECK(MPI_Waitall(n, req, MPI_STATUSES_IGNORE));
+	free(req);
 }

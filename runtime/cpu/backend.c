@@ -124,6 +124,12 @@ void sc_be_all_to_all(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtyp
 	sc_host_all_to_all(g, in, out, dt, dims, ndim, split_axis, concat_axis);
 }
 
+void sc_be_p2p_exchange(sc_rt *rt, const sc_p2p *ops, int n)
+{
+	(void)rt;
+	sc_host_p2p_exchange(ops, n);
+}
+
 /* ---- memory ---- */
 
 void sc_to_host(sc_rt *rt, void *host, const void *src, size_t bytes)

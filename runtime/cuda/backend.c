@@ -426,6 +426,84 @@ void sc_be_all_to_all(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtyp
 #endif
 }
 
+/* ---- point-to-point ---- */
+
+static size_t op_bytes(const sc_p2p *o)
+{
+	return (size_t)o->count * sc_dtype_size(o->dt);
+}
+
+/* An operation's room in the fallback's host buffers: a multiple of 8 bytes,
+ * so the next piece is aligned for any element. */
+static size_t host_room(const sc_p2p *o)
+{
+	return (op_bytes(o) + 7) / 8 * 8;
+}
+
+/* The MPI fallback: the sends copied into one host buffer, the receives
+ * landing in another, then copied back to the device. */
+static void p2p_via_host(sc_rt *rt, const sc_p2p *ops, int n)
+{
+	size_t sent = 0, received = 0;
+	for (int k = 0; k < n; k++) {
+		if (ops[k].dir == SC_SEND)
+			sent += host_room(&ops[k]);
+		else
+			received += host_room(&ops[k]);
+	}
+	/* a byte more, so that no piece is an offset from a NULL buffer */
+	char *hs = host_scratch(rt, 0, sent + 1), *hr = host_scratch(rt, 1, received + 1);
+	sc_p2p *h = malloc((size_t)(n ? n : 1) * sizeof *h);
+	if (!h)
+		SC_DIE("out of memory");
+	sent = received = 0;
+	for (int k = 0; k < n; k++) {
+		h[k] = ops[k];
+		if (ops[k].dir == SC_SEND) {
+			h[k].buf = hs + sent;
+			sc_to_host(rt, h[k].buf, ops[k].buf, op_bytes(&ops[k]));
+			sent += host_room(&ops[k]);
+		} else {
+			h[k].buf = hr + received;
+			received += host_room(&ops[k]);
+		}
+	}
+	sc_host_p2p_exchange(h, n);
+	for (int k = 0; k < n; k++)
+		if (ops[k].dir == SC_RECV)
+			sc_from_host(rt, ops[k].buf, h[k].buf, op_bytes(&ops[k]));
+	free(h);
+}
+
+void sc_be_p2p_exchange(sc_rt *rt, const sc_p2p *ops, int n)
+{
+	double moved = 0;   /* sent and received: what this GPU's memory gives and takes */
+	for (int k = 0; k < n; k++)
+		moved += (double)op_bytes(&ops[k]);
+	PROFILE(rt, "SendRecv", 0, moved, SC_PEAK_MEM);
+	Cuda *c = cu(rt);
+	if (!c->nccl) {
+		p2p_via_host(rt, ops, n);
+		return;
+	}
+#ifndef SC_NO_NCCL
+	/* One group: NCCL progresses its calls together (no deadlock between two
+	 * ranks sending to each other) and runs those to one peer in order. A
+	 * count of 0 is left out on both sides alike. */
+	SC_NCCL_CHECK(ncclGroupStart());
+	for (int k = 0; k < n; k++) {
+		const sc_p2p *o = &ops[k];
+		if (o->count == 0)
+			continue;
+		if (o->dir == SC_SEND)
+			SC_NCCL_CHECK(ncclSend(o->buf, (size_t)o->count, nccl_type(o->dt), o->peer, c->world, c->stream));
+		else
+			SC_NCCL_CHECK(ncclRecv(o->buf, (size_t)o->count, nccl_type(o->dt), o->peer, c->world, c->stream));
+	}
+	SC_NCCL_CHECK(ncclGroupEnd());
+#endif
+}
+
 /* ---- memory ---- */
 
 void sc_to_host(sc_rt *rt, void *host, const void *src, size_t bytes)

@@ -1,0 +1,262 @@
+/* mpi_p2p.c: sc_p2p_exchange under mpirun (any world of 2 ranks or more),
+ * every received message compared bit for bit with what its sender wrote.
+ *
+ * A message's bytes are a function of its sender and a salt both sides
+ * agree on, so a message from the wrong rank, or the second one of a pair
+ * taken for the first, shows. The first elements of the 2-byte floats and
+ * of int64 are their edge cases (infinities, -0, subnormals, NaNs with
+ * payloads, the extreme integers), the rest random bits: any conversion on
+ * the way would change some. Each call checks the bytes counter grew by
+ * exactly the bytes this rank sent. Cases: a ring shift, two ranks sending
+ * 1 MiB to each other in one call (past any eager limit: a blocking send
+ * would deadlock), two messages to one peer kept in order, a message of no
+ * elements, one call talking to every other rank in every dtype.
+ * `--bad-peer past|negative|self` instead makes one call naming a bad peer,
+ * which must abort the job with its message (run_mpi_p2p.sh checks that).
+ * Built against either library: with SC_TEST_CUDA the buffers are device
+ * memory. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef SC_TEST_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include "rt_internal.h"
+
+static sc_rt *rt;
+static int me, np, checks, failures;
+static char *slab;
+static size_t slab_used;
+static int64_t expect_bytes;   /* what this rank has sent so far, summed here */
+
+enum { SLAB = 1 << 23, BIG = 1 << 18 };
+
+static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void check(bool ok, const char *fmt, ...)
+{
+	checks++;
+	if (ok)
+		return;
+	failures++;
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "rank %d: FAILED: ", me);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+}
+
+static void *dev(size_t bytes)
+{
+	void *p = slab + slab_used;
+	slab_used += (bytes + 255) / 256 * 256;
+	if (slab_used > SLAB) {
+		fprintf(stderr, "mpi_p2p: test slab too small\n");
+		exit(2);
+	}
+	return p;
+}
+
+static uint64_t mix(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb;
+	return z ^ (z >> 31);
+}
+
+/* The message salt of sender holds, count elements of dt, into h. */
+static void payload(void *h, sc_dtype dt, int64_t count, int sender, int salt)
+{
+	static const uint16_t f16_edges[] = {0x7c00, 0xfc00, 0x8000, 0x0001, 0x7e01, 0x7d00, 0x7bff, 0x03ff};
+	static const uint16_t bf16_edges[] = {0x7f80, 0xff80, 0x8000, 0x0001, 0x7fc1, 0x7f81, 0x7f7f, 0x007f};
+	static const int64_t i64_edges[] = {INT64_MIN, INT64_MAX, -1, (INT64_C(1) << 53) + 1};
+	size_t es = sc_dtype_size(dt);
+	for (int64_t i = 0; i < count; i++) {
+		uint64_t z = mix(((uint64_t)sender << 48) ^ ((uint64_t)salt << 32) ^ (uint64_t)i);
+		if (dt == SC_BOOL)
+			z &= 1;
+		else if (dt == SC_F16 && i < 8)
+			z = f16_edges[i];
+		else if (dt == SC_BF16 && i < 8)
+			z = bf16_edges[i];
+		else if (dt == SC_I64 && i < 4)
+			z = (uint64_t)i64_edges[i];
+		memcpy((char *)h + (size_t)i * es, &z, es);   /* little-endian: the low bytes */
+	}
+}
+
+/* One operation as the test describes it: the sc_p2p, and the salt the two
+ * sides agree on. */
+typedef struct {
+	sc_p2p_dir dir;
+	int peer;
+	sc_dtype dt;
+	int64_t count;
+	int salt;
+} Op;
+
+/* Runs ops in one sc_p2p_exchange: sends filled from payload(), receive
+ * buffers filled with 0xa5 first; then every receive must hold its sender's
+ * payload, every send be as it was, and the counter have grown by the bytes
+ * sent. A message of no elements gets no buffer (NULL). */
+static void run(const char *what, const Op *ops, int n)
+{
+	sc_p2p p[16];
+	void *want[16];
+	int64_t sent = 0;
+	if (n > 16)
+		abort();
+	for (int k = 0; k < n; k++) {
+		size_t bytes = (size_t)ops[k].count * sc_dtype_size(ops[k].dt);
+		want[k] = malloc(bytes + 1);
+		payload(want[k], ops[k].dt, ops[k].count, ops[k].dir == SC_SEND ? me : ops[k].peer, ops[k].salt);
+		p[k] = (sc_p2p){ops[k].dir, ops[k].peer, ops[k].count ? dev(bytes) : NULL, ops[k].dt, ops[k].count};
+		if (ops[k].dir == SC_SEND) {
+			sc_from_host(rt, p[k].buf, want[k], bytes);
+			sent += (int64_t)bytes;
+		} else if (bytes) {
+			void *junk = malloc(bytes);
+			memset(junk, 0xa5, bytes);
+			sc_from_host(rt, p[k].buf, junk, bytes);
+			free(junk);
+		}
+	}
+	int64_t before = sc_comm_bytes(rt);
+	sc_p2p_exchange(rt, n ? p : NULL, n);
+	expect_bytes += sent;
+	check(sc_comm_bytes(rt) - before == sent, "%s: the counter grew by %lld bytes, want %lld", what,
+	      (long long)(sc_comm_bytes(rt) - before), (long long)sent);
+	for (int k = 0; k < n; k++) {
+		size_t bytes = (size_t)ops[k].count * sc_dtype_size(ops[k].dt);
+		void *got = malloc(bytes + 1);
+		sc_to_host(rt, got, p[k].buf, bytes);
+		check(memcmp(got, want[k], bytes) == 0, "%s: operation %d (%s rank %d, %lld %s) %s", what, k,
+		      ops[k].dir == SC_SEND ? "send to" : "receive from", ops[k].peer, (long long)ops[k].count,
+		      sc_dtype_name(ops[k].dt),
+		      ops[k].dir == SC_SEND ? "changed its buffer" : "does not hold the sender's bytes");
+		free(got);
+		free(want[k]);
+	}
+	slab_used = 0;
+}
+
+static void ring_shift(void)
+{
+	int next = (me + 1) % np, prev = (me + np - 1) % np;
+	/* by hand: 1000 floats are 4000 bytes */
+	int64_t before = sc_comm_bytes(rt);
+	run("ring shift", (const Op[]){{SC_SEND, next, SC_F32, 1000, 1}, {SC_RECV, prev, SC_F32, 1000, 1}}, 2);
+	check(sc_comm_bytes(rt) - before == 4000, "ring shift: 1000 floats sent count 4000 bytes");
+	/* the 2-byte floats and int64, bit for bit */
+	run("ring shift of float16, bfloat16, int64",
+	    (const Op[]){{SC_SEND, next, SC_F16, 300, 2}, {SC_SEND, next, SC_BF16, 300, 3},
+	                 {SC_SEND, next, SC_I64, 300, 4}, {SC_RECV, prev, SC_F16, 300, 2},
+	                 {SC_RECV, prev, SC_BF16, 300, 3}, {SC_RECV, prev, SC_I64, 300, 4}},
+	    6);
+}
+
+/* Ranks 2i and 2i+1 pair up; with an odd world the last rank makes an empty call. */
+static void pairs(void)
+{
+	int partner = me ^ 1;
+	if (partner >= np) {
+		run("no operations", NULL, 0);
+		return;
+	}
+	/* each sends first: with blocking sends of 1 MiB both would wait forever */
+	run("1 MiB both ways, sends listed first",
+	    (const Op[]){{SC_SEND, partner, SC_F32, BIG, 5}, {SC_RECV, partner, SC_F32, BIG, 5}}, 2);
+	/* one side lists its receive first: the order within a call does not matter */
+	const Op mixed[2][2] = {{{SC_SEND, partner, SC_F32, BIG, 6}, {SC_RECV, partner, SC_F32, BIG, 6}},
+	                        {{SC_RECV, partner, SC_F32, BIG, 6}, {SC_SEND, partner, SC_F32, BIG, 6}}};
+	run("1 MiB both ways, one side receiving first", mixed[me & 1], 2);
+	/* two messages of one type and size each way: only their order tells them apart */
+	run("two messages to one peer, in order",
+	    (const Op[]){{SC_SEND, partner, SC_I32, 64, 7}, {SC_RECV, partner, SC_I32, 64, 7},
+	                 {SC_SEND, partner, SC_I32, 64, 8}, {SC_RECV, partner, SC_I32, 64, 8}},
+	    4);
+	/* a message of no elements (no buffer), then one that must still meet its receive */
+	run("a message of no elements",
+	    (const Op[]){{SC_SEND, partner, SC_F32, 0, 9}, {SC_SEND, partner, SC_F32, 16, 10},
+	                 {SC_RECV, partner, SC_F32, 0, 9}, {SC_RECV, partner, SC_F32, 16, 10}},
+	    4);
+}
+
+/* One call to the next k ranks and from the previous k, k = min(np - 1, 7):
+ * every other rank up to 8 ranks. From s to r a message of dtype
+ * dts[(s np + r) % 6] and 37 + s + 3 r elements, so the 12 directions of 4
+ * ranks carry every dtype. */
+static void every_peer(void)
+{
+	static const sc_dtype dts[] = {SC_F32, SC_I32, SC_I64, SC_BOOL, SC_F16, SC_BF16};
+	Op ops[14];
+	int n = 0;
+	for (int d = 1; d < np && d <= 7; d++) {
+		int to = (me + d) % np, from = (me + np - d) % np;
+		ops[n++] = (Op){SC_SEND, to, dts[(me * np + to) % 6], 37 + me + 3 * to, 11};
+		ops[n++] = (Op){SC_RECV, from, dts[(from * np + me) % 6], 37 + from + 3 * me, 11};
+	}
+	run("several peers in one call", ops, n);
+}
+
+/* --bad-peer: rank 0 lists a good receive, then a send to a bad peer; the
+ * call must die before posting anything. */
+static int bad_peer(const char *which)
+{
+	int peer = strcmp(which, "past") == 0 ? np : strcmp(which, "negative") == 0 ? -1 : me;
+	float *buf = dev(2 * sizeof *buf);
+	sc_p2p ops[2] = {{SC_RECV, (me + 1) % np, buf, SC_F32, 1}, {SC_SEND, peer, buf + 1, SC_F32, 1}};
+	sc_p2p_exchange(rt, ops, 2);
+	fprintf(stderr, "mpi_p2p: sc_p2p_exchange took peer %d\n", peer);
+	sc_finalize(rt);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+#ifdef SC_TEST_CUDA
+	int ndev = 0;
+	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+		printf("mpi_p2p: no CUDA device; skipped\n");
+		return 0;
+	}
+#endif
+	const char *bad = NULL;
+	if (argc >= 3 && strcmp(argv[1], "--bad-peer") == 0) {   /* ours, not an option sc_init knows */
+		bad = argv[2];
+		argv[2] = argv[0];
+		argv += 2;
+		argc -= 2;
+	}
+	rt = sc_init(&argc, &argv, 0);
+	me = sc_rank(rt);
+	np = sc_size(rt);
+	slab = sc_slab(rt, SLAB);
+	if (np < 2) {
+		fprintf(stderr, "mpi_p2p: needs 2 ranks or more, has %d\n", np);
+		sc_finalize(rt);
+		return 1;
+	}
+	if (bad)
+		return bad_peer(bad);
+
+	ring_shift();
+	pairs();
+	every_peer();
+	check(sc_comm_bytes(rt) == expect_bytes, "the counter holds %lld bytes, the sends add up to %lld",
+	      (long long)sc_comm_bytes(rt), (long long)expect_bytes);
+
+	sc_group *world = sc_group_split_grid(rt, 0, 1, (const int[]){np}, (const int[]){1});
+	int32_t *tally = dev(8), h[2] = {checks, failures};
+	sc_from_host(rt, tally, h, 8);
+	sc_all_reduce(rt, world, tally, tally, SC_I32, 2, SC_SUM);
+	sc_to_host(rt, h, tally, 8);
+	if (me == 0)
+		printf("mpi_p2p: %d checks on %d ranks, %d failed\n", h[0], np, h[1]);
+	sc_finalize(rt);
+	return h[1] ? 1 : 0;
+}
