@@ -9,7 +9,7 @@
 #             mpi.h), unpacked; relocatable with OPAL_PREFIX
 #   lib/      build/runtime/libshardc_rt_cuda.a, and Debian's libjansson.a
 #   bin/      cuda_twins (OpenBLAS linked in statically: the CPU twins),
-#             cuda_gemm_bench, mpi_collectives on the cuda library
+#             cuda_gemm_bench, mpi_collectives and mpi_p2p on the cuda library
 #   e2e/NAME/  the model's tolerances (tol), the one-device CPU program's
 #             results (cpu/), and in nN/ each OUTDIR's sources and manifest
 #   bench/gptH_P  4 GPT layers (hidden H 2048 or 1024, P fp32 or bf16) to
@@ -55,6 +55,7 @@ link() {
 link cuda_twins runtime/tests/cuda_twins.c runtime/tests/rt_test.c "$rt/opt/kernels.o"
 link cuda_gemm_bench runtime/tests/cuda_gemm_bench.c
 link mpi_collectives -DSC_TEST_CUDA runtime/tests/mpi_collectives.c runtime/tests/rt_test.c
+link mpi_p2p -DSC_TEST_CUDA runtime/tests/mpi_p2p.c runtime/tests/rt_test.c
 strip "$kit"/bin/*
 
 # Every OUTDIR with CPU results: its sources and results, not its binaries.

@@ -42,6 +42,8 @@ echo "== cuda_gemm_bench"
 "${mpi[@]}" -np 1 "$kit/bin/cuda_gemm_bench" 2>&1
 echo "== mpi_collectives on the cuda library, 4 ranks on one GPU (so through MPI: NCCL takes one rank a GPU)"
 "${mpi[@]}" -np 4 "$kit/bin/mpi_collectives" 2>&1 | tail -6
+echo "== mpi_p2p on the cuda library, 4 ranks on one GPU (through MPI, as above)"
+"${mpi[@]}" -np 4 "$kit/bin/mpi_p2p" 2>&1 | tail -6
 
 mkdir -p "$repo/build/runtime"
 cp "$kit/lib/libshardc_rt_cuda.a" "$repo/build/runtime/"
