@@ -20,37 +20,24 @@
 #include "shardc_rt.h"
 
 static sc_rt *rt;
-static char *slab;
-static size_t used;
 static int checks, failures;
 static uint64_t seed = 42;
 
 enum { SLAB = 512 << 20 };   /* test_sums: four (8192, 2048) tensors */
-
-static void *dev(size_t bytes)
-{
-	void *p = slab + used;
-	used += (bytes + 255) / 256 * 256;
-	if (used > SLAB) {
-		fprintf(stderr, "cuda_twins: slab too small\n");
-		exit(2);
-	}
-	return p;
-}
 
 /* host random floats and their device copy */
 static float *rnd(int64_t n, float lo, float hi, float **d)
 {
 	float *h = malloc((size_t)n * sizeof *h);
 	t_fill(h, n, &seed, lo, hi);
-	*d = dev((size_t)n * sizeof *h);
+	*d = t_slab((size_t)n * sizeof *h);
 	sc_from_host(rt, *d, h, (size_t)n * sizeof *h);
 	return h;
 }
 
 static void *up(const void *h, size_t bytes)
 {
-	void *d = dev(bytes);
+	void *d = t_slab(bytes);
 	sc_from_host(rt, d, h, bytes);
 	return d;
 }
@@ -97,7 +84,7 @@ static void test_matmul(void)
 {
 	const int M = 37, N = 29, K = 53;
 	float *da, *db, *a = rnd(M * K, -1, 1, &da), *b = rnd(K * N, -1, 1, &db);
-	float *c = malloc(M * N * sizeof *c), *dc = dev(M * N * sizeof *c);
+	float *c = malloc(M * N * sizeof *c), *dc = t_slab(M * N * sizeof *c);
 	for (int ta = 0; ta < 2; ta++)
 		for (int tb = 0; tb < 2; tb++) {
 			sc_matmul(rt, da, db, dc, M, N, K, ta, tb);
@@ -106,7 +93,7 @@ static void test_matmul(void)
 		}
 	/* batches: strided (2, 3) x (3,), and the per-batch loop (2, 1) x (1, 3) */
 	float *dba, *dbb, *ba = rnd(6 * 5 * 7, -1, 1, &dba), *bb = rnd(3 * 7 * 4, -1, 1, &dbb);
-	float *bc = malloc(6 * 5 * 4 * sizeof *bc), *dbc = dev(6 * 5 * 4 * sizeof *bc);
+	float *bc = malloc(6 * 5 * 4 * sizeof *bc), *dbc = t_slab(6 * 5 * 4 * sizeof *bc);
 	const int64_t ab[2] = {2, 3}, bbd[1] = {3}, cb[2] = {2, 3};
 	sc_batch_matmul(rt, dba, ab, 2, dbb, bbd, 1, dbc, cb, 2, 5, 4, 7, 0, 0);
 	sc_cpu_batch_matmul(ba, ab, 2, bb, bbd, 1, bc, cb, 2, 5, 4, 7, 0, 0);
@@ -120,8 +107,8 @@ static void test_matmul(void)
 	enum { B = 2, S = 5, H = 3, D = 4 };
 	const int64_t view[3] = {S * H * D, D, H * D}, sst[3] = {H * S * S, S * S, S}, bd[2] = {B, H};
 	float *dq, *dk, *q = rnd(B * S * H * D, -1, 1, &dq), *k = rnd(B * S * H * D, -1, 1, &dk);
-	float *sc = malloc(B * H * S * S * sizeof *sc), *dsc = dev(B * H * S * S * sizeof *sc);
-	float *o = malloc(B * S * H * D * sizeof *o), *dout = dev(B * S * H * D * sizeof *o);
+	float *sc = malloc(B * H * S * S * sizeof *sc), *dsc = t_slab(B * H * S * S * sizeof *sc);
+	float *o = malloc(B * S * H * D * sizeof *o), *dout = t_slab(B * S * H * D * sizeof *o);
 	sc_batch_matmul_strided(rt, dq, view, dk, view, dsc, sst, bd, 2, S, S, D, 0, 1);
 	sc_cpu_batch_matmul_strided(q, view, k, view, sc, sst, bd, 2, S, S, D, 0, 1);
 	twin("batch_matmul_strided read", dsc, sc, B * H * S * S, 1e-3);
@@ -137,8 +124,8 @@ static void test_elementwise(void)
 	const int64_t ad[3] = {4, 5, 6}, bd[2] = {5, 1}, yd[3] = {4, 5, 6};
 	const int n = 120;
 	float *da, *db, *ddy, *a = rnd(n, -2, 2, &da), *b = rnd(5, 0.5f, 1.5f, &db), *dy = rnd(n, -1, 1, &ddy);
-	float *y = malloc(n * sizeof *y), *dyv = dev(n * sizeof *y), *ga = malloc(n * sizeof *ga), *gb = malloc(5 * 4);
-	float *dga = dev(n * 4), *dgb = dev(5 * 4);
+	float *y = malloc(n * sizeof *y), *dyv = t_slab(n * sizeof *y), *ga = malloc(n * sizeof *ga), *gb = malloc(5 * 4);
+	float *dga = t_slab(n * 4), *dgb = t_slab(5 * 4);
 	for (sc_binop op = SC_ADD; op <= SC_MINIMUM; op++) {
 		char what[64];
 		snprintf(what, sizeof what, "binary %d", op);
@@ -231,14 +218,14 @@ static void test_flash_attention(void)
 				mask[i] = i * 7919 % 13 < 4;   /* 4 keys in 13 hidden */
 			dmask = up(mask, (size_t)(B * S * T));
 		}
-		float *o = malloc((size_t)(B * N * S * D) * 4), *dov = dev((size_t)(B * N * S * D) * 4);
+		float *o = malloc((size_t)(B * N * S * D) * 4), *dov = t_slab((size_t)(B * N * S * D) * 4);
 		sc_flash_attention(rt, dq, dk, dv, dmask, 0, md, dov, dims, 0.3f, causal);
 		sc_cpu_flash_attention(q, k, v, mask, 0, md, o, dims, 0.3f, causal);
 		twin(causal ? "flash_attention causal" : "flash_attention masked", dov, o, B * N * S * D, 1e-4);
 		float *dod = up(o, (size_t)(B * N * S * D) * 4);   /* both gradients from the CPU's o */
 		for (int wrt = 0; wrt < 3; wrt++) {
 			int64_t n = (wrt ? T : S) * B * N * D;
-			float *gx = malloc((size_t)n * 4), *dgx = dev((size_t)n * 4);
+			float *gx = malloc((size_t)n * 4), *dgx = t_slab((size_t)n * 4);
 			char what[64];
 			snprintf(what, sizeof what, "flash_attention_grad %s%s", wrt == 0 ? "dq" : wrt == 1 ? "dk" : "dv",
 			         causal ? " causal" : " masked");
@@ -258,7 +245,7 @@ static void test_rows(void)
 	const int64_t d[3] = {6, 40, 70};
 	const int n = 6 * 40 * 70;
 	float *dx, *ddy, *x = rnd(n, -3, 3, &dx), *dy = rnd(n, -1, 1, &ddy);
-	float *y = malloc(n * 4), *g = malloc(n * 4), *dyv = dev(n * 4), *dg = dev(n * 4);
+	float *y = malloc(n * 4), *g = malloc(n * 4), *dyv = t_slab(n * 4), *dg = t_slab(n * 4);
 	for (int axis = 0; axis < 3; axis++)
 		for (int lg = 0; lg < 2; lg++) {
 			char what[64];
@@ -295,7 +282,7 @@ static void test_rows(void)
 	{
 		uint16_t *xh = malloc(n * 2), *bh = malloc(140), *pre = malloc(n * 2), *out = malloc(n * 2);
 		uint16_t *gout = malloc(n * 2);
-		uint16_t *dxh = dev(n * 2), *dbh = dev(140), *dpre = dev(n * 2), *dout = dev(n * 2), *dgout = dev(n * 2);
+		uint16_t *dxh = t_slab(n * 2), *dbh = t_slab(140), *dpre = t_slab(n * 2), *dout = t_slab(n * 2), *dgout = t_slab(n * 2);
 		float *dsc, *sc = rnd(1, 0.5f, 1.5f, &dsc);
 		sc_cpu_cast(x, SC_F32, xh, SC_BF16, n);
 		sc_cpu_cast(bias, SC_F32, bh, SC_BF16, 70);
@@ -372,7 +359,7 @@ static void test_rows(void)
 				sc_reduce_max_grad(rt, dx, dyv, ddy, NULL, dg, d, 3, axes_sets[k], naxes[k]);
 				sc_cpu_reduce_max_grad(x, y, dy, NULL, g, d, 3, axes_sets[k], naxes[k]);
 				twin("reduce_max_grad", dg, g, n, 1e-5);
-				float *dc = dev(sizeof(float) * (size_t)nout), *c = malloc(sizeof(float) * (size_t)nout);
+				float *dc = t_slab(sizeof(float) * (size_t)nout), *c = malloc(sizeof(float) * (size_t)nout);
 				sc_count_equal(rt, dx, dyv, dc, d, 3, axes_sets[k], naxes[k]);
 				sc_cpu_count_equal(x, y, c, d, 3, axes_sets[k], naxes[k]);
 				twin("count_equal", dc, c, nout, 0);
@@ -399,7 +386,7 @@ static void test_rows(void)
 			int bpa = ln[k].bpa < 0 ? ln[k].bpa + 3 : ln[k].bpa;
 			int64_t np = t_numel(d + bpa, 3 - bpa);
 			float *dgam, *dbet, *gam = rnd(np, 0.5f, 1.5f, &dgam), *bet = rnd(np, -1, 1, &dbet);
-			float *dgg = dev(np * 4), *dbb = dev(np * 4), *gg = malloc(np * 4), *bb = malloc(np * 4);
+			float *dgg = t_slab(np * 4), *dbb = t_slab(np * 4), *gg = malloc(np * 4), *bb = malloc(np * 4);
 			char what[64];
 			snprintf(what, sizeof what, "%s %d", c ? "LayerNorm" : "RmsNorm", k);
 			sc_norm(rt, nk, dx, dgam, with_beta ? dbet : NULL, dyv, d, 3, ln[k].bna, ln[k].bpa, 1e-5);
@@ -418,7 +405,7 @@ static void test_rows(void)
 	int64_t lab64[240];
 	for (int i = 0; i < 240; i++)
 		lab64[i] = lab[i] = (i * 37) % 75 - 2;   /* a few out of range */
-	float *dlab = up(lab, sizeof lab), *dlab64 = up(lab64, sizeof lab64), loss, *dloss = dev(4);
+	float *dlab = up(lab, sizeof lab), *dlab64 = up(lab64, sizeof lab64), loss, *dloss = t_slab(4);
 	const float dl = 0.7f;
 	float *ddl = up(&dl, 4);
 	sc_sparse_softmax_ce(rt, dx, dlab, SC_I32, dloss, 240, 70);
@@ -437,8 +424,8 @@ static void test_rows(void)
 			rmean[i] = 0.01f * (float)(i % 9), rvar[i] = 0.5f + 0.01f * (float)(i % 13);
 		gam = rnd(70, 0.5f, 1.5f, &dgam), bet = rnd(70, -1, 1, &dbet);
 		float *drmean = up(rmean, sizeof rmean), *drvar = up(rvar, sizeof rvar);
-		float *dgg = dev(70 * 4), *dbb = dev(70 * 4), gg[70], bb[70], mm[240], vv[240];
-		dm = dev(240 * 4), dv = dev(240 * 4);
+		float *dgg = t_slab(70 * 4), *dbb = t_slab(70 * 4), gg[70], bb[70], mm[240], vv[240];
+		dm = t_slab(240 * 4), dv = t_slab(240 * 4);
 		char what[5][64];
 		static const char *const part[5] = {"", " dx", " dgamma", " dbeta", " dvar"};
 		for (int i = 0; i < 5; i++)
@@ -471,7 +458,7 @@ static void test_rows(void)
 		drows[i] = 0.01f * (float)(i % 7);
 	}
 	float *drmax = up(rmax, sizeof rmax), *drsum = up(rsum, sizeof rsum), *ddrows = up(drows, sizeof drows);
-	float *drowsout = dev(sizeof rows);
+	float *drowsout = t_slab(sizeof rows);
 	sc_sparse_softmax_ce_part(rt, dx, dlab, SC_I32, drmax, drsum, drowsout, 240, 70, 35);
 	sc_cpu_sparse_softmax_ce_part(x, lab, SC_I32, rmax, rsum, rows, 240, 70, 35);
 	twin("sparse_softmax_ce_part", drowsout, rows, 240, 1e-4);
@@ -493,7 +480,7 @@ static void test_movement(void)
 {
 	const int64_t d[3] = {5, 6, 7};
 	const int n = 210;
-	float *dx, *x = rnd(n, -1, 1, &dx), *y = malloc(n * 4), *dyv = dev(n * 4);
+	float *dx, *x = rnd(n, -1, 1, &dx), *y = malloc(n * 4), *dyv = t_slab(n * 4);
 	const int perms[][3] = {{0, 1, 2}, {2, 0, 1}, {1, 2, 0}, {2, 1, 0}};
 	for (int k = 0; k < 4; k++) {
 		sc_transpose(rt, SC_F32, dx, dyv, d, 3, perms[k]);
@@ -503,7 +490,7 @@ static void test_movement(void)
 	int64_t l[210], lt[210];
 	for (int i = 0; i < n; i++)
 		l[i] = (int64_t)i * 1000003;
-	void *dl = up(l, sizeof l), *dlt = dev(sizeof l);
+	void *dl = up(l, sizeof l), *dlt = t_slab(sizeof l);
 	sc_transpose(rt, SC_I64, dl, dlt, d, 3, perms[2]);
 	sc_cpu_transpose(SC_I64, l, lt, d, 3, perms[2]);
 	twin_bytes("transpose int64", dlt, lt, sizeof lt);
@@ -511,7 +498,7 @@ static void test_movement(void)
 	sc_strided_slice(rt, SC_F32, dx, dyv, d, 3, b, e, s);
 	sc_cpu_strided_slice(SC_F32, x, y, d, 3, b, e, s);
 	twin("strided_slice", dyv, y, 2 * 2 * 3, 0);
-	float *g = malloc(n * 4), *dg = dev(n * 4);
+	float *g = malloc(n * 4), *dg = t_slab(n * 4);
 	sc_strided_slice_grad(rt, dx, dg, d, 3, b, e, s);
 	sc_cpu_strided_slice_grad(x, g, d, 3, b, e, s);
 	twin("strided_slice_grad", dg, g, n, 0);
@@ -535,7 +522,7 @@ static void test_movement(void)
 	enum { NC = 16 };
 	const float src[NC] = {-1.7f, 2.9f, 0, 3e9f, -0.2f, NAN, -NAN, INFINITY, 65520, 1.0f / 3, 6e-8f, -0.0f,
 	                       1 + 0x1p-8f, 2049, 257, 1e-40f};
-	void *dout = dev(NC * 8);
+	void *dout = t_slab(NC * 8);
 	for (sc_dtype from = SC_F32; from <= SC_BF16; from++) {
 		char hin[NC * 8], hout[NC * 8];
 		sc_cpu_cast(src, SC_F32, hin, from, NC);
@@ -561,7 +548,7 @@ static void test_movement(void)
 	uint16_t h[210], ht[210];
 	for (int i = 0; i < n; i++)
 		h[i] = (uint16_t)(0x3c00 + 97 * i);
-	void *dh = up(h, sizeof h), *dht = dev(sizeof h);
+	void *dh = up(h, sizeof h), *dht = t_slab(sizeof h);
 	for (int k = 0; k < 4; k++) {
 		sc_transpose(rt, SC_F16, dh, dht, d, 3, perms[k]);
 		sc_cpu_transpose(SC_F16, h, ht, d, 3, perms[k]);
@@ -623,7 +610,7 @@ static void test_movement(void)
  * or two (double pow and cos differ in their last bits between libraries). */
 static void test_constants(void)
 {
-	char want[2 * 5 * 12 * 8], *d = dev(3 * 40 * 32 * sizeof(float));   /* the largest: the RoPE tables */
+	char want[2 * 5 * 12 * 8], *d = t_slab(3 * 40 * 32 * sizeof(float));   /* the largest: the RoPE tables */
 	static const sc_dtype range_dt[3] = {SC_F32, SC_I32, SC_I64};
 	for (int k = 0; k < 3; k++) {
 		char what[64];
@@ -714,7 +701,7 @@ static void test_optimizers(void)
 	}
 	twin("adam_weight_decay", dp, p, n, 1e-5);
 	twin("adam_weight_decay v", dv, v, n, 1e-5);
-	float *dsq = dev(sizeof(float)), sq;
+	float *dsq = t_slab(sizeof(float)), sq;
 	sc_sum_squares(rt, (const float *const[]){dp, dg}, (const int64_t[]){n, n / 2}, 2, dsq);
 	sc_cpu_sum_squares((const float *const[]){p, g}, (const int64_t[]){n, n / 2}, 2, &sq);
 	twin("sum_squares", dsq, &sq, 1, 1e-5);
@@ -752,8 +739,8 @@ static void test_half(void)
 		float *wa = malloc(M * K * 4), *wb = malloc(K * N * 4), *wc = malloc(M * N * 4);
 		sc_cpu_cast(a, SC_F32, ha, dt, M * K);
 		sc_cpu_cast(b, SC_F32, hb, dt, K * N);
-		void *dha = up(ha, M * K * 2), *dhb = up(hb, K * N * 2), *dhc = dev(M * N * 2), *dhs = dev(M * N * 2);
-		float *dwc = dev(M * N * 4);
+		void *dha = up(ha, M * K * 2), *dhb = up(hb, K * N * 2), *dhc = t_slab(M * N * 2), *dhs = t_slab(M * N * 2);
+		float *dwc = t_slab(M * N * 4);
 		sc_cast(rt, dha, dt, da, SC_F32, M * K);   /* the widened copies, over the float32 operands */
 		sc_cast(rt, dhb, dt, db, SC_F32, K * N);
 		sc_matmul(rt, da, db, dwc, M, N, K, 0, 0);
@@ -774,7 +761,7 @@ static void test_half(void)
 		twin("round to half", dr, r, M * K, 0);
 		free(r);
 		free(a), free(b), free(ha), free(hb), free(hc), free(hs), free(wa), free(wb), free(wc);
-		used = 0;
+		t_slab_reset();
 	}
 }
 
@@ -796,8 +783,8 @@ static void test_matmul_half(void)
 				sc_cpu_cast(ha, dt, wa, SC_F32, M * K);
 				sc_cpu_cast(hb, dt, wb, SC_F32, K * N);
 				void *dha = up(ha, M * K * 2), *dhb = up(hb, K * N * 2);
-				float *dc = dev(M * N * 4);
-				void *dhc = dev(M * N * 2);
+				float *dc = t_slab(M * N * 4);
+				void *dhc = t_slab(M * N * 2);
 				uint16_t *hc = malloc(M * N * 2);
 				sc_matmul_half(rt, dt, dha, dhb, dc, SC_F32, M, N, K, ta, tb);
 				sc_matmul_half(rt, dt, dha, dhb, dhc, dt, M, N, K, ta, tb);
@@ -808,7 +795,7 @@ static void test_matmul_half(void)
 				twin(what, dc, c, M * N, 1e-3);
 				twin_half(what, dt, dhc, hc, M * N);
 				free(a), free(b), free(ha), free(hb), free(wa), free(wb), free(c), free(hc);
-				used = 0;
+				t_slab_reset();
 			}
 }
 
@@ -829,8 +816,8 @@ static void test_batch_matmul_half(void)
 			sc_cpu_cast(b, SC_F32, hb, dt, B);
 			sc_cpu_cast(ha, dt, wa, SC_F32, A);
 			sc_cpu_cast(hb, dt, wb, SC_F32, B);
-			void *dha = up(ha, A * 2), *dhb = up(hb, B * 2), *dhc = dev(C * 2);
-			float *dc = dev(C * 4);
+			void *dha = up(ha, A * 2), *dhb = up(hb, B * 2), *dhc = t_slab(C * 2);
+			float *dc = t_slab(C * 4);
 			const int64_t *ab = bcast ? a_cast : a_even, *bb = bcast ? b_cast : b_even;
 			sc_batch_matmul_half(rt, dt, dha, ab, 2, dhb, bb, 2, dc, SC_F32, c_b, 2, M, N, K, bcast, !bcast);
 			sc_batch_matmul_half(rt, dt, dha, ab, 2, dhb, bb, 2, dhc, dt, c_b, 2, M, N, K, bcast, !bcast);
@@ -852,7 +839,7 @@ static void test_batch_matmul_half(void)
 				twin_half(what, dt, dhc, hc, C);
 			}
 			free(a), free(b), free(ha), free(hb), free(wa), free(wb), free(c), free(hc);
-			used = 0;
+			t_slab_reset();
 		}
 }
 
@@ -880,7 +867,7 @@ static void test_sums(void)
 	enum { R = 8192, C = 2048 };
 	const int64_t n = (int64_t)R * C;
 	float *dx, *ddy, *x = rnd(n, -3, 3, &dx), *dy = rnd(n, -1, 1, &ddy);
-	float *y = malloc((size_t)n * 4), *g = malloc((size_t)n * 4), *dyv = dev((size_t)n * 4), *dg = dev((size_t)n * 4);
+	float *y = malloc((size_t)n * 4), *g = malloc((size_t)n * 4), *dyv = t_slab((size_t)n * 4), *dg = t_slab((size_t)n * 4);
 	char what[96];
 	static const int64_t bias[][2] = {{R, C}, {7, 5}, {300, 37}, {5000, 3}, {33, 2048}, {R, 1}};
 	for (int k = 0; k < 6; k++) {
@@ -919,7 +906,7 @@ static void test_sums(void)
 	/* binary_grad of a row broadcast: its db a column sum */
 	{
 		const int64_t ad[2] = {64, C}, bd[1] = {C};
-		float *ga = malloc(64 * C * 4), *gb = malloc(C * 4), *dga = dev(64 * C * 4), *dgb = dev(C * 4);
+		float *ga = malloc(64 * C * 4), *gb = malloc(C * 4), *dga = t_slab(64 * C * 4), *dgb = t_slab(C * 4);
 		sc_binary_grad(rt, SC_MUL, dx, ad, 2, dx + 64 * C, bd, 1, ddy, ad, 2, dga, dgb);
 		sc_cpu_binary_grad(SC_MUL, x, ad, 2, x + 64 * C, bd, 1, dy, ad, 2, ga, gb);
 		twin("binary_grad (64, 2048) * (2048) da", dga, ga, 64 * C, 1e-4);
@@ -938,7 +925,7 @@ static void test_sums(void)
 			int c = sc_norm_centered(nk);
 			int64_t np = t_numel(ln[k].d + ln[k].bpa, 3 - ln[k].bpa), m = t_numel(ln[k].d, 3);
 			float *dgam, *gam = rnd(np, 0.5f, 1.5f, &dgam), *gg = malloc(np * 4), *bb = malloc(np * 4);
-			float *dgg = dev(np * 4), *dbb = dev(np * 4);
+			float *dgg = t_slab(np * 4), *dbb = t_slab(np * 4);
 			snprintf(what, sizeof what, "%s_grad (%lld, %lld, %lld) %d %d", c ? "LayerNorm" : "RmsNorm",
 			         (long long)ln[k].d[0], (long long)ln[k].d[1], (long long)ln[k].d[2], ln[k].bna, ln[k].bpa);
 			sc_norm_grad(rt, nk, ddy, dx, dgam, dg, dgg, dbb, ln[k].d, 3, ln[k].bna, ln[k].bpa, 1e-5);
@@ -964,7 +951,7 @@ static void test_sums(void)
 		for (int i = 0; i < PR; i++)
 			rmean[i] = 0.01f * (float)(i % 9), rvar[i] = 0.5f + 0.01f * (float)(i % 13);
 		float *dgam, *gam = rnd(PC, 0.5f, 1.5f, &dgam), *drmean = up(rmean, PR * 4), *drvar = up(rvar, PR * 4);
-		float *dgg = dev(PC * 4), *dbb = dev(PC * 4), *dm = dev(PR * 4), *dv = dev(PR * 4), gg[PC], bb[PC];
+		float *dgg = t_slab(PC * 4), *dbb = t_slab(PC * 4), *dm = t_slab(PR * 4), *dv = t_slab(PR * 4), gg[PC], bb[PC];
 		sc_norm_part_grad(rt, nk, ddy, dx, dgam, c ? drmean : NULL, drvar, dg, dgg, dbb, c ? dm : NULL, dv, PR, PC,
 		                  1e-5);
 		sc_cpu_norm_part_grad(c, dy, x, gam, c ? rmean : NULL, rvar, g, gg, bb, c ? mm : NULL, vv, PR, PC, 1e-5);
@@ -1000,7 +987,7 @@ static void test_sums(void)
 	/* casts four a thread: n odd, and ends not aligned to four */
 	{
 		enum { NH = 1001 };
-		uint16_t *h = malloc(NH * 2), *dh = dev(NH * 2 + 8);
+		uint16_t *h = malloc(NH * 2), *dh = t_slab(NH * 2 + 8);
 		for (int off = 0; off < 2; off++)
 			for (sc_dtype dt = SC_F16; dt <= SC_BF16; dt++) {
 				snprintf(what, sizeof what, "cast float32 to %s and back, %d off", dtname(dt), off);
@@ -1027,25 +1014,25 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	rt = sc_init(&argc, &argv, 0);
-	slab = sc_slab(rt, SLAB);
+	t_slab_init(sc_slab(rt, SLAB), SLAB, "cuda_twins");
 	test_matmul();
 	test_matmul_half();
 	test_batch_matmul_half();
-	used = 0;
+	t_slab_reset();
 	test_elementwise();
-	used = 0;
+	t_slab_reset();
 	test_rows();
-	used = 0;
+	t_slab_reset();
 	test_flash_attention();
-	used = 0;
+	t_slab_reset();
 	test_movement();
-	used = 0;
+	t_slab_reset();
 	test_constants();
-	used = 0;
+	t_slab_reset();
 	test_optimizers();
-	used = 0;
+	t_slab_reset();
 	test_half();
-	used = 0;
+	t_slab_reset();
 	test_sums();
 	printf("cuda_twins: %d comparisons, %d failed\n", checks, failures);
 	sc_finalize(rt);

@@ -24,22 +24,9 @@
 
 static sc_rt *rt;
 static int me, checks, failures;
-static char *slab;
-static size_t slab_used;
 static int64_t expect_bytes;
 
 enum { SLAB = 1 << 22 };
-
-static void *dev(size_t bytes)
-{
-	void *p = slab + slab_used;
-	slab_used += (bytes + 255) / 256 * 256;
-	if (slab_used > SLAB) {
-		fprintf(stderr, "mpi_collectives: test slab too small\n");
-		exit(2);
-	}
-	return p;
-}
 
 static void check(bool ok, const char *fmt, const char *what)
 {
@@ -103,7 +90,7 @@ static double mean_of(sc_dtype dt, double sum, int n)
 static void *make_input(sc_dtype dt, int64_t n, int salt)
 {
 	size_t es = sc_dtype_size(dt);
-	void *h = malloc((size_t)n * es), *d = dev((size_t)n * es);
+	void *h = malloc((size_t)n * es), *d = t_slab((size_t)n * es);
 	for (int64_t i = 0; i < n; i++)
 		put(h, dt, i, val(me, i, salt));
 	sc_from_host(rt, d, h, (size_t)n * es);
@@ -162,7 +149,7 @@ static void test_all_reduce(Group *g, sc_dtype dt, sc_redop op, bool in_place)
 {
 	int64_t n = 24;
 	int64_t es = (int64_t)sc_dtype_size(dt);
-	void *in = make_input(dt, n, 1), *out = in_place ? in : dev((size_t)(n * es));
+	void *in = make_input(dt, n, 1), *out = in_place ? in : t_slab((size_t)(n * es));
 	sc_all_reduce(rt, g->g, in, out, dt, n, op);
 	expect_bytes += 2 * n * es * (g->n - 1) / g->n;
 	double want[24];
@@ -193,10 +180,10 @@ static void test_all_reduce_bucket(Group *g, sc_dtype dt, sc_redop op)
 	void *out[N];
 	for (int k = 0; k < N; k++) {
 		in[k] = make_input(dt, counts[k], 2 + k);
-		out[k] = k == 1 ? (void *)in[k] : dev((size_t)(counts[k] * es));
+		out[k] = k == 1 ? (void *)in[k] : t_slab((size_t)(counts[k] * es));
 		expect_bytes += 2 * counts[k] * es * (g->n - 1) / g->n;
 	}
-	sc_all_reduce_bucket(rt, g->g, N, in, out, counts, dt, op, dev((size_t)(40 * es)));
+	sc_all_reduce_bucket(rt, g->g, N, in, out, counts, dt, op, t_slab((size_t)(40 * es)));
 	for (int k = 0; k < N; k++) {
 		double want[24];
 		for (int64_t i = 0; i < counts[k]; i++) {
@@ -224,7 +211,7 @@ static void test_all_gather(Group *g, sc_dtype dt, int axis)
 	int64_t n = t_numel(ld, 3), od[3] = {ld[0], ld[1], ld[2]};
 	od[axis] *= g->n;
 	int64_t es = (int64_t)sc_dtype_size(dt);
-	void *in = make_input(dt, n, 2 + axis), *out = dev((size_t)(n * g->n * es));
+	void *in = make_input(dt, n, 2 + axis), *out = t_slab((size_t)(n * g->n * es));
 	sc_all_gather(rt, g->g, in, out, dt, ld, 3, axis);
 	expect_bytes += n * g->n * es * (g->n - 1) / g->n;
 	double *want = malloc((size_t)(n * g->n) * sizeof *want);
@@ -249,7 +236,7 @@ static void test_reduce_scatter(Group *g, sc_dtype dt, int axis, sc_redop op)
 	od[axis] /= g->n;
 	int k = index_in(g);
 	int64_t es = (int64_t)sc_dtype_size(dt);
-	void *in = make_input(dt, n, 7 + axis), *out = dev((size_t)(n / g->n * es));
+	void *in = make_input(dt, n, 7 + axis), *out = t_slab((size_t)(n / g->n * es));
 	sc_reduce_scatter(rt, g->g, in, out, dt, D3, 3, axis, op);
 	expect_bytes += n * es * (g->n - 1) / g->n;
 	double *want = malloc((size_t)(n / g->n) * sizeof *want);
@@ -284,7 +271,7 @@ static void test_all_to_all(Group *g, sc_dtype dt, int split, int concat)
 	od[concat] *= g->n;
 	int k = index_in(g);
 	int64_t es = (int64_t)sc_dtype_size(dt);
-	void *in = make_input(dt, n, 11 + 3 * split + concat), *out = dev((size_t)(n * es));
+	void *in = make_input(dt, n, 11 + 3 * split + concat), *out = t_slab((size_t)(n * es));
 	sc_all_to_all(rt, g->g, in, out, dt, D3, 3, split, concat);
 	expect_bytes += n * es * (g->n - 1) / g->n;
 	double *want = malloc((size_t)n * sizeof *want);
@@ -315,7 +302,7 @@ int main(int argc, char **argv)
 #endif
 	rt = sc_init(&argc, &argv, 4);
 	me = sc_rank(rt);
-	slab = sc_slab(rt, SLAB);
+	t_slab_init(sc_slab(rt, SLAB), SLAB, "mpi_collectives");
 	Group groups[] = {
 		{"(0, 1, 2, 3)", 4, {0, 1, 2, 3}, NULL},
 		{"(3, 2, 1, 0)", 4, {3, 2, 1, 0}, NULL},
@@ -359,7 +346,7 @@ int main(int argc, char **argv)
 				for (int c = 0; c < 3; c++)
 					test_all_to_all(g, dt, axis, c);
 			}
-			slab_used = 0;
+			t_slab_reset();
 			check_bytes(g->name);
 		}
 	}
@@ -373,14 +360,14 @@ int main(int argc, char **argv)
 			for (int c = 0; c < 3; c++)
 				test_all_to_all(g, SC_BOOL, axis, c);
 		}
-		slab_used = 0;
+		t_slab_reset();
 		check_bytes(g->name);
 	}
-	slab_used = 0;
+	t_slab_reset();
 
 	/* the tally of every rank's checks is itself an int32 all_reduce of 8 bytes: 2 * 8 * 3/4 = 12 sent */
 	sc_group *world = groups[0].g;
-	int32_t *tally = dev(8);
+	int32_t *tally = t_slab(8);
 	before = sc_comm_bytes(rt);
 	sc_all_reduce(rt, world, tally, tally, SC_I32, 2, SC_SUM);
 	check(sc_comm_bytes(rt) - before == 12, "bytes of an all_reduce of 8 bytes over 4", "(want 12)");

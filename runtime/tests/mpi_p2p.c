@@ -25,11 +25,10 @@
 #endif
 
 #include "rt_internal.h"
+#include "rt_test.h"
 
 static sc_rt *rt;
 static int me, np, checks, failures;
-static char *slab;
-static size_t slab_used;
 static int64_t expect_bytes;   /* what this rank has sent so far, summed here */
 
 enum { SLAB = 1 << 23, BIG = 1 << 18 };
@@ -47,17 +46,6 @@ static void check(bool ok, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fprintf(stderr, "\n");
 	va_end(ap);
-}
-
-static void *dev(size_t bytes)
-{
-	void *p = slab + slab_used;
-	slab_used += (bytes + 255) / 256 * 256;
-	if (slab_used > SLAB) {
-		fprintf(stderr, "mpi_p2p: test slab too small\n");
-		exit(2);
-	}
-	return p;
 }
 
 static uint64_t mix(uint64_t z)
@@ -114,7 +102,7 @@ static void run(const char *what, const Op *ops, int n)
 		size_t bytes = (size_t)ops[k].count * sc_dtype_size(ops[k].dt);
 		want[k] = malloc(bytes + 1);
 		payload(want[k], ops[k].dt, ops[k].count, ops[k].dir == SC_SEND ? me : ops[k].peer, ops[k].salt);
-		p[k] = (sc_p2p){ops[k].dir, ops[k].peer, ops[k].count ? dev(bytes) : NULL, ops[k].dt, ops[k].count};
+		p[k] = (sc_p2p){ops[k].dir, ops[k].peer, ops[k].count ? t_slab(bytes) : NULL, ops[k].dt, ops[k].count};
 		if (ops[k].dir == SC_SEND) {
 			sc_from_host(rt, p[k].buf, want[k], bytes);
 			sent += (int64_t)bytes;
@@ -141,7 +129,7 @@ static void run(const char *what, const Op *ops, int n)
 		free(got);
 		free(want[k]);
 	}
-	slab_used = 0;
+	t_slab_reset();
 }
 
 static void ring_shift(void)
@@ -208,7 +196,7 @@ static void every_peer(void)
 static int bad_peer(const char *which)
 {
 	int peer = strcmp(which, "past") == 0 ? np : strcmp(which, "negative") == 0 ? -1 : me;
-	float *buf = dev(2 * sizeof *buf);
+	float *buf = t_slab(2 * sizeof *buf);
 	sc_p2p ops[2] = {{SC_RECV, (me + 1) % np, buf, SC_F32, 1}, {SC_SEND, peer, buf + 1, SC_F32, 1}};
 	sc_p2p_exchange(rt, ops, 2);
 	fprintf(stderr, "mpi_p2p: sc_p2p_exchange took peer %d\n", peer);
@@ -235,7 +223,7 @@ int main(int argc, char **argv)
 	rt = sc_init(&argc, &argv, 0);
 	me = sc_rank(rt);
 	np = sc_size(rt);
-	slab = sc_slab(rt, SLAB);
+	t_slab_init(sc_slab(rt, SLAB), SLAB, "mpi_p2p");
 	if (np < 2) {
 		fprintf(stderr, "mpi_p2p: needs 2 ranks or more, has %d\n", np);
 		sc_finalize(rt);
@@ -251,7 +239,7 @@ int main(int argc, char **argv)
 	      (long long)sc_comm_bytes(rt), (long long)expect_bytes);
 
 	sc_group *world = sc_group_split_grid(rt, 0, 1, (const int[]){np}, (const int[]){1});
-	int32_t *tally = dev(8), h[2] = {checks, failures};
+	int32_t *tally = t_slab(8), h[2] = {checks, failures};
 	sc_from_host(rt, tally, h, 8);
 	sc_all_reduce(rt, world, tally, tally, SC_I32, 2, SC_SUM);
 	sc_to_host(rt, h, tally, 8);

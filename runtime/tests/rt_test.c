@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 double t_rand(uint64_t *state)
 {
@@ -103,4 +104,32 @@ void t_expect(bool ok, int rank, const char *what)
 int t_failures(void)
 {
 	return failures;
+}
+
+static char *t_slab_base;
+static size_t t_slab_size, t_slab_used;
+static const char *t_slab_who;
+
+void t_slab_init(void *slab, size_t size, const char *who)
+{
+	t_slab_base = slab;
+	t_slab_size = size;
+	t_slab_used = 0;
+	t_slab_who = who;
+}
+
+void *t_slab(size_t bytes)
+{
+	void *p = t_slab_base + t_slab_used;
+	t_slab_used += (bytes + 255) / 256 * 256;
+	if (t_slab_used > t_slab_size) {
+		fprintf(stderr, "%s: test slab too small\n", t_slab_who);
+		exit(2);
+	}
+	return p;
+}
+
+void t_slab_reset(void)
+{
+	t_slab_used = 0;
 }

@@ -5,6 +5,7 @@
 #define RT_TEST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* splitmix64 stream: next value in [0, 1) */
@@ -36,5 +37,12 @@ bool t_close(const char *what, const float *got, const float *want, int64_t n, d
  * is counted; t_failures() is the count so far. */
 void t_expect(bool ok, int rank, const char *what);
 int t_failures(void);
+
+/* A bump allocator over the slab a test got from sc_slab (device memory on
+ * cuda): pieces 256-byte aligned; one past the end exits 2 naming `who`.
+ * t_slab_reset starts over at the beginning. */
+void t_slab_init(void *slab, size_t size, const char *who);
+void *t_slab(size_t bytes);
+void t_slab_reset(void);
 
 #endif
