@@ -97,6 +97,11 @@ bool sc_piece_real(const char *what, const int64_t *gdims, int ndim, const int64
 void sc_piece_pad(void *buf, size_t es, int ndim, const int64_t *real, const int64_t *ldims);
 void sc_piece_unpad(void *buf, size_t es, int ndim, const int64_t *real, const int64_t *ldims);
 void sc_pad_zero(sc_rt *rt, void *y, sc_dtype dt, const int64_t *ldims, int ndim, const int64_t *real);
+/* The first of count indices (Int32 or Int64) outside [0, bound), -1 when
+ * none; with `mark` (run.sh --unchecked-ids) each one is set to -1 instead,
+ * which every kernel takes as outside (a Gather's zero row, a label adding
+ * nothing), and -1 is returned. */
+int64_t sc_indices_outside(void *x, sc_dtype dt, int64_t count, int64_t bound, bool mark);
 /* numpy slice normalization (negative begin/end count from the end, then
  * clamp), except where begin >= 0 and end > dims: the slice keeps its length
  * there, an uneven split's padding, and only its first real[d] of
@@ -278,6 +283,7 @@ typedef struct {                 /* an input of the program, as sc_data_input re
 	int ndim;
 	int64_t gdims[SC_MAX_DIMS], start[SC_MAX_DIMS], ldims[SC_MAX_DIMS];
 	int64_t bound;               /* indices in [0, bound); -1: not indices */
+	bool unchecked;              /* --unchecked-ids: those outside marked -1, not refused */
 	const char *what;            /* what bounds them */
 	int src;                     /* the source that feeds it; -1: none */
 	void *host[2];               /* (ldims) its piece of the batch of an even and an odd step, as read

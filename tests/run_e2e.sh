@@ -521,7 +521,19 @@ labels = np.zeros(16, np.int32); labels[9] = 60000
 np.save(d + "/labels_out.npy", labels)' "$out"
 	check_wrong "id out of range, $n ranks" "input 'ids': .* holds 50257 at (1, 5), outside \[0, 50257)" --input "ids=$out/ids_out.npy"
 	check_wrong "label out of range, $n ranks" "input 'labels': .* holds 60000 at (9,), outside \[0, 50257)" --input "labels=$out/labels_out.npy"
+	(cd "$out" && timeout 600 ./run.sh --output-dir "$out/unchecked" --unchecked-ids --input "ids=$out/ids_out.npy" \
+		--input "labels=$out/labels_out.npy") >"$out/unchecked.log" 2>&1 || bad "--unchecked-ids, $n ranks: $(tail -3 "$out/unchecked.log")"
+	cp "$out/unchecked.log" "$out/unchecked/log" 2>/dev/null
 done
+# --unchecked-ids (MindSpore's behaviour): the same ids and labels train on,
+# the id past the table a zero row, the label past the classes adding 0,
+# whatever the split: 8 ranks (the vocabulary in 4 uneven pieces) as one.
+if msg=$("$py" tools/npy_compare.py "$tmp/wrong_vocab8/unchecked" "$tmp/wrong_vocab1/unchecked" --atol 1e-7 \
+	--what "--unchecked-ids, 8 ranks vs 1"); then
+	ok "$(echo "$msg" | tail -1)"
+else
+	bad "$msg"
+fi
 out=$tmp/wrong
 # --strict-inputs: an input no --input gives stops every rank with one message
 # naming it and its initializer; without the flag the run goes on, rank 0

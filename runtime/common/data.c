@@ -222,7 +222,7 @@ static bool open_rows(sc_src *s, int64_t size, char *err, size_t n)
 	 * batch split along dim 0 only): mapped, the program reads it in place.
 	 * bfloat16 is rounded and bool normalized on the way, and a piece with
 	 * padding is spread over its layout, so those are read. */
-	if (nruns == 1 && !padded && f->dt != SC_BF16 && f->dt != SC_BOOL &&
+	if (nruns == 1 && !padded && f->dt != SC_BF16 && f->dt != SC_BOOL && !(f->bound >= 0 && f->unchecked) &&
 	    s->offset % (int64_t)sc_dtype_size(h.dt) == 0) {
 		void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, s->fd, 0);
 		if (m != MAP_FAILED) {   /* else pread, as for any other piece */
@@ -406,17 +406,6 @@ void sc_src_close(sc_src *s)
 
 /* ---- reading a step's batch ---- */
 
-/* The first element of the piece outside [0, bound) (-1: none). */
-static int64_t first_outside(const void *x, sc_dtype dt, int64_t count, int64_t bound)
-{
-	for (int64_t i = 0; i < count; i++) {
-		int64_t v = dt == SC_I64 ? ((const int64_t *)x)[i] : ((const int32_t *)x)[i];
-		if (v < 0 || v >= bound)
-			return i;
-	}
-	return -1;
-}
-
 static int64_t value_at(const void *x, sc_dtype dt, int64_t i)
 {
 	return dt == SC_I64 ? ((const int64_t *)x)[i] : ((const int32_t *)x)[i];
@@ -465,8 +454,8 @@ static bool read_rows(sc_src *s, int64_t step, int parity, char *err, size_t n)
 	else if (f->dt == SC_BOOL)   /* normalized to 0/1 */
 		for (int64_t i = 0; i < count; i++)
 			((unsigned char *)f->host[parity])[i] = ((unsigned char *)f->host[parity])[i] != 0;
-	int64_t bad = f->bound >= 0 ? first_outside(dst, f->dt, count, f->bound) : -1;
-	if (bad < 0) {
+	int64_t bad = f->bound >= 0 ? sc_indices_outside((void *)dst, f->dt, count, f->bound, f->unchecked) : -1;
+	if (bad < 0) {   /* (marking writes: a feed of unchecked ids is never mapped, open_rows) */
 		if (!s->map)
 			sc_piece_pad(f->host[parity], sc_dtype_size(f->dt), f->ndim, real, f->ldims);
 		return true;
@@ -511,7 +500,7 @@ static bool read_tokens(sc_src *s, int which, int64_t step, void *dst, char *err
 		else
 			((int32_t *)dst)[i] = (int32_t)v;
 	}
-	int64_t bad = f->bound >= 0 ? first_outside(dst, f->dt, count, f->bound) : -1;
+	int64_t bad = f->bound >= 0 ? sc_indices_outside(dst, f->dt, count, f->bound, f->unchecked) : -1;
 	if (bad < 0) {
 		sc_piece_pad(dst, sc_dtype_size(f->dt), f->ndim, real, f->ldims);
 		return true;
@@ -601,6 +590,7 @@ int sc_data_input(sc_data *d, const char *name, void *dst, sc_dtype dt, const in
 	memcpy(f->start, start, (size_t)ndim * sizeof *start);
 	memcpy(f->ldims, ldims, (size_t)ndim * sizeof *ldims);
 	f->bound = bound;
+	f->unchecked = sc_option(d->rt, "--unchecked-ids", NULL) != NULL;
 	f->what = what ? what : "";
 	f->src = -1;
 	const char *l = labels_name(d);

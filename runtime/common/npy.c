@@ -305,26 +305,24 @@ FILE *sc_open_regular(const char *path, char *why, size_t n)
 }
 
 /* The first element of the piece outside [0, bound), its place in the whole
- * tensor written into why; false when there is none. */
-static bool index_outside(const void *piece, sc_dtype dt, int ndim, const int64_t *start, const int64_t *ldims,
-                          int64_t bound, const char *what, char *why, size_t n)
+ * tensor written into why; false when there is none (or, with `mark`,
+ * when each was marked: sc_indices_outside). */
+static bool index_outside(void *piece, sc_dtype dt, int ndim, const int64_t *start, const int64_t *ldims,
+                          int64_t bound, bool mark, const char *what, char *why, size_t n)
 {
-	int64_t count = sc_numel(ldims, ndim);
-	for (int64_t i = 0; i < count; i++) {
-		int64_t v = dt == SC_I64 ? ((const int64_t *)piece)[i] : ((const int32_t *)piece)[i];
-		if (v >= 0 && v < bound)
-			continue;
-		int64_t at[SC_MAX_DIMS], rest = i;
-		for (int d = ndim - 1; d >= 0; d--) {
-			at[d] = start[d] + rest % ldims[d];
-			rest /= ldims[d];
-		}
-		char where[256];
-		snprintf(why, n, "holds %lld at %s, outside [0, %lld): %s", (long long)v,
-		         sc_dims_str(where, sizeof where, at, ndim), (long long)bound, what);
-		return true;
+	int64_t i = sc_indices_outside(piece, dt, sc_numel(ldims, ndim), bound, mark);
+	if (i < 0)
+		return false;
+	int64_t v = dt == SC_I64 ? ((const int64_t *)piece)[i] : ((const int32_t *)piece)[i];
+	int64_t at[SC_MAX_DIMS], rest = i;
+	for (int d = ndim - 1; d >= 0; d--) {
+		at[d] = start[d] + rest % ldims[d];
+		rest /= ldims[d];
 	}
-	return false;
+	char where[256];
+	snprintf(why, n, "holds %lld at %s, outside [0, %lld): %s", (long long)v,
+	         sc_dims_str(where, sizeof where, at, ndim), (long long)bound, what);
+	return true;
 }
 
 static void load(sc_rt *rt, const char *name, const char *path, void *dst, sc_dtype dt, const int64_t *gdims,
@@ -360,7 +358,8 @@ static void load(sc_rt *rt, const char *name, const char *path, void *dst, sc_dt
 	if (ok && tmp)
 		ok = sc_npy_read_slice(f, &h, start, real, tmp, why, sizeof why);
 	if (ok && tmp && bound >= 0)
-		ok = !index_outside(tmp, dt, ndim, start, real, bound, what, why, sizeof why);
+		ok = !index_outside(tmp, dt, ndim, start, real, bound, sc_option(rt, "--unchecked-ids", NULL) != NULL, what,
+		                    why, sizeof why);
 	if (f)
 		fclose(f);
 	char n1[SC_NAME_BUF], n2[SC_NAME_BUF];

@@ -29,6 +29,7 @@ static const struct {
 	{"--labels", false, false},
 	{"--shuffle", false, false},
 	{"--strict-inputs", false, true},
+	{"--unchecked-ids", false, true},
 	{"--log-every", false, false},
 	{"--log", false, false},
 	{"--checkpoint", false, false},
@@ -75,7 +76,7 @@ static void check_options(int argc, char **argv, char *msg, size_t n)
 		if (k < 0) {
 			snprintf(msg, n, "shardc: unknown option '%s' (known: --input NAME=FILE, --param NAME=FILE, "
 			         "--params FILE, --param-names FILE, --output-dir DIR, --steps K, --data NAME=FILE[:S], "
-			         "--labels NAME, --shuffle SEED, --strict-inputs, --log-every K, --log FILE, "
+			         "--labels NAME, --shuffle SEED, --strict-inputs, --unchecked-ids, --log-every K, --log FILE, "
 			         "--checkpoint DIR, --save-every K, --keep N, --resume DIR, --tf32)",
 			         sc_cut(cut, argv[i], strlen(argv[i])));
 			return;

@@ -224,6 +224,47 @@ Test(data, rows_uneven_piece_padding)
 	unlink(path);
 }
 
+/* run.sh --unchecked-ids: an id outside the bound is read as -1 (the kernels'
+ * outside), not refused, from a .npy of rows (whose one-run piece is then
+ * read, not mapped, since marking writes) and from a token stream. */
+Test(data, unchecked_ids_marked)
+{
+	char path[64], spec[80], err[512];
+	int32_t ids[8 * 3];
+	for (int i = 0; i < 24; i++)
+		ids[i] = i % 50;
+	ids[2 * 3 + 1] = 77;   /* batch 1's row 0 */
+	temp_npy(path, SC_I32, (const int64_t[]){8, 3}, 2, ids);
+	sc_feed f = feed("ids", SC_I32, 2, (const int64_t[]){2, 3}, (const int64_t[]){0, 0}, (const int64_t[]){2, 3}, 50);
+	f.unchecked = true;
+	sc_src s;
+	cr_assert(sc_src_open(&s, path, &f, NULL, false, 0, err, sizeof err), "%s", err);
+	cr_assert_null(s.map);
+	cr_assert(sc_src_read(&s, 2, 0, err, sizeof err), "%s", err);   /* batch 1: rows 2, 3 */
+	const int32_t *got = f.at[0];
+	for (int j = 0; j < 6; j++)
+		cr_assert_eq(got[j], j == 1 ? -1 : ids[6 + j], "(%d, %d)", j / 3, j % 3);
+	sc_src_close(&s);
+	feed_free(&f);
+	unlink(path);
+	uint16_t t16[41];
+	for (int i = 0; i < 41; i++)
+		t16[i] = 1;
+	t16[21] = 50;   /* step 3 reads tokens 16..24 */
+	temp_file(path, t16, sizeof t16);
+	snprintf(spec, sizeof spec, "%s:4", path);
+	sc_feed in = feed("ids", SC_I32, 2, (const int64_t[]){2, 4}, (const int64_t[]){0, 0}, (const int64_t[]){2, 4}, 50);
+	in.unchecked = true;
+	cr_assert(sc_src_open(&s, spec, &in, NULL, false, 0, err, sizeof err), "%s", err);
+	cr_assert(sc_src_read(&s, 3, 1, err, sizeof err), "%s", err);
+	got = in.at[1];
+	for (int j = 0; j < 8; j++)
+		cr_assert_eq(got[j], 16 + j == 21 ? -1 : 1, "token %d", 16 + j);
+	sc_src_close(&s);
+	unlink(path);
+	feed_free(&in);
+}
+
 /* Files that do not fit the input: each refused with what it is and what is expected. */
 Test(data, rows_refusals)
 {
