@@ -67,25 +67,6 @@ int lower_fill_uneven(Lowering *x, int node, int v, const int64_t *axes, int nax
 	return v;
 }
 
-/* Whether v's padding along d is known to hold zeros: an input's or a
- * Parameter's (the runtime zeroes it), through redistributions and PadFills
- * of 0 (uneven.c tracks more, and checks every contraction). */
-static bool padding_zero(const Lowering *x, int v, int d)
-{
-	const Lowered *l = x->l;
-	for (int j = l->nops - 1; j >= 0 && v >= l->nparams; j--) {
-		const LOp *o = &l->ops[j];
-		if (o->result != v)
-			continue;
-		if (o->op == OP_PAD_FILL && pad_axis(&o->a, l->values[v].type.rank) == d)
-			return o->a.fill == 0;
-		if (o->op != OP_PAD_FILL && !o->step)
-			return false;
-		v = o->in[0];
-	}
-	return v < l->nparams;
-}
-
 /* A MatMul's or BatchMatMul's operands along the dim they contract, where
  * it is uneven: the padding made 0 where it may not be (an activation's),
  * so that it adds nothing to the sums. */
@@ -102,7 +83,7 @@ static void fill_contracted(Lowering *x, int i, int *ins)
 			const LValue *v = &x->l->values[ins[k]];
 			int o = od->in_dim[k][d];
 			if (o < 0 || !(od->reduced & (1u << o)) || !layout_uneven(&v->layout, v->global, d) ||
-			    padding_zero(x, ins[k], d))
+			    uneven_padding_zero(x->l, ins[k], d))
 				continue;
 			StrBuf b = {0}, w = {0};
 			sb_printf(&b, "%s.masked", v->name);

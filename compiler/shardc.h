@@ -736,6 +736,9 @@ bool check_uneven(const Lowered *l, int from, Diag *d);
  * unevenly where uneven.c accepts that for every operator of its kind (the
  * search proposes uneven splits only there). */
 bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split);
+/* Whether v's padding along dim d holds zeros, on the forward program
+ * lowered so far (lowering asks before an uneven contraction). */
+bool uneven_padding_zero(const Lowered *l, int v, int d);
 
 /* Reshape of a value laid out `in` (global dims idims) to out_t: the layout
  * its split carries over to, when every group of dims keeps its pieces

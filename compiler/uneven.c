@@ -349,17 +349,33 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 	return uneven_kind(n->op) == UNEVEN_TAKES;
 }
 
+/* The walk over ops [from, to) (forward operators before nfwd, every
+ * redistribution), stopping at the first refusal where `stop`. */
+static void walk(Uneven *u, int from, int to, int nfwd, bool stop)
+{
+	for (int v = 0; v < u->l->nparams; v++)   /* initialized and read with zeros in their padding (runtime) */
+		memset(zero_of(u, v), true, sizeof(bool) * MAX_DIMS);
+	for (int i = from; i < to && !(stop && u->bad); i++) {
+		if (u->l->ops[i].step)
+			check_step(u, i);
+		else if (i < nfwd)   /* the backward pass: its operators' adjoints keep the padding's gradient 0 */
+			check_op(u, i);
+	}
+}
+
 bool check_uneven(const Lowered *l, int from, Diag *d)
 {
 	Uneven u = {l, d, xcalloc((size_t)(l->nvalues ? l->nvalues : 1) * MAX_DIMS, sizeof(bool)), 0};
-	for (int v = 0; v < l->nparams; v++)   /* initialized and read with zeros in their padding (runtime) */
-		memset(zero_of(&u, v), true, sizeof(bool) * MAX_DIMS);
-	for (int i = from; i < l->nops && !u.bad; i++) {
-		if (l->ops[i].step)
-			check_step(&u, i);
-		else if (i < l->nfwd)   /* the backward pass: its operators' adjoints keep the padding's gradient 0 */
-			check_op(&u, i);
-	}
+	walk(&u, from, l->nops, l->nfwd, true);
 	free(u.zero);
 	return !u.bad;
+}
+
+bool uneven_padding_zero(const Lowered *l, int v, int d)
+{
+	Uneven u = {l, NULL, xcalloc((size_t)(l->nvalues ? l->nvalues : 1) * MAX_DIMS, sizeof(bool)), 0};
+	walk(&u, 0, l->nops, l->nops, false);   /* what it would refuse is lowering's to fill: not stopped */
+	bool zero = zero_of(&u, v)[d];
+	free(u.zero);
+	return zero;
 }
