@@ -117,6 +117,17 @@ bool context_apply(Context *c, const char *key, const Lit *v, const char **err)
 			return false;
 		}
 		c->optimizer_shard_size = v->i;
+	} else if (strcmp(key, "pipeline_stages") == 0) {
+		if (v->kind != LIT_INT || v->i < 1) {
+			*err = "pipeline_stages must be a positive integer";
+			return false;
+		}
+		if (v->i > 1) {   /* MindSpore's default, 1, is accepted so that its contexts read as written */
+			*err = "pipeline_stages: pipeline parallelism (stages of layers on groups of devices, micro-batches) "
+			       "is not built yet: use 1 (the default: every operator on all device_num devices), and split "
+			       "the layers across devices with strategies (Megatron's model parallelism) instead";
+			return false;
+		}
 	} else {
 		*err = "unknown context key";
 		return false;
@@ -141,7 +152,7 @@ bool check_context(Module *m, Diag *d)
 		else if (!ok && strcmp(err, "unknown context key") == 0) {
 			static const char *const keys[] = {"device_num", "parallel_mode", "search_mode", "dataset_strategy",
 			                                   "seed", "precision", "enable_parallel_optimizer", "optimizer_level",
-			                                   "optimizer_weight_shard_size"};
+			                                   "optimizer_weight_shard_size", "pipeline_stages"};
 			int nkeys = (int)(sizeof keys / sizeof *keys);
 			StrBuf b = {0};
 			sb_join(&b, keys, nkeys, " or ");
