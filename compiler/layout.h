@@ -160,6 +160,10 @@ const char *op_dim_name(const OpDims *od, int dim, char *buf, size_t size);
 /* MindSpore's default, batch parallel: od->batch split by the largest divisor
  * of device_num that divides it (all devices when they do), the rest whole. */
 void op_split_default(const OpDims *od, int64_t device_num, OpSplit *out);
+/* parallel_mode data_parallel's: od->batch split over all device_num
+ * devices, unevenly where they do not divide it and the operator takes that
+ * (op_dim_takes); else op_split_default. */
+void op_split_data_parallel(const Node *n, const OpDims *od, int64_t device_num, OpSplit *out);
 /* Requires the product of split[] to divide device_num. Matrix: the op dims'
  * splits in order, 1s kept, the repeated axis appended last. */
 void op_split_from_splits(const OpDims *od, const int64_t *split, int64_t device_num, OpSplit *out);

@@ -414,6 +414,20 @@ void op_split_default(const OpDims *od, int64_t device_num, OpSplit *out)
 	op_split_from_splits(od, split, device_num, out);
 }
 
+void op_split_data_parallel(const Node *n, const OpDims *od, int64_t device_num, OpSplit *out)
+{
+	int b = od->batch;
+	if (b < 0 || b >= od->nod || (od->whole & (1u << b)) || od->size[b] % device_num == 0 ||
+	    !op_dim_takes(n, od, b, device_num)) {
+		op_split_default(od, device_num, out);
+		return;
+	}
+	int64_t split[MAX_OPDIMS];
+	for (int o = 0; o < od->nod; o++)
+		split[o] = o == b ? device_num : 1;
+	op_split_from_splits(od, split, device_num, out);
+}
+
 void op_split_from_splits(const OpDims *od, const int64_t *split, int64_t device_num, OpSplit *out)
 {
 	memset(out, 0, sizeof *out);

@@ -50,17 +50,18 @@ static void dataset_layouts(const Module *m, const FlatGraph *f, Strategies *s, 
 			if (!layout_from_strategy(&m->ctx.dataset[j], n, &s->home[k]))
 				die("dataset strategy passed its check but has no layout");
 		} else if (mode == DS_DATA_PARALLEL && v->type.rank > 0 && v->type.dims[0] > 1) {
-			/* One row (a scale, a bias broadcast over the batch) is held whole: it broadcasts, it is no batch. */
-			if (v->type.dims[0] % n != 0 && m->ctx.parallel_mode == PM_DATA_PARALLEL)
+			/* One row (a scale, a bias broadcast over the batch) is held whole: it broadcasts, it is no batch.
+			 * A batch that n does not divide is split unevenly (docs/language.md, Uneven splits). */
+			if (v->type.dims[0] < n && m->ctx.parallel_mode == PM_DATA_PARALLEL)
 				ERR(d, m->src, v->span, "parallel_mode data_parallel splits dim 0 of every input of more than one "
-				    "row over the %lld devices, but '%%%s' has %lld rows; use a batch that %lld divides, or "
-				    "parallel_mode \"semi_auto_parallel\", whose dataset_strategy \"full_batch\" holds the inputs "
-				    "whole", (long long)n, v->name, (long long)v->type.dims[0], (long long)n);
-			else if (v->type.dims[0] % n != 0)
+				    "row over the %lld devices, but '%%%s' has %lld rows, fewer than the devices; use a batch of at "
+				    "least %lld, or parallel_mode \"semi_auto_parallel\", whose dataset_strategy \"full_batch\" "
+				    "holds the inputs whole", (long long)n, v->name, (long long)v->type.dims[0], (long long)n);
+			else if (v->type.dims[0] < n)
 				ERR(d, m->src, v->span, "dataset_strategy data_parallel splits dim 0 of every input of more than one "
-				    "row over the %lld devices, but '%%%s' has %lld rows; use a batch that %lld divides, or "
-				    "dataset_strategy \"full_batch\"", (long long)n, v->name, (long long)v->type.dims[0],
-				    (long long)n);
+				    "row over the %lld devices, but '%%%s' has %lld rows, fewer than the devices; use a batch of at "
+				    "least %lld, or dataset_strategy \"full_batch\"", (long long)n, v->name,
+				    (long long)v->type.dims[0], (long long)n);
 			else {
 				int64_t split[MAX_DIMS] = {n};
 				for (int i = 1; i < v->type.rank; i++)
@@ -182,7 +183,9 @@ static bool node_strategy(const Module *m, const Graph *g, int i, Strategies *s,
 		ns->user = true;
 		if (!op_split_from_strategy(&od, n, in, devices, &split, d, m->src))
 			return false;
-	} else
+	} else if (m->ctx.parallel_mode == PM_DATA_PARALLEL)
+		op_split_data_parallel(n, &od, devices, &split);
+	else
 		op_split_default(&od, devices, &split);
 	strategy_set_split(s, i, &split);
 	const Strategy *out = &n->a.out_strategy;

@@ -153,8 +153,8 @@ Test(context, bad_values_each_reported_where_written)
 	              "strategies, one per input");
 	expect_error(r, "t.ir:6:9: error: seed must be a non-negative integer");
 	expect_error(r, "t.ir:7:3: error: unknown context key 'colour' (expected device_num, parallel_mode, search_mode, "
-	              "dataset_strategy, seed, precision, enable_parallel_optimizer, optimizer_level or "
-	              "optimizer_weight_shard_size)");
+	              "dataset_strategy, seed, precision, enable_parallel_optimizer, optimizer_level, "
+	              "optimizer_weight_shard_size or pipeline_stages)");
 	cr_assert_eq(r->d.nerrors, 6);
 	run_free(r);
 }
@@ -1218,6 +1218,6 @@ Test(did_you_mean, in_the_messages)
 	            "out_strategy, recompute) (did you mean 'keep_dims'?)");
 	expect_only(compile("context {sed: 3}\n" G1("ReLU(%x)")),
 	            "t.ir:1:10: error: unknown context key 'sed' (expected device_num, parallel_mode, search_mode, "
-	            "dataset_strategy, seed, precision, enable_parallel_optimizer, optimizer_level or "
-	            "optimizer_weight_shard_size) (did you mean 'seed'?)");
+	            "dataset_strategy, seed, precision, enable_parallel_optimizer, optimizer_level, "
+	            "optimizer_weight_shard_size or pipeline_stages) (did you mean 'seed'?)");
 }
