@@ -24,7 +24,8 @@ static int fill_padding(Lowering *x, int node, int v, int dim, double fill, cons
 {
 	for (int j = x->l->nops - 1; j >= 0; j--) {
 		const LOp *p = &x->l->ops[j];
-		if (p->op == OP_PAD_FILL && p->in[0] == v && p->a.axes[0] == dim && p->a.fill == fill)
+		if (p->op == OP_PAD_FILL && p->in[0] == v && pad_axis(&p->a, x->l->values[v].type.rank) == dim &&
+		    p->a.fill == fill)
 			return p->result;
 	}
 	TensorLayout *lay = arena_alloc(x->a, 2 * sizeof *lay);
@@ -40,13 +41,9 @@ static int fill_padding(Lowering *x, int node, int v, int dim, double fill, cons
 	return r;
 }
 
-/* v, read by a sum, mean or maximum over `axes` (naxes of them, each
- * non-negative: reduce_axes'): its
- * padding along each of them that is split unevenly made `fill` (0 under a
- * sum or mean, whose divisor is the whole's count: emit_forward.c; the
- * lowest float under a maximum), so the reduction counts only the whole's
- * elements. Also v read by Log, Sqrt, Rsqrt or as a divisor, its padding
- * made 1 so that their value and slope there stay finite. */
+/* v with its padding along each of `axes` (non-negative) that is split
+ * unevenly made `fill`: a PadFill each, pieces of flat node `node`, whose
+ * comments begin with `what`. */
 int lower_fill_uneven(Lowering *x, int node, int v, const int64_t *axes, int naxes, double fill, const char *what)
 {
 	for (int k = 0; k < naxes; k++) {
@@ -85,12 +82,9 @@ static void fill_contracted(Lowering *x, int i, int *ins)
 			if (o < 0 || !(od->reduced & (1u << o)) || !layout_uneven(&v->layout, v->global, d) ||
 			    uneven_padding_zero(x->l, ins[k], d))
 				continue;
-			StrBuf b = {0}, w = {0};
-			sb_printf(&b, "%s.masked", v->name);
-			sb_printf(&w, "%s %%%s contracting an uneven dim: the padding of this rank's piece made 0",
-			          op_info[n->op].name, g->values[n->result].name);
-			ins[k] = fill_padding(x, i, ins[k], d, 0, arena_strdup(x->a, b.data), arena_strdup(x->a, w.data));
-			sb_free(&b);
+			StrBuf w = {0};
+			sb_printf(&w, "%s %%%s contracting an uneven dim", op_info[n->op].name, g->values[n->result].name);
+			ins[k] = lower_fill_uneven(x, i, ins[k], (const int64_t[]){d}, 1, 0, arena_strdup(x->a, w.data));
 			sb_free(&w);
 		}
 }
