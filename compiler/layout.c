@@ -175,6 +175,22 @@ int layout_group(const TensorLayout *l, int64_t rank, uint32_t axes, int64_t *me
 	return (int)enumerate_ranks(l, coords, axes, members, INT64_MAX);
 }
 
+int layout_group_ordered(const TensorLayout *l, int64_t rank, const int *order, int n, int64_t *members)
+{
+	int64_t coords[MAX_AXES];
+	layout_coords(l, rank, coords);
+	for (int k = 0; k < n; k++)
+		coords[order[k]] = 0;
+	for (int count = 0;; count++) {
+		members[count] = layout_rank_of(l, coords);
+		int k = n - 1;
+		for (; k >= 0 && ++coords[order[k]] == l->dev[order[k]]; k--)
+			coords[order[k]] = 0;
+		if (k < 0)
+			return count + 1;
+	}
+}
+
 /* Mask of the axes some dim is split over. */
 static uint32_t used_axes(const TensorLayout *l)
 {

@@ -60,10 +60,15 @@ bool layout_uneven(const TensorLayout *l, const int64_t *global, int dim);
 void layout_local_shape(const TensorLayout *l, const int64_t *global, int64_t *local);
 /* Requires a valid rank, `axes` within the matrix, and members with room for
  * the product of those axes' sizes. The ranks that agree with `rank` on every
- * axis outside `axes`, ordered row-major by their coordinates on `axes`: the
- * member order of a collective over those axes (which is ascending rank order).
+ * axis outside `axes`, ordered row-major by their coordinates on `axes` (ascending rank order):
+ * the member order of a collective over those axes in matrix order
+ * (layout_group_ordered for another).
  * Returns the count; axes 0 gives just `rank`. */
 int layout_group(const TensorLayout *l, int64_t rank, uint32_t axes, int64_t *members);
+/* layout_group with the members ordered by their coordinates on the n axes
+ * of `order`, the first the most significant (a gather along a dim split
+ * over those axes in that order concatenates the pieces so). */
+int layout_group_ordered(const TensorLayout *l, int64_t rank, const int *order, int n, int64_t *members);
 /* Mask of the axes that hold copies: used by no dim and not partial. */
 uint32_t layout_replica_axes(const TensorLayout *l);
 /* The other axes: those splitting some dim or holding partial results. */
@@ -207,8 +212,15 @@ typedef struct {
 	int64_t inter_weight;
 } RedistLinks;
 
-/* Whether two collective steps go over the same groups of ranks. */
+/* Whether two collective steps go over the same groups of ranks, listed in
+ * the same order. */
 bool redist_same_group(const RedistStep *a, const RedistStep *b);
+/* The axes of a collective step's group in the order its members are listed
+ * (into order; returns how many), the first the most significant: as the
+ * dim it gathers (or scatters, for a ReduceScatter) is split over them, so
+ * that the pieces meet in the dim's order; ascending where that says
+ * nothing (an AllReduce). */
+int redist_step_order(const RedistStep *s, int *order);
 /* Bytes a rank sends in one step over n members, in_bytes its input (docs/output.md). */
 int64_t redist_step_bytes(StepKind kind, int64_t in_bytes, int64_t n);
 /* Requires layouts over one device count, `to` complete, global divisible by

@@ -807,7 +807,8 @@ void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a,
 	*a = op->a;
 	if (op->step && op->step->kind != STEP_SLICE) {
 		a->group = members;
-		a->ngroup = layout_group(&op->step->from, rank, op->step->axes, members);
+		int order[MAX_AXES], n = redist_step_order(op->step, order);
+		a->ngroup = layout_group_ordered(&op->step->from, rank, order, n, members);
 	} else if (op->step) {
 		const LValue *x = &l->values[op->in[0]];
 		redist_slice_bounds(op->step, rank, x->global, a->begin, a->end);

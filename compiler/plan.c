@@ -608,9 +608,10 @@ static void plan_groups(Program *p)
 }
 
 /* The group of rank for a collective of partition op, as sc_group_split_grid
- * takes it: its first member, then for each run of neighbouring group axes
- * (of the matrix the ranks are numbered row-major over) its size and rank
- * stride; ng runs, n members. Only first depends on the rank. */
+ * takes it: its first member, then, over the group's axes in the order it
+ * lists them (redist_step_order), for each run of neighbouring axes (of the
+ * matrix the ranks are numbered row-major over) its size and rank stride;
+ * ng runs, n members. Only first depends on the rank. */
 int64_t group_grid(const LOp *op, int64_t rank, int64_t *size, int64_t *stride, int *ng, int64_t *n)
 {
 	const TensorLayout *m = &op->step->from;
@@ -620,8 +621,10 @@ int64_t group_grid(const LOp *op, int64_t rank, int64_t *size, int64_t *stride, 
 		step[a] = a == m->ndev - 1 ? 1 : step[a + 1] * m->dev[a + 1];
 	*ng = 0;
 	*n = 1;
-	for (int a = 0; a < m->ndev; a++) {
-		if (!(op->step->axes >> a & 1) || m->dev[a] == 1)
+	int order[MAX_AXES], norder = redist_step_order(op->step, order);
+	for (int k = 0; k < norder; k++) {
+		int a = order[k];
+		if (m->dev[a] == 1)
 			continue;
 		first -= coords[a] * step[a];
 		*n *= m->dev[a];

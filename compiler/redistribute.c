@@ -226,10 +226,29 @@ static int64_t local_elems(const TensorLayout *l, const int64_t *global)
 	return n;
 }
 
+int redist_step_order(const RedistStep *s, int *order)
+{
+	const TensorLayout *l = s->kind == STEP_REDUCE_SCATTER ? &s->to : &s->from;
+	int n = 0;
+	uint32_t left = s->axes;
+	if (s->kind != STEP_ALL_REDUCE && s->dim >= 0 && s->dim < l->rank)
+		for (int k = 0; k < l->nmap[s->dim]; k++)
+			if (left >> l->map[s->dim][k] & 1) {
+				order[n++] = l->map[s->dim][k];
+				left &= ~(1u << l->map[s->dim][k]);
+			}
+	for (int a = 0; a < s->from.ndev; a++)
+		if (left >> a & 1)
+			order[n++] = a;
+	return n;
+}
+
 bool redist_same_group(const RedistStep *a, const RedistStep *b)
 {
 	const TensorLayout *x = &a->from, *y = &b->from;
-	return a->axes == b->axes && x->ndev == y->ndev && !memcmp(x->dev, y->dev, sizeof(int64_t) * (size_t)x->ndev);
+	int oa[MAX_AXES], ob[MAX_AXES], n = redist_step_order(a, oa);
+	return a->axes == b->axes && x->ndev == y->ndev && !memcmp(x->dev, y->dev, sizeof(int64_t) * (size_t)x->ndev) &&
+	       n == redist_step_order(b, ob) && !memcmp(oa, ob, sizeof(int) * (size_t)n);
 }
 
 int64_t redist_step_bytes(StepKind kind, int64_t in_bytes, int64_t n)
