@@ -207,6 +207,12 @@ static void adjoint_step(Diff *d, int i, int dy)
 	TensorLayout want = l->values[u].layout;
 	want.partial = 0;
 	int g = lower_redistribute(d->x, dy, &want, why(d, u, "the adjoint of a redistribution"));
+	if (memcmp(l->values[g].global, l->values[u].global, sizeof(int64_t) * (size_t)l->values[u].type.rank)) {
+		/* the gradient of a gathered uneven dim's pieces, padding included, back on the pieces: the same
+		 * local pieces, typed as u's (so that a later gather of it leaves the padding out) */
+		Type gt = lower_global_type(&l->values[u]);
+		g = lower_repad(d->x, g, &gt, why(d, u, "the adjoint of a redistribution"), "the pieces typed as the whole's");
+	}
 	StepKind kind = op.step->kind;
 	if ((kind == STEP_ALL_REDUCE || kind == STEP_REDUCE_SCATTER) && op.step->op != REDUCE_SUM_OP) {
 		int64_t n = 1;

@@ -45,13 +45,7 @@ static const char *step_what(const RedistStep *s)
 	return "";
 }
 
-/* v (its dims whole where this changes them) as a value of global type gt:
- * a local StridedSlice that cuts an uneven dim's gathered pieces (their
- * padding last: piece s holds [s len, (s + 1) len) of the padded dim) to the
- * whole's size, or reaches past the whole's end to pad it to a multiple of
- * the split a collective scatters it into (the runtime reads zeros there).
- * No communication; `what` ends the operator's comment. */
-static int repad(Lowering *x, int v, const Type *gt, const char *user, const char *what)
+int lower_repad(Lowering *x, int v, const Type *gt, const char *user, const char *what)
 {
 	StrBuf why = {0};
 	sb_printf(&why, "%s: %s", user, what);
@@ -108,7 +102,7 @@ int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const cha
 		int in0 = cur;
 		if (into >= 0 && layout_uneven(&s->to, gt.dims, into)) {
 			Type pin = padded_type(&gt, &s->to, into);
-			cur = repad(x, cur, &pin, user, "padded for the scatter");
+			cur = lower_repad(x, cur, &pin, user, "padded for the scatter");
 		}
 		RedistStep *keep = arena_alloc(x->a, sizeof *keep);
 		*keep = *s;
@@ -170,7 +164,7 @@ int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const cha
 		x->l->comm_bytes += o->bytes;
 		cur = o->result;
 		if (gathered)
-			cur = repad(x, cur, &gt, user, "the gathered pieces' padding left out");
+			cur = lower_repad(x, cur, &gt, user, "the gathered pieces' padding left out");
 	}
 	Reuse *r = ARENA_PUSH(x->a, x->reuse, x->nreuse, x->cap_reuse);
 	*r = (Reuse){*to, cur, x->l->values[src].reuse};

@@ -29,6 +29,15 @@ LOp *lower_op(Lowering *x, OpKind op, int nin, const char *why);
 int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const char *user);
 /* The global type of a value's tensor. */
 Type lower_global_type(const LValue *v);
+/* v (its dims whole where this changes its pieces) as a value of global
+ * type gt: a local StridedSlice that cuts an uneven dim's gathered pieces
+ * (their padding last: piece s holds [s len, (s + 1) len) of the padded dim)
+ * to the whole's size, or reaches past the whole's end to pad it to a
+ * multiple of the split a collective scatters it into (the runtime reads
+ * zeros there); where a split dim's pieces keep their length (the padded
+ * dim and the whole split alike), a copy that only retypes them. No
+ * communication; `what` ends the operator's comment. */
+int lower_repad(Lowering *x, int v, const Type *gt, const char *user, const char *what);
 
 /* ---- lower_pad.c: the padding of uneven pieces ---- */
 /* A PadFill's attributes: the padding along dim set to fill. */
