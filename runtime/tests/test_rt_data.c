@@ -51,6 +51,17 @@ static void temp_llmc(char *path, const uint16_t *tok, int32_t n, int32_t magic,
 	free(buf);
 }
 
+/* A stream of 41 tokens of 1 but t16[bad] = 50 (outside a vocabulary of 50),
+ * written to a temporary file; spec names it with 4 tokens a sample. */
+static void ones_but(char *path, char *spec, size_t n, uint16_t *t16, int bad)
+{
+	for (int i = 0; i < 41; i++)
+		t16[i] = 1;
+	t16[bad] = 50;
+	temp_file(path, t16, 41 * sizeof *t16);
+	snprintf(spec, n, "%s:4", path);
+}
+
 static sc_feed feed(const char *name, sc_dtype dt, int ndim, const int64_t *gdims, const int64_t *start,
                     const int64_t *ldims, int64_t bound)
 {
@@ -248,11 +259,7 @@ Test(data, unchecked_ids_marked)
 	feed_free(&f);
 	unlink(path);
 	uint16_t t16[41];
-	for (int i = 0; i < 41; i++)
-		t16[i] = 1;
-	t16[21] = 50;   /* step 3 reads tokens 16..24 */
-	temp_file(path, t16, sizeof t16);
-	snprintf(spec, sizeof spec, "%s:4", path);
+	ones_but(path, spec, sizeof spec, t16, 21);   /* step 3 reads tokens 16..24 */
 	sc_feed in = feed("ids", SC_I32, 2, (const int64_t[]){2, 4}, (const int64_t[]){0, 0}, (const int64_t[]){2, 4}, 50);
 	in.unchecked = true;
 	cr_assert(sc_src_open(&s, spec, &in, NULL, false, 0, err, sizeof err), "%s", err);
@@ -428,11 +435,7 @@ Test(data, token_outside_vocabulary)
 {
 	char path[64], spec[80], err[512];
 	uint16_t t16[41];
-	for (int i = 0; i < 41; i++)
-		t16[i] = 1;
-	t16[21] = 50;   /* step 3 reads tokens 16..24 */
-	temp_file(path, t16, sizeof t16);
-	snprintf(spec, sizeof spec, "%s:4", path);
+	ones_but(path, spec, sizeof spec, t16, 21);   /* step 3 reads tokens 16..24 */
 	sc_feed in = feed("ids", SC_I32, 2, (const int64_t[]){2, 4}, (const int64_t[]){0, 0}, (const int64_t[]){2, 4}, 50);
 	sc_feed lab = feed("labels", SC_I32, 2, (const int64_t[]){2, 4}, (const int64_t[]){0, 0}, (const int64_t[]){2, 4},
 	                   50);
