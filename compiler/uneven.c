@@ -148,7 +148,7 @@ static bool infinite_slope_at_zero(OpKind op, int k)
 }
 
 /* The fill of v's padding along d where a chain of PadFills before
- * operator i set it (lower.c), else NAN. */
+ * operator i set it (lower_pad.c, lower.c), else NAN. */
 static double pad_fill_of(const Uneven *u, int i, int v, int d)
 {
 	for (int j = i - 1; j >= 0; j--) {
@@ -189,8 +189,8 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_PAD_FILL: case OP_ROTARY:
 	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT:   /* along other dims: rules.c keeps theirs whole */
 	OP_CASES(NORM_OPS)
-	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:   /* their padding made 0 (lower.c) */
-	case OP_MSE_LOSS: case OP_L1_LOSS:   /* their operands' padding made 0 (lower.c) */
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:   /* their padding made 0 (lower_pad.c) */
+	case OP_MSE_LOSS: case OP_L1_LOSS:   /* their operands' padding made 0 (lower_pad.c) */
 		return UNEVEN_TAKES;
 	case OP_RESHAPE: case OP_FLATTEN:
 		return UNEVEN_COPIES;
@@ -343,8 +343,8 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 		return true;
 	if (n->op == OP_SPARSE_SOFTMAX_CE || n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX ||
 	    n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS)
-		return true;   /* the rows' losses, a reduction's or a loss's operands: their padding filled (lower.c) */
-	if (od->reduced & (1u << o))   /* a contraction's operands: their padding made 0 (lower.c) */
+		return true;   /* the rows' losses, a reduction's or a loss's operands: their padding filled (lower_pad.c) */
+	if (od->reduced & (1u << o))   /* a contraction's operands: their padding made 0 (lower_pad.c) */
 		return n->op == OP_MATMUL || n->op == OP_BATCH_MATMUL;
 	return uneven_kind(n->op) == UNEVEN_TAKES;
 }
