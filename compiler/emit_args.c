@@ -136,18 +136,23 @@ bool uneven_mean(const LValue *x, const int64_t *axes, int naxes, double *scale)
 	return uneven;
 }
 
-/* MSELoss's and L1Loss's mean over every dim of x: where one is uneven,
- * *scale turns the piece's mean (its count padded) into its share of the
- * whole's. */
+bool uneven_mean_factor(const LValue *x, const int64_t *axes, int naxes, double *factor)
+{
+	if (!uneven_mean(x, axes, naxes, factor))
+		return false;
+	int64_t count = 1;
+	for (int k = 0; k < naxes; k++)
+		count *= x->type.dims[axes[k]];
+	*factor *= (double)count;
+	return true;
+}
+
 bool loss_uneven_scale(const LValue *x, double *scale)
 {
-	int64_t axes[MAX_DIMS];
+	int64_t axes[MAX_DIMS] = {0};
 	for (int d = 0; d < x->type.rank; d++)
 		axes[d] = d;
-	if (!uneven_mean(x, axes, x->type.rank, scale))
-		return false;
-	*scale *= (double)numel(x);
-	return true;
+	return uneven_mean_factor(x, axes, x->type.rank, scale);
 }
 
 int64_t norm_axis(int64_t axis, int rank)

@@ -260,13 +260,9 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		sb_printf(b, ", %d, ", x->type.rank);
 		ints_lit(b, axes, na);
 		sb_printf(b, ", %d);", na);
-		double scale;
-		if (o->op == OP_REDUCE_MEAN && uneven_mean(x, axes, na, &scale)) {   /* the local count includes padding */
-			int64_t count = 1;
-			for (int j = 0; j < na; j++)
-				count *= x->type.dims[axes[j]];
-			sb_printf(b, "\n\t\tsc_scale(rt, %s, %s, %lld, %.17g);", y, y, (long long)numel(yv), scale * (double)count);
-		}
+		double factor;
+		if (o->op == OP_REDUCE_MEAN && uneven_mean_factor(x, axes, na, &factor))   /* the local count includes padding */
+			sb_printf(b, "\n\t\tsc_scale(rt, %s, %s, %lld, %.17g);", y, y, (long long)numel(yv), factor);
 		break;
 	}
 	case OP_RESHAPE: case OP_FLATTEN:

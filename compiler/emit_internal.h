@@ -169,6 +169,10 @@ void pad_args(StrBuf *b, const Program *p, int v, int dim);
  * the whole's mean, which the ranks' partial means then average: the
  * product of the axes' splits over that of their whole sizes. */
 bool uneven_mean(const LValue *x, const int64_t *axes, int naxes, double *scale);
+/* uneven_mean's scale times the piece's count over `axes`: what turns the
+ * piece's mean (its count padded) into its share of the whole's mean. */
+bool uneven_mean_factor(const LValue *x, const int64_t *axes, int naxes, double *factor);
+/* uneven_mean_factor over every dim of x: MSELoss's and L1Loss's mean. */
 bool loss_uneven_scale(const LValue *x, double *scale);
 void emit_matmul_dims(const LOp *f, const Lowered *l, int64_t *m, int64_t *n, int64_t *k);
 /* `sc_matmul(rt, ` or, on half operands, `sc_matmul_half(rt, SC_BF16, `;

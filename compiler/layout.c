@@ -141,31 +141,34 @@ void layout_local_shape(const TensorLayout *l, const int64_t *global, int64_t *l
 		local[d] = layout_piece_len(l, global, d);
 }
 
-/* Visits every setting of the coordinates on `axes`, the others held at
- * coords' values, row-major (the last axis fastest), writing the ranks into
- * out[0..max) and returning how many there are. Row-major over a subset of
+/* Visits every setting of the coordinates on the n axes of `order` (the
+ * first the most significant), the others held at coords' values, writing
+ * the ranks into out[0..max) and returning how many there are. */
+static int64_t enumerate_ordered(const TensorLayout *l, int64_t *coords, const int *order, int n, int64_t *out,
+                                 int64_t max)
+{
+	for (int k = 0; k < n; k++)
+		coords[order[k]] = 0;
+	for (int64_t count = 0;; count++) {
+		if (count < max)
+			out[count] = layout_rank_of(l, coords);
+		int k = n - 1;
+		for (; k >= 0 && ++coords[order[k]] == l->dev[order[k]]; k--)
+			coords[order[k]] = 0;
+		if (k < 0)
+			return count + 1;
+	}
+}
+
+/* enumerate_ordered over `axes` in matrix order: row-major over a subset of
  * the axes is ascending rank order, because rank is row-major over them all. */
 static int64_t enumerate_ranks(const TensorLayout *l, int64_t *coords, uint32_t axes, int64_t *out, int64_t max)
 {
-	int64_t count = 0;
+	int order[MAX_AXES], n = 0;
 	for (int a = 0; a < l->ndev; a++)
 		if (axes & (1u << a))
-			coords[a] = 0;
-	for (;;) {
-		if (count < max)
-			out[count] = layout_rank_of(l, coords);
-		count++;
-		int a = l->ndev - 1;
-		for (; a >= 0; a--) {
-			if (!(axes & (1u << a)))
-				continue;
-			if (++coords[a] < l->dev[a])
-				break;
-			coords[a] = 0;
-		}
-		if (a < 0)
-			return count;
-	}
+			order[n++] = a;
+	return enumerate_ordered(l, coords, order, n, out, max);
 }
 
 int layout_group(const TensorLayout *l, int64_t rank, uint32_t axes, int64_t *members)
@@ -179,16 +182,7 @@ int layout_group_ordered(const TensorLayout *l, int64_t rank, const int *order, 
 {
 	int64_t coords[MAX_AXES];
 	layout_coords(l, rank, coords);
-	for (int k = 0; k < n; k++)
-		coords[order[k]] = 0;
-	for (int count = 0;; count++) {
-		members[count] = layout_rank_of(l, coords);
-		int k = n - 1;
-		for (; k >= 0 && ++coords[order[k]] == l->dev[order[k]]; k--)
-			coords[order[k]] = 0;
-		if (k < 0)
-			return count + 1;
-	}
+	return (int)enumerate_ordered(l, coords, order, n, members, INT64_MAX);
 }
 
 /* Mask of the axes some dim is split over. */
