@@ -97,6 +97,15 @@ bool sc_piece_real(const char *what, const int64_t *gdims, int ndim, const int64
 void sc_piece_pad(void *buf, size_t es, int ndim, const int64_t *real, const int64_t *ldims);
 void sc_piece_unpad(void *buf, size_t es, int ndim, const int64_t *real, const int64_t *ldims);
 void sc_pad_zero(sc_rt *rt, void *y, sc_dtype dt, const int64_t *ldims, int ndim, const int64_t *real);
+/* Index i of an Int32 or Int64 array of ids or labels. */
+static inline int64_t sc_index_at(const void *x, sc_dtype dt, int64_t i)
+{
+	if (dt == SC_I32)
+		return ((const int32_t *)x)[i];
+	if (dt == SC_I64)
+		return ((const int64_t *)x)[i];
+	SC_DIE("indices must be int32 or int64, not %s", sc_dtype_name(dt));
+}
 /* The first of count indices (Int32 or Int64) outside [0, bound), -1 when
  * none; with `mark` (run.sh --unchecked-ids) each one is set to -1 instead,
  * which every kernel takes as outside (a Gather's zero row, a label adding

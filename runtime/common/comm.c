@@ -5,8 +5,9 @@
  * sends to rt->bytes_sent by the ring formulas of docs/output.md (a
  * point-to-point send: its bytes), and call the backend. The sc_host_*
  * versions do the work on host memory with MPI; the cpu backend is them,
- * and the cuda backend falls back to them when ranks share a GPU. A collective along an inner axis packs or unpacks with one
- * (A, B, C) -> (B, A, C) swap so MPI always moves contiguous blocks:
+ * and the cuda backend falls back to them when ranks share a GPU. A
+ * collective along an inner axis packs or unpacks with one (A, B, C) ->
+ * (B, A, C) swap so MPI always moves contiguous blocks:
  * AllGather gathers member-major blocks and swaps them into place,
  * ReduceScatter and AllToAll swap each member's slice into one block first.
  * Float16 and BFloat16 move as MPI_UINT16_T; their sums, maxima and means

@@ -406,11 +406,6 @@ void sc_src_close(sc_src *s)
 
 /* ---- reading a step's batch ---- */
 
-static int64_t value_at(const void *x, sc_dtype dt, int64_t i)
-{
-	return dt == SC_I64 ? ((const int64_t *)x)[i] : ((const int32_t *)x)[i];
-}
-
 /* Faults in the pages of [p, p + bytes) of a mapping, here and not in the
  * step. Once a batch's are in, they stay (unless memory runs short: then the
  * step faults them in again, slower but right), so each batch is touched in
@@ -468,7 +463,7 @@ static bool read_rows(sc_src *s, int64_t step, int parity, char *err, size_t n)
 	at[0] += b * s->batch;   /* the row in the file */
 	char where[256];
 	return sc_fail(err, n, "holds %lld at %s (read for step %lld), outside [0, %lld): %s",
-	            (long long)value_at(dst, f->dt, bad), sc_dims_str(where, sizeof where, at, f->ndim), (long long)step,
+	            (long long)sc_index_at(dst, f->dt, bad), sc_dims_str(where, sizeof where, at, f->ndim), (long long)step,
 	            (long long)f->bound, f->what);
 }
 
@@ -509,7 +504,7 @@ static bool read_tokens(sc_src *s, int which, int64_t step, void *dst, char *err
 		const int64_t *e = seg + 4 * k;
 		if (bad >= e[3] && bad < e[3] + e[2])
 			return sc_fail(err, n, "holds %lld at token %lld (read for step %lld), outside [0, %lld): %s",
-			            (long long)value_at(dst, f->dt, bad),
+			            (long long)sc_index_at(dst, f->dt, bad),
 			            (long long)(sc_src_sample_start(s, step, e[0]) + e[1] + which + bad - e[3]), (long long)step,
 			            (long long)f->bound, f->what);
 	}

@@ -313,7 +313,7 @@ static bool index_outside(void *piece, sc_dtype dt, int ndim, const int64_t *sta
 	int64_t i = sc_indices_outside(piece, dt, sc_numel(ldims, ndim), bound, mark);
 	if (i < 0)
 		return false;
-	int64_t v = dt == SC_I64 ? ((const int64_t *)piece)[i] : ((const int32_t *)piece)[i];
+	int64_t v = sc_index_at(piece, dt, i);
 	int64_t at[SC_MAX_DIMS], rest = i;
 	for (int d = ndim - 1; d >= 0; d--) {
 		at[d] = start[d] + rest % ldims[d];

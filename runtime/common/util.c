@@ -332,7 +332,7 @@ char *sc_strdup(const char *s)
 int64_t sc_indices_outside(void *x, sc_dtype dt, int64_t count, int64_t bound, bool mark)
 {
 	for (int64_t i = 0; i < count; i++) {
-		int64_t v = dt == SC_I64 ? ((const int64_t *)x)[i] : ((const int32_t *)x)[i];
+		int64_t v = sc_index_at(x, dt, i);
 		if (v >= 0 && v < bound)
 			continue;
 		if (!mark)

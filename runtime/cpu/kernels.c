@@ -120,15 +120,6 @@ static void reduce_strides(const char *what, const int64_t *dims, int ndim, cons
 	}
 }
 
-static int64_t index_at(const void *idx, sc_dtype dt, int64_t i)
-{
-	if (dt == SC_I32)
-		return ((const int32_t *)idx)[i];
-	if (dt == SC_I64)
-		return ((const int64_t *)idx)[i];
-	SC_DIE("indices must be int32 or int64, not %s", sc_dtype_name(dt));
-}
-
 /* ---- memory ---- */
 
 void sc_cpu_fill(void *dst, sc_dtype dt, int64_t n, double value)
@@ -1310,7 +1301,7 @@ void sc_cpu_gather(const float *table, int64_t rows, int64_t row, const void *id
                    int64_t offset, float *y)
 {
 	for (int64_t i = 0; i < nidx; i++) {
-		int64_t r = index_at(idx, idx_dt, i) - offset;
+		int64_t r = sc_index_at(idx, idx_dt, i) - offset;
 		if (r >= 0 && r < rows)
 			memcpy(y + i * row, table + r * row, (size_t)row * sizeof *y);
 		else
@@ -1323,7 +1314,7 @@ void sc_cpu_gather_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64
 {
 	memset(dtable, 0, (size_t)(rows * row) * sizeof *dtable);
 	for (int64_t i = 0; i < nidx; i++) {
-		int64_t r = index_at(idx, idx_dt, i) - offset;
+		int64_t r = sc_index_at(idx, idx_dt, i) - offset;
 		if (r >= 0 && r < rows)
 			for (int64_t j = 0; j < row; j++)
 				dtable[r * row + j] += dy[i * row + j];
@@ -1701,7 +1692,7 @@ void sc_cpu_sparse_softmax_ce(const float *logits, const void *labels, sc_dtype 
 {
 	double total = 0;
 	for (int64_t i = 0; i < n; i++) {
-		int64_t l = index_at(labels, label_dt, i);
+		int64_t l = sc_index_at(labels, label_dt, i);
 		if (l < 0 || l >= c)
 			continue;
 		float mx;
@@ -1716,7 +1707,7 @@ void sc_cpu_sparse_softmax_ce_grad(const float *logits, const void *labels, sc_d
 {
 	double scale = (dloss ? dloss[0] : 1.0) / (double)n;
 	for (int64_t i = 0; i < n; i++) {
-		int64_t l = index_at(labels, label_dt, i);
+		int64_t l = sc_index_at(labels, label_dt, i);
 		float mx;
 		const float *x = logits + i * c;
 		double lse = row_lse(x, c, &mx);
@@ -1729,7 +1720,7 @@ void sc_cpu_sparse_softmax_ce_part(const float *logits, const void *labels, sc_d
                                    const float *sum, float *loss, int64_t n, int64_t c, int64_t offset)
 {
 	for (int64_t i = 0; i < n; i++) {
-		int64_t l = index_at(labels, label_dt, i) - offset;
+		int64_t l = sc_index_at(labels, label_dt, i) - offset;
 		loss[i] = l >= 0 && l < c ? (float)(log((double)sum[i]) + max[i] - logits[i * c + l]) : 0;
 	}
 }
@@ -1739,7 +1730,7 @@ void sc_cpu_sparse_softmax_ce_part_grad(const float *logits, const void *labels,
                                         int64_t n, int64_t c, int64_t offset, int64_t classes)
 {
 	for (int64_t i = 0; i < n; i++) {
-		int64_t label = index_at(labels, label_dt, i), l = label - offset;
+		int64_t label = sc_index_at(labels, label_dt, i), l = label - offset;
 		double dy = label >= 0 && label < classes ? dloss[i] : 0;
 		for (int64_t j = 0; j < c; j++)
 			dlogits[i * c + j] = (float)((exp((double)logits[i * c + j] - max[i]) / sum[i] - (j == l)) * dy);
