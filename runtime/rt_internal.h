@@ -27,6 +27,11 @@ struct sc_rt {
 	sc_group **groups;
 	int ngroups, capgroups;
 	void *be;                    /* backend state (cuda: device, streams, handles) */
+	/* sc_p2p_send's sends not yet known complete (comm.c): each request and
+	 * the host copy of the message it sends, freed when it completes. */
+	MPI_Request *send_req;       /* (nsends) */
+	void **send_copy;            /* (nsends) */
+	int nsends, capsends;
 	/* Progress (sc_print_step, rank 0): --log-every, --log. */
 	int64_t log_every;           /* print every K-th step (and the last); 0: not read yet */
 	FILE *log;                   /* --log FILE: JSON lines; NULL: none */

@@ -53,11 +53,13 @@
  *   operands to float32 scratch, run the kernel, and round the result once),
  *   but for sc_ew_chain, which reads and writes them itself.
  * - Collectives, sc_group_new, sc_load_npy, sc_save_npy, the checks
- *   (sc_output_dir, sc_check_loss, sc_check_skips), sc_safetensors_open,
- *   sc_load_safetensors and sc_safetensors_write are collective: every rank
- *   of the group (of the world, for all but the collectives) makes the same
- *   calls in the same order. sc_p2p_exchange is not: only the ranks it names
- *   take part, each in its own call at the same point of the schedule.
+ *   (sc_output_dir, sc_check_loss, sc_check_loss_host, sc_check_skips),
+ *   sc_broadcast_host, sc_safetensors_open, sc_load_safetensors and
+ *   sc_safetensors_write are collective: every rank of the group (of the
+ *   world, for all but the collectives) makes the same calls in the same
+ *   order. Point-to-point calls are not: sc_p2p_exchange involves only the
+ *   ranks it names, each in its own call at the same point of the schedule;
+ *   sc_p2p_send and sc_p2p_recv only the two ranks.
  * - Any error (a bad argument, an MPI/CUDA/NCCL/cuBLAS failure) prints
  *   `shardc runtime: rank R: FILE:LINE: message` and aborts the whole job
  *   (MPI_Abort), so nothing hangs. Bad input files and an output folder or
@@ -157,6 +159,9 @@ void sc_print_step(sc_rt *rt, int64_t step, int64_t steps, double t0, float loss
  * `shardc: step 7: the loss is inf (the run diverged: lower the learning
  * rate, or clip gradients with clip_global_norm)`. Collective. */
 void sc_check_loss(sc_rt *rt, int64_t step, const float *loss);
+/* The same on a loss every rank holds on the host (a pipeline's, which the
+ * last stage computes and sc_broadcast_host gives the others). Collective. */
+void sc_check_loss_host(sc_rt *rt, int64_t step, float loss);
 /* Dynamic loss scaling (precision "fp16") skipped step, its gradients
  * overflowing with the loss scale at 1, and `skipped` steps in a row so: at
  * SC_MAX_SKIPS_AT_1 every rank exits 3 after one message (the scale cannot
@@ -255,6 +260,34 @@ typedef struct {
  * other nor a send's. A peer outside [0, sc_size) or this rank is an
  * error. Each send adds its count * element size bytes to sc_comm_bytes. */
 void sc_p2p_exchange(sc_rt *rt, const sc_p2p *ops, int n);
+
+/* One message at a time, for schedules (1F1B) in which two neighbouring
+ * stages may each send to the other before either receives. sc_p2p_send
+ * posts the send of buf's count elements of dt to peer and returns at
+ * once: the message is copied (to the host, on cuda after the stream's
+ * queued work), so buf may be overwritten right after, and no send waits
+ * for its receiver. sc_p2p_recv returns when peer's message is in buf (on
+ * cuda: copied in on the stream, as sc_from_host does). From one rank to
+ * another messages arrive in the order sent: its k-th sc_p2p_send to the
+ * other meets the other's k-th sc_p2p_recv from it, which names the same
+ * dt and count. A message sc_p2p_send sends is
+ * received by sc_p2p_recv, never by an sc_p2p_exchange, nor the other way
+ * round (cuda: these go through host memory and MPI, with or without NCCL).
+ * The checks and the byte count are sc_p2p_exchange's: peer in [0,
+ * sc_size) and not this rank, count >= 0, buf when count > 0; a send adds
+ * count * element size bytes, a receive nothing. */
+void sc_p2p_send(sc_rt *rt, int peer, const void *buf, sc_dtype dt, int64_t count);
+void sc_p2p_recv(sc_rt *rt, int peer, void *buf, sc_dtype dt, int64_t count);
+/* Waits until every send this rank posted has completed (a large message:
+ * until its receiver took it) and frees their copies; sc_p2p_recv frees
+ * those of completed sends before it blocks. Call it at the end of each
+ * training step; sc_finalize calls it too. */
+void sc_p2p_flush(sc_rt *rt);
+/* bytes of host memory from world rank root to host on every rank (MPI_Bcast
+ * on the world): the loss the last pipeline stage computed, for
+ * sc_print_step and sc_check_loss_host on every rank. Collective over the
+ * world; counts no bytes in sc_comm_bytes (a host value, not a tensor). */
+void sc_broadcast_host(sc_rt *rt, void *host, size_t bytes, int root);
 
 /* ---- inputs, parameters, outputs ---- */
 

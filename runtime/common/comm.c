@@ -1,5 +1,6 @@
-/* comm.c: the collectives and the point-to-point exchange: argument checks,
- * byte counting, host versions.
+/* comm.c: the collectives and point-to-point messages (the exchange; the
+ * sends and receives of pipeline schedules, with their host copies): argument
+ * checks, byte counting, host versions; the host broadcast.
  *
  * The public sc_all_reduce etc. check their arguments, add what this rank
  * sends to rt->bytes_sent by the ring formulas of docs/output.md (a
@@ -112,25 +113,31 @@ void sc_all_to_all(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype d
 
 /* ---- point-to-point ---- */
 
-/* Everything a backend relies on, each refusal naming the operation. */
+/* One operation's checks, everything a backend relies on; what names it in
+ * a refusal ("sc_p2p_send", "sc_p2p_exchange: operation 1"). */
+static void check_op(sc_rt *rt, const char *what, const sc_p2p *o)
+{
+	if (o->dir != SC_SEND && o->dir != SC_RECV)
+		SC_DIE("%s: direction %d is neither SC_SEND nor SC_RECV", what, (int)o->dir);
+	if (o->peer < 0 || o->peer >= rt->size)
+		SC_DIE("%s: peer %d is not a rank of the world [0, %d)", what, o->peer, rt->size);
+	if (o->peer == rt->rank)
+		SC_DIE("%s: peer %d is this rank", what, o->peer);
+	if (o->count < 0)
+		SC_DIE("%s: count %lld", what, (long long)o->count);
+	(void)sc_dtype_size(o->dt);   /* dies on a dtype the runtime lacks */
+	if (o->count > 0 && !o->buf)
+		SC_DIE("%s: no buffer for %lld elements", what, (long long)o->count);
+}
+
 static void check_p2p(sc_rt *rt, const sc_p2p *ops, int n)
 {
 	if (n < 0 || (n > 0 && !ops))
 		SC_DIE("sc_p2p_exchange: %d operations%s", n, n > 0 ? " and no list of them" : "");
 	for (int k = 0; k < n; k++) {
-		const sc_p2p *o = &ops[k];
-		if (o->dir != SC_SEND && o->dir != SC_RECV)
-			SC_DIE("sc_p2p_exchange: operation %d: direction %d is neither SC_SEND nor SC_RECV", k, (int)o->dir);
-		if (o->peer < 0 || o->peer >= rt->size)
-			SC_DIE("sc_p2p_exchange: operation %d: peer %d is not a rank of the world [0, %d)", k, o->peer,
-			       rt->size);
-		if (o->peer == rt->rank)
-			SC_DIE("sc_p2p_exchange: operation %d: peer %d is this rank", k, o->peer);
-		if (o->count < 0)
-			SC_DIE("sc_p2p_exchange: operation %d: count %lld", k, (long long)o->count);
-		(void)sc_dtype_size(o->dt);   /* dies on a dtype the runtime lacks */
-		if (o->count > 0 && !o->buf)
-			SC_DIE("sc_p2p_exchange: operation %d: no buffer for %lld elements", k, (long long)o->count);
+		char what[64];
+		snprintf(what, sizeof what, "sc_p2p_exchange: operation %d", k);
+		check_op(rt, what, &ops[k]);
 	}
 }
 
@@ -298,4 +305,86 @@ void sc_host_p2p_exchange(const sc_p2p *ops, int n)
 		}
 	SC_MPI_CHECK(MPI_Waitall(n, req, MPI_STATUSES_IGNORE));
 	free(req);
+}
+
+/* sc_p2p_send and sc_p2p_recv, on both backends: a send copies the message
+ * to the host (sc_to_host: a copy on cpu, a device-to-host copy after the
+ * stream's queued work on cuda) and posts an MPI_Isend of the copy, kept
+ * on rt until it completes; a receive is MPI_Recv, into buf on cpu or into
+ * a host buffer copied to the device on cuda. So a send never waits for its
+ * receiver, on the host or on the device. Their own tag keeps them apart
+ * from sc_p2p_exchange's messages (which go through NCCL on cuda, these
+ * through MPI), on both backends alike. MPI keeps the order of one pair's
+ * messages of one tag. */
+enum { P2P_SEND_TAG = P2P_TAG + 1 };
+
+/* Frees the host copies of the sends that have completed, keeping the
+ * others; with wait, waits for every one first. */
+static void reap_sends(sc_rt *rt, bool wait)
+{
+	if (wait)
+		SC_MPI_CHECK(MPI_Waitall(rt->nsends, rt->send_req, MPI_STATUSES_IGNORE));
+	int kept = 0;
+	for (int k = 0; k < rt->nsends; k++) {
+		int done = 1;
+		if (!wait)
+			SC_MPI_CHECK(MPI_Test(&rt->send_req[k], &done, MPI_STATUS_IGNORE));
+		if (done) {
+			free(rt->send_copy[k]);
+			continue;
+		}
+		rt->send_req[kept] = rt->send_req[k];
+		rt->send_copy[kept++] = rt->send_copy[k];
+	}
+	rt->nsends = kept;
+}
+
+void sc_p2p_send(sc_rt *rt, int peer, const void *buf, sc_dtype dt, int64_t count)
+{
+	check_op(rt, "sc_p2p_send", &(sc_p2p){SC_SEND, peer, (void *)buf, dt, count});
+	size_t bytes = (size_t)count * sc_dtype_size(dt);
+	rt->bytes_sent += (int64_t)bytes;
+	reap_sends(rt, false);
+	if (rt->nsends == rt->capsends) {
+		rt->capsends = rt->capsends ? 2 * rt->capsends : 8;
+		rt->send_req = realloc(rt->send_req, (size_t)rt->capsends * sizeof *rt->send_req);
+		rt->send_copy = realloc(rt->send_copy, (size_t)rt->capsends * sizeof *rt->send_copy);
+		if (!rt->send_req || !rt->send_copy)
+			SC_DIE("out of memory");
+	}
+	void *copy = xmalloc(bytes);
+	sc_to_host(rt, copy, buf, bytes);
+	SC_MPI_CHECK(MPI_Isend(copy, mpi_count(count), sc_mpi_type(dt), peer, P2P_SEND_TAG, MPI_COMM_WORLD,
+	                       &rt->send_req[rt->nsends]));
+	rt->send_copy[rt->nsends++] = copy;
+}
+
+void sc_p2p_recv(sc_rt *rt, int peer, void *buf, sc_dtype dt, int64_t count)
+{
+	check_op(rt, "sc_p2p_recv", &(sc_p2p){SC_RECV, peer, buf, dt, count});
+	reap_sends(rt, false);   /* before blocking: the copies of what has gone need not wait for the flush */
+	size_t bytes = (size_t)count * sc_dtype_size(dt);
+	void *host = sc_be_host_memory ? buf : xmalloc(bytes);
+	SC_MPI_CHECK(MPI_Recv(host, mpi_count(count), sc_mpi_type(dt), peer, P2P_SEND_TAG, MPI_COMM_WORLD,
+	                      MPI_STATUS_IGNORE));
+	if (host != buf) {
+		sc_from_host(rt, buf, host, bytes);
+		free(host);
+	}
+}
+
+void sc_p2p_flush(sc_rt *rt)
+{
+	reap_sends(rt, true);
+}
+
+void sc_broadcast_host(sc_rt *rt, void *host, size_t bytes, int root)
+{
+	if (root < 0 || root >= rt->size)
+		SC_DIE("sc_broadcast_host: root %d is not a rank of the world [0, %d)", root, rt->size);
+	if (bytes > 0 && !host)
+		SC_DIE("sc_broadcast_host: no buffer for %zu bytes", bytes);
+	if (bytes > INT_MAX)
+		SC_DIE("sc_broadcast_host: %zu bytes exceed MPI's int count", bytes);
+	SC_MPI_CHECK(MPI_Bcast(host, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD));
 }

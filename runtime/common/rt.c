@@ -348,10 +348,8 @@ void sc_print_step(sc_rt *rt, int64_t step, int64_t steps, double t0, float x, d
 	}
 }
 
-void sc_check_loss(sc_rt *rt, int64_t step, const float *loss)
+void sc_check_loss_host(sc_rt *rt, int64_t step, float x)
 {
-	float x;
-	sc_to_host(rt, &x, loss, sizeof x);
 	char msg[256] = "";
 	if (!isfinite(x))
 		snprintf(msg, sizeof msg, "shardc: step %lld: the loss is %s (%s)", (long long)step,
@@ -360,6 +358,13 @@ void sc_check_loss(sc_rt *rt, int64_t step, const float *loss)
 		                     "or values too large"
 		                   : "the run diverged: lower the learning rate, or clip gradients with clip_global_norm");
 	sc_agree_or_stop(rt, isfinite(x), 3, msg);
+}
+
+void sc_check_loss(sc_rt *rt, int64_t step, const float *loss)
+{
+	float x;
+	sc_to_host(rt, &x, loss, sizeof x);
+	sc_check_loss_host(rt, step, x);
 }
 
 void sc_check_skips(sc_rt *rt, int64_t step, int64_t skipped)
@@ -373,6 +378,7 @@ void sc_check_skips(sc_rt *rt, int64_t step, int64_t skipped)
 
 void sc_finalize(sc_rt *rt)
 {
+	sc_p2p_flush(rt);
 	int64_t *all = rt->rank == 0 ? calloc((size_t)rt->size, sizeof *all) : NULL;
 	SC_MPI_CHECK(MPI_Gather(&rt->bytes_sent, 1, MPI_INT64_T, all, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
 	if (rt->rank == 0) {
@@ -395,6 +401,8 @@ void sc_finalize(sc_rt *rt)
 		fclose(rt->log);
 	free(rt->groups);
 	free(rt->slabs);
+	free(rt->send_req);
+	free(rt->send_copy);
 	sc_be_finalize(rt);
 	free(rt);
 	MPI_Finalize();

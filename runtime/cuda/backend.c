@@ -7,7 +7,8 @@
  * group is ncclCommSplit of it keyed by member index. When ranks share a GPU
  * (more ranks on a node than GPUs; NCCL refuses that), when NCCL was not
  * found at build time (SC_NO_NCCL), or when SHARDC_NO_NCCL=1, collectives
- * copy to host memory and use MPI (comm.c). Every operation is queued on one
+ * copy to host memory and use MPI (comm.c); sc_p2p_send and sc_p2p_recv
+ * always do (see "point-to-point"). Every operation is queued on one
  * stream per rank; sc_to_host waits for it. Shapes are turned into walks and
  * plans here, on the host; the kernels only follow them. Float16 and
  * BFloat16 move as ncclFloat16 / ncclBfloat16; their reductions widen to
@@ -503,6 +504,24 @@ void sc_be_p2p_exchange(sc_rt *rt, const sc_p2p *ops, int n)
 	SC_NCCL_CHECK(ncclGroupEnd());
 #endif
 }
+
+/* sc_p2p_send, sc_p2p_recv and sc_p2p_flush are comm.c's on this backend
+ * too, with NCCL or without: a send copies the message to the host
+ * (sc_to_host, after the stream's queued work) and posts an MPI_Isend of
+ * the copy; a receive is MPI_Recv into a host buffer, then sc_from_host.
+ * Why not ncclSend on a stream of its own, the compute stream waiting only
+ * for the copy into a device buffer: in a 1F1B schedule both neighbours
+ * send before they receive, so the receive each then queues must run while
+ * its send still waits for the other's receive, and NCCL does not promise
+ * that two of its operations make progress together (NVIDIA/nccl issues
+ * 195 and 217: "make sure things will still work even if one blocks the
+ * other"); within one communicator it runs them in the order they were
+ * queued. Through MPI the send never waits for its receiver, on the host
+ * or on the device, and this rank blocks only where the cpu backend, whose
+ * code it is, would. The price is a stream synchronization and two host
+ * copies a message. UNTESTED ON A GPU: written where none was; make
+ * runtime-cuda-test runs mpi_p2p's send and receive cases on this library
+ * where one is. */
 
 /* ---- memory ---- */
 

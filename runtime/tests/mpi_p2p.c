@@ -1,5 +1,6 @@
-/* mpi_p2p.c: sc_p2p_exchange under mpirun (any world of 2 ranks or more),
- * every received message compared bit for bit with what its sender wrote.
+/* mpi_p2p.c: sc_p2p_exchange, sc_p2p_send, sc_p2p_recv, sc_p2p_flush and
+ * sc_broadcast_host under mpirun (any world of 2 ranks or more), every
+ * received message compared bit for bit with what its sender wrote.
  *
  * A message's bytes are a function of its sender and a salt both sides
  * agree on, so a message from the wrong rank, or the second one of a pair
@@ -7,14 +8,27 @@
  * of int64 are their edge cases (infinities, -0, subnormals, NaNs with
  * payloads, the extreme integers), the rest random bits: any conversion on
  * the way would change some. Each call checks the bytes counter grew by
- * exactly the bytes this rank sent. Cases: a ring shift, two ranks sending
- * 1 MiB to each other in one call (past any eager limit: a blocking send
- * would deadlock), two messages to one peer kept in order, a message of no
- * elements, one call talking to every other rank in every dtype.
- * `--bad-peer past|negative|self` instead makes one call naming a bad peer,
- * which must abort the job with its message (run_mpi_p2p.sh checks that).
+ * exactly the bytes this rank sent. Exchange cases: a ring shift, two ranks
+ * sending 1 MiB to each other in one call (past any eager limit: a
+ * blocking send would deadlock), two messages to one peer kept in order, a
+ * message of no elements, one call talking to every other rank in every
+ * dtype. Send and receive cases: a ring in which every rank sends 1 MiB to
+ * the next, overwrites its buffer at once and receives from the previous
+ * into that same buffer; a 1F1B-like run between ranks 2k and 2k+1, each
+ * sending two messages ahead before its first receive, then one send per
+ * receive, all of one size so only their order tells them apart; a flush,
+ * then more traffic (a message of no elements among it) and ping-pongs
+ * whose completed sends must be freed without a flush; the last rank's
+ * bytes broadcast to every rank, and sc_check_loss_host on them.
+ * `--fault NAME` instead makes one bad call, which must end the job with its
+ * message (run_mpi_p2p.sh checks that): exchange-past, exchange-negative,
+ * exchange-self (an exchange naming a peer past the world, negative, or
+ * itself), send-past, send-negative, send-self, recv-self, broadcast-root
+ * (sc_broadcast_host from rank size), inf-loss (sc_check_loss_host on an
+ * inf the last rank broadcast: every rank exits 3).
  * Built against either library: with SC_TEST_CUDA the buffers are device
  * memory. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,15 +205,169 @@ static void every_peer(void)
 	run("several peers in one call", ops, n);
 }
 
-/* --bad-peer: rank 0 lists a good receive, then a send to a bad peer; the
- * call must die before posting anything. */
-static int bad_peer(const char *which)
+/* sc_p2p_send of the message salt (count elements of dt) from buf, which is
+ * then overwritten at once: the runtime must have taken its copy. */
+static void send_msg(const char *what, int peer, void *buf, sc_dtype dt, int64_t count, int salt)
 {
-	int peer = strcmp(which, "past") == 0 ? np : strcmp(which, "negative") == 0 ? -1 : me;
+	size_t bytes = (size_t)count * sc_dtype_size(dt);
+	void *h = malloc(bytes + 1);
+	payload(h, dt, count, me, salt);
+	if (bytes)
+		sc_from_host(rt, buf, h, bytes);
+	int64_t before = sc_comm_bytes(rt);
+	sc_p2p_send(rt, peer, bytes ? buf : NULL, dt, count);
+	expect_bytes += (int64_t)bytes;
+	check(sc_comm_bytes(rt) - before == (int64_t)bytes, "%s: a send of %zu bytes grew the counter by %lld", what,
+	      bytes, (long long)(sc_comm_bytes(rt) - before));
+	memset(h, 0x5a, bytes);
+	if (bytes)
+		sc_from_host(rt, buf, h, bytes);
+	free(h);
+}
+
+/* sc_p2p_recv of peer's message salt into buf (filled with 0xa5 first),
+ * which must then hold its bytes; the counter does not move. */
+static void recv_msg(const char *what, int peer, void *buf, sc_dtype dt, int64_t count, int salt)
+{
+	size_t bytes = (size_t)count * sc_dtype_size(dt);
+	void *want = malloc(bytes + 1), *got = malloc(bytes + 1);
+	payload(want, dt, count, peer, salt);
+	memset(got, 0xa5, bytes);
+	if (bytes)
+		sc_from_host(rt, buf, got, bytes);
+	int64_t before = sc_comm_bytes(rt);
+	sc_p2p_recv(rt, peer, bytes ? buf : NULL, dt, count);
+	check(sc_comm_bytes(rt) == before, "%s: a receive moved the counter", what);
+	if (bytes)
+		sc_to_host(rt, got, buf, bytes);
+	check(memcmp(got, want, bytes) == 0, "%s: message %d (%lld %s) from rank %d does not hold its bytes", what,
+	      salt, (long long)count, sc_dtype_name(dt), peer);
+	free(want);
+	free(got);
+}
+
+/* Every rank sends 1 MiB to the next before any receives (blocking sends
+ * would wait for ever), overwrites the buffer and receives the previous
+ * rank's message into it. */
+static void send_ring(void)
+{
+	int next = (me + 1) % np, prev = (me + np - 1) % np;
+	float *buf = t_slab((size_t)BIG * sizeof *buf);
+	send_msg("send ring", next, buf, SC_F32, BIG, 40);
+	recv_msg("send ring", prev, buf, SC_F32, BIG, 40);
+	/* the 2-byte floats and int64 in one direction each, bit for bit */
+	send_msg("send ring of float16, bfloat16, int64", next, buf, SC_F16, 300, 41);
+	send_msg("send ring of float16, bfloat16, int64", next, buf, SC_BF16, 300, 42);
+	send_msg("send ring of float16, bfloat16, int64", next, buf, SC_I64, 300, 43);
+	recv_msg("send ring of float16, bfloat16, int64", prev, buf, SC_F16, 300, 41);
+	recv_msg("send ring of float16, bfloat16, int64", prev, buf, SC_BF16, 300, 42);
+	recv_msg("send ring of float16, bfloat16, int64", prev, buf, SC_I64, 300, 43);
+	t_slab_reset();
+}
+
+/* Ranks 2k and 2k+1 as two pipeline stages under 1F1B: each posts AHEAD
+ * sends (512 KiB each, past the eager limit) before its first receive, then
+ * a send after each receive while any remain; one send buffer serves them
+ * all. Every message has the same dtype and size, so a receive that took
+ * the wrong one shows only by its salt. With an odd world the last rank
+ * sits it out. */
+static void one_f_one_b(void)
+{
+	enum { ROUNDS = 6, AHEAD = 2, N = BIG / 2 };
+	int partner = me ^ 1;
+	if (partner >= np)
+		return;
+	float *out = t_slab((size_t)N * sizeof *out), *in = t_slab((size_t)N * sizeof *in);
+	for (int r = 0; r < AHEAD; r++)
+		send_msg("1F1B", partner, out, SC_F32, N, 50 + r);
+	for (int r = 0; r < ROUNDS; r++) {
+		recv_msg("1F1B", partner, in, SC_F32, N, 50 + r);
+		if (r + AHEAD < ROUNDS)
+			send_msg("1F1B", partner, out, SC_F32, N, 50 + r + AHEAD);
+	}
+	t_slab_reset();
+}
+
+/* sc_p2p_flush waits for every send and frees every copy; traffic goes on
+ * after it. Then ping-pongs of small messages between 2k and 2k+1: a send
+ * is complete once its reply came back, so sc_p2p_recv (and the next
+ * sc_p2p_send) must have freed it: a handful at most stay listed, not one
+ * per round. */
+static void flush_and_more(void)
+{
+	sc_p2p_flush(rt);
+	check(rt->nsends == 0, "flush: %d sends still listed", rt->nsends);
+	int next = (me + 1) % np, prev = (me + np - 1) % np;
+	int32_t *buf = t_slab(64 * sizeof *buf);
+	send_msg("after a flush", next, buf, SC_I32, 64, 60);
+	send_msg("after a flush, no elements", next, buf, SC_I32, 0, 61);
+	send_msg("after a flush", next, buf, SC_I32, 16, 62);
+	recv_msg("after a flush", prev, buf, SC_I32, 64, 60);
+	recv_msg("after a flush, no elements", prev, buf, SC_I32, 0, 61);
+	recv_msg("after a flush", prev, buf, SC_I32, 16, 62);
+	int partner = me ^ 1, most = 0;
+	for (int r = 0; r < 32 && partner < np; r++) {
+		if (me & 1) {
+			recv_msg("ping-pong", partner, buf, SC_I32, 16, 70 + r);
+			send_msg("ping-pong", partner, buf, SC_I32, 16, 70 + r);
+		} else {
+			send_msg("ping-pong", partner, buf, SC_I32, 16, 70 + r);
+			recv_msg("ping-pong", partner, buf, SC_I32, 16, 70 + r);
+		}
+		most = rt->nsends > most ? rt->nsends : most;
+	}
+	check(most <= 4, "ping-pong: up to %d sends listed, their copies not freed by the receives", most);
+	sc_p2p_flush(rt);
+	check(rt->nsends == 0, "second flush: %d sends still listed", rt->nsends);
+	t_slab_reset();
+}
+
+/* The last rank's loss (and a few more bytes) to every rank; nothing counted. */
+static void broadcast(void)
+{
+	struct {
+		float loss;
+		int32_t from;
+		char tag[8];
+	} h = {0}, want = {2.5f + 0.25f * (float)np, np - 1, "stage"};
+	if (me == np - 1)
+		h = want;
+	int64_t before = sc_comm_bytes(rt);
+	sc_broadcast_host(rt, &h, sizeof h, np - 1);
+	check(memcmp(&h, &want, sizeof h) == 0, "broadcast: got loss %g from %d, want %g from %d", (double)h.loss, h.from,
+	      (double)want.loss, want.from);
+	check(sc_comm_bytes(rt) == before, "broadcast: counted %lld bytes", (long long)(sc_comm_bytes(rt) - before));
+	sc_broadcast_host(rt, NULL, 0, 0);   /* nothing, from rank 0 */
+	sc_check_loss_host(rt, 3, h.loss);    /* finite: returns on every rank */
+}
+
+/* --fault NAME: one bad call on every rank, which must end the job before
+ * anything is posted. An exchange lists a good receive, then a send to a
+ * bad peer. */
+static int fault(const char *name)
+{
 	float *buf = t_slab(2 * sizeof *buf);
-	sc_p2p ops[2] = {{SC_RECV, (me + 1) % np, buf, SC_F32, 1}, {SC_SEND, peer, buf + 1, SC_F32, 1}};
-	sc_p2p_exchange(rt, ops, 2);
-	fprintf(stderr, "mpi_p2p: sc_p2p_exchange took peer %d\n", peer);
+	const char *which = strchr(name, '-') ? strchr(name, '-') + 1 : "";
+	int peer = strcmp(which, "past") == 0 ? np : strcmp(which, "negative") == 0 ? -1 : me;
+	if (strncmp(name, "exchange-", 9) == 0) {
+		sc_p2p ops[2] = {{SC_RECV, (me + 1) % np, buf, SC_F32, 1}, {SC_SEND, peer, buf + 1, SC_F32, 1}};
+		sc_p2p_exchange(rt, ops, 2);
+	} else if (strncmp(name, "send-", 5) == 0) {
+		sc_p2p_send(rt, peer, buf, SC_F32, 1);
+	} else if (strncmp(name, "recv-", 5) == 0) {
+		sc_p2p_recv(rt, peer, buf, SC_F32, 1);
+	} else if (strcmp(name, "broadcast-root") == 0) {
+		sc_broadcast_host(rt, buf, sizeof *buf, np);
+	} else if (strcmp(name, "inf-loss") == 0) {
+		float loss = me == np - 1 ? INFINITY : 0;
+		sc_broadcast_host(rt, &loss, sizeof loss, np - 1);
+		sc_check_loss_host(rt, 7, loss);
+	} else {
+		fprintf(stderr, "mpi_p2p: no fault named %s\n", name);
+		sc_finalize(rt);
+		return 2;
+	}
+	fprintf(stderr, "mpi_p2p: --fault %s went through\n", name);
 	sc_finalize(rt);
 	return 0;
 }
@@ -214,7 +382,7 @@ int main(int argc, char **argv)
 	}
 #endif
 	const char *bad = NULL;
-	if (argc >= 3 && strcmp(argv[1], "--bad-peer") == 0) {   /* ours, not an option sc_init knows */
+	if (argc >= 3 && strcmp(argv[1], "--fault") == 0) {   /* ours, not an option sc_init knows */
 		bad = argv[2];
 		argv[2] = argv[0];
 		argv += 2;
@@ -230,11 +398,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (bad)
-		return bad_peer(bad);
+		return fault(bad);
 
 	ring_shift();
 	pairs();
 	every_peer();
+	send_ring();
+	one_f_one_b();
+	flush_and_more();
+	broadcast();
 	check(sc_comm_bytes(rt) == expect_bytes, "the counter holds %lld bytes, the sends add up to %lld",
 	      (long long)sc_comm_bytes(rt), (long long)expect_bytes);
 
