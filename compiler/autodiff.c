@@ -236,6 +236,17 @@ static void adjoint_step(Diff *d, int i, int dy)
 	add_contrib(d, u, g);
 }
 
+/* The adjoint of a value sent between pipeline stages: its gradient sent
+ * back, from the ranks that received it to those that sent it. */
+static void adjoint_send(Diff *d, int i, int dy)
+{
+	int u = d->x->l->ops[i].in[0];
+	if (!d->needs[u])
+		return;
+	d->x->stage = d->x->l->ops[i].from_stage;
+	add_contrib(d, u, lower_on_stage(d->x, dy));
+}
+
 /* The ties of a ReduceMax (ops[i]) whose reduced dims are split: for each
  * output element, how many elements of the whole reduced extent equal the
  * maximum, on every rank. The maximum comes back from the forward pass's
@@ -399,6 +410,7 @@ static void backward(Lowered *l, bool lazy)
 			d.needs[op->result] |= d.needs[op->in[k]] && (op->step || differentiable(l, op, k));
 	}
 	if (d.needs[l->loss]) {
+		x->stage = l->values[l->loss].stage;
 		int seed = grad_value(&d, l->loss, &l->values[l->loss].layout);
 		grad_op(&d, GRAD_SEED, OP_ADD, 0, seed);
 		add_contrib(&d, l->loss, seed);
@@ -408,10 +420,13 @@ static void backward(Lowered *l, bool lazy)
 		if (!d.needs[y])
 			continue;
 		const RedistStep *step = l->ops[i].step;
+		x->stage = l->ops[i].stage;
 		int dy = finalize(&d, y, step && step->kind == STEP_ALL_GATHER);
 		if (dy < 0)
 			continue;
-		if (l->ops[i].step)
+		if (l->ops[i].op == OP_SEND_RECV)
+			adjoint_send(&d, i, dy);
+		else if (l->ops[i].step)
 			adjoint_step(&d, i, dy);
 		else
 			adjoint_local(&d, i, dy);
@@ -421,6 +436,7 @@ static void backward(Lowered *l, bool lazy)
 		l->grad[p] = -1;
 		if (!d.needs[p])
 			continue;
+		x->stage = l->values[p].stage;
 		l->grad[p] = finalize(&d, p, false);
 		if (l->grad[p] < 0) {   /* the loss does not reach it: a zero gradient, as the reference */
 			l->grad[p] = grad_value(&d, p, &l->values[p].layout);

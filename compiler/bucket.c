@@ -44,12 +44,12 @@ static bool candidate(const Lowered *l, int i)
 	       dtype_is_float(l->values[o->result].type.dtype);
 }
 
-/* One group, reduction and dtype; and with accumulation, all run every
- * micro-batch or all once a step (accumulate.c). */
+/* One group (of one pipeline stage), reduction and dtype; and with
+ * accumulation, all run every micro-batch or all once a step (accumulate.c). */
 static bool fits(const Lowered *l, const Bucket *b, int i)
 {
 	const LOp *a = &l->ops[b->member[0]], *o = &l->ops[i];
-	return redist_same_group(a->step, o->step) && a->step->op == o->step->op &&
+	return redist_same_group(a->step, o->step) && a->stage == o->stage && a->step->op == o->step->op &&
 	       l->values[a->result].type.dtype == l->values[o->result].type.dtype && op_once(l, b->member[0]) == op_once(l, i);
 }
 

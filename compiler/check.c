@@ -370,6 +370,16 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case ATTR_IN_STRATEGY: return decode_strategy(c, v, &a->in_strategy, "in_strategy");
 	case ATTR_OUT_STRATEGY: return decode_strategy(c, v, &a->out_strategy, "out_strategy");
 	case ATTR_RECOMPUTE: a->recompute = v->i; break;
+	case ATTR_PIPELINE_STAGE:
+		if (v->i < 0 || v->i >= c->m->ctx.pipeline_stages) {
+			ERR(c, v->span, "pipeline_stage %lld is not a stage of this model: the context's pipeline_stages is "
+			    "%lld, so stages are 0 to %lld%s", (long long)v->i, (long long)c->m->ctx.pipeline_stages,
+			    (long long)c->m->ctx.pipeline_stages - 1, c->m->ctx.pipeline_stages == 1 ?
+			    " (set pipeline_stages: P in the context to run the layers on P groups of devices)" : "");
+			return false;
+		}
+		a->pipeline_stage = v->i;
+		break;
 	case ATTR_START: a->start = lit_number(v); break;
 	case ATTR_STOP: a->stop = lit_number(v); break;
 	case ATTR_STEP:
@@ -515,7 +525,7 @@ static bool decode_shard(Checker *c, const Graph *caller, const Lit *v, ShardSpe
 }
 
 /* The attributes op takes: its row's, the strategies on a computing
- * operator with operands, recompute on all but Call (a Call's layer is
+ * operator with operands, pipeline_stage on all, recompute on all but Call (a Call's layer is
  * recomputed by the train block's recompute). */
 static AttrMask op_attr_mask(OpKind op)
 {
@@ -524,7 +534,7 @@ static AttrMask op_attr_mask(OpKind op)
 		mask |= ATTR_BIT(ATTR_IN_STRATEGY) | ATTR_BIT(ATTR_OUT_STRATEGY);
 	if (op != OP_CALL)
 		mask |= ATTR_BIT(ATTR_RECOMPUTE);
-	return mask;
+	return mask | ATTR_BIT(ATTR_PIPELINE_STAGE);
 }
 
 /* The attributes op takes, in the table's order, into names; returns how many. */
@@ -549,6 +559,7 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	a->keep_prob = n->op == OP_FLASH_ATTENTION ? 1 : 0.5;   /* MindSpore's ops.Dropout; FlashAttentionScore's */
 	a->scale_value = 1;  /* MindSpore's ops.flash_attention_score */
 	a->output_num = 1;  /* MindSpore's ops.Split */
+	a->pipeline_stage = -1;
 	const Lit *d = n->attr_lit;
 	AttrMask allowed = op_attr_mask(n->op);
 	for (int i = 0; d && i < d->nitems; i++) {
@@ -639,7 +650,7 @@ static void check_graph_names(Checker *c, Graph *g)
 			const char *names[OP_COUNT];
 			int nnames = 0;
 			for (int k = 0; k < OP_COUNT; k++)
-				if (!op_is_fused((OpKind)k))
+				if (op_in_language((OpKind)k))
 					names[nnames++] = op_info[k].name;
 			ERR(c, n->op_span, "unknown operator '%s'%s", n->op_name, DID_YOU_MEAN(n->op_name, names, nnames));
 			continue;

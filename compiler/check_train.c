@@ -302,10 +302,16 @@ void check_train(Checker *c)
 				ERR(c, v->span, "steps is a positive integer");
 			else
 				t->steps = v->i;
-		} else if (strcmp(key, "accumulate_steps") == 0) {
+		} else if (strcmp(key, "accumulate_steps") == 0 || strcmp(key, "micro_batches") == 0) {
+			/* micro_batches (MindSpore's micro_size) is accumulate_steps under another name: the micro-batches
+			 * a step runs, each of the graph's input shapes; a pipeline overlaps them across its stages */
+			const Lit *other = lit_dict_get(t->lit, key[0] == 'a' ? "micro_batches" : "accumulate_steps");
 			if (v->kind != LIT_INT || v->i < 1 || v->i > 1000000)
-				ERR(c, v->span, "accumulate_steps is a positive integer, at most 1000000 (the micro-batches whose "
-				    "gradients are summed before each optimizer step; 1: none)");
+				ERR(c, v->span, "%s is a positive integer, at most 1000000 (the micro-batches whose "
+				    "gradients are summed before each optimizer step; 1: none)", key);
+			else if (other && key[0] == 'm')
+				ERR(c, v->span, "micro_batches and accumulate_steps are one count (the micro-batches a step runs): "
+				    "give one of them");
 			else
 				t->accumulate_steps = v->i;
 		} else if (strcmp(key, "clip_global_norm") == 0) {
@@ -346,7 +352,8 @@ void check_train(Checker *c)
 		else if (strcmp(key, "optimizer") == 0)
 			check_optimizer(c, t, v);
 		else {
-			static const char *const keys[] = {"loss", "optimizer", "steps", "accumulate_steps", "clip_global_norm",
+			static const char *const keys[] = {"loss", "optimizer", "steps", "accumulate_steps", "micro_batches",
+			                                   "clip_global_norm",
 			                                   "precision", "init_loss_scale", "scale_factor", "scale_window",
 			                                   "recompute", "weight_decay_params"};
 			int nkeys = (int)(sizeof keys / sizeof *keys);
@@ -366,6 +373,9 @@ void check_train(Checker *c)
 	if (t->precision == DT_F16 && t->clip_global_norm > 0)
 		ERR(c, t->span, "clip_global_norm with precision: \"fp16\": not yet (the norm would be taken of the "
 		    "scaled gradients)");
+	if (c->m->ctx.stages > 1 && (t->clip_global_norm > 0 || t->precision == DT_F16))
+		ERR(c, t->span, "%s with pipeline_stages: not yet (its global norm would sum over every stage's "
+		    "parameters)", t->clip_global_norm > 0 ? "clip_global_norm" : "precision \"fp16\" (loss scaling)");
 	if (!lit_dict_get(t->lit, "loss"))
 		ERR(c, t->span, "the train block needs 'loss: %%value'");
 }

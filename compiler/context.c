@@ -13,7 +13,8 @@ static void context_defaults(Context *c)
 {
 	*c = (Context){.device_num = 1, .parallel_mode = PM_STAND_ALONE, .search_mode = SM_PROPAGATION,
 	               .dataset_mode = DS_FULL_BATCH, .seed = 0, .precision = DT_F32, .optimizer_level = 1,
-	               .optimizer_shard_size = -1};
+	               .optimizer_shard_size = -1, .pipeline_stages = 1, .stages = 1, .ranks = 1,
+	               .scheduler = SCHED_1F1B};
 }
 
 bool str_is(const Lit *v, const char *s)
@@ -42,7 +43,7 @@ bool context_apply(Context *c, const char *key, const Lit *v, const char **err)
 			*err = "device_num must be an integer from 1 to 1048576";
 			return false;
 		}
-		c->device_num = v->i;
+		c->device_num = c->ranks = v->i;
 	} else if (strcmp(key, "parallel_mode") == 0) {
 		for (int k = PM_STAND_ALONE; k <= PM_AUTO; k++)
 			if (str_is(v, parallel_mode_name((ParallelMode)k))) {
@@ -118,14 +119,21 @@ bool context_apply(Context *c, const char *key, const Lit *v, const char **err)
 		}
 		c->optimizer_shard_size = v->i;
 	} else if (strcmp(key, "pipeline_stages") == 0) {
-		if (v->kind != LIT_INT || v->i < 1) {
-			*err = "pipeline_stages must be a positive integer";
+		if (v->kind != LIT_INT || v->i < 1 || v->i > (1 << 20)) {
+			*err = "pipeline_stages must be a positive integer (the groups of devices consecutive layers run on; "
+			       "1, the default: every operator on all devices)";
 			return false;
 		}
-		if (v->i > 1) {   /* MindSpore's default, 1, is accepted so that its contexts read as written */
-			*err = "pipeline_stages: pipeline parallelism (stages of layers on groups of devices, micro-batches) "
-			       "is not built yet: use 1 (the default: every operator on all device_num devices), and split "
-			       "the layers across devices with strategies (Megatron's model parallelism) instead";
+		c->pipeline_stages = v->i;
+	} else if (strcmp(key, "pipeline_scheduler") == 0) {
+		if (str_is(v, "1f1b"))
+			c->scheduler = SCHED_1F1B;
+		else if (str_is(v, "gpipe"))
+			c->scheduler = SCHED_GPIPE;
+		else {
+			*err = "pipeline_scheduler must be \"1f1b\" (each stage alternates a micro-batch's forward and "
+			       "backward passes, holding at most pipeline_stages micro-batches' activations) or \"gpipe\" "
+			       "(every forward pass, then every backward pass)";
 			return false;
 		}
 	} else {
@@ -152,7 +160,8 @@ bool check_context(Module *m, Diag *d)
 		else if (!ok && strcmp(err, "unknown context key") == 0) {
 			static const char *const keys[] = {"device_num", "parallel_mode", "search_mode", "dataset_strategy",
 			                                   "seed", "precision", "enable_parallel_optimizer", "optimizer_level",
-			                                   "optimizer_weight_shard_size", "pipeline_stages"};
+			                                   "optimizer_weight_shard_size", "pipeline_stages",
+			                                   "pipeline_scheduler"};
 			int nkeys = (int)(sizeof keys / sizeof *keys);
 			StrBuf b = {0};
 			sb_join(&b, keys, nkeys, " or ");
@@ -163,4 +172,32 @@ bool check_context(Module *m, Diag *d)
 			diag_error(d, m->src, lit->items[i]->span, "%s", err);
 	}
 	return d->nerrors == before;
+}
+
+/* The pipeline_stages entry as written, for its message; NULL: an override. */
+static const Lit *context_entry(const Module *m, const char *key)
+{
+	const Lit *lit = m->context_lit;
+	for (int i = 0; lit && i < lit->nitems; i++)
+		if (strcmp(lit->keys[i]->s, key) == 0)
+			return lit->items[i];
+	return NULL;
+}
+
+bool context_stages(Module *m, Diag *d)
+{
+	Context *c = &m->ctx;
+	c->stages = c->parallel_mode == PM_STAND_ALONE ? 1 : c->pipeline_stages;   /* one device: no stages */
+	if (c->stages == 1)
+		return true;
+	if (c->device_num % c->pipeline_stages) {
+		const Lit *at = context_entry(m, "pipeline_stages");
+		Span span = at ? at->span : (Span){0, 0};
+		diag_error(d, m->src, span, "pipeline_stages %lld does not divide device_num %lld: each stage runs on "
+		           "device_num / pipeline_stages devices (use a divisor of %lld, or change device_num)",
+		           (long long)c->pipeline_stages, (long long)c->device_num, (long long)c->device_num);
+		return false;
+	}
+	c->device_num /= c->stages;
+	return true;
 }

@@ -28,7 +28,8 @@ static void print_number(StrBuf *b, double v)
  * without braces; false when there are none. */
 static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 {
-	AttrMask mask = (op_info[op].attrs | (op != OP_CALL ? ATTR_BIT(ATTR_RECOMPUTE) : 0)) & a->present;
+	AttrMask mask = (op_info[op].attrs | (op != OP_CALL ? ATTR_BIT(ATTR_RECOMPUTE) : 0) | ATTR_BIT(ATTR_PIPELINE_STAGE)) &
+	                a->present;
 	mask &= ~(ATTR_BIT(ATTR_IN_STRATEGY) | ATTR_BIT(ATTR_OUT_STRATEGY) | ATTR_BIT(ATTR_GRAPH) | ATTR_BIT(ATTR_SHARD));
 	static const char *const reduce_names[] = {"\"sum\"", "\"max\"", "\"mean\""};
 	bool first = true;
@@ -64,6 +65,7 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_OFFSET: sb_printf(b, "%lld", (long long)a->offset); break;
 		case ATTR_APPROXIMATE: sb_puts(b, a->gelu_erf ? "\"none\"" : "\"tanh\""); break;
 		case ATTR_RECOMPUTE: sb_puts(b, a->recompute ? "true" : "false"); break;
+		case ATTR_PIPELINE_STAGE: sb_printf(b, "%lld", (long long)a->pipeline_stage); break;
 		case ATTR_START: print_number(b, a->start); break;
 		case ATTR_STOP: print_number(b, a->stop); break;
 		case ATTR_STEP: print_number(b, a->step); break;
@@ -336,7 +338,7 @@ static void fusion_mark(StrBuf *b, const Lowered *l, int i, bool clause)
 		          lead, l->values[l->fusion[i].fold == FOLD_READ ? o->result : o->in[0]].name);
 		break;
 	case OP_BATCH_MATMUL_STRIDED: case OP_NORM_GRAD: case OP_FLASH_ATTENTION_GRAD:   /* no mark: the operators around say it */
-	OP_CASES(OP_TABLE)                                        /* the language's: nothing fused */
+	OP_CASES(OP_TABLE) OP_CASES(PIPELINE_OPS)                 /* the language's and lowering's: nothing fused */
 	case OP_COUNT:
 		break;
 	}

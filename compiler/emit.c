@@ -180,7 +180,19 @@ static void emit_widen(StrBuf *b, const Program *p, int v, int64_t off, bool nar
 		          (long long)numel(x));
 }
 
+static void emit_op_body(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *members);
+
+/* Operator i, under its stage's guard (on_stage). */
 static void emit_op(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *members)
+{
+	StrBuf t = {0};
+	sb_putc(&t, '\t');
+	emit_op_body(&t, p, i, rank, members);
+	on_stage(b, p, p->l->ops[i].op == OP_SEND_RECV ? -1 : p->l->ops[i].stage, &t);
+	sb_free(&t);
+}
+
+static void emit_op_body(StrBuf *b, const Program *p, int i, int64_t rank, int64_t *members)
 {
 	const Lowered *l = p->l;
 	const LOp *o = &l->ops[i];
@@ -255,11 +267,6 @@ static double lit_arg(const Lit *init, int k, double dflt)
 
 /* An input a --data file may feed (sc_data_input registers it): not a
  * parameter, not a number written as an operand. */
-static bool may_stream(const Lowered *l, int v)
-{
-	const Value *gv = &l->flat->g->values[v];
-	return v < l->nparams && !gv->type.is_param && !gv->literal;
-}
 
 /* After sc_data_step: each input that may stream where its piece of the
  * step's batch is (sc_data_at, in the order sc_data_input registered them). */
@@ -327,7 +334,9 @@ static void emit_input(StrBuf *b, const Program *p, int v)
 static void emit_save(StrBuf *b, const Program *p, int v, const char *file)
 {
 	const LValue *x = &p->l->values[v];
-	sb_printf(b, "\tsc_save_npy(rt, out_dir, \"%s\", %s, %s, ", file, p->cname[v], sc_dtype_name(x->type.dtype));
+	sb_printf(b, "\tsc_save_npy(rt, out_dir, \"%s\", ", file);
+	held_arg(b, p, v, p->cname[v]);
+	sb_printf(b, ", %s, ", sc_dtype_name(x->type.dtype));
 	piece_args(b, p, v);
 	sb_puts(b, ");\n");
 }
@@ -506,60 +515,6 @@ static void emit_input_inits(StrBuf *b, const Lowered *l)
 	sb_printf(b, "%s};\n\tsc_check_inputs(rt, %s, input_inits, %d);\n", n ? "" : "NULL", n ? "input_names" : "NULL", n);
 }
 
-/* Whether operator o (of the program's list) has code of its own
- * (emit_op): not a shadow, a Fused placeholder, a TransposeFolded or a view. */
-static bool has_code(const Program *p, const LOp *o)
-{
-	return !op_shadow(p->l, (int)(o - p->l->ops)) && o->op != OP_FUSED && o->op != OP_TRANSPOSE_FOLDED &&
-	       p->view[o->result] < 0;
-}
-
-/* The values program.c names: what an operator with code may pass (its
- * operands and result, the placeholders' results a fused kernel writes,
- * what a differentiated operator's adjoint reads as its row's grad column
- * says, or widens),
- * the inputs and parameters, and what is read after the operators. A value
- * between two operators without code (a Reshape of a folded Transpose's
- * operand) has a buffer but no name: a pointer to it would go unused. */
-static bool *named_values(const Program *p)
-{
-	const Lowered *l = p->l;
-	bool *named = xcalloc((size_t)(l->nvalues ? l->nvalues : 1), sizeof *named);
-	for (int i = 0; i < l->nops; i++) {
-		const LOp *o = &l->ops[i];
-		if (!has_code(p, o))
-			continue;
-		named[o->result] = true;
-		for (int k = 0; k < o->nin; k++)
-			named[o->in[k]] = true;
-		int at[MAX_PARTS], nat = fused_parts(l, i, at);   /* results written with this one's */
-		for (int j = 0; j < nat; j++)
-			named[l->ops[at[j]].result] = true;
-		const LOp *f = o->grad == GRAD_ADJOINT ? differentiated(l, o) : NULL;
-		GradReads r = f ? op_info[f->op].grad : GR_NONE;   /* what it reads beside dy (ops.h) */
-		for (int k = 0; (r & GR_X) && k < f->nin; k++)
-			named[f->in[k]] = true;
-		if (r & GR_Y)
-			named[f->result] = true;
-		Widened w;   /* and the half values it widens, read or not */
-		widened(l, o, 0, &w);
-		for (int j = 0; j < w.n; j++)
-			named[w.value[j]] = true;
-	}
-	for (int v = 0; v < l->nparams; v++)
-		named[v] = true;
-	for (int k = 0; k < l->nret; k++)
-		named[l->rets[k]] = true;
-	if (l->loss >= 0)
-		named[l->loss] = true;
-	if (l->overflow >= 0)
-		named[l->overflow] = true;
-	for (int v = 0; l->grad && v < l->nparams; v++)
-		if (l->grad[v] >= 0)
-			named[l->grad[v]] = true;
-	return named;
-}
-
 /* This step's learning rate, lr: the schedule at MindSpore's global_step,
  * the updates made before this one (step - 1, or with loss scaling the
  * updates not skipped). */
@@ -605,19 +560,11 @@ static void emit_progress(StrBuf *b, const Program *p, bool norm)
 }
 
 /* text appended to b, each line one tab further in */
-static void indent(StrBuf *b, const StrBuf *text)
-{
-	for (size_t i = 0; i < text->len; i++) {
-		if ((i == 0 || text->data[i - 1] == '\n') && text->data[i] != '\n')
-			sb_putc(b, '\t');
-		sb_putc(b, text->data[i]);
-	}
-}
 
 /* accumulate_steps: gradient v, where the tail begins (accumulate.c), added
  * to its Float32 sum; the last micro-batch writes the sum into v for the
  * tail and the update (a half v: widened into the scratch, rounded once). */
-static void emit_accumulate(StrBuf *b, const Program *p, int v)
+static void emit_accumulate_body(StrBuf *b, const Program *p, int v)
 {
 	const LValue *x = &p->l->values[v];
 	long long n = (long long)numel(x), acc = (long long)p->acc[v], at = (long long)p->scratch;
@@ -636,6 +583,15 @@ static void emit_accumulate(StrBuf *b, const Program *p, int v)
 	          "int64_t[]){%lld}, 1);\n", acc, n, at, n, at, acc, n);
 	sb_printf(b, "\t\tif (last_micro)\n\t\t\tsc_cast(rt, (float *)(slab + %lld), SC_F32, %s, %s, %lld);\n", at, c,
 	          dt, n);
+}
+
+/* emit_accumulate_body under v's stage's guard. */
+static void emit_accumulate(StrBuf *b, const Program *p, int v)
+{
+	StrBuf t = {0};
+	emit_accumulate_body(&t, p, v);
+	on_stage(b, p, p->l->values[v].stage, &t);
+	sb_free(&t);
 }
 
 /* The tail's operators gathered in tail (accumulate.c): the sums of the
@@ -686,7 +642,6 @@ static bool emit_backward(StrBuf *b, const Program *p, int64_t rank, int64_t *me
 			sb_printf(w, "\t\tsc_to_host(rt, &sqnorm_now, %s, sizeof sqnorm_now);\n", p->cname[l->ops[i].in[1]]);
 			clip = true;
 		}
-		sb_putc(w, '\t');
 		emit_op(w, p, i, rank, members);
 	}
 	flush_tail(b, p, &tail, read, nread, summed);
@@ -708,8 +663,11 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	const Train *t = l->m->train;
 	int64_t *members = xmalloc(sizeof(int64_t) * (size_t)l->device_num);
 	sb_printf(b, "int main(int argc, char **argv)\n{\n\tsc_rt *rt = sc_init(&argc, &argv, %lld);\n",
-	          (long long)l->device_num);
+	          (long long)(l->device_num * l->stages));
 	sb_puts(b, "\tconst int64_t *const T = sc_ranks[sc_rank(rt)];   /* this rank's table: rank_<r>.c */\n\t(void)T;\n");
+	if (l->stages > 1)
+		sb_printf(b, "\tconst int stage = (int)(sc_rank(rt) / %lld);   /* this rank's pipeline stage: ranks stage x %lld "
+		          "on */\n", (long long)l->device_num, (long long)l->device_num);
 	emit_names(b, l, "input_names", false);
 	emit_input_inits(b, l);
 	emit_names(b, l, "param_names", true);
@@ -736,7 +694,8 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 		if (p->offset[v] < 0 || !named[v])   /* fused away, or only views pass through it */
 			continue;
 		sb_printf(b, "\t%s *%s%s = (%s *)(slab + %lld);  /* %%%s (", c_type(x->type.dtype),
-		          may_stream(l, v) ? "" : "const ", p->cname[v], c_type(x->type.dtype), (long long)p->offset[v], x->name);
+		          may_stream(l, v) || p->slots[v] > 1 ? "" : "const ", p->cname[v], c_type(x->type.dtype),
+		          (long long)p->offset[v], x->name);
 		for (int d = 0; d < x->type.rank; d++)
 			sb_printf(b, d ? ", %lld" : "%lld", (long long)x->type.dims[d]);
 		sb_puts(b, x->type.rank == 1 ? ",) */\n" : ") */\n");
@@ -776,44 +735,76 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 			first = p->acc[v] >= 0 && p->acc[v] < first ? p->acc[v] : first;
 		sb_printf(b, "\t\tsc_fill(rt, (float *)(slab + %lld), SC_F32, %lld, 0.0);   /* the gradients' sums over the "
 		          "micro-batches */\n\t\tfloat loss_now, sqnorm_now = -1;   /* printed after the backward pass */\n"
-		          "\t\tdouble loss_sum = 0;\n\t\t(void)sqnorm_now;\n"
-		          "\t\tfor (int64_t micro = 0; micro < %lld; micro++) {   /* accumulate_steps: micro-batches, one "
-		          "update */\n\t\t\tconst int last_micro = micro == %lld;\n"
-		          "\t\t\tconst int64_t batch = (step - 1) * %lld + micro + 1;   /* the run's micro-batches, from 1 */\n"
-		          "\t\t\tsc_data_step(rt, data, batch);   /* --data: this micro-batch's batch in place, the next one "
-		          "read meanwhile */\n", (long long)first, (long long)(p->persistent_bytes - first) / 4, (long long)n,
-		          (long long)(n - 1), (long long)n);
-		emit_data_at(b, p, "\t\t\t");
+		          "\t\tdouble loss_sum = 0;\n\t\t(void)sqnorm_now;\n", (long long)first,
+		          (long long)(p->persistent_bytes - first) / 4);
+		if (pipelined(l))
+			emit_pipeline_inputs(b, p, n);
+		else {
+			sb_printf(b, "\t\tfor (int64_t micro = 0; micro < %lld; micro++) {   /* accumulate_steps: micro-batches, one "
+			          "update */\n\t\t\tconst int last_micro = micro == %lld;\n"
+			          "\t\t\tconst int64_t batch = (step - 1) * %lld + micro + 1;   /* the run's micro-batches, from 1 */\n"
+			          "\t\t\tsc_data_step(rt, data, batch);   /* --data: this micro-batch's batch in place, the next one "
+			          "read meanwhile */\n", (long long)n, (long long)(n - 1), (long long)n);
+			emit_data_at(b, p, "\t\t\t");
+		}
 	}
+	StrBuf backward = {0};   /* a pipeline's: its passes in the order of its stage's schedule */
 	for (int i = 0; i < l->nfwd; i++) {
-		sb_putc(w, '\t');
 		emit_op(w, p, i, rank, members);
 	}
 	if (t) {
 		const LValue *lv = &l->values[l->loss];
 		const char *lf = p->cname[l->loss];   /* the loss as a float32 */
-		StrBuf cast = {0};
+		StrBuf cast = {0}, read = {0};   /* the loss read on the host: on a pipeline, by its stage */
 		if (dtype_is_half(lv->type.dtype)) {
 			sb_printf(&cast, "(float *)(slab + %lld)", (long long)p->scratch);
-			sb_printf(w, "\t\tsc_cast(rt, %s, %s, %s, SC_F32, 1);\n", lf, sc_dtype_name(lv->type.dtype), cast.data);
+			sb_printf(&read, "\t\tsc_cast(rt, %s, %s, %s, SC_F32, 1);\n", lf, sc_dtype_name(lv->type.dtype), cast.data);
 			lf = cast.data;
 		}
-		if (n > 1)
+		if (l->stages > 1) {   /* the last stage's loss, given to every rank once the step's passes are done */
+			if (n > 1)
+				sb_printf(&read, "\t\tsc_to_host(rt, &loss_micro, %s, sizeof loss_micro);\n\t\tloss_sum += loss_micro;\n", lf);
+			else
+				sb_printf(&read, "\t\tsc_to_host(rt, &loss_now, %s, sizeof loss_now);\n", lf);
+			if (n > 1)
+				sb_puts(w, "\t\tfloat loss_micro;\n");
+			else
+				sb_puts(b, "\t\tfloat loss_now = 0, sqnorm_now = -1;   /* printed after the backward pass */\n"
+				        "\t\t(void)sqnorm_now;\n");
+			on_stage(w, p, lv->stage, &read);
+			if (!pipelined(l))
+				sb_puts(w, "\n\t\t/* Backward. */\n");
+		} else if (n > 1) {
+			sb_puts(w, read.data ? read.data : "");
 			sb_printf(w, "\t\tsc_check_loss(rt, step, %s);   /* NaN or inf: every rank stops */\n\t\tfloat loss_micro;\n"
 			          "\t\tsc_to_host(rt, &loss_micro, %s, sizeof loss_micro);\n\t\tloss_sum += loss_micro;\n\n"
 			          "\t\t/* Backward. */\n", lf, lf);
-		else
+		} else {
+			sb_puts(b, read.data ? read.data : "");
 			sb_printf(b, "\t\tsc_check_loss(rt, step, %s);   /* NaN or inf: every rank stops */\n\t\tfloat loss_now, "
 			          "sqnorm_now = -1;   /* printed after the backward pass */\n\t\tsc_to_host(rt, &loss_now, %s, "
 			          "sizeof loss_now);\n\t\t(void)sqnorm_now;\n\n\t\t/* Backward. */\n", lf, lf);
-		sb_free(&cast);
-		bool clip = emit_backward(w, p, rank, members);
-		if (n > 1) {
-			indent(b, &micro);
-			sb_printf(b, "\t\t}\n\t\tloss_now = (float)(loss_sum / %lld);   /* the mean over the micro-batches */\n",
-			          (long long)n);
 		}
+		sb_free(&cast);
+		sb_free(&read);
+		bool clip = emit_backward(pipelined(l) ? &backward : w, p, rank, members);
+		long long root = (long long)lv->stage * (long long)l->device_num;   /* the loss's stage's first rank */
+		if (n > 1) {
+			if (pipelined(l))
+				emit_pipeline_passes(b, p, n, &micro, &backward);
+			else
+				indent(b, &micro);
+			sb_puts(b, "\t\t}\n");
+			if (l->stages > 1)
+				sb_printf(b, "\t\tsc_broadcast_host(rt, &loss_sum, sizeof loss_sum, %lld);   /* from the last stage */\n"
+				          "\t\tsc_check_loss_host(rt, step, (float)loss_sum);   /* NaN or inf: every rank stops */\n", root);
+			sb_printf(b, "\t\tloss_now = (float)(loss_sum / %lld);   /* the mean over the micro-batches */\n",
+			          (long long)n);
+		} else if (l->stages > 1)
+			sb_printf(b, "\t\tsc_broadcast_host(rt, &loss_now, sizeof loss_now, %lld);   /* from the last stage */\n"
+			          "\t\tsc_check_loss_host(rt, step, loss_now);   /* NaN or inf: every rank stops */\n", root);
 		sb_free(&micro);
+		sb_free(&backward);
 		if (l->overflow >= 0) {   /* loss scaling's squared norm of the scaled gradients, whole on every rank */
 			sb_printf(b, "\t\tsc_to_host(rt, &sqnorm_now, %s, sizeof sqnorm_now);\n\t\tsqnorm_now = (float)(sqnorm_now / "
 			          "(loss_scale * loss_scale));\n", p->cname[l->overflow]);
@@ -824,12 +815,18 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 			emit_unscale(b, p);
 		sb_puts(b, "\n\t\t/* Update. */\n");
 		for (int v = 0; v < l->nparams; v++)
-			if (l->grad[v] >= 0)
-				emit_update(b, p, v);
+			if (l->grad[v] >= 0) {
+				StrBuf u = {0};
+				emit_update(&u, p, v);
+				on_stage(b, p, l->values[v].stage, &u);
+				sb_free(&u);
+			}
 		if (l->overflow >= 0)
 			sb_printf(b, "\t\tif (++good_steps == %lld) {   /* scale_window good steps: grow */\n\t\t\tloss_scale *= "
 			          "%.17g;\n\t\t\tgood_steps = 0;\n\t\t}\n", (long long)l->m->train->scale_window,
 			          l->m->train->scale_factor);
+		if (l->stages > 1)
+			sb_puts(b, "\t\tsc_p2p_flush(rt);   /* this step's sends to the other stages taken */\n");
 		sb_puts(b, l->overflow >= 0 ? "\tstep_done:\n" : "");   /* a skipped step's checkpoint too */
 		emit_checkpoint(b, p);
 	}
@@ -853,8 +850,9 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 		for (int v = 0; v < l->nparams; v++)
 			if (g->values[v].type.is_param) {
 				const LValue *x = &l->values[v];
-				sb_printf(b, "\tsc_safetensors_add(ckpt_out, \"%s\", %s, %s, ", g->values[v].name, p->cname[v],
-				          sc_dtype_name(x->type.dtype));
+				sb_printf(b, "\tsc_safetensors_add(ckpt_out, \"%s\", ", g->values[v].name);
+				held_arg(b, p, v, p->cname[v]);
+				sb_printf(b, ", %s, ", sc_dtype_name(x->type.dtype));
 				piece_args(b, p, v);
 				sb_puts(b, ");\n");
 			}
@@ -895,83 +893,4 @@ void emit_program(StrBuf *b, const Program *p)
 			die("program.c depends on the rank: a rank-dependent number is not in the table");
 		sb_free(&other);
 	}
-}
-
-static void entry_label(StrBuf *b, const Program *p, const Entry *e, int64_t rank, const int64_t *val)
-{
-	const Lowered *l = p->l;
-	switch (e->kind) {
-	case E_GROUP: {
-		const LOp *op = &l->ops[p->part[e->at]];
-		int64_t size[MAX_AXES], stride[MAX_AXES], n;
-		int ng;
-		group_grid(op, rank, size, stride, &ng, &n);
-		sb_printf(b, "g%d's first member: ranks ", e->at);
-		if (n > 16) {
-			sb_printf(b, "%lld.. (%lld)", (long long)val[0], (long long)n);
-			return;
-		}
-		for (int i = 0; i < n; i++) {
-			int64_t r = val[0], rest = i;
-			for (int j = ng - 1; j >= 0; j--) {
-				r += rest % size[j] * stride[j];
-				rest /= size[j];
-			}
-			sb_printf(b, i ? ", %lld" : "%lld", (long long)r);
-		}
-		return;
-	}
-	case E_PIECE: sb_printf(b, "%%%s starts at", l->values[e->at].name); return;
-	case E_SLICE: sb_printf(b, "%%%s: begin, end", l->values[l->ops[e->at].result].name); return;
-	case E_OFFSET: sb_printf(b, "%%%s: the first row (class) held", l->values[l->ops[e->at].result].name); return;
-	case E_SQNORM: sb_printf(b, "%%%s: sizes of the first copies", l->values[l->ops[e->at].result].name); return;
-	}
-}
-
-void emit_table(StrBuf *b, const Program *p, int64_t rank)
-{
-	const Lowered *l = p->l;
-	sb_printf(b, "/* rank_%lld.c: rank %lld of %lld of @%s, compiled by shardc from %s.\n"
-	          " *\n"
-	          " * The numbers program.c reads as T[k] on this rank, and nothing else\n"
-	          " * (docs/output.md). Each is a formula of the rank's row-major coordinates c on\n"
-	          " * a device matrix: a piece or a slice starts at c times the local size along a\n"
-	          " * split dim, a group's first member is the rank with c zero on the group's axes,\n"
-	          " * a gradient piece counts in the global norm where c is zero on the axes that\n"
-	          " * copy it. c on each matrix here:",
-	          (long long)rank, (long long)rank, (long long)l->device_num, l->flat->g->name, p->model);
-	const TensorLayout **mats = p->mat;
-	int nm = p->nmat;
-	for (int j = 0; j < nm; j++) {
-		int64_t c[MAX_AXES];
-		layout_coords(mats[j], rank, c);
-		sb_puts(b, j ? ";\n *" : "\n *");
-		sb_puts(b, " (");
-		for (int a = 0; a < mats[j]->ndev; a++)
-			sb_printf(b, a ? ", %lld" : "%lld", (long long)c[a]);
-		sb_puts(b, mats[j]->ndev == 1 ? ",) on (" : ") on (");
-		for (int a = 0; a < mats[j]->ndev; a++)
-			sb_printf(b, a ? ", %lld" : "%lld", (long long)mats[j]->dev[a]);
-		sb_puts(b, mats[j]->ndev == 1 ? ",)" : ")");
-	}
-	sb_printf(b, "%s. */\n#include <stdint.h>\n\nconst int64_t sc_rank_%lld[] = {\n", nm ? "" : " (none)",
-	          (long long)rank);
-	const int64_t *row = p->tab + rank * p->tlen;
-	for (int i = 0; i < p->nentry; i++) {
-		const Entry *e = &p->entry[i];
-		const int64_t *val = row + e->pos;
-		if (e->pos < 0 || e->first != i)
-			continue;
-		sb_printf(b, "\t/* T[%lld] ", (long long)e->pos);
-		entry_label(b, p, e, rank, val);
-		if (e->nsame)
-			sb_printf(b, "; and %d more", e->nsame);
-		sb_puts(b, " */");
-		for (int k = 0; k < e->n; k++)
-			sb_printf(b, " %lld,", (long long)val[k]);
-		sb_putc(b, '\n');
-	}
-	if (!p->tlen)
-		sb_puts(b, "\t0   /* no numbers: C has no empty array */\n");
-	sb_puts(b, "};\n");
 }

@@ -187,6 +187,14 @@ void piece_args(StrBuf *b, const Program *p, int v)
 	dims_lit(b, x->type.dims, x->type.rank);
 }
 
+void held_arg(StrBuf *b, const Program *p, int v, const char *ptr)
+{
+	if (p->l->stages > 1)
+		sb_printf(b, "stage == %d ? %s : NULL", p->l->values[v].stage, ptr);
+	else
+		sb_puts(b, ptr);
+}
+
 /* `dims, ndim, dim, real` of value v's piece for sc_fill_pad: how many of
  * its elements along dim are the whole's (the rest padding), from where the
  * rank's piece starts. */
@@ -328,4 +336,58 @@ void strided_bmm_call(StrBuf *b, const Program *p, const LOp *o, const int v[3],
 	sb_puts(b, ", ");
 	dims_lit(b, y->type.dims, nb);
 	sb_printf(b, ", %d, %lld, %lld, %lld, %d, %d);", nb, (long long)m, (long long)n, (long long)k, ta, tb);
+}
+
+/* Whether operator o (of the program's list) has code of its own
+ * (emit_op): not a shadow, a Fused placeholder, a TransposeFolded or a view. */
+static bool has_code(const Program *p, const LOp *o)
+{
+	return !op_shadow(p->l, (int)(o - p->l->ops)) && o->op != OP_FUSED && o->op != OP_TRANSPOSE_FOLDED &&
+	       p->view[o->result] < 0;
+}
+
+/* The values program.c names: what an operator with code may pass (its
+ * operands and result, the placeholders' results a fused kernel writes,
+ * what a differentiated operator's adjoint reads as its row's grad column
+ * says, or widens),
+ * the inputs and parameters, and what is read after the operators. A value
+ * between two operators without code (a Reshape of a folded Transpose's
+ * operand) has a buffer but no name: a pointer to it would go unused. */
+bool *named_values(const Program *p)
+{
+	const Lowered *l = p->l;
+	bool *named = xcalloc((size_t)(l->nvalues ? l->nvalues : 1), sizeof *named);
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		if (!has_code(p, o))
+			continue;
+		named[o->result] = true;
+		for (int k = 0; k < o->nin; k++)
+			named[o->in[k]] = true;
+		int at[MAX_PARTS], nat = fused_parts(l, i, at);   /* results written with this one's */
+		for (int j = 0; j < nat; j++)
+			named[l->ops[at[j]].result] = true;
+		const LOp *f = o->grad == GRAD_ADJOINT ? differentiated(l, o) : NULL;
+		GradReads r = f ? op_info[f->op].grad : GR_NONE;   /* what it reads beside dy (ops.h) */
+		for (int k = 0; (r & GR_X) && k < f->nin; k++)
+			named[f->in[k]] = true;
+		if (r & GR_Y)
+			named[f->result] = true;
+		Widened w;   /* and the half values it widens, read or not */
+		widened(l, o, 0, &w);
+		for (int j = 0; j < w.n; j++)
+			named[w.value[j]] = true;
+	}
+	for (int v = 0; v < l->nparams; v++)
+		named[v] = true;
+	for (int k = 0; k < l->nret; k++)
+		named[l->rets[k]] = true;
+	if (l->loss >= 0)
+		named[l->loss] = true;
+	if (l->overflow >= 0)
+		named[l->overflow] = true;
+	for (int v = 0; l->grad && v < l->nparams; v++)
+		if (l->grad[v] >= 0)
+			named[l->grad[v]] = true;
+	return named;
 }

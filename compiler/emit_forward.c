@@ -350,6 +350,15 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 			sb_printf(b, "\n\t\tsc_scale(rt, %s, %s, 1, %.17g);", y, y, scale);
 		break;
 	}
+	case OP_SEND_RECV: {   /* between pipeline stages: each rank with the one at its place in the other stage */
+		long long hop = (long long)(o->stage - o->from_stage) * (long long)l->device_num;
+		const char *dt = sc_dtype_name(yv->type.dtype), *up = hop > 0 ? "+" : "-", *down = hop > 0 ? "-" : "+";
+		hop = hop > 0 ? hop : -hop;
+		sb_printf(b, "if (stage == %d)\n\t\t\tsc_p2p_send(rt, sc_rank(rt) %s %lld, %s, %s, %lld);\n\t\telse if (stage == %d)"
+		          "\n\t\t\tsc_p2p_recv(rt, sc_rank(rt) %s %lld, %s, %s, %lld);", o->from_stage, up, hop, x0, dt,
+		          (long long)numel(yv), o->stage, down, hop, y, dt, (long long)numel(yv));
+		break;
+	}
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
 		/* a collective written in a one-device model: a group of one */
 		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));

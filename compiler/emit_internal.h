@@ -19,6 +19,13 @@ struct Program {
 	int *in_place;           /* (nvalues) the value whose buffer this one overwrites (plan_in_place), -1 none */
 	int64_t *state;          /* (nparams) optimizer state's offset (Adam: m, then v); -1 none */
 	int64_t *acc;            /* (nvalues) an accumulated gradient's Float32 sum's offset, -1; NULL without */
+	/* A pipeline with micro-batches (pipelined()): a value a micro-batch's
+	 * forward pass makes and its backward pass reads has one buffer per
+	 * micro-batch its stage holds at once (pipeline_in_flight), micro-batch
+	 * m's at offset + (m % slots) x stride; an input one per micro-batch of
+	 * the step, filled at the step's start. */
+	int *slots;              /* (nvalues) 1: one buffer */
+	int64_t *stride;         /* (nvalues) bytes from one slot to the next */
 	int64_t slab_bytes, persistent_bytes, scratch;  /* scratch: the temporary after the operators (updates) */
 	int64_t *op_scratch;     /* (nops) where operator i's temporary starts (op_scratch()), -1 none */
 	const char **cname;      /* (nvalues) C identifiers */
@@ -67,9 +74,28 @@ typedef struct {
 	int64_t bytes;                  /* scratch the copies take */
 } Widened;
 
+/* ---- emit.c and emit_pipeline.c ---- */
+
+/* text with a tab more on each line. */
+void indent(StrBuf *b, const StrBuf *text);
+/* text, whole lines indented alike, run only by the ranks of pipeline stage
+ * `stage`: an `if (stage == s)` around it (none without stages, for stage
+ * -1, or where text is only comments). */
+void on_stage(StrBuf *b, const Program *p, int stage, StrBuf *text);
+/* A pipeline's step: its n micro-batches' inputs into their slots; then its
+ * passes, forward and backward holding the passes' code, in its stage's order. */
+void emit_pipeline_inputs(StrBuf *b, const Program *p, int64_t n);
+void emit_pipeline_passes(StrBuf *b, const Program *p, int64_t n, const StrBuf *forward, const StrBuf *backward);
+
 /* ---- plan.c: sizes, half operands widened, scratch, groups ---- */
 
 int64_t aligned(int64_t n);                  /* n rounded up to ALIGN */
+/* A pipeline whose stages overlap their micro-batches: stages and
+ * micro-batches (accumulate_steps) both above 1. */
+bool pipelined(const Lowered *l);
+/* An input a step's batch may stream into (run.sh --data): the entry's own
+ * inputs but parameters and the numbers written as operands. */
+bool may_stream(const Lowered *l, int v);
 /* Offsets for n buffers of size[k] bytes alive from operator def[k] to
  * last[k] (def <= last): the largest first (then the earlier, then the
  * lower k), each at the lowest offset where it shares no byte with a placed
@@ -155,6 +181,11 @@ void entry_ref(StrBuf *b, const Entry *e, int k, int n, bool array);
 /* The table entry of operator o, or NULL. */
 const Entry *op_table(const Program *p, const LOp *o);
 void piece_args(StrBuf *b, const Program *p, int v);   /* `gdims, ndim, start, ldims` of value v's piece */
+/* The values program.c names (declares a pointer for), malloc'd (nvalues). */
+bool *named_values(const Program *p);
+/* ptr, the bytes of value v, as a writer's source: with pipeline stages
+ * only the ranks of v's stage hold v, the others pass NULL (none of it). */
+void held_arg(StrBuf *b, const Program *p, int v, const char *ptr);
 /* A Dropout's mask: its piece, its key and the step (emit_args.c) */
 void dropout_args(StrBuf *b, const Program *p, const LOp *f, double keep_prob);
 /* StridedSlice's begin, end and strides for every dim (missing ones: whole);

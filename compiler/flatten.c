@@ -9,7 +9,8 @@
  * pass quadratic), a Call nested PREFIX_DEPTH deep starts the prefix over as
  * `<callee>.<n>`, n counting the Calls inlined so far. The copies keep their original attributes and
  * spans, and remember the node they copy and the shard of the Call that
- * brought them in. The entry graph's parameters come first, in order; then
+ * brought them in; a copy without a pipeline_stage of its own takes the
+ * innermost enclosing Call's that has one. The entry graph's parameters come first, in order; then
  * one input for each number written as an operand (Value.literal) in each
  * inlined copy, in the order the copy meets them, named as the copy names
  * its values: a constant, which no file feeds. So step_parallel_begin, which
@@ -30,6 +31,7 @@ typedef struct {
 	const char *prefix;      /* NULL in the entry */
 	int depth;               /* call results in prefix */
 	const ShardSpec *shard;  /* of the Call that brought it in, or an enclosing one */
+	int64_t stage;           /* pipeline_stage of the innermost Call that gives one; -1: none */
 	int next;                /* the next node to copy */
 } Frame;
 
@@ -71,7 +73,7 @@ static int take_literal(Flattener *x, int v)
 
 /* Starts copying graph `src`: arg[k] is the flat value of its parameter k. */
 static void push_graph(Flattener *x, const Graph *src, const int *arg, int *rets, const char *prefix, int depth,
-                       const ShardSpec *shard)
+                       const ShardSpec *shard, int64_t stage)
 {
 	if (x->nstack == x->cap_stack) {
 		x->cap_stack = x->cap_stack ? 2 * x->cap_stack : 16;
@@ -80,7 +82,7 @@ static void push_graph(Flattener *x, const Graph *src, const int *arg, int *rets
 	int *id = arena_alloc(x->m->arena, sizeof(int) * (size_t)src->nvalues);
 	for (int k = 0; k < src->nparams; k++)
 		id[k] = arg[k];
-	x->stack[x->nstack++] = (Frame){src, id, rets, prefix, depth, shard, 0};
+	x->stack[x->nstack++] = (Frame){src, id, rets, prefix, depth, shard, stage, 0};
 }
 
 /* Copies the next node of the graph on top of the stack, or, when none is
@@ -122,12 +124,17 @@ static void copy_step(Flattener *x)
 			sb_free(&b);
 			depth = 1;
 		}
-		push_graph(x, n->a.callee, args, &id[n->result], name, depth, n->a.shard ? n->a.shard : fr->shard);
+		push_graph(x, n->a.callee, args, &id[n->result], name, depth, n->a.shard ? n->a.shard : fr->shard,
+		           n->a.present & ATTR_BIT(ATTR_PIPELINE_STAGE) ? n->a.pipeline_stage : fr->stage);
 		return;
 	}
 	Graph *g = x->f->g;
 	Node *c = ARENA_PUSH(a, g->nodes, g->nnodes, x->cap_nodes);
 	*c = *n;
+	if (!(c->a.present & ATTR_BIT(ATTR_PIPELINE_STAGE)) && fr->stage >= 0) {   /* the Call's stage, as written on the copy */
+		c->a.pipeline_stage = fr->stage;
+		c->a.present |= ATTR_BIT(ATTR_PIPELINE_STAGE);
+	}
 	c->in = arena_alloc(a, sizeof(int) * (size_t)(n->nin ? n->nin : 1));
 	for (int k = 0; k < n->nin; k++)
 		c->in[k] = id[n->in[k]];
@@ -171,7 +178,7 @@ FlatGraph *flatten(Module *m)
 	g->nparams = g->nvalues;
 	g->nret = entry->nret;
 	g->ret = arena_alloc(a, sizeof(int) * (size_t)(entry->nret ? entry->nret : 1));
-	push_graph(&x, entry, arg, g->ret, NULL, 0, NULL);
+	push_graph(&x, entry, arg, g->ret, NULL, 0, NULL, -1);
 	f->of_entry = x.stack[0].id;
 	while (x.nstack)
 		copy_step(&x);

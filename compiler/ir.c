@@ -48,7 +48,7 @@ const AttrInfo attr_info[ATTR_COUNT] = {ATTR_TABLE(ATTR_INFO)};
 bool op_from_name(const char *s, OpKind *out)
 {
 	for (int k = 0; k < OP_COUNT; k++)
-		if (!op_is_fused((OpKind)k) && strcmp(op_info[k].name, s) == 0) {
+		if (op_in_language((OpKind)k) && strcmp(op_info[k].name, s) == 0) {
 			*out = (OpKind)k;
 			return true;
 		}
@@ -73,8 +73,14 @@ bool op_is_comm(OpKind k)
 static const bool unary_ops[OP_COUNT] = {UNARY_OPS(IN_TABLE)};
 static const bool binary_ops[OP_COUNT] = {BINARY_OPS(IN_TABLE)};
 static const bool fused_ops[OP_COUNT] = {FUSED_OPS(IN_TABLE)};
+static const bool language_ops[OP_COUNT] = {OP_TABLE(IN_TABLE)};
 static const bool norm_ops[OP_COUNT] = {NORM_OPS(IN_TABLE)};
 #undef IN_TABLE
+
+bool op_in_language(OpKind k)
+{
+	return language_ops[k];
+}
 
 bool op_is_fused(OpKind k)
 {

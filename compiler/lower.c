@@ -172,6 +172,33 @@ int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const cha
 	return cur;
 }
 
+int lower_on_stage(Lowering *x, int v)
+{
+	int from = x->l->values[v].stage;
+	if (from == x->stage)
+		return v;
+	for (int k = x->l->values[v].sent; k >= 0; k = x->sent[k].next)
+		if (x->sent[k].stage == x->stage)
+			return x->sent[k].result;
+	StrBuf why = {0};
+	sb_printf(&why, "%%%s sent from pipeline stage %d to stage %d: each rank to the one at its place there",
+	          x->l->values[v].name, from, x->stage);
+	LOp *o = lower_op(x, OP_SEND_RECV, 1, arena_strdup(x->a, why.data));
+	sb_free(&why);
+	o->in[0] = v;
+	o->from_stage = from;
+	o->bytes = value_bytes(&x->l->values[v]);
+	Type gt = lower_global_type(&x->l->values[v]);
+	TensorLayout lay = x->l->values[v].layout;
+	o->result = lower_value(x, derived_name(x, v), &gt, &lay);
+	x->l->values[o->result].origin = x->l->values[v].origin;
+	x->l->comm_bytes += o->bytes;
+	Sent *s = ARENA_PUSH(x->a, x->sent, x->nsent, x->cap_sent);
+	*s = (Sent){x->stage, o->result, x->l->values[v].sent};
+	x->l->values[v].sent = x->nsent - 1;
+	return o->result;
+}
+
 /* ---- Reshape: carry the input's split through when the pieces line up ---- */
 
 /* Dims of `in` and `out` fall into groups with equal products, in order. A
@@ -250,7 +277,7 @@ static void lower_reshape(Lowering *x, int i)
 {
 	const Graph *g = x->l->flat->g;
 	const Node *n = &g->nodes[i];
-	int src = x->vmap[n->in[0]];
+	int src = lower_on_stage(x, x->vmap[n->in[0]]);
 	const Type *out_t = &g->values[n->result].type;
 	int64_t global[MAX_DIMS];
 	memcpy(global, x->l->values[src].global, sizeof global);
@@ -290,7 +317,8 @@ static void lower_reshape(Lowering *x, int i)
 static void local_attrs(const Node *n, const NodeStrategy *ns, const LValue *in0, Attrs *a)
 {
 	*a = n->a;
-	a->present &= ~(ATTR_BIT(ATTR_IN_STRATEGY) | ATTR_BIT(ATTR_OUT_STRATEGY) | ATTR_BIT(ATTR_RECOMPUTE));
+	a->present &= ~(ATTR_BIT(ATTR_IN_STRATEGY) | ATTR_BIT(ATTR_OUT_STRATEGY) | ATTR_BIT(ATTR_RECOMPUTE) |
+	                ATTR_BIT(ATTR_PIPELINE_STAGE));
 	memset(&a->in_strategy, 0, sizeof a->in_strategy);
 	memset(&a->out_strategy, 0, sizeof a->out_strategy);
 	if (n->op == OP_FLASH_ATTENTION)   /* the rank's heads: q's dim 1 on this rank */
@@ -491,7 +519,8 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 		int r = stat_piece(&s, n->op, nin, piece, yt, out, y, NULL);
 		LOp *o = &l->ops[l->nops - 1];
 		o->a = n->a;
-		o->a.present &= ~(ATTR_BIT(ATTR_IN_STRATEGY) | ATTR_BIT(ATTR_OUT_STRATEGY) | ATTR_BIT(ATTR_RECOMPUTE));
+		o->a.present &= ~(ATTR_BIT(ATTR_IN_STRATEGY) | ATTR_BIT(ATTR_OUT_STRATEGY) | ATTR_BIT(ATTR_RECOMPUTE) |
+	                ATTR_BIT(ATTR_PIPELINE_STAGE));
 		memset(&o->a.in_strategy, 0, sizeof o->a.in_strategy);
 		memset(&o->a.out_strategy, 0, sizeof o->a.out_strategy);
 		return r;
@@ -551,6 +580,7 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 static void lower_node(Lowering *x, int i)
 {
 	Lowered *l = x->l;
+	x->stage = x->node_stage[i];
 	const Graph *g = l->flat->g;
 	const Node *n = &g->nodes[i];
 	const NodeStrategy *ns = &l->st->node[i];
@@ -564,12 +594,12 @@ static void lower_node(Lowering *x, int i)
 	TensorLayout out;
 	if (!ns->has_dims) {   /* a collective written in a one-device model: as written */
 		for (int k = 0; k < n->nin; k++)
-			ins[k] = x->vmap[n->in[k]];
+			ins[k] = lower_on_stage(x, x->vmap[n->in[k]]);
 		layout_replicated(out_t->rank, 1, &out);
 	} else {
 		for (int k = 0; k < n->nin; k++) {
 			op_in_layout(ns->od, ns->split, k, &l->node_in[i][k]);
-			ins[k] = lower_redistribute(x, x->vmap[n->in[k]], &l->node_in[i][k], user_text(x, n, k));
+			ins[k] = lower_redistribute(x, lower_on_stage(x, x->vmap[n->in[k]]), &l->node_in[i][k], user_text(x, n, k));
 		}
 		op_out_layout(ns->od, ns->split, &out);
 	}
@@ -620,6 +650,7 @@ static void lower_node(Lowering *x, int i)
 static int complete(Lowering *x, int src)
 {
 	const LValue *v = &x->l->values[src];
+	x->stage = v->stage;
 	TensorLayout to;
 	if (!result_layout(x->l->m, v->type.rank, v->global, &to)) {
 		if (!v->layout.partial)
@@ -763,17 +794,26 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st, const Cluste
 		l->node_in[i] = arena_alloc(a, sizeof(TensorLayout) * (size_t)(g->nodes[i].nin ? g->nodes[i].nin : 1));
 	Lowering *x = arena_alloc(a, sizeof *x);
 	RedistLinks links = cluster ? cluster_links(cluster) : (RedistLinks){0, 1};
-	*x = (Lowering){l, a, NULL, NULL, 0, 0, redist_cache_new(&links)};
+	*x = (Lowering){.l = l, .a = a, .plans = redist_cache_new(&links)};
 	l->lowering = x;
 	x->vmap = arena_alloc(a, sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
 	l->home = arena_alloc(a, sizeof(TensorLayout) * (size_t)(g->nparams ? g->nparams : 1));
 	for (int p = 0; p < g->nparams; p++)
 		l->home[p] = st->home[p];
 	parameter_homes(l, l->home);
+	l->stages = m->ctx.stages;
+	x->node_stage = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
+	int *value_stage = xcalloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof(int));
+	if (l->stages > 1)
+		assign_stages(f, x->node_stage, value_stage);
+	else
+		memset(x->node_stage, 0, sizeof(int) * (size_t)g->nnodes);
 	for (int p = 0; p < g->nparams; p++) {
+		x->stage = value_stage[p];
 		x->vmap[p] = lower_value(x, g->values[p].name, &g->values[p].type, &l->home[p]);
 		l->values[x->vmap[p]].param = p;
 	}
+	free(value_stage);
 	l->nparams = g->nparams;
 	for (int i = 0; i < g->nnodes; i++)
 		lower_node(x, i);

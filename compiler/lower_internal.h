@@ -11,6 +11,12 @@ typedef struct {
 	int next;                /* the source's next Reuse, -1 at the end */
 } Reuse;
 
+typedef struct {
+	int stage;               /* where the copy is */
+	int result;              /* the copy: a SendRecv's result */
+	int next;                /* the source's next Sent, -1 at the end */
+} Sent;
+
 typedef struct Lowering {
 	Lowered *l;
 	Arena *a;
@@ -18,6 +24,10 @@ typedef struct Lowering {
 	Reuse *reuse;
 	int nreuse, cap_reuse;
 	RedistCache *plans;      /* the redistributions' searches, weighed as the cost model weighs them */
+	int stage;               /* the pipeline stage the operators and values made now belong to */
+	int *node_stage;         /* (flat nnodes) stages.c's */
+	Sent *sent;              /* lower_on_stage's copies, listed from their sources (LValue.sent) */
+	int nsent, cap_sent;
 } Lowering;
 
 /* A new LValue: the piece of a tensor of type `global` laid out by `layout`. */
@@ -27,6 +37,9 @@ LOp *lower_op(Lowering *x, OpKind op, int nin, const char *why);
 /* src in layout `want` (complete; it may point into the values): the cheapest redistribution appended,
  * each step an operator that says why (`user`), reused by later requests. */
 int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const char *user);
+/* Value v as the ranks of the current stage (x->stage) hold it: v, or its
+ * copy sent there from v's stage (a SendRecv, made once per value and stage). */
+int lower_on_stage(Lowering *x, int v);
 /* The global type of a value's tensor. */
 Type lower_global_type(const LValue *v);
 /* v (its dims whole where this changes its pieces) as a value of global

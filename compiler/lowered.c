@@ -23,6 +23,8 @@ int lower_value(Lowering *x, const char *name, const Type *global, const TensorL
 	v->param = -1;
 	v->origin = l->nvalues - 1;
 	v->reuse = -1;
+	v->stage = x->stage;
+	v->sent = -1;
 	return l->nvalues - 1;
 }
 
@@ -43,6 +45,7 @@ LOp *lower_op(Lowering *x, OpKind op, int nin, const char *why)
 	o->in = arena_alloc(x->a, sizeof(int) * (size_t)(nin ? nin : 1));
 	o->node = -1;
 	o->why = why;
+	o->stage = o->from_stage = x->stage;
 	return o;
 }
 
@@ -63,4 +66,9 @@ int64_t numel(const LValue *v)
 int64_t value_bytes(const LValue *v)
 {
 	return numel(v) * dtype_bytes(v->type.dtype);
+}
+
+int64_t lowered_ranks(const Lowered *l)
+{
+	return l->device_num * l->stages;
 }

@@ -461,7 +461,7 @@ char *manifest_json(const Lowered *l)
 {
 	const Graph *g = l->flat->g;
 	json_t *root = json_object();
-	set(root, "device_num", json_integer(l->device_num));
+	set(root, "device_num", json_integer(lowered_ranks(l)));
 	set(root, "parallel_mode", json_string(parallel_mode_name(l->m->ctx.parallel_mode)));
 	set(root, "graph", jstr(g->name));
 	set(root, "seed", json_integer(l->m->ctx.seed));
@@ -485,10 +485,11 @@ char *manifest_json(const Lowered *l)
 		if (l->ops[i].bytes)
 			sending[nsending++] = i;
 	json_t *per_rank = json_array();
-	for (int64_t r = 0; r < l->device_num; r++) {
+	for (int64_t r = 0; r < lowered_ranks(l); r++) {   /* a pipeline stage's ranks send its operators' bytes */
 		int64_t sent = 0;
 		for (int k = 0; k < nsending; k++)
-			sent += l->ops[sending[k]].bytes * op_runs(l, sending[k]);
+			if (l->ops[sending[k]].from_stage == r / l->device_num)
+				sent += l->ops[sending[k]].bytes * op_runs(l, sending[k]);
 		push(per_rank, json_integer(sent));
 	}
 	free(sending);
@@ -532,7 +533,7 @@ char *strategy_json(const Lowered *l)
 	const Module *m = l->m;
 	const Graph *g = l->flat->g;
 	json_t *root = json_object();
-	set(root, "device_num", json_integer(l->device_num));
+	set(root, "device_num", json_integer(lowered_ranks(l)));
 	set(root, "parallel_mode", json_string(parallel_mode_name(m->ctx.parallel_mode)));
 	set(root, "graph", jstr(g->name));
 	json_t *decls = json_array();
@@ -611,7 +612,7 @@ char *ops_list(bool json)
 	if (json) {
 		json_t *root = json_array();
 		for (int k = 0; k < OP_COUNT; k++)
-			if (!op_is_fused((OpKind)k))   /* the language's operators; fuse.c's kinds are no user's */
+			if (op_in_language((OpKind)k))   /* the language's operators; lowering's and fuse.c's kinds are no user's */
 				push(root, op_row_json(&op_info[k]));
 		return finish(root);
 	}
@@ -619,7 +620,7 @@ char *ops_list(bool json)
 	sb_printf(&b, "%-36s %-6s %-9s %-4s %-4s %-9s %-9s %-12s %-6s %s\n", "operator", "inputs", "precision", "grad",
 	          "view", "shape", "rule", "kernel", "nograd", "attributes");
 	for (int k = 0; k < OP_COUNT; k++) {
-		if (op_is_fused((OpKind)k))
+		if (!op_in_language((OpKind)k))
 			continue;
 		const OpInfo *o = &op_info[k];
 		char in[16], ng[32] = "-";

@@ -79,7 +79,8 @@
 	ATTR(HEAD_NUM, "head_num", AK_INT)                     \
 	ATTR(SCALE_VALUE, "scale_value", AK_FLOAT)             \
 	ATTR(SPARSE_MODE, "sparse_mode", AK_INT)               \
-	ATTR(INPUT_LAYOUT, "input_layout", AK_STRING)
+	ATTR(INPUT_LAYOUT, "input_layout", AK_STRING)          \
+	ATTR(PIPELINE_STAGE, "pipeline_stage", AK_INT)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -191,8 +192,15 @@
 	OP(FLASH_ATTENTION_GRAD, "FlashAttentionGrad", 1, 1, A_FLASH, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)   \
 	OP(FUSED, "Fused", 0, -1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)
 
-/* Every operator: the language's (OP_TABLE), then fuse.c's. */
-#define ALL_OPS(OP) OP_TABLE(OP) FUSED_OPS(OP)
+/* The operator lowering adds between pipeline stages (lower.c): a value
+ * sent by the ranks of one stage to those of another, each rank to the one
+ * at its place in the other stage (SendRecv: (x); the result x's bytes on
+ * the receiving stage). No operator of the language. */
+#define PIPELINE_OPS(OP) \
+	OP(SEND_RECV, "SendRecv", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)
+
+/* Every operator: the language's (OP_TABLE), lowering's, then fuse.c's. */
+#define ALL_OPS(OP) OP_TABLE(OP) PIPELINE_OPS(OP) FUSED_OPS(OP)
 
 /* `case OP_X:` for every row of a sub-table: OP_CASES(UNARY_OPS). */
 #define OP_CASE(e, ...) case OP_##e:

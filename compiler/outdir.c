@@ -157,7 +157,7 @@ static void put_all(Out *o, const Compilation *c, const char *home, bool dump_ir
 	StrBuf b = {0}, name = {0};
 	emit_program(&b, p);
 	put_sb(o, "program.c", &b);
-	for (int64_t r = 0; r < low->device_num && !o->failed; r++) {
+	for (int64_t r = 0; r < lowered_ranks(low) && !o->failed; r++) {
 		name.len = b.len = 0;
 		sb_printf(&name, "rank_%lld.c", (long long)r);
 		emit_table(&b, p, r);

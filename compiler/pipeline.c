@@ -97,7 +97,7 @@ static bool run_stage(Compilation *c, Stage s)
 		c->owns_module = true;
 		return c->d->nerrors == 0;
 	case STAGE_CHECK:
-		return check_context(m, c->d) && apply_overrides(c) && check_names(m, c->d) &&
+		return check_context(m, c->d) && apply_overrides(c) && context_stages(m, c->d) && check_names(m, c->d) &&
 		       (!c->recompute || set_recompute(c));
 	case STAGE_INFER:
 		return infer_shapes(m, c->d);
@@ -110,7 +110,7 @@ static bool run_stage(Compilation *c, Stage s)
 		autocast(m, c->flat);
 		return true;
 	case STAGE_KERNELS:
-		return check_kernels(m, c->flat, c->d);
+		return check_kernels(m, c->flat, c->d) && check_stages(m, c->flat, c->d);
 	case STAGE_STRATEGIES:
 		return assign_strategies(m, c->flat, &c->st, c->d);
 	case STAGE_SEARCH: {

@@ -33,7 +33,7 @@ static bool any_dtype(OpKind op)
 {
 	return op == OP_RESHAPE || op == OP_FLATTEN || op == OP_TRANSPOSE || op == OP_TRANSPOSE_FOLDED ||
 	       op == OP_CONCAT || op == OP_STRIDED_SLICE || op == OP_SPLIT || op == OP_CAST || op == OP_PAD_FILL ||
-	       op_is_comm(op);
+	       op == OP_SEND_RECV || op_is_comm(op);
 }
 
 /* Backward operators that only move or convert elements, as their forward
@@ -389,16 +389,44 @@ static void plan_in_place(Program *p, int *last, const bool *unbuffered)
 	}
 }
 
+bool may_stream(const Lowered *l, int v)
+{
+	const Value *gv = &l->flat->g->values[v];
+	return v < l->nparams && !gv->type.is_param && !gv->literal;
+}
+
+bool pipelined(const Lowered *l)
+{
+	return l->stages > 1 && l->once;
+}
+
+/* A value micro-batch m's forward pass makes and its backward pass reads:
+ * under a pipeline's schedule other micro-batches' passes run in between,
+ * so it takes a slot per micro-batch in flight (Program.slots). */
+static int value_slots(const Lowered *l, int v, const int *def, const int *read_last)
+{
+	const Train *t = l->m->train;
+	if (!pipelined(l) || v < l->nparams || def[v] >= l->nfwd || read_last[v] < l->nfwd || v == l->loss)
+		return 1;
+	return (int)pipeline_in_flight(l->m->ctx.scheduler, l->stages, t->accumulate_steps, l->values[v].stage);
+}
+
 static void plan_buffers(Program *p)
 {
 	const Lowered *l = p->l;
 	int nv = l->nvalues, nops = l->nops;
 	p->offset = xmalloc(sizeof(int64_t) * (size_t)(nv ? nv : 1));
 	p->state = xmalloc(sizeof(int64_t) * (size_t)(l->nparams ? l->nparams : 1));
+	p->slots = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));
+	p->stride = xmalloc(sizeof(int64_t) * (size_t)(nv ? nv : 1));
 	int64_t top = 0;
-	for (int v = 0; v < l->nparams; v++) {
+	for (int v = 0; v < nv; v++)
+		p->slots[v] = 1, p->stride[v] = aligned(value_bytes(&l->values[v]));
+	for (int v = 0; v < l->nparams; v++) {   /* a pipeline's inputs: every micro-batch's of the step */
 		p->offset[v] = top;
-		top += aligned(value_bytes(&l->values[v]));
+		if (pipelined(l) && may_stream(l, v))
+			p->slots[v] = (int)l->m->train->accumulate_steps;
+		top += p->stride[v] * p->slots[v];
 	}
 	for (int v = 0; v < l->nparams; v++) {
 		p->state[v] = -1;
@@ -435,6 +463,8 @@ static void plan_buffers(Program *p)
 		if (l->ops[i].op == OP_FUSED && l->fusion[i].writes && into > last[v])
 			last[v] = into;
 	}
+	int *read_last = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));   /* the last operator reading it */
+	memcpy(read_last, last, sizeof(int) * (size_t)(nv ? nv : 1));
 	if (l->loss >= 0 && last[l->loss] < l->nfwd)
 		last[l->loss] = l->nfwd;
 	for (int v = 0; l->grad && v < l->nparams; v++)
@@ -447,6 +477,11 @@ static void plan_buffers(Program *p)
 	p->in_place = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));
 	plan_in_place(p, last, unbuffered);
 	const int *shared = p->in_place;
+	for (int v = 0; v < nv; v++) {   /* a view or an in-place result read later keeps its buffer's value read */
+		int root = shared[v] >= 0 ? shared[v] : p->view[v];
+		if (root >= 0 && read_last[v] > read_last[root])
+			read_last[root] = read_last[v];
+	}
 	/* Each buffer's life: from its operator to its last reader. */
 	int *def = xcalloc((size_t)(nv ? nv : 1), sizeof *def);   /* 0 for one only a shadow defines: from the start */
 	for (int i = 0; i < nops; i++)
@@ -462,8 +497,12 @@ static void plan_buffers(Program *p)
 	int n = 0;
 	for (int v = l->nparams; v < nv; v++) {
 		p->offset[v] = -1;
-		if (last[v] >= 0 && !unbuffered[v] && p->view[v] < 0 && shared[v] < 0)
-			value[n] = v, size[n] = aligned(value_bytes(&l->values[v])), from[n] = def[v], to[n++] = last[v];
+		if (last[v] < 0 || unbuffered[v] || p->view[v] >= 0 || shared[v] >= 0)
+			continue;
+		p->slots[v] = value_slots(l, v, def, read_last);
+		value[n] = v, size[n] = p->stride[v] * p->slots[v], from[n] = def[v], to[n++] = last[v];
+		if (p->slots[v] > 1)   /* alive across every pass of the step: no other buffer takes its bytes */
+			from[n - 1] = 0, to[n - 1] = nops + 1;
 	}
 	p->op_scratch = xmalloc(sizeof(int64_t) * (size_t)(nops ? nops : 1));
 	for (int i = 0; i < nops; i++) {
@@ -486,10 +525,10 @@ static void plan_buffers(Program *p)
 	free(off);
 	for (int v = l->nparams; v < nv; v++)   /* before the views: one may be of a value computed in place */
 		if (shared[v] >= 0)
-			p->offset[v] = p->offset[shared[v]];
+			p->offset[v] = p->offset[shared[v]], p->slots[v] = p->slots[shared[v]], p->stride[v] = p->stride[shared[v]];
 	for (int v = l->nparams; v < nv; v++)
 		if (p->view[v] >= 0)
-			p->offset[v] = p->offset[p->view[v]];
+			p->offset[v] = p->offset[p->view[v]], p->slots[v] = p->slots[p->view[v]], p->stride[v] = p->stride[p->view[v]];
 	int64_t scratch = 0;   /* after the operators: the update's, the loss's, the accumulated sums' */
 	for (int v = 0; l->grad && v < l->nparams; v++)
 		if (l->grad[v] >= 0) {
@@ -513,6 +552,7 @@ static void plan_buffers(Program *p)
 	p->scratch = p->persistent_bytes + transient;
 	p->slab_bytes = p->scratch + aligned(scratch);
 	free(last);
+	free(read_last);
 	free(unbuffered);
 	free(def);
 }
@@ -530,7 +570,8 @@ static const char *const reserved[] = {
 };
 
 /* and with accumulate_steps, the micro-batches' loop's (emit.c) */
-static const char *const reserved_accumulate[] = {"micro", "last_micro", "batch", "loss_sum", "loss_micro"};
+static const char *const reserved_accumulate[] = {"micro", "last_micro", "batch", "loss_sum", "loss_micro",
+                                                  "stage", "pass", "schedule"};
 
 typedef struct {
 	const char *name;
@@ -676,7 +717,8 @@ static void place_entries(Program *p)
 		all[i] = v;
 		for (int64_t r = 0; r < ranks; r++)
 			entry_values(p, e, r, v + r * n, members);
-		bool same = true;
+		/* a group's first member differs between pipeline stages (emit_table adds the stage's first rank) */
+		bool stage_offset = e->kind == E_GROUP && l->stages > 1, same = !stage_offset;
 		for (int64_t r = 1; r < ranks && same; r++)
 			same = !memcmp(v, v + r * n, sizeof(int64_t) * (size_t)n);
 		if (same) {
@@ -689,7 +731,8 @@ static void place_entries(Program *p)
 		int at = (int)(h & (uint64_t)(hcap - 1));
 		while (hash[at] >= 0) {
 			const Entry *o = &p->entry[hash[at]];
-			if (o->n == n && !memcmp(all[hash[at]], v, sizeof(int64_t) * (size_t)(n * ranks)))
+			if (o->n == n && (l->stages == 1 || (o->kind == E_GROUP) == (e->kind == E_GROUP)) &&
+			    !memcmp(all[hash[at]], v, sizeof(int64_t) * (size_t)(n * ranks)))
 				break;
 			at = (at + 1) & (hcap - 1);
 		}
@@ -888,6 +931,8 @@ void emit_free(Program *p)
 	free(p->op_scratch);
 	free(p->state);
 	free(p->acc);
+	free(p->slots);
+	free(p->stride);
 	free(p->partition);
 	free(p->part);
 	free(p->entry);

@@ -10,7 +10,7 @@ void print_context(StrBuf *b, const Module *m)
 {
 	const Context *c = &m->ctx;
 	sb_printf(b, "context {\n  device_num: %lld,\n  parallel_mode: \"%s\",\n  search_mode: \"%s\",\n  dataset_strategy: ",
-	          (long long)c->device_num, parallel_mode_name(c->parallel_mode), search_mode_name(c->search_mode));
+	          (long long)c->ranks, parallel_mode_name(c->parallel_mode), search_mode_name(c->search_mode));
 	if (c->dataset_mode == DS_TUPLE)
 		lit_print(b, c->dataset_tuple);
 	else
@@ -19,6 +19,9 @@ void print_context(StrBuf *b, const Module *m)
 	if (c->parallel_optimizer)
 		sb_printf(b, ",\n  enable_parallel_optimizer: true,\n  optimizer_level: \"level%d\",\n  "
 		          "optimizer_weight_shard_size: %lld", c->optimizer_level, (long long)c->optimizer_shard_size);
+	if (c->pipeline_stages > 1)
+		sb_printf(b, ",\n  pipeline_stages: %lld,\n  pipeline_scheduler: \"%s\"", (long long)c->pipeline_stages,
+		          c->scheduler == SCHED_GPIPE ? "gpipe" : "1f1b");
 	sb_puts(b, "\n}\n");
 }
 

@@ -334,7 +334,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	case OP_RESHAPE: case OP_CALL:
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
 		return false;   /* no op dims */
-	OP_CASES(FUSED_OPS)   /* made after lowering (fuse.c) */
+	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)   /* made by lowering and after it (fuse.c) */
 	case OP_COUNT:
 		die("op_dims of an unknown or fused operator");
 	}

@@ -612,7 +612,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_FLATTEN: case OP_GATHER: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
 	case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
-	OP_CASES(FUSED_OPS)
+	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)
 		break;
 	}
 	die("%s is not a collective", opname(x));
@@ -819,7 +819,7 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_comm(x, a, out);
 	case OP_CALL:
 		return infer_call(x, out);
-	OP_CASES(FUSED_OPS)   /* no name in the language (op_from_name) */
+	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)   /* no name in the language (op_from_name) */
 	case OP_COUNT:
 		break;
 	}

@@ -149,6 +149,7 @@ typedef struct {
 extern const OpInfo op_info[OP_COUNT];
 extern const AttrInfo attr_info[ATTR_COUNT];
 bool op_from_name(const char *s, OpKind *out);   /* the language's operators: never a fused one */
+bool op_in_language(OpKind k);   /* a row of OP_TABLE: neither lowering's SendRecv nor fuse.c's */
 bool op_is_fused(OpKind k);      /* a row of FUSED_OPS: made by fuse.c alone */
 bool op_is_comm(OpKind k);       /* AllReduce, AllGather, ReduceScatter, AllToAll */
 bool op_is_unary(OpKind k);      /* a row of UNARY_OPS */
@@ -214,6 +215,7 @@ typedef struct {
 	bool transpose_a, transpose_b, keep_dims;
 	bool pad;                /* StridedSlice: an end past x's reads zeros there (an uneven split's last pieces) */
 	bool recompute;          /* recompute: true (recompute.c) */
+	int64_t pipeline_stage;  /* pipeline_stage: k, the stage (0 first) the operator or Call runs on; -1: not given */
 	bool has_axis;
 	int naxes;               /* axis given as an int: 1 entry, axis_is_tuple false */
 	bool axis_is_tuple;
@@ -320,9 +322,18 @@ typedef enum { PM_STAND_ALONE, PM_DATA_PARALLEL, PM_SEMI_AUTO, PM_AUTO } Paralle
 typedef enum { SM_PROPAGATION, SM_RECURSIVE } SearchMode;
 typedef enum { DS_FULL_BATCH, DS_DATA_PARALLEL, DS_TUPLE } DatasetMode;
 
+/* The order a pipeline stage runs its micro-batches' forward and backward passes in. */
+typedef enum { SCHED_1F1B, SCHED_GPIPE } PipelineScheduler;
+
 typedef struct {
 	Lit *lit;                /* the context dict as written, overrides merged in */
+	/* The devices every layout spans: device_num as written, or with
+	 * pipeline_stages P > 1 one stage's share of it (context_stages) */
 	int64_t device_num;
+	int64_t ranks;           /* the processes: device_num as written (pipeline_stages x one stage's devices) */
+	int64_t pipeline_stages; /* P as written: pipeline_stage attributes lie in [0, P) */
+	int64_t stages;          /* the stages the programs run as: P, or 1 on one device (stand_alone) */
+	PipelineScheduler scheduler; /* pipeline_scheduler */
 	ParallelMode parallel_mode;
 	SearchMode search_mode;
 	DatasetMode dataset_mode;
@@ -411,6 +422,10 @@ bool check_context(Module *m, Diag *d);
 /* Sets one context entry (a file entry or a command-line override); on a bad
  * value returns false with *err saying what is expected. */
 bool context_apply(Context *c, const char *key, const Lit *v, const char **err);
+/* Requires the context and its overrides applied: with pipeline_stages P > 1,
+ * device_num becomes one stage's devices (ranks keeps the world); false,
+ * with an error, when P does not divide the devices. */
+bool context_stages(Module *m, Diag *d);
 /* Requires: parsed. Resolves value and graph names, decodes attributes;
  * refuses an entry that inlines to more than FLAT_LIMIT operators. */
 bool check_names(Module *m, Diag *d);
@@ -450,6 +465,27 @@ typedef struct {
 
 /* Requires shapes inferred and strategies checked. */
 FlatGraph *flatten(Module *m);
+
+/* ---- stages.c: the pipeline stage of every operator -------------------- */
+
+/* Requires the graph flattened. node_stage (nnodes): the stage each operator
+ * runs on; value_stage (nvalues): where each value is made, an input's or
+ * parameter's the earliest stage that reads it (the top of stages.c). */
+void assign_stages(const FlatGraph *f, int *node_stage, int *value_stage);
+/* With pipeline_stages > 1: false, with an error, where an operator reads a
+ * value of a later stage. */
+bool check_stages(const Module *m, const FlatGraph *f, Diag *d);
+
+/* ---- schedule.c: a pipeline stage's order of passes -------------------- */
+
+/* An entry of a stage's list: micro-batch m's forward or backward pass. */
+#define PIPE_FORWARD(m) (2 * (m))
+#define PIPE_BACKWARD(m) (2 * (m) + 1)
+/* Stage `stage`'s list (2 x micro entries) into act; returns its length. */
+int pipeline_actions(PipelineScheduler sched, int64_t stages, int64_t micro, int64_t stage, int64_t *act);
+/* The most micro-batches whose forward pass stage `stage` has run and whose
+ * backward pass it has not: the activations it holds at once. */
+int64_t pipeline_in_flight(PipelineScheduler sched, int64_t stages, int64_t micro, int64_t stage);
 
 /* ---- autocast.c: the train block's precision (mixed precision) -------- */
 
@@ -645,6 +681,8 @@ typedef struct {
 	int origin;              /* the value whose name this one versions */
 	int nderived;            /* versions handed out, on an origin */
 	int reuse;               /* lower.c's list of this value's redistributed forms, -1: none */
+	int stage;               /* the pipeline stage whose ranks hold it (stages.c; 0 without pipeline_stages) */
+	int sent;                /* lower.c's list of its copies sent to other stages, -1: none */
 } LValue;
 
 /* What a backward operator computes (autodiff.c); forward ones are GRAD_NONE. */
@@ -681,6 +719,8 @@ typedef struct {
 	 * matrix, (nin + 1), for the adjoint; NULL for a whole operator. */
 	const TensorLayout *lay;
 	unsigned nograd;         /* inputs that carry no gradient (mask): a softmax's maximum */
+	int stage;               /* the pipeline stage whose ranks run it; SendRecv: the receiving one */
+	int from_stage;          /* SendRecv: the sending stage */
 } LOp;
 
 typedef struct {
@@ -688,7 +728,8 @@ typedef struct {
 	Module *m;               /* read only: the program lives in its own arena */
 	const FlatGraph *flat;
 	const Strategies *st;
-	int64_t device_num;
+	int64_t device_num;      /* the devices a layout spans: one pipeline stage's */
+	int64_t stages;          /* pipeline_stages: the ranks are stages x device_num, stage s's from s x device_num */
 	LValue *values;          /* the first nparams are the entry's parameters, in order */
 	int nvalues, cap_values, nparams;
 	LOp *ops;
@@ -750,6 +791,8 @@ bool carry_reshape(const TensorLayout *in, const int64_t *idims, const Type *out
  * NULL: bytes alone). */
 Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st, const Cluster *cluster);
 void lowered_free(Lowered *l);
+/* The processes the programs run as: device_num x stages. */
+int64_t lowered_ranks(const Lowered *l);
 /* ---- autodiff.c: the backward pass ------------------------------------ */
 
 /* Requires a Lowered program of a module with a train block. Appends the
@@ -913,8 +956,8 @@ int64_t emit_offset(const Program *p, int value);   /* where value's buffer star
 int emit_view_of(const Program *p, int value);       /* the value whose buffer it shares (a copy not made), -1 none */
 int emit_in_place_of(const Program *p, int value);   /* the value its operator overwrites with it, -1 none */
 /* emit.c: program.c, the SPMD body every rank runs, reading the rank's numbers
- * from its table; rank_<r>.c: rank r's table. build_files.c: ranks.c, the
- * tables by rank, the Makefile and run.sh. */
+ * from its table; emit_table.c: rank_<r>.c, rank r's table. build_files.c:
+ * ranks.c, the tables by rank, the Makefile and run.sh. */
 void emit_program(StrBuf *b, const Program *p);
 void emit_table(StrBuf *b, const Program *p, int64_t rank);
 void emit_ranks(StrBuf *b, const Lowered *l);

@@ -5,7 +5,8 @@
 # built and run through its run.sh on the CPU backend on 1, 2, 4 and 8 ranks, and on 4
 # and 8 ranks with the strategies the double-recursive search chooses for it
 # without its own (auto_parallel, recursive_programming), and on the runs a
-# line `# e2e runs: 2d 4p` of the model adds (N ranks: Nd in data_parallel
+# line `# e2e ranks: 2 4 8s` replaces those counts, and its variants run
+# only on counts it lists (a pipeline's stages need two ranks or more), and a line `# e2e runs: 2d 4p` of the model adds (N ranks: Nd in data_parallel
 # mode, Np in auto_parallel mode by sharding propagation from its own
 # strategies, Nn by the double-recursive search on nodes of 4 devices with
 # slow links between them; no fallback for these), and its
@@ -116,7 +117,10 @@ check() {
 	atol=$(sed -n 's/^# e2e atol: *\([0-9.e+-]*\).*/\1/p' "$model" | head -1)
 	echo "${rtol:-2e-3} ${atol:-0}" >"$w/tol"
 	"$py" tools/strip_strategies.py "$model" >"$w/stripped.ir"
+	local only
+	only=$(sed -n 's/^# e2e ranks: *//p' "$model" | head -1)
 	for n in "$@"; do
+		[ -z "$only" ] || [[ " $only " == *" $n "* ]] || continue   # a count the model's line leaves out
 		out=$w/n$n
 		how="as written" fallback=1   # fallback: other strategies when these do not fit; not for Np, Nd
 		if [ "${n%s}" != "$n" ]; then   # the double-recursive search's own strategies
@@ -183,7 +187,8 @@ check() {
 
 for model in "$@"; do
 	# shellcheck disable=SC2046
-	check "$model" "$(basename "$model" .ir)" 1 2 4 8 4s 8s $(sed -n 's/^# e2e runs: *//p' "$model" | head -1)
+	counts=$(sed -n 's/^# e2e ranks: *//p' "$model" | head -1)
+	check "$model" "$(basename "$model" .ir)" ${counts:-1 2 4 8 4s 8s} $(sed -n 's/^# e2e runs: *//p' "$model" | head -1)
 done
 
 # Loss scaling pinned (tests/e2e/mixed_loss_scale_f16.ir, 8 ranks): the scale

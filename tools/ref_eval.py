@@ -2128,9 +2128,9 @@ def lr_at(schedule, g):
 
 
 def accumulate_config(module):
-    """The train block's accumulate_steps: micro-batches a step (1: none)."""
+    """The train block's accumulate_steps (or micro_batches, its other name): micro-batches a step (1: none)."""
     block, offset = module.train
-    n = block.get("accumulate_steps", 1)
+    n = block.get("accumulate_steps", block.get("micro_batches", 1))
     if type(n) is not int or not 1 <= n <= 1000000:
         raise ModelError(offset, "accumulate_steps is a positive integer, at most 1000000")
     return n
@@ -2140,7 +2140,7 @@ def optimizer_config(module):
     """(name, {argument: value}, steps, clip_global_norm or None) of the train block."""
     block, offset = module.train
     for key in block:
-        if key not in ("loss", "optimizer", "steps", "accumulate_steps", "clip_global_norm", "precision",
+        if key not in ("loss", "optimizer", "steps", "accumulate_steps", "micro_batches", "clip_global_norm", "precision",
                        "init_loss_scale", "scale_factor", "scale_window", "recompute", "weight_decay_params"):
             raise ModelError(offset, "unknown train key '%s' (expected loss, optimizer, steps, accumulate_steps, "
                              "clip_global_norm, precision, init_loss_scale, scale_factor, scale_window, recompute, "

@@ -917,6 +917,7 @@ static bool eval_op(Eval *e)
 		return eval_loss(e);
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL: case OP_CALL:
 	OP_CASES(FUSED_OPS)   /* fuse.c's, never in a graph */
+	OP_CASES(PIPELINE_OPS)   /* lowering's, never in a graph */
 	case OP_COUNT:
 		break;
 	}

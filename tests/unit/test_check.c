@@ -154,7 +154,7 @@ Test(context, bad_values_each_reported_where_written)
 	expect_error(r, "t.ir:6:9: error: seed must be a non-negative integer");
 	expect_error(r, "t.ir:7:3: error: unknown context key 'colour' (expected device_num, parallel_mode, search_mode, "
 	              "dataset_strategy, seed, precision, enable_parallel_optimizer, optimizer_level, "
-	              "optimizer_weight_shard_size or pipeline_stages)");
+	              "optimizer_weight_shard_size, pipeline_stages or pipeline_scheduler)");
 	cr_assert_eq(r->d.nerrors, 6);
 	run_free(r);
 }
@@ -398,7 +398,7 @@ Test(names, fused_operator_unknown)
 {
 	for (int k = 0; k < OP_COUNT; k++) {
 		OpKind got;
-		cr_assert_eq(op_from_name(op_info[k].name, &got), !op_is_fused((OpKind)k), "%s", op_info[k].name);
+		cr_assert_eq(op_from_name(op_info[k].name, &got), op_in_language((OpKind)k), "%s", op_info[k].name);
 	}
 	expect_only(compile("graph @g(%x: <Tensor[Float32], (2, 4)>, %b: <Tensor[Float32], (4,)>) {\n"
 	                    "  %y = BiasUnary(%x, %b)\n  return %y\n}\n"),
@@ -430,14 +430,14 @@ Test(names, resolved_ids)
 Test(attributes, unknown_attribute_lists_the_allowed_ones)
 {
 	expect_only(compile(G1("ReLU(%x) {axis: 1}")),
-	            "t.ir:2:18: error: ReLU has no attribute 'axis' (it takes: in_strategy, out_strategy, recompute)");
+	            "t.ir:2:18: error: ReLU has no attribute 'axis' (it takes: in_strategy, out_strategy, recompute, pipeline_stage)");
 	expect_only(compile(G1("MatMul(%x, %w) {transpose: true}")),
 	            "t.ir:2:24: error: MatMul has no attribute 'transpose' (it takes: transpose_a, transpose_b, in_strategy, "
-	            "out_strategy, recompute)");
+	            "out_strategy, recompute, pipeline_stage)");
 	expect_only(compile("context {device_num: 2}\n" G1("AllReduce(%x) {op: \"sum\", group: (0, 1), in_strategy: ((1, 1),)}")),
-	            "t.ir:3:49: error: AllReduce has no attribute 'in_strategy' (it takes: op, group, recompute)");
+	            "t.ir:3:49: error: AllReduce has no attribute 'in_strategy' (it takes: op, group, recompute, pipeline_stage)");
 	expect_only(compile(G1("ReduceSum(%x) {axes: 1}")),
-	            "ReduceSum has no attribute 'axes' (it takes: axis, keep_dims, in_strategy, out_strategy, recompute)");
+	            "ReduceSum has no attribute 'axes' (it takes: axis, keep_dims, in_strategy, out_strategy, recompute, pipeline_stage)");
 	expect_only(compile(G1("ReLU(%x) {recompute: 1}")), "t.ir:2:29: error: attribute 'recompute' of ReLU is true or false");
 }
 
@@ -1082,7 +1082,7 @@ Test(train, optimizer_argument_named_twice)
 Test(train, other_keys)
 {
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, epochs: 3}")),
-	            "t.ir:7:21: error: unknown train key 'epochs' (expected loss, optimizer, steps, accumulate_steps, clip_global_norm, "
+	            "t.ir:7:21: error: unknown train key 'epochs' (expected loss, optimizer, steps, accumulate_steps, micro_batches, clip_global_norm, "
 	            "precision, init_loss_scale, scale_factor, scale_window, recompute, weight_decay_params)");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, steps: 0}")), "t.ir:7:28: error: steps is a positive integer");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, recompute: 1}")),
@@ -1215,9 +1215,9 @@ Test(did_you_mean, in_the_messages)
 	expect_only(compile(G1("Relu(%x)")), "t.ir:2:8: error: unknown operator 'Relu' (did you mean 'ReLU'?)");
 	expect_only(compile(G1("ReduceSum(%x) {keepdims: true}")),
 	            "t.ir:2:23: error: ReduceSum has no attribute 'keepdims' (it takes: axis, keep_dims, in_strategy, "
-	            "out_strategy, recompute) (did you mean 'keep_dims'?)");
+	            "out_strategy, recompute, pipeline_stage) (did you mean 'keep_dims'?)");
 	expect_only(compile("context {sed: 3}\n" G1("ReLU(%x)")),
 	            "t.ir:1:10: error: unknown context key 'sed' (expected device_num, parallel_mode, search_mode, "
 	            "dataset_strategy, seed, precision, enable_parallel_optimizer, optimizer_level, "
-	            "optimizer_weight_shard_size or pipeline_stages) (did you mean 'seed'?)");
+	            "optimizer_weight_shard_size, pipeline_stages or pipeline_scheduler) (did you mean 'seed'?)");
 }

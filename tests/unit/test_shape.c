@@ -261,7 +261,7 @@ Test(elementwise, gelu_approximate)
 	expect_error("%x: <Tensor[Float32], (2, 3)>", "GeLU(%x) {approximate: \"erf\"}",
 	             "t.ir:3:31: error: attribute 'approximate' of GeLU is \"tanh\" or \"none\"");
 	expect_error("%x: <Tensor[Float32], (2, 3)>", "Tanh(%x) {approximate: \"none\"}",
-	             "t.ir:3:18: error: Tanh has no attribute 'approximate' (it takes: in_strategy, out_strategy, recompute)");
+	             "t.ir:3:18: error: Tanh has no attribute 'approximate' (it takes: in_strategy, out_strategy, recompute, pipeline_stage)");
 }
 
 Test(elementwise, integer_operands)
