@@ -36,7 +36,7 @@ static bool moves_gradient(const Lowered *l, int i)
 	if (op_recomputes(l, i) >= 0 || op_shadow(l, i))
 		return false;
 	switch (o->grad) {
-	case GRAD_NONE: return o->step != NULL;
+	case GRAD_NONE: return o->step != NULL || o->op == OP_STAGE_SUM;   /* StageSum: the norm's, summed over stages */
 	case GRAD_ACCUM: case GRAD_ZERO: case GRAD_CLIP: case GRAD_SQNORM: return true;
 	case GRAD_ADJOINT: return l->ops[o->of].op == OP_CAST;
 	default: return false;

@@ -340,12 +340,22 @@ static int squared_norm(Diff *d, int n, const char *why)
 	if (l->device_num > 1)
 		partial.partial = 1;   /* a sum over the one axis of every rank */
 	Type st = {false, DT_F32, 0, {0}};
+	d->x->stage = -1;   /* on a pipeline, every stage: each sums its own gradients' squares */
 	int s = lower_value(d->x, "grad_sqnorm", &st, &partial);
 	LOp *o = grad_op(d, GRAD_SQNORM, OP_SQUARE, n, s);
 	for (int p = 0, k = 0; p < l->nparams; p++)
 		if (l->grad[p] >= 0)
 			o->in[k++] = l->grad[p];
-	return lower_redistribute(d->x, s, &whole, why);
+	s = lower_redistribute(d->x, s, &whole, why);
+	if (l->stages == 1)
+		return s;
+	LOp *sum = lower_op(d->x, OP_STAGE_SUM, 1, "the stages' squared norms summed: each rank with those at its place "
+	                    "in the other stages");
+	sum->in[0] = s;
+	sum->bytes = redist_step_bytes(STEP_ALL_REDUCE, value_bytes(&l->values[s]), l->stages);
+	l->comm_bytes += sum->bytes;
+	sum->result = lower_value(d->x, "grad_sqnorm_stages", &st, &whole);
+	return sum->result;
 }
 
 /* clip_global_norm: every gradient scaled by clip / max(global norm, clip). */
@@ -361,6 +371,7 @@ static void clip_gradients(Diff *d)
 	for (int p = 0; p < l->nparams; p++) {
 		if (l->grad[p] < 0)
 			continue;
+		d->x->stage = l->values[p].stage;
 		int c = grad_value(d, p, &l->values[l->grad[p]].layout);
 		LOp *clip = grad_op(d, GRAD_CLIP, OP_MUL, 2, c);
 		clip->in[0] = l->grad[p];

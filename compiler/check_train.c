@@ -373,9 +373,6 @@ void check_train(Checker *c)
 	if (t->precision == DT_F16 && t->clip_global_norm > 0)
 		ERR(c, t->span, "clip_global_norm with precision: \"fp16\": not yet (the norm would be taken of the "
 		    "scaled gradients)");
-	if (c->m->ctx.stages > 1 && (t->clip_global_norm > 0 || t->precision == DT_F16))
-		ERR(c, t->span, "%s with pipeline_stages: not yet (its global norm would sum over every stage's "
-		    "parameters)", t->clip_global_norm > 0 ? "clip_global_norm" : "precision \"fp16\" (loss scaling)");
 	if (!lit_dict_get(t->lit, "loss"))
 		ERR(c, t->span, "the train block needs 'loss: %%value'");
 }

@@ -685,6 +685,13 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 		for (int k = 0; k < p->npart; k++)
 			emit_group(b, p, k);
 	}
+	bool across = false;   /* a StageSum: the ranks at this rank's place in every pipeline stage */
+	for (int i = 0; i < l->nops && !across; i++)
+		across = l->ops[i].op == OP_STAGE_SUM;
+	if (across)
+		sb_printf(b, "\tsc_group *across = sc_group_split_grid(rt, (int)(sc_rank(rt) %% %lld), 1, (const int[]){%lld}, "
+		          "(const int[]){%lld});   /* a rank with those at its place in the other stages */\n",
+		          (long long)l->device_num, (long long)l->stages, (long long)l->device_num);
 	sb_printf(b, "\n\t/* Memory: parameters, inputs and optimizer state first (%lld bytes), then every\n"
 	          "\t * other value placed by liveness: buffers whose lives do not overlap share bytes. */\n"
 	          "\tchar *slab = sc_slab(rt, %lld);\n", (long long)p->persistent_bytes, (long long)p->slab_bytes);

@@ -316,6 +316,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	case OP_SOFTMAX_SCALED: case OP_SOFTMAX_MASKED: case OP_BIAS_UNARY: case OP_BIAS_ADD_RESIDUAL: case OP_EW_CHAIN:
 	case OP_TRANSPOSE_FOLDED: case OP_FUSED:   /* forward kernels; a fold and a placeholder have no code */
 	case OP_SEND_RECV:   /* its adjoint is a SendRecv back (autodiff.c) */
+	case OP_STAGE_SUM:   /* of the norm, which has no gradient */
 		die("%s is no adjoint's call", op_info[o->op].name);
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:   /* no operands, no gradient */
 		die("%s has no operand to differentiate", op_info[f->op].name);

@@ -359,6 +359,10 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		          (long long)numel(yv), o->stage, down, hop, y, dt, (long long)numel(yv));
 		break;
 	}
+	case OP_STAGE_SUM:   /* over `across`, the ranks at this rank's place in every stage (emit.c) */
+		sb_printf(b, "sc_all_reduce(rt, across, %s, %s, %s, %lld, SC_SUM);", x0, y, sc_dtype_name(yv->type.dtype),
+		          (long long)numel(yv));
+		break;
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
 		/* a collective written in a one-device model: a group of one */
 		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));

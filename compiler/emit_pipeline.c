@@ -85,10 +85,12 @@ void emit_pipeline_passes(StrBuf *b, const Program *p, int64_t n, const StrBuf *
 	}
 	free(act);
 	sb_printf(b, "\t\t};\n\t\tfor (int64_t pass = 0; pass < %lld; pass++) {   /* %s */\n"
-	          "\t\t\tconst int64_t micro = schedule[stage][pass] / 2;\n\t\t\tconst int last_micro = micro == %lld;\n",
+	          "\t\t\tconst int64_t micro = schedule[stage][pass] / 2;\n\t\t\tconst int last_micro = micro == %lld;\n"
+	          "\t\t\tconst int64_t batch = (step - 1) * %lld + micro + 1;   /* the run's micro-batches, from 1 */\n"
+	          "\t\t\t(void)batch;\n",
 	          (long long)(2 * n), l->m->ctx.scheduler == SCHED_GPIPE ? "GPipe: every forward pass, then every backward pass"
 	          : "1F1B: warm-up forward passes, one forward and one backward, the backward passes left",
-	          (long long)(n - 1));
+	          (long long)(n - 1), (long long)n);
 	bool *named = named_values(p);
 	for (int v = 0; v < l->nvalues; v++)
 		if (p->slots[v] > 1 && p->offset[v] >= 0 && named[v])

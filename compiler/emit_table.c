@@ -74,6 +74,9 @@ void emit_table(StrBuf *b, const Program *p, int64_t rank)
 		int64_t *val = xmalloc(sizeof(int64_t) * (size_t)(e->n ? e->n : 1));
 		for (int k = 0; k < e->n; k++)
 			val[k] = row[e->pos + k] + (e->kind == E_GROUP ? first : 0);
+		for (int k = 0; e->kind == E_SQNORM && k < e->n; k++)   /* another stage's gradient: not this rank's */
+			if (l->values[l->ops[e->at].in[k]].stage != rank / l->device_num)
+				val[k] = 0;
 		sb_printf(b, "\t/* T[%lld] ", (long long)e->pos);
 		entry_label(b, p, e, local, val);
 		if (e->nsame)

@@ -175,7 +175,7 @@ int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const cha
 int lower_on_stage(Lowering *x, int v)
 {
 	int from = x->l->values[v].stage;
-	if (from == x->stage)
+	if (from == x->stage || from < 0)   /* -1: every stage holds it */
 		return v;
 	for (int k = x->l->values[v].sent; k >= 0; k = x->sent[k].next)
 		if (x->sent[k].stage == x->stage)
@@ -805,7 +805,7 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st, const Cluste
 	x->node_stage = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
 	int *value_stage = xcalloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof(int));
 	if (l->stages > 1)
-		assign_stages(f, x->node_stage, value_stage);
+		assign_stages(f, st, l->stages, x->node_stage, value_stage);
 	else
 		memset(x->node_stage, 0, sizeof(int) * (size_t)g->nnodes);
 	for (int p = 0; p < g->nparams; p++) {

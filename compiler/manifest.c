@@ -488,7 +488,7 @@ char *manifest_json(const Lowered *l)
 	for (int64_t r = 0; r < lowered_ranks(l); r++) {   /* a pipeline stage's ranks send its operators' bytes */
 		int64_t sent = 0;
 		for (int k = 0; k < nsending; k++)
-			if (l->ops[sending[k]].from_stage == r / l->device_num)
+			if (l->ops[sending[k]].from_stage == r / l->device_num || l->ops[sending[k]].from_stage < 0)
 				sent += l->ops[sending[k]].bytes * op_runs(l, sending[k]);
 		push(per_rank, json_integer(sent));
 	}

@@ -195,9 +195,12 @@
 /* The operator lowering adds between pipeline stages (lower.c): a value
  * sent by the ranks of one stage to those of another, each rank to the one
  * at its place in the other stage (SendRecv: (x); the result x's bytes on
- * the receiving stage). No operator of the language. */
-#define PIPELINE_OPS(OP) \
-	OP(SEND_RECV, "SendRecv", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)
+ * the receiving stage); a value every stage holds a part of, summed over the
+ * ranks at one place in every stage (StageSum: the squared global norm of
+ * the gradients). No operator of the language. */
+#define PIPELINE_OPS(OP)                                                                 \
+	OP(SEND_RECV, "SendRecv", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY) \
+	OP(STAGE_SUM, "StageSum", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)
 
 /* Every operator: the language's (OP_TABLE), lowering's, then fuse.c's. */
 #define ALL_OPS(OP) OP_TABLE(OP) PIPELINE_OPS(OP) FUSED_OPS(OP)

@@ -566,12 +566,11 @@ static const char *const reserved[] = {
 	"argc", "argv", "rt", "slab", "step", "steps", "out_dir", "file", "t0", "t1", "NULL", "int64_t", "int32_t",
 	"uint8_t", "printf", "input_names", "param_names", "input_inits", "T", "sc_ranks", "ckpt", "ckpt_out", "data",
 	"lr", "loss_now", "sqnorm_now", "sqnorm", "next", "loss_scale", "good_steps", "updates", "skipped_at_1",
-	"first", "ckpts", "resumed", "resumed_file", "resumed_st", "saving",
+	"first", "ckpts", "resumed", "resumed_file", "resumed_st", "saving", "stage", "pass", "schedule", "across",
 };
 
 /* and with accumulate_steps, the micro-batches' loop's (emit.c) */
-static const char *const reserved_accumulate[] = {"micro", "last_micro", "batch", "loss_sum", "loss_micro",
-                                                  "stage", "pass", "schedule"};
+static const char *const reserved_accumulate[] = {"micro", "last_micro", "batch", "loss_sum", "loss_micro"};
 
 typedef struct {
 	const char *name;
@@ -717,8 +716,9 @@ static void place_entries(Program *p)
 		all[i] = v;
 		for (int64_t r = 0; r < ranks; r++)
 			entry_values(p, e, r, v + r * n, members);
-		/* a group's first member differs between pipeline stages (emit_table adds the stage's first rank) */
-		bool stage_offset = e->kind == E_GROUP && l->stages > 1, same = !stage_offset;
+		/* on a pipeline a group's first member differs between stages (emit_table adds the stage's first
+		 * rank), and a global norm's sizes (a stage counts its own gradients) */
+		bool by_stage = (e->kind == E_GROUP || e->kind == E_SQNORM) && l->stages > 1, same = !by_stage;
 		for (int64_t r = 1; r < ranks && same; r++)
 			same = !memcmp(v, v + r * n, sizeof(int64_t) * (size_t)n);
 		if (same) {
@@ -731,7 +731,7 @@ static void place_entries(Program *p)
 		int at = (int)(h & (uint64_t)(hcap - 1));
 		while (hash[at] >= 0) {
 			const Entry *o = &p->entry[hash[at]];
-			if (o->n == n && (l->stages == 1 || (o->kind == E_GROUP) == (e->kind == E_GROUP)) &&
+			if (o->n == n && (l->stages == 1 || o->kind == e->kind) &&
 			    !memcmp(all[hash[at]], v, sizeof(int64_t) * (size_t)(n * ranks)))
 				break;
 			at = (at + 1) & (hcap - 1);

@@ -29,7 +29,8 @@
  * the AllGather of every sliced parameter (ZeRO-3: gathered again for the
  * backward pass instead of kept). An inserted redistribution joins S when
  * every forward operator reading its result is in S. Returned values and the
- * loss are never recomputed: they are kept anyway. */
+ * loss are never recomputed: they are kept anyway; nor a value another
+ * pipeline stage sent (SendRecv), which its backward pass reads as kept. */
 #include "lower_internal.h"
 
 #include <stdlib.h>
@@ -217,7 +218,8 @@ void recompute_forward(Lowered *l, const bool *marked)
 		const LOp *o = &l->ops[i];
 		producer[o->result] = i;
 		s[i] = marked[i] || (o->node < 0 && readers[o->result] > 0 && all[o->result]);
-		s[i] &= !kept[o->result];
+		s[i] &= !kept[o->result] && o->op != OP_SEND_RECV;   /* a stage's received value is kept: a resend would
+		                                                      * meet the other stage's passes in another order */
 		any |= s[i];
 		for (int k = 0; k < o->nin; k++) {
 			readers[o->in[k]]++;

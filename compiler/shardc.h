@@ -466,16 +466,6 @@ typedef struct {
 /* Requires shapes inferred and strategies checked. */
 FlatGraph *flatten(Module *m);
 
-/* ---- stages.c: the pipeline stage of every operator -------------------- */
-
-/* Requires the graph flattened. node_stage (nnodes): the stage each operator
- * runs on; value_stage (nvalues): where each value is made, an input's or
- * parameter's the earliest stage that reads it (the top of stages.c). */
-void assign_stages(const FlatGraph *f, int *node_stage, int *value_stage);
-/* With pipeline_stages > 1: false, with an error, where an operator reads a
- * value of a later stage. */
-bool check_stages(const Module *m, const FlatGraph *f, Diag *d);
-
 /* ---- schedule.c: a pipeline stage's order of passes -------------------- */
 
 /* An entry of a stage's list: micro-batch m's forward or backward pass. */
@@ -563,6 +553,18 @@ void autocast_strategies(const Module *m, const FlatGraph *f, Strategies *s);
  * in, so each rank computes its piece and nothing is sent; whole when they
  * differ, when it is returned or the loss, or when a Reshape reads it. */
 void constant_layouts(const Module *m, const FlatGraph *f, Strategies *s);
+
+/* ---- stages.c: the pipeline stage of every operator -------------------- */
+
+/* Requires the graph flattened. node_stage (nnodes): the stage of `stages`
+ * each operator runs on; value_stage (nvalues): where each value is made, an
+ * input's or parameter's the earliest stage that reads it (the top of
+ * stages.c). With no pipeline_stage written, the split balances the
+ * operators' work under their strategies st (NULL: all on stage 0). */
+void assign_stages(const FlatGraph *f, const Strategies *st, int64_t stages, int *node_stage, int *value_stage);
+/* With pipeline_stages > 1: false, with an error, where an operator reads a
+ * value of a later stage. */
+bool check_stages(const Module *m, const FlatGraph *f, Diag *d);
 
 /* ---- cost.c: the cost model of the strategy search --------------------- */
 

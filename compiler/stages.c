@@ -12,10 +12,16 @@
  *   constant is computed where it is used instead of sent there;
  * - an input or parameter lives on the earliest stage of its readers;
  *   a later stage that reads it gets it sent (lower.c).
+ * With no pipeline_stage written anywhere, the stages split the graph's
+ * operators, in order, into P runs of about equal work (split_evenly): a
+ * boundary goes where the fewest bytes cross it, among the places within a
+ * tenth of a stage's work of the even split (so between layers, where one
+ * activation crosses, rather than inside one).
  * Values flow from earlier stages to later ones: check_stages refuses an
  * operator that reads a value of a later stage. */
 #include "shardc.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* The stage written on n (its own, or its Call's), -1: none. An inserted
@@ -25,9 +31,99 @@ static int written_stage(const Node *n)
 	return n->a.present & ATTR_BIT(ATTR_PIPELINE_STAGE) ? (int)n->a.pipeline_stage : -1;
 }
 
-void assign_stages(const FlatGraph *f, int *node_stage, int *value_stage)
+/* Operator i's work: its op-dim points (a multiply and an add each for a
+ * product), or without a strategy its result's elements. */
+static double node_work(const FlatGraph *f, const Strategies *st, int i)
+{
+	const Node *n = &f->g->nodes[i];
+	double w = 1;
+	if (st && st->node[i].has_dims) {
+		const OpDims *od = st->node[i].od;
+		for (int o = 0; o < od->nod; o++)
+			w *= (double)od->size[o];
+		return op_info[n->op].rule == R_MATMUL ? 2 * w : n->op == OP_FLASH_ATTENTION ? 4 * w : w;
+	}
+	const Type *t = &f->g->values[n->result].type;
+	for (int d = 0; d < t->rank; d++)
+		w *= (double)t->dims[d];
+	return w;
+}
+
+/* node_stage: the operators in order cut into `stages` runs of about equal
+ * work, each cut where the fewest bytes of computed values cross it. */
+static void split_evenly(const FlatGraph *f, const Strategies *st, int64_t stages, int *node_stage)
 {
 	const Graph *g = f->g;
+	int nn = g->nnodes;
+	double *work = xcalloc((size_t)nn + 1, sizeof(double));   /* work[i]: of the operators before i */
+	double *cross = xcalloc((size_t)nn + 2, sizeof(double));  /* bytes alive across a cut before operator i */
+	int *last = xmalloc(sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
+	for (int v = 0; v < g->nvalues; v++)
+		last[v] = -1;
+	for (int i = 0; i < nn; i++) {
+		work[i + 1] = work[i] + node_work(f, st, i);
+		for (int k = 0; k < g->nodes[i].nin; k++)
+			last[g->nodes[i].in[k]] = i;
+	}
+	for (int v = g->nparams; v < g->nvalues; v++) {   /* made by operator d, last read by r: crosses cuts d+1 .. r */
+		int d = g->values[v].node;
+		if (d < 0 || last[v] <= d)
+			continue;
+		double bytes = (double)dtype_bytes(g->values[v].type.dtype);
+		for (int k = 0; k < g->values[v].type.rank; k++)
+			bytes *= (double)g->values[v].type.dims[k];
+		cross[d + 1] += bytes;
+		cross[last[v] + 1] -= bytes;
+	}
+	for (int i = 1; i <= nn; i++)
+		cross[i] += cross[i - 1];
+	int from = 0;   /* the stage being filled starts at operator from */
+	for (int64_t s = 1; s < stages; s++) {
+		double target = work[nn] * (double)s / (double)stages, slack = work[nn] / (double)stages / 10;
+		int best = -1;
+		for (int i = from + 1; i < nn; i++) {
+			if (work[i] < target - slack || work[i] > target + slack)
+				continue;
+			if (best < 0 || cross[i] < cross[best] ||
+			    (cross[i] == cross[best] && fabs(work[i] - target) < fabs(work[best] - target)))
+				best = i;
+		}
+		if (best < 0) {   /* one operator holds the target: the nearest place after the last cut */
+			best = from + 1;
+			while (best < nn - 1 && work[best + 1] <= target)
+				best++;
+		}
+		for (int i = from; i < best && i < nn; i++)
+			node_stage[i] = (int)s - 1;
+		from = best < nn ? best : nn;
+	}
+	for (int i = from; i < nn; i++)
+		node_stage[i] = (int)stages - 1;
+	free(work);
+	free(cross);
+	free(last);
+}
+
+void assign_stages(const FlatGraph *f, const Strategies *st, int64_t stages, int *node_stage, int *value_stage)
+{
+	const Graph *g = f->g;
+	bool written = false;
+	for (int i = 0; i < g->nnodes && !written; i++)
+		written = written_stage(&g->nodes[i]) >= 0;
+	if (!written && st) {   /* the split is the compiler's: every operator's stage fixed */
+		split_evenly(f, st, stages, node_stage);
+		for (int v = 0; v < g->nvalues; v++)
+			value_stage[v] = -1;
+		for (int i = 0; i < g->nnodes; i++)
+			value_stage[g->nodes[i].result] = node_stage[i];
+		for (int i = g->nnodes - 1; i >= 0; i--)   /* an input or parameter: on its earliest reader's stage */
+			for (int k = 0; k < g->nodes[i].nin; k++)
+				if (g->nodes[i].in[k] < g->nparams)
+					value_stage[g->nodes[i].in[k]] = node_stage[i];
+		for (int v = 0; v < g->nparams; v++)
+			value_stage[v] = value_stage[v] < 0 ? 0 : value_stage[v];
+		return;
+	}
 	int *want = xmalloc(sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));   /* its readers' earliest */
 	for (int v = 0; v < g->nvalues; v++)
 		value_stage[v] = want[v] = -1;
@@ -60,7 +156,7 @@ bool check_stages(const Module *m, const FlatGraph *f, Diag *d)
 		return true;
 	int *ns = xmalloc(sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
 	int *vs = xmalloc(sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
-	assign_stages(f, ns, vs);
+	assign_stages(f, NULL, m->ctx.stages, ns, vs);
 	bool ok = true;
 	for (int i = 0; i < g->nnodes && ok; i++) {
 		const Node *n = &g->nodes[i];

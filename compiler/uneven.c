@@ -192,7 +192,7 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:   /* their padding made 0 (lower_pad.c) */
 	case OP_MSE_LOSS: case OP_L1_LOSS:   /* their operands' padding made 0 (lower_pad.c) */
 		return UNEVEN_TAKES;
-	case OP_RESHAPE: case OP_FLATTEN: case OP_SEND_RECV:
+	case OP_RESHAPE: case OP_FLATTEN: case OP_SEND_RECV: case OP_STAGE_SUM:   /* StageSum: of a whole scalar */
 		return UNEVEN_COPIES;
 	case OP_CALL: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
 	OP_CASES(FUSED_OPS) case OP_COUNT:

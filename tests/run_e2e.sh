@@ -371,6 +371,46 @@ PY
 	done
 done
 
+# Pipeline parallelism: the models of PIPE_MODELS (GPT-2 with its tied
+# embedding and gradient clipping, LLaMA, a transformer layer stack) split
+# into pipeline_stages P by the compiler (no pipeline_stage written: stages.c
+# balances their work), with micro_batches M under each schedule, against
+# the one-device program running the same M micro-batches and the
+# reference. make test runs a representative few (P x M x schedule x ranks,
+# written P:M:scheduler:ranks), E2E_FULL=1 every P in {2, 4}, M in {1, 4, 8},
+# both schedules on 8 ranks and P on P ranks.
+PIPE_MODELS=${PIPE_MODELS:-"gpt2 llama transformer_train"}
+if [ -n "${E2E_FULL:-}" ]; then
+	pipe_runs=""
+	for P in 2 4; do for M in 1 4 8; do for S in 1f1b gpipe; do pipe_runs+=" $P:$M:$S:$P $P:$M:$S:8"; done; done; done
+else
+	pipe_runs="2:4:1f1b:8 4:8:gpipe:8 2:1:1f1b:2 4:4:1f1b:4"
+fi
+for model in "$@"; do
+	[[ " $PIPE_MODELS " == *" $(basename "$model" .ir) "* ]] || continue
+	for run in $pipe_runs; do
+		IFS=':' read -r P M S R <<<"$run"
+		name="$(basename "$model" .ir)+pipe${P}m${M}${S}"
+		if ! "$py" - "$model" "$P" "$M" "$S" "$R" >"$tmp/$name.ir" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+P, M, S, R = sys.argv[2:]
+text = re.sub(r"^# e2e (runs|ranks):.*\n", "", text, flags=re.M)
+ctx = re.search(r"^context\s*\{", text, re.M)
+entry = ' pipeline_stages: %s, pipeline_scheduler: "%s",' % (P, S)
+text = text[:ctx.end()] + entry + text[ctx.end():] if ctx else "context {" + entry[:-1] + " }\n" + text
+train = text.rindex("\ntrain")
+text = text[:train] + text[train:].replace("{", "{micro_batches: %s, " % M, 1)
+sys.stdout.write("# e2e ranks: %s\n" % R + text)
+PY
+		then
+			bad "$name: cannot write the variant"
+			continue
+		fi
+		check "$tmp/$name.ir" "$name" "$R"
+	done
+done
+
 # Gradient accumulation: each model with accumulate_steps N in its train
 # block (tests/e2e/accumulate.ir) against the same model on batches N times
 # larger (every Tensor input's dim 0 times N) without it, both fed by run.sh
