@@ -100,8 +100,9 @@ static bool check_tensor_strategy(Checker *c, const TensorStrategy *t, const Typ
 	}
 	int64_t devices = c->m->ctx.device_num;
 	if (devices_matter(c->m) && devices % product != 0) {
-		ERR(c, t->span, "%s: the strategy %s uses %lld devices, which does not divide device_num %lld", what,
-		    s.data, (long long)product, (long long)devices);
+		char phrase[160];
+		ERR(c, t->span, "%s: the strategy %s uses %lld devices, which does not divide %s", what, s.data,
+		    (long long)product, devices_phrase(&c->m->ctx, phrase, sizeof phrase));
 		goto out;
 	}
 	ok = true;

@@ -6,6 +6,7 @@
  * the value is wrong. */
 #include "check_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 
@@ -200,4 +201,14 @@ bool context_stages(Module *m, Diag *d)
 	}
 	c->device_num /= c->stages;
 	return true;
+}
+
+const char *devices_phrase(const Context *c, char *buf, size_t n)
+{
+	if (c->stages > 1)
+		snprintf(buf, n, "a pipeline stage's %lld devices (device_num %lld over pipeline_stages %lld)",
+		         (long long)c->device_num, (long long)c->ranks, (long long)c->stages);
+	else
+		snprintf(buf, n, "device_num %lld", (long long)c->device_num);
+	return buf;
 }

@@ -305,6 +305,10 @@ static void emit_input(StrBuf *b, const Program *p, int v)
 	} else {
 		sb_putc(b, '\t');
 	}
+	StrBuf held = {0};   /* a parameter's bytes on its stage's ranks (on a pipeline; NULL on the others) */
+	held_arg(&held, p, v, c);
+	if (gv->type.is_param)
+		c = held.data;
 	sb_printf(b, "if ((file = sc_option(rt, \"%s\", \"%s\")))\n\t\tsc_load_%s(rt, \"%s\", file, %s, %s, ",
 	          gv->type.is_param ? "--param" : "--input", gv->name, bound >= 0 ? "indices" : "npy", gv->name, c, dt);
 	piece_args(b, p, v);
@@ -315,12 +319,16 @@ static void emit_input(StrBuf *b, const Program *p, int v)
 		sb_printf(b, ");\n\telse if (ckpt)\n\t\tsc_load_safetensors(rt, ckpt, \"%s\", %s, %s, ", gv->name, c, dt);
 		piece_args(b, p, v);
 	}
-	sb_puts(b, ");\n\telse\n\t\t");
+	sb_puts(b, ");\n\telse");
 	if (!strcmp(kind, "zeros") || !strcmp(kind, "ones") || !strcmp(kind, "constant")) {
 		double value = !strcmp(kind, "ones") ? 1 : !strcmp(kind, "constant") ? lit_arg(init, 0, 0) : 0;
-		sb_printf(b, "sc_fill(rt, %s, %s, %lld, %.17g);\n", c, dt, (long long)numel(x), value);
+		if (gv->type.is_param && l->stages > 1)
+			sb_printf(b, " if (stage == %d)", x->stage);
+		sb_printf(b, "\n\t\tsc_fill(rt, %s, %s, %lld, %.17g);\n", p->cname[v], dt, (long long)numel(x), value);
+		sb_free(&held);
 		return;
 	}
+	sb_puts(b, "\n\t\t");
 	sb_printf(b, "sc_init_%s(rt, %s, %s, \"%s\", %lldu, ", kind, c, dt, gv->name, (long long)l->m->ctx.seed);
 	piece_args(b, p, v);
 	if (!strcmp(kind, "normal"))
@@ -329,6 +337,7 @@ static void emit_input(StrBuf *b, const Program *p, int v)
 		sb_printf(b, ", %lld, %lld);\n", (long long)lit_arg(init, 0, 0), (long long)lit_arg(init, 1, 1));
 	else
 		sb_printf(b, ", %.17g, %.17g);\n", lit_arg(init, 0, 0), lit_arg(init, 1, 1));
+	sb_free(&held);
 }
 
 static void emit_save(StrBuf *b, const Program *p, int v, const char *file)
@@ -737,13 +746,27 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	StrBuf micro = {0};   /* with accumulate_steps: the body of the micro-batches' loop */
 	StrBuf *w = n > 1 ? &micro : b;
 	if (n > 1) {
-		int64_t first = p->persistent_bytes;
-		for (int v = 0; v < l->nvalues; v++)
-			first = p->acc[v] >= 0 && p->acc[v] < first ? p->acc[v] : first;
-		sb_printf(b, "\t\tsc_fill(rt, (float *)(slab + %lld), SC_F32, %lld, 0.0);   /* the gradients' sums over the "
-		          "micro-batches */\n\t\tfloat loss_now, sqnorm_now = -1;   /* printed after the backward pass */\n"
-		          "\t\tdouble loss_sum = 0;\n\t\t(void)sqnorm_now;\n", (long long)first,
-		          (long long)(p->persistent_bytes - first) / 4);
+		if (l->stages == 1) {
+			int64_t first = p->persistent_bytes;
+			for (int v = 0; v < l->nvalues; v++)
+				first = p->acc[v] >= 0 && p->acc[v] < first ? p->acc[v] : first;
+			sb_printf(b, "\t\tsc_fill(rt, (float *)(slab + %lld), SC_F32, %lld, 0.0);   /* the gradients' sums over the "
+			          "micro-batches */\n", (long long)first, (long long)(p->persistent_bytes - first) / 4);
+		} else {   /* each stage's sums end its persistent bytes */
+			sb_printf(b, "\t\tstatic const int64_t sums[%lld][2] = {", (long long)l->stages);
+			for (int s = 0; s < (int)l->stages; s++) {
+				int64_t first = p->stage_persistent[s];
+				for (int v = 0; v < l->nvalues; v++)
+					if (p->acc[v] >= 0 && l->values[v].stage == s && p->acc[v] < first)
+						first = p->acc[v];
+				sb_printf(b, s ? ", {%lld, %lld}" : "{%lld, %lld}", (long long)first,
+				          (long long)(p->stage_persistent[s] - first) / 4);
+			}
+			sb_puts(b, "};   /* each stage's gradient sums: where, how many floats */\n\t\tsc_fill(rt, (float *)(slab + "
+			        "sums[stage][0]), SC_F32, sums[stage][1], 0.0);   /* the gradients' sums over the micro-batches */\n");
+		}
+		sb_printf(b, "\t\tfloat loss_now, sqnorm_now = -1;   /* printed after the backward pass */\n"
+		          "\t\tdouble loss_sum = 0;\n\t\t(void)sqnorm_now;\n");
 		if (pipelined(l))
 			emit_pipeline_inputs(b, p, n);
 		else {

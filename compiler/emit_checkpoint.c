@@ -23,9 +23,9 @@ static void state_name(StrBuf *b, const Train *t, int j, const char *name)
 }
 
 /* Calls `fn(rt-side object, "NAME", pointer, dtype, piece)` for every
- * parameter that trains and every slot of its state; saving: the pointer
- * is a writer's source (held_arg). */
-static void each_tensor(StrBuf *b, const Program *p, const char *indent, const char *call, bool saving)
+ * parameter that trains and every slot of its state, the pointer NULL on
+ * the ranks of other pipeline stages (held_arg). */
+static void each_tensor(StrBuf *b, const Program *p, const char *indent, const char *call)
 {
 	const Lowered *l = p->l;
 	const Graph *g = l->flat->g;
@@ -49,10 +49,7 @@ static void each_tensor(StrBuf *b, const Program *p, const char *indent, const c
 				sb_puts(&ptr, p->cname[v]);
 			else
 				sb_printf(&ptr, "(%s *)(slab + %lld)", ct, (long long)p->state[v] + j * state_bytes);
-			if (saving)
-				held_arg(b, p, v, ptr.data);
-			else
-				sb_puts(b, ptr.data);
+			held_arg(b, p, v, ptr.data);
 			sb_free(&ptr);
 			sb_printf(b, ", %s, ", dt);
 			piece_args(b, p, v);
@@ -80,7 +77,7 @@ void emit_resume(StrBuf *b, const Program *p)
 	        "\t\tsc_resume *resumed = sc_resume_open(rt, ckpts.resume);\n\t\tchar resumed_file[4400];\n"
 	        "\t\tsc_safetensors *resumed_st = sc_safetensors_open(rt, sc_resume_file(resumed, resumed_file, "
 	        "sizeof resumed_file), NULL, NULL, 0);\n");
-	each_tensor(b, p, "\t\t", "sc_load_safetensors(rt, resumed_st, ", false);
+	each_tensor(b, p, "\t\t", "sc_load_safetensors(rt, resumed_st, ");
 	for (int k = 0; l->overflow >= 0 && k < NCOUNTERS; k++)
 		sb_printf(b, "\t\t%s = sc_resume_value(rt, resumed, \"%s\");\n", counters[k], counters[k]);
 	sb_puts(b, "\t\tfirst = sc_resume_step(resumed) + 1;\n\t\tsc_safetensors_close(resumed_st);\n"
@@ -92,7 +89,7 @@ void emit_checkpoint(StrBuf *b, const Program *p)
 	const Lowered *l = p->l;
 	sb_puts(b, "\t\tif (sc_checkpoint_due(&ckpts, step, steps)) {   /* every --save-every K steps and the last */\n"
 	        "\t\t\tsc_checkpoint *saving = sc_checkpoint_begin(ckpts.dir, step);\n");
-	each_tensor(b, p, "\t\t\t", "sc_checkpoint_add(saving, ", true);
+	each_tensor(b, p, "\t\t\t", "sc_checkpoint_add(saving, ");
 	for (int k = 0; l->overflow >= 0 && k < NCOUNTERS; k++)
 		sb_printf(b, "\t\t\tsc_checkpoint_value(saving, \"%s\", (double)%s);\n", counters[k], counters[k]);
 	sb_puts(b, "\t\t\tsc_checkpoint_end(rt, saving, ckpts.keep);\n\t\t}\n");

@@ -25,6 +25,8 @@ struct Program {
 	 * m's at offset + (m % slots) x stride; an input one per micro-batch of
 	 * the step, filled at the step's start. */
 	int *slots;              /* (nvalues) 1: one buffer */
+	int64_t common_bytes;    /* on a pipeline: the inputs' and numbers' bytes, held by every rank */
+	int64_t *stage_persistent; /* (stages) where each stage's persistent bytes end (its parameters', state's, sums') */
 	int64_t *stride;         /* (nvalues) bytes from one slot to the next */
 	int64_t slab_bytes, persistent_bytes, scratch;  /* scratch: the temporary after the operators (updates) */
 	int64_t *op_scratch;     /* (nops) where operator i's temporary starts (op_scratch()), -1 none */

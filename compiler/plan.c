@@ -411,6 +411,40 @@ static int value_slots(const Lowered *l, int v, const int *def, const int *read_
 	return (int)pipeline_in_flight(l->m->ctx.scheduler, l->stages, t->accumulate_steps, l->values[v].stage);
 }
 
+/* place_lives on a pipeline: what every stage holds (stage -1: the global
+ * norm's values, their operators' scratch) first, then each stage's buffers
+ * from the same offset after them, as no rank holds two stages' values. */
+static int64_t place_by_stage(const Program *p, int n, const int *value, const int64_t *size, const int *from,
+                              const int *to, int64_t *off)
+{
+	const Lowered *l = p->l;
+	int *pick = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+	int64_t *ps = xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1)), *po = xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+	int *pf = xmalloc(sizeof(int) * (size_t)(n ? n : 1)), *pt = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+	int64_t base = 0, most = 0;
+	for (int s = -1; s < (int)l->stages; s++) {
+		int m = 0;
+		for (int k = 0; k < n; k++) {
+			int st = value[k] >= 0 ? l->values[value[k]].stage : l->ops[-1 - value[k]].stage;
+			if (st == s)
+				pick[m] = k, ps[m] = size[k], pf[m] = from[k], pt[m++] = to[k];
+		}
+		int64_t used = place_lives(m, ps, pf, pt, po);
+		for (int j = 0; j < m; j++)
+			off[pick[j]] = po[j] + base;
+		if (s < 0)
+			base = used;
+		else
+			most = used > most ? used : most;
+	}
+	free(pick);
+	free(ps);
+	free(po);
+	free(pf);
+	free(pt);
+	return base + most;
+}
+
 static void plan_buffers(Program *p)
 {
 	const Lowered *l = p->l;
@@ -419,32 +453,58 @@ static void plan_buffers(Program *p)
 	p->state = xmalloc(sizeof(int64_t) * (size_t)(l->nparams ? l->nparams : 1));
 	p->slots = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));
 	p->stride = xmalloc(sizeof(int64_t) * (size_t)(nv ? nv : 1));
-	int64_t top = 0;
+	/* On a pipeline every rank holds the inputs and numbers (common); each
+	 * stage's parameters, optimizer state and sums start after them at the
+	 * same offset: a rank holds only its own stage's. */
+	int ns = (int)l->stages;
+	int64_t common = 0, *top = xcalloc((size_t)ns, sizeof(int64_t));
 	for (int v = 0; v < nv; v++)
 		p->slots[v] = 1, p->stride[v] = aligned(value_bytes(&l->values[v]));
 	for (int v = 0; v < l->nparams; v++) {   /* a pipeline's inputs: every micro-batch's of the step */
-		p->offset[v] = top;
 		if (pipelined(l) && may_stream(l, v))
 			p->slots[v] = (int)l->m->train->accumulate_steps;
-		top += p->stride[v] * p->slots[v];
+		if (ns > 1 && l->flat->g->values[v].type.is_param)
+			continue;
+		p->offset[v] = common;
+		common += p->stride[v] * p->slots[v];
 	}
+	for (int k = 0; k < ns; k++)
+		top[k] = common;
+	for (int v = 0; ns > 1 && v < l->nparams; v++)
+		if (l->flat->g->values[v].type.is_param) {
+			p->offset[v] = top[l->values[v].stage];
+			top[l->values[v].stage] += p->stride[v];
+		}
 	for (int v = 0; v < l->nparams; v++) {
 		p->state[v] = -1;
 		int slots = state_slots(l->m->train);
 		if (!l->grad || l->grad[v] < 0 || !slots)
 			continue;
-		p->state[v] = top;
-		top += aligned(value_bytes(&l->values[v])) * slots;
+		int at = ns > 1 ? l->values[v].stage : 0;
+		p->state[v] = top[at];
+		top[at] += aligned(value_bytes(&l->values[v])) * slots;
 	}
 	p->acc = NULL;
 	if (l->accumulated) {   /* accumulate_steps: a Float32 sum of each gradient where the tail begins */
 		p->acc = xmalloc(sizeof(int64_t) * (size_t)nv);
 		for (int v = 0; v < nv; v++) {
-			p->acc[v] = l->accumulated[v] ? top : -1;
-			top += l->accumulated[v] ? aligned(numel(&l->values[v]) * 4) : 0;
+			p->acc[v] = -1;
+			if (!l->accumulated[v])
+				continue;
+			int at = ns > 1 ? l->values[v].stage : 0;   /* a gradient: on its parameter's stage */
+			p->acc[v] = top[at];
+			top[at] += aligned(numel(&l->values[v]) * 4);
 		}
 	}
-	p->persistent_bytes = top;
+	p->stage_persistent = xmalloc(sizeof(int64_t) * (size_t)ns);
+	int64_t persistent = 0;
+	for (int k = 0; k < ns; k++) {
+		p->stage_persistent[k] = top[k];
+		persistent = top[k] > persistent ? top[k] : persistent;
+	}
+	free(top);
+	p->common_bytes = common;
+	p->persistent_bytes = persistent;
 	/* Last uses: operators' inputs; the loss is printed after the forward
 	 * graph, the gradients feed the update, the results are saved at the end. */
 	int *last = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));
@@ -515,7 +575,7 @@ static void plan_buffers(Program *p)
 		if (s > 0 && !op_shadow(l, i) && o->op != OP_FUSED && o->op != OP_TRANSPOSE_FOLDED && p->view[o->result] < 0)
 			value[n] = -1 - i, size[n] = aligned(s), from[n] = i, to[n++] = end;
 	}
-	int64_t transient = place_lives(n, size, from, to, off);
+	int64_t transient = ns == 1 ? place_lives(n, size, from, to, off) : place_by_stage(p, n, value, size, from, to, off);
 	for (int k = 0; k < n; k++)
 		*(value[k] >= 0 ? &p->offset[value[k]] : &p->op_scratch[-1 - value[k]]) = off[k];
 	free(value);
@@ -566,7 +626,7 @@ static const char *const reserved[] = {
 	"argc", "argv", "rt", "slab", "step", "steps", "out_dir", "file", "t0", "t1", "NULL", "int64_t", "int32_t",
 	"uint8_t", "printf", "input_names", "param_names", "input_inits", "T", "sc_ranks", "ckpt", "ckpt_out", "data",
 	"lr", "loss_now", "sqnorm_now", "sqnorm", "next", "loss_scale", "good_steps", "updates", "skipped_at_1",
-	"first", "ckpts", "resumed", "resumed_file", "resumed_st", "saving", "stage", "pass", "schedule", "across",
+	"first", "ckpts", "resumed", "resumed_file", "resumed_st", "saving", "stage", "pass", "schedule", "across", "sums",
 };
 
 /* and with accumulate_steps, the micro-batches' loop's (emit.c) */
@@ -933,6 +993,7 @@ void emit_free(Program *p)
 	free(p->acc);
 	free(p->slots);
 	free(p->stride);
+	free(p->stage_persistent);
 	free(p->partition);
 	free(p->part);
 	free(p->entry);

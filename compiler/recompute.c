@@ -136,6 +136,7 @@ static void make_clone(Recompute *x, int f)
 		const LValue *y = &l->values[o->result];
 		Type gt = lower_global_type(y);
 		TensorLayout layout = y->layout;
+		l->lowering->stage = y->stage;   /* on the pipeline stage of the value it recomputes */
 		r = lower_value(l->lowering, clone_name(x, y->name), &gt, &layout);
 	}
 	LOp *c = ARENA_PUSH(l->lowering->a, x->ops, x->nops, x->cap);

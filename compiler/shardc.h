@@ -426,6 +426,9 @@ bool context_apply(Context *c, const char *key, const Lit *v, const char **err);
  * device_num becomes one stage's devices (ranks keeps the world); false,
  * with an error, when P does not divide the devices. */
 bool context_stages(Module *m, Diag *d);
+/* The devices a strategy divides, for messages: "device_num 8", or on a
+ * pipeline "a pipeline stage's 4 devices (device_num 8 over pipeline_stages 2)". */
+const char *devices_phrase(const Context *c, char *buf, size_t n);
 /* Requires: parsed. Resolves value and graph names, decodes attributes;
  * refuses an entry that inlines to more than FLAT_LIMIT operators. */
 bool check_names(Module *m, Diag *d);

@@ -101,6 +101,23 @@ static void check_once(const Lowered *l, const char *stage)
 	free(once);
 }
 
+/* Pipeline stages: an operator reads and makes values of its own stage (or
+ * held by every stage, -1); a SendRecv reads its sending stage's. */
+static void check_pipeline_stages(const Lowered *l, const char *stage)
+{
+	for (int i = 0; l->stages > 1 && i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		if (op_shadow(l, i) || o->op == OP_FUSED)
+			continue;
+		int want = o->op == OP_SEND_RECV ? o->from_stage : o->stage;
+		for (int k = 0; k < o->nin; k++)
+			if (l->values[o->in[k]].stage != want && l->values[o->in[k]].stage >= 0 && want >= 0)
+				broken(l, stage, i, "an operator reading a value of another pipeline stage", o->in[k]);
+		if (l->values[o->result].stage != o->stage)
+			broken(l, stage, i, "an operator making a value of another pipeline stage", o->result);
+	}
+}
+
 void verify_lowered(const Lowered *l, const char *stage)
 {
 	bool *defined = xcalloc((size_t)(l->nvalues ? l->nvalues : 1), sizeof *defined);
@@ -126,6 +143,7 @@ void verify_lowered(const Lowered *l, const char *stage)
 	free(defined);
 	check_layouts(l, stage);
 	check_once(l, stage);
+	check_pipeline_stages(l, stage);
 }
 #else
 void verify_lowered(const Lowered *l, const char *stage)

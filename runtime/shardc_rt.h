@@ -299,7 +299,8 @@ void sc_broadcast_host(sc_rt *rt, void *host, size_t bytes, int root);
  * initializers and loaders give it 0 (its real elements get what they
  * would in a piece inside the whole), the writers (sc_save_npy,
  * sc_safetensors_add, sc_checkpoint_add) leave it out, and the real parts
- * must cover the tensor. */
+ * must cover the tensor. The initializers do nothing for dst NULL (a
+ * rank that holds none of the tensor: another pipeline stage's). */
 void sc_init_uniform(sc_rt *rt, void *dst, sc_dtype dt, const char *name, uint64_t seed, const int64_t *gdims,
                      int ndim, const int64_t *start, const int64_t *ldims, double lo, double hi);
 void sc_init_normal(sc_rt *rt, void *dst, sc_dtype dt, const char *name, uint64_t seed, const int64_t *gdims,

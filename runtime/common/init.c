@@ -107,6 +107,8 @@ static void init_slice(sc_rt *rt, void *dst, sc_dtype dt, sc_init_kind kind, con
                        const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims, double p0,
                        double p1)
 {
+	if (!dst)   /* this rank holds none of it (another pipeline stage's parameter) */
+		return;
 	size_t bytes = (size_t)sc_numel(ldims, ndim) * sc_dtype_size(dt);
 	void *tmp = malloc(bytes ? bytes : 1);
 	if (!tmp)
