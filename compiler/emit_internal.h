@@ -92,17 +92,17 @@ void emit_pipeline_passes(StrBuf *b, const Program *p, int64_t n, const StrBuf *
 /* ---- plan.c: sizes, half operands widened, scratch, groups ---- */
 
 int64_t aligned(int64_t n);                  /* n rounded up to ALIGN */
-/* A pipeline whose stages overlap their micro-batches: stages and
- * micro-batches (accumulate_steps) both above 1. */
-bool pipelined(const Lowered *l);
-/* An input a step's batch may stream into (run.sh --data): the entry's own
- * inputs but parameters and the numbers written as operands. */
-bool may_stream(const Lowered *l, int v);
+
 /* Offsets for n buffers of size[k] bytes alive from operator def[k] to
  * last[k] (def <= last): the largest first (then the earlier, then the
  * lower k), each at the lowest offset where it shares no byte with a placed
  * buffer alive with it. Returns the bytes they span. */
 int64_t place_lives(int n, const int64_t *size, const int *def, const int *last, int64_t *off);
+/* place_lives for buffers in groups that are never alive on one rank
+ * together (pipeline stages): group -1 (every rank's) first, then each of
+ * groups 0 .. ngroups-1 from the same offset after it. */
+int64_t place_lives_grouped(int n, const int64_t *size, const int *def, const int *last, const int *group, int ngroups,
+                            int64_t *off);
 /* A BatchMatMul's adjoint for a broadcast input: the product, with the
  * result's batch dims, is summed down to the input's shape (in the kernel's
  * scratch, kernel_scratch). */

@@ -72,3 +72,14 @@ int64_t lowered_ranks(const Lowered *l)
 {
 	return l->device_num * l->stages;
 }
+
+bool may_stream(const Lowered *l, int v)
+{
+	const Value *gv = &l->flat->g->values[v];
+	return v < l->nparams && !gv->type.is_param && !gv->literal;
+}
+
+bool pipelined(const Lowered *l)
+{
+	return l->stages > 1 && l->once;
+}

@@ -324,3 +324,31 @@ int64_t place_lives(int n, const int64_t *size, const int *def, const int *last,
 	free(buf);
 	return peak;
 }
+
+int64_t place_lives_grouped(int n, const int64_t *size, const int *def, const int *last, const int *group, int ngroups,
+                            int64_t *off)
+{
+	int *pick = xmalloc(sizeof(int) * (size_t)(n ? n : 1)), *pd = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+	int *pl = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+	int64_t *ps = xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1)), *po = xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+	int64_t base = 0, most = 0;
+	for (int g = -1; g < ngroups; g++) {
+		int m = 0;
+		for (int k = 0; k < n; k++)
+			if (group[k] == g)
+				pick[m] = k, ps[m] = size[k], pd[m] = def[k], pl[m++] = last[k];
+		int64_t used = place_lives(m, ps, pd, pl, po);
+		for (int j = 0; j < m; j++)
+			off[pick[j]] = po[j] + base;
+		if (g < 0)
+			base = used;
+		else
+			most = used > most ? used : most;
+	}
+	free(pick);
+	free(pd);
+	free(pl);
+	free(ps);
+	free(po);
+	return base + most;
+}

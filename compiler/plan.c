@@ -389,17 +389,6 @@ static void plan_in_place(Program *p, int *last, const bool *unbuffered)
 	}
 }
 
-bool may_stream(const Lowered *l, int v)
-{
-	const Value *gv = &l->flat->g->values[v];
-	return v < l->nparams && !gv->type.is_param && !gv->literal;
-}
-
-bool pipelined(const Lowered *l)
-{
-	return l->stages > 1 && l->once;
-}
-
 /* A value micro-batch m's forward pass makes and its backward pass reads:
  * under a pipeline's schedule other micro-batches' passes run in between,
  * so it takes a slot per micro-batch in flight (Program.slots). */
@@ -409,40 +398,6 @@ static int value_slots(const Lowered *l, int v, const int *def, const int *read_
 	if (!pipelined(l) || v < l->nparams || def[v] >= l->nfwd || read_last[v] < l->nfwd || v == l->loss)
 		return 1;
 	return (int)pipeline_in_flight(l->m->ctx.scheduler, l->stages, t->accumulate_steps, l->values[v].stage);
-}
-
-/* place_lives on a pipeline: what every stage holds (stage -1: the global
- * norm's values, their operators' scratch) first, then each stage's buffers
- * from the same offset after them, as no rank holds two stages' values. */
-static int64_t place_by_stage(const Program *p, int n, const int *value, const int64_t *size, const int *from,
-                              const int *to, int64_t *off)
-{
-	const Lowered *l = p->l;
-	int *pick = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
-	int64_t *ps = xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1)), *po = xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1));
-	int *pf = xmalloc(sizeof(int) * (size_t)(n ? n : 1)), *pt = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
-	int64_t base = 0, most = 0;
-	for (int s = -1; s < (int)l->stages; s++) {
-		int m = 0;
-		for (int k = 0; k < n; k++) {
-			int st = value[k] >= 0 ? l->values[value[k]].stage : l->ops[-1 - value[k]].stage;
-			if (st == s)
-				pick[m] = k, ps[m] = size[k], pf[m] = from[k], pt[m++] = to[k];
-		}
-		int64_t used = place_lives(m, ps, pf, pt, po);
-		for (int j = 0; j < m; j++)
-			off[pick[j]] = po[j] + base;
-		if (s < 0)
-			base = used;
-		else
-			most = used > most ? used : most;
-	}
-	free(pick);
-	free(ps);
-	free(po);
-	free(pf);
-	free(pt);
-	return base + most;
 }
 
 static void plan_buffers(Program *p)
@@ -575,7 +530,16 @@ static void plan_buffers(Program *p)
 		if (s > 0 && !op_shadow(l, i) && o->op != OP_FUSED && o->op != OP_TRANSPOSE_FOLDED && p->view[o->result] < 0)
 			value[n] = -1 - i, size[n] = aligned(s), from[n] = i, to[n++] = end;
 	}
-	int64_t transient = ns == 1 ? place_lives(n, size, from, to, off) : place_by_stage(p, n, value, size, from, to, off);
+	int64_t transient;
+	if (ns == 1)
+		transient = place_lives(n, size, from, to, off);
+	else {   /* on a pipeline: what every stage holds (stage -1), then each stage's from one offset on */
+		int *group = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+		for (int k = 0; k < n; k++)
+			group[k] = value[k] >= 0 ? l->values[value[k]].stage : l->ops[-1 - value[k]].stage;
+		transient = place_lives_grouped(n, size, from, to, group, ns, off);
+		free(group);
+	}
 	for (int k = 0; k < n; k++)
 		*(value[k] >= 0 ? &p->offset[value[k]] : &p->op_scratch[-1 - value[k]]) = off[k];
 	free(value);

@@ -798,6 +798,12 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st, const Cluste
 void lowered_free(Lowered *l);
 /* The processes the programs run as: device_num x stages. */
 int64_t lowered_ranks(const Lowered *l);
+/* A pipeline whose stages overlap their micro-batches: stages and
+ * micro-batches (accumulate_steps, after accumulate.c) both above 1. */
+bool pipelined(const Lowered *l);
+/* An input a step's batch may stream into (run.sh --data): the entry's own
+ * inputs but parameters and the numbers written as operands. */
+bool may_stream(const Lowered *l, int v);
 /* ---- autodiff.c: the backward pass ------------------------------------ */
 
 /* Requires a Lowered program of a module with a train block. Appends the
