@@ -185,8 +185,9 @@ const Entry *op_table(const Program *p, const LOp *o);
 void piece_args(StrBuf *b, const Program *p, int v);   /* `gdims, ndim, start, ldims` of value v's piece */
 /* The values program.c names (declares a pointer for), malloc'd (nvalues). */
 bool *named_values(const Program *p);
-/* ptr, the bytes of value v, as a writer's source: with pipeline stages
- * only the ranks of v's stage hold v, the others pass NULL (none of it). */
+/* ptr, the bytes of value v, as a loader's destination or a writer's
+ * source: with pipeline stages only the ranks of v's stage hold v, the
+ * others pass NULL (none of it). */
 void held_arg(StrBuf *b, const Program *p, int v, const char *ptr);
 /* A Dropout's mask: its piece, its key and the step (emit_args.c) */
 void dropout_args(StrBuf *b, const Program *p, const LOp *f, double keep_prob);

@@ -22,7 +22,14 @@
  *                                   "call": k, the runtime call it goes out in (a
  *                                   bucket of gradient AllReduces shares one, bucket.c)
  *    "collective_calls": 7,         runtime collective calls a run (a training step) makes
- *    "comm_bytes_per_rank": [384, ...]}   docs/output.md, one entry per rank
+ *    "comm_bytes_per_rank": [384, ...],   docs/output.md, one entry per rank
+ *    "pipeline": {"stages": 2, "devices_per_stage": 4, "micro_batches": 4,
+ *                 "scheduler": "1f1b", "stage_ranks": [[0, 3], [4, 7]] (first, last),
+ *                 "schedule": [["F0", "F1", "B0", ...], ...] (each stage's passes),
+ *                 "p2p_bytes_per_rank": [...] (a step's SendRecv bytes)}
+ *                                   with pipeline_stages only; then device_num counts
+ *                                   every stage's ranks, a layout spans one stage's
+ *                                   devices, and a tensor's "stage" holds it
  *
  * Besides comm_bytes_per_rank and the groups' members (each rank once per
  * distinct GRID), nothing is listed per rank: a piece and a collective's group
@@ -76,6 +83,7 @@
 #include "shardc.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,6 +206,46 @@ static json_t *jtensor(const Lowered *l, int index, const char *name, const LVal
 	set(o, "layout", jlayout(&norm, false));
 	set(o, "piece", jints(v->type.dims, v->type.rank));
 	set(o, "copies", jmask(layout_replica_axes(&norm), norm.ndev));
+	if (l->stages > 1)   /* the stage whose ranks hold it (rank r's piece: as rank r mod devices_per_stage's) */
+		set(o, "stage", json_integer(v->stage));
+	return o;
+}
+
+/* With pipeline stages: the stages, their ranks, the schedule and the bytes
+ * each rank sends point to point (SendRecv) a training step. */
+static json_t *jpipeline(const Lowered *l)
+{
+	const Train *t = l->m->train;
+	int64_t n = t && l->once ? t->accumulate_steps : 1, d = l->device_num;
+	json_t *o = json_object(), *ranks = json_array(), *sched = json_array(), *p2p = json_array();
+	set(o, "stages", json_integer(l->stages));
+	set(o, "devices_per_stage", json_integer(d));
+	set(o, "micro_batches", json_integer(n));
+	set(o, "scheduler", json_string(l->m->ctx.scheduler == SCHED_GPIPE ? "gpipe" : "1f1b"));
+	int64_t *act = xmalloc(sizeof(int64_t) * (size_t)(2 * n));
+	for (int64_t s = 0; s < l->stages; s++) {
+		int64_t first_last[2] = {s * d, s * d + d - 1};
+		push(ranks, jints(first_last, 2));
+		json_t *list = json_array();
+		int na = pipeline_actions(l->m->ctx.scheduler, l->stages, n, s, act);
+		for (int k = 0; t && k < na; k++) {
+			char e[32];
+			snprintf(e, sizeof e, "%c%lld", act[k] % 2 ? 'B' : 'F', (long long)(act[k] / 2));
+			push(list, json_string(e));
+		}
+		push(sched, list);
+	}
+	free(act);
+	for (int64_t r = 0; r < lowered_ranks(l); r++) {
+		int64_t sent = 0;
+		for (int i = 0; i < l->nops; i++)
+			if (l->ops[i].op == OP_SEND_RECV && l->ops[i].from_stage == r / d)
+				sent += l->ops[i].bytes * op_runs(l, i);
+		push(p2p, json_integer(sent));
+	}
+	set(o, "stage_ranks", ranks);
+	set(o, "schedule", sched);
+	set(o, "p2p_bytes_per_rank", p2p);
 	return o;
 }
 
@@ -494,6 +542,8 @@ char *manifest_json(const Lowered *l)
 	}
 	free(sending);
 	set(root, "comm_bytes_per_rank", per_rank);
+	if (l->stages > 1)
+		set(root, "pipeline", jpipeline(l));
 	return finish(root);
 }
 
