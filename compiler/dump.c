@@ -146,7 +146,7 @@ static void print_in_strategy(StrBuf *b, const Lowered *l, int i)
 	sb_puts(b, n->nin == 1 ? ",)" : ")");
 }
 
-static void print_begin_node(StrBuf *b, const Lowered *l, int i, const bool *recomputed)
+static void print_begin_node(StrBuf *b, const Lowered *l, int i, const bool *recomputed, const int *stage)
 {
 	const Graph *g = l->flat->g;
 	const Node *n = &g->nodes[i];
@@ -155,6 +155,10 @@ static void print_begin_node(StrBuf *b, const Lowered *l, int i, const bool *rec
 	if (recomputed && recomputed[i]) {
 		na.present |= ATTR_BIT(ATTR_RECOMPUTE);
 		na.recompute = true;
+	}
+	if (stage && stage[i] >= 0) {   /* the stage as assigned, written or not */
+		na.present |= ATTR_BIT(ATTR_PIPELINE_STAGE);
+		na.pipeline_stage = stage[i];
 	}
 	const NodeStrategy *ns = &l->st->node[i];
 	sb_printf(b, "  %%%s = %s(", g->values[n->result].name, op_info[n->op].name);
@@ -245,8 +249,18 @@ void dump_begin(StrBuf *b, const Lowered *l)
 			if (marks[i] && l->ops[i].node >= 0)
 				recomputed[l->ops[i].node] = true;
 	}
+	int *stage = NULL;   /* on a pipeline, each operator's stage as assigned (stages.c), written on it */
+	if (l->stages > 1) {
+		stage = xmalloc(sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
+		for (int i = 0; i < g->nnodes; i++)
+			stage[i] = -1;
+		for (int i = 0; i < l->nfwd; i++)
+			if (l->ops[i].node >= 0)
+				stage[l->ops[i].node] = l->ops[i].stage;
+	}
 	for (int i = 0; i < g->nnodes; i++)
-		print_begin_node(b, l, i, recomputed);
+		print_begin_node(b, l, i, recomputed, stage);
+	free(stage);
 	free(marks);
 	free(recomputed);
 	sb_puts(b, "  return ");
@@ -285,10 +299,10 @@ static void print_type_list(StrBuf *b, const Lowered *l, const int *ids, int n)
 }
 
 /* `rows 0:8 of (16, 32)`: where a rank's piece lies in the whole tensor. */
-static void print_piece(StrBuf *b, const LValue *v, int64_t rank)
+static void print_piece(StrBuf *b, const LValue *v, int64_t local)
 {
 	int64_t start[MAX_DIMS];
-	lowered_piece_start(v, rank, start);
+	lowered_piece_start(v, local, start);
 	sb_puts(b, "[");
 	for (int d = 0; d < v->type.rank; d++)
 		sb_printf(b, "%s%lld:%lld", d ? ", " : "", (long long)start[d], (long long)(start[d] + v->type.dims[d]));
@@ -350,7 +364,10 @@ static void print_lowered_op(StrBuf *b, const Lowered *l, const LOp *o, int64_t 
                              const char *indent)
 {
 	Attrs a;
-	lowered_rank_attrs(l, o, rank, &a, members);
+	int64_t local = rank % l->device_num;   /* on a pipeline: its place in its stage */
+	lowered_rank_attrs(l, o, local, &a, members);
+	for (int k = 0; k < a.ngroup && a.group == members; k++)   /* a group: of the rank's stage's ranks */
+		members[k] += rank - local;
 	sb_printf(b, "%s%%%s = %s(", indent, l->values[o->result].name, op_info[o->op].name);
 	for (int k = 0; k < o->nin; k++) {
 		if (o->in[k] < l->nparams && l->flat->g->values[o->in[k]].literal)
@@ -382,8 +399,9 @@ static bool reads_clone(const Lowered *l, const LOp *o, const bool *is_clone)
 static void dump_recomputed(StrBuf *b, const Lowered *l, int64_t rank)
 {
 	int n = 0;
+	int stage = l->stages > 1 ? (int)(rank / l->device_num) : -1;   /* a pipeline rank's: its stage's only */
 	for (int i = l->nfwd; i < l->nops; i++)
-		n += op_recomputes(l, i) >= 0 && !op_shadow(l, i);
+		n += op_recomputes(l, i) >= 0 && !op_shadow(l, i) && (stage < 0 || l->ops[i].stage == stage);
 	if (!n)
 		return;
 	bool *is_clone = xcalloc((size_t)l->nvalues, sizeof *is_clone);
@@ -394,8 +412,8 @@ static void dump_recomputed(StrBuf *b, const Lowered *l, int64_t rank)
 	          "# backward operator that reads its value, which the forward value is then not kept for.\n", n);
 	for (int i = l->nfwd; i < l->nops; i++) {
 		const LOp *o = unfused(l, i);
-		if (op_recomputes(l, i) < 0 || op_shadow(l, i))   /* a shadow is not run: nothing to list */
-			continue;
+		if (op_recomputes(l, i) < 0 || op_shadow(l, i) || (stage >= 0 && l->ops[i].stage != stage))
+			continue;   /* a shadow is not run: nothing to list */
 		print_lowered_op(b, l, o, rank, members, "#   ");
 		sb_printf(b, "  # recomputes %%%s", l->values[l->ops[op_recomputes(l, i)].result].name);
 		int r = i + 1;
@@ -412,15 +430,27 @@ static void dump_recomputed(StrBuf *b, const Lowered *l, int64_t rank)
 	free(is_clone);
 }
 
+/* On a pipeline (stage >= 0), whether a value or an operator of stage st is
+ * in the rank's program: its stage's, or every stage's (-1). */
+static bool on_rank_stage(int stage, int st)
+{
+	return stage < 0 || st < 0 || st == stage;
+}
+
 void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 {
 	const Module *m = l->m;
 	const Graph *g = l->flat->g;
+	int stage = l->stages > 1 ? (int)(rank / l->device_num) : -1;
 	sb_printf(b, "# step_parallel_end: rank %lld of %lld. Local shapes in every signature; parameters are this\n"
 	          "# rank's slices; every inserted operator says why it is there. This rank sends %lld bytes\n"
 	          "# per run (docs/output.md, Communication bytes). One rank's program: "
 	          "it reads back with `shardc --check`.\n",
-	          (long long)rank, (long long)l->device_num, (long long)l->fwd_bytes);
+	          (long long)rank, (long long)lowered_ranks(l), (long long)l->fwd_bytes);
+	if (stage >= 0)
+		sb_printf(b, "# Pipeline stage %d of %lld: its operators only; the values other stages send it are inputs,\n"
+		          "# those it sends are returned (SendRecv; the bytes above are every stage's).\n", stage,
+		          (long long)l->stages);
 	if (l->nfwd < l->nops)
 		sb_printf(b, "# Training: the backward pass, which the C emitter derives from this graph (autodiff.c),\n"
 		          "# sends %lld bytes more per step.\n", (long long)(l->comm_bytes - l->fwd_bytes));
@@ -429,31 +459,55 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 		          "# parameters' gradient collectives once, on the sums (accumulate.c); the bytes above are a step's.\n",
 		          (long long)m->train->accumulate_steps);
 	sb_printf(b, "context {\n  device_num: %lld,\n  parallel_mode: \"stand_alone\",\n  seed: %lld\n}\n",
-	          (long long)l->device_num, (long long)m->ctx.seed);
+	          (long long)lowered_ranks(l), (long long)m->ctx.seed);   /* the groups name ranks of every stage */
 	sb_printf(b, "\ngraph @%s(", g->name);
 	int nentry = l->flat->nentry;   /* the numbers written as operands are no parameters */
-	for (int p = 0; p < nentry; p++) {
+	int *in = xmalloc(sizeof(int) * (size_t)(nentry + l->nfwd + 1)), nin = 0;   /* entry values, then received ones */
+	for (int p = 0; p < nentry; p++)
+		if (on_rank_stage(stage, l->values[p].stage))
+			in[nin++] = p;
+	for (int i = 0; stage >= 0 && i < l->nfwd; i++)
+		if (l->ops[i].op == OP_SEND_RECV && l->ops[i].stage == stage)
+			in[nin++] = l->ops[i].result;
+	for (int k = 0; k < nin; k++) {
+		int p = in[k];
 		const LValue *v = &l->values[p];
-		const Value *gv = &g->values[p];
-		sb_printf(b, "%s%%%s: ", p ? "\n    " : "", v->name);
-		type_print(b, &v->type);
-		if (gv->init) {
+		const Value *gv = p < nentry ? &g->values[p] : NULL;
+		sb_printf(b, "%s%%%s: ", k ? "\n    " : "", v->name);
+		if (gv)
+			type_print(b, &v->type);
+		else {   /* received: a Tensor input of this rank's program */
+			Type t = v->type;
+			t.is_param = false;
+			type_print(b, &t);
+		}
+		if (gv && gv->init) {
 			sb_puts(b, " = ");
 			init_print(b, gv->init);
 		}
-		sb_puts(b, p + 1 < nentry ? ",  # " : ") {  # ");
-		print_piece(b, v, rank);
+		sb_puts(b, k + 1 < nin ? ",  # " : ") {  # ");
+		if (!gv)
+			sb_puts(b, "received from another stage: ");
+		print_piece(b, v, rank % l->device_num);
 	}
-	sb_puts(b, nentry ? "\n" : ") {\n");
+	sb_puts(b, nin ? "\n" : ") {\n");
+	free(in);
 	int64_t *members = xmalloc(sizeof(int64_t) * (size_t)l->device_num);
+	int nsent = 0;
 	for (int i = 0; i < l->nfwd; i++) {   /* the backward pass is the emitter's (autodiff.c) */
 		const LOp *o = unfused(l, i);   /* as written; fusion_mark says what runs */
+		if (stage >= 0 && (l->ops[i].op == OP_SEND_RECV || !on_rank_stage(stage, l->ops[i].stage))) {
+			nsent += l->ops[i].op == OP_SEND_RECV && l->ops[i].from_stage == stage;
+			continue;
+		}
 		print_lowered_op(b, l, o, rank, members, "  ");
 		const TensorLayout *out = &l->values[o->result].layout;
 		if (o->why)
 			sb_printf(b, "  # %s", o->why);
 		else if (out->partial && l->device_num > 1) {
-			int np = layout_group(out, rank, out->partial, members);
+			int np = layout_group(out, rank % l->device_num, out->partial, members);
+			for (int k = 0; k < np; k++)
+				members[k] += rank - rank % l->device_num;
 			sb_printf(b, "  # partial %s over ranks ", out->partial_op == REDUCE_MAX_OP ? "max"
 			          : out->partial_op == REDUCE_MEAN_OP ? "mean" : "sum");
 			ints_print(b, members, np);
@@ -463,8 +517,18 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 	}
 	free(members);
 	sb_puts(b, "  return ");
+	int nret = 0;
 	for (int k = 0; k < l->nret; k++)
-		sb_printf(b, k ? ", %%%s" : "%%%s", l->values[l->rets[k]].name);
+		if (on_rank_stage(stage, l->values[l->rets[k]].stage))
+			sb_printf(b, nret++ ? ", %%%s" : "%%%s", l->values[l->rets[k]].name);
+	for (int i = 0; nsent && i < l->nfwd; i++) {   /* what this stage sends, its results to the others, once each */
+		const LOp *o = &l->ops[i];
+		bool again = false;
+		for (int j = 0; j < i && !again; j++)
+			again = l->ops[j].op == OP_SEND_RECV && l->ops[j].in[0] == o->in[0];
+		if (o->op == OP_SEND_RECV && o->from_stage == stage && !again)
+			sb_printf(b, nret++ ? ", %%%s" : "%%%s", l->values[o->in[0]].name);
+	}
 	sb_puts(b, "\n}\n");
 	dump_recomputed(b, l, rank);
 }

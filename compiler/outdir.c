@@ -186,7 +186,7 @@ static void put_all(Out *o, const Compilation *c, const char *home, bool dump_ir
 		b.len = 0;
 		dump_begin(&b, low);
 		put_sb(o, "ir/step_parallel_begin.ir", &b);
-		for (int64_t r = 0; r < low->device_num && !o->failed; r++) {
+		for (int64_t r = 0; r < lowered_ranks(low) && !o->failed; r++) {
 			name.len = 0;
 			sb_printf(&name, "ir/rank_%lld", (long long)r);
 			put_dir(o, name.data);

@@ -178,7 +178,7 @@ static void dump_stage(Compilation *c, Stage s)
 			begin->text = xcalloc(1, sizeof(StrBuf));
 			dump_begin(&begin->text[0], c->low);
 		}
-		out->n = (int)c->low->device_num;
+		out->n = (int)lowered_ranks(c->low);
 		out->text = xcalloc((size_t)out->n, sizeof(StrBuf));
 		for (int r = 0; r < out->n; r++)
 			dump_end(&out->text[r], c->low, r);

@@ -6,7 +6,10 @@
 # operators listed after each rank's graph), of numbers written as operands
 # (tests/e2e/scalar_literals.ir: each printed where it was, as written) and of
 # computed constants (tests/e2e/causal_attention.ir, rope_attention.ir: each
-# rank's piece as begin and end, no in_strategy), pinned.
+# rank's piece as begin and end, no in_strategy) and of pipeline stages
+# (tests/e2e/pipeline_*.ir: each operator's stage in step_parallel_begin,
+# each rank's stage alone in its step_parallel_end, what other stages send
+# it as inputs and what it sends them returned), pinned.
 #   - ir/step_parallel_begin.ir and every ir/rank_<r>/step_parallel_end.ir
 #     equal the golden copies in tests/dumps/<sample>/ (UPDATE=1 rewrites them);
 #   - every dump reads back with --check;
@@ -19,7 +22,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
 for f in ir-samples/*.ir tests/e2e/vocab_parallel_gpt.ir tests/e2e/recompute_layers.ir tests/e2e/scalar_literals.ir \
-	tests/e2e/causal_attention.ir tests/e2e/rope_attention.ir; do
+	tests/e2e/causal_attention.ir tests/e2e/rope_attention.ir tests/e2e/pipeline_mlp.ir tests/e2e/pipeline_tied_gpipe.ir; do
 	name=$(basename "$f" .ir)
 	out="$tmp/$name" gold="tests/dumps/$name" ok=1
 	if ! "$shardc" "$f" -o "$out" --dump-ir 2>"$tmp/err"; then
