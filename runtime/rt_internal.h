@@ -32,6 +32,7 @@ struct sc_rt {
 	MPI_Request *send_req;       /* (nsends) */
 	void **send_copy;            /* (nsends) */
 	int nsends, capsends;
+	double recv_wait;            /* seconds sc_p2p_recv blocked: a pipeline stage idle, waiting on another */
 	/* Progress (sc_print_step, rank 0): --log-every, --log. */
 	int64_t log_every;           /* print every K-th step (and the last); 0: not read yet */
 	FILE *log;                   /* --log FILE: JSON lines; NULL: none */

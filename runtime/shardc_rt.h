@@ -54,7 +54,7 @@
  *   but for sc_ew_chain, which reads and writes them itself.
  * - Collectives, sc_group_new, sc_load_npy, sc_save_npy, the checks
  *   (sc_output_dir, sc_check_loss, sc_check_loss_host, sc_check_skips),
- *   sc_broadcast_host, sc_safetensors_open, sc_load_safetensors and
+ *   sc_broadcast_host, sc_pipeline_report, sc_safetensors_open, sc_load_safetensors and
  *   sc_safetensors_write are collective: every rank of the group (of the
  *   world, for all but the collectives) makes the same calls in the same
  *   order. Point-to-point calls are not: sc_p2p_exchange involves only the
@@ -288,6 +288,14 @@ void sc_p2p_flush(sc_rt *rt);
  * sc_print_step and sc_check_loss_host on every rank. Collective over the
  * world; counts no bytes in sc_comm_bytes (a host value, not a tensor). */
 void sc_broadcast_host(sc_rt *rt, void *host, size_t bytes, int root);
+/* A pipeline's run on rank 0, one line a stage of `stages` (the world's
+ * ranks in stages of equal size, in order): the share of `seconds` (the
+ * run's training steps) its longest-waiting rank spent blocked in
+ * sc_p2p_recv, waiting for another stage, beside `bubble`, the schedule's
+ * idle share ((P - 1) / (M + P - 1)): `pipeline stage 0 (ranks 0-3): idle
+ * 31.2% of the run, waiting for other stages (the schedule's bubble:
+ * 20.0%)`. Collective. */
+void sc_pipeline_report(sc_rt *rt, int stages, double seconds, double bubble);
 
 /* ---- inputs, parameters, outputs ---- */
 

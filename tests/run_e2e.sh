@@ -2,8 +2,8 @@
 # run_e2e.sh SHARDC [MODEL.ir...]: end-to-end runs of the generated programs.
 #
 # Each model (default: every ir-samples/*.ir and tests/e2e/*.ir) is compiled,
-# built and run through its run.sh on the CPU backend on 1, 2, 4 and 8 ranks, and on 4
-# and 8 ranks with the strategies the double-recursive search chooses for it
+# built and run through its run.sh on the CPU backend on 1, 2, 4 and 8 ranks, and on 8
+# ranks (and 4 with E2E_FULL) with the strategies the double-recursive search chooses for it
 # without its own (auto_parallel, recursive_programming), and on the runs a
 # line `# e2e ranks: 2 4 8s` replaces those counts, and its variants run
 # only on counts it lists (a pipeline's stages need two ranks or more), and a line `# e2e runs: 2d 4p` of the model adds (N ranks: Nd in data_parallel
@@ -64,15 +64,15 @@ else
 	trap 'rm -rf "$tmp"' EXIT
 fi
 pass=0 fail=0
-# The variants' rank counts: make test runs a representative few (each
-# variant on 8 ranks, where the plan splits most, and bf16 on 1 rank too
+# The variants' rank counts: make test runs a representative few (the
+# search's plans and each variant on 8 ranks, where the plan splits most, and bf16 on 1 rank too
 # against the reference, the memory savings of OPT_MODELS' models on 2 too,
 # where a parameter has the fewest copies to slice over); E2E_FULL=1 (make
 # test-full) every count.
 if [ -n "${E2E_FULL:-}" ]; then
-	opt_ranks="1 8" bf16_ranks="1 2 4 8" memsave_ranks="1 2 4 8"
+	opt_ranks="1 8" bf16_ranks="1 2 4 8" memsave_ranks="1 2 4 8" search_ranks="4s 8s"
 else
-	opt_ranks="8" bf16_ranks="1 8" memsave_ranks="8"
+	opt_ranks="8" bf16_ranks="1 8" memsave_ranks="8" search_ranks="8s"
 	# replicated and data-parallel (data_parallel_mlp), Megatron row and column
 	# slices with biases and LayerNorm (transformer_train), Layouts with a split
 	# reduce dim (layout_three_layer), a row-split table and every gradient
@@ -188,7 +188,7 @@ check() {
 for model in "$@"; do
 	# shellcheck disable=SC2046
 	counts=$(sed -n 's/^# e2e ranks: *//p' "$model" | head -1)
-	check "$model" "$(basename "$model" .ir)" ${counts:-1 2 4 8 4s 8s} $(sed -n 's/^# e2e runs: *//p' "$model" | head -1)
+	check "$model" "$(basename "$model" .ir)" ${counts:-1 2 4 8 $search_ranks} $(sed -n 's/^# e2e runs: *//p' "$model" | head -1)
 done
 
 # Loss scaling pinned (tests/e2e/mixed_loss_scale_f16.ir, 8 ranks): the scale
@@ -376,7 +376,7 @@ done
 # into pipeline_stages P by the compiler (no pipeline_stage written: stages.c
 # balances their work), with micro_batches M under each schedule, against
 # the one-device program running the same M micro-batches and the
-# reference. make test runs a representative few (P x M x schedule x ranks,
+# reference; each run prints the bubble it measured, a line a stage. make test runs a representative few (P x M x schedule x ranks,
 # written P:M:scheduler:ranks), E2E_FULL=1 every P in {2, 4}, M in {1, 4, 8},
 # both schedules on 8 ranks and P on P ranks.
 PIPE_MODELS=${PIPE_MODELS:-"gpt2 llama transformer_train"}
@@ -408,6 +408,14 @@ PY
 			continue
 		fi
 		check "$tmp/$name.ir" "$name" "$R"
+		log=$tmp/$name/n$R/res/log   # and the bubble measured, a line a stage
+		if [ -f "$log" ]; then
+			if [ "$(grep -c '^pipeline stage [0-9]* (ranks [0-9]*-[0-9]*): idle [0-9.]*% of the run' "$log")" = "$P" ]; then
+				ok "$name on $R ranks: the bubble measured, a line for each of $P stages"
+			else
+				bad "$name on $R ranks: no line a stage with the bubble measured: $(grep -m2 pipeline "$log")"
+			fi
+		fi
 	done
 done
 

@@ -16,6 +16,7 @@
 #include "rt_internal.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -365,8 +366,10 @@ void sc_p2p_recv(sc_rt *rt, int peer, void *buf, sc_dtype dt, int64_t count)
 	reap_sends(rt, false);   /* before blocking: the copies of what has gone need not wait for the flush */
 	size_t bytes = (size_t)count * sc_dtype_size(dt);
 	void *host = sc_be_host_memory ? buf : xmalloc(bytes);
+	double t0 = MPI_Wtime();
 	SC_MPI_CHECK(MPI_Recv(host, mpi_count(count), sc_mpi_type(dt), peer, P2P_SEND_TAG, MPI_COMM_WORLD,
 	                      MPI_STATUS_IGNORE));
+	rt->recv_wait += MPI_Wtime() - t0;
 	if (host != buf) {
 		sc_from_host(rt, buf, host, bytes);
 		free(host);
@@ -376,6 +379,27 @@ void sc_p2p_recv(sc_rt *rt, int peer, void *buf, sc_dtype dt, int64_t count)
 void sc_p2p_flush(sc_rt *rt)
 {
 	reap_sends(rt, true);
+}
+
+void sc_pipeline_report(sc_rt *rt, int stages, double seconds, double bubble)
+{
+	if (stages < 1 || rt->size % stages)
+		SC_DIE("sc_pipeline_report: %d stages of a world of %d ranks", stages, rt->size);
+	double *wait = rt->rank == 0 ? xmalloc(sizeof(double) * (size_t)rt->size) : NULL;
+	SC_MPI_CHECK(MPI_Gather(&rt->recv_wait, 1, MPI_DOUBLE, wait, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+	if (rt->rank != 0)
+		return;
+	int per = rt->size / stages;
+	for (int s = 0; s < stages; s++) {
+		double most = 0;   /* the stage's rank that waited longest */
+		for (int r = s * per; r < (s + 1) * per; r++)
+			most = wait[r] > most ? wait[r] : most;
+		printf("pipeline stage %d (ranks %d-%d): idle %.1f%% of the run, waiting for other stages (the schedule's "
+		       "bubble: %.1f%%)\n", s, s * per, (s + 1) * per - 1, seconds > 0 ? 100 * most / seconds : 0.0,
+		       100 * bubble);
+	}
+	fflush(stdout);
+	free(wait);
 }
 
 void sc_broadcast_host(sc_rt *rt, void *host, size_t bytes, int root)
