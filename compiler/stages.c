@@ -107,30 +107,19 @@ static void split_evenly(const FlatGraph *f, const Strategies *st, int64_t stage
 void assign_stages(const FlatGraph *f, const Strategies *st, int64_t stages, int *node_stage, int *value_stage)
 {
 	const Graph *g = f->g;
+	int *given = xmalloc(sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));   /* written, or the split's; -1 */
 	bool written = false;
-	for (int i = 0; i < g->nnodes && !written; i++)
-		written = written_stage(&g->nodes[i]) >= 0;
-	if (!written && st) {   /* the split is the compiler's: every operator's stage fixed */
-		split_evenly(f, st, stages, node_stage);
-		for (int v = 0; v < g->nvalues; v++)
-			value_stage[v] = -1;
-		for (int i = 0; i < g->nnodes; i++)
-			value_stage[g->nodes[i].result] = node_stage[i];
-		for (int i = g->nnodes - 1; i >= 0; i--)   /* an input or parameter: on its earliest reader's stage */
-			for (int k = 0; k < g->nodes[i].nin; k++)
-				if (g->nodes[i].in[k] < g->nparams)
-					value_stage[g->nodes[i].in[k]] = node_stage[i];
-		for (int v = 0; v < g->nparams; v++)
-			value_stage[v] = value_stage[v] < 0 ? 0 : value_stage[v];
-		return;
-	}
+	for (int i = 0; i < g->nnodes; i++)
+		written |= (given[i] = written_stage(&g->nodes[i])) >= 0;
+	if (!written && st)   /* the split is the compiler's: every operator's stage fixed */
+		split_evenly(f, st, stages, given);
 	int *want = xmalloc(sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));   /* its readers' earliest */
 	for (int v = 0; v < g->nvalues; v++)
 		value_stage[v] = want[v] = -1;
 	for (int i = 0; i < g->nnodes; i++) {   /* given, or the latest of its operands' (-1: none yet) */
 		const Node *n = &g->nodes[i];
-		int s = written_stage(n);
-		for (int k = 0; written_stage(n) < 0 && k < n->nin; k++)
+		int s = given[i];
+		for (int k = 0; given[i] < 0 && k < n->nin; k++)
 			s = value_stage[n->in[k]] > s ? value_stage[n->in[k]] : s;
 		node_stage[i] = value_stage[n->result] = s;
 	}
@@ -147,6 +136,7 @@ void assign_stages(const FlatGraph *f, const Strategies *st, int64_t stages, int
 	for (int v = 0; v < g->nparams; v++)
 		value_stage[v] = want[v] >= 0 ? want[v] : 0;
 	free(want);
+	free(given);
 }
 
 bool check_stages(const Module *m, const FlatGraph *f, Diag *d)
