@@ -45,8 +45,9 @@ typedef struct {
 
 static int new_value(Caster *x, const Value *like, const char *name, DType dt)
 {
+	Value copy = *like;   /* like may lie in the array the push moves */
 	Value *v = ARENA_PUSH(x->a, x->g->values, x->g->nvalues, x->cap_values);
-	*v = *like;
+	*v = copy;
 	v->name = name;
 	v->type.dtype = dt;
 	v->node = -1;

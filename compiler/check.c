@@ -371,6 +371,11 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case ATTR_OUT_STRATEGY: return decode_strategy(c, v, &a->out_strategy, "out_strategy");
 	case ATTR_RECOMPUTE: a->recompute = v->i; break;
 	case ATTR_PIPELINE_STAGE:
+		if (c->m->ctx.pipeline_stages == 0) {
+			ERR(c, v->span, "pipeline_stage %lld with pipeline_stages \"auto\": the search places the stages "
+			    "(give pipeline_stages a number to place them yourself)", (long long)v->i);
+			return false;
+		}
 		if (v->i < 0 || v->i >= c->m->ctx.pipeline_stages) {
 			ERR(c, v->span, "pipeline_stage %lld is not a stage of this model: the context's pipeline_stages is "
 			    "%lld, so stages are 0 to %lld%s", (long long)v->i, (long long)c->m->ctx.pipeline_stages,

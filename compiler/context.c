@@ -120,12 +120,14 @@ bool context_apply(Context *c, const char *key, const Lit *v, const char **err)
 		}
 		c->optimizer_shard_size = v->i;
 	} else if (strcmp(key, "pipeline_stages") == 0) {
-		if (v->kind != LIT_INT || v->i < 1 || v->i > (1 << 20)) {
+		if (str_is(v, "auto"))
+			c->pipeline_stages = 0;   /* the search picks (search_stages) */
+		else if (v->kind != LIT_INT || v->i < 1 || v->i > (1 << 20)) {
 			*err = "pipeline_stages must be a positive integer (the groups of devices consecutive layers run on; "
-			       "1, the default: every operator on all devices)";
+			       "1, the default: every operator on all devices) or \"auto\" (the search picks it)";
 			return false;
-		}
-		c->pipeline_stages = v->i;
+		} else
+			c->pipeline_stages = v->i;
 	} else if (strcmp(key, "pipeline_scheduler") == 0) {
 		if (str_is(v, "1f1b"))
 			c->scheduler = SCHED_1F1B;
@@ -189,6 +191,15 @@ bool context_stages(Module *m, Diag *d)
 {
 	Context *c = &m->ctx;
 	c->stages = c->parallel_mode == PM_STAND_ALONE ? 1 : c->pipeline_stages;   /* one device: no stages */
+	if (c->stages == 0) {   /* "auto": one stage until the search picks (search_stages) */
+		c->stages = 1;
+		if (c->parallel_mode != PM_AUTO || !m->train) {
+			const Lit *at = context_entry(m, "pipeline_stages");
+			diag_error(d, m->src, at ? at->span : (Span){0, 0}, "pipeline_stages \"auto\" is the search's choice: "
+			           "it needs parallel_mode \"auto_parallel\" and a train block (or give pipeline_stages a number)");
+			return false;
+		}
+	}
 	if (c->stages == 1)
 		return true;
 	if (c->device_num % c->pipeline_stages) {

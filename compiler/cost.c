@@ -293,6 +293,12 @@ double cost_collective(CostModel *cm, const TensorLayout *l, uint32_t axes, int6
 	return (double)latency_steps(n, bytes) * lat + (double)bytes / bw;
 }
 
+double cost_p2p(const CostModel *cm, double bytes, int64_t ranks)
+{
+	bool inter = ranks > cm->c.devices_per_node;   /* the stages span nodes: some pair's link crosses */
+	return (inter ? cm->c.inter_lat : cm->c.intra_lat) + bytes / (inter ? cm->c.inter_bw : cm->c.intra_bw);
+}
+
 void cost_bound_only(CostModel *cm, bool on)
 {
 	cm->bound_only = on;

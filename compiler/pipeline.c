@@ -112,6 +112,10 @@ static bool run_stage(Compilation *c, Stage s)
 	case STAGE_KERNELS:
 		return check_kernels(m, c->flat, c->d) && check_stages(m, c->flat, c->d);
 	case STAGE_STRATEGIES:
+		if (m->ctx.pipeline_stages == 0 && m->ctx.parallel_mode == PM_AUTO && !c->strategy_in) {
+			c->search.plan = pipeline_run;   /* pipeline_stages "auto": the search tries each count */
+			return search_stages(m, c->flat, &c->st, &c->search, c->d);
+		}
 		return assign_strategies(m, c->flat, &c->st, c->d);
 	case STAGE_SEARCH: {
 		c->search.plan = pipeline_run;   /* the search's memory count: its candidates lowered and planned here */
@@ -151,7 +155,7 @@ static bool run_stage(Compilation *c, Stage s)
 		fuse_operators(c->low);
 		return true;
 	case STAGE_PLAN:
-		c->plan = emit_plan(c->low, c->name);
+		c->plan = c->slab_only ? emit_plan_slab(c->low) : emit_plan(c->low, c->name);
 		return true;
 	case STAGE_COUNT: break;
 	}

@@ -68,6 +68,7 @@ struct Compilation {
 	const char *strategy_in; /* --strategy-in FILE */
 	SearchOptions search;    /* its cluster's bucket_bytes also sizes the buckets */
 	unsigned dump_after;     /* bit s: keep stage s's text in dumps[s] */
+	bool slab_only;          /* plan memory: the slab only (the search's count), no rank tables */
 	/* what it made (compilation_free frees what it made) */
 	Module *m;
 	FlatGraph *flat;

@@ -650,7 +650,6 @@ static void name_values(Program *p, Arena *arena)
 
 /* ---- groups: one partition of the ranks per (device matrix, axes) ---- */
 
-
 static void plan_groups(Program *p)
 {
 	const Lowered *l = p->l;
@@ -929,16 +928,22 @@ static void entry_values(const Program *p, const Entry *e, int64_t rank, int64_t
 	}
 }
 
+Program *emit_plan_slab(const Lowered *l)
+{
+	Program *p = arena_alloc(l->arena, sizeof *p);
+	p->l = l;
+	plan_buffers(p);
+	return p;
+}
+
 Program *emit_plan(const Lowered *l, const char *model)
 {
 	assert_float_operands(l);
-	Program *p = arena_alloc(l->arena, sizeof *p);
-	p->l = l;
+	Program *p = emit_plan_slab(l);
 	StrBuf c = {0};
 	sb_c_comment(&c, model);
 	p->model = arena_strndup(l->arena, c.data ? c.data : "", c.len);
 	sb_free(&c);
-	plan_buffers(p);
 	name_values(p, l->arena);
 	p->arg = arena_alloc(l->arena, sizeof(char *) * (size_t)(l->nvalues ? l->nvalues : 1));
 	memcpy(p->arg, p->cname, sizeof(char *) * (size_t)l->nvalues);

@@ -655,11 +655,43 @@ int cheaper_candidates(Search *x, int v, double bound, Priced *out, int max)
 
 /* ---- a whole plan: its cost, and its memory as the program allocates it ---- */
 
-/* The total cost and per-device memory of the current strategies. */
+/* The point-to-point sends of a micro-batch (search_init's x->sends: each
+ * value read on a later stage, once per reading stage), each as the value
+ * is laid out where it is made (lower.c's SendRecv), its gradient back when
+ * it carries one. A send is charged to the stage that waits on it: the
+ * reader forward, the sender backward. */
+static void p2p_costs(Search *x, double *stage_cost)
+{
+	const Graph *g = x->g;
+	for (int i = 0; i < x->nsends; i++) {
+		int id = x->sends[i].value, made = g->values[id].node;
+		const TensorLayout *l = made >= 0 ? &x->raw[made] : home(x, id);
+		if (!l)
+			continue;
+		const Type *t = &g->values[id].type;
+		double one = cost_p2p(x->cm, (double)cost_slice_bytes(l, t->dims, dtype_bytes(t->dtype)), x->n * x->stages);
+		stage_cost[x->sends[i].stage] += one;
+		if (x->needs[id])
+			stage_cost[x->value_stage[id]] += one;
+	}
+}
+
+/* The total cost and per-device memory of the current strategies: a
+ * micro-batch's share of a step's seconds. Without pipeline stages, the sum
+ * of every operator's compute and redistributions, forward and backward (the
+ * reductions that go out once a step at 1/N each: grad_cost). With P stages
+ * and M micro-batches the stages run at once, each its own operators and
+ * the point-to-point sends it waits on (p2p_costs): a step takes M + P - 1
+ * turns of the slowest stage (the schedule's bubble, GPipe's and 1F1B's
+ * alike), then the slowest stage's once-a-step reductions. */
 double total(Search *x, double *memory)
 {
 	const Graph *g = x->g;
-	double c = 0, mem = 0;
+	double mem = 0, one = 0, *turn = &one, *once = NULL;   /* per stage: a micro-batch's seconds; once a step */
+	if (x->stages > 1) {
+		turn = xcalloc((size_t)x->stages, sizeof(double));
+		once = xcalloc((size_t)x->stages, sizeof(double));
+	}
 	for (int v = 0; v < g->nnodes; v++)
 		if (searchable(x, v))
 			x->decided[v] = true;
@@ -669,13 +701,20 @@ double total(Search *x, double *memory)
 		const Node *nd = &g->nodes[v];
 		const NodeStrategy *ns = &x->st->node[v];
 		const Value *res = &g->values[nd->result];
-		c += compute_cost(x, v, &x->cur[v]);
-		for (int k = 0; k < nd->nin; k++)
-			c += in_cost(x, v, k, &x->in[v][k], true, 0, INFINITY) + grad_cost(x, v, k, &x->in[v][k], &x->raw[v], true);
+		double *c = &turn[x->stages > 1 ? x->node_stage[v] : 0];
+		*c += compute_cost(x, v, &x->cur[v]);
+		for (int k = 0; k < nd->nin; k++) {
+			double in = in_cost(x, v, k, &x->in[v][k], true, 0, INFINITY);
+			double r = grad_cost(x, v, k, &x->in[v][k], &x->raw[v], true);
+			if (once && x->m->train && reduced_once(x, &x->src[v][k]))
+				*c += in, once[x->node_stage[v]] += r;
+			else
+				*c += in + r;
+		}
 		if (ns->has_out_strategy)
-			c += cost_redist(x->cm, &x->raw[v], ns->delivered, res->type.dims, dtype_bytes(res->type.dtype), NULL);
+			*c += cost_redist(x->cm, &x->raw[v], ns->delivered, res->type.dims, dtype_bytes(res->type.dtype), NULL);
 		if (x->returned[v])
-			c += complete_cost(x, v, &x->out[v]);
+			*c += complete_cost(x, v, &x->out[v]);
 		mem += (double)cost_slice_bytes(&x->raw[v], res->type.dims, dtype_bytes(res->type.dtype));
 	}
 	for (int p = 0; p < g->nparams; p++) {
@@ -684,6 +723,19 @@ double total(Search *x, double *memory)
 		if (!h || !is_param(x, p))
 			continue;
 		mem += x->mem_factor * (double)cost_slice_bytes(h, pv->type.dims, dtype_bytes(pv->type.dtype));
+	}
+	double c = one;
+	if (once) {
+		p2p_costs(x, turn);
+		double slowest = 0, reduce = 0;
+		for (int s = 0; s < x->stages; s++) {
+			slowest = turn[s] > slowest ? turn[s] : slowest;
+			reduce = once[s] > reduce ? once[s] : reduce;
+		}
+		double m = (double)(x->m->train ? x->m->train->accumulate_steps : 1);
+		c = slowest * (m + (double)x->stages - 1) / m + reduce;
+		free(turn);
+		free(once);
 	}
 	*memory = mem;
 	return c;
@@ -712,7 +764,7 @@ double strategies_cost(const Module *m, const FlatGraph *f, const Strategies *s,
 Compilation search_lowering(Search *x, Stage stop)
 {
 	Compilation c = {.start = STAGE_LOWER, .stop = stop, .name = "", .m = (Module *)x->m,   /* read, not changed */
-	                 .flat = (FlatGraph *)x->f, .st = *x->st};
+	                 .flat = (FlatGraph *)x->f, .st = *x->st, .slab_only = true};
 	c.search.cluster = *cost_cluster(x->cm);
 	if (!x->plan(&c) && c.reached > STAGE_DIFFERENTIATE)
 		die("a plan the search priced did not lower");

@@ -19,8 +19,12 @@ void print_context(StrBuf *b, const Module *m)
 	if (c->parallel_optimizer)
 		sb_printf(b, ",\n  enable_parallel_optimizer: true,\n  optimizer_level: \"level%d\",\n  "
 		          "optimizer_weight_shard_size: %lld", c->optimizer_level, (long long)c->optimizer_shard_size);
-	if (c->pipeline_stages > 1)
-		sb_printf(b, ",\n  pipeline_stages: %lld,\n  pipeline_scheduler: \"%s\"", (long long)c->pipeline_stages,
+	if (c->pipeline_stages == 0 && c->stages == 1)   /* "auto", not picked yet (or picked 1) */
+		sb_printf(b, ",\n  pipeline_stages: \"auto\",\n  pipeline_scheduler: \"%s\"",
+		          c->scheduler == SCHED_GPIPE ? "gpipe" : "1f1b");
+	else if (c->stages > 1 || c->pipeline_stages > 1)   /* as the search picked it, when "auto" */
+		sb_printf(b, ",\n  pipeline_stages: %lld,\n  pipeline_scheduler: \"%s\"",
+		          (long long)(c->stages > 1 ? c->stages : c->pipeline_stages),
 		          c->scheduler == SCHED_GPIPE ? "gpipe" : "1f1b");
 	sb_puts(b, "\n}\n");
 }

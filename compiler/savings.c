@@ -156,12 +156,20 @@ double recompute_cost(const Search *x)
 	const Graph *g = x->g;
 	bool *marked = xcalloc((size_t)(g->nnodes ? g->nnodes : 1), sizeof *marked);
 	recompute_policy(x->m, x->f, x->m->train->recompute, marked);
-	double c = 0;
+	double *stage = xcalloc((size_t)x->stages, sizeof(double)), c = 0;   /* each stage's, a micro-batch */
 	for (int v = 0; v < g->nnodes; v++)
 		if (marked[v] && searchable(x, v))
-			c += cost_compute(x->cm, &g->nodes[v], x->st->node[v].od, x->st->node[v].split->split);
+			stage[x->stages > 1 ? x->node_stage[v] : 0] +=
+				cost_compute(x->cm, &g->nodes[v], x->st->node[v].od, x->st->node[v].split->split);
+	for (int s = 0; s < x->stages; s++)   /* on a pipeline, the slowest stage's, as total() counts */
+		c = stage[s] > c ? stage[s] : c;
+	free(stage);
 	free(marked);
-	return c + x->slab_again;
+	if (x->stages == 1)
+		return c + x->slab_again;
+	/* the collectives sent again taken as spread evenly over the stages */
+	double m = (double)x->m->train->accumulate_steps;
+	return (c + x->slab_again / (double)x->stages) * (m + (double)x->stages - 1) / m;
 }
 
 /* When the searched plan does not fit a device, the memory savings of

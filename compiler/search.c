@@ -127,6 +127,14 @@ static void explain(Search *x, double cost, double memory, FILE *out)
 
 bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d)
 {
+	double cost, mem;
+	return search_priced(m, f, s, o, d, &cost, &mem);
+}
+
+bool search_priced(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d, double *cost_out,
+                   double *mem_out)
+{
+	*cost_out = 0, *mem_out = 0;
 	if (s->device_num < 1)
 		return true;
 	if (m->ctx.parallel_mode != PM_AUTO) {   /* nothing to search; --explain still prices the given strategies */
@@ -143,6 +151,7 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 				cost += recompute_cost(&x);
 			fprintf(o->out ? o->out : stdout, "# strategies as given (no search, %lld devices): total cost %.4g s, "
 			        "memory %.4g B a device\n", (long long)x.n, cost, mem);
+			*cost_out = cost, *mem_out = mem;
 			search_done(&x);
 		}
 		return true;
@@ -174,6 +183,7 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 	if (o->explain && saved)
 		explain_savings(&x, saved, o->out ? o->out : stdout);
 	bool ok = mem <= o->cluster.memory;
+	*cost_out = cost, *mem_out = mem;
 	if (!ok)
 		report_memory(&x, mem, saved, o, d);
 	search_done(&x);

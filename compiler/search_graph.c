@@ -222,6 +222,37 @@ static void search_free(Search *x)
 	free(x->terms.t);
 }
 
+static int send_cmp(const void *pa, const void *pb)
+{
+	const int *a = pa, *b = pb;
+	return a[0] != b[0] ? a[0] - b[0] : a[1] - b[1];
+}
+
+/* x->sends: each (value, later stage reading it), once (the pipeline's
+ * point-to-point sends, priced by total). */
+static void find_sends(Search *x)
+{
+	const Graph *g = x->g;
+	int n = 0;
+	for (int i = 0; i < g->nnodes; i++)
+		n += g->nodes[i].nin;
+	int (*pair)[2] = xmalloc(sizeof *pair * (size_t)(n ? n : 1));
+	n = 0;
+	for (int i = 0; i < g->nnodes; i++)
+		for (int k = 0; k < g->nodes[i].nin; k++) {
+			int v = g->nodes[i].in[k];
+			if (x->value_stage[v] < x->node_stage[i])
+				pair[n][0] = v, pair[n++][1] = x->node_stage[i];
+		}
+	qsort(pair, (size_t)n, sizeof *pair, send_cmp);
+	x->sends = arena_alloc(x->a, sizeof *x->sends * (size_t)(n ? n : 1));
+	x->nsends = 0;
+	for (int i = 0; i < n; i++)
+		if (!i || send_cmp(pair[i], pair[i - 1]))
+			x->sends[x->nsends].value = pair[i][0], x->sends[x->nsends++].stage = pair[i][1];
+	free(pair);
+}
+
 void search_init(Search *x, const Module *m, const FlatGraph *f, Strategies *s, const Cluster *c)
 {
 	memset(x, 0, sizeof *x);
@@ -239,6 +270,13 @@ void search_init(Search *x, const Module *m, const FlatGraph *f, Strategies *s, 
 	              : t->optimizer == OPT_SGD ? (t->momentum > 0 ? 3 : 2)
 	              : t->optimizer == OPT_MOMENTUM ? 3 : 4;
 	build(x);
+	x->stages = m->ctx.stages;
+	if (x->stages > 1) {
+		x->node_stage = arena_alloc(x->a, sizeof(int) * (size_t)(x->g->nnodes ? x->g->nnodes : 1));
+		x->value_stage = arena_alloc(x->a, sizeof(int) * (size_t)(x->g->nvalues ? x->g->nvalues : 1));
+		assign_stages(f, s, x->stages, x->node_stage, x->value_stage);
+		find_sends(x);
+	}
 }
 
 void search_done(Search *x)

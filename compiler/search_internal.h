@@ -88,7 +88,11 @@ typedef struct {
 	const FlatGraph *f;
 	Strategies *st;
 	CostModel *cm;
-	int64_t n;               /* device_num */
+	int64_t n;               /* device_num (a pipeline stage's) */
+	int64_t stages;          /* pipeline stages; with more than 1, assign_stages' */
+	int *node_stage, *value_stage;  /* (nnodes), (nvalues) */
+	struct { int value, stage; } *sends;  /* the values read on a later stage and each such stage, once */
+	int nsends;
 	double mem_factor;       /* parameter bytes held per parameter byte */
 	OpSplit *cur;            /* (nnodes) the current strategy of each node with dims */
 	TensorLayout **in;       /* (nnodes, nin) the layouts cur needs */

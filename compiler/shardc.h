@@ -598,6 +598,8 @@ void cost_free(CostModel *cm);
 const Cluster *cost_cluster(const CostModel *cm);
 /* Seconds of one collective over `axes` of l sending `bytes` per rank. */
 double cost_collective(CostModel *cm, const TensorLayout *l, uint32_t axes, int64_t bytes);
+/* Seconds of one send of `bytes` between pipeline stages of `ranks` ranks in all. */
+double cost_p2p(const CostModel *cm, double bytes, int64_t ranks);
 /* Requires what redist_plan requires. The plan cost_redist prices and
  * lowering emits: redist_plan's, its steps weighed by the cluster's links. */
 void cost_plan(CostModel *cm, const TensorLayout *from, const TensorLayout *to, const int64_t *global,
@@ -654,6 +656,11 @@ typedef struct {
  * nothing. False (reported) when the strategies do not fit the devices'
  * memory. */
 bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d);
+/* And the plan's total cost (price.c's total) and memory a device (its slab); 0: not priced. */
+bool search_priced(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d, double *cost,
+                   double *memory);
+/* pipeline_stages "auto": the context set to the chosen stages, s assigned for them (search_stages.c). */
+bool search_stages(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d);
 /* price.c: the cost (seconds) of strategies s under cluster c: what the searches minimize. */
 double strategies_cost(const Module *m, const FlatGraph *f, const Strategies *s, const Cluster *c);
 /* price.c: an operator's candidate op-dim splits over device_num devices, the
@@ -957,10 +964,10 @@ char *dot_graph(const Lowered *l, const Cluster *c);
 
 typedef struct Program Program;      /* the buffer plan, groups and rank table every rank shares */
 
-/* plan.c. Requires a Lowered program. False, with errors in d, for what the v1
- * runtime cannot compute (Float16, integer arithmetic). */
-/* model: the file named in the programs' comments. */
+/* plan.c. Requires a Lowered program; model: the file named in the programs' comments. */
 Program *emit_plan(const Lowered *l, const char *model);
+/* The buffers only (the search's memory count: no pass per rank for the tables). */
+Program *emit_plan_slab(const Lowered *l);
 void emit_free(Program *p);
 int64_t emit_slab_bytes(const Program *p);
 int64_t emit_offset(const Program *p, int value);   /* where value's buffer starts in the slab */

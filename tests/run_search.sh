@@ -17,6 +17,8 @@
 #     to bind: D-Rec costs no more than the hand plans that fit, no operator
 #     has a runner-up that is cheaper and fits, and the search's memory
 #     figure is the slab, there and on every sample;
+#   - pipeline stages: with pipeline_stages "auto" the search is no worse
+#     than the best hand 3-D plan at small scale, its memory the slab;
 #   - GPT 1.3B on 8 devices and 13B on 64 at batch 8 a device fit 80e9-byte
 #     devices by the memory savings the search switches on (--explain);
 #   - a shard Call's result only the graph reads is not gathered whole;
@@ -158,6 +160,33 @@ for r in rs:   # the search's memory figure is the program's slab (within 2%)
     assert "error" in r or abs(r["memory"] / r["slab"] - 1) <= 0.02, r
 PY
 then ok; else bad "bench_search.py --small $spec: D-Rec above a hand plan, a cheaper runner-up that fits, or memory off the slab: $(cat "$tmp/bench.md")"; fi
+done
+# Pipeline stages (bench_search.py --small --rows 13B/64pp: GPT 13B's layers,
+# 4 of them, on 64 devices, a step's batch 512 in M micro-batches): the
+# search with pipeline_stages "auto" at its best M costs no more than the best
+# hand 3-D plan (tensor t, pipeline p, data the rest, M in {p, 2p, 4p}) that
+# fits, says how many stages it chose, and its memory figure is the slab on
+# every row (pipeline plans included: a stage's parameters and the
+# micro-batches it holds). On 12e9-byte devices no hand 3-D plan fits and
+# the search's plan does.
+for mem in 80e9 12e9; do
+if /usr/bin/python3 tools/bench_search.py "$shardc" --small --rows 13B/64pp --memory $mem --json "$tmp/pp.json" \
+	>"$tmp/pp.md" 2>&1 && /usr/bin/python3 - "$tmp/pp.json" $mem <<'PY'
+import json, sys
+rs = json.load(open(sys.argv[1]))
+search = [r for r in rs if r["plan"].startswith("D-Rec")]
+hand = [r for r in rs if r["plan"].startswith("tensor")]
+assert search and hand and all("stages" in r for r in search), rs
+fit = [r["cost"] for r in hand if r.get("fits")]
+best = min(r["cost"] for r in search if r.get("fits"))
+if float(sys.argv[2]) >= 80e9:
+    assert fit and best <= min(fit), (best, fit)
+else:
+    assert not fit, hand
+for r in rs:
+    assert "error" in r or abs(r["memory"] / r["slab"] - 1) <= 0.02, r
+PY
+then ok; else bad "bench_search.py --small --rows 13B/64pp --memory $mem: the search above the best hand 3-D plan, or memory off the slab: $(cat "$tmp/pp.md")"; fi
 done
 # Memory savings at full size (docs/language.md: optimizer parallelism,
 # recompute): GPT 1.3B (hidden 2048, 24 layers, seq 1024, batch 8 a device)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Usage: bench_search.py SHARDC [--small] [--rows 13B,1.3B,350M,1.3B/8,13B/64,1.5B/8,1.5B/64] [--memory BYTES] [--json FILE]
+# Usage: bench_search.py SHARDC [--small] [--rows 13B,1.3B,350M,1.3B/8,13B/64,1.5B/8,1.5B/64,13B/64pp,175B/1024] [--memory BYTES] [--json FILE]
 """The strategy search against the hand plans at the scale of real models (make bench-search).
 
 For each row (a GPT stack from tools/gen_gpt.py with a train block, fp32, Adam, seq 1024)
@@ -23,6 +23,20 @@ prints, those whose runner-up costs less than their choice: how many of those
 runner-ups fit the device and how many do not ("does not fit: needs ... B a device").
 After the search none may fit. A plan shardc refuses shows the first line of the
 error.
+
+The pipeline rows (13B/64pp, 175B/1024: pipelining should win there) compare 3-D
+plans at one batch a step, split into M micro-batches (the graph is one micro-batch
+of batch / M rows, the train block's micro_batches M):
+
+    D-Rec, pipeline auto, M   auto_parallel, recursive_programming, pipeline_stages
+                  "auto" (the search picks the stages), for each M of the row
+    tensor t, pipeline p, M   the best hand 3-D plan of each t: gen_gpt.py --megatron
+                  --mp t --pipeline p --micro-batches M (data parallelism the rest),
+                  t in {1, 2, 4, 8} within a node, M in {p, 2p, 4p}, each plain, with
+                  ZeRO-1 and with ZeRO-1 and every layer recomputed; the cheapest that
+                  fits (else the least memory) of all p and M
+
+and "total cost" is a step's (--explain's figure, a micro-batch's share, times M).
 
 --small keeps each row's layer shapes but stacks 2 layers, so the table runs in seconds.
 --memory sets the device memory instead of 80e9 (the small rows need less for memory
@@ -65,6 +79,14 @@ SMALL = {   # the same layers, 2 of them: the per-layer trade-offs of the full r
     "1.5B/8": (1600, 2, 25, 8, 16, 1024, 50257),
     "1.5B/64": (1600, 2, 25, 64, 128, 1024, 50257),
 }
+# Pipeline rows: name: (hidden, layers, heads, devices, batch a step, seq, precision,
+# the micro-batch counts the search's rows try)
+PIPE_ROWS = {
+    "13B/64pp": (5120, 40, 40, 64, 512, 1024, "fp32", (8, 16, 32)),
+    # GPT-3 175B: fp32 master weights, bf16 compute, Adam; the batch of its paper
+    "175B/1024": (12288, 96, 96, 1024, 1536, 2048, "bf16", (16, 32, 64)),
+}
+PIPE_SMALL = {k: (v[0], 4, v[2], v[3], v[4], v[5], v[6], v[7]) for k, v in PIPE_ROWS.items()}
 # Rows whose hand plans are Megatron with ZeRO-1 (enable_parallel_optimizer,
 # level1), alone and with every layer recomputed (recompute: true).
 MEMSAVE = {"1.3B/8", "13B/64"}
@@ -105,9 +127,36 @@ def runner_ups(text, memory):
     return fit, nofit
 
 
-def run_plan(shardc, tmp, row, dims, name, args, memory):
+def pipe_plans(dims):
+    """(name, gen_gpt.py arguments, micro-batches, group) of a pipeline row: the
+    search's per M, and every hand 3-D plan (group: its tensor degree)."""
+    hidden, layers, heads, devices, batch, seq, prec, searched = dims
+    out = [("D-Rec, pipeline auto, M %d" % m, ["--mode", "auto_parallel", "--search", "recursive_programming",
+                                               "--pipeline", "auto", "--micro-batches", str(m)], m, None)
+           for m in searched if batch % m == 0]
+    for t in (1, 2, 4, 8):
+        if heads % t or devices % t:
+            continue
+        p = 1
+        while p <= min(layers, devices // t):
+            d = devices // (t * p)
+            for m in ((p, 2 * p, 4 * p) if p > 1 else (1,)):
+                if batch % m or (batch // m) % d:
+                    continue
+                base = ["--megatron", "--mp", str(t)] + (["--pipeline", str(p), "--micro-batches", str(m)] if p > 1 else [])
+                for n, z in (("", []), (" + ZeRO-1", ["--zero", "level1"]),
+                             (" + ZeRO-1 + recompute", ["--zero", "level1", "--recompute", "true"])):
+                    out.append(("tensor %d, pipeline %d, M %d%s" % (t, p, m, n), base + z, m, t))
+            p *= 2
+    return out
+
+
+def run_plan(shardc, tmp, row, dims, name, args, memory, micro=1):
     hidden, layers, heads, devices, batch, seq = dims[:6]
-    vocab = ["--vocab", str(dims[6])] if len(dims) > 6 else []
+    vocab = ["--vocab", str(dims[6])] if len(dims) > 6 and isinstance(dims[6], int) else []
+    if micro > 1 or len(dims) > 7:   # a pipeline row: the graph is one micro-batch; its precision
+        batch //= micro
+        vocab = ["--precision", dims[6]] if dims[6] != "fp32" else []
     tag = re.sub(r"[^A-Za-z0-9]+", "_", "%s_%s" % (row, name))
     ir = os.path.join(tmp, tag + ".ir")
     subprocess.run([sys.executable, os.path.join(HERE, "gen_gpt.py"), "--layers", str(layers), "--hidden",
@@ -119,9 +168,12 @@ def run_plan(shardc, tmp, row, dims, name, args, memory):
     p = subprocess.run([shardc, ir, "--cluster", cluster, "--explain", "--check"], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, universal_newlines=True)
     r = {"plan": name}
+    m = re.search(r"# chose (\d+) stage", p.stdout)
+    if m:
+        r["stages"] = int(m.group(1))
     m = re.search(r"total cost ([0-9.e+-]+) s, memory ([0-9.e+-]+) B a device", p.stdout)
     if m:
-        r["cost"], r["memory"] = float(m.group(1)), float(m.group(2))
+        r["cost"], r["memory"] = float(m.group(1)) * micro, float(m.group(2))
     if "runner-up" in p.stdout:
         r["cheaper_fit"], r["cheaper_nofit"] = runner_ups(p.stdout, memory)
     p = subprocess.run([shardc, ir, "--cluster", cluster, "--time", "-o", out], stdout=subprocess.PIPE,
@@ -149,6 +201,34 @@ def run_plan(shardc, tmp, row, dims, name, args, memory):
     return r
 
 
+def pipe_row(shardc, tmp, row, dims, memory, results):
+    """A pipeline row's lines: the search's per M, and the best hand 3-D plan of
+    each tensor degree (fitting first, then cheapest)."""
+    rs, best_of = [], {}
+    for name, args, micro, group in pipe_plans(dims):
+        r = run_plan(shardc, tmp, row, dims, name, args, memory, micro)
+        if group is None:
+            rs.append(r)
+            continue
+        key = (r.get("fits", False), -r.get("cost", float("inf")) if r.get("fits") else -r.get("memory", float("inf")))
+        if group not in best_of or key > best_of[group][0]:
+            best_of[group] = (key, r)
+    hand = [r for _, r in best_of.values()]
+    fitting = [r["cost"] for r in hand if r.get("fits") and "cost" in r]
+    best = min(fitting) if fitting else None
+    for r in rs + [best_of[t][1] for t in sorted(best_of)]:
+        ratio = r["cost"] / best if best and "cost" in r else None
+        mratio = r["memory"] / r["slab"] if r.get("slab") and "memory" in r else None
+        fits = "refused: " + r["error"][:120] if "error" in r else ("yes" if r["fits"] else "no")
+        name = r["plan"] + (" (chose %d stage%s)" % (r["stages"], "s" if r["stages"] > 1 else "") if "stages" in r else "")
+        print("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | - |" % (
+            row, dims[3], dims[4], name, fmt(r.get("cost")), fmt(ratio), fmt(r.get("comm")),
+            fmt(r.get("memory")), fmt(r.get("slab")), fmt(mratio), fits, fmt(r.get("compile"))))
+        sys.stdout.flush()
+        r.update(model=row, devices=dims[3], batch=dims[4], best_hand=best)
+        results.append(r)
+
+
 def fmt(v, unit=""):
     if v is None:
         return "-"
@@ -174,6 +254,10 @@ def main():
               "cheaper runner-ups: fit, do not |" % a.memory)
         print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for row in a.rows.split(","):
+            if row in PIPE_ROWS:
+                pipe_row(os.path.abspath(a.shardc), tmp, row, (PIPE_SMALL if a.small else PIPE_ROWS)[row], a.memory,
+                         results)
+                continue
             dims = table[row]
             rs = [run_plan(os.path.abspath(a.shardc), tmp, row, dims, n, args, a.memory)
                   for n, args in plans(dims[3], dims[2], row in MEMSAVE, dims[6] if len(dims) > 6 else 0)]
