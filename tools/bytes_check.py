@@ -2,8 +2,9 @@
 """bytes_check.py MANIFEST LOG: the bytes each rank counted at run time (run.sh's
 `rank R: comm bytes sent B` lines in LOG) equal manifest.json's comm_bytes_per_rank
 times the steps run (K of the `time: K steps` or `time: K runs` line, else the
-`step: S, loss is L` lines, at least 1).  Prints the difference and exits 1 when
-they do not."""
+`step: S, loss is L` lines, at least 1); on pipeline stages also the point-to-point
+share (`rank R: p2p bytes sent B`) the manifest's pipeline.p2p_bytes_per_rank times
+the steps.  Prints the difference and exits 1 when they do not."""
 import json
 import re
 import sys
@@ -20,6 +21,12 @@ def main():
     want = {r: b * steps for r, b in enumerate(manifest["comm_bytes_per_rank"])}
     if counted != want:
         print("bytes counted %s, manifest says %s per step x %d" % (counted, manifest["comm_bytes_per_rank"], steps))
+        sys.exit(1)
+    p2p = {int(r): int(b) for r, b in re.findall(r"^rank (\d+): p2p bytes sent (\d+)$", log, re.M)}
+    per_step = manifest.get("pipeline", {}).get("p2p_bytes_per_rank", [0] * len(manifest["comm_bytes_per_rank"]))
+    want = {r: b * steps for r, b in enumerate(per_step) if any(per_step)}
+    if p2p != want:
+        print("point-to-point bytes counted %s, manifest says %s per step x %d" % (p2p, per_step, steps))
         sys.exit(1)
 
 

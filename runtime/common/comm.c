@@ -345,6 +345,7 @@ void sc_p2p_send(sc_rt *rt, int peer, const void *buf, sc_dtype dt, int64_t coun
 	check_op(rt, "sc_p2p_send", &(sc_p2p){SC_SEND, peer, (void *)buf, dt, count});
 	size_t bytes = (size_t)count * sc_dtype_size(dt);
 	rt->bytes_sent += (int64_t)bytes;
+	rt->p2p_sent += (int64_t)bytes;
 	reap_sends(rt, false);
 	if (rt->nsends == rt->capsends) {
 		rt->capsends = rt->capsends ? 2 * rt->capsends : 8;

@@ -379,11 +379,16 @@ void sc_check_skips(sc_rt *rt, int64_t step, int64_t skipped)
 void sc_finalize(sc_rt *rt)
 {
 	sc_p2p_flush(rt);
-	int64_t *all = rt->rank == 0 ? calloc((size_t)rt->size, sizeof *all) : NULL;
-	SC_MPI_CHECK(MPI_Gather(&rt->bytes_sent, 1, MPI_INT64_T, all, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
+	int64_t mine[2] = {rt->bytes_sent, rt->p2p_sent}, p2p = 0;
+	int64_t *all = rt->rank == 0 ? calloc(2 * (size_t)rt->size, sizeof *all) : NULL;
+	SC_MPI_CHECK(MPI_Gather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, 0, MPI_COMM_WORLD));
 	if (rt->rank == 0) {
-		for (int r = 0; r < rt->size; r++)
-			printf("rank %d: comm bytes sent %lld\n", r, (long long)all[r]);
+		for (int r = 0; r < rt->size; r++) {
+			printf("rank %d: comm bytes sent %lld\n", r, (long long)all[2 * r]);
+			p2p += all[2 * r + 1];
+		}
+		for (int r = 0; r < rt->size && p2p; r++)   /* pipeline stages: the point-to-point share */
+			printf("rank %d: p2p bytes sent %lld\n", r, (long long)all[2 * r + 1]);
 		fflush(stdout);
 		free(all);
 	}
