@@ -19,7 +19,10 @@
  * grey when they send nothing, from orange to red as they get heavier.
  * The graph's label gives the whole assignment's cost (strategies_cost: what
  * the search minimizes, the backward pass included with a train block) and
- * comm_bytes. Output depends only on the model and the cluster. */
+ * comm_bytes. With pipeline stages each stage is a cluster box (its
+ * operators, and the inputs and parameters that live on it), and an edge
+ * from another stage says so: `SendRecv from stage s` and the slice each
+ * rank sends. Output depends only on the model and the cluster. */
 #include "shardc.h"
 
 #include <stdlib.h>
@@ -124,6 +127,14 @@ char *dot_graph(const Lowered *l, const Cluster *c)
 	double *comm = xcalloc((size_t)(g->nnodes ? g->nnodes : 1), sizeof *comm);
 	int64_t max_bytes = 0;
 	RedistPlan *plan = xmalloc(sizeof *plan);   /* 40 KB: one, reused */
+	int stages = (int)l->stages, *node_stage = NULL, *value_stage = NULL;
+	StrBuf *in_stage = NULL;   /* with stages: each stage's boxes, drawn as a cluster */
+	if (stages > 1) {
+		node_stage = xmalloc(sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
+		value_stage = xmalloc(sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
+		assign_stages(l->flat, l->st, stages, node_stage, value_stage);
+		in_stage = xcalloc((size_t)stages, sizeof *in_stage);
+	}
 	int ne = 0;
 	for (int v = 0; v <= g->nnodes; v++) {
 		bool ret = v == g->nnodes;
@@ -192,10 +203,11 @@ char *dot_graph(const Lowered *l, const Cluster *c)
 		layout_print(&lb, &l->home[p]);
 		sb_printf(&lb, "\\n%s a rank",
 		          human_bytes(buf, (double)cost_slice_bytes(&l->home[p], pv->type.dims, dtype_bytes(pv->type.dtype))));
-		sb_printf(&b, "\tp%d [shape=box, style=\"rounded,filled\", fillcolor=\"%s\", label=\"", p,
-		          pv->type.is_param ? "lightyellow" : "lightblue");
-		put_escaped(&b, lb.data);
-		sb_puts(&b, "\"];\n");
+		StrBuf *into = stages > 1 ? &in_stage[value_stage[p]] : &b;
+		sb_printf(into, "%sp%d [shape=box, style=\"rounded,filled\", fillcolor=\"%s\", label=\"",
+		          stages > 1 ? "\t\t" : "\t", p, pv->type.is_param ? "lightyellow" : "lightblue");
+		put_escaped(into, lb.data);
+		sb_puts(into, "\"];\n");
 		sb_free(&lb);
 	}
 	for (int v = 0; v < g->nnodes; v++) {
@@ -220,10 +232,19 @@ char *dot_graph(const Lowered *l, const Cluster *c)
 		put_us(&lb, compute);
 		sb_puts(&lb, ", comm ");
 		put_us(&lb, comm[v]);
-		sb_printf(&b, "\tn%d [shape=%s, label=\"", v, ns->has_dims ? "ellipse" : "box");
-		put_escaped(&b, lb.data);
-		sb_puts(&b, "\"];\n");
+		StrBuf *into = stages > 1 ? &in_stage[node_stage[v]] : &b;
+		sb_printf(into, "%sn%d [shape=%s, label=\"", stages > 1 ? "\t\t" : "\t", v, ns->has_dims ? "ellipse" : "box");
+		put_escaped(into, lb.data);
+		sb_puts(into, "\"];\n");
 		sb_free(&lb);
+	}
+	for (int s = 0; s < stages && stages > 1; s++) {
+		int64_t per = l->device_num;
+		sb_printf(&b, "\tsubgraph cluster_stage%d {\n\t\tlabel=\"pipeline stage %d: ranks %lld-%lld\";\n"
+		          "\t\tstyle=dashed;\n", s, s, (long long)(s * per), (long long)((s + 1) * per - 1));
+		sb_puts(&b, in_stage[s].data ? in_stage[s].data : "");
+		sb_puts(&b, "\t}\n");
+		sb_free(&in_stage[s]);
 	}
 	sb_puts(&b, "\treturn [shape=doublecircle, label=\"return\"];\n");
 
@@ -231,6 +252,18 @@ char *dot_graph(const Lowered *l, const Cluster *c)
 		const Edge *ed = &e[i];
 		StrBuf lb = {0};
 		int64_t bytes = ed->shared_with < 0 ? ed->bytes : 0;
+		int from_stage = stages > 1 ? value_stage[ed->value] : 0;
+		if (stages > 1 && ed->to_node < g->nnodes && from_stage != node_stage[ed->to_node]) {
+			bool sent = false;   /* once a value and stage: to an earlier reader on the same stage */
+			for (int j = ed->next; j >= 0 && !sent; j = e[j].next)
+				sent = e[j].to_node < g->nnodes && node_stage[e[j].to_node] == node_stage[ed->to_node];
+			const Value *val = &g->values[ed->value];
+			if (sent)
+				sb_printf(&lb, "from stage %d, sent once\n", from_stage);
+			else
+				sb_printf(&lb, "SendRecv from stage %d: %s a rank\n", from_stage, human_bytes(buf,
+				          (double)cost_slice_bytes(ed->from, val->type.dims, dtype_bytes(val->type.dtype))));
+		}
 		if (ed->shared_with >= 0) {
 			int w = e[ed->shared_with].to_node;
 			sb_puts(&lb, "shared with ");
@@ -269,6 +302,9 @@ char *dot_graph(const Lowered *l, const Cluster *c)
 	}
 	sb_puts(&b, "}\n");
 	free(plan);
+	free(node_stage);
+	free(value_stage);
+	free(in_stage);
 	free(e);
 	free(last);
 	free(comm);

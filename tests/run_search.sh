@@ -11,7 +11,8 @@
 #   - --strategy-in skips the search (and its memory estimate);
 #   - --dot: the MatMul -> ReLU sample's DOT equals tests/dot/matmul_relu_semi.dot
 #     (with --check and with -o), is written whole (no FILE.tmp left behind),
-#     a write error is exit 4, and the DOT parses with graphviz's `dot` when
+#     a write error is exit 4, a pipeline's stages are boxes with SendRecv
+#     edges between them, and the DOT parses with graphviz's `dot` when
 #     it is installed (UPDATE=1 rewrites the expected file);
 #   - bench-search at small scale, also on devices small enough for memory
 #     to bind: D-Rec costs no more than the hand plans that fit, no operator
@@ -121,8 +122,15 @@ if "$shardc" ir-samples/matmul_relu_semi.ir -o "$tmp/mr" --dot "$tmp/mr2.dot" &&
 st=$?
 if [ "$st" = 4 ] && grep -q "shardc: cannot write $tmp/no/such/dir/x.dot: No such file or directory" "$tmp/err"
 then ok; else bad "--dot into a missing folder: exit $st (want 4): $(cat "$tmp/err")"; fi
+# Pipeline stages: a cluster box a stage, the edge between stages a SendRecv
+# (tests/e2e/pipeline_mlp.ir: 2 stages of 2 ranks, one activation crossing).
+if "$shardc" tests/e2e/pipeline_mlp.ir --check --dot "$tmp/pp.dot" &&
+	[ "$(grep -c 'subgraph cluster_stage' "$tmp/pp.dot")" = 2 ] &&
+	grep -q 'label="pipeline stage 1: ranks 2-3"' "$tmp/pp.dot" &&
+	[ "$(grep -c 'SendRecv from stage 0: 256 bytes a rank' "$tmp/pp.dot")" = 1 ]
+then ok; else bad "--dot of a pipeline: no stage boxes or no SendRecv edge: $(grep stage "$tmp/pp.dot")"; fi
 if command -v dot >/dev/null 2>&1; then
-	for f in "$want" "$tmp/gpt_drec.ir"; do
+	for f in "$want" "$tmp/gpt_drec.ir" tests/e2e/pipeline_mlp.ir; do
 		case $f in *.ir) "$shardc" "$f" --check --dot "$tmp/g.dot" || bad "--dot $f"; f=$tmp/g.dot ;; esac
 		if dot -Tsvg "$f" -o "$tmp/g.svg" 2>"$tmp/err" && [ ! -s "$tmp/err" ]; then ok
 		else bad "dot -Tsvg $f: $(cat "$tmp/err")"; fi
