@@ -145,7 +145,8 @@ static void set_plan(Search *x, const OpSplit *plan)
 			set_current(x, v, &plan[v]);
 }
 
-enum { CROSSOVERS = 3 };
+enum { CROSSOVERS = 3,
+       QUICK_SLABS = 4 };   /* a quick search (Search.quick): the starts whose slabs choose counts */
 
 /* The cheapest start whose program fits a device (slab_memory, tried in
  * order of cost); when none fits, the one that needs the least. When
@@ -163,7 +164,7 @@ static double choose(Search *x, Starts *b)
 		idx[i] = i;
 	sort_r(idx, (size_t)b->n, sizeof(int), cost_cmp, b->cost);
 	double least = INFINITY, memory = cost_cluster(x->cm)->memory;
-	for (; j < b->n; j++) {
+	for (; j < b->n && !(x->quick && j == QUICK_SLABS); j++) {
 		set_plan(x, b->keep[idx[j]]);
 		double mem = slab_memory(x);
 		if (mem <= memory) {
@@ -182,7 +183,7 @@ static double choose(Search *x, Starts *b)
 	for (int v = 0; v < nn; v++)
 		if (searchable(x, v))
 			pos[npos++] = v;
-	for (int f = 0; j < b->n && f < j && f < CROSSOVERS; f++) {
+	for (int f = 0; j < b->n && f < j && f < CROSSOVERS && !x->quick; f++) {
 		const OpSplit *fit = b->keep[pick], *fast = b->keep[idx[f]];
 		int lo = 0, hi = npos;   /* fast's from pos[lo] on does not fit; from pos[hi] (none) does */
 		while (hi - lo > 1) {
@@ -380,7 +381,9 @@ void recursive(Search *x)
 	free(tm.keep);
 	free(tm.cost);
 	free(idx);
-	polish(x, order, norder, choose(x, &b));
+	double limit = choose(x, &b);
+	if (!x->quick)
+		polish(x, order, norder, limit);
 	free(order);
 }
 
@@ -416,7 +419,9 @@ void propagate_trained(Search *x, const Strategies *s)
 			mp_template(x, dp, x->n / dp);
 			consider(x, &b);
 		}
-	polish(x, order, norder, choose(x, &b));
+	double limit = choose(x, &b);
+	if (!x->quick)
+		polish(x, order, norder, limit);
 	if (greedy_fits && total(x, &mem) > (1 - MEANINGFUL) * greedy_cost)   /* no better: MindSpore's plan */
 		set_plan(x, greedy);
 	free(greedy);

@@ -113,6 +113,7 @@ typedef struct {
 	int64_t copies_first;    /* > 1 in a template start of one node's devices: its strategies put this many
 	                          * copies on the slowest axis (strategy_copies_first) */
 	bool (*plan)(Compilation *c);   /* SearchOptions.plan: the pipeline from lowering to the memory plan */
+	bool quick;              /* SearchOptions.quick: D-Rec's starts, a few slabs counted, no polish */
 	const OpSplit **slab_plan;  /* (nnodes) the interned strategies slab_memory planned last, or NULL */
 	double slab;             /* and their slab */
 	double slab_again;       /* and the seconds of the collectives their backward pass sends again (recompute.c:

@@ -81,6 +81,7 @@ double run_search(Search *x, Module *m, const FlatGraph *f, Strategies *s, const
 {
 	search_init(x, m, f, s, &o->cluster);
 	x->plan = o->plan;
+	x->quick = o->quick;
 	shard_results(x);
 	if (m->ctx.search_mode == SM_RECURSIVE)
 		recursive(x);

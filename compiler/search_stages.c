@@ -6,14 +6,17 @@
  * ranks (up to MAX_AUTO_STAGES and the operators there are) is tried as if
  * written: the context's stages and a stage's devices set, the stages split
  * by work (stages.c's split_evenly), the strategies assigned and searched
- * over a stage's devices (with the memory savings the search switches on
- * when a plan does not fit), and the plan priced: price.c's total, which
+ * over a stage's devices quickly (SearchOptions.quick: the search's starts,
+ * a few of them lowered for their memory, no polish; with the memory
+ * savings it switches on when a plan does not fit), and the plan priced:
+ * price.c's total, which
  * counts the slowest stage M + P - 1 times for M micro-batches (the
  * bubble), the point-to-point sends each stage waits on and the slowest
  * stage's gradient reductions; and its slab, which holds a stage's own
  * parameters and the activations of the micro-batches it has in flight.
  * The cheapest plan that fits a device wins (none fits: the one needing the
- * least memory, which the search stage then reports). The micro-batch count
+ * least memory, which the search stage then reports), and the search stage
+ * searches the chosen count in full. The micro-batch count
  * stays the train block's: the graph is one micro-batch, so another count
  * would train on another batch.
  *
@@ -105,6 +108,7 @@ bool search_stages(Module *m, const FlatGraph *f, Strategies *s, const SearchOpt
 	Diag quiet = {.out = quiet_out};
 	SearchOptions q = *o;
 	q.explain = false;
+	q.quick = true;   /* the tries ranked by D-Rec's starts; the chosen count is searched in full after */
 
 	Trial t[MAX_AUTO_STAGES];
 	int nt = 0, best = -1;

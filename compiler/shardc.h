@@ -644,6 +644,7 @@ typedef struct {
 	bool explain;            /* print every operator's choice, cost and runner-up */
 	FILE *out;               /* where --explain goes (NULL: stdout) */
 	bool results_only;       /* --strategy-in: only lay out shard results; no search, no memory check */
+	bool quick;              /* pricing a pipeline stage count (search_stages.c): D-Rec's starts, no polish */
 	/* The pipeline's stages from lowering to the memory plan, run on a
 	 * compilation the search fills (pipeline_run; set by the pipeline, which
 	 * calls the search: a pointer, so that no file calls back up). */

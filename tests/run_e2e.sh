@@ -9,7 +9,9 @@
 # only on counts it lists (a pipeline's stages need two ranks or more), and a line `# e2e runs: 2d 4p` of the model adds (N ranks: Nd in data_parallel
 # mode, Np in auto_parallel mode by sharding propagation from its own
 # strategies, Nn by the double-recursive search on nodes of 4 devices with
-# slow links between them; no fallback for these), and its
+# slow links between them, Na with pipeline_stages "auto" on the devices of
+# the model's `# e2e cluster: JSON` line, where the search must choose
+# stages; no fallback for these), and its
 # results (output_<k>.npy, param_<name>.npy, the loss lines) are compared with
 # (a) the same model compiled for one device (--parallel-mode stand_alone) and
 # (b) tools/ref_eval.py, the numpy reference. The bytes each rank counts at run
@@ -140,6 +142,13 @@ check() {
 			how="sharding_propagation" fallback=0
 			"$shardc" "$model" -o "$out" --device-num "$n" --parallel-mode auto_parallel \
 				--search-mode sharding_propagation 2>"$w/err"
+		elif [ "${n%a}" != "$n" ]; then   # pipeline_stages "auto" on the model's `# e2e cluster:` devices
+			n=${n%a}
+			how="pipeline_stages auto" fallback=0
+			sed -n 's/^# e2e cluster: *//p' "$model" | head -1 >"$w/cluster.json"
+			"$shardc" "$model" -o "$out" --device-num "$n" --cluster "$w/cluster.json" 2>"$w/err" &&
+				"$py" -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])).get("pipeline", {}).get("stages", 1) < 2)' \
+					"$out/manifest.json" || { bad "$name on $n ranks: the search chose no stages: $(head -3 "$w/err")"; continue; }
 		elif [ "${n%d}" != "$n" ]; then   # data_parallel: every operator batch parallel
 			n=${n%d}
 			how="data_parallel mode" fallback=0
