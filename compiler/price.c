@@ -760,11 +760,21 @@ double strategies_cost(const Module *m, const FlatGraph *f, const Strategies *s,
  * then every buffer placed by liveness, then the largest scratch), by the
  * pipeline's own stages (x->plan), whose program is freed here; the strategies' splits are
  * put back as they were. The last plan's slab is kept: asked again, it is
- * not planned again. */
+ * not planned again. The strategies lowered are the search's with what the
+ * search stage sets after it (pipeline.c): mixed precision's Casts laid out
+ * as their readers take them, computed constants as theirs (in a copy,
+ * x->lowered_nodes, valid until the next call). */
 Compilation search_lowering(Search *x, Stage stop)
 {
 	Compilation c = {.start = STAGE_LOWER, .stop = stop, .name = "", .m = (Module *)x->m,   /* read, not changed */
 	                 .flat = (FlatGraph *)x->f, .st = *x->st, .slab_only = true};
+	size_t size = sizeof(NodeStrategy) * (size_t)(x->g->nnodes ? x->g->nnodes : 1);
+	if (!x->lowered_nodes)
+		x->lowered_nodes = arena_alloc(x->a, size);
+	memcpy(x->lowered_nodes, x->st->node, size);
+	c.st.node = x->lowered_nodes;
+	autocast_strategies(x->m, x->f, &c.st);
+	constant_layouts(x->m, x->f, &c.st);
 	c.search.cluster = *cost_cluster(x->cm);
 	if (!x->plan(&c) && c.reached > STAGE_DIFFERENTIATE)
 		die("a plan the search priced did not lower");

@@ -116,6 +116,7 @@ typedef struct {
 	bool quick;              /* SearchOptions.quick: D-Rec's starts, a few slabs counted, no polish */
 	const OpSplit **slab_plan;  /* (nnodes) the interned strategies slab_memory planned last, or NULL */
 	double slab;             /* and their slab */
+	NodeStrategy *lowered_nodes;  /* (nnodes) search_lowering's strategies */
 	double slab_again;       /* and the seconds of the collectives their backward pass sends again (recompute.c:
 	                          * recomputed ones, ZeRO-3's second AllGathers) */
 	MemoTable memo;          /* best_move's answers by context_key */

@@ -221,11 +221,17 @@ assert mem <= 80e9 and slab <= 80e9 and abs(mem / slab - 1) <= 0.02, (mem, slab)
 PY
 	then ok; else bad "GPT hidden $1, $2 layers on $4 devices: no plan that fits with the savings: $(head -c 600 "$tmp/err") $(grep '^# [a-z]' "$tmp/explain" | tail -4)"; fi
 done
-# Every sample, forward and (gen_gpt.py --train, Adam) training: --explain's
-# memory figure is the slab the generated program allocates (sc_slab), within 2%.
+# Every sample, forward and (gen_gpt.py --train, Adam) training, in Float32
+# and in bf16 (whose Casts the search's count lays out as the program does),
+# searched and as written, on a pipeline too: --explain's memory figure is
+# the slab the generated program allocates (sc_slab), within 2%.
 python3 tools/gen_gpt.py --layers 2 --devices 8 --train --optimizer adam --mode auto_parallel \
 	--search recursive_programming -o "$tmp/gpt_adam.ir"
-for f in ir-samples/*.ir "$tmp/gpt_adam.ir"; do
+python3 tools/gen_gpt.py --layers 2 --devices 8 --train --optimizer adam --mode auto_parallel \
+	--search recursive_programming --precision bf16 -o "$tmp/gpt_bf16.ir"
+python3 tools/gen_gpt.py --layers 4 --hidden 256 --heads 8 --seq 64 --devices 8 --train --optimizer adam \
+	--megatron --mp 2 --pipeline 2 --micro-batches 4 --precision bf16 --vocab 1000 -o "$tmp/gpt_pp_bf16.ir"
+for f in ir-samples/*.ir "$tmp/gpt_adam.ir" "$tmp/gpt_bf16.ir" "$tmp/gpt_pp_bf16.ir"; do
 	mem=$("$shardc" "$f" --check --explain 2>/dev/null | sed -n 's/.*, memory \([0-9.e+-]*\) B a device$/\1/p')
 	rm -rf "$tmp/slab"
 	if [ -z "$mem" ] || ! "$shardc" "$f" -o "$tmp/slab" 2>"$tmp/err"; then

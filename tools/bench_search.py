@@ -80,13 +80,15 @@ SMALL = {   # the same layers, 2 of them: the per-layer trade-offs of the full r
     "1.5B/64": (1600, 2, 25, 64, 128, 1024, 50257),
 }
 # Pipeline rows: name: (hidden, layers, heads, devices, batch a step, seq, precision,
-# the micro-batch counts the search's rows try)
+# the micro-batch counts the search's rows try, vocabulary or 0)
 PIPE_ROWS = {
-    "13B/64pp": (5120, 40, 40, 64, 512, 1024, "fp32", (8, 16, 32)),
-    # GPT-3 175B: fp32 master weights, bf16 compute, Adam; the batch of its paper
-    "175B/1024": (12288, 96, 96, 1024, 1536, 2048, "bf16", (16, 32, 64)),
+    "13B/64pp": (5120, 40, 40, 64, 512, 1024, "fp32", (8, 16, 32), 0),
+    # GPT-3 175B as a language model (token ids in, a tied head and cross-entropy out:
+    # a step's micro-batches of ids are small beside the stack's Float32 input):
+    # fp32 master weights, bf16 compute, Adam; the batch of its paper
+    "175B/1024": (12288, 96, 96, 1024, 1536, 2048, "bf16", (16, 32, 64), 50257),
 }
-PIPE_SMALL = {k: (v[0], 4, v[2], v[3], v[4], v[5], v[6], v[7]) for k, v in PIPE_ROWS.items()}
+PIPE_SMALL = {k: (v[0], 4) + v[2:] for k, v in PIPE_ROWS.items()}
 # Rows whose hand plans are Megatron with ZeRO-1 (enable_parallel_optimizer,
 # level1), alone and with every layer recomputed (recompute: true).
 MEMSAVE = {"1.3B/8", "13B/64"}
@@ -130,7 +132,7 @@ def runner_ups(text, memory):
 def pipe_plans(dims):
     """(name, gen_gpt.py arguments, micro-batches, group) of a pipeline row: the
     search's per M, and every hand 3-D plan (group: its tensor degree)."""
-    hidden, layers, heads, devices, batch, seq, prec, searched = dims
+    hidden, layers, heads, devices, batch, seq, prec, searched = dims[:8]
     out = [("D-Rec, pipeline auto, M %d" % m, ["--mode", "auto_parallel", "--search", "recursive_programming",
                                                "--pipeline", "auto", "--micro-batches", str(m)], m, None)
            for m in searched if batch % m == 0]
@@ -156,7 +158,7 @@ def run_plan(shardc, tmp, row, dims, name, args, memory, micro=1):
     vocab = ["--vocab", str(dims[6])] if len(dims) > 6 and isinstance(dims[6], int) else []
     if micro > 1 or len(dims) > 7:   # a pipeline row: the graph is one micro-batch; its precision
         batch //= micro
-        vocab = ["--precision", dims[6]] if dims[6] != "fp32" else []
+        vocab = (["--precision", dims[6]] if dims[6] != "fp32" else []) + (["--vocab", str(dims[8])] if dims[8] else [])
     tag = re.sub(r"[^A-Za-z0-9]+", "_", "%s_%s" % (row, name))
     ir = os.path.join(tmp, tag + ".ir")
     subprocess.run([sys.executable, os.path.join(HERE, "gen_gpt.py"), "--layers", str(layers), "--hidden",
