@@ -29,6 +29,9 @@
 # precision: "bf16", on 1 and 8 ranks (below: the tolerance and why), and
 # with each memory saving (ZeRO levels 1 to 3, recomputation) on 2 and 8.
 # E2E_FULL=1 (make test-full) runs the variants on 1, 2, 4 and 8 ranks.
+# Under make test a program identical to one already run (each 1-rank
+# program is the one-device program) takes that run's results (run(), below);
+# E2E_FULL=1 runs it again.
 # Then wrong inputs: a missing file, a wrong shape, a wrong dtype, an
 # unknown name, a label outside the classes and, with --strict-inputs, an
 # input no file gives each give a message naming the input (and the label's
