@@ -95,7 +95,8 @@ $(addprefix $(B)/san/,$(SIM_TESTS)): $(B)/san/test_%: tests/unit/test_%.c $(B)/s
 	$(CC) $(CFLAGS_BASE) $(SAN) -Itests/sim -o $@ $< $(B)/san/libsim.a $(B)/san/harness.o $(B)/san/libshardc.a \
 		-lcriterion $(LIBS)
 
-# test-full: make test with the end-to-end variants on every rank count (E2E_FULL).
+# test-full: make test with the end-to-end variants on every rank count, and
+# every program run even where it repeats one already run (E2E_FULL).
 test-full:
 	$(MAKE) test E2E_FULL=1
 
