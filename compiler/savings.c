@@ -252,6 +252,8 @@ void explain_savings(Search *x, const char *saved, FILE *out)
 	/* the homes as lower.c slices them */
 	Compilation c = search_lowering(x, STAGE_LOWER);
 	const Lowered *l = c.low;
+	/* a rank holds its own stage's parameters: each stage's sums, the largest stage's shown */
+	double *whole_of = xcalloc((size_t)l->stages, sizeof(double)), *sliced_of = xcalloc((size_t)l->stages, sizeof(double));
 	double whole = 0, sliced = 0;
 	int nsliced = 0, ntrained = 0;
 	for (int p = 0; p < l->nparams; p++) {
@@ -263,9 +265,15 @@ void explain_savings(Search *x, const char *saved, FILE *out)
 		                                        dtype_bytes(g->values[p].type.dtype));
 		ntrained++;
 		nsliced += piece < bytes;
-		whole += bytes;
-		sliced += piece;
+		int s = l->values[p].stage > 0 ? l->values[p].stage : 0;
+		whole_of[s] += bytes;
+		sliced_of[s] += piece;
 	}
+	for (int s = 0; s < l->stages; s++)
+		if (sliced_of[s] > sliced || (sliced_of[s] == sliced && whole_of[s] > whole))
+			whole = whole_of[s], sliced = sliced_of[s];
+	free(whole_of);
+	free(sliced_of);
 	lowered_free(c.low);   /* all the compilation made */
 	char a[32], b[32];
 	human_bytes(a, whole);
