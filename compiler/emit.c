@@ -864,7 +864,7 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	if (t && l->stages > 1) {   /* each stage's time waiting for the others, beside the schedule's bubble */
 		int64_t m = l->once ? t->accumulate_steps : 1;
 		sb_printf(b, "\tsc_pipeline_report(rt, %lld, t1 - t0, %.17g);   /* (P - 1) / (M + P - 1) */\n",
-		          (long long)l->stages, (double)(l->stages - 1) / (double)(m + l->stages - 1));
+		          (long long)l->stages, (double)(l->stages - 1) / pipeline_turns(l->stages, m));
 	}
 	sb_puts(b, "\tsc_data_close(rt, data);\n\n"
 	        "\t/* Results: every rank passes its piece, rank 0 writes. */\n");

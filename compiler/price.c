@@ -733,7 +733,7 @@ double total(Search *x, double *memory)
 			reduce = once[s] > reduce ? once[s] : reduce;
 		}
 		double m = (double)(x->m->train ? x->m->train->accumulate_steps : 1);
-		c = slowest * (m + (double)x->stages - 1) / m + reduce;
+		c = slowest * pipeline_turns(x->stages, (int64_t)m) / m + reduce;
 		free(turn);
 		free(once);
 	}

@@ -169,7 +169,7 @@ double recompute_cost(const Search *x)
 		return c + x->slab_again;
 	/* the collectives sent again taken as spread evenly over the stages */
 	double m = (double)x->m->train->accumulate_steps;
-	return (c + x->slab_again / (double)x->stages) * (m + (double)x->stages - 1) / m;
+	return (c + x->slab_again / (double)x->stages) * pipeline_turns(x->stages, (int64_t)m) / m;
 }
 
 /* When the searched plan does not fit a device, the memory savings of

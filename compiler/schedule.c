@@ -39,6 +39,11 @@ int pipeline_actions(PipelineScheduler sched, int64_t stages, int64_t micro, int
 	return (int)n;
 }
 
+double pipeline_turns(int64_t stages, int64_t micro)
+{
+	return (double)micro + (double)stages - 1;
+}
+
 int64_t pipeline_in_flight(PipelineScheduler sched, int64_t stages, int64_t micro, int64_t stage)
 {
 	if (sched == SCHED_GPIPE)

@@ -75,7 +75,7 @@ static void explain(const Module *m, const Trial *t, int nt, int best, FILE *out
 			        (long long)(m->ctx.ranks / t[i].stages));
 			continue;
 		}
-		double bubble = (double)(t[i].stages - 1) / (double)(micro + t[i].stages - 1);
+		double bubble = (double)(t[i].stages - 1) / pipeline_turns(t[i].stages, micro);
 		fprintf(out, "#   %lld stage%s of %lld device%s: cost %.4g s, needs %.4g B a device (%s), bubble %.0f%%%s\n",
 		        (long long)t[i].stages, t[i].stages > 1 ? "s" : "", (long long)(m->ctx.ranks / t[i].stages),
 		        m->ctx.ranks / t[i].stages > 1 ? "s" : "", t[i].cost, t[i].memory,

@@ -471,14 +471,14 @@ FlatGraph *flatten(Module *m);
 
 /* ---- schedule.c: a pipeline stage's order of passes -------------------- */
 
-/* An entry of a stage's list: micro-batch m's forward or backward pass. */
-#define PIPE_FORWARD(m) (2 * (m))
-#define PIPE_BACKWARD(m) (2 * (m) + 1)
+#define PIPE_FORWARD(m) (2 * (m))        /* an entry of a stage's list: micro-batch m's forward pass */
+#define PIPE_BACKWARD(m) (2 * (m) + 1)   /* and its backward pass */
 /* Stage `stage`'s list (2 x micro entries) into act; returns its length. */
 int pipeline_actions(PipelineScheduler sched, int64_t stages, int64_t micro, int64_t stage, int64_t *act);
-/* The most micro-batches whose forward pass stage `stage` has run and whose
- * backward pass it has not: the activations it holds at once. */
+/* The activations `stage` holds at once: micro-batches forward but not yet backward. */
 int64_t pipeline_in_flight(PipelineScheduler sched, int64_t stages, int64_t micro, int64_t stage);
+/* A step's turns of the slowest stage, M + P - 1 (either schedule): the bubble is (P - 1) / turns. */
+double pipeline_turns(int64_t stages, int64_t micro);
 
 /* ---- autocast.c: the train block's precision (mixed precision) -------- */
 
