@@ -701,7 +701,7 @@ double total(Search *x, double *memory)
 		const Node *nd = &g->nodes[v];
 		const NodeStrategy *ns = &x->st->node[v];
 		const Value *res = &g->values[nd->result];
-		double *c = &turn[x->stages > 1 ? x->node_stage[v] : 0];
+		double *c = &turn[x->node_stage[v]];
 		*c += compute_cost(x, v, &x->cur[v]);
 		for (int k = 0; k < nd->nin; k++) {
 			double in = in_cost(x, v, k, &x->in[v][k], true, 0, INFINITY);

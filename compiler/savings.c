@@ -159,7 +159,7 @@ double recompute_cost(const Search *x)
 	double *stage = xcalloc((size_t)x->stages, sizeof(double)), c = 0;   /* each stage's, a micro-batch */
 	for (int v = 0; v < g->nnodes; v++)
 		if (marked[v] && searchable(x, v))
-			stage[x->stages > 1 ? x->node_stage[v] : 0] +=
+			stage[x->node_stage[v]] +=
 				cost_compute(x->cm, &g->nodes[v], x->st->node[v].od, x->st->node[v].split->split);
 	for (int s = 0; s < x->stages; s++)   /* on a pipeline, the slowest stage's, as total() counts */
 		c = stage[s] > c ? stage[s] : c;

@@ -89,8 +89,8 @@ typedef struct {
 	Strategies *st;
 	CostModel *cm;
 	int64_t n;               /* device_num (a pipeline stage's) */
-	int64_t stages;          /* pipeline stages; with more than 1, assign_stages' */
-	int *node_stage, *value_stage;  /* (nnodes), (nvalues) */
+	int64_t stages;          /* pipeline stages (1: none) */
+	int *node_stage, *value_stage;  /* (nnodes), (nvalues) assign_stages'; all 0 with one stage */
 	struct { int value, stage; } *sends;  /* the values read on a later stage and each such stage, once */
 	int nsends;
 	double mem_factor;       /* parameter bytes held per parameter byte */
