@@ -111,12 +111,22 @@ static bool run_stage(Compilation *c, Stage s)
 		return true;
 	case STAGE_KERNELS:
 		return check_kernels(m, c->flat, c->d) && check_stages(m, c->flat, c->d);
-	case STAGE_STRATEGIES:
-		if (m->ctx.pipeline_stages == 0 && m->ctx.parallel_mode == PM_AUTO && !c->strategy_in) {
-			c->search.plan = pipeline_run;   /* pipeline_stages "auto": the search tries each count */
+	case STAGE_STRATEGIES: {
+		int *split = NULL;
+		if (m->ctx.pipeline_stages != 1 && c->strategy_in) {   /* the stages as the file's program had them */
+			int r = strategy_stages(c->strategy_in, m, c->flat, &split, c->d);
+			if (r == 2)
+				c->status = EXIT_USAGE;
+			if (r)
+				return false;
+		} else if (m->ctx.pipeline_stages != 1 && m->ctx.parallel_mode == PM_AUTO) {
+			c->search.plan = pipeline_run;   /* the search places the stages: "auto" tries each count */
 			return search_stages(m, c->flat, &c->st, &c->search, c->d);
 		}
-		return assign_strategies(m, c->flat, &c->st, c->d);
+		bool ok = assign_strategies(m, c->flat, &c->st, c->d);
+		c->st.split = split;
+		return ok;
+	}
 	case STAGE_SEARCH: {
 		c->search.plan = pipeline_run;   /* the search's memory count: its candidates lowered and planned here */
 		if (!search_strategies(m, c->flat, &c->st, &c->search, c->d))

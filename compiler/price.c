@@ -655,66 +655,86 @@ int cheaper_candidates(Search *x, int v, double bound, Priced *out, int max)
 
 /* ---- a whole plan: its cost, and its memory as the program allocates it ---- */
 
-/* The point-to-point sends of a micro-batch (search_init's x->sends: each
- * value read on a later stage, once per reading stage), each as the value
- * is laid out where it is made (lower.c's SendRecv), its gradient back when
- * it carries one. A send is charged to the stage that waits on it: the
- * reader forward, the sender backward. */
-static void p2p_costs(Search *x, double *stage_cost)
+/* A value's point-to-point send, as it is laid out where it is made
+ * (lower.c's SendRecv), and its gradient back when it carries one: the
+ * seconds each way (0: not sent). */
+static double send_cost(Search *x, int id)
 {
 	const Graph *g = x->g;
+	int made = g->values[id].node;
+	const TensorLayout *l = made >= 0 ? &x->raw[made] : home(x, id);
+	if (!l)
+		return 0;
+	const Type *t = &g->values[id].type;
+	return cost_p2p(x->cm, (double)cost_slice_bytes(l, t->dims, dtype_bytes(t->dtype)), x->n * x->stages);
+}
+
+/* The point-to-point sends of a micro-batch (search_init's x->sends: each
+ * value read on a later stage, once per reading stage). A send is charged
+ * to the stage that waits on it: the reader forward, the sender backward. */
+static void p2p_costs(Search *x, double *stage_cost)
+{
 	for (int i = 0; i < x->nsends; i++) {
-		int id = x->sends[i].value, made = g->values[id].node;
-		const TensorLayout *l = made >= 0 ? &x->raw[made] : home(x, id);
-		if (!l)
-			continue;
-		const Type *t = &g->values[id].type;
-		double one = cost_p2p(x->cm, (double)cost_slice_bytes(l, t->dims, dtype_bytes(t->dtype)), x->n * x->stages);
+		int id = x->sends[i].value;
+		double one = send_cost(x, id);
 		stage_cost[x->sends[i].stage] += one;
 		if (x->needs[id])
 			stage_cost[x->value_stage[id]] += one;
 	}
 }
 
+/* Operator v's seconds under the current strategies: a micro-batch's
+ * compute and redistributions, forward and backward, into *turn; with
+ * pipeline stages the gradient reductions that go out once a step into
+ * *once (without, they are in *turn at 1/N each: grad_cost). */
+static void node_seconds(Search *x, int v, double *turn, double *once)
+{
+	const Node *nd = &x->g->nodes[v];
+	const NodeStrategy *ns = &x->st->node[v];
+	const Value *res = &x->g->values[nd->result];
+	*turn += compute_cost(x, v, &x->cur[v]);
+	for (int k = 0; k < nd->nin; k++) {
+		double in = in_cost(x, v, k, &x->in[v][k], true, 0, INFINITY);
+		double r = grad_cost(x, v, k, &x->in[v][k], &x->raw[v], true);
+		if (x->stages > 1 && x->m->train && reduced_once(x, &x->src[v][k]))
+			*turn += in, *once += r;
+		else
+			*turn += in + r;
+	}
+	if (ns->has_out_strategy)
+		*turn += cost_redist(x->cm, &x->raw[v], ns->delivered, res->type.dims, dtype_bytes(res->type.dtype), NULL);
+	if (x->returned[v])
+		*turn += complete_cost(x, v, &x->out[v]);
+}
+
+static void decide_all(Search *x)
+{
+	for (int v = 0; v < x->g->nnodes; v++)
+		if (searchable(x, v))
+			x->decided[v] = true;
+}
+
 /* The total cost and per-device memory of the current strategies: a
  * micro-batch's share of a step's seconds. Without pipeline stages, the sum
- * of every operator's compute and redistributions, forward and backward (the
- * reductions that go out once a step at 1/N each: grad_cost). With P stages
- * and M micro-batches the stages run at once, each its own operators and
- * the point-to-point sends it waits on (p2p_costs): a step takes M + P - 1
+ * of every operator's seconds (node_seconds). With P stages and M
+ * micro-batches the stages run at once, each its own operators and the
+ * point-to-point sends it waits on (p2p_costs): a step takes M + P - 1
  * turns of the slowest stage (the schedule's bubble, GPipe's and 1F1B's
  * alike), then the slowest stage's once-a-step reductions. */
 double total(Search *x, double *memory)
 {
 	const Graph *g = x->g;
-	double mem = 0, one = 0, *turn = &one, *once = NULL;   /* per stage: a micro-batch's seconds; once a step */
+	double mem = 0, one = 0, *turn = &one, *once = &one;   /* per stage: a micro-batch's seconds; once a step */
 	if (x->stages > 1) {
 		turn = xcalloc((size_t)x->stages, sizeof(double));
 		once = xcalloc((size_t)x->stages, sizeof(double));
 	}
-	for (int v = 0; v < g->nnodes; v++)
-		if (searchable(x, v))
-			x->decided[v] = true;
+	decide_all(x);
 	for (int v = 0; v < g->nnodes; v++) {
 		if (!searchable(x, v))
 			continue;
-		const Node *nd = &g->nodes[v];
-		const NodeStrategy *ns = &x->st->node[v];
-		const Value *res = &g->values[nd->result];
-		double *c = &turn[x->node_stage[v]];
-		*c += compute_cost(x, v, &x->cur[v]);
-		for (int k = 0; k < nd->nin; k++) {
-			double in = in_cost(x, v, k, &x->in[v][k], true, 0, INFINITY);
-			double r = grad_cost(x, v, k, &x->in[v][k], &x->raw[v], true);
-			if (once && x->m->train && reduced_once(x, &x->src[v][k]))
-				*c += in, once[x->node_stage[v]] += r;
-			else
-				*c += in + r;
-		}
-		if (ns->has_out_strategy)
-			*c += cost_redist(x->cm, &x->raw[v], ns->delivered, res->type.dims, dtype_bytes(res->type.dtype), NULL);
-		if (x->returned[v])
-			*c += complete_cost(x, v, &x->out[v]);
+		const Value *res = &g->values[g->nodes[v].result];
+		node_seconds(x, v, &turn[x->node_stage[v]], &once[x->node_stage[v]]);
 		mem += (double)cost_slice_bytes(&x->raw[v], res->type.dims, dtype_bytes(res->type.dtype));
 	}
 	for (int p = 0; p < g->nparams; p++) {
@@ -725,7 +745,7 @@ double total(Search *x, double *memory)
 		mem += x->mem_factor * (double)cost_slice_bytes(h, pv->type.dims, dtype_bytes(pv->type.dtype));
 	}
 	double c = one;
-	if (once) {
+	if (x->stages > 1) {
 		p2p_costs(x, turn);
 		double slowest = 0, reduce = 0;
 		for (int s = 0; s < x->stages; s++) {
@@ -751,6 +771,25 @@ double strategies_cost(const Module *m, const FlatGraph *f, const Strategies *s,
 	double mem, t = total(&x, &mem);
 	search_done(&x);
 	return t;
+}
+
+void strategies_seconds(const Module *m, const FlatGraph *f, const Strategies *s, const Cluster *c, double *turn,
+                        double *once, double *send)
+{
+	Search x;
+	search_init(&x, m, f, (Strategies *)s, c);
+	for (int v = 0; v < f->g->nnodes; v++)
+		if (searchable(&x, v))
+			set_current(&x, v, s->node[v].split);
+	decide_all(&x);
+	for (int v = 0; v < f->g->nnodes; v++) {
+		turn[v] = once[v] = 0;
+		if (searchable(&x, v))
+			node_seconds(&x, v, &turn[v], &once[v]);
+	}
+	for (int v = 0; v < f->g->nvalues; v++)
+		send[v] = send_cost(&x, v) * (x.needs[v] ? 2 : 1);
+	search_done(&x);
 }
 
 /* The bytes a device needs under the current strategies, counted the way

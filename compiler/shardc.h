@@ -518,6 +518,7 @@ typedef struct {
 	TensorLayout *home;      /* (nparams) where inputs and planned parameters live */
 	bool *home_fixed;        /* (nparams) false: the parameter lives where its first user wants it */
 	Interner *intern;        /* the shared OpDims, OpSplit and layout records */
+	int *split;              /* (flat nnodes) each operator's stage as search_stages split them; NULL: by work */
 } Strategies;
 
 int64_t strategy_devices(const Module *m);
@@ -559,12 +560,14 @@ void constant_layouts(const Module *m, const FlatGraph *f, Strategies *s);
 
 /* ---- stages.c: the pipeline stage of every operator -------------------- */
 
-/* Requires the graph flattened. node_stage (nnodes): the stage of `stages`
- * each operator runs on; value_stage (nvalues): where each value is made, an
- * input's or parameter's the earliest stage that reads it (the top of
- * stages.c). With no pipeline_stage written, the split balances the
- * operators' work under their strategies st (NULL: all on stage 0). */
+/* Requires the graph flattened. node_stage (nnodes): the stage of `stages` each operator runs on;
+ * value_stage (nvalues): where each value is made, an input's or parameter's the earliest stage
+ * that reads it (the top of stages.c). With no pipeline_stage written, st's split, else one that
+ * balances the operators' work under their strategies st (NULL: all on stage 0). */
 void assign_stages(const FlatGraph *f, const Strategies *st, int64_t stages, int *node_stage, int *value_stage);
+/* node_stage: the operators cut into `stages` runs whose slowest is least, a run's cost its
+ * operators' seconds and the sends of the values crossing its ends (send, per value). */
+void split_by_cost(const FlatGraph *f, const double *seconds, const double *send, int64_t stages, int *node_stage);
 /* With pipeline_stages > 1: false, with an error, where an operator reads a
  * value of a later stage. */
 bool check_stages(const Module *m, const FlatGraph *f, Diag *d);
@@ -662,8 +665,12 @@ bool search_priced(Module *m, const FlatGraph *f, Strategies *s, const SearchOpt
                    double *memory);
 /* pipeline_stages "auto": the context set to the chosen stages, s assigned for them (search_stages.c). */
 bool search_stages(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d);
-/* price.c: the cost (seconds) of strategies s under cluster c: what the searches minimize. */
+/* price.c: the cost (seconds) of strategies s under cluster c: what the searches minimize. And
+ * per operator (nnodes) a micro-batch's seconds (turn) and its once-a-step reductions' (once);
+ * per value (nvalues) the seconds to send it to another stage and its gradient back (send). */
 double strategies_cost(const Module *m, const FlatGraph *f, const Strategies *s, const Cluster *c);
+void strategies_seconds(const Module *m, const FlatGraph *f, const Strategies *s, const Cluster *c, double *turn,
+                        double *once, double *send);
 /* price.c: an operator's candidate op-dim splits over device_num devices, the
  * batch-parallel default first, then by devices used (most first), then
  * splitting earlier op dims more; uneven splits where op_dim_takes allows
@@ -672,10 +679,12 @@ int op_candidates(const Node *node, const OpDims *od, int64_t device_num, int64_
 
 /* ---- strategy_file.c: --strategy-in ------------------------------------ */
 
-/* Requires strategies assigned. Replaces every operator's strategy by the one
- * the file (a strategy.json) gives. 0 ok; 1 the file contradicts the model
- * (reported through d at the file's positions); 2 it cannot be read. */
+/* Requires strategies assigned. Replaces every operator's strategy by the one the file (a
+ * strategy.json) gives. 0 ok; 1 the file contradicts the model (reported through d at the file's
+ * positions); 2 it cannot be read. strategy_stages, before strategies are assigned: the file's
+ * pipeline stages (the count, for "auto"; *split, each operator's; NULL with one). */
 int strategy_load(const char *path, const Module *m, const FlatGraph *f, Strategies *s, Diag *d);
+int strategy_stages(const char *path, Module *m, const FlatGraph *f, int **split, Diag *d);
 
 /* ---- checkpoint.c: which operators the backward pass recomputes ------- */
 
@@ -844,12 +853,10 @@ bool op_shadow(const Lowered *l, int i);
 
 /* ---- accumulate.c: gradient accumulation ------------------------------ */
 
-/* Requires differentiate and recompute, before bucket_gradients. With the
- * train block's accumulate_steps N > 1: which backward operators run once a
- * step on the gradients summed over N micro-batches (Lowered.once: the
- * parameters' gradient collectives and what follows them) and which values
- * are summed where they begin (Lowered.accumulated); comm_bytes and
- * fwd_bytes become a step's, the rest sent N times. Else nothing. */
+/* Requires differentiate and recompute, before bucket_gradients. With the train block's accumulate_steps N
+ * > 1: which backward operators run once a step on the gradients summed over N micro-batches (Lowered.once:
+ * the parameters' gradient collectives and what follows them) and which values are summed where they begin
+ * (Lowered.accumulated); comm_bytes and fwd_bytes become a step's, the rest sent N times. Else nothing. */
 void accumulate_gradients(Lowered *l);
 /* Whether operator i runs once a step (Lowered.once); how many times a step
  * it runs: accumulate_steps for the others, 1 without accumulation. */
@@ -869,19 +876,15 @@ int op_bucket(const Lowered *l, int i);
 
 /* ---- fuse.c: operators one kernel computes together -------------------- */
 
-/* Requires bucket_gradients (every reader in place). Rewrites, in Float32:
- * each Softmax along a whole axis reading a Mul by a one-element tensor that
- * nothing else reads into a SoftmaxScaled, a last-axis one reading a mask's
- * Add (of such a Mul, or not) into a SoftmaxMasked; each unary elementwise
- * operator or residual Add first reading a BiasAdd into a BiasUnary or a
- * BiasAddResidual (the sum kept when something later reads it); a
- * normalizer's adjoints into one NormGrad. Then, in any float type,
- * chains of elementwise operators and Casts, each first read by the next,
- * into one ElementwiseChain (sc_ew_chain). Each operator a fused kernel
- * computes becomes a Fused placeholder at its place. Last, each Transpose
- * keeping the last axis that only BatchMatMuls read or write on one side
- * into a TransposeFolded (no copy), and the BatchMatMuls (and adjoints)
- * reading or writing its strided value into BatchMatMulStrided. */
+/* Requires bucket_gradients (every reader in place). Rewrites, in Float32: each Softmax along a whole axis
+ * reading a Mul by a one-element tensor that nothing else reads into a SoftmaxScaled, a last-axis one
+ * reading a mask's Add (of such a Mul, or not) into a SoftmaxMasked; each unary elementwise operator or
+ * residual Add first reading a BiasAdd into a BiasUnary or a BiasAddResidual (the sum kept when something
+ * later reads it); a normalizer's adjoints into one NormGrad. Then, in any float type, chains of
+ * elementwise operators and Casts, each first read by the next, into one ElementwiseChain (sc_ew_chain).
+ * Each operator a fused kernel computes becomes a Fused placeholder at its place. Last, each Transpose
+ * keeping the last axis that only BatchMatMuls read or write on one side into a TransposeFolded (no copy),
+ * and the BatchMatMuls (and adjoints) reading or writing its strided value into BatchMatMulStrided. */
 void fuse_operators(Lowered *l);
 
 /* How a TransposeFolded lays its two values in one buffer. */
@@ -938,11 +941,9 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank);
 
 /* ---- manifest.c: manifest.json, strategy.json, the operator table ---- */
 
-/* Requires a Lowered program. malloc'd JSON text, the formats described at
- * the top of manifest.c: every input, parameter and output with its global
- * shape, layout and piece (one shape and the rule placing it on each rank),
- * the groups, the collectives and comm_bytes_per_rank; and every operator's
- * final strategy. */
+/* Requires a Lowered program. malloc'd JSON text, the formats described at the top of manifest.c: every
+ * input, parameter and output with its global shape, layout and piece (one shape and the rule placing it on
+ * each rank), the groups, the collectives and comm_bytes_per_rank; and every operator's final strategy. */
 char *manifest_json(const Lowered *l);
 char *strategy_json(const Lowered *l);
 /* shardc --list-ops: malloc'd text of ops.h's table (the language's
@@ -989,12 +990,10 @@ void emit_run_sh(StrBuf *b, const Lowered *l);
 /* shardc's exit statuses (docs/output.md, "Exit status"). */
 enum { EXIT_MODEL = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3, EXIT_IO = 4 };
 
-/* Requires a compilation run to its memory plan. Writes manifest.json,
- * strategy.json, rank_<r>.c, Makefile, run.sh (and ir/ with dump_ir; the
- * stages of c->dump_after under ir/after_<stage>) into a staging folder beside
- * OUT and swaps it in whole. 0; EXIT_USAGE when OUT is a file or a folder
- * shardc did not write; EXIT_IO when a write failed (message printed, OUT
- * left as it was). */
+/* Requires a compilation run to its memory plan. Writes manifest.json, strategy.json, rank_<r>.c, Makefile,
+ * run.sh (and ir/ with dump_ir; the stages of c->dump_after under ir/after_<stage>) into a staging folder
+ * beside OUT and swaps it in whole. 0; EXIT_USAGE when OUT is a file or a folder shardc did not write;
+ * EXIT_IO when a write failed (message printed, OUT left as it was). */
 int outdir_write(const char *outdir, const Compilation *c, bool dump_ir);
 
 #endif

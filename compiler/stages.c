@@ -23,6 +23,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The stage written on n (its own, or its Call's), -1: none. An inserted
  * operator (autocast's Casts) has none written, whatever its Attrs hold. */
@@ -49,34 +50,45 @@ static double node_work(const FlatGraph *f, const Strategies *st, int i)
 	return w;
 }
 
-/* node_stage: the operators in order cut into `stages` runs of about equal
- * work, each cut where the fewest bytes of computed values cross it. */
-static void split_evenly(const FlatGraph *f, const Strategies *st, int64_t stages, int *node_stage)
+/* cross[i] (i in 0..nn): what crosses a cut before operator i, summed over
+ * the computed values made before it and read at or after it: each value's
+ * per_value, or without it its bytes. */
+static double *crossing(const FlatGraph *f, const double *per_value)
 {
 	const Graph *g = f->g;
 	int nn = g->nnodes;
-	double *work = xcalloc((size_t)nn + 1, sizeof(double));   /* work[i]: of the operators before i */
-	double *cross = xcalloc((size_t)nn + 2, sizeof(double));  /* bytes alive across a cut before operator i */
+	double *cross = xcalloc((size_t)nn + 2, sizeof(double));
 	int *last = xmalloc(sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
 	for (int v = 0; v < g->nvalues; v++)
 		last[v] = -1;
-	for (int i = 0; i < nn; i++) {
-		work[i + 1] = work[i] + node_work(f, st, i);
+	for (int i = 0; i < nn; i++)
 		for (int k = 0; k < g->nodes[i].nin; k++)
 			last[g->nodes[i].in[k]] = i;
-	}
 	for (int v = g->nparams; v < g->nvalues; v++) {   /* made by operator d, last read by r: crosses cuts d+1 .. r */
 		int d = g->values[v].node;
 		if (d < 0 || last[v] <= d)
 			continue;
-		double bytes = (double)dtype_bytes(g->values[v].type.dtype);
-		for (int k = 0; k < g->values[v].type.rank; k++)
-			bytes *= (double)g->values[v].type.dims[k];
-		cross[d + 1] += bytes;
-		cross[last[v] + 1] -= bytes;
+		double x = per_value ? per_value[v] : (double)dtype_bytes(g->values[v].type.dtype);
+		for (int k = 0; !per_value && k < g->values[v].type.rank; k++)
+			x *= (double)g->values[v].type.dims[k];
+		cross[d + 1] += x;
+		cross[last[v] + 1] -= x;
 	}
 	for (int i = 1; i <= nn; i++)
 		cross[i] += cross[i - 1];
+	free(last);
+	return cross;
+}
+
+/* node_stage: the operators in order cut into `stages` runs of about equal
+ * work, each cut where the fewest bytes of computed values cross it. */
+static void split_evenly(const FlatGraph *f, const Strategies *st, int64_t stages, int *node_stage)
+{
+	int nn = f->g->nnodes;
+	double *work = xcalloc((size_t)nn + 1, sizeof(double));   /* work[i]: of the operators before i */
+	for (int i = 0; i < nn; i++)
+		work[i + 1] = work[i] + node_work(f, st, i);
+	double *cross = crossing(f, NULL);
 	int from = 0;   /* the stage being filled starts at operator from */
 	for (int64_t s = 1; s < stages; s++) {
 		double target = work[nn] * (double)s / (double)stages, slack = work[nn] / (double)stages / 10;
@@ -101,7 +113,85 @@ static void split_evenly(const FlatGraph *f, const Strategies *st, int64_t stage
 		node_stage[i] = (int)stages - 1;
 	free(work);
 	free(cross);
-	free(last);
+}
+
+/* Whether the run of operators a..b-1 as a stage, its operators' seconds
+ * and the sends across both its ends, keeps within `bound` (written so that
+ * a sweep over b can keep the best a). */
+static bool within(const double *sum, const double *cut, int a, int b, double bound)
+{
+	return a < b && sum[b] + cut[b] - bound <= sum[a] - cut[a];
+}
+
+/* Whether the operators split into `stages` nonempty runs each within
+ * `bound`. ends (stages x (nn + 1)): ends[k][b], the operators before b
+ * split into k + 1 such runs; one sweep a row, keeping the most of
+ * sum[a] - cut[a] over the ends a of the row before. */
+static bool fits_within(const double *sum, const double *cut, int nn, int64_t stages, double bound, bool *ends)
+{
+	for (int b = 0; b <= nn; b++)
+		ends[b] = within(sum, cut, 0, b, bound);
+	for (int64_t k = 1; k < stages; k++) {
+		const bool *before = ends + (k - 1) * (nn + 1);
+		bool *next = ends + k * (nn + 1);
+		double most = -INFINITY;   /* of sum[a] - cut[a], a < b an end of the row before */
+		for (int b = 0; b <= nn; b++) {
+			next[b] = sum[b] + cut[b] - bound <= most;
+			if (before[b])
+				most = fmax(most, sum[b] - cut[b]);
+		}
+	}
+	return ends[(stages - 1) * (nn + 1) + nn];
+}
+
+void split_by_cost(const FlatGraph *f, const double *seconds, const double *send, int64_t stages, int *node_stage)
+{
+	int nn = f->g->nnodes;
+	double *sum = xcalloc((size_t)nn + 1, sizeof(double));   /* sum[i]: of the operators before i */
+	for (int i = 0; i < nn; i++)
+		sum[i + 1] = sum[i] + seconds[i];
+	double *cut = crossing(f, send), most = 0;
+	cut[0] = cut[nn] = 0;
+	for (int i = 0; i <= nn; i++)
+		most = cut[i] > most ? cut[i] : most;
+	/* The least bound some split keeps every stage within (bisection: hi
+	 * always fits; every split into nonempty runs fits the first). */
+	bool *ends = xmalloc(sizeof(bool) * (size_t)stages * (size_t)(nn + 1));
+	double lo = 0, hi = sum[nn] + 2 * most;
+	for (int it = 0; it < 100 && hi - lo > 1e-9 * hi; it++) {
+		double mid = (lo + hi) / 2;
+		*(fits_within(sum, cut, nn, stages, mid, ends) ? &hi : &lo) = mid;
+	}
+	/* Of the splits within it, an even one: the stages placed from the last
+	 * back, each ending where the one after starts and starting where the
+	 * operators before it split into the stages before within the bound,
+	 * near an equal share of the seconds left: at the fewest seconds sent
+	 * within a tenth of a share of it, as split_evenly cuts. */
+	fits_within(sum, cut, nn, stages, hi, ends);
+	int *start = xmalloc(sizeof(int) * (size_t)(stages + 1));
+	start[stages] = nn;
+	for (int64_t s = stages - 1; s > 0; s--) {
+		const bool *before = ends + (s - 1) * (nn + 1);
+		int b = start[s + 1], best = -1;
+		double target = sum[b] - sum[b] / (double)(s + 1), slack = sum[nn] / (double)stages / 10;
+		for (int a = b - 1; a > 0; a--) {
+			if (!before[a] || !within(sum, cut, a, b, hi))
+				continue;
+			bool near = fabs(sum[a] - target) <= slack, best_near = best >= 0 && fabs(sum[best] - target) <= slack;
+			if (best < 0 || (near && !best_near) || (near && cut[a] < cut[best]) ||
+			    (!near && !best_near && fabs(sum[a] - target) < fabs(sum[best] - target)))
+				best = a;
+		}
+		start[s] = best;   /* one exists: b ends s + 1 runs within the bound */
+	}
+	start[0] = 0;
+	for (int64_t s = 0; s < stages; s++)
+		for (int i = start[s]; i < start[s + 1]; i++)
+			node_stage[i] = (int)s;
+	free(ends);
+	free(start);
+	free(sum);
+	free(cut);
 }
 
 void assign_stages(const FlatGraph *f, const Strategies *st, int64_t stages, int *node_stage, int *value_stage)
@@ -111,7 +201,9 @@ void assign_stages(const FlatGraph *f, const Strategies *st, int64_t stages, int
 	bool written = false;
 	for (int i = 0; i < g->nnodes; i++)
 		written |= (given[i] = written_stage(&g->nodes[i])) >= 0;
-	if (!written && st)   /* the split is the compiler's: every operator's stage fixed */
+	if (!written && st && st->split)   /* the split is the search's (search_stages.c) */
+		memcpy(given, st->split, sizeof(int) * (size_t)g->nnodes);
+	else if (!written && st)   /* the split is the compiler's: every operator's stage fixed */
 		split_evenly(f, st, stages, given);
 	int *want = xmalloc(sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));   /* its readers' earliest */
 	for (int v = 0; v < g->nvalues; v++)

@@ -255,36 +255,127 @@ static bool load_operator(Loader *x, json_t *o)
 	return true;
 }
 
-int strategy_load(const char *path, const Module *m, const FlatGraph *f, Strategies *s, Diag *d)
+/* The file read and parsed into x (x->src its text); NULL (reported) when
+ * it cannot be read (*usage set: a command-line error) or is no JSON object
+ * with "operators". */
+static json_t *load_file(Loader *x, const char *path, bool *usage)
 {
 	size_t len;
 	char *text = read_file(path, &len);
 	if (!text) {
-		fprintf(d->out, "shardc: cannot read strategy file %s: %s\n", path, strerror(errno));
-		return 2;
+		fprintf(x->d->out, "shardc: cannot read strategy file %s: %s\n", path, strerror(errno));
+		*usage = true;
+		return NULL;
 	}
-	Loader x = {m, f->g, s, {.name = path, .text = text, .len = (int)len}, d, NULL, NULL, NULL, NULL, 0, 0};
-	int before = d->nerrors;
+	x->src = (Source){.name = path, .text = text, .len = (int)len};
 	json_error_t je;
 	json_t *root = json_loadb(text, len, 0, &je);
-	json_t *ops = root ? json_object_get(root, "operators") : NULL;
-	json_t *dn = root ? json_object_get(root, "device_num") : NULL;
-	x.layouts = root ? json_object_get(root, "layouts") : NULL;
 	if (!root) {
 		int off = je.position > 0 ? je.position - 1 : 0;
-		ERR(&x, ((Span){off, off + 1}), "%s", je.text);
-	} else if (!json_is_array(ops)) {
-		ERR(&x, ((Span){0, 1}), "a strategy file is an object with \"operators\": [...] (what --strategy-out writes)");
-	} else if (!json_is_integer(dn) || json_integer_value(dn) != s->device_num) {
+		ERR(x, ((Span){off, off + 1}), "%s", je.text);
+	} else if (!json_is_array(json_object_get(root, "operators"))) {
+		ERR(x, ((Span){0, 1}), "a strategy file is an object with \"operators\": [...] (what --strategy-out writes)");
+		json_decref(root);
+		root = NULL;
+	}
+	return root;
+}
+
+static void loader_done(Loader *x, json_t *root)
+{
+	json_decref(root);
+	free(x->by_name);
+	free(x->seen);
+	free(x->src.line_starts);
+	free((char *)x->src.text);
+}
+
+/* x->by_name: the flat graph's operators sorted by result name (find_node). */
+static void index_names(Loader *x)
+{
+	int nn = x->g->nnodes;
+	x->by_name = xmalloc(sizeof(int) * (size_t)(nn ? nn : 1));
+	x->seen = xcalloc((size_t)(nn ? nn : 1), sizeof(bool));
+	for (int v = 0; v < nn; v++)
+		x->by_name[v] = v;
+	sort_r(x->by_name, (size_t)nn, sizeof(int), name_cmp, (void *)x->g);
+}
+
+int strategy_stages(const char *path, Module *m, const FlatGraph *f, int **split, Diag *d)
+{
+	Loader x = {.m = m, .g = f->g, .d = d};
+	int before = d->nerrors;
+	bool usage = false;
+	*split = NULL;
+	json_t *root = load_file(&x, path, &usage);
+	if (!root)
+		return usage ? 2 : 1;
+	json_t *jp = json_object_get(root, "pipeline_stages"), *ops = json_object_get(root, "operators");
+	int64_t stages = jp ? (json_is_integer(jp) ? json_integer_value(jp) : 0) : 1;
+	if (stages < 1 || stages > m->ctx.ranks || m->ctx.ranks % stages)
+		ERR(&x, ((Span){0, 1}), "\"pipeline_stages\" is a count of stages dividing the model's %lld devices",
+		    (long long)m->ctx.ranks);
+	else if (m->ctx.pipeline_stages && stages != m->ctx.stages)
+		ERR(&x, ((Span){0, 1}), "the file's strategies are for %lld pipeline stages, the model has %lld",
+		    (long long)stages, (long long)m->ctx.stages);
+	else if (m->ctx.pipeline_stages == 0)   /* "auto": the count the search picked when it wrote the file */
+		m->ctx.stages = stages, m->ctx.device_num = m->ctx.ranks / stages;
+	if (stages > 1 && d->nerrors == before) {
+		index_names(&x);
+		int *st = arena_alloc(m->arena, sizeof(int) * (size_t)(f->g->nnodes ? f->g->nnodes : 1));
+		for (int i = 0; i < f->g->nnodes; i++)
+			st[i] = -1;
+		for (size_t i = 0; i < json_array_size(ops) && d->nerrors == before; i++) {
+			json_t *o = json_array_get(ops, i), *jname = json_object_get(o, "name");
+			int v = json_is_string(jname) ? find_node(&x, json_string_value(jname)) : -1;
+			if (v < 0)
+				continue;   /* strategy_load says what is wrong with the entry */
+			json_t *js = json_object_get(o, "stage");
+			if (!json_is_integer(js) || json_integer_value(js) < 0 || json_integer_value(js) >= stages)
+				ERR(&x, entry_span(&x, json_string_value(jname)), "'%%%s' needs a \"stage\" from 0 to %lld "
+				    "(the pipeline stage it runs on)", json_string_value(jname), (long long)stages - 1);
+			else
+				st[v] = (int)json_integer_value(js);
+		}
+		for (int i = 0; i < f->g->nnodes && d->nerrors == before; i++) {
+			const Node *n = &f->g->nodes[i];
+			const char *name = f->g->values[n->result].name;
+			if (st[i] < 0) {
+				ERR(&x, ((Span){0, 1}), "operator '%%%s' (%s) of the model is not in the file", name,
+				    op_info[n->op].name);
+				break;
+			}
+			for (int k = 0; k < n->nin; k++) {
+				int made = f->g->values[n->in[k]].node;
+				if (made >= 0 && st[made] > st[i]) {
+					ERR(&x, entry_span(&x, name), "'%%%s' runs on stage %d but reads '%%%s', on stage %d: values "
+					    "flow from earlier stages to later ones", name, st[i], f->g->values[n->in[k]].name, st[made]);
+					break;
+				}
+			}
+		}
+		*split = st;
+	}
+	loader_done(&x, root);
+	return d->nerrors == before ? 0 : 1;
+}
+
+int strategy_load(const char *path, const Module *m, const FlatGraph *f, Strategies *s, Diag *d)
+{
+	Loader x = {.m = m, .g = f->g, .s = s, .d = d};
+	int before = d->nerrors;
+	bool usage = false;
+	json_t *root = load_file(&x, path, &usage);
+	if (!root)
+		return usage ? 2 : 1;
+	json_t *ops = json_object_get(root, "operators"), *dn = json_object_get(root, "device_num");
+	x.layouts = json_object_get(root, "layouts");
+	if (!json_is_integer(dn) || json_integer_value(dn) != m->ctx.ranks) {
 		ERR(&x, ((Span){0, 1}), "the file's strategies are for %lld devices, the model runs on %lld",
-		    json_is_integer(dn) ? (long long)json_integer_value(dn) : 0LL, (long long)s->device_num);
+		    json_is_integer(dn) ? (long long)json_integer_value(dn) : 0LL, (long long)m->ctx.ranks);
 	} else {
 		int nn = f->g->nnodes;
-		x.by_name = xmalloc(sizeof(int) * (size_t)(nn ? nn : 1));
-		x.seen = xcalloc((size_t)(nn ? nn : 1), sizeof(bool));
-		for (int v = 0; v < nn; v++)
-			x.by_name[v] = v;
-		sort_r(x.by_name, (size_t)nn, sizeof(int), name_cmp, (void *)f->g);
+		index_names(&x);
 		for (size_t i = 0; i < json_array_size(ops) && d->nerrors == before; i++) {
 			json_t *o = json_array_get(ops, i);
 			if (!json_is_object(o))
@@ -296,11 +387,7 @@ int strategy_load(const char *path, const Module *m, const FlatGraph *f, Strateg
 			if (!x.seen[v])
 				ERR(&x, ((Span){0, 1}), "operator '%%%s' (%s) of the model is not in the file",
 				    f->g->values[f->g->nodes[v].result].name, op_info[f->g->nodes[v].op].name);
-		free(x.by_name);
-		free(x.seen);
 	}
-	json_decref(root);
-	free(x.src.line_starts);
-	free(text);
+	loader_done(&x, root);
 	return d->nerrors == before ? 0 : 1;
 }

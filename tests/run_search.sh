@@ -2,7 +2,9 @@
 # run_search.sh SHARDC: the strategy search end to end.
 #   - strategy files: every sample and a GPT-style stack compiled with
 #     --strategy-out, then again with --strategy-in, give the same per-rank
-#     programs and manifest.json byte for byte;
+#     programs and manifest.json byte for byte, pipelines too (their stage
+#     count and each operator's stage read back);
+#   - the stage split by seconds, where it costs less than by work;
 #   - Megatron: a GPT-style stack with no annotations, searched by the
 #     double-recursive search on 8 devices, needs no more communication per
 #     rank (manifest.json's comm_bytes_per_rank) than the same stack with
@@ -71,6 +73,44 @@ for f in ir-samples/*.ir "$tmp/gpt_drec.ir" "$tmp/gpt_prop.ir"; do
 	rm -rf "$out.a/ir/00_parsed.ir" "$out.b/ir/00_parsed.ir"
 	if diff -r "$out.a" "$out.b" >"$tmp/diff"; then ok; else bad "$f: --strategy-in gives other programs"; head -20 "$tmp/diff"; fi
 done
+
+# Pipeline stages back from the file: stages written (pipeline_mlp), a
+# count given with the search's split (a GPT stack), and "auto" with the
+# memory savings its search switched on given again (pipeline_auto): the
+# same programs. An edited stage that reads a later stage's value is an
+# error at its entry.
+python3 tools/gen_gpt.py --layers 4 --devices 8 --mode auto_parallel --search recursive_programming --train \
+	--pipeline 2 --micro-batches 4 -o "$tmp/gpt_pp2.ir"
+echo '{"device_memory": 40000}' >"$tmp/c40k.json"
+for spec in "tests/e2e/pipeline_mlp.ir|" "$tmp/gpt_pp2.ir|" \
+	"tests/e2e/pipeline_auto.ir --cluster $tmp/c40k.json|--parallel-optimizer level3 --recompute"; do
+	model=${spec%%|*} again=${spec#*|}
+	name=$(basename "${model%% *}" .ir)
+	# shellcheck disable=SC2086  # model and again are word lists
+	if "$shardc" $model -o "$tmp/$name.pa" --strategy-out "$tmp/$name.pjson" 2>"$tmp/err" &&
+	   "$shardc" $model $again -o "$tmp/$name.pb" --strategy-in "$tmp/$name.pjson" 2>>"$tmp/err" &&
+	   grep -q '"stage": 1' "$tmp/$name.pjson" && diff -r "$tmp/$name.pa" "$tmp/$name.pb" >"$tmp/diff"; then ok
+	else bad "$name: --strategy-in does not give the pipeline's programs back: $(head -3 "$tmp/err" "$tmp/diff")"; fi
+done
+# The split by seconds (tests/e2e/pipeline_cost_split.ir: the AllReduce
+# layers last): the search takes it over the split by work, which costs more.
+if "$shardc" tests/e2e/pipeline_cost_split.ir --explain --check >"$tmp/cs.txt" 2>"$tmp/err" &&
+   python3 - "$tmp/cs.txt" <<'PY'
+import re, sys
+m = re.search(r"cost ([0-9.e+-]+) s, .*; split by seconds \(by work: cost ([0-9.e+-]+) s", open(sys.argv[1]).read())
+sys.exit(not (m and float(m.group(1)) < float(m.group(2))))
+PY
+then ok; else bad "pipeline_cost_split: the stages not split by seconds: $(grep -m2 'stages of' "$tmp/cs.txt")"; fi
+python3 - "$tmp/gpt_pp2.pjson" >"$tmp/moved.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["operators"][0]["stage"] = 1   # the first operator on the last stage: its readers on stage 0 read a later stage
+json.dump(s, sys.stdout, indent=1)
+PY
+if "$shardc" "$tmp/gpt_pp2.ir" --strategy-in "$tmp/moved.json" --check 2>"$tmp/err"; then
+	bad "--strategy-in with a stage reading a later stage's value: accepted"
+elif grep -q "moved.json:[0-9]*:[0-9]*: error: .* runs on stage 0 but reads .* on stage 1" "$tmp/err"; then ok
+else bad "--strategy-in with a stage reading a later stage's value: $(head -2 "$tmp/err")"; fi
 
 for train in "" --train; do
 	for layers in 2 4; do

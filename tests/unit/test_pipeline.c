@@ -1,4 +1,4 @@
-/* test_pipeline.c: the one pipeline (pipeline.c) and the verifier between its
+/* test_pipeline.c: the one pipeline (pipeline.c), the verifier between its
  * stages (verify.c).
  *
  * A run stops where it is asked to, or at the first stage that finds an
@@ -7,7 +7,9 @@
  * asked for are kept; and a lowered program broken in any of the ways the
  * verifier knows aborts naming the stage. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -216,4 +218,68 @@ Test(verify, collective_group_outside_its_matrix, .signal = SIGABRT)
 			break;
 		}
 	verify_lowered(l, "test");
+}
+
+/* split_by_cost (stages.c): on a chain of operators with random seconds and
+ * random sends between them, the slowest stage of its split costs what the
+ * slowest stage of the best split does (every split tried), each stage
+ * nonempty and in order. */
+Test(stages, split_by_cost_is_least)
+{
+	enum { OPS = 10 };
+	char text[2048];
+	int at = snprintf(text, sizeof text, "graph @net(%%x: <Tensor[Float32], (4, 4)>) {\n  %%a0 = ReLU(%%x)\n");
+	for (int i = 1; i < OPS; i++)
+		at += snprintf(text + at, sizeof text - (size_t)at, "  %%a%d = ReLU(%%a%d)\n", i, i - 1);
+	snprintf(text + at, sizeof text - (size_t)at, "  return %%a%d\n}\n", OPS - 1);
+	Run *r = run_pipeline("t.ir", text, strlen(text), STAGE_FLATTEN, NULL, 0);
+	expect_clean(r);
+	const Graph *g = r->c.flat->g;
+	cr_assert_eq(g->nnodes, OPS);
+	unsigned seed = 7;
+	for (int trial = 0; trial < 200; trial++) {
+		double seconds[OPS], send[OPS + 1] = {0}, cut[OPS + 1] = {0};
+		for (int i = 0; i < OPS; i++)
+			seconds[i] = (double)(rand_r(&seed) % 1000) / 100;
+		for (int v = g->nparams; v < g->nvalues; v++)
+			send[v] = (double)(rand_r(&seed) % 300) / 100;
+		for (int i = 1; i < OPS; i++)   /* the cut before operator i: its operand, made by operator i - 1 */
+			cut[i] = send[g->nodes[i].in[0]];
+		int stages = 2 + trial % 3, split[OPS];
+		split_by_cost(r->c.flat, seconds, send, stages, split);
+		double slowest = 0, stage = 0;
+		cr_assert_eq(split[0], 0);
+		cr_assert_eq(split[OPS - 1], stages - 1);
+		for (int i = 0; i < OPS; i++) {
+			stage += seconds[i];
+			if (i + 1 < OPS && split[i + 1] == split[i])
+				continue;
+			cr_assert(i + 1 == OPS || split[i + 1] == split[i] + 1, "stages in order, none empty");
+			int first = i;
+			while (first > 0 && split[first - 1] == split[i])
+				first--;
+			stage += cut[first] + cut[i + 1];
+			slowest = stage > slowest ? stage : slowest;
+			stage = 0;
+		}
+		double best = INFINITY;   /* every split: stages - 1 cuts among OPS - 1 places, as a bit mask */
+		for (unsigned mask = 0; mask < 1u << (OPS - 1); mask++) {
+			if (__builtin_popcount(mask) != stages - 1)
+				continue;
+			double most = 0, run = 0;
+			int first = 0;
+			for (int i = 0; i < OPS; i++) {
+				run += seconds[i];
+				if (i + 1 < OPS && !(mask >> i & 1))
+					continue;
+				run += cut[first] + cut[i + 1];
+				most = run > most ? run : most;
+				run = 0, first = i + 1;
+			}
+			best = most < best ? most : best;
+		}
+		cr_assert(slowest <= best * (1 + 1e-6), "trial %d, %d stages: slowest stage %g, the best split's %g", trial,
+		          stages, slowest, best);
+	}
+	run_free(r);
 }
