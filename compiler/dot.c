@@ -127,14 +127,11 @@ char *dot_graph(const Lowered *l, const Cluster *c)
 	double *comm = xcalloc((size_t)(g->nnodes ? g->nnodes : 1), sizeof *comm);
 	int64_t max_bytes = 0;
 	RedistPlan *plan = xmalloc(sizeof *plan);   /* 40 KB: one, reused */
-	int stages = (int)l->stages, *node_stage = NULL, *value_stage = NULL;
+	int stages = (int)l->stages;
+	const int *node_stage = l->node_stage, *value_stage = l->value_stage;
 	StrBuf *in_stage = NULL;   /* with stages: each stage's boxes, drawn as a cluster */
-	if (stages > 1) {
-		node_stage = xmalloc(sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
-		value_stage = xmalloc(sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
-		assign_stages(l->flat, l->st, stages, node_stage, value_stage);
+	if (stages > 1)
 		in_stage = xcalloc((size_t)stages, sizeof *in_stage);
-	}
 	int ne = 0;
 	for (int v = 0; v <= g->nnodes; v++) {
 		bool ret = v == g->nnodes;
@@ -302,8 +299,6 @@ char *dot_graph(const Lowered *l, const Cluster *c)
 	}
 	sb_puts(&b, "}\n");
 	free(plan);
-	free(node_stage);
-	free(value_stage);
 	free(in_stage);
 	free(e);
 	free(last);

@@ -580,7 +580,7 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 static void lower_node(Lowering *x, int i)
 {
 	Lowered *l = x->l;
-	x->stage = x->node_stage[i];
+	x->stage = x->l->node_stage[i];
 	const Graph *g = l->flat->g;
 	const Node *n = &g->nodes[i];
 	const NodeStrategy *ns = &l->st->node[i];
@@ -802,18 +802,14 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st, const Cluste
 		l->home[p] = st->home[p];
 	parameter_homes(l, l->home);
 	l->stages = m->ctx.stages;
-	x->node_stage = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
-	int *value_stage = xcalloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof(int));
-	if (l->stages > 1)
-		assign_stages(f, st, l->stages, x->node_stage, value_stage);
-	else
-		memset(x->node_stage, 0, sizeof(int) * (size_t)g->nnodes);
+	l->node_stage = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
+	l->value_stage = arena_alloc(a, sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
+	assign_stages(f, st, l->stages, l->node_stage, l->value_stage);
 	for (int p = 0; p < g->nparams; p++) {
-		x->stage = value_stage[p];
+		x->stage = l->value_stage[p];
 		x->vmap[p] = lower_value(x, g->values[p].name, &g->values[p].type, &l->home[p]);
 		l->values[x->vmap[p]].param = p;
 	}
-	free(value_stage);
 	l->nparams = g->nparams;
 	for (int i = 0; i < g->nnodes; i++)
 		lower_node(x, i);

@@ -25,7 +25,6 @@ typedef struct Lowering {
 	int nreuse, cap_reuse;
 	RedistCache *plans;      /* the redistributions' searches, weighed as the cost model weighs them */
 	int stage;               /* the pipeline stage the operators and values made now belong to */
-	int *node_stage;         /* (flat nnodes) stages.c's */
 	Sent *sent;              /* lower_on_stage's copies, listed from their sources (LValue.sent) */
 	int nsent, cap_sent;
 } Lowering;

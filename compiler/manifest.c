@@ -585,14 +585,8 @@ char *strategy_json(const Lowered *l)
 	json_t *root = json_object();
 	set(root, "device_num", json_integer(lowered_ranks(l)));
 	set(root, "parallel_mode", json_string(parallel_mode_name(m->ctx.parallel_mode)));
-	int *stage = NULL;   /* with stages, each operator's, for --strategy-in to split the same way */
-	if (l->stages > 1) {
+	if (l->stages > 1)   /* and each operator's stage: --strategy-in splits the same way */
 		set(root, "pipeline_stages", json_integer(l->stages));
-		stage = xmalloc(sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
-		int *value_stage = xmalloc(sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
-		assign_stages(l->flat, l->st, l->stages, stage, value_stage);
-		free(value_stage);
-	}
 	set(root, "graph", jstr(g->name));
 	json_t *decls = json_array();
 	const LayoutDecl **all = xmalloc(sizeof *all * (size_t)(m->nlayouts + g->nnodes + 1));
@@ -623,11 +617,10 @@ char *strategy_json(const Lowered *l)
 		set(o, "out_strategy", jout_strategy(l, i));
 		set(o, "device_matrix", ns->has_dims ? jints(ns->split->dev, ns->split->ndev) : json_null());
 		set(o, "out_layout", jlayout(&l->node_out[i], true));
-		if (stage)
-			set(o, "stage", json_integer(stage[i]));
+		if (l->stages > 1)
+			set(o, "stage", json_integer(l->node_stage[i]));
 		push(ops, o);
 	}
-	free(stage);
 	set(root, "operators", ops);
 	return finish(root);
 }

@@ -752,6 +752,7 @@ typedef struct {
 	const Strategies *st;
 	int64_t device_num;      /* the devices a layout spans: one pipeline stage's */
 	int64_t stages;          /* pipeline_stages: the ranks are stages x device_num, stage s's from s x device_num */
+	int *node_stage, *value_stage;  /* (flat nnodes), (flat nvalues) each one's stage (stages.c; 0 with one) */
 	LValue *values;          /* the first nparams are the entry's parameters, in order */
 	int nvalues, cap_values, nparams;
 	LOp *ops;
