@@ -236,13 +236,13 @@ static json_t *jpipeline(const Lowered *l)
 		push(sched, list);
 	}
 	free(act);
-	for (int64_t r = 0; r < lowered_ranks(l); r++) {
-		int64_t sent = 0;
-		for (int i = 0; i < l->nops; i++)
-			if (l->ops[i].op == OP_SEND_RECV && l->ops[i].from_stage == r / d)
-				sent += l->ops[i].bytes * op_runs(l, i);
-		push(p2p, json_integer(sent));
-	}
+	int64_t *sent = xcalloc((size_t)l->stages, sizeof(int64_t));   /* each rank of stage s the same */
+	for (int i = 0; i < l->nops; i++)
+		if (l->ops[i].op == OP_SEND_RECV)
+			sent[l->ops[i].from_stage] += l->ops[i].bytes * op_runs(l, i);
+	for (int64_t r = 0; r < lowered_ranks(l); r++)
+		push(p2p, json_integer(sent[r / d]));
+	free(sent);
 	set(o, "stage_ranks", ranks);
 	set(o, "schedule", sched);
 	set(o, "p2p_bytes_per_rank", p2p);

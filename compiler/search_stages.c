@@ -1,28 +1,26 @@
-/* search_stages.c: pipeline_stages "auto" (docs/language.md, Pipeline
- * parallelism): the search picks how many stages.
+/* search_stages.c: where the search places the pipeline stages (docs/language.md, Pipeline
+ * parallelism): with pipeline_stages "auto", how many; with a count given or chosen, where
+ * the stages split.
  *
- * Requires the graph flattened and checked, pipeline_stages "auto" (the
- * context's stages 1 until here). Every stage count P that divides the
- * ranks (up to MAX_AUTO_STAGES and the operators there are) is tried as if
- * written: the context's stages and a stage's devices set, the stages split
- * by work (stages.c's split_evenly), the strategies assigned and searched
- * over a stage's devices quickly (SearchOptions.quick: the search's starts,
- * a few of them lowered for their memory, no polish; with the memory
- * savings it switches on when a plan does not fit), and the plan priced:
- * price.c's total, which
- * counts the slowest stage M + P - 1 times for M micro-batches (the
- * bubble), the point-to-point sends each stage waits on and the slowest
- * stage's gradient reductions; and its slab, which holds a stage's own
- * parameters and the activations of the micro-batches it has in flight.
- * The cheapest plan that fits a device wins (none fits: the one needing the
- * least memory, which the search stage then reports), and the search stage
- * searches the chosen count in full. The micro-batch count
- * stays the train block's: the graph is one micro-batch, so another count
- * would train on another batch.
+ * Requires the graph flattened and checked, auto_parallel, a train block and no pipeline_stage
+ * written (else the strategies are assigned as usual). Each stage count P (the one given, or
+ * with "auto" every P dividing the ranks, up to MAX_AUTO_STAGES and the operators there are)
+ * is tried as if written: the context's stages and a stage's devices set, the strategies
+ * assigned and searched over a stage's devices quickly (SearchOptions.quick: the search's
+ * starts, a few of them lowered for their memory, no polish; with the memory savings it
+ * switches on when a plan does not fit), first over the split by work (stages.c's
+ * split_evenly), then over the split that balances that plan's seconds (split_by_cost), the
+ * better kept. A plan's price is price.c's total, which counts the slowest stage M + P - 1
+ * times for M micro-batches (the bubble), the point-to-point sends each stage waits on and the
+ * slowest stage's gradient reductions; its memory is its slab, which holds a stage's own
+ * parameters and the activations of the micro-batches it has in flight. The cheapest plan
+ * that fits a device wins (none fits: the one needing the least memory, which the search
+ * stage then reports); its split travels in Strategies.split, and the search stage searches
+ * it in full. The micro-batch count stays the train block's: the graph is one micro-batch, so
+ * another count would train on another batch.
  *
- * Each trial starts from the same module: the context, the train block and
- * the flat graph's attributes (a shard's results get an out_strategy from
- * the search) are put back between trials. */
+ * Each trial starts from the same module: the context, the train block and the flat graph's
+ * attributes are put back between trials (start_over). */
 #include "shardc.h"
 
 #include <stdio.h>
@@ -179,7 +177,7 @@ static void explain(const Module *m, const Trial *t, int nt, int best, FILE *out
 		        b->fits ? "" : " (and none fits a device)");
 	else
 		fprintf(out, "# chose %lld stages: %s; the stages split the operators %s:\n", (long long)b->stages,
-		        nt == 1 ? "as given" : b->fits ? "the cheapest plan that fits a device" :
+		        m->ctx.pipeline_stages ? "as given" : b->fits ? "the cheapest plan that fits a device" :
 		        "no plan fits a device; the one needing the least memory",
 		        b->split ? "so that the slowest stage's seconds (its operators' and its sends') are least" :
 		        "by work, each boundary where the fewest bytes cross");

@@ -663,7 +663,7 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 /* And the plan's total cost (price.c's total) and memory a device (its slab); 0: not priced. */
 bool search_priced(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d, double *cost,
                    double *memory);
-/* pipeline_stages "auto": the context set to the chosen stages, s assigned for them (search_stages.c). */
+/* Pipeline stages the search places: the context set to the count chosen, s assigned with its split. */
 bool search_stages(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d);
 /* price.c: the cost (seconds) of strategies s under cluster c: what the searches minimize. And
  * per operator (nnodes) a micro-batch's seconds (turn) and its once-a-step reductions' (once);
