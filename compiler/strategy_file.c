@@ -337,12 +337,25 @@ int strategy_stages(const char *path, Module *m, const FlatGraph *f, int **split
 			else
 				st[v] = (int)json_integer_value(js);
 		}
+		/* Stages the model writes stand: the file must agree with them. */
+		int *written = NULL, *value_stage = NULL;
+		for (int i = 0; i < f->g->nnodes && !written; i++)
+			if (f->g->nodes[i].a.present & ATTR_BIT(ATTR_PIPELINE_STAGE)) {
+				written = xmalloc(sizeof(int) * (size_t)f->g->nnodes);
+				value_stage = xmalloc(sizeof(int) * (size_t)(f->g->nvalues ? f->g->nvalues : 1));
+				assign_stages(f, NULL, stages, written, value_stage);
+			}
 		for (int i = 0; i < f->g->nnodes && d->nerrors == before; i++) {
 			const Node *n = &f->g->nodes[i];
 			const char *name = f->g->values[n->result].name;
 			if (st[i] < 0) {
 				ERR(&x, ((Span){0, 1}), "operator '%%%s' (%s) of the model is not in the file", name,
 				    op_info[n->op].name);
+				break;
+			}
+			if (written && written[i] != st[i]) {
+				ERR(&x, entry_span(&x, name), "'%%%s' runs on stage %d as the model's pipeline_stage attributes "
+				    "place it, not on stage %d as the file says", name, written[i], st[i]);
 				break;
 			}
 			for (int k = 0; k < n->nin; k++) {
@@ -354,6 +367,8 @@ int strategy_stages(const char *path, Module *m, const FlatGraph *f, int **split
 				}
 			}
 		}
+		free(written);
+		free(value_stage);
 		*split = st;
 	}
 	loader_done(&x, root);

@@ -77,8 +77,8 @@ done
 # Pipeline stages back from the file: stages written (pipeline_mlp), a
 # count given with the search's split (a GPT stack), and "auto" with the
 # memory savings its search switched on given again (pipeline_auto): the
-# same programs. An edited stage that reads a later stage's value is an
-# error at its entry.
+# same programs. An edited stage that reads a later stage's value, or that
+# differs from the stage the model writes, is an error at its entry.
 python3 tools/gen_gpt.py --layers 4 --devices 8 --mode auto_parallel --search recursive_programming --train \
 	--pipeline 2 --micro-batches 4 -o "$tmp/gpt_pp2.ir"
 echo '{"device_memory": 40000}' >"$tmp/c40k.json"
@@ -107,6 +107,16 @@ s = json.load(open(sys.argv[1]))
 s["operators"][0]["stage"] = 1   # the first operator on the last stage: its readers on stage 0 read a later stage
 json.dump(s, sys.stdout, indent=1)
 PY
+python3 - "$tmp/pipeline_mlp.pjson" >"$tmp/unwritten.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["operators"][-2]["stage"] = 0   # against the model's pipeline_stage 1 on its last layer
+json.dump(s, sys.stdout, indent=1)
+PY
+if "$shardc" tests/e2e/pipeline_mlp.ir --strategy-in "$tmp/unwritten.json" --check 2>"$tmp/err"; then
+	bad "--strategy-in moving an operator off the stage the model writes: accepted"
+elif grep -q "unwritten.json:[0-9]*:[0-9]*: error: .* runs on stage 1 as the model's pipeline_stage attributes place it, not on stage 0" "$tmp/err"; then ok
+else bad "--strategy-in moving an operator off its written stage: $(head -2 "$tmp/err")"; fi
 if "$shardc" "$tmp/gpt_pp2.ir" --strategy-in "$tmp/moved.json" --check 2>"$tmp/err"; then
 	bad "--strategy-in with a stage reading a later stage's value: accepted"
 elif grep -q "moved.json:[0-9]*:[0-9]*: error: .* runs on stage 0 but reads .* on stage 1" "$tmp/err"; then ok
