@@ -16,7 +16,9 @@
  * operators, in order, into P runs of about equal work (split_evenly): a
  * boundary goes where the fewest bytes cross it, among the places within a
  * tenth of a stage's work of the even split (so between layers, where one
- * activation crosses, rather than inside one).
+ * activation crosses, rather than inside one); or, where the search places
+ * the stages (search_stages.c), as its split says: split_by_cost's, whose
+ * slowest stage under the searched plan's seconds is the least of any.
  * Values flow from earlier stages to later ones: check_stages refuses an
  * operator that reads a value of a later stage. */
 #include "shardc.h"
@@ -182,6 +184,8 @@ void split_by_cost(const FlatGraph *f, const double *seconds, const double *send
 			    (!near && !best_near && fabs(sum[a] - target) < fabs(sum[best] - target)))
 				best = a;
 		}
+		if (best < 0)   /* fits_within's sweep and `within` compare the same sums */
+			die("split_by_cost: no start for stage %lld within %g", (long long)s, hi);
 		start[s] = best;   /* one exists: b ends s + 1 runs within the bound */
 	}
 	start[0] = 0;
