@@ -101,10 +101,17 @@ static void check_once(const Lowered *l, const char *stage)
 	free(once);
 }
 
-/* Pipeline stages: an operator reads and makes values of its own stage (or
- * held by every stage, -1); a SendRecv reads its sending stage's. */
+/* Pipeline stages: every operator and value on one of the program's stages
+ * (or a value held by every stage, -1); an operator reads and makes values
+ * of its own stage; a SendRecv reads its sending stage's. */
 static void check_pipeline_stages(const Lowered *l, const char *stage)
 {
+	for (int v = 0; v < l->nvalues; v++)
+		if (l->values[v].stage < -1 || l->values[v].stage >= l->stages)
+			broken(l, stage, -1, "a value on no stage of the program", v);
+	for (int i = 0; i < l->nops; i++)
+		if (l->ops[i].stage < -1 || l->ops[i].stage >= l->stages)
+			broken(l, stage, i, "an operator on no stage of the program", l->ops[i].result);
 	for (int i = 0; l->stages > 1 && i < l->nops; i++) {
 		const LOp *o = &l->ops[i];
 		if (op_shadow(l, i) || o->op == OP_FUSED)

@@ -220,6 +220,13 @@ Test(verify, collective_group_outside_its_matrix, .signal = SIGABRT)
 	verify_lowered(l, "test");
 }
 
+Test(verify, operator_on_no_stage, .signal = SIGABRT)
+{
+	Lowered *l = verified();   /* one stage: an operator on stage 1 (a pipeline_stage kept on one device) */
+	l->ops[0].stage = 1;
+	verify_lowered(l, "test");
+}
+
 /* split_by_cost (stages.c): on a chain of operators with random seconds and
  * random sends between them, the slowest stage of its split costs what the
  * slowest stage of the best split does (every split tried), each stage
