@@ -804,12 +804,7 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st, const Cluste
 	l->stages = m->ctx.stages;
 	l->node_stage = arena_alloc(a, sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
 	l->value_stage = arena_alloc(a, sizeof(int) * (size_t)(g->nvalues ? g->nvalues : 1));
-	if (l->stages > 1)   /* one stage (stand_alone too): every operator on it, whatever pipeline_stage says */
-		assign_stages(f, st, l->stages, l->node_stage, l->value_stage);
-	else {
-		memset(l->node_stage, 0, sizeof(int) * (size_t)g->nnodes);
-		memset(l->value_stage, 0, sizeof(int) * (size_t)g->nvalues);
-	}
+	assign_stages(f, st, l->stages, l->node_stage, l->value_stage);
 	for (int p = 0; p < g->nparams; p++) {
 		x->stage = l->value_stage[p];
 		x->vmap[p] = lower_value(x, g->values[p].name, &g->values[p].type, &l->home[p]);

@@ -761,13 +761,18 @@ double total(Search *x, double *memory)
 	return c;
 }
 
+void search_given(Search *x, const Module *m, const FlatGraph *f, const Strategies *s, const Cluster *c)
+{
+	search_init(x, m, f, (Strategies *)s, c);
+	for (int v = 0; v < f->g->nnodes; v++)
+		if (searchable(x, v))
+			set_current(x, v, s->node[v].split);
+}
+
 double strategies_cost(const Module *m, const FlatGraph *f, const Strategies *s, const Cluster *c)
 {
 	Search x;
-	search_init(&x, m, f, (Strategies *)s, c);
-	for (int v = 0; v < f->g->nnodes; v++)
-		if (searchable(&x, v))
-			set_current(&x, v, s->node[v].split);
+	search_given(&x, m, f, s, c);
 	double mem, t = total(&x, &mem);
 	search_done(&x);
 	return t;
@@ -777,10 +782,7 @@ void strategies_seconds(const Module *m, const FlatGraph *f, const Strategies *s
                         double *once, double *send)
 {
 	Search x;
-	search_init(&x, m, f, (Strategies *)s, c);
-	for (int v = 0; v < f->g->nnodes; v++)
-		if (searchable(&x, v))
-			set_current(&x, v, s->node[v].split);
+	search_given(&x, m, f, s, c);
 	decide_all(&x);
 	for (int v = 0; v < f->g->nnodes; v++) {
 		turn[v] = once[v] = 0;

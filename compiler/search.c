@@ -140,11 +140,8 @@ bool search_priced(Module *m, const FlatGraph *f, Strategies *s, const SearchOpt
 	if (m->ctx.parallel_mode != PM_AUTO) {   /* nothing to search; --explain still prices the given strategies */
 		if (o->explain && !o->results_only) {
 			Search x;
-			search_init(&x, m, f, s, &o->cluster);
+			search_given(&x, m, f, s, &o->cluster);
 			x.plan = o->plan;
-			for (int v = 0; v < f->g->nnodes; v++)
-				if (searchable(&x, v))
-					set_current(&x, v, s->node[v].split);
 			double mem, cost = total(&x, &mem);
 			mem = slab_memory(&x);
 			if (m->train)

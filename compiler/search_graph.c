@@ -273,12 +273,9 @@ void search_init(Search *x, const Module *m, const FlatGraph *f, Strategies *s, 
 	x->stages = m->ctx.stages;
 	x->node_stage = arena_alloc(x->a, sizeof(int) * (size_t)(x->g->nnodes ? x->g->nnodes : 1));
 	x->value_stage = arena_alloc(x->a, sizeof(int) * (size_t)(x->g->nvalues ? x->g->nvalues : 1));
-	memset(x->node_stage, 0, sizeof(int) * (size_t)x->g->nnodes);   /* one stage: every operator on 0 */
-	memset(x->value_stage, 0, sizeof(int) * (size_t)x->g->nvalues);
-	if (x->stages > 1) {
-		assign_stages(f, s, x->stages, x->node_stage, x->value_stage);
+	assign_stages(f, s, x->stages, x->node_stage, x->value_stage);
+	if (x->stages > 1)
 		find_sends(x);
-	}
 }
 
 void search_done(Search *x)

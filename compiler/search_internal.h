@@ -207,6 +207,8 @@ int cost_cmp(const void *pa, const void *pb, void *ctx);
 int cheaper_candidates(Search *x, int v, double bound, Priced *out, int max);
 /* The total cost and per-device memory of the current strategies. */
 double total(Search *x, double *memory);
+/* search_init with s's strategies current (priced as given, not searched); search_done frees it. */
+void search_given(Search *x, const Module *m, const FlatGraph *f, const Strategies *s, const Cluster *c);
 /* Lower by more than rounding: what a move must gain, and what --explain
  * calls cheaper. */
 double below(double now);

@@ -562,8 +562,8 @@ void constant_layouts(const Module *m, const FlatGraph *f, Strategies *s);
 
 /* Requires the graph flattened. node_stage (nnodes): the stage of `stages` each operator runs on;
  * value_stage (nvalues): where each value is made, an input's or parameter's the earliest stage
- * that reads it (the top of stages.c). With no pipeline_stage written, st's split, else one that
- * balances the operators' work under their strategies st (NULL: all on stage 0). */
+ * that reads it (the top of stages.c); all 0 with one stage. With no pipeline_stage written, st's
+ * split, else one that balances the operators' work under their strategies st (NULL: all on 0). */
 void assign_stages(const FlatGraph *f, const Strategies *st, int64_t stages, int *node_stage, int *value_stage);
 /* node_stage: the operators cut into `stages` runs whose slowest is least, a run's cost its
  * operators' seconds and the sends of the values crossing its ends (send, per value). */

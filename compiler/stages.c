@@ -201,6 +201,11 @@ void split_by_cost(const FlatGraph *f, const double *seconds, const double *send
 void assign_stages(const FlatGraph *f, const Strategies *st, int64_t stages, int *node_stage, int *value_stage)
 {
 	const Graph *g = f->g;
+	if (stages <= 1) {   /* one stage (stand_alone too): every operator on it, whatever pipeline_stage says */
+		memset(node_stage, 0, sizeof(int) * (size_t)g->nnodes);
+		memset(value_stage, 0, sizeof(int) * (size_t)g->nvalues);
+		return;
+	}
 	int *given = xmalloc(sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));   /* written, or the split's; -1 */
 	bool written = false;
 	for (int i = 0; i < g->nnodes; i++)
