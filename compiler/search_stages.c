@@ -183,18 +183,10 @@ static void explain(const Module *m, const Trial *t, int nt, int best, FILE *out
 		        "by work, each boundary where the fewest bytes cross");
 }
 
-static bool stage_written(const FlatGraph *f)
-{
-	for (int i = 0; i < f->g->nnodes; i++)
-		if (f->g->nodes[i].a.present & ATTR_BIT(ATTR_PIPELINE_STAGE))
-			return true;
-	return false;
-}
-
 bool search_stages(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d)
 {
 	const Graph *g = f->g;
-	if (m->ctx.pipeline_stages == 1 || !m->train || stage_written(f))   /* nothing to place */
+	if (m->ctx.pipeline_stages == 1 || !m->train || stages_written(f))   /* nothing to place */
 		return assign_strategies(m, f, s, d);
 	Start start = {.ctx = m->ctx, .train = *m->train};
 	start.attrs = xmalloc(sizeof(Attrs) * (size_t)(g->nnodes ? g->nnodes : 1));

@@ -568,9 +568,9 @@ void assign_stages(const FlatGraph *f, const Strategies *st, int64_t stages, int
 /* node_stage: the operators cut into `stages` runs whose slowest is least, a run's cost its
  * operators' seconds and the sends of the values crossing its ends (send, per value). */
 void split_by_cost(const FlatGraph *f, const double *seconds, const double *send, int64_t stages, int *node_stage);
-/* With pipeline_stages > 1: false, with an error, where an operator reads a
- * value of a later stage. */
+/* With pipeline_stages > 1: false, with an error, where an operator reads a value of a later stage. */
 bool check_stages(const Module *m, const FlatGraph *f, Diag *d);
+bool stages_written(const FlatGraph *f);   /* whether an operator has a pipeline_stage (or its Call) */
 
 /* ---- cost.c: the cost model of the strategy search --------------------- */
 

@@ -198,6 +198,14 @@ void split_by_cost(const FlatGraph *f, const double *seconds, const double *send
 	free(cut);
 }
 
+bool stages_written(const FlatGraph *f)
+{
+	for (int i = 0; i < f->g->nnodes; i++)
+		if (written_stage(&f->g->nodes[i]) >= 0)
+			return true;
+	return false;
+}
+
 void assign_stages(const FlatGraph *f, const Strategies *st, int64_t stages, int *node_stage, int *value_stage)
 {
 	const Graph *g = f->g;

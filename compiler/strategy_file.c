@@ -339,12 +339,11 @@ int strategy_stages(const char *path, Module *m, const FlatGraph *f, int **split
 		}
 		/* Stages the model writes stand: the file must agree with them. */
 		int *written = NULL, *value_stage = NULL;
-		for (int i = 0; i < f->g->nnodes && !written; i++)
-			if (f->g->nodes[i].a.present & ATTR_BIT(ATTR_PIPELINE_STAGE)) {
-				written = xmalloc(sizeof(int) * (size_t)f->g->nnodes);
-				value_stage = xmalloc(sizeof(int) * (size_t)(f->g->nvalues ? f->g->nvalues : 1));
-				assign_stages(f, NULL, stages, written, value_stage);
-			}
+		if (stages_written(f)) {
+			written = xmalloc(sizeof(int) * (size_t)f->g->nnodes);
+			value_stage = xmalloc(sizeof(int) * (size_t)(f->g->nvalues ? f->g->nvalues : 1));
+			assign_stages(f, NULL, stages, written, value_stage);
+		}
 		for (int i = 0; i < f->g->nnodes && d->nerrors == before; i++) {
 			const Node *n = &f->g->nodes[i];
 			const char *name = f->g->values[n->result].name;
