@@ -306,12 +306,16 @@ void check_train(Checker *c)
 			/* micro_batches (MindSpore's micro_size) is accumulate_steps under another name: the micro-batches
 			 * a step runs, each of the graph's input shapes; a pipeline overlaps them across its stages */
 			const Lit *other = lit_dict_get(t->lit, key[0] == 'a' ? "micro_batches" : "accumulate_steps");
-			if (v->kind != LIT_INT || v->i < 1 || v->i > 1000000)
+			bool is_auto = key[0] == 'm' && v->kind == LIT_STR && !strcmp(v->s, "auto");
+			if (!is_auto && (v->kind != LIT_INT || v->i < 1 || v->i > 1000000))
 				ERR(c, v->span, "%s is a positive integer, at most 1000000 (the micro-batches whose "
-				    "gradients are summed before each optimizer step; 1: none)", key);
+				    "gradients are summed before each optimizer step; 1: none)%s", key,
+				    key[0] == 'm' ? ", or \"auto\" (the search picks it, the graph written for the step's batch)" : "");
 			else if (other && key[0] == 'm')
 				ERR(c, v->span, "micro_batches and accumulate_steps are one count (the micro-batches a step runs): "
 				    "give one of them");
+			else if (is_auto)
+				t->micro_auto = true;   /* the search's (search_stages.c), the graph the step's batch: rebatch.c */
 			else
 				t->accumulate_steps = v->i;
 		} else if (strcmp(key, "clip_global_norm") == 0) {

@@ -273,8 +273,33 @@ static double lit_arg(const Lit *init, int k, double dflt)
 static void emit_data_at(StrBuf *b, const Program *p, const char *indent)
 {
 	for (int v = 0, k = 0; v < p->l->nparams; v++)
-		if (may_stream(p->l, v))
+		if (step_rows(p->l, v))   /* unless --data feeds it, the micro-batch's slot (emit_input) */
+			sb_printf(b, "%s%s = sc_data_fed(data, %d) ? sc_data_at(data, %d) : (void *)(slab + %lld + micro * %lld);\n",
+			          indent, p->cname[v], k, k, (long long)p->offset[v], (long long)p->stride[v]), k++;
+		else if (may_stream(p->l, v))
 			sb_printf(b, "%s%s = sc_data_at(data, %d);\n", indent, p->cname[v], k++);
+}
+
+/* Input v's `gdims, ndim, start, ldims` where the step's batch is split among
+ * the micro-batches (micro_batches "auto", rebatch.c): micro-batch `micro`'s
+ * rows of the input as written, the rank's piece moved down micro x rows. */
+static void step_piece_args(StrBuf *b, const Program *p, int v)
+{
+	const LValue *x = &p->l->values[v];
+	const Entry *e = &p->entry[p->value_entry[v]];
+	int64_t gdims[MAX_DIMS];
+	memcpy(gdims, x->global, sizeof gdims);
+	gdims[0] = step_rows(p->l, v);
+	dims_lit(b, gdims, x->type.rank);
+	sb_printf(b, ", %d, (const int64_t[]){", x->type.rank);
+	for (int d = 0; d < x->type.rank; d++) {
+		sb_puts(b, d ? ", " : "");
+		entry_ref(b, e, d, 1, false);
+		if (!d)
+			sb_printf(b, " + micro * %lld", (long long)x->global[0]);
+	}
+	sb_puts(b, "}, ");
+	dims_lit(b, x->type.dims, x->type.rank);
 }
 
 static void emit_input(StrBuf *b, const Program *p, int v)
@@ -305,39 +330,53 @@ static void emit_input(StrBuf *b, const Program *p, int v)
 	} else {
 		sb_putc(b, '\t');
 	}
-	StrBuf held = {0};   /* a parameter's bytes on its stage's ranks (on a pipeline; NULL on the others) */
-	held_arg(&held, p, v, c);
+	StrBuf held = {0}, pieces = {0};   /* where the bytes go (a parameter: on its stage's ranks; NULL on the others) */
+	const char *in = "\t";            /* indent of the calls */
+	if (step_rows(l, v)) {   /* each micro-batch's slot its rows of the step's batch */
+		sb_printf(b, "for (int64_t micro = 0; micro < %lld; micro++) {   /* micro-batch micro's rows of the step's "
+		          "batch */\n\t\tvoid *slot = slab + %lld + micro * %lld;\n\t\t", (long long)l->m->train->accumulate_steps,
+		          (long long)p->offset[v], (long long)p->stride[v]);
+		sb_puts(&held, "slot");
+		step_piece_args(&pieces, p, v);
+		in = "\t\t";
+	} else {
+		held_arg(&held, p, v, c);
+		piece_args(&pieces, p, v);
+	}
 	if (gv->type.is_param)
 		c = held.data;
-	sb_printf(b, "if ((file = sc_option(rt, \"%s\", \"%s\")))\n\t\tsc_load_%s(rt, \"%s\", file, %s, %s, ",
-	          gv->type.is_param ? "--param" : "--input", gv->name, bound >= 0 ? "indices" : "npy", gv->name, c, dt);
-	piece_args(b, p, v);
+	if (step_rows(l, v))
+		c = "slot";
+	sb_printf(b, "if ((file = sc_option(rt, \"%s\", \"%s\")))\n%s\tsc_load_%s(rt, \"%s\", file, %s, %s, %s",
+	          gv->type.is_param ? "--param" : "--input", gv->name, in, bound >= 0 ? "indices" : "npy", gv->name, c, dt,
+	          pieces.data);
 	if (bound >= 0)
 		sb_printf(b, ", %lld, \"%s\"", (long long)bound, why.data);   /* names need no escaping (the grammar's) */
 	sb_free(&why);
-	if (gv->type.is_param) {   /* a --param file wins over the checkpoint's tensor */
-		sb_printf(b, ");\n\telse if (ckpt)\n\t\tsc_load_safetensors(rt, ckpt, \"%s\", %s, %s, ", gv->name, c, dt);
-		piece_args(b, p, v);
-	}
-	sb_puts(b, ");\n\telse");
+	if (gv->type.is_param)   /* a --param file wins over the checkpoint's tensor */
+		sb_printf(b, ");\n\telse if (ckpt)\n\t\tsc_load_safetensors(rt, ckpt, \"%s\", %s, %s, %s", gv->name, c, dt,
+		          pieces.data);
+	sb_printf(b, ");\n%selse", in);
 	if (!strcmp(kind, "zeros") || !strcmp(kind, "ones") || !strcmp(kind, "constant")) {
 		double value = !strcmp(kind, "ones") ? 1 : !strcmp(kind, "constant") ? lit_arg(init, 0, 0) : 0;
 		if (gv->type.is_param && l->stages > 1)
 			sb_printf(b, " if (stage == %d)", x->stage);
-		sb_printf(b, "\n\t\tsc_fill(rt, %s, %s, %lld, %.17g);\n", p->cname[v], dt, (long long)numel(x), value);
-		sb_free(&held);
-		return;
+		sb_printf(b, "\n%s\tsc_fill(rt, %s, %s, %lld, %.17g);\n", in, step_rows(l, v) ? "slot" : p->cname[v], dt,
+		          (long long)numel(x), value);
+	} else {
+		sb_printf(b, "\n%s\tsc_init_%s(rt, %s, %s, \"%s\", %lldu, %s", in, kind, c, dt, gv->name,
+		          (long long)l->m->ctx.seed, pieces.data);
+		if (!strcmp(kind, "normal"))
+			sb_printf(b, ", %.17g);\n", lit_arg(init, 0, 0.01));
+		else if (!strcmp(kind, "randint"))
+			sb_printf(b, ", %lld, %lld);\n", (long long)lit_arg(init, 0, 0), (long long)lit_arg(init, 1, 1));
+		else
+			sb_printf(b, ", %.17g, %.17g);\n", lit_arg(init, 0, 0), lit_arg(init, 1, 1));
 	}
-	sb_puts(b, "\n\t\t");
-	sb_printf(b, "sc_init_%s(rt, %s, %s, \"%s\", %lldu, ", kind, c, dt, gv->name, (long long)l->m->ctx.seed);
-	piece_args(b, p, v);
-	if (!strcmp(kind, "normal"))
-		sb_printf(b, ", %.17g);\n", lit_arg(init, 0, 0.01));
-	else if (!strcmp(kind, "randint"))
-		sb_printf(b, ", %lld, %lld);\n", (long long)lit_arg(init, 0, 0), (long long)lit_arg(init, 1, 1));
-	else
-		sb_printf(b, ", %.17g, %.17g);\n", lit_arg(init, 0, 0), lit_arg(init, 1, 1));
+	if (step_rows(l, v))
+		sb_puts(b, "\t}\n");
 	sb_free(&held);
+	sb_free(&pieces);
 }
 
 static void emit_save(StrBuf *b, const Program *p, int v, const char *file)

@@ -55,10 +55,14 @@ void emit_pipeline_inputs(StrBuf *b, const Program *p, int64_t n)
 	          (long long)n, (long long)n);
 	for (int v = 0, k = 0; v < l->nparams; v++)
 		if (may_stream(l, v)) {
-			sb_printf(b, "\t\t\tif (sc_data_at(data, %d) != (void *)(slab + %lld + micro * %lld))   /* slot 0 is read into */\n"
-			          "\t\t\t\tsc_copy(rt, slab + %lld + micro * %lld, sc_data_at(data, %d), %lld);\n", k,
-			          (long long)p->offset[v], (long long)p->stride[v], (long long)p->offset[v], (long long)p->stride[v], k,
-			          (long long)value_bytes(&l->values[v]));
+			if (step_rows(l, v))   /* without --data each slot holds its rows of the step's batch (emit_input) */
+				sb_printf(b, "\t\t\tif (sc_data_fed(data, %d) && sc_data_at(data, %d) != (void *)(slab + %lld + micro * "
+				          "%lld))\n", k, k, (long long)p->offset[v], (long long)p->stride[v]);
+			else
+				sb_printf(b, "\t\t\tif (sc_data_at(data, %d) != (void *)(slab + %lld + micro * %lld))   /* slot 0 is "
+				          "read into */\n", k, (long long)p->offset[v], (long long)p->stride[v]);
+			sb_printf(b, "\t\t\t\tsc_copy(rt, slab + %lld + micro * %lld, sc_data_at(data, %d), %lld);\n",
+			          (long long)p->offset[v], (long long)p->stride[v], k, (long long)value_bytes(&l->values[v]));
 			k++;
 		}
 	sb_puts(b, "\t\t}\n");

@@ -79,6 +79,12 @@ bool may_stream(const Lowered *l, int v)
 	return v < l->nparams && !gv->type.is_param && !gv->literal;
 }
 
+int64_t step_rows(const Lowered *l, int v)
+{
+	const FlatGraph *f = l->flat;
+	return f->step_rows && v < f->nentry ? f->step_rows[v] : 0;
+}
+
 bool pipelined(const Lowered *l)
 {
 	return l->stages > 1 && l->once;

@@ -119,8 +119,9 @@ static bool run_stage(Compilation *c, Stage s)
 				c->status = EXIT_USAGE;
 			if (r)
 				return false;
-		} else if (m->ctx.pipeline_stages != 1 && m->ctx.parallel_mode == PM_AUTO) {
-			c->search.plan = pipeline_run;   /* the search places the stages: "auto" tries each count */
+		} else if ((m->ctx.pipeline_stages != 1 || (m->train && m->train->micro_auto)) &&
+		           m->ctx.parallel_mode == PM_AUTO) {
+			c->search.plan = pipeline_run;   /* the search places the stages ("auto": each count), picks M */
 			return search_stages(m, c->flat, &c->st, &c->search, c->d);
 		}
 		bool ok = assign_strategies(m, c->flat, &c->st, c->d);

@@ -1,39 +1,45 @@
 /* search_stages.c: where the search places the pipeline stages (docs/language.md, Pipeline
  * parallelism): with pipeline_stages "auto", how many; with a count given or chosen, where
- * the stages split.
+ * the stages split; with micro_batches "auto", how many micro-batches a step runs.
  *
- * Requires the graph flattened and checked, auto_parallel, a train block and no pipeline_stage
- * written (else the strategies are assigned as usual). Each stage count P (the one given, or
- * with "auto" every P dividing the ranks, up to MAX_AUTO_STAGES and the operators there are)
- * is tried as if written: the context's stages and a stage's devices set, the strategies
+ * Requires the graph flattened and checked, auto_parallel and a train block (else the
+ * strategies are assigned as usual); with pipeline_stage written, the split is the user's and
+ * only micro_batches "auto" is left to choose. Each stage count P (the one given, or with
+ * "auto" every P dividing the ranks, up to MAX_AUTO_STAGES and the operators there are) is
+ * tried as if written: the context's stages and a stage's devices set, the strategies
  * assigned and searched over a stage's devices quickly (SearchOptions.quick: the search's
  * starts, a few of them lowered for their memory, no polish; with the memory savings it
  * switches on when a plan does not fit), first over the split by work (stages.c's
  * split_evenly), then over the split that balances that plan's seconds (split_by_cost), the
  * better kept. A plan's price is price.c's total, which counts the slowest stage M + P - 1
  * times for M micro-batches (the bubble), the point-to-point sends each stage waits on and the
- * slowest stage's gradient reductions; its memory is its slab, which holds a stage's own
- * parameters and the activations of the micro-batches it has in flight. The cheapest plan
- * that fits a device wins (none fits: the one needing the least memory, which the search
- * stage then reports); its split travels in Strategies.split, and the search stage searches
- * it in full. The micro-batch count stays the train block's: the graph is one micro-batch, so
- * another count would train on another batch.
+ * slowest stage's gradient reductions, a micro-batch's share, so a step's is M times it; its
+ * memory is its slab, which holds a stage's own parameters and the activations of the
+ * micro-batches it has in flight. The micro-batch count is the train block's; with "auto" the
+ * graph is the step's batch, and each P tries M = P, 2P, 4P, 8P (1, 2, 4, 8 for one stage)
+ * with the batch split M ways (rebatch.c; a count the batch does not split into is passed),
+ * in that order until a plan that fits costs more than the one before it (more micro-batches
+ * shrink the bubble and the activations in flight, but each runs smaller matrices and pays
+ * the latencies and per-micro-batch gathers again). The cheapest step that fits a device wins
+ * (none fits: the one needing the least memory, which the search stage then reports); its
+ * split travels in Strategies.split, and the search stage searches it in full.
  *
  * Each trial starts from the same module: the context, the train block and the flat graph's
- * attributes are put back between trials (start_over). */
+ * types and attributes are put back between trials (start_over). */
 #include "shardc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_AUTO_STAGES = 64 };
+enum { MAX_AUTO_STAGES = 64, MICRO_TRIES = 4 };
 
 typedef struct {
-	int64_t stages;
+	int64_t stages, micro;
 	bool tried;              /* false: the strategies could not be assigned */
 	bool fits;
-	double cost, memory;
+	double cost, memory;     /* a step's */
+	bool unsplit;            /* not tried: the batch does not split into `micro` micro-batches */
 	bool resplit;            /* a split by seconds was searched too */
 	double work_cost, work_memory;   /* resplit: the split by work's plan */
 	int *split;              /* the split by seconds when it won (m's arena), else NULL: by work */
@@ -42,22 +48,30 @@ typedef struct {
 /* What every trial starts from: the module as the user wrote it (a search
  * writes its choices into the context, the train block and the flat graph's
  * attributes: a shard's results get an out_strategy, memory savings switch
- * on optimizer parallelism and recomputation). */
+ * on optimizer parallelism and recomputation; rebatch.c its types). */
 typedef struct {
 	Context ctx;
 	Train train;
 	Attrs *attrs;
 	Lit **lits;
+	Type *types;
 } Start;
 
-static void start_over(Module *m, const FlatGraph *f, const Start *st, int64_t stages)
+/* The module as written, with `stages` stages and `micro` micro-batches (with
+ * micro_batches "auto" the step's batch split so); false where it does not split. */
+static bool start_over(Module *m, FlatGraph *f, const Start *st, int64_t stages, int64_t micro, Diag *d)
 {
 	m->ctx = st->ctx;
 	*m->train = st->train;
 	for (int i = 0; i < f->g->nnodes; i++)
 		f->g->nodes[i].a = st->attrs[i], f->g->nodes[i].attr_lit = st->lits[i];
+	for (int v = 0; v < f->g->nvalues; v++)
+		f->g->values[v].type = st->types[v];
+	f->step_rows = NULL;
 	m->ctx.stages = stages;
 	m->ctx.device_num = st->ctx.ranks / stages;
+	m->train->accumulate_steps = micro;
+	return !st->train.micro_auto || micro == 1 || rebatch(m, f, micro, d);
 }
 
 static bool better(bool fits, double cost, double memory, const Trial *than)
@@ -91,31 +105,43 @@ static int *split_by_seconds(Module *m, const FlatGraph *f, const Strategies *st
 	return same ? NULL : split;
 }
 
-/* One stage count's plan: the split by work searched quickly; with several
- * stages then the split its plan's seconds balance, searched again, and the
- * better of the two kept (the cheaper that fits, else the smaller). */
-static void try_count(Module *m, const FlatGraph *f, const Start *start, const SearchOptions *q, Diag *quiet,
-                      Trial *tr)
+/* A plan's price and memory, its cost a step's. */
+static bool priced(Module *m, const FlatGraph *f, Strategies *st, const SearchOptions *q, Diag *quiet, double *cost,
+                   double *memory)
 {
-	start_over(m, f, start, tr->stages);
-	Strategies st = {0};
+	bool fits = search_priced(m, f, st, q, quiet, cost, memory);
+	*cost *= (double)m->train->accumulate_steps;
+	return fits;
+}
+
+/* One stage count and micro-batch count's plan: the split by work searched
+ * quickly; with several stages (and no pipeline_stage written) then the split
+ * its plan's seconds balance, searched again, and the better of the two kept
+ * (the cheaper that fits, else the smaller). */
+static void try_count(Module *m, FlatGraph *f, const Start *start, const SearchOptions *q, Diag *quiet, Trial *tr)
+{
 	quiet->nerrors = 0;
+	if (!start_over(m, f, start, tr->stages, tr->micro, quiet)) {
+		tr->unsplit = true;
+		return;
+	}
+	Strategies st = {0};
 	if (!assign_strategies(m, f, &st, quiet))
 		return;
 	tr->tried = true;
-	tr->fits = search_priced(m, f, &st, q, quiet, &tr->cost, &tr->memory);
-	if (tr->stages == 1 || !m->train)
+	tr->fits = priced(m, f, &st, q, quiet, &tr->cost, &tr->memory);
+	if (tr->stages == 1 || stages_written(f))
 		return;
 	int *split = split_by_seconds(m, f, &st, &q->cluster, tr->stages);
 	if (!split)
 		return;
-	start_over(m, f, start, tr->stages);
+	start_over(m, f, start, tr->stages, tr->micro, quiet);
 	Strategies by_seconds = {0};
 	if (!assign_strategies(m, f, &by_seconds, quiet))
 		return;
 	by_seconds.split = split;
 	double cost, memory;
-	bool fits = search_priced(m, f, &by_seconds, q, quiet, &cost, &memory);
+	bool fits = priced(m, f, &by_seconds, q, quiet, &cost, &memory);
 	tr->resplit = true;
 	tr->work_cost = tr->cost, tr->work_memory = tr->memory;
 	if (better(fits, cost, memory, tr))
@@ -148,22 +174,23 @@ static void explain_boundaries(const FlatGraph *f, const Strategies *s, int64_t 
 	free(vs);
 }
 
-static void explain(const Module *m, const Trial *t, int nt, int best, FILE *out)
+static void explain(const Module *m, bool written, const Trial *t, int nt, int best, FILE *out)
 {
-	int64_t micro = m->train->accumulate_steps;
-	fprintf(out, "# pipeline stages (%s, %lld micro-batches a step, %lld ranks): each stage count's plan, "
-	        "the cost a micro-batch's share of a step\n", m->ctx.pipeline_stages ? "as given" : "\"auto\"",
-	        (long long)micro, (long long)m->ctx.ranks);
+	bool micro_auto = m->train->micro_auto;
+	fprintf(out, "# pipeline stages (%s, %s micro-batches a step, %lld ranks): each plan's cost a step\n",
+	        m->ctx.pipeline_stages ? "as given" : "\"auto\"", micro_auto ? "\"auto\"" : "the train block's",
+	        (long long)m->ctx.ranks);
 	for (int i = 0; i < nt; i++) {
+		int64_t p = t[i].stages, d = m->ctx.ranks / t[i].stages;
+		fprintf(out, "#   %lld stage%s of %lld device%s, %lld micro-batch%s: ", (long long)p, p > 1 ? "s" : "",
+		        (long long)d, d > 1 ? "s" : "", (long long)t[i].micro, t[i].micro > 1 ? "es" : "");
 		if (!t[i].tried) {
-			fprintf(out, "#   %lld stages: the strategies do not fit %lld devices a stage\n", (long long)t[i].stages,
-			        (long long)(m->ctx.ranks / t[i].stages));
+			fprintf(out, "%s\n", t[i].unsplit ? "the batch does not split into so many (rebatch.c)"
+			                                   : "the strategies do not fit the stage's devices");
 			continue;
 		}
-		double bubble = (double)(t[i].stages - 1) / pipeline_turns(t[i].stages, micro);
-		fprintf(out, "#   %lld stage%s of %lld device%s: cost %.4g s, needs %.4g B a device (%s), bubble %.0f%%",
-		        (long long)t[i].stages, t[i].stages > 1 ? "s" : "", (long long)(m->ctx.ranks / t[i].stages),
-		        m->ctx.ranks / t[i].stages > 1 ? "s" : "", t[i].cost, t[i].memory,
+		double bubble = (double)(p - 1) / pipeline_turns(p, t[i].micro);
+		fprintf(out, "cost %.4g s, needs %.4g B a device (%s), bubble %.0f%%", t[i].cost, t[i].memory,
 		        t[i].fits ? "fits" : "does not fit", 100 * bubble);
 		if (t[i].resplit)
 			fprintf(out, "; split by %s (by %s: cost %.4g s, needs %.4g B)", t[i].split ? "seconds" : "work",
@@ -172,27 +199,48 @@ static void explain(const Module *m, const Trial *t, int nt, int best, FILE *out
 		fprintf(out, "%s\n", i == best ? ": chosen" : "");
 	}
 	const Trial *b = &t[best];
+	if (micro_auto)
+		fprintf(out, "# chose %lld micro-batch%s a step of the graph's batch\n", (long long)b->micro,
+		        b->micro > 1 ? "es" : "");
 	if (b->stages == 1)
 		fprintf(out, "# chose 1 stage: no split into stages costs less%s\n",
 		        b->fits ? "" : " (and none fits a device)");
 	else
 		fprintf(out, "# chose %lld stages: %s; the stages split the operators %s:\n", (long long)b->stages,
-		        m->ctx.pipeline_stages ? "as given" : b->fits ? "the cheapest plan that fits a device" :
+		        written ? "as written" : m->ctx.pipeline_stages ? "as given" :
+		        b->fits ? "the cheapest plan that fits a device" :
 		        "no plan fits a device; the one needing the least memory",
 		        b->split ? "so that the slowest stage's seconds (its operators' and its sends') are least" :
 		        "by work, each boundary where the fewest bytes cross");
 }
 
-bool search_stages(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d)
+/* The micro-batch counts to try for `stages` stages: the train block's, or with
+ * "auto" P, 2P, 4P and 8P (1, 2, 4, 8 for one stage). */
+static int micro_counts(const Module *m, int64_t stages, int64_t *micro)
+{
+	if (!m->train->micro_auto) {
+		micro[0] = m->train->accumulate_steps;
+		return 1;
+	}
+	for (int k = 0; k < MICRO_TRIES; k++)
+		micro[k] = stages << k;
+	return MICRO_TRIES;
+}
+
+bool search_stages(Module *m, FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d)
 {
 	const Graph *g = f->g;
-	if (m->ctx.pipeline_stages == 1 || !m->train || stages_written(f))   /* nothing to place */
+	bool written = stages_written(f);
+	if (!m->train || (!m->train->micro_auto && (m->ctx.pipeline_stages == 1 || written)))   /* nothing to place */
 		return assign_strategies(m, f, s, d);
 	Start start = {.ctx = m->ctx, .train = *m->train};
 	start.attrs = xmalloc(sizeof(Attrs) * (size_t)(g->nnodes ? g->nnodes : 1));
 	start.lits = xmalloc(sizeof(Lit *) * (size_t)(g->nnodes ? g->nnodes : 1));
+	start.types = xmalloc(sizeof(Type) * (size_t)(g->nvalues ? g->nvalues : 1));
 	for (int i = 0; i < g->nnodes; i++)
 		start.attrs[i] = g->nodes[i].a, start.lits[i] = g->nodes[i].attr_lit;
+	for (int v = 0; v < g->nvalues; v++)
+		start.types[v] = g->values[v].type;
 	char *sink = NULL;
 	size_t sink_len = 0;
 	FILE *quiet_out = open_memstream(&sink, &sink_len);
@@ -203,31 +251,45 @@ bool search_stages(Module *m, const FlatGraph *f, Strategies *s, const SearchOpt
 	q.explain = false;
 	q.quick = true;   /* the tries ranked by D-Rec's starts; the chosen count is searched in full after */
 
-	Trial t[MAX_AUTO_STAGES];
+	Trial t[MAX_AUTO_STAGES * MICRO_TRIES];
 	int nt = 0, best = -1;
 	int64_t ranks = start.ctx.ranks;
 	for (int64_t p = 1; p <= ranks && p <= MAX_AUTO_STAGES && p <= g->nnodes; p++) {
 		if (ranks % p || (start.ctx.pipeline_stages && p != start.ctx.pipeline_stages))
 			continue;
-		Trial *tr = &t[nt++];
-		*tr = (Trial){.stages = p};
-		try_count(m, f, &start, &q, &quiet, tr);
-		if (tr->tried && (best < 0 || better(tr->fits, tr->cost, tr->memory, &t[best])))
-			best = nt - 1;
+		int64_t micro[MICRO_TRIES];
+		int nm = micro_counts(m, p, micro);
+		const Trial *last_fit = NULL;
+		for (int k = 0; k < nm; k++) {
+			Trial *tr = &t[nt++];
+			*tr = (Trial){.stages = p, .micro = micro[k]};
+			try_count(m, f, &start, &q, &quiet, tr);
+			if (tr->tried && (best < 0 || better(tr->fits, tr->cost, tr->memory, &t[best])))
+				best = nt - 1;
+			if (tr->tried && tr->fits) {   /* more micro-batches cost more from here on */
+				if (last_fit && tr->cost >= last_fit->cost)
+					break;
+				last_fit = tr;
+			}
+		}
 	}
 	fclose(quiet_out);
 	free(sink);
 	/* none took the strategies: the first count, whose errors the user sees */
-	start_over(m, f, &start, best >= 0 ? t[best].stages : start.ctx.pipeline_stages ? start.ctx.pipeline_stages : 1);
+	int64_t stages = best >= 0 ? t[best].stages : start.ctx.pipeline_stages ? start.ctx.pipeline_stages : 1;
+	bool ok = start_over(m, f, &start, stages, best >= 0 ? t[best].micro : start.train.accumulate_steps, d);
 	free(start.attrs);
 	free(start.lits);
+	free(start.types);
+	if (!ok)
+		return false;
 	if (best < 0)
 		return assign_strategies(m, f, s, d);
-	bool ok = assign_strategies(m, f, s, d);
+	ok = assign_strategies(m, f, s, d);
 	s->split = t[best].split;
 	if (ok && o->explain) {
 		FILE *out = o->out ? o->out : stdout;
-		explain(m, t, nt, best, out);
+		explain(m, written, t, nt, best, out);
 		if (t[best].stages > 1)
 			explain_boundaries(f, s, t[best].stages, out);
 	}

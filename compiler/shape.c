@@ -929,31 +929,36 @@ static void check_signature(Infer *x, const Type *got)
 		    dtype_name(w->dtype), DIMS(w), dtype_name(got->dtype), DIMS(got));
 }
 
+bool infer_graph(Module *m, Graph *g, Diag *d, bool signatures)
+{
+	int before = d->nerrors;
+	Infer x = {.m = m, .d = d, .g = g};
+	for (int i = 0; i < g->nnodes; i++) {
+		x.n = &g->nodes[i];
+		Value *v = &g->values[x.n->result];
+		v->type.rank = -1;
+		if (x.n->op == OP_COUNT || !type_literals(&x))
+			continue;
+		bool inputs_known = true;
+		for (int k = 0; k < x.n->nin; k++)
+			inputs_known &= x.n->in[k] >= 0 && g->values[x.n->in[k]].type.rank >= 0;
+		if (!inputs_known)
+			continue;
+		Type t;
+		if (!infer_node(&x, &t) || !within_limit(&x, &t))
+			continue;
+		t.is_param = false;
+		v->type = t;
+		if (x.n->sig && signatures)
+			check_signature(&x, &t);
+	}
+	return d->nerrors == before;
+}
+
 bool infer_shapes(Module *m, Diag *d)
 {
 	int before = d->nerrors;
-	Infer x = {.m = m, .d = d};
-	for (int gi = 0; gi < m->ngraphs; gi++) {
-		x.g = m->graphs[gi];
-		for (int i = 0; i < x.g->nnodes; i++) {
-			x.n = &x.g->nodes[i];
-			Value *v = &x.g->values[x.n->result];
-			v->type.rank = -1;
-			if (x.n->op == OP_COUNT || !type_literals(&x))
-				continue;
-			bool inputs_known = true;
-			for (int k = 0; k < x.n->nin; k++)
-				inputs_known &= x.n->in[k] >= 0 && x.g->values[x.n->in[k]].type.rank >= 0;
-			if (!inputs_known)
-				continue;
-			Type t;
-			if (!infer_node(&x, &t) || !within_limit(&x, &t))
-				continue;
-			t.is_param = false;
-			v->type = t;
-			if (x.n->sig)
-				check_signature(&x, &t);
-		}
-	}
+	for (int gi = 0; gi < m->ngraphs; gi++)
+		infer_graph(m, m->graphs[gi], d, true);
 	return d->nerrors == before;
 }

@@ -375,6 +375,7 @@ typedef struct {
 	double clip_global_norm; /* > 0: gradients scaled by clip / max(global norm, clip) first; 0: off */
 	int64_t steps;
 	int64_t accumulate_steps;/* micro-batches a step, their gradients summed before one update (1: off) */
+	bool micro_auto;         /* micro_batches: "auto": the graph is the step's batch, the search picks the count */
 	DType precision;         /* the train block's precision, else the context's (check_train makes them one) */
 	/* precision "fp16": dynamic loss scaling (MindSpore's DynamicLossScaleManager). */
 	double init_loss_scale, scale_factor;
@@ -443,6 +444,8 @@ void split_advice(StrBuf *b, const Type *type, const int64_t *splits, int i, int
 
 /* Requires: names checked. Infers every value's type; checks signatures. */
 bool infer_shapes(Module *m, Diag *d);
+/* One graph's (a flat one again: rebatch.c); `signatures`: check them too. */
+bool infer_graph(Module *m, Graph *g, Diag *d, bool signatures);
 
 /* ---- print.c: canonical IR text ---------------------------------------- */
 
@@ -464,10 +467,20 @@ typedef struct {
 	const ShardSpec **shard;       /* (g->nnodes) shard of the Call that brought it in, or NULL */
 	int *of_entry;                 /* (entry nvalues) the flat value of each entry-graph value */
 	bool *inserted;                /* (g->nnodes) a Cast autocast.c inserted; NULL when it did nothing */
+	int64_t *step_rows;            /* rebatch.c: (nentry) an input's dim 0 in the step's batch, of which micro-batch
+	                                  k takes rows [k d, (k + 1) d), d its dims[0]; 0: not split; NULL: no rebatch */
 } FlatGraph;
 
 /* Requires shapes inferred and strategies checked. */
 FlatGraph *flatten(Module *m);
+
+/* ---- rebatch.c: the step's batch run as micro-batches ------------------ */
+
+/* Requires the flat graph as written, for the step's batch (micro_batches
+ * "auto"). Splits dim 0 of each input of more than one row `micro` ways, and
+ * each Reshape of the batch (f->step_rows); false, the reason in d, where
+ * the batch does not stay dim 0 of every value it reaches. */
+bool rebatch(Module *m, FlatGraph *f, int64_t micro, Diag *d);
 
 /* ---- schedule.c: a pipeline stage's order of passes -------------------- */
 
@@ -664,7 +677,7 @@ bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const Searc
 bool search_priced(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d, double *cost,
                    double *memory);
 /* Pipeline stages the search places: the context set to the count chosen, s assigned with its split. */
-bool search_stages(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d);
+bool search_stages(Module *m, FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d);
 /* price.c: the cost (seconds) of strategies s under cluster c: what the searches minimize. And
  * per operator (nnodes) a micro-batch's seconds (turn) and its once-a-step reductions' (once);
  * per value (nvalues) the seconds to send it to another stage and its gradient back (send). */
@@ -822,6 +835,8 @@ bool pipelined(const Lowered *l);
 /* An input a step's batch may stream into (run.sh --data): the entry's own
  * inputs but parameters and the numbers written as operands. */
 bool may_stream(const Lowered *l, int v);
+/* Input v's rows in the step's batch, which its micro-batches split (rebatch.c); 0: not split. */
+int64_t step_rows(const Lowered *l, int v);
 /* ---- autodiff.c: the backward pass ------------------------------------ */
 
 /* Requires a Lowered program of a module with a train block. Appends the

@@ -345,8 +345,8 @@ void sc_load_indices(sc_rt *rt, const char *name, const char *path, void *dst, s
  * the next; then sc_data_at(d, k) is where the k-th input registered is
  * this step: on the cpu backend the reader's buffer for the step itself (no
  * copy: the program's pointer moves to it), on cuda its slab bytes, which
- * sc_data_step copied the piece into (also where no --data feeds it: dst).
- * sc_data_close prints, on rank 0, the reader's time against a step's and
+ * sc_data_step copied the piece into (also where no --data feeds it: dst),
+ * and sc_data_fed(d, k) whether a --data option feeds it. sc_data_close prints, on rank 0, the reader's time against a step's and
  * frees what the pointers no longer need. Start, step and close are
  * collective; with no --data they do nothing. With accumulate_steps N the
  * program counts micro-batches as steps: start gets steps * N, and
@@ -358,6 +358,7 @@ int sc_data_input(sc_data *d, const char *name, void *dst, sc_dtype dt, const in
 void sc_data_start(sc_rt *rt, sc_data *d, int64_t first, int64_t steps);
 void sc_data_step(sc_rt *rt, sc_data *d, int64_t step);
 void *sc_data_at(const sc_data *d, int k);
+int sc_data_fed(const sc_data *d, int k);
 void sc_data_close(sc_rt *rt, sc_data *d);
 /* A safetensors checkpoint (run.sh --params FILE.safetensors; docs/output.md):
  * sc_safetensors_open parses the header (path NULL: returns NULL, and exits

@@ -787,6 +787,13 @@ void *sc_data_at(const sc_data *d, int k)
 	return f->src >= 0 && sc_be_host_memory ? (void *)(uintptr_t)f->at[d->parity] : f->dst;
 }
 
+int sc_data_fed(const sc_data *d, int k)
+{
+	if (k < 0 || k >= d->nfeeds)
+		SC_DIE("sc_data_fed: input %d of %d", k, d->nfeeds);
+	return d->feeds[k].src >= 0;
+}
+
 void sc_data_close(sc_rt *rt, sc_data *d)
 {
 	if (d->running) {
