@@ -11,6 +11,7 @@
  * assemble the program's tensors without redoing the layout algebra.
  *
  *   {"device_num": 8, "parallel_mode": "semi_auto_parallel", "graph": "net", "seed": 0,
+ *    "micro_batches": 4,            with micro_batches "auto": the count the search chose
  *    "inputs":     [TENSOR...],     the entry graph's Tensor parameters, in order
  *    "parameters": [TENSOR...],     its Parameters, in order
  *    "outputs":    [TENSOR...],     the returned values; "index" k is output_<k>.npy
@@ -40,6 +41,8 @@
  *             "init": "normal(0.01)" as IR text, or null for the default
  *             (inputs uniform(0, 1), parameters normal(0.01)); outputs have no init,
  *             "layout": LAYOUT, "piece": [8, 16], "copies": [0]}
+ *             (with micro_batches "auto" a split input adds "step_shape": the
+ *             shape a step's batch has, as written; "shape" is a micro-batch's)
  *   piece: the local shape, the block every rank holds; rank r's block starts at
  *   start[d] = s * piece[d], s the number whose digits are r's coordinates (row-
  *   major over dev) on the axes map[d], most significant first (0 for an
@@ -186,6 +189,13 @@ static json_t *jtensor(const Lowered *l, int index, const char *name, const LVal
 	set(o, "name", jstr(name));
 	set(o, "dtype", json_string(dtype_name(v->type.dtype)));
 	set(o, "shape", jints(v->global, v->type.rank));
+	int64_t rows = init_of ? step_rows(l, (int)(init_of - l->flat->g->values)) : 0;
+	if (rows) {   /* micro_batches "auto": shape is a micro-batch's; a step's batch (an --input file) holds rows */
+		int64_t step[MAX_DIMS];
+		memcpy(step, v->global, sizeof step);
+		step[0] = rows;
+		set(o, "step_shape", jints(step, v->type.rank));
+	}
 	if (init_of) {
 		const Lit *init = init_of->init;
 		if (init) {
@@ -513,6 +523,8 @@ char *manifest_json(const Lowered *l)
 	set(root, "parallel_mode", json_string(parallel_mode_name(l->m->ctx.parallel_mode)));
 	set(root, "graph", jstr(g->name));
 	set(root, "seed", json_integer(l->m->ctx.seed));
+	if (l->m->train && l->m->train->micro_auto)   /* the search's count (the pipeline's too) */
+		set(root, "micro_batches", json_integer(l->m->train->accumulate_steps));
 	json_t *inputs = json_array(), *params = json_array();
 	for (int p = 0; p < l->flat->nentry; p++) {   /* the numbers written as operands are the program's own */
 		const Value *v = &g->values[p];
@@ -587,6 +599,8 @@ char *strategy_json(const Lowered *l)
 	set(root, "parallel_mode", json_string(parallel_mode_name(m->ctx.parallel_mode)));
 	if (l->stages > 1)   /* and each operator's stage: --strategy-in splits the same way */
 		set(root, "pipeline_stages", json_integer(l->stages));
+	if (m->train && m->train->micro_auto)   /* --strategy-in splits the batch as this program did */
+		set(root, "micro_batches", json_integer(m->train->accumulate_steps));
 	set(root, "graph", jstr(g->name));
 	json_t *decls = json_array();
 	const LayoutDecl **all = xmalloc(sizeof *all * (size_t)(m->nlayouts + g->nnodes + 1));

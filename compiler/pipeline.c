@@ -113,14 +113,14 @@ static bool run_stage(Compilation *c, Stage s)
 		return check_kernels(m, c->flat, c->d) && check_stages(m, c->flat, c->d);
 	case STAGE_STRATEGIES: {
 		int *split = NULL;
-		if (m->ctx.pipeline_stages != 1 && c->strategy_in) {   /* the stages as the file's program had them */
+		bool micro_auto = m->train && m->train->micro_auto;
+		if ((m->ctx.pipeline_stages != 1 || micro_auto) && c->strategy_in) {   /* stages, batch as the file's */
 			int r = strategy_stages(c->strategy_in, m, c->flat, &split, c->d);
 			if (r == 2)
 				c->status = EXIT_USAGE;
 			if (r)
 				return false;
-		} else if ((m->ctx.pipeline_stages != 1 || (m->train && m->train->micro_auto)) &&
-		           m->ctx.parallel_mode == PM_AUTO) {
+		} else if ((m->ctx.pipeline_stages != 1 || micro_auto) && m->ctx.parallel_mode == PM_AUTO) {
 			c->search.plan = pipeline_run;   /* the search places the stages ("auto": each count), picks M */
 			return search_stages(m, c->flat, &c->st, &c->search, c->d);
 		}

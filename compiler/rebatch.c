@@ -69,8 +69,9 @@ bool rebatch(Module *m, FlatGraph *f, int64_t micro, Diag *d)
 		if (n->op != OP_RESHAPE || !batch[n->result] || n->a.nshape < 1 || n->a.shape[0] == -1)
 			continue;
 		if (n->a.shape[0] % micro) {
-			diag_error(d, m->src, n->span, "micro_batches \"auto\": Reshape's target dim 0, %lld, holds the batch "
-			           "but %lld micro-batches do not split it evenly", (long long)n->a.shape[0], (long long)micro);
+			diag_error(d, m->src, n->span, "micro_batches \"auto\": the target dim 0 of Reshape %%%s, %lld, holds "
+			           "the batch, which %lld micro-batches do not split evenly", g->values[n->result].name,
+			           (long long)n->a.shape[0], (long long)micro);
 			ok = false;
 		}
 		n->a.shape[0] /= micro;

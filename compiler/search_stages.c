@@ -39,7 +39,8 @@ typedef struct {
 	bool tried;              /* false: the strategies could not be assigned */
 	bool fits;
 	double cost, memory;     /* a step's */
-	bool unsplit;            /* not tried: the batch does not split into `micro` micro-batches */
+	bool unsplit;            /* not tried: the batch does not split into `micro` micro-batches, */
+	char why[400];           /* as rebatch.c said */
 	bool resplit;            /* a split by seconds was searched too */
 	double work_cost, work_memory;   /* resplit: the split by work's plan */
 	int *split;              /* the split by seconds when it won (m's arena), else NULL: by work */
@@ -185,8 +186,7 @@ static void explain(const Module *m, bool written, const Trial *t, int nt, int b
 		fprintf(out, "#   %lld stage%s of %lld device%s, %lld micro-batch%s: ", (long long)p, p > 1 ? "s" : "",
 		        (long long)d, d > 1 ? "s" : "", (long long)t[i].micro, t[i].micro > 1 ? "es" : "");
 		if (!t[i].tried) {
-			fprintf(out, "%s\n", t[i].unsplit ? "the batch does not split into so many (rebatch.c)"
-			                                   : "the strategies do not fit the stage's devices");
+			fprintf(out, "%s\n", t[i].unsplit ? t[i].why : "the strategies do not fit the stage's devices");
 			continue;
 		}
 		double bubble = (double)(p - 1) / pipeline_turns(p, t[i].micro);
@@ -263,7 +263,13 @@ bool search_stages(Module *m, FlatGraph *f, Strategies *s, const SearchOptions *
 		for (int k = 0; k < nm; k++) {
 			Trial *tr = &t[nt++];
 			*tr = (Trial){.stages = p, .micro = micro[k]};
+			fflush(quiet_out);
+			size_t said = sink_len;
 			try_count(m, f, &start, &q, &quiet, tr);
+			fflush(quiet_out);
+			const char *why = tr->unsplit && sink ? strstr(sink + said, "error: ") : NULL;
+			if (why)
+				snprintf(tr->why, sizeof tr->why, "%.*s", (int)strcspn(why + 7, "\n"), why + 7);
 			if (tr->tried && (best < 0 || better(tr->fits, tr->cost, tr->memory, &t[best])))
 				best = nt - 1;
 			if (tr->tried && tr->fits) {   /* more micro-batches cost more from here on */

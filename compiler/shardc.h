@@ -495,21 +495,18 @@ double pipeline_turns(int64_t stages, int64_t micro);
 
 /* ---- autocast.c: the train block's precision (mixed precision) -------- */
 
-/* Requires the graph flattened. With a train block's precision, rewrites the
- * flat graph as MindSpore's AMP O2 and PyTorch's autocast do: Float32
- * parameters stay the master copies and are cast to the compute type where
- * used; matrix products and elementwise operators compute in it; Softmax,
- * LayerNorm, the losses, reductions, Exp, Log and Sqrt in Float32; Casts are
- * inserted where a value's type differs from what its user computes in, and
- * returned values and the loss are cast back to their declared types.
- * Does nothing without a precision. */
+/* Requires the graph flattened. With a train block's precision, rewrites the flat graph as MindSpore's AMP O2
+ * and PyTorch's autocast do: Float32 parameters stay the master copies and are cast to the compute type where
+ * used; matrix products and elementwise operators compute in it; Softmax, LayerNorm, the losses, reductions,
+ * Exp, Log and Sqrt in Float32; Casts are inserted where a value's type differs from what its user computes
+ * in, and returned values and the loss are cast back to their declared types. Does nothing without a
+ * precision. */
 void autocast(Module *m, FlatGraph *f);
 
 /* ---- check_kernels.c: what the runtime computes ------------------------ */
 
-/* Requires autocast run. The last model checks: operators computing on
- * integers, clip_global_norm on half parameters. Warns of recompute:
- * "selective" that selects nothing. Every later stage takes what passes. */
+/* Requires autocast run. The last model checks: operators computing on integers, clip_global_norm on half
+ * parameters. Warns of recompute: "selective" that selects nothing. Every later stage takes what passes. */
 bool check_kernels(const Module *m, const FlatGraph *f, Diag *d);
 
 /* ---- strategy.c: strategies by parallel mode --------------------------- */
@@ -544,14 +541,12 @@ bool assign_strategies(Module *m, const FlatGraph *f, Strategies *s, Diag *d);
  * devices do not divide it). False where results stay as computed: with a
  * train block (the loss), a dataset tuple, one device, the other modes. */
 bool result_layout(const Module *m, int rank, const int64_t *dims, TensorLayout *l);
-/* Requires copies x product(split) to divide device_num. The strategy of
- * one node's devices (device_num / copies of them, op_split_from_splits's
- * matrix: the op dims' slices, the node's copies last) repeated on `copies`
- * nodes, their axis first (slowest): the devices that split the work are
- * neighbours and the copies lie across the nodes. A tuple cannot say that,
- * so the strategy is a Layout the search declares, `copies_first_8x2x4`
- * (LayoutDecl.searched, interned here; its axes "copies", "a1", ...). False
- * when copies <= 1 or the matrix would pass MAX_DIMS axes. */
+/* Requires copies x product(split) to divide device_num. The strategy of one node's devices (device_num /
+ * copies of them, op_split_from_splits's matrix: the op dims' slices, the node's copies last) repeated on
+ * `copies` nodes, their axis first (slowest): the devices that split the work are neighbours and the copies
+ * lie across the nodes. A tuple cannot say that, so the strategy is a Layout the search declares,
+ * `copies_first_8x2x4` (LayoutDecl.searched, interned here; its axes "copies", "a1", ...). False when copies
+ * <= 1 or the matrix would pass MAX_DIMS axes. */
 bool strategy_copies_first(Strategies *s, const OpDims *od, const int64_t *split, int64_t copies, OpSplit *out);
 /* The Layouts the search declared that node strategies use, in node order,
  * each once; returns the count (out has room for nnodes). */
@@ -560,15 +555,13 @@ int strategy_searched_layouts(const Strategies *s, int nnodes, const LayoutDecl 
 void strategy_set_split(Strategies *s, int i, const OpSplit *split);
 /* Node i delivers its output in `l` (an out_strategy); NULL: as computed. */
 void strategy_set_delivered(Strategies *s, int i, const TensorLayout *l);
-/* autocast.c: requires strategies assigned (and searched). Each Cast autocast
- * inserted takes its first user's matrix and the axes that user splits that
- * input over, so the Cast moves no data and a parameter lives where its real
- * user wants it. */
+/* autocast.c: requires strategies assigned (and searched). Each Cast autocast inserted takes its first user's
+ * matrix and the axes that user splits that input over, so the Cast moves no data and a parameter lives where
+ * its real user wants it. */
 void autocast_strategies(const Module *m, const FlatGraph *f, Strategies *s);
-/* Requires strategies assigned (and searched), after autocast_strategies. A
- * computed constant (op_is_constant) takes the layout its readers take it
- * in, so each rank computes its piece and nothing is sent; whole when they
- * differ, when it is returned or the loss, or when a Reshape reads it. */
+/* Requires strategies assigned (and searched), after autocast_strategies. A computed constant
+ * (op_is_constant) takes the layout its readers take it in, so each rank computes its piece and nothing is
+ * sent; whole when they differ, when it is returned or the loss, or when a Reshape reads it. */
 void constant_layouts(const Module *m, const FlatGraph *f, Strategies *s);
 
 /* ---- stages.c: the pipeline stage of every operator -------------------- */
@@ -667,11 +660,9 @@ typedef struct {
 	bool (*plan)(Compilation *c);
 } SearchOptions;
 
-/* Requires strategies assigned. In auto_parallel, replaces every strategy the
- * user did not give by search_mode's choice and lays shard results out by
- * dataset_strategy (only the latter with results_only); elsewhere does
- * nothing. False (reported) when the strategies do not fit the devices'
- * memory. */
+/* Requires strategies assigned. In auto_parallel, replaces every strategy the user did not give by
+ * search_mode's choice and lays shard results out by dataset_strategy (only the latter with results_only);
+ * elsewhere does nothing. False (reported) when the strategies do not fit the devices' memory. */
 bool search_strategies(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d);
 /* And the plan's total cost (price.c's total) and memory a device (its slab); 0: not priced. */
 bool search_priced(Module *m, const FlatGraph *f, Strategies *s, const SearchOptions *o, Diag *d, double *cost,
@@ -697,7 +688,7 @@ int op_candidates(const Node *node, const OpDims *od, int64_t device_num, int64_
  * positions); 2 it cannot be read. strategy_stages, before strategies are assigned: the file's
  * pipeline stages (the count, for "auto"; *split, each operator's; NULL with one). */
 int strategy_load(const char *path, const Module *m, const FlatGraph *f, Strategies *s, Diag *d);
-int strategy_stages(const char *path, Module *m, const FlatGraph *f, int **split, Diag *d);
+int strategy_stages(const char *path, Module *m, FlatGraph *f, int **split, Diag *d);
 
 /* ---- checkpoint.c: which operators the backward pass recomputes ------- */
 
@@ -803,24 +794,21 @@ typedef struct {
 
 /* ---- uneven.c: where a split that does not divide its dim is sound ------ */
 
-/* Requires a lowered program. False, with an error at the first operator
- * from ops[from] on an uneven split of which would count its padding or let
- * a gradient reach it (see uneven.c), saying which split would work: the
- * forward program after lowering (from 0), the backward pass's
- * redistributions after differentiation (from nfwd). */
+/* Requires a lowered program. False, with an error at the first operator from ops[from] on an uneven split of
+ * which would count its padding or let a gradient reach it (see uneven.c), saying which split would work: the
+ * forward program after lowering (from 0), the backward pass's redistributions after differentiation (from
+ * nfwd). */
 bool check_uneven(const Lowered *l, int from, Diag *d);
-/* Whether op dim o of node n may be cut into `split` slices: evenly, or
- * unevenly where uneven.c accepts that for every operator of its kind (the
- * search proposes uneven splits only there). */
+/* Whether op dim o of node n may be cut into `split` slices: evenly, or unevenly where uneven.c accepts that
+ * for every operator of its kind (the search proposes uneven splits only there). */
 bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split);
-/* Whether v's padding along dim d holds zeros, on the forward program
- * lowered so far (lowering asks before an uneven contraction). */
+/* Whether v's padding along dim d holds zeros, on the forward program lowered so far (lowering asks before an
+ * uneven contraction). */
 bool uneven_padding_zero(const Lowered *l, int v, int d);
 
-/* Reshape of a value laid out `in` (global dims idims) to out_t: the layout
- * its split carries over to, when every group of dims keeps its pieces
- * contiguous; else false, bad[] marking the input dims that must be gathered
- * first. The search prices a Reshape with it. */
+/* Reshape of a value laid out `in` (global dims idims) to out_t: the layout its split carries over to, when
+ * every group of dims keeps its pieces contiguous; else false, bad[] marking the input dims that must be
+ * gathered first. The search prices a Reshape with it. */
 bool carry_reshape(const TensorLayout *in, const int64_t *idims, const Type *out_t, TensorLayout *out, bool *bad);
 /* Requires strategies assigned. Redistributions are planned as the cost
  * model prices them: their steps weighed by cluster's links (cluster_links;
@@ -839,26 +827,22 @@ bool may_stream(const Lowered *l, int v);
 int64_t step_rows(const Lowered *l, int v);
 /* ---- autodiff.c: the backward pass ------------------------------------ */
 
-/* Requires a Lowered program of a module with a train block. Appends the
- * backward pass of the loss: every Parameter's gradient in its home layout
- * (l->grad), the redistributions' adjoints, clipping by global norm. */
+/* Requires a Lowered program of a module with a train block. Appends the backward pass of the loss: every
+ * Parameter's gradient in its home layout (l->grad), the redistributions' adjoints, clipping by global norm. */
 void differentiate(Lowered *l);
 
 /* ---- recompute.c: forward values recomputed in the backward pass ----- */
 
-/* Requires differentiate. Which forward operators (l->nfwd entries,
- * malloc'd; NULL when none) the model asks to recompute: the train block's
- * recompute policy (checkpoint.c), then each operator's own `recompute:`,
- * and with optimizer_level 3 the AllGathers of sliced parameters. */
+/* Requires differentiate. Which forward operators (l->nfwd entries, malloc'd; NULL when none) the model asks
+ * to recompute: the train block's recompute policy (checkpoint.c), then each operator's own `recompute:`, and
+ * with optimizer_level 3 the AllGathers of sliced parameters. */
 bool *recompute_marks(const Lowered *l);
-/* Requires differentiate, before bucket_gradients. marked: (l->nfwd) the
- * forward operators to recompute; an inserted redistribution joins them
- * when every forward operator reading its result is marked. Each backward
- * operator that reads a marked operator's result (through in[], or an
- * adjoint through ops[of]) reads a clone instead, computed just before the
- * first such reader (op_recomputes); the forward values then die at their
- * last forward reader. A recomputed collective's bytes are sent again
- * (comm_bytes). Returned values and the loss are never recomputed. */
+/* Requires differentiate, before bucket_gradients. marked: (l->nfwd) the forward operators to recompute; an
+ * inserted redistribution joins them when every forward operator reading its result is marked. Each backward
+ * operator that reads a marked operator's result (through in[], or an adjoint through ops[of]) reads a clone
+ * instead, computed just before the first such reader (op_recomputes); the forward values then die at their
+ * last forward reader. A recomputed collective's bytes are sent again (comm_bytes). Returned values and the
+ * loss are never recomputed. */
 void recompute_forward(Lowered *l, const bool *marked);
 /* The pipeline's stage: recompute_forward of recompute_marks, if any. */
 void recompute(Lowered *l);

@@ -301,7 +301,7 @@ static void index_names(Loader *x)
 	sort_r(x->by_name, (size_t)nn, sizeof(int), name_cmp, (void *)x->g);
 }
 
-int strategy_stages(const char *path, Module *m, const FlatGraph *f, int **split, Diag *d)
+int strategy_stages(const char *path, Module *m, FlatGraph *f, int **split, Diag *d)
 {
 	Loader x = {.m = m, .g = f->g, .d = d};
 	int before = d->nerrors;
@@ -310,6 +310,20 @@ int strategy_stages(const char *path, Module *m, const FlatGraph *f, int **split
 	json_t *root = load_file(&x, path, &usage);
 	if (!root)
 		return usage ? 2 : 1;
+	if (m->train && m->train->micro_auto) {   /* the count the search picked, the batch split so */
+		json_t *jm = json_object_get(root, "micro_batches");
+		int64_t micro = json_is_integer(jm) ? json_integer_value(jm) : 0;
+		if (micro < 1 || micro > 1000000)
+			ERR(&x, ((Span){0, 1}), "\"micro_batches\" is the count of micro-batches the strategies are for (the "
+			    "model's micro_batches is \"auto\"), a positive integer");
+		else if ((m->train->accumulate_steps = micro) > 1 && !rebatch(m, f, micro, d))
+			ERR(&x, ((Span){0, 1}), "the model's batch does not split into the file's %lld micro-batches (above)",
+			    (long long)micro);
+		if (d->nerrors != before) {
+			loader_done(&x, root);
+			return 1;
+		}
+	}
 	json_t *jp = json_object_get(root, "pipeline_stages"), *ops = json_object_get(root, "operators");
 	int64_t stages = jp ? (json_is_integer(jp) ? json_integer_value(jp) : 0) : 1;
 	if (stages < 1 || stages > m->ctx.ranks || m->ctx.ranks % stages)

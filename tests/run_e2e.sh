@@ -11,10 +11,13 @@
 # strategies, Nn by the double-recursive search on nodes of 4 devices with
 # slow links between them, Na with pipeline_stages "auto" on the devices of
 # the model's `# e2e cluster: JSON` line, where the search must choose
-# stages; no fallback for these), and its
+# stages or, with micro_batches "auto", micro-batches; no fallback for
+# these), and its
 # results (output_<k>.npy, param_<name>.npy, the loss lines) are compared with
 # (a) the same model compiled for one device (--parallel-mode stand_alone) and
-# (b) tools/ref_eval.py, the numpy reference. The bytes each rank counts at run
+# (b) tools/ref_eval.py, the numpy reference (with micro_batches "auto" the
+# parameters and loss lines only: the outputs are the last micro-batch's,
+# the one device's the whole batch's). The bytes each rank counts at run
 # time must equal manifest.json's comm_bytes_per_rank times the steps run.
 # A model's own strategies are used where they fit the device count; where
 # they do not (exit 1), it is compiled without them (tools/strip_strategies.py:
@@ -171,11 +174,13 @@ check() {
 				--search-mode sharding_propagation 2>"$w/err"
 		elif [ "${n%a}" != "$n" ]; then   # pipeline_stages "auto" on the model's `# e2e cluster:` devices
 			n=${n%a}
-			how="pipeline_stages auto" fallback=0
+			how="the search on the model's cluster" fallback=0
 			sed -n 's/^# e2e cluster: *//p' "$model" | head -1 >"$w/cluster.json"
 			"$shardc" "$model" -o "$out" --device-num "$n" --cluster "$w/cluster.json" 2>"$w/err" &&
-				"$py" -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])).get("pipeline", {}).get("stages", 1) < 2)' \
-					"$out/manifest.json" || { bad "$name on $n ranks: the search chose no stages: $(head -3 "$w/err")"; continue; }
+				"$py" -c 'import json,sys; m = json.load(open(sys.argv[1]))
+sys.exit(m.get("pipeline", {}).get("stages", 1) < 2 and m.get("micro_batches", 1) < 2)' \
+					"$out/manifest.json" ||
+				{ bad "$name on $n ranks: the search chose no stages nor micro-batches: $(head -3 "$w/err")"; continue; }
 		elif [ "${n%d}" != "$n" ]; then   # data_parallel: every operator batch parallel
 			n=${n%d}
 			how="data_parallel mode" fallback=0
@@ -208,9 +213,16 @@ check() {
 			bad "$name on $n ranks ($how): run.sh fails: $(tail -5 "$out/res/err")"
 			continue
 		fi
-		msg=$("$py" tools/npy_compare.py "$out/res" "$w/serial_res" --rtol "${rtol:-2e-3}" --atol "${atol:-0}" \
+		local got=$out/res one=$w/serial_res ref=$w/ref
+		if grep -q '^ *micro_batches: *"auto"' "$model"; then   # the outputs are the last micro-batch's
+			got=$out/cmp one=$w/serial_cmp ref=$w/ref_cmp
+			for d in "$out/res:$got" "$w/serial_res:$one" "$w/ref:$ref"; do
+				rm -rf "${d#*:}" && mkdir -p "${d#*:}" && cp "${d%%:*}"/param_*.npy "${d%%:*}/log" "${d#*:}/"
+			done
+		fi
+		msg=$("$py" tools/npy_compare.py "$got" "$one" --rtol "${rtol:-2e-3}" --atol "${atol:-0}" \
 		          --what "vs one device" &&
-		      "$py" tools/npy_compare.py "$out/res" "$w/ref" --rtol "${rtol:-2e-3}" --atol "${atol:-0}" \
+		      "$py" tools/npy_compare.py "$got" "$ref" --rtol "${rtol:-2e-3}" --atol "${atol:-0}" \
 		          --what "vs reference" &&
 		      bytes_ok "$out" "$out/res")
 		if [ $? = 0 ]; then

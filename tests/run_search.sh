@@ -3,7 +3,10 @@
 #   - strategy files: every sample and a GPT-style stack compiled with
 #     --strategy-out, then again with --strategy-in, give the same per-rank
 #     programs and manifest.json byte for byte, pipelines too (their stage
-#     count and each operator's stage read back);
+#     count and each operator's stage read back, micro_batches "auto" its
+#     count, a count the batch does not split into an error);
+#   - micro_batches "auto" where the batch leaves dim 0: one micro-batch,
+#     and --explain says why;
 #   - the stage split by seconds, where it costs less than by work;
 #   - Megatron: a GPT-style stack with no annotations, searched by the
 #     double-recursive search on 8 devices, needs no more communication per
@@ -92,6 +95,44 @@ for spec in "tests/e2e/pipeline_mlp.ir|" "$tmp/gpt_pp2.ir|" \
 	   grep -q '"stage": 1' "$tmp/$name.pjson" && diff -r "$tmp/$name.pa" "$tmp/$name.pb" >"$tmp/diff"; then ok
 	else bad "$name: --strategy-in does not give the pipeline's programs back: $(head -3 "$tmp/err" "$tmp/diff")"; fi
 done
+# micro_batches "auto": the file keeps the count the search chose, and
+# --strategy-in splits the batch so again (with stages, and without); a count
+# the batch does not split into is an error naming the inputs.
+echo '{"device_memory": 4e5}' >"$tmp/c400k.json"
+echo '{"device_memory": 2.5e6}' >"$tmp/c2500k.json"
+for spec in "tests/e2e/pipeline_micro_auto.ir --cluster $tmp/c400k.json|--parallel-optimizer level3 --recompute" \
+	"tests/e2e/micro_auto.ir --cluster $tmp/c2500k.json|"; do
+	model=${spec%%|*} again=${spec#*|}
+	name=$(basename "${model%% *}" .ir)
+	# shellcheck disable=SC2086  # model and again are word lists
+	if "$shardc" $model -o "$tmp/$name.ma" --strategy-out "$tmp/$name.mjson" 2>"$tmp/err" &&
+	   "$shardc" $model $again -o "$tmp/$name.mb" --strategy-in "$tmp/$name.mjson" 2>>"$tmp/err" &&
+	   grep -q '"micro_batches": [2-9]' "$tmp/$name.mjson" && diff -r "$tmp/$name.ma" "$tmp/$name.mb" >"$tmp/diff"; then ok
+	else bad "$name: --strategy-in does not give the micro-batches' programs back: $(head -3 "$tmp/err" "$tmp/diff")"; fi
+done
+sed 's/"micro_batches": [0-9]*/"micro_batches": 3/' "$tmp/micro_auto.mjson" >"$tmp/micro3.json"
+if "$shardc" tests/e2e/micro_auto.ir --strategy-in "$tmp/micro3.json" --check 2>"$tmp/err"; then
+	bad "--strategy-in with 3 micro-batches of a batch of 128 rows: accepted"
+elif grep -q "input %x has 128 rows, which 3 micro-batches do not split evenly" "$tmp/err"; then ok
+else bad "--strategy-in with micro-batches the batch does not split into: $(head -2 "$tmp/err")"; fi
+# A batch that leaves dim 0 (a Transpose of it) cannot be split: the search
+# keeps one micro-batch and --explain says why for each count it tried.
+cat >"$tmp/moved_batch.ir" <<'EOF'
+context { device_num: 2, parallel_mode: "auto_parallel", search_mode: "recursive_programming" }
+graph @net(%x: <Tensor[Float32], (8, 4, 16)> = uniform(-1, 1), %t: <Tensor[Float32], (8, 4, 16)> = uniform(-1, 1),
+           %w: <Parameter[Float32], (4, 16, 16)> = normal(0.1)) {
+  %xt = Transpose(%x) {perm: (1, 0, 2)}
+  %y = BatchMatMul(%xt, %w)
+  %tt = Transpose(%t) {perm: (1, 0, 2)}
+  %loss = MSELoss(%y, %tt)
+  return %loss
+}
+train { loss: %loss, optimizer: SGD(learning_rate: 0.1), micro_batches: "auto" }
+EOF
+if "$shardc" "$tmp/moved_batch.ir" --check --explain >"$tmp/mb.txt" 2>"$tmp/err" &&
+   grep -q "^# chose 1 micro-batch a step" "$tmp/mb.txt" &&
+   grep -q "2 micro-batches: micro_batches \"auto\": in 2 micro-batches %xt is (4, 4, 16) where the step's batch makes it (4, 8, 16): the batch (each input's dim 0) must stay dim 0" "$tmp/mb.txt"
+then ok; else bad "micro_batches auto with the batch moved off dim 0: $(grep -m3 'micro-batch' "$tmp/mb.txt") $(head -2 "$tmp/err")"; fi
 # The split by seconds (tests/e2e/pipeline_cost_split.ir: the AllReduce
 # layers last): the search takes it over the split by work, which costs more.
 if "$shardc" tests/e2e/pipeline_cost_split.ir --explain --check >"$tmp/cs.txt" 2>"$tmp/err" &&

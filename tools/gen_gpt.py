@@ -28,10 +28,12 @@ and the residual Adds with their normalized / feature axis whole.
 
 With --pipeline P (and --train) the context has pipeline_stages P and the train
 block micro_batches M (--micro-batches, default P): the graph is one micro-batch of
---batch rows, a step M of them.  The strategies are over a stage's devices
-(devices / P); with --megatron every layer carries pipeline_stage (layer i on stage
-i * P // layers, the lookup on the first, the head and loss on the last: Megatron's
-equal layers a stage), without it the compiler splits the stages.
+--batch rows, a step M of them (--micro-batches auto, with --mode auto_parallel:
+micro_batches "auto", the graph the step's --batch rows, the search picks M).  The
+strategies are over a stage's devices (devices / P); with --megatron every layer
+carries pipeline_stage (layer i on stage i * P // layers, the lookup on the first,
+the head and loss on the last: Megatron's equal layers a stage), without it the
+compiler splits the stages.
 
 Standard library only.  --layers 5000 (125,000 operators) takes a second or two.
 """
@@ -75,8 +77,9 @@ def main(argv=None):
     ap.add_argument("--pipeline", default="1",
                     help="pipeline_stages P (with --train); the strategies are over devices / P; "
                          "\"auto\" (with --mode auto_parallel): the search picks P")
-    ap.add_argument("--micro-batches", type=int, default=None,
-                    help="with --pipeline: the train block's micro_batches (default P)")
+    ap.add_argument("--micro-batches", default=None,
+                    help="with --pipeline: the train block's micro_batches (default P); \"auto\" (with --mode "
+                         "auto_parallel): the search picks it, the graph the step's batch")
     ap.add_argument("--seed", type=int, default=None, help="context seed")
     ap.add_argument("--train", action="store_true",
                     help="add a target input, an MSELoss of the last layer's output and a train block (1 step)")
@@ -98,9 +101,13 @@ def main(argv=None):
     Pp = 1 if auto else int(a.pipeline)
     if Pp < 1 or D % Pp or (Pp > 1 and not a.train):
         die("--pipeline %d must divide --devices %d and needs --train" % (Pp, D))
-    if a.micro_batches is not None and ((Pp == 1 and not auto) or a.micro_batches < 1):
-        die("--micro-batches needs --pipeline and must be positive")
-    M = a.micro_batches or Pp
+    micro_auto = a.micro_batches == "auto"
+    if micro_auto and (a.mode != "auto_parallel" or not a.train):
+        die("--micro-batches auto needs --mode auto_parallel and --train")
+    if a.micro_batches is not None and not micro_auto and (
+            (Pp == 1 and not auto) or not a.micro_batches.isdigit() or int(a.micro_batches) < 1):
+        die("--micro-batches needs --pipeline and must be positive, or auto")
+    M = "auto" if micro_auto else int(a.micro_batches or Pp)
     DW = D          # device_num as written: every rank
     D //= Pp        # a stage's devices: what the strategies split over
     F = a.ffn if a.ffn is not None else 4 * H
@@ -150,9 +157,9 @@ def main(argv=None):
     w("# layers %d, hidden %d, heads %d (head dim %d), seq %d, batch %d, ffn %d, devices %d,\n"
       % (N, H, A, Dh, S, B, F, DW))
     if Pp > 1:
-        w("# pipeline: %d stages of %d devices, %d micro-batches a step.\n" % (Pp, D, M))
+        w("# pipeline: %d stages of %d devices, %s micro-batches a step.\n" % (Pp, D, "the search's count of" if micro_auto else M))
     elif auto:
-        w("# pipeline: stages the search's choice, %d micro-batches a step.\n" % M)
+        w("# pipeline: stages the search's choice, %s micro-batches a step.\n" % ("the search's count of" if micro_auto else M))
     if a.megatron:
         w("# Megatron strategies with dp %d x mp %d%s.\n"
           % (dp, mp, "" if dp * mp == D else " (the remaining %d-fold copies are repeated calculation)" % (D // (dp * mp))))
@@ -283,7 +290,9 @@ def main(argv=None):
         if not V:
             w("  %%loss = MSELoss(%s, %%target)\n  return %%loss\n}\n" % x)
         prec = '  precision: "%s",\n' % a.precision if a.precision else ""
-        if (Pp > 1 or auto) and M > 1:
+        if micro_auto:
+            prec += '  micro_batches: "auto",\n'
+        elif (Pp > 1 or auto) and M > 1:
             prec += "  micro_batches: %d,\n" % M
         opt = {"sgd": "SGD(learning_rate: 0.01)", "momentum": "Momentum(learning_rate: 0.01, momentum: 0.9)",
                "adam": "Adam(learning_rate: 0.001)"}[a.optimizer]

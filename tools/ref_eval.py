@@ -85,7 +85,8 @@ Choices where MindSpore leaves room:
   micro-batches a step (micro-batch m of step s the run's batch (s - 1) n +
   m + 1, from --data), sums their gradients of loss / n in float64, rounds
   the sum once and updates once; the loss printed is the micro-batches'
-  mean.  `clip_global_norm: c` in the train
+  mean.  `micro_batches: "auto"` computes the graph as written, the step's
+  batch whole.  `clip_global_norm: c` in the train
   block scales every gradient by c / max(global norm, c) before the update
   (ops.clip_by_global_norm; the norm over every trained parameter).
   learning_rate is a number or a schedule, evaluated at MindSpore's
@@ -2128,9 +2129,13 @@ def lr_at(schedule, g):
 
 
 def accumulate_config(module):
-    """The train block's accumulate_steps (or micro_batches, its other name): micro-batches a step (1: none)."""
+    """The train block's accumulate_steps (or micro_batches, its other name): micro-batches a step (1: none).
+    micro_batches "auto" is 1: the graph is the step's batch, which the micro-batches the compiler
+    picks split (their mean loss that batch's, for a mean loss)."""
     block, offset = module.train
     n = block.get("accumulate_steps", block.get("micro_batches", 1))
+    if n == "auto" and "micro_batches" in block:
+        return 1
     if type(n) is not int or not 1 <= n <= 1000000:
         raise ModelError(offset, "accumulate_steps is a positive integer, at most 1000000")
     return n
