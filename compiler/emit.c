@@ -265,21 +265,6 @@ static double lit_arg(const Lit *init, int k, double dflt)
 	           ? lit_number(init->items[k]) : dflt;
 }
 
-/* An input a --data file may feed (sc_data_input registers it): not a
- * parameter, not a number written as an operand. */
-
-/* After sc_data_step: each input that may stream where its piece of the
- * step's batch is (sc_data_at, in the order sc_data_input registered them). */
-static void emit_data_at(StrBuf *b, const Program *p, const char *indent)
-{
-	for (int v = 0, k = 0; v < p->l->nparams; v++)
-		if (step_rows(p->l, v))   /* unless --data feeds it, the micro-batch's slot (emit_input) */
-			sb_printf(b, "%s%s = sc_data_fed(data, %d) ? sc_data_at(data, %d) : (void *)(slab + %lld + micro * %lld);\n",
-			          indent, p->cname[v], k, k, (long long)p->offset[v], (long long)p->stride[v]), k++;
-		else if (may_stream(p->l, v))
-			sb_printf(b, "%s%s = sc_data_at(data, %d);\n", indent, p->cname[v], k++);
-}
-
 /* Input v's `gdims, ndim, start, ldims` where the step's batch is split among
  * the micro-batches (micro_batches "auto", rebatch.c): micro-batch `micro`'s
  * rows of the input as written, the rank's piece moved down micro x rows. */
@@ -302,79 +287,124 @@ static void step_piece_args(StrBuf *b, const Program *p, int v)
 	dims_lit(b, x->type.dims, x->type.rank);
 }
 
-static void emit_input(StrBuf *b, const Program *p, int v)
+/* Input or parameter v from its file (a parameter: or the checkpoint), else its
+ * initializer, into dst (fill_dst for a constant initializer's sc_fill); pieces:
+ * `gdims, ndim, start, ldims`; in: the indent of the `else`. */
+static void emit_fill(StrBuf *b, const Program *p, int v, const char *dst, const char *fill_dst, const char *pieces,
+                      const char *in)
 {
 	const Lowered *l = p->l;
 	const Value *gv = &l->flat->g->values[v];
 	const LValue *x = &l->values[v];
-	const char *c = p->cname[v], *dt = sc_dtype_name(x->type.dtype);
-	if (gv->literal) {   /* a number written as an operand: no file feeds it */
-		sb_printf(b, "\tsc_fill(rt, %s, %s, 1, %.17g);  /* %s */\n", c, dt, lit_number(gv->literal), gv->literal->s);
-		return;
-	}
+	const char *dt = sc_dtype_name(x->type.dtype);
 	const Lit *init = gv->init;
 	const char *kind = init ? init->s : gv->type.is_param ? "normal" : "uniform";
 	int user;
 	int64_t bound = index_bound(l->flat->g, v, &user);
-	StrBuf why = {0};   /* token ids, labels: each checked against what it indexes */
-	if (bound >= 0)
-		index_bound_text(&why, l->flat->g, user, bound);
-	if (may_stream(l, v)) {   /* a batch a step from a --data file */
-		sb_printf(b, "\tif (sc_data_input(data, \"%s\", %s, %s, ", gv->name, c, dt);
-		piece_args(b, p, v);
-		if (bound >= 0)
-			sb_printf(b, ", %lld, \"%s\"))\n", (long long)bound, why.data);
-		else
-			sb_puts(b, ", -1, NULL))\n");
-		sb_puts(b, "\t\t;   /* read before each step (sc_data_step) */\n\telse ");
-	} else {
-		sb_putc(b, '\t');
-	}
-	StrBuf held = {0}, pieces = {0};   /* where the bytes go (a parameter: on its stage's ranks; NULL on the others) */
-	const char *in = "\t";            /* indent of the calls */
-	if (step_rows(l, v)) {   /* each micro-batch's slot its rows of the step's batch */
-		sb_printf(b, "for (int64_t micro = 0; micro < %lld; micro++) {   /* micro-batch micro's rows of the step's "
-		          "batch */\n\t\tvoid *slot = slab + %lld + micro * %lld;\n\t\t", (long long)l->m->train->accumulate_steps,
-		          (long long)p->offset[v], (long long)p->stride[v]);
-		sb_puts(&held, "slot");
-		step_piece_args(&pieces, p, v);
-		in = "\t\t";
-	} else {
-		held_arg(&held, p, v, c);
-		piece_args(&pieces, p, v);
-	}
-	if (gv->type.is_param)
-		c = held.data;
-	if (step_rows(l, v))
-		c = "slot";
 	sb_printf(b, "if ((file = sc_option(rt, \"%s\", \"%s\")))\n%s\tsc_load_%s(rt, \"%s\", file, %s, %s, %s",
-	          gv->type.is_param ? "--param" : "--input", gv->name, in, bound >= 0 ? "indices" : "npy", gv->name, c, dt,
-	          pieces.data);
-	if (bound >= 0)
+	          gv->type.is_param ? "--param" : "--input", gv->name, in, bound >= 0 ? "indices" : "npy", gv->name, dst, dt,
+	          pieces);
+	if (bound >= 0) {   /* token ids, labels: each checked against what it indexes */
+		StrBuf why = {0};
+		index_bound_text(&why, l->flat->g, user, bound);
 		sb_printf(b, ", %lld, \"%s\"", (long long)bound, why.data);   /* names need no escaping (the grammar's) */
-	sb_free(&why);
+		sb_free(&why);
+	}
 	if (gv->type.is_param)   /* a --param file wins over the checkpoint's tensor */
-		sb_printf(b, ");\n\telse if (ckpt)\n\t\tsc_load_safetensors(rt, ckpt, \"%s\", %s, %s, %s", gv->name, c, dt,
-		          pieces.data);
+		sb_printf(b, ");\n\telse if (ckpt)\n\t\tsc_load_safetensors(rt, ckpt, \"%s\", %s, %s, %s", gv->name, dst, dt, pieces);
 	sb_printf(b, ");\n%selse", in);
 	if (!strcmp(kind, "zeros") || !strcmp(kind, "ones") || !strcmp(kind, "constant")) {
 		double value = !strcmp(kind, "ones") ? 1 : !strcmp(kind, "constant") ? lit_arg(init, 0, 0) : 0;
 		if (gv->type.is_param && l->stages > 1)
 			sb_printf(b, " if (stage == %d)", x->stage);
-		sb_printf(b, "\n%s\tsc_fill(rt, %s, %s, %lld, %.17g);\n", in, step_rows(l, v) ? "slot" : p->cname[v], dt,
-		          (long long)numel(x), value);
-	} else {
-		sb_printf(b, "\n%s\tsc_init_%s(rt, %s, %s, \"%s\", %lldu, %s", in, kind, c, dt, gv->name,
-		          (long long)l->m->ctx.seed, pieces.data);
-		if (!strcmp(kind, "normal"))
-			sb_printf(b, ", %.17g);\n", lit_arg(init, 0, 0.01));
-		else if (!strcmp(kind, "randint"))
-			sb_printf(b, ", %lld, %lld);\n", (long long)lit_arg(init, 0, 0), (long long)lit_arg(init, 1, 1));
-		else
-			sb_printf(b, ", %.17g, %.17g);\n", lit_arg(init, 0, 0), lit_arg(init, 1, 1));
+		sb_printf(b, "\n%s\tsc_fill(rt, %s, %s, %lld, %.17g);\n", in, fill_dst, dt, (long long)numel(x), value);
+		return;
 	}
-	if (step_rows(l, v))
+	sb_printf(b, "\n%s\tsc_init_%s(rt, %s, %s, \"%s\", %lldu, %s", in, kind, dst, dt, gv->name, (long long)l->m->ctx.seed,
+	          pieces);
+	if (!strcmp(kind, "normal"))
+		sb_printf(b, ", %.17g);\n", lit_arg(init, 0, 0.01));
+	else if (!strcmp(kind, "randint"))
+		sb_printf(b, ", %lld, %lld);\n", (long long)lit_arg(init, 0, 0), (long long)lit_arg(init, 1, 1));
+	else
+		sb_printf(b, ", %.17g, %.17g);\n", lit_arg(init, 0, 0), lit_arg(init, 1, 1));
+}
+
+/* Micro-batch `micro`'s rows of input v (split by the step's batch,
+ * rebatch.c) into dst, where no --data feeds it: `in` its indent. */
+static void emit_step_fill(StrBuf *b, const Program *p, int v, const char *dst, const char *in)
+{
+	StrBuf pieces = {0};
+	step_piece_args(&pieces, p, v);
+	sb_puts(b, in);
+	emit_fill(b, p, v, dst, dst, pieces.data, in);
+	sb_free(&pieces);
+}
+
+/* After sc_data_step: each input that may stream where its piece of the
+ * step's batch is (sc_data_at, in the order sc_data_input registered them). */
+static void emit_data_at(StrBuf *b, const Program *p, const char *indent)
+{
+	for (int v = 0, k = 0; v < p->l->nparams; v++)
+		if (may_stream(p->l, v)) {
+			sb_printf(b, "%s%s = sc_data_at(data, %d);\n", indent, p->cname[v], k);
+			if (step_rows(p->l, v)) {   /* no --data: the micro-batch's rows of the step's batch (emit_input) */
+				StrBuf in = {0};
+				sb_printf(b, "%sif (!sc_data_fed(data, %d)) {\n", indent, k);
+				sb_printf(&in, "%s\t", indent);
+				emit_step_fill(b, p, v, p->cname[v], in.data);
+				sb_printf(b, "%s}\n", indent);
+				sb_free(&in);
+			}
+			k++;
+		}
+}
+
+static void emit_input(StrBuf *b, const Program *p, int v)
+{
+	const Lowered *l = p->l;
+	const Value *gv = &l->flat->g->values[v];
+	const char *c = p->cname[v], *dt = sc_dtype_name(l->values[v].type.dtype);
+	if (gv->literal) {   /* a number written as an operand: no file feeds it */
+		sb_printf(b, "\tsc_fill(rt, %s, %s, 1, %.17g);  /* %s */\n", c, dt, lit_number(gv->literal), gv->literal->s);
+		return;
+	}
+	if (may_stream(l, v)) {   /* a batch a step from a --data file */
+		StrBuf reg = {0};
+		int user;
+		int64_t bound = index_bound(l->flat->g, v, &user);
+		sb_printf(&reg, "sc_data_input(data, \"%s\", %s, %s, ", gv->name, c, dt);
+		piece_args(&reg, p, v);
+		if (bound >= 0) {
+			StrBuf why = {0};
+			index_bound_text(&why, l->flat->g, user, bound);
+			sb_printf(&reg, ", %lld, \"%s\")", (long long)bound, why.data);
+			sb_free(&why);
+		} else
+			sb_puts(&reg, ", -1, NULL)");
+		if (step_rows(l, v) && !pipelined(l)) {   /* emit_data_at fills each micro-batch's rows before its pass */
+			sb_printf(b, "\t(void)%s;   /* else each micro-batch's rows of the step's batch, before its pass */\n",
+			          reg.data);
+			sb_free(&reg);
+			return;
+		}
+		sb_printf(b, "\tif (%s)\n\t\t;   /* read before each step (sc_data_step) */\n\telse ", reg.data);
+		sb_free(&reg);
+	} else {
+		sb_putc(b, '\t');
+	}
+	if (step_rows(l, v)) {   /* a pipeline: each micro-batch's slot its rows of the step's batch */
+		sb_printf(b, "for (int64_t micro = 0; micro < %lld; micro++) {   /* micro-batch micro's rows of the step's "
+		          "batch */\n\t\tvoid *slot = slab + %lld + micro * %lld;\n", (long long)l->m->train->accumulate_steps,
+		          (long long)p->offset[v], (long long)p->stride[v]);
+		emit_step_fill(b, p, v, "slot", "\t\t");
 		sb_puts(b, "\t}\n");
+		return;
+	}
+	StrBuf held = {0}, pieces = {0};   /* a parameter's bytes on its stage's ranks (on a pipeline; NULL on the others) */
+	held_arg(&held, p, v, c);
+	piece_args(&pieces, p, v);
+	emit_fill(b, p, v, gv->type.is_param ? held.data : c, c, pieces.data, "\t");
 	sb_free(&held);
 	sb_free(&pieces);
 }

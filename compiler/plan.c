@@ -415,8 +415,8 @@ static void plan_buffers(Program *p)
 	int64_t common = 0, *top = xcalloc((size_t)ns, sizeof(int64_t));
 	for (int v = 0; v < nv; v++)
 		p->slots[v] = 1, p->stride[v] = aligned(value_bytes(&l->values[v]));
-	for (int v = 0; v < l->nparams; v++) {   /* a pipeline's inputs, a split batch's: every micro-batch's of the step */
-		if ((pipelined(l) || step_rows(l, v)) && may_stream(l, v))
+	for (int v = 0; v < l->nparams; v++) {   /* a pipeline's inputs: every micro-batch's of the step */
+		if (pipelined(l) && may_stream(l, v))
 			p->slots[v] = (int)l->m->train->accumulate_steps;
 		if (ns > 1 && l->flat->g->values[v].type.is_param)
 			continue;

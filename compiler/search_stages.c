@@ -9,20 +9,25 @@
  * tried as if written: the context's stages and a stage's devices set, the strategies
  * assigned and searched over a stage's devices quickly (SearchOptions.quick: the search's
  * starts, a few of them lowered for their memory, no polish; with the memory savings it
- * switches on when a plan does not fit), first over the split by work (stages.c's
- * split_evenly), then over the split that balances that plan's seconds (split_by_cost), the
- * better kept. A plan's price is price.c's total, which counts the slowest stage M + P - 1
- * times for M micro-batches (the bubble), the point-to-point sends each stage waits on and the
- * slowest stage's gradient reductions, a micro-batch's share, so a step's is M times it; its
- * memory is its slab, which holds a stage's own parameters and the activations of the
- * micro-batches it has in flight. The micro-batch count is the train block's; with "auto" the
- * graph is the step's batch, and each P tries M = P, 2P, 4P, 8P (1, 2, 4, 8 for one stage)
- * with the batch split M ways (rebatch.c; a count the batch does not split into is passed),
- * in that order until a plan that fits costs more than the one before it (more micro-batches
- * shrink the bubble and the activations in flight, but each runs smaller matrices and pays
- * the latencies and per-micro-batch gathers again). The cheapest step that fits a device wins
- * (none fits: the one needing the least memory, which the search stage then reports); its
- * split travels in Strategies.split, and the search stage searches it in full.
+ * switches on when a plan does not fit) over the split by work (stages.c's split_evenly). A
+ * plan's price is price.c's total, which counts the slowest stage M + P - 1 times for M
+ * micro-batches (the bubble), the point-to-point sends each stage waits on and the slowest
+ * stage's gradient reductions, a micro-batch's share, so a step's is M times it; its memory is
+ * its slab, which holds a stage's own parameters and the activations of the micro-batches it
+ * has in flight. The micro-batch count is the train block's; with "auto" the graph is the
+ * step's batch, and each P tries M = P, 2P, 4P (1, 2, 4 for one stage: the hand 3-D plans'
+ * choices), and while no plan of any count has fit a device 8P, 16P, 32P, with the batch
+ * split M ways (rebatch.c), in that order until a plan that fits costs more than the one
+ * before it (more micro-batches shrink the bubble and the activations in flight, but each runs
+ * smaller matrices and pays the latencies and per-micro-batch gathers again) or the batch does
+ * not split into M. The counts go from the most stages down: their plans search quickest and
+ * fit likeliest, so the fewer stages, slow to search, seldom climb past 4P (the 175B row
+ * compiles in under a minute). A tie goes to the fewer stages. The best plan of each P
+ * is then searched over the split that balances its seconds (split_by_cost) too, the better
+ * kept, unless it does not fit where another count's plan does (the two splits' memory
+ * differs by a few percent). The cheapest step that fits a device wins (none fits: the one needing the least
+ * memory, which the search stage then reports); its split travels in Strategies.split, and the
+ * search stage searches it in full.
  *
  * Each trial starts from the same module: the context, the train block and the flat graph's
  * types and attributes are put back between trials (start_over). */
@@ -32,18 +37,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_AUTO_STAGES = 64, MICRO_TRIES = 4 };
+enum { MAX_AUTO_STAGES = 64, MICRO_TRIES = 6, MICRO_SURE = 3 };
 
 typedef struct {
 	int64_t stages, micro;
 	bool tried;              /* false: the strategies could not be assigned */
 	bool fits;
 	double cost, memory;     /* a step's */
+	bool chosen;
 	bool unsplit;            /* not tried: the batch does not split into `micro` micro-batches, */
 	char why[400];           /* as rebatch.c said */
 	bool resplit;            /* a split by seconds was searched too */
 	double work_cost, work_memory;   /* resplit: the split by work's plan */
-	int *split;              /* the split by seconds when it won (m's arena), else NULL: by work */
+	int *by_seconds;         /* the split that balances the plan by work's seconds (m's arena); NULL: the same */
+	int *split;              /* by_seconds when it won, else NULL: by work */
 } Trial;
 
 /* What every trial starts from: the module as the user wrote it (a search
@@ -73,6 +80,13 @@ static bool start_over(Module *m, FlatGraph *f, const Start *st, int64_t stages,
 	m->ctx.device_num = st->ctx.ranks / stages;
 	m->train->accumulate_steps = micro;
 	return !st->train.micro_auto || micro == 1 || rebatch(m, f, micro, d);
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const Trial *x = a, *y = b;
+	return x->stages != y->stages ? (x->stages > y->stages) - (x->stages < y->stages)
+	                              : (x->micro > y->micro) - (x->micro < y->micro);
 }
 
 static bool better(bool fits, double cost, double memory, const Trial *than)
@@ -116,9 +130,8 @@ static bool priced(Module *m, const FlatGraph *f, Strategies *st, const SearchOp
 }
 
 /* One stage count and micro-batch count's plan: the split by work searched
- * quickly; with several stages (and no pipeline_stage written) then the split
- * its plan's seconds balance, searched again, and the better of the two kept
- * (the cheaper that fits, else the smaller). */
+ * quickly, and with several stages (and no pipeline_stage written) the split
+ * that plan's seconds balance (tr->by_seconds, searched by try_split). */
 static void try_count(Module *m, FlatGraph *f, const Start *start, const SearchOptions *q, Diag *quiet, Trial *tr)
 {
 	quiet->nerrors = 0;
@@ -131,22 +144,27 @@ static void try_count(Module *m, FlatGraph *f, const Start *start, const SearchO
 		return;
 	tr->tried = true;
 	tr->fits = priced(m, f, &st, q, quiet, &tr->cost, &tr->memory);
-	if (tr->stages == 1 || stages_written(f))
-		return;
-	int *split = split_by_seconds(m, f, &st, &q->cluster, tr->stages);
-	if (!split)
+	if (tr->stages > 1 && !stages_written(f))
+		tr->by_seconds = split_by_seconds(m, f, &st, &q->cluster, tr->stages);
+}
+
+/* Trial tr's split by seconds searched too, the better of its two splits kept
+ * (the cheaper that fits, else the smaller). */
+static void try_split(Module *m, FlatGraph *f, const Start *start, const SearchOptions *q, Diag *quiet, Trial *tr)
+{
+	if (!tr->by_seconds)
 		return;
 	start_over(m, f, start, tr->stages, tr->micro, quiet);
 	Strategies by_seconds = {0};
 	if (!assign_strategies(m, f, &by_seconds, quiet))
 		return;
-	by_seconds.split = split;
+	by_seconds.split = tr->by_seconds;
 	double cost, memory;
 	bool fits = priced(m, f, &by_seconds, q, quiet, &cost, &memory);
 	tr->resplit = true;
 	tr->work_cost = tr->cost, tr->work_memory = tr->memory;
 	if (better(fits, cost, memory, tr))
-		tr->fits = fits, tr->cost = cost, tr->memory = memory, tr->split = split;
+		tr->fits = fits, tr->cost = cost, tr->memory = memory, tr->split = tr->by_seconds;
 }
 
 /* The boundaries of the chosen split, for --explain: each stage's first and
@@ -215,7 +233,8 @@ static void explain(const Module *m, bool written, const Trial *t, int nt, int b
 }
 
 /* The micro-batch counts to try for `stages` stages: the train block's, or with
- * "auto" P, 2P, 4P and 8P (1, 2, 4, 8 for one stage). */
+ * "auto" P, 2P, 4P, ... 32P (1, 2, 4, ... for one stage: gradient accumulation);
+ * past MICRO_SURE of them only while no plan fits. */
 static int micro_counts(const Module *m, int64_t stages, int64_t *micro)
 {
 	if (!m->train->micro_auto) {
@@ -253,14 +272,19 @@ bool search_stages(Module *m, FlatGraph *f, Strategies *s, const SearchOptions *
 
 	Trial t[MAX_AUTO_STAGES * MICRO_TRIES];
 	int nt = 0, best = -1;
+	bool any_fit = false;
 	int64_t ranks = start.ctx.ranks;
-	for (int64_t p = 1; p <= ranks && p <= MAX_AUTO_STAGES && p <= g->nnodes; p++) {
-		if (ranks % p || (start.ctx.pipeline_stages && p != start.ctx.pipeline_stages))
+	/* The most stages first: their plans are the quickest to search and the likeliest to fit, which
+	 * bounds the micro-batch counts the fewer stages try. */
+	for (int64_t p = ranks; p >= 1; p--) {
+		if (ranks % p || p > MAX_AUTO_STAGES || p > g->nnodes ||
+		    (start.ctx.pipeline_stages && p != start.ctx.pipeline_stages))
 			continue;
 		int64_t micro[MICRO_TRIES];
 		int nm = micro_counts(m, p, micro);
 		const Trial *last_fit = NULL;
-		for (int k = 0; k < nm; k++) {
+		int best_here = -1;
+		for (int k = 0; k < nm && (k < MICRO_SURE || !any_fit); k++) {
 			Trial *tr = &t[nt++];
 			*tr = (Trial){.stages = p, .micro = micro[k]};
 			fflush(quiet_out);
@@ -270,14 +294,31 @@ bool search_stages(Module *m, FlatGraph *f, Strategies *s, const SearchOptions *
 			const char *why = tr->unsplit && sink ? strstr(sink + said, "error: ") : NULL;
 			if (why)
 				snprintf(tr->why, sizeof tr->why, "%.*s", (int)strcspn(why + 7, "\n"), why + 7);
-			if (tr->tried && (best < 0 || better(tr->fits, tr->cost, tr->memory, &t[best])))
-				best = nt - 1;
+			if (tr->tried && (best_here < 0 || better(tr->fits, tr->cost, tr->memory, &t[best_here])))
+				best_here = nt - 1;
+			if (tr->unsplit)   /* nor will twice as many */
+				break;
 			if (tr->tried && tr->fits) {   /* more micro-batches cost more from here on */
+				any_fit = true;
 				if (last_fit && tr->cost >= last_fit->cost)
 					break;
 				last_fit = tr;
 			}
 		}
+		if (best_here < 0)
+			continue;
+		Trial *b = &t[best_here];
+		if (b->fits || !any_fit)   /* the split by seconds moves little memory: not for a count that cannot win */
+			try_split(m, f, &start, &q, &quiet, b);   /* this count's best, split by seconds too */
+		if (best < 0 || better(b->fits, b->cost, b->memory, &t[best]) ||
+		    (!better(t[best].fits, t[best].cost, t[best].memory, b) && b->stages < t[best].stages))
+			best = best_here;   /* a tie: the fewer stages */
+	}
+	if (best >= 0) {   /* in order of stages, then micro-batches, for --explain */
+		t[best].chosen = true;
+		qsort(t, (size_t)nt, sizeof *t, by_count);
+		for (best = 0; !t[best].chosen; best++)
+			;
 	}
 	fclose(quiet_out);
 	free(sink);

@@ -25,16 +25,17 @@ After the search none may fit. A plan shardc refuses shows the first line of the
 error.
 
 The pipeline rows (13B/64pp, 175B/1024: pipelining should win there) compare 3-D
-plans at one batch a step, split into M micro-batches (the graph is one micro-batch
-of batch / M rows, the train block's micro_batches M):
+plans at one batch a step, split into M micro-batches:
 
-    D-Rec, pipeline auto, M   auto_parallel, recursive_programming, pipeline_stages
-                  "auto" (the search picks the stages), for each M of the row
+    D-Rec, pipeline auto, M auto   auto_parallel, recursive_programming, pipeline_stages
+                  "auto" and micro_batches "auto": the graph is the step's batch, the
+                  search picks the stages, where they split and M
     tensor t, pipeline p, M   the best hand 3-D plan of each t: gen_gpt.py --megatron
                   --mp t --pipeline p --micro-batches M (data parallelism the rest),
                   t in {1, 2, 4, 8} within a node, M in {p, 2p, 4p}, each plain, with
                   ZeRO-1 and with ZeRO-1 and every layer recomputed; the cheapest that
-                  fits (else the least memory) of all p and M
+                  fits (else the least memory) of all p and M (the graph one
+                  micro-batch of batch / M rows, the train block's micro_batches M)
 
 and "total cost" is a step's (--explain's figure, a micro-batch's share, times M).
 
@@ -80,13 +81,13 @@ SMALL = {   # the same layers, 2 of them: the per-layer trade-offs of the full r
     "1.5B/64": (1600, 2, 25, 64, 128, 1024, 50257),
 }
 # Pipeline rows: name: (hidden, layers, heads, devices, batch a step, seq, precision,
-# the micro-batch counts the search's rows try, vocabulary or 0)
+# vocabulary or 0)
 PIPE_ROWS = {
-    "13B/64pp": (5120, 40, 40, 64, 512, 1024, "fp32", (8, 16, 32), 0),
+    "13B/64pp": (5120, 40, 40, 64, 512, 1024, "fp32", 0),
     # GPT-3 175B as a language model (token ids in, a tied head and cross-entropy out:
     # a step's micro-batches of ids are small beside the stack's Float32 input):
     # fp32 master weights, bf16 compute, Adam; the batch of its paper
-    "175B/1024": (12288, 96, 96, 1024, 1536, 2048, "bf16", (16, 32, 64), 50257),
+    "175B/1024": (12288, 96, 96, 1024, 1536, 2048, "bf16", 50257),
 }
 PIPE_SMALL = {k: (v[0], 4) + v[2:] for k, v in PIPE_ROWS.items()}
 # Rows whose hand plans are Megatron with ZeRO-1 (enable_parallel_optimizer,
@@ -131,11 +132,11 @@ def runner_ups(text, memory):
 
 def pipe_plans(dims):
     """(name, gen_gpt.py arguments, micro-batches, group) of a pipeline row: the
-    search's per M, and every hand 3-D plan (group: its tensor degree)."""
-    hidden, layers, heads, devices, batch, seq, prec, searched = dims[:8]
-    out = [("D-Rec, pipeline auto, M %d" % m, ["--mode", "auto_parallel", "--search", "recursive_programming",
-                                               "--pipeline", "auto", "--micro-batches", str(m)], m, None)
-           for m in searched if batch % m == 0]
+    search's (micro-batches None: its choice), and every hand 3-D plan (group: its
+    tensor degree)."""
+    hidden, layers, heads, devices, batch = dims[:5]
+    out = [("D-Rec, pipeline auto, M auto", ["--mode", "auto_parallel", "--search", "recursive_programming",
+                                             "--pipeline", "auto", "--micro-batches", "auto"], None, None)]
     for t in (1, 2, 4, 8):
         if heads % t or devices % t:
             continue
@@ -156,9 +157,9 @@ def pipe_plans(dims):
 def run_plan(shardc, tmp, row, dims, name, args, memory, micro=1):
     hidden, layers, heads, devices, batch, seq = dims[:6]
     vocab = ["--vocab", str(dims[6])] if len(dims) > 6 and isinstance(dims[6], int) else []
-    if micro > 1 or len(dims) > 7:   # a pipeline row: the graph is one micro-batch; its precision
-        batch //= micro
-        vocab = (["--precision", dims[6]] if dims[6] != "fp32" else []) + (["--vocab", str(dims[8])] if dims[8] else [])
+    if len(dims) > 7:   # a pipeline row: the graph is one micro-batch (micro None: the step's); its precision
+        batch //= micro or 1
+        vocab = (["--precision", dims[6]] if dims[6] != "fp32" else []) + (["--vocab", str(dims[7])] if dims[7] else [])
     tag = re.sub(r"[^A-Za-z0-9]+", "_", "%s_%s" % (row, name))
     ir = os.path.join(tmp, tag + ".ir")
     subprocess.run([sys.executable, os.path.join(HERE, "gen_gpt.py"), "--layers", str(layers), "--hidden",
@@ -173,6 +174,9 @@ def run_plan(shardc, tmp, row, dims, name, args, memory, micro=1):
     m = re.search(r"# chose (\d+) stage", p.stdout)
     if m:
         r["stages"] = int(m.group(1))
+    m = re.search(r"# chose (\d+) micro-batch", p.stdout)
+    if micro is None:
+        micro = r["micro"] = int(m.group(1)) if m else 1
     m = re.search(r"total cost ([0-9.e+-]+) s, memory ([0-9.e+-]+) B a device", p.stdout)
     if m:
         r["cost"], r["memory"] = float(m.group(1)) * micro, float(m.group(2))
@@ -222,7 +226,10 @@ def pipe_row(shardc, tmp, row, dims, memory, results):
         ratio = r["cost"] / best if best and "cost" in r else None
         mratio = r["memory"] / r["slab"] if r.get("slab") and "memory" in r else None
         fits = "refused: " + r["error"][:120] if "error" in r else ("yes" if r["fits"] else "no")
-        name = r["plan"] + (" (chose %d stage%s)" % (r["stages"], "s" if r["stages"] > 1 else "") if "stages" in r else "")
+        name = r["plan"] + (" (chose %d stage%s%s)" % (r["stages"], "s" if r["stages"] > 1 else "",
+                                                      ", %d micro-batch%s" % (r["micro"], "es" if r["micro"] > 1 else "")
+                                                      if "micro" in r else "")
+                            if "stages" in r else "")
         print("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | - |" % (
             row, dims[3], dims[4], name, fmt(r.get("cost")), fmt(ratio), fmt(r.get("comm")),
             fmt(r.get("memory")), fmt(r.get("slab")), fmt(mratio), fits, fmt(r.get("compile"))))
