@@ -16,11 +16,11 @@
  * its slab, which holds a stage's own parameters and the activations of the micro-batches it
  * has in flight. The micro-batch count is the train block's; with "auto" the graph is the
  * step's batch, and each P tries M = P, 2P, 4P (1, 2, 4 for one stage: the hand 3-D plans'
- * choices), and while no plan of any count has fit a device 8P, 16P, 32P, with the batch
- * split M ways (rebatch.c), in that order until a plan that fits costs more than the one
- * before it (more micro-batches shrink the bubble and the activations in flight, but each runs
- * smaller matrices and pays the latencies and per-micro-batch gathers again) or the batch does
- * not split into M. The counts go from the most stages down: their plans search quickest and
+ * choices), then 8P, 16P, 32P while no plan of any count has fit a device or while this P's
+ * plans fit and get cheaper, with the batch split M ways (rebatch.c), in that order until a
+ * plan that fits costs more than the one before it (more micro-batches shrink the bubble and
+ * the activations in flight, but each runs smaller matrices and pays the latencies and
+ * per-micro-batch gathers again) or the batch does not split into M. The counts go from the most stages down: their plans search quickest and
  * fit likeliest, so the fewer stages, slow to search, seldom climb past 4P (the 175B row
  * compiles in under a minute). A tie goes to the fewer stages. The best plan of each P
  * is then searched over the split that balances its seconds (split_by_cost) too, the better
@@ -196,9 +196,12 @@ static void explain_boundaries(const FlatGraph *f, const Strategies *s, int64_t 
 static void explain(const Module *m, bool written, const Trial *t, int nt, int best, FILE *out)
 {
 	bool micro_auto = m->train->micro_auto;
-	fprintf(out, "# pipeline stages (%s, %s micro-batches a step, %lld ranks): each plan's cost a step\n",
-	        m->ctx.pipeline_stages ? "as given" : "\"auto\"", micro_auto ? "\"auto\"" : "the train block's",
-	        (long long)m->ctx.ranks);
+	fprintf(out, "# pipeline stages (%s) and micro-batches (", m->ctx.pipeline_stages ? "as given" : "\"auto\"");
+	if (micro_auto)
+		fputs("\"auto\"", out);
+	else
+		fprintf(out, "%lld, the train block's", (long long)m->train->accumulate_steps);
+	fprintf(out, ") on %lld ranks: each plan's cost a step\n", (long long)m->ctx.ranks);
 	for (int i = 0; i < nt; i++) {
 		int64_t p = t[i].stages, d = m->ctx.ranks / t[i].stages;
 		fprintf(out, "#   %lld stage%s of %lld device%s, %lld micro-batch%s: ", (long long)p, p > 1 ? "s" : "",
@@ -234,7 +237,7 @@ static void explain(const Module *m, bool written, const Trial *t, int nt, int b
 
 /* The micro-batch counts to try for `stages` stages: the train block's, or with
  * "auto" P, 2P, 4P, ... 32P (1, 2, 4, ... for one stage: gradient accumulation);
- * past MICRO_SURE of them only while no plan fits. */
+ * search_stages goes past MICRO_SURE of them only where more may help. */
 static int micro_counts(const Module *m, int64_t stages, int64_t *micro)
 {
 	if (!m->train->micro_auto) {
@@ -284,7 +287,8 @@ bool search_stages(Module *m, FlatGraph *f, Strategies *s, const SearchOptions *
 		int nm = micro_counts(m, p, micro);
 		const Trial *last_fit = NULL;
 		int best_here = -1;
-		for (int k = 0; k < nm && (k < MICRO_SURE || !any_fit); k++) {
+		/* Past MICRO_SURE counts only while nothing fits, or while this P's plans fit and get cheaper. */
+		for (int k = 0; k < nm && (k < MICRO_SURE || !any_fit || (last_fit && last_fit == &t[nt - 1])); k++) {
 			Trial *tr = &t[nt++];
 			*tr = (Trial){.stages = p, .micro = micro[k]};
 			fflush(quiet_out);
