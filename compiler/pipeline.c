@@ -114,6 +114,11 @@ static bool run_stage(Compilation *c, Stage s)
 	case STAGE_STRATEGIES: {
 		int *split = NULL;
 		bool micro_auto = m->train && m->train->micro_auto;
+		if (micro_auto && m->ctx.parallel_mode != PM_AUTO && m->ctx.stages > 1)
+			diag_warning(c->d, m->src, m->train->span, "micro_batches \"auto\" is the search's (auto_parallel): in %s "
+			             "mode the %lld stages run the step's batch as one micro-batch; give micro_batches a count, "
+			             "with the graph written for one micro-batch", parallel_mode_name(m->ctx.parallel_mode),
+			             (long long)m->ctx.stages);
 		if ((m->ctx.pipeline_stages != 1 || micro_auto) && c->strategy_in) {   /* stages, batch as the file's */
 			int r = strategy_stages(c->strategy_in, m, c->flat, &split, c->d);
 			if (r == 2)

@@ -133,6 +133,12 @@ if "$shardc" "$tmp/moved_batch.ir" --check --explain >"$tmp/mb.txt" 2>"$tmp/err"
    grep -q "^# chose 1 micro-batch a step" "$tmp/mb.txt" &&
    grep -q "2 micro-batches: micro_batches \"auto\": in 2 micro-batches %xt is (4, 4, 16) where the step's batch makes it (4, 8, 16): the batch (each input's dim 0) must stay dim 0" "$tmp/mb.txt"
 then ok; else bad "micro_batches auto with the batch moved off dim 0: $(grep -m3 'micro-batch' "$tmp/mb.txt") $(head -2 "$tmp/err")"; fi
+# Outside auto_parallel nothing picks the count: with stages, a warning.
+sed 's/parallel_mode: "auto_parallel"/parallel_mode: "semi_auto_parallel"/; s/pipeline_stages: "auto"/pipeline_stages: 2/' \
+	tests/e2e/pipeline_micro_auto.ir >"$tmp/semi_micro.ir"
+if "$shardc" "$tmp/semi_micro.ir" --check 2>"$tmp/err" &&
+   grep -q 'warning: micro_batches "auto" is the search.s (auto_parallel): in semi_auto_parallel mode the 2 stages run the step.s batch as one micro-batch' "$tmp/err"
+then ok; else bad "micro_batches auto in semi_auto_parallel with stages: no warning: $(head -3 "$tmp/err")"; fi
 # The split by seconds (tests/e2e/pipeline_cost_split.ir: the AllReduce
 # layers last): the search takes it over the split by work, which costs more.
 if "$shardc" tests/e2e/pipeline_cost_split.ir --explain --check >"$tmp/cs.txt" 2>"$tmp/err" &&
