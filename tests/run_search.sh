@@ -79,38 +79,32 @@ done
 
 # Pipeline stages back from the file: stages written (pipeline_mlp), a
 # count given with the search's split (a GPT stack), and "auto" with the
-# memory savings its search switched on given again (pipeline_auto): the
-# same programs. An edited stage that reads a later stage's value, or that
-# differs from the stage the model writes, is an error at its entry.
+# memory savings its search switched on given again (pipeline_auto), and
+# with micro_batches "auto" the micro-batch count (with stages and
+# without): the same programs. An edited stage that reads a later stage's
+# value, or that differs from the stage the model writes, is an error at
+# its entry; a micro-batch count the batch does not split into, at the
+# inputs.
 python3 tools/gen_gpt.py --layers 4 --devices 8 --mode auto_parallel --search recursive_programming --train \
 	--pipeline 2 --micro-batches 4 -o "$tmp/gpt_pp2.ir"
 echo '{"device_memory": 40000}' >"$tmp/c40k.json"
-for spec in "tests/e2e/pipeline_mlp.ir|" "$tmp/gpt_pp2.ir|" \
-	"tests/e2e/pipeline_auto.ir --cluster $tmp/c40k.json|--parallel-optimizer level3 --recompute"; do
-	model=${spec%%|*} again=${spec#*|}
+echo '{"device_memory": 4e5}' >"$tmp/c400k.json"
+echo '{"device_memory": 2.5e6}' >"$tmp/c2500k.json"
+# MODEL [OPTIONS]|OPTIONS GIVEN AGAIN|WHAT THE FILE HOLDS
+for spec in 'tests/e2e/pipeline_mlp.ir||"stage": 1' "$tmp/gpt_pp2.ir||\"stage\": 1" \
+	"tests/e2e/pipeline_auto.ir --cluster $tmp/c40k.json|--parallel-optimizer level3 --recompute|\"stage\": 1" \
+	"tests/e2e/pipeline_micro_auto.ir --cluster $tmp/c400k.json|--parallel-optimizer level3 --recompute|\"micro_batches\": [2-9]" \
+	"tests/e2e/micro_auto.ir --cluster $tmp/c2500k.json||\"micro_batches\": [2-9]"; do
+	model=${spec%%|*} rest=${spec#*|}
+	again=${rest%%|*} holds=${rest#*|}
 	name=$(basename "${model%% *}" .ir)
 	# shellcheck disable=SC2086  # model and again are word lists
 	if "$shardc" $model -o "$tmp/$name.pa" --strategy-out "$tmp/$name.pjson" 2>"$tmp/err" &&
 	   "$shardc" $model $again -o "$tmp/$name.pb" --strategy-in "$tmp/$name.pjson" 2>>"$tmp/err" &&
-	   grep -q '"stage": 1' "$tmp/$name.pjson" && diff -r "$tmp/$name.pa" "$tmp/$name.pb" >"$tmp/diff"; then ok
-	else bad "$name: --strategy-in does not give the pipeline's programs back: $(head -3 "$tmp/err" "$tmp/diff")"; fi
+	   grep -q "$holds" "$tmp/$name.pjson" && diff -r "$tmp/$name.pa" "$tmp/$name.pb" >"$tmp/diff"; then ok
+	else bad "$name: --strategy-in does not give the programs back: $(head -3 "$tmp/err" "$tmp/diff")"; fi
 done
-# micro_batches "auto": the file keeps the count the search chose, and
-# --strategy-in splits the batch so again (with stages, and without); a count
-# the batch does not split into is an error naming the inputs.
-echo '{"device_memory": 4e5}' >"$tmp/c400k.json"
-echo '{"device_memory": 2.5e6}' >"$tmp/c2500k.json"
-for spec in "tests/e2e/pipeline_micro_auto.ir --cluster $tmp/c400k.json|--parallel-optimizer level3 --recompute" \
-	"tests/e2e/micro_auto.ir --cluster $tmp/c2500k.json|"; do
-	model=${spec%%|*} again=${spec#*|}
-	name=$(basename "${model%% *}" .ir)
-	# shellcheck disable=SC2086  # model and again are word lists
-	if "$shardc" $model -o "$tmp/$name.ma" --strategy-out "$tmp/$name.mjson" 2>"$tmp/err" &&
-	   "$shardc" $model $again -o "$tmp/$name.mb" --strategy-in "$tmp/$name.mjson" 2>>"$tmp/err" &&
-	   grep -q '"micro_batches": [2-9]' "$tmp/$name.mjson" && diff -r "$tmp/$name.ma" "$tmp/$name.mb" >"$tmp/diff"; then ok
-	else bad "$name: --strategy-in does not give the micro-batches' programs back: $(head -3 "$tmp/err" "$tmp/diff")"; fi
-done
-sed 's/"micro_batches": [0-9]*/"micro_batches": 3/' "$tmp/micro_auto.mjson" >"$tmp/micro3.json"
+sed 's/"micro_batches": [0-9]*/"micro_batches": 3/' "$tmp/micro_auto.pjson" >"$tmp/micro3.json"
 if "$shardc" tests/e2e/micro_auto.ir --strategy-in "$tmp/micro3.json" --check 2>"$tmp/err"; then
 	bad "--strategy-in with 3 micro-batches of a batch of 128 rows: accepted"
 elif grep -q "input %x has 128 rows, which 3 micro-batches do not split evenly" "$tmp/err"; then ok
