@@ -1,5 +1,6 @@
 /* test_pipeline.c: the one pipeline (pipeline.c), the verifier between its
- * stages (verify.c).
+ * stages (verify.c), the pipeline stages' split (stages.c) and the step's
+ * batch split into micro-batches (rebatch.c).
  *
  * A run stops where it is asked to, or at the first stage that finds an
  * error, and makes nothing after it; a run resumed goes on as one run
@@ -288,5 +289,86 @@ Test(stages, split_by_cost_is_least)
 		cr_assert(slowest <= best * (1 + 1e-6), "trial %d, %d stages: slowest stage %g, the best split's %g", trial,
 		          stages, slowest, best);
 	}
+	run_free(r);
+}
+
+/* rebatch.c: the step's batch (16 rows) in 4 micro-batches. The inputs of
+ * more than one row take 4 rows each and remember 16; the scale of one row
+ * stays whole; a Reshape of the batch to (4, 4, 8) and back takes its 1/4
+ * (1, 4, 8), and the mean loss stays a scalar. */
+static const char batched[] =
+	"graph @net(%x: <Tensor[Float32], (16, 8)>, %s: <Tensor[Float32], (1,)>, %w: <Parameter[Float32], (8, 8)>,\n"
+	"           %y: <Tensor[Float32], (16, 8)>) {\n"
+	"  %h = MatMul(%x, %w)\n"
+	"  %g = Mul(%h, %s)\n"
+	"  %r3 = Reshape(%g) {shape: (4, 4, 8)}\n"
+	"  %r = Reshape(%r3) {shape: (16, 8)}\n"
+	"  %loss = MSELoss(%r, %y)\n"
+	"  return %loss\n"
+	"}\n"
+	"train { loss: %loss, optimizer: SGD(learning_rate: 0.1), micro_batches: \"auto\" }\n";
+
+static int flat_value(const FlatGraph *f, const char *name)
+{
+	for (int v = 0; v < f->g->nvalues; v++)
+		if (f->g->values[v].name && !strcmp(f->g->values[v].name, name))
+			return v;
+	cr_assert_fail("no value %%%s", name);
+	return -1;
+}
+
+Test(rebatch, splits_the_batch_and_keeps_a_row)
+{
+	Run *r = run_pipeline("t.ir", batched, strlen(batched), STAGE_KERNELS, NULL, 0);
+	expect_clean(r);
+	FlatGraph *f = r->c.flat;
+	cr_assert(r->m->train->micro_auto);
+	cr_assert(rebatch(r->m, f, 4, &r->d), "%s", msgs(r));
+	const Value *x = &f->g->values[flat_value(f, "x")], *s = &f->g->values[flat_value(f, "s")];
+	cr_assert_eq(x->type.dims[0], 4);
+	cr_assert_eq(f->step_rows[flat_value(f, "x")], 16);
+	cr_assert_eq(s->type.dims[0], 1, "an input of one row is every micro-batch's");
+	cr_assert_eq(f->step_rows[flat_value(f, "s")], 0);
+	const Type *r3 = &f->g->values[flat_value(f, "r3")].type;
+	cr_assert(r3->rank == 3 && r3->dims[0] == 1 && r3->dims[1] == 4 && r3->dims[2] == 8);
+	cr_assert_eq(f->g->values[flat_value(f, "r")].type.dims[0], 4);
+	cr_assert_eq(f->g->values[flat_value(f, "loss")].type.rank, 0);
+	run_free(r);
+}
+
+/* 16 rows do not split 3 ways; a Reshape's dim 0 of 4 does not split 8 ways. */
+Test(rebatch, refuses_a_count_that_does_not_divide)
+{
+	Run *r = run_pipeline("t.ir", batched, strlen(batched), STAGE_KERNELS, NULL, 0);
+	expect_clean(r);
+	cr_assert_not(rebatch(r->m, r->c.flat, 3, &r->d));
+	cr_assert(strstr(msgs(r), "input %x has 16 rows, which 3 micro-batches do not split evenly"), "%s", msgs(r));
+	run_free(r);
+	r = run_pipeline("t.ir", batched, strlen(batched), STAGE_KERNELS, NULL, 0);
+	cr_assert_not(rebatch(r->m, r->c.flat, 8, &r->d));
+	cr_assert(strstr(msgs(r), "the target dim 0 of Reshape %r3, 4, holds the batch, which 8 micro-batches do not "
+	                          "split evenly"), "%s", msgs(r));
+	run_free(r);
+}
+
+/* A Transpose that moves the batch off dim 0: shapes that still agree, but
+ * the micro-batches would not compute the step's values. */
+Test(rebatch, refuses_a_batch_moved_off_dim_0)
+{
+	static const char moved[] =
+		"graph @net(%x: <Tensor[Float32], (8, 4, 16)>, %t: <Tensor[Float32], (8, 4, 16)>,\n"
+		"           %w: <Parameter[Float32], (4, 16, 16)>) {\n"
+		"  %xt = Transpose(%x) {perm: (1, 0, 2)}\n"
+		"  %y = BatchMatMul(%xt, %w)\n"
+		"  %tt = Transpose(%t) {perm: (1, 0, 2)}\n"
+		"  %loss = MSELoss(%y, %tt)\n"
+		"  return %loss\n"
+		"}\n"
+		"train { loss: %loss, optimizer: SGD(learning_rate: 0.1), micro_batches: \"auto\" }\n";
+	Run *r = run_pipeline("t.ir", moved, strlen(moved), STAGE_KERNELS, NULL, 0);
+	expect_clean(r);
+	cr_assert_not(rebatch(r->m, r->c.flat, 2, &r->d));
+	cr_assert(strstr(msgs(r), "in 2 micro-batches %xt is (4, 4, 16) where the step's batch makes it (4, 8, 16)"), "%s",
+	          msgs(r));
 	run_free(r);
 }
