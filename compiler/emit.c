@@ -265,28 +265,6 @@ static double lit_arg(const Lit *init, int k, double dflt)
 	           ? lit_number(init->items[k]) : dflt;
 }
 
-/* Input v's `gdims, ndim, start, ldims` where the step's batch is split among
- * the micro-batches (micro_batches "auto", rebatch.c): micro-batch `micro`'s
- * rows of the input as written, the rank's piece moved down micro x rows. */
-static void step_piece_args(StrBuf *b, const Program *p, int v)
-{
-	const LValue *x = &p->l->values[v];
-	const Entry *e = &p->entry[p->value_entry[v]];
-	int64_t gdims[MAX_DIMS];
-	memcpy(gdims, x->global, sizeof gdims);
-	gdims[0] = step_rows(p->l, v);
-	dims_lit(b, gdims, x->type.rank);
-	sb_printf(b, ", %d, (const int64_t[]){", x->type.rank);
-	for (int d = 0; d < x->type.rank; d++) {
-		sb_puts(b, d ? ", " : "");
-		entry_ref(b, e, d, 1, false);
-		if (!d)
-			sb_printf(b, " + micro * %lld", (long long)x->global[0]);
-	}
-	sb_puts(b, "}, ");
-	dims_lit(b, x->type.dims, x->type.rank);
-}
-
 /* Input or parameter v from its file (a parameter: or the checkpoint), else its
  * initializer, into dst (fill_dst for a constant initializer's sc_fill); pieces:
  * `gdims, ndim, start, ldims`; in: the indent of the `else`. */

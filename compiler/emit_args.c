@@ -187,6 +187,25 @@ void piece_args(StrBuf *b, const Program *p, int v)
 	dims_lit(b, x->type.dims, x->type.rank);
 }
 
+void step_piece_args(StrBuf *b, const Program *p, int v)
+{
+	const LValue *x = &p->l->values[v];
+	const Entry *e = &p->entry[p->value_entry[v]];
+	int64_t gdims[MAX_DIMS];
+	for (int d = 0; d < x->type.rank; d++)
+		gdims[d] = d ? x->global[d] : step_rows(p->l, v);
+	dims_lit(b, gdims, x->type.rank);
+	sb_printf(b, ", %d, (const int64_t[]){", x->type.rank);
+	for (int d = 0; d < x->type.rank; d++) {
+		sb_puts(b, d ? ", " : "");
+		entry_ref(b, e, d, 1, false);
+		if (!d)
+			sb_printf(b, " + micro * %lld", (long long)x->global[0]);
+	}
+	sb_puts(b, "}, ");
+	dims_lit(b, x->type.dims, x->type.rank);
+}
+
 void held_arg(StrBuf *b, const Program *p, int v, const char *ptr)
 {
 	if (p->l->stages > 1)

@@ -183,6 +183,9 @@ void entry_ref(StrBuf *b, const Entry *e, int k, int n, bool array);
 /* The table entry of operator o, or NULL. */
 const Entry *op_table(const Program *p, const LOp *o);
 void piece_args(StrBuf *b, const Program *p, int v);   /* `gdims, ndim, start, ldims` of value v's piece */
+/* Those of micro-batch `micro`'s rows of input v as written, where the step's batch is split among the
+ * micro-batches (micro_batches "auto", rebatch.c): the step's gdims, the rank's piece moved down micro x rows. */
+void step_piece_args(StrBuf *b, const Program *p, int v);
 /* The values program.c names (declares a pointer for), malloc'd (nvalues). */
 bool *named_values(const Program *p);
 /* ptr, the bytes of value v, as a loader's destination or a writer's
