@@ -229,8 +229,12 @@ char *dot_graph(const Lowered *l, const Cluster *c)
 		put_us(&lb, compute);
 		sb_puts(&lb, ", comm ");
 		put_us(&lb, comm[v]);
-		StrBuf *into = stages > 1 ? &in_stage[node_stage[v]] : &b;
-		sb_printf(into, "%sn%d [shape=%s, label=\"", stages > 1 ? "\t\t" : "\t", v, ns->has_dims ? "ellipse" : "box");
+		bool every = stages > 1 && node_stage[v] < 0;   /* a constant every stage computes: outside the boxes */
+		StrBuf *into = stages > 1 && !every ? &in_stage[node_stage[v]] : &b;
+		if (every)
+			sb_puts(&lb, "\non every stage");
+		sb_printf(into, "%sn%d [shape=%s, label=\"", stages > 1 && !every ? "\t\t" : "\t", v,
+		          ns->has_dims ? "ellipse" : "box");
 		put_escaped(into, lb.data);
 		sb_puts(into, "\"];\n");
 		sb_free(&lb);
@@ -250,7 +254,7 @@ char *dot_graph(const Lowered *l, const Cluster *c)
 		StrBuf lb = {0};
 		int64_t bytes = ed->shared_with < 0 ? ed->bytes : 0;
 		int from_stage = stages > 1 ? value_stage[ed->value] : 0;
-		if (stages > 1 && ed->to_node < g->nnodes && from_stage != node_stage[ed->to_node]) {
+		if (stages > 1 && ed->to_node < g->nnodes && from_stage >= 0 && from_stage != node_stage[ed->to_node]) {
 			bool sent = false;   /* once a value and stage: to an earlier reader on the same stage */
 			for (int j = ed->next; j >= 0 && !sent; j = e[j].next)
 				sent = e[j].to_node < g->nnodes && node_stage[e[j].to_node] == node_stage[ed->to_node];

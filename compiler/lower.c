@@ -81,8 +81,9 @@ static Type padded_type(const Type *t, const TensorLayout *l, int d)
 int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const char *user)
 {
 	const TensorLayout to_copy = *want, *to = &to_copy;   /* want may lie in the values that grow below */
-	for (int i = x->l->values[src].reuse; i >= 0; i = x->reuse[i].next)
-		if (layout_equal(&x->reuse[i].to, to))
+	for (int i = x->l->values[src].reuse; i >= 0; i = x->reuse[i].next)   /* on this stage (a constant's: any) */
+		if (layout_equal(&x->reuse[i].to, to) &&
+		    (x->l->values[x->reuse[i].result].stage == x->stage || x->l->values[x->reuse[i].result].stage < 0))
 			return x->reuse[i].result;
 	RedistPlan plan;
 	Type gt;

@@ -395,7 +395,8 @@ static void plan_in_place(Program *p, int *last, const bool *unbuffered)
 static int value_slots(const Lowered *l, int v, const int *def, const int *read_last)
 {
 	const Train *t = l->m->train;
-	if (!pipelined(l) || v < l->nparams || def[v] >= l->nfwd || read_last[v] < l->nfwd || v == l->loss)
+	if (!pipelined(l) || v < l->nparams || def[v] >= l->nfwd || read_last[v] < l->nfwd || v == l->loss ||
+	    l->values[v].stage < 0)   /* a constant every stage computes: the same in every micro-batch */
 		return 1;
 	return (int)pipeline_in_flight(l->m->ctx.scheduler, l->stages, t->accumulate_steps, l->values[v].stage);
 }

@@ -734,7 +734,11 @@ double total(Search *x, double *memory)
 		if (!searchable(x, v))
 			continue;
 		const Value *res = &g->values[g->nodes[v].result];
-		node_seconds(x, v, &turn[x->node_stage[v]], &once[x->node_stage[v]]);
+		if (x->node_stage[v] >= 0)
+			node_seconds(x, v, &turn[x->node_stage[v]], &once[x->node_stage[v]]);
+		else   /* a constant every stage computes */
+			for (int64_t s = 0; s < x->stages; s++)
+				node_seconds(x, v, &turn[s], &once[s]);
 		mem += (double)cost_slice_bytes(&x->raw[v], res->type.dims, dtype_bytes(res->type.dtype));
 	}
 	for (int p = 0; p < g->nparams; p++) {

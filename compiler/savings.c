@@ -158,9 +158,9 @@ double recompute_cost(const Search *x)
 	recompute_policy(x->m, x->f, x->m->train->recompute, marked);
 	double *stage = xcalloc((size_t)x->stages, sizeof(double)), c = 0;   /* each stage's, a micro-batch */
 	for (int v = 0; v < g->nnodes; v++)
-		if (marked[v] && searchable(x, v))
-			stage[x->node_stage[v]] +=
-				cost_compute(x->cm, &g->nodes[v], x->st->node[v].od, x->st->node[v].split->split);
+		for (int64_t s = 0; marked[v] && searchable(x, v) && s < x->stages; s++)   /* -1: on every stage */
+			if (x->node_stage[v] == s || x->node_stage[v] < 0)
+				stage[s] += cost_compute(x->cm, &g->nodes[v], x->st->node[v].od, x->st->node[v].split->split);
 	for (int s = 0; s < x->stages; s++)   /* on a pipeline, the slowest stage's, as total() counts */
 		c = stage[s] > c ? stage[s] : c;
 	free(stage);

@@ -241,7 +241,7 @@ static void find_sends(Search *x)
 	for (int i = 0; i < g->nnodes; i++)
 		for (int k = 0; k < g->nodes[i].nin; k++) {
 			int v = g->nodes[i].in[k];
-			if (x->value_stage[v] < x->node_stage[i])
+			if (x->value_stage[v] >= 0 && x->value_stage[v] < x->node_stage[i])   /* -1: every stage computes it */
 				pair[n][0] = v, pair[n++][1] = x->node_stage[i];
 		}
 	qsort(pair, (size_t)n, sizeof *pair, send_cmp);

@@ -52,6 +52,13 @@ static double node_work(const FlatGraph *f, const Strategies *st, int i)
 	return w;
 }
 
+/* A computed constant (Arange, CausalMask, RoPE's tables): no operand, and
+ * every stage can compute its own copy. */
+static bool constant_node(const Node *n)
+{
+	return n->nin == 0 && op_is_constant(n->op);
+}
+
 /* cross[i] (i in 0..nn): what crosses a cut before operator i, summed over
  * the computed values made before it and read at or after it: each value's
  * per_value, or without it its bytes. */
@@ -68,7 +75,7 @@ static double *crossing(const FlatGraph *f, const double *per_value)
 			last[g->nodes[i].in[k]] = i;
 	for (int v = g->nparams; v < g->nvalues; v++) {   /* made by operator d, last read by r: crosses cuts d+1 .. r */
 		int d = g->values[v].node;
-		if (d < 0 || last[v] <= d)
+		if (d < 0 || last[v] <= d || constant_node(&g->nodes[d]))   /* a constant: computed on each stage */
 			continue;
 		double x = per_value ? per_value[v] : (double)dtype_bytes(g->values[v].type.dtype);
 		for (int k = 0; !per_value && k < g->values[v].type.rank; k++)
@@ -244,6 +251,18 @@ void assign_stages(const FlatGraph *f, const Strategies *st, int64_t stages, int
 	}
 	for (int v = 0; v < g->nparams; v++)
 		value_stage[v] = want[v] >= 0 ? want[v] : 0;
+	/* A computed constant read on several stages is computed on every stage's ranks (-1): its piece is a
+	 * function of the rank's place in its stage, so each computes what a send would bring. */
+	for (int v = 0; v < g->nvalues; v++)
+		want[v] = -2;   /* the stage of v's readers; -1: more than one */
+	for (int i = 0; i < g->nnodes; i++)
+		for (int k = 0; k < g->nodes[i].nin; k++) {
+			int v = g->nodes[i].in[k];
+			want[v] = want[v] == -2 || want[v] == node_stage[i] ? node_stage[i] : -1;
+		}
+	for (int i = 0; i < g->nnodes; i++)
+		if (constant_node(&g->nodes[i]) && want[g->nodes[i].result] == -1)
+			node_stage[i] = value_stage[g->nodes[i].result] = -1;
 	free(want);
 	free(given);
 }

@@ -338,14 +338,15 @@ int strategy_stages(const char *path, Module *m, FlatGraph *f, int **split, Diag
 		index_names(&x);
 		int *st = arena_alloc(m->arena, sizeof(int) * (size_t)(f->g->nnodes ? f->g->nnodes : 1));
 		for (int i = 0; i < f->g->nnodes; i++)
-			st[i] = -1;
+			st[i] = -2;   /* not in the file */
 		for (size_t i = 0; i < json_array_size(ops) && d->nerrors == before; i++) {
 			json_t *o = json_array_get(ops, i), *jname = json_object_get(o, "name");
 			int v = json_is_string(jname) ? find_node(&x, json_string_value(jname)) : -1;
 			if (v < 0)
 				continue;   /* strategy_load says what is wrong with the entry */
 			json_t *js = json_object_get(o, "stage");
-			if (!json_is_integer(js) || json_integer_value(js) < 0 || json_integer_value(js) >= stages)
+			int lowest = op_is_constant(f->g->nodes[v].op) ? -1 : 0;   /* -1: a constant every stage computes */
+			if (!json_is_integer(js) || json_integer_value(js) < lowest || json_integer_value(js) >= stages)
 				ERR(&x, entry_span(&x, json_string_value(jname)), "'%%%s' needs a \"stage\" from 0 to %lld "
 				    "(the pipeline stage it runs on)", json_string_value(jname), (long long)stages - 1);
 			else
@@ -361,7 +362,7 @@ int strategy_stages(const char *path, Module *m, FlatGraph *f, int **split, Diag
 		for (int i = 0; i < f->g->nnodes && d->nerrors == before; i++) {
 			const Node *n = &f->g->nodes[i];
 			const char *name = f->g->values[n->result].name;
-			if (st[i] < 0) {
+			if (st[i] == -2) {
 				ERR(&x, ((Span){0, 1}), "operator '%%%s' (%s) of the model is not in the file", name,
 				    op_info[n->op].name);
 				break;

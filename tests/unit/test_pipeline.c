@@ -372,3 +372,34 @@ Test(rebatch, refuses_a_batch_moved_off_dim_0)
 	          msgs(r));
 	run_free(r);
 }
+
+/* assign_stages (stages.c): a computed constant read on two stages is
+ * computed on each (stage -1), not sent; one read on one stage stays there. */
+Test(stages, a_constant_read_on_two_stages_is_on_every_stage)
+{
+	static const char two[] =
+		"context {device_num: 2, parallel_mode: \"semi_auto_parallel\", pipeline_stages: 2}\n"
+		"graph @net(%x: <Tensor[Float32], (4, 8)>, %w: <Parameter[Float32], (8, 8)>) {\n"
+		"  %pos = Arange() {stop: 8, dtype: Float32}\n"
+		"  %one = Arange() {stop: 8, dtype: Float32}\n"
+		"  %a = Add(%x, %pos) {pipeline_stage: 0}\n"
+		"  %h = MatMul(%a, %w) {pipeline_stage: 1}\n"
+		"  %b = Add(%h, %pos) {pipeline_stage: 1}\n"
+		"  %c = Add(%b, %one) {pipeline_stage: 1}\n"
+		"  %loss = ReduceMean(%c) {pipeline_stage: 1}\n"
+		"  return %loss\n"
+		"}\n"
+		"train { loss: %loss, optimizer: SGD(learning_rate: 0.1), micro_batches: 2 }\n";
+	Run *r = run_pipeline("t.ir", two, strlen(two), STAGE_KERNELS, NULL, 0);
+	expect_clean(r);
+	const FlatGraph *f = r->c.flat;
+	int ns[16], vs[32];
+	cr_assert(f->g->nnodes <= 16 && f->g->nvalues <= 32);
+	assign_stages(f, NULL, 2, ns, vs);
+	cr_assert_eq(ns[0], -1, "%%pos, read on stages 0 and 1: computed on each");
+	cr_assert_eq(vs[f->g->nodes[0].result], -1);
+	cr_assert_eq(ns[1], 1, "%%one, read on stage 1 only: there");
+	cr_assert_eq(ns[2], 0);
+	cr_assert_eq(ns[3], 1);
+	run_free(r);
+}
