@@ -389,16 +389,15 @@ static void plan_in_place(Program *p, int *last, const bool *unbuffered)
 	}
 }
 
-/* A value micro-batch m's forward pass makes and its backward pass reads:
- * under a pipeline's schedule other micro-batches' passes run in between,
- * so it takes a slot per micro-batch in flight (Program.slots). */
+/* A value micro-batch m's forward pass makes and its backward pass reads: under a pipeline's schedule other
+ * micro-batches' passes run in between, so it takes a slot per micro-batch in flight (Program.slots); but one
+ * on every stage (stage -1, a computed constant) is the same in every micro-batch. */
 static int value_slots(const Lowered *l, int v, const int *def, const int *read_last)
 {
-	const Train *t = l->m->train;
 	if (!pipelined(l) || v < l->nparams || def[v] >= l->nfwd || read_last[v] < l->nfwd || v == l->loss ||
-	    l->values[v].stage < 0)   /* a constant every stage computes: the same in every micro-batch */
+	    l->values[v].stage < 0)
 		return 1;
-	return (int)pipeline_in_flight(l->m->ctx.scheduler, l->stages, t->accumulate_steps, l->values[v].stage);
+	return (int)pipeline_in_flight(l->m->ctx.scheduler, l->stages, l->m->train->accumulate_steps, l->values[v].stage);
 }
 
 static void plan_buffers(Program *p)
