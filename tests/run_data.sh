@@ -61,8 +61,9 @@ compile() {
 check() {
 	local name=$1 model=$2 dir=$3 res ref msg
 	shift 3
-	res=$dir/res_$RANDOM ref=$tmp/ref_$RANDOM
-	mkdir -p "$res" "$ref"
+	# fresh folders each check ($RANDOM's 32,768 names collided in about one run in ten,
+	# and a reference folder then held another model's parameters too)
+	res=$(mktemp -d "$dir/res_XXXXXX") ref=$(mktemp -d "$tmp/ref_XXXXXX")
 	if ! (cd "$dir" && timeout 300 ./run.sh --output-dir "$res" --steps 7 "$@") >"$res/log" 2>"$res/err"; then
 		bad "$name: run.sh fails: $(tail -3 "$res/err")"
 		return
