@@ -265,6 +265,20 @@ static double lit_arg(const Lit *init, int k, double dflt)
 	           ? lit_number(init->items[k]) : dflt;
 }
 
+/* For token ids and labels: `, bound, "what bounds them"`, the arguments that
+ * check them against what they index (index_bound); nothing for other values. */
+static void bound_args(StrBuf *b, const Lowered *l, int v)
+{
+	int user;
+	int64_t bound = index_bound(l->flat->g, v, &user);
+	if (bound < 0)
+		return;
+	StrBuf why = {0};
+	index_bound_text(&why, l->flat->g, user, bound);
+	sb_printf(b, ", %lld, \"%s\"", (long long)bound, why.data);   /* names need no escaping (the grammar's) */
+	sb_free(&why);
+}
+
 /* Input or parameter v from its file (a parameter: or the checkpoint), else its
  * initializer, into dst (fill_dst for a constant initializer's sc_fill); pieces:
  * `gdims, ndim, start, ldims`; in: the indent of the `else`. */
@@ -277,17 +291,12 @@ static void emit_fill(StrBuf *b, const Program *p, int v, const char *dst, const
 	const char *dt = sc_dtype_name(x->type.dtype);
 	const Lit *init = gv->init;
 	const char *kind = init ? init->s : gv->type.is_param ? "normal" : "uniform";
-	int user;
-	int64_t bound = index_bound(l->flat->g, v, &user);
-	sb_printf(b, "if ((file = sc_option(rt, \"%s\", \"%s\")))\n%s\tsc_load_%s(rt, \"%s\", file, %s, %s, %s",
-	          gv->type.is_param ? "--param" : "--input", gv->name, in, bound >= 0 ? "indices" : "npy", gv->name, dst, dt,
-	          pieces);
-	if (bound >= 0) {   /* token ids, labels: each checked against what it indexes */
-		StrBuf why = {0};
-		index_bound_text(&why, l->flat->g, user, bound);
-		sb_printf(b, ", %lld, \"%s\"", (long long)bound, why.data);   /* names need no escaping (the grammar's) */
-		sb_free(&why);
-	}
+	StrBuf bound = {0};
+	bound_args(&bound, l, v);
+	sb_printf(b, "if ((file = sc_option(rt, \"%s\", \"%s\")))\n%s\tsc_load_%s(rt, \"%s\", file, %s, %s, %s%s",
+	          gv->type.is_param ? "--param" : "--input", gv->name, in, bound.len ? "indices" : "npy", gv->name, dst, dt,
+	          pieces, bound.len ? bound.data : "");
+	sb_free(&bound);
 	if (gv->type.is_param)   /* a --param file wins over the checkpoint's tensor */
 		sb_printf(b, ");\n\telse if (ckpt)\n\t\tsc_load_safetensors(rt, ckpt, \"%s\", %s, %s, %s", gv->name, dst, dt, pieces);
 	sb_printf(b, ");\n%selse", in);
@@ -349,17 +358,11 @@ static void emit_input(StrBuf *b, const Program *p, int v)
 	}
 	if (may_stream(l, v)) {   /* a batch a step from a --data file */
 		StrBuf reg = {0};
-		int user;
-		int64_t bound = index_bound(l->flat->g, v, &user);
 		sb_printf(&reg, "sc_data_input(data, \"%s\", %s, %s, ", gv->name, c, dt);
 		piece_args(&reg, p, v);
-		if (bound >= 0) {
-			StrBuf why = {0};
-			index_bound_text(&why, l->flat->g, user, bound);
-			sb_printf(&reg, ", %lld, \"%s\")", (long long)bound, why.data);
-			sb_free(&why);
-		} else
-			sb_puts(&reg, ", -1, NULL)");
+		size_t at = reg.len;
+		bound_args(&reg, l, v);
+		sb_puts(&reg, reg.len > at ? ")" : ", -1, NULL)");
 		if (step_rows(l, v) && !pipelined(l)) {   /* emit_data_at fills each micro-batch's rows before its pass */
 			sb_printf(b, "\t(void)%s;   /* else each micro-batch's rows of the step's batch, before its pass */\n",
 			          reg.data);

@@ -18,14 +18,6 @@
 
 #include <stdlib.h>
 
-static void dims_of(StrBuf *b, const Type *t)
-{
-	sb_putc(b, '(');
-	for (int d = 0; d < t->rank; d++)
-		sb_printf(b, d ? ", %lld" : "%lld", (long long)t->dims[d]);
-	sb_puts(b, t->rank == 1 ? ",)" : ")");
-}
-
 /* Whether `now` is `was` with the batch split `micro` ways, or reduced away. */
 static bool split_or_reduced(const Type *was, const Type *now, int64_t micro)
 {
@@ -83,8 +75,8 @@ bool rebatch(Module *m, FlatGraph *f, int64_t micro, Diag *d)
 		if (!batch[n->result] || split_or_reduced(&was[n->result], &v->type, micro))
 			continue;
 		StrBuf a = {0}, b = {0};
-		dims_of(&a, &v->type);
-		dims_of(&b, &was[n->result]);
+		ints_print(&a, v->type.dims, v->type.rank);
+		ints_print(&b, was[n->result].dims, was[n->result].rank);
 		diag_error(d, m->src, n->span, "micro_batches \"auto\": in %lld micro-batches %%%s is %s where the step's "
 		           "batch makes it %s: the batch (each input's dim 0) must stay dim 0 of every value computed from "
 		           "it, or be reduced away; give micro_batches a count, with the graph written for one micro-batch",
