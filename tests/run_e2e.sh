@@ -32,7 +32,8 @@
 # more models would repeat them); every training model with E2E_FULL=1.
 # Then every training model with Float32 parameters in mixed precision,
 # precision: "bf16", on 1 and 8 ranks (below: the tolerance and why), and
-# with each memory saving (ZeRO levels 1 to 3, recomputation) on 2 and 8.
+# with each memory saving (ZeRO levels 1 to 3, recomputation) on 2 and 8
+# (make test: each model one ZeRO level, in turn; OPT_MODELS' every level).
 # E2E_FULL=1 (make test-full) runs the variants on 1, 2, 4 and 8 ranks.
 # Under make test a program identical to one already run (each 1-rank
 # program is the one-device program) takes that run's results (run(), below);
@@ -379,7 +380,9 @@ done
 # the ranks that sum their gradients; level2 with optimizer_weight_shard_size
 # 2; level3 gathering each parameter again for the backward pass) and with
 # recomputation of every layer (the train block's recompute: true), on 8
-# ranks, and 2 for OPT_MODELS' models (E2E_FULL: 1, 2, 4 and 8), against the one-device program and the reference with the
+# ranks, and 2 for OPT_MODELS' models (E2E_FULL: 1, 2, 4 and 8; make test
+# runs every level for OPT_MODELS' models and one level each for the others,
+# the three in turn), against the one-device program and the reference with the
 # model's own tolerances: the same numbers (summed in another order where a
 # ReduceScatter replaces an AllReduce), and the bytes counted at run time,
 # recomputed collectives and regathered parameters included, equal the
@@ -390,11 +393,17 @@ memsave=(
 	"zero3|enable_parallel_optimizer: true, optimizer_level: \"level3\"|"
 	"recompute||recompute: true"
 )
+level=0   # make test: the ZeRO level a model runs, in turn (below)
 for model in "$@"; do
 	grep -q '^train' "$model" || continue
 	grep -q '^# e2e variants: none' "$model" && continue
+	level=$((level % 3 + 1))
 	for v in "${memsave[@]}"; do
 		IFS='|' read -r vname ctx train <<<"$v"
+		if [ -z "${E2E_FULL:-}" ] && [ "${vname#zero}" != "$vname" ] && [ "$vname" != "zero$level" ] &&
+		   [[ " $OPT_MODELS " != *" $(basename "$model" .ir) "* ]]; then
+			continue   # one level a model, the levels in turn: each level meets a third of the models
+		fi
 		name="$(basename "$model" .ir)+$vname"
 		if ! "$py" - "$model" "$ctx" "$train" >"$tmp/$name.ir" <<'PY'
 import re, sys
