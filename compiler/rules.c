@@ -188,6 +188,11 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 			od->in_rank[j] = 4;
 			memcpy(od->in_dim[j], j ? kd : qd, sizeof qd);
 		}
+		if (k->dims[1] != x->dims[1]) {   /* N_kv < N: each key head serves N / N_kv query heads */
+			for (int j = 1; j < 3; j++)   /* one key head (MQA) on every rank, as a broadcast dim */
+				od->in_dim[j][1] = (int8_t)(k->dims[1] == 1 ? -1 : 1);
+			od->also[1] = k->dims[1] == 1 ? 0 : k->dims[1];   /* GQA: the groups split with the heads */
+		}
 		if (n->nin == 4) {   /* the mask (S, S_kv) or (B or 1, N or 1, S, S_kv): its dims of size 1 broadcast */
 			const Type *m = operand(g, n, 3);
 			od->in_rank[3] = m->rank;

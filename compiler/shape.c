@@ -383,12 +383,13 @@ static bool infer_flash_attention(Infer *x, Type *out)
 	const Type *q = in_type(x, 0), *k = in_type(x, 1), *v = in_type(x, 2), *m = x->n->nin == 4 ? in_type(x, 3) : NULL;
 	if (!need_attr(x, ATTR_HEAD_NUM) || !need_float(x, 0) || !same_dtype(x, 0, 1) || !same_dtype(x, 0, 2))
 		return false;
-	bool ok = q->rank == 4 && k->rank == 4 && type_equal(k, v);
+	bool ok = q->rank == 4 && k->rank == 4 && type_equal(k, v);   /* k's heads: N, or a divisor (GQA, MQA) */
 	for (int d = 0; ok && d < 4; d++)
-		ok = d == 2 || k->dims[d] == q->dims[d];
+		ok = d == 2 || k->dims[d] == q->dims[d] || (d == 1 && k->dims[1] > 0 && q->dims[1] % k->dims[1] == 0);
 	if (!ok) {
-		ERR(x, x->n->op_span, "FlashAttentionScore: q must be 4-D (B, N, S, D) (input_layout \"BNSD\"), k and v (B, N, "
-		    "S_kv, D) of q's B, N and D; q is %s, k %s, v %s", DIMS(q), DIMS(k), DIMS(v));
+		ERR(x, x->n->op_span, "FlashAttentionScore: q must be 4-D (B, N, S, D) (input_layout \"BNSD\"), k and v (B, "
+		    "N_kv, S_kv, D) of q's B and D, with N_kv dividing N (N_kv < N: grouped-query attention); q is %s, k %s, "
+		    "v %s", DIMS(q), DIMS(k), DIMS(v));
 		return false;
 	}
 	if (a->head_num != q->dims[1]) {

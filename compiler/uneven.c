@@ -112,6 +112,28 @@ static void refuse(Uneven *u, int i, int v, int d, const char *what)
 	refuse_in(u, i, v, NULL, d, what);
 }
 
+/* Grouped-query attention (FlashAttentionScore, ops[i]) with its heads split
+ * unevenly: the splits that would work are the divisors of both head counts. */
+static void refuse_heads(Uneven *u, int i)
+{
+	const Lowered *l = u->l;
+	const LValue *q = &l->values[l->ops[i].in[0]], *k = &l->values[l->ops[i].in[1]];
+	u->bad++;
+	if (!u->d)
+		return;
+	int64_t n = q->global[1], nkv = k->global[1];
+	StrBuf ok = {0};
+	for (int64_t s = 2; s <= nkv; s++)
+		if (n % s == 0 && nkv % s == 0 && l->device_num % s == 0)
+			sb_printf(&ok, "%s%lld", ok.len ? ", " : "", (long long)s);
+	diag_error(u->d, l->m->src, op_span(u, i), "FlashAttentionScore: grouped-query attention splits its %lld query "
+	           "heads and %lld key heads alike (each rank holds the key heads its query heads read), so the heads' "
+	           "split, %lld, must divide both; split them %s%s", (long long)n, (long long)nkv,
+	           (long long)layout_dim_split(&q->layout, 1), ok.len ? ok.data : "", ok.len ? " ways, or not at all" :
+	           "not at all (no count above 1 divides both and device_num)");
+	sb_free(&ok);
+}
+
 static bool *zero_of(const Uneven *u, int v)
 {
 	return &u->zero[(size_t)v * MAX_DIMS];
@@ -255,6 +277,11 @@ static void check_op(Uneven *u, int i)
 	if (!ns || !ns->has_dims)
 		die("uneven: %s %%%s has no op dims", op_info[o->op].name, y->name);
 	const OpDims *od = ns->od;
+	for (int k = 0; k < 3 && o->op == OP_FLASH_ATTENTION && od->also[1]; k++)
+		if (uneven(&l->values[o->in[k]], 1)) {   /* a rank's query heads must have their key heads */
+			refuse_heads(u, i);
+			return;
+		}
 	bool zero_od[MAX_OPDIMS], any_od[MAX_OPDIMS];
 	int at[MAX_OPDIMS][2];   /* a value and its dim that follows each op dim, for messages */
 	for (int k = 0; k < od->nod; k++)
@@ -333,6 +360,8 @@ static void check_op(Uneven *u, int i)
 
 bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 {
+	if (od->also[o] && (od->also[o] % split || od->size[o] % split))   /* GQA's heads: evenly, groups whole */
+		return false;
 	if (od->size[o] % split == 0)
 		return true;
 	if (od->size[o] < split)

@@ -730,8 +730,10 @@ void sc_rotary(sc_rt *rt, int64_t mode, int transpose, const float *x, const int
 	 (i) / (n)[3] % (n)[2] * (st)[2] + (i) % (n)[3] * (st)[3])
 
 /* FlashAttentionScore (MindSpore's ops.flash_attention_score, layout BNSD):
- * dims {B, N, S, S_kv, D}; q (B, N, S, D), k and v (B, N, S_kv, D), o (B, N,
- * S, D), all float32. o = softmax(scale q k^T + hidden(-inf)) v per (b, n),
+ * dims {B, N, S, S_kv, D, N_kv}; q (B, N, S, D), k and v (B, N_kv, S_kv, D),
+ * o (B, N, S, D), all float32, N_kv dividing N: query head n reads key head
+ * n / (N / N_kv) (grouped-query attention; N_kv 1: multi-query; N_kv N:
+ * multi-head). o = softmax(scale q k^T + hidden(-inf)) v per (b, n),
  * where key j is hidden from query i when causal and j > i, or when mask
  * (mask_dims {B or 1, N or 1, S, S_kv}, uint8 or, with mask_float, float32;
  * NULL: none) is nonzero there (MindSpore's: 1 masks out). A query that sees

@@ -1045,8 +1045,10 @@ def flash_hidden(ins, at):
     q, k, v = ins[:3]
     if at.get("input_layout", "BNSD") != "BNSD":
         raise OpError("input_layout is \"BNSD\" only")
-    if q.ndim != 4 or k.shape != v.shape or k.shape[:2] != q.shape[:2] or k.shape[3] != q.shape[3]:
-        raise OpError("q (B, N, S, D), k and v (B, N, S_kv, D), got %s %s %s" % (q.shape, k.shape, v.shape))
+    if (q.ndim != 4 or k.shape != v.shape or k.shape[0] != q.shape[0] or k.shape[3] != q.shape[3]
+            or q.shape[1] % k.shape[1]):
+        raise OpError("q (B, N, S, D), k and v (B, N_kv, S_kv, D) with N_kv dividing N, got %s %s %s"
+                      % (q.shape, k.shape, v.shape))
     if attr_int(at, "head_num", -1) != q.shape[1]:
         raise OpError("head_num must be q's dim 1")
     if attr_number(at, "keep_prob", 1.0) != 1:
@@ -1064,10 +1066,23 @@ def flash_hidden(ins, at):
     return hidden
 
 
+def kv_heads(x, n):
+    """Key or value heads (B, N_kv, S_kv, D) repeated to n query heads:
+    query head h reads key head h // (n // N_kv) (grouped-query attention)."""
+    return np.repeat(x, n // x.shape[1], axis=1)
+
+
+def kv_sum(g, nkv):
+    """A gradient over the repeated heads (B, N, S_kv, D) summed back to each key head's."""
+    b, n = g.shape[:2]
+    return g.reshape((b, nkv, n // nkv) + g.shape[2:]).sum(axis=2)
+
+
 def flash_probs(ins, at):
     """softmax(scale q k^T) over the keys each query sees; rows that see none are 0."""
-    q, k = ins[0], ins[1]
+    q = ins[0]
     hidden = flash_hidden(ins, at)
+    k = kv_heads(ins[1], q.shape[1])
     sc = attr_number(at, "scale_value", 1.0) * np.matmul(q, np.swapaxes(k, -1, -2))
     sc = np.where(hidden, -np.inf, sc)
     mx = sc.max(axis=-1, keepdims=True)
@@ -1077,16 +1092,18 @@ def flash_probs(ins, at):
 
 
 def fwd_flash_attention(ins, at):
-    return np.matmul(flash_probs(ins, at), ins[2])
+    return np.matmul(flash_probs(ins, at), kv_heads(ins[2], ins[0].shape[1]))
 
 
 def bwd_flash_attention(g, ins, at):
-    q, k, v = ins[:3]
+    q, nkv = ins[0], ins[1].shape[1]
+    k, v = kv_heads(ins[1], q.shape[1]), kv_heads(ins[2], q.shape[1])
     p = flash_probs(ins, at)
     scale = attr_number(at, "scale_value", 1.0)
     dp = np.matmul(g, np.swapaxes(v, -1, -2))
     ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
-    grads = [scale * np.matmul(ds, k), scale * np.matmul(np.swapaxes(ds, -1, -2), q), np.matmul(np.swapaxes(p, -1, -2), g)]
+    grads = [scale * np.matmul(ds, k), kv_sum(scale * np.matmul(np.swapaxes(ds, -1, -2), q), nkv),
+             kv_sum(np.matmul(np.swapaxes(p, -1, -2), g), nkv)]
     return grads + [None] * (len(ins) - 3)
 
 

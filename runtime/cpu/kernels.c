@@ -887,21 +887,32 @@ void sc_cpu_rotary(int64_t mode, int transpose, const float *x, const int64_t *n
 enum { FA_BR = 64, FA_BC = 128 };   /* a tile's query rows and keys: its scores (FA_BR, FA_BC) */
 
 typedef struct {
-	const float *q, *k, *v;   /* (B N, S, D), (B N, T, D), (B N, T, D) */
+	const float *q, *k, *v;   /* (B N, S, D), (B N_kv, T, D), (B N_kv, T, D) */
 	const void *mask;
 	int mask_float, causal;
 	int64_t ms[3];            /* the mask's strides over b, h and i */
 	int64_t n, s, t, d;       /* heads, queries, keys (S_kv), head dim */
+	int64_t nkv, group;       /* key heads, and query heads a key head serves (1 but in GQA and MQA) */
 	float scale;
 } FaArgs;
 
 static FaArgs fa_args(const float *q, const float *k, const float *v, const void *mask, int mask_float,
                       const int64_t *mask_dims, const int64_t *dims, float scale, int causal)
 {
-	FaArgs a = {q, k, v, mask, mask_float, causal, {0, 0, 0}, dims[1], dims[2], dims[3], dims[4], scale};
+	FaArgs a = {q, k, v, mask, mask_float, causal, {0, 0, 0}, dims[1], dims[2], dims[3], dims[4], dims[5],
+	            dims[1] / dims[5], scale};
+	if (dims[5] < 1 || dims[1] % dims[5])
+		SC_DIE("flash_attention: %lld key heads do not divide %lld query heads", (long long)dims[5],
+		       (long long)dims[1]);
 	if (mask)
 		SC_FA_MASK_STRIDES(mask_dims, a.ms);
 	return a;
+}
+
+/* The key head (b, h / group) that query head bh = (b, h) reads. */
+static int64_t fa_kv(const FaArgs *a, int64_t bh)
+{
+	return bh / a->n * a->nkv + bh % a->n / a->group;
 }
 
 /* The keys [0, end) query rows [i0, i0 + br) can see at all: causal stops at the last row. */
@@ -916,7 +927,7 @@ static void fa_scores(const FaArgs *a, int64_t bh, int64_t i0, int br, int64_t j
 {
 	int d = (int)a->d;
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br, bc, d, a->scale, a->q + (bh * a->s + i0) * a->d, d,
-	            a->k + (bh * a->t + j0) * a->d, d, 0.0f, sc, bc);
+	            a->k + (fa_kv(a, bh) * a->t + j0) * a->d, d, 0.0f, sc, bc);
 	if (!a->mask && (!a->causal || j0 + bc - 1 <= i0))   /* nothing hidden: below the diagonal, causal */
 		return;
 	int64_t b = bh / a->n, h = bh % a->n;
@@ -980,7 +991,7 @@ static void fa_rows(const FaArgs *a, int64_t bh, int64_t i0, int br, float *o, f
 			fa_row(sc + r * bc, bc, &m[r], &l[r], o ? o + r * d : NULL, d);
 		if (o)
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, br, d, bc, 1.0f, sc, bc,
-			            a->v + (bh * a->t + j0) * a->d, d, 1.0f, o, d);
+			            a->v + (fa_kv(a, bh) * a->t + j0) * a->d, d, 1.0f, o, d);
 	}
 	for (int r = 0; r < br; r++) {
 		if (lse)
@@ -1066,39 +1077,41 @@ void sc_cpu_flash_attention_grad(const float *q, const float *k, const float *v,
 					fa_scores(&a, bh, i0, br, j0, bc, sc);
 					fa_probs(sc, lse + bh * a.s + i0, br, bc);
 					cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br, bc, d, 1.0f, dout + (bh * a.s + i0) * a.d,
-					            d, v + (bh * a.t + j0) * a.d, d, 0.0f, dp, bc);
+					            d, v + (fa_kv(&a, bh) * a.t + j0) * a.d, d, 0.0f, dp, bc);
 					fa_ds(sc, dp, dd + bh * a.s + i0, br, bc);
 					cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, br, d, bc, scale, dp, bc,
-					            k + (bh * a.t + j0) * a.d, d, 1.0f, g, d);
+					            k + (fa_kv(&a, bh) * a.t + j0) * a.d, d, 1.0f, g, d);
 				}
 			}
 		}
-		if (dk || dv) {   /* dV = P^T dO and dK = scale dS^T Q, a key block at a time */
+		if (dk || dv) {   /* dV = P^T dO and dK = scale dS^T Q, a key block at a time, summed over the query heads
+		                   * the key head serves (one but in GQA and MQA), in head order */
 #pragma omp for schedule(dynamic)
-			for (int64_t t = 0; t < bhs * nk; t++) {
-				int64_t bh = t / nk, j0 = t % nk * FA_BC;
+			for (int64_t t = 0; t < dims[0] * a.nkv * nk; t++) {
+				int64_t kvh = t / nk, j0 = t % nk * FA_BC;
 				int bc = (int)(a.t - j0 < FA_BC ? a.t - j0 : FA_BC);
-				float *gk = dk ? dk + (bh * a.t + j0) * a.d : NULL, *gv = dv ? dv + (bh * a.t + j0) * a.d : NULL;
+				float *gk = dk ? dk + (kvh * a.t + j0) * a.d : NULL, *gv = dv ? dv + (kvh * a.t + j0) * a.d : NULL;
 				if (gk)
 					memset(gk, 0, sizeof(float) * (size_t)bc * (size_t)d);
 				if (gv)
 					memset(gv, 0, sizeof(float) * (size_t)bc * (size_t)d);
-				for (int64_t i0 = causal ? j0 / FA_BR * FA_BR : 0; i0 < a.s; i0 += FA_BR) {
-					int br = (int)(a.s - i0 < FA_BR ? a.s - i0 : FA_BR);
-					const float *rows_do = dout + (bh * a.s + i0) * a.d;
-					fa_scores(&a, bh, i0, br, j0, bc, sc);
-					fa_probs(sc, lse + bh * a.s + i0, br, bc);
-					if (gv)
-						cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bc, d, br, 1.0f, sc, bc, rows_do, d, 1.0f,
-						            gv, d);
-					if (!gk)
-						continue;
-					cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br, bc, d, 1.0f, rows_do, d,
-					            v + (bh * a.t + j0) * a.d, d, 0.0f, dp, bc);
-					fa_ds(sc, dp, dd + bh * a.s + i0, br, bc);
-					cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bc, d, br, scale, dp, bc,
-					            q + (bh * a.s + i0) * a.d, d, 1.0f, gk, d);
-				}
+				for (int64_t bh = kvh / a.nkv * a.n + kvh % a.nkv * a.group, last = bh + a.group; bh < last; bh++)
+					for (int64_t i0 = causal ? j0 / FA_BR * FA_BR : 0; i0 < a.s; i0 += FA_BR) {
+						int br = (int)(a.s - i0 < FA_BR ? a.s - i0 : FA_BR);
+						const float *rows_do = dout + (bh * a.s + i0) * a.d;
+						fa_scores(&a, bh, i0, br, j0, bc, sc);
+						fa_probs(sc, lse + bh * a.s + i0, br, bc);
+						if (gv)
+							cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bc, d, br, 1.0f, sc, bc, rows_do, d,
+							            1.0f, gv, d);
+						if (!gk)
+							continue;
+						cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br, bc, d, 1.0f, rows_do, d,
+						            v + (kvh * a.t + j0) * a.d, d, 0.0f, dp, bc);
+						fa_ds(sc, dp, dd + bh * a.s + i0, br, bc);
+						cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bc, d, br, scale, dp, bc,
+						            q + (bh * a.s + i0) * a.d, d, 1.0f, gk, d);
+					}
 			}
 		}
 		free(sc);

@@ -389,13 +389,15 @@ __device__ float fa_dot(const float *a, const float *b, int64_t d)
 	return s;
 }
 
-/* o (when not NULL) and lse (when not NULL) of query row i of head bh */
+/* o (when not NULL) and lse (when not NULL) of query row i of head bh;
+ * key head kh = (b, h / g) (g query heads a key head: grouped-query attention) */
 __global__ void flash_fwd_k(const float *q, const float *k, const float *v, FaMask mk, float *o, float *lse,
-                            int64_t nh, int64_t S, int64_t T, int64_t D, float scale, int causal)
+                            int64_t nh, int64_t g, int64_t S, int64_t T, int64_t D, float scale, int causal)
 {
 	extern __shared__ float sh[];   /* k's and v's tile rows: (FA_K, D) each */
 	float *ks = sh, *vs = sh + FA_K * D;
 	int64_t bh = blockIdx.x, i = (int64_t)blockIdx.y * FA_T + threadIdx.x, b = bh / nh, h = bh % nh;
+	int64_t kh = b * (nh / g) + h / g;
 	bool live = i < S;
 	const float *qi = q + (bh * S + (live ? i : 0)) * D;
 	float *oi = o && live ? o + (bh * S + i) * D : NULL;
@@ -404,8 +406,8 @@ __global__ void flash_fwd_k(const float *q, const float *k, const float *v, FaMa
 		oi[e] = 0.0f;
 	for (int64_t j0 = 0; j0 < T; j0 += FA_K) {
 		__syncthreads();
-		fa_load(ks, k + bh * T * D, j0, T, D);
-		fa_load(vs, v + bh * T * D, j0, T, D);
+		fa_load(ks, k + kh * T * D, j0, T, D);
+		fa_load(vs, v + kh * T * D, j0, T, D);
 		__syncthreads();
 		for (int64_t c = 0; live && c < FA_K && j0 + c < T; c++) {
 			if (fa_hidden(mk, b, h, i, j0 + c, causal))
@@ -439,12 +441,13 @@ __global__ void flash_rowdot_k(const float *o, const float *dout, float *dd, int
 
 /* dq of query row i: scale sum_j P (dP - D_i) k_j */
 __global__ void flash_dq_k(const float *q, const float *k, const float *v, FaMask mk, const float *dout,
-                           const float *lse, const float *dd, float *dq, int64_t nh, int64_t S, int64_t T, int64_t D,
-                           float scale, int causal)
+                           const float *lse, const float *dd, float *dq, int64_t nh, int64_t g, int64_t S, int64_t T,
+                           int64_t D, float scale, int causal)
 {
 	extern __shared__ float sh[];
 	float *ks = sh, *vs = sh + FA_K * D;
 	int64_t bh = blockIdx.x, i = (int64_t)blockIdx.y * FA_T + threadIdx.x, b = bh / nh, h = bh % nh;
+	int64_t kh = b * (nh / g) + h / g;
 	bool live = i < S;
 	int64_t r = bh * S + (live ? i : 0);
 	const float *qi = q + r * D, *gi = dout + r * D;
@@ -453,8 +456,8 @@ __global__ void flash_dq_k(const float *q, const float *k, const float *v, FaMas
 		dqi[e] = 0.0f;
 	for (int64_t j0 = 0; j0 < T; j0 += FA_K) {
 		__syncthreads();
-		fa_load(ks, k + bh * T * D, j0, T, D);
-		fa_load(vs, v + bh * T * D, j0, T, D);
+		fa_load(ks, k + kh * T * D, j0, T, D);
+		fa_load(vs, v + kh * T * D, j0, T, D);
 		__syncthreads();
 		for (int64_t c = 0; live && c < FA_K && j0 + c < T; c++) {
 			if (fa_hidden(mk, b, h, i, j0 + c, causal))
@@ -467,16 +470,18 @@ __global__ void flash_dq_k(const float *q, const float *k, const float *v, FaMas
 	}
 }
 
-/* dk and dv (either NULL) of key row j: sum_i scale dS q_i and sum_i P dO_i */
+/* dk and dv (either NULL) of key row j of key head kh = (b, kh % nkv):
+ * sum_i scale dS q_i and sum_i P dO_i over the rows of the g query heads it
+ * serves, in head order */
 __global__ void flash_dkv_k(const float *q, const float *k, const float *v, FaMask mk, const float *dout,
-                            const float *lse, const float *dd, float *dk, float *dv, int64_t nh, int64_t S, int64_t T,
-                            int64_t D, float scale, int causal)
+                            const float *lse, const float *dd, float *dk, float *dv, int64_t nh, int64_t g, int64_t S,
+                            int64_t T, int64_t D, float scale, int causal)
 {
 	extern __shared__ float sh[];
 	float *qs = sh, *gs = sh + FA_K * D, *ls = sh + 2 * FA_K * D, *ds_ = ls + FA_K;
-	int64_t bh = blockIdx.x, j = (int64_t)blockIdx.y * FA_T + threadIdx.x, b = bh / nh, h = bh % nh;
+	int64_t kh = blockIdx.x, j = (int64_t)blockIdx.y * FA_T + threadIdx.x, nkv = nh / g, b = kh / nkv;
 	bool live = j < T;
-	int64_t r = bh * T + (live ? j : 0);
+	int64_t r = kh * T + (live ? j : 0);
 	const float *kj = k + r * D, *vj = v + r * D;
 	float *kg = dk ? dk + r * D : NULL, *vg = dv ? dv + r * D : NULL;
 	for (int64_t e = 0; live && e < D; e++) {
@@ -485,26 +490,29 @@ __global__ void flash_dkv_k(const float *q, const float *k, const float *v, FaMa
 		if (vg)
 			vg[e] = 0.0f;
 	}
-	for (int64_t i0 = 0; i0 < S; i0 += FA_K) {
-		__syncthreads();
-		fa_load(qs, q + bh * S * D, i0, S, D);
-		fa_load(gs, dout + bh * S * D, i0, S, D);
-		if (threadIdx.x < FA_K && i0 + threadIdx.x < S) {
-			ls[threadIdx.x] = lse[bh * S + i0 + threadIdx.x];
-			ds_[threadIdx.x] = dd[bh * S + i0 + threadIdx.x];
-		}
-		__syncthreads();
-		for (int64_t c = 0; live && c < FA_K && i0 + c < S; c++) {
-			if (fa_hidden(mk, b, h, i0 + c, j, causal))
-				continue;
-			float p = expf(scale * fa_dot(qs + c * D, kj, D) - ls[c]);
-			for (int64_t e = 0; vg && e < D; e++)
-				vg[e] += p * gs[c * D + e];
-			if (!kg)
-				continue;
-			float ds = p * (fa_dot(gs + c * D, vj, D) - ds_[c]);
-			for (int64_t e = 0; e < D; e++)
-				kg[e] += scale * ds * qs[c * D + e];
+	for (int64_t h = kh % nkv * g; h < kh % nkv * g + g; h++) {
+		int64_t bh = b * nh + h;
+		for (int64_t i0 = 0; i0 < S; i0 += FA_K) {
+			__syncthreads();
+			fa_load(qs, q + bh * S * D, i0, S, D);
+			fa_load(gs, dout + bh * S * D, i0, S, D);
+			if (threadIdx.x < FA_K && i0 + threadIdx.x < S) {
+				ls[threadIdx.x] = lse[bh * S + i0 + threadIdx.x];
+				ds_[threadIdx.x] = dd[bh * S + i0 + threadIdx.x];
+			}
+			__syncthreads();
+			for (int64_t c = 0; live && c < FA_K && i0 + c < S; c++) {
+				if (fa_hidden(mk, b, h, i0 + c, j, causal))
+					continue;
+				float p = expf(scale * fa_dot(qs + c * D, kj, D) - ls[c]);
+				for (int64_t e = 0; vg && e < D; e++)
+					vg[e] += p * gs[c * D + e];
+				if (!kg)
+					continue;
+				float ds = p * (fa_dot(gs + c * D, vj, D) - ds_[c]);
+				for (int64_t e = 0; e < D; e++)
+					kg[e] += scale * ds * qs[c * D + e];
+			}
 		}
 	}
 }
@@ -1303,14 +1311,16 @@ cudaError_t sc_cu_flash_attention(const float *q, const float *k, const float *v
                                   const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal,
                                   cudaStream_t s)
 {
-	int64_t bh = dims[0] * dims[1], S = dims[2], T = dims[3], D = dims[4];
+	int64_t bh = dims[0] * dims[1], S = dims[2], T = dims[3], D = dims[4], g = dims[5] > 0 ? dims[1] / dims[5] : 0;
 	if (bh * S <= 0)
 		return cudaSuccess;
+	if (g < 1 || dims[1] % dims[5])
+		return cudaErrorInvalidValue;   /* the key heads must divide the query heads */
 	dim3 grid((unsigned)bh, (unsigned)((S + FA_T - 1) / FA_T));   /* heads on x: up to 2^31 - 1 */
 	if (2 * FA_K * D * sizeof(float) > 48 * 1024 - 2 * FA_K * sizeof(float))
 		return cudaErrorInvalidValue;   /* D > 190: tiles past the default shared memory */
 	flash_fwd_k<<<grid, FA_T, 2 * FA_K * D * sizeof(float), s>>>(q, k, v, fa_mask(mask, mask_float, mask_dims), o,
-	                                                           NULL, dims[1], S, T, D, scale, causal);
+	                                                           NULL, dims[1], g, S, T, D, scale, causal);
 	return cudaGetLastError();
 }
 
@@ -1324,22 +1334,25 @@ cudaError_t sc_cu_flash_attention_grad(const float *q, const float *k, const flo
                                        float *dq, float *dk, float *dv, const int64_t *dims, float scale, int causal,
                                        void *scratch, cudaStream_t s)
 {
-	int64_t bh = dims[0] * dims[1], S = dims[2], T = dims[3], D = dims[4];
+	int64_t bh = dims[0] * dims[1], S = dims[2], T = dims[3], D = dims[4], g = dims[5] > 0 ? dims[1] / dims[5] : 0;
 	if (bh * S <= 0 || bh * T <= 0)
 		return cudaSuccess;
+	if (g < 1 || dims[1] % dims[5])
+		return cudaErrorInvalidValue;   /* the key heads must divide the query heads */
+	int64_t kvh = dims[0] * dims[5];
 	FaMask m = fa_mask(mask, mask_float, mask_dims);
 	float *lse = (float *)scratch, *dd = lse + bh * S;
 	size_t tile = 2 * FA_K * D * sizeof(float);
 	if (tile > 48 * 1024 - 2 * FA_K * sizeof(float))
 		return cudaErrorInvalidValue;   /* D > 190: tiles past the default shared memory */
-	dim3 qgrid((unsigned)bh, (unsigned)((S + FA_T - 1) / FA_T)), kgrid((unsigned)bh, (unsigned)((T + FA_T - 1) / FA_T));
-	flash_fwd_k<<<qgrid, FA_T, tile, s>>>(q, k, v, m, NULL, lse, dims[1], S, T, D, scale, causal);
+	dim3 qgrid((unsigned)bh, (unsigned)((S + FA_T - 1) / FA_T)), kgrid((unsigned)kvh, (unsigned)((T + FA_T - 1) / FA_T));
+	flash_fwd_k<<<qgrid, FA_T, tile, s>>>(q, k, v, m, NULL, lse, dims[1], g, S, T, D, scale, causal);
 	flash_rowdot_k<<<blocks_for(bh * S), THREADS, 0, s>>>(o, dout, dd, bh * S, D);
 	if (dq)
-		flash_dq_k<<<qgrid, FA_T, tile, s>>>(q, k, v, m, dout, lse, dd, dq, dims[1], S, T, D, scale, causal);
+		flash_dq_k<<<qgrid, FA_T, tile, s>>>(q, k, v, m, dout, lse, dd, dq, dims[1], g, S, T, D, scale, causal);
 	if (dk || dv)
-		flash_dkv_k<<<kgrid, FA_T, tile + 2 * FA_K * sizeof(float), s>>>(q, k, v, m, dout, lse, dd, dk, dv, dims[1], S,
-		                                                                  T, D, scale, causal);
+		flash_dkv_k<<<kgrid, FA_T, tile + 2 * FA_K * sizeof(float), s>>>(q, k, v, m, dout, lse, dd, dk, dv, dims[1], g,
+		                                                                  S, T, D, scale, causal);
 	return cudaGetLastError();
 }
 

@@ -179,7 +179,8 @@ Test(grad, rotary)
  * small shapes (one with S past a 64-query tile and S_kv past a 128-key
  * one), and the forward and gradients against attention written out with
  * its (S, S_kv) probabilities in double precision, masks of both kinds and
- * causal, a row that sees no key included ---- */
+ * causal, a row that sees no key included, and fewer key heads than query
+ * heads (grouped-query and multi-query attention) ---- */
 
 typedef struct {
 	int wrt, causal, mask_float;
@@ -199,16 +200,17 @@ static void fa_fwd(const float *x, float *y, const void *c)
 /* o and the gradients dq, dk, dv from g, with the probabilities stored */
 static void fa_naive(const FaCtx *a, const float *g, float *o, float *dq, float *dk, float *dv)
 {
-	int64_t B = a->dims[0], N = a->dims[1], S = a->dims[2], T = a->dims[3], D = a->dims[4], ms[3] = {0, 0, 0};
+	int64_t B = a->dims[0], N = a->dims[1], S = a->dims[2], T = a->dims[3], D = a->dims[4], NK = a->dims[5];
+	int64_t ms[3] = {0, 0, 0};
 	if (a->mask)
 		SC_FA_MASK_STRIDES(a->md, ms);
 	double *p = malloc(sizeof(double) * (size_t)(S * T)), *dp = malloc(sizeof(double) * (size_t)(S * T));
-	memset(dk, 0, sizeof(float) * (size_t)(B * N * T * D));
-	memset(dv, 0, sizeof(float) * (size_t)(B * N * T * D));
+	memset(dk, 0, sizeof(float) * (size_t)(B * NK * T * D));
+	memset(dv, 0, sizeof(float) * (size_t)(B * NK * T * D));
 	for (int64_t b = 0; b < B; b++)
 		for (int64_t h = 0; h < N; h++) {
-			int64_t bh = b * N + h;
-			const float *q = a->q + bh * S * D, *k = a->k + bh * T * D, *v = a->v + bh * T * D, *gg = g + bh * S * D;
+			int64_t bh = b * N + h, kh = b * NK + h / (N / NK);   /* the key head query head h reads */
+			const float *q = a->q + bh * S * D, *k = a->k + kh * T * D, *v = a->v + kh * T * D, *gg = g + bh * S * D;
 			for (int64_t i = 0; i < S; i++) {
 				double mx = -INFINITY, sum = 0;
 				for (int64_t j = 0; j < T; j++) {
@@ -253,8 +255,8 @@ static void fa_naive(const FaCtx *a, const float *g, float *o, float *dq, float 
 						ak += dp[i * T + j] * q[i * D + e];
 						av += p[i * T + j] * gg[i * D + e];
 					}
-					dk[(bh * T + j) * D + e] = (float)(a->scale * ak);
-					dv[(bh * T + j) * D + e] = (float)av;
+					dk[(kh * T + j) * D + e] += (float)(a->scale * ak);   /* summed over the heads it serves */
+					dv[(kh * T + j) * D + e] += (float)av;
 				}
 		}
 	free(p);
@@ -264,15 +266,15 @@ static void fa_naive(const FaCtx *a, const float *g, float *o, float *dq, float 
 Test(grad, flash_attention_fd)
 {
 	static const struct {
-		int64_t dims[5];
+		int64_t dims[6];   /* B, N, S, S_kv, D, N_kv */
 		int causal, mask;   /* mask: 0 none, 1 float (S, S_kv), 2 Bool (B, 1, S, S_kv) */
 	} cases[] = {
-		{{1, 2, 5, 7, 3}, 0, 1}, {{2, 1, 4, 4, 3}, 1, 0}, {{2, 2, 6, 5, 2}, 0, 2}, {{1, 1, 70, 130, 3}, 0, 0},
-		{{1, 1, 130, 130, 2}, 1, 1},
+		{{1, 2, 5, 7, 3, 2}, 0, 1}, {{2, 1, 4, 4, 3, 1}, 1, 0}, {{2, 2, 6, 5, 2, 2}, 0, 2}, {{1, 1, 70, 130, 3, 1}, 0, 0},
+		{{1, 1, 130, 130, 2, 1}, 1, 1}, {{2, 4, 5, 6, 3, 2}, 1, 2}, {{1, 3, 4, 7, 2, 1}, 0, 1},
 	};
 	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
 		const int64_t *d = cases[c].dims;
-		int nq = (int)(d[0] * d[1] * d[2] * d[4]), nk = (int)(d[0] * d[1] * d[3] * d[4]);
+		int nq = (int)(d[0] * d[1] * d[2] * d[4]), nk = (int)(d[0] * d[5] * d[3] * d[4]);
 		int64_t md[4] = {cases[c].mask == 2 ? d[0] : 1, 1, d[2], d[3]};
 		float q[MAXN], k[MAXN], v[MAXN], w[MAXN], o[MAXN], g[MAXN];
 		float *mf = malloc(sizeof(float) * (size_t)(md[0] * d[2] * d[3]));
@@ -302,20 +304,21 @@ Test(grad, flash_attention_fd)
 Test(grad, flash_attention_naive)
 {
 	static const struct {
-		int64_t dims[5];
+		int64_t dims[6];   /* B, N, S, S_kv, D, N_kv */
 		int causal, mask;
 	} cases[] = {
-		{{2, 3, 100, 150, 16}, 0, 2}, {{1, 2, 200, 200, 8}, 1, 0}, {{2, 2, 65, 129, 32}, 0, 1},
-		{{1, 1, 300, 300, 64}, 1, 2}, {{1, 1, 64, 128, 5}, 0, 0},
+		{{2, 3, 100, 150, 16, 3}, 0, 2}, {{1, 2, 200, 200, 8, 2}, 1, 0}, {{2, 2, 65, 129, 32, 2}, 0, 1},
+		{{1, 1, 300, 300, 64, 1}, 1, 2}, {{1, 1, 64, 128, 5, 1}, 0, 0}, {{2, 6, 70, 140, 8, 2}, 1, 2},
+		{{1, 4, 90, 90, 16, 1}, 0, 1},
 	};
 	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
 		const int64_t *d = cases[c].dims;
-		int64_t nq = d[0] * d[1] * d[2] * d[4], nk = d[0] * d[1] * d[3] * d[4], nm = d[0] * d[2] * d[3];
+		int64_t nq = d[0] * d[1] * d[2] * d[4], nk = d[0] * d[5] * d[3] * d[4], nm = d[0] * d[2] * d[3];
 		int64_t md[4] = {cases[c].mask == 2 ? d[0] : 1, 1, d[2], d[3]};
 		float *q = malloc(sizeof(float) * (size_t)nq), *k = malloc(sizeof(float) * (size_t)nk);
 		float *v = malloc(sizeof(float) * (size_t)nk), *g = malloc(sizeof(float) * (size_t)nq);
 		float *o = malloc(sizeof(float) * (size_t)nq), *ow = malloc(sizeof(float) * (size_t)nq);
-		float *gx = malloc(sizeof(float) * (size_t)nk), *dq = malloc(sizeof(float) * (size_t)nq);
+		float *gx = malloc(sizeof(float) * (size_t)(nq > nk ? nq : nk)), *dq = malloc(sizeof(float) * (size_t)nq);
 		float *dk = malloc(sizeof(float) * (size_t)nk), *dv = malloc(sizeof(float) * (size_t)nk);
 		float *mf = malloc(sizeof(float) * (size_t)nm);
 		uint8_t *mb = malloc((size_t)nm);
