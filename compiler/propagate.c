@@ -111,8 +111,12 @@ void propagate(Search *x, int seed, const OpSplit *seed_split)
 	int nn = x->g->nnodes;
 	int *queue = xmalloc(sizeof(int) * (size_t)(nn ? nn : 1)), head = 0, tail = 0;
 	int64_t (*cand)[MAX_OPDIMS] = xmalloc(sizeof *cand * MAX_CANDIDATES);
+	bool *shard_in = xcalloc((size_t)(nn ? nn : 1), sizeof(bool));   /* takes a shard's fixed inputs */
 	for (int v = 0; v < nn; v++)
-		if (x->fixed_node[v]) {
+		for (int k = 0; searchable(x, v) && k < x->g->nodes[v].nin; k++)
+			shard_in[v] |= x->fixed[v][k] != NULL;
+	for (int v = 0; v < nn; v++)
+		if (x->fixed_node[v] && !shard_in[v]) {
 			set_current(x, v, x->st->node[v].split);
 			x->decided[v] = true;
 			queue[tail++] = v;
@@ -122,16 +126,19 @@ void propagate(Search *x, int seed, const OpSplit *seed_split)
 		x->decided[seed] = true;
 		queue[tail++] = seed;
 	}
-	/* Operators taking a shard's fixed inputs are seeds too. */
+	/* Operators taking a shard's fixed inputs are seeds too, after the other
+	 * configured ones: those the shard configured (strategy.c) as it says. */
 	for (int v = 0; v < nn; v++) {
-		bool fixed = false;
-		for (int k = 0; searchable(x, v) && k < x->g->nodes[v].nin; k++)
-			fixed |= x->fixed[v][k] != NULL;
-		if (fixed && !x->decided[v] && producers_decided(x, v)) {
+		if (!shard_in[v] || x->decided[v] || (!x->fixed_node[v] && !producers_decided(x, v)))
+			continue;
+		if (x->fixed_node[v]) {
+			set_current(x, v, x->st->node[v].split);
+			x->decided[v] = true;
+		} else
 			decide(x, v, cand);
-			queue[tail++] = v;
-		}
+		queue[tail++] = v;
 	}
+	free(shard_in);
 	for (;;) {
 		while (head < tail) {
 			int u = queue[head++];

@@ -41,24 +41,10 @@ bool searchable(const Search *x, int v)
 	return x->st->node[v].has_dims;
 }
 
-const Graph *shard_callee(const Module *m, const ShardSpec *sh)
-{
-	for (int i = 0; i < m->ngraphs; i++)
-		for (int j = 0; j < m->graphs[i]->nnodes; j++)
-			if (m->graphs[i]->nodes[j].a.shard == sh)
-				return m->graphs[i]->nodes[j].a.callee;
-	return NULL;
-}
-
 /* Indices, labels and integer values carry no gradient: autodiff.c's own test. */
 bool differentiable(const Graph *g, const Node *nd, int k)
 {
 	return op_input_has_grad(nd->op, k, g->values[nd->in[k]].type.dtype, g->values[nd->result].type.dtype);
-}
-
-bool node_in_graph(const Graph *c, const Node *n)
-{
-	return c && n >= c->nodes && n < c->nodes + c->nnodes;
 }
 
 static void build(Search *x)

@@ -133,10 +133,8 @@ enum { MOVE_PRIME, MOVE_ANY };   /* best_move's kinds: refine's, polish's */
 /* ---- search_graph.c ---- */
 
 bool searchable(const Search *x, int v);
-const Graph *shard_callee(const Module *m, const ShardSpec *sh);
 /* Indices, labels and integer values carry no gradient: autodiff.c's own test. */
 bool differentiable(const Graph *g, const Node *nd, int k);
-bool node_in_graph(const Graph *c, const Node *n);
 void search_init(Search *x, const Module *m, const FlatGraph *f, Strategies *s, const Cluster *c);
 void search_done(Search *x);
 

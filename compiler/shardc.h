@@ -255,11 +255,9 @@ typedef struct {
 int reduce_axes(const Attrs *a, int rank, int64_t *axes);
 int pad_axis(const Attrs *a, int rank);   /* PadFill's axis, non-negative (the last by default) */
 
-/* Where a normalizer starts normalizing x and where gamma's dims start, as
- * the model says them (negative counts from the end): LayerNorm's
- * begin_norm_axis and begin_params_axis; a row without those attributes
- * (RmsNorm, as MindSpore's) normalizes the dims gamma covers, both
- * x_rank - gamma_rank. */
+/* Where a normalizer starts normalizing x and where gamma's dims start, as the model says them (negative
+ * counts from the end): LayerNorm's begin_norm_axis and begin_params_axis; a row without those attributes
+ * (RmsNorm, as MindSpore's) normalizes the dims gamma covers, both x_rank - gamma_rank. */
 void norm_begin(OpKind op, const Attrs *a, int x_rank, int gamma_rank, int64_t *norm, int64_t *params);
 /* An elementwise operator's kernel: its row's, but SC_U_GELU_ERF for a GeLU
  * with approximate: "none". Emission and fusion name kernels through it. */
@@ -534,6 +532,8 @@ typedef struct {
 int64_t strategy_devices(const Module *m);
 /* Requires the graph flattened. Reports bad strategies at their spans. */
 bool assign_strategies(Module *m, const FlatGraph *f, Strategies *s, Diag *d);
+const Graph *shard_callee(const Module *m, const ShardSpec *sh);   /* the graph a shard's Call runs */
+bool node_in_graph(const Graph *c, const Node *n);
 /* The layout a forward graph's returned value (whole dims dims) is delivered in, as
  * MindSpore's VirtualOutput delivers it: in semi_auto and auto_parallel on
  * several devices, with dataset_strategy "full_batch" whole on every rank,

@@ -242,6 +242,72 @@ static void follow_plan(const Graph *g, Strategies *s, int p)
 	}
 }
 
+const Graph *shard_callee(const Module *m, const ShardSpec *sh)
+{
+	for (int i = 0; i < m->ngraphs; i++)
+		for (int j = 0; j < m->graphs[i]->nnodes; j++)
+			if (m->graphs[i]->nodes[j].a.shard == sh)
+				return m->graphs[i]->nodes[j].a.callee;
+	return NULL;
+}
+
+bool node_in_graph(const Graph *c, const Node *n)
+{
+	return c && n >= c->nodes && n < c->nodes + c->nnodes;
+}
+
+/* A shard's in_strategy (docs/language.md, Functional shard): an operator of
+ * the callee without its own in_strategy that reads the callee's inputs the
+ * shard gives layouts takes the split those layouts give it, as configured
+ * (so the search keeps it and propagates from it, as MindSpore's shard
+ * seeds sharding propagation), when the inputs agree on it. */
+static void shard_inputs(const Module *m, const FlatGraph *f, Strategies *s)
+{
+	const Graph *g = f->g;
+	for (int u = 0; u < g->nnodes; u++) {
+		const ShardSpec *sh = f->shard[u];
+		NodeStrategy *ns = &s->node[u];
+		const Graph *callee = sh ? shard_callee(m, sh) : NULL;
+		if (!sh || ns->user || !ns->has_dims || !node_in_graph(callee, f->orig[u]))
+			continue;
+		const Node *orig = f->orig[u];
+		const OpDims *od = ns->od;
+		int64_t split[MAX_OPDIMS], product = 1;
+		for (int o = 0; o < od->nod; o++)
+			split[o] = 0;   /* 0: no input says */
+		bool any = false, ok = true;
+		for (int k = 0; k < orig->nin && ok; k++) {
+			int p = orig->in[k];
+			TensorLayout l;
+			if (p >= callee->nparams || p >= sh->in.n || !sh->in.t[p].given)
+				continue;
+			ok = layout_from_strategy(&sh->in.t[p], s->device_num, &l);
+			int r = k < MAX_RULE_INPUTS ? k : MAX_RULE_INPUTS - 1;
+			for (int dim = 0; ok && dim < od->in_rank[r]; dim++) {
+				int o = od->in_dim[r][dim];
+				int64_t want = layout_dim_split(&l, dim);
+				if (o < 0 || (od->whole & (1u << o)))
+					ok = want == 1;
+				else if (split[o] && split[o] != want)   /* two inputs split the op dim differently */
+					ok = false;
+				else
+					split[o] = want;
+			}
+			any = true;
+		}
+		for (int o = 0; o < od->nod; o++) {
+			split[o] = split[o] ? split[o] : 1;
+			product *= split[o];
+		}
+		if (!any || !ok || s->device_num % product)
+			continue;
+		OpSplit os;
+		op_split_from_splits(od, split, s->device_num, &os);
+		strategy_set_split(s, u, &os);
+		ns->user = true;
+	}
+}
+
 /* parameter_plan (docs/language.md, Functional shard) fixes where named parameters live; requires
  * the operators' strategies assigned, which the plan then adapts. */
 static void planned_parameters(const Module *m, const FlatGraph *f, Strategies *s)
@@ -272,8 +338,10 @@ bool assign_strategies(Module *m, const FlatGraph *f, Strategies *s, Diag *d)
 	dataset_layouts(m, f, s, d);
 	for (int i = 0; i < g->nnodes; i++)
 		node_strategy(m, g, i, s, d);
-	if (m->ctx.parallel_mode == PM_SEMI_AUTO || m->ctx.parallel_mode == PM_AUTO)
+	if (m->ctx.parallel_mode == PM_SEMI_AUTO || m->ctx.parallel_mode == PM_AUTO) {
+		shard_inputs(m, f, s);
 		planned_parameters(m, f, s);
+	}
 	return d->nerrors == before;
 }
 

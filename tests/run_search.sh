@@ -475,5 +475,37 @@ if [ -n "$found" ] && [ -n "$dp" ] && awk -v a="$found" -v b="$dp" 'BEGIN { exit
 else
 	bad "ffn forward (recursive_programming, full_batch): the plan costs ${found:-?} s, the data-parallel one ${dp:-?} s"
 fi
+# A functional shard's in_strategy configures the callee's operators that
+# read the inputs it lays out (MindSpore's shard: the rest follow by
+# propagation or the search): the MatMul takes x cut (4, 2) in
+# semi_auto_parallel, and in auto_parallel while training, where the search
+# had priced the layout away.
+cat >"$tmp/shard_train.ir" <<'EOF'
+context {device_num: 8, parallel_mode: "semi_auto_parallel"}
+graph @dense_relu(%x: <Tensor[Float32], (32, 128)>, %w: <Tensor[Float32], (128, 10)>, %b: <Tensor[Float32], (10,)>) {
+  %1 = MatMul(%x, %w)
+  %2 = BiasAdd(%1, %b)
+  %3 = ReLU(%2)
+  return %3
+}
+graph @main(%x: <Tensor[Float32], (32, 128)> = uniform(0, 1), %w1: <Parameter[Float32], (128, 10)> = normal(0.1),
+            %b1: <Parameter[Float32], (10,)> = zeros) {
+  %r = Call(%x, %w1, %b1) {graph: @dense_relu, shard: {in_strategy: ((4, 2), None, None)}}
+  %loss = ReduceMean(%r)
+  return %loss
+}
+train {loss: %loss, steps: 2}
+EOF
+for mode in "" "--parallel-mode auto_parallel --search-mode sharding_propagation" \
+            "--parallel-mode auto_parallel --search-mode recursive_programming"; do
+	# shellcheck disable=SC2086
+	if "$shardc" "$tmp/shard_train.ir" --check $mode --strategy-out "$tmp/shard.json" 2>"$tmp/err"; then
+		got=$(/usr/bin/python3 -c 'import json, sys
+print([o["in_strategy"] for o in json.load(open(sys.argv[1]))["operators"] if o["op"] == "MatMul"][0])' "$tmp/shard.json")
+		[ "$got" = "[[4, 2], [2, 1]]" ] && ok || bad "shard in_strategy ((4, 2), ...) ${mode:-semi_auto_parallel}: MatMul $got"
+	else
+		bad "the shard model does not compile (${mode:-semi_auto_parallel}): $(head -3 "$tmp/err")"
+	fi
+done
 echo "search: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
