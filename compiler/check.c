@@ -113,7 +113,8 @@ static bool decode_layout_dim(Checker *c, const LayoutDecl *l, const Lit *a, Ten
 			StrBuf names = {0};
 			for (int i = 0; i < l->ndims; i++)
 				sb_printf(&names, "%s\"%s\"", i ? ", " : "", l->alias[i]);
-			ERR(c, one->span, "layout '%s' has no axis \"%s\" (its axes are %s)", l->name, one->s, names.data);
+			ERR(c, one->span, "layout '%s' has no axis \"%s\" (its axes are %s)%s", l->name, one->s, names.data,
+			    DID_YOU_MEAN(one->s, (const char *const *)l->alias, l->ndims));
 			sb_free(&names);
 			return false;
 		}
@@ -506,8 +507,14 @@ static bool decode_shard(Checker *c, const Graph *caller, const Lit *v, ShardSpe
 				}
 				int id = graph_value(caller, k->s);
 				if (id < 0 || !caller->values[id].type.is_param || id >= caller->nparams) {
-					ERR(c, k->span, "parameter_plan names \"%s\", which is not a Parameter of @%s", k->s,
-					    caller->name);
+					const char **params = xmalloc(sizeof(char *) * (size_t)(caller->nparams + 1));
+					int np = 0;
+					for (int p = 0; p < caller->nparams; p++)
+						if (caller->values[p].type.is_param)
+							params[np++] = caller->values[p].name;
+					ERR(c, k->span, "parameter_plan names \"%s\", which is not a Parameter of @%s%s", k->s,
+					    caller->name, DID_YOU_MEAN(k->s, params, np));
+					free(params);
 					ok = false;
 					continue;
 				}

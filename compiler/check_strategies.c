@@ -98,11 +98,25 @@ static bool check_tensor_strategy(Checker *c, const TensorStrategy *t, const Typ
 		}
 		product *= t->split[i];
 	}
-	int64_t devices = c->m->ctx.device_num;
+	int64_t devices = c->m->ctx.device_num, matrix = 1;
+	for (int k = 0; t->layout && k < t->layout->ndims; k++)
+		matrix *= t->layout->dims[k];
+	if (t->layout && matrix != devices)   /* the Layout's own error says it (check_layouts): not again here */
+		goto out;
 	if (devices_matter(c->m) && devices % product != 0) {
 		char phrase[160];
-		ERR(c, t->span, "%s: the strategy %s uses %lld devices, which does not divide %s", what, s.data,
-		    (long long)product, devices_phrase(&c->m->ctx, phrase, sizeof phrase));
+		int64_t fixed[MAX_DIMS], left = devices;   /* each split cut to the largest count the devices left take */
+		for (int i = 0; i < t->rank; i++) {
+			fixed[i] = t->split[i];
+			while (fixed[i] > 1 && left % fixed[i] != 0)
+				fixed[i]--;
+			left /= fixed[i];
+		}
+		StrBuf e = {0};
+		ints_print(&e, fixed, t->rank);
+		ERR(c, t->span, "%s: the strategy %s uses %lld devices, which does not divide %s; e.g. %s", what, s.data,
+		    (long long)product, devices_phrase(&c->m->ctx, phrase, sizeof phrase), e.data);
+		sb_free(&e);
 		goto out;
 	}
 	ok = true;

@@ -389,14 +389,16 @@ static void print_suggestion(StrBuf *b, const OpDims *od, const int64_t *split, 
 	sb_puts(b, nin == 1 ? ",)" : ")");
 }
 
-/* A strategy that keeps what it can of `split`: whole where the rule needs it. */
+/* A strategy that keeps what it can of `split`: whole where the rule needs
+ * it, and each split that would not divide the devices left cut to the
+ * largest count below it that does. */
 static void repair(const OpDims *od, const int64_t *split, int64_t device_num, int64_t *fixed)
 {
 	int64_t product = 1;
 	for (int o = 0; o < od->nod; o++) {
 		fixed[o] = (od->whole & (1u << o)) ? 1 : split[o];
-		if (device_num % (product * fixed[o]) != 0)
-			fixed[o] = 1;
+		while (fixed[o] > 1 && (device_num / product) % fixed[o] != 0)
+			fixed[o]--;
 		product *= fixed[o];
 	}
 }
@@ -511,15 +513,19 @@ static bool split_from_tuples(const OpDims *od, const Node *n, const Strategy *s
 		product = product > device_num ? product : product * split[o];
 	}
 	if (device_num % product != 0) {
-		StrBuf b = {0};
+		StrBuf b = {0}, e = {0};
 		for (int o = 0, first = 1; o < od->nod; o++)
 			if (split[o] > 1) {
 				sb_printf(&b, "%s%s %lld", first ? "" : " x ", DIMNAME(od, o), (long long)split[o]);
 				first = 0;
 			}
-		ERR(d, src, s->span, "%s: the strategy splits %s, %lld devices in all, which does not divide device_num %lld",
-		    op, b.data, (long long)product, (long long)device_num);
+		int64_t fixed[MAX_OPDIMS];
+		repair(od, split, device_num, fixed);
+		print_suggestion(&e, od, fixed, n->nin);
+		ERR(d, src, s->span, "%s: the strategy splits %s, %lld devices in all, which does not divide device_num %lld; "
+		    "e.g. %s", op, b.data, (long long)product, (long long)device_num, e.data);
 		sb_free(&b);
+		sb_free(&e);
 		return false;
 	}
 	op_split_from_splits(od, split, device_num, out);

@@ -134,8 +134,18 @@ static bool infer_reshape(Infer *x, const Type *in, Type *out)
 	else if (infer_at >= 0)
 		known = -1;
 	if ((infer_at < 0 && known != total) || known < 0) {
-		ERR(x, x->n->attr_lit->span, "Reshape: cannot reshape %s (%lld elements) to the shape given", DIMS(in),
-		    (long long)total);
+		double given = 1;   /* the target's known dims, in double: no overflow */
+		for (int i = 0; i < a->nshape; i++)
+			given *= a->shape[i] == -1 ? 1 : (double)a->shape[i];
+		StrBuf t = {0};
+		ints_print(&t, a->shape, a->nshape);
+		if (infer_at >= 0)
+			ERR(x, x->n->attr_lit->span, "Reshape: cannot reshape %s (%lld elements) to %s: its known dims make %.17g, "
+			    "which does not divide %lld", DIMS(in), (long long)total, t.data, given, (long long)total);
+		else
+			ERR(x, x->n->attr_lit->span, "Reshape: cannot reshape %s (%lld elements) to %s (%.17g elements)", DIMS(in),
+			    (long long)total, t.data, given);
+		sb_free(&t);
 		return false;
 	}
 	return true;

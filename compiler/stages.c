@@ -267,6 +267,29 @@ void assign_stages(const FlatGraph *f, const Strategies *st, int64_t stages, int
 	free(given);
 }
 
+/* Who gives operator i its stage, for a message: "%x's operator", or, when
+ * it took its Call's pipeline_stage, "the Call %l1" (the Call of the module
+ * named as the last part of the prefix flatten gave i's value: `l1` of
+ * `%l1.a`), whose span *at then holds. */
+static void stage_giver(const Module *m, const FlatGraph *f, int i, StrBuf *who, Span *at)
+{
+	const char *name = f->g->values[f->g->nodes[i].result].name, *dot = strrchr(name, '.'), *from = dot;
+	while (from && from > name && from[-1] != '.')
+		from--;
+	for (int k = 0; dot && !(f->orig[i]->a.present & ATTR_BIT(ATTR_PIPELINE_STAGE)) && k < m->ngraphs; k++)
+		for (int j = 0; j < m->graphs[k]->nnodes; j++) {
+			const Node *c = &m->graphs[k]->nodes[j];
+			const char *cn = m->graphs[k]->values[c->result].name;
+			if (c->op == OP_CALL && (c->a.present & ATTR_BIT(ATTR_PIPELINE_STAGE)) &&
+			    strlen(cn) == (size_t)(dot - from) && !strncmp(cn, from, (size_t)(dot - from))) {
+				sb_printf(who, "the Call %%%s", cn);
+				*at = c->span;
+				return;
+			}
+		}
+	sb_printf(who, "%%%s's operator", name);
+}
+
 bool check_stages(const Module *m, const FlatGraph *f, Diag *d)
 {
 	const Graph *g = f->g;
@@ -282,11 +305,16 @@ bool check_stages(const Module *m, const FlatGraph *f, Diag *d)
 			int v = n->in[k];
 			if (v < g->nparams || vs[v] <= ns[i])
 				continue;
-			diag_error(d, m->src, n->span, "%%%s = %s runs on pipeline stage %d but reads %%%s, computed "
-			           "on stage %d: values flow from earlier stages to later ones (give %%%s's operator "
-			           "pipeline_stage %d or later, or %%%s's an earlier one)", g->values[n->result].name,
-			           op_info[n->op].name, ns[i], g->values[v].name, vs[v], g->values[n->result].name, vs[v],
-			           g->values[v].name);
+			StrBuf who = {0}, from = {0};   /* where each stage is written: the error points at the reader's */
+			Span at = n->span, from_at;
+			stage_giver(m, f, i, &who, &at);
+			stage_giver(m, f, g->values[v].node, &from, &from_at);
+			diag_error(d, m->src, at, "%%%s = %s runs on pipeline stage %d but reads %%%s, computed on stage %d: "
+			           "values flow from earlier stages to later ones (give %s pipeline_stage %d or later, or %s an "
+			           "earlier one)", g->values[n->result].name, op_info[n->op].name, ns[i], g->values[v].name,
+			           vs[v], who.data, vs[v], from.data);
+			sb_free(&who);
+			sb_free(&from);
 			ok = false;
 		}
 	}

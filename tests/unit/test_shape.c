@@ -341,11 +341,13 @@ Test(reshape, minus_one)
 Test(reshape, size_mismatch)
 {
 	expect_error("%x: <Tensor[Float32], (2, 3, 4)>", "Reshape(%x) {shape: (5, 5)}",
-	             "t.ir:3:20: error: Reshape: cannot reshape (2, 3, 4) (24 elements) to the shape given");
+	             "t.ir:3:20: error: Reshape: cannot reshape (2, 3, 4) (24 elements) to (5, 5) (25 elements)");
 	expect_error("%x: <Tensor[Float32], (2, 3, 4)>", "Reshape(%x) {shape: (5, -1)}",
-	             "Reshape: cannot reshape (2, 3, 4) (24 elements) to the shape given");
+	             "Reshape: cannot reshape (2, 3, 4) (24 elements) to (5, -1): its known dims make 5, which does not "
+	             "divide 24");
 	expect_error("%x: <Tensor[Float32], (2,)>", "Reshape(%x) {shape: (2, 4611686018427387904)}",
-	             "Reshape: cannot reshape (2,) (2 elements) to the shape given");
+	             "Reshape: cannot reshape (2,) (2 elements) to (2, 4611686018427387904) (9.2233720368547758e+18 "
+	             "elements)");
 }
 
 Test(reshape, bad_targets)
