@@ -458,9 +458,11 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 		}
 		break;
 	case ATTR_INPUT_LAYOUT:
-		if (!str_is(v, "BNSD")) {
-			ERR(c, v->span, "input_layout \"%s\": FlashAttentionScore takes only \"BNSD\" (q (B, N, S, D)); "
-			    "Transpose BSND or BSH inputs to it first", v->s);
+		a->input_layout = str_is(v, "BNSD") ? FA_BNSD : str_is(v, "BSND") ? FA_BSND : str_is(v, "BSH") ? FA_BSH : -1;
+		if (a->input_layout < 0) {
+			ERR(c, v->span, "input_layout \"%s\": FlashAttentionScore takes \"BNSD\" (q (B, N, S, D)), \"BSND\" "
+			    "(B, S, N, D) or \"BSH\" (B, S, N x D); MindSpore's SBH and TND are not supported: Transpose the "
+			    "inputs to one of these", v->s);
 			return false;
 		}
 		break;

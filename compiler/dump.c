@@ -78,7 +78,9 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_HEAD_NUM: sb_printf(b, "%lld", (long long)a->head_num); break;
 		case ATTR_SCALE_VALUE: print_float(b, a->scale_value); break;
 		case ATTR_SPARSE_MODE: sb_printf(b, "%lld", (long long)a->sparse_mode); break;
-		case ATTR_INPUT_LAYOUT: sb_puts(b, "\"BNSD\""); break;
+		case ATTR_INPUT_LAYOUT:
+			sb_puts(b, a->input_layout == FA_BSH ? "\"BSH\"" : a->input_layout == FA_BSND ? "\"BSND\"" : "\"BNSD\"");
+			break;
 		case ATTR_GRAPH: case ATTR_SHARD: case ATTR_IN_STRATEGY: case ATTR_OUT_STRATEGY: case ATTR_COUNT: break;
 		}
 	}

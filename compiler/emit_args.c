@@ -100,10 +100,11 @@ void emit_flash_attention(StrBuf *b, const Program *p, const LOp *f, const Attrs
 		sb_printf(b, "%s, %s, %s, %s, %s, ", p->cname[f->result], dy, grads[0], grads[1], grads[2]);
 	else
 		sb_printf(b, "%s, ", y);
-	int64_t dims[6] = {q->type.dims[0], q->type.dims[1], q->type.dims[2], k->type.dims[2], q->type.dims[3],
-	                   k->type.dims[1]};
+	int64_t dims[6];
+	flash_dims(a, &q->type, &k->type, dims);   /* a: the local operator's, its head_num this rank's */
 	dims_lit(b, dims, 6);
-	sb_printf(b, ", %.9gf, %d);", (double)(float)a->scale_value, a->sparse_mode != 0);
+	sb_printf(b, ", %.9gf, %d, %s);", (double)(float)a->scale_value, a->sparse_mode != 0,
+	          a->input_layout == FA_BNSD ? "SC_FA_BNSD" : "SC_FA_BSND");
 }
 
 /* y = a op b, numpy broadcasting: values a, b and y. */

@@ -322,8 +322,9 @@ static void local_attrs(const Node *n, const NodeStrategy *ns, const LValue *in0
 	                ATTR_BIT(ATTR_PIPELINE_STAGE));
 	memset(&a->in_strategy, 0, sizeof a->in_strategy);
 	memset(&a->out_strategy, 0, sizeof a->out_strategy);
-	if (n->op == OP_FLASH_ATTENTION)   /* the rank's heads: q's dim 1 on this rank */
-		a->head_num = in0->type.dims[1];
+	if (n->op == OP_FLASH_ATTENTION)   /* the rank's heads: q's head dim on this rank (BSH: its hidden dim / D) */
+		a->head_num = a->input_layout == FA_BNSD ? in0->type.dims[1] : a->input_layout == FA_BSND ? in0->type.dims[2]
+		              : in0->type.dims[2] / (in0->global[2] / n->a.head_num);
 	if (n->op == OP_STRIDED_SLICE || n->op == OP_SPLIT)   /* Split: its slice (shape.c) */
 		for (int d = 0; d < in0->type.rank; d++)
 			if (layout_dim_split(&in0->layout, d) > 1) {   /* an uncut dim (rules.c): the whole local range */

@@ -88,6 +88,8 @@
 #define A_LAYERNORM (A(BEGIN_NORM_AXIS) | A(BEGIN_PARAMS_AXIS) | A(EPSILON))
 #define A_SLICE (A(BEGIN) | A(END) | A(STRIDES))
 #define A_FLASH (A(HEAD_NUM) | A(SCALE_VALUE) | A(SPARSE_MODE) | A(KEEP_PROB) | A(INPUT_LAYOUT))
+/* FlashAttentionScore's input_layout values (Attrs.input_layout): where q's dims lie (shape.c, flash_dims). */
+enum { FA_BNSD, FA_BSND, FA_BSH };
 
 /* The normalizers: y = (x - c) rstd gamma [+ beta] over x's last dims, c and
  * rstd the row statistics their kernel's SC_NORM_TABLE row says (centered:

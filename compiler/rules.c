@@ -178,34 +178,37 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		}
 		keep_whole(od, x->rank - 1, "the head dim, whose halves (or pairs) the rotation mixes");
 		break;
-	case OP_FLASH_ATTENTION: {   /* op dims B, N, S, S_kv, D; q and the result (0, 1, 2, 4), k and v (0, 1, 3, 4) */
+	case OP_FLASH_ATTENTION: {   /* op dims B, N, S, S_kv, D; q and the result's dims and k's and v's by layout */
 		const Type *k = operand(g, n, 1);
-		static const int8_t qd[4] = {0, 1, 2, 4}, kd[4] = {0, 1, 3, 4};
+		static const int8_t qd[3][4] = {{0, 1, 2, 4}, {0, 2, 1, 4}, {0, 2, 1}}, kd[3][4] = {{0, 1, 3, 4}, {0, 3, 1, 4},
+		                                                                                  {0, 3, 1}};
 		static const char *const names[5] = {"B", "N", "S", "S_kv", "D"};
-		for (int d = 0; d < 5; d++)
-			add_dim(od, d == 3 ? k->dims[2] : x->dims[d < 3 ? d : 3], names[d]);
+		int64_t l = n->a.input_layout, fd[6], rank = l == FA_BSH ? 3 : 4, heads = l == FA_BNSD ? 1 : 2;
+		flash_dims(&n->a, x, k, fd);
+		for (int d = 0; d < 5; d++)   /* BSH's D has no dim of its own: its hidden dim (N, D) follows N */
+			add_dim(od, fd[d], names[d]);
 		for (int j = 0; j < 3; j++) {
-			od->in_rank[j] = 4;
-			memcpy(od->in_dim[j], j ? kd : qd, sizeof qd);
+			od->in_rank[j] = (int)rank;
+			memcpy(od->in_dim[j], j ? kd[l] : qd[l], sizeof qd[l]);
 		}
-		if (k->dims[1] != x->dims[1]) {   /* N_kv < N: each key head serves N / N_kv query heads */
+		if (fd[5] != fd[1])   /* N_kv < N: each key head serves N / N_kv query heads */
 			for (int j = 1; j < 3; j++)   /* one key head (MQA) on every rank, as a broadcast dim */
-				od->in_dim[j][1] = (int8_t)(k->dims[1] == 1 ? -1 : 1);
-			od->also[1] = k->dims[1] == 1 ? 0 : k->dims[1];   /* GQA: the groups split with the heads */
-		}
+				od->in_dim[j][heads] = (int8_t)(fd[5] == 1 ? -1 : 1);
+		/* GQA: the groups split with the heads; BSH: whole heads of its hidden dim */
+		od->also[1] = fd[5] > 1 && fd[5] < fd[1] ? fd[5] : l == FA_BSH ? fd[1] : 0;
 		if (n->nin == 4) {   /* the mask (S, S_kv) or (B or 1, N or 1, S, S_kv): its dims of size 1 broadcast */
 			const Type *m = operand(g, n, 3);
 			od->in_rank[3] = m->rank;
 			for (int d = 0; d < m->rank; d++) {
 				int o = d + 4 - m->rank;
-				od->in_dim[3][d] = (int8_t)(o < 2 && m->dims[d] != x->dims[o] ? -1 : o);
+				od->in_dim[3][d] = (int8_t)(o < 2 && m->dims[d] != fd[o] ? -1 : o);
 			}
 		}
 		keep_whole(od, 2, "the queries' sequence, whole in this version");
 		keep_whole(od, 3, "the keys' sequence, over which each query's softmax runs");
 		keep_whole(od, 4, "the head dim, which q k^T sums over");
-		od->out_rank = 4;
-		memcpy(od->out_dim, qd, sizeof qd);
+		od->out_rank = (int)rank;
+		memcpy(od->out_dim, qd[l], sizeof qd[l]);
 		return true;
 	}
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX:

@@ -383,43 +383,62 @@ static bool infer_rotary(Infer *x, Type *out)
 	return true;
 }
 
-/* FlashAttentionScore(q, k, v[, attn_mask]) in BNSD: q (B, N, S, D), k and v
- * (B, N, S_kv, D) of one float type, head_num N; attn_mask Bool or float (1
- * masks out), (S, S_kv) or (B|1, N|1, S, S_kv); a causal sparse_mode wants
- * S == S_kv. */
+void flash_dims(const Attrs *a, const Type *q, const Type *k, int64_t dims[6])
+{
+	int64_t l = a->input_layout, d = l == FA_BSH ? (a->head_num > 0 ? q->dims[2] / a->head_num : 0) : q->dims[3];
+	dims[0] = q->dims[0];
+	dims[1] = l == FA_BNSD ? q->dims[1] : l == FA_BSND ? q->dims[2] : a->head_num;
+	dims[2] = l == FA_BNSD ? q->dims[2] : q->dims[1];
+	dims[3] = l == FA_BNSD ? k->dims[2] : k->dims[1];
+	dims[4] = d;
+	dims[5] = l == FA_BNSD ? k->dims[1] : l == FA_BSND ? k->dims[2] : d > 0 ? k->dims[2] / d : 0;
+}
+
+/* FlashAttentionScore(q, k, v[, attn_mask]): in BNSD q (B, N, S, D), k and v
+ * (B, N_kv, S_kv, D); in BSND (B, S, N, D) and (B, S_kv, N_kv, D); in BSH
+ * (B, S, N D) and (B, S_kv, N_kv D), N head_num. One float type, N_kv
+ * dividing N, head_num N; attn_mask Bool or float (1 masks out), (S, S_kv)
+ * or (B|1, N|1, S, S_kv); a causal sparse_mode wants S == S_kv. */
 static bool infer_flash_attention(Infer *x, Type *out)
 {
 	const Attrs *a = &x->n->a;
 	const Type *q = in_type(x, 0), *k = in_type(x, 1), *v = in_type(x, 2), *m = x->n->nin == 4 ? in_type(x, 3) : NULL;
 	if (!need_attr(x, ATTR_HEAD_NUM) || !need_float(x, 0) || !same_dtype(x, 0, 1) || !same_dtype(x, 0, 2))
 		return false;
-	bool ok = q->rank == 4 && k->rank == 4 && type_equal(k, v);   /* k's heads: N, or a divisor (GQA, MQA) */
-	for (int d = 0; ok && d < 4; d++)
-		ok = d == 2 || k->dims[d] == q->dims[d] || (d == 1 && k->dims[1] > 0 && q->dims[1] % k->dims[1] == 0);
+	static const char *const layouts[3] = {"BNSD", "BSND", "BSH"}, *const shapes[3] = {
+		"q (B, N, S, D) and k and v (B, N_kv, S_kv, D)", "q (B, S, N, D) and k and v (B, S_kv, N_kv, D)",
+		"q (B, S, N x D) and k and v (B, S_kv, N_kv x D), N head_num",
+	};
+	int64_t l = a->input_layout, fd[6] = {0};
+	bool ok = q->rank == (l == FA_BSH ? 3 : 4) && k->rank == q->rank && type_equal(k, v);
+	if (ok)
+		flash_dims(a, q, k, fd);
+	ok = ok && k->dims[0] == q->dims[0] && fd[4] > 0 && fd[5] > 0 && fd[1] % fd[5] == 0 &&
+	     (l == FA_BSH ? q->dims[2] % a->head_num == 0 && k->dims[2] % fd[4] == 0 : k->dims[3] == q->dims[3]);
 	if (!ok) {
-		ERR(x, x->n->op_span, "FlashAttentionScore: q must be 4-D (B, N, S, D) (input_layout \"BNSD\"), k and v (B, "
-		    "N_kv, S_kv, D) of q's B and D, with N_kv dividing N (N_kv < N: grouped-query attention); q is %s, k %s, "
-		    "v %s", DIMS(q), DIMS(k), DIMS(v));
+		ERR(x, x->n->op_span, "FlashAttentionScore with input_layout \"%s\" takes %s, k and v of one shape with "
+		    "q's B and D, N_kv dividing N (N_kv < N: grouped-query attention); q is %s, k %s, v %s", layouts[l],
+		    shapes[l], DIMS(q), DIMS(k), DIMS(v));
 		return false;
 	}
-	if (a->head_num != q->dims[1]) {
+	if (l != FA_BSH && a->head_num != fd[1]) {
 		ERR(x, attr_span(x, "head_num"), "FlashAttentionScore: head_num %lld is not q's number of heads, %lld (q %s "
-		    "in BNSD)", (long long)a->head_num, (long long)q->dims[1], DIMS(q));
+		    "in %s)", (long long)a->head_num, (long long)fd[1], DIMS(q), l == FA_BNSD ? "BNSD" : "BSND");
 		return false;
 	}
-	if (a->sparse_mode && q->dims[2] != k->dims[2]) {
+	if (a->sparse_mode && fd[2] != fd[3]) {
 		ERR(x, attr_span(x, "sparse_mode"), "FlashAttentionScore: causal sparse_mode %lld wants as many queries as "
-		    "keys; S is %lld, S_kv %lld", (long long)a->sparse_mode, (long long)q->dims[2], (long long)k->dims[2]);
+		    "keys; S is %lld, S_kv %lld", (long long)a->sparse_mode, (long long)fd[2], (long long)fd[3]);
 		return false;
 	}
 	ok = !m || ((m->rank == 2 || m->rank == 4) && (m->dtype == DT_BOOL || dtype_is_float(m->dtype)));
 	for (int d = 0; ok && m && d < m->rank; d++) {
 		int e = d + 4 - m->rank;   /* its dim of (B, N, S, S_kv) */
-		ok = m->dims[d] == (e == 3 ? k->dims[2] : q->dims[e]) || (e < 2 && m->dims[d] == 1);
+		ok = m->dims[d] == fd[e] || (e < 2 && m->dims[d] == 1);   /* fd[0..3]: B, N, S, S_kv */
 	}
 	if (!ok) {
 		ERR(x, in_span(x, 3), "FlashAttentionScore: attn_mask must be Bool or float (1 masks a key out), (S, S_kv) = "
-		    "(%lld, %lld) or (B or 1, N or 1, S, S_kv); it is %s %s", (long long)q->dims[2], (long long)k->dims[2],
+		    "(%lld, %lld) or (B or 1, N or 1, S, S_kv); it is %s %s", (long long)fd[2], (long long)fd[3],
 		    dtype_name(m->dtype), DIMS(m));
 		return false;
 	}

@@ -1,8 +1,7 @@
 /* shardc.h: the compiler's one internal header, a section per module.
  *
- * A Module owns everything through its arena. Graph values have dense ids
- * (parameters first, then one per statement), so passes keep side tables in
- * arrays indexed by id. */
+ * A Module owns everything through its arena. Graph values have dense ids (parameters first, then one per
+ * statement), so passes keep side tables in arrays indexed by id. */
 #ifndef SHARDC_H
 #define SHARDC_H
 
@@ -189,12 +188,10 @@ typedef struct {
 
 typedef struct Graph Graph;
 
-/* Integers of value v that reach a Gather's indices or a cross-entropy's
- * labels, unchanged (through Reshape, Flatten, Transpose, StridedSlice,
- * Concat, integer Casts, collectives), must lie in [0, bound): the table's
- * rows, the classes (not a per-rank graph's slice of them, with its offset:
- * the whole is not known there); the least such bound, its operator in
- * *user. -1: v reaches none. */
+/* Integers of value v that reach a Gather's indices or a cross-entropy's labels, unchanged (through Reshape,
+ * Flatten, Transpose, StridedSlice, Concat, integer Casts, collectives), must lie in [0, bound): the table's
+ * rows, the classes (not a per-rank graph's slice of them, with its offset: the whole is not known there);
+ * the least such bound, its operator in *user. -1: v reaches none. */
 int64_t index_bound(const Graph *g, int v, int *user);
 /* What bounds them, for messages: "they index Gather %h's table %wte, which
  * has 50257 rows". */
@@ -245,6 +242,7 @@ typedef struct {
 	int64_t head_num;        /* FlashAttentionScore: N, q's dim 1 (required) */
 	double scale_value;      /* FlashAttentionScore: the scores' factor, 1 by default (MindSpore's) */
 	int64_t sparse_mode;     /* FlashAttentionScore: 0 the mask as given, 2 or 3 causal (key j seen by query i when j <= i) */
+	int64_t input_layout;    /* FlashAttentionScore: FA_BNSD (the default), FA_BSND or FA_BSH (flash_dims) */
 	Graph *callee;           /* Call */
 	ShardSpec *shard;        /* Call with shard */
 	Strategy in_strategy, out_strategy;
@@ -444,6 +442,8 @@ void split_advice(StrBuf *b, const Type *type, const int64_t *splits, int i, int
 bool infer_shapes(Module *m, Diag *d);
 /* One graph's (a flat one again: rebatch.c); `signatures`: check them too. */
 bool infer_graph(Module *m, Graph *g, Diag *d, bool signatures);
+/* FlashAttentionScore's dims {B, N, S, S_kv, D, N_kv} from q and k as laid out (a: input_layout, head_num). */
+void flash_dims(const Attrs *a, const Type *q, const Type *k, int64_t dims[6]);
 
 /* ---- print.c: canonical IR text ---------------------------------------- */
 

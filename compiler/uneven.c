@@ -112,25 +112,32 @@ static void refuse(Uneven *u, int i, int v, int d, const char *what)
 	refuse_in(u, i, v, NULL, d, what);
 }
 
-/* Grouped-query attention (FlashAttentionScore, ops[i]) with its heads split
- * unevenly: the splits that would work are the divisors of both head counts. */
-static void refuse_heads(Uneven *u, int i)
+/* FlashAttentionScore (ops[i]) with its heads split `split` ways where a
+ * rank would get part of a head (BSH) or a query head without its key head
+ * (grouped-query attention): the splits that would work divide both. */
+static void refuse_heads(Uneven *u, int i, const OpDims *od, int64_t split)
 {
 	const Lowered *l = u->l;
-	const LValue *q = &l->values[l->ops[i].in[0]], *k = &l->values[l->ops[i].in[1]];
 	u->bad++;
 	if (!u->d)
 		return;
-	int64_t n = q->global[1], nkv = k->global[1];
+	int64_t n = od->size[1], other = od->also[1];
+	bool gqa = other != n;
 	StrBuf ok = {0};
-	for (int64_t s = 2; s <= nkv; s++)
-		if (n % s == 0 && nkv % s == 0 && l->device_num % s == 0)
+	for (int64_t s = 2; s <= other; s++)
+		if (n % s == 0 && other % s == 0 && l->device_num % s == 0)
 			sb_printf(&ok, "%s%lld", ok.len ? ", " : "", (long long)s);
-	diag_error(u->d, l->m->src, op_span(u, i), "FlashAttentionScore: grouped-query attention splits its %lld query "
-	           "heads and %lld key heads alike (each rank holds the key heads its query heads read), so the heads' "
-	           "split, %lld, must divide both; split them %s%s", (long long)n, (long long)nkv,
-	           (long long)layout_dim_split(&q->layout, 1), ok.len ? ok.data : "", ok.len ? " ways, or not at all" :
-	           "not at all (no count above 1 divides both and device_num)");
+	if (gqa)
+		diag_error(u->d, l->m->src, op_span(u, i), "FlashAttentionScore: grouped-query attention splits its %lld "
+		           "query heads and %lld key heads alike (each rank holds the key heads its query heads read), so "
+		           "the heads' split, %lld, must divide both; split them %s%s", (long long)n, (long long)other,
+		           (long long)split, ok.len ? ok.data : "", ok.len ? " ways, or not at all" :
+		           "not at all (no count above 1 divides both and device_num)");
+	else
+		diag_error(u->d, l->m->src, op_span(u, i), "FlashAttentionScore: its %lld heads split %lld ways would cut "
+		           "a head (input_layout \"BSH\" splits whole heads of its hidden dim); split them %s%s",
+		           (long long)n, (long long)split, ok.len ? ok.data : "", ok.len ? " ways, or not at all" :
+		           "not at all (no count above 1 divides them and device_num)");
 	sb_free(&ok);
 }
 
@@ -230,6 +237,14 @@ static void check_op(Uneven *u, int i)
 	const LOp *o = &l->ops[i];
 	bool *zr = zero_of(u, o->result);
 	const LValue *y = &l->values[o->result];
+	if (o->op == OP_FLASH_ATTENTION && !o->lay && o->node >= 0) {   /* whole heads, each with its key heads */
+		const NodeStrategy *fa = &l->st->node[o->node];
+		int64_t heads = fa->split->split[1], also = fa->od->also[1];
+		if (also && (also % heads || fa->od->size[1] % heads)) {
+			refuse_heads(u, i, fa->od, heads);
+			return;
+		}
+	}
 	bool touched = any_uneven(y);
 	for (int k = 0; k < o->nin; k++)
 		touched |= any_uneven(&l->values[o->in[k]]);
@@ -277,11 +292,6 @@ static void check_op(Uneven *u, int i)
 	if (!ns || !ns->has_dims)
 		die("uneven: %s %%%s has no op dims", op_info[o->op].name, y->name);
 	const OpDims *od = ns->od;
-	for (int k = 0; k < 3 && o->op == OP_FLASH_ATTENTION && od->also[1]; k++)
-		if (uneven(&l->values[o->in[k]], 1)) {   /* a rank's query heads must have their key heads */
-			refuse_heads(u, i);
-			return;
-		}
 	bool zero_od[MAX_OPDIMS], any_od[MAX_OPDIMS];
 	int at[MAX_OPDIMS][2];   /* a value and its dim that follows each op dim, for messages */
 	for (int k = 0; k < od->nod; k++)

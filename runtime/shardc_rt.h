@@ -733,7 +733,9 @@ void sc_rotary(sc_rt *rt, int64_t mode, int transpose, const float *x, const int
  * dims {B, N, S, S_kv, D, N_kv}; q (B, N, S, D), k and v (B, N_kv, S_kv, D),
  * o (B, N, S, D), all float32, N_kv dividing N: query head n reads key head
  * n / (N / N_kv) (grouped-query attention; N_kv 1: multi-query; N_kv N:
- * multi-head). o = softmax(scale q k^T + hidden(-inf)) v per (b, n),
+ * multi-head). The four dims lie in memory in `layout`'s order (sc_fa_layout:
+ * q, o, dout and dq alike; k, v, dk and dv alike, with their N_kv and S_kv).
+ * o = softmax(scale q k^T + hidden(-inf)) v per (b, n),
  * where key j is hidden from query i when causal and j > i, or when mask
  * (mask_dims {B or 1, N or 1, S, S_kv}, uint8 or, with mask_float, float32;
  * NULL: none) is nonzero there (MindSpore's: 1 masks out). A query that sees
@@ -741,11 +743,23 @@ void sc_rotary(sc_rt *rt, int64_t mode, int transpose, const float *x, const int
  * (S, S_kv) buffer. The gradients dq, dk and dv (each NULL when not wanted)
  * from o and dout, in one call (FlashAttention-2's backward, the row
  * statistics recomputed blockwise from q and k once for the three). */
+typedef enum {
+	SC_FA_BNSD,   /* (B, N, S, D): each head's rows together */
+	SC_FA_BSND,   /* (B, S, N, D), MindSpore's BSND and BSH (H = N D): each row's heads together */
+} sc_fa_layout;
 void sc_flash_attention(sc_rt *rt, const float *q, const float *k, const float *v, const void *mask, int mask_float,
-                        const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal);
+                        const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal, int layout);
 void sc_flash_attention_grad(sc_rt *rt, const float *q, const float *k, const float *v, const void *mask,
                              int mask_float, const int64_t *mask_dims, const float *o, const float *dout, float *dq,
-                             float *dk, float *dv, const int64_t *dims, float scale, int causal);
+                             float *dk, float *dv, const int64_t *dims, float scale, int causal, int layout);
+/* The strides (in floats) over batch, head and row of a (B, heads, rows, D)
+ * operand laid out in `layout`. */
+static inline void sc_fa_strides(int layout, int64_t heads, int64_t rows, int64_t d, int64_t *st)
+{
+	st[0] = heads * rows * d;
+	st[1] = layout == SC_FA_BSND ? d : rows * d;
+	st[2] = layout == SC_FA_BSND ? heads * d : d;
+}
 /* Whether query i of head (b, h) does not see key j: ms the mask's strides
  * over (b, h, i) (0 where it broadcasts), its rows S_kv long. */
 #define SC_FA_HIDDEN(mask, mask_float, ms, b, h, i, j, causal)                                               \

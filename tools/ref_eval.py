@@ -1038,13 +1038,43 @@ def bwd_rotary(g, ins, at):
     return [g * c - rotate(g * s, mode), unbroadcast(g * x, c.shape), unbroadcast(g * rotate(x, mode), s.shape)]
 
 
+def flash_layout(at):
+    layout = at.get("input_layout", "BNSD")
+    if layout not in ("BNSD", "BSND", "BSH"):
+        raise OpError("input_layout is \"BNSD\", \"BSND\" or \"BSH\"")
+    return layout
+
+
+def to_bnsd(x, layout, heads):
+    """An operand in input_layout's order as (B, N, S, D)."""
+    if layout == "BSH":
+        x = x.reshape(x.shape[:2] + (heads, x.shape[2] // heads))
+    return x if layout == "BNSD" else np.swapaxes(x, 1, 2)
+
+
+def from_bnsd(x, layout):
+    """(B, N, S, D) back to input_layout's order."""
+    if layout == "BNSD":
+        return x
+    x = np.swapaxes(x, 1, 2)
+    return x.reshape(x.shape[:2] + (-1,)) if layout == "BSH" else x
+
+
+def flash_bnsd(ins, at):
+    """q, k and v as (B, N, S, D): BSH's k and v have head_num's head dim D."""
+    layout = flash_layout(at)
+    n = attr_int(at, "head_num", -1)
+    q = to_bnsd(ins[0], layout, n)
+    d = q.shape[3]
+    kv = [to_bnsd(x, layout, x.shape[2] // d if layout == "BSH" else None) for x in ins[1:3]]
+    return [q] + kv + list(ins[3:])
+
+
 def flash_hidden(ins, at):
     """FlashAttentionScore's hidden keys, (B or 1, N or 1, S, S_kv) booleans:
     attn_mask nonzero (MindSpore's: 1 masks out), and with sparse_mode 2 or 3
-    the keys after each query."""
+    the keys after each query. ins: q, k and v as (B, N, S, D)."""
     q, k, v = ins[:3]
-    if at.get("input_layout", "BNSD") != "BNSD":
-        raise OpError("input_layout is \"BNSD\" only")
     if (q.ndim != 4 or k.shape != v.shape or k.shape[0] != q.shape[0] or k.shape[3] != q.shape[3]
             or q.shape[1] % k.shape[1]):
         raise OpError("q (B, N, S, D), k and v (B, N_kv, S_kv, D) with N_kv dividing N, got %s %s %s"
@@ -1092,10 +1122,14 @@ def flash_probs(ins, at):
 
 
 def fwd_flash_attention(ins, at):
-    return np.matmul(flash_probs(ins, at), kv_heads(ins[2], ins[0].shape[1]))
+    ins = flash_bnsd(ins, at)
+    return from_bnsd(np.matmul(flash_probs(ins, at), kv_heads(ins[2], ins[0].shape[1])), flash_layout(at))
 
 
 def bwd_flash_attention(g, ins, at):
+    layout = flash_layout(at)
+    ins = flash_bnsd(ins, at)
+    g = to_bnsd(g, layout, ins[0].shape[1])
     q, nkv = ins[0], ins[1].shape[1]
     k, v = kv_heads(ins[1], q.shape[1]), kv_heads(ins[2], q.shape[1])
     p = flash_probs(ins, at)
@@ -1104,6 +1138,7 @@ def bwd_flash_attention(g, ins, at):
     ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
     grads = [scale * np.matmul(ds, k), kv_sum(scale * np.matmul(np.swapaxes(ds, -1, -2), q), nkv),
              kv_sum(np.matmul(np.swapaxes(p, -1, -2), g), nkv)]
+    grads = [from_bnsd(x, layout) for x in grads]
     return grads + [None] * (len(ins) - 3)
 
 

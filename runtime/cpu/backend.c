@@ -429,18 +429,19 @@ void sc_rotary(sc_rt *rt, int64_t mode, int transpose, const float *x, const int
 }
 
 void sc_flash_attention(sc_rt *rt, const float *q, const float *k, const float *v, const void *mask, int mask_float,
-                        const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal)
+                        const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal, int layout)
 {
 	(void)rt;
-	sc_cpu_flash_attention(q, k, v, mask, mask_float, mask_dims, o, dims, scale, causal);
+	sc_cpu_flash_attention(q, k, v, mask, mask_float, mask_dims, o, dims, scale, causal, layout);
 }
 
 void sc_flash_attention_grad(sc_rt *rt, const float *q, const float *k, const float *v, const void *mask,
                              int mask_float, const int64_t *mask_dims, const float *o, const float *dout, float *dq,
-                             float *dk, float *dv, const int64_t *dims, float scale, int causal)
+                             float *dk, float *dv, const int64_t *dims, float scale, int causal, int layout)
 {
 	(void)rt;
-	sc_cpu_flash_attention_grad(q, k, v, mask, mask_float, mask_dims, o, dout, dq, dk, dv, dims, scale, causal);
+	sc_cpu_flash_attention_grad(q, k, v, mask, mask_float, mask_dims, o, dout, dq, dk, dv, dims, scale, causal,
+	                            layout);
 }
 
 void sc_arange(sc_rt *rt, void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step)

@@ -51,10 +51,11 @@ void sc_cpu_select(const uint8_t *cond, const float *a, const float *b, float *y
 void sc_cpu_rotary(int64_t mode, int transpose, const float *x, const int64_t *dims, const float *cos,
                    const int64_t *cos_dims, const float *sin, const int64_t *sin_dims, float *y);
 void sc_cpu_flash_attention(const float *q, const float *k, const float *v, const void *mask, int mask_float,
-                            const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal);
+                            const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal,
+                            int layout);
 void sc_cpu_flash_attention_grad(const float *q, const float *k, const float *v, const void *mask, int mask_float,
                                  const int64_t *mask_dims, const float *o, const float *dout, float *dq, float *dk,
-                                 float *dv, const int64_t *dims, float scale, int causal);
+                                 float *dv, const int64_t *dims, float scale, int causal, int layout);
 void sc_cpu_arange(void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step);
 /* Dropout of a piece (sc_dropout), k its step's key */
 void sc_cpu_dropout(const float *x, float *y, const int64_t *gdims, int ndim, const int64_t *start,

@@ -887,26 +887,41 @@ void sc_cpu_rotary(int64_t mode, int transpose, const float *x, const int64_t *n
 enum { FA_BR = 64, FA_BC = 128 };   /* a tile's query rows and keys: its scores (FA_BR, FA_BC) */
 
 typedef struct {
-	const float *q, *k, *v;   /* (B N, S, D), (B N_kv, T, D), (B N_kv, T, D) */
+	const float *q, *k, *v;   /* q (B, N, S, D), k and v (B, N_kv, T, D), in the layout's order (strides below) */
 	const void *mask;
 	int mask_float, causal;
 	int64_t ms[3];            /* the mask's strides over b, h and i */
 	int64_t n, s, t, d;       /* heads, queries, keys (S_kv), head dim */
 	int64_t nkv, group;       /* key heads, and query heads a key head serves (1 but in GQA and MQA) */
+	int64_t qs[3], ks[3];     /* strides over b, h and row of q, o, dout, dq; of k, v, dk, dv (sc_fa_strides) */
 	float scale;
 } FaArgs;
 
 static FaArgs fa_args(const float *q, const float *k, const float *v, const void *mask, int mask_float,
-                      const int64_t *mask_dims, const int64_t *dims, float scale, int causal)
+                      const int64_t *mask_dims, const int64_t *dims, float scale, int causal, int layout)
 {
 	FaArgs a = {q, k, v, mask, mask_float, causal, {0, 0, 0}, dims[1], dims[2], dims[3], dims[4], dims[5],
-	            dims[1] / dims[5], scale};
+	            dims[1] / dims[5], {0, 0, 0}, {0, 0, 0}, scale};
 	if (dims[5] < 1 || dims[1] % dims[5])
 		SC_DIE("flash_attention: %lld key heads do not divide %lld query heads", (long long)dims[5],
 		       (long long)dims[1]);
+	sc_fa_strides(layout, dims[1], dims[2], dims[4], a.qs);
+	sc_fa_strides(layout, dims[5], dims[3], dims[4], a.ks);
 	if (mask)
 		SC_FA_MASK_STRIDES(mask_dims, a.ms);
 	return a;
+}
+
+/* Where row i of query head bh = (b, h) starts in q (o, dout, dq alike). */
+static int64_t fa_q(const FaArgs *a, int64_t bh, int64_t i)
+{
+	return bh / a->n * a->qs[0] + bh % a->n * a->qs[1] + i * a->qs[2];
+}
+
+/* Where row j of key head kh = (b, h) starts in k (v, dk, dv alike). */
+static int64_t fa_k(const FaArgs *a, int64_t kh, int64_t j)
+{
+	return kh / a->nkv * a->ks[0] + kh % a->nkv * a->ks[1] + j * a->ks[2];
 }
 
 /* The key head (b, h / group) that query head bh = (b, h) reads. */
@@ -925,9 +940,8 @@ static int64_t fa_keys_end(const FaArgs *a, int64_t i0, int64_t br)
  * j0 + bc), -inf where hidden. */
 static void fa_scores(const FaArgs *a, int64_t bh, int64_t i0, int br, int64_t j0, int bc, float *sc)
 {
-	int d = (int)a->d;
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br, bc, d, a->scale, a->q + (bh * a->s + i0) * a->d, d,
-	            a->k + (fa_kv(a, bh) * a->t + j0) * a->d, d, 0.0f, sc, bc);
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br, bc, (int)a->d, a->scale, a->q + fa_q(a, bh, i0),
+	            (int)a->qs[2], a->k + fa_k(a, fa_kv(a, bh), j0), (int)a->ks[2], 0.0f, sc, bc);
 	if (!a->mask && (!a->causal || j0 + bc - 1 <= i0))   /* nothing hidden: below the diagonal, causal */
 		return;
 	int64_t b = bh / a->n, h = bh % a->n;
@@ -972,40 +986,50 @@ static void fa_row(float *p, int n, float *m, float *l, float *o, int d)
 			o[e] *= alpha;
 }
 
-/* Rows [i0, i0 + br) of head bh: o (when not NULL) the attention, lse each
- * row's log-sum-exp of its scores (+inf for a row that sees no key, so that
- * its probabilities exp(s - lse) are 0). sc: a tile (FA_BR, FA_BC). */
+/* br rows of d floats, ld apart, set to 0 */
+static void fa_zero_rows(float *x, int br, int64_t d, int64_t ld)
+{
+	for (int r = 0; r < br; r++)
+		memset(x + r * ld, 0, sizeof(float) * (size_t)d);
+}
+
+/* Rows [i0, i0 + br) of head bh: o (when not NULL: the first row's output,
+ * rows qs[2] apart) the attention, lse each row's log-sum-exp of its scores
+ * (+inf for a row that sees no key, so that its probabilities exp(s - lse)
+ * are 0). sc: a tile (FA_BR, FA_BC). */
 static void fa_rows(const FaArgs *a, int64_t bh, int64_t i0, int br, float *o, float *lse, float *sc)
 {
 	float m[FA_BR], l[FA_BR];
 	int d = (int)a->d;
+	int64_t ld = a->qs[2];
 	for (int r = 0; r < br; r++)
 		m[r] = -INFINITY, l[r] = 0.0f;
 	if (o)
-		memset(o, 0, sizeof(float) * (size_t)br * (size_t)d);
+		fa_zero_rows(o, br, d, ld);
 	int64_t end = fa_keys_end(a, i0, br);
 	for (int64_t j0 = 0; j0 < end; j0 += FA_BC) {
 		int bc = (int)(end - j0 < FA_BC ? end - j0 : FA_BC);
 		fa_scores(a, bh, i0, br, j0, bc, sc);
 		for (int r = 0; r < br; r++)
-			fa_row(sc + r * bc, bc, &m[r], &l[r], o ? o + r * d : NULL, d);
+			fa_row(sc + r * bc, bc, &m[r], &l[r], o ? o + r * ld : NULL, d);
 		if (o)
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, br, d, bc, 1.0f, sc, bc,
-			            a->v + (fa_kv(a, bh) * a->t + j0) * a->d, d, 1.0f, o, d);
+			            a->v + fa_k(a, fa_kv(a, bh), j0), (int)a->ks[2], 1.0f, o, (int)ld);
 	}
 	for (int r = 0; r < br; r++) {
 		if (lse)
 			lse[r] = l[r] > 0 ? m[r] + logf(l[r]) : INFINITY;
 		if (o)
 			for (int e = 0; e < d; e++)
-				o[r * d + e] = l[r] > 0 ? o[r * d + e] / l[r] : 0.0f;
+				o[r * ld + e] = l[r] > 0 ? o[r * ld + e] / l[r] : 0.0f;
 	}
 }
 
 void sc_cpu_flash_attention(const float *q, const float *k, const float *v, const void *mask, int mask_float,
-                            const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal)
+                            const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal,
+                            int layout)
 {
-	FaArgs a = fa_args(q, k, v, mask, mask_float, mask_dims, dims, scale, causal);
+	FaArgs a = fa_args(q, k, v, mask, mask_float, mask_dims, dims, scale, causal, layout);
 	int64_t nb = (a.s + FA_BR - 1) / FA_BR, tasks = dims[0] * a.n * nb;
 #pragma omp parallel if (tasks > 1)
 	{
@@ -1014,7 +1038,7 @@ void sc_cpu_flash_attention(const float *q, const float *k, const float *v, cons
 		for (int64_t t = 0; t < tasks; t++) {
 			int64_t bh = t / nb, i0 = t % nb * FA_BR;
 			int br = (int)(a.s - i0 < FA_BR ? a.s - i0 : FA_BR);
-			fa_rows(&a, bh, i0, br, o + (bh * a.s + i0) * a.d, NULL, sc);
+			fa_rows(&a, bh, i0, br, o + fa_q(&a, bh, i0), NULL, sc);
 		}
 		free(sc);
 	}
@@ -1042,11 +1066,11 @@ static void fa_ds(const float *p, float *dp, const float *dd, int br, int bc)
 
 void sc_cpu_flash_attention_grad(const float *q, const float *k, const float *v, const void *mask, int mask_float,
                                  const int64_t *mask_dims, const float *o, const float *dout, float *dq, float *dk,
-                                 float *dv, const int64_t *dims, float scale, int causal)
+                                 float *dv, const int64_t *dims, float scale, int causal, int layout)
 {
-	FaArgs a = fa_args(q, k, v, mask, mask_float, mask_dims, dims, scale, causal);
+	FaArgs a = fa_args(q, k, v, mask, mask_float, mask_dims, dims, scale, causal, layout);
 	int64_t bhs = dims[0] * a.n, rows = bhs * a.s, nq = (a.s + FA_BR - 1) / FA_BR, nk = (a.t + FA_BC - 1) / FA_BC;
-	int d = (int)a.d;
+	int d = (int)a.d, lq = (int)a.qs[2], lk = (int)a.ks[2];
 	/* each query row's lse and D = rowsum(dO o): (B N S) each, O(S) */
 	float *lse = malloc(sizeof(float) * (size_t)(2 * rows + 1)), *dd = lse + rows;
 #pragma omp parallel if (bhs * nq > 1)
@@ -1058,7 +1082,7 @@ void sc_cpu_flash_attention_grad(const float *q, const float *k, const float *v,
 			int br = (int)(a.s - i0 < FA_BR ? a.s - i0 : FA_BR);
 			fa_rows(&a, bh, i0, br, NULL, lse + bh * a.s + i0, sc);
 			for (int r = 0; r < br; r++) {
-				const float *x = o + (bh * a.s + i0 + r) * a.d, *g = dout + (bh * a.s + i0 + r) * a.d;
+				const float *x = o + fa_q(&a, bh, i0 + r), *g = dout + fa_q(&a, bh, i0 + r);
 				float sum = 0.0f;
 				for (int e = 0; e < d; e++)
 					sum += x[e] * g[e];
@@ -1070,17 +1094,17 @@ void sc_cpu_flash_attention_grad(const float *q, const float *k, const float *v,
 			for (int64_t t = 0; t < bhs * nq; t++) {
 				int64_t bh = t / nq, i0 = t % nq * FA_BR, end = fa_keys_end(&a, i0, FA_BR);
 				int br = (int)(a.s - i0 < FA_BR ? a.s - i0 : FA_BR);
-				float *g = dq + (bh * a.s + i0) * a.d;
-				memset(g, 0, sizeof(float) * (size_t)br * (size_t)d);
+				float *g = dq + fa_q(&a, bh, i0);
+				fa_zero_rows(g, br, d, lq);
 				for (int64_t j0 = 0; j0 < end; j0 += FA_BC) {
 					int bc = (int)(end - j0 < FA_BC ? end - j0 : FA_BC);
 					fa_scores(&a, bh, i0, br, j0, bc, sc);
 					fa_probs(sc, lse + bh * a.s + i0, br, bc);
-					cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br, bc, d, 1.0f, dout + (bh * a.s + i0) * a.d,
-					            d, v + (fa_kv(&a, bh) * a.t + j0) * a.d, d, 0.0f, dp, bc);
+					cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br, bc, d, 1.0f, dout + fa_q(&a, bh, i0), lq,
+					            v + fa_k(&a, fa_kv(&a, bh), j0), lk, 0.0f, dp, bc);
 					fa_ds(sc, dp, dd + bh * a.s + i0, br, bc);
 					cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, br, d, bc, scale, dp, bc,
-					            k + (fa_kv(&a, bh) * a.t + j0) * a.d, d, 1.0f, g, d);
+					            k + fa_k(&a, fa_kv(&a, bh), j0), lk, 1.0f, g, lq);
 				}
 			}
 		}
@@ -1090,27 +1114,27 @@ void sc_cpu_flash_attention_grad(const float *q, const float *k, const float *v,
 			for (int64_t t = 0; t < dims[0] * a.nkv * nk; t++) {
 				int64_t kvh = t / nk, j0 = t % nk * FA_BC;
 				int bc = (int)(a.t - j0 < FA_BC ? a.t - j0 : FA_BC);
-				float *gk = dk ? dk + (kvh * a.t + j0) * a.d : NULL, *gv = dv ? dv + (kvh * a.t + j0) * a.d : NULL;
+				float *gk = dk ? dk + fa_k(&a, kvh, j0) : NULL, *gv = dv ? dv + fa_k(&a, kvh, j0) : NULL;
 				if (gk)
-					memset(gk, 0, sizeof(float) * (size_t)bc * (size_t)d);
+					fa_zero_rows(gk, bc, d, lk);
 				if (gv)
-					memset(gv, 0, sizeof(float) * (size_t)bc * (size_t)d);
+					fa_zero_rows(gv, bc, d, lk);
 				for (int64_t bh = kvh / a.nkv * a.n + kvh % a.nkv * a.group, last = bh + a.group; bh < last; bh++)
 					for (int64_t i0 = causal ? j0 / FA_BR * FA_BR : 0; i0 < a.s; i0 += FA_BR) {
 						int br = (int)(a.s - i0 < FA_BR ? a.s - i0 : FA_BR);
-						const float *rows_do = dout + (bh * a.s + i0) * a.d;
+						const float *rows_do = dout + fa_q(&a, bh, i0);
 						fa_scores(&a, bh, i0, br, j0, bc, sc);
 						fa_probs(sc, lse + bh * a.s + i0, br, bc);
 						if (gv)
-							cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bc, d, br, 1.0f, sc, bc, rows_do, d,
-							            1.0f, gv, d);
+							cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bc, d, br, 1.0f, sc, bc, rows_do, lq,
+							            1.0f, gv, lk);
 						if (!gk)
 							continue;
-						cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br, bc, d, 1.0f, rows_do, d,
-						            v + (kvh * a.t + j0) * a.d, d, 0.0f, dp, bc);
+						cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br, bc, d, 1.0f, rows_do, lq,
+						            v + fa_k(&a, kvh, j0), lk, 0.0f, dp, bc);
 						fa_ds(sc, dp, dd + bh * a.s + i0, br, bc);
 						cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bc, d, br, scale, dp, bc,
-						            q + (bh * a.s + i0) * a.d, d, 1.0f, gk, d);
+						            q + fa_q(&a, bh, i0), lq, 1.0f, gk, lk);
 					}
 			}
 		}

@@ -75,12 +75,12 @@ cudaError_t sc_cu_rotary(int64_t mode, int transpose, const float *x, const floa
  * (device) holds each query row's lse and D = rowsum(dO o) */
 cudaError_t sc_cu_flash_attention(const float *q, const float *k, const float *v, const void *mask, int mask_float,
                                   const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal,
-                                  cudaStream_t s);
+                                  int layout, cudaStream_t s);
 size_t sc_cu_flash_attention_grad_scratch(const int64_t *dims);
 cudaError_t sc_cu_flash_attention_grad(const float *q, const float *k, const float *v, const void *mask,
                                        int mask_float, const int64_t *mask_dims, const float *o, const float *dout,
                                        float *dq, float *dk, float *dv, const int64_t *dims, float scale, int causal,
-                                       void *scratch, cudaStream_t s);
+                                       int layout, void *scratch, cudaStream_t s);
 /* Dropout of a piece: w's dims the piece's, s0 the whole's strides; base the index of its first
  * element; k the step's key */
 cudaError_t sc_cu_dropout(const float *x, float *y, const sc_cu_walk *w, int64_t base, uint64_t k, double keep_prob,

@@ -369,16 +369,32 @@ struct FaMask {
 	int64_t ms[3];
 };
 
+/* The operands' strides over batch, head and row (sc_fa_strides): q's (o,
+ * dout, dq alike) and k's (v, dk, dv alike), with their head counts. */
+struct FaStr {
+	int64_t qs[3], ks[3], nh, nkv;
+};
+
+__device__ int64_t fa_qoff(const FaStr &st, int64_t bh, int64_t i)
+{
+	return bh / st.nh * st.qs[0] + bh % st.nh * st.qs[1] + i * st.qs[2];
+}
+
+__device__ int64_t fa_koff(const FaStr &st, int64_t kh, int64_t j)
+{
+	return kh / st.nkv * st.ks[0] + kh % st.nkv * st.ks[1] + j * st.ks[2];
+}
+
 __device__ bool fa_hidden(const FaMask &m, int64_t b, int64_t h, int64_t i, int64_t j, int causal)
 {
 	return SC_FA_HIDDEN(m.mask, m.mask_float, m.ms, b, h, i, j, causal);
 }
 
-/* rows [r0, r0 + FA_K) of x (rows of d floats) into sh, zeros past n */
-__device__ void fa_load(float *sh, const float *x, int64_t r0, int64_t n, int64_t d)
+/* rows [r0, r0 + FA_K) of x (rows of d floats, ld apart) into sh, zeros past n */
+__device__ void fa_load(float *sh, const float *x, int64_t r0, int64_t n, int64_t d, int64_t ld)
 {
 	for (int64_t e = threadIdx.x; e < FA_K * d; e += blockDim.x)
-		sh[e] = r0 + e / d < n ? x[r0 * d + e] : 0.0f;
+		sh[e] = r0 + e / d < n ? x[(r0 + e / d) * ld + e % d] : 0.0f;
 }
 
 __device__ float fa_dot(const float *a, const float *b, int64_t d)
@@ -391,23 +407,23 @@ __device__ float fa_dot(const float *a, const float *b, int64_t d)
 
 /* o (when not NULL) and lse (when not NULL) of query row i of head bh;
  * key head kh = (b, h / g) (g query heads a key head: grouped-query attention) */
-__global__ void flash_fwd_k(const float *q, const float *k, const float *v, FaMask mk, float *o, float *lse,
-                            int64_t nh, int64_t g, int64_t S, int64_t T, int64_t D, float scale, int causal)
+__global__ void flash_fwd_k(const float *q, const float *k, const float *v, FaMask mk, FaStr st, float *o, float *lse,
+                            int64_t g, int64_t S, int64_t T, int64_t D, float scale, int causal)
 {
 	extern __shared__ float sh[];   /* k's and v's tile rows: (FA_K, D) each */
 	float *ks = sh, *vs = sh + FA_K * D;
-	int64_t bh = blockIdx.x, i = (int64_t)blockIdx.y * FA_T + threadIdx.x, b = bh / nh, h = bh % nh;
+	int64_t nh = st.nh, bh = blockIdx.x, i = (int64_t)blockIdx.y * FA_T + threadIdx.x, b = bh / nh, h = bh % nh;
 	int64_t kh = b * (nh / g) + h / g;
 	bool live = i < S;
-	const float *qi = q + (bh * S + (live ? i : 0)) * D;
-	float *oi = o && live ? o + (bh * S + i) * D : NULL;
+	const float *qi = q + fa_qoff(st, bh, live ? i : 0);
+	float *oi = o && live ? o + fa_qoff(st, bh, i) : NULL;
 	float m = -INFINITY, l = 0.0f;
 	for (int64_t e = 0; oi && e < D; e++)
 		oi[e] = 0.0f;
 	for (int64_t j0 = 0; j0 < T; j0 += FA_K) {
 		__syncthreads();
-		fa_load(ks, k + kh * T * D, j0, T, D);
-		fa_load(vs, v + kh * T * D, j0, T, D);
+		fa_load(ks, k + fa_koff(st, kh, 0), j0, T, D, st.ks[2]);
+		fa_load(vs, v + fa_koff(st, kh, 0), j0, T, D, st.ks[2]);
 		__syncthreads();
 		for (int64_t c = 0; live && c < FA_K && j0 + c < T; c++) {
 			if (fa_hidden(mk, b, h, i, j0 + c, causal))
@@ -434,30 +450,32 @@ __global__ void flash_fwd_k(const float *q, const float *k, const float *v, FaMa
 		lse[bh * S + i] = l > 0 ? m + logf(l) : INFINITY;
 }
 
-__global__ void flash_rowdot_k(const float *o, const float *dout, float *dd, int64_t rows, int64_t D)
+/* dd[bh S + i] = o . dout of query row i of head bh */
+__global__ void flash_rowdot_k(const float *o, const float *dout, FaStr st, float *dd, int64_t rows, int64_t S,
+                               int64_t D)
 {
-	GRID_LOOP(r, rows) dd[r] = fa_dot(o + r * D, dout + r * D, D);
+	GRID_LOOP(r, rows) dd[r] = fa_dot(o + fa_qoff(st, r / S, r % S), dout + fa_qoff(st, r / S, r % S), D);
 }
 
 /* dq of query row i: scale sum_j P (dP - D_i) k_j */
-__global__ void flash_dq_k(const float *q, const float *k, const float *v, FaMask mk, const float *dout,
-                           const float *lse, const float *dd, float *dq, int64_t nh, int64_t g, int64_t S, int64_t T,
-                           int64_t D, float scale, int causal)
+__global__ void flash_dq_k(const float *q, const float *k, const float *v, FaMask mk, FaStr st, const float *dout,
+                           const float *lse, const float *dd, float *dq, int64_t g, int64_t S, int64_t T, int64_t D,
+                           float scale, int causal)
 {
 	extern __shared__ float sh[];
 	float *ks = sh, *vs = sh + FA_K * D;
-	int64_t bh = blockIdx.x, i = (int64_t)blockIdx.y * FA_T + threadIdx.x, b = bh / nh, h = bh % nh;
+	int64_t nh = st.nh, bh = blockIdx.x, i = (int64_t)blockIdx.y * FA_T + threadIdx.x, b = bh / nh, h = bh % nh;
 	int64_t kh = b * (nh / g) + h / g;
 	bool live = i < S;
-	int64_t r = bh * S + (live ? i : 0);
-	const float *qi = q + r * D, *gi = dout + r * D;
-	float *dqi = dq + r * D;
+	int64_t r = bh * S + (live ? i : 0), at = fa_qoff(st, bh, live ? i : 0);
+	const float *qi = q + at, *gi = dout + at;
+	float *dqi = dq + at;
 	for (int64_t e = 0; live && e < D; e++)
 		dqi[e] = 0.0f;
 	for (int64_t j0 = 0; j0 < T; j0 += FA_K) {
 		__syncthreads();
-		fa_load(ks, k + kh * T * D, j0, T, D);
-		fa_load(vs, v + kh * T * D, j0, T, D);
+		fa_load(ks, k + fa_koff(st, kh, 0), j0, T, D, st.ks[2]);
+		fa_load(vs, v + fa_koff(st, kh, 0), j0, T, D, st.ks[2]);
 		__syncthreads();
 		for (int64_t c = 0; live && c < FA_K && j0 + c < T; c++) {
 			if (fa_hidden(mk, b, h, i, j0 + c, causal))
@@ -473,17 +491,17 @@ __global__ void flash_dq_k(const float *q, const float *k, const float *v, FaMas
 /* dk and dv (either NULL) of key row j of key head kh = (b, kh % nkv):
  * sum_i scale dS q_i and sum_i P dO_i over the rows of the g query heads it
  * serves, in head order */
-__global__ void flash_dkv_k(const float *q, const float *k, const float *v, FaMask mk, const float *dout,
-                            const float *lse, const float *dd, float *dk, float *dv, int64_t nh, int64_t g, int64_t S,
-                            int64_t T, int64_t D, float scale, int causal)
+__global__ void flash_dkv_k(const float *q, const float *k, const float *v, FaMask mk, FaStr st, const float *dout,
+                            const float *lse, const float *dd, float *dk, float *dv, int64_t g, int64_t S, int64_t T,
+                            int64_t D, float scale, int causal)
 {
 	extern __shared__ float sh[];
 	float *qs = sh, *gs = sh + FA_K * D, *ls = sh + 2 * FA_K * D, *ds_ = ls + FA_K;
-	int64_t kh = blockIdx.x, j = (int64_t)blockIdx.y * FA_T + threadIdx.x, nkv = nh / g, b = kh / nkv;
+	int64_t nh = st.nh, nkv = st.nkv, kh = blockIdx.x, j = (int64_t)blockIdx.y * FA_T + threadIdx.x, b = kh / nkv;
 	bool live = j < T;
-	int64_t r = kh * T + (live ? j : 0);
-	const float *kj = k + r * D, *vj = v + r * D;
-	float *kg = dk ? dk + r * D : NULL, *vg = dv ? dv + r * D : NULL;
+	int64_t at = fa_koff(st, kh, live ? j : 0);
+	const float *kj = k + at, *vj = v + at;
+	float *kg = dk ? dk + at : NULL, *vg = dv ? dv + at : NULL;
 	for (int64_t e = 0; live && e < D; e++) {
 		if (kg)
 			kg[e] = 0.0f;
@@ -494,8 +512,8 @@ __global__ void flash_dkv_k(const float *q, const float *k, const float *v, FaMa
 		int64_t bh = b * nh + h;
 		for (int64_t i0 = 0; i0 < S; i0 += FA_K) {
 			__syncthreads();
-			fa_load(qs, q + bh * S * D, i0, S, D);
-			fa_load(gs, dout + bh * S * D, i0, S, D);
+			fa_load(qs, q + fa_qoff(st, bh, 0), i0, S, D, st.qs[2]);
+			fa_load(gs, dout + fa_qoff(st, bh, 0), i0, S, D, st.qs[2]);
 			if (threadIdx.x < FA_K && i0 + threadIdx.x < S) {
 				ls[threadIdx.x] = lse[bh * S + i0 + threadIdx.x];
 				ds_[threadIdx.x] = dd[bh * S + i0 + threadIdx.x];
@@ -1307,9 +1325,19 @@ static FaMask fa_mask(const void *mask, int mask_float, const int64_t *mask_dims
 	return m;
 }
 
+static FaStr fa_str(const int64_t *dims, int layout)
+{
+	FaStr st;
+	sc_fa_strides(layout, dims[1], dims[2], dims[4], st.qs);
+	sc_fa_strides(layout, dims[5], dims[3], dims[4], st.ks);
+	st.nh = dims[1];
+	st.nkv = dims[5];
+	return st;
+}
+
 cudaError_t sc_cu_flash_attention(const float *q, const float *k, const float *v, const void *mask, int mask_float,
                                   const int64_t *mask_dims, float *o, const int64_t *dims, float scale, int causal,
-                                  cudaStream_t s)
+                                  int layout, cudaStream_t s)
 {
 	int64_t bh = dims[0] * dims[1], S = dims[2], T = dims[3], D = dims[4], g = dims[5] > 0 ? dims[1] / dims[5] : 0;
 	if (bh * S <= 0)
@@ -1319,8 +1347,8 @@ cudaError_t sc_cu_flash_attention(const float *q, const float *k, const float *v
 	dim3 grid((unsigned)bh, (unsigned)((S + FA_T - 1) / FA_T));   /* heads on x: up to 2^31 - 1 */
 	if (2 * FA_K * D * sizeof(float) > 48 * 1024 - 2 * FA_K * sizeof(float))
 		return cudaErrorInvalidValue;   /* D > 190: tiles past the default shared memory */
-	flash_fwd_k<<<grid, FA_T, 2 * FA_K * D * sizeof(float), s>>>(q, k, v, fa_mask(mask, mask_float, mask_dims), o,
-	                                                           NULL, dims[1], g, S, T, D, scale, causal);
+	flash_fwd_k<<<grid, FA_T, 2 * FA_K * D * sizeof(float), s>>>(q, k, v, fa_mask(mask, mask_float, mask_dims),
+	                                                           fa_str(dims, layout), o, NULL, g, S, T, D, scale, causal);
 	return cudaGetLastError();
 }
 
@@ -1332,7 +1360,7 @@ size_t sc_cu_flash_attention_grad_scratch(const int64_t *dims)
 cudaError_t sc_cu_flash_attention_grad(const float *q, const float *k, const float *v, const void *mask,
                                        int mask_float, const int64_t *mask_dims, const float *o, const float *dout,
                                        float *dq, float *dk, float *dv, const int64_t *dims, float scale, int causal,
-                                       void *scratch, cudaStream_t s)
+                                       int layout, void *scratch, cudaStream_t s)
 {
 	int64_t bh = dims[0] * dims[1], S = dims[2], T = dims[3], D = dims[4], g = dims[5] > 0 ? dims[1] / dims[5] : 0;
 	if (bh * S <= 0 || bh * T <= 0)
@@ -1341,18 +1369,19 @@ cudaError_t sc_cu_flash_attention_grad(const float *q, const float *k, const flo
 		return cudaErrorInvalidValue;   /* the key heads must divide the query heads */
 	int64_t kvh = dims[0] * dims[5];
 	FaMask m = fa_mask(mask, mask_float, mask_dims);
+	FaStr st = fa_str(dims, layout);
 	float *lse = (float *)scratch, *dd = lse + bh * S;
 	size_t tile = 2 * FA_K * D * sizeof(float);
 	if (tile > 48 * 1024 - 2 * FA_K * sizeof(float))
 		return cudaErrorInvalidValue;   /* D > 190: tiles past the default shared memory */
 	dim3 qgrid((unsigned)bh, (unsigned)((S + FA_T - 1) / FA_T)), kgrid((unsigned)kvh, (unsigned)((T + FA_T - 1) / FA_T));
-	flash_fwd_k<<<qgrid, FA_T, tile, s>>>(q, k, v, m, NULL, lse, dims[1], g, S, T, D, scale, causal);
-	flash_rowdot_k<<<blocks_for(bh * S), THREADS, 0, s>>>(o, dout, dd, bh * S, D);
+	flash_fwd_k<<<qgrid, FA_T, tile, s>>>(q, k, v, m, st, NULL, lse, g, S, T, D, scale, causal);
+	flash_rowdot_k<<<blocks_for(bh * S), THREADS, 0, s>>>(o, dout, st, dd, bh * S, S, D);
 	if (dq)
-		flash_dq_k<<<qgrid, FA_T, tile, s>>>(q, k, v, m, dout, lse, dd, dq, dims[1], g, S, T, D, scale, causal);
+		flash_dq_k<<<qgrid, FA_T, tile, s>>>(q, k, v, m, st, dout, lse, dd, dq, g, S, T, D, scale, causal);
 	if (dk || dv)
-		flash_dkv_k<<<kgrid, FA_T, tile + 2 * FA_K * sizeof(float), s>>>(q, k, v, m, dout, lse, dd, dk, dv, dims[1], g,
-		                                                                  S, T, D, scale, causal);
+		flash_dkv_k<<<kgrid, FA_T, tile + 2 * FA_K * sizeof(float), s>>>(q, k, v, m, st, dout, lse, dd, dk, dv, g, S, T,
+		                                                                  D, scale, causal);
 	return cudaGetLastError();
 }
 

@@ -203,14 +203,18 @@ static void test_elementwise(void)
 
 /* FlashAttentionScore: q (2, 6, 70, 24), k and v (2, N_kv, 45, 24) with a
  * Bool (2, 1, 70, 45) mask, or causal (S = S_kv = 70) without one, with 6,
- * 2 (grouped-query) and 1 (multi-query) key heads; the forward and the
- * three gradients (S and S_kv not multiples of the tiles) */
+ * 2 (grouped-query) and 1 (multi-query) key heads, in the BNSD and BSND
+ * layouts; the forward and the three gradients (S and S_kv not multiples of
+ * the tiles) */
 static void test_flash_attention(void)
 {
 	const int64_t B = 2, N = 6, S = 70, D = 24;
-	static const int64_t cases[][2] = {{0, 6}, {1, 6}, {1, 2}, {0, 1}};   /* causal, N_kv */
+	static const int64_t cases[][3] = {   /* causal, N_kv, layout */
+		{0, 6, SC_FA_BNSD}, {1, 6, SC_FA_BNSD}, {1, 2, SC_FA_BNSD}, {0, 1, SC_FA_BNSD}, {1, 2, SC_FA_BSND},
+		{0, 6, SC_FA_BSND},
+	};
 	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-		int causal = (int)cases[c][0];
+		int causal = (int)cases[c][0], layout = (int)cases[c][2];
 		int64_t NK = cases[c][1], T = causal ? S : 45, dims[6] = {B, N, S, T, D, NK}, md[4] = {B, 1, S, T};
 		float *dq, *dk, *dv, *ddo, *q = rnd(B * N * S * D, -1, 1, &dq), *k = rnd(B * NK * T * D, -1, 1, &dk);
 		float *v = rnd(B * NK * T * D, -1, 1, &dv), *g = rnd(B * N * S * D, -1, 1, &ddo);
@@ -223,20 +227,22 @@ static void test_flash_attention(void)
 		}
 		char what[80];
 		float *o = malloc((size_t)(B * N * S * D) * 4), *dov = t_slab((size_t)(B * N * S * D) * 4);
-		sc_flash_attention(rt, dq, dk, dv, dmask, 0, md, dov, dims, 0.3f, causal);
-		sc_cpu_flash_attention(q, k, v, mask, 0, md, o, dims, 0.3f, causal);
-		snprintf(what, sizeof what, "flash_attention %s, %lld key heads", causal ? "causal" : "masked", (long long)NK);
+		sc_flash_attention(rt, dq, dk, dv, dmask, 0, md, dov, dims, 0.3f, causal, layout);
+		sc_cpu_flash_attention(q, k, v, mask, 0, md, o, dims, 0.3f, causal, layout);
+		snprintf(what, sizeof what, "flash_attention %s, %lld key heads, %s", causal ? "causal" : "masked", (long long)NK,
+		         layout == SC_FA_BSND ? "BSND" : "BNSD");
 		twin(what, dov, o, B * N * S * D, 1e-4);
 		float *dod = up(o, (size_t)(B * N * S * D) * 4);   /* both gradients from the CPU's o */
 		for (int wrt = 0; wrt < 3; wrt++) {
 			int64_t n = wrt ? T * B * NK * D : S * B * N * D;
 			float *gx = malloc((size_t)n * 4), *dgx = t_slab((size_t)n * 4);
-			snprintf(what, sizeof what, "flash_attention_grad %s%s, %lld key heads",
-			         wrt == 0 ? "dq" : wrt == 1 ? "dk" : "dv", causal ? " causal" : " masked", (long long)NK);
+			snprintf(what, sizeof what, "flash_attention_grad %s%s, %lld key heads, %s",
+			         wrt == 0 ? "dq" : wrt == 1 ? "dk" : "dv", causal ? " causal" : " masked", (long long)NK,
+			         layout == SC_FA_BSND ? "BSND" : "BNSD");
 			sc_flash_attention_grad(rt, dq, dk, dv, dmask, 0, md, dod, ddo, wrt == 0 ? dgx : NULL, wrt == 1 ? dgx : NULL,
-			                        wrt == 2 ? dgx : NULL, dims, 0.3f, causal);
+			                        wrt == 2 ? dgx : NULL, dims, 0.3f, causal, layout);
 			sc_cpu_flash_attention_grad(q, k, v, mask, 0, md, o, g, wrt == 0 ? gx : NULL, wrt == 1 ? gx : NULL,
-			                            wrt == 2 ? gx : NULL, dims, 0.3f, causal);
+			                            wrt == 2 ? gx : NULL, dims, 0.3f, causal, layout);
 			twin(what, dgx, gx, n, 1e-3);
 			free(gx);
 		}

@@ -194,7 +194,7 @@ static void fa_fwd(const float *x, float *y, const void *c)
 {
 	const FaCtx *a = c;
 	sc_cpu_flash_attention(a->wrt == 0 ? x : a->q, a->wrt == 1 ? x : a->k, a->wrt == 2 ? x : a->v, a->mask,
-	                       a->mask_float, a->md, y, a->dims, a->scale, a->causal);
+	                       a->mask_float, a->md, y, a->dims, a->scale, a->causal, SC_FA_BNSD);
 }
 
 /* o and the gradients dq, dk, dv from g, with the probabilities stored */
@@ -287,12 +287,12 @@ Test(grad, flash_attention_fd)
 			mf[i] = (float)(mb[i] = i % 3 == 1);
 		FaCtx a = {0, cases[c].causal, cases[c].mask == 1, q, k, v, cases[c].mask == 1 ? (void *)mf : cases[c].mask ? (void *)mb : NULL,
 		           md, d, 0.7f};
-		sc_cpu_flash_attention(q, k, v, a.mask, a.mask_float, md, o, d, a.scale, a.causal);
+		sc_cpu_flash_attention(q, k, v, a.mask, a.mask_float, md, o, d, a.scale, a.causal, SC_FA_BNSD);
 		for (int wrt = 0; wrt < 3; wrt++) {
 			char what[80];
 			snprintf(what, sizeof what, "flash_attention d%c, case %zu", "qkv"[wrt], c);
 			sc_cpu_flash_attention_grad(q, k, v, a.mask, a.mask_float, md, o, w, wrt == 0 ? g : NULL, wrt == 1 ? g : NULL,
-			                            wrt == 2 ? g : NULL, d, a.scale, a.causal);
+			                            wrt == 2 ? g : NULL, d, a.scale, a.causal, SC_FA_BNSD);
 			a.wrt = wrt;
 			check_grad(what, fa_fwd, wrt ? wrt == 1 ? k : v : q, wrt ? nk : nq, &a, w, nq, g);
 		}
@@ -331,23 +331,82 @@ Test(grad, flash_attention_naive)
 		FaCtx a = {0, cases[c].causal, cases[c].mask == 1, q, k, v, cases[c].mask == 1 ? (void *)mf : cases[c].mask ? (void *)mb : NULL,
 		           md, d, 0.125f};
 		fa_naive(&a, g, ow, dq, dk, dv);
-		sc_cpu_flash_attention(q, k, v, a.mask, a.mask_float, md, o, d, a.scale, a.causal);
+		sc_cpu_flash_attention(q, k, v, a.mask, a.mask_float, md, o, d, a.scale, a.causal, SC_FA_BNSD);
 		char what[80];
 		snprintf(what, sizeof what, "flash_attention forward, case %zu", c);
 		cr_assert(t_close(what, o, ow, nq, 1e-5, 1e-4));
 		float *g3[3] = {malloc(sizeof(float) * (size_t)nq), malloc(sizeof(float) * (size_t)nk),
 		                malloc(sizeof(float) * (size_t)nk)};
-		sc_cpu_flash_attention_grad(q, k, v, a.mask, a.mask_float, md, o, g, g3[0], g3[1], g3[2], d, a.scale, a.causal);
+		sc_cpu_flash_attention_grad(q, k, v, a.mask, a.mask_float, md, o, g, g3[0], g3[1], g3[2], d, a.scale, a.causal,
+		                            SC_FA_BNSD);
 		for (int wrt = 0; wrt < 3; wrt++) {   /* the three in one call, then each alone: the same bits */
 			int64_t n = wrt ? nk : nq;
 			snprintf(what, sizeof what, "flash_attention d%c against the naive, case %zu", "qkv"[wrt], c);
 			cr_assert(t_close(what, g3[wrt], wrt == 0 ? dq : wrt == 1 ? dk : dv, n, 1e-4, 1e-3));
 			sc_cpu_flash_attention_grad(q, k, v, a.mask, a.mask_float, md, o, g, wrt == 0 ? gx : NULL, wrt == 1 ? gx : NULL,
-			                            wrt == 2 ? gx : NULL, d, a.scale, a.causal);
+			                            wrt == 2 ? gx : NULL, d, a.scale, a.causal, SC_FA_BNSD);
 			cr_assert(memcmp(gx, g3[wrt], sizeof(float) * (size_t)n) == 0, "%s: alone differs from together", what);
 			free(g3[wrt]);
 		}
 		free(q), free(k), free(v), free(g), free(o), free(ow), free(gx), free(dq), free(dk), free(dv), free(mf), free(mb);
+	}
+}
+
+/* (B, heads, rows, D) in BNSD order to BSND's (B, rows, heads, D), or back (back != 0) */
+static void to_bsnd(const float *x, float *y, int64_t b, int64_t h, int64_t r, int64_t d, int back)
+{
+	for (int64_t i = 0; i < b * h * r * d; i++) {
+		int64_t e = i % d, row = i / d % r, hd = i / (d * r) % h, bb = i / (d * r * h);
+		int64_t j = ((bb * r + row) * h + hd) * d + e;
+		if (back)
+			y[i] = x[j];
+		else
+			y[j] = x[i];
+	}
+}
+
+/* BSND (MindSpore's BSND and BSH): the forward and the three gradients equal
+ * BNSD's on the same numbers, transposed, GQA and a mask included */
+Test(grad, flash_attention_bsnd)
+{
+	static const struct {
+		int64_t dims[6];
+		int causal, mask;
+	} cases[] = {{{2, 4, 70, 90, 8, 2}, 0, 2}, {{1, 3, 65, 65, 16, 3}, 1, 0}, {{2, 2, 20, 30, 4, 1}, 0, 1}};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		const int64_t *d = cases[c].dims;
+		int64_t nq = d[0] * d[1] * d[2] * d[4], nk = d[0] * d[5] * d[3] * d[4], nm = d[0] * d[2] * d[3];
+		int64_t md[4] = {cases[c].mask == 2 ? d[0] : 1, 1, d[2], d[3]};
+		float *buf = malloc(sizeof(float) * (size_t)(20 * (nq > nk ? nq : nk) + 2 * nm));
+		float *q = buf, *k = q + nq, *v = k + nk, *g = v + nk, *o = g + nq, *dq = o + nq, *dk = dq + nq, *dv = dk + nk;
+		float *tq = dv + nk, *tk = tq + nq, *tv = tk + nk, *tg = tv + nk, *to = tg + nq, *tdq = to + nq, *tdk = tdq + nq;
+		float *tdv = tdk + nk, *back = tdv + nk, *mf = back + (nq > nk ? nq : nk);
+		uint8_t *mb = (uint8_t *)(mf + nm);
+		rand_fill(q, (int)nq, 900 + c, -2, 2);
+		rand_fill(k, (int)nk, 910 + c, -2, 2);
+		rand_fill(v, (int)nk, 920 + c, -1, 1);
+		rand_fill(g, (int)nq, 930 + c, -1, 1);
+		for (int64_t i = 0; i < nm; i++)
+			mf[i] = (float)(mb[i] = i % 5 == 2);
+		const void *mask = cases[c].mask == 1 ? (void *)mf : cases[c].mask ? (void *)mb : NULL;
+		int mfl = cases[c].mask == 1, causal = cases[c].causal;
+		to_bsnd(q, tq, d[0], d[1], d[2], d[4], 0);
+		to_bsnd(k, tk, d[0], d[5], d[3], d[4], 0);
+		to_bsnd(v, tv, d[0], d[5], d[3], d[4], 0);
+		to_bsnd(g, tg, d[0], d[1], d[2], d[4], 0);
+		sc_cpu_flash_attention(q, k, v, mask, mfl, md, o, d, 0.3f, causal, SC_FA_BNSD);
+		sc_cpu_flash_attention(tq, tk, tv, mask, mfl, md, to, d, 0.3f, causal, SC_FA_BSND);
+		sc_cpu_flash_attention_grad(q, k, v, mask, mfl, md, o, g, dq, dk, dv, d, 0.3f, causal, SC_FA_BNSD);
+		sc_cpu_flash_attention_grad(tq, tk, tv, mask, mfl, md, to, tg, tdq, tdk, tdv, d, 0.3f, causal, SC_FA_BSND);
+		const float *got[4] = {to, tdq, tdk, tdv}, *want[4] = {o, dq, dk, dv};
+		for (int w = 0; w < 4; w++) {
+			int64_t n = w < 2 ? nq : nk;
+			char what[80];
+			to_bsnd(got[w], back, d[0], w < 2 ? d[1] : d[5], w < 2 ? d[2] : d[3], d[4], 1);
+			snprintf(what, sizeof what, "flash_attention BSND %s, case %zu", w ? w == 1 ? "dq" : w == 2 ? "dk" : "dv" : "o", c);
+			cr_assert(t_close(what, back, want[w], n, 1e-6, 1e-6));
+		}
+		free(buf);
 	}
 }
 
