@@ -15,65 +15,10 @@ static bool devices_matter(const Module *m)
 	return m->ctx.parallel_mode == PM_SEMI_AUTO || m->ctx.parallel_mode == PM_AUTO;
 }
 
-/* What to do about dim i of a tensor that `splits[i]` slices may not cut:
- * where the split is refused for being uneven (`even`: uneven.c), the
- * nearest sizes that divide (padded, the padding masked; for a large dim
- * also the next multiple of 128 rows a slice, as Megatron pads a
- * vocabulary), another dim that takes the slices evenly, or the slice
- * counts that divide both the size and the device count; where it has more
- * slices than elements (check_strategies), another dim that takes them, or
- * the slice counts up to the size that divide the device count (uneven
- * pieces are fine there). */
-void split_advice(StrBuf *b, const Type *type, const int64_t *splits, int i, int64_t devices, bool even)
-{
-	int64_t size = type->dims[i], split = splits[i];
-	int64_t up = (size + split - 1) / split * split, mega = (size + 128 * split - 1) / (128 * split) * 128 * split;
-	if (size <= 1) {
-		sb_puts(b, ": a dim of size 1 is broadcast; keep it whole (1)");
-		return;
-	}
-	if (even) {
-		sb_printf(b, ": pad it to %lld (the next multiple of %lld)", (long long)up, (long long)split);
-		if (size >= 128 * split && mega != up)
-			sb_printf(b, " or %lld (%lld x a multiple of 128, as Megatron pads a vocabulary)", (long long)mega,
-			          (long long)split);
-		sb_puts(b, " and mask the padding (a padded vocabulary's logits), or");
-	} else
-		sb_puts(b, ":");
-	for (int j = 0; j < type->rank; j++)
-		if (j != i && (even ? type->dims[j] % (splits[j] * split) == 0 : type->dims[j] >= splits[j] * split)) {
-			int64_t moved[MAX_DIMS];
-			memcpy(moved, splits, sizeof(int64_t) * (size_t)type->rank);
-			moved[i] = 1;
-			moved[j] *= split;
-			sb_printf(b, " cut dim %d (size %lld) instead, ", j, (long long)type->dims[j]);
-			ints_print(b, moved, type->rank);
-			sb_puts(b, ", or");
-			break;
-		}
-	int64_t fit[64];
-	int n = 0;
-	for (int64_t d = 2; d <= devices && d <= size && n < 64; d++)
-		if ((!even || size % d == 0) && devices % d == 0)
-			fit[n++] = d;
-	if (!n) {
-		sb_printf(b, " keep dim %d whole (no count of slices from 2 to %lld %s %lld)", i, (long long)devices,
-		          even ? "divides" : "is at most", (long long)size);
-		return;
-	}
-	sb_printf(b, " cut dim %d into ", i);
-	for (int k = 0; k < n; k++)
-		sb_printf(b, "%s%lld", k == 0 ? "" : k == n - 1 ? " or " : ", ", (long long)fit[k]);
-	if (even)
-		sb_printf(b, " slices (the divisors of %lld that divide device_num %lld)", (long long)size,
-		          (long long)devices);
-	else
-		sb_printf(b, " slices (at most its %lld elements, dividing device_num %lld)", (long long)size,
-		          (long long)devices);
-}
-
-/* One tensor's strategy against its type: rank, slices, devices. */
-static bool check_tensor_strategy(Checker *c, const TensorStrategy *t, const Type *type, const char *what)
+/* One tensor's strategy against its type: rank, slices, devices; keep: its
+ * dims the operator keeps whole (no advice to cut them). */
+static bool check_tensor_strategy(Checker *c, const TensorStrategy *t, const Type *type, const char *what,
+                                  uint32_t keep)
 {
 	if (!t->given || type->rank < 0)
 		return true;
@@ -90,7 +35,7 @@ static bool check_tensor_strategy(Checker *c, const TensorStrategy *t, const Typ
 	for (int i = 0; i < t->rank; i++) {
 		if (type->dims[i] < t->split[i]) {   /* an uneven split is the parallel core's to judge (uneven.c) */
 			StrBuf adv = {0};
-			split_advice(&adv, type, t->split, i, c->m->ctx.device_num, false);
+			split_advice(&adv, type, t->split, i, c->m->ctx.device_num, false, keep);
 			ERR(c, t->span, "%s: dim %d of %s (size %lld) cannot be cut into %lld slices%s", what, i, b.data,
 			    (long long)type->dims[i], (long long)t->split[i], adv.data);
 			sb_free(&adv);
@@ -126,6 +71,23 @@ out:
 	return ok;
 }
 
+/* The dims of node n's input k (-1: its result) its operator keeps whole or
+ * broadcasts, a bit each: advice never says to cut them. */
+static uint32_t kept_dims(const Graph *g, const Node *n, int k)
+{
+	OpDims od;
+	if (!op_dims(g, n, &od))
+		return 0;
+	int r = k < MAX_RULE_INPUTS ? k : MAX_RULE_INPUTS - 1, rank = k < 0 ? od.out_rank : od.in_rank[r];
+	uint32_t keep = 0;
+	for (int d = 0; d < rank; d++) {
+		int o = k < 0 ? od.out_dim[d] : od.in_dim[r][d];
+		if (o < 0 || (od.whole & (1u << o)))
+			keep |= 1u << d;
+	}
+	return keep;
+}
+
 static void check_node_strategies(Checker *c, Graph *g, Node *n)
 {
 	const Strategy *in = &n->a.in_strategy, *out = &n->a.out_strategy;
@@ -134,13 +96,18 @@ static void check_node_strategies(Checker *c, Graph *g, Node *n)
 	bool numbers = false;
 	for (int k = 0; k < n->nin; k++)
 		numbers |= n->operands->items[k]->kind != LIT_VALUE;
+	if (in->n && (n->op == OP_RESHAPE || n->op == OP_FLATTEN) && c->m->ctx.parallel_mode != PM_STAND_ALONE &&
+	    c->m->ctx.parallel_mode != PM_DATA_PARALLEL)
+		diag_warning(c->d, c->src, in->span, "%s has no strategy of its own: its input's split carries through it "
+		             "(where the reshape keeps each piece whole; else the input is gathered first), so this "
+		             "in_strategy is ignored; give it to the operator that computes %s's input", op, op);
 	if (in->n && in->n != n->nin)
 		ERR(c, in->span, "%s has %d input%s but in_strategy gives %d%s", op, n->nin, n->nin == 1 ? "" : "s", in->n,
 		    numbers ? " (a number operand's entry is ())" : "");
 	else
 		for (int k = 0; k < in->n; k++) {
 			snprintf(what, sizeof what, "input %d of %s", k, op);
-			check_tensor_strategy(c, &in->t[k], &g->values[n->in[k]].type, what);
+			check_tensor_strategy(c, &in->t[k], &g->values[n->in[k]].type, what, kept_dims(g, n, k));
 		}
 	if (out->n) {
 		if (!in->n)
@@ -149,7 +116,7 @@ static void check_node_strategies(Checker *c, Graph *g, Node *n)
 			ERR(c, out->span, "%s has one output but out_strategy gives %d", op, out->n);
 		else {
 			snprintf(what, sizeof what, "the output of %s", op);
-			check_tensor_strategy(c, &out->t[0], &g->values[n->result].type, what);
+			check_tensor_strategy(c, &out->t[0], &g->values[n->result].type, what, kept_dims(g, n, -1));
 		}
 	}
 	const ShardSpec *s = n->a.shard;
@@ -161,13 +128,13 @@ static void check_node_strategies(Checker *c, Graph *g, Node *n)
 		else
 			for (int k = 0; k < s->in.n; k++) {
 				snprintf(what, sizeof what, "input %d of @%s", k, callee->name);
-				check_tensor_strategy(c, &s->in.t[k], &callee->values[k].type, what);
+				check_tensor_strategy(c, &s->in.t[k], &callee->values[k].type, what, 0);
 			}
 		for (int j = 0; j < s->nplan; j++) {
 			int id = graph_value(g, s->plan_names[j]);
 			snprintf(what, sizeof what, "parameter '%s'", s->plan_names[j]);
 			if (id >= 0)
-				check_tensor_strategy(c, &s->plan[j], &g->values[id].type, what);
+				check_tensor_strategy(c, &s->plan[j], &g->values[id].type, what, 0);
 		}
 	}
 }
@@ -206,7 +173,7 @@ static void check_dataset_strategy(Checker *c)
 			continue;
 		char what[96];
 		snprintf(what, sizeof what, "input '%%%s'", g->values[k].name);
-		check_tensor_strategy(c, t, &g->values[k].type, what);
+		check_tensor_strategy(c, t, &g->values[k].type, what, 0);
 	}
 }
 

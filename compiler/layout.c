@@ -522,3 +522,66 @@ void layout_completed(const TensorLayout *l, const int64_t *piece, TensorLayout 
 			return;
 		}
 }
+
+/* What to do about dim i of a tensor that `splits[i]` slices may not cut:
+ * where the split is refused for being uneven (`even`: uneven.c), the
+ * nearest sizes that divide (padded, the padding masked; for a large dim
+ * also the next multiple of 128 rows a slice, as Megatron pads a
+ * vocabulary), another dim that takes the slices evenly, or the slice
+ * counts that divide both the size and the device count; where it has more
+ * slices than elements (check_strategies), another dim that takes them, or
+ * the slice counts up to the size that divide the device count (uneven
+ * pieces are fine there). */
+void split_advice(StrBuf *b, const Type *type, const int64_t *splits, int i, int64_t devices, bool even,
+                  uint32_t keep)
+{
+	int64_t size = type->dims[i], split = splits[i];
+	int64_t up = (size + split - 1) / split * split, mega = (size + 128 * split - 1) / (128 * split) * 128 * split;
+	if (size <= 1) {
+		sb_puts(b, ": a dim of size 1 is broadcast; keep it whole (1)");
+		return;
+	}
+	if (devices < 2 || (keep & (1u << i))) {   /* one device (stand_alone), or a dim the operator keeps whole */
+		sb_printf(b, ": keep dim %d whole (1)", i);
+		return;
+	}
+	if (even) {
+		sb_printf(b, ": pad it to %lld (the next multiple of %lld)", (long long)up, (long long)split);
+		if (size >= 128 * split && mega != up)
+			sb_printf(b, " or %lld (%lld x a multiple of 128, as Megatron pads a vocabulary)", (long long)mega,
+			          (long long)split);
+		sb_puts(b, " and mask the padding (a padded vocabulary's logits), or");
+	} else
+		sb_puts(b, ":");
+	for (int j = 0; j < type->rank; j++)
+		if (j != i && !(keep & (1u << j)) &&
+		    (even ? type->dims[j] % (splits[j] * split) == 0 : type->dims[j] >= splits[j] * split)) {
+			int64_t moved[MAX_DIMS];
+			memcpy(moved, splits, sizeof(int64_t) * (size_t)type->rank);
+			moved[i] = 1;
+			moved[j] *= split;
+			sb_printf(b, " cut dim %d (size %lld) instead, ", j, (long long)type->dims[j]);
+			ints_print(b, moved, type->rank);
+			sb_puts(b, ", or");
+			break;
+		}
+	int64_t fit[64];
+	int n = 0;
+	for (int64_t d = 2; d <= devices && d <= size && n < 64; d++)
+		if ((!even || size % d == 0) && devices % d == 0)
+			fit[n++] = d;
+	if (!n) {
+		sb_printf(b, " keep dim %d whole (no count of slices from 2 to %lld %s %lld)", i, (long long)devices,
+		          even ? "divides" : "is at most", (long long)size);
+		return;
+	}
+	sb_printf(b, " cut dim %d into ", i);
+	for (int k = 0; k < n; k++)
+		sb_printf(b, "%s%lld", k == 0 ? "" : k == n - 1 ? " or " : ", ", (long long)fit[k]);
+	if (even)
+		sb_printf(b, " slices (the divisors of %lld that divide device_num %lld)", (long long)size,
+		          (long long)devices);
+	else
+		sb_printf(b, " slices (at most its %lld elements, dividing device_num %lld)", (long long)size,
+		          (long long)devices);
+}

@@ -120,6 +120,13 @@ bool layout_common_matrix(const TensorLayout *a, const TensorLayout *b, TensorLa
  * matrix refines l's; false otherwise. */
 bool layout_on_matrix(const TensorLayout *l, const TensorLayout *m, TensorLayout *out);
 
+/* Appends what to do about dim i of `type`, which splits[i] slices do not
+ * cut (evenly, with `even`), for messages refusing the split: `: pad it to
+ * ..., or cut dim j instead ..., or cut dim i into ...`; never to cut a dim
+ * of `keep` (a bit each: dims the operator keeps whole). */
+void split_advice(StrBuf *b, const Type *type, const int64_t *splits, int i, int64_t devices, bool even,
+                  uint32_t keep);
+
 /* ---- rules.c: what an operator's strategy means ------------------------- */
 
 enum { MAX_OPDIMS = 2 * MAX_DIMS };   /* BatchMatMul: batch dims + i, k, j; Gather: v, h + index dims */

@@ -115,7 +115,8 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(SQRT, "Sqrt", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SQRT), GR_Y, 0, PREC_F32, V_COPY)              \
 	OP(RSQRT, "Rsqrt", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(RSQRT), GR_Y, 0, PREC_F32, V_COPY)           \
 	OP(SILU, "SiLU", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SILU), GR_X, 0, PREC_LOW, V_COPY)              \
-	OP(SQUARE, "Square", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(SQUARE), GR_X, 0, PREC_LOW, V_COPY)
+	OP(SQUARE, "Square", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(SQUARE), GR_X, 0, PREC_LOW, V_COPY)          \
+	OP(ABS, "Abs", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(ABS), GR_X, 0, PREC_LOW, V_COPY)
 
 #define BINARY_OPS(OP)                                                                                         \
 	OP(ADD, "Add", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(ADD), GR_X, 0, PREC_LOW, V_COPY)             \

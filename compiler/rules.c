@@ -393,13 +393,28 @@ static void print_suggestion(StrBuf *b, const OpDims *od, const int64_t *split, 
 }
 
 /* A strategy that keeps what it can of `split`: whole where the rule needs
- * it, and each split that would not divide the devices left cut to the
- * largest count below it that does. */
+ * it, the devices a whole dim gave up moved to the batch op dim or another
+ * that divides evenly, and each split that would not divide the devices
+ * left cut to the largest count below it that does. */
 static void repair(const OpDims *od, const int64_t *split, int64_t device_num, int64_t *fixed)
 {
-	int64_t product = 1;
+	int64_t product = 1, lost = 1;
 	for (int o = 0; o < od->nod; o++) {
 		fixed[o] = (od->whole & (1u << o)) ? 1 : split[o];
+		lost *= (od->whole & (1u << o)) ? split[o] : 1;
+	}
+	for (int k = -1; k < od->nod && lost > 1; k++) {   /* the batch op dim first */
+		int o = k < 0 ? od->batch : k;
+		if (o < 0 || (k >= 0 && o == od->batch) || (od->whole & (1u << o)))
+			continue;
+		for (int64_t f = lost; f > 1; f--)
+			if (lost % f == 0 && od->size[o] % (fixed[o] * f) == 0) {
+				fixed[o] *= f;
+				lost /= f;
+				break;
+			}
+	}
+	for (int o = 0; o < od->nod; o++) {
 		while (fixed[o] > 1 && (device_num / product) % fixed[o] != 0)
 			fixed[o]--;
 		product *= fixed[o];

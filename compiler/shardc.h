@@ -431,10 +431,6 @@ const char *devices_phrase(const Context *c, char *buf, size_t n);
 bool check_names(Module *m, Diag *d);
 /* Requires: names checked and shapes inferred. Strategies, layouts, shard, train. */
 bool check_strategies(Module *m, Diag *d);
-/* Appends what to do about dim i of `type`, which splits[i] slices do not
- * cut evenly (`: pad it to ..., or cut dim j instead ..., or cut dim i into
- * ...`): for messages refusing the split. */
-void split_advice(StrBuf *b, const Type *type, const int64_t *splits, int i, int64_t devices, bool even);
 
 /* ---- shape.c: shape and dtype inference -------------------------------- */
 

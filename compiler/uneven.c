@@ -96,7 +96,7 @@ static void refuse_in(Uneven *u, int i, int v, const TensorLayout *lay, int d, c
 		whole.dims[k] = x->global[k];
 	}
 	StrBuf adv = {0};
-	split_advice(&adv, &whole, splits, d, l->device_num, true);
+	split_advice(&adv, &whole, splits, d, l->device_num, true, 0);
 	const LOp *o = &l->ops[i];
 	diag_error(u->d, l->m->src, op_span(u, i),
 	           "%s: dim %d of %%%s (size %lld) is split %lld ways unevenly (pieces of %lld, the last ending in "

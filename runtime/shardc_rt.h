@@ -531,7 +531,8 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 	U(SQRT, Y, sqrtf(x), g / (2 * t))                                                                          \
 	U(RSQRT, Y, 1 / sqrtf(x), -0.5f * g * t * t * t)                                                           \
 	U(SILU, X, x / (1 + expf(-x)), g * sc_silu_slope(t))                                                       \
-	U(SQUARE, X, x * x, 2 * t * g)
+	U(SQUARE, X, x * x, 2 * t * g)                                                                             \
+	U(ABS, X, fabsf(x), t > 0 ? g : t < 0 ? -g : 0)   /* MindSpore's AbsGrad: dy sign(x), 0 at 0 */
 
 typedef enum {
 #define SC_U_ENUM(name, t, fwd, grad) SC_U_##name,

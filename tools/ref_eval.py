@@ -978,6 +978,14 @@ def bwd_silu(g, ins, at):
     return [g * s * (1.0 + ins[0] * (1.0 - s))]
 
 
+def fwd_abs(ins, at):
+    return np.abs(ins[0])
+
+
+def bwd_abs(g, ins, at):
+    return [np.sign(ins[0]) * g]
+
+
 def fwd_square(ins, at):
     return ins[0] * ins[0]
 
@@ -1607,6 +1615,7 @@ OPS = {
     "Rsqrt": (fwd_rsqrt, bwd_rsqrt, 1, 1),
     "SiLU": (fwd_silu, bwd_silu, 1, 1),
     "Square": (fwd_square, bwd_square, 1, 1),
+    "Abs": (fwd_abs, bwd_abs, 1, 1),
     "Select": (fwd_select, bwd_select, 3, 3),
     "PadFill": (fwd_identity, bwd_identity, 1, 1),   # a whole tensor has no padding
     "RotaryPositionEmbedding": (fwd_rotary, bwd_rotary, 3, 3),
