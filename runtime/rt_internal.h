@@ -22,6 +22,7 @@ struct sc_rt {
 	int argc;
 	char **argv;                 /* the command line, after MPI_Init */
 	int64_t bytes_sent;          /* docs/output.md ring formula, summed over collectives */
+	int64_t steps;               /* the run's last step (sc_steps); 0: not asked yet */
 	int64_t p2p_sent;            /* of them, what sc_p2p_send sent (pipeline stages) */
 	void **slabs;                /* freed at sc_finalize */
 	int nslabs, capslabs;

@@ -424,8 +424,9 @@ void sc_checkpoint_value(sc_checkpoint *c, const char *key, double v);
 void sc_checkpoint_end(sc_rt *rt, sc_checkpoint *c, int keep);
 /* Resuming from DIR's newest checkpoint (collective): its step, its tensor
  * file (read with sc_safetensors_open: each rank its own slices, whatever
- * plan wrote it), its counters. No checkpoint in DIR, or a state.json
- * without the step or a key, ends every rank with status 1 and a message. */
+ * plan wrote it), its counters. No checkpoint in DIR, a state.json without
+ * the step or a key, or a checkpoint at or past the run's last step
+ * (sc_steps) ends every rank with status 1 and a message. */
 typedef struct sc_resume sc_resume;
 sc_resume *sc_resume_open(sc_rt *rt, const char *dir);
 int64_t sc_resume_step(const sc_resume *r);

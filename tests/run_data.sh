@@ -47,6 +47,7 @@ far = tok.copy()
 far[70] = 48                                                   # read at step 3 (tokens 64..96)
 open(d + "/far.bin", "wb").write(far.tobytes())
 np.save(d + "/mm.npy", rng.uniform(0, 1, (48, 32)).astype(np.float32))
+np.save(d + "/label_short.npy", rng.integers(0, 10, 32).astype(np.int32))   # 2 batches of 16 where x has 5
 PY
 
 # compile MODEL DIR N [ARGS]: shardc for N ranks into DIR; its status
@@ -160,6 +161,9 @@ wrong "rows not a multiple of the batch" "$m" \
 	"input 'x': --data $tmp/x_rows.npy has shape (81, 32), expected (N, 32) with N a multiple of 16" --data "x=$tmp/x_rows.npy"
 wrong "shape" "$m" "input 'x': --data $tmp/x_cols.npy has shape (80, 31), expected (N, 32)" --data "x=$tmp/x_cols.npy"
 wrong "dtype" "$m" "input 'x': --data $tmp/x_f64.npy has dtype '<f8'" --data "x=$tmp/x_f64.npy"
+wrong "an input and its labels of different batch counts" "$m" \
+	"--data $tmp/x.npy holds 5 batches of 16 rows but --data $tmp/label_short.npy holds 2 of 16" \
+	--data "x=$tmp/x.npy" --data "label=$tmp/label_short.npy"
 wrong "token stream too short" "$t" \
 	"input 'ids': --data $tmp/short.bin holds 20 tokens (headerless .bin, uint16), too few for one step: 8 samples of 5 tokens need 33" \
 	--data "ids=$tmp/short.bin:4" --labels labels

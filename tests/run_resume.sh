@@ -198,6 +198,9 @@ if [ -d "$tmp/megatron1" ]; then
 	refuse "shardc: --keep '-1': expected a non-negative integer" "$tmp/megatron1" --checkpoint "$tmp/c" --keep -1
 	refuse "shardc: --save-every and --keep need --checkpoint DIR" "$tmp/megatron1" --save-every 2
 	refuse "shardc: --resume $tmp/empty: no checkpoint in it" "$tmp/megatron1" --resume "$tmp/empty"
+	[ -d "$tmp/megatron8/ck" ] &&   # its checkpoints are past step 1: nothing would run (and no made-up results)
+		refuse "and the run ends at step 1 (--steps counts every step from the first): nothing is left to run" \
+			"$tmp/megatron1" --resume "$tmp/megatron8/ck" --steps 1
 fi
 compile forward ir-samples/matmul_relu_semi.ir &&
 	refuse "shardc: --checkpoint and --resume are for training: this model has no train block" "$tmp/forward" \

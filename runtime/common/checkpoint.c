@@ -349,6 +349,10 @@ sc_resume *sc_resume_open(sc_rt *rt, const char *dir)
 	}
 	SC_MPI_CHECK(MPI_Bcast(&step, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
 	sc_agree_or_exit(rt, step >= 0, msg);
+	snprintf(msg, sizeof msg, "shardc: --resume %s: its newest checkpoint is at step %lld, and the run ends at step "
+	         "%lld (--steps counts every step from the first): nothing is left to run; give --steps %lld or more "
+	         "to train on", dir, (long long)step, (long long)rt->steps, (long long)step + 1);
+	sc_agree_or_exit(rt, rt->steps <= 0 || step < rt->steps, msg);
 	sc_resume *r = calloc(1, sizeof *r);
 	if (!r)
 		SC_DIE("out of memory");

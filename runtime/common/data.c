@@ -733,6 +733,28 @@ void sc_data_start(sc_rt *rt, sc_data *d, int64_t first, int64_t steps)
 			}
 	}
 	sc_agree_or_exit(rt, ok, msg);
+	/* .npy datasets read batch s together (and, shuffled, in one order): an
+	 * input and its labels must hold as many batches, or they would pair
+	 * batches that do not belong together once the shorter one wraps */
+	const sc_src *first_rows = NULL;
+	for (int i = 0; i < d->nsrcs && ok; i++) {
+		const sc_src *s = &d->srcs[i];
+		if (s->kind != SC_SRC_ROWS)
+			continue;
+		if (first_rows && s->n / s->batch != first_rows->n / first_rows->batch) {
+			char c1[SC_NAME_BUF], c2[SC_NAME_BUF];
+			int64_t a = first_rows->n / first_rows->batch, b = s->n / s->batch;
+			snprintf(msg, sizeof msg, "shardc: --data %s holds %lld batches of %lld rows but --data %s holds %lld of "
+			         "%lld: the datasets a step reads together (an input and its labels) must hold as many batches, "
+			         "or their batches would pair up wrongly; give both the same number (e.g. the first %lld of "
+			         "each)", sc_cut(c1, first_rows->path, strlen(first_rows->path)), (long long)a,
+			         (long long)first_rows->batch, sc_cut(c2, s->path, strlen(s->path)), (long long)b,
+			         (long long)s->batch, (long long)(a < b ? a : b));
+			ok = false;
+		}
+		first_rows = first_rows ? first_rows : s;
+	}
+	sc_agree_or_exit(rt, ok, msg);
 	if (!d->nsrcs)
 		return;
 	pthread_mutex_init(&d->mu, NULL);

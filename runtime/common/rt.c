@@ -168,13 +168,13 @@ int64_t sc_steps(sc_rt *rt, int64_t default_steps)
 {
 	const char *v = sc_option(rt, "--steps", NULL);
 	if (!v)
-		return default_steps;
+		return rt->steps = default_steps;
 	char *end, msg[256], cut[SC_NAME_BUF];
 	errno = 0;
 	long long k = strtoll(v, &end, 10);   /* which also takes leading spaces and a sign: digits only */
 	snprintf(msg, sizeof msg, "shardc: --steps '%s': expected a positive integer", sc_cut(cut, v, strlen(v)));
 	sc_agree_or_exit(rt, *v >= '0' && *v <= '9' && errno == 0 && !*end && k >= 1, msg);
-	return k;
+	return rt->steps = k;
 }
 
 void sc_check_names(sc_rt *rt, const char *flag, const char *const *names, int n)
