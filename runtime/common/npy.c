@@ -351,8 +351,13 @@ static void load(sc_rt *rt, const char *name, const char *path, void *dst, sc_dt
 		same = h.dims[d] == gdims[d];
 	if (ok && !same) {
 		char a[256], b[256];
-		snprintf(why, sizeof why, "has shape %s, expected %s", sc_dims_str(a, sizeof a, h.dims, h.ndim),
-		         sc_dims_str(b, sizeof b, gdims, ndim));
+		bool batches = h.ndim == ndim && ndim > 0 && gdims[0] > 0 && h.dims[0] > gdims[0] && h.dims[0] % gdims[0] == 0;
+		for (int d = 1; batches && d < ndim; d++)
+			batches = h.dims[d] == gdims[d];
+		bool input = path != sc_option(rt, "--param", name);
+		snprintf(why, sizeof why, "has shape %s, expected %s%s", sc_dims_str(a, sizeof a, h.dims, h.ndim),
+		         sc_dims_str(b, sizeof b, gdims, ndim), batches && input ? " (a dataset of batches streams a batch a "
+		         "step with --data NAME=FILE.npy)" : "");
 		ok = false;
 	}
 	if (ok && tmp)

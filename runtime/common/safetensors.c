@@ -392,11 +392,19 @@ void sc_load_safetensors(sc_rt *rt, sc_safetensors *st, const char *name, void *
 	sc_cut(c1, name, strlen(name));
 	sc_cut(c2, st->path, strlen(st->path));
 	sc_cut(c3, tensor, strlen(tensor));
-	if (!t)
-		snprintf(msg, sizeof msg, "shardc: parameter '%s': %s has no tensor '%s'%s%s%s", c1, c2, c3,
-		         tensor != name ? " (its name in " : "", tensor != name ? sc_cut(c4, st->renames, strlen(st->renames)) : "",
-		         tensor != name ? ")" : "");
-	else
+	if (!t && tensor != name)
+		snprintf(msg, sizeof msg, "shardc: parameter '%s': %s has no tensor '%s' (its name in %s)", c1, c2, c3,
+		         sc_cut(c4, st->renames, strlen(st->renames)));
+	else if (!t) {   /* the names the file holds, and how to map them (a checkpoint's own file has the model's) */
+		int at = snprintf(msg, sizeof msg, "shardc: parameter '%s': %s has no tensor '%s' (it holds", c1, c2, c3);
+		for (int i = 0; i < st->h.n && i < 6 && at > 0 && (size_t)at < sizeof msg; i++)
+			at += snprintf(msg + at, sizeof msg - (size_t)at, "%s '%s'", i ? "," : "",
+			               sc_cut(c4, st->h.t[i].name, strlen(st->h.t[i].name)));
+		if (at > 0 && (size_t)at < sizeof msg)
+			snprintf(msg + at, sizeof msg - (size_t)at, "%s)%s", st->h.n > 6 ? ", ..." : st->h.n ? "" : " none",
+			         st->renames ? "" : "; where its names differ from the model's, --param-names FILE.json maps "
+			         "them");
+	} else
 		snprintf(msg, sizeof msg, "shardc: parameter '%s': tensor '%s' of %s %s", c1, c3, c2, why);
 	sc_agree_or_exit(rt, ok, msg);
 	if (dst) {
