@@ -201,6 +201,8 @@ if [ -d "$tmp/megatron1" ]; then
 	[ -d "$tmp/megatron8/ck" ] &&   # its checkpoints are past step 1: nothing would run (and no made-up results)
 		refuse "and the run ends at step 1 (--steps counts every step from the first): nothing is left to run" \
 			"$tmp/megatron1" --resume "$tmp/megatron8/ck" --steps 1
+	refuse "shardc: --resume restores every parameter (and the optimizer state) from the checkpoint" \
+		"$tmp/megatron1" --resume "$tmp/megatron8/ck" --params "$tmp/none.safetensors"
 fi
 compile forward ir-samples/matmul_relu_semi.ir &&
 	refuse "shardc: --checkpoint and --resume are for training: this model has no train block" "$tmp/forward" \

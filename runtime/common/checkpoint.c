@@ -52,6 +52,9 @@ sc_checkpointing sc_checkpoint_options(sc_rt *rt, int trains)
 	sc_checkpointing c = {sc_option(rt, "--checkpoint", NULL), count_option(rt, "--save-every", 0, true),
 	                      (int)count_option(rt, "--keep", KEEP_DEFAULT, false), sc_option(rt, "--resume", NULL)};
 	char why[256] = "", msg[600], cut[SC_NAME_BUF];
+	sc_agree_or_exit(rt, !c.resume || (!sc_option(rt, "--params", NULL) && !sc_option(rt, "--param", NULL)),
+	                 "shardc: --resume restores every parameter (and the optimizer state) from the checkpoint, so "
+	                 "--params or --param would be overwritten: give one or the other");
 	bool alone = c.dir || (!sc_option(rt, "--save-every", NULL) && !sc_option(rt, "--keep", NULL));
 	sc_agree_or_exit(rt, alone, "shardc: --save-every and --keep need --checkpoint DIR (where to save)");
 	bool ok = !c.dir || rt->rank != 0 || sc_npy_check_dir(c.dir, why, sizeof why);
