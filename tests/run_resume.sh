@@ -202,7 +202,7 @@ if [ -d "$tmp/megatron1" ]; then
 		refuse "and the run ends at step 1 (--steps counts every step from the first): nothing is left to run" \
 			"$tmp/megatron1" --resume "$tmp/megatron8/ck" --steps 1
 	refuse "shardc: --resume restores every parameter (and the optimizer state) from the checkpoint" \
-		"$tmp/megatron1" --resume "$tmp/megatron8/ck" --params "$tmp/none.safetensors"
+		"$tmp/megatron1" --resume "$tmp/megatron8/ck" --params "$(ls -d "$tmp/megatron8/ck"/step-* | tail -1)/model.safetensors"
 fi
 compile forward ir-samples/matmul_relu_semi.ir &&
 	refuse "shardc: --checkpoint and --resume are for training: this model has no train block" "$tmp/forward" \
