@@ -70,15 +70,17 @@ static void dims_text(StrBuf *b, const Type *t)
 /* recompute: "selective" picks BatchMatMuls whose result outweighs their
  * inputs (attention's scores, (batch, heads, seq, seq) from two (batch,
  * heads, seq, head dim): heavier once seq > 2 head dim) and what reads them;
- * on a model with none it recomputes nothing. */
+ * on a model with none it recomputes nothing. recompute: true recomputes
+ * what lies between the cut points: nothing in a plain chain. Either says
+ * so when it recomputes nothing. */
 static void warn_selective(const Module *m, const FlatGraph *f, Diag *d)
 {
 	const Train *t = m->train;
-	if (!t || t->recompute != RECOMPUTE_SELECTIVE)
+	if (!t || t->recompute == RECOMPUTE_NONE)
 		return;
 	const Graph *g = f->g;
 	bool *marked = xcalloc((size_t)(g->nnodes ? g->nnodes : 1), sizeof *marked);
-	recompute_policy(m, f, RECOMPUTE_SELECTIVE, marked);
+	recompute_policy(m, f, t->recompute, marked);
 	bool any = false;
 	for (int i = 0; i < g->nnodes; i++)
 		any |= marked[i];
@@ -86,7 +88,14 @@ static void warn_selective(const Module *m, const FlatGraph *f, Diag *d)
 	if (any)
 		return;
 	const Lit *v = lit_dict_get(t->lit, "recompute");
-	Span at = v ? v->span : t->span;   /* --recompute sets layers, so the key is there */
+	Span at = v ? v->span : t->span;   /* --recompute: no key; the train block */
+	if (t->recompute == RECOMPUTE_LAYERS) {   /* a chain: every value is a layer's boundary, kept */
+		diag_warning(d, m->src, at, "recompute: true recomputes nothing here: every value the backward pass reads "
+		             "is a boundary between layers (each path from the inputs to the loss goes through it), which "
+		             "recomputation keeps; it saves memory where a layer holds values inside it (two branches, "
+		             "attention, a residual)");
+		return;
+	}
 	const Node *bmm = NULL;
 	for (int i = 0; i < g->nnodes && !bmm; i++)
 		if (g->nodes[i].op == OP_BATCH_MATMUL && g->nodes[i].nin == 2)
