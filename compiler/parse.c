@@ -113,7 +113,10 @@ void parse_syntax_error(Parser *p, Span at, const char *msg)
 		return;
 	if (strcmp(msg, "memory exhausted") == 0)
 		msg = "nested too deeply (brackets may nest about 10000 levels)";
-	diag_error(p->d, p->m->src, at, "%s", msg);
+	bool list = strncmp(msg, "syntax error, unexpected '['", 28) == 0;   /* Python's [[2, 4], [4, 1]] */
+	diag_error(p->d, p->m->src, at, "%s%s", msg, list ? " (tuples and strategies are written with parentheses, "
+	           "((2, 4), (4, 1)), as MindSpore's shard takes them; brackets belong to types: <Tensor[Float32], "
+	           "(8,)>)" : "");
 }
 
 /* ---- literals ---- */
