@@ -215,6 +215,7 @@ class Forward(unittest.TestCase):
         self.check("Rsqrt", [p], {}, 1 / np.sqrt(p))
         self.check("SiLU", [x], {}, x / (1 + np.exp(-x)))
         self.check("Square", [x], {}, x ** 2)
+        self.check("Abs", [x], {}, np.abs(x))
         erf = np.array([math.erf(v / math.sqrt(2)) for v in x.ravel()]).reshape(x.shape)
         self.check("GeLU", [x], {"approximate": "none"}, 0.5 * x * (1 + erf))
         self.check("GeLU", [x], {"approximate": "tanh"}, 0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x ** 3))))
@@ -541,7 +542,7 @@ class Gradients(unittest.TestCase):
     def test_unary(self):
         x = rng(1).normal(size=(3, 4))
         x = np.where(np.abs(x) < 0.05, 0.3, x)         # away from ReLU's kink
-        for op in ("ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Neg", "SiLU", "Square"):
+        for op in ("ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Neg", "SiLU", "Square", "Abs"):
             self.check(op, [x])
         self.check("GeLU", [x], {"approximate": "none"})
         for op in ("Log", "Sqrt", "Rsqrt"):
@@ -659,6 +660,23 @@ class Gradients(unittest.TestCase):
         np.testing.assert_allclose(y, (p / p.sum(axis=-1, keepdims=True)) @ v, rtol=1e-12)
         y = R.OPS["FlashAttentionScore"][0]([q, k, v, np.ones((3, 5))], at)       # every key hidden: zeros
         np.testing.assert_array_equal(y, np.zeros_like(q))
+        # grouped-query (4 query heads, 2 key heads) and multi-query: each query head n reads key head n // 2
+        # (n // 4), the key's gradient summed over the heads it serves
+        q4 = rng(5).normal(size=(2, 4, 3, 4))
+        at4 = {"head_num": 4, "scale_value": 0.5}
+        self.check("FlashAttentionScore", [q4, k, v], at4)
+        self.check("FlashAttentionScore", [q4, k[:, :1], v[:, :1]], at4)
+        y = R.OPS["FlashAttentionScore"][0]([q4, k, v], at4)
+        rep = [np.repeat(x, 2, axis=1) for x in (k, v)]
+        np.testing.assert_allclose(y, R.OPS["FlashAttentionScore"][0]([q4] + rep, at4), rtol=1e-12)
+        # BSND and BSH: the same numbers as BNSD, transposed (BSH's hidden dim N x D)
+        t = [np.swapaxes(x, 1, 2) for x in (q4, k, v)]
+        y_bsnd = R.OPS["FlashAttentionScore"][0](t, dict(at4, input_layout="BSND"))
+        np.testing.assert_allclose(y_bsnd, np.swapaxes(y, 1, 2), rtol=1e-12)
+        h = [x.reshape(x.shape[:2] + (-1,)) for x in t]
+        y_bsh = R.OPS["FlashAttentionScore"][0](h, dict(at4, input_layout="BSH"))
+        np.testing.assert_allclose(y_bsh, y_bsnd.reshape(y_bsnd.shape[:2] + (-1,)), rtol=1e-12)
+        self.check("FlashAttentionScore", h, dict(at4, input_layout="BSH"))
 
     def test_cast(self):
         self.check("Cast", [rng(1).normal(size=(3,))], {"dtype": R.Ident("Float16", 0)})
@@ -684,7 +702,8 @@ class Gradients(unittest.TestCase):
         names = set(n[len("test_"):] for n in dir(self) if n.startswith("test_"))
         groups = {"matmul": ["MatMul"], "batch_matmul": ["BatchMatMul"],
                   "binary": ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum"], "bias_add": ["BiasAdd"],
-                  "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Rsqrt", "SiLU", "Square"],
+                  "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Rsqrt", "SiLU", "Square",
+                            "Abs"],
                   "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "pad_fill": ["PadFill"],
                   "softmax_family": ["Softmax", "LogSoftmax"], "reductions": ["ReduceSum", "ReduceMean", "ReduceMax"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "Concat", "StridedSlice"], "gather": ["Gather"],
