@@ -201,6 +201,8 @@ if [ -d "$tmp/megatron1" ]; then
 	[ -d "$tmp/megatron8/ck" ] &&   # its checkpoints are past step 1: nothing would run (and no made-up results)
 		refuse "and the run ends at step 1 (--steps counts every step from the first): nothing is left to run" \
 			"$tmp/megatron1" --resume "$tmp/megatron8/ck" --steps 1
+	refuse "it is one checkpoint's folder: give the folder that holds it" \
+		"$tmp/megatron1" --resume "$(ls -d "$tmp/megatron8/ck"/step-* | tail -1)"
 	refuse "shardc: --resume restores every parameter (and the optimizer state) from the checkpoint" \
 		"$tmp/megatron1" --resume "$tmp/megatron8/ck" --params "$(ls -d "$tmp/megatron8/ck"/step-* | tail -1)/model.safetensors"
 fi

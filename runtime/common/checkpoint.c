@@ -345,9 +345,14 @@ sc_resume *sc_resume_open(sc_rt *rt, const char *dir)
 		int64_t *steps = list_steps(dir, &n, false);
 		if (n > 0)
 			step = steps[n - 1];
-		else
-			snprintf(msg, sizeof msg, "shardc: --resume %s: %s", dir,
-			         n < 0 ? strerror(errno) : "no checkpoint in it (a folder step-N that --checkpoint wrote)");
+		else {   /* DIR/step-N itself: the folder that holds it was meant */
+			const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+			bool one = strncmp(base, "step-", 5) == 0;
+			snprintf(msg, sizeof msg, "shardc: --resume %s: %s%s", dir,
+			         n < 0 ? strerror(errno) : "no checkpoint in it (a folder step-N that --checkpoint wrote)",
+			         one && n >= 0 ? "; it is one checkpoint's folder: give the folder that holds it, the one "
+			         "--checkpoint was given (the newest checkpoint there is resumed)" : "");
+		}
 		free(steps);
 	}
 	SC_MPI_CHECK(MPI_Bcast(&step, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
@@ -389,8 +394,9 @@ double sc_resume_value(sc_rt *rt, const sc_resume *r, const char *key)
 {
 	json_t *v = json_object_get(r->values, key);
 	char msg[4600];
-	snprintf(msg, sizeof msg, "shardc: --resume: %s/state.json has no number '%s' (written by another program?)",
-	         r->path, key);
+	snprintf(msg, sizeof msg, "shardc: --resume: %s/state.json has no number '%s': a program with fp16 loss scaling "
+	         "keeps it, so this checkpoint was written by another (another precision or model); resume it with the "
+	         "program that wrote it", r->path, key);
 	sc_agree_or_exit(rt, json_is_number(v), msg);
 	return json_number_value(v);
 }
