@@ -73,7 +73,7 @@ static void dims_text(StrBuf *b, const Type *t)
  * on a model with none it recomputes nothing. recompute: true recomputes
  * what lies between the cut points: nothing in a plain chain. Either says
  * so when it recomputes nothing. */
-static void warn_selective(const Module *m, const FlatGraph *f, Diag *d)
+static void warn_recompute_nothing(const Module *m, const FlatGraph *f, Diag *d)
 {
 	const Train *t = m->train;
 	if (!t || t->recompute == RECOMPUTE_NONE)
@@ -173,6 +173,6 @@ bool check_kernels(const Module *m, const FlatGraph *f, Diag *d)
 	check_index_inits(m, f->g, d);
 	check_index_aranges(m, f->g, d);
 	if (d->nerrors == before)
-		warn_selective(m, f, d);
+		warn_recompute_nothing(m, f, d);
 	return d->nerrors == before;
 }

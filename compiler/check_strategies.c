@@ -50,13 +50,9 @@ static bool check_tensor_strategy(Checker *c, const TensorStrategy *t, const Typ
 		goto out;
 	if (devices_matter(c->m) && devices % product != 0) {
 		char phrase[160];
-		int64_t fixed[MAX_DIMS], left = devices;   /* each split cut to the largest count the devices left take */
-		for (int i = 0; i < t->rank; i++) {
-			fixed[i] = t->split[i];
-			while (fixed[i] > 1 && left % fixed[i] != 0)
-				fixed[i]--;
-			left /= fixed[i];
-		}
+		int64_t fixed[MAX_DIMS];
+		memcpy(fixed, t->split, sizeof(int64_t) * (size_t)t->rank);
+		splits_fit_devices(fixed, t->rank, devices);
 		StrBuf e = {0};
 		ints_print(&e, fixed, t->rank);
 		ERR(c, t->span, "%s: the strategy %s uses %lld devices, which does not divide %s; e.g. %s", what, s.data,

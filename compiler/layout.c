@@ -585,3 +585,12 @@ void split_advice(StrBuf *b, const Type *type, const int64_t *splits, int i, int
 		sb_printf(b, " slices (at most its %lld elements, dividing device_num %lld)", (long long)size,
 		          (long long)devices);
 }
+
+void splits_fit_devices(int64_t *split, int n, int64_t devices)
+{
+	for (int i = 0; i < n; i++) {
+		while (split[i] > 1 && devices % split[i] != 0)
+			split[i]--;
+		devices /= split[i];
+	}
+}

@@ -126,6 +126,10 @@ bool layout_on_matrix(const TensorLayout *l, const TensorLayout *m, TensorLayout
  * of `keep` (a bit each: dims the operator keeps whole). */
 void split_advice(StrBuf *b, const Type *type, const int64_t *splits, int i, int64_t devices, bool even,
                   uint32_t keep);
+/* Each of split[0..n) cut to the largest count, at most it, that the
+ * devices the splits before it leave divide: a strategy that fits, for
+ * messages suggesting one. */
+void splits_fit_devices(int64_t *split, int n, int64_t devices);
 
 /* ---- rules.c: what an operator's strategy means ------------------------- */
 

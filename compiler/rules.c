@@ -398,7 +398,7 @@ static void print_suggestion(StrBuf *b, const OpDims *od, const int64_t *split, 
  * left cut to the largest count below it that does. */
 static void repair(const OpDims *od, const int64_t *split, int64_t device_num, int64_t *fixed)
 {
-	int64_t product = 1, lost = 1;
+	int64_t lost = 1;
 	for (int o = 0; o < od->nod; o++) {
 		fixed[o] = (od->whole & (1u << o)) ? 1 : split[o];
 		lost *= (od->whole & (1u << o)) ? split[o] : 1;
@@ -414,11 +414,7 @@ static void repair(const OpDims *od, const int64_t *split, int64_t device_num, i
 				break;
 			}
 	}
-	for (int o = 0; o < od->nod; o++) {
-		while (fixed[o] > 1 && (device_num / product) % fixed[o] != 0)
-			fixed[o]--;
-		product *= fixed[o];
-	}
+	splits_fit_devices(fixed, od->nod, device_num);
 }
 
 void op_split_default(const OpDims *od, int64_t device_num, OpSplit *out)

@@ -199,6 +199,44 @@ static bool node_strategy(const Module *m, const Graph *g, int i, Strategies *s,
 	return true;
 }
 
+/* Merges into split[] (0: no input has said yet) the op dims' splits that
+ * input k of an operator with op dims od takes when laid out as l; false
+ * when l splits a dim the operator keeps whole or broadcasts, or an op dim
+ * another input split differently. */
+static bool splits_from_input(const OpDims *od, int k, const TensorLayout *l, int64_t *split)
+{
+	int r = k < MAX_RULE_INPUTS ? k : MAX_RULE_INPUTS - 1;
+	for (int dim = 0; dim < od->in_rank[r]; dim++) {
+		int o = od->in_dim[r][dim];
+		int64_t want = layout_dim_split(l, dim);
+		if (o < 0 || (od->whole & (1u << o))) {
+			if (want != 1)
+				return false;
+		} else if (split[o] && split[o] != want)
+			return false;
+		else
+			split[o] = want;
+	}
+	return true;
+}
+
+/* Node u's strategy becomes split[] (0s taken as 1) when the devices take it. */
+static bool set_splits(Strategies *s, int u, int64_t *split)
+{
+	const OpDims *od = s->node[u].od;
+	int64_t product = 1;
+	for (int o = 0; o < od->nod; o++) {
+		split[o] = split[o] ? split[o] : 1;
+		product *= split[o];
+	}
+	if (s->device_num % product)
+		return false;
+	OpSplit os;
+	op_split_from_splits(od, split, s->device_num, &os);
+	strategy_set_split(s, u, &os);
+	return true;
+}
+
 /* A planned parameter's first user, when its strategy is only the default,
  * takes the split the plan gives that input (as MindSpore infers an
  * operator's strategy from a parameter's layout), so the parameter is used
@@ -207,7 +245,6 @@ static bool node_strategy(const Module *m, const Graph *g, int i, Strategies *s,
  * in_strategy. */
 static void follow_plan(const Graph *g, Strategies *s, int p)
 {
-	const TensorLayout *home = &s->home[p];   /* the plan's, a tuple or a Layout: slices per dim */
 	for (int u = 0; u < g->nnodes; u++) {
 		const Node *n = &g->nodes[u];
 		int k = 0;
@@ -218,26 +255,9 @@ static void follow_plan(const Graph *g, Strategies *s, int p)
 		NodeStrategy *ns = &s->node[u];
 		if (ns->user || !ns->has_dims)
 			return;
-		const OpDims *od = ns->od;
-		int r = k < MAX_RULE_INPUTS ? k : MAX_RULE_INPUTS - 1;
-		int64_t split[MAX_OPDIMS], product = 1;
-		bool ok = true;
-		for (int o = 0; o < od->nod; o++)
-			split[o] = 1;
-		for (int dim = 0; dim < od->in_rank[r]; dim++) {
-			int o = od->in_dim[r][dim];
-			int64_t want = layout_dim_split(home, dim);
-			if (o < 0 || (od->whole & (1u << o)))
-				ok &= want == 1;
-			else
-				split[o] = want;
-			product *= want;
-		}
-		if (ok && s->device_num % product == 0) {
-			OpSplit os;
-			op_split_from_splits(od, split, s->device_num, &os);
-			strategy_set_split(s, u, &os);
-		}
+		int64_t split[MAX_OPDIMS] = {0};
+		if (splits_from_input(ns->od, k, &s->home[p], split))   /* the plan's home: a tuple or a Layout */
+			set_splits(s, u, split);
 		return;
 	}
 }
@@ -271,40 +291,18 @@ static void shard_inputs(const Module *m, const FlatGraph *f, Strategies *s)
 		if (!sh || ns->user || !ns->has_dims || !node_in_graph(callee, f->orig[u]))
 			continue;
 		const Node *orig = f->orig[u];
-		const OpDims *od = ns->od;
-		int64_t split[MAX_OPDIMS], product = 1;
-		for (int o = 0; o < od->nod; o++)
-			split[o] = 0;   /* 0: no input says */
+		int64_t split[MAX_OPDIMS] = {0};
 		bool any = false, ok = true;
 		for (int k = 0; k < orig->nin && ok; k++) {
 			int p = orig->in[k];
 			TensorLayout l;
 			if (p >= callee->nparams || p >= sh->in.n || !sh->in.t[p].given)
 				continue;
-			ok = layout_from_strategy(&sh->in.t[p], s->device_num, &l);
-			int r = k < MAX_RULE_INPUTS ? k : MAX_RULE_INPUTS - 1;
-			for (int dim = 0; ok && dim < od->in_rank[r]; dim++) {
-				int o = od->in_dim[r][dim];
-				int64_t want = layout_dim_split(&l, dim);
-				if (o < 0 || (od->whole & (1u << o)))
-					ok = want == 1;
-				else if (split[o] && split[o] != want)   /* two inputs split the op dim differently */
-					ok = false;
-				else
-					split[o] = want;
-			}
+			ok = layout_from_strategy(&sh->in.t[p], s->device_num, &l) && splits_from_input(ns->od, k, &l, split);
 			any = true;
 		}
-		for (int o = 0; o < od->nod; o++) {
-			split[o] = split[o] ? split[o] : 1;
-			product *= split[o];
-		}
-		if (!any || !ok || s->device_num % product)
-			continue;
-		OpSplit os;
-		op_split_from_splits(od, split, s->device_num, &os);
-		strategy_set_split(s, u, &os);
-		ns->user = true;
+		if (any && ok && set_splits(s, u, split))
+			ns->user = true;
 	}
 }
 
