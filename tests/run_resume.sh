@@ -60,22 +60,30 @@ session() {
 
 # interrupted NAME STEPS SEED: NAME's run of STEPS steps checkpointing every
 # step, killed three times, each as soon as its loss line shows a step drawn
-# at random (seeded) from those it has not reached, so the kill lands after
-# that step's line, in its update or its checkpoint's write; resumed after
-# each, then left to end. Its results in $tmp/NAME/killed. Prints the kills
-# and how many of them left a checkpoint half written (a step-N.tmp folder).
+# at random (seeded) from those it has not reached in its first half, so the
+# kill lands after that step's line, in its update or its checkpoint's
+# write; resumed after each, then left to end. Its results in
+# $tmp/NAME/killed. Prints the kills and how many of them left a checkpoint
+# half written (a step-N.tmp folder).
 interrupted() {
-	local dir=$tmp/$1 steps=$2 kills=0 torn=0 resume=() pid at=0 target
+	local dir=$tmp/$1 steps=$2 kills=0 torn=0 resume=() pid at=0 target room last
 	rm -rf "$dir/ck" "$dir/killed"
 	RANDOM=$3
 	while :; do
+		# emptied here, before the watcher's tail opens it: a tail that read
+		# the last try's lines before the run's own '>' emptied it would
+		# take the new lines, once longer, for lines appended after them
+		: >"$dir/try.log"
 		# niced, so that on a loaded machine the watcher below still sees the
 		# target step's line before the run has gone past it (or ended)
 		setsid nice -n 19 "$dir/run.sh" --steps "$steps" --checkpoint "$dir/ck" --save-every 1 --keep 2 --log-every 1 \
 			--output-dir "$dir/killed" "${resume[@]}" "${DATA[@]}" >"$dir/try.log" 2>&1 &
 		pid=$!
 		if [ $kills -lt 3 ]; then
-			target=$((at + 1 + RANDOM % ((steps - at) / 3)))
+			# the kills spread over the first half, leaving the second
+			# half's time for the watcher to land the last one
+			room=$(((steps / 2 - at) / (3 - kills)))
+			target=$((at + 1 + RANDOM % (room > 0 ? room : 1)))
 			# the target step's line as soon as it is written: tail follows
 			# the log (no polling) until the run ends
 			if grep -q -m1 "^step: $target," <(tail -n +1 -F --pid=$pid "$dir/try.log" 2>/dev/null) &&
@@ -84,9 +92,11 @@ interrupted() {
 				wait $pid 2>/dev/null
 				for _ in $(seq 100); do [ -n "$(session $pid)" ] || break; sleep 0.05; done
 				kills=$((kills + 1))
-				at=$target
 				ls -d "$dir/ck"/step-*.tmp >/dev/null 2>&1 && torn=$((torn + 1))
-				ls "$dir/ck"/step-* >/dev/null 2>&1 && resume=(--resume "$dir/ck")
+				# the next run starts after the newest whole checkpoint: the
+				# kill lands a few steps past the target on a loaded machine
+				last=$(ls -d "$dir/ck"/step-* 2>/dev/null | grep -v '\.tmp$' | tail -1)
+				[ -n "$last" ] && { resume=(--resume "$dir/ck"); at=$((10#${last##*step-})); }
 				continue
 			fi
 		fi
