@@ -646,8 +646,8 @@ static bool mindspore_only(const char *name)
 		"ReduceMin", "ReduceProd", "ReduceAll", "ReduceAny", "PReLU", "LeakyReLU", "OneHot", "ExpandDims",
 		"Squeeze", "Tile", "Pow", "Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual",
 		"ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK", "CumSum", "CumProd",
-		"SoftmaxCrossEntropyWithLogits", "Sin", "Cos", "Erf", "Floor", "Ceil", "Round", "Sign", "Reciprocal",
-		"Mod", "FloorDiv", "FloorMod", "BroadcastTo", "Elu", "HSwish", "HSigmoid", "Softplus", "LogSigmoid",
+		"SoftmaxCrossEntropyWithLogits", "Ceil", "Round", "Mod", "FloorDiv", "FloorMod", "BroadcastTo", "Elu",
+		"HSwish", "HSigmoid", "LogSigmoid",
 		"BatchNorm", "Conv2D", "MaxPool", "AvgPool", "Embedding", "GatherD", "ScatterUpdate", "Einsum",
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

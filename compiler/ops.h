@@ -116,7 +116,16 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(RSQRT, "Rsqrt", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(RSQRT), GR_Y, 0, PREC_F32, V_COPY)           \
 	OP(SILU, "SiLU", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SILU), GR_X, 0, PREC_LOW, V_COPY)              \
 	OP(SQUARE, "Square", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(SQUARE), GR_X, 0, PREC_LOW, V_COPY)          \
-	OP(ABS, "Abs", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(ABS), GR_X, 0, PREC_LOW, V_COPY)
+	OP(ABS, "Abs", 1, 1, 0, SH_SAME, R_ELEMWISE, UNARY(ABS), GR_X, 0, PREC_LOW, V_COPY)                 \
+	OP(SIN, "Sin", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SIN), GR_X, 0, PREC_F32, V_COPY)                 \
+	OP(COS, "Cos", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(COS), GR_X, 0, PREC_F32, V_COPY)                 \
+	OP(ERF, "Erf", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ERF), GR_X, 0, PREC_F32, V_COPY)                 \
+	OP(RECIPROCAL, "Reciprocal", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(RECIPROCAL), GR_Y, 0, PREC_F32, V_COPY) \
+	OP(LOG1P, "Log1p", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(LOG1P), GR_X, 0, PREC_F32, V_COPY)           \
+	OP(EXPM1, "Expm1", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(EXPM1), GR_Y, 0, PREC_F32, V_COPY)           \
+	OP(SOFTPLUS, "Softplus", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SOFTPLUS), GR_X, 0, PREC_F32, V_COPY)  \
+	OP(FLOOR, "Floor", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(FLOOR), GR_NONE, 0, PREC_LOW, V_COPY)        \
+	OP(SIGN, "Sign", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SIGN), GR_NONE, 0, PREC_LOW, V_COPY)
 
 #define BINARY_OPS(OP)                                                                                         \
 	OP(ADD, "Add", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(ADD), GR_X, 0, PREC_LOW, V_COPY)             \

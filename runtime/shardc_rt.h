@@ -533,7 +533,16 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 	U(RSQRT, Y, 1 / sqrtf(x), -0.5f * g * t * t * t)                                                           \
 	U(SILU, X, x / (1 + expf(-x)), g * sc_silu_slope(t))                                                       \
 	U(SQUARE, X, x * x, 2 * t * g)                                                                             \
-	U(ABS, X, fabsf(x), t > 0 ? g : t < 0 ? -g : 0)   /* MindSpore's AbsGrad: dy sign(x), 0 at 0 */
+	U(ABS, X, fabsf(x), t > 0 ? g : t < 0 ? -g : 0)   /* MindSpore's AbsGrad: dy sign(x), 0 at 0 */          \
+	U(SIN, X, sinf(x), g * cosf(t))                                                                            \
+	U(COS, X, cosf(x), -g * sinf(t))                                                                           \
+	U(ERF, X, erff(x), g * 1.1283791671f * expf(-t * t))   /* 2 / sqrt(pi) */                                  \
+	U(RECIPROCAL, Y, 1 / x, -g * t * t)                                                                        \
+	U(LOG1P, X, log1pf(x), g / (1 + t))                                                                        \
+	U(EXPM1, Y, expm1f(x), g * (t + 1))                                                                        \
+	U(SOFTPLUS, X, x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x)), g / (1 + expf(-t)))   /* log(1 + e^x) */    \
+	U(FLOOR, N, floorf(x), ((void)g, 0.0f))   /* Floor, Sign: MindSpore's zero gradient, whatever dy */      \
+	U(SIGN, N, x > 0 ? 1.0f : x < 0 ? -1.0f : 0.0f * x, ((void)g, 0.0f))   /* 0 * x: NaN stays NaN */
 
 typedef enum {
 #define SC_U_ENUM(name, t, fwd, grad) SC_U_##name,

@@ -986,6 +986,75 @@ def bwd_abs(g, ins, at):
     return [np.sign(ins[0]) * g]
 
 
+def fwd_sin(ins, at):
+    return np.sin(ins[0])
+
+
+def bwd_sin(g, ins, at):
+    return [g * np.cos(ins[0])]
+
+
+def fwd_cos(ins, at):
+    return np.cos(ins[0])
+
+
+def bwd_cos(g, ins, at):
+    return [-g * np.sin(ins[0])]
+
+
+def fwd_erf(ins, at):
+    return erf(ins[0])
+
+
+def bwd_erf(g, ins, at):
+    return [g * 2.0 / math.sqrt(math.pi) * np.exp(-ins[0] * ins[0])]
+
+
+def fwd_reciprocal(ins, at):
+    return 1.0 / ins[0]
+
+
+def bwd_reciprocal(g, ins, at):
+    return [-g / (ins[0] * ins[0])]
+
+
+def fwd_log1p(ins, at):
+    return np.log1p(ins[0])
+
+
+def bwd_log1p(g, ins, at):
+    return [g / (1.0 + ins[0])]
+
+
+def fwd_expm1(ins, at):
+    return np.expm1(ins[0])
+
+
+def bwd_expm1(g, ins, at):
+    return [g * np.exp(ins[0])]
+
+
+def fwd_softplus(ins, at):
+    return np.logaddexp(0.0, ins[0])
+
+
+def bwd_softplus(g, ins, at):
+    return [g / (1.0 + np.exp(-ins[0]))]
+
+
+def fwd_floor(ins, at):
+    return np.floor(ins[0])
+
+
+def fwd_sign(ins, at):
+    return np.sign(ins[0])
+
+
+def bwd_zero(g, ins, at):
+    """Floor and Sign: MindSpore's zero gradient."""
+    return [np.zeros_like(ins[0])]
+
+
 def fwd_square(ins, at):
     return ins[0] * ins[0]
 
@@ -1616,6 +1685,15 @@ OPS = {
     "SiLU": (fwd_silu, bwd_silu, 1, 1),
     "Square": (fwd_square, bwd_square, 1, 1),
     "Abs": (fwd_abs, bwd_abs, 1, 1),
+    "Sin": (fwd_sin, bwd_sin, 1, 1),
+    "Cos": (fwd_cos, bwd_cos, 1, 1),
+    "Erf": (fwd_erf, bwd_erf, 1, 1),
+    "Reciprocal": (fwd_reciprocal, bwd_reciprocal, 1, 1),
+    "Log1p": (fwd_log1p, bwd_log1p, 1, 1),
+    "Expm1": (fwd_expm1, bwd_expm1, 1, 1),
+    "Softplus": (fwd_softplus, bwd_softplus, 1, 1),
+    "Floor": (fwd_floor, bwd_zero, 1, 1),
+    "Sign": (fwd_sign, bwd_zero, 1, 1),
     "Select": (fwd_select, bwd_select, 3, 3),
     "PadFill": (fwd_identity, bwd_identity, 1, 1),   # a whole tensor has no padding
     "RotaryPositionEmbedding": (fwd_rotary, bwd_rotary, 3, 3),

@@ -82,6 +82,9 @@ Test(grad, unary)
 		{SC_U_SIGMOID, "sigmoid", -3, 3}, {SC_U_EXP, "exp", -1, 1.5f}, {SC_U_LOG, "log", 0.5f, 3},
 		{SC_U_NEG, "neg", -2, 2}, {SC_U_SQRT, "sqrt", 0.5f, 3}, {SC_U_RSQRT, "rsqrt", 0.5f, 3},
 		{SC_U_SILU, "silu", -4, 4}, {SC_U_SQUARE, "square", -2, 2}, {SC_U_ABS, "abs", -2, 2},
+		{SC_U_SIN, "sin", -3, 3}, {SC_U_COS, "cos", -3, 3}, {SC_U_ERF, "erf", -2, 2},
+		{SC_U_RECIPROCAL, "reciprocal", 0.5f, 3}, {SC_U_LOG1P, "log1p", -0.5f, 3}, {SC_U_EXPM1, "expm1", -2, 1.5f},
+		{SC_U_SOFTPLUS, "softplus", -4, 4}, {SC_U_FLOOR, "floor", 0.1f, 0.9f}, {SC_U_SIGN, "sign", -2, 2},
 	};
 	const char reads[] = {   /* X, Y or N: what each gradient reads */
 #define READS(name, t, fwd, grad) [SC_U_##name] = #t[0],

@@ -216,6 +216,15 @@ class Forward(unittest.TestCase):
         self.check("SiLU", [x], {}, x / (1 + np.exp(-x)))
         self.check("Square", [x], {}, x ** 2)
         self.check("Abs", [x], {}, np.abs(x))
+        self.check("Sin", [x], {}, np.sin(x))
+        self.check("Cos", [x], {}, np.cos(x))
+        self.check("Erf", [x], {}, np.array([math.erf(v) for v in x.ravel()]).reshape(x.shape))
+        self.check("Reciprocal", [p], {}, 1 / p)
+        self.check("Log1p", [p], {}, np.log(1 + p))
+        self.check("Expm1", [x], {}, np.exp(x) - 1)
+        self.check("Softplus", [x * 30], {}, np.log(1 + np.exp(x * 30)))   # large |x|: no overflow
+        self.check("Floor", [x * 3], {}, np.floor(x * 3))
+        self.check("Sign", [np.array([-2.0, 0.0, 3.0])], {}, np.array([-1.0, 0.0, 1.0]))
         erf = np.array([math.erf(v / math.sqrt(2)) for v in x.ravel()]).reshape(x.shape)
         self.check("GeLU", [x], {"approximate": "none"}, 0.5 * x * (1 + erf))
         self.check("GeLU", [x], {"approximate": "tanh"}, 0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x ** 3))))
@@ -542,11 +551,14 @@ class Gradients(unittest.TestCase):
     def test_unary(self):
         x = rng(1).normal(size=(3, 4))
         x = np.where(np.abs(x) < 0.05, 0.3, x)         # away from ReLU's kink
-        for op in ("ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Neg", "SiLU", "Square", "Abs"):
+        for op in ("ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Neg", "SiLU", "Square", "Abs", "Sin", "Cos", "Erf",
+                   "Expm1", "Softplus"):
             self.check(op, [x])
         self.check("GeLU", [x], {"approximate": "none"})
-        for op in ("Log", "Sqrt", "Rsqrt"):
+        for op in ("Log", "Sqrt", "Rsqrt", "Reciprocal", "Log1p"):
             self.check(op, [np.abs(x) + 0.5])
+        for op in ("Floor", "Sign"):                     # piecewise constant: MindSpore's zero gradient
+            self.assertEqual(R.OPS[op][1](np.ones((3, 4)), [x], {})[0].tolist(), np.zeros((3, 4)).tolist())
 
     def test_dropout(self):
         # Linear in x: the gradient is the forward on dy, the same mask drawn again from its counter;
@@ -703,7 +715,7 @@ class Gradients(unittest.TestCase):
         groups = {"matmul": ["MatMul"], "batch_matmul": ["BatchMatMul"],
                   "binary": ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum"], "bias_add": ["BiasAdd"],
                   "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Rsqrt", "SiLU", "Square",
-                            "Abs"],
+                            "Abs", "Sin", "Cos", "Erf", "Reciprocal", "Log1p", "Expm1", "Softplus", "Floor", "Sign"],
                   "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "pad_fill": ["PadFill"],
                   "softmax_family": ["Softmax", "LogSoftmax"], "reductions": ["ReduceSum", "ReduceMean", "ReduceMax"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "Concat", "StridedSlice"], "gather": ["Gather"],

@@ -364,6 +364,16 @@ static double unary(OpKind op, const Attrs *a, double x)
 	case OP_RSQRT: return 1 / sqrt(x);
 	case OP_SILU: return x / (1 + exp(-x));
 	case OP_SQUARE: return x * x;
+	case OP_ABS: return fabs(x);
+	case OP_SIN: return sin(x);
+	case OP_COS: return cos(x);
+	case OP_ERF: return erf(x);
+	case OP_RECIPROCAL: return 1 / x;
+	case OP_LOG1P: return log1p(x);
+	case OP_EXPM1: return expm1(x);
+	case OP_SOFTPLUS: return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+	case OP_FLOOR: return floor(x);
+	case OP_SIGN: return x > 0 ? 1 : x < 0 ? -1 : 0 * x;
 	default: die("not a unary operator");
 	}
 }
