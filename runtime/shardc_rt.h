@@ -102,6 +102,7 @@ typedef enum {
 
 typedef enum {
 	SC_ADD, SC_SUB, SC_MUL, SC_DIV, SC_MAXIMUM, SC_MINIMUM,
+	SC_POW,                                /* a^b; its db is 0 where a <= 0 (log a undefined) */
 } sc_binop;
 
 /* ---- process ---- */

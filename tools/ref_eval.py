@@ -864,6 +864,19 @@ def bwd_minimum(g, ins, at):
     return split_ties(g, a, b, a < b)
 
 
+def fwd_pow(ins, at):
+    with np.errstate(all="ignore"):               # a negative base's fractional power is NaN, as C's powf
+        return np.power(ins[0], ins[1])
+
+
+def bwd_pow(g, ins, at):
+    a, b = ins
+    with np.errstate(all="ignore"):
+        ga = g * b * np.power(a, b - 1.0)
+        gb = np.where(a > 0, g * np.power(a, b) * np.log(np.where(a > 0, a, 1.0)), 0.0)   # 0 where log a is undefined
+    return [unbroadcast(ga, a.shape), unbroadcast(gb, b.shape)]
+
+
 def fwd_bias_add(ins, at):
     x, b = ins
     if b.ndim != 1 or x.ndim < 1 or x.shape[-1] != b.shape[0]:
@@ -1672,6 +1685,7 @@ OPS = {
     "Div": (fwd_div, bwd_div, 2, 2),
     "Maximum": (fwd_maximum, bwd_maximum, 2, 2),
     "Minimum": (fwd_minimum, bwd_minimum, 2, 2),
+    "Pow": (fwd_pow, bwd_pow, 2, 2),
     "BiasAdd": (fwd_bias_add, bwd_bias_add, 2, 2),
     "ReLU": (fwd_relu, bwd_relu, 1, 1),
     "GeLU": (fwd_gelu, bwd_gelu, 1, 1),

@@ -95,6 +95,7 @@ __device__ float binop(sc_binop op, float a, float b)
 	case SC_DIV: return a / b;
 	case SC_MAXIMUM: return a >= b ? a : b;
 	case SC_MINIMUM: return a <= b ? a : b;
+	case SC_POW: return powf(a, b);
 	}
 	return 0;
 }
@@ -118,6 +119,10 @@ __global__ void binary_grad_k(sc_binop op, const float *a, const float *b, const
 		case SC_SUB: da = g; db = -g; break;
 		case SC_MUL: da = g * b[ib]; db = g * a[ia]; break;
 		case SC_DIV: da = g / b[ib]; db = -g * a[ia] / (b[ib] * b[ib]); break;
+		case SC_POW:   /* the CPU's pow_da and pow_db */
+			da = g * b[ib] * powf(a[ia], b[ib] - 1);
+			db = a[ia] > 0 ? g * powf(a[ia], b[ib]) * logf(a[ia]) : 0;
+			break;
 		case SC_MAXIMUM: case SC_MINIMUM:   /* a tie splits the gradient evenly */
 			if (a[ia] == b[ib])
 				da = db = g / 2;

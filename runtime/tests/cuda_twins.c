@@ -126,8 +126,13 @@ static void test_elementwise(void)
 	float *da, *db, *ddy, *a = rnd(n, -2, 2, &da), *b = rnd(5, 0.5f, 1.5f, &db), *dy = rnd(n, -1, 1, &ddy);
 	float *y = malloc(n * sizeof *y), *dyv = t_slab(n * sizeof *y), *ga = malloc(n * sizeof *ga), *gb = malloc(5 * 4);
 	float *dga = t_slab(n * 4), *dgb = t_slab(5 * 4);
-	for (sc_binop op = SC_ADD; op <= SC_MINIMUM; op++) {
+	for (sc_binop op = SC_ADD; op <= SC_POW; op++) {
 		char what[64];
+		if (op == SC_POW) {   /* a positive base (a negative one's power is NaN) */
+			for (int i = 0; i < n; i++)
+				a[i] = fabsf(a[i]) + 0.1f;
+			sc_from_host(rt, da, a, n * sizeof *a);
+		}
 		snprintf(what, sizeof what, "binary %d", op);
 		sc_binary(rt, op, da, ad, 3, db, bd, 2, dyv, yd, 3);
 		sc_cpu_binary(op, a, ad, 3, b, bd, 2, y, yd, 3);

@@ -162,6 +162,7 @@ static float naive_op(sc_binop op, float u, float v)
 	case SC_DIV: return u / v;
 	case SC_MAXIMUM: return u >= v ? u : v;
 	case SC_MINIMUM: return u <= v ? u : v;
+	case SC_POW: return powf(u, v);
 	}
 	return NAN;
 }
@@ -177,7 +178,10 @@ Test(binary, every_broadcast_case_against_naive)
 		t_fill(a, na, &s, -2, 2);
 		t_fill(b, nb, &s, 0.5f, 2);
 		a[0] = b[0];   /* a tie for maximum and minimum */
-		for (sc_binop op = SC_ADD; op <= SC_MINIMUM; op++) {
+		for (sc_binop op = SC_ADD; op <= SC_POW; op++) {
+			if (op == SC_POW)   /* a positive base (a negative one's power is NaN) */
+				for (int64_t i = 0; i < na; i++)
+					a[i] = fabsf(a[i]) + 0.1f;
 			sc_cpu_binary(op, a, c->ad, c->an, b, c->bd, c->bn, y, c->yd, c->yn);
 			int64_t yi[SC_MAX_DIMS];
 			for (int64_t i = 0; i < ny; i++) {

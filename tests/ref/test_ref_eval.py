@@ -191,6 +191,8 @@ class Forward(unittest.TestCase):
         for op, f in (("Add", np.add), ("Sub", np.subtract), ("Mul", np.multiply), ("Div", np.divide),
                       ("Maximum", np.maximum), ("Minimum", np.minimum)):
             self.check(op, [a, b], {}, f(a, b))
+        self.check("Pow", [np.abs(a), b], {}, np.abs(a) ** b)
+        self.check("Pow", [a, np.float64(2.0)], {}, a * a)
         self.check("Add", [a, np.float64(2.0)], {}, a + 2.0)
 
     def test_integer_division_truncates(self):
@@ -544,6 +546,10 @@ class Gradients(unittest.TestCase):
         for op in ("Add", "Sub", "Mul", "Div", "Maximum", "Minimum"):
             self.check(op, [a, b])
         self.check("Mul", [a, np.float64(1.5)])
+        self.check("Pow", [np.abs(a) + 0.2, b])
+        self.check("Pow", [np.abs(a) + 0.2, np.float64(3.0)])
+        g = R.OPS["Pow"][1](np.ones(2), [np.array([-1.0, 0.0]), np.array([2.0, 2.0])], {})
+        self.assertEqual(g[1].tolist(), [0.0, 0.0])     # the exponent's gradient where log a is undefined
 
     def test_bias_add(self):
         self.check("BiasAdd", [rng(1).normal(size=(2, 3, 4)), rng(2).normal(size=(4,))])
@@ -713,7 +719,7 @@ class Gradients(unittest.TestCase):
     def test_every_operator_is_tested(self):
         names = set(n[len("test_"):] for n in dir(self) if n.startswith("test_"))
         groups = {"matmul": ["MatMul"], "batch_matmul": ["BatchMatMul"],
-                  "binary": ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum"], "bias_add": ["BiasAdd"],
+                  "binary": ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow"], "bias_add": ["BiasAdd"],
                   "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Rsqrt", "SiLU", "Square",
                             "Abs", "Sin", "Cos", "Erf", "Reciprocal", "Log1p", "Expm1", "Softplus", "Floor", "Sign"],
                   "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "pad_fill": ["PadFill"],

@@ -315,6 +315,7 @@ static double binary(OpKind op, double a, double b)
 	/* numpy's maximum and minimum propagate NaN */
 	case OP_MAXIMUM: return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
 	case OP_MINIMUM: return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
+	case OP_POW: return pow(a, b);
 	default: die("not a binary operator");
 	}
 }
