@@ -643,8 +643,8 @@ static int64_t inlined_size(const Node *n)
 static bool mindspore_only(const char *name)
 {
 	static const char *const names[] = {
-		"ReduceMin", "ReduceProd", "ReduceAll", "ReduceAny", "PReLU", "LeakyReLU", "OneHot", "ExpandDims",
-		"Squeeze", "Tile", "Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual",
+		"ReduceMin", "ReduceProd", "ReduceAll", "ReduceAny", "PReLU", "LeakyReLU", "OneHot", "Tile",
+		"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual",
 		"ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK", "CumSum", "CumProd",
 		"SoftmaxCrossEntropyWithLogits", "Ceil", "Round", "Mod", "FloorDiv", "FloorMod", "BroadcastTo", "Elu",
 		"HSwish", "HSigmoid", "LogSigmoid",

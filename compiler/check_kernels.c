@@ -22,7 +22,7 @@
 /* Operators that move elements of any type; the rest compute on floats. */
 static bool moves_elements(OpKind op)
 {
-	return op == OP_RESHAPE || op == OP_FLATTEN || op == OP_TRANSPOSE || op == OP_CONCAT ||
+	return op_info[op].view == V_VIEW || op == OP_TRANSPOSE || op == OP_CONCAT ||
 	       op == OP_STRIDED_SLICE || op == OP_SPLIT || op == OP_CAST || op_is_comm(op);
 }
 

@@ -265,7 +265,7 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 			sb_printf(b, "\n\t\tsc_scale(rt, %s, %s, %lld, %.17g);", y, y, (long long)numel(yv), factor);
 		break;
 	}
-	case OP_RESHAPE: case OP_FLATTEN:
+	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
 		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));
 		break;
 	case OP_TRANSPOSE:

@@ -176,7 +176,7 @@ static bool is_index_type(DType t)
 /* Operators whose result holds some of their input's elements unchanged. */
 static bool keeps_elements(const Node *n)
 {
-	return n->op == OP_RESHAPE || n->op == OP_FLATTEN || n->op == OP_TRANSPOSE || n->op == OP_STRIDED_SLICE ||
+	return op_info[n->op].view == V_VIEW || n->op == OP_TRANSPOSE || n->op == OP_STRIDED_SLICE ||
 	       n->op == OP_SPLIT ||
 	       n->op == OP_CONCAT || op_is_comm(n->op);
 }

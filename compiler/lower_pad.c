@@ -113,10 +113,8 @@ void lower_fill_operands(Lowering *x, int i, int *ins)
 		last = 0;
 	} else if (n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS)   /* both operands: their difference 0 there */
 		last = 1;
-	else if (n->op == OP_LOG || n->op == OP_SQRT || n->op == OP_RSQRT)
-		fill = 1, last = 0;
-	else if (n->op == OP_DIV)   /* the divisor */
-		fill = 1, first = last = 1;
+	else if (infinite_slope_at_zero(n->op, 0) || infinite_slope_at_zero(n->op, 1))
+		fill = 1, first = last = infinite_slope_at_zero(n->op, 1);
 	for (int k = first; k <= last; k++) {
 		const LValue *v = &x->l->values[ins[k]];
 		if (!reduction)

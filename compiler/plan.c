@@ -31,7 +31,7 @@ int64_t aligned(int64_t n)
 /* Operators that move elements of any type; the rest compute on floats. */
 static bool any_dtype(OpKind op)
 {
-	return op == OP_RESHAPE || op == OP_FLATTEN || op == OP_TRANSPOSE || op == OP_TRANSPOSE_FOLDED ||
+	return op_info[op].view == V_VIEW || op == OP_TRANSPOSE || op == OP_TRANSPOSE_FOLDED ||
 	       op == OP_CONCAT || op == OP_STRIDED_SLICE || op == OP_SPLIT || op == OP_CAST || op == OP_PAD_FILL ||
 	       op == OP_SEND_RECV || op_is_comm(op);
 }

@@ -265,6 +265,20 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		od->out_dim[0] = 0;
 		od->out_dim[1] = (int8_t)(x->rank > 1 ? 1 : -1);
 		return true;
+	case OP_EXPAND_DIMS: case OP_SQUEEZE: {
+		/* Dims of size 1 added or dropped: the result's other dims are the
+		 * input's in order; one of size 1 follows none (no split has it). */
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], NULL);
+		identity_input(od, 0, x->rank);
+		od->out_rank = out->rank;
+		for (int d = 0, i = 0; d < out->rank; d++) {
+			while (out->dims[d] > 1 && x->dims[i] == 1)
+				i++;
+			od->out_dim[d] = (int8_t)(out->dims[d] > 1 ? i++ : -1);
+		}
+		return true;
+	}
 	case OP_GATHER: {
 		/* The index dims come first, so they take the device matrix's
 		 * slow axes and the table's rows the fast ones, as Megatron's

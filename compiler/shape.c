@@ -9,18 +9,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Normalizes axis `a` of a rank-r tensor into [0, r); false if out of range. */
-static bool norm_axis(Infer *x, int64_t a, int r, int64_t *out)
-{
-	if (a < -r || a >= (r ? r : 1) || (r == 0 && a != 0 && a != -1)) {
-		ERR(x, x->n->attr_lit ? x->n->attr_lit->span : x->n->op_span,
-		    "%s: axis %lld is out of range for a tensor of rank %d", opname(x), (long long)a, r);
-		return false;
-	}
-	*out = a < 0 ? a + r : a;
-	return true;
-}
-
 static bool broadcast(Infer *x, const Type *a, const Type *b, Type *out, Span at)
 {
 	int r = a->rank > b->rank ? a->rank : b->rank;
@@ -85,7 +73,7 @@ static bool infer_reduce(Infer *x, const Type *in, Type *out)
 			reduced[i] = true;
 	for (int i = 0; a->has_axis && i < a->naxes; i++) {
 		int64_t ax;
-		if (!norm_axis(x, a->axes[i], in->rank, &ax))
+		if (!infer_axis(x, a->axes[i], in->rank, &ax))
 			return false;
 		if (reduced[ax]) {
 			ERR(x, x->n->attr_lit->span, "%s: axis %lld is named twice", opname(x), (long long)a->axes[i]);
@@ -100,77 +88,6 @@ static bool infer_reduce(Infer *x, const Type *in, Type *out)
 		else if (a->keep_dims)
 			out->dims[out->rank++] = 1;
 	}
-	return true;
-}
-
-static bool infer_reshape(Infer *x, const Type *in, Type *out)
-{
-	const Attrs *a = &x->n->a;
-	if (!need_attr(x, ATTR_SHAPE))
-		return false;
-	int64_t total = 1, known = 1;
-	for (int i = 0; i < in->rank; i++)
-		total *= in->dims[i];
-	int infer_at = -1;
-	for (int i = 0; i < a->nshape; i++) {
-		if (a->shape[i] == -1 && infer_at < 0) {
-			infer_at = i;
-			continue;
-		}
-		if (a->shape[i] < 1) {
-			ERR(x, x->n->attr_lit->span, "Reshape: each target dim is positive (one may be -1)");
-			return false;
-		}
-		if (a->shape[i] > total / known) {   /* more elements than the input: no overflow */
-			known = -1;
-			break;
-		}
-		known *= a->shape[i];
-	}
-	out->rank = a->nshape;
-	memcpy(out->dims, a->shape, sizeof(int64_t) * (size_t)a->nshape);
-	if (infer_at >= 0 && known > 0 && total % known == 0)
-		out->dims[infer_at] = total / known;
-	else if (infer_at >= 0)
-		known = -1;
-	if ((infer_at < 0 && known != total) || known < 0) {
-		double given = 1;   /* the target's known dims, in double: no overflow */
-		for (int i = 0; i < a->nshape; i++)
-			given *= a->shape[i] == -1 ? 1 : (double)a->shape[i];
-		StrBuf t = {0};
-		ints_print(&t, a->shape, a->nshape);
-		if (infer_at >= 0)
-			ERR(x, x->n->attr_lit->span, "Reshape: cannot reshape %s (%lld elements) to %s: its known dims make %.17g, "
-			    "which does not divide %lld", DIMS(in), (long long)total, t.data, given, (long long)total);
-		else
-			ERR(x, x->n->attr_lit->span, "Reshape: cannot reshape %s (%lld elements) to %s (%.17g elements)", DIMS(in),
-			    (long long)total, t.data, given);
-		sb_free(&t);
-		return false;
-	}
-	return true;
-}
-
-static bool infer_transpose(Infer *x, const Type *in, Type *out)
-{
-	const Attrs *a = &x->n->a;
-	if (!need_attr(x, ATTR_PERM))
-		return false;
-	bool seen[MAX_DIMS] = {0};
-	bool ok = a->nperm == in->rank;
-	for (int i = 0; ok && i < a->nperm; i++) {
-		ok = a->perm[i] >= 0 && a->perm[i] < in->rank && !seen[a->perm[i]];
-		if (ok)
-			seen[a->perm[i]] = true;
-	}
-	if (!ok) {
-		ERR(x, x->n->attr_lit->span, "Transpose: perm must be a permutation of 0..%d for a tensor of shape %s",
-		    in->rank - 1, DIMS(in));
-		return false;
-	}
-	out->rank = in->rank;
-	for (int i = 0; i < in->rank; i++)
-		out->dims[i] = in->dims[a->perm[i]];
 	return true;
 }
 
@@ -193,7 +110,7 @@ static bool infer_norm(Infer *x, const Type *in, Type *out)
 		return false;
 	}
 	norm_begin(n->op, &n->a, in->rank, gamma->rank, &norm, &params);
-	if (!norm_axis(x, norm, in->rank, &norm) || !norm_axis(x, params, in->rank, &params))
+	if (!infer_axis(x, norm, in->rank, &norm) || !infer_axis(x, params, in->rank, &params))
 		return false;
 	for (int k = 1; k <= params_n; k++) {
 		const Type *p = in_type(x, k);
@@ -244,7 +161,7 @@ static bool infer_concat(Infer *x, Type *out)
 		ERR(x, in_span(x, 0), "Concat cannot join scalars; its operands need rank 1 or more");
 		return false;
 	}
-	if (!norm_axis(x, x->n->a.has_axis ? x->n->a.axes[0] : 0, a->rank, &axis))
+	if (!infer_axis(x, x->n->a.has_axis ? x->n->a.axes[0] : 0, a->rank, &axis))
 		return false;
 	*out = *a;
 	for (int k = 1; k < x->n->nin; k++) {
@@ -608,12 +525,12 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_ALL_REDUCE:
 		return true;
 	case OP_ALL_GATHER:
-		if (!norm_axis(x, a->has_axis ? a->axes[0] : 0, in->rank, &axis))
+		if (!infer_axis(x, a->has_axis ? a->axes[0] : 0, in->rank, &axis))
 			return false;
 		out->dims[axis] *= n;
 		return true;
 	case OP_REDUCE_SCATTER:
-		if (!norm_axis(x, a->has_axis ? a->axes[0] : 0, in->rank, &axis))
+		if (!infer_axis(x, a->has_axis ? a->axes[0] : 0, in->rank, &axis))
 			return false;
 		if (in->dims[axis] % n) {
 			ERR(x, x->n->op_span, "ReduceScatter: dim %lld of %s is not divisible by the group size %lld",
@@ -625,7 +542,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_ALL_TO_ALL: {
 		int64_t sa, ca;
 		if (!need_attr(x, ATTR_SPLIT_AXIS) || !need_attr(x, ATTR_CONCAT_AXIS) ||
-		    !norm_axis(x, a->split_axis, in->rank, &sa) || !norm_axis(x, a->concat_axis, in->rank, &ca))
+		    !infer_axis(x, a->split_axis, in->rank, &sa) || !infer_axis(x, a->concat_axis, in->rank, &ca))
 			return false;
 		if (in->dims[sa] % n) {
 			ERR(x, x->n->op_span, "AllToAll: split dim %lld of %s is not divisible by the group size %lld",
@@ -639,7 +556,8 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
 	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_ROTARY: case OP_FLASH_ATTENTION: case OP_DROPOUT: case OP_SOFTMAX: case OP_PAD_FILL:
 	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
-	case OP_FLATTEN: case OP_GATHER: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
+	case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_GATHER: OP_CASES(NORM_OPS) case OP_CONCAT:
+	case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
 	case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)
@@ -744,24 +662,18 @@ static bool infer_node(Infer *x, Type *out)
 			return false;
 		}
 		*out = *a;
-		return need_float(x, 0) && norm_axis(x, n->a.has_axis ? n->a.axes[0] : -1, a->rank, &axis);
+		return need_float(x, 0) && infer_axis(x, n->a.has_axis ? n->a.axes[0] : -1, a->rank, &axis);
 	}
 	case OP_RESHAPE:
 		return infer_reshape(x, a, out);
 	case OP_TRANSPOSE:
 		return infer_transpose(x, a, out);
-	case OP_FLATTEN: {
-		if (a->rank < 1) {
-			ERR(x, in_span(x, 0), "Flatten needs a tensor of rank 1 or more");
-			return false;
-		}
-		out->rank = 2;
-		out->dims[0] = a->dims[0];
-		out->dims[1] = 1;
-		for (int i = 1; i < a->rank; i++)
-			out->dims[1] *= a->dims[i];
-		return true;
-	}
+	case OP_FLATTEN:
+		return infer_flatten(x, a, out);
+	case OP_EXPAND_DIMS:
+		return infer_expand_dims(x, a, out);
+	case OP_SQUEEZE:
+		return infer_squeeze(x, a, out);
 	case OP_GATHER: {
 		const Type *idx = in_type(x, 1);
 		if (n->a.has_axis && (n->a.axis_is_tuple || n->a.axes[0] != 0)) {

@@ -30,5 +30,14 @@ bool same_dtype(Infer *x, int a, int b);
 bool need_float(Infer *x, int k);
 /* Where attribute `name` is written, for messages; the operator when it is not. */
 Span attr_span(Infer *x, const char *name);
+/* Axis a of a rank-r tensor in [0, r), in *out; false after its message. */
+bool infer_axis(Infer *x, int64_t a, int r, int64_t *out);
+
+/* The view operators' result shapes (shape_views.c); false after a message. */
+bool infer_reshape(Infer *x, const Type *in, Type *out);
+bool infer_transpose(Infer *x, const Type *in, Type *out);
+bool infer_flatten(Infer *x, const Type *in, Type *out);
+bool infer_expand_dims(Infer *x, const Type *in, Type *out);
+bool infer_squeeze(Infer *x, const Type *in, Type *out);
 
 #endif

@@ -73,3 +73,15 @@ Span attr_span(Infer *x, const char *name)
 	const Lit *v = lit_dict_get(x->n->attr_lit, name);
 	return v ? v->span : x->n->op_span;
 }
+
+/* Normalizes axis `a` of a rank-r tensor into [0, r); false if out of range. */
+bool infer_axis(Infer *x, int64_t a, int r, int64_t *out)
+{
+	if (a < -r || a >= (r ? r : 1) || (r == 0 && a != 0 && a != -1)) {
+		ERR(x, x->n->attr_lit ? x->n->attr_lit->span : x->n->op_span,
+		    "%s: axis %lld is out of range for a tensor of rank %d", opname(x), (long long)a, r);
+		return false;
+	}
+	*out = a < 0 ? a + r : a;
+	return true;
+}

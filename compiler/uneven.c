@@ -169,11 +169,11 @@ static void check_step(Uneven *u, int i)
 				zero_of(u, o->result)[d] = true;
 }
 
-/* Whether operand k of op has a derivative that is infinite where it is 0
- * (Log, Sqrt, Rsqrt; Div's divisor): its padding must hold something else. */
-static bool infinite_slope_at_zero(OpKind op, int k)
+bool infinite_slope_at_zero(OpKind op, int k)
 {
-	return op == OP_DIV ? k == 1 : (op == OP_LOG || op == OP_SQRT || op == OP_RSQRT);
+	if (op == OP_DIV || op == OP_POW)   /* the divisor; the base (b a^(b - 1)) */
+		return k == (op == OP_DIV);
+	return k == 0 && (op == OP_LOG || op == OP_SQRT || op == OP_RSQRT || op == OP_RECIPROCAL);
 }
 
 /* The fill of v's padding along d where a chain of PadFills before
@@ -195,7 +195,8 @@ static double pad_fill_of(const Uneven *u, int i, int v, int d)
 
 static bool maps_zero(OpKind op)
 {
-	return op != OP_EXP && op != OP_SIGMOID && op != OP_SQRT && op != OP_RSQRT;
+	return op != OP_EXP && op != OP_SIGMOID && op != OP_SQRT && op != OP_RSQRT && op != OP_COS && op != OP_SOFTPLUS &&
+	       op != OP_RECIPROCAL && op != OP_POW;
 }
 
 /* What an operator does with an uneven split of its operands or result:
@@ -221,7 +222,8 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:   /* their padding made 0 (lower_pad.c) */
 	case OP_MSE_LOSS: case OP_L1_LOSS:   /* their operands' padding made 0 (lower_pad.c) */
 		return UNEVEN_TAKES;
-	case OP_RESHAPE: case OP_FLATTEN: case OP_SEND_RECV: case OP_STAGE_SUM:   /* StageSum: of a whole scalar */
+	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
+	case OP_SEND_RECV: case OP_STAGE_SUM:   /* StageSum: of a whole scalar */
 		return UNEVEN_COPIES;
 	case OP_CALL: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
 	OP_CASES(FUSED_OPS) case OP_COUNT:

@@ -1333,6 +1333,25 @@ def bwd_transpose(g, ins, at):
     return [np.transpose(g, np.argsort(attr_ints(at, "perm")))]
 
 
+def fwd_expand_dims(ins, at):
+    x = ins[0]
+    return np.expand_dims(x, norm_axis(attr_int(at, "axis", None), x.ndim + 1))
+
+
+def fwd_squeeze(ins, at):
+    x = ins[0]
+    v = at.get("axis", ())
+    axes = tuple(norm_axis(a, x.ndim) for a in (v if isinstance(v, tuple) else (v,)))
+    if any(x.shape[a] != 1 for a in axes):
+        raise OpError("only dims of size 1 can be squeezed: axis %s of %s" % (v, x.shape))
+    return np.squeeze(x, axis=axes if axes else None)
+
+
+def bwd_view(g, ins, at):
+    """The views that add or drop dims of size 1: the gradient in the input's shape."""
+    return [g.reshape(ins[0].shape)]
+
+
 def fwd_flatten(ins, at):
     x = ins[0]
     if x.ndim < 1:
@@ -1721,6 +1740,8 @@ OPS = {
     "Reshape": (fwd_reshape, bwd_reshape, 1, 1),
     "Transpose": (fwd_transpose, bwd_transpose, 1, 1),
     "Flatten": (fwd_flatten, bwd_flatten, 1, 1),
+    "ExpandDims": (fwd_expand_dims, bwd_view, 1, 1),
+    "Squeeze": (fwd_squeeze, bwd_view, 1, 1),
     "Gather": (fwd_gather, bwd_gather, 2, 2),
     "LayerNorm": (fwd_layer_norm, bwd_layer_norm, 3, 3),
     "RmsNorm": (fwd_rms_norm, bwd_rms_norm, 2, 2),

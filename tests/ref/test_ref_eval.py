@@ -296,6 +296,14 @@ class Forward(unittest.TestCase):
         self.check("Reshape", [x], {"shape": (4, -1)}, x.reshape(4, 6))
         self.check("Transpose", [x], {"perm": (2, 0, 1)}, np.transpose(x, (2, 0, 1)))
         self.check("Flatten", [x], {}, x.reshape(2, 12))
+        self.check("ExpandDims", [x], {"axis": -1}, x.reshape(2, 3, 4, 1))
+        self.check("ExpandDims", [x], {"axis": 1}, x.reshape(2, 1, 3, 4))
+        y = x.reshape(2, 1, 3, 1, 4)
+        self.check("Squeeze", [y], {}, x)
+        self.check("Squeeze", [y], {"axis": -2}, x.reshape(2, 1, 3, 4))
+        self.check("Squeeze", [y], {"axis": (1, 3)}, x)
+        with self.assertRaises(R.OpError):
+            fwd("Squeeze", [y], {"axis": 0})
         self.check("Concat", [x, x[:, :1], x], {"axis": 1}, np.concatenate([x, x[:, :1], x], axis=1))
         self.check("Concat", [x, x], {}, np.concatenate([x, x], axis=0))
         self.check("StridedSlice", [x], {"begin": (0, 1, -3), "end": (2, 3, 100), "strides": (1, 1, 2)},
@@ -627,6 +635,8 @@ class Gradients(unittest.TestCase):
         self.check("Reshape", [x], {"shape": (6, -1)})
         self.check("Transpose", [x], {"perm": (1, 2, 0)})
         self.check("Flatten", [x])
+        self.check("ExpandDims", [x], {"axis": 2})
+        self.check("Squeeze", [x.reshape(2, 3, 1, 4)], {"axis": 2})
         self.check("Concat", [x, rng(2).normal(size=(2, 1, 4))], {"axis": 1})
         self.check("StridedSlice", [x], {"begin": (1, 0, -4), "end": (2, 3, 4), "strides": (1, 2, 3)})
         # pad: past the end reads 0 (an uneven split's last piece), its gradient dropped
@@ -724,7 +734,8 @@ class Gradients(unittest.TestCase):
                             "Abs", "Sin", "Cos", "Erf", "Reciprocal", "Log1p", "Expm1", "Softplus", "Floor", "Sign"],
                   "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "pad_fill": ["PadFill"],
                   "softmax_family": ["Softmax", "LogSoftmax"], "reductions": ["ReduceSum", "ReduceMean", "ReduceMax"],
-                  "shape_ops": ["Reshape", "Transpose", "Flatten", "Concat", "StridedSlice"], "gather": ["Gather"],
+                  "shape_ops": ["Reshape", "Transpose", "Flatten", "ExpandDims", "Squeeze", "Concat",
+                                "StridedSlice"], "gather": ["Gather"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "rotary": ["RotaryPositionEmbedding"],
                   "flash_attention": ["FlashAttentionScore"], "cast": ["Cast"],
                   "losses": ["SparseSoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss"],

@@ -597,7 +597,7 @@ static bool eval_reduce(Eval *e)
 	return true;
 }
 
-/* Reshape and Flatten: the row-major data does not move. */
+/* Reshape, Flatten, ExpandDims and Squeeze: the row-major data does not move. */
 static bool eval_reshape(Eval *e)
 {
 	const SimTensor *x = &e->ins[0];
@@ -906,7 +906,7 @@ static bool eval_op(Eval *e)
 		return eval_softmax(e);
 	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
 		return eval_reduce(e);
-	case OP_RESHAPE: case OP_FLATTEN:
+	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
 		return eval_reshape(e);
 	case OP_TRANSPOSE:
 		return eval_transpose(e);

@@ -1,0 +1,142 @@
+/* shape_views.c: the result shapes of the operators that view their
+ * input's elements in another shape (Reshape, Transpose, Flatten,
+ * ExpandDims, Squeeze), for shape.c. */
+#include "shape_internal.h"
+
+#include <string.h>
+
+bool infer_reshape(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	if (!need_attr(x, ATTR_SHAPE))
+		return false;
+	int64_t total = 1, known = 1;
+	for (int i = 0; i < in->rank; i++)
+		total *= in->dims[i];
+	int infer_at = -1;
+	for (int i = 0; i < a->nshape; i++) {
+		if (a->shape[i] == -1 && infer_at < 0) {
+			infer_at = i;
+			continue;
+		}
+		if (a->shape[i] < 1) {
+			ERR(x, x->n->attr_lit->span, "Reshape: each target dim is positive (one may be -1)");
+			return false;
+		}
+		if (a->shape[i] > total / known) {   /* more elements than the input: no overflow */
+			known = -1;
+			break;
+		}
+		known *= a->shape[i];
+	}
+	out->rank = a->nshape;
+	memcpy(out->dims, a->shape, sizeof(int64_t) * (size_t)a->nshape);
+	if (infer_at >= 0 && known > 0 && total % known == 0)
+		out->dims[infer_at] = total / known;
+	else if (infer_at >= 0)
+		known = -1;
+	if ((infer_at < 0 && known != total) || known < 0) {
+		double given = 1;   /* the target's known dims, in double: no overflow */
+		for (int i = 0; i < a->nshape; i++)
+			given *= a->shape[i] == -1 ? 1 : (double)a->shape[i];
+		StrBuf t = {0};
+		ints_print(&t, a->shape, a->nshape);
+		if (infer_at >= 0)
+			ERR(x, x->n->attr_lit->span, "Reshape: cannot reshape %s (%lld elements) to %s: its known dims make %.17g, "
+			    "which does not divide %lld", DIMS(in), (long long)total, t.data, given, (long long)total);
+		else
+			ERR(x, x->n->attr_lit->span, "Reshape: cannot reshape %s (%lld elements) to %s (%.17g elements)", DIMS(in),
+			    (long long)total, t.data, given);
+		sb_free(&t);
+		return false;
+	}
+	return true;
+}
+
+bool infer_transpose(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	if (!need_attr(x, ATTR_PERM))
+		return false;
+	bool seen[MAX_DIMS] = {0};
+	bool ok = a->nperm == in->rank;
+	for (int i = 0; ok && i < a->nperm; i++) {
+		ok = a->perm[i] >= 0 && a->perm[i] < in->rank && !seen[a->perm[i]];
+		if (ok)
+			seen[a->perm[i]] = true;
+	}
+	if (!ok) {
+		ERR(x, x->n->attr_lit->span, "Transpose: perm must be a permutation of 0..%d for a tensor of shape %s",
+		    in->rank - 1, DIMS(in));
+		return false;
+	}
+	out->rank = in->rank;
+	for (int i = 0; i < in->rank; i++)
+		out->dims[i] = in->dims[a->perm[i]];
+	return true;
+}
+
+bool infer_flatten(Infer *x, const Type *in, Type *out)
+{
+	if (in->rank < 1) {
+		ERR(x, in_span(x, 0), "Flatten needs a tensor of rank 1 or more");
+		return false;
+	}
+	out->rank = 2;
+	out->dims[0] = in->dims[0];
+	out->dims[1] = 1;
+	for (int i = 1; i < in->rank; i++)
+		out->dims[1] *= in->dims[i];
+	return true;
+}
+
+/* MindSpore's ExpandDims: a dim of size 1 inserted at axis, in [-rank - 1, rank]. */
+bool infer_expand_dims(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	int64_t axis;
+	if (!need_attr(x, ATTR_AXIS))
+		return false;
+	if (a->axis_is_tuple) {
+		ERR(x, x->n->attr_lit->span, "ExpandDims takes one axis");
+		return false;
+	}
+	if (in->rank + 1 > MAX_DIMS) {
+		ERR(x, in_span(x, 0), "ExpandDims: the result would have %d dims, more than %d", in->rank + 1, MAX_DIMS);
+		return false;
+	}
+	axis = a->axes[0] < 0 ? a->axes[0] + in->rank + 1 : a->axes[0];
+	if (axis < 0 || axis > in->rank) {
+		ERR(x, x->n->attr_lit->span, "ExpandDims: axis %lld is out of range: a dim of %s is inserted at %d to %d",
+		    (long long)a->axes[0], DIMS(in), -in->rank - 1, in->rank);
+		return false;
+	}
+	out->rank = in->rank + 1;
+	for (int i = 0, j = 0; i < out->rank; i++)
+		out->dims[i] = i == axis ? 1 : in->dims[j++];
+	return true;
+}
+
+/* MindSpore's Squeeze: the dims of size 1 that axis names (an int or a
+ * tuple), or every one when it names none. */
+bool infer_squeeze(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	bool drop[MAX_DIMS] = {0};
+	for (int i = 0; a->has_axis && i < a->naxes; i++) {
+		int64_t ax;
+		if (!infer_axis(x, a->axes[i], in->rank, &ax))
+			return false;
+		if (in->dims[ax] != 1) {
+			ERR(x, x->n->attr_lit->span, "Squeeze: dim %lld of %s has size %lld, not 1; only dims of size 1 "
+			    "can be squeezed", (long long)a->axes[i], DIMS(in), (long long)in->dims[ax]);
+			return false;
+		}
+		drop[ax] = true;
+	}
+	out->rank = 0;
+	for (int i = 0; i < in->rank; i++)
+		if (!(a->has_axis && a->naxes ? drop[i] : in->dims[i] == 1))
+			out->dims[out->rank++] = in->dims[i];
+	return true;
+}
