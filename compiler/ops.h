@@ -125,7 +125,15 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(EXPM1, "Expm1", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(EXPM1), GR_Y, 0, PREC_F32, V_COPY)           \
 	OP(SOFTPLUS, "Softplus", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SOFTPLUS), GR_X, 0, PREC_F32, V_COPY)  \
 	OP(FLOOR, "Floor", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(FLOOR), GR_NONE, 0, PREC_LOW, V_COPY)        \
-	OP(SIGN, "Sign", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SIGN), GR_NONE, 0, PREC_LOW, V_COPY)
+	OP(SIGN, "Sign", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SIGN), GR_NONE, 0, PREC_LOW, V_COPY)          \
+	OP(CEIL, "Ceil", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(CEIL), GR_NONE, 0, PREC_LOW, V_COPY)          \
+	OP(ROUND, "Round", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ROUND), GR_NONE, 0, PREC_LOW, V_COPY)       \
+	OP(TAN, "Tan", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(TAN), GR_Y, 0, PREC_F32, V_COPY)                \
+	OP(ATAN, "Atan", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ATAN), GR_X, 0, PREC_F32, V_COPY)             \
+	OP(SINH, "Sinh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SINH), GR_X, 0, PREC_F32, V_COPY)             \
+	OP(COSH, "Cosh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(COSH), GR_X, 0, PREC_F32, V_COPY)             \
+	OP(HSWISH, "HSwish", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(HSWISH), GR_X, 0, PREC_LOW, V_COPY)       \
+	OP(HSIGMOID, "HSigmoid", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(HSIGMOID), GR_X, 0, PREC_LOW, V_COPY)
 
 #define BINARY_OPS(OP)                                                                                         \
 	OP(ADD, "Add", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(ADD), GR_X, 0, PREC_LOW, V_COPY)             \

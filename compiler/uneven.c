@@ -196,7 +196,7 @@ static double pad_fill_of(const Uneven *u, int i, int v, int d)
 static bool maps_zero(OpKind op)
 {
 	return op != OP_EXP && op != OP_SIGMOID && op != OP_SQRT && op != OP_RSQRT && op != OP_COS && op != OP_SOFTPLUS &&
-	       op != OP_RECIPROCAL && op != OP_POW;
+	       op != OP_RECIPROCAL && op != OP_POW && op != OP_COSH && op != OP_HSIGMOID;
 }
 
 /* What an operator does with an uneven split of its operands or result:

@@ -543,7 +543,16 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 	U(EXPM1, Y, expm1f(x), g * (t + 1))                                                                        \
 	U(SOFTPLUS, X, x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x)), g / (1 + expf(-t)))   /* log(1 + e^x) */    \
 	U(FLOOR, N, floorf(x), ((void)g, 0.0f))   /* Floor, Sign: MindSpore's zero gradient, whatever dy */      \
-	U(SIGN, N, x > 0 ? 1.0f : x < 0 ? -1.0f : 0.0f * x, ((void)g, 0.0f))   /* 0 * x: NaN stays NaN */
+	U(SIGN, N, x > 0 ? 1.0f : x < 0 ? -1.0f : 0.0f * x, ((void)g, 0.0f))   /* 0 * x: NaN stays NaN */    \
+	U(CEIL, N, ceilf(x), ((void)g, 0.0f))                                                                      \
+	U(ROUND, N, rintf(x), ((void)g, 0.0f))   /* half to even, as MindSpore's Round and numpy's */              \
+	U(TAN, Y, tanf(x), g * (1 + t * t))                                                                        \
+	U(ATAN, X, atanf(x), g / (1 + t * t))                                                                      \
+	U(SINH, X, sinhf(x), g * coshf(t))                                                                         \
+	U(COSH, X, coshf(x), g * sinhf(t))                                                                         \
+	U(HSWISH, X, x * fminf(fmaxf(x + 3, 0), 6) / 6,   /* MindSpore's HSwish and HSigmoid: relu6(x + 3) / 6 */ \
+	  t <= -3 ? 0 : t >= 3 ? g : g * (2 * t + 3) / 6)                                                      \
+	U(HSIGMOID, X, fminf(fmaxf(x + 3, 0), 6) / 6, t > -3 && t < 3 ? g / 6 : 0)
 
 typedef enum {
 #define SC_U_ENUM(name, t, fwd, grad) SC_U_##name,

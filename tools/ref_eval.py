@@ -1063,8 +1063,67 @@ def fwd_sign(ins, at):
     return np.sign(ins[0])
 
 
+def fwd_ceil(ins, at):
+    return np.ceil(ins[0])
+
+
+def fwd_round(ins, at):
+    return np.rint(ins[0])                        # half to even, as MindSpore's Round
+
+
+def fwd_tan(ins, at):
+    return np.tan(ins[0])
+
+
+def bwd_tan(g, ins, at):
+    return [g / np.cos(ins[0]) ** 2]
+
+
+def fwd_atan(ins, at):
+    return np.arctan(ins[0])
+
+
+def bwd_atan(g, ins, at):
+    return [g / (1.0 + ins[0] * ins[0])]
+
+
+def fwd_sinh(ins, at):
+    return np.sinh(ins[0])
+
+
+def bwd_sinh(g, ins, at):
+    return [g * np.cosh(ins[0])]
+
+
+def fwd_cosh(ins, at):
+    return np.cosh(ins[0])
+
+
+def bwd_cosh(g, ins, at):
+    return [g * np.sinh(ins[0])]
+
+
+def fwd_hswish(ins, at):
+    x = ins[0]
+    return x * np.clip(x + 3.0, 0.0, 6.0) / 6.0
+
+
+def bwd_hswish(g, ins, at):
+    x = ins[0]                                    # MindSpore's HSwishGrad
+    return [np.where(x <= -3.0, 0.0, np.where(x >= 3.0, g, g * (2.0 * x + 3.0) / 6.0))]
+
+
+def fwd_hsigmoid(ins, at):
+    return np.clip(ins[0] + 3.0, 0.0, 6.0) / 6.0
+
+
+def bwd_hsigmoid(g, ins, at):
+    x = ins[0]
+    return [np.where((x > -3.0) & (x < 3.0), g / 6.0, 0.0)]
+
+
 def bwd_zero(g, ins, at):
-    """Floor and Sign: MindSpore's zero gradient."""
+    """Floor, Ceil, Round and Sign: MindSpore's zero gradient."""
     return [np.zeros_like(ins[0])]
 
 
@@ -1727,6 +1786,14 @@ OPS = {
     "Softplus": (fwd_softplus, bwd_softplus, 1, 1),
     "Floor": (fwd_floor, bwd_zero, 1, 1),
     "Sign": (fwd_sign, bwd_zero, 1, 1),
+    "Ceil": (fwd_ceil, bwd_zero, 1, 1),
+    "Round": (fwd_round, bwd_zero, 1, 1),
+    "Tan": (fwd_tan, bwd_tan, 1, 1),
+    "Atan": (fwd_atan, bwd_atan, 1, 1),
+    "Sinh": (fwd_sinh, bwd_sinh, 1, 1),
+    "Cosh": (fwd_cosh, bwd_cosh, 1, 1),
+    "HSwish": (fwd_hswish, bwd_hswish, 1, 1),
+    "HSigmoid": (fwd_hsigmoid, bwd_hsigmoid, 1, 1),
     "Select": (fwd_select, bwd_select, 3, 3),
     "PadFill": (fwd_identity, bwd_identity, 1, 1),   # a whole tensor has no padding
     "RotaryPositionEmbedding": (fwd_rotary, bwd_rotary, 3, 3),

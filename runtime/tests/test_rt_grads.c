@@ -85,6 +85,9 @@ Test(grad, unary)
 		{SC_U_SIN, "sin", -3, 3}, {SC_U_COS, "cos", -3, 3}, {SC_U_ERF, "erf", -2, 2},
 		{SC_U_RECIPROCAL, "reciprocal", 0.5f, 3}, {SC_U_LOG1P, "log1p", -0.5f, 3}, {SC_U_EXPM1, "expm1", -2, 1.5f},
 		{SC_U_SOFTPLUS, "softplus", -4, 4}, {SC_U_FLOOR, "floor", 0.1f, 0.9f}, {SC_U_SIGN, "sign", -2, 2},
+		{SC_U_CEIL, "ceil", 0.1f, 0.9f}, {SC_U_ROUND, "round", 0.1f, 0.4f}, {SC_U_TAN, "tan", -1.2f, 1.2f},
+		{SC_U_ATAN, "atan", -3, 3}, {SC_U_SINH, "sinh", -2, 2}, {SC_U_COSH, "cosh", -2, 2},
+		{SC_U_HSWISH, "hswish", -2.9f, 2.9f}, {SC_U_HSIGMOID, "hsigmoid", -2.9f, 2.9f},
 	};
 	const char reads[] = {   /* X, Y or N: what each gradient reads */
 #define READS(name, t, fwd, grad) [SC_U_##name] = #t[0],

@@ -227,6 +227,15 @@ class Forward(unittest.TestCase):
         self.check("Softplus", [x * 30], {}, np.log(1 + np.exp(x * 30)))   # large |x|: no overflow
         self.check("Floor", [x * 3], {}, np.floor(x * 3))
         self.check("Sign", [np.array([-2.0, 0.0, 3.0])], {}, np.array([-1.0, 0.0, 1.0]))
+        self.check("Ceil", [x * 3], {}, np.ceil(x * 3))
+        self.check("Round", [np.array([0.5, 1.5, 2.5, -0.5, -1.7])], {}, np.array([0.0, 2.0, 2.0, -0.0, -2.0]))
+        self.check("Tan", [x], {}, np.tan(x))
+        self.check("Atan", [x], {}, np.arctan(x))
+        self.check("Sinh", [x], {}, np.sinh(x))
+        self.check("Cosh", [x], {}, np.cosh(x))
+        h = np.array([-4.0, -3.0, -1.0, 0.0, 2.0, 3.0, 5.0])
+        self.check("HSwish", [h], {}, h * np.minimum(np.maximum(h + 3, 0), 6) / 6)
+        self.check("HSigmoid", [h], {}, np.minimum(np.maximum(h + 3, 0), 6) / 6)
         erf = np.array([math.erf(v / math.sqrt(2)) for v in x.ravel()]).reshape(x.shape)
         self.check("GeLU", [x], {"approximate": "none"}, 0.5 * x * (1 + erf))
         self.check("GeLU", [x], {"approximate": "tanh"}, 0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x ** 3))))
@@ -566,12 +575,14 @@ class Gradients(unittest.TestCase):
         x = rng(1).normal(size=(3, 4))
         x = np.where(np.abs(x) < 0.05, 0.3, x)         # away from ReLU's kink
         for op in ("ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Neg", "SiLU", "Square", "Abs", "Sin", "Cos", "Erf",
-                   "Expm1", "Softplus"):
+                   "Expm1", "Softplus", "Tan", "Atan", "Sinh", "Cosh"):
             self.check(op, [x])
+        for op in ("HSwish", "HSigmoid"):                # away from the kinks at -3 and 3
+            self.check(op, [np.array([-4.0, -2.5, -1.0, 0.5, 2.0, 4.0])])
         self.check("GeLU", [x], {"approximate": "none"})
         for op in ("Log", "Sqrt", "Rsqrt", "Reciprocal", "Log1p"):
             self.check(op, [np.abs(x) + 0.5])
-        for op in ("Floor", "Sign"):                     # piecewise constant: MindSpore's zero gradient
+        for op in ("Floor", "Ceil", "Round", "Sign"):    # piecewise constant: MindSpore's zero gradient
             self.assertEqual(R.OPS[op][1](np.ones((3, 4)), [x], {})[0].tolist(), np.zeros((3, 4)).tolist())
 
     def test_dropout(self):
@@ -731,7 +742,8 @@ class Gradients(unittest.TestCase):
         groups = {"matmul": ["MatMul"], "batch_matmul": ["BatchMatMul"],
                   "binary": ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow"], "bias_add": ["BiasAdd"],
                   "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Rsqrt", "SiLU", "Square",
-                            "Abs", "Sin", "Cos", "Erf", "Reciprocal", "Log1p", "Expm1", "Softplus", "Floor", "Sign"],
+                            "Abs", "Sin", "Cos", "Erf", "Reciprocal", "Log1p", "Expm1", "Softplus", "Floor", "Sign",
+                            "Ceil", "Round", "Tan", "Atan", "Sinh", "Cosh", "HSwish", "HSigmoid"],
                   "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "pad_fill": ["PadFill"],
                   "softmax_family": ["Softmax", "LogSoftmax"], "reductions": ["ReduceSum", "ReduceMean", "ReduceMax"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "ExpandDims", "Squeeze", "Concat",

@@ -375,6 +375,14 @@ static double unary(OpKind op, const Attrs *a, double x)
 	case OP_SOFTPLUS: return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
 	case OP_FLOOR: return floor(x);
 	case OP_SIGN: return x > 0 ? 1 : x < 0 ? -1 : 0 * x;
+	case OP_CEIL: return ceil(x);
+	case OP_ROUND: return nearbyint(x);   /* half to even in the default rounding mode */
+	case OP_TAN: return tan(x);
+	case OP_ATAN: return atan(x);
+	case OP_SINH: return sinh(x);
+	case OP_COSH: return cosh(x);
+	case OP_HSWISH: return x * fmin(fmax(x + 3, 0), 6) / 6;
+	case OP_HSIGMOID: return fmin(fmax(x + 3, 0), 6) / 6;
 	default: die("not a unary operator");
 	}
 }
