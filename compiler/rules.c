@@ -49,6 +49,13 @@ static void identity_input(OpDims *od, int k, int rank)
 		od->in_dim[k][d] = (int8_t)d;
 }
 
+static void identity_output(OpDims *od, int rank)
+{
+	od->out_rank = rank;
+	for (int d = 0; d < rank; d++)
+		od->out_dim[d] = (int8_t)d;
+}
+
 /* Op dims = the output of a numpy broadcast; each input's dims line up from
  * the right, and a dim of size 1 against a larger one is broadcast: it maps to
  * no op dim, so it is never split. */
@@ -56,7 +63,7 @@ static void broadcast_dims(const Graph *g, const Node *n, OpDims *od, int rank, 
 {
 	for (int d = 0; d < rank; d++)
 		add_dim(od, dims[d], NULL);
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < n->nin && k < 2; k++) {
 		const Type *t = operand(g, n, k);
 		od->in_rank[k] = t->rank;
 		for (int d = 0; d < t->rank; d++) {
@@ -130,15 +137,11 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 			add_dim(od, x->dims[d], NULL);
 		for (int k = 0; k < n->nin; k++)
 			identity_input(od, k, x->rank);
-		od->out_rank = out->rank;
-		for (int d = 0; d < out->rank; d++)
-			od->out_dim[d] = (int8_t)d;
+		identity_output(od, out->rank);
 		return true;
 	case R_BROADCAST:
 		broadcast_dims(g, n, od, out->rank, out->dims);
-		od->out_rank = out->rank;
-		for (int d = 0; d < out->rank; d++)
-			od->out_dim[d] = (int8_t)d;
+		identity_output(od, out->rank);
 		return true;
 	case R_MATMUL:
 		matmul_dims(g, n, od);
@@ -265,6 +268,10 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		od->out_dim[0] = 0;
 		od->out_dim[1] = (int8_t)(x->rank > 1 ? 1 : -1);
 		return true;
+	case OP_BROADCAST_TO:   /* its one input as a broadcasting operator's */
+		broadcast_dims(g, n, od, out->rank, out->dims);
+		identity_output(od, out->rank);
+		return true;
 	case OP_EXPAND_DIMS: case OP_SQUEEZE: {
 		/* Dims of size 1 added or dropped: the result's other dims are the
 		 * input's in order; one of size 1 follows none (no split has it). */
@@ -360,10 +367,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	case OP_COUNT:
 		die("op_dims of an unknown or fused operator");
 	}
-	/* The output follows the op dims one to one. */
-	od->out_rank = out->rank;
-	for (int d = 0; d < out->rank; d++)
-		od->out_dim[d] = (int8_t)d;
+	identity_output(od, out->rank);   /* the output follows the op dims one to one */
 	return true;
 }
 

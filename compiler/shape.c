@@ -64,6 +64,30 @@ static bool infer_matmul(Infer *x, Type *out)
 	return true;
 }
 
+/* MindSpore's BroadcastTo: x broadcast to `shape` by numpy's rules, a -1
+ * there keeping x's dim. */
+static bool infer_broadcast_to(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	if (!need_float(x, 0) || !need_attr(x, ATTR_SHAPE))
+		return false;
+	StrBuf t = {0};
+	ints_print(&t, a->shape, a->nshape);
+	bool ok = a->nshape >= in->rank;
+	for (int i = 0; ok && i < a->nshape; i++) {
+		int j = i - (a->nshape - in->rank);   /* x's dim lined up from the right, or none */
+		int64_t want = a->shape[i], have = j >= 0 ? in->dims[j] : 1;
+		out->dims[i] = want == -1 ? have : want;
+		ok = (want == -1 && j >= 0) || (want >= 1 && (have == 1 || have == want));
+	}
+	if (!ok)
+		ERR(x, attr_span(x, "shape"), "BroadcastTo: %s does not broadcast to %s: each of x's dims, lined up from the "
+		    "right, is 1 or the target's (-1 keeps x's dim there)", DIMS(in), t.data);
+	sb_free(&t);
+	out->rank = a->nshape;
+	return ok;
+}
+
 static bool infer_reduce(Infer *x, const Type *in, Type *out)
 {
 	const Attrs *a = &x->n->a;
@@ -556,8 +580,8 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
 	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_ROTARY: case OP_FLASH_ATTENTION: case OP_DROPOUT: case OP_SOFTMAX: case OP_PAD_FILL:
 	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
-	case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_GATHER: OP_CASES(NORM_OPS) case OP_CONCAT:
-	case OP_CAST: case OP_STRIDED_SLICE:
+	case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_BROADCAST_TO: case OP_GATHER: OP_CASES(NORM_OPS)
+	case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
 	case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)
@@ -674,6 +698,8 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_expand_dims(x, a, out);
 	case OP_SQUEEZE:
 		return infer_squeeze(x, a, out);
+	case OP_BROADCAST_TO:
+		return infer_broadcast_to(x, a, out);
 	case OP_GATHER: {
 		const Type *idx = in_type(x, 1);
 		if (n->a.has_axis && (n->a.axis_is_tuple || n->a.axes[0] != 0)) {

@@ -212,7 +212,7 @@ static UnevenKind uneven_kind(OpKind op)
 	switch (op) {
 	OP_CASES(UNARY_OPS)
 	case OP_CAST: case OP_DROPOUT: case OP_TRANSPOSE: case OP_SELECT:
-	OP_CASES(BINARY_OPS)
+	OP_CASES(BINARY_OPS) case OP_BROADCAST_TO:
 	case OP_BIAS_ADD: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:   /* over other dims, or their padding filled */
 	case OP_FLASH_ATTENTION:   /* its batch and heads (rules.c keeps the rest whole): each computed alone */

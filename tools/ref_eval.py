@@ -1392,6 +1392,25 @@ def bwd_transpose(g, ins, at):
     return [np.transpose(g, np.argsort(attr_ints(at, "perm")))]
 
 
+def fwd_broadcast_to(ins, at):
+    x = ins[0]
+    shape = attr_ints(at, "shape")
+    lead = len(shape) - x.ndim
+    if lead < 0:
+        raise OpError("%s has more dims than the target %s" % (x.shape, shape))
+    target = tuple(x.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(shape))
+    if any(s == -1 for s in target):
+        raise OpError("-1 in %s names no dim of %s" % (shape, x.shape))
+    try:
+        return np.broadcast_to(x, target).copy()
+    except ValueError:
+        raise OpError("%s does not broadcast to %s" % (x.shape, shape))
+
+
+def bwd_broadcast_to(g, ins, at):
+    return [unbroadcast(g, ins[0].shape)]
+
+
 def fwd_expand_dims(ins, at):
     x = ins[0]
     return np.expand_dims(x, norm_axis(attr_int(at, "axis", None), x.ndim + 1))
@@ -1808,6 +1827,7 @@ OPS = {
     "Transpose": (fwd_transpose, bwd_transpose, 1, 1),
     "Flatten": (fwd_flatten, bwd_flatten, 1, 1),
     "ExpandDims": (fwd_expand_dims, bwd_view, 1, 1),
+    "BroadcastTo": (fwd_broadcast_to, bwd_broadcast_to, 1, 1),
     "Squeeze": (fwd_squeeze, bwd_view, 1, 1),
     "Gather": (fwd_gather, bwd_gather, 2, 2),
     "LayerNorm": (fwd_layer_norm, bwd_layer_norm, 3, 3),

@@ -306,6 +306,10 @@ class Forward(unittest.TestCase):
         self.check("Transpose", [x], {"perm": (2, 0, 1)}, np.transpose(x, (2, 0, 1)))
         self.check("Flatten", [x], {}, x.reshape(2, 12))
         self.check("ExpandDims", [x], {"axis": -1}, x.reshape(2, 3, 4, 1))
+        c = x[:, :1, :]
+        self.check("BroadcastTo", [c], {"shape": (5, 2, 3, -1)}, np.broadcast_to(c, (5, 2, 3, 4)))
+        with self.assertRaises(R.OpError):
+            fwd("BroadcastTo", [x], {"shape": (2, 5, 4)})
         self.check("ExpandDims", [x], {"axis": 1}, x.reshape(2, 1, 3, 4))
         y = x.reshape(2, 1, 3, 1, 4)
         self.check("Squeeze", [y], {}, x)
@@ -647,6 +651,7 @@ class Gradients(unittest.TestCase):
         self.check("Transpose", [x], {"perm": (1, 2, 0)})
         self.check("Flatten", [x])
         self.check("ExpandDims", [x], {"axis": 2})
+        self.check("BroadcastTo", [x[:, :1, :]], {"shape": (3, 2, 3, 4)})
         self.check("Squeeze", [x.reshape(2, 3, 1, 4)], {"axis": 2})
         self.check("Concat", [x, rng(2).normal(size=(2, 1, 4))], {"axis": 1})
         self.check("StridedSlice", [x], {"begin": (1, 0, -4), "end": (2, 3, 4), "strides": (1, 2, 3)})
@@ -746,8 +751,8 @@ class Gradients(unittest.TestCase):
                             "Ceil", "Round", "Tan", "Atan", "Sinh", "Cosh", "HSwish", "HSigmoid"],
                   "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "pad_fill": ["PadFill"],
                   "softmax_family": ["Softmax", "LogSoftmax"], "reductions": ["ReduceSum", "ReduceMean", "ReduceMax"],
-                  "shape_ops": ["Reshape", "Transpose", "Flatten", "ExpandDims", "Squeeze", "Concat",
-                                "StridedSlice"], "gather": ["Gather"],
+                  "shape_ops": ["Reshape", "Transpose", "Flatten", "ExpandDims", "Squeeze", "BroadcastTo",
+                                "Concat", "StridedSlice"], "gather": ["Gather"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "rotary": ["RotaryPositionEmbedding"],
                   "flash_attention": ["FlashAttentionScore"], "cast": ["Cast"],
                   "losses": ["SparseSoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss"],

@@ -334,6 +334,24 @@ static bool eval_binary(Eval *e)
 	return true;
 }
 
+/* BroadcastTo: x at each element of the result's shape (the compiler's),
+ * numpy's broadcasting checked here. */
+static bool eval_broadcast_to(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	int r = e->out->rank;
+	int64_t sx[MAX_DIMS];
+	for (int i = 0; i < r; i++) {
+		int j = i - (r - x->rank);
+		if (j >= 0 && x->dims[j] != 1 && x->dims[j] != e->out->dims[i])
+			return fail(e, "dim %d of x does not broadcast to the result's", j);
+	}
+	broadcast_strides(x->dims, x->rank, r, 1, sx);
+	for (int64_t j = 0; j < e->out->size; j++)
+		e->out->data[j] = x->data[offset_of(j, r, e->out->dims, sx)];
+	return true;
+}
+
 static bool eval_bias_add(Eval *e)
 {
 	const SimTensor *x = &e->ins[0], *b = &e->ins[1];
@@ -916,6 +934,8 @@ static bool eval_op(Eval *e)
 		return eval_reduce(e);
 	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
 		return eval_reshape(e);
+	case OP_BROADCAST_TO:
+		return eval_broadcast_to(e);
 	case OP_TRANSPOSE:
 		return eval_transpose(e);
 	case OP_GATHER:
