@@ -142,7 +142,12 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(DIV, "Div", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(DIV), GR_X, 0, PREC_LOW, V_COPY)             \
 	OP(MAXIMUM, "Maximum", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(MAXIMUM), GR_X, 0, PREC_LOW, V_COPY) \
 	OP(MINIMUM, "Minimum", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(MINIMUM), GR_X, 0, PREC_LOW, V_COPY) \
-	OP(POW, "Pow", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(POW), GR_X, 0, PREC_F32, V_COPY)
+	OP(POW, "Pow", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(POW), GR_X, 0, PREC_F32, V_COPY)             \
+	OP(FLOOR_DIV, "FloorDiv", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(FLOOR_DIV), GR_X, 0, PREC_F32, V_COPY) \
+	OP(FLOOR_MOD, "FloorMod", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(FLOOR_MOD), GR_X, 0, PREC_F32, V_COPY) \
+	OP(MOD, "Mod", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(MOD), GR_X, 0, PREC_F32, V_COPY)             \
+	OP(SQUARED_DIFFERENCE, "SquaredDifference", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(SQUARED_DIFF), GR_X, 0, \
+	   PREC_LOW, V_COPY)
 
 #define OP_TABLE(OP)                                                                                                                       \
 	OP(MATMUL, "MatMul", 2, 2, A_MATMUL, SH_MATMUL, R_MATMUL, OWN, GR_X, 0, PREC_LOW, V_COPY)                                          \

@@ -801,8 +801,8 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split);
 /* Whether v's padding along dim d holds zeros, on the forward program lowered so far (lowering asks before an
  * uneven contraction). */
 bool uneven_padding_zero(const Lowered *l, int v, int d);
-/* Whether operand k of op has an infinite derivative (or value) at 0: Log, Sqrt, Rsqrt, Reciprocal, Div's divisor,
- * Pow's base. Its padding along an uneven split holds 1 (lower_pad.c), never the zeros. */
+/* Whether operand k of op has an infinite derivative (or value) at 0: Log, Sqrt, Rsqrt, Reciprocal, a divisor (Div,
+ * FloorDiv, FloorMod, Mod), Pow's base. Its padding along an uneven split holds 1 (lower_pad.c), never zeros. */
 bool infinite_slope_at_zero(OpKind op, int k);
 
 /* Reshape of a value laid out `in` (global dims idims) to out_t: the layout its split carries over to, when

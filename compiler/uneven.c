@@ -171,8 +171,10 @@ static void check_step(Uneven *u, int i)
 
 bool infinite_slope_at_zero(OpKind op, int k)
 {
-	if (op == OP_DIV || op == OP_POW)   /* the divisor; the base (b a^(b - 1)) */
-		return k == (op == OP_DIV);
+	if (op == OP_DIV || op == OP_FLOOR_DIV || op == OP_FLOOR_MOD || op == OP_MOD)   /* the divisor */
+		return k == 1;
+	if (op == OP_POW)   /* the base: b a^(b - 1) */
+		return k == 0;
 	return k == 0 && (op == OP_LOG || op == OP_SQRT || op == OP_RSQRT || op == OP_RECIPROCAL);
 }
 

@@ -103,6 +103,10 @@ typedef enum {
 typedef enum {
 	SC_ADD, SC_SUB, SC_MUL, SC_DIV, SC_MAXIMUM, SC_MINIMUM,
 	SC_POW,                                /* a^b; its db is 0 where a <= 0 (log a undefined) */
+	SC_FLOOR_DIV,                          /* floor(a / b), no gradient (MindSpore's zeros) */
+	SC_FLOOR_MOD,                          /* a - b floor(a / b): the sign of b, numpy's mod */
+	SC_MOD,                                /* fmod(a, b): the sign of a, MindSpore's Mod */
+	SC_SQUARED_DIFF,                       /* (a - b)^2 */
 } sc_binop;
 
 /* ---- process ---- */

@@ -877,6 +877,47 @@ def bwd_pow(g, ins, at):
     return [unbroadcast(ga, a.shape), unbroadcast(gb, b.shape)]
 
 
+def fwd_floor_div(ins, at):
+    with np.errstate(all="ignore"):
+        return np.floor(ins[0] / ins[1])
+
+
+def bwd_floor_div(g, ins, at):
+    return [np.zeros_like(ins[0]), np.zeros_like(ins[1])]   # MindSpore's: no gradient
+
+
+def fwd_floor_mod(ins, at):
+    with np.errstate(all="ignore"):
+        return np.mod(ins[0], ins[1])             # the divisor's sign
+
+
+def bwd_floor_mod(g, ins, at):
+    a, b = ins
+    with np.errstate(all="ignore"):
+        return [unbroadcast(g + 0.0 * b, a.shape), unbroadcast(-g * np.floor(a / b), b.shape)]
+
+
+def fwd_mod(ins, at):
+    with np.errstate(all="ignore"):
+        return np.fmod(ins[0], ins[1])            # the dividend's sign, MindSpore's Mod
+
+
+def bwd_mod(g, ins, at):
+    a, b = ins
+    with np.errstate(all="ignore"):
+        return [unbroadcast(g + 0.0 * b, a.shape), unbroadcast(-g * np.trunc(a / b), b.shape)]
+
+
+def fwd_squared_difference(ins, at):
+    d = ins[0] - ins[1]
+    return d * d
+
+
+def bwd_squared_difference(g, ins, at):
+    a, b = ins
+    return [unbroadcast(2.0 * g * (a - b), a.shape), unbroadcast(-2.0 * g * (a - b), b.shape)]
+
+
 def fwd_bias_add(ins, at):
     x, b = ins
     if b.ndim != 1 or x.ndim < 1 or x.shape[-1] != b.shape[0]:
@@ -1783,6 +1824,10 @@ OPS = {
     "Maximum": (fwd_maximum, bwd_maximum, 2, 2),
     "Minimum": (fwd_minimum, bwd_minimum, 2, 2),
     "Pow": (fwd_pow, bwd_pow, 2, 2),
+    "FloorDiv": (fwd_floor_div, bwd_floor_div, 2, 2),
+    "FloorMod": (fwd_floor_mod, bwd_floor_mod, 2, 2),
+    "Mod": (fwd_mod, bwd_mod, 2, 2),
+    "SquaredDifference": (fwd_squared_difference, bwd_squared_difference, 2, 2),
     "BiasAdd": (fwd_bias_add, bwd_bias_add, 2, 2),
     "ReLU": (fwd_relu, bwd_relu, 1, 1),
     "GeLU": (fwd_gelu, bwd_gelu, 1, 1),

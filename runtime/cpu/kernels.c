@@ -211,6 +211,13 @@ static float binop(sc_binop op, float a, float b)
 	case SC_MAXIMUM: return a >= b ? a : b;
 	case SC_MINIMUM: return a <= b ? a : b;
 	case SC_POW: return powf(a, b);
+	case SC_FLOOR_DIV: return floorf(a / b);
+	case SC_FLOOR_MOD: {
+		float r = fmodf(a, b);
+		return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+	}
+	case SC_MOD: return fmodf(a, b);
+	case SC_SQUARED_DIFF: return (a - b) * (a - b);
 	}
 	SC_DIE("bad binary op %d", (int)op);
 }
@@ -269,6 +276,7 @@ static void binary_row(sc_binop op, const float *a, int64_t sa, const float *b, 
 		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = a[j] >= b[j] ? a[j] : b[j]; return;
 		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = a[j] <= b[j] ? a[j] : b[j]; return;
 		case SC_POW: for (int64_t j = 0; j < n; j++) y[j] = powf(a[j], b[j]); return;
+		default: for (int64_t j = 0; j < n; j++) y[j] = binop(op, a[j], b[j]); return;
 		}
 	} else if (sa) {
 		float v = b[0];
@@ -280,6 +288,7 @@ static void binary_row(sc_binop op, const float *a, int64_t sa, const float *b, 
 		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = a[j] >= v ? a[j] : v; return;
 		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = a[j] <= v ? a[j] : v; return;
 		case SC_POW: for (int64_t j = 0; j < n; j++) y[j] = powf(a[j], v); return;
+		default: for (int64_t j = 0; j < n; j++) y[j] = binop(op, a[j], v); return;
 		}
 	} else if (sb) {
 		float v = a[0];
@@ -291,6 +300,7 @@ static void binary_row(sc_binop op, const float *a, int64_t sa, const float *b, 
 		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = v >= b[j] ? v : b[j]; return;
 		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = v <= b[j] ? v : b[j]; return;
 		case SC_POW: for (int64_t j = 0; j < n; j++) y[j] = powf(v, b[j]); return;
+		default: for (int64_t j = 0; j < n; j++) y[j] = binop(op, v, b[j]); return;
 		}
 	} else {   /* y larger than both: one value repeated */
 		float v = binop(op, a[0], b[0]);
@@ -1810,11 +1820,31 @@ void sc_cpu_l1_loss_grad(const float *pred, const float *target, const float *dl
 
 /* ---- broadcasting gradients ---- */
 
-/* Pow's gradients at a^b: b a^(b-1) for a, a^b log a for b where a > 0 and
- * 0 elsewhere (log a undefined; MindSpore's and PyTorch's exponent
- * gradient of a non-positive base), in double. */
-static double pow_da(double a, double b) { return b * pow(a, b - 1); }
-static double pow_db(double a, double b) { return a > 0 ? pow(a, b) * log(a) : 0; }
+/* dy/da and dy/db of the operators past Minimum, in double: Pow's b a^(b-1)
+ * and a^b log a, the latter 0 where a <= 0 (log a undefined; MindSpore's
+ * and PyTorch's exponent gradient of a non-positive base); FloorDiv's 0
+ * (MindSpore's); FloorMod's and Mod's 1 and minus the quotient they cut
+ * (floor, trunc: MindSpore's); SquaredDifference's 2 (a - b), -2 (a - b). */
+static double slope_a(sc_binop op, double a, double b)
+{
+	switch (op) {
+	case SC_POW: return b * pow(a, b - 1);
+	case SC_FLOOR_MOD: case SC_MOD: return 1;
+	case SC_SQUARED_DIFF: return 2 * (a - b);
+	default: return 0;
+	}
+}
+
+static double slope_b(sc_binop op, double a, double b)
+{
+	switch (op) {
+	case SC_POW: return a > 0 ? pow(a, b) * log(a) : 0;
+	case SC_FLOOR_MOD: return -floor(a / b);
+	case SC_MOD: return -trunc(a / b);
+	case SC_SQUARED_DIFF: return -2 * (a - b);
+	default: return 0;
+	}
+}
 
 /* da and db where a, b and y have one shape: one term each, no sums */
 SC_VECTOR_CLONES
@@ -1831,7 +1861,7 @@ static void binary_grad_same(sc_binop op, const float *a, const float *b, const 
 			case SC_DIV: da[i] = (float)(g / b[i]); break;
 			case SC_MAXIMUM: da[i] = a[i] > b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
 			case SC_MINIMUM: da[i] = a[i] < b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
-			case SC_POW: da[i] = (float)(g * pow_da(a[i], b[i])); break;
+			default: da[i] = (float)(g * slope_a(op, a[i], b[i])); break;
 			}
 		if (db)
 			switch (op) {
@@ -1841,7 +1871,7 @@ static void binary_grad_same(sc_binop op, const float *a, const float *b, const 
 			case SC_DIV: db[i] = (float)-(g * a[i] / ((double)b[i] * b[i])); break;
 			case SC_MAXIMUM: db[i] = a[i] < b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
 			case SC_MINIMUM: db[i] = a[i] > b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
-			case SC_POW: db[i] = (float)(g * pow_db(a[i], b[i])); break;
+			default: db[i] = (float)(g * slope_b(op, a[i], b[i])); break;
 			}
 	}
 }
@@ -1865,8 +1895,8 @@ static void scalar_operand_grad(sc_binop op, const float *a, const float *b, con
 		case SC_SUB: r = da ? 0 + g : 0 - g; break;
 		case SC_MUL: r = 0 + g * v; break;
 		case SC_DIV: r = da ? 0 + g / v : 0 - g * v / ((double)full[i] * full[i]); break;
-		case SC_POW: r = 0 + g * (da ? pow_da(full[i], v) : pow_db(v, full[i])); break;
-		default: r = NAN; break;   /* MAXIMUM and MINIMUM take the general path */
+		case SC_MAXIMUM: case SC_MINIMUM: r = NAN; break;   /* they take the general path */
+		default: r = 0 + g * (da ? slope_a(op, full[i], v) : slope_b(op, v, full[i])); break;
 		}
 		d[i] = (float)r;
 	}
@@ -1903,7 +1933,7 @@ void sc_cpu_binary_grad(sc_binop op, const float *a, const int64_t *a_dims, int 
 			case SC_SUB: ga[ia] += g; gb[ib] -= g; break;
 			case SC_MUL: ga[ia] += g * b[ib]; gb[ib] += g * a[ia]; break;
 			case SC_DIV: ga[ia] += g / b[ib]; gb[ib] -= g * a[ia] / ((double)b[ib] * b[ib]); break;
-			case SC_POW: ga[ia] += g * pow_da(a[ia], b[ib]); gb[ib] += g * pow_db(a[ia], b[ib]); break;
+			default: ga[ia] += g * slope_a(op, a[ia], b[ib]); gb[ib] += g * slope_b(op, a[ia], b[ib]); break;
 			case SC_MAXIMUM: case SC_MINIMUM:   /* a tie splits the gradient evenly */
 				if (a[ia] == b[ib]) {
 					ga[ia] += g / 2;

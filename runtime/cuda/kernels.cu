@@ -96,6 +96,13 @@ __device__ float binop(sc_binop op, float a, float b)
 	case SC_MAXIMUM: return a >= b ? a : b;
 	case SC_MINIMUM: return a <= b ? a : b;
 	case SC_POW: return powf(a, b);
+	case SC_FLOOR_DIV: return floorf(a / b);
+	case SC_FLOOR_MOD: {   /* the CPU's: the sign of b */
+		float r = fmodf(a, b);
+		return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+	}
+	case SC_MOD: return fmodf(a, b);
+	case SC_SQUARED_DIFF: return (a - b) * (a - b);
 	}
 	return 0;
 }
@@ -119,10 +126,14 @@ __global__ void binary_grad_k(sc_binop op, const float *a, const float *b, const
 		case SC_SUB: da = g; db = -g; break;
 		case SC_MUL: da = g * b[ib]; db = g * a[ia]; break;
 		case SC_DIV: da = g / b[ib]; db = -g * a[ia] / (b[ib] * b[ib]); break;
-		case SC_POW:   /* the CPU's pow_da and pow_db */
+		case SC_POW:   /* the CPU's slope_a and slope_b */
 			da = g * b[ib] * powf(a[ia], b[ib] - 1);
 			db = a[ia] > 0 ? g * powf(a[ia], b[ib]) * logf(a[ia]) : 0;
 			break;
+		case SC_FLOOR_DIV: break;
+		case SC_FLOOR_MOD: da = g; db = -g * floorf(a[ia] / b[ib]); break;
+		case SC_MOD: da = g; db = -g * truncf(a[ia] / b[ib]); break;
+		case SC_SQUARED_DIFF: da = 2 * g * (a[ia] - b[ib]); db = -da; break;
 		case SC_MAXIMUM: case SC_MINIMUM:   /* a tie splits the gradient evenly */
 			if (a[ia] == b[ib])
 				da = db = g / 2;

@@ -126,7 +126,7 @@ static void test_elementwise(void)
 	float *da, *db, *ddy, *a = rnd(n, -2, 2, &da), *b = rnd(5, 0.5f, 1.5f, &db), *dy = rnd(n, -1, 1, &ddy);
 	float *y = malloc(n * sizeof *y), *dyv = t_slab(n * sizeof *y), *ga = malloc(n * sizeof *ga), *gb = malloc(5 * 4);
 	float *dga = t_slab(n * 4), *dgb = t_slab(5 * 4);
-	for (sc_binop op = SC_ADD; op <= SC_POW; op++) {
+	for (sc_binop op = SC_ADD; op <= SC_SQUARED_DIFF; op++) {
 		char what[64];
 		if (op == SC_POW) {   /* a positive base (a negative one's power is NaN) */
 			for (int i = 0; i < n; i++)

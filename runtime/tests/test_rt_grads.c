@@ -580,9 +580,12 @@ static void bin_fwd(const float *v, float *y, const void *c)
 Test(grad, binary_broadcast)
 {
 	const int64_t ad[3] = {2, 3, 4}, bd[2] = {3, 1}, yd[3] = {2, 3, 4};
-	const char *names[] = {"add", "sub", "mul", "div", "maximum", "minimum", "pow"};
-	for (sc_binop op = SC_ADD; op <= SC_POW; op++) {
+	const char *names[] = {"add", "sub", "mul", "div", "maximum", "minimum", "pow", "floor_div", "floor_mod", "mod",
+	                       "squared_difference"};
+	for (sc_binop op = SC_ADD; op <= SC_SQUARED_DIFF; op++) {
 		float a[24], b[3], w[24], da[24], db[3];
+		if (op == SC_FLOOR_DIV || op == SC_FLOOR_MOD || op == SC_MOD)   /* steps: against sums, below */
+			continue;
 		rand_fill(a, 24, 70 + op, op == SC_POW ? 0.2f : -2, 2);   /* Pow: a base whose log is defined */
 		rand_fill(b, 3, 80 + op, 0.5f, 1.5f);
 		for (int i = 0; i < 24; i++)   /* no ties for maximum and minimum */
@@ -618,8 +621,8 @@ Test(grad, binary_every_broadcast_case_against_sums)
 		t_fill(b, nb, &s, 0.5f, 2);
 		t_fill(dy, ny, &s, -1, 1);
 		a[0] = b[0];
-		for (sc_binop op = SC_ADD; op <= SC_POW; op++) {
-			if (op == SC_POW)   /* a base whose log is defined */
+		for (sc_binop op = SC_ADD; op <= SC_SQUARED_DIFF; op++) {
+			if (op == SC_POW)   /* a base whose log is defined (and a positive dividend after it) */
 				for (int64_t i = 0; i < na; i++)
 					a[i] = fabsf(a[i]) + 0.1f;
 			memset(ga, 0, (size_t)na * sizeof *ga);
@@ -635,6 +638,10 @@ Test(grad, binary_every_broadcast_case_against_sums)
 				case SC_MUL: ga[ia] += g * v; gb[ib] += g * u; break;
 				case SC_DIV: ga[ia] += g / v; gb[ib] -= g * u / (v * v); break;
 				case SC_POW: ga[ia] += g * v * pow(u, v - 1); gb[ib] += g * pow(u, v) * log(u); break;
+				case SC_FLOOR_DIV: break;
+				case SC_FLOOR_MOD: ga[ia] += g; gb[ib] -= g * floor(u / v); break;
+				case SC_MOD: ga[ia] += g; gb[ib] -= g * trunc(u / v); break;
+				case SC_SQUARED_DIFF: ga[ia] += 2 * g * (u - v); gb[ib] -= 2 * g * (u - v); break;
 				case SC_MAXIMUM: case SC_MINIMUM:   /* a tie (a[0] = b[0]) splits evenly */
 					if (u == v)
 						ga[ia] += g / 2, gb[ib] += g / 2;

@@ -163,6 +163,13 @@ static float naive_op(sc_binop op, float u, float v)
 	case SC_MAXIMUM: return u >= v ? u : v;
 	case SC_MINIMUM: return u <= v ? u : v;
 	case SC_POW: return powf(u, v);
+	case SC_FLOOR_DIV: return floorf(u / v);
+	case SC_FLOOR_MOD: {   /* fmod's remainder taken to the divisor's sign (numpy's mod) */
+		float r = fmodf(u, v);
+		return r != 0 && (r < 0) != (v < 0) ? r + v : r;
+	}
+	case SC_MOD: return fmodf(u, v);
+	case SC_SQUARED_DIFF: return (u - v) * (u - v);
 	}
 	return NAN;
 }
@@ -178,7 +185,7 @@ Test(binary, every_broadcast_case_against_naive)
 		t_fill(a, na, &s, -2, 2);
 		t_fill(b, nb, &s, 0.5f, 2);
 		a[0] = b[0];   /* a tie for maximum and minimum */
-		for (sc_binop op = SC_ADD; op <= SC_POW; op++) {
+		for (sc_binop op = SC_ADD; op <= SC_SQUARED_DIFF; op++) {
 			if (op == SC_POW)   /* a positive base (a negative one's power is NaN) */
 				for (int64_t i = 0; i < na; i++)
 					a[i] = fabsf(a[i]) + 0.1f;

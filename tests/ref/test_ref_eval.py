@@ -193,6 +193,11 @@ class Forward(unittest.TestCase):
             self.check(op, [a, b], {}, f(a, b))
         self.check("Pow", [np.abs(a), b], {}, np.abs(a) ** b)
         self.check("Pow", [a, np.float64(2.0)], {}, a * a)
+        n, d = np.array([7.0, -7.0, 7.0, -7.5]), np.array([2.0, 2.0, -2.0, 2.0])
+        self.check("FloorDiv", [n, d], {}, np.array([3.0, -4.0, -4.0, -4.0]))
+        self.check("FloorMod", [n, d], {}, np.array([1.0, 1.0, -1.0, 0.5]))
+        self.check("Mod", [n, d], {}, np.array([1.0, -1.0, 1.0, -1.5]))
+        self.check("SquaredDifference", [a, b], {}, (a - b) ** 2)
         self.check("Add", [a, np.float64(2.0)], {}, a + 2.0)
 
     def test_integer_division_truncates(self):
@@ -569,6 +574,11 @@ class Gradients(unittest.TestCase):
         self.check("Mul", [a, np.float64(1.5)])
         self.check("Pow", [np.abs(a) + 0.2, b])
         self.check("Pow", [np.abs(a) + 0.2, np.float64(3.0)])
+        self.check("SquaredDifference", [a, b])
+        q = np.array([[0.3, 1.4, -2.2], [2.6, -0.7, 1.2]])        # quotients away from the steps
+        for op in ("FloorMod", "Mod"):
+            self.check(op, [q, np.float64(0.9)])
+        self.assertEqual(R.OPS["FloorDiv"][1](np.ones(3), [q[0], q[1]], {})[0].tolist(), [0.0, 0.0, 0.0])
         g = R.OPS["Pow"][1](np.ones(2), [np.array([-1.0, 0.0]), np.array([2.0, 2.0])], {})
         self.assertEqual(g[1].tolist(), [0.0, 0.0])     # the exponent's gradient where log a is undefined
 
@@ -745,7 +755,8 @@ class Gradients(unittest.TestCase):
     def test_every_operator_is_tested(self):
         names = set(n[len("test_"):] for n in dir(self) if n.startswith("test_"))
         groups = {"matmul": ["MatMul"], "batch_matmul": ["BatchMatMul"],
-                  "binary": ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow"], "bias_add": ["BiasAdd"],
+                  "binary": ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "FloorDiv", "FloorMod", "Mod",
+                             "SquaredDifference"], "bias_add": ["BiasAdd"],
                   "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Rsqrt", "SiLU", "Square",
                             "Abs", "Sin", "Cos", "Erf", "Reciprocal", "Log1p", "Expm1", "Softplus", "Floor", "Sign",
                             "Ceil", "Round", "Tan", "Atan", "Sinh", "Cosh", "HSwish", "HSigmoid"],

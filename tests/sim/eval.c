@@ -316,6 +316,13 @@ static double binary(OpKind op, double a, double b)
 	case OP_MAXIMUM: return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
 	case OP_MINIMUM: return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
 	case OP_POW: return pow(a, b);
+	case OP_FLOOR_DIV: return floor(a / b);
+	case OP_FLOOR_MOD: {   /* numpy's mod: the divisor's sign */
+		double r = fmod(a, b);
+		return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+	}
+	case OP_MOD: return fmod(a, b);
+	case OP_SQUARED_DIFFERENCE: return (a - b) * (a - b);
 	default: die("not a binary operator");
 	}
 }
