@@ -8,12 +8,13 @@
  *
  * - Partial values (a MatMul whose k is split, before its AllReduce): a sum's
  *   every term has the whole sum's gradient, so the gradient of a partial sum
- *   is complete. A mean's terms get 1/n of it and a max's only the maximal
- *   terms: the adjoint of the collective that completes them scales or masks.
- *   Tied maxima share the gradient evenly over the whole reduced extent, as
- *   on one device: a ReduceMax whose reduced dims are split counts the ties
- *   of its piece that equal the completed maximum, and one AllReduce sums
- *   the counts over the ranks that split those dims.
+ *   is complete. A mean's terms get 1/n of it and a max's (min's) only the
+ *   maximal (minimal) terms: the adjoint of the collective that completes
+ *   them scales or masks. Tied maxima (minima) share the gradient evenly over
+ *   the whole reduced extent, as on one device: a ReduceMax or ReduceMin whose
+ *   reduced dims are split counts the ties of its piece that equal the
+ *   completed maximum (minimum), and one AllReduce sums the counts over the
+ *   ranks that split those dims.
  * - A local operator's gradient for input k is itself partial over the device
  *   axes that split the operator's output (or leave it partial) but not input
  *   k: those ranks used the same piece of k for different parts of the
@@ -176,7 +177,7 @@ static int finalize(Diff *d, int v, bool keep_partial)
 }
 
 /* The adjoint of a forward redistribution step: the gradient redistributed
- * back, then a mean's 1/n or a max's mask. */
+ * back, then a mean's 1/n or a max's (min's) mask. */
 static void adjoint_step(Diff *d, int i, int dy)
 {
 	Lowered *l = d->x->l;
@@ -224,8 +225,10 @@ static void adjoint_step(Diff *d, int i, int dy)
 			LOp *o = grad_op(d, GRAD_SCALE, OP_MUL, 1, r);
 			o->in[0] = g;
 			o->scale = 1.0 / (double)n;
-		} else {   /* max: only the ranks holding the maximum pass the gradient on */
-			int w = lower_redistribute(d->x, op.result, &want, why(d, u, "the maximum, to mask the gradient"));
+		} else {   /* max, min: only the ranks holding the maximum (minimum) pass the gradient on */
+			const char *what = op.step->op == REDUCE_MIN_OP ? "the minimum, to mask the gradient"
+			                                                : "the maximum, to mask the gradient";
+			int w = lower_redistribute(d->x, op.result, &want, why(d, u, what));
 			LOp *o = grad_op(d, GRAD_MAX_MASK, OP_MAXIMUM, 3, r);
 			o->in[0] = u;
 			o->in[1] = w;
@@ -247,12 +250,12 @@ static void adjoint_send(Diff *d, int i, int dy)
 	add_contrib(d, u, lower_on_stage(d->x, dy));
 }
 
-/* The ties of a ReduceMax (ops[i]) whose reduced dims are split: for each
- * output element, how many elements of the whole reduced extent equal the
- * maximum, on every rank. The maximum comes back from the forward pass's
- * completion of the partial maxima (the mask of the collective's adjoint
- * asked for the same, so it is reused); each rank counts its piece's ties
- * and an AllReduce sums the counts over the partial axes. */
+/* The ties of a ReduceMax or ReduceMin (ops[i]) whose reduced dims are
+ * split: for each output element, how many elements of the whole reduced
+ * extent equal the maximum (minimum), on every rank. It comes back from the
+ * forward pass's completion of the partial maxima (minima) (the mask of the
+ * collective's adjoint asked for the same, so it is reused); each rank counts
+ * its piece's ties and an AllReduce sums the counts over the partial axes. */
 static int global_ties(Diff *d, int i)
 {
 	Lowered *l = d->x->l;
@@ -262,14 +265,15 @@ static int global_ties(Diff *d, int i)
 	whole.partial = 0;
 	partial.partial_op = REDUCE_SUM_OP;
 	int done = l->values[u].reuse >= 0 ? d->x->reuse[l->values[u].reuse].result : u;
-	int max = lower_redistribute(d->x, done, &whole, why(d, u, "the maximum, to count the ties"));
+	const char *what = op.op == OP_REDUCE_MIN ? "the minimum, to count the ties" : "the maximum, to count the ties";
+	int max = lower_redistribute(d->x, done, &whole, why(d, u, what));
 	Type ct = lower_global_type(&l->values[u]);
 	ct.dtype = DT_F32;
 	StrBuf name = {0};
 	sb_printf(&name, "ties_%s", l->values[u].name);
 	int c = lower_value(d->x, arena_strdup(d->x->a, name.data), &ct, &partial);
 	sb_free(&name);
-	LOp *o = grad_op(d, GRAD_TIE_COUNT, OP_REDUCE_MAX, 2, c);
+	LOp *o = grad_op(d, GRAD_TIE_COUNT, op.op, 2, c);
 	o->of = i;
 	o->in[0] = op.in[0];
 	o->in[1] = max;
@@ -314,14 +318,14 @@ static void adjoint_local(Diff *d, int i, int dy)
 		TensorLayout gl = op.lay ? op.lay[k] : l->node_in[op.node][k];
 		gl.partial = grad_partial_axes(&gl, out) | lazy;
 		gl.partial_op = REDUCE_SUM_OP;
-		bool split_max = op.op == OP_REDUCE_MAX && l->values[op.result].layout.partial;
-		int ties = split_max ? global_ties(d, i) : -1;
+		bool split_pick = (op.op == OP_REDUCE_MAX || op.op == OP_REDUCE_MIN) && l->values[op.result].layout.partial;
+		int ties = split_pick ? global_ties(d, i) : -1;
 		int g = grad_value(d, u, &gl);
-		LOp *o = grad_op(d, GRAD_ADJOINT, op.op, split_max ? 2 : 1, g);
+		LOp *o = grad_op(d, GRAD_ADJOINT, op.op, split_pick ? 2 : 1, g);
 		o->of = i;
 		o->k = k;
 		o->in[0] = dy;
-		if (split_max)
+		if (split_pick)
 			o->in[1] = ties;
 		add_contrib(d, u, g);
 	}

@@ -204,10 +204,10 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 			sb_printf(b, "\n\t\tsc_scale(rt, %s, %s, %lld, 1.0 / %lld);", dx, dx, (long long)n, (long long)count);
 		return;
 	}
-	case OP_REDUCE_MAX: {   /* in[1]: the ties over every rank, when the reduced dims are split */
+	case OP_REDUCE_MAX: case OP_REDUCE_MIN: {   /* in[1]: the ties over every rank, when the reduced dims are split */
 		int na = reduce_axes(fa, x->type.rank, axes);
-		sb_printf(b, "sc_reduce_max_grad(rt, %s, %s, %s, %s, %s, ", x0, yn, dy, o->nin > 1 ? p->cname[o->in[1]] : "NULL",
-		          dx);
+		sb_printf(b, "sc_reduce_%s_grad(rt, %s, %s, %s, %s, %s, ", f->op == OP_REDUCE_MIN ? "min" : "max", x0, yn, dy,
+		          o->nin > 1 ? p->cname[o->in[1]] : "NULL", dx);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, ", x->type.rank);
 		ints_lit(b, axes, na);

@@ -121,7 +121,9 @@ void emit_binary(StrBuf *b, const Program *p, const char *op, int a, int bb, int
 
 const char *redop_name(ReduceOp op)
 {
-	return op == REDUCE_MAX_OP ? "SC_MAX" : op == REDUCE_MEAN_OP ? "SC_MEAN" : "SC_SUM";
+	return op == REDUCE_MAX_OP    ? "SC_MAX"
+	       : op == REDUCE_MIN_OP  ? "SC_MIN"
+	       : op == REDUCE_MEAN_OP ? "SC_MEAN" : "SC_SUM";
 }
 
 bool uneven_mean(const LValue *x, const int64_t *axes, int naxes, double *scale)

@@ -1,8 +1,8 @@
 /* lower_pad.c: lowering's PadFills, the padding of an uneven piece
  * (docs/language.md, Uneven splits) made what its reader needs: 0 under a
  * sum, a mean, a loss or a contraction, the lowest float under a maximum,
- * 1 under Log, Sqrt, Rsqrt and a divisor, 0 after a computed constant.
- * uneven.c checks the result. */
+ * the highest under a minimum, 1 under Log, Sqrt, Rsqrt and a divisor, 0
+ * after a computed constant. uneven.c checks the result. */
 #include "lower_internal.h"
 
 #include <float.h>
@@ -53,8 +53,9 @@ int lower_fill_uneven(Lowering *x, int node, int v, const int64_t *axes, int nax
 			continue;
 		StrBuf b = {0}, w = {0};
 		sb_printf(&b, "%s.masked", val->name);
-		if (fill <= -FLT_MAX)
-			sb_printf(&w, "%s: the padding of this rank's piece made the lowest float", what);
+		if (fill <= -FLT_MAX || fill >= FLT_MAX)
+			sb_printf(&w, "%s: the padding of this rank's piece made the %s float", what,
+			          fill < 0 ? "lowest" : "highest");
 		else
 			sb_printf(&w, "%s: the padding of this rank's piece made %g", what, fill);
 		v = fill_padding(x, node, v, d, fill, arena_strdup(x->a, b.data), arena_strdup(x->a, w.data));
@@ -92,9 +93,9 @@ static void fill_contracted(Lowering *x, int i, int *ins)
 /* The operands of flat node i whose padding along an uneven dim must hold
  * a given value (docs/language.md, Uneven splits), PadFilled in `ins`: a
  * reduction's and a loss's over the dims they reduce (0, or the lowest
- * float under a maximum), a contraction's (0), and what Log, Sqrt, Rsqrt
- * and Div's divisor read (1: their value and slope stay finite there, the
- * gradient 0 as dy's). */
+ * float under a maximum, the highest under a minimum), a contraction's (0),
+ * and what Log, Sqrt, Rsqrt and Div's divisor read (1: their value and slope
+ * stay finite there, the gradient 0 as dy's). */
 void lower_fill_operands(Lowering *x, int i, int *ins)
 {
 	const Graph *g = x->l->flat->g;
@@ -102,14 +103,15 @@ void lower_fill_operands(Lowering *x, int i, int *ins)
 	int64_t axes[MAX_DIMS];
 	int na = 0, first = 0, last = -1;   /* the operands to fill: [first, last] */
 	double fill = 0;
-	bool reduction = n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX;
+	bool reduction = n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX ||
+	                 n->op == OP_REDUCE_MIN;
 	if (n->op == OP_MATMUL || n->op == OP_BATCH_MATMUL) {
 		fill_contracted(x, i, ins);
 		return;
 	}
 	if (reduction) {
 		na = reduce_axes(&n->a, x->l->values[ins[0]].type.rank, axes);
-		fill = n->op == OP_REDUCE_MAX ? -FLT_MAX : 0;
+		fill = n->op == OP_REDUCE_MAX ? -FLT_MAX : n->op == OP_REDUCE_MIN ? FLT_MAX : 0;
 		last = 0;
 	} else if (n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS)   /* both operands: their difference 0 there */
 		last = 1;

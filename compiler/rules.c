@@ -7,7 +7,7 @@
  * the operator's device matrix (MindSpore's: the op dims' splits in order, the
  * repeated axis appended last), the layout each input must arrive in, the
  * output's layout, and its partial results (an op dim split but absent from
- * the output leaves partial sums, maxima or means over its device axes).
+ * the output leaves partial sums, maxima, minima or means over its device axes).
  * Reshape has no op dims: it has no strategy of its own (lower.c carries its
  * input's split over when it can). The checks here report at the operator's
  * strategy, say what is wrong and show a strategy that would be right. */
@@ -122,7 +122,8 @@ static void reduce_dims(const Graph *g, const Node *n, OpDims *od)
 			od->out_dim[od->out_rank++] = (int8_t)d;
 		else if (a->keep_dims)
 			od->out_dim[od->out_rank++] = -1;
-	od->reduce_op = n->op == OP_REDUCE_MAX ? REDUCE_MAX_OP : n->op == OP_REDUCE_MEAN ? REDUCE_MEAN_OP : REDUCE_SUM_OP;
+	od->reduce_op = n->op == OP_REDUCE_MAX ? REDUCE_MAX_OP : n->op == OP_REDUCE_MIN ? REDUCE_MIN_OP
+	              : n->op == OP_REDUCE_MEAN ? REDUCE_MEAN_OP : REDUCE_SUM_OP;
 }
 
 bool op_dims(const Graph *g, const Node *n, OpDims *od)
@@ -155,7 +156,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	switch (n->op) {
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
 	case OP_CAST: case OP_SELECT: case OP_DROPOUT: case OP_PAD_FILL: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM:
-	case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
+	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
 		die("%s has its rule class", op_info[n->op].name);
 	case OP_MSE_LOSS: case OP_L1_LOSS:
 		broadcast_dims(g, n, od, x->rank, x->dims);   /* the two shapes are equal (shape.c) */

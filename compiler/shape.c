@@ -579,9 +579,9 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	}
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
 	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_ROTARY: case OP_FLASH_ATTENTION: case OP_DROPOUT: case OP_SOFTMAX: case OP_PAD_FILL:
-	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_RESHAPE: case OP_TRANSPOSE:
-	case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_BROADCAST_TO: case OP_GATHER: OP_CASES(NORM_OPS)
-	case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
+	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_RESHAPE:
+	case OP_TRANSPOSE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_BROADCAST_TO: case OP_GATHER:
+	OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
 	case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)
@@ -645,7 +645,8 @@ static bool infer_node(Infer *x, Type *out)
 	}
 	switch (n->op) {
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
-	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_DROPOUT:
+	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
+	case OP_DROPOUT:
 		die("%s has its shape class", opname(x));
 	case OP_BIAS_ADD: {
 		const Type *b = in_type(x, 1);

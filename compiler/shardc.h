@@ -163,8 +163,8 @@ bool op_input_has_grad(OpKind op, int k, DType in, DType out);
 
 /* How partial results combine. mean (sum, then divide by the group size) is
  * what a ReduceMean or a mean loss over a split dim leaves: equal slices make
- * the mean of the slices' means the global mean. */
-typedef enum { REDUCE_SUM_OP, REDUCE_MAX_OP, REDUCE_MEAN_OP } ReduceOp;
+ * the mean of the slices' means the global mean; min what a ReduceMin leaves. */
+typedef enum { REDUCE_SUM_OP, REDUCE_MAX_OP, REDUCE_MEAN_OP, REDUCE_MIN_OP } ReduceOp;
 
 typedef struct LayoutDecl LayoutDecl;
 
@@ -715,8 +715,8 @@ typedef enum {
 	GRAD_ADJOINT,            /* in[0] is the gradient of ops[of]'s result; result: of its input k */
 	GRAD_ACCUM,              /* in[0] + in[1] */
 	GRAD_SCALE,              /* in[0] * scale (the adjoint of a mean) */
-	GRAD_MAX_MASK,           /* in[2] where in[0] (partial maxima) equals in[1] (their maximum), else 0 */
-	GRAD_TIE_COUNT,          /* how many of in[0] (ops[of]'s ReduceMax input) equal in[1] (the maximum) */
+	GRAD_MAX_MASK,           /* in[2] where in[0] (partial maxima, minima) equals in[1] (their max, min), else 0 */
+	GRAD_TIE_COUNT,          /* how many of in[0] (ops[of]'s ReduceMax/Min input) equal in[1] (the max, min) */
 	GRAD_SQNORM,             /* the sum of squares of the in[] this rank holds first copies of (a partial sum) */
 	GRAD_CLIP,               /* in[0] * clip / max(sqrt(in[1]), clip), clip the train block's clip_global_norm */
 } GradKind;
@@ -725,7 +725,7 @@ typedef struct {
 	OpKind op;               /* GRAD_ADJOINT: ops[of].op (or the fused kind computing it, fuse.c);
 	                            GRAD_ACCUM/SCALE/...: the kernel's nearest op */
 	GradKind grad;
-	int of, k;               /* GRAD_ADJOINT (ReduceMax: in[1], when present, counts the ties); GRAD_TIE_COUNT: of */
+	int of, k;               /* GRAD_ADJOINT (ReduceMax/Min: in[1], when present, counts the ties); GRAD_TIE_COUNT: of */
 	double scale;            /* GRAD_SCALE */
 	int result;              /* LValue id */
 	int nin;

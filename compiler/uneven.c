@@ -29,12 +29,12 @@
  *     checks them) or its indices' dims;
  *   - Softmax, LogSoftmax and the cross-entropy split unevenly along their
  *     normalized axis, whose padding lowering masks (PadFill), and
- *     ReduceSum, ReduceMean, ReduceMax and the cross-entropy's mean over its
- *     rows along an uneven dim, whose padding lowering fills (0; the lowest
- *     float under a maximum; the mean's divisor the whole's count:
- *     emit_forward.c), MSELoss and L1Loss likewise (both operands' padding
- *     0), and LayerNorm and RmsNorm normalizing one, whose x
- *     and squares lowering makes 0 in their padding before the means;
+ *     ReduceSum, ReduceMean, ReduceMax, ReduceMin and the cross-entropy's mean
+ *     over its rows along an uneven dim, whose padding lowering fills (0; the
+ *     lowest float under a maximum, the highest under a minimum; the mean's
+ *     divisor the whole's count: emit_forward.c), MSELoss and L1Loss likewise
+ *     (both operands' padding 0), and LayerNorm and RmsNorm normalizing one,
+ *     whose x and squares lowering makes 0 in their padding before the means;
  *   - the redistributions redist_step_sound accepts: those that move no
  *     uneven dim, gather one whole (lowering then leaves the padding out),
  *     or cut or scatter one from whole (padded with zeros first); a move
@@ -216,7 +216,7 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_CAST: case OP_DROPOUT: case OP_TRANSPOSE: case OP_SELECT:
 	OP_CASES(BINARY_OPS) case OP_BROADCAST_TO:
 	case OP_BIAS_ADD: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
-	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:   /* over other dims, or their padding filled */
+	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN:   /* other dims, or padding filled */
 	case OP_FLASH_ATTENTION:   /* its batch and heads (rules.c keeps the rest whole): each computed alone */
 	case OP_PAD_FILL: case OP_ROTARY:
 	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT:   /* along other dims: rules.c keeps theirs whole */
@@ -337,7 +337,8 @@ static void check_op(Uneven *u, int i)
 		int v = at[k][0], d = at[k][1];
 		bool sums = matmul || o->op == OP_REDUCE_SUM || o->op == OP_REDUCE_MEAN || o->op == OP_MSE_LOSS ||
 		            o->op == OP_L1_LOSS;   /* their padding made 0: fine */
-		bool masked = o->op == OP_REDUCE_MAX && pad_fill_of(u, i, v, d) <= -FLT_MAX;   /* the lowest float: fine */
+		bool masked = (o->op == OP_REDUCE_MAX && pad_fill_of(u, i, v, d) <= -FLT_MAX) ||
+		              (o->op == OP_REDUCE_MIN && pad_fill_of(u, i, v, d) >= FLT_MAX);   /* the lowest, highest float */
 		if ((od->reduced & (1u << k)) && !(sums && zero_od[k]) && !masked) {
 			refuse(u, i, v, d, matmul ? "the MatMul contracts it, which needs zeros in both operands' padding (a "
 			                            "Parameter's, or what maps zeros to zeros); split it evenly"
@@ -385,7 +386,7 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 	if (n->op == OP_GATHER && od->in_dim[0][0] == o)   /* the table's rows: every id names a real one */
 		return true;
 	if (n->op == OP_SPARSE_SOFTMAX_CE || n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX ||
-	    n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS)
+	    n->op == OP_REDUCE_MIN || n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS)
 		return true;   /* the rows' losses, a reduction's or a loss's operands: their padding filled (lower_pad.c) */
 	if (od->reduced & (1u << o))   /* a contraction's operands: their padding made 0 (lower_pad.c) */
 		return n->op == OP_MATMUL || n->op == OP_BATCH_MATMUL;

@@ -98,6 +98,7 @@ typedef enum {
 	SC_SUM,
 	SC_MAX,
 	SC_MEAN,                               /* sum, then divide by the group size */
+	SC_MIN,
 } sc_redop;
 
 typedef enum {
@@ -212,7 +213,7 @@ sc_group *sc_group_split_grid(sc_rt *rt, int first, int k, const int *size, cons
 
 /* Collectives take float32, float16, bfloat16, int32 and int64; AllGather
  * and AllToAll move bool too (the reductions refuse it).
- * Sum, max and mean of SC_F16/SC_BF16 widen to float32, reduce (mean: divide)
+ * Sum, max, min and mean of SC_F16/SC_BF16 widen to float32, reduce (mean: divide)
  * in float32 and round once to the element type; the byte count is still
  * that of the 2-byte tensor. */
 
@@ -631,6 +632,7 @@ void sc_softmax_masked(sc_rt *rt, const float *x, const float *scale, const floa
 void sc_reduce_sum(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes);
 void sc_reduce_mean(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes);
 void sc_reduce_max(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes);
+void sc_reduce_min(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes);
 
 /* y dims[i] = dims[perm[i]]; dims are x's. */
 void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm);
@@ -847,14 +849,17 @@ void sc_log_softmax_grad(sc_rt *rt, const float *y, const float *dy, float *dx, 
 /* dy in y's layout; the ties share the gradient equally: dx = dy / count where
  * x equals y, count[o] the ties of output o (y's dims). count NULL: the ties
  * in x; a reduced dim split over ranks passes the ties of every rank's piece
- * (sc_count_equal, then an AllReduce sum). */
+ * (sc_count_equal, then an AllReduce sum). ReduceMin's is the same, y the
+ * minimum (one kernel; the profile names each). */
 void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *dy, const float *count, float *dx,
+                        const int64_t *dims, int ndim, const int *axes, int naxes);
+void sc_reduce_min_grad(sc_rt *rt, const float *x, const float *y, const float *dy, const float *count, float *dx,
                         const int64_t *dims, int ndim, const int *axes, int naxes);
 /* count (y's dims, as floats) = how many elements of x along axes equal y. */
 void sc_count_equal(sc_rt *rt, const float *x, const float *y, float *count, const int64_t *dims, int ndim,
                     const int *axes, int naxes);
-/* dx = dy where x equals y, else 0 (the adjoint of a max over ranks: the
- * ranks whose partial maximum is the maximum pass the gradient on). */
+/* dx = dy where x equals y, else 0 (the adjoint of a max or min over ranks:
+ * the ranks whose partial maximum (minimum) is the whole's pass the gradient on). */
 void sc_where_equal(sc_rt *rt, const float *x, const float *y, const float *dy, float *dx, int64_t n);
 /* dtable (rows, row) = rows of dy added at idx - offset (others zero). */
 void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,

@@ -100,8 +100,8 @@ Choices where MindSpore leaves room:
   end + (lr - end) / 2 * (1 + cos(pi * min((g - W) / (T - W), 1))).
 - Gradients at kinks: ReLU's is 0 at 0; Maximum and Minimum give each
   operand half the gradient where they tie (MindSpore's MaximumGrad);
-  ReduceMax splits the gradient evenly among tied maxima (MindSpore's
-  bprop); L1Loss uses sign(0) = 0.
+  ReduceMax and ReduceMin split the gradient evenly among tied maxima
+  (minima) (MindSpore's bprop); L1Loss uses sign(0) = 0.
 - Gather (axis 0 only) reads row i - offset for index i (`offset`, default 0,
   is the lowering extension for row-split tables); rows outside the table
   give zeros.  A SparseSoftmaxCrossEntropyWithLogits label outside [0, C) is
@@ -1410,6 +1410,19 @@ def bwd_reduce_max(g, ins, at):
     return [share * expand_reduced(g, x, at)]
 
 
+def fwd_reduce_min(ins, at):
+    return ins[0].min(axis=reduce_axes(at, ins[0].ndim), keepdims=keep_dims(at))
+
+
+def bwd_reduce_min(g, ins, at):
+    x = ins[0]
+    axes = reduce_axes(at, x.ndim)
+    m = x.min(axis=axes, keepdims=True)
+    hit = (x == m).astype(np.float64)              # ties share the gradient evenly, as ReduceMax's
+    share = hit / hit.sum(axis=axes, keepdims=True)
+    return [share * expand_reduced(g, x, at)]
+
+
 def fwd_reshape(ins, at):
     shape = attr_ints(at, "shape")
     try:
@@ -1868,6 +1881,7 @@ OPS = {
     "ReduceSum": (fwd_reduce_sum, bwd_reduce_sum, 1, 1),
     "ReduceMean": (fwd_reduce_mean, bwd_reduce_mean, 1, 1),
     "ReduceMax": (fwd_reduce_max, bwd_reduce_max, 1, 1),
+    "ReduceMin": (fwd_reduce_min, bwd_reduce_min, 1, 1),
     "Reshape": (fwd_reshape, bwd_reshape, 1, 1),
     "Transpose": (fwd_transpose, bwd_transpose, 1, 1),
     "Flatten": (fwd_flatten, bwd_flatten, 1, 1),

@@ -165,6 +165,11 @@ MPI_Datatype sc_mpi_type(sc_dtype dt)
 	SC_DIE("no MPI type for %s", sc_dtype_name(dt));
 }
 
+static MPI_Op mpi_op(sc_redop op)
+{
+	return op == SC_MAX ? MPI_MAX : op == SC_MIN ? MPI_MIN : MPI_SUM;   /* a mean: the sum, divided after */
+}
+
 static int mpi_count(int64_t n)
 {
 	if (n > INT_MAX)
@@ -206,8 +211,7 @@ void sc_host_all_reduce(sc_group *g, const void *in, void *out, sc_dtype dt, int
 	if (in != out)
 		memcpy(out, in, bytes);
 	if (g->n > 1)
-		SC_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, out, mpi_count(count), sc_mpi_type(dt),
-		                           op == SC_MAX ? MPI_MAX : MPI_SUM, g->comm));
+		SC_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, out, mpi_count(count), sc_mpi_type(dt), mpi_op(op), g->comm));
 	if (op == SC_MEAN)
 		sc_host_divide(out, dt, count, g->n);
 }
@@ -253,8 +257,7 @@ void sc_host_reduce_scatter(sc_group *g, const void *in, void *out, sc_dtype dt,
 	if (g->n == 1)
 		memcpy(out, src, (size_t)total * es);
 	else
-		SC_MPI_CHECK(MPI_Reduce_scatter_block(src, out, mpi_count(piece), sc_mpi_type(dt),
-		                                      op == SC_MAX ? MPI_MAX : MPI_SUM, g->comm));
+		SC_MPI_CHECK(MPI_Reduce_scatter_block(src, out, mpi_count(piece), sc_mpi_type(dt), mpi_op(op), g->comm));
 	free(tmp);
 	if (op == SC_MEAN)
 		sc_host_divide(out, dt, piece, g->n);

@@ -395,11 +395,24 @@ void sc_reduce_max(sc_rt *rt, const float *x, float *y, const int64_t *dims, int
 	sc_cpu_reduce(SC_R_MAX, x, y, dims, ndim, axes, naxes);
 }
 
+void sc_reduce_min(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes)
+{
+	(void)rt;
+	sc_cpu_reduce(SC_R_MIN, x, y, dims, ndim, axes, naxes);
+}
+
 void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *dy, const float *count, float *dx,
                         const int64_t *dims, int ndim, const int *axes, int naxes)
 {
 	(void)rt;
 	sc_cpu_reduce_max_grad(x, y, dy, count, dx, dims, ndim, axes, naxes);
+}
+
+void sc_reduce_min_grad(sc_rt *rt, const float *x, const float *y, const float *dy, const float *count, float *dx,
+                        const int64_t *dims, int ndim, const int *axes, int naxes)
+{
+	(void)rt;
+	sc_cpu_reduce_max_grad(x, y, dy, count, dx, dims, ndim, axes, naxes);   /* equality alone: the same kernel */
 }
 
 void sc_count_equal(sc_rt *rt, const float *x, const float *y, float *count, const int64_t *dims, int ndim,

@@ -39,11 +39,12 @@ void sc_cpu_softmax_masked(const float *x, const float *scale, const float *mask
 void sc_cpu_softmax_grad(const float *y, const float *dy, float *dx, const int64_t *dims, int ndim, int axis,
                          int is_log);
 
-typedef enum { SC_R_SUM, SC_R_MEAN, SC_R_MAX } sc_reduce_kind;
+typedef enum { SC_R_SUM, SC_R_MEAN, SC_R_MAX, SC_R_MIN } sc_reduce_kind;
 void sc_cpu_reduce(sc_reduce_kind kind, const float *x, float *y, const int64_t *dims, int ndim, const int *axes,
                    int naxes);
 void sc_cpu_count_equal(const float *x, const float *y, float *count, const int64_t *dims, int ndim, const int *axes,
                         int naxes);
+/* ReduceMax's gradient and ReduceMin's: dy to the elements of x equal to y */
 void sc_cpu_reduce_max_grad(const float *x, const float *y, const float *dy, const float *count, float *dx,
                             const int64_t *dims, int ndim, const int *axes, int naxes);
 void sc_cpu_where_equal(const float *x, const float *y, const float *dy, float *dx, int64_t n);

@@ -810,14 +810,16 @@ void sc_cpu_reduce(sc_reduce_kind kind, const float *x, float *y, const int64_t 
 	for (int d = 0; d < ndim; d++)
 		nout *= os[d] ? dims[d] : 1;
 	double *acc = xcalloc((size_t)nout, sizeof *acc);
-	if (kind == SC_R_MAX)
+	if (kind == SC_R_MAX || kind == SC_R_MIN)
 		for (int64_t o = 0; o < nout; o++)
-			acc[o] = -INFINITY;
+			acc[o] = kind == SC_R_MAX ? -INFINITY : INFINITY;
 	Walk w;
 	walk_init(&w, dims, ndim, 1, os, NULL, NULL);
 	for (int64_t i = 0; i < n; i++, walk_next(&w))
 		if (kind == SC_R_MAX)
 			acc[w.off[0]] = fmax(acc[w.off[0]], x[i]);
+		else if (kind == SC_R_MIN)
+			acc[w.off[0]] = fmin(acc[w.off[0]], x[i]);
 		else
 			acc[w.off[0]] += x[i];
 	double count = (double)(n / nout);

@@ -299,6 +299,11 @@ static ncclDataType_t nccl_type(sc_dtype dt)
 	}
 	SC_DIE("no NCCL type for %s", sc_dtype_name(dt));
 }
+
+static ncclRedOp_t nccl_op(sc_redop op)
+{
+	return op == SC_MAX ? ncclMax : op == SC_MIN ? ncclMin : ncclSum;   /* a mean: the sum, divided after */
+}
 #endif
 
 void sc_be_all_reduce(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, int64_t count, sc_redop op)
@@ -321,8 +326,7 @@ void sc_be_all_reduce(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtyp
 		SC_CUDA_CHECK(sc_cu_cast(wide, SC_F32, out, dt, count, c->stream));
 		return;
 	}
-	SC_NCCL_CHECK(ncclAllReduce(in, out, (size_t)count, nccl_type(dt), op == SC_MAX ? ncclMax : ncclSum,
-	                            (ncclComm_t)g->be, c->stream));
+	SC_NCCL_CHECK(ncclAllReduce(in, out, (size_t)count, nccl_type(dt), nccl_op(op), (ncclComm_t)g->be, c->stream));
 	if (op == SC_MEAN)
 		SC_CUDA_CHECK(sc_cu_divide(out, dt, count, g->n, c->stream));
 #endif
@@ -382,8 +386,8 @@ void sc_be_reduce_scatter(sc_rt *rt, sc_group *g, const void *in, void *out, sc_
 		SC_CUDA_CHECK(sc_cu_swap01(in, tmp, outer, g->n, mid / g->n * inner, es, c->stream));
 		src = tmp;
 	}
-	SC_NCCL_CHECK(ncclReduceScatter(src, out, (size_t)(total / g->n), nccl_type(dt),
-	                                op == SC_MAX ? ncclMax : ncclSum, (ncclComm_t)g->be, c->stream));
+	SC_NCCL_CHECK(ncclReduceScatter(src, out, (size_t)(total / g->n), nccl_type(dt), nccl_op(op), (ncclComm_t)g->be,
+	                                c->stream));
 	if (op == SC_MEAN)
 		SC_CUDA_CHECK(sc_cu_divide(out, dt, total / g->n, g->n, c->stream));
 #else
@@ -976,12 +980,26 @@ void sc_reduce_max(sc_rt *rt, const float *x, float *y, const int64_t *dims, int
 	reduce(rt, SC_R_MAX, x, y, dims, ndim, axes, naxes);
 }
 
+void sc_reduce_min(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes)
+{
+	PROFILE(rt, "ReduceMin", 0, 4.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
+	reduce(rt, SC_R_MIN, x, y, dims, ndim, axes, naxes);
+}
+
 void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *dy, const float *count, float *dx,
                         const int64_t *dims, int ndim, const int *axes, int naxes)
 {
 	PROFILE(rt, "ReduceMax grad", 0, 12.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
 	sc_cu_plan p = axes_plan("reduce_max_grad", dims, ndim, axes, naxes);
 	SC_CUDA_CHECK(sc_cu_reduce_max_grad(x, y, dy, count, dx, &p, cu(rt)->stream));
+}
+
+void sc_reduce_min_grad(sc_rt *rt, const float *x, const float *y, const float *dy, const float *count, float *dx,
+                        const int64_t *dims, int ndim, const int *axes, int naxes)
+{
+	PROFILE(rt, "ReduceMin grad", 0, 12.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
+	sc_cu_plan p = axes_plan("reduce_min_grad", dims, ndim, axes, naxes);
+	SC_CUDA_CHECK(sc_cu_reduce_max_grad(x, y, dy, count, dx, &p, cu(rt)->stream));   /* equality alone: one kernel */
 }
 
 void sc_count_equal(sc_rt *rt, const float *x, const float *y, float *count, const int64_t *dims, int ndim,

@@ -63,6 +63,7 @@ cudaError_t sc_cu_softmax_grad(const float *y, const float *dy, float *dx, int64
 size_t sc_cu_reduce_scratch(const sc_cu_plan *p);
 cudaError_t sc_cu_reduce(sc_reduce_kind kind, const float *x, float *y, const sc_cu_plan *p, void *scratch,
                          cudaStream_t s);
+/* ReduceMax's gradient and ReduceMin's: dy to the elements of x equal to y */
 cudaError_t sc_cu_reduce_max_grad(const float *x, const float *y, const float *dy, const float *count, float *dx,
                                   const sc_cu_plan *p, cudaStream_t s);
 cudaError_t sc_cu_count_equal(const float *x, const float *y, float *count, const sc_cu_plan *p, cudaStream_t s);

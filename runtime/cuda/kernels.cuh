@@ -43,6 +43,13 @@ __device__ inline float warp_max(float v)
 	return v;
 }
 
+__device__ inline float warp_min(float v)
+{
+	for (int o = 16; o > 0; o >>= 1)
+		v = fminf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return v;
+}
+
 }   /* namespace */
 
 #endif

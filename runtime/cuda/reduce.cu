@@ -55,15 +55,28 @@ int64_t plan_count(const sc_cu_plan &p, int64_t *nred)
 
 /* ---- reductions ---- */
 
-/* v's sum (max if is_max) over a group of G threads (1, 32 or the block), in
- * every thread of the group, in a fixed order; every thread of the block
- * must call it. */
+/* a and b combined as kind reduces: their max, their min, or their sum (a
+ * mean's too: divided at the end); start(kind) is its identity, which
+ * combined with any v gives v */
+__device__ inline float combine(sc_reduce_kind kind, float a, float b)
+{
+	return kind == SC_R_MAX ? fmaxf(a, b) : kind == SC_R_MIN ? fminf(a, b) : a + b;
+}
+
+__device__ inline float start(sc_reduce_kind kind)
+{
+	return kind == SC_R_MAX ? -INFINITY : kind == SC_R_MIN ? INFINITY : 0.0f;
+}
+
+/* v's sum (max, min as kind says) over a group of G threads (1, 32 or the
+ * block), in every thread of the group, in a fixed order; every thread of
+ * the block must call it. */
 template <int G>
-__device__ float group_reduce(float v, bool is_max)
+__device__ float group_reduce(float v, sc_reduce_kind kind)
 {
 	if constexpr (G == 1)
 		return v;
-	v = is_max ? warp_max(v) : warp_sum(v);
+	v = kind == SC_R_MAX ? warp_max(v) : kind == SC_R_MIN ? warp_min(v) : warp_sum(v);
 	if constexpr (G > 32) {
 		__shared__ float part[G / 32];
 		if (threadIdx.x % 32 == 0)
@@ -71,7 +84,7 @@ __device__ float group_reduce(float v, bool is_max)
 		__syncthreads();
 		v = part[0];
 		for (int k = 1; k < G / 32; k++)
-			v = is_max ? fmaxf(v, part[k]) : v + part[k];
+			v = combine(kind, v, part[k]);
 		__syncthreads();   /* part is written again by the next call */
 	}
 	return v;
@@ -87,12 +100,12 @@ __global__ void reduce_k(sc_reduce_kind kind, const float *x, float *y, int64_t 
 	for (int64_t o = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / G; o < nout;
 	     o += (int64_t)gridDim.x * blockDim.x / G) {
 		int64_t base = contig ? o * nred : plan_base(o, p);
-		float acc = kind == SC_R_MAX ? -INFINITY : 0;
+		float acc = start(kind);
 		for (int64_t r = g; r < nred; r += G) {
 			float v = x[base + (contig ? r : plan_red(r, p))];
-			acc = kind == SC_R_MAX ? fmaxf(acc, v) : acc + v;
+			acc = combine(kind, acc, v);
 		}
-		acc = group_reduce<G>(acc, kind == SC_R_MAX);
+		acc = group_reduce<G>(acc, kind);
 		if (g == 0)
 			y[o] = kind == SC_R_MEAN ? acc / (float)nred : acc;
 	}
@@ -148,7 +161,8 @@ struct ColOut {
  * then ty 0 adds the CY sums in order and writes them to dst: the result
  * (nchunk 1) or row (a nchunk + y) of the partials. */
 template <typename Src>
-__global__ void colsum_k(Src src, int is_max, int mean, int64_t A, int64_t R, int64_t C, int64_t chunk, ColOut dst)
+__global__ void colsum_k(Src src, sc_reduce_kind kind, int mean, int64_t A, int64_t R, int64_t C, int64_t chunk,
+                         ColOut dst)
 {
 	__shared__ float part[Src::NV][CY][CX];
 	int tx = threadIdx.x, ty = threadIdx.y;
@@ -156,13 +170,13 @@ __global__ void colsum_k(Src src, int is_max, int mean, int64_t A, int64_t R, in
 	for (int64_t a = blockIdx.z; a < A; a += gridDim.z) {
 		float acc[Src::NV], v[Src::NV];
 		for (int k = 0; k < Src::NV; k++)
-			acc[k] = is_max ? -INFINITY : 0.0f;
+			acc[k] = start(kind);
 		if (c < C) {
 #pragma unroll 4
 			for (int64_t r = r0 + ty; r < r1; r += CY) {
 				src.get((a * R + r) * C + c, r, v);
 				for (int k = 0; k < Src::NV; k++)
-					acc[k] = is_max ? fmaxf(acc[k], v[k]) : acc[k] + v[k];
+					acc[k] = combine(kind, acc[k], v[k]);
 			}
 		}
 		for (int k = 0; k < Src::NV; k++)
@@ -171,7 +185,7 @@ __global__ void colsum_k(Src src, int is_max, int mean, int64_t A, int64_t R, in
 		for (int k = 0; ty == 0 && c < C && k < Src::NV; k++) {
 			float s = part[k][0][tx];
 			for (int t = 1; t < CY; t++)
-				s = is_max ? fmaxf(s, part[k][t][tx]) : s + part[k][t][tx];
+				s = combine(kind, s, part[k][t][tx]);
 			if (dst.p[k])
 				dst.p[k][(a * gridDim.y + blockIdx.y) * C + c] = mean ? s / (float)R : s;
 		}
@@ -180,8 +194,8 @@ __global__ void colsum_k(Src src, int is_max, int mean, int64_t A, int64_t R, in
 }
 
 /* out[k][a C + c] = the nchunk partials of (a, c) combined in order */
-__global__ void colsum_finish_k(const float *part, int nv, int is_max, int mean, int64_t A, int64_t R, int64_t C,
-                                int64_t nchunk, ColOut out)
+__global__ void colsum_finish_k(const float *part, int nv, sc_reduce_kind kind, int mean, int64_t A, int64_t R,
+                                int64_t C, int64_t nchunk, ColOut out)
 {
 	GRID_LOOP(i, nv * A * C) {
 		int64_t k = i / (A * C), ac = i % (A * C);
@@ -190,7 +204,7 @@ __global__ void colsum_finish_k(const float *part, int nv, int is_max, int mean,
 		const float *q = part + (k * A + ac / C) * nchunk * C + ac % C;
 		float s = q[0];
 		for (int64_t t = 1; t < nchunk; t++)
-			s = is_max ? fmaxf(s, q[t * C]) : s + q[t * C];
+			s = combine(kind, s, q[t * C]);
 		out.p[k][ac] = mean ? s / (float)R : s;
 	}
 }
@@ -211,10 +225,11 @@ size_t col_scratch(int nv, int64_t A, int64_t R, int64_t C)
 	return n > 1 ? (size_t)(nv * A * n * C) * sizeof(float) : 0;
 }
 
-/* src summed (max if is_max) over the R of its (A, R, C) view into out, in
- * two passes when R is long: the partials in scratch (col_scratch bytes) */
+/* src summed (max, min as kind says) over the R of its (A, R, C) view into
+ * out, in two passes when R is long: the partials in scratch (col_scratch
+ * bytes); mean divides by R at the end */
 template <typename Src>
-cudaError_t colsum(Src src, int is_max, int mean, int64_t A, int64_t R, int64_t C, ColOut out, void *scratch,
+cudaError_t colsum(Src src, sc_reduce_kind kind, int mean, int64_t A, int64_t R, int64_t C, ColOut out, void *scratch,
                    cudaStream_t s)
 {
 	int64_t n = col_chunks(A, R, C), chunk = (R + n - 1) / n;
@@ -222,9 +237,9 @@ cudaError_t colsum(Src src, int is_max, int mean, int64_t A, int64_t R, int64_t 
 	for (int k = 0; k < Src::NV && n > 1; k++)
 		dst.p[k] = (float *)scratch + k * A * n * C;
 	dim3 grid((unsigned)((C + CX - 1) / CX), (unsigned)n, (unsigned)(A < 65535 ? A : 65535));
-	colsum_k<<<grid, dim3(CX, CY), 0, s>>>(src, is_max, n > 1 ? 0 : mean, A, R, C, chunk, dst);
+	colsum_k<<<grid, dim3(CX, CY), 0, s>>>(src, kind, n > 1 ? 0 : mean, A, R, C, chunk, dst);
 	if (n > 1)
-		colsum_finish_k<<<blocks_for(Src::NV * A * C), THREADS, 0, s>>>((const float *)scratch, Src::NV, is_max, mean, A,
+		colsum_finish_k<<<blocks_for(Src::NV * A * C), THREADS, 0, s>>>((const float *)scratch, Src::NV, kind, mean, A,
 		                                                                 R, C, n, out);
 	return cudaGetLastError();
 }
@@ -404,7 +419,7 @@ cudaError_t sc_cu_reduce(sc_reduce_kind kind, const float *x, float *y, const sc
 	if (nout <= 0)
 		return cudaSuccess;
 	if (col_reduce(p, &A, &R, &C))
-		return colsum(PlainSrc{x}, kind == SC_R_MAX, kind == SC_R_MEAN, A, R, C, ColOut{{y, nullptr}}, scratch, s);
+		return colsum(PlainSrc{x}, kind, kind == SC_R_MEAN, A, R, C, ColOut{{y, nullptr}}, scratch, s);
 	int contig = nout > 0 && nred > 0 && plan_run(*p, &A, &R, &C) && C == 1;
 	if (nred < 32)
 		reduce_k<1><<<blocks_for(nout), THREADS, 0, s>>>(kind, x, y, nout, nred, *p, contig);
@@ -461,7 +476,7 @@ cudaError_t sc_cu_norm_grad(int centered, const float *dy, const float *x, const
 	norm_grad_k<<<row_blocks(rows), THREADS, 0, s>>>(centered, dy, x, gamma, dx, stats, rows, cols, np, eps);
 	if (!stats)
 		return cudaGetLastError();
-	return colsum(NormSrc{dy, x, stats, rows, cols, np}, 0, 0, 1, n / np, np, ColOut{{dgamma, dbeta}},
+	return colsum(NormSrc{dy, x, stats, rows, cols, np}, SC_R_SUM, 0, 1, n / np, np, ColOut{{dgamma, dbeta}},
 	              stats + 2 * rows, s);
 }
 
@@ -493,8 +508,8 @@ cudaError_t sc_cu_norm_part_grad(int centered, const float *dy, const float *x, 
 	                                                        cols, eps);
 	if (!dgamma && !dbeta)
 		return cudaGetLastError();
-	return colsum(NormPartSrc{dy, x, mean, var, eps, centered}, 0, 0, 1, rows, cols, ColOut{{dgamma, dbeta}}, scratch,
-	              s);
+	return colsum(NormPartSrc{dy, x, mean, var, eps, centered}, SC_R_SUM, 0, 1, rows, cols, ColOut{{dgamma, dbeta}},
+	              scratch, s);
 }
 
 }   /* extern "C" */

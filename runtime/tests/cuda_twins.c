@@ -356,11 +356,17 @@ static void test_rows(void)
 	const int axes_sets[][3] = {{0, -1, 0}, {1, 0, 0}, {2, 0, 0}, {0, 1, 2}};
 	const int naxes[] = {2, 1, 1, 3};
 	for (int k = 0; k < 4; k++)
-		for (sc_reduce_kind kind = SC_R_SUM; kind <= SC_R_MAX; kind++) {
+		for (sc_reduce_kind kind = SC_R_SUM; kind <= SC_R_MIN; kind++) {
 			char what[64];
 			snprintf(what, sizeof what, "reduce %d over set %d", kind, k);
 			void (*f)(sc_rt *, const float *, float *, const int64_t *, int, const int *, int) =
-				kind == SC_R_SUM ? sc_reduce_sum : kind == SC_R_MEAN ? sc_reduce_mean : sc_reduce_max;
+				kind == SC_R_SUM ? sc_reduce_sum : kind == SC_R_MEAN ? sc_reduce_mean
+				: kind == SC_R_MAX ? sc_reduce_max : sc_reduce_min;
+			/* ReduceMin's gradient: ReduceMax's kernel given the minimum, through its own entry */
+			void (*fg)(sc_rt *, const float *, const float *, const float *, const float *, float *,
+			           const int64_t *, int, const int *, int) =
+				kind == SC_R_MAX ? sc_reduce_max_grad : sc_reduce_min_grad;
+			const char *gname = kind == SC_R_MAX ? "reduce_max_grad" : "reduce_min_grad";
 			f(rt, dx, dyv, d, 3, axes_sets[k], naxes[k]);
 			sc_cpu_reduce(kind, x, y, d, 3, axes_sets[k], naxes[k]);
 			int64_t nout = 1;
@@ -370,10 +376,10 @@ static void test_rows(void)
 				nout *= j < naxes[k] ? 1 : d[i];
 			}
 			twin(what, dyv, y, nout, 1e-4);
-			if (kind == SC_R_MAX) {
-				sc_reduce_max_grad(rt, dx, dyv, ddy, NULL, dg, d, 3, axes_sets[k], naxes[k]);
+			if (kind == SC_R_MAX || kind == SC_R_MIN) {
+				fg(rt, dx, dyv, ddy, NULL, dg, d, 3, axes_sets[k], naxes[k]);
 				sc_cpu_reduce_max_grad(x, y, dy, NULL, g, d, 3, axes_sets[k], naxes[k]);
-				twin("reduce_max_grad", dg, g, n, 1e-5);
+				twin(gname, dg, g, n, 1e-5);
 				float *dc = t_slab(sizeof(float) * (size_t)nout), *c = malloc(sizeof(float) * (size_t)nout);
 				sc_count_equal(rt, dx, dyv, dc, d, 3, axes_sets[k], naxes[k]);
 				sc_cpu_count_equal(x, y, c, d, 3, axes_sets[k], naxes[k]);
@@ -381,9 +387,10 @@ static void test_rows(void)
 				for (int64_t o = 0; o < nout; o++)
 					c[o] += 2;   /* ties on other ranks */
 				sc_from_host(rt, dc, c, sizeof(float) * (size_t)nout);
-				sc_reduce_max_grad(rt, dx, dyv, ddy, dc, dg, d, 3, axes_sets[k], naxes[k]);
+				fg(rt, dx, dyv, ddy, dc, dg, d, 3, axes_sets[k], naxes[k]);
 				sc_cpu_reduce_max_grad(x, y, dy, c, g, d, 3, axes_sets[k], naxes[k]);
-				twin("reduce_max_grad with counts", dg, g, n, 1e-5);
+				snprintf(what, sizeof what, "%s with counts", gname);
+				twin(what, dg, g, n, 1e-5);
 				sc_where_equal(rt, dx, dx, ddy, dg, nout);
 				sc_cpu_where_equal(x, x, dy, g, nout);
 				twin("where_equal", dg, g, nout, 0);
@@ -901,11 +908,12 @@ static void test_sums(void)
 		{3, 2, {16, 512, 96}, {0, 2}}, {3, 2, {64, 100, 64}, {0, 2}}, {3, 1, {3, 5000, 3}, {1}},
 	};
 	for (int k = 0; k < (int)(sizeof red / sizeof red[0]); k++)
-		for (sc_reduce_kind kind = SC_R_SUM; kind <= SC_R_MAX; kind++) {
+		for (sc_reduce_kind kind = SC_R_SUM; kind <= SC_R_MIN; kind++) {
 			snprintf(what, sizeof what, "reduce %d of (%lld, %lld, %lld) case %d", kind, (long long)red[k].d[0],
 			         (long long)red[k].d[1], (long long)(red[k].nd > 2 ? red[k].d[2] : 1), k);
 			void (*f)(sc_rt *, const float *, float *, const int64_t *, int, const int *, int) =
-				kind == SC_R_SUM ? sc_reduce_sum : kind == SC_R_MEAN ? sc_reduce_mean : sc_reduce_max;
+				kind == SC_R_SUM ? sc_reduce_sum : kind == SC_R_MEAN ? sc_reduce_mean
+				: kind == SC_R_MAX ? sc_reduce_max : sc_reduce_min;
 			f(rt, dx, dyv, red[k].d, red[k].nd, red[k].axes, red[k].naxes);
 			sc_cpu_reduce(kind, x, y, red[k].d, red[k].nd, red[k].axes, red[k].naxes);
 			twin(what, dyv, y, kept(red[k].d, red[k].nd, red[k].axes, red[k].naxes), 1e-4);

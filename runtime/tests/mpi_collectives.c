@@ -86,6 +86,22 @@ static double mean_of(sc_dtype dt, double sum, int n)
 	return get(one, dt, 0);
 }
 
+/* what a reduction by op makes of s and the next member's v, from start_of(op) */
+static double start_of(sc_redop op)
+{
+	return op == SC_MAX ? -1e30 : op == SC_MIN ? 1e30 : 0;
+}
+
+static double combine(sc_redop op, double s, double v)
+{
+	return op == SC_MAX ? (v > s ? v : s) : op == SC_MIN ? (v < s ? v : s) : s + v;
+}
+
+static const char *opname(sc_redop op)
+{
+	return op == SC_SUM ? "sum" : op == SC_MAX ? "max" : op == SC_MIN ? "min" : "mean";
+}
+
 /* this rank's input on device, from val() */
 static void *make_input(sc_dtype dt, int64_t n, int salt)
 {
@@ -154,17 +170,17 @@ static void test_all_reduce(Group *g, sc_dtype dt, sc_redop op, bool in_place)
 	expect_bytes += 2 * n * es * (g->n - 1) / g->n;
 	double want[24];
 	for (int64_t i = 0; i < n; i++) {
-		double s = op == SC_MAX ? -1e30 : 0;
+		double s = start_of(op);
 		for (int m = 0; m < g->n; m++)
-			s = op == SC_MAX ? (val(g->members[m], i, 1) > s ? val(g->members[m], i, 1) : s) : s + val(g->members[m], i, 1);
+			s = combine(op, s, val(g->members[m], i, 1));
 		if (op == SC_MEAN)
 			s = mean_of(dt, s, g->n);
 		want[i] = s;
 	}
 	void *got = fetch(out, dt, n);
 	char what[128];
-	snprintf(what, sizeof what, "all_reduce %s %s over %s%s", dtname(dt),
-	         op == SC_SUM ? "sum" : op == SC_MAX ? "max" : "mean", g->name, in_place ? " in place" : "");
+	snprintf(what, sizeof what, "all_reduce %s %s over %s%s", dtname(dt), opname(op), g->name,
+	         in_place ? " in place" : "");
 	compare(what, got, want, dt, n);
 	free(got);
 }
@@ -187,17 +203,14 @@ static void test_all_reduce_bucket(Group *g, sc_dtype dt, sc_redop op)
 	for (int k = 0; k < N; k++) {
 		double want[24];
 		for (int64_t i = 0; i < counts[k]; i++) {
-			double s = op == SC_MAX ? -1e30 : 0;
-			for (int m = 0; m < g->n; m++) {
-				double v = val(g->members[m], i, 2 + k);
-				s = op == SC_MAX ? (v > s ? v : s) : s + v;
-			}
+			double s = start_of(op);
+			for (int m = 0; m < g->n; m++)
+				s = combine(op, s, val(g->members[m], i, 2 + k));
 			want[i] = op == SC_MEAN ? mean_of(dt, s, g->n) : s;
 		}
 		void *got = fetch(out[k], dt, counts[k]);
 		char what[128];
-		snprintf(what, sizeof what, "all_reduce_bucket %s %s over %s, tensor %d", dtname(dt),
-		         op == SC_SUM ? "sum" : op == SC_MAX ? "max" : "mean", g->name, k);
+		snprintf(what, sizeof what, "all_reduce_bucket %s %s over %s, tensor %d", dtname(dt), opname(op), g->name, k);
 		compare(what, got, want, dt, counts[k]);
 		free(got);
 	}
@@ -245,19 +258,16 @@ static void test_reduce_scatter(Group *g, sc_dtype dt, int axis, sc_redop op)
 		t_unravel(i, od, 3, idx);
 		idx[axis] += k * od[axis];
 		int64_t src = t_ravel(idx, D3, 3);
-		double s = op == SC_MAX ? -1e30 : 0;
-		for (int m = 0; m < g->n; m++) {
-			double v = val(g->members[m], src, 7 + axis);
-			s = op == SC_MAX ? (v > s ? v : s) : s + v;
-		}
+		double s = start_of(op);
+		for (int m = 0; m < g->n; m++)
+			s = combine(op, s, val(g->members[m], src, 7 + axis));
 		if (op == SC_MEAN)
 			s = mean_of(dt, s, g->n);
 		want[i] = s;
 	}
 	void *got = fetch(out, dt, n / g->n);
 	char what[128];
-	snprintf(what, sizeof what, "reduce_scatter %s %s axis %d over %s", dtname(dt),
-	         op == SC_SUM ? "sum" : op == SC_MAX ? "max" : "mean", axis, g->name);
+	snprintf(what, sizeof what, "reduce_scatter %s %s axis %d over %s", dtname(dt), opname(op), axis, g->name);
 	compare(what, got, want, dt, n / g->n);
 	free(got);
 	free(want);
@@ -335,13 +345,13 @@ int main(int argc, char **argv)
 			sc_dtype dt = dts[di];
 			if (index_in(g) < 0)
 				continue;
-			for (sc_redop op = SC_SUM; op <= SC_MEAN; op++) {
-				test_all_reduce(g, dt, op, op == SC_MAX);
+			for (sc_redop op = SC_SUM; op <= SC_MIN; op++) {   /* sum, max, mean, min */
+				test_all_reduce(g, dt, op, op == SC_MAX || op == SC_MIN);
 				test_all_reduce_bucket(g, dt, op);
 			}
 			for (int axis = 0; axis < 3; axis++) {
 				test_all_gather(g, dt, axis);
-				for (sc_redop op = SC_SUM; op <= SC_MEAN; op++)
+				for (sc_redop op = SC_SUM; op <= SC_MIN; op++)
 					test_reduce_scatter(g, dt, axis, op);
 				for (int c = 0; c < 3; c++)
 					test_all_to_all(g, dt, axis, c);

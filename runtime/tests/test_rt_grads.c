@@ -769,6 +769,41 @@ Test(grad, reductions)
 	cr_assert(t_close("where equal", mdx, (const float[]){0, 5, 0}, 3, 0, 0));
 }
 
+/* ReduceMin: its gradient is ReduceMax's kernel (dy to the elements equal to
+ * y) given the minimum; ties share it, over one piece or over the ranks. */
+Test(grad, reduce_min)
+{
+	const int64_t d[3] = {2, 3, 4};
+	const int axes[2] = {2, 0};
+	float x[24], y[3], w[3], dx[24];
+	for (int i = 0; i < 24; i++)   /* distinct values: no ties */
+		x[i] = (float)((i * 7) % 24) * 0.1f - 1;
+	rand_fill(w, 3, 5, -1, 1);
+	RedCtx c = {SC_R_MIN, d, 3, 2, axes};
+	sc_cpu_reduce(SC_R_MIN, x, y, d, 3, axes, 2);
+	sc_cpu_reduce_max_grad(x, y, w, NULL, dx, d, 3, axes, 2);
+	check_grad("reduce_min", red_fwd, x, 24, &c, w, 3, dx);
+	int hits = 0;
+	for (int i = 0; i < 24; i++)
+		hits += dx[i] != 0;
+	cr_assert_eq(hits, 3, "one minimum per output");
+	const float tie[5] = {1, -2, 3, -2, -2};
+	float ty, tdx[5], count;
+	sc_cpu_reduce(SC_R_MIN, tie, &ty, (const int64_t[]){5}, 1, (const int[]){0}, 1);
+	cr_assert(ty == -2);
+	sc_cpu_reduce_max_grad(tie, &ty, (const float[]){3}, NULL, tdx, (const int64_t[]){5}, 1, (const int[]){0}, 1);
+	cr_assert(t_close("tied min", tdx, (const float[]){0, 1, 0, 1, 1}, 5, 0, 0));
+	sc_cpu_count_equal(tie, &ty, &count, (const int64_t[]){5}, 1, (const int[]){0}, 1);
+	cr_assert(count == 3);
+	count = 6;   /* a dim split over ranks: every piece's ties */
+	sc_cpu_reduce_max_grad(tie, &ty, (const float[]){3}, &count, tdx, (const int64_t[]){5}, 1, (const int[]){0}, 1);
+	cr_assert(t_close("tied min over ranks", tdx, (const float[]){0, 0.5f, 0, 0.5f, 0.5f}, 5, 0, 0));
+	/* the adjoint of the min over ranks: the gradient where the partial min is the min */
+	float mdx[3];
+	sc_cpu_where_equal((const float[]){1, -3, 2}, (const float[]){-3, -3, -3}, (const float[]){4, 5, 6}, mdx, 3);
+	cr_assert(t_close("where equal the min", mdx, (const float[]){0, 5, 0}, 3, 0, 0));
+}
+
 Test(grad, maximum_minimum_ties_split_evenly)
 {
 	/* MindSpore's MaximumGrad: a tie gives each operand half, also when broadcast */

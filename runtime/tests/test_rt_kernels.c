@@ -335,6 +335,18 @@ Test(reduce, by_hand)
 	CLOSE(y, ((const float[]){12, 15, 18, 21, 48, 51, 54, 57}), 6, "sum over 1");
 	sc_cpu_reduce(SC_R_MAX, x, y, d, 3, (const int[]){0, 1, 2}, 3);
 	CLOSE(y, ((const float[]){23}), 1, "max over all");
+	sc_cpu_reduce(SC_R_MIN, x, y, d, 3, (const int[]){2, 0}, 2);
+	CLOSE(y, ((const float[]){0, 4, 8}), 3, "min over (0, 2)");
+	sc_cpu_reduce(SC_R_MIN, x, y, d, 3, (const int[]){-2}, 1);
+	CLOSE(y, ((const float[]){0, 1, 2, 3, 12, 13, 14, 15}), 8, "min over 1");
+	sc_cpu_reduce(SC_R_MIN, x, y, d, 3, (const int[]){0, 1, 2}, 3);
+	CLOSE(y, ((const float[]){0}), 1, "min over all");
+	for (int i = 0; i < 24; i++)
+		x[i] = -(float)i;   /* all negative: the minimum is not the start of 0 */
+	sc_cpu_reduce(SC_R_MIN, x, y, d, 3, (const int[]){0, 2}, 2);
+	CLOSE(y, ((const float[]){-15, -19, -23}), 3, "min of negatives over (0, 2)");
+	sc_cpu_reduce(SC_R_MAX, x, y, d, 3, (const int[]){1}, 1);
+	CLOSE(y, ((const float[]){0, -1, -2, -3, -12, -13, -14, -15}), 8, "max of negatives over 1");
 }
 
 /* ---- data movement ---- */

@@ -304,6 +304,9 @@ class Forward(unittest.TestCase):
         self.check("ReduceMean", [x], {"axis": (0, 2), "keep_dims": True}, x.mean(axis=(0, 2), keepdims=True))
         self.check("ReduceMax", [x], {"axis": (2, 0)}, x.max(axis=(0, 2)))
         self.check("ReduceMax", [x], {}, x.max())
+        self.check("ReduceMin", [x], {"axis": (2, 0)}, x.min(axis=(0, 2)))
+        self.check("ReduceMin", [x], {"axis": -1, "keep_dims": True}, x.min(axis=2, keepdims=True))
+        self.check("ReduceMin", [x], {}, x.min())
 
     def test_shape_ops(self):
         x = rng().normal(size=(2, 3, 4))
@@ -635,7 +638,7 @@ class Gradients(unittest.TestCase):
 
     def test_reductions(self):
         x = rng(1).normal(size=(2, 3, 4))
-        for op in ("ReduceSum", "ReduceMean", "ReduceMax"):
+        for op in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"):
             self.check(op, [x])
             self.check(op, [x], {"axis": 1})
             self.check(op, [x], {"axis": (0, 2), "keep_dims": True})
@@ -644,6 +647,13 @@ class Gradients(unittest.TestCase):
     def test_reduce_max_splits_ties(self):
         g = R.OPS["ReduceMax"][1](np.array([6.0]), [np.array([[1.0, 3.0, 3.0]])], {"axis": 1})[0]
         np.testing.assert_array_equal(g, [[0.0, 3.0, 3.0]])
+
+    def test_reduce_min_splits_ties(self):
+        g = R.OPS["ReduceMin"][1](np.array([6.0]), [np.array([[1.0, 1.0, 3.0]])], {"axis": 1})[0]
+        np.testing.assert_array_equal(g, [[3.0, 3.0, 0.0]])
+        g = R.OPS["ReduceMin"][1](np.array([[4.0]]), [np.array([[2.0, 0.5], [0.5, 0.5]])],
+                                  {"keep_dims": True})[0]
+        np.testing.assert_array_equal(g, [[0.0, 4.0 / 3], [4.0 / 3, 4.0 / 3]])
 
     def test_maximum_minimum_split_ties(self):
         # MindSpore's MaximumGrad: a tie gives each operand half of the gradient
@@ -761,7 +771,8 @@ class Gradients(unittest.TestCase):
                             "Abs", "Sin", "Cos", "Erf", "Reciprocal", "Log1p", "Expm1", "Softplus", "Floor", "Sign",
                             "Ceil", "Round", "Tan", "Atan", "Sinh", "Cosh", "HSwish", "HSigmoid"],
                   "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "pad_fill": ["PadFill"],
-                  "softmax_family": ["Softmax", "LogSoftmax"], "reductions": ["ReduceSum", "ReduceMean", "ReduceMax"],
+                  "softmax_family": ["Softmax", "LogSoftmax"],
+                  "reductions": ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "ExpandDims", "Squeeze", "BroadcastTo",
                                 "Concat", "StridedSlice"], "gather": ["Gather"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "rotary": ["RotaryPositionEmbedding"],

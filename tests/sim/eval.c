@@ -613,15 +613,15 @@ static bool eval_reduce(Eval *e)
 		else
 			unit *= x->dims[i];
 	}
-	bool max = e->n->op == OP_REDUCE_MAX;
+	bool max = e->n->op == OP_REDUCE_MAX, min = e->n->op == OP_REDUCE_MIN;
 	double *y = e->out->data;
 	for (int64_t j = 0; j < e->out->size; j++)
-		y[j] = max ? -INFINITY : 0;
+		y[j] = max ? -INFINITY : min ? INFINITY : 0;
 	for (int64_t j = 0; j < x->size; j++) {
 		double v = x->data[j], *t = &y[offset_of(j, x->rank, x->dims, st)];
-		if (!max)
+		if (!max && !min)
 			*t += v;
-		else if (isnan(v) || v > *t)   /* numpy's max propagates NaN */
+		else if (isnan(v) || (max ? v > *t : v < *t))   /* numpy's max and min propagate NaN */
 			*t = v;
 	}
 	if (e->n->op == OP_REDUCE_MEAN)
@@ -937,7 +937,7 @@ static bool eval_op(Eval *e)
 		return eval_dropout(e);
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 		return eval_softmax(e);
-	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX:
+	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
 		return eval_reduce(e);
 	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
 		return eval_reshape(e);

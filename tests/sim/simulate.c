@@ -66,7 +66,9 @@ SimTensor sim_all_reduce(const SimTensor *in, int n, ReduceOp op)
 	SimTensor out = sim_tensor_copy(&in[0]);
 	for (int m = 1; m < n; m++)
 		for (int64_t i = 0; i < out.size; i++)
-			out.data[i] = op == REDUCE_MAX_OP ? fmax(out.data[i], in[m].data[i]) : out.data[i] + in[m].data[i];
+			out.data[i] = op == REDUCE_MAX_OP   ? fmax(out.data[i], in[m].data[i])
+			              : op == REDUCE_MIN_OP ? fmin(out.data[i], in[m].data[i])
+			                                    : out.data[i] + in[m].data[i];
 	if (op == REDUCE_MEAN_OP)
 		for (int64_t i = 0; i < out.size; i++)
 			out.data[i] /= n;

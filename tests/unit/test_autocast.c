@@ -4,7 +4,7 @@
  * or fp16 and lowered (lower_run): which results compute in the half type
  * (matrix products, elementwise operators, BiasAdd), which in Float32
  * (Softmax, LayerNorm, losses, ReduceSum/ReduceMean, Exp, Log, Sqrt), which
- * follow their input (Transpose, ReduceMax); the Casts inserted, one per
+ * follow their input (Transpose, ReduceMax, ReduceMin); the Casts inserted, one per
  * value and type; Float32 parameters kept as master weights, with Float32
  * gradients; returned values and the loss in their declared types. */
 #include <criterion/criterion.h>
@@ -29,13 +29,14 @@ static const char model[] =
 	"  %%m = Mul(%%e, %%r)\n"
 	"  %%tr = Transpose(%%m) {perm: (1, 0)}\n"
 	"  %%mx = ReduceMax(%%tr) {axis: 1}\n"
+	"  %%mn = ReduceMin(%%tr) {axis: 0}\n"
 	"  %%bm = BatchMatMul(%%q, %%k)\n"
 	"  %%rs = ReduceSum(%%bm) {axis: (0, 2)}\n"
 	"  %%h2 = ReLU(%%h16)\n"
 	"  %%l1 = MSELoss(%%m, %%t)\n"
 	"  %%l2 = ReduceMean(%%rs) {axis: 0}\n"
 	"  %%loss = Add(%%l1, %%l2)\n"
-	"  return %%loss, %%r, %%mx, %%h2\n"
+	"  return %%loss, %%r, %%mx, %%h2, %%mn\n"
 	"}\n"
 	"train {loss: %%loss, optimizer: SGD(learning_rate: 0.1)}\n";
 
@@ -103,9 +104,10 @@ static void expect_policy(DType half, const char *keys)
 		cr_assert_eq(dtype_of(l, low[i]), half, "%%%s is %s", low[i], dtype_name(dtype_of(l, low[i])));
 	for (size_t i = 0; i < sizeof f32 / sizeof *f32; i++)
 		cr_assert_eq(dtype_of(l, f32[i]), DT_F32, "%%%s is %s", f32[i], dtype_name(dtype_of(l, f32[i])));
-	/* Transpose and ReduceMax follow their input, which is half */
+	/* Transpose, ReduceMax and ReduceMin follow their input, which is half */
 	cr_assert_eq(dtype_of(l, "tr"), half);
 	cr_assert_eq(dtype_of(l, "mx"), half);
+	cr_assert_eq(dtype_of(l, "mn"), half);
 	/* a Float16 value the user wrote computes as written */
 	cr_assert_eq(dtype_of(l, "h2"), DT_F16);
 	cr_assert_eq(flat_node(l, "h2")->op, OP_RELU);
@@ -114,7 +116,8 @@ static void expect_policy(DType half, const char *keys)
 	for (int i = 0; i < g->nnodes; i++) {
 		const Node *n = &g->nodes[i];
 		DType rd = g->values[n->result].type.dtype;
-		if (n->op == OP_CAST || n->op == OP_TRANSPOSE || n->op == OP_REDUCE_MAX || !dtype_is_float(rd))
+		if (n->op == OP_CAST || n->op == OP_TRANSPOSE || n->op == OP_REDUCE_MAX || n->op == OP_REDUCE_MIN ||
+		    !dtype_is_float(rd))
 			continue;
 		for (int k = 0; k < n->nin; k++)
 			cr_assert_eq(g->values[n->in[k]].type.dtype, rd, "%%%s (%s) reads %%%s (%s)",
@@ -182,6 +185,7 @@ Test(autocast, results_in_declared_types)
 		             dtype_name(g->values[g->ret[k]].type.dtype));
 	cr_assert_str_eq(g->values[g->ret[1]].name, "r.f32", "the half ReLU returned through its Cast up");
 	cr_assert_str_eq(g->values[g->ret[2]].name, "mx.f32");
+	cr_assert_str_eq(g->values[g->ret[4]].name, "mn.f32");
 	/* the loss (an Add of the two losses, in bf16) comes back through a Cast */
 	cr_assert_eq(dtype_of(l, "loss"), DT_BF16);
 	cr_assert_eq(l->values[l->loss].type.dtype, DT_F32);

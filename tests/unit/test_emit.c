@@ -378,6 +378,27 @@ Test(text, split_reduce_max_counts_ties_over_ranks)
 	free(t);
 }
 
+/* ReduceMin likewise: its partial minima completed by MIN collectives, the
+ * minimum's ranks passing the gradient on, the ties counted over the ranks,
+ * and ReduceMin's own gradient entry; an uneven piece's padding the highest
+ * float. */
+Test(text, split_reduce_min_counts_ties_over_ranks)
+{
+	char *t = rank_text("tests/e2e/reduce_min.ir", 0);
+	expect_line(t, "sc_reduce_min(rt, w, m, (const int64_t[]){4, 2}, 2, (const int[]){1}, 1);");
+	expect_line(t, "sc_reduce_scatter(rt, g0, m, m_1, SC_F32, (const int64_t[]){4}, 1, 0, SC_MIN);");
+	expect_line(t, "SC_F32, 1, SC_MIN);  /* %m3 to Add %a2 input 1: partial results made whole; ");
+	expect_line(t, "sc_where_equal(rt, m, m_2, grad_m_1_1, grad_m, 4);");
+	expect_line(t, "sc_count_equal(rt, w, m_2, ties_m, (const int64_t[]){4, 2}, 2, (const int[]){1}, 1);");
+	expect_line(t, "sc_reduce_min_grad(rt, w, m, grad_m, ties_m_3, grad_w, ");
+	expect_line(t, "/* gradient of %m2, the minimum, to mask the gradient: partial results made whole; ");
+	expect_line(t, ", 3.4028234663852886e+38);");
+	expect_no_line(t, "sc_reduce_max(");
+	expect_no_line(t, "sc_reduce_max_grad(");
+	expect_no_line(t, "SC_MAX);");
+	free(t);
+}
+
 #define OPT_MODEL(opt, extra)                                                                             \
 	"context {device_num: 4, parallel_mode: \"semi_auto_parallel\"}\n"                                    \
 	"graph @g(%x: <Tensor[Float32], (8, 4)>, %w: <Parameter[Float32], (4, 4)>,\n"                         \

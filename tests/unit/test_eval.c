@@ -413,6 +413,18 @@ Test(reduce, max_propagates_nan)
 	expect_op("%a: " T("(3,)"), "ReduceMax(%a)", V(1, NAN, 2), NULL, "()", V(NAN));
 }
 
+Test(reduce, min_of_positive_numbers)
+{
+	expect_op(R23, "ReduceMin(%a) {axis: 1}", V(1, 5, 3, 7, 2, 9), NULL, "(2,)", V(1, 2));
+	expect_op(R23, "ReduceMin(%a)", V(1, 5, 3, 7, 2, 9), NULL, "()", V(1));
+	expect_op(R23, "ReduceMin(%a) {axis: -2, keep_dims: true}", V(1, 5, 3, 7, 2, 9), NULL, "(1, 3)", V(1, 2, 3));
+}
+
+Test(reduce, min_propagates_nan)
+{
+	expect_op("%a: " T("(3,)"), "ReduceMin(%a)", V(1, NAN, 2), NULL, "()", V(NAN));
+}
+
 Test(reduce, integer_mean_truncates)
 {
 	expect_op("%a: <Tensor[Int32], (3,)>", "ReduceMean(%a)", V(1, 2, 4), NULL, "()", V(2));

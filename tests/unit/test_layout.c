@@ -407,9 +407,12 @@ Test(layout_equal, factorings_orders_roles)
 	cr_assert(!layout_equal(&p01, &p10), "partial over ranks {0, 2} is not over {0, 1}");
 	cr_assert(layout_equal(&pp, &p4));
 	cr_assert(!layout_equal(&p4, &rep));
-	TensorLayout pmax = p4;
+	TensorLayout pmax = p4, pmin = p4;
 	pmax.partial_op = REDUCE_MAX_OP;
+	pmin.partial_op = REDUCE_MIN_OP;
 	cr_assert(!layout_equal(&p4, &pmax));
+	cr_assert(!layout_equal(&pmax, &pmin), "partial maxima are not partial minima");
+	cr_assert(!layout_equal(&p4, &pmin));
 	/* different device counts or ranks are never equal */
 	TensorLayout r8 = mk(1, (const int64_t[]){8}, 1, none, 0);
 	cr_assert(!layout_equal(&rep, &r8));
@@ -463,6 +466,13 @@ Test(layout_print, formats)
 	l.nmap[1] = 0;
 	l.partial |= 0x2;
 	cr_assert_str_eq(SHOW(&l), "dev (2, 2, 2) map ((2), ()) partial max (0, 1)");
+	l.partial_op = REDUCE_MIN_OP;
+	cr_assert_str_eq(SHOW(&l), "dev (2, 2, 2) map ((2), ()) partial min (0, 1)");
+	char why[128];
+	cr_assert(layout_check(&l, NULL, why, sizeof why), "%s", why);
+	l.partial_op = (ReduceOp)(REDUCE_MIN_OP + 1);
+	cr_assert(!layout_check(&l, NULL, why, sizeof why));
+	cr_assert_str_eq(why, "partial reduce op 4 is not sum, max, mean or min");
 	TensorLayout s = mk(1, (const int64_t[]){4}, 0, NULL, 0);
 	cr_assert_str_eq(SHOW(&s), "dev (4) map ()");
 }
@@ -523,7 +533,7 @@ static TensorLayout random_layout(uint64_t *seed, int64_t devices, int max_rank)
 		} else if (role < 8)
 			l.partial |= 1u << a;
 	}
-	l.partial_op = rnd(seed, 2) ? REDUCE_MAX_OP : REDUCE_SUM_OP;
+	l.partial_op = (ReduceOp[]){REDUCE_SUM_OP, REDUCE_MAX_OP, REDUCE_MIN_OP}[rnd(seed, 3)];
 	return l;
 }
 

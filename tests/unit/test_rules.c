@@ -195,14 +195,15 @@ Test(rules, softmax_along_and_against_axis)
 }
 
 /* keep_dims keeps the reduced dim (following no op dim); a split reduced dim
- * leaves partial sums, maxima or means. */
+ * leaves partial sums, maxima, minima or means. */
 Test(rules, reduce_keep_dims)
 {
 	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 16)>) {\n"
 	                 "  %k = ReduceSum(%x) {axis: 1, keep_dims: true, in_strategy: ((2, 4),)}\n"
 	                 "  %d = ReduceSum(%x) {axis: 1, in_strategy: ((2, 4),)}\n"
 	                 "  %m = ReduceMax(%x) {axis: 0, in_strategy: ((8, 1),)}\n"
-	                 "  %e = ReduceMean(%x) {axis: (0, 1)}\n  return %k, %d, %m, %e\n}\n");
+	                 "  %e = ReduceMean(%x) {axis: (0, 1)}\n"
+	                 "  %n = ReduceMin(%x) {axis: 1, in_strategy: ((2, 4),)}\n  return %k, %d, %m, %e, %n\n}\n");
 	expect_clean(r);
 	OpDims od;
 	OpSplit s;
@@ -226,6 +227,11 @@ Test(rules, reduce_keep_dims)
 	cr_assert_eq(od.out_rank, 0);
 	op_out_layout(&od, &s, &y);
 	cr_assert(y.partial != 0 && y.partial_op == REDUCE_MEAN_OP, "the default splits dim 0: partial means");
+	cr_assert(rule(r, "n", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.reduce_op, REDUCE_MIN_OP);
+	op_out_layout(&od, &s, &y);
+	cr_assert(y.rank == 1 && axis_of(&y, 0) == 0);
+	cr_assert(y.partial == 1u << 1 && y.partial_op == REDUCE_MIN_OP, "partial minima over the axis splitting dim 1");
 	run_free(r);
 }
 

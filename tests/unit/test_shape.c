@@ -297,6 +297,7 @@ Test(reduce, int_axis)
 	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceSum(%x) {axis: 1}", F32("(2, 4)"));
 	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMean(%x) {axis: -1}", F32("(2, 3)"));
 	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMax(%x) {axis: 0, keep_dims: true}", F32("(1, 3, 4)"));
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMin(%x) {axis: -2}", F32("(2, 4)"));
 }
 
 Test(reduce, tuple_axis)
@@ -305,6 +306,7 @@ Test(reduce, tuple_axis)
 	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMean(%x) {axis: (0, -1), keep_dims: true}",
 	         F32("(1, 3, 1)"));
 	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMax(%x) {axis: (1,)}", F32("(2, 4)"));
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMin(%x) {axis: (2, 0), keep_dims: true}", F32("(1, 3, 1)"));
 }
 
 Test(reduce, default_is_all_axes)
@@ -312,12 +314,15 @@ Test(reduce, default_is_all_axes)
 	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceSum(%x)", F32("()"));
 	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMean(%x) {keep_dims: true}", F32("(1, 1, 1)"));
 	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMax(%x) {axis: ()}", F32("()"));
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMin(%x)", F32("()"));
 }
 
 Test(reduce, axis_errors)
 {
 	expect_error("%x: <Tensor[Float32], (2, 3)>", "ReduceSum(%x) {axis: (1, -1)}",
 	             "t.ir:3:22: error: ReduceSum: axis -1 is named twice");
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "ReduceMin(%x) {axis: (0, -2)}",
+	             "t.ir:3:22: error: ReduceMin: axis -2 is named twice");
 	expect_error("%x: <Tensor[Float32], (2, 3)>", "ReduceSum(%x) {axis: 5}",
 	             "t.ir:3:22: error: ReduceSum: axis 5 is out of range for a tensor of rank 2");
 }

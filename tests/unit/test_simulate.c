@@ -197,11 +197,13 @@ Test(simulate, operator_rules)
 		"  %1 = Add(%x, %b) {in_strategy: ((2, 2), (1, 2))}\n  %2 = Mul(%1, %x)\n  return %2",
 		"%x: <Tensor[Float32], (8, 16)>, %b: <Parameter[Float32], (16,)>) {\n"
 		"  %1 = BiasAdd(%x, %b) {in_strategy: ((1, 4), (4,))}\n  %2 = GeLU(%1)\n  return %2",
-		/* reductions over split dims: sum, mean (sum then divide), max */
+		/* reductions over split dims: sum, mean (sum then divide), max, min */
 		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = ReduceSum(%x) {axis: 1, in_strategy: ((2, 2),)}\n  return %1",
 		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = ReduceMean(%x) {axis: (0, 1), keep_dims: true, "
 		"in_strategy: ((2, 2),)}\n  return %1",
 		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = ReduceMax(%x) {axis: 0, in_strategy: ((4, 1),)}\n  return %1",
+		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = ReduceMin(%x) {axis: 1, in_strategy: ((1, 4),)}\n"
+		"  %2 = ReduceMin(%x) {axis: (0, 1), in_strategy: ((2, 2),)}\n  %3 = Add(%1, %2)\n  return %3",
 		/* softmax with its axis whole, layernorm, transpose, flatten, concat, slice, cast */
 		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = Softmax(%x) {in_strategy: ((4, 1),)}\n  %2 = LogSoftmax(%1)\n"
 		"  return %2",
