@@ -644,8 +644,7 @@ static bool mindspore_only(const char *name)
 {
 	static const char *const names[] = {
 		"ReduceMin", "ReduceProd", "ReduceAll", "ReduceAny", "PReLU", "LeakyReLU", "OneHot", "ExpandDims",
-		"Squeeze", "Tile", "Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual",
-		"ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK", "CumSum", "CumProd",
+		"Squeeze", "Tile", "ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK", "CumSum", "CumProd",
 		"SoftmaxCrossEntropyWithLogits", "Ceil", "Round", "Mod", "FloorDiv", "FloorMod", "BroadcastTo", "Elu",
 		"HSwish", "HSigmoid", "LogSigmoid",
 		"BatchNorm", "Conv2D", "MaxPool", "AvgPool", "Embedding", "GatherD", "ScatterUpdate", "Einsum",
