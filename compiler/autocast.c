@@ -12,8 +12,12 @@
  *     (shardc --list-ops shows them): PREC_LOW (matrix products, most
  *     elementwise operators) in the compute type; PREC_F32 (normalizations,
  *     losses, sums, Exp, Log, Sqrt) in Float32, their half inputs cast up;
- *     PREC_FOLLOW (operators that move or pick elements) in its input's
- *     type; PREC_ASIS (Casts, collectives) as written;
+ *     PREC_FOLLOW (operators that move or pick elements, and the
+ *     comparisons) in its input's type; PREC_ASIS (Casts, collectives) as
+ *     written. A comparison (MindSpore's AMP casts none: no list names one)
+ *     keeps its Bool result; it compares two half operands as they are, and
+ *     a half one beside a Float32 one (a number) both in Float32, so a
+ *     threshold is compared as written, never rounded to the half type;
  *   - returned values and the loss are cast back to their declared types.
  * The gradient of a Cast is cast back to its input's type (autodiff.c), so
  * every parameter's gradient arrives in Float32. Only Float32 values change:
@@ -113,10 +117,11 @@ static int value_as(Caster *x, int ov, DType dt, const Node *user)
 
 /* Whether node n's operator changes the type it computes in: a Float32
  * operator of a class that follows the precision, on Float32 or non-float
- * operands. */
+ * operands; a comparison's result is Bool, but it follows its operands too. */
 static bool changes(const Graph *old, const Node *n)
 {
-	bool change = op_info[n->op].prec != PREC_ASIS && old->values[n->result].type.dtype == DT_F32;
+	DType r = old->values[n->result].type.dtype;
+	bool change = op_info[n->op].prec != PREC_ASIS && (r == DT_F32 || op_is_compare(n->op));
 	for (int k = 0; k < n->nin; k++) {
 		DType t = old->values[n->in[k]].type.dtype;
 		change &= !dtype_is_float(t) || t == DT_F32;
@@ -185,7 +190,7 @@ static void cast_node(Caster *x, const FlatGraph *f, int i, DType prec, const bo
 		c.in[k] = value_as(x, n->in[k], w, n);
 	}
 	DType rd = res->type.dtype;
-	if (change)
+	if (change && rd == DT_F32)   /* a comparison's Bool stays */
 		rd = cls == PREC_LOW ? prec : cls == PREC_F32 ? DT_F32 : mixed || follow == DT_BOOL ? DT_F32 : follow;
 	if (change && op_is_constant(n->op))   /* no input to follow: its readers' type when they all compute in it */
 		rd = low[n->result] ? prec : DT_F32;

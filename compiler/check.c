@@ -646,7 +646,6 @@ static bool mindspore_only(const char *name)
 {
 	static const char *const names[] = {
 		"ReduceProd", "ReduceAll", "ReduceAny", "PReLU", "LeakyReLU", "OneHot", "Tile",
-		"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual",
 		"ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK", "CumSum", "CumProd",
 		"SoftmaxCrossEntropyWithLogits", "Elu", "LogSigmoid",
 		"BatchNorm", "Conv2D", "MaxPool", "AvgPool", "Embedding", "GatherD", "ScatterUpdate", "Einsum",

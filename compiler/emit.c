@@ -121,7 +121,7 @@ static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_
 		break;
 	}
 	case GRAD_ACCUM:
-		emit_binary(b, p, "SC_ADD", o->in[0], o->in[1], o->result);
+		emit_binary(b, p, "sc_binary", "SC_ADD", o->in[0], o->in[1], o->result);
 		break;
 	case GRAD_SCALE:
 		sb_printf(b, "sc_scale(rt, %s, %s, %lld, %.17g);", p->cname[o->in[0]], p->cname[o->result],
@@ -229,8 +229,8 @@ static void emit_op_body(StrBuf *b, const Program *p, int i, int64_t rank, int64
 	if (!w.n) {
 		emit_kernel(b, p, i, rank, members);
 	} else {   /* half operands: the Float32 kernel on their widened copies */
-		sb_printf(b, "/* %s on %s: in Float32, rounded once */\n\t\t", op_info[unfused(l, i)->op].name,
-		          dtype_name(l->values[w.value[0]].type.dtype));
+		sb_printf(b, "/* %s on %s: in Float32%s */\n\t\t", op_info[unfused(l, i)->op].name,
+		          dtype_name(l->values[w.value[0]].type.dtype), w.nread < w.n ? ", rounded once" : "");
 		for (int j = 0; j < w.nread; j++) {
 			emit_widen(b, p, w.value[j], w.off[j], false);
 			sb_puts(b, "\n\t\t");

@@ -192,7 +192,10 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		break;
 	}
 	OP_CASES(BINARY_OPS)
-		emit_binary(b, p, op_info[o->op].kernel, o->in[0], o->in[1], o->result);
+		emit_binary(b, p, "sc_binary", op_info[o->op].kernel, o->in[0], o->in[1], o->result);
+		break;
+	OP_CASES(COMPARE_OPS)   /* its Bool result one byte an element */
+		emit_binary(b, p, "sc_compare", op_info[o->op].kernel, o->in[0], o->in[1], o->result);
 		break;
 	case OP_DROPOUT:   /* x * mask / keep_prob, the mask drawn from the element's global index */
 		sb_printf(b, "sc_dropout(rt, %s, %s, ", x0, y);

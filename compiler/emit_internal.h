@@ -169,8 +169,8 @@ const char *sc_dtype_name(DType t);
 const char *c_type(DType t);
 /* `<name>, <dims>, <rank>` of a value: how most kernels take a tensor. */
 void tensor_arg(StrBuf *b, const Program *p, int v);
-/* y = a op b, numpy broadcasting: values a, b and y. */
-void emit_binary(StrBuf *b, const Program *p, const char *op, int a, int bb, int y);
+/* y = a op b, numpy broadcasting: values a, b and y; call sc_binary or sc_compare. */
+void emit_binary(StrBuf *b, const Program *p, const char *call, const char *op, int a, int bb, int y);
 void emit_rotary(StrBuf *b, const Program *p, int64_t mode, int transpose, int x, int cos, int sin, const char *y);
 void emit_flash_attention(StrBuf *b, const Program *p, const LOp *f, const Attrs *a, const char *const *grads,
                           const char *dy, const char *y);

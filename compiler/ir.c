@@ -10,6 +10,7 @@
  * enum value, so that a name the runtime lacks is an error here. */
 #define KERNEL_UNARY(x) (&("SC_U_" #x)[0 * SC_U_##x])
 #define KERNEL_BINARY(x) (&("SC_" #x)[0 * SC_##x])
+#define KERNEL_COMPARE(x) (&("SC_CMP_" #x)[0 * SC_CMP_##x])
 #define KERNEL_NORM(x) (&("SC_N_" #x)[0 * SC_N_##x])
 #define KERNEL_OWN NULL
 #define OP_INFO(e, name, lo, hi, attrs, shape, rule, kernel, grad, nograd, prec, view) \
@@ -72,6 +73,7 @@ bool op_is_comm(OpKind k)
 #define IN_TABLE(e, ...) [OP_##e] = true,
 static const bool unary_ops[OP_COUNT] = {UNARY_OPS(IN_TABLE)};
 static const bool binary_ops[OP_COUNT] = {BINARY_OPS(IN_TABLE)};
+static const bool compare_ops[OP_COUNT] = {COMPARE_OPS(IN_TABLE)};
 static const bool fused_ops[OP_COUNT] = {FUSED_OPS(IN_TABLE)};
 static const bool language_ops[OP_COUNT] = {OP_TABLE(IN_TABLE)};
 static const bool norm_ops[OP_COUNT] = {NORM_OPS(IN_TABLE)};
@@ -95,6 +97,11 @@ bool op_is_unary(OpKind k)
 bool op_is_binary(OpKind k)
 {
 	return binary_ops[k];
+}
+
+bool op_is_compare(OpKind k)
+{
+	return compare_ops[k];
 }
 
 bool op_is_norm(OpKind k)

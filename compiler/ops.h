@@ -9,14 +9,16 @@
  *                   Call; they are not listed
  *   shape   how shape.c infers its result: SH_SAME (input 0's type),
  *           SH_FLOAT (the same, and input 0 must be a float), SH_BROADCAST
- *           (numpy broadcasting of two inputs of one dtype), SH_MATMUL,
- *           SH_REDUCE, SH_OWN (its own case)
+ *           (numpy broadcasting of two inputs of one dtype), SH_COMPARE
+ *           (SH_BROADCAST's shape, Bool), SH_MATMUL, SH_REDUCE, SH_OWN (its
+ *           own case)
  *   rule    how rules.c splits it: R_ELEMWISE (every dim of its inputs, all
  *           of one shape, as is), R_BROADCAST (numpy broadcasting), R_MATMUL,
  *           R_REDUCE, R_OWN (its own case)
  *   kernel  the runtime kernel emit_forward.c calls: UNARY(X) is sc_unary's SC_U_X
  *           (a row of SC_UNARY_TABLE in runtime/shardc_rt.h), BINARY(X)
- *           sc_binary's SC_X, NORM(X) sc_norm's SC_N_X (a row of
+ *           sc_binary's SC_X, COMPARE(X) sc_compare's SC_CMP_X (a row of
+ *           SC_COMPARE_TABLE), NORM(X) sc_norm's SC_N_X (a row of
  *           SC_NORM_TABLE), OWN its own case
  *   grad    what its adjoint (emit_adjoint.c) reads beside dy: GR_X its
  *           inputs, GR_Y its result, GR_XY both, GR_NONE nothing (dy alone);
@@ -33,10 +35,11 @@
  *   view    V_VIEW: its result is its input's bytes unchanged, and so is its
  *           gradient dy's, so plan.c gives the result its input's buffer
  *           (no copy); V_COPY: it writes a buffer of its own
- * The elementwise operators are rows of UNARY_OPS and BINARY_OPS, and the
- * normalizers rows of NORM_OPS, which the passes' switches take as one case
- * each (OP_CASES); adding one is a row there, its kernel's row in
- * SC_UNARY_TABLE or SC_NORM_TABLE, and its math in the references
+ * The elementwise operators are rows of UNARY_OPS, BINARY_OPS and
+ * COMPARE_OPS, and the normalizers rows of NORM_OPS, which the passes'
+ * switches take as one case each (OP_CASES); adding one is a row there, its
+ * kernel's row in SC_UNARY_TABLE, SC_COMPARE_TABLE or SC_NORM_TABLE, and
+ * its math in the references
  * (docs/internals.md, "Adding an operator"). Nothing about an operator's identity is
  * written anywhere else. */
 
@@ -149,10 +152,22 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(SQUARED_DIFFERENCE, "SquaredDifference", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(SQUARED_DIFF), GR_X, 0, \
 	   PREC_LOW, V_COPY)
 
+/* The comparisons: Bool results, so no gradient (op_input_has_grad); under
+ * mixed precision they compare what they are given, as MindSpore's AMP
+ * lists leave them (autocast.c). */
+#define COMPARE_OPS(OP)                                                                                                              \
+	OP(EQUAL, "Equal", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(EQUAL), GR_NONE, 0, PREC_FOLLOW, V_COPY)                        \
+	OP(NOT_EQUAL, "NotEqual", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(NOT_EQUAL), GR_NONE, 0, PREC_FOLLOW, V_COPY)             \
+	OP(GREATER, "Greater", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(GREATER), GR_NONE, 0, PREC_FOLLOW, V_COPY)                  \
+	OP(GREATER_EQUAL, "GreaterEqual", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(GREATER_EQUAL), GR_NONE, 0, PREC_FOLLOW, V_COPY) \
+	OP(LESS, "Less", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(LESS), GR_NONE, 0, PREC_FOLLOW, V_COPY)                           \
+	OP(LESS_EQUAL, "LessEqual", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(LESS_EQUAL), GR_NONE, 0, PREC_FOLLOW, V_COPY)
+
 #define OP_TABLE(OP)                                                                                                                       \
 	OP(MATMUL, "MatMul", 2, 2, A_MATMUL, SH_MATMUL, R_MATMUL, OWN, GR_X, 0, PREC_LOW, V_COPY)                                          \
 	OP(BATCH_MATMUL, "BatchMatMul", 2, 2, A_MATMUL, SH_MATMUL, R_MATMUL, OWN, GR_X, 0, PREC_LOW, V_COPY)                               \
 	BINARY_OPS(OP)                                                                                                                     \
+	COMPARE_OPS(OP)                                                                                                                    \
 	OP(BIAS_ADD, "BiasAdd", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                                 \
 	UNARY_OPS(OP)                                                                                                                      \
 	OP(DROPOUT, "Dropout", 1, 1, A(KEEP_PROB), SH_FLOAT, R_ELEMWISE, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                \

@@ -577,7 +577,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 		out->dims[ca] *= n;
 		return true;
 	}
-	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
+	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS)
 	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_ROTARY: case OP_FLASH_ATTENTION: case OP_DROPOUT: case OP_SOFTMAX: case OP_PAD_FILL:
 	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_RESHAPE:
 	case OP_TRANSPOSE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_BROADCAST_TO: case OP_GATHER:
@@ -636,6 +636,9 @@ static bool infer_node(Infer *x, Type *out)
 		return need_float(x, 0);
 	case SH_BROADCAST:
 		return same_dtype(x, 0, 1) && broadcast(x, a, in_type(x, 1), out, n->op_span);
+	case SH_COMPARE:
+		out->dtype = DT_BOOL;
+		return same_dtype(x, 0, 1) && broadcast(x, a, in_type(x, 1), out, n->op_span);
 	case SH_MATMUL:
 		return infer_matmul(x, out);
 	case SH_REDUCE:
@@ -644,7 +647,7 @@ static bool infer_node(Infer *x, Type *out)
 		break;
 	}
 	switch (n->op) {
-	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS)
+	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS)
 	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
 	case OP_DROPOUT:
 		die("%s has its shape class", opname(x));

@@ -51,6 +51,16 @@ bool same_dtype(Infer *x, int a, int b)
 	const Type *ta = in_type(x, a), *tb = in_type(x, b);
 	if (ta->dtype == tb->dtype)
 		return true;
+	int k = ta->dtype == DT_BOOL ? a : b, f = a + b - k;   /* a Bool (a comparison's mask) beside a float */
+	if (in_type(x, k)->dtype == DT_BOOL && dtype_is_float(in_type(x, f)->dtype)) {   /* no number is Bool */
+		StrBuf bk = {0}, bf = {0};
+		const char *t = dtype_name(in_type(x, f)->dtype);
+		ERR(x, in_span(x, k), "%s: %s is Bool and %s %s; Cast the Bool first: Cast(%%%s) {dtype: %s}", opname(x),
+		    in_name(x, k, &bk), in_name(x, f, &bf), t, x->g->values[x->n->in[k]].name, t);
+		sb_free(&bk);
+		sb_free(&bf);
+		return false;
+	}
 	ERR(x, in_span(x, b), "%s: operands have different element types, %s and %s (use Cast)", opname(x),
 	    dtype_name(ta->dtype), dtype_name(tb->dtype));
 	return false;

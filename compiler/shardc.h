@@ -121,7 +121,7 @@ typedef enum {
 } AttrValueKind;
 
 /* An operator's classes: its row of ops.h says what each means. */
-typedef enum { SH_SAME, SH_FLOAT, SH_BROADCAST, SH_MATMUL, SH_REDUCE, SH_OWN } ShapeClass;
+typedef enum { SH_SAME, SH_FLOAT, SH_BROADCAST, SH_COMPARE, SH_MATMUL, SH_REDUCE, SH_OWN } ShapeClass;
 typedef enum { R_ELEMWISE, R_BROADCAST, R_MATMUL, R_REDUCE, R_OWN } RuleClass;
 typedef enum { GR_NONE = 0, GR_X = 1, GR_Y = 2, GR_XY = GR_X | GR_Y } GradReads;   /* bits: inputs, result */
 typedef enum { PREC_LOW, PREC_F32, PREC_FOLLOW, PREC_ASIS } PrecClass;
@@ -133,7 +133,7 @@ typedef struct {
 	AttrMask attrs;              /* mask of ATTR_BIT(ATTR_x) */
 	ShapeClass shape;
 	RuleClass rule;
-	const char *kernel;          /* the runtime's SC_U_X (sc_unary), SC_X (sc_binary), SC_N_X (sc_norm); NULL: its own */
+	const char *kernel;          /* SC_U_X (sc_unary), SC_X (sc_binary), SC_CMP_X (sc_compare), SC_N_X (sc_norm); NULL: own */
 	GradReads grad;              /* what its adjoint reads beside dy */
 	unsigned nograd;             /* mask of the inputs that carry no gradient */
 	PrecClass prec;              /* what mixed precision computes it in */
@@ -153,6 +153,7 @@ bool op_is_fused(OpKind k);      /* a row of FUSED_OPS: made by fuse.c alone */
 bool op_is_comm(OpKind k);       /* AllReduce, AllGather, ReduceScatter, AllToAll */
 bool op_is_unary(OpKind k);      /* a row of UNARY_OPS */
 bool op_is_binary(OpKind k);     /* a row of BINARY_OPS */
+bool op_is_compare(OpKind k);    /* a row of COMPARE_OPS */
 bool op_is_norm(OpKind k);       /* a row of NORM_OPS */
 bool norm_centered(OpKind k);    /* a normalizer subtracting the row mean (its SC_NORM_TABLE row) */
 bool op_is_constant(OpKind k);   /* a computed constant (Arange, CausalMask, RopeCos, RopeSin): no operands */

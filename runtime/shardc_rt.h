@@ -110,6 +110,24 @@ typedef enum {
 	SC_SQUARED_DIFF,                       /* (a - b)^2 */
 } sc_binop;
 
+/* The comparisons, one row each: C(NAME, the C operator). Both kernels (CPU
+ * and CUDA) expand the operator, so IEEE's rules hold on either: a NaN
+ * compares false but for NOT_EQUAL. */
+#define SC_COMPARE_TABLE(C) \
+	C(EQUAL, ==)            \
+	C(NOT_EQUAL, !=)        \
+	C(GREATER, >)           \
+	C(GREATER_EQUAL, >=)    \
+	C(LESS, <)              \
+	C(LESS_EQUAL, <=)
+
+typedef enum {
+#define SC_CMP_ENUM(name, op) SC_CMP_##name,
+	SC_COMPARE_TABLE(SC_CMP_ENUM)
+#undef SC_CMP_ENUM
+	SC_CMP_COUNT
+} sc_cmpop;
+
 /* ---- process ---- */
 
 /* MPI_Init (and, on cuda, the GPU and NCCL). Exits 1 on every rank when the
@@ -504,6 +522,11 @@ void sc_batch_matmul_half_strided(sc_rt *rt, sc_dtype dt, const void *a, const i
 /* y = a op b with numpy broadcasting (dims right-aligned, size 1 repeats). */
 void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim);
+/* y = a op b with numpy broadcasting, as sc_binary, y SC_BOOL (a byte, 1
+ * where true, else 0): MindSpore's Equal, NotEqual, Greater, GreaterEqual,
+ * Less and LessEqual. */
+void sc_compare(sc_rt *rt, sc_cmpop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+                const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim);
 void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t rows, int64_t c);
 /* y = cond ? a : b elementwise, n elements each (MindSpore's Select): cond
  * SC_BOOL (a byte, true when not 0); a or b NULL reads zeros, which gives

@@ -918,6 +918,21 @@ def bwd_squared_difference(g, ins, at):
     return [unbroadcast(2.0 * g * (a - b), a.shape), unbroadcast(-2.0 * g * (a - b), b.shape)]
 
 
+# The comparisons (MindSpore's Equal, NotEqual, Greater, GreaterEqual, Less,
+# LessEqual): numpy's, broadcasting, a NaN unequal to everything; a Bool
+# result, so neither operand gets a gradient.
+COMPARES = {"Equal": np.equal, "NotEqual": np.not_equal, "Greater": np.greater, "GreaterEqual": np.greater_equal,
+            "Less": np.less, "LessEqual": np.less_equal}
+
+
+def fwd_compare(op):
+    return lambda ins, at: COMPARES[op](ins[0], ins[1])
+
+
+def bwd_compare(g, ins, at):
+    return [None, None]
+
+
 def fwd_bias_add(ins, at):
     x, b = ins
     if b.ndim != 1 or x.ndim < 1 or x.shape[-1] != b.shape[0]:
@@ -1841,6 +1856,7 @@ OPS = {
     "FloorMod": (fwd_floor_mod, bwd_floor_mod, 2, 2),
     "Mod": (fwd_mod, bwd_mod, 2, 2),
     "SquaredDifference": (fwd_squared_difference, bwd_squared_difference, 2, 2),
+    **{op: (fwd_compare(op), bwd_compare, 2, 2) for op in COMPARES},
     "BiasAdd": (fwd_bias_add, bwd_bias_add, 2, 2),
     "ReLU": (fwd_relu, bwd_relu, 1, 1),
     "GeLU": (fwd_gelu, bwd_gelu, 1, 1),
@@ -1953,6 +1969,8 @@ def result_dtype(op, attrs, in_dtypes, offset):
             raise ModelError(offset, "Cast: %s" % e)
     if op == "Select" and len(in_dtypes) == 3:
         return in_dtypes[1]                          # the condition is Bool; the result is x's
+    if op in COMPARES:
+        return "Bool"
     if op in CONSTANTS:
         try:
             return constant_dtype(op, attrs)
@@ -2147,9 +2165,10 @@ def flatten(module):
 # which operator is in which class is written once, there): "low" in the
 # compute type, its Float32 inputs cast to it (one Cast a value, shared by its
 # users); "f32" in Float32, its half inputs cast up; "follow" (operators that
-# move or pick elements) in its input's type (Float32 when a Concat's inputs
-# differ); "asis" as written.  Returned values and the loss are cast back to
-# the types they were written with.  Operators on other types run as written.
+# move or pick elements, and the comparisons, whose result stays Bool) in its
+# input's type (Float32 when a Concat's inputs differ); "asis" as written.
+# Returned values and the loss are cast back to the types they were written
+# with.  Operators on other types run as written.
 # What each class means, and every operator's math, stay this file's own.
 
 PRECISIONS = {"bf16": "BFloat16", "fp16": "Float16", "fp32": None}
@@ -2245,9 +2264,9 @@ def autocast(prog, prec, shardc=None):
             casts[v, dt] = out
         return casts[v, dt]
 
-    def changes(ins):
-        return classes[ins.op] in ("low", "f32", "follow") and declared[ins.out] == "Float32" and \
-            all(declared[v] == "Float32" or not is_float(declared[v]) for v in ins.ins)
+    def changes(ins):   # a comparison follows its Float32 operands; its result stays Bool
+        return classes[ins.op] in ("low", "f32", "follow") and (declared[ins.out] == "Float32" or ins.op in COMPARES) \
+            and all(declared[v] == "Float32" or not is_float(declared[v]) for v in ins.ins)
 
     # A number written as an operand that only operators computing in the
     # compute type read is written in that type: no Cast between them.
@@ -2285,7 +2304,7 @@ def autocast(prog, prec, shardc=None):
                 if is_float(t):
                     want[k] = prec if low else "Float32" if f32 else t if len(set(floats)) == 1 else "Float32"
         new_ins = [value_as(v, w, ins.offset) for v, w in zip(ins.ins, want)]
-        if change:
+        if change and ins.op not in COMPARES:
             firsts = [prog.dtypes[v] for v in new_ins if is_float(prog.dtypes[v])]
             prog.dtypes[ins.out] = prec if low else "Float32" if f32 or not firsts else firsts[0]
             if ins.op in CONSTANTS:

@@ -331,6 +331,39 @@ void sc_cpu_binary(sc_binop op, const float *a, const int64_t *a_dims, int a_ndi
 	}
 }
 
+/* y[j] = a[j sa] op b[j sb] for j < n, with sa and sb 0 or 1 (binary_row's
+ * walk), 1 where true: the rows of SC_COMPARE_TABLE. */
+static void compare_row(sc_cmpop op, const float *a, int64_t sa, const float *b, int64_t sb, uint8_t *y, int64_t n)
+{
+	switch (op) {
+#define COMPARE_ROW(name, cmp) \
+	case SC_CMP_##name: for (int64_t j = 0; j < n; j++) y[j] = a[j * sa] cmp b[j * sb]; return;
+	SC_COMPARE_TABLE(COMPARE_ROW)
+#undef COMPARE_ROW
+	case SC_CMP_COUNT: break;
+	}
+	SC_DIE("bad comparison %d", (int)op);
+}
+
+void sc_cpu_compare(sc_cmpop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+                    const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim)
+{
+	Bcast c;
+	bcast_collapse("compare a", "compare b", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim, &c);
+	int last = c.ndim - 1;
+	int64_t len = c.dims[last], rows = sc_numel(c.dims, last);
+#pragma omp parallel if (rows * len >= SC_PAR_MIN)
+	{
+		int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+		int64_t r0 = rows * t / nt, r1 = rows * (t + 1) / nt;
+		Walk w;
+		walk_init(&w, c.dims, last, 2, c.sa, c.sb, NULL);
+		walk_seek(&w, r0);
+		for (int64_t r = r0; r < r1; r++, walk_next(&w))
+			compare_row(op, a + w.off[0], c.sa[last], b + w.off[1], c.sb[last], y + r * len, len);
+	}
+}
+
 SC_VECTOR_CLONES
 void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c)
 {

@@ -38,6 +38,7 @@ cudaError_t sc_cu_swap01(const void *src, void *dst, int64_t A, int64_t B, int64
 cudaError_t sc_cu_divide(void *buf, sc_dtype dt, int64_t n, int div, cudaStream_t s);
 
 cudaError_t sc_cu_binary(sc_binop op, const float *a, const float *b, float *y, const sc_cu_walk *w, cudaStream_t s);
+cudaError_t sc_cu_compare(sc_cmpop op, const float *a, const float *b, uint8_t *y, const sc_cu_walk *w, cudaStream_t s);
 /* ga, gb (y-shaped, either NULL): each output's share of da, db before summing */
 cudaError_t sc_cu_binary_grad_full(sc_binop op, const float *a, const float *b, const float *dy, float *ga,
                                    float *gb, const sc_cu_walk *w, cudaStream_t s);

@@ -115,6 +115,27 @@ __global__ void binary_k(sc_binop op, const float *a, const float *b, float *y, 
 	}
 }
 
+/* the twin: sc_cpu_compare; a row of SC_COMPARE_TABLE, 1 where true */
+__device__ uint8_t compare(sc_cmpop op, float a, float b)
+{
+	switch (op) {
+#define COMPARE_CASE(name, cmp) \
+	case SC_CMP_##name: return a cmp b;
+	SC_COMPARE_TABLE(COMPARE_CASE)
+#undef COMPARE_CASE
+	case SC_CMP_COUNT: break;
+	}
+	return 0;
+}
+
+__global__ void compare_k(sc_cmpop op, const float *a, const float *b, uint8_t *y, int64_t n, sc_cu_walk w)
+{
+	GRID_LOOP(i, n) {
+		int64_t ob, oa = walk_off(i, w, &ob);
+		y[i] = compare(op, a[oa], b[ob]);
+	}
+}
+
 __global__ void binary_grad_k(sc_binop op, const float *a, const float *b, const float *dy, float *ga, float *gb,
                               int64_t n, sc_cu_walk w)
 {
@@ -1198,6 +1219,13 @@ cudaError_t sc_cu_binary(sc_binop op, const float *a, const float *b, float *y, 
 {
 	int64_t n = walk_count(w);
 	binary_k<<<blocks_for(n), THREADS, 0, s>>>(op, a, b, y, n, *w);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_compare(sc_cmpop op, const float *a, const float *b, uint8_t *y, const sc_cu_walk *w, cudaStream_t s)
+{
+	int64_t n = walk_count(w);
+	compare_k<<<blocks_for(n), THREADS, 0, s>>>(op, a, b, y, n, *w);
 	return cudaGetLastError();
 }
 

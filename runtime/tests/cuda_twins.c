@@ -143,6 +143,23 @@ static void test_elementwise(void)
 		twin(what, dga, ga, n, 1e-4);
 		twin(what, dgb, gb, 5, 1e-4);
 	}
+	/* the comparisons: a against b broadcast, with ties, and a scalar */
+	for (int i = 0; i < n; i += 4)
+		a[i] = b[i / 6 % 5];
+	sc_from_host(rt, da, a, n * sizeof *a);
+	uint8_t *cmp = malloc(n), *dcmp = t_slab(n);
+	for (sc_cmpop op = 0; op < SC_CMP_COUNT; op++) {
+		char what[64];
+		snprintf(what, sizeof what, "compare %d", op);
+		sc_compare(rt, op, da, ad, 3, db, bd, 2, dcmp, yd, 3);
+		sc_cpu_compare(op, a, ad, 3, b, bd, 2, cmp, yd, 3);
+		twin_bytes(what, dcmp, cmp, n);
+		snprintf(what, sizeof what, "compare %d with a scalar", op);
+		sc_compare(rt, op, db, NULL, 0, da, ad, 3, dcmp, yd, 3);
+		sc_cpu_compare(op, b, NULL, 0, a, ad, 3, cmp, yd, 3);
+		twin_bytes(what, dcmp, cmp, n);
+	}
+	free(cmp);
 	sc_sum_to_shape(rt, ddy, yd, 3, dgb, bd, 2);
 	sc_cpu_sum_to_shape(dy, yd, 3, gb, bd, 2);
 	twin("sum_to_shape", dgb, gb, 5, 1e-4);

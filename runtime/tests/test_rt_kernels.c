@@ -202,6 +202,77 @@ Test(binary, every_broadcast_case_against_naive)
 	}
 }
 
+/* The comparisons: one byte an element, 1 where true; a NaN compares false
+ * but for NotEqual (IEEE's, numpy's, MindSpore's); a scalar either side. */
+Test(compare, each_operator)
+{
+	const float a[6] = {1, 2, NAN, -0.0f, 5, -INFINITY}, b[3] = {2, 2, 2};
+	const int64_t ad[2] = {2, 3}, bd[1] = {3};
+	static const uint8_t want[SC_CMP_COUNT][6] = {
+		[SC_CMP_EQUAL] = {0, 1, 0, 0, 0, 0},         [SC_CMP_NOT_EQUAL] = {1, 0, 1, 1, 1, 1},
+		[SC_CMP_GREATER] = {0, 0, 0, 0, 1, 0},       [SC_CMP_GREATER_EQUAL] = {0, 1, 0, 0, 1, 0},
+		[SC_CMP_LESS] = {1, 0, 0, 1, 0, 1},          [SC_CMP_LESS_EQUAL] = {1, 1, 0, 1, 0, 1},
+	};
+	uint8_t y[6];
+	for (sc_cmpop op = 0; op < SC_CMP_COUNT; op++) {
+		memset(y, 7, sizeof y);
+		sc_cpu_compare(op, a, ad, 2, b, bd, 1, y, ad, 2);
+		cr_assert(memcmp(y, want[op], 6) == 0, "op %d", op);
+	}
+	/* a number either side: -0 equals 0; 0 > x where x < 0 */
+	sc_cpu_compare(SC_CMP_EQUAL, a, ad, 2, (const float[]){0}, NULL, 0, y, ad, 2);
+	cr_assert(memcmp(y, ((const uint8_t[]){0, 0, 0, 1, 0, 0}), 6) == 0, "equal to a scalar");
+	sc_cpu_compare(SC_CMP_GREATER, (const float[]){0}, NULL, 0, a, ad, 2, y, ad, 2);
+	cr_assert(memcmp(y, ((const uint8_t[]){0, 0, 0, 0, 0, 1}), 6) == 0, "a scalar greater");
+}
+
+Test(compare, bad_broadcast_dies, .signal = SIGABRT, .init = cr_redirect_stderr)
+{
+	float x[6] = {0};
+	uint8_t y[6];
+	sc_cpu_compare(SC_CMP_LESS, x, (const int64_t[]){2, 3}, 2, x, (const int64_t[]){2}, 1, y, (const int64_t[]){2, 3}, 2);
+}
+
+static uint8_t naive_compare(sc_cmpop op, float u, float v)
+{
+	switch (op) {
+	case SC_CMP_EQUAL: return u == v;
+	case SC_CMP_NOT_EQUAL: return u != v;
+	case SC_CMP_GREATER: return u > v;
+	case SC_CMP_GREATER_EQUAL: return u >= v;
+	case SC_CMP_LESS: return u < v;
+	case SC_CMP_LESS_EQUAL: return u <= v;
+	case SC_CMP_COUNT: break;
+	}
+	return 2;
+}
+
+Test(compare, every_broadcast_case_against_naive)
+{
+	enum { N = 4 * 8 * 16 * 16 };
+	static float a[N], b[N];
+	static uint8_t y[N], want[N];
+	uint64_t s = 13;
+	for (int k = 0; k < t_n_bcast_cases; k++) {
+		const t_bcast_case *c = &t_bcast_cases[k];
+		int64_t na = t_numel(c->ad, c->an), nb = t_numel(c->bd, c->bn), ny = t_numel(c->yd, c->yn);
+		t_fill(a, na, &s, -1, 1);
+		t_fill(b, nb, &s, -1, 1);
+		for (int64_t i = 0; i < na; i += 3)   /* ties: a third of a's elements one of b's */
+			a[i] = b[i % nb];
+		for (sc_cmpop op = 0; op < SC_CMP_COUNT; op++) {
+			sc_cpu_compare(op, a, c->ad, c->an, b, c->bd, c->bn, y, c->yd, c->yn);
+			int64_t yi[SC_MAX_DIMS];
+			for (int64_t i = 0; i < ny; i++) {
+				t_unravel(i, c->yd, c->yn, yi);
+				want[i] = naive_compare(op, a[t_bcast_index(yi, c->yn, c->ad, c->an)],
+				                        b[t_bcast_index(yi, c->yn, c->bd, c->bn)]);
+			}
+			cr_assert(memcmp(y, want, (size_t)ny) == 0, "%s, op %d", c->what, op);
+		}
+	}
+}
+
 Test(elementwise, bias_add_and_scale)
 {
 	const float x[6] = {1, 2, 3, 4, 5, 6};

@@ -200,6 +200,22 @@ class Forward(unittest.TestCase):
         self.check("SquaredDifference", [a, b], {}, (a - b) ** 2)
         self.check("Add", [a, np.float64(2.0)], {}, a + 2.0)
 
+    def test_compare(self):
+        # numpy's comparisons, broadcasting, a number either side; NaN compares false but unequal; -0 == 0
+        a, b = rng().normal(size=(4, 1, 3)), rng(1).normal(size=(5, 1))
+        a[0, 0, 0] = b[2, 0]                                  # a tie
+        for op, f in (("Equal", np.equal), ("NotEqual", np.not_equal), ("Greater", np.greater),
+                      ("GreaterEqual", np.greater_equal), ("Less", np.less), ("LessEqual", np.less_equal)):
+            got = fwd(op, [a, b])
+            self.assertEqual((got.dtype, got.shape), (np.bool_, (4, 5, 3)))
+            np.testing.assert_array_equal(got, f(a, b))
+            np.testing.assert_array_equal(fwd(op, [a, np.float64(0.0)]), f(a, 0.0))
+            np.testing.assert_array_equal(fwd(op, [np.float64(0.0), a]), f(0.0, a))
+        x = np.array([np.nan, -0.0, 1.0])
+        self.assertEqual(fwd("Equal", [x, np.array([np.nan, 0.0, 1.0])]).tolist(), [False, True, True])
+        self.assertEqual(fwd("NotEqual", [x, np.float64(np.nan)]).tolist(), [True, True, True])
+        self.assertEqual(fwd("GreaterEqual", [x, np.float64(np.nan)]).tolist(), [False, False, False])
+
     def test_integer_division_truncates(self):
         self.check("Div", [np.array([7, -7, 7]), np.array([2, 2, -2])], {}, np.array([3, -3, -3]))
 
@@ -432,6 +448,26 @@ class Forward(unittest.TestCase):
             return True, [vals[v] for v in prog.outputs], prog
         except R.ModelError as e:
             return False, e.message, None
+
+    def test_compare_masks(self):
+        # a comparison's Bool: Select's condition as it is, a Cast to Float32 multiplied in
+        ok, st, _ = self.run_graph("""
+          graph @g(%x: <Tensor[Float32], (2, 3)>, %t: <Tensor[Float32], (3,)>) {
+            %m = Greater(%x, 0.0)
+            %n = LessEqual(%t, %x)
+            %x2 = Mul(%x, 2.0)
+            %s = Select(%m, %x, %x2)
+            %f = Cast(%n) {dtype: Float32}
+            %y = Mul(%s, %f)
+            return %m, %n, %y
+          }""", {"x": np.array([[1.5, -2.0, 0.0], [-0.5, 3.0, 2.0]], np.float32),
+                 "t": np.array([0.0, 3.0, 2.0], np.float32)})
+        self.assertTrue(ok, st)
+        m, n, y = st
+        self.assertEqual((m.dtype, n.dtype, y.dtype), (np.bool_, np.bool_, np.float32))
+        self.assertEqual(m.tolist(), [[True, False, False], [False, True, True]])
+        self.assertEqual(n.tolist(), [[True, False, False], [False, True, True]])
+        np.testing.assert_array_equal(y, np.array([[1.5, 0, 0], [0, 3.0, 2.0]], np.float32))
 
     def test_every_result_is_rounded_to_float32(self):
         a = np.array([1.0, 3.0], np.float32)
@@ -742,6 +778,12 @@ class Gradients(unittest.TestCase):
         np.testing.assert_allclose(y_bsh, y_bsnd.reshape(y_bsnd.shape[:2] + (-1,)), rtol=1e-12)
         self.check("FlashAttentionScore", h, dict(at4, input_layout="BSH"))
 
+    def test_compare(self):
+        # a Bool result: neither operand gets a gradient
+        for op in R.COMPARES:
+            self.assertEqual(R.OPS[op][1](np.ones((2, 3)), [rng(1).normal(size=(2, 3)), np.float64(0.0)], {}),
+                             [None, None])
+
     def test_cast(self):
         self.check("Cast", [rng(1).normal(size=(3,))], {"dtype": R.Ident("Float16", 0)})
         g = R.OPS["Cast"][1](np.ones(3), [rng(1).normal(size=(3,))], {"dtype": R.Ident("Int32", 0)})
@@ -776,7 +818,7 @@ class Gradients(unittest.TestCase):
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "ExpandDims", "Squeeze", "BroadcastTo",
                                 "Concat", "StridedSlice"], "gather": ["Gather"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "rotary": ["RotaryPositionEmbedding"],
-                  "flash_attention": ["FlashAttentionScore"], "cast": ["Cast"],
+                  "flash_attention": ["FlashAttentionScore"], "cast": ["Cast"], "compare": list(R.COMPARES),
                   "losses": ["SparseSoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss"],
                   "collectives": list(R.COLLECTIVES), "constants": list(R.CONSTANTS)}
         covered = set(op for g, ops in groups.items() if g in names for op in ops)
@@ -1186,6 +1228,29 @@ graph @g(%x: <Tensor[Float32], (4,)> = uniform(0, 1)) {
         self.assertEqual([i.op for i in prog.instrs], ["Cast", "Mul", "Add", "Cast"])
         vals = R.forward(prog, R.feeds_for(prog, 0, [], []))
         self.assertEqual(vals[next(v for v in prog.literals if prog.names[v] == "a#1")], R.round_bf16(0.1))
+
+    def test_comparisons_follow_their_operands(self):
+        # two half operands compared as they are (no Cast); a number beside a half one: both in Float32,
+        # the number as written (not rounded to BFloat16); the result Bool
+        module = R.parse("""context {precision: "bf16"}
+graph @g(%x: <Tensor[Float32], (4,)>, %y: <Tensor[Float32], (4,)>) {
+  %a = Mul(%x, 1.0)
+  %b = Mul(%y, 1.0)
+  %l = Less(%a, %b)
+  %g = Greater(%a, 0.1)
+  return %l, %g
+}""")
+        prog = R.flatten(module)
+        R.autocast(prog, "BFloat16")
+        ops = [(i.op, [prog.dtypes[v] for v in i.ins], prog.dtypes[i.out]) for i in prog.instrs if i.op in R.COMPARES]
+        self.assertEqual(ops, [("Less", ["BFloat16", "BFloat16"], "Bool"), ("Greater", ["Float32", "Float32"], "Bool")])
+        self.assertEqual(sorted(prog.dtypes[v] for v in prog.literals), ["BFloat16", "BFloat16", "Float32"])
+        x = np.array([0.1, 0.10009765625, 0.5, -1.0], np.float32)   # 0.10009765625: 0.1 in BFloat16
+        by_name = {p.name: vid for vid, p in prog.inputs}
+        vals = R.forward(prog, {by_name["x"]: x, by_name["y"]: np.array([0.2, 0.1, 0.5, 0.0], np.float32)})
+        l, g = (vals[v] for v in prog.outputs)
+        self.assertEqual(l.tolist(), [True, False, False, True])       # 0.10009765625 < bf16(0.1) is false
+        self.assertEqual(g.tolist(), [True, True, True, False])         # bf16(0.1) > 0.1 as written
 
     def test_constants_take_their_readers_type(self):
         module = R.parse("""context {precision: "fp16"}

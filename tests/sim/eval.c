@@ -323,6 +323,13 @@ static double binary(OpKind op, double a, double b)
 	}
 	case OP_MOD: return fmod(a, b);
 	case OP_SQUARED_DIFFERENCE: return (a - b) * (a - b);
+	/* the comparisons: 1 where true (round_result keeps a Bool 0 or 1) */
+	case OP_EQUAL: return a == b;
+	case OP_NOT_EQUAL: return a != b;
+	case OP_GREATER: return a > b;
+	case OP_GREATER_EQUAL: return a >= b;
+	case OP_LESS: return a < b;
+	case OP_LESS_EQUAL: return a <= b;
 	default: die("not a binary operator");
 	}
 }
@@ -920,7 +927,7 @@ static bool eval_op(Eval *e)
 	switch (e->n->op) {
 	case OP_MATMUL: case OP_BATCH_MATMUL:
 		return eval_matmul(e);
-	OP_CASES(BINARY_OPS)
+	OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS)
 		return eval_binary(e);
 	case OP_BIAS_ADD:
 		return eval_bias_add(e);

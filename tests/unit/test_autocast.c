@@ -4,7 +4,8 @@
  * or fp16 and lowered (lower_run): which results compute in the half type
  * (matrix products, elementwise operators, BiasAdd), which in Float32
  * (Softmax, LayerNorm, losses, ReduceSum/ReduceMean, Exp, Log, Sqrt), which
- * follow their input (Transpose, ReduceMax, ReduceMin); the Casts inserted, one per
+ * follow their input (Transpose, ReduceMax, ReduceMin, the comparisons, whose
+ * result stays Bool); the Casts inserted, one per
  * value and type; Float32 parameters kept as master weights, with Float32
  * gradients; returned values and the loss in their declared types. */
 #include <criterion/criterion.h>
@@ -311,5 +312,38 @@ Test(autocast, constants_take_their_readers_type)
 		if (n->op == OP_CAST)
 			cr_assert(strcmp(l->flat->g->values[n->in[0]].name, "mask"), "a Cast of the mask");
 	}
+	run_free(r);
+}
+
+/* A comparison follows its operands and keeps its Bool result: two
+ * BFloat16 values (two MatMuls') compared as they are, no Cast; one beside
+ * a number (Float32: a comparison does not compute in the compute type)
+ * widened, both compared in Float32, the threshold as written; a Float32
+ * input beside a parameter's master copy as written. */
+Test(autocast, comparisons_follow_their_operands)
+{
+	Run *r = compile("context {device_num: 2, parallel_mode: \"semi_auto_parallel\", precision: \"bf16\"}\n"
+	                 "graph @n(%x: <Tensor[Float32], (8, 16)> = uniform(-1, 1), %w: <Parameter[Float32], (16, 16)>,\n"
+	                 "         %v: <Parameter[Float32], (16,)>) {\n"
+	                 "  %h = MatMul(%x, %w)\n  %k = MatMul(%x, %w) {transpose_b: true}\n  %l = Less(%h, %k)\n"
+	                 "  %g = Greater(%h, 0.1)\n  %e = LessEqual(%x, %v)\n  %y = Select(%l, %h, %k)\n"
+	                 "  %f = Cast(%g) {dtype: Float32}\n  %z = Mul(%y, %f)\n  %loss = MSELoss(%z, %x)\n"
+	                 "  return %loss, %e\n}\n"
+	                 "train {loss: %loss}\n");
+	expect_clean(r);
+	Lowered *l = lower_run(r, NULL, STAGE_LOWER);
+	const Graph *g = l->flat->g;
+	static const struct { const char *name; DType in; } want[] = {{"l", DT_BF16}, {"g", DT_F32}, {"e", DT_F32}};
+	for (int i = 0; i < 3; i++) {
+		const Node *n = flat_node(l, want[i].name);
+		cr_assert_eq(dtype_of(l, want[i].name), DT_BOOL, "%%%s", want[i].name);
+		for (int k = 0; k < 2; k++)
+			cr_assert_eq(g->values[n->in[k]].type.dtype, want[i].in, "%%%s operand %d is %s", want[i].name, k,
+			             dtype_name(g->values[n->in[k]].type.dtype));
+	}
+	cr_assert_str_eq(g->values[flat_node(l, "l")->in[0]].name, "h", "no Cast before Less");
+	expect_cast(l, "h.f32", "h", DT_F32);
+	cr_assert(g->values[flat_node(l, "g")->in[1]].literal, "the number itself, as written");
+	cr_assert_str_eq(g->values[flat_node(l, "e")->in[1]].name, "v", "the master copy");
 	run_free(r);
 }

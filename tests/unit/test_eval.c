@@ -260,6 +260,20 @@ Test(binary, integer_division_truncates_and_saturates)
 	          V(3, -3, 2147483647));
 }
 
+/* The comparisons: Bool results, 1 or 0, broadcast as numpy's; a NaN
+ * compares false but unequal; a scalar on the left. */
+Test(binary, comparisons)
+{
+	const char *ab = AB("(3,)", "(2, 1)");
+	expect_op(ab, "Equal(%a, %b)", V(1, 2, NAN), V(2, 1), "(2, 3)", V(0, 1, 0, 1, 0, 0));
+	expect_op(ab, "NotEqual(%a, %b)", V(1, 2, NAN), V(2, 1), "(2, 3)", V(1, 0, 1, 0, 1, 1));
+	expect_op(ab, "Greater(%a, %b)", V(1, 2, NAN), V(2, 1), "(2, 3)", V(0, 0, 0, 0, 1, 0));
+	expect_op(ab, "GreaterEqual(%a, %b)", V(1, 2, NAN), V(2, 1), "(2, 3)", V(0, 1, 0, 1, 1, 0));
+	expect_op(ab, "Less(%a, %b)", V(1, 2, NAN), V(2, 1), "(2, 3)", V(1, 0, 0, 0, 0, 0));
+	expect_op(ab, "LessEqual(%a, %b)", V(1, 2, NAN), V(2, 1), "(2, 3)", V(1, 1, 0, 1, 0, 0));
+	expect_op(AB("(3,)", "()"), "Less(%b, %a)", V(0, 0.5, 1), V(0.5), "(3,)", V(0, 0, 1));
+}
+
 Test(bias_add, adds_along_the_last_axis)
 {
 	expect_op(AB("(2, 2, 3)", "(3,)"), "BiasAdd(%a, %b)", V(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), V(1, 10, 100),

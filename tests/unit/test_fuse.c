@@ -12,7 +12,7 @@
  * (Lowered.fusion) names the kernel and says whether it stores the result.
  * And where none of that may happen: a result someone else reads, a mask on
  * another axis, a Softmax split along its axis, a Transpose moving the last
- * axis. */
+ * axis, a comparison (its Bool result) in a chain. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -326,6 +326,29 @@ Test(fuse, chain_with_outside_readers)
 	expect_carries(l, "b", "a", true);
 	cr_assert_eq(carrier_of(l, "c"), -1);
 	cr_assert_neq(op_of(l, "c")->op, OP_EW_CHAIN);
+	run_free(r);
+}
+
+/* A comparison breaks a chain: its Bool result is no float a chain
+ * computes, nor does a chain take the Cast of it (Casts between float types
+ * only). The Exp before it, first read by it, ends no chain; the Mul by its
+ * mask and the Tanh after it are one, reading the Cast's result. */
+Test(fuse, comparison_not_chained)
+{
+	Run *r;
+	Lowered *l = fused(GRAPH("%x: <Tensor[Float32], (8, 16)>, %y: <Tensor[Float32], (8, 16)>",
+	                         "  %a = Exp(%x)\n  %g = Greater(%a, 1.5)\n  %f = Cast(%g) {dtype: Float32}\n"
+	                         "  %b = Mul(%f, %y)\n  %c = Tanh(%b)\n", "%c"),
+	                   &r);
+	int m[MAX_PARTS + 1];
+	expect_unfused(l, "a");
+	expect_unfused(l, "g");
+	expect_unfused(l, "f");
+	cr_assert_eq(op_of(l, "g")->op, OP_GREATER);
+	cr_assert_eq(chain_of(l, "c", m), 2);
+	expect_carries(l, "c", "b", false);
+	cr_assert_str_eq(operand(l, "c", 0), "f");
+	cr_assert_str_eq(operand(l, "c", 1), "y");
 	run_free(r);
 }
 

@@ -191,6 +191,24 @@ Test(elementwise, element_types_differ)
 	             "t.ir:3:16: error: Add: operands have different element types, Float32 and Float16 (use Cast)");
 }
 
+/* The comparisons: the broadcast shape, Bool; their operands of one type;
+ * their Bool goes into arithmetic only through a Cast (the message says how). */
+Test(elementwise, comparisons_give_bool)
+{
+	const char *ops[] = {"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual"};
+	for (int i = 0; i < 6; i++) {
+		char stmt[64];
+		snprintf(stmt, sizeof stmt, "%s(%%a, %%b)", ops[i]);
+		expect_y("%a: <Tensor[BFloat16], (4, 1, 3)>, %b: <Tensor[BFloat16], (5, 1)>", stmt,
+		         "<Tensor[Bool], (4, 5, 3)>");
+	}
+	expect_y("%a: <Tensor[Float32], (2, 3)>", "Greater(0.5, %a)", "<Tensor[Bool], (2, 3)>");
+	expect_error("%a: <Tensor[Float32], (2, 3)>, %b: <Tensor[Float16], (2, 3)>", "Less(%a, %b)",
+	             "t.ir:3:17: error: Less: operands have different element types, Float32 and Float16 (use Cast)");
+	expect_error("%a: <Tensor[Float32], (2, 3)>, %m: <Tensor[Bool], (2, 3)>", "Mul(%a, %m)",
+	             "t.ir:3:16: error: Mul: '%m' is Bool and '%a' Float32; Cast the Bool first: Cast(%m) {dtype: Float32}");
+}
+
 Test(elementwise, bias_add)
 {
 	expect_y("%x: <Tensor[Float32], (2, 3, 4)>, %b: <Parameter[Float32], (4,)>", "BiasAdd(%x, %b)",
