@@ -646,8 +646,7 @@ static bool mindspore_only(const char *name)
 		"ReduceMin", "ReduceProd", "ReduceAll", "ReduceAny", "PReLU", "LeakyReLU", "OneHot", "Tile",
 		"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual",
 		"ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK", "CumSum", "CumProd",
-		"SoftmaxCrossEntropyWithLogits", "Ceil", "Round", "Mod", "FloorDiv", "FloorMod", "BroadcastTo", "Elu",
-		"HSwish", "HSigmoid", "LogSigmoid",
+		"Ceil", "Round", "Mod", "FloorDiv", "FloorMod", "BroadcastTo", "Elu", "HSwish", "HSigmoid", "LogSigmoid",
 		"BatchNorm", "Conv2D", "MaxPool", "AvgPool", "Embedding", "GatherD", "ScatterUpdate", "Einsum",
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

@@ -27,8 +27,9 @@
  *     zeros: tracked below; lowering PadFills the others with 0);
  *   - Gather, its table's rows uneven (an id names a real row: the runtime
  *     checks them) or its indices' dims;
- *   - Softmax, LogSoftmax and the cross-entropy split unevenly along their
- *     normalized axis, whose padding lowering masks (PadFill), and
+ *   - Softmax, LogSoftmax and the cross-entropies split unevenly along their
+ *     normalized axis, whose padding lowering masks (PadFill; the dense
+ *     labels' 0), the dense cross-entropy along its rows, each alone, and
  *     ReduceSum, ReduceMean, ReduceMax and the cross-entropy's mean over its
  *     rows along an uneven dim, whose padding lowering fills (0; the lowest
  *     float under a maximum; the mean's divisor the whole's count:
@@ -221,6 +222,7 @@ static UnevenKind uneven_kind(OpKind op)
 	OP_CASES(NORM_OPS)
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:   /* their padding made 0 (lower_pad.c) */
 	case OP_MSE_LOSS: case OP_L1_LOSS:   /* their operands' padding made 0 (lower_pad.c) */
+	case OP_SOFTMAX_CE:   /* its rows, each alone; its classes split are lowered as pieces (lower_normalized) */
 		return UNEVEN_TAKES;
 	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
 	case OP_SEND_RECV: case OP_STAGE_SUM:   /* StageSum: of a whole scalar */
