@@ -302,6 +302,15 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 			          sc_dtype_name(l->values[f->in[1]].type.dtype), dy, dx, (long long)x->type.dims[0],
 			          (long long)x->type.dims[1]);
 		return;
+	case OP_SOFTMAX_CE:   /* MindSpore's: (softmax - labels) dloss[n]; the labels' is none (ops.h) */
+		if (f->nin == 4)
+			sb_printf(b, "sc_softmax_ce_part_grad(rt, %s, %s, %s, %s, %s, %s, %lld, %lld);", x0, x1,
+			          p->cname[f->in[2]], p->cname[f->in[3]], dy, dx, (long long)x->type.dims[0],
+			          (long long)x->type.dims[1]);
+		else
+			sb_printf(b, "sc_softmax_ce_grad(rt, %s, %s, %s, %s, %lld, %lld);", x0, x1, dy, dx,
+			          (long long)x->type.dims[0], (long long)x->type.dims[1]);
+		return;
 	case OP_MSE_LOSS: case OP_L1_LOSS: {
 		double scale;
 		sb_printf(b, "sc_%s_loss_grad(rt, %s, %s, %s, %s, %lld);", f->op == OP_MSE_LOSS ? "mse" : "l1", x0, x1, dy, dx,

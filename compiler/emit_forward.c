@@ -352,6 +352,14 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 			          sc_dtype_name(l->values[o->in[1]].type.dtype), y, (long long)x->type.dims[0],
 			          (long long)x->type.dims[1]);
 		break;
+	case OP_SOFTMAX_CE:
+		if (o->nin == 4)   /* a class slice's piece (lower.c): the rows' statistics given */
+			sb_printf(b, "sc_softmax_ce_part(rt, %s, %s, %s, %s, %s, %lld, %lld);", x0, x1, p->cname[o->in[2]],
+			          p->cname[o->in[3]], y, (long long)x->type.dims[0], (long long)x->type.dims[1]);
+		else
+			sb_printf(b, "sc_softmax_ce(rt, %s, %s, %s, %lld, %lld);", x0, x1, y, (long long)x->type.dims[0],
+			          (long long)x->type.dims[1]);
+		break;
 	case OP_MSE_LOSS: case OP_L1_LOSS: {
 		double scale;
 		sb_printf(b, "sc_%s_loss(rt, %s, %s, %s, %lld);", o->op == OP_MSE_LOSS ? "mse" : "l1", x0, x1, y,

@@ -349,8 +349,8 @@ static const char *user_text(Lowering *x, const Node *n, int k)
 
 /* ---- statistics: an operator split along the axis it normalizes ----
  *
- * Softmax, LogSoftmax, the normalizers and SparseSoftmaxCrossEntropyWithLogits
- * whose normalized axis is split (rules.c, od->normalized) are lowered as a
+ * Softmax, LogSoftmax, the normalizers and the cross-entropies whose
+ * normalized axis is split (rules.c, od->normalized) are lowered as a
  * few local pieces: each rank computes its slice's statistic (a row maximum,
  * sum or mean), a partial value over the axes that split the axis, and the
  * ordinary redistribution completes it (an AllReduce of one element a row),
@@ -538,6 +538,20 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 	if (n->op == OP_LOG_SOFTMAX) {
 		int ls = stat_piece(&s, OP_LOG, 1, &sum, &s.rowt, &s.row, stat_name(&s, "logsum"), NULL);
 		return stat_piece(&s, OP_SUB, 2, (int[]){z, ls}, yt, out, y, NULL);
+	}
+	if (n->op == OP_SOFTMAX_CE) {   /* each row's loss over the slice (labels 0 in its padding), summed */
+		TensorLayout part = *out;
+		part.partial = s.axes;
+		part.partial_op = REDUCE_SUM_OP;
+		int lab = mask_padding(&s, ins[1], &l->node_in[i][1], 0);
+		int r = stat_piece(&s, OP_SOFTMAX_CE, 4, (int[]){x0, lab, m, sum}, yt, &part, y,
+		                   stat_text(&s, "%s %%%s split along the classes: %s", "each row's loss over this "
+		                             "rank's classes"));
+		l->ops[l->nops - 1].nograd = 1u << 1 | 1u << 2 | 1u << 3;
+		r = lower_redistribute(x, r, out, stat_text(&s, "%s %%%s: %s, over the ranks that split the classes",
+		                                            "the rows' losses"));
+		stat_known(&s, r, out);
+		return r;
 	}
 	{   /* the cross-entropy: each row's loss, summed over the slices, then their mean */
 		Type rt = s.xt;

@@ -198,6 +198,7 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(ROPE_COS, "RopeCos", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(THETA), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)               \
 	OP(ROPE_SIN, "RopeSin", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(THETA), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)               \
 	OP(SPARSE_SOFTMAX_CE, "SparseSoftmaxCrossEntropyWithLogits", 2, 4, A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_F32, V_COPY) \
+	OP(SOFTMAX_CE, "SoftmaxCrossEntropyWithLogits", 2, 4, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_F32, V_COPY)                    \
 	OP(MSE_LOSS, "MSELoss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                    \
 	OP(L1_LOSS, "L1Loss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                      \
 	OP(ALL_REDUCE, "AllReduce", 1, 1, A(REDUCE_OP) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                      \

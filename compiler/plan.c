@@ -364,12 +364,11 @@ static void plan_views(Program *p, int *last, const bool *unbuffered)
 			last[p->view[v]] = last[v];
 }
 
-/* In place: a cross-entropy's gradient overwrites the logits it is
- * computed from where nothing reads them after (llm.c's fused classifier
- * does the same): its kernels read each row whole before writing it, each
- * element before it is overwritten. The logits are the largest values of a
- * language model's step (rows x vocabulary), so this halves its peak there.
- * p->in_place[v]: the value whose buffer v takes, or -1. */
+/* In place: either cross-entropy's gradient overwrites the logits it is computed from where nothing
+ * reads them after (llm.c's fused classifier does the same): its kernels read each row whole before
+ * writing it, each element before it is overwritten. The logits are the largest values of a language
+ * model's step (rows x vocabulary), so this halves its peak there. p->in_place[v]: the value whose
+ * buffer v takes, or -1. */
 static void plan_in_place(Program *p, int *last, const bool *unbuffered)
 {
 	const Lowered *l = p->l;
@@ -378,7 +377,8 @@ static void plan_in_place(Program *p, int *last, const bool *unbuffered)
 		shared[v] = -1;
 	for (int i = 0; i < l->nops; i++) {
 		const LOp *o = &l->ops[i];
-		if (o->grad != GRAD_ADJOINT || o->op != OP_SPARSE_SOFTMAX_CE || o->k != 0 || op_shadow(l, i))
+		if (o->grad != GRAD_ADJOINT || (o->op != OP_SPARSE_SOFTMAX_CE && o->op != OP_SOFTMAX_CE) || o->k != 0 ||
+		    op_shadow(l, i))
 			continue;
 		int x = differentiated(l, o)->in[0], root = p->view[x] >= 0 ? p->view[x] : x;
 		if (root < l->nparams || unbuffered[root] || last[root] != i || p->view[o->result] >= 0 ||

@@ -353,6 +353,27 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		od->reduced = 3;
 		od->reduce_op = REDUCE_MEAN_OP;
 		return true;
+	case OP_SOFTMAX_CE:   /* labels (n, c) as the logits; each row's loss (n) */
+		add_dim(od, x->dims[0], "n");
+		add_dim(od, x->dims[1], "c");
+		identity_input(od, 0, 2);
+		identity_input(od, 1, 2);
+		od->out_rank = 1;
+		od->out_dim[0] = 0;
+		if (n->nin == 4) {   /* lowering's piece: each row's share of its loss over the slice, given the rows'
+		                      * maxima and sums (n, 1); summed over the slices of the classes */
+			for (int k = 2; k < 4; k++) {
+				od->in_rank[k] = 2;
+				od->in_dim[k][0] = 0;
+				od->in_dim[k][1] = -1;
+			}
+			od->reduced = 1u << 1;
+			od->reduce_op = REDUCE_SUM_OP;
+			return true;
+		}
+		od->normalized = 1u << 1;   /* the classes split: the row maxima, sums and losses completed */
+		od->nstats_fwd = 3;
+		return true;
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
 		/* A computed constant: the output's dims, any split, each rank
 		 * computing its piece. No batch dim: whole unless constant_layouts

@@ -496,6 +496,24 @@ static bool infer_table(Infer *x, Type *whole)
 	return true;
 }
 
+/* The cross-entropies' rows (N,): a class slice's piece (lower.c) takes
+ * each row's completed maximum and sum too, (N, 1) of the logits' type. */
+static bool infer_ce_piece(Infer *x, const Type *a, Type *out)
+{
+	const Node *n = x->n;
+	for (int k = 2; k < n->nin; k++) {
+		const Type *s = in_type(x, k);
+		if (n->nin != 4 || s->rank != 2 || s->dims[0] != a->dims[0] || s->dims[1] != 1 || s->dtype != a->dtype) {
+			ERR(x, n->op_span, "%s: a class slice's piece takes each row's maximum and sum, (N, 1) of the "
+			    "logits' dtype; got %s %s", opname(x), dtype_name(s->dtype), DIMS(s));
+			return false;
+		}
+	}
+	out->rank = 1;
+	out->dims[0] = a->dims[0];
+	return need_float(x, 0);
+}
+
 /* A computed constant (docs/operators.md, Computed constants): the whole
  * value its attributes describe, then the piece [begin, end) of it this
  * node computes (a per-rank graph's piece; the whole when not written). */
@@ -583,7 +601,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_TRANSPOSE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_BROADCAST_TO: case OP_GATHER:
 	OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
-	case OP_SPARSE_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
+	case OP_SPARSE_SOFTMAX_CE: case OP_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)
 		break;
 	}
@@ -765,17 +783,16 @@ static bool infer_node(Infer *x, Type *out)
 		}
 		/* A class-split piece (lower.c): the slice's classes from offset, each
 		 * row's completed maximum and sum; the rows' losses where it holds the label. */
-		for (int k = 2; k < n->nin; k++) {
-			const Type *s = in_type(x, k);
-			if (n->nin != 4 || s->rank != 2 || s->dims[0] != a->dims[0] || s->dims[1] != 1 || s->dtype != a->dtype) {
-				ERR(x, n->op_span, "%s: a class slice's piece takes each row's maximum and sum, (N, 1) of the "
-				    "logits' dtype; got %s %s", opname(x), dtype_name(s->dtype), DIMS(s));
-				return false;
-			}
+		return infer_ce_piece(x, a, out);
+	}
+	case OP_SOFTMAX_CE: {   /* each row's loss; a class-split piece's (lower.c) summed over the slices */
+		const Type *l = in_type(x, 1);
+		if (a->rank != 2 || !type_equal(a, l)) {
+			ERR(x, n->op_span, "%s needs logits (N, C) and labels (N, C) of the same float type; got %s %s and "
+			    "%s %s", opname(x), dtype_name(a->dtype), DIMS(a), dtype_name(l->dtype), DIMS(l));
+			return false;
 		}
-		out->rank = 1;
-		out->dims[0] = a->dims[0];
-		return need_float(x, 0);
+		return infer_ce_piece(x, a, out);
 	}
 	case OP_MSE_LOSS: case OP_L1_LOSS:
 		if (!same_dtype(x, 0, 1) || !need_float(x, 0))

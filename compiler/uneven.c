@@ -27,14 +27,16 @@
  *     zeros: tracked below; lowering PadFills the others with 0);
  *   - Gather, its table's rows uneven (an id names a real row: the runtime
  *     checks them) or its indices' dims;
- *   - Softmax, LogSoftmax and the cross-entropy split unevenly along their
- *     normalized axis, whose padding lowering masks (PadFill), and
- *     ReduceSum, ReduceMean, ReduceMax, ReduceMin and the cross-entropy's mean
- *     over its rows along an uneven dim, whose padding lowering fills (0; the
- *     lowest float under a maximum, the highest under a minimum; the mean's
- *     divisor the whole's count: emit_forward.c), MSELoss and L1Loss likewise
- *     (both operands' padding 0), and LayerNorm and RmsNorm normalizing one,
- *     whose x and squares lowering makes 0 in their padding before the means;
+ *   - Softmax, LogSoftmax and the cross-entropies split unevenly along their
+ *     normalized axis, whose padding lowering masks (PadFill; the dense
+ *     labels' 0), the dense cross-entropy along its rows, each alone, and
+ *     ReduceSum, ReduceMean, ReduceMax, ReduceMin and the cross-entropy's
+ *     mean over its rows along an uneven dim, whose padding lowering fills
+ *     (0; the lowest float under a maximum, the highest under a minimum; the
+ *     mean's divisor the whole's count: emit_forward.c), MSELoss and L1Loss
+ *     likewise (both operands' padding 0), and LayerNorm and RmsNorm
+ *     normalizing one, whose x and squares lowering makes 0 in their padding
+ *     before the means;
  *   - the redistributions redist_step_sound accepts: those that move no
  *     uneven dim, gather one whole (lowering then leaves the padding out),
  *     or cut or scatter one from whole (padded with zeros first); a move
@@ -224,6 +226,7 @@ static UnevenKind uneven_kind(OpKind op)
 	OP_CASES(NORM_OPS)
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:   /* their padding made 0 (lower_pad.c) */
 	case OP_MSE_LOSS: case OP_L1_LOSS:   /* their operands' padding made 0 (lower_pad.c) */
+	case OP_SOFTMAX_CE:   /* its rows, each alone; its classes split are lowered as pieces (lower_normalized) */
 		return UNEVEN_TAKES;
 	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
 	case OP_SEND_RECV: case OP_STAGE_SUM:   /* StageSum: of a whole scalar */

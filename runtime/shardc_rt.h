@@ -844,6 +844,16 @@ void sc_sparse_softmax_ce(sc_rt *rt, const float *logits, const void *labels, sc
 void sc_sparse_softmax_ce_part(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
                                const float *max, const float *sum, float *loss, int64_t n, int64_t c,
                                int64_t offset);
+/* MindSpore's SoftmaxCrossEntropyWithLogits (its loss output): each row's
+ * loss[i] (n of them) = -sum_j labels[i, j] log_softmax(logits[i, :])[j],
+ * labels (n, c) as the logits (probabilities or one-hot rows). */
+void sc_softmax_ce(sc_rt *rt, const float *logits, const float *labels, float *loss, int64_t n, int64_t c);
+/* The same over a slice of the classes, given each row's maximum and sum of
+ * exp(logit - maximum) over all the classes: loss[i] = sum_j labels[i, j]
+ * (log sum + max - logits[i, j]) over the slice's j; summed over the
+ * slices, each row's loss. */
+void sc_softmax_ce_part(sc_rt *rt, const float *logits, const float *labels, const float *max, const float *sum,
+                        float *loss, int64_t n, int64_t c);
 void sc_mse_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n);
 void sc_l1_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n);
 
@@ -909,6 +919,14 @@ void sc_sparse_softmax_ce_grad(sc_rt *rt, const float *logits, const void *label
 void sc_sparse_softmax_ce_part_grad(sc_rt *rt, const float *logits, const void *labels, sc_dtype label_dt,
                                     const float *max, const float *sum, const float *dloss, float *dlogits,
                                     int64_t n, int64_t c, int64_t offset, int64_t classes);
+/* MindSpore's bprop (its backprop output): dlogits = (softmax(logits) - labels) dloss[i], the rows'
+ * dloss (NULL: 1 each); the gradient when each label row sums to 1. Either may write over the logits
+ * (in place): each row is read whole before it is written. */
+void sc_softmax_ce_grad(sc_rt *rt, const float *logits, const float *labels, const float *dloss, float *dlogits,
+                        int64_t n, int64_t c);
+/* Its gradient on a slice of the classes, the rows' statistics given. */
+void sc_softmax_ce_part_grad(sc_rt *rt, const float *logits, const float *labels, const float *max,
+                             const float *sum, const float *dloss, float *dlogits, int64_t n, int64_t c);
 void sc_mse_loss_grad(sc_rt *rt, const float *pred, const float *target, const float *dloss, float *dpred,
                       int64_t n);
 void sc_l1_loss_grad(sc_rt *rt, const float *pred, const float *target, const float *dloss, float *dpred,

@@ -106,6 +106,10 @@ Choices where MindSpore leaves room:
   is the lowering extension for row-split tables); rows outside the table
   give zeros.  A SparseSoftmaxCrossEntropyWithLogits label outside [0, C) is
   an error.
+- SoftmaxCrossEntropyWithLogits is MindSpore's primitive's first output,
+  each row's loss (N,); its gradient is MindSpore's bprop, (softmax -
+  labels) dloss (the loss's gradient when each label row sums to 1), and
+  the labels get none.
 - StridedSlice: negative begin/end count from the end, then both clamp to
   the dim, as Python slices; strides are positive.
 - A number written as an operand (`Mul(%x, 0.125)`) is a constant of shape
@@ -1712,6 +1716,26 @@ def bwd_sparse_ce(g, ins, at):
     return [g * d / len(labels), None]
 
 
+def dense_ce_parts(ins):
+    logits, labels = ins
+    if logits.ndim != 2 or labels.shape != logits.shape:
+        raise OpError("needs logits (N, C) and labels (N, C); got %s and %s" % (logits.shape, labels.shape))
+    s = logits - logits.max(axis=1, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=1, keepdims=True)), labels
+
+
+def fwd_dense_ce(ins, at):
+    logp, labels = dense_ce_parts(ins)
+    return -(labels * logp).sum(axis=1)
+
+
+def bwd_dense_ce(g, ins, at):
+    # MindSpore's bprop: its backprop output (softmax - labels) times each row's dloss, the gradient
+    # when each label row sums to 1; none for the labels
+    logp, labels = dense_ce_parts(ins)
+    return [(np.exp(logp) - labels) * np.asarray(g)[:, None], None]
+
+
 def loss_operands(ins):
     p, t = ins
     if p.shape != t.shape:
@@ -1912,6 +1936,7 @@ OPS = {
     "StridedSlice": (fwd_strided_slice, bwd_strided_slice, 1, 1),
     "Split": (fwd_split, bwd_split, 1, 1),
     "SparseSoftmaxCrossEntropyWithLogits": (fwd_sparse_ce, bwd_sparse_ce, 2, 2),
+    "SoftmaxCrossEntropyWithLogits": (fwd_dense_ce, bwd_dense_ce, 2, 2),
     "MSELoss": (fwd_mse, bwd_mse, 2, 2),
     "L1Loss": (fwd_l1, bwd_l1, 2, 2),
     "Arange": (fwd_none, bwd_none, 0, 0),

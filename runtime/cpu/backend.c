@@ -622,6 +622,33 @@ void sc_sparse_softmax_ce_part_grad(sc_rt *rt, const float *logits, const void *
 	sc_cpu_sparse_softmax_ce_part_grad(logits, labels, label_dt, max, sum, dloss, dlogits, n, c, offset, classes);
 }
 
+void sc_softmax_ce(sc_rt *rt, const float *logits, const float *labels, float *loss, int64_t n, int64_t c)
+{
+	(void)rt;
+	sc_cpu_softmax_ce(logits, labels, loss, n, c);
+}
+
+void sc_softmax_ce_grad(sc_rt *rt, const float *logits, const float *labels, const float *dloss, float *dlogits,
+                        int64_t n, int64_t c)
+{
+	(void)rt;
+	sc_cpu_softmax_ce_grad(logits, labels, dloss, dlogits, n, c);
+}
+
+void sc_softmax_ce_part(sc_rt *rt, const float *logits, const float *labels, const float *max, const float *sum,
+                        float *loss, int64_t n, int64_t c)
+{
+	(void)rt;
+	sc_cpu_softmax_ce_part(logits, labels, max, sum, loss, n, c);
+}
+
+void sc_softmax_ce_part_grad(sc_rt *rt, const float *logits, const float *labels, const float *max,
+                             const float *sum, const float *dloss, float *dlogits, int64_t n, int64_t c)
+{
+	(void)rt;
+	sc_cpu_softmax_ce_part_grad(logits, labels, max, sum, dloss, dlogits, n, c);
+}
+
 void sc_mse_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n)
 {
 	(void)rt;

@@ -107,6 +107,13 @@ void sc_cpu_sparse_softmax_ce_part(const float *logits, const void *labels, sc_d
 void sc_cpu_sparse_softmax_ce_part_grad(const float *logits, const void *labels, sc_dtype label_dt,
                                         const float *max, const float *sum, const float *dloss, float *dlogits,
                                         int64_t n, int64_t c, int64_t offset, int64_t classes);
+void sc_cpu_softmax_ce(const float *logits, const float *labels, float *loss, int64_t n, int64_t c);
+void sc_cpu_softmax_ce_grad(const float *logits, const float *labels, const float *dloss, float *dlogits, int64_t n,
+                            int64_t c);
+void sc_cpu_softmax_ce_part(const float *logits, const float *labels, const float *max, const float *sum, float *loss,
+                            int64_t n, int64_t c);
+void sc_cpu_softmax_ce_part_grad(const float *logits, const float *labels, const float *max, const float *sum,
+                                 const float *dloss, float *dlogits, int64_t n, int64_t c);
 void sc_cpu_mse_loss(const float *pred, const float *target, float *loss, int64_t n);
 void sc_cpu_mse_loss_grad(const float *pred, const float *target, const float *dloss, float *dpred, int64_t n);
 void sc_cpu_l1_loss(const float *pred, const float *target, float *loss, int64_t n);

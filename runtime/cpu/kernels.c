@@ -1823,6 +1823,53 @@ void sc_cpu_sparse_softmax_ce_part_grad(const float *logits, const void *labels,
 	}
 }
 
+void sc_cpu_softmax_ce(const float *logits, const float *labels, float *loss, int64_t n, int64_t c)
+{
+	for (int64_t i = 0; i < n; i++) {
+		const float *x = logits + i * c, *t = labels + i * c;
+		float mx;
+		double lse = row_lse(x, c, &mx), s = 0;
+		for (int64_t j = 0; j < c; j++)
+			s += (double)t[j] * (lse - ((double)x[j] - mx));
+		loss[i] = (float)s;
+	}
+}
+
+void sc_cpu_softmax_ce_grad(const float *logits, const float *labels, const float *dloss, float *dlogits, int64_t n,
+                            int64_t c)
+{
+	for (int64_t i = 0; i < n; i++) {
+		const float *x = logits + i * c, *t = labels + i * c;
+		double dy = dloss ? dloss[i] : 1.0;
+		float mx;
+		double lse = row_lse(x, c, &mx);
+		for (int64_t j = 0; j < c; j++)   /* x[j] and t[j] read before dlogits[j] is written (in place) */
+			dlogits[i * c + j] = (float)((exp((double)x[j] - mx - lse) - t[j]) * dy);
+	}
+}
+
+void sc_cpu_softmax_ce_part(const float *logits, const float *labels, const float *max, const float *sum, float *loss,
+                            int64_t n, int64_t c)
+{
+	for (int64_t i = 0; i < n; i++) {
+		double lse = log((double)sum[i]) + max[i], s = 0;
+		for (int64_t j = 0; j < c; j++)
+			s += (double)labels[i * c + j] * (lse - logits[i * c + j]);
+		loss[i] = (float)s;
+	}
+}
+
+void sc_cpu_softmax_ce_part_grad(const float *logits, const float *labels, const float *max, const float *sum,
+                                 const float *dloss, float *dlogits, int64_t n, int64_t c)
+{
+	for (int64_t i = 0; i < n; i++) {
+		double dy = dloss ? dloss[i] : 1.0;
+		for (int64_t j = 0; j < c; j++)
+			dlogits[i * c + j] =
+				(float)((exp((double)logits[i * c + j] - max[i]) / sum[i] - labels[i * c + j]) * dy);
+	}
+}
+
 void sc_cpu_mse_loss(const float *pred, const float *target, float *loss, int64_t n)
 {
 	double s = 0;

@@ -1315,6 +1315,33 @@ void sc_sparse_softmax_ce_part_grad(sc_rt *rt, const float *logits, const void *
 	                                        classes, cu(rt)->stream));
 }
 
+void sc_softmax_ce(sc_rt *rt, const float *logits, const float *labels, float *loss, int64_t n, int64_t c)
+{
+	PROFILE(rt, "cross entropy", 0, 8.0 * n * c, SC_PEAK_MEM);   /* the logits and labels read */
+	SC_CUDA_CHECK(sc_cu_softmax_ce(logits, labels, loss, n, c, cu(rt)->stream));
+}
+
+void sc_softmax_ce_grad(sc_rt *rt, const float *logits, const float *labels, const float *dloss, float *dlogits,
+                        int64_t n, int64_t c)
+{
+	PROFILE(rt, "cross entropy grad", 0, 12.0 * n * c, SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_softmax_ce_grad(logits, labels, dloss, dlogits, n, c, cu(rt)->stream));
+}
+
+void sc_softmax_ce_part(sc_rt *rt, const float *logits, const float *labels, const float *max, const float *sum,
+                        float *loss, int64_t n, int64_t c)
+{
+	PROFILE(rt, "cross entropy", 0, 8.0 * n * c, SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_softmax_ce_part(logits, labels, max, sum, loss, n, c, cu(rt)->stream));
+}
+
+void sc_softmax_ce_part_grad(sc_rt *rt, const float *logits, const float *labels, const float *max,
+                             const float *sum, const float *dloss, float *dlogits, int64_t n, int64_t c)
+{
+	PROFILE(rt, "cross entropy grad", 0, 12.0 * n * c, SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_softmax_ce_part_grad(logits, labels, max, sum, dloss, dlogits, n, c, cu(rt)->stream));
+}
+
 void sc_mse_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n)
 {
 	PROFILE(rt, "loss", 0, 8.0 * n, SC_PEAK_MEM);

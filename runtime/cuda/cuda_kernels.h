@@ -144,6 +144,14 @@ cudaError_t sc_cu_sparse_ce_part(const float *logits, const void *labels, int la
 cudaError_t sc_cu_sparse_ce_part_grad(const float *logits, const void *labels, int label64, const float *max,
                                       const float *sum, const float *dloss, float *dlogits, int64_t n, int64_t c,
                                       int64_t offset, int64_t classes, cudaStream_t s);
+cudaError_t sc_cu_softmax_ce(const float *logits, const float *labels, float *loss, int64_t n, int64_t c,
+                             cudaStream_t s);
+cudaError_t sc_cu_softmax_ce_grad(const float *logits, const float *labels, const float *dloss, float *dlogits,
+                                  int64_t n, int64_t c, cudaStream_t s);
+cudaError_t sc_cu_softmax_ce_part(const float *logits, const float *labels, const float *max, const float *sum,
+                                  float *loss, int64_t n, int64_t c, cudaStream_t s);
+cudaError_t sc_cu_softmax_ce_part_grad(const float *logits, const float *labels, const float *max, const float *sum,
+                                       const float *dloss, float *dlogits, int64_t n, int64_t c, cudaStream_t s);
 /* l1 0: mean squared error, 1: mean absolute error */
 cudaError_t sc_cu_pair_loss(int l1, const float *pred, const float *target, float *loss, int64_t n, cudaStream_t s);
 cudaError_t sc_cu_pair_loss_grad(int l1, const float *pred, const float *target, const float *dloss, float *dpred,

@@ -1001,6 +1001,56 @@ __global__ void sparse_ce_part_grad_k(const float *logits, const void *labels, i
 	}
 }
 
+/* The dense cross-entropy (labels (n, c)): a warp per row but for the slice's gradient, elementwise. */
+__global__ void softmax_ce_k(const float *logits, const float *labels, float *loss, int64_t n, int64_t c)
+{
+	int lane = threadIdx.x % 32;
+	ROW_LOOP(r, n) {
+		const float *x = logits + r * c, *t = labels + r * c;
+		float mx, lse = row_lse(x, c, lane, &mx), s = 0;
+		for (int64_t j = lane; j < c; j += 32)
+			s += t[j] * (lse - (x[j] - mx));
+		s = warp_sum(s);
+		if (lane == 0)
+			loss[r] = s;
+	}
+}
+
+__global__ void softmax_ce_grad_k(const float *logits, const float *labels, const float *dloss, float *dlogits,
+                                  int64_t n, int64_t c)
+{
+	int lane = threadIdx.x % 32;
+	ROW_LOOP(r, n) {
+		const float *x = logits + r * c, *t = labels + r * c;
+		float mx, lse = row_lse(x, c, lane, &mx), dy = dloss ? dloss[r] : 1.0f;
+		for (int64_t j = lane; j < c; j += 32)   /* the row read whole (row_lse) before any of it is written */
+			dlogits[r * c + j] = (expf(x[j] - mx - lse) - t[j]) * dy;
+	}
+}
+
+__global__ void softmax_ce_part_k(const float *logits, const float *labels, const float *max, const float *sum,
+                                  float *loss, int64_t n, int64_t c)
+{
+	int lane = threadIdx.x % 32;
+	ROW_LOOP(r, n) {
+		float lse = logf(sum[r]) + max[r], s = 0;
+		for (int64_t j = lane; j < c; j += 32)
+			s += labels[r * c + j] * (lse - logits[r * c + j]);
+		s = warp_sum(s);
+		if (lane == 0)
+			loss[r] = s;
+	}
+}
+
+__global__ void softmax_ce_part_grad_k(const float *logits, const float *labels, const float *max, const float *sum,
+                                       const float *dloss, float *dlogits, int64_t n, int64_t c)
+{
+	GRID_LOOP(i, n * c) {
+		int64_t r = i / c;
+		dlogits[i] = (expf(logits[i] - max[r]) / sum[r] - labels[i]) * (dloss ? dloss[r] : 1.0f);
+	}
+}
+
 __global__ void pair_loss_k(int l1, const float *p, const float *t, float *loss, int64_t n)
 {
 	float s = 0;
@@ -1589,6 +1639,34 @@ cudaError_t sc_cu_sparse_ce_grad(const float *logits, const void *labels, int la
                                  float *dlogits, int64_t n, int64_t c, cudaStream_t s)
 {
 	sparse_ce_grad_k<<<row_blocks(n), THREADS, 0, s>>>(logits, labels, label64, dloss, dlogits, n, c);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_softmax_ce(const float *logits, const float *labels, float *loss, int64_t n, int64_t c,
+                             cudaStream_t s)
+{
+	softmax_ce_k<<<row_blocks(n), THREADS, 0, s>>>(logits, labels, loss, n, c);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_softmax_ce_grad(const float *logits, const float *labels, const float *dloss, float *dlogits,
+                                  int64_t n, int64_t c, cudaStream_t s)
+{
+	softmax_ce_grad_k<<<row_blocks(n), THREADS, 0, s>>>(logits, labels, dloss, dlogits, n, c);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_softmax_ce_part(const float *logits, const float *labels, const float *max, const float *sum,
+                                  float *loss, int64_t n, int64_t c, cudaStream_t s)
+{
+	softmax_ce_part_k<<<row_blocks(n), THREADS, 0, s>>>(logits, labels, max, sum, loss, n, c);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_softmax_ce_part_grad(const float *logits, const float *labels, const float *max, const float *sum,
+                                       const float *dloss, float *dlogits, int64_t n, int64_t c, cudaStream_t s)
+{
+	softmax_ce_part_grad_k<<<blocks_for(n * c), THREADS, 0, s>>>(logits, labels, max, sum, dloss, dlogits, n, c);
 	return cudaGetLastError();
 }
 

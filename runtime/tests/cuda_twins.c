@@ -504,6 +504,33 @@ static void test_rows(void)
 	sc_sparse_softmax_ce_part_grad(rt, dx, dlab64, SC_I64, drmax, drsum, ddrows, dg, 240, 70, 35, 140);
 	sc_cpu_sparse_softmax_ce_part_grad(x, lab64, SC_I64, rmax, rsum, drows, g, 240, 70, 35, 140);
 	twin("sparse_softmax_ce_part_grad", dg, g, n, 1e-4);
+	/* the dense labels' cross-entropy over the same rows: probabilities (every 5th row one-hot), each
+	 * row's loss and gradient (rows' dloss, and NULL for 1); the slice's pieces with the statistics above */
+	float *prob = malloc(n * 4), *dprob, *pl = malloc(240 * 4), *dpl = t_slab(240 * 4);
+	for (int i = 0; i < 240; i++) {
+		double t = 0;
+		for (int j = 0; j < 70; j++)
+			t += prob[i * 70 + j] = i % 5 ? 0.1f + (float)((i * 7 + j * 13) % 17) : j == i % 70;
+		for (int j = 0; j < 70; j++)
+			prob[i * 70 + j] = (float)(prob[i * 70 + j] / t);
+	}
+	dprob = up(prob, n * 4);
+	sc_softmax_ce(rt, dx, dprob, dpl, 240, 70);
+	sc_cpu_softmax_ce(x, prob, pl, 240, 70);
+	twin("softmax_ce", dpl, pl, 240, 1e-4);
+	sc_softmax_ce_grad(rt, dx, dprob, ddrows, dg, 240, 70);
+	sc_cpu_softmax_ce_grad(x, prob, drows, g, 240, 70);
+	twin("softmax_ce_grad", dg, g, n, 1e-4);
+	sc_softmax_ce_grad(rt, dx, dprob, NULL, dg, 240, 70);
+	sc_cpu_softmax_ce_grad(x, prob, NULL, g, 240, 70);
+	twin("softmax_ce_grad dloss NULL", dg, g, n, 1e-4);
+	sc_softmax_ce_part(rt, dx, dprob, drmax, drsum, dpl, 240, 70);
+	sc_cpu_softmax_ce_part(x, prob, rmax, rsum, pl, 240, 70);
+	twin("softmax_ce_part", dpl, pl, 240, 1e-4);
+	sc_softmax_ce_part_grad(rt, dx, dprob, drmax, drsum, ddrows, dg, 240, 70);
+	sc_cpu_softmax_ce_part_grad(x, prob, rmax, rsum, drows, g, 240, 70);
+	twin("softmax_ce_part_grad", dg, g, n, 1e-4);
+	free(prob), free(pl);
 	for (int l1 = 0; l1 < 2; l1++) {
 		(l1 ? sc_l1_loss : sc_mse_loss)(rt, dx, ddy, dloss, n);
 		(l1 ? sc_cpu_l1_loss : sc_cpu_mse_loss)(x, dy, &loss, n);

@@ -956,3 +956,85 @@ Test(grad, losses)
 	sc_cpu_l1_loss_grad(x, t, NULL, dx, 20);   /* NULL dloss is 1 */
 	check_grad("l1", loss_fwd, x, 20, &c, (const float[]){1}, 1, dx);
 }
+
+/* ---- the dense labels' cross-entropy: each row's loss ---- */
+
+enum { CE_N = 4, CE_C = 6, CE_H = 2 };   /* rows, classes, and a slice's share: [0, 2) and [2, 6) */
+
+/* Label rows of probabilities, each summing to 1 (MindSpore's gradient is the
+ * loss's only then), one of them one-hot. */
+static void ce_labels(float *t)
+{
+	rand_fill(t, CE_N * CE_C, 5, 0.05f, 1);
+	for (int i = 0; i < CE_N; i++) {
+		double s = 0;
+		for (int j = 0; j < CE_C; j++)
+			s += t[i * CE_C + j] = i == 2 ? (j == 4) : t[i * CE_C + j];
+		for (int j = 0; j < CE_C; j++)
+			t[i * CE_C + j] = (float)(t[i * CE_C + j] / s);
+	}
+}
+
+static void dense_ce_fwd(const float *x, float *y, const void *c)
+{
+	sc_cpu_softmax_ce(x, c, y, CE_N, CE_C);
+}
+
+/* The classes split in two slices, as lowering splits them: the rows'
+ * maximum and sum from the whole, each slice's piece, the pieces added. */
+static void slice(const float *x, float *a, float *b)
+{
+	for (int i = 0; i < CE_N; i++)
+		for (int j = 0; j < CE_C; j++)
+			*(j < CE_H ? a++ : b++) = x[i * CE_C + j];
+}
+
+static void row_stats(const float *x, float *mx, float *sum)
+{
+	for (int i = 0; i < CE_N; i++) {
+		mx[i] = x[i * CE_C];
+		for (int j = 1; j < CE_C; j++)
+			mx[i] = fmaxf(mx[i], x[i * CE_C + j]);
+		double s = 0;
+		for (int j = 0; j < CE_C; j++)
+			s += exp((double)x[i * CE_C + j] - mx[i]);
+		sum[i] = (float)s;
+	}
+}
+
+static void dense_ce_parts_fwd(const float *x, float *y, const void *c)
+{
+	float xa[CE_N * CE_H], xb[CE_N * (CE_C - CE_H)], ta[CE_N * CE_H], tb[CE_N * (CE_C - CE_H)];
+	float mx[CE_N], sum[CE_N], ya[CE_N], yb[CE_N];
+	slice(x, xa, xb);
+	slice(c, ta, tb);
+	row_stats(x, mx, sum);
+	sc_cpu_softmax_ce_part(xa, ta, mx, sum, ya, CE_N, CE_H);
+	sc_cpu_softmax_ce_part(xb, tb, mx, sum, yb, CE_N, CE_C - CE_H);
+	for (int i = 0; i < CE_N; i++)
+		y[i] = ya[i] + yb[i];
+}
+
+Test(grad, softmax_ce)
+{
+	float x[CE_N * CE_C], t[CE_N * CE_C], dx[CE_N * CE_C], w[CE_N];
+	rand_fill(x, CE_N * CE_C, 1, -2, 2);
+	rand_fill(w, CE_N, 3, -1, 1);
+	ce_labels(t);
+	sc_cpu_softmax_ce_grad(x, t, w, dx, CE_N, CE_C);
+	check_grad("softmax_ce", dense_ce_fwd, x, CE_N * CE_C, t, w, CE_N, dx);
+	sc_cpu_softmax_ce_grad(x, t, NULL, dx, CE_N, CE_C);   /* NULL dloss: 1 each row */
+	check_grad("softmax_ce dloss NULL", dense_ce_fwd, x, CE_N * CE_C, t, (const float[]){1, 1, 1, 1}, CE_N, dx);
+	/* the pieces: each slice's gradient from the whole's statistics, joined, is the gradient */
+	float xa[CE_N * CE_H], xb[CE_N * (CE_C - CE_H)], ta[CE_N * CE_H], tb[CE_N * (CE_C - CE_H)];
+	float ga[CE_N * CE_H], gb[CE_N * (CE_C - CE_H)], mx[CE_N], sum[CE_N];
+	slice(x, xa, xb);
+	slice(t, ta, tb);
+	row_stats(x, mx, sum);
+	sc_cpu_softmax_ce_part_grad(xa, ta, mx, sum, w, ga, CE_N, CE_H);
+	sc_cpu_softmax_ce_part_grad(xb, tb, mx, sum, w, gb, CE_N, CE_C - CE_H);
+	for (int i = 0, a = 0, b = 0; i < CE_N; i++)
+		for (int j = 0; j < CE_C; j++)
+			dx[i * CE_C + j] = j < CE_H ? ga[a++] : gb[b++];
+	check_grad("softmax_ce_part", dense_ce_parts_fwd, x, CE_N * CE_C, t, w, CE_N, dx);
+}

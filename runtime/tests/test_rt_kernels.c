@@ -1012,6 +1012,19 @@ Test(loss, sparse_softmax_ce_part)
 	CLOSE(joined, g, 8, "the slices' gradients are the whole gradient");
 }
 
+Test(loss, softmax_ce)
+{
+	const float logits[6] = {1, 2, 3, 1, 1, 1}, labels[6] = {0, 0, 1, 0.5f, 0.25f, 0.25f}, dl[2] = {0.5f, -2};
+	float loss[2], g[6], in_place[6];
+	sc_cpu_softmax_ce(logits, labels, loss, 2, 3);
+	CLOSE(loss, ((const float[]){0.40760596f, 1.0986123f}), 2, "-sum labels log p, each row");   /* numpy */
+	sc_cpu_softmax_ce_grad(logits, labels, dl, g, 2, 3);
+	memcpy(in_place, logits, sizeof logits);
+	sc_cpu_softmax_ce_grad(in_place, labels, dl, in_place, 2, 3);
+	CLOSE(in_place, g, 6, "the gradient written over the logits");
+	CLOSE(g + 3, ((const float[]){1.f / 3, -1.f / 6, -1.f / 6}), 3, "(softmax - labels) dloss");
+}
+
 Test(loss, mse_l1)
 {
 	const float p[3] = {1, 2, 3}, t[3] = {1, 0, 0};

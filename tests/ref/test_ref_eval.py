@@ -430,6 +430,11 @@ class Forward(unittest.TestCase):
         logits, labels = rng().normal(size=(4, 6)), np.array([0, 5, 2, 2])
         logp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
         self.check("SparseSoftmaxCrossEntropyWithLogits", [logits, labels], {}, -logp[np.arange(4), labels].mean())
+        # the dense labels': each row's loss, -sum labels * log_softmax; one-hot rows are the sparse one's rows
+        probs = rng(3).uniform(0.1, 1, size=(4, 6))
+        probs /= probs.sum(axis=1, keepdims=True)
+        self.check("SoftmaxCrossEntropyWithLogits", [logits, probs], {}, -(probs * logp).sum(axis=1))
+        self.check("SoftmaxCrossEntropyWithLogits", [logits, np.eye(6)[labels]], {}, -logp[np.arange(4), labels])
         p, t = rng(1).normal(size=(3, 2)), rng(2).normal(size=(3, 2))
         self.check("MSELoss", [p, t], {}, ((p - t) ** 2).mean())
         self.check("L1Loss", [p, t], {}, np.abs(p - t).mean())
@@ -792,6 +797,17 @@ class Gradients(unittest.TestCase):
     def test_losses(self):
         logits = rng(1).normal(size=(4, 6))
         self.check("SparseSoftmaxCrossEntropyWithLogits", [logits, np.array([1, 5, 0, 1])], wrt=[0])
+        # the dense labels', rows summing to 1: MindSpore's (softmax - labels) dloss is the loss's gradient
+        probs = rng(4).uniform(0.1, 1, size=(4, 6))
+        probs /= probs.sum(axis=1, keepdims=True)
+        self.check("SoftmaxCrossEntropyWithLogits", [logits, probs], wrt=[0])
+        self.check("SoftmaxCrossEntropyWithLogits", [logits, np.eye(6)[[1, 5, 0, 1]]], wrt=[0])
+        # rows not summing to 1: still MindSpore's backprop, not the loss's gradient; none for the labels
+        g = rng(5).normal(size=4)
+        dx, dl = R.OPS["SoftmaxCrossEntropyWithLogits"][1](g, [logits, 2 * probs], {})
+        sm = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(dx, (sm - 2 * probs) * g[:, None], rtol=1e-12)
+        self.assertIsNone(dl)
         p, t = rng(2).normal(size=(3, 4)), rng(3).normal(size=(3, 4))
         self.check("MSELoss", [p, t])
         self.check("L1Loss", [p, t])
@@ -819,7 +835,8 @@ class Gradients(unittest.TestCase):
                                 "Concat", "StridedSlice"], "gather": ["Gather"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "rotary": ["RotaryPositionEmbedding"],
                   "flash_attention": ["FlashAttentionScore"], "cast": ["Cast"], "compare": list(R.COMPARES),
-                  "losses": ["SparseSoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss"],
+                  "losses": ["SparseSoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits", "MSELoss",
+                             "L1Loss"],
                   "collectives": list(R.COLLECTIVES), "constants": list(R.CONSTANTS)}
         covered = set(op for g, ops in groups.items() if g in names for op in ops)
         self.assertEqual(covered, set(R.OPS))

@@ -906,6 +906,38 @@ static bool eval_sparse_ce(Eval *e)
 	return true;
 }
 
+/* Each row's -sum_c labels[n, c] log_softmax(logits)[n, c]; a class
+ * slice's piece (lower.c) the same over its classes, the rows' maximum and
+ * sum of exponentials given. */
+static bool eval_dense_ce(Eval *e)
+{
+	const SimTensor *x = &e->ins[0], *t = &e->ins[1];
+	if (x->rank != 2 || !same_dims(x->rank, x->dims, t->rank, t->dims))
+		return fail(e, "needs logits (N, C) and labels (N, C)");
+	if (e->n->nin == 4 && (e->ins[2].size != x->dims[0] || e->ins[3].size != x->dims[0]))
+		return fail(e, "a class slice's piece needs each row's maximum and sum, (N, 1)");
+	if (!expect_out(e, 1, x->dims))
+		return false;
+	int64_t c = x->dims[1];
+	for (int64_t i = 0; i < x->dims[0]; i++) {
+		const double *v = x->data + i * c;
+		double max = -INFINITY, sum = 0, loss = 0;
+		if (e->n->nin == 4)
+			max = e->ins[2].data[i], sum = e->ins[3].data[i];
+		else {
+			for (int64_t k = 0; k < c; k++)
+				if (isnan(v[k]) || v[k] > max)
+					max = v[k];
+			for (int64_t k = 0; k < c; k++)
+				sum += exp(v[k] - max);
+		}
+		for (int64_t k = 0; k < c; k++)
+			loss += t->data[i * c + k] * (max + log(sum) - v[k]);
+		e->out->data[i] = loss;
+	}
+	return true;
+}
+
 static bool eval_loss(Eval *e)
 {
 	const SimTensor *a = &e->ins[0], *b = &e->ins[1];
@@ -964,6 +996,8 @@ static bool eval_op(Eval *e)
 		return eval_strided_slice(e);
 	case OP_SPARSE_SOFTMAX_CE:
 		return eval_sparse_ce(e);
+	case OP_SOFTMAX_CE:
+		return eval_dense_ce(e);
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
 		return eval_constant(e);
 	case OP_MSE_LOSS: case OP_L1_LOSS:

@@ -742,6 +742,13 @@ Test(sparse_softmax_ce, uniform_logits_give_log_c)
 	          V(7, 7, 7, 7), V(3), "()", V(1.3862943611198906));
 }
 
+Test(softmax_ce, each_rows_loss_of_the_labels_distribution)
+{
+	/* numpy: l as above, t = [[0, 0, 1], [0.5, 0.25, 0.25]]; -(t * log_softmax(l)).sum(axis=1) */
+	expect_op("%a: " T("(2, 3)") ", %b: " T("(2, 3)"), "SoftmaxCrossEntropyWithLogits(%a, %b)",
+	          V(1, 2, 3, 0.5, -1, 2), V(0, 0, 1, 0.5, 0.25, 0.25), "(2,)", V(0.40760596444438035, 1.7413112966571571));
+}
+
 Test(losses, mse_and_l1)
 {
 	/* differences 0, 2, 0, -3 */

@@ -586,6 +586,30 @@ Test(loss, sparse_softmax_cross_entropy_errors)
 	             "SparseSoftmaxCrossEntropyWithLogits(%l, %t)", "got (16, 10) and Int32 (8,)");
 }
 
+Test(loss, softmax_cross_entropy_gives_each_rows_loss)
+{
+	expect_y("%l: <Tensor[Float32], (16, 10)>, %t: <Tensor[Float32], (16, 10)>",
+	         "SoftmaxCrossEntropyWithLogits(%l, %t)", F32("(16,)"));
+	expect_y("%l: <Tensor[BFloat16], (4, 3)>, %t: <Tensor[BFloat16], (4, 3)>", "SoftmaxCrossEntropyWithLogits(%l, %t)",
+	         "<Tensor[BFloat16], (4,)>");
+}
+
+Test(loss, softmax_cross_entropy_errors)
+{
+	expect_error("%l: <Tensor[Float32], (16, 10)>, %t: <Tensor[Int32], (16,)>",
+	             "SoftmaxCrossEntropyWithLogits(%l, %t)",
+	             "t.ir:3:8: error: SoftmaxCrossEntropyWithLogits needs logits (N, C) and labels (N, C) of the same float "
+	             "type; got Float32 (16, 10) and Int32 (16,)");
+	expect_error("%l: <Tensor[Float32], (16, 10)>, %t: <Tensor[Float32], (16, 5)>",
+	             "SoftmaxCrossEntropyWithLogits(%l, %t)", "got Float32 (16, 10) and Float32 (16, 5)");
+	expect_error("%l: <Tensor[Float32], (16, 10)>, %t: <Tensor[Float16], (16, 10)>",
+	             "SoftmaxCrossEntropyWithLogits(%l, %t)", "got Float32 (16, 10) and Float16 (16, 10)");
+	expect_error("%l: <Tensor[Float32], (4, 2, 3)>, %t: <Tensor[Float32], (4, 2, 3)>",
+	             "SoftmaxCrossEntropyWithLogits(%l, %t)", "needs logits (N, C)");
+	expect_error("%l: <Tensor[Int32], (4, 3)>, %t: <Tensor[Int32], (4, 3)>", "SoftmaxCrossEntropyWithLogits(%l, %t)",
+	             "float");
+}
+
 Test(loss, mse_and_l1_are_scalars)
 {
 	expect_y("%p: <Tensor[Float32], (4, 3)>, %t: <Tensor[Float32], (4, 3)>", "MSELoss(%p, %t)", F32("()"));

@@ -239,6 +239,13 @@ Test(simulate, operator_rules)
 		"  %1 = SparseSoftmaxCrossEntropyWithLogits(%x, %l) {in_strategy: ((2, 2), (2,))}\n  return %1",
 		"%x: <Tensor[Float32], (8, 12)>, %l: <Tensor[Int32], (8,)> = randint(0, 12)) {\n"
 		"  %1 = SparseSoftmaxCrossEntropyWithLogits(%x, %l) {in_strategy: ((1, 4), (1,))}\n  return %1",
+		"%x: <Tensor[Float32], (8, 12)>, %t: <Tensor[Float32], (8, 12)> = uniform(0, 1)) {\n"
+		"  %1 = SoftmaxCrossEntropyWithLogits(%x, %t) {in_strategy: ((2, 2), (2, 2))}\n  return %1",
+		"%x: <Tensor[Float32], (8, 12)>, %t: <Tensor[Float32], (8, 12)> = uniform(0, 1)) {\n"
+		"  %1 = SoftmaxCrossEntropyWithLogits(%x, %t) {in_strategy: ((1, 4), (1, 4))}\n  %2 = ReduceMean(%1)\n"
+		"  return %2",
+		"%x: <Tensor[Float32], (6, 10)>, %t: <Tensor[Float32], (6, 10)> = uniform(0, 1)) {\n"
+		"  %1 = SoftmaxCrossEntropyWithLogits(%x, %t) {in_strategy: ((4, 1), (4, 1))}\n  return %1",
 		/* Reshapes that carry the split and one that cannot */
 		"%x: <Tensor[Float32], (8, 4, 6)>) {\n  %1 = ReLU(%x) {in_strategy: ((4, 1, 1),)}\n"
 		"  %2 = Reshape(%1) {shape: (32, 6)}\n  %3 = Reshape(%2) {shape: (2, 4, 4, 6)}\n  return %3",
