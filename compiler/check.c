@@ -647,7 +647,9 @@ static bool mindspore_only(const char *name)
 	static const char *const names[] = {
 		"ReduceProd", "ReduceAll", "ReduceAny", "PReLU", "LeakyReLU", "OneHot", "Tile",
 		"ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK", "CumSum", "CumProd",
-		"Elu", "LogSigmoid",
+		"Elu", "LogSigmoid", "Erfc", "Erfinv", "Inv", "Rint", "Acos", "Asin", "Atanh", "Asinh", "Acosh", "Atan2",
+		"Mish", "SeLU", "IsFinite", "DivNoNan", "LogicalAnd", "LogicalOr", "LogicalNot", "ApproximateEqual",
+		"ZerosLike", "OnesLike", "Assign", "AssignAdd", "AssignSub", "L2Normalize", "Depend",
 		"BatchNorm", "Conv2D", "MaxPool", "AvgPool", "Embedding", "GatherD", "ScatterUpdate", "Einsum",
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -695,7 +697,16 @@ static void check_graph_names(Checker *c, Graph *g)
 		}
 		const OpInfo *info = &op_info[n->op];
 		if (n->nin < info->min_inputs || (info->max_inputs >= 0 && n->nin > info->max_inputs)) {
-			if (info->min_inputs == info->max_inputs)
+			int extra = info->max_inputs;   /* a number past the operands: a MindSpore input shardc takes as an attribute */
+			const char *attr = NULL;
+			for (int k = 0; extra >= 0 && extra < n->nin && n->operands->items[extra]->kind != LIT_VALUE &&
+			                k < ATTR_COUNT && !attr; k++)
+				attr = info->attrs & ATTR_BIT(k) ? attr_info[k].name : NULL;
+			if (attr)
+				ERR(c, n->op_span, "%s takes %d operand%s, %d given; the number after them is an attribute here "
+				    "(MindSpore passes it as an input): %s(...) {%s: ...}", info->name, info->max_inputs,
+				    info->max_inputs == 1 ? "" : "s", n->nin, info->name, attr);
+			else if (info->min_inputs == info->max_inputs)
 				ERR(c, n->op_span, "%s takes %d operand%s, %d given", info->name, info->min_inputs,
 				    info->min_inputs == 1 ? "" : "s", n->nin);
 			else if (info->max_inputs >= 0)   /* LayerNorm, the cross-entropy: a slice's piece takes more */

@@ -127,6 +127,10 @@ bool infer_squeeze(Infer *x, const Type *in, Type *out)
 		int64_t ax;
 		if (!infer_axis(x, a->axes[i], in->rank, &ax))
 			return false;
+		if (drop[ax]) {
+			ERR(x, x->n->attr_lit->span, "Squeeze: axis %lld is named twice", (long long)a->axes[i]);
+			return false;
+		}
 		if (in->dims[ax] != 1) {
 			ERR(x, x->n->attr_lit->span, "Squeeze: dim %lld of %s has size %lld, not 1; only dims of size 1 "
 			    "can be squeezed", (long long)a->axes[i], DIMS(in), (long long)in->dims[ax]);

@@ -548,8 +548,14 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 #define SC_GELU_U(v) (0.7978845608028654f * ((v) + 0.044715f * (v) * (v) * (v)))   /* sqrt(2/pi) (v + 0.044715 v^3) */
 #define SC_GELU_DU(v) (0.7978845608028654f * (1 + 3 * 0.044715f * (v) * (v)))
 #define SC_SQRT1_2 0.7071067811865476f   /* 1 / sqrt(2): GeLU's erf form, 0.5 x (1 + erf(x / sqrt 2)) */
+/* max and min keeping a NaN of either operand, as numpy's maximum and
+ * minimum (fmaxf and fminf drop it); a tie gives a. SC_RELU6 is
+ * min(max(v, 0), 6) alike. */
+#define SC_MAX_NAN(a, b) ((a) >= (b) || (a) != (a) ? (a) : (b))
+#define SC_MIN_NAN(a, b) ((a) <= (b) || (a) != (a) ? (a) : (b))
+#define SC_RELU6(v) ((v) <= 0 ? 0 : (v) >= 6 ? 6 : (v))
 #define SC_UNARY_TABLE(U)                                                                                      \
-	U(RELU, X, x > 0 ? x : 0, t > 0 ? g : 0)                                                                   \
+	U(RELU, X, x > 0 || x != x ? x : 0, t > 0 ? g : 0)   /* NaN stays NaN, as numpy's maximum */              \
 	U(GELU, X, 0.5f * x * (1 + sc_gelu_tanh(SC_GELU_U(x))), g * sc_gelu_slope(t))   /* tanh form */        \
 	U(GELU_ERF, X, 0.5f * x * (1 + erff(x * SC_SQRT1_2)),   /* erf form: approximate "none" */                 \
 	  g * (0.5f * (1 + erff(t * SC_SQRT1_2)) + 0.3989422804014327f * t * expf(-0.5f * t * t)))                 \
@@ -578,9 +584,9 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 	U(ATAN, X, atanf(x), g / (1 + t * t))                                                                      \
 	U(SINH, X, sinhf(x), g * coshf(t))                                                                         \
 	U(COSH, X, coshf(x), g * sinhf(t))                                                                         \
-	U(HSWISH, X, x * fminf(fmaxf(x + 3, 0), 6) / 6,   /* MindSpore's HSwish and HSigmoid: relu6(x + 3) / 6 */ \
+	U(HSWISH, X, x * SC_RELU6(x + 3) / 6,   /* MindSpore's HSwish and HSigmoid: relu6(x + 3) / 6 */           \
 	  t <= -3 ? 0 : t >= 3 ? g : g * (2 * t + 3) / 6)                                                      \
-	U(HSIGMOID, X, fminf(fmaxf(x + 3, 0), 6) / 6, t > -3 && t < 3 ? g / 6 : 0)
+	U(HSIGMOID, X, SC_RELU6(x + 3) / 6, t > -3 && t < 3 ? g / 6 : 0)
 
 typedef enum {
 #define SC_U_ENUM(name, t, fwd, grad) SC_U_##name,

@@ -208,8 +208,8 @@ static float binop(sc_binop op, float a, float b)
 	case SC_SUB: return a - b;
 	case SC_MUL: return a * b;
 	case SC_DIV: return a / b;
-	case SC_MAXIMUM: return a >= b ? a : b;
-	case SC_MINIMUM: return a <= b ? a : b;
+	case SC_MAXIMUM: return SC_MAX_NAN(a, b);
+	case SC_MINIMUM: return SC_MIN_NAN(a, b);
 	case SC_POW: return powf(a, b);
 	case SC_FLOOR_DIV: return floorf(a / b);
 	case SC_FLOOR_MOD: {
@@ -273,8 +273,8 @@ static void binary_row(sc_binop op, const float *a, int64_t sa, const float *b, 
 		case SC_SUB: for (int64_t j = 0; j < n; j++) y[j] = a[j] - b[j]; return;
 		case SC_MUL: for (int64_t j = 0; j < n; j++) y[j] = a[j] * b[j]; return;
 		case SC_DIV: for (int64_t j = 0; j < n; j++) y[j] = a[j] / b[j]; return;
-		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = a[j] >= b[j] ? a[j] : b[j]; return;
-		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = a[j] <= b[j] ? a[j] : b[j]; return;
+		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = SC_MAX_NAN(a[j], b[j]); return;
+		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = SC_MIN_NAN(a[j], b[j]); return;
 		case SC_POW: for (int64_t j = 0; j < n; j++) y[j] = powf(a[j], b[j]); return;
 		default: for (int64_t j = 0; j < n; j++) y[j] = binop(op, a[j], b[j]); return;
 		}
@@ -285,8 +285,8 @@ static void binary_row(sc_binop op, const float *a, int64_t sa, const float *b, 
 		case SC_SUB: for (int64_t j = 0; j < n; j++) y[j] = a[j] - v; return;
 		case SC_MUL: for (int64_t j = 0; j < n; j++) y[j] = a[j] * v; return;
 		case SC_DIV: for (int64_t j = 0; j < n; j++) y[j] = a[j] / v; return;
-		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = a[j] >= v ? a[j] : v; return;
-		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = a[j] <= v ? a[j] : v; return;
+		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = SC_MAX_NAN(a[j], v); return;
+		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = SC_MIN_NAN(a[j], v); return;
 		case SC_POW: for (int64_t j = 0; j < n; j++) y[j] = powf(a[j], v); return;
 		default: for (int64_t j = 0; j < n; j++) y[j] = binop(op, a[j], v); return;
 		}
@@ -297,8 +297,8 @@ static void binary_row(sc_binop op, const float *a, int64_t sa, const float *b, 
 		case SC_SUB: for (int64_t j = 0; j < n; j++) y[j] = v - b[j]; return;
 		case SC_MUL: for (int64_t j = 0; j < n; j++) y[j] = v * b[j]; return;
 		case SC_DIV: for (int64_t j = 0; j < n; j++) y[j] = v / b[j]; return;
-		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = v >= b[j] ? v : b[j]; return;
-		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = v <= b[j] ? v : b[j]; return;
+		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = SC_MAX_NAN(v, b[j]); return;
+		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = SC_MIN_NAN(v, b[j]); return;
 		case SC_POW: for (int64_t j = 0; j < n; j++) y[j] = powf(v, b[j]); return;
 		default: for (int64_t j = 0; j < n; j++) y[j] = binop(op, v, b[j]); return;
 		}
@@ -849,10 +849,10 @@ void sc_cpu_reduce(sc_reduce_kind kind, const float *x, float *y, const int64_t 
 	Walk w;
 	walk_init(&w, dims, ndim, 1, os, NULL, NULL);
 	for (int64_t i = 0; i < n; i++, walk_next(&w))
-		if (kind == SC_R_MAX)
-			acc[w.off[0]] = fmax(acc[w.off[0]], x[i]);
+		if (kind == SC_R_MAX)   /* a NaN kept (fmax would drop it), as numpy's max */
+			acc[w.off[0]] = SC_MAX_NAN(acc[w.off[0]], x[i]);
 		else if (kind == SC_R_MIN)
-			acc[w.off[0]] = fmin(acc[w.off[0]], x[i]);
+			acc[w.off[0]] = SC_MIN_NAN(acc[w.off[0]], x[i]);
 		else
 			acc[w.off[0]] += x[i];
 	double count = (double)(n / nout);

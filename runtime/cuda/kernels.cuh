@@ -39,14 +39,14 @@ __device__ inline float warp_sum(float v)
 __device__ inline float warp_max(float v)
 {
 	for (int o = 16; o > 0; o >>= 1)
-		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+		v = SC_MAX_NAN(v, __shfl_xor_sync(0xffffffffu, v, o));   /* a NaN kept, as the CPU's */
 	return v;
 }
 
 __device__ inline float warp_min(float v)
 {
 	for (int o = 16; o > 0; o >>= 1)
-		v = fminf(v, __shfl_xor_sync(0xffffffffu, v, o));
+		v = SC_MIN_NAN(v, __shfl_xor_sync(0xffffffffu, v, o));
 	return v;
 }
 

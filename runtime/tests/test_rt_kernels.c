@@ -273,6 +273,31 @@ Test(compare, every_broadcast_case_against_naive)
 	}
 }
 
+/* A NaN stays NaN through ReLU, HSwish, HSigmoid, Maximum, Minimum (either
+ * operand) and ReduceMax/ReduceMin, as numpy's: a diverged value must reach
+ * the loss, whose NaN stops the run (fmaxf and friends would drop it). */
+Test(elementwise, nan_propagates)
+{
+	const float x[3] = {NAN, 1, -1};
+	float y[3];
+	for (sc_unop op = SC_U_RELU; op < SC_U_COUNT; op++) {
+		if (op == SC_U_FLOOR || op == SC_U_CEIL || op == SC_U_ROUND || op == SC_U_SIGN || op == SC_U_ABS)
+			continue;   /* NaN in their own math, not through a max */
+		sc_cpu_unary(op, x, y, 3);
+		cr_assert(isnan(y[0]), "unary %d of NaN gave %g", op, y[0]);
+	}
+	for (sc_binop op = SC_MAXIMUM; op <= SC_MINIMUM; op++) {
+		sc_cpu_binary(op, x, (const int64_t[]){3}, 1, (const float[]){3}, NULL, 0, y, (const int64_t[]){3}, 1);
+		cr_assert(isnan(y[0]) && !isnan(y[1]), "binary %d (NaN, 3)", op);
+		sc_cpu_binary(op, (const float[]){3}, NULL, 0, x, (const int64_t[]){3}, 1, y, (const int64_t[]){3}, 1);
+		cr_assert(isnan(y[0]) && !isnan(y[1]), "binary %d (3, NaN)", op);
+	}
+	for (sc_reduce_kind k = SC_R_MAX; k <= SC_R_MIN; k++) {
+		sc_cpu_reduce(k, (const float[]){1, NAN, 2, 3, 4, 5}, y, (const int64_t[]){2, 3}, 2, (const int[]){1}, 1);
+		cr_assert(isnan(y[0]) && y[1] == (k == SC_R_MAX ? 5 : 3), "reduce %d: %g %g", k, y[0], y[1]);
+	}
+}
+
 Test(elementwise, bias_add_and_scale)
 {
 	const float x[6] = {1, 2, 3, 4, 5, 6};

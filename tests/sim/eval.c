@@ -378,6 +378,11 @@ static bool eval_bias_add(Eval *e)
 	return true;
 }
 
+static double relu6(double v)   /* a NaN kept, as numpy's clip */
+{
+	return v <= 0 ? 0 : v >= 6 ? 6 : v;
+}
+
 /* a: the operator's attributes (GeLU's approximate). */
 static double unary(OpKind op, const Attrs *a, double x)
 {
@@ -413,8 +418,8 @@ static double unary(OpKind op, const Attrs *a, double x)
 	case OP_ATAN: return atan(x);
 	case OP_SINH: return sinh(x);
 	case OP_COSH: return cosh(x);
-	case OP_HSWISH: return x * fmin(fmax(x + 3, 0), 6) / 6;
-	case OP_HSIGMOID: return fmin(fmax(x + 3, 0), 6) / 6;
+	case OP_HSWISH: return x * relu6(x + 3) / 6;
+	case OP_HSIGMOID: return relu6(x + 3) / 6;
 	default: die("not a unary operator");
 	}
 }
