@@ -49,6 +49,20 @@ static void identity_input(OpDims *od, int k, int rank)
 		od->in_dim[k][d] = (int8_t)d;
 }
 
+/* A cross-entropy's piece on a slice of the classes (lowering's, a rank's
+ * program read back): inputs 2 and 3 the rows' maxima and sums (n, 1), its
+ * result summed over the slices of the classes. */
+static void row_stats_inputs(OpDims *od)
+{
+	for (int k = 2; k < 4; k++) {
+		od->in_rank[k] = 2;
+		od->in_dim[k][0] = 0;
+		od->in_dim[k][1] = -1;
+	}
+	od->reduced = 1u << 1;
+	od->reduce_op = REDUCE_SUM_OP;
+}
+
 static void identity_output(OpDims *od, int rank)
 {
 	od->out_rank = rank;
@@ -335,15 +349,8 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		identity_input(od, 0, 2);
 		od->in_rank[1] = 1;
 		od->in_dim[1][0] = 0;
-		if (n->nin == 4) {   /* lowering's piece (a rank's program read back): each row's loss, given the
-		                      * rows' maxima and sums (n, 1); summed over the slices of the classes */
-			for (int k = 2; k < 4; k++) {
-				od->in_rank[k] = 2;
-				od->in_dim[k][0] = 0;
-				od->in_dim[k][1] = -1;
-			}
-			od->reduced = 1u << 1;
-			od->reduce_op = REDUCE_SUM_OP;
+		if (n->nin == 4) {   /* lowering's piece (a rank's program read back): each row's loss */
+			row_stats_inputs(od);
 			od->out_rank = 1;
 			od->out_dim[0] = 0;
 			return true;
@@ -360,15 +367,8 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		identity_input(od, 1, 2);
 		od->out_rank = 1;
 		od->out_dim[0] = 0;
-		if (n->nin == 4) {   /* lowering's piece: each row's share of its loss over the slice, given the rows'
-		                      * maxima and sums (n, 1); summed over the slices of the classes */
-			for (int k = 2; k < 4; k++) {
-				od->in_rank[k] = 2;
-				od->in_dim[k][0] = 0;
-				od->in_dim[k][1] = -1;
-			}
-			od->reduced = 1u << 1;
-			od->reduce_op = REDUCE_SUM_OP;
+		if (n->nin == 4) {   /* lowering's piece: each row's share of its loss over the slice */
+			row_stats_inputs(od);
 			return true;
 		}
 		od->normalized = 1u << 1;   /* the classes split: the row maxima, sums and losses completed */

@@ -311,14 +311,21 @@ static void binary_row(sc_binop op, const float *a, int64_t sa, const float *b, 
 	SC_DIE("bad binary op %d", (int)op);
 }
 
-void sc_cpu_binary(sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
-                   const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim)
+/* One row of y (its index r) from a's and b's elements at strides sa and sb,
+ * 0 or 1: binary_row or compare_row with its operator and y in ctx. */
+typedef void (*BcastRow)(const void *ctx, int64_t r, const float *a, int64_t sa, const float *b, int64_t sb,
+                         int64_t len);
+
+/* a and b broadcast to y_dims, row by row: each thread a block of rows, its
+ * walk started where the block starts. */
+static void bcast_rows(const char *what_a, const char *what_b, const float *a, const int64_t *a_dims, int a_ndim,
+                       const float *b, const int64_t *b_dims, int b_ndim, const int64_t *y_dims, int y_ndim,
+                       BcastRow row, const void *ctx)
 {
 	Bcast c;
-	bcast_collapse("binary a", "binary b", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim, &c);
+	bcast_collapse(what_a, what_b, a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim, &c);
 	int last = c.ndim - 1;
 	int64_t len = c.dims[last], rows = sc_numel(c.dims, last);
-	/* each thread a block of rows, its walk started where the block starts */
 #pragma omp parallel if (rows * len >= SC_PAR_MIN)
 	{
 		int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
@@ -327,8 +334,27 @@ void sc_cpu_binary(sc_binop op, const float *a, const int64_t *a_dims, int a_ndi
 		walk_init(&w, c.dims, last, 2, c.sa, c.sb, NULL);
 		walk_seek(&w, r0);
 		for (int64_t r = r0; r < r1; r++, walk_next(&w))
-			binary_row(op, a + w.off[0], c.sa[last], b + w.off[1], c.sb[last], y + r * len, len);
+			row(ctx, r, a + w.off[0], c.sa[last], b + w.off[1], c.sb[last], len);
 	}
+}
+
+typedef struct {
+	int op;   /* an sc_binop or an sc_cmpop */
+	void *y;
+} RowOut;
+
+static void binary_out_row(const void *ctx, int64_t r, const float *a, int64_t sa, const float *b, int64_t sb,
+                           int64_t len)
+{
+	const RowOut *o = ctx;
+	binary_row((sc_binop)o->op, a, sa, b, sb, (float *)o->y + r * len, len);
+}
+
+void sc_cpu_binary(sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+                   const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim)
+{
+	RowOut o = {op, y};
+	bcast_rows("binary a", "binary b", a, a_dims, a_ndim, b, b_dims, b_ndim, y_dims, y_ndim, binary_out_row, &o);
 }
 
 /* y[j] = a[j sa] op b[j sb] for j < n, with sa and sb 0 or 1 (binary_row's
@@ -345,23 +371,18 @@ static void compare_row(sc_cmpop op, const float *a, int64_t sa, const float *b,
 	SC_DIE("bad comparison %d", (int)op);
 }
 
+static void compare_out_row(const void *ctx, int64_t r, const float *a, int64_t sa, const float *b, int64_t sb,
+                            int64_t len)
+{
+	const RowOut *o = ctx;
+	compare_row((sc_cmpop)o->op, a, sa, b, sb, (uint8_t *)o->y + r * len, len);
+}
+
 void sc_cpu_compare(sc_cmpop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                     const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim)
 {
-	Bcast c;
-	bcast_collapse("compare a", "compare b", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim, &c);
-	int last = c.ndim - 1;
-	int64_t len = c.dims[last], rows = sc_numel(c.dims, last);
-#pragma omp parallel if (rows * len >= SC_PAR_MIN)
-	{
-		int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-		int64_t r0 = rows * t / nt, r1 = rows * (t + 1) / nt;
-		Walk w;
-		walk_init(&w, c.dims, last, 2, c.sa, c.sb, NULL);
-		walk_seek(&w, r0);
-		for (int64_t r = r0; r < r1; r++, walk_next(&w))
-			compare_row(op, a + w.off[0], c.sa[last], b + w.off[1], c.sb[last], y + r * len, len);
-	}
+	RowOut o = {op, y};
+	bcast_rows("compare a", "compare b", a, a_dims, a_ndim, b, b_dims, b_ndim, y_dims, y_ndim, compare_out_row, &o);
 }
 
 SC_VECTOR_CLONES
