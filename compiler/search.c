@@ -105,8 +105,12 @@ static void explain(Search *x, double cost, double memory, FILE *out)
 				set_current(x, v, &second.s);
 				double slab = slab_memory(x);
 				set_current(x, v, &was);
-				sb_printf(&b, ", %s: needs %.0f B a device (%s)",
-				          slab > cost_cluster(x->cm)->memory ? "does not fit" : "fits", slab, human_bytes(need, slab));
+				bool fits = slab <= cost_cluster(x->cm)->memory;
+				sb_printf(&b, ", %s: needs %.0f B a device (%s)", fits ? "fits" : "does not fit", slab,
+				          human_bytes(need, slab));
+				if (fits && x->m->ctx.search_mode == SM_PROPAGATION)   /* it follows its neighbours, not the cost */
+					sb_puts(&b, "; propagation keeps what the configured operators give (the default where "
+					        "none reaches)");
 			}
 		} else
 			sb_puts(&b, "; no other candidate");
