@@ -698,10 +698,11 @@ static void check_graph_names(Checker *c, Graph *g)
 		const OpInfo *info = &op_info[n->op];
 		if (n->nin < info->min_inputs || (info->max_inputs >= 0 && n->nin > info->max_inputs)) {
 			int extra = info->max_inputs;   /* a number past the operands: a MindSpore input shardc takes as an attribute */
-			const char *attr = NULL;
-			for (int k = 0; extra >= 0 && extra < n->nin && n->operands->items[extra]->kind != LIT_VALUE &&
-			                k < ATTR_COUNT && !attr; k++)
-				attr = info->attrs & ATTR_BIT(k) ? attr_info[k].name : NULL;
+			const char *attr = NULL;   /* the operator's first attribute */
+			if (extra >= 0 && extra < n->nin && n->operands->items[extra]->kind != LIT_VALUE)
+				for (int k = 0; k < ATTR_COUNT && !attr; k++)
+					if (info->attrs & ATTR_BIT(k))
+						attr = attr_info[k].name;
 			if (attr)
 				ERR(c, n->op_span, "%s takes %d operand%s, %d given; the number after them is an attribute here "
 				    "(MindSpore passes it as an input): %s(...) {%s: ...}", info->name, info->max_inputs,

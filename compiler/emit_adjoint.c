@@ -173,11 +173,11 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		return;
 	}
 	case OP_BROADCAST_TO:   /* dy summed over the dims x was broadcast along */
-		sb_printf(b, "sc_sum_to_shape(rt, %s, ", dy);
-		dims_lit(b, y->type.dims, y->type.rank);
-		sb_printf(b, ", %d, %s, ", y->type.rank, dx);
-		dims_lit(b, x->type.dims, x->type.rank);
-		sb_printf(b, ", %d);", x->type.rank);
+		sb_puts(b, "sc_sum_to_shape(rt, ");
+		tensor_arg(b, p, o->in[0]);
+		sb_puts(b, ", ");
+		tensor_arg(b, p, o->result);
+		sb_puts(b, ");");
 		return;
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 		sb_printf(b, "sc_%s_grad(rt, %s, %s, %s, ", f->op == OP_SOFTMAX ? "softmax" : "log_softmax", yn, dy, dx);

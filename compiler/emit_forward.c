@@ -272,11 +272,11 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));
 		break;
 	case OP_BROADCAST_TO:
-		sb_printf(b, "sc_broadcast_to(rt, %s, ", x0);
-		dims_lit(b, x->type.dims, x->type.rank);
-		sb_printf(b, ", %d, %s, ", x->type.rank, y);
-		dims_lit(b, yv->type.dims, yv->type.rank);
-		sb_printf(b, ", %d);", yv->type.rank);
+		sb_puts(b, "sc_broadcast_to(rt, ");
+		tensor_arg(b, p, o->in[0]);
+		sb_puts(b, ", ");
+		tensor_arg(b, p, o->result);
+		sb_puts(b, ");");
 		break;
 	case OP_TRANSPOSE:
 		sb_printf(b, "sc_transpose(rt, %s, %s, %s, ", sc_dtype_name(x->type.dtype), x0, y);

@@ -275,8 +275,7 @@ static void binary_row(sc_binop op, const float *a, int64_t sa, const float *b, 
 		case SC_DIV: for (int64_t j = 0; j < n; j++) y[j] = a[j] / b[j]; return;
 		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = SC_MAX_NAN(a[j], b[j]); return;
 		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = SC_MIN_NAN(a[j], b[j]); return;
-		case SC_POW: for (int64_t j = 0; j < n; j++) y[j] = powf(a[j], b[j]); return;
-		default: for (int64_t j = 0; j < n; j++) y[j] = binop(op, a[j], b[j]); return;
+		default: for (int64_t j = 0; j < n; j++) y[j] = binop(op, a[j], b[j]); return;   /* Pow and after */
 		}
 	} else if (sa) {
 		float v = b[0];
@@ -287,7 +286,6 @@ static void binary_row(sc_binop op, const float *a, int64_t sa, const float *b, 
 		case SC_DIV: for (int64_t j = 0; j < n; j++) y[j] = a[j] / v; return;
 		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = SC_MAX_NAN(a[j], v); return;
 		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = SC_MIN_NAN(a[j], v); return;
-		case SC_POW: for (int64_t j = 0; j < n; j++) y[j] = powf(a[j], v); return;
 		default: for (int64_t j = 0; j < n; j++) y[j] = binop(op, a[j], v); return;
 		}
 	} else if (sb) {
@@ -299,7 +297,6 @@ static void binary_row(sc_binop op, const float *a, int64_t sa, const float *b, 
 		case SC_DIV: for (int64_t j = 0; j < n; j++) y[j] = v / b[j]; return;
 		case SC_MAXIMUM: for (int64_t j = 0; j < n; j++) y[j] = SC_MAX_NAN(v, b[j]); return;
 		case SC_MINIMUM: for (int64_t j = 0; j < n; j++) y[j] = SC_MIN_NAN(v, b[j]); return;
-		case SC_POW: for (int64_t j = 0; j < n; j++) y[j] = powf(v, b[j]); return;
 		default: for (int64_t j = 0; j < n; j++) y[j] = binop(op, v, b[j]); return;
 		}
 	} else {   /* y larger than both: one value repeated */
