@@ -11,9 +11,11 @@
  *                  collective over a group of n ranks costs
  *                  steps x latency + bytes sent per rank / bandwidth,
  *                  steps ceil(log2 n) under 256 KiB sent per rank (NCCL's
- *                  trees, MPI's recursive doubling) and n - 1 from there
- *                  (rings), with the inter-node link's figures when the
- *                  group spans more than one node (a slice is free)
+ *                  trees, MPI's recursive doubling), of which the
+ *                  ceil(log2 m) that pair ranks of the group's m nodes pay
+ *                  the inter-node latency, and n - 1 from there (rings), all
+ *                  at the slowest link's latency; bytes at the slowest
+ *                  link's bandwidth (a slice is free)
  *   gradients      with a train block, as autodiff.c's backward pass: an
  *                  operator's gradient for an input that needs one is
  *                  partial over the device axes splitting its output but
@@ -167,6 +169,8 @@ struct CostModel {
 	RedistPlan *plan;        /* scratch: a plan is 40 KB */
 	RedistCache *searches;   /* redist_plan's searches, kept */
 	int64_t *members;        /* (device_num) scratch for groups */
+	int64_t *node_mark;      /* (nodes) the last group that met each node: nodes_spanned */
+	int64_t group_stamp;
 	Entry *e;                /* open addressing, nkey 0 empty */
 	size_t nslot, n;
 	Arena *a;                /* the keys */
@@ -190,6 +194,7 @@ CostModel *cost_new(const Cluster *c, int64_t device_num, bool train)
 	RedistLinks links = cluster_links(c);
 	cm->searches = redist_cache_new(&links);
 	cm->members = xmalloc(sizeof(int64_t) * (size_t)device_num);
+	cm->node_mark = xcalloc((size_t)(device_num / c->devices_per_node + 1), sizeof(int64_t));
 	cm->a = arena_new();
 	return cm;
 }
@@ -201,6 +206,7 @@ void cost_free(CostModel *cm)
 	free(cm->plan);
 	redist_cache_free(cm->searches);
 	free(cm->members);
+	free(cm->node_mark);
 	free(cm->e);
 	arena_free(cm->a);
 	free(cm);
@@ -254,32 +260,36 @@ static void grow(CostModel *cm)
 	cm->nslot = nslot;
 }
 
-/* Does the group of `rank` over `axes` of l span more than one node? */
-static bool crosses(CostModel *cm, const TensorLayout *l, int64_t rank, uint32_t axes)
+/* How many nodes the group of `rank` over `axes` of l spans. */
+static int64_t nodes_spanned(CostModel *cm, const TensorLayout *l, int64_t rank, uint32_t axes)
 {
 	int n = layout_group(l, rank, axes, cm->members);
-	int64_t node = cm->members[0] / cm->c.devices_per_node;
-	for (int i = 1; i < n; i++)
-		if (cm->members[i] / cm->c.devices_per_node != node)
-			return true;
-	return false;
+	int64_t nodes = 0, stamp = ++cm->group_stamp;
+	for (int i = 0; i < n; i++) {
+		int64_t *mark = &cm->node_mark[cm->members[i] / cm->c.devices_per_node];
+		nodes += *mark != stamp;
+		*mark = stamp;
+	}
+	return nodes;
 }
 
-/* How many latencies a collective over n ranks pays, by the algorithm the
- * libraries pick for its size: NCCL and MPI send small messages over trees
- * or by recursive doubling (ceil(log2 n) rounds) and large ones around a
- * ring (n - 1 rounds); TREE_BYTES (sent per rank) is where they switch. */
-enum { TREE_BYTES = 256 * 1024 };
-static int64_t latency_steps(int64_t n, int64_t bytes)
+static int64_t ceil_log2(int64_t n)
 {
-	if (bytes >= TREE_BYTES)
-		return n - 1;
-	int64_t steps = 0;
+	int64_t k = 0;
 	for (int64_t m = 1; m < n; m *= 2)
-		steps++;
-	return steps;
+		k++;
+	return k;
 }
 
+/* A collective over n ranks on `nodes` nodes, by the algorithm the libraries
+ * pick for its size: NCCL and MPI send small messages over trees or by
+ * recursive doubling, ceil(log2 n) rounds of which only ceil(log2 nodes)
+ * pair ranks on different nodes (the partners of the first rounds are
+ * neighbours, and a node's ranks are neighbours), and large ones around a
+ * ring, n - 1 rounds each as slow as the ring's slowest link. TREE_BYTES
+ * (sent per rank) is where they switch. Bytes go at the slowest link's
+ * bandwidth. */
+enum { TREE_BYTES = 256 * 1024 };
 double cost_collective(CostModel *cm, const TensorLayout *l, uint32_t axes, int64_t bytes)
 {
 	int64_t n = 1;
@@ -288,9 +298,14 @@ double cost_collective(CostModel *cm, const TensorLayout *l, uint32_t axes, int6
 			n *= l->dev[a];
 	if (n <= 1)
 		return 0;
-	bool inter = crosses(cm, l, 0, axes) || crosses(cm, l, layout_ndevices(l) - 1, axes);
-	double lat = inter ? cm->c.inter_lat : cm->c.intra_lat, bw = inter ? cm->c.inter_bw : cm->c.intra_bw;
-	return (double)latency_steps(n, bytes) * lat + (double)bytes / bw;
+	int64_t nodes = nodes_spanned(cm, l, 0, axes), last = nodes_spanned(cm, l, layout_ndevices(l) - 1, axes);
+	nodes = last > nodes ? last : nodes;
+	bool inter = nodes > 1;
+	double bw = inter ? cm->c.inter_bw : cm->c.intra_bw;
+	if (bytes >= TREE_BYTES)
+		return (double)(n - 1) * (inter ? cm->c.inter_lat : cm->c.intra_lat) + (double)bytes / bw;
+	int64_t across = ceil_log2(nodes), rounds = ceil_log2(n);
+	return (double)across * cm->c.inter_lat + (double)(rounds - across) * cm->c.intra_lat + (double)bytes / bw;
 }
 
 double cost_p2p(const CostModel *cm, double bytes, int64_t ranks)
@@ -304,14 +319,6 @@ void cost_bound_only(CostModel *cm, bool on)
 	cm->bound_only = on;
 }
 
-static int64_t ceil_log2(int64_t n)
-{
-	int64_t k = 0;
-	for (int64_t m = 1; m < n; m *= 2)
-		k++;
-	return k;
-}
-
 /* The latency rounds every plan from `from` to `to` pays at least, and how
  * many of them at least cross nodes. On the two layouts' common matrix,
  * each axis that holds partial results, or splits a dim in `from` and plays
@@ -319,7 +326,7 @@ static int64_t ceil_log2(int64_t n)
  * AllReduce or a ReduceScatter ends a partial axis, only an AllGather or
  * an AllToAll moves a split one (a split axis keeps its place in its dim's
  * map until it leaves). A collective over n ranks pays ceil(log2 n) rounds
- * or more (latency_steps), and groups of n1 and n2 ranks ceil(log2 n1) +
+ * or more (cost_collective), and groups of n1 and n2 ranks ceil(log2 n1) +
  * ceil(log2 n2) >= ceil(log2 n1 n2): so the rounds are at least ceil(log2)
  * of the product of those axes. The fallback's groups (one AllReduce over
  * the partial axes, an AllGather per split axis of `from`) cover the same

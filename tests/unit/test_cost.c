@@ -88,8 +88,15 @@ Test(cost, collective_across_nodes)
 	int64_t bytes = 1 << 16;
 	expect_seconds(cost_collective(cm, &l, 2u, bytes), 3 * 5e-6 + (double)bytes / 150e9, "8 ranks of one node");
 	expect_seconds(cost_collective(cm, &l, 1u, bytes), 2e-5 + (double)bytes / 25e9, "ranks 0 and 8");
-	expect_seconds(cost_collective(cm, &l, 3u, bytes), 4 * 2e-5 + (double)bytes / 25e9, "all 16 ranks: a tree");
+	expect_seconds(cost_collective(cm, &l, 3u, bytes), 3 * 5e-6 + 2e-5 + (double)bytes / 25e9,
+	               "all 16 ranks: a tree, whose one round between the two nodes is slow");
 	expect_seconds(cost_collective(cm, &l, 3u, 1 << 20), 15 * 2e-5 + (double)(1 << 20) / 25e9, "all 16, 1 MiB: a ring");
+	CostModel *four = cost_new(&c, 32, false);
+	TensorLayout w = split_layout((int64_t[]){4, 8}, 2, 32);   /* 4 nodes of 8 */
+	expect_seconds(cost_collective(four, &w, 3u, bytes), 3 * 5e-6 + 2 * 2e-5 + (double)bytes / 25e9,
+	               "32 ranks on 4 nodes: recursive doubling's last 2 rounds pair nodes");
+	expect_seconds(cost_collective(four, &w, 1u, bytes), 2 * 2e-5 + (double)bytes / 25e9, "one rank a node");
+	cost_free(four);
 	c.devices_per_node = 16;
 	CostModel *one = cost_new(&c, 16, false);
 	expect_seconds(cost_collective(one, &l, 1u, bytes), 5e-6 + (double)bytes / 150e9, "one node of 16");
@@ -319,7 +326,8 @@ Test(cost, cluster_file)
 	CostModel *cm = cost_new(&c, 8, false);
 	TensorLayout l;
 	layout_replicated(1, 8, &l);
-	expect_seconds(cost_collective(cm, &l, 1u, 1000), 3 * 2e-5 + 1000 / 1e10, "8 ranks over two nodes");
+	expect_seconds(cost_collective(cm, &l, 1u, 1000), 2 * 5e-6 + 2e-5 + 1000 / 1e10,
+	               "8 ranks over two nodes: 2 rounds inside them, 1 between");
 	cost_free(cm);
 	static const char bad[] = "{\"device_flops\": 1e14,\n \"device_flop\": 2}\n";
 	FILE *f = fopen(path, "w");
