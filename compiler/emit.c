@@ -733,7 +733,7 @@ static void emit_main(StrBuf *b, const Program *p, int64_t rank)
 	int np = 0;
 	for (int v = 0; v < l->nparams; v++)
 		np += g->values[v].type.is_param;
-	sb_printf(b, "\tsc_safetensors *ckpt = sc_safetensors_open(rt, sc_option(rt, \"--params\", NULL), "
+	sb_printf(b, "\tsc_safetensors *ckpt = sc_safetensors_open(rt, \"--params\", sc_option(rt, \"--params\", NULL), "
 	          "sc_option(rt, \"--param-names\", NULL), param_names, %d);\n", np);
 	sb_printf(b, "\tint64_t steps = sc_steps(rt, %lld);\n", (long long)(t ? t->steps : 1));
 	sb_puts(b, "\tconst char *out_dir = sc_output_dir(rt), *file = NULL;   /* writable, or every rank stops */\n"

@@ -75,7 +75,7 @@ void emit_resume(StrBuf *b, const Program *p)
 	sb_puts(b, "\tint64_t first = 1;   /* the first step: after the checkpoint's with --resume */\n"
 	        "\tif (ckpts.resume) {   /* the newest checkpoint's parameters, optimizer state and counters */\n"
 	        "\t\tsc_resume *resumed = sc_resume_open(rt, ckpts.resume);\n\t\tchar resumed_file[4400];\n"
-	        "\t\tsc_safetensors *resumed_st = sc_safetensors_open(rt, sc_resume_file(resumed, resumed_file, "
+	        "\t\tsc_safetensors *resumed_st = sc_safetensors_open(rt, \"--resume\", sc_resume_file(resumed, resumed_file, "
 	        "sizeof resumed_file), NULL, NULL, 0);\n");
 	each_tensor(b, p, "\t\t", "sc_load_safetensors(rt, resumed_st, ");
 	for (int k = 0; l->overflow >= 0 && k < NCOUNTERS; k++)

@@ -385,7 +385,9 @@ void *sc_data_at(const sc_data *d, int k);
 int sc_data_fed(const sc_data *d, int k);
 void sc_data_close(sc_rt *rt, sc_data *d);
 /* A safetensors checkpoint (run.sh --params FILE.safetensors; docs/output.md):
- * sc_safetensors_open parses the header (path NULL: returns NULL, and exits
+ * sc_safetensors_open parses the header of the file the command line's
+ * `option` names (its messages name the option: --params, --resume; path
+ * NULL: returns NULL, and exits
  * 1 on every rank if renames is not NULL); renames, when not NULL, is a JSON
  * file {"parameter": "tensor"} naming the tensor a parameter reads, each key
  * one of names[0..n) (the model's parameters); the others read the tensor of
@@ -398,8 +400,8 @@ void sc_data_close(sc_rt *rt, sc_data *d);
  * tensor 'h.0.attn.wq' of gpt.safetensors has shape (3, 4), expected (256,
  * 256)`. Open and load are collective, as sc_load_npy; close takes NULL. */
 typedef struct sc_safetensors sc_safetensors;
-sc_safetensors *sc_safetensors_open(sc_rt *rt, const char *path, const char *renames, const char *const *names,
-                                    int n);
+sc_safetensors *sc_safetensors_open(sc_rt *rt, const char *option, const char *path, const char *renames,
+                                    const char *const *names, int n);
 void sc_load_safetensors(sc_rt *rt, sc_safetensors *st, const char *name, void *dst, sc_dtype dt,
                          const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims);
 void sc_safetensors_close(sc_safetensors *st);

@@ -338,8 +338,8 @@ static bool read_renames(sc_safetensors *st, const char *path, const char *const
 	return ok;
 }
 
-sc_safetensors *sc_safetensors_open(sc_rt *rt, const char *path, const char *renames, const char *const *names,
-                                    int n)
+sc_safetensors *sc_safetensors_open(sc_rt *rt, const char *option, const char *path, const char *renames,
+                                    const char *const *names, int n)
 {
 	char why[1024] = "", msg[1400], c1[SC_NAME_BUF], c2[SC_NAME_BUF];
 	if (!path) {   /* every rank has the same command line */
@@ -365,7 +365,7 @@ sc_safetensors *sc_safetensors_open(sc_rt *rt, const char *path, const char *ren
 		snprintf(why, sizeof why, "is %s, not a safetensors file", S_ISDIR(sb.st_mode) ? "a directory"
 		         : S_ISFIFO(sb.st_mode) ? "a FIFO (named pipe)" : "not a regular file");
 	ok = ok && sc_st_read_header(st->fd, (int64_t)sb.st_size, &st->h, why, sizeof why);
-	snprintf(msg, sizeof msg, "shardc: --params %s %s", sc_cut(c1, path, strlen(path)), why);
+	snprintf(msg, sizeof msg, "shardc: %s %s %s", option, sc_cut(c1, path, strlen(path)), why);
 	sc_agree_or_exit(rt, ok, msg);
 	ok = !renames || read_renames(st, renames, names, n, why, sizeof why);
 	snprintf(msg, sizeof msg, "shardc: --param-names %s %s", renames ? sc_cut(c2, renames, strlen(renames)) : "", why);

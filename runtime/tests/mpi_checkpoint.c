@@ -103,7 +103,7 @@ int main(int argc, char **argv)
 	t_expect(sc_resume_value(rt, res, "updates") == 8, r, "updates");
 	t_expect(sc_resume_value(rt, res, "loss_scale") == 65536.5, r, "loss_scale");
 	static const char *const names[] = {"x", "adam_m/h", "z", "u", "v", "q"};
-	sc_safetensors *ck = sc_safetensors_open(rt, sc_resume_file(res, path, sizeof path), NULL, names, 6);
+	sc_safetensors *ck = sc_safetensors_open(rt, "--resume", sc_resume_file(res, path, sizeof path), NULL, names, 6);
 	const int64_t rst[2] = {r < 2 ? 3 * r : 0, 0}, rld[2] = {r < 2 ? 3 : 6, 8};
 	float *xr = (float *)(slab + 1024);
 	sc_load_safetensors(rt, ck, "x", xr, SC_F32, g, 2, rst, rld);

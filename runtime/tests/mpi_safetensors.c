@@ -81,7 +81,7 @@ int main(int argc, char **argv)
 		t_expect(f && fputs("{\"y\": \"x\"}\n", f) >= 0 && fclose(f) == 0, r, "writing names.json");
 	}
 	static const char *const params[] = {"x", "layer.h", "s", "y"};
-	sc_safetensors *ck = sc_safetensors_open(rt, path, names, params, 4);
+	sc_safetensors *ck = sc_safetensors_open(rt, "--params", path, names, params, 4);
 	const int64_t rst[2] = {r < 2 ? 3 * r : 0, 0}, rld[2] = {r < 2 ? 3 : 6, 8};
 	float *xr = (float *)(slab + 1024);
 	sc_load_safetensors(rt, ck, "x", xr, SC_F32, g, 2, rst, rld);
