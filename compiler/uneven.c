@@ -387,7 +387,7 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 		return false;
 	if (od->normalized & (1u << o))   /* masked by lowering (mask_padding) */
 		return true;
-	if (n->op == OP_GATHER && od->in_dim[0][0] == o)   /* the table's rows: every id names a real one */
+	if (n->op == OP_GATHER && (od->reduced & (1u << o)))   /* the table's gathered dim: every id names a real entry */
 		return true;
 	if (n->op == OP_SPARSE_SOFTMAX_CE || n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX ||
 	    n->op == OP_REDUCE_MIN || n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS)
