@@ -208,12 +208,11 @@ int64_t index_bound(const Graph *g, int v, int *user)
 				/* a per-rank graph's slice (its offset): the whole table's rows are not known here */
 				bool slice = n->a.present & (ATTR_BIT(ATTR_OFFSET));
 				int64_t b = -1;
-				if (n->op == OP_GATHER && k == 1 && !slice) {   /* the table's entries along the axis */
-					const Type *t = &g->values[n->in[0]].type;
-					b = t->dims[gather_axis(&n->a, t->rank)];
-				}
+				const Type *t = &g->values[n->in[0]].type;
+				if (n->op == OP_GATHER && k == 1 && !slice)
+					b = t->dims[gather_axis(&n->a, t->rank)];   /* the table's entries along the axis */
 				else if (n->op == OP_SPARSE_SOFTMAX_CE && k == 1 && !slice)
-					b = g->values[n->in[0]].type.dims[1];   /* the classes */
+					b = t->dims[1];   /* the classes */
 				else if ((keeps_elements(n) || (n->op == OP_CAST && is_index_type(g->values[n->result].type.dtype))) &&
 				         !seen[n->result]) {
 					seen[n->result] = true;
