@@ -25,8 +25,8 @@
  *   - MatMul and BatchMatMul, whose contracted dim may be uneven when both
  *     operands hold zeros in its padding (Parameters, and what zeros map to
  *     zeros: tracked below; lowering PadFills the others with 0);
- *   - Gather, its table's rows uneven (an id names a real row: the runtime
- *     checks them) or its indices' dims;
+ *   - Gather, its table's gathered dim uneven (an id names a real entry:
+ *     the runtime checks them), its other dims or its indices' dims (copied);
  *   - Softmax, LogSoftmax and the cross-entropies split unevenly along their
  *     normalized axis, whose padding lowering masks (PadFill; the dense
  *     labels' 0), the dense cross-entropy along its rows, each alone, and
