@@ -225,14 +225,17 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_puts(b, ");");
 		return;
 	}
-	case OP_GATHER: {
+	case OP_GATHER: {   /* dy scattered-added back along the axis: sc_gather_grad along the first dim */
 		const LValue *idx = &l->values[f->in[1]];
-		int64_t rows = x->type.dims[0];
+		int64_t outer, rows, row;
+		gather_dims(x, fa, &outer, &rows, &row);
 		char off[32];
 		offset_arg(off, sizeof off, p, f, fa);
-		sb_printf(b, "sc_gather_grad(rt, %s, %s, %s, %lld, %s, %s, %lld, %lld);", dy, x1,
-		          sc_dtype_name(idx->type.dtype), (long long)numel(idx), off, dx, (long long)rows,
-		          (long long)(numel(x) / rows));
+		sb_printf(b, "sc_gather%s_grad(rt, %s, %s, %s, %lld, %s, %s, ", outer == 1 ? "" : "_axis", dy, x1,
+		          sc_dtype_name(idx->type.dtype), (long long)numel(idx), off, dx);
+		if (outer != 1)
+			sb_printf(b, "%lld, ", (long long)outer);
+		sb_printf(b, "%lld, %lld);", (long long)rows, (long long)row);
 		return;
 	}
 	OP_CASES(NORM_OPS) case OP_NORM_GRAD: {

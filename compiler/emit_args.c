@@ -299,6 +299,15 @@ void offset_arg(char *buf, size_t size, const Program *p, const LOp *o, const At
 		snprintf(buf, size, "%lld", (long long)((a->present & (ATTR_BIT(ATTR_OFFSET))) ? a->offset : 0));
 }
 
+void gather_dims(const LValue *x, const Attrs *a, int64_t *outer, int64_t *rows, int64_t *row)
+{
+	int axis = gather_axis(a, x->type.rank);
+	*outer = *row = 1;
+	for (int d = 0; d < x->type.rank; d++)
+		*(d < axis ? outer : row) *= d == axis ? 1 : x->type.dims[d];
+	*rows = x->type.dims[axis];
+}
+
 void emit_matmul_dims(const LOp *f, const Lowered *l, int64_t *m, int64_t *n, int64_t *k)
 {
 	const LValue *a = &l->values[f->in[0]], *y = &l->values[f->result];

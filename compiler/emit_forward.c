@@ -285,13 +285,18 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		ints_lit(b, a->perm, a->nperm);
 		sb_puts(b, ");");
 		break;
-	case OP_GATHER: {
+	case OP_GATHER: {   /* sc_gather a table gathered along its first dim, else sc_gather_axis */
 		const LValue *idx = &l->values[o->in[1]];
-		int64_t rows = x->type.dims[0];
+		int64_t outer, rows, row;
+		gather_dims(x, a, &outer, &rows, &row);
 		char off[32];
 		offset_arg(off, sizeof off, p, o, a);
-		sb_printf(b, "sc_gather(rt, %s, %lld, %lld, %s, %s, %lld, %s, %s);", x0, (long long)rows,
-		          (long long)(numel(x) / rows), x1, sc_dtype_name(idx->type.dtype), (long long)numel(idx), off, y);
+		if (outer == 1)
+			sb_printf(b, "sc_gather(rt, %s, ", x0);
+		else
+			sb_printf(b, "sc_gather_axis(rt, %s, %lld, ", x0, (long long)outer);
+		sb_printf(b, "%lld, %lld, %s, %s, %lld, %s, %s);", (long long)rows, (long long)row, x1,
+		          sc_dtype_name(idx->type.dtype), (long long)numel(idx), off, y);
 		break;
 	}
 	OP_CASES(NORM_OPS) {   /* sc_norm of the operator's SC_NORM_TABLE row */

@@ -200,6 +200,8 @@ void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a, const
 /* Gather's offset (a split table's first row) and a class-split cross
  * entropy's (its first class) are the rank's, from the table. */
 void offset_arg(char *buf, size_t size, const Program *p, const LOp *o, const Attrs *a);
+/* A Gather's table x seen as (outer, rows, row): the dims before its axis, the axis, the dims after */
+void gather_dims(const LValue *x, const Attrs *a, int64_t *outer, int64_t *rows, int64_t *row);
 void pad_args(StrBuf *b, const Program *p, int v, int dim);
 /* Whether a mean of x over axes reduces a dim split unevenly; *scale: what
  * a local sum of x (its padding 0) is multiplied by for the rank's share of

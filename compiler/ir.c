@@ -208,10 +208,11 @@ int64_t index_bound(const Graph *g, int v, int *user)
 				/* a per-rank graph's slice (its offset): the whole table's rows are not known here */
 				bool slice = n->a.present & (ATTR_BIT(ATTR_OFFSET));
 				int64_t b = -1;
+				const Type *t = &g->values[n->in[0]].type;
 				if (n->op == OP_GATHER && k == 1 && !slice)
-					b = g->values[n->in[0]].type.dims[0];   /* the table's rows */
+					b = t->dims[gather_axis(&n->a, t->rank)];   /* the table's entries along the axis */
 				else if (n->op == OP_SPARSE_SOFTMAX_CE && k == 1 && !slice)
-					b = g->values[n->in[0]].type.dims[1];   /* the classes */
+					b = t->dims[1];   /* the classes */
 				else if ((keeps_elements(n) || (n->op == OP_CAST && is_index_type(g->values[n->result].type.dtype))) &&
 				         !seen[n->result]) {
 					seen[n->result] = true;
@@ -230,9 +231,13 @@ int64_t index_bound(const Graph *g, int v, int *user)
 void index_bound_text(StrBuf *b, const Graph *g, int user, int64_t bound)
 {
 	const Node *n = &g->nodes[user];
-	if (n->op == OP_GATHER)
+	int axis = n->op == OP_GATHER ? gather_axis(&n->a, g->values[n->in[0]].type.rank) : 0;
+	if (n->op == OP_GATHER && axis == 0)
 		sb_printf(b, "they index Gather %%%s's table %%%s, which has %lld rows", g->values[n->result].name,
 		          g->values[n->in[0]].name, (long long)bound);
+	else if (n->op == OP_GATHER)
+		sb_printf(b, "they index Gather %%%s's table %%%s along its axis %d, of %lld entries",
+		          g->values[n->result].name, g->values[n->in[0]].name, axis, (long long)bound);
 	else
 		sb_printf(b, "they are labels of %s %%%s, whose logits have %lld classes", op_info[n->op].name,
 		          g->values[n->result].name, (long long)bound);
@@ -253,5 +258,11 @@ int reduce_axes(const Attrs *a, int rank, int64_t *axes)
 int pad_axis(const Attrs *a, int rank)
 {
 	int64_t axis = a->has_axis && a->naxes ? a->axes[0] : -1;
+	return (int)(axis < 0 ? axis + rank : axis);
+}
+
+int gather_axis(const Attrs *a, int rank)
+{
+	int64_t axis = a->has_axis && a->naxes ? a->axes[0] : 0;
 	return (int)(axis < 0 ? axis + rank : axis);
 }

@@ -332,7 +332,8 @@ static void local_attrs(const Node *n, const NodeStrategy *ns, const LValue *in0
 				a->end[d] = in0->type.dims[d];
 				a->strides[d] = 1;
 			}
-	if (n->op == OP_GATHER && ns->split->split[ns->od->in_dim[0][0]] > 1)   /* the table's rows split */
+	int v = n->op == OP_GATHER ? ns->od->in_dim[0][gather_axis(&n->a, ns->od->in_rank[0])] : -1;
+	if (v >= 0 && ns->split->split[v] > 1)   /* the table split along its axis */
 		a->present |= ATTR_BIT(ATTR_OFFSET);
 }
 
@@ -879,7 +880,7 @@ void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a,
 	}
 	if (op->table && (a->present & (ATTR_BIT(ATTR_OFFSET)))) {   /* a table's first row; logits' first class */
 		const LValue *t = &l->values[op->in[0]];
-		int d = op->op == OP_SPARSE_SOFTMAX_CE ? 1 : 0;
+		int d = op->op == OP_SPARSE_SOFTMAX_CE ? 1 : gather_axis(&op->a, t->type.rank);
 		a->offset = layout_shard_index(op->table, rank, d) * t->type.dims[d];
 	}
 }

@@ -302,28 +302,30 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		return true;
 	}
 	case OP_GATHER: {
-		/* The index dims come first, so they take the device matrix's
-		 * slow axes and the table's rows the fast ones, as Megatron's
-		 * VocabParallelEmbedding: each rank looks its ids up in its rows
-		 * (zeros for the others) and one AllReduce over the rows' axes
+		/* The index dims come first, then the table's in order (the one
+		 * gathered along is v; the last, when another, h), as MindSpore's
+		 * device matrix for Gather. The ids' dims take the slow axes and
+		 * the gathered dim's the faster ones, as Megatron's
+		 * VocabParallelEmbedding: each rank looks its ids up in its slice
+		 * of v (zeros for the others) and one AllReduce over v's axes
 		 * completes the output, which is then split on the ids' dims over
 		 * the same axes as a consumer's batch-first strategy splits them
-		 * (an output with the rows' axes slowest would need AllToAlls). */
+		 * (an output with v's axes slowest would need AllToAlls). */
 		const Type *idx = operand(g, n, 1);
+		int axis = gather_axis(&n->a, x->rank), v = idx->rank + axis;
 		od->in_rank[1] = idx->rank;
 		for (int d = 0; d < idx->rank; d++)
 			od->in_dim[1][d] = (int8_t)add_dim(od, idx->dims[d], NULL);
-		int v = add_dim(od, x->dims[0], "v"), h = add_dim(od, x->dims[1], "h");
-		od->in_rank[0] = 2;
-		od->in_dim[0][0] = (int8_t)v;
-		od->in_dim[0][1] = (int8_t)h;
-		od->out_rank = idx->rank + 1;
-		for (int d = 0; d < idx->rank; d++)
-			od->out_dim[d] = (int8_t)d;
-		od->out_dim[idx->rank] = (int8_t)h;
-		od->reduced = 1u << v;   /* a row-split table: each shard fills its rows, zeros elsewhere */
+		od->in_rank[0] = x->rank;
+		for (int d = 0; d < x->rank; d++)
+			od->in_dim[0][d] = (int8_t)add_dim(od, x->dims[d], d == axis ? "v" : d == x->rank - 1 ? "h" : NULL);
+		od->out_rank = 0;
+		for (int d = 0; d < x->rank; d++)
+			for (int j = 0; j < (d == axis ? idx->rank : 1); j++)
+				od->out_dim[od->out_rank++] = (int8_t)(d == axis ? j : idx->rank + d);
+		od->reduced = 1u << v;   /* a table split along v: each shard fills its entries, zeros elsewhere */
 		od->reduce_op = REDUCE_SUM_OP;
-		od->batch = idx->rank ? 0 : -1;
+		od->batch = idx->rank ? 0 : -1;   /* MindSpore's batch strategy splits the ids' first dim */
 		return true;
 	}
 	case OP_CONCAT: {

@@ -723,11 +723,8 @@ static bool infer_node(Infer *x, Type *out)
 	case OP_BROADCAST_TO:
 		return infer_broadcast_to(x, a, out);
 	case OP_GATHER: {
+		/* MindSpore's Gather(params, indices, axis): params.shape[:axis] + indices.shape + params.shape[axis+1:] */
 		const Type *idx = in_type(x, 1);
-		if (n->a.has_axis && (n->a.axis_is_tuple || n->a.axes[0] != 0)) {
-			ERR(x, n->attr_lit->span, "Gather supports axis 0 only in v1");
-			return false;
-		}
 		if (idx->dtype != DT_I32 && idx->dtype != DT_I64) {
 			StrBuf b = {0};
 			ERR(x, in_span(x, 1), "Gather: the indices must be Int32 or Int64, %s is %s", in_name(x, 1, &b),
@@ -735,23 +732,29 @@ static bool infer_node(Infer *x, Type *out)
 			sb_free(&b);
 			return false;
 		}
-		if (a->rank != 2) {
-			/* The split rule (rules.c) and the kernels know a (rows, features) table only. */
+		int64_t axis = n->a.has_axis && n->a.naxes ? n->a.axes[0] : 0;
+		if (n->a.axis_is_tuple || a->rank == 0 || axis < -a->rank || axis >= a->rank) {
 			StrBuf b = {0};
-			ERR(x, in_span(x, 0), "Gather: the table must be 2-D (rows, features), %s is %s", in_name(x, 0, &b),
-			    DIMS(a));
+			if (a->rank == 0)
+				ERR(x, in_span(x, 0), "Gather: the table %s is a scalar; it needs one dim or more", in_name(x, 0, &b));
+			else if (n->a.axis_is_tuple)
+				ERR(x, attr_span(x, "axis"), "Gather takes one axis, an integer in [%d, %d), not a tuple", -a->rank,
+				    a->rank);
+			else
+				ERR(x, attr_span(x, "axis"), "Gather: axis %lld is not a dim of the table %s %s; use one in [%d, %d)",
+				    (long long)axis, in_name(x, 0, &b), DIMS(a), -a->rank, a->rank);
 			sb_free(&b);
 			return false;
 		}
+		axis += axis < 0 ? a->rank : 0;
 		if (idx->rank + a->rank - 1 > MAX_DIMS) {
 			ERR(x, n->op_span, "Gather: the result would have more than %d dims", MAX_DIMS);
 			return false;
 		}
 		out->rank = 0;
-		for (int i = 0; i < idx->rank; i++)
-			out->dims[out->rank++] = idx->dims[i];
-		for (int i = 1; i < a->rank; i++)
-			out->dims[out->rank++] = a->dims[i];
+		for (int i = 0; i < a->rank; i++)
+			for (int j = 0; j < (i == axis ? idx->rank : 1); j++)
+				out->dims[out->rank++] = i == axis ? idx->dims[j] : a->dims[i];
 		return true;
 	}
 	OP_CASES(NORM_OPS)

@@ -253,6 +253,7 @@ typedef struct {
 /* A reduction's axes (axis attribute), non-negative; all rank of them when none are named. */
 int reduce_axes(const Attrs *a, int rank, int64_t *axes);
 int pad_axis(const Attrs *a, int rank);   /* PadFill's axis, non-negative (the last by default) */
+int gather_axis(const Attrs *a, int rank);   /* Gather's axis, non-negative (0 by default) */
 
 /* Where a normalizer starts normalizing x and where gamma's dims start, as the model says them (negative
  * counts from the end): LayerNorm's begin_norm_axis and begin_params_axis; a row without those attributes

@@ -25,8 +25,8 @@
  *   - MatMul and BatchMatMul, whose contracted dim may be uneven when both
  *     operands hold zeros in its padding (Parameters, and what zeros map to
  *     zeros: tracked below; lowering PadFills the others with 0);
- *   - Gather, its table's rows uneven (an id names a real row: the runtime
- *     checks them) or its indices' dims;
+ *   - Gather, its table's gathered dim uneven (an id names a real entry:
+ *     the runtime checks them), its other dims or its indices' dims (copied);
  *   - Softmax, LogSoftmax and the cross-entropies split unevenly along their
  *     normalized axis, whose padding lowering masks (PadFill; the dense
  *     labels' 0), the dense cross-entropy along its rows, each alone, and
@@ -387,7 +387,7 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 		return false;
 	if (od->normalized & (1u << o))   /* masked by lowering (mask_padding) */
 		return true;
-	if (n->op == OP_GATHER && od->in_dim[0][0] == o)   /* the table's rows: every id names a real one */
+	if (n->op == OP_GATHER && (od->reduced & (1u << o)))   /* the table's gathered dim: every id names a real entry */
 		return true;
 	if (n->op == OP_SPARSE_SOFTMAX_CE || n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX ||
 	    n->op == OP_REDUCE_MIN || n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS)

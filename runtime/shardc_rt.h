@@ -671,6 +671,10 @@ void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t 
  * (a table split by rows passes its first row's global index as offset). */
 void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
                int64_t nidx, int64_t offset, float *y);
+/* Along another axis: the table (outer, rows, row), y (outer, nidx, row)
+ * = for each of the outer slices, its rows idx - offset (zeros outside). */
+void sc_gather_axis(sc_rt *rt, const float *table, int64_t outer, int64_t rows, int64_t row, const void *idx,
+                    sc_dtype idx_dt, int64_t nidx, int64_t offset, float *y);
 /* ---- normalizers over a row: y = (x - c) rstd gamma [+ beta] ----
  * SC_NORM_TABLE(N): N(NAME, CENTERED), one row per normalizing operator.
  *   CENTERED 1: c is the row's mean and rstd = 1 / sqrt(var + eps), var the
@@ -905,6 +909,9 @@ void sc_where_equal(sc_rt *rt, const float *x, const float *y, const float *dy, 
 /* dtable (rows, row) = rows of dy added at idx - offset (others zero). */
 void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
                     float *dtable, int64_t rows, int64_t row);
+/* dtable (outer, rows, row) = dy (outer, nidx, row) added at idx - offset in each outer slice. */
+void sc_gather_axis_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
+                         float *dtable, int64_t outer, int64_t rows, int64_t row);
 /* Recomputes the statistics from x; dx, dgamma, dbeta may each be NULL. */
 void sc_norm_grad(sc_rt *rt, sc_norm_kind k, const float *dy, const float *x, const float *gamma, float *dx,
                   float *dgamma, float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis,

@@ -102,8 +102,9 @@ Choices where MindSpore leaves room:
   operand half the gradient where they tie (MindSpore's MaximumGrad);
   ReduceMax and ReduceMin split the gradient evenly among tied maxima
   (minima) (MindSpore's bprop); L1Loss uses sign(0) = 0.
-- Gather (axis 0 only) reads row i - offset for index i (`offset`, default 0,
-  is the lowering extension for row-split tables); rows outside the table
+- Gather along `axis` (any dim of the table, negative from the end) reads
+  entry i - offset of that dim for index i (`offset`, default 0, is the
+  lowering extension for tables split along it); entries outside the table
   give zeros.  A SparseSoftmaxCrossEntropyWithLogits label outside [0, C) is
   an error.
 - SoftmaxCrossEntropyWithLogits is MindSpore's primitive's first output,
@@ -1515,28 +1516,34 @@ def bwd_flatten(g, ins, at):
 
 
 def gather_rows(ins, at):
+    """The axis, each index's entry along it (0 where outside) and which are inside."""
     table, idx = ins
-    if attr_int(at, "axis", 0) != 0:
-        raise OpError("Gather supports axis 0 only")
     if table.ndim < 1 or idx.dtype.kind not in "iu":
         raise OpError("needs a table of rank 1 or more and integer indices")
+    axis = attr_int(at, "axis", 0)
+    if not -table.ndim <= axis < table.ndim:
+        raise OpError("axis %d is not a dim of a table of rank %d" % (axis, table.ndim))
+    axis %= table.ndim
     rows = idx.astype(np.int64) - attr_int(at, "offset", 0)
-    valid = (rows >= 0) & (rows < table.shape[0])
-    return np.where(valid, rows, 0), valid
+    valid = (rows >= 0) & (rows < table.shape[axis])
+    return axis, np.where(valid, rows, 0), valid
 
 
 def fwd_gather(ins, at):
     table = ins[0]
-    rows, valid = gather_rows(ins, at)
-    out = table[rows]
-    return np.where(valid.reshape(valid.shape + (1,) * (table.ndim - 1)), out, 0)
+    axis, rows, valid = gather_rows(ins, at)
+    out = np.take(table, rows, axis=axis)
+    mask = valid.reshape((1,) * axis + valid.shape + (1,) * (table.ndim - axis - 1))
+    return np.where(mask, out, 0)
 
 
 def bwd_gather(g, ins, at):
     table = ins[0]
-    rows, valid = gather_rows(ins, at)
+    axis, rows, valid = gather_rows(ins, at)
     dt = np.zeros(table.shape)
-    np.add.at(dt, rows[valid], g[valid])
+    # the index dims of g and the gathered dim of dt first, then the rest in order
+    gi = np.moveaxis(g, list(range(axis, axis + rows.ndim)), list(range(rows.ndim)))
+    np.add.at(np.moveaxis(dt, axis, 0), rows[valid], gi[valid])
     return [dt, None]
 
 

@@ -514,6 +514,20 @@ void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt
 	sc_cpu_gather_grad(dy, idx, idx_dt, nidx, offset, dtable, rows, row);
 }
 
+void sc_gather_axis(sc_rt *rt, const float *table, int64_t outer, int64_t rows, int64_t row, const void *idx,
+                    sc_dtype idx_dt, int64_t nidx, int64_t offset, float *y)
+{
+	(void)rt;
+	sc_cpu_gather_axis(table, outer, rows, row, idx, idx_dt, nidx, offset, y);
+}
+
+void sc_gather_axis_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
+                         float *dtable, int64_t outer, int64_t rows, int64_t row)
+{
+	(void)rt;
+	sc_cpu_gather_axis_grad(dy, idx, idx_dt, nidx, offset, dtable, outer, rows, row);
+}
+
 void sc_norm(sc_rt *rt, sc_norm_kind k, const float *x, const float *gamma, const float *beta, float *y,
              const int64_t *dims, int ndim, int begin_norm_axis, int begin_params_axis, double eps)
 {

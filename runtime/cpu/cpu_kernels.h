@@ -73,6 +73,11 @@ void sc_cpu_gather(const float *table, int64_t rows, int64_t row, const void *id
                    int64_t offset, float *y);
 void sc_cpu_gather_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
                         float *dtable, int64_t rows, int64_t row);
+/* sc_gather_axis's: the table (outer, rows, row); sc_cpu_gather is its outer = 1 */
+void sc_cpu_gather_axis(const float *table, int64_t outer, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
+                        int64_t nidx, int64_t offset, float *y);
+void sc_cpu_gather_axis_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
+                             float *dtable, int64_t outer, int64_t rows, int64_t row);
 /* The normalizers take sc_norm_centered(kind) where sc_norm* take the kind
  * (SC_NORM_TABLE). beta may be NULL (none added); not centered, the _part
  * forms' mean is NULL and so must dmean be. */

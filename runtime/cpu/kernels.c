@@ -1401,28 +1401,42 @@ void sc_cpu_transpose(sc_dtype dt, const void *x, void *y, const int64_t *dims, 
 		             ydims[p], ydims[nd - 1]);
 }
 
+void sc_cpu_gather_axis(const float *table, int64_t outer, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
+                        int64_t nidx, int64_t offset, float *y)
+{
+	for (int64_t o = 0; o < outer; o++, table += rows * row, y += nidx * row)
+		for (int64_t i = 0; i < nidx; i++) {
+			int64_t r = sc_index_at(idx, idx_dt, i) - offset;
+			if (r >= 0 && r < rows)
+				memcpy(y + i * row, table + r * row, (size_t)row * sizeof *y);
+			else
+				memset(y + i * row, 0, (size_t)row * sizeof *y);
+		}
+}
+
 void sc_cpu_gather(const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt, int64_t nidx,
                    int64_t offset, float *y)
 {
-	for (int64_t i = 0; i < nidx; i++) {
-		int64_t r = sc_index_at(idx, idx_dt, i) - offset;
-		if (r >= 0 && r < rows)
-			memcpy(y + i * row, table + r * row, (size_t)row * sizeof *y);
-		else
-			memset(y + i * row, 0, (size_t)row * sizeof *y);
-	}
+	sc_cpu_gather_axis(table, 1, rows, row, idx, idx_dt, nidx, offset, y);
+}
+
+void sc_cpu_gather_axis_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
+                             float *dtable, int64_t outer, int64_t rows, int64_t row)
+{
+	memset(dtable, 0, (size_t)(outer * rows * row) * sizeof *dtable);
+	for (int64_t o = 0; o < outer; o++, dtable += rows * row, dy += nidx * row)
+		for (int64_t i = 0; i < nidx; i++) {
+			int64_t r = sc_index_at(idx, idx_dt, i) - offset;
+			if (r >= 0 && r < rows)
+				for (int64_t j = 0; j < row; j++)
+					dtable[r * row + j] += dy[i * row + j];
+		}
 }
 
 void sc_cpu_gather_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
                         float *dtable, int64_t rows, int64_t row)
 {
-	memset(dtable, 0, (size_t)(rows * row) * sizeof *dtable);
-	for (int64_t i = 0; i < nidx; i++) {
-		int64_t r = sc_index_at(idx, idx_dt, i) - offset;
-		if (r >= 0 && r < rows)
-			for (int64_t j = 0; j < row; j++)
-				dtable[r * row + j] += dy[i * row + j];
-	}
+	sc_cpu_gather_axis_grad(dy, idx, idx_dt, nidx, offset, dtable, 1, rows, row);
 }
 
 /* rows, cols of the normalization and the size of gamma */

@@ -1119,22 +1119,35 @@ void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t 
 	SC_CUDA_CHECK(sc_cu_strided_copy(x, y, 0, &w, sc_dtype_size(dt), cu(rt)->stream));
 }
 
+void sc_gather_axis(sc_rt *rt, const float *table, int64_t outer, int64_t rows, int64_t row, const void *idx,
+                    sc_dtype idx_dt, int64_t nidx, int64_t offset, float *y)
+{
+	PROFILE(rt, "Gather", 0, 8.0 * outer * nidx * row, SC_PEAK_MEM);
+	if (idx_dt != SC_I32 && idx_dt != SC_I64)
+		SC_DIE("gather: indices must be int32 or int64");
+	SC_CUDA_CHECK(sc_cu_gather(table, outer, rows, row, idx, idx_dt == SC_I64, nidx, offset, y, cu(rt)->stream));
+}
+
 void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
                int64_t nidx, int64_t offset, float *y)
 {
-	PROFILE(rt, "Gather", 0, 8.0 * nidx * row, SC_PEAK_MEM);
+	sc_gather_axis(rt, table, 1, rows, row, idx, idx_dt, nidx, offset, y);
+}
+
+void sc_gather_axis_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
+                         float *dtable, int64_t outer, int64_t rows, int64_t row)
+{
+	PROFILE(rt, "Gather grad", 0, 8.0 * outer * nidx * row, SC_PEAK_MEM);
 	if (idx_dt != SC_I32 && idx_dt != SC_I64)
-		SC_DIE("gather: indices must be int32 or int64");
-	SC_CUDA_CHECK(sc_cu_gather(table, rows, row, idx, idx_dt == SC_I64, nidx, offset, y, cu(rt)->stream));
+		SC_DIE("gather_grad: indices must be int32 or int64");
+	SC_CUDA_CHECK(sc_cu_gather_grad(dy, idx, idx_dt == SC_I64, nidx, offset, dtable, outer, rows, row,
+	                                cu(rt)->stream));
 }
 
 void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
                     float *dtable, int64_t rows, int64_t row)
 {
-	PROFILE(rt, "Gather grad", 0, 8.0 * nidx * row, SC_PEAK_MEM);
-	if (idx_dt != SC_I32 && idx_dt != SC_I64)
-		SC_DIE("gather_grad: indices must be int32 or int64");
-	SC_CUDA_CHECK(sc_cu_gather_grad(dy, idx, idx_dt == SC_I64, nidx, offset, dtable, rows, row, cu(rt)->stream));
+	sc_gather_axis_grad(rt, dy, idx, idx_dt, nidx, offset, dtable, 1, rows, row);
 }
 
 static void norm_shape(const int64_t *dims, int ndim, int bna, int bpa, int64_t *rows, int64_t *cols, int64_t *np)

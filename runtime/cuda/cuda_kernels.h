@@ -104,11 +104,12 @@ cudaError_t sc_cu_strided_scatter(const float *y, float *x, int64_t base, const 
 cudaError_t sc_cu_box_copy(const void *x, void *y, int64_t base, const sc_cu_walk *w, size_t es, cudaStream_t s);
 cudaError_t sc_cu_box_scatter(const float *y, float *x, int64_t base, const sc_cu_walk *w, cudaStream_t s);
 
-cudaError_t sc_cu_gather(const float *table, int64_t rows, int64_t row, const void *idx, int idx64, int64_t nidx,
-                         int64_t offset, float *y, cudaStream_t s);
+/* the table (outer, rows, row), y (outer, nidx, row) */
+cudaError_t sc_cu_gather(const float *table, int64_t outer, int64_t rows, int64_t row, const void *idx, int idx64,
+                         int64_t nidx, int64_t offset, float *y, cudaStream_t s);
 /* dtable zeroed here, then rows added */
 cudaError_t sc_cu_gather_grad(const float *dy, const void *idx, int idx64, int64_t nidx, int64_t offset,
-                              float *dtable, int64_t rows, int64_t row, cudaStream_t s);
+                              float *dtable, int64_t outer, int64_t rows, int64_t row, cudaStream_t s);
 /* the normalizers: centered is sc_norm_centered(kind); beta may be NULL, and
  * mean and dmean are when not centered */
 cudaError_t sc_cu_norm(int centered, const float *x, const float *gamma, const float *beta, float *y, int64_t rows,

@@ -651,22 +651,25 @@ __global__ void strided_scatter_k(const float *y, float *x, int64_t base, int64_
 	}
 }
 
-__global__ void gather_k(const float *table, int64_t rows, int64_t row, const void *idx, int idx64, int64_t n,
-                         int64_t offset, float *y)
+/* y (outer, nidx, row), element i: outer slice o, index k, column j; n = outer nidx row */
+__global__ void gather_k(const float *table, int64_t rows, int64_t row, const void *idx, int idx64, int64_t nidx,
+                         int64_t n, int64_t offset, float *y)
 {
 	GRID_LOOP(i, n) {
-		int64_t r = load_index(idx, idx64, i / row) - offset;
-		y[i] = r >= 0 && r < rows ? table[r * row + i % row] : 0.0f;
+		int64_t o = i / (nidx * row), k = i / row % nidx, j = i % row;
+		int64_t r = load_index(idx, idx64, k) - offset;
+		y[i] = r >= 0 && r < rows ? table[(o * rows + r) * row + j] : 0.0f;
 	}
 }
 
-__global__ void gather_grad_k(const float *dy, const void *idx, int idx64, int64_t n, int64_t offset, float *dtable,
-                              int64_t rows, int64_t row)
+__global__ void gather_grad_k(const float *dy, const void *idx, int idx64, int64_t nidx, int64_t n, int64_t offset,
+                              float *dtable, int64_t rows, int64_t row)
 {
 	GRID_LOOP(i, n) {
-		int64_t r = load_index(idx, idx64, i / row) - offset;
+		int64_t o = i / (nidx * row), k = i / row % nidx, j = i % row;
+		int64_t r = load_index(idx, idx64, k) - offset;
 		if (r >= 0 && r < rows)
-			atomicAdd(dtable + r * row + i % row, dy[i]);
+			atomicAdd(dtable + (o * rows + r) * row + j, dy[i]);
 	}
 }
 
@@ -1553,22 +1556,24 @@ cudaError_t sc_cu_box_scatter(const float *y, float *x, int64_t base, const sc_c
 	return strided_scatter<true>(y, x, base, w, s);
 }
 
-cudaError_t sc_cu_gather(const float *table, int64_t rows, int64_t row, const void *idx, int idx64, int64_t nidx,
-                         int64_t offset, float *y, cudaStream_t s)
+cudaError_t sc_cu_gather(const float *table, int64_t outer, int64_t rows, int64_t row, const void *idx, int idx64,
+                         int64_t nidx, int64_t offset, float *y, cudaStream_t s)
 {
-	if (nidx * row <= 0)
+	int64_t n = outer * nidx * row;
+	if (n <= 0)
 		return cudaSuccess;
-	gather_k<<<blocks_for(nidx * row), THREADS, 0, s>>>(table, rows, row, idx, idx64, nidx * row, offset, y);
+	gather_k<<<blocks_for(n), THREADS, 0, s>>>(table, rows, row, idx, idx64, nidx, n, offset, y);
 	return cudaGetLastError();
 }
 
 cudaError_t sc_cu_gather_grad(const float *dy, const void *idx, int idx64, int64_t nidx, int64_t offset,
-                              float *dtable, int64_t rows, int64_t row, cudaStream_t s)
+                              float *dtable, int64_t outer, int64_t rows, int64_t row, cudaStream_t s)
 {
-	cudaError_t e = cudaMemsetAsync(dtable, 0, (size_t)(rows * row) * sizeof(float), s);
-	if (e != cudaSuccess || nidx * row <= 0)
+	int64_t n = outer * nidx * row;
+	cudaError_t e = cudaMemsetAsync(dtable, 0, (size_t)(outer * rows * row) * sizeof(float), s);
+	if (e != cudaSuccess || n <= 0)
 		return e;
-	gather_grad_k<<<blocks_for(nidx * row), THREADS, 0, s>>>(dy, idx, idx64, nidx * row, offset, dtable, rows, row);
+	gather_grad_k<<<blocks_for(n), THREADS, 0, s>>>(dy, idx, idx64, nidx, n, offset, dtable, rows, row);
 	return cudaGetLastError();
 }
 

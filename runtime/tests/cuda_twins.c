@@ -582,6 +582,12 @@ static void test_movement(void)
 	sc_gather_grad(rt, dx, didx, SC_I32, 9, 3, dg, 10, 21);
 	sc_cpu_gather_grad(x, idx, SC_I32, 9, 3, g, 10, 21);
 	twin("gather_grad", dg, g, 210, 1e-5);
+	sc_gather_axis(rt, dx, 3, 10, 7, didx, SC_I32, 9, 3, dyv);   /* a (3, 10, 7) table along its axis 1 */
+	sc_cpu_gather_axis(x, 3, 10, 7, idx, SC_I32, 9, 3, y);
+	twin("gather_axis", dyv, y, 3 * 9 * 7, 0);
+	sc_gather_axis_grad(rt, dx, didx, SC_I32, 9, 3, dg, 3, 10, 7);
+	sc_cpu_gather_axis_grad(x, idx, SC_I32, 9, 3, g, 3, 10, 7);
+	twin("gather_axis_grad", dg, g, 210, 1e-5);
 	/* casts between every pair of the six dtypes, bit for bit: values that
 	 * round to even in float16 (65520, 2049) and bfloat16 (1 + 2^-8, 257),
 	 * overflow, subnormals, NaN of both signs, -0, and integers too large */

@@ -847,6 +847,23 @@ Test(grad, gather_scatter_add)
 	check_grad("gather", ga_fwd, table, 9, &c, w, 18, dt);
 }
 
+static void ga_axis_fwd(const float *table, float *y, const void *c)
+{
+	const GaCtx *g = c;
+	sc_cpu_gather_axis(table, 2, g->rows, g->row, g->idx, SC_I32, g->nidx, g->offset, y);
+}
+
+Test(grad, gather_axis_scatter_add)
+{
+	const int32_t idx[6] = {3, 5, 3, 9, 4, 3};   /* a (2, 3, 2) table along axis 1, entries 3..5 here */
+	float table[12], w[24], dt[12];
+	rand_fill(table, 12, 3, -1, 1);
+	rand_fill(w, 24, 4, -1, 1);
+	sc_cpu_gather_axis_grad(w, idx, SC_I32, 6, 3, dt, 2, 3, 2);
+	GaCtx c = {idx, 6, 3, 2, 3};
+	check_grad("gather axis 1", ga_axis_fwd, table, 12, &c, w, 24, dt);
+}
+
 typedef struct {
 	const int64_t *dims, *begin, *end, *strides;
 } SlCtx;

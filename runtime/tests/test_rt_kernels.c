@@ -533,6 +533,18 @@ Test(gather, offset_rows)
 	CLOSE(y, ((const float[]){6, -6, 4, -4}), 4, "gather int64 indices");
 }
 
+Test(gather, axis_1_offset)
+{
+	/* a (2, 3, 2) slice of columns 5..7 along axis 1: entry (o, c, j) = 100 o + 10 c + j */
+	const float table[12] = {50, 51, 60, 61, 70, 71, 150, 151, 160, 161, 170, 171};
+	float y[12], dt[12];
+	sc_cpu_gather_axis(table, 2, 3, 2, (const int32_t[]){7, 4, 5}, SC_I32, 3, 5, y);
+	CLOSE(y, ((const float[]){70, 71, 0, 0, 50, 51, 170, 171, 0, 0, 150, 151}), 12, "gather along axis 1");
+	const float dy[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	sc_cpu_gather_axis_grad(dy, (const int64_t[]){6, 6}, SC_I64, 2, 5, dt, 2, 3, 2);
+	CLOSE(dt, ((const float[]){0, 0, 4, 6, 0, 0, 0, 0, 12, 14, 0, 0}), 12, "repeated ids add up in each slice");
+}
+
 Test(layernorm, by_hand)
 {
 	const float x[8] = {1, 2, 3, 4, 2, 2, 2, 2};

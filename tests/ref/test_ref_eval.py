@@ -353,6 +353,11 @@ class Forward(unittest.TestCase):
         # offset 2: index i reads row i - 2; indices 0, 1 and 7 fall outside the 5-row table
         want = np.stack([t[2], np.zeros(3), np.zeros(3), t[0], np.zeros(3)])
         self.check("Gather", [t, np.array([4, 0, 1, 2, 7])], {"offset": 2}, want)
+        u = rng(3).normal(size=(2, 5, 3))
+        self.check("Gather", [u, i], {"axis": 1}, np.take(u, i, axis=1))
+        self.check("Gather", [u, i], {"axis": -1}, u[:, :, [[1, 0], [2, 2]]] * np.array([[0, 1], [1, 1]]))
+        with self.assertRaises(R.OpError):
+            fwd("Gather", [u, i], {"axis": 3})
 
     def test_layer_norm(self):
         x, g, b = rng().normal(size=(2, 3, 4)), rng(1).normal(size=(4,)), rng(2).normal(size=(4,))
@@ -727,6 +732,9 @@ class Gradients(unittest.TestCase):
         t = rng(1).normal(size=(5, 3))
         self.check("Gather", [t, np.array([[4, 0], [2, 4]])], {"axis": 0}, wrt=[0])   # repeated rows add up
         self.check("Gather", [t, np.array([4, 0, 1, 7])], {"offset": 1}, wrt=[0])     # rows outside: no gradient
+        u = rng(2).normal(size=(2, 5, 3))
+        self.check("Gather", [u, np.array([[4, 0], [2, 4]])], {"axis": 1}, wrt=[0])
+        self.check("Gather", [u, np.array([3, 0, 1, 2])], {"axis": -1, "offset": 1}, wrt=[0])
 
     def test_layer_norm(self):
         x = rng(1).normal(size=(2, 3, 4))

@@ -683,35 +683,44 @@ static bool eval_transpose(Eval *e)
 	return true;
 }
 
-/* Index i takes row i - offset of the table; a row outside the table is
- * zeros. With offset 0 that is the serial Gather; a row-split shard holds
- * rows [offset, offset + V) and zeros elsewhere, which a sum over the shards
- * turns into the whole lookup. */
+/* Index i takes entry i - offset of the table along the axis; an entry
+ * outside the table is zeros. With offset 0 that is the serial Gather; a
+ * shard split along the axis holds entries [offset, offset + V) and zeros
+ * elsewhere, which a sum over the shards turns into the whole lookup. The
+ * table is seen as (outer, rows, h): the dims before the axis, the axis,
+ * the dims after. */
 static bool eval_gather(Eval *e)
 {
 	const SimTensor *t = &e->ins[0], *idx = &e->ins[1];
 	const Attrs *a = &e->n->a;
-	if (a->has_axis && (a->naxes != 1 || a->axes[0] != 0))
-		return fail(e, "axis 0 only");
+	int64_t axis = a->has_axis && a->naxes ? a->axes[0] : 0;
+	if (a->axis_is_tuple || axis < -t->rank || axis >= t->rank)
+		return fail(e, "axis is not one dim of the table");
+	axis += axis < 0 ? t->rank : 0;
 	if (t->rank < 1 || idx->rank + t->rank - 1 > MAX_DIMS)
 		return fail(e, "a table of rank %d with indices of rank %d", t->rank, idx->rank);
 	int r = 0;
-	int64_t dims[MAX_DIMS];
-	for (int i = 0; i < idx->rank; i++)
-		dims[r++] = idx->dims[i];
-	for (int i = 1; i < t->rank; i++)
-		dims[r++] = t->dims[i];
+	int64_t dims[MAX_DIMS], outer = 1, h = 1;
+	for (int i = 0; i < t->rank; i++) {
+		for (int j = 0; i == axis && j < idx->rank; j++)
+			dims[r++] = idx->dims[j];
+		if (i != axis)
+			dims[r++] = t->dims[i];
+		*(i < axis ? &outer : &h) *= i == axis ? 1 : t->dims[i];
+	}
 	if (!expect_out(e, r, dims))
 		return false;
-	int64_t rows = t->dims[0], h = t->size / rows;
-	for (int64_t p = 0; p < idx->size; p++) {
-		double v = idx->data[p];
-		if (!(v >= -0x1p62 && v <= 0x1p62))   /* NaN or far out: no row, and no overflow below */
-			continue;
-		int64_t row = (int64_t)v - a->offset;
-		if (row >= 0 && row < rows)
-			memcpy(e->out->data + p * h, t->data + row * h, sizeof(double) * (size_t)h);
-	}
+	int64_t rows = t->dims[axis];
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t p = 0; p < idx->size; p++) {
+			double v = idx->data[p];
+			if (!(v >= -0x1p62 && v <= 0x1p62))   /* NaN or far out: no entry, and no overflow below */
+				continue;
+			int64_t row = (int64_t)v - a->offset;
+			if (row >= 0 && row < rows)
+				memcpy(e->out->data + (o * idx->size + p) * h, t->data + (o * rows + row) * h,
+				       sizeof(double) * (size_t)h);
+		}
 	return true;
 }
 

@@ -510,6 +510,15 @@ Test(gather, looks_up_rows)
 	          V(20, 21));
 }
 
+Test(gather, along_axis_1_and_the_last)
+{
+	/* TABLE as (2, 4): row o is 0, 1, 10, 11 and 20, 21, 30, 31 */
+	expect_op("%a: " T("(2, 4)") ", %b: <Tensor[Int32], (3,)>", "Gather(%a, %b) {axis: 1}", TABLE, V(3, 0, 3),
+	          "(2, 3)", V(11, 0, 11, 31, 20, 31));
+	expect_op("%a: " T("(2, 2, 2)") ", %b: <Tensor[Int32], (1, 2)>", "Gather(%a, %b) {axis: -1, offset: 1}", TABLE,
+	          V(1, 3), "(2, 2, 1, 2)", V(0, 0, 10, 0, 20, 0, 30, 0));
+}
+
 Test(gather, offset_shard_masks_rows_it_does_not_hold)
 {
 	/* the shard holds rows 2 and 3 of TABLE: index 0 and 5 are elsewhere */

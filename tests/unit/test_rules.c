@@ -290,6 +290,36 @@ Test(rules, gather)
 	run_free(r);
 }
 
+/* Gather on another axis: the index dims, then the table's in order (v the
+ * gathered one, h the last), as MindSpore's device matrix; the result's dims
+ * are the table's before the axis, the indices', the table's after it. */
+Test(rules, gather_axis_1)
+{
+	Run *r = compile(CTX8 "graph @n(%t: <Parameter[Float32], (4, 16, 8)>, %i: <Tensor[Int32], (6,)>) {\n"
+	                 "  %g = Gather(%t, %i) {axis: -2, in_strategy: ((2, 4, 1), (1,))}\n  return %g\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "g", &od, &s), "%s", msgs(r));
+	char buf[24];
+	cr_assert_eq(od.nod, 4);
+	cr_assert_str_eq(op_dim_name(&od, 2, buf, sizeof buf), "v");
+	cr_assert_str_eq(op_dim_name(&od, 3, buf, sizeof buf), "h");
+	cr_assert(od.size[0] == 6 && od.size[1] == 4 && od.size[2] == 16 && od.size[3] == 8);
+	expect_dims(od.in_dim[0], 3, (int[]){1, 2, 3}, "table");
+	expect_dims(od.in_dim[1], 1, (int[]){0}, "indices");
+	cr_assert_eq(od.out_rank, 3);
+	expect_dims(od.out_dim, 3, (int[]){1, 0, 3}, "g");
+	cr_assert_eq(od.reduced, 1u << 2, "the gathered dim split: partial sums");
+	cr_assert_eq(od.batch, 0);
+	TensorLayout g;
+	op_out_layout(&od, &s, &g);
+	cr_assert(s.ax[1][0] == 1 && s.ax[2][0] == 2 && s.dev[1] == 2 && s.dev[2] == 4, "the table's first dim, then v");
+	cr_assert(axis_of(&g, 0) == 1 && axis_of(&g, 1) == -1 && axis_of(&g, 2) == -1);
+	cr_assert(g.partial == 1u << 2, "partial sums over v's axis, the faster one");
+	run_free(r);
+}
+
 /* LayerNorm: gamma and beta follow the dims from begin_params_axis; the
  * normalized dims are split only when the two axes agree. */
 Test(rules, layer_norm)

@@ -428,21 +428,29 @@ Test(gather, wrong_index_dtype)
 	             "Gather: the indices must be Int32 or Int64, '%i' is Bool");
 }
 
-/* The split rule and the kernels know a (rows, features) table only. */
-Test(gather, table_not_2d)
+/* params.shape[:axis] + indices.shape + params.shape[axis+1:], as MindSpore's Gather */
+Test(gather, any_rank_any_axis)
 {
-	expect_error("%t: <Tensor[Float32], ()>, %i: <Tensor[Int32], (3,)>", "Gather(%t, %i)",
-	             "t.ir:3:15: error: Gather: the table must be 2-D (rows, features), '%t' is ()");
-	expect_error("%t: <Tensor[Float32], (10,)>, %i: <Tensor[Int32], (3,)>", "Gather(%t, %i)",
-	             "t.ir:3:15: error: Gather: the table must be 2-D (rows, features), '%t' is (10,)");
-	expect_error("%t: <Tensor[Float32], (10, 4, 2)>, %i: <Tensor[Int32], (3,)>", "Gather(%t, %i)",
-	             "t.ir:3:15: error: Gather: the table must be 2-D (rows, features), '%t' is (10, 4, 2)");
+	expect_y("%t: <Tensor[Float32], (10,)>, %i: <Tensor[Int32], (3, 2)>", "Gather(%t, %i)", F32("(3, 2)"));
+	expect_y("%t: <Tensor[Float32], (10, 4, 2)>, %i: <Tensor[Int32], (3,)>", "Gather(%t, %i)", F32("(3, 4, 2)"));
+	expect_y("%t: <Parameter[Float32], (10, 8)>, %i: <Tensor[Int32], (3, 5)>", "Gather(%t, %i) {axis: 1}",
+	         F32("(10, 3, 5)"));
+	expect_y("%t: <Tensor[Float32], (10, 4, 2)>, %i: <Tensor[Int64], (3,)>", "Gather(%t, %i) {axis: -2}",
+	         F32("(10, 3, 2)"));
+	expect_y("%t: <Tensor[Float32], (10, 4, 2)>, %i: <Tensor[Int64], ()>", "Gather(%t, %i) {axis: 2}",
+	         F32("(10, 4)"));
 }
 
-Test(gather, axis_other_than_zero)
+Test(gather, bad_table_or_axis)
 {
-	expect_error("%t: <Parameter[Float32], (10, 8)>, %i: <Tensor[Int32], (3,)>", "Gather(%t, %i) {axis: 1}",
-	             "t.ir:3:23: error: Gather supports axis 0 only in v1");
+	expect_error("%t: <Tensor[Float32], ()>, %i: <Tensor[Int32], (3,)>", "Gather(%t, %i)",
+	             "t.ir:3:15: error: Gather: the table '%t' is a scalar; it needs one dim or more");
+	expect_error("%t: <Parameter[Float32], (10, 8)>, %i: <Tensor[Int32], (3,)>", "Gather(%t, %i) {axis: 2}",
+	             "t.ir:3:30: error: Gather: axis 2 is not a dim of the table '%t' (10, 8); use one in [-2, 2)");
+	expect_error("%t: <Parameter[Float32], (10, 8)>, %i: <Tensor[Int32], (3,)>", "Gather(%t, %i) {axis: -3}",
+	             "Gather: axis -3 is not a dim of the table '%t' (10, 8); use one in [-2, 2)");
+	expect_error("%t: <Parameter[Float32], (10, 8)>, %i: <Tensor[Int32], (3,)>", "Gather(%t, %i) {axis: (0,)}",
+	             "Gather takes one axis, an integer in [-2, 2), not a tuple");
 }
 
 Test(layer_norm, default_axes)
