@@ -322,7 +322,7 @@ Test(text, training_step)
 Test(text, checkpoint_in_and_out)
 {
 	char *t = rank_text("ir-samples/auto_parallel_case.ir", 0);
-	expect_line(t, "sc_safetensors *ckpt = sc_safetensors_open(rt, sc_option(rt, \"--params\", NULL), "
+	expect_line(t, "sc_safetensors *ckpt = sc_safetensors_open(rt, \"--params\", sc_option(rt, \"--params\", NULL), "
 	               "sc_option(rt, \"--param-names\", NULL), param_names, 2);");
 	expect_line(t, "\tif ((file = sc_option(rt, \"--param\", \"w2\")))\n\t\tsc_load_npy(rt, \"w2\", file, w2, SC_F32, ");
 	expect_line(t, ");\n\telse if (ckpt)\n\t\tsc_load_safetensors(rt, ckpt, \"w2\", w2, SC_F32, ");
