@@ -41,7 +41,7 @@
  *    "gradient_bucket_bytes": 25e6}      gradient AllReduces packed per call (bucket.c); 0: none
  *
  * Its jansson values are read into a Cluster here and released at once. */
-#include "shardc.h"
+#include "cost.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -23,7 +23,7 @@
  * operators, and the inputs and parameters that live on it), and an edge
  * from another stage says so: `SendRecv from stage s` and the slice each
  * rank sends. Output depends only on the model and the cluster. */
-#include "shardc.h"
+#include "cost.h"
 
 #include <stdlib.h>
 #include <string.h>

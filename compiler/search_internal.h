@@ -16,6 +16,7 @@
 #define SEARCH_INTERNAL_H
 
 #include "pipeline.h"   /* the search counts a plan's memory with the pipeline's own stages */
+#include "cost.h"
 
 
 enum { SRC_NONE, SRC_PARAM, SRC_OP };

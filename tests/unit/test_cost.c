@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cost.h"
 #include "harness.h"
 
 /* Within a relative 1e-12: the same formula, maybe in another order. */
