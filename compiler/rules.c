@@ -346,7 +346,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 			add_dim(od, x->dims[d], NULL);
 			if (slice_cuts(&f, x->dims, d))
 				keep_whole(od, d, n->op == OP_SPLIT ? "the split axis" : (f.shrunk >> d & 1) ?
-				           "a dim the slice shrinks (shrink_axis_mask)" : "a dim the slice cuts");
+				           "a dim shrink_axis_mask drops" : "a dim the slice cuts");
 		}
 		identity_input(od, 0, x->rank);
 		od->out_rank = f.out_rank;

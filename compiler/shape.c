@@ -223,11 +223,12 @@ static bool infer_strided_slice(Infer *x, const Type *in, Type *out)
 		    "(they have %d, %d and %d; x is %s)", a->nbegin, a->nend, a->nstrides, DIMS(in));
 		return false;
 	case SLICE_ENTRIES:
-		ERR(x, at, "StridedSlice: begin, end and strides have %d entries that slice a dim (those not in "
-		    "new_axis_mask), but x is %s; give at most one per dim", a->nbegin, DIMS(in));
+		ERR(x, attr_span(x, "begin"), "StridedSlice: begin, end and strides have more entries that slice a dim "
+		    "(those not in new_axis_mask) than x %s has dims; give at most one per dim (a mask's bits past the "
+		    "entries do nothing)", DIMS(in));
 		return false;
 	case SLICE_STRIDE: case SLICE_NEGATIVE:
-		ERR(x, at, "StridedSlice: strides must be positive (entry %d, dim %d of %s, has %lld)%s", i, d, DIMS(in),
+		ERR(x, attr_span(x, "strides"), "StridedSlice: strides must be positive (entry %d, dim %d of %s, has %lld)%s", i, d, DIMS(in),
 		    (long long)a->strides[i], err == SLICE_STRIDE ? "" : "; a negative stride (a reversal) is not "
 		    "supported: MindSpore's parallel StridedSlice keeps such a dim whole, and shardc has no reversed "
 		    "slice yet");
@@ -238,11 +239,11 @@ static bool infer_strided_slice(Infer *x, const Type *in, Type *out)
 		    (long long)((a->end_mask >> i & 1) ? in->dims[d] : a->end[i]));
 		return false;
 	case SLICE_INDEX:
-		ERR(x, at, "StridedSlice: entry %d shrinks dim %d of %s (shrink_axis_mask) to the element at begin %lld, "
+		ERR(x, attr_span(x, "begin"), "StridedSlice: entry %d shrinks dim %d of %s (shrink_axis_mask) to the element at begin %lld, "
 		    "which is outside the dim", i, d, DIMS(in), (long long)a->begin[i]);
 		return false;
 	case SLICE_RANK:
-		ERR(x, at, "StridedSlice: the result would have more than %d dims (new_axis_mask)", MAX_DIMS);
+		ERR(x, attr_span(x, "new_axis_mask"), "StridedSlice: the result would have more than %d dims (new_axis_mask)", MAX_DIMS);
 		return false;
 	}
 	out->rank = f.out_rank;
