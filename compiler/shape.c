@@ -228,10 +228,9 @@ static bool infer_strided_slice(Infer *x, const Type *in, Type *out)
 		    "entries do nothing)", DIMS(in));
 		return false;
 	case SLICE_STRIDE: case SLICE_NEGATIVE:
-		ERR(x, attr_span(x, "strides"), "StridedSlice: strides must be positive (entry %d, dim %d of %s, has %lld)%s", i, d, DIMS(in),
-		    (long long)a->strides[i], err == SLICE_STRIDE ? "" : "; a negative stride (a reversal) is not "
-		    "supported: MindSpore's parallel StridedSlice keeps such a dim whole, and shardc has no reversed "
-		    "slice yet");
+		ERR(x, attr_span(x, "strides"), "StridedSlice: strides must be positive (entry %d, dim %d of %s, has %lld)%s",
+		    i, d, DIMS(in), (long long)a->strides[i], err == SLICE_STRIDE ? "" : "; a negative stride (a "
+		    "reversal) is not supported yet (MindSpore's StridedSlice parallel tests use none)");
 		return false;
 	case SLICE_EMPTY:
 		ERR(x, at, "StridedSlice: dim %d of %s would be empty (begin %lld, end %lld)", d, DIMS(in),
@@ -239,11 +238,12 @@ static bool infer_strided_slice(Infer *x, const Type *in, Type *out)
 		    (long long)((a->end_mask >> i & 1) ? in->dims[d] : a->end[i]));
 		return false;
 	case SLICE_INDEX:
-		ERR(x, attr_span(x, "begin"), "StridedSlice: entry %d shrinks dim %d of %s (shrink_axis_mask) to the element at begin %lld, "
-		    "which is outside the dim", i, d, DIMS(in), (long long)a->begin[i]);
+		ERR(x, attr_span(x, "begin"), "StridedSlice: entry %d shrinks dim %d of %s (shrink_axis_mask) to the "
+		    "element at begin %lld, which is outside the dim", i, d, DIMS(in), (long long)a->begin[i]);
 		return false;
 	case SLICE_RANK:
-		ERR(x, attr_span(x, "new_axis_mask"), "StridedSlice: the result would have more than %d dims (new_axis_mask)", MAX_DIMS);
+		ERR(x, attr_span(x, "new_axis_mask"), "StridedSlice: the result would have more than %d dims "
+		    "(new_axis_mask)", MAX_DIMS);
 		return false;
 	}
 	out->rank = f.out_rank;

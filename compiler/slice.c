@@ -18,7 +18,7 @@ SliceError slice_form(const Attrs *a, const int64_t *xdims, int xrank, SliceForm
 	int n = a->nbegin;
 	if (a->nend != n || a->nstrides != n)
 		return SLICE_LENGTHS;
-	uint64_t live = n >= 63 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;   /* bits past the entries do nothing */
+	uint64_t live = ((uint64_t)1 << n) - 1;   /* bits past the entries do nothing (n <= MAX_DIMS) */
 	uint64_t new_axis = (uint64_t)a->new_axis_mask & live;
 	uint64_t shrink = (uint64_t)a->shrink_axis_mask & live & ~new_axis;   /* a new axis wins */
 	int slicing = 0;
