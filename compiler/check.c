@@ -309,6 +309,23 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case ATTR_BEGIN: return lit_ints(c, v, a->begin, MAX_DIMS, &a->nbegin, name);
 	case ATTR_END: return lit_ints(c, v, a->end, MAX_DIMS, &a->nend, name);
 	case ATTR_STRIDES: return lit_ints(c, v, a->strides, MAX_DIMS, &a->nstrides, name);
+	case ATTR_BEGIN_MASK: case ATTR_END_MASK: case ATTR_ELLIPSIS_MASK: case ATTR_NEW_AXIS_MASK:
+	case ATTR_SHRINK_AXIS_MASK:
+		if (v->i < 0) {
+			ERR(c, v->span, "%s is a bit mask, bit i for entry i of begin, end and strides; it cannot be negative "
+			    "(%lld)", name, (long long)v->i);
+			return false;
+		}
+		if (k == ATTR_ELLIPSIS_MASK && v->i) {   /* MindSpore's StridedSliceInfo refuses it the same way */
+			ERR(c, v->span, "ellipsis_mask %lld: StridedSlice under MindSpore's parallel modes does not support an "
+			    "ellipsis; write the dims out (an entry per dim, begin_mask and end_mask bits for the whole ones) or "
+			    "leave the trailing dims out of begin, end and strides", (long long)v->i);
+			return false;
+		}
+		*(k == ATTR_BEGIN_MASK ? &a->begin_mask : k == ATTR_END_MASK ? &a->end_mask
+		  : k == ATTR_NEW_AXIS_MASK ? &a->new_axis_mask : k == ATTR_SHRINK_AXIS_MASK ? &a->shrink_axis_mask
+		  : &a->ellipsis_mask) = v->i;
+		break;
 	case ATTR_BEGIN_NORM_AXIS: a->begin_norm_axis = v->i; break;
 	case ATTR_BEGIN_PARAMS_AXIS: a->begin_params_axis = v->i; break;
 	case ATTR_EPSILON:

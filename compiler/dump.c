@@ -58,6 +58,11 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_BEGIN: ints_print(b, a->begin, a->nbegin); break;
 		case ATTR_END: ints_print(b, a->end, a->nend); break;
 		case ATTR_STRIDES: ints_print(b, a->strides, a->nstrides); break;
+		case ATTR_BEGIN_MASK: sb_printf(b, "%lld", (long long)a->begin_mask); break;
+		case ATTR_END_MASK: sb_printf(b, "%lld", (long long)a->end_mask); break;
+		case ATTR_ELLIPSIS_MASK: sb_printf(b, "%lld", (long long)a->ellipsis_mask); break;
+		case ATTR_NEW_AXIS_MASK: sb_printf(b, "%lld", (long long)a->new_axis_mask); break;
+		case ATTR_SHRINK_AXIS_MASK: sb_printf(b, "%lld", (long long)a->shrink_axis_mask); break;
 		case ATTR_REDUCE_OP: sb_puts(b, reduce_names[a->reduce_op]); break;
 		case ATTR_GROUP: ints_print(b, a->group, a->ngroup); break;
 		case ATTR_SPLIT_AXIS: sb_printf(b, "%lld", (long long)a->split_axis); break;

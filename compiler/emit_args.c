@@ -7,6 +7,7 @@
  * and its half or strided form (a folded Transpose's operand, fuse.c) as
  * the runtime's matmul calls take them. Calls only plan.c. */
 #include "emit_internal.h"
+#include "slice.h"
 
 /* ---- text helpers ---- */
 
@@ -259,7 +260,7 @@ const Entry *op_table(const Program *p, const LOp *o)
  * a slice redistribution's bounds are the rank's, from the table. */
 void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a, const LValue *x)
 {
-	int64_t begin[MAX_DIMS], end[MAX_DIMS], strides[MAX_DIMS];
+	int64_t strides[MAX_DIMS];
 	const Entry *e = op_table(p, o);
 	if (e && e->kind == E_SLICE) {
 		for (int d = 0; d < x->type.rank; d++)
@@ -271,18 +272,14 @@ void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a, const
 		dims_lit(b, strides, x->type.rank);
 		return;
 	}
-	for (int d = 0; d < x->type.rank; d++) {
-		begin[d] = d < a->nbegin ? a->begin[d] : 0;
-		end[d] = d < a->nend ? a->end[d] : x->type.dims[d];
-		strides[d] = d < a->nstrides ? a->strides[d] : 1;
-		if (end[d] > x->type.dims[d] && !a->pad)   /* numpy's clamp, as shape.c infers it: the runtime pads */
-			end[d] = x->type.dims[d];
-	}
-	dims_lit(b, begin, x->type.rank);
+	SliceForm f;   /* one slice per dim of x, the masks resolved: the result's bytes (slice.c) */
+	if (slice_form(a, x->type.dims, x->type.rank, &f) != SLICE_OK)
+		die("emit: a StridedSlice shape.c did not take");
+	dims_lit(b, f.begin, x->type.rank);
 	sb_puts(b, ", ");
-	dims_lit(b, end, x->type.rank);
+	dims_lit(b, f.end, x->type.rank);
 	sb_puts(b, ", ");
-	dims_lit(b, strides, x->type.rank);
+	dims_lit(b, f.strides, x->type.rank);
 }
 
 

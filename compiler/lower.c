@@ -17,6 +17,7 @@
  * forward graph only: differentiate (autodiff.c) appends the backward pass,
  * continuing from the state kept in Lowered.lowering. */
 #include "lower_internal.h"
+#include "slice.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -325,13 +326,18 @@ static void local_attrs(const Node *n, const NodeStrategy *ns, const LValue *in0
 	if (n->op == OP_FLASH_ATTENTION)   /* the rank's heads: q's head dim on this rank (BSH: its hidden dim / D) */
 		a->head_num = a->input_layout == FA_BNSD ? in0->type.dims[1] : a->input_layout == FA_BSND ? in0->type.dims[2]
 		              : in0->type.dims[2] / (in0->global[2] / n->a.head_num);
-	if (n->op == OP_STRIDED_SLICE || n->op == OP_SPLIT)   /* Split: its slice (shape.c) */
+	if (n->op == OP_STRIDED_SLICE || n->op == OP_SPLIT) {   /* Split: its slice (shape.c) */
+		SliceForm f;
+		if (slice_form(&n->a, in0->global, in0->type.rank, &f) != SLICE_OK)
+			die("lower: a StridedSlice shape.c did not take");
 		for (int d = 0; d < in0->type.rank; d++)
-			if (layout_dim_split(&in0->layout, d) > 1) {   /* an uncut dim (rules.c): the whole local range */
-				a->begin[d] = 0;
-				a->end[d] = in0->type.dims[d];
-				a->strides[d] = 1;
+			if (layout_dim_split(&in0->layout, d) > 1 && f.entry[d] >= 0) {   /* uncut (rules.c): the local range */
+				int e = f.entry[d];   /* the entry slicing dim d (its masks say whole too) */
+				a->begin[e] = 0;
+				a->end[e] = in0->type.dims[d];
+				a->strides[e] = 1;
 			}
+	}
 	int v = n->op == OP_GATHER ? ns->od->in_dim[0][gather_axis(&n->a, ns->od->in_rank[0])] : -1;
 	if (v >= 0 && ns->split->split[v] > 1)   /* the table split along its axis */
 		a->present |= ATTR_BIT(ATTR_OFFSET);

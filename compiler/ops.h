@@ -58,6 +58,11 @@
 	ATTR(BEGIN, "begin", AK_INTS)                          \
 	ATTR(END, "end", AK_INTS)                              \
 	ATTR(STRIDES, "strides", AK_INTS)                      \
+	ATTR(BEGIN_MASK, "begin_mask", AK_INT)                 \
+	ATTR(END_MASK, "end_mask", AK_INT)                     \
+	ATTR(ELLIPSIS_MASK, "ellipsis_mask", AK_INT)           \
+	ATTR(NEW_AXIS_MASK, "new_axis_mask", AK_INT)           \
+	ATTR(SHRINK_AXIS_MASK, "shrink_axis_mask", AK_INT)     \
 	ATTR(PAD, "pad", AK_BOOL)                              \
 	ATTR(REDUCE_OP, "op", AK_REDUCE_OP)                    \
 	ATTR(GROUP, "group", AK_INTS)                          \
@@ -90,6 +95,7 @@
 #define A_REDUCE (A(AXIS) | A(KEEP_DIMS))
 #define A_LAYERNORM (A(BEGIN_NORM_AXIS) | A(BEGIN_PARAMS_AXIS) | A(EPSILON))
 #define A_SLICE (A(BEGIN) | A(END) | A(STRIDES))
+#define A_SLICE_MASKS (A(BEGIN_MASK) | A(END_MASK) | A(ELLIPSIS_MASK) | A(NEW_AXIS_MASK) | A(SHRINK_AXIS_MASK))
 #define A_FLASH (A(HEAD_NUM) | A(SCALE_VALUE) | A(SPARSE_MODE) | A(KEEP_PROB) | A(INPUT_LAYOUT))
 /* FlashAttentionScore's input_layout values (Attrs.input_layout): where q's dims lie (shape.c, flash_dims). */
 enum { FA_BNSD, FA_BSND, FA_BSH };
@@ -191,7 +197,7 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	NORM_OPS(OP)                                                                                                                       \
 	OP(CONCAT, "Concat", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                          \
 	OP(CAST, "Cast", 1, 1, A(DTYPE), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                                           \
-	OP(STRIDED_SLICE, "StridedSlice", 1, 1, A_SLICE | A(PAD), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                              \
+	OP(STRIDED_SLICE, "StridedSlice", 1, 1, A_SLICE | A_SLICE_MASKS | A(PAD), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                              \
 	OP(SPLIT, "Split", 1, 1, A(AXIS) | A(OUTPUT_NUM) | A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \
 	OP(ARANGE, "Arange", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(START) | A(STOP) | A(STEP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)              \
 	OP(CAUSAL_MASK, "CausalMask", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(FILL), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \

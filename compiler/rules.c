@@ -12,6 +12,7 @@
  * input's split over when it can). The checks here report at the operator's
  * strategy, say what is wrong and show a strategy that would be right. */
 #include "shardc.h"
+#include "slice.h"
 
 #include <string.h>
 
@@ -337,14 +338,23 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		keep_whole(od, (int)axis, "the concat axis");
 		break;
 	}
-	case OP_STRIDED_SLICE: case OP_SPLIT:   /* Split: its slice of the axis (shape.c) */
+	case OP_STRIDED_SLICE: case OP_SPLIT: {   /* Split: its slice of the axis (shape.c) */
+		/* x's dims, as MindSpore's StridedSliceInfo: the strategy has x's rank; a new axis is a result dim no
+		 * op dim splits, a shrunk dim none of the result's (slice.c) */
+		SliceForm f;
+		if (slice_form(&n->a, x->dims, x->rank, &f) != SLICE_OK)
+			die("op_dims: a StridedSlice shape.c did not take");
 		for (int d = 0; d < x->rank; d++) {
 			add_dim(od, x->dims[d], NULL);
-			if (out->dims[d] != x->dims[d])
-				keep_whole(od, d, n->op == OP_SPLIT ? "the split axis" : "a dim the slice cuts");
+			if (slice_cuts(&f, x->dims, d))
+				keep_whole(od, d, n->op == OP_SPLIT ? "the split axis" : (f.shrunk >> d & 1) ?
+				           "a dim shrink_axis_mask drops" : "a dim the slice cuts");
 		}
 		identity_input(od, 0, x->rank);
-		break;
+		od->out_rank = f.out_rank;
+		memcpy(od->out_dim, f.out_dim, sizeof f.out_dim);
+		return true;
+	}
 	case OP_SPARSE_SOFTMAX_CE:
 		add_dim(od, x->dims[0], "n");
 		add_dim(od, x->dims[1], "c");

@@ -226,7 +226,8 @@ typedef struct {
 	double epsilon;
 	DType dtype;
 	int nbegin, nend, nstrides;
-	int64_t begin[MAX_DIMS], end[MAX_DIMS], strides[MAX_DIMS];
+	int64_t begin[MAX_DIMS], end[MAX_DIMS], strides[MAX_DIMS];   /* StridedSlice's entries (slice.c); its masks: */
+	int64_t begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask;   /* bit i for entry i */
 	ReduceOp reduce_op;
 	int ngroup;
 	int64_t *group;          /* global ranks, in order */

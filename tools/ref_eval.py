@@ -112,7 +112,11 @@ Choices where MindSpore leaves room:
   labels) dloss (the loss's gradient when each label row sums to 1), and
   the labels get none.
 - StridedSlice: negative begin/end count from the end, then both clamp to
-  the dim, as Python slices; strides are positive.
+  the dim, as Python slices; strides are positive. MindSpore's masks, bit i
+  for entry i: begin_mask/end_mask take the dim from its start/to its end,
+  new_axis_mask inserts a dim of 1 (winning over shrink_axis_mask), which
+  takes the one element at begin and drops the dim; entries may be fewer
+  than x's dims (the rest whole); ellipsis_mask is refused.
 - A number written as an operand (`Mul(%x, 0.125)`) is a constant of shape
   () in the element type of the operator's first value operand, rounded
   once from the number (a Call takes none); in mixed
@@ -1639,17 +1643,36 @@ def bwd_cast(g, ins, at):
 
 
 def slices(x, at):
+    """StridedSlice's index into x: bit i of a mask for entry i of begin, end and strides (bits past the
+    entries do nothing), x's dims past the entries whole; numpy indexing does the rest, np.newaxis for a
+    new axis (which wins over a shrink of the same entry) and an integer for a shrunk dim."""
     begin, end, strides = attr_ints(at, "begin"), attr_ints(at, "end"), attr_ints(at, "strides")
-    if not len(begin) == len(end) == len(strides) == x.ndim:
-        raise OpError("begin, end and strides need one entry per dim of %s" % (x.shape,))
-    out = []
-    for d, b, e, s in zip(x.shape, begin, end, strides):
+    if not len(begin) == len(end) == len(strides):
+        raise OpError("begin, end and strides need as many entries each")
+    if at.get("ellipsis_mask", 0):
+        raise OpError("ellipsis_mask is not supported")
+
+    def bit(name, i):
+        return at.get(name, 0) >> i & 1
+    out, d = [], 0
+    for i, (b, e, s) in enumerate(zip(begin, end, strides)):
+        if bit("new_axis_mask", i):
+            out.append(np.newaxis)
+            continue
+        if d >= x.ndim:
+            raise OpError("more entries than %s has dims" % (x.shape,))
+        n, d = x.shape[d], d + 1
+        b = 0 if bit("begin_mask", i) else b
+        e = n if bit("end_mask", i) else e
+        if bit("shrink_axis_mask", i):
+            if not -n <= b < n:
+                raise OpError("shrunk index %d outside a dim of %d" % (b, n))
+            out.append(b)
+            continue
         if s < 1:
             raise OpError("strides must be positive")
-        b, e = (b + d if b < 0 else b), (e + d if e < 0 else e)
-        b, e = min(max(b, 0), d), min(max(e, 0), d)
-        if e <= b:
-            raise OpError("dim %d of %s would be empty (begin %d, end %d)" % (len(out), x.shape, b, e))
+        if not len(range(n)[b:e:s]):
+            raise OpError("dim %d of %s would be empty (begin %d, end %d)" % (d - 1, x.shape, b, e))
         out.append(slice(b, e, s))
     return tuple(out)
 

@@ -345,6 +345,18 @@ class Forward(unittest.TestCase):
         self.check("Concat", [x, x], {}, np.concatenate([x, x], axis=0))
         self.check("StridedSlice", [x], {"begin": (0, 1, -3), "end": (2, 3, 100), "strides": (1, 1, 2)},
                    x[0:2, 1:3, 1:4:2])
+        # MindSpore's masks (bit i for entry i) and entries fewer than the dims (the rest whole)
+        self.check("StridedSlice", [x], {"begin": (1, 5), "end": (0, 6), "strides": (1, 1), "begin_mask": 2,
+                                         "end_mask": 2, "shrink_axis_mask": 1}, x[1, :, :])
+        self.check("StridedSlice", [x], {"begin": (0, 0, 1), "end": (1, 2, 3), "strides": (1, 1, 1),
+                                         "new_axis_mask": 5, "shrink_axis_mask": 1}, x[None, 0:2, None, :, :])
+        self.check("StridedSlice", [x], {"begin": (-1, 9), "end": (0, 1), "strides": (1, 2), "shrink_axis_mask": 1,
+                                         "begin_mask": 2}, x[-1, 0:1:2])
+        self.check("StridedSlice", [x], {"begin": (0,), "end": (1,), "strides": (1,), "new_axis_mask": 3},
+                   x[None])
+        for bad in ({"ellipsis_mask": 1}, {"shrink_axis_mask": 1, "begin": (2,)}, {"strides": (-1,)}):
+            with self.assertRaises(R.OpError):
+                fwd("StridedSlice", [x], dict({"begin": (0,), "end": (1,), "strides": (1,)}, **bad))
 
     def test_gather(self):
         t = rng().normal(size=(5, 3))
@@ -721,6 +733,10 @@ class Gradients(unittest.TestCase):
         self.check("Squeeze", [x.reshape(2, 3, 1, 4)], {"axis": 2})
         self.check("Concat", [x, rng(2).normal(size=(2, 1, 4))], {"axis": 1})
         self.check("StridedSlice", [x], {"begin": (1, 0, -4), "end": (2, 3, 4), "strides": (1, 2, 3)})
+        self.check("StridedSlice", [x], {"begin": (1, 0, 1), "end": (2, 3, 3), "strides": (1, 1, 2),
+                                         "new_axis_mask": 2, "shrink_axis_mask": 1, "end_mask": 4})
+        self.check("StridedSlice", [x], {"begin": (0, -1), "end": (2, 0), "strides": (1, 1), "begin_mask": 1,
+                                         "shrink_axis_mask": 2})
         # pad: past the end reads 0 (an uneven split's last piece), its gradient dropped
         self.check("StridedSlice", [x], {"begin": (1, 0, 2), "end": (3, 3, 6), "strides": (1, 1, 1), "pad": True})
         want = np.zeros((2, 3, 4))

@@ -844,18 +844,52 @@ static bool eval_strided_slice(Eval *e)
 {
 	const SimTensor *x = &e->ins[0];
 	const Attrs *a = &e->n->a;
-	if (a->nbegin != x->rank || a->nend != x->rank || a->nstrides != x->rank)
-		return fail(e, "begin, end and strides need %d entries each", x->rank);
-	int64_t dims[MAX_DIMS], st[MAX_DIMS], xst[MAX_DIMS], base = 0;
+	int n = a->nbegin;
+	if (a->nend != n || a->nstrides != n || a->ellipsis_mask)
+		return fail(e, "begin, end and strides need as many entries each; no ellipsis_mask");
+	/* The masks (bit i for entry i, none past the entries) give each dim of x
+	 * its slice and the result its dims: a new axis 1, a shrunk dim none. */
+	int64_t dims[MAX_DIMS], st[MAX_DIMS], xst[MAX_DIMS], base = 0, odims[2 * MAX_DIMS];
+	int64_t begin[MAX_DIMS], end[MAX_DIMS], step[MAX_DIMS];
+	int d = 0, orank = 0;
+	for (int i = 0; i < n; i++) {
+		if (a->new_axis_mask >> i & 1) {
+			odims[orank++] = 1;
+			continue;
+		}
+		if (d == x->rank)
+			return fail(e, "more entries than x has dims");
+		begin[d] = a->begin_mask >> i & 1 ? 0 : a->begin[i];
+		end[d] = a->end_mask >> i & 1 ? x->dims[d] : a->end[i];
+		step[d] = a->strides[i];
+		if (a->shrink_axis_mask >> i & 1) {
+			begin[d] += begin[d] < 0 ? x->dims[d] : 0;
+			if (begin[d] < 0 || begin[d] >= x->dims[d])
+				return fail(e, "shrunk index outside dim %d", d);
+			end[d] = begin[d] + 1, step[d] = 1;
+			d++;
+			continue;
+		}
+		odims[orank++] = -1 - d;   /* filled below */
+		d++;
+	}
+	for (; d < x->rank; d++) {
+		begin[d] = 0, end[d] = x->dims[d], step[d] = 1;
+		odims[orank++] = -1 - d;
+	}
 	strides_of(x->dims, x->rank, 1, xst);
 	for (int i = 0; i < x->rank; i++) {
-		int64_t start, s = a->strides[i];
+		int64_t start, s = step[i];
 		if (s == 0)
 			return fail(e, "stride 0 in dim %d", i);
-		dims[i] = slice_dim(x->dims[i], a->begin[i], a->end[i], &s, &start);
+		dims[i] = slice_dim(x->dims[i], begin[i], end[i], &s, &start);
 		base += start * xst[i];
 		st[i] = s * xst[i];
 	}
+	for (int j = 0; j < orank; j++)
+		odims[j] = odims[j] < 0 ? dims[-1 - odims[j]] : 1;
+	if (orank > MAX_DIMS)
+		return fail(e, "more than %d dims", MAX_DIMS);
 	if (a->pad) {   /* past x's end reads 0: the element's source index along each dim, checked */
 		for (int i = 0; i < x->rank; i++)
 			dims[i] = (a->end[i] - a->begin[i] - 1) / a->strides[i] + 1;
@@ -874,7 +908,7 @@ static bool eval_strided_slice(Eval *e)
 		}
 		return true;
 	}
-	if (!expect_out(e, x->rank, dims))
+	if (!expect_out(e, orank, odims))
 		return false;
 	for (int64_t j = 0; j < e->out->size; j++)
 		e->out->data[j] = x->data[base + offset_of(j, x->rank, dims, st)];

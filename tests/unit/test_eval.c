@@ -692,6 +692,19 @@ Test(strided_slice, ends_and_strides_beyond_the_dim)
 	          V(0, 1, 2, 3));
 }
 
+/* MindSpore's masks: a new axis (1), a shrunk dim (gone), entries fewer than the dims (the rest whole). */
+Test(strided_slice, masks)
+{
+	expect_op(X34, "StridedSlice(%a) {begin: (-2, 9), end: (0, 1), strides: (1, 2), shrink_axis_mask: 1, "
+	          "begin_mask: 2}", IOTA12, NULL, "(1,)", V(4));
+	expect_op(X34, "StridedSlice(%a) {begin: (0, 2), end: (1, 3), strides: (1, 1), new_axis_mask: 1}", IOTA12, NULL,
+	          "(1, 1, 4)", V(8, 9, 10, 11));
+	expect_op(X34, "StridedSlice(%a) {begin: (1,), end: (3,), strides: (1,)}", IOTA12, NULL, "(2, 4)",
+	          V(4, 5, 6, 7, 8, 9, 10, 11));
+	expect_op(X34, "StridedSlice(%a) {begin: (0, 0, 3), end: (0, 1, 0), strides: (1, 1, 1), begin_mask: 1, "
+	          "end_mask: 1, new_axis_mask: 2, shrink_axis_mask: 6}", IOTA12, NULL, "(3, 1)", V(3, 7, 11));
+}
+
 /* The compiler accepts only positive strides (shape.c), so these tests
  * compile a slice of the right shape and then give the node negative ones. */
 static void expect_negative_slice(const char *params, const char *stmt, const int64_t *begin, const int64_t *end,

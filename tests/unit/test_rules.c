@@ -528,6 +528,39 @@ Test(rules, split_and_dropout)
 	run_free(r);
 }
 
+/* StridedSlice with MindSpore's masks: the op dims are x's (the strategy
+ * has x's rank); a new axis is a result dim no op dim follows, a shrunk dim
+ * none of the result's and kept whole, as a cut dim is. */
+Test(rules, strided_slice_masks)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (2, 4, 8, 16)>) {\n"
+	                 "  %a = StridedSlice(%x) {begin: (1, 1), end: (2, 4), strides: (1, 1), new_axis_mask: 6, "
+	                 "shrink_axis_mask: 1, in_strategy: ((1, 2, 2, 2),)}\n"
+	                 "  %b = StridedSlice(%x) {begin: (0, 0), end: (2, 3), strides: (1, 1), in_strategy: ((2, 1, 4, 1),)}\n"
+	                 "  %c = StridedSlice(%x) {begin: (1,), end: (2,), strides: (1,), shrink_axis_mask: 1, "
+	                 "in_strategy: ((2, 1, 1, 4),)}\n"
+	                 "  %d = StridedSlice(%x) {begin: (0, 0), end: (2, 3), strides: (1, 1), in_strategy: ((1, 2, 1, 1),)}\n"
+	                 "  return %a, %b, %c, %d\n}\n");
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.nod, 4, "x's dims");
+	cr_assert_eq(od.whole, 1u << 0, "the shrunk dim stays whole");
+	cr_assert_eq(od.out_rank, 4);
+	cr_assert(od.out_dim[0] == -1 && od.out_dim[1] == 1 && od.out_dim[2] == 2 && od.out_dim[3] == 3,
+	          "(new axis, x's dims 1 to 3)");
+	TensorLayout y;
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) < 0 && axis_of(&y, 1) >= 0 && axis_of(&y, 2) >= 0 && axis_of(&y, 3) >= 0);
+	cr_assert(rule(r, "b", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.whole, 1u << 1, "the cut dim stays whole, the others past the entries may split");
+	cr_assert(!rule(r, "c", &od, &s), "a shrunk dim split accepted");
+	expect_msg(r, "StridedSlice: dim 0 (a dim shrink_axis_mask drops) is split into 2");
+	cr_assert(!rule(r, "d", &od, &s), "a cut dim split accepted");
+	expect_msg(r, "StridedSlice: dim 1 (a dim the slice cuts) is split into 2");
+	run_free(r);
+}
+
 /* Strategies the rule cannot take: inputs that split k differently, the
  * concat axis split, more devices than device_num divides into. */
 Test(rules, invalid_strategies_refused)

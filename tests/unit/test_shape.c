@@ -545,9 +545,45 @@ Test(strided_slice, errors)
 	expect_error("%x: <Tensor[Float32], (10, 6)>", "StridedSlice(%x) {begin: (5, 0), end: (5, 6), strides: (1, 1)}",
 	             "t.ir:3:25: error: StridedSlice: dim 0 of (10, 6) would be empty (begin 5, end 5)");
 	expect_error("%x: <Tensor[Float32], (10, 6)>", "StridedSlice(%x) {begin: (0, 0), end: (5, 6), strides: (1, 0)}",
-	             "StridedSlice: strides must be positive (dim 1 has 0)");
-	expect_error("%x: <Tensor[Float32], (10, 6)>", "StridedSlice(%x) {begin: (0,), end: (5,), strides: (1,)}",
-	             "StridedSlice: begin, end and strides need 2 entries each, one per dim of (10, 6) (they have 1, 1 and 1)");
+	             "StridedSlice: strides must be positive (entry 1, dim 1 of (10, 6), has 0)");
+	expect_error("%x: <Tensor[Float32], (10, 6)>", "StridedSlice(%x) {begin: (0,), end: (5, 6), strides: (1,)}",
+	             "StridedSlice: begin, end and strides need one entry each per dim they slice, as many in each "
+	             "(they have 1, 2 and 1; x is (10, 6))");
+	expect_error("%x: <Tensor[Float32], (10, 6)>", "StridedSlice(%x) {begin: (0, 0, 0), end: (5, 6, 1), "
+	             "strides: (1, 1, 1)}", "StridedSlice: begin, end and strides have more entries that slice a dim");
+	expect_error("%x: <Tensor[Float32], (10, 6)>", "StridedSlice(%x) {begin: (0, 10), end: (5, 6), strides: (1, 1), "
+	             "shrink_axis_mask: 2}", "StridedSlice: entry 1 shrinks dim 1 of (10, 6) (shrink_axis_mask) to the "
+	             "element at begin 10, which is outside the dim");
+	expect_error("%x: <Tensor[Float32], (10, 6)>", "StridedSlice(%x) {begin: (9, 0), end: (0, 6), strides: (-1, 1)}",
+	             "a negative stride (a reversal) is not supported yet");
+}
+
+/* MindSpore's masks, bit i for entry i (its test_stridedslice.py's shapes):
+ * entries fewer than x's dims take the rest whole; a new axis inserts a 1
+ * and wins over a shrink of the same entry; bits past the entries do
+ * nothing; begin_mask and end_mask take the dim from its start, to its end. */
+Test(strided_slice, masks)
+{
+	const char *x = "%x: <Tensor[Float32], (2, 4, 8, 16)>";
+	expect_y(x, "StridedSlice(%x) {begin: (0,), end: (1,), strides: (1,)}", F32("(1, 4, 8, 16)"));
+	expect_y(x, "StridedSlice(%x) {begin: (0, 0, 0, 0), end: (2, 4, 8, 16), strides: (1, 1, 1, 1), "
+	         "new_axis_mask: 7}", F32("(1, 1, 1, 2, 4, 8, 16)"));
+	expect_y(x, "StridedSlice(%x) {begin: (0, 0), end: (2, 4), strides: (1, 1), new_axis_mask: 7}",
+	         F32("(1, 1, 2, 4, 8, 16)"));
+	expect_y(x, "StridedSlice(%x) {begin: (0, 0), end: (2, 4), strides: (1, 1), new_axis_mask: 8}",
+	         F32("(2, 4, 8, 16)"));
+	expect_y(x, "StridedSlice(%x) {begin: (0, 0, 0, 0), end: (2, 4, 8, 16), strides: (1, 1, 1, 1), "
+	         "new_axis_mask: 20}", F32("(2, 4, 1, 8, 16)"));
+	expect_y(x, "StridedSlice(%x) {begin: (0, 0, 0, 0), end: (2, 4, 8, 16), strides: (1, 1, 1, 1), "
+	         "new_axis_mask: 7, shrink_axis_mask: 7}", F32("(1, 1, 1, 2, 4, 8, 16)"));
+	expect_y(x, "StridedSlice(%x) {begin: (0, 0, 0, 0), end: (2, 4, 8, 16), strides: (1, 1, 1, 1), "
+	         "shrink_axis_mask: 7}", F32("(16,)"));
+	expect_y(x, "StridedSlice(%x) {begin: (1, 1), end: (2, 4), strides: (1, 1), new_axis_mask: 6, "
+	         "shrink_axis_mask: 1}", F32("(1, 4, 8, 16)"));
+	expect_y(x, "StridedSlice(%x) {begin: (1, 1, 3), end: (2, 4, 8), strides: (1, 1, 1), new_axis_mask: 2, "
+	         "shrink_axis_mask: 1, begin_mask: 4}", F32("(1, 4, 8, 16)"));
+	expect_y(x, "StridedSlice(%x) {begin: (1, 3, -2), end: (0, 4, 0), strides: (1, 2, 1), begin_mask: 3, "
+	         "end_mask: 5}", F32("(2, 2, 2, 16)"));
 	expect_error("%x: <Tensor[Float32], (10,)>", "StridedSlice(%x) {begin: (0,), end: (5,)}",
 	             "t.ir:3:8: error: StridedSlice needs the attribute 'strides'");
 }
@@ -568,7 +604,7 @@ Test(strided_slice, end_length_checked_in_any_order)
 	Run *r = op("%x: <Tensor[Float32], (10, 6)>", "StridedSlice(%x) {end: (10,), begin: (0, 0), strides: (1, 1)}");
 	cr_assert_not(r->ok);
 	cr_assert_eq(r->d.nerrors, 1, "got:\n%s", msgs(r));
-	cr_assert(strstr(msgs(r), "need 2 entries each, one per dim of (10, 6) (they have 2, 1 and 2)"),
+	cr_assert(strstr(msgs(r), "as many in each (they have 2, 1 and 2; x is (10, 6))"),
 	          "expected the lengths of 'end' and 'begin' compared, got:\n%s", msgs(r));
 	cr_assert_null(strstr(msgs(r), "would be empty"), "a short 'end' is read as 0, got:\n%s", msgs(r));
 	run_free(r);
