@@ -208,7 +208,7 @@ Test(simulate, operator_rules)
 		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = ReduceProd(%x) {axis: 1, in_strategy: ((1, 4),)}\n"
 		"  %2 = ReduceProd(%x) {axis: (0, 1), keep_dims: true, in_strategy: ((2, 2),)}\n  %3 = Add(%1, %2)\n"
 		"  return %3",
-		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = Greater(%x, 0.0)\n"
+		"%x: <Tensor[Float32], (8, 16)>, %y: <Tensor[Float32], (8, 16)>) {\n  %1 = Greater(%x, %y)\n"
 		"  %2 = ReduceAll(%1) {axis: 1, in_strategy: ((1, 4),)}\n"
 		"  %3 = ReduceAny(%1) {axis: 0, keep_dims: true, in_strategy: ((2, 2),)}\n  return %2, %3",
 		/* softmax with its axis whole, layernorm, transpose, flatten, concat, slice, cast */
