@@ -665,7 +665,7 @@ void sc_reduce_max(sc_rt *rt, const float *x, float *y, const int64_t *dims, int
 void sc_reduce_min(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes);
 void sc_reduce_prod(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes);
 /* MindSpore's ReduceAll and ReduceAny: x and y SC_BOOL (a byte an element,
- * true when not 0; y 1 or 0); over no elements, true and false. */
+ * true when not 0; y 1 or 0). */
 void sc_reduce_all(sc_rt *rt, const uint8_t *x, uint8_t *y, const int64_t *dims, int ndim, const int *axes,
                    int naxes);
 void sc_reduce_any(sc_rt *rt, const uint8_t *x, uint8_t *y, const int64_t *dims, int ndim, const int *axes,
