@@ -14,7 +14,9 @@
  *   the whole reduced extent, as on one device: a ReduceMax or ReduceMin whose
  *   reduced dims are split counts the ties of its piece that equal the
  *   completed maximum (minimum), and one AllReduce sums the counts over the
- *   ranks that split those dims.
+ *   ranks that split those dims. A product's partials pass dy on unchanged;
+ *   the ReduceProd's adjoint multiplies by the other ranks' factors, from the
+ *   nonzero product and zero count of the whole reduced extent (prod_stat).
  * - A local operator's gradient for input k is itself partial over the device
  *   axes that split the operator's output (or leave it partial) but not input
  *   k: those ranks used the same piece of k for different parts of the
