@@ -14,7 +14,9 @@
  *   the whole reduced extent, as on one device: a ReduceMax or ReduceMin whose
  *   reduced dims are split counts the ties of its piece that equal the
  *   completed maximum (minimum), and one AllReduce sums the counts over the
- *   ranks that split those dims.
+ *   ranks that split those dims. A product's partials pass dy on unchanged;
+ *   the ReduceProd's adjoint multiplies by the other ranks' factors, from the
+ *   nonzero product and zero count of the whole reduced extent (prod_stat).
  * - A local operator's gradient for input k is itself partial over the device
  *   axes that split the operator's output (or leave it partial) but not input
  *   k: those ranks used the same piece of k for different parts of the
@@ -215,7 +217,9 @@ static void adjoint_step(Diff *d, int i, int dy)
 		g = lower_repad(d->x, g, &gt, why(d, u, "the adjoint of a redistribution"), "the pieces typed as the whole's");
 	}
 	StepKind kind = op.step->kind;
-	if ((kind == STEP_ALL_REDUCE || kind == STEP_REDUCE_SCATTER) && op.step->op != REDUCE_SUM_OP) {
+	/* a product's partials pass dy on: the ReduceProd's adjoint multiplies by the other ranks' factors */
+	if ((kind == STEP_ALL_REDUCE || kind == STEP_REDUCE_SCATTER) && op.step->op != REDUCE_SUM_OP &&
+	    op.step->op != REDUCE_PROD_OP) {
 		int64_t n = 1;
 		for (int a = 0; a < op.step->from.ndev; a++)
 			if (op.step->axes & (1u << a))
@@ -280,6 +284,33 @@ static int global_ties(Diff *d, int i)
 	return lower_redistribute(d->x, c, &whole, why(d, u, "the ties counted over the ranks that split the reduced dims"));
 }
 
+/* The statistics a ReduceProd (ops[i]) whose reduced dims are split needs
+ * for its gradient, the product of the others, safely at zeros: for each
+ * output element, the product of the nonzero elements of the whole reduced
+ * extent (k 0: partial products completed by an AllReduce prod) and how many
+ * are zero (k 1: counts completed by an AllReduce sum), on every rank. */
+static int prod_stat(Diff *d, int i, int k)
+{
+	Lowered *l = d->x->l;
+	const LOp op = l->ops[i];
+	int u = op.result;
+	TensorLayout whole = l->values[u].layout, partial = whole;
+	whole.partial = 0;
+	partial.partial_op = k ? REDUCE_SUM_OP : REDUCE_PROD_OP;
+	Type ct = lower_global_type(&l->values[u]);
+	StrBuf name = {0};
+	sb_printf(&name, "%s_%s", k ? "zeros" : "nonzero_prod", l->values[u].name);
+	int c = lower_value(d->x, arena_strdup(d->x->a, name.data), &ct, &partial);
+	sb_free(&name);
+	LOp *o = grad_op(d, GRAD_TIE_COUNT, op.op, 1, c);
+	o->of = i;
+	o->k = k;
+	o->in[0] = op.in[0];
+	return lower_redistribute(d->x, c, &whole, why(d, u, k ? "the zeros counted over the ranks that split the reduced dims"
+	                                                       : "the nonzero factors' product over the ranks that split "
+	                                                         "the reduced dims"));
+}
+
 /* The adjoint of a local operator, one gradient per input that needs one. */
 static void adjoint_local(Diff *d, int i, int dy)
 {
@@ -319,14 +350,18 @@ static void adjoint_local(Diff *d, int i, int dy)
 		gl.partial = grad_partial_axes(&gl, out) | lazy;
 		gl.partial_op = REDUCE_SUM_OP;
 		bool split_pick = (op.op == OP_REDUCE_MAX || op.op == OP_REDUCE_MIN) && l->values[op.result].layout.partial;
+		bool split_prod = op.op == OP_REDUCE_PROD && l->values[op.result].layout.partial;
 		int ties = split_pick ? global_ties(d, i) : -1;
+		int prod = split_prod ? prod_stat(d, i, 0) : -1, zeros = split_prod ? prod_stat(d, i, 1) : -1;
 		int g = grad_value(d, u, &gl);
-		LOp *o = grad_op(d, GRAD_ADJOINT, op.op, split_pick ? 2 : 1, g);
+		LOp *o = grad_op(d, GRAD_ADJOINT, op.op, split_pick ? 2 : split_prod ? 3 : 1, g);
 		o->of = i;
 		o->k = k;
 		o->in[0] = dy;
 		if (split_pick)
 			o->in[1] = ties;
+		if (split_prod)
+			o->in[1] = prod, o->in[2] = zeros;
 		add_contrib(d, u, g);
 	}
 }

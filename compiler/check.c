@@ -255,7 +255,7 @@ static const char *kind_wanted(AttrValueKind k)
 	case AK_INTS: return "a tuple of integers";
 	case AK_AXES: return "an integer or a tuple of integers";
 	case AK_DTYPE: return "an element type such as Float16";
-	case AK_REDUCE_OP: return "\"sum\", \"max\", \"min\" or \"mean\"";
+	case AK_REDUCE_OP: return "\"sum\", \"max\", \"min\", \"prod\" or \"mean\"";
 	case AK_APPROXIMATE: return "\"tanh\" or \"none\"";
 	case AK_STRING: return "a string such as \"BNSD\"";
 	case AK_GRAPH: return "a graph name such as @f";
@@ -280,7 +280,8 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case AK_INTS: case AK_STRATEGY: case AK_SHARD: ok = true; break;
 	case AK_AXES: ok = v->kind == LIT_INT || v->kind == LIT_TUPLE; break;
 	case AK_DTYPE: ok = v->kind == LIT_IDENT || v->kind == LIT_STR; break;
-	case AK_REDUCE_OP: ok = str_is(v, "sum") || str_is(v, "max") || str_is(v, "min") || str_is(v, "mean"); break;
+	case AK_REDUCE_OP: ok = str_is(v, "sum") || str_is(v, "max") || str_is(v, "min") || str_is(v, "prod") ||
+		                         str_is(v, "mean"); break;
 	case AK_APPROXIMATE: ok = str_is(v, "tanh") || str_is(v, "none"); break;
 	case AK_STRING: ok = v->kind == LIT_STR; break;
 	case AK_GRAPH: ok = v->kind == LIT_GRAPH; break;
@@ -344,6 +345,7 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case ATTR_REDUCE_OP:
 		a->reduce_op = str_is(v, "max")    ? REDUCE_MAX_OP
 		               : str_is(v, "min")  ? REDUCE_MIN_OP
+		               : str_is(v, "prod") ? REDUCE_PROD_OP
 		               : str_is(v, "mean") ? REDUCE_MEAN_OP : REDUCE_SUM_OP;
 		break;
 	case ATTR_GROUP: {
@@ -657,12 +659,12 @@ static int64_t inlined_size(const Node *n)
 
 
 /* MindSpore operators shardc does not have, whose names lie near ones it
- * has (ReduceProd near ReduceMean, PReLU near ReLU): "did you mean" would
+ * has (PReLU near ReLU, Argmax near ReduceMax): "did you mean" would
  * suggest another operator, so the message says the operator is missing. */
 static bool mindspore_only(const char *name)
 {
 	static const char *const names[] = {
-		"ReduceProd", "ReduceAll", "ReduceAny", "PReLU", "LeakyReLU", "OneHot", "Tile",
+		"PReLU", "LeakyReLU", "OneHot", "Tile",
 		"ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK", "CumSum", "CumProd",
 		"Elu", "LogSigmoid", "Erfc", "Erfinv", "Inv", "Rint", "Acos", "Asin", "Atanh", "Asinh", "Acosh", "Atan2",
 		"Mish", "SeLU", "IsFinite", "DivNoNan", "LogicalAnd", "LogicalOr", "LogicalNot", "ApproximateEqual",

@@ -31,7 +31,7 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 	AttrMask mask = (op_info[op].attrs | (op != OP_CALL ? ATTR_BIT(ATTR_RECOMPUTE) : 0) | ATTR_BIT(ATTR_PIPELINE_STAGE)) &
 	                a->present;
 	mask &= ~(ATTR_BIT(ATTR_IN_STRATEGY) | ATTR_BIT(ATTR_OUT_STRATEGY) | ATTR_BIT(ATTR_GRAPH) | ATTR_BIT(ATTR_SHARD));
-	static const char *const reduce_names[] = {"\"sum\"", "\"max\"", "\"mean\"", "\"min\""};   /* ReduceOp's order */
+	static const char *const reduce_names[] = {"\"sum\"", "\"max\"", "\"mean\"", "\"min\"", "\"prod\""};   /* ReduceOp's order */
 	bool first = true;
 	for (int k = 0; k < ATTR_COUNT; k++) {
 		if (!(mask & ATTR_BIT(k)))
@@ -515,8 +515,8 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 			int np = layout_group(out, rank % l->device_num, out->partial, members);
 			for (int k = 0; k < np; k++)
 				members[k] += rank - rank % l->device_num;
-			sb_printf(b, "  # partial %s over ranks ", out->partial_op == REDUCE_MAX_OP ? "max"
-			          : out->partial_op == REDUCE_MIN_OP ? "min" : out->partial_op == REDUCE_MEAN_OP ? "mean" : "sum");
+			static const char *const names[] = {"sum", "max", "mean", "min", "prod"};   /* ReduceOp's order */
+			sb_printf(b, "  # partial %s over ranks ", names[out->partial_op]);
 			ints_print(b, members, np);
 		}
 		fusion_mark(b, l, i, false);

@@ -131,11 +131,15 @@ static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_
 		sb_printf(b, "sc_where_equal(rt, %s, %s, %s, %s, %lld);", p->cname[o->in[0]], p->cname[o->in[1]],
 		          p->cname[o->in[2]], p->cname[o->result], (long long)numel(y));
 		break;
-	case GRAD_TIE_COUNT: {
+	case GRAD_TIE_COUNT: {   /* a ReduceProd's: its piece's nonzero product (k 0) or zero count (k 1) */
 		const LValue *x = &l->values[o->in[0]];
 		int64_t axes[MAX_DIMS];
 		int na = reduce_axes(&differentiated(l, o)->a, x->type.rank, axes);
-		sb_printf(b, "sc_count_equal(rt, %s, %s, %s, ", p->cname[o->in[0]], p->cname[o->in[1]], p->cname[o->result]);
+		if (o->op == OP_REDUCE_PROD)
+			sb_printf(b, "sc_reduce_prod_stat(rt, %s, %d, %s, ", p->cname[o->in[0]], o->k, p->cname[o->result]);
+		else
+			sb_printf(b, "sc_count_equal(rt, %s, %s, %s, ", p->cname[o->in[0]], p->cname[o->in[1]],
+			          p->cname[o->result]);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, ", x->type.rank);
 		ints_lit(b, axes, na);

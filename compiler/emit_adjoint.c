@@ -214,6 +214,16 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_printf(b, ", %d);", na);
 		return;
 	}
+	case OP_REDUCE_PROD: {   /* dy times the product of the others; in[1], in[2]: the stats over every rank, when split */
+		int na = reduce_axes(fa, x->type.rank, axes);
+		sb_printf(b, "sc_reduce_prod_grad(rt, %s, %s, %s, %s, %s, ", x0, dy, o->nin > 2 ? p->cname[o->in[1]] : "NULL",
+		          o->nin > 2 ? p->cname[o->in[2]] : "NULL", dx);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, ", x->type.rank);
+		ints_lit(b, axes, na);
+		sb_printf(b, ", %d);", na);
+		return;
+	}
 	case OP_TRANSPOSE: {
 		int64_t inv[MAX_DIMS];
 		for (int d = 0; d < fa->nperm; d++)
@@ -339,7 +349,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		die("%s is no adjoint's call", op_info[o->op].name);
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:   /* no operands, no gradient */
 		die("%s has no operand to differentiate", op_info[f->op].name);
-	OP_CASES(COMPARE_OPS)   /* a Bool result: op_input_has_grad */
+	OP_CASES(COMPARE_OPS) case OP_REDUCE_ALL: case OP_REDUCE_ANY:   /* a Bool result: op_input_has_grad */
 		die("%s has no gradient", op_info[f->op].name);
 	case OP_CALL: case OP_COUNT:   /* inlined by flatten; rejected by check_names */
 		die("no %s operator is left to differentiate", f->op == OP_CALL ? "Call" : "unknown");

@@ -125,6 +125,7 @@ const char *redop_name(ReduceOp op)
 {
 	return op == REDUCE_MAX_OP    ? "SC_MAX"
 	       : op == REDUCE_MIN_OP  ? "SC_MIN"
+	       : op == REDUCE_PROD_OP ? "SC_PROD"
 	       : op == REDUCE_MEAN_OP ? "SC_MEAN" : "SC_SUM";
 }
 

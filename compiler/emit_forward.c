@@ -255,10 +255,13 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, %lld);", x->type.rank, (long long)(a->has_axis && a->naxes ? a->axes[0] : -1));
 		break;
-	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: {
+	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_REDUCE_PROD:
+	case OP_REDUCE_ALL: case OP_REDUCE_ANY: {   /* All, Any: Bool to Bool, a byte an element */
 		int na = reduce_axes(a, x->type.rank, axes);
-		sb_printf(b, "sc_reduce_%s(rt, %s, %s, ", o->op == OP_REDUCE_SUM ? "sum" : o->op == OP_REDUCE_MEAN ? "mean"
-		          : o->op == OP_REDUCE_MAX ? "max" : "min", x0, y);
+		static const char *const names[] = {"sum", "mean", "max", "min", "prod", "all", "any"};   /* ops.h's order */
+		_Static_assert(OP_REDUCE_MEAN == OP_REDUCE_SUM + 1 && OP_REDUCE_MIN == OP_REDUCE_SUM + 3 &&
+		               OP_REDUCE_ANY == OP_REDUCE_SUM + 6, "the reductions' rows follow one another in ops.h");
+		sb_printf(b, "sc_reduce_%s(rt, %s, %s, ", names[o->op - OP_REDUCE_SUM], x0, y);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, ", x->type.rank);
 		ints_lit(b, axes, na);

@@ -359,8 +359,8 @@ bool layout_check(const TensorLayout *l, const int64_t *global, char *why, size_
 		snprintf(why, n, "partial mask 0x%x names an axis beyond the %d-axis matrix", (unsigned)l->partial, l->ndev);
 		return false;
 	}
-	if (l->partial && (l->partial_op < REDUCE_SUM_OP || l->partial_op > REDUCE_MIN_OP)) {
-		snprintf(why, n, "partial reduce op %d is not sum, max, mean or min", (int)l->partial_op);
+	if (l->partial && (l->partial_op < REDUCE_SUM_OP || l->partial_op > REDUCE_PROD_OP)) {
+		snprintf(why, n, "partial reduce op %d is not sum, max, mean, min or prod", (int)l->partial_op);
 		return false;
 	}
 	for (int d = 0; global && d < l->rank; d++) {
@@ -404,7 +404,7 @@ void layout_print(StrBuf *b, const TensorLayout *l)
 	for (int a = 0; a < l->ndev; a++)
 		if (l->partial & (1u << a))
 			v[n++] = a;
-	static const char *const names[] = {" partial sum ", " partial max ", " partial mean ", " partial min "};
+	static const char *const names[] = {" partial sum ", " partial max ", " partial mean ", " partial min ", " partial prod "};
 	sb_puts(b, names[l->partial_op]);
 	print_list(b, v, n);
 }

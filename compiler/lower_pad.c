@@ -1,8 +1,9 @@
 /* lower_pad.c: lowering's PadFills, the padding of an uneven piece
  * (docs/language.md, Uneven splits) made what its reader needs: 0 under a
  * sum, a mean, a loss or a contraction, the lowest float under a maximum,
- * the highest under a minimum, 1 under Log, Sqrt, Rsqrt and a divisor, 0
- * after a computed constant. uneven.c checks the result. */
+ * the highest under a minimum, 1 (true) under a product and ReduceAll,
+ * 1 under Log, Sqrt, Rsqrt and a divisor, 0 after a computed constant.
+ * uneven.c checks the result. */
 #include "lower_internal.h"
 
 #include <float.h>
@@ -93,7 +94,8 @@ static void fill_contracted(Lowering *x, int i, int *ins)
 /* The operands of flat node i whose padding along an uneven dim must hold
  * a given value (docs/language.md, Uneven splits), PadFilled in `ins`: a
  * reduction's and a loss's over the dims they reduce (0, or the lowest
- * float under a maximum, the highest under a minimum), a contraction's (0),
+ * float under a maximum, the highest under a minimum, 1 under a product
+ * and ReduceAll: true), a contraction's (0),
  * and what Log, Sqrt, Rsqrt and Div's divisor read (1: their value and slope
  * stay finite there, the gradient 0 as dy's). */
 void lower_fill_operands(Lowering *x, int i, int *ins)
@@ -104,14 +106,17 @@ void lower_fill_operands(Lowering *x, int i, int *ins)
 	int na = 0, first = 0, last = -1;   /* the operands to fill: [first, last] */
 	double fill = 0;
 	bool reduction = n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX ||
-	                 n->op == OP_REDUCE_MIN;
+	                 n->op == OP_REDUCE_MIN || n->op == OP_REDUCE_PROD || n->op == OP_REDUCE_ALL ||
+	                 n->op == OP_REDUCE_ANY;
 	if (n->op == OP_MATMUL || n->op == OP_BATCH_MATMUL) {
 		fill_contracted(x, i, ins);
 		return;
 	}
 	if (reduction) {
 		na = reduce_axes(&n->a, x->l->values[ins[0]].type.rank, axes);
-		fill = n->op == OP_REDUCE_MAX ? -FLT_MAX : n->op == OP_REDUCE_MIN ? FLT_MAX : 0;
+		fill = n->op == OP_REDUCE_MAX                                ? -FLT_MAX
+		       : n->op == OP_REDUCE_MIN                              ? FLT_MAX
+		       : n->op == OP_REDUCE_PROD || n->op == OP_REDUCE_ALL ? 1 : 0;   /* Any: false, a Bool's 0 */
 		last = 0;
 	} else if (n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS)   /* both operands: their difference 0 there */
 		last = 1;
@@ -124,7 +129,7 @@ void lower_fill_operands(Lowering *x, int i, int *ins)
 				axes[na] = na;
 		StrBuf w = {0};
 		sb_printf(&w, "%s %%%s split unevenly along %s", op_info[n->op].name, g->values[n->result].name,
-		          fill == 1 ? "a dim of what it reads" : "a reduced dim");
+		          reduction ? "a reduced dim" : "a dim of what it reads");
 		ins[k] = lower_fill_uneven(x, i, ins[k], axes, na, fill, arena_strdup(x->a, w.data));
 		sb_free(&w);
 	}

@@ -55,7 +55,7 @@
  *   device axes (indices into dev) splitting dim d, most significant first;
  *   partial: the axes over which the values are partial results (never for an
  *   input, parameter or output). strategy.json's layouts add "partial_op":
- *   "sum", "max", "min", "mean", or null when nothing is partial. The manifest's
+ *   "sum", "max", "min", "prod", "mean", or null when nothing is partial. The manifest's
  *   layouts drop size-1 axes; their dev multiplies to device_num.
  *
  *   GRID = {"dev": [2, 4], "axes": [1]}
@@ -142,7 +142,7 @@ static json_t *jmask(uint32_t mask, int n)
 
 static const char *reduce_name(ReduceOp op)
 {
-	return op == REDUCE_MAX_OP ? "max" : op == REDUCE_MIN_OP ? "min" : op == REDUCE_MEAN_OP ? "mean" : "sum";
+	return op == REDUCE_MAX_OP ? "max" : op == REDUCE_MIN_OP ? "min" : op == REDUCE_PROD_OP ? "prod" : op == REDUCE_MEAN_OP ? "mean" : "sum";
 }
 
 static json_t *jmap(const TensorLayout *l)

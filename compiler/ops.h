@@ -187,6 +187,9 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(REDUCE_MEAN, "ReduceMean", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_NONE, 0, PREC_F32, V_COPY)                              \
 	OP(REDUCE_MAX, "ReduceMax", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_XY, 0, PREC_FOLLOW, V_COPY)                               \
 	OP(REDUCE_MIN, "ReduceMin", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_XY, 0, PREC_FOLLOW, V_COPY)                               \
+	OP(REDUCE_PROD, "ReduceProd", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_X, 0, PREC_F32, V_COPY)                                 \
+	OP(REDUCE_ALL, "ReduceAll", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_NONE, 1u << 0, PREC_FOLLOW, V_COPY)                       \
+	OP(REDUCE_ANY, "ReduceAny", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_NONE, 1u << 0, PREC_FOLLOW, V_COPY)                       \
 	OP(RESHAPE, "Reshape", 1, 1, A(SHAPE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                        \
 	OP(TRANSPOSE, "Transpose", 1, 1, A(PERM), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                     \
 	OP(FLATTEN, "Flatten", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                               \

@@ -137,8 +137,11 @@ static void reduce_dims(const Graph *g, const Node *n, OpDims *od)
 			od->out_dim[od->out_rank++] = (int8_t)d;
 		else if (a->keep_dims)
 			od->out_dim[od->out_rank++] = -1;
-	od->reduce_op = n->op == OP_REDUCE_MAX ? REDUCE_MAX_OP : n->op == OP_REDUCE_MIN ? REDUCE_MIN_OP
-	              : n->op == OP_REDUCE_MEAN ? REDUCE_MEAN_OP : REDUCE_SUM_OP;
+	/* ReduceAll and ReduceAny: a Bool's minimum and maximum */
+	od->reduce_op = n->op == OP_REDUCE_MAX || n->op == OP_REDUCE_ANY   ? REDUCE_MAX_OP
+	              : n->op == OP_REDUCE_MIN || n->op == OP_REDUCE_ALL ? REDUCE_MIN_OP
+	              : n->op == OP_REDUCE_PROD                          ? REDUCE_PROD_OP
+	              : n->op == OP_REDUCE_MEAN                          ? REDUCE_MEAN_OP : REDUCE_SUM_OP;
 }
 
 bool op_dims(const Graph *g, const Node *n, OpDims *od)
@@ -171,7 +174,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	switch (n->op) {
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS)
 	case OP_CAST: case OP_SELECT: case OP_DROPOUT: case OP_PAD_FILL: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM:
-	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
+	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 		die("%s has its rule class", op_info[n->op].name);
 	case OP_MSE_LOSS: case OP_L1_LOSS:
 		broadcast_dims(g, n, od, x->rank, x->dims);   /* the two shapes are equal (shape.c) */

@@ -93,6 +93,12 @@ static bool infer_reduce(Infer *x, const Type *in, Type *out)
 {
 	const Attrs *a = &x->n->a;
 	bool reduced[MAX_DIMS] = {0};
+	if ((x->n->op == OP_REDUCE_ALL || x->n->op == OP_REDUCE_ANY) && in->dtype != DT_BOOL) {
+		ERR(x, in_span(x, 0), "%s reduces a Bool tensor (a comparison's result); '%%%s' is %s: compare it first, "
+		    "e.g. NotEqual(%%%s, 0.0)", opname(x), x->g->values[x->n->in[0]].name, dtype_name(in->dtype),
+		    x->g->values[x->n->in[0]].name);
+		return false;
+	}
 	if (!a->has_axis || (a->axis_is_tuple && a->naxes == 0))
 		for (int i = 0; i < in->rank; i++)
 			reduced[i] = true;
@@ -616,6 +622,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS)
 	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_ROTARY: case OP_FLASH_ATTENTION: case OP_DROPOUT: case OP_SOFTMAX: case OP_PAD_FILL:
 	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_RESHAPE:
+	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 	case OP_TRANSPOSE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_BROADCAST_TO: case OP_GATHER:
 	OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
@@ -685,7 +692,7 @@ static bool infer_node(Infer *x, Type *out)
 	switch (n->op) {
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS)
 	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
-	case OP_DROPOUT:
+	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY: case OP_DROPOUT:
 		die("%s has its shape class", opname(x));
 	case OP_BIAS_ADD: {
 		const Type *b = in_type(x, 1);

@@ -164,8 +164,8 @@ bool op_input_has_grad(OpKind op, int k, DType in, DType out);
 
 /* How partial results combine. mean (sum, then divide by the group size) is
  * what a ReduceMean or a mean loss over a split dim leaves: equal slices make
- * the mean of the slices' means the global mean; min what a ReduceMin leaves. */
-typedef enum { REDUCE_SUM_OP, REDUCE_MAX_OP, REDUCE_MEAN_OP, REDUCE_MIN_OP } ReduceOp;
+ * the mean of the slices' means the global mean; min what a ReduceMin leaves, prod a ReduceProd. */
+typedef enum { REDUCE_SUM_OP, REDUCE_MAX_OP, REDUCE_MEAN_OP, REDUCE_MIN_OP, REDUCE_PROD_OP } ReduceOp;
 
 typedef struct LayoutDecl LayoutDecl;
 
@@ -680,7 +680,7 @@ typedef enum {
 	GRAD_ACCUM,              /* in[0] + in[1] */
 	GRAD_SCALE,              /* in[0] * scale (the adjoint of a mean) */
 	GRAD_MAX_MASK,           /* in[2] where in[0] (partial maxima, minima) equals in[1] (their max, min), else 0 */
-	GRAD_TIE_COUNT,          /* how many of in[0] (ops[of]'s ReduceMax/Min input) equal in[1] (the max, min) */
+	GRAD_TIE_COUNT,          /* how many of in[0] (ops[of]'s ReduceMax/Min input) equal in[1]; ReduceProd: its stat k */
 	GRAD_SQNORM,             /* the sum of squares of the in[] this rank holds first copies of (a partial sum) */
 	GRAD_CLIP,               /* in[0] * clip / max(sqrt(in[1]), clip), clip the train block's clip_global_norm */
 } GradKind;

@@ -30,10 +30,12 @@
  *   - Softmax, LogSoftmax and the cross-entropies split unevenly along their
  *     normalized axis, whose padding lowering masks (PadFill; the dense
  *     labels' 0), the dense cross-entropy along its rows, each alone, and
- *     ReduceSum, ReduceMean, ReduceMax, ReduceMin and the cross-entropy's
- *     mean over its rows along an uneven dim, whose padding lowering fills
- *     (0; the lowest float under a maximum, the highest under a minimum; the
- *     mean's divisor the whole's count: emit_forward.c), MSELoss and L1Loss
+ *     the reductions (ReduceSum, ReduceMean, ReduceMax, ReduceMin,
+ *     ReduceProd, ReduceAll, ReduceAny) and the cross-entropy's mean over
+ *     its rows along an uneven dim, whose padding lowering fills (0, false;
+ *     the lowest float under a maximum, the highest under a minimum, 1 under
+ *     a product, true under ReduceAll; the mean's divisor the whole's count:
+ *     emit_forward.c), MSELoss and L1Loss
  *     likewise (both operands' padding 0), and LayerNorm and RmsNorm
  *     normalizing one, whose x and squares lowering makes 0 in their padding
  *     before the means;
@@ -220,6 +222,7 @@ static UnevenKind uneven_kind(OpKind op)
 	OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) case OP_BROADCAST_TO:
 	case OP_BIAS_ADD: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN:   /* other dims, or padding filled */
+	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 	case OP_FLASH_ATTENTION:   /* its batch and heads (rules.c keeps the rest whole): each computed alone */
 	case OP_PAD_FILL: case OP_ROTARY:
 	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT:   /* along other dims: rules.c keeps theirs whole */
@@ -342,7 +345,10 @@ static void check_op(Uneven *u, int i)
 		bool sums = matmul || o->op == OP_REDUCE_SUM || o->op == OP_REDUCE_MEAN || o->op == OP_MSE_LOSS ||
 		            o->op == OP_L1_LOSS;   /* their padding made 0: fine */
 		bool masked = (o->op == OP_REDUCE_MAX && pad_fill_of(u, i, v, d) <= -FLT_MAX) ||
-		              (o->op == OP_REDUCE_MIN && pad_fill_of(u, i, v, d) >= FLT_MAX);   /* the lowest, highest float */
+		              (o->op == OP_REDUCE_MIN && pad_fill_of(u, i, v, d) >= FLT_MAX) ||   /* the lowest, highest float */
+		              (o->op == OP_REDUCE_PROD && pad_fill_of(u, i, v, d) == 1) ||   /* 1 under a product, All */
+		              (o->op == OP_REDUCE_ALL && pad_fill_of(u, i, v, d) == 1) ||
+		              (o->op == OP_REDUCE_ANY && pad_fill_of(u, i, v, d) == 0);   /* false under Any */
 		if ((od->reduced & (1u << k)) && !(sums && zero_od[k]) && !masked) {
 			refuse(u, i, v, d, matmul ? "the MatMul contracts it, which needs zeros in both operands' padding (a "
 			                            "Parameter's, or what maps zeros to zeros); split it evenly"
@@ -390,7 +396,8 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 	if (n->op == OP_GATHER && (od->reduced & (1u << o)))   /* the table's gathered dim: every id names a real entry */
 		return true;
 	if (n->op == OP_SPARSE_SOFTMAX_CE || n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX ||
-	    n->op == OP_REDUCE_MIN || n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS)
+	    n->op == OP_REDUCE_MIN || n->op == OP_REDUCE_PROD || n->op == OP_REDUCE_ALL || n->op == OP_REDUCE_ANY ||
+	    n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS)
 		return true;   /* the rows' losses, a reduction's or a loss's operands: their padding filled (lower_pad.c) */
 	if (od->reduced & (1u << o))   /* a contraction's operands: their padding made 0 (lower_pad.c) */
 		return n->op == OP_MATMUL || n->op == OP_BATCH_MATMUL;

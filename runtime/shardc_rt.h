@@ -99,6 +99,7 @@ typedef enum {
 	SC_MAX,
 	SC_MEAN,                               /* sum, then divide by the group size */
 	SC_MIN,
+	SC_PROD,                               /* on floats; SC_BOOL takes SC_MIN and SC_MAX only */
 } sc_redop;
 
 typedef enum {
@@ -664,6 +665,13 @@ void sc_reduce_sum(sc_rt *rt, const float *x, float *y, const int64_t *dims, int
 void sc_reduce_mean(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes);
 void sc_reduce_max(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes);
 void sc_reduce_min(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes);
+void sc_reduce_prod(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes);
+/* MindSpore's ReduceAll and ReduceAny: x and y SC_BOOL (a byte an element,
+ * true when not 0; y 1 or 0). */
+void sc_reduce_all(sc_rt *rt, const uint8_t *x, uint8_t *y, const int64_t *dims, int ndim, const int *axes,
+                   int naxes);
+void sc_reduce_any(sc_rt *rt, const uint8_t *x, uint8_t *y, const int64_t *dims, int ndim, const int *axes,
+                   int naxes);
 
 /* y dims[i] = dims[perm[i]]; dims are x's. */
 void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm);
@@ -900,6 +908,18 @@ void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *
                         const int64_t *dims, int ndim, const int *axes, int naxes);
 void sc_reduce_min_grad(sc_rt *rt, const float *x, const float *y, const float *dy, const float *count, float *dx,
                         const int64_t *dims, int ndim, const int *axes, int naxes);
+/* ReduceProd's gradient, the product of the other elements, exact at zeros:
+ * with P the product of the nonzero elements along the reduced axes and Z
+ * how many are zero, dx = dy P / x where Z is 0, dy P at the one zero where
+ * Z is 1, else 0. prod and zeros (y's dims) NULL: P and Z of x's elements; a
+ * reduced dim split over ranks passes every rank's (sc_reduce_prod_stat,
+ * then an AllReduce prod and an AllReduce sum). */
+void sc_reduce_prod_grad(sc_rt *rt, const float *x, const float *dy, const float *prod, const float *zeros, float *dx,
+                         const int64_t *dims, int ndim, const int *axes, int naxes);
+/* y (y's dims) = the product of x's nonzero elements along axes (k 0), or
+ * how many are zero (k 1). */
+void sc_reduce_prod_stat(sc_rt *rt, const float *x, int k, float *y, const int64_t *dims, int ndim, const int *axes,
+                         int naxes);
 /* count (y's dims, as floats) = how many elements of x along axes equal y. */
 void sc_count_equal(sc_rt *rt, const float *x, const float *y, float *count, const int64_t *dims, int ndim,
                     const int *axes, int naxes);

@@ -101,7 +101,8 @@ Choices where MindSpore leaves room:
 - Gradients at kinks: ReLU's is 0 at 0; Maximum and Minimum give each
   operand half the gradient where they tie (MindSpore's MaximumGrad);
   ReduceMax and ReduceMin split the gradient evenly among tied maxima
-  (minima) (MindSpore's bprop); L1Loss uses sign(0) = 0.
+  (minima) (MindSpore's bprop); L1Loss uses sign(0) = 0. ReduceProd's
+  gradient is the product of the other elements, exact at zeros.
 - Gather along `axis` (any dim of the table, negative from the end) reads
   entry i - offset of that dim for index i (`offset`, default 0, is the
   lowering extension for tables split along it); entries outside the table
@@ -1447,6 +1448,44 @@ def bwd_reduce_min(g, ins, at):
     return [share * expand_reduced(g, x, at)]
 
 
+def fwd_reduce_prod(ins, at):
+    return ins[0].prod(axis=reduce_axes(at, ins[0].ndim), keepdims=keep_dims(at))
+
+
+def bwd_reduce_prod(g, ins, at):
+    # The product of the other elements (MindSpore's ReduceProd bprop), taken
+    # directly: the exclusive products of the reduced elements moved last.
+    x = ins[0]
+    axes = reduce_axes(at, x.ndim)
+    keep = [a for a in range(x.ndim) if a not in axes]
+    xt = np.transpose(x, keep + list(axes)).astype(np.float64)
+    flat = xt.reshape(xt.shape[:len(keep)] + (-1,))
+    n = flat.shape[-1]
+    others = np.empty_like(flat)
+    for i in range(n):
+        others[..., i] = np.prod(np.delete(flat, i, axis=-1), axis=-1)
+    others = others.reshape(xt.shape)
+    return [np.transpose(others, np.argsort(keep + list(axes))) * expand_reduced(g, x, at)]
+
+
+def need_bool(x, op):
+    if x.dtype != np.bool_:
+        raise OpError("%s reduces a Bool tensor, not %s" % (op, x.dtype))
+    return x
+
+
+def fwd_reduce_all(ins, at):
+    return need_bool(ins[0], "ReduceAll").all(axis=reduce_axes(at, ins[0].ndim), keepdims=keep_dims(at))
+
+
+def fwd_reduce_any(ins, at):
+    return need_bool(ins[0], "ReduceAny").any(axis=reduce_axes(at, ins[0].ndim), keepdims=keep_dims(at))
+
+
+def bwd_bool_result(g, ins, at):
+    return [None]                                  # a Bool result carries no gradient
+
+
 def fwd_reshape(ins, at):
     shape = attr_ints(at, "shape")
     try:
@@ -1952,6 +1991,9 @@ OPS = {
     "ReduceMean": (fwd_reduce_mean, bwd_reduce_mean, 1, 1),
     "ReduceMax": (fwd_reduce_max, bwd_reduce_max, 1, 1),
     "ReduceMin": (fwd_reduce_min, bwd_reduce_min, 1, 1),
+    "ReduceProd": (fwd_reduce_prod, bwd_reduce_prod, 1, 1),
+    "ReduceAll": (fwd_reduce_all, bwd_bool_result, 1, 1),
+    "ReduceAny": (fwd_reduce_any, bwd_bool_result, 1, 1),
     "Reshape": (fwd_reshape, bwd_reshape, 1, 1),
     "Transpose": (fwd_transpose, bwd_transpose, 1, 1),
     "Flatten": (fwd_flatten, bwd_flatten, 1, 1),

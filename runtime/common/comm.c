@@ -30,11 +30,13 @@ static void check_member(const char *what, sc_rt *rt, sc_group *g)
 		SC_DIE("%s: rank %d is not a member of this group", what, rt->rank);
 }
 
-/* The reductions' check: bool is moved (AllGather, AllToAll), never reduced. */
-static void check_dt(const char *what, sc_dtype dt)
+/* The reductions' check: bool is moved (AllGather, AllToAll) and reduced
+ * only by min and max (ReduceAll's and ReduceAny's partial results: a byte,
+ * 0 or 1). */
+static void check_dt(const char *what, sc_dtype dt, sc_redop op)
 {
-	if (dt == SC_BOOL)
-		SC_DIE("%s: dtype %s is moved by collectives, not reduced", what, sc_dtype_name(dt));
+	if (dt == SC_BOOL && op != SC_MIN && op != SC_MAX)
+		SC_DIE("%s: dtype %s is reduced by min and max only", what, sc_dtype_name(dt));
 }
 
 static void count_bytes(sc_rt *rt, sc_group *g, int64_t bytes, int64_t factor)
@@ -45,7 +47,7 @@ static void count_bytes(sc_rt *rt, sc_group *g, int64_t bytes, int64_t factor)
 void sc_all_reduce(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dtype dt, int64_t count, sc_redop op)
 {
 	check_member("sc_all_reduce", rt, g);
-	check_dt("sc_all_reduce", dt);
+	check_dt("sc_all_reduce", dt, op);
 	if (count < 0)
 		SC_DIE("sc_all_reduce: count %lld", (long long)count);
 	count_bytes(rt, g, count * (int64_t)sc_dtype_size(dt), 2);
@@ -56,7 +58,7 @@ void sc_all_reduce_bucket(sc_rt *rt, sc_group *g, int n, const void *const *in, 
                           const int64_t *counts, sc_dtype dt, sc_redop op, void *pack)
 {
 	check_member("sc_all_reduce_bucket", rt, g);
-	check_dt("sc_all_reduce_bucket", dt);
+	check_dt("sc_all_reduce_bucket", dt, op);
 	size_t size = sc_dtype_size(dt);
 	int64_t total = 0;
 	for (int k = 0; k < n; k++) {
@@ -88,7 +90,7 @@ void sc_reduce_scatter(sc_rt *rt, sc_group *g, const void *in, void *out, sc_dty
                        int ndim, int axis, sc_redop op)
 {
 	check_member("sc_reduce_scatter", rt, g);
-	check_dt("sc_reduce_scatter", dt);
+	check_dt("sc_reduce_scatter", dt, op);
 	sc_check_dims("sc_reduce_scatter", dims, ndim);
 	axis = sc_norm_axis("sc_reduce_scatter", axis, ndim);
 	if (dims[axis] % g->n != 0)
@@ -160,14 +162,14 @@ MPI_Datatype sc_mpi_type(sc_dtype dt)
 	case SC_I32: return MPI_INT32_T;
 	case SC_I64: return MPI_INT64_T;
 	case SC_F16: case SC_BF16: return MPI_UINT16_T;   /* moved, never reduced */
-	case SC_BOOL: return MPI_UINT8_T;                 /* moved, never reduced */
+	case SC_BOOL: return MPI_UINT8_T;                 /* moved, or its min and max */
 	}
 	SC_DIE("no MPI type for %s", sc_dtype_name(dt));
 }
 
 static MPI_Op mpi_op(sc_redop op)
 {
-	return op == SC_MAX ? MPI_MAX : op == SC_MIN ? MPI_MIN : MPI_SUM;   /* a mean: the sum, divided after */
+	return op == SC_MAX ? MPI_MAX : op == SC_MIN ? MPI_MIN : op == SC_PROD ? MPI_PROD : MPI_SUM;   /* a mean: the sum */
 }
 
 static int mpi_count(int64_t n)

@@ -408,6 +408,40 @@ void sc_reduce_min(sc_rt *rt, const float *x, float *y, const int64_t *dims, int
 	sc_cpu_reduce(SC_R_MIN, x, y, dims, ndim, axes, naxes);
 }
 
+void sc_reduce_prod(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes)
+{
+	(void)rt;
+	sc_cpu_reduce(SC_R_PROD, x, y, dims, ndim, axes, naxes);
+}
+
+void sc_reduce_all(sc_rt *rt, const uint8_t *x, uint8_t *y, const int64_t *dims, int ndim, const int *axes,
+                   int naxes)
+{
+	(void)rt;
+	sc_cpu_reduce_bool(0, x, y, dims, ndim, axes, naxes);
+}
+
+void sc_reduce_any(sc_rt *rt, const uint8_t *x, uint8_t *y, const int64_t *dims, int ndim, const int *axes,
+                   int naxes)
+{
+	(void)rt;
+	sc_cpu_reduce_bool(1, x, y, dims, ndim, axes, naxes);
+}
+
+void sc_reduce_prod_stat(sc_rt *rt, const float *x, int k, float *y, const int64_t *dims, int ndim, const int *axes,
+                         int naxes)
+{
+	(void)rt;
+	sc_cpu_reduce_prod_stat(x, k, y, dims, ndim, axes, naxes);
+}
+
+void sc_reduce_prod_grad(sc_rt *rt, const float *x, const float *dy, const float *prod, const float *zeros, float *dx,
+                         const int64_t *dims, int ndim, const int *axes, int naxes)
+{
+	(void)rt;
+	sc_cpu_reduce_prod_grad(x, dy, prod, zeros, dx, dims, ndim, axes, naxes);
+}
+
 void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *dy, const float *count, float *dx,
                         const int64_t *dims, int ndim, const int *axes, int naxes)
 {

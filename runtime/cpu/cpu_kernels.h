@@ -41,9 +41,17 @@ void sc_cpu_softmax_masked(const float *x, const float *scale, const float *mask
 void sc_cpu_softmax_grad(const float *y, const float *dy, float *dx, const int64_t *dims, int ndim, int axis,
                          int is_log);
 
-typedef enum { SC_R_SUM, SC_R_MEAN, SC_R_MAX, SC_R_MIN } sc_reduce_kind;
+typedef enum { SC_R_SUM, SC_R_MEAN, SC_R_MAX, SC_R_MIN, SC_R_PROD } sc_reduce_kind;
 void sc_cpu_reduce(sc_reduce_kind kind, const float *x, float *y, const int64_t *dims, int ndim, const int *axes,
                    int naxes);
+/* ReduceAll (any 0) and ReduceAny (any 1) of bytes, y 1 or 0 */
+void sc_cpu_reduce_bool(int any, const uint8_t *x, uint8_t *y, const int64_t *dims, int ndim, const int *axes,
+                        int naxes);
+/* ReduceProd's statistics and gradient (shardc_rt.h, sc_reduce_prod_grad) */
+void sc_cpu_reduce_prod_stat(const float *x, int k, float *y, const int64_t *dims, int ndim, const int *axes,
+                             int naxes);
+void sc_cpu_reduce_prod_grad(const float *x, const float *dy, const float *prod, const float *zeros, float *dx,
+                             const int64_t *dims, int ndim, const int *axes, int naxes);
 void sc_cpu_count_equal(const float *x, const float *y, float *count, const int64_t *dims, int ndim, const int *axes,
                         int naxes);
 /* ReduceMax's gradient and ReduceMin's: dy to the elements of x equal to y */

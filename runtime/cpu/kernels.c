@@ -861,9 +861,9 @@ void sc_cpu_reduce(sc_reduce_kind kind, const float *x, float *y, const int64_t 
 	for (int d = 0; d < ndim; d++)
 		nout *= os[d] ? dims[d] : 1;
 	double *acc = xcalloc((size_t)nout, sizeof *acc);
-	if (kind == SC_R_MAX || kind == SC_R_MIN)
+	if (kind == SC_R_MAX || kind == SC_R_MIN || kind == SC_R_PROD)
 		for (int64_t o = 0; o < nout; o++)
-			acc[o] = kind == SC_R_MAX ? -INFINITY : INFINITY;
+			acc[o] = kind == SC_R_MAX ? -INFINITY : kind == SC_R_MIN ? INFINITY : 1;
 	Walk w;
 	walk_init(&w, dims, ndim, 1, os, NULL, NULL);
 	for (int64_t i = 0; i < n; i++, walk_next(&w))
@@ -871,12 +871,89 @@ void sc_cpu_reduce(sc_reduce_kind kind, const float *x, float *y, const int64_t 
 			acc[w.off[0]] = SC_MAX_NAN(acc[w.off[0]], x[i]);
 		else if (kind == SC_R_MIN)
 			acc[w.off[0]] = SC_MIN_NAN(acc[w.off[0]], x[i]);
+		else if (kind == SC_R_PROD)
+			acc[w.off[0]] *= x[i];
 		else
 			acc[w.off[0]] += x[i];
 	double count = (double)(n / nout);
 	for (int64_t o = 0; o < nout; o++)
 		y[o] = (float)(kind == SC_R_MEAN ? acc[o] / count : acc[o]);
 	free(acc);
+}
+
+void sc_cpu_reduce_bool(int any, const uint8_t *x, uint8_t *y, const int64_t *dims, int ndim, const int *axes,
+                        int naxes)
+{
+	int64_t os[SC_MAX_DIMS];
+	reduce_strides(any ? "reduce_any" : "reduce_all", dims, ndim, axes, naxes, os);
+	int64_t n = sc_numel(dims, ndim), nout = 1;
+	for (int d = 0; d < ndim; d++)
+		nout *= os[d] ? dims[d] : 1;
+	for (int64_t o = 0; o < nout; o++)
+		y[o] = !any;
+	Walk w;
+	walk_init(&w, dims, ndim, 1, os, NULL, NULL);
+	for (int64_t i = 0; i < n; i++, walk_next(&w))
+		if ((x[i] != 0) == any)   /* one true decides Any, one false All */
+			y[w.off[0]] = (uint8_t)any;
+}
+
+/* P, the product of the nonzero elements, and Z, how many are zero, of each
+ * output (y's dims), in double. */
+static void prod_stats(const float *x, double *P, int64_t *Z, const int64_t *dims, int ndim, const int64_t *os,
+                       int64_t nout)
+{
+	for (int64_t o = 0; o < nout; o++)
+		P[o] = 1, Z[o] = 0;
+	Walk w;
+	walk_init(&w, dims, ndim, 1, os, NULL, NULL);
+	for (int64_t i = 0, n = sc_numel(dims, ndim); i < n; i++, walk_next(&w))
+		if (x[i] == 0)
+			Z[w.off[0]]++;
+		else
+			P[w.off[0]] *= x[i];
+}
+
+void sc_cpu_reduce_prod_stat(const float *x, int k, float *y, const int64_t *dims, int ndim, const int *axes,
+                             int naxes)
+{
+	int64_t os[SC_MAX_DIMS];
+	reduce_strides("reduce_prod_stat", dims, ndim, axes, naxes, os);
+	int64_t nout = 1;
+	for (int d = 0; d < ndim; d++)
+		nout *= os[d] ? dims[d] : 1;
+	double *P = xcalloc((size_t)nout, sizeof *P);
+	int64_t *Z = xcalloc((size_t)nout, sizeof *Z);
+	prod_stats(x, P, Z, dims, ndim, os, nout);
+	for (int64_t o = 0; o < nout; o++)
+		y[o] = (float)(k ? (double)Z[o] : P[o]);
+	free(P);
+	free(Z);
+}
+
+void sc_cpu_reduce_prod_grad(const float *x, const float *dy, const float *prod, const float *zeros, float *dx,
+                             const int64_t *dims, int ndim, const int *axes, int naxes)
+{
+	int64_t os[SC_MAX_DIMS];
+	reduce_strides("reduce_prod_grad", dims, ndim, axes, naxes, os);
+	int64_t n = sc_numel(dims, ndim), nout = 1;
+	for (int d = 0; d < ndim; d++)
+		nout *= os[d] ? dims[d] : 1;
+	double *P = xcalloc((size_t)nout, sizeof *P);
+	int64_t *Z = xcalloc((size_t)nout, sizeof *Z);
+	if (prod)
+		for (int64_t o = 0; o < nout; o++)
+			P[o] = prod[o], Z[o] = (int64_t)zeros[o];
+	else
+		prod_stats(x, P, Z, dims, ndim, os, nout);
+	Walk w;
+	walk_init(&w, dims, ndim, 1, os, NULL, NULL);
+	for (int64_t i = 0; i < n; i++, walk_next(&w)) {
+		int64_t o = w.off[0], others = Z[o] - (x[i] == 0);   /* the zeros among the other elements */
+		dx[i] = others ? 0 : (float)(dy[o] * (x[i] == 0 ? P[o] : P[o] / x[i]));
+	}
+	free(P);
+	free(Z);
 }
 
 /* count (y's dims) = how many elements of x along the reduced axes equal y */

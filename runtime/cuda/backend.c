@@ -295,14 +295,14 @@ static ncclDataType_t nccl_type(sc_dtype dt)
 	case SC_I64: return ncclInt64;
 	case SC_F16: return ncclFloat16;
 	case SC_BF16: return ncclBfloat16;
-	case SC_BOOL: return ncclUint8;   /* moved (AllGather, AllToAll), never reduced */
+	case SC_BOOL: return ncclUint8;   /* moved (AllGather, AllToAll), or its min and max */
 	}
 	SC_DIE("no NCCL type for %s", sc_dtype_name(dt));
 }
 
 static ncclRedOp_t nccl_op(sc_redop op)
 {
-	return op == SC_MAX ? ncclMax : op == SC_MIN ? ncclMin : ncclSum;   /* a mean: the sum, divided after */
+	return op == SC_MAX ? ncclMax : op == SC_MIN ? ncclMin : op == SC_PROD ? ncclProd : ncclSum;   /* a mean: the sum */
 }
 #endif
 
@@ -992,6 +992,45 @@ void sc_reduce_min(sc_rt *rt, const float *x, float *y, const int64_t *dims, int
 {
 	PROFILE(rt, "ReduceMin", 0, 4.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
 	reduce(rt, SC_R_MIN, x, y, dims, ndim, axes, naxes);
+}
+
+void sc_reduce_prod(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, const int *axes, int naxes)
+{
+	PROFILE(rt, "ReduceProd", 0, 4.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
+	sc_cu_plan p = axes_plan("reduce_prod", dims, ndim, axes, naxes);
+	SC_CUDA_CHECK(sc_cu_reduce_prod(x, -1, y, &p, cu(rt)->stream));
+}
+
+void sc_reduce_all(sc_rt *rt, const uint8_t *x, uint8_t *y, const int64_t *dims, int ndim, const int *axes,
+                   int naxes)
+{
+	PROFILE(rt, "ReduceAll", 0, (double)sc_numel(dims, ndim), SC_PEAK_MEM);
+	sc_cu_plan p = axes_plan("reduce_all", dims, ndim, axes, naxes);
+	SC_CUDA_CHECK(sc_cu_reduce_bool(0, x, y, &p, cu(rt)->stream));
+}
+
+void sc_reduce_any(sc_rt *rt, const uint8_t *x, uint8_t *y, const int64_t *dims, int ndim, const int *axes,
+                   int naxes)
+{
+	PROFILE(rt, "ReduceAny", 0, (double)sc_numel(dims, ndim), SC_PEAK_MEM);
+	sc_cu_plan p = axes_plan("reduce_any", dims, ndim, axes, naxes);
+	SC_CUDA_CHECK(sc_cu_reduce_bool(1, x, y, &p, cu(rt)->stream));
+}
+
+void sc_reduce_prod_stat(sc_rt *rt, const float *x, int k, float *y, const int64_t *dims, int ndim, const int *axes,
+                         int naxes)
+{
+	PROFILE(rt, "ReduceProd stat", 0, 4.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
+	sc_cu_plan p = axes_plan("reduce_prod_stat", dims, ndim, axes, naxes);
+	SC_CUDA_CHECK(sc_cu_reduce_prod(x, k, y, &p, cu(rt)->stream));
+}
+
+void sc_reduce_prod_grad(sc_rt *rt, const float *x, const float *dy, const float *prod, const float *zeros, float *dx,
+                         const int64_t *dims, int ndim, const int *axes, int naxes)
+{
+	PROFILE(rt, "ReduceProd grad", 0, 12.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
+	sc_cu_plan p = axes_plan("reduce_prod_grad", dims, ndim, axes, naxes);
+	SC_CUDA_CHECK(sc_cu_reduce_prod_grad(x, dy, prod, zeros, dx, &p, cu(rt)->stream));
 }
 
 void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *dy, const float *count, float *dx,

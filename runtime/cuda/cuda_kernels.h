@@ -68,6 +68,11 @@ cudaError_t sc_cu_reduce(sc_reduce_kind kind, const float *x, float *y, const sc
 cudaError_t sc_cu_reduce_max_grad(const float *x, const float *y, const float *dy, const float *count, float *dx,
                                   const sc_cu_plan *p, cudaStream_t s);
 cudaError_t sc_cu_count_equal(const float *x, const float *y, float *count, const sc_cu_plan *p, cudaStream_t s);
+/* ReduceProd (k -1), its nonzero product (k 0) and zero count (k 1); its gradient; ReduceAll (any 0), ReduceAny */
+cudaError_t sc_cu_reduce_prod(const float *x, int k, float *y, const sc_cu_plan *p, cudaStream_t s);
+cudaError_t sc_cu_reduce_prod_grad(const float *x, const float *dy, const float *prod, const float *zeros, float *dx,
+                                   const sc_cu_plan *p, cudaStream_t s);
+cudaError_t sc_cu_reduce_bool(int any, const uint8_t *x, uint8_t *y, const sc_cu_plan *p, cudaStream_t s);
 cudaError_t sc_cu_where_equal(const float *x, const float *y, const float *dy, float *dx, int64_t n, cudaStream_t s);
 cudaError_t sc_cu_select(const uint8_t *cond, const float *a, const float *b, float *y, int64_t n, cudaStream_t s);
 /* RotaryPositionEmbedding over w's 4 dims (x's), w.s0 cos's strides, w.s1 sin's (sc_rotary) */

@@ -292,6 +292,61 @@ __global__ void reduce_max_grad_k(const float *x, const float *y, const float *d
 	}
 }
 
+/* ---- ReduceProd (its statistics and gradient), ReduceAll and ReduceAny: a
+ * thread an output, products in double, as the CPU twins ---- */
+
+/* k -1: the product; 0: the product of the nonzero elements; 1: how many are zero */
+__global__ void prod_k(const float *x, int k, float *y, int64_t nout, int64_t nred, sc_cu_plan p)
+{
+	GRID_LOOP(o, nout) {
+		int64_t base = plan_base(o, p), zeros = 0;
+		double acc = 1;
+		for (int64_t r = 0; r < nred; r++) {
+			float v = x[base + plan_red(r, p)];
+			if (k < 0 || v != 0)
+				acc *= v;
+			else
+				zeros++;
+		}
+		y[o] = (float)(k == 1 ? (double)zeros : acc);
+	}
+}
+
+__global__ void prod_grad_k(const float *x, const float *dy, const float *prod, const float *zeros, float *dx,
+                            int64_t nout, int64_t nred, sc_cu_plan p)
+{
+	GRID_LOOP(o, nout) {
+		int64_t base = plan_base(o, p), z = 0;
+		double P = 1;
+		if (prod)
+			P = prod[o], z = (int64_t)zeros[o];
+		else
+			for (int64_t r = 0; r < nred; r++) {
+				float v = x[base + plan_red(r, p)];
+				if (v != 0)
+					P *= v;
+				else
+					z++;
+			}
+		for (int64_t r = 0; r < nred; r++) {
+			int64_t j = base + plan_red(r, p), others = z - (x[j] == 0);
+			dx[j] = others ? 0.0f : (float)(dy[o] * (x[j] == 0 ? P : P / x[j]));
+		}
+	}
+}
+
+__global__ void reduce_bool_k(int any, const uint8_t *x, uint8_t *y, int64_t nout, int64_t nred, sc_cu_plan p)
+{
+	GRID_LOOP(o, nout) {
+		int64_t base = plan_base(o, p);
+		uint8_t acc = (uint8_t)!any;
+		for (int64_t r = 0; r < nred && acc == (uint8_t)!any; r++)
+			if ((x[base + plan_red(r, p)] != 0) == any)
+				acc = (uint8_t)any;
+		y[o] = acc;
+	}
+}
+
 /* ---- the normalizers (SC_NORM_TABLE): one warp per row; centered 0 takes
  * the mean as 0, so the second sum is the mean square ---- */
 
@@ -442,6 +497,28 @@ cudaError_t sc_cu_count_equal(const float *x, const float *y, float *count, cons
 {
 	int64_t nred, nout = plan_count(*p, &nred);
 	count_equal_k<<<blocks_for(nout), THREADS, 0, s>>>(x, y, count, nout, nred, *p);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_reduce_prod(const float *x, int k, float *y, const sc_cu_plan *p, cudaStream_t s)
+{
+	int64_t nred, nout = plan_count(*p, &nred);
+	prod_k<<<blocks_for(nout), THREADS, 0, s>>>(x, k, y, nout, nred, *p);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_reduce_prod_grad(const float *x, const float *dy, const float *prod, const float *zeros, float *dx,
+                                   const sc_cu_plan *p, cudaStream_t s)
+{
+	int64_t nred, nout = plan_count(*p, &nred);
+	prod_grad_k<<<blocks_for(nout), THREADS, 0, s>>>(x, dy, prod, zeros, dx, nout, nred, *p);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_reduce_bool(int any, const uint8_t *x, uint8_t *y, const sc_cu_plan *p, cudaStream_t s)
+{
+	int64_t nred, nout = plan_count(*p, &nred);
+	reduce_bool_k<<<blocks_for(nout), THREADS, 0, s>>>(any, x, y, nout, nred, *p);
 	return cudaGetLastError();
 }
 

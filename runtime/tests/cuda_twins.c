@@ -414,6 +414,55 @@ static void test_rows(void)
 				free(c);
 			}
 		}
+	/* ReduceProd over (4, 6, 5) values near 1, a zero in some rows and two in others; its statistics and
+	 * gradient, local and given every rank's; ReduceAll and ReduceAny of bytes */
+	{
+		const int64_t pd[3] = {4, 6, 5};
+		float *dp, *p = rnd(120, 0.8f, 1.25f, &dp);
+		for (int i = 0; i < 120; i += 7)
+			p[i] = 0;
+		sc_from_host(rt, dp, p, 120 * sizeof *p);
+		float *dpy, *py = rnd(30, -1, 1, &dpy), *dpg = t_slab(120 * sizeof(float)), *pg = malloc(120 * sizeof *pg);
+		float *dpo = t_slab(30 * sizeof(float)), *po = malloc(30 * sizeof *po);
+		float *dst = t_slab(60 * sizeof(float)), *st = malloc(60 * sizeof *st);
+		uint8_t bx[120], *by = malloc(30), *dby = t_slab(30);
+		for (int i = 0; i < 120; i++)
+			bx[i] = (uint8_t)(i % 4 != 0) * (uint8_t)(1 + i % 3);   /* true as any nonzero byte */
+		uint8_t *dbx = up(bx, sizeof bx);
+		for (int k = 0; k < 3; k++) {
+			const int axes[1] = {k};
+			int64_t nout = 120 / pd[k];
+			char what[64];
+			sc_reduce_prod(rt, dp, dpo, pd, 3, axes, 1);
+			sc_cpu_reduce(SC_R_PROD, p, po, pd, 3, axes, 1);
+			snprintf(what, sizeof what, "reduce_prod over %d", k);
+			twin(what, dpo, po, nout, 1e-5);
+			for (int stat = 0; stat < 2; stat++) {
+				sc_reduce_prod_stat(rt, dp, stat, dst + stat * nout, pd, 3, axes, 1);
+				sc_cpu_reduce_prod_stat(p, stat, st + stat * nout, pd, 3, axes, 1);
+			}
+			snprintf(what, sizeof what, "reduce_prod_stat over %d", k);
+			twin(what, dst, st, 2 * nout, 1e-5);
+			sc_reduce_prod_grad(rt, dp, dpy, NULL, NULL, dpg, pd, 3, axes, 1);
+			sc_cpu_reduce_prod_grad(p, py, NULL, NULL, pg, pd, 3, axes, 1);
+			snprintf(what, sizeof what, "reduce_prod_grad over %d", k);
+			twin(what, dpg, pg, 120, 1e-5);
+			for (int64_t o = 0; o < nout; o++)
+				st[o] *= 1.5f, st[nout + o] += (float)(o % 2);   /* other ranks' factors, and zeros in some */
+			sc_from_host(rt, dst, st, 2 * (size_t)nout * sizeof *st);
+			sc_reduce_prod_grad(rt, dp, dpy, dst, dst + nout, dpg, pd, 3, axes, 1);
+			sc_cpu_reduce_prod_grad(p, py, st, st + nout, pg, pd, 3, axes, 1);
+			snprintf(what, sizeof what, "reduce_prod_grad over %d, the ranks' statistics", k);
+			twin(what, dpg, pg, 120, 1e-5);
+			for (int any = 0; any < 2; any++) {
+				(any ? sc_reduce_any : sc_reduce_all)(rt, dbx, dby, pd, 3, axes, 1);
+				sc_cpu_reduce_bool(any, bx, by, pd, 3, axes, 1);
+				snprintf(what, sizeof what, "reduce_%s over %d", any ? "any" : "all", k);
+				twin_bytes(what, dby, by, nout);
+			}
+		}
+		free(p), free(py), free(pg), free(po), free(st), free(by);
+	}
 	const struct {
 		int bna, bpa;
 	} ln[] = {{2, 2}, {1, 2}, {2, 1}, {-1, 0}};

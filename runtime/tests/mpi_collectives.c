@@ -89,17 +89,17 @@ static double mean_of(sc_dtype dt, double sum, int n)
 /* what a reduction by op makes of s and the next member's v, from start_of(op) */
 static double start_of(sc_redop op)
 {
-	return op == SC_MAX ? -1e30 : op == SC_MIN ? 1e30 : 0;
+	return op == SC_MAX ? -1e30 : op == SC_MIN ? 1e30 : op == SC_PROD ? 1 : 0;
 }
 
 static double combine(sc_redop op, double s, double v)
 {
-	return op == SC_MAX ? (v > s ? v : s) : op == SC_MIN ? (v < s ? v : s) : s + v;
+	return op == SC_MAX ? (v > s ? v : s) : op == SC_MIN ? (v < s ? v : s) : op == SC_PROD ? s * v : s + v;
 }
 
 static const char *opname(sc_redop op)
 {
-	return op == SC_SUM ? "sum" : op == SC_MAX ? "max" : op == SC_MIN ? "min" : "mean";
+	return op == SC_SUM ? "sum" : op == SC_MAX ? "max" : op == SC_MIN ? "min" : op == SC_PROD ? "prod" : "mean";
 }
 
 /* this rank's input on device, from val() */
@@ -175,7 +175,7 @@ static void test_all_reduce(Group *g, sc_dtype dt, sc_redop op, bool in_place)
 			s = combine(op, s, val(g->members[m], i, 1));
 		if (op == SC_MEAN)
 			s = mean_of(dt, s, g->n);
-		want[i] = s;
+		want[i] = stored(dt, s);   /* a product past Float16's range is inf; a bool's extreme is 0 or 1 */
 	}
 	void *got = fetch(out, dt, n);
 	char what[128];
@@ -206,7 +206,7 @@ static void test_all_reduce_bucket(Group *g, sc_dtype dt, sc_redop op)
 			double s = start_of(op);
 			for (int m = 0; m < g->n; m++)
 				s = combine(op, s, val(g->members[m], i, 2 + k));
-			want[i] = op == SC_MEAN ? mean_of(dt, s, g->n) : s;
+			want[i] = op == SC_MEAN ? mean_of(dt, s, g->n) : stored(dt, s);
 		}
 		void *got = fetch(out[k], dt, counts[k]);
 		char what[128];
@@ -263,7 +263,7 @@ static void test_reduce_scatter(Group *g, sc_dtype dt, int axis, sc_redop op)
 			s = combine(op, s, val(g->members[m], src, 7 + axis));
 		if (op == SC_MEAN)
 			s = mean_of(dt, s, g->n);
-		want[i] = s;
+		want[i] = stored(dt, s);
 	}
 	void *got = fetch(out, dt, n / g->n);
 	char what[128];
@@ -345,13 +345,13 @@ int main(int argc, char **argv)
 			sc_dtype dt = dts[di];
 			if (index_in(g) < 0)
 				continue;
-			for (sc_redop op = SC_SUM; op <= SC_MIN; op++) {   /* sum, max, mean, min */
+			for (sc_redop op = SC_SUM; op <= SC_PROD; op++) {   /* sum, max, mean, min, prod */
 				test_all_reduce(g, dt, op, op == SC_MAX || op == SC_MIN);
 				test_all_reduce_bucket(g, dt, op);
 			}
 			for (int axis = 0; axis < 3; axis++) {
 				test_all_gather(g, dt, axis);
-				for (sc_redop op = SC_SUM; op <= SC_MIN; op++)
+				for (sc_redop op = SC_SUM; op <= SC_PROD; op++)
 					test_reduce_scatter(g, dt, axis, op);
 				for (int c = 0; c < 3; c++)
 					test_all_to_all(g, dt, axis, c);
@@ -360,13 +360,20 @@ int main(int argc, char **argv)
 			check_bytes(g->name);
 		}
 	}
-	/* bool is moved, never reduced: AllGather and AllToAll (a Select's condition laid out anew) */
+	/* bool is moved (AllGather and AllToAll: a Select's condition laid out anew) and reduced by min and max
+	 * (ReduceAll's and ReduceAny's partial results) */
 	for (int gi = 0; gi < ngroups; gi++) {
 		Group *g = &groups[gi];
 		if (index_in(g) < 0)
 			continue;
+		for (sc_redop op = SC_MAX; op <= SC_MIN; op += SC_MIN - SC_MAX) {
+			test_all_reduce(g, SC_BOOL, op, op == SC_MIN);
+			test_all_reduce_bucket(g, SC_BOOL, op);
+		}
 		for (int axis = 0; axis < 3; axis++) {
 			test_all_gather(g, SC_BOOL, axis);
+			test_reduce_scatter(g, SC_BOOL, axis, SC_MIN);
+			test_reduce_scatter(g, SC_BOOL, axis, SC_MAX);
 			for (int c = 0; c < 3; c++)
 				test_all_to_all(g, SC_BOOL, axis, c);
 		}

@@ -804,6 +804,39 @@ Test(grad, reduce_min)
 	cr_assert(t_close("where equal the min", mdx, (const float[]){0, 5, 0}, 3, 0, 0));
 }
 
+/* ReduceProd: dy times the product of the others, by finite differences
+ * away from zero and exactly at one zero and at two; a reduced dim split
+ * over ranks passes the nonzero product and zero count of every piece. */
+Test(grad, reduce_prod)
+{
+	const int64_t d[3] = {2, 3, 4};
+	const int axes[2] = {2, 0};
+	float x[24], w[3], dx[24];
+	for (int i = 0; i < 24; i++)   /* away from zero, of either sign */
+		x[i] = ((i * 7) % 24 < 12 ? 1 : -1) * (0.5f + (float)((i * 5) % 7) * 0.1f);
+	rand_fill(w, 3, 6, -1, 1);
+	RedCtx c = {SC_R_PROD, d, 3, 2, axes};
+	sc_cpu_reduce_prod_grad(x, w, NULL, NULL, dx, d, 3, axes, 2);
+	check_grad("reduce_prod", red_fwd, x, 24, &c, w, 3, dx);
+	/* zeros: one in the first row (the rest's product), two in the second (all 0) */
+	const float z[8] = {2, 0, 3, -1, 0, 5, 0, 2};
+	float zdx[8], P[2], Z[2];
+	const int64_t zd[2] = {2, 4};
+	sc_cpu_reduce_prod_grad(z, (const float[]){1, 1}, NULL, NULL, zdx, zd, 2, (const int[]){1}, 1);
+	cr_assert(t_close("prod at zeros", zdx, (const float[]){0, -6, 0, 0, 0, 0, 0, 0}, 8, 0, 0));
+	sc_cpu_reduce_prod_stat(z, 0, P, zd, 2, (const int[]){1}, 1);
+	sc_cpu_reduce_prod_stat(z, 1, Z, zd, 2, (const int[]){1}, 1);
+	cr_assert(t_close("nonzero product", P, (const float[]){-6, 10}, 2, 0, 0));
+	cr_assert(t_close("zero count", Z, (const float[]){1, 2}, 2, 0, 0));
+	/* over ranks: another piece's factors 4 (no zero) and 0.5 with one zero, so row 0 has two zeros */
+	sc_cpu_reduce_prod_grad(z, (const float[]){1, 1}, (const float[]){-24, 5}, (const float[]){1, 3}, zdx, zd, 2,
+	                        (const int[]){1}, 1);
+	cr_assert(t_close("prod at a zero over ranks", zdx, (const float[]){0, -24, 0, 0, 0, 0, 0, 0}, 8, 0, 0));
+	sc_cpu_reduce_prod_grad(z, (const float[]){1, 1}, (const float[]){-6, 10}, (const float[]){2, 2}, zdx, zd, 2,
+	                        (const int[]){1}, 1);
+	cr_assert(t_close("two zeros over ranks", zdx, (const float[]){0, 0, 0, 0, 0, 0, 0, 0}, 8, 0, 0));
+}
+
 Test(grad, maximum_minimum_ties_split_evenly)
 {
 	/* MindSpore's MaximumGrad: a tie gives each operand half, also when broadcast */

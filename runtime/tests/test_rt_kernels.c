@@ -443,6 +443,44 @@ Test(reduce, by_hand)
 	CLOSE(y, ((const float[]){-15, -19, -23}), 3, "min of negatives over (0, 2)");
 	sc_cpu_reduce(SC_R_MAX, x, y, d, 3, (const int[]){1}, 1);
 	CLOSE(y, ((const float[]){0, -1, -2, -3, -12, -13, -14, -15}), 8, "max of negatives over 1");
+	for (int i = 0; i < 24; i++)
+		x[i] = (float)(i % 5) - 1.5f;   /* -1.5 -0.5 0.5 1.5 2.5 -1.5 ... */
+	sc_cpu_reduce(SC_R_PROD, x, y, d, 3, (const int[]){2}, 1);
+	float want[6];
+	for (int r = 0; r < 6; r++) {
+		double p = 1;
+		for (int k = 0; k < 4; k++)
+			p *= x[4 * r + k];
+		want[r] = (float)p;
+	}
+	CLOSE(y, want, 6, "prod over 2");
+	sc_cpu_reduce(SC_R_PROD, x, y, d, 3, (const int[]){0, 1}, 2);
+	for (int k = 0; k < 4; k++) {
+		double p = 1;
+		for (int r = 0; r < 6; r++)
+			p *= x[4 * r + k];
+		want[k] = (float)p;
+	}
+	CLOSE(y, want, 4, "prod over (0, 1)");
+}
+
+/* ReduceAll and ReduceAny on bytes: any nonzero byte is true, results 0 or 1. */
+Test(reduce, all_any_bytes)
+{
+	const uint8_t x[6] = {1, 0, 2, 1, 1, 7};   /* (2, 3) */
+	uint8_t y[3];
+	const int64_t d[2] = {2, 3};
+	sc_cpu_reduce_bool(0, x, y, d, 2, (const int[]){1}, 1);
+	cr_assert(y[0] == 0 && y[1] == 1, "all over 1: %d %d", y[0], y[1]);
+	sc_cpu_reduce_bool(1, x, y, d, 2, (const int[]){1}, 1);
+	cr_assert(y[0] == 1 && y[1] == 1);
+	sc_cpu_reduce_bool(0, x, y, d, 2, (const int[]){0}, 1);
+	cr_assert(y[0] == 1 && y[1] == 0 && y[2] == 1, "all over 0: %d %d %d", y[0], y[1], y[2]);
+	const uint8_t z[4] = {0, 0, 0, 3};
+	sc_cpu_reduce_bool(1, z, y, (const int64_t[]){2, 2}, 2, (const int[]){0}, 1);
+	cr_assert(y[0] == 0 && y[1] == 1, "any over 0: %d %d", y[0], y[1]);
+	sc_cpu_reduce_bool(0, z, y, (const int64_t[]){2, 2}, 2, (const int[]){0, 1}, 2);
+	cr_assert(y[0] == 0, "all over both");
 }
 
 /* ---- data movement ---- */

@@ -323,6 +323,21 @@ class Forward(unittest.TestCase):
         self.check("ReduceMin", [x], {"axis": (2, 0)}, x.min(axis=(0, 2)))
         self.check("ReduceMin", [x], {"axis": -1, "keep_dims": True}, x.min(axis=2, keepdims=True))
         self.check("ReduceMin", [x], {}, x.min())
+        self.check("ReduceProd", [x], {"axis": (2, 0)}, x.prod(axis=(0, 2)))
+        self.check("ReduceProd", [x], {"axis": -1, "keep_dims": True}, x.prod(axis=2, keepdims=True))
+        self.check("ReduceProd", [x], {}, x.prod())
+        b = x > 0
+        for op, f in (("ReduceAll", np.all), ("ReduceAny", np.any)):
+            got = fwd(op, [b], {"axis": 1})
+            self.assertEqual((got.dtype, got.shape), (np.bool_, (2, 4)))
+            np.testing.assert_array_equal(got, f(b, axis=1))
+            np.testing.assert_array_equal(fwd(op, [b], {"axis": (0, 2), "keep_dims": True}),
+                                          f(b, axis=(0, 2), keepdims=True))
+            self.assertEqual(fwd(op, [b]), f(b))
+        self.assertEqual(fwd("ReduceAll", [np.zeros((0, 2), bool)], {"axis": 0}).tolist(), [True, True])
+        self.assertEqual(fwd("ReduceAny", [np.zeros((0, 2), bool)], {"axis": 0}).tolist(), [False, False])
+        with self.assertRaises(R.OpError):
+            fwd("ReduceAll", [x], {"axis": 1})             # a Bool tensor only
 
     def test_shape_ops(self):
         x = rng().normal(size=(2, 3, 4))
@@ -696,7 +711,7 @@ class Gradients(unittest.TestCase):
 
     def test_reductions(self):
         x = rng(1).normal(size=(2, 3, 4))
-        for op in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"):
+        for op in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"):
             self.check(op, [x])
             self.check(op, [x], {"axis": 1})
             self.check(op, [x], {"axis": (0, 2), "keep_dims": True})
@@ -705,6 +720,17 @@ class Gradients(unittest.TestCase):
     def test_reduce_max_splits_ties(self):
         g = R.OPS["ReduceMax"][1](np.array([6.0]), [np.array([[1.0, 3.0, 3.0]])], {"axis": 1})[0]
         np.testing.assert_array_equal(g, [[0.0, 3.0, 3.0]])
+
+    def test_reduce_prod_at_zeros(self):
+        # the product of the others: at one zero its gradient is the rest's product, the others' 0; two zeros: all 0
+        x = np.array([[2.0, 0.0, 3.0, -1.0], [0.0, 5.0, 0.0, 2.0], [2.0, 4.0, 0.5, -1.0]])
+        g = R.OPS["ReduceProd"][1](np.array([1.0, 1.0, 2.0]), [x], {"axis": 1})[0]
+        np.testing.assert_array_equal(g, [[0.0, -6.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [-4.0, -2.0, -16.0, 8.0]])
+
+    def test_logical_reductions(self):
+        b = rng(1).normal(size=(2, 3, 4)) > 0
+        for op in ("ReduceAll", "ReduceAny"):
+            self.assertEqual(R.OPS[op][1](np.ones((2, 4)), [b], {"axis": 1}), [None])   # a Bool result: no gradient
 
     def test_reduce_min_splits_ties(self):
         g = R.OPS["ReduceMin"][1](np.array([6.0]), [np.array([[1.0, 1.0, 3.0]])], {"axis": 1})[0]
@@ -854,7 +880,8 @@ class Gradients(unittest.TestCase):
                             "Ceil", "Round", "Tan", "Atan", "Sinh", "Cosh", "HSwish", "HSigmoid"],
                   "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "pad_fill": ["PadFill"],
                   "softmax_family": ["Softmax", "LogSoftmax"],
-                  "reductions": ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"],
+                  "reductions": ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"],
+                  "logical_reductions": ["ReduceAll", "ReduceAny"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "ExpandDims", "Squeeze", "BroadcastTo",
                                 "Concat", "StridedSlice"], "gather": ["Gather"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "rotary": ["RotaryPositionEmbedding"],

@@ -625,13 +625,17 @@ static bool eval_reduce(Eval *e)
 		else
 			unit *= x->dims[i];
 	}
-	bool max = e->n->op == OP_REDUCE_MAX, min = e->n->op == OP_REDUCE_MIN;
+	/* ReduceAll and ReduceAny: the minimum and maximum of a Bool's 0s and 1s */
+	bool max = e->n->op == OP_REDUCE_MAX || e->n->op == OP_REDUCE_ANY;
+	bool min = e->n->op == OP_REDUCE_MIN || e->n->op == OP_REDUCE_ALL, prod = e->n->op == OP_REDUCE_PROD;
 	double *y = e->out->data;
 	for (int64_t j = 0; j < e->out->size; j++)
-		y[j] = max ? -INFINITY : min ? INFINITY : 0;
+		y[j] = max ? -INFINITY : min ? INFINITY : prod ? 1 : 0;
 	for (int64_t j = 0; j < x->size; j++) {
 		double v = x->data[j], *t = &y[offset_of(j, x->rank, x->dims, st)];
-		if (!max && !min)
+		if (prod)
+			*t *= v;
+		else if (!max && !min)
 			*t += v;
 		else if (isnan(v) || (max ? v > *t : v < *t))   /* numpy's max and min propagate NaN */
 			*t = v;
@@ -1024,7 +1028,8 @@ static bool eval_op(Eval *e)
 		return eval_dropout(e);
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 		return eval_softmax(e);
-	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
+	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_REDUCE_PROD:
+	case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 		return eval_reduce(e);
 	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
 		return eval_reshape(e);

@@ -68,6 +68,7 @@ SimTensor sim_all_reduce(const SimTensor *in, int n, ReduceOp op)
 		for (int64_t i = 0; i < out.size; i++)
 			out.data[i] = op == REDUCE_MAX_OP   ? fmax(out.data[i], in[m].data[i])
 			              : op == REDUCE_MIN_OP ? fmin(out.data[i], in[m].data[i])
+			              : op == REDUCE_PROD_OP ? out.data[i] * in[m].data[i]
 			                                    : out.data[i] + in[m].data[i];
 	if (op == REDUCE_MEAN_OP)
 		for (int64_t i = 0; i < out.size; i++)

@@ -471,8 +471,8 @@ Test(attributes, wrong_kind)
 Test(attributes, bad_values)
 {
 	expect_only(compile(G1("LayerNorm(%x, %x, %x) {epsilon: -0.5}")), "error: epsilon must not be negative");
-	expect_only(compile("context {device_num: 4}\n" G1("AllReduce(%x) {op: \"prod\", group: (0, 1)}")),
-	            "t.ir:3:27: error: attribute 'op' of AllReduce is \"sum\", \"max\", \"min\" or \"mean\"");
+	expect_only(compile("context {device_num: 4}\n" G1("AllReduce(%x) {op: \"avg\", group: (0, 1)}")),
+	            "t.ir:3:27: error: attribute 'op' of AllReduce is \"sum\", \"max\", \"min\", \"prod\" or \"mean\"");
 	expect_only(compile("context {device_num: 4}\n" G1("AllReduce(%x) {op: \"sum\", group: (0, 4)}")),
 	            "t.ir:3:45: error: a group member is a rank from 0 to 3");
 	expect_only(compile("context {device_num: 4}\n" G1("AllReduce(%x) {op: \"sum\", group: (1, 1)}")),
@@ -491,7 +491,8 @@ Test(attributes, decoded_values)
 	                 "  %d = Cast(%x) {dtype: \"Int64\"}\n"
 	                 "  %e = LayerNorm(%x, %x, %x) {begin_params_axis: 0}\n"
 	                 "  %f = AllReduce(%x) {op: \"min\", group: (0, 2)}\n"
-	                 "  return %a, %b, %c, %d, %e, %f\n"
+	                 "  %h = AllReduce(%x) {op: \"prod\", group: (0, 2)}\n"
+	                 "  return %a, %b, %c, %d, %e, %f, %h\n"
 	                 "}\n");
 	expect_clean(r);
 	Graph *g = module_entry(r->m);
@@ -510,6 +511,7 @@ Test(attributes, decoded_values)
 	cr_assert_eq(e->epsilon, 1e-5, "epsilon defaults to 1e-5");
 	cr_assert_eq(e->begin_norm_axis, -1, "begin_norm_axis defaults to -1");
 	cr_assert_eq(node_of(g, "f")->a.reduce_op, REDUCE_MIN_OP);
+	cr_assert_eq(node_of(g, "h")->a.reduce_op, REDUCE_PROD_OP);
 	run_free(r);
 }
 

@@ -399,6 +399,30 @@ Test(text, split_reduce_min_counts_ties_over_ranks)
 	free(t);
 }
 
+/* ReduceProd: partial products completed by PROD collectives, whose
+ * adjoint passes dy on; the gradient's nonzero product and zero count over
+ * the ranks (an AllReduce prod and one sum); an uneven piece's padding 1.
+ * ReduceAll and ReduceAny: Bool bytes completed by MIN and MAX, the uneven
+ * padding true under All and false under Any. */
+Test(text, split_reduce_prod_all_any)
+{
+	char *t = rank_text("tests/e2e/reduce_prod_logical.ir", 0);
+	expect_line(t, "sc_reduce_prod(rt, w, p1, (const int64_t[]){4, 2}, 2, (const int[]){1}, 1);");
+	expect_line(t, "sc_reduce_scatter(rt, g0, p1, p1_1, SC_F32, (const int64_t[]){4}, 1, 0, SC_PROD);");
+	expect_line(t, "sc_reduce_prod_stat(rt, w, 0, nonzero_prod_p1, (const int64_t[]){4, 2}, 2, (const int[]){1}, 1);");
+	expect_line(t, "sc_reduce_prod_stat(rt, w, 1, zeros_p1, (const int64_t[]){4, 2}, 2, (const int[]){1}, 1);");
+	expect_line(t, "/* gradient of %p1, the nonzero factors' product over the ranks that split the reduced dims: ");
+	expect_line(t, "/* gradient of %p1, the zeros counted over the ranks that split the reduced dims: ");
+	expect_line(t, "sc_reduce_prod_grad(rt, w, grad_p1_1_1, nonzero_prod_p1_3, zeros_p1_3, grad_w, ");
+	expect_line(t, "sc_reduce_all(rt, c1, all, (const int64_t[]){8, 2}, 2, (const int[]){1}, 1);");
+	expect_line(t, "SC_BOOL, (const int64_t[]){8}, 1, 0, SC_MIN);");
+	expect_line(t, "sc_all_reduce(rt, g5, any, any_1, SC_BOOL, 8, SC_MAX);");
+	expect_line(t, "SC_BOOL, (const int64_t[]){2, 2, 4}, 3, 1, sc_real_len(10, T[32], 2), 1);  /* ReduceAll %alls");
+	expect_line(t, "SC_BOOL, (const int64_t[]){2, 2, 4}, 3, 1, sc_real_len(10, T[32], 2), 0);  /* ReduceAny %anys");
+	expect_line(t, "SC_F32, (const int64_t[]){2, 2, 4}, 3, 1, sc_real_len(10, T[32], 2), 1);  /* ReduceProd %p5");
+	free(t);
+}
+
 #define OPT_MODEL(opt, extra)                                                                             \
 	"context {device_num: 4, parallel_mode: \"semi_auto_parallel\"}\n"                                    \
 	"graph @g(%x: <Tensor[Float32], (8, 4)>, %w: <Parameter[Float32], (4, 4)>,\n"                         \

@@ -413,6 +413,9 @@ Test(layout_equal, factorings_orders_roles)
 	cr_assert(!layout_equal(&p4, &pmax));
 	cr_assert(!layout_equal(&pmax, &pmin), "partial maxima are not partial minima");
 	cr_assert(!layout_equal(&p4, &pmin));
+	TensorLayout pprod = p4;
+	pprod.partial_op = REDUCE_PROD_OP;
+	cr_assert(!layout_equal(&pprod, &p4), "partial products are not partial sums");
 	/* different device counts or ranks are never equal */
 	TensorLayout r8 = mk(1, (const int64_t[]){8}, 1, none, 0);
 	cr_assert(!layout_equal(&rep, &r8));
@@ -468,11 +471,13 @@ Test(layout_print, formats)
 	cr_assert_str_eq(SHOW(&l), "dev (2, 2, 2) map ((2), ()) partial max (0, 1)");
 	l.partial_op = REDUCE_MIN_OP;
 	cr_assert_str_eq(SHOW(&l), "dev (2, 2, 2) map ((2), ()) partial min (0, 1)");
+	l.partial_op = REDUCE_PROD_OP;
+	cr_assert_str_eq(SHOW(&l), "dev (2, 2, 2) map ((2), ()) partial prod (0, 1)");
 	char why[128];
 	cr_assert(layout_check(&l, NULL, why, sizeof why), "%s", why);
-	l.partial_op = (ReduceOp)(REDUCE_MIN_OP + 1);
+	l.partial_op = (ReduceOp)(REDUCE_PROD_OP + 1);
 	cr_assert(!layout_check(&l, NULL, why, sizeof why));
-	cr_assert_str_eq(why, "partial reduce op 4 is not sum, max, mean or min");
+	cr_assert_str_eq(why, "partial reduce op 5 is not sum, max, mean, min or prod");
 	TensorLayout s = mk(1, (const int64_t[]){4}, 0, NULL, 0);
 	cr_assert_str_eq(SHOW(&s), "dev (4) map ()");
 }
@@ -533,7 +538,7 @@ static TensorLayout random_layout(uint64_t *seed, int64_t devices, int max_rank)
 		} else if (role < 8)
 			l.partial |= 1u << a;
 	}
-	l.partial_op = (ReduceOp[]){REDUCE_SUM_OP, REDUCE_MAX_OP, REDUCE_MIN_OP}[rnd(seed, 3)];
+	l.partial_op = (ReduceOp[]){REDUCE_SUM_OP, REDUCE_MAX_OP, REDUCE_MIN_OP, REDUCE_PROD_OP}[rnd(seed, 4)];
 	return l;
 }
 

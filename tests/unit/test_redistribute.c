@@ -86,6 +86,8 @@ static SimTensor from_piece(const SimTensor *global, const TensorLayout *from, i
 			p.data[e] = x - (double)j;                              /* member 0 holds the max */
 		else if (from->partial_op == REDUCE_MIN_OP)
 			p.data[e] = x + (double)j;                              /* member 0 holds the min */
+		else if (from->partial_op == REDUCE_PROD_OP)
+			p.data[e] = (j ? 1 : x) * pow(2.0, (double)j - (double)(n - 1) / 2);   /* the factors multiply to 1 */
 		else if (from->partial_op == REDUCE_MEAN_OP)
 			p.data[e] = x * 2.0 * (double)(j + 1) / (double)(n + 1); /* the mean of the factors is 1 */
 		else
@@ -180,7 +182,7 @@ Test(redistribute, random_pairs_executed_and_bounded, .timeout = 600)
 		int64_t global[MAX_DIMS];
 		for (int d = 0; d < rank; d++)
 			global[d] = n * (1 + pick(&seed, 2));   /* every split of n devices divides it */
-		ReduceOp op = (ReduceOp)pick(&seed, 4);   /* sum, max, mean, min */
+		ReduceOp op = (ReduceOp)pick(&seed, 5);   /* sum, max, mean, min, prod */
 		TensorLayout from, to;
 		random_layout(&seed, n, rank, true, op, &from);
 		random_layout(&seed, n, rank, false, op, &to);

@@ -235,6 +235,35 @@ Test(rules, reduce_keep_dims)
 	run_free(r);
 }
 
+/* ReduceProd leaves partial products; ReduceAll and ReduceAny a Bool's
+ * partial minima and maxima. */
+Test(rules, reduce_prod_all_any_partials)
+{
+	Run *r = compile("context {device_num: 8, parallel_mode: \"semi_auto_parallel\"}\n"
+	                 "graph @g(%x: <Tensor[Float32], (8, 16)>) {\n"
+	                 "  %p = ReduceProd(%x) {axis: 1, in_strategy: ((2, 4),)}\n"
+	                 "  %c = Greater(%x, 0.0)\n"
+	                 "  %a = ReduceAll(%c) {axis: (0, 1), in_strategy: ((2, 4),)}\n"
+	                 "  %n = ReduceAny(%c) {axis: 0, keep_dims: true, in_strategy: ((8, 1),)}\n"
+	                 "  return %p, %a, %n\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	TensorLayout y;
+	cr_assert(rule(r, "p", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.reduce_op, REDUCE_PROD_OP);
+	op_out_layout(&od, &s, &y);
+	cr_assert(y.rank == 1 && axis_of(&y, 0) == 0);
+	cr_assert(y.partial == 1u << 1 && y.partial_op == REDUCE_PROD_OP, "partial products over the axis splitting dim 1");
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	op_out_layout(&od, &s, &y);
+	cr_assert(y.partial == 3u && y.partial_op == REDUCE_MIN_OP, "All: partial minima over both axes");
+	cr_assert(rule(r, "n", &od, &s), "%s", msgs(r));
+	op_out_layout(&od, &s, &y);
+	cr_assert(y.partial == 1u && y.partial_op == REDUCE_MAX_OP, "Any: partial maxima");
+	run_free(r);
+}
+
 /* Reshape has no op dims (no strategy of its own); Transpose's output dims
  * follow its permutation. */
 Test(rules, reshape_and_transpose)

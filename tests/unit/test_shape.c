@@ -316,6 +316,19 @@ Test(reduce, int_axis)
 	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMean(%x) {axis: -1}", F32("(2, 3)"));
 	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMax(%x) {axis: 0, keep_dims: true}", F32("(1, 3, 4)"));
 	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceMin(%x) {axis: -2}", F32("(2, 4)"));
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "ReduceProd(%x) {axis: 1, keep_dims: true}", F32("(2, 1, 4)"));
+	expect_y("%x: <Tensor[Bool], (2, 3, 4)>", "ReduceAll(%x) {axis: 0}", "<Tensor[Bool], (3, 4)>");
+	expect_y("%x: <Tensor[Bool], (2, 3, 4)>", "ReduceAny(%x) {axis: (0, 2), keep_dims: true}",
+	         "<Tensor[Bool], (1, 3, 1)>");
+	expect_y("%x: <Tensor[Bool], (2, 3, 4)>", "ReduceAny(%x)", "<Tensor[Bool], ()>");
+}
+
+/* ReduceAll and ReduceAny reduce a Bool (a comparison's result) */
+Test(reduce, logical_needs_bool)
+{
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "ReduceAll(%x) {axis: 1}",
+	             "t.ir:3:18: error: ReduceAll reduces a Bool tensor (a comparison's result); '%x' is Float32: compare "
+	             "it first, e.g. NotEqual(%x, 0.0)");
 }
 
 Test(reduce, tuple_axis)

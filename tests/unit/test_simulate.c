@@ -204,6 +204,13 @@ Test(simulate, operator_rules)
 		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = ReduceMax(%x) {axis: 0, in_strategy: ((4, 1),)}\n  return %1",
 		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = ReduceMin(%x) {axis: 1, in_strategy: ((1, 4),)}\n"
 		"  %2 = ReduceMin(%x) {axis: (0, 1), in_strategy: ((2, 2),)}\n  %3 = Add(%1, %2)\n  return %3",
+		/* prod (partial products), all and any (a Bool's partial min and max) */
+		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = ReduceProd(%x) {axis: 1, in_strategy: ((1, 4),)}\n"
+		"  %2 = ReduceProd(%x) {axis: (0, 1), keep_dims: true, in_strategy: ((2, 2),)}\n  %3 = Add(%1, %2)\n"
+		"  return %3",
+		"%x: <Tensor[Float32], (8, 16)>, %y: <Tensor[Float32], (8, 16)>) {\n  %1 = Greater(%x, %y)\n"
+		"  %2 = ReduceAll(%1) {axis: 1, in_strategy: ((1, 4),)}\n"
+		"  %3 = ReduceAny(%1) {axis: 0, keep_dims: true, in_strategy: ((2, 2),)}\n  return %2, %3",
 		/* softmax with its axis whole, layernorm, transpose, flatten, concat, slice, cast */
 		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = Softmax(%x) {in_strategy: ((4, 1),)}\n  %2 = LogSoftmax(%1)\n"
 		"  return %2",
