@@ -643,10 +643,16 @@ static void lower_node(Lowering *x, int i)
 	o->node = i;
 	memcpy(o->in, ins, sizeof(int) * (size_t)n->nin);
 	local_attrs(n, ns, n->nin ? &l->values[ins[0]] : NULL, &o->a);
-	if (n->op == OP_GATHER) {
+	if (n->op == OP_GATHER || n->op == OP_ONE_HOT) {   /* the split table; OneHot's classes (lowered_rank_attrs) */
 		TensorLayout *t = arena_alloc(x->a, sizeof *t);
-		*t = l->node_in[i][0];
+		*t = n->op == OP_GATHER ? l->node_in[i][0] : out;
 		o->table = t;
+		if (n->op == OP_ONE_HOT) {
+			o->a.present |= ATTR_BIT(ATTR_OFFSET);
+			o->a.has_axis = true;   /* the classes' dim, for lowered_rank_attrs */
+			o->a.naxes = 1;
+			o->a.axes[0] = n->a.has_axis ? n->a.axes[0] : -1;
+		}
 	}
 	o->result = lower_value(x, g->values[n->result].name, out_t, &out);
 	int result = o->result;
@@ -878,8 +884,8 @@ void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a,
 			a->present |= ATTR_BIT(ATTR_BEGIN) | ATTR_BIT(ATTR_END);
 	}
 	if (op->table && (a->present & (ATTR_BIT(ATTR_OFFSET)))) {   /* a table's first row; logits' first class */
-		const LValue *t = &l->values[op->in[0]];
-		int d = op->op == OP_SPARSE_SOFTMAX_CE ? 1 : 0;
+		const LValue *t = &l->values[op->op == OP_ONE_HOT ? op->result : op->in[0]];   /* OneHot's: its classes' */
+		int d = op->op == OP_SPARSE_SOFTMAX_CE ? 1 : op->op == OP_ONE_HOT ? (int)(op->a.axes[0] + (op->a.axes[0] < 0 ? t->type.rank : 0)) : 0;
 		a->offset = layout_shard_index(op->table, rank, d) * t->type.dims[d];
 	}
 }

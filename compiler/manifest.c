@@ -571,8 +571,7 @@ static json_t *jin_strategy(const Lowered *l, int i)
 		const TensorLayout *in = &l->node_in[i][k];
 		if (ns->split->tuple) {
 			int64_t split[MAX_DIMS];
-			op_in_split(ns->od, ns->split, k, split);
-			push(a, jints(split, in->rank));
+			push(a, jints(split, op_in_split(ns->od, ns->split, k, split)));
 		} else
 			push(a, jdecl_layout(ns->split->decl, in));
 	}
