@@ -105,8 +105,8 @@ static void check_node_strategies(Checker *c, Graph *g, Node *n)
 		for (int k = 0; k < in->n; k++) {
 			/* MindSpore's OneHot and Tile: the entry names the result's dims (rules.c) */
 			bool names_out = k == 0 && (n->op == OP_ONE_HOT || n->op == OP_TILE);
-			snprintf(what, sizeof what, names_out ? "input %d of %s (its strategy names the result's dims)" :
-			         "input %d of %s", k, op);
+			snprintf(what, sizeof what, names_out ? "input %d of %s (an entry per dim of its result, MindSpore's): "
+			         "the result" : "input %d of %s", k, op);
 			check_tensor_strategy(c, &in->t[k], &g->values[names_out ? n->result : n->in[k]].type, what,
 			                      kept_dims(g, n, k));
 		}

@@ -221,9 +221,13 @@ bool infer_one_hot(Infer *x, const Type *in, Type *out)
 		ERR(x, attr_span(x, "axis"), "OneHot takes one axis, the place of its new dim of classes");
 		return false;
 	}
-	int64_t axis;
-	if (!infer_axis(x, a->has_axis ? a->axes[0] : -1, in->rank + 1, &axis))
+	int64_t axis = a->has_axis ? a->axes[0] : -1;
+	if (axis < -1 || axis > in->rank) {
+		ERR(x, attr_span(x, "axis"), "OneHot: axis %lld is outside -1 to %d: where the classes' dim goes among the "
+		    "indices' %d dim%s (-1: last)", (long long)axis, in->rank, in->rank, in->rank == 1 ? "" : "s");
 		return false;
+	}
+	axis = axis < 0 ? in->rank : axis;
 	out->rank = in->rank + 1;
 	out->dtype = in_type(x, 1)->dtype;
 	for (int i = 0, j = 0; i < out->rank; i++)
