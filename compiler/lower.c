@@ -885,7 +885,8 @@ void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a,
 	}
 	if (op->table && (a->present & (ATTR_BIT(ATTR_OFFSET)))) {   /* a table's first row; logits' first class */
 		const LValue *t = &l->values[op->op == OP_ONE_HOT ? op->result : op->in[0]];   /* OneHot's: its classes' */
-		int d = op->op == OP_SPARSE_SOFTMAX_CE ? 1 : op->op == OP_ONE_HOT ? (int)(op->a.axes[0] + (op->a.axes[0] < 0 ? t->type.rank : 0)) : 0;
+		int64_t axis = op->a.axes[0];
+		int d = op->op == OP_SPARSE_SOFTMAX_CE ? 1 : op->op == OP_ONE_HOT ? (int)(axis < 0 ? axis + t->type.rank : axis) : 0;
 		a->offset = layout_shard_index(op->table, rank, d) * t->type.dims[d];
 	}
 }

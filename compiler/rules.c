@@ -560,6 +560,13 @@ void op_split_from_splits(const OpDims *od, const int64_t *split, int64_t device
 		out->dev[out->ndev++] = device_num / product;   /* the repeated axis, fastest */
 }
 
+/* False when op dim o, split `split` ways, would cut what a rank must hold
+ * whole (Tile's repeats, OneHot's classes: od->also with its reason). */
+static bool also_divides(const OpDims *od, int o, int64_t split)
+{
+	return !od->also[o] || !od->whole_why[o] || (od->whole & (1u << o)) || od->also[o] % split == 0;
+}
+
 /* Tuple strategies: each op dim's split comes from the inputs that name it,
  * which must agree; None inputs take what the others decided. */
 static bool split_from_tuples(const OpDims *od, const Node *n, const Strategy *s, int64_t device_num, OpSplit *out,
@@ -610,7 +617,7 @@ static bool split_from_tuples(const OpDims *od, const Node *n, const Strategy *s
 	}
 	int64_t product = 1;
 	for (int o = 0; o < od->nod; o++) {
-		if (od->also[o] && od->whole_why[o] && !(od->whole & (1u << o)) && od->also[o] % split[o]) {
+		if (!also_divides(od, o, split[o])) {
 			int64_t fixed[MAX_OPDIMS];
 			StrBuf b = {0};
 			memcpy(fixed, split, sizeof fixed);
@@ -728,6 +735,11 @@ static bool split_from_layouts(const OpDims *od, const Node *n, const Strategy *
 		out->split[o] = 1;
 		for (int i = 0; i < out->nax[o]; i++)
 			out->split[o] *= out->dev[out->ax[o][i]];
+		if (!also_divides(od, o, out->split[o])) {
+			ERR(d, src, s->span, "%s: %s is split into %lld, which does not divide %lld (%s)", op, DIMNAME(od, o),
+			    (long long)out->split[o], (long long)od->also[o], od->whole_why[o]);
+			return false;
+		}
 	}
 	return true;
 }
