@@ -156,7 +156,7 @@ bool infer_squeeze(Infer *x, const Type *in, Type *out)
 bool infer_tile(Infer *x, const Type *in, Type *out)
 {
 	const Attrs *a = &x->n->a;
-	if (!need_attr(x, ATTR_MULTIPLES))
+	if (!need_float(x, 0) || !need_attr(x, ATTR_MULTIPLES))
 		return false;
 	int r = a->nshape > in->rank ? a->nshape : in->rank, view = 0;
 	for (int i = 0; i < r; i++) {
