@@ -143,7 +143,7 @@ static void print_in_strategy(StrBuf *b, const Lowered *l, int i)
 			int64_t split[MAX_DIMS];
 			ints_print(b, split, op_in_split(ns->od, ns->split, k, split));
 		} else
-			print_layout_apply(b, ns->split, &l->node_in[i][k]);
+			print_layout_apply(b, ns->split, (ns->od->strategy_out & (1u << k)) ? &l->node_out[i] : &l->node_in[i][k]);
 	}
 	sb_puts(b, n->nin == 1 ? ",)" : ")");
 }

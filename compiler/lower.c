@@ -655,6 +655,10 @@ static void lower_node(Lowering *x, int i)
 		}
 	}
 	o->result = lower_value(x, g->values[n->result].name, out_t, &out);
+	if (n->op == OP_ONE_HOT) {   /* the rank's classes, as MindSpore's replacement OneHot takes them */
+		const Type *t = &l->values[o->result].type;
+		o->a.depth = t->dims[o->a.axes[0] < 0 ? o->a.axes[0] + t->rank : o->a.axes[0]];
+	}
 	int result = o->result;
 	result = lower_fill_result(x, i, result);
 	if (ns->has_out_strategy) {
