@@ -305,7 +305,7 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 			return lit_ints(c, v, a->axes, MAX_DIMS, &a->naxes, name);
 		}
 		break;
-	case ATTR_SHAPE: return lit_ints(c, v, a->shape, MAX_DIMS, &a->nshape, name);
+	case ATTR_SHAPE: case ATTR_MULTIPLES: return lit_ints(c, v, a->shape, MAX_DIMS, &a->nshape, name);
 	case ATTR_PERM: return lit_ints(c, v, a->perm, MAX_DIMS, &a->nperm, name);
 	case ATTR_BEGIN: return lit_ints(c, v, a->begin, MAX_DIMS, &a->nbegin, name);
 	case ATTR_END: return lit_ints(c, v, a->end, MAX_DIMS, &a->nend, name);
@@ -457,6 +457,13 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 		if (a->mode != 0 && a->mode != 1) {
 			ERR(c, v->span, "RotaryPositionEmbedding's mode is 0 (rotate-half, GPT-NeoX style) or 1 (interleaved "
 			    "pairs, GPT-J style), not %lld", (long long)a->mode);
+			return false;
+		}
+		break;
+	case ATTR_DEPTH:
+		a->depth = v->i;
+		if (a->depth < 1) {
+			ERR(c, v->span, "depth, OneHot's number of classes, must be at least 1, not %lld", (long long)a->depth);
 			return false;
 		}
 		break;
@@ -664,7 +671,7 @@ static int64_t inlined_size(const Node *n)
 static bool mindspore_only(const char *name)
 {
 	static const char *const names[] = {
-		"PReLU", "LeakyReLU", "OneHot", "Tile",
+		"PReLU", "LeakyReLU",
 		"ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK", "CumSum", "CumProd",
 		"Elu", "LogSigmoid", "Erfc", "Erfinv", "Inv", "Rint", "Acos", "Asin", "Atanh", "Asinh", "Acosh", "Atan2",
 		"Mish", "SeLU", "IsFinite", "DivNoNan", "LogicalAnd", "LogicalOr", "LogicalNot", "ApproximateEqual",
@@ -722,7 +729,17 @@ static void check_graph_names(Checker *c, Graph *g)
 				for (int k = 0; k < ATTR_COUNT && !attr; k++)
 					if (info->attrs & ATTR_BIT(k))
 						attr = attr_info[k].name;
-			if (attr)
+			if (n->op == OP_ONE_HOT && n->nin == 4) {   /* MindSpore's OneHot(indices, depth, on_value, off_value) */
+				StrBuf w = {0};
+				const int order[4] = {0, 2, 3, 1};   /* the depth last, as the attribute */
+				for (int k = 0; k < 4; k++) {
+					sb_puts(&w, k == 0 ? "OneHot(" : k == 3 ? ") {depth: " : ", ");
+					lit_print(&w, n->operands->items[order[k]]);
+				}
+				ERR(c, n->op_span, "OneHot takes 3 operands (indices, on_value, off_value), 4 given; MindSpore's depth, "
+				    "its second input, is an attribute here: %s}", w.data);
+				sb_free(&w);
+			} else if (attr)
 				ERR(c, n->op_span, "%s takes %d operand%s, %d given; the number after them is an attribute here "
 				    "(MindSpore passes it as an input): %s(...) {%s: ...}", info->name, info->max_inputs,
 				    info->max_inputs == 1 ? "" : "s", n->nin, info->name, attr);

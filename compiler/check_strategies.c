@@ -74,10 +74,11 @@ static uint32_t kept_dims(const Graph *g, const Node *n, int k)
 	OpDims od;
 	if (!op_dims(g, n, &od))
 		return 0;
-	int r = k < MAX_RULE_INPUTS ? k : MAX_RULE_INPUTS - 1, rank = k < 0 ? od.out_rank : od.in_rank[r];
+	const int8_t *dims = od.out_dim;
+	int rank = k < 0 ? od.out_rank : op_strategy_dims(&od, k, &dims);
 	uint32_t keep = 0;
 	for (int d = 0; d < rank; d++) {
-		int o = k < 0 ? od.out_dim[d] : od.in_dim[r][d];
+		int o = dims[d];
 		if (o < 0 || (od.whole & (1u << o)))
 			keep |= 1u << d;
 	}
@@ -102,8 +103,12 @@ static void check_node_strategies(Checker *c, Graph *g, Node *n)
 		    numbers ? " (a number operand's entry is ())" : "");
 	else
 		for (int k = 0; k < in->n; k++) {
-			snprintf(what, sizeof what, "input %d of %s", k, op);
-			check_tensor_strategy(c, &in->t[k], &g->values[n->in[k]].type, what, kept_dims(g, n, k));
+			/* MindSpore's OneHot and Tile: the entry names the result's dims (rules.c) */
+			bool names_out = k == 0 && (n->op == OP_ONE_HOT || n->op == OP_TILE);
+			snprintf(what, sizeof what, names_out ? "input %d of %s (an entry per dim of its result, MindSpore's): "
+			         "the result" : "input %d of %s", k, op);
+			check_tensor_strategy(c, &in->t[k], &g->values[names_out ? n->result : n->in[k]].type, what,
+			                      kept_dims(g, n, k));
 		}
 	if (out->n) {
 		if (!in->n)

@@ -95,10 +95,10 @@ static void put_strategy(StrBuf *b, const Lowered *l, int v)
 	sb_puts(b, "in_strategy (");
 	for (int k = 0; k < nd->nin; k++) {
 		int64_t split[MAX_DIMS];
-		op_in_split(ns->od, ns->split, k, split);
+		int rank = op_in_split(ns->od, ns->split, k, split);
 		if (k)
 			sb_puts(b, ", ");
-		ints_print(b, split, l->node_in[v][k].rank);
+		ints_print(b, split, rank);
 	}
 	sb_puts(b, nd->nin == 1 ? ",)" : ")");
 	if (!ns->split->tuple)

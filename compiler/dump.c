@@ -49,7 +49,7 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 			else
 				sb_printf(b, "%lld", (long long)a->axes[0]);
 			break;
-		case ATTR_SHAPE: ints_print(b, a->shape, a->nshape); break;
+		case ATTR_SHAPE: case ATTR_MULTIPLES: ints_print(b, a->shape, a->nshape); break;
 		case ATTR_PERM: ints_print(b, a->perm, a->nperm); break;
 		case ATTR_BEGIN_NORM_AXIS: sb_printf(b, "%lld", (long long)a->begin_norm_axis); break;
 		case ATTR_BEGIN_PARAMS_AXIS: sb_printf(b, "%lld", (long long)a->begin_params_axis); break;
@@ -81,6 +81,7 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_OUTPUT_INDEX: sb_printf(b, "%lld", (long long)a->output_index); break;
 		case ATTR_MODE: sb_printf(b, "%lld", (long long)a->mode); break;
 		case ATTR_HEAD_NUM: sb_printf(b, "%lld", (long long)a->head_num); break;
+		case ATTR_DEPTH: sb_printf(b, "%lld", (long long)a->depth); break;
 		case ATTR_SCALE_VALUE: print_float(b, a->scale_value); break;
 		case ATTR_SPARSE_MODE: sb_printf(b, "%lld", (long long)a->sparse_mode); break;
 		case ATTR_INPUT_LAYOUT:
@@ -145,10 +146,9 @@ static void print_in_strategy(StrBuf *b, const Lowered *l, int i)
 			sb_puts(b, ", ");
 		if (ns->split->tuple) {
 			int64_t split[MAX_DIMS];
-			op_in_split(ns->od, ns->split, k, split);
-			ints_print(b, split, l->node_in[i][k].rank);
+			ints_print(b, split, op_in_split(ns->od, ns->split, k, split));
 		} else
-			print_layout_apply(b, ns->split, &l->node_in[i][k]);
+			print_layout_apply(b, ns->split, (ns->od->strategy_out & (1u << k)) ? &l->node_out[i] : &l->node_in[i][k]);
 	}
 	sb_puts(b, n->nin == 1 ? ",)" : ")");
 }

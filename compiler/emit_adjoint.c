@@ -179,6 +179,16 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		tensor_arg(b, p, o->result);
 		sb_puts(b, ");");
 		return;
+	case OP_TILE: {   /* dy summed over the repeats: the forward's view read back */
+		int64_t xd[MAX_DIMS], yd[MAX_DIMS];
+		int r = tile_view(&x->type, &y->type, xd, yd);
+		sb_printf(b, "sc_sum_to_shape(rt, %s, ", dy);
+		dims_lit(b, yd, r);
+		sb_printf(b, ", %d, %s, ", r, dx);
+		dims_lit(b, xd, r);
+		sb_printf(b, ", %d);", r);
+		return;
+	}
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 		sb_printf(b, "sc_%s_grad(rt, %s, %s, %s, ", f->op == OP_SOFTMAX ? "softmax" : "log_softmax", yn, dy, dx);
 		dims_lit(b, y->type.dims, y->type.rank);
@@ -350,6 +360,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:   /* no operands, no gradient */
 		die("%s has no operand to differentiate", op_info[f->op].name);
 	OP_CASES(COMPARE_OPS) case OP_REDUCE_ALL: case OP_REDUCE_ANY:   /* a Bool result: op_input_has_grad */
+	case OP_ONE_HOT:   /* its inputs all carry none */
 		die("%s has no gradient", op_info[f->op].name);
 	case OP_CALL: case OP_COUNT:   /* inlined by flatten; rejected by check_names */
 		die("no %s operator is left to differentiate", f->op == OP_CALL ? "Call" : "unknown");

@@ -59,6 +59,40 @@ void tensor_arg(StrBuf *b, const Program *p, int v)
 	sb_printf(b, ", %d", x->type.rank);
 }
 
+int tile_view(const Type *x, const Type *y, int64_t *xd, int64_t *yd)
+{
+	int n = 0;
+	bool copy = false;   /* the last entry's kind: x's dim kept (else repeats of a dim of 1) */
+	for (int i = 0; i < y->rank; i++) {
+		int j = i - (y->rank - x->rank);
+		int64_t d = j >= 0 ? x->dims[j] : 1, m = y->dims[i] / d;
+		if (m > 1) {   /* the repeats: a dim of 1 in x */
+			if (n && !copy)
+				yd[n - 1] *= m;
+			else {
+				xd[n] = 1;
+				yd[n++] = m;
+			}
+			copy = false;
+		}
+		if (d > 1) {   /* x's own dim */
+			if (n && copy) {
+				xd[n - 1] *= d;
+				yd[n - 1] *= d;
+			} else {
+				xd[n] = yd[n] = d;
+				n++;
+			}
+			copy = true;
+		}
+	}
+	if (n > MAX_DIMS)
+		die("Tile's view has %d dims (shape.c bounds it)", n);
+	if (!n)
+		xd[n] = yd[n] = 1, n++;
+	return n;
+}
+
 /* RotaryPositionEmbedding's kernel on values x, cos and sin (-1: zeros, in
  * x's shape), into y (a name): y = x cos + rotate(x) sin, or with
  * transpose x cos - rotate(x sin), its gradient for x. */

@@ -281,6 +281,27 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		tensor_arg(b, p, o->result);
 		sb_puts(b, ");");
 		break;
+	case OP_TILE: {   /* x broadcast to the result, its repeats a dim of their own */
+		int64_t xd[MAX_DIMS], yd[MAX_DIMS];
+		int r = tile_view(&x->type, &yv->type, xd, yd);
+		sb_printf(b, "sc_broadcast_to(rt, %s, ", x0);
+		dims_lit(b, xd, r);
+		sb_printf(b, ", %d, %s, ", r, y);
+		dims_lit(b, yd, r);
+		sb_printf(b, ", %d);", r);
+		break;
+	}
+	case OP_ONE_HOT: {   /* the rank's slice of the classes from its first (offset_arg) */
+		int ax = (int)norm_axis(a->has_axis && a->naxes ? a->axes[0] : -1, yv->type.rank);
+		int64_t outer = 1, inner = 1;
+		char off[32];
+		for (int d = 0; d < yv->type.rank; d++)
+			*(d < ax ? &outer : &inner) *= d == ax ? 1 : yv->type.dims[d];
+		offset_arg(off, sizeof off, p, o, a);
+		sb_printf(b, "sc_one_hot(rt, %s, %s, %lld, %lld, %lld, %s, %s, %s, %s);", x0, sc_dtype_name(x->type.dtype),
+		          (long long)outer, (long long)yv->type.dims[ax], (long long)inner, off, x1, p->cname[o->in[2]], y);
+		break;
+	}
 	case OP_TRANSPOSE:
 		sb_printf(b, "sc_transpose(rt, %s, %s, %s, ", sc_dtype_name(x->type.dtype), x0, y);
 		dims_lit(b, x->type.dims, x->type.rank);

@@ -169,6 +169,11 @@ const char *sc_dtype_name(DType t);
 const char *c_type(DType t);
 /* `<name>, <dims>, <rank>` of a value: how most kernels take a tensor. */
 void tensor_arg(StrBuf *b, const Program *p, int v);
+/* Tile's x and result as a broadcast (sc_broadcast_to, sc_sum_to_shape):
+ * a repeated dim of x becomes a new dim of 1 before it, which the result's
+ * repeats fill; runs of alike dims merged. The views' dims in xd and yd;
+ * returns their rank (at most MAX_DIMS: shape.c's bound). */
+int tile_view(const Type *x, const Type *y, int64_t *xd, int64_t *yd);
 /* y = a op b, numpy broadcasting: values a, b and y; call sc_binary or sc_compare. */
 void emit_binary(StrBuf *b, const Program *p, const char *call, const char *op, int a, int bb, int y);
 void emit_rotary(StrBuf *b, const Program *p, int64_t mode, int transpose, int x, int cos, int sin, const char *y);

@@ -157,6 +157,8 @@ typedef struct {
 	                                      * grouped-query attention, which follow the query heads' op dim */
 	const char *whole_why[MAX_OPDIMS];   /* "the softmax axis" */
 	int batch;                           /* op dim the batch-parallel default splits; -1: none */
+	uint8_t strategy_out;                /* inputs (a bit each) whose in_strategy entry names the output's dims,
+	                                      * as MindSpore's OneHot (indices) and Tile (x) take it */
 } OpDims;
 
 /* A strategy resolved onto op dims: the operator's device matrix and the
@@ -192,7 +194,12 @@ bool op_split_from_strategy(const OpDims *od, const Node *n, const Strategy *s, 
                             Diag *d, Source *src);
 void op_in_layout(const OpDims *od, const OpSplit *s, int k, TensorLayout *out);   /* how input k must arrive */
 void op_out_layout(const OpDims *od, const OpSplit *s, TensorLayout *out);        /* the output, partial included */
-void op_in_split(const OpDims *od, const OpSplit *s, int k, int64_t *split);      /* input k's slice counts */
+/* Input k's in_strategy entry: its slice counts, or the output's where
+ * od->strategy_out names it; returns its length. */
+int op_in_split(const OpDims *od, const OpSplit *s, int k, int64_t *split);
+/* The op dims input k's in_strategy entry names, one per entry (-1 none), in
+ * *dims; returns its length. */
+int op_strategy_dims(const OpDims *od, int k, const int8_t **dims);
 
 /* ---- redistribute.c: the cheapest way between two layouts -------------- */
 

@@ -650,12 +650,22 @@ static void lower_node(Lowering *x, int i)
 	o->node = i;
 	memcpy(o->in, ins, sizeof(int) * (size_t)n->nin);
 	local_attrs(n, ns, n->nin ? &l->values[ins[0]] : NULL, &o->a);
-	if (n->op == OP_GATHER) {
+	if (n->op == OP_GATHER || n->op == OP_ONE_HOT) {   /* the split table; OneHot's classes (lowered_rank_attrs) */
 		TensorLayout *t = arena_alloc(x->a, sizeof *t);
-		*t = l->node_in[i][0];
+		*t = n->op == OP_GATHER ? l->node_in[i][0] : out;
 		o->table = t;
+		if (n->op == OP_ONE_HOT) {
+			o->a.present |= ATTR_BIT(ATTR_OFFSET);
+			o->a.has_axis = true;   /* the classes' dim, for lowered_rank_attrs */
+			o->a.naxes = 1;
+			o->a.axes[0] = n->a.has_axis ? n->a.axes[0] : -1;
+		}
 	}
 	o->result = lower_value(x, g->values[n->result].name, out_t, &out);
+	if (n->op == OP_ONE_HOT) {   /* the rank's classes, as MindSpore's replacement OneHot takes them */
+		const Type *t = &l->values[o->result].type;
+		o->a.depth = t->dims[o->a.axes[0] < 0 ? o->a.axes[0] + t->rank : o->a.axes[0]];
+	}
 	int result = o->result;
 	result = lower_fill_result(x, i, result);
 	if (ns->has_out_strategy) {
@@ -885,8 +895,10 @@ void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a,
 			a->present |= ATTR_BIT(ATTR_BEGIN) | ATTR_BIT(ATTR_END);
 	}
 	if (op->table && (a->present & (ATTR_BIT(ATTR_OFFSET)))) {   /* a table's first row; logits' first class */
-		const LValue *t = &l->values[op->in[0]];
-		int d = op->op == OP_SPARSE_SOFTMAX_CE ? 1 : gather_axis(&op->a, t->type.rank);
+		const LValue *t = &l->values[op->op == OP_ONE_HOT ? op->result : op->in[0]];   /* OneHot's: its classes' */
+		int64_t axis = op->a.axes[0];
+		int d = op->op == OP_SPARSE_SOFTMAX_CE ? 1 : op->op == OP_ONE_HOT ? (int)(axis < 0 ? axis + t->type.rank : axis)
+		        : gather_axis(&op->a, t->type.rank);
 		a->offset = layout_shard_index(op->table, rank, d) * t->type.dims[d];
 	}
 }

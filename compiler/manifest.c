@@ -568,11 +568,11 @@ static json_t *jin_strategy(const Lowered *l, int i)
 	const NodeStrategy *ns = &l->st->node[i];
 	json_t *a = json_array();
 	for (int k = 0; k < n->nin; k++) {
-		const TensorLayout *in = &l->node_in[i][k];
+		/* OneHot's indices and Tile's x: the result's dims, as the strategy names them (rules.c) */
+		const TensorLayout *in = (ns->od->strategy_out & (1u << k)) ? &l->node_out[i] : &l->node_in[i][k];
 		if (ns->split->tuple) {
 			int64_t split[MAX_DIMS];
-			op_in_split(ns->od, ns->split, k, split);
-			push(a, jints(split, in->rank));
+			push(a, jints(split, op_in_split(ns->od, ns->split, k, split)));
 		} else
 			push(a, jdecl_layout(ns->split->decl, in));
 	}

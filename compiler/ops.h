@@ -88,7 +88,9 @@
 	ATTR(SCALE_VALUE, "scale_value", AK_FLOAT)             \
 	ATTR(SPARSE_MODE, "sparse_mode", AK_INT)               \
 	ATTR(INPUT_LAYOUT, "input_layout", AK_STRING)          \
-	ATTR(PIPELINE_STAGE, "pipeline_stage", AK_INT)
+	ATTR(PIPELINE_STAGE, "pipeline_stage", AK_INT)       \
+	ATTR(DEPTH, "depth", AK_INT)                           \
+	ATTR(MULTIPLES, "multiples", AK_INTS)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -196,6 +198,8 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(EXPAND_DIMS, "ExpandDims", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                  \
 	OP(SQUEEZE, "Squeeze", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                         \
 	OP(BROADCAST_TO, "BroadcastTo", 1, 1, A(SHAPE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_F32, V_COPY)                                  \
+	OP(TILE, "Tile", 1, 1, A(MULTIPLES), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_F32, V_COPY)                                             \
+	OP(ONE_HOT, "OneHot", 3, 3, A(DEPTH) | A(AXIS) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_NONE, 7u, PREC_F32, V_COPY)                     \
 	OP(GATHER, "Gather", 2, 2, A(AXIS) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                            \
 	NORM_OPS(OP)                                                                                                                       \
 	OP(CONCAT, "Concat", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                          \

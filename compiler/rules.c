@@ -291,6 +291,48 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		broadcast_dims(g, n, od, out->rank, out->dims);
 		identity_output(od, out->rank);
 		return true;
+	case OP_TILE: {
+		/* The result's dims; x's dim (lined up from the right) follows its
+		 * own where it is not repeated. Where it is, x is whole on every
+		 * rank and a split of the result cuts the repeats: each rank makes
+		 * whole tiles (MindSpore's TileInfo), so the split divides the
+		 * multiple. The strategy names the result's dims. */
+		const Attrs *a = &n->a;
+		for (int d = 0; d < out->rank; d++)
+			add_dim(od, out->dims[d], NULL);
+		od->in_rank[0] = x->rank;
+		for (int j = 0; j < x->rank; j++) {
+			int d = j + out->rank - x->rank, m = d - (out->rank - a->nshape);
+			int64_t mult = m >= 0 ? a->shape[m] : 1;
+			od->in_dim[0][j] = (int8_t)(mult == 1 ? d : -1);
+		}
+		for (int d = 0; d < out->rank; d++) {
+			int m = d - (out->rank - a->nshape);
+			if (m >= 0 && a->shape[m] > 1) {
+				od->also[d] = a->shape[m];
+				od->whole_why[d] = "x's repeats along it: each rank makes whole tiles";
+			}
+		}
+		od->strategy_out = 1u << 0;
+		break;
+	}
+	case OP_ONE_HOT: {
+		/* The result's dims; the indices' follow them but the classes'
+		 * (axis). A split of the classes gives each rank its slice of them
+		 * (lowering passes its first class, lower.c): evenly, as MindSpore's
+		 * OneHotInfo. The indices' strategy names the result's dims. */
+		int axis = (int)norm(n->a.has_axis ? n->a.axes[0] : -1, out->rank);
+		for (int d = 0; d < out->rank; d++)
+			add_dim(od, out->dims[d], d == axis ? "the classes' dim" : NULL);
+		od->in_rank[0] = x->rank;
+		for (int j = 0; j < x->rank; j++)
+			od->in_dim[0][j] = (int8_t)(j < axis ? j : j + 1);
+		od->also[axis] = out->dims[axis];
+		od->whole_why[axis] = "each rank takes an even slice of the classes";
+		od->batch = axis == 0 ? (out->rank > 1 ? 1 : -1) : 0;
+		od->strategy_out = 1u << 0;
+		break;
+	}
 	case OP_EXPAND_DIMS: case OP_SQUEEZE: {
 		/* Dims of size 1 added or dropped: the result's other dims are the
 		 * input's in order; one of size 1 follows none (no split has it). */
@@ -425,12 +467,25 @@ const char *op_dim_name(const OpDims *od, int dim, char *buf, size_t size)
 
 #define DIMNAME(od, dim) op_dim_name((od), (dim), (char[24]){0}, 24)
 
-/* The tuple strategy for input k under op-dim splits `split`. */
-static void input_split(const OpDims *od, int k, const int64_t *split, int64_t *out)
+int op_strategy_dims(const OpDims *od, int k, const int8_t **dims)
 {
 	int r = rule_input(k);
-	for (int d = 0; d < od->in_rank[r]; d++)
-		out[d] = od->in_dim[r][d] >= 0 ? split[od->in_dim[r][d]] : 1;
+	if (od->strategy_out & (1u << r)) {
+		*dims = od->out_dim;
+		return od->out_rank;
+	}
+	*dims = od->in_dim[r];
+	return od->in_rank[r];
+}
+
+/* The tuple strategy for input k under op-dim splits `split`; its length. */
+static int input_split(const OpDims *od, int k, const int64_t *split, int64_t *out)
+{
+	const int8_t *dims;
+	int rank = op_strategy_dims(od, k, &dims);
+	for (int d = 0; d < rank; d++)
+		out[d] = dims[d] >= 0 ? split[dims[d]] : 1;
+	return rank;
 }
 
 /* `in_strategy ((2, 4), (4, 1))` for op-dim splits, in a suggestion. */
@@ -439,10 +494,10 @@ static void print_suggestion(StrBuf *b, const OpDims *od, const int64_t *split, 
 	sb_puts(b, "in_strategy (");
 	for (int k = 0; k < nin; k++) {
 		int64_t s[MAX_DIMS];
-		input_split(od, k, split, s);
+		int rank = input_split(od, k, split, s);
 		if (k)
 			sb_puts(b, ", ");
-		ints_print(b, s, od->in_rank[rule_input(k)]);
+		ints_print(b, s, rank);
 	}
 	sb_puts(b, nin == 1 ? ",)" : ")");
 }
@@ -520,6 +575,13 @@ void op_split_from_splits(const OpDims *od, const int64_t *split, int64_t device
 		out->dev[out->ndev++] = device_num / product;   /* the repeated axis, fastest */
 }
 
+/* False when op dim o, split `split` ways, would cut what a rank must hold
+ * whole (Tile's repeats, OneHot's classes: od->also with its reason). */
+static bool also_divides(const OpDims *od, int o, int64_t split)
+{
+	return !od->also[o] || !od->whole_why[o] || (od->whole & (1u << o)) || od->also[o] % split == 0;
+}
+
 /* Tuple strategies: each op dim's split comes from the inputs that name it,
  * which must agree; None inputs take what the others decided. */
 static bool split_from_tuples(const OpDims *od, const Node *n, const Strategy *s, int64_t device_num, OpSplit *out,
@@ -536,9 +598,10 @@ static bool split_from_tuples(const OpDims *od, const Node *n, const Strategy *s
 		const TensorStrategy *t = &s->t[k];
 		if (!t->given)
 			continue;
-		int r = rule_input(k);
+		const int8_t *dims;
+		op_strategy_dims(od, k, &dims);
 		for (int dim = 0; dim < t->rank; dim++) {
-			int o = od->in_dim[r][dim];
+			int o = dims[dim];
 			if (o < 0) {
 				if (t->split[dim] > 1) {
 					int64_t fixed[MAX_OPDIMS];
@@ -569,6 +632,18 @@ static bool split_from_tuples(const OpDims *od, const Node *n, const Strategy *s
 	}
 	int64_t product = 1;
 	for (int o = 0; o < od->nod; o++) {
+		if (!also_divides(od, o, split[o])) {
+			int64_t fixed[MAX_OPDIMS];
+			StrBuf b = {0};
+			memcpy(fixed, split, sizeof fixed);
+			while (od->also[o] % fixed[o])   /* the largest count below it that divides */
+				fixed[o]--;
+			print_suggestion(&b, od, fixed, n->nin);
+			ERR(d, src, s->span, "%s: %s is split into %lld, which does not divide %lld (%s); e.g. %s", op,
+			    DIMNAME(od, o), (long long)split[o], (long long)od->also[o], od->whole_why[o], b.data);
+			sb_free(&b);
+			return false;
+		}
 		if (split[o] > 1 && (od->whole & (1u << o))) {
 			int64_t fixed[MAX_OPDIMS];
 			StrBuf b = {0};
@@ -622,9 +697,10 @@ static bool split_from_layouts(const OpDims *od, const Node *n, const Strategy *
 			return false;
 		}
 		decl = t->layout;
-		int r = rule_input(k);
+		const int8_t *dims;
+		op_strategy_dims(od, k, &dims);
 		for (int dim = 0; dim < t->rank; dim++) {
-			int o = od->in_dim[r][dim];
+			int o = dims[dim];
 			if (o < 0) {
 				if (t->naxes[dim]) {
 					ERR(d, src, t->span, "%s: dim %d of input %d has size 1 and is broadcast, so it cannot be split; "
@@ -674,6 +750,11 @@ static bool split_from_layouts(const OpDims *od, const Node *n, const Strategy *
 		out->split[o] = 1;
 		for (int i = 0; i < out->nax[o]; i++)
 			out->split[o] *= out->dev[out->ax[o][i]];
+		if (!also_divides(od, o, out->split[o])) {
+			ERR(d, src, s->span, "%s: %s is split into %lld, which does not divide %lld (%s)", op, DIMNAME(od, o),
+			    (long long)out->split[o], (long long)od->also[o], od->whole_why[o]);
+			return false;
+		}
 	}
 	return true;
 }
@@ -719,7 +800,7 @@ void op_out_layout(const OpDims *od, const OpSplit *s, TensorLayout *out)
 	out->partial_op = out->partial ? od->reduce_op : REDUCE_SUM_OP;
 }
 
-void op_in_split(const OpDims *od, const OpSplit *s, int k, int64_t *split)
+int op_in_split(const OpDims *od, const OpSplit *s, int k, int64_t *split)
 {
-	input_split(od, k, s->split, split);
+	return input_split(od, k, s->split, split);
 }

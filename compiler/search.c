@@ -62,10 +62,10 @@ static void print_split(StrBuf *b, const Search *x, int v, const OpSplit *s)
 	sb_putc(b, '(');
 	for (int k = 0; k < nd->nin; k++) {
 		int64_t split[MAX_DIMS];
-		op_in_split(x->st->node[v].od, s, k, split);
+		int rank = op_in_split(x->st->node[v].od, s, k, split);
 		if (k)
 			sb_puts(b, ", ");
-		ints_print(b, split, x->in[v][k].rank);
+		ints_print(b, split, rank);
 	}
 	sb_puts(b, nd->nin == 1 ? ",)" : ")");
 	if (copies_first(s) > 1)

@@ -624,7 +624,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_RESHAPE:
 	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 	case OP_TRANSPOSE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_BROADCAST_TO: case OP_GATHER:
-	OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
+	case OP_TILE: case OP_ONE_HOT: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
 	case OP_SPARSE_SOFTMAX_CE: case OP_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)
@@ -747,6 +747,10 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_squeeze(x, a, out);
 	case OP_BROADCAST_TO:
 		return infer_broadcast_to(x, a, out);
+	case OP_TILE:
+		return infer_tile(x, a, out);
+	case OP_ONE_HOT:
+		return infer_one_hot(x, a, out);
 	case OP_GATHER: {
 		/* MindSpore's Gather(params, indices, axis): params.shape[:axis] + indices.shape + params.shape[axis+1:] */
 		const Type *idx = in_type(x, 1);
@@ -844,7 +848,8 @@ static bool infer_node(Infer *x, Type *out)
 }
 
 /* Types the node's number operands (Value.literal): shape (), the dtype of
- * its first value operand. False (reported at the number) when the number
+ * its first value operand (OneHot's on_value and off_value: of the other
+ * one when it is a value, else Float32, as MindSpore's are written). False (reported at the number) when the number
  * does not fit that type, or has none; false silently when the type is not
  * known yet (an earlier error). A Call takes no number: in the flat graph
  * one would stand for the callee's input wherever it is read, where no
@@ -852,13 +857,13 @@ static bool infer_node(Infer *x, Type *out)
 static bool type_literals(Infer *x)
 {
 	Node *n = x->n;
-	int first = -1, number = -1;
+	int first = -1, number = -1, from = n->op == OP_ONE_HOT ? 1 : 0;   /* OneHot's numbers go with its values */
 	for (int k = n->nin - 1; k >= 0; k--) {
 		if (n->in[k] < 0)   /* an undefined name, reported */
 			return false;
 		if (x->g->values[n->in[k]].literal)
 			number = k;
-		else
+		else if (k >= from)
 			first = k;
 	}
 	if (number < 0)
@@ -868,19 +873,20 @@ static bool type_literals(Infer *x)
 		    "uses that input, or pass a value");
 		return false;
 	}
-	if (first < 0) {
+	if (first < 0 && n->op != OP_ONE_HOT) {
 		ERR(x, n->op_span, "%s: a number operand takes its type from a value operand, and %s has none", opname(x),
 		    opname(x));
 		return false;
 	}
-	if (in_type(x, first)->rank < 0)
+	if (first >= 0 && in_type(x, first)->rank < 0)
 		return false;
 	bool ok = true;
 	for (int k = 0; k < n->nin; k++) {
 		Value *v = &x->g->values[n->in[k]];
 		if (!v->literal)
 			continue;
-		v->type = (Type){.dtype = in_type(x, first)->dtype, .rank = 0};
+		/* OneHot's on_value and off_value: Float32 when neither is a value */
+		v->type = (Type){.dtype = first >= 0 ? in_type(x, first)->dtype : DT_F32, .rank = 0};
 		const Lit *l = v->literal;
 		double f = lit_number(l);
 		DType t = v->type.dtype;

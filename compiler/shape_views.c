@@ -1,6 +1,8 @@
 /* shape_views.c: the result shapes of the operators that view their
  * input's elements in another shape (Reshape, Transpose, Flatten,
- * ExpandDims, Squeeze), for shape.c. */
+ * ExpandDims, Squeeze), and of Tile and OneHot, which lay out copies of
+ * their input's elements (or a class per index) in a new shape, for
+ * shape.c. */
 #include "shape_internal.h"
 
 #include <string.h>
@@ -142,5 +144,93 @@ bool infer_squeeze(Infer *x, const Type *in, Type *out)
 	for (int i = 0; i < in->rank; i++)
 		if (!(a->has_axis && a->naxes ? drop[i] : in->dims[i] == 1))
 			out->dims[out->rank++] = in->dims[i];
+	return true;
+}
+
+/* MindSpore's Tile: x repeated multiples[i] times along dim i; multiples
+ * longer than x's rank prepend dims (x's shape lined up from the right with
+ * 1s before it), shorter ones are lined up with x's last dims (1s before
+ * them). The kernel views x and the result as a broadcast of interleaved
+ * dims (emit_args.c), one more for each dim of size over 1 repeated, so
+ * that count is bounded by MAX_DIMS here. */
+bool infer_tile(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	if (!need_float(x, 0) || !need_attr(x, ATTR_MULTIPLES))
+		return false;
+	int r = a->nshape > in->rank ? a->nshape : in->rank, view = 0;
+	for (int i = 0; i < r; i++) {
+		int j = i - (r - in->rank), k = i - (r - a->nshape);   /* x's dim and the multiple lined up, or none */
+		int64_t d = j >= 0 ? in->dims[j] : 1, m = k >= 0 ? a->shape[k] : 1;
+		if (m < 1) {
+			StrBuf t = {0};
+			ints_print(&t, a->shape, a->nshape);
+			ERR(x, attr_span(x, "multiples"), "Tile: each of the multiples %s is at least 1 (%lld repeats nothing; "
+			    "shardc has no empty tensors)", t.data, (long long)m);
+			sb_free(&t);
+			return false;
+		}
+		out->dims[i] = d * m;
+		view += 1 + (d > 1 && m > 1);
+	}
+	if (view > MAX_DIMS) {
+		ERR(x, attr_span(x, "multiples"), "Tile: x %s repeated along %d of its dims over 1 takes %d dims in the "
+		    "kernel, more than its %d; Reshape x to fewer dims first", DIMS(in), view - r, view, MAX_DIMS);
+		return false;
+	}
+	out->rank = r;
+	out->dtype = in->dtype;
+	return true;
+}
+
+/* MindSpore's OneHot(indices, depth, on_value, off_value, axis): the result
+ * has a new dim of `depth` classes at `axis` (-1: last); an index names the
+ * class holding on_value, the others off_value, and an index outside
+ * [0, depth) gives a row of off_value. on_value and off_value are numbers or
+ * () values of one float type, the result's. */
+bool infer_one_hot(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	if (!need_attr(x, ATTR_DEPTH))
+		return false;
+	if (in->dtype != DT_I32 && in->dtype != DT_I64) {
+		StrBuf b = {0};
+		ERR(x, in_span(x, 0), "OneHot: the indices %s are %s; they must be Int32 or Int64 (Cast them)",
+		    in_name(x, 0, &b), dtype_name(in->dtype));
+		sb_free(&b);
+		return false;
+	}
+	for (int k = 1; k < 3; k++) {
+		const Type *t = in_type(x, k);
+		if (t->rank != 0 || !dtype_is_float(t->dtype)) {
+			StrBuf b = {0};
+			ERR(x, in_span(x, k), "OneHot: %s %s is %s %s; it must be a number or a float value of shape ()",
+			    k == 1 ? "on_value" : "off_value", in_name(x, k, &b), dtype_name(t->dtype), DIMS(t));
+			sb_free(&b);
+			return false;
+		}
+	}
+	if (!same_dtype(x, 1, 2))
+		return false;
+	if (in->rank + 1 > MAX_DIMS) {
+		ERR(x, in_span(x, 0), "OneHot: indices %s have %d dims; the result would have more than %d", DIMS(in),
+		    in->rank, MAX_DIMS);
+		return false;
+	}
+	if (a->has_axis && a->axis_is_tuple) {
+		ERR(x, attr_span(x, "axis"), "OneHot takes one axis, the place of its new dim of classes");
+		return false;
+	}
+	int64_t axis = a->has_axis ? a->axes[0] : -1;
+	if (axis < -1 || axis > in->rank) {
+		ERR(x, attr_span(x, "axis"), "OneHot: axis %lld is outside -1 to %d: where the classes' dim goes among the "
+		    "indices' %d dim%s (-1: last)", (long long)axis, in->rank, in->rank, in->rank == 1 ? "" : "s");
+		return false;
+	}
+	axis = axis < 0 ? in->rank : axis;
+	out->rank = in->rank + 1;
+	out->dtype = in_type(x, 1)->dtype;
+	for (int i = 0, j = 0; i < out->rank; i++)
+		out->dims[i] = i == axis ? a->depth : in->dims[j++];
 	return true;
 }

@@ -218,7 +218,7 @@ typedef struct {
 	int naxes;               /* axis given as an int: 1 entry, axis_is_tuple false */
 	bool axis_is_tuple;
 	int64_t axes[MAX_DIMS];
-	int nshape;              /* Reshape target; one -1 allowed */
+	int nshape;              /* Reshape's target (one -1 allowed), BroadcastTo's; Tile's multiples */
 	int64_t shape[MAX_DIMS];
 	int nperm;
 	int64_t perm[MAX_DIMS];
@@ -242,6 +242,7 @@ typedef struct {
 	int64_t output_index;    /* Split: which piece is its result (shape.c also sets begin/end/strides: its slice) */
 	int64_t mode;            /* RotaryPositionEmbedding: 0 rotate-half (GPT-NeoX, LLaMA), 1 interleaved pairs (GPT-J) */
 	int64_t head_num;        /* FlashAttentionScore: N, q's dim 1 (required) */
+	int64_t depth;           /* OneHot: the number of classes (required) */
 	double scale_value;      /* FlashAttentionScore: the scores' factor, 1 by default (MindSpore's) */
 	int64_t sparse_mode;     /* FlashAttentionScore: 0 the mask as given, 2 or 3 causal (key j seen by query i when j <= i) */
 	int64_t input_layout;    /* FlashAttentionScore: FA_BNSD (the default), FA_BSND or FA_BSH (flash_dims) */

@@ -222,9 +222,11 @@ static bool load_operator(Loader *x, json_t *o)
 	Strategy st = {n->nin, arena_alloc(x->m->arena, sizeof(TensorStrategy) * (size_t)n->nin), sp};
 	for (int k = 0; k < n->nin; k++) {
 		char what[64];
+		const int8_t *dims;   /* OneHot's indices and Tile's x: the result's dims (rules.c) */
+		int rank = (ns->od->strategy_out & (1u << k)) ? op_strategy_dims(ns->od, k, &dims)
+		         : x->g->values[n->in[k]].type.rank;
 		snprintf(what, sizeof what, "in_strategy of input %d", k);
-		if (!tensor_strategy(x, json_array_get(in, (size_t)k), x->g->values[n->in[k]].type.rank, sp, what,
-		                     &st.t[k]))
+		if (!tensor_strategy(x, json_array_get(in, (size_t)k), rank, sp, what, &st.t[k]))
 			return false;
 	}
 	OpSplit split;

@@ -203,7 +203,8 @@ static bool maps_zero(OpKind op)
 {
 	return op != OP_EXP && op != OP_SIGMOID && op != OP_SQRT && op != OP_RSQRT && op != OP_COS && op != OP_SOFTPLUS &&
 	       op != OP_RECIPROCAL && op != OP_POW && op != OP_COSH && op != OP_HSIGMOID &&
-	       op != OP_EQUAL && op != OP_GREATER_EQUAL && op != OP_LESS_EQUAL;   /* 0 == 0: true */
+	       op != OP_EQUAL && op != OP_GREATER_EQUAL && op != OP_LESS_EQUAL &&   /* 0 == 0: true */
+	       op != OP_ONE_HOT;   /* index 0: on_value in class 0 */
 }
 
 /* What an operator does with an uneven split of its operands or result:
@@ -220,6 +221,8 @@ static UnevenKind uneven_kind(OpKind op)
 	OP_CASES(UNARY_OPS)
 	case OP_CAST: case OP_DROPOUT: case OP_TRANSPOSE: case OP_SELECT:
 	OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) case OP_BROADCAST_TO:
+	case OP_TILE:      /* along dims it does not repeat (rules.c splits repeated ones evenly) */
+	case OP_ONE_HOT:   /* along the indices' dims (the classes evenly): a padded index gives a row */
 	case OP_BIAS_ADD: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN:   /* other dims, or padding filled */
 	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:

@@ -683,6 +683,13 @@ void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const v
  * = for each of the outer slices, its rows idx - offset (zeros outside). */
 void sc_gather_axis(sc_rt *rt, const float *table, int64_t outer, int64_t rows, int64_t row, const void *idx,
                     sc_dtype idx_dt, int64_t nidx, int64_t offset, float *y);
+/* y (outer, depth, inner): on_value where class c + offset is the index
+ * (outer, inner) names, off_value elsewhere, so an index outside
+ * [offset, offset + depth) gives a row of off_value (MindSpore's OneHot; a
+ * rank holding a slice of the classes passes its first class as offset).
+ * on and off point at one float each, where the backend keeps tensors. */
+void sc_one_hot(sc_rt *rt, const void *idx, sc_dtype idx_dt, int64_t outer, int64_t depth, int64_t inner,
+                int64_t offset, const float *on, const float *off, float *y);
 /* ---- normalizers over a row: y = (x - c) rstd gamma [+ beta] ----
  * SC_NORM_TABLE(N): N(NAME, CENTERED), one row per normalizing operator.
  *   CENTERED 1: c is the row's mean and rstd = 1 / sqrt(var + eps), var the

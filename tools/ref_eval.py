@@ -1528,6 +1528,47 @@ def bwd_broadcast_to(g, ins, at):
     return [unbroadcast(g, ins[0].shape)]
 
 
+def tile_multiples(x, at):
+    """Tile's multiples lined up with x's dims (either padded with 1s before)."""
+    m = attr_ints(at, "multiples")
+    if any(i < 1 for i in m):
+        raise OpError("each of the multiples %s is at least 1" % (m,))
+    r = max(len(m), x.ndim)
+    return (1,) * (r - len(m)) + tuple(m), x.reshape((1,) * (r - x.ndim) + x.shape)
+
+
+def fwd_tile(ins, at):
+    m, x = tile_multiples(ins[0], at)
+    return np.tile(x, m)
+
+
+def bwd_tile(g, ins, at):
+    m, x = tile_multiples(ins[0], at)
+    parts = []   # each dim of g as (repeat, dim of x)
+    for i, (k, d) in enumerate(zip(m, x.shape)):
+        parts += [k, d]
+    g = g.reshape(parts).sum(axis=tuple(range(0, len(parts), 2)))
+    return [g.reshape(ins[0].shape)]
+
+
+def fwd_one_hot(ins, at):
+    idx, on, off = ins
+    if idx.dtype.kind not in "iu":
+        raise OpError("the indices are %s; they must be Int32 or Int64" % idx.dtype)
+    if "depth" not in at:
+        raise OpError("needs the attribute 'depth'")
+    depth = attr_int(at, "depth", None)
+    if depth < 1:
+        raise OpError("depth is at least 1")
+    axis = norm_axis(attr_int(at, "axis", -1), idx.ndim + 1)
+    hit = np.expand_dims(idx, axis) == np.arange(depth).reshape([-1 if i == axis else 1 for i in range(idx.ndim + 1)])
+    return np.where(hit, on, off)   # an index outside [0, depth) hits nothing: a row of off_value
+
+
+def bwd_one_hot(g, ins, at):
+    return [None, None, None]   # MindSpore's: no gradient
+
+
 def fwd_expand_dims(ins, at):
     x = ins[0]
     return np.expand_dims(x, norm_axis(attr_int(at, "axis", None), x.ndim + 1))
@@ -2001,6 +2042,8 @@ OPS = {
     "BroadcastTo": (fwd_broadcast_to, bwd_broadcast_to, 1, 1),
     "Squeeze": (fwd_squeeze, bwd_view, 1, 1),
     "Gather": (fwd_gather, bwd_gather, 2, 2),
+    "Tile": (fwd_tile, bwd_tile, 1, 1),
+    "OneHot": (fwd_one_hot, bwd_one_hot, 3, 3),
     "LayerNorm": (fwd_layer_norm, bwd_layer_norm, 3, 3),
     "RmsNorm": (fwd_rms_norm, bwd_rms_norm, 2, 2),
     "Concat": (fwd_concat, bwd_concat, 1, None),
@@ -2068,6 +2111,8 @@ def result_dtype(op, attrs, in_dtypes, offset):
         return in_dtypes[1]                          # the condition is Bool; the result is x's
     if op in COMPARES:
         return "Bool"
+    if op == "OneHot" and len(in_dtypes) == 3:
+        return in_dtypes[1]                          # on_value's; the indices are integers
     if op in CONSTANTS:
         try:
             return constant_dtype(op, attrs)
@@ -2094,7 +2139,12 @@ def emit_literal(prog, st, env, k):
     num = st.operands[k]
     if st.op == "Call":
         raise ModelError(num.offset, "Call: a number cannot be passed to a called graph")
-    first = next((r for r in st.operands if isinstance(r, Ref)), None)
+    # OneHot's on_value and off_value go with each other: Float32 when neither is a value
+    first = next((r for r in st.operands[st.op == "OneHot":] if isinstance(r, Ref)), None)
+    if first is None and st.op == "OneHot":
+        vid = prog.new_value("%s#%d" % (st.result, k), "Float32")
+        prog.literals[vid] = float(num.value)
+        return vid
     if first is None:
         raise ModelError(st.op_offset, "%s: a number operand takes its type from a value operand, and %s has none"
                          % (st.op, st.op))

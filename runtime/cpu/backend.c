@@ -534,6 +534,13 @@ void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t 
 	sc_cpu_transpose(dt, x, y, dims, ndim, perm);
 }
 
+void sc_one_hot(sc_rt *rt, const void *idx, sc_dtype idx_dt, int64_t outer, int64_t depth, int64_t inner,
+                int64_t offset, const float *on, const float *off, float *y)
+{
+	(void)rt;
+	sc_cpu_one_hot(idx, idx_dt, outer, depth, inner, offset, *on, *off, y);
+}
+
 void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
                int64_t nidx, int64_t offset, float *y)
 {

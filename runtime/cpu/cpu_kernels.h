@@ -77,6 +77,8 @@ void sc_cpu_rope(float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols,
                  int64_t d, double theta);
 
 void sc_cpu_transpose(sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm);
+void sc_cpu_one_hot(const void *idx, sc_dtype idx_dt, int64_t outer, int64_t depth, int64_t inner, int64_t offset,
+                    float on, float off, float *y);
 void sc_cpu_gather(const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt, int64_t nidx,
                    int64_t offset, float *y);
 void sc_cpu_gather_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,

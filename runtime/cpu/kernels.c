@@ -1491,6 +1491,17 @@ void sc_cpu_gather_axis(const float *table, int64_t outer, int64_t rows, int64_t
 		}
 }
 
+void sc_cpu_one_hot(const void *idx, sc_dtype idx_dt, int64_t outer, int64_t depth, int64_t inner, int64_t offset,
+                    float on, float off, float *y)
+{
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t i = 0; i < inner; i++) {
+			int64_t c = sc_index_at(idx, idx_dt, o * inner + i) - offset;
+			for (int64_t j = 0; j < depth; j++)
+				y[(o * depth + j) * inner + i] = j == c ? on : off;
+		}
+}
+
 void sc_cpu_gather(const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt, int64_t nidx,
                    int64_t offset, float *y)
 {

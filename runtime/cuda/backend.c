@@ -1167,6 +1167,15 @@ void sc_gather_axis(sc_rt *rt, const float *table, int64_t outer, int64_t rows, 
 	SC_CUDA_CHECK(sc_cu_gather(table, outer, rows, row, idx, idx_dt == SC_I64, nidx, offset, y, cu(rt)->stream));
 }
 
+void sc_one_hot(sc_rt *rt, const void *idx, sc_dtype idx_dt, int64_t outer, int64_t depth, int64_t inner,
+                int64_t offset, const float *on, const float *off, float *y)
+{
+	PROFILE(rt, "OneHot", 0, 4.0 * outer * depth * inner, SC_PEAK_MEM);
+	if (idx_dt != SC_I32 && idx_dt != SC_I64)
+		SC_DIE("one_hot: indices must be int32 or int64");
+	SC_CUDA_CHECK(sc_cu_one_hot(idx, idx_dt == SC_I64, outer, depth, inner, offset, on, off, y, cu(rt)->stream));
+}
+
 void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
                int64_t nidx, int64_t offset, float *y)
 {

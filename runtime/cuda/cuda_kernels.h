@@ -109,6 +109,8 @@ cudaError_t sc_cu_strided_scatter(const float *y, float *x, int64_t base, const 
 cudaError_t sc_cu_box_copy(const void *x, void *y, int64_t base, const sc_cu_walk *w, size_t es, cudaStream_t s);
 cudaError_t sc_cu_box_scatter(const float *y, float *x, int64_t base, const sc_cu_walk *w, cudaStream_t s);
 
+cudaError_t sc_cu_one_hot(const void *idx, int idx64, int64_t outer, int64_t depth, int64_t inner, int64_t offset,
+                          const float *on, const float *off, float *y, cudaStream_t s);
 /* the table (outer, rows, row), y (outer, nidx, row) */
 cudaError_t sc_cu_gather(const float *table, int64_t outer, int64_t rows, int64_t row, const void *idx, int idx64,
                          int64_t nidx, int64_t offset, float *y, cudaStream_t s);

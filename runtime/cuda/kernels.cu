@@ -651,6 +651,15 @@ __global__ void strided_scatter_k(const float *y, float *x, int64_t base, int64_
 	}
 }
 
+__global__ void one_hot_k(const void *idx, int idx64, int64_t n, int64_t depth, int64_t inner, int64_t offset,
+                          const float *on, const float *off, float *y)
+{
+	GRID_LOOP(i, n) {
+		int64_t o = i / (depth * inner), j = i / inner % depth, k = i % inner;
+		y[i] = load_index(idx, idx64, o * inner + k) - offset == j ? *on : *off;
+	}
+}
+
 /* y (outer, nidx, row), element i: outer slice o, index k, column j; n = outer nidx row */
 __global__ void gather_k(const float *table, int64_t rows, int64_t row, const void *idx, int idx64, int64_t nidx,
                          int64_t n, int64_t offset, float *y)
@@ -1554,6 +1563,16 @@ cudaError_t sc_cu_box_copy(const void *x, void *y, int64_t base, const sc_cu_wal
 cudaError_t sc_cu_box_scatter(const float *y, float *x, int64_t base, const sc_cu_walk *w, cudaStream_t s)
 {
 	return strided_scatter<true>(y, x, base, w, s);
+}
+
+cudaError_t sc_cu_one_hot(const void *idx, int idx64, int64_t outer, int64_t depth, int64_t inner, int64_t offset,
+                          const float *on, const float *off, float *y, cudaStream_t s)
+{
+	int64_t n = outer * depth * inner;
+	if (n <= 0)
+		return cudaSuccess;
+	one_hot_k<<<blocks_for(n), THREADS, 0, s>>>(idx, idx64, n, depth, inner, offset, on, off, y);
+	return cudaGetLastError();
 }
 
 cudaError_t sc_cu_gather(const float *table, int64_t outer, int64_t rows, int64_t row, const void *idx, int idx64,

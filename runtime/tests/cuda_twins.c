@@ -637,6 +637,11 @@ static void test_movement(void)
 	sc_gather_axis_grad(rt, dx, didx, SC_I32, 9, 3, dg, 3, 10, 7);
 	sc_cpu_gather_axis_grad(x, idx, SC_I32, 9, 3, g, 3, 10, 7);
 	twin("gather_axis_grad", dg, g, 210, 1e-5);
+	const float onoff[2] = {0.9f, -0.1f};
+	float *don = up(onoff, sizeof onoff);
+	sc_one_hot(rt, didx, SC_I32, 3, 5, 3, 3, don, don + 1, dyv);   /* classes 3..7; 12 and -1 outside */
+	sc_cpu_one_hot(idx, SC_I32, 3, 5, 3, 3, onoff[0], onoff[1], y);
+	twin("one_hot", dyv, y, 45, 0);
 	/* casts between every pair of the six dtypes, bit for bit: values that
 	 * round to even in float16 (65520, 2049) and bfloat16 (1 + 2^-8, 257),
 	 * overflow, subnormals, NaN of both signs, -0, and integers too large */

@@ -583,6 +583,18 @@ Test(gather, axis_1_offset)
 	CLOSE(dt, ((const float[]){0, 0, 4, 6, 0, 0, 0, 0, 12, 14, 0, 0}), 12, "repeated ids add up in each slice");
 }
 
+Test(one_hot, slice_of_classes)
+{
+	/* classes 2..3 of a OneHot: the indices outside them give rows of off */
+	float y[12];
+	sc_cpu_one_hot((const int32_t[]){2, 3, 0, -1, 4, 3}, SC_I32, 6, 2, 1, 2, 1.0f, -0.5f, y);
+	CLOSE(y, ((const float[]){1, -0.5f, -0.5f, 1, -0.5f, -0.5f, -0.5f, -0.5f, -0.5f, -0.5f, -0.5f, 1}), 12,
+	      "one_hot, last axis, offset 2");
+	/* axis 0 of 3 indices, 2 classes: y (2, 3) */
+	sc_cpu_one_hot((const int64_t[]){1, 0, 7}, SC_I64, 1, 2, 3, 0, 0.9f, 0.1f, y);
+	CLOSE(y, ((const float[]){0.1f, 0.9f, 0.1f, 0.9f, 0.1f, 0.1f}), 6, "one_hot, axis 0, int64");
+}
+
 Test(layernorm, by_hand)
 {
 	const float x[8] = {1, 2, 3, 4, 2, 2, 2, 2};

@@ -386,6 +386,28 @@ class Forward(unittest.TestCase):
         with self.assertRaises(R.OpError):
             fwd("Gather", [u, i], {"axis": 3})
 
+    def test_tile(self):
+        x = rng().normal(size=(2, 3))
+        self.check("Tile", [x], {"multiples": (2, 1)}, np.concatenate([x, x], axis=0))
+        self.check("Tile", [x], {"multiples": (3, 2, 1)}, np.broadcast_to(np.concatenate([x, x]), (3, 4, 3)))
+        self.check("Tile", [x], {"multiples": (2,)}, np.concatenate([x, x], axis=1))   # x's last dims
+        with self.assertRaises(R.OpError):
+            fwd("Tile", [x], {"multiples": (2, 0)})
+
+    def test_one_hot(self):
+        i = np.array([[0, 3], [-1, 4]], dtype=np.int32)   # -1 and 4 outside 4 classes: rows of off_value
+        on, off = np.float64(0.9), np.float64(-0.5)
+        want = np.full((2, 2, 4), -0.5)
+        want[0, 0, 0] = want[0, 1, 3] = 0.9
+        self.check("OneHot", [i, on, off], {"depth": 4}, want)
+        self.check("OneHot", [i, on, off], {"depth": 4, "axis": 0}, np.moveaxis(want, -1, 0))
+        self.check("OneHot", [i, on, off], {"depth": 4, "axis": 1}, np.moveaxis(want, -1, 1))
+        for bad in ({}, {"depth": 4, "axis": 3}):
+            with self.assertRaises(R.OpError):
+                fwd("OneHot", [i, on, off], bad)
+        with self.assertRaises(R.OpError):
+            fwd("OneHot", [i.astype(np.float32), on, off], {"depth": 4})
+
     def test_layer_norm(self):
         x, g, b = rng().normal(size=(2, 3, 4)), rng(1).normal(size=(4,)), rng(2).normal(size=(4,))
         mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
@@ -778,6 +800,17 @@ class Gradients(unittest.TestCase):
         self.check("Gather", [u, np.array([[4, 0], [2, 4]])], {"axis": 1}, wrt=[0])
         self.check("Gather", [u, np.array([3, 0, 1, 2])], {"axis": -1, "offset": 1}, wrt=[0])
 
+    def test_tile(self):
+        x = rng(1).normal(size=(2, 3))
+        self.check("Tile", [x], {"multiples": (2, 3)})        # dy summed over the tiles
+        self.check("Tile", [x], {"multiples": (2, 1, 2)})     # a new leading dim
+        self.check("Tile", [x[:1]], {"multiples": (4, 1)})    # a dim of 1 repeated
+
+    def test_one_hot(self):
+        i = np.array([1, 5, -1, 0])
+        grads = R.OPS["OneHot"][1](np.ones((4, 3)), [i, np.float64(1), np.float64(0)], {"depth": 3})
+        self.assertEqual(grads, [None, None, None])           # MindSpore's: no gradient
+
     def test_layer_norm(self):
         x = rng(1).normal(size=(2, 3, 4))
         self.check("LayerNorm", [x, rng(2).normal(size=(4,)), rng(3).normal(size=(4,))])
@@ -883,7 +916,7 @@ class Gradients(unittest.TestCase):
                   "reductions": ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"],
                   "logical_reductions": ["ReduceAll", "ReduceAny"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "ExpandDims", "Squeeze", "BroadcastTo",
-                                "Concat", "StridedSlice"], "gather": ["Gather"],
+                                "Concat", "StridedSlice"], "gather": ["Gather"], "tile": ["Tile"], "one_hot": ["OneHot"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "rotary": ["RotaryPositionEmbedding"],
                   "flash_attention": ["FlashAttentionScore"], "cast": ["Cast"], "compare": list(R.COMPARES),
                   "losses": ["SparseSoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits", "MSELoss",

@@ -687,6 +687,62 @@ static bool eval_transpose(Eval *e)
 	return true;
 }
 
+/* Tile: the result's element i is x's at i modulo x's dims (lined up from
+ * the right, 1s before them); the result's dims must be multiples of x's. */
+static bool eval_tile(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	int r = e->out->rank;
+	if (x->rank > r)
+		return fail(e, "x has more dims than the result");
+	int64_t xd[MAX_DIMS];
+	for (int i = 0; i < r; i++) {
+		int j = i - (r - x->rank);
+		xd[i] = j >= 0 ? x->dims[j] : 1;
+		if (e->out->dims[i] % xd[i])
+			return fail(e, "dim %d of the result is no multiple of x's", i);
+	}
+	for (int64_t p = 0; p < e->out->size; p++) {
+		int64_t rest = p, q = 0, stride = 1;
+		for (int i = r - 1; i >= 0; i--) {
+			q += rest % e->out->dims[i] % xd[i] * stride;
+			rest /= e->out->dims[i];
+			stride *= xd[i];
+		}
+		e->out->data[p] = x->data[q];
+	}
+	return true;
+}
+
+/* OneHot: on_value where the class (from the rank's first, the offset) is
+ * the index, off_value elsewhere; an index outside the classes a row of
+ * off_value. The result's class dim is the rank's slice. */
+static bool eval_one_hot(Eval *e)
+{
+	const SimTensor *idx = &e->ins[0];
+	const Attrs *a = &e->n->a;
+	int r = idx->rank + 1, axis;
+	if (r > MAX_DIMS || e->ins[1].size != 1 || e->ins[2].size != 1)
+		return fail(e, "indices of rank %d, on and off values of %lld and %lld elements", idx->rank,
+		            (long long)e->ins[1].size, (long long)e->ins[2].size);
+	if (!norm_axis(e, a->has_axis && a->naxes ? a->axes[0] : -1, r, &axis))
+		return false;
+	int64_t dims[MAX_DIMS], depth = e->out->rank == r ? e->out->dims[axis] : 0;
+	for (int i = 0, j = 0; i < r; i++)
+		dims[i] = i == axis ? depth : idx->dims[j++];
+	if (!expect_out(e, r, dims))
+		return false;
+	int64_t inner = 1, off = (a->present & (ATTR_BIT(ATTR_OFFSET))) ? a->offset : 0;
+	for (int i = axis + 1; i < r; i++)
+		inner *= dims[i];
+	for (int64_t p = 0; p < e->out->size; p++) {
+		int64_t c = p / inner % depth, at = p / (inner * depth) * inner + p % inner;
+		double v = idx->data[at];
+		e->out->data[p] = v == (double)(c + off) ? e->ins[1].data[0] : e->ins[2].data[0];
+	}
+	return true;
+}
+
 /* Index i takes entry i - offset of the table along the axis; an entry
  * outside the table is zeros. With offset 0 that is the serial Gather; a
  * shard split along the axis holds entries [offset, offset + V) and zeros
@@ -1039,6 +1095,10 @@ static bool eval_op(Eval *e)
 		return eval_transpose(e);
 	case OP_GATHER:
 		return eval_gather(e);
+	case OP_TILE:
+		return eval_tile(e);
+	case OP_ONE_HOT:
+		return eval_one_hot(e);
 	OP_CASES(NORM_OPS)
 		return eval_norm(e);
 	case OP_CONCAT:
