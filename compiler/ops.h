@@ -83,7 +83,8 @@
 	ATTR(SCALE_VALUE, "scale_value", AK_FLOAT)             \
 	ATTR(SPARSE_MODE, "sparse_mode", AK_INT)               \
 	ATTR(INPUT_LAYOUT, "input_layout", AK_STRING)          \
-	ATTR(PIPELINE_STAGE, "pipeline_stage", AK_INT)
+	ATTR(PIPELINE_STAGE, "pipeline_stage", AK_INT)         \
+	ATTR(ALPHA, "alpha", AK_FLOAT)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -136,7 +137,21 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(SINH, "Sinh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SINH), GR_X, 0, PREC_F32, V_COPY)             \
 	OP(COSH, "Cosh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(COSH), GR_X, 0, PREC_F32, V_COPY)             \
 	OP(HSWISH, "HSwish", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(HSWISH), GR_X, 0, PREC_LOW, V_COPY)       \
-	OP(HSIGMOID, "HSigmoid", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(HSIGMOID), GR_X, 0, PREC_LOW, V_COPY)
+	OP(HSIGMOID, "HSigmoid", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(HSIGMOID), GR_X, 0, PREC_LOW, V_COPY) \
+	OP(ERFC, "Erfc", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ERFC), GR_X, 0, PREC_F32, V_COPY) \
+	OP(INV, "Inv", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(INV), GR_Y, 0, PREC_F32, V_COPY) \
+	OP(ACOS, "Acos", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ACOS), GR_X, 0, PREC_F32, V_COPY) \
+	OP(ASIN, "Asin", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ASIN), GR_X, 0, PREC_F32, V_COPY) \
+	OP(ATANH, "Atanh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ATANH), GR_X, 0, PREC_F32, V_COPY) \
+	OP(ASINH, "Asinh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ASINH), GR_Y, 0, PREC_F32, V_COPY) \
+	OP(ACOSH, "Acosh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ACOSH), GR_Y, 0, PREC_F32, V_COPY) \
+	OP(RINT, "Rint", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(RINT), GR_NONE, 0, PREC_LOW, V_COPY) \
+	OP(ELU, "Elu", 1, 1, A(ALPHA), SH_FLOAT, R_ELEMWISE, UNARY(ELU), GR_Y, 0, PREC_LOW, V_COPY) \
+	OP(MISH, "Mish", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(MISH), GR_X, 0, PREC_LOW, V_COPY) \
+	OP(SELU, "SeLU", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SELU), GR_Y, 0, PREC_LOW, V_COPY) \
+	OP(LOG_SIGMOID, "LogSigmoid", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(LOG_SIGMOID), GR_X, 0, PREC_F32, V_COPY) \
+	OP(ZEROS_LIKE, "ZerosLike", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ZEROS_LIKE), GR_NONE, 0, PREC_LOW, V_COPY) \
+	OP(ONES_LIKE, "OnesLike", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ONES_LIKE), GR_NONE, 0, PREC_LOW, V_COPY)
 
 #define BINARY_OPS(OP)                                                                                         \
 	OP(ADD, "Add", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(ADD), GR_X, 0, PREC_LOW, V_COPY)             \
@@ -150,7 +165,9 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(FLOOR_MOD, "FloorMod", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(FLOOR_MOD), GR_X, 0, PREC_F32, V_COPY) \
 	OP(MOD, "Mod", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(MOD), GR_X, 0, PREC_F32, V_COPY)             \
 	OP(SQUARED_DIFFERENCE, "SquaredDifference", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(SQUARED_DIFF), GR_X, 0, \
-	   PREC_LOW, V_COPY)
+	   PREC_LOW, V_COPY)                                                                                        \
+	OP(DIV_NO_NAN, "DivNoNan", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(DIV_NO_NAN), GR_X, 0, PREC_F32, V_COPY) \
+	OP(ATAN2, "Atan2", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(ATAN2), GR_X, 0, PREC_F32, V_COPY)
 
 /* The comparisons: Bool results, so no gradient (op_input_has_grad); under
  * mixed precision they compare what they are given, as MindSpore's AMP

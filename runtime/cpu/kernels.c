@@ -218,6 +218,8 @@ static float binop(sc_binop op, float a, float b)
 	}
 	case SC_MOD: return fmodf(a, b);
 	case SC_SQUARED_DIFF: return (a - b) * (a - b);
+	case SC_DIV_NO_NAN: return b == 0 ? 0 : a / b;
+	case SC_ATAN2: return atan2f(a, b);
 	}
 	SC_DIE("bad binary op %d", (int)op);
 }
@@ -449,6 +451,13 @@ static inline float sc_silu_slope(float t)
 {
 	float s = 1 / (1 + expf(-t));
 	return s * (1 + t * (1 - s));
+}
+
+/* Mish's derivative at t (SC_UNARY_TABLE): tanh and sigmoid once. */
+static inline float sc_mish_slope(float t)
+{
+	float th = tanhf(SC_SOFTPLUS(t));
+	return th + t * (1 - th * th) / (1 + expf(-t));
 }
 
 /* BiasAdd then a unary operator in one pass (compiler/fuse.c): one loop an
@@ -1924,13 +1933,18 @@ void sc_cpu_l1_loss_grad(const float *pred, const float *target, const float *dl
  * and a^b log a, the latter 0 where a <= 0 (log a undefined; MindSpore's
  * and PyTorch's exponent gradient of a non-positive base); FloorDiv's 0
  * (MindSpore's); FloorMod's and Mod's 1 and minus the quotient they cut
- * (floor, trunc: MindSpore's); SquaredDifference's 2 (a - b), -2 (a - b). */
+ * (floor, trunc: MindSpore's); SquaredDifference's 2 (a - b), -2 (a - b);
+ * DivNoNan's 1 / b and -(a / b) / b, both 0 where b == 0 (MindSpore's: dy
+ * DivNoNan'd by b, then times minus the result); Atan2's b / (a^2 + b^2) and
+ * -a / (a^2 + b^2) (MindSpore's, NaN at (0, 0)). */
 static double slope_a(sc_binop op, double a, double b)
 {
 	switch (op) {
 	case SC_POW: return b * pow(a, b - 1);
 	case SC_FLOOR_MOD: case SC_MOD: return 1;
 	case SC_SQUARED_DIFF: return 2 * (a - b);
+	case SC_DIV_NO_NAN: return b == 0 ? 0 : 1 / b;
+	case SC_ATAN2: return b / (a * a + b * b);
 	default: return 0;
 	}
 }
@@ -1942,6 +1956,8 @@ static double slope_b(sc_binop op, double a, double b)
 	case SC_FLOOR_MOD: return -floor(a / b);
 	case SC_MOD: return -trunc(a / b);
 	case SC_SQUARED_DIFF: return -2 * (a - b);
+	case SC_DIV_NO_NAN: return b == 0 ? 0 : -(a / b) / b;
+	case SC_ATAN2: return -a / (a * a + b * b);
 	default: return 0;
 	}
 }

@@ -103,6 +103,8 @@ __device__ float binop(sc_binop op, float a, float b)
 	}
 	case SC_MOD: return fmodf(a, b);
 	case SC_SQUARED_DIFF: return (a - b) * (a - b);
+	case SC_DIV_NO_NAN: return b == 0 ? 0 : a / b;
+	case SC_ATAN2: return atan2f(a, b);
 	}
 	return 0;
 }
@@ -155,6 +157,16 @@ __global__ void binary_grad_k(sc_binop op, const float *a, const float *b, const
 		case SC_FLOOR_MOD: da = g; db = -g * floorf(a[ia] / b[ib]); break;
 		case SC_MOD: da = g; db = -g * truncf(a[ia] / b[ib]); break;
 		case SC_SQUARED_DIFF: da = 2 * g * (a[ia] - b[ib]); db = -da; break;
+		case SC_DIV_NO_NAN:   /* the CPU's: 0 where b == 0 */
+			da = b[ib] == 0 ? 0 : g / b[ib];
+			db = b[ib] == 0 ? 0 : -g * (a[ia] / b[ib]) / b[ib];
+			break;
+		case SC_ATAN2: {
+			float r = a[ia] * a[ia] + b[ib] * b[ib];
+			da = g * b[ib] / r;
+			db = -g * a[ia] / r;
+			break;
+		}
 		case SC_MAXIMUM: case SC_MINIMUM:   /* a tie splits the gradient evenly */
 			if (a[ia] == b[ib])
 				da = db = g / 2;
@@ -193,6 +205,13 @@ __device__ static float sc_silu_slope(float t)
 {
 	float s = 1 / (1 + expf(-t));
 	return s * (1 + t * (1 - s));
+}
+
+/* Mish's derivative at t (SC_UNARY_TABLE): tanh and sigmoid once. */
+__device__ static float sc_mish_slope(float t)
+{
+	float th = tanhf(SC_SOFTPLUS(t));
+	return th + t * (1 - th * th) / (1 + expf(-t));
 }
 
 /* op(x), SC_UNARY_TABLE's forward column: unary_k and bias_unary_k. */

@@ -126,7 +126,7 @@ static void test_elementwise(void)
 	float *da, *db, *ddy, *a = rnd(n, -2, 2, &da), *b = rnd(5, 0.5f, 1.5f, &db), *dy = rnd(n, -1, 1, &ddy);
 	float *y = malloc(n * sizeof *y), *dyv = t_slab(n * sizeof *y), *ga = malloc(n * sizeof *ga), *gb = malloc(5 * 4);
 	float *dga = t_slab(n * 4), *dgb = t_slab(5 * 4);
-	for (sc_binop op = SC_ADD; op <= SC_SQUARED_DIFF; op++) {
+	for (sc_binop op = SC_ADD; op <= SC_ATAN2; op++) {
 		char what[64];
 		if (op == SC_POW) {   /* a positive base (a negative one's power is NaN) */
 			for (int i = 0; i < n; i++)
@@ -205,11 +205,12 @@ static void test_elementwise(void)
 		SC_UNARY_TABLE(READS)
 #undef READS
 	};
-	float *dp, *pos = rnd(n, 0.1f, 3, &dp);
-	for (sc_unop op = 0; op < SC_U_COUNT; op++) {
+	float *dp, *pos = rnd(n, 0.1f, 3, &dp), *du, *unit = rnd(n, -0.9f, 0.9f, &du), *dab, *above = rnd(n, 1.1f, 4, &dab);
+	for (sc_unop op = 0; op < SC_U_COUNT; op++) {   /* each in its domain, no NaN */
 		int positive = op == SC_U_LOG || op == SC_U_SQRT || op == SC_U_RSQRT;
-		const float *x = positive ? pos : a;
-		const float *dx = positive ? dp : da;
+		int inside = op == SC_U_ACOS || op == SC_U_ASIN || op == SC_U_ATANH;   /* (-1, 1) */
+		const float *x = positive ? pos : inside ? unit : op == SC_U_ACOSH ? above : a;
+		const float *dx = positive ? dp : inside ? du : op == SC_U_ACOSH ? dab : da;
 		char what[64];
 		snprintf(what, sizeof what, "unary %d", op);
 		sc_unary(rt, op, dx, dyv, n);
@@ -220,7 +221,7 @@ static void test_elementwise(void)
 		sc_cpu_unary_grad(op, reads[op] == 'Y' ? y : reads[op] == 'X' ? x : NULL, dy, ga, n);
 		twin(what, dga, ga, n, 1e-4);
 	}
-	free(a), free(b), free(dy), free(y), free(ga), free(gb), free(pos);
+	free(a), free(b), free(dy), free(y), free(ga), free(gb), free(pos), free(unit), free(above);
 }
 
 /* FlashAttentionScore: q (2, 6, 70, 24), k and v (2, N_kv, 45, 24) with a

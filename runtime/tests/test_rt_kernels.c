@@ -170,6 +170,8 @@ static float naive_op(sc_binop op, float u, float v)
 	}
 	case SC_MOD: return fmodf(u, v);
 	case SC_SQUARED_DIFF: return (u - v) * (u - v);
+	case SC_DIV_NO_NAN: return v == 0 ? 0 : u / v;
+	case SC_ATAN2: return atan2f(u, v);
 	}
 	return NAN;
 }
@@ -185,7 +187,7 @@ Test(binary, every_broadcast_case_against_naive)
 		t_fill(a, na, &s, -2, 2);
 		t_fill(b, nb, &s, 0.5f, 2);
 		a[0] = b[0];   /* a tie for maximum and minimum */
-		for (sc_binop op = SC_ADD; op <= SC_SQUARED_DIFF; op++) {
+		for (sc_binop op = SC_ADD; op <= SC_ATAN2; op++) {
 			if (op == SC_POW)   /* a positive base (a negative one's power is NaN) */
 				for (int64_t i = 0; i < na; i++)
 					a[i] = fabsf(a[i]) + 0.1f;
@@ -281,11 +283,19 @@ Test(elementwise, nan_propagates)
 	const float x[3] = {NAN, 1, -1};
 	float y[3];
 	for (sc_unop op = SC_U_RELU; op < SC_U_COUNT; op++) {
-		if (op == SC_U_FLOOR || op == SC_U_CEIL || op == SC_U_ROUND || op == SC_U_SIGN || op == SC_U_ABS)
+		if (op == SC_U_FLOOR || op == SC_U_CEIL || op == SC_U_ROUND || op == SC_U_SIGN || op == SC_U_ABS ||
+		    op == SC_U_RINT)
 			continue;   /* NaN in their own math, not through a max */
 		sc_cpu_unary(op, x, y, 3);
-		cr_assert(isnan(y[0]), "unary %d of NaN gave %g", op, y[0]);
+		if (op == SC_U_ZEROS_LIKE || op == SC_U_ONES_LIKE)   /* a constant whatever x holds */
+			cr_assert(y[0] == (op == SC_U_ONES_LIKE) && y[2] == y[0], "unary %d of NaN gave %g", op, y[0]);
+		else
+			cr_assert(isnan(y[0]), "unary %d of NaN gave %g", op, y[0]);
 	}
+	/* DivNoNan: 0 where the divisor is 0, whatever the dividend */
+	sc_cpu_binary(SC_DIV_NO_NAN, (const float[]){NAN, 1, -2}, (const int64_t[]){3}, 1, (const float[]){0, 0, 4},
+	              (const int64_t[]){3}, 1, y, (const int64_t[]){3}, 1);
+	cr_assert(y[0] == 0 && y[1] == 0 && y[2] == -0.5f, "div_no_nan: %g %g %g", y[0], y[1], y[2]);
 	for (sc_binop op = SC_MAXIMUM; op <= SC_MINIMUM; op++) {
 		sc_cpu_binary(op, x, (const int64_t[]){3}, 1, (const float[]){3}, NULL, 0, y, (const int64_t[]){3}, 1);
 		cr_assert(isnan(y[0]) && !isnan(y[1]), "binary %d (NaN, 3)", op);
