@@ -10,15 +10,17 @@
  *   shape   how shape.c infers its result: SH_SAME (input 0's type),
  *           SH_FLOAT (the same, and input 0 must be a float), SH_BROADCAST
  *           (numpy broadcasting of two inputs of one dtype), SH_COMPARE
- *           (SH_BROADCAST's shape, Bool), SH_MATMUL, SH_REDUCE, SH_OWN (its
- *           own case)
+ *           (SH_BROADCAST's shape, Bool), SH_LOGICAL (Bool operands, one or
+ *           two broadcasting, a Bool result), SH_MATMUL, SH_REDUCE, SH_OWN
+ *           (its own case)
  *   rule    how rules.c splits it: R_ELEMWISE (every dim of its inputs, all
  *           of one shape, as is), R_BROADCAST (numpy broadcasting), R_MATMUL,
  *           R_REDUCE, R_OWN (its own case)
  *   kernel  the runtime kernel emit_forward.c calls: UNARY(X) is sc_unary's SC_U_X
  *           (a row of SC_UNARY_TABLE in runtime/shardc_rt.h), BINARY(X)
  *           sc_binary's SC_X, COMPARE(X) sc_compare's SC_CMP_X (a row of
- *           SC_COMPARE_TABLE), NORM(X) sc_norm's SC_N_X (a row of
+ *           SC_COMPARE_TABLE), LOGICAL(X) sc_logical's SC_L_X, NORM(X)
+ *           sc_norm's SC_N_X (a row of
  *           SC_NORM_TABLE), OWN its own case
  *   grad    what its adjoint (emit_adjoint.c) reads beside dy: GR_X its
  *           inputs, GR_Y its result, GR_XY both, GR_NONE nothing (dy alone);
@@ -180,11 +182,20 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(LESS, "Less", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(LESS), GR_NONE, 0, PREC_FOLLOW, V_COPY)                           \
 	OP(LESS_EQUAL, "LessEqual", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(LESS_EQUAL), GR_NONE, 0, PREC_FOLLOW, V_COPY)
 
+/* The logical operators (MindSpore's LogicalNot, LogicalAnd, LogicalOr):
+ * Bool operands, broadcasting, a Bool result (sc_logical); no gradient. */
+#define LOGICAL_OPS(OP)                                                                                               \
+	OP(LOGICAL_NOT, "LogicalNot", 1, 1, 0, SH_LOGICAL, R_ELEMWISE, LOGICAL(NOT), GR_NONE, 0, PREC_FOLLOW, V_COPY)  \
+	OP(LOGICAL_AND, "LogicalAnd", 2, 2, 0, SH_LOGICAL, R_BROADCAST, LOGICAL(AND), GR_NONE, 0, PREC_FOLLOW, V_COPY) \
+	OP(LOGICAL_OR, "LogicalOr", 2, 2, 0, SH_LOGICAL, R_BROADCAST, LOGICAL(OR), GR_NONE, 0, PREC_FOLLOW, V_COPY)
+
 #define OP_TABLE(OP)                                                                                                                       \
 	OP(MATMUL, "MatMul", 2, 2, A_MATMUL, SH_MATMUL, R_MATMUL, OWN, GR_X, 0, PREC_LOW, V_COPY)                                          \
 	OP(BATCH_MATMUL, "BatchMatMul", 2, 2, A_MATMUL, SH_MATMUL, R_MATMUL, OWN, GR_X, 0, PREC_LOW, V_COPY)                               \
 	BINARY_OPS(OP)                                                                                                                     \
 	COMPARE_OPS(OP)                                                                                                                    \
+	LOGICAL_OPS(OP)                                                                                                                    \
+	OP(IS_FINITE, "IsFinite", 1, 1, 0, SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                       \
 	OP(BIAS_ADD, "BiasAdd", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                                 \
 	UNARY_OPS(OP)                                                                                                                      \
 	OP(DROPOUT, "Dropout", 1, 1, A(KEEP_PROB), SH_FLOAT, R_ELEMWISE, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                \

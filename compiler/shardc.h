@@ -121,7 +121,7 @@ typedef enum {
 } AttrValueKind;
 
 /* An operator's classes: its row of ops.h says what each means. */
-typedef enum { SH_SAME, SH_FLOAT, SH_BROADCAST, SH_COMPARE, SH_MATMUL, SH_REDUCE, SH_OWN } ShapeClass;
+typedef enum { SH_SAME, SH_FLOAT, SH_BROADCAST, SH_COMPARE, SH_LOGICAL, SH_MATMUL, SH_REDUCE, SH_OWN } ShapeClass;
 typedef enum { R_ELEMWISE, R_BROADCAST, R_MATMUL, R_REDUCE, R_OWN } RuleClass;
 typedef enum { GR_NONE = 0, GR_X = 1, GR_Y = 2, GR_XY = GR_X | GR_Y } GradReads;   /* bits: inputs, result */
 typedef enum { PREC_LOW, PREC_F32, PREC_FOLLOW, PREC_ASIS } PrecClass;

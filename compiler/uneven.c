@@ -206,7 +206,8 @@ static bool maps_zero(OpKind op)
 	return op != OP_EXP && op != OP_SIGMOID && op != OP_SQRT && op != OP_RSQRT && op != OP_COS && op != OP_SOFTPLUS &&
 	       op != OP_RECIPROCAL && op != OP_POW && op != OP_COSH && op != OP_HSIGMOID && op != OP_ERFC &&
 	       op != OP_INV && op != OP_ACOS && op != OP_ACOSH && op != OP_LOG_SIGMOID && op != OP_ONES_LIKE &&
-	       op != OP_EQUAL && op != OP_GREATER_EQUAL && op != OP_LESS_EQUAL;   /* 0 == 0: true */
+	       op != OP_EQUAL && op != OP_GREATER_EQUAL && op != OP_LESS_EQUAL &&   /* 0 == 0: true */
+	       op != OP_LOGICAL_NOT && op != OP_IS_FINITE;
 }
 
 /* What an operator does with an uneven split of its operands or result:
@@ -222,7 +223,7 @@ static UnevenKind uneven_kind(OpKind op)
 	switch (op) {
 	OP_CASES(UNARY_OPS)
 	case OP_CAST: case OP_DROPOUT: case OP_TRANSPOSE: case OP_SELECT:
-	OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) case OP_BROADCAST_TO:
+	OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE: case OP_BROADCAST_TO:
 	case OP_BIAS_ADD: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
 	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN:   /* other dims, or padding filled */
 	case OP_FLASH_ATTENTION:   /* its batch and heads (rules.c keeps the rest whole): each computed alone */

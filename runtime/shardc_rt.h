@@ -130,6 +130,11 @@ typedef enum {
 	SC_CMP_COUNT
 } sc_cmpop;
 
+/* The logical operators on Bool bytes (0 false, anything else true), the
+ * result 0 or 1: MindSpore's LogicalNot (a alone), LogicalAnd, LogicalOr. */
+typedef enum { SC_L_NOT, SC_L_AND, SC_L_OR } sc_logop;
+#define SC_LOGICAL(op, a, b) ((op) == SC_L_NOT ? !(a) : (op) == SC_L_AND ? (a) && (b) : (a) || (b))
+
 /* ---- process ---- */
 
 /* MPI_Init (and, on cuda, the GPU and NCCL). Exits 1 on every rank when the
@@ -529,6 +534,14 @@ void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, in
  * Less and LessEqual. */
 void sc_compare(sc_rt *rt, sc_cmpop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                 const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim);
+/* y = op(a, b) on SC_BOOL operands with numpy broadcasting, as sc_compare,
+ * y SC_BOOL: LogicalAnd, LogicalOr; SC_L_NOT reads a alone (b NULL, a of
+ * y's dims): LogicalNot. */
+void sc_logical(sc_rt *rt, sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_ndim, const uint8_t *b,
+                const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim);
+/* y = 1 where x is finite (not an infinity, not NaN), else 0, n elements
+ * each, y SC_BOOL: MindSpore's IsFinite. */
+void sc_is_finite(sc_rt *rt, const float *x, uint8_t *y, int64_t n);
 void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t rows, int64_t c);
 /* y = cond ? a : b elementwise, n elements each (MindSpore's Select): cond
  * SC_BOOL (a byte, true when not 0); a or b NULL reads zeros, which gives

@@ -962,6 +962,32 @@ def bwd_compare(g, ins, at):
     return [None, None]
 
 
+# The logical operators (MindSpore's LogicalNot, LogicalAnd, LogicalOr) on
+# Bool operands, broadcasting, and IsFinite of a float: Bool results, so no
+# operand gets a gradient.
+def bool_operands(op, ins):
+    for x in ins:
+        if np.asarray(x).dtype != np.bool_:
+            raise OpError("%s needs Bool operands, got %s" % (op, np.asarray(x).dtype))
+    return ins
+
+
+LOGICALS = {"LogicalNot": lambda ins, at: np.logical_not(*bool_operands("LogicalNot", ins)),
+            "LogicalAnd": lambda ins, at: np.logical_and(*bool_operands("LogicalAnd", ins)),
+            "LogicalOr": lambda ins, at: np.logical_or(*bool_operands("LogicalOr", ins))}
+
+
+def fwd_is_finite(ins, at):
+    if np.asarray(ins[0]).dtype.kind != "f":
+        raise OpError("IsFinite needs a float operand")
+    return np.isfinite(ins[0])
+
+
+def bwd_mask(g, ins, at):
+    """A Bool result: no operand gets a gradient."""
+    return [None for _ in ins]
+
+
 def fwd_bias_add(ins, at):
     x, b = ins
     if b.ndim != 1 or x.ndim < 1 or x.shape[-1] != b.shape[0]:
@@ -2015,6 +2041,10 @@ OPS = {
     "DivNoNan": (fwd_div_no_nan, bwd_div_no_nan, 2, 2),
     "Atan2": (fwd_atan2, bwd_atan2, 2, 2),
     **{op: (fwd_compare(op), bwd_compare, 2, 2) for op in COMPARES},
+    "LogicalNot": (LOGICALS["LogicalNot"], bwd_mask, 1, 1),
+    "LogicalAnd": (LOGICALS["LogicalAnd"], bwd_mask, 2, 2),
+    "LogicalOr": (LOGICALS["LogicalOr"], bwd_mask, 2, 2),
+    "IsFinite": (fwd_is_finite, bwd_mask, 1, 1),
     "BiasAdd": (fwd_bias_add, bwd_bias_add, 2, 2),
     "ReLU": (fwd_relu, bwd_relu, 1, 1),
     "GeLU": (fwd_gelu, bwd_gelu, 1, 1),
@@ -2142,7 +2172,7 @@ def result_dtype(op, attrs, in_dtypes, offset):
             raise ModelError(offset, "Cast: %s" % e)
     if op == "Select" and len(in_dtypes) == 3:
         return in_dtypes[1]                          # the condition is Bool; the result is x's
-    if op in COMPARES:
+    if op in COMPARES or op in LOGICALS or op == "IsFinite":
         return "Bool"
     if op in CONSTANTS:
         try:

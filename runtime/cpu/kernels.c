@@ -384,6 +384,29 @@ void sc_cpu_compare(sc_cmpop op, const float *a, const int64_t *a_dims, int a_nd
 	bcast_rows("compare a", "compare b", a, a_dims, a_ndim, b, b_dims, b_ndim, y_dims, y_ndim, compare_out_row, &o);
 }
 
+void sc_cpu_logical(sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_ndim, const uint8_t *b,
+                    const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim)
+{
+	if (op == SC_L_NOT)   /* a alone: walked as both operands */
+		b = a, b_dims = a_dims, b_ndim = a_ndim;
+	Bcast c;
+	bcast_collapse("logical a", "logical b", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim, &c);
+	int last = c.ndim - 1;
+	int64_t len = c.dims[last], rows = sc_numel(c.dims, last), sa = c.sa[last], sb = c.sb[last];
+	Walk w;
+	walk_init(&w, c.dims, last, 2, c.sa, c.sb, NULL);
+	for (int64_t r = 0; r < rows; r++, walk_next(&w))
+		for (int64_t j = 0; j < len; j++)
+			y[r * len + j] = (uint8_t)SC_LOGICAL(op, a[w.off[0] + j * sa], b[w.off[1] + j * sb]);
+}
+
+void sc_cpu_is_finite(const float *x, uint8_t *y, int64_t n)
+{
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
+	for (int64_t i = 0; i < n; i++)
+		y[i] = (uint8_t)isfinite(x[i]);
+}
+
 SC_VECTOR_CLONES
 void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c)
 {

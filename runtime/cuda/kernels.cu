@@ -138,6 +138,21 @@ __global__ void compare_k(sc_cmpop op, const float *a, const float *b, uint8_t *
 	}
 }
 
+/* the twin: sc_cpu_logical; SC_L_NOT's b is a again */
+__global__ void logical_k(sc_logop op, const uint8_t *a, const uint8_t *b, uint8_t *y, int64_t n, sc_cu_walk w)
+{
+	GRID_LOOP(i, n) {
+		int64_t ob, oa = walk_off(i, w, &ob);
+		y[i] = SC_LOGICAL(op, a[oa], b[ob]);
+	}
+}
+
+/* the twin: sc_cpu_is_finite */
+__global__ void is_finite_k(const float *x, uint8_t *y, int64_t n)
+{
+	GRID_LOOP(i, n) y[i] = isfinite(x[i]);
+}
+
 __global__ void binary_grad_k(sc_binop op, const float *a, const float *b, const float *dy, float *ga, float *gb,
                               int64_t n, sc_cu_walk w)
 {
@@ -1295,6 +1310,20 @@ cudaError_t sc_cu_compare(sc_cmpop op, const float *a, const float *b, uint8_t *
 {
 	int64_t n = walk_count(w);
 	compare_k<<<blocks_for(n), THREADS, 0, s>>>(op, a, b, y, n, *w);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_logical(sc_logop op, const uint8_t *a, const uint8_t *b, uint8_t *y, const sc_cu_walk *w,
+                          cudaStream_t s)
+{
+	int64_t n = walk_count(w);
+	logical_k<<<blocks_for(n), THREADS, 0, s>>>(op, a, b, y, n, *w);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_is_finite(const float *x, uint8_t *y, int64_t n, cudaStream_t s)
+{
+	is_finite_k<<<blocks_for(n), THREADS, 0, s>>>(x, y, n);
 	return cudaGetLastError();
 }
 

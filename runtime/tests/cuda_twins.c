@@ -159,7 +159,31 @@ static void test_elementwise(void)
 		sc_cpu_compare(op, b, NULL, 0, a, ad, 3, cmp, yd, 3);
 		twin_bytes(what, dcmp, cmp, n);
 	}
-	free(cmp);
+	/* the logical operators on masks (a > 0 against b > 1, broadcast), and IsFinite with infinities and NaN */
+	uint8_t *ma = malloc(n), mb[5], *dma, *dmb;
+	for (int i = 0; i < n; i++)
+		ma[i] = a[i] > 0;
+	for (int i = 0; i < 5; i++)
+		mb[i] = b[i] > 1;
+	dma = up(ma, n), dmb = up(mb, 5);
+	for (sc_logop op = SC_L_NOT; op <= SC_L_OR; op++) {
+		char what[64];
+		snprintf(what, sizeof what, "logical %d", op);
+		sc_logical(rt, op, dma, ad, 3, op == SC_L_NOT ? NULL : dmb, bd, 2, dcmp, yd, 3);
+		sc_cpu_logical(op, ma, ad, 3, op == SC_L_NOT ? NULL : mb, bd, 2, cmp, yd, 3);
+		twin_bytes(what, dcmp, cmp, n);
+	}
+	float odd[4] = {INFINITY, -INFINITY, NAN, 1};
+	for (int i = 0; i < 4; i++)
+		a[i * 7] = odd[i];
+	sc_from_host(rt, da, a, n * sizeof *a);
+	sc_is_finite(rt, da, dcmp, n);
+	sc_cpu_is_finite(a, cmp, n);
+	twin_bytes("is_finite", dcmp, cmp, n);
+	for (int i = 0; i < 4; i++)
+		a[i * 7] = 0.5f;
+	sc_from_host(rt, da, a, n * sizeof *a);
+	free(cmp), free(ma);
 	sc_sum_to_shape(rt, ddy, yd, 3, dgb, bd, 2);
 	sc_cpu_sum_to_shape(dy, yd, 3, gb, bd, 2);
 	twin("sum_to_shape", dgb, gb, 5, 1e-4);

@@ -235,6 +235,38 @@ Test(compare, bad_broadcast_dies, .signal = SIGABRT, .init = cr_redirect_stderr)
 	sc_cpu_compare(SC_CMP_LESS, x, (const int64_t[]){2, 3}, 2, x, (const int64_t[]){2}, 1, y, (const int64_t[]){2, 3}, 2);
 }
 
+/* LogicalNot, LogicalAnd, LogicalOr on Bool bytes (any non-zero true),
+ * broadcast every way against a naive loop; IsFinite */
+Test(logical, every_broadcast_case_and_is_finite)
+{
+	enum { N = 4 * 8 * 16 * 16 };
+	static uint8_t a[N], b[N], y[N];
+	uint64_t s = 17;
+	for (int k = 0; k < t_n_bcast_cases; k++) {
+		const t_bcast_case *c = &t_bcast_cases[k];
+		int64_t na = t_numel(c->ad, c->an), nb = t_numel(c->bd, c->bn), ny = t_numel(c->yd, c->yn);
+		for (int64_t i = 0; i < na; i++)
+			a[i] = (uint8_t)(t_rand(&s) * 3);   /* 2: true, though not 1 */
+		for (int64_t i = 0; i < nb; i++)
+			b[i] = (uint8_t)(t_rand(&s) * 2);
+		for (sc_logop op = SC_L_AND; op <= SC_L_OR; op++) {
+			sc_cpu_logical(op, a, c->ad, c->an, b, c->bd, c->bn, y, c->yd, c->yn);
+			int64_t yi[SC_MAX_DIMS];
+			for (int64_t i = 0; i < ny; i++) {
+				t_unravel(i, c->yd, c->yn, yi);
+				bool u = a[t_bcast_index(yi, c->yn, c->ad, c->an)], v = b[t_bcast_index(yi, c->yn, c->bd, c->bn)];
+				cr_assert_eq(y[i], op == SC_L_AND ? (u && v) : (u || v), "%s, op %d, element %lld", c->what, op,
+				             (long long)i);
+			}
+		}
+	}
+	sc_cpu_logical(SC_L_NOT, (const uint8_t[]){0, 1, 2}, (const int64_t[]){3}, 1, NULL, NULL, 0, y,
+	               (const int64_t[]){3}, 1);
+	cr_assert(y[0] == 1 && y[1] == 0 && y[2] == 0, "not: %d %d %d", y[0], y[1], y[2]);
+	sc_cpu_is_finite((const float[]){1, -INFINITY, NAN, INFINITY, -0.0f, 3e38f}, y, 6);
+	cr_assert(memcmp(y, ((const uint8_t[]){1, 0, 0, 0, 1, 1}), 6) == 0, "is_finite");
+}
+
 static uint8_t naive_compare(sc_cmpop op, float u, float v)
 {
 	switch (op) {

@@ -222,6 +222,21 @@ class Forward(unittest.TestCase):
         self.assertEqual(fwd("NotEqual", [x, np.float64(np.nan)]).tolist(), [True, True, True])
         self.assertEqual(fwd("GreaterEqual", [x, np.float64(np.nan)]).tolist(), [False, False, False])
 
+    def test_logical(self):
+        # numpy's, broadcasting; Bool operands only; IsFinite of a float
+        a, b = rng().normal(size=(4, 1, 3)) > 0, rng(1).normal(size=(5, 1)) > 0
+        for op, f in (("LogicalAnd", np.logical_and), ("LogicalOr", np.logical_or)):
+            got = fwd(op, [a, b])
+            self.assertEqual((got.dtype, got.shape), (np.bool_, (4, 5, 3)))
+            np.testing.assert_array_equal(got, f(a, b))
+        np.testing.assert_array_equal(fwd("LogicalNot", [a]), ~a)
+        self.assertEqual(fwd("IsFinite", [np.array([1.0, np.inf, -np.inf, np.nan, -0.0])]).tolist(),
+                         [True, False, False, False, True])
+        with self.assertRaises(R.OpError):
+            fwd("LogicalAnd", [a, np.ones((5, 1))])
+        with self.assertRaises(R.OpError):
+            fwd("IsFinite", [a])
+
     def test_integer_division_truncates(self):
         self.check("Div", [np.array([7, -7, 7]), np.array([2, 2, -2])], {}, np.array([3, -3, -3]))
 
@@ -660,6 +675,11 @@ class Gradients(unittest.TestCase):
     def test_bias_add(self):
         self.check("BiasAdd", [rng(1).normal(size=(2, 3, 4)), rng(2).normal(size=(4,))])
 
+    def test_logical(self):                             # Bool results: no operand gets a gradient
+        m, x = np.array([True, False]), np.array([1.0, np.inf])
+        for op, ins in (("LogicalNot", [m]), ("LogicalAnd", [m, m]), ("LogicalOr", [m, m]), ("IsFinite", [x])):
+            self.assertEqual(R.OPS[op][1](np.ones(2), ins, {}), [None] * len(ins))
+
     def test_unary(self):
         x = rng(1).normal(size=(3, 4))
         x = np.where(np.abs(x) < 0.05, 0.3, x)         # away from ReLU's kink
@@ -878,6 +898,7 @@ class Gradients(unittest.TestCase):
                                 "Concat", "StridedSlice"], "gather": ["Gather"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "rotary": ["RotaryPositionEmbedding"],
                   "flash_attention": ["FlashAttentionScore"], "cast": ["Cast"], "compare": list(R.COMPARES),
+                  "logical": ["LogicalNot", "LogicalAnd", "LogicalOr", "IsFinite"],
                   "losses": ["SparseSoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits", "MSELoss",
                              "L1Loss"],
                   "collectives": list(R.COLLECTIVES), "constants": list(R.CONSTANTS)}

@@ -332,6 +332,8 @@ static double binary(OpKind op, double a, double b)
 	case OP_GREATER_EQUAL: return a >= b;
 	case OP_LESS: return a < b;
 	case OP_LESS_EQUAL: return a <= b;
+	case OP_LOGICAL_AND: return a != 0 && b != 0;
+	case OP_LOGICAL_OR: return a != 0 || b != 0;
 	default: die("not a binary operator");
 	}
 }
@@ -436,6 +438,8 @@ static double unary(OpKind op, const Attrs *a, double x)
 	case OP_LOG_SIGMOID: return x < 0 ? x - log1p(exp(x)) : -log1p(exp(-x));
 	case OP_ZEROS_LIKE: return 0;
 	case OP_ONES_LIKE: return 1;
+	case OP_LOGICAL_NOT: return x == 0;   /* a Bool is 0 or 1 */
+	case OP_IS_FINITE: return isfinite(x);
 	default: die("not a unary operator");
 	}
 }
@@ -980,11 +984,11 @@ static bool eval_op(Eval *e)
 	switch (e->n->op) {
 	case OP_MATMUL: case OP_BATCH_MATMUL:
 		return eval_matmul(e);
-	OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS)
+	OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) case OP_LOGICAL_AND: case OP_LOGICAL_OR:
 		return eval_binary(e);
 	case OP_BIAS_ADD:
 		return eval_bias_add(e);
-	OP_CASES(UNARY_OPS)
+	OP_CASES(UNARY_OPS) case OP_LOGICAL_NOT: case OP_IS_FINITE:
 		return eval_unary(e);
 	case OP_SELECT:
 		return eval_select(e);
