@@ -438,6 +438,14 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 			return false;
 		}
 		break;
+	case ATTR_ALPHA:
+		a->alpha = lit_number(v);
+		if (a->alpha != 1) {
+			ERR(c, v->span, "Elu's alpha %g: MindSpore's Elu supports only alpha 1.0, and so does shardc (leave it "
+			    "out, or write 1.0)", a->alpha);
+			return false;
+		}
+		break;
 	case ATTR_OUTPUT_NUM:
 		a->output_num = v->i;
 		if (a->output_num < 1) {
@@ -600,6 +608,7 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	a->theta = 10000;   /* RoPE's base, as LLaMA's and MindSpore's FreqsMgr's */
 	a->keep_prob = n->op == OP_FLASH_ATTENTION ? 1 : 0.5;   /* MindSpore's ops.Dropout; FlashAttentionScore's */
 	a->scale_value = 1;  /* MindSpore's ops.flash_attention_score */
+	a->alpha = 1;        /* MindSpore's Elu */
 	a->output_num = 1;  /* MindSpore's ops.Split */
 	a->pipeline_stage = -1;
 	const Lit *d = n->attr_lit;
@@ -673,9 +682,8 @@ static bool mindspore_only(const char *name)
 	static const char *const names[] = {
 		"PReLU", "LeakyReLU",
 		"ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK", "CumSum", "CumProd",
-		"Elu", "LogSigmoid", "Erfc", "Erfinv", "Inv", "Rint", "Acos", "Asin", "Atanh", "Asinh", "Acosh", "Atan2",
-		"Mish", "SeLU", "IsFinite", "DivNoNan", "LogicalAnd", "LogicalOr", "LogicalNot", "ApproximateEqual",
-		"ZerosLike", "OnesLike", "Assign", "AssignAdd", "AssignSub", "L2Normalize", "Depend",
+		"Erfinv", "IsFinite", "LogicalAnd", "LogicalOr", "LogicalNot", "ApproximateEqual", "Assign", "AssignAdd",
+		"AssignSub", "L2Normalize", "Depend",
 		"BatchNorm", "Conv2D", "MaxPool", "AvgPool", "Embedding", "GatherD", "ScatterUpdate", "Einsum",
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

@@ -7,8 +7,8 @@
  * the compiler's bug. The runtime's kernels compute on Float32, and on
  * Float16 and BFloat16 widened to Float32 around them (plan.c, "half
  * types"); operators that only move elements (Reshape, Transpose, Concat,
- * StridedSlice, Cast, the collectives) take every type, and index and label
- * operands are integers. Integer arithmetic the runtime has none of.
+ * StridedSlice, Cast, the collectives) take every type, the logical ones
+ * Bool, and index and label operands are integers. Integer arithmetic the runtime has none of.
  *
  * Token ids and labels an initializer or an Arange gives lie inside what
  * they index.
@@ -30,7 +30,7 @@ static void check_operands(const Module *m, const Graph *g, Diag *d)
 {
 	for (int i = 0; i < g->nnodes; i++) {
 		const Node *n = &g->nodes[i];
-		if (moves_elements(n->op))
+		if (moves_elements(n->op) || op_info[n->op].shape == SH_LOGICAL)   /* the logical ones: Bool (shape.c) */
 			continue;
 		for (int k = 0; k < n->nin; k++) {
 			bool index = op_info[n->op].nograd & (1u << k);   /* indices, labels */

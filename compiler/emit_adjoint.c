@@ -359,7 +359,8 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		die("%s is no adjoint's call", op_info[o->op].name);
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:   /* no operands, no gradient */
 		die("%s has no operand to differentiate", op_info[f->op].name);
-	OP_CASES(COMPARE_OPS) case OP_REDUCE_ALL: case OP_REDUCE_ANY:   /* a Bool result: op_input_has_grad */
+	OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE:   /* a Bool result: op_input_has_grad */
+	case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 	case OP_ONE_HOT:   /* its inputs all carry none */
 		die("%s has no gradient", op_info[f->op].name);
 	case OP_CALL: case OP_COUNT:   /* inlined by flatten; rejected by check_names */

@@ -142,8 +142,8 @@ void emit_flash_attention(StrBuf *b, const Program *p, const LOp *f, const Attrs
 	          a->input_layout == FA_BNSD ? "SC_FA_BNSD" : "SC_FA_BSND");
 }
 
-/* y = a op b, numpy broadcasting: values a, b and y; call sc_binary or
- * sc_compare (a Bool y), which take them alike. */
+/* y = a op b, numpy broadcasting: values a, b and y; call sc_binary,
+ * sc_compare or sc_logical (a Bool y), which take them alike. */
 void emit_binary(StrBuf *b, const Program *p, const char *call, const char *op, int a, int bb, int y)
 {
 	sb_printf(b, "%s(rt, %s, ", call, op);

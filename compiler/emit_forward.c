@@ -197,6 +197,19 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 	OP_CASES(COMPARE_OPS)   /* its Bool result one byte an element */
 		emit_binary(b, p, "sc_compare", op_info[o->op].kernel, o->in[0], o->in[1], o->result);
 		break;
+	case OP_LOGICAL_NOT:
+		sb_printf(b, "sc_logical(rt, SC_L_NOT, ");
+		tensor_arg(b, p, o->in[0]);
+		sb_puts(b, ", NULL, NULL, 0, ");
+		tensor_arg(b, p, o->result);
+		sb_puts(b, ");");
+		break;
+	case OP_LOGICAL_AND: case OP_LOGICAL_OR:   /* Bool operands, broadcasting as a binary operator's */
+		emit_binary(b, p, "sc_logical", op_info[o->op].kernel, o->in[0], o->in[1], o->result);
+		break;
+	case OP_IS_FINITE:
+		sb_printf(b, "sc_is_finite(rt, %s, %s, %lld);", x0, y, (long long)numel(yv));
+		break;
 	case OP_DROPOUT:   /* x * mask / keep_prob, the mask drawn from the element's global index */
 		sb_printf(b, "sc_dropout(rt, %s, %s, ", x0, y);
 		dropout_args(b, p, o, a->keep_prob);

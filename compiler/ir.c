@@ -11,6 +11,7 @@
 #define KERNEL_UNARY(x) (&("SC_U_" #x)[0 * SC_U_##x])
 #define KERNEL_BINARY(x) (&("SC_" #x)[0 * SC_##x])
 #define KERNEL_COMPARE(x) (&("SC_CMP_" #x)[0 * SC_CMP_##x])
+#define KERNEL_LOGICAL(x) (&("SC_L_" #x)[0 * SC_L_##x])
 #define KERNEL_NORM(x) (&("SC_N_" #x)[0 * SC_N_##x])
 #define KERNEL_OWN NULL
 #define OP_INFO(e, name, lo, hi, attrs, shape, rule, kernel, grad, nograd, prec, view) \

@@ -2,8 +2,8 @@
  * (docs/language.md, Uneven splits) made what its reader needs: 0 under a
  * sum, a mean, a loss or a contraction, the lowest float under a maximum,
  * the highest under a minimum, 1 (true) under a product and ReduceAll,
- * 1 under Log, Sqrt, Rsqrt and a divisor, 0 after a computed constant.
- * uneven.c checks the result. */
+ * 1 under Log, Sqrt, Rsqrt, Inv and a divisor, 2 under Acosh, 0 after a
+ * computed constant. uneven.c checks the result. */
 #include "lower_internal.h"
 
 #include <float.h>
@@ -96,8 +96,8 @@ static void fill_contracted(Lowering *x, int i, int *ins)
  * reduction's and a loss's over the dims they reduce (0, or the lowest
  * float under a maximum, the highest under a minimum, 1 under a product
  * and ReduceAll: true), a contraction's (0),
- * and what Log, Sqrt, Rsqrt and Div's divisor read (1: their value and slope
- * stay finite there, the gradient 0 as dy's). */
+ * and what Log, Sqrt, Rsqrt and Div's divisor read (slope_pad: 1, or 2 under
+ * Acosh: their value and slope stay finite there, the gradient 0 as dy's). */
 void lower_fill_operands(Lowering *x, int i, int *ins)
 {
 	const Graph *g = x->l->flat->g;
@@ -120,8 +120,10 @@ void lower_fill_operands(Lowering *x, int i, int *ins)
 		last = 0;
 	} else if (n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS)   /* both operands: their difference 0 there */
 		last = 1;
-	else if (infinite_slope_at_zero(n->op, 0) || infinite_slope_at_zero(n->op, 1))
-		fill = 1, first = last = infinite_slope_at_zero(n->op, 1);
+	else if (slope_pad(n->op, 0) || slope_pad(n->op, 1)) {
+		first = last = slope_pad(n->op, 1) != 0;
+		fill = slope_pad(n->op, first);
+	}
 	for (int k = first; k <= last; k++) {
 		const LValue *v = &x->l->values[ins[k]];
 		if (!reduction)
@@ -129,7 +131,7 @@ void lower_fill_operands(Lowering *x, int i, int *ins)
 				axes[na] = na;
 		StrBuf w = {0};
 		sb_printf(&w, "%s %%%s split unevenly along %s", op_info[n->op].name, g->values[n->result].name,
-		          reduction ? "a reduced dim" : "a dim of what it reads");
+		          reduction || n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS ? "a reduced dim" : "a dim of what it reads");
 		ins[k] = lower_fill_uneven(x, i, ins[k], axes, na, fill, arena_strdup(x->a, w.data));
 		sb_free(&w);
 	}

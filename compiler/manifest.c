@@ -642,7 +642,8 @@ char *strategy_json(const Lowered *l)
 /* ---- shardc --list-ops: the operator table ---- */
 
 /* Each class's name: its enumerator's, lowercased, without the prefix. */
-static const char *const shape_names[] = {"same", "float", "broadcast", "compare", "matmul", "reduce", "own"};
+static const char *const shape_names[] = {"same", "float", "broadcast", "compare", "logical", "matmul", "reduce",
+                                            "own"};
 static const char *const rule_names[] = {"elemwise", "broadcast", "matmul", "reduce", "own"};
 static const char *const grad_names[] = {[GR_NONE] = "none", [GR_X] = "x", [GR_Y] = "y", [GR_XY] = "xy"};
 static const char *const prec_names[] = {"low", "f32", "follow", "asis"};

@@ -10,15 +10,17 @@
  *   shape   how shape.c infers its result: SH_SAME (input 0's type),
  *           SH_FLOAT (the same, and input 0 must be a float), SH_BROADCAST
  *           (numpy broadcasting of two inputs of one dtype), SH_COMPARE
- *           (SH_BROADCAST's shape, Bool), SH_MATMUL, SH_REDUCE, SH_OWN (its
- *           own case)
+ *           (SH_BROADCAST's shape, Bool), SH_LOGICAL (Bool operands, one or
+ *           two broadcasting, a Bool result), SH_MATMUL, SH_REDUCE, SH_OWN
+ *           (its own case)
  *   rule    how rules.c splits it: R_ELEMWISE (every dim of its inputs, all
  *           of one shape, as is), R_BROADCAST (numpy broadcasting), R_MATMUL,
  *           R_REDUCE, R_OWN (its own case)
  *   kernel  the runtime kernel emit_forward.c calls: UNARY(X) is sc_unary's SC_U_X
  *           (a row of SC_UNARY_TABLE in runtime/shardc_rt.h), BINARY(X)
  *           sc_binary's SC_X, COMPARE(X) sc_compare's SC_CMP_X (a row of
- *           SC_COMPARE_TABLE), NORM(X) sc_norm's SC_N_X (a row of
+ *           SC_COMPARE_TABLE), LOGICAL(X) sc_logical's SC_L_X, NORM(X)
+ *           sc_norm's SC_N_X (a row of
  *           SC_NORM_TABLE), OWN its own case
  *   grad    what its adjoint (emit_adjoint.c) reads beside dy: GR_X its
  *           inputs, GR_Y its result, GR_XY both, GR_NONE nothing (dy alone);
@@ -88,9 +90,10 @@
 	ATTR(SCALE_VALUE, "scale_value", AK_FLOAT)             \
 	ATTR(SPARSE_MODE, "sparse_mode", AK_INT)               \
 	ATTR(INPUT_LAYOUT, "input_layout", AK_STRING)          \
-	ATTR(PIPELINE_STAGE, "pipeline_stage", AK_INT)       \
+	ATTR(PIPELINE_STAGE, "pipeline_stage", AK_INT)         \
 	ATTR(DEPTH, "depth", AK_INT)                           \
-	ATTR(MULTIPLES, "multiples", AK_INTS)
+	ATTR(MULTIPLES, "multiples", AK_INTS)                 \
+	ATTR(ALPHA, "alpha", AK_FLOAT)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -144,7 +147,21 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(SINH, "Sinh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SINH), GR_X, 0, PREC_F32, V_COPY)             \
 	OP(COSH, "Cosh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(COSH), GR_X, 0, PREC_F32, V_COPY)             \
 	OP(HSWISH, "HSwish", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(HSWISH), GR_X, 0, PREC_LOW, V_COPY)       \
-	OP(HSIGMOID, "HSigmoid", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(HSIGMOID), GR_X, 0, PREC_LOW, V_COPY)
+	OP(HSIGMOID, "HSigmoid", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(HSIGMOID), GR_X, 0, PREC_LOW, V_COPY) \
+	OP(ERFC, "Erfc", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ERFC), GR_X, 0, PREC_F32, V_COPY) \
+	OP(INV, "Inv", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(INV), GR_Y, 0, PREC_F32, V_COPY) \
+	OP(ACOS, "Acos", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ACOS), GR_X, 0, PREC_F32, V_COPY) \
+	OP(ASIN, "Asin", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ASIN), GR_X, 0, PREC_F32, V_COPY) \
+	OP(ATANH, "Atanh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ATANH), GR_X, 0, PREC_F32, V_COPY) \
+	OP(ASINH, "Asinh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ASINH), GR_Y, 0, PREC_F32, V_COPY) \
+	OP(ACOSH, "Acosh", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ACOSH), GR_Y, 0, PREC_F32, V_COPY) \
+	OP(RINT, "Rint", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(RINT), GR_NONE, 0, PREC_LOW, V_COPY) \
+	OP(ELU, "Elu", 1, 1, A(ALPHA), SH_FLOAT, R_ELEMWISE, UNARY(ELU), GR_Y, 0, PREC_LOW, V_COPY) \
+	OP(MISH, "Mish", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(MISH), GR_X, 0, PREC_LOW, V_COPY) \
+	OP(SELU, "SeLU", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SELU), GR_Y, 0, PREC_LOW, V_COPY) \
+	OP(LOG_SIGMOID, "LogSigmoid", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(LOG_SIGMOID), GR_X, 0, PREC_F32, V_COPY) \
+	OP(ZEROS_LIKE, "ZerosLike", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ZEROS_LIKE), GR_NONE, 0, PREC_LOW, V_COPY) \
+	OP(ONES_LIKE, "OnesLike", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ONES_LIKE), GR_NONE, 0, PREC_LOW, V_COPY)
 
 #define BINARY_OPS(OP)                                                                                         \
 	OP(ADD, "Add", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(ADD), GR_X, 0, PREC_LOW, V_COPY)             \
@@ -158,7 +175,9 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(FLOOR_MOD, "FloorMod", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(FLOOR_MOD), GR_X, 0, PREC_F32, V_COPY) \
 	OP(MOD, "Mod", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(MOD), GR_X, 0, PREC_F32, V_COPY)             \
 	OP(SQUARED_DIFFERENCE, "SquaredDifference", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(SQUARED_DIFF), GR_X, 0, \
-	   PREC_LOW, V_COPY)
+	   PREC_LOW, V_COPY)                                                                                        \
+	OP(DIV_NO_NAN, "DivNoNan", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(DIV_NO_NAN), GR_X, 0, PREC_F32, V_COPY) \
+	OP(ATAN2, "Atan2", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(ATAN2), GR_X, 0, PREC_F32, V_COPY)
 
 /* The comparisons: Bool results, so no gradient (op_input_has_grad); under
  * mixed precision they compare what they are given, as MindSpore's AMP
@@ -171,11 +190,20 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(LESS, "Less", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(LESS), GR_NONE, 0, PREC_FOLLOW, V_COPY)                           \
 	OP(LESS_EQUAL, "LessEqual", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(LESS_EQUAL), GR_NONE, 0, PREC_FOLLOW, V_COPY)
 
+/* The logical operators (MindSpore's LogicalNot, LogicalAnd, LogicalOr):
+ * Bool operands, broadcasting, a Bool result (sc_logical); no gradient. */
+#define LOGICAL_OPS(OP)                                                                                               \
+	OP(LOGICAL_NOT, "LogicalNot", 1, 1, 0, SH_LOGICAL, R_ELEMWISE, LOGICAL(NOT), GR_NONE, 0, PREC_FOLLOW, V_COPY)  \
+	OP(LOGICAL_AND, "LogicalAnd", 2, 2, 0, SH_LOGICAL, R_BROADCAST, LOGICAL(AND), GR_NONE, 0, PREC_FOLLOW, V_COPY) \
+	OP(LOGICAL_OR, "LogicalOr", 2, 2, 0, SH_LOGICAL, R_BROADCAST, LOGICAL(OR), GR_NONE, 0, PREC_FOLLOW, V_COPY)
+
 #define OP_TABLE(OP)                                                                                                                       \
 	OP(MATMUL, "MatMul", 2, 2, A_MATMUL, SH_MATMUL, R_MATMUL, OWN, GR_X, 0, PREC_LOW, V_COPY)                                          \
 	OP(BATCH_MATMUL, "BatchMatMul", 2, 2, A_MATMUL, SH_MATMUL, R_MATMUL, OWN, GR_X, 0, PREC_LOW, V_COPY)                               \
 	BINARY_OPS(OP)                                                                                                                     \
 	COMPARE_OPS(OP)                                                                                                                    \
+	LOGICAL_OPS(OP)                                                                                                                    \
+	OP(IS_FINITE, "IsFinite", 1, 1, 0, SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                       \
 	OP(BIAS_ADD, "BiasAdd", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                                 \
 	UNARY_OPS(OP)                                                                                                                      \
 	OP(DROPOUT, "Dropout", 1, 1, A(KEEP_PROB), SH_FLOAT, R_ELEMWISE, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                \

@@ -28,12 +28,12 @@ int64_t aligned(int64_t n)
 
 /* ---- what the v1 runtime computes ---- */
 
-/* Operators that move elements of any type; the rest compute on floats. */
+/* Operators that move elements of any type, and the logical ones (Bool); the rest compute on floats. */
 static bool any_dtype(OpKind op)
 {
-	return op_info[op].view == V_VIEW || op == OP_TRANSPOSE || op == OP_TRANSPOSE_FOLDED ||
-	       op == OP_CONCAT || op == OP_STRIDED_SLICE || op == OP_SPLIT || op == OP_CAST || op == OP_PAD_FILL ||
-	       op == OP_SEND_RECV || op_is_comm(op);
+	return op_info[op].view == V_VIEW || op_info[op].shape == SH_LOGICAL || op == OP_TRANSPOSE ||
+	       op == OP_TRANSPOSE_FOLDED || op == OP_CONCAT || op == OP_STRIDED_SLICE || op == OP_SPLIT || op == OP_CAST ||
+	       op == OP_PAD_FILL || op == OP_SEND_RECV || op_is_comm(op);
 }
 
 /* Backward operators that only move or convert elements, as their forward

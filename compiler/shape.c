@@ -619,7 +619,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 		out->dims[ca] *= n;
 		return true;
 	}
-	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS)
+	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE:
 	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_ROTARY: case OP_FLASH_ATTENTION: case OP_DROPOUT: case OP_SOFTMAX: case OP_PAD_FILL:
 	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_RESHAPE:
 	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
@@ -682,6 +682,9 @@ static bool infer_node(Infer *x, Type *out)
 	case SH_COMPARE:
 		out->dtype = DT_BOOL;
 		return same_dtype(x, 0, 1) && broadcast(x, a, in_type(x, 1), out, n->op_span);
+	case SH_LOGICAL:
+		*out = *a;
+		return need_bool(x, 0) && (n->nin == 1 || (need_bool(x, 1) && broadcast(x, a, in_type(x, 1), out, n->op_span)));
 	case SH_MATMUL:
 		return infer_matmul(x, out);
 	case SH_REDUCE:
@@ -690,10 +693,14 @@ static bool infer_node(Infer *x, Type *out)
 		break;
 	}
 	switch (n->op) {
-	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS)
+	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS)
 	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
 	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY: case OP_DROPOUT:
 		die("%s has its shape class", opname(x));
+	case OP_IS_FINITE:   /* a float's mask */
+		*out = *a;
+		out->dtype = DT_BOOL;
+		return need_float(x, 0);
 	case OP_BIAS_ADD: {
 		const Type *b = in_type(x, 1);
 		if (!same_dtype(x, 0, 1))

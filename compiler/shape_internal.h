@@ -28,6 +28,7 @@ const char *opname(Infer *x);
 bool need_attr(Infer *x, AttrKind k);
 bool same_dtype(Infer *x, int a, int b);
 bool need_float(Infer *x, int k);
+bool need_bool(Infer *x, int k);   /* operand k Bool, else an error naming it */
 /* Where attribute `name` is written, for messages; the operator when it is not. */
 Span attr_span(Infer *x, const char *name);
 /* Axis a of a rank-r tensor in [0, r), in *out; false after its message. */

@@ -77,6 +77,17 @@ bool need_float(Infer *x, int k)
 	return false;
 }
 
+bool need_bool(Infer *x, int k)
+{
+	if (in_type(x, k)->dtype == DT_BOOL)
+		return true;
+	StrBuf b = {0};
+	ERR(x, in_span(x, k), "%s needs Bool operands (a comparison's or IsFinite's mask), %s is %s", opname(x),
+	    in_name(x, k, &b), dtype_name(in_type(x, k)->dtype));
+	sb_free(&b);
+	return false;
+}
+
 /* Where attribute `name` is written, for messages; the operator when it is not. */
 Span attr_span(Infer *x, const char *name)
 {

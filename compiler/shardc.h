@@ -121,7 +121,7 @@ typedef enum {
 } AttrValueKind;
 
 /* An operator's classes: its row of ops.h says what each means. */
-typedef enum { SH_SAME, SH_FLOAT, SH_BROADCAST, SH_COMPARE, SH_MATMUL, SH_REDUCE, SH_OWN } ShapeClass;
+typedef enum { SH_SAME, SH_FLOAT, SH_BROADCAST, SH_COMPARE, SH_LOGICAL, SH_MATMUL, SH_REDUCE, SH_OWN } ShapeClass;
 typedef enum { R_ELEMWISE, R_BROADCAST, R_MATMUL, R_REDUCE, R_OWN } RuleClass;
 typedef enum { GR_NONE = 0, GR_X = 1, GR_Y = 2, GR_XY = GR_X | GR_Y } GradReads;   /* bits: inputs, result */
 typedef enum { PREC_LOW, PREC_F32, PREC_FOLLOW, PREC_ASIS } PrecClass;
@@ -238,6 +238,7 @@ typedef struct {
 	double fill;             /* CausalMask's masked value, when present; else its dtype's lowest finite value */
 	double theta;            /* RopeCos's and RopeSin's frequency base, 10000 by default */
 	double keep_prob;        /* Dropout's chance of keeping an element, in (0, 1]; 0.5 by default (MindSpore's) */
+	double alpha;            /* Elu: its negative side's scale, 1 (MindSpore's only value) */
 	int64_t output_num;      /* Split: the number of equal pieces along axis (1 by default, MindSpore's) */
 	int64_t output_index;    /* Split: which piece is its result (shape.c also sets begin/end/strides: its slice) */
 	int64_t mode;            /* RotaryPositionEmbedding: 0 rotate-half (GPT-NeoX, LLaMA), 1 interleaved pairs (GPT-J) */
@@ -766,9 +767,9 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split);
 /* Whether v's padding along dim d holds zeros, on the forward program lowered so far (lowering asks before an
  * uneven contraction). */
 bool uneven_padding_zero(const Lowered *l, int v, int d);
-/* Whether operand k of op has an infinite derivative (or value) at 0: Log, Sqrt, Rsqrt, Reciprocal, a divisor (Div,
- * FloorDiv, FloorMod, Mod), Pow's base. Its padding along an uneven split holds 1 (lower_pad.c), never zeros. */
-bool infinite_slope_at_zero(OpKind op, int k);
+/* What operand k of op needs its padding along an uneven split to hold (lower_pad.c) where its value or slope at 0 is
+ * not finite, else 0: 1 for Log, Sqrt, Rsqrt, Reciprocal, Inv, a divisor, Atan2's x, Pow's base; 2 for Acosh. */
+double slope_pad(OpKind op, int k);
 
 /* Reshape of a value laid out `in` (global dims idims) to out_t: the layout its split carries over to, when
  * every group of dims keeps its pieces contiguous; else false, bad[] marking the input dims that must be

@@ -173,13 +173,17 @@ static void check_step(Uneven *u, int i)
 				zero_of(u, o->result)[d] = true;
 }
 
-bool infinite_slope_at_zero(OpKind op, int k)
+double slope_pad(OpKind op, int k)
 {
 	if (op == OP_DIV || op == OP_FLOOR_DIV || op == OP_FLOOR_MOD || op == OP_MOD)   /* the divisor */
 		return k == 1;
+	if (op == OP_ATAN2)   /* dy / (y^2 + x^2) is NaN at (0, 0); atan2(0, 1) is 0 */
+		return k == 1;
 	if (op == OP_POW)   /* the base: b a^(b - 1) */
 		return k == 0;
-	return k == 0 && (op == OP_LOG || op == OP_SQRT || op == OP_RSQRT || op == OP_RECIPROCAL);
+	if (op == OP_ACOSH)   /* NaN below 1, dy / sinh(y) infinite at 1 */
+		return k == 0 ? 2 : 0;
+	return k == 0 && (op == OP_LOG || op == OP_SQRT || op == OP_RSQRT || op == OP_RECIPROCAL || op == OP_INV);
 }
 
 /* The fill of v's padding along d where a chain of PadFills before
@@ -202,8 +206,10 @@ static double pad_fill_of(const Uneven *u, int i, int v, int d)
 static bool maps_zero(OpKind op)
 {
 	return op != OP_EXP && op != OP_SIGMOID && op != OP_SQRT && op != OP_RSQRT && op != OP_COS && op != OP_SOFTPLUS &&
-	       op != OP_RECIPROCAL && op != OP_POW && op != OP_COSH && op != OP_HSIGMOID &&
+	       op != OP_RECIPROCAL && op != OP_POW && op != OP_COSH && op != OP_HSIGMOID && op != OP_ERFC &&
+	       op != OP_INV && op != OP_ACOS && op != OP_ACOSH && op != OP_LOG_SIGMOID && op != OP_ONES_LIKE &&
 	       op != OP_EQUAL && op != OP_GREATER_EQUAL && op != OP_LESS_EQUAL &&   /* 0 == 0: true */
+	       op != OP_LOGICAL_NOT && op != OP_IS_FINITE &&
 	       op != OP_ONE_HOT;   /* index 0: on_value in class 0 */
 }
 
@@ -220,7 +226,7 @@ static UnevenKind uneven_kind(OpKind op)
 	switch (op) {
 	OP_CASES(UNARY_OPS)
 	case OP_CAST: case OP_DROPOUT: case OP_TRANSPOSE: case OP_SELECT:
-	OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) case OP_BROADCAST_TO:
+	OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE: case OP_BROADCAST_TO:
 	case OP_TILE:      /* along dims it does not repeat (rules.c splits repeated ones evenly) */
 	case OP_ONE_HOT:   /* along the indices' dims (the classes evenly): a padded index gives a row */
 	case OP_BIAS_ADD: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
@@ -331,7 +337,7 @@ static void check_op(Uneven *u, int i)
 				at[od->out_dim[d]][0] = o->result, at[od->out_dim[d]][1] = d;
 		}
 	for (int k = 0; k < o->nin; k++) {
-		if (!infinite_slope_at_zero(o->op, k))
+		if (!slope_pad(o->op, k))
 			continue;
 		const LValue *x = &l->values[o->in[k]];
 		for (int d = 0; d < x->type.rank; d++)

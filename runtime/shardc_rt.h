@@ -109,6 +109,8 @@ typedef enum {
 	SC_FLOOR_MOD,                          /* a - b floor(a / b): the sign of b, numpy's mod */
 	SC_MOD,                                /* fmod(a, b): the sign of a, MindSpore's Mod */
 	SC_SQUARED_DIFF,                       /* (a - b)^2 */
+	SC_DIV_NO_NAN,                         /* a / b, 0 where b == 0 (MindSpore's DivNoNan) */
+	SC_ATAN2,                              /* atan2(a, b): the angle of (b, a) */
 } sc_binop;
 
 /* The comparisons, one row each: C(NAME, the C operator). Both kernels (CPU
@@ -128,6 +130,11 @@ typedef enum {
 #undef SC_CMP_ENUM
 	SC_CMP_COUNT
 } sc_cmpop;
+
+/* The logical operators on Bool bytes (0 false, anything else true), the
+ * result 0 or 1: MindSpore's LogicalNot (a alone), LogicalAnd, LogicalOr. */
+typedef enum { SC_L_NOT, SC_L_AND, SC_L_OR } sc_logop;
+#define SC_LOGICAL(op, a, b) ((op) == SC_L_NOT ? !(a) : (op) == SC_L_AND ? (a) && (b) : (a) || (b))
 
 /* ---- process ---- */
 
@@ -530,6 +537,14 @@ void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, in
  * Less and LessEqual. */
 void sc_compare(sc_rt *rt, sc_cmpop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                 const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim);
+/* y = op(a, b) on SC_BOOL operands with numpy broadcasting, as sc_compare,
+ * y SC_BOOL: LogicalAnd, LogicalOr; SC_L_NOT reads a alone (b NULL, a of
+ * y's dims): LogicalNot. */
+void sc_logical(sc_rt *rt, sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_ndim, const uint8_t *b,
+                const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim);
+/* y = 1 where x is finite (not an infinity, not NaN), else 0, n elements
+ * each, y SC_BOOL: MindSpore's IsFinite. */
+void sc_is_finite(sc_rt *rt, const float *x, uint8_t *y, int64_t n);
 void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t rows, int64_t c);
 /* y = cond ? a : b elementwise, n elements each (MindSpore's Select): cond
  * SC_BOOL (a byte, true when not 0); a or b NULL reads zeros, which gives
@@ -545,7 +560,9 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
  * slope computes tanh once (an expression would compute it three times: a math
  * call is not merged, since it may set errno), and the CPU's tanh is one that
  * vectorizes (kernels.c). SiLU's slope, s (1 + t (1 - s)) with s = sigmoid(t),
- * is sc_silu_slope, defined beside them for the same reason (exp once).
+ * is sc_silu_slope, defined beside them for the same reason (exp once), and
+ * Mish's, th + t (1 - th^2) sigmoid(t) with th = tanh(softplus(t)) (MindSpore's
+ * Mish bprop), sc_mish_slope.
  * GELU_ERF is GeLU's exact form (approximate: "none"), whose slope is
  * 0.5 (1 + erf(t / sqrt 2)) + t exp(-t^2 / 2) / sqrt(2 pi). */
 #define SC_GELU_U(v) (0.7978845608028654f * ((v) + 0.044715f * (v) * (v) * (v)))   /* sqrt(2/pi) (v + 0.044715 v^3) */
@@ -557,6 +574,11 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 #define SC_MAX_NAN(a, b) ((a) >= (b) || (a) != (a) ? (a) : (b))
 #define SC_MIN_NAN(a, b) ((a) <= (b) || (a) != (a) ? (a) : (b))
 #define SC_RELU6(v) ((v) <= 0 ? 0 : (v) >= 6 ? 6 : (v))
+/* log(1 + e^v) without overflow for large v (Softplus, Mish, LogSigmoid) */
+#define SC_SOFTPLUS(v) ((v) > 0 ? (v) + log1pf(expf(-(v))) : log1pf(expf(v)))
+/* SeLU's constants (Klambauer et al., MindSpore's SeLU) */
+#define SC_SELU_SCALE 1.0507009873554805f
+#define SC_SELU_ALPHA 1.6732632423543772f
 #define SC_UNARY_TABLE(U)                                                                                      \
 	U(RELU, X, x > 0 || x != x ? x : 0, t > 0 ? g : 0)   /* NaN stays NaN, as numpy's maximum */              \
 	U(GELU, X, 0.5f * x * (1 + sc_gelu_tanh(SC_GELU_U(x))), g * sc_gelu_slope(t))   /* tanh form */        \
@@ -578,7 +600,7 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 	U(RECIPROCAL, Y, 1 / x, -g * t * t)                                                                        \
 	U(LOG1P, X, log1pf(x), g / (1 + t))                                                                        \
 	U(EXPM1, Y, expm1f(x), g * (t + 1))                                                                        \
-	U(SOFTPLUS, X, x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x)), g / (1 + expf(-t)))   /* log(1 + e^x) */    \
+	U(SOFTPLUS, X, SC_SOFTPLUS(x), g / (1 + expf(-t)))   /* log(1 + e^x) */                                   \
 	U(FLOOR, N, floorf(x), ((void)g, 0.0f))   /* Floor, Sign: MindSpore's zero gradient, whatever dy */      \
 	U(SIGN, N, x > 0 ? 1.0f : x < 0 ? -1.0f : 0.0f * x, ((void)g, 0.0f))   /* 0 * x: NaN stays NaN */    \
 	U(CEIL, N, ceilf(x), ((void)g, 0.0f))                                                                      \
@@ -589,7 +611,22 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 	U(COSH, X, coshf(x), g * sinhf(t))                                                                         \
 	U(HSWISH, X, x * SC_RELU6(x + 3) / 6,   /* MindSpore's HSwish and HSigmoid: relu6(x + 3) / 6 */           \
 	  t <= -3 ? 0 : t >= 3 ? g : g * (2 * t + 3) / 6)                                                      \
-	U(HSIGMOID, X, SC_RELU6(x + 3) / 6, t > -3 && t < 3 ? g / 6 : 0)
+	U(HSIGMOID, X, SC_RELU6(x + 3) / 6, t > -3 && t < 3 ? g / 6 : 0)                                           \
+	U(ERFC, X, erfcf(x), g * -1.1283791671f * expf(-t * t))   /* 1 - erf(x), without its cancellation */     \
+	U(INV, Y, 1 / x, -g * t * t)   /* MindSpore's Inv and InvGrad: Reciprocal's */                             \
+	U(ACOS, X, acosf(x), -g / sqrtf(1 - t * t))                                                                \
+	U(ASIN, X, asinf(x), g / sqrtf(1 - t * t))                                                                 \
+	U(ATANH, X, atanhf(x), g / (1 - t * t))                                                                    \
+	U(ASINH, Y, asinhf(x), g / coshf(t))   /* MindSpore's AsinhGrad and AcoshGrad read y */                   \
+	U(ACOSH, Y, acoshf(x), g / sinhf(t))                                                                       \
+	U(RINT, N, rintf(x), ((void)g, 0.0f))   /* half to even, as Round */                                      \
+	U(ELU, Y, x > 0 ? x : expm1f(x), t < 0 ? g * (t + 1) : g)   /* alpha 1 (MindSpore's only); EluGrad */    \
+	U(MISH, X, x * tanhf(SC_SOFTPLUS(x)), g * sc_mish_slope(t))                                                \
+	U(SELU, Y, x > 0 ? SC_SELU_SCALE * x : SC_SELU_SCALE * SC_SELU_ALPHA * expm1f(x),                          \
+	  SC_SELU_SCALE * (t < 0 ? g * (t + 1) : g))   /* MindSpore's: scale times EluGrad(dy, y) */              \
+	U(LOG_SIGMOID, X, -SC_SOFTPLUS(-x), g / (1 + expf(t)))   /* log(1 / (1 + e^-x)); dy sigmoid(-x) */        \
+	U(ZEROS_LIKE, N, ((void)x, 0.0f), ((void)g, 0.0f))   /* whatever x holds, NaN too */                     \
+	U(ONES_LIKE, N, ((void)x, 1.0f), ((void)g, 0.0f))
 
 typedef enum {
 #define SC_U_ENUM(name, t, fwd, grad) SC_U_##name,

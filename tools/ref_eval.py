@@ -928,6 +928,31 @@ def bwd_squared_difference(g, ins, at):
     return [unbroadcast(2.0 * g * (a - b), a.shape), unbroadcast(-2.0 * g * (a - b), b.shape)]
 
 
+def fwd_div_no_nan(ins, at):
+    a, b = ins
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(b == 0, 0.0, a / np.where(b == 0, 1.0, b))
+
+
+def bwd_div_no_nan(g, ins, at):
+    """MindSpore's bprop: da = DivNoNan(dy, b), db = -da times the result; both 0 where b == 0."""
+    a, b = ins
+    safe = np.where(b == 0, 1.0, b)
+    da = np.where(b == 0, 0.0, g / safe)
+    db = np.where(b == 0, 0.0, -da * a / safe)
+    return [unbroadcast(da, a.shape), unbroadcast(db, b.shape)]
+
+
+def fwd_atan2(ins, at):
+    return np.arctan2(ins[0], ins[1])
+
+
+def bwd_atan2(g, ins, at):
+    a, b = ins
+    r = a * a + b * b
+    return [unbroadcast(g * b / r, a.shape), unbroadcast(-g * a / r, b.shape)]
+
+
 # The comparisons (MindSpore's Equal, NotEqual, Greater, GreaterEqual, Less,
 # LessEqual): numpy's, broadcasting, a NaN unequal to everything; a Bool
 # result, so neither operand gets a gradient.
@@ -941,6 +966,32 @@ def fwd_compare(op):
 
 def bwd_compare(g, ins, at):
     return [None, None]
+
+
+# The logical operators (MindSpore's LogicalNot, LogicalAnd, LogicalOr) on
+# Bool operands, broadcasting, and IsFinite of a float: Bool results, so no
+# operand gets a gradient.
+def bool_operands(op, ins):
+    for x in ins:
+        if np.asarray(x).dtype != np.bool_:
+            raise OpError("%s needs Bool operands, got %s" % (op, np.asarray(x).dtype))
+    return ins
+
+
+LOGICALS = {"LogicalNot": lambda ins, at: np.logical_not(*bool_operands("LogicalNot", ins)),
+            "LogicalAnd": lambda ins, at: np.logical_and(*bool_operands("LogicalAnd", ins)),
+            "LogicalOr": lambda ins, at: np.logical_or(*bool_operands("LogicalOr", ins))}
+
+
+def fwd_is_finite(ins, at):
+    if np.asarray(ins[0]).dtype.kind != "f":
+        raise OpError("IsFinite needs a float operand")
+    return np.isfinite(ins[0])
+
+
+def bwd_mask(g, ins, at):
+    """A Bool result: no operand gets a gradient."""
+    return [None for _ in ins]
 
 
 def fwd_bias_add(ins, at):
@@ -964,6 +1015,7 @@ def bwd_relu(g, ins, at):
 
 GELU_C = math.sqrt(2.0 / math.pi)
 erf = np.vectorize(math.erf, otypes=[np.float64])
+erfc = np.vectorize(math.erfc, otypes=[np.float64])
 
 
 def gelu_erf_form(at):
@@ -1188,8 +1240,114 @@ def bwd_hsigmoid(g, ins, at):
     return [np.where((x > -3.0) & (x < 3.0), g / 6.0, 0.0)]
 
 
+def fwd_erfc(ins, at):
+    return erfc(ins[0])
+
+
+def bwd_erfc(g, ins, at):
+    return [-g * 2.0 / math.sqrt(math.pi) * np.exp(-ins[0] * ins[0])]
+
+
+def fwd_acos(ins, at):
+    return np.arccos(ins[0])
+
+
+def bwd_acos(g, ins, at):
+    return [-g / np.sqrt(1.0 - ins[0] ** 2)]
+
+
+def fwd_asin(ins, at):
+    return np.arcsin(ins[0])
+
+
+def bwd_asin(g, ins, at):
+    return [g / np.sqrt(1.0 - ins[0] ** 2)]
+
+
+def fwd_atanh(ins, at):
+    return np.arctanh(ins[0])
+
+
+def bwd_atanh(g, ins, at):
+    return [g / (1.0 - ins[0] ** 2)]
+
+
+def fwd_asinh(ins, at):
+    return np.arcsinh(ins[0])
+
+
+def bwd_asinh(g, ins, at):
+    return [g / np.sqrt(ins[0] ** 2 + 1.0)]
+
+
+def fwd_acosh(ins, at):
+    return np.arccosh(ins[0])
+
+
+def bwd_acosh(g, ins, at):
+    return [g / np.sqrt(ins[0] ** 2 - 1.0)]
+
+
+def elu_alpha(at):
+    alpha = attr_number(at, "alpha", 1.0)
+    if alpha != 1:
+        raise OpError("Elu's alpha must be 1.0 (MindSpore's only value)")
+    return alpha
+
+
+def fwd_elu(ins, at):
+    x = ins[0]
+    return np.where(x > 0, x, elu_alpha(at) * np.expm1(np.minimum(x, 0.0)))
+
+
+def bwd_elu(g, ins, at):
+    x = ins[0]                                    # x < 0: alpha e^x (MindSpore's EluGrad, y + alpha)
+    return [np.where(x < 0, g * elu_alpha(at) * np.exp(np.minimum(x, 0.0)), g)]
+
+
+SELU_SCALE, SELU_ALPHA = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717
+
+
+def fwd_selu(ins, at):
+    x = ins[0]
+    return SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(np.minimum(x, 0.0)))
+
+
+def bwd_selu(g, ins, at):
+    """MindSpore's bprop: scale EluGrad(dy, y), scale dy (y + 1) where y < 0 (not the slope scale alpha e^x)."""
+    y = fwd_selu(ins, at)
+    return [SELU_SCALE * np.where(y < 0, g * (y + 1.0), g)]
+
+
+def fwd_mish(ins, at):
+    x = ins[0]
+    return x * np.tanh(np.logaddexp(0.0, x))
+
+
+def bwd_mish(g, ins, at):
+    x = ins[0]
+    th = np.tanh(np.logaddexp(0.0, x))
+    return [g * (th + x * (1.0 - th * th) / (1.0 + np.exp(-x)))]
+
+
+def fwd_log_sigmoid(ins, at):
+    return -np.logaddexp(0.0, -ins[0])
+
+
+def bwd_log_sigmoid(g, ins, at):
+    return [g / (1.0 + np.exp(ins[0]))]
+
+
+def fwd_zeros_like(ins, at):
+    return np.zeros_like(ins[0])
+
+
+def fwd_ones_like(ins, at):
+    return np.ones_like(ins[0])
+
+
 def bwd_zero(g, ins, at):
-    """Floor, Ceil, Round and Sign: MindSpore's zero gradient."""
+    """Floor, Ceil, Round, Rint, Sign, ZerosLike, OnesLike: MindSpore's zero gradient."""
     return [np.zeros_like(ins[0])]
 
 
@@ -1990,7 +2148,13 @@ OPS = {
     "FloorMod": (fwd_floor_mod, bwd_floor_mod, 2, 2),
     "Mod": (fwd_mod, bwd_mod, 2, 2),
     "SquaredDifference": (fwd_squared_difference, bwd_squared_difference, 2, 2),
+    "DivNoNan": (fwd_div_no_nan, bwd_div_no_nan, 2, 2),
+    "Atan2": (fwd_atan2, bwd_atan2, 2, 2),
     **{op: (fwd_compare(op), bwd_compare, 2, 2) for op in COMPARES},
+    "LogicalNot": (LOGICALS["LogicalNot"], bwd_mask, 1, 1),
+    "LogicalAnd": (LOGICALS["LogicalAnd"], bwd_mask, 2, 2),
+    "LogicalOr": (LOGICALS["LogicalOr"], bwd_mask, 2, 2),
+    "IsFinite": (fwd_is_finite, bwd_mask, 1, 1),
     "BiasAdd": (fwd_bias_add, bwd_bias_add, 2, 2),
     "ReLU": (fwd_relu, bwd_relu, 1, 1),
     "GeLU": (fwd_gelu, bwd_gelu, 1, 1),
@@ -2021,6 +2185,20 @@ OPS = {
     "Cosh": (fwd_cosh, bwd_cosh, 1, 1),
     "HSwish": (fwd_hswish, bwd_hswish, 1, 1),
     "HSigmoid": (fwd_hsigmoid, bwd_hsigmoid, 1, 1),
+    "Erfc": (fwd_erfc, bwd_erfc, 1, 1),
+    "Inv": (fwd_reciprocal, bwd_reciprocal, 1, 1),   # MindSpore's Inv is 1 / x
+    "Acos": (fwd_acos, bwd_acos, 1, 1),
+    "Asin": (fwd_asin, bwd_asin, 1, 1),
+    "Atanh": (fwd_atanh, bwd_atanh, 1, 1),
+    "Asinh": (fwd_asinh, bwd_asinh, 1, 1),
+    "Acosh": (fwd_acosh, bwd_acosh, 1, 1),
+    "Rint": (fwd_round, bwd_zero, 1, 1),
+    "Elu": (fwd_elu, bwd_elu, 1, 1),
+    "Mish": (fwd_mish, bwd_mish, 1, 1),
+    "SeLU": (fwd_selu, bwd_selu, 1, 1),
+    "LogSigmoid": (fwd_log_sigmoid, bwd_log_sigmoid, 1, 1),
+    "ZerosLike": (fwd_zeros_like, bwd_zero, 1, 1),
+    "OnesLike": (fwd_ones_like, bwd_zero, 1, 1),
     "Select": (fwd_select, bwd_select, 3, 3),
     "PadFill": (fwd_identity, bwd_identity, 1, 1),   # a whole tensor has no padding
     "RotaryPositionEmbedding": (fwd_rotary, bwd_rotary, 3, 3),
@@ -2109,7 +2287,7 @@ def result_dtype(op, attrs, in_dtypes, offset):
             raise ModelError(offset, "Cast: %s" % e)
     if op == "Select" and len(in_dtypes) == 3:
         return in_dtypes[1]                          # the condition is Bool; the result is x's
-    if op in COMPARES:
+    if op in COMPARES or op in LOGICALS or op == "IsFinite":
         return "Bool"
     if op == "OneHot" and len(in_dtypes) == 3:
         return in_dtypes[1]                          # on_value's; the indices are integers

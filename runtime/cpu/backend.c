@@ -301,6 +301,19 @@ void sc_compare(sc_rt *rt, sc_cmpop op, const float *a, const int64_t *a_dims, i
 	sc_cpu_compare(op, a, a_dims, a_ndim, b, b_dims, b_ndim, y, y_dims, y_ndim);
 }
 
+void sc_logical(sc_rt *rt, sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_ndim, const uint8_t *b,
+                const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim)
+{
+	(void)rt;
+	sc_cpu_logical(op, a, a_dims, a_ndim, b, b_dims, b_ndim, y, y_dims, y_ndim);
+}
+
+void sc_is_finite(sc_rt *rt, const float *x, uint8_t *y, int64_t n)
+{
+	(void)rt;
+	sc_cpu_is_finite(x, y, n);
+}
+
 void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t rows, int64_t c)
 {
 	(void)rt;

@@ -22,6 +22,9 @@ void sc_cpu_binary(sc_binop op, const float *a, const int64_t *a_dims, int a_ndi
                    const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim);
 void sc_cpu_compare(sc_cmpop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                     const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim);
+void sc_cpu_logical(sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_ndim, const uint8_t *b,
+                    const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim);
+void sc_cpu_is_finite(const float *x, uint8_t *y, int64_t n);
 void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c);
 
 void sc_cpu_unary(sc_unop op, const float *x, float *y, int64_t n);

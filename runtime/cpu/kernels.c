@@ -218,6 +218,8 @@ static float binop(sc_binop op, float a, float b)
 	}
 	case SC_MOD: return fmodf(a, b);
 	case SC_SQUARED_DIFF: return (a - b) * (a - b);
+	case SC_DIV_NO_NAN: return b == 0 ? 0 : a / b;
+	case SC_ATAN2: return atan2f(a, b);
 	}
 	SC_DIE("bad binary op %d", (int)op);
 }
@@ -382,6 +384,29 @@ void sc_cpu_compare(sc_cmpop op, const float *a, const int64_t *a_dims, int a_nd
 	bcast_rows("compare a", "compare b", a, a_dims, a_ndim, b, b_dims, b_ndim, y_dims, y_ndim, compare_out_row, &o);
 }
 
+void sc_cpu_logical(sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_ndim, const uint8_t *b,
+                    const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim)
+{
+	if (op == SC_L_NOT)   /* a alone: walked as both operands */
+		b = a, b_dims = a_dims, b_ndim = a_ndim;
+	Bcast c;
+	bcast_collapse("logical a", "logical b", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim, &c);
+	int last = c.ndim - 1;
+	int64_t len = c.dims[last], rows = sc_numel(c.dims, last), sa = c.sa[last], sb = c.sb[last];
+	Walk w;
+	walk_init(&w, c.dims, last, 2, c.sa, c.sb, NULL);
+	for (int64_t r = 0; r < rows; r++, walk_next(&w))
+		for (int64_t j = 0; j < len; j++)
+			y[r * len + j] = (uint8_t)SC_LOGICAL(op, a[w.off[0] + j * sa], b[w.off[1] + j * sb]);
+}
+
+void sc_cpu_is_finite(const float *x, uint8_t *y, int64_t n)
+{
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
+	for (int64_t i = 0; i < n; i++)
+		y[i] = (uint8_t)isfinite(x[i]);
+}
+
 SC_VECTOR_CLONES
 void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c)
 {
@@ -449,6 +474,13 @@ static inline float sc_silu_slope(float t)
 {
 	float s = 1 / (1 + expf(-t));
 	return s * (1 + t * (1 - s));
+}
+
+/* Mish's derivative at t (SC_UNARY_TABLE): tanh and sigmoid once. */
+static inline float sc_mish_slope(float t)
+{
+	float th = tanhf(SC_SOFTPLUS(t));
+	return th + t * (1 - th * th) / (1 + expf(-t));
 }
 
 /* BiasAdd then a unary operator in one pass (compiler/fuse.c): one loop an
@@ -2026,13 +2058,18 @@ void sc_cpu_l1_loss_grad(const float *pred, const float *target, const float *dl
  * and a^b log a, the latter 0 where a <= 0 (log a undefined; MindSpore's
  * and PyTorch's exponent gradient of a non-positive base); FloorDiv's 0
  * (MindSpore's); FloorMod's and Mod's 1 and minus the quotient they cut
- * (floor, trunc: MindSpore's); SquaredDifference's 2 (a - b), -2 (a - b). */
+ * (floor, trunc: MindSpore's); SquaredDifference's 2 (a - b), -2 (a - b);
+ * DivNoNan's 1 / b and -(a / b) / b, both 0 where b == 0 (MindSpore's: dy
+ * DivNoNan'd by b, then times minus the result); Atan2's b / (a^2 + b^2) and
+ * -a / (a^2 + b^2) (MindSpore's, NaN at (0, 0)). */
 static double slope_a(sc_binop op, double a, double b)
 {
 	switch (op) {
 	case SC_POW: return b * pow(a, b - 1);
 	case SC_FLOOR_MOD: case SC_MOD: return 1;
 	case SC_SQUARED_DIFF: return 2 * (a - b);
+	case SC_DIV_NO_NAN: return b == 0 ? 0 : 1 / b;
+	case SC_ATAN2: return b / (a * a + b * b);
 	default: return 0;
 	}
 }
@@ -2044,6 +2081,8 @@ static double slope_b(sc_binop op, double a, double b)
 	case SC_FLOOR_MOD: return -floor(a / b);
 	case SC_MOD: return -trunc(a / b);
 	case SC_SQUARED_DIFF: return -2 * (a - b);
+	case SC_DIV_NO_NAN: return b == 0 ? 0 : -(a / b) / b;
+	case SC_ATAN2: return -a / (a * a + b * b);
 	default: return 0;
 	}
 }

@@ -841,6 +841,22 @@ void sc_compare(sc_rt *rt, sc_cmpop op, const float *a, const int64_t *a_dims, i
 	SC_CUDA_CHECK(sc_cu_compare(op, a, b, y, &w, cu(rt)->stream));
 }
 
+void sc_logical(sc_rt *rt, sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_ndim, const uint8_t *b,
+                const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim)
+{
+	PROFILE(rt, "Logical", 0, 3.0 * (double)sc_numel(y_dims, y_ndim), SC_PEAK_MEM);
+	if (op == SC_L_NOT)   /* a alone: walked as both operands */
+		b = a, b_dims = a_dims, b_ndim = a_ndim;
+	sc_cu_walk w = bcast_walk("logical", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim);
+	SC_CUDA_CHECK(sc_cu_logical(op, a, b, y, &w, cu(rt)->stream));
+}
+
+void sc_is_finite(sc_rt *rt, const float *x, uint8_t *y, int64_t n)
+{
+	PROFILE(rt, "IsFinite", 0, 5.0 * (double)n, SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_is_finite(x, y, n, cu(rt)->stream));
+}
+
 void sc_bias_unary(sc_rt *rt, sc_unop op, const float *x, const float *bias, float *pre, float *y, int64_t rows,
                    int64_t c)
 {

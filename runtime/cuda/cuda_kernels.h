@@ -39,6 +39,9 @@ cudaError_t sc_cu_divide(void *buf, sc_dtype dt, int64_t n, int div, cudaStream_
 
 cudaError_t sc_cu_binary(sc_binop op, const float *a, const float *b, float *y, const sc_cu_walk *w, cudaStream_t s);
 cudaError_t sc_cu_compare(sc_cmpop op, const float *a, const float *b, uint8_t *y, const sc_cu_walk *w, cudaStream_t s);
+cudaError_t sc_cu_logical(sc_logop op, const uint8_t *a, const uint8_t *b, uint8_t *y, const sc_cu_walk *w,
+                          cudaStream_t s);
+cudaError_t sc_cu_is_finite(const float *x, uint8_t *y, int64_t n, cudaStream_t s);
 /* ga, gb (y-shaped, either NULL): each output's share of da, db before summing */
 cudaError_t sc_cu_binary_grad_full(sc_binop op, const float *a, const float *b, const float *dy, float *ga,
                                    float *gb, const sc_cu_walk *w, cudaStream_t s);

@@ -103,6 +103,8 @@ __device__ float binop(sc_binop op, float a, float b)
 	}
 	case SC_MOD: return fmodf(a, b);
 	case SC_SQUARED_DIFF: return (a - b) * (a - b);
+	case SC_DIV_NO_NAN: return b == 0 ? 0 : a / b;
+	case SC_ATAN2: return atan2f(a, b);
 	}
 	return 0;
 }
@@ -136,6 +138,21 @@ __global__ void compare_k(sc_cmpop op, const float *a, const float *b, uint8_t *
 	}
 }
 
+/* the twin: sc_cpu_logical; SC_L_NOT's b is a again */
+__global__ void logical_k(sc_logop op, const uint8_t *a, const uint8_t *b, uint8_t *y, int64_t n, sc_cu_walk w)
+{
+	GRID_LOOP(i, n) {
+		int64_t ob, oa = walk_off(i, w, &ob);
+		y[i] = SC_LOGICAL(op, a[oa], b[ob]);
+	}
+}
+
+/* the twin: sc_cpu_is_finite */
+__global__ void is_finite_k(const float *x, uint8_t *y, int64_t n)
+{
+	GRID_LOOP(i, n) y[i] = isfinite(x[i]);
+}
+
 __global__ void binary_grad_k(sc_binop op, const float *a, const float *b, const float *dy, float *ga, float *gb,
                               int64_t n, sc_cu_walk w)
 {
@@ -155,6 +172,16 @@ __global__ void binary_grad_k(sc_binop op, const float *a, const float *b, const
 		case SC_FLOOR_MOD: da = g; db = -g * floorf(a[ia] / b[ib]); break;
 		case SC_MOD: da = g; db = -g * truncf(a[ia] / b[ib]); break;
 		case SC_SQUARED_DIFF: da = 2 * g * (a[ia] - b[ib]); db = -da; break;
+		case SC_DIV_NO_NAN:   /* the CPU's: 0 where b == 0 */
+			da = b[ib] == 0 ? 0 : g / b[ib];
+			db = b[ib] == 0 ? 0 : -g * (a[ia] / b[ib]) / b[ib];
+			break;
+		case SC_ATAN2: {
+			float r = a[ia] * a[ia] + b[ib] * b[ib];
+			da = g * b[ib] / r;
+			db = -g * a[ia] / r;
+			break;
+		}
 		case SC_MAXIMUM: case SC_MINIMUM:   /* a tie splits the gradient evenly */
 			if (a[ia] == b[ib])
 				da = db = g / 2;
@@ -193,6 +220,13 @@ __device__ static float sc_silu_slope(float t)
 {
 	float s = 1 / (1 + expf(-t));
 	return s * (1 + t * (1 - s));
+}
+
+/* Mish's derivative at t (SC_UNARY_TABLE): tanh and sigmoid once. */
+__device__ static float sc_mish_slope(float t)
+{
+	float th = tanhf(SC_SOFTPLUS(t));
+	return th + t * (1 - th * th) / (1 + expf(-t));
 }
 
 /* op(x), SC_UNARY_TABLE's forward column: unary_k and bias_unary_k. */
@@ -1288,6 +1322,20 @@ cudaError_t sc_cu_compare(sc_cmpop op, const float *a, const float *b, uint8_t *
 {
 	int64_t n = walk_count(w);
 	compare_k<<<blocks_for(n), THREADS, 0, s>>>(op, a, b, y, n, *w);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_logical(sc_logop op, const uint8_t *a, const uint8_t *b, uint8_t *y, const sc_cu_walk *w,
+                          cudaStream_t s)
+{
+	int64_t n = walk_count(w);
+	logical_k<<<blocks_for(n), THREADS, 0, s>>>(op, a, b, y, n, *w);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_is_finite(const float *x, uint8_t *y, int64_t n, cudaStream_t s)
+{
+	is_finite_k<<<blocks_for(n), THREADS, 0, s>>>(x, y, n);
 	return cudaGetLastError();
 }
 

@@ -126,7 +126,7 @@ static void test_elementwise(void)
 	float *da, *db, *ddy, *a = rnd(n, -2, 2, &da), *b = rnd(5, 0.5f, 1.5f, &db), *dy = rnd(n, -1, 1, &ddy);
 	float *y = malloc(n * sizeof *y), *dyv = t_slab(n * sizeof *y), *ga = malloc(n * sizeof *ga), *gb = malloc(5 * 4);
 	float *dga = t_slab(n * 4), *dgb = t_slab(5 * 4);
-	for (sc_binop op = SC_ADD; op <= SC_SQUARED_DIFF; op++) {
+	for (sc_binop op = SC_ADD; op <= SC_ATAN2; op++) {
 		char what[64];
 		if (op == SC_POW) {   /* a positive base (a negative one's power is NaN) */
 			for (int i = 0; i < n; i++)
@@ -159,7 +159,31 @@ static void test_elementwise(void)
 		sc_cpu_compare(op, b, NULL, 0, a, ad, 3, cmp, yd, 3);
 		twin_bytes(what, dcmp, cmp, n);
 	}
-	free(cmp);
+	/* the logical operators on masks (a > 0 against b > 1, broadcast), and IsFinite with infinities and NaN */
+	uint8_t *ma = malloc(n), mb[5], *dma, *dmb;
+	for (int i = 0; i < n; i++)
+		ma[i] = a[i] > 0;
+	for (int i = 0; i < 5; i++)
+		mb[i] = b[i] > 1;
+	dma = up(ma, n), dmb = up(mb, 5);
+	for (sc_logop op = SC_L_NOT; op <= SC_L_OR; op++) {
+		char what[64];
+		snprintf(what, sizeof what, "logical %d", op);
+		sc_logical(rt, op, dma, ad, 3, op == SC_L_NOT ? NULL : dmb, bd, 2, dcmp, yd, 3);
+		sc_cpu_logical(op, ma, ad, 3, op == SC_L_NOT ? NULL : mb, bd, 2, cmp, yd, 3);
+		twin_bytes(what, dcmp, cmp, n);
+	}
+	float odd[4] = {INFINITY, -INFINITY, NAN, 1};
+	for (int i = 0; i < 4; i++)
+		a[i * 7] = odd[i];
+	sc_from_host(rt, da, a, n * sizeof *a);
+	sc_is_finite(rt, da, dcmp, n);
+	sc_cpu_is_finite(a, cmp, n);
+	twin_bytes("is_finite", dcmp, cmp, n);
+	for (int i = 0; i < 4; i++)
+		a[i * 7] = 0.5f;
+	sc_from_host(rt, da, a, n * sizeof *a);
+	free(cmp), free(ma);
 	sc_sum_to_shape(rt, ddy, yd, 3, dgb, bd, 2);
 	sc_cpu_sum_to_shape(dy, yd, 3, gb, bd, 2);
 	twin("sum_to_shape", dgb, gb, 5, 1e-4);
@@ -205,11 +229,12 @@ static void test_elementwise(void)
 		SC_UNARY_TABLE(READS)
 #undef READS
 	};
-	float *dp, *pos = rnd(n, 0.1f, 3, &dp);
-	for (sc_unop op = 0; op < SC_U_COUNT; op++) {
+	float *dp, *pos = rnd(n, 0.1f, 3, &dp), *du, *unit = rnd(n, -0.9f, 0.9f, &du), *dab, *above = rnd(n, 1.1f, 4, &dab);
+	for (sc_unop op = 0; op < SC_U_COUNT; op++) {   /* each in its domain, no NaN */
 		int positive = op == SC_U_LOG || op == SC_U_SQRT || op == SC_U_RSQRT;
-		const float *x = positive ? pos : a;
-		const float *dx = positive ? dp : da;
+		int inside = op == SC_U_ACOS || op == SC_U_ASIN || op == SC_U_ATANH;   /* (-1, 1) */
+		const float *x = positive ? pos : inside ? unit : op == SC_U_ACOSH ? above : a;
+		const float *dx = positive ? dp : inside ? du : op == SC_U_ACOSH ? dab : da;
 		char what[64];
 		snprintf(what, sizeof what, "unary %d", op);
 		sc_unary(rt, op, dx, dyv, n);
@@ -220,7 +245,7 @@ static void test_elementwise(void)
 		sc_cpu_unary_grad(op, reads[op] == 'Y' ? y : reads[op] == 'X' ? x : NULL, dy, ga, n);
 		twin(what, dga, ga, n, 1e-4);
 	}
-	free(a), free(b), free(dy), free(y), free(ga), free(gb), free(pos);
+	free(a), free(b), free(dy), free(y), free(ga), free(gb), free(pos), free(unit), free(above);
 }
 
 /* FlashAttentionScore: q (2, 6, 70, 24), k and v (2, N_kv, 45, 24) with a

@@ -88,6 +88,12 @@ Test(grad, unary)
 		{SC_U_CEIL, "ceil", 0.1f, 0.9f}, {SC_U_ROUND, "round", 0.1f, 0.4f}, {SC_U_TAN, "tan", -1.2f, 1.2f},
 		{SC_U_ATAN, "atan", -3, 3}, {SC_U_SINH, "sinh", -2, 2}, {SC_U_COSH, "cosh", -2, 2},
 		{SC_U_HSWISH, "hswish", -2.9f, 2.9f}, {SC_U_HSIGMOID, "hsigmoid", -2.9f, 2.9f},
+		{SC_U_ERFC, "erfc", -2, 2}, {SC_U_INV, "inv", 0.5f, 3}, {SC_U_ACOS, "acos", -0.9f, 0.9f},
+		{SC_U_ASIN, "asin", -0.9f, 0.9f}, {SC_U_ATANH, "atanh", -0.9f, 0.9f}, {SC_U_ASINH, "asinh", -3, 3},
+		{SC_U_ACOSH, "acosh", 1.2f, 4}, {SC_U_RINT, "rint", 0.1f, 0.4f}, {SC_U_ELU, "elu", -3, 3},
+		{SC_U_MISH, "mish", -4, 4}, {SC_U_SELU, "selu", 0.05f, 3},   /* x < 0: MindSpore's slope, below */
+		{SC_U_LOG_SIGMOID, "log_sigmoid", -4, 4}, {SC_U_ZEROS_LIKE, "zeros_like", -2, 2},
+		{SC_U_ONES_LIKE, "ones_like", -2, 2},
 	};
 	const char reads[] = {   /* X, Y or N: what each gradient reads */
 #define READS(name, t, fwd, grad) [SC_U_##name] = #t[0],
@@ -106,6 +112,17 @@ Test(grad, unary)
 		char r = reads[ops[k].op];
 		sc_cpu_unary_grad(ops[k].op, r == 'Y' ? y : r == 'X' ? x : NULL, w, dx, 40);
 		check_grad(ops[k].name, un_fwd, x, 40, &c, w, 40, dx);
+	}
+	/* SeLU below 0: MindSpore's bprop is scale EluGrad(dy, y), scale dy (y + 1),
+	 * not the slope scale alpha e^x that finite differences would find */
+	float x[8], y[8], w[8], dx[8];
+	rand_fill(x, 8, 3, -3, -0.05f);
+	rand_fill(w, 8, 4, -1, 1);
+	sc_cpu_unary(SC_U_SELU, x, y, 8);
+	sc_cpu_unary_grad(SC_U_SELU, y, w, dx, 8);
+	for (int i = 0; i < 8; i++) {
+		double want = 1.0507009873554805 * w[i] * (1.0507009873554805 * 1.6732632423543772 * expm1(x[i]) + 1);
+		cr_assert(fabs(dx[i] - want) <= 1e-5 * (1 + fabs(want)), "selu dx[%d] %g, want %g", i, dx[i], want);
 	}
 }
 
@@ -581,8 +598,8 @@ Test(grad, binary_broadcast)
 {
 	const int64_t ad[3] = {2, 3, 4}, bd[2] = {3, 1}, yd[3] = {2, 3, 4};
 	const char *names[] = {"add", "sub", "mul", "div", "maximum", "minimum", "pow", "floor_div", "floor_mod", "mod",
-	                       "squared_difference"};
-	for (sc_binop op = SC_ADD; op <= SC_SQUARED_DIFF; op++) {
+	                       "squared_difference", "div_no_nan", "atan2"};
+	for (sc_binop op = SC_ADD; op <= SC_ATAN2; op++) {
 		float a[24], b[3], w[24], da[24], db[3];
 		if (op == SC_FLOOR_DIV || op == SC_FLOOR_MOD || op == SC_MOD)   /* steps: against sums, below */
 			continue;
@@ -621,7 +638,7 @@ Test(grad, binary_every_broadcast_case_against_sums)
 		t_fill(b, nb, &s, 0.5f, 2);
 		t_fill(dy, ny, &s, -1, 1);
 		a[0] = b[0];
-		for (sc_binop op = SC_ADD; op <= SC_SQUARED_DIFF; op++) {
+		for (sc_binop op = SC_ADD; op <= SC_ATAN2; op++) {
 			if (op == SC_POW)   /* a base whose log is defined (and a positive dividend after it) */
 				for (int64_t i = 0; i < na; i++)
 					a[i] = fabsf(a[i]) + 0.1f;
@@ -642,6 +659,8 @@ Test(grad, binary_every_broadcast_case_against_sums)
 				case SC_FLOOR_MOD: ga[ia] += g; gb[ib] -= g * floor(u / v); break;
 				case SC_MOD: ga[ia] += g; gb[ib] -= g * trunc(u / v); break;
 				case SC_SQUARED_DIFF: ga[ia] += 2 * g * (u - v); gb[ib] -= 2 * g * (u - v); break;
+				case SC_DIV_NO_NAN: ga[ia] += g / v; gb[ib] -= g * u / (v * v); break;   /* v != 0 here */
+				case SC_ATAN2: ga[ia] += g * v / (u * u + v * v); gb[ib] -= g * u / (u * u + v * v); break;
 				case SC_MAXIMUM: case SC_MINIMUM:   /* a tie (a[0] = b[0]) splits evenly */
 					if (u == v)
 						ga[ia] += g / 2, gb[ib] += g / 2;

@@ -170,6 +170,8 @@ static float naive_op(sc_binop op, float u, float v)
 	}
 	case SC_MOD: return fmodf(u, v);
 	case SC_SQUARED_DIFF: return (u - v) * (u - v);
+	case SC_DIV_NO_NAN: return v == 0 ? 0 : u / v;
+	case SC_ATAN2: return atan2f(u, v);
 	}
 	return NAN;
 }
@@ -185,7 +187,7 @@ Test(binary, every_broadcast_case_against_naive)
 		t_fill(a, na, &s, -2, 2);
 		t_fill(b, nb, &s, 0.5f, 2);
 		a[0] = b[0];   /* a tie for maximum and minimum */
-		for (sc_binop op = SC_ADD; op <= SC_SQUARED_DIFF; op++) {
+		for (sc_binop op = SC_ADD; op <= SC_ATAN2; op++) {
 			if (op == SC_POW)   /* a positive base (a negative one's power is NaN) */
 				for (int64_t i = 0; i < na; i++)
 					a[i] = fabsf(a[i]) + 0.1f;
@@ -231,6 +233,38 @@ Test(compare, bad_broadcast_dies, .signal = SIGABRT, .init = cr_redirect_stderr)
 	float x[6] = {0};
 	uint8_t y[6];
 	sc_cpu_compare(SC_CMP_LESS, x, (const int64_t[]){2, 3}, 2, x, (const int64_t[]){2}, 1, y, (const int64_t[]){2, 3}, 2);
+}
+
+/* LogicalNot, LogicalAnd, LogicalOr on Bool bytes (any non-zero true),
+ * broadcast every way against a naive loop; IsFinite */
+Test(logical, every_broadcast_case_and_is_finite)
+{
+	enum { N = 4 * 8 * 16 * 16 };
+	static uint8_t a[N], b[N], y[N];
+	uint64_t s = 17;
+	for (int k = 0; k < t_n_bcast_cases; k++) {
+		const t_bcast_case *c = &t_bcast_cases[k];
+		int64_t na = t_numel(c->ad, c->an), nb = t_numel(c->bd, c->bn), ny = t_numel(c->yd, c->yn);
+		for (int64_t i = 0; i < na; i++)
+			a[i] = (uint8_t)(t_rand(&s) * 3);   /* 2: true, though not 1 */
+		for (int64_t i = 0; i < nb; i++)
+			b[i] = (uint8_t)(t_rand(&s) * 2);
+		for (sc_logop op = SC_L_AND; op <= SC_L_OR; op++) {
+			sc_cpu_logical(op, a, c->ad, c->an, b, c->bd, c->bn, y, c->yd, c->yn);
+			int64_t yi[SC_MAX_DIMS];
+			for (int64_t i = 0; i < ny; i++) {
+				t_unravel(i, c->yd, c->yn, yi);
+				bool u = a[t_bcast_index(yi, c->yn, c->ad, c->an)], v = b[t_bcast_index(yi, c->yn, c->bd, c->bn)];
+				cr_assert_eq(y[i], op == SC_L_AND ? (u && v) : (u || v), "%s, op %d, element %lld", c->what, op,
+				             (long long)i);
+			}
+		}
+	}
+	sc_cpu_logical(SC_L_NOT, (const uint8_t[]){0, 1, 2}, (const int64_t[]){3}, 1, NULL, NULL, 0, y,
+	               (const int64_t[]){3}, 1);
+	cr_assert(y[0] == 1 && y[1] == 0 && y[2] == 0, "not: %d %d %d", y[0], y[1], y[2]);
+	sc_cpu_is_finite((const float[]){1, -INFINITY, NAN, INFINITY, -0.0f, 3e38f}, y, 6);
+	cr_assert(memcmp(y, ((const uint8_t[]){1, 0, 0, 0, 1, 1}), 6) == 0, "is_finite");
 }
 
 static uint8_t naive_compare(sc_cmpop op, float u, float v)
@@ -281,11 +315,19 @@ Test(elementwise, nan_propagates)
 	const float x[3] = {NAN, 1, -1};
 	float y[3];
 	for (sc_unop op = SC_U_RELU; op < SC_U_COUNT; op++) {
-		if (op == SC_U_FLOOR || op == SC_U_CEIL || op == SC_U_ROUND || op == SC_U_SIGN || op == SC_U_ABS)
+		if (op == SC_U_FLOOR || op == SC_U_CEIL || op == SC_U_ROUND || op == SC_U_SIGN || op == SC_U_ABS ||
+		    op == SC_U_RINT)
 			continue;   /* NaN in their own math, not through a max */
 		sc_cpu_unary(op, x, y, 3);
-		cr_assert(isnan(y[0]), "unary %d of NaN gave %g", op, y[0]);
+		if (op == SC_U_ZEROS_LIKE || op == SC_U_ONES_LIKE)   /* a constant whatever x holds */
+			cr_assert(y[0] == (op == SC_U_ONES_LIKE) && y[2] == y[0], "unary %d of NaN gave %g", op, y[0]);
+		else
+			cr_assert(isnan(y[0]), "unary %d of NaN gave %g", op, y[0]);
 	}
+	/* DivNoNan: 0 where the divisor is 0, whatever the dividend */
+	sc_cpu_binary(SC_DIV_NO_NAN, (const float[]){NAN, 1, -2}, (const int64_t[]){3}, 1, (const float[]){0, 0, 4},
+	              (const int64_t[]){3}, 1, y, (const int64_t[]){3}, 1);
+	cr_assert(y[0] == 0 && y[1] == 0 && y[2] == -0.5f, "div_no_nan: %g %g %g", y[0], y[1], y[2]);
 	for (sc_binop op = SC_MAXIMUM; op <= SC_MINIMUM; op++) {
 		sc_cpu_binary(op, x, (const int64_t[]){3}, 1, (const float[]){3}, NULL, 0, y, (const int64_t[]){3}, 1);
 		cr_assert(isnan(y[0]) && !isnan(y[1]), "binary %d (NaN, 3)", op);

@@ -199,6 +199,12 @@ class Forward(unittest.TestCase):
         self.check("Mod", [n, d], {}, np.array([1.0, -1.0, 1.0, -1.5]))
         self.check("SquaredDifference", [a, b], {}, (a - b) ** 2)
         self.check("Add", [a, np.float64(2.0)], {}, a + 2.0)
+        self.check("DivNoNan", [np.array([np.nan, 3.0, -3.0, 0.0]), np.array([0.0, 0.0, 2.0, 0.0])], {},
+                   np.array([0.0, 0.0, -1.5, 0.0]))            # 0 where the divisor is 0, whatever the dividend
+        self.check("DivNoNan", [a, b], {}, a / b)
+        self.check("Atan2", [a, b - 1.5], {}, np.arctan2(a, b - 1.5))
+        self.check("Atan2", [np.array([1.0, 1.0, -1.0, 0.0]), np.array([0.0, -1.0, -1.0, 0.0])], {},
+                   np.array([math.pi / 2, 3 * math.pi / 4, -3 * math.pi / 4, 0.0]))
 
     def test_compare(self):
         # numpy's comparisons, broadcasting, a number either side; NaN compares false but unequal; -0 == 0
@@ -215,6 +221,21 @@ class Forward(unittest.TestCase):
         self.assertEqual(fwd("Equal", [x, np.array([np.nan, 0.0, 1.0])]).tolist(), [False, True, True])
         self.assertEqual(fwd("NotEqual", [x, np.float64(np.nan)]).tolist(), [True, True, True])
         self.assertEqual(fwd("GreaterEqual", [x, np.float64(np.nan)]).tolist(), [False, False, False])
+
+    def test_logical(self):
+        # numpy's, broadcasting; Bool operands only; IsFinite of a float
+        a, b = rng().normal(size=(4, 1, 3)) > 0, rng(1).normal(size=(5, 1)) > 0
+        for op, f in (("LogicalAnd", np.logical_and), ("LogicalOr", np.logical_or)):
+            got = fwd(op, [a, b])
+            self.assertEqual((got.dtype, got.shape), (np.bool_, (4, 5, 3)))
+            np.testing.assert_array_equal(got, f(a, b))
+        np.testing.assert_array_equal(fwd("LogicalNot", [a]), ~a)
+        self.assertEqual(fwd("IsFinite", [np.array([1.0, np.inf, -np.inf, np.nan, -0.0])]).tolist(),
+                         [True, False, False, False, True])
+        with self.assertRaises(R.OpError):
+            fwd("LogicalAnd", [a, np.ones((5, 1))])
+        with self.assertRaises(R.OpError):
+            fwd("IsFinite", [a])
 
     def test_integer_division_truncates(self):
         self.check("Div", [np.array([7, -7, 7]), np.array([2, 2, -2])], {}, np.array([3, -3, -3]))
@@ -257,6 +278,27 @@ class Forward(unittest.TestCase):
         h = np.array([-4.0, -3.0, -1.0, 0.0, 2.0, 3.0, 5.0])
         self.check("HSwish", [h], {}, h * np.minimum(np.maximum(h + 3, 0), 6) / 6)
         self.check("HSigmoid", [h], {}, np.minimum(np.maximum(h + 3, 0), 6) / 6)
+        u = np.tanh(x)                                          # in (-1, 1)
+        self.check("Erfc", [x], {}, np.array([1 - math.erf(v) for v in x.ravel()]).reshape(x.shape))
+        self.check("Erfc", [np.array([10.0])], {}, np.array([2.088487583762545e-45]))   # no cancellation
+        self.check("Inv", [p], {}, 1 / p)
+        self.check("Acos", [u], {}, np.arccos(u))
+        self.check("Asin", [u], {}, np.arcsin(u))
+        self.check("Atanh", [u], {}, 0.5 * np.log((1 + u) / (1 - u)))
+        self.check("Asinh", [x], {}, np.log(x + np.sqrt(x * x + 1)))
+        self.check("Acosh", [p + 1], {}, np.log(p + 1 + np.sqrt((p + 1) ** 2 - 1)))
+        self.check("Rint", [np.array([0.5, 1.5, 2.5, -0.5, -1.7])], {}, np.array([0.0, 2.0, 2.0, -0.0, -2.0]))
+        self.check("Elu", [x], {}, np.where(x > 0, x, np.exp(x) - 1))
+        self.check("Elu", [x], {"alpha": 1.0}, np.where(x > 0, x, np.exp(x) - 1))
+        with self.assertRaises(R.OpError):
+            fwd("Elu", [x], {"alpha": 0.5})                     # MindSpore's Elu takes 1.0 only
+        self.check("Mish", [x], {}, x * np.tanh(np.log(1 + np.exp(x))))
+        sc, al = 1.0507009873554805, 1.6732632423543772
+        self.check("SeLU", [x], {}, np.where(x > 0, sc * x, sc * al * (np.exp(x) - 1)))
+        self.check("LogSigmoid", [x], {}, np.log(1 / (1 + np.exp(-x))))
+        self.check("LogSigmoid", [np.array([-800.0, 800.0])], {}, np.array([-800.0, 0.0]))   # no overflow
+        self.check("ZerosLike", [x], {}, np.zeros_like(x))
+        self.check("OnesLike", [np.array([np.nan, 2.0])], {}, np.array([1.0, 1.0]))
         erf = np.array([math.erf(v / math.sqrt(2)) for v in x.ravel()]).reshape(x.shape)
         self.check("GeLU", [x], {"approximate": "none"}, 0.5 * x * (1 + erf))
         self.check("GeLU", [x], {"approximate": "tanh"}, 0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x ** 3))))
@@ -679,9 +721,18 @@ class Gradients(unittest.TestCase):
         self.assertEqual(R.OPS["FloorDiv"][1](np.ones(3), [q[0], q[1]], {})[0].tolist(), [0.0, 0.0, 0.0])
         g = R.OPS["Pow"][1](np.ones(2), [np.array([-1.0, 0.0]), np.array([2.0, 2.0])], {})
         self.assertEqual(g[1].tolist(), [0.0, 0.0])     # the exponent's gradient where log a is undefined
+        self.check("DivNoNan", [a, b])
+        g = R.OPS["DivNoNan"][1](np.array([2.0, 2.0]), [np.array([3.0, 3.0]), np.array([0.0, 2.0])], {})
+        self.assertEqual([g[0].tolist(), g[1].tolist()], [[0.0, 1.0], [0.0, -1.5]])   # MindSpore's: 0 at b == 0
+        self.check("Atan2", [a, b - 1.2])
 
     def test_bias_add(self):
         self.check("BiasAdd", [rng(1).normal(size=(2, 3, 4)), rng(2).normal(size=(4,))])
+
+    def test_logical(self):                             # Bool results: no operand gets a gradient
+        m, x = np.array([True, False]), np.array([1.0, np.inf])
+        for op, ins in (("LogicalNot", [m]), ("LogicalAnd", [m, m]), ("LogicalOr", [m, m]), ("IsFinite", [x])):
+            self.assertEqual(R.OPS[op][1](np.ones(2), ins, {}), [None] * len(ins))
 
     def test_unary(self):
         x = rng(1).normal(size=(3, 4))
@@ -694,8 +745,18 @@ class Gradients(unittest.TestCase):
         self.check("GeLU", [x], {"approximate": "none"})
         for op in ("Log", "Sqrt", "Rsqrt", "Reciprocal", "Log1p"):
             self.check(op, [np.abs(x) + 0.5])
-        for op in ("Floor", "Ceil", "Round", "Sign"):    # piecewise constant: MindSpore's zero gradient
+        for op in ("Floor", "Ceil", "Round", "Rint", "Sign", "ZerosLike", "OnesLike"):   # MindSpore's zero gradient
             self.assertEqual(R.OPS[op][1](np.ones((3, 4)), [x], {})[0].tolist(), np.zeros((3, 4)).tolist())
+        for op in ("Erfc", "Asinh", "Elu", "Mish", "LogSigmoid"):
+            self.check(op, [x])
+        self.check("Inv", [np.abs(x) + 0.5])
+        for op in ("Acos", "Asin", "Atanh"):
+            self.check(op, [np.tanh(x)])
+        self.check("Acosh", [np.abs(x) + 1.2])
+        self.check("SeLU", [np.abs(x)])                  # x > 0: scale; below 0 MindSpore's EluGrad form, not the slope
+        y = np.array([-2.0, -0.5])
+        sc, al = 1.0507009873554805, 1.6732632423543772
+        np.testing.assert_allclose(R.OPS["SeLU"][1](np.ones(2), [y], {})[0], sc * (sc * al * np.expm1(y) + 1))
 
     def test_dropout(self):
         # Linear in x: the gradient is the forward on dy, the same mask drawn again from its counter;
@@ -907,10 +968,12 @@ class Gradients(unittest.TestCase):
         names = set(n[len("test_"):] for n in dir(self) if n.startswith("test_"))
         groups = {"matmul": ["MatMul"], "batch_matmul": ["BatchMatMul"],
                   "binary": ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "FloorDiv", "FloorMod", "Mod",
-                             "SquaredDifference"], "bias_add": ["BiasAdd"],
+                             "SquaredDifference", "DivNoNan", "Atan2"], "bias_add": ["BiasAdd"],
                   "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Rsqrt", "SiLU", "Square",
                             "Abs", "Sin", "Cos", "Erf", "Reciprocal", "Log1p", "Expm1", "Softplus", "Floor", "Sign",
-                            "Ceil", "Round", "Tan", "Atan", "Sinh", "Cosh", "HSwish", "HSigmoid"],
+                            "Ceil", "Round", "Tan", "Atan", "Sinh", "Cosh", "HSwish", "HSigmoid", "Erfc", "Inv", "Acos",
+                            "Asin", "Atanh", "Asinh", "Acosh", "Rint", "Elu", "Mish", "SeLU", "LogSigmoid",
+                            "ZerosLike", "OnesLike"],
                   "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "pad_fill": ["PadFill"],
                   "softmax_family": ["Softmax", "LogSoftmax"],
                   "reductions": ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"],
@@ -919,6 +982,7 @@ class Gradients(unittest.TestCase):
                                 "Concat", "StridedSlice"], "gather": ["Gather"], "tile": ["Tile"], "one_hot": ["OneHot"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "rotary": ["RotaryPositionEmbedding"],
                   "flash_attention": ["FlashAttentionScore"], "cast": ["Cast"], "compare": list(R.COMPARES),
+                  "logical": ["LogicalNot", "LogicalAnd", "LogicalOr", "IsFinite"],
                   "losses": ["SparseSoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits", "MSELoss",
                              "L1Loss"],
                   "collectives": list(R.COLLECTIVES), "constants": list(R.CONSTANTS)}

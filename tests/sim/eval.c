@@ -323,6 +323,8 @@ static double binary(OpKind op, double a, double b)
 	}
 	case OP_MOD: return fmod(a, b);
 	case OP_SQUARED_DIFFERENCE: return (a - b) * (a - b);
+	case OP_DIV_NO_NAN: return b == 0 ? 0 : a / b;
+	case OP_ATAN2: return atan2(a, b);
 	/* the comparisons: 1 where true (round_result keeps a Bool 0 or 1) */
 	case OP_EQUAL: return a == b;
 	case OP_NOT_EQUAL: return a != b;
@@ -330,6 +332,8 @@ static double binary(OpKind op, double a, double b)
 	case OP_GREATER_EQUAL: return a >= b;
 	case OP_LESS: return a < b;
 	case OP_LESS_EQUAL: return a <= b;
+	case OP_LOGICAL_AND: return a != 0 && b != 0;
+	case OP_LOGICAL_OR: return a != 0 || b != 0;
 	default: die("not a binary operator");
 	}
 }
@@ -420,6 +424,22 @@ static double unary(OpKind op, const Attrs *a, double x)
 	case OP_COSH: return cosh(x);
 	case OP_HSWISH: return x * relu6(x + 3) / 6;
 	case OP_HSIGMOID: return relu6(x + 3) / 6;
+	case OP_ERFC: return erfc(x);
+	case OP_INV: return 1 / x;
+	case OP_ACOS: return acos(x);
+	case OP_ASIN: return asin(x);
+	case OP_ATANH: return atanh(x);
+	case OP_ASINH: return asinh(x);
+	case OP_ACOSH: return acosh(x);
+	case OP_RINT: return nearbyint(x);
+	case OP_ELU: return x > 0 ? x : a->alpha * expm1(x);
+	case OP_MISH: return x * tanh(x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)));
+	case OP_SELU: return 1.0507009873554805 * (x > 0 ? x : 1.6732632423543772 * expm1(x));
+	case OP_LOG_SIGMOID: return x < 0 ? x - log1p(exp(x)) : -log1p(exp(-x));
+	case OP_ZEROS_LIKE: return 0;
+	case OP_ONES_LIKE: return 1;
+	case OP_LOGICAL_NOT: return x == 0;   /* a Bool is 0 or 1 */
+	case OP_IS_FINITE: return isfinite(x);
 	default: die("not a unary operator");
 	}
 }
@@ -1067,11 +1087,11 @@ static bool eval_op(Eval *e)
 	switch (e->n->op) {
 	case OP_MATMUL: case OP_BATCH_MATMUL:
 		return eval_matmul(e);
-	OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS)
+	OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) case OP_LOGICAL_AND: case OP_LOGICAL_OR:
 		return eval_binary(e);
 	case OP_BIAS_ADD:
 		return eval_bias_add(e);
-	OP_CASES(UNARY_OPS)
+	OP_CASES(UNARY_OPS) case OP_LOGICAL_NOT: case OP_IS_FINITE:
 		return eval_unary(e);
 	case OP_SELECT:
 		return eval_select(e);
