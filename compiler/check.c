@@ -440,6 +440,13 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 		break;
 	case ATTR_ALPHA:
 		a->alpha = lit_number(v);
+		if (n->op == OP_LEAKY_RELU) {   /* any slope, as MindSpore's nn.LeakyReLU (Minimum above 1) */
+			if (!isfinite(a->alpha)) {
+				ERR(c, v->span, "LeakyReLU's alpha must be a finite number, the slope below 0");
+				return false;
+			}
+			break;
+		}
 		if (a->alpha != 1) {
 			ERR(c, v->span, "Elu's alpha %g: MindSpore's Elu supports only alpha 1.0, and so does shardc (leave it "
 			    "out, or write 1.0)", a->alpha);
@@ -608,7 +615,7 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	a->theta = 10000;   /* RoPE's base, as LLaMA's and MindSpore's FreqsMgr's */
 	a->keep_prob = n->op == OP_FLASH_ATTENTION ? 1 : 0.5;   /* MindSpore's ops.Dropout; FlashAttentionScore's */
 	a->scale_value = 1;  /* MindSpore's ops.flash_attention_score */
-	a->alpha = 1;        /* MindSpore's Elu */
+	a->alpha = n->op == OP_LEAKY_RELU ? 0.2 : 1;   /* MindSpore's nn.LeakyReLU and ops.leaky_relu; Elu */
 	a->output_num = 1;  /* MindSpore's ops.Split */
 	a->pipeline_stage = -1;
 	const Lit *d = n->attr_lit;
@@ -675,12 +682,11 @@ static int64_t inlined_size(const Node *n)
 
 
 /* MindSpore operators shardc does not have, whose names lie near ones it
- * has (PReLU near ReLU, Argmax near ReduceMax): "did you mean" would
+ * has (Argmax near ReduceMax, Erfinv near Erf): "did you mean" would
  * suggest another operator, so the message says the operator is missing. */
 static bool mindspore_only(const char *name)
 {
 	static const char *const names[] = {
-		"PReLU", "LeakyReLU",
 		"ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK", "CumSum", "CumProd",
 		"Erfinv", "IsFinite", "LogicalAnd", "LogicalOr", "LogicalNot", "ApproximateEqual", "Assign", "AssignAdd",
 		"AssignSub", "L2Normalize", "Depend",

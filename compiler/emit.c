@@ -77,15 +77,16 @@ static void emit_half_chain(StrBuf *b, const Program *p, const LOp *o, const Att
 	int64_t n = numel(y), cols = y->type.rank > 0 ? y->type.dims[y->type.rank - 1] : 1;
 	sb_puts(b, "/* on the half values, rounded once */\n\t\tsc_ew_chain(rt, (const sc_ew_step[]){");
 	if (!f)
-		sb_puts(b, "{SC_EW_BINARY, SC_ADD, 0, 1, SC_F32, NULL}");
+		sb_puts(b, "{SC_EW_BINARY, SC_ADD, 0, 1, SC_F32, NULL, 0}");
 	else if (op_is_unary(f->op))
-		sb_printf(b, "{SC_EW_UNARY_GRAD, %s, 1, 0, SC_F32, NULL}", op_kernel(f->op, fa));
+		sb_printf(b, "{SC_EW_UNARY_GRAD, %s, 1, 0, SC_F32, NULL, %.9g}", op_kernel(f->op, fa),
+		          op_kernel_param(f->op, fa, l->values[f->in[0]].type.dtype));
 	else if (f->op == OP_SUB)
-		sb_puts(b, "{SC_EW_UNARY, SC_U_NEG, 0, 0, SC_F32, NULL}");
+		sb_puts(b, "{SC_EW_UNARY, SC_U_NEG, 0, 0, SC_F32, NULL, 0}");
 	else
-		sb_printf(b, "{SC_EW_BINARY, %s, 0, 1, SC_F32, NULL}", op_info[f->op].kernel);
+		sb_printf(b, "{SC_EW_BINARY, %s, 0, 1, SC_F32, NULL, 0}", op_info[f->op].kernel);
 	int nin = other >= 0 ? 2 : 1;
-	sb_printf(b, ", {SC_EW_ROUND, 0, %d, 0, %s, NULL}, {SC_EW_STORE, 0, %d, 0, %s, %s}}, 3, (const sc_ew_operand[]){{%s, %s, "
+	sb_printf(b, ", {SC_EW_ROUND, 0, %d, 0, %s, NULL, 0}, {SC_EW_STORE, 0, %d, 0, %s, %s, 0}}, 3, (const sc_ew_operand[]){{%s, %s, "
 	          "SC_EW_FULL}", nin, dt, nin + 1, dt, p->cname[o->result], p->cname[o->in[0]], dt);
 	if (other >= 0)
 		sb_printf(b, ", {%s, %s, %s}", p->cname[other], dt, bcast);

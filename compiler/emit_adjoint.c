@@ -49,8 +49,9 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	switch (o->op) {   /* f's kind, or the fused kind computing its gradient (fuse.c) */
 	OP_CASES(UNARY_OPS) {   /* from the input, the output or dy alone, as its row says */
 		GradReads r = op_info[f->op].grad;
-		sb_printf(b, "sc_unary_grad(rt, %s, %s, %s, %s, %lld);", op_kernel(f->op, fa),
-		          r == GR_X ? x0 : r == GR_Y ? yn : "NULL", dy, dx, (long long)n);
+		sb_printf(b, "sc_unary_grad(rt, %s, %.9g, %s, %s, %s, %lld);", op_kernel(f->op, fa),
+		          op_kernel_param(f->op, fa, x->type.dtype), r == GR_X ? x0 : r == GR_Y ? yn : "NULL", dy, dx,
+		          (long long)n);
 		return;
 	}
 	case OP_MATMUL:
@@ -170,6 +171,14 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 			sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)value_bytes(dxv));
 		else
 			sb_printf(b, "sc_bias_add_grad(rt, %s, %s, %lld, %lld);", dy, dx, (long long)(numel(x) / c), (long long)c);
+		return;
+	}
+	case OP_PRELU: {   /* x's: x <= 0 ? w dy : dy; w's: x dy where x < 0, summed over its channel's elements */
+		int64_t outer, c, inner;
+		prelu_dims(x, &outer, &c, &inner);
+		sb_printf(b, "sc_prelu_grad(rt, %s, %s, %s, %s, %s, %lld, %lld, %lld, %lld);", x0, x1, dy, k == 0 ? dx : "NULL",
+		          k == 1 ? dx : "NULL", (long long)outer, (long long)c, (long long)inner,
+		          (long long)numel(&l->values[f->in[1]]));
 		return;
 	}
 	case OP_BROADCAST_TO:   /* dy summed over the dims x was broadcast along */

@@ -340,6 +340,16 @@ void gather_dims(const LValue *x, const Attrs *a, int64_t *outer, int64_t *rows,
 	*rows = x->type.dims[axis];
 }
 
+void prelu_dims(const LValue *x, int64_t *outer, int64_t *c, int64_t *inner)
+{
+	int r = x->type.rank;
+	*outer = r >= 2 ? x->type.dims[0] : 1;
+	*c = r >= 2 ? x->type.dims[1] : 1;
+	*inner = 1;
+	for (int d = r >= 2 ? 2 : 0; d < r; d++)
+		*inner *= x->type.dims[d];
+}
+
 void emit_matmul_dims(const LOp *f, const Lowered *l, int64_t *m, int64_t *n, int64_t *k)
 {
 	const LValue *a = &l->values[f->in[0]], *y = &l->values[f->result];

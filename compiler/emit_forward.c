@@ -89,20 +89,21 @@ static void emit_chain(StrBuf *b, const Program *p, int i)
 			}
 		}
 		const char *sep = nsteps ? ", " : "";
-		if (op_is_unary(o->op))
-			sb_printf(b, "%s{SC_EW_UNARY, %s, %d, 0, SC_F32, NULL}", sep, op_kernel(o->op, &o->a), a[0]);
+		if (op_is_unary(o->op))   /* with its kernel's p */
+			sb_printf(b, "%s{SC_EW_UNARY, %s, %d, 0, SC_F32, NULL, %.9g}", sep, op_kernel(o->op, &o->a), a[0],
+			          op_kernel_param(o->op, &o->a, l->values[o->in[0]].type.dtype));
 		else if (o->op != OP_CAST)
-			sb_printf(b, "%s{SC_EW_BINARY, %s, %d, %d, SC_F32, NULL}", sep,
+			sb_printf(b, "%s{SC_EW_BINARY, %s, %d, %d, SC_F32, NULL, 0}", sep,
 			          o->op == OP_BIAS_ADD ? "SC_ADD" : op_info[o->op].kernel, a[0], a[1]);
 		num[j] = o->op == OP_CAST ? a[0] : nin + nsteps++;
 		DType t = l->values[o->result].type.dtype;
 		bool same = o->op == OP_CAST && l->values[o->in[0]].type.dtype == t;
 		if (dtype_is_half(t) && !same) {
-			sb_printf(b, "%s{SC_EW_ROUND, 0, %d, 0, %s, NULL}", nsteps ? ", " : "", num[j], sc_dtype_name(t));
+			sb_printf(b, "%s{SC_EW_ROUND, 0, %d, 0, %s, NULL, 0}", nsteps ? ", " : "", num[j], sc_dtype_name(t));
 			num[j] = nin + nsteps++;
 		}
 		if (m[j] == i || l->fusion[m[j]].writes) {
-			sb_printf(b, "%s{SC_EW_STORE, 0, %d, 0, %s, %s}", nsteps ? ", " : "", num[j], sc_dtype_name(t),
+			sb_printf(b, "%s{SC_EW_STORE, 0, %d, 0, %s, %s, 0}", nsteps ? ", " : "", num[j], sc_dtype_name(t),
 			          p->cname[o->result]);
 			num[j] = nin + nsteps++;
 		}
@@ -160,7 +161,8 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 	int64_t m, n, k, axes[MAX_DIMS];
 	switch (o->op) {
 	OP_CASES(UNARY_OPS)
-		sb_printf(b, "sc_unary(rt, %s, %s, %s, %lld);", op_kernel(o->op, a), x0, y, (long long)numel(yv));
+		sb_printf(b, "sc_unary(rt, %s, %.9g, %s, %s, %lld);", op_kernel(o->op, a),
+		          op_kernel_param(o->op, a, x->type.dtype), x0, y, (long long)numel(yv));
 		break;
 	case OP_MATMUL:
 		emit_matmul_dims(o, l, &m, &n, &k);
@@ -236,8 +238,9 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		int64_t c = x->type.rank ? x->type.dims[x->type.rank - 1] : 1;
 		const LOp *u = unfused(l, i);   /* the unary operator (or the Add), as it was */
 		if (o->op == OP_BIAS_UNARY)
-			sb_printf(b, "sc_bias_unary(rt, %s, %s, %s, %s, %s, %lld, %lld);", op_kernel(u->op, &u->a), x0, x1, sum, y,
-			          (long long)(numel(x) / c), (long long)c);
+			sb_printf(b, "sc_bias_unary(rt, %s, %.9g, %s, %s, %s, %s, %lld, %lld);", op_kernel(u->op, &u->a),
+			          op_kernel_param(u->op, &u->a, x->type.dtype), x0, x1, sum, y, (long long)(numel(x) / c),
+			          (long long)c);
 		else
 			sb_printf(b, "sc_bias_add_residual(rt, %s, %s, %s, %s, %s, %lld, %lld);", x0, x1, sum, p->cname[o->in[2]], y,
 			          (long long)(numel(x) / c), (long long)c);
@@ -249,6 +252,13 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 	case OP_BIAS_ADD: {
 		int64_t c = x->type.rank ? x->type.dims[x->type.rank - 1] : 1;
 		sb_printf(b, "sc_bias_add(rt, %s, %s, %s, %lld, %lld);", x0, x1, y, (long long)(numel(x) / c), (long long)c);
+		break;
+	}
+	case OP_PRELU: {   /* x < 0 ? w x : x, the rank's piece (outer, channels, inner) and its weights */
+		int64_t outer, c, inner;
+		prelu_dims(x, &outer, &c, &inner);
+		sb_printf(b, "sc_prelu(rt, %s, %s, %s, %lld, %lld, %lld, %lld);", x0, x1, y, (long long)outer, (long long)c,
+		          (long long)inner, (long long)numel(&l->values[o->in[1]]));
 		break;
 	}
 	case OP_SOFTMAX_MASKED: {   /* softmax([x * scale] + mask): (x, [scale,] mask) (fuse.c) */

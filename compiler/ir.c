@@ -64,6 +64,11 @@ const char *op_kernel(OpKind op, const Attrs *a)
 	return op_info[op].kernel;
 }
 
+double op_kernel_param(OpKind op, const Attrs *a, DType t)
+{
+	return op == OP_LEAKY_RELU ? dtype_round(dtype_round(a->alpha, DT_F32), t) : 0;
+}
+
 bool op_is_comm(OpKind k)
 {
 	return k == OP_ALL_REDUCE || k == OP_ALL_GATHER || k == OP_REDUCE_SCATTER || k == OP_ALL_TO_ALL;

@@ -182,6 +182,21 @@ double dtype_max(DType t)
 	return t == DT_F16 ? 65504.0 : t == DT_BF16 ? 3.3895313892515355e38 : FLT_MAX;
 }
 
+double dtype_round(double v, DType t)
+{
+	if (t == DT_F32)
+		return (float)v;
+	if (!dtype_is_half(t) || v == 0 || !isfinite(v))
+		return v;
+	int bits = t == DT_F16 ? 11 : 8, emin = t == DT_F16 ? -13 : -125;   /* precision; frexp's exponent of the
+	                                                                          * smallest normal */
+	int e;
+	frexp(v, &e);
+	int q = (e < emin ? emin : e) - bits;   /* the spacing there: 2^q */
+	double r = ldexp(nearbyint(ldexp(v, -q)), q);   /* ties to even */
+	return fabs(r) > dtype_max(t) ? copysign(INFINITY, v) : r;
+}
+
 int64_t dtype_bytes(DType t)
 {
 	switch (t) {

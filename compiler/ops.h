@@ -161,7 +161,8 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(SELU, "SeLU", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SELU), GR_Y, 0, PREC_LOW, V_COPY) \
 	OP(LOG_SIGMOID, "LogSigmoid", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(LOG_SIGMOID), GR_X, 0, PREC_F32, V_COPY) \
 	OP(ZEROS_LIKE, "ZerosLike", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ZEROS_LIKE), GR_NONE, 0, PREC_LOW, V_COPY) \
-	OP(ONES_LIKE, "OnesLike", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ONES_LIKE), GR_NONE, 0, PREC_LOW, V_COPY)
+	OP(ONES_LIKE, "OnesLike", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ONES_LIKE), GR_NONE, 0, PREC_LOW, V_COPY) \
+	OP(LEAKY_RELU, "LeakyReLU", 1, 1, A(ALPHA), SH_FLOAT, R_ELEMWISE, UNARY(LEAKY_RELU), GR_X, 0, PREC_LOW, V_COPY)
 
 #define BINARY_OPS(OP)                                                                                         \
 	OP(ADD, "Add", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(ADD), GR_X, 0, PREC_LOW, V_COPY)             \
@@ -205,6 +206,7 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	LOGICAL_OPS(OP)                                                                                                                    \
 	OP(IS_FINITE, "IsFinite", 1, 1, 0, SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                       \
 	OP(BIAS_ADD, "BiasAdd", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                                 \
+	OP(PRELU, "PReLU", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_LOW, V_COPY)                                                         \
 	UNARY_OPS(OP)                                                                                                                      \
 	OP(DROPOUT, "Dropout", 1, 1, A(KEEP_PROB), SH_FLOAT, R_ELEMWISE, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                \
 	OP(SELECT, "Select", 3, 3, 0, SH_OWN, R_ELEMWISE, OWN, GR_X, 1u << 0, PREC_FOLLOW, V_COPY)                                         \

@@ -188,6 +188,19 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		od->in_rank[1] = 1;
 		od->in_dim[1][0] = (int8_t)(x->rank - 1);
 		break;
+	case OP_PRELU: {
+		/* x's dims, any of them split (MindSpore's PReLUInfo: the device
+		 * matrix is x's strategy); a weight per channel follows dim 1, so
+		 * it is split with x's channels, and one weight for all (1,) is
+		 * whole on every rank. */
+		const Type *w = operand(g, n, 1);
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], d == 1 ? "the channels" : NULL);
+		identity_input(od, 0, x->rank);
+		od->in_rank[1] = 1;
+		od->in_dim[1][0] = (int8_t)(x->rank >= 2 && w->dims[0] == x->dims[1] ? 1 : -1);
+		break;
+	}
 	case OP_ROTARY:   /* x's dims; cos and sin follow those they do not broadcast over (shape.c) */
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], NULL);

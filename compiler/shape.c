@@ -620,7 +620,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 		return true;
 	}
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE:
-	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_SELECT: case OP_ROTARY: case OP_FLASH_ATTENTION: case OP_DROPOUT: case OP_SOFTMAX: case OP_PAD_FILL:
+	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_BIAS_ADD: case OP_PRELU: case OP_SELECT: case OP_ROTARY: case OP_FLASH_ATTENTION: case OP_DROPOUT: case OP_SOFTMAX: case OP_PAD_FILL:
 	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_RESHAPE:
 	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 	case OP_TRANSPOSE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_BROADCAST_TO: case OP_GATHER:
@@ -701,18 +701,10 @@ static bool infer_node(Infer *x, Type *out)
 		*out = *a;
 		out->dtype = DT_BOOL;
 		return need_float(x, 0);
-	case OP_BIAS_ADD: {
-		const Type *b = in_type(x, 1);
-		if (!same_dtype(x, 0, 1))
-			return false;
-		if (a->rank < 1 || b->rank != 1 || b->dims[0] != a->dims[a->rank - 1]) {
-			ERR(x, in_span(x, 1), "BiasAdd: the bias must be 1-D with the size of x's last dim; x is %s, bias %s",
-			    DIMS(a), DIMS(b));
-			return false;
-		}
-		*out = *a;
-		return true;
-	}
+	case OP_BIAS_ADD:
+		return infer_bias_add(x, a, out);
+	case OP_PRELU:
+		return infer_prelu(x, a, out);
 	case OP_SELECT:
 		return infer_select(x, out);
 	case OP_PAD_FILL: {   /* x as it is; its one axis in range */

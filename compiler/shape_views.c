@@ -1,8 +1,8 @@
 /* shape_views.c: the result shapes of the operators that view their
  * input's elements in another shape (Reshape, Transpose, Flatten,
- * ExpandDims, Squeeze), and of Tile and OneHot, which lay out copies of
- * their input's elements (or a class per index) in a new shape, for
- * shape.c. */
+ * ExpandDims, Squeeze), of Tile and OneHot, which lay out copies of
+ * their input's elements (or a class per index) in a new shape, and of
+ * BiasAdd and PReLU, which read a vector along one dim of x, for shape.c. */
 #include "shape_internal.h"
 
 #include <string.h>
@@ -232,5 +232,42 @@ bool infer_one_hot(Infer *x, const Type *in, Type *out)
 	out->dtype = in_type(x, 1)->dtype;
 	for (int i = 0, j = 0; i < out->rank; i++)
 		out->dims[i] = i == axis ? a->depth : in->dims[j++];
+	return true;
+}
+
+/* BiasAdd: a bias along x's last dim. */
+bool infer_bias_add(Infer *x, const Type *in, Type *out)
+{
+	const Type *b = in_type(x, 1);
+	if (!same_dtype(x, 0, 1))
+		return false;
+	if (in->rank < 1 || b->rank != 1 || b->dims[0] != in->dims[in->rank - 1]) {
+		ERR(x, in_span(x, 1), "BiasAdd: the bias must be 1-D with the size of x's last dim; x is %s, bias %s",
+		    DIMS(in), DIMS(b));
+		return false;
+	}
+	*out = *in;
+	return true;
+}
+
+/* PReLU, MindSpore's: a weight per channel (x's dim 1; below rank 2 one
+ * channel, a scalar's too), or one for all. */
+bool infer_prelu(Infer *x, const Type *in, Type *out)
+{
+	const Type *w = in_type(x, 1);
+	if (!need_float(x, 0) || !same_dtype(x, 0, 1))
+		return false;
+	int64_t channels = in->rank >= 2 ? in->dims[1] : 1;
+	if (in->rank < 2 && (w->rank != 1 || w->dims[0] != 1)) {
+		ERR(x, in_span(x, 1), "PReLU: x %s has no channel dim (dim 1), so one weight serves all: the weight must be "
+		    "(1,), not %s", DIMS(in), DIMS(w));
+		return false;
+	}
+	if (w->rank != 1 || (w->dims[0] != channels && w->dims[0] != 1)) {
+		ERR(x, in_span(x, 1), "PReLU: the weight must be 1-D, of x's channels (dim 1: %lld) or of 1; x is %s, "
+		    "weight %s", (long long)channels, DIMS(in), DIMS(w));
+		return false;
+	}
+	*out = *in;
 	return true;
 }

@@ -100,6 +100,7 @@ bool dtype_from_name(const char *s, DType *out);
 bool dtype_is_float(DType t);
 bool dtype_is_half(DType t);                   /* Float16, BFloat16 */
 double dtype_max(DType t);                     /* the largest finite value of a float type */
+double dtype_round(double v, DType t);         /* v rounded to float type t (to nearest, ties to even) */
 int64_t dtype_bytes(DType t);                  /* bytes of one element */
 bool type_equal(const Type *a, const Type *b);  /* dtype and dims, kind ignored */
 
@@ -265,6 +266,10 @@ void norm_begin(OpKind op, const Attrs *a, int x_rank, int gamma_rank, int64_t *
 /* An elementwise operator's kernel: its row's, but SC_U_GELU_ERF for a GeLU
  * with approximate: "none". Emission and fusion name kernels through it. */
 const char *op_kernel(OpKind op, const Attrs *a);
+/* The parameter an elementwise operator's kernel takes (SC_UNARY_TABLE's p),
+ * computing on type t: LeakyReLU's alpha as MindSpore multiplies by it, cast
+ * to t (a Float32 scalar first); 0 for every other row. */
+double op_kernel_param(OpKind op, const Attrs *a, DType t);
 
 typedef struct {
 	Lit *ins, *outs;         /* tuples of LIT_TYPE */

@@ -230,6 +230,7 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_TILE:      /* along dims it does not repeat (rules.c splits repeated ones evenly) */
 	case OP_ONE_HOT:   /* along the indices' dims (the classes evenly): a padded index gives a row */
 	case OP_BIAS_ADD: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
+	case OP_PRELU:   /* any dim: 0 maps to 0 whatever the weight, and x dy there adds 0 to its gradient */
 	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN:   /* other dims, or padding filled */
 	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 	case OP_FLASH_ATTENTION:   /* its batch and heads (rules.c keeps the rest whole): each computed alone */

@@ -33,7 +33,7 @@
  *                        (const int64_t[]){16 * r, 0}, (const int64_t[]){16, 8}, 0.01);
  *         sc_matmul(rt, x, w, p, 16, 8, 16, 0, 0);
  *         sc_reduce_scatter(rt, g0, p, y, SC_F32, (const int64_t[]){16, 8}, 2, 0, SC_SUM);
- *         sc_unary(rt, SC_U_RELU, y, y, 64);
+ *         sc_unary(rt, SC_U_RELU, 0, y, y, 64);
  *         sc_save_npy(rt, sc_option(rt, "--output-dir", NULL), "output_0.npy", y, SC_F32,
  *                     (const int64_t[]){16, 8}, 2, (const int64_t[]){8 * r, 0}, (const int64_t[]){8, 8});
  *         sc_finalize(rt);                                // "rank 0: comm bytes sent 256" ...
@@ -546,6 +546,16 @@ void sc_logical(sc_rt *rt, sc_logop op, const uint8_t *a, const int64_t *a_dims,
  * each, y SC_BOOL: MindSpore's IsFinite. */
 void sc_is_finite(sc_rt *rt, const float *x, uint8_t *y, int64_t n);
 void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t rows, int64_t c);
+/* y = x < 0 ? w x : x (MindSpore's PReLU), x (outer, c, inner) with its
+ * channels along c, w wn weights: one a channel (wn == c) or one for all
+ * (wn == 1). May run in place. */
+void sc_prelu(sc_rt *rt, const float *x, const float *w, float *y, int64_t outer, int64_t c, int64_t inner,
+              int64_t wn);
+/* PReLU's gradients, as MindSpore's PReLUGrad: dx = x <= 0 ? w dy : dy, and
+ * dw = the sum of x dy where x < 0 over the channel's elements (over all,
+ * wn == 1), in double, rounded once; dx or dw NULL: not computed. */
+void sc_prelu_grad(sc_rt *rt, const float *x, const float *w, const float *dy, float *dx, float *dw, int64_t outer,
+                   int64_t c, int64_t inner, int64_t wn);
 /* y = cond ? a : b elementwise, n elements each (MindSpore's Select): cond
  * SC_BOOL (a byte, true when not 0); a or b NULL reads zeros, which gives
  * Select's gradients, cond ? dy : 0 and cond ? 0 : dy. May run in place. */
@@ -553,8 +563,10 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 
 /* The elementwise unary kernels, one row each: U(NAME, T, y of x, dx of t
  * and g). T is what the gradient reads: X the input, Y the output, N nothing
- * (t is then NULL); g is dy. The math is C that the CPU (float) and CUDA
- * (device) kernels both expand, so adding a kernel is adding a row here.
+ * (t is then NULL); g is dy. p is the kernel's parameter, a float every call
+ * passes (sc_unary's p, an sc_ew_step's p): LeakyReLU's alpha, which the other
+ * rows ignore (0 is passed for them). The math is C that the CPU (float) and
+ * CUDA (device) kernels both expand, so adding a kernel is adding a row here.
  * GeLU's tanh is sc_gelu_tanh and its slope, 0.5 (1 + th) + 0.5 t (1 - th^2) du
  * with th = tanh(u(t)), is sc_gelu_slope, which both kernel files define: the
  * slope computes tanh once (an expression would compute it three times: a math
@@ -576,6 +588,11 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 #define SC_RELU6(v) ((v) <= 0 ? 0 : (v) >= 6 ? 6 : (v))
 /* log(1 + e^v) without overflow for large v (Softplus, Mish, LogSigmoid) */
 #define SC_SOFTPLUS(v) ((v) > 0 ? (v) + log1pf(expf(-(v))) : log1pf(expf(v)))
+/* LeakyReLU's dx (p its alpha): MindSpore's nn.LeakyReLU is Maximum(alpha x,
+ * x) (Minimum when alpha > 1), whose gradient gives dy to the larger operand
+ * and dy / 2 to each at a tie (MaximumGrad): dy for x > 0, alpha dy below 0,
+ * (dy + alpha dy) / 2 at 0, and 0 at a NaN, which neither operand wins. */
+#define SC_LEAKY_SLOPE(t, g, p) ((t) > 0 ? (g) : (t) < 0 ? (p) * (g) : (t) == 0 ? 0.5f * ((g) + (p) * (g)) : 0.0f)
 /* SeLU's constants (Klambauer et al., MindSpore's SeLU) */
 #define SC_SELU_SCALE 1.0507009873554805f
 #define SC_SELU_ALPHA 1.6732632423543772f
@@ -626,7 +643,8 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 	  SC_SELU_SCALE * (t < 0 ? g * (t + 1) : g))   /* MindSpore's: scale times EluGrad(dy, y) */              \
 	U(LOG_SIGMOID, X, -SC_SOFTPLUS(-x), g / (1 + expf(t)))   /* log(1 / (1 + e^-x)); dy sigmoid(-x) */        \
 	U(ZEROS_LIKE, N, ((void)x, 0.0f), ((void)g, 0.0f))   /* whatever x holds, NaN too */                     \
-	U(ONES_LIKE, N, ((void)x, 1.0f), ((void)g, 0.0f))
+	U(ONES_LIKE, N, ((void)x, 1.0f), ((void)g, 0.0f))                                                        \
+	U(LEAKY_RELU, X, x > 0 ? x : p * x, SC_LEAKY_SLOPE(t, g, p))
 
 typedef enum {
 #define SC_U_ENUM(name, t, fwd, grad) SC_U_##name,
@@ -636,9 +654,9 @@ typedef enum {
 } sc_unop;
 
 /* y = op(x) elementwise; dx = op's gradient at t (x, y or NULL as its row
- * says) times dy. */
-void sc_unary(sc_rt *rt, sc_unop op, const float *x, float *y, int64_t n);
-void sc_unary_grad(sc_rt *rt, sc_unop op, const float *t, const float *dy, float *dx, int64_t n);
+ * says) times dy; p the row's parameter (LeakyReLU's alpha; 0 for the rest). */
+void sc_unary(sc_rt *rt, sc_unop op, float p, const float *x, float *y, int64_t n);
+void sc_unary_grad(sc_rt *rt, sc_unop op, float p, const float *t, const float *dy, float *dx, int64_t n);
 /* pre = x + bias (rows of c; pre NULL: not kept), y = op(pre): a BiasAdd
  * fused into the unary operator that reads it (compiler/fuse.c), the same
  * values as the two calls, bit for bit. */
@@ -647,8 +665,8 @@ void sc_unary_grad(sc_rt *rt, sc_unop op, const float *t, const float *dy, float
  * MLP or a projection), the same values as the two calls, bit for bit. */
 void sc_bias_add_residual(sc_rt *rt, const float *x, const float *bias, float *pre, const float *r, float *y,
                           int64_t rows, int64_t c);
-void sc_bias_unary(sc_rt *rt, sc_unop op, const float *x, const float *bias, float *pre, float *y, int64_t rows,
-                   int64_t c);
+void sc_bias_unary(sc_rt *rt, sc_unop op, float p, const float *x, const float *bias, float *pre, float *y,
+                   int64_t rows, int64_t c);
 void sc_scale(sc_rt *rt, const float *x, float *y, int64_t n, double alpha);   /* y = alpha x */
 
 /* A chain of elementwise operators in one pass (compiler/fuse.c): steps run
@@ -657,7 +675,7 @@ void sc_scale(sc_rt *rt, const float *x, float *y, int64_t n, double alpha);   /
  * store's is its operand's). An operand is read as float32 (a half exactly)
  * at the element's index (SC_EW_FULL), at its column (SC_EW_ROW: a bias, a
  * vector along the last axis) or at 0 (SC_EW_SCALAR). Each step computes
- * what its own kernel would: SC_EW_UNARY sc_unary's op of value a,
+ * what its own kernel would: SC_EW_UNARY sc_unary's op (and its p) of value a,
  * SC_EW_BINARY sc_binary's op of values a and b, SC_EW_UNARY_GRAD
  * sc_unary_grad's op from t = value a and dy = value b, SC_EW_ROUND value a
  * rounded to the half type dt and widened back (sc_cast there and back),
@@ -679,6 +697,7 @@ typedef struct {
 	int a, b;                              /* value numbers (b: BINARY, UNARY_GRAD only), earlier than this step's */
 	sc_dtype dt;                           /* ROUND: the half type; STORE: out's type */
 	void *out;                             /* STORE: slab memory, (rows, cols) */
+	float p;                               /* UNARY, UNARY_GRAD: the row's parameter (sc_unary's p); else 0 */
 } sc_ew_step;
 void sc_ew_chain(sc_rt *rt, const sc_ew_step *steps, int nsteps, const sc_ew_operand *ins, int nin, int64_t rows,
                  int64_t cols);

@@ -1009,6 +1009,55 @@ def fwd_relu(ins, at):
     return np.maximum(ins[0], 0)
 
 
+def leaky_alpha(at):
+    """LeakyReLU's alpha (0.2 by default, MindSpore's nn.LeakyReLU) as MindSpore multiplies by it: a Float32
+    scalar cast to x's type ("@dtype", which forward and backward add: op_attrs)."""
+    alpha = attr_number(at, "alpha", 0.2)
+    if not np.isfinite(alpha):
+        raise OpError("LeakyReLU's alpha must be a finite number")
+    t = at.get("@dtype", "Float32")
+    return float(widen(to_dtype(np.float32(alpha), t), t))
+
+
+def fwd_leaky_relu(ins, at):
+    """MindSpore's Maximum(alpha x, x) (Minimum when alpha > 1): x above 0, alpha x below."""
+    x = ins[0]
+    return np.where(x > 0, x, leaky_alpha(at) * x)
+
+
+def bwd_leaky_relu(g, ins, at):
+    """The Maximum's gradient (MindSpore's MaximumGrad) through alpha x and x: dy above 0, alpha dy below, each
+    operand half of dy at the tie x = 0, and nothing at a NaN, which neither operand wins."""
+    x, a = ins[0], leaky_alpha(at)
+    return [np.where(x > 0, g, np.where(x < 0, a * g, np.where(x == 0, (g + a * g) / 2, 0.0)))]
+
+
+def prelu_weight(x, w):
+    """PReLU's weight broadcast to x: one per channel (x's dim 1; one channel below rank 2), or one for all."""
+    channels = x.shape[1] if x.ndim >= 2 else 1
+    if w.ndim != 1 or w.shape[0] not in (channels, 1):
+        raise OpError("the weight must be 1-D, of x's channels (dim 1) or of 1; x is %s, weight %s"
+                      % (x.shape, w.shape))
+    if x.ndim >= 2 and w.shape[0] == channels:
+        return w.reshape((1, channels) + (1,) * (x.ndim - 2)), True
+    return w[0], False
+
+
+def fwd_prelu(ins, at):
+    x, w = ins
+    wb, _ = prelu_weight(x, w)
+    return np.where(x < 0, wb * x, x)
+
+
+def bwd_prelu(g, ins, at):
+    """MindSpore's PReLUGrad: dx = x <= 0 ? w dy : dy; dw the sum of x dy where x < 0 over its channel."""
+    x, w = ins
+    wb, per_channel = prelu_weight(x, w)
+    prod = np.where(x < 0, x * g, 0.0)
+    axes = tuple(d for d in range(x.ndim) if not (per_channel and d == 1))
+    return [np.where(x <= 0, wb * g, g), prod.sum(axis=axes).reshape(w.shape)]
+
+
 def bwd_relu(g, ins, at):
     return [np.where(ins[0] > 0, g, 0.0)]
 
@@ -2157,6 +2206,8 @@ OPS = {
     "IsFinite": (fwd_is_finite, bwd_mask, 1, 1),
     "BiasAdd": (fwd_bias_add, bwd_bias_add, 2, 2),
     "ReLU": (fwd_relu, bwd_relu, 1, 1),
+    "LeakyReLU": (fwd_leaky_relu, bwd_leaky_relu, 1, 1),
+    "PReLU": (fwd_prelu, bwd_prelu, 2, 2),
     "GeLU": (fwd_gelu, bwd_gelu, 1, 1),
     "Tanh": (fwd_tanh, bwd_tanh, 1, 1),
     "Sigmoid": (fwd_sigmoid, bwd_sigmoid, 1, 1),
@@ -2654,6 +2705,14 @@ def check_value(prog, vid, x):
                 what, t.dtype, tuple(t.shape), prog.names[vid], prog.dtypes[vid], x.shape))
 
 
+def op_attrs(prog, ins):
+    """An instruction's attributes; LeakyReLU's with "@dtype", the type it computes in, to which MindSpore
+    casts its alpha (no attribute of the language has an "@")."""
+    if ins.op == "LeakyReLU":
+        return dict(ins.attrs, **{"@dtype": prog.dtypes[ins.ins[0]]})
+    return ins.attrs
+
+
 def forward(prog, feeds):
     """Every value of the program, in storage precision; feeds: value id -> array."""
     vals = [None] * len(prog.names)
@@ -2672,7 +2731,7 @@ def forward(prog, feeds):
                 elif ins.op == "Dropout":
                     r = dropout(prog, ins, args[0])
                 else:
-                    r = OPS[ins.op][0](args, ins.attrs)
+                    r = OPS[ins.op][0](args, op_attrs(prog, ins))
             except (OpError, ValueError) as e:                # ValueError: numpy's, e.g. shapes that do not broadcast
                 raise ModelError(ins.offset, "%s: %s" % (ins.op, e))
             vals[ins.out] = to_dtype(r, prog.dtypes[ins.out])
@@ -2690,7 +2749,7 @@ def backward(prog, vals, loss, seed=1.0, stop=()):
                 continue
             g = widen(adj[ins.out], prog.dtypes[ins.out])
             args = [widen(vals[v], prog.dtypes[v]) for v in ins.ins]
-            grads = [dropout(prog, ins, g)] if ins.op == "Dropout" else OPS[ins.op][1](g, args, ins.attrs)
+            grads = [dropout(prog, ins, g)] if ins.op == "Dropout" else OPS[ins.op][1](g, args, op_attrs(prog, ins))
             for v, gv in zip(ins.ins, grads):
                 dt = prog.dtypes[v]
                 if gv is None or not is_float(dt):

@@ -320,16 +320,30 @@ void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t
 	sc_cpu_bias_add(x, bias, y, rows, c);
 }
 
-void sc_unary(sc_rt *rt, sc_unop op, const float *x, float *y, int64_t n)
+void sc_prelu(sc_rt *rt, const float *x, const float *w, float *y, int64_t outer, int64_t c, int64_t inner,
+              int64_t wn)
 {
 	(void)rt;
-	sc_cpu_unary(op, x, y, n);
+	sc_cpu_prelu(x, w, y, outer, c, inner, wn);
 }
 
-void sc_unary_grad(sc_rt *rt, sc_unop op, const float *t, const float *dy, float *dx, int64_t n)
+void sc_prelu_grad(sc_rt *rt, const float *x, const float *w, const float *dy, float *dx, float *dw, int64_t outer,
+                   int64_t c, int64_t inner, int64_t wn)
 {
 	(void)rt;
-	sc_cpu_unary_grad(op, t, dy, dx, n);
+	sc_cpu_prelu_grad(x, w, dy, dx, dw, outer, c, inner, wn);
+}
+
+void sc_unary(sc_rt *rt, sc_unop op, float p, const float *x, float *y, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary(op, p, x, y, n);
+}
+
+void sc_unary_grad(sc_rt *rt, sc_unop op, float p, const float *t, const float *dy, float *dx, int64_t n)
+{
+	(void)rt;
+	sc_cpu_unary_grad(op, p, t, dy, dx, n);
 }
 
 void sc_scale(sc_rt *rt, const float *x, float *y, int64_t n, double alpha)
@@ -350,11 +364,11 @@ void sc_log_softmax(sc_rt *rt, const float *x, float *y, const int64_t *dims, in
 	sc_cpu_softmax(x, y, dims, ndim, axis, 1);
 }
 
-void sc_bias_unary(sc_rt *rt, sc_unop op, const float *x, const float *bias, float *pre, float *y, int64_t rows,
-                   int64_t c)
+void sc_bias_unary(sc_rt *rt, sc_unop op, float p, const float *x, const float *bias, float *pre, float *y,
+                   int64_t rows, int64_t c)
 {
 	(void)rt;
-	sc_cpu_bias_unary(op, x, bias, pre, y, rows, c);
+	sc_cpu_bias_unary(op, p, x, bias, pre, y, rows, c);
 }
 
 void sc_bias_add_residual(sc_rt *rt, const float *x, const float *bias, float *pre, const float *r, float *y,

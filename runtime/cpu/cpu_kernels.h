@@ -26,14 +26,18 @@ void sc_cpu_logical(sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_
                     const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim);
 void sc_cpu_is_finite(const float *x, uint8_t *y, int64_t n);
 void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c);
+void sc_cpu_prelu(const float *x, const float *w, float *y, int64_t outer, int64_t c, int64_t inner, int64_t wn);
+void sc_cpu_prelu_grad(const float *x, const float *w, const float *dy, float *dx, float *dw, int64_t outer, int64_t c,
+                       int64_t inner, int64_t wn);
 
-void sc_cpu_unary(sc_unop op, const float *x, float *y, int64_t n);
+void sc_cpu_unary(sc_unop op, float p, const float *x, float *y, int64_t n);
 /* t is what the op's gradient reads: x, y or NULL, as its SC_UNARY_TABLE row says */
-void sc_cpu_unary_grad(sc_unop op, const float *t, const float *dy, float *dx, int64_t n);
+void sc_cpu_unary_grad(sc_unop op, float p, const float *t, const float *dy, float *dx, int64_t n);
 void sc_cpu_scale(const float *x, float *y, int64_t n, double alpha);
 
 void sc_cpu_softmax(const float *x, float *y, const int64_t *dims, int ndim, int axis, int is_log);
-void sc_cpu_bias_unary(sc_unop op, const float *x, const float *bias, float *pre, float *y, int64_t rows, int64_t c);
+void sc_cpu_bias_unary(sc_unop op, float p, const float *x, const float *bias, float *pre, float *y, int64_t rows,
+                       int64_t c);
 void sc_cpu_bias_add_residual(const float *x, const float *bias, float *pre, const float *r, float *y, int64_t rows,
                               int64_t c);
 void sc_cpu_ew_chain(const sc_ew_step *steps, int nsteps, const sc_ew_operand *ins, int nin, int64_t rows,

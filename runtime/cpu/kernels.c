@@ -416,6 +416,57 @@ void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, 
 			y[r * c + j] = x[r * c + j] + bias[j];
 }
 
+/* PReLU: the channel of element (o, j, i) is j (wn == c) or 0 (wn == 1). */
+void sc_cpu_prelu(const float *x, const float *w, float *y, int64_t outer, int64_t c, int64_t inner, int64_t wn)
+{
+#pragma omp parallel for collapse(2) if (outer * c * inner >= SC_PAR_MIN) schedule(static)
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t j = 0; j < c; j++) {
+			const float wj = w[wn == 1 ? 0 : j];
+			const float *xr = x + (o * c + j) * inner;
+			float *yr = y + (o * c + j) * inner;
+			for (int64_t i = 0; i < inner; i++)
+				yr[i] = xr[i] < 0 ? wj * xr[i] : xr[i];
+		}
+}
+
+/* dx elementwise; dw a channel's sum in memory order, in double, each
+ * thread its channels (one thread for wn == 1), so that the thread count
+ * does not change it. */
+void sc_cpu_prelu_grad(const float *x, const float *w, const float *dy, float *dx, float *dw, int64_t outer, int64_t c,
+                       int64_t inner, int64_t wn)
+{
+	if (dx) {
+#pragma omp parallel for collapse(2) if (outer * c * inner >= SC_PAR_MIN) schedule(static)
+		for (int64_t o = 0; o < outer; o++)
+			for (int64_t j = 0; j < c; j++) {
+				const float wj = w[wn == 1 ? 0 : j];
+				int64_t at = (o * c + j) * inner;
+				for (int64_t i = 0; i < inner; i++)
+					dx[at + i] = x[at + i] <= 0 ? wj * dy[at + i] : dy[at + i];
+			}
+	}
+	if (!dw)
+		return;
+	if (wn == 1) {
+		double acc = 0;
+		for (int64_t e = 0; e < outer * c * inner; e++)
+			acc += x[e] < 0 ? (double)x[e] * dy[e] : 0.0;
+		dw[0] = (float)acc;
+		return;
+	}
+#pragma omp parallel for if (outer * c * inner >= SC_PAR_MIN) schedule(static)
+	for (int64_t j = 0; j < c; j++) {
+		double acc = 0;
+		for (int64_t o = 0; o < outer; o++) {
+			int64_t at = (o * c + j) * inner;
+			for (int64_t i = 0; i < inner; i++)
+				acc += x[at + i] < 0 ? (double)x[at + i] * dy[at + i] : 0.0;
+		}
+		dw[j] = (float)acc;
+	}
+}
+
 /* exp(y) for y <= 0, written out so that loops calling it vectorize (libm's
  * expf is a call a value): y = k ln2 + r with |r| <= ln2/2, exp(r) a degree-7
  * polynomial (truncation 5e-9), 2^k put in the exponent bits; below -87 the
@@ -486,7 +537,8 @@ static inline float sc_mish_slope(float t)
 /* BiasAdd then a unary operator in one pass (compiler/fuse.c): one loop an
  * operator, each row's pre-activation kept when pre is not NULL. */
 SC_VECTOR_CLONES
-void sc_cpu_bias_unary(sc_unop op, const float *xs, const float *bias, float *pre, float *y, int64_t rows, int64_t c)
+void sc_cpu_bias_unary(sc_unop op, float p, const float *xs, const float *bias, float *pre, float *y, int64_t rows,
+                       int64_t c)
 {
 	switch (op) {
 #define CASE(name, t, fwd, grad)                                                       \
@@ -578,7 +630,8 @@ static void ew_step(const sc_ew_step *st, const float *const *val, float *y, int
 {
 	const float *a = val[st->a];
 	switch (st->kind) {
-	case SC_EW_UNARY:
+	case SC_EW_UNARY: {
+		const float p = st->p;   /* the row's parameter */
 		switch ((sc_unop)st->op) {
 #define CASE(name, t, fwd, grad)                                                       \
 		case SC_U_##name:                                                              \
@@ -593,11 +646,12 @@ static void ew_step(const sc_ew_step *st, const float *const *val, float *y, int
 		default: break;
 		}
 		break;
+	}
 	case SC_EW_BINARY:
 		binary_row((sc_binop)st->op, a, 1, val[st->b], 1, y, n);
 		return;
 	case SC_EW_UNARY_GRAD: {   /* as sc_cpu_unary_grad: t = value a, dy = value b */
-		const float *dy = val[st->b];
+		const float *dy = val[st->b], p = st->p;
 		switch ((sc_unop)st->op) {
 #define CASE(name, t_, fwd, grad)                                                      \
 		case SC_U_##name:                                                              \
@@ -708,7 +762,7 @@ void sc_cpu_ew_chain(const sc_ew_step *steps, int nsteps, const sc_ew_operand *i
 /* One loop an operator, the switch outside it, so that each loop can be
  * vectorized. */
 SC_VECTOR_CLONES
-void sc_cpu_unary(sc_unop op, const float *xs, float *y, int64_t n)
+void sc_cpu_unary(sc_unop op, float p, const float *xs, float *y, int64_t n)
 {
 	switch (op) {
 #define CASE(name, t, fwd, grad)                                                       \
@@ -726,7 +780,7 @@ void sc_cpu_unary(sc_unop op, const float *xs, float *y, int64_t n)
 }
 
 SC_VECTOR_CLONES
-void sc_cpu_unary_grad(sc_unop op, const float *ts, const float *dy, float *dx, int64_t n)
+void sc_cpu_unary_grad(sc_unop op, float p, const float *ts, const float *dy, float *dx, int64_t n)
 {
 	const float *tv = ts ? ts : dy;   /* a row reading nothing ignores t: no load under a condition */
 	switch (op) {

@@ -857,11 +857,11 @@ void sc_is_finite(sc_rt *rt, const float *x, uint8_t *y, int64_t n)
 	SC_CUDA_CHECK(sc_cu_is_finite(x, y, n, cu(rt)->stream));
 }
 
-void sc_bias_unary(sc_rt *rt, sc_unop op, const float *x, const float *bias, float *pre, float *y, int64_t rows,
-                   int64_t c)
+void sc_bias_unary(sc_rt *rt, sc_unop op, float p, const float *x, const float *bias, float *pre, float *y,
+                   int64_t rows, int64_t c)
 {
 	PROFILE(rt, "BiasAdd+unary", 0, 12.0 * rows * c, SC_PEAK_MEM);
-	SC_CUDA_CHECK(sc_cu_bias_unary(op, x, bias, pre, y, rows, c, cu(rt)->stream));
+	SC_CUDA_CHECK(sc_cu_bias_unary(op, p, x, bias, pre, y, rows, c, cu(rt)->stream));
 }
 
 void sc_bias_add_residual(sc_rt *rt, const float *x, const float *bias, float *pre, const float *r, float *y,
@@ -903,16 +903,54 @@ void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t
 	SC_CUDA_CHECK(sc_cu_bias_add(x, bias, y, rows, c, cu(rt)->stream));
 }
 
-void sc_unary(sc_rt *rt, sc_unop op, const float *x, float *y, int64_t n)
+void sc_prelu(sc_rt *rt, const float *x, const float *w, float *y, int64_t outer, int64_t c, int64_t inner,
+              int64_t wn)
 {
-	PROFILE(rt, "unary", 0, 8.0 * n, SC_PEAK_MEM);
-	SC_CUDA_CHECK(sc_cu_unary(op, x, y, n, cu(rt)->stream));
+	PROFILE(rt, "PReLU", 0, 12.0 * outer * c * inner, SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_prelu(x, w, y, outer * c * inner, c, inner, wn, cu(rt)->stream));
 }
 
-void sc_unary_grad(sc_rt *rt, sc_unop op, const float *t, const float *dy, float *dx, int64_t n)
+/* dw: the products x dy (x < 0) in scratch, summed per channel (or all of
+ * them) by the reduction's fixed order. */
+void sc_prelu_grad(sc_rt *rt, const float *x, const float *w, const float *dy, float *dx, float *dw, int64_t outer,
+                   int64_t c, int64_t inner, int64_t wn)
+{
+	PROFILE(rt, "PReLU grad", 0, 16.0 * outer * c * inner, SC_PEAK_MEM);
+	int64_t n = outer * c * inner;
+	float *prod = dw ? dev_scratch(rt, 0, (size_t)(n > 0 ? n : 1) * sizeof(float)) : NULL;
+	SC_CUDA_CHECK(sc_cu_prelu_grad(x, w, dy, dx, prod, n, c, inner, wn, cu(rt)->stream));
+	if (!dw)
+		return;
+	sc_cu_plan p;
+	memset(&p, 0, sizeof p);
+	p.nk = 1;
+	if (wn == 1) {   /* one weight: every element */
+		p.kdims[0] = 1;
+		p.nr = 1;
+		p.rdims[0] = n;
+		p.rstride[0] = 1;
+	} else {   /* a channel's: over outer and inner */
+		p.kdims[0] = c;
+		p.kstride[0] = inner;
+		p.nr = 2;
+		p.rdims[0] = outer;
+		p.rstride[0] = c * inner;
+		p.rdims[1] = inner;
+		p.rstride[1] = 1;
+	}
+	reduce_plan(rt, SC_R_SUM, prod, dw, &p);
+}
+
+void sc_unary(sc_rt *rt, sc_unop op, float p, const float *x, float *y, int64_t n)
+{
+	PROFILE(rt, "unary", 0, 8.0 * n, SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_unary(op, p, x, y, n, cu(rt)->stream));
+}
+
+void sc_unary_grad(sc_rt *rt, sc_unop op, float p, const float *t, const float *dy, float *dx, int64_t n)
 {
 	PROFILE(rt, "unary grad", 0, 12.0 * n, SC_PEAK_MEM);
-	SC_CUDA_CHECK(sc_cu_unary_grad(op, t, dy, dx, n, cu(rt)->stream));
+	SC_CUDA_CHECK(sc_cu_unary_grad(op, p, t, dy, dx, n, cu(rt)->stream));
 }
 
 void sc_scale(sc_rt *rt, const float *x, float *y, int64_t n, double alpha)

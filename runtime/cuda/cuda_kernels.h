@@ -46,12 +46,19 @@ cudaError_t sc_cu_is_finite(const float *x, uint8_t *y, int64_t n, cudaStream_t 
 cudaError_t sc_cu_binary_grad_full(sc_binop op, const float *a, const float *b, const float *dy, float *ga,
                                    float *gb, const sc_cu_walk *w, cudaStream_t s);
 cudaError_t sc_cu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c, cudaStream_t s);
-cudaError_t sc_cu_unary(sc_unop op, const float *x, float *y, int64_t n, cudaStream_t s);
+cudaError_t sc_cu_unary(sc_unop op, float p, const float *x, float *y, int64_t n, cudaStream_t s);
+/* PReLU on x (n / (c inner), c, inner), and its dx and the products x dy where x < 0 (prod, summed into dw by
+ * the caller): sc_prelu, sc_prelu_grad */
+cudaError_t sc_cu_prelu(const float *x, const float *w, float *y, int64_t n, int64_t c, int64_t inner, int64_t wn,
+                        cudaStream_t s);
+cudaError_t sc_cu_prelu_grad(const float *x, const float *w, const float *dy, float *dx, float *prod, int64_t n,
+                             int64_t c, int64_t inner, int64_t wn, cudaStream_t s);
 cudaError_t sc_cu_bias_add_residual(const float *x, const float *bias, float *pre, const float *r, float *y,
                                    int64_t rows, int64_t c, cudaStream_t s);
-cudaError_t sc_cu_bias_unary(sc_unop op, const float *x, const float *bias, float *pre, float *y, int64_t rows,
-                             int64_t c, cudaStream_t s);
-cudaError_t sc_cu_unary_grad(sc_unop op, const float *t, const float *dy, float *dx, int64_t n, cudaStream_t s);
+cudaError_t sc_cu_bias_unary(sc_unop op, float p, const float *x, const float *bias, float *pre, float *y,
+                             int64_t rows, int64_t c, cudaStream_t s);
+cudaError_t sc_cu_unary_grad(sc_unop op, float p, const float *t, const float *dy, float *dx, int64_t n,
+                             cudaStream_t s);
 cudaError_t sc_cu_scale(const float *x, float *y, int64_t n, float alpha, cudaStream_t s);
 
 /* rows of len along the last axis; the mask's row r at walk_off(r, mw), mlast apart */

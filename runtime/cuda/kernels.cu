@@ -201,6 +201,35 @@ __global__ void bias_add_k(const float *x, const float *bias, float *y, int64_t 
 	GRID_LOOP(i, n) y[i] = x[i] + bias[i % c];
 }
 
+/* PReLU on x (n / (c inner), c, inner): element i's channel (i / inner) % c,
+ * or 0 when one weight serves all (wn == 1). */
+__device__ static __forceinline__ float prelu_w(const float *w, int64_t i, int64_t c, int64_t inner, int64_t wn)
+{
+	return w[wn == 1 ? 0 : i / inner % c];
+}
+
+__global__ void prelu_k(const float *x, const float *w, float *y, int64_t n, int64_t c, int64_t inner, int64_t wn)
+{
+	GRID_LOOP(i, n) {
+		float v = x[i];
+		y[i] = v < 0 ? __fmul_rn(prelu_w(w, i, c, inner, wn), v) : v;
+	}
+}
+
+/* dx (unless NULL) = x <= 0 ? w dy : dy; prod (unless NULL) = x < 0 ? x dy : 0,
+ * which a reduction sums into dw */
+__global__ void prelu_grad_k(const float *x, const float *w, const float *dy, float *dx, float *prod, int64_t n,
+                             int64_t c, int64_t inner, int64_t wn)
+{
+	GRID_LOOP(i, n) {
+		float v = x[i], g = dy[i];
+		if (dx)
+			dx[i] = v <= 0 ? __fmul_rn(prelu_w(w, i, c, inner, wn), g) : g;
+		if (prod)
+			prod[i] = v < 0 ? __fmul_rn(v, g) : 0.0f;
+	}
+}
+
 /* GeLU's tanh (SC_UNARY_TABLE): the CPU's is written out to vectorize; here
  * tanhf is already a few instructions. */
 __device__ static float sc_gelu_tanh(float u)
@@ -229,8 +258,9 @@ __device__ static float sc_mish_slope(float t)
 	return th + t * (1 - th * th) / (1 + expf(-t));
 }
 
-/* op(x), SC_UNARY_TABLE's forward column: unary_k and bias_unary_k. */
-__device__ static __forceinline__ float unary_fwd(sc_unop op, float x)
+/* op(x), SC_UNARY_TABLE's forward column: unary_k and bias_unary_k (p the
+ * row's parameter, LeakyReLU's alpha). */
+__device__ static __forceinline__ float unary_fwd(sc_unop op, float x, float p)
 {
 	switch (op) {
 #define CASE(name, t, fwd, grad) \
@@ -242,20 +272,20 @@ __device__ static __forceinline__ float unary_fwd(sc_unop op, float x)
 	return 0;
 }
 
-__global__ void unary_k(sc_unop op, const float *xs, float *y, int64_t n)
+__global__ void unary_k(sc_unop op, float p, const float *xs, float *y, int64_t n)
 {
-	GRID_LOOP(i, n) y[i] = unary_fwd(op, xs[i]);
+	GRID_LOOP(i, n) y[i] = unary_fwd(op, xs[i], p);
 }
 
 /* pre = x + bias (kept unless NULL), y = op(pre): compiler/fuse.c */
-__global__ void bias_unary_k(sc_unop op, const float *xs, const float *bias, float *pre, float *y, int64_t n,
+__global__ void bias_unary_k(sc_unop op, float p, const float *xs, const float *bias, float *pre, float *y, int64_t n,
                              int64_t c)
 {
 	GRID_LOOP(i, n) {
 		float x = __fadd_rn(xs[i], bias[i % c]);
 		if (pre)
 			pre[i] = x;
-		y[i] = unary_fwd(op, x);
+		y[i] = unary_fwd(op, x, p);
 	}
 }
 
@@ -271,7 +301,7 @@ __global__ void bias_add_residual_k(const float *xs, const float *bias, float *p
 	}
 }
 
-__device__ static __forceinline__ float unary_bwd(sc_unop op, float t, float g)
+__device__ static __forceinline__ float unary_bwd(sc_unop op, float t, float g, float p)
 {
 	switch (op) {
 #define CASE(name, t_, fwd, grad) \
@@ -283,9 +313,9 @@ __device__ static __forceinline__ float unary_bwd(sc_unop op, float t, float g)
 	return 0;
 }
 
-__global__ void unary_grad_k(sc_unop op, const float *ts, const float *dy, float *dx, int64_t n)
+__global__ void unary_grad_k(sc_unop op, float p, const float *ts, const float *dy, float *dx, int64_t n)
 {
-	GRID_LOOP(i, n) dx[i] = unary_bwd(op, ts ? ts[i] : 0.0f, dy[i]);
+	GRID_LOOP(i, n) dx[i] = unary_bwd(op, ts ? ts[i] : 0.0f, dy[i], p);
 }
 
 __global__ void scale_k(const float *x, float *y, int64_t n, float a)
@@ -942,7 +972,7 @@ __global__ void ew_chain_k(const __grid_constant__ sc_cu_chain ch, int64_t n, in
 #define CASE(name, t_, fwd, grad)                                         \
 	case SC_U_##name:                                                     \
 		for (int e = 0; e < EW_E; e++)                                    \
-			EW_V(y, e) = unary_fwd(SC_U_##name, EW_V(st.a, e));           \
+			EW_V(y, e) = unary_fwd(SC_U_##name, EW_V(st.a, e), st.p);     \
 		break;
 					SC_UNARY_TABLE(CASE)
 #undef CASE
@@ -954,7 +984,7 @@ __global__ void ew_chain_k(const __grid_constant__ sc_cu_chain ch, int64_t n, in
 #define CASE(name, t_, fwd, grad)                                         \
 	case SC_U_##name:                                                     \
 		for (int e = 0; e < EW_E; e++)                                    \
-			EW_V(y, e) = unary_bwd(SC_U_##name, EW_V(st.a, e), EW_V(st.b, e)); \
+			EW_V(y, e) = unary_bwd(SC_U_##name, EW_V(st.a, e), EW_V(st.b, e), st.p); \
 		break;
 					SC_UNARY_TABLE(CASE)
 #undef CASE
@@ -1355,20 +1385,38 @@ cudaError_t sc_cu_bias_add(const float *x, const float *bias, float *y, int64_t 
 	return cudaGetLastError();
 }
 
-cudaError_t sc_cu_unary(sc_unop op, const float *x, float *y, int64_t n, cudaStream_t s)
+cudaError_t sc_cu_prelu(const float *x, const float *w, float *y, int64_t n, int64_t c, int64_t inner, int64_t wn,
+                        cudaStream_t s)
 {
 	if (n <= 0)
 		return cudaSuccess;
-	unary_k<<<blocks_for(n), THREADS, 0, s>>>(op, x, y, n);
+	prelu_k<<<blocks_for(n), THREADS, 0, s>>>(x, w, y, n, c, inner, wn);
 	return cudaGetLastError();
 }
 
-cudaError_t sc_cu_bias_unary(sc_unop op, const float *x, const float *bias, float *pre, float *y, int64_t rows,
-                             int64_t c, cudaStream_t s)
+cudaError_t sc_cu_prelu_grad(const float *x, const float *w, const float *dy, float *dx, float *prod, int64_t n,
+                             int64_t c, int64_t inner, int64_t wn, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	prelu_grad_k<<<blocks_for(n), THREADS, 0, s>>>(x, w, dy, dx, prod, n, c, inner, wn);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_unary(sc_unop op, float p, const float *x, float *y, int64_t n, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	unary_k<<<blocks_for(n), THREADS, 0, s>>>(op, p, x, y, n);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_bias_unary(sc_unop op, float p, const float *x, const float *bias, float *pre, float *y,
+                             int64_t rows, int64_t c, cudaStream_t s)
 {
 	if (rows * c <= 0)
 		return cudaSuccess;
-	bias_unary_k<<<blocks_for(rows * c), THREADS, 0, s>>>(op, x, bias, pre, y, rows * c, c);
+	bias_unary_k<<<blocks_for(rows * c), THREADS, 0, s>>>(op, p, x, bias, pre, y, rows * c, c);
 	return cudaGetLastError();
 }
 
@@ -1381,11 +1429,12 @@ cudaError_t sc_cu_bias_add_residual(const float *x, const float *bias, float *pr
 	return cudaGetLastError();
 }
 
-cudaError_t sc_cu_unary_grad(sc_unop op, const float *t, const float *dy, float *dx, int64_t n, cudaStream_t s)
+cudaError_t sc_cu_unary_grad(sc_unop op, float p, const float *t, const float *dy, float *dx, int64_t n,
+                             cudaStream_t s)
 {
 	if (n <= 0)
 		return cudaSuccess;
-	unary_grad_k<<<blocks_for(n), THREADS, 0, s>>>(op, t, dy, dx, n);
+	unary_grad_k<<<blocks_for(n), THREADS, 0, s>>>(op, p, t, dy, dx, n);
 	return cudaGetLastError();
 }
 

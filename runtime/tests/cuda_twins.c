@@ -223,6 +223,17 @@ static void test_elementwise(void)
 	sc_scale(rt, da, dyv, n, -0.3);
 	sc_cpu_scale(a, y, n, -0.3);
 	twin("scale", dyv, y, n, 1e-6);
+	/* PReLU on x (4, 5, 6) of n, with b's 5 weights, one a channel, or its first for all; dx and dw */
+	for (int k = 0; k < 2; k++) {
+		int64_t wn = k ? 1 : 5;
+		sc_prelu(rt, da, db, dyv, 4, 5, 6, wn);
+		sc_cpu_prelu(a, b, y, 4, 5, 6, wn);
+		twin(k ? "prelu, one weight" : "prelu", dyv, y, n, 0);
+		sc_prelu_grad(rt, da, db, ddy, dga, dgb, 4, 5, 6, wn);
+		sc_cpu_prelu_grad(a, b, dy, ga, gb, 4, 5, 6, wn);
+		twin(k ? "prelu dx, one weight" : "prelu dx", dga, ga, n, 0);
+		twin(k ? "prelu dw, one weight" : "prelu dw", dgb, gb, wn, 1e-5);
+	}
 
 	const char reads[] = {   /* X, Y or N: what each gradient reads */
 #define READS(name, t, fwd, grad) [SC_U_##name] = #t[0],
@@ -237,12 +248,12 @@ static void test_elementwise(void)
 		const float *dx = positive ? dp : inside ? du : op == SC_U_ACOSH ? dab : da;
 		char what[64];
 		snprintf(what, sizeof what, "unary %d", op);
-		sc_unary(rt, op, dx, dyv, n);
-		sc_cpu_unary(op, x, y, n);
+		sc_unary(rt, op, T_UNARY_P, dx, dyv, n);
+		sc_cpu_unary(op, T_UNARY_P, x, y, n);
 		twin(what, dyv, y, n, 1e-5);
 		snprintf(what, sizeof what, "unary_grad %d", op);
-		sc_unary_grad(rt, op, reads[op] == 'Y' ? dyv : reads[op] == 'X' ? dx : NULL, ddy, dga, n);
-		sc_cpu_unary_grad(op, reads[op] == 'Y' ? y : reads[op] == 'X' ? x : NULL, dy, ga, n);
+		sc_unary_grad(rt, op, T_UNARY_P, reads[op] == 'Y' ? dyv : reads[op] == 'X' ? dx : NULL, ddy, dga, n);
+		sc_cpu_unary_grad(op, T_UNARY_P, reads[op] == 'Y' ? y : reads[op] == 'X' ? x : NULL, dy, ga, n);
 		twin(what, dga, ga, n, 1e-4);
 	}
 	free(a), free(b), free(dy), free(y), free(ga), free(gb), free(pos), free(unit), free(above);
@@ -319,8 +330,8 @@ static void test_rows(void)
 	for (sc_unop op = 0; op < SC_U_COUNT; op++) {
 		char what[64];
 		snprintf(what, sizeof what, "bias_unary %d", (int)op);
-		sc_bias_unary(rt, op, dx, dbias, dg, dyv, n / 70, 70);
-		sc_cpu_bias_unary(op, x, bias, g, y, n / 70, 70);
+		sc_bias_unary(rt, op, T_UNARY_P, dx, dbias, dg, dyv, n / 70, 70);
+		sc_cpu_bias_unary(op, T_UNARY_P, x, bias, g, y, n / 70, 70);
 		twin(what, dg, g, n, 1e-5);
 		twin(what, dyv, y, n, 1e-4);
 	}
@@ -351,15 +362,15 @@ static void test_rows(void)
 			                             {d_ ? (const void *)dsc : sc, SC_F32, SC_EW_SCALAR},
 			                             {d_ ? (const void *)dr : r, SC_F32, SC_EW_FULL}};
 			const sc_ew_step st[] = {
-				{SC_EW_BINARY, SC_ADD, 0, 1, SC_F32, NULL},        /* 4 */
-				{SC_EW_ROUND, 0, 4, 0, SC_BF16, NULL},             /* 5 */
-				{SC_EW_STORE, 0, 5, 0, SC_BF16, d_ ? dpre : pre},  /* 6 */
-				{SC_EW_UNARY, SC_U_GELU, 6, 0, SC_F32, NULL},      /* 7 */
-				{SC_EW_BINARY, SC_MUL, 7, 2, SC_F32, NULL},        /* 8 */
-				{SC_EW_BINARY, SC_ADD, 3, 8, SC_F32, NULL},        /* 9 */
-				{SC_EW_STORE, 0, 9, 0, SC_BF16, d_ ? dout : out},
-				{SC_EW_UNARY_GRAD, SC_U_GELU, 6, 3, SC_F32, NULL}, /* 11 */
-				{SC_EW_STORE, 0, 11, 0, SC_BF16, d_ ? dgout : gout},
+				{SC_EW_BINARY, SC_ADD, 0, 1, SC_F32, NULL, 0},        /* 4 */
+				{SC_EW_ROUND, 0, 4, 0, SC_BF16, NULL, 0},             /* 5 */
+				{SC_EW_STORE, 0, 5, 0, SC_BF16, d_ ? dpre : pre, 0},  /* 6 */
+				{SC_EW_UNARY, SC_U_GELU, 6, 0, SC_F32, NULL, 0},      /* 7 */
+				{SC_EW_BINARY, SC_MUL, 7, 2, SC_F32, NULL, 0},        /* 8 */
+				{SC_EW_BINARY, SC_ADD, 3, 8, SC_F32, NULL, 0},        /* 9 */
+				{SC_EW_STORE, 0, 9, 0, SC_BF16, d_ ? dout : out, 0},
+				{SC_EW_UNARY_GRAD, SC_U_GELU, 6, 3, SC_F32, NULL, 0}, /* 11 */
+				{SC_EW_STORE, 0, 11, 0, SC_BF16, d_ ? dgout : gout, 0},
 			};
 			if (d_)
 				sc_ew_chain(rt, st, 9, ins, 4, n / 70, 70);
@@ -376,6 +387,23 @@ static void test_rows(void)
 		sc_cpu_cast(gout, SC_BF16, y, SC_F32, n);
 		twin("ew_chain unary grad", dyv, y, n, 1e-2);
 		free(xh), free(bh), free(pre), free(out), free(gout), free(sc);
+	}
+	/* a chain's steps pass their p (LeakyReLU's alpha) to the row: the
+	 * forward and the gradient from t = x, dy, against sc_cpu_unary's */
+	{
+		float *dlr = t_slab(n * 4), *dlg = t_slab(n * 4);
+		const sc_ew_operand ins[] = {{dx, SC_F32, SC_EW_FULL}, {ddy, SC_F32, SC_EW_FULL}};
+		const sc_ew_step st[] = {
+			{SC_EW_UNARY, SC_U_LEAKY_RELU, 0, 0, SC_F32, NULL, 0.2f},        /* 2 */
+			{SC_EW_STORE, 0, 2, 0, SC_F32, dlr, 0},
+			{SC_EW_UNARY_GRAD, SC_U_LEAKY_RELU, 0, 1, SC_F32, NULL, 0.2f},   /* 4 */
+			{SC_EW_STORE, 0, 4, 0, SC_F32, dlg, 0},
+		};
+		sc_ew_chain(rt, st, 4, ins, 2, n / 70, 70);
+		sc_cpu_unary(SC_U_LEAKY_RELU, 0.2f, x, y, n);
+		twin("ew_chain leaky_relu", dlr, y, n, 0);
+		sc_cpu_unary_grad(SC_U_LEAKY_RELU, 0.2f, x, dy, g, n);
+		twin("ew_chain leaky_relu grad", dlg, g, n, 0);
 	}
 	/* a Mul by one element fused into the softmax (compiler/fuse.c) */
 	float *ds, *s = rnd(1, 0.1f, 0.9f, &ds);
@@ -896,13 +924,13 @@ static void test_half(void)
 		sc_cast(rt, dhb, dt, db, SC_F32, K * N);
 		sc_matmul(rt, da, db, dwc, M, N, K, 0, 0);
 		sc_cast(rt, dwc, SC_F32, dhc, dt, M * N);
-		sc_unary(rt, SC_U_SIGMOID, dwc, dwc, M * N);
+		sc_unary(rt, SC_U_SIGMOID, 0, dwc, dwc, M * N);
 		sc_cast(rt, dwc, SC_F32, dhs, dt, M * N);
 		sc_cpu_cast(ha, dt, wa, SC_F32, M * K);
 		sc_cpu_cast(hb, dt, wb, SC_F32, K * N);
 		sc_cpu_matmul(wa, wb, wc, M, N, K, 0, 0);
 		sc_cpu_cast(wc, SC_F32, hc, dt, M * N);
-		sc_cpu_unary(SC_U_SIGMOID, wc, wc, M * N);
+		sc_cpu_unary(SC_U_SIGMOID, 0, wc, wc, M * N);
 		sc_cpu_cast(wc, SC_F32, hs, dt, M * N);
 		twin_half("half matmul", dt, dhc, hc, M * N);
 		twin_half("half sigmoid", dt, dhs, hs, M * N);

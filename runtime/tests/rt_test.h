@@ -28,6 +28,10 @@ extern const int t_n_bcast_cases;
 /* the flat index in an operand of dims (nd) of y's element at yi (yn) */
 int64_t t_bcast_index(const int64_t *yi, int yn, const int64_t *dims, int nd);
 
+/* The parameter the tests pass a unary kernel (SC_UNARY_TABLE's p): a
+ * LeakyReLU slope away from 0 and 1, ignored by the rows without one. */
+#define T_UNARY_P 0.3f
+
 /* |got - want| <= atol + rtol |want| for every element; on failure prints
  * what, the first bad index and the largest difference (llm.c
  * validate_result). */

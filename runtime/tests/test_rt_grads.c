@@ -67,7 +67,7 @@ typedef struct {
 static void un_fwd(const float *x, float *y, const void *c)
 {
 	const UnCtx *u = c;
-	sc_cpu_unary(u->op, x, y, u->n);
+	sc_cpu_unary(u->op, T_UNARY_P, x, y, u->n);
 }
 
 Test(grad, unary)
@@ -93,7 +93,7 @@ Test(grad, unary)
 		{SC_U_ACOSH, "acosh", 1.2f, 4}, {SC_U_RINT, "rint", 0.1f, 0.4f}, {SC_U_ELU, "elu", -3, 3},
 		{SC_U_MISH, "mish", -4, 4}, {SC_U_SELU, "selu", 0.05f, 3},   /* x < 0: MindSpore's slope, below */
 		{SC_U_LOG_SIGMOID, "log_sigmoid", -4, 4}, {SC_U_ZEROS_LIKE, "zeros_like", -2, 2},
-		{SC_U_ONES_LIKE, "ones_like", -2, 2},
+		{SC_U_ONES_LIKE, "ones_like", -2, 2}, {SC_U_LEAKY_RELU, "leaky_relu", -2, 2},   /* alpha T_UNARY_P */
 	};
 	const char reads[] = {   /* X, Y or N: what each gradient reads */
 #define READS(name, t, fwd, grad) [SC_U_##name] = #t[0],
@@ -108,9 +108,9 @@ Test(grad, unary)
 				x[i] = 0.1f;
 		rand_fill(w, 40, 50 + k, -1, 1);
 		UnCtx c = {ops[k].op, 40};
-		sc_cpu_unary(ops[k].op, x, y, 40);
+		sc_cpu_unary(ops[k].op, T_UNARY_P, x, y, 40);
 		char r = reads[ops[k].op];
-		sc_cpu_unary_grad(ops[k].op, r == 'Y' ? y : r == 'X' ? x : NULL, w, dx, 40);
+		sc_cpu_unary_grad(ops[k].op, T_UNARY_P, r == 'Y' ? y : r == 'X' ? x : NULL, w, dx, 40);
 		check_grad(ops[k].name, un_fwd, x, 40, &c, w, 40, dx);
 	}
 	/* SeLU below 0: MindSpore's bprop is scale EluGrad(dy, y), scale dy (y + 1),
@@ -118,8 +118,8 @@ Test(grad, unary)
 	float x[8], y[8], w[8], dx[8];
 	rand_fill(x, 8, 3, -3, -0.05f);
 	rand_fill(w, 8, 4, -1, 1);
-	sc_cpu_unary(SC_U_SELU, x, y, 8);
-	sc_cpu_unary_grad(SC_U_SELU, y, w, dx, 8);
+	sc_cpu_unary(SC_U_SELU, 0, x, y, 8);
+	sc_cpu_unary_grad(SC_U_SELU, 0, y, w, dx, 8);
 	for (int i = 0; i < 8; i++) {
 		double want = 1.0507009873554805 * w[i] * (1.0507009873554805 * 1.6732632423543772 * expm1(x[i]) + 1);
 		cr_assert(fabs(dx[i] - want) <= 1e-5 * (1 + fabs(want)), "selu dx[%d] %g, want %g", i, dx[i], want);
@@ -873,6 +873,75 @@ Test(grad, maximum_minimum_ties_split_evenly)
 	sc_cpu_binary_grad(SC_MAXIMUM, a, (const int64_t[]){3}, 1, &bs, NULL, 0, dy, (const int64_t[]){3}, 1, da, &dbs);
 	cr_assert(t_close("maximum da, b broadcast", da, (const float[]){0, 0.5f, 1}, 3, 0, 0));
 	cr_assert(dbs == 1.5f);
+}
+
+/* LeakyReLU is MindSpore's Maximum(alpha x, x) (Minimum when alpha > 1):
+ * at x = 0 the two tie and MaximumGrad gives each half, so dx is
+ * (1 + alpha) dy / 2 there, exactly as the two kernels' gradients summed;
+ * a NaN, which neither wins, gets none. */
+Test(grad, leaky_relu_is_maximum_of_alpha_x_and_x)
+{
+	const float x[6] = {-1.5f, -0.25f, 0, 0.5f, 2, NAN}, dy[6] = {1, -2, 3, 0.5f, -1, 1};
+	for (int k = 0; k < 3; k++) {
+		const float alpha = k == 0 ? 0.2f : k == 1 ? 1.5f : -0.3f;   /* Minimum above 1; a negative slope */
+		float y[6], dx[6], ax[6], m[6], da[6], db[6];
+		sc_cpu_unary(SC_U_LEAKY_RELU, alpha, x, y, 6);
+		sc_cpu_unary_grad(SC_U_LEAKY_RELU, alpha, x, dy, dx, 6);
+		for (int i = 0; i < 6; i++)
+			ax[i] = alpha * x[i];
+		sc_binop op = alpha > 1 ? SC_MINIMUM : SC_MAXIMUM;
+		sc_cpu_binary(op, ax, (const int64_t[]){6}, 1, x, (const int64_t[]){6}, 1, m, (const int64_t[]){6}, 1);
+		sc_cpu_binary_grad(op, ax, (const int64_t[]){6}, 1, x, (const int64_t[]){6}, 1, dy, (const int64_t[]){6}, 1,
+		                   da, db);
+		for (int i = 0; i < 5; i++) {
+			float want = alpha * da[i] + db[i];   /* through alpha x, and x itself */
+			cr_assert(y[i] == m[i], "alpha %g: y[%d] %g, the Maximum's %g", alpha, i, y[i], m[i]);
+			cr_assert(fabsf(dx[i] - want) <= 1e-6f, "alpha %g: dx[%d] %g, want %g", alpha, i, dx[i], want);
+		}
+		cr_assert(isnan(y[5]) && dx[5] == 0, "alpha %g: NaN gave y %g, dx %g", alpha, y[5], dx[5]);
+		cr_assert(dx[2] == 0.5f * (dy[2] + alpha * dy[2]), "alpha %g: the tie at 0", alpha);
+	}
+}
+
+/* ---- PReLU: x (outer, c, inner) with a weight per channel, or one ---- */
+
+typedef struct {
+	const float *x, *w;
+	int64_t outer, c, inner, wn;
+	int wrt;   /* 0: x, 1: w */
+} PreluCtx;
+
+static void prelu_fwd(const float *v, float *y, const void *ctx)
+{
+	const PreluCtx *p = ctx;
+	sc_cpu_prelu(p->wrt ? p->x : v, p->wrt ? v : p->w, y, p->outer, p->c, p->inner, p->wn);
+}
+
+Test(grad, prelu)
+{
+	for (int wn1 = 0; wn1 < 2; wn1++) {
+		const int64_t outer = 2, c = 3, inner = 4, n = outer * c * inner, wn = wn1 ? 1 : c;
+		float x[24], w[3], dy[24], dx[24], dw[3];
+		rand_fill(x, (int)n, 7, -2, 2);
+		for (int i = 0; i < n; i++)   /* away from the kink */
+			if (fabsf(x[i]) < 0.05f)
+				x[i] = 0.1f;
+		rand_fill(w, (int)wn, 8, -0.5f, 0.9f);
+		rand_fill(dy, (int)n, 9, -1, 1);
+		sc_cpu_prelu_grad(x, w, dy, dx, dw, outer, c, inner, wn);
+		PreluCtx px = {x, w, outer, c, inner, wn, 0}, pw = {x, w, outer, c, inner, wn, 1};
+		check_grad(wn1 ? "prelu dx, one weight" : "prelu dx", prelu_fwd, x, (int)n, &px, dy, (int)n, dx);
+		check_grad(wn1 ? "prelu dw, one weight" : "prelu dw", prelu_fwd, w, (int)wn, &pw, dy, (int)n, dw);
+		float dx2[24], dw2[3];   /* each alone, as the adjoints call it */
+		sc_cpu_prelu_grad(x, w, dy, dx2, NULL, outer, c, inner, wn);
+		sc_cpu_prelu_grad(x, w, dy, NULL, dw2, outer, c, inner, wn);
+		cr_assert(memcmp(dx, dx2, sizeof dx) == 0 && memcmp(dw, dw2, (size_t)wn * sizeof *dw) == 0);
+	}
+	/* at 0, MindSpore's PReLUGrad: dx = w dy (x <= 0), and nothing to dw (x < 0) */
+	const float x0[2] = {0, -1}, w0[1] = {0.25f}, dy0[2] = {2, 2};
+	float dx0[2], dw0[1];
+	sc_cpu_prelu_grad(x0, w0, dy0, dx0, dw0, 1, 1, 2, 1);
+	cr_assert(dx0[0] == 0.5f && dx0[1] == 0.5f && dw0[0] == -2, "at 0: dx %g %g, dw %g", dx0[0], dx0[1], dw0[0]);
 }
 
 /* ---- gather, strided slice, transpose ---- */

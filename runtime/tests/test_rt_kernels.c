@@ -318,7 +318,7 @@ Test(elementwise, nan_propagates)
 		if (op == SC_U_FLOOR || op == SC_U_CEIL || op == SC_U_ROUND || op == SC_U_SIGN || op == SC_U_ABS ||
 		    op == SC_U_RINT)
 			continue;   /* NaN in their own math, not through a max */
-		sc_cpu_unary(op, x, y, 3);
+		sc_cpu_unary(op, T_UNARY_P, x, y, 3);
 		if (op == SC_U_ZEROS_LIKE || op == SC_U_ONES_LIKE)   /* a constant whatever x holds */
 			cr_assert(y[0] == (op == SC_U_ONES_LIKE) && y[2] == y[0], "unary %d of NaN gave %g", op, y[0]);
 		else
@@ -369,31 +369,66 @@ Test(elementwise, unary_by_hand)
 {
 	const float x[3] = {-0.5f, 0, 1};
 	float y[3];
-	sc_cpu_unary(SC_U_RELU, x, y, 3);
+	sc_cpu_unary(SC_U_RELU, 0, x, y, 3);
 	CLOSE(y, ((const float[]){0, 0, 1}), 3, "relu");
-	sc_cpu_unary(SC_U_GELU, x, y, 3);   /* numpy: tanh form */
+	sc_cpu_unary(SC_U_GELU, 0, x, y, 3);   /* numpy: tanh form */
 	CLOSE(y, ((const float[]){-0.15428599f, 0, 0.84119199f}), 3, "gelu");
-	sc_cpu_unary(SC_U_GELU_ERF, x, y, 3);   /* 0.5*x*(1+math.erf(x/math.sqrt(2))) */
+	sc_cpu_unary(SC_U_GELU_ERF, 0, x, y, 3);   /* 0.5*x*(1+math.erf(x/math.sqrt(2))) */
 	CLOSE(y, ((const float[]){-0.15426877f, 0, 0.84134475f}), 3, "gelu erf form");
-	sc_cpu_unary(SC_U_TANH, x, y, 3);
+	sc_cpu_unary(SC_U_TANH, 0, x, y, 3);
 	CLOSE(y, ((const float[]){-0.46211716f, 0, 0.76159416f}), 3, "tanh");
-	sc_cpu_unary(SC_U_SIGMOID, x, y, 3);
+	sc_cpu_unary(SC_U_SIGMOID, 0, x, y, 3);
 	CLOSE(y, ((const float[]){0.37754067f, 0.5f, 0.73105858f}), 3, "sigmoid");
-	sc_cpu_unary(SC_U_EXP, x, y, 3);
+	sc_cpu_unary(SC_U_EXP, 0, x, y, 3);
 	CLOSE(y, ((const float[]){0.60653066f, 1, 2.71828183f}), 3, "exp");
-	sc_cpu_unary(SC_U_NEG, x, y, 3);
+	sc_cpu_unary(SC_U_NEG, 0, x, y, 3);
 	CLOSE(y, ((const float[]){0.5f, 0, -1}), 3, "neg");
-	sc_cpu_unary(SC_U_SQUARE, x, y, 3);
+	sc_cpu_unary(SC_U_SQUARE, 0, x, y, 3);
 	CLOSE(y, ((const float[]){0.25f, 0, 1}), 3, "square");
 	const float p[3] = {0.25f, 1, 2.71828183f};
-	sc_cpu_unary(SC_U_SQRT, p, y, 3);
+	sc_cpu_unary(SC_U_SQRT, 0, p, y, 3);
 	CLOSE(y, ((const float[]){0.5f, 1, 1.64872127f}), 3, "sqrt");
-	sc_cpu_unary(SC_U_LOG, p, y, 3);
+	sc_cpu_unary(SC_U_LOG, 0, p, y, 3);
 	CLOSE(y, ((const float[]){-1.38629436f, 0, 1}), 3, "log");
-	sc_cpu_unary(SC_U_RSQRT, p, y, 3);   /* numpy: 1 / np.sqrt(p) */
+	sc_cpu_unary(SC_U_RSQRT, 0, p, y, 3);   /* numpy: 1 / np.sqrt(p) */
 	CLOSE(y, ((const float[]){2, 1, 0.60653066f}), 3, "rsqrt");
-	sc_cpu_unary(SC_U_SILU, x, y, 3);    /* numpy: x / (1 + np.exp(-x)) */
+	sc_cpu_unary(SC_U_SILU, 0, x, y, 3);    /* numpy: x / (1 + np.exp(-x)) */
 	CLOSE(y, ((const float[]){-0.18877033f, 0, 0.73105858f}), 3, "silu");
+}
+
+/* LeakyReLU (p its alpha): x above 0, alpha x below; at a NaN, NaN */
+Test(elementwise, leaky_relu_by_hand)
+{
+	const float x[5] = {-2, -0.5f, 0, 3, NAN};
+	float y[5];
+	sc_cpu_unary(SC_U_LEAKY_RELU, 0.2f, x, y, 5);
+	CLOSE(y, ((const float[]){-0.4f, -0.1f, 0, 3}), 4, "leaky_relu 0.2");
+	cr_assert(isnan(y[4]));
+	sc_cpu_unary(SC_U_LEAKY_RELU, 2, x, y, 4);   /* above 1: MindSpore's Minimum(alpha x, x), the same */
+	CLOSE(y, ((const float[]){-4, -1, 0, 3}), 4, "leaky_relu 2");
+	sc_cpu_unary(SC_U_LEAKY_RELU, -0.5f, x, y, 4);
+	CLOSE(y, ((const float[]){1, 0.25f, 0, 3}), 4, "leaky_relu -0.5");
+}
+
+/* PReLU: x (outer, c, inner), a weight per channel or one; x < 0 ? w x : x */
+Test(elementwise, prelu_by_hand)
+{
+	const float x[8] = {-1, 2, -3, 4, 5, -6, 0, -8}, w[2] = {0.5f, -0.25f};
+	float y[8];
+	sc_cpu_prelu(x, w, y, 2, 2, 2, 2);   /* (2, 2, 2): channels of 2 elements */
+	CLOSE(y, ((const float[]){-0.5f, 2, 0.75f, 4, 5, -3, 0, 2}), 8, "prelu per channel");
+	sc_cpu_prelu(x, w, y, 1, 1, 8, 1);   /* one weight for all */
+	CLOSE(y, ((const float[]){-0.5f, 2, -1.5f, 4, 5, -3, 0, -4}), 8, "prelu one weight");
+	float z[8];
+	memcpy(z, x, sizeof z);
+	sc_cpu_prelu(z, w, z, 2, 2, 2, 2);   /* in place */
+	CLOSE(z, ((const float[]){-0.5f, 2, 0.75f, 4, 5, -3, 0, 2}), 8, "prelu in place");
+	/* dx = x <= 0 ? w dy : dy; dw[c] = the sum of x dy where x < 0 */
+	const float dy[8] = {1, 1, 1, 1, 2, 2, 2, 2};
+	float dx[8], dw[2];
+	sc_cpu_prelu_grad(x, w, dy, dx, dw, 2, 2, 2, 2);
+	CLOSE(dx, ((const float[]){0.5f, 1, -0.25f, 1, 2, 1, -0.5f, -0.5f}), 8, "prelu dx");
+	CLOSE(dw, ((const float[]){-1 - 12, -3 - 16}), 2, "prelu dw");
 }
 
 /* ---- softmax, reductions ---- */
@@ -1275,10 +1310,10 @@ Test(elementwise, gelu_against_double)
 	float *x = malloc(3 * N * sizeof *x), *y = x + N, *g = x + 2 * N;
 	for (int i = 0; i < N; i++)
 		x[i] = -12 + 24.0f * (float)i / (N - 1);
-	sc_cpu_unary(SC_U_GELU, x, y, N);
+	sc_cpu_unary(SC_U_GELU, 0, x, y, N);
 	for (int i = 0; i < N; i++)
 		g[i] = 1;
-	sc_cpu_unary_grad(SC_U_GELU, x, g, g, N);
+	sc_cpu_unary_grad(SC_U_GELU, 0, x, g, g, N);
 	double worst_y = 0, worst_g = 0;
 	for (int i = 0; i < N; i++) {
 		double v = x[i], th = tanh(0.7978845608028654 * (v + 0.044715 * v * v * v));
@@ -1290,10 +1325,10 @@ Test(elementwise, gelu_against_double)
 	cr_expect(worst_y < 2.5e-7, "gelu: error %g of |x|", worst_y);
 	cr_expect(worst_g < 4e-7, "gelu slope: error %g", worst_g);
 	/* the erf form (approximate: "none"), from libm's erff and expf */
-	sc_cpu_unary(SC_U_GELU_ERF, x, y, N);
+	sc_cpu_unary(SC_U_GELU_ERF, 0, x, y, N);
 	for (int i = 0; i < N; i++)
 		g[i] = 1;
-	sc_cpu_unary_grad(SC_U_GELU_ERF, x, g, g, N);
+	sc_cpu_unary_grad(SC_U_GELU_ERF, 0, x, g, g, N);
 	worst_y = worst_g = 0;
 	for (int i = 0; i < N; i++) {
 		double v = x[i], e = erf(v / sqrt(2));
@@ -1322,13 +1357,13 @@ Test(elementwise, vector_lanes_and_tail_same_bits)
 		b[i] = 0.25f;
 	}
 	for (sc_unop op = 0; op < SC_U_COUNT; op++) {
-		sc_cpu_unary(op, x, y, N);
-		sc_cpu_unary_grad(op, x, d, g, N);
+		sc_cpu_unary(op, T_UNARY_P, x, y, N);
+		sc_cpu_unary_grad(op, T_UNARY_P, x, d, g, N);
 		for (int i = 0; i < N - 3; i++)
 			cr_assert(!memcmp(&y[i], &y[N - 3 + i % 3], sizeof *y) && !memcmp(&g[i], &g[N - 3 + i % 3], sizeof *g),
 			          "unary op %d: element %d differs from the tail's", (int)op, i);
 	}
-	sc_cpu_bias_unary(SC_U_GELU, x, b, pre, yb, 1, N);
+	sc_cpu_bias_unary(SC_U_GELU, 0, x, b, pre, yb, 1, N);
 	for (int i = 0; i < N - 3; i++)
 		cr_assert(!memcmp(&yb[i], &yb[N - 3 + i % 3], sizeof *yb), "bias + gelu: element %d", i);
 }
@@ -1417,9 +1452,9 @@ Test(elementwise, bias_unary_is_bias_add_then_unary)
 	t_fill(b, C, &seed, -1, 1);
 	for (sc_unop op = 0; op < SC_U_COUNT; op++) {
 		sc_cpu_bias_add(x, b, s1, R, C);
-		sc_cpu_unary(op, s1, y1, N);
-		sc_cpu_bias_unary(op, x, b, s2, y2, R, C);
-		sc_cpu_bias_unary(op, x, b, NULL, y3, R, C);
+		sc_cpu_unary(op, T_UNARY_P, s1, y1, N);
+		sc_cpu_bias_unary(op, T_UNARY_P, x, b, s2, y2, R, C);
+		sc_cpu_bias_unary(op, T_UNARY_P, x, b, NULL, y3, R, C);
 		cr_expect(memcmp(s1, s2, sizeof s1) == 0, "op %d: the kept sum differs", (int)op);
 		cr_expect(memcmp(y1, y2, sizeof y1) == 0 && memcmp(y1, y3, sizeof y1) == 0, "op %d: y differs", (int)op);
 	}
@@ -1476,15 +1511,15 @@ Test(elementwise, ew_chain_is_its_kernels)
 		sc_cpu_bias_add(xw, bw, s1, R, C);
 		sc_cpu_cast(s1, SC_F32, wpre, dt, N);
 		sc_cpu_cast(wpre, dt, s1, SC_F32, N);
-		sc_cpu_unary(SC_U_GELU, s1, y1, N);
+		sc_cpu_unary(SC_U_GELU, 0, s1, y1, N);
 		sc_cpu_cast(y1, SC_F32, want, dt, N);
 		const sc_ew_operand ins[] = {{xh, dt, SC_EW_FULL}, {bh, dt, SC_EW_ROW}};
 		const sc_ew_step st[] = {
-			{SC_EW_BINARY, SC_ADD, 0, 1, SC_F32, NULL}, /* 2 */
-			{SC_EW_ROUND, 0, 2, 0, dt, NULL},           /* 3 */
-			{SC_EW_STORE, 0, 3, 0, dt, pre2},           /* 4 */
-			{SC_EW_UNARY, SC_U_GELU, 3, 0, SC_F32, NULL}, /* 5 */
-			{SC_EW_STORE, 0, 5, 0, dt, y2},
+			{SC_EW_BINARY, SC_ADD, 0, 1, SC_F32, NULL, 0}, /* 2 */
+			{SC_EW_ROUND, 0, 2, 0, dt, NULL, 0},           /* 3 */
+			{SC_EW_STORE, 0, 3, 0, dt, pre2, 0},           /* 4 */
+			{SC_EW_UNARY, SC_U_GELU, 3, 0, SC_F32, NULL, 0}, /* 5 */
+			{SC_EW_STORE, 0, 5, 0, dt, y2, 0},
 		};
 		sc_cpu_ew_chain(st, 5, ins, 2, R, C);
 		cr_expect(memcmp(pre2, wpre, sizeof wpre) == 0, "%s: the kept sum differs", h ? "f16" : "bf16");
@@ -1495,17 +1530,17 @@ Test(elementwise, ew_chain_is_its_kernels)
 	float s = 0.37f;
 	sc_cpu_binary(SC_ADD, x, (const int64_t[]){N}, 1, m, (const int64_t[]){N}, 1, t, (const int64_t[]){N}, 1);
 	sc_cpu_binary(SC_MUL, t, (const int64_t[]){N}, 1, &s, (const int64_t[]){1}, 1, s1, (const int64_t[]){N}, 1);
-	sc_cpu_unary(SC_U_TANH, s1, t, N);
+	sc_cpu_unary(SC_U_TANH, 0, s1, t, N);
 	sc_cpu_binary(SC_SUB, r, (const int64_t[]){N}, 1, t, (const int64_t[]){N}, 1, y1, (const int64_t[]){N}, 1);
 	const sc_ew_operand fins[] = {{x, SC_F32, SC_EW_FULL}, {m, SC_F32, SC_EW_FULL}, {&s, SC_F32, SC_EW_SCALAR},
 	                              {r, SC_F32, SC_EW_FULL}};
 	const sc_ew_step fst[] = {
-		{SC_EW_BINARY, SC_ADD, 0, 1, SC_F32, NULL},    /* 4 */
-		{SC_EW_BINARY, SC_MUL, 4, 2, SC_F32, NULL},    /* 5 */
-		{SC_EW_STORE, 0, 5, 0, SC_F32, pre2f},         /* 6 */
-		{SC_EW_UNARY, SC_U_TANH, 6, 0, SC_F32, NULL},  /* 7 */
-		{SC_EW_BINARY, SC_SUB, 3, 7, SC_F32, NULL},    /* 8 */
-		{SC_EW_STORE, 0, 8, 0, SC_F32, y2f},
+		{SC_EW_BINARY, SC_ADD, 0, 1, SC_F32, NULL, 0},    /* 4 */
+		{SC_EW_BINARY, SC_MUL, 4, 2, SC_F32, NULL, 0},    /* 5 */
+		{SC_EW_STORE, 0, 5, 0, SC_F32, pre2f, 0},         /* 6 */
+		{SC_EW_UNARY, SC_U_TANH, 6, 0, SC_F32, NULL, 0},  /* 7 */
+		{SC_EW_BINARY, SC_SUB, 3, 7, SC_F32, NULL, 0},    /* 8 */
+		{SC_EW_STORE, 0, 8, 0, SC_F32, y2f, 0},
 	};
 	sc_cpu_ew_chain(fst, 6, fins, 4, 1, N);
 	cr_expect(memcmp(pre2f, s1, sizeof s1) == 0, "f32: the kept product differs");
@@ -1514,22 +1549,22 @@ Test(elementwise, ew_chain_is_its_kernels)
 	for (sc_unop op = 0; op < SC_U_COUNT; op++) {
 		sc_cpu_bias_add(x, bias, s1, R, C);
 		ew_half(SC_BF16, s1, N);
-		sc_cpu_unary(op, s1, y1, N);
+		sc_cpu_unary(op, T_UNARY_P, s1, y1, N);
 		const sc_ew_operand uins[] = {{x, SC_F32, SC_EW_FULL}, {bias, SC_F32, SC_EW_ROW}};
 		const sc_ew_step ust[] = {
-			{SC_EW_BINARY, SC_ADD, 1, 0, SC_F32, NULL},
-			{SC_EW_ROUND, 0, 2, 0, SC_BF16, NULL},
-			{SC_EW_UNARY, (int)op, 3, 0, SC_F32, NULL},
-			{SC_EW_STORE, 0, 4, 0, SC_F32, y2f},
+			{SC_EW_BINARY, SC_ADD, 1, 0, SC_F32, NULL, 0},
+			{SC_EW_ROUND, 0, 2, 0, SC_BF16, NULL, 0},
+			{SC_EW_UNARY, (int)op, 3, 0, SC_F32, NULL, T_UNARY_P},
+			{SC_EW_STORE, 0, 4, 0, SC_F32, y2f, 0},
 		};
 		sc_cpu_ew_chain(ust, 4, uins, 2, R, C);
 		cr_expect(memcmp(y2f, y1, sizeof y1) == 0, "op %d: y differs", (int)op);
 		/* its gradient (SC_EW_UNARY_GRAD) from t = x and dy = r: sc_cpu_unary_grad's bits */
-		sc_cpu_unary_grad(op, x, r, y1, N);
+		sc_cpu_unary_grad(op, T_UNARY_P, x, r, y1, N);
 		const sc_ew_operand gins[] = {{r, SC_F32, SC_EW_FULL}, {x, SC_F32, SC_EW_FULL}};
 		const sc_ew_step gst[] = {
-			{SC_EW_UNARY_GRAD, (int)op, 1, 0, SC_F32, NULL},
-			{SC_EW_STORE, 0, 2, 0, SC_F32, y2f},
+			{SC_EW_UNARY_GRAD, (int)op, 1, 0, SC_F32, NULL, T_UNARY_P},
+			{SC_EW_STORE, 0, 2, 0, SC_F32, y2f, 0},
 		};
 		sc_cpu_ew_chain(gst, 2, gins, 2, R, C);
 		cr_expect(memcmp(y2f, y1, sizeof y1) == 0, "op %d: the gradient differs", (int)op);
@@ -1545,8 +1580,8 @@ typedef void (*KernelRun)(const float *x, float *y, float *state);
 static void run_unary(const float *x, float *y, float *state)
 {
 	(void)state;
-	sc_cpu_unary(SC_U_GELU, x, y, 1 << 16);
-	sc_cpu_unary_grad(SC_U_GELU, x, x + 7, y + (1 << 16), 1 << 16);
+	sc_cpu_unary(SC_U_GELU, 0, x, y, 1 << 16);
+	sc_cpu_unary_grad(SC_U_GELU, 0, x, x + 7, y + (1 << 16), 1 << 16);
 }
 
 static void run_rows(const float *x, float *y, float *state)
@@ -1587,6 +1622,9 @@ static void run_grads(const float *x, float *y, float *state)
 	sc_cpu_norm_grad(1, x + 3, x, x + 200, y + (1 << 16) + 512, state, state + 1024, d3, 3, 2, 1, 1e-5);
 	sc_cpu_bias_add_grad(x + 5, y + (2 << 16), 256, 256);
 	sc_cpu_binary_grad(SC_MUL, x, n, 1, x + 7, n, 1, x + 9, n, 1, y + (3 << 16), y + (4 << 16));
+	/* PReLU's: dx, a weight per channel's sums and one weight's */
+	sc_cpu_prelu_grad(x, x + 13, x + 17, state + (1 << 16), state + 4096, 16, 64, 64, 64);
+	sc_cpu_prelu_grad(x + 2, x + 13, x + 17, NULL, state + 4096 + 64, 16, 64, 64, 1);
 }
 
 static void same_on_threads(KernelRun run, const char *what)
@@ -1605,7 +1643,7 @@ static void same_on_threads(KernelRun run, const char *what)
 Test(threads, elementwise_same_bits) { same_on_threads(run_unary, "unary"); }
 Test(threads, rows_same_bits) { same_on_threads(run_rows, "softmax, LayerNorm, RmsNorm, bias, scale"); }
 Test(threads, optimizers_same_bits) { same_on_threads(run_optimizers, "optimizers"); }
-Test(threads, gradients_same_bits) { same_on_threads(run_grads, "LayerNorm, RmsNorm, bias and binary gradients"); }
+Test(threads, gradients_same_bits) { same_on_threads(run_grads, "LayerNorm, RmsNorm, bias, binary and PReLU gradients"); }
 
 /* ---- computed constants: a piece from where it starts in the whole ---- */
 

@@ -305,6 +305,39 @@ class Forward(unittest.TestCase):
         with self.assertRaises(R.OpError):
             fwd("GeLU", [x], {"approximate": "erf"})
 
+    def test_leaky_relu(self):
+        """MindSpore's nn.LeakyReLU: Maximum(alpha x, x) (Minimum above 1); alpha 0.2 by default, a Float32
+        scalar cast to x's type before it multiplies."""
+        x = np.array([-2.0, -0.5, 0.0, 1.5, np.nan])
+        a32 = float(np.float32(0.2))
+        self.check("LeakyReLU", [x[:4]], {}, np.where(x[:4] > 0, x[:4], a32 * x[:4]))
+        self.assertTrue(np.isnan(fwd("LeakyReLU", [x], {})[4]))
+        for alpha in (0.01, 1.5, -0.3, 1.0):
+            a = float(np.float32(alpha))
+            ref = (np.minimum if alpha > 1 else np.maximum)(a * x[:4], x[:4])
+            self.check("LeakyReLU", [x[:4]], {"alpha": alpha}, ref)
+        for dt, rnd in (("Float16", lambda v: float(np.float16(v))), ("BFloat16", lambda v: float(R.round_bf16(v)))):
+            self.check("LeakyReLU", [x[:2]], {"alpha": 0.2, "@dtype": dt}, rnd(np.float32(0.2)) * x[:2])
+        with self.assertRaises(R.OpError):
+            fwd("LeakyReLU", [x], {"alpha": "a"})
+
+    def test_prelu(self):
+        """MindSpore's PReLU: x < 0 ? w x : x, a weight per channel (x's dim 1) or one for all."""
+        x = rng().normal(size=(2, 3, 4))
+        w = np.array([0.1, -0.6, 0.25])
+        self.check("PReLU", [x, w], {}, np.where(x < 0, w[None, :, None] * x, x))
+        self.check("PReLU", [x, w[:1]], {}, np.where(x < 0, 0.1 * x, x))
+        v = np.array([-1.0, 2.0, -3.0])                           # below rank 2: one channel
+        self.check("PReLU", [v, np.array([0.5])], {}, np.array([-0.5, 2.0, -1.5]))
+        d, wd = np.arange(-6.0, 6.0).reshape(2, 3, 2), np.array([0.1, 0.6, -0.3])   # MindSpore's docs' example
+        self.check("PReLU", [d, wd], {}, np.array([[[-0.6, -0.5], [-2.4, -1.8], [0.6, 0.3]],
+                                                   [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]]))
+        for bad in (np.ones(4), np.ones((3, 1)), np.ones(2)):
+            with self.assertRaises(R.OpError):
+                fwd("PReLU", [x, bad], {})
+        with self.assertRaises(R.OpError):
+            fwd("PReLU", [v, np.ones(3)], {})                     # one channel: one weight
+
     def test_select(self):
         c = np.array([[True, False, True], [False, False, True]])
         x, y = rng().normal(size=(2, 3)), rng(1).normal(size=(2, 3))
@@ -729,6 +762,28 @@ class Gradients(unittest.TestCase):
     def test_bias_add(self):
         self.check("BiasAdd", [rng(1).normal(size=(2, 3, 4)), rng(2).normal(size=(4,))])
 
+    def test_prelu(self):
+        x = rng(1).normal(size=(2, 3, 4))
+        x = np.where(np.abs(x) < 0.05, 0.3, x)         # away from the kink
+        self.check("PReLU", [x, rng(2).normal(size=(3,))])
+        self.check("PReLU", [x, rng(2).normal(size=(1,))])
+        self.check("PReLU", [x[0, 0], np.array([0.3])])
+        g = R.OPS["PReLU"][1](np.array([2.0, 2.0]), [np.array([0.0, -1.0]), np.array([0.25])], {})
+        self.assertEqual([g[0].tolist(), g[1].tolist()], [[0.5, 0.5], [-2.0]])   # PReLUGrad: x <= 0 takes w dy
+
+    def test_leaky_relu_is_maximum_of_alpha_x_and_x(self):
+        """At x = 0 alpha x and x tie and MaximumGrad gives each half: LeakyReLU's gradient there is the
+        Maximum's through Mul, (1 + alpha) dy / 2; at a NaN neither wins."""
+        x, g = np.array([-1.0, 0.0, 2.0, np.nan]), np.array([1.0, 3.0, -2.0, 1.0])
+        for alpha in (0.2, 1.5):
+            a = float(np.float32(alpha))
+            m = "Minimum" if alpha > 1 else "Maximum"
+            ga, gx = R.OPS[m][1](g, [a * x, x], {})
+            got = R.OPS["LeakyReLU"][1](g, [x], {"alpha": alpha})[0]
+            np.testing.assert_array_equal(got[:3], (a * ga + gx)[:3])
+            self.assertEqual(got[1], (1 + a) * 3 / 2)
+            self.assertEqual(got[3], 0.0)
+
     def test_logical(self):                             # Bool results: no operand gets a gradient
         m, x = np.array([True, False]), np.array([1.0, np.inf])
         for op, ins in (("LogicalNot", [m]), ("LogicalAnd", [m, m]), ("LogicalOr", [m, m]), ("IsFinite", [x])):
@@ -754,6 +809,8 @@ class Gradients(unittest.TestCase):
             self.check(op, [np.tanh(x)])
         self.check("Acosh", [np.abs(x) + 1.2])
         self.check("SeLU", [np.abs(x)])                  # x > 0: scale; below 0 MindSpore's EluGrad form, not the slope
+        for alpha in (0.2, 1.5, -0.3):
+            self.check("LeakyReLU", [x], {"alpha": alpha})
         y = np.array([-2.0, -0.5])
         sc, al = 1.0507009873554805, 1.6732632423543772
         np.testing.assert_allclose(R.OPS["SeLU"][1](np.ones(2), [y], {})[0], sc * (sc * al * np.expm1(y) + 1))
@@ -968,7 +1025,8 @@ class Gradients(unittest.TestCase):
         names = set(n[len("test_"):] for n in dir(self) if n.startswith("test_"))
         groups = {"matmul": ["MatMul"], "batch_matmul": ["BatchMatMul"],
                   "binary": ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "FloorDiv", "FloorMod", "Mod",
-                             "SquaredDifference", "DivNoNan", "Atan2"], "bias_add": ["BiasAdd"],
+                             "SquaredDifference", "DivNoNan", "Atan2"], "bias_add": ["BiasAdd"], "prelu": ["PReLU"],
+                  "leaky_relu_is_maximum_of_alpha_x_and_x": ["LeakyReLU"],
                   "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Rsqrt", "SiLU", "Square",
                             "Abs", "Sin", "Cos", "Erf", "Reciprocal", "Log1p", "Expm1", "Softplus", "Floor", "Sign",
                             "Ceil", "Round", "Tan", "Atan", "Sinh", "Cosh", "HSwish", "HSigmoid", "Erfc", "Inv", "Acos",

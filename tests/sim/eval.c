@@ -382,6 +382,25 @@ static bool eval_bias_add(Eval *e)
 	return true;
 }
 
+/* MindSpore's PReLU: x < 0 ? w x : x, a weight per channel (dim 1; one
+ * channel below rank 2) or one for all. */
+static bool eval_prelu(Eval *e)
+{
+	const SimTensor *x = &e->ins[0], *w = &e->ins[1];
+	int64_t c = x->rank >= 2 ? x->dims[1] : 1, inner = 1;
+	for (int d = 2; d < x->rank; d++)
+		inner *= x->dims[d];
+	if (w->rank != 1 || (w->dims[0] != c && w->dims[0] != 1))
+		return fail(e, "the weight must be 1-D, of x's channels (dim 1) or of 1");
+	if (!expect_out(e, x->rank, x->dims))
+		return false;
+	for (int64_t j = 0; j < x->size; j++) {
+		double v = x->data[j], wj = w->data[w->dims[0] == 1 ? 0 : j / inner % c];
+		e->out->data[j] = v < 0 ? wj * v : v;
+	}
+	return true;
+}
+
 static double relu6(double v)   /* a NaN kept, as numpy's clip */
 {
 	return v <= 0 ? 0 : v >= 6 ? 6 : v;
@@ -438,6 +457,7 @@ static double unary(OpKind op, const Attrs *a, double x)
 	case OP_LOG_SIGMOID: return x < 0 ? x - log1p(exp(x)) : -log1p(exp(-x));
 	case OP_ZEROS_LIKE: return 0;
 	case OP_ONES_LIKE: return 1;
+	case OP_LEAKY_RELU: return x > 0 ? x : a->alpha * x;   /* MindSpore's Maximum(alpha x, x); NaN stays NaN */
 	case OP_LOGICAL_NOT: return x == 0;   /* a Bool is 0 or 1 */
 	case OP_IS_FINITE: return isfinite(x);
 	default: die("not a unary operator");
@@ -1091,6 +1111,8 @@ static bool eval_op(Eval *e)
 		return eval_binary(e);
 	case OP_BIAS_ADD:
 		return eval_bias_add(e);
+	case OP_PRELU:
+		return eval_prelu(e);
 	OP_CASES(UNARY_OPS) case OP_LOGICAL_NOT: case OP_IS_FINITE:
 		return eval_unary(e);
 	case OP_SELECT:

@@ -725,14 +725,14 @@ Test(fuse, bias_and_unary_in_one_pass)
 {
 	char *t = bias_text(false);
 	expect_line(t, "/* %hb = BiasAdd: computed by the kernel that reads it (fused) */");
-	expect_line(t, "sc_bias_unary(rt, SC_U_GELU, h, c, NULL, g, 4, 6);");
+	expect_line(t, "sc_bias_unary(rt, SC_U_GELU, 0, h, c, NULL, g, 4, 6);");
 	expect_no_line(t, "*const hb = ");
 	expect_no_line(t, "sc_bias_add(rt");
 	free(t);
 	t = bias_text(true);
-	expect_line(t, "sc_bias_unary(rt, SC_U_GELU, h, c, hb, g, 4, 6);");   /* the adjoint reads hb */
+	expect_line(t, "sc_bias_unary(rt, SC_U_GELU, 0, h, c, hb, g, 4, 6);");   /* the adjoint reads hb */
 	expect_line(t, "*const hb = ");
-	expect_line(t, "sc_unary_grad(rt, SC_U_GELU, hb, ");
+	expect_line(t, "sc_unary_grad(rt, SC_U_GELU, 0, hb, ");
 	free(t);
 }
 
@@ -741,13 +741,13 @@ Test(fuse, bias_and_unary_in_one_pass)
 Test(fuse, bias_and_gelu_erf_form_in_one_pass)
 {
 	char *t = bias_text_of(true, " {approximate: \"none\"}");
-	expect_line(t, "sc_bias_unary(rt, SC_U_GELU_ERF, h, c, hb, g, 4, 6);");
-	expect_line(t, "sc_unary_grad(rt, SC_U_GELU_ERF, hb, ");
+	expect_line(t, "sc_bias_unary(rt, SC_U_GELU_ERF, 0, h, c, hb, g, 4, 6);");
+	expect_line(t, "sc_unary_grad(rt, SC_U_GELU_ERF, 0, hb, ");
 	expect_no_line(t, "SC_U_GELU,");
 	free(t);
 	t = bias_text_of(true, " {approximate: \"tanh\"}");
-	expect_line(t, "sc_bias_unary(rt, SC_U_GELU, h, c, hb, g, 4, 6);");
-	expect_line(t, "sc_unary_grad(rt, SC_U_GELU, hb, ");
+	expect_line(t, "sc_bias_unary(rt, SC_U_GELU, 0, h, c, hb, g, 4, 6);");
+	expect_line(t, "sc_unary_grad(rt, SC_U_GELU, 0, hb, ");
 	expect_no_line(t, "SC_U_GELU_ERF");
 	free(t);
 }
@@ -984,8 +984,8 @@ Test(fuse, gelu_erf_form_in_a_chain)
 	                       "train { loss: %l, optimizer: SGD(learning_rate: 0.1) }\n",
 	                       0);
 	expect_line(t, "/* elementwise chain (fused): %g = GeLU, %m = Mul, %a = Add */");
-	expect_line(t, "sc_ew_chain(rt, (const sc_ew_step[]){{SC_EW_UNARY, SC_U_GELU_ERF, 0, 0, SC_F32, NULL}, ");
-	expect_line(t, "sc_unary_grad(rt, SC_U_GELU_ERF, h, ");
+	expect_line(t, "sc_ew_chain(rt, (const sc_ew_step[]){{SC_EW_UNARY, SC_U_GELU_ERF, 0, 0, SC_F32, NULL, 0}, ");
+	expect_line(t, "sc_unary_grad(rt, SC_U_GELU_ERF, 0, h, ");
 	expect_no_line(t, "SC_U_GELU,");
 	free(t);
 }
@@ -1025,11 +1025,11 @@ Test(fuse, elementwise_chain_in_one_call)
 	char *t = chain_text(false);
 	expect_line(t, "/* %hb = BiasAdd: computed by %r32's elementwise chain (fused) */");
 	expect_line(t, "/* elementwise chain (fused): %hb = BiasAdd, %g = GeLU, %gs = Mul, %r = Add, %r32 = Cast */");
-	expect_line(t, "sc_ew_chain(rt, (const sc_ew_step[]){{SC_EW_BINARY, SC_ADD, 0, 1, SC_F32, NULL}, "
-	               "{SC_EW_ROUND, 0, 4, 0, SC_BF16, NULL}, {SC_EW_UNARY, SC_U_GELU, 5, 0, SC_F32, NULL}, "
-	               "{SC_EW_ROUND, 0, 6, 0, SC_BF16, NULL}, {SC_EW_BINARY, SC_MUL, 7, 2, SC_F32, NULL}, "
-	               "{SC_EW_ROUND, 0, 8, 0, SC_BF16, NULL}, {SC_EW_BINARY, SC_ADD, 3, 9, SC_F32, NULL}, "
-	               "{SC_EW_ROUND, 0, 10, 0, SC_BF16, NULL}, {SC_EW_STORE, 0, 11, 0, SC_F32, r32}}, 9, "
+	expect_line(t, "sc_ew_chain(rt, (const sc_ew_step[]){{SC_EW_BINARY, SC_ADD, 0, 1, SC_F32, NULL, 0}, "
+	               "{SC_EW_ROUND, 0, 4, 0, SC_BF16, NULL, 0}, {SC_EW_UNARY, SC_U_GELU, 5, 0, SC_F32, NULL, 0}, "
+	               "{SC_EW_ROUND, 0, 6, 0, SC_BF16, NULL, 0}, {SC_EW_BINARY, SC_MUL, 7, 2, SC_F32, NULL, 0}, "
+	               "{SC_EW_ROUND, 0, 8, 0, SC_BF16, NULL, 0}, {SC_EW_BINARY, SC_ADD, 3, 9, SC_F32, NULL, 0}, "
+	               "{SC_EW_ROUND, 0, 10, 0, SC_BF16, NULL, 0}, {SC_EW_STORE, 0, 11, 0, SC_F32, r32, 0}}, 9, "
 	               "(const sc_ew_operand[]){{h, SC_BF16, SC_EW_FULL}, {c, SC_BF16, SC_EW_ROW}, "
 	               "{s, SC_BF16, SC_EW_SCALAR}, {x, SC_BF16, SC_EW_FULL}}, 4, 4, 6);");
 	for (const char *const *v = (const char *const[]){"hb", "g", "gs", "r", NULL}; *v; v++) {
@@ -1042,11 +1042,11 @@ Test(fuse, elementwise_chain_in_one_call)
 	expect_no_line(t, "sc_binary(rt");
 	free(t);
 	t = chain_text(true);
-	expect_line(t, "{SC_EW_ROUND, 0, 4, 0, SC_BF16, NULL}, {SC_EW_STORE, 0, 5, 0, SC_BF16, hb}, "
-	               "{SC_EW_UNARY, SC_U_GELU, 6, 0, SC_F32, NULL}");   /* the adjoint reads hb */
+	expect_line(t, "{SC_EW_ROUND, 0, 4, 0, SC_BF16, NULL, 0}, {SC_EW_STORE, 0, 5, 0, SC_BF16, hb, 0}, "
+	               "{SC_EW_UNARY, SC_U_GELU, 6, 0, SC_F32, NULL, 0}");   /* the adjoint reads hb */
 	expect_line(t, "*const hb = ");
-	expect_line(t, "{SC_EW_STORE, 0, 8, 0, SC_BF16, g}");     /* the Mul's adjoint reads its operands, */
-	expect_line(t, "{SC_EW_STORE, 0, 11, 0, SC_BF16, gs}");   /* the Add's (as its row says) too, */
+	expect_line(t, "{SC_EW_STORE, 0, 8, 0, SC_BF16, g, 0}");     /* the Mul's adjoint reads its operands, */
+	expect_line(t, "{SC_EW_STORE, 0, 11, 0, SC_BF16, gs, 0}");   /* the Add's (as its row says) too, */
 	expect_no_line(t, "*const r = ");                          /* and no adjoint reads the Add's result */
 	free(t);
 }
@@ -1064,7 +1064,7 @@ Test(fuse, chain_stops_before_an_early_reader)
 	                       "  return %c, %s\n"
 	                       "}\n", 0);
 	expect_line(t, "/* elementwise chain (fused): %a = Exp, %b = Neg */");
-	expect_line(t, "sc_unary(rt, SC_U_SQUARE, b, c, 32);");
+	expect_line(t, "sc_unary(rt, SC_U_SQUARE, 0, b, c, 32);");
 	expect_line(t, "*const a = ");   /* ReduceSum reads it: stored */
 	free(t);
 }

@@ -197,6 +197,10 @@ Test(simulate, operator_rules)
 		"  %1 = Add(%x, %b) {in_strategy: ((2, 2), (1, 2))}\n  %2 = Mul(%1, %x)\n  return %2",
 		"%x: <Tensor[Float32], (8, 16)>, %b: <Parameter[Float32], (16,)>) {\n"
 		"  %1 = BiasAdd(%x, %b) {in_strategy: ((1, 4), (4,))}\n  %2 = GeLU(%1)\n  return %2",
+		/* PReLU: a weight per channel split with them, then one for all over every dim; LeakyReLU */
+		"%x: <Tensor[Float32], (4, 8, 6)>, %w: <Parameter[Float32], (8,)>, %v: <Parameter[Float32], (1,)>) {\n"
+		"  %1 = PReLU(%x, %w) {in_strategy: ((1, 2, 2), (2,))}\n  %2 = LeakyReLU(%1) {alpha: 0.3, "
+		"in_strategy: ((2, 1, 2),)}\n  %3 = PReLU(%2, %v) {in_strategy: ((2, 2, 1), (1,))}\n  return %3",
 		/* reductions over split dims: sum, mean (sum then divide), max, min */
 		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = ReduceSum(%x) {axis: 1, in_strategy: ((2, 2),)}\n  return %1",
 		"%x: <Tensor[Float32], (8, 16)>) {\n  %1 = ReduceMean(%x) {axis: (0, 1), keep_dims: true, "
