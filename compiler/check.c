@@ -688,8 +688,7 @@ static bool mindspore_only(const char *name)
 {
 	static const char *const names[] = {
 		"ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK", "CumSum", "CumProd",
-		"Erfinv", "IsFinite", "LogicalAnd", "LogicalOr", "LogicalNot", "ApproximateEqual", "Assign", "AssignAdd",
-		"AssignSub", "L2Normalize", "Depend",
+		"Erfinv", "ApproximateEqual", "Assign", "AssignAdd", "AssignSub", "L2Normalize", "Depend",
 		"BatchNorm", "Conv2D", "MaxPool", "AvgPool", "Embedding", "GatherD", "ScatterUpdate", "Einsum",
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

@@ -330,7 +330,7 @@ static double local_cost_sum(Search *x, int v, const OpSplit *s, double limit, d
 		if (c < limit && x->decided[w] && !shared(x, w, x->cin[i], &x->in[w][x->cin[i]], -1, true))
 			c += carry_cost_under(x, out, nd->result, &x->src[w][x->cin[i]], &x->in[w][x->cin[i]], c, limit);
 	}
-	if (x->returned[v] && c < limit)
+	if (x->returned[v] && !x->propagating && c < limit)
 		c += complete_cost(x, v, &out);
 	*bytes = own_memory(x, v, ins, &raw);
 	if (ins != in)

@@ -58,6 +58,7 @@ void decide(Search *x, int v, int64_t (*cand)[MAX_OPDIMS])
 	double memory = cost_cluster(x->cm)->memory, best = INFINITY;
 	bool best_fits = false;
 	OpSplit best_split;
+	x->propagating = true;
 	for (int i = 0; i < nc; i++) {
 		OpSplit s;
 		search_split(x, od, cand[i], x->copies_first, &s);
@@ -79,6 +80,7 @@ void decide(Search *x, int v, int64_t (*cand)[MAX_OPDIMS])
 		if (any || (fits == best_fits && c < best))
 			best = c, best_split = s, best_fits = fits;
 	}
+	x->propagating = false;
 	set_current(x, v, &best_split);
 	x->decided[v] = true;
 }

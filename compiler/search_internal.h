@@ -109,6 +109,8 @@ typedef struct {
 	int *first_node, *first_in;   /* (nparams) the first use of each parameter, -1 none */
 	bool *needs;             /* (nvalues) with a train block, depends on a trained parameter */
 	bool *returned;          /* (nnodes) */
+	bool propagating;        /* in decide (propagate.c): a returned value's completion and hand-over are no
+	                          * neighbours, so local_cost leaves them out */
 	bool *fixed_node;        /* (nnodes) a user strategy, or a planned parameter's first user */
 	int64_t tmpl_dp, tmpl_mp;  /* a Megatron template's propagation (0: off): decide takes only dp x mp candidates */
 	int64_t copies_first;    /* > 1 in a template start of one node's devices: its strategies put this many

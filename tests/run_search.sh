@@ -396,6 +396,14 @@ then ok; else bad "a plan computing everything whole: no --explain line saying w
 if "$shardc" tests/good/batch_matmul_auto_ms.ir -o "$tmp/bmm16" 2>"$tmp/err" &&
    [ "$(comm_bytes "$tmp/bmm16/manifest.json")" -lt 16 ]; then ok
 else bad "test_batch_matmul_auto_parallel on 16 devices: $(comm_bytes "$tmp/bmm16/manifest.json" 2>/dev/null) bytes a rank, not the loss's alone: $(head -3 "$tmp/err")"; fi
+# Propagation decides an operator by its neighbours alone: a ReLU whose
+# result the net returns takes its producer's split (MindSpore's
+# test_shrink_axis_mask: (16,)), not the split cheapest to hand over.
+if "$shardc" tests/good/strided_slice_shrink_relu_ms.ir -o "$tmp/shrink" 2>"$tmp/err" &&
+   /usr/bin/python3 -c 'import json, sys
+ops = {o["name"]: o for o in json.load(open(sys.argv[1]))["operators"]}
+sys.exit(ops["r"]["in_strategy"] != [[16]])' "$tmp/shrink/strategy.json"; then ok
+else bad "test_shrink_axis_mask: the ReLU after a (1, 1, 1, 16) slice does not take (16,): $(head -3 "$tmp/err")"; fi
 # A GPT layer too small to split over 8 nodes (hidden 1,024 trained on 64
 # devices): the search splits it inside each node and repeats it on every
 # node (the copies on the slowest axis), so it costs no more than its plan

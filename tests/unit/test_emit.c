@@ -296,21 +296,22 @@ Test(text, loss_scale_stuck_at_one_stops)
 }
 
 /* Training (the searched plan, as the driver compiles it): the loss
- * printed, the gradient of w, whose MatMul splits the batch, summed over
- * those ranks, Momentum with its state in the slab. */
+ * completed by an AllReduce and printed, the gradients of w and w2, whose
+ * MatMuls split the batch, summed over those ranks in one bucket, Momentum
+ * with its state in the slab. */
 Test(text, training_step)
 {
 	char *t = rank_text("ir-samples/auto_parallel_case.ir", 0);
 	expect_line(t, "int64_t steps = sc_steps(rt, 20);");
 	expect_line(t, "const double lr = sc_learning_rate(SC_LR_CONSTANT, (const double[]){0.20000000000000001}, step - 1);");
-	expect_line(t, "sc_check_loss(rt, step, loss);   /* NaN or inf: every rank stops */\n\t\tfloat loss_now, ");
-	expect_line(t, "sc_to_host(rt, &loss_now, loss, sizeof loss_now);");   /* the loss computed whole on every rank */
+	expect_line(t, "sc_check_loss(rt, step, loss_1);   /* NaN or inf: every rank stops */\n\t\tfloat loss_now, ");
+	expect_line(t, "sc_to_host(rt, &loss_now, loss_1, sizeof loss_now);");   /* the loss made whole on every rank */
 	expect_line(t, "sc_print_step(rt, step, steps, t0, loss_now, lr, -1, ");   /* no clip: no norm */
 	expect_line(t, "const char *out_dir = sc_output_dir(rt), ");   /* checked writable before step 1 */
-	expect_line(t, "sc_all_reduce(rt, g");
-	expect_line(t, "grad_w, grad_w_1, SC_F32, 128, SC_SUM);");
+	expect_line(t, "sc_all_reduce_bucket(rt, g1, 2, (const void *const[]){grad_w, grad_w2}, "
+	               "(void *const[]){grad_w_1, grad_w2_1}, (const int64_t[]){128, 256}, SC_F32, SC_SUM, ");
 	expect_line(t, "sc_momentum(rt, w, grad_w_1, (float *)(slab + ");
-	expect_line(t, "sc_momentum(rt, w2, grad_w2, (float *)(slab + ");   /* w2 computed whole: its gradient is */
+	expect_line(t, "sc_momentum(rt, w2, grad_w2_1, (float *)(slab + ");
 	expect_line(t, "sc_save_npy(rt, out_dir, \"param_w2.npy\", w2, SC_F32, ");
 	free(t);
 }
