@@ -102,8 +102,8 @@ static void row_strides(const int64_t *dims, int ndim, int64_t *s)
 
 /* Strides over x's index space of the output of a reduction: 0 on reduced
  * axes, row-major over the kept ones. */
-static void reduce_strides(const char *what, const int64_t *dims, int ndim, const int *axes, int naxes,
-                           int64_t *ostride)
+static int64_t reduce_strides(const char *what, const int64_t *dims, int ndim, const int *axes, int naxes,
+                              int64_t *ostride)
 {
 	bool red[SC_MAX_DIMS] = {0};
 	sc_check_dims(what, dims, ndim);
@@ -118,6 +118,7 @@ static void reduce_strides(const char *what, const int64_t *dims, int ndim, cons
 		ostride[d] = red[d] ? 0 : v;
 		v *= red[d] ? 1 : dims[d];
 	}
+	return v;   /* the result's elements */
 }
 
 /* ---- memory ---- */
@@ -942,10 +943,8 @@ void sc_cpu_reduce(sc_reduce_kind kind, const float *x, float *y, const int64_t 
                    int naxes)
 {
 	int64_t os[SC_MAX_DIMS];
-	reduce_strides("reduce", dims, ndim, axes, naxes, os);
-	int64_t n = sc_numel(dims, ndim), nout = 1;
-	for (int d = 0; d < ndim; d++)
-		nout *= os[d] ? dims[d] : 1;
+	int64_t nout = reduce_strides("reduce", dims, ndim, axes, naxes, os);
+	int64_t n = sc_numel(dims, ndim);
 	double *acc = xcalloc((size_t)nout, sizeof *acc);
 	if (kind == SC_R_MAX || kind == SC_R_MIN || kind == SC_R_PROD)
 		for (int64_t o = 0; o < nout; o++)
@@ -971,10 +970,8 @@ void sc_cpu_reduce_bool(int any, const uint8_t *x, uint8_t *y, const int64_t *di
                         int naxes)
 {
 	int64_t os[SC_MAX_DIMS];
-	reduce_strides(any ? "reduce_any" : "reduce_all", dims, ndim, axes, naxes, os);
-	int64_t n = sc_numel(dims, ndim), nout = 1;
-	for (int d = 0; d < ndim; d++)
-		nout *= os[d] ? dims[d] : 1;
+	int64_t nout = reduce_strides(any ? "reduce_any" : "reduce_all", dims, ndim, axes, naxes, os);
+	int64_t n = sc_numel(dims, ndim);
 	for (int64_t o = 0; o < nout; o++)
 		y[o] = !any;
 	Walk w;
@@ -1004,10 +1001,7 @@ void sc_cpu_reduce_prod_stat(const float *x, int k, float *y, const int64_t *dim
                              int naxes)
 {
 	int64_t os[SC_MAX_DIMS];
-	reduce_strides("reduce_prod_stat", dims, ndim, axes, naxes, os);
-	int64_t nout = 1;
-	for (int d = 0; d < ndim; d++)
-		nout *= os[d] ? dims[d] : 1;
+	int64_t nout = reduce_strides("reduce_prod_stat", dims, ndim, axes, naxes, os);
 	double *P = xcalloc((size_t)nout, sizeof *P);
 	int64_t *Z = xcalloc((size_t)nout, sizeof *Z);
 	prod_stats(x, P, Z, dims, ndim, os, nout);
@@ -1021,10 +1015,8 @@ void sc_cpu_reduce_prod_grad(const float *x, const float *dy, const float *prod,
                              const int64_t *dims, int ndim, const int *axes, int naxes)
 {
 	int64_t os[SC_MAX_DIMS];
-	reduce_strides("reduce_prod_grad", dims, ndim, axes, naxes, os);
-	int64_t n = sc_numel(dims, ndim), nout = 1;
-	for (int d = 0; d < ndim; d++)
-		nout *= os[d] ? dims[d] : 1;
+	int64_t nout = reduce_strides("reduce_prod_grad", dims, ndim, axes, naxes, os);
+	int64_t n = sc_numel(dims, ndim);
 	double *P = xcalloc((size_t)nout, sizeof *P);
 	int64_t *Z = xcalloc((size_t)nout, sizeof *Z);
 	if (prod)
@@ -1047,10 +1039,8 @@ void sc_cpu_count_equal(const float *x, const float *y, float *count, const int6
                         int naxes)
 {
 	int64_t os[SC_MAX_DIMS];
-	reduce_strides("count_equal", dims, ndim, axes, naxes, os);
-	int64_t n = sc_numel(dims, ndim), nout = 1;
-	for (int d = 0; d < ndim; d++)
-		nout *= os[d] ? dims[d] : 1;
+	int64_t nout = reduce_strides("count_equal", dims, ndim, axes, naxes, os);
+	int64_t n = sc_numel(dims, ndim);
 	int64_t *ties = xcalloc((size_t)nout, sizeof *ties);
 	Walk w;
 	walk_init(&w, dims, ndim, 1, os, NULL, NULL);
@@ -1065,10 +1055,8 @@ void sc_cpu_reduce_max_grad(const float *x, const float *y, const float *dy, con
                             const int64_t *dims, int ndim, const int *axes, int naxes)
 {
 	int64_t os[SC_MAX_DIMS];
-	reduce_strides("reduce_max_grad", dims, ndim, axes, naxes, os);
-	int64_t n = sc_numel(dims, ndim), nout = 1;
-	for (int d = 0; d < ndim; d++)
-		nout *= os[d] ? dims[d] : 1;
+	int64_t nout = reduce_strides("reduce_max_grad", dims, ndim, axes, naxes, os);
+	int64_t n = sc_numel(dims, ndim);
 	float *ties = NULL;
 	if (!count) {
 		ties = xcalloc((size_t)nout, sizeof *ties);
