@@ -662,7 +662,7 @@ static bool split_from_tuples(const OpDims *od, const Node *n, const Strategy *s
 			StrBuf b = {0};
 			repair(od, split, device_num, fixed);
 			print_suggestion(&b, od, fixed, n->nin);
-			ERR(d, src, s->span, "%s: %s (%s) is split into %lld but v1 keeps it whole; e.g. %s", op, DIMNAME(od, o),
+			ERR(d, src, s->span, "%s: %s (%s) is split into %lld but must stay whole; e.g. %s", op, DIMNAME(od, o),
 			    od->whole_why[o], (long long)split[o], b.data);
 			sb_free(&b);
 			return false;
@@ -741,7 +741,7 @@ static bool split_from_layouts(const OpDims *od, const Node *n, const Strategy *
 	uint32_t used = 0;
 	for (int o = 0; o < od->nod; o++) {
 		if (out->nax[o] && (od->whole & (1u << o))) {
-			ERR(d, src, s->span, "%s: %s (%s) is split but v1 keeps it whole; write \"None\" for it", op,
+			ERR(d, src, s->span, "%s: %s (%s) is split but must stay whole; write \"None\" for it", op,
 			    DIMNAME(od, o), od->whole_why[o]);
 			return false;
 		}

@@ -601,7 +601,7 @@ Test(rules, invalid_strategies_refused)
 		 "MatMul: input 1 splits k into 2 but input 0 splits it into 4; every input must split k alike, "
 		 "e.g. in_strategy ((2, 4), (4, 1))"},
 		{"%y = Concat(%x, %x) {axis: 1, in_strategy: ((1, 2), (1, 2))}",
-		 "Concat: dim 1 (the concat axis) is split into 2 but v1 keeps it whole"},
+		 "Concat: dim 1 (the concat axis) is split into 2 but must stay whole"},
 		{"%y = MatMul(%x, %w) {in_strategy: ((4, 2), (2, 2))}",
 		 "MatMul: the strategy splits i 4 x k 2 x j 2, 16 devices in all, which does not divide device_num 8"},
 		{"%y = LayerNorm(%x, %g, %g) {begin_norm_axis: 0, begin_params_axis: 1, in_strategy: ((1, 8), (8,), (8,))}",
