@@ -305,7 +305,7 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 			return lit_ints(c, v, a->axes, MAX_DIMS, &a->naxes, name);
 		}
 		break;
-	case ATTR_SHAPE: case ATTR_MULTIPLES: return lit_ints(c, v, a->shape, MAX_DIMS, &a->nshape, name);
+	case ATTR_SHAPE: case ATTR_MULTIPLES: case ATTR_SIZE: return lit_ints(c, v, a->shape, MAX_DIMS, &a->nshape, name);
 	case ATTR_PERM: return lit_ints(c, v, a->perm, MAX_DIMS, &a->nperm, name);
 	case ATTR_BEGIN: return lit_ints(c, v, a->begin, MAX_DIMS, &a->nbegin, name);
 	case ATTR_END: return lit_ints(c, v, a->end, MAX_DIMS, &a->nend, name);

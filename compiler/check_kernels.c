@@ -23,7 +23,7 @@
 static bool moves_elements(OpKind op)
 {
 	return op_info[op].view == V_VIEW || op == OP_TRANSPOSE || op == OP_CONCAT ||
-	       op == OP_STRIDED_SLICE || op == OP_SPLIT || op == OP_CAST || op_is_comm(op);
+	       op_slices(op) || op == OP_CAST || op_is_comm(op);
 }
 
 static void check_operands(const Module *m, const Graph *g, Diag *d)
@@ -36,7 +36,7 @@ static void check_operands(const Module *m, const Graph *g, Diag *d)
 			bool index = op_info[n->op].nograd & (1u << k);   /* indices, labels */
 			DType t = g->values[n->in[k]].type.dtype;
 			if (!index && t != DT_F32 && !dtype_is_half(t)) {
-				diag_error(d, m->src, n->op_span, "%s on %s: the v1 runtime computes %s on Float32, Float16 "
+				diag_error(d, m->src, n->op_span, "%s on %s: shardc's runtime computes %s on Float32, Float16 "
 				           "and BFloat16 only; Cast '%%%s' to Float32 first", op_info[n->op].name, dtype_name(t),
 				           op_info[n->op].name, g->values[n->in[k]].name);
 				break;

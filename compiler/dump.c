@@ -49,7 +49,7 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 			else
 				sb_printf(b, "%lld", (long long)a->axes[0]);
 			break;
-		case ATTR_SHAPE: case ATTR_MULTIPLES: ints_print(b, a->shape, a->nshape); break;
+		case ATTR_SHAPE: case ATTR_MULTIPLES: case ATTR_SIZE: ints_print(b, a->shape, a->nshape); break;
 		case ATTR_PERM: ints_print(b, a->perm, a->nperm); break;
 		case ATTR_BEGIN_NORM_AXIS: sb_printf(b, "%lld", (long long)a->begin_norm_axis); break;
 		case ATTR_BEGIN_PARAMS_AXIS: sb_printf(b, "%lld", (long long)a->begin_params_axis); break;

@@ -296,6 +296,9 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_printf(b, ", %d, %lld, %lld, %.17g);", x->type.rank, (long long)bn, (long long)bp, fa->epsilon);
 		return;
 	}
+	case OP_ADD_N:   /* each operand's gradient is dy */
+		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)value_bytes(dxv));
+		return;
 	case OP_CONCAT: {
 		int axis = (int)norm_axis(fa->has_axis && fa->naxes ? fa->axes[0] : 0, y->type.rank);
 		int64_t begin[MAX_DIMS] = {0}, end[MAX_DIMS], strides[MAX_DIMS];
@@ -315,7 +318,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_puts(b, ");");
 		return;
 	}
-	case OP_STRIDED_SLICE: case OP_SPLIT:
+	case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SLICE:
 		sb_printf(b, "sc_strided_slice_grad(rt, %s, %s, ", dy, dx);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, ", x->type.rank);

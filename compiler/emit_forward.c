@@ -365,6 +365,12 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		sb_printf(b, ", %d, %lld, %lld, %.17g);", x->type.rank, (long long)bn, (long long)bp, a->epsilon);
 		break;
 	}
+	case OP_ADD_N:   /* x0 + x1, then each next added in place */
+		for (int j = 1; j < o->nin; j++) {
+			sb_puts(b, j > 1 ? "\n\t\t" : "");
+			emit_binary(b, p, "sc_binary", "SC_ADD", j > 1 ? o->result : o->in[0], o->in[j], o->result);
+		}
+		break;
 	case OP_CONCAT: {
 		int axis = (int)norm_axis(a->has_axis && a->naxes ? a->axes[0] : 0, yv->type.rank);
 		sb_printf(b, "sc_concat(rt, %s, (const void *const[]){", sc_dtype_name(yv->type.dtype));
@@ -382,7 +388,7 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		sb_printf(b, "sc_cast(rt, %s, %s, %s, %s, %lld);", x0, sc_dtype_name(x->type.dtype), y,
 		          sc_dtype_name(yv->type.dtype), (long long)numel(x));
 		break;
-	case OP_STRIDED_SLICE: case OP_SPLIT:
+	case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SLICE:
 		sb_printf(b, "sc_strided_slice(rt, %s, %s, %s, ", sc_dtype_name(x->type.dtype), x0, y);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, ", x->type.rank);

@@ -74,6 +74,11 @@ bool op_is_comm(OpKind k)
 	return k == OP_ALL_REDUCE || k == OP_ALL_GATHER || k == OP_REDUCE_SCATTER || k == OP_ALL_TO_ALL;
 }
 
+bool op_slices(OpKind k)
+{
+	return k == OP_STRIDED_SLICE || k == OP_SPLIT || k == OP_SLICE;
+}
+
 /* The rows of ops.h's elementwise sub-tables (arrays, not switches: a new row
  * is in them by construction). */
 #define IN_TABLE(e, ...) [OP_##e] = true,
@@ -189,9 +194,8 @@ static bool is_index_type(DType t)
 /* Operators whose result holds some of their input's elements unchanged. */
 static bool keeps_elements(const Node *n)
 {
-	return op_info[n->op].view == V_VIEW || n->op == OP_TRANSPOSE || n->op == OP_STRIDED_SLICE ||
-	       n->op == OP_SPLIT ||
-	       n->op == OP_CONCAT || op_is_comm(n->op);
+	return op_info[n->op].view == V_VIEW || n->op == OP_TRANSPOSE || op_slices(n->op) || n->op == OP_CONCAT ||
+	       op_is_comm(n->op);
 }
 
 int64_t index_bound(const Graph *g, int v, int *user)

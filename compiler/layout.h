@@ -152,7 +152,7 @@ typedef struct {
 	uint32_t normalized;                 /* op dims a softmax normalizes over: split, their statistics are
 	                                      * completed across the group (lower.c) */
 	int8_t nstats_fwd, nstats_bwd;       /* those statistics' AllReduces, forward and in the backward pass */
-	uint32_t whole;                      /* op dims v1 keeps whole */
+	uint32_t whole;                      /* op dims the operator keeps whole */
 	int64_t also[MAX_OPDIMS];            /* a split must divide this evenly too (0: nothing): the key heads of
 	                                      * grouped-query attention, which follow the query heads' op dim */
 	const char *whole_why[MAX_OPDIMS];   /* "the softmax axis" */

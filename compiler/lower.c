@@ -326,7 +326,7 @@ static void local_attrs(const Node *n, const NodeStrategy *ns, const LValue *in0
 	if (n->op == OP_FLASH_ATTENTION)   /* the rank's heads: q's head dim on this rank (BSH: its hidden dim / D) */
 		a->head_num = a->input_layout == FA_BNSD ? in0->type.dims[1] : a->input_layout == FA_BSND ? in0->type.dims[2]
 		              : in0->type.dims[2] / (in0->global[2] / n->a.head_num);
-	if (n->op == OP_STRIDED_SLICE || n->op == OP_SPLIT) {   /* Split: its slice (shape.c) */
+	if (op_slices(n->op)) {   /* Split, Slice: their slice (shape_slice.c) */
 		SliceForm f;
 		if (slice_form(&n->a, in0->global, in0->type.rank, &f) != SLICE_OK)
 			die("lower: a StridedSlice shape.c did not take");
@@ -336,6 +336,8 @@ static void local_attrs(const Node *n, const NodeStrategy *ns, const LValue *in0
 				a->begin[e] = 0;
 				a->end[e] = in0->type.dims[d];
 				a->strides[e] = 1;
+				if (n->op == OP_SLICE)   /* its size, printed */
+					a->shape[e] = in0->type.dims[d];
 			}
 	}
 	int v = n->op == OP_GATHER ? ns->od->in_dim[0][gather_axis(&n->a, ns->od->in_rank[0])] : -1;

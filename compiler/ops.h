@@ -93,6 +93,7 @@
 	ATTR(PIPELINE_STAGE, "pipeline_stage", AK_INT)         \
 	ATTR(DEPTH, "depth", AK_INT)                           \
 	ATTR(MULTIPLES, "multiples", AK_INTS)                 \
+	ATTR(SIZE, "size", AK_INTS)                            \
 	ATTR(ALPHA, "alpha", AK_FLOAT)
 
 #define A(x) ATTR_BIT(ATTR_##x)
@@ -233,9 +234,11 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(GATHER, "Gather", 2, 2, A(AXIS) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                            \
 	NORM_OPS(OP)                                                                                                                       \
 	OP(CONCAT, "Concat", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                          \
+	OP(ADD_N, "AddN", 2, -1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                                     \
 	OP(CAST, "Cast", 1, 1, A(DTYPE), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                                           \
 	OP(STRIDED_SLICE, "StridedSlice", 1, 1, A_SLICE | A_SLICE_MASKS | A(PAD), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                              \
 	OP(SPLIT, "Split", 1, 1, A(AXIS) | A(OUTPUT_NUM) | A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \
+	OP(SLICE, "Slice", 1, 1, A(BEGIN) | A(SIZE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                               \
 	OP(ARANGE, "Arange", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(START) | A(STOP) | A(STEP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)              \
 	OP(CAUSAL_MASK, "CausalMask", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(FILL), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \
 	OP(ROPE_COS, "RopeCos", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(THETA), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)               \

@@ -13,7 +13,7 @@
  * of the gradients a rank holds the first copy of and where each input's
  * and result's piece starts, is a table of numbers per rank (Program.entry,
  * Program.tab), which emit.c writes as rank_<r>.c. Here too: the C names of
- * the values and the partitions of the ranks into groups. What the v1
+ * the values and the partitions of the ranks into groups. What the
  * runtime computes was checked before lowering (check_kernels.c). The bottom
  * of the emitter: it calls none of the other emit files. */
 #include "emit_internal.h"
@@ -26,13 +26,13 @@ int64_t aligned(int64_t n)
 	return (n + ALIGN - 1) / ALIGN * ALIGN;
 }
 
-/* ---- what the v1 runtime computes ---- */
+/* ---- what shardc's runtime computes ---- */
 
 /* Operators that move elements of any type, and the logical ones (Bool); the rest compute on floats. */
 static bool any_dtype(OpKind op)
 {
 	return op_info[op].view == V_VIEW || op_info[op].shape == SH_LOGICAL || op == OP_TRANSPOSE ||
-	       op == OP_TRANSPOSE_FOLDED || op == OP_CONCAT || op == OP_STRIDED_SLICE || op == OP_SPLIT || op == OP_CAST ||
+	       op == OP_TRANSPOSE_FOLDED || op == OP_CONCAT || op_slices(op) || op == OP_CAST ||
 	       op == OP_PAD_FILL || op == OP_SEND_RECV || op_is_comm(op);
 }
 
@@ -47,7 +47,7 @@ static bool grad_any_dtype(const Lowered *l, const LOp *o)
 	OpKind f = differentiated(l, o)->op;
 	if (f == OP_BIAS_ADD && o->k == 0)
 		return true;   /* a copy of dy */
-	return any_dtype(f) && f != OP_STRIDED_SLICE && f != OP_SPLIT;   /* its gradient scatters into zeros */
+	return any_dtype(f) && !op_slices(f);   /* its gradient scatters into zeros */
 }
 
 /* check_kernels (check_kernels.c) lets no operator computing on integers

@@ -387,6 +387,12 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		od->batch = idx->rank ? 0 : -1;   /* MindSpore's batch strategy splits the ids' first dim */
 		return true;
 	}
+	case OP_ADD_N:   /* every operand split as the result (MindSpore's AddNInfo: one strategy for all) */
+		for (int d = 0; d < out->rank; d++)
+			add_dim(od, out->dims[d], NULL);
+		for (int k = 0; k < n->nin && k < MAX_RULE_INPUTS; k++)
+			identity_input(od, k, x->rank);
+		break;
 	case OP_CONCAT: {
 		int64_t axis = norm(n->a.has_axis ? n->a.axes[0] : 0, x->rank);
 		for (int d = 0; d < out->rank; d++)
@@ -396,7 +402,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		keep_whole(od, (int)axis, "the concat axis");
 		break;
 	}
-	case OP_STRIDED_SLICE: case OP_SPLIT: {   /* Split: its slice of the axis (shape.c) */
+	case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SLICE: {   /* Split, Slice: their slice (shape_slice.c) */
 		/* x's dims, as MindSpore's StridedSliceInfo: the strategy has x's rank; a new axis is a result dim no
 		 * op dim splits, a shrunk dim none of the result's (slice.c) */
 		SliceForm f;

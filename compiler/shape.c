@@ -1,11 +1,10 @@
-/* shape.c: shape and dtype inference for every v1 operator (docs/operators.md).
+/* shape.c: shape and dtype inference for every operator (docs/operators.md).
  *
  * Requires check_names. Walks graphs in file order (callees come first), sets
  * each value's Type, and compares written signatures with what it inferred.
  * A value whose type could not be inferred gets rank -1 and its users are
  * skipped silently, so one mistake gives one message. Broadcasting is numpy's. */
 #include "shape_internal.h"
-#include "slice.h"
 
 #include <math.h>
 #include <string.h>
@@ -180,6 +179,25 @@ static bool infer_norm(Infer *x, const Type *in, Type *out)
 	return true;
 }
 
+/* AddN (MindSpore's ops.AddN): the sum of its operands, all of one float
+ * type and shape (no broadcasting, as MindSpore's). */
+static bool infer_add_n(Infer *x, Type *out)
+{
+	const Type *a = in_type(x, 0);
+	if (!need_float(x, 0))
+		return false;
+	for (int k = 1; k < x->n->nin; k++)
+		if (!type_equal(in_type(x, k), a)) {
+			const Type *b = in_type(x, k);
+			ERR(x, in_span(x, k), "AddN: operand %d is %s %s, operand 0 %s %s; AddN adds operands of one type and "
+			    "shape (no broadcasting: BroadcastTo or Add first)", k, dtype_name(b->dtype), DIMS(b),
+			    dtype_name(a->dtype), DIMS(a));
+			return false;
+		}
+	*out = *a;
+	return true;
+}
+
 static bool infer_concat(Infer *x, Type *out)
 {
 	const Type *a = in_type(x, 0);
@@ -207,92 +225,6 @@ static bool infer_concat(Infer *x, Type *out)
 		}
 		out->dims[axis] += b->dims[axis];
 	}
-	return true;
-}
-
-/* StridedSlice with MindSpore's masks (slice.c): the result's dims are the
- * slice's along x's dims, less the shrunk ones, with the new axes' 1s. */
-static bool infer_strided_slice(Infer *x, const Type *in, Type *out)
-{
-	const Attrs *a = &x->n->a;
-	if (!need_attr(x, ATTR_BEGIN) || !need_attr(x, ATTR_END) || !need_attr(x, ATTR_STRIDES))
-		return false;
-	SliceForm f;
-	SliceError err = slice_form(a, in->dims, in->rank, &f);
-	Span at = x->n->attr_lit->span;
-	int i = f.bad, d = f.bad_dim;
-	switch (err) {
-	case SLICE_OK:
-		break;
-	case SLICE_LENGTHS:
-		ERR(x, at, "StridedSlice: begin, end and strides need one entry each per dim they slice, as many in each "
-		    "(they have %d, %d and %d; x is %s)", a->nbegin, a->nend, a->nstrides, DIMS(in));
-		return false;
-	case SLICE_ENTRIES:
-		ERR(x, attr_span(x, "begin"), "StridedSlice: begin, end and strides have more entries that slice a dim "
-		    "(those not in new_axis_mask) than x %s has dims; give at most one per dim (a mask's bits past the "
-		    "entries do nothing)", DIMS(in));
-		return false;
-	case SLICE_STRIDE: case SLICE_NEGATIVE:
-		ERR(x, attr_span(x, "strides"), "StridedSlice: strides must be positive (entry %d, dim %d of %s, has %lld)%s",
-		    i, d, DIMS(in), (long long)a->strides[i], err == SLICE_STRIDE ? "" : "; a negative stride (a "
-		    "reversal) is not supported yet (MindSpore's StridedSlice parallel tests use none)");
-		return false;
-	case SLICE_EMPTY:
-		ERR(x, at, "StridedSlice: dim %d of %s would be empty (begin %lld, end %lld)", d, DIMS(in),
-		    (long long)((a->begin_mask >> i & 1) ? 0 : a->begin[i]),
-		    (long long)((a->end_mask >> i & 1) ? in->dims[d] : a->end[i]));
-		return false;
-	case SLICE_INDEX:
-		ERR(x, attr_span(x, "begin"), "StridedSlice: entry %d shrinks dim %d of %s (shrink_axis_mask) to the "
-		    "element at begin %lld, which is outside the dim", i, d, DIMS(in), (long long)a->begin[i]);
-		return false;
-	case SLICE_RANK:
-		ERR(x, attr_span(x, "new_axis_mask"), "StridedSlice: the result would have more than %d dims "
-		    "(new_axis_mask)", MAX_DIMS);
-		return false;
-	}
-	out->rank = f.out_rank;
-	for (int j = 0; j < f.out_rank; j++)
-		out->dims[j] = f.out_dim[j] < 0 ? 1 : f.dims[f.out_dim[j]];
-	return true;
-}
-
-/* Split (MindSpore's ops.Split, one piece of it: the language's operators
- * have one result): piece `index` of `output_num` equal pieces along `axis`.
- * It is StridedSlice's slice [index len / n, (index + 1) len / n) of that
- * axis, which this sets as its begin, end and strides (not present: printed
- * as written), so the passes after take it as the slice. */
-static bool infer_split(Infer *x, const Type *in, Type *out)
-{
-	Attrs *a = &x->n->a;
-	Span at = x->n->attr_lit ? x->n->attr_lit->span : x->n->op_span;
-	if (!need_attr(x, ATTR_AXIS) || !need_attr(x, ATTR_OUTPUT_INDEX))
-		return false;
-	if (a->axis_is_tuple || a->axes[0] < -in->rank || a->axes[0] >= in->rank) {
-		ERR(x, at, "Split: axis must be one dim of %s", DIMS(in));
-		return false;
-	}
-	int axis = (int)(a->axes[0] < 0 ? a->axes[0] + in->rank : a->axes[0]);
-	int64_t len = in->dims[axis], n = a->output_num;
-	if (len % n) {
-		ERR(x, at, "Split: dim %d of %s (%lld) does not divide into output_num %lld equal pieces", axis, DIMS(in),
-		    (long long)len, (long long)n);
-		return false;
-	}
-	if (a->output_index >= n) {
-		ERR(x, at, "Split: index %lld is not one of the %lld pieces (0 to %lld)", (long long)a->output_index,
-		    (long long)n, (long long)(n - 1));
-		return false;
-	}
-	*out = *in;
-	a->nbegin = a->nend = a->nstrides = in->rank;
-	for (int d = 0; d < in->rank; d++) {
-		a->begin[d] = d == axis ? a->output_index * (len / n) : 0;
-		a->end[d] = d == axis ? (a->output_index + 1) * (len / n) : in->dims[d];
-		a->strides[d] = 1;
-	}
-	out->dims[axis] = len / n;
 	return true;
 }
 
@@ -624,8 +556,8 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_RESHAPE:
 	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 	case OP_TRANSPOSE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_BROADCAST_TO: case OP_GATHER:
-	case OP_TILE: case OP_ONE_HOT: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
-	case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
+	case OP_TILE: case OP_ONE_HOT: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_ADD_N: case OP_CAST: case OP_STRIDED_SLICE:
+	case OP_SPLIT: case OP_SLICE: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
 	case OP_SPARSE_SOFTMAX_CE: case OP_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)
 		break;
@@ -789,6 +721,8 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_norm(x, a, out);
 	case OP_CONCAT:
 		return infer_concat(x, out);
+	case OP_ADD_N:
+		return infer_add_n(x, out);
 	case OP_CAST:
 		if (!need_attr(x, ATTR_DTYPE))
 			return false;
@@ -799,6 +733,8 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_strided_slice(x, a, out);
 	case OP_SPLIT:
 		return infer_split(x, a, out);
+	case OP_SLICE:
+		return infer_slice(x, a, out);
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
 		return infer_constant(x, out);
 	case OP_SPARSE_SOFTMAX_CE: {

@@ -45,5 +45,9 @@ bool infer_tile(Infer *x, const Type *in, Type *out);
 bool infer_one_hot(Infer *x, const Type *in, Type *out);
 bool infer_bias_add(Infer *x, const Type *in, Type *out);
 bool infer_prelu(Infer *x, const Type *in, Type *out);
+/* The slicing operators' (shape_slice.c): StridedSlice, Split, Slice. */
+bool infer_strided_slice(Infer *x, const Type *in, Type *out);
+bool infer_split(Infer *x, const Type *in, Type *out);
+bool infer_slice(Infer *x, const Type *in, Type *out);
 
 #endif

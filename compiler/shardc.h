@@ -152,6 +152,7 @@ bool op_from_name(const char *s, OpKind *out);   /* the language's operators: ne
 bool op_in_language(OpKind k);   /* a row of OP_TABLE: neither lowering's SendRecv nor fuse.c's */
 bool op_is_fused(OpKind k);      /* a row of FUSED_OPS: made by fuse.c alone */
 bool op_is_comm(OpKind k);       /* AllReduce, AllGather, ReduceScatter, AllToAll */
+bool op_slices(OpKind k);        /* StridedSlice, Split, Slice: a slice of x, its begin/end/strides (shape inference) */
 bool op_is_unary(OpKind k);      /* a row of UNARY_OPS */
 bool op_is_binary(OpKind k);     /* a row of BINARY_OPS */
 bool op_is_compare(OpKind k);    /* a row of COMPARE_OPS */
@@ -219,7 +220,7 @@ typedef struct {
 	int naxes;               /* axis given as an int: 1 entry, axis_is_tuple false */
 	bool axis_is_tuple;
 	int64_t axes[MAX_DIMS];
-	int nshape;              /* Reshape's target (one -1 allowed), BroadcastTo's; Tile's multiples */
+	int nshape;              /* Reshape's target (one -1 allowed), BroadcastTo's; Tile's multiples; Slice's size */
 	int64_t shape[MAX_DIMS];
 	int nperm;
 	int64_t perm[MAX_DIMS];

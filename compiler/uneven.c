@@ -235,7 +235,8 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 	case OP_FLASH_ATTENTION:   /* its batch and heads (rules.c keeps the rest whole): each computed alone */
 	case OP_PAD_FILL: case OP_ROTARY:
-	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT:   /* along other dims: rules.c keeps theirs whole */
+	case OP_ADD_N:   /* 0 + 0 */
+	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SLICE:   /* along other dims: rules.c keeps theirs whole */
 	OP_CASES(NORM_OPS)
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:   /* their padding made 0 (lower_pad.c) */
 	case OP_MSE_LOSS: case OP_L1_LOSS:   /* their operands' padding made 0 (lower_pad.c) */

@@ -1896,6 +1896,16 @@ def concat_axis(ins, at):
     return norm_axis(attr_int(at, "axis", 0), ins[0].ndim)
 
 
+def fwd_add_n(ins, at):
+    if any(x.shape != ins[0].shape for x in ins):
+        raise OpError("adds operands of one shape; got %s" % ([x.shape for x in ins],))
+    return sum(ins[1:], ins[0])
+
+
+def bwd_add_n(g, ins, at):
+    return [g for _ in ins]
+
+
 def fwd_concat(ins, at):
     if ins[0].ndim < 1:
         raise OpError("cannot join scalars")
@@ -2007,6 +2017,30 @@ def fwd_split(ins, at):
 def bwd_split(g, ins, at):
     dx = np.zeros(ins[0].shape)
     dx[split_piece(ins[0], at)] = g
+    return [dx]
+
+
+def slice_piece(x, at):
+    """Slice's piece: `size` elements of each dim from `begin`, -1 the rest (MindSpore's ops.Slice)."""
+    begin, size = attr_ints(at, "begin"), attr_ints(at, "size")
+    if len(begin) != x.ndim or len(size) != x.ndim:
+        raise OpError("begin and size need one entry per dim of %s" % (x.shape,))
+    s = []
+    for b, n, d in zip(begin, size, x.shape):
+        e = d if n == -1 else b + n
+        if not 0 <= b < d or not b < e <= d:
+            raise OpError("begin %d, size %d outside a dim of %d" % (b, n, d))
+        s.append(slice(b, e))
+    return tuple(s)
+
+
+def fwd_slice(ins, at):
+    return ins[0][slice_piece(ins[0], at)]
+
+
+def bwd_slice(g, ins, at):
+    dx = np.zeros(ins[0].shape)
+    dx[slice_piece(ins[0], at)] = g
     return [dx]
 
 
@@ -2276,8 +2310,10 @@ OPS = {
     "LayerNorm": (fwd_layer_norm, bwd_layer_norm, 3, 3),
     "RmsNorm": (fwd_rms_norm, bwd_rms_norm, 2, 2),
     "Concat": (fwd_concat, bwd_concat, 1, None),
+    "AddN": (fwd_add_n, bwd_add_n, 2, None),
     "Cast": (fwd_cast, bwd_cast, 1, 1),
     "StridedSlice": (fwd_strided_slice, bwd_strided_slice, 1, 1),
+    "Slice": (fwd_slice, bwd_slice, 1, 1),
     "Split": (fwd_split, bwd_split, 1, 1),
     "SparseSoftmaxCrossEntropyWithLogits": (fwd_sparse_ce, bwd_sparse_ce, 2, 2),
     "SoftmaxCrossEntropyWithLogits": (fwd_dense_ce, bwd_dense_ce, 2, 2),

@@ -374,6 +374,21 @@ class Forward(unittest.TestCase):
             with self.assertRaises(R.OpError):
                 fwd("Split", [x], bad)
 
+    def test_slice(self):
+        x = rng().normal(size=(4, 3, 6))
+        self.check("Slice", [x], {"begin": (1, 0, 2), "size": (2, 3, 3)}, x[1:3, :, 2:5])
+        self.check("Slice", [x], {"begin": (3, 1, 0), "size": (-1, -1, 6)}, x[3:, 1:, :])
+        for bad in ({"begin": (0, 0, 4), "size": (1, 1, 3)}, {"begin": (0, 0, 6), "size": (1, 1, -1)},
+                    {"begin": (0, 0), "size": (1, 1)}, {"begin": (0, 0, 0), "size": (1, 0, 1)}, {"size": (1, 1, 1)}):
+            with self.assertRaises(R.OpError):
+                fwd("Slice", [x], bad)
+
+    def test_add_n(self):
+        a, b, c = rng(1).normal(size=(2, 3)), rng(2).normal(size=(2, 3)), rng(3).normal(size=(2, 3))
+        self.check("AddN", [a, b, c], {}, a + b + c)
+        with self.assertRaises(R.OpError):
+            fwd("AddN", [a, np.ones(3)], {})
+
     def test_softmax_family(self):
         x = rng().normal(size=(3, 5))
         e = np.exp(x)
@@ -840,6 +855,12 @@ class Gradients(unittest.TestCase):
     def test_split(self):
         self.check("Split", [rng(3).normal(size=(2, 6))], {"axis": 1, "output_num": 3, "index": 1})
         self.check("Split", [rng(4).normal(size=(4, 2, 3))], {"axis": 0, "output_num": 2, "index": 0})
+
+    def test_slice(self):
+        self.check("Slice", [rng(5).normal(size=(4, 6))], {"begin": (1, 2), "size": (2, -1)})
+
+    def test_add_n(self):
+        self.check("AddN", [rng(6).normal(size=(3, 4)), rng(7).normal(size=(3, 4)), rng(8).normal(size=(3, 4))], {})
         g = R.OPS["Select"][1](np.ones((1, 2)), [np.array([[True, False]]), np.zeros((1, 2)), np.zeros((1, 2))], {})
         self.assertIsNone(g[0])                             # the condition has no gradient
 
@@ -1032,7 +1053,8 @@ class Gradients(unittest.TestCase):
                             "Ceil", "Round", "Tan", "Atan", "Sinh", "Cosh", "HSwish", "HSigmoid", "Erfc", "Inv", "Acos",
                             "Asin", "Atanh", "Asinh", "Acosh", "Rint", "Elu", "Mish", "SeLU", "LogSigmoid",
                             "ZerosLike", "OnesLike"],
-                  "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "pad_fill": ["PadFill"],
+                  "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "slice": ["Slice"],
+                  "add_n": ["AddN"], "pad_fill": ["PadFill"],
                   "softmax_family": ["Softmax", "LogSoftmax"],
                   "reductions": ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"],
                   "logical_reductions": ["ReduceAll", "ReduceAny"],

@@ -874,6 +874,28 @@ static bool eval_norm(Eval *e)
 	return true;
 }
 
+static bool eval_add_n(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	for (int k = 1; k < e->n->nin; k++) {
+		bool ok = e->ins[k].rank == x->rank;
+		for (int i = 0; ok && i < x->rank; i++)
+			ok = e->ins[k].dims[i] == x->dims[i];
+		if (!ok)
+			return fail(e, "operand %d's shape is not operand 0's", k);
+	}
+	if (!expect_out(e, x->rank, x->dims))
+		return false;
+	int64_t n = product(x->dims, 0, x->rank);
+	for (int64_t i = 0; i < n; i++) {
+		double s = 0;
+		for (int k = 0; k < e->n->nin; k++)
+			s += e->ins[k].data[i];
+		e->out->data[i] = s;
+	}
+	return true;
+}
+
 static bool eval_concat(Eval *e)
 {
 	const SimTensor *x = &e->ins[0];
@@ -1145,9 +1167,11 @@ static bool eval_op(Eval *e)
 		return eval_norm(e);
 	case OP_CONCAT:
 		return eval_concat(e);
+	case OP_ADD_N:
+		return eval_add_n(e);
 	case OP_CAST:
 		return eval_cast(e);
-	case OP_STRIDED_SLICE: case OP_SPLIT:   /* Split: its slice (shape.c) */
+	case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SLICE:   /* Split, Slice: their slice (shape_slice.c) */
 		return eval_strided_slice(e);
 	case OP_SPARSE_SOFTMAX_CE:
 		return eval_sparse_ce(e);
