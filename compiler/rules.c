@@ -396,6 +396,28 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		keep_whole(od, (int)axis, "the concat axis");
 		break;
 	}
+	case OP_ARGMAX_WITH_VALUE: case OP_ARGMIN_WITH_VALUE: case OP_ARGMAX: case OP_ARGMIN: case OP_TOPK: {
+		/* x's dims; the one it picks along stays whole (TopK's last, as
+		 * MindSpore's TopkInfo; MindSpore lets ArgMaxWithValueInfo split its
+		 * axis with a warning that the indices are then wrong: refused here),
+		 * the others split as they come. The result drops it, or keeps it as
+		 * a dim of 1 (keep_dims) or of k (TopK), none of the op dims'. */
+		bool topk = n->op == OP_TOPK, wv = n->op == OP_ARGMAX_WITH_VALUE || n->op == OP_ARGMIN_WITH_VALUE;
+		int axis = topk ? x->rank - 1 : (int)norm(n->a.has_axis ? n->a.axes[0] : wv ? 0 : -1, x->rank);
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], NULL);
+		identity_input(od, 0, x->rank);
+		keep_whole(od, axis, topk ? "the last dim, which TopK picks its k largest from" :
+		           "the axis it picks along, whose maximum or minimum and its index every rank needs whole");
+		od->out_rank = 0;
+		for (int d = 0; d < x->rank; d++)
+			if (d != axis)
+				od->out_dim[od->out_rank++] = (int8_t)d;
+			else if (topk || (wv && n->a.keep_dims))
+				od->out_dim[od->out_rank++] = -1;
+		od->batch = axis == 0 ? (x->rank > 1 ? 1 : -1) : 0;
+		return true;
+	}
 	case OP_STRIDED_SLICE: case OP_SPLIT: {   /* Split: its slice of the axis (shape.c) */
 		/* x's dims, as MindSpore's StridedSliceInfo: the strategy has x's rank; a new axis is a result dim no
 		 * op dim splits, a shrunk dim none of the result's (slice.c) */
