@@ -407,8 +407,10 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], NULL);
 		identity_input(od, 0, x->rank);
-		keep_whole(od, axis, topk ? "the last dim, which TopK picks its k largest from" :
-		           "the axis it picks along, whose maximum or minimum and its index every rank needs whole");
+		bool least = n->op == OP_ARGMIN_WITH_VALUE || n->op == OP_ARGMIN;
+		keep_whole(od, axis, topk ? "the last dim, which TopK picks its k largest from, as MindSpore's TopK" :
+		           least ? "the axis whose first minimum it finds (MindSpore's split of it gives wrong indices)" :
+		           "the axis whose first maximum it finds (MindSpore's split of it gives wrong indices)");
 		od->out_rank = 0;
 		for (int d = 0; d < x->rank; d++)
 			if (d != axis)

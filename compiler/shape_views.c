@@ -283,8 +283,13 @@ bool infer_arg_reduce(Infer *x, const Type *in, Type *out)
 	const Attrs *a = &x->n->a;
 	OpKind op = x->n->op;
 	bool with_value = op == OP_ARGMAX_WITH_VALUE || op == OP_ARGMIN_WITH_VALUE;
-	if (!need_float(x, 0) || (with_value && !need_attr(x, ATTR_OUTPUT_INDEX)))
+	if (!need_float(x, 0))
 		return false;
+	if (with_value && !(a->present & ATTR_BIT(ATTR_OUTPUT_INDEX))) {
+		ERR(x, x->n->op_span, "%s needs the attribute 'index', which of MindSpore's two results it is: 0 the "
+		    "indices, 1 the values (e.g. {axis: %lld, index: 1})", opname(x), (long long)(a->has_axis ? a->axes[0] : 0));
+		return false;
+	}
 	if (in->rank < 1) {
 		ERR(x, in_span(x, 0), "%s needs a tensor of rank 1 or more, not %s", opname(x), DIMS(in));
 		return false;
@@ -318,8 +323,13 @@ bool infer_arg_reduce(Infer *x, const Type *in, Type *out)
 bool infer_topk(Infer *x, const Type *in, Type *out)
 {
 	const Attrs *a = &x->n->a;
-	if (!need_float(x, 0) || !need_attr(x, ATTR_K) || !need_attr(x, ATTR_OUTPUT_INDEX))
+	if (!need_float(x, 0) || !need_attr(x, ATTR_K))
 		return false;
+	if (!(a->present & ATTR_BIT(ATTR_OUTPUT_INDEX))) {
+		ERR(x, x->n->op_span, "TopK needs the attribute 'index', which of MindSpore's two results it is: 0 the "
+		    "values, 1 the indices (e.g. {k: %lld, index: 0})", (long long)a->topk);
+		return false;
+	}
 	if (in->rank < 1) {
 		ERR(x, in_span(x, 0), "TopK needs a tensor of rank 1 or more, not %s", DIMS(in));
 		return false;
