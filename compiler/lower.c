@@ -622,6 +622,9 @@ static void lower_node(Lowering *x, int i)
 	} else {
 		for (int k = 0; k < n->nin; k++) {
 			op_in_layout(ns->od, ns->split, k, &l->node_in[i][k]);
+			for (int d = 0; d < l->node_in[i][k].rank; d++)   /* the dim it picks along, whole (rules.c) */
+				if (ns->od->in_dim[k][d] >= 0 && (ns->od->gathered & (1u << ns->od->in_dim[k][d])))
+					l->node_in[i][k].nmap[d] = 0;
 			ins[k] = lower_redistribute(x, lower_on_stage(x, x->vmap[n->in[k]]), &l->node_in[i][k], user_text(x, n, k));
 		}
 		op_out_layout(ns->od, ns->split, &out);
