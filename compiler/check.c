@@ -336,12 +336,26 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 			return false;
 		}
 		break;
-	case ATTR_DTYPE:
+	case ATTR_DTYPE: case ATTR_OUTPUT_TYPE:
 		if (!dtype_from_name(v->s, &a->dtype)) {
 			ERR(c, v->span, "unknown element type '%s'%s", v->s, DID_YOU_MEAN(v->s, dtype_names, DT_BOOL + 1));
 			return false;
 		}
+		if (k == ATTR_OUTPUT_TYPE && a->dtype != DT_I32) {
+			ERR(c, v->span, "%s's output_type is Int32 here, not %s (MindSpore's default; Cast the indices to %s "
+			    "after it)", op_info[n->op].name, v->s, v->s);
+			return false;
+		}
 		break;
+	case ATTR_K:
+		a->topk = v->i;
+		if (a->topk < 1) {
+			ERR(c, v->span, "k, how many of the largest elements TopK keeps, must be at least 1, not %lld",
+			    (long long)a->topk);
+			return false;
+		}
+		break;
+	case ATTR_SORTED: a->sorted = v->i; break;
 	case ATTR_REDUCE_OP:
 		a->reduce_op = str_is(v, "max")    ? REDUCE_MAX_OP
 		               : str_is(v, "min")  ? REDUCE_MIN_OP
@@ -463,7 +477,8 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case ATTR_OUTPUT_INDEX:
 		a->output_index = v->i;
 		if (a->output_index < 0) {
-			ERR(c, v->span, "index, the piece Split returns, counts from 0");
+			ERR(c, v->span, "index, the %s %s returns, counts from 0", n->op == OP_SPLIT ? "piece" : "result",
+			    op_info[n->op].name);
 			return false;
 		}
 		break;
@@ -687,7 +702,7 @@ static int64_t inlined_size(const Node *n)
 static bool mindspore_only(const char *name)
 {
 	static const char *const names[] = {
-		"ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK", "CumSum", "CumProd",
+		"CumSum", "CumProd",
 		"Erfinv", "ApproximateEqual", "Assign", "AssignAdd", "AssignSub", "L2Normalize", "Depend",
 		"BatchNorm", "Conv2D", "MaxPool", "AvgPool", "Embedding", "GatherD", "ScatterUpdate", "Einsum",
 	};
@@ -742,6 +757,8 @@ static void check_graph_names(Checker *c, Graph *g)
 				for (int k = 0; k < ATTR_COUNT && !attr; k++)
 					if (info->attrs & ATTR_BIT(k))
 						attr = attr_info[k].name;
+			if (attr && n->op == OP_TOPK)   /* MindSpore's TopK(input, k) */
+				attr = "k";
 			if (n->op == OP_ONE_HOT && n->nin == 4) {   /* MindSpore's OneHot(indices, depth, on_value, off_value) */
 				StrBuf w = {0};
 				const int order[4] = {0, 2, 3, 1};   /* the depth last, as the attribute */

@@ -54,7 +54,9 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_BEGIN_NORM_AXIS: sb_printf(b, "%lld", (long long)a->begin_norm_axis); break;
 		case ATTR_BEGIN_PARAMS_AXIS: sb_printf(b, "%lld", (long long)a->begin_params_axis); break;
 		case ATTR_EPSILON: print_float(b, a->epsilon); break;
-		case ATTR_DTYPE: sb_puts(b, dtype_name(a->dtype)); break;
+		case ATTR_DTYPE: case ATTR_OUTPUT_TYPE: sb_puts(b, dtype_name(a->dtype)); break;
+		case ATTR_K: sb_printf(b, "%lld", (long long)a->topk); break;
+		case ATTR_SORTED: sb_puts(b, a->sorted ? "true" : "false"); break;
 		case ATTR_BEGIN: ints_print(b, a->begin, a->nbegin); break;
 		case ATTR_END: ints_print(b, a->end, a->nend); break;
 		case ATTR_STRIDES: ints_print(b, a->strides, a->nstrides); break;

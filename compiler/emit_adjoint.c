@@ -254,6 +254,17 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_puts(b, ");");
 		return;
 	}
+	case OP_ARGMAX_WITH_VALUE: case OP_ARGMIN_WITH_VALUE: case OP_TOPK: {   /* the values': dy at the picks */
+		int64_t outer, len, inner;
+		int is_min = arg_view(f->op, fa, &x->type, &outer, &len, &inner);
+		if (f->op == OP_TOPK)
+			sb_printf(b, "sc_topk_grad(rt, %s, %s, %lld, %lld, %lld, %s);", x0, dy, (long long)outer, (long long)len,
+			          (long long)fa->topk, dx);
+		else
+			sb_printf(b, "sc_arg_reduce_grad(rt, %s, %s, %lld, %lld, %lld, %d, %s);", x0, dy, (long long)outer,
+			          (long long)len, (long long)inner, is_min, dx);
+		return;
+	}
 	case OP_GATHER: {   /* dy scattered-added back along the axis: sc_gather_grad along the first dim */
 		const LValue *idx = &l->values[f->in[1]];
 		int64_t outer, rows, row;
@@ -374,6 +385,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE:   /* a Bool result: op_input_has_grad */
 	case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 	case OP_ONE_HOT:   /* its inputs all carry none */
+	case OP_ARGMAX: case OP_ARGMIN:   /* Int32 results */
 		die("%s has no gradient", op_info[f->op].name);
 	case OP_CALL: case OP_COUNT:   /* inlined by flatten; rejected by check_names */
 		die("no %s operator is left to differentiate", f->op == OP_CALL ? "Call" : "unknown");

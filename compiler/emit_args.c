@@ -93,6 +93,18 @@ int tile_view(const Type *x, const Type *y, int64_t *xd, int64_t *yd)
 	return n;
 }
 
+int arg_view(OpKind op, const Attrs *a, const Type *x, int64_t *outer, int64_t *n, int64_t *inner)
+{
+	bool wv = op == OP_ARGMAX_WITH_VALUE || op == OP_ARGMIN_WITH_VALUE;
+	int ax = op == OP_TOPK ? x->rank - 1 : (int)norm_axis(a->has_axis && a->naxes ? a->axes[0] : wv ? 0 : -1, x->rank);
+	*outer = *inner = 1;
+	for (int d = 0; d < x->rank; d++)
+		if (d != ax)
+			*(d < ax ? outer : inner) *= x->dims[d];
+	*n = x->dims[ax];
+	return op == OP_ARGMIN_WITH_VALUE || op == OP_ARGMIN;
+}
+
 /* RotaryPositionEmbedding's kernel on values x, cos and sin (-1: zeros, in
  * x's shape), into y (a name): y = x cos + rotate(x) sin, or with
  * transpose x cos - rotate(x sin), its gradient for x. */

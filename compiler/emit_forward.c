@@ -314,6 +314,22 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		sb_printf(b, ", %d);", r);
 		break;
 	}
+	case OP_ARGMAX_WITH_VALUE: case OP_ARGMIN_WITH_VALUE: case OP_ARGMAX: case OP_ARGMIN: {   /* one result: idx or val */
+		int64_t outer, len, inner;
+		int is_min = arg_view(o->op, a, &x->type, &outer, &len, &inner);
+		bool idx = yv->type.dtype == DT_I32;
+		sb_printf(b, "sc_arg_reduce(rt, %s, %lld, %lld, %lld, %d, %s, %s);", x0, (long long)outer, (long long)len,
+		          (long long)inner, is_min, idx ? y : "NULL", idx ? "NULL" : y);
+		break;
+	}
+	case OP_TOPK: {   /* index 0 the values, 1 the indices */
+		int64_t outer, len, inner;
+		arg_view(o->op, a, &x->type, &outer, &len, &inner);
+		bool idx = yv->type.dtype == DT_I32;
+		sb_printf(b, "sc_topk(rt, %s, %lld, %lld, %lld, %s, %s);", x0, (long long)outer, (long long)len,
+		          (long long)a->topk, idx ? "NULL" : y, idx ? y : "NULL");
+		break;
+	}
 	case OP_ONE_HOT: {   /* the rank's slice of the classes from its first (offset_arg) */
 		int ax = (int)norm_axis(a->has_axis && a->naxes ? a->axes[0] : -1, yv->type.rank);
 		int64_t outer = 1, inner = 1;

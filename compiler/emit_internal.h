@@ -174,6 +174,10 @@ void tensor_arg(StrBuf *b, const Program *p, int v);
  * repeats fill; runs of alike dims merged. The views' dims in xd and yd;
  * returns their rank (at most MAX_DIMS: shape.c's bound). */
 int tile_view(const Type *x, const Type *y, int64_t *xd, int64_t *yd);
+/* The picking operators' x (ArgMaxWithValue, Argmax, TopK) viewed (outer,
+ * n, inner), n the dim they pick along; returns whether they pick the
+ * minimum (sc_arg_reduce's is_min). */
+int arg_view(OpKind op, const Attrs *a, const Type *x, int64_t *outer, int64_t *n, int64_t *inner);
 /* y = a op b, numpy broadcasting: values a, b and y; call sc_binary or sc_compare. */
 void emit_binary(StrBuf *b, const Program *p, const char *call, const char *op, int a, int bb, int y);
 void emit_rotary(StrBuf *b, const Program *p, int64_t mode, int transpose, int x, int cos, int sin, const char *y);

@@ -153,6 +153,8 @@ typedef struct {
 	                                      * completed across the group (lower.c) */
 	int8_t nstats_fwd, nstats_bwd;       /* those statistics' AllReduces, forward and in the backward pass */
 	uint32_t whole;                      /* op dims the operator keeps whole */
+	uint32_t gathered;                   /* of those, the ones a strategy may split all the same: lowering
+	                                      * gathers them before the operator (the search never splits them) */
 	int64_t also[MAX_OPDIMS];            /* a split must divide this evenly too (0: nothing): the key heads of
 	                                      * grouped-query attention, which follow the query heads' op dim */
 	const char *whole_why[MAX_OPDIMS];   /* "the softmax axis" */

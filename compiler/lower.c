@@ -602,6 +602,16 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 	}
 }
 
+/* Input 0's layout `in` with the op dims od->gathered names whole (rules.c:
+ * the axis ArgMaxWithValue picks along): a strategy splitting them leaves
+ * the redistribution into it to gather them. */
+static void gather_picked(const OpDims *od, TensorLayout *in)
+{
+	for (int d = 0; d < in->rank; d++)
+		if (od->in_dim[0][d] >= 0 && (od->gathered & (1u << od->in_dim[0][d])))
+			in->nmap[d] = 0;
+}
+
 static void lower_node(Lowering *x, int i)
 {
 	Lowered *l = x->l;
@@ -624,6 +634,8 @@ static void lower_node(Lowering *x, int i)
 	} else {
 		for (int k = 0; k < n->nin; k++) {
 			op_in_layout(ns->od, ns->split, k, &l->node_in[i][k]);
+			if (k == 0 && ns->od->gathered)
+				gather_picked(ns->od, &l->node_in[i][0]);
 			ins[k] = lower_redistribute(x, lower_on_stage(x, x->vmap[n->in[k]]), &l->node_in[i][k], user_text(x, n, k));
 		}
 		op_out_layout(ns->od, ns->split, &out);

@@ -94,7 +94,10 @@
 	ATTR(DEPTH, "depth", AK_INT)                           \
 	ATTR(MULTIPLES, "multiples", AK_INTS)                 \
 	ATTR(SIZE, "size", AK_INTS)                            \
-	ATTR(ALPHA, "alpha", AK_FLOAT)
+	ATTR(ALPHA, "alpha", AK_FLOAT)                         \
+	ATTR(OUTPUT_TYPE, "output_type", AK_DTYPE)             \
+	ATTR(K, "k", AK_INT)                                   \
+	ATTR(SORTED, "sorted", AK_BOOL)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -231,6 +234,11 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(BROADCAST_TO, "BroadcastTo", 1, 1, A(SHAPE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_F32, V_COPY)                                  \
 	OP(TILE, "Tile", 1, 1, A(MULTIPLES), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_F32, V_COPY)                                             \
 	OP(ONE_HOT, "OneHot", 3, 3, A(DEPTH) | A(AXIS) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_NONE, 7u, PREC_F32, V_COPY)                     \
+	OP(ARGMAX_WITH_VALUE, "ArgMaxWithValue", 1, 1, A_REDUCE | A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_FOLLOW, V_COPY)     \
+	OP(ARGMIN_WITH_VALUE, "ArgMinWithValue", 1, 1, A_REDUCE | A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_FOLLOW, V_COPY)     \
+	OP(ARGMAX, "Argmax", 1, 1, A(AXIS) | A(OUTPUT_TYPE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                          \
+	OP(ARGMIN, "Argmin", 1, 1, A(AXIS) | A(OUTPUT_TYPE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                          \
+	OP(TOPK, "TopK", 1, 1, A(K) | A(SORTED) | A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_FOLLOW, V_COPY)                      \
 	OP(GATHER, "Gather", 2, 2, A(AXIS) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                            \
 	NORM_OPS(OP)                                                                                                                       \
 	OP(CONCAT, "Concat", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                          \

@@ -402,6 +402,33 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		keep_whole(od, (int)axis, "the concat axis");
 		break;
 	}
+	case OP_ARGMAX_WITH_VALUE: case OP_ARGMIN_WITH_VALUE: case OP_ARGMAX: case OP_ARGMIN: case OP_TOPK: {
+		/* x's dims; the one it picks along is whole where it computes. TopK
+		 * refuses a split of it, as MindSpore's TopkInfo; MindSpore's
+		 * ArgMaxWithValueInfo and ArgmaxInfo take one (their indices then
+		 * the slice's): here lowering gathers x along it first (lower.c), so
+		 * every rank of the group picks from the whole axis, and the search
+		 * never splits it. The others split as they come. The result drops
+		 * it, or keeps it as a dim of 1 (keep_dims) or of k (TopK), none of
+		 * the op dims'. */
+		bool topk = n->op == OP_TOPK, wv = n->op == OP_ARGMAX_WITH_VALUE || n->op == OP_ARGMIN_WITH_VALUE;
+		int axis = topk ? x->rank - 1 : (int)norm(n->a.has_axis ? n->a.axes[0] : wv ? 0 : -1, x->rank);
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], NULL);
+		identity_input(od, 0, x->rank);
+		keep_whole(od, axis, topk ? "the last dim, which TopK picks its k largest from, as MindSpore's TopK" :
+		           "the axis it picks along, gathered first");
+		if (!topk)
+			od->gathered = 1u << axis;
+		od->out_rank = 0;
+		for (int d = 0; d < x->rank; d++)
+			if (d != axis)
+				od->out_dim[od->out_rank++] = (int8_t)d;
+			else if (topk || (wv && n->a.keep_dims))
+				od->out_dim[od->out_rank++] = -1;
+		od->batch = axis == 0 ? (x->rank > 1 ? 1 : -1) : 0;
+		return true;
+	}
 	case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SLICE: {   /* Split, Slice: their slice (shape_slice.c) */
 		/* x's dims, as MindSpore's StridedSliceInfo: the strategy has x's rank; a new axis is a result dim no
 		 * op dim splits, a shrunk dim none of the result's (slice.c) */
@@ -663,7 +690,7 @@ static bool split_from_tuples(const OpDims *od, const Node *n, const Strategy *s
 			sb_free(&b);
 			return false;
 		}
-		if (split[o] > 1 && (od->whole & (1u << o))) {
+		if (split[o] > 1 && (od->whole & ~od->gathered & (1u << o))) {
 			int64_t fixed[MAX_OPDIMS];
 			StrBuf b = {0};
 			repair(od, split, device_num, fixed);
@@ -746,7 +773,7 @@ static bool split_from_layouts(const OpDims *od, const Node *n, const Strategy *
 	}
 	uint32_t used = 0;
 	for (int o = 0; o < od->nod; o++) {
-		if (out->nax[o] && (od->whole & (1u << o))) {
+		if (out->nax[o] && (od->whole & ~od->gathered & (1u << o))) {
 			ERR(d, src, s->span, "%s: %s (%s) is split but must stay whole; write \"None\" for it", op,
 			    DIMNAME(od, o), od->whole_why[o]);
 			return false;

@@ -556,7 +556,8 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_RESHAPE:
 	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 	case OP_TRANSPOSE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_BROADCAST_TO: case OP_GATHER:
-	case OP_TILE: case OP_ONE_HOT: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_ADD_N: case OP_CAST: case OP_STRIDED_SLICE:
+	case OP_TILE: case OP_ONE_HOT: case OP_ARGMAX_WITH_VALUE: case OP_ARGMIN_WITH_VALUE: case OP_ARGMAX: case OP_ARGMIN:
+	case OP_TOPK: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_ADD_N: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPLIT: case OP_SLICE: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
 	case OP_SPARSE_SOFTMAX_CE: case OP_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)
@@ -682,6 +683,10 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_tile(x, a, out);
 	case OP_ONE_HOT:
 		return infer_one_hot(x, a, out);
+	case OP_ARGMAX_WITH_VALUE: case OP_ARGMIN_WITH_VALUE: case OP_ARGMAX: case OP_ARGMIN:
+		return infer_arg_reduce(x, a, out);
+	case OP_TOPK:
+		return infer_topk(x, a, out);
 	case OP_GATHER: {
 		/* MindSpore's Gather(params, indices, axis): params.shape[:axis] + indices.shape + params.shape[axis+1:] */
 		const Type *idx = in_type(x, 1);

@@ -43,6 +43,9 @@ bool infer_squeeze(Infer *x, const Type *in, Type *out);
 /* Tile's and OneHot's (shape_views.c, beside them); BiasAdd's and PReLU's, a vector along one dim of x. */
 bool infer_tile(Infer *x, const Type *in, Type *out);
 bool infer_one_hot(Infer *x, const Type *in, Type *out);
+/* ArgMaxWithValue, ArgMinWithValue, Argmax, Argmin; TopK (shape_views.c). */
+bool infer_arg_reduce(Infer *x, const Type *in, Type *out);
+bool infer_topk(Infer *x, const Type *in, Type *out);
 bool infer_bias_add(Infer *x, const Type *in, Type *out);
 bool infer_prelu(Infer *x, const Type *in, Type *out);
 /* The slicing operators' (shape_slice.c): StridedSlice, Split, Slice. */

@@ -1,8 +1,10 @@
 /* shape_views.c: the result shapes of the operators that view their
  * input's elements in another shape (Reshape, Transpose, Flatten,
  * ExpandDims, Squeeze), of Tile and OneHot, which lay out copies of
- * their input's elements (or a class per index) in a new shape, and of
- * BiasAdd and PReLU, which read a vector along one dim of x, for shape.c. */
+ * their input's elements (or a class per index) in a new shape, of
+ * BiasAdd and PReLU, which read a vector along one dim of x, and of the
+ * operators that pick elements along an axis (ArgMaxWithValue, Argmax,
+ * TopK), for shape.c. */
 #include "shape_internal.h"
 
 #include <string.h>
@@ -269,5 +271,82 @@ bool infer_prelu(Infer *x, const Type *in, Type *out)
 		return false;
 	}
 	*out = *in;
+	return true;
+}
+
+/* MindSpore's ArgMaxWithValue and ArgMinWithValue(axis 0, keep_dims false),
+ * one result each (index 0: the Int32 indices, 1: the values, x's type), and
+ * Argmax and Argmin(axis -1): the indices alone. One axis of a float x is
+ * reduced (kept as a dim of 1 with keep_dims). */
+bool infer_arg_reduce(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	OpKind op = x->n->op;
+	bool with_value = op == OP_ARGMAX_WITH_VALUE || op == OP_ARGMIN_WITH_VALUE;
+	if (!need_float(x, 0))
+		return false;
+	if (with_value && !(a->present & ATTR_BIT(ATTR_OUTPUT_INDEX))) {
+		ERR(x, x->n->op_span, "%s needs the attribute 'index', which of MindSpore's two results it is: 0 the "
+		    "indices, 1 the values (e.g. {axis: %lld, index: 1})", opname(x), (long long)(a->has_axis ? a->axes[0] : 0));
+		return false;
+	}
+	if (in->rank < 1) {
+		ERR(x, in_span(x, 0), "%s needs a tensor of rank 1 or more, not %s", opname(x), DIMS(in));
+		return false;
+	}
+	if (a->has_axis && a->axis_is_tuple) {
+		ERR(x, attr_span(x, "axis"), "%s takes one axis (an int), the dim whose %s it finds", opname(x),
+		    op == OP_ARGMAX || op == OP_ARGMAX_WITH_VALUE ? "maximum" : "minimum");
+		return false;
+	}
+	if (with_value && a->output_index > 1) {
+		ERR(x, attr_span(x, "index"), "%s has two results: index 0 the indices, 1 the values (not %lld)",
+		    opname(x), (long long)a->output_index);
+		return false;
+	}
+	int64_t axis;
+	if (!infer_axis(x, a->has_axis ? a->axes[0] : with_value ? 0 : -1, in->rank, &axis))
+		return false;
+	*out = *in;
+	out->rank = 0;
+	for (int d = 0; d < in->rank; d++)
+		if (d != axis || (with_value && a->keep_dims))
+			out->dims[out->rank++] = d == axis ? 1 : in->dims[d];
+	if (!with_value || a->output_index == 0)
+		out->dtype = DT_I32;
+	return true;
+}
+
+/* MindSpore's TopK(input, k, sorted): the k largest along the last dim, in
+ * descending order (the lower index first among equals), one result each
+ * (index 0: the values, x's type; 1: their Int32 indices). */
+bool infer_topk(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	if (!need_float(x, 0) || !need_attr(x, ATTR_K))
+		return false;
+	if (!(a->present & ATTR_BIT(ATTR_OUTPUT_INDEX))) {
+		ERR(x, x->n->op_span, "TopK needs the attribute 'index', which of MindSpore's two results it is: 0 the "
+		    "values, 1 the indices (e.g. {k: %lld, index: 0})", (long long)a->topk);
+		return false;
+	}
+	if (in->rank < 1) {
+		ERR(x, in_span(x, 0), "TopK needs a tensor of rank 1 or more, not %s", DIMS(in));
+		return false;
+	}
+	if (a->topk > in->dims[in->rank - 1]) {
+		ERR(x, attr_span(x, "k"), "TopK: k %lld is more than the %lld elements of x %s's last dim, which it picks "
+		    "from", (long long)a->topk, (long long)in->dims[in->rank - 1], DIMS(in));
+		return false;
+	}
+	if (a->output_index > 1) {
+		ERR(x, attr_span(x, "index"), "TopK has two results: index 0 the values, 1 the indices (not %lld)",
+		    (long long)a->output_index);
+		return false;
+	}
+	*out = *in;
+	out->dims[in->rank - 1] = a->topk;
+	if (a->output_index == 1)
+		out->dtype = DT_I32;
 	return true;
 }

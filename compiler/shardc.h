@@ -226,7 +226,7 @@ typedef struct {
 	int64_t perm[MAX_DIMS];
 	int64_t begin_norm_axis, begin_params_axis;
 	double epsilon;
-	DType dtype;
+	DType dtype;             /* Cast, Arange and the like; Argmax's and Argmin's output_type */
 	int nbegin, nend, nstrides;
 	int64_t begin[MAX_DIMS], end[MAX_DIMS], strides[MAX_DIMS];   /* StridedSlice's entries (slice.c); its masks: */
 	int64_t begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask;   /* bit i for entry i */
@@ -246,6 +246,8 @@ typedef struct {
 	int64_t mode;            /* RotaryPositionEmbedding: 0 rotate-half (GPT-NeoX, LLaMA), 1 interleaved pairs (GPT-J) */
 	int64_t head_num;        /* FlashAttentionScore: N, q's dim 1 (required) */
 	int64_t depth;           /* OneHot: the number of classes (required) */
+	int64_t topk;            /* TopK: k, how many of the last dim's largest it keeps (required) */
+	bool sorted;             /* TopK: the k largest in descending order (true, the only value shardc takes) */
 	double scale_value;      /* FlashAttentionScore: the scores' factor, 1 by default (MindSpore's) */
 	int64_t sparse_mode;     /* FlashAttentionScore: 0 the mask as given, 2 or 3 causal (key j seen by query i when j <= i) */
 	int64_t input_layout;    /* FlashAttentionScore: FA_BNSD (the default), FA_BSND or FA_BSH (flash_dims) */

@@ -746,6 +746,23 @@ void sc_gather_axis(sc_rt *rt, const float *table, int64_t outer, int64_t rows, 
  * on and off point at one float each, where the backend keeps tensors. */
 void sc_one_hot(sc_rt *rt, const void *idx, sc_dtype idx_dt, int64_t outer, int64_t depth, int64_t inner,
                 int64_t offset, const float *on, const float *off, float *y);
+/* ---- picking along an axis: ArgMaxWithValue, ArgMinWithValue, Argmax,
+ * Argmin, TopK ----
+ * The order they pick in: the larger value first (is_min: the smaller), a
+ * NaN before every number (numpy's argmax and argmin give the first NaN),
+ * among equals the lower index. */
+/* x viewed (outer, n, inner): each (outer, inner)'s first pick along n, its
+ * Int32 index into idx and its value into val (outer, inner); either NULL. */
+void sc_arg_reduce(sc_rt *rt, const float *x, int64_t outer, int64_t n, int64_t inner, int is_min, int32_t *idx,
+                   float *val);
+/* dx (outer, n, inner): dy (outer, inner) at each one's pick, zeros elsewhere. */
+void sc_arg_reduce_grad(sc_rt *rt, const float *x, const float *dy, int64_t outer, int64_t n, int64_t inner,
+                        int is_min, float *dx);
+/* Each of x's rows of n: its k first picks (the k largest, descending), the
+ * values into val and their Int32 indices into idx (rows, k); either NULL. */
+void sc_topk(sc_rt *rt, const float *x, int64_t rows, int64_t n, int64_t k, float *val, int32_t *idx);
+/* dx (rows, n): dy (rows, k) at the k picks of each row, zeros elsewhere. */
+void sc_topk_grad(sc_rt *rt, const float *x, const float *dy, int64_t rows, int64_t n, int64_t k, float *dx);
 /* ---- normalizers over a row: y = (x - c) rstd gamma [+ beta] ----
  * SC_NORM_TABLE(N): N(NAME, CENTERED), one row per normalizing operator.
  *   CENTERED 1: c is the row's mean and rstd = 1 / sqrt(var + eps), var the

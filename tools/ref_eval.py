@@ -101,7 +101,9 @@ Choices where MindSpore leaves room:
 - Gradients at kinks: ReLU's is 0 at 0; Maximum and Minimum give each
   operand half the gradient where they tie (MindSpore's MaximumGrad);
   ReduceMax and ReduceMin split the gradient evenly among tied maxima
-  (minima) (MindSpore's bprop); L1Loss uses sign(0) = 0. ReduceProd's
+  (minima) (MindSpore's bprop), but ArgMaxWithValue's and ArgMinWithValue's
+  values give it to the one index they picked (the first), TopK's to its k
+  picks; L1Loss uses sign(0) = 0. ReduceProd's
   gradient is the product of the other elements, exact at zeros.
 - Gather along `axis` (any dim of the table, negative from the end) reads
   entry i - offset of that dim for index i (`offset`, default 0, is the
@@ -2010,6 +2012,76 @@ def split_piece(x, at):
     return tuple(s)
 
 
+def arg_pick(x, at, op):
+    """The first index of the maximum (minimum) along the axis, a NaN first
+    (numpy's argmax and argmin), and the axis."""
+    with_value = op.endswith("WithValue")
+    if x.ndim < 1:
+        raise OpError("needs a tensor of rank 1 or more")
+    if with_value and attr_int(at, "index", None) not in (0, 1):
+        raise OpError("index is 0 (the indices) or 1 (the values)")
+    axis = norm_axis(attr_int(at, "axis", 0 if with_value else -1), x.ndim)
+    pick = np.argmin if op in ("ArgMinWithValue", "Argmin") else np.argmax
+    return pick(x, axis=axis), axis
+
+
+def fwd_arg_reduce(op):
+    def fwd(ins, at):
+        x = ins[0]
+        idx, axis = arg_pick(x, at, op)
+        if not op.endswith("WithValue") or attr_int(at, "index", None) == 0:
+            out = idx.astype(np.int32)
+        else:
+            out = np.take_along_axis(x, np.expand_dims(idx, axis), axis).squeeze(axis)
+        return np.expand_dims(out, axis) if op.endswith("WithValue") and attr_bool(at, "keep_dims") else out
+    return fwd
+
+
+def bwd_arg_reduce(op):
+    def bwd(g, ins, at):
+        x = ins[0]
+        idx, axis = arg_pick(x, at, op)
+        if not op.endswith("WithValue") or attr_int(at, "index", None) == 0:
+            return [None]   # the indices: no gradient
+        dx = np.zeros(x.shape)
+        gg = g if attr_bool(at, "keep_dims") else np.expand_dims(g, axis)
+        np.put_along_axis(dx, np.expand_dims(idx, axis), gg, axis)   # dy at the pick alone, ties or not
+        return [dx]
+    return bwd
+
+
+def topk_order(x, at):
+    """The k picks along the last dim: the largest first, a NaN before every
+    number, the lower index first among equals."""
+    if x.ndim < 1:
+        raise OpError("needs a tensor of rank 1 or more")
+    k = attr_int(at, "k", None)
+    if k is None or not 1 <= k <= x.shape[-1]:
+        raise OpError("k is 1 to the last dim's %d" % x.shape[-1])
+    if attr_int(at, "index", None) not in (0, 1):
+        raise OpError("index is 0 (the values) or 1 (the indices)")
+    nan = np.isnan(x)
+    where = np.broadcast_to(np.arange(x.shape[-1]), x.shape)
+    order = np.lexsort((where, -np.where(nan, 0, x), ~nan), axis=-1)
+    return order[..., :k]
+
+
+def fwd_topk(ins, at):
+    x = ins[0]
+    idx = topk_order(x, at)
+    return idx.astype(np.int32) if attr_int(at, "index", None) == 1 else np.take_along_axis(x, idx, -1)
+
+
+def bwd_topk(g, ins, at):
+    x = ins[0]
+    idx = topk_order(x, at)
+    if attr_int(at, "index", None) == 1:
+        return [None]
+    dx = np.zeros(x.shape)
+    np.put_along_axis(dx, idx, g, -1)
+    return [dx]
+
+
 def fwd_split(ins, at):
     return ins[0][split_piece(ins[0], at)]
 
@@ -2315,6 +2387,9 @@ OPS = {
     "StridedSlice": (fwd_strided_slice, bwd_strided_slice, 1, 1),
     "Slice": (fwd_slice, bwd_slice, 1, 1),
     "Split": (fwd_split, bwd_split, 1, 1),
+    **{op: (fwd_arg_reduce(op), bwd_arg_reduce(op), 1, 1)
+       for op in ("ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin")},
+    "TopK": (fwd_topk, bwd_topk, 1, 1),
     "SparseSoftmaxCrossEntropyWithLogits": (fwd_sparse_ce, bwd_sparse_ce, 2, 2),
     "SoftmaxCrossEntropyWithLogits": (fwd_dense_ce, bwd_dense_ce, 2, 2),
     "MSELoss": (fwd_mse, bwd_mse, 2, 2),
@@ -2378,6 +2453,9 @@ def result_dtype(op, attrs, in_dtypes, offset):
         return "Bool"
     if op == "OneHot" and len(in_dtypes) == 3:
         return in_dtypes[1]                          # on_value's; the indices are integers
+    if op in ("Argmax", "Argmin") or (op == "TopK" and attrs.get("index") == 1) or \
+            (op in ("ArgMaxWithValue", "ArgMinWithValue") and attrs.get("index") == 0):
+        return "Int32"                               # the indices they pick
     if op in CONSTANTS:
         try:
             return constant_dtype(op, attrs)

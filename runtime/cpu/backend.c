@@ -568,6 +568,32 @@ void sc_one_hot(sc_rt *rt, const void *idx, sc_dtype idx_dt, int64_t outer, int6
 	sc_cpu_one_hot(idx, idx_dt, outer, depth, inner, offset, *on, *off, y);
 }
 
+void sc_arg_reduce(sc_rt *rt, const float *x, int64_t outer, int64_t n, int64_t inner, int is_min, int32_t *idx,
+                   float *val)
+{
+	(void)rt;
+	sc_cpu_arg_reduce(x, outer, n, inner, is_min, idx, val);
+}
+
+void sc_arg_reduce_grad(sc_rt *rt, const float *x, const float *dy, int64_t outer, int64_t n, int64_t inner,
+                        int is_min, float *dx)
+{
+	(void)rt;
+	sc_cpu_arg_reduce_grad(x, dy, outer, n, inner, is_min, dx);
+}
+
+void sc_topk(sc_rt *rt, const float *x, int64_t rows, int64_t n, int64_t k, float *val, int32_t *idx)
+{
+	(void)rt;
+	sc_cpu_topk(x, rows, n, k, val, idx);
+}
+
+void sc_topk_grad(sc_rt *rt, const float *x, const float *dy, int64_t rows, int64_t n, int64_t k, float *dx)
+{
+	(void)rt;
+	sc_cpu_topk_grad(x, dy, rows, n, k, dx);
+}
+
 void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
                int64_t nidx, int64_t offset, float *y)
 {

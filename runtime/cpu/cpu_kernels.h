@@ -86,6 +86,12 @@ void sc_cpu_rope(float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols,
 void sc_cpu_transpose(sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm);
 void sc_cpu_one_hot(const void *idx, sc_dtype idx_dt, int64_t outer, int64_t depth, int64_t inner, int64_t offset,
                     float on, float off, float *y);
+/* Picking along an axis (ArgMaxWithValue, Argmax, TopK; shardc_rt.h's sc_arg_reduce, sc_topk). */
+void sc_cpu_arg_reduce(const float *x, int64_t outer, int64_t n, int64_t inner, int is_min, int32_t *idx, float *val);
+void sc_cpu_arg_reduce_grad(const float *x, const float *dy, int64_t outer, int64_t n, int64_t inner, int is_min,
+                            float *dx);
+void sc_cpu_topk(const float *x, int64_t rows, int64_t n, int64_t k, float *val, int32_t *idx);
+void sc_cpu_topk_grad(const float *x, const float *dy, int64_t rows, int64_t n, int64_t k, float *dx);
 void sc_cpu_gather(const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt, int64_t nidx,
                    int64_t offset, float *y);
 void sc_cpu_gather_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,

@@ -2366,3 +2366,88 @@ void sc_cpu_clip_by_norm(const float *x, float *y, int64_t n, const float *sqnor
 	for (int64_t i = 0; i < n; i++)
 		y[i] = x[i] * scale;
 }
+
+/* ---- picking along an axis: ArgMaxWithValue, Argmax, TopK ----
+ * The order they pick in: the larger value first (is_min: the smaller), a
+ * NaN before every number (numpy's argmax and argmin return the first NaN),
+ * and among equals the lower index. */
+static int pick_before(float a, int64_t ia, float b, int64_t ib, int is_min)
+{
+	int an = isnan(a), bn = isnan(b);
+	if (an != bn)
+		return an;
+	if (!an && a != b)
+		return is_min ? a < b : a > b;
+	return ia < ib;
+}
+
+/* The index along n of (o, i)'s pick in x viewed (outer, n, inner). */
+static int64_t arg_pick(const float *x, int64_t o, int64_t n, int64_t inner, int64_t i, int is_min)
+{
+	const float *p = x + o * n * inner + i;
+	int64_t best = 0;
+	for (int64_t j = 1; j < n; j++)
+		if (pick_before(p[j * inner], j, p[best * inner], best, is_min))
+			best = j;
+	return best;
+}
+
+void sc_cpu_arg_reduce(const float *x, int64_t outer, int64_t n, int64_t inner, int is_min, int32_t *idx, float *val)
+{
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t i = 0; i < inner; i++) {
+			int64_t j = arg_pick(x, o, n, inner, i, is_min);
+			if (idx)
+				idx[o * inner + i] = (int32_t)j;
+			if (val)
+				val[o * inner + i] = x[(o * n + j) * inner + i];
+		}
+}
+
+void sc_cpu_arg_reduce_grad(const float *x, const float *dy, int64_t outer, int64_t n, int64_t inner, int is_min,
+                            float *dx)
+{
+	memset(dx, 0, sizeof(float) * (size_t)(outer * n * inner));
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t i = 0; i < inner; i++)
+			dx[(o * n + arg_pick(x, o, n, inner, i, is_min)) * inner + i] = dy[o * inner + i];
+}
+
+/* Row r's pick after (pv, pi) in the order (the first when pi < 0): the
+ * k picks of a row one after another, without scratch, in O(n) each. */
+static int64_t topk_next(const float *row, int64_t n, float pv, int64_t pi)
+{
+	int64_t best = -1;
+	for (int64_t j = 0; j < n; j++)
+		if ((pi < 0 || pick_before(pv, pi, row[j], j, 0)) && (best < 0 || pick_before(row[j], j, row[best], best, 0)))
+			best = j;
+	return best;
+}
+
+void sc_cpu_topk(const float *x, int64_t rows, int64_t n, int64_t k, float *val, int32_t *idx)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		const float *row = x + r * n;
+		int64_t j = -1;
+		for (int64_t t = 0; t < k; t++) {
+			j = topk_next(row, n, j < 0 ? 0 : row[j], j);
+			if (val)
+				val[r * k + t] = row[j];
+			if (idx)
+				idx[r * k + t] = (int32_t)j;
+		}
+	}
+}
+
+void sc_cpu_topk_grad(const float *x, const float *dy, int64_t rows, int64_t n, int64_t k, float *dx)
+{
+	memset(dx, 0, sizeof(float) * (size_t)(rows * n));
+	for (int64_t r = 0; r < rows; r++) {
+		const float *row = x + r * n;
+		int64_t j = -1;
+		for (int64_t t = 0; t < k; t++) {
+			j = topk_next(row, n, j < 0 ? 0 : row[j], j);
+			dx[r * n + j] = dy[r * k + t];
+		}
+	}
+}

@@ -1230,6 +1230,34 @@ void sc_one_hot(sc_rt *rt, const void *idx, sc_dtype idx_dt, int64_t outer, int6
 	SC_CUDA_CHECK(sc_cu_one_hot(idx, idx_dt == SC_I64, outer, depth, inner, offset, on, off, y, cu(rt)->stream));
 }
 
+void sc_arg_reduce(sc_rt *rt, const float *x, int64_t outer, int64_t n, int64_t inner, int is_min, int32_t *idx,
+                   float *val)
+{
+	PROFILE(rt, "ArgReduce", 0, 4.0 * outer * n * inner, SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_arg_reduce(x, outer, n, inner, is_min, idx, val, NULL, NULL, cu(rt)->stream));
+}
+
+void sc_arg_reduce_grad(sc_rt *rt, const float *x, const float *dy, int64_t outer, int64_t n, int64_t inner,
+                        int is_min, float *dx)
+{
+	PROFILE(rt, "ArgReduceGrad", 0, 4.0 * outer * n * inner, SC_PEAK_MEM);
+	SC_CUDA_CHECK(cudaMemsetAsync(dx, 0, (size_t)(outer * n * inner) * sizeof *dx, cu(rt)->stream));
+	SC_CUDA_CHECK(sc_cu_arg_reduce(x, outer, n, inner, is_min, NULL, NULL, dy, dx, cu(rt)->stream));
+}
+
+void sc_topk(sc_rt *rt, const float *x, int64_t rows, int64_t n, int64_t k, float *val, int32_t *idx)
+{
+	PROFILE(rt, "TopK", 0, 4.0 * rows * n * k, SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_topk(x, rows, n, k, val, idx, NULL, NULL, cu(rt)->stream));
+}
+
+void sc_topk_grad(sc_rt *rt, const float *x, const float *dy, int64_t rows, int64_t n, int64_t k, float *dx)
+{
+	PROFILE(rt, "TopKGrad", 0, 4.0 * rows * n * k, SC_PEAK_MEM);
+	SC_CUDA_CHECK(cudaMemsetAsync(dx, 0, (size_t)(rows * n) * sizeof *dx, cu(rt)->stream));
+	SC_CUDA_CHECK(sc_cu_topk(x, rows, n, k, NULL, NULL, dy, dx, cu(rt)->stream));
+}
+
 void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
                int64_t nidx, int64_t offset, float *y)
 {

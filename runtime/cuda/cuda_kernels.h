@@ -119,6 +119,11 @@ cudaError_t sc_cu_strided_scatter(const float *y, float *x, int64_t base, const 
 cudaError_t sc_cu_box_copy(const void *x, void *y, int64_t base, const sc_cu_walk *w, size_t es, cudaStream_t s);
 cudaError_t sc_cu_box_scatter(const float *y, float *x, int64_t base, const sc_cu_walk *w, cudaStream_t s);
 
+/* sc_arg_reduce and sc_topk; with dx (zeroed by the caller) dy placed at the picks instead. */
+cudaError_t sc_cu_arg_reduce(const float *x, int64_t outer, int64_t n, int64_t inner, int is_min, int32_t *idx,
+                             float *val, const float *dy, float *dx, cudaStream_t s);
+cudaError_t sc_cu_topk(const float *x, int64_t rows, int64_t n, int64_t k, float *val, int32_t *idx, const float *dy,
+                       float *dx, cudaStream_t s);
 cudaError_t sc_cu_one_hot(const void *idx, int idx64, int64_t outer, int64_t depth, int64_t inner, int64_t offset,
                           const float *on, const float *off, float *y, cudaStream_t s);
 /* the table (outer, rows, row), y (outer, nidx, row) */

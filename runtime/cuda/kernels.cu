@@ -715,6 +715,60 @@ __global__ void strided_scatter_k(const float *y, float *x, int64_t base, int64_
 	}
 }
 
+__device__ inline bool pick_before(float a, int64_t ia, float b, int64_t ib, int is_min)
+{
+	bool an = isnan(a), bn = isnan(b);
+	if (an != bn)
+		return an;
+	if (!an && a != b)
+		return is_min ? a < b : a > b;
+	return ia < ib;
+}
+
+/* sc_cpu_arg_reduce's order (shardc_rt.h): one thread per (outer, inner). */
+__global__ void arg_reduce_k(const float *x, int64_t outer, int64_t n, int64_t inner, int is_min, int32_t *idx,
+                             float *val, const float *dy, float *dx)
+{
+	GRID_LOOP(t, outer * inner) {
+		int64_t o = t / inner, i = t % inner;
+		const float *p = x + o * n * inner + i;
+		int64_t best = 0;
+		for (int64_t j = 1; j < n; j++)
+			if (pick_before(p[j * inner], j, p[best * inner], best, is_min))
+				best = j;
+		if (idx)
+			idx[t] = (int32_t)best;
+		if (val)
+			val[t] = p[best * inner];
+		if (dx)
+			dx[(o * n + best) * inner + i] = dy[t];
+	}
+}
+
+/* One thread per row: its k picks one after another (sc_cpu_topk). */
+__global__ void topk_k(const float *x, int64_t rows, int64_t n, int64_t k, float *val, int32_t *idx, const float *dy,
+                       float *dx)
+{
+	GRID_LOOP(r, rows) {
+		const float *row = x + r * n;
+		int64_t prev = -1;
+		for (int64_t t = 0; t < k; t++) {
+			int64_t best = -1;
+			for (int64_t j = 0; j < n; j++)
+				if ((prev < 0 || pick_before(row[prev], prev, row[j], j, 0)) &&
+				    (best < 0 || pick_before(row[j], j, row[best], best, 0)))
+					best = j;
+			prev = best;
+			if (val)
+				val[r * k + t] = row[best];
+			if (idx)
+				idx[r * k + t] = (int32_t)best;
+			if (dx)
+				dx[r * n + best] = dy[r * k + t];
+		}
+	}
+}
+
 __global__ void one_hot_k(const void *idx, int idx64, int64_t n, int64_t depth, int64_t inner, int64_t offset,
                           const float *on, const float *off, float *y)
 {
@@ -1660,6 +1714,24 @@ cudaError_t sc_cu_box_copy(const void *x, void *y, int64_t base, const sc_cu_wal
 cudaError_t sc_cu_box_scatter(const float *y, float *x, int64_t base, const sc_cu_walk *w, cudaStream_t s)
 {
 	return strided_scatter<true>(y, x, base, w, s);
+}
+
+cudaError_t sc_cu_arg_reduce(const float *x, int64_t outer, int64_t n, int64_t inner, int is_min, int32_t *idx,
+                             float *val, const float *dy, float *dx, cudaStream_t s)
+{
+	if (outer * inner <= 0)
+		return cudaSuccess;
+	arg_reduce_k<<<blocks_for(outer * inner), THREADS, 0, s>>>(x, outer, n, inner, is_min, idx, val, dy, dx);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_topk(const float *x, int64_t rows, int64_t n, int64_t k, float *val, int32_t *idx, const float *dy,
+                       float *dx, cudaStream_t s)
+{
+	if (rows <= 0)
+		return cudaSuccess;
+	topk_k<<<blocks_for(rows), THREADS, 0, s>>>(x, rows, n, k, val, idx, dy, dx);
+	return cudaGetLastError();
 }
 
 cudaError_t sc_cu_one_hot(const void *idx, int idx64, int64_t outer, int64_t depth, int64_t inner, int64_t offset,

@@ -695,6 +695,26 @@ static void test_movement(void)
 	sc_one_hot(rt, didx, SC_I32, 3, 5, 3, 3, don, don + 1, dyv);   /* classes 3..7; 12 and -1 outside */
 	sc_cpu_one_hot(idx, SC_I32, 3, 5, 3, 3, onoff[0], onoff[1], y);
 	twin("one_hot", dyv, y, 45, 0);
+	/* picking along an axis: x (5, 6, 7) along dim 1, its values, indices
+	 * and gradient; TopK's k 4 of rows of 7 */
+	int32_t pi[35], *dpi = t_slab(sizeof pi);
+	for (int is_min = 0; is_min < 2; is_min++) {
+		sc_arg_reduce(rt, dx, 5, 6, 7, is_min, dpi, dyv);
+		sc_cpu_arg_reduce(x, 5, 6, 7, is_min, pi, y);
+		twin(is_min ? "arg_min values" : "arg_max values", dyv, y, 35, 0);
+		twin_bytes(is_min ? "arg_min indices" : "arg_max indices", dpi, pi, sizeof pi);
+		sc_arg_reduce_grad(rt, dx, dx, 5, 6, 7, is_min, dg);
+		sc_cpu_arg_reduce_grad(x, x, 5, 6, 7, is_min, g);
+		twin(is_min ? "arg_min_grad" : "arg_max_grad", dg, g, n, 0);
+	}
+	int32_t ti[120], *dti = t_slab(sizeof ti);
+	sc_topk(rt, dx, 30, 7, 4, dyv, dti);
+	sc_cpu_topk(x, 30, 7, 4, y, ti);
+	twin("topk values", dyv, y, 120, 0);
+	twin_bytes("topk indices", dti, ti, sizeof ti);
+	sc_topk_grad(rt, dx, dx, 30, 7, 4, dg);
+	sc_cpu_topk_grad(x, x, 30, 7, 4, g);
+	twin("topk_grad", dg, g, n, 0);
 	/* casts between every pair of the six dtypes, bit for bit: values that
 	 * round to even in float16 (65520, 2049) and bfloat16 (1 + 2^-8, 257),
 	 * overflow, subnormals, NaN of both signs, -0, and integers too large */

@@ -1176,3 +1176,48 @@ Test(grad, softmax_ce)
 			dx[i * CE_C + j] = j < CE_H ? ga[a++] : gb[b++];
 	check_grad("softmax_ce_part", dense_ce_parts_fwd, x, CE_N * CE_C, t, w, CE_N, dx);
 }
+
+/* ArgMaxWithValue's and TopK's values: dy at the picks, by finite
+ * differences (distinct values, no ties within h); ties and NaN exactly. */
+typedef struct {
+	int64_t outer, n, inner, k;
+	int is_min;
+} PickCtx;
+
+static void arg_fwd(const float *x, float *y, const void *c)
+{
+	const PickCtx *p = c;
+	sc_cpu_arg_reduce(x, p->outer, p->n, p->inner, p->is_min, NULL, y);
+}
+
+static void topk_fwd(const float *x, float *y, const void *c)
+{
+	const PickCtx *p = c;
+	sc_cpu_topk(x, p->outer, p->n, p->k, y, NULL);
+}
+
+Test(grad, arg_reduce_topk)
+{
+	float x[24], w[8], dx[24];
+	for (int i = 0; i < 24; i++)   /* distinct, at least 0.1 apart */
+		x[i] = (float)((i * 7) % 24) * 0.1f - 1.0f;
+	rand_fill(w, 8, 9, -1, 1);
+	for (int is_min = 0; is_min < 2; is_min++) {   /* (2, 3, 4) along dim 1 */
+		PickCtx c = {2, 3, 4, 0, is_min};
+		sc_cpu_arg_reduce_grad(x, w, 2, 3, 4, is_min, dx);
+		check_grad(is_min ? "arg_min" : "arg_max", arg_fwd, x, 24, &c, w, 8, dx);
+	}
+	PickCtx t = {4, 6, 1, 2, 0};   /* (4, 6), k 2 */
+	sc_cpu_topk_grad(x, w, 4, 6, 2, dx);
+	check_grad("topk", topk_fwd, x, 24, &t, w, 8, dx);
+	/* ties: the first index alone takes dy; NaN is picked first */
+	const float tie[5] = {1, 3, -2, 3, 3};
+	float tdx[5];
+	sc_cpu_arg_reduce_grad(tie, (const float[]){2}, 1, 5, 1, 0, tdx);
+	cr_assert(t_close("first max", tdx, (const float[]){0, 2, 0, 0, 0}, 5, 0, 0));
+	sc_cpu_topk_grad(tie, (const float[]){5, 6, 7}, 1, 5, 3, tdx);
+	cr_assert(t_close("topk ties in index order", tdx, (const float[]){0, 5, 0, 6, 7}, 5, 0, 0));
+	const float nan[4] = {1, NAN, 4, NAN};
+	sc_cpu_arg_reduce_grad(nan, (const float[]){2}, 1, 4, 1, 1, tdx);
+	cr_assert(t_close("first NaN, min too", tdx, (const float[]){0, 2, 0, 0}, 4, 0, 0));
+}

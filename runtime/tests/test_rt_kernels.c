@@ -672,6 +672,36 @@ Test(one_hot, slice_of_classes)
 	CLOSE(y, ((const float[]){0.1f, 0.9f, 0.1f, 0.9f, 0.1f, 0.1f}), 6, "one_hot, axis 0, int64");
 }
 
+Test(arg_reduce, first_pick)
+{
+	/* x (2, 3, 2) along dim 1: ties give the first index, a NaN is picked first */
+	const float x[12] = {1, 5, 4, 5, 4, -1, NAN, 0, 2, 0, NAN, 0};
+	int32_t idx[4];
+	float val[4];
+	sc_cpu_arg_reduce(x, 2, 3, 2, 0, idx, val);
+	cr_assert(idx[0] == 1 && idx[1] == 0 && idx[2] == 0 && idx[3] == 0, "argmax %d %d %d %d", idx[0], idx[1],
+	          idx[2], idx[3]);
+	cr_assert(val[0] == 4 && val[1] == 5 && isnan(val[2]) && val[3] == 0);
+	sc_cpu_arg_reduce(x, 2, 3, 2, 1, idx, NULL);
+	cr_assert(idx[0] == 0 && idx[1] == 2 && idx[2] == 0 && idx[3] == 0, "argmin %d %d %d %d", idx[0], idx[1],
+	          idx[2], idx[3]);
+	sc_cpu_arg_reduce(x, 1, 12, 1, 1, NULL, val);   /* the whole as one row: the first NaN */
+	cr_assert(isnan(val[0]));
+}
+
+Test(topk, order)
+{
+	/* rows of 5, k 3: largest first, equals by index, NaN first */
+	const float x[10] = {2, 7, 7, -1, 3, 1, NAN, 9, NAN, 9};
+	float val[6];
+	int32_t idx[6];
+	sc_cpu_topk(x, 2, 5, 3, val, idx);
+	const int32_t want[6] = {1, 2, 4, 1, 3, 2};
+	for (int i = 0; i < 6; i++)
+		cr_assert(idx[i] == want[i], "topk index %d: %d, want %d", i, idx[i], want[i]);
+	cr_assert(val[0] == 7 && val[1] == 7 && val[2] == 3 && isnan(val[3]) && isnan(val[4]) && val[5] == 9);
+}
+
 Test(layernorm, by_hand)
 {
 	const float x[8] = {1, 2, 3, 4, 2, 2, 2, 2};

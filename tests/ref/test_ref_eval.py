@@ -498,6 +498,22 @@ class Forward(unittest.TestCase):
         with self.assertRaises(R.OpError):
             fwd("OneHot", [i.astype(np.float32), on, off], {"depth": 4})
 
+    def test_picks(self):
+        x = np.array([[1.0, 5.0, 5.0, -2.0], [np.nan, 0.0, np.nan, 7.0], [3.0, -1.0, 3.0, -1.0]])
+        self.check("ArgMaxWithValue", [x], {"axis": 1, "index": 0}, np.array([1, 0, 0]))     # first max, first NaN
+        self.check("ArgMinWithValue", [x], {"axis": -1, "index": 0}, np.array([3, 0, 1]))    # NaN picked by min too
+        self.check("ArgMaxWithValue", [x], {"axis": 1, "keep_dims": True, "index": 1}, [[5.0], [np.nan], [3.0]])
+        self.check("ArgMinWithValue", [x], {"index": 1}, [np.nan, -1.0, np.nan, -2.0])       # axis 0 by default
+        self.check("Argmax", [x], {}, np.array([1, 0, 0]))                                   # axis -1 by default
+        self.check("Argmin", [x], {"axis": 0}, np.array([1, 2, 1, 0]))
+        self.assertEqual(fwd("Argmax", [x], {}).dtype, np.int32)
+        self.check("TopK", [x], {"k": 3, "index": 0}, [[5.0, 5.0, 1.0], [np.nan, np.nan, 7.0], [3.0, 3.0, -1.0]])
+        self.check("TopK", [x], {"k": 3, "index": 1}, np.array([[1, 2, 0], [0, 2, 3], [0, 2, 1]]))
+        for op, bad in (("ArgMaxWithValue", {"axis": 1}), ("ArgMaxWithValue", {"index": 2}),
+                        ("TopK", {"k": 5, "index": 0}), ("TopK", {"k": 2})):
+            with self.assertRaises(R.OpError):
+                fwd(op, [x], bad)
+
     def test_layer_norm(self):
         x, g, b = rng().normal(size=(2, 3, 4)), rng(1).normal(size=(4,)), rng(2).normal(size=(4,))
         mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
@@ -950,6 +966,19 @@ class Gradients(unittest.TestCase):
         grads = R.OPS["OneHot"][1](np.ones((4, 3)), [i, np.float64(1), np.float64(0)], {"depth": 3})
         self.assertEqual(grads, [None, None, None])           # MindSpore's: no gradient
 
+    def test_picks(self):
+        x = rng(1).normal(size=(3, 4, 5))                      # distinct values: no tie within the step
+        for op in ("ArgMaxWithValue", "ArgMinWithValue"):
+            for keep in (False, True):
+                self.check(op, [x], {"axis": 1, "keep_dims": keep, "index": 1})
+            self.assertEqual(R.OPS[op][1](np.ones((4, 5)), [x], {"index": 0}), [None])   # the indices: none
+        self.check("TopK", [x], {"k": 3, "index": 0})
+        self.assertEqual(R.OPS["TopK"][1](np.ones((3, 4, 3)), [x], {"k": 3, "index": 1}), [None])
+        self.assertEqual(R.OPS["Argmax"][1](np.ones((3, 4)), [x], {}), [None])
+        tie = np.array([2.0, 7.0, 7.0, 1.0])                   # the first of equals takes all of dy
+        g = R.OPS["ArgMaxWithValue"][1](np.float64(3.0), [tie], {"index": 1})
+        self.assertEqual(g[0].tolist(), [0.0, 3.0, 0.0, 0.0])
+
     def test_layer_norm(self):
         x = rng(1).normal(size=(2, 3, 4))
         self.check("LayerNorm", [x, rng(2).normal(size=(4,)), rng(3).normal(size=(4,))])
@@ -1060,6 +1089,7 @@ class Gradients(unittest.TestCase):
                   "logical_reductions": ["ReduceAll", "ReduceAny"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "ExpandDims", "Squeeze", "BroadcastTo",
                                 "Concat", "StridedSlice"], "gather": ["Gather"], "tile": ["Tile"], "one_hot": ["OneHot"],
+                  "picks": ["ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "rotary": ["RotaryPositionEmbedding"],
                   "flash_attention": ["FlashAttentionScore"], "cast": ["Cast"], "compare": list(R.COMPARES),
                   "logical": ["LogicalNot", "LogicalAnd", "LogicalOr", "IsFinite"],

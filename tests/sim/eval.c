@@ -783,6 +783,82 @@ static bool eval_one_hot(Eval *e)
 	return true;
 }
 
+/* The picking order of ArgMaxWithValue, Argmax and TopK: the larger first
+ * (least: the smaller), a NaN before every number, the lower index among
+ * equals. */
+static bool before(double a, int64_t ia, double b, int64_t ib, bool least)
+{
+	if (isnan(a) != isnan(b))
+		return isnan(a);
+	if (!isnan(a) && a != b)
+		return least ? a < b : a > b;
+	return ia < ib;
+}
+
+/* ArgMaxWithValue, ArgMinWithValue (index 0 the indices, 1 the values),
+ * Argmax, Argmin: the first pick along the axis, x seen as (outer, n,
+ * inner). */
+static bool eval_arg_reduce(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	const Attrs *a = &e->n->a;
+	OpKind op = e->n->op;
+	bool wv = op == OP_ARGMAX_WITH_VALUE || op == OP_ARGMIN_WITH_VALUE;
+	bool least = op == OP_ARGMIN_WITH_VALUE || op == OP_ARGMIN, values = wv && a->output_index == 1;
+	int axis;
+	if (!norm_axis(e, a->has_axis && a->naxes ? a->axes[0] : wv ? 0 : -1, x->rank, &axis))
+		return false;
+	int64_t dims[MAX_DIMS], outer = 1, inner = 1, n = x->dims[axis];
+	int r = 0;
+	for (int i = 0; i < x->rank; i++) {
+		if (i != axis || (wv && a->keep_dims))
+			dims[r++] = i == axis ? 1 : x->dims[i];
+		if (i != axis)
+			*(i < axis ? &outer : &inner) *= x->dims[i];
+	}
+	if (!expect_out(e, r, dims))
+		return false;
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t i = 0; i < inner; i++) {
+			const double *p = x->data + o * n * inner + i;
+			int64_t best = 0;
+			for (int64_t j = 1; j < n; j++)
+				if (before(p[j * inner], j, p[best * inner], best, least))
+					best = j;
+			e->out->data[o * inner + i] = values ? p[best * inner] : (double)best;
+		}
+	return true;
+}
+
+/* TopK: each last-dim row's k picks in order (index 0 the values, 1 the
+ * indices). */
+static bool eval_topk(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	const Attrs *a = &e->n->a;
+	int64_t dims[MAX_DIMS], n = x->rank ? x->dims[x->rank - 1] : 0, k = a->topk;
+	if (x->rank < 1 || k < 1 || k > n)
+		return fail(e, "k %lld of a last dim of %lld", (long long)k, (long long)n);
+	memcpy(dims, x->dims, sizeof dims);
+	dims[x->rank - 1] = k;
+	if (!expect_out(e, x->rank, dims))
+		return false;
+	for (int64_t r = 0; r < x->size / n; r++) {
+		const double *row = x->data + r * n;
+		int64_t prev = -1;
+		for (int64_t t = 0; t < k; t++) {
+			int64_t best = -1;
+			for (int64_t j = 0; j < n; j++)
+				if ((prev < 0 || before(row[prev], prev, row[j], j, false)) &&
+				    (best < 0 || before(row[j], j, row[best], best, false)))
+					best = j;
+			prev = best;
+			e->out->data[r * k + t] = a->output_index == 1 ? (double)best : row[best];
+		}
+	}
+	return true;
+}
+
 /* Index i takes entry i - offset of the table along the axis; an entry
  * outside the table is zeros. With offset 0 that is the serial Gather; a
  * shard split along the axis holds entries [offset, offset + V) and zeros
@@ -1163,6 +1239,10 @@ static bool eval_op(Eval *e)
 		return eval_tile(e);
 	case OP_ONE_HOT:
 		return eval_one_hot(e);
+	case OP_ARGMAX_WITH_VALUE: case OP_ARGMIN_WITH_VALUE: case OP_ARGMAX: case OP_ARGMIN:
+		return eval_arg_reduce(e);
+	case OP_TOPK:
+		return eval_topk(e);
 	OP_CASES(NORM_OPS)
 		return eval_norm(e);
 	case OP_CONCAT:
