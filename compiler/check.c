@@ -294,6 +294,8 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case ATTR_TRANSPOSE_A: a->transpose_a = v->i; break;
 	case ATTR_TRANSPOSE_B: a->transpose_b = v->i; break;
 	case ATTR_KEEP_DIMS: a->keep_dims = v->i; break;
+	case ATTR_EXCLUSIVE: a->exclusive = v->i; break;
+	case ATTR_REVERSE: a->reverse = v->i; break;
 	case ATTR_PAD: a->pad = v->i; break;
 	case ATTR_AXIS:
 		a->has_axis = true;
@@ -687,7 +689,7 @@ static int64_t inlined_size(const Node *n)
 static bool mindspore_only(const char *name)
 {
 	static const char *const names[] = {
-		"ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK", "CumSum", "CumProd",
+		"ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK",
 		"Erfinv", "ApproximateEqual", "Assign", "AssignAdd", "AssignSub", "L2Normalize", "Depend",
 		"BatchNorm", "Conv2D", "MaxPool", "AvgPool", "Embedding", "GatherD", "ScatterUpdate", "Einsum",
 	};

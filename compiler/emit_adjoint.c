@@ -243,6 +243,11 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_printf(b, ", %d);", na);
 		return;
 	}
+	case OP_CUMSUM: case OP_CUMPROD:   /* the scan of dy the other way; CumProd's exact at zeros */
+		sb_printf(b, "sc_cumsum_grad(rt, %d, %s, %s, %s, ", f->op == OP_CUMPROD, f->op == OP_CUMPROD ? x0 : "NULL", dy,
+		          dx);
+		scan_args(b, x, fa);
+		return;
 	case OP_TRANSPOSE: {
 		int64_t inv[MAX_DIMS];
 		for (int d = 0; d < fa->nperm; d++)

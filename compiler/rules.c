@@ -256,6 +256,13 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 			od->nstats_bwd = 1;
 		}
 		break;
+	case OP_CUMSUM: case OP_CUMPROD:   /* x's dims, as an elementwise operator's, but the one it scans */
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], NULL);
+		identity_input(od, 0, x->rank);
+		keep_whole(od, (int)norm(n->a.axes[0], x->rank), "the scanned axis: each element depends on every one "
+		           "before it (MindSpore's CumSumInfo and CumProdInfo do not split it either)");
+		break;
 	OP_CASES(NORM_OPS) {
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], NULL);

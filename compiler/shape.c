@@ -625,12 +625,36 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 	case OP_TRANSPOSE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_BROADCAST_TO: case OP_GATHER:
 	case OP_TILE: case OP_ONE_HOT: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
-	case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
+	case OP_CUMSUM: case OP_CUMPROD: case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
 	case OP_SPARSE_SOFTMAX_CE: case OP_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)
 		break;
 	}
 	die("%s is not a collective", opname(x));
+}
+
+/* CumSum, CumProd: x's type; MindSpore's axis (its second input) a required
+ * attribute, one dim of x's. */
+static bool infer_scan(Infer *x, const Type *a, Type *out)
+{
+	const Node *n = x->n;
+	int64_t axis;
+	if (!(n->a.present & ATTR_BIT(ATTR_AXIS))) {
+		ERR(x, n->op_span, "%s needs the attribute 'axis', the dim it scans (MindSpore's second input, an attribute "
+		    "here): %s(%%x) {axis: -1}", opname(x), opname(x));
+		return false;
+	}
+	if (n->a.axis_is_tuple) {
+		ERR(x, n->attr_lit->span, "%s scans one axis; write one number (axis: %lld)", opname(x),
+		    (long long)(n->a.naxes ? n->a.axes[0] : -1));
+		return false;
+	}
+	if (a->rank < 1) {
+		ERR(x, in_span(x, 0), "%s needs a tensor of rank 1 or more to scan", opname(x));
+		return false;
+	}
+	*out = *a;
+	return need_float(x, 0) && infer_axis(x, n->a.axes[0], a->rank, &axis);
 }
 
 static bool infer_call(Infer *x, Type *out)
@@ -734,6 +758,8 @@ static bool infer_node(Infer *x, Type *out)
 		*out = *a;
 		return need_float(x, 0) && infer_axis(x, n->a.has_axis ? n->a.axes[0] : -1, a->rank, &axis);
 	}
+	case OP_CUMSUM: case OP_CUMPROD:
+		return infer_scan(x, a, out);
 	case OP_RESHAPE:
 		return infer_reshape(x, a, out);
 	case OP_TRANSPOSE:

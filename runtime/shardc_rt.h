@@ -983,6 +983,18 @@ void sc_reduce_prod_grad(sc_rt *rt, const float *x, const float *dy, const float
  * how many are zero (k 1). */
 void sc_reduce_prod_stat(sc_rt *rt, const float *x, int k, float *y, const int64_t *dims, int ndim, const int *axes,
                          int naxes);
+/* MindSpore's CumSum (prod 0) and CumProd (prod 1) along the middle dim of
+ * (outer, n, inner), accumulated in Float32: y[i] = x[0] + ... + x[i] (x[0]
+ * ... x[i]); exclusive leaves x[i] out (y[0] = 0, or 1), reverse scans from
+ * the end. */
+void sc_cumsum(sc_rt *rt, int prod, const float *x, float *y, int64_t outer, int64_t n, int64_t inner, int exclusive,
+               int reverse);
+/* Their gradient: CumSum's the scan of dy the other way (exclusive kept);
+ * CumProd's, dx[j] = sum over the i that x[j] reaches of dy[i] times the
+ * product of the other x in y[i], in two passes (no division: exact at
+ * zeros). x is read by CumProd's only. */
+void sc_cumsum_grad(sc_rt *rt, int prod, const float *x, const float *dy, float *dx, int64_t outer, int64_t n,
+                    int64_t inner, int exclusive, int reverse);
 /* count (y's dims, as floats) = how many elements of x along axes equal y. */
 void sc_count_equal(sc_rt *rt, const float *x, const float *y, float *count, const int64_t *dims, int ndim,
                     const int *axes, int naxes);

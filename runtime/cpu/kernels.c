@@ -1034,6 +1034,61 @@ void sc_cpu_reduce_prod_grad(const float *x, const float *dy, const float *prod,
 	free(Z);
 }
 
+/* One line of a scan: n elements `inner` apart, from the end when reverse. */
+void sc_cpu_cumsum(int prod, const float *x, float *y, int64_t outer, int64_t n, int64_t inner, int exclusive,
+                   int reverse)
+{
+	int64_t lines = outer * inner;
+#pragma omp parallel for if (lines * n >= SC_PAR_MIN) schedule(static)
+	for (int64_t l = 0; l < lines; l++) {
+		int64_t base = (l / inner) * n * inner + l % inner, step = reverse ? -inner : inner;
+		const float *xl = x + base + (reverse ? (n - 1) * inner : 0);
+		float *yl = y + base + (reverse ? (n - 1) * inner : 0);
+		float acc = prod ? 1.0f : 0.0f;
+		for (int64_t t = 0; t < n; t++) {
+			float v = xl[t * step];
+			if (exclusive)
+				yl[t * step] = acc;
+			acc = prod ? acc * v : acc + v;
+			if (!exclusive)
+				yl[t * step] = acc;
+		}
+	}
+}
+
+/* CumSum's: the other way's scan of dy. CumProd's, in scan order t: with A_t
+ * the product of the x before t and B_t = dy_t + x_(t+1) B_(t+1) (exclusive:
+ * C_t = dy_(t+1) + x_(t+1) C_(t+1), C_last 0), dx_t = A_t B_t (A_t C_t). */
+void sc_cpu_cumsum_grad(int prod, const float *x, const float *dy, float *dx, int64_t outer, int64_t n, int64_t inner,
+                        int exclusive, int reverse)
+{
+	if (!prod) {
+		sc_cpu_cumsum(0, dy, dx, outer, n, inner, exclusive, !reverse);
+		return;
+	}
+	int64_t lines = outer * inner;
+#pragma omp parallel for if (lines * n >= SC_PAR_MIN) schedule(static)
+	for (int64_t l = 0; l < lines; l++) {
+		int64_t base = (l / inner) * n * inner + l % inner, step = reverse ? -inner : inner;
+		int64_t first = base + (reverse ? (n - 1) * inner : 0);
+		const float *xl = x + first, *dyl = dy + first;
+		float *dxl = dx + first;
+		float b = 0, next_dy = 0, next_x = 0;
+		for (int64_t t = n - 1; t >= 0; t--) {
+			float g = dyl[t * step];
+			b = exclusive ? (t == n - 1 ? 0 : next_dy + next_x * b) : (t == n - 1 ? g : g + next_x * b);
+			next_dy = g;
+			next_x = xl[t * step];
+			dxl[t * step] = b;
+		}
+		float a = 1;
+		for (int64_t t = 0; t < n; t++) {
+			dxl[t * step] *= a;
+			a *= xl[t * step];
+		}
+	}
+}
+
 /* count (y's dims) = how many elements of x along the reduced axes equal y */
 void sc_cpu_count_equal(const float *x, const float *y, float *count, const int64_t *dims, int ndim, const int *axes,
                         int naxes)

@@ -445,6 +445,51 @@ __global__ void norm_part_grad_k(int centered, const float *dy, const float *x, 
 	}
 }
 
+/* CumSum (prod 0) and CumProd (prod 1): a thread a line of the scan, as
+ * the CPU twin (sc_cpu_cumsum) computes it, in Float32. */
+__global__ void cumsum_k(int prod, const float *x, float *y, int64_t lines, int64_t n, int64_t inner, int exclusive,
+                         int reverse)
+{
+	int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+	if (l >= lines)
+		return;
+	int64_t base = (l / inner) * n * inner + l % inner, step = reverse ? -inner : inner;
+	int64_t first = base + (reverse ? (n - 1) * inner : 0);
+	float acc = prod ? 1.0f : 0.0f;
+	for (int64_t t = 0; t < n; t++) {
+		float v = x[first + t * step];
+		if (exclusive)
+			y[first + t * step] = acc;
+		acc = prod ? acc * v : acc + v;
+		if (!exclusive)
+			y[first + t * step] = acc;
+	}
+}
+
+/* CumProd's gradient, no division (sc_cpu_cumsum_grad) */
+__global__ void cumprod_grad_k(const float *x, const float *dy, float *dx, int64_t lines, int64_t n, int64_t inner,
+                               int exclusive, int reverse)
+{
+	int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+	if (l >= lines)
+		return;
+	int64_t base = (l / inner) * n * inner + l % inner, step = reverse ? -inner : inner;
+	int64_t first = base + (reverse ? (n - 1) * inner : 0);
+	float b = 0, next_dy = 0, next_x = 0;
+	for (int64_t t = n - 1; t >= 0; t--) {
+		float g = dy[first + t * step];
+		b = exclusive ? (t == n - 1 ? 0 : next_dy + next_x * b) : (t == n - 1 ? g : g + next_x * b);
+		next_dy = g;
+		next_x = x[first + t * step];
+		dx[first + t * step] = b;
+	}
+	float a = 1;
+	for (int64_t t = 0; t < n; t++) {
+		dx[first + t * step] *= a;
+		a *= x[first + t * step];
+	}
+}
+
 }   /* namespace */
 
 /* ---- launchers ---- */
@@ -587,6 +632,28 @@ cudaError_t sc_cu_norm_part_grad(int centered, const float *dy, const float *x, 
 		return cudaGetLastError();
 	return colsum(NormPartSrc{dy, x, mean, var, eps, centered}, SC_R_SUM, 0, 1, rows, cols, ColOut{{dgamma, dbeta}},
 	              scratch, s);
+}
+
+cudaError_t sc_cu_cumsum(int prod, const float *x, float *y, int64_t outer, int64_t n, int64_t inner, int exclusive,
+                         int reverse, cudaStream_t s)
+{
+	int64_t lines = outer * inner;
+	if (lines <= 0 || n <= 0)
+		return cudaSuccess;
+	cumsum_k<<<blocks_for(lines), THREADS, 0, s>>>(prod, x, y, lines, n, inner, exclusive, reverse);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_cumsum_grad(int prod, const float *x, const float *dy, float *dx, int64_t outer, int64_t n,
+                              int64_t inner, int exclusive, int reverse, cudaStream_t s)
+{
+	if (!prod)   /* the other way's scan of dy */
+		return sc_cu_cumsum(0, dy, dx, outer, n, inner, exclusive, !reverse, s);
+	int64_t lines = outer * inner;
+	if (lines <= 0 || n <= 0)
+		return cudaSuccess;
+	cumprod_grad_k<<<blocks_for(lines), THREADS, 0, s>>>(x, dy, dx, lines, n, inner, exclusive, reverse);
+	return cudaGetLastError();
 }
 
 }   /* extern "C" */
