@@ -360,6 +360,12 @@ void scan_args(StrBuf *b, const LValue *x, const Attrs *a)
 	          a->exclusive, a->reverse);
 }
 
+int64_t scan_slices(const LValue *totals, const Attrs *a)
+{
+	int r = totals->type.rank;
+	return totals->type.dims[a->axes[0] < 0 ? a->axes[0] + r : a->axes[0]];
+}
+
 void emit_matmul_dims(const LOp *f, const Lowered *l, int64_t *m, int64_t *n, int64_t *k)
 {
 	const LValue *a = &l->values[f->in[0]], *y = &l->values[f->result];

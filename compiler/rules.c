@@ -256,13 +256,29 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 			od->nstats_bwd = 1;
 		}
 		break;
-	case OP_CUMSUM: case OP_CUMPROD:   /* x's dims, as an elementwise operator's, but the one it scans */
+	case OP_CUMSUM: case OP_CUMPROD: {
+		/* x's dims, any of them split. The scanned axis split (MindSpore's
+		 * CumSumInfo refuses it): each rank scans its slice, then adds (or
+		 * multiplies by) the totals of the slices before it, gathered over
+		 * the ranks that split the axis (lower.c), so its slices are even.
+		 * A rank's piece (a program read back) takes those totals, the
+		 * axis whole. */
+		int axis = (int)norm(n->a.axes[0], x->rank);
 		for (int d = 0; d < x->rank; d++)
-			add_dim(od, x->dims[d], NULL);
+			add_dim(od, x->dims[d], d == axis ? "the scanned axis" : NULL);
 		identity_input(od, 0, x->rank);
-		keep_whole(od, (int)norm(n->a.axes[0], x->rank), "the scanned axis: each element depends on every one "
-		           "before it (MindSpore's CumSumInfo and CumProdInfo do not split it either)");
+		if (n->nin == 2) {
+			identity_input(od, 1, x->rank);
+			od->in_dim[1][axis] = -1;
+			break;
+		}
+		od->also[axis] = x->dims[axis];
+		od->whole_why[axis] = "each rank scans an even slice, then takes the totals of the slices before it";
+		od->normalized = 1u << axis;
+		od->nstats_fwd = 1;   /* the slices' totals gathered; backward, their gradients */
+		od->nstats_bwd = 1;
 		break;
+	}
 	OP_CASES(NORM_OPS) {
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], NULL);

@@ -639,6 +639,13 @@ static bool infer_scan(Infer *x, const Type *a, Type *out)
 {
 	const Node *n = x->n;
 	int64_t axis;
+	if (n->nin == 2 && x->g->values[n->in[1]].literal) {   /* MindSpore's CumSum(x, axis) */
+		StrBuf b = {0};
+		ERR(x, in_span(x, 1), "%s takes 1 operand; the axis, MindSpore's second input, is an attribute here: "
+		    "%s(%%x) {axis: %s}", opname(x), opname(x), in_name(x, 1, &b));
+		sb_free(&b);
+		return false;
+	}
 	if (!(n->a.present & ATTR_BIT(ATTR_AXIS))) {
 		ERR(x, n->op_span, "%s needs the attribute 'axis', the dim it scans (MindSpore's second input, an attribute "
 		    "here): %s(%%x) {axis: -1}", opname(x), opname(x));
@@ -654,7 +661,27 @@ static bool infer_scan(Infer *x, const Type *a, Type *out)
 		return false;
 	}
 	*out = *a;
-	return need_float(x, 0) && infer_axis(x, n->a.axes[0], a->rank, &axis);
+	if (!need_float(x, 0) || !infer_axis(x, n->a.axes[0], a->rank, &axis))
+		return false;
+	if (n->nin == 1 && (n->a.present & ATTR_BIT(ATTR_OFFSET))) {
+		ERR(x, n->attr_lit->span, "%s: offset belongs to a rank's piece of a split axis (its slice's first "
+		    "element, beside the slices' totals as a second operand); leave it out", opname(x));
+		return false;
+	}
+	if (n->nin == 2) {   /* a rank's piece (lower.c): the totals of every slice, x's dims with the axis whole */
+		const Type *t = in_type(x, 1);
+		bool ok = t->rank == a->rank && t->dtype == a->dtype;
+		for (int d = 0; ok && d < a->rank; d++)
+			ok = d == axis || t->dims[d] == a->dims[d];
+		if (!ok) {
+			StrBuf b = {0};
+			ERR(x, in_span(x, 1), "%s: a split axis's piece takes the slices' totals, x's dims and dtype with the "
+			    "scanned axis one per slice; %s is not", opname(x), in_name(x, 1, &b));
+			sb_free(&b);
+			return false;
+		}
+	}
+	return true;
 }
 
 static bool infer_call(Infer *x, Type *out)
