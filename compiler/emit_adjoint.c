@@ -247,8 +247,9 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		if (f->nin == 2) {   /* a split axis's piece: x's gradient, or this rank's term of the totals' */
 			char off[32];
 			offset_arg(off, sizeof off, p, f, fa);
-			sb_printf(b, "sc_cumsum_part_grad(rt, %d, %s, %s, %s, %s, %s, %s, %lld, ", f->op == OP_CUMPROD,
-			          f->op == OP_CUMPROD ? x0 : "NULL", x1, dy, k == 0 ? dx : "NULL", k == 1 ? dx : "NULL", off,
+			bool prod = f->op == OP_CUMPROD;   /* CumSum's reads neither x nor the totals (GR_NONE) */
+			sb_printf(b, "sc_cumsum_part_grad(rt, %d, %s, %s, %s, %s, %s, %s, %lld, ", prod, prod ? x0 : "NULL",
+			          prod ? x1 : "NULL", dy, k == 0 ? dx : "NULL", k == 1 ? dx : "NULL", off,
 			          (long long)scan_slices(&l->values[f->in[1]], fa));
 		} else
 			sb_printf(b, "sc_cumsum_grad(rt, %d, %s, %s, %s, ", f->op == OP_CUMPROD, f->op == OP_CUMPROD ? x0 : "NULL",

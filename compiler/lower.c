@@ -492,7 +492,7 @@ static void piece_attrs(LOp *o, const Attrs *a)
 
 /* CumSum and CumProd with the scanned axis split into k even slices: each
  * slice's total (a ReduceSum or ReduceProd kept, one element a slice of
- * the axis, k of them in the whole), gathered over the ranks that split the
+ * the axis, k of them in the whole; Float32 whatever x's type), gathered over the ranks that split the
  * axis (an AllGather), and a piece scanning the rank's slice from the
  * totals of the slices before it (after it, reverse); its offset, the
  * slice's first element along the axis (lowered_rank_attrs), says which. */
@@ -502,6 +502,7 @@ static int lower_scan(Stats *s, int x0, const TensorLayout *in, const Type *yt, 
 	int axis = (int)s->axis[0];
 	Type tt = s->xt;
 	tt.dims[axis] = l->st->node[s->node].split->split[axis];
+	tt.dtype = DT_F32;   /* a half x's totals kept in Float32, as the one-device scan accumulates */
 	int t = stat_piece(s, s->n->op == OP_CUMSUM ? OP_REDUCE_SUM : OP_REDUCE_PROD, 1, &x0, &tt, in,
 	                   stat_name(s, "total"), stat_text(s, "%s %%%s split along its scanned axis: %s",
 	                                                    "the total of this rank's slice"));
