@@ -502,8 +502,17 @@ static int lower_scan(Stats *s, int x0, const TensorLayout *in, const Type *yt, 
 	int axis = (int)s->axis[0];
 	Type tt = s->xt;
 	tt.dims[axis] = l->st->node[s->node].split->split[axis];
-	tt.dtype = DT_F32;   /* a half x's totals kept in Float32, as the one-device scan accumulates */
-	int t = stat_piece(s, s->n->op == OP_CUMSUM ? OP_REDUCE_SUM : OP_REDUCE_PROD, 1, &x0, &tt, in,
+	int wide = x0;
+	if (tt.dtype != DT_F32) {   /* a half x's totals in Float32, as the one-device scan accumulates */
+		Type wt = s->xt;
+		wt.dtype = tt.dtype = DT_F32;
+		wide = stat_piece(s, OP_CAST, 1, &x0, &wt, in, stat_name(s, "wide"), stat_text(s, "%s %%%s split along its "
+		                  "scanned axis: %s", "this rank's slice in Float32, for its total"));
+		LOp *c = &l->ops[l->nops - 1];
+		c->a.dtype = DT_F32;
+		c->a.present = ATTR_BIT(ATTR_DTYPE);
+	}
+	int t = stat_piece(s, s->n->op == OP_CUMSUM ? OP_REDUCE_SUM : OP_REDUCE_PROD, 1, &wide, &tt, in,
 	                   stat_name(s, "total"), stat_text(s, "%s %%%s split along its scanned axis: %s",
 	                                                    "the total of this rank's slice"));
 	LOp *o = &l->ops[l->nops - 1];

@@ -670,13 +670,13 @@ static bool infer_scan(Infer *x, const Type *a, Type *out)
 	}
 	if (n->nin == 2) {   /* a rank's piece (lower.c): the totals of every slice, x's dims with the axis whole */
 		const Type *t = in_type(x, 1);
-		bool ok = t->rank == a->rank && t->dtype == a->dtype;
+		bool ok = t->rank == a->rank && (t->dtype == a->dtype || t->dtype == DT_F32);
 		for (int d = 0; ok && d < a->rank; d++)
 			ok = d == axis || t->dims[d] == a->dims[d];
 		if (!ok) {
 			StrBuf b = {0};
-			ERR(x, in_span(x, 1), "%s: a split axis's piece takes the slices' totals, x's dims and dtype with the "
-			    "scanned axis one per slice; %s is not", opname(x), in_name(x, 1, &b));
+			ERR(x, in_span(x, 1), "%s: a split axis's piece takes the slices' totals, x's dims with the scanned "
+			    "axis one per slice, Float32 or x's type; %s is not", opname(x), in_name(x, 1, &b));
 			sb_free(&b);
 			return false;
 		}
