@@ -672,8 +672,11 @@ static bool split_from_tuples(const OpDims *od, const Node *n, const Strategy *s
 			int64_t fixed[MAX_OPDIMS];
 			StrBuf b = {0};
 			memcpy(fixed, split, sizeof fixed);
-			while (od->also[o] % fixed[o])   /* the largest count below it that divides */
-				fixed[o]--;
+			int64_t others = 1;   /* the other op dims' splits: the suggestion's devices divide device_num too */
+			for (int j = 0; j < od->nod; j++)
+				others *= j == o ? 1 : fixed[j];
+			while (fixed[o] > 1 && (od->also[o] % fixed[o] || device_num % (others * fixed[o])))
+				fixed[o]--;   /* the largest count below it that divides */
 			print_suggestion(&b, od, fixed, n->nin);
 			ERR(d, src, s->span, "%s: %s is split into %lld, which does not divide %lld (%s); e.g. %s", op,
 			    DIMNAME(od, o), (long long)split[o], (long long)od->also[o], od->whole_why[o], b.data);
