@@ -267,6 +267,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], d == axis ? "the scanned axis" : NULL);
 		identity_input(od, 0, x->rank);
+		od->batch = axis == 0 ? (x->rank > 1 ? 1 : -1) : 0;   /* the default leaves the scanned axis whole */
 		if (n->nin == 2) {
 			identity_input(od, 1, x->rank);
 			od->in_dim[1][axis] = -1;

@@ -633,57 +633,6 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	die("%s is not a collective", opname(x));
 }
 
-/* CumSum, CumProd: x's type; MindSpore's axis (its second input) a required
- * attribute, one dim of x's. */
-static bool infer_scan(Infer *x, const Type *a, Type *out)
-{
-	const Node *n = x->n;
-	int64_t axis;
-	if (n->nin == 2 && x->g->values[n->in[1]].literal) {   /* MindSpore's CumSum(x, axis) */
-		StrBuf b = {0};
-		ERR(x, in_span(x, 1), "%s takes 1 operand; the axis, MindSpore's second input, is an attribute here: "
-		    "%s(%%x) {axis: %s}", opname(x), opname(x), in_name(x, 1, &b));
-		sb_free(&b);
-		return false;
-	}
-	if (!(n->a.present & ATTR_BIT(ATTR_AXIS))) {
-		ERR(x, n->op_span, "%s needs the attribute 'axis', the dim it scans (MindSpore's second input, an attribute "
-		    "here): %s(%%x) {axis: -1}", opname(x), opname(x));
-		return false;
-	}
-	if (n->a.axis_is_tuple) {
-		ERR(x, n->attr_lit->span, "%s scans one axis; write one number (axis: %lld)", opname(x),
-		    (long long)(n->a.naxes ? n->a.axes[0] : -1));
-		return false;
-	}
-	if (a->rank < 1) {
-		ERR(x, in_span(x, 0), "%s needs a tensor of rank 1 or more to scan", opname(x));
-		return false;
-	}
-	*out = *a;
-	if (!need_float(x, 0) || !infer_axis(x, n->a.axes[0], a->rank, &axis))
-		return false;
-	if (n->nin == 1 && (n->a.present & ATTR_BIT(ATTR_OFFSET))) {
-		ERR(x, n->attr_lit->span, "%s: offset belongs to a rank's piece of a split axis (its slice's first "
-		    "element, beside the slices' totals as a second operand); leave it out", opname(x));
-		return false;
-	}
-	if (n->nin == 2) {   /* a rank's piece (lower.c): the totals of every slice, x's dims with the axis whole */
-		const Type *t = in_type(x, 1);
-		bool ok = t->rank == a->rank && (t->dtype == a->dtype || t->dtype == DT_F32);
-		for (int d = 0; ok && d < a->rank; d++)
-			ok = d == axis || t->dims[d] == a->dims[d];
-		if (!ok) {
-			StrBuf b = {0};
-			ERR(x, in_span(x, 1), "%s: a split axis's piece takes the slices' totals, x's dims with the scanned "
-			    "axis one per slice, Float32 or x's type; %s is not", opname(x), in_name(x, 1, &b));
-			sb_free(&b);
-			return false;
-		}
-	}
-	return true;
-}
-
 static bool infer_call(Infer *x, Type *out)
 {
 	const Graph *callee = x->n->a.callee;

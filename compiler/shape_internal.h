@@ -43,6 +43,7 @@ bool infer_squeeze(Infer *x, const Type *in, Type *out);
 /* Tile's and OneHot's (shape_views.c, beside them); BiasAdd's and PReLU's, a vector along one dim of x. */
 bool infer_tile(Infer *x, const Type *in, Type *out);
 bool infer_one_hot(Infer *x, const Type *in, Type *out);
+bool infer_scan(Infer *x, const Type *in, Type *out);   /* CumSum, CumProd */
 bool infer_bias_add(Infer *x, const Type *in, Type *out);
 bool infer_prelu(Infer *x, const Type *in, Type *out);
 
