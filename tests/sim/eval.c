@@ -647,13 +647,20 @@ static bool eval_scan(Eval *e)
 	int64_t outer, len, inner;
 	around_axis(x, axis, &outer, &len, &inner);
 	bool prod = e->n->op == OP_CUMPROD;
+	/* a split axis's piece (lower.c): the slices' totals, k along the axis, this one's at offset / len */
+	const SimTensor *tot = e->n->nin == 2 ? &e->ins[1] : NULL;
+	int64_t k = tot ? tot->dims[axis] : 1, slice = len ? a->offset / len : 0;
 	for (int64_t o = 0; o < outer; o++)
 		for (int64_t in = 0; in < inner; in++) {
 			const double *v = x->data + o * len * inner + in;
-			double *y = e->out->data + o * len * inner + in;
+			double *y = e->out->data + o * len * inner + in, carry = prod ? 1 : 0;
+			for (int64_t q = a->reverse ? slice + 1 : 0; tot && q < (a->reverse ? k : slice); q++) {
+				double t = tot->data[(o * k + q) * inner + in];
+				carry = prod ? carry * t : carry + t;
+			}
 			for (int64_t i = 0; i < len; i++) {
 				int64_t lo = a->reverse ? i : 0, hi = a->reverse ? len : i + 1;
-				double acc = prod ? 1 : 0;
+				double acc = carry;
 				for (int64_t j = lo; j < hi; j++)
 					if (!(a->exclusive && j == i))
 						acc = prod ? acc * v[j * inner] : acc + v[j * inner];
