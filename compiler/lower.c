@@ -492,10 +492,11 @@ static void piece_attrs(LOp *o, const Attrs *a)
 
 /* CumSum and CumProd with the scanned axis split into k even slices: each
  * slice's total (a ReduceSum or ReduceProd kept, one element a slice of
- * the axis, k of them in the whole; Float32 whatever x's type), gathered over the ranks that split the
- * axis (an AllGather), and a piece scanning the rank's slice from the
- * totals of the slices before it (after it, reverse); its offset, the
- * slice's first element along the axis (lowered_rank_attrs), says which. */
+ * the axis, k of them in the whole; Float32 whatever x's type), gathered
+ * over the ranks that split the axis (an AllGather), and a piece scanning
+ * the rank's slice from the totals of the slices before it (after it,
+ * reverse); its offset, the slice's first element along the axis
+ * (lowered_rank_attrs), says which. */
 static int lower_scan(Stats *s, int x0, const TensorLayout *in, const Type *yt, const TensorLayout *out, const char *y)
 {
 	Lowered *l = s->x->l;
