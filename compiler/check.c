@@ -294,6 +294,8 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case ATTR_TRANSPOSE_A: a->transpose_a = v->i; break;
 	case ATTR_TRANSPOSE_B: a->transpose_b = v->i; break;
 	case ATTR_KEEP_DIMS: a->keep_dims = v->i; break;
+	case ATTR_EXCLUSIVE: a->exclusive = v->i; break;
+	case ATTR_REVERSE: a->reverse = v->i; break;
 	case ATTR_PAD: a->pad = v->i; break;
 	case ATTR_AXIS:
 		a->has_axis = true;
@@ -697,12 +699,11 @@ static int64_t inlined_size(const Node *n)
 
 
 /* MindSpore operators shardc does not have, whose names lie near ones it
- * has (Argmax near ReduceMax, Erfinv near Erf): "did you mean" would
+ * has (Erfinv near Erf, say): "did you mean" would
  * suggest another operator, so the message says the operator is missing. */
 static bool mindspore_only(const char *name)
 {
 	static const char *const names[] = {
-		"CumSum", "CumProd",
 		"Erfinv", "ApproximateEqual", "Assign", "AssignAdd", "AssignSub", "L2Normalize", "Depend",
 		"BatchNorm", "Conv2D", "MaxPool", "AvgPool", "Embedding", "GatherD", "ScatterUpdate", "Einsum",
 	};

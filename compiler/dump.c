@@ -42,6 +42,8 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_TRANSPOSE_A: sb_puts(b, a->transpose_a ? "true" : "false"); break;
 		case ATTR_TRANSPOSE_B: sb_puts(b, a->transpose_b ? "true" : "false"); break;
 		case ATTR_KEEP_DIMS: sb_puts(b, a->keep_dims ? "true" : "false"); break;
+		case ATTR_EXCLUSIVE: sb_puts(b, a->exclusive ? "true" : "false"); break;
+		case ATTR_REVERSE: sb_puts(b, a->reverse ? "true" : "false"); break;
 		case ATTR_PAD: sb_puts(b, a->pad ? "true" : "false"); break;
 		case ATTR_AXIS:
 			if (a->axis_is_tuple)

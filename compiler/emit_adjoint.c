@@ -243,6 +243,19 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_printf(b, ", %d);", na);
 		return;
 	}
+	case OP_CUMSUM: case OP_CUMPROD:   /* the scan of dy the other way; CumProd's exact at zeros */
+		if (f->nin == 2) {   /* a split axis's piece: x's gradient, or this rank's term of the totals' */
+			char off[32];
+			offset_arg(off, sizeof off, p, f, fa);
+			bool prod = f->op == OP_CUMPROD;   /* CumSum's reads neither x nor the totals (GR_NONE) */
+			sb_printf(b, "sc_cumsum_part_grad(rt, %d, %s, %s, %s, %s, %s, %s, %lld, ", prod, prod ? x0 : "NULL",
+			          prod ? x1 : "NULL", dy, k == 0 ? dx : "NULL", k == 1 ? dx : "NULL", off,
+			          (long long)scan_slices(&l->values[f->in[1]], fa));
+		} else
+			sb_printf(b, "sc_cumsum_grad(rt, %d, %s, %s, %s, ", f->op == OP_CUMPROD, f->op == OP_CUMPROD ? x0 : "NULL",
+			          dy, dx);
+		scan_args(b, x, fa);
+		return;
 	case OP_TRANSPOSE: {
 		int64_t inv[MAX_DIMS];
 		for (int d = 0; d < fa->nperm; d++)

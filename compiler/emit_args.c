@@ -362,6 +362,22 @@ void prelu_dims(const LValue *x, int64_t *outer, int64_t *c, int64_t *inner)
 		*inner *= x->type.dims[d];
 }
 
+void scan_args(StrBuf *b, const LValue *x, const Attrs *a)
+{
+	int r = x->type.rank, axis = (int)(a->axes[0] < 0 ? a->axes[0] + r : a->axes[0]);
+	int64_t outer = 1, inner = 1;
+	for (int d = 0; d < r; d++)
+		*(d < axis ? &outer : &inner) *= d == axis ? 1 : x->type.dims[d];
+	sb_printf(b, "%lld, %lld, %lld, %d, %d);", (long long)outer, (long long)x->type.dims[axis], (long long)inner,
+	          a->exclusive, a->reverse);
+}
+
+int64_t scan_slices(const LValue *totals, const Attrs *a)
+{
+	int r = totals->type.rank;
+	return totals->type.dims[a->axes[0] < 0 ? a->axes[0] + r : a->axes[0]];
+}
+
 void emit_matmul_dims(const LOp *f, const Lowered *l, int64_t *m, int64_t *n, int64_t *k)
 {
 	const LValue *a = &l->values[f->in[0]], *y = &l->values[f->result];

@@ -294,6 +294,16 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 			sb_printf(b, "\n\t\tsc_scale(rt, %s, %s, %lld, %.17g);", y, y, (long long)numel(yv), factor);
 		break;
 	}
+	case OP_CUMSUM: case OP_CUMPROD:
+		if (o->nin == 2) {   /* a split axis's piece: the slices' totals and its offset (lower.c) */
+			char off[32];
+			offset_arg(off, sizeof off, p, o, a);
+			sb_printf(b, "sc_cumsum_part(rt, %d, %s, %s, %s, %s, %lld, ", o->op == OP_CUMPROD, x0, x1, y, off,
+			          (long long)scan_slices(&l->values[o->in[1]], a));
+		} else
+			sb_printf(b, "sc_cumsum(rt, %d, %s, %s, ", o->op == OP_CUMPROD, x0, y);
+		scan_args(b, x, a);
+		break;
 	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
 		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));
 		break;

@@ -213,6 +213,9 @@ void offset_arg(char *buf, size_t size, const Program *p, const LOp *o, const At
 void gather_dims(const LValue *x, const Attrs *a, int64_t *outer, int64_t *rows, int64_t *row);
 /* A PReLU's x seen as (outer, channels, inner): dims 0, 1 and the rest; below rank 2, one channel (1, 1, n) */
 void prelu_dims(const LValue *x, int64_t *outer, int64_t *c, int64_t *inner);
+/* CumSum's and CumProd's last arguments: x as (outer, n, inner) around the scanned axis, exclusive, reverse */
+void scan_args(StrBuf *b, const LValue *x, const Attrs *a);
+int64_t scan_slices(const LValue *totals, const Attrs *a);   /* a split axis's piece: the slices, k */
 void pad_args(StrBuf *b, const Program *p, int v, int dim);
 /* Whether a mean of x over axes reduces a dim split unevenly; *scale: what
  * a local sum of x (its padding 0) is multiplied by for the rank's share of

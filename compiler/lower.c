@@ -482,6 +482,63 @@ static int mask_padding(Stats *s, int x, const TensorLayout *in, double fill)
 	return x;
 }
 
+/* The operator's attributes on a piece: its own, no strategy. */
+static void piece_attrs(LOp *o, const Attrs *a)
+{
+	o->a = *a;
+	o->a.present &= ~(ATTR_BIT(ATTR_IN_STRATEGY) | ATTR_BIT(ATTR_OUT_STRATEGY) | ATTR_BIT(ATTR_RECOMPUTE) |
+	                  ATTR_BIT(ATTR_PIPELINE_STAGE));
+	memset(&o->a.in_strategy, 0, sizeof o->a.in_strategy);
+	memset(&o->a.out_strategy, 0, sizeof o->a.out_strategy);
+}
+
+/* CumSum and CumProd with the scanned axis split into k even slices: each
+ * slice's total (a ReduceSum or ReduceProd kept, one element a slice of
+ * the axis, k of them in the whole; Float32 whatever x's type), gathered
+ * over the ranks that split the axis (an AllGather), and a piece scanning
+ * the rank's slice from the totals of the slices before it (after it,
+ * reverse); its offset, the slice's first element along the axis
+ * (lowered_rank_attrs), says which. */
+static int lower_scan(Stats *s, int x0, const TensorLayout *in, const Type *yt, const TensorLayout *out, const char *y)
+{
+	Lowered *l = s->x->l;
+	int axis = (int)s->axis[0];
+	Type tt = s->xt;
+	tt.dims[axis] = l->st->node[s->node].split->split[axis];
+	int wide = x0;
+	if (tt.dtype != DT_F32) {   /* a half x's totals in Float32, as the one-device scan accumulates */
+		Type wt = s->xt;
+		wt.dtype = tt.dtype = DT_F32;
+		wide = stat_piece(s, OP_CAST, 1, &x0, &wt, in, stat_name(s, "wide"), stat_text(s, "%s %%%s split along its "
+		                  "scanned axis: %s", "this rank's slice in Float32, for its total"));
+		LOp *c = &l->ops[l->nops - 1];
+		c->a.dtype = DT_F32;
+		c->a.present = ATTR_BIT(ATTR_DTYPE);
+	}
+	int t = stat_piece(s, s->n->op == OP_CUMSUM ? OP_REDUCE_SUM : OP_REDUCE_PROD, 1, &wide, &tt, in,
+	                   stat_name(s, "total"), stat_text(s, "%s %%%s split along its scanned axis: %s",
+	                                                    "the total of this rank's slice"));
+	LOp *o = &l->ops[l->nops - 1];
+	o->a.has_axis = true;
+	o->a.naxes = 1;
+	o->a.axes[0] = axis;
+	o->a.keep_dims = true;
+	o->a.present = ATTR_BIT(ATTR_AXIS) | ATTR_BIT(ATTR_KEEP_DIMS);
+	TensorLayout whole = *in;
+	whole.nmap[axis] = 0;
+	int g = lower_redistribute(s->x, t, &whole, stat_text(s, "%s %%%s: %s, over the ranks that split the scanned axis",
+	                                                      "every slice's total"));
+	stat_known(s, g, &whole);
+	int r = stat_piece(s, s->n->op, 2, (int[]){x0, g}, yt, out, y, NULL);
+	o = &l->ops[l->nops - 1];
+	piece_attrs(o, &s->n->a);
+	o->a.present |= ATTR_BIT(ATTR_OFFSET);
+	TensorLayout *tab = arena_alloc(s->x->a, sizeof *tab);
+	*tab = *in;
+	o->table = tab;
+	return r;
+}
+
 /* Softmax, LogSoftmax, the cross-entropy and the normalizers when an op dim of
  * od->normalized is split; ins the inputs in the operator's layouts, out its
  * output's. Returns the result. The cross-entropy's last piece takes the
@@ -528,14 +585,11 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 			piece[nin++] = stat_reduce(&s, OP_REDUCE_MEAN, sq, "meansq", "the row mean squares");
 		}
 		int r = stat_piece(&s, n->op, nin, piece, yt, out, y, NULL);
-		LOp *o = &l->ops[l->nops - 1];
-		o->a = n->a;
-		o->a.present &= ~(ATTR_BIT(ATTR_IN_STRATEGY) | ATTR_BIT(ATTR_OUT_STRATEGY) | ATTR_BIT(ATTR_RECOMPUTE) |
-	                ATTR_BIT(ATTR_PIPELINE_STAGE));
-		memset(&o->a.in_strategy, 0, sizeof o->a.in_strategy);
-		memset(&o->a.out_strategy, 0, sizeof o->a.out_strategy);
+		piece_attrs(&l->ops[l->nops - 1], &n->a);
 		return r;
 	}
+	if (n->op == OP_CUMSUM || n->op == OP_CUMPROD)
+		return lower_scan(&s, x0, &in, yt, out, y);
 	x0 = mask_padding(&s, x0, &in, -FLT_MAX);
 	int m = stat_reduce(&s, OP_REDUCE_MAX, x0, "max", "the row maxima");
 	int z = stat_piece(&s, OP_SUB, 2, (int[]){x0, m}, &s.xt, &in, stat_name(&s, "shifted"), NULL);

@@ -97,11 +97,15 @@
 	ATTR(ALPHA, "alpha", AK_FLOAT)                         \
 	ATTR(OUTPUT_TYPE, "output_type", AK_DTYPE)             \
 	ATTR(K, "k", AK_INT)                                   \
-	ATTR(SORTED, "sorted", AK_BOOL)
+	ATTR(SORTED, "sorted", AK_BOOL)                        \
+	ATTR(EXCLUSIVE, "exclusive", AK_BOOL)                  \
+	ATTR(REVERSE, "reverse", AK_BOOL)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
 #define A_REDUCE (A(AXIS) | A(KEEP_DIMS))
+/* CumSum's and CumProd's; offset only on a rank's piece of a split axis (lower.c) */
+#define A_SCAN (A(AXIS) | A(EXCLUSIVE) | A(REVERSE) | A(OFFSET))
 #define A_LAYERNORM (A(BEGIN_NORM_AXIS) | A(BEGIN_PARAMS_AXIS) | A(EPSILON))
 #define A_SLICE (A(BEGIN) | A(END) | A(STRIDES))
 #define A_SLICE_MASKS (A(BEGIN_MASK) | A(END_MASK) | A(ELLIPSIS_MASK) | A(NEW_AXIS_MASK) | A(SHRINK_AXIS_MASK))
@@ -226,6 +230,8 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(REDUCE_PROD, "ReduceProd", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_X, 0, PREC_F32, V_COPY)                                 \
 	OP(REDUCE_ALL, "ReduceAll", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_NONE, 1u << 0, PREC_FOLLOW, V_COPY)                       \
 	OP(REDUCE_ANY, "ReduceAny", 1, 1, A_REDUCE, SH_REDUCE, R_REDUCE, OWN, GR_NONE, 1u << 0, PREC_FOLLOW, V_COPY)                       \
+	OP(CUMSUM, "CumSum", 1, 2, A_SCAN, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_F32, V_COPY)                                              \
+	OP(CUMPROD, "CumProd", 1, 2, A_SCAN, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                               \
 	OP(RESHAPE, "Reshape", 1, 1, A(SHAPE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                        \
 	OP(TRANSPOSE, "Transpose", 1, 1, A(PERM), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                     \
 	OP(FLATTEN, "Flatten", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                               \

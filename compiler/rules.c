@@ -256,6 +256,30 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 			od->nstats_bwd = 1;
 		}
 		break;
+	case OP_CUMSUM: case OP_CUMPROD: {
+		/* x's dims, any of them split. The scanned axis split (MindSpore's
+		 * CumSumInfo refuses it): each rank scans its slice, then adds (or
+		 * multiplies by) the totals of the slices before it, gathered over
+		 * the ranks that split the axis (lower.c), so its slices are even.
+		 * A rank's piece (a program read back) takes those totals, the
+		 * axis whole. */
+		int axis = (int)norm(n->a.axes[0], x->rank);
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], d == axis ? "the scanned axis" : NULL);
+		identity_input(od, 0, x->rank);
+		od->batch = axis == 0 ? (x->rank > 1 ? 1 : -1) : 0;   /* the default leaves the scanned axis whole */
+		if (n->nin == 2) {
+			identity_input(od, 1, x->rank);
+			od->in_dim[1][axis] = -1;
+			break;
+		}
+		od->also[axis] = x->dims[axis];
+		od->whole_why[axis] = "each rank scans an even slice, then takes the totals of the slices before it";
+		od->normalized = 1u << axis;
+		od->nstats_fwd = 1;   /* the slices' totals gathered; backward, their gradients */
+		od->nstats_bwd = 1;
+		break;
+	}
 	OP_CASES(NORM_OPS) {
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], NULL);
@@ -682,8 +706,11 @@ static bool split_from_tuples(const OpDims *od, const Node *n, const Strategy *s
 			int64_t fixed[MAX_OPDIMS];
 			StrBuf b = {0};
 			memcpy(fixed, split, sizeof fixed);
-			while (od->also[o] % fixed[o])   /* the largest count below it that divides */
-				fixed[o]--;
+			int64_t others = 1;   /* the other op dims' splits: the suggestion's devices divide device_num too */
+			for (int j = 0; j < od->nod; j++)
+				others *= j == o ? 1 : fixed[j];
+			while (fixed[o] > 1 && (od->also[o] % fixed[o] || device_num % (others * fixed[o])))
+				fixed[o]--;   /* the largest count below it that divides */
 			print_suggestion(&b, od, fixed, n->nin);
 			ERR(d, src, s->span, "%s: %s is split into %lld, which does not divide %lld (%s); e.g. %s", op,
 			    DIMNAME(od, o), (long long)split[o], (long long)od->also[o], od->whole_why[o], b.data);

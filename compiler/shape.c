@@ -557,8 +557,8 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 	case OP_TRANSPOSE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_BROADCAST_TO: case OP_GATHER:
 	case OP_TILE: case OP_ONE_HOT: case OP_ARGMAX_WITH_VALUE: case OP_ARGMIN_WITH_VALUE: case OP_ARGMAX: case OP_ARGMIN:
-	case OP_TOPK: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_ADD_N: case OP_CAST: case OP_STRIDED_SLICE:
-	case OP_SPLIT: case OP_SLICE: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
+	case OP_TOPK: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_ADD_N: case OP_CAST: case OP_STRIDED_SLICE: case OP_CUMSUM:
+	case OP_CUMPROD: case OP_SPLIT: case OP_SLICE: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
 	case OP_SPARSE_SOFTMAX_CE: case OP_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)
 		break;
@@ -667,6 +667,8 @@ static bool infer_node(Infer *x, Type *out)
 		*out = *a;
 		return need_float(x, 0) && infer_axis(x, n->a.has_axis ? n->a.axes[0] : -1, a->rank, &axis);
 	}
+	case OP_CUMSUM: case OP_CUMPROD:
+		return infer_scan(x, a, out);
 	case OP_RESHAPE:
 		return infer_reshape(x, a, out);
 	case OP_TRANSPOSE:

@@ -2,9 +2,9 @@
  * input's elements in another shape (Reshape, Transpose, Flatten,
  * ExpandDims, Squeeze), of Tile and OneHot, which lay out copies of
  * their input's elements (or a class per index) in a new shape, of
- * BiasAdd and PReLU, which read a vector along one dim of x, and of the
+ * BiasAdd and PReLU, which read a vector along one dim of x, of the
  * operators that pick elements along an axis (ArgMaxWithValue, Argmax,
- * TopK), for shape.c. */
+ * TopK), and of CumSum and CumProd, which scan x along one, for shape.c. */
 #include "shape_internal.h"
 
 #include <string.h>
@@ -348,5 +348,56 @@ bool infer_topk(Infer *x, const Type *in, Type *out)
 	out->dims[in->rank - 1] = a->topk;
 	if (a->output_index == 1)
 		out->dtype = DT_I32;
+	return true;
+}
+
+/* CumSum, CumProd: x's type; MindSpore's axis (its second input) a required
+ * attribute, one dim of x's. */
+bool infer_scan(Infer *x, const Type *a, Type *out)
+{
+	const Node *n = x->n;
+	int64_t axis;
+	if (n->nin == 2 && x->g->values[n->in[1]].literal) {   /* MindSpore's CumSum(x, axis) */
+		StrBuf b = {0};
+		ERR(x, in_span(x, 1), "%s takes 1 operand; the axis, MindSpore's second input, is an attribute here: "
+		    "%s(%%x) {axis: %s}", opname(x), opname(x), in_name(x, 1, &b));
+		sb_free(&b);
+		return false;
+	}
+	if (!(n->a.present & ATTR_BIT(ATTR_AXIS))) {
+		ERR(x, n->op_span, "%s needs the attribute 'axis', the dim it scans (MindSpore's second input, an attribute "
+		    "here): %s(%%x) {axis: -1}", opname(x), opname(x));
+		return false;
+	}
+	if (n->a.axis_is_tuple) {
+		ERR(x, n->attr_lit->span, "%s scans one axis; write one number (axis: %lld)", opname(x),
+		    (long long)(n->a.naxes ? n->a.axes[0] : -1));
+		return false;
+	}
+	if (a->rank < 1) {
+		ERR(x, in_span(x, 0), "%s needs a tensor of rank 1 or more to scan", opname(x));
+		return false;
+	}
+	*out = *a;
+	if (!need_float(x, 0) || !infer_axis(x, n->a.axes[0], a->rank, &axis))
+		return false;
+	if (n->nin == 1 && (n->a.present & ATTR_BIT(ATTR_OFFSET))) {
+		ERR(x, n->attr_lit->span, "%s: offset belongs to a rank's piece of a split axis (its slice's first "
+		    "element, beside the slices' totals as a second operand); leave it out", opname(x));
+		return false;
+	}
+	if (n->nin == 2) {   /* a rank's piece (lower.c): the totals of every slice, x's dims with the axis whole */
+		const Type *t = in_type(x, 1);
+		bool ok = t->rank == a->rank && (t->dtype == a->dtype || t->dtype == DT_F32);
+		for (int d = 0; ok && d < a->rank; d++)
+			ok = d == axis || t->dims[d] == a->dims[d];
+		if (!ok) {
+			StrBuf b = {0};
+			ERR(x, in_span(x, 1), "%s: a split axis's piece takes the slices' totals, x's dims with the scanned "
+			    "axis one per slice, Float32 or x's type; %s is not", opname(x), in_name(x, 1, &b));
+			sb_free(&b);
+			return false;
+		}
+	}
 	return true;
 }

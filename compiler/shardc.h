@@ -213,6 +213,7 @@ typedef struct {
 /* Decoded attributes; only the ones of the node's operator are meaningful. */
 typedef struct {
 	bool transpose_a, transpose_b, keep_dims;
+	bool exclusive, reverse; /* CumSum, CumProd: each element leaves itself out; the scan runs from the end */
 	bool pad;                /* StridedSlice: an end past x's reads zeros there (an uneven split's last pieces) */
 	bool recompute;          /* recompute: true (recompute.c) */
 	int64_t pipeline_stage;  /* pipeline_stage: k, the stage (0 first) the operator or Call runs on; -1: not given */

@@ -210,7 +210,8 @@ static bool maps_zero(OpKind op)
 	       op != OP_INV && op != OP_ACOS && op != OP_ACOSH && op != OP_LOG_SIGMOID && op != OP_ONES_LIKE &&
 	       op != OP_EQUAL && op != OP_GREATER_EQUAL && op != OP_LESS_EQUAL &&   /* 0 == 0: true */
 	       op != OP_LOGICAL_NOT && op != OP_IS_FINITE &&
-	       op != OP_ONE_HOT;   /* index 0: on_value in class 0 */
+	       op != OP_ONE_HOT &&   /* index 0: on_value in class 0 */
+	       op != OP_CUMPROD;   /* exclusive: 1 first */
 }
 
 /* What an operator does with an uneven split of its operands or result:
@@ -230,6 +231,7 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_TILE:      /* along dims it does not repeat (rules.c splits repeated ones evenly) */
 	case OP_ONE_HOT:   /* along the indices' dims (the classes evenly): a padded index gives a row */
 	case OP_BIAS_ADD: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
+	case OP_CUMSUM: case OP_CUMPROD:   /* along dims it does not scan (rules.c keeps that one whole) */
 	case OP_PRELU:   /* any dim: 0 maps to 0 whatever the weight, and x dy there adds 0 to its gradient */
 	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN:   /* other dims, or padding filled */
 	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:

@@ -1000,6 +1000,32 @@ void sc_reduce_prod_grad(sc_rt *rt, const float *x, const float *dy, const float
  * how many are zero (k 1). */
 void sc_reduce_prod_stat(sc_rt *rt, const float *x, int k, float *y, const int64_t *dims, int ndim, const int *axes,
                          int naxes);
+/* MindSpore's CumSum (prod 0) and CumProd (prod 1) along the middle dim of
+ * (outer, n, inner), accumulated in Float32: y[i] = x[0] + ... + x[i] (x[0]
+ * ... x[i]); exclusive leaves x[i] out (y[0] = 0, or 1), reverse scans from
+ * the end. */
+void sc_cumsum(sc_rt *rt, int prod, const float *x, float *y, int64_t outer, int64_t n, int64_t inner, int exclusive,
+               int reverse);
+/* Their gradient: CumSum's the scan of dy the other way (exclusive kept);
+ * CumProd's, dx[j] = sum over the i that x[j] reaches of dy[i] times the
+ * product of the other x in y[i], in two passes (no division: exact at
+ * zeros). x is read by CumProd's only. */
+void sc_cumsum_grad(sc_rt *rt, int prod, const float *x, const float *dy, float *dx, int64_t outer, int64_t n,
+                    int64_t inner, int exclusive, int reverse);
+/* A rank's piece of a scan whose axis is split into k even slices, this
+ * rank's starting at element `offset` of the axis (its slice is offset / n):
+ * totals (outer, k, inner) holds every slice's total (sum or product, as
+ * gathered); the piece's scan starts from the totals of the slices before it
+ * (after it, reverse) summed (multiplied). Its gradient: dx (NULL: not
+ * wanted), and dtotals (NULL: not wanted), this rank's term of the totals'
+ * gradient (summed over the ranks by the caller): for each carried slice,
+ * the sum of dy (CumSum) or of dy times the local scan and the other carried
+ * totals (CumProd, no division). x NULL for CumSum's. */
+void sc_cumsum_part(sc_rt *rt, int prod, const float *x, const float *totals, float *y, int64_t offset, int64_t k,
+                    int64_t outer, int64_t n, int64_t inner, int exclusive, int reverse);
+void sc_cumsum_part_grad(sc_rt *rt, int prod, const float *x, const float *totals, const float *dy, float *dx,
+                         float *dtotals, int64_t offset, int64_t k, int64_t outer, int64_t n, int64_t inner,
+                         int exclusive, int reverse);
 /* count (y's dims, as floats) = how many elements of x along axes equal y. */
 void sc_count_equal(sc_rt *rt, const float *x, const float *y, float *count, const int64_t *dims, int ndim,
                     const int *axes, int naxes);

@@ -404,6 +404,14 @@ if "$shardc" tests/good/strided_slice_shrink_relu_ms.ir -o "$tmp/shrink" 2>"$tmp
 ops = {o["name"]: o for o in json.load(open(sys.argv[1]))["operators"]}
 sys.exit(ops["r"]["in_strategy"] != [[16]])' "$tmp/shrink/strategy.json"; then ok
 else bad "test_shrink_axis_mask: the ReLU after a (1, 1, 1, 16) slice does not take (16,): $(head -3 "$tmp/err")"; fi
+# MindSpore's test_cumsum_auto: the CumSum after a MatMul cut ((16, 1), (1,
+# 1)) scans its last axis; the search keeps the MatMul's row split and the
+# scanned axis whole, ((16, 1),): nothing moves between the two.
+if "$shardc" tests/good/cumsum_auto_ms.ir -o "$tmp/cumsum" 2>"$tmp/err" &&
+   /usr/bin/python3 -c 'import json, sys
+ops = {o["name"]: o for o in json.load(open(sys.argv[1]))["operators"]}
+sys.exit(ops["c"]["in_strategy"] != [[16, 1]])' "$tmp/cumsum/strategy.json"; then ok
+else bad "test_cumsum_auto: the CumSum after the (16, 1) MatMul does not take ((16, 1),): $(head -3 "$tmp/err")"; fi
 # A GPT layer too small to split over 8 nodes (hidden 1,024 trained on 64
 # devices): the search splits it inside each node and repeats it on every
 # node (the copies on the slowest axis), so it costs no more than its plan

@@ -1677,6 +1677,53 @@ def bwd_reduce_prod(g, ins, at):
     return [np.transpose(others, np.argsort(keep + list(axes))) * expand_reduced(g, x, at)]
 
 
+def scan_setup(ins, at):
+    """x with the scanned axis moved last, in float64, and how to put it back."""
+    x = ins[0]
+    if "axis" not in at:
+        raise OpError("needs the attribute 'axis'")
+    ax = norm_axis(attr_int(at, "axis", None), x.ndim)
+    return np.moveaxis(x.astype(np.float64), ax, -1), ax
+
+
+def scan_window(i, n, at):
+    """The positions y[i] reads: up to i (from i with reverse), i itself left out when exclusive."""
+    ex, rev = attr_bool(at, "exclusive"), attr_bool(at, "reverse")
+    w = range(i, n) if rev else range(0, i + 1)
+    return [j for j in w if not (ex and j == i)]
+
+
+def fwd_scan(prod):
+    def fwd(ins, at):
+        x, ax = scan_setup(ins, at)
+        n = x.shape[-1]
+        y = np.empty_like(x)
+        for i in range(n):   # each element straight from its window (no running sum to share)
+            part = x[..., scan_window(i, n, at)]
+            y[..., i] = part.prod(axis=-1) if prod else part.sum(axis=-1)
+        return np.moveaxis(y, -1, ax)
+    return fwd
+
+
+def bwd_scan(prod):
+    # dx[j] = sum over the i whose window holds j of dy[i] d y[i] / d x[j]: 1
+    # for CumSum, the product of the window's other elements for CumProd
+    # (exact at zeros; MindSpore's divides by x).
+    def bwd(g, ins, at):
+        x, ax = scan_setup(ins, at)
+        gt = np.moveaxis(g.astype(np.float64), ax, -1)
+        n = x.shape[-1]
+        dx = np.zeros_like(x)
+        for i in range(n):
+            w = scan_window(i, n, at)
+            for j in w:
+                others = [m for m in w if m != j]
+                d = x[..., others].prod(axis=-1) if prod else 1.0
+                dx[..., j] += gt[..., i] * d
+        return [np.moveaxis(dx, -1, ax)]
+    return bwd
+
+
 def need_bool(x, op):
     if x.dtype != np.bool_:
         raise OpError("%s reduces a Bool tensor, not %s" % (op, x.dtype))
@@ -2370,6 +2417,8 @@ OPS = {
     "ReduceProd": (fwd_reduce_prod, bwd_reduce_prod, 1, 1),
     "ReduceAll": (fwd_reduce_all, bwd_bool_result, 1, 1),
     "ReduceAny": (fwd_reduce_any, bwd_bool_result, 1, 1),
+    "CumSum": (fwd_scan(False), bwd_scan(False), 1, 1),
+    "CumProd": (fwd_scan(True), bwd_scan(True), 1, 1),
     "Reshape": (fwd_reshape, bwd_reshape, 1, 1),
     "Transpose": (fwd_transpose, bwd_transpose, 1, 1),
     "Flatten": (fwd_flatten, bwd_flatten, 1, 1),

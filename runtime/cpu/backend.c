@@ -469,6 +469,35 @@ void sc_reduce_prod_grad(sc_rt *rt, const float *x, const float *dy, const float
 	sc_cpu_reduce_prod_grad(x, dy, prod, zeros, dx, dims, ndim, axes, naxes);
 }
 
+void sc_cumsum(sc_rt *rt, int prod, const float *x, float *y, int64_t outer, int64_t n, int64_t inner, int exclusive,
+               int reverse)
+{
+	(void)rt;
+	sc_cpu_cumsum(prod, x, y, outer, n, inner, exclusive, reverse);
+}
+
+void sc_cumsum_grad(sc_rt *rt, int prod, const float *x, const float *dy, float *dx, int64_t outer, int64_t n,
+                    int64_t inner, int exclusive, int reverse)
+{
+	(void)rt;
+	sc_cpu_cumsum_grad(prod, x, dy, dx, outer, n, inner, exclusive, reverse);
+}
+
+void sc_cumsum_part(sc_rt *rt, int prod, const float *x, const float *totals, float *y, int64_t offset, int64_t k,
+                    int64_t outer, int64_t n, int64_t inner, int exclusive, int reverse)
+{
+	(void)rt;
+	sc_cpu_cumsum_part(prod, x, totals, y, offset, k, outer, n, inner, exclusive, reverse);
+}
+
+void sc_cumsum_part_grad(sc_rt *rt, int prod, const float *x, const float *totals, const float *dy, float *dx,
+                         float *dtotals, int64_t offset, int64_t k, int64_t outer, int64_t n, int64_t inner,
+                         int exclusive, int reverse)
+{
+	(void)rt;
+	sc_cpu_cumsum_part_grad(prod, x, totals, dy, dx, dtotals, offset, k, outer, n, inner, exclusive, reverse);
+}
+
 void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *dy, const float *count, float *dx,
                         const int64_t *dims, int ndim, const int *axes, int naxes)
 {

@@ -54,6 +54,17 @@ void sc_cpu_reduce(sc_reduce_kind kind, const float *x, float *y, const int64_t 
 /* ReduceAll (any 0) and ReduceAny (any 1) of bytes, y 1 or 0 */
 void sc_cpu_reduce_bool(int any, const uint8_t *x, uint8_t *y, const int64_t *dims, int ndim, const int *axes,
                         int naxes);
+/* CumSum (prod 0) and CumProd (prod 1) and their gradient; a split axis's
+ * piece with the slices' totals (shardc_rt.h, sc_cumsum_part) */
+void sc_cpu_cumsum(int prod, const float *x, float *y, int64_t outer, int64_t n, int64_t inner, int exclusive,
+                   int reverse);
+void sc_cpu_cumsum_grad(int prod, const float *x, const float *dy, float *dx, int64_t outer, int64_t n, int64_t inner,
+                        int exclusive, int reverse);
+void sc_cpu_cumsum_part(int prod, const float *x, const float *totals, float *y, int64_t offset, int64_t k,
+                        int64_t outer, int64_t n, int64_t inner, int exclusive, int reverse);
+void sc_cpu_cumsum_part_grad(int prod, const float *x, const float *totals, const float *dy, float *dx, float *dtotals,
+                             int64_t offset, int64_t k, int64_t outer, int64_t n, int64_t inner, int exclusive,
+                             int reverse);
 /* ReduceProd's statistics and gradient (shardc_rt.h, sc_reduce_prod_grad) */
 void sc_cpu_reduce_prod_stat(const float *x, int k, float *y, const int64_t *dims, int ndim, const int *axes,
                              int naxes);

@@ -1034,6 +1034,121 @@ void sc_cpu_reduce_prod_grad(const float *x, const float *dy, const float *prod,
 	free(Z);
 }
 
+/* One line of a scan: n elements `step` apart from p (the first in scan
+ * order), started from c (0 or 1 plain; a split axis's carry). */
+static void scan_line(int prod, const float *x, float *y, int64_t n, int64_t step, int exclusive, float c)
+{
+	float acc = c;
+	for (int64_t t = 0; t < n; t++) {
+		float v = x[t * step];
+		if (exclusive)
+			y[t * step] = acc;
+		acc = prod ? acc * v : acc + v;
+		if (!exclusive)
+			y[t * step] = acc;
+	}
+}
+
+/* CumProd's gradient on one line, dy scaled by c (a split axis's carry), in
+ * scan order t: with A_t the product of the x before t and B_t = g_t +
+ * x_(t+1) B_(t+1) (exclusive: B_t = g_(t+1) + x_(t+1) B_(t+1), B_last 0),
+ * dx_t = A_t B_t. No division: exact at zeros. */
+static void cumprod_grad_line(const float *x, const float *dy, float *dx, int64_t n, int64_t step, int exclusive,
+                              float c)
+{
+	float b = 0, next_dy = 0, next_x = 0;
+	for (int64_t t = n - 1; t >= 0; t--) {
+		float g = dy[t * step] * c;
+		b = exclusive ? (t == n - 1 ? 0 : next_dy + next_x * b) : (t == n - 1 ? g : g + next_x * b);
+		next_dy = g;
+		next_x = x[t * step];
+		dx[t * step] = b;
+	}
+	float a = 1;
+	for (int64_t t = 0; t < n; t++) {
+		dx[t * step] *= a;
+		a *= x[t * step];
+	}
+}
+
+/* Line l of (outer, n, inner): its first element in scan order and the step. */
+static int64_t scan_first(int64_t l, int64_t n, int64_t inner, int reverse, int64_t *step)
+{
+	*step = reverse ? -inner : inner;
+	return (l / inner) * n * inner + l % inner + (reverse ? (n - 1) * inner : 0);
+}
+
+/* The carry of slice r of k along a split axis: the totals g (outer, k,
+ * inner) of the slices before it (after it, reverse) summed (multiplied),
+ * leaving slice `skip` out (-1: none). */
+static float scan_carry(int prod, const float *g, int64_t l, int64_t k, int64_t inner, int64_t r, int reverse,
+                        int64_t skip)
+{
+	float c = prod ? 1.0f : 0.0f;
+	const float *gl = g + (l / inner) * k * inner + l % inner;
+	for (int64_t q = reverse ? r + 1 : 0; q < (reverse ? k : r); q++)
+		if (q != skip)
+			c = prod ? c * gl[q * inner] : c + gl[q * inner];
+	return c;
+}
+
+void sc_cpu_cumsum(int prod, const float *x, float *y, int64_t outer, int64_t n, int64_t inner, int exclusive,
+                   int reverse)
+{
+	sc_cpu_cumsum_part(prod, x, NULL, y, 0, 1, outer, n, inner, exclusive, reverse);
+}
+
+void sc_cpu_cumsum_part(int prod, const float *x, const float *totals, float *y, int64_t offset, int64_t k,
+                        int64_t outer, int64_t n, int64_t inner, int exclusive, int reverse)
+{
+	int64_t lines = outer * inner, r = n ? offset / n : 0;
+#pragma omp parallel for if (lines * n >= SC_PAR_MIN) schedule(static)
+	for (int64_t l = 0; l < lines; l++) {
+		int64_t step, f = scan_first(l, n, inner, reverse, &step);
+		float c = totals ? scan_carry(prod, totals, l, k, inner, r, reverse, -1) : prod ? 1.0f : 0.0f;
+		scan_line(prod, x + f, y + f, n, step, exclusive, c);
+	}
+}
+
+void sc_cpu_cumsum_grad(int prod, const float *x, const float *dy, float *dx, int64_t outer, int64_t n, int64_t inner,
+                        int exclusive, int reverse)
+{
+	sc_cpu_cumsum_part_grad(prod, x, NULL, dy, dx, NULL, 0, 1, outer, n, inner, exclusive, reverse);
+}
+
+void sc_cpu_cumsum_part_grad(int prod, const float *x, const float *totals, const float *dy, float *dx, float *dtotals,
+                             int64_t offset, int64_t k, int64_t outer, int64_t n, int64_t inner, int exclusive,
+                             int reverse)
+{
+	int64_t lines = outer * inner, r = n ? offset / n : 0;
+#pragma omp parallel for if (lines * n >= SC_PAR_MIN) schedule(static)
+	for (int64_t l = 0; l < lines; l++) {
+		int64_t step, f = scan_first(l, n, inner, reverse, &step);
+		float c = totals ? scan_carry(prod, totals, l, k, inner, r, reverse, -1) : 1.0f;
+		if (dx && prod)
+			cumprod_grad_line(x + f, dy + f, dx + f, n, step, exclusive, c);
+		else if (dx) {   /* the other way's scan of dy, from its far end */
+			int64_t back = f + (n - 1) * step;
+			scan_line(0, dy + back, dx + back, n, -step, exclusive, 0.0f);
+		}
+		if (!dtotals)
+			continue;
+		/* each earlier slice's total reaches every element of this one:
+		 * dy times the local scan (CumProd) and the other carried totals */
+		float sum = 0, acc = prod ? 1.0f : 0.0f;
+		for (int64_t t = 0; t < n; t++) {
+			float v = x ? x[f + t * step] : 0, before = acc;
+			acc = prod ? acc * v : acc + v;
+			sum += dy[f + t * step] * (prod ? (exclusive ? before : acc) : 1.0f);
+		}
+		float *dg = dtotals + (l / inner) * k * inner + l % inner;
+		for (int64_t q = 0; q < k; q++) {
+			int carried = reverse ? q > r : q < r;
+			dg[q * inner] = !carried ? 0.0f : prod ? sum * scan_carry(1, totals, l, k, inner, r, reverse, q) : sum;
+		}
+	}
+}
+
 /* count (y's dims) = how many elements of x along the reduced axes equal y */
 void sc_cpu_count_equal(const float *x, const float *y, float *count, const int64_t *dims, int ndim, const int *axes,
                         int naxes)

@@ -1087,6 +1087,35 @@ void sc_reduce_prod_grad(sc_rt *rt, const float *x, const float *dy, const float
 	SC_CUDA_CHECK(sc_cu_reduce_prod_grad(x, dy, prod, zeros, dx, &p, cu(rt)->stream));
 }
 
+void sc_cumsum(sc_rt *rt, int prod, const float *x, float *y, int64_t outer, int64_t n, int64_t inner, int exclusive,
+               int reverse)
+{
+	sc_cumsum_part(rt, prod, x, NULL, y, 0, 1, outer, n, inner, exclusive, reverse);
+}
+
+void sc_cumsum_grad(sc_rt *rt, int prod, const float *x, const float *dy, float *dx, int64_t outer, int64_t n,
+                    int64_t inner, int exclusive, int reverse)
+{
+	sc_cumsum_part_grad(rt, prod, x, NULL, dy, dx, NULL, 0, 1, outer, n, inner, exclusive, reverse);
+}
+
+void sc_cumsum_part(sc_rt *rt, int prod, const float *x, const float *totals, float *y, int64_t offset, int64_t k,
+                    int64_t outer, int64_t n, int64_t inner, int exclusive, int reverse)
+{
+	PROFILE(rt, prod ? "CumProd" : "CumSum", 0, 8.0 * (double)(outer * n * inner), SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_cumsum(prod, x, totals, y, offset, k, outer, n, inner, exclusive, reverse, cu(rt)->stream));
+}
+
+void sc_cumsum_part_grad(sc_rt *rt, int prod, const float *x, const float *totals, const float *dy, float *dx,
+                         float *dtotals, int64_t offset, int64_t k, int64_t outer, int64_t n, int64_t inner,
+                         int exclusive, int reverse)
+{
+	PROFILE(rt, prod ? "CumProd grad" : "CumSum grad", 0, (prod ? 12.0 : 8.0) * (double)(outer * n * inner),
+	        SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_cumsum_grad(prod, x, totals, dy, dx, dtotals, offset, k, outer, n, inner, exclusive, reverse,
+	                                cu(rt)->stream));
+}
+
 void sc_reduce_max_grad(sc_rt *rt, const float *x, const float *y, const float *dy, const float *count, float *dx,
                         const int64_t *dims, int ndim, const int *axes, int naxes)
 {

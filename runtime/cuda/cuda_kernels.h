@@ -82,6 +82,13 @@ cudaError_t sc_cu_count_equal(const float *x, const float *y, float *count, cons
 cudaError_t sc_cu_reduce_prod(const float *x, int k, float *y, const sc_cu_plan *p, cudaStream_t s);
 cudaError_t sc_cu_reduce_prod_grad(const float *x, const float *dy, const float *prod, const float *zeros, float *dx,
                                    const sc_cu_plan *p, cudaStream_t s);
+/* CumSum (prod 0), CumProd (prod 1) along the middle dim of (outer, n, inner), and their gradient; a split
+ * axis's piece with the slices' totals (outer, k, inner), else totals NULL, offset 0, k 1 (sc_cumsum_part) */
+cudaError_t sc_cu_cumsum(int prod, const float *x, const float *totals, float *y, int64_t offset, int64_t k,
+                         int64_t outer, int64_t n, int64_t inner, int exclusive, int reverse, cudaStream_t s);
+cudaError_t sc_cu_cumsum_grad(int prod, const float *x, const float *totals, const float *dy, float *dx,
+                              float *dtotals, int64_t offset, int64_t k, int64_t outer, int64_t n, int64_t inner,
+                              int exclusive, int reverse, cudaStream_t s);
 cudaError_t sc_cu_reduce_bool(int any, const uint8_t *x, uint8_t *y, const sc_cu_plan *p, cudaStream_t s);
 cudaError_t sc_cu_where_equal(const float *x, const float *y, const float *dy, float *dx, int64_t n, cudaStream_t s);
 cudaError_t sc_cu_select(const uint8_t *cond, const float *a, const float *b, float *y, int64_t n, cudaStream_t s);

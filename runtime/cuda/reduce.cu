@@ -445,6 +445,97 @@ __global__ void norm_part_grad_k(int centered, const float *dy, const float *x, 
 	}
 }
 
+/* CumSum (prod 0) and CumProd (prod 1): a thread a line of the scan, as
+ * the CPU twin (sc_cpu_cumsum_part) computes it, in Float32. A split axis's
+ * piece starts from the carried totals of the slices before it. */
+__device__ int64_t scan_first(int64_t l, int64_t n, int64_t inner, int reverse, int64_t *step)
+{
+	*step = reverse ? -inner : inner;
+	return (l / inner) * n * inner + l % inner + (reverse ? (n - 1) * inner : 0);
+}
+
+__device__ float scan_carry(int prod, const float *g, int64_t l, int64_t k, int64_t inner, int64_t r, int reverse,
+                            int64_t skip)
+{
+	float c = prod ? 1.0f : 0.0f;
+	if (!g)
+		return c;
+	const float *gl = g + (l / inner) * k * inner + l % inner;
+	for (int64_t q = reverse ? r + 1 : 0; q < (reverse ? k : r); q++)
+		if (q != skip)
+			c = prod ? c * gl[q * inner] : c + gl[q * inner];
+	return c;
+}
+
+__global__ void cumsum_k(int prod, const float *x, const float *totals, float *y, int64_t r, int64_t k, int64_t lines,
+                         int64_t n, int64_t inner, int exclusive, int reverse)
+{
+	int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+	if (l >= lines)
+		return;
+	int64_t step, f = scan_first(l, n, inner, reverse, &step);
+	float acc = scan_carry(prod, totals, l, k, inner, r, reverse, -1);
+	for (int64_t t = 0; t < n; t++) {
+		float v = x[f + t * step];
+		if (exclusive)
+			y[f + t * step] = acc;
+		acc = prod ? acc * v : acc + v;
+		if (!exclusive)
+			y[f + t * step] = acc;
+	}
+}
+
+/* The gradient (sc_cpu_cumsum_part_grad): dx, CumProd's without division;
+ * dtotals, this rank's term for each carried slice's total. */
+__global__ void cumsum_grad_k(int prod, const float *x, const float *totals, const float *dy, float *dx, float *dtotals,
+                              int64_t r, int64_t k, int64_t lines, int64_t n, int64_t inner, int exclusive,
+                              int reverse)
+{
+	int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+	if (l >= lines)
+		return;
+	int64_t step, f = scan_first(l, n, inner, reverse, &step);
+	float c = totals ? scan_carry(prod, totals, l, k, inner, r, reverse, -1) : 1.0f;
+	if (dx && prod) {
+		float b = 0, next_dy = 0, next_x = 0;
+		for (int64_t t = n - 1; t >= 0; t--) {
+			float g = dy[f + t * step] * c;
+			b = exclusive ? (t == n - 1 ? 0 : next_dy + next_x * b) : (t == n - 1 ? g : g + next_x * b);
+			next_dy = g;
+			next_x = x[f + t * step];
+			dx[f + t * step] = b;
+		}
+		float a = 1;
+		for (int64_t t = 0; t < n; t++) {
+			dx[f + t * step] *= a;
+			a *= x[f + t * step];
+		}
+	} else if (dx) {   /* the other way's scan of dy */
+		float acc = 0;
+		for (int64_t t = n - 1; t >= 0; t--) {
+			float v = dy[f + t * step];
+			if (exclusive)
+				dx[f + t * step] = acc;
+			acc += v;
+			if (!exclusive)
+				dx[f + t * step] = acc;
+		}
+	}
+	if (!dtotals)
+		return;
+	float sum = 0, acc = prod ? 1.0f : 0.0f;
+	for (int64_t t = 0; t < n; t++) {
+		float v = x ? x[f + t * step] : 0, before = acc;
+		acc = prod ? acc * v : acc + v;
+		sum += dy[f + t * step] * (prod ? (exclusive ? before : acc) : 1.0f);
+	}
+	float *dg = dtotals + (l / inner) * k * inner + l % inner;
+	for (int64_t q = 0; q < k; q++) {
+		int carried = reverse ? q > r : q < r;
+		dg[q * inner] = !carried ? 0.0f : prod ? sum * scan_carry(1, totals, l, k, inner, r, reverse, q) : sum;
+	}
+}
+
 }   /* namespace */
 
 /* ---- launchers ---- */
@@ -587,6 +678,29 @@ cudaError_t sc_cu_norm_part_grad(int centered, const float *dy, const float *x, 
 		return cudaGetLastError();
 	return colsum(NormPartSrc{dy, x, mean, var, eps, centered}, SC_R_SUM, 0, 1, rows, cols, ColOut{{dgamma, dbeta}},
 	              scratch, s);
+}
+
+cudaError_t sc_cu_cumsum(int prod, const float *x, const float *totals, float *y, int64_t offset, int64_t k,
+                         int64_t outer, int64_t n, int64_t inner, int exclusive, int reverse, cudaStream_t s)
+{
+	int64_t lines = outer * inner;
+	if (lines <= 0 || n <= 0)
+		return cudaSuccess;
+	cumsum_k<<<blocks_for(lines), THREADS, 0, s>>>(prod, x, totals, y, offset / n, k, lines, n, inner, exclusive,
+	                                               reverse);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_cumsum_grad(int prod, const float *x, const float *totals, const float *dy, float *dx,
+                              float *dtotals, int64_t offset, int64_t k, int64_t outer, int64_t n, int64_t inner,
+                              int exclusive, int reverse, cudaStream_t s)
+{
+	int64_t lines = outer * inner;
+	if (lines <= 0 || n <= 0)
+		return cudaSuccess;
+	cumsum_grad_k<<<blocks_for(lines), THREADS, 0, s>>>(prod, x, totals, dy, dx, dtotals, offset / n, k, lines, n,
+	                                                    inner, exclusive, reverse);
+	return cudaGetLastError();
 }
 
 }   /* extern "C" */

@@ -516,6 +516,48 @@ static void test_rows(void)
 		}
 		free(p), free(py), free(pg), free(po), free(st), free(by);
 	}
+	/* CumSum and CumProd over (4, 6, 5) along each dim, every exclusive and reverse, a zero in some lines;
+	 * their gradients; and a split axis's piece (its slice 1 of 3 along dim 1, the totals given) */
+	{
+		const int64_t cd[3] = {4, 6, 5};
+		float *dc, *c = rnd(120, 0.8f, 1.25f, &dc);
+		for (int i = 0; i < 120; i += 11)
+			c[i] = 0;
+		sc_from_host(rt, dc, c, 120 * sizeof *c);
+		float *dcy, *cy = rnd(120, -1, 1, &dcy), *dtot, *tot = rnd(60, 0.5f, 1.5f, &dtot);
+		float *dco = t_slab(120 * sizeof(float)), *co = malloc(120 * sizeof *co);
+		float *dcg = t_slab(60 * sizeof(float)), *cg = malloc(60 * sizeof *cg);
+		for (int prod = 0; prod < 2; prod++)
+			for (int mode = 0; mode < 4; mode++) {
+				int ex = mode & 1, rev = mode >> 1;
+				char what[96];
+				for (int k = 0; k < 3; k++) {
+					int64_t outer = 1, inner = 1;
+					for (int j = 0; j < 3; j++)
+						*(j < k ? &outer : &inner) *= j == k ? 1 : cd[j];
+					sc_cumsum(rt, prod, dc, dco, outer, cd[k], inner, ex, rev);
+					sc_cpu_cumsum(prod, c, co, outer, cd[k], inner, ex, rev);
+					snprintf(what, sizeof what, "cumsum prod %d exclusive %d reverse %d along %d", prod, ex, rev, k);
+					twin(what, dco, co, 120, 1e-5);
+					sc_cumsum_grad(rt, prod, dc, dcy, dco, outer, cd[k], inner, ex, rev);
+					sc_cpu_cumsum_grad(prod, c, cy, co, outer, cd[k], inner, ex, rev);
+					snprintf(what, sizeof what, "cumsum_grad prod %d exclusive %d reverse %d along %d", prod, ex, rev,
+					         k);
+					twin(what, dco, co, 120, 1e-5);
+				}
+				/* (4, 6, 5) as slice 1 of 3 along dim 1: totals (4, 3, 5), offset 6 */
+				sc_cumsum_part(rt, prod, dc, dtot, dco, 6, 3, 4, 6, 5, ex, rev);
+				sc_cpu_cumsum_part(prod, c, tot, co, 6, 3, 4, 6, 5, ex, rev);
+				snprintf(what, sizeof what, "cumsum_part prod %d exclusive %d reverse %d", prod, ex, rev);
+				twin(what, dco, co, 120, 1e-5);
+				sc_cumsum_part_grad(rt, prod, dc, dtot, dcy, dco, dcg, 6, 3, 4, 6, 5, ex, rev);
+				sc_cpu_cumsum_part_grad(prod, c, tot, cy, co, cg, 6, 3, 4, 6, 5, ex, rev);
+				snprintf(what, sizeof what, "cumsum_part_grad prod %d exclusive %d reverse %d", prod, ex, rev);
+				twin(what, dco, co, 120, 1e-5);
+				twin(what, dcg, cg, 60, 1e-5);
+			}
+		free(c), free(cy), free(tot), free(co), free(cg);
+	}
 	const struct {
 		int bna, bpa;
 	} ln[] = {{2, 2}, {1, 2}, {2, 1}, {-1, 0}};

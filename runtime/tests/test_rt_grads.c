@@ -1221,3 +1221,130 @@ Test(grad, arg_reduce_topk)
 	sc_cpu_arg_reduce_grad(nan, (const float[]){2}, 1, 4, 1, 1, tdx);
 	cr_assert(t_close("first NaN, min too", tdx, (const float[]){0, 2, 0, 0}, 4, 0, 0));
 }
+
+/* CumSum and CumProd along the middle dim of (2, 8, 2), every exclusive and
+ * reverse, whole and as 2 slices of 4 (each slice's total, gathered, carried
+ * into the other's scan: lower.c's pieces); the pieces' gradients (x's, and
+ * the totals' reaching each slice's ReduceSum or ReduceProd) summed must be
+ * the whole's, by finite differences. CumProd at zeros exactly. */
+typedef struct {
+	int prod, exclusive, reverse, split;
+} ScanCtx;
+
+/* slice r of x (2, 8, 2) along dim 1, 4 of 8, as its own (2, 4, 2) */
+static void scan_slice(const float *x, int r, float *s)
+{
+	for (int o = 0; o < 2; o++)
+		for (int t = 0; t < 4; t++)
+			for (int i = 0; i < 2; i++)
+				s[(o * 4 + t) * 2 + i] = x[(o * 8 + r * 4 + t) * 2 + i];
+}
+
+static void scan_unslice(const float *s, int r, float *x)
+{
+	for (int o = 0; o < 2; o++)
+		for (int t = 0; t < 4; t++)
+			for (int i = 0; i < 2; i++)
+				x[(o * 8 + r * 4 + t) * 2 + i] = s[(o * 4 + t) * 2 + i];
+}
+
+/* each slice's total (2, 1, 2) into totals (2, 2, 2) at slice r */
+static void scan_totals(int prod, const float *x, float *totals)
+{
+	const int64_t sd[3] = {2, 4, 2};
+	for (int r = 0; r < 2; r++) {
+		float s[16], t[4];
+		scan_slice(x, r, s);
+		sc_cpu_reduce(prod ? SC_R_PROD : SC_R_SUM, s, t, sd, 3, (const int[]){1}, 1);
+		for (int o = 0; o < 2; o++)
+			for (int i = 0; i < 2; i++)
+				totals[(o * 2 + r) * 2 + i] = t[o * 2 + i];
+	}
+}
+
+static void scan_fwd(const float *x, float *y, const void *c)
+{
+	const ScanCtx *s = c;
+	if (!s->split) {
+		sc_cpu_cumsum(s->prod, x, y, 2, 8, 2, s->exclusive, s->reverse);
+		return;
+	}
+	float totals[8];
+	scan_totals(s->prod, x, totals);
+	for (int r = 0; r < 2; r++) {
+		float xs[16], ys[16];
+		scan_slice(x, r, xs);
+		sc_cpu_cumsum_part(s->prod, xs, totals, ys, r * 4, 2, 2, 4, 2, s->exclusive, s->reverse);
+		scan_unslice(ys, r, y);
+	}
+}
+
+/* the pieces' gradient, as the backward pass runs it: x's of each piece,
+ * the totals' terms summed over the pieces, then each total's gradient */
+static void scan_split_grad(const ScanCtx *s, const float *x, const float *dy, float *dx)
+{
+	const int64_t sd[3] = {2, 4, 2};
+	float totals[8], dtot[8] = {0};
+	scan_totals(s->prod, x, totals);
+	for (int r = 0; r < 2; r++) {
+		float xs[16], dys[16], dxs[16], dt[8];
+		scan_slice(x, r, xs);
+		scan_slice(dy, r, dys);
+		sc_cpu_cumsum_part_grad(s->prod, s->prod ? xs : NULL, totals, dys, dxs, dt, r * 4, 2, 2, 4, 2, s->exclusive,
+		                        s->reverse);
+		scan_unslice(dxs, r, dx);
+		for (int j = 0; j < 8; j++)
+			dtot[j] += dt[j];
+	}
+	for (int r = 0; r < 2; r++) {   /* each slice's total: its ReduceSum's or ReduceProd's gradient */
+		float xs[16], dxs[16], dxt[16], g[4];
+		scan_slice(x, r, xs);
+		scan_slice(dx, r, dxs);
+		for (int o = 0; o < 2; o++)
+			for (int i = 0; i < 2; i++)
+				g[o * 2 + i] = dtot[(o * 2 + r) * 2 + i];
+		if (s->prod)
+			sc_cpu_reduce_prod_grad(xs, g, NULL, NULL, dxt, sd, 3, (const int[]){1}, 1);
+		else
+			for (int j = 0; j < 16; j++)
+				dxt[j] = g[(j / 8) * 2 + j % 2];
+		for (int j = 0; j < 16; j++)
+			dxs[j] += dxt[j];
+		scan_unslice(dxs, r, dx);
+	}
+}
+
+Test(grad, cumsum_cumprod)
+{
+	float x[32], w[32], dx[32], y[32], yw[32];
+	for (int i = 0; i < 32; i++)   /* near 1 in size, either sign: products stay moderate */
+		x[i] = ((i * 5) % 32 < 16 ? 1 : -1) * (0.7f + (float)((i * 7) % 9) * 0.06f);
+	rand_fill(w, 32, 9, -1, 1);
+	for (int prod = 0; prod < 2; prod++)
+		for (int mode = 0; mode < 4; mode++)
+			for (int split = 0; split < 2; split++) {
+				ScanCtx c = {prod, mode & 1, mode >> 1, split};
+				char what[64];
+				snprintf(what, sizeof what, "%s exclusive %d reverse %d%s", prod ? "cumprod" : "cumsum", c.exclusive,
+				         c.reverse, split ? ", 2 slices" : "");
+				if (split) {
+					scan_split_grad(&c, x, w, dx);
+					ScanCtx whole = c;   /* the pieces compute the whole's scan */
+					whole.split = 0;
+					scan_fwd(x, y, &c);
+					scan_fwd(x, yw, &whole);
+					cr_assert(t_close(what, y, yw, 32, 1e-5, 1e-6));
+				} else
+					sc_cpu_cumsum_grad(prod, x, w, dx, 2, 8, 2, c.exclusive, c.reverse);
+				check_grad(what, scan_fwd, x, 32, &c, w, 32, dx);
+			}
+	/* CumProd at zeros: y = (2, 0, 0, 0); dx_j sums dy_i times the product of y_i's other factors */
+	const float z[4] = {2, 0, 3, 0.5f}, ones[4] = {1, 1, 1, 1};
+	float zdx[4];
+	sc_cpu_cumsum_grad(1, z, ones, zdx, 1, 4, 1, 0, 0);
+	cr_assert(t_close("cumprod at a zero", zdx, (const float[]){1, 11, 0, 0}, 4, 0, 0));
+	sc_cpu_cumsum_grad(1, z, ones, zdx, 1, 4, 1, 1, 0);   /* exclusive: y = (1, 2, 0, 0) */
+	cr_assert(t_close("exclusive cumprod at a zero", zdx, (const float[]){1, 8, 0, 0}, 4, 0, 0));
+	sc_cpu_cumsum_grad(1, z, ones, zdx, 1, 4, 1, 0, 1);   /* reverse: y = (0, 0, 1.5, 0.5) */
+	cr_assert(t_close("reverse cumprod at a zero", zdx, (const float[]){0, 4.5f, 0.5f, 4}, 4, 0, 0));
+}

@@ -1879,3 +1879,33 @@ Test(fill_pad, edges)
 	sc_fill_pad(NULL, x, y, SC_F32, dims, 2, -1, 1, -1);
 	cr_assert_arr_eq(y, ((const float[]){1, -1, -1, 4, -1, -1}), sizeof y);
 }
+
+/* CumSum and CumProd by hand, every exclusive and reverse, along the last
+ * dim and the first; a split axis's pieces (the totals of 2 slices carried)
+ * give the whole's values. */
+Test(scan, by_hand)
+{
+	const float x[4] = {1, 2, 3, 4};
+	const float sums[4][4] = {{1, 3, 6, 10}, {0, 1, 3, 6}, {10, 9, 7, 4}, {9, 7, 4, 0}};
+	const float prods[4][4] = {{1, 2, 6, 24}, {1, 1, 2, 6}, {24, 24, 12, 4}, {24, 12, 4, 1}};
+	float y[4];
+	for (int mode = 0; mode < 4; mode++) {   /* exclusive bit 0, reverse bit 1 */
+		sc_cpu_cumsum(0, x, y, 1, 4, 1, mode & 1, mode >> 1);
+		cr_assert(t_close("cumsum", y, sums[mode], 4, 0, 0));
+		sc_cpu_cumsum(1, x, y, 4, 1, 1, mode & 1, mode >> 1);   /* four lines of one */
+		cr_assert(t_close("cumsum of one", y, (mode & 1) ? (const float[]){1, 1, 1, 1} : x, 4, 0, 0));
+		sc_cpu_cumsum(1, x, y, 1, 4, 1, mode & 1, mode >> 1);
+		cr_assert(t_close("cumprod", y, prods[mode], 4, 0, 0));
+		/* as (1, 2) slices of 2: totals (3, 7) sum, (2, 12) product */
+		float ys[4];
+		sc_cpu_cumsum_part(0, x, (const float[]){3, 7}, ys, 0, 2, 1, 2, 1, mode & 1, mode >> 1);
+		sc_cpu_cumsum_part(0, x + 2, (const float[]){3, 7}, ys + 2, 2, 2, 1, 2, 1, mode & 1, mode >> 1);
+		cr_assert(t_close("cumsum in slices", ys, sums[mode], 4, 0, 0));
+		sc_cpu_cumsum_part(1, x, (const float[]){2, 12}, ys, 0, 2, 1, 2, 1, mode & 1, mode >> 1);
+		sc_cpu_cumsum_part(1, x + 2, (const float[]){2, 12}, ys + 2, 2, 2, 1, 2, 1, mode & 1, mode >> 1);
+		cr_assert(t_close("cumprod in slices", ys, prods[mode], 4, 0, 0));
+	}
+	/* (2, 2) along dim 0: columns (1, 3) and (2, 4) */
+	sc_cpu_cumsum(0, x, y, 1, 2, 2, 0, 0);
+	cr_assert(t_close("cumsum along dim 0", y, (const float[]){1, 2, 4, 6}, 4, 0, 0));
+}

@@ -416,6 +416,13 @@ class Forward(unittest.TestCase):
         self.check("ReduceProd", [x], {"axis": (2, 0)}, x.prod(axis=(0, 2)))
         self.check("ReduceProd", [x], {"axis": -1, "keep_dims": True}, x.prod(axis=2, keepdims=True))
         self.check("ReduceProd", [x], {}, x.prod())
+        self.check("CumSum", [x], {"axis": 1}, np.cumsum(x, axis=1))
+        self.check("CumProd", [x], {"axis": -1}, np.cumprod(x, axis=2))
+        c = np.cumsum(x[:, ::-1], axis=1)[:, ::-1]   # reverse: from the end
+        self.check("CumSum", [x], {"axis": 1, "reverse": True}, c)
+        self.check("CumSum", [x], {"axis": 1, "exclusive": True, "reverse": True}, c - x)
+        e = np.concatenate([np.ones((2, 1, 4)), np.cumprod(x, axis=1)[:, :-1]], axis=1)   # exclusive: 1 first
+        self.check("CumProd", [x], {"axis": 1, "exclusive": True}, e)
         b = x > 0
         for op, f in (("ReduceAll", np.all), ("ReduceAny", np.any)):
             got = fwd(op, [b], {"axis": 1})
@@ -894,6 +901,24 @@ class Gradients(unittest.TestCase):
             self.check(op, [x], {"axis": (0, 2), "keep_dims": True})
             self.check(op, [x], {"axis": -1, "keep_dims": False})
 
+    def test_scans(self):
+        x = rng(1).normal(size=(2, 3, 4))
+        for op in ("CumSum", "CumProd"):
+            for ex in (False, True):
+                for rev in (False, True):
+                    self.check(op, [x], {"axis": 1, "exclusive": ex, "reverse": rev})
+                    self.check(op, [x], {"axis": -1, "exclusive": ex, "reverse": rev})
+
+    def test_cumprod_at_zeros(self):
+        # each y[i]'s other factors, no division: exact where x has zeros (MindSpore's divides by x)
+        x = np.array([[2.0, 0.0, 3.0, 0.5]])
+        g = R.OPS["CumProd"][1](np.ones((1, 4)), [x], {"axis": 1})[0]
+        np.testing.assert_array_equal(g, [[1.0, 11.0, 0.0, 0.0]])
+        g = R.OPS["CumProd"][1](np.ones((1, 4)), [x], {"axis": 1, "exclusive": True})[0]
+        np.testing.assert_array_equal(g, [[1.0, 8.0, 0.0, 0.0]])
+        g = R.OPS["CumProd"][1](np.ones((1, 4)), [x], {"axis": 1, "reverse": True})[0]
+        np.testing.assert_array_equal(g, [[0.0, 4.5, 0.5, 4.0]])
+
     def test_reduce_max_splits_ties(self):
         g = R.OPS["ReduceMax"][1](np.array([6.0]), [np.array([[1.0, 3.0, 3.0]])], {"axis": 1})[0]
         np.testing.assert_array_equal(g, [[0.0, 3.0, 3.0]])
@@ -1086,7 +1111,7 @@ class Gradients(unittest.TestCase):
                   "add_n": ["AddN"], "pad_fill": ["PadFill"],
                   "softmax_family": ["Softmax", "LogSoftmax"],
                   "reductions": ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"],
-                  "logical_reductions": ["ReduceAll", "ReduceAny"],
+                  "logical_reductions": ["ReduceAll", "ReduceAny"], "scans": ["CumSum", "CumProd"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "ExpandDims", "Squeeze", "BroadcastTo",
                                 "Concat", "StridedSlice"], "gather": ["Gather"], "tile": ["Tile"], "one_hot": ["OneHot"],
                   "picks": ["ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK"],

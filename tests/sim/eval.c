@@ -634,6 +634,42 @@ static bool eval_softmax(Eval *e)
 	return true;
 }
 
+/* CumSum and CumProd: each element from its own window, in double precision. */
+static bool eval_scan(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	const Attrs *a = &e->n->a;
+	int axis;
+	if (!a->has_axis || a->axis_is_tuple)
+		return fail(e, "takes one axis");
+	if (!norm_axis(e, a->axes[0], x->rank, &axis) || !expect_out(e, x->rank, x->dims))
+		return false;
+	int64_t outer, len, inner;
+	around_axis(x, axis, &outer, &len, &inner);
+	bool prod = e->n->op == OP_CUMPROD;
+	/* a split axis's piece (lower.c): the slices' totals, k along the axis, this one's at offset / len */
+	const SimTensor *tot = e->n->nin == 2 ? &e->ins[1] : NULL;
+	int64_t k = tot ? tot->dims[axis] : 1, slice = len ? a->offset / len : 0;
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t in = 0; in < inner; in++) {
+			const double *v = x->data + o * len * inner + in;
+			double *y = e->out->data + o * len * inner + in, carry = prod ? 1 : 0;
+			for (int64_t q = a->reverse ? slice + 1 : 0; tot && q < (a->reverse ? k : slice); q++) {
+				double t = tot->data[(o * k + q) * inner + in];
+				carry = prod ? carry * t : carry + t;
+			}
+			for (int64_t i = 0; i < len; i++) {
+				int64_t lo = a->reverse ? i : 0, hi = a->reverse ? len : i + 1;
+				double acc = carry;
+				for (int64_t j = lo; j < hi; j++)
+					if (!(a->exclusive && j == i))
+						acc = prod ? acc * v[j * inner] : acc + v[j * inner];
+				y[i * inner] = acc;
+			}
+		}
+	return true;
+}
+
 static bool eval_reduce(Eval *e)
 {
 	const SimTensor *x = &e->ins[0];
@@ -1227,6 +1263,8 @@ static bool eval_op(Eval *e)
 	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_REDUCE_PROD:
 	case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 		return eval_reduce(e);
+	case OP_CUMSUM: case OP_CUMPROD:
+		return eval_scan(e);
 	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
 		return eval_reshape(e);
 	case OP_BROADCAST_TO:

@@ -194,6 +194,39 @@ Test(rules, softmax_along_and_against_axis)
 	run_free(r);
 }
 
+/* CumSum and CumProd: the scanned axis may be split, evenly (its slices'
+ * totals gathered: a normalized dim); the default leaves it whole; a rank's
+ * piece takes the totals with the axis whole. */
+Test(rules, scan_axis_split_evenly)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 16)>, %t: <Tensor[Float32], (8, 4)>) {\n"
+	                 "  %a = CumSum(%x) {axis: 1, in_strategy: ((2, 4),)}\n"
+	                 "  %b = CumProd(%x) {axis: 0, exclusive: true}\n"
+	                 "  %c = CumSum(%x, %t) {axis: 1, offset: 4}\n  return %a, %b, %c\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	TensorLayout y;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.normalized, 1u << 1);
+	cr_assert(od.nstats_fwd == 1 && od.nstats_bwd == 1);
+	cr_assert_eq(od.also[1], 16, "the scanned axis splits evenly");
+	cr_assert_eq(od.batch, 0);
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) == 0 && axis_of(&y, 1) == 1 && y.partial == 0);
+	cr_assert(rule(r, "b", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.batch, 1, "the default splits dim 1, not the scanned dim 0");
+	cr_assert(s.split[0] == 1 && s.split[1] == 8);
+	cr_assert(rule(r, "c", &od, &s), "%s", msgs(r));
+	cr_assert(od.normalized == 0 && od.in_dim[1][1] == -1 && od.in_dim[1][0] == 0, "a piece: the totals' axis whole");
+	run_free(r);
+	r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 12)>) {\n"
+	            "  %a = CumSum(%x) {axis: 1, in_strategy: ((1, 8),)}\n  return %a\n}\n");
+	cr_assert(!rule(r, "a", &od, &s), "an uneven split of the scanned axis is refused");
+	cr_assert(strstr(msgs(r), "the scanned axis is split into 8, which does not divide 12"), "%s", msgs(r));
+	run_free(r);
+}
+
 /* keep_dims keeps the reduced dim (following no op dim); a split reduced dim
  * leaves partial sums, maxima, minima or means. */
 Test(rules, reduce_keep_dims)

@@ -309,6 +309,24 @@ Test(simulate, normalized_axis_splits)
 	cr_assert_eq(as_written, 8, "as written: norm_split_2 on 2, 4, 8, norm_split_4 on 4, 8, the others on 8");
 }
 
+/* CumSum and CumProd split along the scanned axis: each rank's piece from
+ * the gathered totals of the slices before it (tests/e2e/cumsum.ir), as
+ * written on 4 and 8 devices, equal to the serial graph. */
+Test(simulate, scan_axis_splits)
+{
+	char *text = slurp("tests/e2e/cumsum.ir");
+	static const int64_t counts[] = {4, 8};
+	for (int c = 0; c < 2; c++) {
+		char what[100];
+		Build b = build("tests/e2e/cumsum.ir", text, counts[c], false, -1);
+		snprintf(what, sizeof what, "tests/e2e/cumsum.ir on %lld devices", (long long)counts[c]);
+		cr_assert(b.low, "%s does not compile: %s", what, msgs(b.run));
+		expect_equal(b.low, what);
+		run_free(b.run);
+	}
+	free(text);
+}
+
 /* A Layout strategy: the seed's L("mp", ("sp", "dp")) example compiled and run. */
 Test(simulate, layout_strategies)
 {
