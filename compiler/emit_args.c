@@ -340,6 +340,20 @@ void gather_dims(const LValue *x, const Attrs *a, int64_t *outer, int64_t *rows,
 	*rows = x->type.dims[axis];
 }
 
+void window_arg(StrBuf *b, OpKind op, const Attrs *a, const LValue *x, const LValue *y)
+{
+	Window g;
+	window_of(op, a, x->type.dims, &g);
+	g.o = y->type.dims[1];   /* Conv2D's out_channel split: the rank's filters */
+	if (g.ho != y->type.dims[2] || g.wo != y->type.dims[3])
+		die("%s's piece: x %lldx%lld gives %lldx%lld, not the result's %lldx%lld", op_info[op].name, (long long)g.h,
+		    (long long)g.w, (long long)g.ho, (long long)g.wo, (long long)y->type.dims[2], (long long)y->type.dims[3]);
+	sb_printf(b, "&(const sc_window){%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, "
+	          "%lld}", (long long)g.n, (long long)g.c, (long long)g.h, (long long)g.w, (long long)g.o, (long long)g.kh,
+	          (long long)g.kw, (long long)g.sh, (long long)g.sw, (long long)g.dh, (long long)g.dw, (long long)g.pt,
+	          (long long)g.pl, (long long)g.ho, (long long)g.wo);
+}
+
 void prelu_dims(const LValue *x, int64_t *outer, int64_t *c, int64_t *inner)
 {
 	int r = x->type.rank;

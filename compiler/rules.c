@@ -120,6 +120,61 @@ static void matmul_dims(const Graph *g, const Node *n, OpDims *od)
 	od->batch = nb ? 0 : i;
 }
 
+/* Whether a windowed operator's spatial dim (x's size x, the dilated
+ * window k, the stride s) can be split with no halo: each window lies in
+ * one rank's piece when it is no wider than the stride, x divides into
+ * strides (no padding then, in "same" mode too) and the split divides the
+ * result's size (MindSpore's Conv2DInfo splits so in "valid" mode). */
+static bool window_splits(int64_t x, int64_t k, int64_t s, int64_t pad)
+{
+	return k <= s && x % s == 0 && pad == 0;
+}
+
+/* Conv2D: op dims n, c, h, w, o as MindSpore's device matrix (n, i, h, w, o),
+ * then the kernel's; the pools: n, c, h, w. x (n, c, h, w), w (o, c, kh, kw),
+ * the result (n, o, h, w); Conv2D's c is summed over (partial sums over its
+ * axes, as MatMul's k). The result's h and w split only where no window
+ * crosses a piece's edge (window_splits); a halo exchange is not done. */
+static void window_dims(const Graph *g, const Node *n, OpDims *od)
+{
+	const Type *x = operand(g, n, 0), *out = &g->values[n->result].type;
+	bool conv = n->op == OP_CONV2D;
+	Window w;
+	window_of(n->op, &n->a, x->dims, &w);
+	int64_t pads[2] = {w.pt + w.pb, w.pl + w.pr}, ks[2] = {w.dh * (w.kh - 1) + 1, w.dw * (w.kw - 1) + 1};
+	int64_t ss[2] = {w.sh, w.sw}, xs[2] = {w.h, w.w};
+	add_dim(od, x->dims[0], "N");
+	add_dim(od, x->dims[1], conv ? "C_in" : "C");
+	for (int s = 0; s < 2; s++) {
+		int o = add_dim(od, out->dims[2 + s], s ? "W" : "H");
+		if (!window_splits(xs[s], ks[s], ss[s], pads[s]))
+			keep_whole(od, o, s ? "a window wider than its stride, or a padded or ragged width, would need the "
+			           "neighbours' columns (no halo exchange)" : "a window taller than its stride, or a padded or "
+			           "ragged height, would need the neighbours' rows (no halo exchange)");
+		else {
+			od->also[o] = out->dims[2 + s];
+			od->whole_why[o] = "each rank's piece of x must hold whole strides";
+		}
+	}
+	identity_input(od, 0, 4);
+	identity_output(od, 4);
+	od->batch = 0;
+	if (!conv)
+		return;
+	int oc = add_dim(od, out->dims[1], "C_out");
+	int kh = add_dim(od, w.kh, "the kernel's height"), kw = add_dim(od, w.kw, "the kernel's width");
+	keep_whole(od, kh, "a kernel dim, which every output position sums over");
+	keep_whole(od, kw, "a kernel dim, which every output position sums over");
+	od->in_rank[1] = 4;
+	od->in_dim[1][0] = (int8_t)oc;
+	od->in_dim[1][1] = 1;
+	od->in_dim[1][2] = (int8_t)kh;
+	od->in_dim[1][3] = (int8_t)kw;
+	od->out_dim[1] = (int8_t)oc;
+	od->reduced = 1u << 1;
+	od->reduce_op = REDUCE_SUM_OP;
+}
+
 static void reduce_dims(const Graph *g, const Node *n, OpDims *od)
 {
 	const Type *x = operand(g, n, 0);
@@ -201,6 +256,9 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		od->in_dim[1][0] = (int8_t)(x->rank >= 2 && w->dims[0] == x->dims[1] ? 1 : -1);
 		break;
 	}
+	case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL:
+		window_dims(g, n, od);
+		return true;
 	case OP_ROTARY:   /* x's dims; cos and sin follow those they do not broadcast over (shape.c) */
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], NULL);

@@ -45,5 +45,8 @@ bool infer_tile(Infer *x, const Type *in, Type *out);
 bool infer_one_hot(Infer *x, const Type *in, Type *out);
 bool infer_bias_add(Infer *x, const Type *in, Type *out);
 bool infer_prelu(Infer *x, const Type *in, Type *out);
+/* Conv2D's and the pools' (conv.c). */
+bool infer_conv2d(Infer *x, const Type *in, Type *out);
+bool infer_pool(Infer *x, const Type *in, Type *out);
 
 #endif

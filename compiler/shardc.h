@@ -209,6 +209,9 @@ typedef struct {
 	int nplan;
 } ShardSpec;
 
+/* Conv2D's and the pools' pad_mode (MindSpore's, any case). */
+typedef enum { PAD_VALID, PAD_SAME, PAD_PAD } PadMode;
+
 /* Decoded attributes; only the ones of the node's operator are meaningful. */
 typedef struct {
 	bool transpose_a, transpose_b, keep_dims;
@@ -248,6 +251,10 @@ typedef struct {
 	double scale_value;      /* FlashAttentionScore: the scores' factor, 1 by default (MindSpore's) */
 	int64_t sparse_mode;     /* FlashAttentionScore: 0 the mask as given, 2 or 3 causal (key j seen by query i when j <= i) */
 	int64_t input_layout;    /* FlashAttentionScore: FA_BNSD (the default), FA_BSND or FA_BSH (flash_dims) */
+	int64_t out_channel;     /* Conv2D: O, the weight's dim 0 (required) */
+	int64_t kernel[2], stride[2], dilation[2];   /* Conv2D and the pools: (h, w) each, 1 by default (conv.c) */
+	int64_t pad_list[4];     /* Conv2D's pad: top, bottom, left, right (pad_mode "pad") */
+	int pad_mode;            /* Conv2D and the pools: PAD_VALID (the default), PAD_SAME, PAD_PAD */
 	Graph *callee;           /* Call */
 	ShardSpec *shard;        /* Call with shard */
 	Strategy in_strategy, out_strategy;
@@ -450,6 +457,29 @@ bool infer_shapes(Module *m, Diag *d);
 bool infer_graph(Module *m, Graph *g, Diag *d, bool signatures);
 /* FlashAttentionScore's dims {B, N, S, S_kv, D, N_kv} from q and k as laid out (a: input_layout, head_num). */
 void flash_dims(const Attrs *a, const Type *q, const Type *k, int64_t dims[6]);
+
+/* ---- conv.c: the windowed operators (Conv2D, MaxPool, AvgPool) ------- */
+
+/* One windowed operator on its x (n, c, h, w) (NCHW): the window, its
+ * stride, dilation and padding, and the result's (n, o, ho, wo). */
+typedef struct {
+	int64_t n, c, h, w, o;   /* x's dims; o: Conv2D's out_channel, a pool's c */
+	int64_t kh, kw, sh, sw, dh, dw;
+	int64_t pt, pb, pl, pr;  /* padding: top, bottom, left, right */
+	int64_t ho, wo;          /* the result's height and width (< 1: x too small) */
+} Window;
+
+bool op_is_window(OpKind op);   /* Conv2D, MaxPool, AvgPool */
+/* Whether conv.c decodes attribute k of op (its kinds differ from the table's: pad, group, strides). */
+bool window_attr(OpKind op, AttrKind k);
+/* Attribute k of a windowed operator into a; false with a message in err and where it points in *at. */
+bool window_decode_attr(OpKind op, AttrKind k, const Lit *v, Attrs *a, StrBuf *err, Span *at);
+/* Its attributes' defaults (MindSpore's). */
+void window_defaults(Attrs *a);
+/* Attribute k as the IR writes it, when conv.c decodes it; false otherwise. */
+bool window_print_attr(StrBuf *b, OpKind op, const Attrs *a, AttrKind k);
+/* Its geometry on an x of dims x_dims (rank 4), MindSpore's output sizes and padding. */
+void window_of(OpKind op, const Attrs *a, const int64_t *x_dims, Window *g);
 
 /* ---- print.c: canonical IR text ---------------------------------------- */
 
