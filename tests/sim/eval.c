@@ -401,6 +401,44 @@ static bool eval_prelu(Eval *e)
 	return true;
 }
 
+/* MindSpore's Conv2D, MaxPool and AvgPool on x (n, c, h, w): each output's
+ * window over x (zeros outside for Conv2D; MaxPool's first maximum and
+ * AvgPool's mean of the elements inside x), the geometry conv.c's. */
+static bool eval_window(Eval *e)
+{
+	const SimTensor *x = &e->ins[0], *w = e->n->op == OP_CONV2D ? &e->ins[1] : NULL;
+	if (x->rank != 4 || (w && (w->rank != 4 || w->dims[1] != x->dims[1])))
+		return fail(e, "x must be (n, c, h, w) and the weight (o, c, kh, kw)");
+	Window g;
+	window_of(e->n->op, &e->n->a, x->dims, &g);
+	g.o = w ? w->dims[0] : g.c;
+	if (!expect_out(e, 4, (const int64_t[]){g.n, g.o, g.ho, g.wo}))
+		return false;
+	for (int64_t b = 0; b < g.n; b++)
+		for (int64_t o = 0; o < g.o; o++)
+			for (int64_t oh = 0; oh < g.ho; oh++)
+				for (int64_t ow = 0; ow < g.wo; ow++) {
+					double acc = 0, best = 0;
+					int64_t count = 0;
+					for (int64_t c = w ? 0 : o; c < (w ? g.c : o + 1); c++)
+						for (int64_t i = 0; i < g.kh; i++)
+							for (int64_t j = 0; j < g.kw; j++) {
+								int64_t r = oh * g.sh - g.pt + i * g.dh, s = ow * g.sw - g.pl + j * g.dw;
+								if (r < 0 || r >= g.h || s < 0 || s >= g.w)
+									continue;
+								double v = x->data[((b * g.c + c) * g.h + r) * g.w + s];
+								if (w)
+									v *= w->data[((o * g.c + c) * g.kh + i) * g.kw + j];
+								best = count == 0 || v > best ? v : best;
+								acc += v;
+								count++;
+							}
+					e->out->data[((b * g.o + o) * g.ho + oh) * g.wo + ow] =
+						e->n->op == OP_MAX_POOL ? best : e->n->op == OP_AVG_POOL ? acc / (double)count : acc;
+				}
+	return true;
+}
+
 static double relu6(double v)   /* a NaN kept, as numpy's clip */
 {
 	return v <= 0 ? 0 : v >= 6 ? 6 : v;
@@ -1113,6 +1151,8 @@ static bool eval_op(Eval *e)
 		return eval_bias_add(e);
 	case OP_PRELU:
 		return eval_prelu(e);
+	case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL:
+		return eval_window(e);
 	OP_CASES(UNARY_OPS) case OP_LOGICAL_NOT: case OP_IS_FINITE:
 		return eval_unary(e);
 	case OP_SELECT:
