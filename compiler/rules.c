@@ -148,9 +148,9 @@ static void window_dims(const Graph *g, const Node *n, OpDims *od)
 	for (int s = 0; s < 2; s++) {
 		int o = add_dim(od, out->dims[2 + s], s ? "W" : "H");
 		if (!window_splits(xs[s], ks[s], ss[s], pads[s]))
-			keep_whole(od, o, s ? "a window wider than its stride, or a padded or ragged width, would need the "
-			           "neighbours' columns (no halo exchange)" : "a window taller than its stride, or a padded or "
-			           "ragged height, would need the neighbours' rows (no halo exchange)");
+			keep_whole(od, o, s ? "its windows reach the neighbours' columns (wider than the stride, padded, or the "
+			           "width not whole strides): no halo exchange" : "its windows reach the neighbours' rows (taller "
+			           "than the stride, padded, or the height not whole strides): no halo exchange");
 		else {
 			od->also[o] = out->dims[2 + s];
 			od->whole_why[o] = "each rank's piece of x must hold whole strides";
