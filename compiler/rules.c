@@ -121,10 +121,10 @@ static void matmul_dims(const Graph *g, const Node *n, OpDims *od)
 }
 
 /* Whether a windowed operator's spatial dim (x's size x, the dilated
- * window k, the stride s) can be split with no halo: each window lies in
- * one rank's piece when it is no wider than the stride, x divides into
- * strides (no padding then, in "same" mode too) and the split divides the
- * result's size (MindSpore's Conv2DInfo splits so in "valid" mode). */
+ * window k, the stride s) splits with x: each window lies in one rank's
+ * piece when it is no wider than the stride and x divides into strides (no
+ * padding then, in "same" mode too), as MindSpore's Conv2DInfo splits with
+ * no exchange. */
 static bool window_splits(int64_t x, int64_t k, int64_t s, int64_t pad)
 {
 	return k <= s && x % s == 0 && pad == 0;
@@ -133,8 +133,12 @@ static bool window_splits(int64_t x, int64_t k, int64_t s, int64_t pad)
 /* Conv2D: op dims n, c, h, w, o as MindSpore's device matrix (n, i, h, w, o),
  * then the kernel's; the pools: n, c, h, w. x (n, c, h, w), w (o, c, kh, kw),
  * the result (n, o, h, w); Conv2D's c is summed over (partial sums over its
- * axes, as MatMul's k). The result's h and w split only where no window
- * crosses a piece's edge (window_splits); a halo exchange is not done. */
+ * axes, as MatMul's k). The result's h and w split evenly; x splits with
+ * them where no window crosses a piece's edge (window_splits), else it
+ * arrives whole along that dim (gathered) and each rank computes its rows
+ * of the result from their first (emit_args.c, window_arg): its gradient
+ * then partial over those ranks, summed. The strategy still names x's h
+ * and w as the result's (named). */
 static void window_dims(const Graph *g, const Node *n, OpDims *od)
 {
 	const Type *x = operand(g, n, 0), *out = &g->values[n->result].type;
@@ -145,18 +149,18 @@ static void window_dims(const Graph *g, const Node *n, OpDims *od)
 	int64_t ss[2] = {w.sh, w.sw}, xs[2] = {w.h, w.w};
 	add_dim(od, x->dims[0], "N");
 	add_dim(od, x->dims[1], conv ? "C_in" : "C");
+	identity_input(od, 0, 4);
 	for (int s = 0; s < 2; s++) {
 		int o = add_dim(od, out->dims[2 + s], s ? "W" : "H");
+		od->also[o] = out->dims[2 + s];
+		od->whole_why[o] = s ? "each rank computes whole columns of the result" : "each rank computes whole rows of "
+		                   "the result";
 		if (!window_splits(xs[s], ks[s], ss[s], pads[s]))
-			keep_whole(od, o, s ? "its windows reach the neighbours' columns (wider than the stride, padded, or the "
-			           "width not whole strides): no halo exchange" : "its windows reach the neighbours' rows (taller "
-			           "than the stride, padded, or the height not whole strides): no halo exchange");
-		else {
-			od->also[o] = out->dims[2 + s];
-			od->whole_why[o] = "each rank's piece of x must hold whole strides";
-		}
+			od->in_dim[0][2 + s] = -1;   /* x whole along it: the windows overlap the pieces */
 	}
-	identity_input(od, 0, 4);
+	od->strategy_named = true;
+	for (int d = 0; d < 4; d++)
+		od->named[d] = (int8_t)d;
 	identity_output(od, 4);
 	od->batch = 0;
 	if (!conv)
@@ -541,6 +545,10 @@ const char *op_dim_name(const OpDims *od, int dim, char *buf, size_t size)
 int op_strategy_dims(const OpDims *od, int k, const int8_t **dims)
 {
 	int r = rule_input(k);
+	if (r == 0 && od->strategy_named) {
+		*dims = od->named;
+		return od->in_rank[0];
+	}
 	if (od->strategy_out & (1u << r)) {
 		*dims = od->out_dim;
 		return od->out_rank;
