@@ -32,6 +32,7 @@ void window_defaults(Attrs *a)
 	for (int i = 0; i < 2; i++)
 		a->kernel[i] = a->stride[i] = a->dilation[i] = 1;
 	a->pad_mode = PAD_VALID;
+	a->groups = 1;
 }
 
 /* A number or a pair (or MindSpore's four, (1, 1, h, w)) of integers of at least lo, into out[2]. */
@@ -117,11 +118,11 @@ bool window_decode_attr(OpKind op, AttrKind k, const Lit *v, Attrs *a, StrBuf *e
 		}
 		return true;
 	case ATTR_GROUP:
-		if (v->kind != LIT_INT || v->i != 1) {
-			sb_printf(err, "Conv2D's group must be 1: grouped and depthwise convolutions (group > 1) are not "
-			          "supported; write one Conv2D per group on a StridedSlice of x's channels and Concat the results");
+		if (v->kind != LIT_INT || v->i < 1) {
+			sb_printf(err, "Conv2D's group, the number of channel groups convolved apart, is a positive integer");
 			return false;
 		}
+		a->groups = v->i;
 		return true;
 	case ATTR_DATA_FORMAT:
 		if (v->kind != LIT_STR || strcmp(v->s, "NCHW") != 0) {
@@ -153,7 +154,8 @@ bool window_print_attr(StrBuf *b, OpKind op, const Attrs *a, AttrKind k)
 	case ATTR_DILATION: pair_print(b, a->dilation); break;
 	case ATTR_PAD: ints_print(b, a->pad_list, 4); break;
 	case ATTR_PAD_MODE: sb_puts(b, (op == OP_CONV2D ? conv_modes : pool_modes)[a->pad_mode]); break;
-	case ATTR_MODE: case ATTR_GROUP: sb_puts(b, "1"); break;
+	case ATTR_MODE: sb_puts(b, "1"); break;
+	case ATTR_GROUP: sb_printf(b, "%lld", (long long)a->groups); break;
 	case ATTR_DATA_FORMAT: sb_puts(b, "\"NCHW\""); break;
 	default: die("window_print_attr: %s", attr_info[k].name);
 	}
@@ -193,6 +195,7 @@ void window_of(OpKind op, const Attrs *a, const int64_t *x_dims, Window *g)
 	g->h = x_dims[2];
 	g->w = x_dims[3];
 	g->o = op == OP_CONV2D ? a->out_channel : g->c;
+	g->groups = op == OP_CONV2D ? a->groups : 1;
 	g->kh = a->kernel[0];
 	g->kw = a->kernel[1];
 	g->sh = a->stride[0];
@@ -251,12 +254,18 @@ bool infer_conv2d(Infer *x, const Type *in, Type *out)
 		return false;
 	}
 	const Type *w = in_type(x, 1);
-	if (w->rank != 4 || w->dims[0] != a->out_channel || w->dims[1] != in->dims[1] || w->dims[2] != a->kernel[0] ||
-	    w->dims[3] != a->kernel[1]) {
-		ERR(x, in_span(x, 1), "Conv2D: the weight must be (out_channel, C, kh, kw) = (%lld, %lld, %lld, %lld) for x %s, "
-		    "out_channel %lld and kernel_size (%lld, %lld); it is %s", (long long)a->out_channel,
-		    (long long)in->dims[1], (long long)a->kernel[0], (long long)a->kernel[1], DIMS(in),
-		    (long long)a->out_channel, (long long)a->kernel[0], (long long)a->kernel[1], DIMS(w));
+	if (in->dims[1] % a->groups || a->out_channel % a->groups) {
+		ERR(x, attr_span(x, "group"), "Conv2D: group %lld must divide x's channels (%lld) and out_channel (%lld)",
+		    (long long)a->groups, (long long)in->dims[1], (long long)a->out_channel);
+		return false;
+	}
+	if (w->rank != 4 || w->dims[0] != a->out_channel || w->dims[1] != in->dims[1] / a->groups ||
+	    w->dims[2] != a->kernel[0] || w->dims[3] != a->kernel[1]) {
+		ERR(x, in_span(x, 1), "Conv2D: the weight must be (out_channel, C / group, kh, kw) = (%lld, %lld, %lld, %lld) "
+		    "for x %s, out_channel %lld, group %lld and kernel_size (%lld, %lld); it is %s", (long long)a->out_channel,
+		    (long long)(in->dims[1] / a->groups), (long long)a->kernel[0], (long long)a->kernel[1], DIMS(in),
+		    (long long)a->out_channel, (long long)a->groups, (long long)a->kernel[0], (long long)a->kernel[1],
+		    DIMS(w));
 		return false;
 	}
 	return window_result(x, in, out);

@@ -362,7 +362,7 @@ void window_arg(StrBuf *b, const Program *p, OpKind op, const Attrs *a, const LV
 		entry_ref(b, &p->entry[p->value_entry[y]], 2 + s, 1, false);
 		sb_puts(b, ", ");
 	}
-	sb_printf(b, "%lld, %lld}", (long long)yv->type.dims[2], (long long)yv->type.dims[3]);
+	sb_printf(b, "%lld, %lld, %lld}", (long long)yv->type.dims[2], (long long)yv->type.dims[3], (long long)g.groups);
 }
 
 void prelu_dims(const LValue *x, int64_t *outer, int64_t *c, int64_t *inner)

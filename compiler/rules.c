@@ -177,6 +177,10 @@ static void window_dims(const Graph *g, const Node *n, OpDims *od)
 	od->out_dim[1] = (int8_t)oc;
 	od->reduced = 1u << 1;
 	od->reduce_op = REDUCE_SUM_OP;
+	if (w.groups > 1) {   /* MindSpore's Conv2DInfo: with group > 1 neither channel dim splits */
+		keep_whole(od, 1, "the input channels of a grouped convolution (group > 1)");
+		keep_whole(od, oc, "the output channels of a grouped convolution (group > 1)");
+	}
 }
 
 static void reduce_dims(const Graph *g, const Node *n, OpDims *od)

@@ -254,7 +254,7 @@ typedef struct {
 	int64_t out_channel;     /* Conv2D: O, the weight's dim 0 (required) */
 	int64_t kernel[2], stride[2], dilation[2];   /* Conv2D and the pools: (h, w) each, 1 by default (conv.c) */
 	int64_t pad_list[4];     /* Conv2D's pad: top, bottom, left, right (pad_mode "pad") */
-	int pad_mode;            /* Conv2D and the pools: PAD_VALID (the default), PAD_SAME, PAD_PAD */
+	int64_t pad_mode, groups;/* Conv2D and the pools: PAD_VALID (the default), PAD_SAME, PAD_PAD; Conv2D's group (1) */
 	Graph *callee;           /* Call */
 	ShardSpec *shard;        /* Call with shard */
 	Strategy in_strategy, out_strategy;
@@ -464,7 +464,7 @@ void flash_dims(const Attrs *a, const Type *q, const Type *k, int64_t dims[6]);
  * stride, dilation and padding, and the result's (n, o, ho, wo). */
 typedef struct {
 	int64_t n, c, h, w, o;   /* x's dims; o: Conv2D's out_channel, a pool's c */
-	int64_t kh, kw, sh, sw, dh, dw;
+	int64_t kh, kw, sh, sw, dh, dw, groups;   /* groups: Conv2D's group, each its C / groups channels */
 	int64_t pt, pb, pl, pr;  /* padding: top, bottom, left, right */
 	int64_t ho, wo;          /* the result's height and width (< 1: x too small) */
 } Window;

@@ -563,10 +563,11 @@ void sc_prelu_grad(sc_rt *rt, const float *x, const float *w, const float *dy, f
  * pool's o is c. */
 typedef struct {
 	int64_t n, c, h, w, o, kh, kw, sh, sw, dh, dw, pt, pl, ho, wo;
+	int64_t groups;                        /* Conv2D's group: channels c / groups in, o / groups out each */
 } sc_window;
 typedef enum { SC_POOL_MAX, SC_POOL_AVG } sc_pool_kind;
-/* y = Conv2D(x, w), w (o, c, kh, kw), padding zeros: per image, w times x's
- * im2col matrix (c kh kw, ho wo) (a GEMM). */
+/* y = Conv2D(x, w), w (o, c / groups, kh, kw), padding zeros: per image and
+ * group, w's rows times x's im2col matrix (c / groups kh kw, ho wo) (a GEMM). */
 void sc_conv2d(sc_rt *rt, const sc_window *g, const float *x, const float *w, float *y);
 /* Its gradients: dx (col2im of w^T dy) and dw (the images' dy times their
  * im2col^T, summed); dx or dw NULL: not computed. */

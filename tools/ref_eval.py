@@ -1119,11 +1119,15 @@ def window_crop(dxp, x, pads):
 def fwd_conv2d(ins, at):
     x, w = ins
     k, s, d, pads, out = window_geometry(x, at, True)
-    if w.shape != (attr_int(at, "out_channel", 0), x.shape[1]) + tuple(k):
-        raise OpError("the weight must be (out_channel, C, kh, kw), not %s" % (w.shape,))
+    groups = attr_int(at, "group", 1)
+    if w.shape != (attr_int(at, "out_channel", 0), x.shape[1] // groups) + tuple(k):
+        raise OpError("the weight must be (out_channel, C / group, kh, kw), not %s" % (w.shape,))
     xp, y = window_pad(x, pads, 0.0), np.zeros((x.shape[0], w.shape[0], out[0], out[1]))
-    for i, j, v in window_views(xp, k, s, d, out):
-        y += np.einsum("nchw,oc->nohw", xp[v], w[:, :, i, j])
+    cg, og = x.shape[1] // groups, w.shape[0] // groups
+    for q in range(groups):
+        for i, j, v in window_views(xp, k, s, d, out):
+            y[:, q * og:(q + 1) * og] += np.einsum("nchw,oc->nohw", xp[v][:, q * cg:(q + 1) * cg],
+                                                   w[q * og:(q + 1) * og, :, i, j])
     return y
 
 
@@ -1132,9 +1136,13 @@ def bwd_conv2d(g, ins, at):
     k, s, d, pads, out = window_geometry(x, at, True)
     xp = window_pad(x, pads, 0.0)
     dxp, dw = np.zeros(xp.shape), np.zeros(w.shape)
-    for i, j, v in window_views(xp, k, s, d, out):
-        dxp[v] += np.einsum("nohw,oc->nchw", g, w[:, :, i, j])
-        dw[:, :, i, j] = np.einsum("nohw,nchw->oc", g, xp[v])
+    groups = attr_int(at, "group", 1)
+    cg, og = x.shape[1] // groups, w.shape[0] // groups
+    for q in range(groups):
+        gq, cs, os_ = g[:, q * og:(q + 1) * og], slice(q * cg, (q + 1) * cg), slice(q * og, (q + 1) * og)
+        for i, j, v in window_views(xp, k, s, d, out):
+            dxp[v][:, cs] += np.einsum("nohw,oc->nchw", gq, w[os_, :, i, j])
+            dw[os_, :, i, j] = np.einsum("nohw,nchw->oc", gq, xp[v][:, cs])
     return [window_crop(dxp, x, pads), dw]
 
 

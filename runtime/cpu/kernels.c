@@ -2424,37 +2424,51 @@ static float *col_buffer(const sc_window *g)
 	return col;
 }
 
+/* One group's geometry: its c / groups channels in, o / groups out. */
+static sc_window conv_group(const sc_window *g)
+{
+	sc_window gg = *g;
+	gg.groups = g->groups > 1 ? g->groups : 1;
+	gg.c = g->c / gg.groups;
+	gg.o = g->o / gg.groups;
+	return gg;
+}
+
 void sc_cpu_conv2d(const sc_window *g, const float *x, const float *w, float *y)
 {
-	int64_t k = g->c * g->kh * g->kw, cols = g->ho * g->wo;
-	float *col = col_buffer(g);
-	for (int64_t b = 0; b < g->n; b++) {
-		im2col(g, x + b * g->c * g->h * g->w, col);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->o, (int)cols, (int)k, 1.0f, w, (int)k, col,
-		            (int)cols, 0.0f, y + b * g->o * cols, (int)cols);
-	}
+	sc_window gg = conv_group(g);
+	int64_t k = gg.c * g->kh * g->kw, cols = g->ho * g->wo, plane = g->h * g->w;
+	float *col = col_buffer(&gg);
+	for (int64_t b = 0; b < g->n; b++)
+		for (int64_t q = 0; q < gg.groups; q++) {
+			im2col(&gg, x + (b * g->c + q * gg.c) * plane, col);
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)gg.o, (int)cols, (int)k, 1.0f,
+			            w + q * gg.o * k, (int)k, col, (int)cols, 0.0f, y + (b * g->o + q * gg.o) * cols, (int)cols);
+		}
 	free(col);
 }
 
 void sc_cpu_conv2d_grad(const sc_window *g, const float *x, const float *w, const float *dy, float *dx, float *dw)
 {
-	int64_t k = g->c * g->kh * g->kw, cols = g->ho * g->wo;
-	float *col = col_buffer(g);
+	sc_window gg = conv_group(g);
+	int64_t k = gg.c * g->kh * g->kw, cols = g->ho * g->wo, plane = g->h * g->w;
+	float *col = col_buffer(&gg);
 	if (dw && g->n == 0)
 		memset(dw, 0, (size_t)(g->o * k) * sizeof *dw);
-	for (int64_t b = 0; b < g->n; b++) {
-		const float *dyb = dy + b * g->o * cols;
-		if (dw) {   /* dw += dy_b col_b^T */
-			im2col(g, x + b * g->c * g->h * g->w, col);
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)g->o, (int)k, (int)cols, 1.0f, dyb, (int)cols,
-			            col, (int)cols, b ? 1.0f : 0.0f, dw, (int)k);
+	for (int64_t b = 0; b < g->n; b++)
+		for (int64_t q = 0; q < gg.groups; q++) {
+			const float *dyb = dy + (b * g->o + q * gg.o) * cols;
+			if (dw) {   /* dw += dy_b col_b^T */
+				im2col(&gg, x + (b * g->c + q * gg.c) * plane, col);
+				cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)gg.o, (int)k, (int)cols, 1.0f, dyb,
+				            (int)cols, col, (int)cols, b ? 1.0f : 0.0f, dw + q * gg.o * k, (int)k);
+			}
+			if (dx) {   /* dcol = w^T dy_b, folded back */
+				cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)cols, (int)gg.o, 1.0f,
+				            w + q * gg.o * k, (int)k, dyb, (int)cols, 0.0f, col, (int)cols);
+				col2im(&gg, col, dx + (b * g->c + q * gg.c) * plane);
+			}
 		}
-		if (dx) {   /* dcol = w^T dy_b, folded back */
-			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)cols, (int)g->o, 1.0f, w, (int)k, dyb,
-			            (int)cols, 0.0f, col, (int)cols);
-			col2im(g, col, dx + b * g->c * g->h * g->w);
-		}
-	}
 	free(col);
 }
 

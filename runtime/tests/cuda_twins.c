@@ -85,13 +85,15 @@ static size_t dtsize(sc_dtype dt)
 static void test_windows(void)
 {
 	static const sc_window gs[] = {
-		{2, 3, 9, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 9, 8},   /* "same", stride 1 */
-		{2, 3, 9, 8, 5, 3, 2, 2, 3, 2, 1, 1, 0, 4, 3},   /* stride 2, 3; dilation 2, 1; padded */
-		{1, 2, 8, 8, 2, 2, 2, 2, 2, 1, 1, 0, 0, 4, 4},   /* windows as wide as the stride */
+		{2, 3, 9, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 9, 8, 1},   /* "same", stride 1 */
+		{2, 3, 9, 8, 5, 3, 2, 2, 3, 2, 1, 1, 0, 4, 3, 1},   /* stride 2, 3; dilation 2, 1; padded */
+		{1, 2, 8, 8, 2, 2, 2, 2, 2, 1, 1, 0, 0, 4, 4, 1},   /* windows as wide as the stride */
+		{2, 4, 7, 6, 6, 3, 3, 1, 2, 1, 1, -2, 1, 3, 3, 2},   /* two groups; the rows from the third (a piece) */
 	};
 	for (size_t t = 0; t < sizeof gs / sizeof gs[0]; t++) {
 		const sc_window *g = &gs[t];
-		int64_t nx = g->n * g->c * g->h * g->w, nw = g->o * g->c * g->kh * g->kw, ny = g->n * g->o * g->ho * g->wo;
+		int64_t nx = g->n * g->c * g->h * g->w, nw = g->o * g->c / g->groups * g->kh * g->kw;
+		int64_t ny = g->n * g->o * g->ho * g->wo;
 		int64_t np = g->n * g->c * g->ho * g->wo;
 		float *dx, *dw, *ddy, *dpy;
 		float *x = rnd(nx, -1, 1, &dx), *w = rnd(nw, -1, 1, &dw), *dy = rnd(ny, -1, 1, &ddy);
@@ -107,6 +109,7 @@ static void test_windows(void)
 		twin("conv2d dw", dgw, gw, nw, 1e-5);
 		sc_window p = *g;
 		p.o = p.c;
+		p.groups = 1;
 		free(rnd(np, -1, 1, &dpy));
 		for (int k = 0; k < 2; k++) {
 			sc_pool(rt, (sc_pool_kind)k, &p, dx, dyv);

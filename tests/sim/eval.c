@@ -407,11 +407,13 @@ static bool eval_prelu(Eval *e)
 static bool eval_window(Eval *e)
 {
 	const SimTensor *x = &e->ins[0], *w = e->n->op == OP_CONV2D ? &e->ins[1] : NULL;
-	if (x->rank != 4 || (w && (w->rank != 4 || w->dims[1] != x->dims[1])))
-		return fail(e, "x must be (n, c, h, w) and the weight (o, c, kh, kw)");
 	Window g;
-	window_of(e->n->op, &e->n->a, x->dims, &g);
+	if (x->rank == 4)
+		window_of(e->n->op, &e->n->a, x->dims, &g);
+	if (x->rank != 4 || (w && (w->rank != 4 || w->dims[1] * g.groups != x->dims[1])))
+		return fail(e, "x must be (n, c, h, w) and the weight (o, c / group, kh, kw)");
 	g.o = w ? w->dims[0] : g.c;
+	int64_t cg = g.c / g.groups, og = g.o / g.groups;
 	if (!expect_out(e, 4, (const int64_t[]){g.n, g.o, g.ho, g.wo}))
 		return false;
 	for (int64_t b = 0; b < g.n; b++)
@@ -420,7 +422,8 @@ static bool eval_window(Eval *e)
 				for (int64_t ow = 0; ow < g.wo; ow++) {
 					double acc = 0, best = 0;
 					int64_t count = 0;
-					for (int64_t c = w ? 0 : o; c < (w ? g.c : o + 1); c++)
+					int64_t c0 = w ? o / og * cg : o;   /* the output's group's input channels; a pool's own */
+					for (int64_t c = c0; c < c0 + (w ? cg : 1); c++)
 						for (int64_t i = 0; i < g.kh; i++)
 							for (int64_t j = 0; j < g.kw; j++) {
 								int64_t r = oh * g.sh - g.pt + i * g.dh, s = ow * g.sw - g.pl + j * g.dw;
@@ -428,7 +431,7 @@ static bool eval_window(Eval *e)
 									continue;
 								double v = x->data[((b * g.c + c) * g.h + r) * g.w + s];
 								if (w)
-									v *= w->data[((o * g.c + c) * g.kh + i) * g.kw + j];
+									v *= w->data[((o * cg + c - c0) * g.kh + i) * g.kw + j];
 								best = count == 0 || v > best ? v : best;
 								acc += v;
 								count++;
