@@ -1074,12 +1074,17 @@ def window_geometry(x, at, conv):
     (ho, wo). valid: ceil((x - k + 1) / s); same: ceil(x / s), the padding's odd one after; pad: as given."""
     if x.ndim != 4:
         raise OpError("x must be 4-D (N, C, H, W), not %s" % (x.shape,))
+    if at.get("data_format", "NCHW") != "NCHW" or at.get("mode", 1) != 1:
+        raise OpError("data_format is \"NCHW\" and mode 1")
     k = window_pair(at, "kernel_size")
     s = window_pair(at, "stride" if conv else "strides")
     d = window_pair(at, "dilation") if conv else (1, 1)
     mode = str(at.get("pad_mode", "valid")).lower()
     pad = at.get("pad", 0) if conv else 0
     pad = pad if isinstance(pad, tuple) else (pad,) * 4
+    if mode not in (("valid", "same", "pad") if conv else ("valid", "same")) or len(pad) != 4 or \
+            not all(type(p) is int and p >= 0 for p in pad):
+        raise OpError("pad_mode %r or pad %r is not MindSpore's" % (mode, pad))
     pads, out = [], []
     for i in range(2):
         size, kd = x.shape[2 + i], d[i] * (k[i] - 1) + 1
@@ -1116,10 +1121,18 @@ def window_crop(dxp, x, pads):
     return dxp[:, :, pads[0]:pads[0] + x.shape[2], pads[2]:pads[2] + x.shape[3]]
 
 
+def conv_groups(x, at):
+    """Conv2D's group: a positive integer dividing x's channels and out_channel."""
+    groups, o = attr_int(at, "group", 1), attr_int(at, "out_channel", 0)
+    if groups < 1 or o < 1 or x.shape[1] % groups or o % groups:
+        raise OpError("group %d must divide x's channels (%d) and out_channel (%d)" % (groups, x.shape[1], o))
+    return groups
+
+
 def fwd_conv2d(ins, at):
     x, w = ins
     k, s, d, pads, out = window_geometry(x, at, True)
-    groups = attr_int(at, "group", 1)
+    groups = conv_groups(x, at)
     if w.shape != (attr_int(at, "out_channel", 0), x.shape[1] // groups) + tuple(k):
         raise OpError("the weight must be (out_channel, C / group, kh, kw), not %s" % (w.shape,))
     xp, y = window_pad(x, pads, 0.0), np.zeros((x.shape[0], w.shape[0], out[0], out[1]))
@@ -1136,7 +1149,7 @@ def bwd_conv2d(g, ins, at):
     k, s, d, pads, out = window_geometry(x, at, True)
     xp = window_pad(x, pads, 0.0)
     dxp, dw = np.zeros(xp.shape), np.zeros(w.shape)
-    groups = attr_int(at, "group", 1)
+    groups = conv_groups(x, at)
     cg, og = x.shape[1] // groups, w.shape[0] // groups
     for q in range(groups):
         gq, cs, os_ = g[:, q * og:(q + 1) * og], slice(q * cg, (q + 1) * cg), slice(q * og, (q + 1) * og)
