@@ -15,6 +15,7 @@
  * Operator-specific rules (MatMul's k, unsplit softmax axes) belong to the
  * parallel core; here only the form of what the user wrote is checked. */
 #include "check_internal.h"
+#include "conv.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -273,6 +274,15 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	const char *name = attr_info[k].name;
 	AttrValueKind kind = attr_info[k].kind;
 	bool ok = true;
+	if (window_attr(n->op, k)) {   /* Conv2D's and the pools' own forms (conv.c) */
+		StrBuf e = {0};
+		Span at;
+		ok = window_decode_attr(n->op, k, v, a, &e, &at);
+		if (!ok)
+			ERR(c, at, "%s", e.data);
+		sb_free(&e);
+		return ok;
+	}
 	switch (kind) {
 	case AK_BOOL: ok = v->kind == LIT_BOOL; break;
 	case AK_INT: ok = v->kind == LIT_INT; break;
@@ -454,6 +464,9 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 			return false;
 		}
 		break;
+	case ATTR_OUT_CHANNEL: case ATTR_KERNEL_SIZE: case ATTR_PAD_MODE: case ATTR_STRIDE: case ATTR_DILATION:
+	case ATTR_DATA_FORMAT:
+		die("%s is decoded by conv.c", name);
 	case ATTR_ALPHA:
 		a->alpha = lit_number(v);
 		if (n->op == OP_LEAKY_RELU) {   /* any slope, as MindSpore's nn.LeakyReLU (Minimum above 1) */
@@ -635,6 +648,7 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	a->alpha = n->op == OP_LEAKY_RELU ? 0.2 : 1;   /* MindSpore's nn.LeakyReLU and ops.leaky_relu; Elu */
 	a->output_num = 1;  /* MindSpore's ops.Split */
 	a->pipeline_stage = -1;
+	window_defaults(a);   /* Conv2D's and the pools' kernel, stride, dilation and pad_mode */
 	const Lit *d = n->attr_lit;
 	AttrMask allowed = op_attr_mask(n->op);
 	for (int i = 0; d && i < d->nitems; i++) {
@@ -705,7 +719,7 @@ static bool mindspore_only(const char *name)
 {
 	static const char *const names[] = {
 		"Erfinv", "ApproximateEqual", "Assign", "AssignAdd", "AssignSub", "L2Normalize", "Depend",
-		"BatchNorm", "Conv2D", "MaxPool", "AvgPool", "Embedding", "GatherD", "ScatterUpdate", "Einsum",
+		"BatchNorm", "Embedding", "GatherD", "ScatterUpdate", "Einsum",
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!strcmp(name, names[i]))

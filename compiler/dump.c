@@ -10,6 +10,7 @@
  * with their groups, each saying in its comment which edge or rule put it
  * there and between which layouts. It reads back with `shardc --check`. */
 #include "shardc.h"
+#include "conv.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,8 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 			continue;
 		sb_printf(b, "%s%s: ", first ? "" : ", ", attr_info[k].name);
 		first = false;
+		if (window_print_attr(b, op, a, (AttrKind)k))   /* Conv2D's and the pools' (conv.c) */
+			continue;
 		switch ((AttrKind)k) {
 		case ATTR_TRANSPOSE_A: sb_puts(b, a->transpose_a ? "true" : "false"); break;
 		case ATTR_TRANSPOSE_B: sb_puts(b, a->transpose_b ? "true" : "false"); break;
@@ -92,6 +95,8 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_INPUT_LAYOUT:
 			sb_puts(b, a->input_layout == FA_BSH ? "\"BSH\"" : a->input_layout == FA_BSND ? "\"BSND\"" : "\"BNSD\"");
 			break;
+		case ATTR_OUT_CHANNEL: case ATTR_KERNEL_SIZE: case ATTR_PAD_MODE: case ATTR_STRIDE: case ATTR_DILATION:
+		case ATTR_DATA_FORMAT:   /* window_print_attr's */
 		case ATTR_GRAPH: case ATTR_SHARD: case ATTR_IN_STRATEGY: case ATTR_OUT_STRATEGY: case ATTR_COUNT: break;
 		}
 	}

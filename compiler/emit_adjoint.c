@@ -173,6 +173,16 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 			sb_printf(b, "sc_bias_add_grad(rt, %s, %s, %lld, %lld);", dy, dx, (long long)(numel(x) / c), (long long)c);
 		return;
 	}
+	case OP_CONV2D:   /* x's (col2im of w^T dy) or w's (dy im2col^T over the rank's images) */
+		sb_puts(b, "sc_conv2d_grad(rt, ");
+		window_arg(b, p, f->op, fa, x, f->result);
+		sb_printf(b, ", %s, %s, %s, %s, %s);", x0, x1, dy, k == 0 ? dx : "NULL", k == 1 ? dx : "NULL");
+		return;
+	case OP_MAX_POOL: case OP_AVG_POOL:   /* dy to each window's first maximum, or spread over its elements */
+		sb_printf(b, "sc_pool_grad(rt, %s, ", f->op == OP_MAX_POOL ? "SC_POOL_MAX" : "SC_POOL_AVG");
+		window_arg(b, p, f->op, fa, x, f->result);
+		sb_printf(b, ", %s, %s, %s);", f->op == OP_MAX_POOL ? x0 : "NULL", dy, dx);
+		return;
 	case OP_PRELU: {   /* x's: x <= 0 ? w dy : dy; w's: x dy where x < 0, summed over its channel's elements */
 		int64_t outer, c, inner;
 		prelu_dims(x, &outer, &c, &inner);

@@ -352,6 +352,31 @@ void gather_dims(const LValue *x, const Attrs *a, int64_t *outer, int64_t *rows,
 	*rows = x->type.dims[axis];
 }
 
+void window_arg(StrBuf *b, const Program *p, OpKind op, const Attrs *a, const LValue *x, int y)
+{
+	const LValue *yv = &p->l->values[y];
+	Window g;
+	window_of(op, a, x->type.dims, &g);
+	g.o = yv->type.dims[1];   /* Conv2D's out_channel split: the rank's filters */
+	sb_printf(b, "&(const sc_window){%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, ", (long long)g.n,
+	          (long long)g.c, (long long)g.h, (long long)g.w, (long long)g.o, (long long)g.kh, (long long)g.kw,
+	          (long long)g.sh, (long long)g.sw, (long long)g.dh, (long long)g.dw);
+	int64_t pad[2] = {g.pt, g.pl}, full[2] = {g.ho, g.wo}, stride[2] = {g.sh, g.sw};
+	for (int s = 0; s < 2; s++) {   /* x whole along a split result dim: the rank's rows from its first (rules.c) */
+		if (full[s] == yv->type.dims[2 + s]) {
+			sb_printf(b, "%lld, ", (long long)pad[s]);
+			continue;
+		}
+		if (p->value_entry[y] < 0 || full[s] != yv->global[2 + s])
+			die("%s's piece: x %lldx%lld gives %lldx%lld, not the result's", op_info[op].name, (long long)g.h,
+			    (long long)g.w, (long long)g.ho, (long long)g.wo);
+		sb_printf(b, "%lld - %lld * ", (long long)pad[s], (long long)stride[s]);
+		entry_ref(b, &p->entry[p->value_entry[y]], 2 + s, 1, false);
+		sb_puts(b, ", ");
+	}
+	sb_printf(b, "%lld, %lld, %lld}", (long long)yv->type.dims[2], (long long)yv->type.dims[3], (long long)g.groups);
+}
+
 void prelu_dims(const LValue *x, int64_t *outer, int64_t *c, int64_t *inner)
 {
 	int r = x->type.rank;

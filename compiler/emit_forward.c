@@ -254,6 +254,16 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		sb_printf(b, "sc_bias_add(rt, %s, %s, %s, %lld, %lld);", x0, x1, y, (long long)(numel(x) / c), (long long)c);
 		break;
 	}
+	case OP_CONV2D:   /* the rank's images, input channels (partial sums when split) and filters */
+		sb_puts(b, "sc_conv2d(rt, ");
+		window_arg(b, p, o->op, a, x, o->result);
+		sb_printf(b, ", %s, %s, %s);", x0, x1, y);
+		break;
+	case OP_MAX_POOL: case OP_AVG_POOL:
+		sb_printf(b, "sc_pool(rt, %s, ", o->op == OP_MAX_POOL ? "SC_POOL_MAX" : "SC_POOL_AVG");
+		window_arg(b, p, o->op, a, x, o->result);
+		sb_printf(b, ", %s, %s);", x0, y);
+		break;
 	case OP_PRELU: {   /* x < 0 ? w x : x, the rank's piece (outer, channels, inner) and its weights */
 		int64_t outer, c, inner;
 		prelu_dims(x, &outer, &c, &inner);

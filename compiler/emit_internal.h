@@ -8,6 +8,7 @@
 #define EMIT_INTERNAL_H
 
 #include "shardc.h"
+#include "conv.h"
 
 enum { ALIGN = 256 };
 
@@ -211,6 +212,11 @@ void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a, const
 void offset_arg(char *buf, size_t size, const Program *p, const LOp *o, const Attrs *a);
 /* A Gather's table x seen as (outer, rows, row): the dims before its axis, the axis, the dims after */
 void gather_dims(const LValue *x, const Attrs *a, int64_t *outer, int64_t *rows, int64_t *row);
+/* `&(const sc_window){...}`: a windowed operator's geometry on the rank's
+ * pieces, x (n, c, h, w) and its result value y (n, o, ho, wo) (conv.c's
+ * window_of); where x is whole along a dim the result splits, the rank's
+ * rows (columns) from its first, the padding shifted by its piece's start */
+void window_arg(StrBuf *b, const Program *p, OpKind op, const Attrs *a, const LValue *x, int y);
 /* A PReLU's x seen as (outer, channels, inner): dims 0, 1 and the rest; below rank 2, one channel (1, 1, n) */
 void prelu_dims(const LValue *x, int64_t *outer, int64_t *c, int64_t *inner);
 /* CumSum's and CumProd's last arguments: x as (outer, n, inner) around the scanned axis, exclusive, reverse */

@@ -161,6 +161,9 @@ typedef struct {
 	int batch;                           /* op dim the batch-parallel default splits; -1: none */
 	uint8_t strategy_out;                /* inputs (a bit each) whose in_strategy entry names the output's dims,
 	                                      * as MindSpore's OneHot (indices) and Tile (x) take it */
+	bool strategy_named;                 /* input 0's in_strategy entry names the op dims in named[], not
+	                                      * in_dim[0]'s: a windowed operator's x, whole along a split H or W */
+	int8_t named[MAX_DIMS];
 } OpDims;
 
 /* A strategy resolved onto op dims: the operator's device matrix and the

@@ -99,7 +99,13 @@
 	ATTR(K, "k", AK_INT)                                   \
 	ATTR(SORTED, "sorted", AK_BOOL)                        \
 	ATTR(EXCLUSIVE, "exclusive", AK_BOOL)                  \
-	ATTR(REVERSE, "reverse", AK_BOOL)
+	ATTR(REVERSE, "reverse", AK_BOOL)                      \
+	ATTR(OUT_CHANNEL, "out_channel", AK_INT)               \
+	ATTR(KERNEL_SIZE, "kernel_size", AK_AXES)              \
+	ATTR(PAD_MODE, "pad_mode", AK_STRING)                  \
+	ATTR(STRIDE, "stride", AK_AXES)                        \
+	ATTR(DILATION, "dilation", AK_AXES)                    \
+	ATTR(DATA_FORMAT, "data_format", AK_STRING)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -109,6 +115,11 @@
 #define A_LAYERNORM (A(BEGIN_NORM_AXIS) | A(BEGIN_PARAMS_AXIS) | A(EPSILON))
 #define A_SLICE (A(BEGIN) | A(END) | A(STRIDES))
 #define A_SLICE_MASKS (A(BEGIN_MASK) | A(END_MASK) | A(ELLIPSIS_MASK) | A(NEW_AXIS_MASK) | A(SHRINK_AXIS_MASK))
+/* Conv2D's (MindSpore's ops.Conv2D; pad a number or (top, bottom, left, right), group a number: conv.c decodes
+ * them) and the pools' (ops.MaxPool, ops.AvgPool; strides a number or a pair) */
+#define A_CONV (A(OUT_CHANNEL) | A(KERNEL_SIZE) | A(MODE) | A(PAD_MODE) | A(PAD) | A(STRIDE) | A(DILATION) | A(GROUP) | \
+                A(DATA_FORMAT))
+#define A_POOL (A(KERNEL_SIZE) | A(STRIDES) | A(PAD_MODE) | A(DATA_FORMAT))
 #define A_FLASH (A(HEAD_NUM) | A(SCALE_VALUE) | A(SPARSE_MODE) | A(KEEP_PROB) | A(INPUT_LAYOUT))
 /* FlashAttentionScore's input_layout values (Attrs.input_layout): where q's dims lie (shape.c, flash_dims). */
 enum { FA_BNSD, FA_BSND, FA_BSH };
@@ -245,6 +256,9 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(ARGMAX, "Argmax", 1, 1, A(AXIS) | A(OUTPUT_TYPE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                          \
 	OP(ARGMIN, "Argmin", 1, 1, A(AXIS) | A(OUTPUT_TYPE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                          \
 	OP(TOPK, "TopK", 1, 1, A(K) | A(SORTED) | A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_FOLLOW, V_COPY)                      \
+	OP(CONV2D, "Conv2D", 2, 2, A_CONV, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_LOW, V_COPY)                                                 \
+	OP(MAX_POOL, "MaxPool", 1, 1, A_POOL, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_FOLLOW, V_COPY)                                            \
+	OP(AVG_POOL, "AvgPool", 1, 1, A_POOL, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                            \
 	OP(GATHER, "Gather", 2, 2, A(AXIS) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                            \
 	NORM_OPS(OP)                                                                                                                       \
 	OP(CONCAT, "Concat", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                          \

@@ -852,8 +852,8 @@ static void plan_table(Program *p)
 			p->op_entry[i] = add_entry(p, E_OFFSET, i, 1);
 		else if (o->grad == GRAD_SQNORM)
 			p->op_entry[i] = add_entry(p, E_SQNORM, i, o->nin);
-		if (o->grad == GRAD_NONE && (o->op == OP_DROPOUT || o->op == OP_PAD_FILL) && p->value_entry[o->result] < 0 &&
-		    l->values[o->result].type.rank)   /* its mask's piece; where its padding begins */
+		if (o->grad == GRAD_NONE && (o->op == OP_DROPOUT || o->op == OP_PAD_FILL || op_is_window(o->op)) &&
+		    p->value_entry[o->result] < 0 && l->values[o->result].type.rank)   /* mask; padding; first rows */
 			p->value_entry[o->result] = add_entry(p, E_PIECE, o->result, l->values[o->result].type.rank);
 	}
 	for (int k = 0; k < l->nret; k++) {

@@ -13,6 +13,7 @@
  * strategy, say what is wrong and show a strategy that would be right. */
 #include "shardc.h"
 #include "slice.h"
+#include "conv.h"
 
 #include <string.h>
 
@@ -120,6 +121,69 @@ static void matmul_dims(const Graph *g, const Node *n, OpDims *od)
 	od->batch = nb ? 0 : i;
 }
 
+/* Whether a windowed operator's spatial dim (x's size x, the dilated
+ * window k, the stride s) splits with x: each window lies in one rank's
+ * piece when it is no wider than the stride and x divides into strides (no
+ * padding then, in "same" mode too), as MindSpore's Conv2DInfo splits with
+ * no exchange. */
+static bool window_splits(int64_t x, int64_t k, int64_t s, int64_t pad)
+{
+	return k <= s && x % s == 0 && pad == 0;
+}
+
+/* Conv2D: op dims n, c, h, w, o as MindSpore's device matrix (n, i, h, w, o),
+ * then the kernel's; the pools: n, c, h, w. x (n, c, h, w), w (o, c, kh, kw),
+ * the result (n, o, h, w); Conv2D's c is summed over (partial sums over its
+ * axes, as MatMul's k). The result's h and w split evenly; x splits with
+ * them where no window crosses a piece's edge (window_splits), else it
+ * arrives whole along that dim (gathered) and each rank computes its rows
+ * of the result from their first (emit_args.c, window_arg): its gradient
+ * then partial over those ranks, summed. The strategy still names x's h
+ * and w as the result's (named). */
+static void window_dims(const Graph *g, const Node *n, OpDims *od)
+{
+	const Type *x = operand(g, n, 0), *out = &g->values[n->result].type;
+	bool conv = n->op == OP_CONV2D;
+	Window w;
+	window_of(n->op, &n->a, x->dims, &w);
+	int64_t pads[2] = {w.pt + w.pb, w.pl + w.pr}, ks[2] = {w.dh * (w.kh - 1) + 1, w.dw * (w.kw - 1) + 1};
+	int64_t ss[2] = {w.sh, w.sw}, xs[2] = {w.h, w.w};
+	add_dim(od, x->dims[0], "N");
+	add_dim(od, x->dims[1], conv ? "C_in" : "C");
+	identity_input(od, 0, 4);
+	for (int s = 0; s < 2; s++) {
+		int o = add_dim(od, out->dims[2 + s], s ? "W" : "H");
+		od->also[o] = out->dims[2 + s];
+		od->whole_why[o] = s ? "each rank computes whole columns of the result" : "each rank computes whole rows of "
+		                   "the result";
+		if (!window_splits(xs[s], ks[s], ss[s], pads[s]))
+			od->in_dim[0][2 + s] = -1;   /* x whole along it: the windows overlap the pieces */
+	}
+	od->strategy_named = true;
+	for (int d = 0; d < 4; d++)
+		od->named[d] = (int8_t)d;
+	identity_output(od, 4);
+	od->batch = 0;
+	if (!conv)
+		return;
+	int oc = add_dim(od, out->dims[1], "C_out");
+	int kh = add_dim(od, w.kh, "the kernel's height"), kw = add_dim(od, w.kw, "the kernel's width");
+	keep_whole(od, kh, "a kernel dim, which every output position sums over");
+	keep_whole(od, kw, "a kernel dim, which every output position sums over");
+	od->in_rank[1] = 4;
+	od->in_dim[1][0] = (int8_t)oc;
+	od->in_dim[1][1] = 1;
+	od->in_dim[1][2] = (int8_t)kh;
+	od->in_dim[1][3] = (int8_t)kw;
+	od->out_dim[1] = (int8_t)oc;
+	od->reduced = 1u << 1;
+	od->reduce_op = REDUCE_SUM_OP;
+	if (w.groups > 1) {   /* MindSpore's Conv2DInfo: with group > 1 neither channel dim splits */
+		keep_whole(od, 1, "the input channels of a grouped convolution (group > 1)");
+		keep_whole(od, oc, "the output channels of a grouped convolution (group > 1)");
+	}
+}
+
 static void reduce_dims(const Graph *g, const Node *n, OpDims *od)
 {
 	const Type *x = operand(g, n, 0);
@@ -201,6 +265,9 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		od->in_dim[1][0] = (int8_t)(x->rank >= 2 && w->dims[0] == x->dims[1] ? 1 : -1);
 		break;
 	}
+	case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL:
+		window_dims(g, n, od);
+		return true;
 	case OP_ROTARY:   /* x's dims; cos and sin follow those they do not broadcast over (shape.c) */
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], NULL);
@@ -540,6 +607,10 @@ const char *op_dim_name(const OpDims *od, int dim, char *buf, size_t size)
 int op_strategy_dims(const OpDims *od, int k, const int8_t **dims)
 {
 	int r = rule_input(k);
+	if (r == 0 && od->strategy_named) {
+		*dims = od->named;
+		return od->in_rank[0];
+	}
 	if (od->strategy_out & (1u << r)) {
 		*dims = od->out_dim;
 		return od->out_rank;

@@ -558,7 +558,8 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_TRANSPOSE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_BROADCAST_TO: case OP_GATHER:
 	case OP_TILE: case OP_ONE_HOT: case OP_ARGMAX_WITH_VALUE: case OP_ARGMIN_WITH_VALUE: case OP_ARGMAX: case OP_ARGMIN:
 	case OP_TOPK: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_ADD_N: case OP_CAST: case OP_STRIDED_SLICE: case OP_CUMSUM:
-	case OP_CUMPROD: case OP_SPLIT: case OP_SLICE: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
+	case OP_CUMPROD: case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL: case OP_SPLIT: case OP_SLICE: case OP_ARANGE:
+	case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
 	case OP_SPARSE_SOFTMAX_CE: case OP_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)
 		break;
@@ -638,6 +639,10 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_bias_add(x, a, out);
 	case OP_PRELU:
 		return infer_prelu(x, a, out);
+	case OP_CONV2D:
+		return infer_conv2d(x, a, out);
+	case OP_MAX_POOL: case OP_AVG_POOL:
+		return infer_pool(x, a, out);
 	case OP_SELECT:
 		return infer_select(x, out);
 	case OP_PAD_FILL: {   /* x as it is; its one axis in range */

@@ -252,6 +252,10 @@ typedef struct {
 	double scale_value;      /* FlashAttentionScore: the scores' factor, 1 by default (MindSpore's) */
 	int64_t sparse_mode;     /* FlashAttentionScore: 0 the mask as given, 2 or 3 causal (key j seen by query i when j <= i) */
 	int64_t input_layout;    /* FlashAttentionScore: FA_BNSD (the default), FA_BSND or FA_BSH (flash_dims) */
+	int64_t out_channel;     /* Conv2D: O, the weight's dim 0 (required) */
+	int64_t kernel[2], stride[2], dilation[2];   /* Conv2D and the pools: (h, w) each, 1 by default (conv.c) */
+	int64_t pad_list[4];     /* Conv2D's pad: top, bottom, left, right (pad_mode "pad") */
+	int64_t pad_mode, groups;/* Conv2D and the pools: PAD_VALID (the default), PAD_SAME, PAD_PAD; Conv2D's group (1) */
 	Graph *callee;           /* Call */
 	ShardSpec *shard;        /* Call with shard */
 	Strategy in_strategy, out_strategy;

@@ -556,6 +556,29 @@ void sc_prelu(sc_rt *rt, const float *x, const float *w, float *y, int64_t outer
  * wn == 1), in double, rounded once; dx or dw NULL: not computed. */
 void sc_prelu_grad(sc_rt *rt, const float *x, const float *w, const float *dy, float *dx, float *dw, int64_t outer,
                    int64_t c, int64_t inner, int64_t wn);
+/* A windowed operator's geometry (MindSpore's Conv2D, MaxPool, AvgPool on
+ * NCHW): x (n, c, h, w), the window (kh, kw) dilated by (dh, dw), moved by
+ * (sh, sw), x padded by pt rows above and pl columns left (the rest below
+ * and right as the result's size needs), the result (n, o, ho, wo); a
+ * pool's o is c. */
+typedef struct {
+	int64_t n, c, h, w, o, kh, kw, sh, sw, dh, dw, pt, pl, ho, wo;
+	int64_t groups;                        /* Conv2D's group: channels c / groups in, o / groups out each */
+} sc_window;
+typedef enum { SC_POOL_MAX, SC_POOL_AVG } sc_pool_kind;
+/* y = Conv2D(x, w), w (o, c / groups, kh, kw), padding zeros: per image and
+ * group, w's rows times x's im2col matrix (c / groups kh kw, ho wo) (a GEMM). */
+void sc_conv2d(sc_rt *rt, const sc_window *g, const float *x, const float *w, float *y);
+/* Its gradients: dx (col2im of w^T dy) and dw (the images' dy times their
+ * im2col^T, summed); dx or dw NULL: not computed. */
+void sc_conv2d_grad(sc_rt *rt, const sc_window *g, const float *x, const float *w, const float *dy, float *dx,
+                    float *dw);
+/* y = MaxPool(x) (each window's maximum over its elements inside x) or
+ * AvgPool(x) (their mean: padding not counted, MindSpore's SAME). */
+void sc_pool(sc_rt *rt, sc_pool_kind k, const sc_window *g, const float *x, float *y);
+/* dx: MaxPool's dy to each window's first maximum (summed where windows
+ * overlap); AvgPool's dy over the window's elements inside x, each its share. */
+void sc_pool_grad(sc_rt *rt, sc_pool_kind k, const sc_window *g, const float *x, const float *dy, float *dx);
 /* y = cond ? a : b elementwise, n elements each (MindSpore's Select): cond
  * SC_BOOL (a byte, true when not 0); a or b NULL reads zeros, which gives
  * Select's gradients, cond ? dy : 0 and cond ? 0 : dy. May run in place. */

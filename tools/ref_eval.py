@@ -1060,6 +1060,164 @@ def bwd_prelu(g, ins, at):
     return [np.where(x <= 0, wb * g, g), prod.sum(axis=axes).reshape(w.shape)]
 
 
+def window_pair(at, key):
+    """Conv2D's and the pools' kernel_size, stride(s), dilation: a number, a pair or (1, 1, h, w); 1 by default."""
+    v = at.get(key, 1)
+    v = v if isinstance(v, tuple) else (v, v)
+    if len(v) == 4 and v[:2] == (1, 1):
+        v = v[2:]
+    if len(v) != 2 or not all(type(i) is int and i >= 1 for i in v):
+        raise OpError("'%s' is a positive integer or a pair of them" % key)
+    return v
+
+
+def window_geometry(x, at, conv):
+    """MindSpore's output sizes and padding: (kh, kw) dilated, strides, dilation, (top, bottom, left, right),
+    (ho, wo). valid: ceil((x - k + 1) / s); same: ceil(x / s), the padding's odd one after; pad: as given."""
+    if x.ndim != 4:
+        raise OpError("x must be 4-D (N, C, H, W), not %s" % (x.shape,))
+    if at.get("data_format", "NCHW") != "NCHW" or at.get("mode", 1) != 1:
+        raise OpError("data_format is \"NCHW\" and mode 1")
+    k = window_pair(at, "kernel_size")
+    s = window_pair(at, "stride" if conv else "strides")
+    d = window_pair(at, "dilation") if conv else (1, 1)
+    mode = str(at.get("pad_mode", "valid")).lower()
+    pad = at.get("pad", 0) if conv else 0
+    pad = pad if isinstance(pad, tuple) else (pad,) * 4
+    if mode not in (("valid", "same", "pad") if conv else ("valid", "same")) or len(pad) != 4 or \
+            not all(type(p) is int and p >= 0 for p in pad):
+        raise OpError("pad_mode %r or pad %r is not MindSpore's" % (mode, pad))
+    pads, out = [], []
+    for i in range(2):
+        size, kd = x.shape[2 + i], d[i] * (k[i] - 1) + 1
+        if mode == "same":
+            o = -(-size // s[i])
+            need = max(0, (o - 1) * s[i] + kd - size)
+            lo, hi = need // 2, need - need // 2
+        elif mode == "pad":
+            lo, hi = pad[2 * i], pad[2 * i + 1]
+            o = (size + lo + hi - kd) // s[i] + 1
+        else:
+            lo = hi = 0
+            o = (size - kd) // s[i] + 1
+        if o < 1:
+            raise OpError("x %s is smaller than the window" % (x.shape,))
+        pads += [lo, hi]
+        out.append(o)
+    return k, s, d, pads, out
+
+
+def window_views(xp, k, s, d, out):
+    """For each window offset (i, j) in row-major order: the sliced view of the padded xp it reads."""
+    for i in range(k[0]):
+        for j in range(k[1]):
+            yield i, j, (slice(None), slice(None), slice(i * d[0], i * d[0] + (out[0] - 1) * s[0] + 1, s[0]),
+                         slice(j * d[1], j * d[1] + (out[1] - 1) * s[1] + 1, s[1]))
+
+
+def window_pad(x, pads, value):
+    return np.pad(x, ((0, 0), (0, 0), (pads[0], pads[1]), (pads[2], pads[3])), constant_values=value)
+
+
+def window_crop(dxp, x, pads):
+    return dxp[:, :, pads[0]:pads[0] + x.shape[2], pads[2]:pads[2] + x.shape[3]]
+
+
+def conv_groups(x, at):
+    """Conv2D's group: a positive integer dividing x's channels and out_channel."""
+    groups, o = attr_int(at, "group", 1), attr_int(at, "out_channel", 0)
+    if groups < 1 or o < 1 or x.shape[1] % groups or o % groups:
+        raise OpError("group %d must divide x's channels (%d) and out_channel (%d)" % (groups, x.shape[1], o))
+    return groups
+
+
+def fwd_conv2d(ins, at):
+    x, w = ins
+    k, s, d, pads, out = window_geometry(x, at, True)
+    groups = conv_groups(x, at)
+    if w.shape != (attr_int(at, "out_channel", 0), x.shape[1] // groups) + tuple(k):
+        raise OpError("the weight must be (out_channel, C / group, kh, kw), not %s" % (w.shape,))
+    xp, y = window_pad(x, pads, 0.0), np.zeros((x.shape[0], w.shape[0], out[0], out[1]))
+    cg, og = x.shape[1] // groups, w.shape[0] // groups
+    for q in range(groups):
+        for i, j, v in window_views(xp, k, s, d, out):
+            y[:, q * og:(q + 1) * og] += np.einsum("nchw,oc->nohw", xp[v][:, q * cg:(q + 1) * cg],
+                                                   w[q * og:(q + 1) * og, :, i, j])
+    return y
+
+
+def bwd_conv2d(g, ins, at):
+    x, w = ins
+    k, s, d, pads, out = window_geometry(x, at, True)
+    xp = window_pad(x, pads, 0.0)
+    dxp, dw = np.zeros(xp.shape), np.zeros(w.shape)
+    groups = conv_groups(x, at)
+    cg, og = x.shape[1] // groups, w.shape[0] // groups
+    for q in range(groups):
+        gq, cs, os_ = g[:, q * og:(q + 1) * og], slice(q * cg, (q + 1) * cg), slice(q * og, (q + 1) * og)
+        for i, j, v in window_views(xp, k, s, d, out):
+            dxp[v][:, cs] += np.einsum("nohw,oc->nchw", gq, w[os_, :, i, j])
+            dw[os_, :, i, j] = np.einsum("nohw,nchw->oc", gq, xp[v][:, cs])
+    return [window_crop(dxp, x, pads), dw]
+
+
+def pool_first_max(x, at):
+    """MaxPool: each window's maximum over its elements inside x and the offset (i, j) of its first (a NaN
+    wins, as the kernels' scan), padding -inf."""
+    k, s, d, pads, out = window_geometry(x, at, False)
+    xp = window_pad(x, pads, -np.inf)
+    best, where = None, None
+    for i, j, v in window_views(xp, k, s, d, out):
+        c = xp[v]
+        if best is None:
+            best, where = c.copy(), np.zeros(c.shape, dtype=np.int64)
+            continue
+        take = (c > best) | (np.isnan(c) & ~np.isnan(best))
+        best, where = np.where(take, c, best), np.where(take, i * k[1] + j, where)
+    return best, where, (k, s, d, pads, out)
+
+
+def pool_counts(x, at):
+    k, s, d, pads, out = window_geometry(x, at, False)
+    ones, n = window_pad(np.ones(x.shape), pads, 0.0), 0
+    for _, _, v in window_views(ones, k, s, d, out):
+        n = n + ones[v]
+    return n, (k, s, d, pads, out)
+
+
+def fwd_max_pool(ins, at):
+    return pool_first_max(ins[0], at)[0]
+
+
+def bwd_max_pool(g, ins, at):
+    """dy to each window's first maximum, summed where windows overlap."""
+    x = ins[0]
+    _, where, (k, s, d, pads, out) = pool_first_max(x, at)
+    dxp = np.zeros(window_pad(x, pads, 0.0).shape)
+    for i, j, v in window_views(dxp, k, s, d, out):
+        dxp[v] += np.where(where == i * k[1] + j, g, 0.0)
+    return [window_crop(dxp, x, pads)]
+
+
+def fwd_avg_pool(ins, at):
+    """The mean of each window's elements inside x (SAME's padding not counted, MindSpore's)."""
+    x = ins[0]
+    n, (k, s, d, pads, out) = pool_counts(x, at)
+    xp, acc = window_pad(x, pads, 0.0), 0
+    for _, _, v in window_views(xp, k, s, d, out):
+        acc = acc + xp[v]
+    return acc / n
+
+
+def bwd_avg_pool(g, ins, at):
+    x = ins[0]
+    n, (k, s, d, pads, out) = pool_counts(x, at)
+    dxp = np.zeros(window_pad(x, pads, 0.0).shape)
+    for _, _, v in window_views(dxp, k, s, d, out):
+        dxp[v] += g / n
+    return [window_crop(dxp, x, pads)]
+
+
 def bwd_relu(g, ins, at):
     return [np.where(ins[0] > 0, g, 0.0)]
 
@@ -2361,6 +2519,9 @@ OPS = {
     "ReLU": (fwd_relu, bwd_relu, 1, 1),
     "LeakyReLU": (fwd_leaky_relu, bwd_leaky_relu, 1, 1),
     "PReLU": (fwd_prelu, bwd_prelu, 2, 2),
+    "Conv2D": (fwd_conv2d, bwd_conv2d, 2, 2),
+    "MaxPool": (fwd_max_pool, bwd_max_pool, 1, 1),
+    "AvgPool": (fwd_avg_pool, bwd_avg_pool, 1, 1),
     "GeLU": (fwd_gelu, bwd_gelu, 1, 1),
     "Tanh": (fwd_tanh, bwd_tanh, 1, 1),
     "Sigmoid": (fwd_sigmoid, bwd_sigmoid, 1, 1),

@@ -320,6 +320,31 @@ void sc_bias_add(sc_rt *rt, const float *x, const float *bias, float *y, int64_t
 	sc_cpu_bias_add(x, bias, y, rows, c);
 }
 
+void sc_conv2d(sc_rt *rt, const sc_window *g, const float *x, const float *w, float *y)
+{
+	(void)rt;
+	sc_cpu_conv2d(g, x, w, y);
+}
+
+void sc_conv2d_grad(sc_rt *rt, const sc_window *g, const float *x, const float *w, const float *dy, float *dx,
+                    float *dw)
+{
+	(void)rt;
+	sc_cpu_conv2d_grad(g, x, w, dy, dx, dw);
+}
+
+void sc_pool(sc_rt *rt, sc_pool_kind k, const sc_window *g, const float *x, float *y)
+{
+	(void)rt;
+	sc_cpu_pool(k, g, x, y);
+}
+
+void sc_pool_grad(sc_rt *rt, sc_pool_kind k, const sc_window *g, const float *x, const float *dy, float *dx)
+{
+	(void)rt;
+	sc_cpu_pool_grad(k, g, x, dy, dx);
+}
+
 void sc_prelu(sc_rt *rt, const float *x, const float *w, float *y, int64_t outer, int64_t c, int64_t inner,
               int64_t wn)
 {

@@ -26,6 +26,10 @@ void sc_cpu_logical(sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_
                     const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim);
 void sc_cpu_is_finite(const float *x, uint8_t *y, int64_t n);
 void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c);
+void sc_cpu_conv2d(const sc_window *g, const float *x, const float *w, float *y);
+void sc_cpu_conv2d_grad(const sc_window *g, const float *x, const float *w, const float *dy, float *dx, float *dw);
+void sc_cpu_pool(sc_pool_kind k, const sc_window *g, const float *x, float *y);
+void sc_cpu_pool_grad(sc_pool_kind k, const sc_window *g, const float *x, const float *dy, float *dx);
 void sc_cpu_prelu(const float *x, const float *w, float *y, int64_t outer, int64_t c, int64_t inner, int64_t wn);
 void sc_cpu_prelu_grad(const float *x, const float *w, const float *dy, float *dx, float *dw, int64_t outer, int64_t c,
                        int64_t inner, int64_t wn);

@@ -2566,3 +2566,185 @@ void sc_cpu_topk_grad(const float *x, const float *dy, int64_t rows, int64_t n, 
 		}
 	}
 }
+
+/* ---- windowed operators: Conv2D (im2col and GEMMs), MaxPool, AvgPool ---- */
+
+/* Image x (c, h, w) as the matrix (c kh kw, ho wo): row (ci, i, j), column
+ * (oh, ow) holds x[ci][oh sh - pt + i dh][ow sw - pl + j dw], 0 outside x. */
+static void im2col(const sc_window *g, const float *x, float *col)
+{
+	int64_t cols = g->ho * g->wo;
+#pragma omp parallel for collapse(3) if (g->c * g->kh * g->kw * cols >= SC_PAR_MIN) schedule(static)
+	for (int64_t ci = 0; ci < g->c; ci++)
+		for (int64_t i = 0; i < g->kh; i++)
+			for (int64_t j = 0; j < g->kw; j++) {
+				float *row = col + ((ci * g->kh + i) * g->kw + j) * cols;
+				for (int64_t oh = 0; oh < g->ho; oh++) {
+					int64_t r = oh * g->sh - g->pt + i * g->dh;
+					for (int64_t ow = 0; ow < g->wo; ow++) {
+						int64_t s = ow * g->sw - g->pl + j * g->dw;
+						row[oh * g->wo + ow] = r >= 0 && r < g->h && s >= 0 && s < g->w ? x[(ci * g->h + r) * g->w + s]
+						                                                                  : 0.0f;
+					}
+				}
+			}
+}
+
+/* dx (c, h, w) = the sum of col's entries over the positions each reads
+ * (im2col's adjoint), each element summing its own in a fixed order. */
+static void col2im(const sc_window *g, const float *col, float *dx)
+{
+	int64_t cols = g->ho * g->wo;
+#pragma omp parallel for collapse(2) if (g->c * g->h * g->w >= SC_PAR_MIN) schedule(static)
+	for (int64_t ci = 0; ci < g->c; ci++)
+		for (int64_t r = 0; r < g->h; r++)
+			for (int64_t s = 0; s < g->w; s++) {
+				float acc = 0;
+				for (int64_t i = 0; i < g->kh; i++) {
+					int64_t t = r + g->pt - i * g->dh;   /* oh sh */
+					if (t < 0 || t % g->sh || t / g->sh >= g->ho)
+						continue;
+					for (int64_t j = 0; j < g->kw; j++) {
+						int64_t u = s + g->pl - j * g->dw;
+						if (u < 0 || u % g->sw || u / g->sw >= g->wo)
+							continue;
+						acc += col[((ci * g->kh + i) * g->kw + j) * cols + t / g->sh * g->wo + u / g->sw];
+					}
+				}
+				dx[(ci * g->h + r) * g->w + s] = acc;
+			}
+}
+
+static float *col_buffer(const sc_window *g)
+{
+	int64_t n = g->c * g->kh * g->kw * g->ho * g->wo;
+	float *col = malloc((size_t)(n > 0 ? n : 1) * sizeof *col);
+	if (!col)
+		SC_DIE("out of memory");
+	return col;
+}
+
+/* One group's geometry: its c / groups channels in, o / groups out. */
+static sc_window conv_group(const sc_window *g)
+{
+	sc_window gg = *g;
+	gg.groups = g->groups > 1 ? g->groups : 1;
+	gg.c = g->c / gg.groups;
+	gg.o = g->o / gg.groups;
+	return gg;
+}
+
+void sc_cpu_conv2d(const sc_window *g, const float *x, const float *w, float *y)
+{
+	sc_window gg = conv_group(g);
+	int64_t k = gg.c * g->kh * g->kw, cols = g->ho * g->wo, plane = g->h * g->w;
+	float *col = col_buffer(&gg);
+	for (int64_t b = 0; b < g->n; b++)
+		for (int64_t q = 0; q < gg.groups; q++) {
+			im2col(&gg, x + (b * g->c + q * gg.c) * plane, col);
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)gg.o, (int)cols, (int)k, 1.0f,
+			            w + q * gg.o * k, (int)k, col, (int)cols, 0.0f, y + (b * g->o + q * gg.o) * cols, (int)cols);
+		}
+	free(col);
+}
+
+void sc_cpu_conv2d_grad(const sc_window *g, const float *x, const float *w, const float *dy, float *dx, float *dw)
+{
+	sc_window gg = conv_group(g);
+	int64_t k = gg.c * g->kh * g->kw, cols = g->ho * g->wo, plane = g->h * g->w;
+	float *col = col_buffer(&gg);
+	if (dw && g->n == 0)
+		memset(dw, 0, (size_t)(g->o * k) * sizeof *dw);
+	for (int64_t b = 0; b < g->n; b++)
+		for (int64_t q = 0; q < gg.groups; q++) {
+			const float *dyb = dy + (b * g->o + q * gg.o) * cols;
+			if (dw) {   /* dw += dy_b col_b^T */
+				im2col(&gg, x + (b * g->c + q * gg.c) * plane, col);
+				cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)gg.o, (int)k, (int)cols, 1.0f, dyb,
+				            (int)cols, col, (int)cols, b ? 1.0f : 0.0f, dw + q * gg.o * k, (int)k);
+			}
+			if (dx) {   /* dcol = w^T dy_b, folded back */
+				cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)cols, (int)gg.o, 1.0f,
+				            w + q * gg.o * k, (int)k, dyb, (int)cols, 0.0f, col, (int)cols);
+				col2im(&gg, col, dx + (b * g->c + q * gg.c) * plane);
+			}
+		}
+	free(col);
+}
+
+/* Output (plane p, oh, ow)'s window inside x: rows [r0, r1), columns [s0, s1). */
+static void pool_window(const sc_window *g, int64_t oh, int64_t ow, int64_t *r0, int64_t *r1, int64_t *s0, int64_t *s1)
+{
+	*r0 = oh * g->sh - g->pt;
+	*s0 = ow * g->sw - g->pl;
+	*r1 = *r0 + g->kh < g->h ? *r0 + g->kh : g->h;
+	*s1 = *s0 + g->kw < g->w ? *s0 + g->kw : g->w;
+	*r0 = *r0 > 0 ? *r0 : 0;
+	*s0 = *s0 > 0 ? *s0 : 0;
+}
+
+/* The offset in the plane of a window's first maximum (row-major order;
+ * a NaN wins, as numpy's max propagates it); -1 for an empty window. */
+static int64_t pool_argmax(const sc_window *g, const float *xp, int64_t oh, int64_t ow)
+{
+	int64_t r0, r1, s0, s1, best = -1;
+	pool_window(g, oh, ow, &r0, &r1, &s0, &s1);
+	for (int64_t r = r0; r < r1; r++)
+		for (int64_t s = s0; s < s1; s++) {
+			float v = xp[r * g->w + s];
+			if (best < 0 || v > xp[best] || (isnan(v) && !isnan(xp[best])))
+				best = r * g->w + s;
+		}
+	return best;
+}
+
+void sc_cpu_pool(sc_pool_kind k, const sc_window *g, const float *x, float *y)
+{
+#pragma omp parallel for if (g->n * g->c * g->ho * g->wo >= SC_PAR_MIN) schedule(static)
+	for (int64_t p = 0; p < g->n * g->c; p++) {
+		const float *xp = x + p * g->h * g->w;
+		for (int64_t oh = 0; oh < g->ho; oh++)
+			for (int64_t ow = 0; ow < g->wo; ow++) {
+				float *out = y + (p * g->ho + oh) * g->wo + ow;
+				if (k == SC_POOL_MAX) {
+					int64_t at = pool_argmax(g, xp, oh, ow);
+					*out = at >= 0 ? xp[at] : 0.0f;
+					continue;
+				}
+				int64_t r0, r1, s0, s1;
+				pool_window(g, oh, ow, &r0, &r1, &s0, &s1);
+				float acc = 0;
+				for (int64_t r = r0; r < r1; r++)
+					for (int64_t s = s0; s < s1; s++)
+						acc += xp[r * g->w + s];
+				int64_t count = (r1 - r0) * (s1 - s0);
+				*out = count > 0 ? acc / (float)count : 0.0f;
+			}
+	}
+}
+
+void sc_cpu_pool_grad(sc_pool_kind k, const sc_window *g, const float *x, const float *dy, float *dx)
+{
+#pragma omp parallel for if (g->n * g->c * g->h * g->w >= SC_PAR_MIN) schedule(static)
+	for (int64_t p = 0; p < g->n * g->c; p++) {
+		const float *xp = x ? x + p * g->h * g->w : NULL, *dyp = dy + p * g->ho * g->wo;
+		float *dxp = dx + p * g->h * g->w;
+		memset(dxp, 0, (size_t)(g->h * g->w) * sizeof *dxp);
+		for (int64_t oh = 0; oh < g->ho; oh++)   /* windows in order: each input's sum in a fixed order */
+			for (int64_t ow = 0; ow < g->wo; ow++) {
+				float d = dyp[oh * g->wo + ow];
+				if (k == SC_POOL_MAX) {
+					int64_t at = pool_argmax(g, xp, oh, ow);
+					if (at >= 0)
+						dxp[at] += d;
+					continue;
+				}
+				int64_t r0, r1, s0, s1;
+				pool_window(g, oh, ow, &r0, &r1, &s0, &s1);
+				int64_t count = (r1 - r0) * (s1 - s0);
+				for (int64_t r = r0; r < r1; r++)
+					for (int64_t s = s0; s < s1; s++)
+						dxp[r * g->w + s] += d / (float)count;
+			}
+	}
+}

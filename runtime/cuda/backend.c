@@ -910,6 +910,79 @@ void sc_prelu(sc_rt *rt, const float *x, const float *w, float *y, int64_t outer
 	SC_CUDA_CHECK(sc_cu_prelu(x, w, y, outer * c * inner, c, inner, wn, cu(rt)->stream));
 }
 
+/* Conv2D per image: im2col into scratch, then y_b = w col (row-major: the
+ * column-major product col^T w^T). */
+/* One group's geometry: its c / groups channels in, o / groups out. */
+static sc_window conv_group(const sc_window *g)
+{
+	sc_window gg = *g;
+	gg.groups = g->groups > 1 ? g->groups : 1;
+	gg.c = g->c / gg.groups;
+	gg.o = g->o / gg.groups;
+	return gg;
+}
+
+void sc_conv2d(sc_rt *rt, const sc_window *g, const float *x, const float *w, float *y)
+{
+	sc_window gg = conv_group(g);
+	int64_t k = gg.c * g->kh * g->kw, cols = g->ho * g->wo, plane = g->h * g->w;
+	PROFILE(rt, "Conv2D", 2.0 * g->n * g->o * cols * k, 4.0 * (g->n * (g->c * plane + g->o * cols) + g->o * k),
+	        f32_peak(rt));
+	float *col = dev_scratch(rt, 0, (size_t)(k * cols > 0 ? k * cols : 1) * sizeof(float));
+	const float one = 1, zero = 0;
+	for (int64_t b = 0; b < g->n; b++)
+		for (int64_t q = 0; q < gg.groups; q++) {
+			SC_CUDA_CHECK(sc_cu_im2col(&gg, x + (b * g->c + q * gg.c) * plane, col, cu(rt)->stream));
+			SC_CUBLAS_CHECK(cublasSgemm(cu(rt)->blas, CUBLAS_OP_N, CUBLAS_OP_N, blas_int(cols), blas_int(gg.o),
+			                            blas_int(k), &one, col, blas_int(cols), w + q * gg.o * k, blas_int(k), &zero,
+			                            y + (b * g->o + q * gg.o) * cols, blas_int(cols)));
+		}
+}
+
+/* dw += dy_b col_b^T and dcol = w^T dy_b folded back (col2im), per image. */
+void sc_conv2d_grad(sc_rt *rt, const sc_window *g, const float *x, const float *w, const float *dy, float *dx,
+                    float *dw)
+{
+	sc_window gg = conv_group(g);
+	int64_t k = gg.c * g->kh * g->kw, cols = g->ho * g->wo, plane = g->h * g->w;
+	PROFILE(rt, "Conv2D grad", 2.0 * g->n * g->o * cols * k * ((dx != NULL) + (dw != NULL)),
+	        4.0 * (g->n * (g->c * plane + g->o * cols) + g->o * k), f32_peak(rt));
+	float *col = dev_scratch(rt, 0, (size_t)(k * cols > 0 ? k * cols : 1) * sizeof(float));
+	const float one = 1, zero = 0;
+	if (dw && g->n == 0)
+		SC_CUDA_CHECK(cudaMemsetAsync(dw, 0, (size_t)(g->o * k) * sizeof(float), cu(rt)->stream));
+	for (int64_t b = 0; b < g->n; b++)
+		for (int64_t q = 0; q < gg.groups; q++) {
+			const float *dyb = dy + (b * g->o + q * gg.o) * cols, *wq = w + q * gg.o * k;
+			if (dw) {   /* row-major dw (o, k) = dy_b col^T: column-major dw^T = col dy_b^T */
+				SC_CUDA_CHECK(sc_cu_im2col(&gg, x + (b * g->c + q * gg.c) * plane, col, cu(rt)->stream));
+				SC_CUBLAS_CHECK(cublasSgemm(cu(rt)->blas, CUBLAS_OP_T, CUBLAS_OP_N, blas_int(k), blas_int(gg.o),
+				                            blas_int(cols), &one, col, blas_int(cols), dyb, blas_int(cols),
+				                            b ? &one : &zero, dw + q * gg.o * k, blas_int(k)));
+			}
+			if (dx) {   /* row-major dcol (k, cols) = w^T dy_b: column-major dcol^T = dy_b^T w */
+				SC_CUBLAS_CHECK(cublasSgemm(cu(rt)->blas, CUBLAS_OP_N, CUBLAS_OP_T, blas_int(cols), blas_int(k),
+				                            blas_int(gg.o), &one, dyb, blas_int(cols), wq, blas_int(k), &zero, col,
+				                            blas_int(cols)));
+				SC_CUDA_CHECK(sc_cu_col2im(&gg, col, dx + (b * g->c + q * gg.c) * plane, cu(rt)->stream));
+			}
+		}
+}
+
+void sc_pool(sc_rt *rt, sc_pool_kind k, const sc_window *g, const float *x, float *y)
+{
+	PROFILE(rt, k == SC_POOL_MAX ? "MaxPool" : "AvgPool", (double)g->n * g->c * g->ho * g->wo * g->kh * g->kw,
+	        4.0 * g->n * g->c * (g->h * g->w + g->ho * g->wo), SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_pool(k, g, x, y, cu(rt)->stream));
+}
+
+void sc_pool_grad(sc_rt *rt, sc_pool_kind k, const sc_window *g, const float *x, const float *dy, float *dx)
+{
+	PROFILE(rt, k == SC_POOL_MAX ? "MaxPool grad" : "AvgPool grad", (double)g->n * g->c * g->ho * g->wo * g->kh * g->kw,
+	        4.0 * g->n * g->c * (2 * g->h * g->w + g->ho * g->wo), SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_pool_grad(k, g, x, dy, dx, cu(rt)->stream));
+}
+
 /* dw: the products x dy (x < 0) in scratch, summed per channel (or all of
  * them) by the reduction's fixed order. */
 void sc_prelu_grad(sc_rt *rt, const float *x, const float *w, const float *dy, float *dx, float *dw, int64_t outer,

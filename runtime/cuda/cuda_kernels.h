@@ -51,6 +51,14 @@ cudaError_t sc_cu_unary(sc_unop op, float p, const float *x, float *y, int64_t n
  * the caller): sc_prelu, sc_prelu_grad */
 cudaError_t sc_cu_prelu(const float *x, const float *w, float *y, int64_t n, int64_t c, int64_t inner, int64_t wn,
                         cudaStream_t s);
+/* One image's im2col matrix (c kh kw, ho wo) and its adjoint (col2im, dx's
+ * elements each summing their entries in the CPU twin's order); the pools'
+ * forward and gradient (each dx element gathering its windows in order) */
+cudaError_t sc_cu_im2col(const sc_window *g, const float *x, float *col, cudaStream_t s);
+cudaError_t sc_cu_col2im(const sc_window *g, const float *col, float *dx, cudaStream_t s);
+cudaError_t sc_cu_pool(sc_pool_kind k, const sc_window *g, const float *x, float *y, cudaStream_t s);
+cudaError_t sc_cu_pool_grad(sc_pool_kind k, const sc_window *g, const float *x, const float *dy, float *dx,
+                            cudaStream_t s);
 cudaError_t sc_cu_prelu_grad(const float *x, const float *w, const float *dy, float *dx, float *prod, int64_t n,
                              int64_t c, int64_t inner, int64_t wn, cudaStream_t s);
 cudaError_t sc_cu_bias_add_residual(const float *x, const float *bias, float *pre, const float *r, float *y,

@@ -1311,6 +1311,114 @@ cudaError_t strided_scatter(const float *y, float *x, int64_t base, const sc_cu_
 
 /* ---- launchers ---- */
 
+/* ---- windowed operators (sc_cpu_conv2d's and sc_cpu_pool's twins) ---- */
+
+__global__ void im2col_k(const sc_window g, const float *x, float *col)
+{
+	int64_t cols = g.ho * g.wo;
+	GRID_LOOP(e, g.c * g.kh * g.kw * cols) {
+		int64_t row = e / cols, at = e % cols, oh = at / g.wo, ow = at % g.wo;
+		int64_t j = row % g.kw, i = row / g.kw % g.kh, ci = row / (g.kw * g.kh);
+		int64_t r = oh * g.sh - g.pt + i * g.dh, s = ow * g.sw - g.pl + j * g.dw;
+		col[e] = r >= 0 && r < g.h && s >= 0 && s < g.w ? x[(ci * g.h + r) * g.w + s] : 0.0f;
+	}
+}
+
+__global__ void col2im_k(const sc_window g, const float *col, float *dx)
+{
+	int64_t cols = g.ho * g.wo;
+	GRID_LOOP(e, g.c * g.h * g.w) {
+		int64_t s = e % g.w, r = e / g.w % g.h, ci = e / (g.w * g.h);
+		float acc = 0;
+		for (int64_t i = 0; i < g.kh; i++) {
+			int64_t t = r + g.pt - i * g.dh;
+			if (t < 0 || t % g.sh || t / g.sh >= g.ho)
+				continue;
+			for (int64_t j = 0; j < g.kw; j++) {
+				int64_t u = s + g.pl - j * g.dw;
+				if (u < 0 || u % g.sw || u / g.sw >= g.wo)
+					continue;
+				acc = __fadd_rn(acc, col[((ci * g.kh + i) * g.kw + j) * cols + t / g.sh * g.wo + u / g.sw]);
+			}
+		}
+		dx[e] = acc;
+	}
+}
+
+/* A window's rows [r0, r1) and columns [s0, s1) inside x. */
+__device__ static void pool_window_d(const sc_window &g, int64_t oh, int64_t ow, int64_t *r0, int64_t *r1,
+                                     int64_t *s0, int64_t *s1)
+{
+	*r0 = oh * g.sh - g.pt;
+	*s0 = ow * g.sw - g.pl;
+	*r1 = *r0 + g.kh < g.h ? *r0 + g.kh : g.h;
+	*s1 = *s0 + g.kw < g.w ? *s0 + g.kw : g.w;
+	*r0 = *r0 > 0 ? *r0 : 0;
+	*s0 = *s0 > 0 ? *s0 : 0;
+}
+
+/* The plane offset of the window's first maximum (a NaN wins); -1: empty. */
+__device__ static int64_t pool_argmax_d(const sc_window &g, const float *xp, int64_t oh, int64_t ow)
+{
+	int64_t r0, r1, s0, s1, best = -1;
+	pool_window_d(g, oh, ow, &r0, &r1, &s0, &s1);
+	for (int64_t r = r0; r < r1; r++)
+		for (int64_t s = s0; s < s1; s++) {
+			float v = xp[r * g.w + s];
+			if (best < 0 || v > xp[best] || (isnan(v) && !isnan(xp[best])))
+				best = r * g.w + s;
+		}
+	return best;
+}
+
+__global__ void pool_k(sc_pool_kind k, const sc_window g, const float *x, float *y)
+{
+	GRID_LOOP(e, g.n * g.c * g.ho * g.wo) {
+		int64_t ow = e % g.wo, oh = e / g.wo % g.ho, p = e / (g.wo * g.ho);
+		const float *xp = x + p * g.h * g.w;
+		if (k == SC_POOL_MAX) {
+			int64_t at = pool_argmax_d(g, xp, oh, ow);
+			y[e] = at >= 0 ? xp[at] : 0.0f;
+			continue;
+		}
+		int64_t r0, r1, s0, s1;
+		pool_window_d(g, oh, ow, &r0, &r1, &s0, &s1);
+		float acc = 0;
+		for (int64_t r = r0; r < r1; r++)
+			for (int64_t s = s0; s < s1; s++)
+				acc = __fadd_rn(acc, xp[r * g.w + s]);
+		int64_t count = (r1 - r0) * (s1 - s0);
+		y[e] = count > 0 ? __fdiv_rn(acc, (float)count) : 0.0f;
+	}
+}
+
+/* Each dx element gathers the windows holding it, in the twin's order. */
+__global__ void pool_grad_k(sc_pool_kind k, const sc_window g, const float *x, const float *dy, float *dx)
+{
+	GRID_LOOP(e, g.n * g.c * g.h * g.w) {
+		int64_t s = e % g.w, r = e / g.w % g.h, p = e / (g.w * g.h), at = r * g.w + s;
+		const float *xp = x ? x + p * g.h * g.w : NULL, *dyp = dy + p * g.ho * g.wo;
+		/* the windows whose rows hold r: oh sh - pt <= r < oh sh - pt + kh */
+		int64_t oh0 = r + g.pt - g.kh + 1, ow0 = s + g.pl - g.kw + 1;
+		oh0 = oh0 > 0 ? (oh0 + g.sh - 1) / g.sh : 0;
+		ow0 = ow0 > 0 ? (ow0 + g.sw - 1) / g.sw : 0;
+		float acc = 0;
+		for (int64_t oh = oh0; oh < g.ho && oh * g.sh - g.pt <= r; oh++)
+			for (int64_t ow = ow0; ow < g.wo && ow * g.sw - g.pl <= s; ow++) {
+				float d = dyp[oh * g.wo + ow];
+				if (k == SC_POOL_MAX) {
+					if (pool_argmax_d(g, xp, oh, ow) == at)
+						acc = __fadd_rn(acc, d);
+					continue;
+				}
+				int64_t r0, r1, s0, s1;
+				pool_window_d(g, oh, ow, &r0, &r1, &s0, &s1);
+				acc = __fadd_rn(acc, __fdiv_rn(d, (float)((r1 - r0) * (s1 - s0))));
+			}
+		dx[e] = acc;
+	}
+}
+
 extern "C" {
 
 cudaError_t sc_cu_fill(void *dst, sc_dtype dt, int64_t n, double value, cudaStream_t s)
@@ -1445,6 +1553,43 @@ cudaError_t sc_cu_prelu(const float *x, const float *w, float *y, int64_t n, int
 	if (n <= 0)
 		return cudaSuccess;
 	prelu_k<<<blocks_for(n), THREADS, 0, s>>>(x, w, y, n, c, inner, wn);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_im2col(const sc_window *g, const float *x, float *col, cudaStream_t s)
+{
+	int64_t n = g->c * g->kh * g->kw * g->ho * g->wo;
+	if (n <= 0)
+		return cudaSuccess;
+	im2col_k<<<blocks_for(n), THREADS, 0, s>>>(*g, x, col);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_col2im(const sc_window *g, const float *col, float *dx, cudaStream_t s)
+{
+	int64_t n = g->c * g->h * g->w;
+	if (n <= 0)
+		return cudaSuccess;
+	col2im_k<<<blocks_for(n), THREADS, 0, s>>>(*g, col, dx);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_pool(sc_pool_kind k, const sc_window *g, const float *x, float *y, cudaStream_t s)
+{
+	int64_t n = g->n * g->c * g->ho * g->wo;
+	if (n <= 0)
+		return cudaSuccess;
+	pool_k<<<blocks_for(n), THREADS, 0, s>>>(k, *g, x, y);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_pool_grad(sc_pool_kind k, const sc_window *g, const float *x, const float *dy, float *dx,
+                            cudaStream_t s)
+{
+	int64_t n = g->n * g->c * g->h * g->w;
+	if (n <= 0)
+		return cudaSuccess;
+	pool_grad_k<<<blocks_for(n), THREADS, 0, s>>>(k, *g, x, dy, dx);
 	return cudaGetLastError();
 }
 

@@ -80,6 +80,55 @@ static size_t dtsize(sc_dtype dt)
 	return sizes[dt];
 }
 
+/* Conv2D (forward, dx, dw) and both pools (forward, dx) on windows with
+ * stride, dilation and padding, against the CPU twins. */
+static void test_windows(void)
+{
+	static const sc_window gs[] = {
+		{2, 3, 9, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 9, 8, 1},   /* "same", stride 1 */
+		{2, 3, 9, 8, 5, 3, 2, 2, 3, 2, 1, 1, 0, 4, 3, 1},   /* stride 2, 3; dilation 2, 1; padded */
+		{1, 2, 8, 8, 2, 2, 2, 2, 2, 1, 1, 0, 0, 4, 4, 1},   /* windows as wide as the stride */
+		{2, 4, 7, 6, 6, 3, 3, 1, 2, 1, 1, -2, 1, 3, 3, 2},   /* two groups; the rows from the third (a piece) */
+	};
+	for (size_t t = 0; t < sizeof gs / sizeof gs[0]; t++) {
+		const sc_window *g = &gs[t];
+		int64_t nx = g->n * g->c * g->h * g->w, nw = g->o * g->c / g->groups * g->kh * g->kw;
+		int64_t ny = g->n * g->o * g->ho * g->wo;
+		int64_t np = g->n * g->c * g->ho * g->wo;
+		float *dx, *dw, *ddy, *dpy;
+		float *x = rnd(nx, -1, 1, &dx), *w = rnd(nw, -1, 1, &dw), *dy = rnd(ny, -1, 1, &ddy);
+		float *y = malloc((size_t)(ny + nx + nw) * sizeof *y), *gx = y + ny, *gw = gx + nx;
+		float *dyv = t_slab((size_t)ny * sizeof *dyv), *dgx = t_slab((size_t)nx * sizeof *dgx);
+		float *dgw = t_slab((size_t)nw * sizeof *dgw);
+		sc_conv2d(rt, g, dx, dw, dyv);
+		sc_cpu_conv2d(g, x, w, y);
+		twin("conv2d", dyv, y, ny, 1e-5);
+		sc_conv2d_grad(rt, g, dx, dw, ddy, dgx, dgw);
+		sc_cpu_conv2d_grad(g, x, w, dy, gx, gw);
+		twin("conv2d dx", dgx, gx, nx, 1e-5);
+		twin("conv2d dw", dgw, gw, nw, 1e-5);
+		sc_window p = *g;
+		p.o = p.c;
+		p.groups = 1;
+		free(rnd(np, -1, 1, &dpy));
+		for (int k = 0; k < 2; k++) {
+			sc_pool(rt, (sc_pool_kind)k, &p, dx, dyv);
+			sc_cpu_pool((sc_pool_kind)k, &p, x, y);
+			twin(k ? "avg_pool" : "max_pool", dyv, y, np, 1e-6);
+			float *pdy = malloc((size_t)np * sizeof *pdy);
+			sc_to_host(rt, pdy, dpy, (size_t)np * sizeof *pdy);
+			sc_pool_grad(rt, (sc_pool_kind)k, &p, dx, dpy, dgx);
+			sc_cpu_pool_grad((sc_pool_kind)k, &p, x, pdy, gx);
+			twin(k ? "avg_pool dx" : "max_pool dx", dgx, gx, nx, 1e-6);
+			free(pdy);
+		}
+		free(x);
+		free(w);
+		free(dy);
+		free(y);
+	}
+}
+
 static void test_matmul(void)
 {
 	const int M = 37, N = 29, K = 53;
@@ -1258,6 +1307,7 @@ int main(int argc, char **argv)
 	rt = sc_init(&argc, &argv, 0);
 	t_slab_init(sc_slab(rt, SLAB), SLAB, "cuda_twins");
 	test_matmul();
+	test_windows();
 	test_matmul_half();
 	test_batch_matmul_half();
 	t_slab_reset();

@@ -944,6 +944,63 @@ Test(grad, prelu)
 	cr_assert(dx0[0] == 0.5f && dx0[1] == 0.5f && dw0[0] == -2, "at 0: dx %g %g, dw %g", dx0[0], dx0[1], dw0[0]);
 }
 
+/* ---- Conv2D, MaxPool, AvgPool: stride, dilation, padding, groups, a piece's rows ---- */
+
+typedef struct {
+	const sc_window *g;
+	const float *x, *w;
+	int op;    /* 0 Conv2D, 1 MaxPool, 2 AvgPool */
+	int wrt;   /* 0: x, 1: w */
+} WinCtx;
+
+static void win_fwd(const float *v, float *y, const void *ctx)
+{
+	const WinCtx *c = ctx;
+	if (c->op == 0)
+		sc_cpu_conv2d(c->g, c->wrt ? c->x : v, c->wrt ? v : c->w, y);
+	else
+		sc_cpu_pool(c->op == 1 ? SC_POOL_MAX : SC_POOL_AVG, c->g, v, y);
+}
+
+Test(grad, windows)
+{
+	static const sc_window gs[] = {
+		{2, 2, 5, 4, 3, 3, 3, 1, 1, 1, 1, 1, 1, 5, 4, 1},   /* "same" */
+		{1, 4, 6, 5, 4, 2, 3, 2, 1, 2, 1, 1, 2, 3, 4, 2},   /* strides, dilation, padding, two groups */
+		{1, 2, 7, 4, 2, 3, 2, 1, 2, 1, 1, -2, 0, 3, 2, 1},  /* a piece's rows: from the third row of x */
+	};
+	for (size_t t = 0; t < sizeof gs / sizeof gs[0]; t++) {
+		const sc_window *g = &gs[t];
+		int nx = (int)(g->n * g->c * g->h * g->w), nw = (int)(g->o * g->c / g->groups * g->kh * g->kw);
+		int ny = (int)(g->n * g->o * g->ho * g->wo);
+		float x[MAXN], w[MAXN], dy[MAXN], dx[MAXN], dw[MAXN];
+		rand_fill(x, nx, 11 + t, -1, 1);
+		rand_fill(w, nw, 12 + t, -1, 1);
+		rand_fill(dy, ny, 13 + t, -1, 1);
+		sc_cpu_conv2d_grad(g, x, w, dy, dx, dw);
+		WinCtx cx = {g, x, w, 0, 0}, cw = {g, x, w, 0, 1};
+		check_grad("conv2d dx", win_fwd, x, nx, &cx, dy, ny, dx);
+		check_grad("conv2d dw", win_fwd, w, nw, &cw, dy, ny, dw);
+		sc_window p = *g;
+		p.o = p.c;
+		p.groups = 1;
+		int np = (int)(p.n * p.c * p.ho * p.wo);
+		for (int i = 0; i < nx; i++)   /* distinct values 0.05 apart: no ties within a step */
+			x[i] = 0.05f * (float)((i * 37) % nx) - 1;
+		for (int op = 1; op < 3; op++) {
+			WinCtx cp = {&p, NULL, NULL, op, 0};
+			sc_cpu_pool_grad(op == 1 ? SC_POOL_MAX : SC_POOL_AVG, &p, x, dy, dx);
+			check_grad(op == 1 ? "max_pool dx" : "avg_pool dx", win_fwd, x, nx, &cp, dy, np, dx);
+		}
+	}
+	/* MaxPool's ties: the first maximum of each window takes its dy */
+	const sc_window t = {1, 1, 2, 3, 1, 2, 2, 1, 1, 1, 1, 0, 0, 1, 2, 1};
+	const float z[6] = {0}, g2[2] = {1, 2};
+	float d[6];
+	sc_cpu_pool_grad(SC_POOL_MAX, &t, z, g2, d);
+	cr_assert(d[0] == 1 && d[1] == 2 && d[2] == 0 && d[3] == 0 && d[4] == 0 && d[5] == 0, "ties: %g %g", d[0], d[1]);
+}
+
 /* ---- gather, strided slice, transpose ---- */
 
 typedef struct {

@@ -321,6 +321,41 @@ class Forward(unittest.TestCase):
         with self.assertRaises(R.OpError):
             fwd("LeakyReLU", [x], {"alpha": "a"})
 
+    def test_windows(self):
+        """Conv2D against a direct sum over windows (MindSpore's sizes: valid, same with the extra padding at the
+        bottom and right, pad; stride, dilation, group); MaxPool's first maximum and AvgPool's mean of the
+        elements inside x (SAME's padding not counted)."""
+        x = rng(1).normal(size=(2, 4, 7, 6))
+        for at, wshape in [({"kernel_size": 3}, (6, 4, 3, 3)),
+                           ({"kernel_size": (2, 3), "pad_mode": "same", "stride": 2}, (6, 4, 2, 3)),
+                           ({"kernel_size": 2, "pad_mode": "pad", "pad": (1, 0, 2, 1), "dilation": (2, 1)}, (6, 4, 2, 2)),
+                           ({"kernel_size": 3, "pad_mode": "SAME", "group": 2, "stride": (1, 2)}, (6, 2, 3, 3))]:
+            w = rng(2).normal(size=wshape)
+            at = dict(at, out_channel=6)
+            k, s, d, pads, out = R.window_geometry(x, at, True)
+            xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[1]), (pads[2], pads[3])))
+            groups, want = at.get("group", 1), np.zeros((2, 6) + tuple(out))
+            for o in range(6):
+                c0 = o // (6 // groups) * (4 // groups)
+                for i in range(out[0]):
+                    for j in range(out[1]):
+                        win = xp[:, c0:c0 + 4 // groups, i * s[0]:i * s[0] + d[0] * (k[0] - 1) + 1:d[0],
+                                 j * s[1]:j * s[1] + d[1] * (k[1] - 1) + 1:d[1]]
+                        want[:, o, i, j] = np.sum(win * w[o], axis=(1, 2, 3))
+            self.check("Conv2D", [x, w], at, want)
+        self.assertEqual(fwd("Conv2D", [x, rng(2).normal(size=(6, 4, 3, 3))],
+                             {"out_channel": 6, "kernel_size": 3, "pad_mode": "same", "stride": 2}).shape, (2, 6, 4, 3))
+        v = np.arange(16.0).reshape(1, 1, 4, 4)
+        self.check("MaxPool", [v], {"kernel_size": 3, "strides": 2, "pad_mode": "SAME"},
+                   np.array([[[[10.0, 11.0], [14.0, 15.0]]]]))
+        self.check("AvgPool", [v], {"kernel_size": 3, "strides": 2, "pad_mode": "SAME"},   # 3x3, 3x2, 2x3, 2x2
+                   np.array([[[[5.0, 6.5], [11.0, 12.5]]]]))
+        self.check("AvgPool", [v], {"kernel_size": 2, "strides": 2}, np.array([[[[2.5, 4.5], [10.5, 12.5]]]]))
+        g = R.OPS["MaxPool"][1](np.ones((1, 1, 1, 1)), [np.zeros((1, 1, 2, 2))], {"kernel_size": 2})
+        self.assertEqual(g[0].tolist(), [[[[1.0, 0.0], [0.0, 0.0]]]])   # ties: the first maximum takes it all
+        with self.assertRaises(R.OpError):
+            fwd("Conv2D", [x, rng(2).normal(size=(6, 4, 2, 2))], {"out_channel": 6, "kernel_size": 3})
+
     def test_prelu(self):
         """MindSpore's PReLU: x < 0 ? w x : x, a weight per channel (x's dim 1) or one for all."""
         x = rng().normal(size=(2, 3, 4))
@@ -800,6 +835,17 @@ class Gradients(unittest.TestCase):
     def test_bias_add(self):
         self.check("BiasAdd", [rng(1).normal(size=(2, 3, 4)), rng(2).normal(size=(4,))])
 
+    def test_windows(self):
+        x = rng(1).normal(size=(2, 4, 7, 6))
+        for at, wshape in [({"kernel_size": 3, "pad_mode": "same"}, (4, 4, 3, 3)),
+                           ({"kernel_size": (2, 3), "pad_mode": "pad", "pad": (1, 0, 2, 1), "stride": 2,
+                             "dilation": (2, 1)}, (4, 4, 2, 3)),
+                           ({"kernel_size": 3, "group": 2, "stride": (1, 2)}, (4, 2, 3, 3))]:
+            self.check("Conv2D", [x, rng(2).normal(size=wshape)], dict(at, out_channel=4))
+        for op in ("MaxPool", "AvgPool"):   # distinct values: no ties, the maxima's slopes defined
+            self.check(op, [x], {"kernel_size": 3, "strides": 2, "pad_mode": "SAME"})
+            self.check(op, [x], {"kernel_size": (2, 3), "strides": (1, 2)})
+
     def test_prelu(self):
         x = rng(1).normal(size=(2, 3, 4))
         x = np.where(np.abs(x) < 0.05, 0.3, x)         # away from the kink
@@ -1101,6 +1147,7 @@ class Gradients(unittest.TestCase):
         groups = {"matmul": ["MatMul"], "batch_matmul": ["BatchMatMul"],
                   "binary": ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "FloorDiv", "FloorMod", "Mod",
                              "SquaredDifference", "DivNoNan", "Atan2"], "bias_add": ["BiasAdd"], "prelu": ["PReLU"],
+                  "windows": ["Conv2D", "MaxPool", "AvgPool"],
                   "leaky_relu_is_maximum_of_alpha_x_and_x": ["LeakyReLU"],
                   "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Rsqrt", "SiLU", "Square",
                             "Abs", "Sin", "Cos", "Erf", "Reciprocal", "Log1p", "Expm1", "Softplus", "Floor", "Sign",

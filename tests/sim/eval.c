@@ -7,6 +7,7 @@
  * types are not re-inferred. Attributes are read as check_names decoded them,
  * with the defaults it sets (LayerNorm's axes -1, epsilon 1e-5). */
 #include "eval.h"
+#include "conv.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -398,6 +399,47 @@ static bool eval_prelu(Eval *e)
 		double v = x->data[j], wj = w->data[w->dims[0] == 1 ? 0 : j / inner % c];
 		e->out->data[j] = v < 0 ? wj * v : v;
 	}
+	return true;
+}
+
+/* MindSpore's Conv2D, MaxPool and AvgPool on x (n, c, h, w): each output's
+ * window over x (zeros outside for Conv2D; MaxPool's first maximum and
+ * AvgPool's mean of the elements inside x), the geometry conv.c's. */
+static bool eval_window(Eval *e)
+{
+	const SimTensor *x = &e->ins[0], *w = e->n->op == OP_CONV2D ? &e->ins[1] : NULL;
+	Window g;
+	if (x->rank == 4)
+		window_of(e->n->op, &e->n->a, x->dims, &g);
+	if (x->rank != 4 || (w && (w->rank != 4 || w->dims[1] * g.groups != x->dims[1])))
+		return fail(e, "x must be (n, c, h, w) and the weight (o, c / group, kh, kw)");
+	g.o = w ? w->dims[0] : g.c;
+	int64_t cg = g.c / g.groups, og = g.o / g.groups;
+	if (!expect_out(e, 4, (const int64_t[]){g.n, g.o, g.ho, g.wo}))
+		return false;
+	for (int64_t b = 0; b < g.n; b++)
+		for (int64_t o = 0; o < g.o; o++)
+			for (int64_t oh = 0; oh < g.ho; oh++)
+				for (int64_t ow = 0; ow < g.wo; ow++) {
+					double acc = 0, best = 0;
+					int64_t count = 0;
+					int64_t c0 = w ? o / og * cg : o;   /* the output's group's input channels; a pool's own */
+					for (int64_t c = c0; c < c0 + (w ? cg : 1); c++)
+						for (int64_t i = 0; i < g.kh; i++)
+							for (int64_t j = 0; j < g.kw; j++) {
+								int64_t r = oh * g.sh - g.pt + i * g.dh, s = ow * g.sw - g.pl + j * g.dw;
+								if (r < 0 || r >= g.h || s < 0 || s >= g.w)
+									continue;
+								double v = x->data[((b * g.c + c) * g.h + r) * g.w + s];
+								if (w)
+									v *= w->data[((o * cg + c - c0) * g.kh + i) * g.kw + j];
+								best = count == 0 || v > best ? v : best;
+								acc += v;
+								count++;
+							}
+					e->out->data[((b * g.o + o) * g.ho + oh) * g.wo + ow] =
+						e->n->op == OP_MAX_POOL ? best : e->n->op == OP_AVG_POOL ? acc / (double)count : acc;
+				}
 	return true;
 }
 
@@ -1247,6 +1289,8 @@ static bool eval_op(Eval *e)
 		return eval_bias_add(e);
 	case OP_PRELU:
 		return eval_prelu(e);
+	case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL:
+		return eval_window(e);
 	OP_CASES(UNARY_OPS) case OP_LOGICAL_NOT: case OP_IS_FINITE:
 		return eval_unary(e);
 	case OP_SELECT:

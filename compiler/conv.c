@@ -1,0 +1,279 @@
+/* conv.c: the windowed operators, MindSpore's Conv2D, MaxPool and AvgPool
+ * on NCHW tensors: their attributes (whose forms differ from the table's
+ * kinds: Conv2D's pad is a number or four, its group a number, the pools'
+ * strides a number or a pair), their geometry (the output sizes and the
+ * padding as MindSpore computes them), and their result shapes for shape.c.
+ * Everything else reads the geometry through window_of. */
+#include "shape_internal.h"
+#include "conv.h"
+
+#include <ctype.h>
+#include <string.h>
+
+bool op_is_window(OpKind op)
+{
+	return op == OP_CONV2D || op == OP_MAX_POOL || op == OP_AVG_POOL;
+}
+
+bool window_attr(OpKind op, AttrKind k)
+{
+	if (!op_is_window(op))
+		return false;
+	switch (k) {
+	case ATTR_OUT_CHANNEL: case ATTR_KERNEL_SIZE: case ATTR_MODE: case ATTR_PAD_MODE: case ATTR_PAD: case ATTR_STRIDE:
+	case ATTR_STRIDES: case ATTR_DILATION: case ATTR_GROUP: case ATTR_DATA_FORMAT:
+		return true;
+	default:   /* an attribute, not an operator: the others are the table's */
+		return false;
+	}
+}
+
+void window_defaults(Attrs *a)
+{
+	for (int i = 0; i < 2; i++)
+		a->kernel[i] = a->stride[i] = a->dilation[i] = 1;
+	a->pad_mode = PAD_VALID;
+	a->groups = 1;
+}
+
+/* A number or a pair (or MindSpore's four, (1, 1, h, w)) of integers of at least lo, into out[2]. */
+static bool pair(const Lit *v, int64_t lo, int64_t out[2], const char *name, StrBuf *err, Span *at)
+{
+	int64_t w[4];
+	int n = 0;
+	if (v->kind == LIT_INT)
+		w[n++] = v->i;
+	for (int i = 0; v->kind == LIT_TUPLE && i < v->nitems && i < 4; i++) {
+		if (v->items[i]->kind != LIT_INT)
+			break;
+		w[n++] = v->items[i]->i;
+	}
+	bool ok = v->kind == LIT_INT || (v->kind == LIT_TUPLE && n == v->nitems && (n == 2 || (n == 4 && w[0] == 1 &&
+	                                                                                      w[1] == 1)));
+	for (int i = 0; ok && i < n; i++)
+		ok = w[i] >= lo;
+	if (!ok) {
+		sb_printf(err, "%s is an integer of at least %lld or a pair (h, w) of them (or (1, 1, h, w), MindSpore's "
+		          "four), e.g. %s: 3 or %s: (3, 3)", name, (long long)lo, name, name);
+		*at = v->span;
+		return false;
+	}
+	out[0] = w[n == 4 ? 2 : 0];
+	out[1] = w[n == 4 ? 3 : n == 2 ? 1 : 0];
+	return true;
+}
+
+static bool str_ieq(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++)
+		if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+			return false;
+	return *a == *b;
+}
+
+bool window_decode_attr(OpKind op, AttrKind k, const Lit *v, Attrs *a, StrBuf *err, Span *at)
+{
+	const char *opn = op_info[op].name;
+	*at = v->span;
+	switch (k) {
+	case ATTR_OUT_CHANNEL:
+		if (v->kind != LIT_INT || v->i < 1) {
+			sb_printf(err, "Conv2D's out_channel, the result's channels (the weight's dim 0), is a positive integer");
+			return false;
+		}
+		a->out_channel = v->i;
+		return true;
+	case ATTR_KERNEL_SIZE: return pair(v, 1, a->kernel, "kernel_size", err, at);
+	case ATTR_STRIDE: case ATTR_STRIDES: return pair(v, 1, a->stride, attr_info[k].name, err, at);
+	case ATTR_DILATION: return pair(v, 1, a->dilation, "dilation", err, at);
+	case ATTR_PAD: {
+		int n = v->kind == LIT_INT ? 1 : v->kind == LIT_TUPLE ? v->nitems : 0;
+		bool ok = n == 1 || n == 4;
+		for (int i = 0; ok && i < n; i++) {
+			const Lit *p = v->kind == LIT_INT ? v : v->items[i];
+			ok = p->kind == LIT_INT && p->i >= 0;
+			if (ok)
+				a->pad_list[i] = p->i;
+		}
+		if (!ok) {
+			sb_printf(err, "Conv2D's pad is a non-negative integer or four of them, (top, bottom, left, right)");
+			return false;
+		}
+		for (int i = n; i < 4; i++)
+			a->pad_list[i] = a->pad_list[0];
+		return true;
+	}
+	case ATTR_PAD_MODE: {
+		bool conv = op == OP_CONV2D;
+		if (v->kind == LIT_STR && (str_ieq(v->s, "valid") || str_ieq(v->s, "same") || (conv && str_ieq(v->s, "pad")))) {
+			a->pad_mode = str_ieq(v->s, "valid") ? PAD_VALID : str_ieq(v->s, "same") ? PAD_SAME : PAD_PAD;
+			return true;
+		}
+		sb_printf(err, "%s's pad_mode is %s", opn, conv ? "\"valid\", \"same\" or \"pad\"" : "\"VALID\" or \"SAME\"");
+		return false;
+	}
+	case ATTR_MODE:
+		if (v->kind != LIT_INT || v->i != 1) {
+			sb_printf(err, "Conv2D's mode is 1 (MindSpore's only mode, a plain convolution); leave it out");
+			return false;
+		}
+		return true;
+	case ATTR_GROUP:
+		if (v->kind != LIT_INT || v->i < 1) {
+			sb_printf(err, "Conv2D's group, the number of channel groups convolved apart, is a positive integer");
+			return false;
+		}
+		a->groups = v->i;
+		return true;
+	case ATTR_DATA_FORMAT:
+		if (v->kind != LIT_STR || strcmp(v->s, "NCHW") != 0) {
+			sb_printf(err, "%s's data_format must be \"NCHW\" (x (N, C, H, W)); NHWC is not supported: Transpose x "
+			          "with perm (0, 3, 1, 2) first", opn);
+			return false;
+		}
+		return true;
+	default:
+		die("window_decode_attr: %s is the table's", attr_info[k].name);
+	}
+}
+
+static void pair_print(StrBuf *b, const int64_t *v)
+{
+	sb_printf(b, "(%lld, %lld)", (long long)v[0], (long long)v[1]);
+}
+
+bool window_print_attr(StrBuf *b, OpKind op, const Attrs *a, AttrKind k)
+{
+	static const char *const conv_modes[] = {"\"valid\"", "\"same\"", "\"pad\""}, *const pool_modes[] = {"\"VALID\"",
+	                                                                                                  "\"SAME\""};
+	if (!window_attr(op, k))
+		return false;
+	switch (k) {
+	case ATTR_OUT_CHANNEL: sb_printf(b, "%lld", (long long)a->out_channel); break;
+	case ATTR_KERNEL_SIZE: pair_print(b, a->kernel); break;
+	case ATTR_STRIDE: case ATTR_STRIDES: pair_print(b, a->stride); break;
+	case ATTR_DILATION: pair_print(b, a->dilation); break;
+	case ATTR_PAD: ints_print(b, a->pad_list, 4); break;
+	case ATTR_PAD_MODE: sb_puts(b, (op == OP_CONV2D ? conv_modes : pool_modes)[a->pad_mode]); break;
+	case ATTR_MODE: sb_puts(b, "1"); break;
+	case ATTR_GROUP: sb_printf(b, "%lld", (long long)a->groups); break;
+	case ATTR_DATA_FORMAT: sb_puts(b, "\"NCHW\""); break;
+	default: die("window_print_attr: %s", attr_info[k].name);
+	}
+	return true;
+}
+
+/* One spatial dim: its size x, window k (dilated), stride s; the output size and the padding before and after. */
+static void spatial(PadMode mode, int64_t x, int64_t k, int64_t s, const int64_t *pad, int64_t *out, int64_t *lo,
+                    int64_t *hi)
+{
+	*lo = *hi = 0;
+	switch (mode) {
+	case PAD_VALID:
+		*out = x >= k ? (x - k) / s + 1 : 0;
+		return;
+	case PAD_SAME: {   /* ceil(x / s), the padding split with the odd one after (MindSpore's, TensorFlow's) */
+		*out = (x + s - 1) / s;
+		int64_t need = (*out - 1) * s + k - x;
+		need = need > 0 ? need : 0;
+		*lo = need / 2;
+		*hi = need - *lo;
+		return;
+	}
+	case PAD_PAD:
+		*lo = pad[0];
+		*hi = pad[1];
+		*out = x + *lo + *hi >= k ? (x + *lo + *hi - k) / s + 1 : 0;
+		return;
+	}
+}
+
+void window_of(OpKind op, const Attrs *a, const int64_t *x_dims, Window *g)
+{
+	memset(g, 0, sizeof *g);
+	g->n = x_dims[0];
+	g->c = x_dims[1];
+	g->h = x_dims[2];
+	g->w = x_dims[3];
+	g->o = op == OP_CONV2D ? a->out_channel : g->c;
+	g->groups = op == OP_CONV2D ? a->groups : 1;
+	g->kh = a->kernel[0];
+	g->kw = a->kernel[1];
+	g->sh = a->stride[0];
+	g->sw = a->stride[1];
+	g->dh = op == OP_CONV2D ? a->dilation[0] : 1;
+	g->dw = op == OP_CONV2D ? a->dilation[1] : 1;
+	PadMode m = op == OP_CONV2D ? (PadMode)a->pad_mode : a->pad_mode == PAD_SAME ? PAD_SAME : PAD_VALID;
+	spatial(m, g->h, g->dh * (g->kh - 1) + 1, g->sh, a->pad_list, &g->ho, &g->pt, &g->pb);
+	spatial(m, g->w, g->dw * (g->kw - 1) + 1, g->sw, a->pad_list + 2, &g->wo, &g->pl, &g->pr);
+}
+
+/* x (N, C, H, W), a float; false after a message. */
+static bool need_nchw(Infer *x)
+{
+	const Type *t = in_type(x, 0);
+	if (!need_float(x, 0))
+		return false;
+	if (t->rank != 4) {
+		ERR(x, in_span(x, 0), "%s: x must be 4-D (N, C, H, W) (data_format \"NCHW\"), not %s", opname(x), DIMS(t));
+		return false;
+	}
+	return true;
+}
+
+/* The result (n, o, ho, wo); false after a message when the window does not fit. */
+static bool window_result(Infer *x, const Type *in, Type *out)
+{
+	Window g;
+	window_of(x->n->op, &x->n->a, in->dims, &g);
+	if (g.ho < 1 || g.wo < 1) {
+		ERR(x, in_span(x, 0), "%s: x %s is smaller than the window (%lld, %lld)%s: the result would be empty; use "
+		    "pad_mode \"%s\" or a smaller kernel_size", opname(x), DIMS(in), (long long)(g.dh * (g.kh - 1) + 1),
+		    (long long)(g.dw * (g.kw - 1) + 1), g.dh > 1 || g.dw > 1 ? " (dilated)" : "",
+		    x->n->op == OP_CONV2D ? "same" : "SAME");
+		return false;
+	}
+	*out = *in;
+	out->is_param = false;
+	out->dims[1] = g.o;
+	out->dims[2] = g.ho;
+	out->dims[3] = g.wo;
+	return true;
+}
+
+/* Conv2D(x (N, C, H, W), w (out_channel, C, kh, kw)), MindSpore's. */
+bool infer_conv2d(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	if (!need_attr(x, ATTR_OUT_CHANNEL) || !need_attr(x, ATTR_KERNEL_SIZE) || !need_nchw(x) || !same_dtype(x, 0, 1))
+		return false;
+	bool padded = a->pad_list[0] || a->pad_list[1] || a->pad_list[2] || a->pad_list[3];
+	if (padded && a->pad_mode != PAD_PAD) {
+		ERR(x, attr_span(x, "pad"), "Conv2D: pad (%lld, %lld, %lld, %lld) needs pad_mode \"pad\" (MindSpore's rule: "
+		    "with \"valid\" or \"same\" pad must be 0)", (long long)a->pad_list[0], (long long)a->pad_list[1],
+		    (long long)a->pad_list[2], (long long)a->pad_list[3]);
+		return false;
+	}
+	const Type *w = in_type(x, 1);
+	if (in->dims[1] % a->groups || a->out_channel % a->groups) {
+		ERR(x, attr_span(x, "group"), "Conv2D: group %lld must divide x's channels (%lld) and out_channel (%lld)",
+		    (long long)a->groups, (long long)in->dims[1], (long long)a->out_channel);
+		return false;
+	}
+	if (w->rank != 4 || w->dims[0] != a->out_channel || w->dims[1] != in->dims[1] / a->groups ||
+	    w->dims[2] != a->kernel[0] || w->dims[3] != a->kernel[1]) {
+		ERR(x, in_span(x, 1), "Conv2D: the weight must be (out_channel, C / group, kh, kw) = (%lld, %lld, %lld, %lld) "
+		    "for x %s, out_channel %lld, group %lld and kernel_size (%lld, %lld); it is %s", (long long)a->out_channel,
+		    (long long)(in->dims[1] / a->groups), (long long)a->kernel[0], (long long)a->kernel[1], DIMS(in),
+		    (long long)a->out_channel, (long long)a->groups, (long long)a->kernel[0], (long long)a->kernel[1],
+		    DIMS(w));
+		return false;
+	}
+	return window_result(x, in, out);
+}
+
+/* MaxPool(x), AvgPool(x): x (N, C, H, W), each channel's windows. */
+bool infer_pool(Infer *x, const Type *in, Type *out)
+{
+	return need_nchw(x) && window_result(x, in, out);
+}
