@@ -475,6 +475,7 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 			return false;
 		}
 		break;
+	case ATTR_DIM: a->dim = v->i; break;
 	case ATTR_DEPTH:
 		a->depth = v->i;
 		if (a->depth < 1) {
@@ -608,7 +609,8 @@ static int op_attrs(OpKind op, const char **names)
 static void decode_attrs(Checker *c, Graph *g, Node *n)
 {
 	Attrs *a = &n->a;
-	a->epsilon = n->op == OP_RMS_NORM ? 1e-6 : 1e-5;   /* MindSpore's RmsNorm; LayerNorm as PyTorch's */
+	/* MindSpore's RmsNorm and L2Normalize; LayerNorm as PyTorch's */
+	a->epsilon = n->op == OP_RMS_NORM ? 1e-6 : n->op == OP_L2_NORMALIZE ? 1e-4 : 1e-5;
 	a->begin_norm_axis = -1;
 	a->begin_params_axis = -1;
 	a->step = 1;
@@ -688,8 +690,8 @@ static bool mindspore_only(const char *name)
 {
 	static const char *const names[] = {
 		"ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK", "CumSum", "CumProd",
-		"Erfinv", "ApproximateEqual", "Assign", "AssignAdd", "AssignSub", "L2Normalize", "Depend",
-		"BatchNorm", "Conv2D", "MaxPool", "AvgPool", "Embedding", "GatherD", "ScatterUpdate", "Einsum",
+		"Erfinv", "ApproximateEqual", "Assign", "AssignAdd", "AssignSub", "Depend",
+		"BatchNorm", "Conv2D", "MaxPool", "AvgPool", "Embedding", "ScatterUpdate", "Einsum",
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!strcmp(name, names[i]))

@@ -207,6 +207,8 @@ void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a, const
 void offset_arg(char *buf, size_t size, const Program *p, const LOp *o, const Attrs *a);
 /* A Gather's table x seen as (outer, rows, row): the dims before its axis, the axis, the dims after */
 void gather_dims(const LValue *x, const Attrs *a, int64_t *outer, int64_t *rows, int64_t *row);
+/* An L2Normalize's x seen as (outer, n, inner): the dims before its axis, the axis, the dims after */
+void l2_normalize_dims(const LValue *x, const Attrs *a, int64_t dims[3]);
 /* A PReLU's x seen as (outer, channels, inner): dims 0, 1 and the rest; below rank 2, one channel (1, 1, n) */
 void prelu_dims(const LValue *x, int64_t *outer, int64_t *c, int64_t *inner);
 void pad_args(StrBuf *b, const Program *p, int v, int dim);

@@ -506,6 +506,19 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 	const char *y = g->values[n->result].name;
 	const Type *yt = &g->values[n->result].type;
 	int x0 = ins[0];
+	if (n->op == OP_L2_NORMALIZE) {   /* the sums of squares completed, then a piece normalizing the slice */
+		x0 = mask_padding(&s, x0, &in, 0);
+		int sq = stat_piece(&s, OP_SQUARE, 1, &x0, &s.xt, &in, stat_name(&s, "squared"), NULL);
+		int sum = stat_reduce(&s, OP_REDUCE_SUM, sq, "sumsq", "the sums of squares");
+		int r = stat_piece(&s, OP_L2_NORMALIZE, 2, (int[]){x0, sum}, yt, out, y, NULL);
+		LOp *o = &l->ops[l->nops - 1];
+		o->a.present = ATTR_BIT(ATTR_AXIS) | ATTR_BIT(ATTR_EPSILON);
+		o->a.has_axis = true;
+		o->a.naxes = 1;
+		o->a.axes[0] = s.axis[0];
+		o->a.epsilon = n->a.epsilon;
+		return r;
+	}
 	if (op_is_norm(n->op)) {   /* the rows' statistics, then a piece normalizing the slice */
 		int piece[5], nin = op_info[n->op].min_inputs, sq;
 		memcpy(piece, ins, sizeof(int) * (size_t)nin);   /* x, gamma, beta */

@@ -280,6 +280,44 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		}
 		break;
 	}
+	case OP_L2_NORMALIZE: {
+		/* x's dims, any of them split. MindSpore's L2NormalizeInfo keeps the
+		 * axis whole; here a split axis has its sums of squares completed
+		 * (lower.c, as RmsNorm's), and lowering's piece on a slice of it
+		 * takes them as input 1 (the axis 1). */
+		int64_t axis = norm(n->a.has_axis ? n->a.axes[0] : 0, x->rank);
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], NULL);
+		identity_input(od, 0, x->rank);
+		if (n->nin == 2) {
+			identity_input(od, 1, x->rank);
+			od->in_dim[1][axis] = -1;
+		} else {   /* split: the sums of squares completed; backward, the gradient of the sums */
+			od->normalized = 1u << axis;
+			od->nstats_fwd = 1;
+			od->nstats_bwd = 1;
+		}
+		break;
+	}
+	case OP_GATHER_D: {
+		/* index's dims (the result's), as MindSpore's GatherDInfo: x and
+		 * index split alike, but never along dim, which each rank needs
+		 * whole (an index may name any entry of it); nor along a dim where
+		 * index is shorter than x (its pieces would not line up with x's). */
+		const Type *idx = operand(g, n, 1);
+		int dim = (int)norm(n->a.dim, x->rank);
+		for (int d = 0; d < idx->rank; d++)
+			add_dim(od, idx->dims[d], d == dim ? "dim" : NULL);
+		identity_input(od, 0, x->rank);
+		identity_input(od, 1, idx->rank);
+		od->in_dim[0][dim] = -1;
+		keep_whole(od, dim, "GatherD's dim, along which an index may name any entry of x");
+		for (int d = 0; d < idx->rank; d++)
+			if (d != dim && idx->dims[d] != x->dims[d])
+				keep_whole(od, d, "a dim where the index is shorter than x, whose pieces would not line up");
+		od->batch = dim == 0 ? (idx->rank > 1 ? 1 : -1) : 0;
+		break;
+	}
 	case OP_TRANSPOSE:
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], NULL);

@@ -624,7 +624,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_RESHAPE:
 	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 	case OP_TRANSPOSE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_BROADCAST_TO: case OP_GATHER:
-	case OP_TILE: case OP_ONE_HOT: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
+	case OP_GATHER_D: case OP_L2_NORMALIZE: case OP_TILE: case OP_ONE_HOT: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_CAST: case OP_STRIDED_SLICE:
 	case OP_SPLIT: case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
 	case OP_SPARSE_SOFTMAX_CE: case OP_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)
@@ -785,6 +785,10 @@ static bool infer_node(Infer *x, Type *out)
 				out->dims[out->rank++] = i == axis ? idx->dims[j] : a->dims[i];
 		return true;
 	}
+	case OP_GATHER_D:
+		return infer_gather_d(x, a, out);
+	case OP_L2_NORMALIZE:
+		return infer_l2_normalize(x, a, out);
 	OP_CASES(NORM_OPS)
 		return infer_norm(x, a, out);
 	case OP_CONCAT:

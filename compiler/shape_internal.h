@@ -45,5 +45,8 @@ bool infer_tile(Infer *x, const Type *in, Type *out);
 bool infer_one_hot(Infer *x, const Type *in, Type *out);
 bool infer_bias_add(Infer *x, const Type *in, Type *out);
 bool infer_prelu(Infer *x, const Type *in, Type *out);
+/* GatherD's and L2Normalize's. */
+bool infer_gather_d(Infer *x, const Type *in, Type *out);
+bool infer_l2_normalize(Infer *x, const Type *in, Type *out);
 
 #endif
