@@ -343,7 +343,7 @@ void gather_dims(const LValue *x, const Attrs *a, int64_t *outer, int64_t *rows,
 void l2_normalize_dims(const LValue *x, const Attrs *a, int64_t dims[3])
 {
 	int axis = (int)norm_axis(a->has_axis && a->naxes ? a->axes[0] : 0, x->type.rank);
-	dims[0] = dims[2] = 1;
+	dims[0] = dims[1] = dims[2] = 1;
 	for (int d = 0; d < x->type.rank; d++)
 		dims[d < axis ? 0 : d > axis ? 2 : 1] *= x->type.dims[d];
 }
