@@ -754,6 +754,17 @@ static void check_graph_names(Checker *c, Graph *g)
 				ERR(c, n->op_span, "OneHot takes 3 operands (indices, on_value, off_value), 4 given; MindSpore's depth, "
 				    "its second input, is an attribute here: %s}", w.data);
 				sb_free(&w);
+			} else if (n->op == OP_GATHER_D && n->nin == 3 && n->operands->items[1]->kind != LIT_VALUE) {
+				StrBuf w = {0};   /* MindSpore's GatherD(x, dim, index) */
+				sb_puts(&w, "GatherD(");
+				lit_print(&w, n->operands->items[0]);
+				sb_puts(&w, ", ");
+				lit_print(&w, n->operands->items[2]);
+				sb_puts(&w, ") {dim: ");
+				lit_print(&w, n->operands->items[1]);
+				ERR(c, n->op_span, "GatherD takes 2 operands (x, index), 3 given; MindSpore's dim, its second input, is "
+				    "an attribute here: %s}", w.data);
+				sb_free(&w);
 			} else if (attr)
 				ERR(c, n->op_span, "%s takes %d operand%s, %d given; the number after them is an attribute here "
 				    "(MindSpore passes it as an input): %s(...) {%s: ...}", info->name, info->max_inputs,

@@ -307,11 +307,11 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		const Type *idx = operand(g, n, 1);
 		int dim = (int)norm(n->a.dim, x->rank);
 		for (int d = 0; d < idx->rank; d++)
-			add_dim(od, idx->dims[d], d == dim ? "dim" : NULL);
-		identity_input(od, 0, x->rank);
+			add_dim(od, idx->dims[d], NULL);
+		identity_input(od, 0, x->rank);   /* x's dim follows the whole op dim dim, whatever its size */
 		identity_input(od, 1, idx->rank);
-		od->in_dim[0][dim] = -1;
-		keep_whole(od, dim, "GatherD's dim, along which an index may name any entry of x");
+		keep_whole(od, dim, "GatherD's dim, along which an index may name any entry of x; MindSpore's GatherDInfo "
+		           "refuses it too");
 		for (int d = 0; d < idx->rank; d++)
 			if (d != dim && idx->dims[d] != x->dims[d])
 				keep_whole(od, d, "a dim where the index is shorter than x, whose pieces would not line up");

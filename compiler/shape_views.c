@@ -341,9 +341,9 @@ bool infer_l2_normalize(Infer *x, const Type *in, Type *out)
 		const Type *s = in_type(x, 1);
 		if (s->dtype != in->dtype || s->rank != in->rank || memcmp(s->dims, want.dims, sizeof(int64_t) * (size_t)in->rank)) {
 			StrBuf b = {0};
-			ERR(x, in_span(x, 1), "L2Normalize: the second operand %s, the sums of squares along axis %lld, must be "
-			    "%s %s; it is %s %s", in_name(x, 1, &b), (long long)axis, dtype_name(in->dtype), DIMS(&want),
-			    dtype_name(s->dtype), DIMS(s));
+			ERR(x, in_span(x, 1), "L2Normalize: a second operand is the sums of squares along axis %lld (the form "
+			    "lowering gives a rank's slice of the axis; MindSpore's takes x alone), %s %s; %s is %s %s",
+			    (long long)axis, dtype_name(in->dtype), DIMS(&want), in_name(x, 1, &b), dtype_name(s->dtype), DIMS(s));
 			sb_free(&b);
 			return false;
 		}
