@@ -356,7 +356,7 @@ static const char *user_text(Lowering *x, const Node *n, int k)
 
 /* ---- statistics: an operator split along the axis it normalizes ----
  *
- * Softmax, LogSoftmax, the normalizers and the cross-entropies whose
+ * Softmax, LogSoftmax, the normalizers, L2Normalize and the cross-entropies whose
  * normalized axis is split (rules.c, od->normalized) are lowered as a
  * few local pieces: each rank computes its slice's statistic (a row maximum,
  * sum or mean), a partial value over the axes that split the axis, and the
@@ -508,7 +508,14 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 	int x0 = ins[0];
 	if (n->op == OP_L2_NORMALIZE) {   /* the sums of squares completed, then a piece normalizing the slice */
 		x0 = mask_padding(&s, x0, &in, 0);
-		int sq = stat_piece(&s, OP_SQUARE, 1, &x0, &s.xt, &in, stat_name(&s, "squared"), NULL);
+		int wide = x0;   /* a half x: its squares summed in Float32, as the whole operator's kernel sums them */
+		if (dtype_is_half(s.xt.dtype)) {
+			s.xt.dtype = s.rowt.dtype = DT_F32;
+			wide = stat_piece(&s, OP_CAST, 1, &x0, &s.xt, &in, stat_name(&s, "wide"), NULL);
+			l->ops[l->nops - 1].a.dtype = DT_F32;
+			l->ops[l->nops - 1].a.present = ATTR_BIT(ATTR_DTYPE);
+		}
+		int sq = stat_piece(&s, OP_SQUARE, 1, &wide, &s.xt, &in, stat_name(&s, "squared"), NULL);
 		int sum = stat_reduce(&s, OP_REDUCE_SUM, sq, "sumsq", "the sums of squares");
 		int r = stat_piece(&s, OP_L2_NORMALIZE, 2, (int[]){x0, sum}, yt, out, y, NULL);
 		LOp *o = &l->ops[l->nops - 1];

@@ -338,12 +338,13 @@ bool infer_l2_normalize(Infer *x, const Type *in, Type *out)
 		Type want = *in;
 		want.dims[axis] = 1;
 		want.is_param = false;
-		const Type *s = in_type(x, 1);
-		if (s->dtype != in->dtype || s->rank != in->rank || memcmp(s->dims, want.dims, sizeof(int64_t) * (size_t)in->rank)) {
+		const Type *s = in_type(x, 1);   /* a half x's sums are Float32 (lower.c) */
+		want.dtype = dtype_is_half(in->dtype) ? DT_F32 : in->dtype;
+		if (s->dtype != want.dtype || s->rank != in->rank || memcmp(s->dims, want.dims, sizeof(int64_t) * (size_t)in->rank)) {
 			StrBuf b = {0};
 			ERR(x, in_span(x, 1), "L2Normalize: a second operand is the sums of squares along axis %lld (the form "
 			    "lowering gives a rank's slice of the axis; MindSpore's takes x alone), %s %s; %s is %s %s",
-			    (long long)axis, dtype_name(in->dtype), DIMS(&want), in_name(x, 1, &b), dtype_name(s->dtype), DIMS(s));
+			    (long long)axis, dtype_name(want.dtype), DIMS(&want), in_name(x, 1, &b), dtype_name(s->dtype), DIMS(s));
 			sb_free(&b);
 			return false;
 		}
