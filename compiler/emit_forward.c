@@ -346,13 +346,16 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		          sc_dtype_name(idx->type.dtype), (long long)numel(idx), off, y);
 		break;
 	}
-	case OP_GATHER_D:   /* x's element at the index along dim, for each of the index's (sc_gather_d) */
+	case OP_GATHER_D: {   /* x's element at the index along dim, for each of the index's (sc_gather_d) */
+		char off[32];   /* x split along dim: its slice's first entry */
+		offset_arg(off, sizeof off, p, o, a);
 		sb_printf(b, "sc_gather_d(rt, %s, ", x0);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %s, %s, ", x1, sc_dtype_name(l->values[o->in[1]].type.dtype));
 		dims_lit(b, l->values[o->in[1]].type.dims, x->type.rank);
-		sb_printf(b, ", %d, %d, %s);", x->type.rank, (int)norm_axis(a->dim, x->type.rank), y);
+		sb_printf(b, ", %d, %d, %s, %s);", x->type.rank, (int)norm_axis(a->dim, x->type.rank), off, y);
 		break;
+	}
 	case OP_L2_NORMALIZE: {   /* x (outer, n, inner) along n; a slice's piece given the sums of squares (lower.c) */
 		int64_t dims[3];
 		l2_normalize_dims(x, a, dims);

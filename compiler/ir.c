@@ -219,7 +219,7 @@ int64_t index_bound(const Graph *g, int v, int *user)
 					b = t->dims[gather_axis(&n->a, t->rank)];   /* the table's entries along the axis */
 				else if (n->op == OP_SPARSE_SOFTMAX_CE && k == 1 && !slice)
 					b = t->dims[1];   /* the classes */
-				else if (n->op == OP_GATHER_D && k == 1 && t->rank > 0)
+				else if (n->op == OP_GATHER_D && k == 1 && t->rank > 0 && !slice)
 					b = t->dims[n->a.dim < 0 ? n->a.dim + t->rank : n->a.dim];   /* x's entries along dim */
 				else if ((keeps_elements(n) || (n->op == OP_CAST && is_index_type(g->values[n->result].type.dtype))) &&
 				         !seen[n->result]) {

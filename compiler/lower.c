@@ -338,7 +338,8 @@ static void local_attrs(const Node *n, const NodeStrategy *ns, const LValue *in0
 				a->strides[e] = 1;
 			}
 	}
-	int v = n->op == OP_GATHER ? ns->od->in_dim[0][gather_axis(&n->a, ns->od->in_rank[0])] : -1;
+	int v = n->op == OP_GATHER ? ns->od->in_dim[0][gather_axis(&n->a, ns->od->in_rank[0])]
+	        : n->op == OP_GATHER_D ? ns->od->in_dim[0][n->a.dim < 0 ? n->a.dim + ns->od->in_rank[0] : n->a.dim] : -1;
 	if (v >= 0 && ns->split->split[v] > 1)   /* the table split along its axis */
 		a->present |= ATTR_BIT(ATTR_OFFSET);
 }
@@ -670,9 +671,9 @@ static void lower_node(Lowering *x, int i)
 	o->node = i;
 	memcpy(o->in, ins, sizeof(int) * (size_t)n->nin);
 	local_attrs(n, ns, n->nin ? &l->values[ins[0]] : NULL, &o->a);
-	if (n->op == OP_GATHER || n->op == OP_ONE_HOT) {   /* the split table; OneHot's classes (lowered_rank_attrs) */
-		TensorLayout *t = arena_alloc(x->a, sizeof *t);
-		*t = n->op == OP_GATHER ? l->node_in[i][0] : out;
+	if (n->op == OP_GATHER || n->op == OP_GATHER_D || n->op == OP_ONE_HOT) {   /* the split table (GatherD's x); */
+		TensorLayout *t = arena_alloc(x->a, sizeof *t);                          /* OneHot's classes (lowered_rank_attrs) */
+		*t = n->op == OP_ONE_HOT ? out : l->node_in[i][0];
 		o->table = t;
 		if (n->op == OP_ONE_HOT) {
 			o->a.present |= ATTR_BIT(ATTR_OFFSET);
@@ -918,6 +919,7 @@ void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a,
 		const LValue *t = &l->values[op->op == OP_ONE_HOT ? op->result : op->in[0]];   /* OneHot's: its classes' */
 		int64_t axis = op->a.axes[0];
 		int d = op->op == OP_SPARSE_SOFTMAX_CE ? 1 : op->op == OP_ONE_HOT ? (int)(axis < 0 ? axis + t->type.rank : axis)
+		        : op->op == OP_GATHER_D ? (int)(op->a.dim < 0 ? op->a.dim + t->type.rank : op->a.dim)
 		        : gather_axis(&op->a, t->type.rank);
 		a->offset = layout_shard_index(op->table, rank, d) * t->type.dims[d];
 	}

@@ -232,7 +232,7 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(TILE, "Tile", 1, 1, A(MULTIPLES), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_F32, V_COPY)                                             \
 	OP(ONE_HOT, "OneHot", 3, 3, A(DEPTH) | A(AXIS) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_NONE, 7u, PREC_F32, V_COPY)                     \
 	OP(GATHER, "Gather", 2, 2, A(AXIS) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                            \
-	OP(GATHER_D, "GatherD", 2, 2, A(DIM), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                                      \
+	OP(GATHER_D, "GatherD", 2, 2, A(DIM) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                                      \
 	NORM_OPS(OP)                                                                                                                       \
 	OP(L2_NORMALIZE, "L2Normalize", 1, 2, A(AXIS) | A(EPSILON), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                         \
 	OP(CONCAT, "Concat", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                          \

@@ -300,18 +300,23 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		break;
 	}
 	case OP_GATHER_D: {
-		/* index's dims (the result's), as MindSpore's GatherDInfo: x and
-		 * index split alike, but never along dim, which each rank needs
-		 * whole (an index may name any entry of it); nor along a dim where
-		 * index is shorter than x (its pieces would not line up with x's). */
+		/* index's dims (the result's), then x's dim (v), as MindSpore's
+		 * GatherDInfo: x and index split alike, but the index never along
+		 * dim (each entry may name any of x's), nor along a dim where it is
+		 * shorter than x (the pieces would not line up). x split along dim:
+		 * each rank reads its slice (its offset, lower.c), zeros for the
+		 * others' entries, a partial sum over v's axes completed by an
+		 * AllReduce, as Gather's split table. */
 		const Type *idx = operand(g, n, 1);
 		int dim = (int)norm(n->a.dim, x->rank);
 		for (int d = 0; d < idx->rank; d++)
 			add_dim(od, idx->dims[d], NULL);
-		identity_input(od, 0, x->rank);   /* x's dim follows the whole op dim dim, whatever its size */
+		identity_input(od, 0, x->rank);
 		identity_input(od, 1, idx->rank);
-		keep_whole(od, dim, "GatherD's dim, along which an index may name any entry of x; MindSpore's GatherDInfo "
-		           "refuses it too");
+		od->in_dim[0][dim] = (int8_t)add_dim(od, x->dims[dim], "x's dim along dim");
+		od->reduced = 1u << od->in_dim[0][dim];
+		od->reduce_op = REDUCE_SUM_OP;
+		keep_whole(od, dim, "GatherD's dim of the index, each entry of which may name any of x's; x's may be split");
 		for (int d = 0; d < idx->rank; d++)
 			if (d != dim && idx->dims[d] != x->dims[d])
 				keep_whole(od, d, "a dim where the index is shorter than x, whose pieces would not line up");

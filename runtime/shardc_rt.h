@@ -744,7 +744,7 @@ void sc_gather_axis(sc_rt *rt, const float *table, int64_t outer, int64_t rows, 
  * [0, xdims[dim]) gives 0 (run.sh checks the ids it reads, --unchecked-ids
  * makes them -1). */
 void sc_gather_d(sc_rt *rt, const float *x, const int64_t *xdims, const void *idx, sc_dtype idx_dt,
-                 const int64_t *idims, int ndim, int dim, float *y);
+                 const int64_t *idims, int ndim, int dim, int64_t offset, float *y);
 /* MindSpore's L2Normalize on x (outer, n, inner) along n: y = x /
  * sqrt(max(sum x^2, eps)); sumsq (outer, 1, inner), when not NULL, are the
  * sums of squares completed over the ranks that split n (a slice's piece). */
@@ -1008,7 +1008,7 @@ void sc_gather_axis_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype i
                          float *dtable, int64_t outer, int64_t rows, int64_t row);
 /* dx (xdims) = zeros, dy (idims) added at index along dim (GatherD's adjoint). */
 void sc_gather_d_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, const int64_t *idims, float *dx,
-                      const int64_t *xdims, int ndim, int dim);
+                      const int64_t *xdims, int ndim, int dim, int64_t offset);
 /* L2Normalize's: without sumsq, dx = dy / r - x sum(dy x) / r^3, r =
  * sqrt(max(S, eps)), the second term 0 where S < eps (the norm constant
  * there); with sumsq (a slice's piece), dx = dy / r alone and dsumsq = -sum(dy

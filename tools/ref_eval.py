@@ -1851,7 +1851,7 @@ def gather_d_parts(ins, at):
     dim = norm_axis(attr_int(at, "dim", None), x.ndim)
     if any(i > s for d, (i, s) in enumerate(zip(idx.shape, x.shape)) if d != dim):
         raise OpError("the index %s is larger than x %s off dim %d" % (idx.shape, x.shape, dim))
-    rows = idx.astype(np.int64)
+    rows = idx.astype(np.int64) - attr_int(at, "offset", 0)   # offset: x is the slice of its dim from there
     valid = (rows >= 0) & (rows < x.shape[dim])
     return dim, np.where(valid, rows, 0), valid
 

@@ -583,17 +583,17 @@ void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt
 }
 
 void sc_gather_d(sc_rt *rt, const float *x, const int64_t *xdims, const void *idx, sc_dtype idx_dt,
-                 const int64_t *idims, int ndim, int dim, float *y)
+                 const int64_t *idims, int ndim, int dim, int64_t offset, float *y)
 {
 	(void)rt;
-	sc_cpu_gather_d(x, xdims, idx, idx_dt, idims, ndim, dim, y);
+	sc_cpu_gather_d(x, xdims, idx, idx_dt, idims, ndim, dim, offset, y);
 }
 
 void sc_gather_d_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, const int64_t *idims, float *dx,
-                      const int64_t *xdims, int ndim, int dim)
+                      const int64_t *xdims, int ndim, int dim, int64_t offset)
 {
 	(void)rt;
-	sc_cpu_gather_d_grad(dy, idx, idx_dt, idims, dx, xdims, ndim, dim);
+	sc_cpu_gather_d_grad(dy, idx, idx_dt, idims, dx, xdims, ndim, dim, offset);
 }
 
 void sc_l2_normalize(sc_rt *rt, const float *x, const float *sumsq, float *y, int64_t outer, int64_t n,

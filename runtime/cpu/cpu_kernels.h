@@ -97,9 +97,9 @@ void sc_cpu_gather_axis_grad(const float *dy, const void *idx, sc_dtype idx_dt, 
                              float *dtable, int64_t outer, int64_t rows, int64_t row);
 /* sc_gather_d's and sc_l2_normalize's, and their gradients */
 void sc_cpu_gather_d(const float *x, const int64_t *xdims, const void *idx, sc_dtype idx_dt, const int64_t *idims,
-                     int ndim, int dim, float *y);
+                     int ndim, int dim, int64_t offset, float *y);
 void sc_cpu_gather_d_grad(const float *dy, const void *idx, sc_dtype idx_dt, const int64_t *idims, float *dx,
-                          const int64_t *xdims, int ndim, int dim);
+                          const int64_t *xdims, int ndim, int dim, int64_t offset);
 void sc_cpu_l2_normalize(const float *x, const float *sumsq, float *y, int64_t outer, int64_t n, int64_t inner,
                          double eps);
 void sc_cpu_l2_normalize_grad(const float *x, const float *sumsq, const float *dy, float *dx, float *dsumsq,

@@ -1601,13 +1601,14 @@ void sc_cpu_gather_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64
 	sc_cpu_gather_axis_grad(dy, idx, idx_dt, nidx, offset, dtable, 1, rows, row);
 }
 
-/* Element i of the index (dims idims) names x's element at that index along
- * dim and i's own coordinates elsewhere: its offset in x (dims xdims), or -1
- * when the index lies outside x's dim. */
+/* Element i of the index (dims idims) names x's element at that index
+ * (less offset: x's slice along dim) along dim and i's own coordinates
+ * elsewhere: its place in x (dims xdims), or -1 when the index lies outside
+ * x's dim. */
 static int64_t gather_d_at(const void *idx, sc_dtype idx_dt, const int64_t *idims, const int64_t *xdims, int ndim,
-                           int dim, int64_t i)
+                           int dim, int64_t offset, int64_t i)
 {
-	int64_t r = sc_index_at(idx, idx_dt, i), off = 0, stride = 1;
+	int64_t r = sc_index_at(idx, idx_dt, i) - offset, off = 0, stride = 1;
 	if (r < 0 || r >= xdims[dim])
 		return -1;
 	for (int d = ndim - 1; d >= 0; d--) {
@@ -1619,23 +1620,23 @@ static int64_t gather_d_at(const void *idx, sc_dtype idx_dt, const int64_t *idim
 }
 
 void sc_cpu_gather_d(const float *x, const int64_t *xdims, const void *idx, sc_dtype idx_dt, const int64_t *idims,
-                     int ndim, int dim, float *y)
+                     int ndim, int dim, int64_t offset, float *y)
 {
 	int64_t n = sc_numel(idims, ndim);
 #pragma omp parallel for if (n > 65536)
 	for (int64_t i = 0; i < n; i++) {
-		int64_t at = gather_d_at(idx, idx_dt, idims, xdims, ndim, dim, i);
+		int64_t at = gather_d_at(idx, idx_dt, idims, xdims, ndim, dim, offset, i);
 		y[i] = at < 0 ? 0.0f : x[at];
 	}
 }
 
 void sc_cpu_gather_d_grad(const float *dy, const void *idx, sc_dtype idx_dt, const int64_t *idims, float *dx,
-                          const int64_t *xdims, int ndim, int dim)
+                          const int64_t *xdims, int ndim, int dim, int64_t offset)
 {
 	int64_t n = sc_numel(idims, ndim);
 	memset(dx, 0, (size_t)sc_numel(xdims, ndim) * sizeof *dx);
 	for (int64_t i = 0; i < n; i++) {   /* serial: indices may repeat */
-		int64_t at = gather_d_at(idx, idx_dt, idims, xdims, ndim, dim, i);
+		int64_t at = gather_d_at(idx, idx_dt, idims, xdims, ndim, dim, offset, i);
 		if (at >= 0)
 			dx[at] += dy[i];
 	}

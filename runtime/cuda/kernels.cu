@@ -749,13 +749,14 @@ __global__ void gather_grad_k(const float *dy, const void *idx, int idx64, int64
 /* GatherD's dims, passed by value: the index's (y's) and x's, rank ndim */
 struct GatherDDims {
 	int ndim, dim;
+	int64_t offset;   /* x's slice along dim starts there */
 	int64_t idims[8], xdims[8];
 };
 
 /* x's offset for element i of the index, or -1 when its index lies outside x's dim */
 __device__ int64_t gather_d_at(const void *idx, int idx64, const GatherDDims &g, int64_t i)
 {
-	int64_t r = load_index(idx, idx64, i), off = 0, stride = 1;
+	int64_t r = load_index(idx, idx64, i) - g.offset, off = 0, stride = 1;
 	if (r < 0 || r >= g.xdims[g.dim])
 		return -1;
 	for (int d = g.ndim - 1; d >= 0; d--) {
@@ -1763,31 +1764,32 @@ cudaError_t sc_cu_gather(const float *table, int64_t outer, int64_t rows, int64_
 	return cudaGetLastError();
 }
 
-static GatherDDims gather_d_dims(const int64_t *xdims, const int64_t *idims, int ndim, int dim)
+static GatherDDims gather_d_dims(const int64_t *xdims, const int64_t *idims, int ndim, int dim, int64_t offset)
 {
 	GatherDDims g;
 	memset(&g, 0, sizeof g);
 	g.ndim = ndim;
 	g.dim = dim;
+	g.offset = offset;
 	memcpy(g.idims, idims, sizeof(int64_t) * (size_t)ndim);
 	memcpy(g.xdims, xdims, sizeof(int64_t) * (size_t)ndim);
 	return g;
 }
 
 cudaError_t sc_cu_gather_d(const float *x, const int64_t *xdims, const void *idx, int idx64, const int64_t *idims,
-                           int ndim, int dim, float *y, cudaStream_t s)
+                           int ndim, int dim, int64_t offset, float *y, cudaStream_t s)
 {
 	int64_t n = 1;
 	for (int d = 0; d < ndim; d++)
 		n *= idims[d];
 	if (n <= 0)
 		return cudaSuccess;
-	gather_d_k<<<blocks_for(n), THREADS, 0, s>>>(x, idx, idx64, gather_d_dims(xdims, idims, ndim, dim), n, y);
+	gather_d_k<<<blocks_for(n), THREADS, 0, s>>>(x, idx, idx64, gather_d_dims(xdims, idims, ndim, dim, offset), n, y);
 	return cudaGetLastError();
 }
 
 cudaError_t sc_cu_gather_d_grad(const float *dy, const void *idx, int idx64, const int64_t *idims, float *dx,
-                                const int64_t *xdims, int ndim, int dim, cudaStream_t s)
+                                const int64_t *xdims, int ndim, int dim, int64_t offset, cudaStream_t s)
 {
 	int64_t n = 1, nx = 1;
 	for (int d = 0; d < ndim; d++) {
@@ -1797,7 +1799,8 @@ cudaError_t sc_cu_gather_d_grad(const float *dy, const void *idx, int idx64, con
 	cudaError_t e = cudaMemsetAsync(dx, 0, (size_t)nx * sizeof(float), s);
 	if (e != cudaSuccess || n <= 0)
 		return e;
-	gather_d_grad_k<<<blocks_for(n), THREADS, 0, s>>>(dy, idx, idx64, gather_d_dims(xdims, idims, ndim, dim), n, dx);
+	gather_d_grad_k<<<blocks_for(n), THREADS, 0, s>>>(dy, idx, idx64, gather_d_dims(xdims, idims, ndim, dim, offset), n,
+	                                                  dx);
 	return cudaGetLastError();
 }
 

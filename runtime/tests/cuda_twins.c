@@ -695,12 +695,14 @@ static void test_movement(void)
 		gi[i] = (i * 7 + 3) % 8 - 1;
 	void *dgi = up(gi, sizeof gi);
 	const int64_t gxd[3] = {5, 6, 7}, gid[3] = {5, 4, 7};
-	sc_gather_d(rt, dx, gxd, dgi, SC_I32, gid, 3, 1, dyv);
-	sc_cpu_gather_d(x, gxd, gi, SC_I32, gid, 3, 1, y);
-	twin("gather_d", dyv, y, 5 * 4 * 7, 0);
-	sc_gather_d_grad(rt, dx, dgi, SC_I32, gid, dg, gxd, 3, 1);
-	sc_cpu_gather_d_grad(x, gi, SC_I32, gid, g, gxd, 3, 1);
-	twin("gather_d_grad", dg, g, 210, 1e-5);
+	for (int64_t off = 0; off < 3; off += 2) {   /* x whole, then x the slice [2, 8) of its dim 1 */
+		sc_gather_d(rt, dx, gxd, dgi, SC_I32, gid, 3, 1, off, dyv);
+		sc_cpu_gather_d(x, gxd, gi, SC_I32, gid, 3, 1, off, y);
+		twin("gather_d", dyv, y, 5 * 4 * 7, 0);
+		sc_gather_d_grad(rt, dx, dgi, SC_I32, gid, dg, gxd, 3, 1, off);
+		sc_cpu_gather_d_grad(x, gi, SC_I32, gid, g, gxd, 3, 1, off);
+		twin("gather_d_grad", dg, g, 210, 1e-5);
+	}
 	float ss[5 * 7], dss[5 * 7];   /* L2Normalize of x (5, 6, 7) along dim 1: whole, then a piece given sums */
 	for (int i = 0; i < 5 * 7; i++)
 		ss[i] = 0.5f + (float)(i % 4);

@@ -970,7 +970,7 @@ Test(grad, gather_scatter_add)
 
 static void gd_fwd(const float *x, float *y, const void *c)
 {
-	sc_cpu_gather_d(x, (const int64_t[]){3, 4}, c, SC_I32, (const int64_t[]){2, 4}, 2, 0, y);
+	sc_cpu_gather_d(x, (const int64_t[]){3, 4}, c, SC_I32, (const int64_t[]){2, 4}, 2, 0, 0, y);
 }
 
 Test(grad, gather_d_scatter_add)
@@ -979,7 +979,7 @@ Test(grad, gather_d_scatter_add)
 	float x[12], w[8], dx[12];
 	rand_fill(x, 12, 1, -1, 1);
 	rand_fill(w, 8, 2, -1, 1);
-	sc_cpu_gather_d_grad(w, idx, SC_I32, (const int64_t[]){2, 4}, dx, (const int64_t[]){3, 4}, 2, 0);
+	sc_cpu_gather_d_grad(w, idx, SC_I32, (const int64_t[]){2, 4}, dx, (const int64_t[]){3, 4}, 2, 0, 0);
 	check_grad("gather_d", gd_fwd, x, 12, idx, w, 8, dx);
 }
 

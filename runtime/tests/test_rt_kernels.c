@@ -666,13 +666,17 @@ Test(gather_d, by_hand)
 	const float x[6] = {10, 11, 12, 20, 21, 22};
 	float y[4], dx[6];
 	sc_cpu_gather_d(x, (const int64_t[]){2, 3}, (const int32_t[]){2, 0, 1, 3}, SC_I32, (const int64_t[]){2, 2}, 2, 1,
-	                y);
+	                0, y);
 	CLOSE(y, ((const float[]){12, 10, 21, 0}), 4, "gather_d along dim 1");
+	/* x the slice [1, 4) of a dim of 4 (offset 1): index 0 is another rank's, 0 here */
+	sc_cpu_gather_d(x, (const int64_t[]){2, 3}, (const int32_t[]){3, 0, 1, 2}, SC_I32, (const int64_t[]){2, 2}, 2, 1,
+	                1, y);
+	CLOSE(y, ((const float[]){12, 0, 20, 21}), 4, "gather_d of a slice along dim 1");
 	/* along dim 0, an index shorter than x on dim 1: out[i][j] = x[idx[i][j]][j] */
-	sc_cpu_gather_d(x, (const int64_t[]){2, 3}, (const int64_t[]){1, 0}, SC_I64, (const int64_t[]){1, 2}, 2, 0, y);
+	sc_cpu_gather_d(x, (const int64_t[]){2, 3}, (const int64_t[]){1, 0}, SC_I64, (const int64_t[]){1, 2}, 2, 0, 0, y);
 	CLOSE(y, ((const float[]){20, 11}), 2, "gather_d along dim 0");
 	sc_cpu_gather_d_grad((const float[]){1, 2, 3, 4}, (const int32_t[]){2, 2, 1, 3}, SC_I32, (const int64_t[]){2, 2},
-	                     dx, (const int64_t[]){2, 3}, 2, 1);
+	                     dx, (const int64_t[]){2, 3}, 2, 1, 0);
 	CLOSE(dx, ((const float[]){0, 0, 3, 0, 3, 0}), 6, "repeated indices add up, outside ones vanish");
 }
 

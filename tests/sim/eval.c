@@ -835,8 +835,8 @@ static bool eval_gather_d(Eval *e)
 	if (!expect_out(e, idx->rank, idx->dims))
 		return false;
 	for (int64_t p = 0; p < idx->size; p++) {
-		double v = idx->data[p];
-		int64_t rest = p, q = 0, stride = 1;
+		double v = idx->data[p] - (double)((e->n->a.present & ATTR_BIT(ATTR_OFFSET)) ? e->n->a.offset : 0);
+		int64_t rest = p, q = 0, stride = 1;   /* offset: x is the slice of its dim from there */
 		if (!(v >= 0 && v < (double)x->dims[dim]))
 			continue;
 		for (int d = x->rank - 1; d >= 0; d--) {
