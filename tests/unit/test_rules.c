@@ -557,9 +557,10 @@ Test(rules, split_and_dropout)
 	run_free(r);
 }
 
-/* GatherD: the index's dims, x and index split alike, dim and a dim where
- * the index is shorter than x whole (MindSpore's GatherDInfo); L2Normalize:
- * x's dims, its axis split with the sums of squares completed. */
+/* GatherD: the index's dims and x's dim along dim, x and index split alike,
+ * the index's dim and a dim where it is shorter than x whole (MindSpore's
+ * GatherDInfo), x's dim split leaving a partial sum; L2Normalize: x's dims,
+ * its axis split with the sums of squares completed. */
 Test(rules, gather_d_and_l2_normalize)
 {
 	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 16, 4)>, %i: <Tensor[Int32], (8, 5, 4)>,\n"
@@ -568,11 +569,13 @@ Test(rules, gather_d_and_l2_normalize)
 	                 "  %b = GatherD(%x, %i) {dim: 1, in_strategy: ((2, 2, 2), (2, 2, 2))}\n"
 	                 "  %c = GatherD(%x, %j) {dim: 0, in_strategy: ((1, 2, 2), (1, 2, 2))}\n"
 	                 "  %d = L2Normalize(%x) {axis: 1, in_strategy: ((2, 4, 1),)}\n"
-	                 "  return %a, %b, %c, %d\n}\n");
+	                 "  %e = GatherD(%x, %i) {dim: 1, in_strategy: ((2, 2, 2), (2, 1, 2))}\n"
+	                 "  return %a, %b, %c, %d, %e\n}\n");
 	OpDims od;
 	OpSplit s;
 	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
-	cr_assert_eq(od.nod, 3, "the index's dims");
+	cr_assert_eq(od.nod, 4, "the index's dims, then x's along dim");
+	cr_assert(od.in_dim[0][1] == 3 && od.reduced == 1u << 3, "x's dim 1 its own op dim, a partial sum when split");
 	cr_assert_eq(od.whole, 1u << 1, "dim stays whole");
 	TensorLayout y;
 	op_out_layout(&od, &s, &y);
@@ -584,6 +587,9 @@ Test(rules, gather_d_and_l2_normalize)
 	cr_assert(rule(r, "d", &od, &s), "%s", msgs(r));
 	cr_assert_eq(od.normalized, 1u << 1, "the axis: its sums of squares completed");
 	cr_assert_eq(od.whole, 0u, "any dim may be split");
+	cr_assert(rule(r, "e", &od, &s), "%s", msgs(r));
+	op_out_layout(&od, &s, &y);
+	cr_assert(y.partial != 0 && y.partial_op == REDUCE_SUM_OP, "x split along dim: the result a partial sum");
 	run_free(r);
 }
 
