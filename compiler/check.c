@@ -505,6 +505,7 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 			return false;
 		}
 		break;
+	case ATTR_DIM: a->dim = v->i; break;
 	case ATTR_DEPTH:
 		a->depth = v->i;
 		if (a->depth < 1) {
@@ -638,7 +639,8 @@ static int op_attrs(OpKind op, const char **names)
 static void decode_attrs(Checker *c, Graph *g, Node *n)
 {
 	Attrs *a = &n->a;
-	a->epsilon = n->op == OP_RMS_NORM ? 1e-6 : 1e-5;   /* MindSpore's RmsNorm; LayerNorm as PyTorch's */
+	/* MindSpore's RmsNorm and L2Normalize; LayerNorm as PyTorch's */
+	a->epsilon = n->op == OP_RMS_NORM ? 1e-6 : n->op == OP_L2_NORMALIZE ? 1e-4 : 1e-5;
 	a->begin_norm_axis = -1;
 	a->begin_params_axis = -1;
 	a->step = 1;
@@ -718,8 +720,8 @@ static int64_t inlined_size(const Node *n)
 static bool mindspore_only(const char *name)
 {
 	static const char *const names[] = {
-		"Erfinv", "ApproximateEqual", "Assign", "AssignAdd", "AssignSub", "L2Normalize", "Depend",
-		"BatchNorm", "Embedding", "GatherD", "ScatterUpdate", "Einsum",
+		"Erfinv", "ApproximateEqual", "Assign", "AssignAdd", "AssignSub", "Depend",
+		"BatchNorm", "Embedding", "ScatterUpdate", "Einsum",
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!strcmp(name, names[i]))
@@ -783,6 +785,17 @@ static void check_graph_names(Checker *c, Graph *g)
 				}
 				ERR(c, n->op_span, "OneHot takes 3 operands (indices, on_value, off_value), 4 given; MindSpore's depth, "
 				    "its second input, is an attribute here: %s}", w.data);
+				sb_free(&w);
+			} else if (n->op == OP_GATHER_D && n->nin == 3 && n->operands->items[1]->kind != LIT_VALUE) {
+				StrBuf w = {0};   /* MindSpore's GatherD(x, dim, index) */
+				sb_puts(&w, "GatherD(");
+				lit_print(&w, n->operands->items[0]);
+				sb_puts(&w, ", ");
+				lit_print(&w, n->operands->items[2]);
+				sb_puts(&w, ") {dim: ");
+				lit_print(&w, n->operands->items[1]);
+				ERR(c, n->op_span, "GatherD takes 2 operands (x, index), 3 given; MindSpore's dim, its second input, is "
+				    "an attribute here: %s}", w.data);
 				sb_free(&w);
 			} else if (attr)
 				ERR(c, n->op_span, "%s takes %d operand%s, %d given; the number after them is an attribute here "

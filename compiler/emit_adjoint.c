@@ -301,6 +301,24 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_printf(b, "%lld, %lld);", (long long)rows, (long long)row);
 		return;
 	}
+	case OP_GATHER_D: {   /* dy added into zeros of x's shape (its slice: offset) at the index along dim */
+		char off[32];
+		offset_arg(off, sizeof off, p, f, fa);
+		sb_printf(b, "sc_gather_d_grad(rt, %s, %s, %s, ", dy, x1, sc_dtype_name(l->values[f->in[1]].type.dtype));
+		dims_lit(b, l->values[f->in[1]].type.dims, x->type.rank);
+		sb_printf(b, ", %s, ", dx);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, %d, %s);", x->type.rank, (int)norm_axis(fa->dim, x->type.rank), off);
+		return;
+	}
+	case OP_L2_NORMALIZE: {   /* x's gradient; a slice's piece's: x's direct one (k 0), the sums of squares' (k 1) */
+		int64_t d3[3];
+		l2_normalize_dims(x, fa, d3);
+		sb_printf(b, "sc_l2_normalize_grad(rt, %s, %s, %s, %s, %s, %lld, %lld, %lld, %.17g);", x0,
+		          f->nin > 1 ? x1 : "NULL", dy, k == 0 ? dx : "NULL", k == 1 ? dx : "NULL", (long long)d3[0],
+		          (long long)d3[1], (long long)d3[2], fa->epsilon);
+		return;
+	}
 	OP_CASES(NORM_OPS) case OP_NORM_GRAD: {
 		/* this gradient, and those of the placeholders a NormGrad computes too
 		 * (fuse.c); g[k] is input k's: x, gamma, [beta,] and a slice's piece's

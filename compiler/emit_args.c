@@ -377,6 +377,14 @@ void window_arg(StrBuf *b, const Program *p, OpKind op, const Attrs *a, const LV
 	sb_printf(b, "%lld, %lld, %lld}", (long long)yv->type.dims[2], (long long)yv->type.dims[3], (long long)g.groups);
 }
 
+void l2_normalize_dims(const LValue *x, const Attrs *a, int64_t dims[3])
+{
+	int axis = (int)norm_axis(a->has_axis && a->naxes ? a->axes[0] : 0, x->type.rank);
+	dims[0] = dims[1] = dims[2] = 1;
+	for (int d = 0; d < x->type.rank; d++)
+		dims[d < axis ? 0 : d > axis ? 2 : 1] *= x->type.dims[d];
+}
+
 void prelu_dims(const LValue *x, int64_t *outer, int64_t *c, int64_t *inner)
 {
 	int r = x->type.rank;

@@ -382,6 +382,23 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		          sc_dtype_name(idx->type.dtype), (long long)numel(idx), off, y);
 		break;
 	}
+	case OP_GATHER_D: {   /* x's element at the index along dim, for each of the index's (sc_gather_d) */
+		char off[32];   /* x split along dim: its slice's first entry */
+		offset_arg(off, sizeof off, p, o, a);
+		sb_printf(b, "sc_gather_d(rt, %s, ", x0);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %s, %s, ", x1, sc_dtype_name(l->values[o->in[1]].type.dtype));
+		dims_lit(b, l->values[o->in[1]].type.dims, x->type.rank);
+		sb_printf(b, ", %d, %d, %s, %s);", x->type.rank, (int)norm_axis(a->dim, x->type.rank), off, y);
+		break;
+	}
+	case OP_L2_NORMALIZE: {   /* x (outer, n, inner) along n; a slice's piece given the sums of squares (lower.c) */
+		int64_t dims[3];
+		l2_normalize_dims(x, a, dims);
+		sb_printf(b, "sc_l2_normalize(rt, %s, %s, %s, %lld, %lld, %lld, %.17g);", x0, o->nin > 1 ? x1 : "NULL", y,
+		          (long long)dims[0], (long long)dims[1], (long long)dims[2], a->epsilon);
+		break;
+	}
 	OP_CASES(NORM_OPS) {   /* sc_norm of the operator's SC_NORM_TABLE row */
 		int nparams = op_info[o->op].min_inputs - 1;   /* gamma, beta */
 		const char *beta = nparams == 2 ? p->cname[o->in[2]] : "NULL";

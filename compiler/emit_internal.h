@@ -217,6 +217,8 @@ void gather_dims(const LValue *x, const Attrs *a, int64_t *outer, int64_t *rows,
  * window_of); where x is whole along a dim the result splits, the rank's
  * rows (columns) from its first, the padding shifted by its piece's start */
 void window_arg(StrBuf *b, const Program *p, OpKind op, const Attrs *a, const LValue *x, int y);
+/* An L2Normalize's x seen as (outer, n, inner): the dims before its axis, the axis, the dims after */
+void l2_normalize_dims(const LValue *x, const Attrs *a, int64_t dims[3]);
 /* A PReLU's x seen as (outer, channels, inner): dims 0, 1 and the rest; below rank 2, one channel (1, 1, n) */
 void prelu_dims(const LValue *x, int64_t *outer, int64_t *c, int64_t *inner);
 /* CumSum's and CumProd's last arguments: x as (outer, n, inner) around the scanned axis, exclusive, reverse */

@@ -223,6 +223,8 @@ int64_t index_bound(const Graph *g, int v, int *user)
 					b = t->dims[gather_axis(&n->a, t->rank)];   /* the table's entries along the axis */
 				else if (n->op == OP_SPARSE_SOFTMAX_CE && k == 1 && !slice)
 					b = t->dims[1];   /* the classes */
+				else if (n->op == OP_GATHER_D && k == 1 && t->rank > 0 && !slice)
+					b = t->dims[n->a.dim < 0 ? n->a.dim + t->rank : n->a.dim];   /* x's entries along dim */
 				else if ((keeps_elements(n) || (n->op == OP_CAST && is_index_type(g->values[n->result].type.dtype))) &&
 				         !seen[n->result]) {
 					seen[n->result] = true;
@@ -248,6 +250,9 @@ void index_bound_text(StrBuf *b, const Graph *g, int user, int64_t bound)
 	else if (n->op == OP_GATHER)
 		sb_printf(b, "they index Gather %%%s's table %%%s along its axis %d, of %lld entries",
 		          g->values[n->result].name, g->values[n->in[0]].name, axis, (long long)bound);
+	else if (n->op == OP_GATHER_D)
+		sb_printf(b, "they index GatherD %%%s's x %%%s along its dim %lld, of %lld entries", g->values[n->result].name,
+		          g->values[n->in[0]].name, (long long)n->a.dim, (long long)bound);
 	else
 		sb_printf(b, "they are labels of %s %%%s, whose logits have %lld classes", op_info[n->op].name,
 		          g->values[n->result].name, (long long)bound);

@@ -340,7 +340,8 @@ static void local_attrs(const Node *n, const NodeStrategy *ns, const LValue *in0
 					a->shape[e] = in0->type.dims[d];
 			}
 	}
-	int v = n->op == OP_GATHER ? ns->od->in_dim[0][gather_axis(&n->a, ns->od->in_rank[0])] : -1;
+	int v = n->op == OP_GATHER ? ns->od->in_dim[0][gather_axis(&n->a, ns->od->in_rank[0])]
+	        : n->op == OP_GATHER_D ? ns->od->in_dim[0][n->a.dim < 0 ? n->a.dim + ns->od->in_rank[0] : n->a.dim] : -1;
 	if (v >= 0 && ns->split->split[v] > 1)   /* the table split along its axis */
 		a->present |= ATTR_BIT(ATTR_OFFSET);
 }
@@ -358,7 +359,7 @@ static const char *user_text(Lowering *x, const Node *n, int k)
 
 /* ---- statistics: an operator split along the axis it normalizes ----
  *
- * Softmax, LogSoftmax, the normalizers and the cross-entropies whose
+ * Softmax, LogSoftmax, the normalizers, L2Normalize and the cross-entropies whose
  * normalized axis is split (rules.c, od->normalized) are lowered as a
  * few local pieces: each rank computes its slice's statistic (a row maximum,
  * sum or mean), a partial value over the axes that split the axis, and the
@@ -565,6 +566,26 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 	const char *y = g->values[n->result].name;
 	const Type *yt = &g->values[n->result].type;
 	int x0 = ins[0];
+	if (n->op == OP_L2_NORMALIZE) {   /* the sums of squares completed, then a piece normalizing the slice */
+		x0 = mask_padding(&s, x0, &in, 0);
+		int wide = x0;   /* a half x: its squares summed in Float32, as the whole operator's kernel sums them */
+		if (dtype_is_half(s.xt.dtype)) {
+			s.xt.dtype = s.rowt.dtype = DT_F32;
+			wide = stat_piece(&s, OP_CAST, 1, &x0, &s.xt, &in, stat_name(&s, "wide"), NULL);
+			l->ops[l->nops - 1].a.dtype = DT_F32;
+			l->ops[l->nops - 1].a.present = ATTR_BIT(ATTR_DTYPE);
+		}
+		int sq = stat_piece(&s, OP_SQUARE, 1, &wide, &s.xt, &in, stat_name(&s, "squared"), NULL);
+		int sum = stat_reduce(&s, OP_REDUCE_SUM, sq, "sumsq", "the sums of squares");
+		int r = stat_piece(&s, OP_L2_NORMALIZE, 2, (int[]){x0, sum}, yt, out, y, NULL);
+		LOp *o = &l->ops[l->nops - 1];
+		o->a.present = ATTR_BIT(ATTR_AXIS) | ATTR_BIT(ATTR_EPSILON);
+		o->a.has_axis = true;
+		o->a.naxes = 1;
+		o->a.axes[0] = s.axis[0];
+		o->a.epsilon = n->a.epsilon;
+		return r;
+	}
 	if (op_is_norm(n->op)) {   /* the rows' statistics, then a piece normalizing the slice */
 		int piece[5], nin = op_info[n->op].min_inputs, sq;
 		memcpy(piece, ins, sizeof(int) * (size_t)nin);   /* x, gamma, beta */
@@ -718,9 +739,9 @@ static void lower_node(Lowering *x, int i)
 	o->node = i;
 	memcpy(o->in, ins, sizeof(int) * (size_t)n->nin);
 	local_attrs(n, ns, n->nin ? &l->values[ins[0]] : NULL, &o->a);
-	if (n->op == OP_GATHER || n->op == OP_ONE_HOT) {   /* the split table; OneHot's classes (lowered_rank_attrs) */
-		TensorLayout *t = arena_alloc(x->a, sizeof *t);
-		*t = n->op == OP_GATHER ? l->node_in[i][0] : out;
+	if (n->op == OP_GATHER || n->op == OP_GATHER_D || n->op == OP_ONE_HOT) {   /* the split table (GatherD's x); */
+		TensorLayout *t = arena_alloc(x->a, sizeof *t);                          /* OneHot's classes (lowered_rank_attrs) */
+		*t = n->op == OP_ONE_HOT ? out : l->node_in[i][0];
 		o->table = t;
 		if (n->op == OP_ONE_HOT) {
 			o->a.present |= ATTR_BIT(ATTR_OFFSET);
@@ -966,6 +987,7 @@ void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a,
 		const LValue *t = &l->values[op->op == OP_ONE_HOT ? op->result : op->in[0]];   /* OneHot's: its classes' */
 		int64_t axis = op->a.axes[0];
 		int d = op->op == OP_SPARSE_SOFTMAX_CE ? 1 : op->op == OP_ONE_HOT ? (int)(axis < 0 ? axis + t->type.rank : axis)
+		        : op->op == OP_GATHER_D ? (int)(op->a.dim < 0 ? op->a.dim + t->type.rank : op->a.dim)
 		        : gather_axis(&op->a, t->type.rank);
 		a->offset = layout_shard_index(op->table, rank, d) * t->type.dims[d];
 	}

@@ -371,6 +371,49 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		}
 		break;
 	}
+	case OP_L2_NORMALIZE: {
+		/* x's dims, any of them split. MindSpore's L2NormalizeInfo keeps the
+		 * axis whole; here a split axis has its sums of squares completed
+		 * (lower.c, as RmsNorm's), and lowering's piece on a slice of it
+		 * takes them as input 1 (the axis 1). */
+		int64_t axis = norm(n->a.has_axis ? n->a.axes[0] : 0, x->rank);
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], NULL);
+		identity_input(od, 0, x->rank);
+		if (n->nin == 2) {
+			identity_input(od, 1, x->rank);
+			od->in_dim[1][axis] = -1;
+		} else {   /* split: the sums of squares completed; backward, the gradient of the sums */
+			od->normalized = 1u << axis;
+			od->nstats_fwd = 1;
+			od->nstats_bwd = 1;
+		}
+		break;
+	}
+	case OP_GATHER_D: {
+		/* index's dims (the result's), then x's dim (v), as MindSpore's
+		 * GatherDInfo: x and index split alike, but the index never along
+		 * dim (each entry may name any of x's), nor along a dim where it is
+		 * shorter than x (the pieces would not line up). x split along dim:
+		 * each rank reads its slice (its offset, lower.c), zeros for the
+		 * others' entries, a partial sum over v's axes completed by an
+		 * AllReduce, as Gather's split table. */
+		const Type *idx = operand(g, n, 1);
+		int dim = (int)norm(n->a.dim, x->rank);
+		for (int d = 0; d < idx->rank; d++)
+			add_dim(od, idx->dims[d], NULL);
+		identity_input(od, 0, x->rank);
+		identity_input(od, 1, idx->rank);
+		od->in_dim[0][dim] = (int8_t)add_dim(od, x->dims[dim], "x's dim along dim");
+		od->reduced = 1u << od->in_dim[0][dim];
+		od->reduce_op = REDUCE_SUM_OP;
+		keep_whole(od, dim, "GatherD's dim of the index, each entry of which may name any of x's; x's may be split");
+		for (int d = 0; d < idx->rank; d++)
+			if (d != dim && idx->dims[d] != x->dims[d])
+				keep_whole(od, d, "a dim where the index is shorter than x, whose pieces would not line up");
+		od->batch = dim == 0 ? (idx->rank > 1 ? 1 : -1) : 0;
+		break;
+	}
 	case OP_TRANSPOSE:
 		for (int d = 0; d < x->rank; d++)
 			add_dim(od, x->dims[d], NULL);

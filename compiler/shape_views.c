@@ -4,7 +4,8 @@
  * their input's elements (or a class per index) in a new shape, of
  * BiasAdd and PReLU, which read a vector along one dim of x, of the
  * operators that pick elements along an axis (ArgMaxWithValue, Argmax,
- * TopK), and of CumSum and CumProd, which scan x along one, for shape.c. */
+ * TopK), of CumSum and CumProd, which scan x along one, of GatherD, and
+ * of L2Normalize, which normalizes x along one, for shape.c. */
 #include "shape_internal.h"
 
 #include <string.h>
@@ -399,5 +400,87 @@ bool infer_scan(Infer *x, const Type *a, Type *out)
 			return false;
 		}
 	}
+	return true;
+}
+
+/* MindSpore's GatherD(x, dim, index), dim an attribute here: index an
+ * integer tensor of x's rank, no larger than x on the other dims; the result
+ * has index's shape and x's type, out[..i..] = x[..index[..i..]..] along dim. */
+bool infer_gather_d(Infer *x, const Type *in, Type *out)
+{
+	const Type *idx = in_type(x, 1);
+	if (!need_attr(x, ATTR_DIM))
+		return false;
+	StrBuf b = {0};
+	bool ok = false;
+	int64_t dim = x->n->a.dim;
+	if (idx->dtype != DT_I32 && idx->dtype != DT_I64)
+		ERR(x, in_span(x, 1), "GatherD: the index %s is %s; it must be Int32 or Int64 (Cast it)", in_name(x, 1, &b),
+		    dtype_name(idx->dtype));
+	else if (in->rank < 1)
+		ERR(x, in_span(x, 0), "GatherD: x %s is a scalar; it needs one dim or more", in_name(x, 0, &b));
+	else if (idx->rank != in->rank)
+		ERR(x, in_span(x, 1), "GatherD: the index %s has %d dim%s %s, x %d %s; they must have the same rank",
+		    in_name(x, 1, &b), idx->rank, idx->rank == 1 ? "" : "s", DIMS(idx), in->rank, DIMS(in));
+	else if (dim < -in->rank || dim >= in->rank)
+		ERR(x, attr_span(x, "dim"), "GatherD: dim %lld is not a dim of x %s; use one in [%d, %d)", (long long)dim,
+		    DIMS(in), -in->rank, in->rank);
+	else
+		ok = true;
+	for (int d = 0; ok && d < in->rank; d++)
+		if (d != (dim < 0 ? dim + in->rank : dim) && idx->dims[d] > in->dims[d]) {
+			ERR(x, in_span(x, 1), "GatherD: the index %s %s is larger than x %s on dim %d (%lld > %lld); only "
+			    "along dim (%lld) may it be larger", in_name(x, 1, &b), DIMS(idx), DIMS(in), d,
+			    (long long)idx->dims[d], (long long)in->dims[d], (long long)dim);
+			ok = false;
+		}
+	sb_free(&b);
+	if (!ok)
+		return false;
+	*out = *idx;
+	out->dtype = in->dtype;
+	out->is_param = false;
+	return true;
+}
+
+/* MindSpore's L2Normalize: x / sqrt(max(sum(x^2 over axis), epsilon)), one
+ * axis (an integer or a tuple of one). Lowering's piece on a slice of the
+ * axis takes the completed sums of squares as a second input (x's shape,
+ * the axis 1). */
+bool infer_l2_normalize(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	if (!need_float(x, 0))
+		return false;
+	if (in->rank < 1) {
+		StrBuf b = {0};
+		ERR(x, in_span(x, 0), "L2Normalize: x %s is a scalar; it needs one dim or more", in_name(x, 0, &b));
+		sb_free(&b);
+		return false;
+	}
+	if (a->has_axis && a->naxes != 1) {
+		ERR(x, attr_span(x, "axis"), "L2Normalize takes one axis, an integer or a tuple of one, not %d", a->naxes);
+		return false;
+	}
+	int64_t axis;
+	if (!infer_axis(x, a->has_axis ? a->axes[0] : 0, in->rank, &axis))
+		return false;
+	if (x->n->nin == 2) {
+		Type want = *in;
+		want.dims[axis] = 1;
+		want.is_param = false;
+		const Type *s = in_type(x, 1);   /* a half x's sums are Float32 (lower.c) */
+		want.dtype = dtype_is_half(in->dtype) ? DT_F32 : in->dtype;
+		if (s->dtype != want.dtype || s->rank != in->rank || memcmp(s->dims, want.dims, sizeof(int64_t) * (size_t)in->rank)) {
+			StrBuf b = {0};
+			ERR(x, in_span(x, 1), "L2Normalize: a second operand is the sums of squares along axis %lld (the form "
+			    "lowering gives a rank's slice of the axis; MindSpore's takes x alone), %s %s; %s is %s %s",
+			    (long long)axis, dtype_name(want.dtype), DIMS(&want), in_name(x, 1, &b), dtype_name(s->dtype), DIMS(s));
+			sb_free(&b);
+			return false;
+		}
+	}
+	*out = *in;
+	out->is_param = false;
 	return true;
 }

@@ -249,6 +249,7 @@ typedef struct {
 	int64_t depth;           /* OneHot: the number of classes (required) */
 	int64_t topk;            /* TopK: k, how many of the last dim's largest it keeps (required) */
 	bool sorted;             /* TopK: the k largest in descending order (true, the only value shardc takes) */
+	int64_t dim;             /* GatherD: the dim of x the index picks along (required) */
 	double scale_value;      /* FlashAttentionScore: the scores' factor, 1 by default (MindSpore's) */
 	int64_t sparse_mode;     /* FlashAttentionScore: 0 the mask as given, 2 or 3 causal (key j seen by query i when j <= i) */
 	int64_t input_layout;    /* FlashAttentionScore: FA_BNSD (the default), FA_BSND or FA_BSH (flash_dims) */

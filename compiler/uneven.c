@@ -81,6 +81,25 @@ static Span op_span(const Uneven *u, int i)
 	return (Span){0};
 }
 
+/* The dims of v, an operand or the result of lowered operator o, that o's
+ * operator keeps whole (rules.c), so that the advice proposes no split of them. */
+static uint32_t kept_whole(const Lowered *l, const LOp *o, int v)
+{
+	if (o->node < 0 || o->lay || !l->st || !l->st->node[o->node].has_dims)
+		return 0;
+	const OpDims *od = l->st->node[o->node].od;
+	uint32_t keep = 0;
+	for (int k = -1; k < o->nin && k < od->nin && k < MAX_RULE_INPUTS; k++) {
+		if ((k < 0 ? o->result : o->in[k]) != v)
+			continue;
+		int rank = k < 0 ? od->out_rank : od->in_rank[k];
+		const int8_t *map = k < 0 ? od->out_dim : od->in_dim[k];
+		for (int d = 0; d < rank; d++)
+			keep |= map[d] >= 0 && (od->whole & (1u << map[d])) ? 1u << d : 0;
+	}
+	return keep;
+}
+
 /* Refuses operator i for dim d of value v laid out `lay` (NULL: its own
  * layout): `what` says why. */
 static void refuse_in(Uneven *u, int i, int v, const TensorLayout *lay, int d, const char *what)
@@ -100,7 +119,7 @@ static void refuse_in(Uneven *u, int i, int v, const TensorLayout *lay, int d, c
 		whole.dims[k] = x->global[k];
 	}
 	StrBuf adv = {0};
-	split_advice(&adv, &whole, splits, d, l->device_num, true, 0);
+	split_advice(&adv, &whole, splits, d, l->device_num, true, kept_whole(l, &l->ops[i], v));
 	const LOp *o = &l->ops[i];
 	diag_error(u->d, l->m->src, op_span(u, i),
 	           "%s: dim %d of %%%s (size %lld) is split %lld ways unevenly (pieces of %lld, the last ending in "
@@ -241,7 +260,7 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_PAD_FILL: case OP_ROTARY:
 	case OP_ADD_N:   /* 0 + 0 */
 	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SLICE:   /* along other dims: rules.c keeps theirs whole */
-	OP_CASES(NORM_OPS)
+	OP_CASES(NORM_OPS) case OP_L2_NORMALIZE:   /* 0 maps to 0; along its axis lowered as pieces, x's padding 0 */
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:   /* their padding made 0 (lower_pad.c) */
 	case OP_MSE_LOSS: case OP_L1_LOSS:   /* their operands' padding made 0 (lower_pad.c) */
 	case OP_SOFTMAX_CE:   /* its rows, each alone; its classes split are lowered as pieces (lower_normalized) */
@@ -253,6 +272,7 @@ static UnevenKind uneven_kind(OpKind op)
 	OP_CASES(FUSED_OPS) case OP_COUNT:
 	case OP_SPARSE_SOFTMAX_CE:   /* whole: its uneven splits are lowered as pieces (lower_normalized) */
 	case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL:   /* evenly: a padded piece would reach the windows */
+	case OP_GATHER_D:   /* not yet: its gradient would scatter dy's padding into x's */
 		return UNEVEN_REFUSES;
 	}
 	return UNEVEN_REFUSES;   /* not an operator */

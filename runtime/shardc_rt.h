@@ -762,6 +762,17 @@ void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const v
  * = for each of the outer slices, its rows idx - offset (zeros outside). */
 void sc_gather_axis(sc_rt *rt, const float *table, int64_t outer, int64_t rows, int64_t row, const void *idx,
                     sc_dtype idx_dt, int64_t nidx, int64_t offset, float *y);
+/* MindSpore's GatherD: y (idims) = x (xdims) at index along dim, every other
+ * coordinate y's own (idims no larger than xdims there); an index outside
+ * [0, xdims[dim]) gives 0 (run.sh checks the ids it reads, --unchecked-ids
+ * makes them -1). */
+void sc_gather_d(sc_rt *rt, const float *x, const int64_t *xdims, const void *idx, sc_dtype idx_dt,
+                 const int64_t *idims, int ndim, int dim, int64_t offset, float *y);
+/* MindSpore's L2Normalize on x (outer, n, inner) along n: y = x /
+ * sqrt(max(sum x^2, eps)); sumsq (outer, 1, inner), when not NULL, are the
+ * sums of squares completed over the ranks that split n (a slice's piece). */
+void sc_l2_normalize(sc_rt *rt, const float *x, const float *sumsq, float *y, int64_t outer, int64_t n,
+                     int64_t inner, double eps);
 /* y (outer, depth, inner): on_value where class c + offset is the index
  * (outer, inner) names, off_value elsewhere, so an index outside
  * [offset, offset + depth) gives a row of off_value (MindSpore's OneHot; a
@@ -1061,6 +1072,16 @@ void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt
 /* dtable (outer, rows, row) = dy (outer, nidx, row) added at idx - offset in each outer slice. */
 void sc_gather_axis_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
                          float *dtable, int64_t outer, int64_t rows, int64_t row);
+/* dx (xdims) = zeros, dy (idims) added at index along dim (GatherD's adjoint). */
+void sc_gather_d_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, const int64_t *idims, float *dx,
+                      const int64_t *xdims, int ndim, int dim, int64_t offset);
+/* L2Normalize's: without sumsq, dx = dy / r - x sum(dy x) / r^3, r =
+ * sqrt(max(S, eps)), the second term 0 where S < eps (the norm constant
+ * there); with sumsq (a slice's piece), dx = dy / r alone and dsumsq = -sum(dy
+ * x) / (2 r^3) (0 where S < eps), summed over the slices by the caller. dx and
+ * dsumsq may each be NULL. */
+void sc_l2_normalize_grad(sc_rt *rt, const float *x, const float *sumsq, const float *dy, float *dx, float *dsumsq,
+                          int64_t outer, int64_t n, int64_t inner, double eps);
 /* Recomputes the statistics from x; dx, dgamma, dbeta may each be NULL. */
 void sc_norm_grad(sc_rt *rt, sc_norm_kind k, const float *dy, const float *x, const float *gamma, float *dx,
                   float *dgamma, float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis,

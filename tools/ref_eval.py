@@ -109,7 +109,10 @@ Choices where MindSpore leaves room:
   entry i - offset of that dim for index i (`offset`, default 0, is the
   lowering extension for tables split along it); entries outside the table
   give zeros.  A SparseSoftmaxCrossEntropyWithLogits label outside [0, C) is
-  an error.
+  an error.  GatherD reads x at the index along `dim` (an index outside
+  gives 0); its gradient adds dy there.
+- L2Normalize: x / sqrt(max(sum(x^2 over axis), epsilon)); where the sum is
+  below epsilon the norm is constant and the gradient is dy / sqrt(epsilon).
 - SoftmaxCrossEntropyWithLogits is MindSpore's primitive's first output,
   each row's loss (N,); its gradient is MindSpore's bprop, (softmax -
   labels) dloss (the loss's gradient when each label row sums to 1), and
@@ -2045,6 +2048,71 @@ def bwd_gather(g, ins, at):
     return [dt, None]
 
 
+def gather_d_parts(ins, at):
+    """GatherD's dim, the index made valid (0 where outside x's dim) and which are inside."""
+    x, idx = ins
+    if idx.dtype.kind not in "iu" or idx.ndim != x.ndim or x.ndim < 1:
+        raise OpError("needs an integer index of x's rank")
+    if "dim" not in at:
+        raise OpError("needs the attribute 'dim'")
+    dim = norm_axis(attr_int(at, "dim", None), x.ndim)
+    if any(i > s for d, (i, s) in enumerate(zip(idx.shape, x.shape)) if d != dim):
+        raise OpError("the index %s is larger than x %s off dim %d" % (idx.shape, x.shape, dim))
+    rows = idx.astype(np.int64) - attr_int(at, "offset", 0)   # offset: x is the slice of its dim from there
+    valid = (rows >= 0) & (rows < x.shape[dim])
+    return dim, np.where(valid, rows, 0), valid
+
+
+def gather_d_where(idx, dim, rows):
+    """The coordinates in x of each element of the index: its own, rows along dim."""
+    grid = list(np.indices(idx.shape))
+    grid[dim] = rows
+    return tuple(grid)
+
+
+def fwd_gather_d(ins, at):
+    x, idx = ins
+    dim, rows, valid = gather_d_parts(ins, at)
+    return np.where(valid, x[gather_d_where(idx, dim, rows)], 0).astype(x.dtype)
+
+
+def bwd_gather_d(g, ins, at):
+    x, idx = ins
+    dim, rows, valid = gather_d_parts(ins, at)
+    dx = np.zeros(x.shape)
+    np.add.at(dx, tuple(c[valid] for c in gather_d_where(idx, dim, rows)), g[valid])
+    return [dx, None]
+
+
+def l2_normalize_parts(ins, at):
+    x = ins[0]
+    v = at.get("axis", 0)
+    if isinstance(v, tuple):
+        if len(v) != 1:
+            raise OpError("takes one axis")
+        v = v[0]
+    if x.ndim < 1:
+        raise OpError("needs a tensor of rank 1 or more")
+    axis = norm_axis(v, x.ndim)
+    eps = at.get("epsilon", 1e-4)
+    if type(eps) not in (int, float):
+        raise OpError("epsilon is a number")
+    s = (x.astype(np.float64) ** 2).sum(axis=axis, keepdims=True)
+    return x, axis, s, np.sqrt(np.maximum(s, eps)), s >= eps
+
+
+def fwd_l2_normalize(ins, at):
+    x, _, _, r, _ = l2_normalize_parts(ins, at)
+    return x / r
+
+
+def bwd_l2_normalize(g, ins, at):
+    # MindSpore's: where the sum of squares is below epsilon the norm is constant
+    x, axis, _, r, through = l2_normalize_parts(ins, at)
+    dot = (g * x).sum(axis=axis, keepdims=True)
+    return [g / r - np.where(through, x * dot / r ** 3, 0)]
+
+
 def layer_norm_parts(ins, at):
     x, gamma, beta = ins
     norm = norm_axis(attr_int(at, "begin_norm_axis", -1), x.ndim)
@@ -2587,6 +2655,8 @@ OPS = {
     "BroadcastTo": (fwd_broadcast_to, bwd_broadcast_to, 1, 1),
     "Squeeze": (fwd_squeeze, bwd_view, 1, 1),
     "Gather": (fwd_gather, bwd_gather, 2, 2),
+    "GatherD": (fwd_gather_d, bwd_gather_d, 2, 2),
+    "L2Normalize": (fwd_l2_normalize, bwd_l2_normalize, 1, 1),
     "Tile": (fwd_tile, bwd_tile, 1, 1),
     "OneHot": (fwd_one_hot, bwd_one_hot, 3, 3),
     "LayerNorm": (fwd_layer_norm, bwd_layer_norm, 3, 3),

@@ -662,6 +662,34 @@ void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt
 	sc_cpu_gather_grad(dy, idx, idx_dt, nidx, offset, dtable, rows, row);
 }
 
+void sc_gather_d(sc_rt *rt, const float *x, const int64_t *xdims, const void *idx, sc_dtype idx_dt,
+                 const int64_t *idims, int ndim, int dim, int64_t offset, float *y)
+{
+	(void)rt;
+	sc_cpu_gather_d(x, xdims, idx, idx_dt, idims, ndim, dim, offset, y);
+}
+
+void sc_gather_d_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, const int64_t *idims, float *dx,
+                      const int64_t *xdims, int ndim, int dim, int64_t offset)
+{
+	(void)rt;
+	sc_cpu_gather_d_grad(dy, idx, idx_dt, idims, dx, xdims, ndim, dim, offset);
+}
+
+void sc_l2_normalize(sc_rt *rt, const float *x, const float *sumsq, float *y, int64_t outer, int64_t n,
+                     int64_t inner, double eps)
+{
+	(void)rt;
+	sc_cpu_l2_normalize(x, sumsq, y, outer, n, inner, eps);
+}
+
+void sc_l2_normalize_grad(sc_rt *rt, const float *x, const float *sumsq, const float *dy, float *dx, float *dsumsq,
+                          int64_t outer, int64_t n, int64_t inner, double eps)
+{
+	(void)rt;
+	sc_cpu_l2_normalize_grad(x, sumsq, dy, dx, dsumsq, outer, n, inner, eps);
+}
+
 void sc_gather_axis(sc_rt *rt, const float *table, int64_t outer, int64_t rows, int64_t row, const void *idx,
                     sc_dtype idx_dt, int64_t nidx, int64_t offset, float *y)
 {

@@ -116,6 +116,15 @@ void sc_cpu_gather_axis(const float *table, int64_t outer, int64_t rows, int64_t
                         int64_t nidx, int64_t offset, float *y);
 void sc_cpu_gather_axis_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
                              float *dtable, int64_t outer, int64_t rows, int64_t row);
+/* sc_gather_d's and sc_l2_normalize's, and their gradients */
+void sc_cpu_gather_d(const float *x, const int64_t *xdims, const void *idx, sc_dtype idx_dt, const int64_t *idims,
+                     int ndim, int dim, int64_t offset, float *y);
+void sc_cpu_gather_d_grad(const float *dy, const void *idx, sc_dtype idx_dt, const int64_t *idims, float *dx,
+                          const int64_t *xdims, int ndim, int dim, int64_t offset);
+void sc_cpu_l2_normalize(const float *x, const float *sumsq, float *y, int64_t outer, int64_t n, int64_t inner,
+                         double eps);
+void sc_cpu_l2_normalize_grad(const float *x, const float *sumsq, const float *dy, float *dx, float *dsumsq,
+                              int64_t outer, int64_t n, int64_t inner, double eps);
 /* The normalizers take sc_norm_centered(kind) where sc_norm* take the kind
  * (SC_NORM_TABLE). beta may be NULL (none added); not centered, the _part
  * forms' mean is NULL and so must dmean be. */

@@ -1716,6 +1716,93 @@ void sc_cpu_gather_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64
 	sc_cpu_gather_axis_grad(dy, idx, idx_dt, nidx, offset, dtable, 1, rows, row);
 }
 
+/* Element i of the index (dims idims) names x's element at that index
+ * (less offset: x's slice along dim) along dim and i's own coordinates
+ * elsewhere: its place in x (dims xdims), or -1 when the index lies outside
+ * x's dim. */
+static int64_t gather_d_at(const void *idx, sc_dtype idx_dt, const int64_t *idims, const int64_t *xdims, int ndim,
+                           int dim, int64_t offset, int64_t i)
+{
+	int64_t r = sc_index_at(idx, idx_dt, i) - offset, off = 0, stride = 1;
+	if (r < 0 || r >= xdims[dim])
+		return -1;
+	for (int d = ndim - 1; d >= 0; d--) {
+		off += (d == dim ? r : i % idims[d]) * stride;
+		i /= idims[d];
+		stride *= xdims[d];
+	}
+	return off;
+}
+
+void sc_cpu_gather_d(const float *x, const int64_t *xdims, const void *idx, sc_dtype idx_dt, const int64_t *idims,
+                     int ndim, int dim, int64_t offset, float *y)
+{
+	int64_t n = sc_numel(idims, ndim);
+#pragma omp parallel for if (n > 65536)
+	for (int64_t i = 0; i < n; i++) {
+		int64_t at = gather_d_at(idx, idx_dt, idims, xdims, ndim, dim, offset, i);
+		y[i] = at < 0 ? 0.0f : x[at];
+	}
+}
+
+void sc_cpu_gather_d_grad(const float *dy, const void *idx, sc_dtype idx_dt, const int64_t *idims, float *dx,
+                          const int64_t *xdims, int ndim, int dim, int64_t offset)
+{
+	int64_t n = sc_numel(idims, ndim);
+	memset(dx, 0, (size_t)sc_numel(xdims, ndim) * sizeof *dx);
+	for (int64_t i = 0; i < n; i++) {   /* serial: indices may repeat */
+		int64_t at = gather_d_at(idx, idx_dt, idims, xdims, ndim, dim, offset, i);
+		if (at >= 0)
+			dx[at] += dy[i];
+	}
+}
+
+/* Row (o, i) of x (outer, n, inner) along n: its sum of squares, given or summed. */
+static double l2_sumsq(const float *x, const float *sumsq, int64_t n, int64_t inner, int64_t o, int64_t i)
+{
+	if (sumsq)
+		return sumsq[o * inner + i];
+	double s = 0;
+	for (int64_t j = 0; j < n; j++) {
+		double v = x[(o * n + j) * inner + i];
+		s += v * v;
+	}
+	return s;
+}
+
+void sc_cpu_l2_normalize(const float *x, const float *sumsq, float *y, int64_t outer, int64_t n, int64_t inner,
+                         double eps)
+{
+#pragma omp parallel for collapse(2) if (outer * n * inner > 65536)
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t i = 0; i < inner; i++) {
+			double s = l2_sumsq(x, sumsq, n, inner, o, i), r = sqrt(s > eps ? s : eps);
+			for (int64_t j = 0; j < n; j++) {
+				int64_t at = (o * n + j) * inner + i;
+				y[at] = (float)(x[at] / r);
+			}
+		}
+}
+
+void sc_cpu_l2_normalize_grad(const float *x, const float *sumsq, const float *dy, float *dx, float *dsumsq,
+                              int64_t outer, int64_t n, int64_t inner, double eps)
+{
+#pragma omp parallel for collapse(2) if (outer * n * inner > 65536)
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t i = 0; i < inner; i++) {
+			double s = l2_sumsq(x, sumsq, n, inner, o, i), m = s > eps ? s : eps, r = sqrt(m), dot = 0;
+			for (int64_t j = 0; j < n; j++)
+				dot += (double)dy[(o * n + j) * inner + i] * x[(o * n + j) * inner + i];
+			double ds = s >= eps ? -0.5 * dot / (m * r) : 0;   /* below eps the norm is constant */
+			if (dsumsq)
+				dsumsq[o * inner + i] = (float)ds;
+			for (int64_t j = 0; dx && j < n; j++) {
+				int64_t at = (o * n + j) * inner + i;
+				dx[at] = (float)(dy[at] / r + (sumsq ? 0 : 2 * x[at] * ds));
+			}
+		}
+}
+
 /* rows, cols of the normalization and the size of gamma */
 static void norm_shape(const int64_t *dims, int ndim, int bna, int bpa, int64_t *rows, int64_t *cols, int64_t *np)
 {

@@ -1360,6 +1360,43 @@ void sc_topk_grad(sc_rt *rt, const float *x, const float *dy, int64_t rows, int6
 	SC_CUDA_CHECK(sc_cu_topk(x, rows, n, k, NULL, NULL, dy, dx, cu(rt)->stream));
 }
 
+void sc_gather_d(sc_rt *rt, const float *x, const int64_t *xdims, const void *idx, sc_dtype idx_dt,
+                 const int64_t *idims, int ndim, int dim, int64_t offset, float *y)
+{
+	PROFILE(rt, "GatherD", 0, 8.0 * sc_numel(idims, ndim), SC_PEAK_MEM);
+	if (idx_dt != SC_I32 && idx_dt != SC_I64)
+		SC_DIE("gather_d: indices must be int32 or int64");
+	if (ndim < 1 || ndim > SC_MAX_DIMS || dim < 0 || dim >= ndim)
+		SC_DIE("gather_d: dim %d of a rank %d tensor", dim, ndim);
+	SC_CUDA_CHECK(sc_cu_gather_d(x, xdims, idx, idx_dt == SC_I64, idims, ndim, dim, offset, y, cu(rt)->stream));
+}
+
+void sc_gather_d_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, const int64_t *idims, float *dx,
+                      const int64_t *xdims, int ndim, int dim, int64_t offset)
+{
+	PROFILE(rt, "GatherD grad", 0, 8.0 * sc_numel(idims, ndim), SC_PEAK_MEM);
+	if (idx_dt != SC_I32 && idx_dt != SC_I64)
+		SC_DIE("gather_d_grad: indices must be int32 or int64");
+	if (ndim < 1 || ndim > SC_MAX_DIMS || dim < 0 || dim >= ndim)
+		SC_DIE("gather_d_grad: dim %d of a rank %d tensor", dim, ndim);
+	SC_CUDA_CHECK(sc_cu_gather_d_grad(dy, idx, idx_dt == SC_I64, idims, dx, xdims, ndim, dim, offset,
+	                                  cu(rt)->stream));
+}
+
+void sc_l2_normalize(sc_rt *rt, const float *x, const float *sumsq, float *y, int64_t outer, int64_t n,
+                     int64_t inner, double eps)
+{
+	PROFILE(rt, "L2Normalize", 3.0 * outer * n * inner, 8.0 * outer * n * inner, SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_l2_normalize(x, sumsq, y, outer, n, inner, eps, cu(rt)->stream));
+}
+
+void sc_l2_normalize_grad(sc_rt *rt, const float *x, const float *sumsq, const float *dy, float *dx, float *dsumsq,
+                          int64_t outer, int64_t n, int64_t inner, double eps)
+{
+	PROFILE(rt, "L2Normalize grad", 6.0 * outer * n * inner, 12.0 * outer * n * inner, SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_l2_normalize_grad(x, sumsq, dy, dx, dsumsq, outer, n, inner, eps, cu(rt)->stream));
+}
+
 void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
                int64_t nidx, int64_t offset, float *y)
 {

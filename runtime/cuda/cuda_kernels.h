@@ -147,6 +147,16 @@ cudaError_t sc_cu_gather(const float *table, int64_t outer, int64_t rows, int64_
 /* dtable zeroed here, then rows added */
 cudaError_t sc_cu_gather_grad(const float *dy, const void *idx, int idx64, int64_t nidx, int64_t offset,
                               float *dtable, int64_t outer, int64_t rows, int64_t row, cudaStream_t s);
+/* GatherD: y (idims) from x (xdims) at the index along dim; its gradient zeroes dx here, then adds */
+cudaError_t sc_cu_gather_d(const float *x, const int64_t *xdims, const void *idx, int idx64, const int64_t *idims,
+                           int ndim, int dim, int64_t offset, float *y, cudaStream_t s);
+cudaError_t sc_cu_gather_d_grad(const float *dy, const void *idx, int idx64, const int64_t *idims, float *dx,
+                                const int64_t *xdims, int ndim, int dim, int64_t offset, cudaStream_t s);
+/* L2Normalize on x (outer, n, inner) along n; sumsq, dx and dsumsq may be NULL (sc_l2_normalize*) */
+cudaError_t sc_cu_l2_normalize(const float *x, const float *sumsq, float *y, int64_t outer, int64_t n, int64_t inner,
+                               double eps, cudaStream_t s);
+cudaError_t sc_cu_l2_normalize_grad(const float *x, const float *sumsq, const float *dy, float *dx, float *dsumsq,
+                                    int64_t outer, int64_t n, int64_t inner, double eps, cudaStream_t s);
 /* the normalizers: centered is sc_norm_centered(kind); beta may be NULL, and
  * mean and dmean are when not centered */
 cudaError_t sc_cu_norm(int centered, const float *x, const float *gamma, const float *beta, float *y, int64_t rows,

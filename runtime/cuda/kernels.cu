@@ -800,6 +800,88 @@ __global__ void gather_grad_k(const float *dy, const void *idx, int idx64, int64
 	}
 }
 
+/* GatherD's dims, passed by value: the index's (y's) and x's, rank ndim */
+struct GatherDDims {
+	int ndim, dim;
+	int64_t offset;   /* x's slice along dim starts there */
+	int64_t idims[8], xdims[8];
+};
+
+/* x's offset for element i of the index, or -1 when its index lies outside x's dim */
+__device__ int64_t gather_d_at(const void *idx, int idx64, const GatherDDims &g, int64_t i)
+{
+	int64_t r = load_index(idx, idx64, i) - g.offset, off = 0, stride = 1;
+	if (r < 0 || r >= g.xdims[g.dim])
+		return -1;
+	for (int d = g.ndim - 1; d >= 0; d--) {
+		off += (d == g.dim ? r : i % g.idims[d]) * stride;
+		i /= g.idims[d];
+		stride *= g.xdims[d];
+	}
+	return off;
+}
+
+__global__ void gather_d_k(const float *x, const void *idx, int idx64, GatherDDims g, int64_t n, float *y)
+{
+	GRID_LOOP(i, n) {
+		int64_t at = gather_d_at(idx, idx64, g, i);
+		y[i] = at < 0 ? 0.0f : x[at];
+	}
+}
+
+__global__ void gather_d_grad_k(const float *dy, const void *idx, int idx64, GatherDDims g, int64_t n, float *dx)
+{
+	GRID_LOOP(i, n) {
+		int64_t at = gather_d_at(idx, idx64, g, i);
+		if (at >= 0)
+			atomicAdd(dx + at, dy[i]);
+	}
+}
+
+/* L2Normalize, a thread per row (o, i) of x (outer, n, inner) along n, sums in double as the CPU twin's */
+__device__ double l2_sumsq(const float *x, const float *sumsq, int64_t n, int64_t inner, int64_t o, int64_t i)
+{
+	if (sumsq)
+		return sumsq[o * inner + i];
+	double s = 0;
+	for (int64_t j = 0; j < n; j++) {
+		double v = x[(o * n + j) * inner + i];
+		s += v * v;
+	}
+	return s;
+}
+
+__global__ void l2_normalize_k(const float *x, const float *sumsq, float *y, int64_t rows, int64_t n, int64_t inner,
+                               double eps)
+{
+	GRID_LOOP(t, rows) {
+		int64_t o = t / inner, i = t % inner;
+		double s = l2_sumsq(x, sumsq, n, inner, o, i), r = sqrt(s > eps ? s : eps);
+		for (int64_t j = 0; j < n; j++) {
+			int64_t at = (o * n + j) * inner + i;
+			y[at] = (float)(x[at] / r);
+		}
+	}
+}
+
+__global__ void l2_normalize_grad_k(const float *x, const float *sumsq, const float *dy, float *dx, float *dsumsq,
+                                    int64_t rows, int64_t n, int64_t inner, double eps)
+{
+	GRID_LOOP(t, rows) {
+		int64_t o = t / inner, i = t % inner;
+		double s = l2_sumsq(x, sumsq, n, inner, o, i), m = s > eps ? s : eps, r = sqrt(m), dot = 0;
+		for (int64_t j = 0; j < n; j++)
+			dot += (double)dy[(o * n + j) * inner + i] * x[(o * n + j) * inner + i];
+		double ds = s >= eps ? -0.5 * dot / (m * r) : 0;   /* below eps the norm is constant */
+		if (dsumsq)
+			dsumsq[t] = (float)ds;
+		for (int64_t j = 0; dx && j < n; j++) {
+			int64_t at = (o * n + j) * inner + i;
+			dx[at] = (float)(dy[at] / r + (sumsq ? 0 : 2 * x[at] * ds));
+		}
+	}
+}
+
 /* ---- cast ---- */
 
 /* Float16 and BFloat16 as the kernels see them: their 16 bits (a uint16_t
@@ -1896,6 +1978,66 @@ cudaError_t sc_cu_gather(const float *table, int64_t outer, int64_t rows, int64_
 	if (n <= 0)
 		return cudaSuccess;
 	gather_k<<<blocks_for(n), THREADS, 0, s>>>(table, rows, row, idx, idx64, nidx, n, offset, y);
+	return cudaGetLastError();
+}
+
+static GatherDDims gather_d_dims(const int64_t *xdims, const int64_t *idims, int ndim, int dim, int64_t offset)
+{
+	GatherDDims g;
+	memset(&g, 0, sizeof g);
+	g.ndim = ndim;
+	g.dim = dim;
+	g.offset = offset;
+	memcpy(g.idims, idims, sizeof(int64_t) * (size_t)ndim);
+	memcpy(g.xdims, xdims, sizeof(int64_t) * (size_t)ndim);
+	return g;
+}
+
+cudaError_t sc_cu_gather_d(const float *x, const int64_t *xdims, const void *idx, int idx64, const int64_t *idims,
+                           int ndim, int dim, int64_t offset, float *y, cudaStream_t s)
+{
+	int64_t n = 1;
+	for (int d = 0; d < ndim; d++)
+		n *= idims[d];
+	if (n <= 0)
+		return cudaSuccess;
+	gather_d_k<<<blocks_for(n), THREADS, 0, s>>>(x, idx, idx64, gather_d_dims(xdims, idims, ndim, dim, offset), n, y);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_gather_d_grad(const float *dy, const void *idx, int idx64, const int64_t *idims, float *dx,
+                                const int64_t *xdims, int ndim, int dim, int64_t offset, cudaStream_t s)
+{
+	int64_t n = 1, nx = 1;
+	for (int d = 0; d < ndim; d++) {
+		n *= idims[d];
+		nx *= xdims[d];
+	}
+	cudaError_t e = cudaMemsetAsync(dx, 0, (size_t)nx * sizeof(float), s);
+	if (e != cudaSuccess || n <= 0)
+		return e;
+	gather_d_grad_k<<<blocks_for(n), THREADS, 0, s>>>(dy, idx, idx64, gather_d_dims(xdims, idims, ndim, dim, offset), n,
+	                                                  dx);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_l2_normalize(const float *x, const float *sumsq, float *y, int64_t outer, int64_t n, int64_t inner,
+                               double eps, cudaStream_t s)
+{
+	int64_t rows = outer * inner;
+	if (rows <= 0)
+		return cudaSuccess;
+	l2_normalize_k<<<blocks_for(rows), THREADS, 0, s>>>(x, sumsq, y, rows, n, inner, eps);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_l2_normalize_grad(const float *x, const float *sumsq, const float *dy, float *dx, float *dsumsq,
+                                    int64_t outer, int64_t n, int64_t inner, double eps, cudaStream_t s)
+{
+	int64_t rows = outer * inner;
+	if (rows <= 0)
+		return cudaSuccess;
+	l2_normalize_grad_k<<<blocks_for(rows), THREADS, 0, s>>>(x, sumsq, dy, dx, dsumsq, rows, n, inner, eps);
 	return cudaGetLastError();
 }
 

@@ -781,6 +781,35 @@ static void test_movement(void)
 	sc_gather_axis_grad(rt, dx, didx, SC_I32, 9, 3, dg, 3, 10, 7);
 	sc_cpu_gather_axis_grad(x, idx, SC_I32, 9, 3, g, 3, 10, 7);
 	twin("gather_axis_grad", dg, g, 210, 1e-5);
+	int32_t gi[5 * 4 * 7];   /* GatherD of x (5, 6, 7) along dim 1: indices -1..6, two of them outside */
+	for (int i = 0; i < 5 * 4 * 7; i++)
+		gi[i] = (i * 7 + 3) % 8 - 1;
+	void *dgi = up(gi, sizeof gi);
+	const int64_t gxd[3] = {5, 6, 7}, gid[3] = {5, 4, 7};
+	for (int64_t off = 0; off < 3; off += 2) {   /* x whole, then x the slice [2, 8) of its dim 1 */
+		sc_gather_d(rt, dx, gxd, dgi, SC_I32, gid, 3, 1, off, dyv);
+		sc_cpu_gather_d(x, gxd, gi, SC_I32, gid, 3, 1, off, y);
+		twin("gather_d", dyv, y, 5 * 4 * 7, 0);
+		sc_gather_d_grad(rt, dx, dgi, SC_I32, gid, dg, gxd, 3, 1, off);
+		sc_cpu_gather_d_grad(x, gi, SC_I32, gid, g, gxd, 3, 1, off);
+		twin("gather_d_grad", dg, g, 210, 1e-5);
+	}
+	float ss[5 * 7], dss[5 * 7];   /* L2Normalize of x (5, 6, 7) along dim 1: whole, then a piece given sums */
+	for (int i = 0; i < 5 * 7; i++)
+		ss[i] = 0.5f + (float)(i % 4);
+	ss[3] = 1e-5f;   /* below epsilon: the norm constant */
+	float *dssum = up(ss, sizeof ss), *dds = t_slab(sizeof ss);
+	for (int piece = 0; piece < 2; piece++) {
+		const float *sd = piece ? dssum : NULL, *sh = piece ? ss : NULL;
+		sc_l2_normalize(rt, dx, sd, dyv, 5, 6, 7, 1e-4);
+		sc_cpu_l2_normalize(x, sh, y, 5, 6, 7, 1e-4);
+		twin(piece ? "l2_normalize piece" : "l2_normalize", dyv, y, n, 1e-5);
+		sc_l2_normalize_grad(rt, dx, sd, dx, dg, piece ? dds : NULL, 5, 6, 7, 1e-4);
+		sc_cpu_l2_normalize_grad(x, sh, x, g, piece ? dss : NULL, 5, 6, 7, 1e-4);
+		twin(piece ? "l2_normalize_grad piece" : "l2_normalize_grad", dg, g, n, 1e-5);
+		if (piece)
+			twin("l2_normalize_grad sums", dds, dss, 5 * 7, 1e-5);
+	}
 	const float onoff[2] = {0.9f, -0.1f};
 	float *don = up(onoff, sizeof onoff);
 	sc_one_hot(rt, didx, SC_I32, 3, 5, 3, 3, don, don + 1, dyv);   /* classes 3..7; 12 and -1 outside */

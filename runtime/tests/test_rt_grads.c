@@ -1025,6 +1025,47 @@ Test(grad, gather_scatter_add)
 	check_grad("gather", ga_fwd, table, 9, &c, w, 18, dt);
 }
 
+static void gd_fwd(const float *x, float *y, const void *c)
+{
+	sc_cpu_gather_d(x, (const int64_t[]){3, 4}, c, SC_I32, (const int64_t[]){2, 4}, 2, 0, 0, y);
+}
+
+Test(grad, gather_d_scatter_add)
+{
+	const int32_t idx[8] = {2, 0, 2, 5, 2, 1, 0, -1};   /* along dim 0 of x (3, 4); 5 and -1 outside */
+	float x[12], w[8], dx[12];
+	rand_fill(x, 12, 1, -1, 1);
+	rand_fill(w, 8, 2, -1, 1);
+	sc_cpu_gather_d_grad(w, idx, SC_I32, (const int64_t[]){2, 4}, dx, (const int64_t[]){3, 4}, 2, 0, 0);
+	check_grad("gather_d", gd_fwd, x, 12, idx, w, 8, dx);
+}
+
+/* L2Normalize of x (2, 3, 2) along dim 1, whole; its piece given the sums */
+static void l2_fwd(const float *x, float *y, const void *c)
+{
+	(void)c;
+	sc_cpu_l2_normalize(x, NULL, y, 2, 3, 2, 1e-4);
+}
+
+static void l2_piece_fwd(const float *s, float *y, const void *c)
+{
+	sc_cpu_l2_normalize(c, s, y, 2, 3, 2, 1e-4);
+}
+
+Test(grad, l2_normalize)
+{
+	float x[12], w[12], dx[12], s[4] = {0.7f, 1.3f, 2e-5f, 0.4f}, ds[4];   /* s[2] below epsilon */
+	rand_fill(x, 12, 3, -1, 1);
+	rand_fill(w, 12, 4, -1, 1);
+	sc_cpu_l2_normalize_grad(x, NULL, w, dx, NULL, 2, 3, 2, 1e-4);
+	check_grad("l2_normalize", l2_fwd, x, 12, NULL, w, 12, dx);
+	sc_cpu_l2_normalize_grad(x, s, w, NULL, ds, 2, 3, 2, 1e-4);
+	float s_above[4] = {0.7f, 1.3f, 0.9f, 0.4f}, ds_above[4];   /* the finite difference away from the kink */
+	sc_cpu_l2_normalize_grad(x, s_above, w, NULL, ds_above, 2, 3, 2, 1e-4);
+	check_grad("l2_normalize sums", l2_piece_fwd, s_above, 4, x, w, 12, ds_above);
+	cr_assert(ds[2] == 0, "below epsilon the norm is constant: dsumsq %g", ds[2]);
+}
+
 static void ga_axis_fwd(const float *table, float *y, const void *c)
 {
 	const GaCtx *g = c;

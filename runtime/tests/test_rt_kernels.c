@@ -660,6 +660,37 @@ Test(gather, axis_1_offset)
 	CLOSE(dt, ((const float[]){0, 0, 4, 6, 0, 0, 0, 0, 12, 14, 0, 0}), 12, "repeated ids add up in each slice");
 }
 
+Test(gather_d, by_hand)
+{
+	/* x (2, 3), out[i][j] = x[i][idx[i][j]] along dim 1; 3 is outside: 0 */
+	const float x[6] = {10, 11, 12, 20, 21, 22};
+	float y[4], dx[6];
+	sc_cpu_gather_d(x, (const int64_t[]){2, 3}, (const int32_t[]){2, 0, 1, 3}, SC_I32, (const int64_t[]){2, 2}, 2, 1,
+	                0, y);
+	CLOSE(y, ((const float[]){12, 10, 21, 0}), 4, "gather_d along dim 1");
+	/* x the slice [1, 4) of a dim of 4 (offset 1): index 0 is another rank's, 0 here */
+	sc_cpu_gather_d(x, (const int64_t[]){2, 3}, (const int32_t[]){3, 0, 1, 2}, SC_I32, (const int64_t[]){2, 2}, 2, 1,
+	                1, y);
+	CLOSE(y, ((const float[]){12, 0, 20, 21}), 4, "gather_d of a slice along dim 1");
+	/* along dim 0, an index shorter than x on dim 1: out[i][j] = x[idx[i][j]][j] */
+	sc_cpu_gather_d(x, (const int64_t[]){2, 3}, (const int64_t[]){1, 0}, SC_I64, (const int64_t[]){1, 2}, 2, 0, 0, y);
+	CLOSE(y, ((const float[]){20, 11}), 2, "gather_d along dim 0");
+	sc_cpu_gather_d_grad((const float[]){1, 2, 3, 4}, (const int32_t[]){2, 2, 1, 3}, SC_I32, (const int64_t[]){2, 2},
+	                     dx, (const int64_t[]){2, 3}, 2, 1, 0);
+	CLOSE(dx, ((const float[]){0, 0, 3, 0, 3, 0}), 6, "repeated indices add up, outside ones vanish");
+}
+
+Test(l2_normalize, by_hand)
+{
+	/* (2, 2) along axis 1: rows (3, 4) and (0.003, 0.004), the second below epsilon 1e-4 */
+	const float x[4] = {3, 4, 0.003f, 0.004f};
+	float y[4];
+	sc_cpu_l2_normalize(x, NULL, y, 2, 2, 1, 1e-4);
+	CLOSE(y, ((const float[]){0.6f, 0.8f, 0.3f, 0.4f}), 4, "l2_normalize, a row below epsilon divided by 0.01");
+	sc_cpu_l2_normalize(x, (const float[]){100, 1}, y, 2, 2, 1, 1e-4);   /* the sums given: a slice's piece */
+	CLOSE(y, ((const float[]){0.3f, 0.4f, 0.003f, 0.004f}), 4, "l2_normalize with the sums given");
+}
+
 Test(one_hot, slice_of_classes)
 {
 	/* classes 2..3 of a OneHot: the indices outside them give rows of off */

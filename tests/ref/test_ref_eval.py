@@ -518,6 +518,28 @@ class Forward(unittest.TestCase):
         with self.assertRaises(R.OpError):
             fwd("Gather", [u, i], {"axis": 3})
 
+    def test_gather_d(self):
+        x = rng().normal(size=(3, 4))
+        i = np.array([[3, 0, 3], [1, 1, 2]], dtype=np.int32)
+        self.check("GatherD", [x, i], {"dim": 1}, np.take_along_axis(x[:2], i, axis=1))   # shorter on dim 0
+        j = np.array([[2, 0], [0, 1]], dtype=np.int64)   # shorter than x on dim 1
+        self.check("GatherD", [x, j], {"dim": 0}, np.take_along_axis(x[:, :2], j, axis=0))
+        self.check("GatherD", [x, i], {"dim": -1}, np.take_along_axis(x[:2], i, axis=1))
+        for bad in ({}, {"dim": 2}):
+            with self.assertRaises(R.OpError):
+                fwd("GatherD", [x, i], bad)
+        with self.assertRaises(R.OpError):
+            fwd("GatherD", [x, np.zeros((4, 4), dtype=np.int32)], {"dim": 1})   # larger than x off dim
+
+    def test_l2_normalize(self):
+        x = rng().normal(size=(3, 4))
+        self.check("L2Normalize", [x], {}, x / np.sqrt((x * x).sum(0, keepdims=True)))
+        self.check("L2Normalize", [x], {"axis": (-1,)}, x / np.sqrt((x * x).sum(1, keepdims=True)))
+        small = x * 1e-3   # each row's sum of squares below epsilon: divided by sqrt(epsilon)
+        self.check("L2Normalize", [small], {"axis": 1, "epsilon": 1e-4}, small / 1e-2)
+        with self.assertRaises(R.OpError):
+            fwd("L2Normalize", [x], {"axis": (0, 1)})
+
     def test_tile(self):
         x = rng().normal(size=(2, 3))
         self.check("Tile", [x], {"multiples": (2, 1)}, np.concatenate([x, x], axis=0))
@@ -1026,6 +1048,17 @@ class Gradients(unittest.TestCase):
         self.check("Gather", [u, np.array([[4, 0], [2, 4]])], {"axis": 1}, wrt=[0])
         self.check("Gather", [u, np.array([3, 0, 1, 2])], {"axis": -1, "offset": 1}, wrt=[0])
 
+    def test_gather_d(self):
+        x = rng(1).normal(size=(3, 4))
+        self.check("GatherD", [x, np.array([[3, 0, 3], [1, 1, 3]])], {"dim": 1}, wrt=[0])   # repeats add up
+        self.check("GatherD", [x, np.array([[2, 0], [2, 1]])], {"dim": 0}, wrt=[0])
+
+    def test_l2_normalize(self):
+        x = rng(1).normal(size=(3, 4))
+        self.check("L2Normalize", [x], {}, wrt=[0])
+        self.check("L2Normalize", [x], {"axis": 1}, wrt=[0])
+        self.check("L2Normalize", [x * 1e-3], {"axis": 1}, wrt=[0])   # below epsilon: the norm constant
+
     def test_tile(self):
         x = rng(1).normal(size=(2, 3))
         self.check("Tile", [x], {"multiples": (2, 3)})        # dy summed over the tiles
@@ -1160,7 +1193,8 @@ class Gradients(unittest.TestCase):
                   "reductions": ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"],
                   "logical_reductions": ["ReduceAll", "ReduceAny"], "scans": ["CumSum", "CumProd"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "ExpandDims", "Squeeze", "BroadcastTo",
-                                "Concat", "StridedSlice"], "gather": ["Gather"], "tile": ["Tile"], "one_hot": ["OneHot"],
+                                "Concat", "StridedSlice"], "gather": ["Gather"], "gather_d": ["GatherD"],
+                  "l2_normalize": ["L2Normalize"], "tile": ["Tile"], "one_hot": ["OneHot"],
                   "picks": ["ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "rotary": ["RotaryPositionEmbedding"],
                   "flash_attention": ["FlashAttentionScore"], "cast": ["Cast"], "compare": list(R.COMPARES),

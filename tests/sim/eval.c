@@ -978,6 +978,61 @@ static bool eval_gather(Eval *e)
 	return true;
 }
 
+/* GatherD: each element of the index names x's entry along dim, its other
+ * coordinates its own; an index outside x's dim gives 0. */
+static bool eval_gather_d(Eval *e)
+{
+	const SimTensor *x = &e->ins[0], *idx = &e->ins[1];
+	int dim;
+	if (idx->rank != x->rank || x->rank < 1 || !norm_axis(e, e->n->a.dim, x->rank, &dim))
+		return fail(e, "x of rank %d, an index of rank %d", x->rank, idx->rank);
+	if (!expect_out(e, idx->rank, idx->dims))
+		return false;
+	for (int64_t p = 0; p < idx->size; p++) {
+		double v = idx->data[p] - (double)((e->n->a.present & ATTR_BIT(ATTR_OFFSET)) ? e->n->a.offset : 0);
+		int64_t rest = p, q = 0, stride = 1;   /* offset: x is the slice of its dim from there */
+		if (!(v >= 0 && v < (double)x->dims[dim]))
+			continue;
+		for (int d = x->rank - 1; d >= 0; d--) {
+			int64_t c = rest % idx->dims[d];
+			rest /= idx->dims[d];
+			if (d != dim && c >= x->dims[d])
+				return fail(e, "the index is larger than x on dim %d", d);
+			q += (d == dim ? (int64_t)v : c) * stride;
+			stride *= x->dims[d];
+		}
+		e->out->data[p] = x->data[q];
+	}
+	return true;
+}
+
+/* L2Normalize: x / sqrt(max(sum of squares along the axis, epsilon)); a
+ * slice's piece (lowering's) takes the completed sums as its second input. */
+static bool eval_l2_normalize(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	const Attrs *a = &e->n->a;
+	int axis;
+	if (!norm_axis(e, a->has_axis && a->naxes ? a->axes[0] : 0, x->rank, &axis) || !expect_out(e, x->rank, x->dims))
+		return false;
+	int64_t inner = 1, n = x->dims[axis];
+	for (int d = axis + 1; d < x->rank; d++)
+		inner *= x->dims[d];
+	if (e->n->nin == 2 && e->ins[1].size != x->size / n)
+		return fail(e, "the sums of squares have %lld elements, not %lld", (long long)e->ins[1].size,
+		            (long long)(x->size / n));
+	for (int64_t r = 0; r < x->size / n; r++) {
+		int64_t o = r / inner, i = r % inner;
+		double s = 0;
+		for (int64_t j = 0; j < n; j++)
+			s += x->data[(o * n + j) * inner + i] * x->data[(o * n + j) * inner + i];
+		s = e->n->nin == 2 ? e->ins[1].data[r] : s;
+		for (int64_t j = 0; j < n; j++)
+			e->out->data[(o * n + j) * inner + i] = x->data[(o * n + j) * inner + i] / sqrt(fmax(s, a->epsilon));
+	}
+	return true;
+}
+
 /* A normalizer (ops.h's NORM_OPS) over the dims from where it normalizes:
  * the mean and biased variance when centered, else the mean square; gamma
  * (and beta) cover the dims from where the parameters start and repeat over
@@ -1317,6 +1372,10 @@ static bool eval_op(Eval *e)
 		return eval_transpose(e);
 	case OP_GATHER:
 		return eval_gather(e);
+	case OP_GATHER_D:
+		return eval_gather_d(e);
+	case OP_L2_NORMALIZE:
+		return eval_l2_normalize(e);
 	case OP_TILE:
 		return eval_tile(e);
 	case OP_ONE_HOT:

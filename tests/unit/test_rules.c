@@ -590,6 +590,42 @@ Test(rules, split_and_dropout)
 	run_free(r);
 }
 
+/* GatherD: the index's dims and x's dim along dim, x and index split alike,
+ * the index's dim and a dim where it is shorter than x whole (MindSpore's
+ * GatherDInfo), x's dim split leaving a partial sum; L2Normalize: x's dims,
+ * its axis split with the sums of squares completed. */
+Test(rules, gather_d_and_l2_normalize)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 16, 4)>, %i: <Tensor[Int32], (8, 5, 4)>,\n"
+	                 "           %j: <Tensor[Int32], (8, 16, 2)>) {\n"
+	                 "  %a = GatherD(%x, %i) {dim: 1, in_strategy: ((2, 1, 4), (2, 1, 4))}\n"
+	                 "  %b = GatherD(%x, %i) {dim: 1, in_strategy: ((2, 2, 2), (2, 2, 2))}\n"
+	                 "  %c = GatherD(%x, %j) {dim: 0, in_strategy: ((1, 2, 2), (1, 2, 2))}\n"
+	                 "  %d = L2Normalize(%x) {axis: 1, in_strategy: ((2, 4, 1),)}\n"
+	                 "  %e = GatherD(%x, %i) {dim: 1, in_strategy: ((2, 2, 2), (2, 1, 2))}\n"
+	                 "  return %a, %b, %c, %d, %e\n}\n");
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.nod, 4, "the index's dims, then x's along dim");
+	cr_assert(od.in_dim[0][1] == 3 && od.reduced == 1u << 3, "x's dim 1 its own op dim, a partial sum when split");
+	cr_assert_eq(od.whole, 1u << 1, "dim stays whole");
+	TensorLayout y;
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) >= 0 && axis_of(&y, 1) < 0 && axis_of(&y, 2) >= 0 && y.partial == 0);
+	cr_assert(!rule(r, "b", &od, &s), "GatherD's dim split accepted");
+	expect_msg(r, "GatherD: dim 1 (GatherD's dim");
+	cr_assert(!rule(r, "c", &od, &s), "a dim where the index is shorter split accepted");
+	expect_msg(r, "GatherD: dim 2 (a dim where the index is shorter than x");
+	cr_assert(rule(r, "d", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.normalized, 1u << 1, "the axis: its sums of squares completed");
+	cr_assert_eq(od.whole, 0u, "any dim may be split");
+	cr_assert(rule(r, "e", &od, &s), "%s", msgs(r));
+	op_out_layout(&od, &s, &y);
+	cr_assert(y.partial != 0 && y.partial_op == REDUCE_SUM_OP, "x split along dim: the result a partial sum");
+	run_free(r);
+}
+
 /* StridedSlice with MindSpore's masks: the op dims are x's (the strategy
  * has x's rank); a new axis is a result dim no op dim follows, a shrunk dim
  * none of the result's and kept whole, as a cut dim is. */
