@@ -74,6 +74,8 @@ void sc_agree_or_stop(sc_rt *rt, bool ok, int status, const char *msg);
 size_t sc_dtype_size(sc_dtype dt);
 const char *sc_dtype_name(sc_dtype dt);             /* "float32" ... */
 int64_t sc_numel(const int64_t *dims, int ndim);
+/* A grouped Conv2D's geometry for one group: its c / groups channels in, o / groups out (both backends). */
+sc_window sc_window_group(const sc_window *g);
 void sc_check_dims(const char *what, const int64_t *dims, int ndim);
 int sc_norm_axis(const char *what, int axis, int ndim);   /* dies when out of range */
 /* sc_norm_centered(k) for the sc_norm* entry points; dies when k is no row

@@ -91,6 +91,15 @@ const char *sc_dtype_name(sc_dtype dt)
 	SC_DIE("bad dtype %d", (int)dt);
 }
 
+sc_window sc_window_group(const sc_window *g)
+{
+	sc_window gg = *g;
+	gg.groups = g->groups > 1 ? g->groups : 1;
+	gg.c = g->c / gg.groups;
+	gg.o = g->o / gg.groups;
+	return gg;
+}
+
 int64_t sc_numel(const int64_t *dims, int ndim)
 {
 	int64_t n = 1;

@@ -2711,19 +2711,9 @@ static float *col_buffer(const sc_window *g)
 	return col;
 }
 
-/* One group's geometry: its c / groups channels in, o / groups out. */
-static sc_window conv_group(const sc_window *g)
-{
-	sc_window gg = *g;
-	gg.groups = g->groups > 1 ? g->groups : 1;
-	gg.c = g->c / gg.groups;
-	gg.o = g->o / gg.groups;
-	return gg;
-}
-
 void sc_cpu_conv2d(const sc_window *g, const float *x, const float *w, float *y)
 {
-	sc_window gg = conv_group(g);
+	sc_window gg = sc_window_group(g);
 	int64_t k = gg.c * g->kh * g->kw, cols = g->ho * g->wo, plane = g->h * g->w;
 	float *col = col_buffer(&gg);
 	for (int64_t b = 0; b < g->n; b++)
@@ -2737,7 +2727,7 @@ void sc_cpu_conv2d(const sc_window *g, const float *x, const float *w, float *y)
 
 void sc_cpu_conv2d_grad(const sc_window *g, const float *x, const float *w, const float *dy, float *dx, float *dw)
 {
-	sc_window gg = conv_group(g);
+	sc_window gg = sc_window_group(g);
 	int64_t k = gg.c * g->kh * g->kw, cols = g->ho * g->wo, plane = g->h * g->w;
 	float *col = col_buffer(&gg);
 	if (dw && g->n == 0)

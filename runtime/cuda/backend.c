@@ -912,19 +912,9 @@ void sc_prelu(sc_rt *rt, const float *x, const float *w, float *y, int64_t outer
 
 /* Conv2D per image: im2col into scratch, then y_b = w col (row-major: the
  * column-major product col^T w^T). */
-/* One group's geometry: its c / groups channels in, o / groups out. */
-static sc_window conv_group(const sc_window *g)
-{
-	sc_window gg = *g;
-	gg.groups = g->groups > 1 ? g->groups : 1;
-	gg.c = g->c / gg.groups;
-	gg.o = g->o / gg.groups;
-	return gg;
-}
-
 void sc_conv2d(sc_rt *rt, const sc_window *g, const float *x, const float *w, float *y)
 {
-	sc_window gg = conv_group(g);
+	sc_window gg = sc_window_group(g);
 	int64_t k = gg.c * g->kh * g->kw, cols = g->ho * g->wo, plane = g->h * g->w;
 	PROFILE(rt, "Conv2D", 2.0 * g->n * g->o * cols * k, 4.0 * (g->n * (g->c * plane + g->o * cols) + g->o * k),
 	        f32_peak(rt));
@@ -943,7 +933,7 @@ void sc_conv2d(sc_rt *rt, const sc_window *g, const float *x, const float *w, fl
 void sc_conv2d_grad(sc_rt *rt, const sc_window *g, const float *x, const float *w, const float *dy, float *dx,
                     float *dw)
 {
-	sc_window gg = conv_group(g);
+	sc_window gg = sc_window_group(g);
 	int64_t k = gg.c * g->kh * g->kw, cols = g->ho * g->wo, plane = g->h * g->w;
 	PROFILE(rt, "Conv2D grad", 2.0 * g->n * g->o * cols * k * ((dx != NULL) + (dw != NULL)),
 	        4.0 * (g->n * (g->c * plane + g->o * cols) + g->o * k), f32_peak(rt));
