@@ -667,7 +667,11 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 	U(LOG_SIGMOID, X, -SC_SOFTPLUS(-x), g / (1 + expf(t)))   /* log(1 / (1 + e^-x)); dy sigmoid(-x) */        \
 	U(ZEROS_LIKE, N, ((void)x, 0.0f), ((void)g, 0.0f))   /* whatever x holds, NaN too */                     \
 	U(ONES_LIKE, N, ((void)x, 1.0f), ((void)g, 0.0f))                                                        \
-	U(LEAKY_RELU, X, x > 0 ? x : p * x, SC_LEAKY_SLOPE(t, g, p))
+	U(LEAKY_RELU, X, x > 0 ? x : p * x, SC_LEAKY_SLOPE(t, g, p))                                                \
+	U(RELU6, X, SC_RELU6(x), t > 0 && t < 6 ? g : 0)   /* MindSpore's ReLU6Grad: dy inside (0, 6) */          \
+	U(SOFTSIGN, X, x / (1 + fabsf(x)), g / ((1 + fabsf(t)) * (1 + fabsf(t))))                                  \
+	U(FAST_GELU, X, x / (1 + expf(-1.702f * x)),   /* x sigmoid(1.702 x), MindSpore's FastGeLU */            \
+	  g * sc_silu_slope(1.702f * t))   /* its slope: SiLU's at 1.702 x */
 
 typedef enum {
 #define SC_U_ENUM(name, t, fwd, grad) SC_U_##name,

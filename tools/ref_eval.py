@@ -1443,6 +1443,33 @@ def bwd_hswish(g, ins, at):
     return [np.where(x <= -3.0, 0.0, np.where(x >= 3.0, g, g * (2.0 * x + 3.0) / 6.0))]
 
 
+def fwd_relu6(ins, at):
+    return np.clip(ins[0], 0.0, 6.0)
+
+
+def bwd_relu6(g, ins, at):
+    x = ins[0]                                    # MindSpore's ReLU6Grad: dy inside (0, 6)
+    return [np.where((x > 0.0) & (x < 6.0), g, 0.0)]
+
+
+def fwd_softsign(ins, at):
+    return ins[0] / (1.0 + np.abs(ins[0]))
+
+
+def bwd_softsign(g, ins, at):
+    return [g / (1.0 + np.abs(ins[0])) ** 2]
+
+
+def fwd_fast_gelu(ins, at):
+    return ins[0] / (1.0 + np.exp(-1.702 * ins[0]))   # x sigmoid(1.702 x), MindSpore's FastGeLU
+
+
+def bwd_fast_gelu(g, ins, at):
+    u = 1.702 * ins[0]
+    s = 1.0 / (1.0 + np.exp(-u))
+    return [g * s * (1.0 + u * (1.0 - s))]
+
+
 def fwd_hsigmoid(ins, at):
     return np.clip(ins[0] + 3.0, 0.0, 6.0) / 6.0
 
@@ -2586,6 +2613,9 @@ OPS = {
     "BiasAdd": (fwd_bias_add, bwd_bias_add, 2, 2),
     "ReLU": (fwd_relu, bwd_relu, 1, 1),
     "LeakyReLU": (fwd_leaky_relu, bwd_leaky_relu, 1, 1),
+    "ReLU6": (fwd_relu6, bwd_relu6, 1, 1),
+    "Softsign": (fwd_softsign, bwd_softsign, 1, 1),
+    "FastGeLU": (fwd_fast_gelu, bwd_fast_gelu, 1, 1),
     "PReLU": (fwd_prelu, bwd_prelu, 2, 2),
     "Conv2D": (fwd_conv2d, bwd_conv2d, 2, 2),
     "MaxPool": (fwd_max_pool, bwd_max_pool, 1, 1),

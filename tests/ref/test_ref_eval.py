@@ -299,6 +299,9 @@ class Forward(unittest.TestCase):
         self.check("LogSigmoid", [np.array([-800.0, 800.0])], {}, np.array([-800.0, 0.0]))   # no overflow
         self.check("ZerosLike", [x], {}, np.zeros_like(x))
         self.check("OnesLike", [np.array([np.nan, 2.0])], {}, np.array([1.0, 1.0]))
+        self.check("ReLU6", [np.array([-1.0, 0.0, 3.0, 6.0, 7.5])], {}, np.array([0.0, 0.0, 3.0, 6.0, 6.0]))
+        self.check("Softsign", [x], {}, x / (1 + np.abs(x)))
+        self.check("FastGeLU", [x], {}, x / (1 + np.exp(-1.702 * np.abs(x))) * np.exp(0.851 * (x - np.abs(x))))
         erf = np.array([math.erf(v / math.sqrt(2)) for v in x.ravel()]).reshape(x.shape)
         self.check("GeLU", [x], {"approximate": "none"}, 0.5 * x * (1 + erf))
         self.check("GeLU", [x], {"approximate": "tanh"}, 0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x ** 3))))
@@ -903,6 +906,9 @@ class Gradients(unittest.TestCase):
             self.check(op, [x])
         for op in ("HSwish", "HSigmoid"):                # away from the kinks at -3 and 3
             self.check(op, [np.array([-4.0, -2.5, -1.0, 0.5, 2.0, 4.0])])
+        self.check("ReLU6", [np.array([-1.0, 0.5, 3.0, 5.5, 7.0])])   # away from the kinks at 0 and 6
+        for op in ("Softsign", "FastGeLU"):
+            self.check(op, [x])
         self.check("GeLU", [x], {"approximate": "none"})
         for op in ("Log", "Sqrt", "Rsqrt", "Reciprocal", "Log1p"):
             self.check(op, [np.abs(x) + 0.5])
@@ -1186,7 +1192,7 @@ class Gradients(unittest.TestCase):
                             "Abs", "Sin", "Cos", "Erf", "Reciprocal", "Log1p", "Expm1", "Softplus", "Floor", "Sign",
                             "Ceil", "Round", "Tan", "Atan", "Sinh", "Cosh", "HSwish", "HSigmoid", "Erfc", "Inv", "Acos",
                             "Asin", "Atanh", "Asinh", "Acosh", "Rint", "Elu", "Mish", "SeLU", "LogSigmoid",
-                            "ZerosLike", "OnesLike"],
+                            "ZerosLike", "OnesLike", "ReLU6", "Softsign", "FastGeLU"],
                   "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "slice": ["Slice"],
                   "add_n": ["AddN"], "pad_fill": ["PadFill"],
                   "softmax_family": ["Softmax", "LogSoftmax"],

@@ -500,6 +500,9 @@ static double unary(OpKind op, const Attrs *a, double x)
 	case OP_ZEROS_LIKE: return 0;
 	case OP_ONES_LIKE: return 1;
 	case OP_LEAKY_RELU: return x > 0 ? x : a->alpha * x;   /* MindSpore's Maximum(alpha x, x); NaN stays NaN */
+	case OP_RELU6: return relu6(x);
+	case OP_SOFTSIGN: return x / (1 + fabs(x));
+	case OP_FAST_GELU: return x / (1 + exp(-1.702 * x));
 	case OP_LOGICAL_NOT: return x == 0;   /* a Bool is 0 or 1 */
 	case OP_IS_FINITE: return isfinite(x);
 	default: die("not a unary operator");
