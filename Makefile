@@ -95,8 +95,9 @@ $(addprefix $(B)/san/,$(SIM_TESTS)): $(B)/san/test_%: tests/unit/test_%.c $(B)/s
 	$(CC) $(CFLAGS_BASE) $(SAN) -Itests/sim -o $@ $< $(B)/san/libsim.a $(B)/san/harness.o $(B)/san/libshardc.a \
 		-lcriterion $(LIBS)
 
-# test-full: make test with the end-to-end variants on every rank count, and
-# every program run even where it repeats one already run (E2E_FULL).
+# test-full: make test with the end-to-end variants on every rank count,
+# every program run even where it repeats one already run, and the sweep on
+# every device count (E2E_FULL).
 test-full:
 	$(MAKE) test E2E_FULL=1
 
@@ -122,8 +123,8 @@ roundtrip: $(B)/san/shardc
 dumps: $(B)/san/shardc
 	sh tests/run_dumps.sh $(B)/san/shardc
 
-search: $(B)/san/shardc
-	sh tests/run_search.sh $(B)/san/shardc
+search: $(B)/san/shardc $(B)/shardc
+	sh tests/run_search.sh $(B)/san/shardc $(B)/shardc
 
 # Every manifest.json and strategy.json parses, at 1 to 1,024 devices.
 json: $(B)/shardc
@@ -137,7 +138,7 @@ structure: $(B)/opt/libshardc.a
 # Every sample on 1 to 16 devices in every parallel mode under ASan and UBSan,
 # and each one's step_parallel_begin.ir again: no crash, only clean diagnostics.
 sweep: $(B)/san/shardc
-	sh tests/run_sweep.sh $(B)/san/shardc
+	SWEEP_FULL=$(E2E_FULL) sh tests/run_sweep.sh $(B)/san/shardc
 
 # An operator added to ops.h alone must be a build error in every switch over
 # the operators (none may take it silently through a default).
@@ -178,7 +179,7 @@ faults: $(B)/shardc runtime
 # ---- checkpoints: runs killed and resumed bit for bit, resharded, the options refused ----
 .PHONY: resume
 resume: $(B)/shardc runtime
-	bash tests/run_resume.sh $(B)/shardc
+	E2E_FULL=$(E2E_FULL) bash tests/run_resume.sh $(B)/shardc
 
 # ---- run.sh's launchers (2 ranks, CPU): a hostfile, srun (a stand-in) ----
 .PHONY: launch
