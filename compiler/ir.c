@@ -49,6 +49,18 @@ const AttrInfo attr_info[ATTR_COUNT] = {ATTR_TABLE(ATTR_INFO)};
 
 bool op_from_name(const char *s, OpKind *out)
 {
+	/* MindSpore's other names of one operator: TensorAdd is Add's name before
+	 * MindSpore 1.1, RealDiv the float division Div is. They are read as the
+	 * operator (the dumps name it), so fusion and planning see it too. */
+	static const struct {
+		const char *name;
+		OpKind op;
+	} aliases[] = {{"TensorAdd", OP_ADD}, {"RealDiv", OP_DIV}};
+	for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
+		if (strcmp(aliases[i].name, s) == 0) {
+			*out = aliases[i].op;
+			return true;
+		}
 	for (int k = 0; k < OP_COUNT; k++)
 		if (op_in_language((OpKind)k) && strcmp(op_info[k].name, s) == 0) {
 			*out = (OpKind)k;

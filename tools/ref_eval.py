@@ -286,10 +286,14 @@ class Param:
         self.name, self.type, self.init, self.offset = name, type_, init, offset
 
 
+# MindSpore's other names of one operator, read as it (compiler/ir.c, op_from_name).
+OP_ALIASES = {"TensorAdd": "Add", "RealDiv": "Div"}
+
+
 class Stmt:
     def __init__(self, result, op, operands, attrs, sig, offset, op_offset):
         self.result = result          # name without %
-        self.op = op
+        self.op = OP_ALIASES.get(op, op)
         self.operands = operands      # [Ref or Number]
         self.attrs = attrs            # dict
         self.sig = sig                # None or ([Type], [Type])

@@ -1755,6 +1755,25 @@ graph @net(%x: <Tensor[Float32], (2, 3)>, %w: <Parameter[Float32], (3, 2)>,
         np.testing.assert_allclose(y, x.astype(np.float64) @ w, rtol=1e-6)
         np.testing.assert_array_equal(ids, init("ids", (2,), "randint(0, 2)", dtype="Int32", seed=4))
 
+    def test_mindspore_aliases(self):
+        """TensorAdd and RealDiv are read as Add and Div."""
+        model = self.write("a.ir", """graph @net(%a: <Tensor[Float32], (2, 3)>, %b: <Tensor[Float32], (2, 3)>) {
+  %s = TensorAdd(%a, %b)
+  %q = RealDiv(%s, %b)
+  return %q
+}
+""")
+        a = rng().normal(size=(2, 3)).astype(np.float32)
+        b = rng(1).uniform(1, 2, size=(2, 3)).astype(np.float32)
+        np.save(os.path.join(self.dir, "a.npy"), a)
+        np.save(os.path.join(self.dir, "b.npy"), b)
+        out = os.path.join(self.dir, "res")
+        status, _, err = run_cli([model, "--input", "a=" + os.path.join(self.dir, "a.npy"),
+                                  "--input", "b=" + os.path.join(self.dir, "b.npy"), "--output-dir", out])
+        self.assertEqual(status, 0, err)
+        np.testing.assert_allclose(np.load(os.path.join(out, "output_0.npy")),
+                                   (a.astype(np.float64) + b) / b, rtol=1e-6)
+
     def test_seed_flag_overrides_context(self):
         model = self.write("m.ir", self.MODEL)
         run_cli([model, "--output-dir", self.dir, "--seed", "9"])
