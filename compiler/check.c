@@ -482,6 +482,14 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 			return false;
 		}
 		break;
+	case ATTR_LAMBD:
+		a->lambd = lit_number(v);
+		if (!(a->lambd >= 0) || !isfinite(a->lambd)) {
+			ERR(c, v->span, "%s's lambd %g: the half-width of the band around 0 it zeroes must be a finite number, "
+			    "0 or more (MindSpore's; 0.5 when left out)", op_info[n->op].name, a->lambd);
+			return false;
+		}
+		break;
 	case ATTR_OUTPUT_NUM:
 		a->output_num = v->i;
 		if (a->output_num < 1) {
@@ -648,6 +656,7 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	a->keep_prob = n->op == OP_FLASH_ATTENTION ? 1 : 0.5;   /* MindSpore's ops.Dropout; FlashAttentionScore's */
 	a->scale_value = 1;  /* MindSpore's ops.flash_attention_score */
 	a->alpha = n->op == OP_LEAKY_RELU ? 0.2 : 1;   /* MindSpore's nn.LeakyReLU and ops.leaky_relu; Elu */
+	a->lambd = 0.5;     /* MindSpore's HShrink and SoftShrink */
 	a->output_num = 1;  /* MindSpore's ops.Split */
 	a->pipeline_stage = -1;
 	window_defaults(a);   /* Conv2D's and the pools' kernel, stride, dilation and pad_mode */
@@ -715,12 +724,12 @@ static int64_t inlined_size(const Node *n)
 
 
 /* MindSpore operators shardc does not have, whose names lie near ones it
- * has (Erfinv near Erf, say): "did you mean" would
+ * has (AssignAdd near Add, say): "did you mean" would
  * suggest another operator, so the message says the operator is missing. */
 static bool mindspore_only(const char *name)
 {
 	static const char *const names[] = {
-		"Erfinv", "ApproximateEqual", "Assign", "AssignAdd", "AssignSub", "Depend",
+		"ApproximateEqual", "Assign", "AssignAdd", "AssignSub", "Depend",
 		"BatchNorm", "Embedding", "ScatterUpdate", "Einsum",
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

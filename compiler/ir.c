@@ -78,7 +78,8 @@ const char *op_kernel(OpKind op, const Attrs *a)
 
 double op_kernel_param(OpKind op, const Attrs *a, DType t)
 {
-	return op == OP_LEAKY_RELU ? dtype_round(dtype_round(a->alpha, DT_F32), t) : 0;
+	double p = op == OP_LEAKY_RELU ? a->alpha : op == OP_HSHRINK || op == OP_SOFT_SHRINK ? a->lambd : 0;
+	return dtype_round(dtype_round(p, DT_F32), t);
 }
 
 bool op_is_comm(OpKind k)

@@ -95,6 +95,7 @@
 	ATTR(MULTIPLES, "multiples", AK_INTS)                 \
 	ATTR(SIZE, "size", AK_INTS)                            \
 	ATTR(ALPHA, "alpha", AK_FLOAT)                         \
+	ATTR(LAMBD, "lambd", AK_FLOAT)                         \
 	ATTR(OUTPUT_TYPE, "output_type", AK_DTYPE)             \
 	ATTR(K, "k", AK_INT)                                   \
 	ATTR(SORTED, "sorted", AK_BOOL)                        \
@@ -185,7 +186,11 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(LEAKY_RELU, "LeakyReLU", 1, 1, A(ALPHA), SH_FLOAT, R_ELEMWISE, UNARY(LEAKY_RELU), GR_X, 0, PREC_LOW, V_COPY) \
 	OP(RELU6, "ReLU6", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(RELU6), GR_X, 0, PREC_LOW, V_COPY) \
 	OP(SOFTSIGN, "Softsign", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(SOFTSIGN), GR_X, 0, PREC_LOW, V_COPY) \
-	OP(FAST_GELU, "FastGeLU", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(FAST_GELU), GR_X, 0, PREC_F32, V_COPY)
+	OP(FAST_GELU, "FastGeLU", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(FAST_GELU), GR_X, 0, PREC_F32, V_COPY) \
+	OP(TRUNC, "Trunc", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(TRUNC), GR_NONE, 0, PREC_LOW, V_COPY) \
+	OP(ERFINV, "Erfinv", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ERFINV), GR_Y, 0, PREC_F32, V_COPY) \
+	OP(HSHRINK, "HShrink", 1, 1, A(LAMBD), SH_FLOAT, R_ELEMWISE, UNARY(HSHRINK), GR_X, 0, PREC_LOW, V_COPY) \
+	OP(SOFT_SHRINK, "SoftShrink", 1, 1, A(LAMBD), SH_FLOAT, R_ELEMWISE, UNARY(SOFT_SHRINK), GR_X, 0, PREC_LOW, V_COPY)
 
 #define BINARY_OPS(OP)                                                                                         \
 	OP(ADD, "Add", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(ADD), GR_X, 0, PREC_LOW, V_COPY)             \

@@ -242,6 +242,7 @@ typedef struct {
 	double theta;            /* RopeCos's and RopeSin's frequency base, 10000 by default */
 	double keep_prob;        /* Dropout's chance of keeping an element, in (0, 1]; 0.5 by default (MindSpore's) */
 	double alpha;            /* Elu: its negative side's scale, 1 (MindSpore's only value) */
+	double lambd;            /* HShrink, SoftShrink: the half-width of the band they zero (0.5) */
 	int64_t output_num;      /* Split: the number of equal pieces along axis (1 by default, MindSpore's) */
 	int64_t output_index;    /* Split: which piece is its result (shape.c also sets begin/end/strides: its slice) */
 	int64_t mode;            /* RotaryPositionEmbedding: 0 rotate-half (GPT-NeoX, LLaMA), 1 interleaved pairs (GPT-J) */
@@ -276,8 +277,9 @@ void norm_begin(OpKind op, const Attrs *a, int x_rank, int gamma_rank, int64_t *
  * with approximate: "none". Emission and fusion name kernels through it. */
 const char *op_kernel(OpKind op, const Attrs *a);
 /* The parameter an elementwise operator's kernel takes (SC_UNARY_TABLE's p),
- * computing on type t: LeakyReLU's alpha as MindSpore multiplies by it, cast
- * to t (a Float32 scalar first); 0 for every other row. */
+ * computing on type t: LeakyReLU's alpha as MindSpore multiplies by it, and
+ * HShrink's and SoftShrink's lambd as they compare with it, cast to t (a
+ * Float32 scalar first); 0 for every other row. */
 double op_kernel_param(OpKind op, const Attrs *a, DType t);
 
 typedef struct {

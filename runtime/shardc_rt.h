@@ -597,7 +597,8 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
  * vectorizes (kernels.c). SiLU's slope, s (1 + t (1 - s)) with s = sigmoid(t),
  * is sc_silu_slope, defined beside them for the same reason (exp once), and
  * Mish's, th + t (1 - th^2) sigmoid(t) with th = tanh(softplus(t)) (MindSpore's
- * Mish bprop), sc_mish_slope.
+ * Mish bprop), sc_mish_slope. Erfinv's sc_erfinv is CUDA's erfinvf there and
+ * its own polynomial here (C has none).
  * GELU_ERF is GeLU's exact form (approximate: "none"), whose slope is
  * 0.5 (1 + erf(t / sqrt 2)) + t exp(-t^2 / 2) / sqrt(2 pi). */
 #define SC_GELU_U(v) (0.7978845608028654f * ((v) + 0.044715f * (v) * (v) * (v)))   /* sqrt(2/pi) (v + 0.044715 v^3) */
@@ -671,7 +672,11 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 	U(RELU6, X, SC_RELU6(x), t > 0 && t < 6 ? g : 0)   /* MindSpore's ReLU6Grad: dy inside (0, 6) */          \
 	U(SOFTSIGN, X, x / (1 + fabsf(x)), g / ((1 + fabsf(t)) * (1 + fabsf(t))))                                  \
 	U(FAST_GELU, X, x / (1 + expf(-1.702f * x)),   /* x sigmoid(1.702 x), MindSpore's FastGeLU */            \
-	  g * sc_silu_slope(1.702f * t))   /* its slope: SiLU's at 1.702 x */
+	  g * sc_silu_slope(1.702f * t))   /* its slope: SiLU's at 1.702 x */                                      \
+	U(TRUNC, N, truncf(x), ((void)g, 0.0f))   /* toward 0; MindSpore's zero gradient */                       \
+	U(ERFINV, Y, sc_erfinv(x), g * 0.8862269254527580f * expf(t * t))   /* sqrt(pi) / 2 e^(y^2) */              \
+	U(HSHRINK, X, x >= -p && x <= p ? 0 : x, t >= -p && t <= p ? 0 : g)   /* p: lambd; NaN stays NaN */       \
+	U(SOFT_SHRINK, X, x > p ? x - p : x < -p ? x + p : x == x ? 0 : x, t >= -p && t <= p ? 0 : g)   /* NaN kept */
 
 typedef enum {
 #define SC_U_ENUM(name, t, fwd, grad) SC_U_##name,

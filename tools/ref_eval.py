@@ -1018,14 +1018,68 @@ def fwd_relu(ins, at):
     return np.maximum(ins[0], 0)
 
 
-def leaky_alpha(at):
-    """LeakyReLU's alpha (0.2 by default, MindSpore's nn.LeakyReLU) as MindSpore multiplies by it: a Float32
-    scalar cast to x's type ("@dtype", which forward and backward add: op_attrs)."""
-    alpha = attr_number(at, "alpha", 0.2)
-    if not np.isfinite(alpha):
-        raise OpError("LeakyReLU's alpha must be a finite number")
+def kernel_param(at, key, default):
+    """An elementwise kernel's number as MindSpore uses it: a Float32 scalar cast to x's type ("@dtype",
+    which forward and backward add: op_attrs)."""
     t = at.get("@dtype", "Float32")
-    return float(widen(to_dtype(np.float32(alpha), t), t))
+    return float(widen(to_dtype(np.float32(attr_number(at, key, default)), t), t))
+
+
+def leaky_alpha(at):
+    """LeakyReLU's alpha (0.2 by default, MindSpore's nn.LeakyReLU)."""
+    if not np.isfinite(attr_number(at, "alpha", 0.2)):
+        raise OpError("LeakyReLU's alpha must be a finite number")
+    return kernel_param(at, "alpha", 0.2)
+
+
+def shrink_lambd(at):
+    """HShrink's and SoftShrink's lambd (0.5 by default, MindSpore's)."""
+    lambd = attr_number(at, "lambd", 0.5)
+    if not (np.isfinite(lambd) and lambd >= 0):
+        raise OpError("lambd must be a finite number, 0 or more")
+    return kernel_param(at, "lambd", 0.5)
+
+
+def fwd_hshrink(ins, at):
+    x, p = ins[0], shrink_lambd(at)
+    return np.where((x >= -p) & (x <= p), 0.0, x)   # a NaN stays NaN
+
+
+def bwd_hshrink(g, ins, at):
+    x, p = ins[0], shrink_lambd(at)
+    return [np.where((x >= -p) & (x <= p), 0.0, g)]
+
+
+def fwd_soft_shrink(ins, at):
+    x, p = ins[0], shrink_lambd(at)
+    return np.where(x > p, x - p, np.where(x < -p, x + p, np.where(np.isnan(x), x, 0.0)))   # a NaN stays NaN
+
+
+bwd_soft_shrink = bwd_hshrink   # MindSpore's SoftShrinkGrad: dy outside [-lambd, lambd]
+
+
+def fwd_trunc(ins, at):
+    return np.trunc(ins[0])
+
+
+def fwd_erfinv(ins, at):
+    """erf's inverse: Winitzki's closed form (2e-3 off), then Newton's steps on erf(y) = x; +-1 give
+    +-infinity, outside [-1, 1] NaN."""
+    x = np.asarray(ins[0], dtype=np.float64)
+    inside = np.abs(x) < 1
+    xi = np.where(inside, x, 0.0)
+    ln = np.log1p(-xi * xi)
+    a = 0.147
+    b = 2.0 / (math.pi * a) + ln / 2
+    y = np.sign(xi) * np.sqrt(np.sqrt(b * b - ln / a) - b)
+    for _ in range(4):
+        y = y - (erf(y) - xi) / (2.0 / math.sqrt(math.pi) * np.exp(-y * y))
+    return np.where(inside, y, np.where(x == 1, np.inf, np.where(x == -1, -np.inf, np.nan)))
+
+
+def bwd_erfinv(g, ins, at):
+    y = fwd_erfinv(ins, at)
+    return [g * math.sqrt(math.pi) / 2 * np.exp(y * y)]
 
 
 def fwd_leaky_relu(ins, at):
@@ -2660,6 +2714,10 @@ OPS = {
     "Asinh": (fwd_asinh, bwd_asinh, 1, 1),
     "Acosh": (fwd_acosh, bwd_acosh, 1, 1),
     "Rint": (fwd_round, bwd_zero, 1, 1),
+    "Trunc": (fwd_trunc, bwd_zero, 1, 1),
+    "Erfinv": (fwd_erfinv, bwd_erfinv, 1, 1),
+    "HShrink": (fwd_hshrink, bwd_hshrink, 1, 1),
+    "SoftShrink": (fwd_soft_shrink, bwd_soft_shrink, 1, 1),
     "Elu": (fwd_elu, bwd_elu, 1, 1),
     "Mish": (fwd_mish, bwd_mish, 1, 1),
     "SeLU": (fwd_selu, bwd_selu, 1, 1),
@@ -3134,9 +3192,9 @@ def check_value(prog, vid, x):
 
 
 def op_attrs(prog, ins):
-    """An instruction's attributes; LeakyReLU's with "@dtype", the type it computes in, to which MindSpore
-    casts its alpha (no attribute of the language has an "@")."""
-    if ins.op == "LeakyReLU":
+    """An instruction's attributes; LeakyReLU's, HShrink's and SoftShrink's with "@dtype", the type it
+    computes in, to which MindSpore casts its alpha or lambd (no attribute of the language has an "@")."""
+    if ins.op in ("LeakyReLU", "HShrink", "SoftShrink"):
         return dict(ins.attrs, **{"@dtype": prog.dtypes[ins.ins[0]]})
     return ins.attrs
 

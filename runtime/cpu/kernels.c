@@ -521,6 +521,43 @@ static inline float sc_gelu_slope(float t)
 	return 0.5f * (1 + th) + 0.5f * t * (1 - th * th) * SC_GELU_DU(t);
 }
 
+/* erf's inverse (SC_UNARY_TABLE's Erfinv; CUDA has erfinvf, C does not):
+ * M. Giles' single-precision polynomials in w = -log(1 - x^2) ("Approximating
+ * the erfinv function", GPU Computing Gems, 2011), then one Newton step on
+ * erf(y) = x, which brings it to Float32's rounding. +-1 give +-infinity,
+ * outside [-1, 1] NaN. */
+static inline float sc_erfinv(float x)
+{
+	if (!(x > -1 && x < 1))
+		return x == 1 ? INFINITY : x == -1 ? -INFINITY : NAN;
+	float w = -logf((1 - x) * (1 + x)), p;
+	if (w < 5) {
+		w -= 2.5f;
+		p = 2.81022636e-08f;
+		p = 3.43273939e-07f + p * w;
+		p = -3.5233877e-06f + p * w;
+		p = -4.39150654e-06f + p * w;
+		p = 0.00021858087f + p * w;
+		p = -0.00125372503f + p * w;
+		p = -0.00417768164f + p * w;
+		p = 0.246640727f + p * w;
+		p = 1.50140941f + p * w;
+	} else {
+		w = sqrtf(w) - 3;
+		p = -0.000200214257f;
+		p = 0.000100950558f + p * w;
+		p = 0.00134934322f + p * w;
+		p = -0.00367342844f + p * w;
+		p = 0.00573950773f + p * w;
+		p = -0.0076224613f + p * w;
+		p = 0.00943887047f + p * w;
+		p = 1.00167406f + p * w;
+		p = 2.83297682f + p * w;
+	}
+	float y = p * x;
+	return y - (erff(y) - x) / (1.1283791671f * expf(-y * y));   /* 2 / sqrt(pi) e^(-y^2): erf's slope */
+}
+
 /* SiLU's derivative at t (SC_UNARY_TABLE): sigmoid once. */
 static inline float sc_silu_slope(float t)
 {

@@ -244,6 +244,12 @@ __device__ static float sc_gelu_slope(float t)
 	return 0.5f * (1 + th) + 0.5f * t * (1 - th * th) * SC_GELU_DU(t);
 }
 
+/* erf's inverse (SC_UNARY_TABLE's Erfinv): CUDA's; the CPU twin computes its own. */
+__device__ static float sc_erfinv(float x)
+{
+	return erfinvf(x);
+}
+
 /* SiLU's derivative at t (SC_UNARY_TABLE): sigmoid once. */
 __device__ static float sc_silu_slope(float t)
 {

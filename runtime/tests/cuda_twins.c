@@ -292,7 +292,7 @@ static void test_elementwise(void)
 	float *dp, *pos = rnd(n, 0.1f, 3, &dp), *du, *unit = rnd(n, -0.9f, 0.9f, &du), *dab, *above = rnd(n, 1.1f, 4, &dab);
 	for (sc_unop op = 0; op < SC_U_COUNT; op++) {   /* each in its domain, no NaN */
 		int positive = op == SC_U_LOG || op == SC_U_SQRT || op == SC_U_RSQRT;
-		int inside = op == SC_U_ACOS || op == SC_U_ASIN || op == SC_U_ATANH;   /* (-1, 1) */
+		int inside = op == SC_U_ACOS || op == SC_U_ASIN || op == SC_U_ATANH || op == SC_U_ERFINV;   /* (-1, 1) */
 		const float *x = positive ? pos : inside ? unit : op == SC_U_ACOSH ? above : a;
 		const float *dx = positive ? dp : inside ? du : op == SC_U_ACOSH ? dab : da;
 		char what[64];

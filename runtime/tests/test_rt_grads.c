@@ -94,7 +94,15 @@ Test(grad, unary)
 		{SC_U_MISH, "mish", -4, 4}, {SC_U_SELU, "selu", 0.05f, 3},   /* x < 0: MindSpore's slope, below */
 		{SC_U_LOG_SIGMOID, "log_sigmoid", -4, 4}, {SC_U_ZEROS_LIKE, "zeros_like", -2, 2},
 		{SC_U_ONES_LIKE, "ones_like", -2, 2}, {SC_U_LEAKY_RELU, "leaky_relu", -2, 2},   /* alpha T_UNARY_P */
+		{SC_U_RELU6, "relu6", 0.1f, 5.9f}, {SC_U_SOFTSIGN, "softsign", -3, 3}, {SC_U_FAST_GELU, "fast_gelu", -3, 3},
+		{SC_U_TRUNC, "trunc", 0.1f, 0.9f}, {SC_U_ERFINV, "erfinv", -0.9f, 0.9f},
+		{SC_U_HSHRINK, "hshrink", 0.35f, 2}, {SC_U_SOFT_SHRINK, "soft_shrink", 0.35f, 2},   /* lambd T_UNARY_P */
 	};
+	bool listed[SC_U_COUNT] = {0};   /* every row of SC_UNARY_TABLE is here */
+	for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+		listed[ops[k].op] = true;
+	for (int op = 0; op < SC_U_COUNT; op++)
+		cr_assert(listed[op], "unary kernel %d has no finite-difference case here", op);
 	const char reads[] = {   /* X, Y or N: what each gradient reads */
 #define READS(name, t, fwd, grad) [SC_U_##name] = #t[0],
 		SC_UNARY_TABLE(READS)

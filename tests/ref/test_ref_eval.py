@@ -302,6 +302,19 @@ class Forward(unittest.TestCase):
         self.check("ReLU6", [np.array([-1.0, 0.0, 3.0, 6.0, 7.5])], {}, np.array([0.0, 0.0, 3.0, 6.0, 6.0]))
         self.check("Softsign", [x], {}, x / (1 + np.abs(x)))
         self.check("FastGeLU", [x], {}, x / (1 + np.exp(-1.702 * np.abs(x))) * np.exp(0.851 * (x - np.abs(x))))
+        self.check("Trunc", [np.array([-1.5, -0.5, 0.5, 2.7])], {}, np.array([-1.0, 0.0, 0.0, 2.0]))
+        u = np.array([-0.999, -0.5, 0.0, 0.3, 0.99999])
+        got = fwd("Erfinv", [u], {})
+        np.testing.assert_allclose([math.erf(v) for v in got], u, rtol=1e-12, atol=1e-15)
+        self.assertEqual(fwd("Erfinv", [np.array([1.0, -1.0])], {}).tolist(), [np.inf, -np.inf])
+        self.assertTrue(np.isnan(fwd("Erfinv", [np.array([1.5])], {})[0]))
+        s = np.array([-1.0, -0.5, -0.2, 0.0, 0.3, 0.5, 0.9, np.nan])
+        self.check("HShrink", [s[:7]], {}, np.array([-1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.9]))
+        self.check("HShrink", [s[:7]], {"lambd": 0.25}, np.array([-1.0, -0.5, 0.0, 0.0, 0.3, 0.5, 0.9]))
+        self.check("SoftShrink", [s[:7]], {}, np.array([-0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.4]))
+        self.assertTrue(np.isnan(fwd("HShrink", [s], {})[7]) and np.isnan(fwd("SoftShrink", [s], {})[7]))
+        with self.assertRaises(R.OpError):
+            fwd("SoftShrink", [s], {"lambd": -0.1})
         erf = np.array([math.erf(v / math.sqrt(2)) for v in x.ravel()]).reshape(x.shape)
         self.check("GeLU", [x], {"approximate": "none"}, 0.5 * x * (1 + erf))
         self.check("GeLU", [x], {"approximate": "tanh"}, 0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x ** 3))))
@@ -909,10 +922,13 @@ class Gradients(unittest.TestCase):
         self.check("ReLU6", [np.array([-1.0, 0.5, 3.0, 5.5, 7.0])])   # away from the kinks at 0 and 6
         for op in ("Softsign", "FastGeLU"):
             self.check(op, [x])
+        self.check("Erfinv", [np.tanh(x)])
+        for op in ("HShrink", "SoftShrink"):             # away from the kinks at -lambd and lambd
+            self.check(op, [np.where(np.abs(np.abs(x) - 0.5) < 0.05, 0.8, x)])
         self.check("GeLU", [x], {"approximate": "none"})
         for op in ("Log", "Sqrt", "Rsqrt", "Reciprocal", "Log1p"):
             self.check(op, [np.abs(x) + 0.5])
-        for op in ("Floor", "Ceil", "Round", "Rint", "Sign", "ZerosLike", "OnesLike"):   # MindSpore's zero gradient
+        for op in ("Floor", "Ceil", "Round", "Rint", "Trunc", "Sign", "ZerosLike", "OnesLike"):   # MindSpore's zero gradient
             self.assertEqual(R.OPS[op][1](np.ones((3, 4)), [x], {})[0].tolist(), np.zeros((3, 4)).tolist())
         for op in ("Erfc", "Asinh", "Elu", "Mish", "LogSigmoid"):
             self.check(op, [x])
@@ -1192,7 +1208,8 @@ class Gradients(unittest.TestCase):
                             "Abs", "Sin", "Cos", "Erf", "Reciprocal", "Log1p", "Expm1", "Softplus", "Floor", "Sign",
                             "Ceil", "Round", "Tan", "Atan", "Sinh", "Cosh", "HSwish", "HSigmoid", "Erfc", "Inv", "Acos",
                             "Asin", "Atanh", "Asinh", "Acosh", "Rint", "Elu", "Mish", "SeLU", "LogSigmoid",
-                            "ZerosLike", "OnesLike", "ReLU6", "Softsign", "FastGeLU"],
+                            "ZerosLike", "OnesLike", "ReLU6", "Softsign", "FastGeLU", "Trunc", "Erfinv", "HShrink",
+                            "SoftShrink"],
                   "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "slice": ["Slice"],
                   "add_n": ["AddN"], "pad_fill": ["PadFill"],
                   "softmax_family": ["Softmax", "LogSoftmax"],

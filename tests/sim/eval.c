@@ -449,6 +449,25 @@ static double relu6(double v)   /* a NaN kept, as numpy's clip */
 }
 
 /* a: the operator's attributes (GeLU's approximate). */
+/* erf's inverse in double: bisection to a bracket, then Newton's steps on
+ * erf(y) = x (the runtime's Float32 kernel is checked against this). */
+static double erfinv(double x)
+{
+	if (!(x > -1 && x < 1))
+		return x == 1 ? INFINITY : x == -1 ? -INFINITY : NAN;
+	double lo = -6, hi = 6, y = 0;
+	for (int i = 0; i < 30; i++) {
+		y = (lo + hi) / 2;
+		if (erf(y) < x)
+			lo = y;
+		else
+			hi = y;
+	}
+	for (int i = 0; i < 4; i++)
+		y -= (erf(y) - x) / (1.1283791670955126 * exp(-y * y));
+	return y;
+}
+
 static double unary(OpKind op, const Attrs *a, double x)
 {
 	const double pi = 3.14159265358979323846;
@@ -503,6 +522,10 @@ static double unary(OpKind op, const Attrs *a, double x)
 	case OP_RELU6: return relu6(x);
 	case OP_SOFTSIGN: return x / (1 + fabs(x));
 	case OP_FAST_GELU: return x / (1 + exp(-1.702 * x));
+	case OP_TRUNC: return trunc(x);
+	case OP_ERFINV: return erfinv(x);
+	case OP_HSHRINK: return x >= -a->lambd && x <= a->lambd ? 0 : x;
+	case OP_SOFT_SHRINK: return x > a->lambd ? x - a->lambd : x < -a->lambd ? x + a->lambd : isnan(x) ? x : 0;
 	case OP_LOGICAL_NOT: return x == 0;   /* a Bool is 0 or 1 */
 	case OP_IS_FINITE: return isfinite(x);
 	default: die("not a unary operator");
