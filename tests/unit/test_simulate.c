@@ -342,6 +342,24 @@ Test(simulate, scan_axis_splits)
 	free(text);
 }
 
+/* Tril and Triu split along their matrix dims, evenly and unevenly: each
+ * rank's graph carries its piece's diagonal (tests/e2e/tril_triu.ir), as
+ * written on 4 devices and on 8, equal to the serial graph. */
+Test(simulate, triangle_pieces)
+{
+	char *text = slurp("tests/e2e/tril_triu.ir");
+	static const int64_t counts[] = {4, 8};
+	for (int c = 0; c < 2; c++) {
+		char what[100];
+		Build b = build("tests/e2e/tril_triu.ir", text, counts[c], false, -1);
+		snprintf(what, sizeof what, "tests/e2e/tril_triu.ir on %lld devices", (long long)counts[c]);
+		cr_assert(b.low, "%s does not compile: %s", what, msgs(b.run));
+		expect_equal(b.low, what);
+		run_free(b.run);
+	}
+	free(text);
+}
+
 /* A Layout strategy: the seed's L("mp", ("sp", "dp")) example compiled and run. */
 Test(simulate, layout_strategies)
 {
