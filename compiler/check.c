@@ -514,6 +514,7 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 		}
 		break;
 	case ATTR_DIM: a->dim = v->i; break;
+	case ATTR_DIAGONAL: a->diagonal = v->i; break;
 	case ATTR_DEPTH:
 		a->depth = v->i;
 		if (a->depth < 1) {

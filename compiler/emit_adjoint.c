@@ -266,6 +266,11 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 			          dy, dx);
 		scan_args(b, x, fa);
 		return;
+	case OP_TRIL: case OP_TRIU:   /* MindSpore's bprop: the same triangle of dy */
+		sb_printf(b, "sc_triangle(rt, %d, %s, %s, %s, ", f->op == OP_TRIU, dy, dx, sc_dtype_name(dxv->type.dtype));
+		triangle_args(b, p, f);
+		sb_puts(b, ");");
+		return;
 	case OP_TRANSPOSE: {
 		int64_t inv[MAX_DIMS];
 		for (int d = 0; d < fa->nperm; d++)

@@ -279,6 +279,27 @@ void pad_args(StrBuf *b, const Program *p, int v, int dim)
 	sb_printf(b, ", %lld)", (long long)x->type.dims[dim]);
 }
 
+/* `lead, rows, cols, row0, col0, diagonal` of Tril or Triu f (forward):
+ * its piece as (lead, rows, cols), lead the leading dims; where the piece
+ * starts in the whole's rows and columns (the table's); the diagonal as
+ * written, held to [-rows, cols] of the whole (the same elements kept). */
+void triangle_args(StrBuf *b, const Program *p, const LOp *f)
+{
+	const LValue *y = &p->l->values[f->result];
+	if (p->value_entry[f->result] < 0)
+		die("%s %%%s has no piece in the rank table", op_info[f->op].name, y->name);
+	const Entry *e = &p->entry[p->value_entry[f->result]];
+	int r = y->type.rank;
+	int64_t lead = 1, d = f->a.diagonal, rows = y->global[r - 2], cols = y->global[r - 1];
+	for (int k = 0; k < r - 2; k++)
+		lead *= y->type.dims[k];
+	sb_printf(b, "%lld, %lld, %lld, ", (long long)lead, (long long)y->type.dims[r - 2], (long long)y->type.dims[r - 1]);
+	entry_ref(b, e, r - 2, 1, false);
+	sb_puts(b, ", ");
+	entry_ref(b, e, r - 1, 1, false);
+	sb_printf(b, ", %lld", (long long)(d < -rows ? -rows : d > cols ? cols : d));
+}
+
 /* A Dropout's mask (docs/operators.md, Dropout): `gdims, ndim, start, ldims,
  * "name", seed, step, keep_prob` of forward operator f's piece (with
  * accumulate_steps the micro-batch's number, batch, for the step), the name its

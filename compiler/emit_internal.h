@@ -52,7 +52,9 @@ struct Program {
  * coordinates on a device matrix. */
 typedef enum {
 	E_GROUP,     /* at partition k: the first member of the rank's group (1 number) */
-	E_PIECE,     /* at value v: where the rank's piece starts, per dim (rank numbers) */
+	E_PIECE,     /* at value v: where the rank's piece starts, per dim (rank numbers): an input's, a result's,
+	              * and the results of Dropout (its mask), PadFill (its padding), the windows (their first rows),
+	              * Tril and Triu (where their diagonal falls) */
 	E_SLICE,     /* at op i, a slice or a computed constant's piece: its begin, then its end, per dim */
 	E_OFFSET,    /* at op i, a Gather of a split table: the first row the rank holds (1) */
 	E_SQNORM,    /* at op i, a global norm: per gradient piece, its size if the rank
@@ -225,6 +227,8 @@ void prelu_dims(const LValue *x, int64_t *outer, int64_t *c, int64_t *inner);
 void scan_args(StrBuf *b, const LValue *x, const Attrs *a);
 int64_t scan_slices(const LValue *totals, const Attrs *a);   /* a split axis's piece: the slices, k */
 void pad_args(StrBuf *b, const Program *p, int v, int dim);
+/* Tril's and Triu's: their piece (lead, rows, cols), where it starts (row0, col0), the whole's diagonal */
+void triangle_args(StrBuf *b, const Program *p, const LOp *f);
 /* Whether a mean of x over axes reduces a dim split unevenly; *scale: what
  * a local sum of x (its padding 0) is multiplied by for the rank's share of
  * the whole's mean, which the ranks' partial means then average: the

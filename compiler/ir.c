@@ -140,6 +140,11 @@ bool op_is_constant(OpKind k)
 	return op_info[k].max_inputs == 0;
 }
 
+bool op_is_triangle(OpKind k)
+{
+	return k == OP_TRIL || k == OP_TRIU;
+}
+
 bool norm_centered(OpKind k)
 {
 	return norm_centered_ops[k];

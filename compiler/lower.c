@@ -983,6 +983,8 @@ void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a,
 		if (split)   /* shown in step_parallel_end; an unsplit one is the whole, as written */
 			a->present |= ATTR_BIT(ATTR_BEGIN) | ATTR_BIT(ATTR_END);
 	}
+	if (op_is_triangle(op->op) && (a->diagonal = tri_rank_diagonal(&l->values[op->result], op->op, a->diagonal, rank)))
+		a->present |= ATTR_BIT(ATTR_DIAGONAL);   /* its piece's, as MindSpore's TrilInfo and TriuInfo replace it */
 	if (op->table && (a->present & (ATTR_BIT(ATTR_OFFSET)))) {   /* a table's first row; logits' first class */
 		const LValue *t = &l->values[op->op == OP_ONE_HOT ? op->result : op->in[0]];   /* OneHot's: its classes' */
 		int64_t axis = op->a.axes[0];

@@ -55,6 +55,24 @@ void lowered_piece_start(const LValue *v, int64_t rank, int64_t *start)
 		start[d] = layout_shard_index(&v->layout, rank, d) * v->type.dims[d];
 }
 
+/* The whole's diagonal first held to [-rows, cols] of the whole (the same
+ * elements kept, no overflow), then moved; held again to where the piece
+ * still keeps (Tril) or drops (Triu) the same elements, as MindSpore clips
+ * it. A piece of whole rows and columns keeps the diagonal as written. */
+int64_t tri_rank_diagonal(const LValue *y, OpKind op, int64_t diagonal, int64_t rank)
+{
+	int r = y->type.rank;
+	int64_t start[MAX_DIMS], rows = y->type.dims[r - 2], cols = y->type.dims[r - 1];
+	int64_t grows = y->global[r - 2], gcols = y->global[r - 1];
+	if (rows == grows && cols == gcols)
+		return diagonal;
+	lowered_piece_start(y, rank, start);
+	int64_t d = diagonal < -grows ? -grows : diagonal > gcols ? gcols : diagonal;
+	d += start[r - 2] - start[r - 1];
+	int64_t lo = op == OP_TRIU ? 1 - rows : -rows, hi = op == OP_TRIU ? cols : cols - 1;
+	return d < lo ? lo : d > hi ? hi : d;
+}
+
 int64_t numel(const LValue *v)
 {
 	int64_t n = 1;

@@ -107,7 +107,8 @@
 	ATTR(STRIDE, "stride", AK_AXES)                        \
 	ATTR(DILATION, "dilation", AK_AXES)                    \
 	ATTR(DATA_FORMAT, "data_format", AK_STRING) \
-	ATTR(DIM, "dim", AK_INT)
+	ATTR(DIM, "dim", AK_INT)                               \
+	ATTR(DIAGONAL, "diagonal", AK_INT)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -265,6 +266,8 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(ARGMAX, "Argmax", 1, 1, A(AXIS) | A(OUTPUT_TYPE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                          \
 	OP(ARGMIN, "Argmin", 1, 1, A(AXIS) | A(OUTPUT_TYPE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                          \
 	OP(TOPK, "TopK", 1, 1, A(K) | A(SORTED) | A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_FOLLOW, V_COPY)                      \
+	OP(TRIL, "Tril", 1, 1, A(DIAGONAL), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                     \
+	OP(TRIU, "Triu", 1, 1, A(DIAGONAL), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                     \
 	OP(CONV2D, "Conv2D", 2, 2, A_CONV, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_LOW, V_COPY)                                                 \
 	OP(MAX_POOL, "MaxPool", 1, 1, A_POOL, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_FOLLOW, V_COPY)                                            \
 	OP(AVG_POOL, "AvgPool", 1, 1, A_POOL, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                            \

@@ -33,7 +33,7 @@ static bool any_dtype(OpKind op)
 {
 	return op_info[op].view == V_VIEW || op_info[op].shape == SH_LOGICAL || op == OP_TRANSPOSE ||
 	       op == OP_TRANSPOSE_FOLDED || op == OP_CONCAT || op_slices(op) || op == OP_CAST ||
-	       op == OP_PAD_FILL || op == OP_SEND_RECV || op_is_comm(op);
+	       op == OP_PAD_FILL || op == OP_SEND_RECV || op_is_comm(op) || op_is_triangle(op);
 }
 
 /* Backward operators that only move or convert elements, as their forward
@@ -852,8 +852,8 @@ static void plan_table(Program *p)
 			p->op_entry[i] = add_entry(p, E_OFFSET, i, 1);
 		else if (o->grad == GRAD_SQNORM)
 			p->op_entry[i] = add_entry(p, E_SQNORM, i, o->nin);
-		if (o->grad == GRAD_NONE && (o->op == OP_DROPOUT || o->op == OP_PAD_FILL || op_is_window(o->op)) &&
-		    p->value_entry[o->result] < 0 && l->values[o->result].type.rank)   /* mask; padding; first rows */
+		if (o->grad == GRAD_NONE && (o->op == OP_DROPOUT || o->op == OP_PAD_FILL || op_is_window(o->op) ||
+		    op_is_triangle(o->op)) && p->value_entry[o->result] < 0 && l->values[o->result].type.rank)
 			p->value_entry[o->result] = add_entry(p, E_PIECE, o->result, l->values[o->result].type.rank);
 	}
 	for (int k = 0; k < l->nret; k++) {

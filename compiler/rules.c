@@ -238,6 +238,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	switch (n->op) {
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE:
 	case OP_CAST: case OP_SELECT: case OP_DROPOUT: case OP_PAD_FILL: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM:
+	case OP_TRIL: case OP_TRIU:   /* any dim split, each rank its piece's diagonal (lowered_rank_attrs) */
 	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 		die("%s has its rule class", op_info[n->op].name);
 	case OP_MSE_LOSS: case OP_L1_LOSS:

@@ -403,6 +403,23 @@ bool infer_scan(Infer *x, const Type *a, Type *out)
 	return true;
 }
 
+/* MindSpore's Tril and Triu: x of any element type with two dims or more,
+ * the last two a matrix (the leading ones a batch); the result is x's type. */
+bool infer_triangle(Infer *x, const Type *in, Type *out)
+{
+	if (in->rank < 2) {
+		StrBuf b = {0};
+		ERR(x, in_span(x, 0), "%s: x %s %s has %d dim%s; it needs two or more, the last two the matrix whose "
+		    "triangle it keeps (Reshape it to (1, n) first)", opname(x), in_name(x, 0, &b), DIMS(in), in->rank,
+		    in->rank == 1 ? "" : "s");
+		sb_free(&b);
+		return false;
+	}
+	*out = *in;
+	out->is_param = false;
+	return true;
+}
+
 /* MindSpore's GatherD(x, dim, index), dim an attribute here: index an
  * integer tensor of x's rank, no larger than x on the other dims; the result
  * has index's shape and x's type, out[..i..] = x[..index[..i..]..] along dim. */

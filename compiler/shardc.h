@@ -159,6 +159,7 @@ bool op_is_compare(OpKind k);    /* a row of COMPARE_OPS */
 bool op_is_norm(OpKind k);       /* a row of NORM_OPS */
 bool norm_centered(OpKind k);    /* a normalizer subtracting the row mean (its SC_NORM_TABLE row) */
 bool op_is_constant(OpKind k);   /* a computed constant (Arange, CausalMask, RopeCos, RopeSin): no operands */
+bool op_is_triangle(OpKind k);   /* Tril, Triu: x's last two dims zeroed above or below a diagonal */
 /* Whether input k (of dtype in) of an operator with a result of dtype out
  * carries a gradient: floats into a float, not an index or label. autodiff.c
  * differentiates exactly these inputs and the search prices their adjoints. */
@@ -251,6 +252,7 @@ typedef struct {
 	int64_t topk;            /* TopK: k, how many of the last dim's largest it keeps (required) */
 	bool sorted;             /* TopK: the k largest in descending order (true, the only value shardc takes) */
 	int64_t dim;             /* GatherD: the dim of x the index picks along (required) */
+	int64_t diagonal;        /* Tril, Triu: the diagonal kept, 0 the main one, k > 0 above it, k < 0 below (0 by default) */
 	double scale_value;      /* FlashAttentionScore: the scores' factor, 1 by default (MindSpore's) */
 	int64_t sparse_mode;     /* FlashAttentionScore: 0 the mask as given, 2 or 3 causal (key j seen by query i when j <= i) */
 	int64_t input_layout;    /* FlashAttentionScore: FA_BNSD (the default), FA_BSND or FA_BSH (flash_dims) */
@@ -912,6 +914,9 @@ void value_strides(const Lowered *l, int v, int64_t *strides);
 void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a, int64_t *members);
 /* lowered.c: where rank's piece of v starts in the global tensor: start[d] for each dim. */
 void lowered_piece_start(const LValue *v, int64_t rank, int64_t *start);
+/* lowered.c: a Tril's or Triu's diagonal on rank's piece of its result y, as MindSpore's TrilInfo and
+ * TriuInfo replace it: the whole's, moved by the piece's first row minus its first column. */
+int64_t tri_rank_diagonal(const LValue *y, OpKind op, int64_t diagonal, int64_t rank);
 int64_t numel(const LValue *v);             /* elements of this rank's piece */
 int64_t value_bytes(const LValue *v);       /* its bytes */
 

@@ -258,6 +258,7 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_TOPK:
 	case OP_FLASH_ATTENTION:   /* its batch and heads (rules.c keeps the rest whole): each computed alone */
 	case OP_PAD_FILL: case OP_ROTARY:
+	case OP_TRIL: case OP_TRIU:   /* 0 maps to 0; dx the same mask on dy, whose padding is 0 */
 	case OP_ADD_N:   /* 0 + 0 */
 	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SLICE:   /* along other dims: rules.c keeps theirs whole */
 	OP_CASES(NORM_OPS) case OP_L2_NORMALIZE:   /* 0 maps to 0; along its axis lowered as pieces, x's padding 0 */

@@ -761,6 +761,14 @@ void sc_reduce_all(sc_rt *rt, const uint8_t *x, uint8_t *y, const int64_t *dims,
 void sc_reduce_any(sc_rt *rt, const uint8_t *x, uint8_t *y, const int64_t *dims, int ndim, const int *axes,
                    int naxes);
 
+/* MindSpore's Tril (upper 0) and Triu (upper 1) on x (lead, rows, cols),
+ * lead the leading dims (each matrix alike): y = x where the element's
+ * column less its row in the whole, (col0 + j) - (row0 + i), is at most
+ * diagonal (Tril) or at least diagonal (Triu), 0 elsewhere. A rank holding
+ * a piece passes where it starts (row0, col0); the gradient is the same
+ * call on dy. Any dtype; y may be x. */
+void sc_triangle(sc_rt *rt, int upper, const void *x, void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols,
+                 int64_t row0, int64_t col0, int64_t diagonal);
 /* y dims[i] = dims[perm[i]]; dims are x's. */
 void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm);
 /* y (nidx, row) = table rows idx - offset; rows outside [0, rows) give zeros

@@ -2053,6 +2053,17 @@ def bwd_tile(g, ins, at):
     return [g.reshape(ins[0].shape)]
 
 
+def triangle(upper):
+    """MindSpore's Tril (upper False) and Triu: x's last two dims kept on and below
+    (above) the diagonal-th diagonal, zeros elsewhere; the gradient is the same mask
+    on dy (MindSpore's bprop)."""
+    def mask(x, at):
+        if x.ndim < 2:
+            raise OpError("x has %d dims; it needs two or more" % x.ndim)
+        return (np.triu if upper else np.tril)(x, attr_int(at, "diagonal", 0))
+    return (lambda ins, at: mask(ins[0], at)), (lambda g, ins, at: [mask(g, at)])
+
+
 def fwd_one_hot(ins, at):
     idx, on, off = ins
     if idx.dtype.kind not in "iu":
@@ -2751,6 +2762,8 @@ OPS = {
     "L2Normalize": (fwd_l2_normalize, bwd_l2_normalize, 1, 1),
     "Tile": (fwd_tile, bwd_tile, 1, 1),
     "OneHot": (fwd_one_hot, bwd_one_hot, 3, 3),
+    "Tril": (*triangle(False), 1, 1),
+    "Triu": (*triangle(True), 1, 1),
     "LayerNorm": (fwd_layer_norm, bwd_layer_norm, 3, 3),
     "RmsNorm": (fwd_rms_norm, bwd_rms_norm, 2, 2),
     "Concat": (fwd_concat, bwd_concat, 1, None),

@@ -615,6 +615,13 @@ void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t 
 	sc_cpu_transpose(dt, x, y, dims, ndim, perm);
 }
 
+void sc_triangle(sc_rt *rt, int upper, const void *x, void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols,
+                 int64_t row0, int64_t col0, int64_t diagonal)
+{
+	(void)rt;
+	sc_cpu_triangle(upper, x, y, dt, lead, rows, cols, row0, col0, diagonal);
+}
+
 void sc_one_hot(sc_rt *rt, const void *idx, sc_dtype idx_dt, int64_t outer, int64_t depth, int64_t inner,
                 int64_t offset, const float *on, const float *off, float *y)
 {

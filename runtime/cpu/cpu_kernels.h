@@ -99,6 +99,9 @@ void sc_cpu_rope(float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols,
                  int64_t d, double theta);
 
 void sc_cpu_transpose(sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm);
+/* sc_triangle: each row's kept columns copied, the rest zeroed */
+void sc_cpu_triangle(int upper, const void *x, void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols,
+                     int64_t row0, int64_t col0, int64_t diagonal);
 void sc_cpu_one_hot(const void *idx, sc_dtype idx_dt, int64_t outer, int64_t depth, int64_t inner, int64_t offset,
                     float on, float off, float *y);
 /* Picking along an axis (ArgMaxWithValue, Argmax, TopK; shardc_rt.h's sc_arg_reduce, sc_topk). */

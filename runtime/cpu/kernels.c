@@ -2134,6 +2134,29 @@ void sc_cpu_round(float *x, sc_dtype dt, int64_t n)
 	}
 }
 
+/* Row r of a matrix keeps the columns j with j - r - row0 + col0 at most
+ * diagonal (Tril: [0, end)) or at least diagonal (Triu: [begin, cols)); a
+ * zero of every dtype is all bits 0. diagonal lies in [-rows, cols] of the
+ * whole (emit_args.c), so nothing here overflows. */
+void sc_cpu_triangle(int upper, const void *x, void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols,
+                     int64_t row0, int64_t col0, int64_t diagonal)
+{
+	size_t es = sc_dtype_size(dt);
+#pragma omp parallel for if (lead * rows * cols >= SC_PAR_MIN) schedule(static)
+	for (int64_t r = 0; r < lead * rows; r++) {
+		int64_t edge = diagonal + row0 + r % rows - col0;   /* the last column Tril keeps, the first Triu does */
+		int64_t lo = upper ? edge : 0, hi = upper ? cols : edge + 1;
+		lo = lo < 0 ? 0 : lo > cols ? cols : lo;
+		hi = hi < lo ? lo : hi > cols ? cols : hi;
+		char *yr = (char *)y + (size_t)(r * cols) * es;
+		const char *xr = (const char *)x + (size_t)(r * cols) * es;
+		memset(yr, 0, (size_t)lo * es);
+		if (x != y)
+			memcpy(yr + (size_t)lo * es, xr + (size_t)lo * es, (size_t)(hi - lo) * es);
+		memset(yr + (size_t)hi * es, 0, (size_t)(cols - hi) * es);
+	}
+}
+
 void sc_cpu_fill_pad(const void *x, void *y, sc_dtype dt, int64_t outer, int64_t mid, int64_t inner, int64_t real,
                      double value)
 {

@@ -1284,6 +1284,14 @@ void sc_rope(sc_rt *rt, float *y, int is_sin, int64_t lead, int64_t rows, int64_
 	SC_CUDA_CHECK(sc_cu_rope(y, is_sin, lead, rows, cols, row0, col0, d, theta, cu(rt)->stream));
 }
 
+void sc_triangle(sc_rt *rt, int upper, const void *x, void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols,
+                 int64_t row0, int64_t col0, int64_t diagonal)
+{
+	PROFILE(rt, upper ? "Triu" : "Tril", 0, 2.0 * (double)lead * rows * cols * (double)sc_dtype_size(dt), SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_triangle(upper, x, y, sc_dtype_size(dt), lead, rows, cols, row0, col0, diagonal,
+	                             cu(rt)->stream));
+}
+
 void sc_transpose(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int *perm)
 {
 	PROFILE(rt, "Transpose", 0, 2.0 * (double)sc_numel(dims, ndim) * (double)sc_dtype_size(dt), SC_PEAK_MEM);

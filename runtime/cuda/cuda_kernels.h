@@ -32,6 +32,9 @@ typedef struct {
 } sc_cu_plan;
 
 cudaError_t sc_cu_fill(void *dst, sc_dtype dt, int64_t n, double value, cudaStream_t s);
+/* sc_triangle on elements of es bytes (1, 2, 4 or 8; else cudaErrorInvalidValue) */
+cudaError_t sc_cu_triangle(int upper, const void *x, void *y, size_t es, int64_t lead, int64_t rows, int64_t cols,
+                           int64_t row0, int64_t col0, int64_t diagonal, cudaStream_t s);
 cudaError_t sc_cu_fill_pad(const void *x, void *y, sc_dtype dt, int64_t outer, int64_t mid, int64_t inner,
                            int64_t real, double value, cudaStream_t s);
 cudaError_t sc_cu_swap01(const void *src, void *dst, int64_t A, int64_t B, int64_t C, size_t es, cudaStream_t s);

@@ -69,6 +69,16 @@ __global__ void fill_pad_k(const T *x, T *y, int64_t n, int64_t mid, int64_t inn
 	GRID_LOOP(i, n) y[i] = i / inner % mid >= real ? v : x[i];
 }
 
+/* the twin: sc_cpu_triangle; T an unsigned integer of the element's size (a zero is all bits 0) */
+template <typename T>
+__global__ void triangle_k(const T *x, T *y, int64_t n, int upper, int64_t rows, int64_t cols, int64_t shift)
+{
+	GRID_LOOP(i, n) {
+		int64_t d = i % cols - i / cols % rows - shift;   /* column less row in the whole, less the diagonal */
+		y[i] = (upper ? d >= 0 : d <= 0) ? x[i] : (T)0;
+	}
+}
+
 template <typename T>
 __global__ void swap01_k(const T *src, T *dst, int64_t A, int64_t B, int64_t C)
 {
@@ -1556,6 +1566,25 @@ cudaError_t sc_cu_fill_pad(const void *x, void *y, sc_dtype dt, int64_t outer, i
 		                                              bf16_of(value).bits);
 		break;
 	}
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_triangle(int upper, const void *x, void *y, size_t es, int64_t lead, int64_t rows, int64_t cols,
+                           int64_t row0, int64_t col0, int64_t diagonal, cudaStream_t s)
+{
+	int64_t n = lead * rows * cols, shift = diagonal + row0 - col0;
+	if (n <= 0)
+		return cudaSuccess;
+	if (es == 1)
+		triangle_k<<<blocks_for(n), THREADS, 0, s>>>((const uint8_t *)x, (uint8_t *)y, n, upper, rows, cols, shift);
+	else if (es == 2)
+		triangle_k<<<blocks_for(n), THREADS, 0, s>>>((const uint16_t *)x, (uint16_t *)y, n, upper, rows, cols, shift);
+	else if (es == 4)
+		triangle_k<<<blocks_for(n), THREADS, 0, s>>>((const uint32_t *)x, (uint32_t *)y, n, upper, rows, cols, shift);
+	else if (es == 8)
+		triangle_k<<<blocks_for(n), THREADS, 0, s>>>((const uint64_t *)x, (uint64_t *)y, n, upper, rows, cols, shift);
+	else
+		return cudaErrorInvalidValue;
 	return cudaGetLastError();
 }
 

@@ -970,6 +970,33 @@ static void test_constants(void)
 		twin_bytes("fill_pad bfloat16 in place", dh, hy, sizeof hy);
 		free(x), free(y);
 	}
+	{   /* sc_triangle: Tril and Triu of a (2, 5, 7) piece from row 3, column 4 of its whole, diagonals -2 to 2,
+	     * float32, bfloat16 and bool (one, two and four bytes an element), bit for bit; Tril in place */
+		float *dx, *x = rnd(70, -2, 2, &dx), *y = malloc(70 * sizeof *y);
+		uint16_t hx[70], hy[70];
+		uint8_t bx[70], by[70];
+		sc_cpu_cast(x, SC_F32, hx, SC_BF16, 70);
+		for (int i = 0; i < 70; i++)
+			bx[i] = x[i] > 0;
+		void *dh = up(hx, sizeof hx), *db = up(bx, sizeof bx), *dy = t_slab(70 * sizeof *y);
+		for (int upper = 0; upper < 2; upper++)
+			for (int64_t diag = -2; diag <= 2; diag++) {
+				sc_triangle(rt, upper, dx, dy, SC_F32, 2, 5, 7, 3, 4, diag);
+				sc_cpu_triangle(upper, x, y, SC_F32, 2, 5, 7, 3, 4, diag);
+				twin_bytes(upper ? "triu float32" : "tril float32", dy, y, 70 * sizeof *y);
+				sc_triangle(rt, upper, dh, dy, SC_BF16, 2, 5, 7, 3, 4, diag);
+				sc_cpu_triangle(upper, hx, hy, SC_BF16, 2, 5, 7, 3, 4, diag);
+				twin_bytes(upper ? "triu bfloat16" : "tril bfloat16", dy, hy, sizeof hy);
+				sc_triangle(rt, upper, db, dy, SC_BOOL, 2, 5, 7, 3, 4, diag);
+				sc_cpu_triangle(upper, bx, by, SC_BOOL, 2, 5, 7, 3, 4, diag);
+				twin_bytes(upper ? "triu bool" : "tril bool", dy, by, sizeof by);
+			}
+		memcpy(y, x, 70 * sizeof *y);
+		sc_triangle(rt, 0, dx, dx, SC_F32, 2, 5, 7, 0, 0, 1);
+		sc_cpu_triangle(0, y, y, SC_F32, 2, 5, 7, 0, 0, 1);
+		twin_bytes("tril float32 in place", dx, y, 70 * sizeof *y);
+		free(x), free(y);
+	}
 	sc_causal_mask(rt, d, SC_F32, 2, 5, 12, 3, 2, -3.4028234663852886e38);
 	sc_cpu_causal_mask(want, SC_F32, 2, 5, 12, 3, 2, -3.4028234663852886e38);
 	twin_bytes("causal_mask float32", d, want, 2 * 5 * 12 * 4);

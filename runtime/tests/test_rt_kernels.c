@@ -691,6 +691,30 @@ Test(l2_normalize, by_hand)
 	CLOSE(y, ((const float[]){0.3f, 0.4f, 0.003f, 0.004f}), 4, "l2_normalize with the sums given");
 }
 
+Test(triangle, by_hand_and_as_pieces)
+{
+	/* x (3, 4) = 1..12: Tril diagonal 1 keeps column <= row + 1, Triu diagonal -1 column >= row - 1 */
+	const float x[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+	float y[12], piece[4];
+	sc_cpu_triangle(0, x, y, SC_F32, 1, 3, 4, 0, 0, 1);
+	CLOSE(y, ((const float[]){1, 2, 0, 0, 5, 6, 7, 0, 9, 10, 11, 12}), 12, "tril, diagonal 1");
+	sc_cpu_triangle(1, x, y, SC_F32, 1, 3, 4, 0, 0, -1);
+	CLOSE(y, ((const float[]){1, 2, 3, 4, 5, 6, 7, 8, 0, 10, 11, 12}), 12, "triu, diagonal -1");
+	sc_cpu_triangle(0, x, y, SC_F32, 1, 3, 4, 0, 0, -3);
+	CLOSE(y, ((const float[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}), 12, "tril below every element");
+	/* rows 1..2, columns 2..3 of the whole as a piece (2, 2) from (1, 2): the whole's Triu, diagonal 1 */
+	const float xp[4] = {7, 8, 11, 12};
+	sc_cpu_triangle(1, xp, piece, SC_F32, 1, 2, 2, 1, 2, 1);
+	CLOSE(piece, ((const float[]){7, 8, 0, 12}), 4, "triu piece from row 1, column 2");
+	/* two matrices (2, 1, 3) as one lead dim, Int32 and Bool by their bytes, in place */
+	int32_t xi[6] = {1, 2, 3, 4, 5, 6};
+	uint8_t xb[6] = {1, 1, 1, 1, 1, 1};
+	sc_cpu_triangle(0, xi, xi, SC_I32, 2, 1, 3, 0, 0, 1);
+	cr_assert(!memcmp(xi, ((const int32_t[]){1, 2, 0, 4, 5, 0}), sizeof xi), "tril of Int32 in place");
+	sc_cpu_triangle(1, xb, xb, SC_BOOL, 2, 1, 3, 0, 1, 2);
+	cr_assert(!memcmp(xb, ((const uint8_t[]){0, 1, 1, 0, 1, 1}), sizeof xb), "triu of Bool from column 1, diagonal 2");
+}
+
 Test(one_hot, slice_of_classes)
 {
 	/* classes 2..3 of a OneHot: the indices outside them give rows of off */

@@ -564,6 +564,20 @@ class Forward(unittest.TestCase):
         with self.assertRaises(R.OpError):
             fwd("Tile", [x], {"multiples": (2, 0)})
 
+    def test_triangle(self):
+        x = rng().normal(size=(2, 3, 4))
+        rows, cols = np.indices((3, 4))
+        for d in (-4, -1, 0, 2, 5):   # below every element, below, on, above the main diagonal, past the last
+            self.check("Tril", [x], {"diagonal": d}, np.where(cols - rows <= d, x, 0))
+            self.check("Triu", [x], {"diagonal": d}, np.where(cols - rows >= d, x, 0))
+        self.check("Tril", [x], {}, np.where(cols <= rows, x, 0))   # the main diagonal by default
+        b = x > 0   # any element type: Bool's zero is false
+        np.testing.assert_array_equal(fwd("Triu", [b], {"diagonal": 1}), np.where(cols > rows, b, False))
+        with self.assertRaises(R.OpError):
+            fwd("Tril", [x[0, 0]], {})   # a vector has no matrix
+        with self.assertRaises(R.OpError):
+            fwd("Triu", [x], {"diagonal": 1.5})
+
     def test_one_hot(self):
         i = np.array([[0, 3], [-1, 4]], dtype=np.int32)   # -1 and 4 outside 4 classes: rows of off_value
         on, off = np.float64(0.9), np.float64(-0.5)
@@ -1087,6 +1101,12 @@ class Gradients(unittest.TestCase):
         self.check("Tile", [x], {"multiples": (2, 1, 2)})     # a new leading dim
         self.check("Tile", [x[:1]], {"multiples": (4, 1)})    # a dim of 1 repeated
 
+    def test_triangle(self):
+        x = rng(1).normal(size=(2, 3, 4))
+        for d in (-2, 0, 1):
+            self.check("Tril", [x], {"diagonal": d})   # dy masked as the forward
+            self.check("Triu", [x], {"diagonal": d})
+
     def test_one_hot(self):
         i = np.array([1, 5, -1, 0])
         grads = R.OPS["OneHot"][1](np.ones((4, 3)), [i, np.float64(1), np.float64(0)], {"depth": 3})
@@ -1217,7 +1237,7 @@ class Gradients(unittest.TestCase):
                   "logical_reductions": ["ReduceAll", "ReduceAny"], "scans": ["CumSum", "CumProd"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "ExpandDims", "Squeeze", "BroadcastTo",
                                 "Concat", "StridedSlice"], "gather": ["Gather"], "gather_d": ["GatherD"],
-                  "l2_normalize": ["L2Normalize"], "tile": ["Tile"], "one_hot": ["OneHot"],
+                  "l2_normalize": ["L2Normalize"], "tile": ["Tile"], "one_hot": ["OneHot"], "triangle": ["Tril", "Triu"],
                   "picks": ["ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "rotary": ["RotaryPositionEmbedding"],
                   "flash_attention": ["FlashAttentionScore"], "cast": ["Cast"], "compare": list(R.COMPARES),

@@ -887,6 +887,25 @@ static bool eval_one_hot(Eval *e)
 	return true;
 }
 
+/* Tril and Triu: x where column less row is at most (Tril) or at least
+ * (Triu) the diagonal, 0 elsewhere; a rank's graph carries its piece's
+ * diagonal (step_parallel_end), so the piece is computed as a whole. */
+static bool eval_triangle(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	if (x->rank < 2)
+		return fail(e, "x of rank %d; Tril and Triu take two dims or more", x->rank);
+	if (!expect_out(e, x->rank, x->dims))
+		return false;
+	int64_t rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1], d = e->n->a.diagonal;
+	for (int64_t p = 0; p < x->size; p++) {
+		int64_t j = p % cols, i = p / cols % rows;
+		bool keep = e->n->op == OP_TRIU ? j - i >= d : j - i <= d;
+		e->out->data[p] = keep ? x->data[p] : 0.0;
+	}
+	return true;
+}
+
 /* The picking order of ArgMaxWithValue, Argmax and TopK: the larger first
  * (least: the smaller), a NaN before every number, the lower index among
  * equals. */
@@ -1410,6 +1429,8 @@ static bool eval_op(Eval *e)
 		return eval_arg_reduce(e);
 	case OP_TOPK:
 		return eval_topk(e);
+	case OP_TRIL: case OP_TRIU:
+		return eval_triangle(e);
 	OP_CASES(NORM_OPS)
 		return eval_norm(e);
 	case OP_CONCAT:

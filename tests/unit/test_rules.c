@@ -765,3 +765,45 @@ Test(rules, constants_take_their_readers_layout)
 	}
 	run_free(r);
 }
+
+/* Tril's and Triu's op dims are x's, any split, the output following them
+ * (no partial result); each rank's diagonal (lowered_rank_attrs) is its
+ * piece's, as MindSpore's test_auto_parallel_triu checks it: rank 4 of
+ * (1, 2, 4) on (16, 64, 32) starts at row 32 (diagonal 0 + 32, clipped to
+ * the piece's 8 columns), rank 7 of (2, 1, 4) at column 24 (-2 - 24). A
+ * Tril split unevenly, (2, 4) on a (6, 7) matrix in pieces (3, 2): rank 7
+ * starts at row 3, column 6 (1 + 3 - 6). A split of the batch alone keeps
+ * the diagonal as written. */
+Test(rules, triangle_diagonal_per_piece)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (16, 64, 32)>, %m: <Tensor[Float32], (6, 7)>) {\n"
+	                 "  %u = Triu(%x) {in_strategy: ((1, 2, 4),)}\n"
+	                 "  %v = Triu(%x) {diagonal: -2, in_strategy: ((2, 1, 4),)}\n"
+	                 "  %t = Tril(%m) {diagonal: 1, in_strategy: ((2, 4),)}\n"
+	                 "  %w = Tril(%x) {diagonal: 3, in_strategy: ((8, 1, 1),)}\n"
+	                 "  return %u, %v, %t, %w\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "u", &od, &s), "%s", msgs(r));
+	cr_assert(od.nod == 3 && od.batch == 0 && !od.whole && !od.reduced, "x's dims, any split");
+	expect_dims(od.out_dim, 3, (const int[]){0, 1, 2}, "the result");
+	cr_assert(s.split[0] == 1 && s.split[1] == 2 && s.split[2] == 4);
+	Lowered *l = lower_run(r, NULL, STAGE_LOWER);
+	int seen = 0;
+	for (int i = 0; i < l->nops; i++) {
+		const LOp *o = &l->ops[i];
+		if (!op_is_triangle(o->op))
+			continue;
+		const char *name = l->values[o->result].name;
+		int64_t members[8], rank = !strcmp(name, "u") ? 4 : 7;
+		int64_t want = !strcmp(name, "u") ? 8 : !strcmp(name, "v") ? -26 : !strcmp(name, "t") ? -2 : 3;
+		Attrs a;
+		lowered_rank_attrs(l, o, rank, &a, members);
+		cr_assert_eq(a.diagonal, want, "%%%s on rank %lld: diagonal %lld", name, (long long)rank, (long long)a.diagonal);
+		cr_assert(a.present & ATTR_BIT(ATTR_DIAGONAL), "%%%s shows its diagonal", name);
+		seen++;
+	}
+	cr_assert_eq(seen, 4);
+	run_free(r);
+}

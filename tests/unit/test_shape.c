@@ -1006,3 +1006,21 @@ Test(constants, errors)
 	expect_error(none, "RopeCos() {shape: (4, 4), end: (4, 4, 4)}",
 	             "t.ir:3:39: error: RopeCos: end has 3 entries; it takes one per dim of the whole value (4, 4)");
 }
+
+/* Tril and Triu: x's type and shape, any element type, two dims or more;
+ * the diagonal an integer attribute (MindSpore's Triu input refused). */
+Test(triangle, shapes_types_and_errors)
+{
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "Tril(%x) {diagonal: -1}", F32("(2, 3, 4)"));
+	expect_y("%x: <Tensor[BFloat16], (3, 4)>", "Triu(%x)", "<Tensor[BFloat16], (3, 4)>");
+	expect_y("%x: <Tensor[Int32], (4, 4)>", "Tril(%x) {diagonal: 9}", "<Tensor[Int32], (4, 4)>");
+	expect_y("%x: <Tensor[Bool], (1, 5)>", "Triu(%x) {diagonal: 2}", "<Tensor[Bool], (1, 5)>");
+	expect_y("%x: <Parameter[Float32], (3, 3)>", "Tril(%x)", F32("(3, 3)"));   /* a Tensor, not a Parameter */
+	expect_error("%x: <Tensor[Float32], (8,)>", "Tril(%x)",
+	             "t.ir:3:13: error: Tril: x '%x' (8,) has 1 dim; it needs two or more, the last two the matrix whose "
+	             "triangle it keeps (Reshape it to (1, n) first)");
+	expect_error("%x: <Tensor[Float32], (2, 2)>", "Triu(%x, 1)", "Triu takes 1 operand, 2 given; the number after "
+	             "them is an attribute here (MindSpore passes it as an input): Triu(...) {diagonal: ...}");
+	expect_error("%x: <Tensor[Float32], (2, 2)>", "Tril(%x) {diagonal: 0.5}",
+	             "attribute 'diagonal' of Tril is");
+}

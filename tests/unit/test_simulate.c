@@ -342,6 +342,36 @@ Test(simulate, scan_axis_splits)
 	free(text);
 }
 
+/* Tril and Triu split along their matrix dims (tests/e2e/tril_triu.ir's
+ * even splits; the simulator takes no uneven piece): each rank's graph
+ * carries its piece's diagonal, positive, zero and negative, clipped where
+ * a piece keeps all or none; on 4 devices as written and on 8, equal to
+ * the serial graph. */
+Test(simulate, triangle_pieces)
+{
+	const char *text =
+		"context {device_num: 4, parallel_mode: \"semi_auto_parallel\"}\n"
+		"graph @g(%x: <Tensor[Float32], (2, 6, 8)> = uniform(-1, 1), %w: <Parameter[Float32], (6, 8)> = ones) {\n"
+		"  %h = Mul(%x, %w)\n"
+		"  %a = Tril(%h) {diagonal: 1, in_strategy: ((1, 2, 2),)}\n"
+		"  %b = Triu(%h) {diagonal: -2, in_strategy: ((1, 2, 2),)}\n"
+		"  %c = Tril(%h) {in_strategy: ((2, 1, 2),)}\n"
+		"  %d = Triu(%h) {diagonal: 3, in_strategy: ((1, 1, 4),)}\n"
+		"  %e = Triu(%h) {diagonal: 7, in_strategy: ((1, 2, 2),)}\n"
+		"  %p = Mul(%a, %b)\n  %q = Add(%p, %c)\n  %r = Add(%q, %d)\n  %s = Add(%r, %e)\n"
+		"  %loss = ReduceSum(%s)\n  return %loss, %a, %d\n}\n"
+		"train {loss: %loss, optimizer: SGD(learning_rate: 0.01)}\n";
+	static const int64_t counts[] = {4, 8};
+	for (int c = 0; c < 2; c++) {
+		char what[100];
+		Build b = build("triangles.ir", text, counts[c], false, -1);
+		snprintf(what, sizeof what, "Tril and Triu pieces on %lld devices", (long long)counts[c]);
+		cr_assert(b.low, "%s does not compile: %s", what, msgs(b.run));
+		expect_equal(b.low, what);
+		run_free(b.run);
+	}
+}
+
 /* A Layout strategy: the seed's L("mp", ("sp", "dp")) example compiled and run. */
 Test(simulate, layout_strategies)
 {
