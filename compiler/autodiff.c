@@ -17,6 +17,8 @@
  *   ranks that split those dims. A product's partials pass dy on unchanged;
  *   the ReduceProd's adjoint multiplies by the other ranks' factors, from the
  *   nonzero product and zero count of the whole reduced extent (prod_stat).
+ *   UnsortedSegmentMax, Min and Prod whose ids' dims are split do the same
+ *   per segment (their statistics counted by the ids).
  * - A local operator's gradient for input k is itself partial over the device
  *   axes that split the operator's output (or leave it partial) but not input
  *   k: those ranks used the same piece of k for different parts of the
@@ -269,7 +271,8 @@ static int global_ties(Diff *d, int i)
 	whole.partial = 0;
 	partial.partial_op = REDUCE_SUM_OP;
 	int done = l->values[u].reuse >= 0 ? d->x->reuse[l->values[u].reuse].result : u;
-	const char *what = op.op == OP_REDUCE_MIN ? "the minimum, to count the ties" : "the maximum, to count the ties";
+	bool min = op.op == OP_REDUCE_MIN || op.op == OP_UNSORTED_SEGMENT_MIN;
+	const char *what = min ? "the minimum, to count the ties" : "the maximum, to count the ties";
 	int max = lower_redistribute(d->x, done, &whole, why(d, u, what));
 	Type ct = lower_global_type(&l->values[u]);
 	ct.dtype = DT_F32;
@@ -277,10 +280,13 @@ static int global_ties(Diff *d, int i)
 	sb_printf(&name, "ties_%s", l->values[u].name);
 	int c = lower_value(d->x, arena_strdup(d->x->a, name.data), &ct, &partial);
 	sb_free(&name);
-	LOp *o = grad_op(d, GRAD_TIE_COUNT, op.op, 2, c);
+	bool segment = op_is_segment(op.op);   /* an UnsortedSegmentMax's (Min's) ties in each segment: by its ids */
+	LOp *o = grad_op(d, GRAD_TIE_COUNT, op.op, segment ? 3 : 2, c);
 	o->of = i;
 	o->in[0] = op.in[0];
 	o->in[1] = max;
+	if (segment)
+		o->in[2] = op.in[1];
 	return lower_redistribute(d->x, c, &whole, why(d, u, "the ties counted over the ranks that split the reduced dims"));
 }
 
@@ -302,10 +308,13 @@ static int prod_stat(Diff *d, int i, int k)
 	sb_printf(&name, "%s_%s", k ? "zeros" : "nonzero_prod", l->values[u].name);
 	int c = lower_value(d->x, arena_strdup(d->x->a, name.data), &ct, &partial);
 	sb_free(&name);
-	LOp *o = grad_op(d, GRAD_TIE_COUNT, op.op, 1, c);
+	bool segment = op_is_segment(op.op);   /* an UnsortedSegmentProd's, in each segment: by its ids */
+	LOp *o = grad_op(d, GRAD_TIE_COUNT, op.op, segment ? 2 : 1, c);
 	o->of = i;
 	o->k = k;
 	o->in[0] = op.in[0];
+	if (segment)
+		o->in[1] = op.in[1];
 	return lower_redistribute(d->x, c, &whole, why(d, u, k ? "the zeros counted over the ranks that split the reduced dims"
 	                                                       : "the nonzero factors' product over the ranks that split "
 	                                                         "the reduced dims"));
@@ -349,8 +358,11 @@ static void adjoint_local(Diff *d, int i, int dy)
 		TensorLayout gl = op.lay ? op.lay[k] : l->node_in[op.node][k];
 		gl.partial = grad_partial_axes(&gl, out) | lazy;
 		gl.partial_op = REDUCE_SUM_OP;
-		bool split_pick = (op.op == OP_REDUCE_MAX || op.op == OP_REDUCE_MIN) && l->values[op.result].layout.partial;
-		bool split_prod = op.op == OP_REDUCE_PROD && l->values[op.result].layout.partial;
+		bool picks = op.op == OP_REDUCE_MAX || op.op == OP_REDUCE_MIN || op.op == OP_UNSORTED_SEGMENT_MAX ||
+		             op.op == OP_UNSORTED_SEGMENT_MIN;
+		bool multiplies = op.op == OP_REDUCE_PROD || op.op == OP_UNSORTED_SEGMENT_PROD;
+		bool split_pick = picks && l->values[op.result].layout.partial;
+		bool split_prod = multiplies && l->values[op.result].layout.partial;
 		int ties = split_pick ? global_ties(d, i) : -1;
 		int prod = split_prod ? prod_stat(d, i, 0) : -1, zeros = split_prod ? prod_stat(d, i, 1) : -1;
 		int g = grad_value(d, u, &gl);

@@ -515,6 +515,14 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 		break;
 	case ATTR_DIM: a->dim = v->i; break;
 	case ATTR_DIAGONAL: a->diagonal = v->i; break;
+	case ATTR_NUM_SEGMENTS:
+		a->num_segments = v->i;
+		if (a->num_segments < 1) {
+			ERR(c, v->span, "num_segments, %s's number of result rows, must be at least 1, not %lld",
+			    op_info[n->op].name, (long long)a->num_segments);
+			return false;
+		}
+		break;
 	case ATTR_DEPTH:
 		a->depth = v->i;
 		if (a->depth < 1) {
@@ -806,6 +814,17 @@ static void check_graph_names(Checker *c, Graph *g)
 				lit_print(&w, n->operands->items[1]);
 				ERR(c, n->op_span, "GatherD takes 2 operands (x, index), 3 given; MindSpore's dim, its second input, is "
 				    "an attribute here: %s}", w.data);
+				sb_free(&w);
+			} else if (op_is_segment(n->op) && n->nin == 3 && n->operands->items[2]->kind != LIT_VALUE) {
+				StrBuf w = {0};   /* MindSpore's UnsortedSegmentSum(x, segment_ids, num_segments) */
+				sb_printf(&w, "%s(", info->name);
+				lit_print(&w, n->operands->items[0]);
+				sb_puts(&w, ", ");
+				lit_print(&w, n->operands->items[1]);
+				sb_puts(&w, ") {num_segments: ");
+				lit_print(&w, n->operands->items[2]);
+				ERR(c, n->op_span, "%s takes 2 operands (x, segment_ids), 3 given; MindSpore's num_segments, its third "
+				    "input, is an attribute here: %s}", info->name, w.data);
 				sb_free(&w);
 			} else if (attr)
 				ERR(c, n->op_span, "%s takes %d operand%s, %d given; the number after them is an attribute here "

@@ -538,6 +538,27 @@ double cost_statistics(CostModel *cm, const OpDims *od, const OpSplit *s, int64_
 	return count * cost_collective(cm, &in, axes, redist_step_bytes(STEP_ALL_REDUCE, rows * elem_bytes, n));
 }
 
+double cost_reduced_stats(CostModel *cm, const OpDims *od, const OpSplit *s, int count, int64_t elem_bytes)
+{
+	uint32_t axes = 0;
+	for (int o = 0; cm->train && o < od->nod; o++)
+		if (od->reduced & (1u << o))
+			for (int k = 0; k < s->nax[o]; k++)
+				axes |= 1u << s->ax[o][k];
+	if (!axes)
+		return 0;
+	TensorLayout out;
+	op_out_layout(od, s, &out);
+	int64_t n = 1, elems = 1;
+	for (int a = 0; a < out.ndev; a++)
+		if (axes & (1u << a))
+			n *= out.dev[a];
+	for (int d = 0; d < od->out_rank; d++)
+		if (od->out_dim[d] >= 0)
+			elems *= (od->size[od->out_dim[d]] + s->split[od->out_dim[d]] - 1) / s->split[od->out_dim[d]];
+	return count * cost_collective(cm, &out, axes, redist_step_bytes(STEP_ALL_REDUCE, elems * elem_bytes, n));
+}
+
 int64_t cost_slice_bytes(const TensorLayout *l, const int64_t *global, int64_t elem_bytes)
 {
 	int64_t elems = 1;

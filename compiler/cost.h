@@ -43,6 +43,11 @@ double cost_input_gradient(CostModel *cm, const TensorLayout *in, const TensorLa
  * along a dim it normalizes (od->normalized; lower.c): one element a row each,
  * od->nstats_fwd of them, and with training nstats_bwd more. 0 when unsplit. */
 double cost_statistics(CostModel *cm, const OpDims *od, const OpSplit *s, int64_t elem_bytes);
+/* With training, seconds of `count` AllReduces of the result's piece over
+ * the axes that split the reduced dims (the backward pass's statistics of
+ * a split UnsortedSegmentMax, Min or Prod: the ties, or the nonzero product
+ * and the zeros; autodiff.c). 0 when they are whole or without training. */
+double cost_reduced_stats(CostModel *cm, const OpDims *od, const OpSplit *s, int count, int64_t elem_bytes);
 /* Bytes of one rank's piece (complete layouts). */
 int64_t cost_slice_bytes(const TensorLayout *l, const int64_t *global, int64_t elem_bytes);
 void cost_stats(const CostModel *cm, int64_t *hits, int64_t *misses);

@@ -93,6 +93,7 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_DEPTH: sb_printf(b, "%lld", (long long)a->depth); break;
 		case ATTR_DIM: sb_printf(b, "%lld", (long long)a->dim); break;
 		case ATTR_DIAGONAL: sb_printf(b, "%lld", (long long)a->diagonal); break;
+		case ATTR_NUM_SEGMENTS: sb_printf(b, "%lld", (long long)a->num_segments); break;
 		case ATTR_SCALE_VALUE: print_float(b, a->scale_value); break;
 		case ATTR_SPARSE_MODE: sb_printf(b, "%lld", (long long)a->sparse_mode); break;
 		case ATTR_INPUT_LAYOUT:

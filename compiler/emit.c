@@ -133,6 +133,10 @@ static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_
 		          p->cname[o->in[2]], p->cname[o->result], (long long)numel(y));
 		break;
 	case GRAD_TIE_COUNT: {   /* a ReduceProd's: its piece's nonzero product (k 0) or zero count (k 1) */
+		if (op_is_segment(o->op)) {   /* a segment reduction's, by its ids */
+			emit_segment_stat(b, p, o);
+			break;
+		}
 		const LValue *x = &l->values[o->in[0]];
 		int64_t axes[MAX_DIMS];
 		int na = reduce_axes(&differentiated(l, o)->a, x->type.rank, axes);

@@ -32,6 +32,22 @@ static void matmul_grad_form(const Attrs *fa, int input, int64_t m, int64_t n, i
 		*g = (MatmulGrad){true, n, k, m, 1, fa->transpose_a};
 }
 
+/* A segment reduction's statistic over this rank's rows (ops[o->of]'s
+ * GRAD_TIE_COUNT, autodiff.c): Max/Min: how many rows equal the completed
+ * result in[1] (ids in[2]); Prod: k 0 the nonzero product, k 1 the zeros
+ * (ids in[1]). */
+void emit_segment_stat(StrBuf *b, const Program *p, const LOp *o)
+{
+	const LOp *f = differentiated(p->l, o);
+	bool prod = f->op == OP_UNSORTED_SEGMENT_PROD;
+	StrBuf w = {0};
+	sb_printf(&w, "%s, %d, %s", prod ? "NULL" : p->cname[o->in[1]], o->k, p->cname[o->result]);
+	sb_puts(b, "sc_unsorted_segment_stat(rt, ");
+	segment_args(b, p, f, o->in[0], o->in[prod ? 1 : 2], w.data);
+	sb_puts(b, ");");
+	sb_free(&w);
+}
+
 /* The gradient of input o->k of forward operator f, from dy. */
 void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, int64_t scratch_off)
 {
@@ -314,6 +330,16 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_printf(b, ", %s, ", dx);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, %d, %s);", x->type.rank, (int)norm_axis(fa->dim, x->type.rank), off);
+		return;
+	}
+	OP_CASES(SEGMENT_OPS) {   /* dy gathered back by the ids: Max/Min to the ties, Prod times the other factors */
+		StrBuf w = {0};   /* in[1] (and in[2], Prod's): the statistics over every rank, when the ids are split */
+		sb_printf(&w, "%s, %s, %s, %s, %s", op_info[f->op].grad == GR_XY ? yn : "NULL", dy,
+		          o->nin > 1 ? p->cname[o->in[1]] : "NULL", o->nin > 2 ? p->cname[o->in[2]] : "NULL", dx);
+		sb_puts(b, "sc_unsorted_segment_grad(rt, ");
+		segment_args(b, p, f, f->op != OP_UNSORTED_SEGMENT_SUM ? f->in[0] : -1, f->in[1], w.data);
+		sb_puts(b, ");");
+		sb_free(&w);
 		return;
 	}
 	case OP_L2_NORMALIZE: {   /* x's gradient; a slice's piece's: x's direct one (k 0), the sums of squares' (k 1) */

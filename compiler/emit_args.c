@@ -8,6 +8,7 @@
  * the runtime's matmul calls take them. Calls only plan.c. */
 #include "emit_internal.h"
 #include "slice.h"
+#include "segment.h"
 
 /* ---- text helpers ---- */
 
@@ -404,6 +405,27 @@ void l2_normalize_dims(const LValue *x, const Attrs *a, int64_t dims[3])
 	dims[0] = dims[1] = dims[2] = 1;
 	for (int d = 0; d < x->type.rank; d++)
 		dims[d < axis ? 0 : d > axis ? 2 : 1] *= x->type.dims[d];
+}
+
+const char *segment_kernel(OpKind op)
+{
+	static const char *const names[] = {"SC_SEG_SUM", "SC_SEG_MAX", "SC_SEG_MIN", "SC_SEG_PROD"};   /* ops.h's order */
+	_Static_assert(OP_UNSORTED_SEGMENT_MAX == OP_UNSORTED_SEGMENT_SUM + 1 &&
+	               OP_UNSORTED_SEGMENT_PROD == OP_UNSORTED_SEGMENT_SUM + 3, "the segment rows follow one another");
+	return names[op - OP_UNSORTED_SEGMENT_SUM];
+}
+
+/* The segment kernels' common arguments around `what` (their middle): `k, x, ids, ids_dt, what, rows, inner,
+ * segments`, f the forward operator (its dims), x and ids the values read (x -1: NULL). */
+void segment_args(StrBuf *b, const Program *p, const LOp *f, int x, int ids, const char *what)
+{
+	const Lowered *l = p->l;
+	const LValue *xv = &l->values[f->in[0]], *iv = &l->values[ids], *y = &l->values[f->result];
+	int64_t rows, inner;
+	segment_view(&xv->type, iv->type.rank, &rows, &inner);
+	sb_printf(b, "%s, %s, %s, %s, %s, %lld, %lld, %lld", segment_kernel(f->op), x >= 0 ? p->cname[x] : "NULL",
+	          p->cname[ids], sc_dtype_name(iv->type.dtype), what, (long long)rows, (long long)inner,
+	          (long long)y->type.dims[0]);
 }
 
 void prelu_dims(const LValue *x, int64_t *outer, int64_t *c, int64_t *inner)

@@ -404,6 +404,11 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		          (long long)dims[0], (long long)dims[1], (long long)dims[2], a->epsilon);
 		break;
 	}
+	OP_CASES(SEGMENT_OPS)   /* x's rows into the segments their ids name; an empty one the type's identity */
+		sb_puts(b, "sc_unsorted_segment(rt, ");
+		segment_args(b, p, o, o->in[0], o->in[1], y);
+		sb_printf(b, ", %s);", sc_dtype_name(l->values[o->result].type.dtype));
+		break;
 	OP_CASES(NORM_OPS) {   /* sc_norm of the operator's SC_NORM_TABLE row */
 		int nparams = op_info[o->op].min_inputs - 1;   /* gamma, beta */
 		const char *beta = nparams == 2 ? p->cname[o->in[2]] : "NULL";

@@ -223,6 +223,12 @@ void window_arg(StrBuf *b, const Program *p, OpKind op, const Attrs *a, const LV
 void l2_normalize_dims(const LValue *x, const Attrs *a, int64_t dims[3]);
 /* A PReLU's x seen as (outer, channels, inner): dims 0, 1 and the rest; below rank 2, one channel (1, 1, n) */
 void prelu_dims(const LValue *x, int64_t *outer, int64_t *c, int64_t *inner);
+/* A segment reduction's kernel (sc_segment_op), and its calls' arguments around `what`: the kernel,
+ * x (value x, -1 NULL), the ids (value ids), then the view of f (segment.c): rows, inner, segments. */
+const char *segment_kernel(OpKind op);
+void segment_args(StrBuf *b, const Program *p, const LOp *f, int x, int ids, const char *what);
+/* A segment reduction's statistic over the rank's rows (autodiff.c's GRAD_TIE_COUNT of one). */
+void emit_segment_stat(StrBuf *b, const Program *p, const LOp *o);
 /* CumSum's and CumProd's last arguments: x as (outer, n, inner) around the scanned axis, exclusive, reverse */
 void scan_args(StrBuf *b, const LValue *x, const Attrs *a);
 int64_t scan_slices(const LValue *totals, const Attrs *a);   /* a split axis's piece: the slices, k */

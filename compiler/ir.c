@@ -133,6 +133,11 @@ bool op_is_norm(OpKind k)
 	return norm_ops[k];
 }
 
+bool op_is_segment(OpKind k)
+{
+	return k >= OP_UNSORTED_SEGMENT_SUM && k <= OP_UNSORTED_SEGMENT_PROD;   /* consecutive rows (ops.h) */
+}
+
 /* The rows that take no operand: what they compute comes from their
  * attributes alone (docs/operators.md, Computed constants). */
 bool op_is_constant(OpKind k)

@@ -108,7 +108,8 @@
 	ATTR(DILATION, "dilation", AK_AXES)                    \
 	ATTR(DATA_FORMAT, "data_format", AK_STRING) \
 	ATTR(DIM, "dim", AK_INT)                               \
-	ATTR(DIAGONAL, "diagonal", AK_INT)
+	ATTR(DIAGONAL, "diagonal", AK_INT)                     \
+	ATTR(NUM_SEGMENTS, "num_segments", AK_INT)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -227,6 +228,20 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(LOGICAL_AND, "LogicalAnd", 2, 2, 0, SH_LOGICAL, R_BROADCAST, LOGICAL(AND), GR_NONE, 0, PREC_FOLLOW, V_COPY) \
 	OP(LOGICAL_OR, "LogicalOr", 2, 2, 0, SH_LOGICAL, R_BROADCAST, LOGICAL(OR), GR_NONE, 0, PREC_FOLLOW, V_COPY)
 
+/* MindSpore's unsorted segment reductions (segment.c): (x, segment_ids),
+ * num_segments an attribute; the result (num_segments,) + x's dims past
+ * the ids'. Their rows follow one another in this order (emission and the
+ * runtime's sc_segment_op index by them). */
+#define SEGMENT_OPS(OP)                                                                                                 \
+	OP(UNSORTED_SEGMENT_SUM, "UnsortedSegmentSum", 2, 2, A(NUM_SEGMENTS), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_F32,  \
+	   V_COPY)                                                                                                       \
+	OP(UNSORTED_SEGMENT_MAX, "UnsortedSegmentMax", 2, 2, A(NUM_SEGMENTS), SH_OWN, R_OWN, OWN, GR_XY, 1u << 1,          \
+	   PREC_FOLLOW, V_COPY)                                                                                          \
+	OP(UNSORTED_SEGMENT_MIN, "UnsortedSegmentMin", 2, 2, A(NUM_SEGMENTS), SH_OWN, R_OWN, OWN, GR_XY, 1u << 1,          \
+	   PREC_FOLLOW, V_COPY)                                                                                          \
+	OP(UNSORTED_SEGMENT_PROD, "UnsortedSegmentProd", 2, 2, A(NUM_SEGMENTS), SH_OWN, R_OWN, OWN, GR_X, 1u << 1,         \
+	   PREC_F32, V_COPY)
+
 #define OP_TABLE(OP)                                                                                                                       \
 	OP(MATMUL, "MatMul", 2, 2, A_MATMUL, SH_MATMUL, R_MATMUL, OWN, GR_X, 0, PREC_LOW, V_COPY)                                          \
 	OP(BATCH_MATMUL, "BatchMatMul", 2, 2, A_MATMUL, SH_MATMUL, R_MATMUL, OWN, GR_X, 0, PREC_LOW, V_COPY)                               \
@@ -275,6 +290,7 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(GATHER_D, "GatherD", 2, 2, A(DIM) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                                      \
 	NORM_OPS(OP)                                                                                                                       \
 	OP(L2_NORMALIZE, "L2Normalize", 1, 2, A(AXIS) | A(EPSILON), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                         \
+	SEGMENT_OPS(OP)                                                                                                                    \
 	OP(CONCAT, "Concat", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                          \
 	OP(ADD_N, "AddN", 2, -1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                                     \
 	OP(CAST, "Cast", 1, 1, A(DTYPE), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                                           \

@@ -241,7 +241,8 @@ static double grad_cost(Search *x, int v, int k, const TensorLayout *in, const T
 
 /* v's compute under s, forward and, with a train block, backward: one
  * adjoint of the operator's size per input that needs a gradient; and the
- * AllReduces of statistics when s splits a normalized dim (cost_statistics). */
+ * AllReduces of statistics when s splits a normalized dim (cost_statistics),
+ * or a split segment reduction's backward statistics (cost_reduced_stats). */
 static double passes(const Search *x, int v)
 {
 	const Node *nd = &x->g->nodes[v];
@@ -257,7 +258,10 @@ static double compute_cost(Search *x, int v, const OpSplit *s)
 	const Node *nd = &x->g->nodes[v];
 	double c = cost_compute(x->cm, nd, x->st->node[v].od, s->split);
 	const Type *t = &x->g->values[nd->in[0]].type;
-	return c * passes(x, v) + cost_statistics(x->cm, x->st->node[v].od, s, dtype_bytes(t->dtype));
+	c = c * passes(x, v) + cost_statistics(x->cm, x->st->node[v].od, s, dtype_bytes(t->dtype));
+	if (op_is_segment(nd->op) && nd->op != OP_UNSORTED_SEGMENT_SUM && x->needs[nd->in[0]])
+		c += cost_reduced_stats(x->cm, x->st->node[v].od, s, nd->op == OP_UNSORTED_SEGMENT_PROD ? 2 : 1, 4);
+	return c;
 }
 
 /* The memory v's own part needs under s: its output's slice, and the

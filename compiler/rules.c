@@ -14,6 +14,7 @@
 #include "shardc.h"
 #include "slice.h"
 #include "conv.h"
+#include "segment.h"
 
 #include <string.h>
 
@@ -391,6 +392,9 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		}
 		break;
 	}
+	OP_CASES(SEGMENT_OPS)   /* segment.c: the ids' dims leave partial segments */
+		segment_dims(x, operand(g, n, 1), n, od);
+		return true;
 	case OP_GATHER_D: {
 		/* index's dims (the result's), then x's dim (v), as MindSpore's
 		 * GatherDInfo: x and index split alike, but the index never along

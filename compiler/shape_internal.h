@@ -57,6 +57,8 @@ bool infer_slice(Infer *x, const Type *in, Type *out);
 /* Conv2D's and the pools' (conv.c). */
 bool infer_conv2d(Infer *x, const Type *in, Type *out);
 bool infer_pool(Infer *x, const Type *in, Type *out);
+/* The unsorted segment reductions' (segment.c). */
+bool infer_segment(Infer *x, const Type *in, Type *out);
 /* GatherD's and L2Normalize's. */
 bool infer_gather_d(Infer *x, const Type *in, Type *out);
 bool infer_l2_normalize(Infer *x, const Type *in, Type *out);

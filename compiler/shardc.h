@@ -157,6 +157,7 @@ bool op_is_unary(OpKind k);      /* a row of UNARY_OPS */
 bool op_is_binary(OpKind k);     /* a row of BINARY_OPS */
 bool op_is_compare(OpKind k);    /* a row of COMPARE_OPS */
 bool op_is_norm(OpKind k);       /* a row of NORM_OPS */
+bool op_is_segment(OpKind k);    /* a row of SEGMENT_OPS: UnsortedSegmentSum, Max, Min, Prod */
 bool norm_centered(OpKind k);    /* a normalizer subtracting the row mean (its SC_NORM_TABLE row) */
 bool op_is_constant(OpKind k);   /* a computed constant (Arange, CausalMask, RopeCos, RopeSin): no operands */
 bool op_is_triangle(OpKind k);   /* Tril, Triu: x's last two dims zeroed above or below a diagonal */
@@ -253,6 +254,7 @@ typedef struct {
 	bool sorted;             /* TopK: the k largest in descending order (true, the only value shardc takes) */
 	int64_t dim;             /* GatherD: the dim of x the index picks along (required) */
 	int64_t diagonal;        /* Tril, Triu: the diagonal kept, 0 the main one, k > 0 above it, k < 0 below (0 by default) */
+	int64_t num_segments;    /* the unsorted segment reductions: the result's rows (required) */
 	double scale_value;      /* FlashAttentionScore: the scores' factor, 1 by default (MindSpore's) */
 	int64_t sparse_mode;     /* FlashAttentionScore: 0 the mask as given, 2 or 3 causal (key j seen by query i when j <= i) */
 	int64_t input_layout;    /* FlashAttentionScore: FA_BNSD (the default), FA_BSND or FA_BSH (flash_dims) */

@@ -779,6 +779,33 @@ void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const v
  * = for each of the outer slices, its rows idx - offset (zeros outside). */
 void sc_gather_axis(sc_rt *rt, const float *table, int64_t outer, int64_t rows, int64_t row, const void *idx,
                     sc_dtype idx_dt, int64_t nidx, int64_t offset, float *y);
+/* MindSpore's unsorted segment reductions, in compiler/ops.h's order. */
+typedef enum { SC_SEG_SUM, SC_SEG_MAX, SC_SEG_MIN, SC_SEG_PROD } sc_segment_op;
+/* UnsortedSegmentSum/Max/Min/Prod on x seen as (rows, inner) with one id a
+ * row (ids: rows of Int32 or Int64): y (segments, inner), y[s] the sum,
+ * maximum, minimum or product of the rows whose id is s; an id outside
+ * [0, segments) is dropped (MindSpore's). An empty segment is 0 (sum), 1
+ * (prod), the lowest (max) or largest (min) finite value of dt, the
+ * result's type (SC_F32, SC_F16, SC_BF16; y holds floats). Sums and
+ * products run in double, in row order. */
+void sc_unsorted_segment(sc_rt *rt, sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt, float *y,
+                         int64_t rows, int64_t inner, int64_t segments, sc_dtype dt);
+/* stat (segments, inner), over these rows alone (a rank's piece of split
+ * ids, summed or multiplied over the ranks by the caller): max, min: how
+ * many rows of the segment equal y (the completed result; k 0); prod: the
+ * product of the nonzero rows (k 0, 1 when none) or how many are zero (k 1),
+ * y NULL. */
+void sc_unsorted_segment_stat(sc_rt *rt, sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt,
+                              const float *y, int k, float *stat, int64_t rows, int64_t inner, int64_t segments);
+/* dx (rows, inner), MindSpore's bprops, 0 for a dropped id: sum dy[id];
+ * max, min dy[id] / ties where x equals y[id], else 0, the ties (stat0) the
+ * segment's rows equal to y (NULL: counted here); prod dy[id] times the
+ * product of the segment's other rows: P / x with no zero, P at the one
+ * zero, else 0, with P the nonzero rows' product and Z the zeros (stat0,
+ * stat1; NULL: here). x and y NULL where not read (sum: both; prod: y). */
+void sc_unsorted_segment_grad(sc_rt *rt, sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt,
+                              const float *y, const float *dy, const float *stat0, const float *stat1, float *dx,
+                              int64_t rows, int64_t inner, int64_t segments);
 /* MindSpore's GatherD: y (idims) = x (xdims) at index along dim, every other
  * coordinate y's own (idims no larger than xdims there); an index outside
  * [0, xdims[dim]) gives 0 (run.sh checks the ids it reads, --unchecked-ids

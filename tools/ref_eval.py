@@ -111,6 +111,13 @@ Choices where MindSpore leaves room:
   give zeros.  A SparseSoftmaxCrossEntropyWithLogits label outside [0, C) is
   an error.  GatherD reads x at the index along `dim` (an index outside
   gives 0); its gradient adds dy there.
+- UnsortedSegmentSum/Max/Min/Prod (num_segments an attribute): row s reduces
+  the rows of x whose id is s, ids outside [0, num_segments) dropped; an
+  empty segment is 0, the type's lowest finite value, its largest, or 1.
+  Gradients are MindSpore's bprops: Sum's dy gathered by the ids, Max's and
+  Min's dy shared among the rows equal to their segment's result, Prod's dy
+  times out / x (the nonzero product at a lone zero, 0 past one zero); 0
+  for a dropped id.
 - L2Normalize: x / sqrt(max(sum(x^2 over axis), epsilon)); where the sum is
   below epsilon the norm is constant and the gradient is dy / sqrt(epsilon).
 - SoftmaxCrossEntropyWithLogits is MindSpore's primitive's first output,
@@ -2180,6 +2187,70 @@ def bwd_gather_d(g, ins, at):
     return [dx, None]
 
 
+SEGMENT_BIG = {"Float32": float(np.finfo(np.float32).max), "Float16": 65504.0, "BFloat16": 3.3895313892515355e38}
+
+
+def segment_parts(ins, at):
+    """x as (rows, inner) in float64, the ids (rows,) made valid (0 where dropped), which are kept, S."""
+    x, ids = ins
+    if ids.dtype.kind not in "iu" or not 1 <= ids.ndim <= x.ndim or x.shape[:ids.ndim] != ids.shape:
+        raise OpError("segment_ids must be integers with x's first dims")
+    if "num_segments" not in at:
+        raise OpError("needs the attribute 'num_segments'")
+    segs = attr_int(at, "num_segments", None)
+    if segs < 1:
+        raise OpError("num_segments must be at least 1")
+    flat = ids.reshape(-1).astype(np.int64)
+    valid = (flat >= 0) & (flat < segs)
+    return x.reshape(flat.size, -1).astype(np.float64), np.where(valid, flat, 0), valid, segs
+
+
+def segment_reduce(kind, x2, ids, valid, segs, dtype):
+    """Row s: the rows of x2 whose id is s reduced (numpy's ufunc.at); an empty segment MindSpore's value."""
+    big = SEGMENT_BIG.get(dtype, SEGMENT_BIG["Float32"])
+    init = {"Sum": 0.0, "Prod": 1.0, "Max": -big, "Min": big}[kind]
+    y = np.full((segs, x2.shape[1]), init)
+    ufunc = {"Sum": np.add, "Prod": np.multiply, "Max": np.maximum, "Min": np.minimum}[kind]
+    ufunc.at(y, ids[valid], x2[valid])
+    return y
+
+
+def fwd_segment(kind):
+    def fwd(ins, at):
+        x2, ids, valid, segs = segment_parts(ins, at)
+        y = segment_reduce(kind, x2, ids, valid, segs, at.get("@dtype", "Float32"))
+        return y.reshape((segs,) + ins[0].shape[ins[1].ndim:])
+    return fwd
+
+
+def bwd_segment(kind):
+    """MindSpore's bprops: Sum dy gathered by the ids; Max/Min dy to the rows equal to their segment's result,
+    divided among the ties; Prod dy times the others' product (out / x, the nonzero product at the one zero, 0
+    with two zeros or more); 0 for a dropped id; the ids get none."""
+    def bwd(g, ins, at):
+        x2, ids, valid, segs = segment_parts(ins, at)
+        g2 = np.asarray(g, dtype=np.float64).reshape(segs, -1)
+        keep = valid[:, None]
+        if kind == "Sum":
+            dx = np.where(keep, g2[ids], 0.0)
+        elif kind in ("Max", "Min"):
+            y = segment_reduce(kind, x2, ids, valid, segs, at.get("@dtype", "Float32"))
+            sel = keep & (x2 == y[ids])
+            ties = segment_reduce("Sum", sel.astype(np.float64), ids, valid, segs, "Float32")
+            dx = np.where(sel, g2[ids] / np.where(sel, ties[ids], 1.0), 0.0)
+        else:
+            zero = x2 == 0
+            zeros = segment_reduce("Sum", zero.astype(np.float64), ids, valid, segs, "Float32")
+            grad = np.where(zeros > 1, 0.0, g2)
+            nonzero = segment_reduce("Prod", np.where(zero, 1.0, x2), ids, valid, segs, "Float32")
+            out = segment_reduce("Prod", x2, ids, valid, segs, "Float32")
+            with np.errstate(all="ignore"):
+                partial = np.where(zero, nonzero[ids], out[ids] / np.where(zero, 1.0, x2))
+            dx = np.where(keep, grad[ids] * partial, 0.0)
+        return [dx.reshape(ins[0].shape), None]
+    return bwd
+
+
 def l2_normalize_parts(ins, at):
     x = ins[0]
     v = at.get("axis", 0)
@@ -2759,6 +2830,7 @@ OPS = {
     "Squeeze": (fwd_squeeze, bwd_view, 1, 1),
     "Gather": (fwd_gather, bwd_gather, 2, 2),
     "GatherD": (fwd_gather_d, bwd_gather_d, 2, 2),
+    **{"UnsortedSegment" + k: (fwd_segment(k), bwd_segment(k), 2, 2) for k in ("Sum", "Max", "Min", "Prod")},
     "L2Normalize": (fwd_l2_normalize, bwd_l2_normalize, 1, 1),
     "Tile": (fwd_tile, bwd_tile, 1, 1),
     "OneHot": (fwd_one_hot, bwd_one_hot, 3, 3),
@@ -3205,9 +3277,10 @@ def check_value(prog, vid, x):
 
 
 def op_attrs(prog, ins):
-    """An instruction's attributes; LeakyReLU's, HShrink's and SoftShrink's with "@dtype", the type it
-    computes in, to which MindSpore casts its alpha or lambd (no attribute of the language has an "@")."""
-    if ins.op in ("LeakyReLU", "HShrink", "SoftShrink"):
+    """An instruction's attributes; LeakyReLU's, HShrink's, SoftShrink's and the segment reductions' with
+    "@dtype", the type it computes in, to which MindSpore casts its alpha or lambd, or the empty segments'
+    value (no attribute of the language has an "@")."""
+    if ins.op in ("LeakyReLU", "HShrink", "SoftShrink") or ins.op.startswith("UnsortedSegment"):
         return dict(ins.attrs, **{"@dtype": prog.dtypes[ins.ins[0]]})
     return ins.attrs
 

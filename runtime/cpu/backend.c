@@ -683,6 +683,28 @@ void sc_gather_d_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_
 	sc_cpu_gather_d_grad(dy, idx, idx_dt, idims, dx, xdims, ndim, dim, offset);
 }
 
+void sc_unsorted_segment(sc_rt *rt, sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt, float *y,
+                         int64_t rows, int64_t inner, int64_t segments, sc_dtype dt)
+{
+	(void)rt;
+	sc_cpu_unsorted_segment(op, x, ids, ids_dt, y, rows, inner, segments, dt);
+}
+
+void sc_unsorted_segment_stat(sc_rt *rt, sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt,
+                              const float *y, int k, float *stat, int64_t rows, int64_t inner, int64_t segments)
+{
+	(void)rt;
+	sc_cpu_unsorted_segment_stat(op, x, ids, ids_dt, y, k, stat, rows, inner, segments);
+}
+
+void sc_unsorted_segment_grad(sc_rt *rt, sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt,
+                              const float *y, const float *dy, const float *stat0, const float *stat1, float *dx,
+                              int64_t rows, int64_t inner, int64_t segments)
+{
+	(void)rt;
+	sc_cpu_unsorted_segment_grad(op, x, ids, ids_dt, y, dy, stat0, stat1, dx, rows, inner, segments);
+}
+
 void sc_l2_normalize(sc_rt *rt, const float *x, const float *sumsq, float *y, int64_t outer, int64_t n,
                      int64_t inner, double eps)
 {

@@ -119,6 +119,25 @@ void sc_cpu_gather_axis(const float *table, int64_t outer, int64_t rows, int64_t
                         int64_t nidx, int64_t offset, float *y);
 void sc_cpu_gather_axis_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
                              float *dtable, int64_t outer, int64_t rows, int64_t row);
+/* sc_unsorted_segment's, its statistics and its gradient. The math both
+ * backends expand: the largest finite value of dt (an empty segment's
+ * maximum is its negation, its minimum itself), and dx of one element of
+ * x (y its segment's result, dy its gradient, s0 and s1 the statistics:
+ * Max/Min the ties; Prod the nonzero product and the zeros). */
+#define SC_SEGMENT_BIG(dt) ((dt) == SC_F16 ? 65504.0f : (dt) == SC_BF16 ? 3.38953139e38f : 3.40282347e38f)
+#define SC_SEGMENT_GRAD(op, x, y, dy, s0, s1)                                                                     \
+	((op) == SC_SEG_SUM ? (dy)                                                                                    \
+	 : (op) == SC_SEG_PROD                                                                                        \
+	     ? ((x) != 0.0f ? ((s1) == 0.0f ? (float)((double)(dy) * (double)(s0) / (double)(x)) : 0.0f)             \
+	                    : ((s1) == 1.0f ? (dy) * (s0) : 0.0f))                                                   \
+	 : (x) == (y) ? (dy) / (s0) : 0.0f)
+void sc_cpu_unsorted_segment(sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt, float *y,
+                             int64_t rows, int64_t inner, int64_t segments, sc_dtype dt);
+void sc_cpu_unsorted_segment_stat(sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt, const float *y,
+                                  int k, float *stat, int64_t rows, int64_t inner, int64_t segments);
+void sc_cpu_unsorted_segment_grad(sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt, const float *y,
+                                  const float *dy, const float *stat0, const float *stat1, float *dx, int64_t rows,
+                                  int64_t inner, int64_t segments);
 /* sc_gather_d's and sc_l2_normalize's, and their gradients */
 void sc_cpu_gather_d(const float *x, const int64_t *xdims, const void *idx, sc_dtype idx_dt, const int64_t *idims,
                      int ndim, int dim, int64_t offset, float *y);

@@ -2885,3 +2885,106 @@ void sc_cpu_pool_grad(sc_pool_kind k, const sc_window *g, const float *x, const 
 			}
 	}
 }
+
+/* ---- the unsorted segment reductions ---- */
+
+/* The segment of row i (its id), or -1 when the id is outside [0, segments): dropped. */
+static int64_t segment_of(const void *ids, sc_dtype ids_dt, int64_t i, int64_t segments)
+{
+	int64_t s = sc_index_at(ids, ids_dt, i);
+	return s >= 0 && s < segments ? s : -1;
+}
+
+void sc_cpu_unsorted_segment(sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt, float *y,
+                             int64_t rows, int64_t inner, int64_t segments, sc_dtype dt)
+{
+	int64_t n = segments * inner;
+	if (op == SC_SEG_MAX || op == SC_SEG_MIN) {
+		float init = op == SC_SEG_MAX ? -SC_SEGMENT_BIG(dt) : SC_SEGMENT_BIG(dt);
+		for (int64_t j = 0; j < n; j++)
+			y[j] = init;
+		for (int64_t i = 0; i < rows; i++) {
+			int64_t s = segment_of(ids, ids_dt, i, segments);
+			for (int64_t c = 0; s >= 0 && c < inner; c++) {
+				float v = x[i * inner + c], *o = &y[s * inner + c];
+				if (op == SC_SEG_MAX ? v > *o : v < *o)
+					*o = v;
+			}
+		}
+		return;
+	}
+	double *acc = malloc((size_t)(n > 0 ? n : 1) * sizeof *acc);   /* in double, in row order */
+	if (!acc)
+		SC_DIE("out of memory");
+	for (int64_t j = 0; j < n; j++)
+		acc[j] = op == SC_SEG_PROD ? 1.0 : 0.0;
+	for (int64_t i = 0; i < rows; i++) {
+		int64_t s = segment_of(ids, ids_dt, i, segments);
+		for (int64_t c = 0; s >= 0 && c < inner; c++) {
+			if (op == SC_SEG_PROD)
+				acc[s * inner + c] *= x[i * inner + c];
+			else
+				acc[s * inner + c] += x[i * inner + c];
+		}
+	}
+	for (int64_t j = 0; j < n; j++)
+		y[j] = (float)acc[j];
+	free(acc);
+}
+
+void sc_cpu_unsorted_segment_stat(sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt, const float *y,
+                                  int k, float *stat, int64_t rows, int64_t inner, int64_t segments)
+{
+	int64_t n = segments * inner;
+	double *acc = malloc((size_t)(n > 0 ? n : 1) * sizeof *acc);
+	if (!acc)
+		SC_DIE("out of memory");
+	bool product = op == SC_SEG_PROD && k == 0;
+	for (int64_t j = 0; j < n; j++)
+		acc[j] = product ? 1.0 : 0.0;
+	for (int64_t i = 0; i < rows; i++) {
+		int64_t s = segment_of(ids, ids_dt, i, segments);
+		for (int64_t c = 0; s >= 0 && c < inner; c++) {
+			float v = x[i * inner + c];
+			if (product)
+				acc[s * inner + c] *= v != 0.0f ? v : 1.0;
+			else if (op == SC_SEG_PROD)
+				acc[s * inner + c] += v == 0.0f;
+			else
+				acc[s * inner + c] += v == y[s * inner + c];
+		}
+	}
+	for (int64_t j = 0; j < n; j++)
+		stat[j] = (float)acc[j];
+	free(acc);
+}
+
+void sc_cpu_unsorted_segment_grad(sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt, const float *y,
+                                  const float *dy, const float *stat0, const float *stat1, float *dx, int64_t rows,
+                                  int64_t inner, int64_t segments)
+{
+	float *own = NULL;   /* the statistics of these rows, when not given */
+	int64_t n = segments * inner;
+	if (op != SC_SEG_SUM && !stat0) {
+		own = malloc(sizeof *own * (size_t)(2 * n > 0 ? 2 * n : 1));
+		if (!own)
+			SC_DIE("out of memory");
+		sc_cpu_unsorted_segment_stat(op, x, ids, ids_dt, y, 0, own, rows, inner, segments);
+		if (op == SC_SEG_PROD)
+			sc_cpu_unsorted_segment_stat(op, x, ids, ids_dt, y, 1, own + n, rows, inner, segments);
+		stat0 = own;
+		stat1 = own + n;
+	}
+	for (int64_t i = 0; i < rows; i++) {
+		int64_t s = segment_of(ids, ids_dt, i, segments);
+		for (int64_t c = 0; c < inner; c++) {
+			int64_t at = s * inner + c;
+			float g = 0.0f;
+			if (s >= 0)
+				g = SC_SEGMENT_GRAD(op, x ? x[i * inner + c] : 0.0f, y ? y[at] : 0.0f, dy[at],
+				                    stat0 ? stat0[at] : 0.0f, stat1 ? stat1[at] : 0.0f);
+			dx[i * inner + c] = g;
+		}
+	}
+	free(own);
+}

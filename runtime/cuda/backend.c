@@ -1381,6 +1381,40 @@ void sc_gather_d_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_
 	                                  cu(rt)->stream));
 }
 
+static void segment_ids_check(const char *what, sc_dtype ids_dt)
+{
+	if (ids_dt != SC_I32 && ids_dt != SC_I64)
+		SC_DIE("%s: segment ids must be int32 or int64", what);
+}
+
+void sc_unsorted_segment(sc_rt *rt, sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt, float *y,
+                         int64_t rows, int64_t inner, int64_t segments, sc_dtype dt)
+{
+	PROFILE(rt, "UnsortedSegment", 0, 4.0 * (double)(rows * inner + segments * inner), SC_PEAK_MEM);
+	segment_ids_check("unsorted_segment", ids_dt);
+	SC_CUDA_CHECK(sc_cu_unsorted_segment((int)op, x, ids, ids_dt == SC_I64, y, rows, inner, segments,
+	                                     SC_SEGMENT_BIG(dt), cu(rt)->stream));
+}
+
+void sc_unsorted_segment_stat(sc_rt *rt, sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt,
+                              const float *y, int k, float *stat, int64_t rows, int64_t inner, int64_t segments)
+{
+	PROFILE(rt, "UnsortedSegment stat", 0, 4.0 * (double)(rows * inner + segments * inner), SC_PEAK_MEM);
+	segment_ids_check("unsorted_segment_stat", ids_dt);
+	SC_CUDA_CHECK(sc_cu_unsorted_segment_stat((int)op, x, ids, ids_dt == SC_I64, y, k, stat, rows, inner, segments,
+	                                          cu(rt)->stream));
+}
+
+void sc_unsorted_segment_grad(sc_rt *rt, sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt,
+                              const float *y, const float *dy, const float *stat0, const float *stat1, float *dx,
+                              int64_t rows, int64_t inner, int64_t segments)
+{
+	PROFILE(rt, "UnsortedSegment grad", 0, 8.0 * (double)(rows * inner), SC_PEAK_MEM);
+	segment_ids_check("unsorted_segment_grad", ids_dt);
+	SC_CUDA_CHECK(sc_cu_unsorted_segment_grad((int)op, x, ids, ids_dt == SC_I64, y, dy, stat0, stat1, dx, rows, inner,
+	                                          segments, cu(rt)->stream));
+}
+
 void sc_l2_normalize(sc_rt *rt, const float *x, const float *sumsq, float *y, int64_t outer, int64_t n,
                      int64_t inner, double eps)
 {

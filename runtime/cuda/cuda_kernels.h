@@ -155,6 +155,15 @@ cudaError_t sc_cu_gather_d(const float *x, const int64_t *xdims, const void *idx
                            int ndim, int dim, int64_t offset, float *y, cudaStream_t s);
 cudaError_t sc_cu_gather_d_grad(const float *dy, const void *idx, int idx64, const int64_t *idims, float *dx,
                                 const int64_t *xdims, int ndim, int dim, int64_t offset, cudaStream_t s);
+/* The unsorted segment reductions (op an sc_segment_op; big SC_SEGMENT_BIG of the result's type), their
+ * statistics and gradient (sc_unsorted_segment*) */
+cudaError_t sc_cu_unsorted_segment(int op, const float *x, const void *ids, int ids64, float *y, int64_t rows,
+                                   int64_t inner, int64_t segments, float big, cudaStream_t s);
+cudaError_t sc_cu_unsorted_segment_stat(int op, const float *x, const void *ids, int ids64, const float *y, int k,
+                                        float *stat, int64_t rows, int64_t inner, int64_t segments, cudaStream_t s);
+cudaError_t sc_cu_unsorted_segment_grad(int op, const float *x, const void *ids, int ids64, const float *y,
+                                        const float *dy, const float *stat0, const float *stat1, float *dx,
+                                        int64_t rows, int64_t inner, int64_t segments, cudaStream_t s);
 /* L2Normalize on x (outer, n, inner) along n; sumsq, dx and dsumsq may be NULL (sc_l2_normalize*) */
 cudaError_t sc_cu_l2_normalize(const float *x, const float *sumsq, float *y, int64_t outer, int64_t n, int64_t inner,
                                double eps, cudaStream_t s);

@@ -854,6 +854,85 @@ __global__ void gather_d_grad_k(const float *dy, const void *idx, int idx64, Gat
 	}
 }
 
+/* The unsorted segment reductions. A thread per element of the result
+ * (of the statistics; of dx), each walking the rows in order, so that sums
+ * and products run in double in the CPU twin's order and no atomics are
+ * needed: the same values, run to run. */
+__device__ int64_t segment_of(const void *ids, int ids64, int64_t i, int64_t segments)
+{
+	int64_t s = load_index(ids, ids64, i);
+	return s >= 0 && s < segments ? s : -1;
+}
+
+__global__ void unsorted_segment_k(int op, const float *x, const void *ids, int ids64, float *y, int64_t rows,
+                                   int64_t inner, int64_t segments, float big)
+{
+	GRID_LOOP(j, segments * inner) {
+		int64_t s = j / inner, c = j % inner;
+		double acc = op == SC_SEG_PROD ? 1.0 : 0.0;
+		float m = op == SC_SEG_MAX ? -big : big;
+		for (int64_t i = 0; i < rows; i++) {
+			if (segment_of(ids, ids64, i, segments) != s)
+				continue;
+			float v = x[i * inner + c];
+			if (op == SC_SEG_SUM)
+				acc += v;
+			else if (op == SC_SEG_PROD)
+				acc *= v;
+			else if (op == SC_SEG_MAX ? v > m : v < m)
+				m = v;
+		}
+		y[j] = op == SC_SEG_MAX || op == SC_SEG_MIN ? m : (float)acc;
+	}
+}
+
+/* Statistic k of segment s, element c over the rows (sc_unsorted_segment_stat) */
+__device__ float segment_stat(int op, const float *x, const void *ids, int ids64, const float *y, int k, int64_t s,
+                              int64_t c, int64_t rows, int64_t inner, int64_t segments)
+{
+	bool product = op == SC_SEG_PROD && k == 0;
+	double acc = product ? 1.0 : 0.0;
+	for (int64_t i = 0; i < rows; i++) {
+		if (segment_of(ids, ids64, i, segments) != s)
+			continue;
+		float v = x[i * inner + c];
+		if (product)
+			acc *= v != 0.0f ? v : 1.0;
+		else if (op == SC_SEG_PROD)
+			acc += v == 0.0f;
+		else
+			acc += v == y[s * inner + c];
+	}
+	return (float)acc;
+}
+
+__global__ void unsorted_segment_stat_k(int op, const float *x, const void *ids, int ids64, const float *y, int k,
+                                        float *stat, int64_t rows, int64_t inner, int64_t segments)
+{
+	GRID_LOOP(j, segments * inner)
+		stat[j] = segment_stat(op, x, ids, ids64, y, k, j / inner, j % inner, rows, inner, segments);
+}
+
+__global__ void unsorted_segment_grad_k(int op, const float *x, const void *ids, int ids64, const float *y,
+                                        const float *dy, const float *stat0, const float *stat1, float *dx,
+                                        int64_t rows, int64_t inner, int64_t segments)
+{
+	GRID_LOOP(j, rows * inner) {
+		int64_t i = j / inner, c = j % inner, s = segment_of(ids, ids64, i, segments), at = s * inner + c;
+		float g = 0.0f;
+		if (s >= 0) {
+			float s0 = 0.0f, s1 = 0.0f;
+			if (op != SC_SEG_SUM) {
+				s0 = stat0 ? stat0[at] : segment_stat(op, x, ids, ids64, y, 0, s, c, rows, inner, segments);
+				if (op == SC_SEG_PROD)
+					s1 = stat1 ? stat1[at] : segment_stat(op, x, ids, ids64, y, 1, s, c, rows, inner, segments);
+			}
+			g = SC_SEGMENT_GRAD(op, x ? x[j] : 0.0f, y ? y[at] : 0.0f, dy[at], s0, s1);
+		}
+		dx[j] = g;
+	}
+}
+
 /* L2Normalize, a thread per row (o, i) of x (outer, n, inner) along n, sums in double as the CPU twin's */
 __device__ double l2_sumsq(const float *x, const float *sumsq, int64_t n, int64_t inner, int64_t o, int64_t i)
 {
@@ -2258,6 +2337,37 @@ cudaError_t sc_cu_clip_by_norm(const float *x, float *y, int64_t n, const float 
 	if (n <= 0)
 		return cudaSuccess;
 	clip_by_norm_k<<<blocks_for(n), THREADS, 0, s>>>(x, y, n, sqnorm, clip);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_unsorted_segment(int op, const float *x, const void *ids, int ids64, float *y, int64_t rows,
+                                   int64_t inner, int64_t segments, float big, cudaStream_t s)
+{
+	if (segments * inner <= 0)
+		return cudaSuccess;
+	unsorted_segment_k<<<blocks_for(segments * inner), THREADS, 0, s>>>(op, x, ids, ids64, y, rows, inner, segments,
+	                                                                    big);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_unsorted_segment_stat(int op, const float *x, const void *ids, int ids64, const float *y, int k,
+                                        float *stat, int64_t rows, int64_t inner, int64_t segments, cudaStream_t s)
+{
+	if (segments * inner <= 0)
+		return cudaSuccess;
+	unsorted_segment_stat_k<<<blocks_for(segments * inner), THREADS, 0, s>>>(op, x, ids, ids64, y, k, stat, rows,
+	                                                                         inner, segments);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_unsorted_segment_grad(int op, const float *x, const void *ids, int ids64, const float *y,
+                                        const float *dy, const float *stat0, const float *stat1, float *dx,
+                                        int64_t rows, int64_t inner, int64_t segments, cudaStream_t s)
+{
+	if (rows * inner <= 0)
+		return cudaSuccess;
+	unsorted_segment_grad_k<<<blocks_for(rows * inner), THREADS, 0, s>>>(op, x, ids, ids64, y, dy, stat0, stat1, dx,
+	                                                                     rows, inner, segments);
 	return cudaGetLastError();
 }
 

@@ -794,6 +794,35 @@ static void test_movement(void)
 		sc_cpu_gather_d_grad(x, gi, SC_I32, gid, g, gxd, 3, 1, off);
 		twin("gather_d_grad", dg, g, 210, 1e-5);
 	}
+	/* the unsorted segment reductions of x (30 rows of 7: quarters in [-1, 1], ties and zeros) into 6
+	 * segments, ids 0..5 and the dropped -1 and 9, their statistics and gradients, whole and given the
+	 * statistics */
+	float sx[210], sst[2][6 * 7], *dsst = t_slab(2 * 6 * 7 * 4);
+	int32_t sid[30];
+	for (int i = 0; i < 210; i++)
+		sx[i] = (float)((i * 13) % 9 - 4) * 0.25f;
+	for (int i = 0; i < 30; i++)
+		sid[i] = i % 7 == 6 ? -1 : i % 5 == 4 ? 9 : i % 6;
+	float *dsx = up(sx, sizeof sx);
+	void *dsid = up(sid, sizeof sid);
+	const char *const seg_names[4] = {"segment_sum", "segment_max", "segment_min", "segment_prod"};
+	for (int op = SC_SEG_SUM; op <= SC_SEG_PROD; op++) {
+		sc_unsorted_segment(rt, (sc_segment_op)op, dsx, dsid, SC_I32, dyv, 30, 7, 6, SC_BF16);
+		sc_cpu_unsorted_segment((sc_segment_op)op, sx, sid, SC_I32, y, 30, 7, 6, SC_BF16);
+		twin(seg_names[op], dyv, y, 42, 1e-6);
+		for (int k = 0; op != SC_SEG_SUM && k < 1 + (op == SC_SEG_PROD); k++) {
+			sc_unsorted_segment_stat(rt, (sc_segment_op)op, dsx, dsid, SC_I32, dyv, k, dsst + k * 42, 30, 7, 6);
+			sc_cpu_unsorted_segment_stat((sc_segment_op)op, sx, sid, SC_I32, y, k, sst[k], 30, 7, 6);
+			twin("segment_stat", dsst + k * 42, sst[k], 42, 0);
+		}
+		for (int given = 0; given < 2; given++) {   /* dy: x's first 42 */
+			const float *s0 = given && op != SC_SEG_SUM ? dsst : NULL, *s1 = given && op == SC_SEG_PROD ? dsst + 42 : NULL;
+			sc_unsorted_segment_grad(rt, (sc_segment_op)op, dsx, dsid, SC_I32, dyv, dx, s0, s1, dg, 30, 7, 6);
+			sc_cpu_unsorted_segment_grad((sc_segment_op)op, sx, sid, SC_I32, y, x, s0 ? sst[0] : NULL,
+			                             s1 ? sst[1] : NULL, g, 30, 7, 6);
+			twin("segment_grad", dg, g, 210, 1e-6);
+		}
+	}
 	float ss[5 * 7], dss[5 * 7];   /* L2Normalize of x (5, 6, 7) along dim 1: whole, then a piece given sums */
 	for (int i = 0; i < 5 * 7; i++)
 		ss[i] = 0.5f + (float)(i % 4);

@@ -10,6 +10,7 @@
  * also checked against its sums written out, on every broadcast case of
  * rt_test.h. */
 #include <criterion/criterion.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1046,6 +1047,67 @@ Test(grad, gather_d_scatter_add)
 	rand_fill(w, 8, 2, -1, 1);
 	sc_cpu_gather_d_grad(w, idx, SC_I32, (const int64_t[]){2, 4}, dx, (const int64_t[]){3, 4}, 2, 0, 0);
 	check_grad("gather_d", gd_fwd, x, 12, idx, w, 8, dx);
+}
+
+/* The unsorted segment reductions of x (6 rows of 2) into 3 segments, ids
+ * with -1 and 3 dropped: finite differences away from ties and zeros; then
+ * the ties and zeros exactly, whole and given the statistics of every rank
+ * (a split ids dim). */
+typedef struct {
+	sc_segment_op op;
+	const int32_t *ids;
+} SegCtx;
+
+static void seg_fwd(const float *x, float *y, const void *c)
+{
+	const SegCtx *s = c;
+	sc_cpu_unsorted_segment(s->op, x, s->ids, SC_I32, y, 6, 2, 3, SC_F32);
+}
+
+Test(grad, unsorted_segment)
+{
+	static const int32_t ids[6] = {2, 0, -1, 2, 1, 3};
+	float x[12], w[6], dx[12], y[6];
+	for (int i = 0; i < 12; i++)   /* distinct, away from zero */
+		x[i] = ((i * 5) % 12 < 6 ? 1 : -1) * (0.5f + (float)((i * 7) % 12) * 0.1f);
+	rand_fill(w, 6, 9, -1, 1);
+	static const char *const names[4] = {"segment_sum", "segment_max", "segment_min", "segment_prod"};
+	for (int op = SC_SEG_SUM; op <= SC_SEG_PROD; op++) {
+		SegCtx c = {(sc_segment_op)op, ids};
+		sc_cpu_unsorted_segment((sc_segment_op)op, x, ids, SC_I32, y, 6, 2, 3, SC_F32);
+		sc_cpu_unsorted_segment_grad((sc_segment_op)op, x, ids, SC_I32, y, w, NULL, NULL, dx, 6, 2, 3);
+		check_grad(names[op], seg_fwd, x, 12, &c, w, 6, dx);
+		cr_assert(dx[4] == 0 && dx[5] == 0 && dx[10] == 0 && dx[11] == 0, "%s: dropped rows get 0", names[op]);
+	}
+	/* ties: rows 0, 1, 3 of segment 0 share the maximum 2 (one column), row 2's id is dropped */
+	const float t[4] = {2, 2, 1, 2};
+	const int32_t tid[4] = {0, 0, 5, 0};
+	float ty[2], tdx[4], ties[2];
+	sc_cpu_unsorted_segment(SC_SEG_MAX, t, tid, SC_I32, ty, 4, 1, 2, SC_F32);
+	cr_assert(ty[0] == 2 && ty[1] == -FLT_MAX, "max %g, empty %g", ty[0], ty[1]);
+	sc_cpu_unsorted_segment_grad(SC_SEG_MAX, t, tid, SC_I32, ty, (const float[]){6, 1}, NULL, NULL, tdx, 4, 1, 2);
+	cr_assert(t_close("max ties", tdx, (const float[]){2, 2, 0, 2}, 4, 0, 0));
+	sc_cpu_unsorted_segment_stat(SC_SEG_MAX, t, tid, SC_I32, ty, 0, ties, 4, 1, 2);
+	cr_assert(t_close("max tie count", ties, (const float[]){3, 0}, 2, 0, 0));
+	/* over ranks: three more ties in another piece */
+	sc_cpu_unsorted_segment_grad(SC_SEG_MAX, t, tid, SC_I32, ty, (const float[]){6, 1}, (const float[]){6, 1}, NULL,
+	                             tdx, 4, 1, 2);
+	cr_assert(t_close("max ties over ranks", tdx, (const float[]){1, 1, 0, 1}, 4, 0, 0));
+	/* Prod: one zero in segment 0 (the others' product), two in segment 1 (all 0) */
+	const float z[6] = {2, 0, 3, 0, 0, 5};
+	const int32_t zid[6] = {0, 0, 0, 1, 1, 1};
+	float zy[2], zdx[6], P[2], Z[2];
+	sc_cpu_unsorted_segment(SC_SEG_PROD, z, zid, SC_I32, zy, 6, 1, 2, SC_F32);
+	sc_cpu_unsorted_segment_grad(SC_SEG_PROD, z, zid, SC_I32, NULL, (const float[]){1, 1}, NULL, NULL, zdx, 6, 1, 2);
+	cr_assert(t_close("segment prod at zeros", zdx, (const float[]){0, 6, 0, 0, 0, 0}, 6, 0, 0));
+	sc_cpu_unsorted_segment_stat(SC_SEG_PROD, z, zid, SC_I32, NULL, 0, P, 6, 1, 2);
+	sc_cpu_unsorted_segment_stat(SC_SEG_PROD, z, zid, SC_I32, NULL, 1, Z, 6, 1, 2);
+	cr_assert(t_close("segment nonzero product", P, (const float[]){6, 5}, 2, 0, 0));
+	cr_assert(t_close("segment zero count", Z, (const float[]){1, 2}, 2, 0, 0));
+	/* over ranks: another piece with factor -2 in segment 0 and none zero: the zero gets -12 */
+	sc_cpu_unsorted_segment_grad(SC_SEG_PROD, z, zid, SC_I32, NULL, (const float[]){1, 1}, (const float[]){-12, 5},
+	                             (const float[]){1, 2}, zdx, 6, 1, 2);
+	cr_assert(t_close("segment prod over ranks", zdx, (const float[]){0, -12, 0, 0, 0, 0}, 6, 0, 0));
 }
 
 /* L2Normalize of x (2, 3, 2) along dim 1, whole; its piece given the sums */

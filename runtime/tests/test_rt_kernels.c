@@ -4,6 +4,7 @@
  * runtime. */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include <float.h>
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
@@ -678,6 +679,29 @@ Test(gather_d, by_hand)
 	sc_cpu_gather_d_grad((const float[]){1, 2, 3, 4}, (const int32_t[]){2, 2, 1, 3}, SC_I32, (const int64_t[]){2, 2},
 	                     dx, (const int64_t[]){2, 3}, 2, 1, 0);
 	CLOSE(dx, ((const float[]){0, 0, 3, 0, 3, 0}), 6, "repeated indices add up, outside ones vanish");
+}
+
+Test(unsorted_segment, by_hand)
+{
+	/* x (4, 2) into 3 segments by ids {1, -1, 1, 7}: -1 and 7 dropped, segments 0 and 2 empty */
+	const float x[8] = {1, -2, 3, 0.5f, -1, 4, 9, 9};
+	const int64_t ids[4] = {1, -1, 1, 7};
+	float y[6];
+	sc_cpu_unsorted_segment(SC_SEG_SUM, x, ids, SC_I64, y, 4, 2, 3, SC_F32);
+	CLOSE(y, ((const float[]){0, 0, 0, 2, 0, 0}), 6, "segment sum, empty 0");
+	sc_cpu_unsorted_segment(SC_SEG_PROD, x, ids, SC_I64, y, 4, 2, 3, SC_F32);
+	CLOSE(y, ((const float[]){1, 1, -1, -8, 1, 1}), 6, "segment prod, empty 1");
+	sc_cpu_unsorted_segment(SC_SEG_MAX, x, ids, SC_I64, y, 4, 2, 3, SC_F16);
+	CLOSE(y, ((const float[]){-65504, -65504, 1, 4, -65504, -65504}), 6, "segment max, empty Float16's lowest");
+	sc_cpu_unsorted_segment(SC_SEG_MIN, x, ids, SC_I64, y, 4, 2, 3, SC_BF16);
+	CLOSE(y, ((const float[]){3.38953139e38f, 3.38953139e38f, -1, -2, 3.38953139e38f, 3.38953139e38f}), 6,
+	      "segment min, empty BFloat16's largest");
+	sc_cpu_unsorted_segment(SC_SEG_MAX, x, ids, SC_I64, y, 4, 2, 3, SC_F32);
+	cr_assert(y[0] == -FLT_MAX, "segment max, empty Float32's lowest: %g", y[0]);
+	float dx[8];
+	sc_cpu_unsorted_segment_grad(SC_SEG_SUM, NULL, ids, SC_I64, NULL, (const float[]){1, 2, 3, 4, 5, 6}, NULL, NULL,
+	                             dx, 4, 2, 3);
+	CLOSE(dx, ((const float[]){3, 4, 0, 0, 3, 4, 0, 0}), 8, "segment sum grad: dy gathered, 0 where dropped");
 }
 
 Test(l2_normalize, by_hand)

@@ -547,6 +547,30 @@ class Forward(unittest.TestCase):
         with self.assertRaises(R.OpError):
             fwd("GatherD", [x, np.zeros((4, 4), dtype=np.int32)], {"dim": 1})   # larger than x off dim
 
+    def test_segments(self):
+        x = np.array([[1.0, -2.0], [3.0, 0.5], [-1.0, 4.0], [2.0, 2.0], [5.0, 6.0]])
+        ids = np.array([1, -1, 1, 0, 3], dtype=np.int32)   # -1 and 3 dropped for 3 segments; segment 2 empty
+        big = float(np.finfo(np.float32).max)
+        self.check("UnsortedSegmentSum", [x, ids], {"num_segments": 3}, [[2.0, 2.0], [0.0, 2.0], [0.0, 0.0]])
+        self.check("UnsortedSegmentMax", [x, ids], {"num_segments": 3}, [[2.0, 2.0], [1.0, 4.0], [-big, -big]])
+        self.check("UnsortedSegmentMin", [x, ids], {"num_segments": 3}, [[2.0, 2.0], [-1.0, -2.0], [big, big]])
+        self.check("UnsortedSegmentProd", [x, ids], {"num_segments": 3}, [[2.0, 2.0], [-1.0, -8.0], [1.0, 1.0]])
+        half = R.OPS["UnsortedSegmentMax"][0]([x, ids], {"num_segments": 3, "@dtype": "Float16"})
+        np.testing.assert_array_equal(half[2], [-65504.0, -65504.0])   # the type's lowest
+        y = rng().normal(size=(2, 3, 4))
+        i2 = np.array([[0, 2, 2], [1, 0, 5]], dtype=np.int64)   # ids of two dims
+        want = np.zeros((3, 4))
+        for a in range(2):
+            for b in range(3):
+                if i2[a, b] < 3:
+                    want[i2[a, b]] += y[a, b]
+        self.check("UnsortedSegmentSum", [y, i2], {"num_segments": 3}, want)
+        for bad in ({}, {"num_segments": 0}):
+            with self.assertRaises(R.OpError):
+                fwd("UnsortedSegmentSum", [x, ids], bad)
+        with self.assertRaises(R.OpError):
+            fwd("UnsortedSegmentSum", [x, np.zeros(4, dtype=np.int32)], {"num_segments": 2})   # not x's first dim
+
     def test_l2_normalize(self):
         x = rng().normal(size=(3, 4))
         self.check("L2Normalize", [x], {}, x / np.sqrt((x * x).sum(0, keepdims=True)))
@@ -1089,6 +1113,32 @@ class Gradients(unittest.TestCase):
         self.check("GatherD", [x, np.array([[3, 0, 3], [1, 1, 3]])], {"dim": 1}, wrt=[0])   # repeats add up
         self.check("GatherD", [x, np.array([[2, 0], [2, 1]])], {"dim": 0}, wrt=[0])
 
+    def test_segments(self):
+        x = rng(1).normal(size=(5, 3))
+        ids = np.array([2, 0, -1, 1, 4])   # -1 and 4 dropped for 3 segments (none empty: Max's lowest would swamp
+                                           # the differences)
+        for op in ("UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd"):
+            self.check(op, [x, ids], {"num_segments": 3}, wrt=[0])
+            self.check(op, [rng(2).normal(size=(2, 2, 3)), np.array([[1, 0], [1, 3]])], {"num_segments": 2}, wrt=[0])
+
+    def test_segment_ties_and_zeros(self):
+        # Max/Min: dy shared among the ties (MindSpore's num_selected); a dropped id gets nothing
+        x = np.array([[1.0], [3.0], [3.0], [3.0], [2.0]])
+        ids = np.array([0, 0, 0, 1, 5])
+        g = R.OPS["UnsortedSegmentMax"][1](np.array([[6.0], [1.0]]), [x, ids], {"num_segments": 2})[0]
+        np.testing.assert_array_equal(g, [[0.0], [3.0], [3.0], [1.0], [0.0]])
+        g = R.OPS["UnsortedSegmentMin"][1](np.array([[6.0], [1.0]]), [x, ids], {"num_segments": 2})[0]
+        np.testing.assert_array_equal(g, [[6.0], [0.0], [0.0], [1.0], [0.0]])
+        # Prod: one zero gets the others' product, two zeros give 0 everywhere, none: out / x
+        x = np.array([[2.0], [0.0], [3.0], [0.0], [0.0], [4.0], [-1.0], [5.0]])
+        ids = np.array([0, 0, 0, 1, 1, 1, 2, 2])
+        g = R.OPS["UnsortedSegmentProd"][1](np.array([[1.0], [1.0], [2.0]]), [x, ids], {"num_segments": 3})[0]
+        np.testing.assert_array_equal(g, [[0.0], [6.0], [0.0], [0.0], [0.0], [0.0], [10.0], [-2.0]])
+        g = R.OPS["UnsortedSegmentSum"][1](np.array([[1.0], [2.0]]), [x[:3], np.array([1, 7, 0])],
+                                          {"num_segments": 2})
+        np.testing.assert_array_equal(g[0], [[2.0], [0.0], [1.0]])
+        self.assertIsNone(g[1])   # the ids carry no gradient
+
     def test_l2_normalize(self):
         x = rng(1).normal(size=(3, 4))
         self.check("L2Normalize", [x], {}, wrt=[0])
@@ -1237,6 +1287,7 @@ class Gradients(unittest.TestCase):
                   "logical_reductions": ["ReduceAll", "ReduceAny"], "scans": ["CumSum", "CumProd"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "ExpandDims", "Squeeze", "BroadcastTo",
                                 "Concat", "StridedSlice"], "gather": ["Gather"], "gather_d": ["GatherD"],
+                  "segments": ["UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd"],
                   "l2_normalize": ["L2Normalize"], "tile": ["Tile"], "one_hot": ["OneHot"], "triangle": ["Tril", "Triu"],
                   "picks": ["ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK"],
                   "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "rotary": ["RotaryPositionEmbedding"],

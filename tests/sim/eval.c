@@ -1051,6 +1051,46 @@ static bool eval_gather_d(Eval *e)
 	return true;
 }
 
+/* The unsorted segment reductions: row s of the result reduces the rows of
+ * x (its first dims, the ids') whose id is s; other ids are dropped. An
+ * empty segment is 0 (Sum), 1 (Prod), the type's lowest finite value
+ * (Max) or its largest (Min), as MindSpore documents. */
+static bool eval_segment(Eval *e)
+{
+	const SimTensor *x = &e->ins[0], *ids = &e->ins[1];
+	OpKind op = e->n->op;
+	if (ids->rank < 1 || ids->rank > x->rank || !same_dims(ids->rank, ids->dims, ids->rank, x->dims))
+		return fail(e, "segment_ids of rank %d must be x's first dims", ids->rank);
+	int r = 1 + x->rank - ids->rank;
+	int64_t dims[MAX_DIMS], inner = product(x->dims, ids->rank, x->rank), segs = e->n->a.num_segments;
+	dims[0] = segs;
+	memcpy(dims + 1, x->dims + ids->rank, sizeof(int64_t) * (size_t)(r - 1));
+	if (!expect_out(e, r, dims))
+		return false;
+	DType t = e->g->values[e->n->result].type.dtype;
+	double big = t == DT_F16 ? 65504.0 : t == DT_BF16 ? 3.3895313892515355e38 : 3.4028234663852886e38;
+	double init = op == OP_UNSORTED_SEGMENT_MAX ? -big : op == OP_UNSORTED_SEGMENT_MIN ? big
+	              : op == OP_UNSORTED_SEGMENT_PROD ? 1 : 0;
+	double *y = e->out->data;
+	for (int64_t j = 0; j < e->out->size; j++)
+		y[j] = init;
+	for (int64_t i = 0; i < ids->size; i++) {
+		double s = ids->data[i];
+		if (!(s >= 0 && s < (double)segs))
+			continue;
+		for (int64_t c = 0; c < inner; c++) {
+			double v = x->data[i * inner + c], *o = &y[(int64_t)s * inner + c];
+			if (op == OP_UNSORTED_SEGMENT_SUM)
+				*o += v;
+			else if (op == OP_UNSORTED_SEGMENT_PROD)
+				*o *= v;
+			else if (op == OP_UNSORTED_SEGMENT_MAX ? v > *o : v < *o)
+				*o = v;
+		}
+	}
+	return true;
+}
+
 /* L2Normalize: x / sqrt(max(sum of squares along the axis, epsilon)); a
  * slice's piece (lowering's) takes the completed sums as its second input. */
 static bool eval_l2_normalize(Eval *e)
@@ -1421,6 +1461,8 @@ static bool eval_op(Eval *e)
 		return eval_gather_d(e);
 	case OP_L2_NORMALIZE:
 		return eval_l2_normalize(e);
+	OP_CASES(SEGMENT_OPS)
+		return eval_segment(e);
 	case OP_TILE:
 		return eval_tile(e);
 	case OP_ONE_HOT:

@@ -626,6 +626,43 @@ Test(rules, gather_d_and_l2_normalize)
 	run_free(r);
 }
 
+/* The unsorted segment reductions: the ids' dims (reduced), the segments
+ * (whole), x's trailing dims; split ids dims leave partial sums, maxima,
+ * minima or products (MindSpore's UnsortedSegment*Info AllReduce), a split
+ * trailing dim none; the ids' strategy must be x's first entries. */
+Test(rules, unsorted_segment)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 4, 6)>, %i: <Tensor[Int32], (8, 4)>,\n"
+	                 "           %j: <Tensor[Int64], (8,)>) {\n"
+	                 "  %a = UnsortedSegmentSum(%x, %i) {num_segments: 5, in_strategy: ((2, 2, 2), (2, 2))}\n"
+	                 "  %b = UnsortedSegmentMax(%x, %j) {num_segments: 3, in_strategy: ((4, 1, 2), (4,))}\n"
+	                 "  %c = UnsortedSegmentMin(%x, %j) {num_segments: 3, in_strategy: ((1, 4, 2), (1,))}\n"
+	                 "  %d = UnsortedSegmentProd(%x, %i) {num_segments: 5, in_strategy: ((2, 2, 1), (2, 4))}\n"
+	                 "  %e = UnsortedSegmentProd(%x, %j) {num_segments: 3, in_strategy: ((8, 1, 1), (8,))}\n"
+	                 "  return %a, %b, %c, %d, %e\n}\n");
+	OpDims od;
+	OpSplit s;
+	TensorLayout y;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.nod, 4, "the ids' two dims, the segments, x's last");
+	cr_assert(od.reduced == 3u && od.whole == 1u << 2 && od.reduce_op == REDUCE_SUM_OP);
+	cr_assert(od.in_dim[0][2] == 3 && od.in_dim[1][1] == 1 && od.out_rank == 2 && od.out_dim[0] == 2);
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) < 0 && axis_of(&y, 1) >= 0 && y.partial != 0, "segments whole, partial sums");
+	cr_assert(rule(r, "b", &od, &s), "%s", msgs(r));
+	op_out_layout(&od, &s, &y);
+	cr_assert(y.partial != 0 && y.partial_op == REDUCE_MAX_OP, "partial maxima");
+	cr_assert(rule(r, "c", &od, &s), "%s", msgs(r));
+	op_out_layout(&od, &s, &y);
+	cr_assert(y.partial == 0 && axis_of(&y, 1) >= 0 && axis_of(&y, 2) >= 0, "trailing dims only: no partial");
+	cr_assert(!rule(r, "d", &od, &s), "an ids strategy unlike x's accepted");
+	expect_msg(r, "input 1 splits dim 1 into 4 but input 0 splits it into 2");
+	cr_assert(rule(r, "e", &od, &s), "%s", msgs(r));
+	op_out_layout(&od, &s, &y);
+	cr_assert(y.partial != 0 && y.partial_op == REDUCE_PROD_OP, "partial products");
+	run_free(r);
+}
+
 /* StridedSlice with MindSpore's masks: the op dims are x's (the strategy
  * has x's rank); a new axis is a result dim no op dim follows, a shrunk dim
  * none of the result's and kept whole, as a cut dim is. */

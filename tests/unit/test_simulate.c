@@ -372,6 +372,25 @@ Test(simulate, triangle_pieces)
 	}
 }
 
+/* The unsorted segment reductions (tests/e2e/segment_ops.ir): the ids' dims
+ * split, each rank's partial segments completed by an AllReduce sum, max,
+ * min or prod, dropped ids and empty segments, as written on 4 and 8
+ * devices, equal to the serial graph. */
+Test(simulate, segment_splits)
+{
+	char *text = slurp("tests/e2e/segment_ops.ir");
+	static const int64_t counts[] = {4, 8};
+	for (int c = 0; c < 2; c++) {
+		char what[100];
+		Build b = build("tests/e2e/segment_ops.ir", text, counts[c], false, -1);
+		snprintf(what, sizeof what, "tests/e2e/segment_ops.ir on %lld devices", (long long)counts[c]);
+		cr_assert(b.low, "%s does not compile: %s", what, msgs(b.run));
+		expect_equal(b.low, what);
+		run_free(b.run);
+	}
+	free(text);
+}
+
 /* A Layout strategy: the seed's L("mp", ("sp", "dp")) example compiled and run. */
 Test(simulate, layout_strategies)
 {
