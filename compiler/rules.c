@@ -79,7 +79,7 @@ static void broadcast_dims(const Graph *g, const Node *n, OpDims *od, int rank, 
 {
 	for (int d = 0; d < rank; d++)
 		add_dim(od, dims[d], NULL);
-	for (int k = 0; k < n->nin && k < 2; k++) {
+	for (int k = 0; k < n->nin && k < MAX_RULE_INPUTS; k++) {   /* Lerp's three */
 		const Type *t = operand(g, n, k);
 		od->in_rank[k] = t->rank;
 		for (int d = 0; d < t->rank; d++) {
@@ -236,14 +236,14 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		break;
 	}
 	switch (n->op) {
-	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE:
+	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE: case OP_LERP:
 	case OP_CAST: case OP_SELECT: case OP_DROPOUT: case OP_PAD_FILL: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM:
 	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 		die("%s has its rule class", op_info[n->op].name);
-	case OP_MSE_LOSS: case OP_L1_LOSS:
+	case OP_MSE_LOSS: case OP_L1_LOSS: case OP_L2_LOSS:
 		broadcast_dims(g, n, od, x->rank, x->dims);   /* the two shapes are equal (shape.c) */
 		od->reduced = x->rank ? (1u << x->rank) - 1 : 0;
-		od->reduce_op = REDUCE_MEAN_OP;
+		od->reduce_op = n->op == OP_L2_LOSS ? REDUCE_SUM_OP : REDUCE_MEAN_OP;   /* L2Loss: partial sums */
 		return true;
 	case OP_BIAS_ADD:
 		for (int d = 0; d < x->rank; d++)
@@ -521,12 +521,17 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		od->batch = idx->rank ? 0 : -1;   /* MindSpore's batch strategy splits the ids' first dim */
 		return true;
 	}
-	case OP_ADD_N:   /* every operand split as the result (MindSpore's AddNInfo: one strategy for all) */
-		for (int d = 0; d < out->rank; d++)
-			add_dim(od, out->dims[d], NULL);
+	case OP_ADD_N: case OP_STACK: {   /* one strategy for all (MindSpore's AddNInfo, StackInfo); Stack's new dim: none */
+		int axis = n->op == OP_STACK ? (int)norm(n->a.has_axis ? n->a.axes[0] : 0, out->rank) : out->rank;
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], NULL);
 		for (int k = 0; k < n->nin && k < MAX_RULE_INPUTS; k++)
 			identity_input(od, k, x->rank);
-		break;
+		od->out_rank = out->rank;
+		for (int d = 0; d < out->rank; d++)
+			od->out_dim[d] = (int8_t)(d < axis ? d : d == axis ? -1 : d - 1);
+		return true;
+	}
 	case OP_CONCAT: {
 		int64_t axis = norm(n->a.has_axis ? n->a.axes[0] : 0, x->rank);
 		for (int d = 0; d < out->rank; d++)
