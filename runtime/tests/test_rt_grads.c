@@ -642,7 +642,7 @@ static void lerp_fwd(const float *v, float *y, const void *c)
 	sc_cpu_lerp(in[0], lerp_d[0], 3, in[1], lerp_d[1], 2, in[2], lerp_d[2], 3, y, lerp_d[0], 3);
 }
 
-static void l2_fwd(const float *v, float *y, const void *c)
+static void l2_loss_fwd(const float *v, float *y, const void *c)
 {
 	sc_cpu_l2_loss(v, y, *(const int *)c);
 }
@@ -665,7 +665,7 @@ Test(grad, lerp_and_l2_loss)
 	float dl = 0.7f;
 	int n = 24;
 	sc_cpu_l2_loss_grad(s, &dl, g, n);
-	check_grad("l2_loss", l2_fwd, s, n, &n, &dl, 1, g);
+	check_grad("l2_loss", l2_loss_fwd, s, n, &n, &dl, 1, g);
 }
 
 Test(grad, binary_every_broadcast_case_against_sums)
