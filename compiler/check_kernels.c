@@ -22,7 +22,7 @@
 /* Operators that move elements of any type; the rest compute on floats. */
 static bool moves_elements(OpKind op)
 {
-	return op_info[op].view == V_VIEW || op == OP_TRANSPOSE || op == OP_CONCAT ||
+	return op_info[op].view == V_VIEW || op == OP_TRANSPOSE || op == OP_CONCAT || op == OP_STACK ||
 	       op_slices(op) || op == OP_CAST || op_is_comm(op) || op_is_triangle(op);
 }
 

@@ -2,10 +2,12 @@
  * on NCHW tensors: their attributes (whose forms differ from the table's
  * kinds: Conv2D's pad is a number or four, its group a number, the pools'
  * strides a number or a pair), their geometry (the output sizes and the
- * padding as MindSpore computes them), and their result shapes for shape.c.
- * Everything else reads the geometry through window_of. */
+ * padding as MindSpore computes them), their result shapes for shape.c and
+ * their op dims for rules.c. Everything else reads the geometry through
+ * window_of. */
 #include "shape_internal.h"
 #include "conv.h"
+#include "rules_internal.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -276,4 +278,66 @@ bool infer_conv2d(Infer *x, const Type *in, Type *out)
 bool infer_pool(Infer *x, const Type *in, Type *out)
 {
 	return need_nchw(x) && window_result(x, in, out);
+}
+
+/* Whether a windowed operator's spatial dim (x's size x, the dilated
+ * window k, the stride s) splits with x: each window lies in one rank's
+ * piece when it is no wider than the stride and x divides into strides (no
+ * padding then, in "same" mode too), as MindSpore's Conv2DInfo splits with
+ * no exchange. */
+static bool window_splits(int64_t x, int64_t k, int64_t s, int64_t pad)
+{
+	return k <= s && x % s == 0 && pad == 0;
+}
+
+/* Conv2D: op dims n, c, h, w, o as MindSpore's device matrix (n, i, h, w, o),
+ * then the kernel's; the pools: n, c, h, w. x (n, c, h, w), w (o, c, kh, kw),
+ * the result (n, o, h, w); Conv2D's c is summed over (partial sums over its
+ * axes, as MatMul's k). The result's h and w split evenly; x splits with
+ * them where no window crosses a piece's edge (window_splits), else it
+ * arrives whole along that dim (gathered) and each rank computes its rows
+ * of the result from their first (emit_args.c, window_arg): its gradient
+ * then partial over those ranks, summed. The strategy still names x's h
+ * and w as the result's (named). */
+void window_dims(const Type *x, const Type *out, const Node *n, OpDims *od)
+{
+	bool conv = n->op == OP_CONV2D;
+	Window w;
+	window_of(n->op, &n->a, x->dims, &w);
+	int64_t pads[2] = {w.pt + w.pb, w.pl + w.pr}, ks[2] = {w.dh * (w.kh - 1) + 1, w.dw * (w.kw - 1) + 1};
+	int64_t ss[2] = {w.sh, w.sw}, xs[2] = {w.h, w.w};
+	add_dim(od, x->dims[0], "N");
+	add_dim(od, x->dims[1], conv ? "C_in" : "C");
+	identity_input(od, 0, 4);
+	for (int s = 0; s < 2; s++) {
+		int o = add_dim(od, out->dims[2 + s], s ? "W" : "H");
+		od->also[o] = out->dims[2 + s];
+		od->whole_why[o] = s ? "each rank computes whole columns of the result" : "each rank computes whole rows of "
+		                   "the result";
+		if (!window_splits(xs[s], ks[s], ss[s], pads[s]))
+			od->in_dim[0][2 + s] = -1;   /* x whole along it: the windows overlap the pieces */
+	}
+	od->strategy_named = true;
+	for (int d = 0; d < 4; d++)
+		od->named[d] = (int8_t)d;
+	identity_output(od, 4);
+	od->batch = 0;
+	if (!conv)
+		return;
+	int oc = add_dim(od, out->dims[1], "C_out");
+	int kh = add_dim(od, w.kh, "the kernel's height"), kw = add_dim(od, w.kw, "the kernel's width");
+	keep_whole(od, kh, "a kernel dim, which every output position sums over");
+	keep_whole(od, kw, "a kernel dim, which every output position sums over");
+	od->in_rank[1] = 4;
+	od->in_dim[1][0] = (int8_t)oc;
+	od->in_dim[1][1] = 1;
+	od->in_dim[1][2] = (int8_t)kh;
+	od->in_dim[1][3] = (int8_t)kw;
+	od->out_dim[1] = (int8_t)oc;
+	od->reduced = 1u << 1;
+	od->reduce_op = REDUCE_SUM_OP;
+	if (w.groups > 1) {   /* MindSpore's Conv2DInfo: with group > 1 neither channel dim splits */
+		keep_whole(od, 1, "the input channels of a grouped convolution (group > 1)");
+		keep_whole(od, oc, "the output channels of a grouped convolution (group > 1)");
+	}
 }

@@ -28,5 +28,7 @@ void window_defaults(Attrs *a);
 bool window_print_attr(StrBuf *b, OpKind op, const Attrs *a, AttrKind k);
 /* Its geometry on an x of dims x_dims (rank 4), MindSpore's output sizes and padding. */
 void window_of(OpKind op, const Attrs *a, const int64_t *x_dims, Window *g);
+/* Its op dims (rules.c's op_dims) on x and the result out. */
+void window_dims(const Type *x, const Type *out, const Node *n, OpDims *od);
 
 #endif

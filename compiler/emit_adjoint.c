@@ -382,14 +382,14 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	case OP_ADD_N:   /* each operand's gradient is dy */
 		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)value_bytes(dxv));
 		return;
-	case OP_CONCAT: {
+	case OP_CONCAT: case OP_STACK: {   /* its slice of dy; Stack's the k-th along the new dim */
 		int axis = (int)norm_axis(fa->has_axis && fa->naxes ? fa->axes[0] : 0, y->type.rank);
 		int64_t begin[MAX_DIMS] = {0}, end[MAX_DIMS], strides[MAX_DIMS];
 		for (int d = 0; d < y->type.rank; d++)
 			end[d] = y->type.dims[d], strides[d] = 1;
 		for (int j = 0; j < k; j++)
-			begin[axis] += l->values[f->in[j]].type.dims[axis];
-		end[axis] = begin[axis] + l->values[f->in[k]].type.dims[axis];
+			begin[axis] += f->op == OP_STACK ? 1 : l->values[f->in[j]].type.dims[axis];
+		end[axis] = begin[axis] + (f->op == OP_STACK ? 1 : l->values[f->in[k]].type.dims[axis]);
 		sb_printf(b, "sc_strided_slice(rt, %s, %s, %s, ", sc_dtype_name(dxv->type.dtype), dy, dx);
 		dims_lit(b, y->type.dims, y->type.rank);
 		sb_printf(b, ", %d, ", y->type.rank);
@@ -428,6 +428,19 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		else
 			sb_printf(b, "sc_softmax_ce_grad(rt, %s, %s, %s, %s, %lld, %lld);", x0, x1, dy, dx,
 			          (long long)x->type.dims[0], (long long)x->type.dims[1]);
+		return;
+	case OP_L2_LOSS:   /* MindSpore's bprop: x dy */
+		sb_printf(b, "sc_l2_loss_grad(rt, %s, %s, %s, %lld);", x0, dy, dx, (long long)n);
+		return;
+	case OP_LERP:   /* MindSpore's bprop, operand k's term summed over its broadcast dims */
+		sb_printf(b, "sc_lerp_grad(rt, %d, ", k);
+		for (int j = 0; j < 3; j++) {
+			tensor_arg(b, p, f->in[j]);
+			sb_puts(b, ", ");
+		}
+		sb_printf(b, "%s, ", dy);
+		dims_lit(b, y->type.dims, y->type.rank);
+		sb_printf(b, ", %d, %s);", y->type.rank, dx);
 		return;
 	case OP_MSE_LOSS: case OP_L1_LOSS: {
 		double scale;

@@ -434,14 +434,15 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 			emit_binary(b, p, "sc_binary", "SC_ADD", j > 1 ? o->result : o->in[0], o->in[j], o->result);
 		}
 		break;
-	case OP_CONCAT: {
+	case OP_CONCAT: case OP_STACK: {   /* Stack: its operands joined as pieces of 1 along the new dim */
 		int axis = (int)norm_axis(a->has_axis && a->naxes ? a->axes[0] : 0, yv->type.rank);
 		sb_printf(b, "sc_concat(rt, %s, (const void *const[]){", sc_dtype_name(yv->type.dtype));
 		for (int j = 0; j < o->nin; j++)
 			sb_printf(b, j ? ", %s" : "%s", p->cname[o->in[j]]);
 		sb_puts(b, "}, (const int64_t[]){");
 		for (int j = 0; j < o->nin; j++)
-			sb_printf(b, j ? ", %lld" : "%lld", (long long)l->values[o->in[j]].type.dims[axis]);
+			sb_printf(b, j ? ", %lld" : "%lld",
+			          o->op == OP_STACK ? 1LL : (long long)l->values[o->in[j]].type.dims[axis]);
 		sb_printf(b, "}, %d, %s, ", o->nin, y);
 		dims_lit(b, yv->type.dims, yv->type.rank);
 		sb_printf(b, ", %d, %d);", yv->type.rank, axis);
@@ -480,6 +481,16 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		else
 			sb_printf(b, "sc_softmax_ce(rt, %s, %s, %s, %lld, %lld);", x0, x1, y, (long long)x->type.dims[0],
 			          (long long)x->type.dims[1]);
+		break;
+	case OP_L2_LOSS:   /* its pieces' sums completed by an AllReduce (rules.c) */
+		sb_printf(b, "sc_l2_loss(rt, %s, %s, %lld);", x0, y, (long long)numel(x));
+		break;
+	case OP_LERP:
+		sb_puts(b, "sc_lerp(rt, ");
+		for (int j = 0; j < 4; j++) {
+			tensor_arg(b, p, j < 3 ? o->in[j] : o->result);
+			sb_puts(b, j < 3 ? ", " : ");");
+		}
 		break;
 	case OP_MSE_LOSS: case OP_L1_LOSS: {
 		double scale;

@@ -218,7 +218,7 @@ static bool is_index_type(DType t)
 static bool keeps_elements(const Node *n)
 {
 	return op_info[n->op].view == V_VIEW || n->op == OP_TRANSPOSE || op_slices(n->op) || n->op == OP_CONCAT ||
-	       op_is_comm(n->op);
+	       n->op == OP_STACK || op_is_comm(n->op);
 }
 
 int64_t index_bound(const Graph *g, int v, int *user)

@@ -208,7 +208,9 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(SQUARED_DIFFERENCE, "SquaredDifference", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(SQUARED_DIFF), GR_X, 0, \
 	   PREC_LOW, V_COPY)                                                                                        \
 	OP(DIV_NO_NAN, "DivNoNan", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(DIV_NO_NAN), GR_X, 0, PREC_F32, V_COPY) \
-	OP(ATAN2, "Atan2", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(ATAN2), GR_X, 0, PREC_F32, V_COPY)
+	OP(ATAN2, "Atan2", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(ATAN2), GR_X, 0, PREC_F32, V_COPY)             \
+	OP(SIGMOID_CE, "SigmoidCrossEntropyWithLogits", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(SIGMOID_CE), GR_X, \
+	   1u << 1, PREC_F32, V_COPY)
 
 /* The comparisons: Bool results, so no gradient (op_input_has_grad); under
  * mixed precision they compare what they are given, as MindSpore's AMP
@@ -293,6 +295,8 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	SEGMENT_OPS(OP)                                                                                                                    \
 	OP(CONCAT, "Concat", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                          \
 	OP(ADD_N, "AddN", 2, -1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                                     \
+	OP(STACK, "Stack", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                           \
+	OP(LERP, "Lerp", 3, 3, 0, SH_OWN, R_BROADCAST, OWN, GR_X, 0, PREC_LOW, V_COPY)                                                    \
 	OP(CAST, "Cast", 1, 1, A(DTYPE), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                                           \
 	OP(STRIDED_SLICE, "StridedSlice", 1, 1, A_SLICE | A_SLICE_MASKS | A(PAD), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                              \
 	OP(SPLIT, "Split", 1, 1, A(AXIS) | A(OUTPUT_NUM) | A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \
@@ -305,6 +309,7 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(SOFTMAX_CE, "SoftmaxCrossEntropyWithLogits", 2, 4, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_F32, V_COPY)                    \
 	OP(MSE_LOSS, "MSELoss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                    \
 	OP(L1_LOSS, "L1Loss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                      \
+	OP(L2_LOSS, "L2Loss", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                      \
 	OP(ALL_REDUCE, "AllReduce", 1, 1, A(REDUCE_OP) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                      \
 	OP(ALL_GATHER, "AllGather", 1, 1, A(AXIS) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                           \
 	OP(REDUCE_SCATTER, "ReduceScatter", 1, 1, A(REDUCE_OP) | A(AXIS) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)    \

@@ -15,6 +15,7 @@
 #include "slice.h"
 #include "conv.h"
 #include "segment.h"
+#include "rules_internal.h"
 
 #include <string.h>
 
@@ -30,7 +31,7 @@ static int64_t norm(int64_t axis, int rank)
 	return axis < 0 ? axis + rank : axis;
 }
 
-static int add_dim(OpDims *od, int64_t size, const char *name)
+int add_dim(OpDims *od, int64_t size, const char *name)
 {
 	od->size[od->nod] = size;
 	od->name[od->nod] = name;
@@ -38,14 +39,14 @@ static int add_dim(OpDims *od, int64_t size, const char *name)
 	return od->nod++;
 }
 
-static void keep_whole(OpDims *od, int dim, const char *why)
+void keep_whole(OpDims *od, int dim, const char *why)
 {
 	od->whole |= 1u << dim;
 	od->whole_why[dim] = why;
 }
 
 /* Input k follows the op dims one to one. */
-static void identity_input(OpDims *od, int k, int rank)
+void identity_input(OpDims *od, int k, int rank)
 {
 	od->in_rank[k] = rank;
 	for (int d = 0; d < rank; d++)
@@ -66,7 +67,7 @@ static void row_stats_inputs(OpDims *od)
 	od->reduce_op = REDUCE_SUM_OP;
 }
 
-static void identity_output(OpDims *od, int rank)
+void identity_output(OpDims *od, int rank)
 {
 	od->out_rank = rank;
 	for (int d = 0; d < rank; d++)
@@ -80,7 +81,7 @@ static void broadcast_dims(const Graph *g, const Node *n, OpDims *od, int rank, 
 {
 	for (int d = 0; d < rank; d++)
 		add_dim(od, dims[d], NULL);
-	for (int k = 0; k < n->nin && k < 2; k++) {
+	for (int k = 0; k < n->nin && k < MAX_RULE_INPUTS; k++) {   /* Lerp's three */
 		const Type *t = operand(g, n, k);
 		od->in_rank[k] = t->rank;
 		for (int d = 0; d < t->rank; d++) {
@@ -120,69 +121,6 @@ static void matmul_dims(const Graph *g, const Node *n, OpDims *od)
 	od->reduced = 1u << k;
 	od->reduce_op = REDUCE_SUM_OP;
 	od->batch = nb ? 0 : i;
-}
-
-/* Whether a windowed operator's spatial dim (x's size x, the dilated
- * window k, the stride s) splits with x: each window lies in one rank's
- * piece when it is no wider than the stride and x divides into strides (no
- * padding then, in "same" mode too), as MindSpore's Conv2DInfo splits with
- * no exchange. */
-static bool window_splits(int64_t x, int64_t k, int64_t s, int64_t pad)
-{
-	return k <= s && x % s == 0 && pad == 0;
-}
-
-/* Conv2D: op dims n, c, h, w, o as MindSpore's device matrix (n, i, h, w, o),
- * then the kernel's; the pools: n, c, h, w. x (n, c, h, w), w (o, c, kh, kw),
- * the result (n, o, h, w); Conv2D's c is summed over (partial sums over its
- * axes, as MatMul's k). The result's h and w split evenly; x splits with
- * them where no window crosses a piece's edge (window_splits), else it
- * arrives whole along that dim (gathered) and each rank computes its rows
- * of the result from their first (emit_args.c, window_arg): its gradient
- * then partial over those ranks, summed. The strategy still names x's h
- * and w as the result's (named). */
-static void window_dims(const Graph *g, const Node *n, OpDims *od)
-{
-	const Type *x = operand(g, n, 0), *out = &g->values[n->result].type;
-	bool conv = n->op == OP_CONV2D;
-	Window w;
-	window_of(n->op, &n->a, x->dims, &w);
-	int64_t pads[2] = {w.pt + w.pb, w.pl + w.pr}, ks[2] = {w.dh * (w.kh - 1) + 1, w.dw * (w.kw - 1) + 1};
-	int64_t ss[2] = {w.sh, w.sw}, xs[2] = {w.h, w.w};
-	add_dim(od, x->dims[0], "N");
-	add_dim(od, x->dims[1], conv ? "C_in" : "C");
-	identity_input(od, 0, 4);
-	for (int s = 0; s < 2; s++) {
-		int o = add_dim(od, out->dims[2 + s], s ? "W" : "H");
-		od->also[o] = out->dims[2 + s];
-		od->whole_why[o] = s ? "each rank computes whole columns of the result" : "each rank computes whole rows of "
-		                   "the result";
-		if (!window_splits(xs[s], ks[s], ss[s], pads[s]))
-			od->in_dim[0][2 + s] = -1;   /* x whole along it: the windows overlap the pieces */
-	}
-	od->strategy_named = true;
-	for (int d = 0; d < 4; d++)
-		od->named[d] = (int8_t)d;
-	identity_output(od, 4);
-	od->batch = 0;
-	if (!conv)
-		return;
-	int oc = add_dim(od, out->dims[1], "C_out");
-	int kh = add_dim(od, w.kh, "the kernel's height"), kw = add_dim(od, w.kw, "the kernel's width");
-	keep_whole(od, kh, "a kernel dim, which every output position sums over");
-	keep_whole(od, kw, "a kernel dim, which every output position sums over");
-	od->in_rank[1] = 4;
-	od->in_dim[1][0] = (int8_t)oc;
-	od->in_dim[1][1] = 1;
-	od->in_dim[1][2] = (int8_t)kh;
-	od->in_dim[1][3] = (int8_t)kw;
-	od->out_dim[1] = (int8_t)oc;
-	od->reduced = 1u << 1;
-	od->reduce_op = REDUCE_SUM_OP;
-	if (w.groups > 1) {   /* MindSpore's Conv2DInfo: with group > 1 neither channel dim splits */
-		keep_whole(od, 1, "the input channels of a grouped convolution (group > 1)");
-		keep_whole(od, oc, "the output channels of a grouped convolution (group > 1)");
-	}
 }
 
 static void reduce_dims(const Graph *g, const Node *n, OpDims *od)
@@ -237,15 +175,15 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		break;
 	}
 	switch (n->op) {
-	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE:
+	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE: case OP_LERP:
 	case OP_CAST: case OP_SELECT: case OP_DROPOUT: case OP_PAD_FILL: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM:
 	case OP_TRIL: case OP_TRIU:   /* any dim split, each rank its piece's diagonal (lowered_rank_attrs) */
 	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 		die("%s has its rule class", op_info[n->op].name);
-	case OP_MSE_LOSS: case OP_L1_LOSS:
+	case OP_MSE_LOSS: case OP_L1_LOSS: case OP_L2_LOSS:
 		broadcast_dims(g, n, od, x->rank, x->dims);   /* the two shapes are equal (shape.c) */
 		od->reduced = x->rank ? (1u << x->rank) - 1 : 0;
-		od->reduce_op = REDUCE_MEAN_OP;
+		od->reduce_op = n->op == OP_L2_LOSS ? REDUCE_SUM_OP : REDUCE_MEAN_OP;   /* L2Loss: partial sums */
 		return true;
 	case OP_BIAS_ADD:
 		for (int d = 0; d < x->rank; d++)
@@ -268,7 +206,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		break;
 	}
 	case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL:
-		window_dims(g, n, od);
+		window_dims(operand(g, n, 0), &g->values[n->result].type, n, od);
 		return true;
 	case OP_ROTARY:   /* x's dims; cos and sin follow those they do not broadcast over (shape.c) */
 		for (int d = 0; d < x->rank; d++)
@@ -526,12 +464,17 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		od->batch = idx->rank ? 0 : -1;   /* MindSpore's batch strategy splits the ids' first dim */
 		return true;
 	}
-	case OP_ADD_N:   /* every operand split as the result (MindSpore's AddNInfo: one strategy for all) */
-		for (int d = 0; d < out->rank; d++)
-			add_dim(od, out->dims[d], NULL);
+	case OP_ADD_N: case OP_STACK: {   /* one strategy for all (MindSpore's AddNInfo, StackInfo); Stack's new dim: none */
+		int axis = n->op == OP_STACK ? (int)norm(n->a.has_axis ? n->a.axes[0] : 0, out->rank) : out->rank;
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], NULL);
 		for (int k = 0; k < n->nin && k < MAX_RULE_INPUTS; k++)
 			identity_input(od, k, x->rank);
-		break;
+		od->out_rank = out->rank;
+		for (int d = 0; d < out->rank; d++)
+			od->out_dim[d] = (int8_t)(d < axis ? d : d == axis ? -1 : d - 1);
+		return true;
+	}
 	case OP_CONCAT: {
 		int64_t axis = norm(n->a.has_axis ? n->a.axes[0] : 0, x->rank);
 		for (int d = 0; d < out->rank; d++)

@@ -563,6 +563,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_GATHER_D: case OP_L2_NORMALIZE:
 	OP_CASES(SEGMENT_OPS)
 	case OP_SPARSE_SOFTMAX_CE: case OP_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
+	case OP_STACK: case OP_LERP: case OP_L2_LOSS:
 	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)
 		break;
 	}
@@ -614,6 +615,11 @@ static bool infer_node(Infer *x, Type *out)
 		*out = *a;
 		return need_float(x, 0);
 	case SH_BROADCAST:
+		if (n->op == OP_SIGMOID_CE && same_dtype(x, 0, 1) && !type_equal(a, in_type(x, 1))) {   /* MindSpore's */
+			ERR(x, n->op_span, "SigmoidCrossEntropyWithLogits: logits %s and labels %s differ in shape; it takes "
+			    "two of one shape (no broadcasting: BroadcastTo the labels first)", DIMS(a), DIMS(in_type(x, 1)));
+			return false;
+		}
 		return same_dtype(x, 0, 1) && broadcast(x, a, in_type(x, 1), out, n->op_span);
 	case SH_COMPARE:
 		out->dtype = DT_BOOL;
@@ -745,6 +751,13 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_concat(x, out);
 	case OP_ADD_N:
 		return infer_add_n(x, out);
+	case OP_STACK:
+		return infer_stack(x, a, out);
+	case OP_LERP: {   /* start + weight (end - start): one float type, the three broadcast (numpy's) */
+		Type se = *a;
+		return need_float(x, 0) && same_dtype(x, 0, 1) && same_dtype(x, 0, 2) &&
+		       broadcast(x, a, in_type(x, 1), &se, n->op_span) && broadcast(x, &se, in_type(x, 2), out, n->op_span);
+	}
 	case OP_CAST:
 		if (!need_attr(x, ATTR_DTYPE))
 			return false;
@@ -793,6 +806,9 @@ static bool infer_node(Infer *x, Type *out)
 		}
 		out->rank = 0;
 		return true;
+	case OP_L2_LOSS:   /* sum x^2 / 2: a scalar */
+		out->rank = 0;
+		return need_float(x, 0);
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
 		return infer_comm(x, a, out);
 	case OP_CALL:

@@ -40,6 +40,7 @@ bool infer_transpose(Infer *x, const Type *in, Type *out);
 bool infer_flatten(Infer *x, const Type *in, Type *out);
 bool infer_expand_dims(Infer *x, const Type *in, Type *out);
 bool infer_squeeze(Infer *x, const Type *in, Type *out);
+bool infer_stack(Infer *x, const Type *in, Type *out);
 /* Tile's and OneHot's (shape_views.c, beside them); BiasAdd's and PReLU's, a vector along one dim of x. */
 bool infer_tile(Infer *x, const Type *in, Type *out);
 bool infer_one_hot(Infer *x, const Type *in, Type *out);

@@ -95,6 +95,40 @@ bool infer_flatten(Infer *x, const Type *in, Type *out)
 	return true;
 }
 
+/* Stack (MindSpore's ops.Stack, formerly Pack): operands of one type and
+ * shape, the result a new dim of their count at axis (default 0; a
+ * negative one counts from the result's rank: -rank - 1 to rank). */
+bool infer_stack(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	if (a->axis_is_tuple) {
+		ERR(x, x->n->attr_lit->span, "Stack takes one axis");
+		return false;
+	}
+	for (int k = 1; k < x->n->nin; k++)
+		if (!type_equal(in_type(x, k), in)) {
+			const Type *b = in_type(x, k);
+			ERR(x, in_span(x, k), "Stack: operand %d is %s %s, operand 0 %s %s; Stack joins operands of one type "
+			    "and shape (Concat joins along an existing dim)", k, dtype_name(b->dtype), DIMS(b),
+			    dtype_name(in->dtype), DIMS(in));
+			return false;
+		}
+	if (in->rank + 1 > MAX_DIMS) {
+		ERR(x, in_span(x, 0), "Stack: the result would have %d dims, more than %d", in->rank + 1, MAX_DIMS);
+		return false;
+	}
+	int64_t given = a->has_axis ? a->axes[0] : 0, axis = given < 0 ? given + in->rank + 1 : given;
+	if (axis < 0 || axis > in->rank) {
+		ERR(x, x->n->attr_lit->span, "Stack: axis %lld is out of range: the new dim of %d goes at %d to %d (the "
+		    "operands are %s)", (long long)given, x->n->nin, -in->rank - 1, in->rank, DIMS(in));
+		return false;
+	}
+	out->rank = in->rank + 1;
+	for (int i = 0, j = 0; i < out->rank; i++)
+		out->dims[i] = i == axis ? x->n->nin : in->dims[j++];
+	return true;
+}
+
 /* MindSpore's ExpandDims: a dim of size 1 inserted at axis, in [-rank - 1, rank]. */
 bool infer_expand_dims(Infer *x, const Type *in, Type *out)
 {

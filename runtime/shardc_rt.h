@@ -111,6 +111,9 @@ typedef enum {
 	SC_SQUARED_DIFF,                       /* (a - b)^2 */
 	SC_DIV_NO_NAN,                         /* a / b, 0 where b == 0 (MindSpore's DivNoNan) */
 	SC_ATAN2,                              /* atan2(a, b): the angle of (b, a) */
+	SC_SIGMOID_CE,                         /* max(a, 0) - a b + log(1 + exp(-|a|)): logits a, labels b
+	                                        * (MindSpore's SigmoidCrossEntropyWithLogits); da sigmoid(a) - b,
+	                                        * db -a (the compiler asks for none: MindSpore's zeros) */
 } sc_binop;
 
 /* The comparisons, one row each: C(NAME, the C operator). Both kernels (CPU
@@ -1034,6 +1037,14 @@ void sc_softmax_ce_part(sc_rt *rt, const float *logits, const float *labels, con
                         float *loss, int64_t n, int64_t c);
 void sc_mse_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n);
 void sc_l1_loss(sc_rt *rt, const float *pred, const float *target, float *loss, int64_t n);
+/* MindSpore's L2Loss: loss[0] = sum x^2 / 2 over x's n elements (summed in
+ * double on cpu, Float32 on cuda). */
+void sc_l2_loss(sc_rt *rt, const float *x, float *loss, int64_t n);
+/* MindSpore's Lerp: y = start + w (end - start), the three broadcast to
+ * y_dims as numpy's (dims right-aligned, size 1 repeats). */
+void sc_lerp(sc_rt *rt, const float *start, const int64_t *s_dims, int s_ndim, const float *end,
+             const int64_t *e_dims, int e_ndim, const float *w, const int64_t *w_dims, int w_ndim, float *y,
+             const int64_t *y_dims, int y_ndim);
 
 /* ---- backward kernels ----
  * dy is the gradient of the output, dx of the input. Matmul gradients are
@@ -1160,6 +1171,14 @@ void sc_mse_loss_grad(sc_rt *rt, const float *pred, const float *target, const f
                       int64_t n);
 void sc_l1_loss_grad(sc_rt *rt, const float *pred, const float *target, const float *dloss, float *dpred,
                      int64_t n);
+/* dx = x dloss[0] (dloss NULL: 1), MindSpore's L2Loss bprop; may run in place. */
+void sc_l2_loss_grad(sc_rt *rt, const float *x, const float *dloss, float *dx, int64_t n);
+/* Lerp's gradient for operand k (0 start: dy (1 - w), 1 end: dy w, 2 the
+ * weight: dy (end - start); MindSpore's bprop), summed over the dims that
+ * operand is broadcast along into dx of its shape. */
+void sc_lerp_grad(sc_rt *rt, int k, const float *start, const int64_t *s_dims, int s_ndim, const float *end,
+                  const int64_t *e_dims, int e_ndim, const float *w, const int64_t *w_dims, int w_ndim,
+                  const float *dy, const int64_t *y_dims, int y_ndim, float *dx);
 
 /* ---- optimizers (MindSpore's formulas; g' = g + weight_decay p) ----
  * The compiler passes weight_decay 0 for a parameter the decay filter skips. */

@@ -969,6 +969,42 @@ def bwd_atan2(g, ins, at):
     return [unbroadcast(g * b / r, a.shape), unbroadcast(-g * a / r, b.shape)]
 
 
+def sigmoid_ce_operands(ins):
+    x, z = ins
+    if x.shape != z.shape:
+        raise OpError("logits %s and labels %s differ in shape" % (x.shape, z.shape))
+    return x, z
+
+
+def fwd_sigmoid_ce(ins, at):
+    """MindSpore's SigmoidCrossEntropyWithLogits: max(x, 0) - x z + log(1 + exp(-|x|)), logits and labels of
+    one shape."""
+    x, z = sigmoid_ce_operands(ins)
+    return np.maximum(x, 0) - x * z + np.log1p(np.exp(-np.abs(x)))
+
+
+def bwd_sigmoid_ce(g, ins, at):
+    """MindSpore's bprop: dy (sigmoid(x) - z) for the logits, zeros for the labels (none here)."""
+    x, z = sigmoid_ce_operands(ins)
+    return [g * (1 / (1 + np.exp(-x)) - z), None]
+
+
+def fwd_lerp(ins, at):
+    """MindSpore's Lerp: start + weight (end - start), the three broadcast (numpy's)."""
+    s, e, w = ins
+    try:
+        np.broadcast_shapes(s.shape, e.shape, w.shape)
+    except ValueError as err:
+        raise OpError(str(err))
+    return s + w * (e - s)
+
+
+def bwd_lerp(g, ins, at):
+    """MindSpore's bprop: dy (1 - w), dy w, dy (end - start), each summed to its operand's shape."""
+    s, e, w = ins
+    return [unbroadcast(g * (1 - w), s.shape), unbroadcast(g * w, e.shape), unbroadcast(g * (e - s), w.shape)]
+
+
 # The comparisons (MindSpore's Equal, NotEqual, Greater, GreaterEqual, Less,
 # LessEqual): numpy's, broadcasting, a NaN unequal to everything; a Bool
 # result, so neither operand gets a gradient.
@@ -2371,6 +2407,22 @@ def cast_dtype(at):
     return name
 
 
+def stack_axis(ins, at):
+    return norm_axis(attr_int(at, "axis", 0), ins[0].ndim + 1)
+
+
+def fwd_stack(ins, at):
+    """MindSpore's Stack: operands of one shape, a new dim of their count at axis (of the result's rank)."""
+    if any(x.shape != ins[0].shape for x in ins):
+        raise OpError("stacks operands of one shape; got %s" % ([x.shape for x in ins],))
+    return np.stack(ins, axis=stack_axis(ins, at))
+
+
+def bwd_stack(g, ins, at):
+    ax = stack_axis(ins, at)
+    return [np.take(g, i, axis=ax) for i in range(len(ins))]
+
+
 def fwd_cast(ins, at):
     cast_dtype(at)
     return ins[0]                                   # the evaluator rounds to the new type
@@ -2617,6 +2669,15 @@ def bwd_mse(g, ins, at):
     return [d, -d]
 
 
+def fwd_l2(ins, at):
+    """MindSpore's L2Loss: sum x^2 / 2, a scalar."""
+    return (ins[0] ** 2).sum() / 2
+
+
+def bwd_l2(g, ins, at):
+    return [g * ins[0]]
+
+
 def fwd_l1(ins, at):
     p, t = loss_operands(ins)
     return np.abs(p - t).mean()
@@ -2745,6 +2806,8 @@ OPS = {
     "SquaredDifference": (fwd_squared_difference, bwd_squared_difference, 2, 2),
     "DivNoNan": (fwd_div_no_nan, bwd_div_no_nan, 2, 2),
     "Atan2": (fwd_atan2, bwd_atan2, 2, 2),
+    "SigmoidCrossEntropyWithLogits": (fwd_sigmoid_ce, bwd_sigmoid_ce, 2, 2),
+    "Lerp": (fwd_lerp, bwd_lerp, 3, 3),
     **{op: (fwd_compare(op), bwd_compare, 2, 2) for op in COMPARES},
     "LogicalNot": (LOGICALS["LogicalNot"], bwd_mask, 1, 1),
     "LogicalAnd": (LOGICALS["LogicalAnd"], bwd_mask, 2, 2),
@@ -2840,6 +2903,7 @@ OPS = {
     "RmsNorm": (fwd_rms_norm, bwd_rms_norm, 2, 2),
     "Concat": (fwd_concat, bwd_concat, 1, None),
     "AddN": (fwd_add_n, bwd_add_n, 2, None),
+    "Stack": (fwd_stack, bwd_stack, 1, None),
     "Cast": (fwd_cast, bwd_cast, 1, 1),
     "StridedSlice": (fwd_strided_slice, bwd_strided_slice, 1, 1),
     "Slice": (fwd_slice, bwd_slice, 1, 1),
@@ -2851,6 +2915,7 @@ OPS = {
     "SoftmaxCrossEntropyWithLogits": (fwd_dense_ce, bwd_dense_ce, 2, 2),
     "MSELoss": (fwd_mse, bwd_mse, 2, 2),
     "L1Loss": (fwd_l1, bwd_l1, 2, 2),
+    "L2Loss": (fwd_l2, bwd_l2, 1, 1),
     "Arange": (fwd_none, bwd_none, 0, 0),
     "CausalMask": (fwd_none, bwd_none, 0, 0),
     "RopeCos": (fwd_none, bwd_none, 0, 0),

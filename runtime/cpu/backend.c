@@ -894,6 +894,34 @@ void sc_l1_loss_grad(sc_rt *rt, const float *pred, const float *target, const fl
 	sc_cpu_l1_loss_grad(pred, target, dloss, dpred, n);
 }
 
+void sc_l2_loss(sc_rt *rt, const float *x, float *loss, int64_t n)
+{
+	(void)rt;
+	sc_cpu_l2_loss(x, loss, n);
+}
+
+void sc_l2_loss_grad(sc_rt *rt, const float *x, const float *dloss, float *dx, int64_t n)
+{
+	(void)rt;
+	sc_cpu_l2_loss_grad(x, dloss, dx, n);
+}
+
+void sc_lerp(sc_rt *rt, const float *start, const int64_t *s_dims, int s_ndim, const float *end,
+             const int64_t *e_dims, int e_ndim, const float *w, const int64_t *w_dims, int w_ndim, float *y,
+             const int64_t *y_dims, int y_ndim)
+{
+	(void)rt;
+	sc_cpu_lerp(start, s_dims, s_ndim, end, e_dims, e_ndim, w, w_dims, w_ndim, y, y_dims, y_ndim);
+}
+
+void sc_lerp_grad(sc_rt *rt, int k, const float *start, const int64_t *s_dims, int s_ndim, const float *end,
+                  const int64_t *e_dims, int e_ndim, const float *w, const int64_t *w_dims, int w_ndim,
+                  const float *dy, const int64_t *y_dims, int y_ndim, float *dx)
+{
+	(void)rt;
+	sc_cpu_lerp_grad(k, start, s_dims, s_ndim, end, e_dims, e_ndim, w, w_dims, w_ndim, dy, y_dims, y_ndim, dx);
+}
+
 void sc_binary_grad(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                     const int64_t *b_dims, int b_ndim, const float *dy, const int64_t *y_dims, int y_ndim, float *da,
                     float *db)

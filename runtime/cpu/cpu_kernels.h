@@ -189,6 +189,14 @@ void sc_cpu_softmax_ce_part(const float *logits, const float *labels, const floa
 void sc_cpu_softmax_ce_part_grad(const float *logits, const float *labels, const float *max, const float *sum,
                                  const float *dloss, float *dlogits, int64_t n, int64_t c);
 void sc_cpu_mse_loss(const float *pred, const float *target, float *loss, int64_t n);
+void sc_cpu_l2_loss(const float *x, float *loss, int64_t n);
+void sc_cpu_l2_loss_grad(const float *x, const float *dloss, float *dx, int64_t n);
+void sc_cpu_lerp(const float *start, const int64_t *s_dims, int s_ndim, const float *end, const int64_t *e_dims,
+                 int e_ndim, const float *w, const int64_t *w_dims, int w_ndim, float *y, const int64_t *y_dims,
+                 int y_ndim);
+void sc_cpu_lerp_grad(int which, const float *start, const int64_t *s_dims, int s_ndim, const float *end,
+                      const int64_t *e_dims, int e_ndim, const float *w, const int64_t *w_dims, int w_ndim,
+                      const float *dy, const int64_t *y_dims, int y_ndim, float *dx);
 void sc_cpu_mse_loss_grad(const float *pred, const float *target, const float *dloss, float *dpred, int64_t n);
 void sc_cpu_l1_loss(const float *pred, const float *target, float *loss, int64_t n);
 void sc_cpu_l1_loss_grad(const float *pred, const float *target, const float *dloss, float *dpred, int64_t n);

@@ -221,6 +221,7 @@ static float binop(sc_binop op, float a, float b)
 	case SC_SQUARED_DIFF: return (a - b) * (a - b);
 	case SC_DIV_NO_NAN: return b == 0 ? 0 : a / b;
 	case SC_ATAN2: return atan2f(a, b);
+	case SC_SIGMOID_CE: return fmaxf(a, 0) - a * b + log1pf(expf(-fabsf(a)));
 	}
 	SC_DIE("bad binary op %d", (int)op);
 }
@@ -2341,6 +2342,71 @@ void sc_cpu_mse_loss_grad(const float *pred, const float *target, const float *d
 		dpred[i] = (float)(((double)pred[i] - target[i]) * scale);
 }
 
+void sc_cpu_l2_loss(const float *x, float *loss, int64_t n)
+{
+	double s = 0;
+	for (int64_t i = 0; i < n; i++)
+		s += (double)x[i] * x[i];
+	loss[0] = (float)(s / 2);
+}
+
+void sc_cpu_l2_loss_grad(const float *x, const float *dloss, float *dx, int64_t n)
+{
+	double g = dloss ? dloss[0] : 1.0;
+	for (int64_t i = 0; i < n; i++)
+		dx[i] = (float)(x[i] * g);
+}
+
+/* ---- Lerp ---- */
+
+/* Lerp's three operands' strides over y's dims (0 where broadcast). */
+static void lerp_strides(const int64_t *s_dims, int s_ndim, const int64_t *e_dims, int e_ndim, const int64_t *w_dims,
+                         int w_ndim, const int64_t *y_dims, int y_ndim, int64_t st[3][SC_MAX_DIMS])
+{
+	sc_bcast_strides("lerp start", s_dims, s_ndim, y_dims, y_ndim, st[0]);
+	sc_bcast_strides("lerp end", e_dims, e_ndim, y_dims, y_ndim, st[1]);
+	sc_bcast_strides("lerp weight", w_dims, w_ndim, y_dims, y_ndim, st[2]);
+}
+
+void sc_cpu_lerp(const float *start, const int64_t *s_dims, int s_ndim, const float *end, const int64_t *e_dims,
+                 int e_ndim, const float *w, const int64_t *w_dims, int w_ndim, float *y, const int64_t *y_dims,
+                 int y_ndim)
+{
+	int64_t st[3][SC_MAX_DIMS], n = sc_numel(y_dims, y_ndim);
+	lerp_strides(s_dims, s_ndim, e_dims, e_ndim, w_dims, w_ndim, y_dims, y_ndim, st);
+	Walk k;
+	walk_init(&k, y_dims, y_ndim, 3, st[0], st[1], st[2]);
+	for (int64_t i = 0; i < n; i++, walk_next(&k)) {
+		float a = start[k.off[0]], b = end[k.off[1]];
+		y[i] = a + w[k.off[2]] * (b - a);
+	}
+}
+
+/* Operand k's terms summed in double over the elements of y that read each
+ * of its own, in y's order, then rounded once. */
+void sc_cpu_lerp_grad(int which, const float *start, const int64_t *s_dims, int s_ndim, const float *end,
+                      const int64_t *e_dims, int e_ndim, const float *w, const int64_t *w_dims, int w_ndim,
+                      const float *dy, const int64_t *y_dims, int y_ndim, float *dx)
+{
+	int64_t st[3][SC_MAX_DIMS], n = sc_numel(y_dims, y_ndim);
+	const int64_t *dims[3] = {s_dims, e_dims, w_dims};
+	int ndims[3] = {s_ndim, e_ndim, w_ndim};
+	if (which < 0 || which > 2)
+		SC_DIE("lerp_grad: operand %d is not start (0), end (1) or weight (2)", which);
+	int64_t nx = sc_numel(dims[which], ndims[which]);
+	lerp_strides(s_dims, s_ndim, e_dims, e_ndim, w_dims, w_ndim, y_dims, y_ndim, st);
+	double *acc = xcalloc((size_t)nx, sizeof *acc);
+	Walk k;
+	walk_init(&k, y_dims, y_ndim, 3, st[0], st[1], st[2]);
+	for (int64_t i = 0; i < n; i++, walk_next(&k)) {
+		double g = dy[i], t = w[k.off[2]];
+		acc[k.off[which]] += which == 0 ? g * (1 - t) : which == 1 ? g * t : g * ((double)end[k.off[1]] - start[k.off[0]]);
+	}
+	for (int64_t i = 0; i < nx; i++)
+		dx[i] = (float)acc[i];
+	free(acc);
+}
+
 void sc_cpu_l1_loss(const float *pred, const float *target, float *loss, int64_t n)
 {
 	double s = 0;
@@ -2365,7 +2431,8 @@ void sc_cpu_l1_loss_grad(const float *pred, const float *target, const float *dl
  * (floor, trunc: MindSpore's); SquaredDifference's 2 (a - b), -2 (a - b);
  * DivNoNan's 1 / b and -(a / b) / b, both 0 where b == 0 (MindSpore's: dy
  * DivNoNan'd by b, then times minus the result); Atan2's b / (a^2 + b^2) and
- * -a / (a^2 + b^2) (MindSpore's, NaN at (0, 0)). */
+ * -a / (a^2 + b^2) (MindSpore's, NaN at (0, 0)); SigmoidCrossEntropyWithLogits'
+ * sigmoid(a) - b and -a. */
 static double slope_a(sc_binop op, double a, double b)
 {
 	switch (op) {
@@ -2374,6 +2441,7 @@ static double slope_a(sc_binop op, double a, double b)
 	case SC_SQUARED_DIFF: return 2 * (a - b);
 	case SC_DIV_NO_NAN: return b == 0 ? 0 : 1 / b;
 	case SC_ATAN2: return b / (a * a + b * b);
+	case SC_SIGMOID_CE: return 1 / (1 + exp(-a)) - b;
 	default: return 0;
 	}
 }
@@ -2387,6 +2455,7 @@ static double slope_b(sc_binop op, double a, double b)
 	case SC_SQUARED_DIFF: return -2 * (a - b);
 	case SC_DIV_NO_NAN: return b == 0 ? 0 : -(a / b) / b;
 	case SC_ATAN2: return -a / (a * a + b * b);
+	case SC_SIGMOID_CE: return -a;
 	default: return 0;
 	}
 }

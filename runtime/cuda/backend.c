@@ -1682,6 +1682,51 @@ void sc_l1_loss_grad(sc_rt *rt, const float *pred, const float *target, const fl
 	SC_CUDA_CHECK(sc_cu_pair_loss_grad(1, pred, target, dloss, dpred, n, cu(rt)->stream));
 }
 
+void sc_l2_loss(sc_rt *rt, const float *x, float *loss, int64_t n)
+{
+	PROFILE(rt, "loss", 0, 4.0 * n, SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_l2_loss(x, loss, n, cu(rt)->stream));
+}
+
+void sc_l2_loss_grad(sc_rt *rt, const float *x, const float *dloss, float *dx, int64_t n)
+{
+	PROFILE(rt, "loss grad", 0, 8.0 * n, SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_l2_loss_grad(x, dloss, dx, n, cu(rt)->stream));
+}
+
+void sc_lerp(sc_rt *rt, const float *start, const int64_t *s_dims, int s_ndim, const float *end,
+             const int64_t *e_dims, int e_ndim, const float *w, const int64_t *w_dims, int w_ndim, float *y,
+             const int64_t *y_dims, int y_ndim)
+{
+	PROFILE(rt, "Lerp", 0, 16.0 * (double)sc_numel(y_dims, y_ndim), SC_PEAK_MEM);
+	sc_cu_walk sw = bcast_walk("lerp", s_dims, s_ndim, e_dims, e_ndim, y_dims, y_ndim);
+	sc_cu_walk ww = bcast_walk("lerp weight", w_dims, w_ndim, NULL, -1, y_dims, y_ndim);
+	SC_CUDA_CHECK(sc_cu_lerp(start, end, w, y, &sw, &ww, cu(rt)->stream));
+}
+
+/* As sc_binary_grad: an operand as large as y takes its terms straight, a
+ * broadcast one's are summed down from scratch. */
+void sc_lerp_grad(sc_rt *rt, int k, const float *start, const int64_t *s_dims, int s_ndim, const float *end,
+                  const int64_t *e_dims, int e_ndim, const float *w, const int64_t *w_dims, int w_ndim,
+                  const float *dy, const int64_t *y_dims, int y_ndim, float *dx)
+{
+	PROFILE(rt, "Lerp grad", 0, 16.0 * (double)sc_numel(y_dims, y_ndim), SC_PEAK_MEM);
+	const int64_t *dims[3] = {s_dims, e_dims, w_dims};
+	int ndims[3] = {s_ndim, e_ndim, w_ndim};
+	if (k < 0 || k > 2)
+		SC_DIE("lerp_grad: operand %d is not start (0), end (1) or weight (2)", k);
+	sc_cu_walk sw = bcast_walk("lerp_grad", s_dims, s_ndim, e_dims, e_ndim, y_dims, y_ndim);
+	sc_cu_walk ww = bcast_walk("lerp_grad weight", w_dims, w_ndim, NULL, -1, y_dims, y_ndim);
+	int64_t ny = sc_numel(y_dims, y_ndim);
+	bool whole = sc_numel(dims[k], ndims[k]) == ny;
+	float *g = whole ? dx : dev_scratch(rt, 0, (size_t)ny * sizeof(float));
+	SC_CUDA_CHECK(sc_cu_lerp_grad_full(k, start, end, w, dy, g, &sw, &ww, cu(rt)->stream));
+	if (!whole) {
+		sc_cu_plan p = sum_plan(y_dims, y_ndim, dims[k], ndims[k]);
+		reduce_plan(rt, SC_R_SUM, g, dx, &p);
+	}
+}
+
 void sc_binary_grad(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                     const int64_t *b_dims, int b_ndim, const float *dy, const int64_t *y_dims, int y_ndim, float *da,
                     float *db)

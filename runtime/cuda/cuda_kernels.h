@@ -213,6 +213,14 @@ cudaError_t sc_cu_softmax_ce_part(const float *logits, const float *labels, cons
 cudaError_t sc_cu_softmax_ce_part_grad(const float *logits, const float *labels, const float *max, const float *sum,
                                        const float *dloss, float *dlogits, int64_t n, int64_t c, cudaStream_t s);
 /* l1 0: mean squared error, 1: mean absolute error */
+cudaError_t sc_cu_l2_loss(const float *x, float *loss, int64_t n, cudaStream_t s);
+cudaError_t sc_cu_l2_loss_grad(const float *x, const float *dloss, float *dx, int64_t n, cudaStream_t s);
+/* Lerp over sw's iteration space (y's): start and end at sw's strides, the weight at ww's first */
+cudaError_t sc_cu_lerp(const float *start, const float *end, const float *w, float *y, const sc_cu_walk *sw,
+                       const sc_cu_walk *ww, cudaStream_t s);
+/* operand k's term at every element of y, into g (y's size) */
+cudaError_t sc_cu_lerp_grad_full(int k, const float *start, const float *end, const float *w, const float *dy,
+                                 float *g, const sc_cu_walk *sw, const sc_cu_walk *ww, cudaStream_t s);
 cudaError_t sc_cu_pair_loss(int l1, const float *pred, const float *target, float *loss, int64_t n, cudaStream_t s);
 cudaError_t sc_cu_pair_loss_grad(int l1, const float *pred, const float *target, const float *dloss, float *dpred,
                                  int64_t n, cudaStream_t s);

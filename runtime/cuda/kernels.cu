@@ -115,6 +115,7 @@ __device__ float binop(sc_binop op, float a, float b)
 	case SC_SQUARED_DIFF: return (a - b) * (a - b);
 	case SC_DIV_NO_NAN: return b == 0 ? 0 : a / b;
 	case SC_ATAN2: return atan2f(a, b);
+	case SC_SIGMOID_CE: return fmaxf(a, 0.0f) - a * b + log1pf(expf(-fabsf(a)));
 	}
 	return 0;
 }
@@ -192,6 +193,10 @@ __global__ void binary_grad_k(sc_binop op, const float *a, const float *b, const
 			db = -g * a[ia] / r;
 			break;
 		}
+		case SC_SIGMOID_CE:   /* the CPU's slope_a and slope_b */
+			da = g * (1 / (1 + expf(-a[ia])) - b[ib]);
+			db = -g * a[ia];
+			break;
 		case SC_MAXIMUM: case SC_MINIMUM:   /* a tie splits the gradient evenly */
 			if (a[ia] == b[ib])
 				da = db = g / 2;
@@ -1379,6 +1384,44 @@ __global__ void pair_loss_grad_k(int l1, const float *p, const float *t, const f
 	}
 }
 
+/* the twin: sc_cpu_l2_loss (sums in double there) */
+__global__ void l2_loss_k(const float *x, float *loss, int64_t n)
+{
+	float s = 0;
+	GRID_LOOP(i, n) s += x[i] * x[i];
+	s = block_sum(s);
+	if (threadIdx.x == 0)
+		atomicAdd(loss, s / 2);
+}
+
+__global__ void l2_loss_grad_k(const float *x, const float *dloss, float *dx, int64_t n)
+{
+	float g = dloss ? *dloss : 1.0f;
+	GRID_LOOP(i, n) dx[i] = x[i] * g;
+}
+
+/* the twin: sc_cpu_lerp; start and end at sw's offsets, the weight at ww's first */
+__global__ void lerp_k(const float *start, const float *end, const float *w, float *y, int64_t n, sc_cu_walk sw,
+                       sc_cu_walk ww)
+{
+	GRID_LOOP(i, n) {
+		int64_t oe, os = walk_off(i, sw, &oe), ow = walk_off(i, ww, NULL);
+		float a = start[os];
+		y[i] = a + w[ow] * (end[oe] - a);
+	}
+}
+
+/* operand k's term at each element of y (sc_cpu_lerp_grad sums them) */
+__global__ void lerp_grad_k(int k, const float *start, const float *end, const float *w, const float *dy, float *g,
+                            int64_t n, sc_cu_walk sw, sc_cu_walk ww)
+{
+	GRID_LOOP(i, n) {
+		int64_t oe, os = walk_off(i, sw, &oe), ow = walk_off(i, ww, NULL);
+		float t = w[ow];
+		g[i] = k == 0 ? dy[i] * (1 - t) : k == 1 ? dy[i] * t : dy[i] * (end[oe] - start[os]);
+	}
+}
+
 /* ---- optimizers ---- */
 
 __global__ void sgd_k(float *p, const float *g, float *accum, int64_t n, float lr, float mu, float damp, float wd,
@@ -2280,6 +2323,40 @@ cudaError_t sc_cu_pair_loss_grad(int l1, const float *pred, const float *target,
 	if (n <= 0)
 		return cudaSuccess;
 	pair_loss_grad_k<<<blocks_for(n), THREADS, 0, s>>>(l1, pred, target, dloss, dpred, n);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_l2_loss(const float *x, float *loss, int64_t n, cudaStream_t s)
+{
+	cudaError_t e = cudaMemsetAsync(loss, 0, sizeof(float), s);
+	if (e != cudaSuccess || n <= 0)
+		return e;
+	int b = blocks_for(n);
+	l2_loss_k<<<b > 1024 ? 1024 : b, THREADS, 0, s>>>(x, loss, n);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_l2_loss_grad(const float *x, const float *dloss, float *dx, int64_t n, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	l2_loss_grad_k<<<blocks_for(n), THREADS, 0, s>>>(x, dloss, dx, n);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_lerp(const float *start, const float *end, const float *w, float *y, const sc_cu_walk *sw,
+                       const sc_cu_walk *ww, cudaStream_t s)
+{
+	int64_t n = walk_count(sw);
+	lerp_k<<<blocks_for(n), THREADS, 0, s>>>(start, end, w, y, n, *sw, *ww);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_lerp_grad_full(int k, const float *start, const float *end, const float *w, const float *dy,
+                                 float *g, const sc_cu_walk *sw, const sc_cu_walk *ww, cudaStream_t s)
+{
+	int64_t n = walk_count(sw);
+	lerp_grad_k<<<blocks_for(n), THREADS, 0, s>>>(k, start, end, w, dy, g, n, *sw, *ww);
 	return cudaGetLastError();
 }
 

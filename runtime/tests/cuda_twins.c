@@ -175,7 +175,7 @@ static void test_elementwise(void)
 	float *da, *db, *ddy, *a = rnd(n, -2, 2, &da), *b = rnd(5, 0.5f, 1.5f, &db), *dy = rnd(n, -1, 1, &ddy);
 	float *y = malloc(n * sizeof *y), *dyv = t_slab(n * sizeof *y), *ga = malloc(n * sizeof *ga), *gb = malloc(5 * 4);
 	float *dga = t_slab(n * 4), *dgb = t_slab(5 * 4);
-	for (sc_binop op = SC_ADD; op <= SC_ATAN2; op++) {
+	for (sc_binop op = SC_ADD; op <= SC_SIGMOID_CE; op++) {
 		char what[64];
 		if (op == SC_POW) {   /* a positive base (a negative one's power is NaN) */
 			for (int i = 0; i < n; i++)
@@ -732,7 +732,38 @@ static void test_rows(void)
 		(l1 ? sc_cpu_l1_loss_grad : sc_cpu_mse_loss_grad)(x, dy, &dl, g, n);
 		twin(l1 ? "l1_loss_grad" : "mse_loss_grad", dg, g, n, 1e-5);
 	}
+	sc_l2_loss(rt, dx, dloss, n);
+	sc_cpu_l2_loss(x, &loss, n);
+	twin("l2_loss", dloss, &loss, 1, 1e-4);
+	sc_l2_loss_grad(rt, dx, ddl, dg, n);
+	sc_cpu_l2_loss_grad(x, &dl, g, n);
+	twin("l2_loss_grad", dg, g, n, 1e-5);
 	free(x), free(dy), free(y), free(g), free(r);
+}
+
+/* Lerp: start (4, 5, 6), end (5, 1) and a weight (4, 1, 6) broadcast to
+ * y, then a number as the weight; each operand's gradient summed down */
+static void test_lerp(void)
+{
+	const int64_t sd[3] = {4, 5, 6}, ed[2] = {5, 1}, wd[3] = {4, 1, 6}, yd[3] = {4, 5, 6};
+	const int n = 120, sizes[3] = {120, 5, 24};
+	float *ds, *de, *dw, *dn, *ddy, *s = rnd(n, -2, 2, &ds), *e = rnd(5, -1, 1, &de), *w = rnd(24, 0, 1, &dw);
+	float *num = rnd(1, 0, 1, &dn), *dy = rnd(n, -1, 1, &ddy), *y = malloc(n * sizeof *y), *g = malloc(n * sizeof *g);
+	float *dyv = t_slab(n * sizeof *y), *dg = t_slab(n * sizeof *g);
+	sc_lerp(rt, ds, sd, 3, de, ed, 2, dw, wd, 3, dyv, yd, 3);
+	sc_cpu_lerp(s, sd, 3, e, ed, 2, w, wd, 3, y, yd, 3);
+	twin("lerp", dyv, y, n, 1e-5);
+	sc_lerp(rt, ds, sd, 3, de, ed, 2, dn, NULL, 0, dyv, yd, 3);
+	sc_cpu_lerp(s, sd, 3, e, ed, 2, num, NULL, 0, y, yd, 3);
+	twin("lerp, a number as the weight", dyv, y, n, 1e-5);
+	for (int k = 0; k < 3; k++) {
+		char what[64];
+		snprintf(what, sizeof what, "lerp_grad %d", k);
+		sc_lerp_grad(rt, k, ds, sd, 3, de, ed, 2, dw, wd, 3, ddy, yd, 3, dg);
+		sc_cpu_lerp_grad(k, s, sd, 3, e, ed, 2, w, wd, 3, dy, yd, 3, g);
+		twin(what, dg, g, sizes[k], 1e-4);
+	}
+	free(s), free(e), free(w), free(num), free(dy), free(y), free(g);
 }
 
 static void test_movement(void)
@@ -1397,6 +1428,8 @@ int main(int argc, char **argv)
 	test_batch_matmul_half();
 	t_slab_reset();
 	test_elementwise();
+	t_slab_reset();
+	test_lerp();
 	t_slab_reset();
 	test_rows();
 	t_slab_reset();

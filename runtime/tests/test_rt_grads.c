@@ -607,8 +607,8 @@ Test(grad, binary_broadcast)
 {
 	const int64_t ad[3] = {2, 3, 4}, bd[2] = {3, 1}, yd[3] = {2, 3, 4};
 	const char *names[] = {"add", "sub", "mul", "div", "maximum", "minimum", "pow", "floor_div", "floor_mod", "mod",
-	                       "squared_difference", "div_no_nan", "atan2"};
-	for (sc_binop op = SC_ADD; op <= SC_ATAN2; op++) {
+	                       "squared_difference", "div_no_nan", "atan2", "sigmoid_ce"};
+	for (sc_binop op = SC_ADD; op <= SC_SIGMOID_CE; op++) {
 		float a[24], b[3], w[24], da[24], db[3];
 		if (op == SC_FLOOR_DIV || op == SC_FLOOR_MOD || op == SC_MOD)   /* steps: against sums, below */
 			continue;
@@ -634,6 +634,49 @@ Test(grad, binary_broadcast)
 	check_grad("div with scalar a", bin_fwd, &a, 1, &c, w, 6, &da);
 }
 
+/* Lerp: start (2, 3, 4), end (3, 1), weight (2, 1, 4), each operand's
+ * gradient summed over its broadcast dims; L2Loss's x dy */
+typedef struct {
+	const float *in[3];
+	int wrt;
+} LerpCtx;
+
+static const int64_t lerp_d[3][3] = {{2, 3, 4}, {3, 1}, {2, 1, 4}};
+
+static void lerp_fwd(const float *v, float *y, const void *c)
+{
+	const LerpCtx *l = c;
+	const float *in[3] = {l->in[0], l->in[1], l->in[2]};
+	in[l->wrt] = v;
+	sc_cpu_lerp(in[0], lerp_d[0], 3, in[1], lerp_d[1], 2, in[2], lerp_d[2], 3, y, lerp_d[0], 3);
+}
+
+static void l2_loss_fwd(const float *v, float *y, const void *c)
+{
+	sc_cpu_l2_loss(v, y, *(const int *)c);
+}
+
+Test(grad, lerp_and_l2_loss)
+{
+	static const char *const names[3] = {"lerp start", "lerp end", "lerp weight"};
+	float s[24], e[3], wt[8], w[24], g[24];
+	rand_fill(s, 24, 3, -2, 2);
+	rand_fill(e, 3, 4, -1, 1);
+	rand_fill(wt, 8, 5, 0, 1);
+	rand_fill(w, 24, 6, -1, 1);
+	LerpCtx c = {{s, e, wt}, 0};
+	const int sizes[3] = {24, 3, 8};
+	for (int k = 0; k < 3; k++) {
+		c.wrt = k;
+		sc_cpu_lerp_grad(k, s, lerp_d[0], 3, e, lerp_d[1], 2, wt, lerp_d[2], 3, w, lerp_d[0], 3, g);
+		check_grad(names[k], lerp_fwd, c.in[k], sizes[k], &c, w, 24, g);
+	}
+	float dl = 0.7f;
+	int n = 24;
+	sc_cpu_l2_loss_grad(s, &dl, g, n);
+	check_grad("l2_loss", l2_loss_fwd, s, n, &n, &dl, 1, g);
+}
+
 Test(grad, binary_every_broadcast_case_against_sums)
 {
 	enum { N = 4 * 8 * 16 * 16 };
@@ -647,7 +690,7 @@ Test(grad, binary_every_broadcast_case_against_sums)
 		t_fill(b, nb, &s, 0.5f, 2);
 		t_fill(dy, ny, &s, -1, 1);
 		a[0] = b[0];
-		for (sc_binop op = SC_ADD; op <= SC_ATAN2; op++) {
+		for (sc_binop op = SC_ADD; op <= SC_SIGMOID_CE; op++) {
 			if (op == SC_POW)   /* a base whose log is defined (and a positive dividend after it) */
 				for (int64_t i = 0; i < na; i++)
 					a[i] = fabsf(a[i]) + 0.1f;
@@ -670,6 +713,7 @@ Test(grad, binary_every_broadcast_case_against_sums)
 				case SC_SQUARED_DIFF: ga[ia] += 2 * g * (u - v); gb[ib] -= 2 * g * (u - v); break;
 				case SC_DIV_NO_NAN: ga[ia] += g / v; gb[ib] -= g * u / (v * v); break;   /* v != 0 here */
 				case SC_ATAN2: ga[ia] += g * v / (u * u + v * v); gb[ib] -= g * u / (u * u + v * v); break;
+				case SC_SIGMOID_CE: ga[ia] += g * (1 / (1 + exp(-u)) - v); gb[ib] -= g * u; break;
 				case SC_MAXIMUM: case SC_MINIMUM:   /* a tie (a[0] = b[0]) splits evenly */
 					if (u == v)
 						ga[ia] += g / 2, gb[ib] += g / 2;

@@ -173,6 +173,7 @@ static float naive_op(sc_binop op, float u, float v)
 	case SC_SQUARED_DIFF: return (u - v) * (u - v);
 	case SC_DIV_NO_NAN: return v == 0 ? 0 : u / v;
 	case SC_ATAN2: return atan2f(u, v);
+	case SC_SIGMOID_CE: return fmaxf(u, 0) - u * v + log1pf(expf(-fabsf(u)));
 	}
 	return NAN;
 }
@@ -188,7 +189,7 @@ Test(binary, every_broadcast_case_against_naive)
 		t_fill(a, na, &s, -2, 2);
 		t_fill(b, nb, &s, 0.5f, 2);
 		a[0] = b[0];   /* a tie for maximum and minimum */
-		for (sc_binop op = SC_ADD; op <= SC_ATAN2; op++) {
+		for (sc_binop op = SC_ADD; op <= SC_SIGMOID_CE; op++) {
 			if (op == SC_POW)   /* a positive base (a negative one's power is NaN) */
 				for (int64_t i = 0; i < na; i++)
 					a[i] = fabsf(a[i]) + 0.1f;

@@ -440,6 +440,42 @@ class Forward(unittest.TestCase):
         with self.assertRaises(R.OpError):
             fwd("AddN", [a, np.ones(3)], {})
 
+    def test_stack(self):
+        a, b, c = rng(1).normal(size=(2, 3)), rng(2).normal(size=(2, 3)), rng(3).normal(size=(2, 3))
+        want = np.zeros((2, 3, 3))
+        for k, x in enumerate((a, b, c)):
+            want[:, k, :] = x
+        self.check("Stack", [a, b, c], {"axis": 1}, want)
+        self.check("Stack", [a, b, c], {"axis": -2}, want)    # from the result's rank
+        self.check("Stack", [a, b], {}, np.array([a, b]))     # axis 0
+        self.check("Stack", [a], {"axis": 2}, a[:, :, None])
+        for bad_ins, bad_at in (([a, np.ones((3, 2))], {}), ([a, b], {"axis": 3}), ([a, b], {"axis": -4})):
+            with self.assertRaises(R.OpError):
+                fwd("Stack", bad_ins, bad_at)
+
+    def test_lerp(self):
+        s, e, w = rng(1).normal(size=(2, 3, 4)), rng(2).normal(size=(4,)), rng(3).uniform(size=(3, 1))
+        want = np.empty((2, 3, 4))
+        for i, j, k in np.ndindex(2, 3, 4):
+            want[i, j, k] = s[i, j, k] + w[j, 0] * (e[k] - s[i, j, k])
+        self.check("Lerp", [s, e, w], {}, want)
+        self.check("Lerp", [e, s, np.array(0.25)], {}, e + 0.25 * (s - e))   # end larger than start
+        with self.assertRaises(R.OpError):
+            fwd("Lerp", [s, e, np.ones(3)], {})
+
+    def test_sigmoid_ce(self):
+        x, z = np.array([[-30.0, -1.0, 0.0], [0.5, 2.0, 40.0]]), np.array([[0.0, 1.0, 0.5], [1.0, 0.25, 1.0]])
+        # the cross entropy -z log(sigmoid(x)) - (1 - z) log(1 - sigmoid(x)), computed without overflow
+        p = 1 / (1 + np.exp(-x))
+        naive = -z * np.log(p) - (1 - z) * np.log1p(-np.minimum(p, 1 - 1e-16))
+        got = fwd("SigmoidCrossEntropyWithLogits", [x, z], {})
+        np.testing.assert_allclose(got, naive, rtol=1e-9, atol=1e-12)
+        self.check("SigmoidCrossEntropyWithLogits", [x, z], {},
+                   np.maximum(x, 0) - x * z + np.log(1 + np.exp(-np.abs(x))))
+        self.assertAlmostEqual(got[1, 2], 0.0, delta=1e-15)          # x 40, z 1: no overflow
+        with self.assertRaises(R.OpError):
+            fwd("SigmoidCrossEntropyWithLogits", [x, z[:, :1]], {})
+
     def test_softmax_family(self):
         x = rng().normal(size=(3, 5))
         e = np.exp(x)
@@ -716,6 +752,8 @@ class Forward(unittest.TestCase):
         p, t = rng(1).normal(size=(3, 2)), rng(2).normal(size=(3, 2))
         self.check("MSELoss", [p, t], {}, ((p - t) ** 2).mean())
         self.check("L1Loss", [p, t], {}, np.abs(p - t).mean())
+        self.check("L2Loss", [p], {}, (p * p).sum() / 2)
+        self.check("L2Loss", [np.array(3.0)], {}, 4.5)
 
     def test_single_member_collectives_are_identity(self):
         x = rng().normal(size=(2, 4))
@@ -1012,6 +1050,26 @@ class Gradients(unittest.TestCase):
 
     def test_add_n(self):
         self.check("AddN", [rng(6).normal(size=(3, 4)), rng(7).normal(size=(3, 4)), rng(8).normal(size=(3, 4))], {})
+
+    def test_stack(self):
+        self.check("Stack", [rng(6).normal(size=(3, 4)), rng(7).normal(size=(3, 4)), rng(8).normal(size=(3, 4))],
+                   {"axis": -1})
+        self.check("Stack", [rng(9).normal(size=(2,)), rng(10).normal(size=(2,))], {})
+
+    def test_lerp(self):
+        # every operand broadcast along some dim: each gradient summed back to its shape
+        s, e, w = rng(1).normal(size=(2, 1, 4)), rng(2).normal(size=(3, 1)), rng(3).uniform(size=(2, 3, 1))
+        self.check("Lerp", [s, e, w])
+        self.check("Lerp", [rng(4).normal(size=(3, 4)), rng(5).normal(size=(4,)), np.array(0.3)], wrt=[0, 1])
+
+    def test_sigmoid_ce(self):
+        # MindSpore's bprop: dy (sigmoid(x) - z) for the logits (the loss's derivative), zeros (None) for the labels
+        x, z = rng(1).normal(size=(3, 4)) * 3, rng(2).uniform(size=(3, 4))
+        self.check("SigmoidCrossEntropyWithLogits", [x, z], wrt=[0])
+        g = rng(3).normal(size=(3, 4))
+        dx, dz = R.OPS["SigmoidCrossEntropyWithLogits"][1](g, [x, z], {})
+        np.testing.assert_allclose(dx, g * (1 / (1 + np.exp(-x)) - z), rtol=1e-12)
+        self.assertIsNone(dz)
         g = R.OPS["Select"][1](np.ones((1, 2)), [np.array([[True, False]]), np.zeros((1, 2)), np.zeros((1, 2))], {})
         self.assertIsNone(g[0])                             # the condition has no gradient
 
@@ -1258,6 +1316,7 @@ class Gradients(unittest.TestCase):
         p, t = rng(2).normal(size=(3, 4)), rng(3).normal(size=(3, 4))
         self.check("MSELoss", [p, t])
         self.check("L1Loss", [p, t])
+        self.check("L2Loss", [p])
 
     def test_collectives(self):
         for op in R.COLLECTIVES:
@@ -1281,7 +1340,8 @@ class Gradients(unittest.TestCase):
                             "ZerosLike", "OnesLike", "ReLU6", "Softsign", "FastGeLU", "Trunc", "Erfinv", "HShrink",
                             "SoftShrink"],
                   "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "slice": ["Slice"],
-                  "add_n": ["AddN"], "pad_fill": ["PadFill"],
+                  "add_n": ["AddN"], "pad_fill": ["PadFill"], "stack": ["Stack"], "lerp": ["Lerp"],
+                  "sigmoid_ce": ["SigmoidCrossEntropyWithLogits"],
                   "softmax_family": ["Softmax", "LogSoftmax"],
                   "reductions": ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"],
                   "logical_reductions": ["ReduceAll", "ReduceAny"], "scans": ["CumSum", "CumProd"],
@@ -1294,7 +1354,7 @@ class Gradients(unittest.TestCase):
                   "flash_attention": ["FlashAttentionScore"], "cast": ["Cast"], "compare": list(R.COMPARES),
                   "logical": ["LogicalNot", "LogicalAnd", "LogicalOr", "IsFinite"],
                   "losses": ["SparseSoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits", "MSELoss",
-                             "L1Loss"],
+                             "L1Loss", "L2Loss"],
                   "collectives": list(R.COLLECTIVES), "constants": list(R.CONSTANTS)}
         covered = set(op for g, ops in groups.items() if g in names for op in ops)
         self.assertEqual(covered, set(R.OPS))

@@ -326,6 +326,7 @@ static double binary(OpKind op, double a, double b)
 	case OP_SQUARED_DIFFERENCE: return (a - b) * (a - b);
 	case OP_DIV_NO_NAN: return b == 0 ? 0 : a / b;
 	case OP_ATAN2: return atan2(a, b);
+	case OP_SIGMOID_CE: return (a > 0 ? a : 0) - a * b + log1p(exp(-fabs(a)));   /* logits a, labels b */
 	/* the comparisons: 1 where true (round_result keeps a Bool 0 or 1) */
 	case OP_EQUAL: return a == b;
 	case OP_NOT_EQUAL: return a != b;
@@ -350,6 +351,24 @@ static bool eval_binary(Eval *e)
 	broadcast_strides(b->dims, b->rank, r, 1, sb);
 	for (int64_t j = 0; j < e->out->size; j++)
 		e->out->data[j] = binary(e->n->op, a->data[offset_of(j, r, dims, sa)], b->data[offset_of(j, r, dims, sb)]);
+	return true;
+}
+
+/* Lerp: start + weight (end - start), the three broadcast as numpy's. */
+static bool eval_lerp(Eval *e)
+{
+	const SimTensor *s = &e->ins[0], *t = &e->ins[1], *w = &e->ins[2];
+	int r1, r;
+	int64_t d1[MAX_DIMS], dims[MAX_DIMS], st[3][MAX_DIMS];
+	if (!broadcast_shape(e, s->dims, s->rank, t->dims, t->rank, &r1, d1) ||
+	    !broadcast_shape(e, d1, r1, w->dims, w->rank, &r, dims) || !expect_out(e, r, dims))
+		return false;
+	for (int k = 0; k < 3; k++)
+		broadcast_strides(e->ins[k].dims, e->ins[k].rank, r, 1, st[k]);
+	for (int64_t j = 0; j < e->out->size; j++) {
+		double a = s->data[offset_of(j, r, dims, st[0])], b = t->data[offset_of(j, r, dims, st[1])];
+		e->out->data[j] = a + w->data[offset_of(j, r, dims, st[2])] * (b - a);
+	}
 	return true;
 }
 
@@ -1225,6 +1244,33 @@ static bool eval_concat(Eval *e)
 	return true;
 }
 
+/* Stack: the operands, of one shape, as pieces of 1 along a new dim at
+ * axis (of the result's rank). */
+static bool eval_stack(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	const Attrs *a = &e->n->a;
+	int axis, nin = e->n->nin;
+	for (int k = 1; k < nin; k++)
+		if (!same_dims(e->ins[k].rank, e->ins[k].dims, x->rank, x->dims))
+			return fail(e, "operand %d's shape is not operand 0's", k);
+	if (x->rank + 1 > MAX_DIMS)
+		return fail(e, "the result would have more than %d dims", MAX_DIMS);
+	if (!norm_axis(e, a->has_axis ? a->axes[0] : 0, x->rank + 1, &axis))
+		return false;
+	int64_t dims[MAX_DIMS];
+	for (int i = 0, j = 0; i <= x->rank; i++)
+		dims[i] = i == axis ? nin : x->dims[j++];
+	if (!expect_out(e, x->rank + 1, dims))
+		return false;
+	int64_t outer = product(x->dims, 0, axis), inner = product(x->dims, axis, x->rank);
+	double *y = e->out->data;
+	for (int64_t o = 0; o < outer; o++)
+		for (int k = 0; k < nin; k++, y += inner)
+			memcpy(y, e->ins[k].data + o * inner, sizeof(double) * (size_t)inner);
+	return true;
+}
+
 /* Cast moves values unchanged; round_result then truncates into an integer
  * type or makes a Bool 0 or 1, and a floating type keeps the double. */
 static bool eval_cast(Eval *e)
@@ -1418,6 +1464,19 @@ static bool eval_loss(Eval *e)
 	return true;
 }
 
+/* L2Loss: sum x^2 / 2, a scalar. */
+static bool eval_l2_loss(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	if (!expect_out(e, 0, x->dims))
+		return false;
+	double sum = 0;
+	for (int64_t j = 0; j < x->size; j++)
+		sum += x->data[j] * x->data[j];
+	e->out->data[0] = sum / 2;
+	return true;
+}
+
 static bool eval_op(Eval *e)
 {
 	switch (e->n->op) {
@@ -1479,6 +1538,10 @@ static bool eval_op(Eval *e)
 		return eval_concat(e);
 	case OP_ADD_N:
 		return eval_add_n(e);
+	case OP_STACK:
+		return eval_stack(e);
+	case OP_LERP:
+		return eval_lerp(e);
 	case OP_CAST:
 		return eval_cast(e);
 	case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SLICE:   /* Split, Slice: their slice (shape_slice.c) */
@@ -1491,6 +1554,8 @@ static bool eval_op(Eval *e)
 		return eval_constant(e);
 	case OP_MSE_LOSS: case OP_L1_LOSS:
 		return eval_loss(e);
+	case OP_L2_LOSS:
+		return eval_l2_loss(e);
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL: case OP_CALL:
 	OP_CASES(FUSED_OPS)   /* fuse.c's, never in a graph */
 	OP_CASES(PIPELINE_OPS)   /* lowering's, never in a graph */

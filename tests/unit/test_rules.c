@@ -663,6 +663,46 @@ Test(rules, unsorted_segment)
 	run_free(r);
 }
 
+/* Stack: the operands' dims, one strategy for all, the new dim (a negative
+ * axis from the result's rank) following no op dim; Lerp: a weight
+ * broadcast against start, a number's strategy (); L2Loss: every dim split
+ * leaves a partial sum; SigmoidCrossEntropyWithLogits: both operands split
+ * alike. */
+Test(rules, stack_lerp_losses)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 16)>, %y: <Tensor[Float32], (8, 16)>,\n"
+	                 "           %e: <Tensor[Float32], (16,)>, %w: <Tensor[Float32], (8, 1)>) {\n"
+	                 "  %a = Stack(%x, %y, %x) {axis: -2, in_strategy: ((4, 2), (4, 2), (4, 2))}\n"
+	                 "  %b = Lerp(%x, %e, %w) {in_strategy: ((2, 4), (4,), (2, 1))}\n"
+	                 "  %c = Lerp(%x, %e, 0.5) {in_strategy: ((2, 4), (4,), ())}\n"
+	                 "  %d = L2Loss(%x) {in_strategy: ((4, 2),)}\n"
+	                 "  %f = SigmoidCrossEntropyWithLogits(%x, %y) {in_strategy: ((2, 4), (2, 4))}\n"
+	                 "  %g = Lerp(%x, %e, %w) {in_strategy: ((2, 4), (2,), (2, 1))}\n"
+	                 "  return %a, %b, %c, %d, %f, %g\n}\n");
+	OpDims od;
+	OpSplit s;
+	TensorLayout y;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.nod, 2, "the operands' dims");
+	cr_assert(od.in_rank[2] == 2 && od.in_dim[2][0] == 0 && od.in_dim[2][1] == 1, "every operand follows them");
+	cr_assert(od.out_rank == 3 && od.out_dim[0] == 0 && od.out_dim[1] == -1 && od.out_dim[2] == 1,
+	          "the new dim (axis -2 of the result's 3) follows no op dim");
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) >= 0 && axis_of(&y, 1) < 0 && axis_of(&y, 2) >= 0 && y.partial == 0);
+	cr_assert(rule(r, "b", &od, &s), "%s", msgs(r));
+	cr_assert(od.in_dim[1][0] == 1 && od.in_dim[2][0] == 0 && od.in_dim[2][1] == -1,
+	          "end follows the columns, the weight the rows, its dim of 1 broadcast");
+	cr_assert(rule(r, "c", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.in_rank[2], 0, "a number: rank 0, strategy ()");
+	cr_assert(rule(r, "d", &od, &s), "%s", msgs(r));
+	op_out_layout(&od, &s, &y);
+	cr_assert(y.partial != 0 && y.partial_op == REDUCE_SUM_OP, "L2Loss split: partial sums");
+	cr_assert(rule(r, "f", &od, &s), "%s", msgs(r));
+	cr_assert(od.in_dim[1][0] == 0 && od.in_dim[1][1] == 1, "labels split as the logits");
+	cr_assert(!rule(r, "g", &od, &s), "end split unlike start's columns accepted");
+	run_free(r);
+}
+
 /* StridedSlice with MindSpore's masks: the op dims are x's (the strategy
  * has x's rank); a new axis is a result dim no op dim follows, a shrunk dim
  * none of the result's and kept whole, as a cut dim is. */
