@@ -31,28 +31,6 @@ static int64_t norm(int64_t axis, int rank)
 	return axis < 0 ? axis + rank : axis;
 }
 
-int add_dim(OpDims *od, int64_t size, const char *name)
-{
-	od->size[od->nod] = size;
-	od->name[od->nod] = name;
-	od->whole_why[od->nod] = NULL;
-	return od->nod++;
-}
-
-void keep_whole(OpDims *od, int dim, const char *why)
-{
-	od->whole |= 1u << dim;
-	od->whole_why[dim] = why;
-}
-
-/* Input k follows the op dims one to one. */
-void identity_input(OpDims *od, int k, int rank)
-{
-	od->in_rank[k] = rank;
-	for (int d = 0; d < rank; d++)
-		od->in_dim[k][d] = (int8_t)d;
-}
-
 /* A cross-entropy's piece on a slice of the classes (lowering's, a rank's
  * program read back): inputs 2 and 3 the rows' maxima and sums (n, 1), its
  * result summed over the slices of the classes. */
@@ -65,13 +43,6 @@ static void row_stats_inputs(OpDims *od)
 	}
 	od->reduced = 1u << 1;
 	od->reduce_op = REDUCE_SUM_OP;
-}
-
-void identity_output(OpDims *od, int rank)
-{
-	od->out_rank = rank;
-	for (int d = 0; d < rank; d++)
-		od->out_dim[d] = (int8_t)d;
 }
 
 /* Op dims = the output of a numpy broadcast; each input's dims line up from

@@ -1,4 +1,4 @@
-/* rules_internal.h: the builders of an operator's op dims (OpDims), which
+/* rules_internal.h: the builders of an operator's op dims (OpDims, op_dims.c), which
  * rules.c's op_dims and the operator files that describe their own
  * operators' dims (conv.c) share. */
 #ifndef SHARDC_RULES_INTERNAL_H
