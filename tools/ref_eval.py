@@ -970,10 +970,7 @@ def bwd_atan2(g, ins, at):
 
 
 def sigmoid_ce_operands(ins):
-    x, z = ins
-    if x.shape != z.shape:
-        raise OpError("logits %s and labels %s differ in shape" % (x.shape, z.shape))
-    return x, z
+    return same_shape(ins, "logits", "labels")
 
 
 def fwd_sigmoid_ce(ins, at):
@@ -2651,11 +2648,16 @@ def bwd_dense_ce(g, ins, at):
     return [(np.exp(logp) - labels) * np.asarray(g)[:, None], None]
 
 
+def same_shape(ins, first, second):
+    """Two operands that must have one shape (a loss's), named first and second in the message."""
+    a, b = ins
+    if a.shape != b.shape:
+        raise OpError("%s %s and %s %s differ in shape" % (first, a.shape, second, b.shape))
+    return a, b
+
+
 def loss_operands(ins):
-    p, t = ins
-    if p.shape != t.shape:
-        raise OpError("prediction %s and target %s differ in shape" % (p.shape, t.shape))
-    return p, t
+    return same_shape(ins, "prediction", "target")
 
 
 def fwd_mse(ins, at):

@@ -324,22 +324,28 @@ Test(simulate, normalized_axis_splits)
 	cr_assert_eq(as_written, 8, "as written: norm_split_2 on 2, 4, 8, norm_split_4 on 4, 8, the others on 8");
 }
 
-/* CumSum and CumProd split along the scanned axis: each rank's piece from
- * the gathered totals of the slices before it (tests/e2e/cumsum.ir), as
- * written on 4 and 8 devices, equal to the serial graph. */
-Test(simulate, scan_axis_splits)
+/* An e2e model as written on 4 and 8 devices, equal to the serial graph. */
+static void expect_model_on_4_and_8(const char *path)
 {
-	char *text = slurp("tests/e2e/cumsum.ir");
+	char *text = slurp(path);
 	static const int64_t counts[] = {4, 8};
 	for (int c = 0; c < 2; c++) {
 		char what[100];
-		Build b = build("tests/e2e/cumsum.ir", text, counts[c], false, -1);
-		snprintf(what, sizeof what, "tests/e2e/cumsum.ir on %lld devices", (long long)counts[c]);
+		Build b = build(path, text, counts[c], false, -1);
+		snprintf(what, sizeof what, "%s on %lld devices", path, (long long)counts[c]);
 		cr_assert(b.low, "%s does not compile: %s", what, msgs(b.run));
 		expect_equal(b.low, what);
 		run_free(b.run);
 	}
 	free(text);
+}
+
+/* CumSum and CumProd split along the scanned axis: each rank's piece from
+ * the gathered totals of the slices before it (tests/e2e/cumsum.ir), as
+ * written on 4 and 8 devices, equal to the serial graph. */
+Test(simulate, scan_axis_splits)
+{
+	expect_model_on_4_and_8("tests/e2e/cumsum.ir");
 }
 
 /* Tril and Triu split along their matrix dims (tests/e2e/tril_triu.ir's
@@ -378,17 +384,7 @@ Test(simulate, triangle_pieces)
  * devices, equal to the serial graph. */
 Test(simulate, segment_splits)
 {
-	char *text = slurp("tests/e2e/segment_ops.ir");
-	static const int64_t counts[] = {4, 8};
-	for (int c = 0; c < 2; c++) {
-		char what[100];
-		Build b = build("tests/e2e/segment_ops.ir", text, counts[c], false, -1);
-		snprintf(what, sizeof what, "tests/e2e/segment_ops.ir on %lld devices", (long long)counts[c]);
-		cr_assert(b.low, "%s does not compile: %s", what, msgs(b.run));
-		expect_equal(b.low, what);
-		run_free(b.run);
-	}
-	free(text);
+	expect_model_on_4_and_8("tests/e2e/segment_ops.ir");
 }
 
 /* A Layout strategy: the seed's L("mp", ("sp", "dp")) example compiled and run. */
