@@ -98,6 +98,13 @@ interrupted() {
 				# the next run starts after the newest whole checkpoint: the
 				# kill lands a few steps past the target on a loaded machine
 				last=$(ls -d "$dir/ck"/step-* 2>/dev/null | grep -v '\.tmp$' | tail -1)
+				if [ -n "$last" ] && [ $((10#${last##*step-})) -ge "$steps" ]; then
+					# so late that the last step's checkpoint was written (a
+					# loaded machine): drop it, as if the kill had come before,
+					# so that the resumed run has a step left (--keep 2 kept the one before)
+					rm -rf "$last"
+					last=$(ls -d "$dir/ck"/step-* 2>/dev/null | grep -v '\.tmp$' | tail -1)
+				fi
 				[ -n "$last" ] && { resume=(--resume "$dir/ck"); at=$((10#${last##*step-})); }
 				continue
 			fi
