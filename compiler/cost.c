@@ -514,21 +514,35 @@ double cost_input_gradient(CostModel *cm, const TensorLayout *in, const TensorLa
 	return cost_collective(cm, in, axes, redist_step_bytes(STEP_ALL_REDUCE, elems * elem_bytes, n));
 }
 
-double cost_statistics(CostModel *cm, const OpDims *od, const OpSplit *s, int64_t elem_bytes)
+/* The device axes that split the op dims in mask. */
+static uint32_t mask_axes(const OpDims *od, const OpSplit *s, uint32_t mask)
 {
 	uint32_t axes = 0;
 	for (int o = 0; o < od->nod; o++)
-		if (od->normalized & (1u << o))
+		if (mask & (1u << o))
 			for (int k = 0; k < s->nax[o]; k++)
 				axes |= 1u << s->ax[o][k];
+	return axes;
+}
+
+/* How many devices those axes span in l. */
+static int64_t axes_devices(const TensorLayout *l, uint32_t axes)
+{
+	int64_t n = 1;
+	for (int a = 0; a < l->ndev; a++)
+		if (axes & (1u << a))
+			n *= l->dev[a];
+	return n;
+}
+
+double cost_statistics(CostModel *cm, const OpDims *od, const OpSplit *s, int64_t elem_bytes)
+{
+	uint32_t axes = mask_axes(od, s, od->normalized);
 	if (!axes)
 		return 0;
 	TensorLayout in;
 	op_in_layout(od, s, 0, &in);
-	int64_t n = 1, rows = 1;
-	for (int a = 0; a < in.ndev; a++)
-		if (axes & (1u << a))
-			n *= in.dev[a];
+	int64_t n = axes_devices(&in, axes), rows = 1;
 	for (int d = 0; d < od->in_rank[0]; d++) {
 		int o = od->in_dim[0][d];
 		if (o >= 0 && !(od->normalized & (1u << o)))
@@ -540,19 +554,12 @@ double cost_statistics(CostModel *cm, const OpDims *od, const OpSplit *s, int64_
 
 double cost_reduced_stats(CostModel *cm, const OpDims *od, const OpSplit *s, int count, int64_t elem_bytes)
 {
-	uint32_t axes = 0;
-	for (int o = 0; cm->train && o < od->nod; o++)
-		if (od->reduced & (1u << o))
-			for (int k = 0; k < s->nax[o]; k++)
-				axes |= 1u << s->ax[o][k];
+	uint32_t axes = cm->train ? mask_axes(od, s, od->reduced) : 0;
 	if (!axes)
 		return 0;
 	TensorLayout out;
 	op_out_layout(od, s, &out);
-	int64_t n = 1, elems = 1;
-	for (int a = 0; a < out.ndev; a++)
-		if (axes & (1u << a))
-			n *= out.dev[a];
+	int64_t n = axes_devices(&out, axes), elems = 1;
 	for (int d = 0; d < od->out_rank; d++)
 		if (od->out_dim[d] >= 0)
 			elems *= (od->size[od->out_dim[d]] + s->split[od->out_dim[d]] - 1) / s->split[od->out_dim[d]];
