@@ -111,10 +111,12 @@ bool type_equal(const Type *a, const Type *b);  /* dtype and dims, kind ignored 
 typedef enum { ALL_OPS(OP_ENUM) OP_COUNT } OpKind;
 #define ATTR_ENUM(e, name, kind) ATTR_##e,
 typedef enum { ATTR_TABLE(ATTR_ENUM) ATTR_COUNT } AttrKind;
-/* A set of attributes: bit ATTR_x for each; 64 bits, ATTR_COUNT at most. */
-typedef uint64_t AttrMask;
+/* A set of attributes: bit ATTR_x for each. 128 bits (GCC's and Clang's
+   unsigned __int128): one integer keeps the operator table's masks constant
+   expressions and every test a plain &. */
+__extension__ typedef unsigned __int128 AttrMask;
 #define ATTR_BIT(k) ((AttrMask)1 << (k))
-_Static_assert(ATTR_COUNT <= 64, "AttrMask holds 64 attributes");
+_Static_assert(ATTR_COUNT <= 128, "AttrMask holds 128 attributes");
 
 typedef enum {
 	AK_BOOL, AK_INT, AK_FLOAT, AK_INTS, AK_AXES, AK_DTYPE, AK_REDUCE_OP, AK_APPROXIMATE, AK_STRING,
