@@ -397,6 +397,21 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 		break;
 	}
 	case ATTR_SPLIT_AXIS: a->split_axis = v->i; break;
+	case ATTR_SIZE_SPLITS:
+		if (v->kind != LIT_TUPLE || v->nitems == 0) {
+			ERR(c, v->span, "size_splits is a non-empty tuple of the pieces' lengths along split_dim, such as (3, 3, 2)");
+			return false;
+		}
+		a->size_splits = arena_alloc(c->m->arena, sizeof(int64_t) * (size_t)v->nitems);
+		return lit_ints(c, v, a->size_splits, v->nitems, &a->nsize_splits, name);
+	case ATTR_SPLIT_DIM: a->split_dim = v->i; break;
+	case ATTR_NUM_SPLIT:
+		a->num_split = v->i;
+		if (a->num_split < 1) {
+			ERR(c, v->span, "num_split, the number of pieces SplitV cuts split_dim into, must be at least 1");
+			return false;
+		}
+		break;
 	case ATTR_CONCAT_AXIS: a->concat_axis = v->i; break;
 	case ATTR_OFFSET: a->offset = v->i; break;
 	case ATTR_APPROXIMATE: a->gelu_erf = str_is(v, "none"); break;
@@ -500,7 +515,7 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case ATTR_OUTPUT_INDEX:
 		a->output_index = v->i;
 		if (a->output_index < 0) {
-			ERR(c, v->span, "index, the %s %s returns, counts from 0", n->op == OP_SPLIT ? "piece" : "result",
+			ERR(c, v->span, "index, the %s %s returns, counts from 0", n->op == OP_SPLIT || n->op == OP_SPLIT_V ? "piece" : "result",
 			    op_info[n->op].name);
 			return false;
 		}

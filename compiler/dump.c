@@ -73,6 +73,9 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_REDUCE_OP: sb_puts(b, reduce_names[a->reduce_op]); break;
 		case ATTR_GROUP: ints_print(b, a->group, a->ngroup); break;
 		case ATTR_SPLIT_AXIS: sb_printf(b, "%lld", (long long)a->split_axis); break;
+		case ATTR_SIZE_SPLITS: ints_print(b, a->size_splits, a->nsize_splits); break;
+		case ATTR_SPLIT_DIM: sb_printf(b, "%lld", (long long)a->split_dim); break;
+		case ATTR_NUM_SPLIT: sb_printf(b, "%lld", (long long)a->num_split); break;
 		case ATTR_CONCAT_AXIS: sb_printf(b, "%lld", (long long)a->concat_axis); break;
 		case ATTR_OFFSET: sb_printf(b, "%lld", (long long)a->offset); break;
 		case ATTR_APPROXIMATE: sb_puts(b, a->gelu_erf ? "\"none\"" : "\"tanh\""); break;

@@ -401,7 +401,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_puts(b, ");");
 		return;
 	}
-	case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SLICE:
+	case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SPLIT_V: case OP_SLICE:
 		sb_printf(b, "sc_strided_slice_grad(rt, %s, %s, ", dy, dx);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, ", x->type.rank);

@@ -452,7 +452,7 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		sb_printf(b, "sc_cast(rt, %s, %s, %s, %s, %lld);", x0, sc_dtype_name(x->type.dtype), y,
 		          sc_dtype_name(yv->type.dtype), (long long)numel(x));
 		break;
-	case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SLICE:
+	case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SPLIT_V: case OP_SLICE:
 		sb_printf(b, "sc_strided_slice(rt, %s, %s, %s, ", sc_dtype_name(x->type.dtype), x0, y);
 		dims_lit(b, x->type.dims, x->type.rank);
 		sb_printf(b, ", %d, ", x->type.rank);

@@ -89,7 +89,7 @@ bool op_is_comm(OpKind k)
 
 bool op_slices(OpKind k)
 {
-	return k == OP_STRIDED_SLICE || k == OP_SPLIT || k == OP_SLICE;
+	return k == OP_STRIDED_SLICE || k == OP_SPLIT || k == OP_SPLIT_V || k == OP_SLICE;
 }
 
 /* The rows of ops.h's elementwise sub-tables (arrays, not switches: a new row

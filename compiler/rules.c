@@ -482,7 +482,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		od->batch = axis == 0 ? (x->rank > 1 ? 1 : -1) : 0;
 		return true;
 	}
-	case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SLICE: {   /* Split, Slice: their slice (shape_slice.c) */
+	case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SPLIT_V: case OP_SLICE: {   /* Split, Slice: their slice (shape_slice.c) */
 		/* x's dims, as MindSpore's StridedSliceInfo: the strategy has x's rank; a new axis is a result dim no
 		 * op dim splits, a shrunk dim none of the result's (slice.c) */
 		SliceForm f;
@@ -491,7 +491,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		for (int d = 0; d < x->rank; d++) {
 			add_dim(od, x->dims[d], NULL);
 			if (slice_cuts(&f, x->dims, d))
-				keep_whole(od, d, n->op == OP_SPLIT ? "the split axis" : (f.shrunk >> d & 1) ?
+				keep_whole(od, d, n->op == OP_SPLIT || n->op == OP_SPLIT_V ? "the split axis" : (f.shrunk >> d & 1) ?
 				           "a dim shrink_axis_mask drops" : "a dim the slice cuts");
 		}
 		identity_input(od, 0, x->rank);

@@ -559,7 +559,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_TILE: case OP_ONE_HOT: case OP_ARGMAX_WITH_VALUE: case OP_ARGMIN_WITH_VALUE: case OP_ARGMAX: case OP_ARGMIN:
 	case OP_TOPK: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_ADD_N: case OP_CAST: case OP_STRIDED_SLICE: case OP_CUMSUM:
 	case OP_TRIL: case OP_TRIU:
-	case OP_CUMPROD: case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL: case OP_SPLIT: case OP_SLICE: case OP_ARANGE:
+	case OP_CUMPROD: case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL: case OP_SPLIT: case OP_SPLIT_V: case OP_SLICE: case OP_ARANGE:
 	case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_GATHER_D: case OP_L2_NORMALIZE:
 	OP_CASES(SEGMENT_OPS)
 	case OP_SPARSE_SOFTMAX_CE: case OP_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
@@ -768,6 +768,8 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_strided_slice(x, a, out);
 	case OP_SPLIT:
 		return infer_split(x, a, out);
+	case OP_SPLIT_V:
+		return infer_split_v(x, a, out);
 	case OP_SLICE:
 		return infer_slice(x, a, out);
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:

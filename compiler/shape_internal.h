@@ -54,6 +54,7 @@ bool infer_prelu(Infer *x, const Type *in, Type *out);
 /* The slicing operators' (shape_slice.c): StridedSlice, Split, Slice. */
 bool infer_strided_slice(Infer *x, const Type *in, Type *out);
 bool infer_split(Infer *x, const Type *in, Type *out);
+bool infer_split_v(Infer *x, const Type *in, Type *out);
 bool infer_slice(Infer *x, const Type *in, Type *out);
 /* Conv2D's and the pools' (conv.c). */
 bool infer_conv2d(Infer *x, const Type *in, Type *out);

@@ -1,5 +1,5 @@
 /* shape_slice.c: the result shapes of the operators that take a slice of
- * their input (StridedSlice, Split, Slice), for shape.c. Split and Slice
+ * their input (StridedSlice, Split, SplitV, Slice), for shape.c. Split, SplitV and Slice
  * set their slice as StridedSlice's begin, end and strides (not present:
  * printed as written), so the passes after take all three alike
  * (op_slices). */
@@ -89,6 +89,67 @@ bool infer_split(Infer *x, const Type *in, Type *out)
 		a->strides[d] = 1;
 	}
 	out->dims[axis] = len / n;
+	return true;
+}
+
+/* SplitV (MindSpore's ops.SplitV, one piece of it, as Split): piece `index`
+ * of the pieces of lengths size_splits along split_dim (one length -1: what
+ * the others leave), StridedSlice's slice from the lengths before it. */
+bool infer_split_v(Infer *x, const Type *in, Type *out)
+{
+	Attrs *a = &x->n->a;
+	if (!need_attr(x, ATTR_SIZE_SPLITS) || !need_attr(x, ATTR_SPLIT_DIM) || !need_attr(x, ATTR_NUM_SPLIT) ||
+	    !need_attr(x, ATTR_OUTPUT_INDEX))
+		return false;
+	if (a->split_dim < -in->rank || a->split_dim >= in->rank) {
+		ERR(x, attr_span(x, "split_dim"), "SplitV: split_dim %lld is not a dim of %s (give %d to %d)",
+		    (long long)a->split_dim, DIMS(in), -in->rank, in->rank - 1);
+		return false;
+	}
+	int dim = (int)(a->split_dim < 0 ? a->split_dim + in->rank : a->split_dim);
+	int64_t len = in->dims[dim], total = 0;
+	int rest = -1;
+	if (a->num_split != a->nsize_splits) {
+		ERR(x, attr_span(x, "num_split"), "SplitV: num_split %lld must be the number of size_splits (%d)",
+		    (long long)a->num_split, a->nsize_splits);
+		return false;
+	}
+	for (int i = 0; i < a->nsize_splits; i++) {
+		int64_t s = a->size_splits[i];
+		if (s == -1 && rest < 0) {
+			rest = i;
+			continue;
+		}
+		if (s < 1) {
+			ERR(x, attr_span(x, "size_splits"), "SplitV: size_splits entry %d is %lld; each piece has 1 element or "
+			    "more, and one entry may be -1 (the rest of the dim)", i, (long long)s);
+			return false;
+		}
+		total += s;
+	}
+	if (rest < 0 ? total != len : total >= len) {
+		ERR(x, attr_span(x, "size_splits"), "SplitV: size_splits add up to %lld%s, but dim %d of %s has %lld elements",
+		    (long long)total, rest < 0 ? "" : " before the -1 entry, which would be empty", dim, DIMS(in),
+		    (long long)len);
+		return false;
+	}
+	if (a->output_index >= a->nsize_splits) {
+		ERR(x, attr_span(x, "index"), "SplitV: index %lld is not one of the %d pieces (0 to %d)",
+		    (long long)a->output_index, a->nsize_splits, a->nsize_splits - 1);
+		return false;
+	}
+	int64_t begin = 0;
+	for (int i = 0; i < a->output_index; i++)
+		begin += i == rest ? len - total : a->size_splits[i];
+	int64_t piece = a->output_index == rest ? len - total : a->size_splits[a->output_index];
+	*out = *in;
+	a->nbegin = a->nend = a->nstrides = in->rank;
+	for (int d = 0; d < in->rank; d++) {
+		a->begin[d] = d == dim ? begin : 0;
+		a->end[d] = d == dim ? begin + piece : in->dims[d];
+		a->strides[d] = 1;
+	}
+	out->dims[dim] = piece;
 	return true;
 }
 

@@ -248,7 +248,10 @@ typedef struct {
 	double alpha;            /* Elu: its negative side's scale, 1 (MindSpore's only value) */
 	double lambd;            /* HShrink, SoftShrink: the half-width of the band they zero (0.5) */
 	int64_t output_num;      /* Split: the number of equal pieces along axis (1 by default, MindSpore's) */
-	int64_t output_index;    /* Split: which piece is its result (shape.c also sets begin/end/strides: its slice) */
+	int64_t output_index;    /* Split, SplitV: which piece is its result (shape.c also sets begin/end/strides: its slice) */
+	int nsize_splits;        /* SplitV: the pieces' lengths along split_dim, one -1 (the rest) allowed */
+	int64_t *size_splits;
+	int64_t split_dim, num_split;   /* SplitV: the dim it cuts; the number of pieces (size_splits' count) */
 	int64_t mode;            /* RotaryPositionEmbedding: 0 rotate-half (GPT-NeoX, LLaMA), 1 interleaved pairs (GPT-J) */
 	int64_t head_num;        /* FlashAttentionScore: N, q's dim 1 (required) */
 	int64_t depth;           /* OneHot: the number of classes (required) */

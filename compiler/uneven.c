@@ -262,7 +262,7 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_TRIL: case OP_TRIU:   /* 0 maps to 0; dx the same mask on dy, whose padding is 0 */
 	case OP_ADD_N:   /* 0 + 0 */
 	case OP_LERP:    /* 0 + 0 (0 - 0) */
-	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SLICE:   /* along other dims: rules.c keeps theirs whole */
+	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SPLIT_V: case OP_SLICE:   /* along other dims: rules.c keeps theirs whole */
 	case OP_STACK:   /* its operands' dims, each piece moved as it is */
 	OP_CASES(NORM_OPS) case OP_L2_NORMALIZE:   /* 0 maps to 0; along its axis lowered as pieces, x's padding 0 */
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:   /* their padding made 0 (lower_pad.c) */

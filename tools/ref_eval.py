@@ -2501,6 +2501,26 @@ def split_piece(x, at):
     return tuple(s)
 
 
+def split_v_piece(x, at):
+    """SplitV's piece: `index` of the pieces of lengths `size_splits` along
+    `split_dim`, one length -1 the rest (MindSpore's ops.SplitV)."""
+    sizes, dim, n, i = list(at.get("size_splits", ())), at.get("split_dim"), at.get("num_split"), at.get("index")
+    if type(dim) is not int or not -x.ndim <= dim < x.ndim:
+        raise OpError("split_dim must be one dim of %s" % (x.shape,))
+    if n != len(sizes):
+        raise OpError("num_split %s must be the number of size_splits %s" % (n, sizes))
+    length = x.shape[dim]
+    if sizes.count(-1) == 1:
+        sizes[sizes.index(-1)] = length - sum(s for s in sizes if s != -1)
+    if any(type(s) is not int or s < 1 for s in sizes) or sum(sizes) != length:
+        raise OpError("size_splits %s do not cut dim %d of %s into pieces" % (at.get("size_splits"), dim, x.shape))
+    if type(i) is not int or not 0 <= i < n:
+        raise OpError("index %s is not one of the %d pieces" % (i, n))
+    s = [slice(None)] * x.ndim
+    s[dim] = slice(sum(sizes[:i]), sum(sizes[:i + 1]))
+    return tuple(s)
+
+
 def arg_pick(x, at, op):
     """The first index of the maximum (minimum) along the axis, a NaN first
     (numpy's argmax and argmin), and the axis."""
@@ -2578,6 +2598,16 @@ def fwd_split(ins, at):
 def bwd_split(g, ins, at):
     dx = np.zeros(ins[0].shape)
     dx[split_piece(ins[0], at)] = g
+    return [dx]
+
+
+def fwd_split_v(ins, at):
+    return ins[0][split_v_piece(ins[0], at)]
+
+
+def bwd_split_v(g, ins, at):
+    dx = np.zeros(ins[0].shape)
+    dx[split_v_piece(ins[0], at)] = g
     return [dx]
 
 
@@ -2910,6 +2940,7 @@ OPS = {
     "StridedSlice": (fwd_strided_slice, bwd_strided_slice, 1, 1),
     "Slice": (fwd_slice, bwd_slice, 1, 1),
     "Split": (fwd_split, bwd_split, 1, 1),
+    "SplitV": (fwd_split_v, bwd_split_v, 1, 1),
     **{op: (fwd_arg_reduce(op), bwd_arg_reduce(op), 1, 1)
        for op in ("ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin")},
     "TopK": (fwd_topk, bwd_topk, 1, 1),

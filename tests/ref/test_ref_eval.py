@@ -425,6 +425,18 @@ class Forward(unittest.TestCase):
             with self.assertRaises(R.OpError):
                 fwd("Split", [x], bad)
 
+    def test_split_v(self):
+        x = rng().normal(size=(2, 3, 12))
+        at = {"size_splits": (3, -1, 2), "split_dim": 2, "num_split": 3}
+        self.check("SplitV", [x], dict(at, index=0), x[:, :, :3])
+        self.check("SplitV", [x], dict(at, index=1), x[:, :, 3:10])
+        self.check("SplitV", [x], dict(at, index=2), x[:, :, 10:])
+        self.check("SplitV", [x], {"size_splits": (1, 2), "split_dim": -2, "num_split": 2, "index": 1}, x[:, 1:, :])
+        for bad in (dict(at, index=3), dict(at, num_split=2, index=0), dict(at, size_splits=(3, 3, 2), index=0),
+                    dict(at, size_splits=(12, -1, 1), index=0), dict(at, split_dim=3, index=0)):
+            with self.assertRaises(R.OpError):
+                fwd("SplitV", [x], bad)
+
     def test_slice(self):
         x = rng().normal(size=(4, 3, 6))
         self.check("Slice", [x], {"begin": (1, 0, 2), "size": (2, 3, 3)}, x[1:3, :, 2:5])
@@ -1045,6 +1057,10 @@ class Gradients(unittest.TestCase):
         self.check("Split", [rng(3).normal(size=(2, 6))], {"axis": 1, "output_num": 3, "index": 1})
         self.check("Split", [rng(4).normal(size=(4, 2, 3))], {"axis": 0, "output_num": 2, "index": 0})
 
+    def test_split_v(self):
+        self.check("SplitV", [rng(3).normal(size=(2, 6))],
+                   {"size_splits": (1, -1, 2), "split_dim": 1, "num_split": 3, "index": 1})
+
     def test_slice(self):
         self.check("Slice", [rng(5).normal(size=(4, 6))], {"begin": (1, 2), "size": (2, -1)})
 
@@ -1339,7 +1355,7 @@ class Gradients(unittest.TestCase):
                             "Asin", "Atanh", "Asinh", "Acosh", "Rint", "Elu", "Mish", "SeLU", "LogSigmoid",
                             "ZerosLike", "OnesLike", "ReLU6", "Softsign", "FastGeLU", "Trunc", "Erfinv", "HShrink",
                             "SoftShrink"],
-                  "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "slice": ["Slice"],
+                  "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "split_v": ["SplitV"], "slice": ["Slice"],
                   "add_n": ["AddN"], "pad_fill": ["PadFill"], "stack": ["Stack"], "lerp": ["Lerp"],
                   "sigmoid_ce": ["SigmoidCrossEntropyWithLogits"],
                   "softmax_family": ["Softmax", "LogSoftmax"],

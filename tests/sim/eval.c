@@ -1544,7 +1544,7 @@ static bool eval_op(Eval *e)
 		return eval_lerp(e);
 	case OP_CAST:
 		return eval_cast(e);
-	case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SLICE:   /* Split, Slice: their slice (shape_slice.c) */
+	case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SPLIT_V: case OP_SLICE:   /* Split, Slice: their slice (shape_slice.c) */
 		return eval_strided_slice(e);
 	case OP_SPARSE_SOFTMAX_CE:
 		return eval_sparse_ce(e);
