@@ -141,26 +141,29 @@ static void check_index_inits(const Module *m, const Graph *g, Diag *d)
 	}
 }
 
-/* An integer Arange that reaches a Gather's indices or a cross-entropy's
- * labels (index_bound) must stay inside what it indexes, as randint must. */
+/* An integer Arange or FillV2 that reaches a Gather's indices or a
+ * cross-entropy's labels (index_bound) must stay inside what it indexes, as
+ * randint must. */
 static void check_index_aranges(const Module *m, const Graph *g, Diag *d)
 {
 	for (int i = 0; i < g->nnodes; i++) {
 		const Node *n = &g->nodes[i];
 		int user;
-		if (n->op != OP_ARANGE)
+		if (n->op != OP_ARANGE && n->op != OP_FILL_V2)
 			continue;
 		int64_t bound = index_bound(g, n->result, &user);
 		const Attrs *a = &n->a;
-		double first = a->start + (double)((a->present & (ATTR_BIT(ATTR_BEGIN))) ? a->begin[0] : 0) * a->step;
-		double last = first + (double)(g->values[n->result].type.dims[0] - 1) * a->step;
+		bool fill = n->op == OP_FILL_V2;
+		double first = fill ? a->fill : a->start + (double)((a->present & (ATTR_BIT(ATTR_BEGIN))) ? a->begin[0] : 0) * a->step;
+		double last = fill ? a->fill : first + (double)(g->values[n->result].type.dims[0] - 1) * a->step;
 		double lo = first < last ? first : last, hi = first < last ? last : first;
 		if (bound < 0 || (lo >= 0 && hi < (double)bound))
 			continue;
 		StrBuf why = {0};
 		index_bound_text(&why, g, user, bound);
-		diag_error(d, m->src, n->op_span, "Arange gives '%%%s' values from %lld to %lld, but %s: keep them in [0, %lld)",
-		           g->values[n->result].name, (long long)first, (long long)last, why.data, (long long)bound);
+		diag_error(d, m->src, n->op_span, "%s gives '%%%s' values from %lld to %lld, but %s: keep them in [0, %lld)",
+		           op_info[n->op].name, g->values[n->result].name, (long long)first, (long long)last, why.data,
+		           (long long)bound);
 		sb_free(&why);
 	}
 }

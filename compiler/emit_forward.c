@@ -129,6 +129,10 @@ static void emit_constant(StrBuf *b, const Program *p, const LOp *o, const Attrs
 	const char *dt = sc_dtype_name(dtype_is_half(t) ? DT_F32 : t);
 	if (!e || e->kind != E_SLICE)
 		die("%s %%%s has no piece in the rank table", op_info[o->op].name, y->name);
+	if (o->op == OP_FILL_V2) {   /* every element fill, wherever the piece lies */
+		sb_printf(b, "sc_fill(rt, %s, %s, %lld, %.17g);", p->cname[o->result], dt, (long long)numel(y), a->fill);
+		return;
+	}
 	if (o->op == OP_ARANGE) {   /* start + (begin + i) step */
 		sb_printf(b, "sc_arange(rt, %s, %s, %lld, ", p->cname[o->result], dt, (long long)numel(y));
 		entry_ref(b, e, 0, 1, false);
@@ -459,7 +463,7 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		slice_args(b, p, o, a, x);
 		sb_puts(b, ");");
 		break;
-	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2:
 		emit_constant(b, p, o, a);
 		break;
 	case OP_SPARSE_SOFTMAX_CE:

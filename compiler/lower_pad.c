@@ -138,7 +138,7 @@ void lower_fill_operands(Lowering *x, int i, int *ins)
 	}
 }
 
-/* A computed constant's result (Arange, CausalMask, RopeCos, RopeSin),
+/* A computed constant's result (Arange, CausalMask, RopeCos, RopeSin, FillV2),
  * computed past the whole's end too: its padding made 0, as a loaded
  * input's is (a position past the end would otherwise index a table). */
 int lower_fill_result(Lowering *x, int i, int v)

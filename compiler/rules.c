@@ -530,7 +530,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		od->normalized = 1u << 1;   /* the classes split: the row maxima, sums and losses completed */
 		od->nstats_fwd = 3;
 		return true;
-	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2:
 		/* A computed constant: the output's dims, any split, each rank
 		 * computing its piece. No batch dim: whole unless constant_layouts
 		 * (strategy.c) lays it out as its readers take it. */

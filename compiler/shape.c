@@ -343,115 +343,6 @@ static bool infer_flash_attention(Infer *x, Type *out)
 	return true;
 }
 
-/* Arange's whole range: count elements start + i step, numpy's and
- * MindSpore's ops.arange (stop excluded). An integer type takes integer
- * start, stop and step (exact below 2^53); every element must fit. */
-static bool infer_arange(Infer *x, Type *whole)
-{
-	const Attrs *a = &x->n->a;
-	DType t = a->dtype;
-	if (!need_attr(x, ATTR_STOP))
-		return false;
-	if (t == DT_BOOL) {
-		ERR(x, attr_span(x, "dtype"), "Arange: dtype Bool holds no range; use Int32, Int64 or a float type");
-		return false;
-	}
-	double len = ceil((a->stop - a->start) / a->step);
-	if (!(len >= 1)) {
-		ERR(x, x->n->op_span, "Arange: start %.17g, stop %.17g and step %.17g give no element (the range is empty)",
-		    a->start, a->stop, a->step);
-		return false;
-	}
-	if (len > (double)ELEMENT_LIMIT) {
-		ERR(x, x->n->op_span, "Arange: the range has more than 2^40 elements");
-		return false;
-	}
-	int64_t count = (int64_t)len;
-	double last = a->start + (double)(count - 1) * a->step, big = 9007199254740992.0;   /* 2^53 */
-	static const char *const keys[] = {"start", "stop", "step"};
-	for (int k = 0; k < 3 && !dtype_is_float(t); k++) {
-		const Lit *v = lit_dict_get(x->n->attr_lit, keys[k]);
-		if (v && (v->kind != LIT_INT || fabs(lit_number(v)) >= big)) {
-			StrBuf b = {0};
-			lit_print(&b, v);
-			ERR(x, v->span, "Arange: dtype %s takes integer start, stop and step below 2^53; %s is %s (write an "
-			    "integer, or a float dtype)", dtype_name(t), keys[k], b.data);
-			sb_free(&b);
-			return false;
-		}
-	}
-	double lo = t == DT_I32 ? INT32_MIN : t == DT_I64 ? -big : -dtype_max(t);
-	double hi = t == DT_I32 ? INT32_MAX : t == DT_I64 ? big : dtype_max(t);
-	if (!(a->start >= lo && a->start <= hi && last >= lo && last <= hi)) {
-		ERR(x, x->n->op_span, "Arange: its elements run from %.17g to %.17g, which do not fit %s", a->start, last,
-		    dtype_name(t));
-		return false;
-	}
-	whole->rank = 1;
-	whole->dims[0] = count;
-	return true;
-}
-
-/* The whole table of CausalMask, RopeCos or RopeSin: the shape attribute,
- * rank 2 or more, the last two dims the positions (the mask: queries by
- * keys; RoPE: positions by the head dim, even). */
-static bool infer_table(Infer *x, Type *whole)
-{
-	const Attrs *a = &x->n->a;
-	const char *op = opname(x);
-	bool mask = x->n->op == OP_CAUSAL_MASK;
-	DType t = a->dtype;
-	if (!need_attr(x, ATTR_SHAPE))
-		return false;
-	if (a->nshape < 2) {
-		StrBuf b = {0};
-		ints_print(&b, a->shape, a->nshape);
-		ERR(x, attr_span(x, "shape"), "%s: shape %s has rank %d; it needs 2 dims or more, %s", op, b.data, a->nshape,
-		    mask ? "(S, S) or (1, 1, S, S): the last two are the query and the key positions"
-		         : "(S, D) or (1, 1, S, D): the positions, then the head dim");
-		sb_free(&b);
-		return false;
-	}
-	whole->rank = a->nshape;
-	for (int d = 0; d < a->nshape; d++) {
-		if (a->shape[d] < 1) {
-			ERR(x, attr_span(x, "shape"), "%s: the dims of shape are positive; dim %d is %lld", op, d,
-			    (long long)a->shape[d]);
-			return false;
-		}
-		whole->dims[d] = a->shape[d];
-	}
-	if (mask && !dtype_is_float(t) && t != DT_BOOL) {
-		ERR(x, attr_span(x, "dtype"), "CausalMask is additive, in a float type (0 where allowed, fill where "
-		    "masked), or Bool for Select (true where allowed); %s is neither", dtype_name(t));
-		return false;
-	}
-	if (!mask && !dtype_is_float(t)) {
-		ERR(x, attr_span(x, "dtype"), "%s computes a float table; %s is not a float type", op, dtype_name(t));
-		return false;
-	}
-	if (mask && (a->present & (ATTR_BIT(ATTR_FILL))) && t == DT_BOOL) {
-		ERR(x, attr_span(x, "fill"), "CausalMask: fill is the masked value of an additive (float) mask; a Bool "
-		    "mask is true where allowed, false where masked");
-		return false;
-	}
-	if (mask && (a->present & (ATTR_BIT(ATTR_FILL))) && fabs(a->fill) > dtype_max(t)) {
-		StrBuf b = {0};
-		lit_print(&b, lit_dict_get(x->n->attr_lit, "fill"));
-		ERR(x, attr_span(x, "fill"), "CausalMask: fill %s does not fit %s (largest %g); leave fill out for %s's "
-		    "lowest finite value", b.data, dtype_name(t), dtype_max(t), dtype_name(t));
-		sb_free(&b);
-		return false;
-	}
-	int64_t hd = whole->dims[whole->rank - 1];
-	if (!mask && hd % 2) {
-		ERR(x, attr_span(x, "shape"), "%s: the last dim, the head dim, must be even (its two halves share the "
-		    "frequencies: the rotate-half layout); it is %lld", op, (long long)hd);
-		return false;
-	}
-	return true;
-}
-
 /* The cross-entropies' rows (N,): a class slice's piece (lower.c) takes
  * each row's completed maximum and sum too, (N, 1) of the logits' type. */
 static bool infer_ce_piece(Infer *x, const Type *a, Type *out)
@@ -470,38 +361,6 @@ static bool infer_ce_piece(Infer *x, const Type *a, Type *out)
 	return need_float(x, 0);
 }
 
-/* A computed constant (docs/operators.md, Computed constants): the whole
- * value its attributes describe, then the piece [begin, end) of it this
- * node computes (a per-rank graph's piece; the whole when not written). */
-static bool infer_constant(Infer *x, Type *out)
-{
-	const Attrs *a = &x->n->a;
-	Type whole = {.dtype = (a->present & (ATTR_BIT(ATTR_DTYPE))) ? a->dtype : DT_F32};
-	if (!(x->n->op == OP_ARANGE ? infer_arange(x, &whole) : infer_table(x, &whole)))
-		return false;
-	*out = whole;
-	for (int k = 0; k < 2; k++) {
-		AttrKind at = k ? ATTR_END : ATTR_BEGIN;
-		int n = k ? a->nend : a->nbegin;
-		if ((a->present & ATTR_BIT(at)) && n != whole.rank) {
-			ERR(x, attr_span(x, attr_info[at].name), "%s: %s has %d entr%s; it takes one per dim of the whole value %s",
-			    opname(x), attr_info[at].name, n, n == 1 ? "y" : "ies", DIMS(&whole));
-			return false;
-		}
-	}
-	for (int d = 0; d < whole.rank; d++) {
-		int64_t b = (a->present & (ATTR_BIT(ATTR_BEGIN))) ? a->begin[d] : 0;
-		int64_t e = (a->present & (ATTR_BIT(ATTR_END))) ? a->end[d] : whole.dims[d];
-		if (b < 0 || b >= e || e > whole.dims[d]) {
-			ERR(x, attr_span(x, (a->present & (ATTR_BIT(ATTR_BEGIN))) ? "begin" : "end"), "%s: begin and end pick the "
-			    "piece [begin, end) of each dim of the whole value %s; dim %d's [%lld, %lld) is not a part of [0, %lld)",
-			    opname(x), DIMS(&whole), d, (long long)b, (long long)e, (long long)whole.dims[d]);
-			return false;
-		}
-		out->dims[d] = e - b;
-	}
-	return true;
-}
 
 static bool infer_comm(Infer *x, const Type *in, Type *out)
 {
@@ -560,7 +419,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_TOPK: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_ADD_N: case OP_CAST: case OP_STRIDED_SLICE: case OP_CUMSUM:
 	case OP_TRIL: case OP_TRIU:
 	case OP_CUMPROD: case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL: case OP_SPLIT: case OP_SPLIT_V: case OP_SLICE: case OP_ARANGE:
-	case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_GATHER_D: case OP_L2_NORMALIZE:
+	case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_GATHER_D: case OP_L2_NORMALIZE:
 	OP_CASES(SEGMENT_OPS)
 	case OP_SPARSE_SOFTMAX_CE: case OP_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	case OP_STACK: case OP_LERP: case OP_L2_LOSS:
@@ -772,7 +631,7 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_split_v(x, a, out);
 	case OP_SLICE:
 		return infer_slice(x, a, out);
-	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2:
 		return infer_constant(x, out);
 	case OP_SPARSE_SOFTMAX_CE: {
 		const Type *l = in_type(x, 1);

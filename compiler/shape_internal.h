@@ -56,6 +56,8 @@ bool infer_strided_slice(Infer *x, const Type *in, Type *out);
 bool infer_split(Infer *x, const Type *in, Type *out);
 bool infer_split_v(Infer *x, const Type *in, Type *out);
 bool infer_slice(Infer *x, const Type *in, Type *out);
+/* The computed constants' (shape_constants.c): no operands, the value from the attributes. */
+bool infer_constant(Infer *x, Type *out);
 /* Conv2D's and the pools' (conv.c). */
 bool infer_conv2d(Infer *x, const Type *in, Type *out);
 bool infer_pool(Infer *x, const Type *in, Type *out);

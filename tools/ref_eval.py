@@ -2765,10 +2765,10 @@ def const_arange(at, dtype):
     return constant_piece(int(start) + np.arange(n, dtype=np.int64) * int(step), at)
 
 
-def table_shape(at):
+def table_shape(at, least=2):
     shape = attr_ints(at, "shape")
-    if len(shape) < 2 or min(shape) < 1:
-        raise OpError("shape %s: a table has 2 dims or more, all positive" % (shape,))
+    if len(shape) < least or min(shape) < 1:
+        raise OpError("shape %s: the value has %d dims or more, all positive" % (shape, least))
     return shape
 
 
@@ -2796,8 +2796,16 @@ def const_rope(at, dtype, sin):
     return constant_piece(np.broadcast_to(table.astype(np.float64), shape), at)
 
 
+def const_fill(at, dtype):
+    """FillV2: every element `fill` (MindSpore's ops.FillV2(shape, value))."""
+    if "fill" not in at:
+        raise OpError("needs the attribute 'fill'")
+    return constant_piece(np.full(table_shape(at, 1), float(attr_number(at, "fill", 0))), at)
+
+
 CONSTANTS = {
     "Arange": const_arange,
+    "FillV2": const_fill,
     "CausalMask": const_causal_mask,
     "RopeCos": lambda at, dtype: const_rope(at, dtype, False),
     "RopeSin": lambda at, dtype: const_rope(at, dtype, True),
@@ -2951,6 +2959,7 @@ OPS = {
     "L2Loss": (fwd_l2, bwd_l2, 1, 1),
     "Arange": (fwd_none, bwd_none, 0, 0),
     "CausalMask": (fwd_none, bwd_none, 0, 0),
+    "FillV2": (fwd_none, bwd_none, 0, 0),
     "RopeCos": (fwd_none, bwd_none, 0, 0),
     "RopeSin": (fwd_none, bwd_none, 0, 0),
     # Collectives: the identity over a one-member group (checked when flattening).

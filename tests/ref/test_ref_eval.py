@@ -854,10 +854,15 @@ class Forward(unittest.TestCase):
             %t = CausalMask() {shape: (2, 3), dtype: Bool}
             %c = RopeCos() {shape: (3, 4)}
             %s = RopeSin() {shape: (4, 4), theta: 100.0, begin: (2, 0), end: (4, 2)}
-            return %a, %b, %m, %f, %t, %c, %s
+            %o = FillV2() {shape: (2, 3), fill: 1.5}
+            %k = FillV2() {shape: (4,), fill: 7, dtype: Int32, begin: (1,), end: (3,)}
+            return %a, %b, %m, %f, %t, %c, %s, %o, %k
           }""", {"x": np.zeros(2, np.float32)})
         self.assertTrue(ok, outs)
-        a, b, m, f, t, c, s = outs
+        a, b, m, f, t, c, s, o, k = outs
+        np.testing.assert_array_equal(o, np.full((2, 3), 1.5, np.float32))
+        self.assertEqual(k.dtype, np.int32)
+        np.testing.assert_array_equal(k, np.full(2, 7, np.int32))
         self.assertEqual(a.dtype, np.int64)                           # MindSpore's: Int64 from integers
         np.testing.assert_array_equal(a, np.arange(5))
         np.testing.assert_array_equal(b, np.array([0.75, 1.0], np.float32))
@@ -874,7 +879,9 @@ class Forward(unittest.TestCase):
 
     def test_computed_constants_errors(self):
         for stmt, msg in (("%y = Arange() {start: 3, stop: 3}", "give no element"),
-                          ("%y = CausalMask() {shape: (4,)}", "a table has 2 dims or more"),
+                          ("%y = CausalMask() {shape: (4,)}", "the value has 2 dims or more"),
+                          ("%y = FillV2() {shape: (2, 0), fill: 1.0}", "all positive"),
+                          ("%y = FillV2() {shape: (2,)}", "needs the attribute 'fill'"),
                           ("%y = RopeCos() {shape: (2, 4), end: (3, 4)}", "no piece of the whole value")):
             ok, msg_got, _ = self.run_graph("graph @g(%%i: <Tensor[Int32], (2,)>) { %s return %%y }" % stmt,
                                             {"i": np.zeros(2, np.int32)})

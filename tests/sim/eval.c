@@ -677,7 +677,9 @@ static bool eval_constant(Eval *e)
 			rest /= y->dims[d];
 		}
 		double v;
-		if (e->n->op == OP_ARANGE) {
+		if (e->n->op == OP_FILL_V2) {
+			v = a->fill;
+		} else if (e->n->op == OP_ARANGE) {
 			v = a->start + (double)idx[0] * a->step;
 		} else {
 			int64_t row = idx[r - 2], col = idx[r - 1], hd = a->shape[a->nshape - 1];
@@ -1550,7 +1552,7 @@ static bool eval_op(Eval *e)
 		return eval_sparse_ce(e);
 	case OP_SOFTMAX_CE:
 		return eval_dense_ce(e);
-	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2:
 		return eval_constant(e);
 	case OP_MSE_LOSS: case OP_L1_LOSS:
 		return eval_loss(e);
