@@ -40,6 +40,8 @@ static const OptInfo optimizers[] = {
 	{"AdamWeightDecay", OPT_ADAM_WEIGHT_DECAY, {{"learning_rate", ARG_LR, 1e-3}, {"beta1", ARG_BETA1, 0.9},
 	                                            {"beta2", ARG_BETA2, 0.999}, {"eps", ARG_EPS, 1e-6},
 	                                            {"weight_decay", ARG_WEIGHT_DECAY, 0}}, 5},
+	{"Lamb", OPT_LAMB, {{"learning_rate", ARG_LR, NAN}, {"beta1", ARG_BETA1, 0.9}, {"beta2", ARG_BETA2, 0.999},
+	                    {"eps", ARG_EPS, 1e-6}, {"weight_decay", ARG_WEIGHT_DECAY, 0}}, 5},
 };
 enum { NOPTIMIZERS = sizeof optimizers / sizeof optimizers[0] };
 
@@ -192,7 +194,7 @@ static void check_optimizer(Checker *c, Train *t, const Lit *v)
 		for (int k = 0; k < NOPTIMIZERS; k++)
 			names[k] = optimizers[k].name;
 		bool named = v->kind == LIT_APPLY || v->kind == LIT_IDENT;
-		ERR(c, v->span, "optimizer is SGD(...), Momentum(...), Adam(...) or AdamWeightDecay(...)%s",
+		ERR(c, v->span, "optimizer is SGD(...), Momentum(...), Adam(...), AdamWeightDecay(...) or Lamb(...)%s",
 		    named ? DID_YOU_MEAN(v->s, names, NOPTIMIZERS) : "");
 		return;
 	}
@@ -377,6 +379,12 @@ void check_train(Checker *c)
 	if (t->precision == DT_F16 && t->clip_global_norm > 0)
 		ERR(c, t->span, "clip_global_norm with precision: \"fp16\": not yet (the norm would be taken of the "
 		    "scaled gradients)");
+	if (t->precision == DT_F16 && t->optimizer == OPT_LAMB)
+		ERR(c, t->span, "Lamb with precision: \"fp16\": not yet (its trust ratio's norms would be taken of the "
+		    "scaled gradients); use precision: \"bf16\"");
+	if (c->m->ctx.pipeline_stages != 1 && t->optimizer == OPT_LAMB)   /* 0: the search's choice */
+		ERR(c, t->span, "Lamb with pipeline_stages: not yet (each parameter's norms are summed on its own "
+		    "stage's ranks only); train a pipeline with AdamWeightDecay, or Lamb without pipeline_stages");
 	if (!lit_dict_get(t->lit, "loss"))
 		ERR(c, t->span, "the train block needs 'loss: %%value'");
 }
