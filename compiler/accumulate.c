@@ -108,8 +108,8 @@ void accumulate_gradients(Lowered *l)
 			if (!on)
 				continue;
 			once[i] = changed = true;
-			for (int k = 0; k < o->nin; k++)
-				tail_reads[o->in[k]] = true;
+			for (int k = 0; k < o->nin; k++)   /* a parameter (Lamb's norms read them) is the step's already */
+				tail_reads[o->in[k]] |= o->in[k] >= l->nparams;
 		}
 	}
 	/* accumulated: where the tail starts, and the gradients no tail computes */

@@ -245,7 +245,9 @@ static void check_optimizer(Checker *c, Train *t, const Lit *v)
 	bool missing = false;
 	for (int k = 0; k < o->nargs; k++)
 		missing |= isnan(o->args[k].dflt) && !given[k];
-	if (missing)   /* only nn.Momentum has arguments without defaults */
+	if (missing && o->kind == OPT_LAMB)   /* nn.Lamb's learning_rate and nn.Momentum's two have no defaults */
+		ERR(c, v->span, "Lamb needs learning_rate (MindSpore's nn.Lamb has no default), e.g. Lamb(learning_rate: 0.1)");
+	else if (missing)
 		ERR(c, v->span, "Momentum needs learning_rate and momentum (MindSpore's nn.Momentum has no default), "
 		    "e.g. Momentum(learning_rate: 0.1, momentum: 0.9)");
 	if (o->kind == OPT_SGD && t->nesterov && !(t->momentum > 0 && t->dampening == 0))
@@ -379,11 +381,13 @@ void check_train(Checker *c)
 	if (t->precision == DT_F16 && t->clip_global_norm > 0)
 		ERR(c, t->span, "clip_global_norm with precision: \"fp16\": not yet (the norm would be taken of the "
 		    "scaled gradients)");
+	const Lit *opt = lit_dict_get(t->lit, "optimizer");
+	Span lamb = opt ? opt->span : t->span;
 	if (t->precision == DT_F16 && t->optimizer == OPT_LAMB)
-		ERR(c, t->span, "Lamb with precision: \"fp16\": not yet (its trust ratio's norms would be taken of the "
+		ERR(c, lamb, "Lamb with precision: \"fp16\": not yet (its trust ratio's norms would be taken of the "
 		    "scaled gradients); use precision: \"bf16\"");
 	if (c->m->ctx.pipeline_stages != 1 && t->optimizer == OPT_LAMB)   /* 0: the search's choice */
-		ERR(c, t->span, "Lamb with pipeline_stages: not yet (each parameter's norms are summed on its own "
+		ERR(c, lamb, "Lamb with pipeline_stages: not yet (each parameter's norms are summed on its own "
 		    "stage's ranks only); train a pipeline with AdamWeightDecay, or Lamb without pipeline_stages");
 	if (!lit_dict_get(t->lit, "loss"))
 		ERR(c, t->span, "the train block needs 'loss: %%value'");
