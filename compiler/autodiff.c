@@ -438,7 +438,9 @@ static void clip_gradients(Diff *d)
  * two numbers: of the parameter and of the update it computes from the
  * gradient and its m and v (sc_lamb_norms); one AllReduce of them all over
  * every rank completes every parameter's at once, as clip_global_norm's
- * does its one number. */
+ * does its one number. On a pipeline each stage's ranks hold all of its
+ * parameters' pieces: the AllReduce over them is enough (the other stages'
+ * parameters count 0 there, the E_SQNORM table's sizes). */
 static void lamb_norms(Diff *d)
 {
 	Lowered *l = d->x->l;
@@ -453,7 +455,7 @@ static void lamb_norms(Diff *d)
 	if (l->device_num > 1)
 		partial.partial = 1;   /* a sum over the one axis of every rank */
 	Type st = {false, DT_F32, 1, {2 * (int64_t)n}};
-	d->x->stage = 0;   /* (check_train refuses Lamb on a pipeline) */
+	d->x->stage = -1;   /* on a pipeline, every stage, each over its own parameters (the others' sizes 0) */
 	int s = lower_value(d->x, "lamb_norms", &st, &partial);
 	LOp *o = grad_op(d, GRAD_LAMB_NORMS, OP_SQUARE, 2 * n, s);
 	for (int p = 0, k = 0; p < l->nparams; p++)
@@ -461,8 +463,11 @@ static void lamb_norms(Diff *d)
 			o->in[k] = p;
 			o->in[n + k++] = l->grad[p];
 		}
-	l->lamb_norms = lower_redistribute(d->x, s, &whole, "Lamb's squared norms of each parameter and of its update, "
-	                                   "for the trust ratio: summed over every rank");
+	l->lamb_norms = lower_redistribute(d->x, s, &whole, l->stages > 1
+	                                   ? "Lamb's squared norms of each parameter and of its update, for the trust "
+	                                     "ratio: summed over every rank of the stage (its parameters')"
+	                                   : "Lamb's squared norms of each parameter and of its update, for the trust "
+	                                     "ratio: summed over every rank");
 }
 
 /* Per forward value (the program holds the forward pass only): a Cast of a

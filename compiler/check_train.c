@@ -386,9 +386,6 @@ void check_train(Checker *c)
 	if (t->precision == DT_F16 && t->optimizer == OPT_LAMB)
 		ERR(c, lamb, "Lamb with precision: \"fp16\": not yet (its trust ratio's norms would be taken of the "
 		    "scaled gradients); use precision: \"bf16\"");
-	if (c->m->ctx.pipeline_stages != 1 && t->optimizer == OPT_LAMB)   /* 0: the search's choice */
-		ERR(c, lamb, "Lamb with pipeline_stages: not yet (each parameter's norms are summed on its own "
-		    "stage's ranks only); train a pipeline with AdamWeightDecay, or Lamb without pipeline_stages");
 	if (!lit_dict_get(t->lit, "loss"))
 		ERR(c, t->span, "the train block needs 'loss: %%value'");
 }

@@ -1013,7 +1013,7 @@ Test(train, mindspore_optimizer_options)
 
 /* nn.Lamb: learning_rate without a default, beta1 0.9, beta2 0.999, eps 1e-6,
  * weight_decay 0, and _check_param_value's ranges; not yet with loss
- * scaling (its norms would be of the scaled gradients) nor on a pipeline. */
+ * scaling (its norms would be of the scaled gradients). */
 Test(train, lamb_as_mindspore)
 {
 	Run *r = compile(TRAIN(MLP, "{loss: %loss, optimizer: Lamb(learning_rate: 0.1)}"));
@@ -1049,10 +1049,6 @@ Test(train, lamb_as_mindspore)
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: Lamb(learning_rate: 0.1), precision: \"fp16\"}")),
 	            "t.ir:7:32: error: Lamb with precision: \"fp16\": not yet (its trust ratio's norms would be taken of "
 	            "the scaled gradients); use precision: \"bf16\"");
-	expect_only(compile("context {device_num: 2, pipeline_stages: 2}\n" TRAIN(MLP, "{loss: %loss, optimizer: "
-	                                                                              "Lamb(learning_rate: 0.1)}")),
-	            "t.ir:8:32: error: Lamb with pipeline_stages: not yet (each parameter's norms are summed on its own "
-	            "stage's ranks only); train a pipeline with AdamWeightDecay, or Lamb without pipeline_stages");
 }
 
 Test(train, optimizer_options_checked_as_mindspore_does)
