@@ -37,7 +37,7 @@ static bool moves_gradient(const Lowered *l, int i)
 		return false;
 	switch (o->grad) {
 	case GRAD_NONE: return o->step != NULL || o->op == OP_STAGE_SUM;   /* StageSum: the norm's, summed over stages */
-	case GRAD_ACCUM: case GRAD_ZERO: case GRAD_CLIP: case GRAD_SQNORM: return true;
+	case GRAD_ACCUM: case GRAD_ZERO: case GRAD_CLIP: case GRAD_SQNORM: case GRAD_LAMB_NORMS: return true;
 	case GRAD_ADJOINT: return l->ops[o->of].op == OP_CAST;
 	default: return false;
 	}
@@ -52,7 +52,7 @@ static bool moves_gradient(const Lowered *l, int i)
 static bool starts_tail(const Lowered *l, int i)
 {
 	const LOp *o = &l->ops[i];
-	if (o->grad == GRAD_SQNORM || o->grad == GRAD_CLIP || o->grad == GRAD_ADJOINT)
+	if (o->grad == GRAD_SQNORM || o->grad == GRAD_CLIP || o->grad == GRAD_LAMB_NORMS || o->grad == GRAD_ADJOINT)
 		return true;   /* (moves_gradient: an adjoint there is a Cast's) */
 	if (o->grad != GRAD_NONE || !o->step || !o->bytes)
 		return false;
@@ -76,6 +76,8 @@ void accumulate_gradients(Lowered *l)
 			final[l->grad[p]] = true;
 	if (l->overflow >= 0)
 		final[l->overflow] = true;
+	if (l->lamb_norms >= 0)
+		final[l->lamb_norms] = true;
 	for (int i = nops - 1; i >= l->nfwd; i--) {   /* readers come after their operands */
 		const LOp *o = &l->ops[i];
 		int y = o->result;
@@ -106,8 +108,8 @@ void accumulate_gradients(Lowered *l)
 			if (!on)
 				continue;
 			once[i] = changed = true;
-			for (int k = 0; k < o->nin; k++)
-				tail_reads[o->in[k]] = true;
+			for (int k = 0; k < o->nin; k++)   /* a parameter (Lamb's norms read them) is the step's already */
+				tail_reads[o->in[k]] |= o->in[k] >= l->nparams;
 		}
 	}
 	/* accumulated: where the tail starts, and the gradients no tail computes */

@@ -431,6 +431,45 @@ static void clip_gradients(Diff *d)
 	}
 }
 
+/* Lamb's trust ratio ||w|| / ||update|| takes each norm over the whole
+ * parameter, whose pieces a strategy's split or optimizer parallelism's
+ * slice leaves on several ranks. Each rank sums the squares of the pieces
+ * it holds the first copy of (a copy counts once), per trained parameter
+ * two numbers: of the parameter and of the update it computes from the
+ * gradient and its m and v (sc_lamb_norms); one AllReduce of them all over
+ * every rank completes every parameter's at once, as clip_global_norm's
+ * does its one number. On a pipeline each stage's ranks hold all of its
+ * parameters' pieces: the AllReduce over them is enough (the other stages'
+ * parameters count 0 there, the E_SQNORM table's sizes). */
+static void lamb_norms(Diff *d)
+{
+	Lowered *l = d->x->l;
+	int n = 0;
+	for (int p = 0; p < l->nparams; p++)
+		n += l->grad[p] >= 0;
+	if (!n)
+		return;
+	TensorLayout partial, whole;
+	layout_replicated(1, l->device_num, &whole);
+	partial = whole;
+	if (l->device_num > 1)
+		partial.partial = 1;   /* a sum over the one axis of every rank */
+	Type st = {false, DT_F32, 1, {2 * (int64_t)n}};
+	d->x->stage = -1;   /* on a pipeline, every stage, each over its own parameters (the others' sizes 0) */
+	int s = lower_value(d->x, "lamb_norms", &st, &partial);
+	LOp *o = grad_op(d, GRAD_LAMB_NORMS, OP_SQUARE, 2 * n, s);
+	for (int p = 0, k = 0; p < l->nparams; p++)
+		if (l->grad[p] >= 0) {
+			o->in[k] = p;
+			o->in[n + k++] = l->grad[p];
+		}
+	l->lamb_norms = lower_redistribute(d->x, s, &whole, l->stages > 1
+	                                   ? "Lamb's squared norms of each parameter and of its update, for the trust "
+	                                     "ratio: summed over every rank of the stage (its parameters')"
+	                                   : "Lamb's squared norms of each parameter and of its update, for the trust "
+	                                     "ratio: summed over every rank");
+}
+
 /* Per forward value (the program holds the forward pass only): a Cast of a
  * parameter that no other operator reads (autocast's half copy of a weight),
  * malloc'd. Its gradient is best completed in the half type; a Cast of a
@@ -507,6 +546,8 @@ static void backward(Lowered *l, bool lazy)
 	}
 	if (l->m->train->clip_global_norm > 0)
 		clip_gradients(&d);
+	if (l->m->train->optimizer == OPT_LAMB)   /* of the clipped gradients, as nn.Lamb gets them */
+		lamb_norms(&d);
 	int n = 0;
 	for (int p = 0; p < l->nparams; p++)
 		n += l->grad[p] >= 0;
@@ -571,6 +612,7 @@ static void rewind_to(Lowered *l, const Mark *m)
 	l->lowering->nreuse = m->nreuse;
 	l->comm_bytes = m->comm_bytes;
 	l->overflow = -1;
+	l->lamb_norms = -1;
 }
 
 /* Eagerly, every gradient is completed at the value it belongs to (as

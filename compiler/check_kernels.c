@@ -59,6 +59,22 @@ static void check_clip(const Module *m, const Graph *g, Diag *d)
 		}
 }
 
+/* Lamb's trust ratio reads the parameter, its gradient and its m and v in
+ * Float32 (sc_lamb_norms); a half parameter would need Float32 copies of
+ * all four at once. */
+static void check_lamb(const Module *m, const Graph *g, Diag *d)
+{
+	const Train *t = m->train;
+	for (int v = 0; t && t->optimizer == OPT_LAMB && v < g->nparams; v++)
+		if (g->values[v].type.is_param && dtype_is_half(g->values[v].type.dtype)) {
+			const Lit *at = lit_dict_get(t->lit, "optimizer");
+			diag_error(d, m->src, at ? at->span : t->span, "Lamb with a %s parameter ('%%%s'): not yet (its norms are "
+			           "taken in Float32); keep the parameters in Float32 and use precision: \"bf16\" (BFloat16 "
+			           "compute, Float32 master weights)", dtype_name(g->values[v].type.dtype), g->values[v].name);
+			return;
+		}
+}
+
 static void dims_text(StrBuf *b, const Type *t)
 {
 	sb_putc(b, '(');
@@ -173,6 +189,7 @@ bool check_kernels(const Module *m, const FlatGraph *f, Diag *d)
 	int before = d->nerrors;
 	check_operands(m, f->g, d);
 	check_clip(m, f->g, d);
+	check_lamb(m, f->g, d);
 	check_index_inits(m, f->g, d);
 	check_index_aranges(m, f->g, d);
 	if (d->nerrors == before)

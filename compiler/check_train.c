@@ -40,6 +40,8 @@ static const OptInfo optimizers[] = {
 	{"AdamWeightDecay", OPT_ADAM_WEIGHT_DECAY, {{"learning_rate", ARG_LR, 1e-3}, {"beta1", ARG_BETA1, 0.9},
 	                                            {"beta2", ARG_BETA2, 0.999}, {"eps", ARG_EPS, 1e-6},
 	                                            {"weight_decay", ARG_WEIGHT_DECAY, 0}}, 5},
+	{"Lamb", OPT_LAMB, {{"learning_rate", ARG_LR, NAN}, {"beta1", ARG_BETA1, 0.9}, {"beta2", ARG_BETA2, 0.999},
+	                    {"eps", ARG_EPS, 1e-6}, {"weight_decay", ARG_WEIGHT_DECAY, 0}}, 5},
 };
 enum { NOPTIMIZERS = sizeof optimizers / sizeof optimizers[0] };
 
@@ -192,7 +194,7 @@ static void check_optimizer(Checker *c, Train *t, const Lit *v)
 		for (int k = 0; k < NOPTIMIZERS; k++)
 			names[k] = optimizers[k].name;
 		bool named = v->kind == LIT_APPLY || v->kind == LIT_IDENT;
-		ERR(c, v->span, "optimizer is SGD(...), Momentum(...), Adam(...) or AdamWeightDecay(...)%s",
+		ERR(c, v->span, "optimizer is SGD(...), Momentum(...), Adam(...), AdamWeightDecay(...) or Lamb(...)%s",
 		    named ? DID_YOU_MEAN(v->s, names, NOPTIMIZERS) : "");
 		return;
 	}
@@ -243,7 +245,9 @@ static void check_optimizer(Checker *c, Train *t, const Lit *v)
 	bool missing = false;
 	for (int k = 0; k < o->nargs; k++)
 		missing |= isnan(o->args[k].dflt) && !given[k];
-	if (missing)   /* only nn.Momentum has arguments without defaults */
+	if (missing && o->kind == OPT_LAMB)   /* nn.Lamb's learning_rate and nn.Momentum's two have no defaults */
+		ERR(c, v->span, "Lamb needs learning_rate (MindSpore's nn.Lamb has no default), e.g. Lamb(learning_rate: 0.1)");
+	else if (missing)
 		ERR(c, v->span, "Momentum needs learning_rate and momentum (MindSpore's nn.Momentum has no default), "
 		    "e.g. Momentum(learning_rate: 0.1, momentum: 0.9)");
 	if (o->kind == OPT_SGD && t->nesterov && !(t->momentum > 0 && t->dampening == 0))
@@ -377,6 +381,11 @@ void check_train(Checker *c)
 	if (t->precision == DT_F16 && t->clip_global_norm > 0)
 		ERR(c, t->span, "clip_global_norm with precision: \"fp16\": not yet (the norm would be taken of the "
 		    "scaled gradients)");
+	const Lit *opt = lit_dict_get(t->lit, "optimizer");
+	Span lamb = opt ? opt->span : t->span;
+	if (t->precision == DT_F16 && t->optimizer == OPT_LAMB)
+		ERR(c, lamb, "Lamb with precision: \"fp16\": not yet (its trust ratio's norms would be taken of the "
+		    "scaled gradients); use precision: \"bf16\"");
 	if (!lit_dict_get(t->lit, "loss"))
 		ERR(c, t->span, "the train block needs 'loss: %%value'");
 }

@@ -154,6 +154,9 @@ static void emit_kernel(StrBuf *b, const Program *p, int i, int64_t rank, int64_
 	case GRAD_SQNORM:
 		emit_sum_squares(b, p, o);
 		break;
+	case GRAD_LAMB_NORMS:
+		emit_lamb_norms(b, p, o);
+		break;
 	case GRAD_CLIP:
 		sb_printf(b, "sc_clip_by_norm(rt, %s, %s, %lld, %s, %.17g);", p->cname[o->in[0]], p->cname[o->result],
 		          (long long)numel(y), p->cname[o->in[1]], l->m->train->clip_global_norm);
@@ -409,56 +412,6 @@ static void emit_save(StrBuf *b, const Program *p, int v, const char *file)
 	sb_puts(b, ");\n");
 }
 
-/* The parameters weight_decay_params names (MindSpore's group parameters);
- * without it, those not named like LayerNorm's (MindSpore's default decay
- * filter for ungrouped parameters), except in nn.SGD, whose SGD kernel
- * decays every parameter. */
-static double decay_of(const Train *t, int p, const char *name)
-{
-	if (t->decays)
-		return t->decays[p] ? t->weight_decay : 0.0;
-	if (t->optimizer != OPT_SGD && (strstr(name, "beta") || strstr(name, "gamma")))
-		return 0.0;
-	return t->weight_decay;
-}
-
-/* The optimizer's call on parameter v: the names of the parameter, its
- * gradient and its state (Momentum's v; Adam's m, then v). */
-static void emit_optimizer(StrBuf *b, const Program *p, int v, const char *c, const char *g, const char *s0,
-                           const char *s1)
-{
-	const Lowered *l = p->l;
-	const Train *t = l->m->train;
-	long long n = (long long)numel(&l->values[v]);
-	double wd = decay_of(t, v, l->flat->g->values[v].name);
-	const char *count = l->overflow >= 0 ? "updates" : "step";   /* loss scaling skips steps: count updates */
-	switch (t->optimizer) {   /* lr: this step's learning rate (emit_main) */
-	case OPT_SGD:
-		if (t->momentum > 0)
-			sb_printf(b, "\t\tsc_sgd(rt, %s, %s, %s, %lld, lr, %.17g, %.17g, %.17g, %d, %s);\n", c, g, s0, n,
-			          t->momentum, t->dampening, wd, t->nesterov, count);
-		else
-			sb_printf(b, "\t\tsc_sgd(rt, %s, %s, NULL, %lld, lr, 0, %.17g, %.17g, 0, %s);\n", c, g, n, t->dampening,
-			          wd, count);
-		break;
-	case OPT_MOMENTUM:
-		sb_printf(b, "\t\tsc_momentum(rt, %s, %s, %s, %lld, lr, %.17g, %.17g, %d);\n", c, g, s0, n, t->momentum, wd,
-		          t->nesterov);
-		break;
-	case OPT_ADAM:
-		sb_printf(b, "\t\tsc_adam(rt, %s, %s, %s, %s, %lld, lr, %.17g, %.17g, %.17g, %.17g, %s);\n", c, g, s0, s1, n,
-		          t->beta1, t->beta2, t->eps, wd, count);
-		break;
-	case OPT_ADAM_WEIGHT_DECAY:
-		sb_printf(b, "\t\tsc_adam_weight_decay(rt, %s, %s, %s, %s, %lld, lr, %.17g, %.17g, %.17g, %.17g);\n", c, g,
-		          s0, s1, n, t->beta1, t->beta2, t->eps, wd);
-		break;
-	}
-}
-
-/* A half parameter's update computes on Float32 copies of it, its gradient
- * and its state (kept in the parameter's type), and rounds the parameter
- * and the state once. */
 /* Dynamic loss scaling (MindSpore's DynamicLossScaleManager): an inf or NaN
  * in the scaled gradients shows in their squared global norm, which every
  * rank holds whole; then the step is skipped and the scale divided by
@@ -495,43 +448,6 @@ static void emit_unscale(StrBuf *b, const Program *p)
 		sb_printf(b, "\t\tsc_cast(rt, (float *)(slab + %lld), SC_F32, %s, %s, %lld);\n", at, c, dt, n);
 	}
 	sb_puts(b, "\t\tupdates++;\n");
-}
-
-static void emit_update(StrBuf *b, const Program *p, int v)
-{
-	const Lowered *l = p->l;
-	const LValue *x = &l->values[v];
-	long long st = (long long)p->state[v], state_bytes = (long long)aligned(value_bytes(x));
-	int nstate = state_slots(l->m->train);
-	StrBuf name[4] = {{0}};
-	if (!dtype_is_half(x->type.dtype)) {
-		sb_printf(&name[0], "(float *)(slab + %lld)", st);
-		sb_printf(&name[1], "(float *)(slab + %lld)", st + state_bytes);
-		emit_optimizer(b, p, v, p->cname[v], p->cname[l->grad[v]], name[0].data, name[1].data);
-		sb_free(&name[0]);
-		sb_free(&name[1]);
-		return;
-	}
-	const char *dt = sc_dtype_name(x->type.dtype);
-	long long n = (long long)numel(x), wide = (long long)aligned(numel(x) * 4);
-	StrBuf src[4] = {{0}};
-	sb_puts(&src[0], p->cname[v]);
-	sb_puts(&src[1], p->cname[l->grad[v]]);
-	for (int j = 0; j < nstate; j++)
-		sb_printf(&src[2 + j], "(uint16_t *)(slab + %lld)", st + j * state_bytes);
-	sb_printf(b, "\t\t/* %%%s is %s: updated in Float32, rounded once */\n", x->name, dtype_name(x->type.dtype));
-	for (int j = 0; j < 2 + nstate; j++) {
-		sb_printf(&name[j], "(float *)(slab + %lld)", (long long)p->scratch + j * wide);
-		sb_printf(b, "\t\tsc_cast(rt, %s, %s, %s, SC_F32, %lld);\n", src[j].data, dt, name[j].data, n);
-	}
-	emit_optimizer(b, p, v, name[0].data, name[1].data, name[2].data, name[3].data);
-	for (int j = 0; j < 2 + nstate; j++)
-		if (j != 1)
-			sb_printf(b, "\t\tsc_cast(rt, %s, SC_F32, %s, %s, %lld);\n", name[j].data, src[j].data, dt, n);
-	for (int j = 0; j < 4; j++) {
-		sb_free(&name[j]);
-		sb_free(&src[j]);
-	}
 }
 
 /* The group of partition k: its first member is the rank's, from the table;

@@ -4,12 +4,13 @@
  *
  * A checkpoint holds every trained parameter's pieces and its optimizer
  * state's, whole tensors under MindSpore's names (Adam's moment1.NAME and
- * moment2.NAME, AdamWeightDecay's adam_m.NAME and adam_v.NAME, Momentum's
- * and SGD's moments.NAME), and the counters the next step reads: with
- * loss scaling the scale, the good steps in a row, the updates made and
- * the steps skipped at scale 1. The step's number gives the rest: the
- * learning rate, Adam's bias correction (without loss scaling), the data's
- * position and Dropout's masks. So a run resumed from step S goes on with
+ * moment2.NAME, AdamWeightDecay's adam_m.NAME and adam_v.NAME, Lamb's
+ * lamb_m.NAME and lamb_v.NAME, Momentum's and SGD's moments.NAME), and
+ * the counters the next step reads: with loss scaling the scale, the good
+ * steps in a row, the updates made and the steps skipped at scale 1. The
+ * step's number gives the rest: the learning rate, Adam's and Lamb's bias
+ * corrections (without loss scaling), the data's position and Dropout's
+ * masks. So a run resumed from step S goes on with
  * the bytes an uninterrupted run has after step S, on any plan: each rank
  * reads its own slices of the whole tensors. */
 #include "emit_internal.h"
@@ -17,8 +18,10 @@
 /* The name of optimizer state slot j of parameter `name`. */
 static void state_name(StrBuf *b, const Train *t, int j, const char *name)
 {
-	static const char *const adam[] = {"moment1", "moment2"}, *const adamw[] = {"adam_m", "adam_v"};
-	const char *prefix = t->optimizer == OPT_ADAM ? adam[j] : t->optimizer == OPT_ADAM_WEIGHT_DECAY ? adamw[j] : "moments";
+	static const char *const adam[] = {"moment1", "moment2"}, *const adamw[] = {"adam_m", "adam_v"},
+	                  *const lamb[] = {"lamb_m", "lamb_v"};   /* nn.Lamb's clones of the parameters */
+	const char *prefix = t->optimizer == OPT_ADAM ? adam[j] : t->optimizer == OPT_ADAM_WEIGHT_DECAY ? adamw[j]
+	                   : t->optimizer == OPT_LAMB ? lamb[j] : "moments";
 	sb_printf(b, "%s.%s", prefix, name);
 }
 

@@ -152,6 +152,14 @@ int state_slots(const Train *t);
  * stride; ng runs, n members. Only first depends on the rank. */
 int64_t group_grid(const LOp *op, int64_t rank, int64_t *size, int64_t *stride, int *ng, int64_t *n);
 
+/* ---- emit_update.c: the optimizer's step ---- */
+/* The weight decay parameter p (value id) takes: weight_decay_params', else MindSpore's default filter. */
+double decay_of(const Train *t, int p, const char *name);
+/* Parameter v's update in the step loop (its half copies widened around it). */
+void emit_update(StrBuf *b, const Program *p, int v);
+/* GRAD_LAMB_NORMS: Lamb's per-rank squared norms of each parameter and its update. */
+void emit_lamb_norms(StrBuf *b, const Program *p, const LOp *o);
+
 /* ---- emit_checkpoint.c: a training run's checkpoints (docs/output.md) ---- */
 
 /* `ck`, the run's checkpoint options, in every program (one that does not

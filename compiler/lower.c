@@ -941,6 +941,7 @@ Lowered *lower(Module *m, const FlatGraph *f, const Strategies *st, const Cluste
 		l->rets[k] = complete(x, x->vmap[g->ret[k]]);
 	l->loss = -1;
 	l->overflow = -1;
+	l->lamb_norms = -1;
 	if (m->train)
 		l->loss = complete(x, x->vmap[f->of_entry[m->train->loss]]);
 	l->nfwd = l->nops;

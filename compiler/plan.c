@@ -82,7 +82,7 @@ static bool computes(const Lowered *l, const LOp *o)
 		return false;
 	switch (o->grad) {
 	case GRAD_NONE: return !any_dtype(o->op);
-	case GRAD_SEED: case GRAD_ZERO: return false;   /* sc_fill takes every type */
+	case GRAD_SEED: case GRAD_ZERO: case GRAD_LAMB_NORMS: return false;   /* sc_fill: every type; Lamb's: Float32 */
 	case GRAD_ACCUM: case GRAD_SCALE: case GRAD_MAX_MASK: case GRAD_TIE_COUNT: case GRAD_CLIP: return true;
 	case GRAD_SQNORM: return false;   /* widens its half gradients itself, one at a time (sqnorm_copy) */
 	case GRAD_ADJOINT: return !grad_any_dtype(l, o);
@@ -275,8 +275,7 @@ int64_t scratch_bytes(const Lowered *l, const LOp *o)
 	return k + w.bytes;
 }
 
-/* The optimizer's state per parameter, in buffers of the parameter's size:
- * SGD's accumulation (with momentum), Momentum's v, Adam's m and v. */
+/* Optimizer state, buffers of the parameter's size: SGD's (momentum), Momentum's v, Adam's, AdamW's, Lamb's m, v. */
 int state_slots(const Train *t)
 {
 	if (!t)
@@ -284,13 +283,12 @@ int state_slots(const Train *t)
 	switch (t->optimizer) {
 	case OPT_SGD: return t->momentum > 0;
 	case OPT_MOMENTUM: return 1;
-	case OPT_ADAM: case OPT_ADAM_WEIGHT_DECAY: return 2;
+	case OPT_ADAM: case OPT_ADAM_WEIGHT_DECAY: case OPT_LAMB: return 2;
 	}
 	return 0;
 }
 
-/* The scratch a half parameter's update needs: Float32 copies of the
- * parameter, its gradient and its optimizer state. */
+/* A half parameter's update's scratch: Float32 copies of it, its gradient and its optimizer state. */
 static int64_t update_scratch(const Lowered *l, int v)
 {
 	const LValue *x = &l->values[v];
@@ -485,6 +483,8 @@ static void plan_buffers(Program *p)
 	for (int v = 0; l->grad && v < l->nparams; v++)
 		if (l->grad[v] >= 0)
 			last[l->grad[v]] = nops;
+	if (l->lamb_norms >= 0)   /* Lamb's norms: read by the update */
+		last[l->lamb_norms] = nops;
 	for (int k = 0; k < l->nret; k++)
 		last[l->rets[k]] = nops + 1;
 	p->view = xmalloc(sizeof(int) * (size_t)(nv ? nv : 1));
@@ -850,7 +850,7 @@ static void plan_table(Program *p)
 			p->op_entry[i] = add_entry(p, E_SLICE, i, 2 * l->values[o->result].type.rank);
 		else if (o->grad == GRAD_NONE && o->table && (o->a.present & (ATTR_BIT(ATTR_OFFSET))))
 			p->op_entry[i] = add_entry(p, E_OFFSET, i, 1);
-		else if (o->grad == GRAD_SQNORM)
+		else if (o->grad == GRAD_SQNORM || o->grad == GRAD_LAMB_NORMS)   /* Lamb's: parameters', then gradients' */
 			p->op_entry[i] = add_entry(p, E_SQNORM, i, o->nin);
 		if (o->grad == GRAD_NONE && (o->op == OP_DROPOUT || o->op == OP_PAD_FILL || op_is_window(o->op) ||
 		    op_is_triangle(o->op)) && p->value_entry[o->result] < 0 && l->values[o->result].type.rank)

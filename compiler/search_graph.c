@@ -250,7 +250,8 @@ void search_init(Search *x, const Module *m, const FlatGraph *f, Strategies *s, 
 	x->n = s->device_num;
 	bool train = m->train != NULL;
 	x->cm = cost_new(c, s->device_num, train);
-	/* parameters, gradients and the optimizer's state (SGD's with momentum, Momentum's v, Adam's m and v) */
+	/* parameters, gradients and the optimizer's state (SGD's with momentum, Momentum's v, Adam's, AdamWeightDecay's
+	 * and Lamb's m and v); Lamb's norms' AllReduce (2 floats a parameter, whatever the plan) is not priced */
 	const Train *t = m->train;
 	x->mem_factor = !train ? 1
 	              : t->optimizer == OPT_SGD ? (t->momentum > 0 ? 3 : 2)

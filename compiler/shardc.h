@@ -380,8 +380,8 @@ typedef struct {
 /* What the backward pass recomputes instead of keeping (checkpoint.c). */
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_LAYERS } RecomputePolicy;
 
-/* MindSpore's nn.SGD, nn.Momentum, nn.Adam, nn.AdamWeightDecay (docs/language.md, Training). */
-typedef enum { OPT_SGD, OPT_MOMENTUM, OPT_ADAM, OPT_ADAM_WEIGHT_DECAY } OptimizerKind;
+/* MindSpore's nn.SGD, nn.Momentum, nn.Adam, nn.AdamWeightDecay, nn.Lamb (docs/language.md, Training). */
+typedef enum { OPT_SGD, OPT_MOMENTUM, OPT_ADAM, OPT_ADAM_WEIGHT_DECAY, OPT_LAMB } OptimizerKind;
 
 /* The optimizer's learning_rate: a number, or a schedule (docs/language.md,
  * Training); the runtime's sc_lr_schedule in the same order. */
@@ -710,6 +710,9 @@ typedef enum {
 	GRAD_TIE_COUNT,          /* how many of in[0] (ops[of]'s ReduceMax/Min input) equal in[1]; ReduceProd: its stat k */
 	GRAD_SQNORM,             /* the sum of squares of the in[] this rank holds first copies of (a partial sum) */
 	GRAD_CLIP,               /* in[0] * clip / max(sqrt(in[1]), clip), clip the train block's clip_global_norm */
+	GRAD_LAMB_NORMS,         /* Lamb: in[0..n) the parameters, in[n..2n) their gradients; result (2n): per
+	                            parameter the sums of squares of the pieces this rank holds first copies of, of
+	                            the parameter and of its update (a partial sum) */
 } GradKind;
 
 typedef struct {
@@ -760,6 +763,8 @@ typedef struct {
 	int *grad;               /* train: (nparams) each Parameter's gradient in its home layout, -1 otherwise */
 	int overflow;            /* loss scaling: the gradients' squared global norm, whole on every rank (inf or
 	                          * NaN: an overflow); -1 without */
+	int lamb_norms;          /* Lamb: (2 x the trained parameters) their squared norms and their updates', whole on
+	                          * every rank (autodiff.c, lamb_norms); -1 without */
 	struct Lowering *lowering; /* lower.c's state (reusable redistributions), which differentiate extends */
 	/* What the passes after lowering know of the operator at each position,
 	 * side tables (nops each) carried along when a pass moves operators:

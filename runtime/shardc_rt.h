@@ -1201,6 +1201,19 @@ void sc_adam(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n,
 void sc_adam_weight_decay(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n, double lr,
                           double beta1, double beta2, double eps, double weight_decay);
 
+/* nn.Lamb, step t >= 1, in two calls around the AllReduce of the norms.
+ * This step's m' = b1 m + (1-b1) g and v' = b2 v + (1-b2) g^2, bias
+ * corrected, give the update u = m'/(1-b1^t) / (sqrt(v'/(1-b2^t)) + eps)
+ * + weight_decay p. sc_lamb_norms: out[0] = the sum of p^2 and out[1] of u^2
+ * over the n elements (n 0: both 0; m and v not written). sc_lamb: m = m',
+ * v = v', p -= lr r u, r the trust ratio from the whole parameter's sums
+ * (norms[0] of p^2, norms[1] of u^2): ||p|| / (||u|| + 2^-126), or 1 when
+ * either norm is 0 (MindSpore's LambApplyWeightAssign). */
+void sc_lamb_norms(sc_rt *rt, const float *p, const float *g, const float *m, const float *v, int64_t n,
+                   double beta1, double beta2, double eps, double weight_decay, int64_t step, float *out);
+void sc_lamb(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1,
+             double beta2, double eps, double weight_decay, int64_t step, const float *norms);
+
 /* ---- gradient clipping by global norm ---- */
 
 /* out (one float) = the sum of the squares of xs[k] (ns[k] elements each). */

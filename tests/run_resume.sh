@@ -13,7 +13,8 @@
 #     its skipped steps and loss scale carried over), BFloat16 (a
 #     transformer's BFloat16 parameters and their state on 8 ranks, and the
 #     Megatron layer in mixed precision bf16), gradient accumulation
-#     (4 ranks), and a .npy dataset read a batch a step, shuffled by epoch
+#     (4 ranks), nn.Lamb with optimizer parallelism (4 ranks: its m and v
+#     in slices, its bias corrections from the step), and a .npy dataset read a batch a step, shuffled by epoch
 #     (4 ranks: the resumed run reads the batches the uninterrupted one
 #     did);
 #   - resharding: the 8-rank Megatron checkpoint at step 4 resumed on 4
@@ -153,6 +154,7 @@ compile loss_scale8 tests/e2e/mixed_loss_scale_f16.ir && exact loss_scale8 150 "
 compile accumulate4 tests/e2e/accumulate.ir && exact accumulate4 150 "$(seeds "1 2" 1)"
 compile bf16_params8 tests/e2e/half_transformer_bf16.ir && exact bf16_params8 60 "$(seeds "1 2" 1)"
 compile bf16_mixed8 tests/e2e/megatron_layer.ir --precision bf16 && exact bf16_mixed8 150 "$(seeds "1 2" 1)"
+compile lamb_zero4 tests/e2e/lamb_zero.ir && exact lamb_zero4 150 "$(seeds "1 2" 1)"
 # a dataset read a batch a step, shuffled by epoch: resumed at the step's batch
 "$py" - "$tmp" <<'PY'
 import sys, numpy as np

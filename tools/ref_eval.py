@@ -57,8 +57,8 @@ Choices where MindSpore leaves room:
 - Outputs with `train`: output_<k>.npy holds the values of the last step's
   forward pass, computed before that step's update; param_<name>.npy holds
   the parameters after it.
-- Optimizers follow MindSpore's nn.SGD, nn.Momentum, nn.Adam and
-  nn.AdamWeightDecay (g' = g + weight_decay * p):
+- Optimizers follow MindSpore's nn.SGD, nn.Momentum, nn.Adam,
+  nn.AdamWeightDecay and nn.Lamb (g' = g + weight_decay * p):
     SGD       g' (every parameter: nn.SGD's kernel has no decay filter);
               with momentum > 0: a = g' at step 1, else
               a = momentum * a + (1 - dampening) * g', and g' = a, or
@@ -73,13 +73,20 @@ Choices where MindSpore leaves room:
     AdamWeightDecay  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
               p -= lr * (m / (sqrt(v) + eps) + weight_decay * p)
                                                   (no bias correction)
-  Momentum, Adam and AdamWeightDecay decay only parameters whose name holds
+    Lamb      m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2  (t from 1)
+              u = m / (1 - b1^t) / (sqrt(v / (1 - b2^t)) + eps)
+                  + weight_decay * p
+              r = ||p|| / (||u|| + 2^-126), or 1 when either norm is 0,
+                  each norm over the whole parameter
+              p -= lr * r * u       (MindSpore's Lamb kernel, LambApplyWeightAssign)
+  Momentum, Adam, AdamWeightDecay and Lamb decay only parameters whose name holds
   neither 'beta' nor 'gamma' (MindSpore's default filter for ungrouped
   parameters).  Defaults are MindSpore's: SGD learning_rate 0.1, momentum 0,
   dampening 0, weight_decay 0, nesterov false; Momentum weight_decay 0,
   use_nesterov false; Adam learning_rate 1e-3, beta1 0.9, beta2 0.999, eps
-  1e-8, weight_decay 0; AdamWeightDecay the same but eps 1e-6.  nn.Momentum
-  has no default learning_rate or momentum, so both must be given.
+  1e-8, weight_decay 0; AdamWeightDecay the same but eps 1e-6; Lamb beta1
+  0.9, beta2 0.999, eps 1e-6, weight_decay 0.  nn.Momentum has no default
+  learning_rate or momentum, nn.Lamb none for learning_rate: they must be given.
   Optimizer arguments are named (`Momentum(learning_rate: 0.2, momentum:
   0.1)`), and `steps` defaults to 1.  `accumulate_steps: n` runs n
   micro-batches a step (micro-batch m of step s the run's batch (s - 1) n +
@@ -3439,7 +3446,7 @@ def backward(prog, vals, loss, seed=1.0, stop=()):
 
 
 # ---------------------------------------------------------------------------
-# Optimizers (MindSpore nn.SGD, nn.Momentum, nn.Adam, nn.AdamWeightDecay;
+# Optimizers (MindSpore nn.SGD, nn.Momentum, nn.Adam, nn.AdamWeightDecay, nn.Lamb;
 # see the docstring).
 
 OPTIMIZERS = {   # name -> {argument: MindSpore's default, None where it has none}
@@ -3447,6 +3454,7 @@ OPTIMIZERS = {   # name -> {argument: MindSpore's default, None where it has non
     "Momentum": {"learning_rate": None, "momentum": None, "weight_decay": 0.0, "use_nesterov": False},
     "Adam": {"learning_rate": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0},
     "AdamWeightDecay": {"learning_rate": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-6, "weight_decay": 0.0},
+    "Lamb": {"learning_rate": None, "beta1": 0.9, "beta2": 0.999, "eps": 1e-6, "weight_decay": 0.0},
 }
 
 RANGES = {   # argument -> (test, what it must be), MindSpore's checks
@@ -3563,7 +3571,7 @@ def optimizer_config(module):
     opt = block.get("optimizer", Ident("SGD", offset))
     if not isinstance(opt, (Ident, Apply)) or opt.name not in OPTIMIZERS:
         raise ModelError(getattr(opt, "offset", offset),
-                         "optimizer is SGD(...), Momentum(...), Adam(...) or AdamWeightDecay(...)")
+                         "optimizer is SGD(...), Momentum(...), Adam(...), AdamWeightDecay(...) or Lamb(...)")
     hyper = dict(OPTIMIZERS[opt.name])
     for key, v in (opt.args if isinstance(opt, Apply) else []):
         if key is None:
@@ -3653,8 +3661,24 @@ def adam_weight_decay_update(p, g, state, hyper, t, name):
     return p - hyper["learning_rate"] * update
 
 
+def lamb_update(p, g, state, hyper, t, name):
+    """nn.Lamb: Adam's moments bias-corrected, their ratio plus the decay, scaled by the
+    layer's trust ratio ||p|| / ||update||, both norms over the whole parameter (1 when
+    either is 0; 2^-126 is MindSpore's guard in the divisor)."""
+    b1, b2 = hyper["beta1"], hyper["beta2"]
+    m = b1 * state.get("m", 0.0) + (1.0 - b1) * g
+    v = b2 * state.get("v", 0.0) + (1.0 - b2) * g * g
+    state["m"], state["v"] = m, v
+    update = m / (1.0 - b1 ** t) / (np.sqrt(v / (1.0 - b2 ** t)) + hyper["eps"])
+    if decays(hyper, name):
+        update = update + hyper["weight_decay"] * p
+    w_norm, u_norm = math.sqrt(float(np.sum(p * p))), math.sqrt(float(np.sum(update * update)))
+    ratio = w_norm / (u_norm + 2.0 ** -126) if w_norm > 0 and u_norm > 0 else 1.0
+    return p - hyper["learning_rate"] * ratio * update
+
+
 UPDATES = {"SGD": sgd_update, "Momentum": momentum_update, "Adam": adam_update,
-           "AdamWeightDecay": adam_weight_decay_update}
+           "AdamWeightDecay": adam_weight_decay_update, "Lamb": lamb_update}
 
 
 def clip_by_global_norm(trained, params, grads, clip):

@@ -978,6 +978,20 @@ void sc_adam_weight_decay(sc_rt *rt, float *p, const float *g, float *m, float *
 	sc_cpu_adam_weight_decay(p, g, m, v, n, lr, beta1, beta2, eps, weight_decay);
 }
 
+void sc_lamb_norms(sc_rt *rt, const float *p, const float *g, const float *m, const float *v, int64_t n,
+                   double beta1, double beta2, double eps, double weight_decay, int64_t step, float *out)
+{
+	(void)rt;
+	sc_cpu_lamb_norms(p, g, m, v, n, beta1, beta2, eps, weight_decay, step, out);
+}
+
+void sc_lamb(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1,
+             double beta2, double eps, double weight_decay, int64_t step, const float *norms)
+{
+	(void)rt;
+	sc_cpu_lamb(p, g, m, v, n, lr, beta1, beta2, eps, weight_decay, step, norms);
+}
+
 void sc_sum_squares(sc_rt *rt, const float *const *xs, const int64_t *ns, int nx, float *out)
 {
 	(void)rt;

@@ -218,6 +218,10 @@ void sc_cpu_adam(float *p, const float *g, float *m, float *v, int64_t n, double
                  double eps, double weight_decay, int64_t step);
 void sc_cpu_adam_weight_decay(float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1,
                               double beta2, double eps, double weight_decay);
+void sc_cpu_lamb_norms(const float *p, const float *g, const float *m, const float *v, int64_t n, double beta1,
+                       double beta2, double eps, double weight_decay, int64_t step, float *out);
+void sc_cpu_lamb(float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1, double beta2,
+                 double eps, double weight_decay, int64_t step, const float *norms);
 void sc_cpu_sum_squares(const float *const *xs, const int64_t *ns, int nx, float *out);
 void sc_cpu_clip_by_norm(const float *x, float *y, int64_t n, const float *sqnorm, double clip);
 

@@ -14,6 +14,7 @@
 #include "cpu_kernels.h"
 
 #include <cblas.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
@@ -2676,6 +2677,53 @@ void sc_cpu_adam_weight_decay(float *p, const float *g, float *m, float *v, int6
 		m[i] = b1 * m[i] + (1 - b1) * g[i];
 		v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
 		p[i] -= l * (m[i] / (sqrtf(v[i]) + e) + wd * p[i]);
+	}
+}
+
+/* nn.Lamb's bias corrections 1 - b^t, in Float32 as MindSpore's kernel takes them. */
+static void lamb_corrections(double beta1, double beta2, int64_t step, float *c1, float *c2)
+{
+	if (step < 1)
+		SC_DIE("lamb: step %lld (steps count from 1)", (long long)step);
+	*c1 = (float)(1 - pow(beta1, (double)step));
+	*c2 = (float)(1 - pow(beta2, (double)step));
+}
+
+/* Lamb's update of one element from this step's m and v (LambApplyOptimizerAssign). */
+static inline float lamb_update(float p, float m, float v, float c1, float c2, float e, float wd)
+{
+	return (m / c1) / (sqrtf(v / c2) + e) + wd * p;
+}
+
+void sc_cpu_lamb_norms(const float *p, const float *g, const float *m, const float *v, int64_t n, double beta1,
+                       double beta2, double eps, double weight_decay, int64_t step, float *out)
+{
+	float c1, c2, b1 = (float)beta1, b2 = (float)beta2, e = (float)eps, wd = (float)weight_decay;
+	lamb_corrections(beta1, beta2, step, &c1, &c2);
+	double sw = 0, su = 0;   /* in order, as sc_cpu_sum_squares: the same sums on any thread count */
+	for (int64_t i = 0; i < n; i++) {
+		float mi = b1 * m[i] + (1 - b1) * g[i], vi = b2 * v[i] + (1 - b2) * g[i] * g[i];
+		float u = lamb_update(p[i], mi, vi, c1, c2, e, wd);
+		sw += (double)p[i] * p[i];
+		su += (double)u * u;
+	}
+	out[0] = (float)sw;
+	out[1] = (float)su;
+}
+
+SC_VECTOR_CLONES
+void sc_cpu_lamb(float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1, double beta2,
+                 double eps, double weight_decay, int64_t step, const float *norms)
+{
+	float c1, c2, b1 = (float)beta1, b2 = (float)beta2, e = (float)eps, wd = (float)weight_decay, l = (float)lr;
+	lamb_corrections(beta1, beta2, step, &c1, &c2);
+	float wn = sqrtf(norms[0]), un = sqrtf(norms[1]);
+	float r = wn > 0 && un > 0 ? wn / (un + FLT_MIN) : 1;   /* 2^-126, as MindSpore's divisor */
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
+	for (int64_t i = 0; i < n; i++) {
+		m[i] = b1 * m[i] + (1 - b1) * g[i];
+		v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
+		p[i] -= lamb_update(p[i], m[i], v[i], c1, c2, e, wd) * l * r;
 	}
 }
 

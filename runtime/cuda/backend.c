@@ -1816,6 +1816,35 @@ void sc_adam_weight_decay(sc_rt *rt, float *p, const float *g, float *m, float *
 	                                      (float)weight_decay, cu(rt)->stream));
 }
 
+/* Lamb's bias corrections 1 - b^t in Float32, as sc_cpu_lamb's. */
+static void lamb_corrections(double beta1, double beta2, int64_t step, float *c1, float *c2)
+{
+	if (step < 1)
+		SC_DIE("lamb: step %lld (steps count from 1)", (long long)step);
+	*c1 = (float)(1 - pow(beta1, (double)step));
+	*c2 = (float)(1 - pow(beta2, (double)step));
+}
+
+void sc_lamb_norms(sc_rt *rt, const float *p, const float *g, const float *m, const float *v, int64_t n,
+                   double beta1, double beta2, double eps, double weight_decay, int64_t step, float *out)
+{
+	PROFILE(rt, "optimizer", 0, 24.0 * n, SC_PEAK_MEM);
+	float c1, c2;
+	lamb_corrections(beta1, beta2, step, &c1, &c2);
+	SC_CUDA_CHECK(sc_cu_lamb_norms(p, g, m, v, n, (float)beta1, (float)beta2, c1, c2, (float)eps, (float)weight_decay,
+	                               out, cu(rt)->stream));
+}
+
+void sc_lamb(sc_rt *rt, float *p, const float *g, float *m, float *v, int64_t n, double lr, double beta1,
+             double beta2, double eps, double weight_decay, int64_t step, const float *norms)
+{
+	PROFILE(rt, "optimizer", 0, 28.0 * n, SC_PEAK_MEM);
+	float c1, c2;
+	lamb_corrections(beta1, beta2, step, &c1, &c2);
+	SC_CUDA_CHECK(sc_cu_lamb(p, g, m, v, n, (float)lr, (float)beta1, (float)beta2, c1, c2, (float)eps,
+	                         (float)weight_decay, norms, cu(rt)->stream));
+}
+
 void sc_sum_squares(sc_rt *rt, const float *const *xs, const int64_t *ns, int nx, float *out)
 {
 	PROFILE(rt, "sum of squares", 0, 4.0 * (double)sum_of(ns, nx), SC_PEAK_MEM);

@@ -233,6 +233,12 @@ cudaError_t sc_cu_adam(float *p, const float *g, float *m, float *v, int64_t n, 
                        float eps, float wd, cudaStream_t s);
 cudaError_t sc_cu_adam_weight_decay(float *p, const float *g, float *m, float *v, int64_t n, float lr, float b1,
                                     float b2, float eps, float wd, cudaStream_t s);
+/* Lamb (c1, c2 the bias corrections 1 - b^t): out[0..1] = this piece's sums of p^2 and of the update's squares;
+ * then the update with the trust ratio of norms[0..1] (device), the whole parameter's sums */
+cudaError_t sc_cu_lamb_norms(const float *p, const float *g, const float *m, const float *v, int64_t n, float b1,
+                             float b2, float c1, float c2, float eps, float wd, float *out, cudaStream_t s);
+cudaError_t sc_cu_lamb(float *p, const float *g, float *m, float *v, int64_t n, float lr, float b1, float b2,
+                       float c1, float c2, float eps, float wd, const float *norms, cudaStream_t s);
 /* out = the sum of the squares of xs[k] (device pointers; ns host) */
 cudaError_t sc_cu_sum_squares(const float *const *xs, const int64_t *ns, int nx, float *out, cudaStream_t s);
 cudaError_t sc_cu_clip_by_norm(const float *x, float *y, int64_t n, const float *sqnorm, float clip, cudaStream_t s);

@@ -10,6 +10,7 @@
  * Every kernel has its twin in cpu/kernels.c; cuda_twins.c compares them. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <float.h>
 #include <stdint.h>
 #include <string.h>
 #include <type_traits>
@@ -1467,6 +1468,42 @@ __global__ void adam_weight_decay_k(float *p, const float *g, float *m, float *v
 	}
 }
 
+/* nn.Lamb (sc_cpu_lamb's twin): the update of one element from this step's m and v. */
+__device__ float lamb_update(float p, float m, float v, float c1, float c2, float e, float wd)
+{
+	return (m / c1) / (sqrtf(v / c2) + e) + wd * p;
+}
+
+__global__ void lamb_norms_k(const float *p, const float *g, const float *m, const float *v, int64_t n, float b1,
+                             float b2, float c1, float c2, float e, float wd, float *out)
+{
+	float sw = 0, su = 0;
+	GRID_LOOP(i, n) {
+		float mi = b1 * m[i] + (1 - b1) * g[i], vi = b2 * v[i] + (1 - b2) * g[i] * g[i];
+		float u = lamb_update(p[i], mi, vi, c1, c2, e, wd);
+		sw += p[i] * p[i];
+		su += u * u;
+	}
+	sw = block_sum(sw);
+	su = block_sum(su);
+	if (threadIdx.x == 0) {
+		atomicAdd(out, sw);
+		atomicAdd(out + 1, su);
+	}
+}
+
+__global__ void lamb_k(float *p, const float *g, float *m, float *v, int64_t n, float lr, float b1, float b2,
+                       float c1, float c2, float e, float wd, const float *norms)
+{
+	float wn = sqrtf(norms[0]), un = sqrtf(norms[1]);
+	float r = wn > 0 && un > 0 ? wn / (un + FLT_MIN) : 1;   /* 2^-126, as MindSpore's divisor */
+	GRID_LOOP(i, n) {
+		m[i] = b1 * m[i] + (1 - b1) * g[i];
+		v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
+		p[i] -= lamb_update(p[i], m[i], v[i], c1, c2, e, wd) * lr * r;
+	}
+}
+
 /* ---- gradient clipping ---- */
 
 __global__ void sum_squares_k(const float *x, int64_t n, float *out)
@@ -2393,6 +2430,26 @@ cudaError_t sc_cu_adam_weight_decay(float *p, const float *g, float *m, float *v
 	if (n <= 0)
 		return cudaSuccess;
 	adam_weight_decay_k<<<blocks_for(n), THREADS, 0, s>>>(p, g, m, v, n, lr, b1, b2, eps, wd);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_lamb_norms(const float *p, const float *g, const float *m, const float *v, int64_t n, float b1,
+                             float b2, float c1, float c2, float eps, float wd, float *out, cudaStream_t s)
+{
+	cudaError_t e = cudaMemsetAsync(out, 0, 2 * sizeof(float), s);
+	if (n <= 0 || e != cudaSuccess)
+		return e;
+	int b = blocks_for(n);
+	lamb_norms_k<<<b > 1024 ? 1024 : b, THREADS, 0, s>>>(p, g, m, v, n, b1, b2, c1, c2, eps, wd, out);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_lamb(float *p, const float *g, float *m, float *v, int64_t n, float lr, float b1, float b2,
+                       float c1, float c2, float eps, float wd, const float *norms, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	lamb_k<<<blocks_for(n), THREADS, 0, s>>>(p, g, m, v, n, lr, b1, b2, c1, c2, eps, wd, norms);
 	return cudaGetLastError();
 }
 

@@ -1107,6 +1107,16 @@ static void test_optimizers(void)
 	}
 	twin("adam_weight_decay", dp, p, n, 1e-5);
 	twin("adam_weight_decay v", dv, v, n, 1e-5);
+	float *dsums = t_slab(2 * sizeof(float)), sums[2];
+	for (int t = 1; t <= 3; t++) {   /* Lamb: the piece's sums, then the update with their trust ratio */
+		sc_lamb_norms(rt, dp, dg, dm, dv, n, 0.9, 0.999, 1e-6, 0.01, t, dsums);
+		sc_cpu_lamb_norms(p, g, m, v, n, 0.9, 0.999, 1e-6, 0.01, t, sums);
+		twin("lamb_norms", dsums, sums, 2, 1e-4);
+		sc_lamb(rt, dp, dg, dm, dv, n, 0.01, 0.9, 0.999, 1e-6, 0.01, t, dsums);
+		sc_cpu_lamb(p, g, m, v, n, 0.01, 0.9, 0.999, 1e-6, 0.01, t, sums);
+	}
+	twin("lamb", dp, p, n, 1e-5);
+	twin("lamb m", dm, m, n, 1e-5);
 	float *dsq = t_slab(sizeof(float)), sq;
 	sc_sum_squares(rt, (const float *const[]){dp, dg}, (const int64_t[]){n, n / 2}, 2, dsq);
 	sc_cpu_sum_squares((const float *const[]){p, g}, (const int64_t[]){n, n / 2}, 2, &sq);

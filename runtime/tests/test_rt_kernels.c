@@ -1376,6 +1376,46 @@ Test(optimizer, adam_weight_decay_has_no_bias_correction)
 	cr_assert(fabsf(q - (1 - 0.01f * 0.1f / sqrtf(0.001f))) < 1e-5f);
 }
 
+/* nn.Lamb against its formula in double: the norms over a parameter split
+ * in two pieces (the two sums added, as the AllReduce adds the ranks'),
+ * then each piece updated with the whole's trust ratio; a zero parameter's
+ * ratio is 1 (MindSpore's LambApplyWeightAssign). */
+Test(optimizer, lamb_trust_ratio_over_pieces)
+{
+	float p[4] = {1, -0.5f, 0.2f, 0.3f}, m[4] = {0}, v[4] = {0};
+	double pd[4] = {1, -0.5, 0.2, 0.3}, md[4] = {0}, vd[4] = {0};
+	const double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-6, wd = 0.1;
+	for (int t = 1; t <= 3; t++) {
+		float g[4] = {0.5f * t, -0.25f, 0.01f * t, 0.2f}, a[2], b[2], sums[2];
+		sc_cpu_lamb_norms(p, g, m, v, 3, b1, b2, eps, wd, t, a);           /* piece 0: elements 0..2 */
+		sc_cpu_lamb_norms(p + 3, g + 3, m + 3, v + 3, 1, b1, b2, eps, wd, t, b);
+		sums[0] = a[0] + b[0];
+		sums[1] = a[1] + b[1];
+		sc_cpu_lamb(p, g, m, v, 3, lr, b1, b2, eps, wd, t, sums);
+		sc_cpu_lamb(p + 3, g + 3, m + 3, v + 3, 1, lr, b1, b2, eps, wd, t, sums);
+		double u[4], wn = 0, un = 0;
+		for (int i = 0; i < 4; i++) {
+			md[i] = b1 * md[i] + (1 - b1) * g[i];
+			vd[i] = b2 * vd[i] + (1 - b2) * g[i] * g[i];
+			u[i] = md[i] / (1 - pow(b1, t)) / (sqrt(vd[i] / (1 - pow(b2, t))) + eps) + wd * pd[i];
+			wn += pd[i] * pd[i];
+			un += u[i] * u[i];
+		}
+		for (int i = 0; i < 4; i++)
+			pd[i] -= lr * sqrt(wn) / sqrt(un) * u[i];
+	}
+	float want[4] = {(float)pd[0], (float)pd[1], (float)pd[2], (float)pd[3]};
+	CLOSE(p, want, 4, "lamb after 3 steps");
+	/* a zero parameter (both norms of a zero gradient 0 too): ratio 1, the update lr u */
+	float z[2] = {0, 0}, mz[2] = {0}, vz[2] = {0}, gz[2] = {1, -1}, s[2];
+	sc_cpu_lamb_norms(z, gz, mz, vz, 2, 0.9, 0.999, 1e-6, 0, 1, s);
+	cr_assert(s[0] == 0 && fabsf(s[1] - 2) < 1e-4f, "sums %g %g", s[0], s[1]);   /* u = 1 in Float32 rounding */
+	sc_cpu_lamb(z, gz, mz, vz, 2, 0.1, 0.9, 0.999, 1e-6, 0, 1, s);
+	CLOSE(z, ((const float[]){-0.1f, 0.1f}), 2, "zero norm: ratio 1");
+	sc_cpu_lamb_norms(p, gz, mz, vz, 0, 0.9, 0.999, 1e-6, 0, 1, s);   /* not the first copy: 0 elements */
+	cr_assert(s[0] == 0 && s[1] == 0);
+}
+
 Test(optimizer, clip_by_global_norm)
 {
 	const float a[2] = {3, 0}, b[1] = {4};
@@ -1721,6 +1761,9 @@ static void run_optimizers(const float *x, float *y, float *state)
 	sc_cpu_adam_weight_decay(y, x + 9, state, state + n, n, 1e-3, 0.9, 0.999, 1e-8, 0.01);
 	sc_cpu_sgd(y, x + 3, state, n, 0.1, 0.9, 0.1, 0.01, 1, 2);
 	sc_cpu_momentum(y, x + 1, state + n, n, 0.1, 0.9, 0.01, 1);
+	float sums[2];
+	sc_cpu_lamb_norms(y, x + 7, state, state + n, n, 0.9, 0.999, 1e-6, 0.01, 2, sums);
+	sc_cpu_lamb(y, x + 7, state, state + n, n, 1e-3, 0.9, 0.999, 1e-6, 0.01, 2, sums);
 }
 
 static void run_grads(const float *x, float *y, float *state)

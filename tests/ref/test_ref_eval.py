@@ -1572,6 +1572,19 @@ class Optimizers(TempDir):
         np.testing.assert_allclose(np.load(os.path.join(self.dir, "param_w.npy")), [want_w] * 2, rtol=1e-5)
         np.testing.assert_allclose(np.load(os.path.join(self.dir, "param_gamma.npy")), [want_g] * 2, rtol=1e-5)
 
+    def test_lamb_trust_ratio(self):
+        # loss = sum(w + gamma): g = 1. nn.Lamb: u = m^ / (sqrt(v^) + eps) (+ 0.5 w for w), about 1,
+        # times ||p|| / ||u||: each element of w moves by lr |w| a step (0.5 -> 0.45 -> 0.405), whatever
+        # the decay; gamma starts at 0, a zero norm, so its ratio is 1: -0.1, then -0.1 - 0.01
+        model = self.write("m.ir", SQUARE_MODEL.replace("constant(0.5)) {", "constant(0.0)) {").replace(
+                           "Square", "Neg").replace("%s = Add(%sw, %sg)", "%s = Add(%w, %gamma)").replace(
+                           "OPT", "Lamb(learning_rate: 0.1, weight_decay: 0.5)"))
+        status, _, err = run_cli([model, "--output-dir", self.dir])
+        self.assertEqual(status, 0, err)
+        w, g = np.load(os.path.join(self.dir, "param_w.npy")), np.load(os.path.join(self.dir, "param_gamma.npy"))
+        np.testing.assert_allclose(w, [0.405, 0.405], rtol=1e-5)
+        np.testing.assert_allclose(g, [-0.11, -0.11], rtol=1e-5)
+
     def test_clip_global_norm(self):
         # g = 2p = 1 on four elements: global norm 2, clipped to 1 (g = 0.5), w = 0.5 - 0.05 = 0.45;
         # step 2: g = 0.9, norm 1.8, clipped to 0.5 again: w = 0.4. A large clip changes nothing.
@@ -1593,7 +1606,10 @@ class Optimizers(TempDir):
                          ("SGD(dampening: -1)", "'dampening' is at least 0"),
                          ("Momentum(learning_rate: 0.1, momentum: 0.9, use_nesterov: 2)", "true or false"),
                          ("AdamWeightDecay(beta2: 1.5)", "'beta2' is between 0 and 1"),
-                         ("AdamWeightDecay(momentum: 0.9)", "AdamWeightDecay has no argument 'momentum'")):
+                         ("AdamWeightDecay(momentum: 0.9)", "AdamWeightDecay has no argument 'momentum'"),
+                         ("Lamb(beta1: 0.9)", "Lamb needs learning_rate"),
+                         ("Lamb(learning_rate: 0.1, beta1: -0.5)", "'beta1' is between 0 and 1"),
+                         ("Lamb(learning_rate: 0.1, eps: 0)", "'eps' is greater than 0")):
             model = self.write("m.ir", SQUARE_MODEL.replace("OPT", opt))
             status, _, err = run_cli([model, "--output-dir", self.dir])
             self.assertEqual(status, 1, opt)

@@ -327,6 +327,53 @@ Test(autodiff, clip_global_norm)
 	run_free(r);
 }
 
+/* Lamb: after clipping, one op sums per rank the squares of each trained
+ * parameter's pieces and of its update's (in[] the parameters, then their
+ * final gradients), a partial (2n) made whole on every rank by one
+ * AllReduce, whose bytes the step's count includes. */
+Test(autodiff, lamb_norms_one_all_reduce)
+{
+	char text[sizeof mlp + 64];
+	strcpy(text, mlp);
+	char *at = strstr(text, "SGD(learning_rate: 0.1)");
+	memmove(at + 24, at + 23, strlen(at + 23) + 1);
+	memcpy(at, "Lamb(learning_rate: 0.1)", 24);
+	Run *r, *r_sgd;
+	Lowered *l = diff(text, &r), *sgd = diff(mlp, &r_sgd);
+	cr_assert_eq(r->m->train->optimizer, OPT_LAMB);
+	cr_assert_eq(count_grad(l, GRAD_LAMB_NORMS), 1);
+	cr_assert_eq(count_grad(sgd, GRAD_LAMB_NORMS), 0);
+	cr_assert_eq(sgd->lamb_norms, -1);
+	int ln = -1, n = 0;
+	for (int i = l->nfwd; i < l->nops; i++)
+		if (l->ops[i].grad == GRAD_LAMB_NORMS)
+			ln = i;
+	const LOp *o = &l->ops[ln];
+	for (int p = 0; p < l->nparams; p++)
+		if (l->grad[p] >= 0) {
+			cr_assert_eq(o->in[n], p, "input %d is %%%s", n, l->values[o->in[n]].name);
+			n++;
+		}
+	cr_assert_eq(n, 5);
+	cr_assert_eq(o->nin, 2 * n);
+	for (int p = 0, k = 0; p < l->nparams; p++)
+		if (l->grad[p] >= 0)
+			cr_assert_eq(o->in[n + k++], l->grad[p], "not %%%s's final gradient", l->values[p].name);
+	const LValue *partial = &l->values[o->result];
+	cr_assert(partial->type.rank == 1 && partial->type.dims[0] == 2 * n);
+	cr_assert(partial->layout.partial, "each rank's sums are partial");
+	cr_assert_geq(l->lamb_norms, 0);
+	const LOp *sum = &l->ops[producer(l, l->lamb_norms)];
+	cr_assert(sum->step && sum->step->kind == STEP_ALL_REDUCE && sum->step->op == REDUCE_SUM_OP);
+	cr_assert_eq(sum->in[0], o->result);
+	cr_assert_eq(l->values[l->lamb_norms].layout.partial, 0u, "the norms are whole");
+	cr_assert_gt(sum->bytes, 0);
+	cr_assert_eq(l->comm_bytes, sgd->comm_bytes + sum->bytes, "Lamb sends %lld, SGD %lld, the AllReduce %lld",
+	             (long long)l->comm_bytes, (long long)sgd->comm_bytes, (long long)sum->bytes);
+	run_free(r);
+	run_free(r_sgd);
+}
+
 /* An index carries no gradient: Gather differentiates its table only. */
 Test(autodiff, indices_carry_no_gradient)
 {

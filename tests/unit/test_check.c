@@ -1011,6 +1011,46 @@ Test(train, mindspore_optimizer_options)
 	run_free(r);
 }
 
+/* nn.Lamb: learning_rate without a default, beta1 0.9, beta2 0.999, eps 1e-6,
+ * weight_decay 0, and _check_param_value's ranges; not yet with loss
+ * scaling (its norms would be of the scaled gradients). */
+Test(train, lamb_as_mindspore)
+{
+	Run *r = compile(TRAIN(MLP, "{loss: %loss, optimizer: Lamb(learning_rate: 0.1)}"));
+	expect_clean(r);
+	const Train *t = r->m->train;
+	cr_assert_eq(t->optimizer, OPT_LAMB);
+	cr_assert_eq(t->learning_rate, 0.1);
+	cr_assert_eq(t->beta1, 0.9);
+	cr_assert_eq(t->beta2, 0.999);
+	cr_assert_eq(t->eps, 1e-6);
+	cr_assert_eq(t->weight_decay, 0);
+	run_free(r);
+	r = compile(TRAIN(MLP, "{loss: %loss, optimizer: Lamb(learning_rate: 0.01, beta1: 0.8, beta2: 0.99, eps: 1e-8, "
+	                       "weight_decay: 0.01)}"));
+	expect_clean(r);
+	t = r->m->train;
+	cr_assert(t->beta1 == 0.8 && t->beta2 == 0.99 && t->eps == 1e-8 && t->weight_decay == 0.01);
+	run_free(r);
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: Lamb}")),
+	            "t.ir:7:32: error: Lamb needs learning_rate (MindSpore's nn.Lamb has no default), e.g. "
+	            "Lamb(learning_rate: 0.1)");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: Lamb(learning_rate: 0.1, beta1: -0.9)}")),
+	            "t.ir:7:64: error: Lamb's 'beta1' is between 0 and 1, both excluded");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: Lamb(learning_rate: 0.1, beta2: 1.0)}")),
+	            "t.ir:7:64: error: Lamb's 'beta2' is between 0 and 1, both excluded");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: Lamb(learning_rate: 0.1, eps: 0)}")),
+	            "t.ir:7:62: error: Lamb's 'eps' is greater than 0");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: Lamb(learning_rate: 0.1, weight_decay: -0.1)}")),
+	            "t.ir:7:71: error: Lamb's 'weight_decay' is at least 0");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: Lamb(learning_rate: 0.1, momentum: 0.9)}")),
+	            "t.ir:7:57: error: Lamb has no argument 'momentum' (it takes learning_rate, beta1, beta2, eps, "
+	            "weight_decay)");
+	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: Lamb(learning_rate: 0.1), precision: \"fp16\"}")),
+	            "t.ir:7:32: error: Lamb with precision: \"fp16\": not yet (its trust ratio's norms would be taken of "
+	            "the scaled gradients); use precision: \"bf16\"");
+}
+
 Test(train, optimizer_options_checked_as_mindspore_does)
 {
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: SGD(nesterov: true)}")),
@@ -1069,7 +1109,7 @@ Test(train, unknown_optimizer_argument)
 	            "t.ir:7:51: error: 'learning_rate' is a number or a schedule, such as CosineDecayLR(min_lr: 1e-5, "
 	            "max_lr: 1e-3, decay_steps: 100)");
 	expect_only(compile(TRAIN(MLP, "{loss: %loss, optimizer: RMSProp(learning_rate: 0.1)}")),
-	            "t.ir:7:32: error: optimizer is SGD(...), Momentum(...), Adam(...) or AdamWeightDecay(...)");
+	            "t.ir:7:32: error: optimizer is SGD(...), Momentum(...), Adam(...), AdamWeightDecay(...) or Lamb(...)");
 }
 
 /* An argument named twice is a mistake, as in Python; the second must not

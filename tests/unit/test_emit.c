@@ -433,6 +433,25 @@ Test(text, split_reduce_prod_all_any)
 	"  %loss = ReduceMean(%u) {axis: (0, 1)}\n  return %loss\n}\n"                                       \
 	"train {loss: %loss, optimizer: " opt extra "}\n"
 
+/* Lamb: per parameter its squared norms into the rank's share of
+ * lamb_norms (the table's size of a first copy, else 0), one AllReduce,
+ * then sc_lamb reading the whole parameter's two sums; gamma undecayed. */
+Test(text, lamb_norms_then_update)
+{
+	char *t = rank_text_of(OPT_MODEL("Lamb(learning_rate: 0.01, weight_decay: 0.1)", ""), 1);
+	expect_line(t, "sc_lamb_norms(rt, w, grad_w_1, (const float *)(slab + ");
+	expect_line(t, ", 0.90000000000000002, 0.999, 9.9999999999999995e-07, 0.10000000000000001, step, lamb_norms + 0);");
+	expect_line(t, ", 0.90000000000000002, 0.999, 9.9999999999999995e-07, 0, step, lamb_norms + 2);");   /* gamma */
+	expect_line(t, "sc_all_reduce(rt, g");
+	expect_line(t, "lamb_norms, lamb_norms_1, SC_F32, 6, SC_SUM);  /* Lamb's squared norms of each parameter and of "
+	            "its update, for the trust ratio: summed over every rank");
+	expect_line(t, "sc_lamb(rt, wc, grad_wc, (float *)(slab + ");
+	expect_line(t, ", lr, 0.90000000000000002, 0.999, 9.9999999999999995e-07, 0.10000000000000001, step, "
+	            "lamb_norms_1 + 4);");
+	expect_line(t, "%lamb_norms: sizes of the first copies */");   /* rank 1's table */
+	free(t);
+}
+
 /* The optimizers' calls with their options; gamma is not decayed but by SGD. */
 Test(text, optimizer_options)
 {
