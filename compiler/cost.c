@@ -494,6 +494,14 @@ double cost_compute(const CostModel *cm, const Node *n, const OpDims *od, const 
 		work *= (double)(n->a.kernel[0] * n->a.kernel[1]);
 	if (n->op == OP_FLASH_ATTENTION)   /* two products over (B, N, S, S_kv, D): 4 B N S S_kv D */
 		work *= 4;
+	/* GatherNd reads one x element a result element, not every x slice for
+	 * each: its indices' last dim and x's indexed dims (whole) drop out; a
+	 * tensor scatter copies x once, its indices' dims (whole) drop out. */
+	int from = n->op == OP_GATHER_ND ? od->in_rank[1] - 1 : op_is_tensor_scatter(n->op) ? od->in_rank[0] : 0;
+	int to = n->op == OP_GATHER_ND ? od->in_rank[1] + (int)od->size[od->in_rank[1] - 1]
+	         : op_is_tensor_scatter(n->op) ? od->in_rank[0] + od->in_rank[1] : 0;
+	for (int o = from; o < to; o++)
+		work /= (double)od->size[o];
 	return work / cm->c.flops;
 }
 

@@ -332,6 +332,20 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_printf(b, ", %d, %d, %s);", x->type.rank, (int)norm_axis(fa->dim, x->type.rank), off);
 		return;
 	}
+	case OP_GATHER_ND:   /* dy added into zeros of x's shape at the slices it was read from (MindSpore's ScatterNd) */
+		sb_printf(b, "sc_gather_nd_grad(rt, %s, ", dy);
+		nd_index_args(b, p, f->in[0], f->in[1]);
+		sb_printf(b, ", %s, ", dx);
+		nd_shape_args(b, l, f->in[0], f->in[1]);
+		sb_puts(b, ");");
+		return;
+	OP_CASES(TENSOR_SCATTER_OPS)   /* x's: dy (the replaced slices zeroed); updates': dy's slices (negated: Sub) */
+		sb_printf(b, "sc_tensor_scatter_grad(rt, %s, %d, %s, ", scatter_kernel(f->op), k, dy);
+		nd_index_args(b, p, f->in[0], f->in[1]);
+		sb_printf(b, ", %s, ", dx);
+		scatter_shape_args(b, p, f, false);
+		sb_puts(b, ");");
+		return;
 	OP_CASES(SEGMENT_OPS) {   /* dy gathered back by the ids: Max/Min to the ties, Prod times the other factors */
 		StrBuf w = {0};   /* in[1] (and in[2], Prod's): the statistics over every rank, when the ids are split */
 		sb_printf(&w, "%s, %s, %s, %s, %s", op_info[f->op].grad == GR_XY ? yn : "NULL", dy,

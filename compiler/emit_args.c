@@ -9,6 +9,7 @@
 #include "emit_internal.h"
 #include "slice.h"
 #include "segment.h"
+#include "scatter_nd.h"
 
 /* ---- text helpers ---- */
 
@@ -372,6 +373,48 @@ void gather_dims(const LValue *x, const Attrs *a, int64_t *outer, int64_t *rows,
 	for (int d = 0; d < x->type.rank; d++)
 		*(d < axis ? outer : row) *= d == axis ? 1 : x->type.dims[d];
 	*rows = x->type.dims[axis];
+}
+
+void nd_shape_args(StrBuf *b, const Lowered *l, int x, int idx)
+{
+	NdView v;
+	nd_view(&l->values[x].type, &l->values[idx].type, &v);
+	dims_lit(b, v.dims, v.n);
+	sb_printf(b, ", %d, %lld", v.n, (long long)v.inner);
+}
+
+void nd_index_args(StrBuf *b, const Program *p, int x, int idx)
+{
+	const Lowered *l = p->l;
+	NdView v;
+	nd_view(&l->values[x].type, &l->values[idx].type, &v);
+	sb_printf(b, "%s, %s, %lld", p->cname[idx], sc_dtype_name(l->values[idx].type.dtype), (long long)v.m);
+}
+
+void scatter_shape_args(StrBuf *b, const Program *p, const LOp *f, bool global)
+{
+	const LValue *x = &p->l->values[f->in[0]];
+	NdView v;
+	nd_view(&x->type, &p->l->values[f->in[1]].type, &v);
+	if (global) {
+		dims_lit(b, x->global, v.n);
+		sb_puts(b, ", ");
+	}
+	if (p->value_entry[f->result] >= 0)   /* x's piece's start: its indexed dims may be split (Add, Sub) */
+		entry_ref(b, &p->entry[p->value_entry[f->result]], 0, v.n, true);
+	else
+		sb_puts(b, "NULL");
+	sb_puts(b, ", ");
+	dims_lit(b, v.dims, v.n);
+	sb_printf(b, ", %d, %lld", v.n, (long long)v.inner);
+}
+
+const char *scatter_kernel(OpKind op)
+{
+	static const char *const names[] = {"SC_SCATTER_UPDATE", "SC_SCATTER_ADD", "SC_SCATTER_SUB"};   /* ops.h's order */
+	_Static_assert(OP_TENSOR_SCATTER_ADD == OP_TENSOR_SCATTER_UPDATE + 1 &&
+	               OP_TENSOR_SCATTER_SUB == OP_TENSOR_SCATTER_UPDATE + 2, "the scatters' rows follow one another");
+	return names[op - OP_TENSOR_SCATTER_UPDATE];
 }
 
 void window_arg(StrBuf *b, const Program *p, OpKind op, const Attrs *a, const LValue *x, int y)

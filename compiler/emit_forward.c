@@ -401,6 +401,20 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		sb_printf(b, ", %d, %d, %s, %s);", x->type.rank, (int)norm_axis(a->dim, x->type.rank), off, y);
 		break;
 	}
+	case OP_GATHER_ND:   /* x's slices the indices name (sc_gather_nd), x whole (scatter_nd.c) */
+		sb_printf(b, "sc_gather_nd(rt, %s, ", x0);
+		nd_shape_args(b, l, o->in[0], o->in[1]);
+		sb_puts(b, ", ");
+		nd_index_args(b, p, o->in[0], o->in[1]);
+		sb_printf(b, ", %s, \"GatherNd %%%s\");", y, l->values[o->result].name);
+		break;
+	OP_CASES(TENSOR_SCATTER_OPS)   /* x with the slices the indices name replaced (added to, less) */
+		sb_printf(b, "sc_tensor_scatter(rt, %s, %s, ", scatter_kernel(o->op), x0);
+		nd_index_args(b, p, o->in[0], o->in[1]);
+		sb_printf(b, ", %s, %s, ", p->cname[o->in[2]], y);
+		scatter_shape_args(b, p, o, true);
+		sb_printf(b, ", \"%s %%%s\");", op_info[o->op].name, l->values[o->result].name);
+		break;
 	case OP_L2_NORMALIZE: {   /* x (outer, n, inner) along n; a slice's piece given the sums of squares (lower.c) */
 		int64_t dims[3];
 		l2_normalize_dims(x, a, dims);

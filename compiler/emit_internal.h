@@ -54,7 +54,7 @@ typedef enum {
 	E_GROUP,     /* at partition k: the first member of the rank's group (1 number) */
 	E_PIECE,     /* at value v: where the rank's piece starts, per dim (rank numbers): an input's, a result's,
 	              * and the results of Dropout (its mask), PadFill (its padding), the windows (their first rows),
-	              * Tril and Triu (where their diagonal falls) */
+	              * Tril and Triu (where their diagonal falls), the tensor scatters (x's piece) */
 	E_SLICE,     /* at op i, a slice or a computed constant's piece: its begin, then its end, per dim */
 	E_OFFSET,    /* at op i, a Gather of a split table: the first row the rank holds (1) */
 	E_SQNORM,    /* at op i, a global norm: per gradient piece, its size if the rank
@@ -222,6 +222,15 @@ void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a, const
 void offset_arg(char *buf, size_t size, const Program *p, const LOp *o, const Attrs *a);
 /* A Gather's table x seen as (outer, rows, row): the dims before its axis, the axis, the dims after */
 void gather_dims(const LValue *x, const Attrs *a, int64_t *outer, int64_t *rows, int64_t *row);
+/* GatherNd's and the tensor scatters' arguments (scatter_nd.c's view of x
+ * and the indices): `{dims}, n, inner` and `idx, idx_dtype, m`; their
+ * sc_scatter_op. */
+void nd_shape_args(StrBuf *b, const Lowered *l, int x, int idx);
+void nd_index_args(StrBuf *b, const Program *p, int x, int idx);
+const char *scatter_kernel(OpKind op);
+/* A tensor scatter f's `[gdims, ]start, ldims, n, inner`: x's indexed dims
+ * in the whole (global), where the rank's piece starts and its own. */
+void scatter_shape_args(StrBuf *b, const Program *p, const LOp *f, bool global);
 /* `&(const sc_window){...}`: a windowed operator's geometry on the rank's
  * pieces, x (n, c, h, w) and its result value y (n, o, ho, wo) (conv.c's
  * window_of); where x is whole along a dim the result splits, the rank's

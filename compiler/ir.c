@@ -50,12 +50,14 @@ const AttrInfo attr_info[ATTR_COUNT] = {ATTR_TABLE(ATTR_INFO)};
 bool op_from_name(const char *s, OpKind *out)
 {
 	/* MindSpore's other names of one operator: TensorAdd is Add's name before
-	 * MindSpore 1.1, RealDiv the float division Div is. They are read as the
-	 * operator (the dumps name it), so fusion and planning see it too. */
+	 * MindSpore 1.1, RealDiv the float division Div is, SparseGatherV2
+	 * Gather with a sparse (row) gradient, which shardc computes dense as
+	 * Gather's. They are read as the operator (the dumps name it), so fusion
+	 * and planning see it too. */
 	static const struct {
 		const char *name;
 		OpKind op;
-	} aliases[] = {{"TensorAdd", OP_ADD}, {"RealDiv", OP_DIV}};
+	} aliases[] = {{"TensorAdd", OP_ADD}, {"RealDiv", OP_DIV}, {"SparseGatherV2", OP_GATHER}};
 	for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
 		if (strcmp(aliases[i].name, s) == 0) {
 			*out = aliases[i].op;
@@ -136,6 +138,11 @@ bool op_is_norm(OpKind k)
 bool op_is_segment(OpKind k)
 {
 	return k >= OP_UNSORTED_SEGMENT_SUM && k <= OP_UNSORTED_SEGMENT_PROD;   /* consecutive rows (ops.h) */
+}
+
+bool op_is_tensor_scatter(OpKind k)
+{
+	return k >= OP_TENSOR_SCATTER_UPDATE && k <= OP_TENSOR_SCATTER_SUB;   /* consecutive rows (ops.h) */
 }
 
 /* The rows that take no operand: what they compute comes from their

@@ -233,6 +233,15 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(LOGICAL_AND, "LogicalAnd", 2, 2, 0, SH_LOGICAL, R_BROADCAST, LOGICAL(AND), GR_NONE, 0, PREC_FOLLOW, V_COPY) \
 	OP(LOGICAL_OR, "LogicalOr", 2, 2, 0, SH_LOGICAL, R_BROADCAST, LOGICAL(OR), GR_NONE, 0, PREC_FOLLOW, V_COPY)
 
+/* MindSpore's TensorScatterUpdate, TensorScatterAdd, TensorScatterSub
+ * (scatter_nd.c): (x, indices, updates), the result x with the slices the
+ * indices name replaced by (added to, less) updates. Their rows follow one
+ * another in this order (the runtime's sc_scatter_op indexes by them). */
+#define TENSOR_SCATTER_OPS(OP)                                                                                          \
+	OP(TENSOR_SCATTER_UPDATE, "TensorScatterUpdate", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)  \
+	OP(TENSOR_SCATTER_ADD, "TensorScatterAdd", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)        \
+	OP(TENSOR_SCATTER_SUB, "TensorScatterSub", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)
+
 /* MindSpore's unsorted segment reductions (segment.c): (x, segment_ids),
  * num_segments an attribute; the result (num_segments,) + x's dims past
  * the ids'. Their rows follow one another in this order (emission and the
@@ -293,6 +302,8 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(AVG_POOL, "AvgPool", 1, 1, A_POOL, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                            \
 	OP(GATHER, "Gather", 2, 2, A(AXIS) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                            \
 	OP(GATHER_D, "GatherD", 2, 2, A(DIM) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                                      \
+	OP(GATHER_ND, "GatherNd", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                                      \
+	TENSOR_SCATTER_OPS(OP)                                                                                                             \
 	NORM_OPS(OP)                                                                                                                       \
 	OP(L2_NORMALIZE, "L2Normalize", 1, 2, A(AXIS) | A(EPSILON), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                         \
 	SEGMENT_OPS(OP)                                                                                                                    \

@@ -853,7 +853,7 @@ static void plan_table(Program *p)
 		else if (o->grad == GRAD_SQNORM || o->grad == GRAD_LAMB_NORMS)   /* Lamb's: parameters', then gradients' */
 			p->op_entry[i] = add_entry(p, E_SQNORM, i, o->nin);
 		if (o->grad == GRAD_NONE && (o->op == OP_DROPOUT || o->op == OP_PAD_FILL || op_is_window(o->op) ||
-		    op_is_triangle(o->op)) && p->value_entry[o->result] < 0 && l->values[o->result].type.rank)
+		    op_is_triangle(o->op) || op_is_tensor_scatter(o->op)) && p->value_entry[o->result] < 0 && l->values[o->result].type.rank)
 			p->value_entry[o->result] = add_entry(p, E_PIECE, o->result, l->values[o->result].type.rank);
 	}
 	for (int k = 0; k < l->nret; k++) {

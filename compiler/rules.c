@@ -15,6 +15,7 @@
 #include "slice.h"
 #include "conv.h"
 #include "segment.h"
+#include "scatter_nd.h"
 #include "rules_internal.h"
 
 #include <string.h>
@@ -301,6 +302,12 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		}
 		break;
 	}
+	case OP_GATHER_ND:   /* scatter_nd.c: the indices split, x whole */
+		gather_nd_dims(x, operand(g, n, 1), od);
+		return true;
+	OP_CASES(TENSOR_SCATTER_OPS)   /* scatter_nd.c: x split (Update: its trailing dims), updates as x */
+		tensor_scatter_dims(n->op, x, operand(g, n, 1), od);
+		return true;
 	OP_CASES(SEGMENT_OPS)   /* segment.c: the ids' dims leave partial segments */
 		segment_dims(x, operand(g, n, 1), n, od);
 		return true;

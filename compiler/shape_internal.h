@@ -66,5 +66,8 @@ bool infer_segment(Infer *x, const Type *in, Type *out);
 /* GatherD's and L2Normalize's. */
 bool infer_gather_d(Infer *x, const Type *in, Type *out);
 bool infer_l2_normalize(Infer *x, const Type *in, Type *out);
+/* GatherNd's and the tensor scatters' (scatter_nd.c). */
+bool infer_gather_nd(Infer *x, const Type *in, Type *out);
+bool infer_tensor_scatter(Infer *x, const Type *in, Type *out);
 
 #endif

@@ -278,6 +278,8 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL:   /* evenly: a padded piece would reach the windows */
 	case OP_GATHER_D:   /* not yet: its gradient would scatter dy's padding into x's */
 	OP_CASES(SEGMENT_OPS)   /* not yet: a padded id 0 would send padding into segment 0 */
+	case OP_GATHER_ND:   /* not yet: a padded index row would read (and its gradient add into) x's first slice */
+	OP_CASES(TENSOR_SCATTER_OPS)   /* its dims split are x's trailing ones, with updates': not yet padded */
 		return UNEVEN_REFUSES;
 	}
 	return UNEVEN_REFUSES;   /* not an operator */

@@ -121,6 +121,16 @@ static inline int64_t sc_index_at(const void *x, sc_dtype dt, int64_t i)
  * which every kernel takes as outside (a Gather's zero row, a label adding
  * nothing), and -1 is returned. */
 int64_t sc_indices_outside(void *x, sc_dtype dt, int64_t count, int64_t bound, bool mark);
+/* GatherNd's and the tensor scatters' indices (m, n) into dims[0..n): the
+ * slice row i names, or -1 when it lies outside dims. */
+int64_t sc_nd_row(const void *idx, sc_dtype dt, int64_t i, const int64_t *dims, int n);
+/* The same in a piece of dims ldims starting at start (NULL: 0s): -1 when
+ * row i's slice lies outside it. */
+int64_t sc_nd_piece_row(const void *idx, sc_dtype dt, int64_t i, const int64_t *start, const int64_t *ldims, int n);
+/* Every row of those indices (on the host) inside dims, else a message
+ * naming `what`, the index and its row, and every rank stops with status 1
+ * (bad input: the indices are the model's). */
+void sc_nd_check(const void *idx, sc_dtype dt, int64_t m, const int64_t *dims, int n, const char *what);
 /* numpy slice normalization (negative begin/end count from the end, then
  * clamp), except where begin >= 0 and end > dims: the slice keeps its length
  * there, an uneven split's padding, and only its first real[d] of

@@ -118,6 +118,12 @@ Choices where MindSpore leaves room:
   give zeros.  A SparseSoftmaxCrossEntropyWithLogits label outside [0, C) is
   an error.  GatherD reads x at the index along `dim` (an index outside
   gives 0); its gradient adds dy there.
+- GatherNd reads x's slices at the indices' rows (the last dim their
+  coordinates); TensorScatterUpdate/Add/Sub set (add, subtract) updates at
+  them in order, the last of repeated indices winning an update. An index
+  outside x is an error (the runtime stops too). Gradients are MindSpore's
+  bprops: GatherNd's dy added back (ScatterNd), the scatters' x gets dy
+  (Update: the replaced slices zeroed), updates dy's slices (Sub: negated).
 - UnsortedSegmentSum/Max/Min/Prod (num_segments an attribute): row s reduces
   the rows of x whose id is s, ids outside [0, num_segments) dropped; an
   empty segment is 0, the type's lowest finite value, its largest, or 1.
@@ -301,7 +307,7 @@ class Param:
 
 
 # MindSpore's other names of one operator, read as it (compiler/ir.c, op_from_name).
-OP_ALIASES = {"TensorAdd": "Add", "RealDiv": "Div"}
+OP_ALIASES = {"TensorAdd": "Add", "RealDiv": "Div", "SparseGatherV2": "Gather"}
 
 
 class Stmt:
@@ -2227,6 +2233,73 @@ def bwd_gather_d(g, ins, at):
     return [dx, None]
 
 
+def nd_parts(x, idx, name):
+    """GatherNd's and the tensor scatters' indices as (m, n) and x's first n dims
+    flattened into rows: the rows they name, (m,). An index outside x is an
+    error, as the runtime's."""
+    if idx.dtype.kind not in "iu" or idx.ndim < 1 or x.ndim < 1:
+        raise OpError("needs integer indices of one dim or more and an x of one or more")
+    n = idx.shape[-1]
+    if not 1 <= n <= x.ndim:
+        raise OpError("the indices have %d coordinates each; x has %d dims" % (n, x.ndim))
+    flat = idx.reshape(-1, n).astype(np.int64)
+    bad = np.any((flat < 0) | (flat >= np.array(x.shape[:n])), axis=1)
+    if bad.any():
+        raise OpError("%s: index %s lies outside x's indexed dims %s" % (name, tuple(flat[bad][0]), x.shape[:n]))
+    return np.ravel_multi_index(tuple(flat.T), x.shape[:n]) if n else np.zeros(len(flat), np.int64)
+
+
+def nd_slices(x, idx):
+    """x as (rows, inner): its first n dims flattened, n the indices' last dim."""
+    return x.reshape((-1,) + x.shape[idx.shape[-1]:])
+
+
+def fwd_gather_nd(ins, at):
+    x, idx = ins
+    rows = nd_parts(x, idx, "GatherNd")
+    return nd_slices(x, idx)[rows].reshape(idx.shape[:-1] + x.shape[idx.shape[-1]:])
+
+
+def bwd_gather_nd(g, ins, at):
+    """MindSpore's bprop: ScatterNd of dy into zeros of x's shape, repeated indices adding up."""
+    x, idx = ins
+    rows = nd_parts(x, idx, "GatherNd")
+    dx = np.zeros(x.shape)
+    np.add.at(nd_slices(dx, idx), rows, g.reshape((len(rows),) + x.shape[idx.shape[-1]:]))
+    return [dx, None]
+
+
+def tensor_scatter(kind):
+    """TensorScatterUpdate, Add, Sub: x with the slices the indices name set to
+    (plus, less) updates, the indices in order (the last of repeated ones wins
+    an update, as shardc's kernels do), and MindSpore's bprops: x's gradient dy
+    (Update: the replaced slices zeroed), updates' dy's slices (Sub: negated)."""
+    def parts(ins):
+        x, idx, upd = ins
+        rows = nd_parts(x, idx, "TensorScatter" + kind)
+        want = idx.shape[:-1] + x.shape[idx.shape[-1]:]
+        if upd.shape != want:
+            raise OpError("updates %s must be %s" % (upd.shape, want))
+        return x, idx, rows, upd.reshape((len(rows),) + x.shape[idx.shape[-1]:])
+
+    def fwd(ins, at):
+        x, idx, rows, upd = parts(ins)
+        y = np.array(x, copy=True)
+        ys = nd_slices(y, idx)
+        for i, r in enumerate(rows):
+            ys[r] = upd[i] if kind == "Update" else ys[r] + upd[i] if kind == "Add" else ys[r] - upd[i]
+        return y
+
+    def bwd(g, ins, at):
+        x, idx, rows, upd = parts(ins)
+        dx = np.array(g, dtype=np.float64, copy=True)
+        if kind == "Update":
+            nd_slices(dx, idx)[rows] = 0
+        du = nd_slices(np.asarray(g, dtype=np.float64), idx)[rows] * (-1.0 if kind == "Sub" else 1.0)
+        return [dx, None, du.reshape(ins[2].shape)]
+    return fwd, bwd
+
+
 SEGMENT_BIG = {"Float32": float(np.finfo(np.float32).max), "Float16": 65504.0, "BFloat16": 3.3895313892515355e38}
 
 
@@ -2940,6 +3013,10 @@ OPS = {
     "Squeeze": (fwd_squeeze, bwd_view, 1, 1),
     "Gather": (fwd_gather, bwd_gather, 2, 2),
     "GatherD": (fwd_gather_d, bwd_gather_d, 2, 2),
+    "GatherNd": (fwd_gather_nd, bwd_gather_nd, 2, 2),
+    "TensorScatterUpdate": tensor_scatter("Update") + (3, 3),
+    "TensorScatterAdd": tensor_scatter("Add") + (3, 3),
+    "TensorScatterSub": tensor_scatter("Sub") + (3, 3),
     **{"UnsortedSegment" + k: (fwd_segment(k), bwd_segment(k), 2, 2) for k in ("Sum", "Max", "Min", "Prod")},
     "L2Normalize": (fwd_l2_normalize, bwd_l2_normalize, 1, 1),
     "Tile": (fwd_tile, bwd_tile, 1, 1),

@@ -338,6 +338,52 @@ char *sc_strdup(const char *s)
 	return d;
 }
 
+int64_t sc_nd_row(const void *idx, sc_dtype dt, int64_t i, const int64_t *dims, int n)
+{
+	int64_t row = 0;
+	for (int d = 0; d < n; d++) {
+		int64_t v = sc_index_at(idx, dt, i * n + d);
+		if (v < 0 || v >= dims[d])
+			return -1;
+		row = row * dims[d] + v;
+	}
+	return row;
+}
+
+int64_t sc_nd_piece_row(const void *idx, sc_dtype dt, int64_t i, const int64_t *start, const int64_t *ldims, int n)
+{
+	int64_t row = 0;
+	for (int d = 0; d < n; d++) {
+		int64_t v = sc_index_at(idx, dt, i * n + d) - (start ? start[d] : 0);
+		if (v < 0 || v >= ldims[d])
+			return -1;
+		row = row * ldims[d] + v;
+	}
+	return row;
+}
+
+void sc_nd_check(const void *idx, sc_dtype dt, int64_t m, const int64_t *dims, int n, const char *what)
+{
+	if (dt != SC_I32 && dt != SC_I64)
+		SC_DIE("%s: indices must be int32 or int64, not %s", what, sc_dtype_name(dt));
+	for (int64_t i = 0; i < m; i++) {
+		if (sc_nd_row(idx, dt, i, dims, n) >= 0)
+			continue;
+		int64_t at[SC_MAX_DIMS];
+		for (int d = 0; d < n; d++)
+			at[d] = sc_index_at(idx, dt, i * n + d);
+		char a[256], b[256];
+		int rank = -1;
+		MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+		fprintf(stderr, "shardc: rank %d: %s: index %s (row %lld of its rank's indices) lies outside x's indexed "
+		        "dims %s; each coordinate must be in [0, dim)\n", rank, what, sc_dims_str(a, sizeof a, at, n),
+		        (long long)i, sc_dims_str(b, sizeof b, dims, n));
+		fflush(stderr);
+		MPI_Abort(MPI_COMM_WORLD, 1);   /* bad input, not our bug: status 1; other ranks may be mid-collective */
+		exit(1);
+	}
+}
+
 int64_t sc_indices_outside(void *x, sc_dtype dt, int64_t count, int64_t bound, bool mark)
 {
 	for (int64_t i = 0; i < count; i++) {

@@ -683,6 +683,37 @@ void sc_gather_d_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_
 	sc_cpu_gather_d_grad(dy, idx, idx_dt, idims, dx, xdims, ndim, dim, offset);
 }
 
+void sc_gather_nd(sc_rt *rt, const float *x, const int64_t *dims, int n, int64_t inner, const void *idx,
+                  sc_dtype idx_dt, int64_t m, float *y, const char *what)
+{
+	(void)rt;
+	sc_nd_check(idx, idx_dt, m, dims, n, what);
+	sc_cpu_gather_nd(x, dims, n, inner, idx, idx_dt, m, y);
+}
+
+void sc_gather_nd_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t m, float *dx,
+                       const int64_t *dims, int n, int64_t inner)
+{
+	(void)rt;
+	sc_cpu_gather_nd_grad(dy, idx, idx_dt, m, dx, dims, n, inner);
+}
+
+void sc_tensor_scatter(sc_rt *rt, sc_scatter_op op, const float *x, const void *idx, sc_dtype idx_dt, int64_t m,
+                       const float *upd, float *y, const int64_t *gdims, const int64_t *start, const int64_t *ldims,
+                       int n, int64_t inner, const char *what)
+{
+	(void)rt;
+	sc_nd_check(idx, idx_dt, m, gdims, n, what);
+	sc_cpu_tensor_scatter(op, x, idx, idx_dt, m, upd, y, start, ldims, n, inner);
+}
+
+void sc_tensor_scatter_grad(sc_rt *rt, sc_scatter_op op, int k, const float *dy, const void *idx, sc_dtype idx_dt,
+                            int64_t m, float *dx, const int64_t *start, const int64_t *ldims, int n, int64_t inner)
+{
+	(void)rt;
+	sc_cpu_tensor_scatter_grad(op, k, dy, idx, idx_dt, m, dx, start, ldims, n, inner);
+}
+
 void sc_unsorted_segment(sc_rt *rt, sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt, float *y,
                          int64_t rows, int64_t inner, int64_t segments, sc_dtype dt)
 {

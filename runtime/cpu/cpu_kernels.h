@@ -138,6 +138,16 @@ void sc_cpu_unsorted_segment_stat(sc_segment_op op, const float *x, const void *
 void sc_cpu_unsorted_segment_grad(sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt, const float *y,
                                   const float *dy, const float *stat0, const float *stat1, float *dx, int64_t rows,
                                   int64_t inner, int64_t segments);
+/* sc_gather_nd's and sc_tensor_scatter's, and their gradients (indices checked by the caller) */
+void sc_cpu_gather_nd(const float *x, const int64_t *dims, int n, int64_t inner, const void *idx, sc_dtype idx_dt,
+                      int64_t m, float *y);
+void sc_cpu_gather_nd_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64_t m, float *dx,
+                           const int64_t *dims, int n, int64_t inner);
+void sc_cpu_tensor_scatter(sc_scatter_op op, const float *x, const void *idx, sc_dtype idx_dt, int64_t m,
+                           const float *upd, float *y, const int64_t *start, const int64_t *ldims, int n,
+                           int64_t inner);
+void sc_cpu_tensor_scatter_grad(sc_scatter_op op, int k, const float *dy, const void *idx, sc_dtype idx_dt, int64_t m,
+                                float *dx, const int64_t *start, const int64_t *ldims, int n, int64_t inner);
 /* sc_gather_d's and sc_l2_normalize's, and their gradients */
 void sc_cpu_gather_d(const float *x, const int64_t *xdims, const void *idx, sc_dtype idx_dt, const int64_t *idims,
                      int ndim, int dim, int64_t offset, float *y);

@@ -1796,6 +1796,70 @@ void sc_cpu_gather_d_grad(const float *dy, const void *idx, sc_dtype idx_dt, con
 	}
 }
 
+/* x (dims[0..n), inner): the number of its slices, dims' product. */
+static int64_t nd_rows(const int64_t *dims, int n)
+{
+	return sc_numel(dims, n);
+}
+
+void sc_cpu_gather_nd(const float *x, const int64_t *dims, int n, int64_t inner, const void *idx, sc_dtype idx_dt,
+                      int64_t m, float *y)
+{
+#pragma omp parallel for if (m * inner > 65536)
+	for (int64_t i = 0; i < m; i++) {
+		int64_t r = sc_nd_row(idx, idx_dt, i, dims, n);
+		for (int64_t j = 0; j < inner; j++)
+			y[i * inner + j] = r < 0 ? 0.0f : x[r * inner + j];
+	}
+}
+
+void sc_cpu_gather_nd_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64_t m, float *dx,
+                           const int64_t *dims, int n, int64_t inner)
+{
+	memset(dx, 0, (size_t)(nd_rows(dims, n) * inner) * sizeof *dx);
+	for (int64_t i = 0; i < m; i++) {   /* serial, in order: indices may repeat */
+		int64_t r = sc_nd_row(idx, idx_dt, i, dims, n);
+		for (int64_t j = 0; r >= 0 && j < inner; j++)
+			dx[r * inner + j] += dy[i * inner + j];
+	}
+}
+
+void sc_cpu_tensor_scatter(sc_scatter_op op, const float *x, const void *idx, sc_dtype idx_dt, int64_t m,
+                           const float *upd, float *y, const int64_t *start, const int64_t *ldims, int n,
+                           int64_t inner)
+{
+	if (y != x)
+		memcpy(y, x, (size_t)(nd_rows(ldims, n) * inner) * sizeof *y);
+	for (int64_t i = 0; i < m; i++) {   /* in order: the last of repeated indices wins an update */
+		int64_t r = sc_nd_piece_row(idx, idx_dt, i, start, ldims, n);
+		for (int64_t j = 0; r >= 0 && j < inner; j++) {
+			float *at = &y[r * inner + j], u = upd[i * inner + j];
+			*at = op == SC_SCATTER_UPDATE ? u : op == SC_SCATTER_ADD ? *at + u : *at - u;
+		}
+	}
+}
+
+void sc_cpu_tensor_scatter_grad(sc_scatter_op op, int k, const float *dy, const void *idx, sc_dtype idx_dt, int64_t m,
+                                float *dx, const int64_t *start, const int64_t *ldims, int n, int64_t inner)
+{
+	if (k == 0) {   /* x's: dy, less the slices an update replaced */
+		if (dx != dy)
+			memcpy(dx, dy, (size_t)(nd_rows(ldims, n) * inner) * sizeof *dx);
+		for (int64_t i = 0; op == SC_SCATTER_UPDATE && i < m; i++) {
+			int64_t r = sc_nd_piece_row(idx, idx_dt, i, start, ldims, n);
+			for (int64_t j = 0; r >= 0 && j < inner; j++)
+				dx[r * inner + j] = 0.0f;
+		}
+		return;
+	}
+	float sign = op == SC_SCATTER_SUB ? -1.0f : 1.0f;   /* updates': dy at their slices, 0 at another rank's */
+	for (int64_t i = 0; i < m; i++) {
+		int64_t r = sc_nd_piece_row(idx, idx_dt, i, start, ldims, n);
+		for (int64_t j = 0; j < inner; j++)
+			dx[i * inner + j] = r < 0 ? 0.0f : sign * dy[r * inner + j];
+	}
+}
+
 /* Row (o, i) of x (outer, n, inner) along n: its sum of squares, given or summed. */
 static double l2_sumsq(const float *x, const float *sumsq, int64_t n, int64_t inner, int64_t o, int64_t i)
 {

@@ -1387,6 +1387,57 @@ static void segment_ids_check(const char *what, sc_dtype ids_dt)
 		SC_DIE("%s: segment ids must be int32 or int64", what);
 }
 
+/* The indices (m, n) copied to the host and checked inside dims (sc_nd_check):
+ * a bad index stops the run with its value, not a silent zero. */
+static void nd_check(sc_rt *rt, const void *idx, sc_dtype idx_dt, int64_t m, const int64_t *dims, int n,
+                     const char *what)
+{
+	if (idx_dt != SC_I32 && idx_dt != SC_I64)
+		SC_DIE("%s: indices must be int32 or int64", what);
+	size_t bytes = (size_t)(m * n) * sc_dtype_size(idx_dt);
+	void *h = host_scratch(rt, 0, bytes ? bytes : 1);
+	SC_CUDA_CHECK(cudaMemcpyAsync(h, idx, bytes, cudaMemcpyDeviceToHost, cu(rt)->stream));
+	SC_CUDA_CHECK(cudaStreamSynchronize(cu(rt)->stream));
+	sc_nd_check(h, idx_dt, m, dims, n, what);
+}
+
+void sc_gather_nd(sc_rt *rt, const float *x, const int64_t *dims, int n, int64_t inner, const void *idx,
+                  sc_dtype idx_dt, int64_t m, float *y, const char *what)
+{
+	PROFILE(rt, "GatherNd", 0, 8.0 * m * inner, SC_PEAK_MEM);
+	nd_check(rt, idx, idx_dt, m, dims, n, what);
+	SC_CUDA_CHECK(sc_cu_gather_nd(x, dims, n, inner, idx, idx_dt == SC_I64, m, y, cu(rt)->stream));
+}
+
+void sc_gather_nd_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t m, float *dx,
+                       const int64_t *dims, int n, int64_t inner)
+{
+	PROFILE(rt, "GatherNd grad", 0, 8.0 * m * inner, SC_PEAK_MEM);
+	if (idx_dt != SC_I32 && idx_dt != SC_I64)
+		SC_DIE("gather_nd_grad: indices must be int32 or int64");
+	SC_CUDA_CHECK(sc_cu_gather_nd_grad(dy, idx, idx_dt == SC_I64, m, dx, dims, n, inner, cu(rt)->stream));
+}
+
+void sc_tensor_scatter(sc_rt *rt, sc_scatter_op op, const float *x, const void *idx, sc_dtype idx_dt, int64_t m,
+                       const float *upd, float *y, const int64_t *gdims, const int64_t *start, const int64_t *ldims,
+                       int n, int64_t inner, const char *what)
+{
+	PROFILE(rt, "TensorScatter", 0, 4.0 * (sc_numel(ldims, n) + 2 * m) * inner, SC_PEAK_MEM);
+	nd_check(rt, idx, idx_dt, m, gdims, n, what);
+	SC_CUDA_CHECK(sc_cu_tensor_scatter((int)op, x, idx, idx_dt == SC_I64, m, upd, y, start, ldims, n, inner,
+	                                   cu(rt)->stream));
+}
+
+void sc_tensor_scatter_grad(sc_rt *rt, sc_scatter_op op, int k, const float *dy, const void *idx, sc_dtype idx_dt,
+                            int64_t m, float *dx, const int64_t *start, const int64_t *ldims, int n, int64_t inner)
+{
+	PROFILE(rt, "TensorScatter grad", 0, 8.0 * (k ? m : sc_numel(ldims, n)) * inner, SC_PEAK_MEM);
+	if (idx_dt != SC_I32 && idx_dt != SC_I64)
+		SC_DIE("tensor_scatter_grad: indices must be int32 or int64");
+	SC_CUDA_CHECK(sc_cu_tensor_scatter_grad((int)op, k, dy, idx, idx_dt == SC_I64, m, dx, start, ldims, n, inner,
+	                                        cu(rt)->stream));
+}
+
 void sc_unsorted_segment(sc_rt *rt, sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt, float *y,
                          int64_t rows, int64_t inner, int64_t segments, sc_dtype dt)
 {

@@ -155,6 +155,18 @@ cudaError_t sc_cu_gather_d(const float *x, const int64_t *xdims, const void *idx
                            int ndim, int dim, int64_t offset, float *y, cudaStream_t s);
 cudaError_t sc_cu_gather_d_grad(const float *dy, const void *idx, int idx64, const int64_t *idims, float *dx,
                                 const int64_t *xdims, int ndim, int dim, int64_t offset, cudaStream_t s);
+/* GatherNd, its gradient and the tensor scatters (op an sc_scatter_op) on x (dims[0..n), inner), the indices
+ * (m, n) inside dims (checked on the host); the scatters and the gradients walk the indices in order, a thread
+ * per inner element, so repeated indices give the CPU twin's values */
+cudaError_t sc_cu_gather_nd(const float *x, const int64_t *dims, int n, int64_t inner, const void *idx, int idx64,
+                            int64_t m, float *y, cudaStream_t s);
+cudaError_t sc_cu_gather_nd_grad(const float *dy, const void *idx, int idx64, int64_t m, float *dx,
+                                 const int64_t *dims, int n, int64_t inner, cudaStream_t s);
+cudaError_t sc_cu_tensor_scatter(int op, const float *x, const void *idx, int idx64, int64_t m, const float *upd,
+                                 float *y, const int64_t *start, const int64_t *ldims, int n, int64_t inner,
+                                 cudaStream_t s);
+cudaError_t sc_cu_tensor_scatter_grad(int op, int k, const float *dy, const void *idx, int idx64, int64_t m, float *dx,
+                                      const int64_t *start, const int64_t *ldims, int n, int64_t inner, cudaStream_t s);
 /* The unsorted segment reductions (op an sc_segment_op; big SC_SEGMENT_BIG of the result's type), their
  * statistics and gradient (sc_unsorted_segment*) */
 cudaError_t sc_cu_unsorted_segment(int op, const float *x, const void *ids, int ids64, float *y, int64_t rows,

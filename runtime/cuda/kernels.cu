@@ -860,6 +860,64 @@ __global__ void gather_d_grad_k(const float *dy, const void *idx, int idx64, Gat
 	}
 }
 
+/* GatherNd's and the tensor scatters' view of x: its n indexed dims, and
+ * where x's piece starts in the whole along them (0s: the whole) */
+struct NdDims {
+	int n;
+	int64_t dims[8], start[8];
+};
+
+/* The slice of x's piece row i of the indices names (host-checked inside the whole); -1 outside the piece */
+__device__ int64_t nd_row(const void *idx, int idx64, const NdDims &g, int64_t i)
+{
+	int64_t row = 0;
+	for (int d = 0; d < g.n; d++) {
+		int64_t v = load_index(idx, idx64, i * g.n + d) - g.start[d];
+		if (v < 0 || v >= g.dims[d])
+			return -1;
+		row = row * g.dims[d] + v;
+	}
+	return row;
+}
+
+__global__ void gather_nd_k(const float *x, const void *idx, int idx64, NdDims g, int64_t inner, int64_t total,
+                            float *y)
+{
+	GRID_LOOP(t, total) {
+		int64_t r = nd_row(idx, idx64, g, t / inner);
+		y[t] = r < 0 ? 0.0f : x[r * inner + t % inner];
+	}
+}
+
+/* One thread per inner element j, walking the indices in order: repeated
+ * slices add (or are replaced) in the CPU twin's order, with no atomics. */
+__global__ void scatter_nd_k(int op, const float *upd, const void *idx, int idx64, NdDims g, int64_t m, int64_t inner,
+                             float *y)
+{
+	GRID_LOOP(j, inner) {
+		for (int64_t i = 0; i < m; i++) {
+			int64_t r = nd_row(idx, idx64, g, i);
+			if (r < 0)
+				continue;
+			float *at = y + r * inner + j, u = upd[i * inner + j];
+			*at = op == SC_SCATTER_UPDATE ? u : op == SC_SCATTER_ADD || op < 0 ? *at + u : *at - u;
+		}
+	}
+}
+
+/* dx (m, inner) = sign * dy's slices; sign 0: zero those slices of dx (x's shape) */
+__global__ void nd_slices_k(const float *dy, const void *idx, int idx64, NdDims g, int64_t inner, int64_t total,
+                            float sign, float *dx)
+{
+	GRID_LOOP(t, total) {
+		int64_t r = nd_row(idx, idx64, g, t / inner);
+		if (sign == 0.0f && r >= 0)
+			dx[r * inner + t % inner] = 0.0f;
+		else if (sign != 0.0f)
+			dx[t] = r < 0 ? 0.0f : sign * dy[r * inner + t % inner];
+	}
+}
+
 /* The unsorted segment reductions. A thread per element of the result
  * (of the statistics; of dx), each walking the rows in order, so that sums
  * and products run in double in the CPU twin's order and no atomics are
@@ -2212,6 +2270,77 @@ cudaError_t sc_cu_gather_d_grad(const float *dy, const void *idx, int idx64, con
 		return e;
 	gather_d_grad_k<<<blocks_for(n), THREADS, 0, s>>>(dy, idx, idx64, gather_d_dims(xdims, idims, ndim, dim, offset), n,
 	                                                  dx);
+	return cudaGetLastError();
+}
+
+static NdDims nd_dims(const int64_t *start, const int64_t *dims, int n, int64_t *rows)
+{
+	NdDims g;
+	memset(&g, 0, sizeof g);
+	g.n = n;
+	memcpy(g.dims, dims, sizeof(int64_t) * (size_t)n);
+	if (start)
+		memcpy(g.start, start, sizeof(int64_t) * (size_t)n);
+	*rows = 1;
+	for (int d = 0; d < n; d++)
+		*rows *= dims[d];
+	return g;
+}
+
+cudaError_t sc_cu_gather_nd(const float *x, const int64_t *dims, int n, int64_t inner, const void *idx, int idx64,
+                            int64_t m, float *y, cudaStream_t s)
+{
+	int64_t rows, total = m * inner;
+	NdDims g = nd_dims(NULL, dims, n, &rows);
+	if (total <= 0)
+		return cudaSuccess;
+	gather_nd_k<<<blocks_for(total), THREADS, 0, s>>>(x, idx, idx64, g, inner, total, y);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_gather_nd_grad(const float *dy, const void *idx, int idx64, int64_t m, float *dx,
+                                 const int64_t *dims, int n, int64_t inner, cudaStream_t s)
+{
+	int64_t rows;
+	NdDims g = nd_dims(NULL, dims, n, &rows);
+	cudaError_t e = cudaMemsetAsync(dx, 0, (size_t)(rows * inner) * sizeof(float), s);
+	if (e != cudaSuccess || m * inner <= 0)
+		return e;
+	scatter_nd_k<<<blocks_for(inner), THREADS, 0, s>>>(-1, dy, idx, idx64, g, m, inner, dx);   /* -1: add */
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_tensor_scatter(int op, const float *x, const void *idx, int idx64, int64_t m, const float *upd,
+                                 float *y, const int64_t *start, const int64_t *ldims, int n, int64_t inner,
+                                 cudaStream_t s)
+{
+	int64_t rows;
+	NdDims g = nd_dims(start, ldims, n, &rows);
+	if (y != x) {
+		cudaError_t e = cudaMemcpyAsync(y, x, (size_t)(rows * inner) * sizeof(float), cudaMemcpyDeviceToDevice, s);
+		if (e != cudaSuccess)
+			return e;
+	}
+	if (m * inner <= 0)
+		return cudaSuccess;
+	scatter_nd_k<<<blocks_for(inner), THREADS, 0, s>>>(op, upd, idx, idx64, g, m, inner, y);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_tensor_scatter_grad(int op, int k, const float *dy, const void *idx, int idx64, int64_t m, float *dx,
+                                      const int64_t *start, const int64_t *ldims, int n, int64_t inner, cudaStream_t s)
+{
+	int64_t rows, total = m * inner;
+	NdDims g = nd_dims(start, ldims, n, &rows);
+	if (k == 0 && dx != dy) {   /* x's: dy, the updated slices zeroed (Update) */
+		cudaError_t e = cudaMemcpyAsync(dx, dy, (size_t)(rows * inner) * sizeof(float), cudaMemcpyDeviceToDevice, s);
+		if (e != cudaSuccess)
+			return e;
+	}
+	if (total <= 0 || (k == 0 && op != SC_SCATTER_UPDATE))
+		return cudaSuccess;
+	float sign = k == 0 ? 0.0f : op == SC_SCATTER_SUB ? -1.0f : 1.0f;
+	nd_slices_k<<<blocks_for(total), THREADS, 0, s>>>(dy, idx, idx64, g, inner, total, sign, dx);
 	return cudaGetLastError();
 }
 

@@ -1093,6 +1093,21 @@ Test(grad, gather_d_scatter_add)
 	check_grad("gather_d", gd_fwd, x, 12, idx, w, 8, dx);
 }
 
+static void gnd_fwd(const float *x, float *y, const void *c)
+{
+	sc_cpu_gather_nd(x, (const int64_t[]){3, 2}, 2, 2, c, SC_I32, 4, y);
+}
+
+Test(grad, gather_nd_scatter_add)
+{
+	const int32_t idx[8] = {2, 1, 0, 0, 2, 1, 1, 0};   /* rows of x (3, 2, 2); (2, 1) twice */
+	float x[12], w[8], dx[12];
+	rand_fill(x, 12, 1, -1, 1);
+	rand_fill(w, 8, 2, -1, 1);
+	sc_cpu_gather_nd_grad(w, idx, SC_I32, 4, dx, (const int64_t[]){3, 2}, 2, 2);
+	check_grad("gather_nd", gnd_fwd, x, 12, idx, w, 8, dx);
+}
+
 /* The unsorted segment reductions of x (6 rows of 2) into 3 segments, ids
  * with -1 and 3 dropped: finite differences away from ties and zeros; then
  * the ties and zeros exactly, whole and given the statistics of every rank

@@ -682,6 +682,39 @@ Test(gather_d, by_hand)
 	CLOSE(dx, ((const float[]){0, 0, 3, 0, 3, 0}), 6, "repeated indices add up, outside ones vanish");
 }
 
+Test(gather_nd, by_hand)
+{
+	/* x (2, 3, 2): index (1, 2) names the row {x[1][2][0], x[1][2][1]}; repeated (0, 1) */
+	const float x[12] = {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15};
+	const int32_t idx[6] = {1, 2, 0, 1, 0, 1};
+	float y[6], dx[12];
+	sc_cpu_gather_nd(x, (const int64_t[]){2, 3}, 2, 2, idx, SC_I32, 3, y);
+	CLOSE(y, ((const float[]){14, 15, 2, 3, 2, 3}), 6, "gather_nd of rows");
+	sc_cpu_gather_nd_grad((const float[]){1, 2, 3, 4, 5, 6}, idx, SC_I32, 3, dx, (const int64_t[]){2, 3}, 2, 2);
+	CLOSE(dx, ((const float[]){0, 0, 8, 10, 0, 0, 0, 0, 0, 0, 1, 2}), 12, "repeated indices add up");
+	sc_cpu_gather_nd(x, (const int64_t[]){2, 3}, 2, 2, (const int64_t[]){1, 3}, SC_I64, 1, y);   /* the caller checks */
+	CLOSE(y, ((const float[]){0, 0}), 2, "an index outside x reads no slice");
+}
+
+Test(tensor_scatter, by_hand)
+{
+	/* x (4, 2), rows 2, 0, 2 updated: the last of the repeated 2 wins; Add and Sub sum them */
+	const float x[8] = {0, 1, 2, 3, 4, 5, 6, 7}, u[6] = {10, 11, 20, 21, 30, 31};
+	const int64_t idx[3] = {2, 0, 2}, d[1] = {4};
+	float y[8], g[8];
+	sc_cpu_tensor_scatter(SC_SCATTER_UPDATE, x, idx, SC_I64, 3, u, y, NULL, d, 1, 2);
+	CLOSE(y, ((const float[]){20, 21, 2, 3, 30, 31, 6, 7}), 8, "the last update wins");
+	sc_cpu_tensor_scatter(SC_SCATTER_ADD, x, idx, SC_I64, 3, u, y, NULL, d, 1, 2);
+	CLOSE(y, ((const float[]){20, 22, 2, 3, 44, 47, 6, 7}), 8, "repeats add up");
+	sc_cpu_tensor_scatter(SC_SCATTER_SUB, x, idx, SC_I64, 3, u, y, (const int64_t[]){2}, (const int64_t[]){2}, 1, 2);
+	CLOSE(y, ((const float[]){-40, -41, 2, 3}), 4, "the piece [2, 4): row 0 another rank's");
+	sc_cpu_tensor_scatter_grad(SC_SCATTER_UPDATE, 0, x, idx, SC_I64, 3, g, NULL, d, 1, 2);
+	CLOSE(g, ((const float[]){0, 0, 2, 3, 0, 0, 6, 7}), 8, "x's gradient: the replaced rows zeroed");
+	sc_cpu_tensor_scatter_grad(SC_SCATTER_SUB, 2, x, idx, SC_I64, 3, g, (const int64_t[]){2}, (const int64_t[]){2}, 1,
+	                           2);
+	CLOSE(g, ((const float[]){-0, -1, 0, 0, -0, -1}), 6, "updates' gradient: -dy's rows, 0 for another rank's");
+}
+
 Test(unsorted_segment, by_hand)
 {
 	/* x (4, 2) into 3 segments by ids {1, -1, 1, 7}: -1 and 7 dropped, segments 0 and 2 empty */

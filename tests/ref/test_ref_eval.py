@@ -595,6 +595,28 @@ class Forward(unittest.TestCase):
         with self.assertRaises(R.OpError):
             fwd("GatherD", [x, np.zeros((4, 4), dtype=np.int32)], {"dim": 1})   # larger than x off dim
 
+    def test_gather_nd_and_scatters(self):
+        x = rng().normal(size=(3, 4, 2))
+        i = np.array([[[2, 1], [0, 3]], [[2, 1], [1, 0]]], dtype=np.int32)   # (2, 2, 2): rows of x's last dim
+        self.check("GatherNd", [x, i], {}, x[i[..., 0], i[..., 1]])
+        self.check("GatherNd", [x, np.array([[1], [0]])], {}, x[[1, 0]])
+        self.check("GatherNd", [x, np.array([[2, 3, 1]])], {}, [x[2, 3, 1]])
+        for bad in (np.array([[3, 0]]), np.array([[0, -1]]), np.zeros((2, 4), dtype=np.int32)):
+            with self.assertRaises(R.OpError):   # outside x; more coordinates than x has dims
+                fwd("GatherNd", [x, bad], {})
+        rows = np.array([[2], [0], [2]], dtype=np.int64)   # row 2 twice: the last update wins
+        u = rng(1).normal(size=(3, 4, 2))
+        want = x.copy()
+        want[0], want[2] = u[1], u[2]
+        self.check("TensorScatterUpdate", [x, rows, u], {}, want)
+        want = x.copy()
+        want[0] += u[1]
+        want[2] += u[0] + u[2]
+        self.check("TensorScatterAdd", [x, rows, u], {}, want)
+        self.check("TensorScatterSub", [x, rows, u], {}, 2 * x - want)
+        with self.assertRaises(R.OpError):
+            fwd("TensorScatterUpdate", [x, rows, u[:2]], {})   # updates not indices.shape[:-1] + x.shape[1:]
+
     def test_segments(self):
         x = np.array([[1.0, -2.0], [3.0, 0.5], [-1.0, 4.0], [2.0, 2.0], [5.0, 6.0]])
         ids = np.array([1, -1, 1, 0, 3], dtype=np.int32)   # -1 and 3 dropped for 3 segments; segment 2 empty
@@ -1194,6 +1216,13 @@ class Gradients(unittest.TestCase):
         self.check("GatherD", [x, np.array([[3, 0, 3], [1, 1, 3]])], {"dim": 1}, wrt=[0])   # repeats add up
         self.check("GatherD", [x, np.array([[2, 0], [2, 1]])], {"dim": 0}, wrt=[0])
 
+    def test_gather_nd_and_scatters(self):
+        x = rng(1).normal(size=(3, 4, 2))
+        self.check("GatherNd", [x, np.array([[2, 1], [0, 3], [2, 1]])], {}, wrt=[0])   # repeats add up
+        rows = np.array([[2], [0]])
+        for op in ("TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub"):
+            self.check(op, [x, rows, rng(2).normal(size=(2, 4, 2))], {}, wrt=[0, 2])
+
     def test_segments(self):
         x = rng(1).normal(size=(5, 3))
         ids = np.array([2, 0, -1, 1, 4])   # -1 and 4 dropped for 3 segments (none empty: Max's lowest would swamp
@@ -1370,6 +1399,8 @@ class Gradients(unittest.TestCase):
                   "logical_reductions": ["ReduceAll", "ReduceAny"], "scans": ["CumSum", "CumProd"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "ExpandDims", "Squeeze", "BroadcastTo",
                                 "Concat", "StridedSlice"], "gather": ["Gather"], "gather_d": ["GatherD"],
+                  "gather_nd_and_scatters": ["GatherNd", "TensorScatterUpdate", "TensorScatterAdd",
+                                             "TensorScatterSub"],
                   "segments": ["UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd"],
                   "l2_normalize": ["L2Normalize"], "tile": ["Tile"], "one_hot": ["OneHot"], "triangle": ["Tril", "Triu"],
                   "picks": ["ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK"],
@@ -1960,6 +1991,23 @@ graph @net(%x: <Tensor[Float32], (2, 3)>, %w: <Parameter[Float32], (3, 2)>,
         self.assertEqual(status, 0, err)
         np.testing.assert_allclose(np.load(os.path.join(out, "output_0.npy")),
                                    (a.astype(np.float64) + b) / b, rtol=1e-6)
+
+    def test_sparse_gather_v2_is_gather(self):
+        """SparseGatherV2 is read as Gather: the same lookup and (dense) gradient."""
+        model = self.write("g.ir", """graph @net(%t: <Parameter[Float32], (5, 3)>, %i: <Tensor[Int32], (2, 2)>) {
+  %g = SparseGatherV2(%t, %i) {axis: 0}
+  %s = ReduceSum(%g)
+  return %s, %g
+}
+""")
+        t = rng().normal(size=(5, 3)).astype(np.float32)
+        np.save(os.path.join(self.dir, "t.npy"), t)
+        np.save(os.path.join(self.dir, "i.npy"), np.array([[4, 0], [2, 4]], dtype=np.int32))
+        out = os.path.join(self.dir, "res")
+        status, _, err = run_cli([model, "--param", "t=" + os.path.join(self.dir, "t.npy"),
+                                  "--input", "i=" + os.path.join(self.dir, "i.npy"), "--output-dir", out])
+        self.assertEqual(status, 0, err)
+        np.testing.assert_allclose(np.load(os.path.join(out, "output_1.npy")), t[[[4, 0], [2, 4]]], rtol=1e-6)
 
     def test_seed_flag_overrides_context(self):
         model = self.write("m.ir", self.MODEL)

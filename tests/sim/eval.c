@@ -1072,6 +1072,78 @@ static bool eval_gather_d(Eval *e)
 	return true;
 }
 
+/* GatherNd's and the tensor scatters' indices (m, n): the slice of x (its
+ * first n dims flattened, rows of *inner) that row i names, or -1 after a
+ * failure when it lies outside x (the runtime stops there too). */
+static int64_t nd_row(Eval *e, const SimTensor *x, const SimTensor *idx, int64_t i, int64_t *inner)
+{
+	int n = idx->rank ? (int)idx->dims[idx->rank - 1] : 0;
+	if (n < 1 || n > x->rank) {
+		fail(e, "indices with %d coordinates into x of rank %d", n, x->rank);
+		return -1;
+	}
+	int64_t row = 0;
+	*inner = 1;
+	for (int d = n; d < x->rank; d++)
+		*inner *= x->dims[d];
+	for (int d = 0; d < n; d++) {
+		double v = idx->data[i * n + d];
+		if (!(v >= 0 && v < (double)x->dims[d])) {
+			fail(e, "index coordinate %g outside x's dim %d (%lld)", v, d, (long long)x->dims[d]);
+			return -1;
+		}
+		row = row * x->dims[d] + (int64_t)v;
+	}
+	return row;
+}
+
+/* GatherNd: row i of the result is x's slice the indices' row i names. */
+static bool eval_gather_nd(Eval *e)
+{
+	const SimTensor *x = &e->ins[0], *idx = &e->ins[1];
+	if (idx->rank < 1 || idx->dims[idx->rank - 1] < 1 || idx->dims[idx->rank - 1] > x->rank)
+		return fail(e, "indices of rank %d into x of rank %d", idx->rank, x->rank);
+	int n = (int)idx->dims[idx->rank - 1], r = 0;
+	int64_t dims[MAX_DIMS], m = idx->size / n, inner = 1;
+	for (int d = 0; d + 1 < idx->rank; d++)
+		dims[r++] = idx->dims[d];
+	for (int d = n; d < x->rank; d++)
+		dims[r++] = x->dims[d];
+	if (!expect_out(e, r, dims))
+		return false;
+	for (int64_t i = 0; i < m; i++) {
+		int64_t row = nd_row(e, x, idx, i, &inner);
+		if (row < 0)
+			return false;
+		memcpy(e->out->data + i * inner, x->data + row * inner, sizeof(double) * (size_t)inner);
+	}
+	return true;
+}
+
+/* TensorScatterUpdate, Add, Sub: x, then the slices the indices name set to
+ * (plus, less) updates' rows, in order: the last of repeated indices wins. */
+static bool eval_tensor_scatter(Eval *e)
+{
+	const SimTensor *x = &e->ins[0], *idx = &e->ins[1], *upd = &e->ins[2];
+	if (!expect_out(e, x->rank, x->dims))
+		return false;
+	memcpy(e->out->data, x->data, sizeof(double) * (size_t)x->size);
+	int64_t n = idx->rank ? idx->dims[idx->rank - 1] : 0, m = n ? idx->size / n : 0, inner = 1;
+	for (int64_t i = 0; i < m; i++) {
+		int64_t row = nd_row(e, x, idx, i, &inner);
+		if (row < 0)
+			return false;
+		if ((i + 1) * inner > upd->size)
+			return fail(e, "updates of %lld elements for %lld slices of %lld", (long long)upd->size, (long long)m,
+			            (long long)inner);
+		for (int64_t j = 0; j < inner; j++) {
+			double *at = &e->out->data[row * inner + j], u = upd->data[i * inner + j];
+			*at = e->n->op == OP_TENSOR_SCATTER_UPDATE ? u : e->n->op == OP_TENSOR_SCATTER_ADD ? *at + u : *at - u;
+		}
+	}
+	return true;
+}
+
 /* The unsorted segment reductions: row s of the result reduces the rows of
  * x (its first dims, the ids') whose id is s; other ids are dropped. An
  * empty segment is 0 (Sum), 1 (Prod), the type's lowest finite value
@@ -1520,6 +1592,10 @@ static bool eval_op(Eval *e)
 		return eval_gather(e);
 	case OP_GATHER_D:
 		return eval_gather_d(e);
+	case OP_GATHER_ND:
+		return eval_gather_nd(e);
+	OP_CASES(TENSOR_SCATTER_OPS)
+		return eval_tensor_scatter(e);
 	case OP_L2_NORMALIZE:
 		return eval_l2_normalize(e);
 	OP_CASES(SEGMENT_OPS)

@@ -626,6 +626,48 @@ Test(rules, gather_d_and_l2_normalize)
 	run_free(r);
 }
 
+/* GatherNd: the indices' dims (the last whole), x's (all whole, MindSpore's
+ * GatherNdInfo), the result the indices' leading dims and x's trailing ones;
+ * the tensor scatters: x's dims, the indices' (whole), updates following
+ * both; Update keeps x's indexed dims whole, Add splits them with no
+ * partial result (each rank applies the updates in its piece). */
+Test(rules, gather_nd_and_tensor_scatter)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 4, 6)>, %i: <Tensor[Int32], (8, 3, 2)>,\n"
+	                 "           %u: <Tensor[Float32], (8, 3, 6)>) {\n"
+	                 "  %a = GatherNd(%x, %i) {in_strategy: ((1, 1, 1), (4, 2, 1))}\n"
+	                 "  %b = GatherNd(%x, %i) {in_strategy: ((1, 1, 2), (4, 1, 1))}\n"
+	                 "  %c = TensorScatterUpdate(%x, %i, %u) {in_strategy: ((1, 1, 2), (1, 1, 1), (1, 1, 2))}\n"
+	                 "  %d = TensorScatterUpdate(%x, %i, %u) {in_strategy: ((2, 1, 4), (1, 1, 1), (1, 1, 4))}\n"
+	                 "  %e = TensorScatterAdd(%x, %i, %u) {in_strategy: ((2, 2, 2), (1, 1, 1), (1, 1, 2))}\n"
+	                 "  %f = TensorScatterSub(%x, %i, %u) {in_strategy: ((1, 1, 2), (2, 1, 1), (2, 1, 2))}\n"
+	                 "  return %a, %b, %c, %d, %e, %f\n}\n");
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.nod, 6, "the indices' dims, then x's");
+	cr_assert_eq(od.whole, 0x3cu, "the indices' last dim and x's stay whole");
+	cr_assert(od.out_rank == 3 && od.out_dim[0] == 0 && od.out_dim[1] == 1 && od.out_dim[2] == 5);
+	TensorLayout y;
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) >= 0 && axis_of(&y, 1) >= 0 && axis_of(&y, 2) < 0 && y.partial == 0);
+	cr_assert(!rule(r, "b", &od, &s), "x split accepted");
+	expect_msg(r, "GatherNd: x's dim 2 (x, which MindSpore's GatherNdInfo never splits");
+	cr_assert(rule(r, "c", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.nod, 6, "x's dims, then the indices'");
+	cr_assert_eq(od.whole, 0x3bu, "x's indexed dims and the indices' stay whole");
+	cr_assert(od.in_rank[2] == 3 && od.in_dim[2][0] == 3 && od.in_dim[2][1] == 4 && od.in_dim[2][2] == 2);
+	cr_assert(!rule(r, "d", &od, &s), "Update's indexed dim split accepted");
+	expect_msg(r, "TensorScatterUpdate: dim 0 (a dim of x the indices name");
+	cr_assert(rule(r, "e", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.whole, 0x38u, "Add: only the indices whole");
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) >= 0 && axis_of(&y, 1) >= 0 && y.partial == 0, "no partial result");
+	cr_assert(!rule(r, "f", &od, &s), "split indices accepted");
+	expect_msg(r, "TensorScatterSub: an indices' dim (the indices and the updates' leading dims");
+	run_free(r);
+}
+
 /* The unsorted segment reductions: the ids' dims (reduced), the segments
  * (whole), x's trailing dims; split ids dims leave partial sums, maxima,
  * minima or products (MindSpore's UnsortedSegment*Info AllReduce), a split
