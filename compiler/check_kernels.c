@@ -10,6 +10,7 @@
  * StridedSlice, Cast, the collectives, Tril and Triu) take every type, the logical ones
  * Bool, and index and label operands are integers. Integer arithmetic the runtime has none of.
  *
+ * BatchNorm's moving statistics are Parameters only it reads.
  * Token ids and labels an initializer or an Arange gives lie inside what
  * they index.
  * A warning, which stops nothing: recompute: "selective" when it selects no
@@ -165,6 +166,35 @@ static void check_index_aranges(const Module *m, const Graph *g, Diag *d)
 	}
 }
 
+/* BatchNorm's moving mean and variance (docs/language.md, Moving statistics): in training the operator writes
+ * them in place, so they are Parameters; a Parameter it reads there takes no gradient and no optimizer, so no
+ * other operator (nor a second operand of one) may read it. */
+static void check_moving_stats(const Module *m, const Graph *g, Diag *d)
+{
+	for (int i = 0; i < g->nnodes; i++) {
+		const Node *n = &g->nodes[i];
+		for (int k = 3; n->op == OP_BATCH_NORM && k < 5 - (n->in[3] == n->in[4]); k++) {
+			int v = n->in[k];
+			const char *what = k == 3 ? "mean" : "variance";
+			if (n->a.is_training && !param_is_moving_stat(g, v)) {
+				diag_error(d, m->src, n->op_span, "BatchNorm in training updates its moving %s in place, so '%%%s' must "
+				           "be a Parameter of the entry graph (MindSpore's moving_%s, requires_grad=False); it is "
+				           "computed or a Tensor input", what, g->values[v].name, what);
+				continue;
+			}
+			int uses = 0;
+			for (int j = 0; j < g->nnodes; j++)
+				for (int q = 0; q < g->nodes[j].nin; q++)
+					uses += g->nodes[j].in[q] == v;
+			if (param_is_moving_stat(g, v) && uses > 1)
+				diag_error(d, m->src, n->op_span, "'%%%s' is BatchNorm's moving %s: the operator updates it and nothing "
+				           "trains it, so no other operand may read it (it is read %d times); give each BatchNorm its "
+				           "own moving mean and variance, and read the statistics nowhere else", g->values[v].name,
+				           what, uses);
+		}
+	}
+}
+
 bool check_kernels(const Module *m, const FlatGraph *f, Diag *d)
 {
 	int before = d->nerrors;
@@ -172,6 +202,7 @@ bool check_kernels(const Module *m, const FlatGraph *f, Diag *d)
 	check_clip(m, f->g, d);
 	check_index_inits(m, f->g, d);
 	check_index_aranges(m, f->g, d);
+	check_moving_stats(m, f->g, d);
 	if (d->nerrors == before)
 		warn_recompute_nothing(m, f, d);
 	return d->nerrors == before;

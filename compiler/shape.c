@@ -560,7 +560,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_TOPK: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_ADD_N: case OP_CAST: case OP_STRIDED_SLICE: case OP_CUMSUM:
 	case OP_TRIL: case OP_TRIU:
 	case OP_CUMPROD: case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL: case OP_SPLIT: case OP_SLICE: case OP_ARANGE:
-	case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_GATHER_D: case OP_L2_NORMALIZE:
+	case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_GATHER_D: case OP_L2_NORMALIZE: case OP_BATCH_NORM:
 	OP_CASES(SEGMENT_OPS)
 	case OP_SPARSE_SOFTMAX_CE: case OP_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	case OP_STACK: case OP_LERP: case OP_L2_LOSS:
@@ -743,6 +743,8 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_gather_d(x, a, out);
 	case OP_L2_NORMALIZE:
 		return infer_l2_normalize(x, a, out);
+	case OP_BATCH_NORM:
+		return infer_batch_norm(x, a, out);
 	OP_CASES(SEGMENT_OPS)
 		return infer_segment(x, a, out);
 	OP_CASES(NORM_OPS)

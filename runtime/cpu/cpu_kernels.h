@@ -138,6 +138,13 @@ void sc_cpu_unsorted_segment_stat(sc_segment_op op, const float *x, const void *
 void sc_cpu_unsorted_segment_grad(sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt, const float *y,
                                   const float *dy, const float *stat0, const float *stat1, float *dx, int64_t rows,
                                   int64_t inner, int64_t segments);
+/* sc_batch_norm's and its gradient's */
+void sc_cpu_batch_norm(const float *x, const float *scale, const float *bias, float *moving_mean, float *moving_var,
+                       const float *batch_mean, const float *batch_var, float *y, int64_t n, int64_t c, int64_t hw,
+                       double eps, double momentum, int64_t count, int mode);
+void sc_cpu_batch_norm_grad(const float *x, const float *dy, const float *scale, const float *mean, const float *var,
+                            float *dx, float *dscale, float *dbias, float *dmean, float *dvar, int64_t n, int64_t c,
+                            int64_t hw, double eps);
 /* sc_gather_d's and sc_l2_normalize's, and their gradients */
 void sc_cpu_gather_d(const float *x, const int64_t *xdims, const void *idx, sc_dtype idx_dt, const int64_t *idims,
                      int ndim, int dim, int64_t offset, float *y);
