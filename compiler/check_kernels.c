@@ -195,6 +195,22 @@ static void check_moving_stats(const Module *m, const Graph *g, Diag *d)
 	}
 }
 
+/* A parameter_plan fixing where a moving statistic lives would have BatchNorm update a redistributed copy of it:
+ * it lives where its BatchNorm wants it (the entry graph's Calls name the flat graph's parameters). */
+static void check_moving_plans(const Module *m, const Graph *g, Diag *d)
+{
+	const Graph *entry = m->graphs[m->ngraphs - 1];
+	for (int i = 0; i < entry->nnodes; i++) {
+		const ShardSpec *s = entry->nodes[i].op == OP_CALL ? entry->nodes[i].a.shard : NULL;
+		for (int j = 0; s && j < s->nplan; j++)
+			for (int v = 0; v < g->nparams; v++)
+				if (!strcmp(g->values[v].name, s->plan_names[j]) && param_is_moving_stat(g, v))
+					diag_error(d, m->src, s->plan_spans[j], "parameter_plan places '%%%s', a BatchNorm's moving "
+					           "statistic, which the operator updates in place where its strategy splits C; leave "
+					           "it out of the plan", s->plan_names[j]);
+	}
+}
+
 bool check_kernels(const Module *m, const FlatGraph *f, Diag *d)
 {
 	int before = d->nerrors;
@@ -203,6 +219,7 @@ bool check_kernels(const Module *m, const FlatGraph *f, Diag *d)
 	check_index_inits(m, f->g, d);
 	check_index_aranges(m, f->g, d);
 	check_moving_stats(m, f->g, d);
+	check_moving_plans(m, f->g, d);
 	if (d->nerrors == before)
 		warn_recompute_nothing(m, f, d);
 	return d->nerrors == before;
