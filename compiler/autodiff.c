@@ -504,7 +504,8 @@ static void backward(Lowered *l, bool lazy)
 	for (int v = 0; v < nv; v++)
 		d.head[v] = -1;
 	for (int p = 0; p < l->nparams; p++)
-		d.needs[p] = g->values[p].type.is_param && dtype_is_float(g->values[p].type.dtype);
+		d.needs[p] = g->values[p].type.is_param && dtype_is_float(g->values[p].type.dtype) &&
+		             !param_is_moving_stat(g, p);   /* BatchNorm updates it; no gradient, no optimizer */
 	for (int i = 0; i < nfwd; i++) {
 		const LOp *op = &l->ops[i];
 		for (int k = 0; k < op->nin; k++)
@@ -578,7 +579,8 @@ static bool lazy_may_help(const Lowered *l)
 	bool *needs = xcalloc((size_t)l->nvalues, sizeof(bool));
 	bool any = false;
 	for (int p = 0; p < l->nparams; p++)
-		needs[p] = l->flat->g->values[p].type.is_param && dtype_is_float(l->flat->g->values[p].type.dtype);
+		needs[p] = l->flat->g->values[p].type.is_param && dtype_is_float(l->flat->g->values[p].type.dtype) &&
+		           !param_is_moving_stat(l->flat->g, p);
 	for (int i = 0; i < l->nops && !any; i++) {
 		const LOp *op = &l->ops[i];
 		for (int k = 0; k < op->nin; k++)

@@ -529,6 +529,15 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 		}
 		break;
 	case ATTR_DIM: a->dim = v->i; break;
+	case ATTR_IS_TRAINING: a->is_training = v->i; break;
+	case ATTR_MOMENTUM:   /* the weight of the batch's statistics in the moving ones (MindSpore's range) */
+		a->momentum = lit_number(v);
+		if (!(a->momentum >= 0 && a->momentum <= 1)) {
+			ERR(c, v->span, "BatchNorm's momentum %g must be in [0, 1]: the weight of the batch's statistics in the "
+			    "moving ones (nn.BatchNorm2d's momentum m is ops.BatchNorm's 1 - m)", a->momentum);
+			return false;
+		}
+		break;
 	case ATTR_DIAGONAL: a->diagonal = v->i; break;
 	case ATTR_NUM_SEGMENTS:
 		a->num_segments = v->i;
@@ -679,6 +688,7 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	a->theta = 10000;   /* RoPE's base, as LLaMA's and MindSpore's FreqsMgr's */
 	a->keep_prob = n->op == OP_FLASH_ATTENTION ? 1 : 0.5;   /* MindSpore's ops.Dropout; FlashAttentionScore's */
 	a->scale_value = 1;  /* MindSpore's ops.flash_attention_score */
+	a->momentum = 0.1;   /* MindSpore's ops.BatchNorm */
 	a->alpha = n->op == OP_LEAKY_RELU ? 0.2 : 1;   /* MindSpore's nn.LeakyReLU and ops.leaky_relu; Elu */
 	a->lambd = 0.5;     /* MindSpore's HShrink and SoftShrink */
 	a->output_num = 1;  /* MindSpore's ops.Split */
@@ -754,7 +764,7 @@ static bool mindspore_only(const char *name)
 {
 	static const char *const names[] = {
 		"ApproximateEqual", "Assign", "AssignAdd", "AssignSub", "Depend",
-		"BatchNorm", "Embedding", "ScatterUpdate", "Einsum",
+		"Embedding", "ScatterUpdate", "Einsum",
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!strcmp(name, names[i]))

@@ -10,6 +10,7 @@
  * StridedSlice, Cast, the collectives, Tril and Triu) take every type, the logical ones
  * Bool, and index and label operands are integers. Integer arithmetic the runtime has none of.
  *
+ * BatchNorm's moving statistics are Parameters only it reads.
  * Token ids and labels an initializer or an Arange gives lie inside what
  * they index.
  * A warning, which stops nothing: recompute: "selective" when it selects no
@@ -184,6 +185,51 @@ static void check_index_aranges(const Module *m, const Graph *g, Diag *d)
 	}
 }
 
+/* BatchNorm's moving mean and variance (docs/language.md, Moving statistics): in training the operator writes
+ * them in place, so they are Parameters; a Parameter it reads there takes no gradient and no optimizer, so no
+ * other operator (nor a second operand of one) may read it. */
+static void check_moving_stats(const Module *m, const Graph *g, Diag *d)
+{
+	for (int i = 0; i < g->nnodes; i++) {
+		const Node *n = &g->nodes[i];
+		for (int k = 3; n->op == OP_BATCH_NORM && k < 5 - (n->in[3] == n->in[4]); k++) {
+			int v = n->in[k];
+			const char *what = k == 3 ? "mean" : "variance";
+			if (n->a.is_training && !param_is_moving_stat(g, v)) {
+				diag_error(d, m->src, n->op_span, "BatchNorm in training updates its moving %s in place, so '%%%s' must "
+				           "be a Parameter of the entry graph (MindSpore's moving_%s, requires_grad=False); it is "
+				           "computed or a Tensor input", what, g->values[v].name, what);
+				continue;
+			}
+			int uses = 0;
+			for (int j = 0; j < g->nnodes; j++)
+				for (int q = 0; q < g->nodes[j].nin; q++)
+					uses += g->nodes[j].in[q] == v;
+			if (param_is_moving_stat(g, v) && uses > 1)
+				diag_error(d, m->src, n->op_span, "'%%%s' is BatchNorm's moving %s: the operator updates it and nothing "
+				           "trains it, so no other operand may read it (it is read %d times); give each BatchNorm its "
+				           "own moving mean and variance, and read the statistics nowhere else", g->values[v].name,
+				           what, uses);
+		}
+	}
+}
+
+/* A parameter_plan fixing where a moving statistic lives would have BatchNorm update a redistributed copy of it:
+ * it lives where its BatchNorm wants it (the entry graph's Calls name the flat graph's parameters). */
+static void check_moving_plans(const Module *m, const Graph *g, Diag *d)
+{
+	const Graph *entry = m->graphs[m->ngraphs - 1];
+	for (int i = 0; i < entry->nnodes; i++) {
+		const ShardSpec *s = entry->nodes[i].op == OP_CALL ? entry->nodes[i].a.shard : NULL;
+		for (int j = 0; s && j < s->nplan; j++)
+			for (int v = 0; v < g->nparams; v++)
+				if (!strcmp(g->values[v].name, s->plan_names[j]) && param_is_moving_stat(g, v))
+					diag_error(d, m->src, s->plan_spans[j], "parameter_plan places '%%%s', a BatchNorm's moving "
+					           "statistic, which the operator updates in place where its strategy splits C; leave "
+					           "it out of the plan", s->plan_names[j]);
+	}
+}
+
 bool check_kernels(const Module *m, const FlatGraph *f, Diag *d)
 {
 	int before = d->nerrors;
@@ -192,6 +238,8 @@ bool check_kernels(const Module *m, const FlatGraph *f, Diag *d)
 	check_lamb(m, f->g, d);
 	check_index_inits(m, f->g, d);
 	check_index_aranges(m, f->g, d);
+	check_moving_stats(m, f->g, d);
+	check_moving_plans(m, f->g, d);
 	if (d->nerrors == before)
 		warn_recompute_nothing(m, f, d);
 	return d->nerrors == before;

@@ -19,6 +19,8 @@ bool op_is_window(OpKind op)
 
 bool window_attr(OpKind op, AttrKind k)
 {
+	if (op == OP_BATCH_NORM)   /* its data_format, decoded as Conv2D's */
+		return k == ATTR_DATA_FORMAT;
 	if (!op_is_window(op))
 		return false;
 	switch (k) {

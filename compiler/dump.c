@@ -97,6 +97,8 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_DIM: sb_printf(b, "%lld", (long long)a->dim); break;
 		case ATTR_DIAGONAL: sb_printf(b, "%lld", (long long)a->diagonal); break;
 		case ATTR_NUM_SEGMENTS: sb_printf(b, "%lld", (long long)a->num_segments); break;
+		case ATTR_IS_TRAINING: sb_puts(b, a->is_training ? "true" : "false"); break;
+		case ATTR_MOMENTUM: print_float(b, a->momentum); break;
 		case ATTR_SCALE_VALUE: print_float(b, a->scale_value); break;
 		case ATTR_SPARSE_MODE: sb_printf(b, "%lld", (long long)a->sparse_mode); break;
 		case ATTR_INPUT_LAYOUT:

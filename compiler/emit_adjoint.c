@@ -364,6 +364,18 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		          (long long)d3[1], (long long)d3[2], fa->epsilon);
 		return;
 	}
+	case OP_BATCH_NORM: {   /* input k's gradient: x, scale, bias; a slice's piece's batch mean (5), variance (6) */
+		int64_t d3[3], count;
+		batch_norm_dims(x, d3, &count);
+		const char *g[7] = {"NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL"}, *st = "NULL", *sv = "NULL";
+		g[k] = dx;
+		if (f->nin > 5 || !fa->is_training)   /* the statistics fixed: the batch's given, or the moving ones */
+			st = p->cname[f->in[f->nin > 5 ? 5 : 3]], sv = p->cname[f->in[f->nin > 5 ? 6 : 4]];
+		sb_printf(b, "sc_batch_norm_grad(rt, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %lld, %lld, %lld, %.17g);", x0, dy,
+		          x1, st, sv, g[0], g[1], g[2], g[5], g[6], (long long)d3[0], (long long)d3[1], (long long)d3[2],
+		          fa->epsilon);
+		return;
+	}
 	OP_CASES(NORM_OPS) case OP_NORM_GRAD: {
 		/* this gradient, and those of the placeholders a NormGrad computes too
 		 * (fuse.c); g[k] is input k's: x, gamma, [beta,] and a slice's piece's

@@ -442,6 +442,14 @@ void window_arg(StrBuf *b, const Program *p, OpKind op, const Attrs *a, const LV
 	sb_printf(b, "%lld, %lld, %lld}", (long long)yv->type.dims[2], (long long)yv->type.dims[3], (long long)g.groups);
 }
 
+void batch_norm_dims(const LValue *x, int64_t dims[3], int64_t *count)
+{
+	dims[0] = x->type.dims[0], dims[1] = x->type.dims[1], dims[2] = 1;
+	*count = x->global[0];
+	for (int d = 2; d < x->type.rank; d++)
+		dims[2] *= x->type.dims[d], *count *= x->global[d];
+}
+
 void l2_normalize_dims(const LValue *x, const Attrs *a, int64_t dims[3])
 {
 	int axis = (int)norm_axis(a->has_axis && a->naxes ? a->axes[0] : 0, x->type.rank);

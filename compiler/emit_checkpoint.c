@@ -26,7 +26,8 @@ static void state_name(StrBuf *b, const Train *t, int j, const char *name)
 }
 
 /* Calls `fn(rt-side object, "NAME", pointer, dtype, piece)` for every
- * parameter that trains and every slot of its state, the pointer NULL on
+ * parameter that trains and every slot of its state, and every moving
+ * statistic (BatchNorm's, no state), the pointer NULL on
  * the ranks of other pipeline stages (held_arg). */
 static void each_tensor(StrBuf *b, const Program *p, const char *indent, const char *call)
 {
@@ -35,12 +36,13 @@ static void each_tensor(StrBuf *b, const Program *p, const char *indent, const c
 	const Train *t = l->m->train;
 	int nstate = state_slots(t);
 	for (int v = 0; v < l->nparams; v++) {
-		if (!g->values[v].type.is_param || l->grad[v] < 0)
+		bool moving = param_is_moving_stat(g, v);   /* BatchNorm's: saved, with no optimizer state */
+		if (!g->values[v].type.is_param || (l->grad[v] < 0 && !moving))
 			continue;
 		const LValue *x = &l->values[v];
 		const char *dt = sc_dtype_name(x->type.dtype), *ct = c_type(x->type.dtype);
 		long long state_bytes = (long long)aligned(value_bytes(x));
-		for (int j = -1; j < nstate; j++) {
+		for (int j = -1; j < (moving ? 0 : nstate); j++) {
 			StrBuf name = {0};
 			if (j < 0)
 				sb_puts(&name, g->values[v].name);

@@ -422,6 +422,19 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		          (long long)dims[0], (long long)dims[1], (long long)dims[2], a->epsilon);
 		break;
 	}
+	case OP_BATCH_NORM: {   /* x (n, c, hw); a slice's piece given the batch's statistics (lower.c) */
+		int64_t d3[3], count;
+		batch_norm_dims(x, d3, &count);
+		const char *const *c = p->cname;
+		bool kept = op_recomputes(l, (int)(o - l->ops)) >= 0;   /* a recomputation: updated once, by the forward */
+		if (a->is_training && (l->values[o->in[3]].param < 0 || l->values[o->in[4]].param < 0))
+			die("BatchNorm's moving statistics are no parameters here: their update would be lost");
+		sb_printf(b, "sc_batch_norm(rt, %s, %s, %s, %s, %s, %s, %s, %s, %lld, %lld, %lld, %.17g, %.17g, %lld, %s);", x0,
+		          x1, c[o->in[2]], c[o->in[3]], c[o->in[4]], o->nin > 5 ? c[o->in[5]] : "NULL",
+		          o->nin > 5 ? c[o->in[6]] : "NULL", y, (long long)d3[0], (long long)d3[1], (long long)d3[2], a->epsilon,
+		          a->momentum, (long long)count, !a->is_training ? "SC_BN_INFER" : kept ? "SC_BN_TRAIN_KEEP" : "SC_BN_TRAIN");
+		break;
+	}
 	OP_CASES(SEGMENT_OPS)   /* x's rows into the segments their ids name; an empty one the type's identity */
 		sb_puts(b, "sc_unsorted_segment(rt, ");
 		segment_args(b, p, o, o->in[0], o->in[1], y);

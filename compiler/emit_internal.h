@@ -236,6 +236,8 @@ void scatter_shape_args(StrBuf *b, const Program *p, const LOp *f, bool global);
  * window_of); where x is whole along a dim the result splits, the rank's
  * rows (columns) from its first, the padding shifted by its piece's start */
 void window_arg(StrBuf *b, const Program *p, OpKind op, const Attrs *a, const LValue *x, int y);
+/* A BatchNorm's x seen as (n, c, hw), this rank's piece; *count the values a channel has in the whole x */
+void batch_norm_dims(const LValue *x, int64_t dims[3], int64_t *count);
 /* An L2Normalize's x seen as (outer, n, inner): the dims before its axis, the axis, the dims after */
 void l2_normalize_dims(const LValue *x, const Attrs *a, int64_t dims[3]);
 /* A PReLU's x seen as (outer, channels, inner): dims 0, 1 and the rest; below rank 2, one channel (1, 1, n) */

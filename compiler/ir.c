@@ -311,3 +311,13 @@ int gather_axis(const Attrs *a, int rank)
 	int64_t axis = a->has_axis && a->naxes ? a->axes[0] : 0;
 	return (int)(axis < 0 ? axis + rank : axis);
 }
+
+bool param_is_moving_stat(const Graph *g, int v)
+{
+	if (v >= g->nparams || !g->values[v].type.is_param)
+		return false;
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].op == OP_BATCH_NORM && (g->nodes[i].in[3] == v || g->nodes[i].in[4] == v))
+			return true;
+	return false;
+}

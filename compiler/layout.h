@@ -134,7 +134,7 @@ void splits_fit_devices(int64_t *split, int n, int64_t devices);
 /* ---- rules.c: what an operator's strategy means ------------------------- */
 
 enum { MAX_OPDIMS = 2 * MAX_DIMS };   /* BatchMatMul: batch dims + i, k, j; Gather: v, h + index dims */
-enum { MAX_RULE_INPUTS = 4 };         /* inputs described one by one (FlashAttentionScore's four); Concat's later ones repeat the last */
+enum { MAX_RULE_INPUTS = 7 };         /* inputs described one by one (BatchNorm piece's seven); Concat's later ones repeat the last */
 
 /* An operator's iteration space ("op dims") and which op dim each dim of its
  * inputs and output follows. A strategy splits op dims. */

@@ -483,6 +483,17 @@ static int mask_padding(Stats *s, int x, const TensorLayout *in, double fill)
 	return x;
 }
 
+/* x0 in Float32 for its statistics: a half x's summed in Float32, as the whole operator's kernel sums them. */
+static int stat_wide(Stats *s, int x0, const TensorLayout *in)
+{
+	if (!dtype_is_half(s->xt.dtype))
+		return x0;
+	s->xt.dtype = s->rowt.dtype = DT_F32;
+	int wide = stat_piece(s, OP_CAST, 1, &x0, &s->xt, in, stat_name(s, "wide"), NULL);
+	s->x->l->ops[s->x->l->nops - 1].a = (Attrs){.dtype = DT_F32, .present = ATTR_BIT(ATTR_DTYPE)};
+	return wide;
+}
+
 /* The operator's attributes on a piece: its own, no strategy. */
 static void piece_attrs(LOp *o, const Attrs *a)
 {
@@ -568,14 +579,7 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 	int x0 = ins[0];
 	if (n->op == OP_L2_NORMALIZE) {   /* the sums of squares completed, then a piece normalizing the slice */
 		x0 = mask_padding(&s, x0, &in, 0);
-		int wide = x0;   /* a half x: its squares summed in Float32, as the whole operator's kernel sums them */
-		if (dtype_is_half(s.xt.dtype)) {
-			s.xt.dtype = s.rowt.dtype = DT_F32;
-			wide = stat_piece(&s, OP_CAST, 1, &x0, &s.xt, &in, stat_name(&s, "wide"), NULL);
-			l->ops[l->nops - 1].a.dtype = DT_F32;
-			l->ops[l->nops - 1].a.present = ATTR_BIT(ATTR_DTYPE);
-		}
-		int sq = stat_piece(&s, OP_SQUARE, 1, &wide, &s.xt, &in, stat_name(&s, "squared"), NULL);
+		int sq = stat_piece(&s, OP_SQUARE, 1, (int[]){stat_wide(&s, x0, &in)}, &s.xt, &in, stat_name(&s, "squared"), NULL);
 		int sum = stat_reduce(&s, OP_REDUCE_SUM, sq, "sumsq", "the sums of squares");
 		int r = stat_piece(&s, OP_L2_NORMALIZE, 2, (int[]){x0, sum}, yt, out, y, NULL);
 		LOp *o = &l->ops[l->nops - 1];
@@ -586,14 +590,13 @@ static int lower_normalized(Lowering *x, int i, const int *ins, const TensorLayo
 		o->a.epsilon = n->a.epsilon;
 		return r;
 	}
-	if (op_is_norm(n->op)) {   /* the rows' statistics, then a piece normalizing the slice */
-		int piece[5], nin = op_info[n->op].min_inputs, sq;
-		memcpy(piece, ins, sizeof(int) * (size_t)nin);   /* x, gamma, beta */
-		/* an uneven normalized dim: x and the squares zero in their padding, so the
-		 * means (divided by the whole's count) count only the whole's elements, and
-		 * the gradient reaching x's padding is 0 (PadFill's adjoint) */
+	if (op_is_norm(n->op) || n->op == OP_BATCH_NORM) {   /* the rows' (channels') statistics, then a piece */
+		int piece[7], nin = op_info[n->op].min_inputs, sq;
+		memcpy(piece, ins, sizeof(int) * (size_t)nin);   /* x, gamma, beta; BatchNorm's moving mean, variance */
+		/* uneven: x and the squares 0 in the padding (the means count the whole's elements; x's gradient 0 there) */
 		piece[0] = x0 = mask_padding(&s, x0, &in, 0);
-		if (norm_centered(n->op)) {   /* the mean, and the variance as the centered values' mean square */
+		x0 = n->op == OP_BATCH_NORM ? stat_wide(&s, x0, &in) : x0;   /* a half x's statistics in Float32 */
+		if (norm_centered(n->op) || n->op == OP_BATCH_NORM) {   /* the mean; the variance: the centered mean square */
 			int mean = stat_reduce(&s, OP_REDUCE_MEAN, x0, "mean", "the row means");
 			int c = stat_piece(&s, OP_SUB, 2, (int[]){x0, mean}, &s.xt, &in, stat_name(&s, "centered"), NULL);
 			sq = stat_piece(&s, OP_SQUARE, 1, &c, &s.xt, &in, stat_name(&s, "squared"), NULL);
@@ -862,7 +865,8 @@ static void shard_optimizer_home(const Lowered *l, const NodeStrategy *ns, int k
 {
 	const Module *m = l->m;
 	const Type *t = &l->flat->g->values[p].type;
-	if (!m->train || !m->ctx.parallel_optimizer || l->device_num == 1 || !t->is_param || !dtype_is_float(t->dtype))
+	if (!m->train || !m->ctx.parallel_optimizer || l->device_num == 1 || !t->is_param || !dtype_is_float(t->dtype) ||
+	    param_is_moving_stat(l->flat->g, p))   /* no gradient, no optimizer state */
 		return;
 	TensorLayout in, out, h, summed;
 	op_in_layout(ns->od, ns->split, k, &in);

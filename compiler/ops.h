@@ -112,7 +112,9 @@
 	ATTR(NUM_SEGMENTS, "num_segments", AK_INT)             \
 	ATTR(SIZE_SPLITS, "size_splits", AK_INTS)              \
 	ATTR(SPLIT_DIM, "split_dim", AK_INT)                   \
-	ATTR(NUM_SPLIT, "num_split", AK_INT)
+	ATTR(NUM_SPLIT, "num_split", AK_INT)                   \
+	ATTR(IS_TRAINING, "is_training", AK_BOOL)              \
+	ATTR(MOMENTUM, "momentum", AK_FLOAT)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -120,6 +122,8 @@
 /* CumSum's and CumProd's; offset only on a rank's piece of a split axis (lower.c) */
 #define A_SCAN (A(AXIS) | A(EXCLUSIVE) | A(REVERSE) | A(OFFSET))
 #define A_LAYERNORM (A(BEGIN_NORM_AXIS) | A(BEGIN_PARAMS_AXIS) | A(EPSILON))
+/* BatchNorm's (MindSpore's ops.BatchNorm; data_format "NCHW" only, conv.c decodes it) */
+#define A_BATCHNORM (A(IS_TRAINING) | A(EPSILON) | A(MOMENTUM) | A(DATA_FORMAT))
 #define A_SLICE (A(BEGIN) | A(END) | A(STRIDES))
 #define A_SLICE_MASKS (A(BEGIN_MASK) | A(END_MASK) | A(ELLIPSIS_MASK) | A(NEW_AXIS_MASK) | A(SHRINK_AXIS_MASK))
 /* Conv2D's (MindSpore's ops.Conv2D; pad a number or (top, bottom, left, right), group a number: conv.c decodes
@@ -306,6 +310,7 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	TENSOR_SCATTER_OPS(OP)                                                                                                             \
 	NORM_OPS(OP)                                                                                                                       \
 	OP(L2_NORMALIZE, "L2Normalize", 1, 2, A(AXIS) | A(EPSILON), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                         \
+	OP(BATCH_NORM, "BatchNorm", 5, 7, A_BATCHNORM, SH_OWN, R_OWN, OWN, GR_X, 3u << 3, PREC_F32, V_COPY)                   \
 	SEGMENT_OPS(OP)                                                                                                                    \
 	OP(CONCAT, "Concat", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                          \
 	OP(ADD_N, "AddN", 2, -1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                                     \

@@ -197,6 +197,12 @@ static double complete_cost(Search *x, int v, const TensorLayout *out)
 	return redist(x, out, &to, val->type.dims, elem_bytes(x, x->g->nodes[v].result), false);
 }
 
+double param_mem_factor(const Search *x, int p)
+{
+	bool moving = x->m->train && dtype_is_float(x->g->values[p].type.dtype) && !x->needs[p];
+	return moving ? 1 : x->mem_factor;
+}
+
 bool is_param(const Search *x, int p)
 {
 	return x->g->values[p].type.is_param;
@@ -258,7 +264,8 @@ static double compute_cost(Search *x, int v, const OpSplit *s)
 	const Node *nd = &x->g->nodes[v];
 	double c = cost_compute(x->cm, nd, x->st->node[v].od, s->split);
 	const Type *t = &x->g->values[nd->in[0]].type;
-	c = c * passes(x, v) + cost_statistics(x->cm, x->st->node[v].od, s, dtype_bytes(t->dtype));
+	int64_t stat_bytes = nd->op == OP_BATCH_NORM ? 4 : dtype_bytes(t->dtype);   /* BatchNorm's in Float32 */
+	c = c * passes(x, v) + cost_statistics(x->cm, x->st->node[v].od, s, stat_bytes);
 	if (op_is_segment(nd->op) && nd->op != OP_UNSORTED_SEGMENT_SUM && x->needs[nd->in[0]])
 		c += cost_reduced_stats(x->cm, x->st->node[v].od, s, nd->op == OP_UNSORTED_SEGMENT_PROD ? 2 : 1, 4);
 	return c;
@@ -278,7 +285,8 @@ static double own_memory(const Search *x, int v, const TensorLayout *ins, const 
 		    x->st->home_fixed[sr->id] || !is_param(x, sr->id))
 			continue;
 		const Value *pv = &g->values[sr->id];
-		mem += x->mem_factor * (double)cost_slice_bytes(&ins[k], pv->type.dims, dtype_bytes(pv->type.dtype));
+		mem += param_mem_factor(x, sr->id) *
+		       (double)cost_slice_bytes(&ins[k], pv->type.dims, dtype_bytes(pv->type.dtype));
 	}
 	return mem;
 }
@@ -750,7 +758,7 @@ double total(Search *x, double *memory)
 		const Value *pv = &g->values[p];
 		if (!h || !is_param(x, p))
 			continue;
-		mem += x->mem_factor * (double)cost_slice_bytes(h, pv->type.dims, dtype_bytes(pv->type.dtype));
+		mem += param_mem_factor(x, p) * (double)cost_slice_bytes(h, pv->type.dims, dtype_bytes(pv->type.dtype));
 	}
 	double c = one;
 	if (x->stages > 1) {

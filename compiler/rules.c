@@ -308,6 +308,27 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	OP_CASES(TENSOR_SCATTER_OPS)   /* scatter_nd.c: x split (Update: its trailing dims), updates as x */
 		tensor_scatter_dims(n->op, x, operand(g, n, 1), od);
 		return true;
+	case OP_BATCH_NORM: {
+		/* x's dims, any of them split, as MindSpore's BatchNormInfo: scale,
+		 * bias, mean and variance follow C. In training a split N, H or W has
+		 * the batch's mean and variance completed over the ranks splitting
+		 * them (lower.c, as the centered normalizers'; SyncBatchNorm's sums),
+		 * and lowering's piece takes them as inputs 5 and 6 (C alone). */
+		for (int d = 0; d < x->rank; d++)
+			add_dim(od, x->dims[d], NULL);
+		identity_input(od, 0, x->rank);
+		for (int k = 1; k < n->nin; k++) {
+			identity_input(od, k, k < 5 ? 1 : x->rank);
+			for (int d = 0; d < od->in_rank[k]; d++)
+				od->in_dim[k][d] = (int8_t)(k < 5 || d == 1 ? 1 : -1);
+		}
+		if (n->a.is_training && n->nin == 5) {
+			od->normalized = x->rank == 4 ? 1u << 0 | 1u << 2 | 1u << 3 : 1u << 0;
+			od->nstats_fwd = 2;
+			od->nstats_bwd = 3;
+		}
+		break;
+	}
 	OP_CASES(SEGMENT_OPS)   /* segment.c: the ids' dims leave partial segments */
 		segment_dims(x, operand(g, n, 1), n, od);
 		return true;

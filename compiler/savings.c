@@ -45,7 +45,7 @@ double least_memory(const Search *x, const bool *recomputed, double *batched)
 		double elems = 1;
 		for (int d = 0; d < t->rank; d++)
 			elems *= (double)t->dims[d];
-		mem += x->mem_factor * elems * (double)dtype_bytes(t->dtype) / (double)x->n;
+		mem += param_mem_factor(x, p) * elems * (double)dtype_bytes(t->dtype) / (double)x->n;
 	}
 	free(data);
 	return mem;

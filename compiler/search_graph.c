@@ -122,7 +122,8 @@ static void build(Search *x)
 	free(nuse);
 	/* What needs a gradient, as autodiff.c decides it. */
 	for (int p = 0; p < np && x->m->train; p++)
-		x->needs[p] = g->values[p].type.is_param && dtype_is_float(g->values[p].type.dtype);
+		x->needs[p] = g->values[p].type.is_param && dtype_is_float(g->values[p].type.dtype) &&
+		              !param_is_moving_stat(g, p);
 	for (int v = 0; v < nn && x->m->train; v++) {
 		const Node *nd = &g->nodes[v];
 		for (int k = 0; k < nd->nin; k++)

@@ -163,6 +163,9 @@ const TensorLayout *home(const Search *x, int p);
  * before completing them: such an edge costs once. */
 bool shared(const Search *x, int v, int k, const TensorLayout *to, int64_t grad_axes, bool before);
 bool is_param(const Search *x, int p);
+/* The bytes parameter p holds per byte of it: mem_factor (its gradient and optimizer state in training),
+ * 1 for a moving statistic (BatchNorm's: neither). */
+double param_mem_factor(const Search *x, int p);
 /* What depends on v's strategy s: its compute, its inputs' and its
  * consumers' redistributions (decided neighbours only), its completion or
  * delivery, the parameters it is the first user of (their gradients and

@@ -420,7 +420,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_TRIL: case OP_TRIU:
 	case OP_CUMPROD: case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL: case OP_SPLIT: case OP_SPLIT_V: case OP_SLICE: case OP_ARANGE:
 	case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_GATHER_D: case OP_L2_NORMALIZE:
-	case OP_GATHER_ND: OP_CASES(TENSOR_SCATTER_OPS)
+	case OP_GATHER_ND: OP_CASES(TENSOR_SCATTER_OPS) case OP_BATCH_NORM:
 	OP_CASES(SEGMENT_OPS)
 	case OP_SPARSE_SOFTMAX_CE: case OP_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	case OP_STACK: case OP_LERP: case OP_L2_LOSS:
@@ -607,6 +607,8 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_tensor_scatter(x, a, out);
 	case OP_L2_NORMALIZE:
 		return infer_l2_normalize(x, a, out);
+	case OP_BATCH_NORM:
+		return infer_batch_norm(x, a, out);
 	OP_CASES(SEGMENT_OPS)
 		return infer_segment(x, a, out);
 	OP_CASES(NORM_OPS)

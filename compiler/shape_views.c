@@ -535,3 +535,44 @@ bool infer_l2_normalize(Infer *x, const Type *in, Type *out)
 	out->is_param = false;
 	return true;
 }
+
+/* MindSpore's BatchNorm(x, scale, bias, mean, variance): x (N, C) or
+ * (N, C, H, W), the other four (C,) in Float32 (the statistics of a half x
+ * are Float32, and the moving ones are written in place: no Cast may stand
+ * between them and the operator). Lowering's piece on a slice of N, H or W
+ * takes the batch's completed mean and variance too, x's rank with every dim
+ * but C 1, Float32. The result is x's type. */
+bool infer_batch_norm(Infer *x, const Type *in, Type *out)
+{
+	static const char *const names[] = {"x", "scale", "bias", "mean", "variance", "batch mean", "batch variance"};
+	if (!need_float(x, 0))
+		return false;
+	StrBuf b = {0};
+	if (in->rank != 2 && in->rank != 4) {
+		ERR(x, in_span(x, 0), "BatchNorm: x %s is %s; it must be (N, C) or (N, C, H, W) (MindSpore's BatchNorm)",
+		    in_name(x, 0, &b), DIMS(in));
+		sb_free(&b);
+		return false;
+	}
+	if (x->n->nin == 6) {
+		ERR(x, in_span(x, 5), "BatchNorm takes 5 operands (x, scale, bias, mean, variance), or 7 (a slice's piece: "
+		    "the batch's mean and variance too)");
+		return false;
+	}
+	for (int k = 1; k < x->n->nin; k++) {
+		Type want = {.dtype = DT_F32, .rank = k < 5 ? 1 : in->rank};
+		for (int d = 0; d < want.rank; d++)
+			want.dims[d] = k < 5 ? in->dims[1] : d == 1 ? in->dims[1] : 1;
+		const Type *t = in_type(x, k);
+		if (t->dtype != DT_F32 || t->rank != want.rank ||
+		    memcmp(t->dims, want.dims, sizeof(int64_t) * (size_t)want.rank)) {
+			ERR(x, in_span(x, k), "BatchNorm: the %s %s must be Float32 %s (x's C %lld); it is %s %s", names[k],
+			    in_name(x, k, &b), DIMS(&want), (long long)in->dims[1], dtype_name(t->dtype), DIMS(t));
+			sb_free(&b);
+			return false;
+		}
+	}
+	*out = *in;
+	out->is_param = false;
+	return true;
+}

@@ -261,6 +261,8 @@ typedef struct {
 	int64_t dim;             /* GatherD: the dim of x the index picks along (required) */
 	int64_t diagonal;        /* Tril, Triu: the diagonal kept, 0 the main one, k > 0 above it, k < 0 below (0 by default) */
 	int64_t num_segments;    /* the unsorted segment reductions: the result's rows (required) */
+	bool is_training;        /* BatchNorm: normalize by the batch's statistics and update the moving ones (false) */
+	double momentum;         /* BatchNorm: moving = (1 - momentum) moving + momentum batch (0.1) */
 	double scale_value;      /* FlashAttentionScore: the scores' factor, 1 by default (MindSpore's) */
 	int64_t sparse_mode;     /* FlashAttentionScore: 0 the mask as given, 2 or 3 causal (key j seen by query i when j <= i) */
 	int64_t input_layout;    /* FlashAttentionScore: FA_BNSD (the default), FA_BSND or FA_BSH (flash_dims) */
@@ -335,6 +337,11 @@ struct Graph {
 	int64_t nflat;           /* operators and numbers once Calls are inlined (check_names), saturating */
 	int64_t nliterals;       /* the numbers (Value.literal) among them */
 };
+
+/* Whether value v of g is a Parameter a BatchNorm reads as its mean or variance (operand 3 or 4): a moving
+ * statistic, which the operator updates in training and the optimizer never does (no gradient, no optimizer
+ * state; saved and loaded as the other parameters: docs/language.md, Moving statistics). */
+bool param_is_moving_stat(const Graph *g, int v);
 
 struct LayoutDecl {
 	const char *name;

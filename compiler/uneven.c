@@ -276,6 +276,7 @@ static UnevenKind uneven_kind(OpKind op)
 	OP_CASES(FUSED_OPS) case OP_COUNT:
 	case OP_SPARSE_SOFTMAX_CE:   /* whole: its uneven splits are lowered as pieces (lower_normalized) */
 	case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL:   /* evenly: a padded piece would reach the windows */
+	case OP_BATCH_NORM:   /* not yet: the padding would not map to 0 (bias) nor leave the batch's sums alone */
 	case OP_GATHER_D:   /* not yet: its gradient would scatter dy's padding into x's */
 	OP_CASES(SEGMENT_OPS)   /* not yet: a padded id 0 would send padding into segment 0 */
 	case OP_GATHER_ND:   /* not yet: a padded index row would read (and its gradient add into) x's first slice */

@@ -838,6 +838,20 @@ void sc_tensor_scatter(sc_rt *rt, sc_scatter_op op, const float *x, const void *
  * sums of squares completed over the ranks that split n (a slice's piece). */
 void sc_l2_normalize(sc_rt *rt, const float *x, const float *sumsq, float *y, int64_t outer, int64_t n,
                      int64_t inner, double eps);
+/* MindSpore's BatchNorm on x (n, c, hw) per channel: y = (x - mean) /
+ * sqrt(var + eps) * scale + bias, every pointer but x and y (c,) Float32.
+ * mode SC_BN_INFER: mean and var the moving ones, nothing written to them;
+ * SC_BN_TRAIN: the batch's mean and (biased) variance, batch_mean and
+ * batch_var when given (completed over the ranks that split n or hw: a
+ * slice's piece), else x's own, and the moving ones updated in place,
+ * moving = (1 - momentum) moving + momentum batch, the variance's unbiased by
+ * count / (count - 1) (count the values a channel has over every rank);
+ * SC_BN_TRAIN_KEEP: as SC_BN_TRAIN, the moving ones left alone (a
+ * recomputation: the step's forward pass has updated them). */
+enum { SC_BN_INFER, SC_BN_TRAIN, SC_BN_TRAIN_KEEP };
+void sc_batch_norm(sc_rt *rt, const float *x, const float *scale, const float *bias, float *moving_mean,
+                   float *moving_var, const float *batch_mean, const float *batch_var, float *y, int64_t n, int64_t c,
+                   int64_t hw, double eps, double momentum, int64_t count, int mode);
 /* y (outer, depth, inner): on_value where class c + offset is the index
  * (outer, inner) names, off_value elsewhere, so an index outside
  * [offset, offset + depth) gives a row of off_value (MindSpore's OneHot; a
@@ -1165,6 +1179,16 @@ void sc_gather_d_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_
  * dsumsq may each be NULL. */
 void sc_l2_normalize_grad(sc_rt *rt, const float *x, const float *sumsq, const float *dy, float *dx, float *dsumsq,
                           int64_t outer, int64_t n, int64_t inner, double eps);
+/* BatchNorm's (MindSpore's BatchNormGrad) on x (n, c, hw): mean and var
+ * NULL, the whole operator in training (the batch's statistics recomputed
+ * from x, and dx through them: scale r / M (M dy - sum dy - xhat sum(dy
+ * xhat)), M = n hw); else the statistics fixed (inference's moving ones, or
+ * a slice's piece's batch ones): dx = dy scale r, dmean = -scale r sum dy,
+ * dvar = -scale r^3 sum(dy (x - mean)) / 2. dscale = sum(dy xhat), dbias =
+ * sum dy, each over this rank's slice. Any output may be NULL. */
+void sc_batch_norm_grad(sc_rt *rt, const float *x, const float *dy, const float *scale, const float *mean,
+                        const float *var, float *dx, float *dscale, float *dbias, float *dmean, float *dvar, int64_t n,
+                        int64_t c, int64_t hw, double eps);
 /* Recomputes the statistics from x; dx, dgamma, dbeta may each be NULL. */
 void sc_norm_grad(sc_rt *rt, sc_norm_kind k, const float *dy, const float *x, const float *gamma, float *dx,
                   float *dgamma, float *dbeta, const int64_t *dims, int ndim, int begin_norm_axis,

@@ -133,6 +133,15 @@ Choices where MindSpore leaves room:
   for a dropped id.
 - L2Normalize: x / sqrt(max(sum(x^2 over axis), epsilon)); where the sum is
   below epsilon the norm is constant and the gradient is dy / sqrt(epsilon).
+- BatchNorm (MindSpore's ops.BatchNorm, its first output y): x (N, C) or
+  (N, C, H, W) normalized per channel by the batch's mean and biased
+  variance over every dim but C (is_training: true) or by the given mean
+  and variance (false); in training each forward pass then sets the moving
+  mean and variance Parameters to (1 - momentum) moving + momentum batch,
+  the variance's unbiased (times M / (M - 1), M the values a channel has),
+  as MindSpore's kernels do; they get no gradient and no optimizer.  Its
+  gradient is MindSpore's BatchNormGrad: through the batch's statistics in
+  training, the statistics fixed in inference.
 - SoftmaxCrossEntropyWithLogits is MindSpore's primitive's first output,
   each row's loss (N,); its gradient is MindSpore's bprop, (softmax -
   labels) dloss (the loss's gradient when each label row sums to 1), and
@@ -2422,6 +2431,50 @@ def bwd_layer_norm(g, ins, at):
     return [dx, (g * xhat).sum(axis=lead), g.sum(axis=lead)]
 
 
+def batch_norm_parts(ins, at):
+    x, scale, bias, mean, var = ins
+    if x.ndim not in (2, 4):
+        raise OpError("x must be (N, C) or (N, C, H, W), not %s" % (x.shape,))
+    c = x.shape[1]
+    if any(t.shape != (c,) for t in ins[1:]):
+        raise OpError("scale, bias, mean and variance must be (C,) = (%d,)" % c)
+    eps = attr_number(at, "epsilon", 1e-5)
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    if attr_bool(at, "is_training"):
+        m = x.mean(axis=axes, keepdims=True)
+        v = ((x - m) ** 2).mean(axis=axes, keepdims=True)     # biased
+    else:
+        m, v = mean.reshape(shape), var.reshape(shape)
+    rstd = 1.0 / np.sqrt(v + eps)
+    return x, scale.reshape(shape), bias.reshape(shape), axes, m, v, rstd
+
+
+def fwd_batch_norm(ins, at):
+    x, scale, bias, _, m, _, rstd = batch_norm_parts(ins, at)
+    return (x - m) * rstd * scale + bias
+
+
+def bwd_batch_norm(g, ins, at):
+    x, scale, _, axes, m, _, rstd = batch_norm_parts(ins, at)
+    xhat = (x - m) * rstd
+    dxhat = g * scale
+    if attr_bool(at, "is_training"):   # through the batch's statistics
+        dx = rstd * (dxhat - dxhat.mean(axis=axes, keepdims=True) - xhat * (dxhat * xhat).mean(axis=axes, keepdims=True))
+    else:
+        dx = dxhat * rstd
+    return [dx, (g * xhat).sum(axis=axes), g.sum(axis=axes), None, None]
+
+
+def batch_norm_moving(ins, at):
+    """The moving mean and variance after a training forward pass (MindSpore's kernels' update)."""
+    x, _, _, _, m, v, _ = batch_norm_parts(ins, at)
+    momentum = attr_number(at, "momentum", 0.1)
+    count = x.size // x.shape[1]
+    return [(1 - momentum) * ins[3] + momentum * m.reshape(-1),
+            (1 - momentum) * ins[4] + momentum * v.reshape(-1) * count / (count - 1)]
+
+
 def rms_norm_parts(ins, at):
     x, gamma = ins
     if gamma.ndim < 1 or gamma.ndim > x.ndim or gamma.shape != x.shape[x.ndim - gamma.ndim:]:
@@ -3025,6 +3078,7 @@ OPS = {
     "Triu": (*triangle(True), 1, 1),
     "LayerNorm": (fwd_layer_norm, bwd_layer_norm, 3, 3),
     "RmsNorm": (fwd_rms_norm, bwd_rms_norm, 2, 2),
+    "BatchNorm": (fwd_batch_norm, bwd_batch_norm, 5, 5),
     "Concat": (fwd_concat, bwd_concat, 1, None),
     "AddN": (fwd_add_n, bwd_add_n, 2, None),
     "Stack": (fwd_stack, bwd_stack, 1, None),
@@ -3499,6 +3553,9 @@ def forward(prog, feeds):
                 raise ModelError(ins.offset, "%s: %s" % (ins.op, e))
             vals[ins.out] = to_dtype(r, prog.dtypes[ins.out])
             check_value(prog, ins.out, vals[ins.out])
+            if ins.op == "BatchNorm" and ins.attrs.get("is_training") is True:   # the moving statistics, in place
+                for v, new in zip(ins.ins[3:5], batch_norm_moving(args, ins.attrs)):
+                    feeds[v] = to_dtype(new, prog.dtypes[v])
     return vals
 
 
@@ -3795,7 +3852,8 @@ def train(prog, module, feeds, steps_override, out, data=None):
     name, hyper, steps, clip = optimizer_config(module)
     if steps_override is not None:
         steps = steps_override
-    trained = {vid: (p.name, p.type.dtype) for vid, p in prog.inputs if p.type.kind == "Parameter"}
+    moving = {v for ins in prog.instrs if ins.op == "BatchNorm" for v in ins.ins[3:5]}   # updated by it, not trained
+    trained = {vid: (p.name, p.type.dtype) for vid, p in prog.inputs if p.type.kind == "Parameter" and vid not in moving}
     for vid, p in prog.inputs:
         if vid in trained and not is_float(p.type.dtype):
             raise ModelError(p.offset, "parameter '%%%s' is %s; only float parameters can be trained"

@@ -736,6 +736,23 @@ void sc_unsorted_segment_grad(sc_rt *rt, sc_segment_op op, const float *x, const
 	sc_cpu_unsorted_segment_grad(op, x, ids, ids_dt, y, dy, stat0, stat1, dx, rows, inner, segments);
 }
 
+void sc_batch_norm(sc_rt *rt, const float *x, const float *scale, const float *bias, float *moving_mean,
+                   float *moving_var, const float *batch_mean, const float *batch_var, float *y, int64_t n, int64_t c,
+                   int64_t hw, double eps, double momentum, int64_t count, int mode)
+{
+	(void)rt;
+	sc_cpu_batch_norm(x, scale, bias, moving_mean, moving_var, batch_mean, batch_var, y, n, c, hw, eps, momentum, count,
+	                  mode);
+}
+
+void sc_batch_norm_grad(sc_rt *rt, const float *x, const float *dy, const float *scale, const float *mean,
+                        const float *var, float *dx, float *dscale, float *dbias, float *dmean, float *dvar, int64_t n,
+                        int64_t c, int64_t hw, double eps)
+{
+	(void)rt;
+	sc_cpu_batch_norm_grad(x, dy, scale, mean, var, dx, dscale, dbias, dmean, dvar, n, c, hw, eps);
+}
+
 void sc_l2_normalize(sc_rt *rt, const float *x, const float *sumsq, float *y, int64_t outer, int64_t n,
                      int64_t inner, double eps)
 {

@@ -148,6 +148,13 @@ void sc_cpu_tensor_scatter(sc_scatter_op op, const float *x, const void *idx, sc
                            int64_t inner);
 void sc_cpu_tensor_scatter_grad(sc_scatter_op op, int k, const float *dy, const void *idx, sc_dtype idx_dt, int64_t m,
                                 float *dx, const int64_t *start, const int64_t *ldims, int n, int64_t inner);
+/* sc_batch_norm's and its gradient's */
+void sc_cpu_batch_norm(const float *x, const float *scale, const float *bias, float *moving_mean, float *moving_var,
+                       const float *batch_mean, const float *batch_var, float *y, int64_t n, int64_t c, int64_t hw,
+                       double eps, double momentum, int64_t count, int mode);
+void sc_cpu_batch_norm_grad(const float *x, const float *dy, const float *scale, const float *mean, const float *var,
+                            float *dx, float *dscale, float *dbias, float *dmean, float *dvar, int64_t n, int64_t c,
+                            int64_t hw, double eps);
 /* sc_gather_d's and sc_l2_normalize's, and their gradients */
 void sc_cpu_gather_d(const float *x, const int64_t *xdims, const void *idx, sc_dtype idx_dt, const int64_t *idims,
                      int ndim, int dim, int64_t offset, float *y);

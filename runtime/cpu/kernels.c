@@ -1906,6 +1906,84 @@ void sc_cpu_l2_normalize_grad(const float *x, const float *sumsq, const float *d
 		}
 }
 
+/* BatchNorm: channel ch's mean and biased variance over x (n, c, hw), in double; the given ones when mean is not
+ * NULL. */
+static void bn_stats(const float *x, const float *mean, const float *var, int64_t n, int64_t c, int64_t hw, int64_t ch,
+                     double *m, double *v)
+{
+	if (mean) {
+		*m = mean[ch], *v = var[ch];
+		return;
+	}
+	double s = 0, q = 0;
+	for (int64_t i = 0; i < n; i++)
+		for (int64_t j = 0; j < hw; j++)
+			s += x[(i * c + ch) * hw + j];
+	*m = s / (double)(n * hw);
+	for (int64_t i = 0; i < n; i++)
+		for (int64_t j = 0; j < hw; j++) {
+			double d = x[(i * c + ch) * hw + j] - *m;
+			q += d * d;
+		}
+	*v = q / (double)(n * hw);
+}
+
+void sc_cpu_batch_norm(const float *x, const float *scale, const float *bias, float *moving_mean, float *moving_var,
+                       const float *batch_mean, const float *batch_var, float *y, int64_t n, int64_t c, int64_t hw,
+                       double eps, double momentum, int64_t count, int mode)
+{
+#pragma omp parallel for if (n * c * hw > 65536)
+	for (int64_t ch = 0; ch < c; ch++) {
+		double m, v;
+		if (mode == SC_BN_INFER)
+			bn_stats(x, moving_mean, moving_var, n, c, hw, ch, &m, &v);
+		else
+			bn_stats(x, batch_mean, batch_var, n, c, hw, ch, &m, &v);
+		double r = 1 / sqrt(v + eps);
+		for (int64_t i = 0; i < n; i++)
+			for (int64_t j = 0; j < hw; j++) {
+				int64_t at = (i * c + ch) * hw + j;
+				y[at] = (float)((x[at] - m) * r * scale[ch] + bias[ch]);
+			}
+		if (mode == SC_BN_TRAIN) {   /* MindSpore's update, the variance unbiased */
+			moving_mean[ch] = (float)((1 - momentum) * moving_mean[ch] + momentum * m);
+			moving_var[ch] = (float)((1 - momentum) * moving_var[ch] + momentum * v * (double)count / (double)(count - 1));
+		}
+	}
+}
+
+void sc_cpu_batch_norm_grad(const float *x, const float *dy, const float *scale, const float *mean, const float *var,
+                            float *dx, float *dscale, float *dbias, float *dmean, float *dvar, int64_t n, int64_t c,
+                            int64_t hw, double eps)
+{
+#pragma omp parallel for if (n * c * hw > 65536)
+	for (int64_t ch = 0; ch < c; ch++) {
+		double m, v, sdy = 0, sdyx = 0, M = (double)(n * hw);
+		bn_stats(x, mean, var, n, c, hw, ch, &m, &v);
+		double r = 1 / sqrt(v + eps);
+		for (int64_t i = 0; i < n; i++)
+			for (int64_t j = 0; j < hw; j++) {
+				int64_t at = (i * c + ch) * hw + j;
+				sdy += dy[at];
+				sdyx += (double)dy[at] * (x[at] - m);
+			}
+		if (dscale)
+			dscale[ch] = (float)(sdyx * r);
+		if (dbias)
+			dbias[ch] = (float)sdy;
+		if (dmean)
+			dmean[ch] = (float)(-scale[ch] * r * sdy);
+		if (dvar)
+			dvar[ch] = (float)(-0.5 * scale[ch] * r * r * r * sdyx);
+		for (int64_t i = 0; dx && i < n; i++)
+			for (int64_t j = 0; j < hw; j++) {
+				int64_t at = (i * c + ch) * hw + j;
+				double g = mean ? dy[at] : dy[at] - sdy / M - (x[at] - m) * r * r * sdyx / M;
+				dx[at] = (float)(scale[ch] * r * g);
+			}
+	}
+}
+
 /* rows, cols of the normalization and the size of gamma */
 static void norm_shape(const int64_t *dims, int ndim, int bna, int bpa, int64_t *rows, int64_t *cols, int64_t *np)
 {

@@ -176,6 +176,14 @@ cudaError_t sc_cu_unsorted_segment_stat(int op, const float *x, const void *ids,
 cudaError_t sc_cu_unsorted_segment_grad(int op, const float *x, const void *ids, int ids64, const float *y,
                                         const float *dy, const float *stat0, const float *stat1, float *dx,
                                         int64_t rows, int64_t inner, int64_t segments, cudaStream_t s);
+/* BatchNorm on x (n, c, hw) per channel (sc_batch_norm*) */
+cudaError_t sc_cu_batch_norm(const float *x, const float *scale, const float *bias, float *moving_mean,
+                             float *moving_var, const float *batch_mean, const float *batch_var, float *y, int64_t n,
+                             int64_t c, int64_t hw, double eps, double momentum, int64_t count, int mode,
+                             cudaStream_t s);
+cudaError_t sc_cu_batch_norm_grad(const float *x, const float *dy, const float *scale, const float *mean,
+                                  const float *var, float *dx, float *dscale, float *dbias, float *dmean, float *dvar,
+                                  int64_t n, int64_t c, int64_t hw, double eps, cudaStream_t s);
 /* L2Normalize on x (outer, n, inner) along n; sumsq, dx and dsumsq may be NULL (sc_l2_normalize*) */
 cudaError_t sc_cu_l2_normalize(const float *x, const float *sumsq, float *y, int64_t outer, int64_t n, int64_t inner,
                                double eps, cudaStream_t s);

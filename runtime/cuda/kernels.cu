@@ -1041,6 +1041,81 @@ __global__ void l2_normalize_grad_k(const float *x, const float *sumsq, const fl
 	}
 }
 
+/* BatchNorm, a thread per channel of x (n, c, hw), sums in double as the CPU twin's */
+__device__ void bn_stats(const float *x, const float *mean, const float *var, int64_t n, int64_t c, int64_t hw,
+                         int64_t ch, double *m, double *v)
+{
+	if (mean) {
+		*m = mean[ch], *v = var[ch];
+		return;
+	}
+	double s = 0, q = 0;
+	for (int64_t i = 0; i < n; i++)
+		for (int64_t j = 0; j < hw; j++)
+			s += x[(i * c + ch) * hw + j];
+	*m = s / (double)(n * hw);
+	for (int64_t i = 0; i < n; i++)
+		for (int64_t j = 0; j < hw; j++) {
+			double d = x[(i * c + ch) * hw + j] - *m;
+			q += d * d;
+		}
+	*v = q / (double)(n * hw);
+}
+
+__global__ void batch_norm_k(const float *x, const float *scale, const float *bias, float *moving_mean,
+                             float *moving_var, const float *batch_mean, const float *batch_var, float *y, int64_t n,
+                             int64_t c, int64_t hw, double eps, double momentum, int64_t count, int mode)
+{
+	GRID_LOOP(ch, c) {
+		double m, v;
+		if (mode == SC_BN_INFER)
+			bn_stats(x, moving_mean, moving_var, n, c, hw, ch, &m, &v);
+		else
+			bn_stats(x, batch_mean, batch_var, n, c, hw, ch, &m, &v);
+		double r = 1 / sqrt(v + eps);
+		for (int64_t i = 0; i < n; i++)
+			for (int64_t j = 0; j < hw; j++) {
+				int64_t at = (i * c + ch) * hw + j;
+				y[at] = (float)((x[at] - m) * r * scale[ch] + bias[ch]);
+			}
+		if (mode == SC_BN_TRAIN) {
+			moving_mean[ch] = (float)((1 - momentum) * moving_mean[ch] + momentum * m);
+			moving_var[ch] = (float)((1 - momentum) * moving_var[ch] + momentum * v * (double)count / (double)(count - 1));
+		}
+	}
+}
+
+__global__ void batch_norm_grad_k(const float *x, const float *dy, const float *scale, const float *mean,
+                                  const float *var, float *dx, float *dscale, float *dbias, float *dmean, float *dvar,
+                                  int64_t n, int64_t c, int64_t hw, double eps)
+{
+	GRID_LOOP(ch, c) {
+		double m, v, sdy = 0, sdyx = 0, M = (double)(n * hw);
+		bn_stats(x, mean, var, n, c, hw, ch, &m, &v);
+		double r = 1 / sqrt(v + eps);
+		for (int64_t i = 0; i < n; i++)
+			for (int64_t j = 0; j < hw; j++) {
+				int64_t at = (i * c + ch) * hw + j;
+				sdy += dy[at];
+				sdyx += (double)dy[at] * (x[at] - m);
+			}
+		if (dscale)
+			dscale[ch] = (float)(sdyx * r);
+		if (dbias)
+			dbias[ch] = (float)sdy;
+		if (dmean)
+			dmean[ch] = (float)(-scale[ch] * r * sdy);
+		if (dvar)
+			dvar[ch] = (float)(-0.5 * scale[ch] * r * r * r * sdyx);
+		for (int64_t i = 0; dx && i < n; i++)
+			for (int64_t j = 0; j < hw; j++) {
+				int64_t at = (i * c + ch) * hw + j;
+				double g = mean ? dy[at] : dy[at] - sdy / M - (x[at] - m) * r * r * sdyx / M;
+				dx[at] = (float)(scale[ch] * r * g);
+			}
+	}
+}
+
 /* ---- cast ---- */
 
 /* Float16 and BFloat16 as the kernels see them: their 16 bits (a uint16_t
@@ -2600,6 +2675,29 @@ cudaError_t sc_cu_clip_by_norm(const float *x, float *y, int64_t n, const float 
 	if (n <= 0)
 		return cudaSuccess;
 	clip_by_norm_k<<<blocks_for(n), THREADS, 0, s>>>(x, y, n, sqnorm, clip);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_batch_norm(const float *x, const float *scale, const float *bias, float *moving_mean,
+                             float *moving_var, const float *batch_mean, const float *batch_var, float *y, int64_t n,
+                             int64_t c, int64_t hw, double eps, double momentum, int64_t count, int mode,
+                             cudaStream_t s)
+{
+	if (c <= 0)
+		return cudaSuccess;
+	batch_norm_k<<<blocks_for(c), THREADS, 0, s>>>(x, scale, bias, moving_mean, moving_var, batch_mean, batch_var, y,
+	                                                n, c, hw, eps, momentum, count, mode);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_batch_norm_grad(const float *x, const float *dy, const float *scale, const float *mean,
+                                  const float *var, float *dx, float *dscale, float *dbias, float *dmean, float *dvar,
+                                  int64_t n, int64_t c, int64_t hw, double eps, cudaStream_t s)
+{
+	if (c <= 0)
+		return cudaSuccess;
+	batch_norm_grad_k<<<blocks_for(c), THREADS, 0, s>>>(x, dy, scale, mean, var, dx, dscale, dbias, dmean, dvar, n, c,
+	                                                     hw, eps);
 	return cudaGetLastError();
 }
 

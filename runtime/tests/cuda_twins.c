@@ -896,6 +896,27 @@ static void test_movement(void)
 		if (piece)
 			twin("l2_normalize_grad sums", dds, dss, 5 * 7, 1e-5);
 	}
+	float bn[6][6], dbn[3][6], hbn[3][6];   /* BatchNorm of x (5, 6, 7): scale, bias, moving mean, var, batch's */
+	for (int k = 0; k < 6; k++)
+		for (int ch = 0; ch < 6; ch++)
+			bn[k][ch] = k == 3 || k == 5 ? 0.5f + 0.25f * (float)ch : 0.1f * (float)(ch + k) - 0.2f;
+	float *dbnp = up(bn, sizeof bn), *dgb = t_slab(sizeof dbn);
+	for (int mode = 0; mode < 3; mode++) {   /* inference; training whole; training a piece given the batch's */
+		const float *bm = mode == 2 ? dbnp + 24 : NULL, *hm = mode == 2 ? bn[4] : NULL;
+		sc_batch_norm(rt, dx, dbnp, dbnp + 6, dbnp + 12, dbnp + 18, bm, bm ? bm + 6 : NULL, dyv, 5, 6, 7, 1e-5, 0.1, 35,
+		              mode ? SC_BN_TRAIN : SC_BN_INFER);
+		sc_cpu_batch_norm(x, bn[0], bn[1], bn[2], bn[3], hm, hm ? hm + 6 : NULL, y, 5, 6, 7, 1e-5, 0.1, 35,
+		                  mode ? SC_BN_TRAIN : SC_BN_INFER);
+		twin("batch_norm", dyv, y, n, 1e-5);
+		twin("batch_norm moving statistics", dbnp + 12, bn[2], 12, 1e-6);
+		const float *gm = mode == 1 ? NULL : mode ? bm : dbnp + 12, *hgm = mode == 1 ? NULL : mode ? hm : bn[2];
+		sc_batch_norm_grad(rt, dx, dx, dbnp, gm, gm ? gm + 6 : NULL, dg, dgb, dgb + 6, mode == 2 ? dgb + 12 : NULL,
+		                   NULL, 5, 6, 7, 1e-5);
+		sc_cpu_batch_norm_grad(x, x, bn[0], hgm, hgm ? hgm + 6 : NULL, g, hbn[0], hbn[1], mode == 2 ? hbn[2] : NULL,
+		                       NULL, 5, 6, 7, 1e-5);
+		twin("batch_norm_grad", dg, g, n, 1e-5);
+		twin("batch_norm_grad scale, bias", dgb, hbn[0], mode == 2 ? 18 : 12, 1e-5);
+	}
 	const float onoff[2] = {0.9f, -0.1f};
 	float *don = up(onoff, sizeof onoff);
 	sc_one_hot(rt, didx, SC_I32, 3, 5, 3, 3, don, don + 1, dyv);   /* classes 3..7; 12 and -1 outside */

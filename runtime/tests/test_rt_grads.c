@@ -1575,3 +1575,65 @@ Test(grad, cumsum_cumprod)
 	sc_cpu_cumsum_grad(1, z, ones, zdx, 1, 4, 1, 0, 1);   /* reverse: y = (0, 0, 1.5, 0.5) */
 	cr_assert(t_close("reverse cumprod at a zero", zdx, (const float[]){0, 4.5f, 0.5f, 4}, 4, 0, 0));
 }
+
+/* BatchNorm of x (3, 2, 4) per channel: in training through the batch's
+ * statistics (the whole operator), the piece given the statistics (x's
+ * direct gradient, the batch mean's and variance's), and scale's and
+ * bias's; the moving statistics are left alone by SC_BN_TRAIN_KEEP. */
+static const float bn_scale[2] = {1.5f, -0.7f}, bn_bias[2] = {0.2f, -0.4f};
+
+static void bn_fwd(const float *x, float *y, const void *c)
+{
+	float mm[2] = {0, 0}, mv[2] = {1, 1};
+	sc_cpu_batch_norm(x, bn_scale, bn_bias, mm, mv, NULL, NULL, y, 3, 2, 4, 1e-5, 0.1, 12,
+	                  c ? SC_BN_INFER : SC_BN_TRAIN_KEEP);
+}
+
+static void bn_stats_fwd(const float *s, float *y, const void *c)
+{
+	float mm[2] = {0, 0}, mv[2] = {1, 1};
+	sc_cpu_batch_norm(c, bn_scale, bn_bias, mm, mv, s, s + 2, y, 3, 2, 4, 1e-5, 0.1, 12, SC_BN_TRAIN_KEEP);
+}
+
+static void bn_scale_fwd(const float *p, float *y, const void *c)
+{
+	float mm[2] = {0, 0}, mv[2] = {1, 1};
+	sc_cpu_batch_norm(c, p, p + 2, mm, mv, NULL, NULL, y, 3, 2, 4, 1e-5, 0.1, 12, SC_BN_TRAIN_KEEP);
+}
+
+Test(grad, batch_norm)
+{
+	float x[24], w[24], dx[24], ds[4], dp[4], s[4] = {0.3f, -0.2f, 0.8f, 1.4f}, p[4];
+	rand_fill(x, 24, 5, -1, 1);
+	rand_fill(w, 24, 6, -1, 1);
+	sc_cpu_batch_norm_grad(x, w, bn_scale, NULL, NULL, dx, dp, dp + 2, NULL, NULL, 3, 2, 4, 1e-5);
+	check_grad("batch_norm training", bn_fwd, x, 24, NULL, w, 24, dx);
+	memcpy(p, bn_scale, sizeof bn_scale);
+	memcpy(p + 2, bn_bias, sizeof bn_bias);
+	check_grad("batch_norm scale, bias", bn_scale_fwd, p, 4, x, w, 24, dp);
+	sc_cpu_batch_norm_grad(x, w, bn_scale, s, s + 2, NULL, NULL, NULL, ds, ds + 2, 3, 2, 4, 1e-5);
+	check_grad("batch_norm batch statistics", bn_stats_fwd, s, 4, x, w, 24, ds);
+	float zeros[2] = {0, 0}, ones[2] = {1, 1};   /* inference at mean 0, variance 1: dx = dy scale r */
+	sc_cpu_batch_norm_grad(x, w, bn_scale, zeros, ones, dx, NULL, NULL, NULL, NULL, 3, 2, 4, 1e-5);
+	check_grad("batch_norm inference", bn_fwd, x, 24, x, w, 24, dx);
+}
+
+/* The moving statistics: SC_BN_TRAIN updates them (the variance unbiased by
+ * count / (count - 1)), SC_BN_INFER normalizes by them and leaves them. */
+Test(grad, batch_norm_moving)
+{
+	const float x[4] = {1, 10, 3, 20};   /* (2, 2, 1): channel 0 {1, 3}, channel 1 {10, 20} */
+	float mm[2] = {1, 2}, mv[2] = {4, 8}, y[4];
+	sc_cpu_batch_norm(x, (const float[]){1, 1}, (const float[]){0, 0}, mm, mv, NULL, NULL, y, 2, 2, 1, 0, 0.25, 2,
+	                  SC_BN_TRAIN);
+	cr_assert(t_close("batch_norm y", y, (const float[]){-1, -1, 1, 1}, 4, 1e-6, 1e-6));
+	cr_assert(t_close("moving mean", mm, (const float[]){0.75f * 1 + 0.25f * 2, 0.75f * 2 + 0.25f * 15}, 2, 1e-6, 0));
+	cr_assert(t_close("moving variance", mv, (const float[]){0.75f * 4 + 0.25f * 2, 0.75f * 8 + 0.25f * 50}, 2, 1e-6,
+	                  0));
+	sc_cpu_batch_norm(x, (const float[]){1, 1}, (const float[]){0, 0}, mm, mv, NULL, NULL, y, 2, 2, 1, 0, 0.25, 2,
+	                  SC_BN_INFER);
+	cr_assert(t_close("batch_norm inference", y, (const float[]){(1 - 1.25f) / sqrtf(3.5f), (10 - 5.25f) / sqrtf(18.5f),
+	                                                             (3 - 1.25f) / sqrtf(3.5f), (20 - 5.25f) / sqrtf(18.5f)},
+	                  4, 1e-6, 1e-6));
+	cr_assert(mm[0] == 1.25f && mv[1] == 18.5f, "inference leaves the moving statistics");
+}

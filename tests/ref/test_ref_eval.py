@@ -711,6 +711,50 @@ class Forward(unittest.TestCase):
         self.check("LayerNorm", [x, g2, b2], {"begin_norm_axis": 1, "begin_params_axis": 1, "epsilon": 0.1},
                    (x - mu) / np.sqrt(var + 0.1) * g2 + b2)
 
+    def test_batch_norm(self):
+        # training: the batch's statistics over every dim but C; inference: the given ones
+        x, g, b = rng().normal(size=(4, 3, 2, 5)), rng(1).normal(size=(3,)), rng(2).normal(size=(3,))
+        m, v = rng(3).normal(size=(3,)), rng(4).uniform(0.5, 2, size=(3,))
+        c = (1, 3, 1, 1)
+        mu, var = x.mean((0, 2, 3), keepdims=True), x.var((0, 2, 3), keepdims=True)
+        self.check("BatchNorm", [x, g, b, m, v], {"is_training": True},
+                   (x - mu) / np.sqrt(var + 1e-5) * g.reshape(c) + b.reshape(c))
+        self.check("BatchNorm", [x, g, b, m, v], {"epsilon": 0.1},
+                   (x - m.reshape(c)) / np.sqrt(v.reshape(c) + 0.1) * g.reshape(c) + b.reshape(c))
+        x2 = rng(5).normal(size=(6, 3))
+        self.check("BatchNorm", [x2, g, b, m, v], {"is_training": True},
+                   (x2 - x2.mean(0)) / np.sqrt(x2.var(0) + 1e-5) * g + b)
+        # the moving statistics, MindSpore's update: the variance unbiased over the 40 values a channel has
+        nm, nv = R.batch_norm_moving([x, g, b, m, v], {"is_training": True, "momentum": 0.2})
+        np.testing.assert_allclose(nm, 0.8 * m + 0.2 * mu.reshape(-1), rtol=1e-12)
+        np.testing.assert_allclose(nv, 0.8 * v + 0.2 * var.reshape(-1) * 40 / 39, rtol=1e-12)
+        with self.assertRaises(R.OpError):
+            fwd("BatchNorm", [x[0], g, b, m, v])
+        with self.assertRaises(R.OpError):
+            fwd("BatchNorm", [x, g[:2], b, m, v])
+
+    def test_batch_norm_moving_statistics_train(self):
+        # two SGD steps with weight decay on the same x: each forward pass updates the moving mean and
+        # variance (momentum 0.5), the optimizer never does (no gradient, no decay): after two, 0.75 of
+        # the batch's mean and 0.25 + 0.75 of its unbiased variance
+        module = R.parse("""
+          graph @g(%x: <Tensor[Float32], (4, 2)> = normal(1.0), %g: <Parameter[Float32], (2,)> = ones,
+                   %b: <Parameter[Float32], (2,)> = zeros, %m: <Parameter[Float32], (2,)> = zeros,
+                   %v: <Parameter[Float32], (2,)> = ones) {
+            %y = BatchNorm(%x, %g, %b, %m, %v) {is_training: true, momentum: 0.5}
+            %s = Sigmoid(%y)
+            %l = ReduceSum(%s)
+            return %l
+          }
+          train {loss: %l, optimizer: SGD(learning_rate: 0.1, weight_decay: 0.5), steps: 2}""")
+        prog = R.flatten(module)
+        feeds = {vid: R.initialize(p.name, p.type, p.init, 0) for vid, p in prog.inputs}
+        x = np.float64(feeds[0])
+        _, params = R.train(prog, module, dict(feeds), None, io.StringIO())
+        np.testing.assert_allclose(params[3], 0.75 * x.mean(0), rtol=1e-6)
+        np.testing.assert_allclose(params[4], 0.25 + 0.75 * x.var(0) * 4 / 3, rtol=1e-6)
+        self.assertTrue(np.any(params[1] != 1), "the scale trains")
+
     def test_rms_norm(self):
         x, g, g2 = rng().normal(size=(2, 3, 4)), rng(1).normal(size=(4,)), rng(3).normal(size=(3, 4))
         self.check("RmsNorm", [x, g], {}, x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * g)
@@ -1293,6 +1337,16 @@ class Gradients(unittest.TestCase):
         self.check("LayerNorm", [x, rng(2).normal(size=(4,)), rng(3).normal(size=(4,))],
                    {"begin_norm_axis": 1, "begin_params_axis": -1, "epsilon": 0.01})
 
+    def test_batch_norm(self):
+        # MindSpore's BatchNormGrad: through the batch's statistics in training, fixed in inference;
+        # the moving mean and variance get none
+        x, g, b = rng(1).normal(size=(3, 2, 2, 3)), rng(2).normal(size=(2,)), rng(3).normal(size=(2,))
+        m, v = rng(4).normal(size=(2,)), rng(5).uniform(0.5, 2, size=(2,))
+        self.check("BatchNorm", [x, g, b, m, v], {"is_training": True}, wrt=[0, 1, 2])
+        self.check("BatchNorm", [x, g, b, m, v], {"epsilon": 0.01}, wrt=[0, 1, 2])
+        self.check("BatchNorm", [x[:, :, 0, 0], g, b, m, v], {"is_training": True}, wrt=[0, 1, 2])
+        self.assertEqual(R.OPS["BatchNorm"][1](np.ones_like(x), [x, g, b, m, v], {})[3:], [None, None])
+
     def test_rms_norm(self):
         x = rng(1).normal(size=(2, 3, 4))
         self.check("RmsNorm", [x, rng(2).normal(size=(4,))])
@@ -1404,7 +1458,7 @@ class Gradients(unittest.TestCase):
                   "segments": ["UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd"],
                   "l2_normalize": ["L2Normalize"], "tile": ["Tile"], "one_hot": ["OneHot"], "triangle": ["Tril", "Triu"],
                   "picks": ["ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK"],
-                  "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "rotary": ["RotaryPositionEmbedding"],
+                  "layer_norm": ["LayerNorm"], "rms_norm": ["RmsNorm"], "batch_norm": ["BatchNorm"], "rotary": ["RotaryPositionEmbedding"],
                   "flash_attention": ["FlashAttentionScore"], "cast": ["Cast"], "compare": list(R.COMPARES),
                   "logical": ["LogicalNot", "LogicalAnd", "LogicalOr", "IsFinite"],
                   "losses": ["SparseSoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits", "MSELoss",

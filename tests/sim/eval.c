@@ -1261,6 +1261,43 @@ static bool eval_norm(Eval *e)
 	return true;
 }
 
+/* BatchNorm's y on x (N, C) or (N, C, H, W), per channel: in training the
+ * batch's mean and biased variance over every dim but C (a slice's piece:
+ * inputs 5 and 6, completed by lowering), in inference the given mean and
+ * variance. The moving statistics' update, a side effect on parameters,
+ * the e2e models compare (param_*.npy against tools/ref_eval.py). */
+static bool eval_batch_norm(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	if ((x->rank != 2 && x->rank != 4) || !expect_out(e, x->rank, x->dims))
+		return fail(e, "x must be (N, C) or (N, C, H, W)");
+	int64_t n = x->dims[0], c = x->dims[1], hw = x->size / (n * c);
+	for (int k = 1; k < e->n->nin; k++)
+		if (e->ins[k].size != c)
+			return fail(e, "operand %d has %lld elements, not C = %lld", k, (long long)e->ins[k].size, (long long)c);
+	for (int64_t ch = 0; ch < c; ch++) {
+		double m = 0, v = 0;
+		for (int64_t i = 0; i < n * hw; i++)
+			m += x->data[((i / hw) * c + ch) * hw + i % hw];
+		m /= (double)(n * hw);
+		for (int64_t i = 0; i < n * hw; i++) {
+			double d = x->data[((i / hw) * c + ch) * hw + i % hw] - m;
+			v += d * d;
+		}
+		v /= (double)(n * hw);
+		if (e->n->nin == 7)   /* a slice's piece: the whole batch's statistics given */
+			m = e->ins[5].data[ch], v = e->ins[6].data[ch];
+		else if (!e->n->a.is_training)   /* inference: the moving ones */
+			m = e->ins[3].data[ch], v = e->ins[4].data[ch];
+		double r = 1 / sqrt(v + e->n->a.epsilon);
+		for (int64_t i = 0; i < n * hw; i++) {
+			int64_t at = ((i / hw) * c + ch) * hw + i % hw;
+			e->out->data[at] = (x->data[at] - m) * r * e->ins[1].data[ch] + e->ins[2].data[ch];
+		}
+	}
+	return true;
+}
+
 static bool eval_add_n(Eval *e)
 {
 	const SimTensor *x = &e->ins[0];
@@ -1598,6 +1635,8 @@ static bool eval_op(Eval *e)
 		return eval_tensor_scatter(e);
 	case OP_L2_NORMALIZE:
 		return eval_l2_normalize(e);
+	case OP_BATCH_NORM:
+		return eval_batch_norm(e);
 	OP_CASES(SEGMENT_OPS)
 		return eval_segment(e);
 	case OP_TILE:

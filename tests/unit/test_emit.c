@@ -1170,3 +1170,23 @@ Test(plan, placement_is_the_lowest_fit)
 		free(order);
 	}
 }
+
+/* BatchNorm's moving statistics (docs/language.md, Moving statistics): the
+ * training forward updates them in place (SC_BN_TRAIN, the whole batch's
+ * count for the unbiased variance), the optimizer never does and keeps no
+ * state for them, and they are saved with the parameters and checkpointed. */
+Test(text, batch_norm_moving_statistics)
+{
+	char *t = rank_text("tests/e2e/batch_norm.ir", 0);
+	expect_line(t, "sc_batch_norm(rt, c, g1_, b1, mm1, mv1, n1_mean_1, n1_var_1, n1, 2, 4, 16, 1.0000000000000001e-05, "
+	               "0.10000000000000001, 128, SC_BN_TRAIN);");
+	expect_line(t, "sc_sgd(rt, g1_, ");
+	expect_no_line(t, "sc_sgd(rt, mm1, ");
+	expect_no_line(t, "sc_sgd(rt, mv5, ");
+	expect_line(t, "sc_save_npy(rt, out_dir, \"param_mm1.npy\", mm1, SC_F32, ");
+	expect_line(t, "sc_safetensors_add(ckpt_out, \"mv1\", mv1, SC_F32, ");
+	expect_line(t, "sc_checkpoint_add(saving, \"mm1\", mm1, SC_F32, ");
+	expect_no_line(t, "moments.mm1");
+	expect_line(t, "SC_BN_INFER);");
+	free(t);
+}

@@ -926,3 +926,39 @@ Test(rules, triangle_diagonal_per_piece)
 	cr_assert_eq(seen, 4);
 	run_free(r);
 }
+
+/* BatchNorm: x's dims, any split (MindSpore's BatchNormInfo), scale, bias,
+ * mean and variance following C; in training N, H and W are normalized (the
+ * batch's statistics completed over the ranks splitting them, two forward
+ * and three backward), in inference nothing is; a statistic split unlike C
+ * is refused. */
+Test(rules, batch_norm)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 4, 6, 6)>, %y: <Tensor[Float32], (8, 4)>,\n"
+	                 "           %g: <Parameter[Float32], (4,)>, %b: <Parameter[Float32], (4,)>,\n"
+	                 "           %m: <Parameter[Float32], (4,)>, %v: <Parameter[Float32], (4,)>,\n"
+	                 "           %m2: <Parameter[Float32], (4,)>, %v2: <Parameter[Float32], (4,)>,\n"
+	                 "           %m3: <Parameter[Float32], (4,)>, %v3: <Parameter[Float32], (4,)>) {\n"
+	                 "  %a = BatchNorm(%x, %g, %b, %m, %v) {is_training: true,\n"
+	                 "                                   in_strategy: ((2, 2, 2, 1), (2,), (2,), (2,), (2,))}\n"
+	                 "  %c = BatchNorm(%y, %g, %b, %m2, %v2) {in_strategy: ((4, 2), (2,), (2,), (2,), (2,))}\n"
+	                 "  %d = BatchNorm(%x, %g, %b, %m3, %v3) {is_training: true,\n"
+	                 "                                     in_strategy: ((2, 2, 1, 1), (2,), (1,), (2,), (2,))}\n"
+	                 "  return %a, %c, %d\n}\n");
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.nod, 4, "x's dims");
+	cr_assert(od.in_rank[1] == 1 && od.in_dim[1][0] == 1 && od.in_dim[4][0] == 1, "the four follow C");
+	cr_assert_eq(od.normalized, 1u << 0 | 1u << 2 | 1u << 3, "N, H and W: the batch's statistics completed");
+	cr_assert(od.nstats_fwd == 2 && od.nstats_bwd == 3 && od.whole == 0u);
+	cr_assert(s.split[0] == 2 && s.split[1] == 2 && s.split[2] == 2);
+	cr_assert(rule(r, "c", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.normalized, 0u, "inference: the given statistics, nothing completed");
+	TensorLayout y;
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) >= 0 && axis_of(&y, 1) >= 0 && y.partial == 0, "y split as x, whole values");
+	cr_assert(!rule(r, "d", &od, &s), "a bias split unlike C accepted");
+	expect_msg(r, "BatchNorm: input 2 splits dim 1 into 1 but input 1 splits it into 2");
+	run_free(r);
+}

@@ -402,3 +402,35 @@ Test(simulate, layout_strategies)
 	expect_equal(b.low, "layout");
 	run_free(b.run);
 }
+
+/* BatchNorm in training split along N, along N and H (the batch's mean and
+ * variance completed over the ranks splitting them), along C (each rank
+ * its channels), and in inference split along N and C: each rank's y on 4
+ * devices as written and on 8, equal to the serial graph. */
+Test(simulate, batch_norm_splits)
+{
+	const char *text =
+		"context {device_num: 4, parallel_mode: \"semi_auto_parallel\"}\n"
+		"graph @g(%x: <Tensor[Float32], (8, 4, 4, 2)> = normal(1.0), %t: <Tensor[Float32], (8, 4)> = normal(1.0),\n"
+		"         %g: <Parameter[Float32], (4,)> = normal(1.0), %b: <Parameter[Float32], (4,)> = normal(1.0),\n"
+		"         %m1: <Parameter[Float32], (4,)> = zeros, %v1: <Parameter[Float32], (4,)> = ones,\n"
+		"         %m2: <Parameter[Float32], (4,)> = zeros, %v2: <Parameter[Float32], (4,)> = ones,\n"
+		"         %m3: <Parameter[Float32], (4,)> = zeros, %v3: <Parameter[Float32], (4,)> = ones,\n"
+		"         %m4: <Parameter[Float32], (4,)> = normal(0.5), %v4: <Parameter[Float32], (4,)> = uniform(1, 2)) {\n"
+		"  %a = BatchNorm(%x, %g, %b, %m1, %v1) {is_training: true, in_strategy: ((4, 1, 1, 1), (1,), (1,), (1,), (1,))}\n"
+		"  %c = BatchNorm(%x, %g, %b, %m2, %v2) {is_training: true, in_strategy: ((2, 1, 2, 1), (1,), (1,), (1,), (1,))}\n"
+		"  %d = BatchNorm(%t, %g, %b, %m3, %v3) {is_training: true, in_strategy: ((1, 4), (4,), (4,), (4,), (4,))}\n"
+		"  %e = BatchNorm(%t, %g, %b, %m4, %v4) {in_strategy: ((2, 2), (2,), (2,), (2,), (2,))}\n"
+		"  %p = Add(%a, %c)\n  %q = Add(%d, %e)\n  %s = ReduceSum(%p)\n  %u = ReduceSum(%q)\n"
+		"  %loss = Add(%s, %u)\n  return %loss, %a, %c, %d, %e\n}\n"
+		"train {loss: %loss, optimizer: SGD(learning_rate: 0.01)}\n";
+	static const int64_t counts[] = {4, 8};
+	for (int c = 0; c < 2; c++) {
+		char what[100];
+		Build b = build("batch_norm.ir", text, counts[c], false, -1);
+		snprintf(what, sizeof what, "BatchNorm pieces on %lld devices", (long long)counts[c]);
+		cr_assert(b.low, "%s does not compile: %s", what, msgs(b.run));
+		expect_equal(b.low, what);
+		run_free(b.run);
+	}
+}
