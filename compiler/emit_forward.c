@@ -196,9 +196,13 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 	OP_CASES(BINARY_OPS)
 		emit_binary(b, p, "sc_binary", op_info[o->op].kernel, o->in[0], o->in[1], o->result);
 		break;
-	OP_CASES(COMPARE_OPS)   /* its Bool result one byte an element */
-		emit_binary(b, p, "sc_compare", op_info[o->op].kernel, o->in[0], o->in[1], o->result);
+	OP_CASES(COMPARE_OPS) {   /* its Bool result one byte an element; p ApproximateEqual's tolerance, as a Float32 */
+		char op[80];
+		snprintf(op, sizeof op, "%s, %.9g", op_info[o->op].kernel,
+		         o->op == OP_APPROXIMATE_EQUAL ? (double)(float)a->tolerance : 0.0);
+		emit_binary(b, p, "sc_compare", op, o->in[0], o->in[1], o->result);
 		break;
+	}
 	case OP_LOGICAL_NOT:
 		sb_printf(b, "sc_logical(rt, SC_L_NOT, ");
 		tensor_arg(b, p, o->in[0]);

@@ -109,7 +109,8 @@
 	ATTR(DATA_FORMAT, "data_format", AK_STRING) \
 	ATTR(DIM, "dim", AK_INT)                               \
 	ATTR(DIAGONAL, "diagonal", AK_INT)                     \
-	ATTR(NUM_SEGMENTS, "num_segments", AK_INT)
+	ATTR(NUM_SEGMENTS, "num_segments", AK_INT)             \
+	ATTR(TOLERANCE, "tolerance", AK_FLOAT)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -210,7 +211,15 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(DIV_NO_NAN, "DivNoNan", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(DIV_NO_NAN), GR_X, 0, PREC_F32, V_COPY) \
 	OP(ATAN2, "Atan2", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(ATAN2), GR_X, 0, PREC_F32, V_COPY)             \
 	OP(SIGMOID_CE, "SigmoidCrossEntropyWithLogits", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(SIGMOID_CE), GR_X, \
-	   1u << 1, PREC_F32, V_COPY)
+	   1u << 1, PREC_F32, V_COPY)                                                                                \
+	OP(XLOGY, "Xlogy", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(XLOGY), GR_X, 0, PREC_F32, V_COPY)                \
+	OP(XDIVY, "Xdivy", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(XDIVY), GR_X, 0, PREC_F32, V_COPY)                \
+	OP(MUL_NO_NAN, "MulNoNan", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(MUL_NO_NAN), GR_X, 0, PREC_LOW, V_COPY)   \
+	OP(TRUNCATE_DIV, "TruncateDiv", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(TRUNCATE_DIV), GR_X, 0, PREC_F32,     \
+	   V_COPY)                                                                                                    \
+	OP(TRUNCATE_MOD, "TruncateMod", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(TRUNCATE_MOD), GR_X, 0, PREC_F32,     \
+	   V_COPY)                                                                                                    \
+	OP(HYPOT, "Hypot", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(HYPOT), GR_X, 0, PREC_F32, V_COPY)
 
 /* The comparisons: Bool results, so no gradient (op_input_has_grad); under
  * mixed precision they compare what they are given, as MindSpore's AMP
@@ -221,7 +230,9 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(GREATER, "Greater", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(GREATER), GR_NONE, 0, PREC_FOLLOW, V_COPY)                  \
 	OP(GREATER_EQUAL, "GreaterEqual", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(GREATER_EQUAL), GR_NONE, 0, PREC_FOLLOW, V_COPY) \
 	OP(LESS, "Less", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(LESS), GR_NONE, 0, PREC_FOLLOW, V_COPY)                           \
-	OP(LESS_EQUAL, "LessEqual", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(LESS_EQUAL), GR_NONE, 0, PREC_FOLLOW, V_COPY)
+	OP(LESS_EQUAL, "LessEqual", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(LESS_EQUAL), GR_NONE, 0, PREC_FOLLOW, V_COPY)   \
+	OP(APPROXIMATE_EQUAL, "ApproximateEqual", 2, 2, A(TOLERANCE), SH_COMPARE, R_BROADCAST, COMPARE(APPROXIMATE_EQUAL),   \
+	   GR_NONE, 0, PREC_FOLLOW, V_COPY)
 
 /* The logical operators (MindSpore's LogicalNot, LogicalAnd, LogicalOr):
  * Bool operands, broadcasting, a Bool result (sc_logical); no gradient. */

@@ -623,6 +623,11 @@ static bool infer_node(Infer *x, Type *out)
 		return same_dtype(x, 0, 1) && broadcast(x, a, in_type(x, 1), out, n->op_span);
 	case SH_COMPARE:
 		out->dtype = DT_BOOL;
+		if (n->op == OP_APPROXIMATE_EQUAL && same_dtype(x, 0, 1) && !type_equal(a, in_type(x, 1))) {   /* MindSpore's */
+			ERR(x, n->op_span, "ApproximateEqual: x %s and y %s differ in shape; it takes two of one shape (no "
+			    "broadcasting: BroadcastTo the smaller first)", DIMS(a), DIMS(in_type(x, 1)));
+			return false;
+		}
 		return same_dtype(x, 0, 1) && broadcast(x, a, in_type(x, 1), out, n->op_span);
 	case SH_LOGICAL:
 		*out = *a;

@@ -194,8 +194,13 @@ static void check_step(Uneven *u, int i)
 
 double slope_pad(OpKind op, int k)
 {
-	if (op == OP_DIV || op == OP_FLOOR_DIV || op == OP_FLOOR_MOD || op == OP_MOD)   /* the divisor */
+	if (op == OP_DIV || op == OP_FLOOR_DIV || op == OP_FLOOR_MOD || op == OP_MOD || op == OP_TRUNCATE_DIV ||
+	    op == OP_TRUNCATE_MOD)   /* the divisor */
 		return k == 1;
+	if (op == OP_XLOGY)   /* dy x / y is NaN at (0, 0); Xlogy(0, 1) is 0 */
+		return k == 1;
+	if (op == OP_HYPOT)   /* dy x / hypot is NaN at (0, 0): hypot(1, 0) is 1, its slopes dy and 0 */
+		return k == 0;
 	if (op == OP_ATAN2)   /* dy / (y^2 + x^2) is NaN at (0, 0); atan2(0, 1) is 0 */
 		return k == 1;
 	if (op == OP_POW)   /* the base: b a^(b - 1) */
@@ -228,6 +233,7 @@ static bool maps_zero(OpKind op)
 	       op != OP_RECIPROCAL && op != OP_POW && op != OP_COSH && op != OP_HSIGMOID && op != OP_ERFC &&
 	       op != OP_INV && op != OP_ACOS && op != OP_ACOSH && op != OP_LOG_SIGMOID && op != OP_ONES_LIKE &&
 	       op != OP_EQUAL && op != OP_GREATER_EQUAL && op != OP_LESS_EQUAL &&   /* 0 == 0: true */
+	       op != OP_APPROXIMATE_EQUAL &&   /* |0 - 0| < tolerance: true */
 	       op != OP_LOGICAL_NOT && op != OP_IS_FINITE &&
 	       op != OP_ONE_HOT &&   /* index 0: on_value in class 0 */
 	       op != OP_CUMPROD &&   /* exclusive: 1 first */

@@ -294,11 +294,11 @@ void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, in
 	sc_cpu_binary(op, a, a_dims, a_ndim, b, b_dims, b_ndim, y, y_dims, y_ndim);
 }
 
-void sc_compare(sc_rt *rt, sc_cmpop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+void sc_compare(sc_rt *rt, sc_cmpop op, float p, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                 const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim)
 {
 	(void)rt;
-	sc_cpu_compare(op, a, a_dims, a_ndim, b, b_dims, b_ndim, y, y_dims, y_ndim);
+	sc_cpu_compare(op, p, a, a_dims, a_ndim, b, b_dims, b_ndim, y, y_dims, y_ndim);
 }
 
 void sc_logical(sc_rt *rt, sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_ndim, const uint8_t *b,

@@ -20,7 +20,7 @@ void sc_cpu_batch_matmul_strided(const float *a, const int64_t *a_st, const floa
                                  int transpose_a, int transpose_b);
 void sc_cpu_binary(sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                    const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim);
-void sc_cpu_compare(sc_cmpop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+void sc_cpu_compare(sc_cmpop op, float p, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                     const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim);
 void sc_cpu_logical(sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_ndim, const uint8_t *b,
                     const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim);

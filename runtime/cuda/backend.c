@@ -833,12 +833,12 @@ void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, in
 	SC_CUDA_CHECK(sc_cu_binary(op, a, b, y, &w, cu(rt)->stream));
 }
 
-void sc_compare(sc_rt *rt, sc_cmpop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+void sc_compare(sc_rt *rt, sc_cmpop op, float p, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                 const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim)
 {
 	PROFILE(rt, "Compare", 0, 9.0 * (double)sc_numel(y_dims, y_ndim), SC_PEAK_MEM);
 	sc_cu_walk w = bcast_walk("compare", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim);
-	SC_CUDA_CHECK(sc_cu_compare(op, a, b, y, &w, cu(rt)->stream));
+	SC_CUDA_CHECK(sc_cu_compare(op, p, a, b, y, &w, cu(rt)->stream));
 }
 
 void sc_logical(sc_rt *rt, sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_ndim, const uint8_t *b,

@@ -41,7 +41,8 @@ cudaError_t sc_cu_swap01(const void *src, void *dst, int64_t A, int64_t B, int64
 cudaError_t sc_cu_divide(void *buf, sc_dtype dt, int64_t n, int div, cudaStream_t s);
 
 cudaError_t sc_cu_binary(sc_binop op, const float *a, const float *b, float *y, const sc_cu_walk *w, cudaStream_t s);
-cudaError_t sc_cu_compare(sc_cmpop op, const float *a, const float *b, uint8_t *y, const sc_cu_walk *w, cudaStream_t s);
+cudaError_t sc_cu_compare(sc_cmpop op, float p, const float *a, const float *b, uint8_t *y, const sc_cu_walk *w,
+                          cudaStream_t s);
 cudaError_t sc_cu_logical(sc_logop op, const uint8_t *a, const uint8_t *b, uint8_t *y, const sc_cu_walk *w,
                           cudaStream_t s);
 cudaError_t sc_cu_is_finite(const float *x, uint8_t *y, int64_t n, cudaStream_t s);

@@ -175,7 +175,7 @@ static void test_elementwise(void)
 	float *da, *db, *ddy, *a = rnd(n, -2, 2, &da), *b = rnd(5, 0.5f, 1.5f, &db), *dy = rnd(n, -1, 1, &ddy);
 	float *y = malloc(n * sizeof *y), *dyv = t_slab(n * sizeof *y), *ga = malloc(n * sizeof *ga), *gb = malloc(5 * 4);
 	float *dga = t_slab(n * 4), *dgb = t_slab(5 * 4);
-	for (sc_binop op = SC_ADD; op <= SC_SIGMOID_CE; op++) {
+	for (sc_binop op = SC_ADD; op <= SC_BINOP_LAST; op++) {
 		char what[64];
 		if (op == SC_POW) {   /* a positive base (a negative one's power is NaN) */
 			for (int i = 0; i < n; i++)
@@ -200,12 +200,12 @@ static void test_elementwise(void)
 	for (sc_cmpop op = 0; op < SC_CMP_COUNT; op++) {
 		char what[64];
 		snprintf(what, sizeof what, "compare %d", op);
-		sc_compare(rt, op, da, ad, 3, db, bd, 2, dcmp, yd, 3);
-		sc_cpu_compare(op, a, ad, 3, b, bd, 2, cmp, yd, 3);
+		sc_compare(rt, op, 0.25f, da, ad, 3, db, bd, 2, dcmp, yd, 3);
+		sc_cpu_compare(op, 0.25f, a, ad, 3, b, bd, 2, cmp, yd, 3);
 		twin_bytes(what, dcmp, cmp, n);
 		snprintf(what, sizeof what, "compare %d with a scalar", op);
-		sc_compare(rt, op, db, NULL, 0, da, ad, 3, dcmp, yd, 3);
-		sc_cpu_compare(op, b, NULL, 0, a, ad, 3, cmp, yd, 3);
+		sc_compare(rt, op, 0.25f, db, NULL, 0, da, ad, 3, dcmp, yd, 3);
+		sc_cpu_compare(op, 0.25f, b, NULL, 0, a, ad, 3, cmp, yd, 3);
 		twin_bytes(what, dcmp, cmp, n);
 	}
 	/* the logical operators on masks (a > 0 against b > 1, broadcast), and IsFinite with infinities and NaN */

@@ -327,6 +327,12 @@ static double binary(OpKind op, double a, double b)
 	case OP_DIV_NO_NAN: return b == 0 ? 0 : a / b;
 	case OP_ATAN2: return atan2(a, b);
 	case OP_SIGMOID_CE: return (a > 0 ? a : 0) - a * b + log1p(exp(-fabs(a)));   /* logits a, labels b */
+	case OP_XLOGY: return a == 0 ? 0 : a * log(b);
+	case OP_XDIVY: return a == 0 ? 0 : a / b;
+	case OP_MUL_NO_NAN: return b == 0 ? 0 : a * b;
+	case OP_TRUNCATE_DIV: return trunc(a / b);
+	case OP_TRUNCATE_MOD: return fmod(a, b);   /* the dividend's sign, as C's */
+	case OP_HYPOT: return hypot(a, b);
 	/* the comparisons: 1 where true (round_result keeps a Bool 0 or 1) */
 	case OP_EQUAL: return a == b;
 	case OP_NOT_EQUAL: return a != b;
@@ -349,8 +355,11 @@ static bool eval_binary(Eval *e)
 		return false;
 	broadcast_strides(a->dims, a->rank, r, 1, sa);
 	broadcast_strides(b->dims, b->rank, r, 1, sb);
-	for (int64_t j = 0; j < e->out->size; j++)
-		e->out->data[j] = binary(e->n->op, a->data[offset_of(j, r, dims, sa)], b->data[offset_of(j, r, dims, sb)]);
+	for (int64_t j = 0; j < e->out->size; j++) {
+		double u = a->data[offset_of(j, r, dims, sa)], v = b->data[offset_of(j, r, dims, sb)];
+		e->out->data[j] = e->n->op == OP_APPROXIMATE_EQUAL ? fabs(u - v) < (float)e->n->a.tolerance   /* an attribute */
+		                                                   : binary(e->n->op, u, v);
+	}
 	return true;
 }
 
