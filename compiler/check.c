@@ -643,9 +643,9 @@ static bool decode_shard(Checker *c, const Graph *caller, const Lit *v, ShardSpe
 static AttrMask op_attr_mask(OpKind op)
 {
 	AttrMask mask = op_info[op].attrs;
-	if (op != OP_CALL && !op_is_comm(op) && !op_is_constant(op))
+	if (op != OP_CALL && op != OP_DEPEND && !op_is_comm(op) && !op_is_constant(op))
 		mask |= ATTR_BIT(ATTR_IN_STRATEGY) | ATTR_BIT(ATTR_OUT_STRATEGY);
-	if (op != OP_CALL)
+	if (op != OP_CALL && op != OP_DEPEND)   /* Depend: its value, no operator of its own (flatten.c) */
 		mask |= ATTR_BIT(ATTR_RECOMPUTE);
 	return mask | ATTR_BIT(ATTR_PIPELINE_STAGE);
 }
@@ -747,7 +747,7 @@ static int64_t inlined_size(const Node *n)
 static bool mindspore_only(const char *name)
 {
 	static const char *const names[] = {
-		"Assign", "AssignAdd", "AssignSub", "Depend",
+		"Assign", "AssignAdd", "AssignSub",
 		"BatchNorm", "Embedding", "ScatterUpdate", "Einsum",
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

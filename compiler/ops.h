@@ -284,6 +284,7 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(RESHAPE, "Reshape", 1, 1, A(SHAPE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                        \
 	OP(TRANSPOSE, "Transpose", 1, 1, A(PERM), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                     \
 	OP(FLATTEN, "Flatten", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                               \
+	OP(IDENTITY, "Identity", 1, 1, 0, SH_SAME, R_ELEMWISE, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                       \
 	OP(EXPAND_DIMS, "ExpandDims", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                  \
 	OP(SQUEEZE, "Squeeze", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                         \
 	OP(BROADCAST_TO, "BroadcastTo", 1, 1, A(SHAPE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_F32, V_COPY)                                  \
@@ -308,6 +309,7 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(ADD_N, "AddN", 2, -1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                                     \
 	OP(STACK, "Stack", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                           \
 	OP(LERP, "Lerp", 3, 3, 0, SH_OWN, R_BROADCAST, OWN, GR_X, 0, PREC_LOW, V_COPY)                                                    \
+	OP(MASKED_FILL, "MaskedFill", 3, 3, 0, SH_OWN, R_BROADCAST, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                               \
 	OP(CAST, "Cast", 1, 1, A(DTYPE), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                                           \
 	OP(STRIDED_SLICE, "StridedSlice", 1, 1, A_SLICE | A_SLICE_MASKS | A(PAD), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                              \
 	OP(SPLIT, "Split", 1, 1, A(AXIS) | A(OUTPUT_NUM) | A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \
@@ -321,11 +323,13 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(MSE_LOSS, "MSELoss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                    \
 	OP(L1_LOSS, "L1Loss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                      \
 	OP(L2_LOSS, "L2Loss", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                      \
+	OP(SQUARE_SUM_ALL, "SquareSumAll", 2, 2, A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                          \
 	OP(ALL_REDUCE, "AllReduce", 1, 1, A(REDUCE_OP) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                      \
 	OP(ALL_GATHER, "AllGather", 1, 1, A(AXIS) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                           \
 	OP(REDUCE_SCATTER, "ReduceScatter", 1, 1, A(REDUCE_OP) | A(AXIS) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)    \
 	OP(ALL_TO_ALL, "AllToAll", 1, 1, A(SPLIT_AXIS) | A(CONCAT_AXIS) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)     \
-	OP(CALL, "Call", 0, -1, A(GRAPH) | A(SHARD), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)
+	OP(CALL, "Call", 0, -1, A(GRAPH) | A(SHARD), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                                    \
+	OP(DEPEND, "Depend", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_NONE, 1u << 1, PREC_ASIS, V_VIEW)
 
 /* The fused operators: what fuse.c rewrites a group of operators into, one
  * kernel computing them all. Rows of the table like any other, but no

@@ -268,17 +268,21 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_TRIL: case OP_TRIU:   /* 0 maps to 0; dx the same mask on dy, whose padding is 0 */
 	case OP_ADD_N:   /* 0 + 0 */
 	case OP_LERP:    /* 0 + 0 (0 - 0) */
+	case OP_IDENTITY:   /* the piece as it is */
+	case OP_MASKED_FILL:   /* the mask's padding false: input's padding */
 	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SLICE:   /* along other dims: rules.c keeps theirs whole */
 	case OP_STACK:   /* its operands' dims, each piece moved as it is */
 	OP_CASES(NORM_OPS) case OP_L2_NORMALIZE:   /* 0 maps to 0; along its axis lowered as pieces, x's padding 0 */
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN:   /* their padding made 0 (lower_pad.c) */
 	case OP_MSE_LOSS: case OP_L1_LOSS: case OP_L2_LOSS:   /* their operands' padding made 0 (lower_pad.c) */
+	case OP_SQUARE_SUM_ALL:
 	case OP_SOFTMAX_CE:   /* its rows, each alone; its classes split are lowered as pieces (lower_normalized) */
 		return UNEVEN_TAKES;
 	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
 	case OP_SEND_RECV: case OP_STAGE_SUM:   /* StageSum: of a whole scalar */
 		return UNEVEN_COPIES;
 	case OP_CALL: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
+	case OP_DEPEND:   /* never lowered: flatten.c makes it its value */
 	OP_CASES(FUSED_OPS) case OP_COUNT:
 	case OP_SPARSE_SOFTMAX_CE:   /* whole: its uneven splits are lowered as pieces (lower_normalized) */
 	case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL:   /* evenly: a padded piece would reach the windows */
@@ -390,7 +394,7 @@ static void check_op(Uneven *u, int i)
 			continue;
 		int v = at[k][0], d = at[k][1];
 		bool sums = matmul || o->op == OP_REDUCE_SUM || o->op == OP_REDUCE_MEAN || o->op == OP_MSE_LOSS ||
-		            o->op == OP_L1_LOSS || o->op == OP_L2_LOSS;   /* their padding made 0: fine */
+		            o->op == OP_L1_LOSS || o->op == OP_L2_LOSS || o->op == OP_SQUARE_SUM_ALL;   /* padding made 0 */
 		bool masked = (o->op == OP_REDUCE_MAX && pad_fill_of(u, i, v, d) <= -FLT_MAX) ||
 		              (o->op == OP_REDUCE_MIN && pad_fill_of(u, i, v, d) >= FLT_MAX) ||   /* the lowest, highest float */
 		              (o->op == OP_REDUCE_PROD && pad_fill_of(u, i, v, d) == 1) ||   /* 1 under a product, All */
@@ -444,7 +448,7 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 		return true;
 	if (n->op == OP_SPARSE_SOFTMAX_CE || n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX ||
 	    n->op == OP_REDUCE_MIN || n->op == OP_REDUCE_PROD || n->op == OP_REDUCE_ALL || n->op == OP_REDUCE_ANY ||
-	    n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS || n->op == OP_L2_LOSS)
+	    n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS || n->op == OP_L2_LOSS || n->op == OP_SQUARE_SUM_ALL)
 		return true;   /* the rows' losses, a reduction's or a loss's operands: their padding filled (lower_pad.c) */
 	if (od->reduced & (1u << o))   /* a contraction's operands: their padding made 0 (lower_pad.c) */
 		return n->op == OP_MATMUL || n->op == OP_BATCH_MATMUL;

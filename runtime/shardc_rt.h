@@ -1055,6 +1055,10 @@ void sc_l2_loss(sc_rt *rt, const float *x, float *loss, int64_t n);
 void sc_lerp(sc_rt *rt, const float *start, const int64_t *s_dims, int s_ndim, const float *end,
              const int64_t *e_dims, int e_ndim, const float *w, const int64_t *w_dims, int w_ndim, float *y,
              const int64_t *y_dims, int y_ndim);
+/* MindSpore's MaskedFill: y = value[0] where the SC_BOOL mask is true, else
+ * x; x and mask broadcast to y_dims as numpy's. */
+void sc_masked_fill(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndim, const uint8_t *mask,
+                    const int64_t *m_dims, int m_ndim, const float *value, float *y, const int64_t *y_dims, int y_ndim);
 
 /* ---- backward kernels ----
  * dy is the gradient of the output, dx of the input. Matmul gradients are
@@ -1189,6 +1193,12 @@ void sc_l2_loss_grad(sc_rt *rt, const float *x, const float *dloss, float *dx, i
 void sc_lerp_grad(sc_rt *rt, int k, const float *start, const int64_t *s_dims, int s_ndim, const float *end,
                   const int64_t *e_dims, int e_ndim, const float *w, const int64_t *w_dims, int w_ndim,
                   const float *dy, const int64_t *y_dims, int y_ndim, float *dx);
+/* MaskedFill's gradient (MindSpore's bprop): k 0, x's: dy where the mask is
+ * false, summed over the dims x is broadcast along into dx of x_dims; k 2,
+ * value's: the sum of dy where it is true, one element. */
+void sc_masked_fill_grad(sc_rt *rt, int k, const int64_t *x_dims, int x_ndim, const uint8_t *mask,
+                         const int64_t *m_dims, int m_ndim, const float *dy, const int64_t *y_dims, int y_ndim,
+                         float *dx);
 
 /* ---- optimizers (MindSpore's formulas; g' = g + weight_decay p) ----
  * The compiler passes weight_decay 0 for a parameter the decay filter skips. */

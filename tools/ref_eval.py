@@ -1077,6 +1077,28 @@ def bwd_lerp(g, ins, at):
     return [unbroadcast(g * (1 - w), s.shape), unbroadcast(g * w, e.shape), unbroadcast(g * (e - s), w.shape)]
 
 
+def fwd_masked_fill(ins, at):
+    """MindSpore's MaskedFill: value where the Bool mask is true, else input; input and mask broadcast (numpy's),
+    value a scalar (a number or a 0-d tensor) of input's type."""
+    x, m, v = ins
+    if m.dtype != np.bool_:
+        raise OpError("the mask must be Bool")
+    if np.ndim(v) != 0:
+        raise OpError("value must be a scalar (a number or a 0-d tensor), got shape %s" % (np.shape(v),))
+    try:
+        np.broadcast_shapes(x.shape, m.shape)
+    except ValueError as err:
+        raise OpError(str(err))
+    return np.where(m, v, x)
+
+
+def bwd_masked_fill(g, ins, at):
+    """MindSpore's bprop: dy (1 - mask) for input (summed over its broadcast dims), none for the mask, and the
+    sum of dy mask for value."""
+    x, m, v = ins
+    return [unbroadcast(np.where(m, 0.0, g), x.shape), None, np.sum(np.where(m, g, 0.0))]
+
+
 # The comparisons (MindSpore's Equal, NotEqual, Greater, GreaterEqual, Less,
 # LessEqual): numpy's, broadcasting, a NaN unequal to everything; a Bool
 # result, so neither operand gets a gradient.
@@ -2761,6 +2783,23 @@ def bwd_mse(g, ins, at):
     return [d, -d]
 
 
+def fwd_square_sum_all(ins, at):
+    """MindSpore's SquareSumAll(x, y): (sum x^2, sum y^2), x and y of one shape; output `index` of the two."""
+    x, y = ins
+    if x.shape != y.shape:
+        raise OpError("x and y must have one shape; they are %s and %s" % (x.shape, y.shape))
+    k = attr_int(at, "index", 0)
+    if k not in (0, 1):
+        raise OpError("index %d: SquareSumAll has outputs 0 and 1" % k)
+    return (ins[k] ** 2).sum()
+
+
+def bwd_square_sum_all(g, ins, at):
+    """MindSpore's bprop: 2 x dy for the operand the output sums, none for the other."""
+    k = attr_int(at, "index", 0)
+    return [2.0 * g * ins[0] if k == 0 else None, 2.0 * g * ins[1] if k == 1 else None]
+
+
 def fwd_l2(ins, at):
     """MindSpore's L2Loss: sum x^2 / 2, a scalar."""
     return (ins[0] ** 2).sum() / 2
@@ -2906,6 +2945,7 @@ OPS = {
     "Hypot": (fwd_hypot, bwd_hypot, 2, 2),
     "SigmoidCrossEntropyWithLogits": (fwd_sigmoid_ce, bwd_sigmoid_ce, 2, 2),
     "Lerp": (fwd_lerp, bwd_lerp, 3, 3),
+    "MaskedFill": (fwd_masked_fill, bwd_masked_fill, 3, 3),
     **{op: (fwd_compare(op), bwd_compare, 2, 2) for op in COMPARES},
     "LogicalNot": (LOGICALS["LogicalNot"], bwd_mask, 1, 1),
     "LogicalAnd": (LOGICALS["LogicalAnd"], bwd_mask, 2, 2),
@@ -2984,6 +3024,8 @@ OPS = {
     "CumSum": (fwd_scan(False), bwd_scan(False), 1, 1),
     "CumProd": (fwd_scan(True), bwd_scan(True), 1, 1),
     "Reshape": (fwd_reshape, bwd_reshape, 1, 1),
+    "Identity": (lambda ins, at: ins[0].copy(), lambda g, ins, at: [g], 1, 1),
+    "Depend": (lambda ins, at: ins[0].copy(), lambda g, ins, at: [g, None], 2, 2),   # expr only orders: no gradient
     "Transpose": (fwd_transpose, bwd_transpose, 1, 1),
     "Flatten": (fwd_flatten, bwd_flatten, 1, 1),
     "ExpandDims": (fwd_expand_dims, bwd_view, 1, 1),
@@ -3014,6 +3056,7 @@ OPS = {
     "MSELoss": (fwd_mse, bwd_mse, 2, 2),
     "L1Loss": (fwd_l1, bwd_l1, 2, 2),
     "L2Loss": (fwd_l2, bwd_l2, 1, 1),
+    "SquareSumAll": (fwd_square_sum_all, bwd_square_sum_all, 2, 2),
     "Arange": (fwd_none, bwd_none, 0, 0),
     "CausalMask": (fwd_none, bwd_none, 0, 0),
     "RopeCos": (fwd_none, bwd_none, 0, 0),

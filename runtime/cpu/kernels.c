@@ -2420,6 +2420,40 @@ void sc_cpu_lerp_grad(int which, const float *start, const int64_t *s_dims, int 
 	free(acc);
 }
 
+void sc_cpu_masked_fill(const float *x, const int64_t *x_dims, int x_ndim, const uint8_t *mask, const int64_t *m_dims,
+                        int m_ndim, const float *value, float *y, const int64_t *y_dims, int y_ndim)
+{
+	int64_t sx[SC_MAX_DIMS], sm[SC_MAX_DIMS], n = sc_numel(y_dims, y_ndim);
+	sc_bcast_strides("masked_fill x", x_dims, x_ndim, y_dims, y_ndim, sx);
+	sc_bcast_strides("masked_fill mask", m_dims, m_ndim, y_dims, y_ndim, sm);
+	Walk k;
+	walk_init(&k, y_dims, y_ndim, 2, sx, sm, NULL);
+	for (int64_t i = 0; i < n; i++, walk_next(&k))
+		y[i] = mask[k.off[1]] ? value[0] : x[k.off[0]];
+}
+
+/* x's or value's terms summed in double over the elements of y that read
+ * each of its own, in y's order, then rounded once. */
+void sc_cpu_masked_fill_grad(int which, const int64_t *x_dims, int x_ndim, const uint8_t *mask, const int64_t *m_dims,
+                             int m_ndim, const float *dy, const int64_t *y_dims, int y_ndim, float *dx)
+{
+	if (which != 0 && which != 2)
+		SC_DIE("masked_fill_grad: operand %d is not x (0) or value (2)", which);
+	int64_t sx[SC_MAX_DIMS], sm[SC_MAX_DIMS], n = sc_numel(y_dims, y_ndim);
+	int64_t nx = which == 0 ? sc_numel(x_dims, x_ndim) : 1;
+	sc_bcast_strides("masked_fill_grad x", x_dims, x_ndim, y_dims, y_ndim, sx);
+	sc_bcast_strides("masked_fill_grad mask", m_dims, m_ndim, y_dims, y_ndim, sm);
+	double *acc = xcalloc((size_t)nx, sizeof *acc);
+	Walk k;
+	walk_init(&k, y_dims, y_ndim, 2, sx, sm, NULL);
+	for (int64_t i = 0; i < n; i++, walk_next(&k))
+		if ((mask[k.off[1]] != 0) == (which == 2))
+			acc[which == 0 ? k.off[0] : 0] += dy[i];
+	for (int64_t i = 0; i < nx; i++)
+		dx[i] = (float)acc[i];
+	free(acc);
+}
+
 void sc_cpu_l1_loss(const float *pred, const float *target, float *loss, int64_t n)
 {
 	double s = 0;

@@ -222,6 +222,10 @@ cudaError_t sc_cu_lerp(const float *start, const float *end, const float *w, flo
 /* operand k's term at every element of y, into g (y's size) */
 cudaError_t sc_cu_lerp_grad_full(int k, const float *start, const float *end, const float *w, const float *dy,
                                  float *g, const sc_cu_walk *sw, const sc_cu_walk *ww, cudaStream_t s);
+cudaError_t sc_cu_masked_fill(const float *x, const uint8_t *m, const float *v, float *y, const sc_cu_walk *w,
+                              cudaStream_t s);
+cudaError_t sc_cu_masked_fill_grad_full(int k, const uint8_t *m, const float *dy, float *g, const sc_cu_walk *w,
+                                        cudaStream_t s);
 cudaError_t sc_cu_pair_loss(int l1, const float *pred, const float *target, float *loss, int64_t n, cudaStream_t s);
 cudaError_t sc_cu_pair_loss_grad(int l1, const float *pred, const float *target, const float *dloss, float *dpred,
                                  int64_t n, cudaStream_t s);

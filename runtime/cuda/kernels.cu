@@ -1448,6 +1448,26 @@ __global__ void lerp_grad_k(int k, const float *start, const float *end, const f
 	}
 }
 
+/* the twin: sc_cpu_masked_fill; x and the mask at w's offsets */
+__global__ void masked_fill_k(const float *x, const uint8_t *m, const float *v, float *y, int64_t n, sc_cu_walk w)
+{
+	GRID_LOOP(i, n) {
+		int64_t om, ox = walk_off(i, w, &om);
+		y[i] = m[om] ? v[0] : x[ox];
+	}
+}
+
+/* x's (k 0: dy where the mask is false) or value's (k 2: where true) term at
+ * each element of y (sc_masked_fill_grad sums them) */
+__global__ void masked_fill_grad_k(int k, const uint8_t *m, const float *dy, float *g, int64_t n, sc_cu_walk w)
+{
+	GRID_LOOP(i, n) {
+		int64_t om;
+		walk_off(i, w, &om);
+		g[i] = (m[om] != 0) == (k == 2) ? dy[i] : 0.0f;
+	}
+}
+
 /* ---- optimizers ---- */
 
 __global__ void sgd_k(float *p, const float *g, float *accum, int64_t n, float lr, float mu, float damp, float wd,
@@ -2384,6 +2404,22 @@ cudaError_t sc_cu_lerp_grad_full(int k, const float *start, const float *end, co
 {
 	int64_t n = walk_count(sw);
 	lerp_grad_k<<<blocks_for(n), THREADS, 0, s>>>(k, start, end, w, dy, g, n, *sw, *ww);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_masked_fill(const float *x, const uint8_t *m, const float *v, float *y, const sc_cu_walk *w,
+                              cudaStream_t s)
+{
+	int64_t n = walk_count(w);
+	masked_fill_k<<<blocks_for(n), THREADS, 0, s>>>(x, m, v, y, n, *w);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_masked_fill_grad_full(int k, const uint8_t *m, const float *dy, float *g, const sc_cu_walk *w,
+                                        cudaStream_t s)
+{
+	int64_t n = walk_count(w);
+	masked_fill_grad_k<<<blocks_for(n), THREADS, 0, s>>>(k, m, dy, g, n, *w);
 	return cudaGetLastError();
 }
 

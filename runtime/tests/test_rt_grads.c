@@ -679,6 +679,41 @@ Test(grad, lerp_and_l2_loss)
 	check_grad("l2_loss", l2_loss_fwd, s, n, &n, &dl, 1, g);
 }
 
+/* MaskedFill: x (2, 3, 4) against a mask (3, 1) broadcast, value a
+ * scalar: x's gradient dy where the mask is false, value's the sum where
+ * true, against finite differences; then x broadcast (3, 1) against a mask
+ * (2, 3, 4), its gradient summed over the dims it repeats. */
+typedef struct {
+	const float *x, *v;
+	const uint8_t *m;
+	const int64_t *xd, *md, *yd;
+	int xn, mn, yn, wrt;
+} MaskCtx;
+
+static void mask_fwd(const float *v, float *y, const void *c)
+{
+	const MaskCtx *p = c;
+	sc_cpu_masked_fill(p->wrt ? p->x : v, p->xd, p->xn, p->m, p->md, p->mn, p->wrt ? v : p->v, y, p->yd, p->yn);
+}
+
+Test(grad, masked_fill)
+{
+	const int64_t xd[3] = {2, 3, 4}, md[2] = {3, 1}, x2[2] = {3, 1};
+	const uint8_t m[3] = {1, 0, 1}, m2[24] = {1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0, 0, 0, 1, 1, 0, 1, 1, 0, 0, 1, 0, 1};
+	float x[24], v = 0.4f, w[24], g[24];
+	rand_fill(x, 24, 11, -2, 2);
+	rand_fill(w, 24, 12, -1, 1);
+	MaskCtx c = {x, &v, m, xd, md, xd, 3, 2, 3, 0};
+	sc_cpu_masked_fill_grad(0, xd, 3, m, md, 2, w, xd, 3, g);
+	check_grad("masked_fill x", mask_fwd, x, 24, &c, w, 24, g);
+	c.wrt = 1;
+	sc_cpu_masked_fill_grad(2, xd, 3, m, md, 2, w, xd, 3, g);
+	check_grad("masked_fill value", mask_fwd, &v, 1, &c, w, 24, g);
+	MaskCtx b = {x, &v, m2, x2, xd, xd, 2, 3, 3, 0};
+	sc_cpu_masked_fill_grad(0, x2, 2, m2, xd, 3, w, xd, 3, g);
+	check_grad("masked_fill broadcast x", mask_fwd, x, 3, &b, w, 24, g);
+}
+
 Test(grad, binary_every_broadcast_case_against_sums)
 {
 	enum { N = 4 * 8 * 16 * 16 };

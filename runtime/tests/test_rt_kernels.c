@@ -377,6 +377,20 @@ Test(binary, zero_masks_and_truncation)
 	cr_assert(y[0] == -1 && y[1] == 1 && y[2] == -1 && y[3] == 1, "truncate_mod: %g %g %g %g", y[0], y[1], y[2], y[3]);
 }
 
+/* MaskedFill: the value where the mask is true (even over inf and NaN),
+ * else x; x (2, 1, 3) and the mask (2, 1) broadcast to (2, 2, 3). */
+Test(elementwise, masked_fill)
+{
+	const float x[6] = {1, INFINITY, NAN, 4, 5, 6}, v = -1;
+	const uint8_t m[2] = {1, 0};
+	float y[12];
+	sc_cpu_masked_fill(x, (const int64_t[]){2, 1, 3}, 3, m, (const int64_t[]){2, 1}, 2, &v, y,
+	                   (const int64_t[]){2, 2, 3}, 3);
+	const float want[12] = {-1, -1, -1, 1, INFINITY, 0, -1, -1, -1, 4, 5, 6};
+	for (int i = 0; i < 12; i++)
+		cr_assert(i == 5 ? isnan(y[i]) : y[i] == want[i], "masked_fill y[%d] = %g", i, y[i]);
+}
+
 Test(elementwise, bias_add_and_scale)
 {
 	const float x[6] = {1, 2, 3, 4, 5, 6};

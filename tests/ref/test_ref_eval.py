@@ -484,6 +484,29 @@ class Forward(unittest.TestCase):
         with self.assertRaises(R.OpError):
             fwd("Lerp", [s, e, np.ones(3)], {})
 
+    def test_masked_fill(self):
+        # value where the mask is true, else input; input (2, 1, 4) and mask (3, 1) broadcast to (2, 3, 4)
+        x, m = rng(1).normal(size=(2, 1, 4)), np.array([[True], [False], [True]])
+        want = np.empty((2, 3, 4))
+        for i, j, k in np.ndindex(2, 3, 4):
+            want[i, j, k] = 0.5 if m[j, 0] else x[i, 0, k]
+        self.check("MaskedFill", [x, m, np.array(0.5)], {}, want)
+        self.check("MaskedFill", [np.array([np.inf, np.nan]), np.array([True, True]), np.float64(-1.0)], {},
+                   np.array([-1.0, -1.0]))                     # whatever input holds there
+        for bad in ([x, m.astype(np.float64), np.array(0.5)], [x, m, np.ones(2)], [x, np.ones((3, 3), bool), 0.5]):
+            with self.assertRaises(R.OpError):
+                fwd("MaskedFill", bad, {})
+
+    def test_identity_depend_square_sum_all(self):
+        x, y = rng(1).normal(size=(3, 4)), rng(2).normal(size=(3, 4))
+        self.check("Identity", [x], {}, x)
+        self.check("Depend", [x, y], {}, x)                   # its value; y only computed first
+        self.check("SquareSumAll", [x, y], {"index": 0}, np.sum(x * x))
+        self.check("SquareSumAll", [x, y], {"index": 1}, np.sum(y * y))
+        for bad_ins, bad_at in (([x, y[:2]], {"index": 0}), ([x, y], {"index": 2})):
+            with self.assertRaises(R.OpError):
+                fwd("SquareSumAll", bad_ins, bad_at)
+
     def test_sigmoid_ce(self):
         x, z = np.array([[-30.0, -1.0, 0.0], [0.5, 2.0, 40.0]]), np.array([[0.0, 1.0, 0.5], [1.0, 0.25, 1.0]])
         # the cross entropy -z log(sigmoid(x)) - (1 - z) log(1 - sigmoid(x)), computed without overflow
@@ -1095,6 +1118,23 @@ class Gradients(unittest.TestCase):
         self.check("Lerp", [s, e, w])
         self.check("Lerp", [rng(4).normal(size=(3, 4)), rng(5).normal(size=(4,)), np.array(0.3)], wrt=[0, 1])
 
+    def test_masked_fill(self):
+        # MindSpore's bprop: dy where the mask is false for the input, summed over its broadcast dims; none for
+        # the mask; the sum of dy where it is true for the value
+        x, m = rng(1).normal(size=(2, 1, 4)), rng(2).normal(size=(3, 1)) > 0
+        self.check("MaskedFill", [x, m, np.array(0.7)], wrt=[0, 2])
+        g = R.OPS["MaskedFill"][1](np.ones((2, 3, 4)), [x, m, np.array(0.7)], {})
+        self.assertEqual((g[1], float(g[2])), (None, 8.0 * int(m.sum())))
+
+    def test_identity_depend_square_sum_all(self):
+        x, y = rng(1).normal(size=(3, 4)), rng(2).normal(size=(3, 4))
+        self.check("Identity", [x])
+        self.check("Depend", [x, y], wrt=[0])
+        self.assertIsNone(R.OPS["Depend"][1](np.ones((3, 4)), [x, y], {})[1])   # what it waits for: no gradient
+        for k in (0, 1):
+            self.check("SquareSumAll", [x, y], {"index": k}, wrt=[k])
+            self.assertIsNone(R.OPS["SquareSumAll"][1](np.float64(1.0), [x, y], {"index": k})[1 - k])
+
     def test_sigmoid_ce(self):
         # MindSpore's bprop: dy (sigmoid(x) - z) for the logits (the loss's derivative), zeros (None) for the labels
         x, z = rng(1).normal(size=(3, 4)) * 3, rng(2).uniform(size=(3, 4))
@@ -1375,6 +1415,7 @@ class Gradients(unittest.TestCase):
                             "SoftShrink"],
                   "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "slice": ["Slice"],
                   "add_n": ["AddN"], "pad_fill": ["PadFill"], "stack": ["Stack"], "lerp": ["Lerp"],
+                  "masked_fill": ["MaskedFill"], "identity_depend_square_sum_all": ["Identity", "Depend", "SquareSumAll"],
                   "sigmoid_ce": ["SigmoidCrossEntropyWithLogits"],
                   "softmax_family": ["Softmax", "LogSoftmax"],
                   "reductions": ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"],

@@ -381,6 +381,24 @@ static bool eval_lerp(Eval *e)
 	return true;
 }
 
+/* MaskedFill: value (a scalar) where the mask is true, else x; x and the
+ * mask broadcast as numpy's. */
+static bool eval_masked_fill(Eval *e)
+{
+	const SimTensor *x = &e->ins[0], *m = &e->ins[1], *v = &e->ins[2];
+	int r;
+	int64_t dims[MAX_DIMS], sx[MAX_DIMS], sm[MAX_DIMS];
+	if (v->size != 1)
+		return fail(e, "value has %lld elements, not 1", (long long)v->size);
+	if (!broadcast_shape(e, x->dims, x->rank, m->dims, m->rank, &r, dims) || !expect_out(e, r, dims))
+		return false;
+	broadcast_strides(x->dims, x->rank, r, 1, sx);
+	broadcast_strides(m->dims, m->rank, r, 1, sm);
+	for (int64_t j = 0; j < e->out->size; j++)
+		e->out->data[j] = m->data[offset_of(j, r, dims, sm)] != 0 ? v->data[0] : x->data[offset_of(j, r, dims, sx)];
+	return true;
+}
+
 /* BroadcastTo: x at each element of the result's shape (the compiler's),
  * numpy's broadcasting checked here. */
 static bool eval_broadcast_to(Eval *e)
@@ -1486,6 +1504,22 @@ static bool eval_l2_loss(Eval *e)
 	return true;
 }
 
+/* SquareSumAll: the sum of the squares of operand `index`, x and y of one shape. */
+static bool eval_square_sum_all(Eval *e)
+{
+	int64_t k = e->n->a.output_index;
+	if (k < 0 || k > 1 || !same_dims(e->ins[0].rank, e->ins[0].dims, e->ins[1].rank, e->ins[1].dims))
+		return fail(e, "needs index 0 or 1 and x and y of one shape");
+	const SimTensor *x = &e->ins[k];
+	if (!expect_out(e, 0, x->dims))
+		return false;
+	double sum = 0;
+	for (int64_t j = 0; j < x->size; j++)
+		sum += x->data[j] * x->data[j];
+	e->out->data[0] = sum;
+	return true;
+}
+
 static bool eval_op(Eval *e)
 {
 	switch (e->n->op) {
@@ -1518,7 +1552,12 @@ static bool eval_op(Eval *e)
 	case OP_CUMSUM: case OP_CUMPROD:
 		return eval_scan(e);
 	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
+	case OP_IDENTITY: case OP_DEPEND:   /* Depend: its value, what it waits for computed before */
 		return eval_reshape(e);
+	case OP_MASKED_FILL:
+		return eval_masked_fill(e);
+	case OP_SQUARE_SUM_ALL:
+		return eval_square_sum_all(e);
 	case OP_BROADCAST_TO:
 		return eval_broadcast_to(e);
 	case OP_TRANSPOSE:

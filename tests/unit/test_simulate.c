@@ -414,6 +414,30 @@ Test(simulate, binary_tail)
 	expect_text_on_4_and_8("binary_tail.ir", text);
 }
 
+/* Identity, Depend, SquareSumAll and MaskedFill (tests/e2e/misc_tail.ir's
+ * even splits, its numbers as operands left out): a view, a value waiting
+ * for another, both sums of squares completed across the ranks, a trained
+ * 0-d value filled where a broadcast row mask holds. On 4 devices as
+ * written and on 8, equal to the serial graph. */
+Test(simulate, misc_tail)
+{
+	const char *text =
+		"context {device_num: 4, parallel_mode: \"semi_auto_parallel\"}\n"
+		"graph @g(%x: <Tensor[Float32], (8, 8)> = uniform(-1, 1), %r: <Tensor[Float32], (8,)> = uniform(-1, 1),\n"
+		"         %w: <Parameter[Float32], (8, 8)> = normal(0.5), %v: <Parameter[Float32], ()> = constant(0.3)) {\n"
+		"  %h = Mul(%x, %w) {in_strategy: ((2, 2), (2, 2))}\n"
+		"  %hi = Identity(%h) {in_strategy: ((4, 1),)}\n"
+		"  %m = Greater(%r, %x)\n"
+		"  %mf = MaskedFill(%hi, %m, %v) {in_strategy: ((1, 4), (1, 4), ())}\n"
+		"  %z = Sigmoid(%h)\n"
+		"  %d = Depend(%mf, %z)\n"
+		"  %s0 = SquareSumAll(%d, %h) {index: 0, in_strategy: ((2, 2), (2, 2))}\n"
+		"  %s1 = SquareSumAll(%d, %h) {index: 1, in_strategy: ((4, 1), (4, 1))}\n"
+		"  %loss = Add(%s0, %s1)\n  return %loss, %d\n}\n"
+		"train {loss: %loss, optimizer: SGD(learning_rate: 0.01)}\n";
+	expect_text_on_4_and_8("misc_tail.ir", text);
+}
+
 /* A Layout strategy: the seed's L("mp", ("sp", "dp")) example compiled and run. */
 Test(simulate, layout_strategies)
 {
