@@ -505,6 +505,14 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 			return false;
 		}
 		break;
+	case ATTR_TOLERANCE:
+		a->tolerance = lit_number(v);
+		if (!(a->tolerance >= 0) || !isfinite(a->tolerance)) {
+			ERR(c, v->span, "ApproximateEqual's tolerance %g: the largest |x - y| taken as equal must be a finite "
+			    "number, 0 or more (MindSpore's; 1e-05 when left out)", a->tolerance);
+			return false;
+		}
+		break;
 	case ATTR_OUTPUT_NUM:
 		a->output_num = v->i;
 		if (a->output_num < 1) {
@@ -659,9 +667,9 @@ static bool decode_shard(Checker *c, const Graph *caller, const Lit *v, ShardSpe
 static AttrMask op_attr_mask(OpKind op)
 {
 	AttrMask mask = op_info[op].attrs;
-	if (op != OP_CALL && !op_is_comm(op) && !op_is_constant(op))
+	if (op != OP_CALL && op != OP_DEPEND && !op_is_comm(op) && !op_is_constant(op))
 		mask |= ATTR_BIT(ATTR_IN_STRATEGY) | ATTR_BIT(ATTR_OUT_STRATEGY);
-	if (op != OP_CALL)
+	if (op != OP_CALL && op != OP_DEPEND)   /* Depend: its value, no operator of its own (flatten.c) */
 		mask |= ATTR_BIT(ATTR_RECOMPUTE);
 	return mask | ATTR_BIT(ATTR_PIPELINE_STAGE);
 }
@@ -691,6 +699,7 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	a->momentum = 0.1;   /* MindSpore's ops.BatchNorm */
 	a->alpha = n->op == OP_LEAKY_RELU ? 0.2 : 1;   /* MindSpore's nn.LeakyReLU and ops.leaky_relu; Elu */
 	a->lambd = 0.5;     /* MindSpore's HShrink and SoftShrink */
+	a->tolerance = 1e-5;   /* MindSpore's ApproximateEqual */
 	a->output_num = 1;  /* MindSpore's ops.Split */
 	a->pipeline_stage = -1;
 	window_defaults(a);   /* Conv2D's and the pools' kernel, stride, dilation and pad_mode */
@@ -763,7 +772,7 @@ static int64_t inlined_size(const Node *n)
 static bool mindspore_only(const char *name)
 {
 	static const char *const names[] = {
-		"ApproximateEqual", "Assign", "AssignAdd", "AssignSub", "Depend",
+		"Assign", "AssignAdd", "AssignSub",
 		"Embedding", "ScatterUpdate", "Einsum",
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

@@ -458,6 +458,24 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	case OP_L2_LOSS:   /* MindSpore's bprop: x dy */
 		sb_printf(b, "sc_l2_loss_grad(rt, %s, %s, %s, %lld);", x0, dy, dx, (long long)n);
 		return;
+	case OP_MASKED_FILL: {   /* MindSpore's bprop: x's dy where the mask is false, value's the sum where true */
+		const LValue *mv = &l->values[f->in[1]];
+		sb_printf(b, "sc_masked_fill_grad(rt, %d, ", k);
+		dims_lit(b, x->type.dims, x->type.rank);
+		sb_printf(b, ", %d, %s, ", x->type.rank, p->cname[f->in[1]]);
+		dims_lit(b, mv->type.dims, mv->type.rank);
+		sb_printf(b, ", %d, %s, ", mv->type.rank, dy);
+		dims_lit(b, y->type.dims, y->type.rank);
+		sb_printf(b, ", %d, %s);", y->type.rank, dx);
+		return;
+	}
+	case OP_SQUARE_SUM_ALL:   /* MindSpore's bprop: 2 x dy for the operand its sum is of, zeros for the other */
+		if (k == fa->output_index)
+			sb_printf(b, "sc_l2_loss_grad(rt, %s, %s, %s, %lld);\n\t\tsc_scale(rt, %s, %s, %lld, 2.0);",
+			          p->cname[f->in[k]], dy, dx, (long long)n, dx, dx, (long long)n);
+		else
+			sb_printf(b, "sc_fill(rt, %s, SC_F32, %lld, 0.0);", dx, (long long)n);
+		return;
 	case OP_LERP:   /* MindSpore's bprop, operand k's term summed over its broadcast dims */
 		sb_printf(b, "sc_lerp_grad(rt, %d, ", k);
 		for (int j = 0; j < 3; j++) {
@@ -482,7 +500,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_printf(b, "sc_cast(rt, %s, %s, %s, %s, %lld);", dy, sc_dtype_name(y->type.dtype), dx,
 		          sc_dtype_name(dxv->type.dtype), (long long)n);
 		return;
-	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:   /* the identity on the elements */
+	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_IDENTITY:   /* the identity */
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:   /* one device */
 		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)value_bytes(dxv));
 		return;
@@ -498,7 +516,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	case OP_ONE_HOT:   /* its inputs all carry none */
 	case OP_ARGMAX: case OP_ARGMIN:   /* Int32 results */
 		die("%s has no gradient", op_info[f->op].name);
-	case OP_CALL: case OP_COUNT:   /* inlined by flatten; rejected by check_names */
+	case OP_CALL: case OP_DEPEND: case OP_COUNT:   /* inlined (Depend: its value) by flatten; rejected by check_names */
 		die("no %s operator is left to differentiate", f->op == OP_CALL ? "Call" : "unknown");
 	}
 }

@@ -152,7 +152,7 @@ void emit_flash_attention(StrBuf *b, const Program *p, const LOp *f, const Attrs
 	int64_t dims[6];
 	flash_dims(a, &q->type, &k->type, dims);   /* a: the local operator's, its head_num this rank's */
 	dims_lit(b, dims, 6);
-	sb_printf(b, ", %.9gf, %d, %s);", (double)(float)a->scale_value, a->sparse_mode != 0,
+	sb_printf(b, ", %.9g, %d, %s);", (double)(float)a->scale_value, a->sparse_mode != 0,
 	          a->input_layout == FA_BNSD ? "SC_FA_BNSD" : "SC_FA_BSND");
 }
 

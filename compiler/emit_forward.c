@@ -200,9 +200,13 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 	OP_CASES(BINARY_OPS)
 		emit_binary(b, p, "sc_binary", op_info[o->op].kernel, o->in[0], o->in[1], o->result);
 		break;
-	OP_CASES(COMPARE_OPS)   /* its Bool result one byte an element */
-		emit_binary(b, p, "sc_compare", op_info[o->op].kernel, o->in[0], o->in[1], o->result);
+	OP_CASES(COMPARE_OPS) {   /* its Bool result one byte an element; p ApproximateEqual's tolerance, as a Float32 */
+		char op[80];
+		snprintf(op, sizeof op, "%s, %.9g", op_info[o->op].kernel,
+		         o->op == OP_APPROXIMATE_EQUAL ? (double)(float)a->tolerance : 0.0);
+		emit_binary(b, p, "sc_compare", op, o->in[0], o->in[1], o->result);
 		break;
+	}
 	case OP_LOGICAL_NOT:
 		sb_printf(b, "sc_logical(rt, SC_L_NOT, ");
 		tensor_arg(b, p, o->in[0]);
@@ -318,7 +322,7 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 			sb_printf(b, "sc_cumsum(rt, %d, %s, %s, ", o->op == OP_CUMPROD, x0, y);
 		scan_args(b, x, a);
 		break;
-	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
+	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_IDENTITY:
 		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));
 		break;
 	case OP_BROADCAST_TO:
@@ -516,6 +520,19 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 	case OP_L2_LOSS:   /* its pieces' sums completed by an AllReduce (rules.c) */
 		sb_printf(b, "sc_l2_loss(rt, %s, %s, %lld);", x0, y, (long long)numel(x));
 		break;
+	case OP_MASKED_FILL:   /* value a scalar: its one element */
+		sb_puts(b, "sc_masked_fill(rt, ");
+		tensor_arg(b, p, o->in[0]);
+		sb_puts(b, ", ");
+		tensor_arg(b, p, o->in[1]);
+		sb_printf(b, ", %s, ", p->cname[o->in[2]]);
+		tensor_arg(b, p, o->result);
+		sb_puts(b, ");");
+		break;
+	case OP_SQUARE_SUM_ALL:   /* twice L2Loss's sum x^2 / 2 (exact), of the operand index names; partial sums */
+		sb_printf(b, "sc_l2_loss(rt, %s, %s, %lld);\n\t\tsc_scale(rt, %s, %s, 1, 2.0);", p->cname[o->in[a->output_index]],
+		          y, (long long)numel(x), y, y);
+		break;
 	case OP_LERP:
 		sb_puts(b, "sc_lerp(rt, ");
 		for (int j = 0; j < 4; j++) {
@@ -551,7 +568,7 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 	case OP_TRANSPOSE_FOLDED: case OP_FUSED:   /* no code (emit.c says why) */
 	case OP_NORM_GRAD: case OP_FLASH_ATTENTION_GRAD:   /* adjoints */
 		die("%s has no forward call", op_info[o->op].name);
-	case OP_CALL: case OP_COUNT:   /* inlined by flatten; rejected by check_names */
+	case OP_CALL: case OP_DEPEND: case OP_COUNT:   /* inlined (Depend: its value) by flatten; rejected by check_names */
 		die("no %s operator is left to emit", o->op == OP_CALL ? "Call" : "unknown");
 	}
 }

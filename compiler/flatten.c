@@ -4,7 +4,9 @@
  * graph: each called graph's nodes are copied in at the Call, their values
  * renamed `<call result>.<name>` (names may hold dots) so that every name
  * stays unique and says where it came from, and the Call's result becomes the
- * callee's returned value. So that names do not grow with the depth of the
+ * callee's returned value. A Depend (MindSpore's: its value, once what it
+ * waits for is computed) becomes its value: the program is straight-line
+ * and computes every operator, so the order it asks for holds. So that names do not grow with the depth of the
  * calls (a chain of 20,000 graphs would make names of 40,000 bytes, and the
  * pass quadratic), a Call nested PREFIX_DEPTH deep starts the prefix over as
  * `<callee>.<n>`, n counting the Calls inlined so far. The copies keep their original attributes and
@@ -126,6 +128,10 @@ static void copy_step(Flattener *x)
 		}
 		push_graph(x, n->a.callee, args, &id[n->result], name, depth, n->a.shard ? n->a.shard : fr->shard,
 		           n->a.present & ATTR_BIT(ATTR_PIPELINE_STAGE) ? n->a.pipeline_stage : fr->stage);
+		return;
+	}
+	if (n->op == OP_DEPEND) {   /* its value; what it waits for is computed anyway (no pass drops an operator) */
+		id[n->result] = id[n->in[0]];
 		return;
 	}
 	Graph *g = x->f->g;

@@ -114,7 +114,8 @@
 	ATTR(SPLIT_DIM, "split_dim", AK_INT)                   \
 	ATTR(NUM_SPLIT, "num_split", AK_INT)                   \
 	ATTR(IS_TRAINING, "is_training", AK_BOOL)              \
-	ATTR(MOMENTUM, "momentum", AK_FLOAT)
+	ATTR(MOMENTUM, "momentum", AK_FLOAT)                   \
+	ATTR(TOLERANCE, "tolerance", AK_FLOAT)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -217,7 +218,15 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(DIV_NO_NAN, "DivNoNan", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(DIV_NO_NAN), GR_X, 0, PREC_F32, V_COPY) \
 	OP(ATAN2, "Atan2", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(ATAN2), GR_X, 0, PREC_F32, V_COPY)             \
 	OP(SIGMOID_CE, "SigmoidCrossEntropyWithLogits", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(SIGMOID_CE), GR_X, \
-	   1u << 1, PREC_F32, V_COPY)
+	   1u << 1, PREC_F32, V_COPY)                                                                                \
+	OP(XLOGY, "Xlogy", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(XLOGY), GR_X, 0, PREC_F32, V_COPY)                \
+	OP(XDIVY, "Xdivy", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(XDIVY), GR_X, 0, PREC_F32, V_COPY)                \
+	OP(MUL_NO_NAN, "MulNoNan", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(MUL_NO_NAN), GR_X, 0, PREC_LOW, V_COPY)   \
+	OP(TRUNCATE_DIV, "TruncateDiv", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(TRUNCATE_DIV), GR_X, 0, PREC_F32,     \
+	   V_COPY)                                                                                                    \
+	OP(TRUNCATE_MOD, "TruncateMod", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(TRUNCATE_MOD), GR_X, 0, PREC_F32,     \
+	   V_COPY)                                                                                                    \
+	OP(HYPOT, "Hypot", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(HYPOT), GR_X, 0, PREC_F32, V_COPY)
 
 /* The comparisons: Bool results, so no gradient (op_input_has_grad); under
  * mixed precision they compare what they are given, as MindSpore's AMP
@@ -228,7 +237,9 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(GREATER, "Greater", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(GREATER), GR_NONE, 0, PREC_FOLLOW, V_COPY)                  \
 	OP(GREATER_EQUAL, "GreaterEqual", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(GREATER_EQUAL), GR_NONE, 0, PREC_FOLLOW, V_COPY) \
 	OP(LESS, "Less", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(LESS), GR_NONE, 0, PREC_FOLLOW, V_COPY)                           \
-	OP(LESS_EQUAL, "LessEqual", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(LESS_EQUAL), GR_NONE, 0, PREC_FOLLOW, V_COPY)
+	OP(LESS_EQUAL, "LessEqual", 2, 2, 0, SH_COMPARE, R_BROADCAST, COMPARE(LESS_EQUAL), GR_NONE, 0, PREC_FOLLOW, V_COPY)   \
+	OP(APPROXIMATE_EQUAL, "ApproximateEqual", 2, 2, A(TOLERANCE), SH_COMPARE, R_BROADCAST, COMPARE(APPROXIMATE_EQUAL),   \
+	   GR_NONE, 0, PREC_FOLLOW, V_COPY)
 
 /* The logical operators (MindSpore's LogicalNot, LogicalAnd, LogicalOr):
  * Bool operands, broadcasting, a Bool result (sc_logical); no gradient. */
@@ -289,6 +300,7 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(RESHAPE, "Reshape", 1, 1, A(SHAPE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                        \
 	OP(TRANSPOSE, "Transpose", 1, 1, A(PERM), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                     \
 	OP(FLATTEN, "Flatten", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                               \
+	OP(IDENTITY, "Identity", 1, 1, 0, SH_SAME, R_ELEMWISE, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                       \
 	OP(EXPAND_DIMS, "ExpandDims", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                  \
 	OP(SQUEEZE, "Squeeze", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_VIEW)                                         \
 	OP(BROADCAST_TO, "BroadcastTo", 1, 1, A(SHAPE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_F32, V_COPY)                                  \
@@ -316,6 +328,7 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(ADD_N, "AddN", 2, -1, 0, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                                     \
 	OP(STACK, "Stack", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                           \
 	OP(LERP, "Lerp", 3, 3, 0, SH_OWN, R_BROADCAST, OWN, GR_X, 0, PREC_LOW, V_COPY)                                                    \
+	OP(MASKED_FILL, "MaskedFill", 3, 3, 0, SH_OWN, R_BROADCAST, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                               \
 	OP(CAST, "Cast", 1, 1, A(DTYPE), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                                           \
 	OP(STRIDED_SLICE, "StridedSlice", 1, 1, A_SLICE | A_SLICE_MASKS | A(PAD), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                              \
 	OP(SPLIT, "Split", 1, 1, A(AXIS) | A(OUTPUT_NUM) | A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \
@@ -331,11 +344,13 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(MSE_LOSS, "MSELoss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                    \
 	OP(L1_LOSS, "L1Loss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                      \
 	OP(L2_LOSS, "L2Loss", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                      \
+	OP(SQUARE_SUM_ALL, "SquareSumAll", 2, 2, A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                          \
 	OP(ALL_REDUCE, "AllReduce", 1, 1, A(REDUCE_OP) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                      \
 	OP(ALL_GATHER, "AllGather", 1, 1, A(AXIS) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                           \
 	OP(REDUCE_SCATTER, "ReduceScatter", 1, 1, A(REDUCE_OP) | A(AXIS) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)    \
 	OP(ALL_TO_ALL, "AllToAll", 1, 1, A(SPLIT_AXIS) | A(CONCAT_AXIS) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)     \
-	OP(CALL, "Call", 0, -1, A(GRAPH) | A(SHARD), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)
+	OP(CALL, "Call", 0, -1, A(GRAPH) | A(SHARD), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                                    \
+	OP(DEPEND, "Depend", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_NONE, 1u << 1, PREC_ASIS, V_VIEW)
 
 /* The fused operators: what fuse.c rewrites a group of operators into, one
  * kernel computing them all. Rows of the table like any other, but no

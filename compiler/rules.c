@@ -148,14 +148,16 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	}
 	switch (n->op) {
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE: case OP_LERP:
+	case OP_IDENTITY: case OP_MASKED_FILL:
 	case OP_CAST: case OP_SELECT: case OP_DROPOUT: case OP_PAD_FILL: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM:
 	case OP_TRIL: case OP_TRIU:   /* any dim split, each rank its piece's diagonal (lowered_rank_attrs) */
 	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 		die("%s has its rule class", op_info[n->op].name);
-	case OP_MSE_LOSS: case OP_L1_LOSS: case OP_L2_LOSS:
+	case OP_MSE_LOSS: case OP_L1_LOSS: case OP_L2_LOSS: case OP_SQUARE_SUM_ALL:
 		broadcast_dims(g, n, od, x->rank, x->dims);   /* the two shapes are equal (shape.c) */
 		od->reduced = x->rank ? (1u << x->rank) - 1 : 0;
-		od->reduce_op = n->op == OP_L2_LOSS ? REDUCE_SUM_OP : REDUCE_MEAN_OP;   /* L2Loss: partial sums */
+		od->reduce_op = n->op == OP_L2_LOSS || n->op == OP_SQUARE_SUM_ALL ? REDUCE_SUM_OP   /* partial sums */
+		                                                                  : REDUCE_MEAN_OP;
 		return true;
 	case OP_BIAS_ADD:
 		for (int d = 0; d < x->rank; d++)
@@ -566,7 +568,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 			add_dim(od, out->dims[d], NULL);
 		od->batch = -1;
 		break;
-	case OP_RESHAPE: case OP_CALL:
+	case OP_RESHAPE: case OP_CALL: case OP_DEPEND:   /* Depend: flatten.c makes it its value */
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
 		return false;   /* no op dims */
 	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)   /* made by lowering and after it (fuse.c) */

@@ -423,7 +423,8 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_GATHER_ND: OP_CASES(TENSOR_SCATTER_OPS) case OP_BATCH_NORM:
 	OP_CASES(SEGMENT_OPS)
 	case OP_SPARSE_SOFTMAX_CE: case OP_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
-	case OP_STACK: case OP_LERP: case OP_L2_LOSS:
+	case OP_STACK: case OP_LERP: case OP_L2_LOSS: case OP_IDENTITY: case OP_DEPEND: case OP_SQUARE_SUM_ALL:
+	case OP_MASKED_FILL:
 	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)
 		break;
 	}
@@ -483,6 +484,11 @@ static bool infer_node(Infer *x, Type *out)
 		return same_dtype(x, 0, 1) && broadcast(x, a, in_type(x, 1), out, n->op_span);
 	case SH_COMPARE:
 		out->dtype = DT_BOOL;
+		if (n->op == OP_APPROXIMATE_EQUAL && same_dtype(x, 0, 1) && !type_equal(a, in_type(x, 1))) {   /* MindSpore's */
+			ERR(x, n->op_span, "ApproximateEqual: x %s and y %s differ in shape; it takes two of one shape (no "
+			    "broadcasting: BroadcastTo the smaller first)", DIMS(a), DIMS(in_type(x, 1)));
+			return false;
+		}
 		return same_dtype(x, 0, 1) && broadcast(x, a, in_type(x, 1), out, n->op_span);
 	case SH_LOGICAL:
 		*out = *a;
@@ -497,8 +503,11 @@ static bool infer_node(Infer *x, Type *out)
 	switch (n->op) {
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS)
 	case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN:
-	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY: case OP_DROPOUT:
+	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY: case OP_DROPOUT: case OP_IDENTITY:
 		die("%s has its shape class", opname(x));
+	case OP_DEPEND:   /* its value (flatten.c drops it), whatever it waits for */
+		*out = *a;
+		return true;
 	case OP_IS_FINITE:   /* a float's mask */
 		*out = *a;
 		out->dtype = DT_BOOL;
@@ -677,6 +686,20 @@ static bool infer_node(Infer *x, Type *out)
 	case OP_L2_LOSS:   /* sum x^2 / 2: a scalar */
 		out->rank = 0;
 		return need_float(x, 0);
+	case OP_SQUARE_SUM_ALL:
+		return infer_square_sum_all(x, a, out);
+	case OP_MASKED_FILL: {   /* value where the mask is true: input and mask broadcast, value a scalar of input's type */
+		const Type *v = in_type(x, 2);
+		if (v->rank != 0) {
+			StrBuf b = {0};
+			ERR(x, in_span(x, 2), "MaskedFill: value %s is %s; it is a scalar, a number or a 0-d tensor "
+			    "(MindSpore's)", in_name(x, 2, &b), DIMS(v));
+			sb_free(&b);
+			return false;
+		}
+		return need_float(x, 0) && need_bool(x, 1) && same_dtype(x, 0, 2) &&
+		       broadcast(x, a, in_type(x, 1), out, n->op_span);
+	}
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
 		return infer_comm(x, a, out);
 	case OP_CALL:

@@ -47,6 +47,7 @@ bool infer_one_hot(Infer *x, const Type *in, Type *out);
 /* ArgMaxWithValue, ArgMinWithValue, Argmax, Argmin; TopK (shape_views.c). */
 bool infer_arg_reduce(Infer *x, const Type *in, Type *out);
 bool infer_topk(Infer *x, const Type *in, Type *out);
+bool infer_square_sum_all(Infer *x, const Type *in, Type *out);
 bool infer_scan(Infer *x, const Type *in, Type *out);   /* CumSum, CumProd */
 bool infer_triangle(Infer *x, const Type *in, Type *out);   /* Tril, Triu */
 bool infer_bias_add(Infer *x, const Type *in, Type *out);

@@ -576,3 +576,29 @@ bool infer_batch_norm(Infer *x, const Type *in, Type *out)
 	out->is_param = false;
 	return true;
 }
+
+/* MindSpore's SquareSumAll(x, y): (sum x^2, sum y^2), x and y floats of one
+ * shape; one result each, as ArgMaxWithValue's (index 0: x's sum, 1: y's). */
+bool infer_square_sum_all(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	if (!need_float(x, 0) || !same_dtype(x, 0, 1))
+		return false;
+	if (!(a->present & ATTR_BIT(ATTR_OUTPUT_INDEX))) {
+		ERR(x, x->n->op_span, "SquareSumAll needs the attribute 'index', which of MindSpore's two results it is: 0 "
+		    "the sum of x's squares, 1 of y's (e.g. {index: 0})");
+		return false;
+	}
+	if (a->output_index < 0 || a->output_index > 1) {
+		ERR(x, attr_span(x, "index"), "SquareSumAll's index %lld: it has two results, 0 (the sum of x's squares) "
+		    "and 1 (y's)", (long long)a->output_index);
+		return false;
+	}
+	if (!type_equal(in, in_type(x, 1))) {
+		ERR(x, x->n->op_span, "SquareSumAll: x %s and y %s differ in shape; it takes two of one shape (MindSpore's)",
+		    DIMS(in), DIMS(in_type(x, 1)));
+		return false;
+	}
+	out->rank = 0;
+	return true;
+}

@@ -248,6 +248,7 @@ typedef struct {
 	double keep_prob;        /* Dropout's chance of keeping an element, in (0, 1]; 0.5 by default (MindSpore's) */
 	double alpha;            /* Elu: its negative side's scale, 1 (MindSpore's only value) */
 	double lambd;            /* HShrink, SoftShrink: the half-width of the band they zero (0.5) */
+	double tolerance;        /* ApproximateEqual: |x - y| below it is equal (1e-5, MindSpore's default) */
 	int64_t output_num;      /* Split: the number of equal pieces along axis (1 by default, MindSpore's) */
 	int64_t output_index;    /* Split, SplitV: which piece is its result (shape.c also sets begin/end/strides: its slice) */
 	int nsize_splits;        /* SplitV: the pieces' lengths along split_dim, one -1 (the rest) allowed */
@@ -806,7 +807,8 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split);
  * uneven contraction). */
 bool uneven_padding_zero(const Lowered *l, int v, int d);
 /* What operand k of op needs its padding along an uneven split to hold (lower_pad.c) where its value or slope at 0 is
- * not finite, else 0: 1 for Log, Sqrt, Rsqrt, Reciprocal, Inv, a divisor, Atan2's x, Pow's base; 2 for Acosh. */
+ * not finite, else 0: 1 for Log, Sqrt, Rsqrt, Reciprocal, Inv, a divisor, Atan2's x, Xlogy's y, Hypot's x, Pow's
+ * base; 2 for Acosh. */
 double slope_pad(OpKind op, int k);
 
 /* Reshape of a value laid out `in` (global dims idims) to out_t: the layout its split carries over to, when

@@ -194,8 +194,13 @@ static void check_step(Uneven *u, int i)
 
 double slope_pad(OpKind op, int k)
 {
-	if (op == OP_DIV || op == OP_FLOOR_DIV || op == OP_FLOOR_MOD || op == OP_MOD)   /* the divisor */
+	if (op == OP_DIV || op == OP_FLOOR_DIV || op == OP_FLOOR_MOD || op == OP_MOD || op == OP_TRUNCATE_DIV ||
+	    op == OP_TRUNCATE_MOD)   /* the divisor */
 		return k == 1;
+	if (op == OP_XLOGY)   /* dy x / y is NaN at (0, 0); Xlogy(0, 1) is 0 */
+		return k == 1;
+	if (op == OP_HYPOT)   /* dy x / hypot is NaN at (0, 0): hypot(1, 0) is 1, its slopes dy and 0 */
+		return k == 0;
 	if (op == OP_ATAN2)   /* dy / (y^2 + x^2) is NaN at (0, 0); atan2(0, 1) is 0 */
 		return k == 1;
 	if (op == OP_POW)   /* the base: b a^(b - 1) */
@@ -228,6 +233,7 @@ static bool maps_zero(OpKind op)
 	       op != OP_RECIPROCAL && op != OP_POW && op != OP_COSH && op != OP_HSIGMOID && op != OP_ERFC &&
 	       op != OP_INV && op != OP_ACOS && op != OP_ACOSH && op != OP_LOG_SIGMOID && op != OP_ONES_LIKE &&
 	       op != OP_EQUAL && op != OP_GREATER_EQUAL && op != OP_LESS_EQUAL &&   /* 0 == 0: true */
+	       op != OP_APPROXIMATE_EQUAL &&   /* |0 - 0| < tolerance: true */
 	       op != OP_LOGICAL_NOT && op != OP_IS_FINITE &&
 	       op != OP_ONE_HOT &&   /* index 0: on_value in class 0 */
 	       op != OP_CUMPROD &&   /* exclusive: 1 first */
@@ -262,17 +268,21 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_TRIL: case OP_TRIU:   /* 0 maps to 0; dx the same mask on dy, whose padding is 0 */
 	case OP_ADD_N:   /* 0 + 0 */
 	case OP_LERP:    /* 0 + 0 (0 - 0) */
+	case OP_IDENTITY:   /* the piece as it is */
+	case OP_MASKED_FILL:   /* the mask's padding false: input's padding */
 	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SPLIT_V: case OP_SLICE:   /* along other dims: rules.c keeps theirs whole */
 	case OP_STACK:   /* its operands' dims, each piece moved as it is */
 	OP_CASES(NORM_OPS) case OP_L2_NORMALIZE:   /* 0 maps to 0; along its axis lowered as pieces, x's padding 0 */
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2:   /* their padding made 0 (lower_pad.c) */
 	case OP_MSE_LOSS: case OP_L1_LOSS: case OP_L2_LOSS:   /* their operands' padding made 0 (lower_pad.c) */
+	case OP_SQUARE_SUM_ALL:
 	case OP_SOFTMAX_CE:   /* its rows, each alone; its classes split are lowered as pieces (lower_normalized) */
 		return UNEVEN_TAKES;
 	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
 	case OP_SEND_RECV: case OP_STAGE_SUM:   /* StageSum: of a whole scalar */
 		return UNEVEN_COPIES;
 	case OP_CALL: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
+	case OP_DEPEND:   /* never lowered: flatten.c makes it its value */
 	OP_CASES(FUSED_OPS) case OP_COUNT:
 	case OP_SPARSE_SOFTMAX_CE:   /* whole: its uneven splits are lowered as pieces (lower_normalized) */
 	case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL:   /* evenly: a padded piece would reach the windows */
@@ -387,7 +397,7 @@ static void check_op(Uneven *u, int i)
 			continue;
 		int v = at[k][0], d = at[k][1];
 		bool sums = matmul || o->op == OP_REDUCE_SUM || o->op == OP_REDUCE_MEAN || o->op == OP_MSE_LOSS ||
-		            o->op == OP_L1_LOSS || o->op == OP_L2_LOSS;   /* their padding made 0: fine */
+		            o->op == OP_L1_LOSS || o->op == OP_L2_LOSS || o->op == OP_SQUARE_SUM_ALL;   /* padding made 0 */
 		bool masked = (o->op == OP_REDUCE_MAX && pad_fill_of(u, i, v, d) <= -FLT_MAX) ||
 		              (o->op == OP_REDUCE_MIN && pad_fill_of(u, i, v, d) >= FLT_MAX) ||   /* the lowest, highest float */
 		              (o->op == OP_REDUCE_PROD && pad_fill_of(u, i, v, d) == 1) ||   /* 1 under a product, All */
@@ -441,7 +451,7 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 		return true;
 	if (n->op == OP_SPARSE_SOFTMAX_CE || n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX ||
 	    n->op == OP_REDUCE_MIN || n->op == OP_REDUCE_PROD || n->op == OP_REDUCE_ALL || n->op == OP_REDUCE_ANY ||
-	    n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS || n->op == OP_L2_LOSS)
+	    n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS || n->op == OP_L2_LOSS || n->op == OP_SQUARE_SUM_ALL)
 		return true;   /* the rows' losses, a reduction's or a loss's operands: their padding filled (lower_pad.c) */
 	if (od->reduced & (1u << o))   /* a contraction's operands: their padding made 0 (lower_pad.c) */
 		return n->op == OP_MATMUL || n->op == OP_BATCH_MATMUL;

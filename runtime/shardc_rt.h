@@ -114,21 +114,31 @@ typedef enum {
 	SC_SIGMOID_CE,                         /* max(a, 0) - a b + log(1 + exp(-|a|)): logits a, labels b
 	                                        * (MindSpore's SigmoidCrossEntropyWithLogits); da sigmoid(a) - b,
 	                                        * db -a (the compiler asks for none: MindSpore's zeros) */
+	SC_XLOGY,                              /* a log b, 0 where a == 0 (MindSpore's Xlogy) */
+	SC_XDIVY,                              /* a / b, 0 where a == 0 (MindSpore's Xdivy) */
+	SC_MUL_NO_NAN,                         /* a b, 0 where b == 0 even if a is inf or NaN (MulNoNan) */
+	SC_TRUNCATE_DIV,                       /* trunc(a / b), no gradient (MindSpore's zeros) */
+	SC_TRUNCATE_MOD,                       /* fmod(a, b): the sign of a (MindSpore's TruncateMod) */
+	SC_HYPOT,                              /* sqrt(a^2 + b^2) without overflow (hypotf) */
+	SC_BINOP_LAST = SC_HYPOT               /* the last row, for tests that walk them all */
 } sc_binop;
 
-/* The comparisons, one row each: C(NAME, the C operator). Both kernels (CPU
- * and CUDA) expand the operator, so IEEE's rules hold on either: a NaN
- * compares false but for NOT_EQUAL. */
-#define SC_COMPARE_TABLE(C) \
-	C(EQUAL, ==)            \
-	C(NOT_EQUAL, !=)        \
-	C(GREATER, >)           \
-	C(GREATER_EQUAL, >=)    \
-	C(LESS, <)              \
-	C(LESS_EQUAL, <=)
+/* The comparisons, one row each: C(NAME, the test of floats a and b, p the
+ * operator's parameter). Both kernels (CPU and CUDA) expand the test, so
+ * IEEE's rules hold on either: a NaN compares false but for NOT_EQUAL.
+ * APPROXIMATE_EQUAL is MindSpore's ApproximateEqual, p its tolerance; the
+ * others take no parameter (p 0). */
+#define SC_COMPARE_TABLE(C)                    \
+	C(EQUAL, a == b)                           \
+	C(NOT_EQUAL, a != b)                       \
+	C(GREATER, a > b)                          \
+	C(GREATER_EQUAL, a >= b)                   \
+	C(LESS, a < b)                             \
+	C(LESS_EQUAL, a <= b)                      \
+	C(APPROXIMATE_EQUAL, fabsf(a - b) < p)
 
 typedef enum {
-#define SC_CMP_ENUM(name, op) SC_CMP_##name,
+#define SC_CMP_ENUM(name, test) SC_CMP_##name,
 	SC_COMPARE_TABLE(SC_CMP_ENUM)
 #undef SC_CMP_ENUM
 	SC_CMP_COUNT
@@ -537,8 +547,8 @@ void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, in
                const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim);
 /* y = a op b with numpy broadcasting, as sc_binary, y SC_BOOL (a byte, 1
  * where true, else 0): MindSpore's Equal, NotEqual, Greater, GreaterEqual,
- * Less and LessEqual. */
-void sc_compare(sc_rt *rt, sc_cmpop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+ * Less, LessEqual and ApproximateEqual (p its tolerance; 0 for the rest). */
+void sc_compare(sc_rt *rt, sc_cmpop op, float p, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                 const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim);
 /* y = op(a, b) on SC_BOOL operands with numpy broadcasting, as sc_compare,
  * y SC_BOOL: LogicalAnd, LogicalOr; SC_L_NOT reads a alone (b NULL, a of
@@ -1077,6 +1087,10 @@ void sc_l2_loss(sc_rt *rt, const float *x, float *loss, int64_t n);
 void sc_lerp(sc_rt *rt, const float *start, const int64_t *s_dims, int s_ndim, const float *end,
              const int64_t *e_dims, int e_ndim, const float *w, const int64_t *w_dims, int w_ndim, float *y,
              const int64_t *y_dims, int y_ndim);
+/* MindSpore's MaskedFill: y = value[0] where the SC_BOOL mask is true, else
+ * x; x and mask broadcast to y_dims as numpy's. */
+void sc_masked_fill(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndim, const uint8_t *mask,
+                    const int64_t *m_dims, int m_ndim, const float *value, float *y, const int64_t *y_dims, int y_ndim);
 
 /* ---- backward kernels ----
  * dy is the gradient of the output, dx of the input. Matmul gradients are
@@ -1231,6 +1245,12 @@ void sc_l2_loss_grad(sc_rt *rt, const float *x, const float *dloss, float *dx, i
 void sc_lerp_grad(sc_rt *rt, int k, const float *start, const int64_t *s_dims, int s_ndim, const float *end,
                   const int64_t *e_dims, int e_ndim, const float *w, const int64_t *w_dims, int w_ndim,
                   const float *dy, const int64_t *y_dims, int y_ndim, float *dx);
+/* MaskedFill's gradient (MindSpore's bprop): k 0, x's: dy where the mask is
+ * false, summed over the dims x is broadcast along into dx of x_dims; k 2,
+ * value's: the sum of dy where it is true, one element. */
+void sc_masked_fill_grad(sc_rt *rt, int k, const int64_t *x_dims, int x_ndim, const uint8_t *mask,
+                         const int64_t *m_dims, int m_ndim, const float *dy, const int64_t *y_dims, int y_ndim,
+                         float *dx);
 
 /* ---- optimizers (MindSpore's formulas; g' = g + weight_decay p) ----
  * The compiler passes weight_decay 0 for a parameter the decay filter skips. */

@@ -991,6 +991,81 @@ def bwd_atan2(g, ins, at):
     return [unbroadcast(g * b / r, a.shape), unbroadcast(-g * a / r, b.shape)]
 
 
+def fwd_xlogy(ins, at):
+    """MindSpore's Xlogy: x log y, 0 where x == 0 (whatever y)."""
+    a, b = ins
+    with np.errstate(all="ignore"):
+        return np.where(a == 0, 0.0, a * np.log(b))
+
+
+def bwd_xlogy(g, ins, at):
+    """MindSpore's bprop: dx = Xlogy(dy, y) masked to 0 where x == 0 and y <= 0; dy = dy x / y."""
+    a, b = ins
+    with np.errstate(all="ignore"):
+        da = np.where((g == 0) | ((a == 0) & (b <= 0)), 0.0, g * np.log(b))
+        db = g * a / b
+    return [unbroadcast(da, a.shape), unbroadcast(db, b.shape)]
+
+
+def fwd_xdivy(ins, at):
+    """MindSpore's Xdivy: x / y, 0 where x == 0 (whatever y)."""
+    a, b = ins
+    with np.errstate(all="ignore"):
+        return np.where(a == 0, 0.0, a / b)
+
+
+def bwd_xdivy(g, ins, at):
+    """MindSpore's bprop: Xdivy(x != 0, y) dy and Xdivy(-x, y^2) dy: 0 where x == 0."""
+    a, b = ins
+    with np.errstate(all="ignore"):
+        da = np.where(a == 0, 0.0, 1.0 / b) * g
+        db = np.where(a == 0, 0.0, -a / (b * b)) * g
+    return [unbroadcast(da, a.shape), unbroadcast(db, b.shape)]
+
+
+def fwd_mul_no_nan(ins, at):
+    """MindSpore's MulNoNan: x y, 0 where y == 0 even if x is inf or NaN."""
+    a, b = ins
+    with np.errstate(all="ignore"):
+        return np.where(b == 0, 0.0, a * b)
+
+
+def bwd_mul_no_nan(g, ins, at):
+    """MindSpore's bprop: MulNoNan(dy, y) and MulNoNan(x, dy)."""
+    a, b = ins
+    with np.errstate(all="ignore"):
+        da = np.where(b == 0, 0.0, g * b)
+        db = np.where(g == 0, 0.0, a * g)
+    return [unbroadcast(da, a.shape), unbroadcast(db, b.shape)]
+
+
+def fwd_truncate_div(ins, at):
+    """MindSpore's TruncateDiv: x / y rounded toward 0 (an integer's as C's division)."""
+    a, b = ins
+    if a.dtype.kind != "f":
+        return fwd_div(ins, at)
+    with np.errstate(all="ignore"):
+        return np.trunc(a / b)
+
+
+def fwd_truncate_mod(ins, at):
+    """MindSpore's TruncateMod: the remainder of TruncateDiv, the dividend's sign (C's fmod)."""
+    with np.errstate(all="ignore"):
+        return np.fmod(ins[0], ins[1])
+
+
+def fwd_hypot(ins, at):
+    return np.hypot(ins[0], ins[1])
+
+
+def bwd_hypot(g, ins, at):
+    """MindSpore's bprop: dy x / out and dy y / out (NaN at (0, 0))."""
+    a, b = ins
+    with np.errstate(all="ignore"):
+        r = np.hypot(a, b)
+        return [unbroadcast(g * (a / r), a.shape), unbroadcast(g * (b / r), b.shape)]
+
+
 def sigmoid_ce_operands(ins):
     return same_shape(ins, "logits", "labels")
 
@@ -1024,15 +1099,52 @@ def bwd_lerp(g, ins, at):
     return [unbroadcast(g * (1 - w), s.shape), unbroadcast(g * w, e.shape), unbroadcast(g * (e - s), w.shape)]
 
 
+def fwd_masked_fill(ins, at):
+    """MindSpore's MaskedFill: value where the Bool mask is true, else input; input and mask broadcast (numpy's),
+    value a scalar (a number or a 0-d tensor) of input's type."""
+    x, m, v = ins
+    if m.dtype != np.bool_:
+        raise OpError("the mask must be Bool")
+    if np.ndim(v) != 0:
+        raise OpError("value must be a scalar (a number or a 0-d tensor), got shape %s" % (np.shape(v),))
+    try:
+        np.broadcast_shapes(x.shape, m.shape)
+    except ValueError as err:
+        raise OpError(str(err))
+    return np.where(m, v, x)
+
+
+def bwd_masked_fill(g, ins, at):
+    """MindSpore's bprop: dy (1 - mask) for input (summed over its broadcast dims), none for the mask, and the
+    sum of dy mask for value."""
+    x, m, v = ins
+    return [unbroadcast(np.where(m, 0.0, g), x.shape), None, np.sum(np.where(m, g, 0.0))]
+
+
 # The comparisons (MindSpore's Equal, NotEqual, Greater, GreaterEqual, Less,
 # LessEqual): numpy's, broadcasting, a NaN unequal to everything; a Bool
 # result, so neither operand gets a gradient.
-COMPARES = {"Equal": np.equal, "NotEqual": np.not_equal, "Greater": np.greater, "GreaterEqual": np.greater_equal,
-            "Less": np.less, "LessEqual": np.less_equal}
+def approximate_equal(a, b, at):
+    """MindSpore's ApproximateEqual: |a - b| < tolerance (1e-5 by default, a Float32 attribute; the kernel
+    compares in Float32), of operands of one shape (no broadcasting, MindSpore's)."""
+    if np.shape(a) != np.shape(b):
+        raise OpError("ApproximateEqual's operands have one shape, got %s and %s" % (np.shape(a), np.shape(b)))
+    tol = attr_number(at, "tolerance", 1e-5)
+    if not (np.isfinite(tol) and tol >= 0):
+        raise OpError("tolerance must be a finite number, 0 or more")
+    with np.errstate(invalid="ignore"):
+        return np.abs(a - b) < float(np.float32(tol))
+
+
+# The comparisons: f(a, b, attributes), a Bool result.
+COMPARES = {"Equal": lambda a, b, at: np.equal(a, b), "NotEqual": lambda a, b, at: np.not_equal(a, b),
+            "Greater": lambda a, b, at: np.greater(a, b), "GreaterEqual": lambda a, b, at: np.greater_equal(a, b),
+            "Less": lambda a, b, at: np.less(a, b), "LessEqual": lambda a, b, at: np.less_equal(a, b),
+            "ApproximateEqual": approximate_equal}
 
 
 def fwd_compare(op):
-    return lambda ins, at: COMPARES[op](ins[0], ins[1])
+    return lambda ins, at: COMPARES[op](ins[0], ins[1], at)
 
 
 def bwd_compare(g, ins, at):
@@ -2834,6 +2946,23 @@ def bwd_mse(g, ins, at):
     return [d, -d]
 
 
+def fwd_square_sum_all(ins, at):
+    """MindSpore's SquareSumAll(x, y): (sum x^2, sum y^2), x and y of one shape; output `index` of the two."""
+    x, y = ins
+    if x.shape != y.shape:
+        raise OpError("x and y must have one shape; they are %s and %s" % (x.shape, y.shape))
+    k = attr_int(at, "index", 0)
+    if k not in (0, 1):
+        raise OpError("index %d: SquareSumAll has outputs 0 and 1" % k)
+    return (ins[k] ** 2).sum()
+
+
+def bwd_square_sum_all(g, ins, at):
+    """MindSpore's bprop: 2 x dy for the operand the output sums, none for the other."""
+    k = attr_int(at, "index", 0)
+    return [2.0 * g * ins[0] if k == 0 else None, 2.0 * g * ins[1] if k == 1 else None]
+
+
 def fwd_l2(ins, at):
     """MindSpore's L2Loss: sum x^2 / 2, a scalar."""
     return (ins[0] ** 2).sum() / 2
@@ -2979,8 +3108,15 @@ OPS = {
     "SquaredDifference": (fwd_squared_difference, bwd_squared_difference, 2, 2),
     "DivNoNan": (fwd_div_no_nan, bwd_div_no_nan, 2, 2),
     "Atan2": (fwd_atan2, bwd_atan2, 2, 2),
+    "Xlogy": (fwd_xlogy, bwd_xlogy, 2, 2),
+    "Xdivy": (fwd_xdivy, bwd_xdivy, 2, 2),
+    "MulNoNan": (fwd_mul_no_nan, bwd_mul_no_nan, 2, 2),
+    "TruncateDiv": (fwd_truncate_div, bwd_floor_div, 2, 2),    # MindSpore's: no gradient
+    "TruncateMod": (fwd_truncate_mod, bwd_mod, 2, 2),          # Mod's: dy, -dy trunc(x / y)
+    "Hypot": (fwd_hypot, bwd_hypot, 2, 2),
     "SigmoidCrossEntropyWithLogits": (fwd_sigmoid_ce, bwd_sigmoid_ce, 2, 2),
     "Lerp": (fwd_lerp, bwd_lerp, 3, 3),
+    "MaskedFill": (fwd_masked_fill, bwd_masked_fill, 3, 3),
     **{op: (fwd_compare(op), bwd_compare, 2, 2) for op in COMPARES},
     "LogicalNot": (LOGICALS["LogicalNot"], bwd_mask, 1, 1),
     "LogicalAnd": (LOGICALS["LogicalAnd"], bwd_mask, 2, 2),
@@ -3059,6 +3195,8 @@ OPS = {
     "CumSum": (fwd_scan(False), bwd_scan(False), 1, 1),
     "CumProd": (fwd_scan(True), bwd_scan(True), 1, 1),
     "Reshape": (fwd_reshape, bwd_reshape, 1, 1),
+    "Identity": (lambda ins, at: ins[0].copy(), lambda g, ins, at: [g], 1, 1),
+    "Depend": (lambda ins, at: ins[0].copy(), lambda g, ins, at: [g, None], 2, 2),   # expr only orders: no gradient
     "Transpose": (fwd_transpose, bwd_transpose, 1, 1),
     "Flatten": (fwd_flatten, bwd_flatten, 1, 1),
     "ExpandDims": (fwd_expand_dims, bwd_view, 1, 1),
@@ -3095,6 +3233,7 @@ OPS = {
     "MSELoss": (fwd_mse, bwd_mse, 2, 2),
     "L1Loss": (fwd_l1, bwd_l1, 2, 2),
     "L2Loss": (fwd_l2, bwd_l2, 1, 1),
+    "SquareSumAll": (fwd_square_sum_all, bwd_square_sum_all, 2, 2),
     "Arange": (fwd_none, bwd_none, 0, 0),
     "CausalMask": (fwd_none, bwd_none, 0, 0),
     "FillV2": (fwd_none, bwd_none, 0, 0),

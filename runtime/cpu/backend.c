@@ -294,11 +294,11 @@ void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, in
 	sc_cpu_binary(op, a, a_dims, a_ndim, b, b_dims, b_ndim, y, y_dims, y_ndim);
 }
 
-void sc_compare(sc_rt *rt, sc_cmpop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+void sc_compare(sc_rt *rt, sc_cmpop op, float p, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                 const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim)
 {
 	(void)rt;
-	sc_cpu_compare(op, a, a_dims, a_ndim, b, b_dims, b_ndim, y, y_dims, y_ndim);
+	sc_cpu_compare(op, p, a, a_dims, a_ndim, b, b_dims, b_ndim, y, y_dims, y_ndim);
 }
 
 void sc_logical(sc_rt *rt, sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_ndim, const uint8_t *b,
@@ -968,6 +968,21 @@ void sc_lerp_grad(sc_rt *rt, int k, const float *start, const int64_t *s_dims, i
 {
 	(void)rt;
 	sc_cpu_lerp_grad(k, start, s_dims, s_ndim, end, e_dims, e_ndim, w, w_dims, w_ndim, dy, y_dims, y_ndim, dx);
+}
+
+void sc_masked_fill(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndim, const uint8_t *mask,
+                    const int64_t *m_dims, int m_ndim, const float *value, float *y, const int64_t *y_dims, int y_ndim)
+{
+	(void)rt;
+	sc_cpu_masked_fill(x, x_dims, x_ndim, mask, m_dims, m_ndim, value, y, y_dims, y_ndim);
+}
+
+void sc_masked_fill_grad(sc_rt *rt, int k, const int64_t *x_dims, int x_ndim, const uint8_t *mask,
+                         const int64_t *m_dims, int m_ndim, const float *dy, const int64_t *y_dims, int y_ndim,
+                         float *dx)
+{
+	(void)rt;
+	sc_cpu_masked_fill_grad(k, x_dims, x_ndim, mask, m_dims, m_ndim, dy, y_dims, y_ndim, dx);
 }
 
 void sc_binary_grad(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,

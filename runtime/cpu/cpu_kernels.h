@@ -20,7 +20,7 @@ void sc_cpu_batch_matmul_strided(const float *a, const int64_t *a_st, const floa
                                  int transpose_a, int transpose_b);
 void sc_cpu_binary(sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                    const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim);
-void sc_cpu_compare(sc_cmpop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+void sc_cpu_compare(sc_cmpop op, float p, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                     const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim);
 void sc_cpu_logical(sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_ndim, const uint8_t *b,
                     const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim);
@@ -214,6 +214,10 @@ void sc_cpu_lerp(const float *start, const int64_t *s_dims, int s_ndim, const fl
 void sc_cpu_lerp_grad(int which, const float *start, const int64_t *s_dims, int s_ndim, const float *end,
                       const int64_t *e_dims, int e_ndim, const float *w, const int64_t *w_dims, int w_ndim,
                       const float *dy, const int64_t *y_dims, int y_ndim, float *dx);
+void sc_cpu_masked_fill(const float *x, const int64_t *x_dims, int x_ndim, const uint8_t *mask, const int64_t *m_dims,
+                        int m_ndim, const float *value, float *y, const int64_t *y_dims, int y_ndim);
+void sc_cpu_masked_fill_grad(int which, const int64_t *x_dims, int x_ndim, const uint8_t *mask, const int64_t *m_dims,
+                             int m_ndim, const float *dy, const int64_t *y_dims, int y_ndim, float *dx);
 void sc_cpu_mse_loss_grad(const float *pred, const float *target, const float *dloss, float *dpred, int64_t n);
 void sc_cpu_l1_loss(const float *pred, const float *target, float *loss, int64_t n);
 void sc_cpu_l1_loss_grad(const float *pred, const float *target, const float *dloss, float *dpred, int64_t n);

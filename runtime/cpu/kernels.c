@@ -223,6 +223,12 @@ static float binop(sc_binop op, float a, float b)
 	case SC_DIV_NO_NAN: return b == 0 ? 0 : a / b;
 	case SC_ATAN2: return atan2f(a, b);
 	case SC_SIGMOID_CE: return fmaxf(a, 0) - a * b + log1pf(expf(-fabsf(a)));
+	case SC_XLOGY: return a == 0 ? 0 : a * logf(b);
+	case SC_XDIVY: return a == 0 ? 0 : a / b;
+	case SC_MUL_NO_NAN: return b == 0 ? 0 : a * b;
+	case SC_TRUNCATE_DIV: return truncf(a / b);
+	case SC_TRUNCATE_MOD: return fmodf(a, b);
+	case SC_HYPOT: return hypotf(a, b);
 	}
 	SC_DIE("bad binary op %d", (int)op);
 }
@@ -341,8 +347,9 @@ static void bcast_rows(const char *what_a, const char *what_b, const float *a, c
 }
 
 typedef struct {
-	int op;   /* an sc_binop or an sc_cmpop */
+	int op;    /* an sc_binop or an sc_cmpop */
 	void *y;
+	float p;   /* an sc_cmpop's parameter (ApproximateEqual's tolerance) */
 } RowOut;
 
 static void binary_out_row(const void *ctx, int64_t r, const float *a, int64_t sa, const float *b, int64_t sb,
@@ -355,17 +362,23 @@ static void binary_out_row(const void *ctx, int64_t r, const float *a, int64_t s
 void sc_cpu_binary(sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                    const int64_t *b_dims, int b_ndim, float *y, const int64_t *y_dims, int y_ndim)
 {
-	RowOut o = {op, y};
+	RowOut o = {op, y, 0};
 	bcast_rows("binary a", "binary b", a, a_dims, a_ndim, b, b_dims, b_ndim, y_dims, y_ndim, binary_out_row, &o);
 }
 
 /* y[j] = a[j sa] op b[j sb] for j < n, with sa and sb 0 or 1 (binary_row's
- * walk), 1 where true: the rows of SC_COMPARE_TABLE. */
-static void compare_row(sc_cmpop op, const float *a, int64_t sa, const float *b, int64_t sb, uint8_t *y, int64_t n)
+ * walk), 1 where true: the rows of SC_COMPARE_TABLE, p their parameter. */
+static void compare_row(sc_cmpop op, float p, const float *x, int64_t sa, const float *z, int64_t sb, uint8_t *y,
+                        int64_t n)
 {
 	switch (op) {
-#define COMPARE_ROW(name, cmp) \
-	case SC_CMP_##name: for (int64_t j = 0; j < n; j++) y[j] = a[j * sa] cmp b[j * sb]; return;
+#define COMPARE_ROW(name, test)                    \
+	case SC_CMP_##name:                            \
+		for (int64_t j = 0; j < n; j++) {          \
+			float a = x[j * sa], b = z[j * sb];    \
+			y[j] = (test);                         \
+		}                                          \
+		return;
 	SC_COMPARE_TABLE(COMPARE_ROW)
 #undef COMPARE_ROW
 	case SC_CMP_COUNT: break;
@@ -377,13 +390,13 @@ static void compare_out_row(const void *ctx, int64_t r, const float *a, int64_t 
                             int64_t len)
 {
 	const RowOut *o = ctx;
-	compare_row((sc_cmpop)o->op, a, sa, b, sb, (uint8_t *)o->y + r * len, len);
+	compare_row((sc_cmpop)o->op, o->p, a, sa, b, sb, (uint8_t *)o->y + r * len, len);
 }
 
-void sc_cpu_compare(sc_cmpop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+void sc_cpu_compare(sc_cmpop op, float p, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                     const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim)
 {
-	RowOut o = {op, y};
+	RowOut o = {op, y, p};
 	bcast_rows("compare a", "compare b", a, a_dims, a_ndim, b, b_dims, b_ndim, y_dims, y_ndim, compare_out_row, &o);
 }
 
@@ -2550,6 +2563,40 @@ void sc_cpu_lerp_grad(int which, const float *start, const int64_t *s_dims, int 
 	free(acc);
 }
 
+void sc_cpu_masked_fill(const float *x, const int64_t *x_dims, int x_ndim, const uint8_t *mask, const int64_t *m_dims,
+                        int m_ndim, const float *value, float *y, const int64_t *y_dims, int y_ndim)
+{
+	int64_t sx[SC_MAX_DIMS], sm[SC_MAX_DIMS], n = sc_numel(y_dims, y_ndim);
+	sc_bcast_strides("masked_fill x", x_dims, x_ndim, y_dims, y_ndim, sx);
+	sc_bcast_strides("masked_fill mask", m_dims, m_ndim, y_dims, y_ndim, sm);
+	Walk k;
+	walk_init(&k, y_dims, y_ndim, 2, sx, sm, NULL);
+	for (int64_t i = 0; i < n; i++, walk_next(&k))
+		y[i] = mask[k.off[1]] ? value[0] : x[k.off[0]];
+}
+
+/* x's or value's terms summed in double over the elements of y that read
+ * each of its own, in y's order, then rounded once. */
+void sc_cpu_masked_fill_grad(int which, const int64_t *x_dims, int x_ndim, const uint8_t *mask, const int64_t *m_dims,
+                             int m_ndim, const float *dy, const int64_t *y_dims, int y_ndim, float *dx)
+{
+	if (which != 0 && which != 2)
+		SC_DIE("masked_fill_grad: operand %d is not x (0) or value (2)", which);
+	int64_t sx[SC_MAX_DIMS], sm[SC_MAX_DIMS], n = sc_numel(y_dims, y_ndim);
+	int64_t nx = which == 0 ? sc_numel(x_dims, x_ndim) : 1;
+	sc_bcast_strides("masked_fill_grad x", x_dims, x_ndim, y_dims, y_ndim, sx);
+	sc_bcast_strides("masked_fill_grad mask", m_dims, m_ndim, y_dims, y_ndim, sm);
+	double *acc = xcalloc((size_t)nx, sizeof *acc);
+	Walk k;
+	walk_init(&k, y_dims, y_ndim, 2, sx, sm, NULL);
+	for (int64_t i = 0; i < n; i++, walk_next(&k))
+		if ((mask[k.off[1]] != 0) == (which == 2))
+			acc[which == 0 ? k.off[0] : 0] += dy[i];
+	for (int64_t i = 0; i < nx; i++)
+		dx[i] = (float)acc[i];
+	free(acc);
+}
+
 void sc_cpu_l1_loss(const float *pred, const float *target, float *loss, int64_t n)
 {
 	double s = 0;
@@ -2567,38 +2614,52 @@ void sc_cpu_l1_loss_grad(const float *pred, const float *target, const float *dl
 
 /* ---- broadcasting gradients ---- */
 
-/* dy/da and dy/db of the operators past Minimum, in double: Pow's b a^(b-1)
- * and a^b log a, the latter 0 where a <= 0 (log a undefined; MindSpore's
- * and PyTorch's exponent gradient of a non-positive base); FloorDiv's 0
- * (MindSpore's); FloorMod's and Mod's 1 and minus the quotient they cut
- * (floor, trunc: MindSpore's); SquaredDifference's 2 (a - b), -2 (a - b);
- * DivNoNan's 1 / b and -(a / b) / b, both 0 where b == 0 (MindSpore's: dy
- * DivNoNan'd by b, then times minus the result); Atan2's b / (a^2 + b^2) and
- * -a / (a^2 + b^2) (MindSpore's, NaN at (0, 0)); SigmoidCrossEntropyWithLogits'
- * sigmoid(a) - b and -a. */
-static double slope_a(sc_binop op, double a, double b)
+/* The gradients of the operators past Minimum, dy times dy/da and dy/db,
+ * in double: Pow's b a^(b-1) and a^b log a, the latter 0 where a <= 0 (log
+ * a undefined; MindSpore's and PyTorch's exponent gradient of a
+ * non-positive base); FloorDiv's and TruncateDiv's 0 (MindSpore's);
+ * FloorMod's, Mod's and TruncateMod's 1 and minus the quotient they cut
+ * (floor, trunc, trunc: MindSpore's); SquaredDifference's 2 (a - b),
+ * -2 (a - b); DivNoNan's 1 / b and -(a / b) / b, both 0 where b == 0
+ * (MindSpore's: dy DivNoNan'd by b, then times minus the result); Atan2's
+ * b / (a^2 + b^2) and -a / (a^2 + b^2) (MindSpore's, NaN at (0, 0));
+ * SigmoidCrossEntropyWithLogits' sigmoid(a) - b and -a. The rest take dy
+ * into their masks, as MindSpore's bprops do: Xlogy's Xlogy(dy, b) (0 where
+ * dy == 0, even where log b is infinite), 0 where a == 0 and b <= 0, and
+ * dy a / b; Xdivy's dy / b and -dy a / b^2, 0 where a == 0; MulNoNan's
+ * MulNoNan(dy, b) and MulNoNan(a, dy) (0 where the second factor is 0);
+ * Hypot's dy a / hypot and dy b / hypot (NaN at (0, 0), MindSpore's). */
+static double term_a(sc_binop op, double g, double a, double b)
 {
 	switch (op) {
-	case SC_POW: return b * pow(a, b - 1);
-	case SC_FLOOR_MOD: case SC_MOD: return 1;
-	case SC_SQUARED_DIFF: return 2 * (a - b);
-	case SC_DIV_NO_NAN: return b == 0 ? 0 : 1 / b;
-	case SC_ATAN2: return b / (a * a + b * b);
-	case SC_SIGMOID_CE: return 1 / (1 + exp(-a)) - b;
+	case SC_POW: return g * (b * pow(a, b - 1));
+	case SC_FLOOR_MOD: case SC_MOD: case SC_TRUNCATE_MOD: return g;
+	case SC_SQUARED_DIFF: return g * (2 * (a - b));
+	case SC_DIV_NO_NAN: return g * (b == 0 ? 0 : 1 / b);
+	case SC_ATAN2: return g * (b / (a * a + b * b));
+	case SC_SIGMOID_CE: return g * (1 / (1 + exp(-a)) - b);
+	case SC_XLOGY: return g == 0 || (a == 0 && b <= 0) ? 0 : g * log(b);
+	case SC_XDIVY: return g * (a == 0 ? 0 : 1 / b);
+	case SC_MUL_NO_NAN: return b == 0 ? 0 : g * b;
+	case SC_HYPOT: return g * (a / hypot(a, b));
 	default: return 0;
 	}
 }
 
-static double slope_b(sc_binop op, double a, double b)
+static double term_b(sc_binop op, double g, double a, double b)
 {
 	switch (op) {
-	case SC_POW: return a > 0 ? pow(a, b) * log(a) : 0;
-	case SC_FLOOR_MOD: return -floor(a / b);
-	case SC_MOD: return -trunc(a / b);
-	case SC_SQUARED_DIFF: return -2 * (a - b);
-	case SC_DIV_NO_NAN: return b == 0 ? 0 : -(a / b) / b;
-	case SC_ATAN2: return -a / (a * a + b * b);
-	case SC_SIGMOID_CE: return -a;
+	case SC_POW: return g * (a > 0 ? pow(a, b) * log(a) : 0);
+	case SC_FLOOR_MOD: return g * -floor(a / b);
+	case SC_MOD: case SC_TRUNCATE_MOD: return g * -trunc(a / b);
+	case SC_SQUARED_DIFF: return g * (-2 * (a - b));
+	case SC_DIV_NO_NAN: return g * (b == 0 ? 0 : -(a / b) / b);
+	case SC_ATAN2: return g * (-a / (a * a + b * b));
+	case SC_SIGMOID_CE: return g * -a;
+	case SC_XLOGY: return g * a / b;
+	case SC_XDIVY: return g * (a == 0 ? 0 : -a / (b * b));
+	case SC_MUL_NO_NAN: return g == 0 ? 0 : a * g;
+	case SC_HYPOT: return g * (b / hypot(a, b));
 	default: return 0;
 	}
 }
@@ -2618,7 +2679,7 @@ static void binary_grad_same(sc_binop op, const float *a, const float *b, const 
 			case SC_DIV: da[i] = (float)(g / b[i]); break;
 			case SC_MAXIMUM: da[i] = a[i] > b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
 			case SC_MINIMUM: da[i] = a[i] < b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
-			default: da[i] = (float)(g * slope_a(op, a[i], b[i])); break;
+			default: da[i] = (float)term_a(op, g, a[i], b[i]); break;
 			}
 		if (db)
 			switch (op) {
@@ -2628,7 +2689,7 @@ static void binary_grad_same(sc_binop op, const float *a, const float *b, const 
 			case SC_DIV: db[i] = (float)-(g * a[i] / ((double)b[i] * b[i])); break;
 			case SC_MAXIMUM: db[i] = a[i] < b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
 			case SC_MINIMUM: db[i] = a[i] > b[i] ? (float)g : a[i] == b[i] ? (float)(g / 2) : 0; break;
-			default: db[i] = (float)(g * slope_b(op, a[i], b[i])); break;
+			default: db[i] = (float)term_b(op, g, a[i], b[i]); break;
 			}
 	}
 }
@@ -2653,7 +2714,7 @@ static void scalar_operand_grad(sc_binop op, const float *a, const float *b, con
 		case SC_MUL: r = 0 + g * v; break;
 		case SC_DIV: r = da ? 0 + g / v : 0 - g * v / ((double)full[i] * full[i]); break;
 		case SC_MAXIMUM: case SC_MINIMUM: r = NAN; break;   /* they take the general path */
-		default: r = 0 + g * (da ? slope_a(op, full[i], v) : slope_b(op, v, full[i])); break;
+		default: r = 0 + (da ? term_a(op, g, full[i], v) : term_b(op, g, v, full[i])); break;
 		}
 		d[i] = (float)r;
 	}
@@ -2690,7 +2751,7 @@ void sc_cpu_binary_grad(sc_binop op, const float *a, const int64_t *a_dims, int 
 			case SC_SUB: ga[ia] += g; gb[ib] -= g; break;
 			case SC_MUL: ga[ia] += g * b[ib]; gb[ib] += g * a[ia]; break;
 			case SC_DIV: ga[ia] += g / b[ib]; gb[ib] -= g * a[ia] / ((double)b[ib] * b[ib]); break;
-			default: ga[ia] += g * slope_a(op, a[ia], b[ib]); gb[ib] += g * slope_b(op, a[ia], b[ib]); break;
+			default: ga[ia] += term_a(op, g, a[ia], b[ib]); gb[ib] += term_b(op, g, a[ia], b[ib]); break;
 			case SC_MAXIMUM: case SC_MINIMUM:   /* a tie splits the gradient evenly */
 				if (a[ia] == b[ib]) {
 					ga[ia] += g / 2;

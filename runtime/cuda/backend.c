@@ -833,12 +833,12 @@ void sc_binary(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, in
 	SC_CUDA_CHECK(sc_cu_binary(op, a, b, y, &w, cu(rt)->stream));
 }
 
-void sc_compare(sc_rt *rt, sc_cmpop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
+void sc_compare(sc_rt *rt, sc_cmpop op, float p, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                 const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim)
 {
 	PROFILE(rt, "Compare", 0, 9.0 * (double)sc_numel(y_dims, y_ndim), SC_PEAK_MEM);
 	sc_cu_walk w = bcast_walk("compare", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim);
-	SC_CUDA_CHECK(sc_cu_compare(op, a, b, y, &w, cu(rt)->stream));
+	SC_CUDA_CHECK(sc_cu_compare(op, p, a, b, y, &w, cu(rt)->stream));
 }
 
 void sc_logical(sc_rt *rt, sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_ndim, const uint8_t *b,
@@ -1775,6 +1775,30 @@ void sc_lerp(sc_rt *rt, const float *start, const int64_t *s_dims, int s_ndim, c
 
 /* As sc_binary_grad: an operand as large as y takes its terms straight, a
  * broadcast one's are summed down from scratch. */
+void sc_masked_fill(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndim, const uint8_t *mask,
+                    const int64_t *m_dims, int m_ndim, const float *value, float *y, const int64_t *y_dims, int y_ndim)
+{
+	PROFILE(rt, "MaskedFill", 0, 9.0 * (double)sc_numel(y_dims, y_ndim), SC_PEAK_MEM);
+	sc_cu_walk w = bcast_walk("masked_fill", x_dims, x_ndim, m_dims, m_ndim, y_dims, y_ndim);
+	SC_CUDA_CHECK(sc_cu_masked_fill(x, mask, value, y, &w, cu(rt)->stream));
+}
+
+/* Each element's term into scratch, then summed down to x's dims (k 0) or
+ * to one element (k 2, value's). */
+void sc_masked_fill_grad(sc_rt *rt, int k, const int64_t *x_dims, int x_ndim, const uint8_t *mask,
+                         const int64_t *m_dims, int m_ndim, const float *dy, const int64_t *y_dims, int y_ndim,
+                         float *dx)
+{
+	PROFILE(rt, "MaskedFill grad", 0, 9.0 * (double)sc_numel(y_dims, y_ndim), SC_PEAK_MEM);
+	if (k != 0 && k != 2)
+		SC_DIE("masked_fill_grad: operand %d is not x (0) or value (2)", k);
+	sc_cu_walk w = bcast_walk("masked_fill_grad", x_dims, x_ndim, m_dims, m_ndim, y_dims, y_ndim);
+	float *g = dev_scratch(rt, 0, (size_t)sc_numel(y_dims, y_ndim) * sizeof(float));
+	SC_CUDA_CHECK(sc_cu_masked_fill_grad_full(k, mask, dy, g, &w, cu(rt)->stream));
+	sc_cu_plan p = k == 0 ? sum_plan(y_dims, y_ndim, x_dims, x_ndim) : sum_plan(y_dims, y_ndim, NULL, 0);
+	reduce_plan(rt, SC_R_SUM, g, dx, &p);
+}
+
 void sc_lerp_grad(sc_rt *rt, int k, const float *start, const int64_t *s_dims, int s_ndim, const float *end,
                   const int64_t *e_dims, int e_ndim, const float *w, const int64_t *w_dims, int w_ndim,
                   const float *dy, const int64_t *y_dims, int y_ndim, float *dx)

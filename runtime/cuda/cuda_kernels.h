@@ -41,7 +41,8 @@ cudaError_t sc_cu_swap01(const void *src, void *dst, int64_t A, int64_t B, int64
 cudaError_t sc_cu_divide(void *buf, sc_dtype dt, int64_t n, int div, cudaStream_t s);
 
 cudaError_t sc_cu_binary(sc_binop op, const float *a, const float *b, float *y, const sc_cu_walk *w, cudaStream_t s);
-cudaError_t sc_cu_compare(sc_cmpop op, const float *a, const float *b, uint8_t *y, const sc_cu_walk *w, cudaStream_t s);
+cudaError_t sc_cu_compare(sc_cmpop op, float p, const float *a, const float *b, uint8_t *y, const sc_cu_walk *w,
+                          cudaStream_t s);
 cudaError_t sc_cu_logical(sc_logop op, const uint8_t *a, const uint8_t *b, uint8_t *y, const sc_cu_walk *w,
                           cudaStream_t s);
 cudaError_t sc_cu_is_finite(const float *x, uint8_t *y, int64_t n, cudaStream_t s);
@@ -241,6 +242,10 @@ cudaError_t sc_cu_lerp(const float *start, const float *end, const float *w, flo
 /* operand k's term at every element of y, into g (y's size) */
 cudaError_t sc_cu_lerp_grad_full(int k, const float *start, const float *end, const float *w, const float *dy,
                                  float *g, const sc_cu_walk *sw, const sc_cu_walk *ww, cudaStream_t s);
+cudaError_t sc_cu_masked_fill(const float *x, const uint8_t *m, const float *v, float *y, const sc_cu_walk *w,
+                              cudaStream_t s);
+cudaError_t sc_cu_masked_fill_grad_full(int k, const uint8_t *m, const float *dy, float *g, const sc_cu_walk *w,
+                                        cudaStream_t s);
 cudaError_t sc_cu_pair_loss(int l1, const float *pred, const float *target, float *loss, int64_t n, cudaStream_t s);
 cudaError_t sc_cu_pair_loss_grad(int l1, const float *pred, const float *target, const float *dloss, float *dpred,
                                  int64_t n, cudaStream_t s);

@@ -117,6 +117,12 @@ __device__ float binop(sc_binop op, float a, float b)
 	case SC_DIV_NO_NAN: return b == 0 ? 0 : a / b;
 	case SC_ATAN2: return atan2f(a, b);
 	case SC_SIGMOID_CE: return fmaxf(a, 0.0f) - a * b + log1pf(expf(-fabsf(a)));
+	case SC_XLOGY: return a == 0 ? 0 : a * logf(b);
+	case SC_XDIVY: return a == 0 ? 0 : a / b;
+	case SC_MUL_NO_NAN: return b == 0 ? 0 : a * b;
+	case SC_TRUNCATE_DIV: return truncf(a / b);
+	case SC_TRUNCATE_MOD: return fmodf(a, b);
+	case SC_HYPOT: return hypotf(a, b);
 	}
 	return 0;
 }
@@ -130,11 +136,11 @@ __global__ void binary_k(sc_binop op, const float *a, const float *b, float *y, 
 }
 
 /* the twin: sc_cpu_compare; a row of SC_COMPARE_TABLE, 1 where true */
-__device__ uint8_t compare(sc_cmpop op, float a, float b)
+__device__ uint8_t compare(sc_cmpop op, float p, float a, float b)
 {
 	switch (op) {
-#define COMPARE_CASE(name, cmp) \
-	case SC_CMP_##name: return a cmp b;
+#define COMPARE_CASE(name, test) \
+	case SC_CMP_##name: return (test);
 	SC_COMPARE_TABLE(COMPARE_CASE)
 #undef COMPARE_CASE
 	case SC_CMP_COUNT: break;
@@ -142,11 +148,11 @@ __device__ uint8_t compare(sc_cmpop op, float a, float b)
 	return 0;
 }
 
-__global__ void compare_k(sc_cmpop op, const float *a, const float *b, uint8_t *y, int64_t n, sc_cu_walk w)
+__global__ void compare_k(sc_cmpop op, float p, const float *a, const float *b, uint8_t *y, int64_t n, sc_cu_walk w)
 {
 	GRID_LOOP(i, n) {
 		int64_t ob, oa = walk_off(i, w, &ob);
-		y[i] = compare(op, a[oa], b[ob]);
+		y[i] = compare(op, p, a[oa], b[ob]);
 	}
 }
 
@@ -176,7 +182,7 @@ __global__ void binary_grad_k(sc_binop op, const float *a, const float *b, const
 		case SC_SUB: da = g; db = -g; break;
 		case SC_MUL: da = g * b[ib]; db = g * a[ia]; break;
 		case SC_DIV: da = g / b[ib]; db = -g * a[ia] / (b[ib] * b[ib]); break;
-		case SC_POW:   /* the CPU's slope_a and slope_b */
+		case SC_POW:   /* the CPU's term_a and term_b */
 			da = g * b[ib] * powf(a[ia], b[ib] - 1);
 			db = a[ia] > 0 ? g * powf(a[ia], b[ib]) * logf(a[ia]) : 0;
 			break;
@@ -194,10 +200,30 @@ __global__ void binary_grad_k(sc_binop op, const float *a, const float *b, const
 			db = -g * a[ia] / r;
 			break;
 		}
-		case SC_SIGMOID_CE:   /* the CPU's slope_a and slope_b */
+		case SC_SIGMOID_CE:   /* the CPU's term_a and term_b */
 			da = g * (1 / (1 + expf(-a[ia])) - b[ib]);
 			db = -g * a[ia];
 			break;
+		case SC_XLOGY:   /* the CPU's: Xlogy(dy, b), 0 where a == 0 and b <= 0; dy a / b */
+			da = g == 0 || (a[ia] == 0 && b[ib] <= 0) ? 0 : g * logf(b[ib]);
+			db = g * a[ia] / b[ib];
+			break;
+		case SC_XDIVY:   /* 0 where a == 0 */
+			da = g * (a[ia] == 0 ? 0 : 1 / b[ib]);
+			db = g * (a[ia] == 0 ? 0 : -a[ia] / (b[ib] * b[ib]));
+			break;
+		case SC_MUL_NO_NAN:   /* MulNoNan(dy, b), MulNoNan(a, dy) */
+			da = b[ib] == 0 ? 0 : g * b[ib];
+			db = g == 0 ? 0 : a[ia] * g;
+			break;
+		case SC_TRUNCATE_DIV: break;
+		case SC_TRUNCATE_MOD: da = g; db = -g * truncf(a[ia] / b[ib]); break;
+		case SC_HYPOT: {
+			float r = hypotf(a[ia], b[ib]);
+			da = g * (a[ia] / r);
+			db = g * (b[ib] / r);
+			break;
+		}
 		case SC_MAXIMUM: case SC_MINIMUM:   /* a tie splits the gradient evenly */
 			if (a[ia] == b[ib])
 				da = db = g / 2;
@@ -1556,6 +1582,26 @@ __global__ void lerp_grad_k(int k, const float *start, const float *end, const f
 	}
 }
 
+/* the twin: sc_cpu_masked_fill; x and the mask at w's offsets */
+__global__ void masked_fill_k(const float *x, const uint8_t *m, const float *v, float *y, int64_t n, sc_cu_walk w)
+{
+	GRID_LOOP(i, n) {
+		int64_t om, ox = walk_off(i, w, &om);
+		y[i] = m[om] ? v[0] : x[ox];
+	}
+}
+
+/* x's (k 0: dy where the mask is false) or value's (k 2: where true) term at
+ * each element of y (sc_masked_fill_grad sums them) */
+__global__ void masked_fill_grad_k(int k, const uint8_t *m, const float *dy, float *g, int64_t n, sc_cu_walk w)
+{
+	GRID_LOOP(i, n) {
+		int64_t om;
+		walk_off(i, w, &om);
+		g[i] = (m[om] != 0) == (k == 2) ? dy[i] : 0.0f;
+	}
+}
+
 /* ---- optimizers ---- */
 
 __global__ void sgd_k(float *p, const float *g, float *accum, int64_t n, float lr, float mu, float damp, float wd,
@@ -1919,10 +1965,11 @@ cudaError_t sc_cu_binary(sc_binop op, const float *a, const float *b, float *y, 
 	return cudaGetLastError();
 }
 
-cudaError_t sc_cu_compare(sc_cmpop op, const float *a, const float *b, uint8_t *y, const sc_cu_walk *w, cudaStream_t s)
+cudaError_t sc_cu_compare(sc_cmpop op, float p, const float *a, const float *b, uint8_t *y, const sc_cu_walk *w,
+                          cudaStream_t s)
 {
 	int64_t n = walk_count(w);
-	compare_k<<<blocks_for(n), THREADS, 0, s>>>(op, a, b, y, n, *w);
+	compare_k<<<blocks_for(n), THREADS, 0, s>>>(op, p, a, b, y, n, *w);
 	return cudaGetLastError();
 }
 
@@ -2598,6 +2645,22 @@ cudaError_t sc_cu_lerp_grad_full(int k, const float *start, const float *end, co
 {
 	int64_t n = walk_count(sw);
 	lerp_grad_k<<<blocks_for(n), THREADS, 0, s>>>(k, start, end, w, dy, g, n, *sw, *ww);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_masked_fill(const float *x, const uint8_t *m, const float *v, float *y, const sc_cu_walk *w,
+                              cudaStream_t s)
+{
+	int64_t n = walk_count(w);
+	masked_fill_k<<<blocks_for(n), THREADS, 0, s>>>(x, m, v, y, n, *w);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_masked_fill_grad_full(int k, const uint8_t *m, const float *dy, float *g, const sc_cu_walk *w,
+                                        cudaStream_t s)
+{
+	int64_t n = walk_count(w);
+	masked_fill_grad_k<<<blocks_for(n), THREADS, 0, s>>>(k, m, dy, g, n, *w);
 	return cudaGetLastError();
 }
 

@@ -175,7 +175,7 @@ static void test_elementwise(void)
 	float *da, *db, *ddy, *a = rnd(n, -2, 2, &da), *b = rnd(5, 0.5f, 1.5f, &db), *dy = rnd(n, -1, 1, &ddy);
 	float *y = malloc(n * sizeof *y), *dyv = t_slab(n * sizeof *y), *ga = malloc(n * sizeof *ga), *gb = malloc(5 * 4);
 	float *dga = t_slab(n * 4), *dgb = t_slab(5 * 4);
-	for (sc_binop op = SC_ADD; op <= SC_SIGMOID_CE; op++) {
+	for (sc_binop op = SC_ADD; op <= SC_BINOP_LAST; op++) {
 		char what[64];
 		if (op == SC_POW) {   /* a positive base (a negative one's power is NaN) */
 			for (int i = 0; i < n; i++)
@@ -200,12 +200,12 @@ static void test_elementwise(void)
 	for (sc_cmpop op = 0; op < SC_CMP_COUNT; op++) {
 		char what[64];
 		snprintf(what, sizeof what, "compare %d", op);
-		sc_compare(rt, op, da, ad, 3, db, bd, 2, dcmp, yd, 3);
-		sc_cpu_compare(op, a, ad, 3, b, bd, 2, cmp, yd, 3);
+		sc_compare(rt, op, 0.25f, da, ad, 3, db, bd, 2, dcmp, yd, 3);
+		sc_cpu_compare(op, 0.25f, a, ad, 3, b, bd, 2, cmp, yd, 3);
 		twin_bytes(what, dcmp, cmp, n);
 		snprintf(what, sizeof what, "compare %d with a scalar", op);
-		sc_compare(rt, op, db, NULL, 0, da, ad, 3, dcmp, yd, 3);
-		sc_cpu_compare(op, b, NULL, 0, a, ad, 3, cmp, yd, 3);
+		sc_compare(rt, op, 0.25f, db, NULL, 0, da, ad, 3, dcmp, yd, 3);
+		sc_cpu_compare(op, 0.25f, b, NULL, 0, a, ad, 3, cmp, yd, 3);
 		twin_bytes(what, dcmp, cmp, n);
 	}
 	/* the logical operators on masks (a > 0 against b > 1, broadcast), and IsFinite with infinities and NaN */
@@ -764,6 +764,29 @@ static void test_lerp(void)
 		twin(what, dg, g, sizes[k], 1e-4);
 	}
 	free(s), free(e), free(w), free(num), free(dy), free(y), free(g);
+}
+
+/* MaskedFill: x (4, 1, 6) and a mask (5, 1) broadcast to (4, 5, 6), the
+ * value one element; x's gradient summed down, value's summed whole */
+static void test_masked_fill(void)
+{
+	const int64_t xd[3] = {4, 1, 6}, md[2] = {5, 1}, yd[3] = {4, 5, 6};
+	const int n = 120;
+	const uint8_t m[5] = {1, 0, 0, 1, 0};
+	float *dx, *dv, *ddy, *x = rnd(24, -2, 2, &dx), *v = rnd(1, -1, 1, &dv), *dy = rnd(n, -1, 1, &ddy);
+	float *y = malloc(n * sizeof *y), *g = malloc(24 * sizeof *g), *dyv = t_slab(n * sizeof *y), *dg = t_slab(24 * 4);
+	const uint8_t *dm = up(m, sizeof m);
+	sc_masked_fill(rt, dx, xd, 3, dm, md, 2, dv, dyv, yd, 3);
+	sc_cpu_masked_fill(x, xd, 3, m, md, 2, v, y, yd, 3);
+	twin("masked_fill", dyv, y, n, 0);
+	for (int k = 0; k <= 2; k += 2) {
+		char what[64];
+		snprintf(what, sizeof what, "masked_fill_grad %d", k);
+		sc_masked_fill_grad(rt, k, xd, 3, dm, md, 2, ddy, yd, 3, dg);
+		sc_cpu_masked_fill_grad(k, xd, 3, m, md, 2, dy, yd, 3, g);
+		twin(what, dg, g, k == 0 ? 24 : 1, 1e-4);
+	}
+	free(x), free(v), free(dy), free(y), free(g);
 }
 
 static void test_movement(void)
@@ -1487,6 +1510,7 @@ int main(int argc, char **argv)
 	test_elementwise();
 	t_slab_reset();
 	test_lerp();
+	test_masked_fill();
 	t_slab_reset();
 	test_rows();
 	t_slab_reset();

@@ -607,10 +607,12 @@ Test(grad, binary_broadcast)
 {
 	const int64_t ad[3] = {2, 3, 4}, bd[2] = {3, 1}, yd[3] = {2, 3, 4};
 	const char *names[] = {"add", "sub", "mul", "div", "maximum", "minimum", "pow", "floor_div", "floor_mod", "mod",
-	                       "squared_difference", "div_no_nan", "atan2", "sigmoid_ce"};
-	for (sc_binop op = SC_ADD; op <= SC_SIGMOID_CE; op++) {
+	                       "squared_difference", "div_no_nan", "atan2", "sigmoid_ce", "xlogy", "xdivy",
+	                       "mul_no_nan", "truncate_div", "truncate_mod", "hypot"};
+	for (sc_binop op = SC_ADD; op <= SC_BINOP_LAST; op++) {
 		float a[24], b[3], w[24], da[24], db[3];
-		if (op == SC_FLOOR_DIV || op == SC_FLOOR_MOD || op == SC_MOD)   /* steps: against sums, below */
+		if (op == SC_FLOOR_DIV || op == SC_FLOOR_MOD || op == SC_MOD || op == SC_TRUNCATE_DIV ||
+		    op == SC_TRUNCATE_MOD)   /* steps: against sums, below */
 			continue;
 		rand_fill(a, 24, 70 + op, op == SC_POW ? 0.2f : -2, 2);   /* Pow: a base whose log is defined */
 		rand_fill(b, 3, 80 + op, 0.5f, 1.5f);
@@ -677,6 +679,41 @@ Test(grad, lerp_and_l2_loss)
 	check_grad("l2_loss", l2_loss_fwd, s, n, &n, &dl, 1, g);
 }
 
+/* MaskedFill: x (2, 3, 4) against a mask (3, 1) broadcast, value a
+ * scalar: x's gradient dy where the mask is false, value's the sum where
+ * true, against finite differences; then x broadcast (3, 1) against a mask
+ * (2, 3, 4), its gradient summed over the dims it repeats. */
+typedef struct {
+	const float *x, *v;
+	const uint8_t *m;
+	const int64_t *xd, *md, *yd;
+	int xn, mn, yn, wrt;
+} MaskCtx;
+
+static void mask_fwd(const float *v, float *y, const void *c)
+{
+	const MaskCtx *p = c;
+	sc_cpu_masked_fill(p->wrt ? p->x : v, p->xd, p->xn, p->m, p->md, p->mn, p->wrt ? v : p->v, y, p->yd, p->yn);
+}
+
+Test(grad, masked_fill)
+{
+	const int64_t xd[3] = {2, 3, 4}, md[2] = {3, 1}, x2[2] = {3, 1};
+	const uint8_t m[3] = {1, 0, 1}, m2[24] = {1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0, 0, 0, 1, 1, 0, 1, 1, 0, 0, 1, 0, 1};
+	float x[24], v = 0.4f, w[24], g[24];
+	rand_fill(x, 24, 11, -2, 2);
+	rand_fill(w, 24, 12, -1, 1);
+	MaskCtx c = {x, &v, m, xd, md, xd, 3, 2, 3, 0};
+	sc_cpu_masked_fill_grad(0, xd, 3, m, md, 2, w, xd, 3, g);
+	check_grad("masked_fill x", mask_fwd, x, 24, &c, w, 24, g);
+	c.wrt = 1;
+	sc_cpu_masked_fill_grad(2, xd, 3, m, md, 2, w, xd, 3, g);
+	check_grad("masked_fill value", mask_fwd, &v, 1, &c, w, 24, g);
+	MaskCtx b = {x, &v, m2, x2, xd, xd, 2, 3, 3, 0};
+	sc_cpu_masked_fill_grad(0, x2, 2, m2, xd, 3, w, xd, 3, g);
+	check_grad("masked_fill broadcast x", mask_fwd, x, 3, &b, w, 24, g);
+}
+
 Test(grad, binary_every_broadcast_case_against_sums)
 {
 	enum { N = 4 * 8 * 16 * 16 };
@@ -690,7 +727,7 @@ Test(grad, binary_every_broadcast_case_against_sums)
 		t_fill(b, nb, &s, 0.5f, 2);
 		t_fill(dy, ny, &s, -1, 1);
 		a[0] = b[0];
-		for (sc_binop op = SC_ADD; op <= SC_SIGMOID_CE; op++) {
+		for (sc_binop op = SC_ADD; op <= SC_BINOP_LAST; op++) {
 			if (op == SC_POW)   /* a base whose log is defined (and a positive dividend after it) */
 				for (int64_t i = 0; i < na; i++)
 					a[i] = fabsf(a[i]) + 0.1f;
@@ -714,6 +751,12 @@ Test(grad, binary_every_broadcast_case_against_sums)
 				case SC_DIV_NO_NAN: ga[ia] += g / v; gb[ib] -= g * u / (v * v); break;   /* v != 0 here */
 				case SC_ATAN2: ga[ia] += g * v / (u * u + v * v); gb[ib] -= g * u / (u * u + v * v); break;
 				case SC_SIGMOID_CE: ga[ia] += g * (1 / (1 + exp(-u)) - v); gb[ib] -= g * u; break;
+				case SC_XLOGY: ga[ia] += g * log(v); gb[ib] += g * u / v; break;   /* v > 0 here */
+				case SC_XDIVY: ga[ia] += g / v; gb[ib] -= g * u / (v * v); break;   /* u != 0 but by chance */
+				case SC_MUL_NO_NAN: ga[ia] += g * v; gb[ib] += g * u; break;   /* v != 0 */
+				case SC_TRUNCATE_DIV: break;
+				case SC_TRUNCATE_MOD: ga[ia] += g; gb[ib] -= g * trunc(u / v); break;
+				case SC_HYPOT: ga[ia] += g * u / hypot(u, v); gb[ib] += g * v / hypot(u, v); break;
 				case SC_MAXIMUM: case SC_MINIMUM:   /* a tie (a[0] = b[0]) splits evenly */
 					if (u == v)
 						ga[ia] += g / 2, gb[ib] += g / 2;
@@ -741,6 +784,30 @@ Test(grad, binary_every_broadcast_case_against_sums)
 			cr_assert(!memcmp(da, wa, (size_t)na * sizeof *da), "binary_grad da alone: %s, op %d", c->what, op);
 		}
 	}
+}
+
+/* The masks MindSpore's bprops put around dy: Xlogy's da is Xlogy(dy, b)
+ * (0 where dy == 0 though log 0 is -inf), 0 where a == 0 and b <= 0 (db,
+ * dy a / b, is NaN at b == 0 as MindSpore's);
+ * MulNoNan's da is MulNoNan(dy, b) (0 where b == 0 though dy is inf) and
+ * db MulNoNan(a, dy) (0 where dy == 0 though a is inf); Xdivy's both 0
+ * where a == 0. */
+Test(grad, binary_masks)
+{
+	const int64_t d[1] = {3};
+	float da[3], db[3];
+	sc_cpu_binary_grad(SC_XLOGY, (const float[]){2, 0, 0}, d, 1, (const float[]){0, -1, 0}, d, 1,
+	                   (const float[]){0, 1, 1}, d, 1, da, db);
+	cr_assert(da[0] == 0 && da[1] == 0 && da[2] == 0, "xlogy da: %g %g %g", da[0], da[1], da[2]);
+	cr_assert(isnan(db[0]) && db[1] == 0 && isnan(db[2]), "xlogy db: %g %g %g", db[0], db[1], db[2]);
+	sc_cpu_binary_grad(SC_MUL_NO_NAN, (const float[]){INFINITY, 3, 2}, d, 1, (const float[]){5, 0, 4}, d, 1,
+	                   (const float[]){0, INFINITY, 1}, d, 1, da, db);
+	cr_assert(da[0] == 0 && da[1] == 0 && da[2] == 4, "mul_no_nan da: %g %g %g", da[0], da[1], da[2]);
+	cr_assert(db[0] == 0 && db[1] == INFINITY && db[2] == 2, "mul_no_nan db: %g %g %g", db[0], db[1], db[2]);
+	sc_cpu_binary_grad(SC_XDIVY, (const float[]){0, 0, 3}, d, 1, (const float[]){0, 2, 2}, d, 1,
+	                   (const float[]){1, 1, 1}, d, 1, da, db);
+	cr_assert(da[0] == 0 && da[1] == 0 && da[2] == 0.5f, "xdivy da: %g %g %g", da[0], da[1], da[2]);
+	cr_assert(db[0] == 0 && db[1] == 0 && db[2] == -0.75f, "xdivy db: %g %g %g", db[0], db[1], db[2]);
 }
 
 /* ---- broadcast_to and its adjoint sum_to_shape; bias_add ---- */

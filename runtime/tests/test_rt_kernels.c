@@ -174,6 +174,12 @@ static float naive_op(sc_binop op, float u, float v)
 	case SC_DIV_NO_NAN: return v == 0 ? 0 : u / v;
 	case SC_ATAN2: return atan2f(u, v);
 	case SC_SIGMOID_CE: return fmaxf(u, 0) - u * v + log1pf(expf(-fabsf(u)));
+	case SC_XLOGY: return u == 0 ? 0 : u * logf(v);
+	case SC_XDIVY: return u == 0 ? 0 : u / v;
+	case SC_MUL_NO_NAN: return v == 0 ? 0 : u * v;
+	case SC_TRUNCATE_DIV: return truncf(u / v);
+	case SC_TRUNCATE_MOD: return fmodf(u, v);
+	case SC_HYPOT: return hypotf(u, v);
 	}
 	return NAN;
 }
@@ -189,7 +195,7 @@ Test(binary, every_broadcast_case_against_naive)
 		t_fill(a, na, &s, -2, 2);
 		t_fill(b, nb, &s, 0.5f, 2);
 		a[0] = b[0];   /* a tie for maximum and minimum */
-		for (sc_binop op = SC_ADD; op <= SC_SIGMOID_CE; op++) {
+		for (sc_binop op = SC_ADD; op <= SC_BINOP_LAST; op++) {
 			if (op == SC_POW)   /* a positive base (a negative one's power is NaN) */
 				for (int64_t i = 0; i < na; i++)
 					a[i] = fabsf(a[i]) + 0.1f;
@@ -207,7 +213,9 @@ Test(binary, every_broadcast_case_against_naive)
 }
 
 /* The comparisons: one byte an element, 1 where true; a NaN compares false
- * but for NotEqual (IEEE's, numpy's, MindSpore's); a scalar either side. */
+ * but for NotEqual (IEEE's, numpy's, MindSpore's); a scalar either side.
+ * ApproximateEqual with tolerance 1.5: |a - b| < 1.5 (1 and 2 are, 5 and 2
+ * are not; NaN and infinities not). */
 Test(compare, each_operator)
 {
 	const float a[6] = {1, 2, NAN, -0.0f, 5, -INFINITY}, b[3] = {2, 2, 2};
@@ -216,17 +224,18 @@ Test(compare, each_operator)
 		[SC_CMP_EQUAL] = {0, 1, 0, 0, 0, 0},         [SC_CMP_NOT_EQUAL] = {1, 0, 1, 1, 1, 1},
 		[SC_CMP_GREATER] = {0, 0, 0, 0, 1, 0},       [SC_CMP_GREATER_EQUAL] = {0, 1, 0, 0, 1, 0},
 		[SC_CMP_LESS] = {1, 0, 0, 1, 0, 1},          [SC_CMP_LESS_EQUAL] = {1, 1, 0, 1, 0, 1},
+		[SC_CMP_APPROXIMATE_EQUAL] = {1, 1, 0, 0, 0, 0},
 	};
 	uint8_t y[6];
 	for (sc_cmpop op = 0; op < SC_CMP_COUNT; op++) {
 		memset(y, 7, sizeof y);
-		sc_cpu_compare(op, a, ad, 2, b, bd, 1, y, ad, 2);
+		sc_cpu_compare(op, op == SC_CMP_APPROXIMATE_EQUAL ? 1.5f : 0, a, ad, 2, b, bd, 1, y, ad, 2);
 		cr_assert(memcmp(y, want[op], 6) == 0, "op %d", op);
 	}
 	/* a number either side: -0 equals 0; 0 > x where x < 0 */
-	sc_cpu_compare(SC_CMP_EQUAL, a, ad, 2, (const float[]){0}, NULL, 0, y, ad, 2);
+	sc_cpu_compare(SC_CMP_EQUAL, 0, a, ad, 2, (const float[]){0}, NULL, 0, y, ad, 2);
 	cr_assert(memcmp(y, ((const uint8_t[]){0, 0, 0, 1, 0, 0}), 6) == 0, "equal to a scalar");
-	sc_cpu_compare(SC_CMP_GREATER, (const float[]){0}, NULL, 0, a, ad, 2, y, ad, 2);
+	sc_cpu_compare(SC_CMP_GREATER, 0, (const float[]){0}, NULL, 0, a, ad, 2, y, ad, 2);
 	cr_assert(memcmp(y, ((const uint8_t[]){0, 0, 0, 0, 0, 1}), 6) == 0, "a scalar greater");
 }
 
@@ -234,7 +243,8 @@ Test(compare, bad_broadcast_dies, .signal = SIGABRT, .init = cr_redirect_stderr)
 {
 	float x[6] = {0};
 	uint8_t y[6];
-	sc_cpu_compare(SC_CMP_LESS, x, (const int64_t[]){2, 3}, 2, x, (const int64_t[]){2}, 1, y, (const int64_t[]){2, 3}, 2);
+	sc_cpu_compare(SC_CMP_LESS, 0, x, (const int64_t[]){2, 3}, 2, x, (const int64_t[]){2}, 1, y,
+	               (const int64_t[]){2, 3}, 2);
 }
 
 /* LogicalNot, LogicalAnd, LogicalOr on Bool bytes (any non-zero true),
@@ -269,7 +279,8 @@ Test(logical, every_broadcast_case_and_is_finite)
 	cr_assert(memcmp(y, ((const uint8_t[]){1, 0, 0, 0, 1, 1}), 6) == 0, "is_finite");
 }
 
-static uint8_t naive_compare(sc_cmpop op, float u, float v)
+/* p: ApproximateEqual's tolerance */
+static uint8_t naive_compare(sc_cmpop op, float p, float u, float v)
 {
 	switch (op) {
 	case SC_CMP_EQUAL: return u == v;
@@ -278,6 +289,7 @@ static uint8_t naive_compare(sc_cmpop op, float u, float v)
 	case SC_CMP_GREATER_EQUAL: return u >= v;
 	case SC_CMP_LESS: return u < v;
 	case SC_CMP_LESS_EQUAL: return u <= v;
+	case SC_CMP_APPROXIMATE_EQUAL: return fabsf(u - v) < p;
 	case SC_CMP_COUNT: break;
 	}
 	return 2;
@@ -297,12 +309,12 @@ Test(compare, every_broadcast_case_against_naive)
 		for (int64_t i = 0; i < na; i += 3)   /* ties: a third of a's elements one of b's */
 			a[i] = b[i % nb];
 		for (sc_cmpop op = 0; op < SC_CMP_COUNT; op++) {
-			sc_cpu_compare(op, a, c->ad, c->an, b, c->bd, c->bn, y, c->yd, c->yn);
+			sc_cpu_compare(op, 0.5f, a, c->ad, c->an, b, c->bd, c->bn, y, c->yd, c->yn);
 			int64_t yi[SC_MAX_DIMS];
 			for (int64_t i = 0; i < ny; i++) {
 				t_unravel(i, c->yd, c->yn, yi);
-				want[i] = naive_compare(op, a[t_bcast_index(yi, c->yn, c->ad, c->an)],
-				                        b[t_bcast_index(yi, c->yn, c->bd, c->bn)]);
+				want[i] = naive_compare(op, 0.5f, a[t_bcast_index(yi, c->yn, c->ad, c->an)],
+				                              b[t_bcast_index(yi, c->yn, c->bd, c->bn)]);
 			}
 			cr_assert(memcmp(y, want, (size_t)ny) == 0, "%s, op %d", c->what, op);
 		}
@@ -340,6 +352,43 @@ Test(elementwise, nan_propagates)
 		sc_cpu_reduce(k, (const float[]){1, NAN, 2, 3, 4, 5}, y, (const int64_t[]){2, 3}, 2, (const int[]){1}, 1);
 		cr_assert(isnan(y[0]) && y[1] == (k == SC_R_MAX ? 5 : 3), "reduce %d: %g %g", k, y[0], y[1]);
 	}
+}
+
+/* Xlogy and Xdivy: 0 where the first operand is 0, whatever the second
+ * (0, NaN); MulNoNan: 0 where the second is 0, even times inf or NaN;
+ * TruncateDiv and TruncateMod round toward 0 (the dividend's sign) */
+Test(binary, zero_masks_and_truncation)
+{
+	float y[4];
+	const float z[4] = {0, 0, 2, -7}, w[4] = {0, NAN, 0, 2}, inf_nan[4] = {INFINITY, NAN, 3, 2};
+	const float n[4] = {-7, 7, -7, 7}, d[4] = {2, -2, -2, 2};
+	const int64_t d4[1] = {4};
+	sc_cpu_binary(SC_XLOGY, z, d4, 1, w, d4, 1, y, d4, 1);
+	cr_assert(y[0] == 0 && y[1] == 0 && y[2] == -INFINITY && y[3] == -7 * logf(2), "xlogy: %g %g %g %g", y[0], y[1],
+	          y[2], y[3]);
+	sc_cpu_binary(SC_XDIVY, z, d4, 1, w, d4, 1, y, d4, 1);
+	cr_assert(y[0] == 0 && y[1] == 0 && y[2] == INFINITY && y[3] == -3.5f, "xdivy: %g %g %g %g", y[0], y[1], y[2],
+	          y[3]);
+	sc_cpu_binary(SC_MUL_NO_NAN, inf_nan, d4, 1, w, d4, 1, y, d4, 1);
+	cr_assert(y[0] == 0 && isnan(y[1]) && y[2] == 0 && y[3] == 4, "mul_no_nan: %g %g %g %g", y[0], y[1], y[2], y[3]);
+	sc_cpu_binary(SC_TRUNCATE_DIV, n, d4, 1, d, d4, 1, y, d4, 1);
+	cr_assert(y[0] == -3 && y[1] == -3 && y[2] == 3 && y[3] == 3, "truncate_div: %g %g %g %g", y[0], y[1], y[2], y[3]);
+	sc_cpu_binary(SC_TRUNCATE_MOD, n, d4, 1, d, d4, 1, y, d4, 1);
+	cr_assert(y[0] == -1 && y[1] == 1 && y[2] == -1 && y[3] == 1, "truncate_mod: %g %g %g %g", y[0], y[1], y[2], y[3]);
+}
+
+/* MaskedFill: the value where the mask is true (even over inf and NaN),
+ * else x; x (2, 1, 3) and the mask (2, 1) broadcast to (2, 2, 3). */
+Test(elementwise, masked_fill)
+{
+	const float x[6] = {1, INFINITY, NAN, 4, 5, 6}, v = -1;
+	const uint8_t m[2] = {1, 0};
+	float y[12];
+	sc_cpu_masked_fill(x, (const int64_t[]){2, 1, 3}, 3, m, (const int64_t[]){2, 1}, 2, &v, y,
+	                   (const int64_t[]){2, 2, 3}, 3);
+	const float want[12] = {-1, -1, -1, 1, INFINITY, 0, -1, -1, -1, 4, 5, 6};
+	for (int i = 0; i < 12; i++)
+		cr_assert(i == 5 ? isnan(y[i]) : y[i] == want[i], "masked_fill y[%d] = %g", i, y[i]);
 }
 
 Test(elementwise, bias_add_and_scale)

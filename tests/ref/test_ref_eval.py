@@ -205,6 +205,19 @@ class Forward(unittest.TestCase):
         self.check("Atan2", [a, b - 1.5], {}, np.arctan2(a, b - 1.5))
         self.check("Atan2", [np.array([1.0, 1.0, -1.0, 0.0]), np.array([0.0, -1.0, -1.0, 0.0])], {},
                    np.array([math.pi / 2, 3 * math.pi / 4, -3 * math.pi / 4, 0.0]))
+        z, w = np.array([0.0, 0.0, 2.0, -7.0]), np.array([0.0, np.nan, 0.0, 2.0])
+        self.check("Xlogy", [a, b], {}, a * np.log(b))
+        self.check("Xlogy", [z, w], {}, np.array([0.0, 0.0, -np.inf, -7 * math.log(2)]))   # 0 where x == 0, whatever y
+        self.check("Xdivy", [a, b], {}, a / b)
+        self.check("Xdivy", [z, w], {}, np.array([0.0, 0.0, np.inf, -3.5]))
+        self.check("MulNoNan", [a, b], {}, a * b)
+        self.check("MulNoNan", [np.array([np.inf, np.nan, 3.0]), np.array([0.0, 0.0, 2.0])], {},
+                   np.array([0.0, 0.0, 6.0]))                  # 0 where y == 0, even times inf or NaN
+        self.check("TruncateDiv", [n, d], {}, np.array([3.0, -3.0, -3.0, -3.0]))   # toward 0
+        self.check("TruncateDiv", [np.array([7, -7], np.int32), np.array([2, 2], np.int32)], {}, np.array([3, -3]))
+        self.check("TruncateMod", [n, d], {}, np.array([1.0, -1.0, 1.0, -1.5]))    # the dividend's sign
+        self.check("Hypot", [a, b], {}, np.sqrt(a * a + b * b))
+        self.check("Hypot", [np.array([3.0, 1e30]), np.array([4.0, 1e30])], {}, np.array([5.0, 1e30 * math.sqrt(2)]))
 
     def test_compare(self):
         # numpy's comparisons, broadcasting, a number either side; NaN compares false but unequal; -0 == 0
@@ -221,6 +234,14 @@ class Forward(unittest.TestCase):
         self.assertEqual(fwd("Equal", [x, np.array([np.nan, 0.0, 1.0])]).tolist(), [False, True, True])
         self.assertEqual(fwd("NotEqual", [x, np.float64(np.nan)]).tolist(), [True, True, True])
         self.assertEqual(fwd("GreaterEqual", [x, np.float64(np.nan)]).tolist(), [False, False, False])
+        # ApproximateEqual: |a - b| < tolerance (1e-5 by default), operands of one shape; NaN is never close
+        y = np.array([1.0, 2.0, 3.0, np.nan])
+        self.assertEqual(fwd("ApproximateEqual", [y, np.array([2.0, 3.0, 6.0, np.nan])], {"tolerance": 2.0}).tolist(),
+                         [True, True, False, False])
+        self.assertEqual(fwd("ApproximateEqual", [y, y + 2e-6]).tolist(), [True, True, True, False])
+        self.assertEqual(fwd("ApproximateEqual", [y, y + 2e-5]).tolist(), [False, False, False, False])
+        with self.assertRaises(R.OpError):
+            fwd("ApproximateEqual", [a, b])
 
     def test_logical(self):
         # numpy's, broadcasting; Bool operands only; IsFinite of a float
@@ -474,6 +495,29 @@ class Forward(unittest.TestCase):
         self.check("Lerp", [e, s, np.array(0.25)], {}, e + 0.25 * (s - e))   # end larger than start
         with self.assertRaises(R.OpError):
             fwd("Lerp", [s, e, np.ones(3)], {})
+
+    def test_masked_fill(self):
+        # value where the mask is true, else input; input (2, 1, 4) and mask (3, 1) broadcast to (2, 3, 4)
+        x, m = rng(1).normal(size=(2, 1, 4)), np.array([[True], [False], [True]])
+        want = np.empty((2, 3, 4))
+        for i, j, k in np.ndindex(2, 3, 4):
+            want[i, j, k] = 0.5 if m[j, 0] else x[i, 0, k]
+        self.check("MaskedFill", [x, m, np.array(0.5)], {}, want)
+        self.check("MaskedFill", [np.array([np.inf, np.nan]), np.array([True, True]), np.float64(-1.0)], {},
+                   np.array([-1.0, -1.0]))                     # whatever input holds there
+        for bad in ([x, m.astype(np.float64), np.array(0.5)], [x, m, np.ones(2)], [x, np.ones((3, 3), bool), 0.5]):
+            with self.assertRaises(R.OpError):
+                fwd("MaskedFill", bad, {})
+
+    def test_identity_depend_square_sum_all(self):
+        x, y = rng(1).normal(size=(3, 4)), rng(2).normal(size=(3, 4))
+        self.check("Identity", [x], {}, x)
+        self.check("Depend", [x, y], {}, x)                   # its value; y only computed first
+        self.check("SquareSumAll", [x, y], {"index": 0}, np.sum(x * x))
+        self.check("SquareSumAll", [x, y], {"index": 1}, np.sum(y * y))
+        for bad_ins, bad_at in (([x, y[:2]], {"index": 0}), ([x, y], {"index": 2})):
+            with self.assertRaises(R.OpError):
+                fwd("SquareSumAll", bad_ins, bad_at)
 
     def test_sigmoid_ce(self):
         x, z = np.array([[-30.0, -1.0, 0.0], [0.5, 2.0, 40.0]]), np.array([[0.0, 1.0, 0.5], [1.0, 0.25, 1.0]])
@@ -1030,6 +1074,18 @@ class Gradients(unittest.TestCase):
         g = R.OPS["DivNoNan"][1](np.array([2.0, 2.0]), [np.array([3.0, 3.0]), np.array([0.0, 2.0])], {})
         self.assertEqual([g[0].tolist(), g[1].tolist()], [[0.0, 1.0], [0.0, -1.5]])   # MindSpore's: 0 at b == 0
         self.check("Atan2", [a, b - 1.2])
+        for op in ("Xlogy", "Xdivy", "MulNoNan", "Hypot"):
+            self.check(op, [a, b])
+        self.check("TruncateMod", [q, np.float64(0.9)])
+        self.assertEqual(R.OPS["TruncateDiv"][1](np.ones(3), [q[0], q[1]], {})[0].tolist(), [0.0, 0.0, 0.0])
+        # MindSpore's masks: Xlogy's dx 0 where dy == 0 (log 0 is -inf) or x == 0 and y <= 0; MulNoNan's
+        # MulNoNan(dy, y) and MulNoNan(x, dy); Xdivy's 0 where x == 0
+        g = R.OPS["Xlogy"][1](np.array([0.0, 1.0, 1.0]), [np.array([2.0, 0.0, 3.0]), np.array([0.0, -1.0, 1.0])], {})
+        self.assertEqual(g[0].tolist(), [0.0, 0.0, 0.0])
+        g = R.OPS["MulNoNan"][1](np.array([0.0, np.inf]), [np.array([np.inf, 3.0]), np.array([5.0, 0.0])], {})
+        self.assertEqual([g[0].tolist(), g[1].tolist()], [[0.0, 0.0], [0.0, np.inf]])
+        g = R.OPS["Xdivy"][1](np.array([1.0, 1.0]), [np.array([0.0, 3.0]), np.array([0.0, 2.0])], {})
+        self.assertEqual([g[0].tolist(), g[1].tolist()], [[0.0, 0.5], [0.0, -0.75]])
 
     def test_bias_add(self):
         self.check("BiasAdd", [rng(1).normal(size=(2, 3, 4)), rng(2).normal(size=(4,))])
@@ -1150,6 +1206,23 @@ class Gradients(unittest.TestCase):
         s, e, w = rng(1).normal(size=(2, 1, 4)), rng(2).normal(size=(3, 1)), rng(3).uniform(size=(2, 3, 1))
         self.check("Lerp", [s, e, w])
         self.check("Lerp", [rng(4).normal(size=(3, 4)), rng(5).normal(size=(4,)), np.array(0.3)], wrt=[0, 1])
+
+    def test_masked_fill(self):
+        # MindSpore's bprop: dy where the mask is false for the input, summed over its broadcast dims; none for
+        # the mask; the sum of dy where it is true for the value
+        x, m = rng(1).normal(size=(2, 1, 4)), rng(2).normal(size=(3, 1)) > 0
+        self.check("MaskedFill", [x, m, np.array(0.7)], wrt=[0, 2])
+        g = R.OPS["MaskedFill"][1](np.ones((2, 3, 4)), [x, m, np.array(0.7)], {})
+        self.assertEqual((g[1], float(g[2])), (None, 8.0 * int(m.sum())))
+
+    def test_identity_depend_square_sum_all(self):
+        x, y = rng(1).normal(size=(3, 4)), rng(2).normal(size=(3, 4))
+        self.check("Identity", [x])
+        self.check("Depend", [x, y], wrt=[0])
+        self.assertIsNone(R.OPS["Depend"][1](np.ones((3, 4)), [x, y], {})[1])   # what it waits for: no gradient
+        for k in (0, 1):
+            self.check("SquareSumAll", [x, y], {"index": k}, wrt=[k])
+            self.assertIsNone(R.OPS["SquareSumAll"][1](np.float64(1.0), [x, y], {"index": k})[1 - k])
 
     def test_sigmoid_ce(self):
         # MindSpore's bprop: dy (sigmoid(x) - z) for the logits (the loss's derivative), zeros (None) for the labels
@@ -1397,7 +1470,7 @@ class Gradients(unittest.TestCase):
     def test_compare(self):
         # a Bool result: neither operand gets a gradient
         for op in R.COMPARES:
-            self.assertEqual(R.OPS[op][1](np.ones((2, 3)), [rng(1).normal(size=(2, 3)), np.float64(0.0)], {}),
+            self.assertEqual(R.OPS[op][1](np.ones((2, 3)), [rng(1).normal(size=(2, 3)), np.zeros((2, 3))], {}),
                              [None, None])
 
     def test_cast(self):
@@ -1436,7 +1509,8 @@ class Gradients(unittest.TestCase):
         names = set(n[len("test_"):] for n in dir(self) if n.startswith("test_"))
         groups = {"matmul": ["MatMul"], "batch_matmul": ["BatchMatMul"],
                   "binary": ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "FloorDiv", "FloorMod", "Mod",
-                             "SquaredDifference", "DivNoNan", "Atan2"], "bias_add": ["BiasAdd"], "prelu": ["PReLU"],
+                             "SquaredDifference", "DivNoNan", "Atan2", "Xlogy", "Xdivy", "MulNoNan", "TruncateDiv",
+                             "TruncateMod", "Hypot"], "bias_add": ["BiasAdd"], "prelu": ["PReLU"],
                   "windows": ["Conv2D", "MaxPool", "AvgPool"],
                   "leaky_relu_is_maximum_of_alpha_x_and_x": ["LeakyReLU"],
                   "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Rsqrt", "SiLU", "Square",
@@ -1447,6 +1521,7 @@ class Gradients(unittest.TestCase):
                             "SoftShrink"],
                   "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "split_v": ["SplitV"], "slice": ["Slice"],
                   "add_n": ["AddN"], "pad_fill": ["PadFill"], "stack": ["Stack"], "lerp": ["Lerp"],
+                  "masked_fill": ["MaskedFill"], "identity_depend_square_sum_all": ["Identity", "Depend", "SquareSumAll"],
                   "sigmoid_ce": ["SigmoidCrossEntropyWithLogits"],
                   "softmax_family": ["Softmax", "LogSoftmax"],
                   "reductions": ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"],

@@ -327,6 +327,12 @@ static double binary(OpKind op, double a, double b)
 	case OP_DIV_NO_NAN: return b == 0 ? 0 : a / b;
 	case OP_ATAN2: return atan2(a, b);
 	case OP_SIGMOID_CE: return (a > 0 ? a : 0) - a * b + log1p(exp(-fabs(a)));   /* logits a, labels b */
+	case OP_XLOGY: return a == 0 ? 0 : a * log(b);
+	case OP_XDIVY: return a == 0 ? 0 : a / b;
+	case OP_MUL_NO_NAN: return b == 0 ? 0 : a * b;
+	case OP_TRUNCATE_DIV: return trunc(a / b);
+	case OP_TRUNCATE_MOD: return fmod(a, b);   /* the dividend's sign, as C's */
+	case OP_HYPOT: return hypot(a, b);
 	/* the comparisons: 1 where true (round_result keeps a Bool 0 or 1) */
 	case OP_EQUAL: return a == b;
 	case OP_NOT_EQUAL: return a != b;
@@ -349,8 +355,11 @@ static bool eval_binary(Eval *e)
 		return false;
 	broadcast_strides(a->dims, a->rank, r, 1, sa);
 	broadcast_strides(b->dims, b->rank, r, 1, sb);
-	for (int64_t j = 0; j < e->out->size; j++)
-		e->out->data[j] = binary(e->n->op, a->data[offset_of(j, r, dims, sa)], b->data[offset_of(j, r, dims, sb)]);
+	for (int64_t j = 0; j < e->out->size; j++) {
+		double u = a->data[offset_of(j, r, dims, sa)], v = b->data[offset_of(j, r, dims, sb)];
+		e->out->data[j] = e->n->op == OP_APPROXIMATE_EQUAL ? fabs(u - v) < (float)e->n->a.tolerance   /* an attribute */
+		                                                   : binary(e->n->op, u, v);
+	}
 	return true;
 }
 
@@ -369,6 +378,24 @@ static bool eval_lerp(Eval *e)
 		double a = s->data[offset_of(j, r, dims, st[0])], b = t->data[offset_of(j, r, dims, st[1])];
 		e->out->data[j] = a + w->data[offset_of(j, r, dims, st[2])] * (b - a);
 	}
+	return true;
+}
+
+/* MaskedFill: value (a scalar) where the mask is true, else x; x and the
+ * mask broadcast as numpy's. */
+static bool eval_masked_fill(Eval *e)
+{
+	const SimTensor *x = &e->ins[0], *m = &e->ins[1], *v = &e->ins[2];
+	int r;
+	int64_t dims[MAX_DIMS], sx[MAX_DIMS], sm[MAX_DIMS];
+	if (v->size != 1)
+		return fail(e, "value has %lld elements, not 1", (long long)v->size);
+	if (!broadcast_shape(e, x->dims, x->rank, m->dims, m->rank, &r, dims) || !expect_out(e, r, dims))
+		return false;
+	broadcast_strides(x->dims, x->rank, r, 1, sx);
+	broadcast_strides(m->dims, m->rank, r, 1, sm);
+	for (int64_t j = 0; j < e->out->size; j++)
+		e->out->data[j] = m->data[offset_of(j, r, dims, sm)] != 0 ? v->data[0] : x->data[offset_of(j, r, dims, sx)];
 	return true;
 }
 
@@ -1588,6 +1615,22 @@ static bool eval_l2_loss(Eval *e)
 	return true;
 }
 
+/* SquareSumAll: the sum of the squares of operand `index`, x and y of one shape. */
+static bool eval_square_sum_all(Eval *e)
+{
+	int64_t k = e->n->a.output_index;
+	if (k < 0 || k > 1 || !same_dims(e->ins[0].rank, e->ins[0].dims, e->ins[1].rank, e->ins[1].dims))
+		return fail(e, "needs index 0 or 1 and x and y of one shape");
+	const SimTensor *x = &e->ins[k];
+	if (!expect_out(e, 0, x->dims))
+		return false;
+	double sum = 0;
+	for (int64_t j = 0; j < x->size; j++)
+		sum += x->data[j] * x->data[j];
+	e->out->data[0] = sum;
+	return true;
+}
+
 static bool eval_op(Eval *e)
 {
 	switch (e->n->op) {
@@ -1620,7 +1663,12 @@ static bool eval_op(Eval *e)
 	case OP_CUMSUM: case OP_CUMPROD:
 		return eval_scan(e);
 	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:
+	case OP_IDENTITY: case OP_DEPEND:   /* Depend: its value, what it waits for computed before */
 		return eval_reshape(e);
+	case OP_MASKED_FILL:
+		return eval_masked_fill(e);
+	case OP_SQUARE_SUM_ALL:
+		return eval_square_sum_all(e);
 	case OP_BROADCAST_TO:
 		return eval_broadcast_to(e);
 	case OP_TRANSPOSE:

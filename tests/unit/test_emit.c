@@ -379,6 +379,19 @@ Test(text, split_reduce_max_counts_ties_over_ranks)
 	free(t);
 }
 
+/* FlashAttentionScore's scale_value is written as a C number that compiles
+ * whatever its value: the default 1 was written "1f", which is no C
+ * literal (its program did not build). */
+Test(text, flash_attention_default_scale_is_a_c_number)
+{
+	char *t = rank_text_of("context {device_num: 1}\n"
+	                       "graph @g(%q: <Tensor[Float32], (1, 2, 4, 8)>, %k: <Tensor[Float32], (1, 2, 4, 8)>,\n"
+	                       "         %v: <Tensor[Float32], (1, 2, 4, 8)>) {\n"
+	                       "  %o = FlashAttentionScore(%q, %k, %v) {head_num: 2}\n  return %o\n}\n", 0);
+	expect_line(t, "(const int64_t[]){1, 2, 4, 4, 8, 2}, 1, 0, SC_FA_BNSD);");
+	free(t);
+}
+
 /* ReduceMin likewise: its partial minima completed by MIN collectives, the
  * minimum's ranks passing the gradient on, the ties counted over the ranks,
  * and ReduceMin's own gradient entry; an uneven piece's padding the highest

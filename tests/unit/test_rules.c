@@ -745,6 +745,40 @@ Test(rules, stack_lerp_losses)
 	run_free(r);
 }
 
+/* SquareSumAll: x's dims, y split alike, every split a partial sum (and y
+ * split unlike x refused, MindSpore's SquareSumAllInfo); MaskedFill: the
+ * mask broadcast as a binary operand, the value's strategy (); Identity: any
+ * split, the result as the input. */
+Test(rules, square_sum_all_masked_fill_identity)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 16)>, %y: <Tensor[Float32], (8, 16)>,\n"
+	                 "           %m: <Tensor[Bool], (1, 16)>) {\n"
+	                 "  %a = SquareSumAll(%x, %y) {index: 1, in_strategy: ((2, 4), (2, 4))}\n"
+	                 "  %b = SquareSumAll(%x, %y) {index: 0, in_strategy: ((2, 4), (4, 2))}\n"
+	                 "  %c = MaskedFill(%x, %m, 0.5) {in_strategy: ((2, 4), (1, 4), ())}\n"
+	                 "  %d = MaskedFill(%x, %m, 0.5) {in_strategy: ((2, 4), (2, 4), ())}\n"
+	                 "  %e = Identity(%x) {in_strategy: ((4, 2),)}\n"
+	                 "  return %a, %b, %c, %d, %e\n}\n");
+	OpDims od;
+	OpSplit s;
+	TensorLayout y;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert(od.in_dim[1][0] == 0 && od.in_dim[1][1] == 1, "y follows x's dims");
+	op_out_layout(&od, &s, &y);
+	cr_assert(y.partial != 0 && y.partial_op == REDUCE_SUM_OP && od.out_rank == 0, "a scalar of partial sums");
+	cr_assert(!rule(r, "b", &od, &s), "y split unlike x accepted");
+	cr_assert(rule(r, "c", &od, &s), "%s", msgs(r));
+	cr_assert(od.in_dim[1][0] == -1 && od.in_dim[1][1] == 1 && od.in_rank[2] == 0,
+	          "the mask's dim of 1 broadcast, its columns split with x's; value () ");
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) >= 0 && axis_of(&y, 1) >= 0 && y.partial == 0);
+	cr_assert(!rule(r, "d", &od, &s), "the mask's broadcast dim split accepted");
+	cr_assert(rule(r, "e", &od, &s), "%s", msgs(r));
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) >= 0 && axis_of(&y, 1) >= 0 && y.partial == 0, "Identity's result as its input");
+	run_free(r);
+}
+
 /* StridedSlice with MindSpore's masks: the op dims are x's (the strategy
  * has x's rank); a new axis is a result dim no op dim follows, a shrunk dim
  * none of the result's and kept whole, as a cut dim is. */

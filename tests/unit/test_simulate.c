@@ -324,10 +324,10 @@ Test(simulate, normalized_axis_splits)
 	cr_assert_eq(as_written, 8, "as written: norm_split_2 on 2, 4, 8, norm_split_4 on 4, 8, the others on 8");
 }
 
-/* An e2e model as written on 4 and 8 devices, equal to the serial graph. */
-static void expect_model_on_4_and_8(const char *path)
+/* A model (its file's name and text) as written on 4 and 8 devices, equal
+ * to the serial graph. */
+static void expect_text_on_4_and_8(const char *path, const char *text)
 {
-	char *text = slurp(path);
 	static const int64_t counts[] = {4, 8};
 	for (int c = 0; c < 2; c++) {
 		char what[100];
@@ -337,6 +337,13 @@ static void expect_model_on_4_and_8(const char *path)
 		expect_equal(b.low, what);
 		run_free(b.run);
 	}
+}
+
+/* An e2e model as written on 4 and 8 devices, equal to the serial graph. */
+static void expect_model_on_4_and_8(const char *path)
+{
+	char *text = slurp(path);
+	expect_text_on_4_and_8(path, text);
 	free(text);
 }
 
@@ -367,15 +374,7 @@ Test(simulate, triangle_pieces)
 		"  %p = Mul(%a, %b)\n  %q = Add(%p, %c)\n  %r = Add(%q, %d)\n  %s = Add(%r, %e)\n"
 		"  %loss = ReduceSum(%s)\n  return %loss, %a, %d\n}\n"
 		"train {loss: %loss, optimizer: SGD(learning_rate: 0.01)}\n";
-	static const int64_t counts[] = {4, 8};
-	for (int c = 0; c < 2; c++) {
-		char what[100];
-		Build b = build("triangles.ir", text, counts[c], false, -1);
-		snprintf(what, sizeof what, "Tril and Triu pieces on %lld devices", (long long)counts[c]);
-		cr_assert(b.low, "%s does not compile: %s", what, msgs(b.run));
-		expect_equal(b.low, what);
-		run_free(b.run);
-	}
+	expect_text_on_4_and_8("triangles.ir", text);
 }
 
 /* The unsorted segment reductions (tests/e2e/segment_ops.ir): the ids' dims
@@ -385,6 +384,58 @@ Test(simulate, triangle_pieces)
 Test(simulate, segment_splits)
 {
 	expect_model_on_4_and_8("tests/e2e/segment_ops.ir");
+}
+
+/* Xlogy, Xdivy, MulNoNan, TruncateDiv, TruncateMod, Hypot and
+ * ApproximateEqual (tests/e2e/binary_tail.ir's even splits, without its
+ * numbers as operands: the simulator fills none), each split its own way, a
+ * trained row broadcast along the rows; ReLU's zeros give Xlogy's and
+ * Xdivy's 0, and ApproximateEqual's mask (x against ReLU(x), tolerance 0.5)
+ * picks through Select. On 4 devices as written and on 8, equal to the
+ * serial graph. */
+Test(simulate, binary_tail)
+{
+	const char *text =
+		"context {device_num: 4, parallel_mode: \"semi_auto_parallel\"}\n"
+		"graph @g(%x: <Tensor[Float32], (8, 8)> = uniform(-2, 2), %v: <Parameter[Float32], (8, 8)> = uniform(0.5, 2),\n"
+		"         %r: <Parameter[Float32], (8,)> = uniform(0.5, 1.5)) {\n"
+		"  %hr = ReLU(%x)\n"
+		"  %a = Xlogy(%hr, %r) {in_strategy: ((2, 2), (2,))}\n"
+		"  %b = Xdivy(%hr, %v) {in_strategy: ((1, 4), (1, 4))}\n"
+		"  %c = MulNoNan(%x, %v) {in_strategy: ((4, 1), (4, 1))}\n"
+		"  %d = TruncateDiv(%x, %v) {in_strategy: ((2, 2), (2, 2))}\n"
+		"  %e = TruncateMod(%x, %r) {in_strategy: ((2, 2), (2,))}\n"
+		"  %f = Hypot(%x, %v) {in_strategy: ((1, 4), (1, 4))}\n"
+		"  %ae = ApproximateEqual(%x, %hr) {tolerance: 0.5, in_strategy: ((4, 1), (4, 1))}\n"
+		"  %g = Select(%ae, %f, %d)\n"
+		"  %s = AddN(%a, %b, %c, %d, %e, %f, %g)\n"
+		"  %loss = ReduceSum(%s)\n  return %loss, %s\n}\n"
+		"train {loss: %loss, optimizer: SGD(learning_rate: 0.01)}\n";
+	expect_text_on_4_and_8("binary_tail.ir", text);
+}
+
+/* Identity, Depend, SquareSumAll and MaskedFill (tests/e2e/misc_tail.ir's
+ * even splits, its numbers as operands left out): a view, a value waiting
+ * for another, both sums of squares completed across the ranks, a trained
+ * 0-d value filled where a broadcast row mask holds. On 4 devices as
+ * written and on 8, equal to the serial graph. */
+Test(simulate, misc_tail)
+{
+	const char *text =
+		"context {device_num: 4, parallel_mode: \"semi_auto_parallel\"}\n"
+		"graph @g(%x: <Tensor[Float32], (8, 8)> = uniform(-1, 1), %r: <Tensor[Float32], (8,)> = uniform(-1, 1),\n"
+		"         %w: <Parameter[Float32], (8, 8)> = normal(0.5), %v: <Parameter[Float32], ()> = constant(0.3)) {\n"
+		"  %h = Mul(%x, %w) {in_strategy: ((2, 2), (2, 2))}\n"
+		"  %hi = Identity(%h) {in_strategy: ((4, 1),)}\n"
+		"  %m = Greater(%r, %x)\n"
+		"  %mf = MaskedFill(%hi, %m, %v) {in_strategy: ((1, 4), (1, 4), ())}\n"
+		"  %z = Sigmoid(%h)\n"
+		"  %d = Depend(%mf, %z)\n"
+		"  %s0 = SquareSumAll(%d, %h) {index: 0, in_strategy: ((2, 2), (2, 2))}\n"
+		"  %s1 = SquareSumAll(%d, %h) {index: 1, in_strategy: ((4, 1), (4, 1))}\n"
+		"  %loss = Add(%s0, %s1)\n  return %loss, %d\n}\n"
+		"train {loss: %loss, optimizer: SGD(learning_rate: 0.01)}\n";
+	expect_text_on_4_and_8("misc_tail.ir", text);
 }
 
 /* A Layout strategy: the seed's L("mp", ("sp", "dp")) example compiled and run. */
