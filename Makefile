@@ -50,7 +50,7 @@ $(B)/gen/lexer.c: grammar/lexer.l $(B)/gen/parser.h | $(B)/config.mk
 
 HDRS := compiler/shardc.h compiler/util.h compiler/ops.h runtime/shardc_rt.h compiler/parse_internal.h \
 	compiler/check_internal.h compiler/shape_internal.h compiler/lower_internal.h compiler/emit_internal.h \
-	compiler/search_internal.h compiler/pipeline.h compiler/cost.h compiler/slice.h compiler/conv.h compiler/rules_internal.h compiler/segment.h compiler/scatter_nd.h compiler/layout.h \
+	compiler/search_internal.h compiler/pipeline.h compiler/cost.h compiler/slice.h compiler/conv.h compiler/rules_internal.h compiler/segment.h compiler/scatter_nd.h compiler/layout.h compiler/uneven.h \
 	$(B)/gen/parser.h
 
 # ---- three builds of the compiler library: opt, san (tests), fuzz ----

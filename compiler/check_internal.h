@@ -1,8 +1,8 @@
 /* check_internal.h: what check.c shares with context.c, which decodes the
  * context block, check_train.c, which decodes the train block, and
- * check_strategies.c, which checks the strategies' form once shapes are
- * known. check.c calls context.c's helpers and check_train;
- * check_strategies.c calls check.c's decoder; none calls back. */
+ * check_strategies.c, which decodes the strategies and checks their form once
+ * shapes are known. check.c calls context.c's helpers, check_train and
+ * check_strategies.c's decoders; none calls back. */
 #ifndef CHECK_INTERNAL_H
 #define CHECK_INTERNAL_H
 
@@ -30,10 +30,13 @@ bool precision_of(const Lit *v, DType *t);
 /* The train block into c->m->train (entry graph's names resolved). */
 void check_train(Checker *c);
 
-/* ---- check.c ---- */
+/* ---- check_strategies.c ---- */
 
 /* One tensor's strategy as written: a tuple of slice counts, a layout
  * application or None (not given); false, reported, when it is none of them. */
 bool decode_tensor_strategy(Checker *c, const Lit *v, TensorStrategy *t);
+/* An in_strategy or out_strategy (what, for messages): one tensor strategy
+ * per tensor, all tuples or all applications of one Layout. */
+bool decode_strategy(Checker *c, const Lit *v, Strategy *s, const char *what);
 
 #endif

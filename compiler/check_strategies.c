@@ -1,6 +1,8 @@
-/* check_strategies.c: the form of the strategies, once shapes are known.
+/* check_strategies.c: the strategies as written (tuples of slice counts or
+ * layout applications, decoded when check.c checks the names) and their
+ * form once shapes are known.
  *
- * Requires names checked (strategies and layouts decoded, check.c) and shapes
+ * The second part requires names checked (strategies and layouts decoded, check.c) and shapes
  * inferred. One strategy per input, one number per dim, no more slices than
  * elements (whether an uneven split works is uneven.c's to say), the
  * device counts (in semi_auto_parallel and auto_parallel), layouts' device
@@ -9,6 +11,151 @@
 #include "check_internal.h"
 
 #include <string.h>
+
+/* ---- strategies as written (check.c decodes them with the names) ---- */
+
+static bool decode_layout_dim(Checker *c, const LayoutDecl *l, const Lit *a, TensorStrategy *t, int dim,
+                              unsigned *used)
+{
+	const Lit *one = a;
+	int n = a->kind == LIT_TUPLE ? a->nitems : 1;
+	if (a->kind == LIT_TUPLE && n == 0) {
+		ERR(c, a->span, "an empty tuple names no device axis; write \"None\" to leave a dim whole");
+		return false;
+	}
+	t->naxes[dim] = 0;
+	t->split[dim] = 1;
+	for (int k = 0; k < n; k++) {
+		one = a->kind == LIT_TUPLE ? a->items[k] : a;
+		if (one->kind != LIT_STR) {
+			ERR(c, one->span, "a layout dim is an axis alias, a tuple of aliases or \"None\", not %s",
+			    lit_kind_name(one->kind));
+			return false;
+		}
+		if (strcmp(one->s, "None") == 0) {
+			if (n > 1) {
+				ERR(c, one->span, "\"None\" cannot be combined with other axes");
+				return false;
+			}
+			return true;
+		}
+		int axis = -1;
+		for (int i = 0; i < l->ndims; i++)
+			if (strcmp(l->alias[i], one->s) == 0)
+				axis = i;
+		if (axis < 0) {
+			StrBuf names = {0};
+			for (int i = 0; i < l->ndims; i++)
+				sb_printf(&names, "%s\"%s\"", i ? ", " : "", l->alias[i]);
+			ERR(c, one->span, "layout '%s' has no axis \"%s\" (its axes are %s)%s", l->name, one->s, names.data,
+			    DID_YOU_MEAN(one->s, (const char *const *)l->alias, l->ndims));
+			sb_free(&names);
+			return false;
+		}
+		if (*used & (1u << axis)) {
+			ERR(c, one->span, "axis \"%s\" is used twice in one tensor layout", one->s);
+			return false;
+		}
+		*used |= 1u << axis;
+		t->axes[dim][t->naxes[dim]++] = axis;
+		t->split[dim] *= l->dims[axis];
+	}
+	return true;
+}
+
+bool decode_tensor_strategy(Checker *c, const Lit *v, TensorStrategy *t)
+{
+	memset(t, 0, sizeof *t);
+	t->span = v->span;
+	if (v->kind == LIT_NONE)
+		return true;
+	t->given = true;
+	if (v->kind == LIT_TUPLE) {
+		if (v->nitems > MAX_DIMS) {
+			ERR(c, v->span, "a strategy has at most %d numbers", MAX_DIMS);
+			return false;
+		}
+		t->rank = v->nitems;
+		for (int i = 0; i < v->nitems; i++) {
+			const Lit *x = v->items[i];
+			if (x->kind != LIT_INT || x->i < 1 || x->i > (1 << 20)) {
+				ERR(c, x->span, "a strategy number is a positive integer: how many slices that dim is cut into");
+				return false;
+			}
+			t->split[i] = x->i;
+		}
+		return true;
+	}
+	if (v->kind == LIT_APPLY || v->kind == LIT_IDENT) {
+		const LayoutDecl *l = module_layout(c->m, v->s);
+		if (!l) {
+			ERR(c, v->span, "'%s' is not a declared layout", v->s);
+			return false;
+		}
+		if (v->kind == LIT_IDENT || v->nitems == 0) {
+			ERR(c, v->span, "apply layout '%s' to one alias per tensor dim, as %s(\"%s\", \"None\")", l->name,
+			    l->name, l->alias[0]);
+			return false;
+		}
+		if (v->nitems > MAX_DIMS) {
+			ERR(c, v->span, "a tensor layout has at most %d dims", MAX_DIMS);
+			return false;
+		}
+		t->layout = l;
+		t->rank = v->nitems;
+		unsigned used = 0;
+		for (int i = 0; i < v->nitems; i++) {
+			if (v->keys[i]) {
+				ERR(c, v->keys[i]->span, "layout arguments are positional");
+				return false;
+			}
+			if (!decode_layout_dim(c, l, v->items[i], t, i, &used))
+				return false;
+		}
+		return true;
+	}
+	ERR(c, v->span, "a tensor strategy is a tuple of slice counts, a layout application or None, not %s",
+	    lit_kind_name(v->kind));
+	return false;
+}
+
+bool decode_strategy(Checker *c, const Lit *v, Strategy *s, const char *what)
+{
+	s->span = v->span;
+	if (v->kind != LIT_TUPLE) {
+		ERR(c, v->span, "%s is a tuple with one entry per tensor, e.g. ((2, 4), (4, 1)), not %s", what,
+		    lit_kind_name(v->kind));
+		return false;
+	}
+	if (v->nitems == 0) {
+		ERR(c, v->span, "%s is empty", what);
+		return false;
+	}
+	s->n = v->nitems;
+	s->t = arena_alloc(c->m->arena, sizeof *s->t * (size_t)s->n);
+	const LayoutDecl *layout = NULL;
+	bool tuples = false;
+	for (int i = 0; i < v->nitems; i++) {
+		if (!decode_tensor_strategy(c, v->items[i], &s->t[i]))
+			return false;
+		if (!s->t[i].given)
+			continue;
+		if (s->t[i].layout) {
+			if (layout && layout != s->t[i].layout) {
+				ERR(c, v->items[i]->span, "all layouts of one %s must come from one Layout ('%s' and '%s' differ)",
+				    what, layout->name, s->t[i].layout->name);
+				return false;
+			}
+			layout = s->t[i].layout;
+		} else
+			tuples = true;
+		if (layout && tuples) {
+			ERR(c, v->items[i]->span, "%s mixes layouts and tuples of slice counts; use one form", what);
+			return false;
+		}
+	}
+	return true;
+}
 
 static bool devices_matter(const Module *m)
 {

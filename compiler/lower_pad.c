@@ -5,6 +5,7 @@
  * 1 under Log, Sqrt, Rsqrt, Inv and a divisor, 2 under Acosh, 0 after a
  * computed constant. uneven.c checks the result. */
 #include "lower_internal.h"
+#include "uneven.h"
 
 #include <float.h>
 

@@ -1,5 +1,6 @@
 /* lowered.c: a lowered program's values and operators: appending them
- * (lower.c, lower_pad.c, autodiff.c) and the facts of one value's piece. */
+ * (lower.c, lower_pad.c, autodiff.c), the facts of one value's piece, and
+ * one rank's attributes of an operator (lowered_rank_attrs). */
 #include "lower_internal.h"
 
 #include <string.h>
@@ -106,4 +107,45 @@ int64_t step_rows(const Lowered *l, int v)
 bool pipelined(const Lowered *l)
 {
 	return l->stages > 1 && l->once;
+}
+
+void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a, int64_t *members)
+{
+	*a = op->a;
+	if (op->step && op->step->kind != STEP_SLICE) {
+		a->group = members;
+		int order[MAX_AXES], n = redist_step_order(op->step, order);
+		a->ngroup = layout_group_ordered(&op->step->from, rank, order, n, members);
+	} else if (op->step) {
+		const LValue *x = &l->values[op->in[0]];
+		redist_slice_bounds(op->step, rank, x->global, a->begin, a->end);
+		for (int d = 0; d < x->type.rank; d++)   /* a whole dim cut unevenly: the last pieces padded */
+			a->pad |= a->end[d] > x->type.dims[d];
+		if (a->pad)
+			a->present |= ATTR_BIT(ATTR_PAD);
+	}
+	if (op_is_constant(op->op)) {   /* a computed constant: the rank's piece of the whole, [begin, end) */
+		const LValue *y = &l->values[op->result];
+		int64_t start[MAX_DIMS];
+		bool split = false;
+		lowered_piece_start(y, rank, start);
+		for (int d = 0; d < y->type.rank; d++) {
+			a->begin[d] = (op->a.present & (ATTR_BIT(ATTR_BEGIN)) ? op->a.begin[d] : 0) + start[d];
+			a->end[d] = a->begin[d] + y->type.dims[d];
+			split |= y->type.dims[d] != y->global[d];
+		}
+		a->nbegin = a->nend = y->type.rank;
+		if (split)   /* shown in step_parallel_end; an unsplit one is the whole, as written */
+			a->present |= ATTR_BIT(ATTR_BEGIN) | ATTR_BIT(ATTR_END);
+	}
+	if (op_is_triangle(op->op) && (a->diagonal = tri_rank_diagonal(&l->values[op->result], op->op, a->diagonal, rank)))
+		a->present |= ATTR_BIT(ATTR_DIAGONAL);   /* its piece's, as MindSpore's TrilInfo and TriuInfo replace it */
+	if (op->table && (a->present & (ATTR_BIT(ATTR_OFFSET)))) {   /* a table's first row; logits' first class */
+		const LValue *t = &l->values[op->op == OP_ONE_HOT ? op->result : op->in[0]];   /* OneHot's: its classes' */
+		int64_t axis = op->a.axes[0];
+		int d = op->op == OP_SPARSE_SOFTMAX_CE ? 1 : op->op == OP_ONE_HOT ? (int)(axis < 0 ? axis + t->type.rank : axis)
+		        : op->op == OP_GATHER_D ? (int)(op->a.dim < 0 ? op->a.dim + t->type.rank : op->a.dim)
+		        : gather_axis(&op->a, t->type.rank);
+		a->offset = layout_shard_index(op->table, rank, d) * t->type.dims[d];
+	}
 }

@@ -9,6 +9,7 @@
  * and names the stage that broke one. The stages a caller asked to see
  * (dump_after) are printed into c->dumps as the stage leaves them. */
 #include "pipeline.h"
+#include "uneven.h"
 
 #include <stdlib.h>
 #include <string.h>

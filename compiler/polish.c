@@ -10,6 +10,7 @@
  * no single operator's change that fits the device's memory lowers the
  * total. Calls price.c only. */
 #include "search_internal.h"
+#include "uneven.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -14,6 +14,7 @@
  * and the slab planned). The bottom of the search: it calls no other file
  * of it but search_graph.c. */
 #include "search_internal.h"
+#include "uneven.h"
 
 #include <math.h>
 #include <stdlib.h>

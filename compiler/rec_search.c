@@ -9,6 +9,7 @@
  * one (choose), and the fixed point from there (polish.c). Sharding
  * propagation with a train block shares the starts (propagate_trained). */
 #include "search_internal.h"
+#include "uneven.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -12,6 +12,7 @@
  * input's split over when it can). The checks here report at the operator's
  * strategy, say what is wrong and show a strategy that would be right. */
 #include "shardc.h"
+#include "uneven.h"
 #include "slice.h"
 #include "conv.h"
 #include "segment.h"

@@ -44,6 +44,7 @@
  *     or cut or scatter one from whole (padded with zeros first); a move
  *     between two uneven splits goes through whole (redistribute.c). */
 #include "shardc.h"
+#include "uneven.h"
 
 #include <float.h>
 #include <math.h>
