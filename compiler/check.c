@@ -16,6 +16,7 @@
  * parallel core; here only the form of what the user wrote is checked. */
 #include "check_internal.h"
 #include "conv.h"
+#include "pad_v3.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -129,10 +130,10 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	const char *name = attr_info[k].name;
 	AttrValueKind kind = attr_info[k].kind;
 	bool ok = true;
-	if (window_attr(n->op, k)) {   /* Conv2D's and the pools' own forms (conv.c) */
+	if (window_attr(n->op, k) || pad_v3_attr(n->op, k)) {   /* Conv2D's and the pools' own forms (conv.c), PadV3's */
 		StrBuf e = {0};
 		Span at;
-		ok = window_decode_attr(n->op, k, v, a, &e, &at);
+		ok = (window_attr(n->op, k) ? window_decode_attr : pad_v3_decode_attr)(n->op, k, v, a, &e, &at);
 		if (!ok)
 			ERR(c, at, "%s", e.data);
 		sb_free(&e);
@@ -335,8 +336,8 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 		}
 		break;
 	case ATTR_OUT_CHANNEL: case ATTR_KERNEL_SIZE: case ATTR_PAD_MODE: case ATTR_STRIDE: case ATTR_DILATION:
-	case ATTR_DATA_FORMAT:
-		die("%s is decoded by conv.c", name);
+	case ATTR_DATA_FORMAT: case ATTR_PADDINGS: case ATTR_PADDINGS_CONTIGUOUS:
+		die("%s is decoded by conv.c or pad_v3.c", name);
 	case ATTR_ALPHA:
 		a->alpha = lit_number(v);
 		if (n->op == OP_LEAKY_RELU) {   /* any slope, as MindSpore's nn.LeakyReLU (Minimum above 1) */
@@ -558,6 +559,7 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	a->output_num = 1;  /* MindSpore's ops.Split */
 	a->pipeline_stage = -1;
 	window_defaults(a);   /* Conv2D's and the pools' kernel, stride, dilation and pad_mode */
+	a->paddings_contiguous = true;   /* MindSpore's PadV3 */
 	const Lit *d = n->attr_lit;
 	AttrMask allowed = op_attr_mask(n->op);
 	for (int i = 0; d && i < d->nitems; i++) {
@@ -619,7 +621,6 @@ static int64_t inlined_size(const Node *n)
 	int64_t add = callee ? callee->nflat : 1;
 	return add > INT64_MAX - numbers_of(n) ? INT64_MAX : add + numbers_of(n);
 }
-
 
 /* MindSpore operators shardc does not have, whose names lie near ones it
  * has (AssignAdd near Add, say): "did you mean" would

@@ -11,6 +11,7 @@
  * there and between which layouts. It reads back with `shardc --check`. */
 #include "shardc.h"
 #include "conv.h"
+#include "pad_v3.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,7 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 			continue;
 		sb_printf(b, "%s%s: ", first ? "" : ", ", attr_info[k].name);
 		first = false;
-		if (window_print_attr(b, op, a, (AttrKind)k))   /* Conv2D's and the pools' (conv.c) */
+		if (window_print_attr(b, op, a, (AttrKind)k) || pad_v3_print_attr(b, op, a, (AttrKind)k))   /* conv.c's, pad_v3.c's */
 			continue;
 		switch ((AttrKind)k) {
 		case ATTR_TRANSPOSE_A: sb_puts(b, a->transpose_a ? "true" : "false"); break;
@@ -106,7 +107,7 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 			sb_puts(b, a->input_layout == FA_BSH ? "\"BSH\"" : a->input_layout == FA_BSND ? "\"BSND\"" : "\"BNSD\"");
 			break;
 		case ATTR_OUT_CHANNEL: case ATTR_KERNEL_SIZE: case ATTR_PAD_MODE: case ATTR_STRIDE: case ATTR_DILATION:
-		case ATTR_DATA_FORMAT:   /* window_print_attr's */
+		case ATTR_DATA_FORMAT: case ATTR_PADDINGS: case ATTR_PADDINGS_CONTIGUOUS:   /* window_print_attr's, pad_v3's */
 		case ATTR_GRAPH: case ATTR_SHARD: case ATTR_IN_STRATEGY: case ATTR_OUT_STRATEGY: case ATTR_COUNT: break;
 		}
 	}

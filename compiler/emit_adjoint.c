@@ -282,6 +282,11 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 			          dy, dx);
 		scan_args(b, x, fa);
 		return;
+	case OP_PAD_V3:   /* MindSpore's bprop: dy's box where x went (StridedSlice's slice); none to the constant */
+		sb_printf(b, "sc_strided_slice(rt, %s, %s, %s, ", sc_dtype_name(dxv->type.dtype), dy, dx);
+		pad_v3_args(b, p, f, fa, true);
+		sb_puts(b, ");");
+		return;
 	case OP_TRIL: case OP_TRIU:   /* MindSpore's bprop: the same triangle of dy */
 		sb_printf(b, "sc_triangle(rt, %d, %s, %s, %s, ", f->op == OP_TRIU, dy, dx, sc_dtype_name(dxv->type.dtype));
 		triangle_args(b, p, f);

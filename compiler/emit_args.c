@@ -10,6 +10,7 @@
 #include "slice.h"
 #include "segment.h"
 #include "scatter_nd.h"
+#include "pad_v3.h"
 
 /* ---- text helpers ---- */
 
@@ -620,4 +621,27 @@ bool *named_values(const Program *p)
 		if (l->grad[v] >= 0)
 			named[l->grad[v]] = true;
 	return named;
+}
+
+/* PadV3 f's paddings on its pieces (the dims it pads are whole): forward,
+ * `dims, ndim, lo, hi, value` of sc_pad on x's piece; backward, `dims, ndim,
+ * begin, end, strides` of sc_strided_slice on dy's piece, the box x fills. */
+void pad_v3_args(StrBuf *b, const Program *p, const LOp *f, const Attrs *a, bool grad)
+{
+	const LValue *x = &p->l->values[f->in[0]], *y = &p->l->values[f->result];
+	int r = x->type.rank;
+	int64_t lo[MAX_DIMS], hi[MAX_DIMS], end[MAX_DIMS], ones[MAX_DIMS];
+	pad_v3_bounds(a, r, lo, hi);
+	for (int d = 0; d < r; d++)
+		end[d] = lo[d] + x->type.dims[d], ones[d] = 1;
+	dims_lit(b, (grad ? y : x)->type.dims, r);
+	sb_printf(b, ", %d, ", r);
+	dims_lit(b, lo, r);
+	sb_puts(b, ", ");
+	dims_lit(b, grad ? end : hi, r);
+	if (grad) {
+		sb_puts(b, ", ");
+		dims_lit(b, ones, r);
+	} else
+		sb_printf(b, ", %.17g", pad_v3_value(p->l, f));
 }

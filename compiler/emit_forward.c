@@ -369,6 +369,11 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		          (long long)outer, (long long)yv->type.dims[ax], (long long)inner, off, x1, p->cname[o->in[2]], y);
 		break;
 	}
+	case OP_PAD_V3:   /* the constant everywhere, x into the box at the befores */
+		sb_printf(b, "sc_pad(rt, %s, %s, %s, ", sc_dtype_name(x->type.dtype), x0, y);
+		pad_v3_args(b, p, o, a, false);
+		sb_puts(b, ");");
+		break;
 	case OP_TRIL: case OP_TRIU:   /* x where its column less its row in the whole is at most (least) diagonal */
 		sb_printf(b, "sc_triangle(rt, %d, %s, %s, %s, ", o->op == OP_TRIU, x0, y, sc_dtype_name(x->type.dtype));
 		triangle_args(b, p, o);

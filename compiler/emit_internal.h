@@ -254,6 +254,8 @@ int64_t scan_slices(const LValue *totals, const Attrs *a);   /* a split axis's p
 void pad_args(StrBuf *b, const Program *p, int v, int dim);
 /* Tril's and Triu's: their piece (lead, rows, cols), where it starts (row0, col0), the whole's diagonal */
 void triangle_args(StrBuf *b, const Program *p, const LOp *f);
+/* PadV3's: forward sc_pad's dims, ndim, lo, hi, value; backward (grad) sc_strided_slice's of dy, x's box */
+void pad_v3_args(StrBuf *b, const Program *p, const LOp *f, const Attrs *a, bool grad);
 /* Whether a mean of x over axes reduces a dim split unevenly; *scale: what
  * a local sum of x (its padding 0) is multiplied by for the rank's share of
  * the whole's mean, which the ranks' partial means then average: the

@@ -115,7 +115,9 @@
 	ATTR(NUM_SPLIT, "num_split", AK_INT)                   \
 	ATTR(IS_TRAINING, "is_training", AK_BOOL)              \
 	ATTR(MOMENTUM, "momentum", AK_FLOAT)                   \
-	ATTR(TOLERANCE, "tolerance", AK_FLOAT)
+	ATTR(TOLERANCE, "tolerance", AK_FLOAT)                 \
+	ATTR(PADDINGS, "paddings", AK_INTS)                    \
+	ATTR(PADDINGS_CONTIGUOUS, "paddings_contiguous", AK_BOOL)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -334,6 +336,7 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(SPLIT, "Split", 1, 1, A(AXIS) | A(OUTPUT_NUM) | A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \
 	OP(SPLIT_V, "SplitV", 1, 1, A(SIZE_SPLITS) | A(SPLIT_DIM) | A(NUM_SPLIT) | A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY) \
 	OP(SLICE, "Slice", 1, 1, A(BEGIN) | A(SIZE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                               \
+	OP(PAD_V3, "PadV3", 1, 2, A(PADDINGS) | A(PADDINGS_CONTIGUOUS) | A(MODE), SH_OWN, R_OWN, OWN, GR_NONE, 1u << 1, PREC_FOLLOW, V_COPY) \
 	OP(ARANGE, "Arange", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(START) | A(STOP) | A(STEP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)              \
 	OP(CAUSAL_MASK, "CausalMask", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(FILL), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \
 	OP(ROPE_COS, "RopeCos", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(THETA), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)               \

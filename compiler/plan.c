@@ -33,7 +33,7 @@ static bool any_dtype(OpKind op)
 {
 	return op_info[op].view == V_VIEW || op_info[op].shape == SH_LOGICAL || op == OP_TRANSPOSE ||
 	       op == OP_TRANSPOSE_FOLDED || op == OP_CONCAT || op == OP_STACK || op_slices(op) || op == OP_CAST ||
-	       op == OP_PAD_FILL || op == OP_SEND_RECV || op_is_comm(op) || op_is_triangle(op);
+	       op == OP_PAD_FILL || op == OP_PAD_V3 || op == OP_SEND_RECV || op_is_comm(op) || op_is_triangle(op);
 }
 
 /* Backward operators that only move or convert elements, as their forward

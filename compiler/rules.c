@@ -17,6 +17,7 @@
 #include "conv.h"
 #include "segment.h"
 #include "scatter_nd.h"
+#include "pad_v3.h"
 #include "rules_internal.h"
 
 #include <string.h>
@@ -335,6 +336,9 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	OP_CASES(SEGMENT_OPS)   /* segment.c: the ids' dims leave partial segments */
 		segment_dims(x, operand(g, n, 1), n, od);
 		return true;
+	case OP_PAD_V3:   /* pad_v3.c: x's dims, a padded one whole; the result as x */
+		pad_v3_dims(x, n, od);
+		break;
 	case OP_GATHER_D: {
 		/* index's dims (the result's), then x's dim (v), as MindSpore's
 		 * GatherDInfo: x and index split alike, but the index never along

@@ -417,7 +417,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_TRANSPOSE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_BROADCAST_TO: case OP_GATHER:
 	case OP_TILE: case OP_ONE_HOT: case OP_ARGMAX_WITH_VALUE: case OP_ARGMIN_WITH_VALUE: case OP_ARGMAX: case OP_ARGMIN:
 	case OP_TOPK: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_ADD_N: case OP_CAST: case OP_STRIDED_SLICE: case OP_CUMSUM:
-	case OP_TRIL: case OP_TRIU:
+	case OP_TRIL: case OP_TRIU: case OP_PAD_V3:
 	case OP_CUMPROD: case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL: case OP_SPLIT: case OP_SPLIT_V: case OP_SLICE: case OP_ARANGE:
 	case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_GATHER_D: case OP_L2_NORMALIZE:
 	case OP_GATHER_ND: OP_CASES(TENSOR_SCATTER_OPS) case OP_BATCH_NORM:
@@ -647,6 +647,8 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_split_v(x, a, out);
 	case OP_SLICE:
 		return infer_slice(x, a, out);
+	case OP_PAD_V3:
+		return infer_pad_v3(x, a, out);
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2:
 		return infer_constant(x, out);
 	case OP_SPARSE_SOFTMAX_CE: {

@@ -254,6 +254,9 @@ typedef struct {
 	int nsize_splits;        /* SplitV: the pieces' lengths along split_dim, one -1 (the rest) allowed */
 	int64_t *size_splits;
 	int64_t split_dim, num_split;   /* SplitV: the dim it cuts; the number of pieces (size_splits' count) */
+	int npaddings;           /* PadV3: pairs (before, after), the last dim's first, as torch's F.pad (pad_v3.c) */
+	int64_t paddings[2 * MAX_DIMS];
+	bool paddings_contiguous;   /* PadV3: true by default; false: the befores, then the afters (MindSpore's) */
 	int64_t mode;            /* RotaryPositionEmbedding: 0 rotate-half (GPT-NeoX, LLaMA), 1 interleaved pairs (GPT-J) */
 	int64_t head_num;        /* FlashAttentionScore: N, q's dim 1 (required) */
 	int64_t depth;           /* OneHot: the number of classes (required) */

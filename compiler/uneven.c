@@ -20,8 +20,8 @@
  *     padding made 0 by lowering as a loaded input's is by the runtime;
  *   - FlashAttentionScore over its batch and heads, each computed alone (a
  *     padded head's gradient is 0 as dy's is), RotaryPositionEmbedding, and
- *     Concat, StridedSlice and Split along the dims they do not cut (rules.c
- *     keeps those whole);
+ *     Concat, StridedSlice and Split along the dims they do not cut, PadV3
+ *     along those it does not pad (rules.c keeps those whole);
  *   - MatMul and BatchMatMul, whose contracted dim may be uneven when both
  *     operands hold zeros in its padding (Parameters, and what zeros map to
  *     zeros: tracked below; lowering PadFills the others with 0);
@@ -267,6 +267,8 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_FLASH_ATTENTION:   /* its batch and heads (rules.c keeps the rest whole): each computed alone */
 	case OP_PAD_FILL: case OP_ROTARY:
 	case OP_TRIL: case OP_TRIU:   /* 0 maps to 0; dx the same mask on dy, whose padding is 0 */
+	case OP_PAD_V3:   /* along dims it does not pad (rules.c keeps those whole); dx dy's box. Its constant, a
+	                   * number with no dim, leaves its padding rows nonzero beside the padded dims */
 	case OP_ADD_N:   /* 0 + 0 */
 	case OP_LERP:    /* 0 + 0 (0 - 0) */
 	case OP_IDENTITY:   /* the piece as it is */

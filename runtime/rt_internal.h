@@ -77,6 +77,8 @@ int64_t sc_numel(const int64_t *dims, int ndim);
 /* A grouped Conv2D's geometry for one group: its c / groups channels in, o / groups out (both backends). */
 sc_window sc_window_group(const sc_window *g);
 void sc_check_dims(const char *what, const int64_t *dims, int ndim);
+/* sc_pad's y dims from x's and the paddings; dies on bad dims or a negative padding (both backends). */
+void sc_pad_dims(const int64_t *dims, int ndim, const int64_t *lo, const int64_t *hi, int64_t *ydims);
 int sc_norm_axis(const char *what, int axis, int ndim);   /* dies when out of range */
 /* sc_norm_centered(k) for the sc_norm* entry points; dies when k is no row
  * of SC_NORM_TABLE. */

@@ -952,6 +952,13 @@ void sc_round(sc_rt *rt, float *x, sc_dtype dt, int64_t n);
  * be x (in place). */
 void sc_fill_pad(sc_rt *rt, const void *x, void *y, sc_dtype dt, const int64_t *dims, int ndim, int dim,
                  int64_t real, double value);
+/* MindSpore's PadV3 in its constant mode (torch's F.pad): y, dims[d] +
+ * lo[d] + hi[d] long along each dim d, is x (dims) in the box starting at
+ * lo and value (rounded to dt as sc_fill rounds it) everywhere else. lo
+ * and hi are 0 or more (a crop is a slice); any dtype. Its gradient is
+ * sc_strided_slice of dy over that box. */
+void sc_pad(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int64_t *lo,
+            const int64_t *hi, double value);
 
 /* ---- computed constants (docs/operators.md, Computed constants) ----
  * Each writes one rank's piece of a value the program computes instead of

@@ -2731,6 +2731,39 @@ def bwd_strided_slice(g, ins, at):
     return [dx[tuple(slice(0, n) for n in ins[0].shape)]]
 
 
+def pad_widths(x, at):
+    """PadV3's (before, after) for each dim of x: paddings' pairs from the last
+    dim back (paddings_contiguous, the default), or all the befores, then all
+    the afters; the dims it leaves out unpadded. Constant mode, no crop."""
+    if at.get("mode", "constant") != "constant":
+        raise OpError("mode %r: only \"constant\" is supported (as MindSpore's parallel PadV3)" % at.get("mode"))
+    if "paddings" not in at:
+        raise OpError("needs the attribute 'paddings'")
+    p = list(at["paddings"])
+    if x.ndim < 1 or any(type(v) is not int for v in p) or len(p) % 2 or len(p) > 2 * x.ndim:
+        raise OpError("paddings %s are not pairs for the dims of %s" % (at["paddings"], x.shape))
+    if any(v < 0 for v in p):
+        raise OpError("paddings %s: a negative padding (a crop) is not supported" % (at["paddings"],))
+    k = len(p) // 2
+    if at.get("paddings_contiguous", True):
+        pairs = [(p[2 * i], p[2 * i + 1]) for i in range(k)]
+    else:
+        pairs = [(p[i], p[k + i]) for i in range(k)]
+    return [(0, 0)] * (x.ndim - k) + pairs[::-1]
+
+
+def fwd_pad_v3(ins, at):
+    """MindSpore's PadV3 (torch's F.pad): x inside its constant (0 when absent)."""
+    x = ins[0]
+    return np.pad(x, pad_widths(x, at), constant_values=ins[1] if len(ins) == 2 else 0)
+
+
+def bwd_pad_v3(g, ins, at):
+    """dy's box where x went (MindSpore's bprop); the constant gets none."""
+    box = tuple(slice(b, b + n) for (b, _), n in zip(pad_widths(ins[0], at), ins[0].shape))
+    return [g[box]] + [None] * (len(ins) - 1)
+
+
 def split_piece(x, at):
     """Split's piece: `index` of `output_num` equal pieces along `axis` (MindSpore's ops.Split)."""
     axis, n, i = at.get("axis"), at.get("output_num", 1), at.get("index")
@@ -3225,6 +3258,7 @@ OPS = {
     "Slice": (fwd_slice, bwd_slice, 1, 1),
     "Split": (fwd_split, bwd_split, 1, 1),
     "SplitV": (fwd_split_v, bwd_split_v, 1, 1),
+    "PadV3": (fwd_pad_v3, bwd_pad_v3, 1, 2),
     **{op: (fwd_arg_reduce(op), bwd_arg_reduce(op), 1, 1)
        for op in ("ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin")},
     "TopK": (fwd_topk, bwd_topk, 1, 1),

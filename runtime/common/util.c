@@ -117,6 +117,19 @@ void sc_check_dims(const char *what, const int64_t *dims, int ndim)
 			SC_DIE("%s: dim %d is %lld", what, i, (long long)dims[i]);
 }
 
+void sc_pad_dims(const int64_t *dims, int ndim, const int64_t *lo, const int64_t *hi, int64_t *ydims)
+{
+	sc_check_dims("sc_pad", dims, ndim);
+	if (ndim < 1)
+		SC_DIE("sc_pad: x is a scalar; it pads one dim or more");
+	for (int d = 0; d < ndim; d++) {
+		if (lo[d] < 0 || hi[d] < 0)
+			SC_DIE("sc_pad: dim %d pads %lld before and %lld after; a padding is 0 or more", d, (long long)lo[d],
+			       (long long)hi[d]);
+		ydims[d] = dims[d] + lo[d] + hi[d];
+	}
+}
+
 int sc_norm_axis(const char *what, int axis, int ndim)
 {
 	int a = axis < 0 ? axis + ndim : axis;

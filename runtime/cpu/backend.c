@@ -847,6 +847,15 @@ void sc_round(sc_rt *rt, float *x, sc_dtype dt, int64_t n)
 	sc_cpu_round(x, dt, n);
 }
 
+void sc_pad(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int64_t *lo,
+            const int64_t *hi, double value)
+{
+	(void)rt;
+	int64_t ydims[SC_MAX_DIMS];
+	sc_pad_dims(dims, ndim, lo, hi, ydims);
+	sc_cpu_pad(dt, x, y, dims, ydims, ndim, lo, value);
+}
+
 void sc_fill_pad(sc_rt *rt, const void *x, void *y, sc_dtype dt, const int64_t *dims, int ndim, int dim,
                  int64_t real, double value)
 {

@@ -185,6 +185,9 @@ void sc_cpu_strided_slice_grad(const float *dy, float *dx, const int64_t *dims, 
                                const int64_t *end, const int64_t *strides);
 void sc_cpu_cast(const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n);
 void sc_cpu_round(float *x, sc_dtype dt, int64_t n);
+/* sc_pad, ydims its result's (sc_pad_dims) */
+void sc_cpu_pad(sc_dtype dt, const void *x, void *y, const int64_t *dims, const int64_t *ydims, int ndim,
+                const int64_t *lo, double value);
 /* sc_fill_pad on (outer, mid, inner): mid's elements from real on get value */
 void sc_cpu_fill_pad(const void *x, void *y, sc_dtype dt, int64_t outer, int64_t mid, int64_t inner, int64_t real,
                      double value);

@@ -2314,6 +2314,29 @@ void sc_cpu_triangle(int upper, const void *x, void *y, sc_dtype dt, int64_t lea
 	}
 }
 
+/* y filled with value, then each row of x (its last dim) copied whole to
+ * its place in y: the row's index split over x's other dims, each at lo
+ * further in y. */
+void sc_cpu_pad(sc_dtype dt, const void *x, void *y, const int64_t *dims, const int64_t *ydims, int ndim,
+                const int64_t *lo, double value)
+{
+	int64_t ys[SC_MAX_DIMS], base = 0, cols = dims[ndim - 1], rows = sc_numel(dims, ndim) / cols;
+	size_t es = sc_dtype_size(dt);
+	row_strides(ydims, ndim, ys);
+	for (int d = 0; d < ndim; d++)
+		base += lo[d] * ys[d];
+	sc_cpu_fill(y, dt, sc_numel(ydims, ndim), value);
+#pragma omp parallel for if (rows * cols >= SC_PAR_MIN) schedule(static)
+	for (int64_t r = 0; r < rows; r++) {
+		int64_t off = base, rest = r;
+		for (int d = ndim - 2; d >= 0; d--) {
+			off += rest % dims[d] * ys[d];
+			rest /= dims[d];
+		}
+		memcpy((char *)y + (size_t)off * es, (const char *)x + (size_t)(r * cols) * es, (size_t)cols * es);
+	}
+}
+
 void sc_cpu_fill_pad(const void *x, void *y, sc_dtype dt, int64_t outer, int64_t mid, int64_t inner, int64_t real,
                      double value)
 {

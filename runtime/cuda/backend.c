@@ -1631,6 +1631,26 @@ void sc_strided_slice(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int6
 	SC_CUDA_CHECK(sc_cu_box_copy(x, y, base, &w, es, cu(rt)->stream));
 }
 
+/* value everywhere, then x walked into the box of y at lo (the twin: sc_cpu_pad) */
+void sc_pad(sc_rt *rt, sc_dtype dt, const void *x, void *y, const int64_t *dims, int ndim, const int64_t *lo,
+            const int64_t *hi, double value)
+{
+	int64_t ydims[SC_MAX_DIMS], base = 0;
+	sc_pad_dims(dims, ndim, lo, hi, ydims);
+	size_t es = sc_dtype_size(dt);
+	PROFILE(rt, "PadV3", 0, (double)(sc_numel(ydims, ndim) + sc_numel(dims, ndim)) * (double)es, SC_PEAK_MEM);
+	sc_cu_walk w;
+	memset(&w, 0, sizeof w);
+	w.ndim = ndim;
+	memcpy(w.dims, dims, (size_t)ndim * sizeof *dims);
+	row_strides(dims, ndim, w.s0);
+	row_strides(ydims, ndim, w.s1);
+	for (int d = 0; d < ndim; d++)
+		base += lo[d] * w.s1[d];
+	SC_CUDA_CHECK(sc_cu_fill(y, dt, sc_numel(ydims, ndim), value, cu(rt)->stream));
+	SC_CUDA_CHECK(sc_cu_box_copy(x, (char *)y + (size_t)base * es, 0, &w, es, cu(rt)->stream));
+}
+
 void sc_strided_slice_grad(sc_rt *rt, const float *dy, float *dx, const int64_t *dims, int ndim,
                            const int64_t *begin, const int64_t *end, const int64_t *strides)
 {

@@ -1127,6 +1127,34 @@ static void test_constants(void)
 		twin_bytes("tril float32 in place", dx, y, 70 * sizeof *y);
 		free(x), free(y);
 	}
+	{   /* sc_pad: a (2, 3, 5) x padded (0, 0), (1, 2), (3, 0) with 0.1 (rounded to each type: float32, bfloat16),
+	     * Int32 -7 and Bool 1, and its last dim alone with a rank-1 x; bit for bit */
+		const int64_t dims[3] = {2, 3, 5}, lo[3] = {0, 1, 3}, hi[3] = {0, 2, 0}, n = 2 * 6 * 8;
+		float *dx, *x = rnd(30, -2, 2, &dx), *y = malloc(n * sizeof *y);
+		uint16_t hx[30], hy[2 * 6 * 8];
+		int32_t ix[30], iy[2 * 6 * 8];
+		uint8_t bx[30], by[2 * 6 * 8];
+		sc_cpu_cast(x, SC_F32, hx, SC_BF16, 30);
+		for (int i = 0; i < 30; i++)
+			ix[i] = (int32_t)(x[i] * 100), bx[i] = x[i] > 0;
+		void *dh = up(hx, sizeof hx), *di = up(ix, sizeof ix), *db = up(bx, sizeof bx), *dy = t_slab(n * sizeof *y);
+		sc_pad(rt, SC_F32, dx, dy, dims, 3, lo, hi, 0.1);
+		sc_cpu_pad(SC_F32, x, y, dims, (const int64_t[]){2, 6, 8}, 3, lo, 0.1);
+		twin_bytes("pad float32", dy, y, n * sizeof *y);
+		sc_pad(rt, SC_BF16, dh, dy, dims, 3, lo, hi, 0.1);
+		sc_cpu_pad(SC_BF16, hx, hy, dims, (const int64_t[]){2, 6, 8}, 3, lo, 0.1);
+		twin_bytes("pad bfloat16", dy, hy, sizeof hy);
+		sc_pad(rt, SC_I32, di, dy, dims, 3, lo, hi, -7);
+		sc_cpu_pad(SC_I32, ix, iy, dims, (const int64_t[]){2, 6, 8}, 3, lo, -7);
+		twin_bytes("pad int32", dy, iy, sizeof iy);
+		sc_pad(rt, SC_BOOL, db, dy, dims, 3, lo, hi, 1);
+		sc_cpu_pad(SC_BOOL, bx, by, dims, (const int64_t[]){2, 6, 8}, 3, lo, 1);
+		twin_bytes("pad bool", dy, by, sizeof by);
+		sc_pad(rt, SC_F32, dx, dy, (const int64_t[]){30}, 1, (const int64_t[]){2}, (const int64_t[]){5}, -1.5);
+		sc_cpu_pad(SC_F32, x, y, (const int64_t[]){30}, (const int64_t[]){37}, 1, (const int64_t[]){2}, -1.5);
+		twin_bytes("pad float32 rank 1", dy, y, 37 * sizeof *y);
+		free(x), free(y);
+	}
 	sc_causal_mask(rt, d, SC_F32, 2, 5, 12, 3, 2, -3.4028234663852886e38);
 	sc_cpu_causal_mask(want, SC_F32, 2, 5, 12, 3, 2, -3.4028234663852886e38);
 	twin_bytes("causal_mask float32", d, want, 2 * 5 * 12 * 4);

@@ -822,6 +822,27 @@ Test(triangle, by_hand_and_as_pieces)
 	cr_assert(!memcmp(xb, ((const uint8_t[]){0, 1, 1, 0, 1, 1}), sizeof xb), "triu of Bool from column 1, diagonal 2");
 }
 
+Test(pad, by_hand)
+{
+	/* x (2, 3) = 1..6 padded (1, 0) along dim 0 and (2, 1) along dim 1 with 0.5: y (3, 6) */
+	const float x[6] = {1, 2, 3, 4, 5, 6};
+	float y[18];
+	sc_cpu_pad(SC_F32, x, y, (const int64_t[]){2, 3}, (const int64_t[]){3, 6}, 2, (const int64_t[]){1, 2}, 0.5);
+	CLOSE(y, ((const float[]){0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 1, 2, 3, 0.5f, 0.5f, 0.5f, 4, 5, 6,
+	                          0.5f}), 18, "pad (1, 0), (2, 1) with 0.5");
+	/* no padding: a copy; Int32 with -1 after its last dim; Float16's 0.1 rounded as sc_fill rounds it */
+	sc_cpu_pad(SC_F32, x, y, (const int64_t[]){2, 3}, (const int64_t[]){2, 3}, 2, (const int64_t[]){0, 0}, 9);
+	CLOSE(y, x, 6, "pad by nothing");
+	const int32_t xi[4] = {1, 2, 3, 4};
+	int32_t yi[6];
+	sc_cpu_pad(SC_I32, xi, yi, (const int64_t[]){2, 2}, (const int64_t[]){2, 3}, 2, (const int64_t[]){0, 0}, -1);
+	cr_assert(!memcmp(yi, ((const int32_t[]){1, 2, -1, 3, 4, -1}), sizeof yi), "pad of Int32 after the last dim");
+	uint16_t hx[1] = {0x3c00}, hy[3], want[1];   /* Float16 1.0 */
+	sc_cpu_fill(want, SC_F16, 1, 0.1);
+	sc_cpu_pad(SC_F16, hx, hy, (const int64_t[]){1}, (const int64_t[]){3}, 1, (const int64_t[]){1}, 0.1);
+	cr_assert(hy[0] == want[0] && hy[1] == 0x3c00 && hy[2] == want[0], "pad of Float16 with 0.1 rounded once");
+}
+
 Test(one_hot, slice_of_classes)
 {
 	/* classes 2..3 of a OneHot: the indices outside them give rows of off */

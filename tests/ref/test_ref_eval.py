@@ -458,6 +458,24 @@ class Forward(unittest.TestCase):
             with self.assertRaises(R.OpError):
                 fwd("SplitV", [x], bad)
 
+    def test_pad_v3(self):
+        x = rng().normal(size=(2, 3, 4))
+        # pairs from the last dim back: (1, 2) on dim 2, (0, 3) on dim 1; the constant 0.5, or 0 when absent
+        self.check("PadV3", [x, 0.5], {"paddings": (1, 2, 0, 3)}, np.pad(x, [(0, 0), (0, 3), (1, 2)],
+                                                                          constant_values=0.5))
+        self.check("PadV3", [x], {"paddings": (2, 2)}, np.pad(x, [(0, 0), (0, 0), (2, 2)]))
+        # paddings_contiguous false: the befores (1, 0, 2), then the afters (2, 3, 0)
+        self.check("PadV3", [x, -1.0], {"paddings": (1, 0, 2, 2, 3, 0), "paddings_contiguous": False},
+                   np.pad(x, [(2, 0), (0, 3), (1, 2)], constant_values=-1.0))
+        self.check("PadV3", [x], {"paddings": ()}, x)
+        got = fwd("PadV3", [np.arange(3, dtype=np.int32), np.int32(-7)], {"paddings": (1, 0)})
+        np.testing.assert_array_equal(got, np.array([-7, 0, 1, 2], np.int32))
+        self.assertEqual(got.dtype, np.int32)
+        for bad in ({"paddings": (1, 1, 1)}, {"paddings": (1,) * 8}, {"paddings": (1, -1)}, {},
+                    {"paddings": (1, 1), "mode": "reflect"}):
+            with self.assertRaises(R.OpError):
+                fwd("PadV3", [x], bad)
+
     def test_slice(self):
         x = rng().normal(size=(4, 3, 6))
         self.check("Slice", [x], {"begin": (1, 0, 2), "size": (2, 3, 3)}, x[1:3, :, 2:5])
@@ -1193,6 +1211,13 @@ class Gradients(unittest.TestCase):
     def test_slice(self):
         self.check("Slice", [rng(5).normal(size=(4, 6))], {"begin": (1, 2), "size": (2, -1)})
 
+    def test_pad_v3(self):
+        # dx is dy's box where x went; the constant has no gradient
+        self.check("PadV3", [rng(6).normal(size=(3, 4)), 0.5], {"paddings": (1, 2, 2, 0)}, wrt=[0])
+        self.check("PadV3", [rng(7).normal(size=(2, 3, 2))], {"paddings": (0, 1, 2, 1), "paddings_contiguous": False})
+        g = R.OPS["PadV3"][1](np.ones((3, 4)), [np.zeros((2, 2)), np.float64(0.5)], {"paddings": (1, 1, 0, 1)})
+        self.assertIsNone(g[1])
+
     def test_add_n(self):
         self.check("AddN", [rng(6).normal(size=(3, 4)), rng(7).normal(size=(3, 4)), rng(8).normal(size=(3, 4))], {})
 
@@ -1520,6 +1545,7 @@ class Gradients(unittest.TestCase):
                             "ZerosLike", "OnesLike", "ReLU6", "Softsign", "FastGeLU", "Trunc", "Erfinv", "HShrink",
                             "SoftShrink"],
                   "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "split_v": ["SplitV"], "slice": ["Slice"],
+                  "pad_v3": ["PadV3"],
                   "add_n": ["AddN"], "pad_fill": ["PadFill"], "stack": ["Stack"], "lerp": ["Lerp"],
                   "masked_fill": ["MaskedFill"], "identity_depend_square_sum_all": ["Identity", "Depend", "SquareSumAll"],
                   "sigmoid_ce": ["SigmoidCrossEntropyWithLogits"],

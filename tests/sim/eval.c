@@ -8,6 +8,7 @@
  * with the defaults it sets (LayerNorm's axes -1, epsilon 1e-5). */
 #include "eval.h"
 #include "conv.h"
+#include "pad_v3.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -954,6 +955,33 @@ static bool eval_triangle(Eval *e)
 	return true;
 }
 
+/* PadV3: the constant (the number as written; 0 when absent) everywhere,
+ * x in the box at the befores. */
+static bool eval_pad_v3(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	int64_t lo[MAX_DIMS], hi[MAX_DIMS], dims[MAX_DIMS];
+	pad_v3_bounds(&e->n->a, x->rank, lo, hi);
+	for (int d = 0; d < x->rank; d++)
+		dims[d] = x->dims[d] + lo[d] + hi[d];
+	if (!expect_out(e, x->rank, dims))
+		return false;
+	const Lit *num = e->n->nin == 2 ? e->g->values[e->n->in[1]].literal : NULL;
+	double value = num ? lit_number(num) : e->n->nin == 2 ? e->ins[1].data[0] : 0;
+	for (int64_t p = 0; p < e->out->size; p++)
+		e->out->data[p] = value;
+	for (int64_t p = 0; p < x->size; p++) {   /* element p of x, its index split over x's dims, at lo further */
+		int64_t at = 0, rest = p, stride = 1;
+		for (int d = x->rank - 1; d >= 0; d--) {
+			at += (rest % x->dims[d] + lo[d]) * stride;
+			rest /= x->dims[d];
+			stride *= dims[d];
+		}
+		e->out->data[at] = x->data[p];
+	}
+	return true;
+}
+
 /* The picking order of ArgMaxWithValue, Argmax and TopK: the larger first
  * (least: the smaller), a NaN before every number, the lower index among
  * equals. */
@@ -1711,6 +1739,8 @@ static bool eval_op(Eval *e)
 		return eval_cast(e);
 	case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SPLIT_V: case OP_SLICE:   /* Split, Slice: their slice (shape_slice.c) */
 		return eval_strided_slice(e);
+	case OP_PAD_V3:
+		return eval_pad_v3(e);
 	case OP_SPARSE_SOFTMAX_CE:
 		return eval_sparse_ce(e);
 	case OP_SOFTMAX_CE:

@@ -994,5 +994,34 @@ Test(rules, batch_norm)
 	cr_assert(axis_of(&y, 0) >= 0 && axis_of(&y, 1) >= 0 && y.partial == 0, "y split as x, whole values");
 	cr_assert(!rule(r, "d", &od, &s), "a bias split unlike C accepted");
 	expect_msg(r, "BatchNorm: input 2 splits dim 1 into 1 but input 1 splits it into 2");
+/* PadV3's op dims are x's; a dim the paddings lengthen stays whole (as
+ * MindSpore's PadV3Info refuses to split it), the others split freely,
+ * unevenly too, the result following them; the constant (a number) has no
+ * dim. The batch op dim is the first dim it does not pad. */
+Test(rules, pad_v3_padded_dims_whole)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (32, 5, 8)>) {\n"
+	                 "  %a = PadV3(%x, 0.5) {paddings: (2, 2), in_strategy: ((2, 4, 1), ())}\n"
+	                 "  %b = PadV3(%x) {paddings: (0, 0, 0, 0, 1, 2), in_strategy: ((1, 2, 4),)}\n"
+	                 "  return %a, %b\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert(od.nod == 3 && od.whole == 1u << 2 && od.batch == 0 && !od.reduced, "the last dim whole");
+	cr_assert(od.in_rank[0] == 3 && od.in_rank[1] == 0, "x's dims; the constant none");
+	expect_dims(od.out_dim, 3, (const int[]){0, 1, 2}, "the result");
+	cr_assert(s.split[0] == 2 && s.split[1] == 4 && s.split[2] == 1, "dim 1 (5) split 4 ways unevenly");
+	cr_assert(rule(r, "b", &od, &s), "%s", msgs(r));
+	cr_assert(od.whole == 1u << 0 && od.batch == 1, "dim 0 whole; the batch op dim the first unpadded one");
+	run_free(r);
+	r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (32, 16, 8)>) {\n"
+	            "  %a = PadV3(%x, 0.5) {paddings: (0, 0, 1, 2), in_strategy: ((2, 4, 1), ())}\n"
+	            "  return %a\n}\n");
+	OpDims od2;
+	OpSplit s2;
+	cr_assert(!rule(r, "a", &od2, &s2), "a padded dim split is refused");
+	cr_assert(strstr(msgs(r), "PadV3: dim 1 (a dim the paddings lengthen) is split into 4 but must stay whole"),
+	          "%s", msgs(r));
 	run_free(r);
 }

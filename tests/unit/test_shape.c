@@ -1024,3 +1024,33 @@ Test(triangle, shapes_types_and_errors)
 	expect_error("%x: <Tensor[Float32], (2, 2)>", "Tril(%x) {diagonal: 0.5}",
 	             "attribute 'diagonal' of Tril is");
 }
+
+/* PadV3: each dim of x lengthened by its pair, the pairs from the last dim
+ * back (or, paddings_contiguous false, the befores then the afters), any
+ * element type; the constant a number of x's type; no crop, no other mode. */
+Test(pad_v3, shapes_types_and_errors)
+{
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "PadV3(%x, 0.5) {paddings: (1, 2)}", F32("(2, 3, 7)"));
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "PadV3(%x) {paddings: (0, 0, 1, 2, 3, 0)}", F32("(5, 6, 4)"));
+	/* befores (1, 2), afters (3, 0): the last dim 1 + 4 + 3, dim 1 2 + 3 + 0 */
+	expect_y("%x: <Tensor[Float32], (2, 3, 4)>", "PadV3(%x) {paddings: (1, 2, 3, 0), paddings_contiguous: false}",
+	         F32("(2, 5, 8)"));
+	expect_y("%x: <Tensor[Int32], (3,)>", "PadV3(%x, 7) {paddings: (1, 1), mode: \"constant\"}",
+	         "<Tensor[Int32], (5,)>");
+	expect_y("%x: <Tensor[Bool], (2, 2)>", "PadV3(%x) {paddings: ()}", "<Tensor[Bool], (2, 2)>");
+	expect_y("%x: <Parameter[BFloat16], (2, 2)>", "PadV3(%x, 0.1) {paddings: (1, 0)}", "<Tensor[BFloat16], (2, 3)>");
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "PadV3(%x) {paddings: (1, 1, 1)}",
+	             "t.ir:3:29: error: PadV3: paddings has 3 entries; it takes pairs (before, after)");
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "PadV3(%x) {paddings: (1, 1, 1, 1, 1, 1)}",
+	             "PadV3: paddings has 6 entries, pairs for 3 dims, but x '%x' (2, 3) has 2");
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "PadV3(%x) {paddings: (0, -1)}",
+	             "PadV3: paddings entry 1 is -1; a negative padding crops, which shardc does not take: cut x with "
+	             "StridedSlice or Slice instead");
+	expect_error("%x: <Tensor[Float32], (2, 3)>, %v: <Tensor[Float32], ()>", "PadV3(%x, %v) {paddings: (1, 1)}",
+	             "PadV3: the constant '%v' is a tensor; write it as a number, PadV3(%x, 0.5)");
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "PadV3(%x)", "PadV3 needs the attribute 'paddings'");
+	expect_error("%x: <Tensor[Int32], (2, 3)>", "PadV3(%x, 0.5) {paddings: (1, 1)}",
+	             "PadV3: the number 0.5 is not an integer, but the operand it goes with is Int32");
+	expect_error("%x: <Tensor[Float32], (2, 3)>", "PadV3(%x) {paddings: (1, 1), mode: \"circular\"}",
+	             "PadV3's mode \"circular\" is not supported: shardc pads with a constant only");
+}
