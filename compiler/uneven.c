@@ -275,7 +275,7 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_CALL: case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
 	OP_CASES(FUSED_OPS) case OP_COUNT:
 	case OP_SPARSE_SOFTMAX_CE:   /* whole: its uneven splits are lowered as pieces (lower_normalized) */
-	case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL:   /* evenly: a padded piece would reach the windows */
+	case OP_CONV2D: case OP_CONV2D_TRANSPOSE: case OP_MAX_POOL: case OP_AVG_POOL:   /* evenly: a padded piece would reach the windows */
 	case OP_GATHER_D:   /* not yet: its gradient would scatter dy's padding into x's */
 	OP_CASES(SEGMENT_OPS)   /* not yet: a padded id 0 would send padding into segment 0 */
 		return UNEVEN_REFUSES;
