@@ -86,8 +86,8 @@ bool window_decode_attr(OpKind op, AttrKind k, const Lit *v, Attrs *a, StrBuf *e
 	switch (k) {
 	case ATTR_OUT_CHANNEL:
 		if (v->kind != LIT_INT || v->i < 1) {
-			sb_printf(err, "%s's out_channel, %s (the weight's dim 0), is a positive integer", opn,
-			          op == OP_CONV2D ? "the result's channels" : "dout's channels (the convolution's output's)");
+			sb_printf(err, "%s's out_channel, %s, is a positive integer", opn, op == OP_CONV2D ?
+			          "the result's channels (the weight's dim 0)" : "dout's channels and the weight's dim 0");
 			return false;
 		}
 		a->out_channel = v->i;
@@ -240,7 +240,8 @@ static bool need_nchw(Infer *x)
 	if (!need_float(x, 0))
 		return false;
 	if (t->rank != 4) {
-		ERR(x, in_span(x, 0), "%s: x must be 4-D (N, C, H, W) (data_format \"NCHW\"), not %s", opname(x), DIMS(t));
+		ERR(x, in_span(x, 0), "%s: %s must be 4-D (N, C, H, W) (data_format \"NCHW\"), not %s", opname(x),
+		    x->n->op == OP_CONV2D_TRANSPOSE ? "dout" : "x", DIMS(t));
 		return false;
 	}
 	return true;
