@@ -336,7 +336,7 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 		}
 		break;
 	case ATTR_OUT_CHANNEL: case ATTR_KERNEL_SIZE: case ATTR_PAD_MODE: case ATTR_STRIDE: case ATTR_DILATION:
-	case ATTR_DATA_FORMAT: case ATTR_PADDINGS: case ATTR_PADDINGS_CONTIGUOUS:
+	case ATTR_DATA_FORMAT: case ATTR_PADDINGS: case ATTR_PADDINGS_CONTIGUOUS: case ATTR_INPUT_SIZE:
 		die("%s is decoded by conv.c or pad_v3.c", name);
 	case ATTR_ALPHA:
 		a->alpha = lit_number(v);

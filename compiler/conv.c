@@ -1,5 +1,6 @@
-/* conv.c: the windowed operators, MindSpore's Conv2D, MaxPool and AvgPool
- * on NCHW tensors: their attributes (whose forms differ from the table's
+/* conv.c: the windowed operators, MindSpore's Conv2D, Conv2DTranspose
+ * (Conv2D's gradient with respect to x, its geometry Conv2D's on the
+ * result), MaxPool and AvgPool on NCHW tensors: their attributes (whose forms differ from the table's
  * kinds: Conv2D's pad is a number or four, its group a number, the pools'
  * strides a number or a pair), their geometry (the output sizes and the
  * padding as MindSpore computes them), their result shapes for shape.c and
@@ -14,7 +15,12 @@
 
 bool op_is_window(OpKind op)
 {
-	return op == OP_CONV2D || op == OP_MAX_POOL || op == OP_AVG_POOL;
+	return op_is_conv(op) || op == OP_MAX_POOL || op == OP_AVG_POOL;
+}
+
+bool op_is_conv(OpKind op)
+{
+	return op == OP_CONV2D || op == OP_CONV2D_TRANSPOSE;
 }
 
 bool window_attr(OpKind op, AttrKind k)
@@ -25,7 +31,7 @@ bool window_attr(OpKind op, AttrKind k)
 		return false;
 	switch (k) {
 	case ATTR_OUT_CHANNEL: case ATTR_KERNEL_SIZE: case ATTR_MODE: case ATTR_PAD_MODE: case ATTR_PAD: case ATTR_STRIDE:
-	case ATTR_STRIDES: case ATTR_DILATION: case ATTR_GROUP: case ATTR_DATA_FORMAT:
+	case ATTR_STRIDES: case ATTR_DILATION: case ATTR_GROUP: case ATTR_DATA_FORMAT: case ATTR_INPUT_SIZE:
 		return true;
 	default:   /* an attribute, not an operator: the others are the table's */
 		return false;
@@ -82,7 +88,8 @@ bool window_decode_attr(OpKind op, AttrKind k, const Lit *v, Attrs *a, StrBuf *e
 	switch (k) {
 	case ATTR_OUT_CHANNEL:
 		if (v->kind != LIT_INT || v->i < 1) {
-			sb_printf(err, "Conv2D's out_channel, the result's channels (the weight's dim 0), is a positive integer");
+			sb_printf(err, "%s's out_channel, %s, is a positive integer", opn, op == OP_CONV2D ?
+			          "the result's channels (the weight's dim 0)" : "dout's channels and the weight's dim 0");
 			return false;
 		}
 		a->out_channel = v->i;
@@ -100,7 +107,7 @@ bool window_decode_attr(OpKind op, AttrKind k, const Lit *v, Attrs *a, StrBuf *e
 				a->pad_list[i] = p->i;
 		}
 		if (!ok) {
-			sb_printf(err, "Conv2D's pad is a non-negative integer or four of them, (top, bottom, left, right)");
+			sb_printf(err, "%s's pad is a non-negative integer or four of them, (top, bottom, left, right)", opn);
 			return false;
 		}
 		for (int i = n; i < 4; i++)
@@ -108,7 +115,7 @@ bool window_decode_attr(OpKind op, AttrKind k, const Lit *v, Attrs *a, StrBuf *e
 		return true;
 	}
 	case ATTR_PAD_MODE: {
-		bool conv = op == OP_CONV2D;
+		bool conv = op_is_conv(op);
 		if (v->kind == LIT_STR && (str_ieq(v->s, "valid") || str_ieq(v->s, "same") || (conv && str_ieq(v->s, "pad")))) {
 			a->pad_mode = str_ieq(v->s, "valid") ? PAD_VALID : str_ieq(v->s, "same") ? PAD_SAME : PAD_PAD;
 			return true;
@@ -118,13 +125,13 @@ bool window_decode_attr(OpKind op, AttrKind k, const Lit *v, Attrs *a, StrBuf *e
 	}
 	case ATTR_MODE:
 		if (v->kind != LIT_INT || v->i != 1) {
-			sb_printf(err, "Conv2D's mode is 1 (MindSpore's only mode, a plain convolution); leave it out");
+			sb_printf(err, "%s's mode is 1 (MindSpore's only mode, a plain convolution); leave it out", opn);
 			return false;
 		}
 		return true;
 	case ATTR_GROUP:
 		if (v->kind != LIT_INT || v->i < 1) {
-			sb_printf(err, "Conv2D's group, the number of channel groups convolved apart, is a positive integer");
+			sb_printf(err, "%s's group, the number of channel groups convolved apart, is a positive integer", opn);
 			return false;
 		}
 		a->groups = v->i;
@@ -136,6 +143,21 @@ bool window_decode_attr(OpKind op, AttrKind k, const Lit *v, Attrs *a, StrBuf *e
 			return false;
 		}
 		return true;
+	case ATTR_INPUT_SIZE: {   /* MindSpore's third input, a constant tuple: here an attribute */
+		bool ok = v->kind == LIT_TUPLE && v->nitems == 4;
+		for (int i = 0; ok && i < 4; i++) {
+			ok = v->items[i]->kind == LIT_INT && v->items[i]->i >= 1;
+			if (ok)
+				a->shape[i] = v->items[i]->i;
+		}
+		if (!ok) {
+			sb_printf(err, "Conv2DTranspose's input_size, its result's shape (the convolution's x's), is four positive "
+			          "integers (N, C, H, W), e.g. input_size: (32, 16, 8, 8)");
+			return false;
+		}
+		a->nshape = 4;
+		return true;
+	}
 	default:
 		die("window_decode_attr: %s is the table's", attr_info[k].name);
 	}
@@ -158,7 +180,8 @@ bool window_print_attr(StrBuf *b, OpKind op, const Attrs *a, AttrKind k)
 	case ATTR_STRIDE: case ATTR_STRIDES: pair_print(b, a->stride); break;
 	case ATTR_DILATION: pair_print(b, a->dilation); break;
 	case ATTR_PAD: ints_print(b, a->pad_list, 4); break;
-	case ATTR_PAD_MODE: sb_puts(b, (op == OP_CONV2D ? conv_modes : pool_modes)[a->pad_mode]); break;
+	case ATTR_INPUT_SIZE: ints_print(b, a->shape, 4); break;
+	case ATTR_PAD_MODE: sb_puts(b, (op_is_conv(op) ? conv_modes : pool_modes)[a->pad_mode]); break;
 	case ATTR_MODE: sb_puts(b, "1"); break;
 	case ATTR_GROUP: sb_printf(b, "%lld", (long long)a->groups); break;
 	case ATTR_DATA_FORMAT: sb_puts(b, "\"NCHW\""); break;
@@ -199,15 +222,15 @@ void window_of(OpKind op, const Attrs *a, const int64_t *x_dims, Window *g)
 	g->c = x_dims[1];
 	g->h = x_dims[2];
 	g->w = x_dims[3];
-	g->o = op == OP_CONV2D ? a->out_channel : g->c;
-	g->groups = op == OP_CONV2D ? a->groups : 1;
+	g->o = op_is_conv(op) ? a->out_channel : g->c;
+	g->groups = op_is_conv(op) ? a->groups : 1;
 	g->kh = a->kernel[0];
 	g->kw = a->kernel[1];
 	g->sh = a->stride[0];
 	g->sw = a->stride[1];
-	g->dh = op == OP_CONV2D ? a->dilation[0] : 1;
-	g->dw = op == OP_CONV2D ? a->dilation[1] : 1;
-	PadMode m = op == OP_CONV2D ? (PadMode)a->pad_mode : a->pad_mode == PAD_SAME ? PAD_SAME : PAD_VALID;
+	g->dh = op_is_conv(op) ? a->dilation[0] : 1;
+	g->dw = op_is_conv(op) ? a->dilation[1] : 1;
+	PadMode m = op_is_conv(op) ? (PadMode)a->pad_mode : a->pad_mode == PAD_SAME ? PAD_SAME : PAD_VALID;
 	spatial(m, g->h, g->dh * (g->kh - 1) + 1, g->sh, a->pad_list, &g->ho, &g->pt, &g->pb);
 	spatial(m, g->w, g->dw * (g->kw - 1) + 1, g->sw, a->pad_list + 2, &g->wo, &g->pl, &g->pr);
 }
@@ -219,7 +242,8 @@ static bool need_nchw(Infer *x)
 	if (!need_float(x, 0))
 		return false;
 	if (t->rank != 4) {
-		ERR(x, in_span(x, 0), "%s: x must be 4-D (N, C, H, W) (data_format \"NCHW\"), not %s", opname(x), DIMS(t));
+		ERR(x, in_span(x, 0), "%s: %s must be 4-D (N, C, H, W) (data_format \"NCHW\"), not %s", opname(x),
+		    x->n->op == OP_CONV2D_TRANSPOSE ? "dout" : "x", DIMS(t));
 		return false;
 	}
 	return true;
@@ -245,35 +269,79 @@ static bool window_result(Infer *x, const Type *in, Type *out)
 	return true;
 }
 
-/* Conv2D(x (N, C, H, W), w (out_channel, C, kh, kw)), MindSpore's. */
-bool infer_conv2d(Infer *x, const Type *in, Type *out)
+/* Conv2D's and Conv2DTranspose's attributes and weight against the
+ * convolution's x (N, C, H, W) (the transpose's result, input_size): pad
+ * only with pad_mode "pad", group dividing C and out_channel, w (out_channel,
+ * C / group, kh, kw); false after a message. */
+static bool conv_checks(Infer *x, const int64_t *conv_x)
 {
 	const Attrs *a = &x->n->a;
-	if (!need_attr(x, ATTR_OUT_CHANNEL) || !need_attr(x, ATTR_KERNEL_SIZE) || !need_nchw(x) || !same_dtype(x, 0, 1))
-		return false;
+	const char *xs = x->n->op == OP_CONV2D ? "x's" : "input_size's";
 	bool padded = a->pad_list[0] || a->pad_list[1] || a->pad_list[2] || a->pad_list[3];
 	if (padded && a->pad_mode != PAD_PAD) {
-		ERR(x, attr_span(x, "pad"), "Conv2D: pad (%lld, %lld, %lld, %lld) needs pad_mode \"pad\" (MindSpore's rule: "
-		    "with \"valid\" or \"same\" pad must be 0)", (long long)a->pad_list[0], (long long)a->pad_list[1],
-		    (long long)a->pad_list[2], (long long)a->pad_list[3]);
+		ERR(x, attr_span(x, "pad"), "%s: pad (%lld, %lld, %lld, %lld) needs pad_mode \"pad\" (MindSpore's rule: "
+		    "with \"valid\" or \"same\" pad must be 0)", opname(x), (long long)a->pad_list[0],
+		    (long long)a->pad_list[1], (long long)a->pad_list[2], (long long)a->pad_list[3]);
 		return false;
 	}
 	const Type *w = in_type(x, 1);
-	if (in->dims[1] % a->groups || a->out_channel % a->groups) {
-		ERR(x, attr_span(x, "group"), "Conv2D: group %lld must divide x's channels (%lld) and out_channel (%lld)",
-		    (long long)a->groups, (long long)in->dims[1], (long long)a->out_channel);
+	if (conv_x[1] % a->groups || a->out_channel % a->groups) {
+		ERR(x, attr_span(x, "group"), "%s: group %lld must divide %s channels (%lld) and out_channel (%lld)",
+		    opname(x), (long long)a->groups, xs, (long long)conv_x[1], (long long)a->out_channel);
 		return false;
 	}
-	if (w->rank != 4 || w->dims[0] != a->out_channel || w->dims[1] != in->dims[1] / a->groups ||
+	if (w->rank != 4 || w->dims[0] != a->out_channel || w->dims[1] != conv_x[1] / a->groups ||
 	    w->dims[2] != a->kernel[0] || w->dims[3] != a->kernel[1]) {
-		ERR(x, in_span(x, 1), "Conv2D: the weight must be (out_channel, C / group, kh, kw) = (%lld, %lld, %lld, %lld) "
-		    "for x %s, out_channel %lld, group %lld and kernel_size (%lld, %lld); it is %s", (long long)a->out_channel,
-		    (long long)(in->dims[1] / a->groups), (long long)a->kernel[0], (long long)a->kernel[1], DIMS(in),
-		    (long long)a->out_channel, (long long)a->groups, (long long)a->kernel[0], (long long)a->kernel[1],
-		    DIMS(w));
+		ERR(x, in_span(x, 1), "%s: the weight must be (out_channel, C / group, kh, kw) = (%lld, %lld, %lld, %lld) "
+		    "for %.*s (%lld, %lld, %lld, %lld), out_channel %lld, group %lld and kernel_size (%lld, %lld); it is %s",
+		    opname(x), (long long)a->out_channel, (long long)(conv_x[1] / a->groups), (long long)a->kernel[0],
+		    (long long)a->kernel[1], (int)(strlen(xs) - 2), xs, (long long)conv_x[0], (long long)conv_x[1],
+		    (long long)conv_x[2], (long long)conv_x[3], (long long)a->out_channel, (long long)a->groups,
+		    (long long)a->kernel[0], (long long)a->kernel[1], DIMS(w));
 		return false;
 	}
-	return window_result(x, in, out);
+	return true;
+}
+
+/* Conv2D(x (N, C, H, W), w (out_channel, C / group, kh, kw)), MindSpore's. */
+bool infer_conv2d(Infer *x, const Type *in, Type *out)
+{
+	if (!need_attr(x, ATTR_OUT_CHANNEL) || !need_attr(x, ATTR_KERNEL_SIZE) || !need_nchw(x) || !same_dtype(x, 0, 1))
+		return false;
+	return conv_checks(x, in->dims) && window_result(x, in, out);
+}
+
+/* Conv2DTranspose(dout, w) with input_size (N, C, H, W): the gradient of
+ * Conv2D(x of input_size, w) with respect to x, given dout, the
+ * convolution's output (N, out_channel, ho, wo) that input_size's geometry
+ * gives (MindSpore's Conv2DBackpropInput). */
+bool infer_conv2d_transpose(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	if (!need_attr(x, ATTR_OUT_CHANNEL) || !need_attr(x, ATTR_KERNEL_SIZE) || !need_attr(x, ATTR_INPUT_SIZE) ||
+	    !need_nchw(x) || !same_dtype(x, 0, 1) || !conv_checks(x, a->shape))
+		return false;
+	Window g;
+	window_of(x->n->op, a, a->shape, &g);
+	if (g.ho < 1 || g.wo < 1) {
+		ERR(x, attr_span(x, "input_size"), "Conv2DTranspose: input_size (%lld, %lld, %lld, %lld) is smaller than the "
+		    "window (%lld, %lld): a convolution of it would be empty; use pad_mode \"same\" or a smaller kernel_size",
+		    (long long)g.n, (long long)g.c, (long long)g.h, (long long)g.w, (long long)(g.dh * (g.kh - 1) + 1),
+		    (long long)(g.dw * (g.kw - 1) + 1));
+		return false;
+	}
+	if (in->dims[0] != g.n || in->dims[1] != g.o || in->dims[2] != g.ho || in->dims[3] != g.wo) {
+		ERR(x, in_span(x, 0), "Conv2DTranspose: dout must be the convolution's output for input_size (%lld, %lld, "
+		    "%lld, %lld): (N, out_channel, ho, wo) = (%lld, %lld, %lld, %lld) with this kernel_size, stride, "
+		    "dilation and padding; it is %s", (long long)g.n, (long long)g.c, (long long)g.h, (long long)g.w,
+		    (long long)g.n, (long long)g.o, (long long)g.ho, (long long)g.wo, DIMS(in));
+		return false;
+	}
+	*out = *in;
+	out->is_param = false;
+	for (int d = 0; d < 4; d++)
+		out->dims[d] = a->shape[d];
+	return true;
 }
 
 /* MaxPool(x), AvgPool(x): x (N, C, H, W), each channel's windows. */
@@ -292,6 +360,56 @@ static bool window_splits(int64_t x, int64_t k, int64_t s, int64_t pad)
 	return k <= s && x % s == 0 && pad == 0;
 }
 
+/* Conv2DTranspose: op dims n, o, h, w, i as MindSpore's device matrix for
+ * it (n, o, h, w, i), then the kernel's. dout (n, o, ho, wo), w (o, i, kh,
+ * kw), the result (n, i, h, w); o, the convolution's output channels, is
+ * summed over (partial sums of the result, completed by an AllReduce). The
+ * result's h and w split evenly, dout's ho and wo then too (MindSpore's
+ * rule); dout splits with them where each piece of the result takes only
+ * its own piece's windows (window_splits: the convolution's relation
+ * between x and its output is the same), else it arrives whole along the
+ * dim and each rank computes its rows of the result, the padding shifted
+ * by its piece's first row (emit_args.c, window_arg). The strategy names
+ * dout's dims. */
+static void transpose_dims(const Type *dout, const Type *out, const Node *n, OpDims *od)
+{
+	Window w;
+	window_of(n->op, &n->a, out->dims, &w);
+	int64_t pads[2] = {w.pt + w.pb, w.pl + w.pr}, ks[2] = {w.dh * (w.kh - 1) + 1, w.dw * (w.kw - 1) + 1};
+	int64_t ss[2] = {w.sh, w.sw}, xs[2] = {w.h, w.w};
+	add_dim(od, dout->dims[0], "N");
+	add_dim(od, dout->dims[1], "C_out");
+	identity_input(od, 0, 4);
+	for (int s = 0; s < 2; s++) {
+		int o = add_dim(od, out->dims[2 + s], s ? "W" : "H");
+		od->also[o] = dout->dims[2 + s];
+		od->whole_why[o] = s ? "dout's columns split with the result's" : "dout's rows split with the result's";
+		if (!window_splits(xs[s], ks[s], ss[s], pads[s]))
+			od->in_dim[0][2 + s] = -1;   /* dout whole along it: a piece's rows take windows of others */
+	}
+	od->strategy_named = true;
+	for (int d = 0; d < 4; d++)
+		od->named[d] = (int8_t)d;
+	identity_output(od, 4);
+	od->batch = 0;
+	int ci = add_dim(od, out->dims[1], "C_in");
+	int kh = add_dim(od, w.kh, "the kernel's height"), kw = add_dim(od, w.kw, "the kernel's width");
+	keep_whole(od, kh, "a kernel dim, which every output position sums over");
+	keep_whole(od, kw, "a kernel dim, which every output position sums over");
+	od->in_rank[1] = 4;
+	od->in_dim[1][0] = 1;
+	od->in_dim[1][1] = (int8_t)ci;
+	od->in_dim[1][2] = (int8_t)kh;
+	od->in_dim[1][3] = (int8_t)kw;
+	od->out_dim[1] = (int8_t)ci;
+	od->reduced = 1u << 1;
+	od->reduce_op = REDUCE_SUM_OP;
+	if (w.groups > 1) {   /* MindSpore's Conv2DInfo: with group > 1 neither channel dim splits */
+		keep_whole(od, 1, "the output channels of a grouped convolution (group > 1), dout's");
+		keep_whole(od, ci, "the input channels of a grouped convolution (group > 1), the result's");
+	}
+}
+
 /* Conv2D: op dims n, c, h, w, o as MindSpore's device matrix (n, i, h, w, o),
  * then the kernel's; the pools: n, c, h, w. x (n, c, h, w), w (o, c, kh, kw),
  * the result (n, o, h, w); Conv2D's c is summed over (partial sums over its
@@ -303,6 +421,10 @@ static bool window_splits(int64_t x, int64_t k, int64_t s, int64_t pad)
  * and w as the result's (named). */
 void window_dims(const Type *x, const Type *out, const Node *n, OpDims *od)
 {
+	if (n->op == OP_CONV2D_TRANSPOSE) {
+		transpose_dims(x, out, n, od);
+		return;
+	}
 	bool conv = n->op == OP_CONV2D;
 	Window w;
 	window_of(n->op, &n->a, x->dims, &w);

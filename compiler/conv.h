@@ -17,7 +17,8 @@ typedef struct {
 	int64_t ho, wo;          /* the result's height and width (< 1: x too small) */
 } Window;
 
-bool op_is_window(OpKind op);   /* Conv2D, MaxPool, AvgPool */
+bool op_is_window(OpKind op);   /* Conv2D, Conv2DTranspose, MaxPool, AvgPool */
+bool op_is_conv(OpKind op);     /* Conv2D, Conv2DTranspose */
 /* Whether conv.c decodes attribute k of op (its kinds differ from the table's: pad, group, strides). */
 bool window_attr(OpKind op, AttrKind k);
 /* Attribute k of a windowed operator into a; false with a message in err and where it points in *at. */

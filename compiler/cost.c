@@ -488,8 +488,11 @@ double cost_compute(const CostModel *cm, const Node *n, const OpDims *od, const 
 	double work = 1;
 	for (int o = 0; o < od->nod; o++)
 		work *= (double)((od->size[o] + split[o] - 1) / split[o]);   /* an uneven split computes its padding */
-	if (op_info[n->op].rule == R_MATMUL || n->op == OP_CONV2D)   /* a multiply and an add per op-dim point */
+	bool conv = n->op == OP_CONV2D || n->op == OP_CONV2D_TRANSPOSE;
+	if (op_info[n->op].rule == R_MATMUL || conv)   /* a multiply and an add per op-dim point */
 		work *= 2;   /* Conv2D's: 2 N O Ho Wo C kh kw, its op dims' product twice */
+	if (n->op == OP_CONV2D_TRANSPOSE)   /* as its Conv2D's: the windows over dout's (ho, wo), not the result's (h, w) */
+		work *= (double)(od->also[2] * od->also[3]) / (double)(od->size[2] * od->size[3]);
 	if (n->op == OP_MAX_POOL || n->op == OP_AVG_POOL)   /* each output reads its window */
 		work *= (double)(n->a.kernel[0] * n->a.kernel[1]);
 	if (n->op == OP_FLASH_ATTENTION)   /* two products over (B, N, S, S_kv, D): 4 B N S S_kv D */

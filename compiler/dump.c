@@ -107,7 +107,7 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 			sb_puts(b, a->input_layout == FA_BSH ? "\"BSH\"" : a->input_layout == FA_BSND ? "\"BSND\"" : "\"BNSD\"");
 			break;
 		case ATTR_OUT_CHANNEL: case ATTR_KERNEL_SIZE: case ATTR_PAD_MODE: case ATTR_STRIDE: case ATTR_DILATION:
-		case ATTR_DATA_FORMAT: case ATTR_PADDINGS: case ATTR_PADDINGS_CONTIGUOUS:   /* window_print_attr's, pad_v3's */
+		case ATTR_DATA_FORMAT: case ATTR_PADDINGS: case ATTR_PADDINGS_CONTIGUOUS: case ATTR_INPUT_SIZE:   /* window_print_attr's, pad_v3's */
 		case ATTR_GRAPH: case ATTR_SHARD: case ATTR_IN_STRATEGY: case ATTR_OUT_STRATEGY: case ATTR_COUNT: break;
 		}
 	}

@@ -194,6 +194,14 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		window_arg(b, p, f->op, fa, x, f->result);
 		sb_printf(b, ", %s, %s, %s, %s, %s);", x0, x1, dy, k == 0 ? dx : "NULL", k == 1 ? dx : "NULL");
 		return;
+	case OP_CONV2D_TRANSPOSE:   /* dout's: Conv2D(dy, w); w's: Conv2D's dw with x = dy and dy = dout */
+		sb_puts(b, k == 0 ? "sc_conv2d(rt, " : "sc_conv2d_grad(rt, ");
+		window_arg(b, p, f->op, fa, x, f->result);
+		if (k == 0)
+			sb_printf(b, ", %s, %s, %s);", dy, x1, dx);
+		else
+			sb_printf(b, ", %s, NULL, %s, NULL, %s);", dy, x0, dx);
+		return;
 	case OP_MAX_POOL: case OP_AVG_POOL:   /* dy to each window's first maximum, or spread over its elements */
 		sb_printf(b, "sc_pool_grad(rt, %s, ", f->op == OP_MAX_POOL ? "SC_POOL_MAX" : "SC_POOL_AVG");
 		window_arg(b, p, f->op, fa, x, f->result);

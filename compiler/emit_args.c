@@ -418,9 +418,43 @@ const char *scatter_kernel(OpKind op)
 	return names[op - OP_TENSOR_SCATTER_UPDATE];
 }
 
+/* Conv2DTranspose's: Conv2D's geometry with x the rank's piece of the
+ * result y (n, c, h, w) and its output the piece of dout (n, o, ho, wo);
+ * where y splits a dim dout is whole along, the rank's rows of y from its
+ * first: the padding plus the piece's first row (window k of dout's row j
+ * reads y's global row j s - pt + k d, its local row that less the first). */
+static void transpose_window_arg(StrBuf *b, const Program *p, const Attrs *a, const LValue *dout, const LValue *yv,
+                                 int y)
+{
+	Window g;
+	window_of(OP_CONV2D_TRANSPOSE, a, a->shape, &g);   /* the padding: the whole result's */
+	sb_printf(b, "&(const sc_window){%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, ",
+	          (long long)yv->type.dims[0], (long long)yv->type.dims[1], (long long)yv->type.dims[2],
+	          (long long)yv->type.dims[3], (long long)dout->type.dims[1], (long long)g.kh, (long long)g.kw,
+	          (long long)g.sh, (long long)g.sw, (long long)g.dh, (long long)g.dw);
+	int64_t pad[2] = {g.pt, g.pl}, full[2] = {g.ho, g.wo};
+	for (int s = 0; s < 2; s++) {
+		if (yv->type.dims[2 + s] == yv->global[2 + s] || dout->type.dims[2 + s] != full[s]) {
+			sb_printf(b, "%lld, ", (long long)pad[s]);   /* whole, or split with dout (no padding then) */
+			continue;
+		}
+		if (p->value_entry[y] < 0)
+			die("Conv2DTranspose's piece of the result has no rank-table entry");
+		sb_printf(b, "%lld + ", (long long)pad[s]);   /* y's local row r is the global r + first */
+		entry_ref(b, &p->entry[p->value_entry[y]], 2 + s, 1, false);
+		sb_puts(b, ", ");
+	}
+	sb_printf(b, "%lld, %lld, %lld}", (long long)dout->type.dims[2], (long long)dout->type.dims[3],
+	          (long long)g.groups);
+}
+
 void window_arg(StrBuf *b, const Program *p, OpKind op, const Attrs *a, const LValue *x, int y)
 {
 	const LValue *yv = &p->l->values[y];
+	if (op == OP_CONV2D_TRANSPOSE) {
+		transpose_window_arg(b, p, a, x, yv, y);
+		return;
+	}
 	Window g;
 	window_of(op, a, x->type.dims, &g);
 	g.o = yv->type.dims[1];   /* Conv2D's out_channel split: the rank's filters */

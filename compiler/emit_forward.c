@@ -267,6 +267,11 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		window_arg(b, p, o->op, a, x, o->result);
 		sb_printf(b, ", %s, %s, %s);", x0, x1, y);
 		break;
+	case OP_CONV2D_TRANSPOSE:   /* Conv2D's dx: col2im of w^T dout, the rank's rows of the result (x unread) */
+		sb_puts(b, "sc_conv2d_grad(rt, ");
+		window_arg(b, p, o->op, a, x, o->result);
+		sb_printf(b, ", NULL, %s, %s, %s, NULL);", x1, x0, y);
+		break;
 	case OP_MAX_POOL: case OP_AVG_POOL:
 		sb_printf(b, "sc_pool(rt, %s, ", o->op == OP_MAX_POOL ? "SC_POOL_MAX" : "SC_POOL_AVG");
 		window_arg(b, p, o->op, a, x, o->result);

@@ -107,6 +107,7 @@
 	ATTR(STRIDE, "stride", AK_AXES)                        \
 	ATTR(DILATION, "dilation", AK_AXES)                    \
 	ATTR(DATA_FORMAT, "data_format", AK_STRING) \
+	ATTR(INPUT_SIZE, "input_size", AK_INTS)                \
 	ATTR(DIM, "dim", AK_INT)                               \
 	ATTR(DIAGONAL, "diagonal", AK_INT)                     \
 	ATTR(NUM_SEGMENTS, "num_segments", AK_INT)             \
@@ -133,6 +134,8 @@
  * them) and the pools' (ops.MaxPool, ops.AvgPool; strides a number or a pair) */
 #define A_CONV (A(OUT_CHANNEL) | A(KERNEL_SIZE) | A(MODE) | A(PAD_MODE) | A(PAD) | A(STRIDE) | A(DILATION) | A(GROUP) | \
                 A(DATA_FORMAT))
+/* Conv2DTranspose's: Conv2D's and input_size, its result's (N, C, H, W) (MindSpore's third input) */
+#define A_CONV_T (A_CONV | A(INPUT_SIZE))
 #define A_POOL (A(KERNEL_SIZE) | A(STRIDES) | A(PAD_MODE) | A(DATA_FORMAT))
 #define A_FLASH (A(HEAD_NUM) | A(SCALE_VALUE) | A(SPARSE_MODE) | A(KEEP_PROB) | A(INPUT_LAYOUT))
 /* FlashAttentionScore's input_layout values (Attrs.input_layout): where q's dims lie (shape.c, flash_dims). */
@@ -316,6 +319,7 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(TRIL, "Tril", 1, 1, A(DIAGONAL), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                     \
 	OP(TRIU, "Triu", 1, 1, A(DIAGONAL), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                     \
 	OP(CONV2D, "Conv2D", 2, 2, A_CONV, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_LOW, V_COPY)                                                 \
+	OP(CONV2D_TRANSPOSE, "Conv2DTranspose", 2, 2, A_CONV_T, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_LOW, V_COPY)                            \
 	OP(MAX_POOL, "MaxPool", 1, 1, A_POOL, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_FOLLOW, V_COPY)                                            \
 	OP(AVG_POOL, "AvgPool", 1, 1, A_POOL, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                            \
 	OP(GATHER, "Gather", 2, 2, A(AXIS) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                            \

@@ -181,7 +181,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		od->in_dim[1][0] = (int8_t)(x->rank >= 2 && w->dims[0] == x->dims[1] ? 1 : -1);
 		break;
 	}
-	case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL:
+	case OP_CONV2D: case OP_CONV2D_TRANSPOSE: case OP_MAX_POOL: case OP_AVG_POOL:
 		window_dims(operand(g, n, 0), &g->values[n->result].type, n, od);
 		return true;
 	case OP_ROTARY:   /* x's dims; cos and sin follow those they do not broadcast over (shape.c) */

@@ -419,6 +419,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_TOPK: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_ADD_N: case OP_CAST: case OP_STRIDED_SLICE: case OP_CUMSUM:
 	case OP_TRIL: case OP_TRIU: case OP_PAD_V3:
 	case OP_CUMPROD: case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL: case OP_SPLIT: case OP_SPLIT_V: case OP_SLICE: case OP_ARANGE:
+	case OP_CONV2D_TRANSPOSE:
 	case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_GATHER_D: case OP_L2_NORMALIZE:
 	case OP_GATHER_ND: OP_CASES(TENSOR_SCATTER_OPS) case OP_BATCH_NORM:
 	OP_CASES(SEGMENT_OPS)
@@ -518,6 +519,8 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_prelu(x, a, out);
 	case OP_CONV2D:
 		return infer_conv2d(x, a, out);
+	case OP_CONV2D_TRANSPOSE:
+		return infer_conv2d_transpose(x, a, out);
 	case OP_MAX_POOL: case OP_AVG_POOL:
 		return infer_pool(x, a, out);
 	case OP_SELECT:

@@ -61,6 +61,7 @@ bool infer_slice(Infer *x, const Type *in, Type *out);
 bool infer_constant(Infer *x, Type *out);
 /* Conv2D's and the pools' (conv.c). */
 bool infer_conv2d(Infer *x, const Type *in, Type *out);
+bool infer_conv2d_transpose(Infer *x, const Type *in, Type *out);
 bool infer_pool(Infer *x, const Type *in, Type *out);
 bool infer_batch_norm(Infer *x, const Type *in, Type *out);   /* shape_views.c */
 /* The unsorted segment reductions' (segment.c). */

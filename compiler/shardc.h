@@ -227,7 +227,7 @@ typedef struct {
 	bool axis_is_tuple;
 	int64_t axes[MAX_DIMS];
 	int nshape;              /* Reshape's target (one -1 allowed), BroadcastTo's; Tile's multiples; Slice's size */
-	int64_t shape[MAX_DIMS];
+	int64_t shape[MAX_DIMS];  /* and Conv2DTranspose's input_size (N, C, H, W), nshape 4 (conv.c) */
 	int nperm;
 	int64_t perm[MAX_DIMS];
 	int64_t begin_norm_axis, begin_params_axis;

@@ -288,7 +288,7 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_DEPEND:   /* never lowered: flatten.c makes it its value */
 	OP_CASES(FUSED_OPS) case OP_COUNT:
 	case OP_SPARSE_SOFTMAX_CE:   /* whole: its uneven splits are lowered as pieces (lower_normalized) */
-	case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL:   /* evenly: a padded piece would reach the windows */
+	case OP_CONV2D: case OP_CONV2D_TRANSPOSE: case OP_MAX_POOL: case OP_AVG_POOL:   /* evenly: a padded piece would reach the windows */
 	case OP_BATCH_NORM:   /* not yet: the padding would not map to 0 (bias) nor leave the batch's sums alone */
 	case OP_GATHER_D:   /* not yet: its gradient would scatter dy's padding into x's */
 	OP_CASES(SEGMENT_OPS)   /* not yet: a padded id 0 would send padding into segment 0 */

@@ -583,7 +583,9 @@ typedef enum { SC_POOL_MAX, SC_POOL_AVG } sc_pool_kind;
  * group, w's rows times x's im2col matrix (c / groups kh kw, ho wo) (a GEMM). */
 void sc_conv2d(sc_rt *rt, const sc_window *g, const float *x, const float *w, float *y);
 /* Its gradients: dx (col2im of w^T dy) and dw (the images' dy times their
- * im2col^T, summed); dx or dw NULL: not computed. */
+ * im2col^T, summed); dx or dw NULL: not computed, x NULL with dw (dx reads
+ * no x). dx alone is Conv2DTranspose(dy, w), its dw Conv2DTranspose's
+ * weight gradient with x its result's gradient and dy its dout. */
 void sc_conv2d_grad(sc_rt *rt, const sc_window *g, const float *x, const float *w, const float *dy, float *dx,
                     float *dw);
 /* y = MaxPool(x) (each window's maximum over its elements inside x) or

@@ -1396,6 +1396,35 @@ def bwd_conv2d(g, ins, at):
     return [window_crop(dxp, x, pads), dw]
 
 
+def transpose_x(dout, w, at):
+    """Conv2DTranspose's input_size as the convolution's x (zeros, its shape only); dout must be that
+    convolution's output."""
+    size = at.get("input_size")
+    if not isinstance(size, tuple) or len(size) != 4 or not all(type(i) is int and i >= 1 for i in size):
+        raise OpError("input_size is four positive integers (N, C, H, W), not %r" % (size,))
+    x = np.zeros(size)
+    k, s, d, pads, out = window_geometry(x, at, True)
+    groups = conv_groups(x, at)
+    if w.shape != (attr_int(at, "out_channel", 0), size[1] // groups) + tuple(k):
+        raise OpError("the weight must be (out_channel, C / group, kh, kw), not %s" % (w.shape,))
+    if dout.shape != (size[0], w.shape[0], out[0], out[1]):
+        raise OpError("dout %s is not the convolution's output for input_size %s" % (dout.shape, size))
+    return x
+
+
+def fwd_conv2d_transpose(ins, at):
+    """Conv2D's gradient with respect to x (of input_size), given dout."""
+    dout, w = ins
+    return bwd_conv2d(dout, [transpose_x(dout, w, at), w], at)[0]
+
+
+def bwd_conv2d_transpose(g, ins, at):
+    """dout's: Conv2D(g, w); w's: Conv2D's weight gradient with x = g and dy = dout."""
+    dout, w = ins
+    transpose_x(dout, w, at)
+    return [fwd_conv2d([g, w], at), bwd_conv2d(dout, [g, w], at)[1]]
+
+
 def pool_first_max(x, at):
     """MaxPool: each window's maximum over its elements inside x and the offset (i, j) of its first (a NaN
     wins, as the kernels' scan), padding -inf."""
@@ -3163,6 +3192,7 @@ OPS = {
     "FastGeLU": (fwd_fast_gelu, bwd_fast_gelu, 1, 1),
     "PReLU": (fwd_prelu, bwd_prelu, 2, 2),
     "Conv2D": (fwd_conv2d, bwd_conv2d, 2, 2),
+    "Conv2DTranspose": (fwd_conv2d_transpose, bwd_conv2d_transpose, 2, 2),
     "MaxPool": (fwd_max_pool, bwd_max_pool, 1, 1),
     "AvgPool": (fwd_avg_pool, bwd_avg_pool, 1, 1),
     "GeLU": (fwd_gelu, bwd_gelu, 1, 1),

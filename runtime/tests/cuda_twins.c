@@ -129,6 +129,31 @@ static void test_windows(void)
 	}
 }
 
+/* Conv2DTranspose's forward, sc_conv2d_grad's dx alone (x and dw NULL), on
+ * a rank's piece of its result: 4 of 12 rows from the fifth ("same" 3x3
+ * stride 2: the padding 0 plus the piece's first row 4), every dout row
+ * read; and two groups with the whole result. */
+static void test_conv_transpose(void)
+{
+	static const sc_window gs[] = {
+		{2, 3, 4, 12, 4, 3, 3, 2, 2, 1, 1, 4, 0, 6, 6, 1},
+		{1, 4, 7, 6, 6, 3, 3, 1, 2, 1, 1, 1, 1, 7, 3, 2},
+	};
+	for (size_t t = 0; t < sizeof gs / sizeof gs[0]; t++) {
+		const sc_window *g = &gs[t];
+		int64_t nx = g->n * g->c * g->h * g->w, nw = g->o * g->c / g->groups * g->kh * g->kw;
+		int64_t ny = g->n * g->o * g->ho * g->wo;
+		float *dw, *ddy, *dgx = t_slab((size_t)nx * sizeof *dgx);
+		float *w = rnd(nw, -1, 1, &dw), *dy = rnd(ny, -1, 1, &ddy), *gx = malloc((size_t)nx * sizeof *gx);
+		sc_conv2d_grad(rt, g, NULL, dw, ddy, dgx, NULL);
+		sc_cpu_conv2d_grad(g, NULL, w, dy, gx, NULL);
+		twin("conv2d_transpose", dgx, gx, nx, 1e-5);
+		free(w);
+		free(dy);
+		free(gx);
+	}
+}
+
 static void test_matmul(void)
 {
 	const int M = 37, N = 29, K = 53;
@@ -1532,6 +1557,7 @@ int main(int argc, char **argv)
 	t_slab_init(sc_slab(rt, SLAB), SLAB, "cuda_twins");
 	test_matmul();
 	test_windows();
+	test_conv_transpose();
 	test_matmul_half();
 	test_batch_matmul_half();
 	t_slab_reset();

@@ -392,6 +392,23 @@ class Forward(unittest.TestCase):
         self.assertEqual(g[0].tolist(), [[[[1.0, 0.0], [0.0, 0.0]]]])   # ties: the first maximum takes it all
         with self.assertRaises(R.OpError):
             fwd("Conv2D", [x, rng(2).normal(size=(6, 4, 2, 2))], {"out_channel": 6, "kernel_size": 3})
+        # Conv2DTranspose is Conv2D's adjoint in x: <Conv2D(x, w), dout> == <x, Conv2DTranspose(dout, w)>, and
+        # by hand, each dout element times w scattered onto its window (stride 2: the windows apart)
+        for at, wshape in [({"kernel_size": 3, "pad_mode": "same", "stride": 2}, (6, 4, 3, 3)),
+                           ({"kernel_size": 2, "pad_mode": "pad", "pad": (1, 0, 2, 1), "dilation": (2, 1)}, (6, 4, 2, 2)),
+                           ({"kernel_size": 3, "group": 2, "stride": (1, 2)}, (6, 2, 3, 3))]:
+            w, at = rng(2).normal(size=wshape), dict(at, out_channel=6, input_size=x.shape)
+            dout = rng(3).normal(size=fwd("Conv2D", [x, w], at).shape)
+            y = fwd("Conv2DTranspose", [dout, w], at)
+            self.assertEqual(y.shape, x.shape)
+            self.assertAlmostEqual(float(np.sum(fwd("Conv2D", [x, w], at) * dout)), float(np.sum(x * y)))
+        self.check("Conv2DTranspose", [np.array([[[[1.0, 2.0]]]]), np.array([[[[1.0, 10.0], [100.0, 1000.0]]]])],
+                   {"out_channel": 1, "kernel_size": 2, "stride": 2, "input_size": (1, 1, 2, 4)},
+                   np.array([[[[1.0, 10.0, 2.0, 20.0], [100.0, 1000.0, 200.0, 2000.0]]]]))
+        for at in ({"input_size": (2, 4, 7)}, {"input_size": (2, 4, 8, 6)}, {}):   # dout (2, 6, 5, 4): 7x6's
+            with self.assertRaises(R.OpError):
+                fwd("Conv2DTranspose", [rng(3).normal(size=(2, 6, 5, 4)), rng(2).normal(size=(6, 4, 3, 3))],
+                    dict(at, out_channel=6, kernel_size=3))
 
     def test_prelu(self):
         """MindSpore's PReLU: x < 0 ? w x : x, a weight per channel (x's dim 1) or one for all."""
@@ -1115,6 +1132,9 @@ class Gradients(unittest.TestCase):
                              "dilation": (2, 1)}, (4, 4, 2, 3)),
                            ({"kernel_size": 3, "group": 2, "stride": (1, 2)}, (4, 2, 3, 3))]:
             self.check("Conv2D", [x, rng(2).normal(size=wshape)], dict(at, out_channel=4))
+            dout = R.OPS["Conv2D"][0]([x, rng(2).normal(size=wshape)], dict(at, out_channel=4))
+            self.check("Conv2DTranspose", [rng(3).normal(size=dout.shape), rng(2).normal(size=wshape)],
+                       dict(at, out_channel=4, input_size=x.shape))
         for op in ("MaxPool", "AvgPool"):   # distinct values: no ties, the maxima's slopes defined
             self.check(op, [x], {"kernel_size": 3, "strides": 2, "pad_mode": "SAME"})
             self.check(op, [x], {"kernel_size": (2, 3), "strides": (1, 2)})
@@ -1536,7 +1556,7 @@ class Gradients(unittest.TestCase):
                   "binary": ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "FloorDiv", "FloorMod", "Mod",
                              "SquaredDifference", "DivNoNan", "Atan2", "Xlogy", "Xdivy", "MulNoNan", "TruncateDiv",
                              "TruncateMod", "Hypot"], "bias_add": ["BiasAdd"], "prelu": ["PReLU"],
-                  "windows": ["Conv2D", "MaxPool", "AvgPool"],
+                  "windows": ["Conv2D", "Conv2DTranspose", "MaxPool", "AvgPool"],
                   "leaky_relu_is_maximum_of_alpha_x_and_x": ["LeakyReLU"],
                   "unary": ["ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Rsqrt", "SiLU", "Square",
                             "Abs", "Sin", "Cos", "Erf", "Reciprocal", "Log1p", "Expm1", "Softplus", "Floor", "Sign",

@@ -490,6 +490,42 @@ static bool eval_window(Eval *e)
 	return true;
 }
 
+/* MindSpore's Conv2DTranspose(dout, w) with input_size (n, c, h, w): each
+ * dout element times the weight scattered back onto its window in the
+ * result (Conv2D's x's gradient), the geometry conv.c's on input_size. */
+static bool eval_conv_transpose(Eval *e)
+{
+	const SimTensor *dy = &e->ins[0], *w = &e->ins[1];
+	const Attrs *a = &e->n->a;
+	Window g;
+	window_of(e->n->op, a, a->shape, &g);
+	if (dy->rank != 4 || w->rank != 4 || w->dims[1] * g.groups != g.c ||
+	    !same_dims(4, dy->dims, 4, (const int64_t[]){g.n, w->dims[0], g.ho, g.wo}))
+		return fail(e, "dout must be the convolution's output for input_size and the weight (o, c / group, kh, kw)");
+	g.o = w->dims[0];
+	int64_t cg = g.c / g.groups, og = g.o / g.groups;
+	if (!expect_out(e, 4, a->shape))
+		return false;
+	for (int64_t k = 0; k < g.n * g.c * g.h * g.w; k++)
+		e->out->data[k] = 0;
+	for (int64_t b = 0; b < g.n; b++)
+		for (int64_t o = 0; o < g.o; o++)
+			for (int64_t oh = 0; oh < g.ho; oh++)
+				for (int64_t ow = 0; ow < g.wo; ow++) {
+					double v = dy->data[((b * g.o + o) * g.ho + oh) * g.wo + ow];
+					int64_t c0 = o / og * cg;   /* the output channel's group's input channels */
+					for (int64_t c = c0; c < c0 + cg; c++)
+						for (int64_t i = 0; i < g.kh; i++)
+							for (int64_t j = 0; j < g.kw; j++) {
+								int64_t r = oh * g.sh - g.pt + i * g.dh, s = ow * g.sw - g.pl + j * g.dw;
+								if (r >= 0 && r < g.h && s >= 0 && s < g.w)
+									e->out->data[((b * g.c + c) * g.h + r) * g.w + s] +=
+										v * w->data[((o * cg + c - c0) * g.kh + i) * g.kw + j];
+							}
+				}
+	return true;
+}
+
 static double relu6(double v)   /* a NaN kept, as numpy's clip */
 {
 	return v <= 0 ? 0 : v >= 6 ? 6 : v;
@@ -1672,6 +1708,8 @@ static bool eval_op(Eval *e)
 		return eval_prelu(e);
 	case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL:
 		return eval_window(e);
+	case OP_CONV2D_TRANSPOSE:
+		return eval_conv_transpose(e);
 	OP_CASES(UNARY_OPS) case OP_LOGICAL_NOT: case OP_IS_FINITE:
 		return eval_unary(e);
 	case OP_SELECT:

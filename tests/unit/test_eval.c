@@ -975,3 +975,17 @@ Test(init, the_seed_and_the_name_change_the_numbers)
 	cr_assert_neq(s->v[id_of(s, "x")].data[0], first);
 	sim_done(s);
 }
+
+/* Conv2DTranspose: each dout element times the weight, scattered onto its
+ * window of the result (by hand); stride 2 places the windows apart,
+ * stride 1 overlaps them and the overlaps add. */
+Test(conv2d_transpose, windows_scattered_and_summed)
+{
+	expect_op("%a: <Tensor[Float32], (1, 1, 2, 2)>, %b: <Tensor[Float32], (1, 1, 2, 2)>",
+	          "Conv2DTranspose(%a, %b) {out_channel: 1, kernel_size: 2, stride: 2, input_size: (1, 1, 4, 4)}",
+	          V(1, 2, 3, 4), V(1, 10, 100, 1000), "(1, 1, 4, 4)",
+	          V(1, 10, 2, 20, 100, 1000, 200, 2000, 3, 30, 4, 40, 300, 3000, 400, 4000));
+	expect_op("%a: <Tensor[Float32], (1, 1, 1, 2)>, %b: <Tensor[Float32], (1, 1, 2, 2)>",
+	          "Conv2DTranspose(%a, %b) {out_channel: 1, kernel_size: 2, input_size: (1, 1, 2, 3)}", V(1, 2),
+	          V(1, 10, 100, 1000), "(1, 1, 2, 3)", V(1, 12, 20, 100, 1200, 2000));
+}

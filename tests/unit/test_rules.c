@@ -994,6 +994,9 @@ Test(rules, batch_norm)
 	cr_assert(axis_of(&y, 0) >= 0 && axis_of(&y, 1) >= 0 && y.partial == 0, "y split as x, whole values");
 	cr_assert(!rule(r, "d", &od, &s), "a bias split unlike C accepted");
 	expect_msg(r, "BatchNorm: input 2 splits dim 1 into 1 but input 1 splits it into 2");
+	run_free(r);
+}
+
 /* PadV3's op dims are x's; a dim the paddings lengthen stays whole (as
  * MindSpore's PadV3Info refuses to split it), the others split freely,
  * unevenly too, the result following them; the constant (a number) has no
@@ -1023,5 +1026,57 @@ Test(rules, pad_v3_padded_dims_whole)
 	cr_assert(!rule(r, "a", &od2, &s2), "a padded dim split is refused");
 	cr_assert(strstr(msgs(r), "PadV3: dim 1 (a dim the paddings lengthen) is split into 4 but must stay whole"),
 	          "%s", msgs(r));
+	run_free(r);
+}
+
+/* Conv2DTranspose: op dims N, C_out (summed), H, W, C_in as MindSpore's
+ * device matrix (n, o, h, w, i); dout follows the result's H and W where no
+ * window crosses a piece (2x2 stride 2, no padding), else it is whole along
+ * them (3x3 "same" stride 2) while the strategy still splits the op dim;
+ * H's split must divide dout's rows too. */
+Test(rules, conv2d_transpose)
+{
+	Run *r = compile(CTX8 "graph @n(%d: <Tensor[Float32], (4, 8, 6, 6)>, %w: <Parameter[Float32], (8, 2, 2, 2)>,\n"
+	                 "         %v: <Parameter[Float32], (8, 2, 3, 3)>) {\n"
+	                 "  %y = Conv2DTranspose(%d, %w) {out_channel: 8, kernel_size: 2, stride: 2, input_size: (4, 2, 12, "
+	                 "12), in_strategy: ((2, 2, 2, 1), (2, 1, 1, 1))}\n"
+	                 "  %z = Conv2DTranspose(%d, %v) {out_channel: 8, kernel_size: 3, stride: 2, pad_mode: \"same\",\n"
+	                 "                               input_size: (4, 2, 12, 12), in_strategy: ((1, 1, 2, 2), (1, 2, 1, "
+	                 "1))}\n  return %y, %z\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "y", &od, &s), "%s", msgs(r));
+	char buf[24];
+	cr_assert_eq(od.nod, 7);
+	cr_assert_str_eq(op_dim_name(&od, 1, buf, sizeof buf), "C_out");
+	cr_assert_str_eq(op_dim_name(&od, 4, buf, sizeof buf), "C_in");
+	cr_assert(od.size[2] == 12 && od.also[2] == 6, "H: the result's 12 rows, dout's 6");
+	expect_dims(od.in_dim[0], 4, (int[]){0, 1, 2, 3}, "dout");
+	expect_dims(od.in_dim[1], 4, (int[]){1, 4, 5, 6}, "w");
+	expect_dims(od.out_dim, 4, (int[]){0, 4, 2, 3}, "y");
+	cr_assert_eq(od.reduced, 1u << 1, "C_out is summed over");
+	cr_assert(s.split[0] == 2 && s.split[1] == 2 && s.split[2] == 2 && s.split[4] == 1);
+	TensorLayout y;
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) >= 0 && axis_of(&y, 1) == -1 && axis_of(&y, 2) >= 0);
+	cr_assert(y.partial, "y is partial over C_out's axis");
+	cr_assert(rule(r, "z", &od, &s), "%s", msgs(r));
+	expect_dims(od.in_dim[0], 4, (int[]){0, 1, -1, -1}, "dout of the overlapping windows");
+	cr_assert(s.split[2] == 2 && s.split[3] == 2 && s.split[4] == 2);
+	TensorLayout d, z;
+	op_in_layout(&od, &s, 0, &d);
+	op_out_layout(&od, &s, &z);
+	cr_assert(axis_of(&d, 2) == -1 && axis_of(&z, 2) >= 0 && axis_of(&z, 1) >= 0);
+	cr_assert(!z.partial);
+	run_free(r);
+	/* 12 rows split 4 ways, dout's 6 rows not */
+	r = compile(CTX8 "graph @n(%d: <Tensor[Float32], (4, 8, 6, 6)>, %w: <Parameter[Float32], (8, 2, 3, 3)>) {\n"
+	            "  %y = Conv2DTranspose(%d, %w) {out_channel: 8, kernel_size: 3, stride: 2, pad_mode: \"same\",\n"
+	            "                               input_size: (4, 2, 12, 12), in_strategy: ((1, 1, 4, 1), (1, 1, 1, 1))}\n"
+	            "  return %y\n}\n");
+	expect_clean(r);
+	cr_assert(!rule(r, "y", &od, &s), "accepted a split of dout's 6 rows into 4");
+	cr_assert_eq(r->d.nerrors, 1, "%s", msgs(r));
 	run_free(r);
 }
