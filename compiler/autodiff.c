@@ -409,13 +409,20 @@ static int squared_norm(Diff *d, int n, const char *why)
 	return sum->result;
 }
 
+/* The parameters the step trains: those with a gradient. */
+static int trained_params(const Lowered *l)
+{
+	int n = 0;
+	for (int p = 0; p < l->nparams; p++)
+		n += l->grad[p] >= 0;
+	return n;
+}
+
 /* clip_global_norm: every gradient scaled by clip / max(global norm, clip). */
 static void clip_gradients(Diff *d)
 {
 	Lowered *l = d->x->l;
-	int n = 0;
-	for (int p = 0; p < l->nparams; p++)
-		n += l->grad[p] >= 0;
+	int n = trained_params(l);
 	if (!n)
 		return;
 	int s = squared_norm(d, n, "the gradients' squared global norm, for clip_global_norm: summed over every rank");
@@ -444,9 +451,7 @@ static void clip_gradients(Diff *d)
 static void lamb_norms(Diff *d)
 {
 	Lowered *l = d->x->l;
-	int n = 0;
-	for (int p = 0; p < l->nparams; p++)
-		n += l->grad[p] >= 0;
+	int n = trained_params(l);
 	if (!n)
 		return;
 	TensorLayout partial, whole;
