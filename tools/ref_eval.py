@@ -2898,26 +2898,6 @@ def bwd_topk(g, ins, at):
     return [dx]
 
 
-def fwd_split(ins, at):
-    return ins[0][split_piece(ins[0], at)]
-
-
-def bwd_split(g, ins, at):
-    dx = np.zeros(ins[0].shape)
-    dx[split_piece(ins[0], at)] = g
-    return [dx]
-
-
-def fwd_split_v(ins, at):
-    return ins[0][split_v_piece(ins[0], at)]
-
-
-def bwd_split_v(g, ins, at):
-    dx = np.zeros(ins[0].shape)
-    dx[split_v_piece(ins[0], at)] = g
-    return [dx]
-
-
 def slice_piece(x, at):
     """Slice's piece: `size` elements of each dim from `begin`, -1 the rest (MindSpore's ops.Slice)."""
     begin, size = attr_ints(at, "begin"), attr_ints(at, "size")
@@ -2930,16 +2910,6 @@ def slice_piece(x, at):
             raise OpError("begin %d, size %d outside a dim of %d" % (b, n, d))
         s.append(slice(b, e))
     return tuple(s)
-
-
-def fwd_slice(ins, at):
-    return ins[0][slice_piece(ins[0], at)]
-
-
-def bwd_slice(g, ins, at):
-    dx = np.zeros(ins[0].shape)
-    dx[slice_piece(ins[0], at)] = g
-    return [dx]
 
 
 def ce_parts(ins, at):
@@ -3154,6 +3124,19 @@ def bwd_none(g, ins, at):
     return []
 
 
+def piece_of(piece):
+    """The forward and backward of an operator that keeps one piece of x
+    (Split, SplitV, Slice): x[piece], and dy placed back there in zeros."""
+    def fwd(ins, at):
+        return ins[0][piece(ins[0], at)]
+
+    def bwd(g, ins, at):
+        dx = np.zeros(ins[0].shape)
+        dx[piece(ins[0], at)] = g
+        return [dx]
+    return fwd, bwd
+
+
 OPS = {
     "MatMul": (fwd_matmul, bwd_matmul, 2, 2),
     "BatchMatMul": (fwd_batch_matmul, bwd_batch_matmul, 2, 2),
@@ -3285,9 +3268,9 @@ OPS = {
     "Stack": (fwd_stack, bwd_stack, 1, None),
     "Cast": (fwd_cast, bwd_cast, 1, 1),
     "StridedSlice": (fwd_strided_slice, bwd_strided_slice, 1, 1),
-    "Slice": (fwd_slice, bwd_slice, 1, 1),
-    "Split": (fwd_split, bwd_split, 1, 1),
-    "SplitV": (fwd_split_v, bwd_split_v, 1, 1),
+    "Slice": (*piece_of(slice_piece), 1, 1),
+    "Split": (*piece_of(split_piece), 1, 1),
+    "SplitV": (*piece_of(split_v_piece), 1, 1),
     "PadV3": (fwd_pad_v3, bwd_pad_v3, 1, 2),
     **{op: (fwd_arg_reduce(op), bwd_arg_reduce(op), 1, 1)
        for op in ("ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin")},
