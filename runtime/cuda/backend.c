@@ -871,10 +871,25 @@ void sc_bias_add_residual(sc_rt *rt, const float *x, const float *bias, float *p
 	SC_CUDA_CHECK(sc_cu_bias_add_residual(x, bias, pre, r, y, rows, c, cu(rt)->stream));
 }
 
+/* The profile's row for a chain of n elements: by size class, so that the
+ * chains over a transformer's (seq x seq) scores and those over its
+ * activations are told apart. */
+static const char *chain_kind(double n)
+{
+	return n >= 0x1p27 ? "elementwise chain >= 2^27" : n >= 0x1p25 ? "elementwise chain 2^25..2^27"
+	     : n >= 0x1p23 ? "elementwise chain 2^23..2^25" : "elementwise chain < 2^23";
+}
+
+static const char *cast_kind(double n)   /* likewise for casts */
+{
+	return n >= 0x1p27 ? "Cast >= 2^27" : n >= 0x1p23 ? "Cast 2^23..2^27" : "Cast < 2^23";
+}
+
 void sc_ew_chain(sc_rt *rt, const sc_ew_step *steps, int nsteps, const sc_ew_operand *ins, int nin, int64_t rows,
                  int64_t cols)
 {
-	PROFILE(rt, "elementwise chain", 0, chain_bytes(steps, nsteps, ins, nin, rows, cols), SC_PEAK_MEM);
+	PROFILE(rt, chain_kind((double)rows * (double)cols), 0, chain_bytes(steps, nsteps, ins, nin, rows, cols),
+	        SC_PEAK_MEM);
 	if (nsteps < 1 || nsteps > SC_EW_MAX_STEPS || nin < 0 || nin > SC_EW_MAX_INS)
 		SC_DIE("sc_ew_chain: %d steps, %d operands (at most %d and %d)", nsteps, nin, SC_EW_MAX_STEPS,
 		       SC_EW_MAX_INS);
@@ -1667,13 +1682,13 @@ void sc_strided_slice_grad(sc_rt *rt, const float *dy, float *dx, const int64_t 
 
 void sc_cast(sc_rt *rt, const void *x, sc_dtype x_dt, void *y, sc_dtype y_dt, int64_t n)
 {
-	PROFILE(rt, "Cast", 0, (double)n * (double)(sc_dtype_size(x_dt) + sc_dtype_size(y_dt)), SC_PEAK_MEM);
+	PROFILE(rt, cast_kind((double)n), 0, (double)n * (double)(sc_dtype_size(x_dt) + sc_dtype_size(y_dt)), SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_cast(x, x_dt, y, y_dt, n, cu(rt)->stream));
 }
 
 void sc_round(sc_rt *rt, float *x, sc_dtype dt, int64_t n)
 {
-	PROFILE(rt, "Cast", 0, 8.0 * (double)n, SC_PEAK_MEM);
+	PROFILE(rt, cast_kind((double)n), 0, 8.0 * (double)n, SC_PEAK_MEM);
 	if (!sc_is_half(dt))
 		SC_DIE("sc_round: to %s, not a half type", sc_dtype_name(dt));
 	SC_CUDA_CHECK(sc_cu_round(x, dt, n, cu(rt)->stream));

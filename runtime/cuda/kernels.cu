@@ -104,8 +104,8 @@ __device__ float binop(sc_binop op, float a, float b)
 	case SC_SUB: return a - b;
 	case SC_MUL: return a * b;
 	case SC_DIV: return a / b;
-	case SC_MAXIMUM: return SC_MAX_NAN(a, b);
-	case SC_MINIMUM: return SC_MIN_NAN(a, b);
+	case SC_MAXIMUM: return max_nan(a, b);
+	case SC_MINIMUM: return min_nan(a, b);
 	case SC_POW: return powf(a, b);
 	case SC_FLOOR_DIV: return floorf(a / b);
 	case SC_FLOOR_MOD: {   /* the CPU's: the sign of b */

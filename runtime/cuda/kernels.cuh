@@ -36,17 +36,32 @@ __device__ inline float warp_sum(float v)
 	return v;
 }
 
+/* The larger and the smaller of a and b, a NaN kept (the CPU's SC_MAX_NAN
+ * and SC_MIN_NAN). Functions, not those macros: a macro evaluates b in one
+ * branch only, and when b is a warp shuffle the lanes that skip it leave
+ * the others reading garbage or waiting for ever (seen on an H200,
+ * 2026-11-28: wrong softmax rows, then a hang). */
+__device__ inline float max_nan(float a, float b)
+{
+	return SC_MAX_NAN(a, b);
+}
+
+__device__ inline float min_nan(float a, float b)
+{
+	return SC_MIN_NAN(a, b);
+}
+
 __device__ inline float warp_max(float v)
 {
 	for (int o = 16; o > 0; o >>= 1)
-		v = SC_MAX_NAN(v, __shfl_xor_sync(0xffffffffu, v, o));   /* a NaN kept, as the CPU's */
+		v = max_nan(v, __shfl_xor_sync(0xffffffffu, v, o));
 	return v;
 }
 
 __device__ inline float warp_min(float v)
 {
 	for (int o = 16; o > 0; o >>= 1)
-		v = SC_MIN_NAN(v, __shfl_xor_sync(0xffffffffu, v, o));
+		v = min_nan(v, __shfl_xor_sync(0xffffffffu, v, o));
 	return v;
 }
 

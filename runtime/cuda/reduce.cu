@@ -60,7 +60,7 @@ int64_t plan_count(const sc_cu_plan &p, int64_t *nred)
  * combined with any v gives v */
 __device__ inline float combine(sc_reduce_kind kind, float a, float b)
 {
-	return kind == SC_R_MAX ? SC_MAX_NAN(a, b) : kind == SC_R_MIN ? SC_MIN_NAN(a, b) : a + b;
+	return kind == SC_R_MAX ? max_nan(a, b) : kind == SC_R_MIN ? min_nan(a, b) : a + b;
 }
 
 __device__ inline float start(sc_reduce_kind kind)
