@@ -9,7 +9,8 @@
 # gpu e2e: N passed, N failed, N not run. The GPT timings are in
 # /tmp/shardc_gpu/bench too. GPU_SKIP="gemm comm" leaves out the matrix
 # products' speed and the collectives (already measured in a session whose
-# device minutes are few); the twins stop after GPU_TWINS_SECONDS (120).
+# device minutes are few); the twins stop after GPU_TWINS_SECONDS (120);
+# GPU_DEADLINE (below) bounds the whole script.
 set -uo pipefail
 kit_tar=$(realpath "${1:?usage: gpu_run.sh KIT.tar.xz [SECONDS]}")
 budget=${2:-240}
@@ -131,6 +132,11 @@ one() {
 export -f one
 export kit repo
 export MPI_CMD="${mpi[*]}"
+# GPU_DEADLINE: seconds from this script's start by which the end-to-end
+# runs stop (the device call's own limit, less a margin), whatever SECONDS says.
+if [ -n "${GPU_DEADLINE:-}" ] && ((GPU_DEADLINE - SECONDS < budget)); then
+	budget=$((GPU_DEADLINE - SECONDS > 1 ? GPU_DEADLINE - SECONDS : 1))
+fi
 # Each rank count's runs in turn, so a cut-off run still covers every model once.
 for d in "$kit"/e2e/*/n1 "$kit"/e2e/*/n2 "$kit"/e2e/*/n4 "$kit"/e2e/*/n8 "$kit"/e2e/*/n4s "$kit"/e2e/*/n8s; do
 	[ -d "$d" ] && echo "$d"

@@ -1252,19 +1252,33 @@ static void test_optimizers(void)
 
 /* Half operands as emitted programs compute on them: widen (sc_cast), the
  * float32 kernel, round once. GPU and CPU sum in other orders, so a result
- * may sit one ulp apart where float32's sum lands by a half's midpoint. */
-static void twin_half(const char *what, sc_dtype dt, const void *d, const uint16_t *want, int64_t n)
+ * may sit one ulp apart where float32's sum lands by a half's midpoint.
+ * bound (NULL: none), for sums: each result's float32 sums may differ by up
+ * to bound[i] (2 K u sum |terms|, two orders' error bounds), which near zero
+ * is many ulps of a small half result, Float16's subnormals the more (seen
+ * on an H200, 2026-11-28: 1 of 2448 broadcast products); such a result
+ * passes when within bound[i] and one ulp of the CPU's. */
+static void twin_half(const char *what, sc_dtype dt, const void *d, const uint16_t *want, int64_t n,
+                      const float *bound)
 {
-	uint16_t *got = malloc((size_t)n * sizeof *got);
+	uint16_t *got = malloc((size_t)n * sizeof *got), next;
 	sc_to_host(rt, got, d, (size_t)n * sizeof *got);
 	int64_t bad = 0;
-	for (int64_t i = 0; i < n; i++)
-		bad += abs((int)got[i] - (int)want[i]) > 1 || (got[i] ^ want[i]) >= 0x8000;
+	for (int64_t i = 0; i < n; i++) {
+		if (abs((int)got[i] - (int)want[i]) <= 1 && (got[i] ^ want[i]) < 0x8000)
+			continue;
+		float g, w, w1;
+		next = (uint16_t)(want[i] + 1);
+		sc_cpu_cast(&got[i], dt, &g, SC_F32, 1);
+		sc_cpu_cast(&want[i], dt, &w, SC_F32, 1);
+		sc_cpu_cast(&next, dt, &w1, SC_F32, 1);
+		bad += !bound || !(fabsf(g - w) <= bound[i] + fabsf(w1 - w));
+	}
 	checks++;
 	if (bad) {
 		failures++;
-		fprintf(stderr, "%s %s: %lld of %lld results more than one ulp off\n", what, dtname(dt), (long long)bad,
-		        (long long)n);
+		fprintf(stderr, "%s %s: %lld of %lld results more than one ulp off%s\n", what, dtname(dt), (long long)bad,
+		        (long long)n, bound ? " and past the float32 sums' bound" : "");
 	}
 	free(got);
 }
@@ -1292,8 +1306,8 @@ static void test_half(void)
 		sc_cpu_cast(wc, SC_F32, hc, dt, M * N);
 		sc_cpu_unary(SC_U_SIGMOID, 0, wc, wc, M * N);
 		sc_cpu_cast(wc, SC_F32, hs, dt, M * N);
-		twin_half("half matmul", dt, dhc, hc, M * N);
-		twin_half("half sigmoid", dt, dhs, hs, M * N);
+		twin_half("half matmul", dt, dhc, hc, M * N, NULL);
+		twin_half("half sigmoid", dt, dhs, hs, M * N, NULL);
 		float *dr, *r = rnd(M * K, -300, 300, &dr);   /* in place: the values as the half type has them */
 		sc_round(rt, dr, dt, M * K);
 		sc_cpu_round(r, dt, M * K);
@@ -1332,7 +1346,7 @@ static void test_matmul_half(void)
 				char what[64];
 				snprintf(what, sizeof what, "matmul_half %s %c%c", dtname(dt), ta ? 'T' : 'N', tb ? 'T' : 'N');
 				twin(what, dc, c, M * N, 1e-3);
-				twin_half(what, dt, dhc, hc, M * N);
+				twin_half(what, dt, dhc, hc, M * N, NULL);
 				free(a), free(b), free(ha), free(hb), free(wa), free(wb), free(c), free(hc);
 				t_slab_reset();
 			}
@@ -1362,10 +1376,18 @@ static void test_batch_matmul_half(void)
 			sc_batch_matmul_half(rt, dt, dha, ab, 2, dhb, bb, 2, dhc, dt, c_b, 2, M, N, K, bcast, !bcast);
 			sc_cpu_batch_matmul(wa, ab, 2, wb, bb, 2, c, c_b, 2, M, N, K, bcast, !bcast);
 			sc_cpu_cast(c, SC_F32, hc, dt, C);
+			float *aa = malloc(A * 4), *ab_ = malloc(B * 4), *bound = malloc(C * 4);   /* sum |a b| per result */
+			for (int i = 0; i < A; i++)
+				aa[i] = fabsf(wa[i]);
+			for (int i = 0; i < B; i++)
+				ab_[i] = fabsf(wb[i]);
+			sc_cpu_batch_matmul(aa, ab, 2, ab_, bb, 2, bound, c_b, 2, M, N, K, bcast, !bcast);
+			for (int i = 0; i < C; i++)
+				bound[i] *= 2.0f * K * 0x1p-24f;
 			char what[64];
 			snprintf(what, sizeof what, "batch_matmul_half %s %s", dtname(dt), bcast ? "broadcast" : "strided");
 			twin(what, dc, c, C, 1e-3);
-			twin_half(what, dt, dhc, hc, C);
+			twin_half(what, dt, dhc, hc, C, bound);
 			if (!bcast) {   /* a read as (3, 2) batches of its (2, 3) ones, b as stored: through strides */
 				const int64_t sa[3] = {M * K, 3 * M * K, K}, sb[3] = {2 * K * N, K * N, N};
 				const int64_t sc[3] = {2 * M * N, M * N, N}, bd[2] = {3, 2};
@@ -1373,11 +1395,14 @@ static void test_batch_matmul_half(void)
 				sc_batch_matmul_half_strided(rt, dt, dha, sa, dhb, sb, dhc, dt, sc, bd, 2, M, N, K, 0, 0);
 				sc_cpu_batch_matmul_strided(wa, sa, wb, sb, c, sc, bd, 2, M, N, K, 0, 0);
 				sc_cpu_cast(c, SC_F32, hc, dt, C);
+				sc_cpu_batch_matmul_strided(aa, sa, ab_, sb, bound, sc, bd, 2, M, N, K, 0, 0);
+				for (int i = 0; i < C; i++)
+					bound[i] *= 2.0f * K * 0x1p-24f;
 				snprintf(what, sizeof what, "batch_matmul_half_strided %s", dtname(dt));
 				twin(what, dc, c, C, 1e-3);
-				twin_half(what, dt, dhc, hc, C);
+				twin_half(what, dt, dhc, hc, C, bound);
 			}
-			free(a), free(b), free(ha), free(hb), free(wa), free(wb), free(c), free(hc);
+			free(a), free(b), free(ha), free(hb), free(wa), free(wb), free(c), free(hc), free(aa), free(ab_), free(bound);
 			t_slab_reset();
 		}
 }
