@@ -7,7 +7,8 @@
 # redistribution that grows lower.c's value array mid-Reshape, N = 1..130 so
 # that some N crosses each capacity doubling), is compiled with --dump-ir on
 # 1, 2, 3, 8 and 16 devices (SWEEP_FULL=1, make test-full: 4 and 6 too; 2
-# and 3 already meet even and uneven splits) in stand_alone, data_parallel,
+# and 3 already meet even and uneven splits; tests/good's models, MindSpore's
+# tests translated for their own count, on 1 and 8 unless SWEEP_FULL) in stand_alone, data_parallel,
 # semi_auto_parallel and auto_parallel with both search modes (every sample
 # and e2e model also in mixed precision, fp16 and bf16, on 1 and 8 devices in
 # semi_auto_parallel and the double-recursive search); each
@@ -77,7 +78,9 @@ done
 devices="1 2 3 8 16"
 [ -n "${SWEEP_FULL:-}" ] && devices="1 2 3 4 6 8 16"
 for f in ir-samples/*.ir tests/good/*.ir tests/e2e/*.ir; do
-	for dev in $devices; do
+	devs=$devices
+	case $f in tests/good/*) [ -n "${SWEEP_FULL:-}" ] || devs="1 8" ;; esac
+	for dev in $devs; do
 		for mode in stand_alone data_parallel semi_auto_parallel auto_parallel/sharding_propagation \
 		            auto_parallel/recursive_programming; do
 			echo "$f $dev ${mode%/*} $([ "${mode#*/}" = "$mode" ] && echo - || echo "${mode#*/}") -"
