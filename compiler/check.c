@@ -361,6 +361,19 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 			return false;
 		}
 		break;
+	case ATTR_REDUCTION:   /* KLDivLoss's, into mode (ops.h) */
+		a->mode = str_is(v, "mean") ? KL_MEAN : str_is(v, "none") ? KL_NONE : str_is(v, "batchmean") ? KL_BATCHMEAN
+		          : str_is(v, "sum") ? KL_SUM : -1;
+		if (a->mode < 0) {
+			ERR(c, v->span, "reduction \"%s\": KLDivLoss takes \"mean\" (the default), \"none\", \"batchmean\" or "
+			    "\"sum\" (MindSpore's)", v->s);
+			return false;
+		}
+		break;
+	case ATTR_N: case ATTR_M: case ATTR_NUM:   /* Eye's (n, m), LinSpace's (num) as its whole shape */
+		a->shape[k == ATTR_M] = v->i;
+		a->nshape = k == ATTR_NUM ? 1 : 2;
+		break;
 	case ATTR_TOLERANCE:
 		a->tolerance = lit_number(v);
 		if (!(a->tolerance >= 0) || !isfinite(a->tolerance)) {

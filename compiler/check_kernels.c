@@ -158,7 +158,7 @@ static void check_index_inits(const Module *m, const Graph *g, Diag *d)
 	}
 }
 
-/* An integer Arange or FillV2 that reaches a Gather's indices or a
+/* An integer Arange, FillV2 or Eye (0 and 1) that reaches a Gather's indices or a
  * cross-entropy's labels (index_bound) must stay inside what it indexes, as
  * randint must. */
 static void check_index_aranges(const Module *m, const Graph *g, Diag *d)
@@ -166,13 +166,13 @@ static void check_index_aranges(const Module *m, const Graph *g, Diag *d)
 	for (int i = 0; i < g->nnodes; i++) {
 		const Node *n = &g->nodes[i];
 		int user;
-		if (n->op != OP_ARANGE && n->op != OP_FILL_V2)
+		if (n->op != OP_ARANGE && n->op != OP_FILL_V2 && n->op != OP_EYE)
 			continue;
 		int64_t bound = index_bound(g, n->result, &user);
 		const Attrs *a = &n->a;
-		bool fill = n->op == OP_FILL_V2;
-		double first = fill ? a->fill : a->start + (double)((a->present & (ATTR_BIT(ATTR_BEGIN))) ? a->begin[0] : 0) * a->step;
-		double last = fill ? a->fill : first + (double)(g->values[n->result].type.dims[0] - 1) * a->step;
+		bool fill = n->op == OP_FILL_V2, eye = n->op == OP_EYE;
+		double first = eye ? 0 : fill ? a->fill : a->start + (double)((a->present & (ATTR_BIT(ATTR_BEGIN))) ? a->begin[0] : 0) * a->step;
+		double last = eye ? 1 : fill ? a->fill : first + (double)(g->values[n->result].type.dims[0] - 1) * a->step;
 		double lo = first < last ? first : last, hi = first < last ? last : first;
 		if (bound < 0 || (lo >= 0 && hi < (double)bound))
 			continue;

@@ -91,6 +91,8 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_ALPHA: print_float(b, a->alpha); break;
 		case ATTR_LAMBD: print_float(b, a->lambd); break;
 		case ATTR_TOLERANCE: print_float(b, a->tolerance); break;
+		case ATTR_REDUCTION: sb_puts(b, (const char *[]){"\"mean\"", "\"none\"", "\"batchmean\"", "\"sum\""}[a->mode]); break;
+		case ATTR_N: case ATTR_M: case ATTR_NUM: sb_printf(b, "%lld", (long long)a->shape[k == ATTR_M]); break;
 		case ATTR_OUTPUT_NUM: sb_printf(b, "%lld", (long long)a->output_num); break;
 		case ATTR_OUTPUT_INDEX: sb_printf(b, "%lld", (long long)a->output_index); break;
 		case ATTR_MODE: sb_printf(b, "%lld", (long long)a->mode); break;

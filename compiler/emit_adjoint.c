@@ -7,6 +7,7 @@
  * one call, a BatchMatMulStrided's through strides (fuse.c). Scratch the
  * kernel needs starts at scratch_off. */
 #include "emit_internal.h"
+#include "kldiv_loss.h"
 
 #include <string.h>
 
@@ -468,6 +469,10 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 			sb_printf(b, "sc_softmax_ce_grad(rt, %s, %s, %s, %s, %lld, %lld);", x0, x1, dy, dx,
 			          (long long)x->type.dims[0], (long long)x->type.dims[1]);
 		return;
+	case OP_KL_DIV_LOSS:   /* MindSpore's bprop (KLDivLossGrad): -y dy, dy scaled as the forward; y's none (ops.h) */
+		sb_printf(b, "sc_kldiv_loss_grad(rt, %s, %s, %s, %lld, %d, %.17g);", x1, dy, dx, (long long)n,
+		          fa->mode != KL_NONE, kldiv_loss_scale(fa->mode, x->global, x->type.rank));
+		return;
 	case OP_L2_LOSS:   /* MindSpore's bprop: x dy */
 		sb_printf(b, "sc_l2_loss_grad(rt, %s, %s, %s, %lld);", x0, dy, dx, (long long)n);
 		return;
@@ -522,7 +527,8 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	case OP_SEND_RECV:   /* its adjoint is a SendRecv back (autodiff.c) */
 	case OP_STAGE_SUM:   /* of the norm, which has no gradient */
 		die("%s is no adjoint's call", op_info[o->op].name);
-	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2:   /* no operands, no gradient */
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_EYE:
+	case OP_LIN_SPACE:   /* no operands, no gradient */
 		die("%s has no operand to differentiate", op_info[f->op].name);
 	OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE:   /* a Bool result: op_input_has_grad */
 	case OP_REDUCE_ALL: case OP_REDUCE_ANY:

@@ -5,6 +5,7 @@
  * value's Float32 copies around the call); a collective over its group
  * g<k>, a gradient AllReduce bucket (bucket.c) as one call. */
 #include "emit_internal.h"
+#include "kldiv_loss.h"
 
 void emit_collective(StrBuf *b, const Program *p, const LOp *o, int i)
 {
@@ -131,6 +132,21 @@ static void emit_constant(StrBuf *b, const Program *p, const LOp *o, const Attrs
 		die("%s %%%s has no piece in the rank table", op_info[o->op].name, y->name);
 	if (o->op == OP_FILL_V2) {   /* every element fill, wherever the piece lies */
 		sb_printf(b, "sc_fill(rt, %s, %s, %lld, %.17g);", p->cname[o->result], dt, (long long)numel(y), a->fill);
+		return;
+	}
+	if (o->op == OP_LIN_SPACE) {   /* MindSpore's start + i step in Float32, from the piece's first */
+		sb_printf(b, "sc_lin_space(rt, %s, %lld, ", p->cname[o->result], (long long)numel(y));
+		entry_ref(b, e, 0, 1, false);
+		sb_printf(b, ", %.9g, %.9g, %lld);", (float)a->start, (float)a->stop, (long long)a->shape[0]);
+		return;
+	}
+	if (o->op == OP_EYE) {   /* ones where the whole's row and column meet */
+		sb_printf(b, "sc_eye(rt, %s, %s, %lld, %lld, ", p->cname[o->result], dt, (long long)y->type.dims[0],
+		          (long long)y->type.dims[1]);
+		entry_ref(b, e, 0, 1, false);
+		sb_puts(b, ", ");
+		entry_ref(b, e, 1, 1, false);
+		sb_puts(b, ");");
 		return;
 	}
 	if (o->op == OP_ARANGE) {   /* start + (begin + i) step */
@@ -504,7 +520,7 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		slice_args(b, p, o, a, x);
 		sb_puts(b, ");");
 		break;
-	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2:
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_EYE: case OP_LIN_SPACE:
 		emit_constant(b, p, o, a);
 		break;
 	case OP_SPARSE_SOFTMAX_CE:
@@ -526,6 +542,10 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		else
 			sb_printf(b, "sc_softmax_ce(rt, %s, %s, %s, %lld, %lld);", x0, x1, y, (long long)x->type.dims[0],
 			          (long long)x->type.dims[1]);
+		break;
+	case OP_KL_DIV_LOSS:   /* "none" elementwise, else the piece's sum scaled, completed by an AllReduce (rules.c) */
+		sb_printf(b, "sc_kldiv_loss(rt, %s, %s, %s, %lld, %d, %.17g);", x0, x1, y, (long long)numel(x),
+		          a->mode != KL_NONE, kldiv_loss_scale(a->mode, x->global, x->type.rank));
 		break;
 	case OP_L2_LOSS:   /* its pieces' sums completed by an AllReduce (rules.c) */
 		sb_printf(b, "sc_l2_loss(rt, %s, %s, %lld);", x0, y, (long long)numel(x));

@@ -119,9 +119,9 @@ void lower_fill_operands(Lowering *x, int i, int *ins)
 		       : n->op == OP_REDUCE_MIN                              ? FLT_MAX
 		       : n->op == OP_REDUCE_PROD || n->op == OP_REDUCE_ALL ? 1 : 0;   /* Any: false, a Bool's 0 */
 		last = 0;
-	} else if (n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS || n->op == OP_L2_LOSS ||
-	           n->op == OP_SQUARE_SUM_ALL)   /* the difference, x (and y): 0 there */
-		last = n->op == OP_L2_LOSS ? 0 : 1;
+	} else if (n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS || n->op == OP_L2_LOSS || n->op == OP_SQUARE_SUM_ALL ||
+	           (n->op == OP_KL_DIV_LOSS && n->a.mode != KL_NONE))   /* the difference, x (and y): 0 there */
+		last = n->op == OP_L2_LOSS ? 0 : 1;   /* KLDivLoss: labels 0 add 0 (kldiv_loss.c) */
 	else if (slope_pad(n->op, 0) || slope_pad(n->op, 1)) {
 		first = last = slope_pad(n->op, 1) != 0;
 		fill = slope_pad(n->op, first);
@@ -134,7 +134,7 @@ void lower_fill_operands(Lowering *x, int i, int *ins)
 		StrBuf w = {0};
 		sb_printf(&w, "%s %%%s split unevenly along %s", op_info[n->op].name, g->values[n->result].name,
 		          reduction || n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS || n->op == OP_L2_LOSS ||
-		          n->op == OP_SQUARE_SUM_ALL ? "a reduced dim" :
+		          n->op == OP_SQUARE_SUM_ALL || n->op == OP_KL_DIV_LOSS ? "a reduced dim" :
 		          "a dim of what it reads");
 		ins[k] = lower_fill_uneven(x, i, ins[k], axes, na, fill, arena_strdup(x->a, w.data));
 		sb_free(&w);

@@ -118,7 +118,11 @@
 	ATTR(MOMENTUM, "momentum", AK_FLOAT)                   \
 	ATTR(TOLERANCE, "tolerance", AK_FLOAT)                 \
 	ATTR(PADDINGS, "paddings", AK_INTS)                    \
-	ATTR(PADDINGS_CONTIGUOUS, "paddings_contiguous", AK_BOOL)
+	ATTR(PADDINGS_CONTIGUOUS, "paddings_contiguous", AK_BOOL) \
+	ATTR(REDUCTION, "reduction", AK_STRING)                \
+	ATTR(N, "n", AK_INT)                                   \
+	ATTR(M, "m", AK_INT)                                   \
+	ATTR(NUM, "num", AK_INT)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -140,6 +144,8 @@
 #define A_FLASH (A(HEAD_NUM) | A(SCALE_VALUE) | A(SPARSE_MODE) | A(KEEP_PROB) | A(INPUT_LAYOUT))
 /* FlashAttentionScore's input_layout values (Attrs.input_layout): where q's dims lie (shape.c, flash_dims). */
 enum { FA_BNSD, FA_BSND, FA_BSH };
+/* KLDivLoss's reduction (Attrs.mode): MindSpore's "mean" (the default), "none", "batchmean", "sum" (kldiv_loss.c). */
+enum { KL_MEAN, KL_NONE, KL_BATCHMEAN, KL_SUM };
 
 /* The normalizers: y = (x - c) rstd gamma [+ beta] over x's last dims, c and
  * rstd the row statistics their kernel's SC_NORM_TABLE row says (centered:
@@ -345,12 +351,15 @@ enum { FA_BNSD, FA_BSND, FA_BSH };
 	OP(CAUSAL_MASK, "CausalMask", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(FILL), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \
 	OP(ROPE_COS, "RopeCos", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(THETA), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)               \
 	OP(ROPE_SIN, "RopeSin", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(THETA), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)               \
+	OP(EYE, "Eye", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(N) | A(M), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                \
+	OP(LIN_SPACE, "LinSpace", 0, 0, A(BEGIN) | A(END) | A(START) | A(STOP) | A(NUM), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY) \
 	OP(FILL_V2, "FillV2", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(FILL), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                  \
 	OP(SPARSE_SOFTMAX_CE, "SparseSoftmaxCrossEntropyWithLogits", 2, 4, A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_F32, V_COPY) \
 	OP(SOFTMAX_CE, "SoftmaxCrossEntropyWithLogits", 2, 4, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_F32, V_COPY)                    \
 	OP(MSE_LOSS, "MSELoss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                    \
 	OP(L1_LOSS, "L1Loss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                      \
 	OP(L2_LOSS, "L2Loss", 1, 1, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                      \
+	OP(KL_DIV_LOSS, "KLDivLoss", 2, 2, A(REDUCTION), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_F32, V_COPY)                            \
 	OP(SQUARE_SUM_ALL, "SquareSumAll", 2, 2, A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                          \
 	OP(ALL_REDUCE, "AllReduce", 1, 1, A(REDUCE_OP) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                      \
 	OP(ALL_GATHER, "AllGather", 1, 1, A(AXIS) | A(GROUP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                           \

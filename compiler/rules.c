@@ -18,6 +18,7 @@
 #include "segment.h"
 #include "scatter_nd.h"
 #include "pad_v3.h"
+#include "kldiv_loss.h"
 #include "rules_internal.h"
 
 #include <string.h>
@@ -336,6 +337,9 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	OP_CASES(SEGMENT_OPS)   /* segment.c: the ids' dims leave partial segments */
 		segment_dims(x, operand(g, n, 1), n, od);
 		return true;
+	case OP_KL_DIV_LOSS:   /* kldiv_loss.c: x's dims, y as x; the result as x or a partial sum */
+		kldiv_loss_dims(x, n, od);
+		return true;
 	case OP_PAD_V3:   /* pad_v3.c: x's dims, a padded one whole; the result as x */
 		pad_v3_dims(x, n, od);
 		break;
@@ -565,7 +569,8 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		od->normalized = 1u << 1;   /* the classes split: the row maxima, sums and losses completed */
 		od->nstats_fwd = 3;
 		return true;
-	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2:
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_EYE:
+	case OP_LIN_SPACE:
 		/* A computed constant: the output's dims, any split, each rank
 		 * computing its piece. No batch dim: whole unless constant_layouts
 		 * (strategy.c) lays it out as its readers take it. */

@@ -421,6 +421,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_CUMPROD: case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL: case OP_SPLIT: case OP_SPLIT_V: case OP_SLICE: case OP_ARANGE:
 	case OP_CONV2D_TRANSPOSE:
 	case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_GATHER_D: case OP_L2_NORMALIZE:
+	case OP_EYE: case OP_LIN_SPACE: case OP_KL_DIV_LOSS:
 	case OP_GATHER_ND: OP_CASES(TENSOR_SCATTER_OPS) case OP_BATCH_NORM:
 	OP_CASES(SEGMENT_OPS)
 	case OP_SPARSE_SOFTMAX_CE: case OP_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
@@ -652,8 +653,11 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_slice(x, a, out);
 	case OP_PAD_V3:
 		return infer_pad_v3(x, a, out);
-	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2:
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_EYE:
+	case OP_LIN_SPACE:
 		return infer_constant(x, out);
+	case OP_KL_DIV_LOSS:
+		return infer_kldiv_loss(x, a, out);
 	case OP_SPARSE_SOFTMAX_CE: {
 		const Type *l = in_type(x, 1);
 		if (a->rank != 2 || l->rank != 1 || l->dims[0] != a->dims[0] || (l->dtype != DT_I32 && l->dtype != DT_I64)) {

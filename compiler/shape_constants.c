@@ -1,5 +1,6 @@
 /* shape_constants.c: the computed constants' result shapes (docs/operators.md,
- * Computed constants: Arange, CausalMask, RopeCos, RopeSin, FillV2), for
+ * Computed constants: Arange, CausalMask, RopeCos, RopeSin, FillV2, Eye,
+ * LinSpace), for
  * shape.c: the whole value their attributes describe, then the piece a
  * per-rank graph computes. */
 #include <math.h>
@@ -153,6 +154,65 @@ static bool infer_fill(Infer *x, Type *whole)
 	return true;
 }
 
+/* Eye's whole value: (n, m), MindSpore's ops.Eye(n, m, t), ones on the
+ * main diagonal; both required, positive. */
+static bool infer_eye(Infer *x, Type *whole)
+{
+	const Attrs *a = &x->n->a;
+	static const AttrKind need[] = {ATTR_N, ATTR_M};
+	for (int k = 0; k < 2; k++) {
+		if (!(a->present & ATTR_BIT(need[k]))) {
+			ERR(x, x->n->op_span, "Eye needs the attributes 'n' and 'm', its rows and columns (MindSpore's "
+			    "ops.Eye(n, m, t)): Eye() {n: 4, m: 5, dtype: Float32}");
+			return false;
+		}
+		if (a->shape[k] < 1) {
+			ERR(x, attr_span(x, attr_info[need[k]].name), "Eye: %s is %lld; its rows (n) and columns (m) are "
+			    "positive", attr_info[need[k]].name, (long long)a->shape[k]);
+			return false;
+		}
+	}
+	whole->rank = 2;
+	whole->dims[0] = a->shape[0];
+	whole->dims[1] = a->shape[1];
+	return true;
+}
+
+/* LinSpace's whole value: num Float32 elements from start to stop
+ * (MindSpore's ops.LinSpace, start and stop its 0-d tensors written as
+ * numbers here); start and stop finite in Float32, num at least 1. */
+static bool infer_lin_space(Infer *x, Type *whole)
+{
+	const Attrs *a = &x->n->a;
+	static const AttrKind need[] = {ATTR_START, ATTR_STOP, ATTR_NUM};
+	for (int k = 0; k < 3; k++)
+		if (!(a->present & ATTR_BIT(need[k]))) {
+			ERR(x, x->n->op_span, "LinSpace needs the attributes 'start', 'stop' and 'num' (MindSpore's three "
+			    "inputs): LinSpace() {start: 1.0, stop: 10.0, num: 5}");
+			return false;
+		}
+	if (whole->dtype != DT_F32) {
+		ERR(x, x->n->op_span, "LinSpace computes Float32 here; Cast its result to %s", dtype_name(whole->dtype));
+		return false;
+	}
+	for (int k = 0; k < 2; k++) {
+		double v = k ? a->stop : a->start;
+		if (!(fabs(v) <= dtype_max(DT_F32))) {
+			ERR(x, attr_span(x, k ? "stop" : "start"), "LinSpace: %s %g is no finite Float32 (MindSpore's start "
+			    "and stop are Float32 tensors)", k ? "stop" : "start", v);
+			return false;
+		}
+	}
+	if (a->shape[0] < 1 || a->shape[0] > ELEMENT_LIMIT) {
+		ERR(x, attr_span(x, "num"), "LinSpace: num is %lld; it is the number of elements, 1 or more",
+		    (long long)a->shape[0]);
+		return false;
+	}
+	whole->rank = 1;
+	whole->dims[0] = a->shape[0];
+	return true;
+}
+
 /* A computed constant (docs/operators.md, Computed constants): the whole
  * value its attributes describe, then the piece [begin, end) of it this
  * node computes (a per-rank graph's piece; the whole when not written). */
@@ -160,7 +220,9 @@ bool infer_constant(Infer *x, Type *out)
 {
 	const Attrs *a = &x->n->a;
 	Type whole = {.dtype = (a->present & (ATTR_BIT(ATTR_DTYPE))) ? a->dtype : DT_F32};
-	bool ok = x->n->op == OP_ARANGE ? infer_arange(x, &whole) : x->n->op == OP_FILL_V2 ? infer_fill(x, &whole)
+	OpKind op = x->n->op;
+	bool ok = op == OP_ARANGE ? infer_arange(x, &whole) : op == OP_FILL_V2 ? infer_fill(x, &whole)
+	          : op == OP_EYE ? infer_eye(x, &whole) : op == OP_LIN_SPACE ? infer_lin_space(x, &whole)
 	          : infer_table(x, &whole);
 	if (!ok)
 		return false;

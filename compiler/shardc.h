@@ -227,7 +227,7 @@ typedef struct {
 	bool axis_is_tuple;
 	int64_t axes[MAX_DIMS];
 	int nshape;              /* Reshape's target (one -1 allowed), BroadcastTo's; Tile's multiples; Slice's size */
-	int64_t shape[MAX_DIMS];  /* and Conv2DTranspose's input_size (N, C, H, W), nshape 4 (conv.c) */
+	int64_t shape[MAX_DIMS];  /* and Conv2DTranspose's input_size (N, C, H, W); Eye's (n, m), LinSpace's (num) */
 	int nperm;
 	int64_t perm[MAX_DIMS];
 	int64_t begin_norm_axis, begin_params_axis;
@@ -257,7 +257,7 @@ typedef struct {
 	int npaddings;           /* PadV3: pairs (before, after), the last dim's first, as torch's F.pad (pad_v3.c) */
 	int64_t paddings[2 * MAX_DIMS];
 	bool paddings_contiguous;   /* PadV3: true by default; false: the befores, then the afters (MindSpore's) */
-	int64_t mode;            /* RotaryPositionEmbedding: 0 rotate-half (GPT-NeoX, LLaMA), 1 interleaved pairs (GPT-J) */
+	int64_t mode;            /* RotaryPositionEmbedding: 0 rotate-half (GPT-NeoX, LLaMA), 1 interleaved pairs (GPT-J); KLDivLoss: its reduction, KL_MEAN... (ops.h) */
 	int64_t head_num;        /* FlashAttentionScore: N, q's dim 1 (required) */
 	int64_t depth;           /* OneHot: the number of classes (required) */
 	int64_t topk;            /* TopK: k, how many of the last dim's largest it keeps (required) */

@@ -277,7 +277,9 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_STACK:   /* its operands' dims, each piece moved as it is */
 	OP_CASES(NORM_OPS) case OP_L2_NORMALIZE:   /* 0 maps to 0; along its axis lowered as pieces, x's padding 0 */
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2:   /* their padding made 0 (lower_pad.c) */
+	case OP_EYE: case OP_LIN_SPACE:
 	case OP_MSE_LOSS: case OP_L1_LOSS: case OP_L2_LOSS:   /* their operands' padding made 0 (lower_pad.c) */
+	case OP_KL_DIV_LOSS:   /* "none": 0 (log 0 - 0) is 0; its reductions' operands' padding made 0 (lower_pad.c) */
 	case OP_SQUARE_SUM_ALL:
 	case OP_SOFTMAX_CE:   /* its rows, each alone; its classes split are lowered as pieces (lower_normalized) */
 		return UNEVEN_TAKES;
@@ -400,7 +402,8 @@ static void check_op(Uneven *u, int i)
 			continue;
 		int v = at[k][0], d = at[k][1];
 		bool sums = matmul || o->op == OP_REDUCE_SUM || o->op == OP_REDUCE_MEAN || o->op == OP_MSE_LOSS ||
-		            o->op == OP_L1_LOSS || o->op == OP_L2_LOSS || o->op == OP_SQUARE_SUM_ALL;   /* padding made 0 */
+		            o->op == OP_L1_LOSS || o->op == OP_L2_LOSS || o->op == OP_SQUARE_SUM_ALL ||
+		            o->op == OP_KL_DIV_LOSS;   /* padding made 0 */
 		bool masked = (o->op == OP_REDUCE_MAX && pad_fill_of(u, i, v, d) <= -FLT_MAX) ||
 		              (o->op == OP_REDUCE_MIN && pad_fill_of(u, i, v, d) >= FLT_MAX) ||   /* the lowest, highest float */
 		              (o->op == OP_REDUCE_PROD && pad_fill_of(u, i, v, d) == 1) ||   /* 1 under a product, All */
@@ -454,7 +457,8 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 		return true;
 	if (n->op == OP_SPARSE_SOFTMAX_CE || n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX ||
 	    n->op == OP_REDUCE_MIN || n->op == OP_REDUCE_PROD || n->op == OP_REDUCE_ALL || n->op == OP_REDUCE_ANY ||
-	    n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS || n->op == OP_L2_LOSS || n->op == OP_SQUARE_SUM_ALL)
+	    n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS || n->op == OP_L2_LOSS || n->op == OP_SQUARE_SUM_ALL ||
+	    n->op == OP_KL_DIV_LOSS)
 		return true;   /* the rows' losses, a reduction's or a loss's operands: their padding filled (lower_pad.c) */
 	if (od->reduced & (1u << o))   /* a contraction's operands: their padding made 0 (lower_pad.c) */
 		return n->op == OP_MATMUL || n->op == OP_BATCH_MATMUL;

@@ -978,6 +978,14 @@ void sc_arange(sc_rt *rt, void *y, sc_dtype dt, int64_t n, int64_t first, double
  * (Select's condition; fill unused). */
 void sc_causal_mask(sc_rt *rt, void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0,
                     int64_t col0, double fill);
+/* MindSpore's Eye's piece (rows, cols): element (i, j) is the whole's
+ * (row0 + i, col0 + j), 1 where they are equal, else 0. SC_F32, SC_I32,
+ * SC_I64 or SC_BOOL. */
+void sc_eye(sc_rt *rt, void *y, sc_dtype dt, int64_t rows, int64_t cols, int64_t row0, int64_t col0);
+/* MindSpore's LinSpace from its first-th element, n of them: y[i] = start +
+ * step (first + i) in Float32, step = (stop - start) / (num - 1) (Float32,
+ * no FMA: MindSpore's CPU kernel); num 1: start. */
+void sc_lin_space(sc_rt *rt, float *y, int64_t n, int64_t first, float start, float stop, int64_t num);
 /* A RoPE table's piece (lead, rows, cols) of the whole (positions, d), in
  * the rotate-half layout (LLaMA's, Hugging Face's): element (s, c) of the
  * whole is cos (or with is_sin, sin) of the angle s * f, f the frequency
@@ -1091,6 +1099,11 @@ void sc_l1_loss(sc_rt *rt, const float *pred, const float *target, float *loss, 
 /* MindSpore's L2Loss: loss[0] = sum x^2 / 2 over x's n elements (summed in
  * double on cpu, Float32 on cuda). */
 void sc_l2_loss(sc_rt *rt, const float *x, float *loss, int64_t n);
+/* MindSpore's KLDivLoss over n elements of logits x and labels y: the
+ * element y (log y - x), 0 where that is NaN (y 0). reduce 0: out[i] the
+ * elements; 1: out[0] = scale times their sum (summed in double on cpu,
+ * Float32 on cuda; scale 1 / count for "mean", 1 / batch for "batchmean"). */
+void sc_kldiv_loss(sc_rt *rt, const float *x, const float *y, float *out, int64_t n, int reduce, double scale);
 /* MindSpore's Lerp: y = start + w (end - start), the three broadcast to
  * y_dims as numpy's (dims right-aligned, size 1 repeats). */
 void sc_lerp(sc_rt *rt, const float *start, const int64_t *s_dims, int s_ndim, const float *end,
@@ -1248,6 +1261,9 @@ void sc_l1_loss_grad(sc_rt *rt, const float *pred, const float *target, const fl
                      int64_t n);
 /* dx = x dloss[0] (dloss NULL: 1), MindSpore's L2Loss bprop; may run in place. */
 void sc_l2_loss_grad(sc_rt *rt, const float *x, const float *dloss, float *dx, int64_t n);
+/* KLDivLoss's logits gradient (MindSpore's KLDivLossGrad): reduce 0: dx[i]
+ * = -y[i] dout[i]; 1: dx[i] = y[i] (-scale dout[0]) (dout NULL: 1). */
+void sc_kldiv_loss_grad(sc_rt *rt, const float *y, const float *dout, float *dx, int64_t n, int reduce, double scale);
 /* Lerp's gradient for operand k (0 start: dy (1 - w), 1 end: dy w, 2 the
  * weight: dy (end - start); MindSpore's bprop), summed over the dims that
  * operand is broadcast along into dx of its shape. */

@@ -3004,6 +3004,41 @@ def bwd_l2(g, ins, at):
     return [g * ins[0]]
 
 
+KL_REDUCTIONS = ("mean", "none", "batchmean", "sum")
+
+
+def kldiv_reduction(at):
+    r = at.get("reduction", "mean")
+    if r not in KL_REDUCTIONS:
+        raise OpError("reduction %r: KLDivLoss takes %s" % (r, ", ".join(KL_REDUCTIONS)))
+    return r
+
+
+def fwd_kldiv(ins, at):
+    """MindSpore's KLDivLoss(x, y): y (log y - x), 0 where NaN (y 0, MindSpore's CPU kernel); then
+    the elements ("none"), their mean ("mean"), their sum over x's dim 0 ("batchmean"), or sum."""
+    x, y = ins
+    if x.shape != y.shape:
+        raise OpError("logits and labels must have one shape; they are %s and %s" % (x.shape, y.shape))
+    r = kldiv_reduction(at)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = y * (np.log(y) - x)
+    e = np.where(np.isnan(e), 0.0, e)
+    if r == "none":
+        return e
+    if r == "batchmean" and x.ndim == 0:
+        raise OpError("reduction 'batchmean' needs logits with a dim 0")
+    return e.sum() / (x.size if r == "mean" else x.shape[0] if r == "batchmean" else 1)
+
+
+def bwd_kldiv(g, ins, at):
+    """MindSpore's bprop (KLDivLossGrad): -y dy, dy over the count as the forward; the labels' zeros."""
+    x, y = ins
+    r = kldiv_reduction(at)
+    scale = 1.0 / (x.size if r == "mean" else x.shape[0] if r == "batchmean" else 1)
+    return [-y * g * (1.0 if r == "none" else scale), None]
+
+
 def fwd_l1(ins, at):
     p, t = loss_operands(ins)
     return np.abs(p - t).mean()
@@ -3097,7 +3132,36 @@ def const_fill(at, dtype):
     return constant_piece(np.full(table_shape(at, 1), float(attr_number(at, "fill", 0))), at)
 
 
+def const_eye(at, dtype):
+    """Eye: (n, m), ones on the main diagonal (MindSpore's ops.Eye(n, m, t))."""
+    if "n" not in at or "m" not in at:
+        raise OpError("needs the attributes 'n' and 'm'")
+    n, m = int(at["n"]), int(at["m"])
+    if n < 1 or m < 1:
+        raise OpError("n %d and m %d must be positive" % (n, m))
+    eye = np.eye(n, m)
+    return constant_piece(eye.astype(bool) if dtype == "Bool" else eye, at)
+
+
+def const_lin_space(at, dtype):
+    """LinSpace: num Float32 elements start + step i, step = (stop - start) / (num - 1), each
+    operation rounded to float32 as MindSpore's CPU kernel computes it; num 1: start."""
+    if any(k not in at for k in ("start", "stop", "num")):
+        raise OpError("needs the attributes 'start', 'stop' and 'num'")
+    num = int(at["num"])
+    if num < 1:
+        raise OpError("num %d must be 1 or more" % num)
+    start, stop = np.float32(attr_number(at, "start", 0)), np.float32(attr_number(at, "stop", 0))
+    if num == 1:
+        return constant_piece(np.array([start], dtype=np.float64), at)
+    step = np.float32((stop - start) / np.float32(num - 1))
+    vals = start + step * np.arange(num, dtype=np.float32)
+    return constant_piece(vals.astype(np.float32).astype(np.float64), at)
+
+
 CONSTANTS = {
+    "Eye": const_eye,
+    "LinSpace": const_lin_space,
     "Arange": const_arange,
     "FillV2": const_fill,
     "CausalMask": const_causal_mask,
@@ -3284,6 +3348,9 @@ OPS = {
     "Arange": (fwd_none, bwd_none, 0, 0),
     "CausalMask": (fwd_none, bwd_none, 0, 0),
     "FillV2": (fwd_none, bwd_none, 0, 0),
+    "Eye": (fwd_none, bwd_none, 0, 0),
+    "LinSpace": (fwd_none, bwd_none, 0, 0),
+    "KLDivLoss": (fwd_kldiv, bwd_kldiv, 2, 2),
     "RopeCos": (fwd_none, bwd_none, 0, 0),
     "RopeSin": (fwd_none, bwd_none, 0, 0),
     # Collectives: the identity over a one-member group (checked when flattening).

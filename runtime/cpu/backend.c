@@ -602,6 +602,18 @@ void sc_causal_mask(sc_rt *rt, void *y, sc_dtype dt, int64_t lead, int64_t rows,
 	sc_cpu_causal_mask(y, dt, lead, rows, cols, row0, col0, fill);
 }
 
+void sc_eye(sc_rt *rt, void *y, sc_dtype dt, int64_t rows, int64_t cols, int64_t row0, int64_t col0)
+{
+	(void)rt;
+	sc_cpu_eye(y, dt, rows, cols, row0, col0);
+}
+
+void sc_lin_space(sc_rt *rt, float *y, int64_t n, int64_t first, float start, float stop, int64_t num)
+{
+	(void)rt;
+	sc_cpu_lin_space(y, n, first, start, stop, num);
+}
+
 void sc_rope(sc_rt *rt, float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
              int64_t d, double theta)
 {
@@ -961,6 +973,18 @@ void sc_l2_loss_grad(sc_rt *rt, const float *x, const float *dloss, float *dx, i
 {
 	(void)rt;
 	sc_cpu_l2_loss_grad(x, dloss, dx, n);
+}
+
+void sc_kldiv_loss(sc_rt *rt, const float *x, const float *y, float *out, int64_t n, int reduce, double scale)
+{
+	(void)rt;
+	sc_cpu_kldiv_loss(x, y, out, n, reduce, scale);
+}
+
+void sc_kldiv_loss_grad(sc_rt *rt, const float *y, const float *dout, float *dx, int64_t n, int reduce, double scale)
+{
+	(void)rt;
+	sc_cpu_kldiv_loss_grad(y, dout, dx, n, reduce, scale);
 }
 
 void sc_lerp(sc_rt *rt, const float *start, const int64_t *s_dims, int s_ndim, const float *end,

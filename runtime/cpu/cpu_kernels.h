@@ -95,6 +95,8 @@ void sc_cpu_dropout(const float *x, float *y, const int64_t *gdims, int ndim, co
                     const int64_t *ldims, uint64_t k, double keep_prob);
 void sc_cpu_causal_mask(void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
                         double fill);
+void sc_cpu_eye(void *y, sc_dtype dt, int64_t rows, int64_t cols, int64_t row0, int64_t col0);
+void sc_cpu_lin_space(float *y, int64_t n, int64_t first, float start, float stop, int64_t num);
 void sc_cpu_rope(float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
                  int64_t d, double theta);
 
@@ -211,6 +213,8 @@ void sc_cpu_softmax_ce_part_grad(const float *logits, const float *labels, const
 void sc_cpu_mse_loss(const float *pred, const float *target, float *loss, int64_t n);
 void sc_cpu_l2_loss(const float *x, float *loss, int64_t n);
 void sc_cpu_l2_loss_grad(const float *x, const float *dloss, float *dx, int64_t n);
+void sc_cpu_kldiv_loss(const float *x, const float *y, float *out, int64_t n, int reduce, double scale);
+void sc_cpu_kldiv_loss_grad(const float *y, const float *dout, float *dx, int64_t n, int reduce, double scale);
 void sc_cpu_lerp(const float *start, const int64_t *s_dims, int s_ndim, const float *end, const int64_t *e_dims,
                  int e_ndim, const float *w, const int64_t *w_dims, int w_ndim, float *y, const int64_t *y_dims,
                  int y_ndim);

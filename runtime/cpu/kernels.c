@@ -1593,6 +1593,29 @@ void sc_cpu_causal_mask(void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_
 	}
 }
 
+void sc_cpu_eye(void *y, sc_dtype dt, int64_t rows, int64_t cols, int64_t row0, int64_t col0)
+{
+	for (int64_t i = 0; i < rows * cols; i++) {
+		int one = row0 + i / cols == col0 + i % cols;
+		switch (dt) {
+		case SC_F32: ((float *)y)[i] = (float)one; break;
+		case SC_I32: ((int32_t *)y)[i] = one; break;
+		case SC_I64: ((int64_t *)y)[i] = one; break;
+		case SC_BOOL: ((uint8_t *)y)[i] = (uint8_t)one; break;
+		case SC_F16: case SC_BF16: SC_DIE("sc_eye: %s is not Float32, Int32, Int64 or Bool", sc_dtype_name(dt));
+		}
+	}
+}
+
+void sc_cpu_lin_space(float *y, int64_t n, int64_t first, float start, float stop, int64_t num)
+{
+	float step = num > 1 ? (stop - start) / (float)(num - 1) : 0.0f;
+	for (int64_t i = 0; i < n; i++) {
+		float t = step * (float)(first + i);   /* MindSpore's start + step * i, two roundings */
+		y[i] = num > 1 ? start + t : start;
+	}
+}
+
 void sc_cpu_rope(float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
                  int64_t d, double theta)
 {
@@ -2534,6 +2557,38 @@ void sc_cpu_l2_loss_grad(const float *x, const float *dloss, float *dx, int64_t 
 	double g = dloss ? dloss[0] : 1.0;
 	for (int64_t i = 0; i < n; i++)
 		dx[i] = (float)(x[i] * g);
+}
+
+/* MindSpore's KLDivLoss element in Float32: y (log y - x), 0 where NaN (y 0) */
+static float kldiv_elem(float x, float y)
+{
+	float v = (logf(y) - x) * y;
+	return isnan(v) ? 0.0f : v;
+}
+
+void sc_cpu_kldiv_loss(const float *x, const float *y, float *out, int64_t n, int reduce, double scale)
+{
+	if (!reduce) {
+		for (int64_t i = 0; i < n; i++)
+			out[i] = kldiv_elem(x[i], y[i]);
+		return;
+	}
+	double s = 0;
+	for (int64_t i = 0; i < n; i++)
+		s += (double)kldiv_elem(x[i], y[i]);
+	out[0] = (float)(s * scale);
+}
+
+void sc_cpu_kldiv_loss_grad(const float *y, const float *dout, float *dx, int64_t n, int reduce, double scale)
+{
+	if (!reduce) {
+		for (int64_t i = 0; i < n; i++)
+			dx[i] = -(y[i] * dout[i]);
+		return;
+	}
+	float g = (float)(-scale * (dout ? dout[0] : 1.0));
+	for (int64_t i = 0; i < n; i++)
+		dx[i] = y[i] * g;
 }
 
 /* ---- Lerp ---- */

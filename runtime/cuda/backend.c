@@ -1292,6 +1292,20 @@ void sc_causal_mask(sc_rt *rt, void *y, sc_dtype dt, int64_t lead, int64_t rows,
 	SC_CUDA_CHECK(sc_cu_causal_mask(y, dt, lead, rows, cols, row0, col0, fill, cu(rt)->stream));
 }
 
+void sc_eye(sc_rt *rt, void *y, sc_dtype dt, int64_t rows, int64_t cols, int64_t row0, int64_t col0)
+{
+	PROFILE(rt, "Eye", 0, (double)rows * cols * (double)sc_dtype_size(dt), SC_PEAK_MEM);
+	if (dt != SC_F32 && dt != SC_I32 && dt != SC_I64 && dt != SC_BOOL)
+		SC_DIE("sc_eye: %s is not Float32, Int32, Int64 or Bool", sc_dtype_name(dt));
+	SC_CUDA_CHECK(sc_cu_eye(y, dt, rows, cols, row0, col0, cu(rt)->stream));
+}
+
+void sc_lin_space(sc_rt *rt, float *y, int64_t n, int64_t first, float start, float stop, int64_t num)
+{
+	PROFILE(rt, "LinSpace", 0, 4.0 * n, SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_lin_space(y, n, first, start, stop, num, cu(rt)->stream));
+}
+
 void sc_rope(sc_rt *rt, float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
              int64_t d, double theta)
 {
@@ -1796,6 +1810,18 @@ void sc_l2_loss_grad(sc_rt *rt, const float *x, const float *dloss, float *dx, i
 {
 	PROFILE(rt, "loss grad", 0, 8.0 * n, SC_PEAK_MEM);
 	SC_CUDA_CHECK(sc_cu_l2_loss_grad(x, dloss, dx, n, cu(rt)->stream));
+}
+
+void sc_kldiv_loss(sc_rt *rt, const float *x, const float *y, float *out, int64_t n, int reduce, double scale)
+{
+	PROFILE(rt, "loss", 0, (reduce ? 8.0 : 12.0) * n, SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_kldiv_loss(x, y, out, n, reduce, scale, cu(rt)->stream));
+}
+
+void sc_kldiv_loss_grad(sc_rt *rt, const float *y, const float *dout, float *dx, int64_t n, int reduce, double scale)
+{
+	PROFILE(rt, "loss grad", 0, (reduce ? 8.0 : 12.0) * n, SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_kldiv_loss_grad(y, dout, dx, n, reduce, scale, cu(rt)->stream));
 }
 
 void sc_lerp(sc_rt *rt, const float *start, const int64_t *s_dims, int s_ndim, const float *end,

@@ -125,6 +125,8 @@ cudaError_t sc_cu_dropout(const float *x, float *y, const sc_cu_walk *w, int64_t
 cudaError_t sc_cu_arange(void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step, cudaStream_t s);
 cudaError_t sc_cu_causal_mask(void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0,
                               int64_t col0, double fill, cudaStream_t s);
+cudaError_t sc_cu_eye(void *y, sc_dtype dt, int64_t rows, int64_t cols, int64_t row0, int64_t col0, cudaStream_t s);
+cudaError_t sc_cu_lin_space(float *y, int64_t n, int64_t first, float start, float stop, int64_t num, cudaStream_t s);
 cudaError_t sc_cu_rope(float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
                        int64_t d, double theta, cudaStream_t s);
 
@@ -236,6 +238,10 @@ cudaError_t sc_cu_softmax_ce_part_grad(const float *logits, const float *labels,
 /* l1 0: mean squared error, 1: mean absolute error */
 cudaError_t sc_cu_l2_loss(const float *x, float *loss, int64_t n, cudaStream_t s);
 cudaError_t sc_cu_l2_loss_grad(const float *x, const float *dloss, float *dx, int64_t n, cudaStream_t s);
+cudaError_t sc_cu_kldiv_loss(const float *x, const float *y, float *out, int64_t n, int reduce, double scale,
+                             cudaStream_t s);
+cudaError_t sc_cu_kldiv_loss_grad(const float *y, const float *dout, float *dx, int64_t n, int reduce, double scale,
+                                  cudaStream_t s);
 /* Lerp over sw's iteration space (y's): start and end at sw's strides, the weight at ww's first */
 cudaError_t sc_cu_lerp(const float *start, const float *end, const float *w, float *y, const sc_cu_walk *sw,
                        const sc_cu_walk *ww, cudaStream_t s);

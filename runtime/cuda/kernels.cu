@@ -730,6 +730,18 @@ __global__ void causal_mask_k(T *y, int64_t total, int64_t rows, int64_t cols, i
 	GRID_LOOP(i, total) y[i] = col0 + i % cols > row0 + i / cols % rows ? masked : allowed;
 }
 
+template <typename T>
+__global__ void eye_k(T *y, int64_t total, int64_t cols, int64_t row0, int64_t col0)
+{
+	GRID_LOOP(i, total) y[i] = (T)(row0 + i / cols == col0 + i % cols);
+}
+
+/* start + step i, each rounded as the CPU rounds it: no FMA */
+__global__ void lin_space_k(float *y, int64_t n, int64_t first, float start, float step, int64_t num)
+{
+	GRID_LOOP(i, n) y[i] = num > 1 ? __fadd_rn(start, __fmul_rn(step, (float)(first + i))) : start;
+}
+
 __global__ void rope_k(float *y, int is_sin, int64_t total, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
                        int64_t d, double theta)
 {
@@ -1560,6 +1572,34 @@ __global__ void l2_loss_grad_k(const float *x, const float *dloss, float *dx, in
 	GRID_LOOP(i, n) dx[i] = x[i] * g;
 }
 
+/* the twins: sc_cpu_kldiv_loss (sums in double there) and its gradient */
+__device__ float kldiv_elem(float x, float y)
+{
+	float v = __fmul_rn(logf(y) - x, y);
+	return isnan(v) ? 0.0f : v;
+}
+
+__global__ void kldiv_none_k(const float *x, const float *y, float *out, int64_t n)
+{
+	GRID_LOOP(i, n) out[i] = kldiv_elem(x[i], y[i]);
+}
+
+__global__ void kldiv_sum_k(const float *x, const float *y, float *out, int64_t n, float scale)
+{
+	float s = 0;
+	GRID_LOOP(i, n) s += kldiv_elem(x[i], y[i]);
+	s = block_sum(s);
+	if (threadIdx.x == 0)
+		atomicAdd(out, s * scale);
+}
+
+__global__ void kldiv_grad_k(const float *y, const float *dout, float *dx, int64_t n, int reduce, float g)
+{
+	if (reduce && dout)
+		g = __fmul_rn(g, *dout);
+	GRID_LOOP(i, n) dx[i] = reduce ? __fmul_rn(y[i], g) : -__fmul_rn(y[i], dout[i]);
+}
+
 /* the twin: sc_cpu_lerp; start and end at sw's offsets, the weight at ww's first */
 __global__ void lerp_k(const float *start, const float *end, const float *w, float *y, int64_t n, sc_cu_walk sw,
                        sc_cu_walk ww)
@@ -2287,6 +2327,33 @@ cudaError_t sc_cu_causal_mask(void *y, sc_dtype dt, int64_t lead, int64_t rows, 
 	return cudaGetLastError();
 }
 
+cudaError_t sc_cu_eye(void *y, sc_dtype dt, int64_t rows, int64_t cols, int64_t row0, int64_t col0, cudaStream_t s)
+{
+	int64_t n = rows * cols;
+	if (n <= 0)
+		return cudaSuccess;
+	if (dt == SC_F32)
+		eye_k<<<blocks_for(n), THREADS, 0, s>>>((float *)y, n, cols, row0, col0);
+	else if (dt == SC_I32)
+		eye_k<<<blocks_for(n), THREADS, 0, s>>>((int32_t *)y, n, cols, row0, col0);
+	else if (dt == SC_I64)
+		eye_k<<<blocks_for(n), THREADS, 0, s>>>((int64_t *)y, n, cols, row0, col0);
+	else if (dt == SC_BOOL)
+		eye_k<<<blocks_for(n), THREADS, 0, s>>>((uint8_t *)y, n, cols, row0, col0);
+	else
+		return cudaErrorInvalidValue;
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_lin_space(float *y, int64_t n, int64_t first, float start, float stop, int64_t num, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	float step = num > 1 ? (stop - start) / (float)(num - 1) : 0.0f;   /* on the host: as the CPU divides */
+	lin_space_k<<<blocks_for(n), THREADS, 0, s>>>(y, n, first, start, step, num);
+	return cudaGetLastError();
+}
+
 cudaError_t sc_cu_rope(float *y, int is_sin, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
                        int64_t d, double theta, cudaStream_t s)
 {
@@ -2629,6 +2696,31 @@ cudaError_t sc_cu_l2_loss_grad(const float *x, const float *dloss, float *dx, in
 	if (n <= 0)
 		return cudaSuccess;
 	l2_loss_grad_k<<<blocks_for(n), THREADS, 0, s>>>(x, dloss, dx, n);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_kldiv_loss(const float *x, const float *y, float *out, int64_t n, int reduce, double scale,
+                             cudaStream_t s)
+{
+	if (!reduce) {
+		if (n > 0)
+			kldiv_none_k<<<blocks_for(n), THREADS, 0, s>>>(x, y, out, n);
+		return cudaGetLastError();
+	}
+	cudaError_t e = cudaMemsetAsync(out, 0, sizeof(float), s);
+	if (e != cudaSuccess || n <= 0)
+		return e;
+	int b = blocks_for(n);
+	kldiv_sum_k<<<b > 1024 ? 1024 : b, THREADS, 0, s>>>(x, y, out, n, (float)scale);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_kldiv_loss_grad(const float *y, const float *dout, float *dx, int64_t n, int reduce, double scale,
+                                  cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	kldiv_grad_k<<<blocks_for(n), THREADS, 0, s>>>(y, dout, dx, n, reduce, (float)-scale);
 	return cudaGetLastError();
 }
 

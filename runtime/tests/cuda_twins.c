@@ -763,6 +763,15 @@ static void test_rows(void)
 	sc_l2_loss_grad(rt, dx, ddl, dg, n);
 	sc_cpu_l2_loss_grad(x, &dl, g, n);
 	twin("l2_loss_grad", dg, g, n, 1e-5);
+	for (int red = 0; red < 2; red++) {   /* KLDivLoss: x the logits, dy the labels (its negatives NaN: 0) */
+		double scale = red ? 1.0 / (double)n : 1.0;
+		sc_kldiv_loss(rt, dx, ddy, red ? dloss : dg, n, red, scale);
+		sc_cpu_kldiv_loss(x, dy, red ? &loss : g, n, red, scale);
+		twin(red ? "kldiv_loss mean" : "kldiv_loss none", red ? dloss : dg, red ? &loss : g, red ? 1 : n, 1e-4);
+		sc_kldiv_loss_grad(rt, ddy, red ? ddl : dx, dg, n, red, 0.25);
+		sc_cpu_kldiv_loss_grad(dy, red ? &dl : x, g, n, red, 0.25);
+		twin(red ? "kldiv_loss_grad mean" : "kldiv_loss_grad none", dg, g, n, 1e-5);
+	}
 	free(x), free(dy), free(y), free(g), free(r);
 }
 
@@ -1180,6 +1189,17 @@ static void test_constants(void)
 		twin_bytes("pad float32 rank 1", dy, y, 37 * sizeof *y);
 		free(x), free(y);
 	}
+	static const sc_dtype eye_dt[4] = {SC_F32, SC_I32, SC_I64, SC_BOOL};
+	for (int k = 0; k < 4; k++) {   /* Eye: a (5, 12) piece from (3, 2) of the whole */
+		char what[64];
+		sc_eye(rt, d, eye_dt[k], 5, 12, 3, 2);
+		sc_cpu_eye(want, eye_dt[k], 5, 12, 3, 2);
+		snprintf(what, sizeof what, "eye %s", dtname(eye_dt[k]));
+		twin_bytes(what, d, want, 5 * 12 * dtsize(eye_dt[k]));
+	}
+	sc_lin_space(rt, (float *)d, 100, 37, 1.0f, 10.0f, 1000);   /* bit for bit: no FMA on either side */
+	sc_cpu_lin_space((float *)want, 100, 37, 1.0f, 10.0f, 1000);
+	twin_bytes("lin_space", d, want, 100 * 4);
 	sc_causal_mask(rt, d, SC_F32, 2, 5, 12, 3, 2, -3.4028234663852886e38);
 	sc_cpu_causal_mask(want, SC_F32, 2, 5, 12, 3, 2, -3.4028234663852886e38);
 	twin_bytes("causal_mask float32", d, want, 2 * 5 * 12 * 4);

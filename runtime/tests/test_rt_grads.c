@@ -679,6 +679,35 @@ Test(grad, lerp_and_l2_loss)
 	check_grad("l2_loss", l2_loss_fwd, s, n, &n, &dl, 1, g);
 }
 
+typedef struct {
+	const float *y;
+	int n, reduce;
+	double scale;
+} KlCtx;
+
+static void kldiv_fwd(const float *v, float *y, const void *c)
+{
+	const KlCtx *k = c;
+	sc_cpu_kldiv_loss(v, k->y, y, k->n, k->reduce, k->scale);
+}
+
+/* KLDivLoss's logits gradient against finite differences: "none" (weights
+ * per element) and a scaled sum ("mean" over 24), labels with zeros among them. */
+Test(grad, kldiv_loss)
+{
+	float x[24], y[24], w[24], g[24], dl = 0.7f;
+	rand_fill(x, 24, 7, -2, 0);
+	rand_fill(y, 24, 8, 0, 1);
+	rand_fill(w, 24, 9, -1, 1);
+	y[3] = y[10] = 0;
+	KlCtx c = {y, 24, 0, 1};
+	sc_cpu_kldiv_loss_grad(y, w, g, 24, 0, 1);
+	check_grad("kldiv_loss none", kldiv_fwd, x, 24, &c, w, 24, g);
+	c.reduce = 1, c.scale = 1.0 / 24;
+	sc_cpu_kldiv_loss_grad(y, &dl, g, 24, 1, 1.0 / 24);
+	check_grad("kldiv_loss mean", kldiv_fwd, x, 24, &c, &dl, 1, g);
+}
+
 /* MaskedFill: x (2, 3, 4) against a mask (3, 1) broadcast, value a
  * scalar: x's gradient dy where the mask is false, value's the sum where
  * true, against finite differences; then x broadcast (3, 1) against a mask

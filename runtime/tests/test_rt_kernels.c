@@ -1402,6 +1402,23 @@ Test(loss, softmax_ce)
 	CLOSE(g + 3, ((const float[]){1.f / 3, -1.f / 6, -1.f / 6}), 3, "(softmax - labels) dloss");
 }
 
+Test(loss, kldiv_by_hand)
+{
+	/* y (log y - x): y 0 gives 0 (MindSpore's NaN made 0), y 1 gives -x */
+	const float x[4] = {-1.0f, -2.0f, 0.5f, -0.25f}, y[4] = {0.0f, 1.0f, 0.5f, 2.0f};
+	float e[4], s, g[4], dl = 2.0f;
+	const float want[4] = {0.0f, 2.0f, 0.5f * (logf(0.5f) - 0.5f), 2.0f * (logf(2.0f) + 0.25f)};
+	sc_cpu_kldiv_loss(x, y, e, 4, 0, 1);
+	CLOSE(e, want, 4, "kldiv none");
+	sc_cpu_kldiv_loss(x, y, &s, 4, 1, 0.25);
+	float mean = (want[0] + want[1] + want[2] + want[3]) / 4;
+	CLOSE(&s, &mean, 1, "kldiv mean");
+	sc_cpu_kldiv_loss_grad(y, &dl, g, 4, 1, 0.25);
+	CLOSE(g, ((const float[]){0, -0.5f, -0.25f, -1.0f}), 4, "kldiv mean gradient: -y dy / 4");
+	sc_cpu_kldiv_loss_grad(y, y, g, 4, 0, 1);
+	CLOSE(g, ((const float[]){0, -1.0f, -0.25f, -4.0f}), 4, "kldiv none gradient: -y dy");
+}
+
 Test(loss, mse_l1)
 {
 	const float p[3] = {1, 2, 3}, t[3] = {1, 0, 0};
@@ -1914,6 +1931,20 @@ Test(constants, arange_by_hand)
 	cr_assert(i32[0] == 8 && i32[1] == 6 && i32[2] == 4, "int32 range, descending");
 	sc_cpu_arange(i64, SC_I64, 3, 5, 0, 3);
 	cr_assert(i64[0] == 15 && i64[1] == 18 && i64[2] == 21, "int64 range");
+}
+
+Test(constants, eye_and_lin_space_by_hand)
+{
+	float e[2 * 3], l[3];
+	int32_t ei[2 * 3];
+	sc_cpu_eye(e, SC_F32, 2, 3, 1, 0);   /* rows 1..2, columns 0..2 of a (3, 3) identity */
+	CLOSE(e, ((const float[]){0, 1, 0, 0, 0, 1}), 6, "eye float32 piece");
+	sc_cpu_eye(ei, SC_I32, 2, 3, 0, 1);   /* rows 0..1, columns 1..3 */
+	cr_assert(ei[0] == 0 && ei[1] == 0 && ei[2] == 0 && ei[3] == 1 && ei[4] == 0 && ei[5] == 0, "eye int32 piece");
+	sc_cpu_lin_space(l, 3, 2, 1.0f, 10.0f, 5);   /* elements 2..4 of 1, 3.25, 5.5, 7.75, 10 */
+	CLOSE(l, ((const float[]){5.5f, 7.75f, 10.0f}), 3, "lin_space piece");
+	sc_cpu_lin_space(l, 1, 0, -2.5f, 4.0f, 1);
+	cr_assert(l[0] == -2.5f, "lin_space num 1: start");
 }
 
 Test(constants, causal_mask_pieces_make_the_whole)

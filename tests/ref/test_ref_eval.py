@@ -912,6 +912,21 @@ class Forward(unittest.TestCase):
         self.check("L2Loss", [p], {}, (p * p).sum() / 2)
         self.check("L2Loss", [np.array(3.0)], {}, 4.5)
 
+    def test_kldiv_loss(self):
+        # MindSpore's KLDivLoss: y (log y - x), 0 where y is 0; reduced by mean, batchmean (dim 0) or sum
+        x, y = rng(1).normal(size=(4, 3)), rng(2).uniform(0, 1, size=(4, 3))
+        y[1, 2] = 0
+        e = y * (np.log(np.where(y > 0, y, 1)) - x)
+        e[1, 2] = 0
+        self.check("KLDivLoss", [x, y], {"reduction": "none"}, e)
+        self.check("KLDivLoss", [x, y], {}, e.mean())
+        self.check("KLDivLoss", [x, y], {"reduction": "batchmean"}, e.sum() / 4)
+        self.check("KLDivLoss", [x, y], {"reduction": "sum"}, e.sum())
+        for ins, at in (([x, y[:2]], {}), ([np.array(1.0), np.array(0.5)], {"reduction": "batchmean"}),
+                        ([x, y], {"reduction": "batch"})):
+            with self.assertRaises(R.OpError):
+                R.OPS["KLDivLoss"][0](ins, at)
+
     def test_single_member_collectives_are_identity(self):
         x = rng().normal(size=(2, 4))
         for op in R.COLLECTIVES:
@@ -1001,10 +1016,14 @@ class Forward(unittest.TestCase):
             %s = RopeSin() {shape: (4, 4), theta: 100.0, begin: (2, 0), end: (4, 2)}
             %o = FillV2() {shape: (2, 3), fill: 1.5}
             %k = FillV2() {shape: (4,), fill: 7, dtype: Int32, begin: (1,), end: (3,)}
-            return %a, %b, %m, %f, %t, %c, %s, %o, %k
+            %e = Eye() {n: 3, m: 4, begin: (1, 0), end: (3, 4)}
+            %l = LinSpace() {start: 1.0, stop: 10.0, num: 5, begin: (2,), end: (5,)}
+            return %a, %b, %m, %f, %t, %c, %s, %o, %k, %e, %l
           }""", {"x": np.zeros(2, np.float32)})
         self.assertTrue(ok, outs)
-        a, b, m, f, t, c, s, o, k = outs
+        a, b, m, f, t, c, s, o, k, e, lin = outs
+        np.testing.assert_array_equal(e, np.eye(3, 4, dtype=np.float32)[1:])
+        np.testing.assert_array_equal(lin, np.array([5.5, 7.75, 10.0], np.float32))
         np.testing.assert_array_equal(o, np.full((2, 3), 1.5, np.float32))
         self.assertEqual(k.dtype, np.int32)
         np.testing.assert_array_equal(k, np.full(2, 7, np.int32))
@@ -1027,6 +1046,8 @@ class Forward(unittest.TestCase):
                           ("%y = CausalMask() {shape: (4,)}", "the value has 2 dims or more"),
                           ("%y = FillV2() {shape: (2, 0), fill: 1.0}", "all positive"),
                           ("%y = FillV2() {shape: (2,)}", "needs the attribute 'fill'"),
+                          ("%y = Eye() {n: 2}", "needs the attributes 'n' and 'm'"),
+                          ("%y = LinSpace() {start: 1.0, stop: 2.0, num: 0}", "num 0 must be 1 or more"),
                           ("%y = RopeCos() {shape: (2, 4), end: (3, 4)}", "no piece of the whole value")):
             ok, msg_got, _ = self.run_graph("graph @g(%%i: <Tensor[Int32], (2,)>) { %s return %%y }" % stmt,
                                             {"i": np.zeros(2, np.int32)})
@@ -1542,6 +1563,13 @@ class Gradients(unittest.TestCase):
         self.check("L1Loss", [p, t])
         self.check("L2Loss", [p])
 
+    def test_kldiv_loss(self):
+        x, y = rng(2).normal(size=(3, 4)), rng(3).uniform(0.1, 1, size=(3, 4))
+        for r in ("none", "mean", "batchmean", "sum"):
+            self.check("KLDivLoss", [x, y], {"reduction": r}, wrt=[0])
+            self.assertIsNone(R.OPS["KLDivLoss"][1](np.ones((3, 4)) if r == "none" else np.float64(1.0), [x, y],
+                                                    {"reduction": r})[1])   # the labels: none (MindSpore's zeros)
+
     def test_collectives(self):
         for op in R.COLLECTIVES:
             self.check(op, [rng(1).normal(size=(2, 3))], {"group": (0,)})
@@ -1583,7 +1611,7 @@ class Gradients(unittest.TestCase):
                   "flash_attention": ["FlashAttentionScore"], "cast": ["Cast"], "compare": list(R.COMPARES),
                   "logical": ["LogicalNot", "LogicalAnd", "LogicalOr", "IsFinite"],
                   "losses": ["SparseSoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits", "MSELoss",
-                             "L1Loss", "L2Loss"],
+                             "L1Loss", "L2Loss"], "kldiv_loss": ["KLDivLoss"],
                   "collectives": list(R.COLLECTIVES), "constants": list(R.CONSTANTS)}
         covered = set(op for g, ops in groups.items() if g in names for op in ops)
         self.assertEqual(covered, set(R.OPS))

@@ -745,6 +745,10 @@ static bool eval_constant(Eval *e)
 			v = a->fill;
 		} else if (e->n->op == OP_ARANGE) {
 			v = a->start + (double)idx[0] * a->step;
+		} else if (e->n->op == OP_EYE) {
+			v = idx[0] == idx[1];
+		} else if (e->n->op == OP_LIN_SPACE) {   /* in double: the math, not MindSpore's Float32 rounding */
+			v = a->shape[0] > 1 ? a->start + (double)idx[0] * (a->stop - a->start) / (double)(a->shape[0] - 1) : a->start;
 		} else {
 			int64_t row = idx[r - 2], col = idx[r - 1], hd = a->shape[a->nshape - 1];
 			if (e->n->op == OP_CAUSAL_MASK)
@@ -1666,6 +1670,29 @@ static bool eval_loss(Eval *e)
 	return true;
 }
 
+/* KLDivLoss: y (log y - x), 0 where y is 0; "none" the elements, else
+ * their sum over the count ("mean"), dim 0 ("batchmean") or 1 ("sum"). */
+static bool eval_kldiv_loss(Eval *e)
+{
+	const SimTensor *x = &e->ins[0], *y = &e->ins[1];
+	int64_t mode = e->n->a.mode;
+	if (!same_dims(x->rank, x->dims, y->rank, y->dims))
+		return fail(e, "logits and labels differ in shape");
+	if (!expect_out(e, mode == KL_NONE ? x->rank : 0, x->dims))
+		return false;
+	double sum = 0;
+	for (int64_t j = 0; j < x->size; j++) {
+		double v = y->data[j] * (log(y->data[j]) - x->data[j]);
+		v = isnan(v) ? 0 : v;
+		if (mode == KL_NONE)
+			e->out->data[j] = v;
+		sum += v;
+	}
+	if (mode != KL_NONE)
+		e->out->data[0] = sum / (mode == KL_MEAN ? (double)x->size : mode == KL_BATCHMEAN ? (double)x->dims[0] : 1);
+	return true;
+}
+
 /* L2Loss: sum x^2 / 2, a scalar. */
 static bool eval_l2_loss(Eval *e)
 {
@@ -1783,8 +1810,11 @@ static bool eval_op(Eval *e)
 		return eval_sparse_ce(e);
 	case OP_SOFTMAX_CE:
 		return eval_dense_ce(e);
-	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2:
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_EYE:
+	case OP_LIN_SPACE:
 		return eval_constant(e);
+	case OP_KL_DIV_LOSS:
+		return eval_kldiv_loss(e);
 	case OP_MSE_LOSS: case OP_L1_LOSS:
 		return eval_loss(e);
 	case OP_L2_LOSS:

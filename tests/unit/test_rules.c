@@ -779,6 +779,34 @@ Test(rules, square_sum_all_masked_fill_identity)
 	run_free(r);
 }
 
+/* KLDivLoss (MindSpore's KLDivLossInfo): x's dims, y split alike; "none"
+ * the result as x, a reduction a scalar of partial sums; Eye and LinSpace
+ * any split, their result the op dims. */
+Test(rules, kldiv_loss_eye_lin_space)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 16)>, %y: <Tensor[Float32], (8, 16)>) {\n"
+	                 "  %a = KLDivLoss(%x, %y) {reduction: \"none\", in_strategy: ((2, 4), (2, 4))}\n"
+	                 "  %b = KLDivLoss(%x, %y) {reduction: \"batchmean\", in_strategy: ((4, 2), (4, 2))}\n"
+	                 "  %c = KLDivLoss(%x, %y) {in_strategy: ((2, 4), (4, 2))}\n"
+	                 "  %e = Eye() {n: 8, m: 16}\n"
+	                 "  %l = LinSpace() {start: 0.0, stop: 1.0, num: 16}\n"
+	                 "  return %a, %b, %c, %e, %l\n}\n");
+	OpDims od;
+	OpSplit s;
+	TensorLayout y;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert(od.in_dim[1][0] == 0 && od.in_dim[1][1] == 1, "y follows x's dims");
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) >= 0 && axis_of(&y, 1) >= 0 && y.partial == 0, "none: the result as x");
+	cr_assert(rule(r, "b", &od, &s), "%s", msgs(r));
+	op_out_layout(&od, &s, &y);
+	cr_assert(y.partial != 0 && y.partial_op == REDUCE_SUM_OP && od.out_rank == 0, "a scalar of partial sums");
+	cr_assert(!rule(r, "c", &od, &s), "y split unlike x accepted");
+	cr_assert(rule(r, "e", &od, &s) && od.nod == 2 && od.out_rank == 2, "%s", msgs(r));
+	cr_assert(rule(r, "l", &od, &s) && od.nod == 1 && od.out_rank == 1, "%s", msgs(r));
+	run_free(r);
+}
+
 /* StridedSlice with MindSpore's masks: the op dims are x's (the strategy
  * has x's rank); a new axis is a result dim no op dim follows, a shrunk dim
  * none of the result's and kept whole, as a cut dim is. */

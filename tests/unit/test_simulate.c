@@ -467,6 +467,32 @@ Test(simulate, misc_tail)
 	expect_text_on_4_and_8("misc_tail.ir", text);
 }
 
+/* KLDivLoss "none" and "sum" split with Eye and LinSpace read on split
+ * layouts (tests/e2e/kldiv_eye_linspace.ir's even parts): each rank's
+ * identity piece at its global rows and columns, its LinSpace piece from its
+ * first element, the sum's pieces completed across the ranks. ("mean" and
+ * "batchmean" scale a rank's sum by the whole's count, which a per-rank
+ * graph's node does not show the simulator: the e2e model checks them.) On
+ * 4 devices as written and on 8, equal to the serial graph. */
+Test(simulate, kldiv_eye_lin_space)
+{
+	const char *text =
+		"context {device_num: 4, parallel_mode: \"semi_auto_parallel\"}\n"
+		"graph @g(%x: <Tensor[Float32], (8, 8)> = uniform(-1, 1), %t: <Tensor[Float32], (8, 8)> = uniform(0, 1),\n"
+		"         %w: <Parameter[Float32], (8, 8)> = normal(0.5)) {\n"
+		"  %h = Mul(%x, %w) {in_strategy: ((2, 2), (2, 2))}\n"
+		"  %e = Eye() {n: 8, m: 8}\n"
+		"  %a = Add(%h, %e) {in_strategy: ((2, 2), (2, 2))}\n"
+		"  %l = LinSpace() {start: 0.5, stop: 2.0, num: 8}\n"
+		"  %b = Mul(%a, %l) {in_strategy: ((1, 4), (4,))}\n"
+		"  %k = KLDivLoss(%b, %t) {reduction: \"none\", in_strategy: ((2, 2), (2, 2))}\n"
+		"  %ks = ReduceSum(%k) {in_strategy: ((4, 1),)}\n"
+		"  %s = KLDivLoss(%b, %t) {reduction: \"sum\", in_strategy: ((4, 1), (4, 1))}\n"
+		"  %loss = Add(%ks, %s)\n  return %loss, %b\n}\n"
+		"train {loss: %loss, optimizer: SGD(learning_rate: 0.01)}\n";
+	expect_text_on_4_and_8("kldiv_eye_lin_space.ir", text);
+}
+
 /* A Layout strategy: the seed's L("mp", ("sp", "dp")) example compiled and run. */
 Test(simulate, layout_strategies)
 {
