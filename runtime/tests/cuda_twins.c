@@ -874,7 +874,8 @@ static void test_movement(void)
 		twin("gather_d_grad", dg, g, 210, 1e-5);
 	}
 	/* GatherNd of x (5, 6, 7) at 9 (row, col) indices (two repeats), its gradient; the tensor scatters of
-	 * (9, 7) updates into it, whole and as the piece [2, 5) x [3, 6) of a (5, 6) split x, and their gradients */
+	 * (9, 7) updates into it, whole and as the piece [2, 5) x [3, 6) of a (5, 6) split x, and their gradients
+	 * (Update, Add, Sub, Mul, Div, Max, Min; the repeated indices apply in turn, Max's and Min's tie) */
 	int32_t ndi[9 * 2] = {4, 5, 0, 0, 2, 3, 4, 5, 1, 2, 3, 1, 0, 0, 2, 4, 4, 5};
 	void *dndi = up(ndi, sizeof ndi);
 	const int64_t ndd[2] = {5, 6}, nds[2] = {2, 3}, ndl[2] = {3, 3};
@@ -885,7 +886,7 @@ static void test_movement(void)
 	sc_cpu_gather_nd_grad(x, ndi, SC_I32, 9, g, ndd, 2, 7);
 	twin("gather_nd_grad", dg, g, 210, 0);   /* in order on both: the same sums */
 	float *ddy, *dy = rnd(n, -2, 2, &ddy);   /* the scatters' x and their gradients' dy */
-	for (int op = SC_SCATTER_UPDATE; op <= SC_SCATTER_SUB; op++)
+	for (int op = SC_SCATTER_UPDATE; op <= SC_SCATTER_MIN; op++)
 		for (int piece = 0; piece < 2; piece++) {
 			const int64_t *st = piece ? nds : NULL, *ld = piece ? ndl : ndd;
 			int64_t nx = ld[0] * ld[1] * 7;
@@ -893,8 +894,9 @@ static void test_movement(void)
 			sc_cpu_tensor_scatter((sc_scatter_op)op, dy, ndi, SC_I32, 9, x, y, st, ld, 2, 7);
 			twin("tensor_scatter", dyv, y, nx, 0);
 			for (int k = 0; k < 3; k += 2) {
-				sc_tensor_scatter_grad(rt, (sc_scatter_op)op, k, ddy, dndi, SC_I32, 9, dg, st, ld, 2, 7);
-				sc_cpu_tensor_scatter_grad((sc_scatter_op)op, k, dy, ndi, SC_I32, 9, g, st, ld, 2, 7);
+				/* dy the forward's x: Mul's, Div's, Max's and Min's gradients read x, upd and y */
+				sc_tensor_scatter_grad(rt, (sc_scatter_op)op, k, ddy, ddy, dx, dyv, dndi, SC_I32, 9, dg, st, ld, 2, 7);
+				sc_cpu_tensor_scatter_grad((sc_scatter_op)op, k, dy, dy, x, y, ndi, SC_I32, 9, g, st, ld, 2, 7);
 				twin("tensor_scatter_grad", dg, g, k ? 9 * 7 : nx, 0);
 			}
 		}
