@@ -2466,8 +2466,9 @@ def tensor_scatter(kind):
             up_won = (upd == nd_slices(y, idx)[rows]).astype(np.float64)
             ties = np.array(won, copy=True)
             np.add.at(nd_slices(ties, idx), rows, up_won)
-            dx = g * won / ties
-            du = nd_slices(g / ties, idx)[rows] * up_won
+            share = np.where(ties > 0, g / np.maximum(ties, 1), 0.0)   # no ties (NaNs): 0, as the kernels
+            dx = share * won
+            du = nd_slices(share, idx)[rows] * up_won
         else:
             dx = np.array(g, copy=True)
             if kind == "Update":

@@ -1893,7 +1893,7 @@ void sc_cpu_tensor_scatter_grad(sc_scatter_op op, int k, const float *dy, const 
 		int64_t total = nd_rows(ldims, n) * inner;
 		if (ties)
 			for (int64_t e = 0; e < total; e++)
-				dx[e] = (x[e] == y[e] ? dy[e] : 0.0f) / (float)ties[e];
+				dx[e] = ties[e] ? (x[e] == y[e] ? dy[e] : 0.0f) / (float)ties[e] : 0.0f;   /* 0 ties: NaNs */
 		else if (dx != dy)
 			memcpy(dx, dy, (size_t)total * sizeof *dx);
 		for (int64_t i = 0; !ties && op != SC_SCATTER_ADD && op != SC_SCATTER_SUB && i < m; i++) {
@@ -1915,7 +1915,7 @@ void sc_cpu_tensor_scatter_grad(sc_scatter_op op, int k, const float *dy, const 
 			                    : op == SC_SCATTER_SUB ? -g
 			                    : op == SC_SCATTER_MUL ? x[e] * g
 			                    : op == SC_SCATTER_DIV ? g * (x[e] / -(u * u))
-			                    : ties ? (u == y[e] ? g : 0.0f) / (float)ties[e] : g;
+			                    : ties ? (ties[e] ? (u == y[e] ? g : 0.0f) / (float)ties[e] : 0.0f) : g;
 		}
 	}
 	free(ties);

@@ -966,8 +966,9 @@ __global__ void scatter_tie_share_k(const float *x, const float *upd, const floa
 		bool first = r >= 0;
 		for (int64_t k = 0; first && k < i; k++)
 			first = nd_row(idx, idx64, g, k) != r;
+		int64_t ties = first ? scatter_ties(x, upd, y, idx, idx64, g, m, inner, r, j) : 0;
 		if (first)
-			dx[r * inner + j] /= (float)scatter_ties(x, upd, y, idx, idx64, g, m, inner, r, j);
+			dx[r * inner + j] = ties ? dx[r * inner + j] / (float)ties : 0.0f;   /* 0 ties: NaNs */
 	}
 }
 
@@ -998,8 +999,10 @@ __global__ void nd_slices_k(int op, int k, const float *dy, const float *x, cons
 			dx[t] = x[e] * gr;
 		else if (op == SC_SCATTER_DIV)
 			dx[t] = gr * (x[e] / -(u * u));
-		else if (op == SC_SCATTER_MAX || op == SC_SCATTER_MIN)
-			dx[t] = (u == y[e] ? gr : 0.0f) / (float)scatter_ties(x, upd, y, idx, idx64, g, m, inner, r, j);
+		else if (op == SC_SCATTER_MAX || op == SC_SCATTER_MIN) {
+			int64_t ties = scatter_ties(x, upd, y, idx, idx64, g, m, inner, r, j);
+			dx[t] = ties ? (u == y[e] ? gr : 0.0f) / (float)ties : 0.0f;
+		}
 		else
 			dx[t] = gr;
 	}

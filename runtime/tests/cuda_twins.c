@@ -901,6 +901,24 @@ static void test_movement(void)
 			}
 		}
 	free(dy);
+	{   /* Max's and Min's ties: x (4,) and two updates equal at element 0 share dy there */
+		const float tx[4] = {1, 2, 3, 4}, tu[4] = {1, 5, 1, 0}, tdy[4] = {1, 10, 100, 1000};
+		const int32_t ti[4] = {0, 2, 0, 3};
+		const int64_t td[1] = {4};
+		float *dtx = up(tx, sizeof tx), *dtu = up(tu, sizeof tu), *dtdy = up(tdy, sizeof tdy);
+		void *dti = up(ti, sizeof ti);
+		float ty[4], tg[4], *dty = t_slab(16), *dtg = t_slab(16);
+		for (int op = SC_SCATTER_MAX; op <= SC_SCATTER_MIN; op++) {
+			sc_tensor_scatter(rt, (sc_scatter_op)op, dtx, dti, SC_I32, 4, dtu, dty, td, NULL, td, 1, 1, "twins ties");
+			sc_cpu_tensor_scatter((sc_scatter_op)op, tx, ti, SC_I32, 4, tu, ty, NULL, td, 1, 1);
+			twin("tensor_scatter ties", dty, ty, 4, 0);
+			for (int k = 0; k < 3; k += 2) {
+				sc_tensor_scatter_grad(rt, (sc_scatter_op)op, k, dtdy, dtx, dtu, dty, dti, SC_I32, 4, dtg, NULL, td, 1, 1);
+				sc_cpu_tensor_scatter_grad((sc_scatter_op)op, k, tdy, tx, tu, ty, ti, SC_I32, 4, tg, NULL, td, 1, 1);
+				twin("tensor_scatter_grad ties", dtg, tg, 4, 0);
+			}
+		}
+	}
 	/* the unsorted segment reductions of x (30 rows of 7: quarters in [-1, 1], ties and zeros) into 6
 	 * segments, ids 0..5 and the dropped -1 and 9, their statistics and gradients, whole and given the
 	 * statistics */
