@@ -353,13 +353,18 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		nd_shape_args(b, l, f->in[0], f->in[1]);
 		sb_puts(b, ");");
 		return;
-	OP_CASES(TENSOR_SCATTER_OPS)   /* x's: dy (the replaced slices zeroed); updates': dy's slices (negated: Sub) */
-		sb_printf(b, "sc_tensor_scatter_grad(rt, %s, %d, %s, ", scatter_kernel(f->op), k, dy);
+	OP_CASES(TENSOR_SCATTER_OPS) {   /* MindSpore's bprops: Mul's and Div's read x and updates, Max's and Min's y */
+		GradReads r = op_info[f->op].grad;
+		bool reads_x = f->op != OP_TENSOR_SCATTER_UPDATE && f->op != OP_TENSOR_SCATTER_ADD &&
+		               f->op != OP_TENSOR_SCATTER_SUB;
+		sb_printf(b, "sc_tensor_scatter_grad(rt, %s, %d, %s, %s, %s, %s, ", scatter_kernel(f->op), k, dy,
+		          reads_x ? x0 : "NULL", reads_x ? p->cname[f->in[2]] : "NULL", r == GR_XY ? yn : "NULL");
 		nd_index_args(b, p, f->in[0], f->in[1]);
 		sb_printf(b, ", %s, ", dx);
 		scatter_shape_args(b, p, f, false);
 		sb_puts(b, ");");
 		return;
+	}
 	OP_CASES(SEGMENT_OPS) {   /* dy gathered back by the ids: Max/Min to the ties, Prod times the other factors */
 		StrBuf w = {0};   /* in[1] (and in[2], Prod's): the statistics over every rank, when the ids are split */
 		sb_printf(&w, "%s, %s, %s, %s, %s", op_info[f->op].grad == GR_XY ? yn : "NULL", dy,

@@ -412,9 +412,14 @@ void scatter_shape_args(StrBuf *b, const Program *p, const LOp *f, bool global)
 
 const char *scatter_kernel(OpKind op)
 {
-	static const char *const names[] = {"SC_SCATTER_UPDATE", "SC_SCATTER_ADD", "SC_SCATTER_SUB"};   /* ops.h's order */
+	static const char *const names[] = {"SC_SCATTER_UPDATE", "SC_SCATTER_ADD", "SC_SCATTER_SUB", "SC_SCATTER_MUL",
+	                                    "SC_SCATTER_DIV", "SC_SCATTER_MAX", "SC_SCATTER_MIN"};   /* ops.h's order */
 	_Static_assert(OP_TENSOR_SCATTER_ADD == OP_TENSOR_SCATTER_UPDATE + 1 &&
-	               OP_TENSOR_SCATTER_SUB == OP_TENSOR_SCATTER_UPDATE + 2, "the scatters' rows follow one another");
+	               OP_TENSOR_SCATTER_SUB == OP_TENSOR_SCATTER_UPDATE + 2 &&
+	               OP_TENSOR_SCATTER_MUL == OP_TENSOR_SCATTER_UPDATE + 3 &&
+	               OP_TENSOR_SCATTER_DIV == OP_TENSOR_SCATTER_UPDATE + 4 &&
+	               OP_TENSOR_SCATTER_MAX == OP_TENSOR_SCATTER_UPDATE + 5 &&
+	               OP_TENSOR_SCATTER_MIN == OP_TENSOR_SCATTER_UPDATE + 6, "the scatters' rows follow one another");
 	return names[op - OP_TENSOR_SCATTER_UPDATE];
 }
 

@@ -438,7 +438,7 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		nd_index_args(b, p, o->in[0], o->in[1]);
 		sb_printf(b, ", %s, \"GatherNd %%%s\");", y, l->values[o->result].name);
 		break;
-	OP_CASES(TENSOR_SCATTER_OPS)   /* x with the slices the indices name replaced (added to, less) */
+	OP_CASES(TENSOR_SCATTER_OPS)   /* x with the slices the indices name replaced (added to, ..., the smaller of) */
 		sb_printf(b, "sc_tensor_scatter(rt, %s, %s, ", scatter_kernel(o->op), x0);
 		nd_index_args(b, p, o->in[0], o->in[1]);
 		sb_printf(b, ", %s, %s, ", p->cname[o->in[2]], y);

@@ -142,7 +142,7 @@ bool op_is_segment(OpKind k)
 
 bool op_is_tensor_scatter(OpKind k)
 {
-	return k >= OP_TENSOR_SCATTER_UPDATE && k <= OP_TENSOR_SCATTER_SUB;   /* consecutive rows (ops.h) */
+	return k >= OP_TENSOR_SCATTER_UPDATE && k <= OP_TENSOR_SCATTER_MIN;   /* consecutive rows (ops.h) */
 }
 
 /* The rows that take no operand: what they compute comes from their

@@ -259,14 +259,20 @@ enum { KL_MEAN, KL_NONE, KL_BATCHMEAN, KL_SUM };
 	OP(LOGICAL_AND, "LogicalAnd", 2, 2, 0, SH_LOGICAL, R_BROADCAST, LOGICAL(AND), GR_NONE, 0, PREC_FOLLOW, V_COPY) \
 	OP(LOGICAL_OR, "LogicalOr", 2, 2, 0, SH_LOGICAL, R_BROADCAST, LOGICAL(OR), GR_NONE, 0, PREC_FOLLOW, V_COPY)
 
-/* MindSpore's TensorScatterUpdate, TensorScatterAdd, TensorScatterSub
+/* MindSpore's TensorScatterUpdate, Add, Sub, Mul, Div, Max, Min
  * (scatter_nd.c): (x, indices, updates), the result x with the slices the
- * indices name replaced by (added to, less) updates. Their rows follow one
- * another in this order (the runtime's sc_scatter_op indexes by them). */
+ * indices name replaced by (added to, less, times, divided by, the larger
+ * of, the smaller of) updates. Their rows follow one another in this order
+ * (the runtime's sc_scatter_op indexes by them). Mul's and Div's gradients
+ * read x and updates, Max's and Min's the result too (the ties). */
 #define TENSOR_SCATTER_OPS(OP)                                                                                          \
 	OP(TENSOR_SCATTER_UPDATE, "TensorScatterUpdate", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)  \
 	OP(TENSOR_SCATTER_ADD, "TensorScatterAdd", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)        \
-	OP(TENSOR_SCATTER_SUB, "TensorScatterSub", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)
+	OP(TENSOR_SCATTER_SUB, "TensorScatterSub", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)        \
+	OP(TENSOR_SCATTER_MUL, "TensorScatterMul", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)        \
+	OP(TENSOR_SCATTER_DIV, "TensorScatterDiv", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)        \
+	OP(TENSOR_SCATTER_MAX, "TensorScatterMax", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_XY, 1u << 1, PREC_FOLLOW, V_COPY)       \
+	OP(TENSOR_SCATTER_MIN, "TensorScatterMin", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_XY, 1u << 1, PREC_FOLLOW, V_COPY)
 
 /* MindSpore's unsorted segment reductions (segment.c): (x, segment_ids),
  * num_segments an attribute; the result (num_segments,) + x's dims past

@@ -1,15 +1,18 @@
-/* scatter_nd.c: MindSpore's GatherNd(x, indices) and TensorScatterUpdate,
- * TensorScatterAdd, TensorScatterSub(x, indices, updates). indices has
- * shape (..., n): each of its rows names a slice x[i0, .., i(n-1)] of x's
- * trailing dims. GatherNd's result stacks those slices, indices.shape[:-1]
- * + x.shape[n:]; a scatter's is x with them replaced by (added to, less)
- * updates, of shape indices.shape[:-1] + x.shape[n:]. Their result shapes
- * (shape.c) and op dims (rules.c), as MindSpore's GatherNdInfo and
- * ScatterNdOpsInfo split them: GatherNd's x and TensorScatterUpdate's
- * indexed dims stay whole, so every rank holds every slice an index may
- * name (no partial results to complete); TensorScatterAdd and Sub may split
- * them, each rank applying the updates in its piece. The kernels check every
- * index against the whole x: one outside it is an error, never a zero. */
+/* scatter_nd.c: MindSpore's GatherNd(x, indices) and its tensor scatters
+ * TensorScatterUpdate, Add, Sub, Mul, Div, Max, Min(x, indices, updates).
+ * indices has shape (..., n): each of its rows names a slice x[i0, ..,
+ * i(n-1)] of x's trailing dims. GatherNd's result stacks those slices,
+ * indices.shape[:-1] + x.shape[n:]; a scatter's is x with them replaced by
+ * (added to, less, times, divided by, the larger or smaller of) updates, of
+ * shape indices.shape[:-1] + x.shape[n:]. Their result shapes (shape.c) and
+ * op dims (rules.c), as MindSpore's GatherNdInfo and ScatterNdOpsInfo split
+ * them: GatherNd's x and the indexed dims of TensorScatterUpdate, Max and
+ * Min (TensorScatterUpdateInfo and its subclasses) stay whole, so every rank
+ * holds every slice an index may name (no partial results to complete);
+ * Add, Sub, Mul and Div may split them, each rank applying the updates in
+ * its piece (MindSpore masks the others' to 0, or to 1 for Mul and Div:
+ * ScatterNdMulDivBaseInfo). The kernels check every index against the whole
+ * x: one outside it is an error, never a zero. */
 #include "shape_internal.h"
 #include "rules_internal.h"
 #include "scatter_nd.h"
@@ -129,6 +132,9 @@ void tensor_scatter_dims(OpKind op, const Type *x, const Type *indices, OpDims *
 		if (d < n && op == OP_TENSOR_SCATTER_UPDATE)
 			keep_whole(od, d, "a dim of x the indices name, whole as MindSpore's TensorScatterUpdateInfo keeps it: "
 			           "split x's trailing dims instead");
+		else if (d < n && (op == OP_TENSOR_SCATTER_MAX || op == OP_TENSOR_SCATTER_MIN))
+			keep_whole(od, d, "a dim of x the indices name, whole as MindSpore's TensorScatterMaxInfo and "
+			           "TensorScatterMinInfo (TensorScatterUpdateInfo's) keep it: split x's trailing dims instead");
 	}
 	for (int d = 0; d < r; d++) {
 		int o = add_dim(od, indices->dims[d], d + 1 < r ? "an indices' dim" : "the indices' last dim");

@@ -160,7 +160,7 @@ bool op_is_binary(OpKind k);     /* a row of BINARY_OPS */
 bool op_is_compare(OpKind k);    /* a row of COMPARE_OPS */
 bool op_is_norm(OpKind k);       /* a row of NORM_OPS */
 bool op_is_segment(OpKind k);    /* a row of SEGMENT_OPS: UnsortedSegmentSum, Max, Min, Prod */
-bool op_is_tensor_scatter(OpKind k);   /* a row of TENSOR_SCATTER_OPS: TensorScatterUpdate, Add, Sub */
+bool op_is_tensor_scatter(OpKind k);   /* a row of TENSOR_SCATTER_OPS: TensorScatterUpdate .. Min */
 bool norm_centered(OpKind k);    /* a normalizer subtracting the row mean (its SC_NORM_TABLE row) */
 bool op_is_constant(OpKind k);   /* a computed constant (Arange, CausalMask, RopeCos, RopeSin): no operands */
 bool op_is_triangle(OpKind k);   /* Tril, Triu: x's last two dims zeroed above or below a diagonal */

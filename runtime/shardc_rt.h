@@ -827,7 +827,7 @@ void sc_unsorted_segment_grad(sc_rt *rt, sc_segment_op op, const float *x, const
  * makes them -1). */
 void sc_gather_d(sc_rt *rt, const float *x, const int64_t *xdims, const void *idx, sc_dtype idx_dt,
                  const int64_t *idims, int ndim, int dim, int64_t offset, float *y);
-/* MindSpore's GatherNd and TensorScatterUpdate/Add/Sub see x as (dims[0],
+/* MindSpore's GatherNd and TensorScatterUpdate/Add/Sub/Mul/Div/Max/Min see x as (dims[0],
  * ..., dims[n-1], inner) and the indices as (m, n), Int32 or Int64: row i
  * names x's slice idx[i] of inner elements. An index outside dims stops the
  * run with a message naming `what` (the operator), the index and its row:
@@ -835,13 +835,17 @@ void sc_gather_d(sc_rt *rt, const float *x, const int64_t *xdims, const void *id
  * GatherNd: y (m, inner) = those slices. */
 void sc_gather_nd(sc_rt *rt, const float *x, const int64_t *dims, int n, int64_t inner, const void *idx,
                   sc_dtype idx_dt, int64_t m, float *y, const char *what);
-typedef enum { SC_SCATTER_UPDATE, SC_SCATTER_ADD, SC_SCATTER_SUB } sc_scatter_op;
-/* y = x, then slice idx[i] of y replaced by (plus, less) row i of upd (m,
- * inner), for i in order: of duplicate indices the last update wins
- * (TensorScatterUpdate), or all add up. x (ldims[0..n), inner) may be a
- * piece of the whole (gdims[0..n), inner) starting at start[0..n) (Add and
- * Sub split along the indexed dims): an index inside the whole but outside
- * the piece is another rank's and skipped; start NULL: the whole. */
+typedef enum {
+	SC_SCATTER_UPDATE, SC_SCATTER_ADD, SC_SCATTER_SUB, SC_SCATTER_MUL, SC_SCATTER_DIV, SC_SCATTER_MAX, SC_SCATTER_MIN
+} sc_scatter_op;
+/* y = x, then slice idx[i] of y replaced by (plus, less, times, divided by,
+ * the larger of (fmaxf), the smaller of (fminf)) row i of upd (m, inner),
+ * for i in order: of duplicate indices the last update wins
+ * (TensorScatterUpdate), or all apply in turn. x (ldims[0..n), inner) may
+ * be a piece of the whole (gdims[0..n), inner) starting at start[0..n)
+ * (Add, Sub, Mul and Div split along the indexed dims): an index inside the
+ * whole but outside the piece is another rank's and skipped; start NULL:
+ * the whole. */
 void sc_tensor_scatter(sc_rt *rt, sc_scatter_op op, const float *x, const void *idx, sc_dtype idx_dt, int64_t m,
                        const float *upd, float *y, const int64_t *gdims, const int64_t *start, const int64_t *ldims,
                        int n, int64_t inner, const char *what);
@@ -1199,12 +1203,20 @@ void sc_gather_axis_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype i
  * added into slice idx[i], in order of i (repeated indices add up). */
 void sc_gather_nd_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t m, float *dx,
                        const int64_t *dims, int n, int64_t inner);
-/* The tensor scatters' adjoints (MindSpore's bprops), k the input: k 0,
- * dx (ldims, inner) = dy, with the slices the indices name zeroed for
- * Update; k 2, dupd (m, inner) = dy's slice idx[i] (negated for Sub), 0
- * where it is another rank's piece's (start as sc_tensor_scatter's). */
-void sc_tensor_scatter_grad(sc_rt *rt, sc_scatter_op op, int k, const float *dy, const void *idx, sc_dtype idx_dt,
-                            int64_t m, float *dx, const int64_t *start, const int64_t *ldims, int n, int64_t inner);
+/* The tensor scatters' adjoints (MindSpore's bprops), k the input, x, upd
+ * and y the forward's (x and upd read by Mul, Div, Max and Min, y by Max
+ * and Min; NULL for the others). k 0, dx (ldims, inner): dy, with the
+ * slices the indices name zeroed (Update), multiplied (Mul) or divided
+ * (Div) by upd's rows in turn (the forward applied to dy); Max, Min: dy
+ * where x[e] == y[e], divided by the ties, 1 + the updates equal to y[e],
+ * else 0. k 2, dupd (m, inner): dy's slice idx[i] (negated for Sub;
+ * Mul: times x's slice; Div: times x's / -(upd * upd); Max, Min: divided
+ * by the ties where upd == y's slice, else 0), 0 where it is another
+ * rank's piece's (start as sc_tensor_scatter's). Mul's and Div's updates'
+ * gradients are MindSpore's: each read as if its index were the only one. */
+void sc_tensor_scatter_grad(sc_rt *rt, sc_scatter_op op, int k, const float *dy, const float *x, const float *upd,
+                            const float *y, const void *idx, sc_dtype idx_dt, int64_t m, float *dx,
+                            const int64_t *start, const int64_t *ldims, int n, int64_t inner);
 /* dx (xdims) = zeros, dy (idims) added at index along dim (GatherD's adjoint). */
 void sc_gather_d_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, const int64_t *idims, float *dx,
                       const int64_t *xdims, int ndim, int dim, int64_t offset);

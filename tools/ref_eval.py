@@ -119,11 +119,15 @@ Choices where MindSpore leaves room:
   an error.  GatherD reads x at the index along `dim` (an index outside
   gives 0); its gradient adds dy there.
 - GatherNd reads x's slices at the indices' rows (the last dim their
-  coordinates); TensorScatterUpdate/Add/Sub set (add, subtract) updates at
-  them in order, the last of repeated indices winning an update. An index
+  coordinates); TensorScatterUpdate/Add/Sub/Mul/Div/Max/Min set (add,
+  subtract, multiply, divide, take the larger, the smaller) updates at them
+  in order, the last of repeated indices winning an update. An index
   outside x is an error (the runtime stops too). Gradients are MindSpore's
   bprops: GatherNd's dy added back (ScatterNd), the scatters' x gets dy
-  (Update: the replaced slices zeroed), updates dy's slices (Sub: negated).
+  (Update: the replaced slices zeroed; Mul, Div: scaled by the updates;
+  Max, Min: where x won, shared by the ties), updates dy's slices (Sub:
+  negated; Mul: times x; Div: times -x / u^2; Max, Min: where they won,
+  shared by the ties).
 - UnsortedSegmentSum/Max/Min/Prod (num_segments an attribute): row s reduces
   the rows of x whose id is s, ids outside [0, num_segments) dropped; an
   empty segment is 0, the type's lowest finite value, its largest, or 1.
@@ -2419,11 +2423,21 @@ def bwd_gather_nd(g, ins, at):
     return [dx, None]
 
 
+SCATTER_APPLY = {"Update": lambda a, u: u, "Add": np.add, "Sub": np.subtract, "Mul": np.multiply,
+                 "Div": np.divide, "Max": np.fmax, "Min": np.fmin}
+
+
 def tensor_scatter(kind):
-    """TensorScatterUpdate, Add, Sub: x with the slices the indices name set to
-    (plus, less) updates, the indices in order (the last of repeated ones wins
-    an update, as shardc's kernels do), and MindSpore's bprops: x's gradient dy
-    (Update: the replaced slices zeroed), updates' dy's slices (Sub: negated)."""
+    """TensorScatterUpdate, Add, Sub, Mul, Div, Max, Min: x with the slices the
+    indices name set to (plus, less, times, divided by, the larger of, the
+    smaller of) updates, the indices in order (the last of repeated ones wins
+    an update, as shardc's kernels do), and MindSpore's bprops: x's gradient
+    dy (Update: the replaced slices zeroed; Mul, Div: TensorScatterMul/Div of
+    dy by the updates; Max, Min: dy where x won, shared by the ties), updates'
+    dy's slices (Sub: negated; Mul: times x's; Div: times -x / u^2; Max, Min:
+    where the update won, shared by the ties: TensorScatterPossibleReplacement).
+    Mul's and Div's updates' gradients read x, not the other updates to a
+    repeated slice, as MindSpore's do."""
     def parts(ins):
         x, idx, upd = ins
         rows = nd_parts(x, idx, "TensorScatter" + kind)
@@ -2432,20 +2446,37 @@ def tensor_scatter(kind):
             raise OpError("updates %s must be %s" % (upd.shape, want))
         return x, idx, rows, upd.reshape((len(rows),) + x.shape[idx.shape[-1]:])
 
-    def fwd(ins, at):
-        x, idx, rows, upd = parts(ins)
+    def apply(x, idx, rows, upd):
         y = np.array(x, copy=True)
         ys = nd_slices(y, idx)
         for i, r in enumerate(rows):
-            ys[r] = upd[i] if kind == "Update" else ys[r] + upd[i] if kind == "Add" else ys[r] - upd[i]
+            ys[r] = SCATTER_APPLY[kind](ys[r], upd[i])
         return y
+
+    def fwd(ins, at):
+        return apply(*parts(ins))
 
     def bwd(g, ins, at):
         x, idx, rows, upd = parts(ins)
-        dx = np.array(g, dtype=np.float64, copy=True)
-        if kind == "Update":
-            nd_slices(dx, idx)[rows] = 0
-        du = nd_slices(np.asarray(g, dtype=np.float64), idx)[rows] * (-1.0 if kind == "Sub" else 1.0)
+        g = np.asarray(g, dtype=np.float64)
+        gs, xs = nd_slices(g, idx)[rows], nd_slices(np.asarray(x, dtype=np.float64), idx)[rows]
+        if kind in ("Max", "Min"):
+            y = apply(x, idx, rows, upd)
+            won = (x == y).astype(np.float64)
+            up_won = (upd == nd_slices(y, idx)[rows]).astype(np.float64)
+            ties = np.array(won, copy=True)
+            np.add.at(nd_slices(ties, idx), rows, up_won)
+            share = np.where(ties > 0, g / np.maximum(ties, 1), 0.0)   # no ties (NaNs): 0, as the kernels
+            dx = share * won
+            du = nd_slices(share, idx)[rows] * up_won
+        else:
+            dx = np.array(g, copy=True)
+            if kind == "Update":
+                nd_slices(dx, idx)[rows] = 0
+            elif kind in ("Mul", "Div"):
+                dx = apply(dx, idx, rows, upd.astype(np.float64))
+            du = -gs if kind == "Sub" else xs * gs if kind == "Mul" else gs * (xs / -(upd * upd)) \
+                if kind == "Div" else gs
         return [dx, None, du.reshape(ins[2].shape)]
     return fwd, bwd
 
@@ -3318,6 +3349,10 @@ OPS = {
     "TensorScatterUpdate": tensor_scatter("Update") + (3, 3),
     "TensorScatterAdd": tensor_scatter("Add") + (3, 3),
     "TensorScatterSub": tensor_scatter("Sub") + (3, 3),
+    "TensorScatterMul": tensor_scatter("Mul") + (3, 3),
+    "TensorScatterDiv": tensor_scatter("Div") + (3, 3),
+    "TensorScatterMax": tensor_scatter("Max") + (3, 3),
+    "TensorScatterMin": tensor_scatter("Min") + (3, 3),
     **{"UnsortedSegment" + k: (fwd_segment(k), bwd_segment(k), 2, 2) for k in ("Sum", "Max", "Min", "Prod")},
     "L2Normalize": (fwd_l2_normalize, bwd_l2_normalize, 1, 1),
     "Tile": (fwd_tile, bwd_tile, 1, 1),

@@ -719,11 +719,12 @@ void sc_tensor_scatter(sc_rt *rt, sc_scatter_op op, const float *x, const void *
 	sc_cpu_tensor_scatter(op, x, idx, idx_dt, m, upd, y, start, ldims, n, inner);
 }
 
-void sc_tensor_scatter_grad(sc_rt *rt, sc_scatter_op op, int k, const float *dy, const void *idx, sc_dtype idx_dt,
-                            int64_t m, float *dx, const int64_t *start, const int64_t *ldims, int n, int64_t inner)
+void sc_tensor_scatter_grad(sc_rt *rt, sc_scatter_op op, int k, const float *dy, const float *x, const float *upd,
+                            const float *y, const void *idx, sc_dtype idx_dt, int64_t m, float *dx,
+                            const int64_t *start, const int64_t *ldims, int n, int64_t inner)
 {
 	(void)rt;
-	sc_cpu_tensor_scatter_grad(op, k, dy, idx, idx_dt, m, dx, start, ldims, n, inner);
+	sc_cpu_tensor_scatter_grad(op, k, dy, x, upd, y, idx, idx_dt, m, dx, start, ldims, n, inner);
 }
 
 void sc_unsorted_segment(sc_rt *rt, sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt, float *y,

@@ -148,8 +148,9 @@ void sc_cpu_gather_nd_grad(const float *dy, const void *idx, sc_dtype idx_dt, in
 void sc_cpu_tensor_scatter(sc_scatter_op op, const float *x, const void *idx, sc_dtype idx_dt, int64_t m,
                            const float *upd, float *y, const int64_t *start, const int64_t *ldims, int n,
                            int64_t inner);
-void sc_cpu_tensor_scatter_grad(sc_scatter_op op, int k, const float *dy, const void *idx, sc_dtype idx_dt, int64_t m,
-                                float *dx, const int64_t *start, const int64_t *ldims, int n, int64_t inner);
+void sc_cpu_tensor_scatter_grad(sc_scatter_op op, int k, const float *dy, const float *x, const float *upd,
+                                const float *y, const void *idx, sc_dtype idx_dt, int64_t m, float *dx,
+                                const int64_t *start, const int64_t *ldims, int n, int64_t inner);
 /* sc_batch_norm's and its gradient's */
 void sc_cpu_batch_norm(const float *x, const float *scale, const float *bias, float *moving_mean, float *moving_var,
                        const float *batch_mean, const float *batch_var, float *y, int64_t n, int64_t c, int64_t hw,

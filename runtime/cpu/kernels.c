@@ -1860,6 +1860,21 @@ void sc_cpu_gather_nd_grad(const float *dy, const void *idx, sc_dtype idx_dt, in
 	}
 }
 
+/* One update u applied to an element a of x (sc_scatter_op's, the CUDA kernel's scatter_apply). */
+static float scatter_apply(sc_scatter_op op, float a, float u)
+{
+	switch (op) {
+	case SC_SCATTER_UPDATE: return u;
+	case SC_SCATTER_ADD: return a + u;
+	case SC_SCATTER_SUB: return a - u;
+	case SC_SCATTER_MUL: return a * u;
+	case SC_SCATTER_DIV: return a / u;
+	case SC_SCATTER_MAX: return fmaxf(a, u);
+	case SC_SCATTER_MIN: return fminf(a, u);
+	}
+	return a;
+}
+
 void sc_cpu_tensor_scatter(sc_scatter_op op, const float *x, const void *idx, sc_dtype idx_dt, int64_t m,
                            const float *upd, float *y, const int64_t *start, const int64_t *ldims, int n,
                            int64_t inner)
@@ -1868,32 +1883,65 @@ void sc_cpu_tensor_scatter(sc_scatter_op op, const float *x, const void *idx, sc
 		memcpy(y, x, (size_t)(nd_rows(ldims, n) * inner) * sizeof *y);
 	for (int64_t i = 0; i < m; i++) {   /* in order: the last of repeated indices wins an update */
 		int64_t r = sc_nd_piece_row(idx, idx_dt, i, start, ldims, n);
-		for (int64_t j = 0; r >= 0 && j < inner; j++) {
-			float *at = &y[r * inner + j], u = upd[i * inner + j];
-			*at = op == SC_SCATTER_UPDATE ? u : op == SC_SCATTER_ADD ? *at + u : *at - u;
-		}
+		for (int64_t j = 0; r >= 0 && j < inner; j++)
+			y[r * inner + j] = scatter_apply(op, y[r * inner + j], upd[i * inner + j]);
 	}
 }
 
-void sc_cpu_tensor_scatter_grad(sc_scatter_op op, int k, const float *dy, const void *idx, sc_dtype idx_dt, int64_t m,
-                                float *dx, const int64_t *start, const int64_t *ldims, int n, int64_t inner)
+/* Max's and Min's ties (MindSpore's TensorScatterPossibleReplacement):
+ * for each element of x's piece, 1 where x equals y, plus the updates
+ * equal to y there; (rows, inner), the caller frees it. */
+static int64_t *scatter_ties(const float *x, const float *upd, const float *y, const void *idx, sc_dtype idx_dt,
+                             int64_t m, const int64_t *start, const int64_t *ldims, int n, int64_t inner)
 {
-	if (k == 0) {   /* x's: dy, less the slices an update replaced */
-		if (dx != dy)
-			memcpy(dx, dy, (size_t)(nd_rows(ldims, n) * inner) * sizeof *dx);
-		for (int64_t i = 0; op == SC_SCATTER_UPDATE && i < m; i++) {
-			int64_t r = sc_nd_piece_row(idx, idx_dt, i, start, ldims, n);
-			for (int64_t j = 0; r >= 0 && j < inner; j++)
-				dx[r * inner + j] = 0.0f;
-		}
-		return;
-	}
-	float sign = op == SC_SCATTER_SUB ? -1.0f : 1.0f;   /* updates': dy at their slices, 0 at another rank's */
+	int64_t total = nd_rows(ldims, n) * inner;
+	int64_t *ties = xcalloc((size_t)total, sizeof *ties);
+	for (int64_t e = 0; e < total; e++)
+		ties[e] = x[e] == y[e];
 	for (int64_t i = 0; i < m; i++) {
 		int64_t r = sc_nd_piece_row(idx, idx_dt, i, start, ldims, n);
-		for (int64_t j = 0; j < inner; j++)
-			dx[i * inner + j] = r < 0 ? 0.0f : sign * dy[r * inner + j];
+		for (int64_t j = 0; r >= 0 && j < inner; j++)
+			ties[r * inner + j] += upd[i * inner + j] == y[r * inner + j];
 	}
+	return ties;
+}
+
+void sc_cpu_tensor_scatter_grad(sc_scatter_op op, int k, const float *dy, const float *x, const float *upd,
+                                const float *y, const void *idx, sc_dtype idx_dt, int64_t m, float *dx,
+                                const int64_t *start, const int64_t *ldims, int n, int64_t inner)
+{
+	int64_t *ties = op == SC_SCATTER_MAX || op == SC_SCATTER_MIN
+	                ? scatter_ties(x, upd, y, idx, idx_dt, m, start, ldims, n, inner) : NULL;
+	if (k == 0) {   /* x's: dy, its slices zeroed, scaled by the updates, or where x won, shared by the ties */
+		int64_t total = nd_rows(ldims, n) * inner;
+		if (ties)
+			for (int64_t e = 0; e < total; e++)
+				dx[e] = ties[e] ? (x[e] == y[e] ? dy[e] : 0.0f) / (float)ties[e] : 0.0f;   /* 0 ties: NaNs */
+		else if (dx != dy)
+			memcpy(dx, dy, (size_t)total * sizeof *dx);
+		for (int64_t i = 0; !ties && op != SC_SCATTER_ADD && op != SC_SCATTER_SUB && i < m; i++) {
+			int64_t r = sc_nd_piece_row(idx, idx_dt, i, start, ldims, n);
+			for (int64_t j = 0; r >= 0 && j < inner; j++) {   /* Update's: the forward with 0 for every update */
+				float u = op == SC_SCATTER_UPDATE ? 0.0f : upd[i * inner + j];
+				dx[r * inner + j] = scatter_apply(op, dx[r * inner + j], u);
+			}
+		}
+		free(ties);
+		return;
+	}
+	for (int64_t i = 0; i < m; i++) {   /* updates': dy's slices (times what the op says), 0 at another rank's */
+		int64_t r = sc_nd_piece_row(idx, idx_dt, i, start, ldims, n);
+		for (int64_t j = 0; j < inner; j++) {
+			int64_t e = r * inner + j;
+			float u = upd ? upd[i * inner + j] : 0.0f, g = r < 0 ? 0.0f : dy[e];
+			dx[i * inner + j] = r < 0 ? 0.0f
+			                    : op == SC_SCATTER_SUB ? -g
+			                    : op == SC_SCATTER_MUL ? x[e] * g
+			                    : op == SC_SCATTER_DIV ? g * (x[e] / -(u * u))
+			                    : ties ? (ties[e] ? (u == y[e] ? g : 0.0f) / (float)ties[e] : 0.0f) : g;
+		}
+	}
+	free(ties);
 }
 
 /* Row (o, i) of x (outer, n, inner) along n: its sum of squares, given or summed. */

@@ -1457,14 +1457,15 @@ void sc_tensor_scatter(sc_rt *rt, sc_scatter_op op, const float *x, const void *
 	                                   cu(rt)->stream));
 }
 
-void sc_tensor_scatter_grad(sc_rt *rt, sc_scatter_op op, int k, const float *dy, const void *idx, sc_dtype idx_dt,
-                            int64_t m, float *dx, const int64_t *start, const int64_t *ldims, int n, int64_t inner)
+void sc_tensor_scatter_grad(sc_rt *rt, sc_scatter_op op, int k, const float *dy, const float *x, const float *upd,
+                            const float *y, const void *idx, sc_dtype idx_dt, int64_t m, float *dx,
+                            const int64_t *start, const int64_t *ldims, int n, int64_t inner)
 {
 	PROFILE(rt, "TensorScatter grad", 0, 8.0 * (k ? m : sc_numel(ldims, n)) * inner, SC_PEAK_MEM);
 	if (idx_dt != SC_I32 && idx_dt != SC_I64)
 		SC_DIE("tensor_scatter_grad: indices must be int32 or int64");
-	SC_CUDA_CHECK(sc_cu_tensor_scatter_grad((int)op, k, dy, idx, idx_dt == SC_I64, m, dx, start, ldims, n, inner,
-	                                        cu(rt)->stream));
+	SC_CUDA_CHECK(sc_cu_tensor_scatter_grad((int)op, k, dy, x, upd, y, idx, idx_dt == SC_I64, m, dx, start, ldims, n,
+	                                        inner, cu(rt)->stream));
 }
 
 void sc_unsorted_segment(sc_rt *rt, sc_segment_op op, const float *x, const void *ids, sc_dtype ids_dt, float *y,

@@ -168,7 +168,8 @@ cudaError_t sc_cu_gather_nd_grad(const float *dy, const void *idx, int idx64, in
 cudaError_t sc_cu_tensor_scatter(int op, const float *x, const void *idx, int idx64, int64_t m, const float *upd,
                                  float *y, const int64_t *start, const int64_t *ldims, int n, int64_t inner,
                                  cudaStream_t s);
-cudaError_t sc_cu_tensor_scatter_grad(int op, int k, const float *dy, const void *idx, int idx64, int64_t m, float *dx,
+cudaError_t sc_cu_tensor_scatter_grad(int op, int k, const float *dy, const float *x, const float *upd,
+                                      const float *y, const void *idx, int idx64, int64_t m, float *dx,
                                       const int64_t *start, const int64_t *ldims, int n, int64_t inner, cudaStream_t s);
 /* The unsorted segment reductions (op an sc_segment_op; big SC_SEGMENT_BIG of the result's type), their
  * statistics and gradient (sc_unsorted_segment*) */

@@ -927,32 +927,96 @@ __global__ void gather_nd_k(const float *x, const void *idx, int idx64, NdDims g
 	}
 }
 
+/* One update u applied to an element a of x (sc_cpu_tensor_scatter's scatter_apply); op -1: add */
+__device__ float scatter_apply(int op, float a, float u)
+{
+	switch (op) {
+	case SC_SCATTER_UPDATE: return u;
+	case SC_SCATTER_SUB: return a - u;
+	case SC_SCATTER_MUL: return a * u;
+	case SC_SCATTER_DIV: return a / u;
+	case SC_SCATTER_MAX: return fmaxf(a, u);
+	case SC_SCATTER_MIN: return fminf(a, u);
+	default: return a + u;
+	}
+}
+
 /* One thread per inner element j, walking the indices in order: repeated
- * slices add (or are replaced) in the CPU twin's order, with no atomics. */
+ * slices add (or are replaced, multiplied, ...) in the CPU twin's order,
+ * with no atomics. */
 __global__ void scatter_nd_k(int op, const float *upd, const void *idx, int idx64, NdDims g, int64_t m, int64_t inner,
                              float *y)
 {
 	GRID_LOOP(j, inner) {
 		for (int64_t i = 0; i < m; i++) {
 			int64_t r = nd_row(idx, idx64, g, i);
-			if (r < 0)
-				continue;
-			float *at = y + r * inner + j, u = upd[i * inner + j];
-			*at = op == SC_SCATTER_UPDATE ? u : op == SC_SCATTER_ADD || op < 0 ? *at + u : *at - u;
+			if (r >= 0)
+				y[r * inner + j] = scatter_apply(op, y[r * inner + j], upd[i * inner + j]);
 		}
 	}
 }
 
-/* dx (m, inner) = sign * dy's slices; sign 0: zero those slices of dx (x's shape) */
-__global__ void nd_slices_k(const float *dy, const void *idx, int idx64, NdDims g, int64_t inner, int64_t total,
-                            float sign, float *dx)
+/* Max's and Min's ties at element j of slice r of x's piece, for row i of
+ * the indices (r its slice): 1 where x equals y, plus the updates equal to
+ * y there (the CPU twin's scatter_ties, counted by a scan) */
+__device__ int64_t scatter_ties(const float *x, const float *upd, const float *y, const void *idx, int idx64,
+                                const NdDims &g, int64_t m, int64_t inner, int64_t r, int64_t j)
 {
-	GRID_LOOP(t, total) {
-		int64_t r = nd_row(idx, idx64, g, t / inner);
-		if (sign == 0.0f && r >= 0)
-			dx[r * inner + t % inner] = 0.0f;
-		else if (sign != 0.0f)
-			dx[t] = r < 0 ? 0.0f : sign * dy[r * inner + t % inner];
+	int64_t e = r * inner + j, ties = x[e] == y[e];
+	for (int64_t i = 0; i < m; i++)
+		ties += nd_row(idx, idx64, g, i) == r && upd[i * inner + j] == y[e];
+	return ties;
+}
+
+/* Max's and Min's x gradient, after dx = dy where x == y, else 0: each slice
+ * an index names (its first index's thread) divided by its ties */
+__global__ void scatter_tie_share_k(const float *x, const float *upd, const float *y, const void *idx, int idx64,
+                                    NdDims g, int64_t m, int64_t inner, float *dx)
+{
+	GRID_LOOP(t, m * inner) {
+		int64_t i = t / inner, j = t % inner, r = nd_row(idx, idx64, g, i);
+		bool first = r >= 0;
+		for (int64_t k = 0; first && k < i; k++)
+			first = nd_row(idx, idx64, g, k) != r;
+		int64_t ties = first ? scatter_ties(x, upd, y, idx, idx64, g, m, inner, r, j) : 0;
+		if (first)
+			dx[r * inner + j] = ties ? dx[r * inner + j] / (float)ties : 0.0f;   /* 0 ties: NaNs */
+	}
+}
+
+__global__ void scatter_x_won_k(const float *dy, const float *x, const float *y, int64_t n, float *dx)
+{
+	GRID_LOOP(e, n) dx[e] = x[e] == y[e] ? dy[e] : 0.0f;
+}
+
+/* k 0 (sign 0): zero the slices of dx (x's shape) the indices name; k 2: dx
+ * (m, inner) = dy's slices (Sub: negated; Mul: times x's; Div: times x's /
+ * -(u u); Max, Min: shared by the ties where u won), 0 for another piece's */
+__global__ void nd_slices_k(int op, int k, const float *dy, const float *x, const float *upd, const float *y,
+                            const void *idx, int idx64, NdDims g, int64_t m, int64_t inner, float *dx)
+{
+	GRID_LOOP(t, m * inner) {
+		int64_t r = nd_row(idx, idx64, g, t / inner), j = t % inner, e = r * inner + j;
+		if (k == 0) {
+			if (r >= 0)
+				dx[e] = 0.0f;
+			continue;
+		}
+		float u = upd ? upd[t] : 0.0f, gr = r < 0 ? 0.0f : dy[e];
+		if (r < 0)
+			dx[t] = 0.0f;
+		else if (op == SC_SCATTER_SUB)
+			dx[t] = -gr;
+		else if (op == SC_SCATTER_MUL)
+			dx[t] = x[e] * gr;
+		else if (op == SC_SCATTER_DIV)
+			dx[t] = gr * (x[e] / -(u * u));
+		else if (op == SC_SCATTER_MAX || op == SC_SCATTER_MIN) {
+			int64_t ties = scatter_ties(x, upd, y, idx, idx64, g, m, inner, r, j);
+			dx[t] = ties ? (u == y[e] ? gr : 0.0f) / (float)ties : 0.0f;
+		}
+		else
+			dx[t] = gr;
 	}
 }
 
@@ -2516,20 +2580,31 @@ cudaError_t sc_cu_tensor_scatter(int op, const float *x, const void *idx, int id
 	return cudaGetLastError();
 }
 
-cudaError_t sc_cu_tensor_scatter_grad(int op, int k, const float *dy, const void *idx, int idx64, int64_t m, float *dx,
+cudaError_t sc_cu_tensor_scatter_grad(int op, int k, const float *dy, const float *x, const float *upd,
+                                      const float *y, const void *idx, int idx64, int64_t m, float *dx,
                                       const int64_t *start, const int64_t *ldims, int n, int64_t inner, cudaStream_t s)
 {
 	int64_t rows, total = m * inner;
 	NdDims g = nd_dims(start, ldims, n, &rows);
-	if (k == 0 && dx != dy) {   /* x's: dy, the updated slices zeroed (Update) */
+	bool ties = op == SC_SCATTER_MAX || op == SC_SCATTER_MIN;
+	if (k == 0 && ties) {   /* x's: dy where x won, shared by the ties */
+		if (rows * inner > 0)
+			scatter_x_won_k<<<blocks_for(rows * inner), THREADS, 0, s>>>(dy, x, y, rows * inner, dx);
+		if (total > 0)
+			scatter_tie_share_k<<<blocks_for(total), THREADS, 0, s>>>(x, upd, y, idx, idx64, g, m, inner, dx);
+		return cudaGetLastError();
+	}
+	if (k == 0 && dx != dy) {   /* x's: dy, the updated slices zeroed (Update), scaled (Mul, Div) */
 		cudaError_t e = cudaMemcpyAsync(dx, dy, (size_t)(rows * inner) * sizeof(float), cudaMemcpyDeviceToDevice, s);
 		if (e != cudaSuccess)
 			return e;
 	}
-	if (total <= 0 || (k == 0 && op != SC_SCATTER_UPDATE))
+	if (total <= 0 || (k == 0 && (op == SC_SCATTER_ADD || op == SC_SCATTER_SUB)))
 		return cudaSuccess;
-	float sign = k == 0 ? 0.0f : op == SC_SCATTER_SUB ? -1.0f : 1.0f;
-	nd_slices_k<<<blocks_for(total), THREADS, 0, s>>>(dy, idx, idx64, g, inner, total, sign, dx);
+	if (k == 0 && (op == SC_SCATTER_MUL || op == SC_SCATTER_DIV))
+		scatter_nd_k<<<blocks_for(inner), THREADS, 0, s>>>(op, upd, idx, idx64, g, m, inner, dx);
+	else
+		nd_slices_k<<<blocks_for(total), THREADS, 0, s>>>(op, k, dy, x, upd, y, idx, idx64, g, m, inner, dx);
 	return cudaGetLastError();
 }
 

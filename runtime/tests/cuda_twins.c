@@ -883,7 +883,8 @@ static void test_movement(void)
 		twin("gather_d_grad", dg, g, 210, 1e-5);
 	}
 	/* GatherNd of x (5, 6, 7) at 9 (row, col) indices (two repeats), its gradient; the tensor scatters of
-	 * (9, 7) updates into it, whole and as the piece [2, 5) x [3, 6) of a (5, 6) split x, and their gradients */
+	 * (9, 7) updates into it, whole and as the piece [2, 5) x [3, 6) of a (5, 6) split x, and their gradients
+	 * (Update, Add, Sub, Mul, Div, Max, Min; the repeated indices apply in turn, Max's and Min's tie) */
 	int32_t ndi[9 * 2] = {4, 5, 0, 0, 2, 3, 4, 5, 1, 2, 3, 1, 0, 0, 2, 4, 4, 5};
 	void *dndi = up(ndi, sizeof ndi);
 	const int64_t ndd[2] = {5, 6}, nds[2] = {2, 3}, ndl[2] = {3, 3};
@@ -894,7 +895,7 @@ static void test_movement(void)
 	sc_cpu_gather_nd_grad(x, ndi, SC_I32, 9, g, ndd, 2, 7);
 	twin("gather_nd_grad", dg, g, 210, 0);   /* in order on both: the same sums */
 	float *ddy, *dy = rnd(n, -2, 2, &ddy);   /* the scatters' x and their gradients' dy */
-	for (int op = SC_SCATTER_UPDATE; op <= SC_SCATTER_SUB; op++)
+	for (int op = SC_SCATTER_UPDATE; op <= SC_SCATTER_MIN; op++)
 		for (int piece = 0; piece < 2; piece++) {
 			const int64_t *st = piece ? nds : NULL, *ld = piece ? ndl : ndd;
 			int64_t nx = ld[0] * ld[1] * 7;
@@ -902,12 +903,31 @@ static void test_movement(void)
 			sc_cpu_tensor_scatter((sc_scatter_op)op, dy, ndi, SC_I32, 9, x, y, st, ld, 2, 7);
 			twin("tensor_scatter", dyv, y, nx, 0);
 			for (int k = 0; k < 3; k += 2) {
-				sc_tensor_scatter_grad(rt, (sc_scatter_op)op, k, ddy, dndi, SC_I32, 9, dg, st, ld, 2, 7);
-				sc_cpu_tensor_scatter_grad((sc_scatter_op)op, k, dy, ndi, SC_I32, 9, g, st, ld, 2, 7);
+				/* dy the forward's x: Mul's, Div's, Max's and Min's gradients read x, upd and y */
+				sc_tensor_scatter_grad(rt, (sc_scatter_op)op, k, ddy, ddy, dx, dyv, dndi, SC_I32, 9, dg, st, ld, 2, 7);
+				sc_cpu_tensor_scatter_grad((sc_scatter_op)op, k, dy, dy, x, y, ndi, SC_I32, 9, g, st, ld, 2, 7);
 				twin("tensor_scatter_grad", dg, g, k ? 9 * 7 : nx, 0);
 			}
 		}
 	free(dy);
+	{   /* Max's and Min's ties: x (4,) and two updates equal at element 0 share dy there */
+		const float tx[4] = {1, 2, 3, 4}, tu[4] = {1, 5, 1, 0}, tdy[4] = {1, 10, 100, 1000};
+		const int32_t ti[4] = {0, 2, 0, 3};
+		const int64_t td[1] = {4};
+		float *dtx = up(tx, sizeof tx), *dtu = up(tu, sizeof tu), *dtdy = up(tdy, sizeof tdy);
+		void *dti = up(ti, sizeof ti);
+		float ty[4], tg[4], *dty = t_slab(16), *dtg = t_slab(16);
+		for (int op = SC_SCATTER_MAX; op <= SC_SCATTER_MIN; op++) {
+			sc_tensor_scatter(rt, (sc_scatter_op)op, dtx, dti, SC_I32, 4, dtu, dty, td, NULL, td, 1, 1, "twins ties");
+			sc_cpu_tensor_scatter((sc_scatter_op)op, tx, ti, SC_I32, 4, tu, ty, NULL, td, 1, 1);
+			twin("tensor_scatter ties", dty, ty, 4, 0);
+			for (int k = 0; k < 3; k += 2) {
+				sc_tensor_scatter_grad(rt, (sc_scatter_op)op, k, dtdy, dtx, dtu, dty, dti, SC_I32, 4, dtg, NULL, td, 1, 1);
+				sc_cpu_tensor_scatter_grad((sc_scatter_op)op, k, tdy, tx, tu, ty, ti, SC_I32, 4, tg, NULL, td, 1, 1);
+				twin("tensor_scatter_grad ties", dtg, tg, 4, 0);
+			}
+		}
+	}
 	/* the unsorted segment reductions of x (30 rows of 7: quarters in [-1, 1], ties and zeros) into 6
 	 * segments, ids 0..5 and the dropped -1 and 9, their statistics and gradients, whole and given the
 	 * statistics */

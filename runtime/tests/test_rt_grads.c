@@ -1204,6 +1204,69 @@ Test(grad, gather_nd_scatter_add)
 	check_grad("gather_nd", gnd_fwd, x, 12, idx, w, 8, dx);
 }
 
+/* TensorScatterMul and Div of x (3, 2, 2) at 3 distinct (row, col) indices
+ * of (3, 2) updates, whole and on x's piece [1, 3) of its dim 0: the
+ * gradients of x and of the updates (MindSpore's bprops, exact for distinct
+ * indices). */
+typedef struct {
+	sc_scatter_op op;
+	const float *x, *upd;   /* the operand not differentiated */
+	const int64_t *start, *ldims;
+} ScatterCtx;
+
+static const int32_t scatter_idx[6] = {2, 1, 0, 0, 1, 1};
+
+static void scatter_x_fwd(const float *x, float *y, const void *c)
+{
+	const ScatterCtx *s = c;
+	sc_cpu_tensor_scatter(s->op, x, scatter_idx, SC_I32, 3, s->upd, y, s->start, s->ldims, 2, 2);
+}
+
+static void scatter_u_fwd(const float *u, float *y, const void *c)
+{
+	const ScatterCtx *s = c;
+	sc_cpu_tensor_scatter(s->op, s->x, scatter_idx, SC_I32, 3, u, y, s->start, s->ldims, 2, 2);
+}
+
+Test(grad, tensor_scatter_mul_div)
+{
+	float x[12], u[6], w[12], y[12], g[12];
+	rand_fill(x, 12, 1, -1, 1);
+	rand_fill(u, 6, 2, 0.5f, 2);   /* away from 0: Div */
+	rand_fill(w, 12, 3, -1, 1);
+	const int64_t whole[2] = {3, 2}, start[2] = {1, 0}, piece[2] = {2, 2};
+	for (int op = SC_SCATTER_MUL; op <= SC_SCATTER_DIV; op++)
+		for (int p = 0; p < 2; p++) {
+			ScatterCtx c = {(sc_scatter_op)op, x, u, p ? start : NULL, p ? piece : whole};
+			int nx = p ? 8 : 12;
+			sc_cpu_tensor_scatter(c.op, x, scatter_idx, SC_I32, 3, u, y, c.start, c.ldims, 2, 2);
+			sc_cpu_tensor_scatter_grad(c.op, 0, w, x, u, y, scatter_idx, SC_I32, 3, g, c.start, c.ldims, 2, 2);
+			check_grad(op == SC_SCATTER_MUL ? "tensor_scatter_mul x" : "tensor_scatter_div x", scatter_x_fwd, x, nx,
+			           &c, w, nx, g);
+			sc_cpu_tensor_scatter_grad(c.op, 2, w, x, u, y, scatter_idx, SC_I32, 3, g, c.start, c.ldims, 2, 2);
+			check_grad(op == SC_SCATTER_MUL ? "tensor_scatter_mul updates" : "tensor_scatter_div updates",
+			           scatter_u_fwd, u, 6, &c, w, nx, g);
+		}
+}
+
+/* Max and Min away from ties: dy where x or an update won. */
+Test(grad, tensor_scatter_max_min)
+{
+	float x[12], u[6], w[12], y[12], g[12];
+	rand_fill(x, 12, 4, -1, 1);
+	rand_fill(u, 6, 5, -1, 1);
+	rand_fill(w, 12, 6, -1, 1);
+	const int64_t whole[2] = {3, 2};
+	for (int op = SC_SCATTER_MAX; op <= SC_SCATTER_MIN; op++) {
+		ScatterCtx c = {(sc_scatter_op)op, x, u, NULL, whole};
+		sc_cpu_tensor_scatter(c.op, x, scatter_idx, SC_I32, 3, u, y, NULL, whole, 2, 2);
+		sc_cpu_tensor_scatter_grad(c.op, 0, w, x, u, y, scatter_idx, SC_I32, 3, g, NULL, whole, 2, 2);
+		check_grad("tensor_scatter_max/min x", scatter_x_fwd, x, 12, &c, w, 12, g);
+		sc_cpu_tensor_scatter_grad(c.op, 2, w, x, u, y, scatter_idx, SC_I32, 3, g, NULL, whole, 2, 2);
+		check_grad("tensor_scatter_max/min updates", scatter_u_fwd, u, 6, &c, w, 12, g);
+	}
+}
+
 /* The unsorted segment reductions of x (6 rows of 2) into 3 segments, ids
  * with -1 and 3 dropped: finite differences away from ties and zeros; then
  * the ties and zeros exactly, whole and given the statistics of every rank

@@ -757,11 +757,50 @@ Test(tensor_scatter, by_hand)
 	CLOSE(y, ((const float[]){20, 22, 2, 3, 44, 47, 6, 7}), 8, "repeats add up");
 	sc_cpu_tensor_scatter(SC_SCATTER_SUB, x, idx, SC_I64, 3, u, y, (const int64_t[]){2}, (const int64_t[]){2}, 1, 2);
 	CLOSE(y, ((const float[]){-40, -41, 2, 3}), 4, "the piece [2, 4): row 0 another rank's");
-	sc_cpu_tensor_scatter_grad(SC_SCATTER_UPDATE, 0, x, idx, SC_I64, 3, g, NULL, d, 1, 2);
+	sc_cpu_tensor_scatter_grad(SC_SCATTER_UPDATE, 0, x, NULL, NULL, NULL, idx, SC_I64, 3, g, NULL, d, 1, 2);
 	CLOSE(g, ((const float[]){0, 0, 2, 3, 0, 0, 6, 7}), 8, "x's gradient: the replaced rows zeroed");
-	sc_cpu_tensor_scatter_grad(SC_SCATTER_SUB, 2, x, idx, SC_I64, 3, g, (const int64_t[]){2}, (const int64_t[]){2}, 1,
-	                           2);
+	sc_cpu_tensor_scatter_grad(SC_SCATTER_SUB, 2, x, NULL, NULL, NULL, idx, SC_I64, 3, g, (const int64_t[]){2},
+	                           (const int64_t[]){2}, 1, 2);
 	CLOSE(g, ((const float[]){-0, -1, 0, 0, -0, -1}), 6, "updates' gradient: -dy's rows, 0 for another rank's");
+}
+
+Test(tensor_scatter, mul_div_max_min)
+{
+	/* x (3,) at elements 0, 2, 0 (0 twice: applied in turn); dy {1, 10, 100}; MindSpore's bprops */
+	const float x[3] = {2, 3, 5}, dy[3] = {1, 10, 100}, u[3] = {2, 4, 0.5f};
+	const float umax[3] = {2, 4, 2}, umin[3] = {1, 7, 2};   /* Max: x and both updates tie at 0; Min: 1 wins */
+	const int32_t idx[3] = {0, 2, 0};
+	const int64_t d[1] = {3};
+	float y[3], g[3];
+	sc_cpu_tensor_scatter(SC_SCATTER_MUL, x, idx, SC_I32, 3, u, y, NULL, d, 1, 1);
+	CLOSE(y, ((const float[]){2, 3, 20}), 3, "Mul: repeats multiply in turn");
+	sc_cpu_tensor_scatter_grad(SC_SCATTER_MUL, 0, dy, x, u, y, idx, SC_I32, 3, g, NULL, d, 1, 1);
+	CLOSE(g, ((const float[]){1, 10, 400}), 3, "Mul's x: TensorScatterMul of dy");
+	sc_cpu_tensor_scatter_grad(SC_SCATTER_MUL, 2, dy, x, u, y, idx, SC_I32, 3, g, NULL, d, 1, 1);
+	CLOSE(g, ((const float[]){2, 500, 2}), 3, "Mul's updates: x dy at their slices");
+	sc_cpu_tensor_scatter(SC_SCATTER_DIV, x, idx, SC_I32, 3, u, y, NULL, d, 1, 1);
+	CLOSE(y, ((const float[]){2, 3, 1.25f}), 3, "Div: repeats divide in turn");
+	sc_cpu_tensor_scatter_grad(SC_SCATTER_DIV, 0, dy, x, u, y, idx, SC_I32, 3, g, NULL, d, 1, 1);
+	CLOSE(g, ((const float[]){1, 10, 25}), 3, "Div's x: TensorScatterDiv of dy");
+	sc_cpu_tensor_scatter_grad(SC_SCATTER_DIV, 2, dy, x, u, y, idx, SC_I32, 3, g, NULL, d, 1, 1);
+	CLOSE(g, ((const float[]){-0.5f, -31.25f, -8}), 3, "Div's updates: dy x / -u^2");
+	sc_cpu_tensor_scatter(SC_SCATTER_MAX, x, idx, SC_I32, 3, umax, y, NULL, d, 1, 1);
+	CLOSE(y, ((const float[]){2, 3, 5}), 3, "Max");
+	sc_cpu_tensor_scatter_grad(SC_SCATTER_MAX, 0, dy, x, umax, y, idx, SC_I32, 3, g, NULL, d, 1, 1);
+	CLOSE(g, ((const float[]){1.0f / 3, 10, 100}), 3, "Max's x: dy shared by the three ties at 0");
+	sc_cpu_tensor_scatter_grad(SC_SCATTER_MAX, 2, dy, x, umax, y, idx, SC_I32, 3, g, NULL, d, 1, 1);
+	CLOSE(g, ((const float[]){1.0f / 3, 0, 1.0f / 3}), 3, "Max's updates: where they won, shared");
+	sc_cpu_tensor_scatter(SC_SCATTER_MIN, x, idx, SC_I32, 3, umin, y, NULL, d, 1, 1);
+	CLOSE(y, ((const float[]){1, 3, 5}), 3, "Min");
+	sc_cpu_tensor_scatter_grad(SC_SCATTER_MIN, 0, dy, x, umin, y, idx, SC_I32, 3, g, NULL, d, 1, 1);
+	CLOSE(g, ((const float[]){0, 10, 100}), 3, "Min's x: 0 where an update won");
+	sc_cpu_tensor_scatter_grad(SC_SCATTER_MIN, 2, dy, x, umin, y, idx, SC_I32, 3, g, NULL, d, 1, 1);
+	CLOSE(g, ((const float[]){1, 0, 0}), 3, "Min's updates: the one that won");
+	const int64_t st[1] = {2}, ld[1] = {1};   /* x's piece [2, 3): element 2 alone */
+	sc_cpu_tensor_scatter(SC_SCATTER_MUL, x + 2, idx, SC_I32, 3, u, y, st, ld, 1, 1);
+	CLOSE(y, ((const float[]){20}), 1, "Mul on a piece: the others' updates skipped");
+	sc_cpu_tensor_scatter_grad(SC_SCATTER_MUL, 2, dy + 2, x + 2, u, y, idx, SC_I32, 3, g, st, ld, 1, 1);
+	CLOSE(g, ((const float[]){0, 500, 0}), 3, "Mul's updates on a piece: 0 for another rank's");
 }
 
 Test(unsorted_segment, by_hand)

@@ -693,8 +693,45 @@ class Forward(unittest.TestCase):
         want[2] += u[0] + u[2]
         self.check("TensorScatterAdd", [x, rows, u], {}, want)
         self.check("TensorScatterSub", [x, rows, u], {}, 2 * x - want)
+        want = x.copy()
+        want[0] *= u[1]
+        want[2] *= u[0] * u[2]   # repeated: applied in turn
+        self.check("TensorScatterMul", [x, rows, u], {}, want)
+        want = x.copy()
+        want[0] /= u[1]
+        want[2] = want[2] / u[0] / u[2]
+        self.check("TensorScatterDiv", [x, rows, u], {}, want)
+        want = x.copy()
+        want[0] = np.maximum(x[0], u[1])
+        want[2] = np.maximum(np.maximum(x[2], u[0]), u[2])
+        self.check("TensorScatterMax", [x, rows, u], {}, want)
+        want = x.copy()
+        want[0] = np.minimum(x[0], u[1])
+        want[2] = np.minimum(np.minimum(x[2], u[0]), u[2])
+        self.check("TensorScatterMin", [x, rows, u], {}, want)
         with self.assertRaises(R.OpError):
             fwd("TensorScatterUpdate", [x, rows, u[:2]], {})   # updates not indices.shape[:-1] + x.shape[1:]
+        with self.assertRaises(R.OpError):
+            fwd("TensorScatterMul", [x, np.array([[3]]), u[:1]], {})   # outside x
+
+    def test_tensor_scatter_bprops_by_hand(self):
+        # MindSpore's bprops: Mul's updates' gradient x dy at its slice (not the other updates' product:
+        # MindSpore's), Div's dy x / -u^2; Max's ties share dy: x (2) and two updates (2) at element 0
+        x, rows = np.array([2.0, 3.0, 5.0]), np.array([[0], [2], [0]])
+        u, g = np.array([2.0, 4.0, 0.5]), np.array([1.0, 10.0, 100.0])
+        bwd = R.OPS["TensorScatterMul"][1]
+        dx, _, du = bwd(g, [x, rows, u], {})
+        np.testing.assert_allclose(dx, [1.0, 10.0, 400.0])
+        np.testing.assert_allclose(du, [2.0, 500.0, 2.0])
+        dx, _, du = R.OPS["TensorScatterDiv"][1](g, [x, rows, u], {})
+        np.testing.assert_allclose(dx, [1.0, 10.0, 25.0])
+        np.testing.assert_allclose(du, [-0.5, -100.0 * 5.0 / 16.0, -8.0])
+        dx, _, du = R.OPS["TensorScatterMax"][1](g, [x, rows, np.array([2.0, 4.0, 2.0])], {})
+        np.testing.assert_allclose(dx, [1.0 / 3.0, 10.0, 100.0])
+        np.testing.assert_allclose(du, [1.0 / 3.0, 0.0, 1.0 / 3.0])
+        dx, _, du = R.OPS["TensorScatterMin"][1](g, [x, rows, np.array([1.0, 7.0, 2.0])], {})
+        np.testing.assert_allclose(dx, [0.0, 10.0, 100.0])
+        np.testing.assert_allclose(du, [1.0, 0.0, 0.0])
 
     def test_segments(self):
         x = np.array([[1.0, -2.0], [3.0, 0.5], [-1.0, 4.0], [2.0, 2.0], [5.0, 6.0]])
@@ -1403,8 +1440,10 @@ class Gradients(unittest.TestCase):
         x = rng(1).normal(size=(3, 4, 2))
         self.check("GatherNd", [x, np.array([[2, 1], [0, 3], [2, 1]])], {}, wrt=[0])   # repeats add up
         rows = np.array([[2], [0]])
-        for op in ("TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub"):
+        for op in ("TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub", "TensorScatterMul",
+                   "TensorScatterMax", "TensorScatterMin"):
             self.check(op, [x, rows, rng(2).normal(size=(2, 4, 2))], {}, wrt=[0, 2])
+        self.check("TensorScatterDiv", [x, rows, rng(2).uniform(0.5, 2.0, size=(2, 4, 2))], {}, wrt=[0, 2])
 
     def test_segments(self):
         x = rng(1).normal(size=(5, 3))
@@ -1603,7 +1642,8 @@ class Gradients(unittest.TestCase):
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "ExpandDims", "Squeeze", "BroadcastTo",
                                 "Concat", "StridedSlice"], "gather": ["Gather"], "gather_d": ["GatherD"],
                   "gather_nd_and_scatters": ["GatherNd", "TensorScatterUpdate", "TensorScatterAdd",
-                                             "TensorScatterSub"],
+                                             "TensorScatterSub", "TensorScatterMul", "TensorScatterDiv",
+                                             "TensorScatterMax", "TensorScatterMin"],
                   "segments": ["UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd"],
                   "l2_normalize": ["L2Normalize"], "tile": ["Tile"], "one_hot": ["OneHot"], "triangle": ["Tril", "Triu"],
                   "picks": ["ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK"],

@@ -1215,8 +1215,10 @@ static bool eval_gather_nd(Eval *e)
 	return true;
 }
 
-/* TensorScatterUpdate, Add, Sub: x, then the slices the indices name set to
- * (plus, less) updates' rows, in order: the last of repeated indices wins. */
+/* The tensor scatters: x, then the slices the indices name set to (plus,
+ * less, times, divided by, the larger of, the smaller of) updates' rows, in
+ * order: the last of repeated indices wins an update, the others apply in
+ * turn. */
 static bool eval_tensor_scatter(Eval *e)
 {
 	const SimTensor *x = &e->ins[0], *idx = &e->ins[1], *upd = &e->ins[2];
@@ -1233,7 +1235,15 @@ static bool eval_tensor_scatter(Eval *e)
 			            (long long)inner);
 		for (int64_t j = 0; j < inner; j++) {
 			double *at = &e->out->data[row * inner + j], u = upd->data[i * inner + j];
-			*at = e->n->op == OP_TENSOR_SCATTER_UPDATE ? u : e->n->op == OP_TENSOR_SCATTER_ADD ? *at + u : *at - u;
+			switch (e->n->op) {
+			case OP_TENSOR_SCATTER_UPDATE: *at = u; break;
+			case OP_TENSOR_SCATTER_ADD: *at += u; break;
+			case OP_TENSOR_SCATTER_SUB: *at -= u; break;
+			case OP_TENSOR_SCATTER_MUL: *at *= u; break;
+			case OP_TENSOR_SCATTER_DIV: *at /= u; break;
+			case OP_TENSOR_SCATTER_MAX: *at = fmax(*at, u); break;
+			default: *at = fmin(*at, u); break;   /* Min */
+			}
 		}
 	}
 	return true;

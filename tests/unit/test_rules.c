@@ -668,6 +668,34 @@ Test(rules, gather_nd_and_tensor_scatter)
 	run_free(r);
 }
 
+/* TensorScatterMul and Div split x's indexed dims as Add does (MindSpore's
+ * ScatterNdMulDivBaseInfo), no partial result; Max and Min keep them whole
+ * (TensorScatterMaxInfo and TensorScatterMinInfo are TensorScatterUpdateInfo's). */
+Test(rules, tensor_scatter_mul_div_max_min)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 4, 6)>, %i: <Tensor[Int32], (8, 3, 2)>,\n"
+	                 "           %u: <Tensor[Float32], (8, 3, 6)>) {\n"
+	                 "  %a = TensorScatterMul(%x, %i, %u) {in_strategy: ((2, 2, 2), (1, 1, 1), (1, 1, 2))}\n"
+	                 "  %b = TensorScatterDiv(%x, %i, %u) {in_strategy: ((4, 2, 1), (1, 1, 1), (1, 1, 1))}\n"
+	                 "  %c = TensorScatterMax(%x, %i, %u) {in_strategy: ((1, 1, 2), (1, 1, 1), (1, 1, 2))}\n"
+	                 "  %d = TensorScatterMin(%x, %i, %u) {in_strategy: ((1, 2, 2), (1, 1, 1), (1, 1, 2))}\n"
+	                 "  return %a, %b, %c, %d\n}\n");
+	OpDims od;
+	OpSplit s;
+	TensorLayout y;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.whole, 0x38u, "Mul: only the indices whole");
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) >= 0 && axis_of(&y, 1) >= 0 && y.partial == 0, "no partial result");
+	cr_assert(rule(r, "b", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.whole, 0x38u, "Div: only the indices whole");
+	cr_assert(rule(r, "c", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.whole, 0x3bu, "Max: x's indexed dims and the indices whole");
+	cr_assert(!rule(r, "d", &od, &s), "Min's indexed dim split accepted");
+	expect_msg(r, "TensorScatterMin: dim 1 (a dim of x the indices name, whole as MindSpore's TensorScatterMaxInfo");
+	run_free(r);
+}
+
 /* The unsorted segment reductions: the ids' dims (reduced), the segments
  * (whole), x's trailing dims; split ids dims leave partial sums, maxima,
  * minima or products (MindSpore's UnsortedSegment*Info AllReduce), a split
