@@ -77,26 +77,30 @@ bool embedding_lookup_split_ok(const OpDims *od, const int64_t *split, int64_t d
 	if (rt == 2 && ri == 2 && cols == 1 && rows != device_num && in[0] != device_num &&
 	    ((in[1] == 1 && rows * in[0] == device_num) || (in[0] > 1 && in[1] > 1)))
 		return true;
+	bool with_ids = pi != 1, repeated = rt == 2 && cols != 1 && rows * cols != device_num;
+	if (!with_ids && !repeated)
+		return true;
+	if (!why)
+		return false;
 	int64_t fix[MAX_DIMS] = {0}, ones[MAX_DIMS];
 	for (int d = 0; d < MAX_DIMS; d++)
 		ones[d] = 1;
 	fix[0] = rows;
 	fix[1] = 1;
-	if (pi != 1) {
+	if (with_ids) {
 		sb_puts(why, "EmbeddingLookup: the table's rows are split into ");
 		sb_printf(why, "%lld and the indices too, ", (long long)rows);
 		print_split(why, in, ri);
 		sb_puts(why, "; MindSpore's EmbeddingLookupInfo splits the indices with the rows only for a 2-d table and "
 		        "2-d indices, the table's columns whole and the rows times the indices' first dim making device_num, "
 		        "or both index dims split (\"index can't be split\" otherwise); e.g. in_strategy (");
-	} else if (rt == 2 && cols != 1 && rows * cols != device_num) {
+	} else {
 		sb_printf(why, "EmbeddingLookup: the table's rows and columns are both split, (%lld, %lld), on %lld of the "
 		          "%lld devices; MindSpore's EmbeddingLookupInfo refuses that repeated calculation (\"axis(0) is split, "
 		          "and param_strategy[1] != 1, don't support repeated calc\"): split both over all %lld devices or the "
 		          "rows alone, e.g. in_strategy (", (long long)rows, (long long)cols, (long long)(rows * cols),
 		          (long long)device_num, (long long)device_num);
-	} else
-		return true;
+	}
 	print_split(why, fix, rt);
 	sb_puts(why, ", ");
 	print_split(why, ones, ri);

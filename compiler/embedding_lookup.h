@@ -8,8 +8,9 @@
 
 #include "shardc.h"
 
-/* False, with the reason in why, where MindSpore's EmbeddingLookupInfo
- * refuses op-dim splits `split` (od: its op dims) on device_num devices. */
+/* False, with the reason in why (NULL: none), where MindSpore's
+ * EmbeddingLookupInfo refuses op-dim splits `split` (od: its op dims) on
+ * device_num devices. */
 bool embedding_lookup_split_ok(const OpDims *od, const int64_t *split, int64_t device_num, StrBuf *why);
 /* The first id past the whole table of EmbeddingLookup o (lowered): its
  * offset plus the table's global rows; ids from there on read zeros. */

@@ -544,10 +544,7 @@ static void gen(Gen *g, int o, int64_t *cur, int64_t product)
 	if (g->generated >= GEN_LIMIT)
 		return;
 	if (o == g->od->nod) {
-		StrBuf why = {0};
-		bool ok = op_split_allowed(g->node, g->od, cur, g->devices, &why);
-		sb_free(&why);
-		if (!ok)
+		if (!op_split_allowed(g->node, g->od, cur, g->devices, NULL))
 			return;
 		g->generated++;
 		if (g->n < g->max)
