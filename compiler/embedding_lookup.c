@@ -25,8 +25,8 @@ bool infer_embedding_lookup(Infer *x, const Type *in, Type *out)
 	StrBuf b = {0};
 	bool ok = false;
 	if (idx->dtype != DT_I32 && idx->dtype != DT_I64)
-		ERR(x, in_span(x, 1), "EmbeddingLookup: the indices must be Int32 or Int64, %s is %s; Cast them to Int32", in_name(x, 1, &b),
-		    dtype_name(idx->dtype));
+		ERR(x, in_span(x, 1), "EmbeddingLookup: the indices must be Int32 or Int64, %s is %s; Cast them to Int32",
+		    in_name(x, 1, &b), dtype_name(idx->dtype));
 	else if (in->rank < 1 || in->rank > 2)
 		ERR(x, in_span(x, 0), "EmbeddingLookup: the table %s is %s, of %d dims; MindSpore's EmbeddingLookup takes a "
 		    "table of 1 or 2 dims (Gather takes any)", in_name(x, 0, &b), DIMS(in), in->rank);

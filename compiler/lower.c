@@ -742,7 +742,8 @@ static void lower_node(Lowering *x, int i)
 	o->node = i;
 	memcpy(o->in, ins, sizeof(int) * (size_t)n->nin);
 	local_attrs(n, ns, n->nin ? &l->values[ins[0]] : NULL, &o->a);
-	if (n->op == OP_GATHER || n->op == OP_EMBEDDING_LOOKUP || n->op == OP_GATHER_D || n->op == OP_ONE_HOT) {   /* the split table (GatherD's x); */
+	if (n->op == OP_GATHER || n->op == OP_EMBEDDING_LOOKUP || n->op == OP_GATHER_D ||   /* the split table (GatherD's x); */
+	    n->op == OP_ONE_HOT) {
 		TensorLayout *t = arena_alloc(x->a, sizeof *t);                          /* OneHot's classes (lowered_rank_attrs) */
 		*t = n->op == OP_ONE_HOT ? out : l->node_in[i][0];
 		o->table = t;

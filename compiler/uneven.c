@@ -397,7 +397,7 @@ static void check_op(Uneven *u, int i)
 	}
 	bool matmul = o->op == OP_MATMUL || o->op == OP_BATCH_MATMUL;
 	for (int k = 0; k < od->nod; k++) {
-		if (!any_od[k] || o->op == OP_GATHER || o->op == OP_EMBEDDING_LOOKUP)   /* ids name real rows (or none): other dims copied */
+		if (!any_od[k] || o->op == OP_GATHER || o->op == OP_EMBEDDING_LOOKUP)   /* ids: real rows (or none); rest copied */
 			continue;
 		int v = at[k][0], d = at[k][1];
 		bool sums = matmul || o->op == OP_REDUCE_SUM || o->op == OP_REDUCE_MEAN || o->op == OP_MSE_LOSS ||
