@@ -718,6 +718,22 @@ static void check_graph_names(Checker *c, Graph *g)
 				ERR(c, n->op_span, "GatherD takes 2 operands (x, index), 3 given; MindSpore's dim, its second input, is "
 				    "an attribute here: %s}", w.data);
 				sb_free(&w);
+			} else if (n->op == OP_EMBEDDING_LOOKUP && n->nin == 3) {
+				StrBuf w = {0};   /* MindSpore's EmbeddingLookup(input_params, input_indices, offset) */
+				bool number = n->operands->items[2]->kind != LIT_VALUE;
+				sb_puts(&w, "EmbeddingLookup(");
+				lit_print(&w, n->operands->items[0]);
+				sb_puts(&w, ", ");
+				lit_print(&w, n->operands->items[1]);
+				sb_puts(&w, ") {offset: ");
+				if (number)
+					lit_print(&w, n->operands->items[2]);
+				else
+					sb_puts(&w, "N");
+				ERR(c, number ? n->op_span : n->operands->items[2]->span, "EmbeddingLookup takes 2 operands (table, "
+				    "indices), 3 given; MindSpore's offset, its third input, is the attribute 'offset' here%s: %s}",
+				    number ? "" : ", a number known when compiling", w.data);
+				sb_free(&w);
 			} else if (op_is_segment(n->op) && n->nin == 3 && n->operands->items[2]->kind != LIT_VALUE) {
 				StrBuf w = {0};   /* MindSpore's UnsortedSegmentSum(x, segment_ids, num_segments) */
 				sb_printf(&w, "%s(", info->name);

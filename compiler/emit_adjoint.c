@@ -8,6 +8,7 @@
  * kernel needs starts at scratch_off. */
 #include "emit_internal.h"
 #include "kldiv_loss.h"
+#include "embedding_lookup.h"
 
 #include <string.h>
 
@@ -334,6 +335,17 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		if (outer != 1)
 			sb_printf(b, "%lld, ", (long long)outer);
 		sb_printf(b, "%lld, %lld);", (long long)rows, (long long)row);
+		return;
+	}
+	case OP_EMBEDDING_LOOKUP: {   /* dy added into the rows read: sc_embedding_lookup_grad */
+		const LValue *idx = &l->values[f->in[1]];
+		int64_t outer, rows, row;
+		gather_dims(x, fa, &outer, &rows, &row);
+		char off[32];
+		offset_arg(off, sizeof off, p, f, fa);
+		sb_printf(b, "sc_embedding_lookup_grad(rt, %s, %s, %s, %lld, %s, %lld, %s, %lld, %lld);", dy, x1,
+		          sc_dtype_name(idx->type.dtype), (long long)numel(idx), off, (long long)embedding_lookup_limit(l, f),
+		          dx, (long long)rows, (long long)row);
 		return;
 	}
 	case OP_GATHER_D: {   /* dy added into zeros of x's shape (its slice: offset) at the index along dim */

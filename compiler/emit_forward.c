@@ -6,6 +6,7 @@
  * g<k>, a gradient AllReduce bucket (bucket.c) as one call. */
 #include "emit_internal.h"
 #include "kldiv_loss.h"
+#include "embedding_lookup.h"
 
 void emit_collective(StrBuf *b, const Program *p, const LOp *o, int i)
 {
@@ -419,6 +420,17 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 			sb_printf(b, "sc_gather_axis(rt, %s, %lld, ", x0, (long long)outer);
 		sb_printf(b, "%lld, %lld, %s, %s, %lld, %s, %s);", (long long)rows, (long long)row, x1,
 		          sc_dtype_name(idx->type.dtype), (long long)numel(idx), off, y);
+		break;
+	}
+	case OP_EMBEDDING_LOOKUP: {   /* Gather's rows from the rank's offset, ids past the whole table zeros */
+		const LValue *idx = &l->values[o->in[1]];
+		int64_t outer, rows, row;
+		gather_dims(x, a, &outer, &rows, &row);
+		char off[32];
+		offset_arg(off, sizeof off, p, o, a);
+		sb_printf(b, "sc_embedding_lookup(rt, %s, %lld, %lld, %s, %s, %lld, %s, %lld, %s);", x0, (long long)rows,
+		          (long long)row, x1, sc_dtype_name(idx->type.dtype), (long long)numel(idx), off,
+		          (long long)embedding_lookup_limit(l, o), y);
 		break;
 	}
 	case OP_GATHER_D: {   /* x's element at the index along dim, for each of the index's (sc_gather_d) */

@@ -197,6 +197,9 @@ void op_split_from_splits(const OpDims *od, const int64_t *split, int64_t device
  * strategy that would be right. */
 bool op_split_from_strategy(const OpDims *od, const Node *n, const Strategy *s, int64_t device_num, OpSplit *out,
                             Diag *d, Source *src);
+/* False, with the reason in why (NULL: none), where the operator's MindSpore Info refuses op-dim splits `split`
+ * together though each alone is right (EmbeddingLookup's); the search proposes none of those. */
+bool op_split_allowed(const Node *n, const OpDims *od, const int64_t *split, int64_t device_num, StrBuf *why);
 void op_in_layout(const OpDims *od, const OpSplit *s, int k, TensorLayout *out);   /* how input k must arrive */
 void op_out_layout(const OpDims *od, const OpSplit *s, TensorLayout *out);        /* the output, partial included */
 /* Input k's in_strategy entry: its slice counts, or the output's where

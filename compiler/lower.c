@@ -340,7 +340,7 @@ static void local_attrs(const Node *n, const NodeStrategy *ns, const LValue *in0
 					a->shape[e] = in0->type.dims[d];
 			}
 	}
-	int v = n->op == OP_GATHER ? ns->od->in_dim[0][gather_axis(&n->a, ns->od->in_rank[0])]
+	int v = n->op == OP_GATHER || n->op == OP_EMBEDDING_LOOKUP ? ns->od->in_dim[0][gather_axis(&n->a, ns->od->in_rank[0])]
 	        : n->op == OP_GATHER_D ? ns->od->in_dim[0][n->a.dim < 0 ? n->a.dim + ns->od->in_rank[0] : n->a.dim] : -1;
 	if (v >= 0 && ns->split->split[v] > 1)   /* the table split along its axis */
 		a->present |= ATTR_BIT(ATTR_OFFSET);
@@ -742,7 +742,8 @@ static void lower_node(Lowering *x, int i)
 	o->node = i;
 	memcpy(o->in, ins, sizeof(int) * (size_t)n->nin);
 	local_attrs(n, ns, n->nin ? &l->values[ins[0]] : NULL, &o->a);
-	if (n->op == OP_GATHER || n->op == OP_GATHER_D || n->op == OP_ONE_HOT) {   /* the split table (GatherD's x); */
+	if (n->op == OP_GATHER || n->op == OP_EMBEDDING_LOOKUP || n->op == OP_GATHER_D ||   /* the split table (GatherD's x); */
+	    n->op == OP_ONE_HOT) {
 		TensorLayout *t = arena_alloc(x->a, sizeof *t);                          /* OneHot's classes (lowered_rank_attrs) */
 		*t = n->op == OP_ONE_HOT ? out : l->node_in[i][0];
 		o->table = t;

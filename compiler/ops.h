@@ -335,6 +335,7 @@ enum { KL_MEAN, KL_NONE, KL_BATCHMEAN, KL_SUM };
 	OP(MAX_POOL, "MaxPool", 1, 1, A_POOL, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_FOLLOW, V_COPY)                                            \
 	OP(AVG_POOL, "AvgPool", 1, 1, A_POOL, SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                            \
 	OP(GATHER, "Gather", 2, 2, A(AXIS) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                            \
+	OP(EMBEDDING_LOOKUP, "EmbeddingLookup", 2, 2, A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                 \
 	OP(GATHER_D, "GatherD", 2, 2, A(DIM) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                                      \
 	OP(GATHER_ND, "GatherNd", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                                      \
 	TENSOR_SCATTER_OPS(OP)                                                                                                             \

@@ -389,6 +389,8 @@ static bool prime_move(Search *x, int v, Priced *out)
 					s2[a] /= p;
 				if (b < od->nod)
 					s2[b] *= p;
+				if (!op_split_allowed(&x->g->nodes[v], od, s2, x->n, NULL))
+					continue;
 				if (n == cap) {
 					cap = cap ? 2 * cap : 16;
 					cand = xrealloc(cand, sizeof *cand * (size_t)cap);

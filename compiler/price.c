@@ -544,6 +544,8 @@ static void gen(Gen *g, int o, int64_t *cur, int64_t product)
 	if (g->generated >= GEN_LIMIT)
 		return;
 	if (o == g->od->nod) {
+		if (!op_split_allowed(g->node, g->od, cur, g->devices, NULL))
+			return;
 		g->generated++;
 		if (g->n < g->max)
 			memcpy(g->split[g->n++], cur, sizeof(int64_t) * MAX_OPDIMS);

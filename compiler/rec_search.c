@@ -100,6 +100,8 @@ static void drec(Search *x, int *order, int *norder_out)
 				int64_t s2[MAX_OPDIMS];
 				memcpy(s2, split, sizeof s2);
 				s2[o] *= p;
+				if (!op_split_allowed(&x->g->nodes[v], od, s2, x->n, NULL))
+					continue;
 				op_split_from_splits(od, s2, x->n, &cand[n]);
 				if (local_memory(x, v, &cand[n]) <= memory)
 					fit[nfit++] = cand[n];

@@ -19,6 +19,7 @@
 #include "scatter_nd.h"
 #include "pad_v3.h"
 #include "kldiv_loss.h"
+#include "embedding_lookup.h"
 #include "rules_internal.h"
 
 #include <string.h>
@@ -447,7 +448,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		}
 		return true;
 	}
-	case OP_GATHER: {
+	case OP_GATHER: case OP_EMBEDDING_LOOKUP: {   /* EmbeddingLookup: Gather's on axis 0 (embedding_lookup.c) */
 		/* The index dims come first, then the table's in order (the one
 		 * gathered along is v; the last, when another, h), as MindSpore's
 		 * device matrix for Gather. The ids' dims take the slow axes and
@@ -908,10 +909,22 @@ static bool split_from_layouts(const OpDims *od, const Node *n, const Strategy *
 bool op_split_from_strategy(const OpDims *od, const Node *n, const Strategy *s, int64_t device_num, OpSplit *out,
                             Diag *d, Source *src)
 {
+	bool layouts = false;
 	for (int k = 0; k < s->n; k++)
-		if (s->t[k].given && s->t[k].layout)
-			return split_from_layouts(od, n, s, out, d, src);
-	return split_from_tuples(od, n, s, device_num, out, d, src);
+		layouts |= s->t[k].given && s->t[k].layout;
+	if (!(layouts ? split_from_layouts(od, n, s, out, d, src) : split_from_tuples(od, n, s, device_num, out, d, src)))
+		return false;
+	StrBuf why = {0};
+	bool ok = op_split_allowed(n, od, out->split, device_num, &why);
+	if (!ok)
+		ERR(d, src, s->span, "%s", why.data);
+	sb_free(&why);
+	return ok;
+}
+
+bool op_split_allowed(const Node *n, const OpDims *od, const int64_t *split, int64_t device_num, StrBuf *why)
+{
+	return n->op != OP_EMBEDDING_LOOKUP || embedding_lookup_split_ok(od, split, device_num, why);
 }
 
 /* A tensor of `rank` dims whose dim i follows op dim dims[i] (-1: none). */

@@ -415,6 +415,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_LOG_SOFTMAX: case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_RESHAPE:
 	case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 	case OP_TRANSPOSE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_BROADCAST_TO: case OP_GATHER:
+	case OP_EMBEDDING_LOOKUP:
 	case OP_TILE: case OP_ONE_HOT: case OP_ARGMAX_WITH_VALUE: case OP_ARGMIN_WITH_VALUE: case OP_ARGMAX: case OP_ARGMIN:
 	case OP_TOPK: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_ADD_N: case OP_CAST: case OP_STRIDED_SLICE: case OP_CUMSUM:
 	case OP_TRIL: case OP_TRIU: case OP_PAD_V3:
@@ -612,6 +613,8 @@ static bool infer_node(Infer *x, Type *out)
 				out->dims[out->rank++] = i == axis ? idx->dims[j] : a->dims[i];
 		return true;
 	}
+	case OP_EMBEDDING_LOOKUP:
+		return infer_embedding_lookup(x, a, out);
 	case OP_GATHER_D:
 		return infer_gather_d(x, a, out);
 	case OP_GATHER_ND:

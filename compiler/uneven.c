@@ -258,6 +258,7 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_TILE:      /* along dims it does not repeat (rules.c splits repeated ones evenly) */
 	case OP_ONE_HOT:   /* along the indices' dims (the classes evenly): a padded index gives a row */
 	case OP_BIAS_ADD: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_GATHER: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
+	case OP_EMBEDDING_LOOKUP:   /* Gather's; an id past the whole table reads zeros and adds nothing (its limit) */
 	case OP_CUMSUM: case OP_CUMPROD:   /* along dims it does not scan (rules.c keeps that one whole) */
 	case OP_PRELU:   /* any dim: 0 maps to 0 whatever the weight, and x dy there adds 0 to its gradient */
 	case OP_REDUCE_SUM: case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN:   /* other dims, or padding filled */
@@ -398,7 +399,7 @@ static void check_op(Uneven *u, int i)
 	}
 	bool matmul = o->op == OP_MATMUL || o->op == OP_BATCH_MATMUL;
 	for (int k = 0; k < od->nod; k++) {
-		if (!any_od[k] || o->op == OP_GATHER)   /* Gather: every id names a real row; other dims are copied */
+		if (!any_od[k] || o->op == OP_GATHER || o->op == OP_EMBEDDING_LOOKUP)   /* ids: real rows (or none); rest copied */
 			continue;
 		int v = at[k][0], d = at[k][1];
 		bool sums = matmul || o->op == OP_REDUCE_SUM || o->op == OP_REDUCE_MEAN || o->op == OP_MSE_LOSS ||
@@ -435,7 +436,7 @@ static void check_op(Uneven *u, int i)
 			all &= zero_here;
 		}
 		bool product = matmul || o->op == OP_MUL;
-		zr[d] = o->op != OP_GATHER && maps_zero(o->op) && (product ? either : all);
+		zr[d] = o->op != OP_GATHER && o->op != OP_EMBEDDING_LOOKUP && maps_zero(o->op) && (product ? either : all);
 	}
 	if (o->op == OP_PAD_FILL) {   /* its axis's padding is its fill */
 		int64_t axis = o->a.has_axis && o->a.naxes ? o->a.axes[0] : -1;
@@ -453,7 +454,7 @@ bool op_dim_takes(const Node *n, const OpDims *od, int o, int64_t split)
 		return false;
 	if (od->normalized & (1u << o))   /* masked by lowering (mask_padding) */
 		return true;
-	if (n->op == OP_GATHER && (od->reduced & (1u << o)))   /* the table's gathered dim: every id names a real entry */
+	if ((n->op == OP_GATHER || n->op == OP_EMBEDDING_LOOKUP) && (od->reduced & (1u << o)))   /* a real entry or none */
 		return true;
 	if (n->op == OP_SPARSE_SOFTMAX_CE || n->op == OP_REDUCE_SUM || n->op == OP_REDUCE_MEAN || n->op == OP_REDUCE_MAX ||
 	    n->op == OP_REDUCE_MIN || n->op == OP_REDUCE_PROD || n->op == OP_REDUCE_ALL || n->op == OP_REDUCE_ANY ||

@@ -794,6 +794,14 @@ void sc_gather(sc_rt *rt, const float *table, int64_t rows, int64_t row, const v
  * = for each of the outer slices, its rows idx - offset (zeros outside). */
 void sc_gather_axis(sc_rt *rt, const float *table, int64_t outer, int64_t rows, int64_t row, const void *idx,
                     sc_dtype idx_dt, int64_t nidx, int64_t offset, float *y);
+/* MindSpore's EmbeddingLookup: y (nidx, row) = table rows idx - offset, zeros
+ * where that falls outside [0, rows) or idx is limit or more. A rank holding
+ * a slice of the rows passes its first row's global index plus MindSpore's
+ * offset as offset, and the whole table's rows plus that offset as limit:
+ * an id past the table reads zeros on every rank, the padding of an uneven
+ * split included, so its gradient never reaches the padding. */
+void sc_embedding_lookup(sc_rt *rt, const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
+                         int64_t nidx, int64_t offset, int64_t limit, float *y);
 /* MindSpore's unsorted segment reductions, in compiler/ops.h's order. */
 typedef enum { SC_SEG_SUM, SC_SEG_MAX, SC_SEG_MIN, SC_SEG_PROD } sc_segment_op;
 /* UnsortedSegmentSum/Max/Min/Prod on x seen as (rows, inner) with one id a
@@ -1196,6 +1204,9 @@ void sc_where_equal(sc_rt *rt, const float *x, const float *y, const float *dy, 
 /* dtable (rows, row) = rows of dy added at idx - offset (others zero). */
 void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
                     float *dtable, int64_t rows, int64_t row);
+/* dtable (rows, row) = zeros, row i of dy added where sc_embedding_lookup read row i from. */
+void sc_embedding_lookup_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx,
+                              int64_t offset, int64_t limit, float *dtable, int64_t rows, int64_t row);
 /* dtable (outer, rows, row) = dy (outer, nidx, row) added at idx - offset in each outer slice. */
 void sc_gather_axis_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
                          float *dtable, int64_t outer, int64_t rows, int64_t row);

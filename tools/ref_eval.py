@@ -115,7 +115,10 @@ Choices where MindSpore leaves room:
 - Gather along `axis` (any dim of the table, negative from the end) reads
   entry i - offset of that dim for index i (`offset`, default 0, is the
   lowering extension for tables split along it); entries outside the table
-  give zeros.  A SparseSoftmaxCrossEntropyWithLogits label outside [0, C) is
+  give zeros.  EmbeddingLookup is Gather on axis 0 with its `offset`
+  (MindSpore's third input), a table of 1 or 2 dims and indices of one or
+  more: ids outside the table after the offset give zeros and no gradient.
+  A SparseSoftmaxCrossEntropyWithLogits label outside [0, C) is
   an error.  GatherD reads x at the index along `dim` (an index outside
   gives 0); its gradient adds dy there.
 - GatherNd reads x's slices at the indices' rows (the last dim their
@@ -2351,6 +2354,23 @@ def bwd_gather(g, ins, at):
     return [dt, None]
 
 
+def embedding_lookup_check(ins):
+    """MindSpore's EmbeddingLookup: a table of 1 or 2 dims, indices of one dim or more (Gather's on axis 0 then)."""
+    table, idx = ins
+    if not 1 <= table.ndim <= 2 or idx.ndim < 1:
+        raise OpError("needs a table of 1 or 2 dims and indices of one dim or more")
+
+
+def fwd_embedding_lookup(ins, at):
+    embedding_lookup_check(ins)
+    return fwd_gather(ins, {"offset": attr_int(at, "offset", 0)})
+
+
+def bwd_embedding_lookup(g, ins, at):
+    embedding_lookup_check(ins)
+    return bwd_gather(g, ins, {"offset": attr_int(at, "offset", 0)})
+
+
 def gather_d_parts(ins, at):
     """GatherD's dim, the index made valid (0 where outside x's dim) and which are inside."""
     x, idx = ins
@@ -3344,6 +3364,7 @@ OPS = {
     "BroadcastTo": (fwd_broadcast_to, bwd_broadcast_to, 1, 1),
     "Squeeze": (fwd_squeeze, bwd_view, 1, 1),
     "Gather": (fwd_gather, bwd_gather, 2, 2),
+    "EmbeddingLookup": (fwd_embedding_lookup, bwd_embedding_lookup, 2, 2),
     "GatherD": (fwd_gather_d, bwd_gather_d, 2, 2),
     "GatherNd": (fwd_gather_nd, bwd_gather_nd, 2, 2),
     "TensorScatterUpdate": tensor_scatter("Update") + (3, 3),

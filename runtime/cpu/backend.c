@@ -681,6 +681,20 @@ void sc_gather_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt
 	sc_cpu_gather_grad(dy, idx, idx_dt, nidx, offset, dtable, rows, row);
 }
 
+void sc_embedding_lookup(sc_rt *rt, const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
+                         int64_t nidx, int64_t offset, int64_t limit, float *y)
+{
+	(void)rt;
+	sc_cpu_embedding_lookup(table, rows, row, idx, idx_dt, nidx, offset, limit, y);
+}
+
+void sc_embedding_lookup_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx,
+                              int64_t offset, int64_t limit, float *dtable, int64_t rows, int64_t row)
+{
+	(void)rt;
+	sc_cpu_embedding_lookup_grad(dy, idx, idx_dt, nidx, offset, limit, dtable, rows, row);
+}
+
 void sc_gather_d(sc_rt *rt, const float *x, const int64_t *xdims, const void *idx, sc_dtype idx_dt,
                  const int64_t *idims, int ndim, int dim, int64_t offset, float *y)
 {

@@ -116,6 +116,11 @@ void sc_cpu_gather(const float *table, int64_t rows, int64_t row, const void *id
                    int64_t offset, float *y);
 void sc_cpu_gather_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
                         float *dtable, int64_t rows, int64_t row);
+/* sc_embedding_lookup's and its gradient's: Gather's with ids of limit or more outside */
+void sc_cpu_embedding_lookup(const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
+                             int64_t nidx, int64_t offset, int64_t limit, float *y);
+void sc_cpu_embedding_lookup_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
+                                  int64_t limit, float *dtable, int64_t rows, int64_t row);
 /* sc_gather_axis's: the table (outer, rows, row); sc_cpu_gather is its outer = 1 */
 void sc_cpu_gather_axis(const float *table, int64_t outer, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
                         int64_t nidx, int64_t offset, float *y);

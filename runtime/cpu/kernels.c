@@ -1772,6 +1772,36 @@ void sc_cpu_gather(const float *table, int64_t rows, int64_t row, const void *id
 	sc_cpu_gather_axis(table, 1, rows, row, idx, idx_dt, nidx, offset, y);
 }
 
+/* The row id reads in its slice, -1 for none: past limit, or outside [offset, offset + rows). */
+static int64_t lookup_row(const void *idx, sc_dtype idx_dt, int64_t i, int64_t offset, int64_t limit, int64_t rows)
+{
+	int64_t id = sc_index_at(idx, idx_dt, i), r = id - offset;
+	return id < limit && r >= 0 && r < rows ? r : -1;
+}
+
+void sc_cpu_embedding_lookup(const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
+                             int64_t nidx, int64_t offset, int64_t limit, float *y)
+{
+	for (int64_t i = 0; i < nidx; i++) {
+		int64_t r = lookup_row(idx, idx_dt, i, offset, limit, rows);
+		if (r >= 0)
+			memcpy(y + i * row, table + r * row, (size_t)row * sizeof *y);
+		else
+			memset(y + i * row, 0, (size_t)row * sizeof *y);
+	}
+}
+
+void sc_cpu_embedding_lookup_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
+                                  int64_t limit, float *dtable, int64_t rows, int64_t row)
+{
+	memset(dtable, 0, (size_t)(rows * row) * sizeof *dtable);
+	for (int64_t i = 0; i < nidx; i++) {
+		int64_t r = lookup_row(idx, idx_dt, i, offset, limit, rows);
+		for (int64_t j = 0; r >= 0 && j < row; j++)
+			dtable[r * row + j] += dy[i * row + j];
+	}
+}
+
 void sc_cpu_gather_axis_grad(const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx, int64_t offset,
                              float *dtable, int64_t outer, int64_t rows, int64_t row)
 {

@@ -1347,7 +1347,8 @@ void sc_gather_axis(sc_rt *rt, const float *table, int64_t outer, int64_t rows, 
 	PROFILE(rt, "Gather", 0, 8.0 * outer * nidx * row, SC_PEAK_MEM);
 	if (idx_dt != SC_I32 && idx_dt != SC_I64)
 		SC_DIE("gather: indices must be int32 or int64");
-	SC_CUDA_CHECK(sc_cu_gather(table, outer, rows, row, idx, idx_dt == SC_I64, nidx, offset, y, cu(rt)->stream));
+	SC_CUDA_CHECK(sc_cu_gather(table, outer, rows, row, idx, idx_dt == SC_I64, nidx, offset, INT64_MAX, y,
+	                           cu(rt)->stream));
 }
 
 void sc_one_hot(sc_rt *rt, const void *idx, sc_dtype idx_dt, int64_t outer, int64_t depth, int64_t inner,
@@ -1540,7 +1541,26 @@ void sc_gather_axis_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype i
 	PROFILE(rt, "Gather grad", 0, 8.0 * outer * nidx * row, SC_PEAK_MEM);
 	if (idx_dt != SC_I32 && idx_dt != SC_I64)
 		SC_DIE("gather_grad: indices must be int32 or int64");
-	SC_CUDA_CHECK(sc_cu_gather_grad(dy, idx, idx_dt == SC_I64, nidx, offset, dtable, outer, rows, row,
+	SC_CUDA_CHECK(sc_cu_gather_grad(dy, idx, idx_dt == SC_I64, nidx, offset, INT64_MAX, dtable, outer, rows, row,
+	                                cu(rt)->stream));
+}
+
+void sc_embedding_lookup(sc_rt *rt, const float *table, int64_t rows, int64_t row, const void *idx, sc_dtype idx_dt,
+                         int64_t nidx, int64_t offset, int64_t limit, float *y)
+{
+	PROFILE(rt, "EmbeddingLookup", 0, 8.0 * nidx * row, SC_PEAK_MEM);
+	if (idx_dt != SC_I32 && idx_dt != SC_I64)
+		SC_DIE("embedding_lookup: indices must be int32 or int64");
+	SC_CUDA_CHECK(sc_cu_gather(table, 1, rows, row, idx, idx_dt == SC_I64, nidx, offset, limit, y, cu(rt)->stream));
+}
+
+void sc_embedding_lookup_grad(sc_rt *rt, const float *dy, const void *idx, sc_dtype idx_dt, int64_t nidx,
+                              int64_t offset, int64_t limit, float *dtable, int64_t rows, int64_t row)
+{
+	PROFILE(rt, "EmbeddingLookup grad", 0, 8.0 * nidx * row, SC_PEAK_MEM);
+	if (idx_dt != SC_I32 && idx_dt != SC_I64)
+		SC_DIE("embedding_lookup_grad: indices must be int32 or int64");
+	SC_CUDA_CHECK(sc_cu_gather_grad(dy, idx, idx_dt == SC_I64, nidx, offset, limit, dtable, 1, rows, row,
 	                                cu(rt)->stream));
 }
 

@@ -149,10 +149,11 @@ cudaError_t sc_cu_one_hot(const void *idx, int idx64, int64_t outer, int64_t dep
                           const float *on, const float *off, float *y, cudaStream_t s);
 /* the table (outer, rows, row), y (outer, nidx, row) */
 cudaError_t sc_cu_gather(const float *table, int64_t outer, int64_t rows, int64_t row, const void *idx, int idx64,
-                         int64_t nidx, int64_t offset, float *y, cudaStream_t s);
-/* dtable zeroed here, then rows added */
+                         int64_t nidx, int64_t offset, int64_t limit, float *y, cudaStream_t s);
+/* dtable zeroed here, then rows added; ids of limit or more (EmbeddingLookup's) read and add nothing, Gather's
+ * limit INT64_MAX */
 cudaError_t sc_cu_gather_grad(const float *dy, const void *idx, int idx64, int64_t nidx, int64_t offset,
-                              float *dtable, int64_t outer, int64_t rows, int64_t row, cudaStream_t s);
+                              int64_t limit, float *dtable, int64_t outer, int64_t rows, int64_t row, cudaStream_t s);
 /* GatherD: y (idims) from x (xdims) at the index along dim; its gradient zeroes dx here, then adds */
 cudaError_t sc_cu_gather_d(const float *x, const int64_t *xdims, const void *idx, int idx64, const int64_t *idims,
                            int ndim, int dim, int64_t offset, float *y, cudaStream_t s);

@@ -840,22 +840,22 @@ __global__ void one_hot_k(const void *idx, int idx64, int64_t n, int64_t depth, 
 
 /* y (outer, nidx, row), element i: outer slice o, index k, column j; n = outer nidx row */
 __global__ void gather_k(const float *table, int64_t rows, int64_t row, const void *idx, int idx64, int64_t nidx,
-                         int64_t n, int64_t offset, float *y)
+                         int64_t n, int64_t offset, int64_t limit, float *y)
 {
 	GRID_LOOP(i, n) {
 		int64_t o = i / (nidx * row), k = i / row % nidx, j = i % row;
-		int64_t r = load_index(idx, idx64, k) - offset;
-		y[i] = r >= 0 && r < rows ? table[(o * rows + r) * row + j] : 0.0f;
+		int64_t id = load_index(idx, idx64, k), r = id - offset;
+		y[i] = id < limit && r >= 0 && r < rows ? table[(o * rows + r) * row + j] : 0.0f;
 	}
 }
 
 __global__ void gather_grad_k(const float *dy, const void *idx, int idx64, int64_t nidx, int64_t n, int64_t offset,
-                              float *dtable, int64_t rows, int64_t row)
+                              int64_t limit, float *dtable, int64_t rows, int64_t row)
 {
 	GRID_LOOP(i, n) {
 		int64_t o = i / (nidx * row), k = i / row % nidx, j = i % row;
-		int64_t r = load_index(idx, idx64, k) - offset;
-		if (r >= 0 && r < rows)
+		int64_t id = load_index(idx, idx64, k), r = id - offset;
+		if (id < limit && r >= 0 && r < rows)
 			atomicAdd(dtable + (o * rows + r) * row + j, dy[i]);
 	}
 }
@@ -2477,12 +2477,12 @@ cudaError_t sc_cu_one_hot(const void *idx, int idx64, int64_t outer, int64_t dep
 }
 
 cudaError_t sc_cu_gather(const float *table, int64_t outer, int64_t rows, int64_t row, const void *idx, int idx64,
-                         int64_t nidx, int64_t offset, float *y, cudaStream_t s)
+                         int64_t nidx, int64_t offset, int64_t limit, float *y, cudaStream_t s)
 {
 	int64_t n = outer * nidx * row;
 	if (n <= 0)
 		return cudaSuccess;
-	gather_k<<<blocks_for(n), THREADS, 0, s>>>(table, rows, row, idx, idx64, nidx, n, offset, y);
+	gather_k<<<blocks_for(n), THREADS, 0, s>>>(table, rows, row, idx, idx64, nidx, n, offset, limit, y);
 	return cudaGetLastError();
 }
 
@@ -2629,13 +2629,13 @@ cudaError_t sc_cu_l2_normalize_grad(const float *x, const float *sumsq, const fl
 }
 
 cudaError_t sc_cu_gather_grad(const float *dy, const void *idx, int idx64, int64_t nidx, int64_t offset,
-                              float *dtable, int64_t outer, int64_t rows, int64_t row, cudaStream_t s)
+                              int64_t limit, float *dtable, int64_t outer, int64_t rows, int64_t row, cudaStream_t s)
 {
 	int64_t n = outer * nidx * row;
 	cudaError_t e = cudaMemsetAsync(dtable, 0, (size_t)(outer * rows * row) * sizeof(float), s);
 	if (e != cudaSuccess || n <= 0)
 		return e;
-	gather_grad_k<<<blocks_for(n), THREADS, 0, s>>>(dy, idx, idx64, nidx, n, offset, dtable, rows, row);
+	gather_grad_k<<<blocks_for(n), THREADS, 0, s>>>(dy, idx, idx64, nidx, n, offset, limit, dtable, rows, row);
 	return cudaGetLastError();
 }
 

@@ -869,6 +869,14 @@ static void test_movement(void)
 	sc_gather_axis_grad(rt, dx, didx, SC_I32, 9, 3, dg, 3, 10, 7);
 	sc_cpu_gather_axis_grad(x, idx, SC_I32, 9, 3, g, 3, 10, 7);
 	twin("gather_axis_grad", dg, g, 210, 1e-5);
+	for (int64_t limit = 13; limit >= 9; limit -= 4) {   /* EmbeddingLookup: rows 3..12, ids from 13 (9) on outside */
+		sc_embedding_lookup(rt, dx, 10, 21, didx, SC_I32, 9, 3, limit, dyv);
+		sc_cpu_embedding_lookup(x, 10, 21, idx, SC_I32, 9, 3, limit, y);
+		twin("embedding_lookup", dyv, y, 9 * 21, 0);
+		sc_embedding_lookup_grad(rt, dx, didx, SC_I32, 9, 3, limit, dg, 10, 21);
+		sc_cpu_embedding_lookup_grad(x, idx, SC_I32, 9, 3, limit, g, 10, 21);
+		twin("embedding_lookup_grad", dg, g, 210, 1e-5);
+	}
 	int32_t gi[5 * 4 * 7];   /* GatherD of x (5, 6, 7) along dim 1: indices -1..6, two of them outside */
 	for (int i = 0; i < 5 * 4 * 7; i++)
 		gi[i] = (i * 7 + 3) % 8 - 1;

@@ -743,6 +743,24 @@ Test(grad, masked_fill)
 	check_grad("masked_fill broadcast x", mask_fwd, x, 3, &b, w, 24, g);
 }
 
+static void lookup_fwd(const float *t, float *y, const void *c)
+{
+	const int32_t *ids = c;   /* a slice of 5 rows of 3 from row 2 of a table of 6 (offset 1 too): limit 7 */
+	sc_cpu_embedding_lookup(t, 5, 3, ids, SC_I32, 7, 3, 7, y);
+}
+
+Test(grad, embedding_lookup)
+{
+	const int32_t ids[7] = {4, 9, 3, 7, 4, 2, 6};   /* 9 and 2 outside the slice, 7 past the table */
+	float t[15], w[21], g[15];
+	rand_fill(t, 15, 21, -2, 2);
+	rand_fill(w, 21, 22, -1, 1);
+	sc_cpu_embedding_lookup_grad(w, ids, SC_I32, 7, 3, 7, g, 5, 3);
+	check_grad("embedding_lookup table", lookup_fwd, t, 15, ids, w, 21, g);
+	for (int j = 0; j < 3; j++)
+		cr_assert(g[12 + j] == 0, "row 4 (id 7, past the table) has no gradient");
+}
+
 Test(grad, binary_every_broadcast_case_against_sums)
 {
 	enum { N = 4 * 8 * 16 * 16 };

@@ -711,6 +711,25 @@ Test(gather, axis_1_offset)
 	CLOSE(dt, ((const float[]){0, 0, 4, 6, 0, 0, 0, 0, 12, 14, 0, 0}), 12, "repeated ids add up in each slice");
 }
 
+Test(embedding_lookup, offset_and_limit)
+{
+	/* rows 4..6 of a table whose global row r is (r, -r), its ids offset by 1 (MindSpore's offset 1): id i reads
+	 * row i - 1; the whole table has 6 rows, so ids from 7 on (limit) read zeros even where the slice holds
+	 * a row there (an uneven split's padding) */
+	const float table[6] = {4, -4, 5, -5, 0, 0};   /* row 6 is padding */
+	float y[12], dt[6];
+	const int32_t ids[6] = {5, 7, 3, 8, 6, -1};
+	sc_cpu_embedding_lookup(table, 3, 2, ids, SC_I32, 6, 5, 7, y);
+	CLOSE(y, ((const float[]){4, -4, 0, 0, 0, 0, 0, 0, 5, -5, 0, 0}), 12, "embedding lookup, offset and limit");
+	const float dy[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+	sc_cpu_embedding_lookup_grad(dy, ids, SC_I32, 6, 5, 7, dt, 3, 2);
+	CLOSE(dt, ((const float[]){1, 2, 9, 10, 0, 0}), 6, "no gradient past the limit: the padding row stays 0");
+	sc_cpu_embedding_lookup(table, 3, 2, (const int64_t[]){6, 6}, SC_I64, 2, 4, 100, y);
+	CLOSE(y, ((const float[]){0, 0, 0, 0}), 4, "int64 ids, the padding row read as it is");
+	sc_cpu_embedding_lookup_grad(dy, (const int64_t[]){5, 5}, SC_I64, 2, 4, 100, dt, 3, 2);
+	CLOSE(dt, ((const float[]){0, 0, 4, 6, 0, 0}), 6, "repeated ids add up");
+}
+
 Test(gather_d, by_hand)
 {
 	/* x (2, 3), out[i][j] = x[i][idx[i][j]] along dim 1; 3 is outside: 0 */

@@ -661,6 +661,18 @@ class Forward(unittest.TestCase):
         with self.assertRaises(R.OpError):
             fwd("Gather", [u, i], {"axis": 3})
 
+    def test_embedding_lookup(self):
+        t = rng().normal(size=(4, 2))
+        # MindSpore's example: offset 4, ids 5 and 8 read rows 1 and 4 (outside: zeros), 2 reads row -2 (zeros)
+        i = np.array([[5, 2], [8, 5]])
+        want = np.stack([np.stack([t[1], np.zeros(2)]), np.stack([np.zeros(2), t[1]])])
+        self.check("EmbeddingLookup", [t, i], {"offset": 4}, want)
+        self.check("EmbeddingLookup", [t, np.array([3, 0])], {}, t[[3, 0]])
+        self.check("EmbeddingLookup", [t[:, 0], np.array([[1, 9]])], {"offset": 1}, np.array([[t[0, 0], 0]]))
+        for bad in ([rng().normal(size=(2, 2, 2)), i], [t, np.array(1)]):   # a 3-d table, a scalar id
+            with self.assertRaises(R.OpError):
+                fwd("EmbeddingLookup", bad, {})
+
     def test_gather_d(self):
         x = rng().normal(size=(3, 4))
         i = np.array([[3, 0, 3], [1, 1, 2]], dtype=np.int32)
@@ -1431,6 +1443,12 @@ class Gradients(unittest.TestCase):
         self.check("Gather", [u, np.array([[4, 0], [2, 4]])], {"axis": 1}, wrt=[0])
         self.check("Gather", [u, np.array([3, 0, 1, 2])], {"axis": -1, "offset": 1}, wrt=[0])
 
+    def test_embedding_lookup(self):
+        t = rng(1).normal(size=(5, 3))
+        self.check("EmbeddingLookup", [t, np.array([[4, 0], [2, 4]])], {}, wrt=[0])   # repeated rows add up
+        self.check("EmbeddingLookup", [t, np.array([4, 0, 1, 7, 9])], {"offset": 2}, wrt=[0])   # outside: none
+        self.check("EmbeddingLookup", [t[:, 1], np.array([3, 3, 6])], {"offset": 1}, wrt=[0])
+
     def test_gather_d(self):
         x = rng(1).normal(size=(3, 4))
         self.check("GatherD", [x, np.array([[3, 0, 3], [1, 1, 3]])], {"dim": 1}, wrt=[0])   # repeats add up
@@ -1641,6 +1659,7 @@ class Gradients(unittest.TestCase):
                   "logical_reductions": ["ReduceAll", "ReduceAny"], "scans": ["CumSum", "CumProd"],
                   "shape_ops": ["Reshape", "Transpose", "Flatten", "ExpandDims", "Squeeze", "BroadcastTo",
                                 "Concat", "StridedSlice"], "gather": ["Gather"], "gather_d": ["GatherD"],
+                  "embedding_lookup": ["EmbeddingLookup"],
                   "gather_nd_and_scatters": ["GatherNd", "TensorScatterUpdate", "TensorScatterAdd",
                                              "TensorScatterSub", "TensorScatterMul", "TensorScatterDiv",
                                              "TensorScatterMax", "TensorScatterMin"],

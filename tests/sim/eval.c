@@ -1776,7 +1776,7 @@ static bool eval_op(Eval *e)
 		return eval_broadcast_to(e);
 	case OP_TRANSPOSE:
 		return eval_transpose(e);
-	case OP_GATHER:
+	case OP_GATHER: case OP_EMBEDDING_LOOKUP:   /* EmbeddingLookup: Gather on axis 0 with its offset */
 		return eval_gather(e);
 	case OP_GATHER_D:
 		return eval_gather_d(e);

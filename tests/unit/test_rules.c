@@ -1136,3 +1136,45 @@ Test(rules, conv2d_transpose)
 	cr_assert_eq(r->d.nerrors, 1, "%s", msgs(r));
 	run_free(r);
 }
+
+/* EmbeddingLookup: Gather's op dims on axis 0 (the ids' dims, v, h), a split
+ * of v leaving a partial sum; the splits MindSpore's EmbeddingLookupInfo
+ * refuses together refused (the ids split with the rows outside its
+ * shard-batch-and-axis modes, rows and columns over part of the devices),
+ * and none of those among the search's candidates. */
+Test(rules, embedding_lookup)
+{
+	Run *r = compile(CTX8 "graph @n(%t: <Parameter[Float32], (16, 8)>, %i: <Tensor[Int32], (4, 6)>) {\n"
+	                 "  %a = EmbeddingLookup(%t, %i) {offset: 2, in_strategy: ((8, 1), (1, 1))}\n"
+	                 "  %b = EmbeddingLookup(%t, %i) {in_strategy: ((2, 1), (4, 1))}\n"
+	                 "  %c = EmbeddingLookup(%t, %i) {in_strategy: ((2, 1), (2, 2))}\n"
+	                 "  %d = EmbeddingLookup(%t, %i) {in_strategy: ((2, 4), (1, 1))}\n"
+	                 "  %e = EmbeddingLookup(%t, %i) {in_strategy: ((2, 1), (2, 1))}\n"
+	                 "  %f = EmbeddingLookup(%t, %i) {in_strategy: ((2, 2), (1, 1))}\n"
+	                 "  return %a, %b, %c, %d, %e, %f\n}\n");
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.nod, 4, "the ids' dims, then the table's rows and columns");
+	cr_assert(od.reduced == 1u << 2 && od.out_rank == 3 && od.out_dim[2] == 3);
+	TensorLayout y;
+	op_out_layout(&od, &s, &y);
+	cr_assert(y.partial != 0, "a row split leaves a partial sum");
+	cr_assert(rule(r, "b", &od, &s), "shard batch and axis: %s", msgs(r));
+	cr_assert(rule(r, "c", &od, &s), "shard batch, axis and sp: %s", msgs(r));
+	cr_assert(rule(r, "d", &od, &s), "rows and columns over every device: %s", msgs(r));
+	cr_assert(!rule(r, "e", &od, &s), "the ids split with the rows on 4 of 8 accepted");
+	expect_msg(r, "EmbeddingLookup: the table's rows are split into 2 and the indices too, (2, 1)");
+	cr_assert(!rule(r, "f", &od, &s), "rows and columns on 4 of 8 accepted");
+	expect_msg(r, "EmbeddingLookup: the table's rows and columns are both split, (2, 2), on 4 of the 8 devices");
+	const Node *n = node_of(r, "a");
+	cr_assert(op_dims(module_entry(r->m), n, &od));
+	int64_t cand[64][MAX_OPDIMS];
+	int nc = op_candidates(n, &od, 8, cand, 64), rows = 0;
+	for (int k = 0; k < nc; k++) {
+		cr_assert(op_split_allowed(n, &od, cand[k], 8, NULL), "candidate %d refused", k);
+		rows += cand[k][2] > 1;
+	}
+	cr_assert(rows > 0, "no candidate splits the rows");
+	run_free(r);
+}
