@@ -251,7 +251,9 @@ static void check_node_strategies(Checker *c, Graph *g, Node *n)
 		ERR(c, in->span, "%s has %d input%s but in_strategy gives %d%s%s%s", op, n->nin, n->nin == 1 ? "" : "s",
 		    in->n, numbers ? " (a number operand's entry is ())" : "", n->op == OP_PAD_V3 ? "; MindSpore's entry for "
 		    "the paddings goes, as they are an attribute here: ((x's), (1,), ()) is " : "",
-		    n->op != OP_PAD_V3 ? "" : n->nin == 2 ? "((x's), ())" : "((x's),) without a constant");
+		    n->op != OP_PAD_V3 ? n->op == OP_DROPOUT_DO_MASK ? "; write ((x's), (x's)) or MindSpore's ((x's),): the "
+		    "mask follows x's layout" : ""
+		    : n->nin == 2 ? "((x's), ())" : "((x's),) without a constant");
 	else
 		for (int k = 0; k < in->n; k++) {
 			/* MindSpore's OneHot and Tile: the entry names the result's dims (rules.c) */

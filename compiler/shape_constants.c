@@ -181,12 +181,18 @@ static bool infer_gen_mask(Infer *x, Type *whole)
 
 /* DropoutDoMask(x, mask): x a float, mask the Bool result of a DropoutGenMask
  * in this graph (MindSpore's DropoutDoMaskInfo takes no other: it rewrites
- * the DropoutGenMask's shape to each rank's slice) of x's shape and keep_prob. */
+ * the DropoutGenMask's shape to each rank's slice) of x's shape and keep_prob;
+ * or a StridedSlice of one, as a rank's step_parallel_end reads the piece of a
+ * mask every rank computes whole (strategy.c, constant_layouts). */
 bool infer_dropout_do_mask(Infer *x, const Type *in, Type *out)
 {
 	const Attrs *a = &x->n->a;
 	const Value *m = &x->g->values[x->n->in[1]];
 	const Node *gen = m->node >= 0 ? &x->g->nodes[m->node] : NULL;
+	while (gen && gen->op == OP_STRIDED_SLICE && gen->nin == 1) {
+		int up = x->g->values[gen->in[0]].node;
+		gen = up >= 0 ? &x->g->nodes[up] : NULL;
+	}
 	StrBuf b = {0};
 	if (!need_float(x, 0) || !need_attr(x, ATTR_KEEP_PROB))
 		return false;
