@@ -526,7 +526,8 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	case OP_SEND_RECV:   /* its adjoint is a SendRecv back (autodiff.c) */
 	case OP_STAGE_SUM:   /* of the norm, which has no gradient */
 		die("%s is no adjoint's call", op_info[o->op].name);
-	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_DROPOUT_GEN_MASK:   /* no operands, no gradient */
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2:   /* no operands, no gradient */
+	case OP_DROPOUT_GEN_MASK:
 		die("%s has no operand to differentiate", op_info[f->op].name);
 	OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE:   /* a Bool result: op_input_has_grad */
 	case OP_REDUCE_ALL: case OP_REDUCE_ANY:

@@ -277,7 +277,8 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_CONCAT: case OP_STRIDED_SLICE: case OP_SPLIT: case OP_SPLIT_V: case OP_SLICE:   /* along other dims: rules.c keeps theirs whole */
 	case OP_STACK:   /* its operands' dims, each piece moved as it is */
 	OP_CASES(NORM_OPS) case OP_L2_NORMALIZE:   /* 0 maps to 0; along its axis lowered as pieces, x's padding 0 */
-	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_DROPOUT_GEN_MASK:   /* their padding made 0 (lower_pad.c) */
+	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2:   /* their padding made 0 (lower_pad.c) */
+	case OP_DROPOUT_GEN_MASK:   /* false (sc_dropout_gen_mask) */
 	case OP_MSE_LOSS: case OP_L1_LOSS: case OP_L2_LOSS:   /* their operands' padding made 0 (lower_pad.c) */
 	case OP_SQUARE_SUM_ALL:
 	case OP_SOFTMAX_CE:   /* its rows, each alone; its classes split are lowered as pieces (lower_normalized) */
