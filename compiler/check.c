@@ -745,7 +745,15 @@ static void check_graph_names(Checker *c, Graph *g)
 				ERR(c, n->op_span, "%s takes 2 operands (x, segment_ids), 3 given; MindSpore's num_segments, its third "
 				    "input, is an attribute here: %s}", info->name, w.data);
 				sb_free(&w);
-			} else if (attr)
+			} else if (n->op == OP_DROPOUT_GEN_MASK)   /* MindSpore's DropoutGenMask(shape, keep_prob) */
+				ERR(c, n->op_span, "DropoutGenMask takes no operands, %d given; MindSpore's inputs, the shape and "
+				    "keep_prob, are attributes here (the shape is known when compiling): DropoutGenMask() {shape: "
+				    "(128, 64), keep_prob: 0.9}", n->nin);
+			else if (n->op == OP_DROPOUT_DO_MASK && n->nin == 3)   /* MindSpore's DropoutDoMask(x, mask, keep_prob) */
+				ERR(c, n->op_span, "DropoutDoMask takes 2 operands (x, mask), 3 given; MindSpore's keep_prob, its "
+				    "third input, is an attribute here, the same as its DropoutGenMask's: DropoutDoMask(%%x, %%mask) "
+				    "{keep_prob: 0.9}");
+			else if (attr)
 				ERR(c, n->op_span, "%s takes %d operand%s, %d given; the number after them is an attribute here "
 				    "(MindSpore passes it as an input): %s(...) {%s: ...}", info->name, info->max_inputs,
 				    info->max_inputs == 1 ? "" : "s", n->nin, info->name, attr);

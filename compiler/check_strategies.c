@@ -245,11 +245,15 @@ static void check_node_strategies(Checker *c, Graph *g, Node *n)
 		diag_warning(c->d, c->src, in->span, "%s has no strategy of its own: its input's split carries through it "
 		             "(where the reshape keeps each piece whole; else the input is gathered first), so this "
 		             "in_strategy is ignored; give it to the operator that computes %s's input", op, op);
-	if (in->n && in->n != n->nin)
+	/* MindSpore's DropoutDoMaskInfo takes x's entry alone: the mask follows x's layout */
+	bool x_alone = n->op == OP_DROPOUT_DO_MASK && in->n == 1;
+	if (in->n && in->n != n->nin && !x_alone)
 		ERR(c, in->span, "%s has %d input%s but in_strategy gives %d%s%s%s", op, n->nin, n->nin == 1 ? "" : "s",
 		    in->n, numbers ? " (a number operand's entry is ())" : "", n->op == OP_PAD_V3 ? "; MindSpore's entry for "
 		    "the paddings goes, as they are an attribute here: ((x's), (1,), ()) is " : "",
-		    n->op != OP_PAD_V3 ? "" : n->nin == 2 ? "((x's), ())" : "((x's),) without a constant");
+		    n->op != OP_PAD_V3 ? n->op == OP_DROPOUT_DO_MASK ? "; write ((x's), (x's)) or MindSpore's ((x's),): the "
+		    "mask follows x's layout" : ""
+		    : n->nin == 2 ? "((x's), ())" : "((x's),) without a constant");
 	else
 		for (int k = 0; k < in->n; k++) {
 			/* MindSpore's OneHot and Tile: the entry names the result's dims (rules.c) */

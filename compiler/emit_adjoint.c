@@ -142,6 +142,10 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		dropout_args(b, p, f, fa->keep_prob);
 		sb_puts(b, ");");
 		return;
+	case OP_DROPOUT_DO_MASK:   /* dy * mask / keep_prob, the forward's kernel on dy; the mask has none */
+		sb_printf(b, "sc_dropout_do_mask(rt, %s, %s, %s, %lld, %.17g);", dy, x1, dx, (long long)n,
+		          l->m->train ? fa->keep_prob : 1.0);
+		return;
 	case OP_PAD_FILL:   /* dy, its padding 0 */
 		sb_printf(b, "sc_fill_pad(rt, %s, %s, %s, ", dy, dx, sc_dtype_name(dxv->type.dtype));
 		pad_args(b, p, f->result, pad_axis(fa, dxv->type.rank));
@@ -546,6 +550,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		die("%s is no adjoint's call", op_info[o->op].name);
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_EYE:
 	case OP_LIN_SPACE:   /* no operands, no gradient */
+	case OP_DROPOUT_GEN_MASK:
 		die("%s has no operand to differentiate", op_info[f->op].name);
 	OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE:   /* a Bool result: op_input_has_grad */
 	case OP_REDUCE_ALL: case OP_REDUCE_ANY:

@@ -309,15 +309,39 @@ void triangle_args(StrBuf *b, const Program *p, const LOp *f)
  * result has in the flat graph (the same in a recomputed clone and for the
  * adjoint, so all three draw one mask). Without a train block keep_prob is 1:
  * the identity, as nn.Dropout in eval mode. */
+static void mask_key_args(StrBuf *b, const Program *p, const LOp *f, double keep_prob)
+{
+	const Lowered *l = p->l;
+	const Graph *g = l->flat->g;
+	sb_printf(b, ", \"%s\", %lluu, %s, %.17g", g->values[g->nodes[f->node].result].name,
+	          (unsigned long long)l->m->ctx.seed, l->once ? "batch" : "step", l->m->train ? keep_prob : 1.0);
+}
+
 void dropout_args(StrBuf *b, const Program *p, const LOp *f, double keep_prob)
 {
 	const Lowered *l = p->l;
 	if (f->node < 0 || (p->value_entry[f->result] < 0 && l->values[f->result].type.rank))
 		die("Dropout %%%s has no flat node or no piece in the rank table", l->values[f->result].name);
-	const Graph *g = l->flat->g;
 	piece_args(b, p, f->result);
-	sb_printf(b, ", \"%s\", %lluu, %s, %.17g", g->values[g->nodes[f->node].result].name,
-	          (unsigned long long)l->m->ctx.seed, l->once ? "batch" : "step", l->m->train ? keep_prob : 1.0);
+	mask_key_args(b, p, f, keep_prob);
+}
+
+/* DropoutGenMask's (docs/operators.md, DropoutGenMask, DropoutDoMask): Dropout's
+ * arguments for the rank's piece of the whole mask `shape`, which starts where
+ * the table says (the constant's E_SLICE: begin, then end), keyed by its
+ * result's flat name as a Dropout of that name would be. */
+void gen_mask_args(StrBuf *b, const Program *p, const LOp *f, const Attrs *a)
+{
+	const LValue *y = &p->l->values[f->result];
+	const Entry *e = op_table(p, f);
+	if (f->node < 0 || !e || e->kind != E_SLICE)
+		die("DropoutGenMask %%%s has no flat node or no piece in the rank table", y->name);
+	dims_lit(b, a->shape, a->nshape);
+	sb_printf(b, ", %d, ", y->type.rank);
+	entry_ref(b, e, 0, y->type.rank, true);
+	sb_puts(b, ", ");
+	dims_lit(b, y->type.dims, y->type.rank);
+	mask_key_args(b, p, f, a->keep_prob);
 }
 
 /* The table entry of operator o, or NULL. */

@@ -131,6 +131,12 @@ static void emit_constant(StrBuf *b, const Program *p, const LOp *o, const Attrs
 	const char *dt = sc_dtype_name(dtype_is_half(t) ? DT_F32 : t);
 	if (!e || e->kind != E_SLICE)
 		die("%s %%%s has no piece in the rank table", op_info[o->op].name, y->name);
+	if (o->op == OP_DROPOUT_GEN_MASK) {   /* Dropout's mask of the piece: true where kept */
+		sb_printf(b, "sc_dropout_gen_mask(rt, %s, ", p->cname[o->result]);
+		gen_mask_args(b, p, o, a);
+		sb_puts(b, ");");
+		return;
+	}
 	if (o->op == OP_FILL_V2) {   /* every element fill, wherever the piece lies */
 		sb_printf(b, "sc_fill(rt, %s, %s, %lld, %.17g);", p->cname[o->result], dt, (long long)numel(y), a->fill);
 		return;
@@ -236,6 +242,10 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		break;
 	case OP_IS_FINITE:
 		sb_printf(b, "sc_is_finite(rt, %s, %s, %lld);", x0, y, (long long)numel(yv));
+		break;
+	case OP_DROPOUT_DO_MASK:   /* x * mask / keep_prob as Dropout scales; the identity without a train block */
+		sb_printf(b, "sc_dropout_do_mask(rt, %s, %s, %s, %lld, %.17g);", x0, x1, y, (long long)numel(yv),
+		          l->m->train ? a->keep_prob : 1.0);
 		break;
 	case OP_DROPOUT:   /* x * mask / keep_prob, the mask drawn from the element's global index */
 		sb_printf(b, "sc_dropout(rt, %s, %s, ", x0, y);
@@ -533,6 +543,7 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		sb_puts(b, ");");
 		break;
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_EYE: case OP_LIN_SPACE:
+	case OP_DROPOUT_GEN_MASK:
 		emit_constant(b, p, o, a);
 		break;
 	case OP_SPARSE_SOFTMAX_CE:

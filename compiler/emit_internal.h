@@ -214,6 +214,8 @@ bool *named_values(const Program *p);
 void held_arg(StrBuf *b, const Program *p, int v, const char *ptr);
 /* A Dropout's mask: its piece, its key and the step (emit_args.c) */
 void dropout_args(StrBuf *b, const Program *p, const LOp *f, double keep_prob);
+/* DropoutGenMask's: the same for its piece of the whole mask, `shape` (emit_args.c) */
+void gen_mask_args(StrBuf *b, const Program *p, const LOp *f, const Attrs *a);
 /* StridedSlice's begin, end and strides for every dim (missing ones: whole);
  * a slice redistribution's bounds are the rank's, from the table. */
 void slice_args(StrBuf *b, const Program *p, const LOp *o, const Attrs *a, const LValue *x);

@@ -143,12 +143,13 @@ void lower_fill_operands(Lowering *x, int i, int *ins)
 
 /* A computed constant's result (Arange, CausalMask, RopeCos, RopeSin, FillV2),
  * computed past the whole's end too: its padding made 0, as a loaded
- * input's is (a position past the end would otherwise index a table). */
+ * input's is (a position past the end would otherwise index a table).
+ * DropoutGenMask's kernel writes false there itself. */
 int lower_fill_result(Lowering *x, int i, int v)
 {
 	const Graph *g = x->l->flat->g;
 	const Node *n = &g->nodes[i];
-	if (!op_is_constant(n->op))
+	if (!op_is_constant(n->op) || n->op == OP_DROPOUT_GEN_MASK)
 		return v;
 	int64_t all[MAX_DIMS];
 	int rank = x->l->values[v].type.rank;

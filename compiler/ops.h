@@ -299,6 +299,7 @@ enum { KL_MEAN, KL_NONE, KL_BATCHMEAN, KL_SUM };
 	OP(PRELU, "PReLU", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_LOW, V_COPY)                                                         \
 	UNARY_OPS(OP)                                                                                                                      \
 	OP(DROPOUT, "Dropout", 1, 1, A(KEEP_PROB), SH_FLOAT, R_ELEMWISE, OWN, GR_NONE, 0, PREC_LOW, V_COPY)                                \
+	OP(DROPOUT_DO_MASK, "DropoutDoMask", 2, 2, A(KEEP_PROB), SH_OWN, R_ELEMWISE, OWN, GR_X, 1u << 1, PREC_LOW, V_COPY)                \
 	OP(SELECT, "Select", 3, 3, 0, SH_OWN, R_ELEMWISE, OWN, GR_X, 1u << 0, PREC_FOLLOW, V_COPY)                                         \
 	OP(PAD_FILL, "PadFill", 1, 1, A(AXIS) | A(FILL), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                         \
 	OP(ROTARY, "RotaryPositionEmbedding", 3, 3, A(MODE), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_LOW, V_COPY)                                \
@@ -361,6 +362,7 @@ enum { KL_MEAN, KL_NONE, KL_BATCHMEAN, KL_SUM };
 	OP(EYE, "Eye", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(N) | A(M), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                \
 	OP(LIN_SPACE, "LinSpace", 0, 0, A(BEGIN) | A(END) | A(START) | A(STOP) | A(NUM), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY) \
 	OP(FILL_V2, "FillV2", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(FILL), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                  \
+	OP(DROPOUT_GEN_MASK, "DropoutGenMask", 0, 0, A(BEGIN) | A(END) | A(SHAPE) | A(KEEP_PROB), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)      \
 	OP(SPARSE_SOFTMAX_CE, "SparseSoftmaxCrossEntropyWithLogits", 2, 4, A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_F32, V_COPY) \
 	OP(SOFTMAX_CE, "SoftmaxCrossEntropyWithLogits", 2, 4, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_F32, V_COPY)                    \
 	OP(MSE_LOSS, "MSELoss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                    \

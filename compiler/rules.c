@@ -152,7 +152,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	}
 	switch (n->op) {
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE: case OP_LERP:
-	case OP_IDENTITY: case OP_MASKED_FILL:
+	case OP_IDENTITY: case OP_MASKED_FILL: case OP_DROPOUT_DO_MASK:
 	case OP_CAST: case OP_SELECT: case OP_DROPOUT: case OP_PAD_FILL: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM:
 	case OP_TRIL: case OP_TRIU:   /* any dim split, each rank its piece's diagonal (lowered_rank_attrs) */
 	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
@@ -572,6 +572,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		return true;
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_EYE:
 	case OP_LIN_SPACE:
+	case OP_DROPOUT_GEN_MASK:
 		/* A computed constant: the output's dims, any split, each rank
 		 * computing its piece. No batch dim: whole unless constant_layouts
 		 * (strategy.c) lays it out as its readers take it. */

@@ -5,6 +5,7 @@
  * per-rank graph computes. */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "shape_internal.h"
 
@@ -213,6 +214,72 @@ static bool infer_lin_space(Infer *x, Type *whole)
 	return true;
 }
 
+/* DropoutGenMask's whole mask: the shape attribute (MindSpore's first input),
+ * Bool, keep_prob (its second) required, as MindSpore's inputs are. */
+static bool infer_gen_mask(Infer *x, Type *whole)
+{
+	const Attrs *a = &x->n->a;
+	if (!need_attr(x, ATTR_SHAPE) || !need_attr(x, ATTR_KEEP_PROB))
+		return false;
+	if (a->nshape < 1) {
+		ERR(x, attr_span(x, "shape"), "DropoutGenMask: shape () has no dim; the mask has the shape of the value "
+		    "DropoutDoMask drops elements of, one dim or more");
+		return false;
+	}
+	whole->dtype = DT_BOOL;
+	whole->rank = a->nshape;
+	for (int d = 0; d < a->nshape; d++) {
+		if (a->shape[d] < 1) {
+			ERR(x, attr_span(x, "shape"), "DropoutGenMask: the dims of shape are positive; dim %d is %lld", d,
+			    (long long)a->shape[d]);
+			return false;
+		}
+		whole->dims[d] = a->shape[d];
+	}
+	return true;
+}
+
+/* DropoutDoMask(x, mask): x a float, mask the Bool result of a DropoutGenMask
+ * in this graph (MindSpore's DropoutDoMaskInfo takes no other: it rewrites
+ * the DropoutGenMask's shape to each rank's slice) of x's shape and keep_prob;
+ * or a StridedSlice of one, as a rank's step_parallel_end reads the piece of a
+ * mask every rank computes whole (strategy.c, constant_layouts). */
+bool infer_dropout_do_mask(Infer *x, const Type *in, Type *out)
+{
+	const Attrs *a = &x->n->a;
+	const Value *m = &x->g->values[x->n->in[1]];
+	const Node *gen = m->node >= 0 ? &x->g->nodes[m->node] : NULL;
+	while (gen && gen->op == OP_STRIDED_SLICE && gen->nin == 1) {
+		int up = x->g->values[gen->in[0]].node;
+		gen = up >= 0 ? &x->g->nodes[up] : NULL;
+	}
+	StrBuf b = {0};
+	if (!need_float(x, 0) || !need_attr(x, ATTR_KEEP_PROB))
+		return false;
+	if (!gen || gen->op != OP_DROPOUT_GEN_MASK) {
+		ERR(x, in_span(x, 1), "DropoutDoMask: its mask %s is not a DropoutGenMask's result; as in MindSpore "
+		    "(DropoutDoMaskInfo), the mask is DropoutGenMask() {shape: %s, keep_prob: %g} written in this graph, "
+		    "or write Dropout(x) {keep_prob: %g}", in_name(x, 1, &b), DIMS(in), a->keep_prob, a->keep_prob);
+		sb_free(&b);
+		return false;
+	}
+	if (in->rank != m->type.rank || memcmp(in->dims, m->type.dims, sizeof(int64_t) * (size_t)in->rank)) {
+		ERR(x, in_span(x, 1), "DropoutDoMask: the mask %s is %s, x is %s; give its DropoutGenMask x's shape, "
+		    "shape: %s", in_name(x, 1, &b), DIMS(&m->type), DIMS(in), DIMS(in));
+		sb_free(&b);
+		return false;
+	}
+	if ((float)gen->a.keep_prob != (float)a->keep_prob) {
+		ERR(x, attr_span(x, "keep_prob"), "DropoutDoMask: keep_prob %g differs from its mask's, %g (the "
+		    "DropoutGenMask %s); the kept elements are scaled by 1 / keep_prob of the draw, so the two must be one",
+		    a->keep_prob, gen->a.keep_prob, in_name(x, 1, &b));
+		sb_free(&b);
+		return false;
+	}
+	*out = *in;
+	return true;
+}
+
 /* A computed constant (docs/operators.md, Computed constants): the whole
  * value its attributes describe, then the piece [begin, end) of it this
  * node computes (a per-rank graph's piece; the whole when not written). */
@@ -223,6 +290,7 @@ bool infer_constant(Infer *x, Type *out)
 	OpKind op = x->n->op;
 	bool ok = op == OP_ARANGE ? infer_arange(x, &whole) : op == OP_FILL_V2 ? infer_fill(x, &whole)
 	          : op == OP_EYE ? infer_eye(x, &whole) : op == OP_LIN_SPACE ? infer_lin_space(x, &whole)
+	          : op == OP_DROPOUT_GEN_MASK ? infer_gen_mask(x, &whole)
 	          : infer_table(x, &whole);
 	if (!ok)
 		return false;

@@ -59,6 +59,8 @@ bool infer_split_v(Infer *x, const Type *in, Type *out);
 bool infer_slice(Infer *x, const Type *in, Type *out);
 /* The computed constants' (shape_constants.c): no operands, the value from the attributes. */
 bool infer_constant(Infer *x, Type *out);
+/* DropoutDoMask's (shape_constants.c, beside DropoutGenMask's): x and the mask DropoutGenMask drew for it. */
+bool infer_dropout_do_mask(Infer *x, const Type *in, Type *out);
 /* Conv2D's and the pools' (conv.c). */
 bool infer_conv2d(Infer *x, const Type *in, Type *out);
 bool infer_conv2d_transpose(Infer *x, const Type *in, Type *out);

@@ -254,6 +254,7 @@ static UnevenKind uneven_kind(OpKind op)
 	switch (op) {
 	OP_CASES(UNARY_OPS)
 	case OP_CAST: case OP_DROPOUT: case OP_TRANSPOSE: case OP_SELECT:
+	case OP_DROPOUT_DO_MASK:   /* the mask's padding false: 0 */
 	OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE: case OP_BROADCAST_TO:
 	case OP_TILE:      /* along dims it does not repeat (rules.c splits repeated ones evenly) */
 	case OP_ONE_HOT:   /* along the indices' dims (the classes evenly): a padded index gives a row */
@@ -279,6 +280,7 @@ static UnevenKind uneven_kind(OpKind op)
 	OP_CASES(NORM_OPS) case OP_L2_NORMALIZE:   /* 0 maps to 0; along its axis lowered as pieces, x's padding 0 */
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2:   /* their padding made 0 (lower_pad.c) */
 	case OP_EYE: case OP_LIN_SPACE:
+	case OP_DROPOUT_GEN_MASK:   /* false (sc_dropout_gen_mask) */
 	case OP_MSE_LOSS: case OP_L1_LOSS: case OP_L2_LOSS:   /* their operands' padding made 0 (lower_pad.c) */
 	case OP_KL_DIV_LOSS:   /* "none": 0 (log 0 - 0) is 0; its reductions' operands' padding made 0 (lower_pad.c) */
 	case OP_SQUARE_SUM_ALL:

@@ -1083,6 +1083,14 @@ static inline void sc_fa_strides(int layout, int64_t heads, int64_t rows, int64_
  * A piece's padding (past gdims) gets 0. */
 void sc_dropout(sc_rt *rt, const float *x, float *y, const int64_t *gdims, int ndim, const int64_t *start,
                 const int64_t *ldims, const char *name, uint64_t seed, int64_t step, double keep_prob);
+/* DropoutGenMask: sc_dropout's mask of one rank's piece as Bool, 1 where a
+ * Dropout named name keeps the element (the same draw, bit for bit), its
+ * padding 0. DropoutDoMask: y = mask ? x * (1 / keep_prob) : 0 over n
+ * elements, the factor as sc_dropout's; x = dy, y = dx is the gradient. So
+ * sc_dropout_do_mask of sc_dropout_gen_mask's mask is sc_dropout. */
+void sc_dropout_gen_mask(sc_rt *rt, uint8_t *mask, const int64_t *gdims, int ndim, const int64_t *start,
+                         const int64_t *ldims, const char *name, uint64_t seed, int64_t step, double keep_prob);
+void sc_dropout_do_mask(sc_rt *rt, const float *x, const uint8_t *mask, float *y, int64_t n, double keep_prob);
 
 /* Scalar losses: the mean over n (rows, for the cross entropy). Labels
  * outside [0, c) add nothing. */

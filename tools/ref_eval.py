@@ -716,6 +716,29 @@ def dropout(prog, ins, x):
     return np.where(keep, np.float32(x) * np.float32(1.0 / p), np.float32(0))
 
 
+def gen_mask(prog, ins):
+    """DropoutGenMask: the piece [begin, end) of the Bool mask of `shape` that a Dropout named as its result
+    keeps (dropout_keep's draw); every element kept without training."""
+    shape = attr_ints(ins.attrs, "shape")
+    if "keep_prob" not in ins.attrs or not shape or min(shape) < 1:
+        raise OpError("needs the attributes 'shape' (one dim or more, positive) and 'keep_prob'")
+    p = keep_prob(ins.attrs)
+    if not prog.train:
+        return constant_piece(np.ones(shape, dtype=bool), ins.attrs)
+    return constant_piece(dropout_keep(prog.flat[ins.out], prog.seed, prog.step, tuple(shape), p), ins.attrs)
+
+
+def do_mask(prog, ins, x, mask):
+    """DropoutDoMask: x (or dy) where the mask is true times 1 / keep_prob, as Dropout scales; the identity
+    without training (its DropoutGenMask keeps every element)."""
+    p = keep_prob(ins.attrs)
+    if not prog.train:
+        return x
+    if mask.shape != x.shape:
+        raise OpError("the mask %s is not x's shape %s" % (mask.shape, x.shape))
+    return np.where(mask, np.float32(x) * np.float32(1.0 / p), np.float32(0))
+
+
 def init_number(v, what, offset):
     if type(v) in (int, float):
         return float(v)
@@ -3343,6 +3366,8 @@ OPS = {
     "PadFill": (fwd_identity, bwd_identity, 1, 1),   # a whole tensor has no padding
     "RotaryPositionEmbedding": (fwd_rotary, bwd_rotary, 3, 3),
     "Dropout": (fwd_none, bwd_none, 1, 1),           # dropout(): its mask needs the step and its name
+    "DropoutGenMask": (fwd_none, bwd_none, 0, 0),    # gen_mask(): Dropout's mask, by its name
+    "DropoutDoMask": (fwd_none, bwd_none, 2, 2),     # do_mask(): the identity without training
     "FlashAttentionScore": (fwd_flash_attention, bwd_flash_attention, 3, 4),
     "Softmax": (fwd_softmax, bwd_softmax, 1, 1),
     "LogSoftmax": (fwd_log_softmax, bwd_log_softmax, 1, 1),
@@ -3467,6 +3492,8 @@ def result_dtype(op, attrs, in_dtypes, offset):
     if op in ("Argmax", "Argmin") or (op == "TopK" and attrs.get("index") == 1) or \
             (op in ("ArgMaxWithValue", "ArgMinWithValue") and attrs.get("index") == 0):
         return "Int32"                               # the indices they pick
+    if op == "DropoutGenMask":
+        return "Bool"
     if op in CONSTANTS:
         try:
             return constant_dtype(op, attrs)
@@ -3544,10 +3571,10 @@ def emit_graph(prog, module, gi, env, prefix=""):
             dtype = result_dtype(st.op, st.attrs, [prog.dtypes[v] for v in ins], st.op_offset)
             out = prog.new_value(st.result, dtype)
             prog.instrs.append(Instr(st.op, ins, st.attrs, out, st.op_offset))
-            if st.op == "Dropout":
+            if st.op in ("Dropout", "DropoutGenMask"):
                 if prefix.count(".") >= 8:
-                    raise ModelError(st.op_offset, "Dropout: the reference keys a mask by its flat name, which the "
-                                     "compiler starts over 8 Calls deep (flatten.c); this one is deeper")
+                    raise ModelError(st.op_offset, "%s: the reference keys a mask by its flat name, which the "
+                                     "compiler starts over 8 Calls deep (flatten.c); this one is deeper" % st.op)
                 prog.flat[out] = prefix + st.result
         else:
             raise ModelError(st.op_offset, "unknown operator '%s'" % st.op)
@@ -3856,6 +3883,10 @@ def forward(prog, feeds):
                     r = CONSTANTS[ins.op](ins.attrs, prog.dtypes[ins.out])
                 elif ins.op == "Dropout":
                     r = dropout(prog, ins, args[0])
+                elif ins.op == "DropoutGenMask":
+                    r = gen_mask(prog, ins)
+                elif ins.op == "DropoutDoMask":
+                    r = do_mask(prog, ins, args[0], args[1])
                 else:
                     r = OPS[ins.op][0](args, op_attrs(prog, ins))
             except (OpError, ValueError) as e:                # ValueError: numpy's, e.g. shapes that do not broadcast
@@ -3878,7 +3909,9 @@ def backward(prog, vals, loss, seed=1.0, stop=()):
                 continue
             g = widen(adj[ins.out], prog.dtypes[ins.out])
             args = [widen(vals[v], prog.dtypes[v]) for v in ins.ins]
-            grads = [dropout(prog, ins, g)] if ins.op == "Dropout" else OPS[ins.op][1](g, args, op_attrs(prog, ins))
+            grads = [dropout(prog, ins, g)] if ins.op == "Dropout" else \
+                [do_mask(prog, ins, g, args[1]), None] if ins.op == "DropoutDoMask" else \
+                OPS[ins.op][1](g, args, op_attrs(prog, ins))
             for v, gv in zip(ins.ins, grads):
                 dt = prog.dtypes[v]
                 if gv is None or not is_float(dt):

@@ -595,6 +595,22 @@ void sc_dropout(sc_rt *rt, const float *x, float *y, const int64_t *gdims, int n
 		sc_pad_zero(rt, y, SC_F32, ldims, ndim, real);
 }
 
+void sc_dropout_gen_mask(sc_rt *rt, uint8_t *mask, const int64_t *gdims, int ndim, const int64_t *start,
+                         const int64_t *ldims, const char *name, uint64_t seed, int64_t step, double keep_prob)
+{
+	int64_t real[SC_MAX_DIMS];
+	bool padded = sc_piece_real(name, gdims, ndim, start, ldims, real);
+	sc_cpu_dropout_gen_mask(mask, gdims, ndim, start, ldims, sc_dropout_key(name, seed, step), keep_prob);
+	if (padded)
+		sc_pad_zero(rt, mask, SC_BOOL, ldims, ndim, real);
+}
+
+void sc_dropout_do_mask(sc_rt *rt, const float *x, const uint8_t *mask, float *y, int64_t n, double keep_prob)
+{
+	(void)rt;
+	sc_cpu_dropout_do_mask(x, mask, y, n, keep_prob);
+}
+
 void sc_causal_mask(sc_rt *rt, void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0,
                     int64_t col0, double fill)
 {

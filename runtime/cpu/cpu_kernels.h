@@ -91,6 +91,10 @@ void sc_cpu_flash_attention_grad(const float *q, const float *k, const float *v,
                                  float *dv, const int64_t *dims, float scale, int causal, int layout);
 void sc_cpu_arange(void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step);
 /* Dropout of a piece (sc_dropout), k its step's key */
+/* DropoutGenMask's mask of a piece (sc_dropout_gen_mask), DropoutDoMask (sc_dropout_do_mask) */
+void sc_cpu_dropout_gen_mask(uint8_t *m, const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims,
+                             uint64_t k, double keep_prob);
+void sc_cpu_dropout_do_mask(const float *x, const uint8_t *m, float *y, int64_t n, double keep_prob);
 void sc_cpu_dropout(const float *x, float *y, const int64_t *gdims, int ndim, const int64_t *start,
                     const int64_t *ldims, uint64_t k, double keep_prob);
 void sc_cpu_causal_mask(void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,

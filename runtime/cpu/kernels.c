@@ -1574,6 +1574,34 @@ void sc_cpu_dropout(const float *x, float *y, const int64_t *gdims, int ndim, co
 	}
 }
 
+void sc_cpu_dropout_gen_mask(uint8_t *m, const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims,
+                             uint64_t k, double keep_prob)
+{
+	int64_t gstride[SC_MAX_DIMS], idx[SC_MAX_DIMS] = {0}, n = 1, s = 1;
+	for (int d = ndim - 1; d >= 0; d--) {
+		gstride[d] = s;
+		s *= gdims[d];
+		n *= ldims[d];
+	}
+	for (int64_t l = 0; l < n; l++) {   /* sc_cpu_dropout's draw */
+		uint64_t i = 0;
+		for (int d = 0; d < ndim; d++)
+			i += (uint64_t)((start[d] + idx[d]) * gstride[d]);
+		double u = (double)(sc_splitmix64(k + i) >> 40) * 0x1p-24;
+		m[l] = u < (double)(float)keep_prob;
+		for (int d = ndim - 1; d >= 0 && ++idx[d] == ldims[d]; d--)
+			idx[d] = 0;
+	}
+}
+
+void sc_cpu_dropout_do_mask(const float *x, const uint8_t *m, float *y, int64_t n, double keep_prob)
+{
+	float scale = (float)(1.0 / (double)(float)keep_prob);   /* sc_cpu_dropout's */
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
+	for (int64_t l = 0; l < n; l++)
+		y[l] = m[l] ? x[l] * scale : 0.0f;
+}
+
 void sc_cpu_causal_mask(void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
                         double fill)
 {

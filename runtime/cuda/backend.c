@@ -1283,6 +1283,33 @@ void sc_dropout(sc_rt *rt, const float *x, float *y, const int64_t *gdims, int n
 		sc_pad_zero(rt, y, SC_F32, ldims, ndim, real);
 }
 
+void sc_dropout_gen_mask(sc_rt *rt, uint8_t *mask, const int64_t *gdims, int ndim, const int64_t *start,
+                         const int64_t *ldims, const char *name, uint64_t seed, int64_t step, double keep_prob)
+{
+	PROFILE(rt, "DropoutGenMask", 0, (double)sc_numel(ldims, ndim), SC_PEAK_MEM);
+	int64_t real[SC_MAX_DIMS];
+	bool padded = sc_piece_real(name, gdims, ndim, start, ldims, real);
+	sc_cu_walk w;
+	memset(&w, 0, sizeof w);
+	w.ndim = ndim;
+	int64_t base = 0, s = 1;
+	for (int d = ndim - 1; d >= 0; d--) {
+		w.dims[d] = ldims[d];
+		w.s0[d] = s;
+		base += start[d] * s;
+		s *= gdims[d];
+	}
+	SC_CUDA_CHECK(sc_cu_dropout_gen_mask(mask, &w, base, sc_dropout_key(name, seed, step), keep_prob, cu(rt)->stream));
+	if (padded)
+		sc_pad_zero(rt, mask, SC_BOOL, ldims, ndim, real);
+}
+
+void sc_dropout_do_mask(sc_rt *rt, const float *x, const uint8_t *mask, float *y, int64_t n, double keep_prob)
+{
+	PROFILE(rt, "DropoutDoMask", 0, 9.0 * (double)n, SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_dropout_do_mask(x, mask, y, n, keep_prob, cu(rt)->stream));
+}
+
 void sc_causal_mask(sc_rt *rt, void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0,
                     int64_t col0, double fill)
 {

@@ -709,6 +709,27 @@ __global__ void dropout_k(const float *x, float *y, int64_t n, sc_cu_walk w, int
 	}
 }
 
+/* DropoutGenMask's mask: dropout_k's draw, 1 where kept */
+__global__ void dropout_gen_mask_k(uint8_t *m, int64_t n, sc_cu_walk w, int64_t base, uint64_t k, float keep)
+{
+	GRID_LOOP(l, n) {
+		int64_t i = base, rest = l;
+		for (int d = w.ndim - 1; d >= 0; d--) {
+			i += rest % w.dims[d] * w.s0[d];
+			rest /= w.dims[d];
+		}
+		double u = (double)(splitmix64_d(k + (uint64_t)i) >> 40) * 0x1p-24;
+		m[l] = u < (double)keep;
+	}
+}
+
+/* DropoutDoMask: dropout_k's kept value where the mask is 1 */
+__global__ void dropout_do_mask_k(const float *x, const uint8_t *m, float *y, int64_t n, float scale)
+{
+	GRID_LOOP(l, n)
+		y[l] = m[l] ? __fmul_rn(x[l], scale) : 0.0f;
+}
+
 /* ---- computed constants (the twins: sc_cpu_arange, sc_cpu_causal_mask, sc_cpu_rope) ---- */
 
 /* start + (first + i) step rounded twice, as the CPU computes it: no FMA */
@@ -2372,6 +2393,28 @@ cudaError_t sc_cu_dropout(const float *x, float *y, const sc_cu_walk *w, int64_t
 		return cudaSuccess;
 	float keep = (float)keep_prob;
 	dropout_k<<<blocks_for(n), THREADS, 0, s>>>(x, y, n, *w, base, k, keep, (float)(1.0 / (double)keep));
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_dropout_gen_mask(uint8_t *m, const sc_cu_walk *w, int64_t base, uint64_t k, double keep_prob,
+                                   cudaStream_t s)
+{
+	int64_t n = 1;
+	for (int d = 0; d < w->ndim; d++)
+		n *= w->dims[d];
+	if (n <= 0)
+		return cudaSuccess;
+	dropout_gen_mask_k<<<blocks_for(n), THREADS, 0, s>>>(m, n, *w, base, k, (float)keep_prob);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_dropout_do_mask(const float *x, const uint8_t *m, float *y, int64_t n, double keep_prob,
+                                  cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	float keep = (float)keep_prob;
+	dropout_do_mask_k<<<blocks_for(n), THREADS, 0, s>>>(x, m, y, n, (float)(1.0 / (double)keep));
 	return cudaGetLastError();
 }
 

@@ -1148,6 +1148,24 @@ static void test_constants(void)
 		twin_bytes("dropout, padded piece", d, y, 24 * sizeof *y);
 		free(x), free(y);
 	}
+	{   /* DropoutGenMask: the uneven piece's mask, its padding false; DropoutDoMask of it is the Dropout above */
+		float *dx, *x = rnd(24, -2, 2, &dx), *y = malloc(24 * sizeof *y), *wd = malloc(24 * sizeof *wd);
+		const int64_t g[3] = {4, 8, 12}, s0[3] = {3, 6, 5}, l[3] = {2, 3, 4}, real[3] = {1, 2, 4};
+		uint8_t m[24], *dm = t_slab(24);
+		float *dy = t_slab(24 * sizeof *y);
+		sc_dropout_gen_mask(rt, dm, g, 3, s0, l, "h.mask", 11, 3, 0.6);
+		sc_cpu_dropout_gen_mask(m, g, 3, s0, l, sc_dropout_key("h.mask", 11, 3), 0.6);
+		for (int i = 0; i < 24; i++)   /* padding: past real along a dim */
+			if (i / 12 >= real[0] || i / 4 % 3 >= real[1])
+				m[i] = 0;
+		twin_bytes("dropout_gen_mask, padded piece", dm, m, sizeof m);
+		sc_dropout_do_mask(rt, dx, dm, dy, 24, 0.6);
+		sc_cpu_dropout(x, wd, g, 3, s0, l, sc_dropout_key("h.mask", 11, 3), 0.6);
+		sc_cpu_fill_pad(wd, wd, SC_F32, 1, 2, 12, 1, 0.0);
+		sc_cpu_fill_pad(wd, wd, SC_F32, 2, 3, 4, 2, 0.0);
+		twin_bytes("dropout_do_mask is dropout", dy, wd, 24 * sizeof *y);
+		free(x), free(y), free(wd);
+	}
 	{   /* sc_fill_pad: float32, -inf past 2 of a middle dim of 3; bfloat16 in place, 0.1 past 1 of dim 0 */
 		float *dx, *x = rnd(24, -2, 2, &dx), *y = malloc(24 * sizeof *y);
 		const int64_t fd[3] = {2, 3, 4};

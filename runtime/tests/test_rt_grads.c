@@ -761,6 +761,25 @@ Test(grad, embedding_lookup)
 		cr_assert(g[12 + j] == 0, "row 4 (id 7, past the table) has no gradient");
 }
 
+/* DropoutDoMask: x's gradient dy * mask / keep_prob, the forward's kernel on
+ * dy, against finite differences. */
+static void do_mask_fwd(const float *v, float *y, const void *c)
+{
+	sc_cpu_dropout_do_mask(v, c, y, 24, 0.6);
+}
+
+Test(grad, dropout_do_mask)
+{
+	uint8_t m[24];
+	float x[24], w[24], g[24];
+	rand_fill(x, 24, 13, -2, 2);
+	rand_fill(w, 24, 14, -1, 1);
+	for (int i = 0; i < 24; i++)
+		m[i] = i % 3 != 1;
+	sc_cpu_dropout_do_mask(w, m, g, 24, 0.6);
+	check_grad("dropout_do_mask x", do_mask_fwd, x, 24, m, w, 24, g);
+}
+
 Test(grad, binary_every_broadcast_case_against_sums)
 {
 	enum { N = 4 * 8 * 16 * 16 };

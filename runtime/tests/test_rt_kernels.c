@@ -2109,6 +2109,48 @@ Test(dropout, pieces_make_the_whole)
 	cr_assert(memcmp(dx, x, sizeof x) == 0, "keep_prob 1: the identity");
 }
 
+/* DropoutGenMask and DropoutDoMask: the mask of each piece of a (4, 6, 10)
+ * whole (and of an uneven piece, (3, 4) at (3, 4) of a (5, 7) whole) is
+ * the one a Dropout of the mask's name keeps, and DropoutDoMask of it is
+ * that Dropout bit for bit, forward and gradient; the padding false. */
+Test(dropout, masks_make_dropout)
+{
+	enum { A = 4, B = 6, C = 10, N = A * B * C };
+	const int64_t g[3] = {A, B, C}, l[3] = {A / 2, B / 3, C / 2}, z[3] = {0, 0, 0};
+	float x[N], drop[N], y[N];
+	uint8_t m[N];
+	for (int i = 0; i < N; i++)
+		x[i] = 0.37f * (float)(i % 23) - 3.1f;
+	sc_dropout(NULL, x, drop, g, 3, z, g, "mask", 9, 2, 0.85);
+	sc_dropout_gen_mask(NULL, m, g, 3, z, g, "mask", 9, 2, 0.85);
+	sc_dropout_do_mask(NULL, x, m, y, N, 0.85);
+	cr_assert(memcmp(y, drop, sizeof y) == 0, "DropoutDoMask of DropoutGenMask's mask is Dropout");
+	for (int p = 0; p < 2 * 3 * 2; p++) {
+		int64_t s[3] = {p / 6 * l[0], p / 2 % 3 * l[1], p % 2 * l[2]};
+		sc_dropout_gen_mask(NULL, m, g, 3, s, l, "mask", 9, 2, 0.85);
+		int n = 0;
+		for (int a = 0; a < l[0]; a++)
+			for (int b = 0; b < l[1]; b++)
+				for (int c = 0; c < l[2]; c++, n++) {
+					int64_t i = ((s[0] + a) * B + s[1] + b) * C + s[2] + c;
+					cr_assert_eq(m[n], drop[i] != 0 || x[i] == 0, "piece %d element %lld", p, (long long)i);
+				}
+	}
+	sc_dropout_gen_mask(NULL, m, g, 3, z, g, "mask", 9, 2, 1.0);
+	sc_dropout_do_mask(NULL, x, m, y, N, 1.0);
+	cr_assert(memcmp(y, x, sizeof y) == 0, "keep_prob 1: every element kept, the identity");
+	const int64_t ug[2] = {5, 7}, st[2] = {3, 4}, ld[2] = {3, 4};
+	float w[35], wd[35];
+	for (int i = 0; i < 35; i++)
+		w[i] = 1.0f + (float)i;
+	sc_dropout(NULL, w, wd, ug, 2, z, ug, "u", 2, 4, 0.5);
+	sc_dropout_gen_mask(NULL, m, ug, 2, st, ld, "u", 2, 4, 0.5);
+	for (int i = 0; i < 12; i++) {
+		int64_t gi = st[0] + i / 4, gj = st[1] + i % 4;
+		cr_assert_eq(m[i], gi < 5 && gj < 7 && wd[gi * 7 + gj] != 0, "padded piece (%d, %d)", i / 4, i % 4);
+	}
+}
+
 /* An uneven shard's piece: (3, 4) at (3, 4) of a (5, 7) whole holds (2, 3)
  * real elements. They get the 1-rank run's mask; the padding gets 0, whatever
  * x holds there. */

@@ -1282,6 +1282,31 @@ class Gradients(unittest.TestCase):
         prog.train = False
         np.testing.assert_array_equal(R.dropout(prog, ins, x), x)
 
+    def test_dropout_masks(self):
+        # DropoutDoMask of DropoutGenMask's mask is a Dropout of the mask's name, bit for bit, forward and
+        # gradient; a piece [begin, end) of the mask is that piece of the whole; without a train block the
+        # mask keeps every element and DropoutDoMask is the identity.
+        prog = R.Program()
+        out = prog.new_value("m", "Bool")
+        prog.flat[out], prog.seed, prog.step, prog.train = "m", 3, 5, True
+        gen = R.Instr("DropoutGenMask", [], {"shape": (6, 8), "keep_prob": 0.7}, out, 0)
+        do = R.Instr("DropoutDoMask", [0, out], {"keep_prob": 0.7}, out + 1, 0)
+        drop = R.Instr("Dropout", [0], {"keep_prob": 0.7}, out, 0)
+        x = rng(4).normal(size=(6, 8)).astype(np.float32)
+        mask = R.gen_mask(prog, gen)
+        self.assertEqual(mask.dtype, bool)
+        np.testing.assert_array_equal(mask, R.dropout_keep("m", 3, 5, (6, 8), float(np.float32(0.7))))
+        self.assertEqual(R.do_mask(prog, do, x, mask).tobytes(), R.dropout(prog, drop, x).tobytes())
+        self.assertEqual(R.do_mask(prog, do, -x, mask).tobytes(), R.dropout(prog, drop, -x).tobytes())
+        piece = R.Instr("DropoutGenMask", [], {"shape": (6, 8), "keep_prob": 0.7, "begin": (2, 4), "end": (4, 8)},
+                        out, 0)
+        np.testing.assert_array_equal(R.gen_mask(prog, piece), mask[2:4, 4:8])
+        prog.step = 6
+        self.assertFalse((R.gen_mask(prog, gen) == mask).all())
+        prog.train = False
+        self.assertTrue(R.gen_mask(prog, gen).all())
+        np.testing.assert_array_equal(R.do_mask(prog, do, x, R.gen_mask(prog, gen)), x)
+
     def test_select(self):
         c = rng(3).normal(size=(3, 4)) > 0
         self.check("Select", [c, rng(1).normal(size=(3, 4)), rng(2).normal(size=(3, 4))], wrt=[1, 2])
@@ -1649,7 +1674,8 @@ class Gradients(unittest.TestCase):
                             "Asin", "Atanh", "Asinh", "Acosh", "Rint", "Elu", "Mish", "SeLU", "LogSigmoid",
                             "ZerosLike", "OnesLike", "ReLU6", "Softsign", "FastGeLU", "Trunc", "Erfinv", "HShrink",
                             "SoftShrink"],
-                  "select": ["Select"], "dropout": ["Dropout"], "split": ["Split"], "split_v": ["SplitV"], "slice": ["Slice"],
+                  "select": ["Select"], "dropout": ["Dropout"],
+                  "dropout_masks": ["DropoutGenMask", "DropoutDoMask"], "split": ["Split"], "split_v": ["SplitV"], "slice": ["Slice"],
                   "pad_v3": ["PadV3"],
                   "add_n": ["AddN"], "pad_fill": ["PadFill"], "stack": ["Stack"], "lerp": ["Lerp"],
                   "masked_fill": ["MaskedFill"], "identity_depend_square_sum_all": ["Identity", "Depend", "SquareSumAll"],

@@ -743,6 +743,8 @@ static bool eval_constant(Eval *e)
 		double v;
 		if (e->n->op == OP_FILL_V2) {
 			v = a->fill;
+		} else if (e->n->op == OP_DROPOUT_GEN_MASK) {   /* inference keeps every element (eval_dropout) */
+			v = 1;
 		} else if (e->n->op == OP_ARANGE) {
 			v = a->start + (double)idx[0] * a->step;
 		} else if (e->n->op == OP_EYE) {
@@ -1755,7 +1757,7 @@ static bool eval_op(Eval *e)
 		return eval_rotary(e);
 	case OP_FLASH_ATTENTION:
 		return eval_flash_attention(e);
-	case OP_DROPOUT:
+	case OP_DROPOUT: case OP_DROPOUT_DO_MASK:   /* DropoutDoMask: x, its DropoutGenMask keeping every element */
 	case OP_PAD_FILL:   /* the identity on a whole tensor, which has no padding */
 		return eval_dropout(e);
 	case OP_SOFTMAX: case OP_LOG_SOFTMAX:
@@ -1822,6 +1824,7 @@ static bool eval_op(Eval *e)
 		return eval_dense_ce(e);
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_EYE:
 	case OP_LIN_SPACE:
+	case OP_DROPOUT_GEN_MASK:
 		return eval_constant(e);
 	case OP_KL_DIV_LOSS:
 		return eval_kldiv_loss(e);

@@ -590,6 +590,29 @@ Test(rules, split_and_dropout)
 	run_free(r);
 }
 
+/* DropoutDoMask: elementwise over x and its mask; MindSpore's one-entry
+ * strategy (x's) lays the mask out as x, and so does the two-entry form. */
+Test(rules, dropout_do_mask_one_entry)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 16)>) {\n"
+	                 "  %m = DropoutGenMask() {shape: (8, 16), keep_prob: 0.9}\n"
+	                 "  %a = DropoutDoMask(%x, %m) {keep_prob: 0.9, in_strategy: ((2, 4),)}\n"
+	                 "  %b = DropoutDoMask(%x, %m) {keep_prob: 0.9, in_strategy: ((4, 2), (4, 2))}\n"
+	                 "  return %a, %b\n}\n");
+	OpDims od;
+	OpSplit s;
+	for (int k = 0; k < 2; k++) {
+		cr_assert(rule(r, k ? "b" : "a", &od, &s), "%s", msgs(r));
+		cr_assert_eq(od.whole, 0u, "any dim may be split");
+		TensorLayout x, m;
+		op_in_layout(&od, &s, 0, &x);
+		op_in_layout(&od, &s, 1, &m);
+		cr_assert(axis_of(&x, 0) >= 0 && axis_of(&x, 1) >= 0, "x split both ways");
+		cr_assert(axis_of(&m, 0) == axis_of(&x, 0) && axis_of(&m, 1) == axis_of(&x, 1), "the mask follows x");
+	}
+	run_free(r);
+}
+
 /* GatherD: the index's dims and x's dim along dim, x and index split alike,
  * the index's dim and a dim where it is shorter than x whole (MindSpore's
  * GatherDInfo), x's dim split leaving a partial sum; L2Normalize: x's dims,

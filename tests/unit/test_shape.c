@@ -239,6 +239,17 @@ Test(dropout, shapes)
 	             "error: keep_prob, the chance of keeping an element, must be in (0, 1]");
 }
 
+/* DropoutGenMask: a Bool mask of shape; shape and keep_prob required. */
+Test(dropout, gen_mask_shapes)
+{
+	const char *in = "%x: <Tensor[Float32], (2, 3)>";
+	expect_y(in, "DropoutGenMask() {shape: (2, 3), keep_prob: 0.9}", "<Tensor[Bool], (2, 3)>");
+	expect_y(in, "DropoutGenMask() {shape: (4, 6), keep_prob: 0.5, begin: (2, 0), end: (4, 3)}",
+	         "<Tensor[Bool], (2, 3)>");
+	expect_error(in, "DropoutGenMask() {keep_prob: 0.9}", "error: DropoutGenMask needs the attribute 'shape'");
+	expect_error(in, "DropoutGenMask() {shape: (2, 3)}", "error: DropoutGenMask needs the attribute 'keep_prob'");
+}
+
 /* Split: piece index of output_num equal pieces along axis, any type. */
 Test(split, shapes)
 {
