@@ -1262,6 +1262,22 @@ void sc_arange(sc_rt *rt, void *y, sc_dtype dt, int64_t n, int64_t first, double
 	SC_CUDA_CHECK(sc_cu_arange(y, dt, n, first, start, step, cu(rt)->stream));
 }
 
+/* A piece's walk for the dropout draws: its dims, the whole's strides;
+ * returns its first element's index in the whole. */
+static int64_t dropout_walk(sc_cu_walk *w, const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims)
+{
+	memset(w, 0, sizeof *w);
+	w->ndim = ndim;
+	int64_t base = 0, s = 1;
+	for (int d = ndim - 1; d >= 0; d--) {
+		w->dims[d] = ldims[d];
+		w->s0[d] = s;
+		base += start[d] * s;
+		s *= gdims[d];
+	}
+	return base;
+}
+
 void sc_dropout(sc_rt *rt, const float *x, float *y, const int64_t *gdims, int ndim, const int64_t *start,
                 const int64_t *ldims, const char *name, uint64_t seed, int64_t step, double keep_prob)
 {
@@ -1269,15 +1285,7 @@ void sc_dropout(sc_rt *rt, const float *x, float *y, const int64_t *gdims, int n
 	int64_t real[SC_MAX_DIMS];
 	bool padded = sc_piece_real(name, gdims, ndim, start, ldims, real);
 	sc_cu_walk w;
-	memset(&w, 0, sizeof w);
-	w.ndim = ndim;
-	int64_t base = 0, s = 1;
-	for (int d = ndim - 1; d >= 0; d--) {
-		w.dims[d] = ldims[d];
-		w.s0[d] = s;
-		base += start[d] * s;
-		s *= gdims[d];
-	}
+	int64_t base = dropout_walk(&w, gdims, ndim, start, ldims);
 	SC_CUDA_CHECK(sc_cu_dropout(x, y, &w, base, sc_dropout_key(name, seed, step), keep_prob, cu(rt)->stream));
 	if (padded)
 		sc_pad_zero(rt, y, SC_F32, ldims, ndim, real);
@@ -1290,15 +1298,7 @@ void sc_dropout_gen_mask(sc_rt *rt, uint8_t *mask, const int64_t *gdims, int ndi
 	int64_t real[SC_MAX_DIMS];
 	bool padded = sc_piece_real(name, gdims, ndim, start, ldims, real);
 	sc_cu_walk w;
-	memset(&w, 0, sizeof w);
-	w.ndim = ndim;
-	int64_t base = 0, s = 1;
-	for (int d = ndim - 1; d >= 0; d--) {
-		w.dims[d] = ldims[d];
-		w.s0[d] = s;
-		base += start[d] * s;
-		s *= gdims[d];
-	}
+	int64_t base = dropout_walk(&w, gdims, ndim, start, ldims);
 	SC_CUDA_CHECK(sc_cu_dropout_gen_mask(mask, &w, base, sc_dropout_key(name, seed, step), keep_prob, cu(rt)->stream));
 	if (padded)
 		sc_pad_zero(rt, mask, SC_BOOL, ldims, ndim, real);

@@ -694,33 +694,30 @@ __device__ uint64_t splitmix64_d(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-/* w: the piece's dims and the whole's strides (s0); base: its first element's index in the whole */
+/* Whether element l of a piece is kept: w the piece's dims and the whole's
+ * strides (s0), base its first element's index in the whole, k the key.
+ * Dropout and DropoutGenMask draw through it alike. */
+__device__ bool dropout_keeps(const sc_cu_walk &w, int64_t base, int64_t l, uint64_t k, float keep)
+{
+	int64_t i = base, rest = l;
+	for (int d = w.ndim - 1; d >= 0; d--) {
+		i += rest % w.dims[d] * w.s0[d];
+		rest /= w.dims[d];
+	}
+	double u = (double)(splitmix64_d(k + (uint64_t)i) >> 40) * 0x1p-24;
+	return u < (double)keep;
+}
+
 __global__ void dropout_k(const float *x, float *y, int64_t n, sc_cu_walk w, int64_t base, uint64_t k, float keep,
                           float scale)
 {
-	GRID_LOOP(l, n) {
-		int64_t i = base, rest = l;
-		for (int d = w.ndim - 1; d >= 0; d--) {
-			i += rest % w.dims[d] * w.s0[d];
-			rest /= w.dims[d];
-		}
-		double u = (double)(splitmix64_d(k + (uint64_t)i) >> 40) * 0x1p-24;
-		y[l] = u < (double)keep ? __fmul_rn(x[l], scale) : 0.0f;
-	}
+	GRID_LOOP(l, n) y[l] = dropout_keeps(w, base, l, k, keep) ? __fmul_rn(x[l], scale) : 0.0f;
 }
 
 /* DropoutGenMask's mask: dropout_k's draw, 1 where kept */
 __global__ void dropout_gen_mask_k(uint8_t *m, int64_t n, sc_cu_walk w, int64_t base, uint64_t k, float keep)
 {
-	GRID_LOOP(l, n) {
-		int64_t i = base, rest = l;
-		for (int d = w.ndim - 1; d >= 0; d--) {
-			i += rest % w.dims[d] * w.s0[d];
-			rest /= w.dims[d];
-		}
-		double u = (double)(splitmix64_d(k + (uint64_t)i) >> 40) * 0x1p-24;
-		m[l] = u < (double)keep;
-	}
+	GRID_LOOP(l, n) m[l] = dropout_keeps(w, base, l, k, keep);
 }
 
 /* DropoutDoMask: dropout_k's kept value where the mask is 1 */
