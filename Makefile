@@ -102,6 +102,8 @@ $(addprefix $(B)/san/,$(SIM_TESTS)): $(B)/san/test_%: tests/unit/test_%.c $(B)/s
 test-full:
 	$(MAKE) test E2E_FULL=1
 
+# make test fuzzes 30 s (FUZZ_SECONDS=N for more; `make fuzz` alone: 60)
+test: FUZZ_SECONDS = 30
 test: deps $(B)/shardc docs-check unit golden agree roundtrip dumps search structure json outdir sweep newop bounds fuzz runtime runtime-test runtime-cuda-test ref-test e2e faults launch resume safetensors data
 	@echo "make test: all passed"
 
