@@ -2383,9 +2383,7 @@ cudaError_t sc_cu_arange(void *y, sc_dtype dt, int64_t n, int64_t first, double 
 cudaError_t sc_cu_dropout(const float *x, float *y, const sc_cu_walk *w, int64_t base, uint64_t k, double keep_prob,
                           cudaStream_t s)
 {
-	int64_t n = 1;
-	for (int d = 0; d < w->ndim; d++)
-		n *= w->dims[d];
+	int64_t n = walk_count(w);
 	if (n <= 0)
 		return cudaSuccess;
 	float keep = (float)keep_prob;
@@ -2396,9 +2394,7 @@ cudaError_t sc_cu_dropout(const float *x, float *y, const sc_cu_walk *w, int64_t
 cudaError_t sc_cu_dropout_gen_mask(uint8_t *m, const sc_cu_walk *w, int64_t base, uint64_t k, double keep_prob,
                                    cudaStream_t s)
 {
-	int64_t n = 1;
-	for (int d = 0; d < w->ndim; d++)
-		n *= w->dims[d];
+	int64_t n = walk_count(w);
 	if (n <= 0)
 		return cudaSuccess;
 	dropout_gen_mask_k<<<blocks_for(n), THREADS, 0, s>>>(m, n, *w, base, k, (float)keep_prob);
