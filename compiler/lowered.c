@@ -146,7 +146,7 @@ void lowered_rank_attrs(const Lowered *l, const LOp *op, int64_t rank, Attrs *a,
 		int d = op->op == OP_SPARSE_SOFTMAX_CE ? 1 : op->op == OP_ONE_HOT ? (int)(axis < 0 ? axis + t->type.rank : axis)
 		        : op->op == OP_GATHER_D ? (int)(op->a.dim < 0 ? op->a.dim + t->type.rank : op->a.dim)
 		        : gather_axis(&op->a, t->type.rank);
-		a->offset = (op->op == OP_EMBEDDING_LOOKUP ? op->a.offset : 0) +   /* EmbeddingLookup's own offset too */
+		a->offset = op->a.offset +   /* the one written (EmbeddingLookup's, a user's Gather offset), 0 if none */
 		            layout_shard_index(op->table, rank, d) * t->type.dims[d];
 	}
 }

@@ -671,6 +671,11 @@ static bool infer_node(Infer *x, Type *out)
 			return false;
 		}
 		if (n->nin == 2) {
+			if (n->a.present & ATTR_BIT(ATTR_OFFSET)) {   /* the pieces' attribute, which the whole loss does not read */
+				ERR(x, attr_span(x, "offset"), "%s: offset is the attribute of a class-split piece (4 operands, "
+				    "as step_parallel_end.ir shows it); the whole loss takes labels in [0, C): remove it", opname(x));
+				return false;
+			}
 			out->rank = 0;
 			return need_float(x, 0);
 		}

@@ -246,6 +246,13 @@ Test(simulate, operator_rules)
 		"  %1 = Gather(%t, %i) {axis: 0, in_strategy: ((4, 1), (1, 1))}\n  return %1",
 		"%t: <Parameter[Float32], (16, 8)>, %i: <Tensor[Int32], (4, 6)> = randint(0, 16)) {\n"
 		"  %1 = Gather(%t, %i) {axis: 0, in_strategy: ((2, 1), (2, 1))}\n  return %1",
+		/* a user's offset on a split table: the rank's first row added to it */
+		"%t: <Parameter[Float32], (16, 8)>, %i: <Tensor[Int32], (4, 6)> = randint(0, 20)) {\n"
+		"  %1 = Gather(%t, %i) {axis: 0, offset: 3, in_strategy: ((4, 1), (1, 1))}\n  return %1",
+		"%t: <Parameter[Float32], (8, 16)>, %i: <Tensor[Int32], (8, 3)> = randint(0, 18)) {\n"
+		"  %1 = GatherD(%t, %i) {dim: 1, offset: 2, in_strategy: ((1, 4), (1, 1))}\n  return %1",
+		"%i: <Tensor[Int32], (8,)> = randint(0, 14)) {\n"
+		"  %1 = OneHot(%i, 2.0, 1.0) {depth: 12, offset: 2, in_strategy: ((1, 4), (), ())}\n  return %1",
 		/* losses: partial means */
 		"%x: <Tensor[Float32], (8, 10)>, %l: <Tensor[Int32], (8,)> = randint(0, 10)) {\n"
 		"  %1 = SparseSoftmaxCrossEntropyWithLogits(%x, %l) {in_strategy: ((4, 1), (4,))}\n  return %1",
