@@ -26,8 +26,9 @@
  * number written as an operand (Value.literal) takes the compute type itself
  * when every user computes in it, so no Cast comes between them: it is the
  * number rounded once to that type, as it would be written in a model of
- * that type. So does a computed constant (Arange, CausalMask, RopeCos,
- * RopeSin: no input to follow), which otherwise stays Float32. */
+ * that type. So does a computed constant that takes a dtype (Arange,
+ * CausalMask, RopeCos, RopeSin, FillV2, Eye: no input to follow), which
+ * otherwise stays Float32 (LinSpace computes Float32 only). */
 #include "shardc.h"
 
 #include <string.h>
@@ -192,8 +193,8 @@ static void cast_node(Caster *x, const FlatGraph *f, int i, DType prec, const bo
 	DType rd = res->type.dtype;
 	if (change && rd == DT_F32)   /* a comparison's Bool stays */
 		rd = cls == PREC_LOW ? prec : cls == PREC_F32 ? DT_F32 : mixed || follow == DT_BOOL ? DT_F32 : follow;
-	if (change && op_is_constant(n->op))   /* no input to follow: its readers' type when they all compute in it */
-		rd = low[n->result] ? prec : DT_F32;
+	if (change && op_is_constant(n->op))   /* no input to follow: its readers' type when they all compute in it, */
+		rd = low[n->result] && (op_info[n->op].attrs & ATTR_BIT(ATTR_DTYPE)) ? prec : DT_F32;   /* if it takes one */
 	c.result = new_value(x, res, res->name, rd);
 	x->g->values[c.result].init = res->init;
 	push_node(x, &c, f->orig[i], f->shard[i], false);

@@ -254,6 +254,7 @@ static void emit_op_body(StrBuf *b, const Program *p, int i, int64_t rank, int64
 		}
 		Program q = *p;
 		q.cname = p->arg;
+		q.widened = &w;
 		emit_kernel(b, &q, i, rank, members);
 		for (int j = 0; j < w.n; j++) {
 			p->arg[w.value[j]] = p->cname[w.value[j]];

@@ -190,7 +190,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	case OP_BIAS_ADD: {
 		int64_t c = x->type.rank ? x->type.dims[x->type.rank - 1] : 1;
 		if (k == 0)
-			sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)value_bytes(dxv));
+			sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)arg_bytes(p, o->result));
 		else
 			sb_printf(b, "sc_bias_add_grad(rt, %s, %s, %lld, %lld);", dy, dx, (long long)(numel(x) / c), (long long)c);
 		return;
@@ -441,7 +441,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		return;
 	}
 	case OP_ADD_N:   /* each operand's gradient is dy */
-		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)value_bytes(dxv));
+		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)arg_bytes(p, o->result));
 		return;
 	case OP_CONCAT: case OP_STACK: {   /* its slice of dy; Stack's the k-th along the new dim */
 		int axis = (int)norm_axis(fa->has_axis && fa->naxes ? fa->axes[0] : 0, y->type.rank);
@@ -541,7 +541,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		return;
 	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_IDENTITY:   /* the identity */
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:   /* one device */
-		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)value_bytes(dxv));
+		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", dx, dy, (long long)arg_bytes(p, o->result));
 		return;
 	case OP_SOFTMAX_SCALED: case OP_SOFTMAX_MASKED: case OP_BIAS_UNARY: case OP_BIAS_ADD_RESIDUAL: case OP_EW_CHAIN:
 	case OP_TRANSPOSE_FOLDED: case OP_FUSED:   /* forward kernels; a fold and a placeholder have no code */

@@ -62,6 +62,15 @@ void tensor_arg(StrBuf *b, const Program *p, int v)
 	sb_printf(b, ", %d", x->type.rank);
 }
 
+int64_t arg_bytes(const Program *p, int v)
+{
+	const LValue *x = &p->l->values[v];
+	for (int j = 0; p->widened && j < p->widened->n; j++)
+		if (p->widened->value[j] == v)
+			return numel(x) * (int64_t)sizeof(float);
+	return value_bytes(x);
+}
+
 int tile_view(const Type *x, const Type *y, int64_t *xd, int64_t *yd)
 {
 	int n = 0;

@@ -355,7 +355,7 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		scan_args(b, x, a);
 		break;
 	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE: case OP_IDENTITY:
-		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));
+		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)arg_bytes(p, o->result));
 		break;
 	case OP_BROADCAST_TO:
 		sb_puts(b, "sc_broadcast_to(rt, ");
@@ -616,7 +616,7 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		break;
 	case OP_ALL_REDUCE: case OP_ALL_GATHER: case OP_REDUCE_SCATTER: case OP_ALL_TO_ALL:
 		/* a collective written in a one-device model: a group of one */
-		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)value_bytes(yv));
+		sb_printf(b, "sc_copy(rt, %s, %s, %lld);", y, x0, (long long)arg_bytes(p, o->result));
 		break;
 	case OP_TRANSPOSE_FOLDED: case OP_FUSED:   /* no code (emit.c says why) */
 	case OP_NORM_GRAD: case OP_FLASH_ATTENTION_GRAD:   /* adjoints */

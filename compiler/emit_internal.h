@@ -33,6 +33,7 @@ struct Program {
 	int64_t *op_scratch;     /* (nops) where operator i's temporary starts (op_scratch()), -1 none */
 	const char **cname;      /* (nvalues) C identifiers */
 	const char **arg;        /* (nvalues) what an operator passes: cname, or a half value's Float32 copy */
+	const struct Widened *widened;   /* while a kernel runs on half values' Float32 copies (emit.c): which */
 	int *partition;          /* (nops) index into part[] of a collective's group, -1 none */
 	int *part;               /* (npart) an op of each partition of the ranks into groups */
 	int npart;
@@ -72,7 +73,7 @@ typedef struct Entry {
 
 enum { MAX_WIDENED = 8 };   /* a normalizer's adjoint: dy, x, gamma, beta, y and dx */
 
-typedef struct {
+typedef struct Widened {
 	int value[MAX_WIDENED];
 	int64_t off[MAX_WIDENED];       /* the Float32 copy's offset in the slab */
 	int n, nread;                   /* value[0..nread) are read, the rest written */
@@ -180,6 +181,9 @@ const char *sc_dtype_name(DType t);
 const char *c_type(DType t);
 /* `<name>, <dims>, <rank>` of a value: how most kernels take a tensor. */
 void tensor_arg(StrBuf *b, const Program *p, int v);
+/* The bytes of value v as the kernel being emitted sees it: its Float32
+ * copy's where it runs on widened half values (Program.widened). */
+int64_t arg_bytes(const Program *p, int v);
 /* Tile's x and result as a broadcast (sc_broadcast_to, sc_sum_to_shape):
  * a repeated dim of x becomes a new dim of 1 before it, which the result's
  * repeats fill; runs of alike dims merged. The views' dims in xd and yd;
