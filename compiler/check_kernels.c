@@ -7,7 +7,7 @@
  * the compiler's bug. The runtime's kernels compute on Float32, and on
  * Float16 and BFloat16 widened to Float32 around them (plan.c, "half
  * types"); operators that only move elements (Reshape, Transpose, Concat,
- * StridedSlice, Cast, the collectives, Tril, Triu and PadV3) take every type, the logical ones
+ * StridedSlice, Cast, the collectives, Tril, Triu, PadV3 and PadFill) take every type, the logical ones
  * Bool, and index and label operands are integers. Integer arithmetic the runtime has none of.
  *
  * BatchNorm's moving statistics are Parameters only it reads.
@@ -24,7 +24,8 @@
 static bool moves_elements(OpKind op)
 {
 	return op_info[op].view == V_VIEW || op == OP_TRANSPOSE || op == OP_CONCAT || op == OP_STACK ||
-	       op_slices(op) || op == OP_CAST || op_is_comm(op) || op_is_triangle(op) || op == OP_PAD_V3;
+	       op_slices(op) || op == OP_CAST || op_is_comm(op) || op_is_triangle(op) || op == OP_PAD_V3 ||
+	       op == OP_PAD_FILL;   /* an uneven piece's padding, an integer Arange's too (lower.c) */
 }
 
 static void check_operands(const Module *m, const Graph *g, Diag *d)

@@ -249,6 +249,36 @@ static bool need_nchw(Infer *x)
 	return true;
 }
 
+/* A per-rank graph's piece of the result along h and w: begin and end,
+ * two entries each, pick rows [begin, end) of the whole's dims (whole[0],
+ * whole[1]), the piece the rank computes when its result is split there
+ * and its input is not (emit_args.c, window_arg); it may run past the end,
+ * as an uneven split's last piece does. dims[0..1] become the piece's.
+ * False after a message. */
+static bool window_piece(Infer *x, const int64_t *whole, int64_t *dims)
+{
+	const Attrs *a = &x->n->a;
+	bool has_b = a->present & ATTR_BIT(ATTR_BEGIN), has_e = a->present & ATTR_BIT(ATTR_END);
+	if (!has_b && !has_e)
+		return true;
+	if (!has_b || !has_e || a->nbegin != 2 || a->nend != 2) {
+		ERR(x, attr_span(x, has_b ? "begin" : "end"), "%s: begin and end come together, two entries each (h, w): "
+		    "the rows and columns of the whole result a per-rank graph's piece computes", opname(x));
+		return false;
+	}
+	for (int s = 0; s < 2; s++) {
+		int64_t b = a->begin[s], e = a->end[s];
+		if (b < 0 || b >= e || e - b > whole[s]) {
+			ERR(x, attr_span(x, "begin"), "%s: begin and end pick the piece [begin, end) of the whole result's %s, "
+			    "[0, %lld); [%lld, %lld) is not one (0 <= begin < end, at most %lld long)", opname(x),
+			    s ? "w" : "h", (long long)whole[s], (long long)b, (long long)e, (long long)whole[s]);
+			return false;
+		}
+		dims[s] = e - b;
+	}
+	return true;
+}
+
 /* The result (n, o, ho, wo); false after a message when the window does not fit. */
 static bool window_result(Infer *x, const Type *in, Type *out)
 {
@@ -266,7 +296,7 @@ static bool window_result(Infer *x, const Type *in, Type *out)
 	out->dims[1] = g.o;
 	out->dims[2] = g.ho;
 	out->dims[3] = g.wo;
-	return true;
+	return window_piece(x, (const int64_t[]){g.ho, g.wo}, out->dims + 2);
 }
 
 /* Conv2D's and Conv2DTranspose's attributes and weight against the
@@ -341,7 +371,7 @@ bool infer_conv2d_transpose(Infer *x, const Type *in, Type *out)
 	out->is_param = false;
 	for (int d = 0; d < 4; d++)
 		out->dims[d] = a->shape[d];
-	return true;
+	return window_piece(x, a->shape + 2, out->dims + 2);
 }
 
 /* MaxPool(x), AvgPool(x): x (N, C, H, W), each channel's windows. */

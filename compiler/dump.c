@@ -317,13 +317,19 @@ void dump_begin(StrBuf *b, const Lowered *l)
 
 /* ---- step_parallel_end ---- */
 
-static void print_type_list(StrBuf *b, const Lowered *l, const int *ids, int n)
+/* widened (nvalues, or NULL): the half type a MatMul's result has in the
+ * graph where the MatMul writes Float32 for the Cast that widens it
+ * (fuse.c, fold_widening_casts), DT_F32 elsewhere: the graph prints as written. */
+static void print_type_list(StrBuf *b, const Lowered *l, const int *ids, int n, const DType *widened)
 {
 	sb_putc(b, '(');
 	for (int k = 0; k < n; k++) {
 		if (k)
 			sb_puts(b, ", ");
-		type_print(b, &l->values[ids[k]].type);
+		Type t = l->values[ids[k]].type;
+		if (widened && widened[ids[k]] != DT_F32)
+			t.dtype = widened[ids[k]];
+		type_print(b, &t);
 	}
 	sb_putc(b, ')');
 }
@@ -388,14 +394,69 @@ static void fusion_mark(StrBuf *b, const Lowered *l, int i, bool clause)
 	}
 }
 
+/* The attributes that name the whole's shape where the rank computes a
+ * piece, printed as the piece's, so that the per-rank graph reads back
+ * (--check): BroadcastTo's target, Tile's multiples, a convolution's
+ * filters and Conv2DTranspose's result, a windowed operator's rows of the
+ * whole result (begin, end) where x is whole along a split result dim, and
+ * a computed constant's type where mixed precision made it a half one. The program computes from the
+ * types (emit_forward.c), not from these. */
+static void piece_printed_attrs(const Lowered *l, const LOp *o, int64_t rank, Attrs *a)
+{
+	const Type *y = &l->values[o->result].type, *x = o->nin ? &l->values[o->in[0]].type : NULL;
+	switch (o->op) {
+	case OP_BROADCAST_TO:
+		a->nshape = y->rank;
+		memcpy(a->shape, y->dims, sizeof(int64_t) * (size_t)y->rank);
+		break;
+	case OP_TILE:   /* x's dims lined up from the right, 1 before them */
+		a->nshape = y->rank;
+		for (int d = 0; d < y->rank; d++) {
+			int64_t xd = d >= y->rank - x->rank ? x->dims[d - (y->rank - x->rank)] : 1;
+			a->shape[d] = xd ? y->dims[d] / xd : 0;
+		}
+		break;
+	case OP_CONV2D: case OP_CONV2D_TRANSPOSE: case OP_MAX_POOL: case OP_AVG_POOL: {
+		if (op_is_conv(o->op))
+			a->out_channel = l->values[o->in[1]].type.dims[0];
+		if (o->op == OP_CONV2D_TRANSPOSE)
+			memcpy(a->shape, y->dims, sizeof(int64_t) * 4);
+		/* the result split along h or w where x is whole: the rank's rows of the whole's */
+		const LValue *yv = &l->values[o->result], *xv = &l->values[o->in[0]];
+		int64_t start[MAX_DIMS];
+		lowered_piece_start(yv, rank, start);
+		bool piece = false;
+		for (int s = 0; s < 2; s++) {
+			bool rows = yv->type.dims[2 + s] != yv->global[2 + s] && xv->type.dims[2 + s] == xv->global[2 + s];
+			a->begin[s] = rows ? start[2 + s] : 0;
+			a->end[s] = a->begin[s] + yv->type.dims[2 + s];
+			if (rows && o->op == OP_CONV2D_TRANSPOSE)
+				a->shape[2 + s] = yv->global[2 + s];   /* input_size: the whole result's rows */
+			piece |= rows;
+		}
+		if (piece) {
+			a->nbegin = a->nend = 2;
+			a->present |= ATTR_BIT(ATTR_BEGIN) | ATTR_BIT(ATTR_END);
+		}
+		break;
+	}
+	default:
+		if (op_is_constant(o->op) && dtype_is_half(y->dtype)) {
+			a->dtype = y->dtype;
+			a->present |= ATTR_BIT(ATTR_DTYPE);
+		}
+	}
+}
+
 /* `%y = Op(%a, %b) {rank's attributes} : (types) -> (type)` after indent,
  * no newline: one lowered operator as rank sees it. */
 static void print_lowered_op(StrBuf *b, const Lowered *l, const LOp *o, int64_t rank, int64_t *members,
-                             const char *indent)
+                             const char *indent, const DType *widened)
 {
 	Attrs a;
 	int64_t local = rank % l->device_num;   /* on a pipeline: its place in its stage */
 	lowered_rank_attrs(l, o, local, &a, members);
+	piece_printed_attrs(l, o, local, &a);
 	for (int k = 0; k < a.ngroup && a.group == members; k++)   /* a group: of the rank's stage's ranks */
 		members[k] += rank - local;
 	sb_printf(b, "%s%%%s = %s(", indent, l->values[o->result].name, op_info[o->op].name);
@@ -408,9 +469,9 @@ static void print_lowered_op(StrBuf *b, const Lowered *l, const LOp *o, int64_t 
 	sb_putc(b, ')');
 	print_attrs(b, o->op, &a);
 	sb_puts(b, " : ");
-	print_type_list(b, l, o->in, o->nin);
+	print_type_list(b, l, o->in, o->nin, widened);
 	sb_puts(b, " -> ");
-	print_type_list(b, l, &o->result, 1);
+	print_type_list(b, l, &o->result, 1, widened);
 }
 
 /* Whether backward operator o reads a value of a clone (is_clone: by value). */
@@ -444,7 +505,7 @@ static void dump_recomputed(StrBuf *b, const Lowered *l, int64_t rank)
 		const LOp *o = unfused(l, i);
 		if (op_recomputes(l, i) < 0 || op_shadow(l, i) || (stage >= 0 && l->ops[i].stage != stage))
 			continue;   /* a shadow is not run: nothing to list */
-		print_lowered_op(b, l, o, rank, members, "#   ");
+		print_lowered_op(b, l, o, rank, members, "#   ", NULL);
 		sb_printf(b, "  # recomputes %%%s", l->values[l->ops[op_recomputes(l, i)].result].name);
 		int r = i + 1;
 		while (r < l->nops && (op_recomputes(l, r) >= 0 || !reads_clone(l, &l->ops[r], is_clone)))
@@ -523,6 +584,9 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 	sb_puts(b, nin ? "\n" : ") {\n");
 	free(in);
 	int64_t *members = xmalloc(sizeof(int64_t) * (size_t)l->device_num);
+	DType *widened = xcalloc((size_t)l->nvalues, sizeof *widened);
+	for (int i = 0; l->fusion && i < l->nfwd; i++)
+		widened[l->ops[i].result] = l->fusion[i].rounds;
 	int nsent = 0;
 	for (int i = 0; i < l->nfwd; i++) {   /* the backward pass is the emitter's (autodiff.c) */
 		const LOp *o = unfused(l, i);   /* as written; fusion_mark says what runs */
@@ -530,7 +594,7 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 			nsent += l->ops[i].op == OP_SEND_RECV && l->ops[i].from_stage == stage;
 			continue;
 		}
-		print_lowered_op(b, l, o, rank, members, "  ");
+		print_lowered_op(b, l, o, rank, members, "  ", widened);
 		const TensorLayout *out = &l->values[o->result].layout;
 		if (o->why)
 			sb_printf(b, "  # %s", o->why);
@@ -546,6 +610,7 @@ void dump_end(StrBuf *b, const Lowered *l, int64_t rank)
 		sb_putc(b, '\n');
 	}
 	free(members);
+	free(widened);
 	sb_puts(b, "  return ");
 	int nret = 0;
 	for (int k = 0; k < l->nret; k++)

@@ -455,11 +455,7 @@ static int stat_reduce(Stats *s, OpKind op, int v, const char *suffix, const cha
 
 static const char *stat_name(Stats *s, const char *suffix)
 {
-	StrBuf b = {0};
-	sb_printf(&b, "%s.%s", s->x->l->flat->g->values[s->n->result].name, suffix);
-	const char *t = arena_strdup(s->x->a, b.data);
-	sb_free(&b);
-	return t;
+	return lower_suffixed_name(s->x, s->x->l->flat->g->values[s->n->result].name, suffix);
 }
 
 /* x (laid out `in`) with the padding of each unevenly split normalized dim

@@ -40,6 +40,7 @@ int lower_redistribute(Lowering *x, int src, const TensorLayout *want, const cha
  * copy sent there from v's stage (a SendRecv, made once per value and stage). */
 int lower_on_stage(Lowering *x, int v);
 /* The global type of a value's tensor. */
+const char *lower_suffixed_name(Lowering *x, const char *base, const char *suffix);
 Type lower_global_type(const LValue *v);
 /* v (its dims whole where this changes its pieces) as a value of global
  * type gt: a local StridedSlice that cuts an uneven dim's gathered pieces

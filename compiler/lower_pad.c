@@ -53,15 +53,13 @@ int lower_fill_uneven(Lowering *x, int node, int v, const int64_t *axes, int nax
 		int d = (int)axes[k];
 		if (!layout_uneven(&val->layout, val->global, d))
 			continue;
-		StrBuf b = {0}, w = {0};
-		sb_printf(&b, "%s.masked", val->name);
+		StrBuf w = {0};
 		if (fill <= -FLT_MAX || fill >= FLT_MAX)
 			sb_printf(&w, "%s: the padding of this rank's piece made the %s float", what,
 			          fill < 0 ? "lowest" : "highest");
 		else
 			sb_printf(&w, "%s: the padding of this rank's piece made %g", what, fill);
-		v = fill_padding(x, node, v, d, fill, arena_strdup(x->a, b.data), arena_strdup(x->a, w.data));
-		sb_free(&b);
+		v = fill_padding(x, node, v, d, fill, lower_suffixed_name(x, val->name, "masked"), arena_strdup(x->a, w.data));
 		sb_free(&w);
 	}
 	return v;

@@ -29,6 +29,28 @@ int lower_value(Lowering *x, const char *name, const Type *global, const TensorL
 	return l->nvalues - 1;
 }
 
+/* `base.suffix`, or `base.suffix_2`, `_3`, ... when a value bears it already
+ * (two PadFills of one value, a statistic's pieces on two dims): the
+ * per-rank graphs define each name once. Scanned: these are rare. */
+const char *lower_suffixed_name(Lowering *x, const char *base, const char *suffix)
+{
+	StrBuf b = {0};
+	for (int k = 1;; k++) {
+		b.len = 0;
+		sb_printf(&b, "%s.%s", base, suffix);
+		if (k > 1)
+			sb_printf(&b, "_%d", k);
+		bool taken = false;
+		for (int v = 0; v < x->l->nvalues && !taken; v++)
+			taken = x->l->values[v].name && strcmp(x->l->values[v].name, b.data) == 0;
+		if (!taken)
+			break;
+	}
+	const char *s = arena_strdup(x->a, b.data);
+	sb_free(&b);
+	return s;
+}
+
 Type lower_global_type(const LValue *v)
 {
 	Type t = v->type;

@@ -137,10 +137,12 @@
 /* Conv2D's (MindSpore's ops.Conv2D; pad a number or (top, bottom, left, right), group a number: conv.c decodes
  * them) and the pools' (ops.MaxPool, ops.AvgPool; strides a number or a pair) */
 #define A_CONV (A(OUT_CHANNEL) | A(KERNEL_SIZE) | A(MODE) | A(PAD_MODE) | A(PAD) | A(STRIDE) | A(DILATION) | A(GROUP) | \
-                A(DATA_FORMAT))
+                A(DATA_FORMAT) | A_WINDOW_PIECE)
+/* a per-rank graph's piece of a windowed operator's result, (h, w) rows and columns of the whole's (conv.c) */
+#define A_WINDOW_PIECE (A(BEGIN) | A(END))
 /* Conv2DTranspose's: Conv2D's and input_size, its result's (N, C, H, W) (MindSpore's third input) */
 #define A_CONV_T (A_CONV | A(INPUT_SIZE))
-#define A_POOL (A(KERNEL_SIZE) | A(STRIDES) | A(PAD_MODE) | A(DATA_FORMAT))
+#define A_POOL (A(KERNEL_SIZE) | A(STRIDES) | A(PAD_MODE) | A(DATA_FORMAT) | A_WINDOW_PIECE)
 #define A_FLASH (A(HEAD_NUM) | A(SCALE_VALUE) | A(SPARSE_MODE) | A(KEEP_PROB) | A(INPUT_LAYOUT))
 /* FlashAttentionScore's input_layout values (Attrs.input_layout): where q's dims lie (shape.c, flash_dims). */
 enum { FA_BNSD, FA_BSND, FA_BSH };

@@ -307,10 +307,14 @@ bool infer_constant(Infer *x, Type *out)
 	for (int d = 0; d < whole.rank; d++) {
 		int64_t b = (a->present & (ATTR_BIT(ATTR_BEGIN))) ? a->begin[d] : 0;
 		int64_t e = (a->present & (ATTR_BIT(ATTR_END))) ? a->end[d] : whole.dims[d];
-		if (b < 0 || b >= e || e > whole.dims[d]) {
+		/* A piece may run past the end: an uneven split's last pieces, padding
+		 * computed by the same formula, which the PadFill after it makes 0. */
+		if (b < 0 || b >= e || e - b > whole.dims[d]) {
 			ERR(x, attr_span(x, (a->present & (ATTR_BIT(ATTR_BEGIN))) ? "begin" : "end"), "%s: begin and end pick the "
-			    "piece [begin, end) of each dim of the whole value %s; dim %d's [%lld, %lld) is not a part of [0, %lld)",
-			    opname(x), DIMS(&whole), d, (long long)b, (long long)e, (long long)whole.dims[d]);
+			    "piece [begin, end) of each dim of the whole value %s; dim %d's [%lld, %lld) is not a piece of [0, %lld) "
+			    "(0 <= begin < end, at most %lld long; it may run past the end, as an uneven split's last pieces do)",
+			    opname(x), DIMS(&whole), d, (long long)b, (long long)e, (long long)whole.dims[d],
+			    (long long)whole.dims[d]);
 			return false;
 		}
 		out->dims[d] = e - b;

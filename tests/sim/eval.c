@@ -449,6 +449,18 @@ static bool eval_prelu(Eval *e)
 	return true;
 }
 
+/* A per-rank graph's piece of a windowed result (conv.c, window_piece): its
+ * first row and column of the whole's (ho, wo) and its size; the whole
+ * without begin and end. */
+static void window_rows(const Attrs *a, int64_t ho, int64_t wo, int64_t *first, int64_t *ph, int64_t *pw)
+{
+	bool piece = a->present & ATTR_BIT(ATTR_BEGIN);
+	first[0] = piece ? a->begin[0] : 0;
+	first[1] = piece ? a->begin[1] : 0;
+	*ph = piece ? a->end[0] - a->begin[0] : ho;
+	*pw = piece ? a->end[1] - a->begin[1] : wo;
+}
+
 /* MindSpore's Conv2D, MaxPool and AvgPool on x (n, c, h, w): each output's
  * window over x (zeros outside for Conv2D; MaxPool's first maximum and
  * AvgPool's mean of the elements inside x), the geometry conv.c's. */
@@ -461,15 +473,21 @@ static bool eval_window(Eval *e)
 	if (x->rank != 4 || (w && (w->rank != 4 || w->dims[1] * g.groups != x->dims[1])))
 		return fail(e, "x must be (n, c, h, w) and the weight (o, c / group, kh, kw)");
 	g.o = w ? w->dims[0] : g.c;
-	int64_t cg = g.c / g.groups, og = g.o / g.groups;
-	if (!expect_out(e, 4, (const int64_t[]){g.n, g.o, g.ho, g.wo}))
+	int64_t cg = g.c / g.groups, og = g.o / g.groups, first[2], ph, pw;
+	window_rows(&e->n->a, g.ho, g.wo, first, &ph, &pw);
+	if (!expect_out(e, 4, (const int64_t[]){g.n, g.o, ph, pw}))
 		return false;
 	for (int64_t b = 0; b < g.n; b++)
 		for (int64_t o = 0; o < g.o; o++)
-			for (int64_t oh = 0; oh < g.ho; oh++)
-				for (int64_t ow = 0; ow < g.wo; ow++) {
+			for (int64_t lh = 0; lh < ph; lh++)
+				for (int64_t lw = 0; lw < pw; lw++) {
+					int64_t oh = first[0] + lh, ow = first[1] + lw;
 					double acc = 0, best = 0;
 					int64_t count = 0;
+					if (oh >= g.ho || ow >= g.wo) {   /* an uneven piece's padding */
+						e->out->data[((b * g.o + o) * ph + lh) * pw + lw] = 0;
+						continue;
+					}
 					int64_t c0 = w ? o / og * cg : o;   /* the output's group's input channels; a pool's own */
 					for (int64_t c = c0; c < c0 + (w ? cg : 1); c++)
 						for (int64_t i = 0; i < g.kh; i++)
@@ -484,7 +502,7 @@ static bool eval_window(Eval *e)
 								acc += v;
 								count++;
 							}
-					e->out->data[((b * g.o + o) * g.ho + oh) * g.wo + ow] =
+					e->out->data[((b * g.o + o) * ph + lh) * pw + lw] =
 						e->n->op == OP_MAX_POOL ? best : e->n->op == OP_AVG_POOL ? acc / (double)count : acc;
 				}
 	return true;
@@ -503,10 +521,11 @@ static bool eval_conv_transpose(Eval *e)
 	    !same_dims(4, dy->dims, 4, (const int64_t[]){g.n, w->dims[0], g.ho, g.wo}))
 		return fail(e, "dout must be the convolution's output for input_size and the weight (o, c / group, kh, kw)");
 	g.o = w->dims[0];
-	int64_t cg = g.c / g.groups, og = g.o / g.groups;
-	if (!expect_out(e, 4, a->shape))
+	int64_t cg = g.c / g.groups, og = g.o / g.groups, first[2], ph, pw;
+	window_rows(a, g.h, g.w, first, &ph, &pw);
+	if (!expect_out(e, 4, (const int64_t[]){g.n, g.c, ph, pw}))
 		return false;
-	for (int64_t k = 0; k < g.n * g.c * g.h * g.w; k++)
+	for (int64_t k = 0; k < g.n * g.c * ph * pw; k++)
 		e->out->data[k] = 0;
 	for (int64_t b = 0; b < g.n; b++)
 		for (int64_t o = 0; o < g.o; o++)
@@ -517,9 +536,10 @@ static bool eval_conv_transpose(Eval *e)
 					for (int64_t c = c0; c < c0 + cg; c++)
 						for (int64_t i = 0; i < g.kh; i++)
 							for (int64_t j = 0; j < g.kw; j++) {
-								int64_t r = oh * g.sh - g.pt + i * g.dh, s = ow * g.sw - g.pl + j * g.dw;
-								if (r >= 0 && r < g.h && s >= 0 && s < g.w)
-									e->out->data[((b * g.c + c) * g.h + r) * g.w + s] +=
+								int64_t r = oh * g.sh - g.pt + i * g.dh - first[0];   /* the piece's row */
+								int64_t s = ow * g.sw - g.pl + j * g.dw - first[1];
+								if (r >= 0 && r < ph && r + first[0] < g.h && s >= 0 && s < pw && s + first[1] < g.w)
+									e->out->data[((b * g.c + c) * ph + r) * pw + s] +=
 										v * w->data[((o * cg + c - c0) * g.kh + i) * g.kw + j];
 							}
 				}

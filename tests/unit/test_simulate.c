@@ -253,6 +253,17 @@ Test(simulate, operator_rules)
 		"  %1 = GatherD(%t, %i) {dim: 1, offset: 2, in_strategy: ((1, 4), (1, 1))}\n  return %1",
 		"%i: <Tensor[Int32], (8,)> = randint(0, 14)) {\n"
 		"  %1 = OneHot(%i, 2.0, 1.0) {depth: 12, offset: 2, in_strategy: ((1, 4), (), ())}\n  return %1",
+		/* windows split along h and w where x is not: each rank's rows of the whole result (begin, end) */
+		"%x: <Tensor[Float32], (2, 3, 12, 10)>, %w: <Parameter[Float32], (4, 3, 3, 3)>) {\n"
+		"  %1 = Conv2D(%x, %w) {out_channel: 4, kernel_size: 3, pad_mode: \"same\", in_strategy: ((1, 1, 2, 2), "
+		"(1, 1, 1, 1))}\n  return %1",
+		"%x: <Tensor[Float32], (2, 4, 12, 12)>) {\n"
+		"  %1 = MaxPool(%x) {kernel_size: 3, strides: 2, pad_mode: \"SAME\", in_strategy: ((1, 1, 2, 2),)}\n"
+		"  %2 = AvgPool(%x) {kernel_size: 3, strides: 1, pad_mode: \"same\", in_strategy: ((1, 1, 4, 1),)}\n"
+		"  return %1, %2",
+		"%d: <Tensor[Float32], (2, 4, 6, 6)>, %w: <Parameter[Float32], (4, 2, 3, 3)>) {\n"
+		"  %1 = Conv2DTranspose(%d, %w) {out_channel: 4, kernel_size: 3, pad_mode: \"same\", stride: 2, "
+		"input_size: (2, 2, 12, 12), in_strategy: ((1, 1, 2, 2), (1, 1, 1, 1))}\n  return %1",
 		/* losses: partial means */
 		"%x: <Tensor[Float32], (8, 10)>, %l: <Tensor[Int32], (8,)> = randint(0, 10)) {\n"
 		"  %1 = SparseSoftmaxCrossEntropyWithLogits(%x, %l) {in_strategy: ((4, 1), (4,))}\n  return %1",
