@@ -134,6 +134,13 @@ static bool changes(const Graph *old, const Node *n)
  * compute type, and v is not returned. A number written as an operand
  * (Float32, an old parameter) or a computed constant read so takes the
  * compute type itself: no Cast between them. */
+/* ops.h's precision class; an AddN of more half operands than one kernel
+ * widens (MAX_WIDENED, its result too) computes in Float32. */
+static PrecClass prec_class(const Node *n)
+{
+	return n->op == OP_ADD_N && n->nin >= MAX_WIDENED ? PREC_F32 : op_info[n->op].prec;
+}
+
 static bool *read_in_low(const Graph *old, Arena *a)
 {
 	size_t nv = (size_t)(old->nvalues ? old->nvalues : 1);
@@ -142,7 +149,7 @@ static bool *read_in_low(const Graph *old, Arena *a)
 		low[v] = true;
 	for (int i = 0; i < old->nnodes; i++) {
 		const Node *n = &old->nodes[i];
-		bool l = op_info[n->op].prec == PREC_LOW && changes(old, n);
+		bool l = prec_class(n) == PREC_LOW && changes(old, n);
 		for (int k = 0; k < n->nin; k++) {
 			read[n->in[k]] = true;
 			low[n->in[k]] &= l;
@@ -159,7 +166,7 @@ static void cast_node(Caster *x, const FlatGraph *f, int i, DType prec, const bo
 {
 	const Node *n = &x->old->nodes[i];
 	const Value *res = &x->old->values[n->result];
-	PrecClass cls = op_info[n->op].prec;
+	PrecClass cls = prec_class(n);
 	bool change = changes(x->old, n);
 	/* What each input is wanted in; a follower takes its inputs as they are,
 	 * all in Float32 when its float inputs now differ (Concat). */

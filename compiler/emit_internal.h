@@ -71,7 +71,7 @@ typedef struct Entry {
 	int nsame;           /* on a first entry: how many others share its place */
 } Entry;
 
-enum { MAX_WIDENED = 8 };   /* a normalizer's adjoint: dy, x, gamma, beta, y and dx */
+/* MAX_WIDENED (shardc.h): a normalizer's adjoint widens dy, x, gamma, beta, y and dx */
 
 typedef struct Widened {
 	int value[MAX_WIDENED];

@@ -538,6 +538,9 @@ double pipeline_turns(int64_t stages, int64_t micro);
  * in, and returned values and the loss are cast back to their declared types. Does nothing without a
  * precision. */
 void autocast(Module *m, FlatGraph *f);
+/* The half values one operator's Float32 kernel runs on copies of (plan.c, widened): an AddN of more
+ * operands than this less one (its result) computes in Float32 under autocast. */
+enum { MAX_WIDENED = 8 };
 
 /* ---- check_kernels.c: what the runtime computes ------------------------ */
 

@@ -3778,6 +3778,12 @@ def autocast(prog, prec, shardc=None):
     """Rewrites prog for compute type `prec` by inserting Cast instructions, each
     operator in its precision class (precision_classes: the compiler's)."""
     classes = precision_classes(shardc)
+
+    # The two exceptions to the table (docs/language.md, Mixed precision): an
+    # AddN of 8 operands or more computes in Float32, and LinSpace (Float32
+    # only) is never computed in the compute type (lowered_consts below).
+    def op_class(ins):
+        return "f32" if ins.op == "AddN" and len(ins.ins) >= 8 else classes[ins.op]
     declared = list(prog.dtypes)
     cur = list(range(len(prog.names)))       # value id -> the id computing it now
     casts = {}
@@ -3793,7 +3799,7 @@ def autocast(prog, prec, shardc=None):
         return casts[v, dt]
 
     def changes(ins):   # a comparison follows its Float32 operands; its result stays Bool
-        return classes[ins.op] in ("low", "f32", "follow") and (declared[ins.out] == "Float32" or ins.op in COMPARES) \
+        return op_class(ins) in ("low", "f32", "follow") and (declared[ins.out] == "Float32" or ins.op in COMPARES) \
             and all(declared[v] == "Float32" or not is_float(declared[v]) for v in ins.ins)
 
     # A number written as an operand that only operators computing in the
@@ -3807,7 +3813,7 @@ def autocast(prog, prec, shardc=None):
             if v in prog.literals:
                 readers.setdefault(v, []).append(ins)
     for v, users in readers.items():
-        if declared[v] == "Float32" and all(classes[u.op] == "low" and changes(u) for u in users):
+        if declared[v] == "Float32" and all(op_class(u) == "low" and changes(u) for u in users):
             prog.dtypes[v] = prec
             prog.checks.pop(v, None)                  # declared types were checked as written
     # So is a computed constant (no input to follow) that only operators
@@ -3817,12 +3823,13 @@ def autocast(prog, prec, shardc=None):
         for v in ins.ins:
             users.setdefault(v, []).append(ins)
     lowered_consts = set(ins.out for ins in prog.instrs
-                         if ins.op in CONSTANTS and ins.out in users and ins.out not in prog.outputs and
-                         ins.out != prog.loss and all(classes[u.op] == "low" and changes(u) for u in users[ins.out]))
+                         if ins.op in CONSTANTS and ins.op != "LinSpace" and ins.out in users and
+                         ins.out not in prog.outputs and ins.out != prog.loss and
+                         all(op_class(u) == "low" and changes(u) for u in users[ins.out]))
 
     instrs = []
     for ins in prog.instrs:
-        low, f32, follow = (classes[ins.op] == c for c in ("low", "f32", "follow"))
+        low, f32, follow = (op_class(ins) == c for c in ("low", "f32", "follow"))
         change = changes(ins)
         want = [declared[v] for v in ins.ins]
         if change:
