@@ -162,6 +162,8 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case ATTR_KEEP_DIMS: a->keep_dims = v->i; break;
 	case ATTR_EXCLUSIVE: a->exclusive = v->i; break;
 	case ATTR_REVERSE: a->reverse = v->i; break;
+	case ATTR_ALIGN_CORNERS: a->align_corners = v->i; break;
+	case ATTR_HALF_PIXEL_CENTERS: a->half_pixel_centers = v->i; break;
 	case ATTR_PAD: a->pad = v->i; break;
 	case ATTR_AXIS:
 		a->has_axis = true;

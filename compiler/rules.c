@@ -18,6 +18,7 @@
 #include "segment.h"
 #include "scatter_nd.h"
 #include "pad_v3.h"
+#include "resize.h"
 #include "kldiv_loss.h"
 #include "embedding_lookup.h"
 #include "rules_internal.h"
@@ -343,6 +344,9 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		return true;
 	case OP_PAD_V3:   /* pad_v3.c: x's dims, a padded one whole; the result as x */
 		pad_v3_dims(x, n, od);
+		break;
+	case OP_RESIZE_NEAREST: case OP_RESIZE_BILINEAR:   /* resize.c: N and C split, H and W whole; the result as x */
+		resize_dims(x, n, od);
 		break;
 	case OP_GATHER_D: {
 		/* index's dims (the result's), then x's dim (v), as MindSpore's
