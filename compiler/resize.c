@@ -55,16 +55,16 @@ void resize_dims(const Type *x, const Node *n, OpDims *od)
 	od->batch = 0;
 	if (n->op == OP_RESIZE_BILINEAR) {
 		keep_whole(od, 2, "H, which MindSpore's ResizeBilinearV2 never splits");
-		keep_whole(od, 3, "W, which shardc keeps whole (MindSpore's ResizeBilinearV2 splits it with a neighbour "
-		           "exchange shardc lacks)");
+		keep_whole(od, 3, "W, which shardc keeps whole: MindSpore's ResizeBilinearV2 splits it with a neighbour "
+		           "exchange shardc lacks");
 	} else if (n->a.align_corners) {
 		keep_whole(od, 2, "H, which MindSpore's ResizeNearestNeighbor keeps whole with align_corners");
 		keep_whole(od, 3, "W, which MindSpore's ResizeNearestNeighbor keeps whole with align_corners");
 	} else {
-		keep_whole(od, 2, "H, which shardc keeps whole (MindSpore's ResizeNearestNeighbor splits it without "
-		           "align_corners, each rank resizing its piece)");
-		keep_whole(od, 3, "W, which shardc keeps whole (MindSpore's ResizeNearestNeighbor splits it without "
-		           "align_corners, each rank resizing its piece)");
+		keep_whole(od, 2, "H, which shardc keeps whole: MindSpore's ResizeNearestNeighbor splits it without "
+		           "align_corners, each rank resizing its piece");
+		keep_whole(od, 3, "W, which shardc keeps whole: MindSpore's ResizeNearestNeighbor splits it without "
+		           "align_corners, each rank resizing its piece");
 	}
 	identity_input(od, 0, x->rank);
 }

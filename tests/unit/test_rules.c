@@ -1224,13 +1224,13 @@ Test(rules, resize_n_c_split_h_w_whole)
 	run_free(r);
 	static const char *const cases[][2] = {
 		{"ResizeNearestNeighbor(%x) {size: (8, 8), in_strategy: ((2, 2, 2, 1),)}",
-		 "ResizeNearestNeighbor: dim 2 (H, which shardc keeps whole (MindSpore's ResizeNearestNeighbor splits it "
-		 "without align_corners"},
+		 "ResizeNearestNeighbor: dim 2 (H, which shardc keeps whole: MindSpore's ResizeNearestNeighbor splits it "
+		 "without align_corners, each rank resizing its piece) is split into 2"},
 		{"ResizeNearestNeighbor(%x) {size: (8, 8), align_corners: true, in_strategy: ((2, 2, 1, 2),)}",
 		 "dim 3 (W, which MindSpore's ResizeNearestNeighbor keeps whole with align_corners) is split into 2"},
 		{"ResizeBilinearV2(%x) {size: (8, 8), in_strategy: ((2, 2, 1, 2),)}",
-		 "ResizeBilinearV2: dim 3 (W, which shardc keeps whole (MindSpore's ResizeBilinearV2 splits it with a "
-		 "neighbour exchange shardc lacks)) is split into 2 but must stay whole"},
+		 "ResizeBilinearV2: dim 3 (W, which shardc keeps whole: MindSpore's ResizeBilinearV2 splits it with a "
+		 "neighbour exchange shardc lacks) is split into 2 but must stay whole"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		char text[400];
