@@ -6,13 +6,18 @@
  * arguments for emit_forward.c and emit_adjoint.c. MindSpore's
  * ResizeBilinearV2 takes size as a second input; here it is an attribute,
  * as ResizeNearestNeighbor's. N and C split as MindSpore's
- * ResizeBilinearV2Info and ResizeNearestNeighborInfo split them; H and W
- * stay whole (MindSpore splits bilinear's W with a neighbour exchange and
- * nearest's H and W without align_corners, which shardc does not do). */
+ * ResizeBilinearV2Info and ResizeNearestNeighborInfo split them. Nearest's
+ * H and W split too without align_corners, as MindSpore's, evenly (in and
+ * out), each rank resizing its piece: exact when every output row of a
+ * piece reads a row of the same piece, which resize_split_ok checks with
+ * the kernel's own Float32 arithmetic. Bilinear's H and W stay whole
+ * (MindSpore splits its W with a neighbour exchange shardc lacks). */
 #include "shape_internal.h"
 #include "rules_internal.h"
 #include "emit_internal.h"
 #include "resize.h"
+
+#include <math.h>
 
 /* x a 4-d float (N, C, H, W); size two positive integers; align_corners
  * and half_pixel_centers not both (MindSpore refuses them together). */
@@ -60,13 +65,50 @@ void resize_dims(const Type *x, const Node *n, OpDims *od)
 	} else if (n->a.align_corners) {
 		keep_whole(od, 2, "H, which MindSpore's ResizeNearestNeighbor keeps whole with align_corners");
 		keep_whole(od, 3, "W, which MindSpore's ResizeNearestNeighbor keeps whole with align_corners");
-	} else {
-		keep_whole(od, 2, "H, which shardc keeps whole: MindSpore's ResizeNearestNeighbor splits it without "
-		           "align_corners, each rank resizing its piece");
-		keep_whole(od, 3, "W, which shardc keeps whole: MindSpore's ResizeNearestNeighbor splits it without "
-		           "align_corners, each rank resizing its piece");
-	}
+	}   /* else nearest's H and W split as resize_split_ok allows */
 	identity_input(od, 0, x->rank);
+}
+
+/* sc_cpu_resize's nearest index, in its Float32 arithmetic */
+static int64_t nearest_at(int64_t o, int64_t in, int64_t out, bool half)
+{
+	float scale = (float)in / (float)out;
+	float s = half ? ((float)o + 0.5f) * scale : (float)o * scale;
+	int64_t i = (int64_t)floorf(s);
+	return i < in - 1 ? i : in - 1;
+}
+
+bool resize_split_ok(const Node *n, const OpDims *od, const int64_t *split, StrBuf *why)
+{
+	if (n->op != OP_RESIZE_NEAREST)
+		return true;
+	for (int s = 0; s < 2; s++) {
+		int64_t k = split[2 + s], in = od->size[2 + s], out = n->a.shape[s];
+		const char *dim = s ? "W" : "H";
+		if (k <= 1)
+			continue;
+		if (in % k || out % k) {
+			if (why)
+				sb_printf(why, "ResizeNearestNeighbor: %s is split into %lld, which must divide both x's %lld and "
+				          "the result's %lld (each rank resizes its even piece, as MindSpore's "
+				          "ResizeNearestNeighborInfo); split it by a common divisor or keep it whole (1)", dim,
+				          (long long)k, (long long)in, (long long)out);
+			return false;
+		}
+		int64_t pin = in / k, pout = out / k;
+		for (int64_t o = 0; o < out; o++) {
+			int64_t want = nearest_at(o, in, out, n->a.half_pixel_centers);
+			if (want == o / pout * pin + nearest_at(o % pout, pin, pout, n->a.half_pixel_centers))
+				continue;
+			if (why)
+				sb_printf(why, "ResizeNearestNeighbor: %s split into %lld: the result's %s %lld reads x's %lld, "
+				          "which a rank resizing its own piece would not read (Float32 rounding of the scale "
+				          "%lld / %lld); keep %s whole (1)", dim, (long long)k, dim, (long long)o, (long long)want,
+				          (long long)in, (long long)out, dim);
+			return false;
+		}
+	}
+	return true;
 }
 
 void resize_args(StrBuf *b, const Program *p, const LOp *f, const char *x, const char *y)

@@ -929,7 +929,8 @@ bool op_split_from_strategy(const OpDims *od, const Node *n, const Strategy *s, 
 
 bool op_split_allowed(const Node *n, const OpDims *od, const int64_t *split, int64_t device_num, StrBuf *why)
 {
-	return n->op != OP_EMBEDDING_LOOKUP || embedding_lookup_split_ok(od, split, device_num, why);
+	return (n->op != OP_EMBEDDING_LOOKUP || embedding_lookup_split_ok(od, split, device_num, why)) &&
+	       resize_split_ok(n, od, split, why);   /* nearest's H and W */
 }
 
 /* A tensor of `rank` dims whose dim i follows op dim dims[i] (-1: none). */

@@ -407,8 +407,9 @@ Test(simulate, pad_v3_pieces)
 }
 
 /* The resizes (tests/e2e/resize.ir's even splits): nearest and bilinear,
- * each with align_corners and half_pixel_centers, N and C split; on 4
- * devices as written and on 8, equal to the serial graph. */
+ * each with align_corners and half_pixel_centers, N and C split, and
+ * nearest's W split 4 ways (each rank resizing its piece); on 4 devices as
+ * written and on 8, equal to the serial graph. */
 Test(simulate, resize_pieces)
 {
 	const char *text =
@@ -419,9 +420,11 @@ Test(simulate, resize_pieces)
 		"  %b = ResizeNearestNeighbor(%h) {size: (5, 7), align_corners: true, in_strategy: ((4, 1, 1, 1),)}\n"
 		"  %c = ResizeBilinearV2(%h) {size: (7, 5), half_pixel_centers: true, in_strategy: ((1, 2, 1, 1),)}\n"
 		"  %d = ResizeBilinear(%h) {size: (2, 3), align_corners: true, in_strategy: ((4, 1, 1, 1),)}\n"
-		"  %p = Mul(%a, %a)\n  %q = Mul(%b, %b)\n  %r = Mul(%c, %c)\n  %t = Mul(%d, %d)\n"
+		"  %e = ResizeNearestNeighbor(%h) {size: (6, 8), half_pixel_centers: true, in_strategy: ((1, 1, 1, 4),)}\n"
+		"  %p = Mul(%a, %a)\n  %q = Mul(%b, %b)\n  %r = Mul(%c, %c)\n  %t = Mul(%d, %d)\n  %u = Mul(%e, %e)\n"
 		"  %l1 = ReduceSum(%p)\n  %l2 = ReduceSum(%q)\n  %l3 = ReduceSum(%r)\n  %l4 = ReduceSum(%t)\n"
-		"  %s = Add(%l1, %l2)\n  %s2 = Add(%s, %l3)\n  %loss = Add(%s2, %l4)\n  return %loss, %a, %b, %c, %d\n}\n"
+		"  %l5 = ReduceSum(%u)\n  %s = Add(%l1, %l2)\n  %s2 = Add(%s, %l3)\n  %s3 = Add(%s2, %l4)\n"
+		"  %loss = Add(%s3, %l5)\n  return %loss, %a, %b, %c, %d, %e\n}\n"
 		"train {loss: %loss, optimizer: SGD(learning_rate: 0.01)}\n";
 	static const int64_t counts[] = {4, 8};
 	for (int c = 0; c < 2; c++) {
