@@ -162,6 +162,8 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case ATTR_KEEP_DIMS: a->keep_dims = v->i; break;
 	case ATTR_EXCLUSIVE: a->exclusive = v->i; break;
 	case ATTR_REVERSE: a->reverse = v->i; break;
+	case ATTR_ALIGN_CORNERS: a->align_corners = v->i; break;
+	case ATTR_HALF_PIXEL_CENTERS: a->half_pixel_centers = v->i; break;
 	case ATTR_PAD: a->pad = v->i; break;
 	case ATTR_AXIS:
 		a->has_axis = true;
@@ -718,6 +720,9 @@ static void check_graph_names(Checker *c, Graph *g)
 				ERR(c, n->op_span, "GatherD takes 2 operands (x, index), 3 given; MindSpore's dim, its second input, is "
 				    "an attribute here: %s}", w.data);
 				sb_free(&w);
+			} else if (n->op == OP_RESIZE_BILINEAR && n->nin == 2) {   /* MindSpore's ResizeBilinearV2(x, size) */
+				ERR(c, n->operands->items[1]->span, "ResizeBilinearV2 takes 1 operand (x), 2 given; MindSpore's size, "
+				    "its second input, is an attribute here: ResizeBilinearV2(%%x) {size: (h, w)}");
 			} else if (n->op == OP_EMBEDDING_LOOKUP && n->nin == 3) {
 				StrBuf w = {0};   /* MindSpore's EmbeddingLookup(input_params, input_indices, offset) */
 				bool number = n->operands->items[2]->kind != LIT_VALUE;

@@ -268,6 +268,9 @@ static void check_node_strategies(Checker *c, Graph *g, Node *n)
 			ERR(c, out->span, "%s: out_strategy needs an in_strategy beside it", op);
 		else if (out->n != 1)
 			ERR(c, out->span, "%s has one output but out_strategy gives %d", op, out->n);
+		else if (n->op == OP_RESIZE_NEAREST || n->op == OP_RESIZE_BILINEAR)   /* as MindSpore refuses it */
+			ERR(c, out->span, "%s takes no out_strategy (MindSpore's %s raises on one): its result is split as "
+			    "x; drop it and give the operator reading the result the in_strategy you want", op, op);
 		else {
 			snprintf(what, sizeof what, "the output of %s", op);
 			check_tensor_strategy(c, &out->t[0], &g->values[n->result].type, what, kept_dims(g, n, -1));

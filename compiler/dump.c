@@ -48,6 +48,8 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_KEEP_DIMS: sb_puts(b, a->keep_dims ? "true" : "false"); break;
 		case ATTR_EXCLUSIVE: sb_puts(b, a->exclusive ? "true" : "false"); break;
 		case ATTR_REVERSE: sb_puts(b, a->reverse ? "true" : "false"); break;
+		case ATTR_ALIGN_CORNERS: sb_puts(b, a->align_corners ? "true" : "false"); break;
+		case ATTR_HALF_PIXEL_CENTERS: sb_puts(b, a->half_pixel_centers ? "true" : "false"); break;
 		case ATTR_PAD: sb_puts(b, a->pad ? "true" : "false"); break;
 		case ATTR_AXIS:
 			if (a->axis_is_tuple)

@@ -8,6 +8,7 @@
  * kernel needs starts at scratch_off. */
 #include "emit_internal.h"
 #include "kldiv_loss.h"
+#include "resize.h"
 #include "embedding_lookup.h"
 
 #include <string.h>
@@ -299,6 +300,11 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	case OP_PAD_V3:   /* MindSpore's bprop: dy's box where x went (StridedSlice's slice); none to the constant */
 		sb_printf(b, "sc_strided_slice(rt, %s, %s, %s, ", sc_dtype_name(dxv->type.dtype), dy, dx);
 		pad_v3_args(b, p, f, fa, true);
+		sb_puts(b, ");");
+		return;
+	case OP_RESIZE_NEAREST: case OP_RESIZE_BILINEAR:   /* MindSpore's Resize*Grad: dy added back onto x's grid */
+		sb_puts(b, "sc_resize_grad(rt, ");
+		resize_args(b, p, f, dy, dx);
 		sb_puts(b, ");");
 		return;
 	case OP_TRIL: case OP_TRIU:   /* MindSpore's bprop: the same triangle of dy */

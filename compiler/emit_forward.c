@@ -6,6 +6,7 @@
  * g<k>, a gradient AllReduce bucket (bucket.c) as one call. */
 #include "emit_internal.h"
 #include "kldiv_loss.h"
+#include "resize.h"
 #include "embedding_lookup.h"
 
 void emit_collective(StrBuf *b, const Program *p, const LOp *o, int i)
@@ -404,6 +405,11 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 	case OP_PAD_V3:   /* the constant everywhere, x into the box at the befores */
 		sb_printf(b, "sc_pad(rt, %s, %s, %s, ", sc_dtype_name(x->type.dtype), x0, y);
 		pad_v3_args(b, p, o, a, false);
+		sb_puts(b, ");");
+		break;
+	case OP_RESIZE_NEAREST: case OP_RESIZE_BILINEAR:   /* each (N, C) plane of the piece, H and W whole (resize.c) */
+		sb_puts(b, "sc_resize(rt, ");
+		resize_args(b, p, o, x0, y);
 		sb_puts(b, ");");
 		break;
 	case OP_TRIL: case OP_TRIU:   /* x where its column less its row in the whole is at most (least) diagonal */

@@ -57,7 +57,8 @@ bool op_from_name(const char *s, OpKind *out)
 	static const struct {
 		const char *name;
 		OpKind op;
-	} aliases[] = {{"TensorAdd", OP_ADD}, {"RealDiv", OP_DIV}, {"SparseGatherV2", OP_GATHER}};
+	} aliases[] = {{"TensorAdd", OP_ADD}, {"RealDiv", OP_DIV}, {"SparseGatherV2", OP_GATHER},
+	                {"ResizeBilinear", OP_RESIZE_BILINEAR}};
 	for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
 		if (strcmp(aliases[i].name, s) == 0) {
 			*out = aliases[i].op;

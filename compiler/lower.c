@@ -755,6 +755,8 @@ static void lower_node(Lowering *x, int i)
 		const Type *t = &l->values[o->result].type;
 		o->a.depth = t->dims[o->a.axes[0] < 0 ? o->a.axes[0] + t->rank : o->a.axes[0]];
 	}
+	if (n->op == OP_RESIZE_NEAREST || n->op == OP_RESIZE_BILINEAR)   /* its piece's size, as MindSpore's slice_size */
+		memcpy(o->a.shape, l->values[o->result].type.dims + 2, 2 * sizeof *o->a.shape);
 	int result = o->result;
 	result = lower_fill_result(x, i, result);
 	if (ns->has_out_strategy) {

@@ -122,7 +122,9 @@
 	ATTR(REDUCTION, "reduction", AK_STRING)                \
 	ATTR(N, "n", AK_INT)                                   \
 	ATTR(M, "m", AK_INT)                                   \
-	ATTR(NUM, "num", AK_INT)
+	ATTR(NUM, "num", AK_INT)                               \
+	ATTR(ALIGN_CORNERS, "align_corners", AK_BOOL)          \
+	ATTR(HALF_PIXEL_CENTERS, "half_pixel_centers", AK_BOOL)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -357,6 +359,8 @@ enum { KL_MEAN, KL_NONE, KL_BATCHMEAN, KL_SUM };
 	OP(SPLIT_V, "SplitV", 1, 1, A(SIZE_SPLITS) | A(SPLIT_DIM) | A(NUM_SPLIT) | A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY) \
 	OP(SLICE, "Slice", 1, 1, A(BEGIN) | A(SIZE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                               \
 	OP(PAD_V3, "PadV3", 1, 2, A(PADDINGS) | A(PADDINGS_CONTIGUOUS) | A(MODE), SH_OWN, R_OWN, OWN, GR_NONE, 1u << 1, PREC_FOLLOW, V_COPY) \
+	OP(RESIZE_NEAREST, "ResizeNearestNeighbor", 1, 1, A(SIZE) | A(ALIGN_CORNERS) | A(HALF_PIXEL_CENTERS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY) \
+	OP(RESIZE_BILINEAR, "ResizeBilinearV2", 1, 1, A(SIZE) | A(ALIGN_CORNERS) | A(HALF_PIXEL_CENTERS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_F32, V_COPY) \
 	OP(ARANGE, "Arange", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(START) | A(STOP) | A(STEP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)              \
 	OP(CAUSAL_MASK, "CausalMask", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(FILL), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \
 	OP(ROPE_COS, "RopeCos", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(THETA), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)               \

@@ -18,6 +18,7 @@
 #include "segment.h"
 #include "scatter_nd.h"
 #include "pad_v3.h"
+#include "resize.h"
 #include "kldiv_loss.h"
 #include "embedding_lookup.h"
 #include "rules_internal.h"
@@ -343,6 +344,9 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		return true;
 	case OP_PAD_V3:   /* pad_v3.c: x's dims, a padded one whole; the result as x */
 		pad_v3_dims(x, n, od);
+		break;
+	case OP_RESIZE_NEAREST: case OP_RESIZE_BILINEAR:   /* resize.c: N and C split, H and W whole; the result as x */
+		resize_dims(x, n, od);
 		break;
 	case OP_GATHER_D: {
 		/* index's dims (the result's), then x's dim (v), as MindSpore's
@@ -925,7 +929,8 @@ bool op_split_from_strategy(const OpDims *od, const Node *n, const Strategy *s, 
 
 bool op_split_allowed(const Node *n, const OpDims *od, const int64_t *split, int64_t device_num, StrBuf *why)
 {
-	return n->op != OP_EMBEDDING_LOOKUP || embedding_lookup_split_ok(od, split, device_num, why);
+	return (n->op != OP_EMBEDDING_LOOKUP || embedding_lookup_split_ok(od, split, device_num, why)) &&
+	       resize_split_ok(n, od, split, why);   /* nearest's H and W */
 }
 
 /* A tensor of `rank` dims whose dim i follows op dim dims[i] (-1: none). */

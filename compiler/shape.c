@@ -418,7 +418,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_EMBEDDING_LOOKUP:
 	case OP_TILE: case OP_ONE_HOT: case OP_ARGMAX_WITH_VALUE: case OP_ARGMIN_WITH_VALUE: case OP_ARGMAX: case OP_ARGMIN:
 	case OP_TOPK: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_ADD_N: case OP_CAST: case OP_STRIDED_SLICE: case OP_CUMSUM:
-	case OP_TRIL: case OP_TRIU: case OP_PAD_V3:
+	case OP_TRIL: case OP_TRIU: case OP_PAD_V3: case OP_RESIZE_NEAREST: case OP_RESIZE_BILINEAR:
 	case OP_CUMPROD: case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL: case OP_SPLIT: case OP_SPLIT_V: case OP_SLICE: case OP_ARANGE:
 	case OP_CONV2D_TRANSPOSE:
 	case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_GATHER_D: case OP_L2_NORMALIZE:
@@ -656,6 +656,8 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_slice(x, a, out);
 	case OP_PAD_V3:
 		return infer_pad_v3(x, a, out);
+	case OP_RESIZE_NEAREST: case OP_RESIZE_BILINEAR:
+		return infer_resize(x, a, out);
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_EYE:
 	case OP_LIN_SPACE: case OP_DROPOUT_GEN_MASK:
 		return infer_constant(x, out);

@@ -271,6 +271,7 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_TRIL: case OP_TRIU:   /* 0 maps to 0; dx the same mask on dy, whose padding is 0 */
 	case OP_PAD_V3:   /* along dims it does not pad (rules.c keeps those whole); dx dy's box. Its constant, a
 	                   * number with no dim, leaves its padding rows nonzero beside the padded dims */
+	case OP_RESIZE_NEAREST: case OP_RESIZE_BILINEAR:   /* along N and C (H, W evenly): a 0 plane resizes to 0 */
 	case OP_ADD_N:   /* 0 + 0 */
 	case OP_LERP:    /* 0 + 0 (0 - 0) */
 	case OP_IDENTITY:   /* the piece as it is */

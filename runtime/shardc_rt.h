@@ -1133,6 +1133,16 @@ void sc_lerp(sc_rt *rt, const float *start, const int64_t *s_dims, int s_ndim, c
  * x; x and mask broadcast to y_dims as numpy's. */
 void sc_masked_fill(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndim, const uint8_t *mask,
                     const int64_t *m_dims, int m_ndim, const float *value, float *y, const int64_t *y_dims, int y_ndim);
+/* MindSpore's ResizeNearestNeighbor (bilinear 0) and ResizeBilinearV2
+ * (bilinear 1) on nc planes: x (nc, in_h, in_w) to y (nc, out_h, out_w).
+ * A scale is in / out, or (in - 1) / (out - 1) with align_corners (and out
+ * above 1), in Float32; an output index o reads the source coordinate
+ * s = o scale, or (o + 0.5) scale with half_pixel_centers (bilinear: less
+ * 0.5). Nearest: round(s) with align_corners, else floor(s), at most in - 1.
+ * Bilinear: rows floor(s) (at least 0) and ceil(s) (at most in - 1) mixed
+ * by s - floor(s), MindSpore's CPU kernel's lerps. */
+void sc_resize(sc_rt *rt, int bilinear, const float *x, float *y, int64_t nc, int64_t in_h, int64_t in_w,
+               int64_t out_h, int64_t out_w, int align_corners, int half_pixel_centers);
 
 /* ---- backward kernels ----
  * dy is the gradient of the output, dx of the input. Matmul gradients are
@@ -1307,6 +1317,11 @@ void sc_lerp_grad(sc_rt *rt, int k, const float *start, const int64_t *s_dims, i
 void sc_masked_fill_grad(sc_rt *rt, int k, const int64_t *x_dims, int x_ndim, const uint8_t *mask,
                          const int64_t *m_dims, int m_ndim, const float *dy, const int64_t *y_dims, int y_ndim,
                          float *dx);
+/* sc_resize's gradient (MindSpore's ResizeNearestNeighborGrad and
+ * ResizeBilinearGrad): dx (nc, in_h, in_w) zeroed, then each dy element
+ * added onto the x elements its y element read, times their weights. */
+void sc_resize_grad(sc_rt *rt, int bilinear, const float *dy, float *dx, int64_t nc, int64_t in_h, int64_t in_w,
+                    int64_t out_h, int64_t out_w, int align_corners, int half_pixel_centers);
 
 /* ---- optimizers (MindSpore's formulas; g' = g + weight_decay p) ----
  * The compiler passes weight_decay 0 for a parameter the decay filter skips. */

@@ -323,7 +323,7 @@ class Param:
 
 
 # MindSpore's other names of one operator, read as it (compiler/ir.c, op_from_name).
-OP_ALIASES = {"TensorAdd": "Add", "RealDiv": "Div", "SparseGatherV2": "Gather"}
+OP_ALIASES = {"TensorAdd": "Add", "RealDiv": "Div", "SparseGatherV2": "Gather", "ResizeBilinear": "ResizeBilinearV2"}
 
 
 class Stmt:
@@ -2867,6 +2867,67 @@ def bwd_pad_v3(g, ins, at):
     return [g[box]] + [None] * (len(ins) - 1)
 
 
+def resize_taps(at, x, bilinear):
+    """MindSpore's resize coordinates for x (N, C, H, W), in Float32 as its
+    kernels compute them: per output axis, the source indices (lo, hi) and
+    the weight t of hi (nearest: hi = lo, t = 0)."""
+    size = at.get("size")
+    if x.ndim != 4:
+        raise OpError("x %s is not NCHW (4 dims)" % (x.shape,))
+    if not isinstance(size, (list, tuple)) or len(size) != 2 or any(type(v) is not int or v < 1 for v in size):
+        raise OpError("size %r is not two positive integers" % (size,))
+    align, half = bool(at.get("align_corners", False)), bool(at.get("half_pixel_centers", False))
+    if align and half:
+        raise OpError("align_corners and half_pixel_centers are both true")
+    f32 = np.float32
+    taps = []
+    for n_in, n_out in zip(x.shape[2:], size):
+        scale = f32(n_in - 1) / f32(n_out - 1) if align and n_out > 1 else f32(n_in) / f32(n_out)
+        o = np.arange(n_out, dtype=f32)
+        if bilinear:
+            s = (o + f32(0.5)) * scale - f32(0.5) if half else o * scale
+            fl = np.floor(s)
+            lo = np.maximum(fl, 0).astype(np.int64)
+            hi = np.minimum(np.ceil(s).astype(np.int64), n_in - 1)
+            taps.append((lo, hi, (s - fl).astype(np.float64)))
+        else:
+            s = (o + f32(0.5)) * scale if half else o * scale
+            i = np.where(s >= 0, np.floor(s + f32(0.5)), np.ceil(s - f32(0.5))) if align else np.floor(s)
+            i = np.clip(i.astype(np.int64), 0, n_in - 1)
+            taps.append((i, i, np.zeros(n_out)))
+    return taps
+
+
+def fwd_resize(bilinear):
+    """MindSpore's ResizeNearestNeighbor / ResizeBilinearV2 {size, align_corners,
+    half_pixel_centers} on NCHW (size an attribute)."""
+    def fwd(ins, at):
+        x = ins[0]
+        (y0, y1, ty), (x0, x1, tx) = resize_taps(at, x, bilinear)
+        ty, tx = ty[:, None], tx[None, :]
+        r0, r1 = x[:, :, y0, :], x[:, :, y1, :]
+        top = r0[..., x0] + (r0[..., x1] - r0[..., x0]) * tx
+        bottom = r1[..., x0] + (r1[..., x1] - r1[..., x0]) * tx
+        return top + (bottom - top) * ty
+    return fwd
+
+
+def bwd_resize(bilinear):
+    """Resize*Grad: dy added back onto the x elements each output read, times their weights."""
+    def bwd(g, ins, at):
+        x = ins[0]
+        (y0, y1, ty), (x0, x1, tx) = resize_taps(at, x, bilinear)
+        dx = np.zeros(x.shape, dtype=np.result_type(g, np.float64))
+        ty, tx = ty[:, None], tx[None, :]
+        for yi, wy in ((y0, 1 - ty), (y1, ty)):
+            for xi, wx in ((x0, 1 - tx), (x1, tx)):
+                rows = np.broadcast_to(yi[:, None], g.shape[2:])
+                cols = np.broadcast_to(xi[None, :], g.shape[2:])
+                np.add.at(dx, (slice(None), slice(None), rows, cols), g * (wy * wx))
+        return [dx.astype(g.dtype)]
+    return bwd
+
+
 def split_piece(x, at):
     """Split's piece: `index` of `output_num` equal pieces along `axis` (MindSpore's ops.Split)."""
     axis, n, i = at.get("axis"), at.get("output_num", 1), at.get("index")
@@ -3417,6 +3478,8 @@ OPS = {
     "Split": (*piece_of(split_piece), 1, 1),
     "SplitV": (*piece_of(split_v_piece), 1, 1),
     "PadV3": (fwd_pad_v3, bwd_pad_v3, 1, 2),
+    "ResizeNearestNeighbor": (fwd_resize(False), bwd_resize(False), 1, 1),
+    "ResizeBilinearV2": (fwd_resize(True), bwd_resize(True), 1, 1),
     **{op: (fwd_arg_reduce(op), bwd_arg_reduce(op), 1, 1)
        for op in ("ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin")},
     "TopK": (fwd_topk, bwd_topk, 1, 1),

@@ -1049,6 +1049,20 @@ void sc_masked_fill_grad(sc_rt *rt, int k, const int64_t *x_dims, int x_ndim, co
 	sc_cpu_masked_fill_grad(k, x_dims, x_ndim, mask, m_dims, m_ndim, dy, y_dims, y_ndim, dx);
 }
 
+void sc_resize(sc_rt *rt, int bilinear, const float *x, float *y, int64_t nc, int64_t in_h, int64_t in_w,
+               int64_t out_h, int64_t out_w, int align_corners, int half_pixel_centers)
+{
+	(void)rt;
+	sc_cpu_resize(bilinear, x, y, nc, in_h, in_w, out_h, out_w, align_corners, half_pixel_centers);
+}
+
+void sc_resize_grad(sc_rt *rt, int bilinear, const float *dy, float *dx, int64_t nc, int64_t in_h, int64_t in_w,
+                    int64_t out_h, int64_t out_w, int align_corners, int half_pixel_centers)
+{
+	(void)rt;
+	sc_cpu_resize_grad(bilinear, dy, dx, nc, in_h, in_w, out_h, out_w, align_corners, half_pixel_centers);
+}
+
 void sc_binary_grad(sc_rt *rt, sc_binop op, const float *a, const int64_t *a_dims, int a_ndim, const float *b,
                     const int64_t *b_dims, int b_ndim, const float *dy, const int64_t *y_dims, int y_ndim, float *da,
                     float *db)

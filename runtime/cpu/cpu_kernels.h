@@ -235,6 +235,11 @@ void sc_cpu_masked_fill(const float *x, const int64_t *x_dims, int x_ndim, const
                         int m_ndim, const float *value, float *y, const int64_t *y_dims, int y_ndim);
 void sc_cpu_masked_fill_grad(int which, const int64_t *x_dims, int x_ndim, const uint8_t *mask, const int64_t *m_dims,
                              int m_ndim, const float *dy, const int64_t *y_dims, int y_ndim, float *dx);
+/* sc_resize and sc_resize_grad (ResizeNearestNeighbor, ResizeBilinearV2 on nc planes) */
+void sc_cpu_resize(int bilinear, const float *x, float *y, int64_t nc, int64_t in_h, int64_t in_w, int64_t out_h,
+                   int64_t out_w, int align_corners, int half_pixel_centers);
+void sc_cpu_resize_grad(int bilinear, const float *dy, float *dx, int64_t nc, int64_t in_h, int64_t in_w,
+                        int64_t out_h, int64_t out_w, int align_corners, int half_pixel_centers);
 void sc_cpu_mse_loss_grad(const float *pred, const float *target, const float *dloss, float *dpred, int64_t n);
 void sc_cpu_l1_loss(const float *pred, const float *target, float *loss, int64_t n);
 void sc_cpu_l1_loss_grad(const float *pred, const float *target, const float *dloss, float *dpred, int64_t n);

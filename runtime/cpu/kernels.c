@@ -3492,3 +3492,92 @@ void sc_cpu_unsorted_segment_grad(sc_segment_op op, const float *x, const void *
 	}
 	free(own);
 }
+
+/* ---- ResizeNearestNeighbor, ResizeBilinearV2 (MindSpore's coordinates) ---- */
+
+/* MindSpore's Scaling, in Float32 */
+static float resize_scale(int64_t in, int64_t out, int align_corners)
+{
+	return align_corners && out > 1 ? (float)(in - 1) / (float)(out - 1) : (float)in / (float)out;
+}
+
+/* the source index output index o reads (MindSpore's nearest: round with
+ * align_corners, floor without; (o + 0.5) scale with half_pixel_centers) */
+static int64_t resize_nearest_at(int64_t o, float scale, int64_t in, int align_corners, int half_pixel_centers)
+{
+	float s = half_pixel_centers ? ((float)o + 0.5f) * scale : (float)o * scale;
+	int64_t i = (int64_t)(align_corners ? roundf(s) : floorf(s));
+	return i < 0 ? 0 : i < in - 1 ? i : in - 1;
+}
+
+/* the rows (or columns) output index o mixes and its weight on *hi
+ * (MindSpore's ComputeInterpolationWeights) */
+static void resize_linear_at(int64_t o, float scale, int64_t in, int half_pixel_centers, int64_t *lo, int64_t *hi,
+                             float *t)
+{
+	float s = half_pixel_centers ? ((float)o + 0.5f) * scale - 0.5f : (float)o * scale;
+	float f = floorf(s);
+	int64_t c = (int64_t)ceilf(s);
+	*lo = f < 0 ? 0 : (int64_t)f;
+	*hi = c < in - 1 ? c : in - 1;
+	*t = s - f;
+}
+
+void sc_cpu_resize(int bilinear, const float *x, float *y, int64_t nc, int64_t in_h, int64_t in_w, int64_t out_h,
+                   int64_t out_w, int align_corners, int half_pixel_centers)
+{
+	float sh = resize_scale(in_h, out_h, align_corners), sw = resize_scale(in_w, out_w, align_corners);
+#pragma omp parallel for if (nc * out_h * out_w >= SC_PAR_MIN) schedule(static)
+	for (int64_t r = 0; r < nc * out_h; r++) {
+		int64_t p = r / out_h, oh = r % out_h, y0, y1;
+		const float *xp = x + p * in_h * in_w;
+		float *yr = y + r * out_w, ty;
+		if (!bilinear) {
+			const float *xr = xp + resize_nearest_at(oh, sh, in_h, align_corners, half_pixel_centers) * in_w;
+			for (int64_t ow = 0; ow < out_w; ow++)
+				yr[ow] = xr[resize_nearest_at(ow, sw, in_w, align_corners, half_pixel_centers)];
+			continue;
+		}
+		resize_linear_at(oh, sh, in_h, half_pixel_centers, &y0, &y1, &ty);
+		for (int64_t ow = 0; ow < out_w; ow++) {
+			int64_t x0, x1;
+			float tx;
+			resize_linear_at(ow, sw, in_w, half_pixel_centers, &x0, &x1, &tx);
+			float tl = xp[y0 * in_w + x0], tr = xp[y0 * in_w + x1], bl = xp[y1 * in_w + x0], br = xp[y1 * in_w + x1];
+			float top = tl + (tr - tl) * tx, bottom = bl + (br - bl) * tx;
+			yr[ow] = top + (bottom - top) * ty;
+		}
+	}
+}
+
+void sc_cpu_resize_grad(int bilinear, const float *dy, float *dx, int64_t nc, int64_t in_h, int64_t in_w,
+                        int64_t out_h, int64_t out_w, int align_corners, int half_pixel_centers)
+{
+	float sh = resize_scale(in_h, out_h, align_corners), sw = resize_scale(in_w, out_w, align_corners);
+	memset(dx, 0, (size_t)(nc * in_h * in_w) * sizeof *dx);
+#pragma omp parallel for if (nc * out_h * out_w >= SC_PAR_MIN) schedule(static)
+	for (int64_t p = 0; p < nc; p++) {   /* a plane per thread: its additions in one order */
+		float *dp = dx + p * in_h * in_w;
+		for (int64_t oh = 0; oh < out_h; oh++) {
+			const float *g = dy + (p * out_h + oh) * out_w;
+			int64_t y0, y1;
+			float ty;
+			if (!bilinear) {
+				float *dr = dp + resize_nearest_at(oh, sh, in_h, align_corners, half_pixel_centers) * in_w;
+				for (int64_t ow = 0; ow < out_w; ow++)
+					dr[resize_nearest_at(ow, sw, in_w, align_corners, half_pixel_centers)] += g[ow];
+				continue;
+			}
+			resize_linear_at(oh, sh, in_h, half_pixel_centers, &y0, &y1, &ty);
+			for (int64_t ow = 0; ow < out_w; ow++) {
+				int64_t x0, x1;
+				float tx, top = g[ow] * (1 - ty), bottom = g[ow] * ty;
+				resize_linear_at(ow, sw, in_w, half_pixel_centers, &x0, &x1, &tx);
+				dp[y0 * in_w + x0] += top * (1 - tx);
+				dp[y0 * in_w + x1] += top * tx;
+				dp[y1 * in_w + x0] += bottom * (1 - tx);
+				dp[y1 * in_w + x1] += bottom * tx;
+			}
+		}
+	}
+}

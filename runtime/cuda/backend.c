@@ -1892,6 +1892,25 @@ void sc_masked_fill(sc_rt *rt, const float *x, const int64_t *x_dims, int x_ndim
 	SC_CUDA_CHECK(sc_cu_masked_fill(x, mask, value, y, &w, cu(rt)->stream));
 }
 
+/* MindSpore's resizes on nc planes (the twins: sc_cpu_resize, _grad) */
+void sc_resize(sc_rt *rt, int bilinear, const float *x, float *y, int64_t nc, int64_t in_h, int64_t in_w,
+               int64_t out_h, int64_t out_w, int align_corners, int half_pixel_centers)
+{
+	PROFILE(rt, bilinear ? "ResizeBilinearV2" : "ResizeNearestNeighbor", bilinear ? 7.0 * (double)(nc * out_h * out_w) : 0,
+	        4.0 * (double)(nc * (in_h * in_w + out_h * out_w)), SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_resize(bilinear, x, y, nc, in_h, in_w, out_h, out_w, align_corners, half_pixel_centers,
+	                           cu(rt)->stream));
+}
+
+void sc_resize_grad(sc_rt *rt, int bilinear, const float *dy, float *dx, int64_t nc, int64_t in_h, int64_t in_w,
+                    int64_t out_h, int64_t out_w, int align_corners, int half_pixel_centers)
+{
+	PROFILE(rt, bilinear ? "ResizeBilinearGrad" : "ResizeNearestNeighborGrad", bilinear ? 8.0 * (double)(nc * out_h * out_w) : 0,
+	        4.0 * (double)(nc * (in_h * in_w + out_h * out_w)), SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_resize_grad(bilinear, dy, dx, nc, in_h, in_w, out_h, out_w, align_corners, half_pixel_centers,
+	                                cu(rt)->stream));
+}
+
 /* Each element's term into scratch, then summed down to x's dims (k 0) or
  * to one element (k 2, value's). */
 void sc_masked_fill_grad(sc_rt *rt, int k, const int64_t *x_dims, int x_ndim, const uint8_t *mask,

@@ -259,6 +259,11 @@ cudaError_t sc_cu_masked_fill(const float *x, const uint8_t *m, const float *v, 
                               cudaStream_t s);
 cudaError_t sc_cu_masked_fill_grad_full(int k, const uint8_t *m, const float *dy, float *g, const sc_cu_walk *w,
                                         cudaStream_t s);
+/* sc_resize (bilinear 0: nearest) on nc planes, and its gradient into dx zeroed first (twins: sc_cpu_resize, _grad) */
+cudaError_t sc_cu_resize(int bilinear, const float *x, float *y, int64_t nc, int64_t in_h, int64_t in_w, int64_t out_h,
+                         int64_t out_w, int align_corners, int half_pixel_centers, cudaStream_t s);
+cudaError_t sc_cu_resize_grad(int bilinear, const float *dy, float *dx, int64_t nc, int64_t in_h, int64_t in_w,
+                              int64_t out_h, int64_t out_w, int align_corners, int half_pixel_centers, cudaStream_t s);
 cudaError_t sc_cu_pair_loss(int l1, const float *pred, const float *target, float *loss, int64_t n, cudaStream_t s);
 cudaError_t sc_cu_pair_loss_grad(int l1, const float *pred, const float *target, const float *dloss, float *dpred,
                                  int64_t n, cudaStream_t s);

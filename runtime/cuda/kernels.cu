@@ -1724,6 +1724,83 @@ __global__ void masked_fill_grad_k(int k, const uint8_t *m, const float *dy, flo
 	}
 }
 
+/* ---- ResizeNearestNeighbor, ResizeBilinearV2 (the twins: sc_cpu_resize, _grad) ----
+ * Their coordinates rounded as the CPU's: no fused multiply-add. */
+
+__device__ static float resize_scale_d(int64_t in, int64_t out, int align)
+{
+	return align && out > 1 ? __fdiv_rn((float)(in - 1), (float)(out - 1)) : __fdiv_rn((float)in, (float)out);
+}
+
+__device__ static int64_t resize_nearest_d(int64_t o, float scale, int64_t in, int align, int half)
+{
+	float s = half ? __fmul_rn(__fadd_rn((float)o, 0.5f), scale) : __fmul_rn((float)o, scale);
+	int64_t i = (int64_t)(align ? roundf(s) : floorf(s));
+	return i < 0 ? 0 : i < in - 1 ? i : in - 1;
+}
+
+__device__ static void resize_linear_d(int64_t o, float scale, int64_t in, int half, int64_t *lo, int64_t *hi,
+                                       float *t)
+{
+	float s = half ? __fsub_rn(__fmul_rn(__fadd_rn((float)o, 0.5f), scale), 0.5f) : __fmul_rn((float)o, scale);
+	float f = floorf(s);
+	int64_t c = (int64_t)ceilf(s);
+	*lo = f < 0 ? 0 : (int64_t)f;
+	*hi = c < in - 1 ? c : in - 1;
+	*t = __fsub_rn(s, f);
+}
+
+__device__ static float lerp_rn(float a, float b, float t)
+{
+	return __fadd_rn(a, __fmul_rn(__fsub_rn(b, a), t));
+}
+
+/* one thread per element of y */
+__global__ void resize_k(int bilinear, const float *x, float *y, int64_t n, int64_t in_h, int64_t in_w,
+                         int64_t out_h, int64_t out_w, int align, int half)
+{
+	float sh = resize_scale_d(in_h, out_h, align), sw = resize_scale_d(in_w, out_w, align);
+	GRID_LOOP(i, n) {
+		int64_t ow = i % out_w, oh = i / out_w % out_h, p = i / (out_w * out_h);
+		const float *xp = x + p * in_h * in_w;
+		if (!bilinear) {
+			y[i] = xp[resize_nearest_d(oh, sh, in_h, align, half) * in_w + resize_nearest_d(ow, sw, in_w, align, half)];
+			continue;
+		}
+		int64_t y0, y1, x0, x1;
+		float ty, tx;
+		resize_linear_d(oh, sh, in_h, half, &y0, &y1, &ty);
+		resize_linear_d(ow, sw, in_w, half, &x0, &x1, &tx);
+		float top = lerp_rn(xp[y0 * in_w + x0], xp[y0 * in_w + x1], tx);
+		float bottom = lerp_rn(xp[y1 * in_w + x0], xp[y1 * in_w + x1], tx);
+		y[i] = lerp_rn(top, bottom, ty);
+	}
+}
+
+/* one thread per element of dy, added onto dx (zeroed) with atomicAdd */
+__global__ void resize_grad_k(int bilinear, const float *dy, float *dx, int64_t n, int64_t in_h, int64_t in_w,
+                              int64_t out_h, int64_t out_w, int align, int half)
+{
+	float sh = resize_scale_d(in_h, out_h, align), sw = resize_scale_d(in_w, out_w, align);
+	GRID_LOOP(i, n) {
+		int64_t ow = i % out_w, oh = i / out_w % out_h, p = i / (out_w * out_h);
+		float *dp = dx + p * in_h * in_w, g = dy[i];
+		if (!bilinear) {
+			atomicAdd(dp + resize_nearest_d(oh, sh, in_h, align, half) * in_w + resize_nearest_d(ow, sw, in_w, align, half), g);
+			continue;
+		}
+		int64_t y0, y1, x0, x1;
+		float ty, tx;
+		resize_linear_d(oh, sh, in_h, half, &y0, &y1, &ty);
+		resize_linear_d(ow, sw, in_w, half, &x0, &x1, &tx);
+		float top = __fmul_rn(g, 1 - ty), bottom = __fmul_rn(g, ty);
+		atomicAdd(dp + y0 * in_w + x0, __fmul_rn(top, 1 - tx));
+		atomicAdd(dp + y0 * in_w + x1, __fmul_rn(top, tx));
+		atomicAdd(dp + y1 * in_w + x0, __fmul_rn(bottom, 1 - tx));
+		atomicAdd(dp + y1 * in_w + x1, __fmul_rn(bottom, tx));
+	}
+}
+
 /* ---- optimizers ---- */
 
 __global__ void sgd_k(float *p, const float *g, float *accum, int64_t n, float lr, float mu, float damp, float wd,
@@ -2856,6 +2933,27 @@ cudaError_t sc_cu_masked_fill(const float *x, const uint8_t *m, const float *v, 
 {
 	int64_t n = walk_count(w);
 	masked_fill_k<<<blocks_for(n), THREADS, 0, s>>>(x, m, v, y, n, *w);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_resize(int bilinear, const float *x, float *y, int64_t nc, int64_t in_h, int64_t in_w, int64_t out_h,
+                         int64_t out_w, int align_corners, int half_pixel_centers, cudaStream_t s)
+{
+	int64_t n = nc * out_h * out_w;
+	resize_k<<<blocks_for(n), THREADS, 0, s>>>(bilinear, x, y, n, in_h, in_w, out_h, out_w, align_corners,
+	                                            half_pixel_centers);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_resize_grad(int bilinear, const float *dy, float *dx, int64_t nc, int64_t in_h, int64_t in_w,
+                              int64_t out_h, int64_t out_w, int align_corners, int half_pixel_centers, cudaStream_t s)
+{
+	int64_t n = nc * out_h * out_w;
+	cudaError_t e = cudaMemsetAsync(dx, 0, (size_t)(nc * in_h * in_w) * sizeof *dx, s);
+	if (e != cudaSuccess)
+		return e;
+	resize_grad_k<<<blocks_for(n), THREADS, 0, s>>>(bilinear, dy, dx, n, in_h, in_w, out_h, out_w, align_corners,
+	                                                 half_pixel_centers);
 	return cudaGetLastError();
 }
 

@@ -823,6 +823,31 @@ static void test_masked_fill(void)
 	free(x), free(v), free(dy), free(y), free(g);
 }
 
+/* the resizes: 3 planes of (5, 4) up to (7, 6) and down to (3, 2), each
+ * mode; forward bit for bit (no fused multiply-adds), gradients (atomicAdd
+ * in any order) within a tolerance */
+static void test_resize(void)
+{
+	const int64_t nc = 3, ih = 5, iw = 4;
+	float *dx, *ddy, *x = rnd(nc * ih * iw, -2, 2, &dx), *dy = rnd(nc * 7 * 6, -1, 1, &ddy);
+	float *y = malloc(nc * 7 * 6 * sizeof *y), *g = malloc(nc * ih * iw * sizeof *g);
+	float *dyv = t_slab(nc * 7 * 6 * sizeof *y), *dg = t_slab(nc * ih * iw * sizeof *g);
+	for (int k = 0; k < 12; k++) {
+		int bilinear = k / 6, align = k % 3 == 1, half = k % 3 == 2;
+		int64_t oh = k % 2 ? 3 : 7, ow = k % 2 ? 2 : 6;
+		char what[96];
+		snprintf(what, sizeof what, "resize %s align %d half %d to (%lld, %lld)", bilinear ? "bilinear" : "nearest",
+		         align, half, (long long)oh, (long long)ow);
+		sc_resize(rt, bilinear, dx, dyv, nc, ih, iw, oh, ow, align, half);
+		sc_cpu_resize(bilinear, x, y, nc, ih, iw, oh, ow, align, half);
+		twin(what, dyv, y, nc * oh * ow, 0);
+		sc_resize_grad(rt, bilinear, ddy, dg, nc, ih, iw, oh, ow, align, half);
+		sc_cpu_resize_grad(bilinear, dy, g, nc, ih, iw, oh, ow, align, half);
+		twin(what, dg, g, nc * ih * iw, 1e-5);
+	}
+	free(x), free(dy), free(y), free(g);
+}
+
 static void test_movement(void)
 {
 	const int64_t d[3] = {5, 6, 7};
@@ -1656,6 +1681,8 @@ int main(int argc, char **argv)
 	t_slab_reset();
 	test_lerp();
 	test_masked_fill();
+	t_slab_reset();
+	test_resize();
 	t_slab_reset();
 	test_rows();
 	t_slab_reset();

@@ -743,6 +743,34 @@ Test(grad, masked_fill)
 	check_grad("masked_fill broadcast x", mask_fwd, x, 3, &b, w, 24, g);
 }
 
+/* The resizes' gradients against finite differences: x (2, 3, 4) planes to
+ * (5, 7) and down to (2, 3), each mode. */
+typedef struct {
+	int bilinear, align, half;
+	int64_t oh, ow;
+} ResizeCtx;
+
+static void resize_fwd(const float *x, float *y, const void *c)
+{
+	const ResizeCtx *r = c;
+	sc_cpu_resize(r->bilinear, x, y, 2, 3, 4, r->oh, r->ow, r->align, r->half);
+}
+
+Test(grad, resize)
+{
+	float x[24], w[70], g[24];
+	rand_fill(x, 24, 31, -2, 2);
+	rand_fill(w, 70, 32, -1, 1);
+	for (int k = 0; k < 12; k++) {
+		ResizeCtx c = {k / 6, k % 3 == 1, k % 3 == 2, k % 2 ? 2 : 5, k % 2 ? 3 : 7};
+		char what[96];
+		snprintf(what, sizeof what, "resize %s align_corners %d half_pixel_centers %d to (%lld, %lld)",
+		         c.bilinear ? "bilinear" : "nearest", c.align, c.half, (long long)c.oh, (long long)c.ow);
+		sc_cpu_resize_grad(c.bilinear, w, g, 2, 3, 4, c.oh, c.ow, c.align, c.half);
+		check_grad(what, resize_fwd, x, 24, &c, w, (int)(2 * c.oh * c.ow), g);
+	}
+}
+
 static void lookup_fwd(const float *t, float *y, const void *c)
 {
 	const int32_t *ids = c;   /* a slice of 5 rows of 3 from row 2 of a table of 6 (offset 1 too): limit 7 */

@@ -880,6 +880,37 @@ Test(triangle, by_hand_and_as_pieces)
 	cr_assert(!memcmp(xb, ((const uint8_t[]){0, 1, 1, 0, 1, 1}), sizeof xb), "triu of Bool from column 1, diagonal 2");
 }
 
+Test(resize, by_hand)
+{
+	/* x (1, 1, 2, 2) = [[0, 1], [2, 3]]: nearest to (4, 4) repeats each element 2 x 2 */
+	const float x[4] = {0, 1, 2, 3};
+	float y[16];
+	sc_cpu_resize(0, x, y, 1, 2, 2, 4, 4, 0, 0);
+	CLOSE(y, ((const float[]){0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 3, 3, 2, 2, 3, 3}), 16, "nearest 2 x 2 to 4 x 4");
+	/* nearest with align_corners to (3, 3): scale 1/2, round(0.5) is 1 (MindSpore's roundf, half away from 0) */
+	sc_cpu_resize(0, x, y, 1, 2, 2, 3, 3, 1, 0);
+	CLOSE(y, ((const float[]){0, 1, 1, 2, 3, 3, 2, 3, 3}), 9, "nearest align_corners to 3 x 3");
+	/* nearest with half_pixel_centers to (1, 4): row floor(0.5 * 2) = 1, columns floor((o + 0.5) / 2) */
+	sc_cpu_resize(0, x, y, 1, 2, 2, 1, 4, 0, 1);
+	CLOSE(y, ((const float[]){2, 2, 3, 3}), 4, "nearest half_pixel_centers to 1 x 4");
+	/* bilinear with align_corners to (3, 3): the corners kept, the midpoints means */
+	sc_cpu_resize(1, x, y, 1, 2, 2, 3, 3, 1, 0);
+	CLOSE(y, ((const float[]){0, 0.5f, 1, 1, 1.5f, 2, 2, 2.5f, 3}), 9, "bilinear align_corners to 3 x 3");
+	/* bilinear to (2, 4): scale 1/2, the last column past x's clamped to it */
+	sc_cpu_resize(1, x, y, 1, 2, 2, 2, 4, 0, 0);
+	CLOSE(y, ((const float[]){0, 0.5f, 1, 1, 2, 2.5f, 3, 3}), 8, "bilinear to 2 x 4");
+	/* bilinear with half_pixel_centers to (1, 4) of row [0, 1]: s = -0.25 (both rows 0), 0.25, 0.75, 1.25 (row 1) */
+	sc_cpu_resize(1, x, y, 1, 1, 2, 1, 4, 0, 1);
+	CLOSE(y, ((const float[]){0, 0.25f, 0.75f, 1}), 4, "bilinear half_pixel_centers to 1 x 4");
+	/* the gradients: nearest 2 x 2 to 4 x 4 of ones gives 4 each; bilinear to (2, 4) of ones gives the column sums */
+	const float ones[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+	float g[4];
+	sc_cpu_resize_grad(0, ones, g, 1, 2, 2, 4, 4, 0, 0);
+	CLOSE(g, ((const float[]){4, 4, 4, 4}), 4, "nearest's gradient");
+	sc_cpu_resize_grad(1, ones, g, 1, 2, 2, 2, 4, 0, 0);
+	CLOSE(g, ((const float[]){1.5f, 2.5f, 1.5f, 2.5f}), 4, "bilinear's gradient");
+}
+
 Test(pad, by_hand)
 {
 	/* x (2, 3) = 1..6 padded (1, 0) along dim 0 and (2, 1) along dim 1 with 0.5: y (3, 6) */

@@ -493,6 +493,29 @@ class Forward(unittest.TestCase):
             with self.assertRaises(R.OpError):
                 fwd("PadV3", [x], bad)
 
+    def test_resize(self):
+        x = np.arange(8.0).reshape(2, 1, 2, 2)   # two planes [[0, 1], [2, 3]] and [[4, 5], [6, 7]]
+        up = np.repeat(np.repeat(x, 2, axis=2), 2, axis=3)
+        self.check("ResizeNearestNeighbor", [x], {"size": (4, 4)}, up)
+        # align_corners to (3, 3): scale 1/2, round(0.5) is 1 (half away from zero, MindSpore's roundf)
+        self.check("ResizeNearestNeighbor", [x], {"size": (3, 3), "align_corners": True}, x[:, :, [0, 1, 1]][..., [0, 1, 1]])
+        # half_pixel_centers to (1, 4): row floor(0.5 * 2) = 1, columns floor((o + 0.5) / 2)
+        self.check("ResizeNearestNeighbor", [x], {"size": (1, 4), "half_pixel_centers": True}, x[:, :, [1]][..., [0, 0, 1, 1]])
+        p = np.array([[0, 0.5, 1], [1, 1.5, 2], [2, 2.5, 3]])
+        self.check("ResizeBilinearV2", [x], {"size": (3, 3), "align_corners": True}, np.stack([p, p + 4])[:, None])
+        # scale 1/2 without half pixels: s = 0, 0.5, 1, 1.5 (the last row past x's clamped to it)
+        q = np.array([[0, 0.5, 1, 1], [2, 2.5, 3, 3]])
+        self.check("ResizeBilinearV2", [x], {"size": (2, 4)}, np.stack([q, q + 4])[:, None])
+        # half_pixel_centers: s = -0.25 (rows 0 and 0), 0.25, 0.75, 1.25 (rows 1 and 1)
+        self.check("ResizeBilinearV2", [x[:1, :, :1]], {"size": (1, 4), "half_pixel_centers": True},
+                   np.array([0, 0.25, 0.75, 1]).reshape(1, 1, 1, 4))
+        for bad in ({}, {"size": (2,)}, {"size": (2, 0)}, {"size": (2, 2), "align_corners": True,
+                                                            "half_pixel_centers": True}):
+            with self.assertRaises(R.OpError):
+                fwd("ResizeBilinearV2", [x], bad)
+        with self.assertRaises(R.OpError):
+            fwd("ResizeNearestNeighbor", [x[0]], {"size": (2, 2)})
+
     def test_slice(self):
         x = rng().normal(size=(4, 3, 6))
         self.check("Slice", [x], {"begin": (1, 0, 2), "size": (2, 3, 3)}, x[1:3, :, 2:5])
@@ -1325,6 +1348,14 @@ class Gradients(unittest.TestCase):
 
     def test_slice(self):
         self.check("Slice", [rng(5).normal(size=(4, 6))], {"begin": (1, 2), "size": (2, -1)})
+
+    def test_resize(self):
+        # dy added back onto the x elements each output read, times their weights (each mode, up and down)
+        x = rng(8).normal(size=(2, 2, 3, 4))
+        for op in ("ResizeNearestNeighbor", "ResizeBilinearV2"):
+            for size in ((5, 7), (2, 3)):
+                for at in ({}, {"align_corners": True}, {"half_pixel_centers": True}):
+                    self.check(op, [x], dict(at, size=size))
 
     def test_pad_v3(self):
         # dx is dy's box where x went; the constant has no gradient

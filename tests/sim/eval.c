@@ -1044,6 +1044,55 @@ static bool eval_pad_v3(Eval *e)
 	return true;
 }
 
+/* ResizeNearestNeighbor and ResizeBilinearV2 on x (N, C, H, W) to size:
+ * MindSpore's coordinates, computed in Float32 as its kernels compute them
+ * (the index an output row reads hangs on their rounding), the values in
+ * double. Per axis, out index o reads rows lo and hi, hi weighted t. */
+static void resize_axis(int64_t o, int64_t in, int64_t out, const Attrs *a, bool bilinear, int64_t *lo, int64_t *hi,
+                        double *t)
+{
+	float scale = a->align_corners && out > 1 ? (float)(in - 1) / (float)(out - 1) : (float)in / (float)out;
+	float s = a->half_pixel_centers ? ((float)o + 0.5f) * scale : (float)o * scale;
+	if (!bilinear) {
+		float r = a->align_corners ? roundf(s) : floorf(s);
+		*lo = *hi = r > (float)(in - 1) ? in - 1 : (int64_t)r;
+		*t = 0;
+		return;
+	}
+	if (a->half_pixel_centers)
+		s -= 0.5f;
+	float f = floorf(s), c = ceilf(s);
+	*lo = f < 0 ? 0 : (int64_t)f;
+	*hi = c > (float)(in - 1) ? in - 1 : (int64_t)c;
+	*t = (double)(s - f);
+}
+
+static bool eval_resize(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	const Attrs *a = &e->n->a;
+	bool bilinear = e->n->op == OP_RESIZE_BILINEAR;
+	int64_t dims[4] = {x->dims[0], x->dims[1], a->shape[0], a->shape[1]};
+	if (x->rank != 4)
+		return fail(e, "x has %d dims, not 4", x->rank);
+	if (!expect_out(e, 4, dims))
+		return false;
+	int64_t ih = x->dims[2], iw = x->dims[3], oh = dims[2], ow = dims[3];
+	for (int64_t p = 0; p < dims[0] * dims[1]; p++)
+		for (int64_t i = 0; i < oh; i++)
+			for (int64_t j = 0; j < ow; j++) {
+				int64_t y0, y1, x0, x1;
+				double ty, tx;
+				resize_axis(i, ih, oh, a, bilinear, &y0, &y1, &ty);
+				resize_axis(j, iw, ow, a, bilinear, &x0, &x1, &tx);
+				const double *xp = x->data + p * ih * iw;
+				double top = xp[y0 * iw + x0] * (1 - tx) + xp[y0 * iw + x1] * tx;
+				double bottom = xp[y1 * iw + x0] * (1 - tx) + xp[y1 * iw + x1] * tx;
+				e->out->data[(p * oh + i) * ow + j] = top * (1 - ty) + bottom * ty;
+			}
+	return true;
+}
+
 /* The picking order of ArgMaxWithValue, Argmax and TopK: the larger first
  * (least: the smaller), a NaN before every number, the lower index among
  * equals. */
@@ -1838,6 +1887,8 @@ static bool eval_op(Eval *e)
 		return eval_strided_slice(e);
 	case OP_PAD_V3:
 		return eval_pad_v3(e);
+	case OP_RESIZE_NEAREST: case OP_RESIZE_BILINEAR:
+		return eval_resize(e);
 	case OP_SPARSE_SOFTMAX_CE:
 		return eval_sparse_ce(e);
 	case OP_SOFTMAX_CE:

@@ -1201,3 +1201,57 @@ Test(rules, embedding_lookup)
 	cr_assert(rows > 0, "no candidate splits the rows");
 	run_free(r);
 }
+
+/* The resizes' op dims are x's (N, C, H, W): N and C split freely, C (of 3)
+ * unevenly too, the result following them. Bilinear's H and W stay whole,
+ * with a message naming what MindSpore does there (W by a neighbour
+ * exchange), and nearest's with align_corners; nearest's split without it,
+ * as MindSpore's, evenly in x and the result, and only where every output
+ * index reads x in its rank's piece (x's H of 6 to 74 split 2 ways: output
+ * row 37 reads row 2 in Float32, 37 * 6 / 74 rounding below 3). */
+Test(rules, resize_n_c_split_h_w_whole)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 3, 4, 4)>) {\n"
+	                 "  %a = ResizeNearestNeighbor(%x) {size: (8, 8), in_strategy: ((4, 2, 1, 1),)}\n"
+	                 "  %b = ResizeBilinearV2(%x) {size: (6, 5), align_corners: true, in_strategy: ((8, 1, 1, 1),)}\n"
+	                 "  return %a, %b\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert(od.nod == 4 && !od.whole && od.batch == 0 && !od.reduced, "nearest: no dim whole");
+	expect_dims(od.out_dim, 4, (const int[]){0, 1, 2, 3}, "the result");
+	cr_assert(s.split[0] == 4 && s.split[1] == 2 && s.split[2] == 1 && s.split[3] == 1, "C (3) split 2 ways unevenly");
+	cr_assert(rule(r, "b", &od, &s), "%s", msgs(r));
+	cr_assert(od.whole == ((1u << 2) | (1u << 3)) && s.split[0] == 8, "N split 8 ways");
+	run_free(r);
+	r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 3, 4, 4)>) {\n"
+	            "  %a = ResizeNearestNeighbor(%x) {size: (6, 8), half_pixel_centers: true, in_strategy: ((2, 1, 2, 2),)}\n"
+	            "  return %a\n}\n");
+	expect_clean(r);
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert(!od.whole && s.split[2] == 2 && s.split[3] == 2, "nearest's H and W split without align_corners");
+	run_free(r);
+	static const char *const cases[][2] = {
+		{"ResizeNearestNeighbor(%x) {size: (6, 6), in_strategy: ((1, 1, 1, 4),)}",
+		 "ResizeNearestNeighbor: W is split into 4, which must divide both x's 4 and the result's 6"},
+		{"ResizeNearestNeighbor(%y) {size: (74, 4), in_strategy: ((4, 1, 2, 1),)}",
+		 "ResizeNearestNeighbor: H split into 2: the result's H 37 reads x's 2, which a rank resizing its own piece "
+		 "would not read"},
+		{"ResizeNearestNeighbor(%x) {size: (8, 8), align_corners: true, in_strategy: ((2, 2, 1, 2),)}",
+		 "dim 3 (W, which MindSpore's ResizeNearestNeighbor keeps whole with align_corners) is split into 2"},
+		{"ResizeBilinearV2(%x) {size: (8, 8), in_strategy: ((2, 2, 1, 2),)}",
+		 "ResizeBilinearV2: dim 3 (W, which shardc keeps whole: MindSpore's ResizeBilinearV2 splits it with a "
+		 "neighbour exchange shardc lacks) is split into 2 but must stay whole"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char text[500];
+		snprintf(text, sizeof text, CTX8 "graph @n(%%x: <Tensor[Float32], (8, 3, 4, 4)>, "
+		         "%%y: <Tensor[Float32], (8, 3, 6, 4)>) {\n  %%a = %s\n"
+		         "  return %%a\n}\n", cases[i][0]);
+		r = compile(text);
+		cr_assert(!rule(r, "a", &od, &s), "case %zu: an H or W split is refused", i);
+		cr_assert(strstr(msgs(r), cases[i][1]), "case %zu: %s", i, msgs(r));
+		run_free(r);
+	}
+}

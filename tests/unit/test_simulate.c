@@ -424,6 +424,37 @@ Test(simulate, pad_v3_pieces)
 	}
 }
 
+/* The resizes (tests/e2e/resize.ir's even splits): nearest and bilinear,
+ * each with align_corners and half_pixel_centers, N and C split, and
+ * nearest's W split 4 ways (each rank resizing its piece); on 4 devices as
+ * written and on 8, equal to the serial graph. */
+Test(simulate, resize_pieces)
+{
+	const char *text =
+		"context {device_num: 4, parallel_mode: \"semi_auto_parallel\"}\n"
+		"graph @g(%x: <Tensor[Float32], (4, 2, 3, 4)> = uniform(-1, 1), %w: <Parameter[Float32], (4, 2, 3, 4)> = ones) {\n"
+		"  %h = Add(%x, %w) {in_strategy: ((2, 2, 1, 1), (2, 2, 1, 1))}\n"
+		"  %a = ResizeNearestNeighbor(%h) {size: (6, 8), in_strategy: ((2, 2, 1, 1),)}\n"
+		"  %b = ResizeNearestNeighbor(%h) {size: (5, 7), align_corners: true, in_strategy: ((4, 1, 1, 1),)}\n"
+		"  %c = ResizeBilinearV2(%h) {size: (7, 5), half_pixel_centers: true, in_strategy: ((1, 2, 1, 1),)}\n"
+		"  %d = ResizeBilinear(%h) {size: (2, 3), align_corners: true, in_strategy: ((4, 1, 1, 1),)}\n"
+		"  %e = ResizeNearestNeighbor(%h) {size: (6, 8), half_pixel_centers: true, in_strategy: ((1, 1, 1, 4),)}\n"
+		"  %p = Mul(%a, %a)\n  %q = Mul(%b, %b)\n  %r = Mul(%c, %c)\n  %t = Mul(%d, %d)\n  %u = Mul(%e, %e)\n"
+		"  %l1 = ReduceSum(%p)\n  %l2 = ReduceSum(%q)\n  %l3 = ReduceSum(%r)\n  %l4 = ReduceSum(%t)\n"
+		"  %l5 = ReduceSum(%u)\n  %s = Add(%l1, %l2)\n  %s2 = Add(%s, %l3)\n  %s3 = Add(%s2, %l4)\n"
+		"  %loss = Add(%s3, %l5)\n  return %loss, %a, %b, %c, %d, %e\n}\n"
+		"train {loss: %loss, optimizer: SGD(learning_rate: 0.01)}\n";
+	static const int64_t counts[] = {4, 8};
+	for (int c = 0; c < 2; c++) {
+		char what[100];
+		Build b = build("resize.ir", text, counts[c], false, -1);
+		snprintf(what, sizeof what, "resize pieces on %lld devices", (long long)counts[c]);
+		cr_assert(b.low, "%s does not compile: %s", what, msgs(b.run));
+		expect_equal(b.low, what);
+		run_free(b.run);
+	}
+}
+
 /* The unsorted segment reductions (tests/e2e/segment_ops.ir): the ids' dims
  * split, each rank's partial segments completed by an AllReduce sum, max,
  * min or prod, dropped ids and empty segments, as written on 4 and 8
