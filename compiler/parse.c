@@ -4,6 +4,7 @@
  * later (check.c, shape.c). */
 #include "parse_internal.h"
 #include "parser.h"
+#include "misc_ops.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -324,6 +325,10 @@ void build_stmt(Parser *p, const char *name, Span at, const char *op, Span op_at
 		return;
 	OpKind kind = OP_COUNT;   /* unknown: check_names reports it with the other name errors */
 	op_from_name(op, &kind);
+	if (!strcmp(op, "Range")) {   /* MindSpore's P.Range: Arange, its three numbers Arange's attributes (misc_ops.c) */
+		kind = OP_ARANGE;
+		range_as_arange(p->m->arena, &operands, &attrs, op_at);
+	}
 	/* Each number operand is a value of its own (Value.literal), just before
 	 * the result, named `<result>#<k>`, which no text can name; shape.c types
 	 * it. check_names resolves the value names. */

@@ -332,6 +332,12 @@ class Stmt:
         self.op = OP_ALIASES.get(op, op)
         self.operands = operands      # [Ref or Number]
         self.attrs = attrs            # dict
+        if self.op == "Range":        # MindSpore's P.Range(start, limit, delta): Arange (compiler/misc_ops.c)
+            keys = ("start", "stop", "step")
+            if len(operands) == 3 and not any(isinstance(r, Ref) for r in operands) and \
+                    not any(k in attrs for k in keys):
+                self.op, self.operands = "Arange", []
+                self.attrs = dict(attrs, **{k: r.value for k, r in zip(keys, operands)})
         self.sig = sig                # None or ([Type], [Type])
         self.offset = offset
         self.op_offset = op_offset
@@ -737,6 +743,22 @@ def do_mask(prog, ins, x, mask):
     if mask.shape != x.shape:
         raise OpError("the mask %s is not x's shape %s" % (mask.shape, x.shape))
     return np.where(mask, np.float32(x) * np.float32(1.0 / p), np.float32(0))
+
+
+def uniform_real(prog, ins):
+    """UniformReal: the piece [begin, end) of the whole `shape` of Float32 draws in [0, 1), element i the
+    draw Dropout compares with keep_prob (dropout_keep), keyed by its flat name; seed and seed2, when either is
+    given, as one seed (seed << 32 | seed2) in place of the model's (compiler/misc_ops.c)."""
+    shape = attr_ints(ins.attrs, "shape")
+    if not shape or min(shape) < 1:
+        raise OpError("needs the attribute 'shape' (one dim or more, positive)")
+    s1, s2 = ins.attrs.get("seed", 0), ins.attrs.get("seed2", 0)
+    seed = (s1 << 32 | s2) if s1 or s2 else prog.seed
+    n = int(np.prod(shape, dtype=np.int64))
+    with np.errstate(over="ignore"):
+        k = splitmix64(np.uint64((init_key(prog.flat[ins.out], seed) + prog.step) & M64))
+    u = uniform_bits(int(k), n).astype(np.float32).reshape(shape)
+    return constant_piece(u, ins.attrs)
 
 
 def init_number(v, what, offset):
@@ -3163,6 +3185,8 @@ def const_arange(at, dtype):
     n = math.ceil((stop - start) / step) if step else 0
     if n < 1:
         raise OpError("start %s, stop %s and step %s give no element" % (start, stop, step))
+    if n > at.get("maxlen", 1000000):
+        raise OpError("the range has %d elements, more than maxlen %s (MindSpore's Range)" % (n, at.get("maxlen")))
     if is_float(dtype):
         return constant_piece(start + np.arange(n, dtype=np.float64) * step, at)
     return constant_piece(int(start) + np.arange(n, dtype=np.int64) * int(step), at)
@@ -3367,6 +3391,7 @@ OPS = {
     "RotaryPositionEmbedding": (fwd_rotary, bwd_rotary, 3, 3),
     "Dropout": (fwd_none, bwd_none, 1, 1),           # dropout(): its mask needs the step and its name
     "DropoutGenMask": (fwd_none, bwd_none, 0, 0),    # gen_mask(): Dropout's mask, by its name
+    "UniformReal": (fwd_none, bwd_none, 0, 0),       # uniform_real(): Dropout's draws, by its name
     "DropoutDoMask": (fwd_none, bwd_none, 2, 2),     # do_mask(): the identity without training
     "FlashAttentionScore": (fwd_flash_attention, bwd_flash_attention, 3, 4),
     "Softmax": (fwd_softmax, bwd_softmax, 1, 1),
@@ -3571,7 +3596,7 @@ def emit_graph(prog, module, gi, env, prefix=""):
             dtype = result_dtype(st.op, st.attrs, [prog.dtypes[v] for v in ins], st.op_offset)
             out = prog.new_value(st.result, dtype)
             prog.instrs.append(Instr(st.op, ins, st.attrs, out, st.op_offset))
-            if st.op in ("Dropout", "DropoutGenMask"):
+            if st.op in ("Dropout", "DropoutGenMask", "UniformReal"):
                 if prefix.count(".") >= 8:
                     raise ModelError(st.op_offset, "%s: the reference keys a mask by its flat name, which the "
                                      "compiler starts over 8 Calls deep (flatten.c); this one is deeper" % st.op)
@@ -3885,6 +3910,8 @@ def forward(prog, feeds):
                     r = dropout(prog, ins, args[0])
                 elif ins.op == "DropoutGenMask":
                     r = gen_mask(prog, ins)
+                elif ins.op == "UniformReal":
+                    r = uniform_real(prog, ins)
                 elif ins.op == "DropoutDoMask":
                     r = do_mask(prog, ins, args[0], args[1])
                 else:
