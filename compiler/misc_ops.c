@@ -9,6 +9,7 @@
  * draws the one-device program's values. Its whole shape is in
  * shape_constants.c beside the other constants'. */
 #include "misc_ops.h"
+#include "parse_internal.h"
 
 #include <string.h>
 
@@ -59,5 +60,213 @@ bool decode_misc_attr(Diag *d, const Source *src, Node *n, AttrKind k, const Lit
 		return false;
 	}
 	*(k == ATTR_SEED ? &a->seed : &a->seed2) = v->i;
+	return true;
+}
+
+/* ---- LpNorm, ClipByNorm: written as the operators that compute them ---- */
+
+/* One statement being expanded: where its pieces point, and what they share. */
+typedef struct {
+	Parser *p;
+	const char *name;        /* the statement's result; the pieces' are `name#piece` */
+	Span at, op_at, stmt_at;
+	Lit *shared;             /* recompute and pipeline_stage as written, given to every piece */
+	Lit *none;               /* (): a number operand's strategy entry */
+} Expand;
+
+static Lit *value_ref(Expand *e, const char *name)
+{
+	Lit *l = lit_new(e->p->m->arena, LIT_VALUE, e->op_at);
+	l->s = name;
+	return l;
+}
+
+/* A number operand, its text as shardc prints it. */
+static Lit *number(Expand *e, double v)
+{
+	Lit *l = lit_new(e->p->m->arena, LIT_FLOAT, e->op_at);
+	StrBuf b = {0};
+	print_float(&b, v);
+	l->f = v;
+	l->s = arena_strdup(e->p->m->arena, b.data);
+	sb_free(&b);
+	return l;
+}
+
+static Lit *tuple(Expand *e, int n, Lit **items)
+{
+	Lit *t = lit_new(e->p->m->arena, LIT_TUPLE, e->op_at);
+	for (int k = 0; k < n; k++)
+		lit_push(e->p->m->arena, t, NULL, items[k]);
+	return t;
+}
+
+static void put(Expand *e, Lit *d, const char *key, Lit *v)
+{
+	Lit *k = lit_new(e->p->m->arena, LIT_IDENT, v ? v->span : e->op_at);
+	k->s = key;
+	lit_push(e->p->m->arena, d, k, v);
+}
+
+/* Piece `piece` (NULL: the statement's own result) = op(a, b, c) (b and c
+ * NULL when it takes fewer) {attrs}, the shared attributes added; strategy
+ * (one entry per operand, or NULL) its in_strategy. */
+static Lit *piece(Expand *e, const char *piece, const char *op, Lit *a, Lit *b, Lit *c, Lit *attrs, Lit *strategy,
+                  Signature *sig)
+{
+	Arena *ar = e->p->m->arena;
+	Lit *d = attrs ? attrs : lit_new(ar, LIT_DICT, e->op_at);
+	for (int k = 0; e->shared && k < e->shared->nitems; k++)
+		lit_push(ar, d, e->shared->keys[k], e->shared->items[k]);
+	if (strategy)
+		put(e, d, "in_strategy", strategy);
+	Lit *ops[3] = {a, b, c};
+	const char *name = e->name;
+	if (piece) {
+		StrBuf n = {0};
+		sb_printf(&n, "%s#%s", e->name, piece);
+		name = arena_strdup(ar, n.data);
+		sb_free(&n);
+	}
+	add_stmt(e->p, name, e->at, op, e->op_at, tuple(e, c ? 3 : b ? 2 : 1, ops), d->nitems ? d : NULL, sig,
+	         e->stmt_at);
+	return value_ref(e, name);
+}
+
+/* The attributes of an expanded statement: those it takes into out (by
+ * name, in keys' order), recompute and pipeline_stage into e->shared; false
+ * after a message naming any other. */
+static bool take_attrs(Expand *e, const char *op, const Lit *attrs, const char *const *keys, int nkeys, Lit **out)
+{
+	bool ok = true;
+	e->shared = lit_new(e->p->m->arena, LIT_DICT, e->op_at);
+	for (int i = 0; attrs && i < attrs->nitems; i++) {
+		const char *key = attrs->keys[i]->s;
+		int k = 0;
+		while (k < nkeys && strcmp(keys[k], key))
+			k++;
+		if (k < nkeys)
+			out[k] = attrs->items[i];
+		else if (!strcmp(key, "recompute") || !strcmp(key, "pipeline_stage"))
+			lit_push(e->p->m->arena, e->shared, attrs->keys[i], attrs->items[i]);
+		else {
+			StrBuf b = {0};
+			sb_join(&b, keys, nkeys, ", ");
+			diag_error(e->p->d, e->p->m->src, attrs->keys[i]->span, "%s has no attribute '%s' (it takes: %s, "
+			           "recompute, pipeline_stage)", op, key, b.data);
+			sb_free(&b);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+/* Entry k of in_strategy s as a one-operand strategy, or with a () for a
+ * number beside it; NULL when s does not give it (no strategy, a Layout's). */
+static Lit *entry(Expand *e, const Lit *s, int k, bool number_beside)
+{
+	if (!s || s->kind != LIT_TUPLE || k >= s->nitems)
+		return NULL;
+	Lit *items[2] = {s->items[k], e->none};
+	return tuple(e, number_beside ? 2 : 1, items);
+}
+
+/* LpNorm(x) {axis, p: 2, keep_dims: false, epsilon: 1e-12}, MindSpore's:
+ * max((sum over axis of |x|^p)^(1/p), epsilon), as Abs (Square for p 2),
+ * Pow, ReduceSum and Pow (Sqrt), then Maximum. */
+static void expand_lp_norm(Expand *e, Lit *x, const Lit *attrs, Signature *sig)
+{
+	static const char *const keys[] = {"axis", "p", "keep_dims", "epsilon", "in_strategy"};
+	Lit *v[5] = {0};
+	if (!take_attrs(e, "LpNorm", attrs, keys, 5, v))
+		return;
+	if (!v[0]) {
+		diag_error(e->p->d, e->p->m->src, e->op_at, "LpNorm needs the attribute 'axis', the dim or dims it reduces "
+		           "(MindSpore's): LpNorm(%%x) {axis: 1, p: 2}");
+		return;
+	}
+	int64_t p = v[1] ? v[1]->i : 2;
+	if (v[1] && (v[1]->kind != LIT_INT || p < 1 || p > 64)) {
+		diag_error(e->p->d, e->p->m->src, v[1]->span, "LpNorm's p, the norm's order, is an integer from 1 to 64 "
+		           "here (MindSpore's is an integer from 0; p 0, the count of nonzero elements, has no gradient: "
+		           "write NotEqual, Cast and ReduceSum)");
+		return;
+	}
+	double eps = v[3] && lit_is_number(v[3]) ? lit_number(v[3]) : 1e-12;
+	if (v[3] && (!lit_is_number(v[3]) || !(eps >= 0))) {
+		diag_error(e->p->d, e->p->m->src, v[3]->span, "LpNorm's epsilon, the least norm it returns, is a number, "
+		           "0 or more (MindSpore's; 1e-12 when left out)");
+		return;
+	}
+	Lit *s1 = entry(e, v[4], 0, false), *s2 = entry(e, v[4], 0, true);
+	if (v[4] && !s1)
+		s1 = v[4];   /* as written: the first piece's check reports it */
+	Lit *a = p == 2 ? piece(e, "square", "Square", x, NULL, NULL, NULL, s1, NULL)
+	                : piece(e, "abs", "Abs", x, NULL, NULL, NULL, s1, NULL);
+	if (p > 2)
+		a = piece(e, "pow", "Pow", a, number(e, (double)p), NULL, NULL, s2, NULL);
+	Lit *sum = lit_new(e->p->m->arena, LIT_DICT, e->op_at);
+	put(e, sum, "axis", v[0]);
+	if (v[2])
+		put(e, sum, "keep_dims", v[2]);
+	Lit *n = piece(e, "sum", "ReduceSum", a, NULL, NULL, sum, s1, NULL);
+	if (p == 2)
+		n = piece(e, "root", "Sqrt", n, NULL, NULL, NULL, NULL, NULL);
+	else if (p > 2)
+		n = piece(e, "root", "Pow", n, number(e, 1.0 / (double)p), NULL, NULL, NULL, NULL);
+	piece(e, NULL, "Maximum", n, number(e, eps), NULL, NULL, NULL, sig);
+}
+
+/* ClipByNorm(x, clip_norm) {axis}, MindSpore's: x clip_norm / max(l2, clip_norm),
+ * l2 the L2 norm over axis (every dim without it) kept as size-1 dims; a zero
+ * norm taken as 0 without a square root of 0 (nn.ClipByNorm's select), so
+ * its gradient stays finite. */
+static void expand_clip_by_norm(Expand *e, Lit *x, Lit *c, const Lit *attrs, Signature *sig)
+{
+	static const char *const keys[] = {"axis", "in_strategy"};
+	Lit *v[2] = {0};
+	if (!take_attrs(e, "ClipByNorm", attrs, keys, 2, v))
+		return;
+	Lit *s1 = entry(e, v[1], 0, false);
+	if (v[1] && !s1)
+		s1 = v[1];
+	Lit *sum = lit_new(e->p->m->arena, LIT_DICT, e->op_at), *yes = lit_new(e->p->m->arena, LIT_BOOL, e->op_at);
+	yes->i = 1;
+	if (v[0])
+		put(e, sum, "axis", v[0]);
+	put(e, sum, "keep_dims", yes);
+	Lit *sq = piece(e, "square", "Square", x, NULL, NULL, NULL, s1, NULL);
+	Lit *ss = piece(e, "sum", "ReduceSum", sq, NULL, NULL, sum, s1, NULL);
+	Lit *pos = piece(e, "positive", "Greater", ss, number(e, 0), NULL, NULL, NULL, NULL);
+	Lit *one = piece(e, "one", "OnesLike", ss, NULL, NULL, NULL, NULL, NULL);
+	Lit *safe = piece(e, "safe", "Select", pos, ss, one, NULL, NULL, NULL);
+	Lit *root = piece(e, "root", "Sqrt", safe, NULL, NULL, NULL, NULL, NULL);
+	Lit *l2 = piece(e, "norm", "Select", pos, root, ss, NULL, NULL, NULL);
+	Lit *both = v[1] && v[1]->kind == LIT_TUPLE && v[1]->nitems == 2 ? v[1] : NULL;
+	Lit *xc = piece(e, "scaled", "Mul", x, c, NULL, NULL, both, NULL);
+	Lit *most = piece(e, "max", "Maximum", l2, c, NULL, NULL, NULL, NULL);
+	piece(e, NULL, "Div", xc, most, NULL, NULL, NULL, sig);
+}
+
+bool expand_composite(Parser *p, const char *name, Span at, const char *op, Span op_at, Lit *operands, Lit *attrs,
+                      Signature *sig, Span stmt_at)
+{
+	bool lp = !strcmp(op, "LpNorm"), clip = !strcmp(op, "ClipByNorm");
+	if (!lp && !clip)
+		return false;
+	Expand e = {.p = p, .name = name, .at = at, .op_at = op_at, .stmt_at = stmt_at};
+	e.none = lit_new(p->m->arena, LIT_TUPLE, op_at);
+	int want = lp ? 1 : 2;
+	if (operands->nitems != want || operands->items[0]->kind != LIT_VALUE) {
+		diag_error(p->d, p->m->src, op_at, "%s takes %s, %d operand%s given", op,
+		           lp ? "one tensor operand, x: LpNorm(%x) {axis: 1, p: 2}"
+		              : "two operands, x and clip_norm (a tensor or a number): ClipByNorm(%x, 1.0) {axis: 1}",
+		           operands->nitems, operands->nitems == 1 ? "" : "s");
+		return true;
+	}
+	if (lp)
+		expand_lp_norm(&e, operands->items[0], attrs, sig);
+	else
+		expand_clip_by_norm(&e, operands->items[0], operands->items[1], attrs, sig);
 	return true;
 }

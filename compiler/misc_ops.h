@@ -21,4 +21,12 @@ uint64_t uniform_real_seed(const Attrs *a, uint64_t model_seed);
 /* maxlen, seed or seed2 of n into n->a; false after a message. */
 bool decode_misc_attr(Diag *d, const Source *src, Node *n, AttrKind k, const Lit *v);
 
+/* LpNorm(x) and ClipByNorm(x, clip_norm), MindSpore's, written as the
+ * operators that compute them (docs/operators.md): the statement `name`
+ * becomes its pieces, `name#piece`, built through add_stmt, the last one
+ * name itself. False, and nothing built, for any other operator. */
+struct Parser;
+bool expand_composite(struct Parser *p, const char *name, Span at, const char *op, Span op_at, Lit *operands,
+                      Lit *attrs, Signature *sig, Span stmt_at);
+
 #endif

@@ -320,6 +320,13 @@ void build_param(Parser *p, const char *name, Span at, Lit *type, Lit *init)
 void build_stmt(Parser *p, const char *name, Span at, const char *op, Span op_at, Lit *operands,
                 Lit *attrs, Signature *sig, Span stmt_at)
 {
+	if (p->cur && !expand_composite(p, name, at, op, op_at, operands, attrs, sig, stmt_at))
+		add_stmt(p, name, at, op, op_at, operands, attrs, sig, stmt_at);
+}
+
+void add_stmt(Parser *p, const char *name, Span at, const char *op, Span op_at, Lit *operands, Lit *attrs,
+              Signature *sig, Span stmt_at)
+{
 	Graph *g = p->cur;
 	if (!g)
 		return;

@@ -2639,6 +2639,61 @@ def bwd_l2_normalize(g, ins, at):
     return [g / r - np.where(through, x * dot / r ** 3, 0)]
 
 
+def lp_norm_parts(ins, at):
+    """MindSpore's LpNorm: (x, axes, p, the norm before epsilon with the reduced dims kept, epsilon)."""
+    if "axis" not in at:
+        raise OpError("needs the attribute 'axis'")
+    x, p, eps = ins[0], at.get("p", 2), at.get("epsilon", 1e-12)
+    if type(p) is not int or not 1 <= p <= 64:
+        raise OpError("p is an integer from 1 to 64")
+    axes = reduce_axes(at, x.ndim)
+    n = (np.abs(x) ** p).sum(axis=axes, keepdims=True) ** (1.0 / p)
+    return x, axes, p, n, eps
+
+
+def fwd_lp_norm(ins, at):
+    """max((sum |x|^p)^(1/p), epsilon) over axis."""
+    _, axes, _, n, eps = lp_norm_parts(ins, at)
+    out = np.maximum(n, eps)
+    return out if keep_dims(at) else out.squeeze(axis=axes)
+
+
+def bwd_lp_norm(g, ins, at):
+    """dx = dy x |x|^(p-2) / n^(p-1) where the norm n is above epsilon (0 where x is 0), else 0."""
+    x, axes, p, n, eps = lp_norm_parts(ins, at)
+    g = g if keep_dims(at) else np.expand_dims(g, axes)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = np.sign(x) * np.abs(x) ** (p - 1) / n ** (p - 1)
+    return [np.where(n > eps, g * np.nan_to_num(slope), 0)]
+
+
+def clip_by_norm_parts(ins, at):
+    """MindSpore's ClipByNorm: (x, clip_norm, the L2 norm over axis with its dims kept, max(l2, clip_norm))."""
+    x, c = ins
+    l2 = np.sqrt((x * x).sum(axis=reduce_axes(at, x.ndim), keepdims=True))
+    return x, c, l2, np.maximum(l2, c)
+
+
+def fwd_clip_by_norm(ins, at):
+    """x clip_norm / max(l2norm(x, axis), clip_norm)."""
+    x, c, _, m = clip_by_norm_parts(ins, at)
+    return x * c / m
+
+
+def bwd_clip_by_norm(g, ins, at):
+    """Through the quotient: the norm's share where it is above clip_norm (and not 0), clip_norm's where it is
+    the larger (ties: Maximum's split, half to each)."""
+    x, c, l2, m = clip_by_norm_parts(ins, at)
+    axes = reduce_axes(at, x.ndim)
+    tie = np.where(l2 == c, 0.5, 1.0)
+    wl, wc = np.where(l2 >= c, tie, 0.0), np.where(c >= l2, tie, 0.0)
+    dm = -(g * x * c).sum(axis=axes, keepdims=True) / (m * m)     # d out / d max, summed over the norm's elements
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dx = g * c / m + np.where(l2 > 0, dm * wl * x / l2, 0)
+    dc = g * x / m + dm * wc
+    return [dx, unbroadcast(dc, c.shape)]
+
+
 def layer_norm_parts(ins, at):
     x, gamma, beta = ins
     norm = norm_axis(attr_int(at, "begin_norm_axis", -1), x.ndim)
@@ -3426,6 +3481,8 @@ OPS = {
     "TensorScatterMin": tensor_scatter("Min") + (3, 3),
     **{"UnsortedSegment" + k: (fwd_segment(k), bwd_segment(k), 2, 2) for k in ("Sum", "Max", "Min", "Prod")},
     "L2Normalize": (fwd_l2_normalize, bwd_l2_normalize, 1, 1),
+    "LpNorm": (fwd_lp_norm, bwd_lp_norm, 1, 1),       # MindSpore's; the compiler writes it as Abs, Pow, ReduceSum
+    "ClipByNorm": (fwd_clip_by_norm, bwd_clip_by_norm, 2, 2),   # MindSpore's; the compiler: Square, ReduceSum, ...
     "Tile": (fwd_tile, bwd_tile, 1, 1),
     "OneHot": (fwd_one_hot, bwd_one_hot, 3, 3),
     "Tril": (*triangle(False), 1, 1),
