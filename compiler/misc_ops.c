@@ -248,23 +248,146 @@ static void expand_clip_by_norm(Expand *e, Lit *x, Lit *c, const Lit *attrs, Sig
 	piece(e, NULL, "Div", xc, most, NULL, NULL, NULL, sig);
 }
 
+static Lit *int_lit(Expand *e, int64_t v)
+{
+	Lit *l = lit_new(e->p->m->arena, LIT_INT, e->op_at);
+	l->i = v;
+	return l;
+}
+
+static Lit *ints(Expand *e, int n, const int64_t *v)
+{
+	Lit *items[4];
+	for (int k = 0; k < n; k++)
+		items[k] = int_lit(e, v[k]);
+	return tuple(e, n, items);
+}
+
+/* A strategy of one or two entries, each a pair (d0, d1) of slice counts; a
+ * negative d1 in the second: (), the entry of a number. NULL when the IOU has none. */
+static Lit *pairs(Expand *e, bool on, int64_t a0, int64_t a1, int64_t b0, int64_t b1)
+{
+	if (!on)
+		return NULL;
+	Lit *items[2] = {ints(e, 2, (int64_t[]){a0, a1}), b1 < 0 ? e->none : ints(e, 2, (int64_t[]){b0, b1})};
+	return tuple(e, b0 ? 2 : 1, items);
+}
+
+/* IOU(anchor_boxes (N, 4), gt_boxes (M, 4)) {mode: "iou"}, MindSpore's CPU
+ * kernel's: the (M, N) overlaps, each box's sides 1 longer than x1 - x0
+ * (its + 1), over the union (iou) or the gt box's area (iof), plus 1e-10.
+ * Pieces: each coordinate row of the transposed anchors, (1, N), and
+ * column of the gts, (M, 1), broadcast against each other. in_strategy
+ * ((a, 1), (b, 1)) (MindSpore's IOUInfo: only dim 0 split) lays the (M, N)
+ * pieces out (b, a). */
+static void expand_iou(Expand *e, Lit *anchors, Lit *gts, const Lit *attrs, Signature *sig)
+{
+	static const char *const keys[] = {"mode", "in_strategy"};
+	Lit *v[2] = {0};
+	if (!take_attrs(e, "IOU", attrs, keys, 2, v))
+		return;
+	bool iof = false;
+	if (v[0]) {
+		iof = v[0]->kind == LIT_STR && !strcmp(v[0]->s, "iof");
+		if (!iof && !(v[0]->kind == LIT_STR && !strcmp(v[0]->s, "iou"))) {
+			diag_error(e->p->d, e->p->m->src, v[0]->span, "IOU's mode is \"iou\" (intersection over union, the "
+			           "default) or \"iof\" (intersection over the gt box's area), MindSpore's");
+			return;
+		}
+	}
+	int64_t a = 0, b = 0;   /* the anchors' and the gts' slice counts; 0: no strategy */
+	const Lit *st = v[1];
+	if (st) {
+		bool ok = st->kind == LIT_TUPLE && st->nitems == 2;
+		for (int k = 0; ok && k < 2; k++) {
+			const Lit *t = st->items[k];
+			ok = t->kind == LIT_TUPLE && t->nitems == 2 && t->items[0]->kind == LIT_INT && t->items[1]->kind == LIT_INT;
+			if (ok && t->items[1]->i != 1) {
+				diag_error(e->p->d, e->p->m->src, t->span, "IOU splits only dim 0 of each input, the boxes (MindSpore's "
+				           "IOUInfo); their 4 coordinates stay whole: ((%lld, 1), ...)", (long long)t->items[0]->i);
+				return;
+			}
+		}
+		if (!ok) {
+			diag_error(e->p->d, e->p->m->src, st->span, "IOU's in_strategy is two pairs of slice counts, the anchors' "
+			           "and the gt boxes': ((a, 1), (b, 1)), MindSpore's IOUInfo (a Layout is not taken here)");
+			return;
+		}
+		a = st->items[0]->items[0]->i;
+		b = st->items[1]->items[0]->i;
+	}
+	bool on = st != NULL;
+	Lit *perm = lit_new(e->p->m->arena, LIT_DICT, e->op_at);
+	put(e, perm, "perm", ints(e, 2, (int64_t[]){1, 0}));
+	Lit *at = piece(e, "anchors_t", "Transpose", anchors, NULL, NULL, perm, pairs(e, on, a, 1, 0, 0), NULL);
+	Lit *ac[4], *gc[4];
+	static const char *const an[] = {"ax0", "ay0", "ax1", "ay1"}, *const gn[] = {"gx0", "gy0", "gx1", "gy1"};
+	for (int k = 0; k < 4; k++) {
+		Lit *d = lit_new(e->p->m->arena, LIT_DICT, e->op_at);
+		put(e, d, "begin", ints(e, 2, (int64_t[]){k, 0}));
+		put(e, d, "end", ints(e, 2, (int64_t[]){k + 1, 0}));
+		put(e, d, "strides", ints(e, 2, (int64_t[]){1, 1}));
+		put(e, d, "end_mask", int_lit(e, 2));
+		ac[k] = piece(e, an[k], "StridedSlice", at, NULL, NULL, d, pairs(e, on, 1, a, 0, 0), NULL);
+		d = lit_new(e->p->m->arena, LIT_DICT, e->op_at);
+		put(e, d, "begin", ints(e, 2, (int64_t[]){0, k}));
+		put(e, d, "end", ints(e, 2, (int64_t[]){0, k + 1}));
+		put(e, d, "strides", ints(e, 2, (int64_t[]){1, 1}));
+		put(e, d, "begin_mask", int_lit(e, 1));
+		put(e, d, "end_mask", int_lit(e, 1));
+		gc[k] = piece(e, gn[k], "StridedSlice", gts, NULL, NULL, d, pairs(e, on, b, 1, 0, 0), NULL);
+	}
+	Lit *sides[2];
+	for (int k = 0; k < 2; k++) {   /* the overlap's width (k 0) and height: max(0, min(x1) - max(x0) + 1) */
+		Lit *lo = piece(e, k ? "iy0" : "ix0", "Maximum", gc[k], ac[k], NULL, NULL, pairs(e, on, b, 1, 1, a), NULL);
+		Lit *hi = piece(e, k ? "iy1" : "ix1", "Minimum", gc[k + 2], ac[k + 2], NULL, NULL, pairs(e, on, b, 1, 1, a), NULL);
+		Lit *d = piece(e, k ? "ih" : "iw", "Sub", hi, lo, NULL, NULL, pairs(e, on, b, a, b, a), NULL);
+		d = piece(e, k ? "ih1" : "iw1", "Add", d, number(e, 1), NULL, NULL, pairs(e, on, b, a, 1, -1), NULL);
+		sides[k] = piece(e, k ? "ihc" : "iwc", "ReLU", d, NULL, NULL, NULL, pairs(e, on, b, a, 0, 0), NULL);
+	}
+	Lit *over = piece(e, "overlap", "Mul", sides[0], sides[1], NULL, NULL, pairs(e, on, b, a, b, a), NULL);
+	Lit *area[2];
+	for (int k = 0; k < 2; k++) {   /* the anchors' areas (1, N), the gts' (M, 1) */
+		Lit **c = k ? gc : ac;
+		int64_t d0 = k ? b : 1, d1 = k ? 1 : a;
+		Lit *w = piece(e, k ? "gw" : "aw", "Sub", c[2], c[0], NULL, NULL, pairs(e, on, d0, d1, d0, d1), NULL);
+		w = piece(e, k ? "gw1" : "aw1", "Add", w, number(e, 1), NULL, NULL, pairs(e, on, d0, d1, 1, -1), NULL);
+		Lit *h = piece(e, k ? "gh" : "ah", "Sub", c[3], c[1], NULL, NULL, pairs(e, on, d0, d1, d0, d1), NULL);
+		h = piece(e, k ? "gh1" : "ah1", "Add", h, number(e, 1), NULL, NULL, pairs(e, on, d0, d1, 1, -1), NULL);
+		area[k] = piece(e, k ? "garea" : "aarea", "Mul", w, h, NULL, NULL, pairs(e, on, d0, d1, d0, d1), NULL);
+	}
+	Lit *den;
+	if (iof)
+		den = piece(e, "den", "Add", area[1], number(e, 1e-10), NULL, NULL, pairs(e, on, b, 1, 1, -1), NULL);
+	else {
+		Lit *both = piece(e, "areas", "Add", area[1], area[0], NULL, NULL, pairs(e, on, b, 1, 1, a), NULL);
+		Lit *uni = piece(e, "union", "Sub", both, over, NULL, NULL, pairs(e, on, b, a, b, a), NULL);
+		den = piece(e, "den", "Add", uni, number(e, 1e-10), NULL, NULL, pairs(e, on, b, a, 1, -1), NULL);
+	}
+	piece(e, NULL, "Div", over, den, NULL, NULL, pairs(e, on, b, a, b, iof ? 1 : a), sig);
+}
+
 bool expand_composite(Parser *p, const char *name, Span at, const char *op, Span op_at, Lit *operands, Lit *attrs,
                       Signature *sig, Span stmt_at)
 {
-	bool lp = !strcmp(op, "LpNorm"), clip = !strcmp(op, "ClipByNorm");
-	if (!lp && !clip)
+	bool lp = !strcmp(op, "LpNorm"), clip = !strcmp(op, "ClipByNorm"), iou = !strcmp(op, "IOU");
+	if (!lp && !clip && !iou)
 		return false;
 	Expand e = {.p = p, .name = name, .at = at, .op_at = op_at, .stmt_at = stmt_at};
 	e.none = lit_new(p->m->arena, LIT_TUPLE, op_at);
-	int want = lp ? 1 : 2;
-	if (operands->nitems != want || operands->items[0]->kind != LIT_VALUE) {
+	int want = lp ? 1 : 2;   /* IOU's two too */
+	if (operands->nitems != want || operands->items[0]->kind != LIT_VALUE ||
+	    (iou && operands->items[1]->kind != LIT_VALUE)) {
 		diag_error(p->d, p->m->src, op_at, "%s takes %s, %d operand%s given", op,
 		           lp ? "one tensor operand, x: LpNorm(%x) {axis: 1, p: 2}"
+		           : iou ? "two tensors, anchor_boxes (N, 4) and gt_boxes (M, 4): IOU(%anchors, %gts) {mode: \"iou\"}"
 		              : "two operands, x and clip_norm (a tensor or a number): ClipByNorm(%x, 1.0) {axis: 1}",
 		           operands->nitems, operands->nitems == 1 ? "" : "s");
 		return true;
 	}
-	if (lp)
+	if (iou)
+		expand_iou(&e, operands->items[0], operands->items[1], attrs, sig);
+	else if (lp)
 		expand_lp_norm(&e, operands->items[0], attrs, sig);
 	else
 		expand_clip_by_norm(&e, operands->items[0], operands->items[1], attrs, sig);

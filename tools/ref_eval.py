@@ -2694,6 +2694,24 @@ def bwd_clip_by_norm(g, ins, at):
     return [dx, unbroadcast(dc, c.shape)]
 
 
+def fwd_iou(ins, at):
+    """MindSpore's IOU (its CPU kernel): out[m, n] the overlap of gt box m and anchor box n, sides x1 - x0 + 1,
+    over the union (mode "iou") or gt box m's area ("iof"), plus 1e-10."""
+    a, g = ins
+    mode = at.get("mode", "iou")
+    if mode not in ("iou", "iof"):
+        raise OpError("mode is \"iou\" or \"iof\"")
+    if a.ndim != 2 or g.ndim != 2 or a.shape[1] != 4 or g.shape[1] != 4:
+        raise OpError("anchor_boxes and gt_boxes are (N, 4) and (M, 4)")
+    a, g = a[None, :, :], g[:, None, :]
+    w = np.maximum(0, np.minimum(a[..., 2], g[..., 2]) - np.maximum(a[..., 0], g[..., 0]) + 1)
+    h = np.maximum(0, np.minimum(a[..., 3], g[..., 3]) - np.maximum(a[..., 1], g[..., 1]) + 1)
+    over = w * h
+    area_a = (a[..., 2] - a[..., 0] + 1) * (a[..., 3] - a[..., 1] + 1)
+    area_g = (g[..., 2] - g[..., 0] + 1) * (g[..., 3] - g[..., 1] + 1)
+    return over / ((area_g + 1e-10) if mode == "iof" else (area_a + area_g - over + 1e-10))
+
+
 def layer_norm_parts(ins, at):
     x, gamma, beta = ins
     norm = norm_axis(attr_int(at, "begin_norm_axis", -1), x.ndim)
@@ -3481,7 +3499,8 @@ OPS = {
     "TensorScatterMin": tensor_scatter("Min") + (3, 3),
     **{"UnsortedSegment" + k: (fwd_segment(k), bwd_segment(k), 2, 2) for k in ("Sum", "Max", "Min", "Prod")},
     "L2Normalize": (fwd_l2_normalize, bwd_l2_normalize, 1, 1),
-    "LpNorm": (fwd_lp_norm, bwd_lp_norm, 1, 1),       # MindSpore's; the compiler writes it as Abs, Pow, ReduceSum
+    "LpNorm": (fwd_lp_norm, bwd_lp_norm, 1, 1),
+    "IOU": (fwd_iou, bwd_none, 2, 2),                # MindSpore's (no bprop); the compiler: Transpose, slices, ...       # MindSpore's; the compiler writes it as Abs, Pow, ReduceSum
     "ClipByNorm": (fwd_clip_by_norm, bwd_clip_by_norm, 2, 2),   # MindSpore's; the compiler: Square, ReduceSum, ...
     "Tile": (fwd_tile, bwd_tile, 1, 1),
     "OneHot": (fwd_one_hot, bwd_one_hot, 3, 3),
