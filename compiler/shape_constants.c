@@ -246,17 +246,13 @@ static bool infer_gen_mask(Infer *x, Type *whole)
 }
 
 /* UniformReal's whole value: the shape attribute (MindSpore's input), one
- * dim or more, Float32 (MindSpore's only type; seed and seed2 checked as
- * they are decoded). */
+ * dim or more, Float32 (MindSpore's only type: it takes no dtype; seed and
+ * seed2 checked as they are decoded). */
 static bool infer_uniform_real(Infer *x, Type *whole)
 {
 	const Attrs *a = &x->n->a;
 	if (!need_attr(x, ATTR_SHAPE))
 		return false;
-	if (a->present & ATTR_BIT(ATTR_DTYPE)) {
-		ERR(x, attr_span(x, "dtype"), "UniformReal draws Float32 (MindSpore's only type); Cast its result");
-		return false;
-	}
 	if (a->nshape < 1) {
 		ERR(x, attr_span(x, "shape"), "UniformReal: shape () has no dim; give one dim or more: shape: (8, 8)");
 		return false;
