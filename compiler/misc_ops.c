@@ -1,4 +1,4 @@
-/* misc_ops.c: MindSpore's Range and UniformReal, two computed constants.
+/* misc_ops.c: MindSpore's Range, UniformReal, LpNorm, ClipByNorm and IOU.
  *
  * Range(start, limit, delta) is Arange: the parser's builder moves its three
  * numbers into Arange's attributes (start, stop: limit, step: delta), so one
@@ -7,9 +7,13 @@
  * seed, seed2} draws Float32 values in [0, 1) with Dropout's counter-based
  * generator (sc_uniform_real), keyed by its result's flat name: every plan
  * draws the one-device program's values. Its whole shape is in
- * shape_constants.c beside the other constants'. */
+ * shape_constants.c beside the other constants'. LpNorm, ClipByNorm and IOU
+ * are written as the operators that compute them (expand_composite): the
+ * parser adds the pieces this file lists instead of the statement, so they
+ * split, pad, differentiate and run as those do. Nothing here knows a
+ * shape: what needs one (an axis in range, broadcasting) the pieces' own
+ * checks report, at the statement. */
 #include "misc_ops.h"
-#include "parse_internal.h"
 
 #include <string.h>
 
@@ -67,16 +71,20 @@ bool decode_misc_attr(Diag *d, const Source *src, Node *n, AttrKind k, const Lit
 
 /* One statement being expanded: where its pieces point, and what they share. */
 typedef struct {
-	Parser *p;
+	Arena *ar;
+	Diag *d;
+	const Source *src;
+	Piece *pieces;           /* what the statement becomes, in order */
+	int npieces, cap;
 	const char *name;        /* the statement's result; the pieces' are `name#piece` */
-	Span at, op_at, stmt_at;
+	Span op_at;
 	Lit *shared;             /* recompute and pipeline_stage as written, given to every piece */
 	Lit *none;               /* (): a number operand's strategy entry */
 } Expand;
 
 static Lit *value_ref(Expand *e, const char *name)
 {
-	Lit *l = lit_new(e->p->m->arena, LIT_VALUE, e->op_at);
+	Lit *l = lit_new(e->ar, LIT_VALUE, e->op_at);
 	l->s = name;
 	return l;
 }
@@ -84,28 +92,28 @@ static Lit *value_ref(Expand *e, const char *name)
 /* A number operand, its text as shardc prints it. */
 static Lit *number(Expand *e, double v)
 {
-	Lit *l = lit_new(e->p->m->arena, LIT_FLOAT, e->op_at);
+	Lit *l = lit_new(e->ar, LIT_FLOAT, e->op_at);
 	StrBuf b = {0};
 	print_float(&b, v);
 	l->f = v;
-	l->s = arena_strdup(e->p->m->arena, b.data);
+	l->s = arena_strdup(e->ar, b.data);
 	sb_free(&b);
 	return l;
 }
 
 static Lit *tuple(Expand *e, int n, Lit **items)
 {
-	Lit *t = lit_new(e->p->m->arena, LIT_TUPLE, e->op_at);
+	Lit *t = lit_new(e->ar, LIT_TUPLE, e->op_at);
 	for (int k = 0; k < n; k++)
-		lit_push(e->p->m->arena, t, NULL, items[k]);
+		lit_push(e->ar, t, NULL, items[k]);
 	return t;
 }
 
 static void put(Expand *e, Lit *d, const char *key, Lit *v)
 {
-	Lit *k = lit_new(e->p->m->arena, LIT_IDENT, v ? v->span : e->op_at);
+	Lit *k = lit_new(e->ar, LIT_IDENT, v ? v->span : e->op_at);
 	k->s = key;
-	lit_push(e->p->m->arena, d, k, v);
+	lit_push(e->ar, d, k, v);
 }
 
 /* Piece `piece` (NULL: the statement's own result) = op(a, b, c) (b and c
@@ -114,7 +122,7 @@ static void put(Expand *e, Lit *d, const char *key, Lit *v)
 static Lit *piece(Expand *e, const char *piece, const char *op, Lit *a, Lit *b, Lit *c, Lit *attrs, Lit *strategy,
                   Signature *sig)
 {
-	Arena *ar = e->p->m->arena;
+	Arena *ar = e->ar;
 	Lit *d = attrs ? attrs : lit_new(ar, LIT_DICT, e->op_at);
 	for (int k = 0; e->shared && k < e->shared->nitems; k++)
 		lit_push(ar, d, e->shared->keys[k], e->shared->items[k]);
@@ -128,8 +136,8 @@ static Lit *piece(Expand *e, const char *piece, const char *op, Lit *a, Lit *b, 
 		name = arena_strdup(ar, n.data);
 		sb_free(&n);
 	}
-	add_stmt(e->p, name, e->at, op, e->op_at, tuple(e, c ? 3 : b ? 2 : 1, ops), d->nitems ? d : NULL, sig,
-	         e->stmt_at);
+	Piece *pc = ARENA_PUSH(ar, e->pieces, e->npieces, e->cap);
+	*pc = (Piece){name, op, tuple(e, c ? 3 : b ? 2 : 1, ops), d->nitems ? d : NULL, sig};
 	return value_ref(e, name);
 }
 
@@ -139,7 +147,7 @@ static Lit *piece(Expand *e, const char *piece, const char *op, Lit *a, Lit *b, 
 static bool take_attrs(Expand *e, const char *op, const Lit *attrs, const char *const *keys, int nkeys, Lit **out)
 {
 	bool ok = true;
-	e->shared = lit_new(e->p->m->arena, LIT_DICT, e->op_at);
+	e->shared = lit_new(e->ar, LIT_DICT, e->op_at);
 	for (int i = 0; attrs && i < attrs->nitems; i++) {
 		const char *key = attrs->keys[i]->s;
 		int k = 0;
@@ -148,11 +156,11 @@ static bool take_attrs(Expand *e, const char *op, const Lit *attrs, const char *
 		if (k < nkeys)
 			out[k] = attrs->items[i];
 		else if (!strcmp(key, "recompute") || !strcmp(key, "pipeline_stage"))
-			lit_push(e->p->m->arena, e->shared, attrs->keys[i], attrs->items[i]);
+			lit_push(e->ar, e->shared, attrs->keys[i], attrs->items[i]);
 		else {
 			StrBuf b = {0};
 			sb_join(&b, keys, nkeys, ", ");
-			diag_error(e->p->d, e->p->m->src, attrs->keys[i]->span, "%s has no attribute '%s' (it takes: %s, "
+			diag_error(e->d, e->src, attrs->keys[i]->span, "%s has no attribute '%s' (it takes: %s, "
 			           "recompute, pipeline_stage)", op, key, b.data);
 			sb_free(&b);
 			ok = false;
@@ -181,20 +189,20 @@ static void expand_lp_norm(Expand *e, Lit *x, const Lit *attrs, Signature *sig)
 	if (!take_attrs(e, "LpNorm", attrs, keys, 5, v))
 		return;
 	if (!v[0]) {
-		diag_error(e->p->d, e->p->m->src, e->op_at, "LpNorm needs the attribute 'axis', the dim or dims it reduces "
+		diag_error(e->d, e->src, e->op_at, "LpNorm needs the attribute 'axis', the dim or dims it reduces "
 		           "(MindSpore's): LpNorm(%%x) {axis: 1, p: 2}");
 		return;
 	}
 	int64_t p = v[1] ? v[1]->i : 2;
 	if (v[1] && (v[1]->kind != LIT_INT || p < 1 || p > 64)) {
-		diag_error(e->p->d, e->p->m->src, v[1]->span, "LpNorm's p, the norm's order, is an integer from 1 to 64 "
+		diag_error(e->d, e->src, v[1]->span, "LpNorm's p, the norm's order, is an integer from 1 to 64 "
 		           "here (MindSpore's is an integer from 0; p 0, the count of nonzero elements, has no gradient: "
 		           "write NotEqual, Cast and ReduceSum)");
 		return;
 	}
 	double eps = v[3] && lit_is_number(v[3]) ? lit_number(v[3]) : 1e-12;
 	if (v[3] && (!lit_is_number(v[3]) || !(eps >= 0))) {
-		diag_error(e->p->d, e->p->m->src, v[3]->span, "LpNorm's epsilon, the least norm it returns, is a number, "
+		diag_error(e->d, e->src, v[3]->span, "LpNorm's epsilon, the least norm it returns, is a number, "
 		           "0 or more (MindSpore's; 1e-12 when left out)");
 		return;
 	}
@@ -205,7 +213,7 @@ static void expand_lp_norm(Expand *e, Lit *x, const Lit *attrs, Signature *sig)
 	                : piece(e, "abs", "Abs", x, NULL, NULL, NULL, s1, NULL);
 	if (p > 2)
 		a = piece(e, "pow", "Pow", a, number(e, (double)p), NULL, NULL, s2, NULL);
-	Lit *sum = lit_new(e->p->m->arena, LIT_DICT, e->op_at);
+	Lit *sum = lit_new(e->ar, LIT_DICT, e->op_at);
 	put(e, sum, "axis", v[0]);
 	if (v[2])
 		put(e, sum, "keep_dims", v[2]);
@@ -230,7 +238,7 @@ static void expand_clip_by_norm(Expand *e, Lit *x, Lit *c, const Lit *attrs, Sig
 	Lit *s1 = entry(e, v[1], 0, false);
 	if (v[1] && !s1)
 		s1 = v[1];
-	Lit *sum = lit_new(e->p->m->arena, LIT_DICT, e->op_at), *yes = lit_new(e->p->m->arena, LIT_BOOL, e->op_at);
+	Lit *sum = lit_new(e->ar, LIT_DICT, e->op_at), *yes = lit_new(e->ar, LIT_BOOL, e->op_at);
 	yes->i = 1;
 	if (v[0])
 		put(e, sum, "axis", v[0]);
@@ -250,7 +258,7 @@ static void expand_clip_by_norm(Expand *e, Lit *x, Lit *c, const Lit *attrs, Sig
 
 static Lit *int_lit(Expand *e, int64_t v)
 {
-	Lit *l = lit_new(e->p->m->arena, LIT_INT, e->op_at);
+	Lit *l = lit_new(e->ar, LIT_INT, e->op_at);
 	l->i = v;
 	return l;
 }
@@ -290,7 +298,7 @@ static void expand_iou(Expand *e, Lit *anchors, Lit *gts, const Lit *attrs, Sign
 	if (v[0]) {
 		iof = v[0]->kind == LIT_STR && !strcmp(v[0]->s, "iof");
 		if (!iof && !(v[0]->kind == LIT_STR && !strcmp(v[0]->s, "iou"))) {
-			diag_error(e->p->d, e->p->m->src, v[0]->span, "IOU's mode is \"iou\" (intersection over union, the "
+			diag_error(e->d, e->src, v[0]->span, "IOU's mode is \"iou\" (intersection over union, the "
 			           "default) or \"iof\" (intersection over the gt box's area), MindSpore's");
 			return;
 		}
@@ -303,13 +311,13 @@ static void expand_iou(Expand *e, Lit *anchors, Lit *gts, const Lit *attrs, Sign
 			const Lit *t = st->items[k];
 			ok = t->kind == LIT_TUPLE && t->nitems == 2 && t->items[0]->kind == LIT_INT && t->items[1]->kind == LIT_INT;
 			if (ok && t->items[1]->i != 1) {
-				diag_error(e->p->d, e->p->m->src, t->span, "IOU splits only dim 0 of each input, the boxes (MindSpore's "
+				diag_error(e->d, e->src, t->span, "IOU splits only dim 0 of each input, the boxes (MindSpore's "
 				           "IOUInfo); their 4 coordinates stay whole: ((%lld, 1), ...)", (long long)t->items[0]->i);
 				return;
 			}
 		}
 		if (!ok) {
-			diag_error(e->p->d, e->p->m->src, st->span, "IOU's in_strategy is two pairs of slice counts, the anchors' "
+			diag_error(e->d, e->src, st->span, "IOU's in_strategy is two pairs of slice counts, the anchors' "
 			           "and the gt boxes': ((a, 1), (b, 1)), MindSpore's IOUInfo (a Layout is not taken here)");
 			return;
 		}
@@ -317,19 +325,19 @@ static void expand_iou(Expand *e, Lit *anchors, Lit *gts, const Lit *attrs, Sign
 		b = st->items[1]->items[0]->i;
 	}
 	bool on = st != NULL;
-	Lit *perm = lit_new(e->p->m->arena, LIT_DICT, e->op_at);
+	Lit *perm = lit_new(e->ar, LIT_DICT, e->op_at);
 	put(e, perm, "perm", ints(e, 2, (int64_t[]){1, 0}));
 	Lit *at = piece(e, "anchors_t", "Transpose", anchors, NULL, NULL, perm, pairs(e, on, a, 1, 0, 0), NULL);
 	Lit *ac[4], *gc[4];
 	static const char *const an[] = {"ax0", "ay0", "ax1", "ay1"}, *const gn[] = {"gx0", "gy0", "gx1", "gy1"};
 	for (int k = 0; k < 4; k++) {
-		Lit *d = lit_new(e->p->m->arena, LIT_DICT, e->op_at);
+		Lit *d = lit_new(e->ar, LIT_DICT, e->op_at);
 		put(e, d, "begin", ints(e, 2, (int64_t[]){k, 0}));
 		put(e, d, "end", ints(e, 2, (int64_t[]){k + 1, 0}));
 		put(e, d, "strides", ints(e, 2, (int64_t[]){1, 1}));
 		put(e, d, "end_mask", int_lit(e, 2));
 		ac[k] = piece(e, an[k], "StridedSlice", at, NULL, NULL, d, pairs(e, on, 1, a, 0, 0), NULL);
-		d = lit_new(e->p->m->arena, LIT_DICT, e->op_at);
+		d = lit_new(e->ar, LIT_DICT, e->op_at);
 		put(e, d, "begin", ints(e, 2, (int64_t[]){0, k}));
 		put(e, d, "end", ints(e, 2, (int64_t[]){0, k + 1}));
 		put(e, d, "strides", ints(e, 2, (int64_t[]){1, 1}));
@@ -367,23 +375,23 @@ static void expand_iou(Expand *e, Lit *anchors, Lit *gts, const Lit *attrs, Sign
 	piece(e, NULL, "Div", over, den, NULL, NULL, pairs(e, on, b, a, b, iof ? 1 : a), sig);
 }
 
-bool expand_composite(Parser *p, const char *name, Span at, const char *op, Span op_at, Lit *operands, Lit *attrs,
-                      Signature *sig, Span stmt_at)
+int expand_composite(Arena *ar, Diag *d, const Source *src, const char *name, const char *op, Span op_at,
+                     Lit *operands, Lit *attrs, Signature *sig, Piece **out)
 {
 	bool lp = !strcmp(op, "LpNorm"), clip = !strcmp(op, "ClipByNorm"), iou = !strcmp(op, "IOU");
 	if (!lp && !clip && !iou)
-		return false;
-	Expand e = {.p = p, .name = name, .at = at, .op_at = op_at, .stmt_at = stmt_at};
-	e.none = lit_new(p->m->arena, LIT_TUPLE, op_at);
+		return -1;
+	Expand e = {.ar = ar, .d = d, .src = src, .name = name, .op_at = op_at};
+	e.none = lit_new(ar, LIT_TUPLE, op_at);
 	int want = lp ? 1 : 2;   /* IOU's two too */
 	if (operands->nitems != want || operands->items[0]->kind != LIT_VALUE ||
 	    (iou && operands->items[1]->kind != LIT_VALUE)) {
-		diag_error(p->d, p->m->src, op_at, "%s takes %s, %d operand%s given", op,
+		diag_error(d, src, op_at, "%s takes %s, %d operand%s given", op,
 		           lp ? "one tensor operand, x: LpNorm(%x) {axis: 1, p: 2}"
 		           : iou ? "two tensors, anchor_boxes (N, 4) and gt_boxes (M, 4): IOU(%anchors, %gts) {mode: \"iou\"}"
 		              : "two operands, x and clip_norm (a tensor or a number): ClipByNorm(%x, 1.0) {axis: 1}",
 		           operands->nitems, operands->nitems == 1 ? "" : "s");
-		return true;
+		return 0;
 	}
 	if (iou)
 		expand_iou(&e, operands->items[0], operands->items[1], attrs, sig);
@@ -391,5 +399,6 @@ bool expand_composite(Parser *p, const char *name, Span at, const char *op, Span
 		expand_lp_norm(&e, operands->items[0], attrs, sig);
 	else
 		expand_clip_by_norm(&e, operands->items[0], operands->items[1], attrs, sig);
-	return true;
+	*out = e.pieces;
+	return e.npieces;
 }

@@ -1,7 +1,8 @@
-/* misc_ops.h: MindSpore's Range and UniformReal (misc_ops.c): Range's
- * operands made Arange's attributes as the parser builds the statement,
- * their attributes decoded for check.c, UniformReal's whole shape for
- * shape_constants.c. */
+/* misc_ops.h: MindSpore's Range, UniformReal, LpNorm, ClipByNorm and IOU
+ * (misc_ops.c): Range's operands made Arange's attributes and the other
+ * three written as their pieces as the parser builds the statement, the
+ * attributes of Range and UniformReal decoded for check.c, UniformReal's
+ * seed for emit_args.c. */
 #ifndef SHARDC_MISC_OPS_H
 #define SHARDC_MISC_OPS_H
 
@@ -21,12 +22,18 @@ uint64_t uniform_real_seed(const Attrs *a, uint64_t model_seed);
 /* maxlen, seed or seed2 of n into n->a; false after a message. */
 bool decode_misc_attr(Diag *d, const Source *src, Node *n, AttrKind k, const Lit *v);
 
-/* LpNorm(x) and ClipByNorm(x, clip_norm), MindSpore's, written as the
- * operators that compute them (docs/operators.md): the statement `name`
- * becomes its pieces, `name#piece`, built through add_stmt, the last one
- * name itself. False, and nothing built, for any other operator. */
-struct Parser;
-bool expand_composite(struct Parser *p, const char *name, Span at, const char *op, Span op_at, Lit *operands,
-                      Lit *attrs, Signature *sig, Span stmt_at);
+/* One statement an expanded one becomes: name = op(operands) {attrs}. */
+typedef struct {
+	const char *name, *op;
+	Lit *operands, *attrs;   /* a tuple as the parser builds one; a dict or NULL */
+	Signature *sig;          /* the written statement's, on its last piece */
+} Piece;
+/* LpNorm(x), ClipByNorm(x, clip_norm) and IOU(anchors, gts), MindSpore's,
+ * written as the operators that compute them (docs/operators.md): the
+ * statement `name` as its pieces, `name#piece`, the last one name itself,
+ * in *out; returns how many (0 after a message), or -1 for any other
+ * operator. */
+int expand_composite(Arena *ar, Diag *d, const Source *src, const char *name, const char *op, Span op_at,
+                     Lit *operands, Lit *attrs, Signature *sig, Piece **out);
 
 #endif

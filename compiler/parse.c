@@ -317,15 +317,25 @@ void build_param(Parser *p, const char *name, Span at, Lit *type, Lit *init)
 	p->cur->nparams++;
 }
 
+static void add_stmt(Parser *p, const char *name, Span at, const char *op, Span op_at, Lit *operands, Lit *attrs,
+                     Signature *sig, Span stmt_at);
+
+/* A statement as written; MindSpore's operators misc_ops.c writes as others, as those. */
 void build_stmt(Parser *p, const char *name, Span at, const char *op, Span op_at, Lit *operands,
                 Lit *attrs, Signature *sig, Span stmt_at)
 {
-	if (p->cur && !expand_composite(p, name, at, op, op_at, operands, attrs, sig, stmt_at))
+	Piece *pieces;
+	int n = p->cur ? expand_composite(p->m->arena, p->d, p->m->src, name, op, op_at, operands, attrs, sig, &pieces)
+	               : 0;
+	if (n < 0)
 		add_stmt(p, name, at, op, op_at, operands, attrs, sig, stmt_at);
+	for (int k = 0; k < n; k++)
+		add_stmt(p, pieces[k].name, at, pieces[k].op, op_at, pieces[k].operands, pieces[k].attrs, pieces[k].sig,
+		         stmt_at);
 }
 
-void add_stmt(Parser *p, const char *name, Span at, const char *op, Span op_at, Lit *operands, Lit *attrs,
-              Signature *sig, Span stmt_at)
+static void add_stmt(Parser *p, const char *name, Span at, const char *op, Span op_at, Lit *operands, Lit *attrs,
+                     Signature *sig, Span stmt_at)
 {
 	Graph *g = p->cur;
 	if (!g)

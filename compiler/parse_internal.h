@@ -41,9 +41,6 @@ void build_graph(Parser *p, const char *name, Span at);
 void build_param(Parser *p, const char *name, Span at, Lit *type, Lit *init);
 void build_stmt(Parser *p, const char *name, Span at, const char *op, Span op_at, Lit *operands,
                 Lit *attrs, Signature *sig, Span stmt_at);
-/* build_stmt's statement as written, no operator expanded (misc_ops.c builds its pieces so) */
-void add_stmt(Parser *p, const char *name, Span at, const char *op, Span op_at, Lit *operands, Lit *attrs,
-              Signature *sig, Span stmt_at);
 void build_return(Parser *p, Lit *values, Span at);
 void build_end_graph(Parser *p);
 Signature *build_sig(Parser *p, Lit *ins, Lit *outs, Span at);
