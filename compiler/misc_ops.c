@@ -137,7 +137,7 @@ static Lit *piece(Expand *e, const char *piece, const char *op, Lit *a, Lit *b, 
 		sb_free(&n);
 	}
 	Piece *pc = ARENA_PUSH(ar, e->pieces, e->npieces, e->cap);
-	*pc = (Piece){name, op, tuple(e, c ? 3 : b ? 2 : 1, ops), d->nitems ? d : NULL, sig};
+	*pc = (Piece){name, op, tuple(e, c ? 3 : b ? 2 : a ? 1 : 0, ops), d->nitems ? d : NULL, sig};
 	return value_ref(e, name);
 }
 
@@ -325,6 +325,20 @@ static void expand_iou(Expand *e, Lit *anchors, Lit *gts, const Lit *attrs, Sign
 		b = st->items[1]->items[0]->i;
 	}
 	bool on = st != NULL;
+	/* Each input plus a (1, 4) Float32 zero: a box of other than 4
+	 * coordinates, or another type, is an error at the statement (the
+	 * pieces know no shape before inference). */
+	Lit *box[2];
+	for (int k = 0; k < 2; k++) {
+		Lit *z = lit_new(e->ar, LIT_DICT, e->op_at);
+		put(e, z, "shape", ints(e, 2, (int64_t[]){1, 4}));
+		put(e, z, "fill", number(e, 0));
+		Lit *zero = piece(e, k ? "gts_zero" : "anchors_zero", "FillV2", NULL, NULL, NULL, z, NULL, NULL);
+		box[k] = piece(e, k ? "gts4" : "anchors4", "Add", k ? gts : anchors, zero, NULL, NULL,
+		               pairs(e, on, k ? b : a, 1, 1, 1), NULL);
+	}
+	anchors = box[0];
+	gts = box[1];
 	Lit *perm = lit_new(e->ar, LIT_DICT, e->op_at);
 	put(e, perm, "perm", ints(e, 2, (int64_t[]){1, 0}));
 	Lit *at = piece(e, "anchors_t", "Transpose", anchors, NULL, NULL, perm, pairs(e, on, a, 1, 0, 0), NULL);
