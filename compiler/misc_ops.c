@@ -76,7 +76,8 @@ typedef struct {
 	const Source *src;
 	Piece *pieces;           /* what the statement becomes, in order */
 	int npieces, cap;
-	const char *name;        /* the statement's result; the pieces' are `name#piece` */
+	const char *name;        /* the statement's result; the pieces' are `name.prefix_piece` */
+	const char *prefix;      /* lp_norm, clip_by_norm or iou */
 	Span op_at;
 	Lit *shared;             /* recompute and pipeline_stage as written, given to every piece */
 	Lit *none;               /* (): a number operand's strategy entry */
@@ -132,7 +133,7 @@ static Lit *piece(Expand *e, const char *piece, const char *op, Lit *a, Lit *b, 
 	const char *name = e->name;
 	if (piece) {
 		StrBuf n = {0};
-		sb_printf(&n, "%s#%s", e->name, piece);
+		sb_printf(&n, "%s.%s_%s", e->name, e->prefix, piece);
 		name = arena_strdup(ar, n.data);
 		sb_free(&n);
 	}
@@ -395,7 +396,8 @@ int expand_composite(Arena *ar, Diag *d, const Source *src, const char *name, co
 	bool lp = !strcmp(op, "LpNorm"), clip = !strcmp(op, "ClipByNorm"), iou = !strcmp(op, "IOU");
 	if (!lp && !clip && !iou)
 		return -1;
-	Expand e = {.ar = ar, .d = d, .src = src, .name = name, .op_at = op_at};
+	Expand e = {.ar = ar, .d = d, .src = src, .name = name, .op_at = op_at,
+	            .prefix = lp ? "lp_norm" : clip ? "clip_by_norm" : "iou"};
 	e.none = lit_new(ar, LIT_TUPLE, op_at);
 	int want = lp ? 1 : 2;   /* IOU's two too */
 	if (operands->nitems != want || operands->items[0]->kind != LIT_VALUE ||

@@ -30,7 +30,8 @@ typedef struct {
 } Piece;
 /* LpNorm(x), ClipByNorm(x, clip_norm) and IOU(anchors, gts), MindSpore's,
  * written as the operators that compute them (docs/operators.md): the
- * statement `name` as its pieces, `name#piece`, the last one name itself,
+ * statement `name` as its pieces, `name.lp_norm_abs` and the like (names a
+ * model can write, so the dumps read back), the last one name itself,
  * in *out; returns how many (0 after a message), or -1 for any other
  * operator. */
 int expand_composite(Arena *ar, Diag *d, const Source *src, const char *name, const char *op, Span op_at,
