@@ -17,6 +17,7 @@
 #include "check_internal.h"
 #include "conv.h"
 #include "pad_v3.h"
+#include "misc_ops.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -418,6 +419,8 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 		}
 		break;
 	case ATTR_DIAGONAL: a->diagonal = v->i; break;
+	case ATTR_MAXLEN: case ATTR_SEED: case ATTR_SEED2:   /* Range's, UniformReal's (misc_ops.c) */
+		return decode_misc_attr(c->d, c->src, n, k, v);
 	case ATTR_NUM_SEGMENTS:
 		a->num_segments = v->i;
 		if (a->num_segments < 1) {
@@ -575,6 +578,7 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	a->pipeline_stage = -1;
 	window_defaults(a);   /* Conv2D's and the pools' kernel, stride, dilation and pad_mode */
 	a->paddings_contiguous = true;   /* MindSpore's PadV3 */
+	a->maxlen = 1000000;   /* MindSpore's Range */
 	const Lit *d = n->attr_lit;
 	AttrMask allowed = op_attr_mask(n->op);
 	for (int i = 0; d && i < d->nitems; i++) {
@@ -750,7 +754,11 @@ static void check_graph_names(Checker *c, Graph *g)
 				ERR(c, n->op_span, "%s takes 2 operands (x, segment_ids), 3 given; MindSpore's num_segments, its third "
 				    "input, is an attribute here: %s}", info->name, w.data);
 				sb_free(&w);
-			} else if (n->op == OP_DROPOUT_GEN_MASK)   /* MindSpore's DropoutGenMask(shape, keep_prob) */
+			} else if (is_range(n))   /* MindSpore's P.Range(start, limit, delta): misc_ops.c took no other form */
+				ERR(c, n->op_span, "Range takes three numbers, start, limit and delta (MindSpore's 0-d tensors, "
+				    "known when compiling; not start, stop or step attributes beside them): Range(0.0, 8.0, 1.0) "
+				    "{maxlen: 1000}");
+			else if (n->op == OP_DROPOUT_GEN_MASK)   /* MindSpore's DropoutGenMask(shape, keep_prob) */
 				ERR(c, n->op_span, "DropoutGenMask takes no operands, %d given; MindSpore's inputs, the shape and "
 				    "keep_prob, are attributes here (the shape is known when compiling): DropoutGenMask() {shape: "
 				    "(128, 64), keep_prob: 0.9}", n->nin);

@@ -556,7 +556,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		die("%s is no adjoint's call", op_info[o->op].name);
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_EYE:
 	case OP_LIN_SPACE:   /* no operands, no gradient */
-	case OP_DROPOUT_GEN_MASK:
+	case OP_DROPOUT_GEN_MASK: case OP_UNIFORM_REAL:
 		die("%s has no operand to differentiate", op_info[f->op].name);
 	OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE:   /* a Bool result: op_input_has_grad */
 	case OP_REDUCE_ALL: case OP_REDUCE_ANY:

@@ -11,6 +11,7 @@
 #include "segment.h"
 #include "scatter_nd.h"
 #include "pad_v3.h"
+#include "misc_ops.h"
 
 /* ---- text helpers ---- */
 
@@ -335,7 +336,7 @@ void dropout_args(StrBuf *b, const Program *p, const LOp *f, double keep_prob)
 	mask_key_args(b, p, f, keep_prob);
 }
 
-/* DropoutGenMask's (docs/operators.md, DropoutGenMask, DropoutDoMask): Dropout's
+/* DropoutGenMask's and UniformReal's (docs/operators.md, DropoutGenMask, DropoutDoMask; UniformReal): Dropout's
  * arguments for the rank's piece of the whole mask `shape`, which starts where
  * the table says (the constant's E_SLICE: begin, then end), keyed by its
  * result's flat name as a Dropout of that name would be. */
@@ -350,7 +351,13 @@ void gen_mask_args(StrBuf *b, const Program *p, const LOp *f, const Attrs *a)
 	entry_ref(b, e, 0, y->type.rank, true);
 	sb_puts(b, ", ");
 	dims_lit(b, y->type.dims, y->type.rank);
-	mask_key_args(b, p, f, a->keep_prob);
+	if (f->op != OP_UNIFORM_REAL) {
+		mask_key_args(b, p, f, a->keep_prob);
+		return;
+	}
+	const Graph *g = p->l->flat->g;   /* UniformReal's: Dropout's key, its seeds for the model's when given */
+	sb_printf(b, ", \"%s\", %lluu, %s", g->values[g->nodes[f->node].result].name,
+	          (unsigned long long)uniform_real_seed(a, p->l->m->ctx.seed), p->l->once ? "batch" : "step");
 }
 
 /* The table entry of operator o, or NULL. */

@@ -138,6 +138,12 @@ static void emit_constant(StrBuf *b, const Program *p, const LOp *o, const Attrs
 		sb_puts(b, ");");
 		return;
 	}
+	if (o->op == OP_UNIFORM_REAL) {   /* Dropout's draws of the piece, in [0, 1) */
+		sb_printf(b, "sc_uniform_real(rt, %s, ", p->cname[o->result]);
+		gen_mask_args(b, p, o, a);
+		sb_puts(b, ");");
+		return;
+	}
 	if (o->op == OP_FILL_V2) {   /* every element fill, wherever the piece lies */
 		sb_printf(b, "sc_fill(rt, %s, %s, %lld, %.17g);", p->cname[o->result], dt, (long long)numel(y), a->fill);
 		return;
@@ -549,7 +555,7 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		sb_puts(b, ");");
 		break;
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_EYE: case OP_LIN_SPACE:
-	case OP_DROPOUT_GEN_MASK:
+	case OP_DROPOUT_GEN_MASK: case OP_UNIFORM_REAL:
 		emit_constant(b, p, o, a);
 		break;
 	case OP_SPARSE_SOFTMAX_CE:

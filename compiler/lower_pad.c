@@ -147,7 +147,7 @@ int lower_fill_result(Lowering *x, int i, int v)
 {
 	const Graph *g = x->l->flat->g;
 	const Node *n = &g->nodes[i];
-	if (!op_is_constant(n->op) || n->op == OP_DROPOUT_GEN_MASK)
+	if (!op_is_constant(n->op) || n->op == OP_DROPOUT_GEN_MASK || n->op == OP_UNIFORM_REAL)
 		return v;
 	int64_t all[MAX_DIMS];
 	int rank = x->l->values[v].type.rank;

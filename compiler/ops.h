@@ -124,7 +124,10 @@
 	ATTR(M, "m", AK_INT)                                   \
 	ATTR(NUM, "num", AK_INT)                               \
 	ATTR(ALIGN_CORNERS, "align_corners", AK_BOOL)          \
-	ATTR(HALF_PIXEL_CENTERS, "half_pixel_centers", AK_BOOL)
+	ATTR(HALF_PIXEL_CENTERS, "half_pixel_centers", AK_BOOL) \
+	ATTR(MAXLEN, "maxlen", AK_INT)                         \
+	ATTR(SEED, "seed", AK_INT)                             \
+	ATTR(SEED2, "seed2", AK_INT)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -361,7 +364,7 @@ enum { KL_MEAN, KL_NONE, KL_BATCHMEAN, KL_SUM };
 	OP(PAD_V3, "PadV3", 1, 2, A(PADDINGS) | A(PADDINGS_CONTIGUOUS) | A(MODE), SH_OWN, R_OWN, OWN, GR_NONE, 1u << 1, PREC_FOLLOW, V_COPY) \
 	OP(RESIZE_NEAREST, "ResizeNearestNeighbor", 1, 1, A(SIZE) | A(ALIGN_CORNERS) | A(HALF_PIXEL_CENTERS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY) \
 	OP(RESIZE_BILINEAR, "ResizeBilinearV2", 1, 1, A(SIZE) | A(ALIGN_CORNERS) | A(HALF_PIXEL_CENTERS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_F32, V_COPY) \
-	OP(ARANGE, "Arange", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(START) | A(STOP) | A(STEP), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)              \
+	OP(ARANGE, "Arange", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(START) | A(STOP) | A(STEP) | A(MAXLEN), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)              \
 	OP(CAUSAL_MASK, "CausalMask", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(FILL), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \
 	OP(ROPE_COS, "RopeCos", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(THETA), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)               \
 	OP(ROPE_SIN, "RopeSin", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(THETA), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)               \
@@ -369,6 +372,7 @@ enum { KL_MEAN, KL_NONE, KL_BATCHMEAN, KL_SUM };
 	OP(LIN_SPACE, "LinSpace", 0, 0, A(BEGIN) | A(END) | A(START) | A(STOP) | A(NUM), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY) \
 	OP(FILL_V2, "FillV2", 0, 0, A(DTYPE) | A(BEGIN) | A(END) | A(SHAPE) | A(FILL), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                  \
 	OP(DROPOUT_GEN_MASK, "DropoutGenMask", 0, 0, A(BEGIN) | A(END) | A(SHAPE) | A(KEEP_PROB), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)      \
+	OP(UNIFORM_REAL, "UniformReal", 0, 0, A(BEGIN) | A(END) | A(SHAPE) | A(SEED) | A(SEED2), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY) \
 	OP(SPARSE_SOFTMAX_CE, "SparseSoftmaxCrossEntropyWithLogits", 2, 4, A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_F32, V_COPY) \
 	OP(SOFTMAX_CE, "SoftmaxCrossEntropyWithLogits", 2, 4, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_F32, V_COPY)                    \
 	OP(MSE_LOSS, "MSELoss", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                                                    \

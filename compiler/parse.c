@@ -4,6 +4,7 @@
  * later (check.c, shape.c). */
 #include "parse_internal.h"
 #include "parser.h"
+#include "misc_ops.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -316,14 +317,35 @@ void build_param(Parser *p, const char *name, Span at, Lit *type, Lit *init)
 	p->cur->nparams++;
 }
 
+static void add_stmt(Parser *p, const char *name, Span at, const char *op, Span op_at, Lit *operands, Lit *attrs,
+                     Signature *sig, Span stmt_at);
+
+/* A statement as written; MindSpore's operators misc_ops.c writes as others, as those. */
 void build_stmt(Parser *p, const char *name, Span at, const char *op, Span op_at, Lit *operands,
                 Lit *attrs, Signature *sig, Span stmt_at)
+{
+	Piece *pieces;
+	int n = p->cur ? expand_composite(p->m->arena, p->d, p->m->src, name, op, op_at, operands, attrs, sig, &pieces)
+	               : 0;
+	if (n < 0)
+		add_stmt(p, name, at, op, op_at, operands, attrs, sig, stmt_at);
+	for (int k = 0; k < n; k++)
+		add_stmt(p, pieces[k].name, at, pieces[k].op, op_at, pieces[k].operands, pieces[k].attrs, pieces[k].sig,
+		         stmt_at);
+}
+
+static void add_stmt(Parser *p, const char *name, Span at, const char *op, Span op_at, Lit *operands, Lit *attrs,
+                     Signature *sig, Span stmt_at)
 {
 	Graph *g = p->cur;
 	if (!g)
 		return;
 	OpKind kind = OP_COUNT;   /* unknown: check_names reports it with the other name errors */
 	op_from_name(op, &kind);
+	if (!strcmp(op, "Range")) {   /* MindSpore's P.Range: Arange, its three numbers Arange's attributes (misc_ops.c) */
+		kind = OP_ARANGE;
+		range_as_arange(p->m->arena, &operands, &attrs, op_at);
+	}
 	/* Each number operand is a value of its own (Value.literal), just before
 	 * the result, named `<result>#<k>`, which no text can name; shape.c types
 	 * it. check_names resolves the value names. */

@@ -576,7 +576,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		return true;
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_EYE:
 	case OP_LIN_SPACE:
-	case OP_DROPOUT_GEN_MASK:
+	case OP_DROPOUT_GEN_MASK: case OP_UNIFORM_REAL:   /* MindSpore's UniformRealInfo: its output's dims */
 		/* A computed constant: the output's dims, any split, each rank
 		 * computing its piece. No batch dim: whole unless constant_layouts
 		 * (strategy.c) lays it out as its readers take it. */

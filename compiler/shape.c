@@ -427,7 +427,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	OP_CASES(SEGMENT_OPS)
 	case OP_SPARSE_SOFTMAX_CE: case OP_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	case OP_STACK: case OP_LERP: case OP_L2_LOSS: case OP_IDENTITY: case OP_DEPEND: case OP_SQUARE_SUM_ALL:
-	case OP_MASKED_FILL: case OP_DROPOUT_DO_MASK: case OP_DROPOUT_GEN_MASK:
+	case OP_MASKED_FILL: case OP_DROPOUT_DO_MASK: case OP_DROPOUT_GEN_MASK: case OP_UNIFORM_REAL:
 	OP_CASES(PIPELINE_OPS) OP_CASES(FUSED_OPS)
 		break;
 	}
@@ -659,7 +659,7 @@ static bool infer_node(Infer *x, Type *out)
 	case OP_RESIZE_NEAREST: case OP_RESIZE_BILINEAR:
 		return infer_resize(x, a, out);
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_EYE:
-	case OP_LIN_SPACE: case OP_DROPOUT_GEN_MASK:
+	case OP_LIN_SPACE: case OP_DROPOUT_GEN_MASK: case OP_UNIFORM_REAL:
 		return infer_constant(x, out);
 	case OP_KL_DIV_LOSS:
 		return infer_kldiv_loss(x, a, out);

@@ -33,6 +33,12 @@ static bool infer_arange(Infer *x, Type *whole)
 		return false;
 	}
 	int64_t count = (int64_t)len;
+	if (count > a->maxlen) {   /* MindSpore's Range refuses a result past maxlen */
+		ERR(x, x->n->op_span, "%s: the range has %lld elements, more than maxlen %lld (MindSpore's Range's bound, "
+		    "1000000 by default); raise maxlen or shorten the range", x->n->op_name, (long long)count,
+		    (long long)a->maxlen);
+		return false;
+	}
 	double last = a->start + (double)(count - 1) * a->step, big = 9007199254740992.0;   /* 2^53 */
 	static const char *const keys[] = {"start", "stop", "step"};
 	for (int k = 0; k < 3 && !dtype_is_float(t); k++) {
@@ -239,6 +245,30 @@ static bool infer_gen_mask(Infer *x, Type *whole)
 	return true;
 }
 
+/* UniformReal's whole value: the shape attribute (MindSpore's input), one
+ * dim or more, Float32 (MindSpore's only type: it takes no dtype; seed and
+ * seed2 checked as they are decoded). */
+static bool infer_uniform_real(Infer *x, Type *whole)
+{
+	const Attrs *a = &x->n->a;
+	if (!need_attr(x, ATTR_SHAPE))
+		return false;
+	if (a->nshape < 1) {
+		ERR(x, attr_span(x, "shape"), "UniformReal: shape () has no dim; give one dim or more: shape: (8, 8)");
+		return false;
+	}
+	whole->rank = a->nshape;
+	for (int d = 0; d < a->nshape; d++) {
+		if (a->shape[d] < 1) {
+			ERR(x, attr_span(x, "shape"), "UniformReal: the dims of shape are positive; dim %d is %lld", d,
+			    (long long)a->shape[d]);
+			return false;
+		}
+		whole->dims[d] = a->shape[d];
+	}
+	return true;
+}
+
 /* DropoutDoMask(x, mask): x a float, mask the Bool result of a DropoutGenMask
  * in this graph (MindSpore's DropoutDoMaskInfo takes no other: it rewrites
  * the DropoutGenMask's shape to each rank's slice) of x's shape and keep_prob;
@@ -291,6 +321,7 @@ bool infer_constant(Infer *x, Type *out)
 	bool ok = op == OP_ARANGE ? infer_arange(x, &whole) : op == OP_FILL_V2 ? infer_fill(x, &whole)
 	          : op == OP_EYE ? infer_eye(x, &whole) : op == OP_LIN_SPACE ? infer_lin_space(x, &whole)
 	          : op == OP_DROPOUT_GEN_MASK ? infer_gen_mask(x, &whole)
+	          : op == OP_UNIFORM_REAL ? infer_uniform_real(x, &whole)
 	          : infer_table(x, &whole);
 	if (!ok)
 		return false;

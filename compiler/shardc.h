@@ -245,6 +245,7 @@ typedef struct {
 	double start, stop, step;/* Arange's range (step 1, start 0 by default) */
 	double fill;             /* CausalMask's masked value, when present; else its dtype's lowest finite value */
 	double theta;            /* RopeCos's and RopeSin's frequency base, 10000 by default */
+	int64_t seed, seed2, maxlen;   /* UniformReal's seeds (both 0: the module's); Range's (Arange's) longest length */
 	double keep_prob;        /* Dropout's chance of keeping an element, in (0, 1]; 0.5 by default (MindSpore's) */
 	double alpha;            /* Elu: its negative side's scale, 1 (MindSpore's only value) */
 	double lambd;            /* HShrink, SoftShrink: the half-width of the band they zero (0.5) */

@@ -282,6 +282,7 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2:   /* their padding made 0 (lower_pad.c) */
 	case OP_EYE: case OP_LIN_SPACE:
 	case OP_DROPOUT_GEN_MASK:   /* false (sc_dropout_gen_mask) */
+	case OP_UNIFORM_REAL:   /* 0 (sc_uniform_real) */
 	case OP_MSE_LOSS: case OP_L1_LOSS: case OP_L2_LOSS:   /* their operands' padding made 0 (lower_pad.c) */
 	case OP_KL_DIV_LOSS:   /* "none": 0 (log 0 - 0) is 0; its reductions' operands' padding made 0 (lower_pad.c) */
 	case OP_SQUARE_SUM_ALL:

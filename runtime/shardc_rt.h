@@ -1091,6 +1091,12 @@ void sc_dropout(sc_rt *rt, const float *x, float *y, const int64_t *gdims, int n
 void sc_dropout_gen_mask(sc_rt *rt, uint8_t *mask, const int64_t *gdims, int ndim, const int64_t *start,
                          const int64_t *ldims, const char *name, uint64_t seed, int64_t step, double keep_prob);
 void sc_dropout_do_mask(sc_rt *rt, const float *x, const uint8_t *mask, float *y, int64_t n, double keep_prob);
+/* UniformReal (MindSpore's): one rank's piece of the whole gdims of Float32
+ * values in [0, 1), element i the draw (splitmix64(k + i) >> 40) 2^-24 that
+ * sc_dropout compares with keep_prob, k keyed by name, seed and step as
+ * sc_dropout's (exact in Float32); its padding 0. */
+void sc_uniform_real(sc_rt *rt, float *y, const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims,
+                     const char *name, uint64_t seed, int64_t step);
 
 /* Scalar losses: the mean over n (rows, for the cross entropy). Labels
  * outside [0, c) add nothing. */

@@ -332,6 +332,12 @@ class Stmt:
         self.op = OP_ALIASES.get(op, op)
         self.operands = operands      # [Ref or Number]
         self.attrs = attrs            # dict
+        if self.op == "Range":        # MindSpore's P.Range(start, limit, delta): Arange (compiler/misc_ops.c)
+            keys = ("start", "stop", "step")
+            if len(operands) == 3 and not any(isinstance(r, Ref) for r in operands) and \
+                    not any(k in attrs for k in keys):
+                self.op, self.operands = "Arange", []
+                self.attrs = dict(attrs, **{k: r.value for k, r in zip(keys, operands)})
         self.sig = sig                # None or ([Type], [Type])
         self.offset = offset
         self.op_offset = op_offset
@@ -737,6 +743,22 @@ def do_mask(prog, ins, x, mask):
     if mask.shape != x.shape:
         raise OpError("the mask %s is not x's shape %s" % (mask.shape, x.shape))
     return np.where(mask, np.float32(x) * np.float32(1.0 / p), np.float32(0))
+
+
+def uniform_real(prog, ins):
+    """UniformReal: the piece [begin, end) of the whole `shape` of Float32 draws in [0, 1), element i the
+    draw Dropout compares with keep_prob (dropout_keep), keyed by its flat name; seed and seed2, when either is
+    given, as one seed (seed << 32 | seed2) in place of the model's (compiler/misc_ops.c)."""
+    shape = attr_ints(ins.attrs, "shape")
+    if not shape or min(shape) < 1:
+        raise OpError("needs the attribute 'shape' (one dim or more, positive)")
+    s1, s2 = ins.attrs.get("seed", 0), ins.attrs.get("seed2", 0)
+    seed = (s1 << 32 | s2) if s1 or s2 else prog.seed
+    n = int(np.prod(shape, dtype=np.int64))
+    with np.errstate(over="ignore"):
+        k = splitmix64(np.uint64((init_key(prog.flat[ins.out], seed) + prog.step) & M64))
+    u = uniform_bits(int(k), n).astype(np.float32).reshape(shape)
+    return constant_piece(u, ins.attrs)
 
 
 def init_number(v, what, offset):
@@ -2617,6 +2639,79 @@ def bwd_l2_normalize(g, ins, at):
     return [g / r - np.where(through, x * dot / r ** 3, 0)]
 
 
+def lp_norm_parts(ins, at):
+    """MindSpore's LpNorm: (x, axes, p, the norm before epsilon with the reduced dims kept, epsilon)."""
+    if "axis" not in at:
+        raise OpError("needs the attribute 'axis'")
+    x, p, eps = ins[0], at.get("p", 2), at.get("epsilon", 1e-12)
+    if type(p) is not int or not 1 <= p <= 64:
+        raise OpError("p is an integer from 1 to 64")
+    axes = reduce_axes(at, x.ndim)
+    n = (np.abs(x) ** p).sum(axis=axes, keepdims=True) ** (1.0 / p)
+    return x, axes, p, n, eps
+
+
+def fwd_lp_norm(ins, at):
+    """max((sum |x|^p)^(1/p), epsilon) over axis."""
+    _, axes, _, n, eps = lp_norm_parts(ins, at)
+    out = np.maximum(n, eps)
+    return out if keep_dims(at) else out.squeeze(axis=axes)
+
+
+def bwd_lp_norm(g, ins, at):
+    """dx = dy x |x|^(p-2) / n^(p-1) where the norm n is above epsilon (0 where x is 0), else 0."""
+    x, axes, p, n, eps = lp_norm_parts(ins, at)
+    g = g if keep_dims(at) else np.expand_dims(g, axes)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = np.sign(x) * np.abs(x) ** (p - 1) / n ** (p - 1)
+    return [np.where(n > eps, g * np.nan_to_num(slope), 0)]
+
+
+def clip_by_norm_parts(ins, at):
+    """MindSpore's ClipByNorm: (x, clip_norm, the L2 norm over axis with its dims kept, max(l2, clip_norm))."""
+    x, c = ins
+    l2 = np.sqrt((x * x).sum(axis=reduce_axes(at, x.ndim), keepdims=True))
+    return x, c, l2, np.maximum(l2, c)
+
+
+def fwd_clip_by_norm(ins, at):
+    """x clip_norm / max(l2norm(x, axis), clip_norm)."""
+    x, c, _, m = clip_by_norm_parts(ins, at)
+    return x * c / m
+
+
+def bwd_clip_by_norm(g, ins, at):
+    """Through the quotient: the norm's share where it is above clip_norm (and not 0), clip_norm's where it is
+    the larger (ties: Maximum's split, half to each)."""
+    x, c, l2, m = clip_by_norm_parts(ins, at)
+    axes = reduce_axes(at, x.ndim)
+    tie = np.where(l2 == c, 0.5, 1.0)
+    wl, wc = np.where(l2 >= c, tie, 0.0), np.where(c >= l2, tie, 0.0)
+    dm = -(g * x * c).sum(axis=axes, keepdims=True) / (m * m)     # d out / d max, summed over the norm's elements
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dx = g * c / m + np.where(l2 > 0, dm * wl * x / l2, 0)
+    dc = g * x / m + dm * wc
+    return [dx, unbroadcast(dc, c.shape)]
+
+
+def fwd_iou(ins, at):
+    """MindSpore's IOU (its CPU kernel): out[m, n] the overlap of gt box m and anchor box n, sides x1 - x0 + 1,
+    over the union (mode "iou") or gt box m's area ("iof"), plus 1e-10."""
+    a, g = ins
+    mode = at.get("mode", "iou")
+    if mode not in ("iou", "iof"):
+        raise OpError("mode is \"iou\" or \"iof\"")
+    if a.ndim != 2 or g.ndim != 2 or a.shape[1] != 4 or g.shape[1] != 4:
+        raise OpError("anchor_boxes and gt_boxes are (N, 4) and (M, 4)")
+    a, g = a[None, :, :], g[:, None, :]
+    w = np.maximum(0, np.minimum(a[..., 2], g[..., 2]) - np.maximum(a[..., 0], g[..., 0]) + 1)
+    h = np.maximum(0, np.minimum(a[..., 3], g[..., 3]) - np.maximum(a[..., 1], g[..., 1]) + 1)
+    over = w * h
+    area_a = (a[..., 2] - a[..., 0] + 1) * (a[..., 3] - a[..., 1] + 1)
+    area_g = (g[..., 2] - g[..., 0] + 1) * (g[..., 3] - g[..., 1] + 1)
+    return over / ((area_g + 1e-10) if mode == "iof" else (area_a + area_g - over + 1e-10))
+
+
 def layer_norm_parts(ins, at):
     x, gamma, beta = ins
     norm = norm_axis(attr_int(at, "begin_norm_axis", -1), x.ndim)
@@ -3224,6 +3319,8 @@ def const_arange(at, dtype):
     n = math.ceil((stop - start) / step) if step else 0
     if n < 1:
         raise OpError("start %s, stop %s and step %s give no element" % (start, stop, step))
+    if n > at.get("maxlen", 1000000):
+        raise OpError("the range has %d elements, more than maxlen %s (MindSpore's Range)" % (n, at.get("maxlen")))
     if is_float(dtype):
         return constant_piece(start + np.arange(n, dtype=np.float64) * step, at)
     return constant_piece(int(start) + np.arange(n, dtype=np.int64) * int(step), at)
@@ -3428,6 +3525,7 @@ OPS = {
     "RotaryPositionEmbedding": (fwd_rotary, bwd_rotary, 3, 3),
     "Dropout": (fwd_none, bwd_none, 1, 1),           # dropout(): its mask needs the step and its name
     "DropoutGenMask": (fwd_none, bwd_none, 0, 0),    # gen_mask(): Dropout's mask, by its name
+    "UniformReal": (fwd_none, bwd_none, 0, 0),       # uniform_real(): Dropout's draws, by its name
     "DropoutDoMask": (fwd_none, bwd_none, 2, 2),     # do_mask(): the identity without training
     "FlashAttentionScore": (fwd_flash_attention, bwd_flash_attention, 3, 4),
     "Softmax": (fwd_softmax, bwd_softmax, 1, 1),
@@ -3462,6 +3560,9 @@ OPS = {
     "TensorScatterMin": tensor_scatter("Min") + (3, 3),
     **{"UnsortedSegment" + k: (fwd_segment(k), bwd_segment(k), 2, 2) for k in ("Sum", "Max", "Min", "Prod")},
     "L2Normalize": (fwd_l2_normalize, bwd_l2_normalize, 1, 1),
+    "LpNorm": (fwd_lp_norm, bwd_lp_norm, 1, 1),
+    "IOU": (fwd_iou, bwd_none, 2, 2),                # MindSpore's (no bprop); the compiler: Transpose, slices, ...       # MindSpore's; the compiler writes it as Abs, Pow, ReduceSum
+    "ClipByNorm": (fwd_clip_by_norm, bwd_clip_by_norm, 2, 2),   # MindSpore's; the compiler: Square, ReduceSum, ...
     "Tile": (fwd_tile, bwd_tile, 1, 1),
     "OneHot": (fwd_one_hot, bwd_one_hot, 3, 3),
     "Tril": (*triangle(False), 1, 1),
@@ -3634,7 +3735,7 @@ def emit_graph(prog, module, gi, env, prefix=""):
             dtype = result_dtype(st.op, st.attrs, [prog.dtypes[v] for v in ins], st.op_offset)
             out = prog.new_value(st.result, dtype)
             prog.instrs.append(Instr(st.op, ins, st.attrs, out, st.op_offset))
-            if st.op in ("Dropout", "DropoutGenMask"):
+            if st.op in ("Dropout", "DropoutGenMask", "UniformReal"):
                 if prefix.count(".") >= 8:
                     raise ModelError(st.op_offset, "%s: the reference keys a mask by its flat name, which the "
                                      "compiler starts over 8 Calls deep (flatten.c); this one is deeper" % st.op)
@@ -3955,6 +4056,8 @@ def forward(prog, feeds):
                     r = dropout(prog, ins, args[0])
                 elif ins.op == "DropoutGenMask":
                     r = gen_mask(prog, ins)
+                elif ins.op == "UniformReal":
+                    r = uniform_real(prog, ins)
                 elif ins.op == "DropoutDoMask":
                     r = do_mask(prog, ins, args[0], args[1])
                 else:

@@ -605,6 +605,16 @@ void sc_dropout_gen_mask(sc_rt *rt, uint8_t *mask, const int64_t *gdims, int ndi
 		sc_pad_zero(rt, mask, SC_BOOL, ldims, ndim, real);
 }
 
+void sc_uniform_real(sc_rt *rt, float *y, const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims,
+                     const char *name, uint64_t seed, int64_t step)
+{
+	int64_t real[SC_MAX_DIMS];
+	bool padded = sc_piece_real(name, gdims, ndim, start, ldims, real);
+	sc_cpu_uniform_real(y, gdims, ndim, start, ldims, sc_dropout_key(name, seed, step));
+	if (padded)
+		sc_pad_zero(rt, y, SC_F32, ldims, ndim, real);
+}
+
 void sc_dropout_do_mask(sc_rt *rt, const float *x, const uint8_t *mask, float *y, int64_t n, double keep_prob)
 {
 	(void)rt;

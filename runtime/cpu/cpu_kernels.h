@@ -95,6 +95,9 @@ void sc_cpu_arange(void *y, sc_dtype dt, int64_t n, int64_t first, double start,
 void sc_cpu_dropout_gen_mask(uint8_t *m, const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims,
                              uint64_t k, double keep_prob);
 void sc_cpu_dropout_do_mask(const float *x, const uint8_t *m, float *y, int64_t n, double keep_prob);
+/* UniformReal's values of a piece (sc_uniform_real): sc_cpu_dropout's draws under key k */
+void sc_cpu_uniform_real(float *y, const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims,
+                         uint64_t k);
 void sc_cpu_dropout(const float *x, float *y, const int64_t *gdims, int ndim, const int64_t *start,
                     const int64_t *ldims, uint64_t k, double keep_prob);
 void sc_cpu_causal_mask(void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0, int64_t col0,

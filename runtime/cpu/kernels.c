@@ -1553,6 +1553,33 @@ void sc_cpu_arange(void *y, sc_dtype dt, int64_t n, int64_t first, double start,
 	SC_DIE("sc_arange: %s is not Float32, Int32 or Int64", sc_dtype_name(dt));
 }
 
+/* The draw of element i of the whole under key k, in [0, 1) on a 2^-24 grid:
+ * Dropout keeps the element where it is below keep_prob, DropoutGenMask
+ * stores that, UniformReal the draw itself. */
+static double dropout_u(uint64_t k, uint64_t i)
+{
+	return (double)(sc_splitmix64(k + i) >> 40) * 0x1p-24;
+}
+
+void sc_cpu_uniform_real(float *y, const int64_t *gdims, int ndim, const int64_t *start, const int64_t *ldims,
+                         uint64_t k)
+{
+	int64_t gstride[SC_MAX_DIMS], idx[SC_MAX_DIMS] = {0}, n = 1, s = 1;
+	for (int d = ndim - 1; d >= 0; d--) {
+		gstride[d] = s;
+		s *= gdims[d];
+		n *= ldims[d];
+	}
+	for (int64_t l = 0; l < n; l++) {   /* sc_cpu_dropout's draw, exact in Float32 */
+		uint64_t i = 0;
+		for (int d = 0; d < ndim; d++)
+			i += (uint64_t)((start[d] + idx[d]) * gstride[d]);
+		y[l] = (float)dropout_u(k, i);
+		for (int d = ndim - 1; d >= 0 && ++idx[d] == ldims[d]; d--)
+			idx[d] = 0;
+	}
+}
+
 void sc_cpu_dropout(const float *x, float *y, const int64_t *gdims, int ndim, const int64_t *start,
                     const int64_t *ldims, uint64_t k, double keep_prob)
 {
@@ -1567,7 +1594,7 @@ void sc_cpu_dropout(const float *x, float *y, const int64_t *gdims, int ndim, co
 		uint64_t i = 0;
 		for (int d = 0; d < ndim; d++)
 			i += (uint64_t)((start[d] + idx[d]) * gstride[d]);
-		double u = (double)(sc_splitmix64(k + i) >> 40) * 0x1p-24;
+		double u = dropout_u(k, i);
 		y[l] = u < (double)(float)keep_prob ? x[l] * scale : 0.0f;
 		for (int d = ndim - 1; d >= 0 && ++idx[d] == ldims[d]; d--)
 			idx[d] = 0;
@@ -1587,7 +1614,7 @@ void sc_cpu_dropout_gen_mask(uint8_t *m, const int64_t *gdims, int ndim, const i
 		uint64_t i = 0;
 		for (int d = 0; d < ndim; d++)
 			i += (uint64_t)((start[d] + idx[d]) * gstride[d]);
-		double u = (double)(sc_splitmix64(k + i) >> 40) * 0x1p-24;
+		double u = dropout_u(k, i);
 		m[l] = u < (double)(float)keep_prob;
 		for (int d = ndim - 1; d >= 0 && ++idx[d] == ldims[d]; d--)
 			idx[d] = 0;

@@ -126,6 +126,8 @@ cudaError_t sc_cu_dropout_gen_mask(uint8_t *m, const sc_cu_walk *w, int64_t base
                                    cudaStream_t s);
 cudaError_t sc_cu_dropout_do_mask(const float *x, const uint8_t *m, float *y, int64_t n, double keep_prob,
                                   cudaStream_t s);
+/* UniformReal's values of a piece: sc_cu_dropout's draws (its walk, base and key) */
+cudaError_t sc_cu_uniform_real(float *y, const sc_cu_walk *w, int64_t base, uint64_t k, cudaStream_t s);
 /* The computed constants; a dtype the kernel does not write: cudaErrorInvalidValue */
 cudaError_t sc_cu_arange(void *y, sc_dtype dt, int64_t n, int64_t first, double start, double step, cudaStream_t s);
 cudaError_t sc_cu_causal_mask(void *y, sc_dtype dt, int64_t lead, int64_t rows, int64_t cols, int64_t row0,

@@ -697,15 +697,25 @@ __device__ uint64_t splitmix64_d(uint64_t z)
 /* Whether element l of a piece is kept: w the piece's dims and the whole's
  * strides (s0), base its first element's index in the whole, k the key.
  * Dropout and DropoutGenMask draw through it alike. */
-__device__ bool dropout_keeps(const sc_cu_walk &w, int64_t base, int64_t l, uint64_t k, float keep)
+__device__ double dropout_u(const sc_cu_walk &w, int64_t base, int64_t l, uint64_t k)
 {
 	int64_t i = base, rest = l;
 	for (int d = w.ndim - 1; d >= 0; d--) {
 		i += rest % w.dims[d] * w.s0[d];
 		rest /= w.dims[d];
 	}
-	double u = (double)(splitmix64_d(k + (uint64_t)i) >> 40) * 0x1p-24;
-	return u < (double)keep;
+	return (double)(splitmix64_d(k + (uint64_t)i) >> 40) * 0x1p-24;
+}
+
+__device__ bool dropout_keeps(const sc_cu_walk &w, int64_t base, int64_t l, uint64_t k, float keep)
+{
+	return dropout_u(w, base, l, k) < (double)keep;
+}
+
+/* UniformReal: the draw itself (the twin: sc_cpu_uniform_real) */
+__global__ void uniform_real_k(float *y, int64_t n, sc_cu_walk w, int64_t base, uint64_t k)
+{
+	GRID_LOOP(l, n) y[l] = (float)dropout_u(w, base, l, k);
 }
 
 __global__ void dropout_k(const float *x, float *y, int64_t n, sc_cu_walk w, int64_t base, uint64_t k, float keep,
@@ -2475,6 +2485,15 @@ cudaError_t sc_cu_dropout_gen_mask(uint8_t *m, const sc_cu_walk *w, int64_t base
 	if (n <= 0)
 		return cudaSuccess;
 	dropout_gen_mask_k<<<blocks_for(n), THREADS, 0, s>>>(m, n, *w, base, k, (float)keep_prob);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_uniform_real(float *y, const sc_cu_walk *w, int64_t base, uint64_t k, cudaStream_t s)
+{
+	int64_t n = walk_count(w);
+	if (n <= 0)
+		return cudaSuccess;
+	uniform_real_k<<<blocks_for(n), THREADS, 0, s>>>(y, n, *w, base, k);
 	return cudaGetLastError();
 }
 

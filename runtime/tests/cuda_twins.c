@@ -1191,6 +1191,16 @@ static void test_constants(void)
 		twin_bytes("dropout_do_mask is dropout", dy, wd, 24 * sizeof *y);
 		free(x), free(y), free(wd);
 	}
+	{   /* UniformReal: the uneven piece's draws, bit for bit, its padding 0 */
+		const int64_t g[3] = {4, 8, 12}, s0[3] = {3, 6, 5}, l[3] = {2, 3, 4}, real[3] = {1, 2, 4};
+		float u[24], *du = t_slab(24 * sizeof *u);
+		sc_uniform_real(rt, du, g, 3, s0, l, "h.u", 11, 3);
+		sc_cpu_uniform_real(u, g, 3, s0, l, sc_dropout_key("h.u", 11, 3));
+		for (int i = 0; i < 24; i++)
+			if (i / 12 >= real[0] || i / 4 % 3 >= real[1])
+				u[i] = 0;
+		twin_bytes("uniform_real, padded piece", du, u, sizeof u);
+	}
 	{   /* sc_fill_pad: float32, -inf past 2 of a middle dim of 3; bfloat16 in place, 0.1 past 1 of dim 0 */
 		float *dx, *x = rnd(24, -2, 2, &dx), *y = malloc(24 * sizeof *y);
 		const int64_t fd[3] = {2, 3, 4};

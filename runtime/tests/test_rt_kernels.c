@@ -2182,6 +2182,47 @@ Test(dropout, masks_make_dropout)
 	}
 }
 
+/* UniformReal: each piece of a (4, 6, 10) whole draws the whole's values at
+ * its place, in [0, 1) on the 2^-24 grid, below keep_prob exactly where
+ * DropoutGenMask of the same name keeps the element; a padded piece's
+ * padding is 0; another name, seed or step draws other values. */
+Test(uniform_real, pieces_are_the_whole_and_dropout_draws)
+{
+	enum { A = 4, B = 6, C = 10, N = A * B * C };
+	const int64_t g[3] = {A, B, C}, l[3] = {A / 2, B / 3, C / 2}, z[3] = {0, 0, 0};
+	float whole[N], piece[N], other[N];
+	uint8_t m[N];
+	sc_uniform_real(NULL, whole, g, 3, z, g, "u", 9, 2);
+	sc_dropout_gen_mask(NULL, m, g, 3, z, g, "u", 9, 2, 0.3);
+	for (int i = 0; i < N; i++) {
+		cr_assert(whole[i] >= 0.0f && whole[i] < 1.0f, "element %d is %g", i, whole[i]);
+		cr_assert_eq(whole[i] * 16777216.0f, floorf(whole[i] * 16777216.0f), "element %d off the 2^-24 grid", i);
+		cr_assert_eq(m[i], whole[i] < 0.3f, "element %d: the mask is the draw below keep_prob", i);
+	}
+	for (int p = 0; p < 2 * 3 * 2; p++) {
+		int64_t s[3] = {p / 6 * l[0], p / 2 % 3 * l[1], p % 2 * l[2]};
+		sc_uniform_real(NULL, piece, g, 3, s, l, "u", 9, 2);
+		int n = 0;
+		for (int a = 0; a < l[0]; a++)
+			for (int b = 0; b < l[1]; b++)
+				for (int c = 0; c < l[2]; c++, n++)
+					cr_assert_eq(piece[n], whole[((s[0] + a) * B + s[1] + b) * C + s[2] + c], "piece %d", p);
+	}
+	const int64_t ug[2] = {5, 7}, st[2] = {3, 4}, ld[2] = {3, 4};
+	float w[35], wp[12];
+	sc_uniform_real(NULL, w, ug, 2, z, ug, "v", 2, 4);
+	sc_uniform_real(NULL, wp, ug, 2, st, ld, "v", 2, 4);
+	for (int i = 0; i < 12; i++) {
+		int64_t gi = st[0] + i / 4, gj = st[1] + i % 4;
+		cr_assert_eq(wp[i], gi < 5 && gj < 7 ? w[gi * 7 + gj] : 0.0f, "padded piece (%d, %d)", i / 4, i % 4);
+	}
+	int same = 0;
+	sc_uniform_real(NULL, other, g, 3, z, g, "u", 9, 3);
+	for (int i = 0; i < N; i++)
+		same += other[i] == whole[i];
+	cr_assert_lt(same, 4, "the next step draws other values (%d equal)", same);
+}
+
 /* An uneven shard's piece: (3, 4) at (3, 4) of a (5, 7) whole holds (2, 3)
  * real elements. They get the 1-rank run's mask; the padding gets 0, whatever
  * x holds there. */

@@ -984,6 +984,26 @@ class Forward(unittest.TestCase):
         self.check("L2Loss", [p], {}, (p * p).sum() / 2)
         self.check("L2Loss", [np.array(3.0)], {}, 4.5)
 
+    def test_misc_ops(self):
+        # MindSpore's LpNorm max((sum |x|^p)^(1/p), epsilon), ClipByNorm x c / max(l2, c), IOU with its + 1
+        x = rng(1).normal(size=(4, 3))
+        self.check("LpNorm", [x], {"axis": 1, "p": 3}, (np.abs(x) ** 3).sum(axis=1) ** (1 / 3))
+        self.check("LpNorm", [x], {"axis": (0, 1), "p": 1, "keep_dims": True}, np.abs(x).sum(keepdims=True))
+        self.check("LpNorm", [np.zeros((2, 2))], {"axis": 0, "epsilon": 0.5}, np.full(2, 0.5))
+        l2 = np.sqrt((x * x).sum(axis=1, keepdims=True))
+        self.check("ClipByNorm", [x, np.array([1.2])], {"axis": 1}, x * 1.2 / np.maximum(l2, 1.2))
+        self.check("ClipByNorm", [x, np.array(100.0)], {}, x)
+        a = np.array([[0.0, 0.0, 3.0, 3.0], [1.0, 1.0, 2.0, 5.0]])
+        g = np.array([[0.0, 0.0, 3.0, 3.0], [2.0, 2.0, 4.0, 4.0], [9.0, 9.0, 9.0, 9.0]])
+        over = np.array([[16, 6], [4, 3], [0, 0]], dtype=float)
+        area_a, area_g = np.array([16.0, 10.0]), np.array([16.0, 9.0, 1.0])
+        self.check("IOU", [a, g], {}, over / (area_a[None] + area_g[:, None] - over + 1e-10))
+        self.check("IOU", [a, g], {"mode": "iof"}, over / (area_g[:, None] + 1e-10))
+        with self.assertRaises(R.OpError):
+            fwd("IOU", [a, g], {"mode": "giou"})
+        with self.assertRaises(R.OpError):
+            fwd("LpNorm", [x], {"p": 2})
+
     def test_kldiv_loss(self):
         # MindSpore's KLDivLoss: y (log y - x), 0 where y is 0; reduced by mean, batchmean (dim 0) or sum
         x, y = rng(1).normal(size=(4, 3)), rng(2).uniform(0, 1, size=(4, 3))
@@ -1675,6 +1695,31 @@ class Gradients(unittest.TestCase):
         self.check("MSELoss", [p, t])
         self.check("L1Loss", [p, t])
         self.check("L2Loss", [p])
+
+    def test_lp_norm_clip_by_norm(self):
+        x = rng(2).normal(size=(3, 4))
+        for at in ({"axis": 1, "p": 3}, {"axis": 0, "p": 2, "keep_dims": True}, {"axis": (0, 1), "p": 1}):
+            self.check("LpNorm", [x], at)
+        self.check("ClipByNorm", [x, np.array([1.1])], {"axis": 1})      # rows both sides of clip_norm
+        self.check("ClipByNorm", [x, np.array(0.5)], {})
+
+    def test_uniform_real_range(self):
+        # UniformReal: Dropout's draws keyed by the flat name, seed and step; a piece is the whole's; seed and
+        # seed2 replace the model's seed. Range(start, limit, delta) reads as Arange.
+        prog = R.Program()
+        out = prog.new_value("u", "Float32")
+        prog.flat[out], prog.seed, prog.step = "u", 3, 5
+        u = R.uniform_real(prog, R.Instr("UniformReal", [], {"shape": (6, 8)}, out, 0))
+        self.assertEqual(u.dtype, np.float32)
+        self.assertTrue(((u >= 0) & (u < 1)).all())
+        np.testing.assert_array_equal(u < np.float32(0.7), R.dropout_keep("u", 3, 5, (6, 8), float(np.float32(0.7))))
+        piece = R.Instr("UniformReal", [], {"shape": (6, 8), "begin": (2, 4), "end": (4, 8)}, out, 0)
+        np.testing.assert_array_equal(R.uniform_real(prog, piece), u[2:4, 4:8])
+        seeded = R.uniform_real(prog, R.Instr("UniformReal", [], {"shape": (6, 8), "seed": 1, "seed2": 2}, out, 0))
+        prog.seed = 1 << 32 | 2
+        np.testing.assert_array_equal(R.uniform_real(prog, R.Instr("UniformReal", [], {"shape": (6, 8)}, out, 0)), seeded)
+        st = R.Stmt("r", "Range", [R.Number(0.0, "0.0", 0), R.Number(4.0, "4.0", 0), R.Number(0.5, "0.5", 0)], {"maxlen": 10}, None, 0, 0)
+        self.assertEqual((st.op, st.operands, st.attrs["stop"], st.attrs["step"]), ("Arange", [], 4.0, 0.5))
 
     def test_kldiv_loss(self):
         x, y = rng(2).normal(size=(3, 4)), rng(3).uniform(0.1, 1, size=(3, 4))

@@ -765,6 +765,11 @@ static bool eval_constant(Eval *e)
 			v = a->fill;
 		} else if (e->n->op == OP_DROPOUT_GEN_MASK) {   /* inference keeps every element (eval_dropout) */
 			v = 1;
+		} else if (e->n->op == OP_UNIFORM_REAL) {   /* not the draws: a value in [0, 1) of the global index */
+			int64_t flat = 0;
+			for (int d = 0; d < r; d++)
+				flat = flat * a->shape[d] + idx[d];
+			v = fmod((double)flat * 0.6180339887498949, 1.0);
 		} else if (e->n->op == OP_ARANGE) {
 			v = a->start + (double)idx[0] * a->step;
 		} else if (e->n->op == OP_EYE) {
@@ -1895,7 +1900,7 @@ static bool eval_op(Eval *e)
 		return eval_dense_ce(e);
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_EYE:
 	case OP_LIN_SPACE:
-	case OP_DROPOUT_GEN_MASK:
+	case OP_DROPOUT_GEN_MASK: case OP_UNIFORM_REAL:
 		return eval_constant(e);
 	case OP_KL_DIV_LOSS:
 		return eval_kldiv_loss(e);

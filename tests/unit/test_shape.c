@@ -250,6 +250,24 @@ Test(dropout, gen_mask_shapes)
 	expect_error(in, "DropoutGenMask() {shape: (2, 3)}", "error: DropoutGenMask needs the attribute 'keep_prob'");
 }
 
+/* Range is Arange from its three numbers; UniformReal a Float32 constant of
+ * its shape; LpNorm, ClipByNorm and IOU typed through their pieces. */
+Test(misc_ops, shapes)
+{
+	const char *in = "%x: <Tensor[Float32], (4, 6)>, %c: <Tensor[Float32], (1,)>, %a: <Tensor[Float32], (5, 4)>";
+	expect_y(in, "Range(0.0, 4.0, 0.5)", "<Tensor[Float32], (8,)>");
+	expect_y(in, "Range(1, 7, 2)", "<Tensor[Int64], (3,)>");
+	expect_error(in, "Range(0, 100, 1) {maxlen: 10}", "error: Range: the range has 100 elements, more than maxlen 10");
+	expect_y(in, "UniformReal() {shape: (2, 3), seed: 1, seed2: 2}", "<Tensor[Float32], (2, 3)>");
+	expect_y(in, "UniformReal() {shape: (4, 6), begin: (2, 0), end: (4, 3)}", "<Tensor[Float32], (2, 3)>");
+	expect_y(in, "LpNorm(%x) {axis: 1, p: 3}", "<Tensor[Float32], (4,)>");
+	expect_y(in, "LpNorm(%x) {axis: 0, keep_dims: true}", "<Tensor[Float32], (1, 6)>");
+	expect_y(in, "ClipByNorm(%x, %c) {axis: 1}", "<Tensor[Float32], (4, 6)>");
+	expect_y(in, "ClipByNorm(%x, 2.0)", "<Tensor[Float32], (4, 6)>");
+	expect_y(in, "IOU(%a, %a) {mode: \"iof\"}", "<Tensor[Float32], (5, 5)>");
+	expect_error(in, "IOU(%x, %a)", "error: ");
+}
+
 /* Split: piece index of output_num equal pieces along axis, any type. */
 Test(split, shapes)
 {
