@@ -3944,8 +3944,9 @@ def autocast(prog, prec, shardc=None):
     classes = precision_classes(shardc)
 
     # The two exceptions to the table (docs/language.md, Mixed precision): an
-    # AddN of 8 operands or more computes in Float32, and LinSpace (Float32
-    # only) is never computed in the compute type (lowered_consts below).
+    # AddN of 8 operands or more computes in Float32, and LinSpace and
+    # UniformReal (Float32 only) are never computed in the compute type
+    # (lowered_consts below).
     def op_class(ins):
         return "f32" if ins.op == "AddN" and len(ins.ins) >= 8 else classes[ins.op]
     declared = list(prog.dtypes)
@@ -3987,7 +3988,7 @@ def autocast(prog, prec, shardc=None):
         for v in ins.ins:
             users.setdefault(v, []).append(ins)
     lowered_consts = set(ins.out for ins in prog.instrs
-                         if ins.op in CONSTANTS and ins.op != "LinSpace" and ins.out in users and
+                         if ins.op in CONSTANTS and ins.op not in ("LinSpace", "UniformReal") and ins.out in users and
                          ins.out not in prog.outputs and ins.out != prog.loss and
                          all(op_class(u) == "low" and changes(u) for u in users[ins.out]))
 
