@@ -100,6 +100,8 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_DEPTH: sb_printf(b, "%lld", (long long)a->depth); break;
 		case ATTR_DIM: sb_printf(b, "%lld", (long long)a->dim); break;
 		case ATTR_DIAGONAL: sb_printf(b, "%lld", (long long)a->diagonal); break;
+		case ATTR_AXIS1: sb_printf(b, "%lld", (long long)a->axis1); break;
+		case ATTR_AXIS2: sb_printf(b, "%lld", (long long)a->axis2); break;
 		case ATTR_NUM_SEGMENTS: sb_printf(b, "%lld", (long long)a->num_segments); break;
 		case ATTR_IS_TRAINING: sb_puts(b, a->is_training ? "true" : "false"); break;
 		case ATTR_MOMENTUM: print_float(b, a->momentum); break;
