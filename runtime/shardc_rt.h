@@ -559,6 +559,27 @@ void sc_compare(sc_rt *rt, sc_cmpop op, float p, const float *a, const int64_t *
  * y's dims): LogicalNot. */
 void sc_logical(sc_rt *rt, sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_ndim, const uint8_t *b,
                 const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim);
+/* MindSpore's integer operators on SC_I32 or SC_I64 tensors (dt; a, b and
+ * y all of it), b broadcast against a as sc_binary's, NULL (b_ndim 0) for
+ * the unary ones: SC_INT_INVERT ~a; SC_INT_POPCOUNT the 1 bits of a's
+ * two's complement (of dt's width); SC_INT_LEFT_SHIFT and
+ * SC_INT_RIGHT_SHIFT a shifted by b (arithmetic right), b first taken
+ * modulo the width where |b| exceeds it (MindSpore's CPU kernels), then a
+ * count below 0 or at the width gives 0 (left) or a's sign, 0 or -1
+ * (right), where C leaves the shift undefined. */
+typedef enum { SC_INT_INVERT, SC_INT_POPCOUNT, SC_INT_LEFT_SHIFT, SC_INT_RIGHT_SHIFT } sc_intop;
+void sc_int_math(sc_rt *rt, sc_intop op, sc_dtype dt, const void *a, const int64_t *a_dims, int a_ndim,
+                 const void *b, const int64_t *b_dims, int b_ndim, void *y, const int64_t *y_dims, int y_ndim);
+/* y = x reversed along the dims whose bit rev sets (MindSpore's ReverseV2;
+ * its own gradient); x and y of dims, not overlapping. */
+void sc_reverse(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, unsigned rev);
+/* y = the sums of x's diagonals x[.., i (dim a1), .., i + offset (dim a2), ..],
+ * y of x's other dims in order (MindSpore's TraceV2, numpy's trace); an
+ * offset past the matrix sums nothing, 0. sc_trace_grad: dx zeros but dy on
+ * those diagonals. */
+void sc_trace(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int a1, int a2, int64_t offset);
+void sc_trace_grad(sc_rt *rt, const float *dy, float *dx, const int64_t *dims, int ndim, int a1, int a2,
+                   int64_t offset);
 /* y = 1 where x is finite (not an infinity, not NaN), else 0, n elements
  * each, y SC_BOOL: MindSpore's IsFinite. */
 void sc_is_finite(sc_rt *rt, const float *x, uint8_t *y, int64_t n);
