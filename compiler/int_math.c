@@ -93,8 +93,8 @@ static bool infer_trace_v2(Infer *x, const Type *in, Type *out)
 	bool ok = false;
 	int64_t a1, a2;
 	if (in->rank < 2)
-		ERR(x, in_span(x, 0), "TraceV2: x %s is %s, of %d dims; it sums a diagonal, so it needs 2 or more",
-		    in_name(x, 0, &b), DIMS(in), in->rank);
+		ERR(x, in_span(x, 0), "TraceV2: x %s is %s; it sums a diagonal of two of its dims, so it needs 2 dims or "
+		    "more", in_name(x, 0, &b), DIMS(in));
 	else if (!need_float(x, 0))
 		;
 	else if (!infer_axis(x, a->axis1, in->rank, &a1) || !infer_axis(x, a->axis2, in->rank, &a2))
@@ -140,7 +140,7 @@ void reverse_v2_dims(const Type *x, const Node *n, OpDims *od)
 	for (int d = 0; d < x->rank; d++) {
 		add_dim(od, x->dims[d], NULL);
 		if (reverse_v2_reverses(&n->a, x->rank, d))
-			keep_whole(od, d, "a dim ReverseV2 reverses (MindSpore's ReverseV2Info)");
+			keep_whole(od, d, "a dim it reverses, whole in MindSpore's ReverseV2Info");
 		else if (od->batch < 0)
 			od->batch = d;
 	}
@@ -157,7 +157,7 @@ void trace_v2_dims(const Type *x, const Node *n, OpDims *od)
 	for (int d = 0; d < x->rank; d++) {
 		add_dim(od, x->dims[d], NULL);
 		if (d == a1 || d == a2) {
-			keep_whole(od, d, "a dim of the diagonal TraceV2 sums (MindSpore's TraceV2Info)");
+			keep_whole(od, d, "a dim of the diagonal it sums, whole in MindSpore's TraceV2Info");
 			continue;
 		}
 		if (od->batch < 0)
