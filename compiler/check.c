@@ -421,6 +421,8 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 	case ATTR_DIAGONAL: a->diagonal = v->i; break;
 	case ATTR_MAXLEN: case ATTR_SEED: case ATTR_SEED2:   /* Range's, UniformReal's (misc_ops.c) */
 		return decode_misc_attr(c->d, c->src, n, k, v);
+	case ATTR_AXIS1: a->axis1 = v->i; break;
+	case ATTR_AXIS2: a->axis2 = v->i; break;
 	case ATTR_NUM_SEGMENTS:
 		a->num_segments = v->i;
 		if (a->num_segments < 1) {
@@ -579,6 +581,7 @@ static void decode_attrs(Checker *c, Graph *g, Node *n)
 	window_defaults(a);   /* Conv2D's and the pools' kernel, stride, dilation and pad_mode */
 	a->paddings_contiguous = true;   /* MindSpore's PadV3 */
 	a->maxlen = 1000000;   /* MindSpore's Range */
+	a->axis1 = 1;   /* MindSpore's TraceV2 (ops.auto_generate) */
 	const Lit *d = n->attr_lit;
 	AttrMask allowed = op_attr_mask(n->op);
 	for (int i = 0; d && i < d->nitems; i++) {

@@ -105,6 +105,8 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_MAXLEN: sb_printf(b, "%lld", (long long)a->maxlen); break;
 		case ATTR_SEED: sb_printf(b, "%lld", (long long)a->seed); break;
 		case ATTR_SEED2: sb_printf(b, "%lld", (long long)a->seed2); break;
+		case ATTR_AXIS1: sb_printf(b, "%lld", (long long)a->axis1); break;
+		case ATTR_AXIS2: sb_printf(b, "%lld", (long long)a->axis2); break;
 		case ATTR_NUM_SEGMENTS: sb_printf(b, "%lld", (long long)a->num_segments); break;
 		case ATTR_IS_TRAINING: sb_puts(b, a->is_training ? "true" : "false"); break;
 		case ATTR_MOMENTUM: print_float(b, a->momentum); break;

@@ -10,6 +10,7 @@
 #include "kldiv_loss.h"
 #include "resize.h"
 #include "embedding_lookup.h"
+#include "int_math.h"
 
 #include <string.h>
 
@@ -307,6 +308,10 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		resize_args(b, p, f, dy, dx);
 		sb_puts(b, ");");
 		return;
+	case OP_REVERSE_V2: case OP_TRACE_V2:   /* MindSpore's bprops: dy reversed alike; dy on the diagonal of zeros */
+		sb_printf(b, "sc_%s(rt, %s, %s, ", f->op == OP_REVERSE_V2 ? "reverse" : "trace_grad", dy, dx);
+		int_math_args(b, f->op, &x->type, fa);
+		return;
 	case OP_TRIL: case OP_TRIU:   /* MindSpore's bprop: the same triangle of dy */
 		sb_printf(b, "sc_triangle(rt, %d, %s, %s, %s, ", f->op == OP_TRIU, dy, dx, sc_dtype_name(dxv->type.dtype));
 		triangle_args(b, p, f);
@@ -559,6 +564,7 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 	case OP_DROPOUT_GEN_MASK: case OP_UNIFORM_REAL:
 		die("%s has no operand to differentiate", op_info[f->op].name);
 	OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE:   /* a Bool result: op_input_has_grad */
+	OP_CASES(INT_MATH_OPS)   /* integers: op_input_has_grad */
 	case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 	case OP_ONE_HOT:   /* its inputs all carry none */
 	case OP_ARGMAX: case OP_ARGMIN:   /* Int32 results */

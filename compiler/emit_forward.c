@@ -8,6 +8,7 @@
 #include "kldiv_loss.h"
 #include "resize.h"
 #include "embedding_lookup.h"
+#include "int_math.h"
 
 void emit_collective(StrBuf *b, const Program *p, const LOp *o, int i)
 {
@@ -408,6 +409,22 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		          (long long)outer, (long long)yv->type.dims[ax], (long long)inner, off, x1, p->cname[o->in[2]], y);
 		break;
 	}
+	OP_CASES(INT_MATH_OPS)   /* on Int32 or Int64 (int_math.c); Invert's and PopulationCount's b NULL */
+		sb_printf(b, "sc_int_math(rt, %s, %s, ", int_math_kernel(o->op), sc_dtype_name(x->type.dtype));
+		tensor_arg(b, p, o->in[0]);
+		sb_puts(b, ", ");
+		if (o->nin == 2)
+			tensor_arg(b, p, o->in[1]);
+		else
+			sb_puts(b, "NULL, NULL, 0");
+		sb_puts(b, ", ");
+		tensor_arg(b, p, o->result);
+		sb_puts(b, ");");
+		break;
+	case OP_REVERSE_V2: case OP_TRACE_V2:   /* x reversed along the marked dims; the sums of its diagonal */
+		sb_printf(b, "sc_%s(rt, %s, %s, ", o->op == OP_REVERSE_V2 ? "reverse" : "trace", x0, y);
+		int_math_args(b, o->op, &x->type, a);
+		break;
 	case OP_PAD_V3:   /* the constant everywhere, x into the box at the befores */
 		sb_printf(b, "sc_pad(rt, %s, %s, %s, ", sc_dtype_name(x->type.dtype), x0, y);
 		pad_v3_args(b, p, o, a, false);

@@ -120,12 +120,14 @@ void lower_fill_operands(Lowering *x, int i, int *ins)
 	} else if (n->op == OP_MSE_LOSS || n->op == OP_L1_LOSS || n->op == OP_L2_LOSS || n->op == OP_SQUARE_SUM_ALL ||
 	           (n->op == OP_KL_DIV_LOSS && n->a.mode != KL_NONE))   /* the difference, x (and y): 0 there */
 		last = n->op == OP_L2_LOSS ? 0 : 1;   /* KLDivLoss: labels 0 add 0 (kldiv_loss.c) */
-	else if (slope_pad(n->op, 0) || slope_pad(n->op, 1)) {
-		first = last = slope_pad(n->op, 1) != 0;
-		fill = slope_pad(n->op, first);
+	else if (slope_pad(n->op, 0) || slope_pad(n->op, 1)) {   /* Zeta's both, each its own value */
+		first = slope_pad(n->op, 0) ? 0 : 1;
+		last = slope_pad(n->op, 1) ? 1 : 0;
 	}
 	for (int k = first; k <= last; k++) {
 		const LValue *v = &x->l->values[ins[k]];
+		if (!reduction && last >= first && slope_pad(n->op, k))
+			fill = slope_pad(n->op, k);
 		if (!reduction)
 			for (na = 0; na < v->type.rank; na++)
 				axes[na] = na;

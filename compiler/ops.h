@@ -127,7 +127,9 @@
 	ATTR(HALF_PIXEL_CENTERS, "half_pixel_centers", AK_BOOL) \
 	ATTR(MAXLEN, "maxlen", AK_INT)                         \
 	ATTR(SEED, "seed", AK_INT)                             \
-	ATTR(SEED2, "seed2", AK_INT)
+	ATTR(SEED2, "seed2", AK_INT)                           \
+	ATTR(AXIS1, "axis1", AK_INT)                           \
+	ATTR(AXIS2, "axis2", AK_INT)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -218,7 +220,8 @@ enum { KL_MEAN, KL_NONE, KL_BATCHMEAN, KL_SUM };
 	OP(TRUNC, "Trunc", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(TRUNC), GR_NONE, 0, PREC_LOW, V_COPY) \
 	OP(ERFINV, "Erfinv", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(ERFINV), GR_Y, 0, PREC_F32, V_COPY) \
 	OP(HSHRINK, "HShrink", 1, 1, A(LAMBD), SH_FLOAT, R_ELEMWISE, UNARY(HSHRINK), GR_X, 0, PREC_LOW, V_COPY) \
-	OP(SOFT_SHRINK, "SoftShrink", 1, 1, A(LAMBD), SH_FLOAT, R_ELEMWISE, UNARY(SOFT_SHRINK), GR_X, 0, PREC_LOW, V_COPY)
+	OP(SOFT_SHRINK, "SoftShrink", 1, 1, A(LAMBD), SH_FLOAT, R_ELEMWISE, UNARY(SOFT_SHRINK), GR_X, 0, PREC_LOW, V_COPY) \
+	OP(LGAMMA, "Lgamma", 1, 1, 0, SH_FLOAT, R_ELEMWISE, UNARY(LGAMMA), GR_X, 0, PREC_F32, V_COPY)
 
 #define BINARY_OPS(OP)                                                                                         \
 	OP(ADD, "Add", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(ADD), GR_X, 0, PREC_LOW, V_COPY)             \
@@ -244,7 +247,9 @@ enum { KL_MEAN, KL_NONE, KL_BATCHMEAN, KL_SUM };
 	   V_COPY)                                                                                                    \
 	OP(TRUNCATE_MOD, "TruncateMod", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(TRUNCATE_MOD), GR_X, 0, PREC_F32,     \
 	   V_COPY)                                                                                                    \
-	OP(HYPOT, "Hypot", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(HYPOT), GR_X, 0, PREC_F32, V_COPY)
+	OP(HYPOT, "Hypot", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(HYPOT), GR_X, 0, PREC_F32, V_COPY)             \
+	OP(NEXT_AFTER, "NextAfter", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(NEXT_AFTER), GR_X, 0, PREC_ASIS, V_COPY) \
+	OP(ZETA, "Zeta", 2, 2, 0, SH_BROADCAST, R_BROADCAST, BINARY(ZETA), GR_X, 0, PREC_F32, V_COPY)
 
 /* The comparisons: Bool results, so no gradient (op_input_has_grad); under
  * mixed precision they compare what they are given, as MindSpore's AMP
@@ -265,6 +270,19 @@ enum { KL_MEAN, KL_NONE, KL_BATCHMEAN, KL_SUM };
 	OP(LOGICAL_NOT, "LogicalNot", 1, 1, 0, SH_LOGICAL, R_ELEMWISE, LOGICAL(NOT), GR_NONE, 0, PREC_FOLLOW, V_COPY)  \
 	OP(LOGICAL_AND, "LogicalAnd", 2, 2, 0, SH_LOGICAL, R_BROADCAST, LOGICAL(AND), GR_NONE, 0, PREC_FOLLOW, V_COPY) \
 	OP(LOGICAL_OR, "LogicalOr", 2, 2, 0, SH_LOGICAL, R_BROADCAST, LOGICAL(OR), GR_NONE, 0, PREC_FOLLOW, V_COPY)
+
+/* MindSpore's integer operators (int_math.c): Invert (~x), PopulationCount
+ * (the 1 bits of each element), LeftShift and RightShift (x shifted by y,
+ * broadcasting) on Int32 and Int64. Their operands are integers, so none
+ * carries a gradient (the nograd mask, which also lets them past
+ * check_kernels' float rule: int_math.c checks their types); their rows
+ * follow one another in this order (the runtime's sc_int_op indexes by
+ * them). */
+#define INT_MATH_OPS(OP)                                                                                                \
+	OP(INVERT, "Invert", 1, 1, 0, SH_OWN, R_ELEMWISE, OWN, GR_NONE, 1u, PREC_ASIS, V_COPY)                           \
+	OP(POPULATION_COUNT, "PopulationCount", 1, 1, 0, SH_OWN, R_ELEMWISE, OWN, GR_NONE, 1u, PREC_ASIS, V_COPY)        \
+	OP(LEFT_SHIFT, "LeftShift", 2, 2, 0, SH_OWN, R_BROADCAST, OWN, GR_NONE, 3u, PREC_ASIS, V_COPY)                   \
+	OP(RIGHT_SHIFT, "RightShift", 2, 2, 0, SH_OWN, R_BROADCAST, OWN, GR_NONE, 3u, PREC_ASIS, V_COPY)
 
 /* MindSpore's TensorScatterUpdate, Add, Sub, Mul, Div, Max, Min
  * (scatter_nd.c): (x, indices, updates), the result x with the slices the
@@ -356,6 +374,9 @@ enum { KL_MEAN, KL_NONE, KL_BATCHMEAN, KL_SUM };
 	OP(STACK, "Stack", 1, -1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                           \
 	OP(LERP, "Lerp", 3, 3, 0, SH_OWN, R_BROADCAST, OWN, GR_X, 0, PREC_LOW, V_COPY)                                                    \
 	OP(MASKED_FILL, "MaskedFill", 3, 3, 0, SH_OWN, R_BROADCAST, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                               \
+	INT_MATH_OPS(OP)                                                                                                                   \
+	OP(REVERSE_V2, "ReverseV2", 1, 1, A(AXIS), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                                  \
+	OP(TRACE_V2, "TraceV2", 1, 1, A(OFFSET) | A(AXIS1) | A(AXIS2) | A(DTYPE), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_F32, V_COPY)       \
 	OP(CAST, "Cast", 1, 1, A(DTYPE), SH_OWN, R_ELEMWISE, OWN, GR_NONE, 0, PREC_ASIS, V_COPY)                                           \
 	OP(STRIDED_SLICE, "StridedSlice", 1, 1, A_SLICE | A_SLICE_MASKS | A(PAD), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)                              \
 	OP(SPLIT, "Split", 1, 1, A(AXIS) | A(OUTPUT_NUM) | A(OUTPUT_INDEX), SH_OWN, R_OWN, OWN, GR_NONE, 0, PREC_FOLLOW, V_COPY)          \

@@ -19,6 +19,7 @@
 #include "scatter_nd.h"
 #include "pad_v3.h"
 #include "resize.h"
+#include "int_math.h"
 #include "kldiv_loss.h"
 #include "embedding_lookup.h"
 #include "rules_internal.h"
@@ -155,6 +156,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE: case OP_LERP:
 	case OP_IDENTITY: case OP_MASKED_FILL: case OP_DROPOUT_DO_MASK:
 	case OP_CAST: case OP_SELECT: case OP_DROPOUT: case OP_PAD_FILL: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM:
+	OP_CASES(INT_MATH_OPS)
 	case OP_TRIL: case OP_TRIU:   /* any dim split, each rank its piece's diagonal (lowered_rank_attrs) */
 	case OP_REDUCE_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_REDUCE_PROD: case OP_REDUCE_ALL: case OP_REDUCE_ANY:
 		die("%s has its rule class", op_info[n->op].name);
@@ -348,6 +350,9 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	case OP_RESIZE_NEAREST: case OP_RESIZE_BILINEAR:   /* resize.c: N and C split, H and W whole; the result as x */
 		resize_dims(x, n, od);
 		break;
+	case OP_REVERSE_V2: case OP_TRACE_V2:   /* int_math.c: the reversed dims, the diagonal's, whole */
+		(n->op == OP_REVERSE_V2 ? reverse_v2_dims : trace_v2_dims)(x, n, od);
+		return true;
 	case OP_GATHER_D: {
 		/* index's dims (the result's), then x's dim (v), as MindSpore's
 		 * GatherDInfo: x and index split alike, but the index never along

@@ -418,7 +418,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_EMBEDDING_LOOKUP:
 	case OP_TILE: case OP_ONE_HOT: case OP_ARGMAX_WITH_VALUE: case OP_ARGMIN_WITH_VALUE: case OP_ARGMAX: case OP_ARGMIN:
 	case OP_TOPK: OP_CASES(NORM_OPS) case OP_CONCAT: case OP_ADD_N: case OP_CAST: case OP_STRIDED_SLICE: case OP_CUMSUM:
-	case OP_TRIL: case OP_TRIU: case OP_PAD_V3: case OP_RESIZE_NEAREST: case OP_RESIZE_BILINEAR:
+	case OP_TRIL: case OP_TRIU: case OP_PAD_V3: case OP_RESIZE_NEAREST: case OP_RESIZE_BILINEAR: OP_CASES(INT_MATH_OPS) case OP_REVERSE_V2: case OP_TRACE_V2:
 	case OP_CUMPROD: case OP_CONV2D: case OP_MAX_POOL: case OP_AVG_POOL: case OP_SPLIT: case OP_SPLIT_V: case OP_SLICE: case OP_ARANGE:
 	case OP_CONV2D_TRANSPOSE:
 	case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_GATHER_D: case OP_L2_NORMALIZE:
@@ -482,6 +482,11 @@ static bool infer_node(Infer *x, Type *out)
 		if (n->op == OP_SIGMOID_CE && same_dtype(x, 0, 1) && !type_equal(a, in_type(x, 1))) {   /* MindSpore's */
 			ERR(x, n->op_span, "SigmoidCrossEntropyWithLogits: logits %s and labels %s differ in shape; it takes "
 			    "two of one shape (no broadcasting: BroadcastTo the labels first)", DIMS(a), DIMS(in_type(x, 1)));
+			return false;
+		}
+		if (n->op == OP_NEXT_AFTER && same_dtype(x, 0, 1) && a->dtype != DT_F32) {   /* a half's next is not Float32's */
+			ERR(x, n->op_span, "NextAfter on %s: it steps to the next Float32 (MindSpore's float32 and float64 "
+			    "only); Cast the operands to Float32", dtype_name(a->dtype));
 			return false;
 		}
 		return same_dtype(x, 0, 1) && broadcast(x, a, in_type(x, 1), out, n->op_span);
@@ -658,6 +663,8 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_pad_v3(x, a, out);
 	case OP_RESIZE_NEAREST: case OP_RESIZE_BILINEAR:
 		return infer_resize(x, a, out);
+	OP_CASES(INT_MATH_OPS) case OP_REVERSE_V2: case OP_TRACE_V2:
+		return infer_int_math(x, a, out) && (n->nin == 1 || broadcast(x, a, in_type(x, 1), out, n->op_span));
 	case OP_ARANGE: case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_EYE:
 	case OP_LIN_SPACE: case OP_DROPOUT_GEN_MASK: case OP_UNIFORM_REAL:
 		return infer_constant(x, out);

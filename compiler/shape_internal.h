@@ -70,6 +70,8 @@ bool infer_batch_norm(Infer *x, const Type *in, Type *out);   /* shape_views.c *
 bool infer_segment(Infer *x, const Type *in, Type *out);
 bool infer_pad_v3(Infer *x, const Type *in, Type *out);   /* PadV3's (pad_v3.c) */
 bool infer_resize(Infer *x, const Type *in, Type *out);   /* ResizeNearestNeighbor's, ResizeBilinearV2's (resize.c) */
+/* int_math.c's: Invert, PopulationCount, the shifts (shape.c broadcasts them after), ReverseV2, TraceV2. */
+bool infer_int_math(Infer *x, const Type *in, Type *out);
 bool infer_kldiv_loss(Infer *x, const Type *in, Type *out);   /* KLDivLoss's (kldiv_loss.c) */
 bool infer_embedding_lookup(Infer *x, const Type *in, Type *out);   /* embedding_lookup.c */
 /* GatherD's and L2Normalize's. */

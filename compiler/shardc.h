@@ -266,6 +266,7 @@ typedef struct {
 	bool sorted;             /* TopK: the k largest in descending order (true, the only value shardc takes) */
 	int64_t dim;             /* GatherD: the dim of x the index picks along (required) */
 	int64_t diagonal;        /* Tril, Triu: the diagonal kept, 0 the main one, k > 0 above it, k < 0 below (0 by default) */
+	int64_t axis1, axis2;    /* TraceV2: the dims whose diagonal it sums (MindSpore's defaults 1 and 0; int_math.c) */
 	int64_t num_segments;    /* the unsorted segment reductions: the result's rows (required) */
 	bool is_training;        /* BatchNorm: normalize by the batch's statistics and update the moving ones (false) */
 	double momentum;         /* BatchNorm: moving = (1 - momentum) moving + momentum batch (0.1) */

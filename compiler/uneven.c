@@ -208,6 +208,10 @@ double slope_pad(OpKind op, int k)
 		return k == 0;
 	if (op == OP_ACOSH)   /* NaN below 1, dy / sinh(y) infinite at 1 */
 		return k == 0 ? 2 : 0;
+	if (op == OP_ZETA)   /* zeta(x, q) needs x > 1 and q > 0: zeta(2, 1), finite (its result padding not 0) */
+		return k == 0 ? 2 : 1;
+	if (op == OP_LGAMMA)   /* a pole at 0; lgamma(1) is 0 */
+		return k == 0;
 	return k == 0 && (op == OP_LOG || op == OP_SQRT || op == OP_RSQRT || op == OP_RECIPROCAL || op == OP_INV);
 }
 
@@ -238,7 +242,8 @@ static bool maps_zero(OpKind op)
 	       op != OP_LOGICAL_NOT && op != OP_IS_FINITE &&
 	       op != OP_ONE_HOT &&   /* index 0: on_value in class 0 */
 	       op != OP_CUMPROD &&   /* exclusive: 1 first */
-	       op != OP_SIGMOID_CE;   /* log 2 at (0, 0) */
+	       op != OP_SIGMOID_CE &&   /* log 2 at (0, 0) */
+	       op != OP_INVERT && op != OP_ZETA;   /* ~0 is -1; Zeta's padding is zeta(2, 1) (slope_pad) */
 }
 
 /* What an operator does with an uneven split of its operands or result:
@@ -286,6 +291,8 @@ static UnevenKind uneven_kind(OpKind op)
 	case OP_MSE_LOSS: case OP_L1_LOSS: case OP_L2_LOSS:   /* their operands' padding made 0 (lower_pad.c) */
 	case OP_KL_DIV_LOSS:   /* "none": 0 (log 0 - 0) is 0; its reductions' operands' padding made 0 (lower_pad.c) */
 	case OP_SQUARE_SUM_ALL:
+	OP_CASES(INT_MATH_OPS)   /* 0 maps to 0 but Invert's -1 (maps_zero) */
+	case OP_REVERSE_V2: case OP_TRACE_V2:   /* along dims they keep (rules.c keeps the others whole) */
 	case OP_SOFTMAX_CE:   /* its rows, each alone; its classes split are lowered as pieces (lower_normalized) */
 		return UNEVEN_TAKES;
 	case OP_RESHAPE: case OP_FLATTEN: case OP_EXPAND_DIMS: case OP_SQUEEZE:

@@ -120,7 +120,11 @@ typedef enum {
 	SC_TRUNCATE_DIV,                       /* trunc(a / b), no gradient (MindSpore's zeros) */
 	SC_TRUNCATE_MOD,                       /* fmod(a, b): the sign of a (MindSpore's TruncateMod) */
 	SC_HYPOT,                              /* sqrt(a^2 + b^2) without overflow (hypotf) */
-	SC_BINOP_LAST = SC_HYPOT               /* the last row, for tests that walk them all */
+	SC_NEXT_AFTER,                         /* the next float after a toward b (nextafterf); da dy, db 0
+	                                        * (MindSpore's NextAfter bprop) */
+	SC_ZETA,                               /* Hurwitz zeta(a, b) = sum over k >= 0 of (k + b)^-a, sc_zeta;
+	                                        * da 0, db -a zeta(a + 1, b) dy (MindSpore's Zeta bprop) */
+	SC_BINOP_LAST = SC_ZETA                /* the last row, for tests that walk them all */
 } sc_binop;
 
 /* The comparisons, one row each: C(NAME, the test of floats a and b, p the
@@ -555,6 +559,27 @@ void sc_compare(sc_rt *rt, sc_cmpop op, float p, const float *a, const int64_t *
  * y's dims): LogicalNot. */
 void sc_logical(sc_rt *rt, sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_ndim, const uint8_t *b,
                 const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim);
+/* MindSpore's integer operators on SC_I32 or SC_I64 tensors (dt; a, b and
+ * y all of it), b broadcast against a as sc_binary's, NULL (b_ndim 0) for
+ * the unary ones: SC_INT_INVERT ~a; SC_INT_POPCOUNT the 1 bits of a's
+ * two's complement (of dt's width); SC_INT_LEFT_SHIFT and
+ * SC_INT_RIGHT_SHIFT a shifted by b (arithmetic right), b first taken
+ * modulo the width where |b| exceeds it (MindSpore's CPU kernels), then a
+ * count below 0 or at the width gives 0 (left) or a's sign, 0 or -1
+ * (right), where C leaves the shift undefined. */
+typedef enum { SC_INT_INVERT, SC_INT_POPCOUNT, SC_INT_LEFT_SHIFT, SC_INT_RIGHT_SHIFT } sc_intop;
+void sc_int_math(sc_rt *rt, sc_intop op, sc_dtype dt, const void *a, const int64_t *a_dims, int a_ndim,
+                 const void *b, const int64_t *b_dims, int b_ndim, void *y, const int64_t *y_dims, int y_ndim);
+/* y = x reversed along the dims whose bit rev sets (MindSpore's ReverseV2;
+ * its own gradient); x and y of dims, not overlapping. */
+void sc_reverse(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, unsigned rev);
+/* y = the sums of x's diagonals x[.., i (dim a1), .., i + offset (dim a2), ..],
+ * y of x's other dims in order (MindSpore's TraceV2, numpy's trace); an
+ * offset past the matrix sums nothing, 0. sc_trace_grad: dx zeros but dy on
+ * those diagonals. */
+void sc_trace(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int a1, int a2, int64_t offset);
+void sc_trace_grad(sc_rt *rt, const float *dy, float *dx, const int64_t *dims, int ndim, int a1, int a2,
+                   int64_t offset);
 /* y = 1 where x is finite (not an infinity, not NaN), else 0, n elements
  * each, y SC_BOOL: MindSpore's IsFinite. */
 void sc_is_finite(sc_rt *rt, const float *x, uint8_t *y, int64_t n);
@@ -613,7 +638,9 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
  * is sc_silu_slope, defined beside them for the same reason (exp once), and
  * Mish's, th + t (1 - th^2) sigmoid(t) with th = tanh(softplus(t)) (MindSpore's
  * Mish bprop), sc_mish_slope. Erfinv's sc_erfinv is CUDA's erfinvf there and
- * its own polynomial here (C has none).
+ * its own polynomial here (C has none). Lgamma's slope sc_digamma (C has no
+ * digamma) is the recurrence up to x >= 6, then the asymptotic series, in
+ * double on both (reflection below 0; NaN at the poles 0, -1, ...).
  * GELU_ERF is GeLU's exact form (approximate: "none"), whose slope is
  * 0.5 (1 + erf(t / sqrt 2)) + t exp(-t^2 / 2) / sqrt(2 pi). */
 #define SC_GELU_U(v) (0.7978845608028654f * ((v) + 0.044715f * (v) * (v) * (v)))   /* sqrt(2/pi) (v + 0.044715 v^3) */
@@ -691,7 +718,8 @@ void sc_select(sc_rt *rt, const uint8_t *cond, const float *a, const float *b, f
 	U(TRUNC, N, truncf(x), ((void)g, 0.0f))   /* toward 0; MindSpore's zero gradient */                       \
 	U(ERFINV, Y, sc_erfinv(x), g * 0.8862269254527580f * expf(t * t))   /* sqrt(pi) / 2 e^(y^2) */              \
 	U(HSHRINK, X, x >= -p && x <= p ? 0 : x, t >= -p && t <= p ? 0 : g)   /* p: lambd; NaN stays NaN */       \
-	U(SOFT_SHRINK, X, x > p ? x - p : x < -p ? x + p : x == x ? 0 : x, t >= -p && t <= p ? 0 : g)   /* NaN kept */
+	U(SOFT_SHRINK, X, x > p ? x - p : x < -p ? x + p : x == x ? 0 : x, t >= -p && t <= p ? 0 : g)   /* NaN kept */ \
+	U(LGAMMA, X, lgammaf(x), g * sc_digamma(t))   /* log |Gamma(x)|; MindSpore's bprop: dy digamma(x) */
 
 typedef enum {
 #define SC_U_ENUM(name, t, fwd, grad) SC_U_##name,

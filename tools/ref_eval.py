@@ -1800,6 +1800,174 @@ def bwd_erfc(g, ins, at):
     return [-g * 2.0 / math.sqrt(math.pi) * np.exp(-ins[0] * ins[0])]
 
 
+def digamma(x):
+    """d/dx log Gamma(x), elementwise in double: the recurrence up to x >= 6, then the asymptotic series;
+    below 0 the reflection psi(1 - x) - pi / tan(pi x); NaN at the poles 0, -1, ..."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        pole = (x <= 0) & (x == np.floor(x))
+        neg = x <= 0
+        r = np.where(neg, -math.pi / np.tan(math.pi * x), 0.0)
+        x = np.where(neg, 1 - x, x)
+        for _ in range(6):
+            small = x < 6
+            r = r - np.where(small, 1 / x, 0.0)
+            x = np.where(small, x + 1, x)
+        f = 1 / (x * x)
+        s = r + np.log(x) - 0.5 / x - f * (1 / 12 - f * (1 / 120 - f * (1 / 252 - f * (1 / 240 - f / 132))))
+    return np.where(pole, np.nan, s)
+
+
+lgamma = np.vectorize(math.lgamma, otypes=[np.float64])
+
+
+def fwd_lgamma(ins, at):
+    """MindSpore's Lgamma: log |Gamma(x)| (infinite at the poles 0, -1, ...)."""
+    x = np.asarray(ins[0], dtype=np.float64)
+    pole = (x <= 0) & (x == np.floor(x))
+    return np.where(pole, np.inf, lgamma(np.where(pole, 1.0, x)))
+
+
+def bwd_lgamma(g, ins, at):
+    """MindSpore's bprop: dy digamma(x)."""
+    return [g * digamma(ins[0])]
+
+
+def zeta(x, q):
+    """The Hurwitz zeta function sum over k >= 0 of (k + q)^-x, elementwise in double: 40 terms summed, then
+    the tail by Euler-Maclaurin (its first 8 Bernoulli terms); infinite at x == 1 and at q a non-positive
+    integer, NaN for x < 1 and for q < 0 with x not an integer (MindSpore's and scipy's)."""
+    x, q = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(q, dtype=np.float64))
+    out = np.empty(x.shape)
+    bern = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510]
+    for i, (s, a) in enumerate(zip(x.ravel(), q.ravel())):
+        if s == 1 or (a <= 0 and a == math.floor(a)):
+            out.flat[i] = math.inf
+            continue
+        if not s > 1 or (a < 0 and s != math.floor(s)) or a != a:
+            out.flat[i] = math.nan
+            continue
+        n = 40
+        t = sum((k + a) ** -s for k in range(n))
+        w = n + a
+        t += w ** (1 - s) / (s - 1) + 0.5 * w ** -s
+        fac, p = s, w ** (-s - 1)
+        for j, b in enumerate(bern):
+            t += b / math.factorial(2 * j + 2) * fac * p
+            fac *= (s + 2 * j + 1) * (s + 2 * j + 2)
+            p /= w * w
+        out.flat[i] = t
+    return out
+
+
+def fwd_zeta(ins, at):
+    return zeta(ins[0], ins[1])
+
+
+def bwd_zeta(g, ins, at):
+    """MindSpore's bprop: none to x (zeros), -x zeta(x + 1, q) dy to q."""
+    a, b = ins
+    with np.errstate(all="ignore"):
+        db = -a * zeta(a + 1, b) * g
+    return [unbroadcast(np.zeros_like(g), a.shape), unbroadcast(db, b.shape)]
+
+
+def fwd_next_after(ins, at):
+    """The next Float32 after x toward y (numpy's nextafter in float32)."""
+    return np.nextafter(np.float32(ins[0]), np.float32(ins[1])).astype(np.float64)
+
+
+def bwd_next_after(g, ins, at):
+    """MindSpore's bprop: dy to x, zeros to y."""
+    return [unbroadcast(g, ins[0].shape), unbroadcast(np.zeros_like(g), ins[1].shape)]
+
+
+def int_operands(op, ins):
+    for x in ins:
+        if x.dtype.kind not in "iu":
+            raise OpError("%s takes Int32 or Int64 operands" % op)
+    return [np.asarray(x, dtype=np.int64) for x in ins]
+
+
+def int_math(op):
+    """MindSpore's Invert, PopulationCount, LeftShift, RightShift on two's complement integers of the operand's
+    width (the result x's type): a shift count is first taken modulo the width where its size exceeds it
+    (MindSpore's CPU kernels), then one below 0 or at the width gives 0 (left) or x's sign (right)."""
+    def fwd(ins, at):
+        bits = 64 if at.get("@dtype") == "Int64" else 32
+        a = int_operands(op, ins)
+        x = a[0]
+        if op == "Invert":
+            r = ~x
+        elif op == "PopulationCount":
+            u = x.astype(np.uint64) & np.uint64((1 << bits) - 1)
+            r = np.zeros(x.shape, dtype=np.int64)
+            for k in range(bits):
+                r += ((u >> np.uint64(k)) & np.uint64(1)).astype(np.int64)
+        else:
+            x, s = np.broadcast_arrays(x, a[1])
+            s = np.where(np.abs(s) > bits, np.fmod(s, bits), s)
+            out = (s < 0) | (s >= bits)
+            sc = np.where(out, 0, s).astype(np.uint64)
+            if op == "LeftShift":
+                u = (x.astype(np.uint64) << sc) & np.uint64((1 << bits) - 1)
+                r = u.astype(np.int64)
+                if bits == 32:
+                    r = np.where(r >= 1 << 31, r - (1 << 32), r)
+                r = np.where(out, 0, r)
+            else:
+                r = np.where(out, np.where(x < 0, -1, 0), x >> sc.astype(np.int64))
+        return np.asarray(r).astype(ins[0].dtype)
+    return fwd
+
+
+def bwd_integer(g, ins, at):
+    """Integers carry no gradient."""
+    return [None] * len(ins)
+
+
+def fwd_reverse_v2(ins, at):
+    """MindSpore's ReverseV2: x reversed along the dims axis names."""
+    x = ins[0]
+    axes = at.get("axis")
+    axes = [axes] if type(axes) is int else list(axes or [])
+    if not axes or any(type(a) is not int or not -x.ndim <= a < x.ndim for a in axes):
+        raise OpError("axis must name dims of %s" % (x.shape,))
+    return np.flip(x, axis=tuple(a % x.ndim for a in axes))
+
+
+def bwd_reverse_v2(g, ins, at):
+    """MindSpore's bprop: dy reversed alike."""
+    return [fwd_reverse_v2([g], at)]
+
+
+def trace_axes(x, at):
+    a1, a2 = at.get("axis1", 1), at.get("axis2", 0)
+    if x.ndim < 2 or not -x.ndim <= a1 < x.ndim or not -x.ndim <= a2 < x.ndim or a1 % x.ndim == a2 % x.ndim:
+        raise OpError("axis1 and axis2 must be two different dims of %s" % (x.shape,))
+    return at.get("offset", 0), a1 % x.ndim, a2 % x.ndim
+
+
+def fwd_trace_v2(ins, at):
+    """MindSpore's TraceV2 (numpy's trace): the sums of x[.., i, .., i + offset, ..], i along axis1 (MindSpore's
+    defaults offset 0, axis1 1, axis2 0)."""
+    off, a1, a2 = trace_axes(ins[0], at)
+    return np.trace(np.asarray(ins[0], dtype=np.float64), off, a1, a2)
+
+
+def bwd_trace_v2(g, ins, at):
+    """TraceV2Grad: dy on the diagonals of zeros."""
+    x = ins[0]
+    off, a1, a2 = trace_axes(x, at)
+    dx = np.zeros(x.shape)
+    v = np.moveaxis(dx, (a1, a2), (-2, -1))
+    n1, n2 = v.shape[-2], v.shape[-1]
+    for i in range(n1):
+        if 0 <= i + off < n2:
+            v[..., i, i + off] = g
+    return [dx]
+
+
 def fwd_acos(ins, at):
     return np.arccos(ins[0])
 
@@ -3455,6 +3623,10 @@ OPS = {
     "TruncateDiv": (fwd_truncate_div, bwd_floor_div, 2, 2),    # MindSpore's: no gradient
     "TruncateMod": (fwd_truncate_mod, bwd_mod, 2, 2),          # Mod's: dy, -dy trunc(x / y)
     "Hypot": (fwd_hypot, bwd_hypot, 2, 2),
+    "NextAfter": (fwd_next_after, bwd_next_after, 2, 2),
+    "Zeta": (fwd_zeta, bwd_zeta, 2, 2),
+    **{op: (int_math(op), bwd_integer, 1, 1) for op in ("Invert", "PopulationCount")},
+    **{op: (int_math(op), bwd_integer, 2, 2) for op in ("LeftShift", "RightShift")},
     "SigmoidCrossEntropyWithLogits": (fwd_sigmoid_ce, bwd_sigmoid_ce, 2, 2),
     "Lerp": (fwd_lerp, bwd_lerp, 3, 3),
     "MaskedFill": (fwd_masked_fill, bwd_masked_fill, 3, 3),
@@ -3512,6 +3684,7 @@ OPS = {
     "Rint": (fwd_round, bwd_zero, 1, 1),
     "Trunc": (fwd_trunc, bwd_zero, 1, 1),
     "Erfinv": (fwd_erfinv, bwd_erfinv, 1, 1),
+    "Lgamma": (fwd_lgamma, bwd_lgamma, 1, 1),
     "HShrink": (fwd_hshrink, bwd_hshrink, 1, 1),
     "SoftShrink": (fwd_soft_shrink, bwd_soft_shrink, 1, 1),
     "Elu": (fwd_elu, bwd_elu, 1, 1),
@@ -3581,6 +3754,8 @@ OPS = {
     "PadV3": (fwd_pad_v3, bwd_pad_v3, 1, 2),
     "ResizeNearestNeighbor": (fwd_resize(False), bwd_resize(False), 1, 1),
     "ResizeBilinearV2": (fwd_resize(True), bwd_resize(True), 1, 1),
+    "ReverseV2": (fwd_reverse_v2, bwd_reverse_v2, 1, 1),
+    "TraceV2": (fwd_trace_v2, bwd_trace_v2, 1, 1),
     **{op: (fwd_arg_reduce(op), bwd_arg_reduce(op), 1, 1)
        for op in ("ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin")},
     "TopK": (fwd_topk, bwd_topk, 1, 1),
@@ -4032,8 +4207,9 @@ def check_value(prog, vid, x):
 def op_attrs(prog, ins):
     """An instruction's attributes; LeakyReLU's, HShrink's, SoftShrink's and the segment reductions' with
     "@dtype", the type it computes in, to which MindSpore casts its alpha or lambd, or the empty segments'
-    value (no attribute of the language has an "@")."""
-    if ins.op in ("LeakyReLU", "HShrink", "SoftShrink") or ins.op.startswith("UnsortedSegment"):
+    value, and the integer operators' with their width (no attribute of the language has an "@")."""
+    if ins.op in ("LeakyReLU", "HShrink", "SoftShrink", "Invert", "PopulationCount", "LeftShift", "RightShift") or \
+            ins.op.startswith("UnsortedSegment"):
         return dict(ins.attrs, **{"@dtype": prog.dtypes[ins.ins[0]]})
     return ins.attrs
 

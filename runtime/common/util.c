@@ -7,6 +7,7 @@
  * sc_agree_or_stop, status 3). The pieces of uneven shards are clipped to
  * their real part here alone (sc_piece_real). Nothing here allocates. */
 #include "rt_internal.h"
+#include "cpu_kernels.h"   /* sc_diag */
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -128,6 +129,43 @@ void sc_pad_dims(const int64_t *dims, int ndim, const int64_t *lo, const int64_t
 			       (long long)hi[d]);
 		ydims[d] = dims[d] + lo[d] + hi[d];
 	}
+}
+
+void sc_diag_init(sc_diag *g, const int64_t *dims, int ndim, int a1, int a2, int64_t offset)
+{
+	sc_check_dims("sc_trace", dims, ndim);
+	if (ndim < 2 || a1 < 0 || a2 < 0 || a1 >= ndim || a2 >= ndim || a1 == a2)
+		SC_DIE("sc_trace: axes %d and %d of %d dims; two different dims", a1, a2, ndim);
+	int64_t str[SC_MAX_DIMS], s = 1;
+	for (int d = ndim - 1; d >= 0; d--) {
+		str[d] = s;
+		s *= dims[d];
+	}
+	g->n = 1;
+	g->nother = 0;
+	for (int d = 0; d < ndim; d++)
+		if (d != a1 && d != a2) {
+			g->odims[g->nother] = dims[d];
+			g->ostr[g->nother++] = str[d];
+			g->n *= dims[d];
+		}
+	int64_t i0 = offset < 0 ? -offset : 0, j0 = offset > 0 ? offset : 0;
+	int64_t l1 = dims[a1] - i0, l2 = dims[a2] - j0;
+	g->len = l1 < l2 ? l1 : l2;
+	if (g->len < 0)
+		g->len = 0;
+	g->start = g->len ? i0 * str[a1] + j0 * str[a2] : 0;
+	g->step = str[a1] + str[a2];
+}
+
+int64_t sc_diag_base(const sc_diag *g, int64_t j)
+{
+	int64_t off = g->start;
+	for (int d = g->nother - 1; d >= 0; d--) {
+		off += j % g->odims[d] * g->ostr[d];
+		j /= g->odims[d];
+	}
+	return off;
 }
 
 int sc_norm_axis(const char *what, int axis, int ndim)

@@ -308,6 +308,32 @@ void sc_logical(sc_rt *rt, sc_logop op, const uint8_t *a, const int64_t *a_dims,
 	sc_cpu_logical(op, a, a_dims, a_ndim, b, b_dims, b_ndim, y, y_dims, y_ndim);
 }
 
+void sc_int_math(sc_rt *rt, sc_intop op, sc_dtype dt, const void *a, const int64_t *a_dims, int a_ndim,
+                 const void *b, const int64_t *b_dims, int b_ndim, void *y, const int64_t *y_dims, int y_ndim)
+{
+	(void)rt;
+	sc_cpu_int_math(op, dt, a, a_dims, a_ndim, b, b_dims, b_ndim, y, y_dims, y_ndim);
+}
+
+void sc_reverse(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, unsigned rev)
+{
+	(void)rt;
+	sc_cpu_reverse(x, y, dims, ndim, rev);
+}
+
+void sc_trace(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int a1, int a2, int64_t offset)
+{
+	(void)rt;
+	sc_cpu_trace(x, y, dims, ndim, a1, a2, offset);
+}
+
+void sc_trace_grad(sc_rt *rt, const float *dy, float *dx, const int64_t *dims, int ndim, int a1, int a2,
+                   int64_t offset)
+{
+	(void)rt;
+	sc_cpu_trace_grad(dy, dx, dims, ndim, a1, a2, offset);
+}
+
 void sc_is_finite(sc_rt *rt, const float *x, uint8_t *y, int64_t n)
 {
 	(void)rt;

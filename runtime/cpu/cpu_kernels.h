@@ -25,6 +25,21 @@ void sc_cpu_compare(sc_cmpop op, float p, const float *a, const int64_t *a_dims,
 void sc_cpu_logical(sc_logop op, const uint8_t *a, const int64_t *a_dims, int a_ndim, const uint8_t *b,
                     const int64_t *b_dims, int b_ndim, uint8_t *y, const int64_t *y_dims, int y_ndim);
 void sc_cpu_is_finite(const float *x, uint8_t *y, int64_t n);
+void sc_cpu_int_math(sc_intop op, sc_dtype dt, const void *a, const int64_t *a_dims, int a_ndim, const void *b,
+                     const int64_t *b_dims, int b_ndim, void *y, const int64_t *y_dims, int y_ndim);
+void sc_cpu_reverse(const float *x, float *y, const int64_t *dims, int ndim, unsigned rev);
+/* sc_trace's walk (both backends): the diagonal of result j starts at
+ * sc_diag_base(j) and runs len elements step apart; n results. The other
+ * dims' sizes and strides, in x's order, give a result's start. */
+typedef struct {
+	int64_t n, len, start, step;
+	int nother;
+	int64_t odims[SC_MAX_DIMS], ostr[SC_MAX_DIMS];
+} sc_diag;
+void sc_diag_init(sc_diag *g, const int64_t *dims, int ndim, int a1, int a2, int64_t offset);
+int64_t sc_diag_base(const sc_diag *g, int64_t j);
+void sc_cpu_trace(const float *x, float *y, const int64_t *dims, int ndim, int a1, int a2, int64_t offset);
+void sc_cpu_trace_grad(const float *dy, float *dx, const int64_t *dims, int ndim, int a1, int a2, int64_t offset);
 void sc_cpu_bias_add(const float *x, const float *bias, float *y, int64_t rows, int64_t c);
 void sc_cpu_conv2d(const sc_window *g, const float *x, const float *w, float *y);
 void sc_cpu_conv2d_grad(const sc_window *g, const float *x, const float *w, const float *dy, float *dx, float *dw);

@@ -201,6 +201,76 @@ void sc_cpu_batch_matmul(const float *a, const int64_t *a_bdims, int a_nb, const
 	sc_cpu_batch_matmul_strided(a, sa, b, sb, c, sc, c_bdims, c_nb, m, n, k, transpose_a, transpose_b);
 }
 
+/* ---- special functions: Lgamma's slope, Zeta ---- */
+
+/* digamma(x) = d/dx log Gamma(x) (Lgamma's gradient, SC_UNARY_TABLE): the
+ * recurrence psi(x) = psi(x + 1) - 1 / x up to x >= 6, then the asymptotic
+ * series log x - 1 / 2x - sum B_2k / (2k x^2k); below 0 the reflection
+ * psi(x) = psi(1 - x) - pi / tan(pi x). NaN at the poles 0, -1, -2, ... */
+static double sc_digamma(double x)
+{
+	double r = 0;
+	if (x <= 0) {
+		if (x == floor(x))
+			return NAN;
+		r = -3.14159265358979323846 / tan(3.14159265358979323846 * x);
+		x = 1 - x;
+	}
+	for (; x < 6; x += 1)
+		r -= 1 / x;
+	double f = 1 / (x * x);
+	return r + log(x) - 0.5 / x -
+	       f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f * (1.0 / 132)))));
+}
+
+/* The Hurwitz zeta function zeta(x, q) = sum over k >= 0 of (k + q)^-x
+ * (MindSpore's Zeta, Eigen's and Cephes' algorithm): the first terms summed
+ * directly until k + q > 9 (and at least 9 of them), then the tail by
+ * Euler-Maclaurin's formula, its terms B_2j / (2j)! x (x + 1) ... / a^(x + 2j - 1)
+ * (the table's denominators are (2j)! / B_2j). Infinite at x == 1 and at q a
+ * non-positive integer, NaN for x < 1 and for q < 0 with x not an integer. */
+static double sc_zeta(double x, double q)
+{
+	static const double den[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+	                               7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+	                               -4.5979787224074726105e15, 1.8152105401943546773e17,
+	                               -7.1661652561756670113e18};
+	if (x == 1)
+		return INFINITY;
+	if (!(x > 1) || q != q)
+		return NAN;
+	if (q <= 0) {
+		if (q == floor(q))
+			return INFINITY;
+		if (x != floor(x))
+			return NAN;
+	}
+	double s = pow(q, -x), a = q, b = 0;
+	for (int i = 0; i < 9 || a <= 9;) {
+		i++;
+		a += 1;
+		b = pow(a, -x);
+		s += b;
+		if (fabs(b / s) < 1e-17)
+			return s;
+	}
+	double w = a, fac = 1, k = 0;
+	s += b * w / (x - 1) - 0.5 * b;
+	for (int j = 0; j < 12; j++) {
+		fac *= x + k;
+		b /= w;
+		double t = fac * b / den[j];
+		s += t;
+		if (fabs(t / s) < 1e-17)
+			break;
+		k += 1;
+		fac *= x + k;
+		b /= w;
+		k += 1;
+	}
+	return s;
+}
+
 /* ---- elementwise ---- */
 
 static float binop(sc_binop op, float a, float b)
@@ -229,6 +299,8 @@ static float binop(sc_binop op, float a, float b)
 	case SC_TRUNCATE_DIV: return truncf(a / b);
 	case SC_TRUNCATE_MOD: return fmodf(a, b);
 	case SC_HYPOT: return hypotf(a, b);
+	case SC_NEXT_AFTER: return nextafterf(a, b);
+	case SC_ZETA: return (float)sc_zeta(a, b);
 	}
 	SC_DIE("bad binary op %d", (int)op);
 }
@@ -421,6 +493,98 @@ void sc_cpu_is_finite(const float *x, uint8_t *y, int64_t n)
 #pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
 	for (int64_t i = 0; i < n; i++)
 		y[i] = (uint8_t)isfinite(x[i]);
+}
+
+/* One integer operator on a and b of a width of bits (32 or 64), sign
+ * extended into int64_t (sc_int_math's rules). */
+static int64_t int_op(sc_intop op, int64_t a, int64_t b, int bits)
+{
+	uint64_t mask = bits == 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1;
+	switch (op) {
+	case SC_INT_INVERT: return ~a;
+	case SC_INT_POPCOUNT: {
+		int c = 0;
+		for (uint64_t u = (uint64_t)a & mask; u; u &= u - 1)
+			c++;
+		return c;
+	}
+	case SC_INT_LEFT_SHIFT: case SC_INT_RIGHT_SHIFT: {
+		if (b > bits || b < -bits)
+			b %= bits;
+		if (b < 0 || b >= bits)
+			return op == SC_INT_LEFT_SHIFT ? 0 : a < 0 ? -1 : 0;
+		if (op == SC_INT_RIGHT_SHIFT)
+			return a >> b;   /* sign extended: the width's arithmetic shift */
+		uint64_t u = ((uint64_t)a << b) & mask;
+		return bits == 64 ? (int64_t)u : (int64_t)(int32_t)(uint32_t)u;
+	}
+	}
+	SC_DIE("bad integer op %d", (int)op);
+}
+
+void sc_cpu_int_math(sc_intop op, sc_dtype dt, const void *a, const int64_t *a_dims, int a_ndim, const void *b,
+                     const int64_t *b_dims, int b_ndim, void *y, const int64_t *y_dims, int y_ndim)
+{
+	if (dt != SC_I32 && dt != SC_I64)
+		SC_DIE("sc_int_math on dtype %d: Int32 or Int64 only", (int)dt);
+	if (!b)   /* a alone: walked as both operands */
+		b = a, b_dims = a_dims, b_ndim = a_ndim;
+	Bcast c;
+	bcast_collapse("int_math a", "int_math b", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim, &c);
+	int last = c.ndim - 1, bits = dt == SC_I64 ? 64 : 32;
+	int64_t len = c.dims[last], rows = sc_numel(c.dims, last), sa = c.sa[last], sb = c.sb[last];
+	Walk w;
+	walk_init(&w, c.dims, last, 2, c.sa, c.sb, NULL);
+	for (int64_t r = 0; r < rows; r++, walk_next(&w))
+		for (int64_t j = 0; j < len; j++) {
+			int64_t ia = w.off[0] + j * sa, ib = w.off[1] + j * sb, i = r * len + j;
+			if (bits == 64)
+				((int64_t *)y)[i] = int_op(op, ((const int64_t *)a)[ia], ((const int64_t *)b)[ib], 64);
+			else
+				((int32_t *)y)[i] = (int32_t)int_op(op, ((const int32_t *)a)[ia], ((const int32_t *)b)[ib], 32);
+		}
+}
+
+void sc_cpu_reverse(const float *x, float *y, const int64_t *dims, int ndim, unsigned rev)
+{
+	int64_t n = sc_numel(dims, ndim);
+#pragma omp parallel for if (n >= SC_PAR_MIN) schedule(static)
+	for (int64_t i = 0; i < n; i++) {
+		int64_t r = i, src = 0, stride = 1;
+		for (int d = ndim - 1; d >= 0; d--) {
+			int64_t k = r % dims[d];
+			r /= dims[d];
+			src += ((rev >> d) & 1 ? dims[d] - 1 - k : k) * stride;
+			stride *= dims[d];
+		}
+		y[i] = x[src];
+	}
+}
+
+void sc_cpu_trace(const float *x, float *y, const int64_t *dims, int ndim, int a1, int a2, int64_t offset)
+{
+	sc_diag g;
+	sc_diag_init(&g, dims, ndim, a1, a2, offset);
+#pragma omp parallel for if (g.n * g.len >= SC_PAR_MIN) schedule(static)
+	for (int64_t j = 0; j < g.n; j++) {
+		int64_t base = sc_diag_base(&g, j);
+		double s = 0;
+		for (int64_t i = 0; i < g.len; i++)
+			s += x[base + i * g.step];
+		y[j] = (float)s;
+	}
+}
+
+void sc_cpu_trace_grad(const float *dy, float *dx, const int64_t *dims, int ndim, int a1, int a2, int64_t offset)
+{
+	sc_diag g;
+	sc_diag_init(&g, dims, ndim, a1, a2, offset);
+	memset(dx, 0, sizeof *dx * (size_t)sc_numel(dims, ndim));
+	for (int64_t j = 0; j < g.n; j++) {
+		int64_t base = sc_diag_base(&g, j);
+		for (int64_t i = 0; i < g.len; i++)
+			dx[base + i * g.step] = dy[j];
+	}
 }
 
 SC_VECTOR_CLONES
@@ -2839,7 +3003,8 @@ void sc_cpu_l1_loss_grad(const float *pred, const float *target, const float *dl
  * dy == 0, even where log b is infinite), 0 where a == 0 and b <= 0, and
  * dy a / b; Xdivy's dy / b and -dy a / b^2, 0 where a == 0; MulNoNan's
  * MulNoNan(dy, b) and MulNoNan(a, dy) (0 where the second factor is 0);
- * Hypot's dy a / hypot and dy b / hypot (NaN at (0, 0), MindSpore's). */
+ * Hypot's dy a / hypot and dy b / hypot (NaN at (0, 0), MindSpore's);
+ * NextAfter's dy and 0; Zeta's 0 and -a zeta(a + 1, b) dy (MindSpore's). */
 static double term_a(sc_binop op, double g, double a, double b)
 {
 	switch (op) {
@@ -2853,6 +3018,7 @@ static double term_a(sc_binop op, double g, double a, double b)
 	case SC_XDIVY: return g * (a == 0 ? 0 : 1 / b);
 	case SC_MUL_NO_NAN: return b == 0 ? 0 : g * b;
 	case SC_HYPOT: return g * (a / hypot(a, b));
+	case SC_NEXT_AFTER: return g;
 	default: return 0;
 	}
 }
@@ -2871,6 +3037,7 @@ static double term_b(sc_binop op, double g, double a, double b)
 	case SC_XDIVY: return g * (a == 0 ? 0 : -a / (b * b));
 	case SC_MUL_NO_NAN: return g == 0 ? 0 : a * g;
 	case SC_HYPOT: return g * (b / hypot(a, b));
+	case SC_ZETA: return g * -a * sc_zeta(a + 1, b);
 	default: return 0;
 	}
 }

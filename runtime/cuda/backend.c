@@ -851,6 +851,42 @@ void sc_logical(sc_rt *rt, sc_logop op, const uint8_t *a, const int64_t *a_dims,
 	SC_CUDA_CHECK(sc_cu_logical(op, a, b, y, &w, cu(rt)->stream));
 }
 
+void sc_int_math(sc_rt *rt, sc_intop op, sc_dtype dt, const void *a, const int64_t *a_dims, int a_ndim,
+                 const void *b, const int64_t *b_dims, int b_ndim, void *y, const int64_t *y_dims, int y_ndim)
+{
+	PROFILE(rt, "IntMath", 0, 3.0 * (double)sc_numel(y_dims, y_ndim) * (double)sc_dtype_size(dt), SC_PEAK_MEM);
+	if (!b)   /* a alone: walked as both operands */
+		b = a, b_dims = a_dims, b_ndim = a_ndim;
+	sc_cu_walk w = bcast_walk("int_math", a_dims, a_ndim, b_dims, b_ndim, y_dims, y_ndim);
+	SC_CUDA_CHECK(sc_cu_int_math(op, dt, a, b, y, &w, cu(rt)->stream));
+}
+
+void sc_reverse(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, unsigned rev)
+{
+	PROFILE(rt, "ReverseV2", 0, 8.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
+	sc_check_dims("sc_reverse", dims, ndim);
+	sc_cu_walk w = bcast_walk("reverse", dims, ndim, dims, ndim, dims, ndim);
+	SC_CUDA_CHECK(sc_cu_reverse(x, y, &w, rev, cu(rt)->stream));
+}
+
+void sc_trace(sc_rt *rt, const float *x, float *y, const int64_t *dims, int ndim, int a1, int a2, int64_t offset)
+{
+	sc_diag g;
+	sc_diag_init(&g, dims, ndim, a1, a2, offset);
+	PROFILE(rt, "TraceV2", (double)(g.n * g.len), 4.0 * (double)(g.n * (g.len + 1)), SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_trace(x, y, &g, 0, cu(rt)->stream));
+}
+
+void sc_trace_grad(sc_rt *rt, const float *dy, float *dx, const int64_t *dims, int ndim, int a1, int a2,
+                   int64_t offset)
+{
+	sc_diag g;
+	sc_diag_init(&g, dims, ndim, a1, a2, offset);
+	PROFILE(rt, "TraceV2Grad", 0, 4.0 * (double)sc_numel(dims, ndim), SC_PEAK_MEM);
+	SC_CUDA_CHECK(sc_cu_fill(dx, SC_F32, sc_numel(dims, ndim), 0, cu(rt)->stream));
+	SC_CUDA_CHECK(sc_cu_trace(dy, dx, &g, 1, cu(rt)->stream));
+}
+
 void sc_is_finite(sc_rt *rt, const float *x, uint8_t *y, int64_t n)
 {
 	PROFILE(rt, "IsFinite", 0, 5.0 * (double)n, SC_PEAK_MEM);

@@ -46,6 +46,12 @@ cudaError_t sc_cu_compare(sc_cmpop op, float p, const float *a, const float *b, 
 cudaError_t sc_cu_logical(sc_logop op, const uint8_t *a, const uint8_t *b, uint8_t *y, const sc_cu_walk *w,
                           cudaStream_t s);
 cudaError_t sc_cu_is_finite(const float *x, uint8_t *y, int64_t n, cudaStream_t s);
+/* sc_int_math on a and b walked by w (b a again for the unary ones); sc_reverse over d's dims (its strides
+ * unused); sc_trace, or with grad sc_trace_grad's diagonals (dx zeroed before) */
+cudaError_t sc_cu_int_math(sc_intop op, sc_dtype dt, const void *a, const void *b, void *y, const sc_cu_walk *w,
+                           cudaStream_t s);
+cudaError_t sc_cu_reverse(const float *x, float *y, const sc_cu_walk *d, unsigned rev, cudaStream_t s);
+cudaError_t sc_cu_trace(const float *x, float *y, const sc_diag *g, int grad, cudaStream_t s);
 /* ga, gb (y-shaped, either NULL): each output's share of da, db before summing */
 cudaError_t sc_cu_binary_grad_full(sc_binop op, const float *a, const float *b, const float *dy, float *ga,
                                    float *gb, const sc_cu_walk *w, cudaStream_t s);

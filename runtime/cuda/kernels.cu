@@ -95,6 +95,143 @@ __global__ void divide_k(T *d, int64_t n, int div)
 	GRID_LOOP(i, n) d[i] /= (T)div;
 }
 
+/* the twins: kernels.c's sc_digamma and sc_zeta, in double */
+__device__ static double sc_digamma(double x)
+{
+	double r = 0;
+	if (x <= 0) {
+		if (x == floor(x))
+			return nan("");
+		r = -3.14159265358979323846 / tan(3.14159265358979323846 * x);
+		x = 1 - x;
+	}
+	for (; x < 6; x += 1)
+		r -= 1 / x;
+	double f = 1 / (x * x);
+	return r + log(x) - 0.5 / x -
+	       f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f * (1.0 / 132)))));
+}
+
+__device__ static double sc_zeta(double x, double q)
+{
+	const double den[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+	                        7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+	                        -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18};
+	if (x == 1)
+		return HUGE_VAL;
+	if (!(x > 1) || q != q)
+		return nan("");
+	if (q <= 0) {
+		if (q == floor(q))
+			return HUGE_VAL;
+		if (x != floor(x))
+			return nan("");
+	}
+	double s = pow(q, -x), a = q, b = 0;
+	for (int i = 0; i < 9 || a <= 9;) {
+		i++;
+		a += 1;
+		b = pow(a, -x);
+		s += b;
+		if (fabs(b / s) < 1e-17)
+			return s;
+	}
+	double w = a, fac = 1, k = 0;
+	s += b * w / (x - 1) - 0.5 * b;
+	for (int j = 0; j < 12; j++) {
+		fac *= x + k;
+		b /= w;
+		double t = fac * b / den[j];
+		s += t;
+		if (fabs(t / s) < 1e-17)
+			break;
+		k += 1;
+		fac *= x + k;
+		b /= w;
+		k += 1;
+	}
+	return s;
+}
+
+/* the twin: kernels.c's int_op */
+__device__ static int64_t int_op(sc_intop op, int64_t a, int64_t b, int bits)
+{
+	uint64_t mask = bits == 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1;
+	switch (op) {
+	case SC_INT_INVERT: return ~a;
+	case SC_INT_POPCOUNT: return __popcll((unsigned long long)((uint64_t)a & mask));
+	case SC_INT_LEFT_SHIFT: case SC_INT_RIGHT_SHIFT: {
+		if (b > bits || b < -bits)
+			b %= bits;
+		if (b < 0 || b >= bits)
+			return op == SC_INT_LEFT_SHIFT ? 0 : a < 0 ? -1 : 0;
+		if (op == SC_INT_RIGHT_SHIFT)
+			return a >> b;
+		uint64_t u = ((uint64_t)a << b) & mask;
+		return bits == 64 ? (int64_t)u : (int64_t)(int32_t)(uint32_t)u;
+	}
+	}
+	return 0;
+}
+
+__global__ void int_math_k(sc_intop op, int bits, const void *a, const void *b, void *y, int64_t n, sc_cu_walk w)
+{
+	GRID_LOOP(i, n) {
+		int64_t ib, ia = walk_off(i, w, &ib);
+		if (bits == 64)
+			((int64_t *)y)[i] = int_op(op, ((const int64_t *)a)[ia], ((const int64_t *)b)[ib], 64);
+		else
+			((int32_t *)y)[i] = (int32_t)int_op(op, ((const int32_t *)a)[ia], ((const int32_t *)b)[ib], 32);
+	}
+}
+
+/* the twin: sc_cpu_reverse */
+__global__ void reverse_k(const float *x, float *y, int64_t n, sc_cu_walk d, unsigned rev)
+{
+	GRID_LOOP(i, n) {
+		int64_t r = i, src = 0, stride = 1;
+		for (int k = d.ndim - 1; k >= 0; k--) {
+			int64_t j = r % d.dims[k];
+			r /= d.dims[k];
+			src += ((rev >> k) & 1 ? d.dims[k] - 1 - j : j) * stride;
+			stride *= d.dims[k];
+		}
+		y[i] = x[src];
+	}
+}
+
+/* the twin: sc_diag_base */
+__device__ static int64_t diag_base(const sc_diag &g, int64_t j)
+{
+	int64_t off = g.start;
+	for (int d = g.nother - 1; d >= 0; d--) {
+		off += j % g.odims[d] * g.ostr[d];
+		j /= g.odims[d];
+	}
+	return off;
+}
+
+/* the twins: sc_cpu_trace (a sum in double, in order) and sc_cpu_trace_grad (dx zeroed first) */
+__global__ void trace_k(const float *x, float *y, sc_diag g)
+{
+	GRID_LOOP(j, g.n) {
+		int64_t base = diag_base(g, j);
+		double s = 0;
+		for (int64_t i = 0; i < g.len; i++)
+			s += x[base + i * g.step];
+		y[j] = (float)s;
+	}
+}
+
+__global__ void trace_grad_k(const float *dy, float *dx, sc_diag g)
+{
+	GRID_LOOP(j, g.n) {
+		int64_t base = diag_base(g, j);
+		for (int64_t i = 0; i < g.len; i++)
+			dx[base + i * g.step] = dy[j];
+	}
+}
+
 /* ---- elementwise ---- */
 
 __device__ float binop(sc_binop op, float a, float b)
@@ -123,6 +260,8 @@ __device__ float binop(sc_binop op, float a, float b)
 	case SC_TRUNCATE_DIV: return truncf(a / b);
 	case SC_TRUNCATE_MOD: return fmodf(a, b);
 	case SC_HYPOT: return hypotf(a, b);
+	case SC_NEXT_AFTER: return nextafterf(a, b);
+	case SC_ZETA: return (float)sc_zeta(a, b);
 	}
 	return 0;
 }
@@ -224,6 +363,8 @@ __global__ void binary_grad_k(sc_binop op, const float *a, const float *b, const
 			db = g * (b[ib] / r);
 			break;
 		}
+		case SC_NEXT_AFTER: da = g; break;   /* MindSpore's bprop: dy and 0 */
+		case SC_ZETA: db = (float)(g * -a[ia] * sc_zeta(a[ia] + 1, b[ib])); break;   /* 0 and -a zeta(a + 1, b) dy */
 		case SC_MAXIMUM: case SC_MINIMUM:   /* a tie splits the gradient evenly */
 			if (a[ia] == b[ib])
 				da = db = g / 2;
@@ -2193,6 +2334,34 @@ cudaError_t sc_cu_logical(sc_logop op, const uint8_t *a, const uint8_t *b, uint8
 cudaError_t sc_cu_is_finite(const float *x, uint8_t *y, int64_t n, cudaStream_t s)
 {
 	is_finite_k<<<blocks_for(n), THREADS, 0, s>>>(x, y, n);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_int_math(sc_intop op, sc_dtype dt, const void *a, const void *b, void *y, const sc_cu_walk *w,
+                           cudaStream_t s)
+{
+	if (dt != SC_I32 && dt != SC_I64)
+		return cudaErrorInvalidValue;
+	int64_t n = walk_count(w);
+	int_math_k<<<blocks_for(n), THREADS, 0, s>>>(op, dt == SC_I64 ? 64 : 32, a, b, y, n, *w);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_reverse(const float *x, float *y, const sc_cu_walk *d, unsigned rev, cudaStream_t s)
+{
+	int64_t n = 1;
+	for (int k = 0; k < d->ndim; k++)
+		n *= d->dims[k];
+	reverse_k<<<blocks_for(n), THREADS, 0, s>>>(x, y, n, *d, rev);
+	return cudaGetLastError();
+}
+
+cudaError_t sc_cu_trace(const float *x, float *y, const sc_diag *g, int grad, cudaStream_t s)
+{
+	if (grad)
+		trace_grad_k<<<blocks_for(g->n), THREADS, 0, s>>>(x, y, *g);
+	else
+		trace_k<<<blocks_for(g->n), THREADS, 0, s>>>(x, y, *g);
 	return cudaGetLastError();
 }
 

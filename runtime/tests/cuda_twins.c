@@ -202,9 +202,9 @@ static void test_elementwise(void)
 	float *dga = t_slab(n * 4), *dgb = t_slab(5 * 4);
 	for (sc_binop op = SC_ADD; op <= SC_BINOP_LAST; op++) {
 		char what[64];
-		if (op == SC_POW) {   /* a positive base (a negative one's power is NaN) */
+		if (op == SC_POW || op == SC_ZETA) {   /* a positive base (a negative one's power is NaN); Zeta's x > 1 */
 			for (int i = 0; i < n; i++)
-				a[i] = fabsf(a[i]) + 0.1f;
+				a[i] = fabsf(a[i]) + (op == SC_ZETA ? 1.1f : 0.1f);
 			sc_from_host(rt, da, a, n * sizeof *a);
 		}
 		snprintf(what, sizeof what, "binary %d", op);
@@ -316,7 +316,7 @@ static void test_elementwise(void)
 	};
 	float *dp, *pos = rnd(n, 0.1f, 3, &dp), *du, *unit = rnd(n, -0.9f, 0.9f, &du), *dab, *above = rnd(n, 1.1f, 4, &dab);
 	for (sc_unop op = 0; op < SC_U_COUNT; op++) {   /* each in its domain, no NaN */
-		int positive = op == SC_U_LOG || op == SC_U_SQRT || op == SC_U_RSQRT;
+		int positive = op == SC_U_LOG || op == SC_U_SQRT || op == SC_U_RSQRT || op == SC_U_LGAMMA;
 		int inside = op == SC_U_ACOS || op == SC_U_ASIN || op == SC_U_ATANH || op == SC_U_ERFINV;   /* (-1, 1) */
 		const float *x = positive ? pos : inside ? unit : op == SC_U_ACOSH ? above : a;
 		const float *dx = positive ? dp : inside ? du : op == SC_U_ACOSH ? dab : da;
@@ -846,6 +846,47 @@ static void test_resize(void)
 		twin(what, dg, g, nc * ih * iw, 1e-5);
 	}
 	free(x), free(dy), free(y), free(g);
+}
+
+/* The integer operators on (4, 5, 6) against a (5, 1) row of counts
+ * (negative and past the width among them), Int32 and Int64: the same bytes;
+ * ReverseV2 along dims 0 and 2; TraceV2 of dims 2 and 0 with offset 1, and
+ * its gradient. */
+static void test_int_math(void)
+{
+	const int64_t xd[3] = {4, 5, 6}, sd[2] = {5, 1};
+	const int n = 120;
+	int64_t k64[120], s64[5] = {1, -3, 31, 64, 70}, y64[120];
+	int32_t k32[120], s32[5] = {1, -3, 31, 32, 40}, y32[120];
+	for (int i = 0; i < n; i++) {
+		k64[i] = (int64_t)(i * 2654435761u) - ((int64_t)1 << 31);
+		k32[i] = (int32_t)k64[i];
+	}
+	void *dk32 = up(k32, sizeof k32), *ds32 = up(s32, sizeof s32), *dk64 = up(k64, sizeof k64);
+	void *ds64 = up(s64, sizeof s64), *dy = t_slab(sizeof y64);
+	for (sc_intop op = SC_INT_INVERT; op <= SC_INT_RIGHT_SHIFT; op++) {
+		char what[64];
+		int binary = op >= SC_INT_LEFT_SHIFT;
+		snprintf(what, sizeof what, "int_math %d, Int32", op);
+		sc_int_math(rt, op, SC_I32, dk32, xd, 3, binary ? ds32 : NULL, sd, binary ? 2 : 0, dy, xd, 3);
+		sc_cpu_int_math(op, SC_I32, k32, xd, 3, binary ? s32 : NULL, sd, binary ? 2 : 0, y32, xd, 3);
+		twin_bytes(what, dy, y32, sizeof y32);
+		snprintf(what, sizeof what, "int_math %d, Int64", op);
+		sc_int_math(rt, op, SC_I64, dk64, xd, 3, binary ? ds64 : NULL, sd, binary ? 2 : 0, dy, xd, 3);
+		sc_cpu_int_math(op, SC_I64, k64, xd, 3, binary ? s64 : NULL, sd, binary ? 2 : 0, y64, xd, 3);
+		twin_bytes(what, dy, y64, sizeof y64);
+	}
+	float *dx, *x = rnd(n, -2, 2, &dx), *y = malloc(n * sizeof *y), *dyv = t_slab(n * sizeof *y);
+	sc_reverse(rt, dx, dyv, xd, 3, 5u);
+	sc_cpu_reverse(x, y, xd, 3, 5u);
+	twin("reverse", dyv, y, n, 0);
+	sc_trace(rt, dx, dyv, xd, 3, 2, 0, 1);
+	sc_cpu_trace(x, y, xd, 3, 2, 0, 1);
+	twin("trace", dyv, y, 5, 0);
+	sc_trace_grad(rt, dx, dyv, xd, 3, 2, 0, 1);   /* dy: x's first 5 */
+	sc_cpu_trace_grad(x, y, xd, 3, 2, 0, 1);
+	twin("trace_grad", dyv, y, n, 0);
+	free(x), free(y);
 }
 
 static void test_movement(void)
@@ -1691,6 +1732,7 @@ int main(int argc, char **argv)
 	t_slab_reset();
 	test_lerp();
 	test_masked_fill();
+	test_int_math();
 	t_slab_reset();
 	test_resize();
 	t_slab_reset();

@@ -98,6 +98,7 @@ Test(grad, unary)
 		{SC_U_RELU6, "relu6", 0.1f, 5.9f}, {SC_U_SOFTSIGN, "softsign", -3, 3}, {SC_U_FAST_GELU, "fast_gelu", -3, 3},
 		{SC_U_TRUNC, "trunc", 0.1f, 0.9f}, {SC_U_ERFINV, "erfinv", -0.9f, 0.9f},
 		{SC_U_HSHRINK, "hshrink", 0.35f, 2}, {SC_U_SOFT_SHRINK, "soft_shrink", 0.35f, 2},   /* lambd T_UNARY_P */
+		{SC_U_LGAMMA, "lgamma", 0.3f, 4},
 	};
 	bool listed[SC_U_COUNT] = {0};   /* every row of SC_UNARY_TABLE is here */
 	for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
@@ -608,11 +609,11 @@ Test(grad, binary_broadcast)
 	const int64_t ad[3] = {2, 3, 4}, bd[2] = {3, 1}, yd[3] = {2, 3, 4};
 	const char *names[] = {"add", "sub", "mul", "div", "maximum", "minimum", "pow", "floor_div", "floor_mod", "mod",
 	                       "squared_difference", "div_no_nan", "atan2", "sigmoid_ce", "xlogy", "xdivy",
-	                       "mul_no_nan", "truncate_div", "truncate_mod", "hypot"};
+	                       "mul_no_nan", "truncate_div", "truncate_mod", "hypot", "next_after", "zeta"};
 	for (sc_binop op = SC_ADD; op <= SC_BINOP_LAST; op++) {
 		float a[24], b[3], w[24], da[24], db[3];
 		if (op == SC_FLOOR_DIV || op == SC_FLOOR_MOD || op == SC_MOD || op == SC_TRUNCATE_DIV ||
-		    op == SC_TRUNCATE_MOD)   /* steps: against sums, below */
+		    op == SC_TRUNCATE_MOD || op == SC_ZETA)   /* steps: against sums, below; Zeta: its own case */
 			continue;
 		rand_fill(a, 24, 70 + op, op == SC_POW ? 0.2f : -2, 2);   /* Pow: a base whose log is defined */
 		rand_fill(b, 3, 80 + op, 0.5f, 1.5f);
@@ -634,6 +635,52 @@ Test(grad, binary_broadcast)
 	sc_cpu_binary_grad(SC_DIV, &a, NULL, 0, b, (const int64_t[]){2, 3}, 2, w, (const int64_t[]){2, 3}, 2, &da, db);
 	BinCtx c = {SC_DIV, &a, b, NULL, (const int64_t[]){2, 3}, (const int64_t[]){2, 3}, 0, 2, 2, 0};
 	check_grad("div with scalar a", bin_fwd, &a, 1, &c, w, 6, &da);
+}
+
+/* Zeta(a, b): finite differences along q (b, broadcast (3, 1)), none to x
+ * (MindSpore's bprop gives x zeros, not its slope). */
+Test(grad, zeta)
+{
+	const int64_t ad[3] = {2, 3, 4}, bd[2] = {3, 1}, yd[3] = {2, 3, 4};
+	float a[24], b[3], w[24], da[24], db[3];
+	rand_fill(a, 24, 7, 1.5f, 3);
+	rand_fill(b, 3, 8, 0.5f, 1.5f);
+	rand_fill(w, 24, 9, -1, 1);
+	sc_cpu_binary_grad(SC_ZETA, a, ad, 3, b, bd, 2, w, yd, 3, da, db);
+	BinCtx c = {SC_ZETA, a, b, ad, bd, yd, 3, 2, 3, 1};
+	check_grad("zeta wrt q", bin_fwd, b, 3, &c, w, 24, db);
+	for (int i = 0; i < 24; i++)
+		cr_assert(da[i] == 0, "zeta's dx[%d] %g, want 0", i, da[i]);
+}
+
+/* ReverseV2 (its own adjoint) and TraceV2 (dy on the diagonals) by finite
+ * differences. */
+typedef struct {
+	const int64_t *d;
+	int nd, trace;
+} RtCtx;
+
+static void rt_fwd(const float *x, float *y, const void *c)
+{
+	const RtCtx *r = c;
+	if (r->trace)
+		sc_cpu_trace(x, y, r->d, r->nd, 2, 0, -1);
+	else
+		sc_cpu_reverse(x, y, r->d, r->nd, 6u);
+}
+
+Test(grad, reverse_trace)
+{
+	const int64_t d[3] = {4, 2, 3};
+	float x[24], w[24], dx[24];
+	rand_fill(x, 24, 11, -1, 1);
+	rand_fill(w, 24, 12, -1, 1);
+	RtCtx c = {d, 3, 0};
+	sc_cpu_reverse(w, dx, d, 3, 6u);
+	check_grad("reverse", rt_fwd, x, 24, &c, w, 24, dx);
+	c.trace = 1;   /* x[i - 1 (dim 0), j, i (dim 2)]: the result (2,) */
+	sc_cpu_trace_grad(w, dx, d, 3, 2, 0, -1);
+	check_grad("trace", rt_fwd, x, 24, &c, w, 2, dx);
 }
 
 /* Lerp: start (2, 3, 4), end (3, 1), weight (2, 1, 4), each operand's
@@ -822,6 +869,8 @@ Test(grad, binary_every_broadcast_case_against_sums)
 		t_fill(dy, ny, &s, -1, 1);
 		a[0] = b[0];
 		for (sc_binop op = SC_ADD; op <= SC_BINOP_LAST; op++) {
+			if (op == SC_ZETA)   /* u < 1 here (NaN): its own case, grad zeta */
+				continue;
 			if (op == SC_POW)   /* a base whose log is defined (and a positive dividend after it) */
 				for (int64_t i = 0; i < na; i++)
 					a[i] = fabsf(a[i]) + 0.1f;
@@ -851,6 +900,8 @@ Test(grad, binary_every_broadcast_case_against_sums)
 				case SC_TRUNCATE_DIV: break;
 				case SC_TRUNCATE_MOD: ga[ia] += g; gb[ib] -= g * trunc(u / v); break;
 				case SC_HYPOT: ga[ia] += g * u / hypot(u, v); gb[ib] += g * v / hypot(u, v); break;
+				case SC_NEXT_AFTER: ga[ia] += g; break;   /* MindSpore's bprop: dy and 0 */
+				case SC_ZETA: break;   /* skipped above */
 				case SC_MAXIMUM: case SC_MINIMUM:   /* a tie (a[0] = b[0]) splits evenly */
 					if (u == v)
 						ga[ia] += g / 2, gb[ib] += g / 2;

@@ -180,6 +180,8 @@ static float naive_op(sc_binop op, float u, float v)
 	case SC_TRUNCATE_DIV: return truncf(u / v);
 	case SC_TRUNCATE_MOD: return fmodf(u, v);
 	case SC_HYPOT: return hypotf(u, v);
+	case SC_NEXT_AFTER: return nextafterf(u, v);
+	case SC_ZETA: break;   /* against known values: special_functions, below */
 	}
 	return NAN;
 }
@@ -196,6 +198,8 @@ Test(binary, every_broadcast_case_against_naive)
 		t_fill(b, nb, &s, 0.5f, 2);
 		a[0] = b[0];   /* a tie for maximum and minimum */
 		for (sc_binop op = SC_ADD; op <= SC_BINOP_LAST; op++) {
+			if (op == SC_ZETA)
+				continue;
 			if (op == SC_POW)   /* a positive base (a negative one's power is NaN) */
 				for (int64_t i = 0; i < na; i++)
 					a[i] = fabsf(a[i]) + 0.1f;
@@ -2337,4 +2341,88 @@ Test(scan, by_hand)
 	/* (2, 2) along dim 0: columns (1, 3) and (2, 4) */
 	sc_cpu_cumsum(0, x, y, 1, 2, 2, 0, 0);
 	cr_assert(t_close("cumsum along dim 0", y, (const float[]){1, 2, 4, 6}, 4, 0, 0));
+}
+
+/* Zeta, Lgamma and its slope against mpmath's values (zeta(x, q), digamma(x),
+ * log |Gamma(x)|), within Float32's rounding; Zeta's poles and domain. */
+Test(special_functions, zeta_lgamma_digamma)
+{
+	const float zx[5] = {2, 3, 1.5f, 4.5f, 2}, zq[5] = {1, 2, 0.5f, 3.25f, -1.5f};
+	const double zw[5] = {1.64493406684823, 0.202056903159594, 4.77653794755483, 0.00764789380252909,
+	                      9.37924664498912};
+	float y[5];
+	sc_cpu_binary(SC_ZETA, zx, (const int64_t[]){5}, 1, zq, (const int64_t[]){5}, 1, y, (const int64_t[]){5}, 1);
+	for (int i = 0; i < 5; i++)
+		cr_assert(fabs(y[i] - zw[i]) <= 2e-6 * fabs(zw[i]), "zeta(%g, %g) = %.9g, want %.9g", zx[i], zq[i], y[i],
+		          zw[i]);
+	const float px[4] = {1, 0.9f, 2, 0.5f}, pq[4] = {1, -2, 0, 1};
+	sc_cpu_binary(SC_ZETA, px, (const int64_t[]){4}, 1, pq, (const int64_t[]){4}, 1, y, (const int64_t[]){4}, 1);
+	cr_assert(isinf(y[0]) && isnan(y[1]) && isinf(y[2]) && isnan(y[3]), "zeta's poles and domain: %g %g %g %g", y[0],
+	          y[1], y[2], y[3]);
+	const float dx[5] = {1, 0.5f, -0.5f, 7.3f, -2.6f}, ones[5] = {1, 1, 1, 1, 1};
+	const double dw[5] = {-0.577215664901533, -1.96351002602142, 0.0364899739785765, 1.91782033563799,
+	                      0.114897506696934};
+	sc_cpu_unary_grad(SC_U_LGAMMA, 0, dx, ones, y, 5);
+	for (int i = 0; i < 5; i++)
+		cr_assert(fabs(y[i] - dw[i]) <= 1e-5 * (1 + fabs(dw[i])), "digamma(%g) = %.9g, want %.9g", dx[i], y[i], dw[i]);
+	const float lx[2] = {0.3f, -2.6f};
+	sc_cpu_unary(SC_U_LGAMMA, 0, lx, y, 2);
+	cr_assert(fabs(y[0] - 1.09579799481808) < 1e-5 && fabs(y[1] + 0.118011632805397) < 1e-5, "lgamma %g %g", y[0],
+	          y[1]);
+}
+
+/* The integer operators at both widths: Invert, PopulationCount (a negative
+ * Int32's 32 bits), the shifts broadcasting a row of counts, MindSpore's
+ * modulo of a count past the width, and shardc's 0 or sign where C leaves
+ * the shift undefined. */
+Test(int_math, by_hand)
+{
+	const int32_t k[2][4] = {{5, -6, 1, -1}, {7, 1 << 30, -8, 3}}, s[4] = {1, 2, 33, -1};
+	const int64_t kd[2] = {2, 4}, sd[1] = {4};
+	int32_t y[8];
+	sc_cpu_int_math(SC_INT_INVERT, SC_I32, k, kd, 2, NULL, NULL, 0, y, kd, 2);
+	cr_assert(y[0] == -6 && y[1] == 5 && y[3] == 0 && y[6] == 7, "invert %d %d %d %d", y[0], y[1], y[3], y[6]);
+	sc_cpu_int_math(SC_INT_POPCOUNT, SC_I32, k, kd, 2, NULL, NULL, 0, y, kd, 2);
+	cr_assert(y[0] == 2 && y[1] == 30 && y[3] == 32 && y[5] == 1, "popcount %d %d %d %d", y[0], y[1], y[3], y[5]);
+	sc_cpu_int_math(SC_INT_LEFT_SHIFT, SC_I32, k, kd, 2, s, sd, 1, y, kd, 2);
+	/* 5 << 1, -6 << 2, 1 << (33 % 32), -1 << -1 (undefined in C: 0); 7 << 1, 2^30 << 2 wraps to 0 */
+	cr_assert(y[0] == 10 && y[1] == -24 && y[2] == 2 && y[3] == 0 && y[4] == 14 && y[5] == 0,
+	          "left shift %d %d %d %d %d %d", y[0], y[1], y[2], y[3], y[4], y[5]);
+	sc_cpu_int_math(SC_INT_RIGHT_SHIFT, SC_I32, k, kd, 2, s, sd, 1, y, kd, 2);
+	/* 5 >> 1, -6 >> 2 (arithmetic: -2), 1 >> 1, -1 >> -1 (its sign: -1); -8 >> 33 % 32 */
+	cr_assert(y[0] == 2 && y[1] == -2 && y[2] == 0 && y[3] == -1 && y[6] == -4, "right shift %d %d %d %d %d", y[0],
+	          y[1], y[2], y[3], y[6]);
+	const int64_t big[2] = {-1, (int64_t)1 << 40}, bs[2] = {40, 64};
+	int64_t z[2];
+	sc_cpu_int_math(SC_INT_POPCOUNT, SC_I64, big, (const int64_t[]){2}, 1, NULL, NULL, 0, z, (const int64_t[]){2}, 1);
+	cr_assert(z[0] == 64 && z[1] == 1, "popcount64 %lld %lld", (long long)z[0], (long long)z[1]);
+	sc_cpu_int_math(SC_INT_LEFT_SHIFT, SC_I64, big, (const int64_t[]){2}, 1, bs, (const int64_t[]){2}, 1, z,
+	                (const int64_t[]){2}, 1);
+	cr_assert(z[0] == -((int64_t)1 << 40) && z[1] == 0, "left shift64 %lld %lld", (long long)z[0], (long long)z[1]);
+}
+
+/* ReverseV2 along dims 0 and 2 of (2, 2, 3); TraceV2 of (2, 3, 4) along
+ * dims 2 and 1 with offsets 1, -1 and 5 (past the matrix: 0), and its
+ * gradient dy on those diagonals. */
+Test(reverse_trace, by_hand)
+{
+	float x[24], y[24];
+	for (int i = 0; i < 24; i++)
+		x[i] = (float)i;
+	sc_cpu_reverse(x, y, (const int64_t[]){2, 2, 3}, 3, 5u);
+	const float rw[12] = {8, 7, 6, 11, 10, 9, 2, 1, 0, 5, 4, 3};
+	cr_assert(memcmp(y, rw, sizeof rw) == 0, "reverse %g %g %g", y[0], y[1], y[3]);
+	const int64_t d[3] = {2, 3, 4};
+	sc_cpu_trace(x, y, d, 3, 2, 1, 1);   /* x[b, i + 1, i] (i along dim 2) */
+	cr_assert(y[0] == 4 + 9 && y[1] == 16 + 21, "trace +1: %g %g", y[0], y[1]);
+	sc_cpu_trace(x, y, d, 3, 1, 2, -1);   /* x[b, i, i - 1]: the same diagonal */
+	cr_assert(y[0] == 4 + 9 && y[1] == 16 + 21, "trace -1: %g %g", y[0], y[1]);
+	sc_cpu_trace(x, y, d, 3, 1, 2, 5);
+	cr_assert(y[0] == 0 && y[1] == 0, "trace past: %g %g", y[0], y[1]);
+	float dx[24];
+	sc_cpu_trace_grad((const float[]){1, 2}, dx, d, 3, 2, 1, 1);
+	float sum = 0;
+	for (int i = 0; i < 24; i++)
+		sum += dx[i];
+	cr_assert(dx[4] == 1 && dx[9] == 1 && dx[16] == 2 && dx[21] == 2 && sum == 6, "trace grad");
 }

@@ -1736,6 +1736,57 @@ class Gradients(unittest.TestCase):
         for op in R.CONSTANTS:                              # no operand, no gradient
             self.assertEqual(R.OPS[op][1](np.ones(3), [], {}), [])
 
+    def test_int_math_ops(self):
+        """Invert, PopulationCount and the shifts at both widths (MindSpore's modulo of a count past the width,
+        shardc's 0 or sign where C leaves the shift undefined); no gradient."""
+        k = np.array([[5, -6, 1, -1], [7, 1 << 30, -8, 3]])
+        s = np.array([1, 2, 33, -1])
+        i32, i64 = {"@dtype": "Int32"}, {"@dtype": "Int64"}
+        np.testing.assert_array_equal(fwd("Invert", [k], i32), ~k)
+        np.testing.assert_array_equal(fwd("PopulationCount", [k], i32), [[2, 30, 1, 32], [3, 1, 29, 2]])
+        np.testing.assert_array_equal(fwd("PopulationCount", [np.array([-1, 1 << 40])], i64), [64, 1])
+        np.testing.assert_array_equal(fwd("LeftShift", [k, s], i32), [[10, -24, 2, 0], [14, 0, -16, 0]])
+        np.testing.assert_array_equal(fwd("RightShift", [k, s], i32), [[2, -2, 0, -1], [3, 1 << 28, -4, 0]])
+        np.testing.assert_array_equal(fwd("LeftShift", [np.array([-1, 3]), np.array([40, 64])], i64),
+                                      [-(1 << 40), 0])
+        for op, n in (("Invert", 1), ("PopulationCount", 1), ("LeftShift", 2), ("RightShift", 2)):
+            self.assertEqual(R.OPS[op][1](np.ones((2, 4)), [k, s][:n], i32), [None] * n)
+
+    def test_special(self):
+        """Lgamma (its gradient digamma), Zeta (against mpmath's values; its gradient to q only, x zeros) and
+        NextAfter (dy to x, zeros to y)."""
+        x = rng().uniform(0.3, 4, size=(3, 4))
+        self.check("Lgamma", [x])
+        np.testing.assert_allclose(R.digamma(np.array([1, 0.5, -0.5, 7.3, -2.6])),
+                                   [-0.577215664901533, -1.96351002602142, 0.0364899739785765, 1.91782033563799,
+                                    0.114897506696934], rtol=1e-9)   # the series to 1/132 x^10 at x >= 6
+        np.testing.assert_allclose(R.zeta(np.array([2, 3, 1.5, 4.5, 2]), np.array([1, 2, 0.5, 3.25, -1.5])),
+                                   [1.64493406684823, 0.202056903159594, 4.77653794755483, 0.00764789380252909,
+                                    9.37924664498912], rtol=1e-10)
+        z = R.zeta(np.array([1.0, 0.9, 2.0]), np.array([1.0, 2.0, -2.0]))
+        self.assertTrue(np.isinf(z[0]) and np.isnan(z[1]) and np.isinf(z[2]))
+        a, q = rng(1).uniform(1.5, 3, size=(3, 4)), rng(2).uniform(0.5, 2, size=(4,))
+        self.check("Zeta", [a, q], wrt=[1])
+        g = rng(3).normal(size=(3, 4))
+        np.testing.assert_array_equal(R.OPS["Zeta"][1](g, [a, q], {})[0], np.zeros((3, 4)))
+        n = fwd("NextAfter", [np.array([1.0, 1.0, -2.0]), np.array([2.0, 0.0, -2.0])], {})
+        np.testing.assert_array_equal(n, [np.nextafter(np.float32(1), np.float32(2)),
+                                          np.nextafter(np.float32(1), np.float32(0)), -2.0])
+        da, db = R.OPS["NextAfter"][1](g, [a, q], {})
+        np.testing.assert_array_equal(da, g)
+        np.testing.assert_array_equal(db, np.zeros(4))
+
+    def test_reverse_trace(self):
+        """ReverseV2 (its own adjoint) and TraceV2 (numpy's trace; MindSpore's default axes 1 and 0)."""
+        x = rng().normal(size=(4, 2, 3))
+        np.testing.assert_array_equal(fwd("ReverseV2", [x], {"axis": (0, -1)}), x[::-1, :, ::-1])
+        self.check("ReverseV2", [x], {"axis": (1,)})
+        np.testing.assert_allclose(fwd("TraceV2", [x], {"offset": -1, "axis1": 2, "axis2": 0}),
+                                   np.trace(x, -1, 2, 0))
+        np.testing.assert_allclose(fwd("TraceV2", [x[:, :, 0].T], {"offset": 1}), [x[0, 1, 0] + 0.0])
+        self.check("TraceV2", [x], {"offset": 1, "axis1": 0, "axis2": 2})
+        self.check("TraceV2", [rng(1).normal(size=(3, 5))], {"offset": -1})
+
     def test_every_operator_is_tested(self):
         names = set(n[len("test_"):] for n in dir(self) if n.startswith("test_"))
         groups = {"matmul": ["MatMul"], "batch_matmul": ["BatchMatMul"],
@@ -1752,7 +1803,8 @@ class Gradients(unittest.TestCase):
                             "SoftShrink"],
                   "select": ["Select"], "dropout": ["Dropout"],
                   "dropout_masks": ["DropoutGenMask", "DropoutDoMask"], "split": ["Split"], "split_v": ["SplitV"], "slice": ["Slice"],
-                  "pad_v3": ["PadV3"],
+                  "pad_v3": ["PadV3"], "int_math_ops": ["Invert", "PopulationCount", "LeftShift", "RightShift"],
+                  "special": ["Lgamma", "Zeta", "NextAfter"], "reverse_trace": ["ReverseV2", "TraceV2"],
                   "add_n": ["AddN"], "pad_fill": ["PadFill"], "stack": ["Stack"], "lerp": ["Lerp"],
                   "masked_fill": ["MaskedFill"], "identity_depend_square_sum_all": ["Identity", "Depend", "SquareSumAll"],
                   "sigmoid_ce": ["SigmoidCrossEntropyWithLogits"],

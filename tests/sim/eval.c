@@ -9,6 +9,7 @@
 #include "eval.h"
 #include "conv.h"
 #include "pad_v3.h"
+#include "int_math.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -307,6 +308,31 @@ static bool eval_matmul(Eval *e)
 	return true;
 }
 
+/* The Hurwitz zeta function, the sum over k >= 0 of (k + q)^-x: 40 terms,
+ * then the tail by Euler-Maclaurin's formula (its first 8 Bernoulli terms);
+ * infinite at x == 1 and at q a non-positive integer, NaN for x < 1. */
+static double hurwitz_zeta(double x, double q)
+{
+	static const double b2k[8] = {1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66, -691.0 / 2730, 7.0 / 6,
+	                              -3617.0 / 510};
+	if (x == 1 || (q <= 0 && q == floor(q)))
+		return INFINITY;
+	if (!(x > 1) || (q < 0 && x != floor(x)) || isnan(q))
+		return NAN;
+	double t = 0, w = 40 + q;
+	for (int k = 0; k < 40; k++)
+		t += pow(k + q, -x);
+	t += pow(w, 1 - x) / (x - 1) + 0.5 * pow(w, -x);
+	double fac = x, p = pow(w, -x - 1), f2 = 1;
+	for (int j = 0; j < 8; j++) {
+		f2 *= (2.0 * j + 1) * (2.0 * j + 2);   /* (2j + 2)! */
+		t += b2k[j] / f2 * fac * p;
+		fac *= (x + 2 * j + 1) * (x + 2 * j + 2);
+		p /= w * w;
+	}
+	return t;
+}
+
 static double binary(OpKind op, double a, double b)
 {
 	switch (op) {
@@ -334,6 +360,8 @@ static double binary(OpKind op, double a, double b)
 	case OP_TRUNCATE_DIV: return trunc(a / b);
 	case OP_TRUNCATE_MOD: return fmod(a, b);   /* the dividend's sign, as C's */
 	case OP_HYPOT: return hypot(a, b);
+	case OP_NEXT_AFTER: return nextafterf((float)a, (float)b);   /* Float32's next */
+	case OP_ZETA: return hurwitz_zeta(a, b);
 	/* the comparisons: 1 where true (round_result keeps a Bool 0 or 1) */
 	case OP_EQUAL: return a == b;
 	case OP_NOT_EQUAL: return a != b;
@@ -627,6 +655,7 @@ static double unary(OpKind op, const Attrs *a, double x)
 	case OP_FAST_GELU: return x / (1 + exp(-1.702 * x));
 	case OP_TRUNC: return trunc(x);
 	case OP_ERFINV: return erfinv(x);
+	case OP_LGAMMA: return x <= 0 && x == floor(x) ? INFINITY : lgamma(x);
 	case OP_HSHRINK: return x >= -a->lambd && x <= a->lambd ? 0 : x;
 	case OP_SOFT_SHRINK: return x > a->lambd ? x - a->lambd : x < -a->lambd ? x + a->lambd : isnan(x) ? x : 0;
 	case OP_LOGICAL_NOT: return x == 0;   /* a Bool is 0 or 1 */
@@ -1808,6 +1837,94 @@ static bool eval_square_sum_all(Eval *e)
 	return true;
 }
 
+/* Invert, PopulationCount, LeftShift, RightShift on integers of the
+ * operand's width (docs/operators.md): each element as a 64-bit integer. */
+static int64_t int_math(OpKind op, int64_t a, int64_t b, int bits)
+{
+	uint64_t mask = bits == 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1;
+	if (op == OP_INVERT)
+		return ~a;
+	if (op == OP_POPULATION_COUNT) {
+		int c = 0;
+		for (int k = 0; k < bits; k++)
+			c += (int)(((uint64_t)a >> k) & 1);
+		return c;
+	}
+	if (b > bits || b < -bits)
+		b %= bits;
+	if (b < 0 || b >= bits)
+		return op == OP_LEFT_SHIFT ? 0 : a < 0 ? -1 : 0;
+	if (op == OP_RIGHT_SHIFT)
+		return a >> b;
+	uint64_t u = ((uint64_t)a << b) & mask;
+	return bits == 64 ? (int64_t)u : (int64_t)(int32_t)(uint32_t)u;
+}
+
+static bool eval_int_math(Eval *e)
+{
+	const SimTensor *a = &e->ins[0], *b = e->n->nin == 2 ? &e->ins[1] : &e->ins[0];
+	int r, bits = e->g->values[e->n->in[0]].type.dtype == DT_I64 ? 64 : 32;
+	int64_t dims[MAX_DIMS], sa[MAX_DIMS], sb[MAX_DIMS];
+	if (!broadcast_shape(e, a->dims, a->rank, b->dims, b->rank, &r, dims) || !expect_out(e, r, dims))
+		return false;
+	broadcast_strides(a->dims, a->rank, r, 1, sa);
+	broadcast_strides(b->dims, b->rank, r, 1, sb);
+	for (int64_t j = 0; j < e->out->size; j++)
+		e->out->data[j] = (double)int_math(e->n->op, (int64_t)a->data[offset_of(j, r, dims, sa)],
+		                                   (int64_t)b->data[offset_of(j, r, dims, sb)], bits);
+	return true;
+}
+
+/* ReverseV2: x read back to front along the reversed dims. */
+static bool eval_reverse_v2(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	if (!expect_out(e, x->rank, x->dims))
+		return false;
+	for (int64_t j = 0; j < x->size; j++) {
+		int64_t r = j, src = 0, stride = 1;
+		for (int d = x->rank - 1; d >= 0; d--) {
+			int64_t k = r % x->dims[d];
+			r /= x->dims[d];
+			src += (reverse_v2_reverses(&e->n->a, x->rank, d) ? x->dims[d] - 1 - k : k) * stride;
+			stride *= x->dims[d];
+		}
+		e->out->data[j] = x->data[src];
+	}
+	return true;
+}
+
+/* TraceV2: each result element the sum of its diagonal x[.., i, .., i + offset, ..]. */
+static bool eval_trace_v2(Eval *e)
+{
+	const SimTensor *x = &e->ins[0];
+	int a1, a2, r = 0;
+	trace_v2_axes(&e->n->a, x->rank, &a1, &a2);
+	int64_t dims[MAX_DIMS], str[MAX_DIMS], s = 1, off = e->n->a.offset;
+	for (int d = x->rank - 1; d >= 0; d--) {
+		str[d] = s;
+		s *= x->dims[d];
+	}
+	for (int d = 0; d < x->rank; d++)
+		if (d != a1 && d != a2)
+			dims[r++] = x->dims[d];
+	if (!expect_out(e, r, dims))
+		return false;
+	for (int64_t j = 0; j < e->out->size; j++) {
+		int64_t rest = j, base = 0;
+		for (int d = x->rank - 1; d >= 0; d--)
+			if (d != a1 && d != a2) {
+				base += rest % x->dims[d] * str[d];
+				rest /= x->dims[d];
+			}
+		double sum = 0;
+		for (int64_t i = off < 0 ? -off : 0; i < x->dims[a1] && i + off < x->dims[a2]; i++)
+			sum += x->data[base + i * str[a1] + (i + off) * str[a2]];
+		e->out->data[j] = sum;
+	}
+	return true;
+}
+
 static bool eval_op(Eval *e)
 {
 	switch (e->n->op) {
@@ -1894,6 +2011,12 @@ static bool eval_op(Eval *e)
 		return eval_pad_v3(e);
 	case OP_RESIZE_NEAREST: case OP_RESIZE_BILINEAR:
 		return eval_resize(e);
+	OP_CASES(INT_MATH_OPS)
+		return eval_int_math(e);
+	case OP_REVERSE_V2:
+		return eval_reverse_v2(e);
+	case OP_TRACE_V2:
+		return eval_trace_v2(e);
 	case OP_SPARSE_SOFTMAX_CE:
 		return eval_sparse_ce(e);
 	case OP_SOFTMAX_CE:

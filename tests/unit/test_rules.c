@@ -1255,3 +1255,40 @@ Test(rules, resize_n_c_split_h_w_whole)
 		run_free(r);
 	}
 }
+
+/* ReverseV2: x's dims, the reversed ones whole (MindSpore's ReverseV2Info,
+ * Softmax's rule), the result as x; TraceV2: x's dims, axis1 and axis2 whole
+ * (TraceV2Info), the result the others (no partial sums); the integer
+ * shifts broadcast as any binary operator (LeftShiftInfo: Xdivy's). */
+Test(rules, reverse_v2_trace_v2_shifts)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (6, 4, 8)>, %k: <Tensor[Int32], (4, 8)>,\n"
+	                 "         %s: <Tensor[Int32], (8,)>) {\n"
+	                 "  %a = ReverseV2(%x) {axis: (1,), in_strategy: ((4, 1, 2),)}\n"
+	                 "  %b = TraceV2(%x) {offset: 1, axis1: 2, axis2: 0, in_strategy: ((1, 4, 1),)}\n"
+	                 "  %c = LeftShift(%k, %s) {in_strategy: ((2, 4), (4,))}\n"
+	                 "  return %a, %b, %c\n}\n");
+	expect_clean(r);
+	OpDims od;
+	OpSplit s;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert(od.nod == 3 && od.whole == 1u << 1 && od.batch == 0 && !od.reduced, "the reversed dim whole");
+	expect_dims(od.out_dim, 3, (const int[]){0, 1, 2}, "the result");
+	cr_assert(s.split[0] == 4 && s.split[2] == 2, "dim 0 (6) split 4 ways unevenly, dim 2 2 ways");
+	cr_assert(rule(r, "b", &od, &s), "%s", msgs(r));
+	cr_assert(od.nod == 3 && od.whole == (1u << 0 | 1u << 2) && od.batch == 1 && !od.reduced, "the diagonal's dims");
+	expect_dims(od.out_dim, 1, (const int[]){1}, "the result: dim 1");
+	cr_assert(s.split[1] == 4, "dim 1 split 4 ways");
+	cr_assert(rule(r, "c", &od, &s), "%s", msgs(r));
+	cr_assert(od.in_rank[1] == 1 && od.in_dim[1][0] == 1 && s.split[0] == 2 && s.split[1] == 4, "s follows k's dim 1");
+	run_free(r);
+	r = compile(CTX8 "graph @n(%x: <Tensor[Float32], (8, 4, 8)>) {\n"
+	            "  %b = TraceV2(%x) {in_strategy: ((2, 1, 4),)}\n"
+	            "  return %b\n}\n");
+	OpDims od2;
+	OpSplit s2;
+	cr_assert(!rule(r, "b", &od2, &s2), "axis2 (MindSpore's default 0) split is refused");
+	cr_assert(strstr(msgs(r), "TraceV2: dim 0 (a dim of the diagonal it sums, whole in MindSpore's TraceV2Info)"),
+	          "%s", msgs(r));
+	run_free(r);
+}
