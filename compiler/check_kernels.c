@@ -16,6 +16,7 @@
  * A warning, which stops nothing: recompute: "selective" when it selects no
  * operator (checkpoint.c). */
 #include "shardc.h"
+#include "scatter_state.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +241,7 @@ bool check_kernels(const Module *m, const FlatGraph *f, Diag *d)
 	check_index_aranges(m, f->g, d);
 	check_moving_stats(m, f->g, d);
 	check_moving_plans(m, f->g, d);
+	check_state_writers(m, f->g, d);
 	if (d->nerrors == before)
 		warn_recompute_nothing(m, f, d);
 	return d->nerrors == before;

@@ -161,6 +161,7 @@ bool op_is_compare(OpKind k);    /* a row of COMPARE_OPS */
 bool op_is_norm(OpKind k);       /* a row of NORM_OPS */
 bool op_is_segment(OpKind k);    /* a row of SEGMENT_OPS: UnsortedSegmentSum, Max, Min, Prod */
 bool op_is_tensor_scatter(OpKind k);   /* a row of TENSOR_SCATTER_OPS: TensorScatterUpdate .. Min */
+bool op_writes_state(OpKind k);   /* a row of STATE_OPS: ScatterUpdate .. AssignSub, x a state Parameter */
 bool norm_centered(OpKind k);    /* a normalizer subtracting the row mean (its SC_NORM_TABLE row) */
 bool op_is_constant(OpKind k);   /* a computed constant (Arange, CausalMask, RopeCos, RopeSin): no operands */
 bool op_is_triangle(OpKind k);   /* Tril, Triu: x's last two dims zeroed above or below a diagonal */
@@ -342,9 +343,10 @@ struct Graph {
 	int64_t nliterals;       /* the numbers (Value.literal) among them */
 };
 
-/* Whether value v of g is a Parameter a BatchNorm reads as its mean or variance (operand 3 or 4): a moving
- * statistic, which the operator updates in training and the optimizer never does (no gradient, no optimizer
- * state; saved and loaded as the other parameters: docs/language.md, Moving statistics). */
+/* Whether value v of g is a state Parameter: one a BatchNorm reads as its mean or variance (operand 3 or 4), or
+ * a STATE_OPS operator's x (operand 0), which that operator updates in place and the optimizer never does (no
+ * gradient, no optimizer state; saved and loaded as the other parameters: docs/language.md, Moving statistics
+ * and State parameters). The one place that decides it. */
 bool param_is_moving_stat(const Graph *g, int v);
 
 struct LayoutDecl {
