@@ -126,7 +126,7 @@ void state_scatter_dims(OpKind op, const Type *x, const Type *indices, OpDims *o
 	for (int d = 0; d < x->rank; d++)
 		add_dim(od, x->dims[d], x_dims[d]);
 	if (op == OP_SCATTER_UPDATE || op == OP_SCATTER_MAX || op == OP_SCATTER_MIN)
-		keep_whole(od, 0, "x's dim 0, the rows the indices name, whole as MindSpore's ScatterUpdateInfo, "
+		keep_whole(od, 0, "the rows the indices name, whole as MindSpore's ScatterUpdateInfo, "
 		           "ScatterMaxInfo and ScatterMinInfo keep it: split x's other dims instead");
 	for (int d = 0; d < r; d++) {
 		int o = add_dim(od, indices->dims[d], "an indices' dim");
@@ -157,6 +157,14 @@ static bool *trained_reach(const Graph *g)
 			if (op_input_has_grad(g->nodes[i].op, k, DT_F32, DT_F32) || g->nodes[i].op == OP_CALL)
 				r[g->nodes[i].result] |= r[g->nodes[i].in[k]];
 	return r;
+}
+
+int state_writer(const Graph *g, int v)
+{
+	for (int i = 0; i < g->nnodes; i++)
+		if (op_writes_state(g->nodes[i].op) && g->nodes[i].in[0] == v)
+			return i;
+	return -1;
 }
 
 void check_state_writers(const Module *m, const Graph *g, Diag *d)
@@ -196,4 +204,27 @@ void check_state_writers(const Module *m, const Graph *g, Diag *d)
 		}
 	}
 	free(reach);
+}
+
+bool check_state_layouts(const Lowered *l, Diag *d)
+{
+	bool ok = true;
+	for (int i = 0; i < l->nfwd; i++) {
+		const LOp *o = &l->ops[i];
+		if (!op_writes_state(o->op) || o->node < 0 || l->values[o->in[0]].param >= 0)
+			continue;
+		ok = false;
+		if (!d)   /* the search's own lowering: the plan is refused */
+			continue;
+		const Node *n = &l->flat->g->nodes[o->node];
+		const char *name = op_info[o->op].name;
+		diag_error(d, l->m->src, n->op_span, "%s updates '%%%s' in place where the Parameter lives, but its layout "
+		           "of x is another (%s); give %s a strategy that holds x as the Parameter is held%s", name,
+		           l->flat->g->values[n->in[0]].name,
+		           l->m->ctx.parallel_mode == PM_DATA_PARALLEL ? "data_parallel keeps every Parameter whole on every "
+		           "rank and splits the operator with the batch, so each rank would update its copy with its own "
+		           "rows" : "the Parameter's first reader places it, and this operator's strategy splits x otherwise",
+		           name, l->m->ctx.parallel_mode == PM_DATA_PARALLEL ? " (semi_auto_parallel, x's strategy all 1s)" : "");
+	}
+	return ok;
 }

@@ -27,6 +27,12 @@ void state_scatter_dims(OpKind op, const Type *x, const Type *indices, OpDims *o
 /* Every state operator's x a Parameter of the entry graph read by it alone;
  * a model that would need ScatterMul's or ScatterDiv's updates' gradient
  * refused (MindSpore registers none). Requires shapes inferred. */
+/* The node of g whose x (a STATE_OPS row's operand 0) value v is, -1 none. */
+int state_writer(const Graph *g, int v);
 void check_state_writers(const Module *m, const Graph *g, Diag *d);
+/* Every state operator's x the Parameter itself, where it lives, not a
+ * redistributed copy (whose update would be lost); false after a message.
+ * Requires the program lowered (pipeline.c, beside check_uneven). */
+bool check_state_layouts(const Lowered *l, Diag *d);
 
 #endif

@@ -9,6 +9,7 @@
 #include "eval.h"
 #include "conv.h"
 #include "pad_v3.h"
+#include "scatter_state.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -1251,6 +1252,30 @@ static bool eval_tensor_scatter(Eval *e)
 	return true;
 }
 
+/* The state operators (scatter_state.c): their tensor scatter's (the Scatter
+ * rows' indices with a last dim of 1) or Add's, Sub's result; x's update in
+ * place is the program's, not the value's. */
+static bool eval_state(Eval *e)
+{
+	Node n = *e->n;
+	Eval f = *e;
+	SimTensor ins[3];
+	f.n = &n;
+	n.op = state_scatter_kind(e->n->op);
+	if (n.op == OP_COUNT) {
+		n.op = e->n->op == OP_ASSIGN_ADD ? OP_ADD : OP_SUB;
+		return eval_binary(&f);
+	}
+	memcpy(ins, e->ins, sizeof ins);
+	if (e->n->op <= OP_SCATTER_MIN) {   /* indices naming x's dim 0: one coordinate each */
+		if (ins[1].rank >= MAX_DIMS)
+			return fail(e, "indices of %d dims", ins[1].rank);
+		ins[1].dims[ins[1].rank++] = 1;
+	}
+	f.ins = ins;
+	return eval_tensor_scatter(&f);
+}
+
 /* The unsorted segment reductions: row s of the result reduces the rows of
  * x (its first dims, the ids') whose id is s; other ids are dropped. An
  * empty segment is 0 (Sum), 1 (Prod), the type's lowest finite value
@@ -1786,6 +1811,8 @@ static bool eval_op(Eval *e)
 		return eval_gather_nd(e);
 	OP_CASES(TENSOR_SCATTER_OPS)
 		return eval_tensor_scatter(e);
+	OP_CASES(STATE_OPS)
+		return eval_state(e);
 	case OP_L2_NORMALIZE:
 		return eval_l2_normalize(e);
 	case OP_BATCH_NORM:
