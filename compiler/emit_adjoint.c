@@ -402,6 +402,8 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		state_shape_args(b, p, f, false);
 		sb_puts(b, ");");
 		return;
+	OP_CASES(INPLACE_OPS)   /* MindSpore's bprops return zeros: no operand has a gradient */
+		die("%s has no gradient", op_info[f->op].name);
 	OP_CASES(SEGMENT_OPS) {   /* dy gathered back by the ids: Max/Min to the ties, Prod times the other factors */
 		StrBuf w = {0};   /* in[1] (and in[2], Prod's): the statistics over every rank, when the ids are split */
 		sb_printf(&w, "%s, %s, %s, %s, %s", op_info[f->op].grad == GR_XY ? yn : "NULL", dy,

@@ -487,6 +487,17 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 			          (long long)(numel(&l->values[o->result]) * dtype_bytes(l->values[o->result].type.dtype)));
 		break;
 	}
+	OP_CASES(INPLACE_OPS) {   /* the tensor scatter's kernel on the indices attribute's rows (x's dim 0 whole) */
+		const LValue *xv = &l->values[o->in[0]];
+		int64_t rows = xv->type.dims[0], inner = rows ? numel(xv) / rows : 0;
+		sb_printf(b, "sc_tensor_scatter(rt, %s, %s, ", o->op == OP_INPLACE_ADD ? "SC_SCATTER_ADD" :
+		          o->op == OP_INPLACE_SUB ? "SC_SCATTER_SUB" : "SC_SCATTER_UPDATE", x0);
+		dims_lit(b, a->indices, a->nindices);
+		sb_printf(b, ", SC_I64, %d, %s, %s, (const int64_t[]){%lld}, NULL, (const int64_t[]){%lld}, 1, %lld, \"%s %%%s\");",
+		          a->nindices, x1, y, (long long)rows, (long long)rows, (long long)inner, op_info[o->op].name,
+		          l->values[o->result].name);
+		break;
+	}
 	case OP_L2_NORMALIZE: {   /* x (outer, n, inner) along n; a slice's piece given the sums of squares (lower.c) */
 		int64_t dims[3];
 		l2_normalize_dims(x, a, dims);

@@ -122,7 +122,8 @@
 	ATTR(REDUCTION, "reduction", AK_STRING)                \
 	ATTR(N, "n", AK_INT)                                   \
 	ATTR(M, "m", AK_INT)                                   \
-	ATTR(NUM, "num", AK_INT)
+	ATTR(NUM, "num", AK_INT)                              \
+	ATTR(INDICES, "indices", AK_INTS)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -297,6 +298,15 @@ enum { KL_MEAN, KL_NONE, KL_BATCHMEAN, KL_SUM };
 	OP(ASSIGN_ADD, "AssignAdd", 2, 2, 0, SH_OWN, R_BROADCAST, OWN, GR_X, 1u, PREC_FOLLOW, V_COPY)               \
 	OP(ASSIGN_SUB, "AssignSub", 2, 2, 0, SH_OWN, R_BROADCAST, OWN, GR_X, 1u, PREC_FOLLOW, V_COPY)
 
+/* MindSpore's InplaceAdd, InplaceSub, InplaceUpdate(x, v) {indices}: x with
+ * the rows of dim 0 its `indices` attribute names plus, less, replaced by
+ * v's rows (scatter_state.c); functional in effect (x any value, not
+ * updated). No gradient to either operand: MindSpore's bprops return zeros. */
+#define INPLACE_OPS(OP)                                                                                          \
+	OP(INPLACE_ADD, "InplaceAdd", 2, 2, A(INDICES), SH_OWN, R_OWN, OWN, GR_NONE, 3u, PREC_FOLLOW, V_COPY)       \
+	OP(INPLACE_SUB, "InplaceSub", 2, 2, A(INDICES), SH_OWN, R_OWN, OWN, GR_NONE, 3u, PREC_FOLLOW, V_COPY)       \
+	OP(INPLACE_UPDATE, "InplaceUpdate", 2, 2, A(INDICES), SH_OWN, R_OWN, OWN, GR_NONE, 3u, PREC_FOLLOW, V_COPY)
+
 /* MindSpore's unsorted segment reductions (segment.c): (x, segment_ids),
  * num_segments an attribute; the result (num_segments,) + x's dims past
  * the ids'. Their rows follow one another in this order (emission and the
@@ -364,6 +374,7 @@ enum { KL_MEAN, KL_NONE, KL_BATCHMEAN, KL_SUM };
 	OP(GATHER_ND, "GatherNd", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                                      \
 	TENSOR_SCATTER_OPS(OP)                                                                                                             \
 	STATE_OPS(OP)                                                                                                                      \
+	INPLACE_OPS(OP)                                                                                                                    \
 	NORM_OPS(OP)                                                                                                                       \
 	OP(L2_NORMALIZE, "L2Normalize", 1, 2, A(AXIS) | A(EPSILON), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                         \
 	OP(BATCH_NORM, "BatchNorm", 5, 7, A_BATCHNORM, SH_OWN, R_OWN, OWN, GR_X, 3u << 3, PREC_F32, V_COPY)                   \

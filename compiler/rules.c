@@ -319,6 +319,9 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	case OP_SCATTER_MAX: case OP_SCATTER_MIN: case OP_SCATTER_ND_UPDATE: case OP_SCATTER_ND_ADD: case OP_SCATTER_ND_SUB:
 		state_scatter_dims(n->op, x, operand(g, n, 1), od);   /* scatter_state.c */
 		return true;
+	OP_CASES(INPLACE_OPS)
+		inplace_dims(x, operand(g, n, 1), od);   /* scatter_state.c */
+		return true;
 	case OP_BATCH_NORM: {
 		/* x's dims, any of them split, as MindSpore's BatchNormInfo: scale,
 		 * bias, mean and variance follow C. In training a split N, H or W has

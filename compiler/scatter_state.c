@@ -103,9 +103,45 @@ static bool infer_assign(Infer *x, const Type *in, Type *out)
 	return fits;
 }
 
+/* InplaceAdd, Sub, Update: v of x's type and shape (len(indices),) +
+ * x.shape[1:], each index a row of x's dim 0. */
+static bool infer_inplace(Infer *x, const Type *in, Type *out)
+{
+	const Type *v = in_type(x, 1);
+	const Attrs *a = &x->n->a;
+	*out = *in;
+	out->is_param = false;
+	if (!same_dtype(x, 0, 1) || !need_attr(x, ATTR_INDICES))
+		return false;
+	StrBuf b = {0};
+	bool ok = false;
+	Type s = *in;
+	if (in->rank >= 1)
+		s.dims[0] = a->nindices;
+	if (in->rank < 1)
+		ERR(x, in_span(x, 0), "%s: x %s is a scalar; it needs one dim or more, the rows indices names", opname(x),
+		    in_name(x, 0, &b));
+	else if (v->rank != s.rank || memcmp(v->dims, s.dims, sizeof(int64_t) * (size_t)s.rank))
+		ERR(x, in_span(x, 1), "%s: v %s is %s; it must be (len(indices),) + x.shape[1:], %s, one row for each index",
+		    opname(x), in_name(x, 1, &b), DIMS(v), DIMS(&s));
+	else
+		ok = true;
+	for (int i = 0; ok && i < a->nindices; i++)
+		if (a->indices[i] < 0 || a->indices[i] >= in->dims[0]) {
+			ERR(x, attr_span(x, "indices"), "%s: index %lld names no row of x %s, whose dim 0 has %lld: keep the "
+			    "indices in [0, %lld)", opname(x), (long long)a->indices[i], DIMS(in), (long long)in->dims[0],
+			    (long long)in->dims[0]);
+			ok = false;
+		}
+	sb_free(&b);
+	return ok;
+}
+
 bool infer_state(Infer *x, const Type *in, Type *out)
 {
 	OpKind op = x->n->op;
+	if (op == OP_INPLACE_ADD || op == OP_INPLACE_SUB || op == OP_INPLACE_UPDATE)
+		return infer_inplace(x, in, out);
 	if (op == OP_ASSIGN_ADD || op == OP_ASSIGN_SUB)
 		return infer_assign(x, in, out);
 	if (scatter_rows(op))
@@ -141,6 +177,23 @@ void state_scatter_dims(OpKind op, const Type *x, const Type *indices, OpDims *o
 		od->in_dim[2][d] = (int8_t)(d < r ? x->rank + d : d - r + 1);
 	identity_output(od, x->rank);
 	od->batch = -1;   /* MindSpore's: no batch split */
+}
+
+void inplace_dims(const Type *x, const Type *v, OpDims *od)
+{
+	for (int d = 0; d < x->rank; d++)
+		add_dim(od, x->dims[d], x_dims[d]);
+	keep_whole(od, 0, "the rows the indices name, whole as MindSpore's InplaceAddInfo, InplaceSubInfo and "
+	           "InplaceUpdateInfo keep x's and v's first dims: split the others, alike");
+	int o = add_dim(od, v->dims[0], "v's dim 0");
+	keep_whole(od, o, "v's rows, one for each index, whole as MindSpore keeps them");
+	identity_input(od, 0, x->rank);
+	od->in_rank[1] = v->rank;
+	od->in_dim[1][0] = (int8_t)o;
+	for (int d = 1; d < v->rank; d++)
+		od->in_dim[1][d] = (int8_t)d;
+	identity_output(od, x->rank);
+	od->batch = -1;
 }
 
 /* The values that depend on a Parameter the optimizer trains (a float one

@@ -24,6 +24,9 @@ void state_view(OpKind op, const Type *x, const Type *indices, NdView *v);
  * its rows); the indices whole; updates the indices' dims then x's
  * trailing ones. ScatterNd: the tensor scatter's (tensor_scatter_dims). */
 void state_scatter_dims(OpKind op, const Type *x, const Type *indices, OpDims *od);
+/* InplaceAdd, Sub, Update (rules.c): x's dims, dim 0 whole (MindSpore's
+ * InplaceOpBase), v's dim 0 whole and its others split as x's. */
+void inplace_dims(const Type *x, const Type *v, OpDims *od);
 /* Every state operator's x a Parameter of the entry graph read by it alone;
  * a model that would need ScatterMul's or ScatterDiv's updates' gradient
  * refused (MindSpore registers none). Requires shapes inferred. */

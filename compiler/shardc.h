@@ -258,6 +258,7 @@ typedef struct {
 	int npaddings;           /* PadV3: pairs (before, after), the last dim's first, as torch's F.pad (pad_v3.c) */
 	int64_t paddings[2 * MAX_DIMS];
 	bool paddings_contiguous;   /* PadV3: true by default; false: the befores, then the afters (MindSpore's) */
+	int nindices; int64_t *indices;   /* InplaceAdd, Sub, Update: the rows of x's dim 0 they write, in order */
 	int64_t mode;            /* RotaryPositionEmbedding: 0 rotate-half (GPT-NeoX, LLaMA), 1 interleaved pairs (GPT-J); KLDivLoss: its reduction, KL_MEAN... (ops.h) */
 	int64_t head_num;        /* FlashAttentionScore: N, q's dim 1 (required) */
 	int64_t depth;           /* OneHot: the number of classes (required) */

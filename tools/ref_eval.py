@@ -2552,6 +2552,26 @@ STATE_OPS = ("ScatterUpdate", "ScatterAdd", "ScatterSub", "ScatterMul", "Scatter
              "ScatterNdUpdate", "ScatterNdAdd", "ScatterNdSub", "AssignAdd", "AssignSub")   # x (operand 0) is state
 
 
+def inplace(kind):
+    """InplaceAdd, InplaceSub, InplaceUpdate(x, v) {indices}: x with the rows of its dim 0
+    that indices names plus, less, replaced by v's rows (v (len(indices),) + x.shape[1:]);
+    functional. MindSpore's bprops return zeros for both."""
+    def fwd(ins, at):
+        x, v = ins
+        idx = at.get("indices")
+        if isinstance(idx, int):
+            idx = (idx,)
+        if not isinstance(idx, (list, tuple)) or not idx:
+            raise OpError("indices is a row or a tuple of rows")
+        if v.shape != (len(idx),) + x.shape[1:]:
+            raise OpError("v %s must be %s" % (v.shape, (len(idx),) + x.shape[1:]))
+        return tensor_scatter(kind)[0]([x, np.array(idx, dtype=np.int64)[:, None], v], at)
+
+    def bwd(g, ins, at):
+        return [np.zeros(ins[0].shape), np.zeros(ins[1].shape)]
+    return fwd, bwd
+
+
 def fwd_assign(sign):
     """AssignAdd, AssignSub: x plus or less value broadcast to x's shape (the result, and x's new value)."""
     def fwd(ins, at):
@@ -3441,6 +3461,9 @@ OPS = {
     "ScatterNdUpdate": state_scatter("Update", True) + (3, 3),
     "ScatterNdAdd": state_scatter("Add", True) + (3, 3),
     "ScatterNdSub": state_scatter("Sub", True) + (3, 3),
+    "InplaceAdd": inplace("Add") + (2, 2),
+    "InplaceSub": inplace("Sub") + (2, 2),
+    "InplaceUpdate": inplace("Update") + (2, 2),
     "AssignAdd": (fwd_assign(1), lambda g, ins, at: [None, bwd_add(g, ins, at)[1]], 2, 2),
     "AssignSub": (fwd_assign(-1), lambda g, ins, at: [None, bwd_sub(g, ins, at)[1]], 2, 2),
     "TensorScatterAdd": tensor_scatter("Add") + (3, 3),

@@ -755,6 +755,24 @@ class Forward(unittest.TestCase):
         with self.assertRaises(R.OpError):
             fwd("ScatterUpdate", [x, np.array([3]), u[0, :1]], {})   # row 3 outside x
 
+    def test_inplace_ops(self):
+        # InplaceAdd, Sub, Update: rows of dim 0 named by the indices attribute, in order; MindSpore's
+        # bprops return zeros
+        x, v = rng(1).normal(size=(4, 3)), rng(2).normal(size=(3, 3))
+        want = x.copy()
+        want[0] += v[0] + v[2]
+        want[3] += v[1]
+        self.check("InplaceAdd", [x, v], {"indices": (0, 3, 0)}, want)
+        self.check("InplaceSub", [x, v], {"indices": (0, 3, 0)}, 2 * x - want)
+        want = x.copy()
+        want[1], want[2] = v[2], v[1]
+        self.check("InplaceUpdate", [x, v], {"indices": (1, 2, 1)}, want)
+        self.check("InplaceUpdate", [x, v[:1]], {"indices": 2}, np.concatenate([x[:2], v[:1], x[3:]]))
+        with self.assertRaises(R.OpError):
+            fwd("InplaceAdd", [x, v], {"indices": (0, 1)})   # v has 3 rows for 2 indices
+        dx, dv = R.OPS["InplaceAdd"][1](np.ones((4, 3)), [x, v], {"indices": (0, 3, 0)})
+        self.assertEqual((float(np.abs(dx).sum()), float(np.abs(dv).sum())), (0.0, 0.0))
+
     def test_state_scatter_bprops_by_hand(self):
         # MindSpore's bprops: ScatterMax's updates get dy's rows whether they won or not (Gather(dout,
         # indices)), Sub's negated; x (the state) and Mul's, Div's updates none

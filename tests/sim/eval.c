@@ -1261,6 +1261,21 @@ static bool eval_state(Eval *e)
 	Eval f = *e;
 	SimTensor ins[3];
 	f.n = &n;
+	if (e->n->op >= OP_INPLACE_ADD && e->n->op <= OP_INPLACE_UPDATE) {   /* the indices attribute's rows */
+		const Attrs *a = &e->n->a;
+		double *rows = malloc(sizeof(double) * (size_t)(a->nindices ? a->nindices : 1));
+		for (int i = 0; i < a->nindices; i++)
+			rows[i] = (double)a->indices[i];
+		ins[0] = e->ins[0];
+		ins[1] = (SimTensor){2, {a->nindices, 1}, a->nindices, rows};
+		ins[2] = e->ins[1];
+		n.op = e->n->op == OP_INPLACE_ADD ? OP_TENSOR_SCATTER_ADD : e->n->op == OP_INPLACE_SUB ? OP_TENSOR_SCATTER_SUB
+		                                                                                      : OP_TENSOR_SCATTER_UPDATE;
+		f.ins = ins;
+		bool ok = eval_tensor_scatter(&f);
+		free(rows);
+		return ok;
+	}
 	n.op = state_scatter_kind(e->n->op);
 	if (n.op == OP_COUNT) {
 		n.op = e->n->op == OP_ASSIGN_ADD ? OP_ADD : OP_SUB;
@@ -1811,7 +1826,7 @@ static bool eval_op(Eval *e)
 		return eval_gather_nd(e);
 	OP_CASES(TENSOR_SCATTER_OPS)
 		return eval_tensor_scatter(e);
-	OP_CASES(STATE_OPS)
+	OP_CASES(STATE_OPS) OP_CASES(INPLACE_OPS)
 		return eval_state(e);
 	case OP_L2_NORMALIZE:
 		return eval_l2_normalize(e);
