@@ -1580,6 +1580,22 @@ class Gradients(unittest.TestCase):
         self.check("AssignAdd", [x, rng(3).normal(size=(4, 1))], {}, wrt=[1])
         self.check("AssignSub", [x, rng(3).normal(size=(4, 2))], {}, wrt=[1])
 
+    def test_state_and_inplace_bprops(self):
+        # MindSpore's bprops, not the derivative: ScatterMax's and ScatterMin's updates take dy's rows
+        # whether they won or not (equal to central differences where every update wins), ScatterMul's
+        # and ScatterDiv's none (refused in training), InplaceAdd's, Sub's, Update's zeros
+        x = np.full((3, 4), -5.0)
+        self.check("ScatterMax", [x, np.array([2, 0]), rng(2).uniform(1, 2, size=(2, 4))], wrt=[2])
+        self.check("ScatterMin", [-x, np.array([1, 2]), rng(2).uniform(1, 2, size=(2, 4))], wrt=[2])
+        g = rng(3).normal(size=(3, 4))
+        np.testing.assert_allclose(R.OPS["ScatterMax"][1](g, [-x, np.array([2, 0]), np.zeros((2, 4))], {})[2],
+                                   g[[2, 0]])   # the updates lost to x: still dy's rows (Gather(dout, indices))
+        for op in ("ScatterMul", "ScatterDiv"):
+            self.assertEqual(R.OPS[op][1](g, [x, np.array([1]), np.ones((1, 4))], {}), [None, None, None])
+        for op in ("InplaceAdd", "InplaceSub", "InplaceUpdate"):
+            dx, dv = R.OPS[op][1](g, [x, np.ones((2, 4))], {"indices": (0, 2)})
+            self.assertEqual((float(np.abs(dx).sum()), float(np.abs(dv).sum())), (0.0, 0.0), op)
+
     def test_segments(self):
         x = rng(1).normal(size=(5, 3))
         ids = np.array([2, 0, -1, 1, 4])   # -1 and 4 dropped for 3 segments (none empty: Max's lowest would swamp
@@ -1780,7 +1796,11 @@ class Gradients(unittest.TestCase):
                   "embedding_lookup": ["EmbeddingLookup"],
                   "gather_nd_and_scatters": ["GatherNd", "TensorScatterUpdate", "TensorScatterAdd",
                                              "TensorScatterSub", "TensorScatterMul", "TensorScatterDiv",
-                                             "TensorScatterMax", "TensorScatterMin"],
+                                             "TensorScatterMax", "TensorScatterMin", "ScatterUpdate", "ScatterAdd",
+                                             "ScatterSub", "ScatterNdUpdate", "ScatterNdAdd", "ScatterNdSub",
+                                             "AssignAdd", "AssignSub"],
+                  "state_and_inplace_bprops": ["ScatterMax", "ScatterMin", "ScatterMul", "ScatterDiv", "InplaceAdd",
+                                               "InplaceSub", "InplaceUpdate"],
                   "segments": ["UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd"],
                   "l2_normalize": ["L2Normalize"], "tile": ["Tile"], "one_hot": ["OneHot"], "triangle": ["Tril", "Triu"],
                   "picks": ["ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK"],
