@@ -17,7 +17,7 @@ SAN := -O1 -DSHARDC_VERIFY -fsanitize=address,undefined -fno-omit-frame-pointer 
 # flex and bison output is not ours: same warnings, minus the ones it trips.
 GEN_WARN := -Wno-unused-function -Wno-sign-compare -Wno-missing-prototypes -Wno-unused-parameter
 
-COMPILER_SRCS := util.c diag.c lit.c ir.c parse.c context.c check.c check_train.c check_strategies.c shape.c shape_util.c shape_views.c shape_slice.c shape_constants.c conv.c segment.c pad_v3.c resize.c misc_ops.c int_math.c kldiv_loss.c embedding_lookup.c scatter_nd.c slice.c print.c layout.c op_dims.c rules.c redistribute.c flatten.c rebatch.c stages.c schedule.c autocast.c check_kernels.c strategy.c cost.c search_graph.c price.c propagate.c polish.c rec_search.c search_run.c savings.c search.c search_stages.c strategy_file.c lowered.c lower.c lower_pad.c uneven.c autodiff.c checkpoint.c recompute.c accumulate.c bucket.c fuse.c dump.c manifest.c dot.c place.c plan.c emit_args.c emit_forward.c emit_adjoint.c emit_checkpoint.c emit_update.c emit.c emit_pipeline.c emit_table.c build_files.c outdir.c pipeline.c verify.c
+COMPILER_SRCS := util.c diag.c lit.c ir.c parse.c context.c check.c check_train.c check_strategies.c shape.c shape_util.c shape_views.c shape_slice.c shape_constants.c conv.c segment.c pad_v3.c resize.c misc_ops.c int_math.c scatter_state.c kldiv_loss.c embedding_lookup.c scatter_nd.c slice.c print.c layout.c op_dims.c rules.c redistribute.c flatten.c rebatch.c stages.c schedule.c autocast.c check_kernels.c strategy.c cost.c search_graph.c price.c propagate.c polish.c rec_search.c search_run.c savings.c search.c search_stages.c strategy_file.c lowered.c lower.c lower_pad.c uneven.c autodiff.c checkpoint.c recompute.c accumulate.c bucket.c fuse.c dump.c manifest.c dot.c place.c plan.c emit_args.c emit_forward.c emit_adjoint.c emit_checkpoint.c emit_update.c emit.c emit_pipeline.c emit_table.c build_files.c outdir.c pipeline.c verify.c
 COMPILER_OBJS := $(COMPILER_SRCS:.c=.o) parser.o lexer.o
 UNIT_TESTS := test_lex_parse test_shape test_check test_print test_layout test_manifest test_eval test_simulate \
 	test_redistribute test_search test_emit test_recompute test_optimizer_parallel test_checkpoint \
@@ -50,7 +50,7 @@ $(B)/gen/lexer.c: grammar/lexer.l $(B)/gen/parser.h | $(B)/config.mk
 
 HDRS := compiler/shardc.h compiler/util.h compiler/ops.h runtime/shardc_rt.h compiler/parse_internal.h \
 	compiler/check_internal.h compiler/shape_internal.h compiler/lower_internal.h compiler/emit_internal.h \
-	compiler/search_internal.h compiler/pipeline.h compiler/cost.h compiler/slice.h compiler/conv.h compiler/rules_internal.h compiler/segment.h compiler/scatter_nd.h compiler/layout.h compiler/uneven.h compiler/pad_v3.h compiler/resize.h compiler/misc_ops.h compiler/int_math.h compiler/kldiv_loss.h compiler/embedding_lookup.h \
+	compiler/search_internal.h compiler/pipeline.h compiler/cost.h compiler/slice.h compiler/conv.h compiler/rules_internal.h compiler/segment.h compiler/scatter_nd.h compiler/layout.h compiler/uneven.h compiler/pad_v3.h compiler/resize.h compiler/misc_ops.h compiler/int_math.h compiler/scatter_state.h compiler/kldiv_loss.h compiler/embedding_lookup.h \
 	$(B)/gen/parser.h
 
 # ---- three builds of the compiler library: opt, san (tests), fuzz ----

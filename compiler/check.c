@@ -264,6 +264,19 @@ static bool decode_attr(Checker *c, const Graph *g, Node *n, AttrKind k, const L
 		a->size_splits = arena_alloc(c->m->arena, sizeof(int64_t) * (size_t)v->nitems);
 		return lit_ints(c, v, a->size_splits, v->nitems, &a->nsize_splits, name);
 	case ATTR_SPLIT_DIM: a->split_dim = v->i; break;
+	case ATTR_INDICES:   /* InplaceAdd, Sub, Update: an int or a tuple of rows (MindSpore's) */
+		if (v->kind == LIT_INT) {
+			a->indices = arena_alloc(c->m->arena, sizeof(int64_t));
+			a->indices[0] = v->i;
+			a->nindices = 1;
+			break;
+		}
+		if (v->kind != LIT_TUPLE || v->nitems == 0) {
+			ERR(c, v->span, "indices is a row of x's dim 0 or a non-empty tuple of them, such as (0, 2)");
+			return false;
+		}
+		a->indices = arena_alloc(c->m->arena, sizeof(int64_t) * (size_t)v->nitems);
+		return lit_ints(c, v, a->indices, v->nitems, &a->nindices, name);
 	case ATTR_NUM_SPLIT:
 		a->num_split = v->i;
 		if (a->num_split < 1) {

@@ -16,6 +16,7 @@
  * A warning, which stops nothing: recompute: "selective" when it selects no
  * operator (checkpoint.c). */
 #include "shardc.h"
+#include "scatter_state.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -224,10 +225,13 @@ static void check_moving_plans(const Module *m, const Graph *g, Diag *d)
 		const ShardSpec *s = entry->nodes[i].op == OP_CALL ? entry->nodes[i].a.shard : NULL;
 		for (int j = 0; s && j < s->nplan; j++)
 			for (int v = 0; v < g->nparams; v++)
-				if (!strcmp(g->values[v].name, s->plan_names[j]) && param_is_moving_stat(g, v))
-					diag_error(d, m->src, s->plan_spans[j], "parameter_plan places '%%%s', a BatchNorm's moving "
-					           "statistic, which the operator updates in place where its strategy splits C; leave "
-					           "it out of the plan", s->plan_names[j]);
+				if (!strcmp(g->values[v].name, s->plan_names[j]) && param_is_moving_stat(g, v)) {
+					int w = state_writer(g, v);
+					diag_error(d, m->src, s->plan_spans[j], "parameter_plan places '%%%s', %s%s, which the operator "
+					           "updates in place where its strategy %s; leave it out of the plan", s->plan_names[j],
+					           w < 0 ? "a BatchNorm's moving statistic" : "the state of ",
+					           w < 0 ? "" : op_info[g->nodes[w].op].name, w < 0 ? "splits C" : "puts x");
+				}
 	}
 }
 
@@ -241,6 +245,7 @@ bool check_kernels(const Module *m, const FlatGraph *f, Diag *d)
 	check_index_aranges(m, f->g, d);
 	check_moving_stats(m, f->g, d);
 	check_moving_plans(m, f->g, d);
+	check_state_writers(m, f->g, d);
 	if (d->nerrors == before)
 		warn_recompute_nothing(m, f, d);
 	return d->nerrors == before;

@@ -499,10 +499,14 @@ double cost_compute(const CostModel *cm, const Node *n, const OpDims *od, const 
 		work *= 4;
 	/* GatherNd reads one x element a result element, not every x slice for
 	 * each: its indices' last dim and x's indexed dims (whole) drop out; a
-	 * tensor scatter copies x once, its indices' dims (whole) drop out. */
-	int from = n->op == OP_GATHER_ND ? od->in_rank[1] - 1 : op_is_tensor_scatter(n->op) ? od->in_rank[0] : 0;
+	 * tensor scatter copies x once, its indices' dims (whole) drop out, as
+	 * do the in-place scatters' and InplaceAdd's (scatter_state.c: every op
+	 * dim past x's is the indices' or v's rows, whole). */
+	bool in_place = (op_writes_state(n->op) && op_info[n->op].rule == R_OWN) ||
+	                (n->op >= OP_INPLACE_ADD && n->op <= OP_INPLACE_UPDATE);
+	int from = n->op == OP_GATHER_ND ? od->in_rank[1] - 1 : op_is_tensor_scatter(n->op) || in_place ? od->in_rank[0] : 0;
 	int to = n->op == OP_GATHER_ND ? od->in_rank[1] + (int)od->size[od->in_rank[1] - 1]
-	         : op_is_tensor_scatter(n->op) ? od->in_rank[0] + od->in_rank[1] : 0;
+	         : op_is_tensor_scatter(n->op) ? od->in_rank[0] + od->in_rank[1] : in_place ? od->nod : 0;
 	for (int o = from; o < to; o++)
 		work /= (double)od->size[o];
 	return work / cm->c.flops;

@@ -77,6 +77,7 @@ static bool print_attr_entries(StrBuf *b, OpKind op, const Attrs *a)
 		case ATTR_GROUP: ints_print(b, a->group, a->ngroup); break;
 		case ATTR_SPLIT_AXIS: sb_printf(b, "%lld", (long long)a->split_axis); break;
 		case ATTR_SIZE_SPLITS: ints_print(b, a->size_splits, a->nsize_splits); break;
+		case ATTR_INDICES: ints_print(b, a->indices, a->nindices); break;
 		case ATTR_SPLIT_DIM: sb_printf(b, "%lld", (long long)a->split_dim); break;
 		case ATTR_NUM_SPLIT: sb_printf(b, "%lld", (long long)a->num_split); break;
 		case ATTR_CONCAT_AXIS: sb_printf(b, "%lld", (long long)a->concat_axis); break;

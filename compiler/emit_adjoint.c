@@ -11,6 +11,7 @@
 #include "resize.h"
 #include "embedding_lookup.h"
 #include "int_math.h"
+#include "scatter_state.h"
 
 #include <string.h>
 
@@ -392,6 +393,28 @@ void emit_adjoint(StrBuf *b, const Program *p, const LOp *o, const Attrs *fa, in
 		sb_puts(b, ");");
 		return;
 	}
+	OP_CASES(STATE_OPS)   /* MindSpore's bprops: updates' dy's slices (Sub's negated), value's dy summed; x is state */
+		if (k == 0 || (k == 2 && (f->op == OP_SCATTER_MUL || f->op == OP_SCATTER_DIV)))
+			die("%s's operand %d has no gradient", op_info[f->op].name, k);
+		if (state_scatter_kind(f->op) == OP_COUNT) {
+			sb_printf(b, "sc_binary_grad(rt, %s, ", op_info[f->op == OP_ASSIGN_ADD ? OP_ADD : OP_SUB].kernel);
+			tensor_arg(b, p, f->in[0]);
+			sb_puts(b, ", ");
+			tensor_arg(b, p, f->in[1]);
+			sb_printf(b, ", %s, ", dy);
+			dims_lit(b, y->type.dims, y->type.rank);
+			sb_printf(b, ", %d, NULL, %s);", y->type.rank, dx);
+			return;
+		}
+		sb_printf(b, "sc_tensor_scatter_grad(rt, %s, 2, %s, NULL, NULL, NULL, ",
+		          f->op == OP_SCATTER_SUB || f->op == OP_SCATTER_ND_SUB ? "SC_SCATTER_SUB" : "SC_SCATTER_ADD", dy);
+		state_index_args(b, p, f);
+		sb_printf(b, ", %s, ", dx);
+		state_shape_args(b, p, f, false);
+		sb_puts(b, ");");
+		return;
+	OP_CASES(INPLACE_OPS)   /* MindSpore's bprops return zeros: no operand has a gradient */
+		die("%s has no gradient", op_info[f->op].name);
 	OP_CASES(SEGMENT_OPS) {   /* dy gathered back by the ids: Max/Min to the ties, Prod times the other factors */
 		StrBuf w = {0};   /* in[1] (and in[2], Prod's): the statistics over every rank, when the ids are split */
 		sb_printf(&w, "%s, %s, %s, %s, %s", op_info[f->op].grad == GR_XY ? yn : "NULL", dy,

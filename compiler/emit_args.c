@@ -10,6 +10,7 @@
 #include "slice.h"
 #include "segment.h"
 #include "scatter_nd.h"
+#include "scatter_state.h"
 #include "pad_v3.h"
 #include "misc_ops.h"
 
@@ -443,6 +444,32 @@ void scatter_shape_args(StrBuf *b, const Program *p, const LOp *f, bool global)
 	}
 	if (p->value_entry[f->result] >= 0)   /* x's piece's start: its indexed dims may be split (Add, Sub) */
 		entry_ref(b, &p->entry[p->value_entry[f->result]], 0, v.n, true);
+	else
+		sb_puts(b, "NULL");
+	sb_puts(b, ", ");
+	dims_lit(b, v.dims, v.n);
+	sb_printf(b, ", %d, %lld", v.n, (long long)v.inner);
+}
+
+void state_index_args(StrBuf *b, const Program *p, const LOp *f)
+{
+	const Lowered *l = p->l;
+	NdView v;
+	state_view(f->op, &l->values[f->in[0]].type, &l->values[f->in[1]].type, &v);
+	sb_printf(b, "%s, %s, %lld", p->cname[f->in[1]], sc_dtype_name(l->values[f->in[1]].type.dtype), (long long)v.m);
+}
+
+void state_shape_args(StrBuf *b, const Program *p, const LOp *f, bool global)
+{
+	const LValue *x = &p->l->values[f->in[0]];
+	NdView v;
+	state_view(f->op, &x->type, &p->l->values[f->in[1]].type, &v);
+	if (global) {
+		dims_lit(b, x->global, v.n);
+		sb_puts(b, ", ");
+	}
+	if (p->value_entry[f->in[0]] >= 0)   /* x's piece's start, a parameter's: its indexed dims may be split */
+		entry_ref(b, &p->entry[p->value_entry[f->in[0]]], 0, v.n, true);
 	else
 		sb_puts(b, "NULL");
 	sb_puts(b, ", ");

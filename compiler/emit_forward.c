@@ -9,6 +9,7 @@
 #include "resize.h"
 #include "embedding_lookup.h"
 #include "int_math.h"
+#include "scatter_state.h"
 
 void emit_collective(StrBuf *b, const Program *p, const LOp *o, int i)
 {
@@ -496,6 +497,36 @@ void emit_forward(StrBuf *b, const Program *p, const LOp *o, const Attrs *a)
 		scatter_shape_args(b, p, o, true);
 		sb_printf(b, ", \"%s %%%s\");", op_info[o->op].name, l->values[o->result].name);
 		break;
+	OP_CASES(STATE_OPS) {   /* the tensor scatter's kernel (AssignAdd, Sub: Add's, Sub's), then x, state, updated */
+		OpKind base = state_scatter_kind(o->op);
+		if (l->values[o->in[0]].param < 0)
+			die("%s's x is no parameter here: its update would be lost", op_info[o->op].name);
+		if (base == OP_COUNT) {
+			emit_binary(b, p, "sc_binary", op_info[o->op == OP_ASSIGN_ADD ? OP_ADD : OP_SUB].kernel, o->in[0], o->in[1],
+			            o->result);
+		} else {
+			sb_printf(b, "sc_tensor_scatter(rt, %s, %s, ", scatter_kernel(base), x0);
+			state_index_args(b, p, o);
+			sb_printf(b, ", %s, %s, ", p->cname[o->in[2]], y);
+			state_shape_args(b, p, o, true);
+			sb_printf(b, ", \"%s %%%s\");", op_info[o->op].name, l->values[o->result].name);
+		}
+		if (op_recomputes(l, (int)(o - l->ops)) < 0)   /* once per forward pass, never by a recomputation */
+			sb_printf(b, "\n\t\tsc_copy(rt, %s, %s, %lld);   /* the state's update */", x0, y,
+			          (long long)(numel(&l->values[o->result]) * dtype_bytes(l->values[o->result].type.dtype)));
+		break;
+	}
+	OP_CASES(INPLACE_OPS) {   /* the tensor scatter's kernel on the indices attribute's rows (x's dim 0 whole) */
+		const LValue *xv = &l->values[o->in[0]];
+		int64_t rows = xv->type.dims[0], inner = rows ? numel(xv) / rows : 0;
+		sb_printf(b, "sc_tensor_scatter(rt, %s, %s, ", o->op == OP_INPLACE_ADD ? "SC_SCATTER_ADD" :
+		          o->op == OP_INPLACE_SUB ? "SC_SCATTER_SUB" : "SC_SCATTER_UPDATE", x0);
+		dims_lit(b, a->indices, a->nindices);
+		sb_printf(b, ", SC_I64, %d, %s, %s, (const int64_t[]){%lld}, NULL, (const int64_t[]){%lld}, 1, %lld, \"%s %%%s\");",
+		          a->nindices, x1, y, (long long)rows, (long long)rows, (long long)inner, op_info[o->op].name,
+		          l->values[o->result].name);
+		break;
+	}
 	case OP_L2_NORMALIZE: {   /* x (outer, n, inner) along n; a slice's piece given the sums of squares (lower.c) */
 		int64_t dims[3];
 		l2_normalize_dims(x, a, dims);

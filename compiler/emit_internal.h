@@ -206,7 +206,11 @@ int64_t norm_axis(int64_t axis, int rank);
 void entry_ref(StrBuf *b, const Entry *e, int k, int n, bool array);
 /* The table entry of operator o, or NULL. */
 const Entry *op_table(const Program *p, const LOp *o);
-void piece_args(StrBuf *b, const Program *p, int v);   /* `gdims, ndim, start, ldims` of value v's piece */
+void piece_args(StrBuf *b, const Program *p, int v);
+/* A state scatter's (STATE_OPS) `idx, dtype, m`, and `[gdims, ]start, ldims, n, inner` of its x (a
+ * parameter: its piece's start), as sc_tensor_scatter and its adjoint take them (scatter_state.c's view). */
+void state_index_args(StrBuf *b, const Program *p, const LOp *f);
+void state_shape_args(StrBuf *b, const Program *p, const LOp *f, bool global);   /* `gdims, ndim, start, ldims` of value v's piece */
 /* Those of micro-batch `micro`'s rows of input v as written, where the step's batch is split among the
  * micro-batches (micro_batches "auto", rebatch.c): the step's gdims, the rank's piece moved down micro x rows. */
 void step_piece_args(StrBuf *b, const Program *p, int v);

@@ -146,6 +146,11 @@ bool op_is_tensor_scatter(OpKind k)
 	return k >= OP_TENSOR_SCATTER_UPDATE && k <= OP_TENSOR_SCATTER_MIN;   /* consecutive rows (ops.h) */
 }
 
+bool op_writes_state(OpKind k)
+{
+	return k >= OP_SCATTER_UPDATE && k <= OP_ASSIGN_SUB;   /* consecutive rows (ops.h) */
+}
+
 /* The rows that take no operand: what they compute comes from their
  * attributes alone (docs/operators.md, Computed constants). */
 bool op_is_constant(OpKind k)
@@ -318,7 +323,8 @@ bool param_is_moving_stat(const Graph *g, int v)
 	if (v >= g->nparams || !g->values[v].type.is_param)
 		return false;
 	for (int i = 0; i < g->nnodes; i++)
-		if (g->nodes[i].op == OP_BATCH_NORM && (g->nodes[i].in[3] == v || g->nodes[i].in[4] == v))
+		if ((g->nodes[i].op == OP_BATCH_NORM && (g->nodes[i].in[3] == v || g->nodes[i].in[4] == v)) ||
+		    (op_writes_state(g->nodes[i].op) && g->nodes[i].in[0] == v))   /* ScatterUpdate .. AssignSub's x */
 			return true;
 	return false;
 }

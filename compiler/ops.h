@@ -129,7 +129,8 @@
 	ATTR(SEED, "seed", AK_INT)                             \
 	ATTR(SEED2, "seed2", AK_INT)                           \
 	ATTR(AXIS1, "axis1", AK_INT)                           \
-	ATTR(AXIS2, "axis2", AK_INT)
+	ATTR(AXIS2, "axis2", AK_INT)                           \
+	ATTR(INDICES, "indices", AK_INTS)
 
 #define A(x) ATTR_BIT(ATTR_##x)
 #define A_MATMUL (A(TRANSPOSE_A) | A(TRANSPOSE_B))
@@ -299,6 +300,38 @@ enum { KL_MEAN, KL_NONE, KL_BATCHMEAN, KL_SUM };
 	OP(TENSOR_SCATTER_MAX, "TensorScatterMax", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_XY, 1u << 1, PREC_FOLLOW, V_COPY)       \
 	OP(TENSOR_SCATTER_MIN, "TensorScatterMin", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_XY, 1u << 1, PREC_FOLLOW, V_COPY)
 
+/* MindSpore's Ref operators that update a Parameter in place and return the
+ * updated value (scatter_state.c; docs/language.md, State parameters):
+ * ScatterUpdate .. ScatterMin(x, indices, updates), indices naming x's dim
+ * 0 (updates indices.shape + x.shape[1:]); ScatterNdUpdate, Add, Sub(x,
+ * indices, updates) as the tensor scatters; AssignAdd, AssignSub(x, value),
+ * x += / -= value. x, operand 0, is a state Parameter: no gradient. Their
+ * rows follow one another in this order (scatter_state.c maps each to its
+ * tensor scatter's kernel). Mul's and Div's updates have no gradient
+ * (MindSpore registers none: a model needing one is refused). */
+#define STATE_OPS(OP)                                                                                           \
+	OP(SCATTER_UPDATE, "ScatterUpdate", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 3u, PREC_FOLLOW, V_COPY)             \
+	OP(SCATTER_ADD, "ScatterAdd", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 3u, PREC_FOLLOW, V_COPY)                   \
+	OP(SCATTER_SUB, "ScatterSub", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 3u, PREC_FOLLOW, V_COPY)                   \
+	OP(SCATTER_MUL, "ScatterMul", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 7u, PREC_FOLLOW, V_COPY)                   \
+	OP(SCATTER_DIV, "ScatterDiv", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 7u, PREC_FOLLOW, V_COPY)                   \
+	OP(SCATTER_MAX, "ScatterMax", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 3u, PREC_FOLLOW, V_COPY)                   \
+	OP(SCATTER_MIN, "ScatterMin", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 3u, PREC_FOLLOW, V_COPY)                   \
+	OP(SCATTER_ND_UPDATE, "ScatterNdUpdate", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 3u, PREC_FOLLOW, V_COPY)        \
+	OP(SCATTER_ND_ADD, "ScatterNdAdd", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 3u, PREC_FOLLOW, V_COPY)              \
+	OP(SCATTER_ND_SUB, "ScatterNdSub", 3, 3, 0, SH_OWN, R_OWN, OWN, GR_X, 3u, PREC_FOLLOW, V_COPY)              \
+	OP(ASSIGN_ADD, "AssignAdd", 2, 2, 0, SH_OWN, R_BROADCAST, OWN, GR_X, 1u, PREC_FOLLOW, V_COPY)               \
+	OP(ASSIGN_SUB, "AssignSub", 2, 2, 0, SH_OWN, R_BROADCAST, OWN, GR_X, 1u, PREC_FOLLOW, V_COPY)
+
+/* MindSpore's InplaceAdd, InplaceSub, InplaceUpdate(x, v) {indices}: x with
+ * the rows of dim 0 its `indices` attribute names plus, less, replaced by
+ * v's rows (scatter_state.c); functional in effect (x any value, not
+ * updated). No gradient to either operand: MindSpore's bprops return zeros. */
+#define INPLACE_OPS(OP)                                                                                          \
+	OP(INPLACE_ADD, "InplaceAdd", 2, 2, A(INDICES), SH_OWN, R_OWN, OWN, GR_NONE, 3u, PREC_FOLLOW, V_COPY)       \
+	OP(INPLACE_SUB, "InplaceSub", 2, 2, A(INDICES), SH_OWN, R_OWN, OWN, GR_NONE, 3u, PREC_FOLLOW, V_COPY)       \
+	OP(INPLACE_UPDATE, "InplaceUpdate", 2, 2, A(INDICES), SH_OWN, R_OWN, OWN, GR_NONE, 3u, PREC_FOLLOW, V_COPY)
+
 /* MindSpore's unsorted segment reductions (segment.c): (x, segment_ids),
  * num_segments an attribute; the result (num_segments,) + x's dims past
  * the ids'. Their rows follow one another in this order (emission and the
@@ -365,6 +398,8 @@ enum { KL_MEAN, KL_NONE, KL_BATCHMEAN, KL_SUM };
 	OP(GATHER_D, "GatherD", 2, 2, A(DIM) | A(OFFSET), SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                                      \
 	OP(GATHER_ND, "GatherNd", 2, 2, 0, SH_OWN, R_OWN, OWN, GR_X, 1u << 1, PREC_FOLLOW, V_COPY)                                      \
 	TENSOR_SCATTER_OPS(OP)                                                                                                             \
+	STATE_OPS(OP)                                                                                                                      \
+	INPLACE_OPS(OP)                                                                                                                    \
 	NORM_OPS(OP)                                                                                                                       \
 	OP(L2_NORMALIZE, "L2Normalize", 1, 2, A(AXIS) | A(EPSILON), SH_OWN, R_OWN, OWN, GR_X, 0, PREC_F32, V_COPY)                         \
 	OP(BATCH_NORM, "BatchNorm", 5, 7, A_BATCHNORM, SH_OWN, R_OWN, OWN, GR_X, 3u << 3, PREC_F32, V_COPY)                   \

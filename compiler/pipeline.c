@@ -10,6 +10,7 @@
  * (dump_after) are printed into c->dumps as the stage leaves them. */
 #include "pipeline.h"
 #include "uneven.h"
+#include "scatter_state.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -149,9 +150,11 @@ static bool run_stage(Compilation *c, Stage s)
 		constant_layouts(m, c->flat, &c->st);
 		return true;
 	}
-	case STAGE_LOWER:
+	case STAGE_LOWER: {
 		c->low = lower(m, c->flat, &c->st, &c->search.cluster);
-		return check_uneven(c->low, 0, c->d);
+		bool state_ok = check_state_layouts(c->low, c->d);   /* scatter_state.c */
+		return check_uneven(c->low, 0, c->d) && state_ok;
+	}
 	case STAGE_DIFFERENTIATE:
 		if (m->train)
 			differentiate(c->low);

@@ -219,7 +219,7 @@ void recompute_forward(Lowered *l, const bool *marked)
 		const LOp *o = &l->ops[i];
 		producer[o->result] = i;
 		s[i] = marked[i] || (o->node < 0 && readers[o->result] > 0 && all[o->result]);
-		s[i] &= !kept[o->result] && o->op != OP_SEND_RECV;   /* a stage's received value is kept: a resend would
+		s[i] &= !kept[o->result] && o->op != OP_SEND_RECV && !op_writes_state(o->op);   /* a state update: once */   /* a stage's received value is kept: a resend would
 		                                                      * meet the other stage's passes in another order */
 		any |= s[i];
 		for (int k = 0; k < o->nin; k++) {

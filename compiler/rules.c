@@ -17,6 +17,7 @@
 #include "conv.h"
 #include "segment.h"
 #include "scatter_nd.h"
+#include "scatter_state.h"
 #include "pad_v3.h"
 #include "resize.h"
 #include "int_math.h"
@@ -154,7 +155,7 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 	}
 	switch (n->op) {
 	OP_CASES(UNARY_OPS) OP_CASES(BINARY_OPS) OP_CASES(COMPARE_OPS) OP_CASES(LOGICAL_OPS) case OP_IS_FINITE: case OP_LERP:
-	case OP_IDENTITY: case OP_MASKED_FILL: case OP_DROPOUT_DO_MASK:
+	case OP_IDENTITY: case OP_MASKED_FILL: case OP_DROPOUT_DO_MASK: case OP_ASSIGN_ADD: case OP_ASSIGN_SUB:
 	case OP_CAST: case OP_SELECT: case OP_DROPOUT: case OP_PAD_FILL: case OP_MATMUL: case OP_BATCH_MATMUL: case OP_REDUCE_SUM:
 	OP_CASES(INT_MATH_OPS)
 	case OP_TRIL: case OP_TRIU:   /* any dim split, each rank its piece's diagonal (lowered_rank_attrs) */
@@ -316,6 +317,13 @@ bool op_dims(const Graph *g, const Node *n, OpDims *od)
 		return true;
 	OP_CASES(TENSOR_SCATTER_OPS)   /* scatter_nd.c: x split (Update: its trailing dims), updates as x */
 		tensor_scatter_dims(n->op, x, operand(g, n, 1), od);
+		return true;
+	case OP_SCATTER_UPDATE: case OP_SCATTER_ADD: case OP_SCATTER_SUB: case OP_SCATTER_MUL: case OP_SCATTER_DIV:
+	case OP_SCATTER_MAX: case OP_SCATTER_MIN: case OP_SCATTER_ND_UPDATE: case OP_SCATTER_ND_ADD: case OP_SCATTER_ND_SUB:
+		state_scatter_dims(n->op, x, operand(g, n, 1), od);   /* scatter_state.c */
+		return true;
+	OP_CASES(INPLACE_OPS)
+		inplace_dims(x, operand(g, n, 1), od);   /* scatter_state.c */
 		return true;
 	case OP_BATCH_NORM: {
 		/* x's dims, any of them split, as MindSpore's BatchNormInfo: scale,

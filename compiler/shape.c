@@ -423,7 +423,7 @@ static bool infer_comm(Infer *x, const Type *in, Type *out)
 	case OP_CONV2D_TRANSPOSE:
 	case OP_CAUSAL_MASK: case OP_ROPE_COS: case OP_ROPE_SIN: case OP_FILL_V2: case OP_GATHER_D: case OP_L2_NORMALIZE:
 	case OP_EYE: case OP_LIN_SPACE: case OP_KL_DIV_LOSS:
-	case OP_GATHER_ND: OP_CASES(TENSOR_SCATTER_OPS) case OP_BATCH_NORM:
+	case OP_GATHER_ND: OP_CASES(TENSOR_SCATTER_OPS) OP_CASES(STATE_OPS) OP_CASES(INPLACE_OPS) case OP_BATCH_NORM:
 	OP_CASES(SEGMENT_OPS)
 	case OP_SPARSE_SOFTMAX_CE: case OP_SOFTMAX_CE: case OP_MSE_LOSS: case OP_L1_LOSS: case OP_CALL: case OP_COUNT:
 	case OP_STACK: case OP_LERP: case OP_L2_LOSS: case OP_IDENTITY: case OP_DEPEND: case OP_SQUARE_SUM_ALL:
@@ -626,6 +626,8 @@ static bool infer_node(Infer *x, Type *out)
 		return infer_gather_nd(x, a, out);
 	OP_CASES(TENSOR_SCATTER_OPS)
 		return infer_tensor_scatter(x, a, out);
+	OP_CASES(STATE_OPS) OP_CASES(INPLACE_OPS)   /* scatter_state.c */
+		return infer_state(x, a, out);
 	case OP_L2_NORMALIZE:
 		return infer_l2_normalize(x, a, out);
 	case OP_BATCH_NORM:

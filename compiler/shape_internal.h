@@ -80,5 +80,6 @@ bool infer_l2_normalize(Infer *x, const Type *in, Type *out);
 /* GatherNd's and the tensor scatters' (scatter_nd.c). */
 bool infer_gather_nd(Infer *x, const Type *in, Type *out);
 bool infer_tensor_scatter(Infer *x, const Type *in, Type *out);
+bool infer_state(Infer *x, const Type *in, Type *out);   /* STATE_OPS (scatter_state.c) */
 
 #endif

@@ -161,6 +161,7 @@ bool op_is_compare(OpKind k);    /* a row of COMPARE_OPS */
 bool op_is_norm(OpKind k);       /* a row of NORM_OPS */
 bool op_is_segment(OpKind k);    /* a row of SEGMENT_OPS: UnsortedSegmentSum, Max, Min, Prod */
 bool op_is_tensor_scatter(OpKind k);   /* a row of TENSOR_SCATTER_OPS: TensorScatterUpdate .. Min */
+bool op_writes_state(OpKind k);   /* a row of STATE_OPS: ScatterUpdate .. AssignSub, x a state Parameter */
 bool norm_centered(OpKind k);    /* a normalizer subtracting the row mean (its SC_NORM_TABLE row) */
 bool op_is_constant(OpKind k);   /* a computed constant (Arange, CausalMask, RopeCos, RopeSin): no operands */
 bool op_is_triangle(OpKind k);   /* Tril, Triu: x's last two dims zeroed above or below a diagonal */
@@ -259,6 +260,7 @@ typedef struct {
 	int64_t paddings[2 * MAX_DIMS];
 	bool paddings_contiguous;   /* PadV3: true by default; false: the befores, then the afters (MindSpore's) */
 	bool align_corners, half_pixel_centers;   /* ResizeNearestNeighbor, ResizeBilinearV2 (resize.c); size in shape */
+	int nindices; int64_t *indices;   /* InplaceAdd, Sub, Update: the rows of x's dim 0 they write, in order */
 	int64_t mode;            /* RotaryPositionEmbedding: 0 rotate-half (GPT-NeoX, LLaMA), 1 interleaved pairs (GPT-J); KLDivLoss: its reduction, KL_MEAN... (ops.h) */
 	int64_t head_num;        /* FlashAttentionScore: N, q's dim 1 (required) */
 	int64_t depth;           /* OneHot: the number of classes (required) */
@@ -345,9 +347,9 @@ struct Graph {
 	int64_t nliterals;       /* the numbers (Value.literal) among them */
 };
 
-/* Whether value v of g is a Parameter a BatchNorm reads as its mean or variance (operand 3 or 4): a moving
- * statistic, which the operator updates in training and the optimizer never does (no gradient, no optimizer
- * state; saved and loaded as the other parameters: docs/language.md, Moving statistics). */
+/* Whether value v of g is a state Parameter: a BatchNorm's mean or variance (operand 3 or 4) or a STATE_OPS
+ * operator's x (operand 0), which it updates in place and the optimizer never does (docs/language.md, Moving
+ * statistics and State parameters). The one place that decides it. */
 bool param_is_moving_stat(const Graph *g, int v);
 
 struct LayoutDecl {
@@ -541,9 +543,7 @@ double pipeline_turns(int64_t stages, int64_t micro);
  * in, and returned values and the loss are cast back to their declared types. Does nothing without a
  * precision. */
 void autocast(Module *m, FlatGraph *f);
-/* The half values one operator's Float32 kernel runs on copies of (plan.c, widened): an AddN of more
- * operands than this less one (its result) computes in Float32 under autocast. */
-enum { MAX_WIDENED = 8 };
+enum { MAX_WIDENED = 8 };   /* half values a Float32 kernel runs on copies of (plan.c); a longer AddN: Float32 */
 
 /* ---- check_kernels.c: what the runtime computes ------------------------ */
 

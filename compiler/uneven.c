@@ -308,6 +308,8 @@ static UnevenKind uneven_kind(OpKind op)
 	OP_CASES(SEGMENT_OPS)   /* not yet: a padded id 0 would send padding into segment 0 */
 	case OP_GATHER_ND:   /* not yet: a padded index row would read (and its gradient add into) x's first slice */
 	OP_CASES(TENSOR_SCATTER_OPS)   /* its dims split are x's trailing ones, with updates': not yet padded */
+	OP_CASES(STATE_OPS)   /* not yet: x's padding would be state the update writes */
+	OP_CASES(INPLACE_OPS)   /* not yet: v's padding would land in x's rows */
 		return UNEVEN_REFUSES;
 	}
 	return UNEVEN_REFUSES;   /* not an operator */

@@ -2714,6 +2714,64 @@ def tensor_scatter(kind):
     return fwd, bwd
 
 
+def state_scatter(kind, nd):
+    """ScatterUpdate .. ScatterMin (nd False: the indices name x's dim 0, updates
+    indices.shape + x.shape[1:]) and ScatterNdUpdate, Add, Sub (nd True): the
+    tensor scatter's result, which also becomes x (forward() writes it back:
+    x is state). MindSpore's bprops: updates' gradient dy's slices at the
+    indices (Sub's negated), not masked by which update won; none for Mul
+    and Div (MindSpore registers none; shardc refuses a model needing it);
+    none for x, the state."""
+    fwd_ts, bwd_ts = tensor_scatter(kind)
+
+    def as_nd(ins):
+        x, idx, upd = ins
+        return [x, idx if nd else np.asarray(idx)[..., None], upd]
+
+    def fwd(ins, at):
+        return fwd_ts(as_nd(ins), at)
+
+    def bwd(g, ins, at):
+        if kind in ("Mul", "Div"):
+            return [None, None, None]
+        return [None, None, tensor_scatter("Sub" if kind == "Sub" else "Add")[1](g, as_nd(ins), at)[2]]
+    return fwd, bwd
+
+
+STATE_OPS = ("ScatterUpdate", "ScatterAdd", "ScatterSub", "ScatterMul", "ScatterDiv", "ScatterMax", "ScatterMin",
+             "ScatterNdUpdate", "ScatterNdAdd", "ScatterNdSub", "AssignAdd", "AssignSub")   # x (operand 0) is state
+
+
+def inplace(kind):
+    """InplaceAdd, InplaceSub, InplaceUpdate(x, v) {indices}: x with the rows of its dim 0
+    that indices names plus, less, replaced by v's rows (v (len(indices),) + x.shape[1:]);
+    functional. MindSpore's bprops return zeros for both."""
+    def fwd(ins, at):
+        x, v = ins
+        idx = at.get("indices")
+        if isinstance(idx, int):
+            idx = (idx,)
+        if not isinstance(idx, (list, tuple)) or not idx:
+            raise OpError("indices is a row or a tuple of rows")
+        if v.shape != (len(idx),) + x.shape[1:]:
+            raise OpError("v %s must be %s" % (v.shape, (len(idx),) + x.shape[1:]))
+        return tensor_scatter(kind)[0]([x, np.array(idx, dtype=np.int64)[:, None], v], at)
+
+    def bwd(g, ins, at):
+        return [np.zeros(ins[0].shape), np.zeros(ins[1].shape)]
+    return fwd, bwd
+
+
+def fwd_assign(sign):
+    """AssignAdd, AssignSub: x plus or less value broadcast to x's shape (the result, and x's new value)."""
+    def fwd(ins, at):
+        x, v = ins
+        if np.broadcast_shapes(x.shape, v.shape) != x.shape:
+            raise OpError("value %s does not broadcast to x's shape %s" % (v.shape, x.shape))
+        return x + sign * v
+    return fwd
+
+
 SEGMENT_BIG = {"Float32": float(np.finfo(np.float32).max), "Float16": 65504.0, "BFloat16": 3.3895313892515355e38}
 
 
@@ -3725,6 +3783,21 @@ OPS = {
     "GatherD": (fwd_gather_d, bwd_gather_d, 2, 2),
     "GatherNd": (fwd_gather_nd, bwd_gather_nd, 2, 2),
     "TensorScatterUpdate": tensor_scatter("Update") + (3, 3),
+    "ScatterUpdate": state_scatter("Update", False) + (3, 3),
+    "ScatterAdd": state_scatter("Add", False) + (3, 3),
+    "ScatterSub": state_scatter("Sub", False) + (3, 3),
+    "ScatterMul": state_scatter("Mul", False) + (3, 3),
+    "ScatterDiv": state_scatter("Div", False) + (3, 3),
+    "ScatterMax": state_scatter("Max", False) + (3, 3),
+    "ScatterMin": state_scatter("Min", False) + (3, 3),
+    "ScatterNdUpdate": state_scatter("Update", True) + (3, 3),
+    "ScatterNdAdd": state_scatter("Add", True) + (3, 3),
+    "ScatterNdSub": state_scatter("Sub", True) + (3, 3),
+    "InplaceAdd": inplace("Add") + (2, 2),
+    "InplaceSub": inplace("Sub") + (2, 2),
+    "InplaceUpdate": inplace("Update") + (2, 2),
+    "AssignAdd": (fwd_assign(1), lambda g, ins, at: [None, bwd_add(g, ins, at)[1]], 2, 2),
+    "AssignSub": (fwd_assign(-1), lambda g, ins, at: [None, bwd_sub(g, ins, at)[1]], 2, 2),
     "TensorScatterAdd": tensor_scatter("Add") + (3, 3),
     "TensorScatterSub": tensor_scatter("Sub") + (3, 3),
     "TensorScatterMul": tensor_scatter("Mul") + (3, 3),
@@ -4246,6 +4319,8 @@ def forward(prog, feeds):
             if ins.op == "BatchNorm" and ins.attrs.get("is_training") is True:   # the moving statistics, in place
                 for v, new in zip(ins.ins[3:5], batch_norm_moving(args, ins.attrs)):
                     feeds[v] = to_dtype(new, prog.dtypes[v])
+            if ins.op in STATE_OPS:                           # x updated in place: the result
+                feeds[ins.ins[0]] = to_dtype(vals[ins.out], prog.dtypes[ins.ins[0]])
     return vals
 
 
@@ -4545,6 +4620,7 @@ def train(prog, module, feeds, steps_override, out, data=None):
     if steps_override is not None:
         steps = steps_override
     moving = {v for ins in prog.instrs if ins.op == "BatchNorm" for v in ins.ins[3:5]}   # updated by it, not trained
+    moving |= {ins.ins[0] for ins in prog.instrs if ins.op in STATE_OPS}
     trained = {vid: (p.name, p.type.dtype) for vid, p in prog.inputs if p.type.kind == "Parameter" and vid not in moving}
     for vid, p in prog.inputs:
         if vid in trained and not is_float(p.type.dtype):

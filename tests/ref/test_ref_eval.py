@@ -749,6 +749,91 @@ class Forward(unittest.TestCase):
         with self.assertRaises(R.OpError):
             fwd("TensorScatterMul", [x, np.array([[3]]), u[:1]], {})   # outside x
 
+    def test_state_scatters(self):
+        # the in-place operators' results: the Scatter rows' indices name x's dim 0 (any shape), the
+        # ScatterNd rows' are the tensor scatters'; AssignAdd/Sub broadcast value to x's shape
+        x = rng(1).normal(size=(3, 4, 2))
+        rows = np.array([[2, 0], [2, 1]], dtype=np.int32)   # (2, 2): updates (2, 2, 4, 2); row 2 twice
+        u = rng(2).normal(size=(2, 2, 4, 2))
+        want = x.copy()
+        want[0], want[1], want[2] = u[0, 1], u[1, 1], u[1, 0]   # the last update to row 2 wins
+        self.check("ScatterUpdate", [x, rows, u], {}, want)
+        want = x.copy()
+        want[0] += u[0, 1]
+        want[1] += u[1, 1]
+        want[2] += u[0, 0] + u[1, 0]
+        self.check("ScatterAdd", [x, rows, u], {}, want)
+        self.check("ScatterSub", [x, rows, u], {}, 2 * x - want)
+        self.check("ScatterMax", [x, rows, u], {}, fwd("TensorScatterMax", [x, rows[..., None], u], {}))
+        self.check("ScatterMin", [x, rows, u], {}, fwd("TensorScatterMin", [x, rows[..., None], u], {}))
+        self.check("ScatterMul", [x, rows, u], {}, fwd("TensorScatterMul", [x, rows[..., None], u], {}))
+        self.check("ScatterDiv", [x, rows, u], {}, fwd("TensorScatterDiv", [x, rows[..., None], u], {}))
+        nd, v = np.array([[2, 1], [0, 3]]), rng(3).normal(size=(2, 2))
+        for kind in ("Update", "Add", "Sub"):
+            self.check("ScatterNd" + kind, [x, nd, v], {}, fwd("TensorScatter" + kind, [x, nd, v], {}))
+        self.check("AssignAdd", [x, np.array([1.0, 2.0])], {}, x + [1.0, 2.0])
+        self.check("AssignSub", [x, x], {}, np.zeros_like(x))
+        with self.assertRaises(R.OpError):
+            fwd("AssignAdd", [x[0], x], {})   # value (3, 4, 2) does not broadcast to x's (4, 2)
+        with self.assertRaises(R.OpError):
+            fwd("ScatterUpdate", [x, np.array([3]), u[0, :1]], {})   # row 3 outside x
+
+    def test_inplace_ops(self):
+        # InplaceAdd, Sub, Update: rows of dim 0 named by the indices attribute, in order; MindSpore's
+        # bprops return zeros
+        x, v = rng(1).normal(size=(4, 3)), rng(2).normal(size=(3, 3))
+        want = x.copy()
+        want[0] += v[0] + v[2]
+        want[3] += v[1]
+        self.check("InplaceAdd", [x, v], {"indices": (0, 3, 0)}, want)
+        self.check("InplaceSub", [x, v], {"indices": (0, 3, 0)}, 2 * x - want)
+        want = x.copy()
+        want[1], want[2] = v[2], v[1]
+        self.check("InplaceUpdate", [x, v], {"indices": (1, 2, 1)}, want)
+        self.check("InplaceUpdate", [x, v[:1]], {"indices": 2}, np.concatenate([x[:2], v[:1], x[3:]]))
+        with self.assertRaises(R.OpError):
+            fwd("InplaceAdd", [x, v], {"indices": (0, 1)})   # v has 3 rows for 2 indices
+        dx, dv = R.OPS["InplaceAdd"][1](np.ones((4, 3)), [x, v], {"indices": (0, 3, 0)})
+        self.assertEqual((float(np.abs(dx).sum()), float(np.abs(dv).sum())), (0.0, 0.0))
+
+    def test_state_scatter_bprops_by_hand(self):
+        # MindSpore's bprops: ScatterMax's updates get dy's rows whether they won or not (Gather(dout,
+        # indices)), Sub's negated; x (the state) and Mul's, Div's updates none
+        x, rows, u, g = np.array([5.0, 3.0]), np.array([0, 1, 0]), np.array([1.0, 4.0, 2.0]), np.array([10.0, 20.0])
+        self.assertEqual(R.OPS["ScatterMax"][1](g, [x, rows, u], {})[:2], [None, None])
+        np.testing.assert_allclose(R.OPS["ScatterMax"][1](g, [x, rows, u], {})[2], [10.0, 20.0, 10.0])
+        np.testing.assert_allclose(R.OPS["ScatterSub"][1](g, [x, rows, u], {})[2], [-10.0, -20.0, -10.0])
+        self.assertEqual(R.OPS["ScatterMul"][1](g, [x, rows, u], {}), [None, None, None])
+        dx, dv = R.OPS["AssignSub"][1](np.ones((3, 2)), [np.zeros((3, 2)), np.array([1.0, 1.0])], {})
+        self.assertIsNone(dx)
+        np.testing.assert_allclose(dv, [-3.0, -3.0])
+
+    def test_state_scatter_train(self):
+        # each forward pass writes the result into x (state: no gradient, no optimizer, no decay):
+        # after 2 steps ScatterAdd has added u's rows twice and AssignAdd value twice, while w trains
+        module = R.parse("""
+          graph @g(%u: <Tensor[Float32], (2, 3)> = normal(1.0), %rows: <Tensor[Int32], (2,)> = randint(0, 1),
+                   %w: <Parameter[Float32], (2, 3)> = ones, %t: <Parameter[Float32], (4, 3)> = zeros,
+                   %c: <Parameter[Float32], (2, 3)> = zeros) {
+            %h = Mul(%u, %w)
+            %s = ScatterAdd(%t, %rows, %h)
+            %a = AssignAdd(%c, %u)
+            %q = Square(%s)
+            %l1 = ReduceSum(%q)
+            %l2 = ReduceSum(%a)
+            %l = Add(%l1, %l2)
+            return %l
+          }
+          train {loss: %l, optimizer: SGD(learning_rate: 0.01, weight_decay: 0.5), steps: 2}""")
+        prog = R.flatten(module)
+        feeds = {vid: R.initialize(p.name, p.type, p.init, 0) for vid, p in prog.inputs}
+        u = np.float64(feeds[0])
+        _, params = R.train(prog, module, dict(feeds), None, io.StringIO())
+        np.testing.assert_allclose(params[4], 2 * u, rtol=1e-6)
+        self.assertEqual(float(np.abs(params[3][1:]).sum()), 0.0, "rows 1..3 untouched")
+        self.assertTrue(np.any(params[3][0] != 0), "row 0 took the updates")
+        self.assertTrue(np.any(params[2] != 1), "w trains")
+
     def test_tensor_scatter_bprops_by_hand(self):
         # MindSpore's bprops: Mul's updates' gradient x dy at its slice (not the other updates' product:
         # MindSpore's), Div's dy x / -u^2; Max's ties share dy: x (2) and two updates (2) at element 0
@@ -1538,6 +1623,29 @@ class Gradients(unittest.TestCase):
                    "TensorScatterMax", "TensorScatterMin"):
             self.check(op, [x, rows, rng(2).normal(size=(2, 4, 2))], {}, wrt=[0, 2])
         self.check("TensorScatterDiv", [x, rows, rng(2).uniform(0.5, 2.0, size=(2, 4, 2))], {}, wrt=[0, 2])
+        # the in-place operators: the updates' (value's) gradient, distinct indices (x is state: none)
+        for op in ("ScatterUpdate", "ScatterAdd", "ScatterSub"):
+            self.check(op, [x, np.array([2, 0]), rng(2).normal(size=(2, 4, 2))], {}, wrt=[2])
+        for op in ("ScatterNdUpdate", "ScatterNdAdd", "ScatterNdSub"):
+            self.check(op, [x, np.array([[2, 1], [0, 3]]), rng(2).normal(size=(2, 2))], {}, wrt=[2])
+        self.check("AssignAdd", [x, rng(3).normal(size=(4, 1))], {}, wrt=[1])
+        self.check("AssignSub", [x, rng(3).normal(size=(4, 2))], {}, wrt=[1])
+
+    def test_state_and_inplace_bprops(self):
+        # MindSpore's bprops, not the derivative: ScatterMax's and ScatterMin's updates take dy's rows
+        # whether they won or not (equal to central differences where every update wins), ScatterMul's
+        # and ScatterDiv's none (refused in training), InplaceAdd's, Sub's, Update's zeros
+        x = np.full((3, 4), -5.0)
+        self.check("ScatterMax", [x, np.array([2, 0]), rng(2).uniform(1, 2, size=(2, 4))], wrt=[2])
+        self.check("ScatterMin", [-x, np.array([1, 2]), rng(2).uniform(1, 2, size=(2, 4))], wrt=[2])
+        g = rng(3).normal(size=(3, 4))
+        np.testing.assert_allclose(R.OPS["ScatterMax"][1](g, [-x, np.array([2, 0]), np.zeros((2, 4))], {})[2],
+                                   g[[2, 0]])   # the updates lost to x: still dy's rows (Gather(dout, indices))
+        for op in ("ScatterMul", "ScatterDiv"):
+            self.assertEqual(R.OPS[op][1](g, [x, np.array([1]), np.ones((1, 4))], {}), [None, None, None])
+        for op in ("InplaceAdd", "InplaceSub", "InplaceUpdate"):
+            dx, dv = R.OPS[op][1](g, [x, np.ones((2, 4))], {"indices": (0, 2)})
+            self.assertEqual((float(np.abs(dx).sum()), float(np.abs(dv).sum())), (0.0, 0.0), op)
 
     def test_segments(self):
         x = rng(1).normal(size=(5, 3))
@@ -1816,7 +1924,11 @@ class Gradients(unittest.TestCase):
                   "embedding_lookup": ["EmbeddingLookup"],
                   "gather_nd_and_scatters": ["GatherNd", "TensorScatterUpdate", "TensorScatterAdd",
                                              "TensorScatterSub", "TensorScatterMul", "TensorScatterDiv",
-                                             "TensorScatterMax", "TensorScatterMin"],
+                                             "TensorScatterMax", "TensorScatterMin", "ScatterUpdate", "ScatterAdd",
+                                             "ScatterSub", "ScatterNdUpdate", "ScatterNdAdd", "ScatterNdSub",
+                                             "AssignAdd", "AssignSub"],
+                  "state_and_inplace_bprops": ["ScatterMax", "ScatterMin", "ScatterMul", "ScatterDiv", "InplaceAdd",
+                                               "InplaceSub", "InplaceUpdate"],
                   "segments": ["UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd"],
                   "l2_normalize": ["L2Normalize"], "tile": ["Tile"], "one_hot": ["OneHot"], "triangle": ["Tril", "Triu"],
                   "picks": ["ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "TopK"],

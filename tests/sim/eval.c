@@ -10,6 +10,7 @@
 #include "conv.h"
 #include "pad_v3.h"
 #include "int_math.h"
+#include "scatter_state.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -1354,6 +1355,45 @@ static bool eval_tensor_scatter(Eval *e)
 	return true;
 }
 
+/* The state operators (scatter_state.c): their tensor scatter's (the Scatter
+ * rows' indices with a last dim of 1) or Add's, Sub's result; x's update in
+ * place is the program's, not the value's. */
+static bool eval_state(Eval *e)
+{
+	Node n = *e->n;
+	Eval f = *e;
+	SimTensor ins[3];
+	f.n = &n;
+	if (e->n->op >= OP_INPLACE_ADD && e->n->op <= OP_INPLACE_UPDATE) {   /* the indices attribute's rows */
+		const Attrs *a = &e->n->a;
+		double *rows = malloc(sizeof(double) * (size_t)(a->nindices ? a->nindices : 1));
+		for (int i = 0; i < a->nindices; i++)
+			rows[i] = (double)a->indices[i];
+		ins[0] = e->ins[0];
+		ins[1] = (SimTensor){2, {a->nindices, 1}, a->nindices, rows};
+		ins[2] = e->ins[1];
+		n.op = e->n->op == OP_INPLACE_ADD ? OP_TENSOR_SCATTER_ADD : e->n->op == OP_INPLACE_SUB ? OP_TENSOR_SCATTER_SUB
+		                                                                                      : OP_TENSOR_SCATTER_UPDATE;
+		f.ins = ins;
+		bool ok = eval_tensor_scatter(&f);
+		free(rows);
+		return ok;
+	}
+	n.op = state_scatter_kind(e->n->op);
+	if (n.op == OP_COUNT) {
+		n.op = e->n->op == OP_ASSIGN_ADD ? OP_ADD : OP_SUB;
+		return eval_binary(&f);
+	}
+	memcpy(ins, e->ins, sizeof ins);
+	if (e->n->op <= OP_SCATTER_MIN) {   /* indices naming x's dim 0: one coordinate each */
+		if (ins[1].rank >= MAX_DIMS)
+			return fail(e, "indices of %d dims", ins[1].rank);
+		ins[1].dims[ins[1].rank++] = 1;
+	}
+	f.ins = ins;
+	return eval_tensor_scatter(&f);
+}
+
 /* The unsorted segment reductions: row s of the result reduces the rows of
  * x (its first dims, the ids') whose id is s; other ids are dropped. An
  * empty segment is 0 (Sum), 1 (Prod), the type's lowest finite value
@@ -1977,6 +2017,8 @@ static bool eval_op(Eval *e)
 		return eval_gather_nd(e);
 	OP_CASES(TENSOR_SCATTER_OPS)
 		return eval_tensor_scatter(e);
+	OP_CASES(STATE_OPS) OP_CASES(INPLACE_OPS)
+		return eval_state(e);
 	case OP_L2_NORMALIZE:
 		return eval_l2_normalize(e);
 	case OP_BATCH_NORM:

@@ -719,6 +719,38 @@ Test(rules, tensor_scatter_mul_div_max_min)
 	run_free(r);
 }
 
+/* The in-place scatters (scatter_state.c): ScatterUpdate, Max, Min keep x's
+ * dim 0 whole (MindSpore's ScatterOpsInfo), ScatterAdd .. Div split it
+ * (ScatterMathOpsInfo); the indices whole, the updates their dims then x's
+ * trailing ones; ScatterNd* as the tensor scatters; AssignAdd broadcasts. */
+Test(rules, state_scatters)
+{
+	Run *r = compile(CTX8 "graph @n(%x: <Parameter[Float32], (8, 6)> = ones, %y: <Parameter[Float32], (8, 6)> = ones,\n"
+	                 "           %z: <Parameter[Float32], (8, 6)> = ones, %w: <Parameter[Float32], (8, 6)> = ones,\n"
+	                 "           %i: <Tensor[Int32], (4, 2)>, %u: <Tensor[Float32], (4, 2, 6)>,\n"
+	                 "           %n: <Tensor[Int32], (4, 1)>, %v: <Tensor[Float32], (4, 6)>) {\n"
+	                 "  %a = ScatterUpdate(%x, %i, %u) {in_strategy: ((1, 2), (1, 1), (1, 1, 2))}\n"
+	                 "  %b = ScatterAdd(%y, %i, %u) {in_strategy: ((4, 2), (1, 1), (1, 1, 2))}\n"
+	                 "  %c = ScatterMax(%z, %i, %u) {in_strategy: ((2, 1), (1, 1), (1, 1, 1))}\n"
+	                 "  %d = ScatterNdAdd(%w, %n, %v) {in_strategy: ((2, 2), (1, 1), (1, 2))}\n"
+	                 "  return %a, %b, %c, %d\n}\n");
+	OpDims od;
+	OpSplit s;
+	TensorLayout y;
+	cr_assert(rule(r, "a", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.whole, 0xdu, "Update: x's dim 0 and the indices whole");
+	cr_assert_eq(od.in_rank[2], 3);
+	cr_assert(od.in_dim[2][0] == 2 && od.in_dim[2][1] == 3 && od.in_dim[2][2] == 1, "updates: indices' dims, x's dim 1");
+	cr_assert(rule(r, "b", &od, &s), "%s", msgs(r));
+	cr_assert_eq(od.whole, 0xcu, "Add: only the indices whole");
+	op_out_layout(&od, &s, &y);
+	cr_assert(axis_of(&y, 0) >= 0 && axis_of(&y, 1) >= 0 && y.partial == 0, "no partial result");
+	cr_assert(!rule(r, "c", &od, &s), "Max's dim 0 split accepted");
+	expect_msg(r, "ScatterMax: x's dim 0 (the rows the indices name, whole as MindSpore's ScatterUpdateInfo");
+	cr_assert(rule(r, "d", &od, &s), "%s", msgs(r));
+	run_free(r);
+}
+
 /* The unsorted segment reductions: the ids' dims (reduced), the segments
  * (whole), x's trailing dims; split ids dims leave partial sums, maxima,
  * minima or products (MindSpore's UnsortedSegment*Info AllReduce), a split
