@@ -362,6 +362,11 @@ static void fusion_mark(StrBuf *b, const Lowered *l, int i, bool clause)
 	const LOp *o = &l->ops[i];
 	const char *lead = clause ? "; " : "  # ";
 	int at[MAX_PARTS], n;
+	if (l->fusion && l->fusion[i].rounds != DT_F32) {   /* fuse.c, fold_widening_casts: the graph's type printed */
+		sb_printf(b, "%sthe kernel writes the product in Float32 for the Cast that widens it (not rounded to %s)",
+		          lead, dtype_name(l->fusion[i].rounds));
+		return;
+	}
 	switch (o->op) {
 	case OP_FUSED: {
 		const Fusion *f = &l->fusion[i];
@@ -407,8 +412,8 @@ static void fusion_mark(StrBuf *b, const Lowered *l, int i, bool clause)
  * (--check): BroadcastTo's target, Tile's multiples, a convolution's
  * filters and Conv2DTranspose's result, a windowed operator's rows of the
  * whole result (begin, end) where x is whole along a split result dim, and
- * a computed constant's type where mixed precision made it a half one. The program computes from the
- * types (emit_forward.c), not from these. */
+ * a computed constant's type where mixed precision made it a half one. The
+ * program computes from the types (emit_forward.c), not from these. */
 static void piece_printed_attrs(const Lowered *l, const LOp *o, int64_t rank, Attrs *a)
 {
 	const Type *y = &l->values[o->result].type, *x = o->nin ? &l->values[o->in[0]].type : NULL;
