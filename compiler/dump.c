@@ -417,19 +417,16 @@ static void fusion_mark(StrBuf *b, const Lowered *l, int i, bool clause)
 static void piece_printed_attrs(const Lowered *l, const LOp *o, int64_t rank, Attrs *a)
 {
 	const Type *y = &l->values[o->result].type, *x = o->nin ? &l->values[o->in[0]].type : NULL;
-	switch (o->op) {
-	case OP_BROADCAST_TO:
+	if (o->op == OP_BROADCAST_TO) {
 		a->nshape = y->rank;
 		memcpy(a->shape, y->dims, sizeof(int64_t) * (size_t)y->rank);
-		break;
-	case OP_TILE:   /* x's dims lined up from the right, 1 before them */
+	} else if (o->op == OP_TILE) {   /* x's dims lined up from the right, 1 before them */
 		a->nshape = y->rank;
 		for (int d = 0; d < y->rank; d++) {
 			int64_t xd = d >= y->rank - x->rank ? x->dims[d - (y->rank - x->rank)] : 1;
 			a->shape[d] = xd ? y->dims[d] / xd : 0;
 		}
-		break;
-	case OP_CONV2D: case OP_CONV2D_TRANSPOSE: case OP_MAX_POOL: case OP_AVG_POOL: {
+	} else if (op_is_conv(o->op) || o->op == OP_MAX_POOL || o->op == OP_AVG_POOL) {
 		if (op_is_conv(o->op))
 			a->out_channel = l->values[o->in[1]].type.dims[0];
 		if (o->op == OP_CONV2D_TRANSPOSE)
@@ -451,13 +448,9 @@ static void piece_printed_attrs(const Lowered *l, const LOp *o, int64_t rank, At
 			a->nbegin = a->nend = 2;
 			a->present |= ATTR_BIT(ATTR_BEGIN) | ATTR_BIT(ATTR_END);
 		}
-		break;
-	}
-	default:
-		if (op_is_constant(o->op) && dtype_is_half(y->dtype)) {
-			a->dtype = y->dtype;
-			a->present |= ATTR_BIT(ATTR_DTYPE);
-		}
+	} else if (op_is_constant(o->op) && dtype_is_half(y->dtype)) {
+		a->dtype = y->dtype;
+		a->present |= ATTR_BIT(ATTR_DTYPE);
 	}
 }
 

@@ -118,20 +118,19 @@ static bool infer_trace_v2(Infer *x, const Type *in, Type *out)
 	return true;
 }
 
+/* shape.c's for the rows it sends here (no switch with a default: a new
+ * operator meets every switch over the operators, run_newop.sh). */
 bool infer_int_math(Infer *x, const Type *in, Type *out)
 {
-	switch (x->n->op) {
-	case OP_REVERSE_V2: return infer_reverse_v2(x, in, out);
-	case OP_TRACE_V2: return infer_trace_v2(x, in, out);
-	case OP_LEFT_SHIFT: case OP_RIGHT_SHIFT:
-		if (!need_int(x, 0) || !same_dtype(x, 0, 1))
-			return false;
-		*out = *in;
-		return true;   /* shape.c broadcasts */
-	default:
-		*out = *in;
-		return need_int(x, 0);
-	}
+	OpKind op = x->n->op;
+	if (op == OP_REVERSE_V2)
+		return infer_reverse_v2(x, in, out);
+	if (op == OP_TRACE_V2)
+		return infer_trace_v2(x, in, out);
+	*out = *in;   /* Invert, PopulationCount; the shifts, which shape.c broadcasts */
+	if (op == OP_LEFT_SHIFT || op == OP_RIGHT_SHIFT)
+		return need_int(x, 0) && same_dtype(x, 0, 1);
+	return need_int(x, 0);
 }
 
 void reverse_v2_dims(const Type *x, const Node *n, OpDims *od)
