@@ -3853,6 +3853,9 @@ OPS = {
     "AllToAll": (fwd_identity, bwd_identity, 1, 1),
 }
 COLLECTIVES = ("AllReduce", "AllGather", "ReduceScatter", "AllToAll")
+# Operators the compiler writes as others when it parses them (misc_ops.c):
+# no row of its table, and so no precision class of their own.
+EXPANDED = ("LpNorm", "ClipByNorm", "IOU")
 
 
 # ---------------------------------------------------------------------------
