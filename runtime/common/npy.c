@@ -590,10 +590,11 @@ void sc_save_npy(sc_rt *rt, const char *dir, const char *file, const void *src, 
 		sc_agree_or_exit(rt, true, "");
 		return;
 	}
-	char path[4096], why[256], msg[4600];
+	char path[4096], why[256] = "", msg[4600] = "";   /* why is written only when saving fails */
 	bool ok = sc_npy_save_file(dir, file, dt, gdims, ndim, out, why, sizeof why);
 	join(path, sizeof path, dir, file);
-	snprintf(msg, sizeof msg, "shardc: cannot write %s: %s", path, why);
+	if (!ok)
+		snprintf(msg, sizeof msg, "shardc: cannot write %s: %s", path, why);
 	free(out);
 	sc_agree_or_exit(rt, ok, msg);
 }
